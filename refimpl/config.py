@@ -1,0 +1,56 @@
+"""Global configuration flags, set with ``ri.config.update(name, value)``.
+
+The flags that change what tracing produces (``enable_x64``) are part of
+every jit signature; the others only change behaviour around it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+class Config:
+    """A small typed flag store. Unknown names are an error, not a no-op."""
+
+    _defaults: dict[str, Any] = {
+        "enable_x64": False,
+        "backend": "ref",
+        "explain_cache_misses": False,
+        "ref_num_devices": 1,
+    }
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = dict(self._defaults)
+        env_backend = os.environ.get("REFIMPL_BACKEND")
+        if env_backend:
+            self._values["backend"] = env_backend
+        if os.environ.get("REFIMPL_ENABLE_X64", "").lower() in ("1", "true"):
+            self._values["enable_x64"] = True
+
+    def update(self, name: str, value: Any) -> None:
+        if name not in self._values:
+            known = ", ".join(sorted(self._values))
+            raise ValueError(f"config.update: unknown flag {name!r} (known: {known})")
+        expected = type(self._defaults[name])
+        if expected is bool and not isinstance(value, bool):
+            raise TypeError(f"config.update: {name!r} takes a bool, got {value!r}")
+        if expected is int and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"config.update: {name!r} takes an int, got {value!r}")
+        if name == "backend" and value not in ("ref", "pjrt"):
+            raise ValueError(f"config.update: backend must be 'ref' or 'pjrt', got {value!r}")
+        if name == "ref_num_devices" and value < 1:
+            raise ValueError(f"config.update: ref_num_devices must be >= 1, got {value!r}")
+        self._values[name] = value
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_values"][name]
+        except KeyError:
+            raise AttributeError(f"config has no flag {name!r}") from None
+
+    def snapshot(self) -> dict[str, Any]:
+        return dict(self._values)
+
+
+config = Config()
