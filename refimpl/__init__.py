@@ -1,0 +1,50 @@
+"""refimpl: a readable reference for JAX-style tracing, jit, donation, scan
+unrolling and masking, with a PJRT fast path behind the same front door.
+
+    import refimpl as ri
+    import refimpl.numpy as rnp
+    from refimpl import lax
+"""
+
+from refimpl import lax, tree_util
+from refimpl.arrays import Array, Device
+from refimpl.config import config
+from refimpl.core import Program, ShapedArray, check_program
+from refimpl.placement import default_backend, device_put, devices
+from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
+from refimpl.transforms.jit import Jitted, ShapeDtypeStruct, eval_shape, jit, make_program
+from refimpl.tree_util import (
+    register_pytree_node,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_structure,
+    tree_unflatten,
+)
+
+__all__ = [
+    "Array",
+    "ConcretizationTypeError",
+    "Device",
+    "Jitted",
+    "Program",
+    "ShapeDtypeStruct",
+    "ShapedArray",
+    "UnexpectedTracerError",
+    "check_program",
+    "config",
+    "default_backend",
+    "device_put",
+    "devices",
+    "eval_shape",
+    "jit",
+    "lax",
+    "make_program",
+    "register_pytree_node",
+    "tree_flatten",
+    "tree_leaves",
+    "tree_map",
+    "tree_structure",
+    "tree_unflatten",
+    "tree_util",
+]

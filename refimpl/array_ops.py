@@ -1,0 +1,155 @@
+"""Operators and methods shared by every array-like (Tracer, ref Array, ...).
+
+Each one forwards to the ``refimpl.numpy`` function of the same meaning, so
+operators get exactly NumPy-style broadcasting and JAX's type promotion.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _rnp() -> Any:
+    import refimpl.numpy as rnp  # the numpy layer imports the array types
+
+    return rnp
+
+
+def _binary(name: str, reflected: bool = False):
+    def method(self: Any, other: Any) -> Any:
+        rnp = _rnp()
+        if not rnp.is_operand(other):
+            return NotImplemented
+        fn = getattr(rnp, name)
+        return fn(other, self) if reflected else fn(self, other)
+
+    method.__name__ = f"__{'r' if reflected else ''}{name}__"
+    return method
+
+
+def _unary(name: str):
+    def method(self: Any) -> Any:
+        return getattr(_rnp(), name)(self)
+
+    return method
+
+
+class ArrayOps:
+    __slots__ = ()
+
+    __add__ = _binary("add")
+    __radd__ = _binary("add", reflected=True)
+    __sub__ = _binary("subtract")
+    __rsub__ = _binary("subtract", reflected=True)
+    __mul__ = _binary("multiply")
+    __rmul__ = _binary("multiply", reflected=True)
+    __truediv__ = _binary("true_divide")
+    __rtruediv__ = _binary("true_divide", reflected=True)
+    __floordiv__ = _binary("floor_divide")
+    __rfloordiv__ = _binary("floor_divide", reflected=True)
+    __mod__ = _binary("remainder")
+    __rmod__ = _binary("remainder", reflected=True)
+    __pow__ = _binary("power")
+    __rpow__ = _binary("power", reflected=True)
+    __matmul__ = _binary("matmul")
+    __rmatmul__ = _binary("matmul", reflected=True)
+    __and__ = _binary("bitwise_and")
+    __rand__ = _binary("bitwise_and", reflected=True)
+    __or__ = _binary("bitwise_or")
+    __ror__ = _binary("bitwise_or", reflected=True)
+    __xor__ = _binary("bitwise_xor")
+    __rxor__ = _binary("bitwise_xor", reflected=True)
+    __lshift__ = _binary("left_shift")
+    __rlshift__ = _binary("left_shift", reflected=True)
+    __rshift__ = _binary("right_shift")
+    __rrshift__ = _binary("right_shift", reflected=True)
+    __lt__ = _binary("less")
+    __le__ = _binary("less_equal")
+    __gt__ = _binary("greater")
+    __ge__ = _binary("greater_equal")
+    __eq__ = _binary("equal")  # type: ignore[assignment]
+    __ne__ = _binary("not_equal")  # type: ignore[assignment]
+    __neg__ = _unary("negative")
+    __pos__ = _unary("positive")
+    __abs__ = _unary("abs")
+    __invert__ = _unary("invert")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __getitem__(self, index: Any) -> Any:
+        return _rnp().getitem(self, index)
+
+    @property
+    def T(self) -> Any:
+        return _rnp().transpose(self)
+
+    def astype(self, dtype: Any) -> Any:
+        return _rnp().astype(self, dtype)
+
+    def reshape(self, *shape: Any, order: str = "C") -> Any:
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = tuple(shape[0])
+        return _rnp().reshape(self, shape, order=order)
+
+    def transpose(self, *axes: Any) -> Any:
+        if len(axes) == 1 and not isinstance(axes[0], int):
+            axes = tuple(axes[0]) if axes[0] is not None else ()
+        return _rnp().transpose(self, axes or None)
+
+    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+        return _rnp().sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+        return _rnp().prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+        return _rnp().mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _rnp().max(self, axis=axis, keepdims=keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _rnp().min(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _rnp().all(self, axis=axis, keepdims=keepdims)
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _rnp().any(self, axis=axis, keepdims=keepdims)
+
+    def argmax(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _rnp().argmax(self, axis=axis, keepdims=keepdims)
+
+    def argmin(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _rnp().argmin(self, axis=axis, keepdims=keepdims)
+
+    def cumsum(self, axis: Any = None, dtype: Any = None) -> Any:
+        return _rnp().cumsum(self, axis=axis, dtype=dtype)
+
+    def squeeze(self, axis: Any = None) -> Any:
+        return _rnp().squeeze(self, axis=axis)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Any:
+        return _rnp().swapaxes(self, axis1, axis2)
+
+    def flatten(self) -> Any:
+        return _rnp().reshape(self, (-1,))
+
+    def ravel(self) -> Any:
+        return _rnp().reshape(self, (-1,))
+
+    def clip(self, min: Any = None, max: Any = None) -> Any:
+        return _rnp().clip(self, min, max)
+
+    def dot(self, other: Any) -> Any:
+        return _rnp().dot(self, other)
+
+    def conj(self) -> Any:
+        return _rnp().conj(self)
+
+    @property
+    def real(self) -> Any:
+        return _rnp().real(self)
+
+    @property
+    def imag(self) -> Any:
+        return _rnp().imag(self)

@@ -1,0 +1,286 @@
+"""The IR: abstract values, variables, equations and programs.
+
+A ``Program`` is a closed, typed, first-order listing in the style of a jaxpr::
+
+    { lambda c:f32[3] ; a:f32[3] b:~f32[]. let
+        d:f32[3] = mul a b
+        e:f32[3] = add d c
+      in (e,) }
+
+Inputs (``in_vars``) are what the caller passes; constants (``const_vars`` with
+their values in ``consts``) are arrays captured while tracing. Sub-programs
+(a scan body, cond branches, a nested jit) are ordinary params holding a
+``Program``. A ``~`` before a type marks it weakly typed.
+
+No NumPy math happens here; this module only describes programs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes
+
+
+@dataclass(frozen=True)
+class ShapedArray:
+    """The abstract value of an array: what tracing knows about it."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    weak_type: bool = False
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def update(self, **changes: Any) -> ShapedArray:
+        fields = {"shape": self.shape, "dtype": self.dtype, "weak_type": self.weak_type}
+        fields.update(changes)
+        return ShapedArray(tuple(fields["shape"]), np.dtype(fields["dtype"]), fields["weak_type"])
+
+    def strip_weak(self) -> ShapedArray:
+        return self.update(weak_type=False) if self.weak_type else self
+
+    def str_short(self) -> str:
+        mark = "~" if self.weak_type else ""
+        dims = ",".join(str(d) for d in self.shape)
+        return f"{mark}{dtypes.short_name(self.dtype)}[{dims}]"
+
+    def __str__(self) -> str:
+        return self.str_short()
+
+    def __repr__(self) -> str:
+        return f"ShapedArray({self.shape}, {self.dtype.name}, weak_type={self.weak_type})"
+
+
+_var_ids = itertools.count()
+
+
+class Var:
+    """A typed variable; identity is the object itself."""
+
+    __slots__ = ("aval", "id")
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+        self.id = next(_var_ids)
+
+    def __repr__(self) -> str:
+        return f"Var({self.id}:{self.aval.str_short()})"
+
+
+class Literal:
+    """A scalar constant written inline in an equation (``2.0:f32[]``)."""
+
+    __slots__ = ("value", "aval")
+
+    def __init__(self, value: Any, aval: ShapedArray) -> None:
+        assert aval.shape == (), "only scalars are literals"
+        self.value = np.asarray(value, dtype=aval.dtype)
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"Literal({self.value!r})"
+
+
+Atom = Var | Literal
+
+
+@dataclass
+class Eqn:
+    """``outputs = primitive[params](inputs)``."""
+
+    primitive: Any  # refimpl.primitives.base.Primitive; Any avoids an import cycle
+    inputs: list[Atom]
+    outputs: list[Var]
+    params: dict[str, Any]
+
+
+@dataclass
+class Program:
+    """A closed program: ``out_vars = eqns(const_vars := consts, in_vars)``."""
+
+    in_vars: list[Var]
+    eqns: list[Eqn]
+    out_vars: list[Atom]
+    const_vars: list[Var] = field(default_factory=list)
+    consts: list[np.ndarray] = field(default_factory=list)
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.in_vars]
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.out_vars]
+
+    def __str__(self) -> str:
+        return pretty_print(self)
+
+    def walk_eqns(self) -> Iterator[Eqn]:
+        """Every equation, including those of sub-programs, depth first."""
+        for eqn in self.eqns:
+            yield eqn
+            for sub in subprograms(eqn):
+                yield from sub.walk_eqns()
+
+
+def subprograms(eqn: Eqn) -> list[Program]:
+    """The Programs held in an equation's params (directly or in a tuple)."""
+    found = []
+    for value in eqn.params.values():
+        if isinstance(value, Program):
+            found.append(value)
+        elif isinstance(value, tuple):
+            found.extend(v for v in value if isinstance(v, Program))
+    return found
+
+
+# --- pretty printing ---------------------------------------------------------
+
+
+class _Namer:
+    """Gives variables short names (a, b, ..., z, ba, bb, ...) in listing order."""
+
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+
+    def __call__(self, var: Var) -> str:
+        if var.id not in self.names:
+            self.names[var.id] = _letters(len(self.names))
+        return self.names[var.id]
+
+
+def _letters(n: int) -> str:
+    name = ""
+    while True:
+        name = chr(ord("a") + n % 26) + name
+        n //= 26
+        if n == 0:
+            return name
+
+
+def pretty_print(program: Program, indent: int = 0) -> str:
+    return _print_program(program, _Namer(), indent)
+
+
+def _print_atom(atom: Atom, name: _Namer) -> str:
+    if isinstance(atom, Literal):
+        return f"{_format_scalar(atom.value)}:{atom.aval.str_short()}"
+    return name(atom)
+
+
+def _format_scalar(value: np.ndarray) -> str:
+    item = value.item()
+    if isinstance(item, bool):
+        return str(item)
+    return repr(item)
+
+
+def _print_binder(var: Var, name: _Namer) -> str:
+    return f"{name(var)}:{var.aval.str_short()}"
+
+
+def _print_param(value: Any, name: _Namer, indent: int) -> str:
+    if isinstance(value, Program):
+        return _print_program(value, name, indent + 4)
+    if isinstance(value, tuple) and any(isinstance(v, Program) for v in value):
+        parts = [_print_param(v, name, indent) for v in value]
+        return "(\n" + ",\n".join(" " * (indent + 4) + p.lstrip() for p in parts) + "\n)"
+    if isinstance(value, np.dtype):
+        return dtypes.short_name(value)
+    return repr(value)
+
+
+def _print_program(program: Program, name: _Namer, indent: int) -> str:
+    pad = " " * indent
+    consts = " ".join(_print_binder(v, name) for v in program.const_vars)
+    ins = " ".join(_print_binder(v, name) for v in program.in_vars)
+    lines = [f"{{ lambda {consts} ; {ins}. let".replace("lambda  ;", "lambda ;")]
+    for eqn in program.eqns:
+        outs = " ".join(_print_binder(v, name) for v in eqn.outputs)
+        params = ""
+        if eqn.params:
+            items = ", ".join(
+                f"{k}={_print_param(v, name, indent)}" for k, v in sorted(eqn.params.items())
+            )
+            params = f"[{items}]"
+        args = " ".join(_print_atom(a, name) for a in eqn.inputs)
+        lines.append(f"{pad}    {outs} = {eqn.primitive.name}{params} {args}".rstrip())
+    outs = ", ".join(_print_atom(a, name) for a in program.out_vars)
+    lines.append(f"{pad}  in ({outs},) }}" if len(program.out_vars) == 1 else f"{pad}  in ({outs}) }}")
+    return "\n".join(lines)
+
+
+# --- type checking -----------------------------------------------------------
+
+
+class ProgramTypeError(TypeError):
+    """A Program is ill-formed: an unbound variable or a wrong output type."""
+
+
+def check_program(program: Program) -> None:
+    """Type-check ``program`` and every sub-program.
+
+    Each input atom must be bound before use, every variable bound once, and
+    each equation's outputs must equal what its primitive's ``abstract_eval``
+    computes from its inputs' types (shape, dtype and weak_type).
+    """
+    bound: set[int] = set()
+
+    def bind(var: Var, where: str) -> None:
+        if var.id in bound:
+            raise ProgramTypeError(f"check_program: {where} rebinds variable {var!r}")
+        bound.add(var.id)
+
+    for var in program.const_vars:
+        bind(var, "const_vars")
+    for var in program.in_vars:
+        bind(var, "in_vars")
+    if len(program.consts) != len(program.const_vars):
+        raise ProgramTypeError("check_program: consts and const_vars differ in length")
+    for value, var in zip(program.consts, program.const_vars, strict=True):
+        if tuple(np.shape(value)) != var.aval.shape or np.asarray(value).dtype != var.aval.dtype:
+            raise ProgramTypeError(f"check_program: const {var!r} does not match its value")
+    for index, eqn in enumerate(program.eqns):
+        _check_eqn(eqn, index, bound)
+        for var in eqn.outputs:
+            bind(var, f"equation {index} ({eqn.primitive.name})")
+    for atom in program.out_vars:
+        _check_atom_bound(atom, bound, "program outputs")
+
+
+def _check_atom_bound(atom: Atom, bound: set[int], where: str) -> None:
+    if isinstance(atom, Var) and atom.id not in bound:
+        raise ProgramTypeError(f"check_program: {where} use unbound variable {atom!r}")
+
+
+def _check_eqn(eqn: Eqn, index: int, bound: set[int]) -> None:
+    where = f"equation {index} ({eqn.primitive.name})"
+    for atom in eqn.inputs:
+        _check_atom_bound(atom, bound, where)
+    for sub in subprograms(eqn):
+        check_program(sub)
+    expected = eqn.primitive.abstract_eval(*[a.aval for a in eqn.inputs], **eqn.params)
+    expected = list(expected) if eqn.primitive.multiple_results else [expected]
+    actual = [v.aval for v in eqn.outputs]
+    if expected != actual:
+        shown_expected = ", ".join(a.str_short() for a in expected)
+        shown_actual = ", ".join(a.str_short() for a in actual)
+        raise ProgramTypeError(
+            f"check_program: {where} outputs {shown_actual} but its rule gives {shown_expected}"
+        )
+
+
+def avals_str(avals: Sequence[ShapedArray]) -> str:
+    return ", ".join(a.str_short() for a in avals)

@@ -1,0 +1,8 @@
+"""``refimpl.lax``: every primitive under its ``jax.lax`` name and signature.
+
+The functions live beside their primitives in ``refimpl/primitives/``; this
+module only gathers each family's public names.
+"""
+
+from refimpl.primitives.elementwise import *  # noqa: F403
+from refimpl.primitives.structural import *  # noqa: F403

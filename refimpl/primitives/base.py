@@ -1,0 +1,157 @@
+"""The Primitive: one object holding all of an operation's rules side by side.
+
+* ``abstract_eval(*avals, **params)`` -- checks operands, returns output
+  ShapedArray(s). Errors name the primitive and the offending shapes/dtypes.
+* ``impl(*arrays, **params)`` -- the reference semantics on NumPy arrays. It
+  must return arrays with exactly the dtype/shape ``abstract_eval`` promised;
+  the interpreter checks this.
+* ``mask_rule`` and ``lowering`` -- added by the masking and PJRT layers,
+  written next to the other rules in the primitive's module.
+
+``bind`` applies the primitive: inside a trace it records an equation,
+otherwise it runs eagerly on concrete arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from refimpl import tracing
+from refimpl.core import ShapedArray
+
+
+class Primitive:
+    def __init__(self, name: str, *, multiple_results: bool = False) -> None:
+        self.name = name
+        self.multiple_results = multiple_results
+        self._abstract_eval: Callable[..., Any] | None = None
+        self._impl: Callable[..., Any] | None = None
+        self.mask_rule: Callable[..., Any] | None = None
+        self.lowering: Callable[..., Any] | None = None
+
+    def __repr__(self) -> str:
+        return f"Primitive({self.name})"
+
+    # -- rule registration (used as decorators) --
+
+    def def_abstract_eval(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        self._abstract_eval = fn
+        return fn
+
+    def def_impl(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        self._impl = fn
+        return fn
+
+    def def_mask(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        self.mask_rule = fn
+        return fn
+
+    def def_lowering(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        self.lowering = fn
+        return fn
+
+    # -- rules --
+
+    def abstract_eval(self, *avals: ShapedArray, **params: Any) -> Any:
+        assert self._abstract_eval is not None, f"{self.name} has no abstract_eval"
+        return self._abstract_eval(*avals, **params)
+
+    def impl(self, *values: np.ndarray, **params: Any) -> Any:
+        assert self._impl is not None, f"{self.name} has no impl"
+        return self._impl(*values, **params)
+
+    # -- application --
+
+    def out_avals(self, in_avals: list[ShapedArray], params: dict[str, Any]) -> list[ShapedArray]:
+        out = self.abstract_eval(*in_avals, **params)
+        return list(out) if self.multiple_results else [out]
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        in_avals = [tracing.get_aval(a, self.name, i) for i, a in enumerate(args)]
+        out_avals = self.out_avals(in_avals, params)
+        builder = tracing.current_builder()
+        if builder is not None:
+            outs = builder.add_eqn(self, args, in_avals, out_avals, params)
+        else:
+            from refimpl import eager  # eager imports the array types; avoid a cycle
+
+            outs = eager.apply(self, args, in_avals, out_avals, params)
+        return outs if self.multiple_results else outs[0]
+
+
+def check_impl_outputs(
+    primitive: Primitive, outs: Any, out_avals: list[ShapedArray]
+) -> list[np.ndarray]:
+    """Normalize impl results to arrays and check them against the avals."""
+    outs = list(outs) if primitive.multiple_results else [outs]
+    arrays = []
+    for index, (out, aval) in enumerate(zip(outs, out_avals, strict=True)):
+        array = np.asarray(out)
+        if array.shape != aval.shape or array.dtype != aval.dtype:
+            raise AssertionError(
+                f"internal error: {primitive.name} impl output {index} is "
+                f"{array.dtype}{list(array.shape)}, abstract_eval said {aval.str_short()}"
+            )
+        arrays.append(array)
+    return arrays
+
+
+# --- operand checking helpers shared by the primitive families ---------------
+
+
+def check_same_dtypes(name: str, avals: list[ShapedArray]) -> None:
+    first = avals[0].dtype
+    for aval in avals[1:]:
+        if aval.dtype != first:
+            listed = ", ".join(a.dtype.name for a in avals)
+            raise TypeError(f"{name} requires arguments to have the same dtypes, got {listed}")
+
+
+def check_same_shapes(name: str, avals: list[ShapedArray]) -> None:
+    first = avals[0].shape
+    for aval in avals[1:]:
+        if aval.shape != first:
+            listed = ", ".join(str(a.shape) for a in avals)
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: {listed}")
+
+
+def elementwise_shape(name: str, avals: list[ShapedArray]) -> tuple[int, ...]:
+    """The common shape of elementwise operands: equal shapes, except that
+    rank-0 operands broadcast (as in JAX's lax, where ``mul a 2.0:f32[]``)."""
+    shaped = [a for a in avals if a.shape != ()]
+    if shaped:
+        check_same_shapes(name, shaped)
+        return shaped[0].shape
+    return ()
+
+
+def check_dtype_in(name: str, aval: ShapedArray, allowed: Callable[[np.dtype], bool], what: str):
+    if not allowed(aval.dtype):
+        raise TypeError(f"{name} does not accept dtype {aval.dtype.name}; it takes {what}")
+
+
+def all_weak(avals: list[ShapedArray]) -> bool:
+    return all(a.weak_type for a in avals)
+
+
+def normalize_axis(name: str, axis: int, ndim: int, arg: str = "axis") -> int:
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"{name}: {arg} must be an int, got {axis!r}")
+    if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
+        raise ValueError(f"{name}: {arg} {axis} is out of bounds for rank {ndim}")
+    return int(axis) % max(ndim, 1)
+
+
+def as_int_tuple(name: str, value: Any, arg: str) -> tuple[int, ...]:
+    """A tuple of Python ints from a sequence, with an error naming ``arg``."""
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise TypeError(f"{name}: {arg} must be a sequence of ints, got {value!r}") from None
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
+            raise TypeError(f"{name}: {arg} must be a sequence of ints, got {value!r}")
+    return tuple(int(i) for i in items)

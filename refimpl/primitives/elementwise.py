@@ -1,0 +1,514 @@
+"""Elementwise primitives: unary math, binary arithmetic, comparisons, bitwise,
+select_n, clamp, convert_element_type, integer_pow and copy.
+
+Shared rules (JAX's ``lax`` semantics):
+
+* operands of a binary primitive have equal shapes and equal dtypes (the
+  ``lax`` wrappers broadcast rank-0 operands and convert Python scalars);
+* the result is weakly typed iff every operand is;
+* float16 and bfloat16 transcendental functions are computed in float32 and
+  rounded back, which is what XLA's CPU backend does;
+* integer arithmetic wraps around; integer division truncates toward zero, and
+  ``x / 0`` is -1 (all ones for unsigned) and ``x % 0`` is ``x``, as in XLA.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+import numpy as np
+
+from refimpl import dtypes, tracing
+from refimpl.core import ShapedArray
+from refimpl.primitives.base import (
+    Primitive,
+    all_weak,
+    check_dtype_in,
+    check_same_dtypes,
+    check_same_shapes,
+    elementwise_shape,
+)
+
+# --- dtype classes accepted by the math functions -----------------------------
+
+FLOAT = (dtypes.is_floating, "floating-point types")
+INEXACT = (dtypes.is_inexact, "floating-point or complex types")
+NUMERIC = (lambda d: not dtypes.is_bool(d), "numeric types (not bool)")
+SIGNED_NUMERIC = (
+    lambda d: dtypes.is_signed_int(d) or dtypes.is_inexact(d),
+    "signed integer, floating-point or complex types",
+)
+REAL_NUMERIC = (lambda d: not dtypes.is_bool(d) and not dtypes.is_complex(d), "real numbers")
+INTEGER = (dtypes.is_integer, "integer types")
+BOOL_OR_INT = (lambda d: dtypes.is_bool(d) or dtypes.is_integer(d), "bool or integer types")
+ANY = (lambda d: True, "any type")
+ORDERED = (lambda d: not dtypes.is_complex(d), "non-complex types")
+
+_LOW_PRECISION = (np.dtype(np.float16), dtypes.bfloat16)
+
+
+def _in_float32(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """Run ``fn`` in float32 for f16/bf16 inputs and round the result back."""
+
+    def impl(*args: np.ndarray) -> np.ndarray:
+        dtype = args[0].dtype
+        if dtype in _LOW_PRECISION:
+            widened = [a.astype(np.float32) for a in args]
+            return np.asarray(fn(*widened)).astype(dtype)
+        return np.asarray(fn(*args)).astype(dtype, copy=False)
+
+    return impl
+
+
+# --- unary ---------------------------------------------------------------------
+
+
+def unary(name: str, impl: Callable[..., np.ndarray], accepts: tuple, result_dtype=None):
+    """A unary elementwise primitive: same shape; dtype kept unless given."""
+    prim = Primitive(name)
+    allowed, what = accepts
+
+    @prim.def_abstract_eval
+    def _abstract_eval(x: ShapedArray) -> ShapedArray:
+        check_dtype_in(name, x, allowed, what)
+        if result_dtype is None:
+            return x
+        return ShapedArray(x.shape, result_dtype(x.dtype), weak_type=False)
+
+    prim.def_impl(impl)
+    return prim
+
+
+def _sign(x: np.ndarray) -> np.ndarray:
+    if dtypes.is_complex(x.dtype):
+        magnitude = np.abs(x)
+        safe = np.where(magnitude == 0, 1, magnitude)
+        return np.where(magnitude == 0, 0, x / safe).astype(x.dtype)
+    return np.sign(x).astype(x.dtype)
+
+
+def _round(x: np.ndarray, rounding_method: int = 0) -> np.ndarray:
+    if rounding_method == 1:  # to nearest even
+        return np.round(x).astype(x.dtype)
+    half_away = np.sign(x) * np.floor(np.abs(x) + np.asarray(0.5, x.dtype))
+    # keep -0.0 and values too large to have a fraction exactly as they are
+    return np.where(np.abs(x) >= 2 ** (np.finfo(x.dtype).nmant), x, half_away).astype(x.dtype)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    wide = np.vectorize(math.erf, otypes=[np.float64])(x.astype(np.float64))
+    return wide.astype(x.dtype)
+
+
+def _logistic(x: np.ndarray) -> np.ndarray:
+    one = np.asarray(1, x.dtype)
+    return one / (one + np.exp(-x))
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return np.asarray(1, x.dtype) / np.sqrt(x)
+
+
+def _abs(x: np.ndarray) -> np.ndarray:
+    return np.abs(x)
+
+
+def _abs_dtype(dtype: np.dtype) -> np.dtype:
+    if dtypes.is_complex(dtype):
+        return np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+    return dtype
+
+
+neg_p = unary("neg", np.negative, NUMERIC)
+sign_p = unary("sign", _sign, NUMERIC)
+floor_p = unary("floor", np.floor, FLOAT)
+ceil_p = unary("ceil", np.ceil, FLOAT)
+exp_p = unary("exp", _in_float32(np.exp), INEXACT)
+log_p = unary("log", _in_float32(np.log), INEXACT)
+log1p_p = unary("log1p", _in_float32(np.log1p), INEXACT)
+expm1_p = unary("expm1", _in_float32(np.expm1), INEXACT)
+tanh_p = unary("tanh", _in_float32(np.tanh), INEXACT)
+sin_p = unary("sin", _in_float32(np.sin), INEXACT)
+cos_p = unary("cos", _in_float32(np.cos), INEXACT)
+tan_p = unary("tan", _in_float32(np.tan), INEXACT)
+asin_p = unary("asin", _in_float32(np.arcsin), INEXACT)
+acos_p = unary("acos", _in_float32(np.arccos), INEXACT)
+atan_p = unary("atan", _in_float32(np.arctan), INEXACT)
+sinh_p = unary("sinh", _in_float32(np.sinh), INEXACT)
+cosh_p = unary("cosh", _in_float32(np.cosh), INEXACT)
+sqrt_p = unary("sqrt", _in_float32(np.sqrt), INEXACT)
+rsqrt_p = unary("rsqrt", _in_float32(_rsqrt), INEXACT)
+cbrt_p = unary("cbrt", _in_float32(np.cbrt), FLOAT)
+logistic_p = unary("logistic", _in_float32(_logistic), INEXACT)
+erf_p = unary("erf", _in_float32(_erf), FLOAT)
+not_p = unary("not", np.invert, BOOL_OR_INT)
+copy_p = unary("copy", np.copy, ANY)
+is_finite_p = unary("is_finite", np.isfinite, FLOAT, result_dtype=lambda d: np.dtype(bool))
+abs_p = unary("abs", _abs, SIGNED_NUMERIC, result_dtype=_abs_dtype)
+
+
+round_p = Primitive("round")
+
+
+@round_p.def_abstract_eval
+def _round_abstract_eval(x: ShapedArray, *, rounding_method: int) -> ShapedArray:
+    check_dtype_in("round", x, *FLOAT)
+    if rounding_method not in (0, 1):
+        raise ValueError(f"round: rounding_method must be 0 or 1, got {rounding_method!r}")
+    return x
+
+
+@round_p.def_impl
+def _round_impl(x: np.ndarray, *, rounding_method: int) -> np.ndarray:
+    return _in_float32(lambda v: _round(v, rounding_method))(x)
+
+
+# --- integer_pow ------------------------------------------------------------------
+
+integer_pow_p = Primitive("integer_pow")
+
+
+@integer_pow_p.def_abstract_eval
+def _integer_pow_abstract_eval(x: ShapedArray, *, y: int) -> ShapedArray:
+    check_dtype_in("integer_pow", x, *NUMERIC)
+    if not isinstance(y, int) or isinstance(y, bool):
+        raise TypeError(f"integer_pow: exponent y must be an int, got {y!r}")
+    if y < 0 and dtypes.is_integer(x.dtype):
+        raise ValueError(f"integer_pow: negative exponent {y} for integer dtype {x.dtype.name}")
+    return x
+
+
+@integer_pow_p.def_impl
+def _integer_pow_impl(x: np.ndarray, *, y: int) -> np.ndarray:
+    """Repeated squaring, as XLA expands it (so rounding matches multiplies)."""
+    if x.dtype in _LOW_PRECISION:
+        return _integer_pow_impl(x.astype(np.float32), y=y).astype(x.dtype)
+    result = np.ones_like(x)
+    base = x.copy()
+    n = abs(y)
+    while n:
+        if n & 1:
+            result = result * base
+        n >>= 1
+        if n:
+            base = base * base
+    if y < 0:
+        result = np.asarray(1, x.dtype) / result
+    return result.astype(x.dtype, copy=False)
+
+
+# --- binary --------------------------------------------------------------------------
+
+
+def binary(name: str, impl: Callable[..., np.ndarray], accepts: tuple, result_dtype=None):
+    """A binary elementwise primitive over equal dtypes and equal shapes (or rank 0)."""
+    prim = Primitive(name)
+    allowed, what = accepts
+
+    @prim.def_abstract_eval
+    def _abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+        check_same_dtypes(name, [x, y])
+        shape = elementwise_shape(name, [x, y])
+        check_dtype_in(name, x, allowed, what)
+        if result_dtype is None:
+            return ShapedArray(shape, x.dtype, all_weak([x, y]))
+        return ShapedArray(shape, result_dtype, weak_type=False)
+
+    prim.def_impl(impl)
+    return prim
+
+
+def _int_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    safe_y = np.where(y == 0, 1, y).astype(x.dtype)
+    if dtypes.is_signed_int(x.dtype):
+        # INT_MIN / -1 overflows: XLA gives INT_MIN
+        overflow = (x == np.iinfo(x.dtype).min) & (safe_y == -1)
+        safe_y = np.where(overflow, 1, safe_y).astype(x.dtype)
+        quotient = np.abs(x.astype(np.int64)) // np.abs(safe_y.astype(np.int64))
+        negative = (x < 0) != (safe_y < 0)
+        result = np.where(negative, -quotient, quotient).astype(x.dtype)
+    else:
+        result = (x // safe_y).astype(x.dtype)
+    all_ones = np.asarray(-1).astype(x.dtype)
+    return np.where(y == 0, all_ones, result).astype(x.dtype)
+
+
+def _div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if dtypes.is_integer(x.dtype):
+        return _int_div(x, y)
+    return np.true_divide(x, y).astype(x.dtype, copy=False)
+
+
+def _rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    if dtypes.is_integer(x.dtype):
+        safe_y = np.where(y == 0, 1, y).astype(x.dtype)
+        result = np.fmod(x, safe_y).astype(x.dtype)
+        return np.where(y == 0, x, result).astype(x.dtype)
+    return _in_float32(np.fmod)(x, y)
+
+
+def _shift_amount_too_big(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    bits = x.dtype.itemsize * 8
+    return (y.astype(np.int64) < 0) | (y.astype(np.int64) >= bits)
+
+
+def _shift_left(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    too_big = _shift_amount_too_big(x, y)
+    safe = np.where(too_big, 0, y).astype(x.dtype)
+    return np.where(too_big, 0, np.left_shift(x, safe)).astype(x.dtype)
+
+
+def _unsigned_view(dtype: np.dtype) -> np.dtype:
+    return np.dtype(f"u{dtype.itemsize}")
+
+
+def _shift_right_logical(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    too_big = _shift_amount_too_big(x, y)
+    unsigned = x.view(_unsigned_view(x.dtype)) if x.ndim else x.reshape(1).view(
+        _unsigned_view(x.dtype)
+    ).reshape(())
+    safe = np.where(too_big, 0, y).astype(unsigned.dtype)
+    shifted = np.right_shift(unsigned, safe).astype(unsigned.dtype)
+    result = shifted.view(x.dtype) if shifted.ndim else shifted.reshape(1).view(x.dtype).reshape(())
+    return np.where(too_big, 0, result).astype(x.dtype)
+
+
+def _shift_right_arithmetic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    bits = x.dtype.itemsize * 8
+    if dtypes.is_unsigned_int(x.dtype):
+        signed = np.dtype(f"i{x.dtype.itemsize}")
+        as_signed = x.astype(signed)
+        return _shift_right_arithmetic(as_signed, y.astype(signed)).astype(x.dtype)
+    clamped = np.clip(y.astype(np.int64), 0, bits - 1)
+    too_big = _shift_amount_too_big(x, y)
+    clamped = np.where(too_big, bits - 1, clamped).astype(x.dtype)
+    return np.right_shift(x, clamped).astype(x.dtype)
+
+
+def _max(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.maximum(x, y)
+
+
+def _min(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.minimum(x, y)
+
+
+def _pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _in_float32(np.power)(x, y)
+
+
+def _atan2(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return _in_float32(np.arctan2)(x, y)
+
+
+def _nextafter(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.nextafter(x, y).astype(x.dtype)
+
+
+add_p = binary("add", np.add, NUMERIC)
+sub_p = binary("sub", np.subtract, NUMERIC)
+mul_p = binary("mul", np.multiply, NUMERIC)
+div_p = binary("div", _div, NUMERIC)
+rem_p = binary("rem", _rem, REAL_NUMERIC)
+pow_p = binary("pow", _pow, INEXACT)
+max_p = binary("max", _max, ORDERED)
+min_p = binary("min", _min, ORDERED)
+atan2_p = binary("atan2", _atan2, FLOAT)
+nextafter_p = binary("nextafter", _nextafter, FLOAT)
+and_p = binary("and", np.bitwise_and, BOOL_OR_INT)
+or_p = binary("or", np.bitwise_or, BOOL_OR_INT)
+xor_p = binary("xor", np.bitwise_xor, BOOL_OR_INT)
+shift_left_p = binary("shift_left", _shift_left, INTEGER)
+shift_right_logical_p = binary("shift_right_logical", _shift_right_logical, INTEGER)
+shift_right_arithmetic_p = binary("shift_right_arithmetic", _shift_right_arithmetic, INTEGER)
+
+_BOOL = np.dtype(bool)
+eq_p = binary("eq", np.equal, ANY, result_dtype=_BOOL)
+ne_p = binary("ne", np.not_equal, ANY, result_dtype=_BOOL)
+lt_p = binary("lt", np.less, ORDERED, result_dtype=_BOOL)
+le_p = binary("le", np.less_equal, ORDERED, result_dtype=_BOOL)
+gt_p = binary("gt", np.greater, ORDERED, result_dtype=_BOOL)
+ge_p = binary("ge", np.greater_equal, ORDERED, result_dtype=_BOOL)
+
+
+# --- select_n and clamp ------------------------------------------------------------------
+
+select_n_p = Primitive("select_n")
+
+
+@select_n_p.def_abstract_eval
+def _select_n_abstract_eval(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
+    if not cases:
+        raise TypeError("select_n requires at least one case")
+    check_same_dtypes("select_n", list(cases))
+    shape = elementwise_shape("select_n", list(cases))
+    if which.dtype != _BOOL and which.dtype != np.int32:
+        raise TypeError(f"select_n: which must be bool or int32, got {which.dtype.name}")
+    if which.dtype == _BOOL and len(cases) > 2:
+        raise TypeError("select_n: a bool which selects between at most 2 cases")
+    if which.shape not in ((), shape):
+        raise TypeError(f"select_n: which has shape {which.shape}, cases have shape {shape}")
+    return ShapedArray(shape, cases[0].dtype, all_weak(list(cases)))
+
+
+@select_n_p.def_impl
+def _select_n_impl(which: np.ndarray, *cases: np.ndarray) -> np.ndarray:
+    """``cases[which]`` elementwise; out-of-range ``which`` clamps to the ends."""
+    shape = np.broadcast_shapes(which.shape, *(c.shape for c in cases))
+    index = np.broadcast_to(np.clip(which.astype(np.int64), 0, len(cases) - 1), shape)
+    return np.choose(index, [np.broadcast_to(c, shape) for c in cases]).astype(cases[0].dtype)
+
+
+clamp_p = Primitive("clamp")
+
+
+@clamp_p.def_abstract_eval
+def _clamp_abstract_eval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
+    check_same_dtypes("clamp", [lo, x, hi])
+    check_dtype_in("clamp", x, *ORDERED)
+    for bound, label in ((lo, "min"), (hi, "max")):
+        if bound.shape not in ((), x.shape):
+            raise TypeError(
+                f"clamp: {label} has shape {bound.shape}, operand has shape {x.shape}"
+            )
+    return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+
+@clamp_p.def_impl
+def _clamp_impl(lo: np.ndarray, x: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return np.minimum(np.maximum(x, lo), hi).astype(x.dtype)
+
+
+# --- convert_element_type ------------------------------------------------------------
+
+convert_element_type_p = Primitive("convert_element_type")
+
+
+@convert_element_type_p.def_abstract_eval
+def _convert_abstract_eval(x: ShapedArray, *, new_dtype: np.dtype, weak_type: bool) -> ShapedArray:
+    if not isinstance(new_dtype, np.dtype) or new_dtype not in dtypes.ALL_DTYPES:
+        raise TypeError(f"convert_element_type: unsupported new_dtype {new_dtype!r}")
+    return ShapedArray(x.shape, new_dtype, bool(weak_type))
+
+
+@convert_element_type_p.def_impl
+def _convert_impl(x: np.ndarray, *, new_dtype: np.dtype, weak_type: bool) -> np.ndarray:
+    return convert_values(x, new_dtype)
+
+
+def convert_values(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
+    """XLA's conversion: complex->real drops the imaginary part, anything->bool
+    is ``!= 0``, float->int truncates toward zero, saturates, and maps NaN to 0."""
+    if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
+        x = np.real(x)
+    if new_dtype == _BOOL:
+        return np.asarray(x != 0)
+    if dtypes.is_integer(new_dtype) and dtypes.is_inexact(x.dtype):
+        info = np.iinfo(new_dtype)
+        wide = np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0)
+        saturated = np.clip(wide, float(info.min), float(info.max))
+        # float64 cannot hold int64's max exactly; pick the ends explicitly
+        result = saturated.astype(new_dtype)
+        result = np.where(wide >= float(info.max), info.max, result)
+        result = np.where(wide <= float(info.min), info.min, result)
+        return np.asarray(result, dtype=new_dtype)
+    with np.errstate(all="ignore"):
+        return np.asarray(x.astype(new_dtype))
+
+
+
+# --- the public lax functions ------------------------------------------------------
+
+
+def _lax_operands(name: str, *args: Any) -> list[Any]:
+    """lax's implicit conversion: Python scalars take the dtype of the array
+    operands (rank-0 operands broadcast inside the primitive). Nothing else is
+    promoted -- mixing int32 and float32 arrays is an error, as in JAX."""
+    avals = [tracing.get_aval(a, name, i) for i, a in enumerate(args)]
+    arrays = [av for a, av in zip(args, avals) if not dtypes.is_python_scalar(a)]
+    if not arrays:
+        return list(args)
+    target = arrays[0]
+    return [
+        tracing.TypedScalar(a, target.dtype, target.weak_type)
+        if dtypes.is_python_scalar(a) and av.dtype != target.dtype
+        else a
+        for a, av in zip(args, avals)
+    ]
+
+
+def _unary_fn(prim: Primitive) -> Callable[[Any], Any]:
+    def fn(x: Any) -> Any:
+        return prim.bind(x)
+
+    fn.__name__ = prim.name
+    fn.__doc__ = f"Elementwise ``{prim.name}`` (the ``{prim.name}`` primitive)."
+    return fn
+
+
+def _binary_fn(prim: Primitive) -> Callable[[Any, Any], Any]:
+    def fn(x: Any, y: Any) -> Any:
+        return prim.bind(*_lax_operands(prim.name, x, y))
+
+    fn.__name__ = prim.name
+    fn.__doc__ = f"Elementwise ``{prim.name}`` (the ``{prim.name}`` primitive)."
+    return fn
+
+
+neg, sign, floor, ceil = map(_unary_fn, (neg_p, sign_p, floor_p, ceil_p))
+exp, log, log1p, expm1 = map(_unary_fn, (exp_p, log_p, log1p_p, expm1_p))
+tanh, sin, cos, tan = map(_unary_fn, (tanh_p, sin_p, cos_p, tan_p))
+asin, acos, atan, sinh, cosh = map(_unary_fn, (asin_p, acos_p, atan_p, sinh_p, cosh_p))
+sqrt, rsqrt, cbrt, logistic, erf = map(_unary_fn, (sqrt_p, rsqrt_p, cbrt_p, logistic_p, erf_p))
+not_, is_finite, abs = map(_unary_fn, (not_p, is_finite_p, abs_p))  # noqa: A001
+bitwise_not = not_
+add, sub, mul, div, rem, pow = map(_binary_fn, (add_p, sub_p, mul_p, div_p, rem_p, pow_p))  # noqa: A001
+max, min, atan2, nextafter = map(_binary_fn, (max_p, min_p, atan2_p, nextafter_p))  # noqa: A001
+bitwise_and, bitwise_or, bitwise_xor = map(_binary_fn, (and_p, or_p, xor_p))
+shift_left = _binary_fn(shift_left_p)
+shift_right_logical = _binary_fn(shift_right_logical_p)
+shift_right_arithmetic = _binary_fn(shift_right_arithmetic_p)
+eq, ne, lt, le, gt, ge = map(_binary_fn, (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
+
+
+def round(x: Any, rounding_method: int = 0) -> Any:  # noqa: A001
+    """Round to integral values: 0 = half away from zero, 1 = half to even."""
+    return round_p.bind(x, rounding_method=int(rounding_method))
+
+
+def integer_pow(x: Any, y: int) -> Any:
+    return integer_pow_p.bind(x, y=y)
+
+
+def copy(x: Any) -> Any:
+    return copy_p.bind(x)
+
+
+def select_n(which: Any, *cases: Any) -> Any:
+    """``cases[which]`` elementwise (which: bool for 2 cases, or int32)."""
+    return select_n_p.bind(*_lax_operands("select_n", which, *cases))
+
+
+def select(pred: Any, on_true: Any, on_false: Any) -> Any:
+    """``on_true`` where ``pred`` else ``on_false`` (select_n with cases swapped)."""
+    return select_n(pred, on_false, on_true)
+
+
+def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002
+    return clamp_p.bind(*_lax_operands("clamp", min, x, max))
+
+
+def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
+    """Convert ``x`` to ``new_dtype`` (canonicalized for the x64 flag)."""
+    new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+__all__ = [
+    "neg", "sign", "floor", "ceil", "round", "exp", "log", "log1p", "expm1", "tanh", "sin",
+    "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "sqrt", "rsqrt", "cbrt", "logistic",
+    "erf", "not_", "bitwise_not", "is_finite", "abs", "add", "sub", "mul", "div", "rem", "pow",
+    "max", "min", "atan2", "nextafter", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "shift_left", "shift_right_logical", "shift_right_arithmetic", "eq", "ne", "lt", "le",
+    "gt", "ge", "integer_pow", "select_n", "select", "clamp", "convert_element_type", "copy",
+]  # fmt: skip

@@ -1,0 +1,1 @@
+"""Program transformations: jit (signature cache), scan unrolling, masking."""

@@ -1,0 +1,551 @@
+"""``jit``: trace once per call signature, cache the Program, run it.
+
+The signature of a call is exactly (SPEC "Tracing and the signature cache"):
+
+* the pytree structure of the dynamic (non-static) arguments, kwargs included;
+* per leaf: shape, dtype and weak_type;
+* the static arguments' values (by hash and equality);
+* which leaves are donated;
+* the backend and the ``enable_x64`` flag.
+
+Nothing else: not the values of array arguments, not their device, not the
+Python identity of the function's globals.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from refimpl import tracing, tree_util
+from refimpl.config import config
+from refimpl.core import Program, ShapedArray
+from refimpl.interpreter import eval_program
+from refimpl.primitives.call import jit_call_p
+
+logger = logging.getLogger("refimpl.jit")
+
+
+class ShapeDtypeStruct:
+    """An abstract array argument or result: shape, dtype and weak_type only."""
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ShapeDtypeStruct) and (
+            (self.shape, self.dtype, self.weak_type) == (other.shape, other.dtype, other.weak_type)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+
+def _shape_dtype_aval(s: ShapeDtypeStruct) -> ShapedArray:
+    from refimpl import dtypes
+
+    return ShapedArray(s.shape, dtypes.canonicalize_dtype(s.dtype), s.weak_type)
+
+
+def _no_value(s: ShapeDtypeStruct) -> np.ndarray:
+    raise TypeError(f"{s!r} is abstract: it has a shape and dtype but no value to compute with")
+
+
+tracing.register_array_type(ShapeDtypeStruct, _shape_dtype_aval, _no_value)
+
+
+def aval_to_struct(aval: ShapedArray) -> ShapeDtypeStruct:
+    return ShapeDtypeStruct(aval.shape, aval.dtype, aval.weak_type)
+
+
+# --- argument conventions ---------------------------------------------------------
+
+
+def _signature_of(fun: Callable[..., Any]) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """Which positions and names of a function are static or donated.
+
+    ``static_argnums``/``donate_argnums`` are kept as given (negative allowed)
+    and resolved against the number of positional arguments of each call;
+    names and positions are mirrored through the function's signature, so
+    ``f(x, n=3)`` with ``static_argnums=(1,)`` treats ``n`` as static.
+    """
+
+    static_nums: frozenset[int]
+    static_names: frozenset[str]
+    donate_nums: frozenset[int]
+    donate_names: frozenset[str]
+    param_names: tuple[str, ...]  # positional-or-keyword parameter names, in order
+    fun_name: str
+
+    @classmethod
+    def build(
+        cls,
+        fun: Callable[..., Any],
+        fun_name: str,
+        static_argnums: Any,
+        static_argnames: Any,
+        donate_argnums: Any,
+        donate_argnames: Any,
+    ) -> ArgSpec:
+        sig = _signature_of(fun)
+        positional: list[str] = []
+        if sig is not None:
+            kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            positional = [p.name for p in sig.parameters.values() if p.kind in kinds]
+        s_nums = _int_set(static_argnums, "static_argnums", fun_name)
+        s_names = _name_set(static_argnames, "static_argnames", fun_name)
+        d_nums = _int_set(donate_argnums, "donate_argnums", fun_name)
+        d_names = _name_set(donate_argnames, "donate_argnames", fun_name)
+        s_nums, s_names = _mirror(s_nums, s_names, positional)
+        d_nums, d_names = _mirror(d_nums, d_names, positional)
+        n_params = len(positional) if sig is not None and not _has_var_positional(sig) else None
+        both = _overlap(s_nums, d_nums, n_params) | (s_names & d_names)
+        if both:
+            raise ValueError(
+                f"jit({fun_name}): argument(s) {sorted(both, key=str)} are both static and "
+                "donated; an argument may be one or the other"
+            )
+        return cls(s_nums, s_names, d_nums, d_names, tuple(positional), fun_name)
+
+
+def _has_var_positional(sig: inspect.Signature) -> bool:
+    return any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in sig.parameters.values())
+
+
+def _int_set(value: Any, what: str, fun_name: str) -> frozenset[int]:
+    items = (value,) if isinstance(value, int) else tuple(value)
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, int):
+            raise TypeError(f"jit({fun_name}): {what} must be ints, got {value!r}")
+    return frozenset(items)
+
+
+def _name_set(value: Any, what: str, fun_name: str) -> frozenset[str]:
+    items = (value,) if isinstance(value, str) else tuple(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"jit({fun_name}): {what} must be strings, got {value!r}")
+    return frozenset(items)
+
+
+def _mirror(
+    nums: frozenset[int], names: frozenset[str], positional: list[str]
+) -> tuple[frozenset[int], frozenset[str]]:
+    more_names = {positional[i] for i in nums if -len(positional) <= i < len(positional)}
+    more_nums = {positional.index(n) for n in names if n in positional}
+    return nums | more_nums, names | more_names
+
+
+def _overlap(a: frozenset[int], b: frozenset[int], n: int | None) -> set[int]:
+    if n is None:
+        return set(a & b)
+    return {i % n for i in a if -n <= i < n} & {i % n for i in b if -n <= i < n}
+
+
+def _resolve(nums: frozenset[int], n_args: int) -> frozenset[int]:
+    return frozenset(i % n_args for i in nums if -n_args <= i < n_args)
+
+
+class _Static:
+    """A static argument value, hashed once; equality is the value's own."""
+
+    __slots__ = ("value", "hash")
+
+    def __init__(self, value: Any, label: str, fun_name: str) -> None:
+        try:
+            self.hash = hash(value)
+        except TypeError:
+            raise TypeError(
+                f"jit({fun_name}): static argument {label} has unhashable type "
+                f"{type(value).__name__}; static arguments must be hashable"
+            ) from None
+        self.value = value
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Static):
+            return NotImplemented
+        try:
+            return type(self.value) is type(other.value) and bool(self.value == other.value)
+        except Exception:
+            return False
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class Signature(NamedTuple):
+    in_tree: tree_util.PyTreeDef
+    avals: tuple[ShapedArray, ...]
+    statics: tuple[tuple[str, _Static], ...]
+    donated: tuple[bool, ...]
+    backend: str
+    x64: bool
+
+
+@dataclass
+class CallArgs:
+    """One call's arguments split into static values and dynamic leaves."""
+
+    signature: Signature
+    leaves: list[Any]
+    paths: list[str]
+    static_args: dict[int, Any]
+    static_kwargs: dict[str, Any]
+
+
+@dataclass
+class CacheEntry:
+    """What a trace produced for one signature."""
+
+    program: Program
+    out_tree: tree_util.PyTreeDef
+    captured: list[Any] = field(default_factory=list)  # outer tracers (nested jit only)
+    aliases: dict[int, int] = field(default_factory=dict)  # donated input leaf -> output leaf
+    executable: Any = None  # backend-specific compiled form, filled in lazily
+
+
+# --- the jitted function ------------------------------------------------------------
+
+
+class Jitted:
+    """A function compiled per call signature. See ``refimpl.jit``."""
+
+    def __init__(
+        self,
+        fun: Callable[..., Any],
+        *,
+        static_argnums: Any = (),
+        static_argnames: Any = (),
+        donate_argnums: Any = (),
+        donate_argnames: Any = (),
+        backend: str | None = None,
+    ) -> None:
+        if not callable(fun):
+            raise TypeError(f"jit: expected a callable, got {type(fun).__name__}")
+        if backend not in (None, "ref", "pjrt"):
+            raise ValueError(f"jit: backend must be None, 'ref' or 'pjrt', got {backend!r}")
+        self.fun = fun
+        self.__name__ = getattr(fun, "__name__", type(fun).__name__)
+        self.__doc__ = getattr(fun, "__doc__", None)
+        self.__wrapped__ = fun
+        self.backend = backend
+        self.spec = ArgSpec.build(
+            fun, self.__name__, static_argnums, static_argnames, donate_argnums, donate_argnames
+        )
+        self._cache: dict[Signature, CacheEntry] = {}
+        self.trace_count = 0
+
+    def __repr__(self) -> str:
+        return f"<Jitted {self.__name__}>"
+
+    def _cache_size(self) -> int:
+        return len(self._cache)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    # -- signatures --
+
+    def _split_args(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallArgs:
+        spec = self.spec
+        static_nums = _resolve(spec.static_nums, len(args))
+        donate_nums = _resolve(spec.donate_nums, len(args))
+        static_args = {i: a for i, a in enumerate(args) if i in static_nums}
+        static_kwargs = {k: v for k, v in kwargs.items() if k in spec.static_names}
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in static_nums)
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in spec.static_names}
+        path_leaves, in_tree = tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))
+        leaves = [leaf for _, leaf in path_leaves]
+        paths = [self._readable_path(p, args, static_nums) for p, _ in path_leaves]
+        avals = tuple(
+            tracing.get_aval(leaf, f"jit({self.__name__})", f"'{path}'")
+            for leaf, path in zip(leaves, paths, strict=True)
+        )
+        statics = tuple(
+            [(self._arg_label(i), _Static(v, self._arg_label(i), self.__name__))
+             for i, v in static_args.items()]
+            + [(k, _Static(v, k, self.__name__)) for k, v in sorted(static_kwargs.items())]
+        )  # fmt: skip
+        donated = self._donated_leaves(args, kwargs, static_nums, donate_nums, in_tree)
+        backend = self.backend or config.backend
+        signature = Signature(in_tree, avals, statics, donated, backend, config.enable_x64)
+        return CallArgs(signature, leaves, paths, static_args, static_kwargs)
+
+    def _arg_label(self, position: int) -> str:
+        names = self.spec.param_names
+        return names[position] if position < len(names) else f"args[{position}]"
+
+    def _readable_path(self, path: str, args: tuple[Any, ...], static_nums: frozenset[int]) -> str:
+        """'[0][1]['w']' (dyn args, position 1, key w) -> "x['w']" (the parameter's name)."""
+        part, _, rest = path[1:].partition("]")
+        rest = rest.lstrip("[").partition("]")
+        if part == "0":
+            dyn_positions = [i for i in range(len(args)) if i not in static_nums]
+            position = dyn_positions[int(rest[0])]
+            return self._arg_label(position) + rest[2]
+        return rest[0].strip("'") + rest[2]
+
+    def _donated_leaves(self, args, kwargs, static_nums, donate_nums, in_tree) -> tuple[bool, ...]:
+        if not donate_nums and not self.spec.donate_names:
+            return (False,) * in_tree.num_leaves
+        flags: list[bool] = []
+        for i, arg in enumerate(args):
+            if i not in static_nums:
+                flags += [i in donate_nums] * len(tree_util.tree_leaves(arg))
+        for key in sorted(k for k in kwargs if k not in self.spec.static_names):
+            flags += [key in self.spec.donate_names] * len(tree_util.tree_leaves(kwargs[key]))
+        return tuple(flags)
+
+    # -- tracing --
+
+    def _trace(self, call: CallArgs) -> CacheEntry:
+        sig = call.signature
+        out_trees: list[tree_util.PyTreeDef] = []
+
+        def flat_fun(*tracers: Any) -> list[Any]:
+            dyn_args, dyn_kwargs = tree_util.tree_unflatten(sig.in_tree, tracers)
+            args = _merge_static(dyn_args, call.static_args)
+            out = self.fun(*args, **dyn_kwargs, **call.static_kwargs)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            for i, leaf in enumerate(out_leaves):
+                if not tracing.is_array_like(leaf):
+                    raise TypeError(
+                        f"jit({self.__name__}): output leaf {i} is a {type(leaf).__name__}, "
+                        "not an array; a jitted function must return arrays (or pytrees of them)"
+                    )
+            out_trees.append(out_tree)
+            return out_leaves
+
+        origins = [f"argument {path} of {self.__name__}" for path in call.paths]
+        program, captured, _ = tracing.trace_to_program(
+            flat_fun, sig.avals, self.__name__, origins
+        )
+        self.trace_count += 1
+        return CacheEntry(program, out_trees[0], captured)
+
+    def _lookup(self, call: CallArgs) -> CacheEntry:
+        entry = self._cache.get(call.signature)
+        if entry is not None:
+            return entry
+        if config.explain_cache_misses and self._cache:
+            logger.warning(
+                "TRACING CACHE MISS for jit(%s): %s",
+                self.__name__,
+                explain_miss(call, list(self._cache), self.spec),
+            )
+        entry = self._trace(call)
+        if not entry.captured:  # a closure over outer tracers is valid for one trace only
+            self._cache[call.signature] = entry
+        return entry
+
+    # -- calling --
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        call = self._split_args(args, kwargs)
+        entry = self._lookup(call)
+        if tracing.current_builder() is not None:
+            return self._bind_nested(entry, call)
+        for leaf, path in zip(call.leaves, call.paths, strict=True):
+            if isinstance(leaf, ShapeDtypeStruct):
+                raise TypeError(
+                    f"jit({self.__name__}): argument {path} is a ShapeDtypeStruct; use "
+                    ".trace(...) or eval_shape for abstract arguments"
+                )
+        outs = self._execute(entry, call)
+        return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _bind_nested(self, entry: CacheEntry, call: CallArgs) -> Any:
+        """Inside another trace: one ``jit`` equation holding our program."""
+        outs = jit_call_p.bind(
+            *entry.captured, *call.leaves, program=entry.program, name=self.__name__
+        )
+        return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def _execute(self, entry: CacheEntry, call: CallArgs) -> list[Any]:
+        backend = call.signature.backend
+        if backend == "ref":
+            return execute_ref(entry, call, self.__name__)
+        from refimpl import pjrt
+
+        return pjrt.execute(self, entry, call)
+
+    def trace(self, *args: Any, **kwargs: Any) -> Traced:
+        """Trace (or fetch from the cache) for these arguments without running."""
+        call = self._split_args(args, kwargs)
+        entry = self._lookup(call)
+        return Traced(self, entry, call)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        return self.trace(*args, **kwargs).lower()
+
+
+def _merge_static(dyn_args: tuple[Any, ...], static_args: dict[int, Any]) -> list[Any]:
+    merged: list[Any] = []
+    dyn = iter(dyn_args)
+    for i in range(len(dyn_args) + len(static_args)):
+        merged.append(static_args[i] if i in static_args else next(dyn))
+    return merged
+
+
+def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> list[Any]:
+    """Run a cached program on the reference interpreter."""
+    from refimpl.arrays import Array, placement
+
+    device, committed = placement(call.leaves)
+    values = [
+        tracing.concrete_value(leaf, aval)
+        for leaf, aval in zip(call.leaves, call.signature.avals, strict=True)
+    ]
+    outs = eval_program(entry.program, values)
+    return [
+        Array(out, aval.weak_type, device, committed)
+        for out, aval in zip(outs, entry.program.out_avals, strict=True)
+    ]
+
+
+class Traced:
+    """The result of ``Jitted.trace``: the program and what it returns."""
+
+    def __init__(self, jitted: Jitted, entry: CacheEntry, call: CallArgs) -> None:
+        self.jitted = jitted
+        self.entry = entry
+        self.call = call
+        self.program = entry.program
+        self.out_tree = entry.out_tree
+        self.in_tree = call.signature.in_tree
+
+    @property
+    def out_info(self) -> Any:
+        structs = [aval_to_struct(a) for a in self.program.out_avals]
+        return tree_util.tree_unflatten(self.out_tree, structs)
+
+    @property
+    def aliases(self) -> dict[int, int]:
+        return dict(self.entry.aliases)
+
+    def lower(self) -> Any:
+        from refimpl import pjrt
+
+        return pjrt.lower(self)
+
+    def __repr__(self) -> str:
+        return f"Traced({self.jitted.__name__}):\n{self.program}"
+
+
+# --- explaining cache misses -----------------------------------------------------------
+
+
+def explain_miss(call: CallArgs, previous: list[Signature], spec: ArgSpec) -> str:
+    """One line: which argument changed and how, against the closest old entry."""
+    new = call.signature
+    reasons = [_difference(new, old, call.paths) for old in previous]
+    return min(reasons, key=lambda r: r[0])[1]
+
+
+def _difference(new: Signature, old: Signature, paths: list[str]) -> tuple[int, str]:
+    if new.x64 != old.x64:
+        return 1, f"enable_x64 changed from {old.x64} to {new.x64}"
+    if new.backend != old.backend:
+        return 1, f"backend changed from {old.backend!r} to {new.backend!r}"
+    if new.in_tree != old.in_tree:
+        detail = tree_util.treedef_difference(old.in_tree, new.in_tree)
+        return 2, f"tree structure of the arguments changed: {detail}"
+    if new.statics != old.statics:
+        for (label, value), (_, old_value) in zip(new.statics, old.statics, strict=False):
+            if value != old_value:
+                return 1, f"static argument {label} changed from {old_value!r} to {value!r}"
+        return 1, "the set of static arguments changed"
+    for path, a, b in zip(paths, new.avals, old.avals, strict=True):
+        for what in ("shape", "dtype", "weak_type"):
+            if getattr(a, what) != getattr(b, what):
+                old_v, new_v = getattr(b, what), getattr(a, what)
+                return 1, f"argument {path}: {what} changed from {old_v} to {new_v}"
+    if new.donated != old.donated:
+        return 1, "the donated arguments changed"
+    return 3, "unknown difference"
+
+
+# --- the public entry points --------------------------------------------------------------
+
+
+def jit(
+    fun: Callable[..., Any] | None = None,
+    *,
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    donate_argnums: int | Sequence[int] = (),
+    donate_argnames: str | Sequence[str] = (),
+    backend: str | None = None,
+) -> Any:
+    """Compile ``fun`` per call signature (usable as ``@jit`` or ``@jit(...)``)."""
+    kwargs = dict(
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
+        donate_argnums=donate_argnums,
+        donate_argnames=donate_argnames,
+        backend=backend,
+    )
+    if fun is None:
+        return lambda f: _make_jitted(f, kwargs)
+    return _make_jitted(fun, kwargs)
+
+
+def _make_jitted(fun: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    backend = kwargs["backend"] or config.backend
+    if backend == "pjrt":
+        from refimpl import pjrt
+
+        fast = pjrt.make_fast_jitted(fun, kwargs)
+        if fast is not None:
+            return fast
+    return Jitted(fun, **kwargs)
+
+
+def make_program(fun: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Program]:
+    """``make_program(f)(*args)`` -> the Program ``jit(f)`` would run (like make_jaxpr)."""
+
+    def traced(*args: Any, **kwargs: Any) -> Program:
+        jitted = fun if isinstance(fun, Jitted) and not jit_kwargs else Jitted(fun, **jit_kwargs)
+        return jitted.trace(*args, **kwargs).program
+
+    return traced
+
+
+def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The output shapes, dtypes and weak types of ``fun(*args)``, without computing.
+
+    Arguments may be arrays, Python scalars or ``ShapeDtypeStruct``s.
+    """
+    return Jitted(fun).trace(*args, **kwargs).out_info
