@@ -1,0 +1,469 @@
+"""Dtypes, canonicalization and JAX's type promotion lattice with weak types.
+
+refimpl supports exactly the 15 dtypes in :data:`ALL_DTYPES`. Values carry a
+``(dtype, weak_type)`` pair; Python ``int``/``float``/``complex`` scalars are
+*weakly typed*: they adopt the dtype of the strongly typed operand they meet
+instead of widening it (``int8_array + 1`` is ``int8``).
+
+Promotion follows JAX 0.10 with ``jax_numpy_dtype_promotion="standard"``: the
+result of combining operands is the least upper bound (join) of their nodes in
+the lattice below, where a weak operand sits at the weak node of its kind
+(``i*``, ``f*``, ``c*``)::
+
+    bool -> i*
+    i*   -> u8, i8          f*  -> bf16, f16, c*      c*  -> c64
+    u8   -> u16, i16        bf16 -> f32               c64 -> c128
+    u16  -> u32, i32        f16  -> f32
+    u32  -> u64, i64        f32  -> f64, c64
+    u64  -> f*              f64  -> c128
+    i8 -> i16 -> i32 -> i64 -> f*
+
+With x64 disabled, ``u32 -> i64`` is replaced by ``u32 -> i32`` (so no 64-bit
+type is formed from 32-bit inputs). Operand dtypes are canonicalized *before*
+the join and the result after it. A join that lands on a weak node gives a
+weakly typed result of that kind's default dtype (``int32``/``float32``/
+``complex64``, or the 64-bit ones with x64).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from refimpl.config import config
+
+__all__ = [
+    "ALL_DTYPES",
+    "X64_SENSITIVE",
+    "bfloat16",
+    "canonicalize_dtype",
+    "dtype_to_weak_python_kind",
+    "finfo",
+    "iinfo",
+    "is_bool",
+    "is_complex",
+    "is_floating",
+    "is_inexact",
+    "is_integer",
+    "is_python_scalar",
+    "is_signed_int",
+    "is_unsigned_int",
+    "jnp_result_type",
+    "max_value",
+    "min_value",
+    "one",
+    "promote_types",
+    "python_scalar_dtype",
+    "result_type",
+    "short_name",
+    "weak_default_dtype",
+    "weak_type_of_value",
+    "x64_enabled",
+    "zero",
+]
+
+bfloat16 = np.dtype(ml_dtypes.bfloat16)
+
+finfo = ml_dtypes.finfo
+iinfo = ml_dtypes.iinfo
+
+_SHORT_NAMES: dict[np.dtype, str] = {
+    np.dtype(np.bool_): "bool",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.int16): "i16",
+    np.dtype(np.int32): "i32",
+    np.dtype(np.int64): "i64",
+    np.dtype(np.uint8): "u8",
+    np.dtype(np.uint16): "u16",
+    np.dtype(np.uint32): "u32",
+    np.dtype(np.uint64): "u64",
+    np.dtype(np.float16): "f16",
+    bfloat16: "bf16",
+    np.dtype(np.float32): "f32",
+    np.dtype(np.float64): "f64",
+    np.dtype(np.complex64): "c64",
+    np.dtype(np.complex128): "c128",
+}
+
+#: Every dtype refimpl supports, in a fixed order.
+ALL_DTYPES: list[np.dtype] = list(_SHORT_NAMES)
+
+_BY_SHORT_NAME: dict[str, np.dtype] = {name: dt for dt, name in _SHORT_NAMES.items()}
+
+_TO_32BIT: dict[np.dtype, np.dtype] = {
+    np.dtype(np.int64): np.dtype(np.int32),
+    np.dtype(np.uint64): np.dtype(np.uint32),
+    np.dtype(np.float64): np.dtype(np.float32),
+    np.dtype(np.complex128): np.dtype(np.complex64),
+}
+
+#: Config flags whose value changes dtype canonicalization (and so tracing).
+X64_SENSITIVE: tuple[str, ...] = ("enable_x64",)
+
+_PYTHON_SCALAR_TYPES = (bool, int, float, complex)
+
+
+def x64_enabled() -> bool:
+    """Whether 64-bit dtypes are enabled (``config.enable_x64``)."""
+    return config.enable_x64
+
+
+# --------------------------------------------------------------------------
+# Names and predicates
+
+
+def short_name(dtype: Any) -> str:
+    """The short IR name of a supported dtype: ``"f32"``, ``"bf16"``, ``"u8"``, ``"bool"``..."""
+    try:
+        return _SHORT_NAMES[np.dtype(dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(f"dtype {dtype!r} is not supported by refimpl") from None
+
+
+def is_bool(dtype: np.dtype) -> bool:
+    """True for ``bool``."""
+    return dtype.kind == "b"
+
+
+def is_signed_int(dtype: np.dtype) -> bool:
+    """True for ``int8`` .. ``int64``."""
+    return dtype.kind == "i"
+
+
+def is_unsigned_int(dtype: np.dtype) -> bool:
+    """True for ``uint8`` .. ``uint64``."""
+    return dtype.kind == "u"
+
+
+def is_integer(dtype: np.dtype) -> bool:
+    """True for signed and unsigned integers (not ``bool``)."""
+    return dtype.kind in "iu"
+
+
+def is_floating(dtype: np.dtype) -> bool:
+    """True for real floating dtypes, including ``float16`` and ``bfloat16``."""
+    return dtype.kind == "f" or dtype == bfloat16
+
+
+def is_complex(dtype: np.dtype) -> bool:
+    """True for ``complex64`` and ``complex128``."""
+    return dtype.kind == "c"
+
+
+def is_inexact(dtype: np.dtype) -> bool:
+    """True for floating or complex dtypes."""
+    return is_floating(dtype) or is_complex(dtype)
+
+
+# --------------------------------------------------------------------------
+# Canonicalization
+
+
+def _to_supported_dtype(dtype: Any) -> np.dtype:
+    """``np.dtype(dtype)`` restricted to :data:`ALL_DTYPES`; TypeError otherwise."""
+    try:
+        dt = np.dtype(dtype)
+    except Exception as e:  # numpy raises TypeError, sometimes ValueError
+        raise TypeError(f"dtype {dtype!r} not understood") from e
+    if not dt.isnative:
+        dt = dt.newbyteorder("=")
+    if dt not in _SHORT_NAMES:
+        raise TypeError(
+            f"dtype {dt!s} (from {dtype!r}) is not supported by refimpl; "
+            f"supported dtypes: {', '.join(str(d) for d in ALL_DTYPES)}"
+        )
+    return dt
+
+
+@functools.lru_cache(maxsize=512)
+def _canonicalize_cached(dtype: Any, x64: bool) -> np.dtype:
+    dt = _to_supported_dtype(dtype)
+    return dt if x64 else _TO_32BIT.get(dt, dt)
+
+
+def canonicalize_dtype(dtype: Any) -> np.dtype:
+    """The dtype refimpl computes in for a dtype specification.
+
+    Accepts whatever ``np.dtype`` accepts (names, scalar types, dtypes, the
+    ml_dtypes types). Without x64, 64-bit types map to their 32-bit
+    counterparts (int64->int32, uint64->uint32, float64->float32,
+    complex128->complex64). A dtype outside :data:`ALL_DTYPES` (strings,
+    object, datetime, float8, ...) is a ``TypeError`` naming it.
+    """
+    x64 = config.enable_x64
+    try:
+        return _canonicalize_cached(dtype, x64)
+    except TypeError:
+        # Unhashable specifications skip the cache; real errors re-raise here.
+        dt = _to_supported_dtype(dtype)
+        return dt if x64 else _TO_32BIT.get(dt, dt)
+
+
+# --------------------------------------------------------------------------
+# Python scalars and weak types
+
+
+def is_python_scalar(x: Any) -> bool:
+    """True for Python ``bool``/``int``/``float``/``complex`` (not NumPy scalars)."""
+    return type(x) in _PYTHON_SCALAR_TYPES
+
+
+def python_scalar_dtype(x: Any) -> np.dtype:
+    """The canonical dtype of a Python scalar: bool, int64/int32, float64/float32,
+    complex128/complex64 (64-bit only with x64)."""
+    t = type(x)
+    if t is bool:
+        return np.dtype(np.bool_)
+    if t in _PYTHON_SCALAR_TYPES:
+        return weak_default_dtype(t)
+    raise TypeError(f"python_scalar_dtype: {x!r} of type {t.__name__} is not a Python scalar")
+
+
+def weak_type_of_value(x: Any) -> bool:
+    """Whether a value is weakly typed.
+
+    Python ``int``/``float``/``complex`` are weak; Python ``bool`` is not (as in
+    JAX). NumPy arrays and scalars are strong. Other objects (refimpl arrays,
+    tracers) report their own ``weak_type`` attribute.
+    """
+    t = type(x)
+    if t is int or t is float or t is complex:
+        return True
+    if t is bool or isinstance(x, (np.ndarray, np.generic)):
+        return False
+    return bool(getattr(x, "weak_type", False))
+
+
+_DEFAULTS_X32: dict[Any, np.dtype] = {
+    "b": np.dtype(np.bool_),
+    "i": np.dtype(np.int32),
+    "u": np.dtype(np.uint32),
+    "f": np.dtype(np.float32),
+    "c": np.dtype(np.complex64),
+}
+_DEFAULTS_X64: dict[Any, np.dtype] = {
+    "b": np.dtype(np.bool_),
+    "i": np.dtype(np.int64),
+    "u": np.dtype(np.uint64),
+    "f": np.dtype(np.float64),
+    "c": np.dtype(np.complex128),
+}
+_KIND_ALIASES: dict[Any, str] = {bool: "b", int: "i", float: "f", complex: "c"}
+_KIND_ALIASES.update({k: k for k in "biufc"})
+
+
+def weak_default_dtype(kind: Any) -> np.dtype:
+    """Default (canonical) dtype of a kind, given as a Python type (``bool``, ``int``,
+    ``float``, ``complex``) or a NumPy kind letter (``"b"``, ``"i"``, ``"u"``,
+    ``"f"``, ``"c"``): int32/uint32/float32/complex64, or the 64-bit ones with x64.
+    """
+    try:
+        letter = _KIND_ALIASES[kind]
+    except (KeyError, TypeError):
+        raise ValueError(f"weak_default_dtype: unknown kind {kind!r}") from None
+    return (_DEFAULTS_X64 if config.enable_x64 else _DEFAULTS_X32)[letter]
+
+
+def dtype_to_weak_python_kind(dtype: np.dtype) -> type:
+    """The Python scalar type whose weak node a weakly typed value of ``dtype``
+    occupies: ``bool`` for bool, ``int`` for (unsigned) integers, ``float`` for
+    floats including bfloat16, ``complex`` for complex."""
+    if is_bool(dtype):
+        return bool
+    if is_integer(dtype):
+        return int
+    if is_floating(dtype):
+        return float
+    if is_complex(dtype):
+        return complex
+    raise TypeError(f"dtype {dtype!r} is not supported by refimpl")
+
+
+# --------------------------------------------------------------------------
+# The promotion lattice. Nodes are short names; "i*", "f*", "c*" are weak.
+
+_WEAK_NODES = {int: "i*", float: "f*", complex: "c*"}
+
+_EDGES_X64: dict[str, tuple[str, ...]] = {
+    "bool": ("i*",),
+    "i*": ("u8", "i8"),
+    "u8": ("u16", "i16"),
+    "u16": ("u32", "i32"),
+    "u32": ("u64", "i64"),
+    "u64": ("f*",),
+    "i8": ("i16",),
+    "i16": ("i32",),
+    "i32": ("i64",),
+    "i64": ("f*",),
+    "f*": ("bf16", "f16", "c*"),
+    "bf16": ("f32",),
+    "f16": ("f32",),
+    "f32": ("f64", "c64"),
+    "f64": ("c128",),
+    "c*": ("c64",),
+    "c64": ("c128",),
+    "c128": (),
+}
+# Without x64 no 64-bit type may be formed from 32-bit inputs: u32 x i32 -> i32.
+_EDGES_X32 = {**_EDGES_X64, "u32": ("u64", "i32")}
+
+
+def _upper_bounds(edges: dict[str, tuple[str, ...]]) -> dict[str, frozenset[str]]:
+    """Reflexive-transitive closure: node -> every node at or above it."""
+    out: dict[str, frozenset[str]] = {}
+
+    def visit(node: str) -> frozenset[str]:
+        if node not in out:
+            above = {node}
+            for parent in edges[node]:
+                above |= visit(parent)
+            out[node] = frozenset(above)
+        return out[node]
+
+    for node in edges:
+        visit(node)
+    return out
+
+
+_UB = {False: _upper_bounds(_EDGES_X32), True: _upper_bounds(_EDGES_X64)}
+
+
+@functools.lru_cache(maxsize=1024)
+def _join(nodes: frozenset[str], x64: bool) -> str:
+    """Least upper bound of lattice nodes."""
+    ub = _UB[x64]
+    common = frozenset.intersection(*(ub[n] for n in nodes))
+    least = [c for c in common if common <= ub[c]]
+    if len(least) != 1:  # cannot happen: the lattice has a top (c128) and unique joins
+        raise TypeError(f"no unique promotion for {sorted(nodes)}: {least}")
+    return least[0]
+
+
+def _node(dtype: np.dtype, weak: bool) -> str:
+    """Lattice node of a (canonical) dtype; weak non-bool values sit at the weak node."""
+    if weak and not is_bool(dtype):
+        return _WEAK_NODES[dtype_to_weak_python_kind(dtype)]
+    return _SHORT_NAMES[dtype]
+
+
+def _node_dtype(node: str) -> np.dtype:
+    """The canonical dtype of a node; weak nodes give their kind's default dtype."""
+    if node.endswith("*"):
+        return weak_default_dtype(node[0])
+    return canonicalize_dtype(_BY_SHORT_NAME[node])
+
+
+def _operand(op: Any) -> tuple[np.dtype, bool]:
+    """Normalize one operand to a canonical ``(dtype, weak_type)`` pair.
+
+    Accepted: ``(dtype, weak)`` pairs; the Python types ``int``/``float``/
+    ``complex`` (weak, like in ``jnp.result_type``); Python scalars; objects
+    with ``.dtype`` (their ``weak_type`` attribute, if any, is used); anything
+    ``np.dtype`` accepts (strong).
+    """
+    if type(op) is tuple and len(op) == 2:
+        return canonicalize_dtype(op[0]), bool(op[1])
+    if op is int or op is float or op is complex:
+        return weak_default_dtype(op), True
+    if type(op) in _PYTHON_SCALAR_TYPES:
+        return python_scalar_dtype(op), weak_type_of_value(op)
+    dt = getattr(op, "dtype", None)
+    if isinstance(dt, np.dtype):
+        return canonicalize_dtype(dt), weak_type_of_value(op)
+    return canonicalize_dtype(op), False
+
+
+def result_type(*operands: Any) -> tuple[np.dtype, bool]:
+    """Dtype and weak type of the result of an n-ary operation, as JAX's
+    binary operators promote (``jnp.add(x, y)``'s ``.dtype``/``.weak_type``).
+
+    Operands are ``(dtype, weak_type)`` pairs (see :func:`_operand` for the
+    other accepted forms). Rules, in order:
+
+    - one operand: itself; several equal dtypes, not all weak: that dtype, strong;
+    - all weak: the join of their dtypes taken as strong nodes, weak
+      (weak ``uint8`` + weak ``uint8`` stays weak ``uint8``);
+    - otherwise the join of their nodes (weak operands at ``i*``/``f*``/``c*``);
+      weak iff it lands on a weak node, whose kind's default dtype it takes.
+
+    ``bool`` results are never weak. The result is canonical.
+    """
+    if not operands:
+        raise ValueError("result_type: at least one operand is required")
+    pairs = [_operand(op) for op in operands]
+    dtypes = {d for d, _ in pairs}
+    all_weak = all(w for _, w in pairs)
+    if len(pairs) == 1:
+        dtype, weak = pairs[0]
+    elif len(dtypes) == 1 and not all_weak:
+        dtype, weak = pairs[0][0], False
+    elif all_weak:
+        node = _join(frozenset(_SHORT_NAMES[d] for d in dtypes), config.enable_x64)
+        dtype, weak = _node_dtype(node), True
+    else:
+        node = _join(frozenset(_node(d, w) for d, w in pairs), config.enable_x64)
+        dtype, weak = _node_dtype(node), node.endswith("*")
+    return dtype, weak and not is_bool(dtype)
+
+
+def jnp_result_type(*operands: Any) -> tuple[np.dtype, bool]:
+    """Like :func:`result_type`, but as ``jnp.result_type(...,
+    return_weak_type_flag=True)`` reports it: a weak result always takes the
+    default dtype of its kind (a lone weak ``uint8`` gives weak ``uint32``,
+    weak ``bfloat16`` gives weak ``float32``). Identical to :func:`result_type`
+    whenever every weak operand has its kind's default dtype."""
+    dtype, weak = result_type(*operands)
+    if weak:
+        dtype = weak_default_dtype("f" if dtype == bfloat16 else dtype.kind)
+    return dtype, weak
+
+
+def promote_types(a: Any, b: Any) -> np.dtype:
+    """The canonical dtype two strongly typed operands promote to.
+
+    ``a`` and ``b`` are dtype specifications; the Python types ``int``,
+    ``float``, ``complex`` stand for weak operands, as in ``jnp.promote_types``.
+    Unlike ``jnp.promote_types`` the inputs are canonicalized first and the
+    result is canonical (so without x64 ``uint64, int64 -> int32``, where
+    ``jnp.promote_types`` answers ``float64``).
+    """
+    return result_type(a, b)[0]
+
+
+# --------------------------------------------------------------------------
+# Special values
+
+
+def min_value(dtype: Any) -> Any:
+    """The identity of ``max`` reductions: ``-inf`` for inexact dtypes, the
+    minimum for integers, ``False`` for bool. A NumPy scalar of ``dtype``."""
+    dt = np.dtype(dtype)
+    if is_inexact(dt):
+        return np.array(-np.inf, dt)[()]
+    if is_integer(dt):
+        return dt.type(iinfo(dt).min)
+    return np.bool_(False)
+
+
+def max_value(dtype: Any) -> Any:
+    """The identity of ``min`` reductions: ``+inf`` for inexact dtypes, the
+    maximum for integers, ``True`` for bool. A NumPy scalar of ``dtype``."""
+    dt = np.dtype(dtype)
+    if is_inexact(dt):
+        return np.array(np.inf, dt)[()]
+    if is_integer(dt):
+        return dt.type(iinfo(dt).max)
+    return np.bool_(True)
+
+
+def zero(dtype: Any) -> Any:
+    """``0`` as a NumPy scalar of ``dtype`` (``False`` for bool)."""
+    return np.dtype(dtype).type(0)
+
+
+def one(dtype: Any) -> Any:
+    """``1`` as a NumPy scalar of ``dtype`` (``True`` for bool)."""
+    return np.dtype(dtype).type(1)

@@ -1,0 +1,525 @@
+"""Pytrees: nested containers flattened to a list of leaves plus a structure.
+
+Node types (everything else is a leaf), as in JAX:
+
+- ``tuple``, ``list``: children in order;
+- ``dict``: children in sorted key order (keys must be mutually orderable);
+  unflattening builds the dict in sorted key order;
+- ``collections.OrderedDict``: children in insertion order;
+- ``collections.defaultdict``: sorted keys, ``default_factory`` is node data;
+- ``None``: a node with no children (zero leaves);
+- namedtuple classes: one node type per class, children in field order;
+- types registered with :func:`register_pytree_node`.
+
+Dispatch is on the exact ``type(x)``: a subclass of ``dict`` or ``list`` is a
+leaf unless registered itself (namedtuples are recognised by being ``tuple``
+subclasses with ``_fields``).
+
+A :class:`PyTreeDef` is immutable and hashable (its hash is precomputed), and
+two are ``==`` when they have the same node types, dict keys, namedtuple
+classes and equal node data at every node.
+"""
+
+from __future__ import annotations
+
+import collections
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import Any
+
+__all__ = [
+    "PyTreeDef",
+    "register_pytree_node",
+    "tree_flatten",
+    "tree_flatten_with_path",
+    "tree_leaves",
+    "tree_map",
+    "tree_structure",
+    "tree_unflatten",
+    "treedef_difference",
+]
+
+
+class _NodeKind:
+    """How to take one node type apart and put it back together.
+
+    ``flatten(x) -> (children, data)``; ``unflatten(data, children) -> x``;
+    ``keys(data, n) -> list of path-key strings`` for the ``n`` children.
+    """
+
+    __slots__ = ("flatten", "keys", "name", "tag", "type", "unflatten")
+
+    def __init__(
+        self,
+        nodetype: type,
+        tag: str,
+        flatten: Callable[[Any], tuple[Iterable[Any], Any]],
+        unflatten: Callable[[Any, tuple[Any, ...]], Any],
+        keys: Callable[[Any, int], list[str]],
+    ) -> None:
+        self.type = nodetype
+        self.name = "None" if nodetype is type(None) else nodetype.__name__
+        self.tag = tag  # "tuple", "list", "dict", "None", "namedtuple" or "custom"
+        self.flatten = flatten
+        self.unflatten = unflatten
+        self.keys = keys
+
+    def __repr__(self) -> str:
+        return f"<node kind {self.name}>"
+
+
+def _index_keys(data: Any, n: int) -> list[str]:
+    return [f"[{i}]" for i in range(n)]
+
+
+def _dict_keys(data: tuple[Any, ...], n: int) -> list[str]:
+    return [f"[{k!r}]" for k in data]
+
+
+def _sorted_keys(d: dict[Any, Any]) -> tuple[Any, ...]:
+    try:
+        return tuple(sorted(d))
+    except TypeError as e:
+        raise ValueError(
+            f"pytree dict keys must be mutually orderable (they are sorted); got {list(d)!r}"
+        ) from e
+
+
+def _flatten_dict(d: dict[Any, Any]) -> tuple[list[Any], tuple[Any, ...]]:
+    keys = _sorted_keys(d)
+    return [d[k] for k in keys], keys
+
+
+def _flatten_defaultdict(d: collections.defaultdict) -> tuple[list[Any], Any]:
+    keys = _sorted_keys(d)
+    return [d[k] for k in keys], (d.default_factory, keys)
+
+
+def _flatten_ordered_dict(
+    d: collections.OrderedDict,
+) -> tuple[list[Any], tuple[Any, ...]]:
+    keys = tuple(d)
+    return [d[k] for k in keys], keys
+
+
+_TUPLE = _NodeKind(tuple, "tuple", lambda x: (x, None), lambda _, c: tuple(c), _index_keys)
+_LIST = _NodeKind(list, "list", lambda x: (x, None), lambda _, c: list(c), _index_keys)
+_DICT = _NodeKind(
+    dict,
+    "dict",
+    _flatten_dict,
+    lambda keys, c: dict(zip(keys, c, strict=True)),
+    _dict_keys,
+)
+_NONE = _NodeKind(type(None), "None", lambda x: ((), None), lambda _, c: None, _index_keys)
+_ORDERED_DICT = _NodeKind(
+    collections.OrderedDict,
+    "dict",
+    _flatten_ordered_dict,
+    lambda keys, c: collections.OrderedDict(zip(keys, c, strict=True)),
+    _dict_keys,
+)
+_DEFAULTDICT = _NodeKind(
+    collections.defaultdict,
+    "dict",
+    _flatten_defaultdict,
+    lambda data, c: collections.defaultdict(data[0], zip(data[1], c, strict=True)),
+    lambda data, n: _dict_keys(data[1], n),
+)
+
+_MISSING: Any = object()
+
+_BUILTIN_KINDS = (_TUPLE, _LIST, _DICT, _NONE, _ORDERED_DICT, _DEFAULTDICT)
+
+# type -> _NodeKind, or None for a known leaf type. Filled lazily for new types.
+_registry: dict[type, _NodeKind | None] = {k.type: k for k in _BUILTIN_KINDS}
+
+
+def _namedtuple_kind(cls: type) -> _NodeKind:
+    fields = cls._fields  # type: ignore[attr-defined]
+    return _NodeKind(
+        cls,
+        "namedtuple",
+        lambda x: (x, None),
+        lambda _, c: cls(*c),
+        lambda data, n: [f".{f}" for f in fields],
+    )
+
+
+def _is_namedtuple_class(cls: type) -> bool:
+    return issubclass(cls, tuple) and isinstance(getattr(cls, "_fields", None), tuple)
+
+
+def _kind_of(cls: type) -> _NodeKind | None:
+    """The node kind of a type (None for leaves), classifying and caching new types."""
+    try:
+        return _registry[cls]
+    except KeyError:
+        kind = _namedtuple_kind(cls) if _is_namedtuple_class(cls) else None
+        _registry[cls] = kind
+        return kind
+
+
+def register_pytree_node(
+    nodetype: type,
+    flatten_func: Callable[[Any], tuple[Iterable[Any], Hashable]],
+    unflatten_func: Callable[[Hashable, Iterable[Any]], Any],
+) -> None:
+    """Make ``nodetype`` a pytree node (JAX's convention).
+
+    ``flatten_func(x) -> (children, aux_data)``; ``unflatten_func(aux_data,
+    children) -> x``. ``aux_data`` should be hashable and comparable with
+    ``==``: it is part of the structure (and of jit cache keys). Registering a
+    type twice, or a built-in node type, is a ``ValueError``.
+    """
+    if not isinstance(nodetype, type):
+        raise TypeError(f"register_pytree_node: expected a type, got {nodetype!r}")
+    existing = _registry.get(nodetype)
+    if existing is not None and not _is_namedtuple_class(nodetype):
+        raise ValueError(f"register_pytree_node: {nodetype.__name__} is already registered")
+    _registry[nodetype] = _NodeKind(nodetype, "custom", flatten_func, unflatten_func, _index_keys)
+
+
+# --------------------------------------------------------------------------
+# Structure keys
+#
+# Internally a structure is a nested tuple ("key"): ``None`` for a leaf and
+# ``(kind, data, (child keys...))`` for a node. Building one while flattening
+# costs a tuple per node, and ``==``/``hash`` on it run in C. PyTreeDef wraps
+# the root key.
+
+_Key = Any  # None | tuple[_NodeKind, Any, tuple[_Key, ...]]
+
+
+def _data_equal(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # e.g. arrays in aux data: ambiguous truth value
+        return False
+
+
+def _keys_equal(a: _Key, b: _Key) -> bool:
+    """Structural equality that tolerates aux data whose ``==`` is not a bool."""
+    if a is None or b is None:
+        return a is b
+    return (
+        a[0] is b[0]
+        and len(a[2]) == len(b[2])
+        and _data_equal(a[1], b[1])
+        and all(_keys_equal(x, y) for x, y in zip(a[2], b[2], strict=True))
+    )
+
+
+def _hash_key(key: _Key) -> int:
+    """Hash of a structure; unhashable aux data is left out of it."""
+    try:
+        return hash(key)
+    except TypeError:
+        kind, data, children = key
+        try:
+            data_hash = hash(data)
+        except TypeError:
+            data_hash = 0
+        return hash((kind, data_hash, tuple(None if c is None else _hash_key(c) for c in children)))
+
+
+def _count_leaves(key: _Key) -> int:
+    if key is None:
+        return 1
+    return sum(_count_leaves(c) for c in key[2])
+
+
+def _count_nodes(key: _Key) -> int:
+    if key is None:
+        return 1
+    return 1 + sum(_count_nodes(c) for c in key[2])
+
+
+def _build(key: _Key, leaves: Iterator[Any]) -> Any:
+    if key is None:
+        return next(leaves)
+    kind, data, children = key
+    built = [next(leaves) if c is None else _build(c, leaves) for c in children]
+    return kind.unflatten(data, tuple(built))
+
+
+def _key_str(key: _Key) -> str:
+    """The body of a PyTreeDef repr: ``*`` leaves, Python-like containers."""
+    if key is None:
+        return "*"
+    kind, data, children = key
+    parts = [_key_str(c) for c in children]
+    if kind is _TUPLE:
+        return "(" + parts[0] + ",)" if len(parts) == 1 else "(" + ", ".join(parts) + ")"
+    if kind is _LIST:
+        return "[" + ", ".join(parts) + "]"
+    if kind is _DICT:  # OrderedDict and defaultdict show as other nodes
+        return "{" + ", ".join(f"{k!r}: {p}" for k, p in zip(data, parts, strict=True)) + "}"
+    if kind is _NONE:
+        return "None"
+    if kind.tag == "namedtuple":
+        fields = kind.type._fields
+        return f"{kind.name}(" + ", ".join(f"{f}={p}" for f, p in zip(fields, parts)) + ")"
+    return f"{kind.name}[{data!r}](" + ", ".join(parts) + ")"
+
+
+def _describe(key: _Key) -> str:
+    """A short description of a structure's root node."""
+    if key is None:
+        return "leaf"
+    kind, data, children = key
+    if kind is _NONE:
+        return "None"
+    if kind is _DEFAULTDICT:
+        return f"defaultdict keys {list(data[1])!r}"
+    if kind.tag == "dict":
+        return f"{kind.name} keys {list(data)!r}"
+    if kind.tag in ("tuple", "list"):
+        return f"{kind.name} of {len(children)}"
+    if kind.tag == "namedtuple":
+        return f"namedtuple {kind.name}"
+    return f"{kind.name}[{data!r}] of {len(children)}"
+
+
+def _child_paths(key: tuple[Any, Any, tuple[_Key, ...]]) -> list[str]:
+    kind, data, children = key
+    return kind.keys(data, len(children))
+
+
+class PyTreeDef:
+    """The structure of a pytree: node kinds, node data and children, no leaves.
+
+    Hashable (hash computed once) and ``==`` by structure. Attributes:
+    ``num_leaves``, ``num_nodes``, ``is_leaf``. Methods: ``unflatten(leaves)``,
+    ``flatten_up_to(tree)``, ``children()``, ``node_data()``.
+    """
+
+    __slots__ = ("_hash", "_key", "num_leaves")
+
+    def __init__(self, key: _Key, num_leaves: int | None = None) -> None:
+        self._key = key
+        self.num_leaves = _count_leaves(key) if num_leaves is None else num_leaves
+        self._hash = _hash_key(key)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, PyTreeDef) or self._hash != other._hash:
+            return False
+        try:
+            return bool(self._key == other._key)
+        except (TypeError, ValueError):  # aux data whose == is not a bool (arrays)
+            return _keys_equal(self._key, other._key)
+
+    def __repr__(self) -> str:
+        return f"PyTreeDef({_key_str(self._key)})"
+
+    @property
+    def num_nodes(self) -> int:
+        """Number of nodes, leaves included (a ``None`` node counts as one)."""
+        return _count_nodes(self._key)
+
+    @property
+    def is_leaf(self) -> bool:
+        """Whether this treedef is a single leaf (``*``)."""
+        return self._key is None
+
+    def children(self) -> list[PyTreeDef]:
+        """The treedefs of this node's children (empty for leaves and None)."""
+        return [] if self._key is None else [PyTreeDef(c) for c in self._key[2]]
+
+    def node_data(self) -> tuple[type, Any] | None:
+        """``(node type, node data)`` of the root; None for a leaf."""
+        return None if self._key is None else (self._key[0].type, self._key[1])
+
+    def unflatten(self, leaves: Iterable[Any]) -> Any:
+        """Build the pytree with this structure from ``leaves`` (in flatten order)."""
+        leaves = list(leaves)
+        if len(leaves) != self.num_leaves:
+            raise ValueError(f"unflatten: {self!r} has {self.num_leaves} leaves, got {len(leaves)}")
+        return _build(self._key, iter(leaves))
+
+    def flatten_up_to(self, tree: Any) -> list[Any]:
+        """The subtrees of ``tree`` at this structure's leaf positions.
+
+        ``tree`` must have this treedef as a prefix; a ``ValueError`` names the
+        path and both node descriptions otherwise.
+        """
+        out: list[Any] = []
+        _flatten_up_to(self._key, tree, out, "")
+        return out
+
+
+def _flatten_up_to(key: _Key, tree: Any, out: list[Any], path: str) -> None:
+    if key is None:
+        out.append(tree)
+        return
+    kind, data, subkeys = key
+    got = None
+    if _kind_of(type(tree)) is not kind:
+        got = _describe(_flatten(tree, []))
+    else:
+        children, tree_data = kind.flatten(tree)
+        children = list(children)
+        if len(children) != len(subkeys) or not _data_equal(tree_data, data):
+            got = _describe((kind, tree_data, (None,) * len(children)))
+    if got is not None:
+        raise ValueError(
+            f"pytree structure mismatch at {path or 'root'}: expected {_describe(key)}, got {got}"
+        )
+    for sub, child, step in zip(subkeys, children, _child_paths(key), strict=True):
+        _flatten_up_to(sub, child, out, path + step)
+
+
+# --------------------------------------------------------------------------
+# flatten / unflatten
+
+
+def _flatten(x: Any, leaves: list[Any]) -> _Key:
+    """Append the leaves of ``x`` to ``leaves``; return its structure key. The hot path."""
+    kind = _registry.get(type(x), _MISSING)
+    if kind is _MISSING:
+        kind = _kind_of(type(x))
+    if kind is None:
+        leaves.append(x)
+        return None
+    children, data = kind.flatten(x)
+    subkeys = []
+    for c in children:  # leaf children inline: saves a call per leaf
+        if _registry.get(type(c), _MISSING) is None:
+            leaves.append(c)
+            subkeys.append(None)
+        else:
+            subkeys.append(_flatten(c, leaves))
+    return (kind, data, tuple(subkeys))
+
+
+def _flatten_is_leaf(x: Any, leaves: list[Any], is_leaf: Callable[[Any], bool]) -> _Key:
+    kind = None if is_leaf(x) else _kind_of(type(x))
+    if kind is None:
+        leaves.append(x)
+        return None
+    children, data = kind.flatten(x)
+    return (kind, data, tuple([_flatten_is_leaf(c, leaves, is_leaf) for c in children]))
+
+
+def tree_flatten(
+    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> tuple[list[Any], PyTreeDef]:
+    """Leaves of ``tree`` (depth first, dicts in sorted key order) and its structure.
+
+    ``is_leaf(x)``, if given, is asked at every node first; True makes ``x`` a leaf.
+    """
+    leaves: list[Any] = []
+    if is_leaf is None:
+        key = _flatten(tree, leaves)
+    else:
+        key = _flatten_is_leaf(tree, leaves, is_leaf)
+    return leaves, PyTreeDef(key, len(leaves))
+
+
+def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
+    """Inverse of :func:`tree_flatten`: ``treedef`` filled with ``leaves``."""
+    return treedef.unflatten(leaves)
+
+
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    """The leaves of ``tree``, in flatten order."""
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
+    """The treedef of ``tree``."""
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def tree_map(
+    f: Callable[..., Any],
+    tree: Any,
+    *rest: Any,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
+    """Apply ``f`` leafwise: ``f(leaf, *corresponding leaves of rest)``.
+
+    The result has the structure of ``tree``. As in JAX, each tree in ``rest``
+    must have ``tree``'s structure as a prefix (at a leaf of ``tree`` it may
+    hold a whole subtree, passed to ``f`` as is); otherwise ``ValueError``
+    naming both structures and where they differ.
+    """
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    if not rest:
+        return treedef.unflatten([f(x) for x in leaves])
+    columns = [leaves]
+    for i, other in enumerate(rest, start=1):
+        try:
+            columns.append(treedef.flatten_up_to(other))
+        except ValueError as e:
+            raise ValueError(
+                f"tree_map: tree {i} has structure {tree_structure(other)!r}, which does not "
+                f"match the first tree's structure {treedef!r}: {e}"
+            ) from None
+    return treedef.unflatten([f(*xs) for xs in zip(*columns, strict=True)])
+
+
+# --------------------------------------------------------------------------
+# paths and differences
+
+
+def tree_flatten_with_path(
+    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> tuple[list[tuple[str, Any]], PyTreeDef]:
+    """Like :func:`tree_flatten`, with each leaf paired with its path string.
+
+    Paths concatenate one step per level: ``[0]`` for sequence positions and
+    registered nodes' children, ``['a']`` for dict keys (their repr), ``.x``
+    for namedtuple fields; e.g. ``[0]['w']``. A root leaf's path is ``""``.
+    """
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    paths: list[str] = []
+    _collect_paths(treedef._key, "", paths)
+    return list(zip(paths, leaves, strict=True)), treedef
+
+
+def _collect_paths(key: _Key, prefix: str, out: list[str]) -> None:
+    if key is None:
+        out.append(prefix)
+        return
+    for step, child in zip(_child_paths(key), key[2], strict=True):
+        _collect_paths(child, prefix + step, out)
+
+
+def treedef_difference(a: PyTreeDef, b: PyTreeDef) -> str:
+    """One line saying where ``a`` and ``b`` first differ; "" when they are equal.
+
+    E.g. ``"tuple of 2 vs tuple of 3 at [1]"``, ``"dict keys ['a', 'b'] vs ['a']"``,
+    ``"leaf vs list of 2 at [0]['w']"``. Paths are in ``a``'s terms; none at the root.
+    """
+    if a == b:
+        return ""
+    found = _first_difference(a._key, b._key, "")
+    if found is None:  # pragma: no cover  (unequal structures differ somewhere)
+        return ""
+    desc_a, desc_b, path = found
+    return f"{desc_a} vs {desc_b}" + (f" at {path}" if path else "")
+
+
+def _first_difference(a: _Key, b: _Key, path: str) -> tuple[str, str, str] | None:
+    if a is None and b is None:
+        return None
+    same_kind = a is not None and b is not None and a[0] is b[0]
+    if same_kind and len(a[2]) == len(b[2]) and _data_equal(a[1], b[1]):
+        for step, ca, cb in zip(_child_paths(a), a[2], b[2], strict=True):
+            found = _first_difference(ca, cb, path + step)
+            if found is not None:
+                return found
+        return None
+    da, db = _describe(a), _describe(b)
+    if da == db:  # same description, different node data
+        da, db = f"{da} with data {a[1]!r}", f"{db} with data {b[1]!r}"
+    elif same_kind and a[0].tag == "dict":
+        db = db.split(" keys ", 1)[1]  # "dict keys ['a', 'b'] vs ['a']"
+    return da, db, path
