@@ -1,0 +1,129 @@
+#include "numpy_interop.h"
+
+#include <string>
+
+namespace py = pybind11;
+
+namespace refimpl {
+namespace bindings {
+
+namespace {
+
+// ml_dtypes.bfloat16 as a NumPy dtype, imported on first use.
+const py::dtype& Bfloat16Dtype() {
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::dtype> storage;
+  return storage
+      .call_once_and_store_result([] {
+        py::module_ numpy = py::module_::import("numpy");
+        py::object scalar_type = py::module_::import("ml_dtypes").attr("bfloat16");
+        return py::dtype::from_args(numpy.attr("dtype")(scalar_type));
+      })
+      .get_stored();
+}
+
+std::string DtypeName(const py::dtype& dtype) { return py::str(dtype).cast<std::string>(); }
+
+}  // namespace
+
+PJRT_Buffer_Type ElementTypeFromDtype(const py::dtype& dtype) {
+  const char kind = dtype.kind();
+  const py::ssize_t size = dtype.itemsize();
+  switch (kind) {
+    case 'b':
+      if (size == 1) return PJRT_Buffer_Type_PRED;
+      break;
+    case 'i':
+      if (size == 1) return PJRT_Buffer_Type_S8;
+      if (size == 2) return PJRT_Buffer_Type_S16;
+      if (size == 4) return PJRT_Buffer_Type_S32;
+      if (size == 8) return PJRT_Buffer_Type_S64;
+      break;
+    case 'u':
+      if (size == 1) return PJRT_Buffer_Type_U8;
+      if (size == 2) return PJRT_Buffer_Type_U16;
+      if (size == 4) return PJRT_Buffer_Type_U32;
+      if (size == 8) return PJRT_Buffer_Type_U64;
+      break;
+    case 'f':
+      if (size == 2) return PJRT_Buffer_Type_F16;
+      if (size == 4) return PJRT_Buffer_Type_F32;
+      if (size == 8) return PJRT_Buffer_Type_F64;
+      break;
+    case 'c':
+      if (size == 8) return PJRT_Buffer_Type_C64;
+      if (size == 16) return PJRT_Buffer_Type_C128;
+      break;
+    default:
+      // ml_dtypes types are user-defined dtypes; compare by type number.
+      if (dtype.num() == Bfloat16Dtype().num()) return PJRT_Buffer_Type_BF16;
+      break;
+  }
+  throw py::type_error("dtype " + DtypeName(dtype) +
+                       " is not supported by the PJRT runtime (supported: bool, int8-64, "
+                       "uint8-64, float16, bfloat16, float32, float64, complex64, complex128)");
+}
+
+py::dtype DtypeFromElementType(PJRT_Buffer_Type type) {
+  switch (type) {
+    case PJRT_Buffer_Type_PRED: return py::dtype("bool");
+    case PJRT_Buffer_Type_S8: return py::dtype("int8");
+    case PJRT_Buffer_Type_S16: return py::dtype("int16");
+    case PJRT_Buffer_Type_S32: return py::dtype("int32");
+    case PJRT_Buffer_Type_S64: return py::dtype("int64");
+    case PJRT_Buffer_Type_U8: return py::dtype("uint8");
+    case PJRT_Buffer_Type_U16: return py::dtype("uint16");
+    case PJRT_Buffer_Type_U32: return py::dtype("uint32");
+    case PJRT_Buffer_Type_U64: return py::dtype("uint64");
+    case PJRT_Buffer_Type_F16: return py::dtype("float16");
+    case PJRT_Buffer_Type_F32: return py::dtype("float32");
+    case PJRT_Buffer_Type_F64: return py::dtype("float64");
+    case PJRT_Buffer_Type_BF16: return Bfloat16Dtype();
+    case PJRT_Buffer_Type_C64: return py::dtype("complex64");
+    case PJRT_Buffer_Type_C128: return py::dtype("complex128");
+    default:
+      break;
+  }
+  throw py::type_error("PJRT element type " + std::string(ElementTypeName(type)) +
+                       " has no supported NumPy dtype");
+}
+
+HostArray DescribeHostArray(py::array& array) {
+  py::dtype dtype = array.dtype();
+  const PJRT_Buffer_Type type = ElementTypeFromDtype(dtype);  // validates first
+  const py::ssize_t itemsize = dtype.itemsize();
+
+  // Non-native byte order: convert to a native-order copy.
+  const char order = dtype.attr("byteorder").cast<std::string>()[0];
+  const bool little = py::module_::import("sys").attr("byteorder").cast<std::string>() == "little";
+  if ((order == '>' && little) || (order == '<' && !little)) {
+    array = py::reinterpret_steal<py::array>(
+        py::module_::import("numpy")
+            .attr("ascontiguousarray")(array, dtype.attr("newbyteorder")("="))
+            .release());
+    dtype = array.dtype();
+  }
+
+  const py::ssize_t ndim = array.ndim();
+  bool c_contiguous = (array.flags() & py::array::c_style) != 0;
+  bool strides_usable = true;
+  for (py::ssize_t i = 0; i < ndim; ++i) {
+    const py::ssize_t stride = array.strides(i);
+    if (stride <= 0 || stride % itemsize != 0) strides_usable = false;
+  }
+  if (array.size() == 0) strides_usable = false;
+  if (!c_contiguous && !strides_usable) {
+    array = py::reinterpret_steal<py::array>(
+        py::module_::import("numpy").attr("ascontiguousarray")(array).release());
+    c_contiguous = true;
+  }
+
+  HostArray host;
+  host.type = type;
+  host.data = array.data();
+  host.dims.assign(array.shape(), array.shape() + ndim);
+  if (!c_contiguous) host.byte_strides.assign(array.strides(), array.strides() + ndim);
+  return host;
+}
+
+}  // namespace bindings
+}  // namespace refimpl

@@ -1,0 +1,84 @@
+// A PJRT client: devices, host transfers, compilation.
+#ifndef REFIMPL_NATIVE_CLIENT_H_
+#define REFIMPL_NATIVE_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "pjrt_abi.h"
+#include "plugin.h"
+
+namespace refimpl {
+
+class Buffer;
+class Executable;
+
+// One addressable device, as listed by the client.
+struct DeviceInfo {
+  int index = 0;  // position in Client::devices()
+  int id = 0;     // PJRT_DeviceDescription_Id
+  int process_index = 0;
+  int local_hardware_id = -1;
+  std::string kind;          // e.g. "cpu"
+  std::string description;   // terse, e.g. "CpuDevice(id=0)"
+  PJRT_Device* device = nullptr;  // owned by the client
+};
+
+// Host data to copy to a device. `byte_strides` empty means dense row-major.
+struct HostArray {
+  const void* data = nullptr;
+  PJRT_Buffer_Type type = PJRT_Buffer_Type_INVALID;
+  std::vector<int64_t> dims;
+  std::vector<int64_t> byte_strides;
+};
+
+class Client : public std::enable_shared_from_this<Client> {
+ public:
+  using Options = std::vector<std::pair<std::string, NamedValue>>;
+
+  // Creates a client with the given create options (e.g. the CPU plugin's
+  // {"cpu_device_count", int64_t{8}}).
+  static std::shared_ptr<Client> Create(std::shared_ptr<Plugin> plugin,
+                                        const Options& options = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  const PJRT_Api* api() const { return plugin_->api(); }
+  PJRT_Client* raw() const { return client_; }
+  const std::shared_ptr<Plugin>& plugin() const { return plugin_; }
+
+  const std::string& platform_name() const { return platform_name_; }
+  const std::string& platform_version() const { return platform_version_; }
+  int process_index() const { return process_index_; }
+  const std::vector<DeviceInfo>& devices() const { return devices_; }
+  // Index in devices() of `device`, or -1.
+  int DeviceIndex(const PJRT_Device* device) const;
+
+  // Copies host data to device `device_index`; blocks until the host memory
+  // may be reused.
+  std::shared_ptr<Buffer> BufferFromHost(const HostArray& array, int device_index);
+
+  // Compiles `code` in `format` ("mlir": StableHLO bytecode or text) with a
+  // serialized xla CompileOptionsProto.
+  std::shared_ptr<Executable> Compile(const std::string& code, const std::string& format,
+                                      const std::string& compile_options);
+
+ private:
+  Client(std::shared_ptr<Plugin> plugin, PJRT_Client* client);
+  void LoadDevices();
+
+  std::shared_ptr<Plugin> plugin_;
+  PJRT_Client* client_ = nullptr;
+  std::string platform_name_;
+  std::string platform_version_;
+  int process_index_ = 0;
+  std::vector<DeviceInfo> devices_;
+};
+
+}  // namespace refimpl
+
+#endif  // REFIMPL_NATIVE_CLIENT_H_

@@ -1,0 +1,128 @@
+#include "executable.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "buffer.h"
+#include "client.h"
+#include "errors.h"
+#include "pjrt_args.h"
+
+namespace refimpl {
+
+namespace {
+
+// Owner of the PJRT_Executable view obtained from a loaded executable.
+class ExecutableView {
+ public:
+  ExecutableView(const PJRT_Api* api, PJRT_LoadedExecutable* loaded) : api_(api) {
+    auto args = MakeArgs<PJRT_LoadedExecutable_GetExecutable_Args>();
+    args.loaded_executable = loaded;
+    CheckPjrt(api_, api_->PJRT_LoadedExecutable_GetExecutable(&args),
+              "PJRT_LoadedExecutable_GetExecutable");
+    executable_ = args.executable;
+  }
+  ~ExecutableView() {
+    if (executable_ == nullptr) return;
+    auto args = MakeArgs<PJRT_Executable_Destroy_Args>();
+    args.executable = executable_;
+    ErrorPtr ignored(api_->PJRT_Executable_Destroy(&args), ErrorDeleter{api_});
+  }
+  ExecutableView(const ExecutableView&) = delete;
+  ExecutableView& operator=(const ExecutableView&) = delete;
+  PJRT_Executable* get() const { return executable_; }
+
+ private:
+  const PJRT_Api* api_;
+  PJRT_Executable* executable_ = nullptr;
+};
+
+}  // namespace
+
+Executable::Executable(std::shared_ptr<Client> client, PJRT_LoadedExecutable* executable)
+    : client_(std::move(client)), executable_(executable) {
+  if (executable_ == nullptr) throw std::invalid_argument("Executable: null executable");
+  const PJRT_Api* api = client_->api();
+  try {
+    ExecutableView view(api, executable_);
+    auto outputs = MakeArgs<PJRT_Executable_NumOutputs_Args>();
+    outputs.executable = view.get();
+    CheckPjrt(api, api->PJRT_Executable_NumOutputs(&outputs), "PJRT_Executable_NumOutputs");
+    num_outputs_ = outputs.num_outputs;
+    if (api->PJRT_Executable_Name != nullptr) {
+      auto name = MakeArgs<PJRT_Executable_Name_Args>();
+      name.executable = view.get();
+      CheckPjrt(api, api->PJRT_Executable_Name(&name), "PJRT_Executable_Name");
+      name_.assign(name.executable_name, name.executable_name_size);
+    }
+    if (api->PJRT_LoadedExecutable_AddressableDevices != nullptr) {
+      auto devices = MakeArgs<PJRT_LoadedExecutable_AddressableDevices_Args>();
+      devices.executable = executable_;
+      CheckPjrt(api, api->PJRT_LoadedExecutable_AddressableDevices(&devices),
+                "PJRT_LoadedExecutable_AddressableDevices");
+      for (std::size_t i = 0; i < devices.num_addressable_devices; ++i) {
+        device_indices_.push_back(client_->DeviceIndex(devices.addressable_devices[i]));
+      }
+    }
+  } catch (...) {
+    auto args = MakeArgs<PJRT_LoadedExecutable_Destroy_Args>();
+    args.executable = executable_;
+    ErrorPtr ignored(api->PJRT_LoadedExecutable_Destroy(&args), ErrorDeleter{api});
+    throw;
+  }
+}
+
+Executable::~Executable() {
+  const PJRT_Api* api = client_->api();
+  auto args = MakeArgs<PJRT_LoadedExecutable_Destroy_Args>();
+  args.executable = executable_;
+  ErrorPtr ignored(api->PJRT_LoadedExecutable_Destroy(&args), ErrorDeleter{api});
+}
+
+std::vector<std::shared_ptr<Buffer>> Executable::Execute(
+    const std::vector<const Buffer*>& args) const {
+  const PJRT_Api* api = client_->api();
+  std::vector<PJRT_Buffer*> inputs(args.size());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == nullptr) {
+      throw std::invalid_argument("execute: argument " + std::to_string(i) + " is null");
+    }
+    if (args[i]->client().get() != client_.get()) {
+      throw std::invalid_argument("execute: argument " + std::to_string(i) +
+                                  " belongs to a different PJRT client");
+    }
+    inputs[i] = args[i]->raw();
+  }
+  std::vector<PJRT_Buffer*> outputs(num_outputs_, nullptr);
+  PJRT_Buffer* const* argument_list = inputs.data();
+  PJRT_Buffer** output_list = outputs.data();
+
+  auto options = MakeArgs<PJRT_ExecuteOptions>();
+  auto exec = MakeArgs<PJRT_LoadedExecutable_Execute_Args>();
+  exec.executable = executable_;
+  exec.options = &options;
+  exec.argument_lists = &argument_list;
+  exec.num_devices = 1;
+  exec.num_args = inputs.size();
+  exec.output_lists = &output_list;
+  CheckPjrt(api, api->PJRT_LoadedExecutable_Execute(&exec), "PJRT_LoadedExecutable_Execute");
+
+  // Wrap every returned handle at once so none leaks if one is missing.
+  std::vector<std::shared_ptr<Buffer>> results;
+  results.reserve(outputs.size());
+  bool missing = false;
+  for (PJRT_Buffer* out : outputs) {
+    if (out == nullptr) {
+      missing = true;
+      continue;
+    }
+    results.push_back(std::make_shared<Buffer>(client_, out));
+  }
+  if (missing) {
+    throw PjrtError(PJRT_Error_Code_INTERNAL,
+                    "INTERNAL: PJRT_LoadedExecutable_Execute returned a null output buffer");
+  }
+  return results;
+}
+
+}  // namespace refimpl

@@ -1,0 +1,47 @@
+// Owner of one compiled, loaded PJRT executable.
+#ifndef REFIMPL_NATIVE_EXECUTABLE_H_
+#define REFIMPL_NATIVE_EXECUTABLE_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pjrt_abi.h"
+
+namespace refimpl {
+
+class Buffer;
+class Client;
+
+class Executable {
+ public:
+  // Takes ownership of `executable` (must be non-null).
+  Executable(std::shared_ptr<Client> client, PJRT_LoadedExecutable* executable);
+  ~Executable();
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  PJRT_LoadedExecutable* raw() const { return executable_; }
+  const std::shared_ptr<Client>& client() const { return client_; }
+  std::size_t num_outputs() const { return num_outputs_; }
+  const std::string& name() const { return name_; }
+  // Indices (in Client::devices()) of the devices the executable runs on.
+  const std::vector<int>& device_indices() const { return device_indices_; }
+
+  // Runs once on the executable's device with `args` (all from this client)
+  // and returns its outputs. Inputs aliased to outputs through the module's
+  // tf.aliasing_output attributes are donated: PJRT marks them deleted.
+  std::vector<std::shared_ptr<Buffer>> Execute(const std::vector<const Buffer*>& args) const;
+
+ private:
+  std::shared_ptr<Client> client_;
+  PJRT_LoadedExecutable* executable_;
+  std::size_t num_outputs_ = 0;
+  std::string name_;
+  std::vector<int> device_indices_;
+};
+
+}  // namespace refimpl
+
+#endif  // REFIMPL_NATIVE_EXECUTABLE_H_
