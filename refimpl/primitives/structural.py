@@ -1,15 +1,48 @@
 """Structural primitives: they move, copy or select elements without math.
 
-broadcast_in_dim, reshape (and more added beside them). Every structural
-primitive keeps its operand's dtype and weak type.
+broadcast_in_dim, reshape, squeeze, transpose, rev, slice, pad, concatenate
+and iota. ``expand_dims``, ``slice_in_dim`` and ``index_in_dim`` are public
+functions built from them (as in JAX), not primitives.
+
+Types, as in JAX 0.10: the result has the operand's dtype and weak type;
+``concatenate`` is weak iff every operand is, ``pad`` iff both the operand and
+the padding value are, and ``iota`` is always strongly typed. Dimension
+numbers in params are non-negative: the public functions normalize negative
+axes where ``jax.lax`` does (squeeze, expand_dims), and reject them where it
+does not (transpose, rev, slice, concatenate, iota).
 """
 
 from __future__ import annotations
 
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
+from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives.base import Primitive, as_int_tuple
+from refimpl.primitives.base import Primitive, all_weak, as_int_tuple, normalize_axis
+
+# --- shared parameter checks --------------------------------------------------------
+
+
+def _check_dims(name: str, dims: tuple[int, ...], ndim: int, arg: str, error: type) -> None:
+    """``dims`` are unique operand dimensions in ``[0, ndim)``; else ``error``."""
+    if len(set(dims)) != len(dims):
+        raise error(f"{name}: {arg} must be unique, got {dims}")
+    for d in dims:
+        if not 0 <= d < ndim:
+            raise error(f"{name}: {arg} {dims} out of range for an operand of rank {ndim}")
+
+
+def _one_per_dim(name: str, values: tuple[int, ...], arg: str, shape: tuple[int, ...]) -> None:
+    if len(values) != len(shape):
+        raise TypeError(
+            f"{name}: {arg} {values} must have one entry per dimension of the operand "
+            f"of shape {shape}"
+        )
+
 
 # --- broadcast_in_dim -----------------------------------------------------------
 
@@ -31,7 +64,9 @@ def _broadcast_in_dim_abstract_eval(
             f"broadcast_in_dim: broadcast_dimensions {dims} must have one entry per operand "
             f"dimension of shape {x.shape}"
         )
-    if any(b <= a for a, b in zip(dims, dims[1:])) or any(not 0 <= d < len(shape) for d in dims):
+    if any(b <= a for a, b in zip(dims, dims[1:], strict=False)) or any(
+        not 0 <= d < len(shape) for d in dims
+    ):
         raise TypeError(
             f"broadcast_in_dim: broadcast_dimensions {dims} must be strictly increasing "
             f"and within the output rank {len(shape)}"
@@ -76,22 +111,425 @@ def _reshape_impl(x: np.ndarray, *, new_sizes: tuple[int, ...]) -> np.ndarray:
     return x.reshape(new_sizes)
 
 
+# --- squeeze -----------------------------------------------------------------------
+
+squeeze_p = Primitive("squeeze")
+
+
+@squeeze_p.def_abstract_eval
+def _squeeze_abstract_eval(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
+    """Remove the listed dimensions, each of size 1 (unique, in ``[0, ndim)``)."""
+    dims = as_int_tuple("squeeze", dimensions, "dimensions")
+    _check_dims("squeeze", dims, x.ndim, "dimensions", ValueError)
+    for d in dims:
+        if x.shape[d] != 1:
+            raise ValueError(
+                f"squeeze: cannot remove dimension {d} of size {x.shape[d]} from an operand "
+                f"of shape {x.shape}; only size-1 dimensions can be squeezed"
+            )
+    shape = tuple(size for d, size in enumerate(x.shape) if d not in dims)
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+@squeeze_p.def_impl
+def _squeeze_impl(x: np.ndarray, *, dimensions: tuple[int, ...]) -> np.ndarray:
+    return np.squeeze(x, axis=dimensions)
+
+
+# --- transpose ---------------------------------------------------------------------
+
+transpose_p = Primitive("transpose")
+
+
+@transpose_p.def_abstract_eval
+def _transpose_abstract_eval(x: ShapedArray, *, permutation: tuple[int, ...]) -> ShapedArray:
+    """Output dim ``i`` is operand dim ``permutation[i]``."""
+    perm = as_int_tuple("transpose", permutation, "permutation")
+    if sorted(perm) != list(range(x.ndim)):
+        raise TypeError(
+            f"transpose: permutation {perm} is not a permutation of the dimensions of "
+            f"the operand of shape {x.shape}"
+        )
+    return ShapedArray(tuple(x.shape[d] for d in perm), x.dtype, x.weak_type)
+
+
+@transpose_p.def_impl
+def _transpose_impl(x: np.ndarray, *, permutation: tuple[int, ...]) -> np.ndarray:
+    return np.transpose(x, permutation)
+
+
+# --- rev ---------------------------------------------------------------------------
+
+rev_p = Primitive("rev")
+
+
+@rev_p.def_abstract_eval
+def _rev_abstract_eval(x: ShapedArray, *, dimensions: tuple[int, ...]) -> ShapedArray:
+    """Reverse the order of elements along each listed dimension."""
+    dims = as_int_tuple("rev", dimensions, "dimensions")
+    _check_dims("rev", dims, x.ndim, "dimensions", TypeError)
+    return x
+
+
+@rev_p.def_impl
+def _rev_impl(x: np.ndarray, *, dimensions: tuple[int, ...]) -> np.ndarray:
+    return np.flip(x, axis=dimensions) if dimensions else x
+
+
+# --- slice -------------------------------------------------------------------------
+
+slice_p = Primitive("slice")
+
+
+def _sliced_size(start: int, limit: int, stride: int) -> int:
+    return (limit - start + stride - 1) // stride
+
+
+@slice_p.def_abstract_eval
+def _slice_abstract_eval(
+    x: ShapedArray,
+    *,
+    start_indices: tuple[int, ...],
+    limit_indices: tuple[int, ...],
+    strides: tuple[int, ...] | None,
+) -> ShapedArray:
+    """Elements ``start:limit:stride`` of each dimension, with
+    ``0 <= start <= limit <= size`` and ``stride >= 1`` (``None``: all 1)."""
+    starts = as_int_tuple("slice", start_indices, "start_indices")
+    limits = as_int_tuple("slice", limit_indices, "limit_indices")
+    steps = (1,) * x.ndim if strides is None else as_int_tuple("slice", strides, "strides")
+    _one_per_dim("slice", starts, "start_indices", x.shape)
+    _one_per_dim("slice", limits, "limit_indices", x.shape)
+    _one_per_dim("slice", steps, "strides", x.shape)
+    for start, limit, step, size in zip(starts, limits, steps, x.shape, strict=True):
+        if not 0 <= start <= limit <= size:
+            raise TypeError(
+                f"slice: start_indices {starts} and limit_indices {limits} must satisfy "
+                f"0 <= start <= limit <= size for the operand of shape {x.shape}"
+            )
+        if step < 1:
+            raise ValueError(f"slice: strides must be positive, got {steps}")
+    shape = tuple(_sliced_size(*dim) for dim in zip(starts, limits, steps, strict=True))
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+@slice_p.def_impl
+def _slice_impl(
+    x: np.ndarray,
+    *,
+    start_indices: tuple[int, ...],
+    limit_indices: tuple[int, ...],
+    strides: tuple[int, ...] | None,
+) -> np.ndarray:
+    steps = strides or (1,) * x.ndim
+    return x[
+        tuple(builtins.slice(*dim) for dim in zip(start_indices, limit_indices, steps, strict=True))
+    ]
+
+
+# --- pad ---------------------------------------------------------------------------
+
+pad_p = Primitive("pad")
+
+
+def _padded_size(size: int, lo: int, hi: int, interior: int) -> int:
+    return lo + hi + size + builtins.max(size - 1, 0) * interior
+
+
+@pad_p.def_abstract_eval
+def _pad_abstract_eval(
+    x: ShapedArray, padding_value: ShapedArray, *, padding_config: tuple[tuple[int, int, int], ...]
+) -> ShapedArray:
+    """XLA's Pad: per dimension ``(lo, hi, interior)``. ``interior >= 0``
+    copies of the padding value go between adjacent elements; then ``lo`` and
+    ``hi`` copies are added at the ends, where a negative count removes that
+    many elements (of the interior-padded array) instead."""
+    config = _as_padding_config(padding_config)
+    if padding_value.shape != ():
+        raise ValueError(
+            f"pad: padding_value must be a scalar, got shape {padding_value.shape} "
+            f"(operand shape {x.shape})"
+        )
+    if padding_value.dtype != x.dtype:
+        raise TypeError(
+            f"pad: operand and padding_value must have the same dtype, got "
+            f"{x.dtype.name} and {padding_value.dtype.name}"
+        )
+    if len(config) != x.ndim:
+        raise ValueError(
+            f"pad: padding_config {config} must have one (lo, hi, interior) triple per "
+            f"dimension of the operand of shape {x.shape}"
+        )
+    if any(interior < 0 for _, _, interior in config):
+        raise ValueError(f"pad: interior padding must be non-negative, got {config}")
+    shape = tuple(_padded_size(size, *dim) for size, dim in zip(x.shape, config, strict=True))
+    if any(d < 0 for d in shape):
+        raise ValueError(
+            f"pad: padding_config {config} gives negative result shape {shape} for "
+            f"the operand of shape {x.shape}"
+        )
+    return ShapedArray(shape, x.dtype, all_weak([x, padding_value]))
+
+
+def _as_padding_config(value: Any) -> tuple[tuple[int, int, int], ...]:
+    """A tuple of ``(lo, hi, interior)`` int triples, or a TypeError."""
+    try:
+        triples = tuple(as_int_tuple("pad", triple, "padding_config entry") for triple in value)
+    except TypeError:
+        raise TypeError(
+            f"pad: padding_config must be a sequence of (lo, hi, interior) int triples, "
+            f"got {value!r}"
+        ) from None
+    if any(len(t) != 3 for t in triples):
+        raise TypeError(
+            f"pad: padding_config must be a sequence of (lo, hi, interior) int triples, "
+            f"got {value!r}"
+        )
+    return triples  # type: ignore[return-value]
+
+
+@pad_p.def_impl
+def _pad_impl(
+    x: np.ndarray, padding_value: np.ndarray, *, padding_config: tuple[tuple[int, int, int], ...]
+) -> np.ndarray:
+    # Place the operand into an array of padding values big enough for the
+    # non-negative padding, then crop what the negative padding removes.
+    grown_shape, placed, cropped = [], [], []
+    for size, (lo, hi, interior) in zip(x.shape, padding_config, strict=True):
+        core = builtins.max(size + (size - 1) * interior, 0)
+        grown = builtins.max(lo, 0) + core + builtins.max(hi, 0)
+        grown_shape.append(grown)
+        placed.append(builtins.slice(builtins.max(lo, 0), builtins.max(lo, 0) + core, interior + 1))
+        cropped.append(builtins.slice(-builtins.min(lo, 0), grown + builtins.min(hi, 0)))
+    out = np.full(grown_shape, padding_value, dtype=x.dtype)
+    out[tuple(placed)] = x
+    return out[tuple(cropped)]
+
+
+# --- concatenate -------------------------------------------------------------------
+
+concatenate_p = Primitive("concatenate")
+
+
+@concatenate_p.def_abstract_eval
+def _concatenate_abstract_eval(*xs: ShapedArray, dimension: int) -> ShapedArray:
+    """Join operands along ``dimension``; all other dims and the dtypes agree."""
+    if not xs:
+        raise ValueError("concatenate: requires at least one operand")
+    shapes = ", ".join(str(x.shape) for x in xs)
+    if isinstance(dimension, bool) or not isinstance(dimension, (int, np.integer)):
+        raise TypeError(f"concatenate: dimension must be an int, got {dimension!r}")
+    if any(x.dtype != xs[0].dtype for x in xs):
+        listed = ", ".join(x.dtype.name for x in xs)
+        raise TypeError(f"concatenate: operands must have the same dtype, got {listed}")
+    if any(x.ndim != xs[0].ndim for x in xs):
+        raise TypeError(f"concatenate: operands must have the same rank, got shapes {shapes}")
+    if not 0 <= dimension < xs[0].ndim:
+        raise TypeError(f"concatenate: dimension {dimension} out of range for shapes {shapes}")
+    for x in xs:
+        others = [s for d, s in enumerate(x.shape) if d != dimension]
+        if others != [s for d, s in enumerate(xs[0].shape) if d != dimension]:
+            raise TypeError(
+                f"concatenate: operand shapes must agree except along dimension "
+                f"{dimension}, got shapes {shapes}"
+            )
+    shape = list(xs[0].shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(tuple(shape), xs[0].dtype, all_weak(list(xs)))
+
+
+@concatenate_p.def_impl
+def _concatenate_impl(*xs: np.ndarray, dimension: int) -> np.ndarray:
+    return np.concatenate(xs, axis=dimension)
+
+
+# --- iota --------------------------------------------------------------------------
+
+iota_p = Primitive("iota")
+
+
+@iota_p.def_abstract_eval
+def _iota_abstract_eval(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> ShapedArray:
+    """An array of ``shape`` whose element at index ``i`` is ``i[dimension]``
+    converted to ``dtype`` (integers wrap around, floats round to nearest).
+    Strongly typed; ``dtype`` is numeric (not bool)."""
+    if not isinstance(dtype, np.dtype) or dtype not in dtypes.ALL_DTYPES:
+        raise TypeError(f"iota: unsupported dtype {dtype!r}")
+    if dtypes.is_bool(dtype):
+        raise TypeError("iota: dtype must be an integer, floating or complex type, got bool")
+    shape = as_int_tuple("iota", shape, "shape")
+    if any(d < 0 for d in shape):
+        raise TypeError(f"iota: negative dimension in shape {shape}")
+    if isinstance(dimension, bool) or not isinstance(dimension, (int, np.integer)):
+        raise TypeError(f"iota: dimension must be an int, got {dimension!r}")
+    if not 0 <= dimension < len(shape):
+        raise ValueError(f"iota: dimension {dimension} out of range for shape {shape}")
+    return ShapedArray(shape, dtype, weak_type=False)
+
+
+@iota_p.def_impl
+def _iota_impl(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> np.ndarray:
+    counts = np.arange(shape[dimension], dtype=np.int64)
+    along = [1] * len(shape)
+    along[dimension] = shape[dimension]
+    # int64 -> dtype in one conversion: wraps for ints, rounds once for floats
+    return np.broadcast_to(counts.reshape(along), shape).astype(dtype)
+
+
 # --- the public lax functions ------------------------------------------------------
 
 
-def reshape(operand, new_sizes, dimensions=None):
-    """Row-major reshape; ``dimensions`` (a transpose applied first) is not supported yet."""
+def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
+    """Row-major reshape to ``new_sizes``; ``dimensions`` transposes the operand first."""
+    new_sizes = as_int_tuple("reshape", new_sizes, "new_sizes")
     if dimensions is not None:
-        raise NotImplementedError("reshape: the dimensions argument is not supported")
-    return reshape_p.bind(operand, new_sizes=tuple(int(d) for d in new_sizes))
+        operand = transpose(operand, dimensions)
+    return reshape_p.bind(operand, new_sizes=new_sizes)
 
 
-def broadcast_in_dim(operand, shape, broadcast_dimensions):
+def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]):
     """Broadcast ``operand`` to ``shape``; operand dim i maps to output dim
     ``broadcast_dimensions[i]``."""
     return broadcast_in_dim_p.bind(
-        operand, shape=tuple(shape), broadcast_dimensions=tuple(broadcast_dimensions)
+        operand,
+        shape=as_int_tuple("broadcast_in_dim", shape, "shape"),
+        broadcast_dimensions=as_int_tuple(
+            "broadcast_in_dim", broadcast_dimensions, "broadcast_dimensions"
+        ),
     )
 
 
-__all__ = ["broadcast_in_dim", "reshape"]
+def _ndim(value: Any, name: str) -> int:
+    return tracing.get_aval(value, name, 0).ndim
+
+
+def _normalized_unique(name: str, dims: Any, ndim: int, arg: str) -> tuple[int, ...]:
+    """Negative dims counted from the end; repeats (after that) are a ValueError."""
+    dims = as_int_tuple(name, dims, arg)
+    normalized = tuple(normalize_axis(name, d, ndim, arg) for d in dims)
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"{name}: {arg} must be unique, got {dims}")
+    return normalized
+
+
+def squeeze(array: Any, dimensions: Sequence[int]):
+    """Remove the size-1 ``dimensions`` (negative ones count from the end)."""
+    dims = _normalized_unique("squeeze", dimensions, _ndim(array, "squeeze"), "dimensions")
+    return squeeze_p.bind(array, dimensions=tuple(sorted(dims)))
+
+
+def expand_dims(array: Any, dimensions: Sequence[int]):
+    """Insert size-1 dims at ``dimensions``, positions in the *result* (negative
+    ones count from its end). A broadcast_in_dim, as in JAX."""
+    aval = tracing.get_aval(array, "expand_dims", 0)
+    out_ndim = aval.ndim + len(as_int_tuple("expand_dims", dimensions, "dimensions"))
+    new_dims = set(_normalized_unique("expand_dims", dimensions, out_ndim, "dimensions"))
+    kept = tuple(d for d in range(out_ndim) if d not in new_dims)
+    shape = [1] * out_ndim
+    for operand_dim, out_dim in enumerate(kept):
+        shape[out_dim] = aval.shape[operand_dim]
+    return broadcast_in_dim_p.bind(array, shape=tuple(shape), broadcast_dimensions=kept)
+
+
+def transpose(operand: Any, permutation: Sequence[int]):
+    """Permute dimensions: output dim ``i`` is operand dim ``permutation[i]``."""
+    return transpose_p.bind(
+        operand, permutation=as_int_tuple("transpose", permutation, "permutation")
+    )
+
+
+def rev(operand: Any, dimensions: Sequence[int]):
+    """Reverse the element order along each of ``dimensions``."""
+    return rev_p.bind(operand, dimensions=as_int_tuple("rev", dimensions, "dimensions"))
+
+
+def slice(  # noqa: A001
+    operand: Any,
+    start_indices: Sequence[int],
+    limit_indices: Sequence[int],
+    strides: Sequence[int] | None = None,
+):
+    """Static slice ``operand[start:limit:stride, ...]`` (no negative indices)."""
+    return slice_p.bind(
+        operand,
+        start_indices=as_int_tuple("slice", start_indices, "start_indices"),
+        limit_indices=as_int_tuple("slice", limit_indices, "limit_indices"),
+        strides=None if strides is None else as_int_tuple("slice", strides, "strides"),
+    )
+
+
+def slice_in_dim(
+    operand: Any, start_index: int | None, limit_index: int | None, stride: int = 1, axis: int = 0
+):
+    """``slice`` along one ``axis``. ``None`` means the start/end, a negative
+    index counts from the end; out-of-range indices are an error (no clipping)."""
+    shape = tracing.get_aval(operand, "slice_in_dim", 0).shape
+    axis = normalize_axis("slice_in_dim", axis, len(shape))
+    size = shape[axis]
+    start = 0 if start_index is None else int(start_index)
+    limit = size if limit_index is None else int(limit_index)
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis] = start + size if start < 0 else start
+    limits[axis] = limit + size if limit < 0 else limit
+    strides[axis] = stride
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True):
+    """The static ``index`` (negative counts from the end) of ``axis``."""
+    shape = tracing.get_aval(operand, "index_in_dim", 0).shape
+    axis = normalize_axis("index_in_dim", axis, len(shape))
+    if not -shape[axis] <= index < shape[axis]:
+        raise IndexError(
+            f"index_in_dim: index {index} out of bounds for axis of size {shape[axis]}"
+        )
+    index = index % shape[axis]
+    result = slice_in_dim(operand, index, index + 1, 1, axis)
+    return result if keepdims else squeeze(result, (axis,))
+
+
+def pad(operand: Any, padding_value: Any, padding_config: Sequence[Sequence[int]]):
+    """XLA's Pad with ``(lo, hi, interior)`` per dimension; negative ``lo``/``hi``
+    crop. A Python scalar ``padding_value`` takes the operand's dtype when that
+    involves no promotion (``pad(f32_array, 0, ...)``; ``jax.lax`` would raise)."""
+    config = _as_padding_config(padding_config)
+    if dtypes.is_python_scalar(padding_value):
+        operand_aval = tracing.get_aval(operand, "pad", 0)
+        target = (operand_aval.dtype, operand_aval.weak_type)
+        if dtypes.result_type(target, padding_value)[0] == operand_aval.dtype:
+            weak = dtypes.weak_type_of_value(padding_value)
+            padding_value = tracing.TypedScalar(padding_value, operand_aval.dtype, weak)
+    return pad_p.bind(operand, padding_value, padding_config=config)
+
+
+def concatenate(operands: Sequence[Any], dimension: int):
+    """Join ``operands`` (same dtype and rank) along ``dimension``."""
+    if isinstance(operands, (str, bytes)) or not isinstance(operands, Sequence):
+        raise TypeError(f"concatenate: operands must be a sequence of arrays, got {operands!r}")
+    if isinstance(dimension, bool) or not isinstance(dimension, (int, np.integer)):
+        raise TypeError(f"concatenate: dimension must be an int, got {dimension!r}")
+    return concatenate_p.bind(*operands, dimension=int(dimension))
+
+
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int):
+    """An array of ``shape`` counting 0, 1, ... along ``dimension``."""
+    if isinstance(dimension, bool) or not isinstance(dimension, (int, np.integer)):
+        raise TypeError(f"broadcasted_iota: dimension must be an int, got {dimension!r}")
+    return iota_p.bind(
+        dtype=dtypes.canonicalize_dtype(dtype),
+        shape=as_int_tuple("broadcasted_iota", shape, "shape"),
+        dimension=int(dimension),
+    )
+
+
+def iota(dtype: Any, size: int):
+    """``[0, 1, ..., size - 1]`` as ``dtype`` (the iota primitive on one dim)."""
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+        raise TypeError(f"iota: size must be an int, got {size!r}")
+    return broadcasted_iota(dtype, (int(size),), 0)
+
+
+__all__ = [
+    "broadcast_in_dim", "broadcasted_iota", "concatenate", "expand_dims", "index_in_dim", "iota",
+    "pad", "reshape", "rev", "slice", "slice_in_dim", "squeeze", "transpose",
+]  # fmt: skip

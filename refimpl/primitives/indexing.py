@@ -1,0 +1,485 @@
+"""Indexing primitives: slices at run-time offsets, gathers and scatters.
+
+* ``dynamic_slice`` / ``dynamic_update_slice`` are XLA's: the start indices are
+  scalar integer operands (one per dimension, all of one dtype), and each is
+  *clamped* so that the slice stays inside the operand:
+  ``start = clip(start, 0, operand_size - slice_size)``. The primitives never
+  wrap negative indices; the public functions do that first, as
+  ``jax.lax.dynamic_slice`` does (statically for Python/NumPy ints, with
+  ``lt``/``add``/``select_n`` equations for traced signed indices).
+* ``gather`` / ``scatter`` / ``scatter_add`` are deliberately simpler than
+  XLA's general gather and scatter: they index ONE axis with an integer array,
+  with ``np.take`` semantics -- the result (or the updates) have shape
+  ``operand.shape[:axis] + indices.shape + operand.shape[axis + 1:]``. That is
+  what ``x[idx]`` and ``x.at[idx].set/add(...)`` need once the numpy layer has
+  wrapped negative indices and broadcast the updates. Out-of-range indices:
+  gather clamps them (``mode="clip"``, JAX's default for ``x[idx]``) or reads
+  a fill value (``mode="fill"``); scatters drop those updates
+  (``mode="drop"``, JAX's default for ``x.at[idx]``) or clamp them
+  (``mode="clip"``). Negative indices are out of range here.
+
+Weak types follow JAX 0.10: the result is weak iff the operand is, except
+``dynamic_update_slice``, which is weak iff the operand, the update and every
+start index are.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, tracing
+from refimpl.core import ShapedArray
+from refimpl.primitives import elementwise, structural
+from refimpl.primitives.base import Primitive, all_weak, as_int_tuple, normalize_axis
+
+# --- start indices ---------------------------------------------------------------------
+
+
+def _check_start_indices(name: str, x: ShapedArray, starts: Sequence[ShapedArray]) -> None:
+    """One scalar start index per operand dimension, all of one integer dtype."""
+    if len(starts) != x.ndim:
+        raise TypeError(
+            f"{name}: got {len(starts)} start indices for the operand of shape {x.shape}; "
+            "it takes one per dimension"
+        )
+    for position, start in enumerate(starts):
+        if start.shape != ():
+            raise TypeError(
+                f"{name}: start index {position} must be a scalar, got shape {start.shape}"
+            )
+        if not dtypes.is_integer(start.dtype):
+            raise TypeError(
+                f"{name}: start indices must be integers, got {start.dtype.name} at index "
+                f"{position}"
+            )
+    if len({start.dtype for start in starts}) > 1:
+        listed = ", ".join(start.dtype.name for start in starts)
+        raise TypeError(f"{name}: start indices must all have the same dtype, got {listed}")
+
+
+def _clamped_starts(
+    starts: Sequence[np.ndarray], operand_shape: Sequence[int], sizes: Sequence[int]
+) -> list[int]:
+    """XLA's clamp: each start moves into ``[0, operand_size - size]``."""
+    return [
+        int(np.clip(int(start), 0, dim - size))
+        for start, dim, size in zip(starts, operand_shape, sizes, strict=True)
+    ]
+
+
+def _window(starts: Sequence[int], sizes: Sequence[int]) -> tuple[Any, ...]:
+    return tuple(builtins.slice(s, s + n) for s, n in zip(starts, sizes, strict=True))
+
+
+# --- dynamic_slice -------------------------------------------------------------------------
+
+dynamic_slice_p = Primitive("dynamic_slice")
+
+
+@dynamic_slice_p.def_abstract_eval
+def _dynamic_slice_abstract_eval(
+    x: ShapedArray, *starts: ShapedArray, slice_sizes: tuple[int, ...]
+) -> ShapedArray:
+    """A ``slice_sizes`` window of ``x`` at the (clamped) run-time start indices."""
+    sizes = as_int_tuple("dynamic_slice", slice_sizes, "slice_sizes")
+    _check_start_indices("dynamic_slice", x, starts)
+    if len(sizes) != x.ndim or any(not 0 <= n <= d for n, d in zip(sizes, x.shape, strict=True)):
+        raise TypeError(
+            f"dynamic_slice: slice_sizes {sizes} must have one entry per dimension, each "
+            f"between 0 and the size of the operand of shape {x.shape}"
+        )
+    return ShapedArray(sizes, x.dtype, x.weak_type)
+
+
+@dynamic_slice_p.def_impl
+def _dynamic_slice_impl(
+    x: np.ndarray, *starts: np.ndarray, slice_sizes: tuple[int, ...]
+) -> np.ndarray:
+    begin = _clamped_starts(starts, x.shape, slice_sizes)
+    return x[_window(begin, slice_sizes)]
+
+
+# --- dynamic_update_slice --------------------------------------------------------------
+
+dynamic_update_slice_p = Primitive("dynamic_update_slice")
+
+
+@dynamic_update_slice_p.def_abstract_eval
+def _dynamic_update_slice_abstract_eval(
+    x: ShapedArray, update: ShapedArray, *starts: ShapedArray
+) -> ShapedArray:
+    """``x`` with the window at the (clamped) start indices replaced by ``update``."""
+    if update.dtype != x.dtype:
+        raise TypeError(
+            f"dynamic_update_slice: operand and update must have the same dtype, got "
+            f"{x.dtype.name} and {update.dtype.name}"
+        )
+    if update.ndim != x.ndim or any(u > d for u, d in zip(update.shape, x.shape, strict=True)):
+        raise TypeError(
+            f"dynamic_update_slice: update of shape {update.shape} must have the rank of "
+            f"the operand of shape {x.shape} and fit inside it"
+        )
+    _check_start_indices("dynamic_update_slice", x, starts)
+    # JAX's standard rule over all operands: the (strong) int indices make it strong
+    return ShapedArray(x.shape, x.dtype, all_weak([x, update, *starts]))
+
+
+@dynamic_update_slice_p.def_impl
+def _dynamic_update_slice_impl(
+    x: np.ndarray, update: np.ndarray, *starts: np.ndarray
+) -> np.ndarray:
+    begin = _clamped_starts(starts, x.shape, update.shape)
+    out = x.copy()
+    out[_window(begin, update.shape)] = update
+    return out
+
+
+# --- gather, scatter, scatter_add along one axis --------------------------------------------
+
+GATHER_MODES = ("clip", "fill")
+SCATTER_MODES = ("drop", "clip")
+
+
+def _taken_shape(name: str, x: ShapedArray, indices: ShapedArray, axis: int) -> tuple[int, ...]:
+    """``x.shape`` with dimension ``axis`` replaced by ``indices.shape``."""
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{name}: axis must be an int, got {axis!r}")
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"{name}: axis {axis} out of range for the operand of shape {x.shape}")
+    if not dtypes.is_integer(indices.dtype):
+        raise TypeError(f"{name}: indices must be integers, got {indices.dtype.name}")
+    if x.shape[axis] == 0:
+        raise TypeError(
+            f"{name}: cannot index axis {axis} of size 0 of the operand of shape {x.shape}"
+        )
+    return x.shape[:axis] + indices.shape + x.shape[axis + 1 :]
+
+
+def _positions(indices: np.ndarray, size: int, clip: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 positions, in-range mask); with ``clip`` positions are clamped into range."""
+    if dtypes.is_unsigned_int(indices.dtype):  # keep huge unsigned values out of range
+        indices = np.minimum(indices, size)
+    positions = indices.astype(np.int64)
+    if clip:
+        return np.clip(positions, 0, size - 1), np.ones(positions.shape, bool)
+    return positions, (positions >= 0) & (positions < size)
+
+
+def default_fill_value(dtype: np.dtype) -> Any:
+    """JAX's fill for out-of-range gathers: NaN for inexact dtypes, the minimum
+    of signed and the maximum of unsigned integers, True for bool."""
+    if dtypes.is_inexact(dtype):
+        return np.array(np.nan, dtype)
+    if dtypes.is_signed_int(dtype):
+        return dtypes.min_value(dtype)
+    return dtypes.max_value(dtype)
+
+
+gather_p = Primitive("gather")
+
+
+@gather_p.def_abstract_eval
+def _gather_abstract_eval(
+    x: ShapedArray, indices: ShapedArray, *, axis: int, mode: str, fill_value: Any
+) -> ShapedArray:
+    """``np.take(x, indices, axis)``: result shape ``x.shape[:axis] + indices.shape
+    + x.shape[axis+1:]``. An index outside ``[0, x.shape[axis])`` is clamped into
+    it (``mode="clip"``) or reads ``fill_value`` (``mode="fill"``; ``None`` means
+    :func:`default_fill_value`, a Python scalar is converted like ``astype``)."""
+    shape = _taken_shape("gather", x, indices, axis)
+    if mode not in GATHER_MODES:
+        raise ValueError(f"gather: mode must be one of {GATHER_MODES}, got {mode!r}")
+    if fill_value is not None:
+        if mode != "fill":
+            raise ValueError("gather: fill_value is only used with mode='fill'")
+        if not dtypes.is_python_scalar(fill_value):
+            raise TypeError(f"gather: fill_value must be a Python scalar, got {fill_value!r}")
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+@gather_p.def_impl
+def _gather_impl(
+    x: np.ndarray, indices: np.ndarray, *, axis: int, mode: str, fill_value: Any
+) -> np.ndarray:
+    positions, in_range = _positions(indices, x.shape[axis], clip=mode == "clip")
+    taken = np.take(x, np.where(in_range, positions, 0), axis=axis)
+    if mode == "clip":
+        return taken
+    fill = default_fill_value(x.dtype) if fill_value is None else fill_value
+    keep = in_range.reshape((1,) * axis + in_range.shape + (1,) * (x.ndim - axis - 1))
+    return np.where(keep, taken, np.asarray(fill).astype(x.dtype)).astype(x.dtype)
+
+
+def _scatter_primitive(name: str, accumulate: bool) -> Primitive:
+    """A scatter along one axis: ``x[..., indices, ...] = updates`` (or ``+=`` when
+    ``accumulate``), where ``updates`` has the shape ``np.take(x, indices, axis)``
+    would have. ``mode="drop"`` skips updates at out-of-range indices,
+    ``mode="clip"`` clamps those indices. Repeated indices: the last update in
+    row-major order of ``indices`` wins, or all of them accumulate in that order."""
+    prim = Primitive(name)
+
+    @prim.def_abstract_eval
+    def _abstract_eval(
+        x: ShapedArray, indices: ShapedArray, updates: ShapedArray, *, axis: int, mode: str
+    ) -> ShapedArray:
+        shape = _taken_shape(name, x, indices, axis)
+        if mode not in SCATTER_MODES:
+            raise ValueError(f"{name}: mode must be one of {SCATTER_MODES}, got {mode!r}")
+        if updates.dtype != x.dtype:
+            raise TypeError(
+                f"{name}: operand and updates must have the same dtype, got "
+                f"{x.dtype.name} and {updates.dtype.name}"
+            )
+        if accumulate and dtypes.is_bool(x.dtype):
+            raise TypeError(f"{name}: does not accept dtype bool; it takes numeric types")
+        if updates.shape != shape:
+            raise TypeError(
+                f"{name}: updates of shape {updates.shape} must have shape {shape} for the "
+                f"operand of shape {x.shape} and indices of shape {indices.shape} "
+                f"along axis {axis}"
+            )
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+    @prim.def_impl
+    def _impl(
+        x: np.ndarray, indices: np.ndarray, updates: np.ndarray, *, axis: int, mode: str
+    ) -> np.ndarray:
+        positions, in_range = _positions(indices, x.shape[axis], clip=mode == "clip")
+        out = x.copy()
+        # View the indexed axis as the leading one, of the output and of the
+        # updates (whose index dims are flattened into one), then apply rows.
+        rows_out = np.moveaxis(out, axis, 0)
+        flat_updates = updates.reshape(x.shape[:axis] + (positions.size,) + x.shape[axis + 1 :])
+        rows_in = np.moveaxis(flat_updates, axis, 0)
+        keep = in_range.reshape(-1)
+        targets = positions.reshape(-1)[keep]
+        if accumulate:
+            np.add.at(rows_out, targets, rows_in[keep])
+        else:
+            rows_out[targets] = rows_in[keep]  # NumPy: the last duplicate wins
+        return out
+
+    return prim
+
+
+scatter_p = _scatter_primitive("scatter", accumulate=False)
+scatter_add_p = _scatter_primitive("scatter_add", accumulate=True)
+
+
+# --- the public lax functions ------------------------------------------------------
+
+
+def _static_start(name: str, index: int | np.integer, size: int, allow_negative: bool):
+    """A Python/NumPy int start index, wrapped now, as a strong scalar literal."""
+    dtype = (
+        dtypes.python_scalar_dtype(index)
+        if isinstance(index, int)
+        else dtypes.canonicalize_dtype(index.dtype)
+    )
+    value = int(index)
+    if value < 0:
+        if not allow_negative:
+            raise ValueError(f"{name}: start index {value} is negative for dimension {size}")
+        value += size
+    if isinstance(index, int):  # the primitive clamps anyway; keep the literal in range
+        info = dtypes.iinfo(dtype)
+        value = int(np.clip(value, info.min, info.max))
+    return tracing.TypedScalar(value, dtype, weak_type=False)
+
+
+def _traced_start(name: str, index: Any, position: int, size: int, allow_negative: bool) -> Any:
+    """An array start index; a signed one becomes ``index < 0 ? index + size : index``."""
+    aval = tracing.get_aval(index, name, f"start_indices[{position}]")
+    if not allow_negative or aval.shape != () or not dtypes.is_signed_int(aval.dtype):
+        return index  # unsigned needs no wrapping; bad ones are reported by the primitive
+    is_negative = elementwise.lt(index, tracing.TypedScalar(0, aval.dtype, weak_type=False))
+    wrapped = elementwise.add(index, tracing.TypedScalar(size, aval.dtype, weak_type=False))
+    return elementwise.select_n(is_negative, index, wrapped)
+
+
+def _start_operands(
+    name: str, shape: tuple[int, ...], start_indices: Any, allow_negative_indices: Any
+) -> list[Any]:
+    """One start-index operand per dimension, negative indices wrapped."""
+    if isinstance(start_indices, np.ndarray) and start_indices.ndim == 1:
+        start_indices = list(start_indices)  # NumPy ints: static, as in JAX
+    elif not isinstance(start_indices, Sequence):
+        start_indices = _unstack(name, start_indices)
+    if len(start_indices) != len(shape):
+        raise ValueError(
+            f"{name}: got {len(start_indices)} start indices for the operand of shape "
+            f"{shape}; it takes one per dimension"
+        )
+    allow = allow_negative_indices
+    allow = [allow] * len(shape) if isinstance(allow, bool) else list(allow)
+    starts = []
+    for position, (index, size, ok) in enumerate(zip(start_indices, shape, allow, strict=True)):
+        if isinstance(index, (int, np.integer)) and not isinstance(index, (bool, np.bool_)):
+            starts.append(_static_start(name, index, size, ok))
+        else:
+            starts.append(_traced_start(name, index, position, size, ok))
+    return starts
+
+
+def _unstack(name: str, vector: Any) -> list[Any]:
+    """The elements of a 1-D index array as scalars (``jax.lax`` accepts one)."""
+    aval = tracing.get_aval(vector, name, "start_indices")
+    if aval.ndim != 1:
+        raise ValueError(f"{name}: start_indices must be a 1-D sequence, got shape {aval.shape}")
+    return [
+        structural.reshape(structural.slice(vector, (i,), (i + 1,)), ())
+        for i in range(aval.shape[0])
+    ]
+
+
+def dynamic_slice(
+    operand: Any,
+    start_indices: Any,
+    slice_sizes: Sequence[int],
+    *,
+    allow_negative_indices: bool | Sequence[bool] = True,
+):
+    """The ``slice_sizes`` window of ``operand`` at run-time ``start_indices``.
+    Negative starts count from the end; then each start is clamped so the
+    window fits (``x[8:10]`` of a size-9 axis reads ``x[7:9]``)."""
+    shape = tracing.get_aval(operand, "dynamic_slice", 0).shape
+    sizes = as_int_tuple("dynamic_slice", slice_sizes, "slice_sizes")
+    starts = _start_operands("dynamic_slice", shape, start_indices, allow_negative_indices)
+    return dynamic_slice_p.bind(operand, *starts, slice_sizes=sizes)
+
+
+def dynamic_update_slice(
+    operand: Any,
+    update: Any,
+    start_indices: Any,
+    *,
+    allow_negative_indices: bool | Sequence[bool] = True,
+):
+    """``operand`` with ``update`` written at run-time ``start_indices`` (wrapped
+    if negative, then clamped so the update fits)."""
+    shape = tracing.get_aval(operand, "dynamic_update_slice", 0).shape
+    starts = _start_operands("dynamic_update_slice", shape, start_indices, allow_negative_indices)
+    return dynamic_update_slice_p.bind(operand, update, *starts)
+
+
+def _zero_starts_with(ndim: int, axis: int, index: Any) -> list[Any]:
+    starts: list[Any] = [0] * ndim
+    starts[axis] = index
+    return starts
+
+
+def dynamic_slice_in_dim(
+    operand: Any,
+    start_index: Any,
+    slice_size: int,
+    axis: int = 0,
+    *,
+    allow_negative_indices: bool = True,
+):
+    """``dynamic_slice`` of ``slice_size`` elements along one ``axis``."""
+    shape = tracing.get_aval(operand, "dynamic_slice_in_dim", 0).shape
+    axis = normalize_axis("dynamic_slice_in_dim", axis, len(shape))
+    sizes = list(shape)
+    sizes[axis] = int(slice_size)
+    starts = _zero_starts_with(len(shape), axis, start_index)
+    allow = [d != axis or allow_negative_indices for d in range(len(shape))]
+    return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow)
+
+
+def dynamic_index_in_dim(
+    operand: Any,
+    index: Any,
+    axis: int = 0,
+    keepdims: bool = True,
+    *,
+    allow_negative_indices: bool = True,
+):
+    """Element ``index`` of ``axis`` (kept as a size-1 dim if ``keepdims``)."""
+    ndim = tracing.get_aval(operand, "dynamic_index_in_dim", 0).ndim
+    axis = normalize_axis("dynamic_index_in_dim", axis, ndim)
+    result = dynamic_slice_in_dim(
+        operand, index, 1, axis, allow_negative_indices=allow_negative_indices
+    )
+    return result if keepdims else structural.squeeze(result, (axis,))
+
+
+def dynamic_update_slice_in_dim(
+    operand: Any, update: Any, start_index: Any, axis: int, *, allow_negative_indices: bool = True
+):
+    """``dynamic_update_slice`` at ``start_index`` along one ``axis``."""
+    ndim = tracing.get_aval(operand, "dynamic_update_slice_in_dim", 0).ndim
+    axis = normalize_axis("dynamic_update_slice_in_dim", axis, ndim)
+    starts = _zero_starts_with(ndim, axis, start_index)
+    allow = [d != axis or allow_negative_indices for d in range(ndim)]
+    return dynamic_update_slice(operand, update, starts, allow_negative_indices=allow)
+
+
+def dynamic_update_index_in_dim(
+    operand: Any, update: Any, index: Any, axis: int, *, allow_negative_indices: bool = True
+):
+    """Write ``update`` at element ``index`` of ``axis``; ``update`` may lack that axis."""
+    ndim = tracing.get_aval(operand, "dynamic_update_index_in_dim", 0).ndim
+    axis = normalize_axis("dynamic_update_index_in_dim", axis, ndim)
+    if tracing.get_aval(update, "dynamic_update_index_in_dim", 1).ndim == ndim - 1:
+        update = structural.expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(
+        operand, update, index, axis, allow_negative_indices=allow_negative_indices
+    )
+
+
+def _check_mode(name: str, mode: Any, allowed: tuple[str, ...]) -> str:
+    if mode not in allowed:
+        raise ValueError(f"{name}: mode must be one of {allowed}, got {mode!r}")
+    return mode
+
+
+def _plain_scalar(value: Any) -> Any:
+    """NumPy scalars as Python ones, so params stay plain and printable."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def gather_along_axis(
+    operand: Any, indices: Any, axis: int = 0, *, mode: str = "clip", fill_value: Any = None
+):
+    """``np.take(operand, indices, axis)`` (NOT ``np.take_along_axis``): the gather
+    primitive. Out-of-range indices (including negative ones: wrap them first)
+    are clamped (``mode="clip"``) or read ``fill_value`` (``mode="fill"``)."""
+    ndim = tracing.get_aval(operand, "gather_along_axis", 0).ndim
+    axis = normalize_axis("gather_along_axis", axis, ndim)
+    mode = _check_mode("gather_along_axis", mode, GATHER_MODES)
+    return gather_p.bind(
+        operand, indices, axis=axis, mode=mode, fill_value=_plain_scalar(fill_value)
+    )
+
+
+def scatter_along_axis(operand: Any, indices: Any, updates: Any, axis: int = 0, *, mode="drop"):
+    """``operand`` with ``operand[..., indices, ...] = updates`` (``np.take``
+    layout along ``axis``), the scatter primitive. Out-of-range indices are
+    dropped (``mode="drop"``) or clamped (``mode="clip"``); for repeated
+    indices the last update (in row-major order of ``indices``) wins."""
+    ndim = tracing.get_aval(operand, "scatter_along_axis", 0).ndim
+    axis = normalize_axis("scatter_along_axis", axis, ndim)
+    mode = _check_mode("scatter_along_axis", mode, SCATTER_MODES)
+    return scatter_p.bind(operand, indices, updates, axis=axis, mode=mode)
+
+
+def scatter_add_along_axis(
+    operand: Any, indices: Any, updates: Any, axis: int = 0, *, mode: str = "drop"
+):
+    """Like :func:`scatter_along_axis`, but updates are added (repeated indices
+    accumulate, in row-major order of ``indices``): the scatter_add primitive."""
+    ndim = tracing.get_aval(operand, "scatter_add_along_axis", 0).ndim
+    axis = normalize_axis("scatter_add_along_axis", axis, ndim)
+    mode = _check_mode("scatter_add_along_axis", mode, SCATTER_MODES)
+    return scatter_add_p.bind(operand, indices, updates, axis=axis, mode=mode)
+
+
+__all__ = [
+    "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_index_in_dim",
+    "dynamic_update_slice", "dynamic_update_slice_in_dim", "gather_along_axis",
+    "scatter_add_along_axis", "scatter_along_axis",
+]  # fmt: skip
