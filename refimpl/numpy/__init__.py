@@ -1,7 +1,14 @@
-"""``refimpl.numpy``: a jax.numpy-like layer over the primitives."""
+"""``refimpl.numpy``: a jax.numpy-like layer over the primitives.
 
+Every function accepts refimpl arrays, tracers, NumPy arrays and Python
+scalars, promotes with JAX's rules (weak types included), broadcasts like
+NumPy, and is written only with ``refimpl.lax`` functions -- so it works the
+same eagerly (returning refimpl arrays) and under ``ri.jit``.
+"""
+
+from refimpl.numpy import _creation, _ufuncs
+from refimpl.numpy._creation import *  # noqa: F403
 from refimpl.numpy._promote import is_operand
 from refimpl.numpy._ufuncs import *  # noqa: F403
-from refimpl.numpy._ufuncs import add, multiply, negative, sin, subtract
 
-__all__ = ["is_operand", "add", "multiply", "negative", "sin", "subtract"]
+__all__ = ["is_operand", *_creation.__all__, *_ufuncs.__all__]

@@ -1,8 +1,19 @@
-"""Argument handling shared by the numpy layer: promotion and broadcasting.
+"""Argument handling shared by the numpy layer: checking, promotion, broadcasting.
 
-``refimpl.numpy`` functions accept anything array-like, promote with JAX's
-lattice (weak types included) and broadcast NumPy-style; then they call the
-``lax`` functions, whose primitives require matched dtypes and shapes.
+``refimpl.numpy`` functions accept anything array-like (refimpl arrays,
+tracers, NumPy arrays and scalars, Python scalars), promote with JAX's lattice
+(weak types included) and broadcast NumPy-style; then they call the ``lax``
+functions, whose primitives require matched dtypes and shapes.
+
+Three promotion flavours, as in ``jax.numpy``:
+
+* :func:`promote_dtypes` -- the join of the operands' types;
+* :func:`promote_dtypes_inexact` -- the join, then bool/int -> the default
+  float (``sqrt``, ``true_divide``, ``exp`` ...);
+* :func:`promote_dtypes_numeric` -- the join, then bool -> the default int
+  (``floor_divide``, ``remainder``, shifts ...).
+
+The weak flag survives each of them: ``rnp.sqrt(2)`` is a weak float32.
 """
 
 from __future__ import annotations
@@ -11,10 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing
+from refimpl import dtypes, lax, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives.elementwise import convert_element_type
-from refimpl.primitives.structural import broadcast_in_dim
 
 
 def is_operand(value: Any) -> bool:
@@ -22,7 +31,21 @@ def is_operand(value: Any) -> bool:
     return tracing.is_array_like(value)
 
 
-def aval_of(value: Any, fn_name: str, position: int) -> ShapedArray:
+def is_refimpl_array(value: Any) -> bool:
+    """A tracer or a concrete refimpl array (not NumPy data, not a Python scalar)."""
+    if isinstance(value, (np.ndarray, np.generic, tracing.TypedScalar)):
+        return False
+    return tracing.is_array_like(value) and not dtypes.is_python_scalar(value)
+
+
+def is_traced(value: Any) -> bool:
+    """Whether ``value`` is abstract (a tracer): its contents are unknown now."""
+    return isinstance(value, tracing.Tracer)
+
+
+def aval_of(value: Any, fn_name: str, position: int | str) -> ShapedArray:
+    """The abstract value of an operand; a TypeError naming ``fn_name`` and the
+    position for anything that is not an array or a scalar."""
     if isinstance(value, (list, tuple)):
         raise TypeError(
             f"{fn_name}: argument at position {position} is a {type(value).__name__}; "
@@ -31,32 +54,67 @@ def aval_of(value: Any, fn_name: str, position: int) -> ShapedArray:
     return tracing.get_aval(value, fn_name, position)
 
 
-def promote_dtypes(fn_name: str, *args: Any) -> list[Any]:
-    """Convert every argument to the joined dtype (JAX's lattice, weak types)."""
-    avals = [aval_of(a, fn_name, i) for i, a in enumerate(args)]
-    dtype, weak = dtypes.result_type(*[(av.dtype, av.weak_type) for av in avals])
-    return [_to_dtype(a, av, dtype, weak) for a, av in zip(args, avals, strict=True)]
-
-
 def _to_dtype(value: Any, aval: ShapedArray, dtype: np.dtype, weak: bool) -> Any:
+    """``value`` as ``dtype`` with weak flag ``weak`` (no equation when nothing changes)."""
     if aval.dtype == dtype and aval.weak_type == weak:
         return value
     if dtypes.is_python_scalar(value):
         return tracing.TypedScalar(value, dtype, weak)
-    if aval.dtype == dtype and not weak:
-        # only the weak flag differs: the primitive's result is strong anyway
-        return value
-    return convert_element_type(value, dtype, weak_type=weak)
+    return lax.convert_element_type(value, dtype, weak_type=weak)
+
+
+def _convert_all(fn_name: str, args: tuple[Any, ...], dtype: np.dtype, weak: bool) -> list[Any]:
+    avals = [aval_of(a, fn_name, i) for i, a in enumerate(args)]
+    return [_to_dtype(a, av, dtype, weak) for a, av in zip(args, avals, strict=True)]
+
+
+def result_type(fn_name: str, *args: Any) -> tuple[np.dtype, bool]:
+    """The joined ``(dtype, weak_type)`` of the operands (checking each one)."""
+    avals = [aval_of(a, fn_name, i) for i, a in enumerate(args)]
+    return dtypes.result_type(*[(av.dtype, av.weak_type) for av in avals])
+
+
+def promote_dtypes(fn_name: str, *args: Any) -> list[Any]:
+    """Convert every argument to the joined dtype (JAX's lattice, weak types)."""
+    dtype, weak = result_type(fn_name, *args)
+    return _convert_all(fn_name, args, dtype, weak)
+
+
+def to_inexact_dtype(dtype: np.dtype) -> np.dtype:
+    """bool and integers compute in the default float; inexact types stay."""
+    return dtype if dtypes.is_inexact(dtype) else dtypes.weak_default_dtype("f")
+
+
+def to_numeric_dtype(dtype: np.dtype) -> np.dtype:
+    """bool computes in the default int; numbers stay."""
+    return dtypes.weak_default_dtype("i") if dtypes.is_bool(dtype) else dtype
+
+
+def promote_dtypes_inexact(fn_name: str, *args: Any) -> list[Any]:
+    """The joined dtype, moved to the default float if it is bool or integer."""
+    dtype, weak = result_type(fn_name, *args)
+    return _convert_all(fn_name, args, to_inexact_dtype(dtype), weak)
+
+
+def promote_dtypes_numeric(fn_name: str, *args: Any) -> list[Any]:
+    """The joined dtype, moved to the default int if it is bool."""
+    dtype, weak = result_type(fn_name, *args)
+    return _convert_all(fn_name, args, to_numeric_dtype(dtype), weak)
+
+
+def broadcast_shapes(fn_name: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """NumPy's broadcast of ``shapes``; a TypeError naming ``fn_name`` otherwise."""
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        listed = ", ".join(str(tuple(s)) for s in shapes)
+        raise TypeError(f"{fn_name}: incompatible shapes for broadcasting: {listed}") from None
 
 
 def broadcast_arrays(fn_name: str, *args: Any) -> list[Any]:
     """NumPy broadcasting; rank-0 operands stay rank 0 (lax broadcasts them)."""
     avals = [aval_of(a, fn_name, i) for i, a in enumerate(args)]
-    try:
-        shape = np.broadcast_shapes(*(av.shape for av in avals))
-    except ValueError:
-        shapes = ", ".join(str(av.shape) for av in avals)
-        raise TypeError(f"{fn_name}: incompatible shapes for broadcasting: {shapes}") from None
+    shape = broadcast_shapes(fn_name, *(av.shape for av in avals))
     return [
         a if av.shape in ((), shape) else broadcast_to_shape(a, av.shape, shape)
         for a, av in zip(args, avals, strict=True)
@@ -66,8 +124,37 @@ def broadcast_arrays(fn_name: str, *args: Any) -> list[Any]:
 def broadcast_to_shape(x: Any, from_shape: tuple[int, ...], shape: tuple[int, ...]) -> Any:
     """Right-aligned NumPy broadcast of ``x`` (of ``from_shape``) to ``shape``."""
     lead = len(shape) - len(from_shape)
-    return broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
+    return lax.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
 
 
 def promote_and_broadcast(fn_name: str, *args: Any) -> list[Any]:
     return broadcast_arrays(fn_name, *promote_dtypes(fn_name, *args))
+
+
+def promote_args(fn_name: str, *args: Any) -> list[Any]:
+    """jnp's ``promote_args``: join the dtypes, then broadcast the shapes."""
+    return broadcast_arrays(fn_name, *promote_dtypes(fn_name, *args))
+
+
+def promote_args_inexact(fn_name: str, *args: Any) -> list[Any]:
+    return broadcast_arrays(fn_name, *promote_dtypes_inexact(fn_name, *args))
+
+
+def promote_args_numeric(fn_name: str, *args: Any) -> list[Any]:
+    return broadcast_arrays(fn_name, *promote_dtypes_numeric(fn_name, *args))
+
+
+def as_array(value: Any, weak_type: bool | None = None) -> Any:
+    """``value`` as a refimpl array: tracers and refimpl arrays pass through;
+    NumPy data, Python scalars and TypedScalars become a concrete ``Array``.
+
+    Used on results that needed no primitive (``rnp.positive(np_array)``), so
+    every public function returns a refimpl array, as jax.numpy does.
+    """
+    if is_refimpl_array(value):
+        return value
+    from refimpl.arrays import Array  # arrays imports array_ops, which imports us lazily
+
+    aval = tracing.get_aval(value, "asarray", 0)
+    weak = aval.weak_type if weak_type is None else weak_type
+    return Array(np.array(tracing.concrete_value(value, aval), copy=True), weak)

@@ -1,0 +1,414 @@
+"""Array creation: array/asarray, zeros/ones/full (and ``_like``), arange,
+linspace, eye, and astype.
+
+Dtypes follow ``jax.numpy``: 64-bit requests are canonicalized (float64 ->
+float32 without x64); Python scalars give weakly typed arrays
+(``rnp.asarray(1.0)`` is a weak float32) while NumPy data and nested lists give
+strongly typed ones; an explicit ``dtype`` always gives a strong result.
+Shapes, sizes and ``arange``/``linspace`` counts must be concrete.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, lax, tracing
+from refimpl.numpy._promote import (
+    as_array,
+    aval_of,
+    broadcast_shapes,
+    broadcast_to_shape,
+    is_refimpl_array,
+    is_traced,
+    to_inexact_dtype,
+)
+
+Array = Any
+ArrayLike = Any
+DTypeLike = Any
+Shape = Any
+
+
+# --- dtype and shape arguments -------------------------------------------------------
+
+
+def canonical_dtype(fn_name: str, dtype: DTypeLike) -> np.dtype:
+    """A user's ``dtype=`` argument as the dtype refimpl computes in."""
+    try:
+        return dtypes.canonicalize_dtype(dtype)
+    except TypeError as error:
+        raise TypeError(f"{fn_name}: {error}") from None
+
+
+def canonical_shape(fn_name: str, shape: Shape) -> tuple[int, ...]:
+    """An int or a sequence of ints (concrete, non-negative) as a shape tuple."""
+    items = shape if isinstance(shape, (Sequence, np.ndarray)) else (shape,)
+    if isinstance(items, str):
+        raise TypeError(f"{fn_name}: shape must be an int or a sequence of ints, got {shape!r}")
+    dims = []
+    for item in items:
+        if isinstance(item, (bool, np.bool_)):
+            raise TypeError(f"{fn_name}: shape must contain ints, got {shape!r}")
+        try:
+            dim = operator.index(item)
+        except TypeError:
+            raise TypeError(
+                f"{fn_name}: shape must be an int or a sequence of concrete ints, got {shape!r}"
+            ) from None
+        if dim < 0:
+            raise TypeError(f"{fn_name}: negative dimension in shape {tuple(items)}")
+        dims.append(dim)
+    return tuple(dims)
+
+
+def _scalar_as(value: Any, dtype: np.dtype, weak: bool = False) -> Any:
+    """A Python scalar as a rank-0 value of ``dtype``.
+
+    Conversions that cannot lose the kind (bool -> any, int -> int/float, float ->
+    float ...) happen now; float -> int goes through convert_element_type, which
+    saturates and maps NaN to 0 like XLA.
+    """
+    kind_order = {bool: 0, int: 1, float: 2, complex: 3}
+    if kind_order[type(value)] <= kind_order[dtypes.dtype_to_weak_python_kind(dtype)]:
+        return tracing.TypedScalar(value, dtype, weak)
+    return lax.convert_element_type(value, dtype, weak_type=weak)
+
+
+# --- asarray and array --------------------------------------------------------------
+
+
+def _leaves(seq: Any) -> list[Any]:
+    """The non-sequence elements of a nested list/tuple, in order."""
+    if isinstance(seq, (list, tuple)):
+        return [leaf for item in seq for leaf in _leaves(item)]
+    return [seq]
+
+
+def _from_sequence(fn_name: str, seq: list | tuple, dtype: np.dtype | None) -> Array:
+    """A strong array from a nested list/tuple; the dtype joins the leaves' types."""
+    leaves = _leaves(seq)
+    avals = [aval_of(leaf, fn_name, 0) for leaf in leaves]
+    if dtype is None:
+        if avals:
+            dtype = dtypes.result_type(*[(av.dtype, av.weak_type) for av in avals])[0]
+        else:
+            dtype = dtypes.weak_default_dtype("f")
+    if any(is_traced(leaf) for leaf in leaves):
+        from refimpl.numpy._shape import stack  # stacking needs the shape functions
+
+        return _stack_nested(seq, dtype, stack)
+    values = [tracing.concrete_value(leaf, av) for leaf, av in zip(leaves, avals, strict=True)]
+    try:
+        nested = np.array(_rebuild(seq, iter(values)), dtype=dtype)
+    except ValueError as error:
+        raise ValueError(f"{fn_name}: {error}") from None
+    return as_array(nested, weak_type=False)
+
+
+def _rebuild(seq: Any, values: Any) -> Any:
+    """``seq``'s nesting with its leaves replaced, in order, by ``values``."""
+    if isinstance(seq, (list, tuple)):
+        return [_rebuild(item, values) for item in seq]
+    return next(values)
+
+
+def _stack_nested(seq: Any, dtype: np.dtype, stack: Any) -> Array:
+    if isinstance(seq, (list, tuple)):
+        return stack([_stack_nested(item, dtype, stack) for item in seq])
+    return asarray(seq, dtype=dtype)
+
+
+def asarray(a: ArrayLike, dtype: DTypeLike = None, order: str | None = None, *, copy=None) -> Array:
+    """``a`` as a refimpl array (no copy of a refimpl array when nothing changes).
+
+    Accepts refimpl arrays, tracers, NumPy arrays and scalars, Python scalars and
+    nested lists/tuples of those. Python scalars stay weakly typed unless a
+    ``dtype`` is given.
+    """
+    if order not in (None, "C", "K", "A"):
+        raise NotImplementedError(f"asarray: order={order!r} is not supported")
+    target = None if dtype is None else canonical_dtype("asarray", dtype)
+    if isinstance(a, (list, tuple)):
+        return _from_sequence("asarray", a, target)
+    aval = aval_of(a, "asarray", 0)
+    if target is None:
+        return as_array(a)
+    if is_refimpl_array(a):
+        if aval.dtype == target and not aval.weak_type:
+            return a
+        return lax.convert_element_type(a, target)
+    # NumPy data and Python scalars convert on the host, as NumPy would
+    with np.errstate(all="ignore"):
+        return as_array(np.asarray(tracing.concrete_value(a, aval)).astype(target), False)
+
+
+def array(
+    object: ArrayLike,  # noqa: A002
+    dtype: DTypeLike = None,
+    copy: bool = True,
+    order: str | None = "K",
+    ndmin: int = 0,
+) -> Array:
+    """Like :func:`asarray`, but a concrete refimpl array is copied (a new buffer)
+    unless ``copy=False``, and ``ndmin`` leading 1s are added as needed."""
+    if object is None:
+        raise TypeError("array: None is not a valid array value")
+    was_array = is_refimpl_array(object) and not is_traced(object)
+    result = asarray(object, dtype=dtype, order=order)
+    if copy and was_array and result is object:
+        result = lax.copy(result)
+    ndim = aval_of(result, "array", 0).ndim
+    if ndmin > ndim:
+        result = lax.expand_dims(result, tuple(range(ndmin - ndim)))
+    return result
+
+
+def astype(x: ArrayLike, dtype: DTypeLike, /, *, copy: bool = False) -> Array:
+    """``x`` converted to ``dtype`` (strongly typed), with XLA's conversion rules:
+    float -> int truncates toward zero and saturates, NaN -> 0; anything -> bool
+    is ``!= 0``; complex -> real keeps the real part."""
+    aval = aval_of(x, "astype", 0)
+    target = canonical_dtype("astype", dtype)
+    if aval.dtype == target and not aval.weak_type and is_refimpl_array(x) and not copy:
+        return x
+    return lax.convert_element_type(x, target)
+
+
+# --- filled arrays -------------------------------------------------------------------
+
+
+def _filled(
+    fn_name: str, shape: tuple[int, ...], fill_value: ArrayLike, dtype: Any, weak: bool = False
+) -> Array:
+    """``fill_value`` broadcast to ``shape``; converted to ``dtype`` (weak if ``weak``)
+    unless ``dtype`` is None."""
+    fill_aval = aval_of(fill_value, fn_name, "fill_value")
+    if dtype is not None and (fill_aval.dtype, fill_aval.weak_type) != (dtype, weak):
+        if dtypes.is_python_scalar(fill_value):
+            fill_value = _scalar_as(fill_value, dtype, weak)
+        else:
+            fill_value = lax.convert_element_type(fill_value, dtype, weak_type=weak)
+    if fill_aval.shape == shape:
+        return as_array(fill_value)
+    if broadcast_shapes(fn_name, fill_aval.shape, shape) != shape:
+        raise TypeError(f"{fn_name}: fill_value of shape {fill_aval.shape} does not fit {shape}")
+    return broadcast_to_shape(fill_value, fill_aval.shape, shape)
+
+
+def full(shape: Shape, fill_value: ArrayLike, dtype: DTypeLike = None) -> Array:
+    """An array of ``shape`` filled with ``fill_value`` (which may be an array that
+    broadcasts to ``shape``). Without ``dtype`` the result has ``fill_value``'s
+    type, weak for Python scalars: ``full(3, 2.0)`` is a weak float32."""
+    shape = canonical_shape("full", shape)
+    dtype = None if dtype is None else canonical_dtype("full", dtype)
+    return _filled("full", shape, fill_value, dtype)
+
+
+def zeros(shape: Shape, dtype: DTypeLike = None) -> Array:
+    """An array of zeros (default dtype: the default float)."""
+    dtype = dtypes.weak_default_dtype("f") if dtype is None else canonical_dtype("zeros", dtype)
+    return _filled("zeros", canonical_shape("zeros", shape), 0, dtype)
+
+
+def ones(shape: Shape, dtype: DTypeLike = None) -> Array:
+    """An array of ones (default dtype: the default float)."""
+    dtype = dtypes.weak_default_dtype("f") if dtype is None else canonical_dtype("ones", dtype)
+    return _filled("ones", canonical_shape("ones", shape), 1, dtype)
+
+
+def full_like(
+    a: ArrayLike, fill_value: ArrayLike, dtype: DTypeLike = None, shape: Shape = None
+) -> Array:
+    """An array like ``a`` (its shape and dtype unless given) filled with
+    ``fill_value``. Without ``dtype`` the result keeps ``a``'s weak type."""
+    aval = aval_of(a, "full_like", 0)
+    shape = aval.shape if shape is None else canonical_shape("full_like", shape)
+    if dtype is not None:
+        return _filled("full_like", shape, fill_value, canonical_dtype("full_like", dtype))
+    return _filled("full_like", shape, fill_value, aval.dtype, aval.weak_type)
+
+
+def zeros_like(a: ArrayLike, dtype: DTypeLike = None, shape: Shape = None) -> Array:
+    """Zeros of ``a``'s shape and dtype (and weak type) unless given."""
+    aval_of(a, "zeros_like", 0)
+    return full_like(a, 0, dtype=dtype, shape=shape)
+
+
+def ones_like(a: ArrayLike, dtype: DTypeLike = None, shape: Shape = None) -> Array:
+    """Ones of ``a``'s shape and dtype (and weak type) unless given."""
+    aval_of(a, "ones_like", 0)
+    return full_like(a, 1, dtype=dtype, shape=shape)
+
+
+# --- ranges ---------------------------------------------------------------------------
+
+
+def _concrete_scalar(fn_name: str, name: str, value: Any) -> Any:
+    """A concrete scalar argument as a NumPy/Python scalar; errors for arrays/tracers."""
+    if value is None:
+        return None
+    aval = aval_of(value, fn_name, name)
+    if is_traced(value):
+        raise tracing.ConcretizationTypeError(
+            f"{fn_name}: argument {name!r} must be concrete (not traced); it fixes the "
+            "result's shape. Mark it static."
+        )
+    if aval.shape != ():
+        raise ValueError(f"{fn_name}: {name} must be a scalar, got shape {aval.shape}")
+    if dtypes.is_complex(aval.dtype):
+        raise ValueError(f"{fn_name}: complex {name} is not supported")
+    return value if dtypes.is_python_scalar(value) else np.asarray(value)[()]
+
+
+def arange(
+    start: ArrayLike, stop: ArrayLike = None, step: ArrayLike = None, dtype: DTypeLike = None
+) -> Array:
+    """``[start, start + step, ...)`` below ``stop`` (above it for a negative step).
+
+    The dtype joins the arguments' types (``arange(5)`` is int32, ``arange(5.0)``
+    float32); the values are ``start + step * iota`` computed in that dtype
+    (float32 for float16/bfloat16), as in JAX, so float results may differ from
+    NumPy's in the last place.
+    """
+    start_name = "stop" if stop is None and step is None else "start"
+    start = _concrete_scalar("arange", start_name, start)
+    stop = _concrete_scalar("arange", "stop", stop)
+    step = _concrete_scalar("arange", "step", step)
+    if dtype is None:
+        given = [v for v in (start, stop, step) if v is not None]
+        dtype = dtypes.result_type(*[(aval_of(v, "arange", 0).dtype, False) for v in given])[0]
+    else:
+        dtype = canonical_dtype("arange", dtype)
+    if stop is None:
+        start, stop = 0, start
+    if step is not None:
+        if step == 0:
+            raise ValueError("arange: step must not be zero")
+        working = np.dtype(np.float32) if dtype in (np.float16, dtypes.bfloat16) else dtype
+        size = max(0, math.ceil((stop - start) / step))
+        offsets = lax.mul(_scalar_value(step, working), lax.iota(working, size))
+        return lax.convert_element_type(lax.add(_scalar_value(start, working), offsets), dtype)
+    if start == 0:
+        return lax.iota(dtype, max(0, math.ceil(stop)))
+    size = max(0, math.ceil(stop - start))
+    return lax.add(_scalar_value(start, dtype), lax.iota(dtype, size))
+
+
+def _scalar_value(value: Any, dtype: np.dtype) -> Any:
+    """A concrete scalar as a strong rank-0 constant of ``dtype`` (XLA conversion)."""
+    if dtypes.is_python_scalar(value):
+        return _scalar_as(value, dtype)
+    return lax.convert_element_type(value, dtype)
+
+
+def linspace(
+    start: ArrayLike,
+    stop: ArrayLike,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype: DTypeLike = None,
+    axis: int = 0,
+) -> Array | tuple[Array, Array]:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive with
+    ``endpoint``), as ``start * (1 - t) + stop * t`` for ``t = i / div`` -- JAX's
+    formula, which hits both ends exactly. ``start``/``stop`` may be arrays
+    (the new axis is ``axis``). Integer dtypes take the floor."""
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples {num} must be non-negative")
+    start_aval = aval_of(start, "linspace", 0)
+    stop_aval = aval_of(stop, "linspace", 1)
+    if dtype is None:
+        joined = dtypes.result_type(start_aval.dtype, stop_aval.dtype)[0]
+        dtype = to_inexact_dtype(joined)
+    else:
+        dtype = canonical_dtype("linspace", dtype)
+    computation = to_inexact_dtype(dtype)
+    start = lax.convert_element_type(start, computation)
+    stop = lax.convert_element_type(stop, computation)
+    bounds = list(broadcast_shapes("linspace", start_aval.shape, stop_aval.shape))
+    start = _broadcast(start, start_aval.shape, tuple(bounds))
+    stop = _broadcast(stop, stop_aval.shape, tuple(bounds))
+    axis = axis + len(bounds) + 1 if axis < 0 else axis
+    if not 0 <= axis <= len(bounds):
+        raise ValueError(f"linspace: axis {axis} is out of bounds for {len(bounds) + 1} dims")
+    with_axis = bounds[:axis] + [1] + bounds[axis:]
+    div = num - 1 if endpoint else num
+    if num > 1:
+        delta = lax.div(lax.sub(stop, start), tracing.TypedScalar(div, computation, False))
+        iota_shape = [1] * len(with_axis)
+        iota_shape[axis] = div
+        steps = lax.div(lax.iota(computation, div), tracing.TypedScalar(div, computation, False))
+        steps = lax.reshape(steps, iota_shape)
+        out_shape = list(with_axis)
+        out_shape[axis] = div
+        one_minus = lax.sub(tracing.TypedScalar(1, computation, False), steps)
+        out = lax.add(
+            lax.mul(_broadcast(lax.reshape(start, with_axis), with_axis, out_shape),
+                    _broadcast(one_minus, iota_shape, out_shape)),
+            lax.mul(_broadcast(lax.reshape(stop, with_axis), with_axis, out_shape),
+                    _broadcast(steps, iota_shape, out_shape)),
+        )  # fmt: skip
+        if endpoint:
+            out = lax.concatenate([out, lax.reshape(stop, with_axis)], axis)
+    elif num == 1:
+        delta = _nan_or(stop, start, computation, endpoint)
+        out = lax.reshape(start, with_axis)
+    else:
+        delta = lax.broadcast_in_dim(tracing.TypedScalar(np.nan, computation, False), (), ())
+        empty = list(with_axis)
+        empty[axis] = 0
+        out = lax.broadcast_in_dim(tracing.TypedScalar(0, computation, False), empty, ())
+    if dtypes.is_integer(dtype) or dtypes.is_bool(dtype):
+        out = lax.floor(out)
+    result = lax.convert_element_type(out, dtype)
+    return (result, delta) if retstep else result
+
+
+def _nan_or(stop: Array, start: Array, dtype: np.dtype, endpoint: bool) -> Array:
+    if endpoint:
+        return lax.broadcast_in_dim(tracing.TypedScalar(np.nan, dtype, False), (), ())
+    return lax.sub(stop, start)
+
+
+def _broadcast(x: Array, from_shape: Any, shape: Any) -> Array:
+    from_shape, shape = tuple(from_shape), tuple(shape)
+    if from_shape == shape:
+        return x
+    if len(from_shape) == len(shape):
+        return lax.broadcast_in_dim(x, shape, tuple(range(len(shape))))
+    return broadcast_to_shape(x, from_shape, shape)
+
+
+def eye(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None) -> Array:
+    """The ``N x M`` matrix with ones on diagonal ``k`` (above the main one if k > 0)."""
+    n = _concrete_int("eye", "N", N)
+    m = n if M is None else _concrete_int("eye", "M", M)
+    k = _concrete_int("eye", "k", k, allow_negative=True)
+    dtype = dtypes.weak_default_dtype("f") if dtype is None else canonical_dtype("eye", dtype)
+    rows = lax.broadcasted_iota(np.int32, (n, m), 0)
+    cols = lax.broadcasted_iota(np.int32, (n, m), 1)
+    on_diagonal = lax.eq(lax.add(rows, tracing.TypedScalar(k, np.dtype(np.int32), False)), cols)
+    return lax.convert_element_type(on_diagonal, dtype)
+
+
+def _concrete_int(fn_name: str, name: str, value: Any, allow_negative: bool = False) -> int:
+    try:
+        result = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{fn_name}: {name} must be a concrete int, got {value!r}") from None
+    if result < 0 and not allow_negative:
+        raise ValueError(f"{fn_name}: {name} must be non-negative, got {result}")
+    return result
+
+
+__all__ = [
+    "arange", "array", "asarray", "astype", "eye", "full", "full_like", "linspace", "ones",
+    "ones_like", "zeros", "zeros_like",
+]  # fmt: skip
