@@ -6,4 +6,6 @@ module only gathers each family's public names.
 
 from refimpl.primitives.elementwise import *  # noqa: F403
 from refimpl.primitives.structural import *  # noqa: F403
+from refimpl.primitives.reductions import *  # noqa: F403
+from refimpl.primitives.linalg import *  # noqa: F403
 from refimpl.primitives.indexing import *  # noqa: F403

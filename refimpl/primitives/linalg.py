@@ -1,0 +1,702 @@
+"""Contractions: dot_general and conv_general_dilated.
+
+Result dtype (JAX 0.10.2, which follows XLA's shape inference):
+
+* The operands' common type is the one of higher precision (complex over
+  real, then larger float exponent range, then more mantissa bits, then more
+  bits, then signed over unsigned); ``dot_general`` accepts mixed dtypes this
+  way, ``conv_general_dilated`` requires equal dtypes.
+* ``preferred_element_type`` replaces that type; for a non-float common type
+  it must not have fewer bits.
+* The result is weakly typed iff both operands are.
+
+How it is computed (the reference; ``precision`` is recorded but ignored --
+every product is computed at the full precision of the compute type):
+
+* the *compute type* is the result type when the operands' dtypes differ or
+  the result type has higher precision than them (``int8 x int8 -> int16``
+  multiplies in int16), and otherwise the operands' type, whose result is then
+  converted (``f32 x f32 -> int32`` sums in float32 and truncates);
+* in the compute type, float16/bfloat16 accumulate in float32 and round once;
+  integers wrap around (computed in 64 bits and truncated); bool is the
+  or-of-ands; float32 sums follow NumPy/BLAS order, so results agree with XLA
+  within a few ulps per term.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from refimpl import dtypes, tracing
+from refimpl.core import ShapedArray
+from refimpl.primitives.base import Primitive, all_weak, as_int_tuple
+from refimpl.primitives.elementwise import convert_values
+from refimpl.primitives.reductions import accumulation_dtype
+
+# --- result and compute dtypes ----------------------------------------------------
+
+
+def _precision_rank(dtype: np.dtype) -> tuple:
+    """XLA's HigherPrecisionType order: a larger tuple is the higher precision."""
+    real = np.real(np.zeros((), dtype)).dtype
+    is_float = dtypes.is_floating(real)
+    return (
+        dtypes.is_complex(dtype),
+        int(dtypes.finfo(real).maxexp) if is_float else -1,
+        int(dtypes.finfo(real).nmant) if is_float else -1,
+        _bit_width(real),
+        not dtypes.is_unsigned_int(real),
+    )
+
+
+def _bit_width(dtype: np.dtype) -> int:
+    """Bits per value; a complex type counts its real part (as JAX's finfo does)."""
+    if dtypes.is_bool(dtype):
+        return 1
+    return dtype.itemsize * 4 if dtypes.is_complex(dtype) else dtype.itemsize * 8
+
+
+def result_dtype(name: str, lhs: np.dtype, rhs: np.dtype, preferred: np.dtype | None) -> np.dtype:
+    """The output dtype of a dot/conv (see the module docstring)."""
+    if _precision_rank(lhs) > _precision_rank(rhs):
+        common = lhs
+    elif _precision_rank(rhs) > _precision_rank(lhs):
+        common = rhs
+    elif lhs != rhs:
+        raise TypeError(f"{name}: argument type error: {lhs.name}, {rhs.name}")
+    else:
+        common = lhs
+    if preferred is None or preferred == common:
+        return common
+    if not isinstance(preferred, np.dtype) or preferred not in dtypes.ALL_DTYPES:
+        raise TypeError(f"{name}: unsupported preferred_element_type {preferred!r}")
+    if not dtypes.is_floating(common) and _bit_width(preferred) < _bit_width(common):
+        raise TypeError(
+            f"{name}: preferred_element_type {preferred.name} must not be narrower than "
+            f"the operands' type {common.name}"
+        )
+    return preferred
+
+
+def compute_dtype(lhs: np.dtype, rhs: np.dtype, out: np.dtype) -> np.dtype:
+    """The dtype products are formed in (see the module docstring)."""
+    if lhs != rhs or _precision_rank(out) > _precision_rank(lhs):
+        return out
+    return lhs
+
+
+def _to_accumulator(x: np.ndarray, compute: np.dtype) -> np.ndarray:
+    """``x`` converted to the compute dtype, held in that dtype's accumulator."""
+    return convert_values(x, compute).astype(accumulation_dtype(compute))
+
+
+def _from_accumulator(x: np.ndarray, compute: np.dtype, out: np.dtype) -> np.ndarray:
+    """Round/wrap an accumulated result to the compute dtype, then convert to ``out``."""
+    if dtypes.is_bool(compute):
+        rounded = x != 0
+    else:
+        rounded = x.astype(compute)
+    return convert_values(rounded, out)
+
+
+def _check_precision(name: str, precision: Any) -> Any:
+    """``None`` or a pair of precision names; the reference ignores it."""
+    names = ("DEFAULT", "HIGH", "HIGHEST")
+    if precision is None:
+        return None
+    if isinstance(precision, (list, tuple)) and len(precision) == 2:
+        return tuple(_one_precision(name, p, names) for p in precision)
+    one = _one_precision(name, precision, names)
+    return (one, one)
+
+
+def _one_precision(name: str, value: Any, names: tuple[str, ...]) -> str | None:
+    if value is None:
+        return None
+    text = getattr(value, "name", value)  # also accepts enums like jax.lax.Precision
+    if isinstance(text, str) and text.upper() in names:
+        return text.upper()
+    raise ValueError(f"{name}: precision must be None or one of {names} (or a pair), got {value!r}")
+
+
+def _preferred(name: str, preferred_element_type: Any) -> np.dtype | None:
+    if preferred_element_type is None:
+        return None
+    try:
+        return dtypes.canonicalize_dtype(preferred_element_type)
+    except TypeError as e:
+        raise TypeError(
+            f"{name}: preferred_element_type {preferred_element_type!r} is not a valid dtype"
+        ) from e
+
+
+# --- dot_general ------------------------------------------------------------------
+
+dot_general_p = Primitive("dot_general")
+
+DotDims = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]]
+
+
+def canonical_dot_dims(dimension_numbers: Any) -> DotDims:
+    """``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))`` as int tuples."""
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+    except (TypeError, ValueError):
+        raise TypeError(
+            "dot_general: dimension_numbers must be ((lhs_contracting, rhs_contracting), "
+            f"(lhs_batch, rhs_batch)), got {dimension_numbers!r}"
+        ) from None
+    name = "dot_general"
+    return (
+        (as_int_tuple(name, lc, "lhs_contracting"), as_int_tuple(name, rc, "rhs_contracting")),
+        (as_int_tuple(name, lb, "lhs_batch"), as_int_tuple(name, rb, "rhs_batch")),
+    )
+
+
+def _check_dot_dims(lhs: ShapedArray, rhs: ShapedArray, dims: DotDims) -> None:
+    (lc, rc), (lb, rb) = dims
+    for side, aval, contract, batch in (("lhs", lhs, lc, lb), ("rhs", rhs, rc, rb)):
+        if any(not 0 <= d < aval.ndim for d in contract + batch):
+            raise TypeError(
+                f"dot_general: {side} dimension numbers must be in [0, {aval.ndim}) for "
+                f"{side} of shape {aval.shape}, got {side}_contracting {contract} and "
+                f"{side}_batch {batch}"
+            )
+        for what, dims_ in (("contracting", contract), ("batch", batch)):
+            if len(set(dims_)) != len(dims_):
+                raise TypeError(f"dot_general: {side}_{what} dimensions {dims_} are not distinct")
+        if set(contract) & set(batch):
+            raise TypeError(
+                f"dot_general: {side}_batch {batch} and {side}_contracting {contract} overlap"
+            )
+    for what, left, right in (("contracting", lc, rc), ("batch", lb, rb)):
+        if len(left) != len(right):
+            raise TypeError(
+                f"dot_general: lhs_{what} {left} and rhs_{what} {right} differ in length"
+            )
+        left_sizes = tuple(lhs.shape[d] for d in left)
+        right_sizes = tuple(rhs.shape[d] for d in right)
+        if left_sizes != right_sizes:
+            raise TypeError(
+                f"dot_general: {what} dimensions must have equal sizes, got {left_sizes} "
+                f"(lhs shape {lhs.shape}) and {right_sizes} (rhs shape {rhs.shape})"
+            )
+
+
+def _free_dims(ndim: int, contract: tuple[int, ...], batch: tuple[int, ...]) -> list[int]:
+    return [d for d in range(ndim) if d not in contract and d not in batch]
+
+
+@dot_general_p.def_abstract_eval
+def _dot_general_abstract_eval(
+    lhs: ShapedArray,
+    rhs: ShapedArray,
+    *,
+    dimension_numbers: DotDims,
+    precision: Any,
+    preferred_element_type: np.dtype | None,
+) -> ShapedArray:
+    """Output dims: batch dims, then lhs free dims, then rhs free dims (XLA order)."""
+    dims = canonical_dot_dims(dimension_numbers)
+    _check_dot_dims(lhs, rhs, dims)
+    (lc, rc), (lb, rb) = dims
+    dtype = result_dtype("dot_general", lhs.dtype, rhs.dtype, preferred_element_type)
+    shape = (
+        tuple(lhs.shape[d] for d in lb)
+        + tuple(lhs.shape[d] for d in _free_dims(lhs.ndim, lc, lb))
+        + tuple(rhs.shape[d] for d in _free_dims(rhs.ndim, rc, rb))
+    )
+    return ShapedArray(shape, dtype, all_weak([lhs, rhs]))
+
+
+@dot_general_p.def_impl
+def _dot_general_impl(
+    lhs: np.ndarray,
+    rhs: np.ndarray,
+    *,
+    dimension_numbers: DotDims,
+    precision: Any,
+    preferred_element_type: np.dtype | None,
+) -> np.ndarray:
+    """Lay both operands out as (batch, free, contracted) matrices, matmul, reshape."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    out_dtype = result_dtype("dot_general", lhs.dtype, rhs.dtype, preferred_element_type)
+    compute = compute_dtype(lhs.dtype, rhs.dtype, out_dtype)
+    lhs_free, rhs_free = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
+    batch_shape = tuple(lhs.shape[d] for d in lb)
+    lhs_free_shape = tuple(lhs.shape[d] for d in lhs_free)
+    rhs_free_shape = tuple(rhs.shape[d] for d in rhs_free)
+    batch, contracted = _size(batch_shape), _size(lhs.shape[d] for d in lc)
+    lhs_3d = lhs.transpose(list(lb) + lhs_free + list(lc)).reshape(
+        batch, _size(lhs_free_shape), contracted
+    )
+    rhs_3d = rhs.transpose(list(rb) + list(rc) + rhs_free).reshape(
+        batch, contracted, _size(rhs_free_shape)
+    )
+    product = np.matmul(_to_accumulator(lhs_3d, compute), _to_accumulator(rhs_3d, compute))
+    result = _from_accumulator(product, compute, out_dtype)
+    return result.reshape(batch_shape + lhs_free_shape + rhs_free_shape)
+
+
+def _size(shape: Any) -> int:
+    return int(np.prod(tuple(shape), dtype=np.int64))
+
+
+# --- conv_general_dilated -----------------------------------------------------------
+
+
+class ConvDimensionNumbers(NamedTuple):
+    """Where each logical dim lives: ``lhs_spec = (batch, feature, spatial...)``,
+    ``rhs_spec = (out feature, in feature, spatial...)``, ``out_spec = (batch,
+    feature, spatial...)``; spatial dims in the same order in all three."""
+
+    lhs_spec: tuple[int, ...]
+    rhs_spec: tuple[int, ...]
+    out_spec: tuple[int, ...]
+
+
+conv_general_dilated_p = Primitive("conv_general_dilated")
+
+_NAME = "conv_general_dilated"
+
+
+def conv_dimension_numbers(
+    lhs_shape: tuple[int, ...], rhs_shape: tuple[int, ...], dimension_numbers: Any
+) -> ConvDimensionNumbers:
+    """Resolve ``None``, three layout strings (``("NHWC", "HWIO", "NHWC")``) or
+    three index tuples into a ``ConvDimensionNumbers``.
+
+    In layout strings ``N``/``C`` (lhs, out) and ``O``/``I`` (rhs) name batch
+    and feature dims; every other letter is a spatial dim, and the spatial
+    dims are taken in the order they appear in the rhs string (as in JAX).
+    """
+    if len(lhs_shape) != len(rhs_shape):
+        raise TypeError(
+            f"{_NAME}: lhs and rhs must have the same rank, got shapes {lhs_shape} and {rhs_shape}"
+        )
+    ndim = len(lhs_shape)
+    if ndim < 2:
+        raise TypeError(
+            f"{_NAME}: operands must have rank >= 2, got shapes {lhs_shape}, {rhs_shape}"
+        )
+    if dimension_numbers is None:
+        default = tuple(range(ndim))
+        return ConvDimensionNumbers(default, default, default)
+    if isinstance(dimension_numbers, (list, tuple)) and len(dimension_numbers) == 3:
+        if all(isinstance(s, str) for s in dimension_numbers):
+            return _specs_from_strings(ndim, *dimension_numbers)
+        specs = [as_int_tuple(_NAME, s, "dimension_numbers") for s in dimension_numbers]
+        return ConvDimensionNumbers(*specs)
+    raise TypeError(
+        f"{_NAME}: dimension_numbers must be None, three layout strings or three index "
+        f"tuples, got {dimension_numbers!r}"
+    )
+
+
+def _specs_from_strings(ndim: int, lhs: str, rhs: str, out: str) -> ConvDimensionNumbers:
+    layouts = ((lhs, "NC"), (rhs, "OI"), (out, "NC"))
+    for layout, (major, minor) in layouts:
+        if len(layout) != ndim:
+            raise TypeError(f"{_NAME}: layout {layout!r} does not have one letter per dim ({ndim})")
+        if layout.count(major) != 1 or layout.count(minor) != 1 or len(set(layout)) != ndim:
+            raise TypeError(
+                f"{_NAME}: layout {layout!r} must hold {major!r} and {minor!r} once and "
+                "distinct spatial letters"
+            )
+    spatial = [c for c in rhs if c not in "OI"]
+    for layout, (major, minor) in layouts:
+        if sorted(c for c in layout if c not in major + minor) != sorted(spatial):
+            raise TypeError(
+                f"{_NAME}: layouts {lhs!r}, {rhs!r}, {out!r} do not name the same spatial dims"
+            )
+    return ConvDimensionNumbers(
+        *[
+            (layout.index(major), layout.index(minor)) + tuple(layout.index(c) for c in spatial)
+            for layout, (major, minor) in layouts
+        ]
+    )
+
+
+def _check_conv_dims(dims: Any, ndim: int) -> ConvDimensionNumbers:
+    if not isinstance(dims, tuple) or len(dims) != 3:
+        raise TypeError(f"{_NAME}: dimension_numbers must be a ConvDimensionNumbers, got {dims!r}")
+    for label, spec in zip(("lhs_spec", "rhs_spec", "out_spec"), dims, strict=True):
+        spec = as_int_tuple(_NAME, spec, label)
+        if sorted(spec) != list(range(ndim)):
+            raise TypeError(
+                f"{_NAME}: dimension_numbers.{label} {spec} must be a permutation of range({ndim})"
+            )
+    return ConvDimensionNumbers(*(tuple(s) for s in dims))
+
+
+def _positive_ints(value: Any, arg: str, count: int) -> tuple[int, ...]:
+    ints = as_int_tuple(_NAME, value, arg)
+    if len(ints) != count:
+        raise TypeError(f"{_NAME}: {arg} {ints} must have one entry per spatial dim ({count})")
+    if any(i < 1 for i in ints):
+        raise ValueError(f"{_NAME}: {arg} {ints} must be positive")
+    return ints
+
+
+def _dilated(size: int, dilation: int) -> int:
+    return 0 if size == 0 else (size - 1) * dilation + 1
+
+
+def _conv_out_spatial(
+    lhs_spatial: Sequence[int],
+    rhs_spatial: Sequence[int],
+    window_strides: Sequence[int],
+    padding: Sequence[tuple[int, int]],
+    lhs_dilation: Sequence[int],
+    rhs_dilation: Sequence[int],
+) -> tuple[int, ...]:
+    sizes = []
+    for i, (n, k, s, (lo, hi), ld, rd) in enumerate(
+        zip(
+            lhs_spatial,
+            rhs_spatial,
+            window_strides,
+            padding,
+            lhs_dilation,
+            rhs_dilation,
+            strict=True,
+        )
+    ):
+        padded = _dilated(n, ld) + lo + hi
+        if padded < 0:
+            raise ValueError(
+                f"{_NAME}: padding ({lo}, {hi}) of spatial dim {i} removes more than its "
+                f"dilated size {_dilated(n, ld)}"
+            )
+        window = _dilated(k, rd)
+        sizes.append(max(0, (padded - window) // s + 1))
+    return tuple(sizes)
+
+
+@conv_general_dilated_p.def_abstract_eval
+def _conv_abstract_eval(
+    lhs: ShapedArray,
+    rhs: ShapedArray,
+    *,
+    window_strides: tuple[int, ...],
+    padding: tuple[tuple[int, int], ...],
+    lhs_dilation: tuple[int, ...],
+    rhs_dilation: tuple[int, ...],
+    dimension_numbers: ConvDimensionNumbers,
+    feature_group_count: int,
+    batch_group_count: int,
+    precision: Any,
+    preferred_element_type: np.dtype | None,
+) -> ShapedArray:
+    if lhs.ndim != rhs.ndim or lhs.ndim < 2:
+        raise TypeError(
+            f"{_NAME}: lhs and rhs must have the same rank >= 2, got shapes {lhs.shape} "
+            f"and {rhs.shape}"
+        )
+    if lhs.dtype != rhs.dtype:
+        raise TypeError(
+            f"{_NAME} requires arguments to have the same dtypes, got {lhs.dtype.name}, "
+            f"{rhs.dtype.name}"
+        )
+    dims = _check_conv_dims(dimension_numbers, lhs.ndim)
+    nspatial = lhs.ndim - 2
+    _positive_ints(window_strides, "window_strides", nspatial)
+    _positive_ints(lhs_dilation, "lhs_dilation", nspatial)
+    _positive_ints(rhs_dilation, "rhs_dilation", nspatial)
+    pads = _check_padding(padding, nspatial)
+    batch, features, lhs_spatial = _logical(lhs.shape, dims.lhs_spec)
+    out_features, in_features, rhs_spatial = _logical(rhs.shape, dims.rhs_spec)
+    _check_groups(
+        lhs.shape, rhs.shape, batch, features, out_features, in_features,
+        feature_group_count, batch_group_count,
+    )  # fmt: skip
+    out_spatial = _conv_out_spatial(
+        lhs_spatial, rhs_spatial, window_strides, pads, lhs_dilation, rhs_dilation
+    )
+    logical_out = (batch // batch_group_count, out_features) + out_spatial
+    shape = [0] * lhs.ndim
+    for logical_dim, dim in enumerate(dims.out_spec):
+        shape[dim] = logical_out[logical_dim]
+    dtype = result_dtype(_NAME, lhs.dtype, rhs.dtype, preferred_element_type)
+    return ShapedArray(tuple(shape), dtype, all_weak([lhs, rhs]))
+
+
+def _logical(shape: tuple[int, ...], spec: tuple[int, ...]) -> tuple[int, int, tuple[int, ...]]:
+    """(batch-or-out-feature size, feature size, spatial sizes) of ``shape`` under ``spec``."""
+    return shape[spec[0]], shape[spec[1]], tuple(shape[d] for d in spec[2:])
+
+
+def _check_padding(padding: Any, nspatial: int) -> tuple[tuple[int, int], ...]:
+    try:
+        pairs = tuple((lo, hi) for lo, hi in padding)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{_NAME}: padding must be a sequence of (lo, hi) pairs, got {padding!r}"
+        ) from None
+    pairs = tuple(as_int_tuple(_NAME, pair, "padding") for pair in pairs)
+    if len(pairs) != nspatial:
+        raise TypeError(f"{_NAME}: padding {pairs} must have one pair per spatial dim ({nspatial})")
+    return pairs
+
+
+def _check_groups(
+    lhs_shape: tuple[int, ...],
+    rhs_shape: tuple[int, ...],
+    batch: int,
+    features: int,
+    out_features: int,
+    in_features: int,
+    feature_group_count: int,
+    batch_group_count: int,
+) -> None:
+    for arg, count in (("feature_group_count", feature_group_count),
+                       ("batch_group_count", batch_group_count)):  # fmt: skip
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise TypeError(f"{_NAME}: {arg} must be an int, got {count!r}")
+        if count < 1:
+            raise ValueError(f"{_NAME}: {arg} must be >= 1, got {count}")
+    if feature_group_count > 1 and batch_group_count > 1:
+        raise ValueError(f"{_NAME}: feature_group_count and batch_group_count cannot both be > 1")
+    shapes = f"(lhs shape {lhs_shape}, rhs shape {rhs_shape})"
+    if features != in_features * feature_group_count:
+        raise TypeError(
+            f"{_NAME}: lhs feature dimension {features} must equal rhs input feature "
+            f"dimension {in_features} times feature_group_count {feature_group_count} {shapes}"
+        )
+    for arg, count in (("feature_group_count", feature_group_count),
+                       ("batch_group_count", batch_group_count)):  # fmt: skip
+        if out_features % count:
+            raise TypeError(
+                f"{_NAME}: rhs output feature dimension {out_features} must be a multiple "
+                f"of {arg} {count} {shapes}"
+            )
+    if batch % batch_group_count:
+        raise TypeError(
+            f"{_NAME}: lhs batch dimension {batch} must be a multiple of batch_group_count "
+            f"{batch_group_count} {shapes}"
+        )
+
+
+@conv_general_dilated_p.def_impl
+def _conv_impl(
+    lhs: np.ndarray,
+    rhs: np.ndarray,
+    *,
+    window_strides: tuple[int, ...],
+    padding: tuple[tuple[int, int], ...],
+    lhs_dilation: tuple[int, ...],
+    rhs_dilation: tuple[int, ...],
+    dimension_numbers: ConvDimensionNumbers,
+    feature_group_count: int,
+    batch_group_count: int,
+    precision: Any,
+    preferred_element_type: np.dtype | None,
+) -> np.ndarray:
+    """The plain definition: in the (batch, feature, spatial...) layout, dilate
+    lhs (insert zeros), pad it (negative padding crops), dilate rhs, then sum
+    ``lhs window * rhs`` over every strided window position."""
+    out_dtype = result_dtype(_NAME, lhs.dtype, rhs.dtype, preferred_element_type)
+    compute = compute_dtype(lhs.dtype, rhs.dtype, out_dtype)
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    x = _to_accumulator(np.transpose(lhs, lhs_spec), compute)  # N, C, spatial...
+    w = _to_accumulator(np.transpose(rhs, rhs_spec), compute)  # O, I, spatial...
+    x = _pad(_dilate(x, lhs_dilation), padding)
+    w = _dilate(w, rhs_dilation)
+    windows = _windows(x, w.shape[2:], window_strides)  # N, C, out spatial..., window...
+    out = _grouped_window_sum(windows, w, feature_group_count, batch_group_count)
+    result = _from_accumulator(out, compute, out_dtype)  # N', O, out spatial...
+    return np.transpose(result, np.argsort(out_spec))
+
+
+def _dilate(x: np.ndarray, dilation: Sequence[int]) -> np.ndarray:
+    """Insert ``d - 1`` zeros between neighbours along each spatial dim (dims 2...)."""
+    shape = x.shape[:2] + tuple(_dilated(n, d) for n, d in zip(x.shape[2:], dilation, strict=True))
+    out = np.zeros(shape, x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(None, None, d) for d in dilation)] = x
+    return out
+
+
+def _pad(x: np.ndarray, padding: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Pad spatial dims with zeros; a negative amount removes elements instead."""
+    grow = [(0, 0), (0, 0)] + [(max(lo, 0), max(hi, 0)) for lo, hi in padding]
+    grown = np.pad(x, grow)
+    crop = tuple(
+        slice(max(-lo, 0), size - max(-hi, 0))
+        for (lo, hi), size in zip(padding, grown.shape[2:], strict=True)
+    )
+    return grown[(slice(None), slice(None)) + crop]
+
+
+def _windows(x: np.ndarray, window: tuple[int, ...], strides: Sequence[int]) -> np.ndarray:
+    """Every strided window of ``x``'s spatial dims: (N, C, out spatial..., window...)."""
+    spatial = tuple(range(2, x.ndim))
+    out_spatial = tuple(
+        max(0, (n - k) // s + 1) for n, k, s in zip(x.shape[2:], window, strides, strict=True)
+    )
+    if 0 in out_spatial or 0 in window:
+        return np.zeros(x.shape[:2] + out_spatial + window, x.dtype)
+    views = sliding_window_view(x, window, axis=spatial)
+    return views[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in strides)]
+
+
+def _grouped_window_sum(
+    windows: np.ndarray, w: np.ndarray, feature_groups: int, batch_groups: int
+) -> np.ndarray:
+    """``out[n, o, p...] = sum over c, k... of windows[n, c, p..., k...] * w[o, c, k...]``,
+    within groups.
+
+    Feature groups: input features and output features are each split into
+    ``feature_groups`` consecutive blocks; output block g sees input block g.
+    Batch groups: the batch is split into ``batch_groups`` consecutive blocks
+    and output-feature block g is computed from batch block g.
+    """
+    n, c = windows.shape[:2]
+    o = w.shape[0]
+    nspatial = w.ndim - 2
+    out_spatial = windows.shape[2 : 2 + nspatial]
+    # einsum subscripts as integers: group, batch, in feature, out feature, then
+    # the output positions and the window offsets
+    g, b, i, f = 0, 1, 2, 3
+    pos = list(range(4, 4 + nspatial))
+    off = list(range(4 + nspatial, 4 + 2 * nspatial))
+    groups = feature_groups * batch_groups  # at most one of them is > 1
+    kernel = w.reshape((groups, o // groups) + w.shape[1:])
+    if batch_groups > 1:
+        lhs = windows.reshape((batch_groups, n // batch_groups) + windows.shape[1:])
+        out = np.einsum(lhs, [g, b, i, *pos, *off], kernel, [g, f, i, *off], [b, g, f, *pos])
+        return out.reshape((n // batch_groups, o) + out_spatial)
+    lhs = windows.reshape((n, feature_groups, c // feature_groups) + windows.shape[2:])
+    out = np.einsum(lhs, [b, g, i, *pos, *off], kernel, [g, f, i, *off], [b, g, f, *pos])
+    return out.reshape((n, o) + out_spatial)
+
+
+# --- the public lax functions ------------------------------------------------------
+
+
+def dot_general(
+    lhs: Any,
+    rhs: Any,
+    dimension_numbers: Any,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    """General tensor contraction.
+
+    ``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch,
+    rhs_batch))``. The result has the batch dims, then lhs's free dims, then
+    rhs's free dims. See the module docstring for dtypes and accumulation.
+    """
+    return dot_general_p.bind(
+        lhs,
+        rhs,
+        dimension_numbers=canonical_dot_dims(dimension_numbers),
+        precision=_check_precision("dot_general", precision),
+        preferred_element_type=_preferred("dot_general", preferred_element_type),
+    )
+
+
+def padtype_to_pads(
+    in_shape: Sequence[int],
+    window_shape: Sequence[int],
+    window_strides: Sequence[int],
+    padding: str,
+) -> tuple[tuple[int, int], ...]:
+    """Explicit (lo, hi) pads for "VALID", "SAME" or "SAME_LOWER" (any case).
+
+    SAME makes the output size ``ceil(in / stride)``, splitting the padding
+    evenly with the extra element at the end; SAME_LOWER puts it at the start.
+    """
+    kind = padding.upper()
+    if kind == "VALID":
+        return tuple((0, 0) for _ in in_shape)
+    if kind not in ("SAME", "SAME_LOWER"):
+        raise ValueError(
+            f"{_NAME}: unknown padding {padding!r}; use 'SAME', 'SAME_LOWER' or 'VALID'"
+        )
+    pads = []
+    for n, k, s in zip(in_shape, window_shape, window_strides, strict=True):
+        out = -(-n // s)
+        total = max(0, (out - 1) * s + k - n)
+        small, large = total // 2, total - total // 2
+        pads.append((small, large) if kind == "SAME" else (large, small))
+    return tuple(pads)
+
+
+def conv_general_dilated(
+    lhs: Any,
+    rhs: Any,
+    window_strides: Sequence[int],
+    padding: str | Sequence[tuple[int, int]],
+    lhs_dilation: Sequence[int] | None = None,
+    rhs_dilation: Sequence[int] | None = None,
+    dimension_numbers: Any = None,
+    feature_group_count: int = 1,
+    batch_group_count: int = 1,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    """N-d convolution (cross-correlation: the kernel is not flipped) with
+    strides, padding, lhs ("transposed conv") and rhs ("atrous") dilation,
+    layouts and feature/batch groups, as ``jax.lax.conv_general_dilated``.
+
+    ``padding`` is a sequence of ``(lo, hi)`` pairs (negative crops) or one of
+    "SAME", "SAME_LOWER", "VALID", resolved here to pairs from the lhs spatial
+    sizes and the dilated kernel size (not allowed with lhs dilation).
+    ``dimension_numbers`` is None (NCHW, OIHW, NCHW), three layout strings
+    such as ("NHWC", "HWIO", "NHWC"), or a ``ConvDimensionNumbers``.
+    """
+    lhs_aval = tracing.get_aval(lhs, _NAME, 0)
+    rhs_aval = tracing.get_aval(rhs, _NAME, 1)
+    dims = conv_dimension_numbers(lhs_aval.shape, rhs_aval.shape, dimension_numbers)
+    nspatial = lhs_aval.ndim - 2
+    window_strides = as_int_tuple(_NAME, window_strides, "window_strides")
+    lhs_dilation = (
+        (1,) * nspatial
+        if lhs_dilation is None
+        else as_int_tuple(_NAME, lhs_dilation, "lhs_dilation")
+    )
+    rhs_dilation = (
+        (1,) * nspatial
+        if rhs_dilation is None
+        else as_int_tuple(_NAME, rhs_dilation, "rhs_dilation")
+    )
+    if isinstance(padding, str):
+        if any(d != 1 for d in lhs_dilation):
+            raise ValueError(
+                f"{_NAME}: string padding {padding!r} is not supported with lhs_dilation "
+                f"{lhs_dilation}; give explicit (lo, hi) pairs"
+            )
+        _positive_ints(window_strides, "window_strides", nspatial)
+        _positive_ints(rhs_dilation, "rhs_dilation", nspatial)
+        _, _, lhs_spatial = _logical(lhs_aval.shape, dims.lhs_spec)
+        _, _, rhs_spatial = _logical(rhs_aval.shape, dims.rhs_spec)
+        window = [_dilated(k, d) for k, d in zip(rhs_spatial, rhs_dilation, strict=True)]
+        padding = padtype_to_pads(lhs_spatial, window, window_strides, padding)
+    else:
+        padding = _check_padding(padding, nspatial)
+    return conv_general_dilated_p.bind(
+        lhs,
+        rhs,
+        window_strides=window_strides,
+        padding=padding,
+        lhs_dilation=lhs_dilation,
+        rhs_dilation=rhs_dilation,
+        dimension_numbers=dims,
+        feature_group_count=feature_group_count,
+        batch_group_count=batch_group_count,
+        precision=_check_precision(_NAME, precision),
+        preferred_element_type=_preferred(_NAME, preferred_element_type),
+    )
+
+
+__all__ = [
+    "ConvDimensionNumbers",
+    "conv_dimension_numbers",
+    "conv_general_dilated",
+    "dot_general",
+    "padtype_to_pads",
+]
