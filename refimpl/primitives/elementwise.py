@@ -3,8 +3,10 @@ select_n, clamp, convert_element_type, integer_pow and copy.
 
 Shared rules (JAX's ``lax`` semantics):
 
-* operands of a binary primitive have equal shapes and equal dtypes (the
-  ``lax`` wrappers broadcast rank-0 operands and convert Python scalars);
+* operands of a binary primitive have equal dtypes, and equal shapes except
+  that rank-0 operands broadcast; the ``lax`` functions convert nothing: a
+  Python scalar is a weakly typed array of its default dtype, so
+  ``lax.add(f32_array, 1.0)`` works and ``lax.add(f32_array, 1)`` does not;
 * the result is weakly typed iff every operand is;
 * float16 and bfloat16 transcendental functions are computed in float32 and
   rounded back, which is what XLA's CPU backend does;
@@ -16,16 +18,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+
 import numpy as np
 
-from refimpl import dtypes, tracing
+from refimpl import dtypes
 from refimpl.core import ShapedArray
 from refimpl.primitives.base import (
     Primitive,
     all_weak,
     check_dtype_in,
     check_same_dtypes,
-    check_same_shapes,
     elementwise_shape,
 )
 
@@ -420,23 +422,6 @@ def convert_values(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
 # --- the public lax functions ------------------------------------------------------
 
 
-def _lax_operands(name: str, *args: Any) -> list[Any]:
-    """lax's implicit conversion: Python scalars take the dtype of the array
-    operands (rank-0 operands broadcast inside the primitive). Nothing else is
-    promoted -- mixing int32 and float32 arrays is an error, as in JAX."""
-    avals = [tracing.get_aval(a, name, i) for i, a in enumerate(args)]
-    arrays = [av for a, av in zip(args, avals) if not dtypes.is_python_scalar(a)]
-    if not arrays:
-        return list(args)
-    target = arrays[0]
-    return [
-        tracing.TypedScalar(a, target.dtype, target.weak_type)
-        if dtypes.is_python_scalar(a) and av.dtype != target.dtype
-        else a
-        for a, av in zip(args, avals)
-    ]
-
-
 def _unary_fn(prim: Primitive) -> Callable[[Any], Any]:
     def fn(x: Any) -> Any:
         return prim.bind(x)
@@ -448,7 +433,7 @@ def _unary_fn(prim: Primitive) -> Callable[[Any], Any]:
 
 def _binary_fn(prim: Primitive) -> Callable[[Any, Any], Any]:
     def fn(x: Any, y: Any) -> Any:
-        return prim.bind(*_lax_operands(prim.name, x, y))
+        return prim.bind(x, y)
 
     fn.__name__ = prim.name
     fn.__doc__ = f"Elementwise ``{prim.name}`` (the ``{prim.name}`` primitive)."
@@ -486,7 +471,7 @@ def copy(x: Any) -> Any:
 
 def select_n(which: Any, *cases: Any) -> Any:
     """``cases[which]`` elementwise (which: bool for 2 cases, or int32)."""
-    return select_n_p.bind(*_lax_operands("select_n", which, *cases))
+    return select_n_p.bind(which, *cases)
 
 
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:
@@ -495,7 +480,7 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
 
 
 def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002
-    return clamp_p.bind(*_lax_operands("clamp", min, x, max))
+    return clamp_p.bind(min, x, max)
 
 
 def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
