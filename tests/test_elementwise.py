@@ -144,9 +144,7 @@ BINARY = {
 }
 
 
-@pytest.mark.parametrize(
-    "shapes", [((), ()), ((2, 3), (2, 3)), ((4,), ()), ((), (2, 0))], ids=str
-)
+@pytest.mark.parametrize("shapes", [((), ()), ((2, 3), (2, 3)), ((4,), ()), ((), (2, 0))], ids=str)
 @pytest.mark.parametrize(
     "name,dtype",
     [(name, d) for name, (ds, _) in BINARY.items() for d in ds],

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -266,9 +267,11 @@ def _unsigned_view(dtype: np.dtype) -> np.dtype:
 
 def _shift_right_logical(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     too_big = _shift_amount_too_big(x, y)
-    unsigned = x.view(_unsigned_view(x.dtype)) if x.ndim else x.reshape(1).view(
-        _unsigned_view(x.dtype)
-    ).reshape(())
+    unsigned = (
+        x.view(_unsigned_view(x.dtype))
+        if x.ndim
+        else x.reshape(1).view(_unsigned_view(x.dtype)).reshape(())
+    )
     safe = np.where(too_big, 0, y).astype(unsigned.dtype)
     shifted = np.right_shift(unsigned, safe).astype(unsigned.dtype)
     result = shifted.view(x.dtype) if shifted.ndim else shifted.reshape(1).view(x.dtype).reshape(())
@@ -370,9 +373,7 @@ def _clamp_abstract_eval(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> Sh
     check_dtype_in("clamp", x, *ORDERED)
     for bound, label in ((lo, "min"), (hi, "max")):
         if bound.shape not in ((), x.shape):
-            raise TypeError(
-                f"clamp: {label} has shape {bound.shape}, operand has shape {x.shape}"
-            )
+            raise TypeError(f"clamp: {label} has shape {bound.shape}, operand has shape {x.shape}")
     return ShapedArray(x.shape, x.dtype, x.weak_type)
 
 
@@ -416,7 +417,6 @@ def convert_values(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
         return np.asarray(result, dtype=new_dtype)
     with np.errstate(all="ignore"):
         return np.asarray(x.astype(new_dtype))
-
 
 
 # --- the public lax functions ------------------------------------------------------
