@@ -66,7 +66,7 @@ def canonical_shape(fn_name: str, shape: Shape) -> tuple[int, ...]:
     return tuple(dims)
 
 
-def _scalar_as(value: Any, dtype: np.dtype, weak: bool = False) -> Any:
+def scalar_as(value: Any, dtype: np.dtype, weak: bool = False) -> Any:
     """A Python scalar as a rank-0 value of ``dtype``.
 
     Conversions that cannot lose the kind (bool -> any, int -> int/float, float ->
@@ -190,7 +190,7 @@ def _filled(
     fill_aval = aval_of(fill_value, fn_name, "fill_value")
     if dtype is not None and (fill_aval.dtype, fill_aval.weak_type) != (dtype, weak):
         if dtypes.is_python_scalar(fill_value):
-            fill_value = _scalar_as(fill_value, dtype, weak)
+            fill_value = scalar_as(fill_value, dtype, weak)
         else:
             fill_value = lax.convert_element_type(fill_value, dtype, weak_type=weak)
     if fill_aval.shape == shape:
@@ -302,7 +302,7 @@ def arange(
 def _scalar_value(value: Any, dtype: np.dtype) -> Any:
     """A concrete scalar as a strong rank-0 constant of ``dtype`` (XLA conversion)."""
     if dtypes.is_python_scalar(value):
-        return _scalar_as(value, dtype)
+        return scalar_as(value, dtype)
     return lax.convert_element_type(value, dtype)
 
 

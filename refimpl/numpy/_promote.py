@@ -63,7 +63,7 @@ def _to_dtype(value: Any, aval: ShapedArray, dtype: np.dtype, weak: bool) -> Any
     return lax.convert_element_type(value, dtype, weak_type=weak)
 
 
-def _convert_all(fn_name: str, args: tuple[Any, ...], dtype: np.dtype, weak: bool) -> list[Any]:
+def convert_all(fn_name: str, args: tuple[Any, ...], dtype: np.dtype, weak: bool) -> list[Any]:
     avals = [aval_of(a, fn_name, i) for i, a in enumerate(args)]
     return [_to_dtype(a, av, dtype, weak) for a, av in zip(args, avals, strict=True)]
 
@@ -77,7 +77,7 @@ def result_type(fn_name: str, *args: Any) -> tuple[np.dtype, bool]:
 def promote_dtypes(fn_name: str, *args: Any) -> list[Any]:
     """Convert every argument to the joined dtype (JAX's lattice, weak types)."""
     dtype, weak = result_type(fn_name, *args)
-    return _convert_all(fn_name, args, dtype, weak)
+    return convert_all(fn_name, args, dtype, weak)
 
 
 def to_inexact_dtype(dtype: np.dtype) -> np.dtype:
@@ -93,13 +93,13 @@ def to_numeric_dtype(dtype: np.dtype) -> np.dtype:
 def promote_dtypes_inexact(fn_name: str, *args: Any) -> list[Any]:
     """The joined dtype, moved to the default float if it is bool or integer."""
     dtype, weak = result_type(fn_name, *args)
-    return _convert_all(fn_name, args, to_inexact_dtype(dtype), weak)
+    return convert_all(fn_name, args, to_inexact_dtype(dtype), weak)
 
 
 def promote_dtypes_numeric(fn_name: str, *args: Any) -> list[Any]:
     """The joined dtype, moved to the default int if it is bool."""
     dtype, weak = result_type(fn_name, *args)
-    return _convert_all(fn_name, args, to_numeric_dtype(dtype), weak)
+    return convert_all(fn_name, args, to_numeric_dtype(dtype), weak)
 
 
 def broadcast_shapes(fn_name: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:

@@ -1,0 +1,363 @@
+"""Reductions: sum, prod, max, min, mean, all, any, argmax, argmin, cumsum, cumprod.
+
+Dtype rules are ``jax.numpy``'s:
+
+* results are always strongly typed (a weak input gives a strong result);
+* ``sum``/``prod`` promote bool and narrow integers to the default int
+  (``sum(int8)`` is int32, ``sum(uint8)`` uint32); ``cumsum``/``cumprod``
+  promote only bool; ``max``/``min`` keep the dtype;
+* ``mean`` computes in the default float for bool/integers;
+* float16/bfloat16 sums, products and means are computed in float32 and
+  rounded back once;
+* ``dtype=`` sets the result (and computation) dtype.
+
+``axis`` is None (all axes), an int or a tuple of ints; ``keepdims`` keeps
+reduced dims as size 1; ``initial`` is combined into the result; ``where``
+masks elements out (they count as the reduction's identity). Reducing an
+empty axis with ``max``/``min``/``argmax``/``argmin`` is a ValueError (no
+identity), as in NumPy.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, lax, tracing
+from refimpl.numpy._creation import canonical_dtype
+from refimpl.numpy._promote import aval_of, to_inexact_dtype
+from refimpl.numpy._shape import normalize_axes, normalize_axis, ravel
+from refimpl.numpy._ufuncs import select, to_bool
+
+Array = Any
+ArrayLike = Any
+
+_LOW_PRECISION = (np.dtype(np.float16), dtypes.bfloat16)
+
+
+def cast(x: Any, dtype: np.dtype) -> Any:
+    """``x`` as a strong ``dtype`` array; no equation when it already is one."""
+    aval = aval_of(x, "rnp", 0)
+    if aval.dtype == dtype and not aval.weak_type:
+        return x
+    return lax.convert_element_type(x, dtype)
+
+
+def _promote_integer(dtype: np.dtype) -> np.dtype:
+    """bool and integers narrower than the default int -> the default (u)int."""
+    if dtypes.is_bool(dtype):
+        return dtypes.weak_default_dtype("i")
+    if dtypes.is_integer(dtype):
+        default = dtypes.weak_default_dtype(dtype.kind)
+        return default if dtype.itemsize < default.itemsize else dtype
+    return dtype
+
+
+def _upcast_f16(dtype: np.dtype) -> np.dtype:
+    return np.dtype(np.float32) if dtype in _LOW_PRECISION else dtype
+
+
+def reduction_axes(fn_name: str, axis: Any, ndim: int) -> tuple[int, ...]:
+    """``axis`` (None, an int, or a tuple/list of ints) as sorted distinct axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(normalize_axes(fn_name, axis, ndim)))
+    return (normalize_axis(fn_name, axis, ndim),)
+
+
+class _Reduction:
+    """How one reduction combines: its lax reduction, binary op and identity."""
+
+    def __init__(
+        self,
+        name: str,
+        reduce: Callable[..., Any],
+        combine: Callable[..., Any],
+        identity: Callable[[np.dtype], Any] | None,
+        *,
+        promote_integers: bool = False,
+        upcast_f16: bool = False,
+        preprocess: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.reduce = reduce
+        self.combine = combine
+        self.identity = identity
+        self.promote_integers = promote_integers
+        self.upcast_f16 = upcast_f16
+        self.preprocess = preprocess
+
+    def __call__(
+        self,
+        a: ArrayLike,
+        axis: Any = None,
+        dtype: Any = None,
+        keepdims: bool = False,
+        initial: ArrayLike = None,
+        where: ArrayLike = None,
+    ) -> Array:
+        name = self.name
+        aval = aval_of(a, name, 0)
+        if self.preprocess is not None:
+            a = self.preprocess(a)
+            aval = aval_of(a, name, 0)
+        axes = reduction_axes(name, axis, aval.ndim)
+        if self.identity is None and where is not None and initial is None:
+            raise ValueError(
+                f"{name}: the reduction has no identity, so a where mask needs 'initial'"
+            )
+        if self.identity is None and initial is None:
+            if builtins.any(aval.shape[d] == 0 for d in axes):
+                raise ValueError(
+                    f"{name}: zero-size array to reduction operation {name} which has no identity"
+                )
+        if dtype is None:
+            result_dtype = aval.dtype
+            if self.promote_integers:
+                result_dtype = _promote_integer(result_dtype)
+        else:
+            result_dtype = canonical_dtype(name, dtype)
+        computation = result_dtype
+        if self.upcast_f16 and dtypes.is_inexact(result_dtype):
+            computation = _upcast_f16(result_dtype)
+        a = cast(a, computation)
+        if where is not None:
+            aval_of(where, name, "where")
+            a = select(to_bool(where), a, self._masked_value(computation, initial))
+        result = self.reduce(a, axes)
+        if initial is not None:
+            initial_aval = aval_of(initial, name, "initial")
+            if initial_aval.shape != ():
+                raise ValueError(
+                    f"{name}: initial must be a scalar, got shape {initial_aval.shape}"
+                )
+            result = self.combine(lax.convert_element_type(initial, computation), result)
+        if keepdims:
+            result = lax.expand_dims(result, axes)
+        return cast(result, result_dtype)
+
+    def _masked_value(self, dtype: np.dtype, initial: Any) -> Any:
+        """What masked-out elements become: the identity, or else ``initial``
+        (which is combined into the result anyway, so it cannot change it)."""
+        if self.identity is None:
+            return lax.convert_element_type(initial, dtype)
+        return tracing.TypedScalar(self.identity(dtype), dtype, False)
+
+
+def _reduce_bool_or(reduce_numeric: Callable, reduce_bool: Callable) -> Callable:
+    """max/min of bool is any/all."""
+
+    def reduce(a: Any, axes: tuple[int, ...]) -> Any:
+        fn = reduce_bool if dtypes.is_bool(aval_of(a, "rnp", 0).dtype) else reduce_numeric
+        return fn(a, axes)
+
+    return reduce
+
+
+def _combine_bool_or(combine_numeric: Callable, combine_bool: Callable) -> Callable:
+    def combine(x: Any, y: Any) -> Any:
+        fn = combine_bool if dtypes.is_bool(aval_of(y, "rnp", 0).dtype) else combine_numeric
+        return fn(x, y)
+
+    return combine
+
+
+_sum = _Reduction(
+    "sum", lax.reduce_sum, lax.add, dtypes.zero, promote_integers=True, upcast_f16=True
+)
+_prod = _Reduction(
+    "prod", lax.reduce_prod, lax.mul, dtypes.one, promote_integers=True, upcast_f16=True
+)
+_max = _Reduction(
+    "max",
+    _reduce_bool_or(lax.reduce_max, lax.reduce_or),
+    _combine_bool_or(lax.max, lax.bitwise_or),
+    None,
+)
+_min = _Reduction(
+    "min",
+    _reduce_bool_or(lax.reduce_min, lax.reduce_and),
+    _combine_bool_or(lax.min, lax.bitwise_and),
+    None,
+)
+_all = _Reduction("all", lax.reduce_and, lax.bitwise_and, dtypes.one, preprocess=to_bool)
+_any = _Reduction("any", lax.reduce_or, lax.bitwise_or, dtypes.zero, preprocess=to_bool)
+
+
+def sum(  # noqa: A001
+    a: ArrayLike,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike = None,
+    where: ArrayLike = None,
+) -> Array:
+    """Sum over ``axis``; bool and narrow integers sum in the default int."""
+    _no_out("sum", out)
+    return _sum(a, axis, dtype, keepdims, initial, where)
+
+
+def prod(
+    a: ArrayLike,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike = None,
+    where: ArrayLike = None,
+) -> Array:
+    """Product over ``axis``; bool and narrow integers multiply in the default int."""
+    _no_out("prod", out)
+    return _prod(a, axis, dtype, keepdims, initial, where)
+
+
+def max(  # noqa: A001
+    a: ArrayLike,
+    axis: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike = None,
+    where: ArrayLike = None,
+) -> Array:
+    """Maximum over ``axis`` (NaN propagates); the dtype is kept."""
+    _no_out("max", out)
+    return _max(a, axis, None, keepdims, initial, where)
+
+
+def min(  # noqa: A001
+    a: ArrayLike,
+    axis: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: ArrayLike = None,
+    where: ArrayLike = None,
+) -> Array:
+    """Minimum over ``axis`` (NaN propagates); the dtype is kept."""
+    _no_out("min", out)
+    return _min(a, axis, None, keepdims, initial, where)
+
+
+def all(  # noqa: A001
+    a: ArrayLike, axis: Any = None, out: None = None, keepdims: bool = False, *, where=None
+) -> Array:
+    """Whether every element over ``axis`` is nonzero (True for empty)."""
+    _no_out("all", out)
+    return _all(a, axis, None, keepdims, None, where)
+
+
+def any(  # noqa: A001
+    a: ArrayLike, axis: Any = None, out: None = None, keepdims: bool = False, *, where=None
+) -> Array:
+    """Whether some element over ``axis`` is nonzero (False for empty)."""
+    _no_out("any", out)
+    return _any(a, axis, None, keepdims, None, where)
+
+
+def mean(
+    a: ArrayLike,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    *,
+    where: ArrayLike = None,
+) -> Array:
+    """``sum / count`` over ``axis``, in the default float for bool and integers
+    (float32 for float16/bfloat16, rounded back). Empty -> NaN."""
+    _no_out("mean", out)
+    aval = aval_of(a, "mean", 0)
+    axes = reduction_axes("mean", axis, aval.ndim)
+    result_dtype = to_inexact_dtype(aval.dtype) if dtype is None else canonical_dtype("mean", dtype)
+    computation = _upcast_f16(result_dtype)
+    total = _sum(a, axes, computation, keepdims, None, where)
+    if where is None:
+        count = int(np.prod([aval.shape[d] for d in axes], dtype=np.int64))
+        normalizer: Any = tracing.TypedScalar(count, computation, False)
+    else:
+        mask = lax.broadcast_in_dim(to_bool(where), aval.shape, _right_aligned(where, aval.ndim))
+        normalizer = _sum(mask, axes, computation, keepdims, None, None)
+    return cast(lax.div(total, normalizer), result_dtype)
+
+
+def _right_aligned(x: Any, ndim: int) -> tuple[int, ...]:
+    x_ndim = aval_of(x, "where", 0).ndim
+    return tuple(range(ndim - x_ndim, ndim))
+
+
+def _arg_reduction(name: str, lax_fn: Callable) -> Callable:
+    def fn(a: ArrayLike, axis: int | None = None, out: None = None, keepdims: bool = False):
+        _no_out(name, out)
+        aval = aval_of(a, name, 0)
+        if axis is None:
+            flat = ravel(a)
+            if aval.size == 0:
+                raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
+            result = lax_fn(flat, 0, np.int32)
+            axes = tuple(range(aval.ndim))
+        else:
+            ax = normalize_axis(name, axis, aval.ndim)
+            if aval.shape[ax] == 0:
+                raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
+            result = lax_fn(a, ax, np.int32)
+            axes = (ax,)
+        return lax.expand_dims(result, axes) if keepdims else result
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (
+        f"Index (int32) of the first {name[3:]}imum along ``axis`` (of the flattened array "
+        "when None); the first NaN wins."
+    )
+    return fn
+
+
+argmax = _arg_reduction("argmax", lax.argmax)
+argmin = _arg_reduction("argmin", lax.argmin)
+
+
+def _cumulative(name: str, lax_fn: Callable) -> Callable:
+    def fn(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
+        _no_out(name, out)
+        aval = aval_of(a, name, 0)
+        if axis is None or aval.ndim == 0:
+            a = ravel(a)
+            aval = aval_of(a, name, 0)
+            axis = 0
+        axis = normalize_axis(name, axis, aval.ndim)
+        if dtype is None:
+            result_dtype = (
+                _promote_integer(aval.dtype) if dtypes.is_bool(aval.dtype) else aval.dtype
+            )
+            computation = result_dtype
+        else:
+            result_dtype = canonical_dtype(name, dtype)
+            computation = result_dtype
+            if dtypes.is_bool(result_dtype):  # accumulate counts, then test them
+                a = to_bool(a)
+                computation = _promote_integer(result_dtype)
+        return cast(lax_fn(cast(a, computation), axis), result_dtype)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (
+        f"Inclusive ``{name}`` along ``axis`` (of the flattened array when None); bool "
+        "accumulates in the default int."
+    )
+    return fn
+
+
+cumsum = _cumulative("cumsum", lax.cumsum)
+cumprod = _cumulative("cumprod", lax.cumprod)
+
+
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise NotImplementedError(f"{name}: the out argument is not supported")
+
+
+__all__ = [
+    "all", "any", "argmax", "argmin", "cumprod", "cumsum", "max", "mean", "min", "prod", "sum",
+]  # fmt: skip

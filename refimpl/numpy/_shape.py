@@ -1,0 +1,465 @@
+"""Shape manipulation: reshape, transpose, swapaxes, moveaxis, squeeze,
+expand_dims, flip, ravel, broadcast_to, concatenate, stack, split, pad, tile,
+repeat and sort.
+
+Axes follow NumPy: negative ones count from the end, and an axis out of range
+is a ValueError (as ``jax.numpy`` raises). Shapes, axes, split points, pad
+widths and repeat counts must be concrete. Everything keeps the operand's
+dtype and weak type; the functions that join several arrays promote them
+first (``concatenate([int8, float16])`` is float16).
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, lax, tracing
+from refimpl.numpy._creation import asarray, canonical_dtype, canonical_shape, scalar_as
+from refimpl.numpy._promote import (
+    as_array,
+    aval_of,
+    broadcast_to_shape,
+    convert_all,
+    is_traced,
+    result_type,
+)
+
+Array = Any
+ArrayLike = Any
+
+
+# --- axes -------------------------------------------------------------------------------
+
+
+def _index(fn_name: str, what: str, value: Any) -> int:
+    """A concrete Python int from an int-like; TypeError naming ``what`` otherwise."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{fn_name}: {what} must be an int, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{fn_name}: {what} must be a concrete int, got {value!r}") from None
+
+
+def normalize_axis(fn_name: str, axis: Any, ndim: int) -> int:
+    """``axis`` in ``[0, ndim)``; negative counts from the end."""
+    axis = _index(fn_name, "axis", axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{fn_name}: axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+def normalize_axes(fn_name: str, axis: Any, ndim: int) -> tuple[int, ...]:
+    """An int or a sequence of ints as distinct non-negative axes."""
+    items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    axes = tuple(normalize_axis(fn_name, a, ndim) for a in items)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{fn_name}: repeated axis in {axis!r}")
+    return axes
+
+
+def _int_tuple(fn_name: str, what: str, value: Any) -> tuple[int, ...]:
+    items = value if isinstance(value, (Sequence, np.ndarray)) else (value,)
+    return tuple(_index(fn_name, what, v) for v in items)
+
+
+# --- reshape and transpose ---------------------------------------------------------------
+
+
+def _resolve_shape(fn_name: str, shape: Any, size: int, old_shape: tuple[int, ...]) -> tuple:
+    """``shape`` with its one ``-1`` (if any) replaced so that the size is ``size``."""
+    new = _int_tuple(fn_name, "shape", shape)
+    unknown = [i for i, d in enumerate(new) if d == -1]
+    if len(unknown) > 1:
+        raise ValueError(f"{fn_name}: can only specify one unknown dimension (-1), got {new}")
+    if any(d < -1 for d in new):
+        raise ValueError(f"{fn_name}: invalid dimension in shape {new}")
+    known = int(np.prod([d for d in new if d != -1], dtype=np.int64))
+    if unknown:
+        if known == 0 or size % known:
+            raise ValueError(f"{fn_name}: cannot reshape array of shape {old_shape} into {new}")
+        new = tuple(size // known if d == -1 else d for d in new)
+    if int(np.prod(new, dtype=np.int64)) != size:
+        raise ValueError(f"{fn_name}: cannot reshape array of shape {old_shape} into {new}")
+    return new
+
+
+def reshape(a: ArrayLike, shape: Any, order: str = "C", *, copy: Any = None) -> Array:
+    """``a`` with a new shape of the same size (one dimension may be -1).
+
+    ``order="C"`` reads and writes row-major; ``"F"`` column-major.
+    """
+    aval = aval_of(a, "reshape", 0)
+    new = _resolve_shape("reshape", shape, aval.size, aval.shape)
+    if order == "F":
+        reversed_axes = tuple(range(aval.ndim))[::-1]
+        flat = lax.reshape(_transpose(a, reversed_axes), new[::-1])
+        return _transpose(flat, tuple(range(len(new)))[::-1])
+    if order != "C":
+        raise NotImplementedError(f"reshape: order={order!r} is not supported (use 'C' or 'F')")
+    return as_array(a) if new == aval.shape else lax.reshape(a, new)
+
+
+def ravel(a: ArrayLike, order: str = "C") -> Array:
+    """``a`` flattened to one dimension."""
+    aval_of(a, "ravel", 0)
+    return reshape(a, (-1,), order=order)
+
+
+def _transpose(a: Any, permutation: tuple[int, ...]) -> Any:
+    if permutation == tuple(range(len(permutation))):
+        return as_array(a)
+    return lax.transpose(a, permutation)
+
+
+def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
+    """Permute the dimensions: result dim ``i`` is ``a``'s dim ``axes[i]``
+    (reversed order when ``axes`` is None)."""
+    ndim = aval_of(a, "transpose", 0).ndim
+    if axes is None:
+        return _transpose(a, tuple(range(ndim))[::-1])
+    permutation = tuple(normalize_axis("transpose", ax, ndim) for ax in _items(axes))
+    if sorted(permutation) != list(range(ndim)):
+        raise ValueError(f"transpose: axes {tuple(axes)} are not a permutation of {ndim} dims")
+    return _transpose(a, permutation)
+
+
+def _items(value: Any) -> tuple[Any, ...]:
+    return tuple(value) if isinstance(value, (Sequence, np.ndarray)) else (value,)
+
+
+def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
+    """``a`` with dims ``axis1`` and ``axis2`` exchanged."""
+    ndim = aval_of(a, "swapaxes", 0).ndim
+    first = normalize_axis("swapaxes", axis1, ndim)
+    second = normalize_axis("swapaxes", axis2, ndim)
+    permutation = list(range(ndim))
+    permutation[first], permutation[second] = second, first
+    return _transpose(a, tuple(permutation))
+
+
+def moveaxis(a: ArrayLike, source: Any, destination: Any) -> Array:
+    """Move dims ``source`` to positions ``destination``; the others keep their order."""
+    ndim = aval_of(a, "moveaxis", 0).ndim
+    src = normalize_axes("moveaxis", source, ndim)
+    dst = normalize_axes("moveaxis", destination, ndim)
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: source and destination must have the same number of elements")
+    permutation = [d for d in range(ndim) if d not in src]
+    for to, from_ in sorted(zip(dst, src, strict=True)):
+        permutation.insert(to, from_)
+    return _transpose(a, tuple(permutation))
+
+
+def squeeze(a: ArrayLike, axis: Any = None) -> Array:
+    """Remove size-1 dims: all of them, or those in ``axis`` (which must be size 1)."""
+    shape = aval_of(a, "squeeze", 0).shape
+    if axis is None:
+        axes = tuple(i for i, d in enumerate(shape) if d == 1)
+    else:
+        axes = normalize_axes("squeeze", axis, len(shape))
+        for ax in axes:
+            if shape[ax] != 1:
+                raise ValueError(
+                    f"squeeze: cannot select an axis to squeeze out which has size not equal "
+                    f"to one, got shape={shape} and axis={axis}"
+                )
+    return lax.squeeze(a, axes) if axes else as_array(a)
+
+
+def expand_dims(a: ArrayLike, axis: Any) -> Array:
+    """Insert size-1 dims at positions ``axis`` of the result."""
+    ndim = aval_of(a, "expand_dims", 0).ndim
+    axes = _items(axis)
+    out_ndim = ndim + len(axes)
+    return lax.expand_dims(a, normalize_axes("expand_dims", axes, out_ndim))
+
+
+def flip(m: ArrayLike, axis: Any = None) -> Array:
+    """Reverse the element order along ``axis`` (all axes when None)."""
+    ndim = aval_of(m, "flip", 0).ndim
+    axes = tuple(range(ndim)) if axis is None else normalize_axes("flip", axis, ndim)
+    return lax.rev(m, axes) if axes else as_array(m)
+
+
+def broadcast_to(array: ArrayLike, shape: Any) -> Array:
+    """``array`` broadcast to ``shape`` by NumPy's rules (no rank reduction)."""
+    aval = aval_of(array, "broadcast_to", 0)
+    shape = canonical_shape("broadcast_to", shape)
+    lead = len(shape) - aval.ndim
+    fits = lead >= 0 and all(d in (1, s) for d, s in zip(aval.shape, shape[lead:], strict=True))
+    if not fits:
+        raise ValueError(
+            f"broadcast_to: cannot broadcast an array of shape {aval.shape} to shape {shape}"
+        )
+    return as_array(array) if aval.shape == shape else broadcast_to_shape(array, aval.shape, shape)
+
+
+# --- joining and splitting ----------------------------------------------------------------
+
+
+def _operand_list(fn_name: str, arrays: Any) -> list[Any]:
+    """A sequence of arrays, or an array whose leading axis is the sequence."""
+    if isinstance(arrays, (list, tuple)):
+        items = list(arrays)
+    else:
+        aval = aval_of(arrays, fn_name, 0)
+        if aval.ndim == 0:
+            raise ValueError(f"{fn_name}: zero-dimensional arrays cannot be concatenated")
+        items = [lax.index_in_dim(arrays, i, 0, keepdims=False) for i in range(aval.shape[0])]
+    if not items:
+        raise ValueError(f"{fn_name}: need at least one array to concatenate")
+    for position, item in enumerate(items):
+        aval_of(item, fn_name, position)
+    return items
+
+
+def _promote_list(fn_name: str, items: list[Any], dtype: Any) -> list[Any]:
+    """Every item converted to the joined dtype (or ``dtype``, strongly typed)."""
+    if dtype is None:
+        joined, weak = result_type(fn_name, *items)
+    else:
+        joined, weak = canonical_dtype(fn_name, dtype), False
+    return convert_all(fn_name, tuple(items), joined, weak)
+
+
+def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> Array:
+    """Join arrays of one rank along ``axis`` (``None``: flatten them first).
+    Their dtypes are promoted together (or converted to ``dtype``)."""
+    items = _operand_list("concatenate", arrays)
+    if axis is None:
+        items = [ravel(x) for x in items]
+        axis = 0
+    avals = [aval_of(x, "concatenate", i) for i, x in enumerate(items)]
+    if any(av.ndim == 0 for av in avals):
+        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
+    if len({av.ndim for av in avals}) > 1:
+        shapes = ", ".join(str(av.shape) for av in avals)
+        raise TypeError(
+            f"concatenate: cannot concatenate arrays with different numbers of dimensions: "
+            f"got {shapes}"
+        )
+    axis = normalize_axis("concatenate", axis, avals[0].ndim)
+    items = _promote_list("concatenate", items, dtype)
+    if len(items) == 1:
+        return as_array(items[0])
+    return lax.concatenate(items, axis)
+
+
+def stack(arrays: Any, axis: int = 0, dtype: Any = None) -> Array:
+    """Join arrays of one shape along a new dimension ``axis``."""
+    items = _operand_list("stack", arrays)
+    shapes = {aval_of(x, "stack", i).shape for i, x in enumerate(items)}
+    if len(shapes) > 1:
+        listed = ", ".join(str(aval_of(x, "stack", 0).shape) for x in items)
+        raise ValueError(f"stack: all input arrays must have the same shape, got {listed}")
+    ndim = len(shapes.pop())
+    axis = normalize_axis("stack", axis, ndim + 1)
+    items = _promote_list("stack", items, dtype)
+    expanded = [lax.expand_dims(x, (axis,)) for x in items]
+    return as_array(expanded[0]) if len(expanded) == 1 else lax.concatenate(expanded, axis)
+
+
+def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
+    """Split ``ary`` along ``axis`` into equal sections (an int, which must divide
+    the size) or at the given indices (NumPy's slicing rules: negative indices
+    count from the end, out-of-range ones clip, decreasing ones give empty parts)."""
+    aval = aval_of(ary, "split", 0)
+    axis = normalize_axis("split", axis, aval.ndim)
+    size = aval.shape[axis]
+    if isinstance(indices_or_sections, (list, tuple, np.ndarray)) or (
+        hasattr(indices_or_sections, "ndim") and indices_or_sections.ndim > 0
+    ):
+        points = [_index("split", "split index", i) for i in indices_or_sections]
+        bounds = list(zip([None, *points], [*points, None], strict=True))
+    else:
+        sections = _index("split", "number of sections", indices_or_sections)
+        if sections <= 0:
+            raise ValueError(f"split: number of sections must be positive, got {sections}")
+        part, rest = divmod(size, sections)
+        if rest:
+            raise ValueError(
+                f"split: array split does not result in an equal division: {size} into "
+                f"{sections} sections"
+            )
+        bounds = [(i * part, (i + 1) * part) for i in range(sections)]
+    parts = []
+    for start, stop in bounds:
+        begin, end, _ = builtins.slice(start, stop).indices(size)
+        parts.append(lax.slice_in_dim(ary, begin, max(begin, end), 1, axis))
+    return parts
+
+
+# --- pad, tile, repeat ----------------------------------------------------------------------
+
+
+def _pad_widths(pad_width: Any, ndim: int) -> np.ndarray:
+    """NumPy's ``pad_width`` forms (int, (n,), (before, after), one pair per axis)
+    as an ``(ndim, 2)`` int array."""
+    if is_traced(pad_width):
+        raise TypeError("pad: pad_width must be concrete (not traced)")
+    widths = np.asarray(pad_width)
+    if widths.dtype == object or not (
+        np.issubdtype(widths.dtype, np.integer) or widths.dtype == bool
+    ):
+        raise TypeError(f"pad: pad_width must contain ints, got {pad_width!r}")
+    if widths.shape not in ((ndim, 2), (1, 2), (2,), (1,), ()):
+        raise ValueError(
+            f"pad: pad_width with {ndim} dims has unsupported shape {widths.shape}; valid "
+            f"shapes are ({ndim}, 2), (1, 2), (2,), (1,) and ()"
+        )
+    if (widths < 0).any():
+        raise ValueError(f"pad: pad_width must not be negative, got {pad_width!r}")
+    return np.broadcast_to(widths, (ndim, 2)).astype(np.int64)
+
+
+def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Array:
+    """Pad with a constant (``mode="constant"``, the only mode supported).
+
+    ``constant_values`` is a scalar or anything broadcastable to ``(ndim, 2)``
+    (before/after per axis); axes are padded in order, so corners take the
+    later axis's value, as in NumPy. It is converted to the array's dtype.
+    """
+    aval = aval_of(array, "pad", 0)
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported; only 'constant'")
+    unknown = set(kwargs) - {"constant_values"}
+    if unknown:
+        raise TypeError(f"pad: unexpected keyword arguments {sorted(unknown)}")
+    widths = _pad_widths(pad_width, aval.ndim)
+    values = kwargs.get("constant_values", 0)
+    if isinstance(values, (list, tuple)):
+        values = asarray(values)
+    values_aval = aval_of(values, "pad", "constant_values")
+    if values_aval.shape == ():
+        value = _like(values, aval)
+        config = [(int(lo), int(hi), 0) for lo, hi in widths]
+        return lax.pad(array, value, config) if widths.any() else as_array(array)
+    table = broadcast_to(values, (aval.ndim, 2))
+    for ax in range(aval.ndim):
+        for side in (0, 1):
+            if widths[ax, side]:
+                entry = lax.reshape(lax.slice(table, (ax, side), (ax + 1, side + 1)), ())
+                config = [(0, 0, 0)] * aval.ndim
+                config[ax] = (int(widths[ax, 0]), 0, 0) if side == 0 else (0, int(widths[ax, 1]), 0)
+                array = lax.pad(array, _like(entry, aval), config)
+    return as_array(array)
+
+
+def _like(value: Any, aval: Any) -> Any:
+    """A rank-0 ``value`` converted to ``aval``'s dtype and weak type."""
+    if dtypes.is_python_scalar(value):
+        return scalar_as(value, aval.dtype, aval.weak_type)
+    value_aval = aval_of(value, "pad", "constant_values")
+    if (value_aval.dtype, value_aval.weak_type) == (aval.dtype, aval.weak_type):
+        return value
+    return lax.convert_element_type(value, aval.dtype, weak_type=aval.weak_type)
+
+
+def tile(A: ArrayLike, reps: Any) -> Array:  # noqa: N803
+    """``A`` repeated ``reps[i]`` times along each dim (reps aligned to the right)."""
+    aval = aval_of(A, "tile", 0)
+    reps = _int_tuple("tile", "reps", reps)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: reps must not be negative, got {reps}")
+    ndim = max(aval.ndim, len(reps))
+    shape = (1,) * (ndim - aval.ndim) + aval.shape
+    reps = (1,) * (ndim - len(reps)) + reps
+    interleaved = tuple(d for size in shape for d in (1, size))
+    target = tuple(d for pair in zip(reps, shape, strict=True) for d in pair)
+    expanded = lax.reshape(A, interleaved) if interleaved != aval.shape else A
+    tiled = broadcast_to(expanded, target)
+    final = tuple(r * s for r, s in zip(reps, shape, strict=True))
+    return reshape(tiled, final)
+
+
+def repeat(
+    a: ArrayLike, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None
+) -> Array:
+    """Repeat each element ``repeats`` times along ``axis`` (flattened when None).
+
+    ``repeats`` is a concrete int or a concrete 1-D int array (one count per
+    element); a traced ``repeats`` would make the shape data-dependent.
+    """
+    aval = aval_of(a, "repeat", 0)
+    aval_of(repeats, "repeat", 1)
+    if is_traced(repeats):
+        raise tracing.ConcretizationTypeError(
+            "repeat: repeats must be concrete (not traced); it fixes the result's shape"
+        )
+    if axis is None:
+        a, axis = ravel(a), 0
+        aval = aval_of(a, "repeat", 0)
+    axis = normalize_axis("repeat", axis, aval.ndim)
+    counts = np.asarray(tracing.concrete_value(repeats, aval_of(repeats, "repeat", 1)))
+    if not (np.issubdtype(counts.dtype, np.integer)):
+        raise TypeError(f"repeat: repeats must be integers, got dtype {counts.dtype}")
+    if (counts < 0).any():
+        raise ValueError("repeat: repeats must not be negative")
+    size = aval.shape[axis]
+    if counts.ndim == 0:
+        result = _repeat_each(a, aval.shape, axis, int(counts))
+    else:
+        if counts.shape != (size,):
+            raise ValueError(f"repeat: got {counts.shape[0]} repeats for an axis of size {size}")
+        positions = np.repeat(np.arange(size, dtype=np.int32), counts)
+        if positions.size == 0:
+            result = lax.slice_in_dim(a, 0, 0, 1, axis)
+        else:
+            result = lax.gather_along_axis(a, positions, axis)
+    if total_repeat_length is not None:
+        length = aval_of(result, "repeat", 0).shape[axis]
+        if length != total_repeat_length:
+            raise ValueError(
+                f"repeat: total_repeat_length={total_repeat_length} but the result has {length}"
+            )
+    return result
+
+
+def _repeat_each(a: Any, shape: tuple[int, ...], axis: int, count: int) -> Any:
+    """Every element along ``axis`` ``count`` times: expand, broadcast, merge."""
+    expanded = lax.expand_dims(a, (axis + 1,))
+    wide = shape[: axis + 1] + (count,) + shape[axis + 1 :]
+    broadcast = lax.broadcast_in_dim(expanded, wide, tuple(range(len(wide))))
+    merged = shape[:axis] + (shape[axis] * count,) + shape[axis + 1 :]
+    return lax.reshape(broadcast, merged)
+
+
+# --- sort ------------------------------------------------------------------------------------
+
+
+def sort(
+    a: ArrayLike,
+    axis: int | None = -1,
+    *,
+    kind: None = None,
+    order: None = None,
+    stable: bool = True,
+    descending: bool = False,
+) -> Array:
+    """Sorted copy of ``a`` along ``axis`` (flattened when None). NaNs go last;
+    ``descending`` reverses the ascending result."""
+    aval = aval_of(a, "sort", 0)
+    if kind is not None:
+        raise TypeError("sort: 'kind' is not supported; use stable=True or stable=False")
+    if order is not None:
+        raise TypeError("sort: 'order' is not supported")
+    if axis is None:
+        a, axis = ravel(a), 0
+        aval = aval_of(a, "sort", 0)
+    if aval.ndim == 0:
+        raise ValueError("sort: cannot sort a zero-dimensional array")
+    axis = normalize_axis("sort", axis, aval.ndim)
+    result = lax.sort(a, axis, is_stable=bool(stable))
+    return lax.rev(result, (axis,)) if descending else result
+
+
+__all__ = [
+    "broadcast_to", "concatenate", "expand_dims", "flip", "moveaxis", "pad", "ravel", "repeat",
+    "reshape", "sort", "split", "squeeze", "stack", "swapaxes", "tile", "transpose",
+]  # fmt: skip
