@@ -199,8 +199,7 @@ void Init(py::module_& m) {
       .def_property_readonly("path", &Plugin::path)
       .def_property_readonly("api_version",
                              [](const Plugin& p) {
-                               return py::make_tuple(p.api_version().first,
-                                                     p.api_version().second);
+                               return py::make_tuple(p.api_version().first, p.api_version().second);
                              })
       .def_property_readonly("attributes",
                              [](const Plugin& p) {
@@ -217,12 +216,11 @@ void Init(py::module_& m) {
 
   // ------------------------------------------------------------------ Device
   py::class_<Device>(m, "Device", "An addressable device of a Client.")
-      .def_property_readonly("index", [](const Device& d) { return d.index; },
-                             "Position in Client.devices().")
+      .def_property_readonly(
+          "index", [](const Device& d) { return d.index; }, "Position in Client.devices().")
       .def_property_readonly("id", [](const Device& d) { return d.info().id; })
       .def_property_readonly("kind", [](const Device& d) { return d.info().kind; })
-      .def_property_readonly("platform",
-                             [](const Device& d) { return d.client->platform_name(); })
+      .def_property_readonly("platform", [](const Device& d) { return d.client->platform_name(); })
       .def_property_readonly("process_index",
                              [](const Device& d) { return d.info().process_index; })
       .def_property_readonly("local_hardware_id",
@@ -235,13 +233,12 @@ void Init(py::module_& m) {
            })
       .def("__hash__",
            [](const Device& d) {
-             return py::hash(py::make_tuple(reinterpret_cast<std::uintptr_t>(d.client.get()),
-                                            d.index));
+             return py::hash(
+                 py::make_tuple(reinterpret_cast<std::uintptr_t>(d.client.get()), d.index));
            })
       .def("__repr__", [](const Device& d) {
         const std::string& text = d.info().description;
-        return text.empty() ? d.client->platform_name() + ":" + std::to_string(d.info().id)
-                            : text;
+        return text.empty() ? d.client->platform_name() + ":" + std::to_string(d.info().id) : text;
       });
 
   // ------------------------------------------------------------------ Client
@@ -319,8 +316,8 @@ void Init(py::module_& m) {
           "Compiles a StableHLO module (portable artifact bytes or text) with "
           "serialized xla CompileOptions.")
       .def("__repr__", [](const Client& c) {
-        return "Client(platform='" + c.platform_name() + "', devices=" +
-               std::to_string(c.devices().size()) + ")";
+        return "Client(platform='" + c.platform_name() +
+               "', devices=" + std::to_string(c.devices().size()) + ")";
       });
 
   // ------------------------------------------------------------------ Buffer
@@ -328,9 +325,9 @@ void Init(py::module_& m) {
       .def_property_readonly("shape", [](const Buffer& b) { return ShapeTuple(b.dims()); })
       .def_property_readonly("dtype",
                              [](const Buffer& b) { return DtypeFromElementType(b.element_type()); })
-      .def_property_readonly("element_type",
-                             [](const Buffer& b) { return ElementTypeName(b.element_type()); },
-                             "XLA's name of the element type, e.g. 'f32'.")
+      .def_property_readonly(
+          "element_type", [](const Buffer& b) { return ElementTypeName(b.element_type()); },
+          "XLA's name of the element type, e.g. 'f32'.")
       .def_property_readonly("ndim", [](const Buffer& b) { return b.dims().size(); })
       .def_property_readonly("size", [](const Buffer& b) { return b.num_elements(); })
       .def_property_readonly("nbytes", &Buffer::host_size_in_bytes)
@@ -351,8 +348,7 @@ void Init(py::module_& m) {
       .def("is_deleted", &Buffer::IsDeleted)
       .def("unsafe_buffer_pointer", &Buffer::UnsafePointer)
       .def("on_device_size", &Buffer::OnDeviceSizeInBytes)
-      .def("block_until_ready", &Buffer::BlockUntilReady,
-           py::call_guard<py::gil_scoped_release>())
+      .def("block_until_ready", &Buffer::BlockUntilReady, py::call_guard<py::gil_scoped_release>())
       .def("__repr__", &BufferRepr);
 
   // -------------------------------------------------------------- Executable
@@ -380,8 +376,7 @@ void Init(py::module_& m) {
                ")";
       });
 
-  m.def("live_buffer_count", &Buffer::LiveCount,
-        "Number of Buffer objects alive in this process.");
+  m.def("live_buffer_count", &Buffer::LiveCount, "Number of Buffer objects alive in this process.");
   m.def("abi_info", &AbiInfo,
         "Version and struct sizes of the compiled-in PJRT declarations "
         "(native/pjrt_abi.h), for cross-checking with cffi.");

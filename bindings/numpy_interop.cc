@@ -65,21 +65,36 @@ PJRT_Buffer_Type ElementTypeFromDtype(const py::dtype& dtype) {
 
 py::dtype DtypeFromElementType(PJRT_Buffer_Type type) {
   switch (type) {
-    case PJRT_Buffer_Type_PRED: return py::dtype("bool");
-    case PJRT_Buffer_Type_S8: return py::dtype("int8");
-    case PJRT_Buffer_Type_S16: return py::dtype("int16");
-    case PJRT_Buffer_Type_S32: return py::dtype("int32");
-    case PJRT_Buffer_Type_S64: return py::dtype("int64");
-    case PJRT_Buffer_Type_U8: return py::dtype("uint8");
-    case PJRT_Buffer_Type_U16: return py::dtype("uint16");
-    case PJRT_Buffer_Type_U32: return py::dtype("uint32");
-    case PJRT_Buffer_Type_U64: return py::dtype("uint64");
-    case PJRT_Buffer_Type_F16: return py::dtype("float16");
-    case PJRT_Buffer_Type_F32: return py::dtype("float32");
-    case PJRT_Buffer_Type_F64: return py::dtype("float64");
-    case PJRT_Buffer_Type_BF16: return Bfloat16Dtype();
-    case PJRT_Buffer_Type_C64: return py::dtype("complex64");
-    case PJRT_Buffer_Type_C128: return py::dtype("complex128");
+    case PJRT_Buffer_Type_PRED:
+      return py::dtype("bool");
+    case PJRT_Buffer_Type_S8:
+      return py::dtype("int8");
+    case PJRT_Buffer_Type_S16:
+      return py::dtype("int16");
+    case PJRT_Buffer_Type_S32:
+      return py::dtype("int32");
+    case PJRT_Buffer_Type_S64:
+      return py::dtype("int64");
+    case PJRT_Buffer_Type_U8:
+      return py::dtype("uint8");
+    case PJRT_Buffer_Type_U16:
+      return py::dtype("uint16");
+    case PJRT_Buffer_Type_U32:
+      return py::dtype("uint32");
+    case PJRT_Buffer_Type_U64:
+      return py::dtype("uint64");
+    case PJRT_Buffer_Type_F16:
+      return py::dtype("float16");
+    case PJRT_Buffer_Type_F32:
+      return py::dtype("float32");
+    case PJRT_Buffer_Type_F64:
+      return py::dtype("float64");
+    case PJRT_Buffer_Type_BF16:
+      return Bfloat16Dtype();
+    case PJRT_Buffer_Type_C64:
+      return py::dtype("complex64");
+    case PJRT_Buffer_Type_C128:
+      return py::dtype("complex128");
     default:
       break;
   }

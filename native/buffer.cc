@@ -93,8 +93,7 @@ std::size_t Buffer::OnDeviceSizeInBytes() const {
   const PJRT_Api* api = client_->api();
   auto args = MakeArgs<PJRT_Buffer_OnDeviceSizeInBytes_Args>();
   args.buffer = buffer_;
-  CheckPjrt(api, api->PJRT_Buffer_OnDeviceSizeInBytes(&args),
-            "PJRT_Buffer_OnDeviceSizeInBytes");
+  CheckPjrt(api, api->PJRT_Buffer_OnDeviceSizeInBytes(&args), "PJRT_Buffer_OnDeviceSizeInBytes");
   return args.on_device_size_in_bytes;
 }
 

@@ -152,8 +152,8 @@ int Client::DeviceIndex(const PJRT_Device* device) const {
 std::shared_ptr<Buffer> Client::BufferFromHost(const HostArray& array, int device_index) {
   if (device_index < 0 || device_index >= static_cast<int>(devices_.size())) {
     throw std::out_of_range("device index " + std::to_string(device_index) +
-                            " out of range: the client has " +
-                            std::to_string(devices_.size()) + " devices");
+                            " out of range: the client has " + std::to_string(devices_.size()) +
+                            " devices");
   }
   if (array.type == PJRT_Buffer_Type_INVALID) {
     throw std::invalid_argument("BufferFromHost: invalid element type");

@@ -22,8 +22,8 @@ struct DeviceInfo {
   int id = 0;     // PJRT_DeviceDescription_Id
   int process_index = 0;
   int local_hardware_id = -1;
-  std::string kind;          // e.g. "cpu"
-  std::string description;   // terse, e.g. "CpuDevice(id=0)"
+  std::string kind;               // e.g. "cpu"
+  std::string description;        // terse, e.g. "CpuDevice(id=0)"
   PJRT_Device* device = nullptr;  // owned by the client
 };
 

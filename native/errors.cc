@@ -6,10 +6,22 @@ namespace refimpl {
 
 namespace {
 const char* const kCodeNames[] = {
-    "OK",        "CANCELLED",         "UNKNOWN",       "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-    "UNIMPLEMENTED", "INTERNAL",      "UNAVAILABLE",   "DATA_LOSS",
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
     "UNAUTHENTICATED",
 };
 }  // namespace

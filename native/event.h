@@ -10,9 +10,7 @@ class Event {
  public:
   Event(const PJRT_Api* api, PJRT_Event* event) : api_(api), event_(event) {}
   ~Event();
-  Event(Event&& other) noexcept : api_(other.api_), event_(other.event_) {
-    other.event_ = nullptr;
-  }
+  Event(Event&& other) noexcept : api_(other.api_), event_(other.event_) { other.event_ = nullptr; }
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
   Event& operator=(Event&&) = delete;

@@ -341,8 +341,8 @@ typedef struct PJRT_Buffer_MemoryLayout_Tiled {
   PJRT_Extension_Base* extension_start;
   const int64_t* minor_to_major; /* logical dim indices, most minor first */
   size_t minor_to_major_size;
-  const int64_t* tile_dims;      /* all tiles' dims, concatenated */
-  const size_t* tile_dim_sizes;  /* rank of each tile, num_tiles entries */
+  const int64_t* tile_dims;     /* all tiles' dims, concatenated */
+  const size_t* tile_dim_sizes; /* rank of each tile, num_tiles entries */
   size_t num_tiles;
 } PJRT_Buffer_MemoryLayout_Tiled;
 
@@ -646,8 +646,7 @@ typedef struct PJRT_Api {
       PJRT_DeviceDescription_ProcessIndex_Args* args);
   PJRT_OpaqueFn PJRT_DeviceDescription_Attributes;
   PJRT_Error* (*PJRT_DeviceDescription_Kind)(PJRT_DeviceDescription_Kind_Args* args);
-  PJRT_Error* (*PJRT_DeviceDescription_DebugString)(
-      PJRT_DeviceDescription_DebugString_Args* args);
+  PJRT_Error* (*PJRT_DeviceDescription_DebugString)(PJRT_DeviceDescription_DebugString_Args* args);
   PJRT_Error* (*PJRT_DeviceDescription_ToString)(PJRT_DeviceDescription_ToString_Args* args);
 
   PJRT_Error* (*PJRT_Device_GetDescription)(PJRT_Device_GetDescription_Args* args);

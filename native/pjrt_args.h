@@ -18,9 +18,9 @@ namespace refimpl {
 template <typename T>
 struct PjrtStructSize;  // specialised below for every struct we build
 
-#define REFIMPL_PJRT_STRUCT_SIZE(T, last)                                 \
-  template <>                                                             \
-  struct PjrtStructSize<T> {                                              \
+#define REFIMPL_PJRT_STRUCT_SIZE(T, last)                                     \
+  template <>                                                                 \
+  struct PjrtStructSize<T> {                                                  \
     static constexpr std::size_t value = offsetof(T, last) + sizeof(T::last); \
   }
 
@@ -60,8 +60,7 @@ REFIMPL_PJRT_STRUCT_SIZE(PJRT_LoadedExecutable_Destroy_Args, executable);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_LoadedExecutable_GetExecutable_Args, executable);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Executable_Name_Args, executable_name_size);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Executable_NumOutputs_Args, num_outputs);
-REFIMPL_PJRT_STRUCT_SIZE(PJRT_LoadedExecutable_AddressableDevices_Args,
-                         num_addressable_devices);
+REFIMPL_PJRT_STRUCT_SIZE(PJRT_LoadedExecutable_AddressableDevices_Args, num_addressable_devices);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_ExecuteOptions, multi_slice_config);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_LoadedExecutable_Execute_Args, execute_device);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Buffer_Destroy_Args, buffer);

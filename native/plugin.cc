@@ -60,8 +60,7 @@ void RequireSlots(const PJRT_Api* api, const std::string& path) {
       {"PJRT_Executable_Destroy", api->PJRT_Executable_Destroy != nullptr},
       {"PJRT_Executable_NumOutputs", api->PJRT_Executable_NumOutputs != nullptr},
       {"PJRT_LoadedExecutable_Destroy", api->PJRT_LoadedExecutable_Destroy != nullptr},
-      {"PJRT_LoadedExecutable_GetExecutable",
-       api->PJRT_LoadedExecutable_GetExecutable != nullptr},
+      {"PJRT_LoadedExecutable_GetExecutable", api->PJRT_LoadedExecutable_GetExecutable != nullptr},
       {"PJRT_LoadedExecutable_Execute", api->PJRT_LoadedExecutable_Execute != nullptr},
       {"PJRT_Buffer_Destroy", api->PJRT_Buffer_Destroy != nullptr},
       {"PJRT_Buffer_ElementType", api->PJRT_Buffer_ElementType != nullptr},
@@ -130,8 +129,7 @@ std::shared_ptr<Plugin> Plugin::Load(const std::string& path) {
   void* symbol = dlsym(library, "GetPjrtApi");
   if (symbol == nullptr) {
     dlclose(library);
-    throw PluginLoadError("'" + path +
-                          "' is not a PJRT plugin: it does not export GetPjrtApi");
+    throw PluginLoadError("'" + path + "' is not a PJRT plugin: it does not export GetPjrtApi");
   }
   auto get_api = reinterpret_cast<PJRT_GetPjrtApi_Fn>(symbol);
   const PJRT_Api* api = get_api();
@@ -146,8 +144,8 @@ std::shared_ptr<Plugin> Plugin::Load(const std::string& path) {
       std::to_string(REFIMPL_PJRT_ABI_MAJOR) + "." + std::to_string(REFIMPL_PJRT_ABI_MINOR);
   if (major != REFIMPL_PJRT_ABI_MAJOR) {
     throw PluginLoadError("PJRT plugin '" + path + "' implements C API " + version +
-                          ", whose major version differs from refimpl's declarations (" +
-                          ours + ")");
+                          ", whose major version differs from refimpl's declarations (" + ours +
+                          ")");
   }
   if (minor > REFIMPL_PJRT_ABI_MINOR) {
     throw PluginLoadError("PJRT plugin '" + path + "' implements C API " + version +

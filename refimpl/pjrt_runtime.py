@@ -1,0 +1,193 @@
+"""Where the PJRT plugin comes from, and one client per process.
+
+This is the thin Python layer over the native module ``refimpl._pjrt``:
+
+* plugin discovery: ``$REFIMPL_PJRT_PLUGIN`` if set, else the CPU plugin
+  shipped by the ``fastatomstruct-xla-cpu`` package (``libpjrt_cpu.so`` next
+  to its ``__init__.py``, found with ``importlib.util.find_spec``);
+* ``get_client(num_devices=None)``: a client cached per process (per plugin
+  and device count);
+* helpers to feed the compiler: serialized ``CompileOptions`` and StableHLO
+  portable artifacts targeted at the plugin's StableHLO version.
+
+TODO(gpu/tpu): discovery only knows the CPU plugin. CUDA
+(``jax-cuda12-pjrt``: module ``jax_plugins.xla_cuda12``, file
+``xla_cuda_plugin.so``) and TPU (``libtpu``: ``libtpu.so``) plugins speak the
+same C API and work today through ``REFIMPL_PJRT_PLUGIN``; automatic discovery
+and their create options (``num_devices`` is the CPU plugin's
+``cpu_device_count``) are not implemented.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import threading
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from refimpl import _pjrt
+
+__all__ = [
+    "CPU_PLUGIN_REQUIREMENT",
+    "PLUGIN_ENV_VAR",
+    "PluginNotFoundError",
+    "compile_options_bytes",
+    "find_plugin_path",
+    "get_client",
+    "get_plugin",
+    "native_module",
+    "plugin_available",
+    "serialize_stablehlo",
+    "stablehlo_target_version",
+]
+
+PLUGIN_ENV_VAR = "REFIMPL_PJRT_PLUGIN"
+CPU_PLUGIN_MODULE = "fastatomstruct_xla_cpu"
+CPU_PLUGIN_LIBRARY = "libpjrt_cpu.so"
+CPU_PLUGIN_REQUIREMENT = "fastatomstruct-xla-cpu==2026.6.23"
+
+
+class PluginNotFoundError(RuntimeError):
+    """No PJRT plugin could be located."""
+
+
+def native_module() -> ModuleType:
+    """The compiled ``refimpl._pjrt`` module, with a clear error if it is missing."""
+    try:
+        from refimpl import _pjrt
+    except ImportError as err:
+        raise ImportError(
+            "refimpl._pjrt (the native PJRT runtime) is not built/installed; "
+            "install the package with `pip install .` (it compiles the C++ "
+            f"extension). Import error: {err}"
+        ) from err
+    return _pjrt
+
+
+def _cpu_plugin_path() -> Path | None:
+    try:
+        spec = importlib.util.find_spec(CPU_PLUGIN_MODULE)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    locations = list(spec.submodule_search_locations or [])
+    if not locations and spec.origin:
+        locations = [str(Path(spec.origin).parent)]
+    for location in locations:
+        candidate = Path(location) / CPU_PLUGIN_LIBRARY
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def find_plugin_path() -> str:
+    """Path of the PJRT plugin to use.
+
+    ``$REFIMPL_PJRT_PLUGIN`` wins when set (it must name an existing file);
+    otherwise the CPU plugin of ``fastatomstruct-xla-cpu``.
+    """
+    override = os.environ.get(PLUGIN_ENV_VAR)
+    if override:
+        if not Path(override).is_file():
+            raise PluginNotFoundError(
+                f"{PLUGIN_ENV_VAR}={override!r} does not name an existing PJRT plugin file"
+            )
+        return override
+    found = _cpu_plugin_path()
+    if found is None:
+        raise PluginNotFoundError(
+            "no PJRT plugin found: install the CPU plugin with "
+            f"`pip install {CPU_PLUGIN_REQUIREMENT}` (or `pip install 'refimpl[cpu]'`), "
+            f"or set {PLUGIN_ENV_VAR}=/path/to/pjrt_plugin.so"
+        )
+    return str(found)
+
+
+def plugin_available() -> bool:
+    """True when a plugin can be located and the native module is importable."""
+    try:
+        find_plugin_path()
+        native_module()
+    except (PluginNotFoundError, ImportError):
+        return False
+    return True
+
+
+def get_plugin(path: str | None = None) -> _pjrt.Plugin:
+    """The loaded plugin at ``path`` (default: ``find_plugin_path()``).
+
+    Loading is idempotent: the native layer keeps one plugin per file.
+    """
+    return native_module().Plugin.load(path if path is not None else find_plugin_path())
+
+
+_clients: dict[tuple[str, int | None], _pjrt.Client] = {}
+_clients_lock = threading.Lock()
+
+
+def get_client(num_devices: int | None = None) -> _pjrt.Client:
+    """The process-wide client for the discovered plugin.
+
+    ``num_devices=None`` keeps the plugin's default (4 CPU devices for the CPU
+    plugin); an int sets the CPU plugin's ``cpu_device_count`` create option.
+    Clients are cached per (plugin path, num_devices).
+    """
+    if num_devices is not None:
+        if isinstance(num_devices, bool) or not isinstance(num_devices, int):
+            raise TypeError(f"num_devices must be an int or None, got {num_devices!r}")
+        if num_devices < 1:
+            raise ValueError(f"num_devices must be >= 1, got {num_devices}")
+    plugin = get_plugin()
+    key = (plugin.path, num_devices)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            client = native_module().Client(plugin, cpu_device_count=num_devices)
+            _clients[key] = client
+        return client
+
+
+@functools.cache
+def compile_options_bytes() -> bytes:
+    """Serialized default ``xla::CompileOptionsProto`` (1 replica, 1 partition)."""
+    from jaxlib import xla_client
+
+    return xla_client.CompileOptions().SerializeAsString()
+
+
+def _version_tuple(value: object) -> tuple[int, ...]:
+    if isinstance(value, str):
+        return tuple(int(part) for part in value.split("."))
+    return tuple(int(part) for part in value)  # type: ignore[union-attr]
+
+
+def stablehlo_target_version(plugin: _pjrt.Plugin | None = None) -> str:
+    """StableHLO version to serialize for: min(plugin's current, jaxlib's current).
+
+    Falls back to jaxlib's minimum supported version when the plugin does not
+    report ``stablehlo_current_version``.
+    """
+    from jaxlib.mlir.dialects import stablehlo
+
+    if plugin is None:
+        plugin = get_plugin()
+    ours = _version_tuple(stablehlo.get_current_version())
+    reported = plugin.attributes.get("stablehlo_current_version")
+    if reported is None:
+        target = _version_tuple(stablehlo.get_minimum_version())
+    else:
+        target = min(ours, _version_tuple(reported))
+    return ".".join(str(part) for part in target)
+
+
+def serialize_stablehlo(module_text: str, plugin: _pjrt.Plugin | None = None) -> bytes:
+    """StableHLO text -> portable artifact bytes the plugin can compile."""
+    from jaxlib.mlir.dialects import stablehlo
+
+    target = stablehlo_target_version(plugin)
+    return stablehlo.serialize_portable_artifact_str(module_text, target)
