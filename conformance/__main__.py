@@ -1,0 +1,7 @@
+"""Entry point of ``python -m conformance`` (see conformance.cli)."""
+
+import sys
+
+from conformance.cli import main
+
+sys.exit(main())

@@ -1,0 +1,299 @@
+"""Comparing an observation with what was expected.
+
+Per leaf:
+
+* arrays: shape, dtype and weak type must be equal; values exactly for
+  bool and integer dtypes, within a tolerance counted in units in the last
+  place (ulps) of the dtype for floating and complex dtypes (real and
+  imaginary parts separately). NaN equals NaN; infinities must match
+  exactly. The sign of zero is not compared.
+* errors: the built-in class (TypeError, ValueError, ...) must agree; an
+  expected ``Raises`` also needs its message key to match.
+* Python values: ``==``.
+
+The tree structure must be equal before any leaf is looked at.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from conformance.observe import (
+    ANY,
+    ArrayObs,
+    AvalObs,
+    DeletedObs,
+    ErrorObs,
+    Observation,
+    Raises,
+)
+
+# Default float tolerance in ulps. f32/f64 allow for the few-ulp error of
+# XLA's vectorized transcendental approximations; f16/bf16 results are
+# computed in f32 and rounded, so a double rounding can move them one ulp.
+DEFAULT_ULPS: dict[str, float] = {
+    "float16": 2,
+    "bfloat16": 2,
+    "float32": 4,
+    "float64": 4,
+    "complex64": 4,
+    "complex128": 4,
+}
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How close floats must be: ``|a - b| <= ulps * ulp(max(|a|,|b|)) + atol``.
+
+    ``ulps`` overrides the per-dtype default when given (a number for all
+    dtypes or a dict by dtype name); ``atol`` is an absolute slack in units
+    of the dtype's epsilon (useful where a result near 0 comes from
+    cancellation, e.g. ``sin`` near pi).
+    """
+
+    ulps: float | dict[str, float] | None = None
+    atol_eps: float = 0.0
+    flush_denormals: bool = True
+
+    def ulps_for(self, dtype: np.dtype) -> float:
+        default = DEFAULT_ULPS.get(dtype.name, 4)
+        if self.ulps is None:
+            return default
+        if isinstance(self.ulps, dict):
+            return self.ulps.get(dtype.name, default)
+        return self.ulps
+
+
+EXACT = Tolerance(ulps=0)
+
+
+def _float_info(dtype: np.dtype) -> Any:
+    return ml_dtypes.finfo(dtype)
+
+
+def ulp(magnitude: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """The spacing of ``dtype`` numbers at ``magnitude`` (float64 array)."""
+    info = _float_info(dtype)
+    eps = float(info.eps)
+    tiny = float(info.smallest_normal)
+    subnormal = tiny * eps
+    with np.errstate(divide="ignore"):
+        exponent = np.floor(np.log2(np.maximum(magnitude, tiny)))
+    return np.maximum(np.exp2(exponent) * eps, subnormal)
+
+
+def _real_parts(x: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """[(name, part)]: the real and imaginary parts of complex arrays."""
+    if np.iscomplexobj(x):
+        return [("real", np.real(x)), ("imag", np.imag(x))]
+    return [("", x)]
+
+
+def _float_component_dtype(dtype: np.dtype) -> np.dtype:
+    if dtype == np.complex64:
+        return np.dtype(np.float32)
+    if dtype == np.complex128:
+        return np.dtype(np.float64)
+    return dtype
+
+
+def float_mismatch(
+    expected: np.ndarray, actual: np.ndarray, tol: Tolerance
+) -> tuple[np.ndarray, str] | None:
+    """(mask of bad elements, description) or None if within tolerance.
+
+    Complex values are compared part by part, with the ulp taken at the
+    complex magnitude (a norm-wise error: ``(a+bi)(c+di)`` may lose the
+    small part to cancellation).
+    """
+    dtype = expected.dtype
+    part_dtype = _float_component_dtype(dtype)
+    tiny = float(_float_info(part_dtype).smallest_normal)
+    magnitude = np.maximum(_magnitude(expected), _magnitude(actual))
+    bad_total = np.zeros(expected.shape, bool)
+    notes = []
+    complex_values = np.iscomplexobj(expected)
+    for (part, e), (_, a) in zip(_real_parts(expected), _real_parts(actual), strict=True):
+        e64, a64 = e.astype(np.float64), a.astype(np.float64)
+        if tol.flush_denormals:
+            e64 = np.where(np.abs(e64) < tiny, 0.0, e64)
+            a64 = np.where(np.abs(a64) < tiny, 0.0, a64)
+        nan_e, nan_a = np.isnan(e64), np.isnan(a64)
+        inf_e, inf_a = np.isinf(e64), np.isinf(a64)
+        both_finite = ~(nan_e | nan_a | inf_e | inf_a)
+        nan_bad = nan_e != nan_a
+        inf_bad = (inf_e | inf_a) & ~(nan_e | nan_a) & (e64 != a64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.where(both_finite, np.abs(e64 - a64), 0.0)
+            scale = np.where(both_finite, magnitude if complex_values else
+                             np.maximum(np.abs(e64), np.abs(a64)), 0.0)  # fmt: skip
+            spacing = ulp(scale, part_dtype)
+            allowed = tol.ulps_for(dtype) * spacing + tol.atol_eps * float(
+                _float_info(part_dtype).eps
+            )
+            value_bad = both_finite & (diff > allowed)
+        bad = nan_bad | inf_bad | value_bad
+        label = f"{part} part " if complex_values else ""
+        if value_bad.any():
+            worst = float(np.max(np.where(value_bad, diff / spacing, 0)))
+            notes.append(f"{label}off by up to {worst:.3g} ulps")
+        if nan_bad.any():
+            notes.append(f"{label}NaN in one and not the other")
+        if inf_bad.any():
+            notes.append(f"{label}infinities differ")
+        bad_total |= bad
+    if not bad_total.any():
+        return None
+    return bad_total, "; ".join(notes)
+
+
+def _magnitude(x: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        m = np.abs(x.astype(np.complex128) if np.iscomplexobj(x) else x.astype(np.float64))
+    return np.where(np.isfinite(m), m, 0.0)
+
+
+def value_mismatch(expected: np.ndarray, actual: np.ndarray, tol: Tolerance) -> str | None:
+    """A description of how the values differ, or None if they agree."""
+    if expected.size == 0:
+        return None
+    if _is_float_like(expected.dtype):
+        result = float_mismatch(expected, actual, tol)
+        if result is None:
+            return None
+        bad, note = result
+    else:  # bool and integers: exact
+        bad = expected != actual
+        note = "values differ"
+    bad = np.asarray(bad)
+    if not bad.any():
+        return None
+    index = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
+    count = int(bad.sum())
+    return (
+        f"{note}: {count} of {expected.size} elements; first at {list(index)}: "
+        f"expected {_scalar(expected[index])}, got {_scalar(actual[index])}"
+    )
+
+
+def _is_float_like(dtype: np.dtype) -> bool:
+    return dtype.kind in "fc" or dtype == ml_dtypes.bfloat16
+
+
+def _scalar(x: Any) -> str:
+    value = np.asarray(x)
+    if value.dtype == ml_dtypes.bfloat16:
+        return repr(float(value))
+    return repr(value.item())
+
+
+# --- leaves and trees ---------------------------------------------------------------------
+
+
+@dataclass
+class Comparison:
+    """The differences found (empty: they agree)."""
+
+    differences: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return not self.differences
+
+    def add(self, path: str, text: str) -> None:
+        self.differences.append(f"{path}: {text}")
+
+
+def compare(
+    expected: Observation, actual: Observation, impl_name: str, tol: Tolerance | None = None
+) -> Comparison:
+    """Compare ``actual`` (observed on ``impl_name``) against ``expected``."""
+    tol = tol or Tolerance()
+    result = Comparison()
+    if expected.structure != actual.structure:
+        result.add(
+            "tree", f"structure differs: expected {expected.structure}, got {actual.structure}"
+        )
+        return result
+    for (path, want), (_, got) in zip(expected.leaves, actual.leaves, strict=True):
+        text = leaf_mismatch(want, got, impl_name, tol)
+        if text:
+            result.add(path, text)
+    return result
+
+
+def leaf_mismatch(want: Any, got: Any, impl_name: str, tol: Tolerance) -> str | None:
+    if want is ANY:
+        return None
+    if isinstance(want, Raises):
+        return _raises_mismatch(want, got, impl_name)
+    if isinstance(want, ErrorObs):
+        if not isinstance(got, ErrorObs):
+            return f"expected an error {want.describe()}, got {_describe(got)}"
+        if want.kind != got.kind:
+            return f"error class differs: expected {want.describe()}, got {got.describe()}"
+        return None
+    if isinstance(got, ErrorObs):
+        return f"raised {got.describe()}; expected {_describe(want)}"
+    if isinstance(want, ArrayObs):
+        return _array_mismatch(want, got, tol)
+    if isinstance(want, AvalObs):
+        if not isinstance(got, AvalObs):
+            return f"expected {want.describe()}, got {_describe(got)}"
+        return _aval_mismatch(want, got)
+    if isinstance(want, DeletedObs):
+        return (
+            None
+            if isinstance(got, DeletedObs)
+            else f"expected a deleted array, got {_describe(got)}"
+        )
+    if isinstance(got, (ArrayObs, AvalObs, DeletedObs)):
+        return f"expected {want!r}, got {got.describe()}"
+    try:
+        equal = bool(want == got) and type(want) is type(got)
+    except Exception:
+        equal = False
+    if not equal:
+        return f"expected {want!r}, got {got!r}"
+    return None
+
+
+def _describe(x: Any) -> str:
+    return x.describe() if hasattr(x, "describe") else repr(x)
+
+
+def _raises_mismatch(want: Raises, got: Any, impl_name: str) -> str | None:
+    if not isinstance(got, ErrorObs):
+        return f"expected {want.describe()} to be raised, got {_describe(got)}"
+    if want.exc_type.__name__ not in got.mro:
+        return f"expected {want.describe()}, got {got.describe()}"
+    key = want.key_for(impl_name)
+    if key and not re.search(key, got.message, re.IGNORECASE | re.DOTALL):
+        return f"error message does not match {key!r}: {got.describe()}"
+    return None
+
+
+def _aval_mismatch(want: Any, got: Any) -> str | None:
+    problems = []
+    if tuple(want.shape) != tuple(got.shape):
+        problems.append(f"shape {tuple(got.shape)} != expected {tuple(want.shape)}")
+    if np.dtype(want.dtype) != np.dtype(got.dtype):
+        problems.append(f"dtype {np.dtype(got.dtype).name} != expected {np.dtype(want.dtype).name}")
+    if want.weak_type is not None and got.weak_type is not None and want.weak_type != got.weak_type:
+        problems.append(f"weak_type {got.weak_type} != expected {want.weak_type}")
+    return "; ".join(problems) or None
+
+
+def _array_mismatch(want: ArrayObs, got: Any, tol: Tolerance) -> str | None:
+    if isinstance(got, DeletedObs):
+        return f"got a deleted array; expected {want.describe()}"
+    if not isinstance(got, ArrayObs):
+        return f"expected an array {want.describe()}, got {_describe(got)}"
+    problem = _aval_mismatch(want, got)
+    if problem:
+        return problem
+    return value_mismatch(want.value, got.value, tol)

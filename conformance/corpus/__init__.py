@@ -1,0 +1,29 @@
+"""The conformance corpus: every family module contributes ``cases()``.
+
+Adding a family: write ``conformance/corpus/<family>.py`` with a ``cases()``
+generator and list it in ``FAMILIES``. Case names are ``<group>/<detail>``;
+they must be unique (checked here).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+
+from conformance.case import Case
+
+FAMILIES: Sequence[str] = ("elementwise",)
+
+
+def all_cases() -> list[Case]:
+    """Every case of every family, in a stable order."""
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for family in FAMILIES:
+        module = importlib.import_module(f"conformance.corpus.{family}")
+        for case in module.cases():
+            if case.name in seen:
+                raise ValueError(f"duplicate conformance case name {case.name!r}")
+            seen.add(case.name)
+            cases.append(case)
+    return cases

@@ -1,0 +1,322 @@
+"""Implementations: how the suite reaches one JAX-like system.
+
+An ``Implementation`` builds the ``Namespace`` cases are written against and
+answers the questions the comparison needs about its arrays (value, weak
+type, deleted or not, buffer address) and its jitted functions (how many
+traces). The three built in:
+
+* ``ref``  -- refimpl with the reference interpreter (``backend="ref"``),
+* ``pjrt`` -- refimpl with ``jit(..., backend="pjrt")``; available once
+  ``refimpl.pjrt`` can run a tiny program,
+* ``jax``  -- ``jax.numpy`` / ``jax.lax`` / ``jax.jit``; available when jax
+  is installed.
+
+A third party adds one by subclassing ``Implementation`` and registering it
+(see conformance/README.md for a worked example).
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from conformance.namespace import Namespace, resolve
+
+
+class Implementation(abc.ABC):
+    """One JAX-like system under test.
+
+    Subclasses must set ``name`` and implement ``available``, ``namespace``,
+    ``is_array`` and ``trace_count``; the other methods have defaults that
+    follow the ``jax.Array`` protocol (``.weak_type``, ``.is_deleted()``,
+    ``.unsafe_buffer_pointer()``, ``np.asarray``).
+    """
+
+    name: str = "?"
+    description: str = ""
+
+    def __init__(self) -> None:
+        self._namespace: Namespace | None = None
+        self._probes: dict[str, str | None] = {}
+        self.unavailable_reason = ""
+
+    def __repr__(self) -> str:
+        return f"<Implementation {self.name}>"
+
+    # -- required --
+
+    @abc.abstractmethod
+    def available(self) -> bool:
+        """Whether this implementation can run here (set ``unavailable_reason`` if not)."""
+
+    @abc.abstractmethod
+    def make_namespace(self) -> Namespace:
+        """Build the Namespace (called once, lazily, after ``available()``)."""
+
+    @abc.abstractmethod
+    def is_array(self, x: Any) -> bool:
+        """Whether ``x`` is an array of this implementation (not a NumPy array)."""
+
+    @abc.abstractmethod
+    def trace_count(self, jitted: Any) -> int:
+        """How many signatures ``jitted`` has traced and cached so far."""
+
+    # -- with defaults --
+
+    def is_available(self) -> bool:
+        """``available()``, asked once."""
+        if not hasattr(self, "_available"):
+            self._available = bool(self.available())
+        return self._available
+
+    def namespace(self) -> Namespace:
+        if self._namespace is None:
+            self._namespace = self.make_namespace()
+        return self._namespace
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        return np.array(x, copy=True)
+
+    def weak_type(self, x: Any) -> bool:
+        return bool(x.weak_type)
+
+    def is_deleted(self, x: Any) -> bool:
+        return bool(x.is_deleted())
+
+    def buffer_pointer(self, x: Any) -> int:
+        return int(x.unsafe_buffer_pointer())
+
+    def from_numpy(self, x: np.ndarray) -> Any:
+        """An array of this implementation with the value of ``x``."""
+        return self.namespace().device_put(x)
+
+    @contextlib.contextmanager
+    def session(self, *, x64: bool = False) -> Iterator[None]:
+        """Context for running one case (global flags set and restored)."""
+        if x64:
+            raise NotImplementedError(f"{self.name} cannot run x64 cases")
+        yield
+
+    def missing_feature(self, feature: str) -> str | None:
+        """Why ``feature`` is unsupported, or None if it is supported.
+
+        A feature is a dotted path on the Namespace (``"lax_.scan"``,
+        ``"np_.einsum"``, ``"mask"``) or the name of a behaviour probed by a
+        ``probe_<name>`` method (``"donation"``). Results are cached.
+        """
+        if feature not in self._probes:
+            self._probes[feature] = self._find_missing(feature)
+        return self._probes[feature]
+
+    def _find_missing(self, feature: str) -> str | None:
+        probe = getattr(self, "probe_" + feature, None)
+        if probe is not None:
+            return probe()
+        try:
+            resolve(self.namespace(), feature)
+        except Exception as exc:  # AttributeError, Unsupported, ImportError ...
+            return f"{self.name} has no {feature} ({type(exc).__name__}: {exc})"
+        return None
+
+
+# --- refimpl ---------------------------------------------------------------------
+
+
+class RefImplementation(Implementation):
+    """refimpl, every jit on the reference interpreter."""
+
+    name = "ref"
+    backend = "ref"
+    description = "refimpl, reference interpreter (backend='ref')"
+
+    def available(self) -> bool:
+        try:
+            import refimpl  # noqa: F401
+        except Exception as exc:
+            self.unavailable_reason = f"refimpl does not import: {exc}"
+            return False
+        return True
+
+    def make_namespace(self) -> Namespace:
+        import refimpl as ri
+        import refimpl.numpy as rnp
+
+        return Namespace(
+            self,
+            np_=rnp,
+            lax_=ri.lax,
+            jit=functools.partial(_jit_with_backend, ri.jit, self.backend),
+            device_put=ri.device_put,
+            mask=getattr(ri, "mask", None),
+            eval_shape=ri.eval_shape,
+        )
+
+    def is_array(self, x: Any) -> bool:
+        import refimpl as ri
+
+        return isinstance(x, ri.Array)
+
+    def trace_count(self, jitted: Any) -> int:
+        return int(jitted._cache_size())
+
+    @contextlib.contextmanager
+    def session(self, *, x64: bool = False) -> Iterator[None]:
+        import refimpl as ri
+
+        saved = ri.config.snapshot()
+        ri.config.update("backend", self.backend)
+        ri.config.update("enable_x64", x64)
+        try:
+            yield
+        finally:
+            ri.config.update("backend", saved["backend"])
+            ri.config.update("enable_x64", saved["enable_x64"])
+
+    def probe_donation(self) -> str | None:
+        """Donation is implemented when a donated input ends up deleted."""
+        with self.session():
+            ns = self.namespace()
+            try:
+                x = ns.asarray(np.ones(3, np.float32))
+                ns.jit(lambda a: a + 1, donate_argnums=0)(x)
+                deleted = ns.is_deleted(x)
+            except Exception as exc:
+                return f"{self.name}: donation fails ({type(exc).__name__}: {exc})"
+        return None if deleted else f"{self.name}: donation not implemented (input not deleted)"
+
+
+def _jit_with_backend(jit: Callable[..., Any], backend: str, fun: Any = None, **kw: Any) -> Any:
+    kw.setdefault("backend", backend)
+    if fun is None:
+        return lambda f: jit(f, **kw)
+    return jit(fun, **kw)
+
+
+class PjrtImplementation(RefImplementation):
+    """refimpl with every jit compiled and run through PJRT."""
+
+    name = "pjrt"
+    backend = "pjrt"
+    description = "refimpl, PJRT fast path (backend='pjrt')"
+
+    def available(self) -> bool:
+        if not super().available():
+            return False
+        try:
+            import refimpl as ri
+
+            with self.session():
+                out = ri.jit(lambda x: x + 1, backend="pjrt")(np.arange(3, dtype=np.float32))
+                ok = np.array_equal(np.asarray(out), np.arange(1, 4, dtype=np.float32))
+        except Exception as exc:
+            self.unavailable_reason = "jit(backend='pjrt') does not work yet: " + _brief(exc)
+            return False
+        if not ok:
+            self.unavailable_reason = "jit(backend='pjrt') computes a wrong x + 1"
+        return ok
+
+    def from_numpy(self, x: np.ndarray) -> Any:
+        import refimpl as ri
+
+        return ri.device_put(x, ri.devices("pjrt")[0])
+
+    def is_array(self, x: Any) -> bool:
+        import refimpl as ri
+
+        if isinstance(x, ri.Array):
+            return True
+        return hasattr(x, "unsafe_buffer_pointer") and hasattr(x, "weak_type")
+
+
+# --- jax -------------------------------------------------------------------------------
+
+
+class JaxImplementation(Implementation):
+    """Real JAX on its CPU backend: the behaviour refimpl follows."""
+
+    name = "jax"
+    description = "jax.numpy / jax.lax / jax.jit"
+
+    def available(self) -> bool:
+        try:
+            import jax  # noqa: F401
+        except Exception as exc:
+            self.unavailable_reason = f"jax is not installed ({_brief(exc)})"
+            return False
+        return True
+
+    def make_namespace(self) -> Namespace:
+        import jax
+        import jax.numpy as jnp
+
+        return Namespace(
+            self,
+            np_=jnp,
+            lax_=jax.lax,
+            jit=jax.jit,
+            device_put=jax.device_put,
+            mask=None,  # jax.mask was removed in 2021
+            eval_shape=jax.eval_shape,
+        )
+
+    def is_array(self, x: Any) -> bool:
+        import jax
+
+        return isinstance(x, jax.Array)
+
+    def trace_count(self, jitted: Any) -> int:
+        return int(jitted._cache_size())
+
+    @contextlib.contextmanager
+    def session(self, *, x64: bool = False) -> Iterator[None]:
+        import jax
+
+        saved = bool(jax.config.jax_enable_x64)
+        jax.config.update("jax_enable_x64", x64)
+        try:
+            yield
+        finally:
+            jax.config.update("jax_enable_x64", saved)
+
+
+def _brief(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text[:200]}"
+
+
+# --- the registry ---------------------------------------------------------------------
+
+_REGISTRY: dict[str, Callable[[], Implementation]] = {
+    "ref": RefImplementation,
+    "pjrt": PjrtImplementation,
+    "jax": JaxImplementation,
+}
+_INSTANCES: dict[str, Implementation] = {}
+
+
+def register(name: str, factory: Callable[[], Implementation]) -> None:
+    """Make ``--impl NAME`` (and ``run(impls=[NAME])``) use ``factory()``."""
+    _REGISTRY[name] = factory
+    _INSTANCES.pop(name, None)
+
+
+def registered_names() -> list[str]:
+    return list(_REGISTRY)
+
+
+def get(name: str) -> Implementation:
+    """The (shared) instance of a registered implementation."""
+    if name not in _REGISTRY:
+        known = ", ".join(_REGISTRY)
+        raise KeyError(f"unknown implementation {name!r} (known: {known})")
+    if name not in _INSTANCES:
+        impl = _REGISTRY[name]()
+        if impl.name != name:
+            impl.name = name
+        _INSTANCES[name] = impl
+    return _INSTANCES[name]

@@ -1,0 +1,324 @@
+"""Running cases on implementations and judging the results.
+
+Each (case, implementation) cell gets one status:
+
+* ``pass``   -- the observation matches the expectation;
+* ``differ`` -- it ran and something differs (value, dtype, weak type, shape,
+  tree, deletion, aliasing, trace count, error class or message);
+* ``error``  -- it raised where a result was expected;
+* ``skip``   -- the implementation is unavailable or lacks a feature the case
+  needs (``Unsupported``, ``NotImplementedError``, a missing module
+  attribute), or the reference result the case compares with is missing;
+* ``known``  -- a ``differ``/``error`` listed in ``conformance.known``.
+
+Only ``differ`` and ``error`` are unexpected.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+import traceback
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance import implementations as impls_mod
+from conformance.case import AGREE, Case, Oracle
+from conformance.compare import compare
+from conformance.implementations import Implementation
+from conformance.known import KNOWN_DIFFERENCES, KnownDifference, find_known
+from conformance.namespace import is_unsupported_error
+from conformance.observe import (
+    ErrorObs,
+    Observation,
+    Raises,
+    expected_observation,
+    flatten,
+    observe,
+)
+
+STATUSES = ("pass", "differ", "error", "skip", "known")
+UNEXPECTED = ("differ", "error")
+REFERENCE = "ref"
+
+
+@dataclass
+class Result:
+    """The judged outcome of one case on one implementation."""
+
+    case: str
+    impl: str
+    status: str
+    detail: str = ""
+    seconds: float = 0.0
+    known_reason: str = ""
+
+
+@dataclass
+class Outcome:
+    """What one run produced, before judging."""
+
+    observation: Observation | None = None
+    skip_reason: str = ""
+    raised: bool = False  # the run itself raised (the observation is that error)
+    traceback: str = ""
+    seconds: float = 0.0
+
+
+class CaseTimeout(Exception):
+    """A case ran longer than the per-case time limit."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None) -> Iterator[None]:
+    usable = (
+        seconds
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+    )
+    if not usable:
+        yield
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise CaseTimeout(f"case took longer than {seconds:g}s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _expects_not_implemented(case: Case) -> bool:
+    expect = case.expect
+    if isinstance(expect, Raises):
+        return issubclass(NotImplementedError, expect.exc_type)
+    if isinstance(expect, (Oracle, type(AGREE))):
+        return False
+    _, leaves = flatten(expect)
+    return any(
+        isinstance(leaf, Raises) and issubclass(NotImplementedError, leaf.exc_type)
+        for _, leaf in leaves
+    )
+
+
+def execute(case: Case, impl: Implementation, timeout: float | None = 120.0) -> Outcome:
+    """Run ``case`` on ``impl`` and observe what happened."""
+    if not impl.is_available():
+        return Outcome(skip_reason=f"{impl.name} unavailable: {impl.unavailable_reason}")
+    for feature in case.requires:
+        missing = impl.missing_feature(feature)
+        if missing:
+            return Outcome(skip_reason=f"unsupported: {missing}")
+    start = time.perf_counter()
+    try:
+        with _time_limit(timeout), impl.session(x64=case.x64), warnings.catch_warnings():
+            # NumPy's overflow/invalid warnings are expected on edge values
+            warnings.simplefilter("ignore")
+            result = case.run(impl.namespace())
+            observation = observe(impl, result)
+    except Exception as exc:
+        seconds = time.perf_counter() - start
+        if is_unsupported_error(exc) and not (
+            isinstance(exc, NotImplementedError) and _expects_not_implemented(case)
+        ):
+            return Outcome(
+                skip_reason=f"unsupported by {impl.name}: {_brief(exc)}", seconds=seconds
+            )
+        error = ErrorObs.from_exception(exc)
+        return Outcome(
+            Observation("*", [("out", error)]),
+            raised=True,
+            traceback=_short_traceback(exc),
+            seconds=seconds,
+        )
+    seconds = time.perf_counter() - start
+    unsupported = [e for e in observation.errors() if e.kind == "NotImplementedError"]
+    if unsupported and not _expects_not_implemented(case):
+        return Outcome(
+            skip_reason=f"unsupported by {impl.name}: {unsupported[0].describe()}", seconds=seconds
+        )
+    return Outcome(observation, seconds=seconds)
+
+
+def _brief(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    text = lines[0] if lines else ""
+    return f"{type(exc).__name__}: {text[:200]}"
+
+
+def _short_traceback(exc: BaseException, frames: int = 4) -> str:
+    lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    return "".join(lines[-frames * 2 - 1 :])
+
+
+def expected_for(case: Case, reference: Outcome | None) -> tuple[Observation | None, str]:
+    """The expected observation, or (None, why there is none)."""
+    expect = case.expect
+    if expect is AGREE:
+        if reference is None:
+            return None, f"no reference result ({REFERENCE} not run)"
+        if reference.skip_reason:
+            return None, f"no reference result ({REFERENCE}: {reference.skip_reason})"
+        if reference.raised:
+            return None, f"no reference result ({REFERENCE} raised)"
+        return reference.observation, ""
+    if isinstance(expect, Oracle):
+        return expected_observation(expect.compute()), ""
+    if isinstance(expect, Raises):
+        return Observation("*", [("out", expect)]), ""
+    return expected_observation(expect), ""
+
+
+def judge(
+    case: Case,
+    impl_name: str,
+    outcome: Outcome,
+    reference: Outcome | None,
+    known: list[KnownDifference] | None = None,
+) -> Result:
+    """The status of ``outcome`` (observed on ``impl_name``) for ``case``."""
+    result = Result(case.name, impl_name, "pass", seconds=outcome.seconds)
+    if outcome.skip_reason:
+        result.status, result.detail = "skip", outcome.skip_reason
+        return result
+    assert outcome.observation is not None
+    if case.expect is AGREE and impl_name == REFERENCE:
+        if outcome.raised:
+            result.status = "error"
+            result.detail = _error_detail(outcome)
+        return _apply_known(result, known)
+    try:
+        expected, why_none = expected_for(case, reference)
+    except Exception as exc:  # a broken oracle is a bug in the case, shown as such
+        result.status, result.detail = "error", f"the case's oracle failed: {_brief(exc)}"
+        return result
+    if expected is None:
+        result.status, result.detail = "skip", why_none
+        return result
+    comparison = compare(expected, outcome.observation, impl_name, case.tolerance)
+    if not comparison:
+        if outcome.raised and not _expected_error(expected):
+            result.status, result.detail = "error", _error_detail(outcome)
+        else:
+            result.status = "differ"
+            result.detail = "\n".join(comparison.differences)
+    return _apply_known(result, known)
+
+
+def _expected_error(expected: Observation) -> bool:
+    return any(isinstance(leaf, (Raises, ErrorObs)) for _, leaf in expected.leaves)
+
+
+def _error_detail(outcome: Outcome) -> str:
+    errors = outcome.observation.errors() if outcome.observation else []
+    head = errors[0].describe() if errors else "raised"
+    return f"raised {head}\n{outcome.traceback}".rstrip()
+
+
+def _apply_known(result: Result, known: list[KnownDifference] | None) -> Result:
+    if result.status in UNEXPECTED:
+        entry = find_known(result.case, result.impl, result.status, known)
+        if entry is not None:
+            result.known_reason = entry.reason
+            result.detail = f"[was {result.status}] {result.detail}"
+            result.status = "known"
+    return result
+
+
+# --- the suite -----------------------------------------------------------------------------
+
+
+@dataclass
+class SuiteResult:
+    """Every (case, implementation) result of one run."""
+
+    impls: list[str]
+    cases: list[Case]
+    results: dict[tuple[str, str], Result] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
+    known: list[KnownDifference] = field(default_factory=lambda: list(KNOWN_DIFFERENCES))
+    seconds: float = 0.0
+
+    def result(self, case: str, impl: str) -> Result:
+        return self.results[(case, impl)]
+
+    def counts(self, impl: str) -> Counter:
+        return Counter(r.status for (_, i), r in self.results.items() if i == impl)
+
+    def unexpected(self) -> list[Result]:
+        return [r for r in self.results.values() if r.status in UNEXPECTED]
+
+    def ok(self) -> bool:
+        return not self.unexpected()
+
+    def stale_known(self) -> list[KnownDifference]:
+        """Known entries that covered no difference in this run (perhaps fixed)."""
+        used = {r.known_reason for r in self.results.values() if r.status == "known"}
+        stale = []
+        for entry in self.known:
+            matched = [
+                r for r in self.results.values()
+                if (entry.impl in ("*", r.impl)) and _fnmatch(r.case, entry.pattern)
+            ]  # fmt: skip
+            if matched and entry.reason not in used:
+                stale.append(entry)
+        return stale
+
+
+def _fnmatch(name: str, pattern: str) -> bool:
+    import fnmatch
+
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+ProgressFn = Callable[[int, int, str], None]
+
+
+def run_cases(
+    cases: Sequence[Case],
+    impl_names: Sequence[str] | None = None,
+    *,
+    progress: ProgressFn | None = None,
+    timeout: float | None = 120.0,
+    known: list[KnownDifference] | None = None,
+) -> SuiteResult:
+    """Run ``cases`` on the named implementations (default: all available)."""
+    started = time.perf_counter()
+    names = list(impl_names) if impl_names else available_names()
+    impls = [impls_mod.get(n) for n in names]
+    suite = SuiteResult(names, list(cases))
+    if known is not None:
+        suite.known = list(known)
+    for impl in impls:
+        if not impl.is_available():
+            suite.unavailable[impl.name] = impl.unavailable_reason
+    reference_impl = impls_mod.get(REFERENCE) if REFERENCE in impls_mod.registered_names() else None
+    for index, case in enumerate(cases):
+        if progress:
+            progress(index, len(cases), case.name)
+        outcomes = {impl.name: execute(case, impl, timeout) for impl in impls}
+        reference = outcomes.get(REFERENCE)
+        if reference is None and case.expect is AGREE and reference_impl is not None:
+            reference = execute(case, reference_impl, timeout)
+        for impl in impls:
+            suite.results[(case.name, impl.name)] = judge(
+                case, impl.name, outcomes[impl.name], reference, suite.known
+            )
+    if progress:
+        progress(len(cases), len(cases), "")
+    suite.seconds = time.perf_counter() - started
+    return suite
+
+
+def available_names() -> list[str]:
+    """Every registered implementation that is available here."""
+    return [n for n in impls_mod.registered_names() if impls_mod.get(n).is_available()]
