@@ -218,7 +218,9 @@ def _print_program(program: Program, name: _Namer, indent: int) -> str:
         args = " ".join(_print_atom(a, name) for a in eqn.inputs)
         lines.append(f"{pad}    {outs} = {eqn.primitive.name}{params} {args}".rstrip())
     outs = ", ".join(_print_atom(a, name) for a in program.out_vars)
-    lines.append(f"{pad}  in ({outs},) }}" if len(program.out_vars) == 1 else f"{pad}  in ({outs}) }}")
+    lines.append(
+        f"{pad}  in ({outs},) }}" if len(program.out_vars) == 1 else f"{pad}  in ({outs}) }}"
+    )
     return "\n".join(lines)
 
 
