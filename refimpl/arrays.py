@@ -1,13 +1,22 @@
 """The reference array: a NumPy buffer plus ownership and placement state.
 
 An ``Array`` owns its buffer (always C-contiguous, never a view of another
-array's memory) so that deletion and donation mean something: a deleted
-array has dropped its buffer, and any use of it raises. The buffer is kept
-read-only so that ``np.asarray(a)`` cannot mutate an immutable array.
+array's memory, never shared with another ``Array``) so that deletion and
+donation mean something: a deleted array has dropped its buffer, and any use
+of it raises ``RuntimeError`` ("has been deleted", plus "donated to 'f'" when
+a call took it). The buffer is kept read-only so that ``np.asarray(a)``
+cannot mutate an immutable array; only the interpreter, writing a donated
+call's result into it, makes it writable for the duration of that copy.
+
+Placement: every array lives on one virtual device and is *committed* to it
+(placed there explicitly by ``device_put(x, device)``, or computed from
+committed inputs) or not (it may move to wherever a computation runs).
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,9 +40,7 @@ class Device:
         return f"{type(self).__name__}(id={self.id}, platform={self.platform!r})"
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Device) and other.id == self.id and other.platform == self.platform
-        )
+        return isinstance(other, Device) and other.id == self.id and other.platform == self.platform
 
     def __hash__(self) -> int:
         return hash((self.id, self.platform))
@@ -92,6 +99,16 @@ class Array(ArrayOps):
         """Delete this array because its buffer was donated to ``function_name``."""
         self.delete()
         self._donated_to = function_name
+
+    def take_buffer(self, function_name: str) -> np.ndarray:
+        """Hand this array's buffer over to ``function_name``; this array is deleted.
+
+        The caller becomes the only owner of the memory (e.g. a new Array on
+        the same device), so the buffer is still never shared by two Arrays.
+        """
+        buffer = self._value()
+        self.mark_donated(function_name)
+        return buffer
 
     def block_until_ready(self) -> Array:
         self._value()
@@ -174,6 +191,32 @@ class Array(ArrayOps):
     __hash__ = None  # arrays are unhashable, like NumPy's and JAX's
 
 
+def _checks_deletion(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap an operator so a deleted array raises its own error first.
+
+    Without this, the error would depend on how far the numpy layer gets
+    before it reads the value; with it, ``x + 1``, ``x[0]``, ``x.T`` all say
+    the same thing.
+    """
+
+    @functools.wraps(method)
+    def checked(self: Array, *args: Any, **kwargs: Any) -> Any:
+        if self._buffer is None:
+            raise RuntimeError(self._deleted_message())
+        return method(self, *args, **kwargs)
+
+    return checked
+
+
+for _name, _member in vars(ArrayOps).items():
+    if _name in vars(Array):
+        continue
+    if isinstance(_member, property):
+        setattr(Array, _name, property(_checks_deletion(_member.fget)))
+    elif callable(_member):
+        setattr(Array, _name, _checks_deletion(_member))
+
+
 def _aval_of_array(array: Array) -> ShapedArray:
     if array._buffer is None:
         raise RuntimeError(array._deleted_message())
@@ -183,21 +226,30 @@ def _aval_of_array(array: Array) -> ShapedArray:
 tracing.register_array_type(Array, _aval_of_array, Array._value)
 
 
-def placement(args: list[Any]) -> tuple[Device, bool]:
+def placement(
+    args: Sequence[Any], labels: Sequence[str] | None = None, where: str = "a computation"
+) -> tuple[Device, bool]:
     """Where a computation on ``args`` runs: (device, committed).
 
-    Committed inputs fix the device (two different committed devices are an
-    error); uncommitted inputs follow them; with none, the default device.
+    Committed inputs fix the device, and the results are committed to it; two
+    committed inputs on different devices are a ``ValueError`` naming both.
+    Uncommitted inputs follow the committed ones. With no committed input the
+    computation runs on the default device and its results are uncommitted.
     """
-    committed: Array | None = None
-    for arg in args:
-        if isinstance(arg, Array) and arg.committed:
-            if committed is not None and arg.device != committed.device:
-                raise ValueError(
-                    "Received incompatible devices for a computation: committed inputs on "
-                    f"{committed.device} and {arg.device}"
-                )
-            committed = committed or arg
-    if committed is not None:
-        return committed.device, True
+    first: tuple[str, Array] | None = None
+    for index, arg in enumerate(args):
+        if not (isinstance(arg, Array) and arg.committed):
+            continue
+        label = labels[index] if labels is not None else f"at position {index}"
+        if first is None:
+            first = (label, arg)
+        elif arg.device != first[1].device:
+            raise ValueError(
+                f"Received incompatible devices for {where}: argument {first[0]} "
+                f"{first[1].aval.str_short()} is committed to {first[1].device} and argument "
+                f"{label} {arg.aval.str_short()} is committed to {arg.device}. Move one of them "
+                "with device_put(x, device)."
+            )
+    if first is not None:
+        return first[1].device, True
     return default_device(), False

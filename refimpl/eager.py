@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from refimpl import tracing
 from refimpl.arrays import Array, placement
 from refimpl.core import ShapedArray
@@ -39,10 +41,23 @@ def apply(
         dispatcher = _dispatchers.get(type(arg))
         if dispatcher is not None:
             return dispatcher(primitive, args, in_avals, out_avals, params)
-    device, committed = placement(list(args))
+    labels = [f"{i} of {primitive.name}" for i in range(len(args))]
+    device, committed = placement(args, labels, primitive.name)
     values = [tracing.concrete_value(a, av) for a, av in zip(args, in_avals, strict=True)]
     outs = check_impl_outputs(primitive, primitive.impl(*values, **params), out_avals)
     return [
-        Array(out, aval.weak_type, device, committed)
+        Array(_own(out, values), aval.weak_type, device, committed)
         for out, aval in zip(outs, out_avals, strict=True)
     ]
+
+
+def _own(out: np.ndarray, inputs: list[np.ndarray]) -> np.ndarray:
+    """``out`` itself, or a copy if it is (a view of) an input's buffer.
+
+    An impl may return its operand unchanged (a no-op conversion); the result
+    must still be a new array that owns its memory, never a second owner of
+    an input's buffer.
+    """
+    if any(np.may_share_memory(out, value) for value in inputs):
+        return out.copy()
+    return out

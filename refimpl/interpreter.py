@@ -4,40 +4,134 @@ This is the definition of what a Program means. Each equation's primitive
 ``impl`` is applied to the NumPy values of its inputs, and its results are
 checked against the types the IR promised, so an impl bug is caught at the
 equation that has it, not three ops later.
+
+Each value is dropped right after its last use, so the interpreter's memory
+at any moment is that of the live values, as in a compiled program. That is
+what makes donation measurable: :func:`run_program` writes an output into a
+donated input's buffer as soon as nothing can read the old contents any
+more, instead of holding a second copy until the end.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from refimpl.core import Atom, Literal, Program, Var
+from refimpl.core import Atom, Eqn, Literal, Program, Var, subprograms
 from refimpl.primitives.base import check_impl_outputs
+
+Env = dict[int, np.ndarray]  # Var.id -> value
 
 
 def eval_program(program: Program, args: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Evaluate ``program`` on NumPy ``args`` (one per ``in_vars``)."""
+    """Evaluate ``program`` on NumPy ``args`` (one per ``in_vars``).
+
+    An output may be one of the ``args`` or a constant of the program itself
+    (``lambda x: x`` returns its input). Callers that hand outputs to a user
+    use :func:`run_program`, which guarantees buffers the caller owns.
+    """
+    env = _bind_inputs(program, args)
+    _run_equations(program, env, after_equation=None)
+    return [_read(env, atom) for atom in program.out_vars]
+
+
+def run_program(
+    program: Program,
+    args: Sequence[np.ndarray],
+    *,
+    reuse: Mapping[int, int] | None = None,
+    on_overwrite: Callable[[int], None] | None = None,
+) -> list[np.ndarray]:
+    """Evaluate ``program`` for a top-level call; the caller owns every output.
+
+    Output ``j`` is a buffer shared with nothing else: not with an argument, a
+    constant or literal of the program, or another output. The exception is
+    donation: ``reuse`` maps input ``i`` -> output ``j``, and then output ``j``
+    *is* ``args[i]`` (the same NumPy array, so the same memory) with the
+    result written into it. ``args[i]`` must be an owned, C-contiguous buffer
+    of output ``j``'s shape and dtype; inputs whose buffer is also a constant
+    of the program are skipped (overwriting it would change the program).
+
+    ``on_overwrite(i)`` is called just before ``args[i]``'s contents are
+    replaced, so the caller can delete the donated array at the moment its
+    value stops existing. If an equation fails after that, the inputs already
+    overwritten are gone; all others are untouched.
+    """
+    env = _bind_inputs(program, args)
+    owned_by_program = program_arrays(program)
+    usable = {
+        i: j
+        for i, j in (reuse or {}).items()
+        if _reusable(args[i]) and not _shares_any(args[i], owned_by_program)
+    }
+    writer = _DonatedWriter(program, args, usable, on_overwrite or (lambda i: None))
+    _run_equations(program, env, after_equation=writer.after_equation)
+    return writer.finish(env, owned_by_program)
+
+
+# --- evaluation -------------------------------------------------------------------
+
+
+def _bind_inputs(program: Program, args: Sequence[Any]) -> Env:
     if len(args) != len(program.in_vars):
         raise TypeError(
             f"eval_program: program takes {len(program.in_vars)} inputs, got {len(args)}"
         )
-    env: dict[int, np.ndarray] = {}
+    env: Env = {}
     for var, value in zip(program.const_vars, program.consts, strict=True):
         env[var.id] = np.asarray(value)
     for var, value in zip(program.in_vars, args, strict=True):
         env[var.id] = _checked_input(var, value)
-    for eqn in program.eqns:
-        inputs = [_read(env, atom) for atom in eqn.inputs]
-        raw = eqn.primitive.impl(*inputs, **eqn.params)
-        outs = check_impl_outputs(eqn.primitive, raw, [v.aval for v in eqn.outputs])
-        for var, value in zip(eqn.outputs, outs, strict=True):
-            env[var.id] = value
-    return [_read(env, atom) for atom in program.out_vars]
+    return env
 
 
-def _read(env: dict[int, np.ndarray], atom: Atom) -> np.ndarray:
+def _run_equations(
+    program: Program, env: Env, after_equation: Callable[[Eqn, Env], None] | None
+) -> None:
+    last_use = _last_uses(program)
+    for unread in [key for key in env if key not in last_use]:
+        del env[unread]  # inputs and constants no equation or output reads
+    for index, eqn in enumerate(program.eqns):
+        _apply(eqn, env)
+        _drop_dead_values(eqn, index, last_use, env)
+        if after_equation is not None:
+            after_equation(eqn, env)
+
+
+def _apply(eqn: Eqn, env: Env) -> None:
+    """Run one equation; its inputs and raw results die when this returns."""
+    inputs = [_read(env, atom) for atom in eqn.inputs]
+    raw = eqn.primitive.impl(*inputs, **eqn.params)
+    outs = check_impl_outputs(eqn.primitive, raw, [v.aval for v in eqn.outputs])
+    for var, value in zip(eqn.outputs, outs, strict=True):
+        env[var.id] = value
+
+
+def _last_uses(program: Program) -> dict[int, int]:
+    """Var.id -> index of the last equation reading it (outputs: never dropped)."""
+    last: dict[int, int] = {}
+    for index, eqn in enumerate(program.eqns):
+        for atom in eqn.inputs:
+            if isinstance(atom, Var):
+                last[atom.id] = index
+    for atom in program.out_vars:
+        if isinstance(atom, Var):
+            last[atom.id] = len(program.eqns)
+    return last
+
+
+def _drop_dead_values(eqn: Eqn, index: int, last_use: dict[int, int], env: Env) -> None:
+    for atom in eqn.inputs:
+        if isinstance(atom, Var) and last_use.get(atom.id) == index:
+            env.pop(atom.id, None)
+    for var in eqn.outputs:  # results nobody reads
+        if var.id not in last_use:
+            env.pop(var.id, None)
+
+
+def _read(env: Env, atom: Atom) -> np.ndarray:
     if isinstance(atom, Literal):
         return atom.value
     return env[atom.id]
@@ -52,3 +146,114 @@ def _checked_input(var: Var, value: Any) -> np.ndarray:
             f"program expects {aval.str_short()}"
         )
     return array
+
+
+# --- owned outputs and donated buffers ----------------------------------------------
+
+
+def program_arrays(program: Program) -> list[np.ndarray]:
+    """Every array a program holds itself: constants and literals, at any depth."""
+    found = [np.asarray(c) for c in program.consts]
+    for eqn in program.eqns:
+        found += [atom.value for atom in eqn.inputs if isinstance(atom, Literal)]
+        for sub in subprograms(eqn):
+            found += program_arrays(sub)
+    found += [atom.value for atom in program.out_vars if isinstance(atom, Literal)]
+    return found
+
+
+def _reusable(buffer: np.ndarray) -> bool:
+    return bool(buffer.flags.owndata and buffer.flags.c_contiguous)
+
+
+def _shares_any(value: np.ndarray, others: Sequence[np.ndarray]) -> bool:
+    return any(np.may_share_memory(value, other) for other in others)
+
+
+def write_into(buffer: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """Overwrite a read-only owned ``buffer`` with ``value``; return ``buffer``.
+
+    The buffer is writable only for the duration of this copy, so no other
+    code path can mutate an array's memory.
+    """
+    buffer.flags.writeable = True
+    try:
+        np.copyto(buffer, value, casting="no")
+    finally:
+        buffer.flags.writeable = False
+    return buffer
+
+
+class _DonatedWriter:
+    """Puts each aliased output into its donated input's buffer, as early as is safe.
+
+    After the equation producing an aliased output, the result is written
+    into the donated buffer at once if no live value can still see the old
+    contents (the donated input is dead and nothing live is a view of it).
+    Otherwise the write waits for the end of the program.
+    """
+
+    def __init__(
+        self,
+        program: Program,
+        args: Sequence[np.ndarray],
+        reuse: Mapping[int, int],
+        on_overwrite: Callable[[int], None],
+    ) -> None:
+        self.program = program
+        self.args = args
+        self.on_overwrite = on_overwrite
+        self.pending: dict[int, int] = {j: i for i, j in reuse.items()}  # output -> input
+        self.written: set[int] = set()  # outputs already in their donated buffer
+        self.outputs_of_var: dict[int, list[int]] = {}  # Var.id -> aliased outputs, in order
+        for j in sorted(self.pending):
+            atom = program.out_vars[j]
+            if isinstance(atom, Var):
+                self.outputs_of_var.setdefault(atom.id, []).append(j)
+
+    def after_equation(self, eqn: Eqn, env: Env) -> None:
+        if not self.pending:
+            return
+        for var in eqn.outputs:
+            j = self._first_pending_output_of(var)
+            if j is not None and var.id in env and self._safe_to_overwrite(j, var, env):
+                env[var.id] = self._write(j, env[var.id])
+
+    def _first_pending_output_of(self, var: Var) -> int | None:
+        return next((j for j in self.outputs_of_var.get(var.id, ()) if j in self.pending), None)
+
+    def _safe_to_overwrite(self, j: int, var: Var, env: Env) -> bool:
+        buffer = self.args[self.pending[j]]
+        return not any(
+            np.may_share_memory(buffer, value) for key, value in env.items() if key != var.id
+        )
+
+    def _write(self, j: int, value: np.ndarray) -> np.ndarray:
+        i = self.pending.pop(j)
+        self.on_overwrite(i)
+        self.written.add(j)
+        return write_into(self.args[i], value)
+
+    def finish(self, env: Env, owned_by_program: list[np.ndarray]) -> list[np.ndarray]:
+        values = [_read(env, atom) for atom in self.program.out_vars]
+        results: list[np.ndarray | None] = [None] * len(values)
+        claimed: list[np.ndarray] = [*self.args, *owned_by_program]
+        # 1. Plain outputs get a buffer of their own (a copy if they are an
+        #    input, a constant, or another output), before any donated buffer
+        #    is overwritten below.
+        for j, value in enumerate(values):
+            if j in self.pending:
+                continue
+            if j not in self.written and _shares_any(value, claimed):
+                value = value.copy()
+            results[j] = value
+            claimed.append(value)
+        # 2. A pending result that reads some input's memory is copied first,
+        #    so writing one donated buffer cannot change another's result.
+        for j in self.pending:
+            if values[j] is not self.args[self.pending[j]] and _shares_any(values[j], self.args):
+                values[j] = values[j].copy()
+        # 3. Write the remaining aliased outputs into their donated buffers.
+        for j in list(self.pending):
+            results[j] = self._write(j, values[j])
+        return results  # type: ignore[return-value]

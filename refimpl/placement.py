@@ -1,4 +1,11 @@
-"""Devices and ``device_put`` (see docs/semantics.md, "Donation")."""
+"""Devices and ``device_put`` (see docs/semantics.md, "Donation").
+
+The reference backend has ``config.ref_num_devices`` virtual CPU devices
+(default 1; ``ri.config.update("ref_num_devices", n)``). They all keep their
+buffers in host memory; what they model is *placement*: which device an
+array is on, whether it is committed there, and where a computation on
+several arrays runs (see ``refimpl.arrays.placement``).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ def default_backend() -> str:
 
 
 def devices(backend: str | None = None) -> list[Any]:
+    """The devices of ``backend`` (default: ``config.backend``)."""
     backend = backend or config.backend
     if backend == "ref":
         return ref_devices()
@@ -29,28 +37,81 @@ def devices(backend: str | None = None) -> list[Any]:
 def device_put(
     x: Any, device: Device | None = None, *, donate: bool = False, may_alias: bool | None = None
 ) -> Any:
-    """Place every leaf of ``x`` on ``device`` (committed) or the default device."""
+    """Place every leaf of the pytree ``x`` on ``device``.
+
+    With a ``device``, the results are committed to it. Without one, an
+    ``Array`` keeps its device and commitment, and NumPy arrays and Python
+    scalars go to the default device, uncommitted (a Python scalar stays
+    weakly typed).
+
+    ``donate`` and ``may_alias`` decide about buffers (SPEC table):
+
+    ====================  ===============================================
+    may_alias, donate     result for an ``Array`` leaf
+    ====================  ===============================================
+    True,  True           ``ValueError``
+    True,  False          ``x`` itself if already placed there, else a copy
+    False, True           ``x``'s buffer moved (or copied to another device);
+                          ``x`` deleted
+    False, False          always a fresh buffer; ``x`` not deleted
+    None,  True           as (False, True)
+    None,  False          as (True, False)
+    ====================  ===============================================
+
+    NumPy arrays and Python scalars are always copied and never changed.
+    A deleted array raises the deleted-array error whatever the flags.
+    Inside a trace, ``device_put`` returns tracers unchanged.
+    """
+    if may_alias is not None and not isinstance(may_alias, bool):
+        raise TypeError(f"device_put: may_alias must be True, False or None, got {may_alias!r}")
+    if not isinstance(donate, bool):
+        raise TypeError(f"device_put: donate must be a bool, got {donate!r}")
     if may_alias and donate:
         raise ValueError("device_put: may_alias=True and donate=True cannot both be set")
-    if device is not None and not isinstance(device, Device):
-        raise TypeError(f"device_put: device must be a Device, got {type(device).__name__}")
-    if device is not None and device not in ref_devices():
-        raise ValueError(f"device_put: {device} is not one of devices('ref')")
-    return tree_util.tree_map(lambda leaf: _put_leaf(leaf, device, donate, may_alias), x)
+    _check_device(device)
+    leaves, tree = tree_util.tree_flatten(x)
+    for i, leaf in enumerate(leaves):  # check every leaf before changing any
+        tracing.get_aval(leaf, "device_put", f"{i} of x")  # the deleted-array error comes here
+    alias = may_alias is None or may_alias
+    return tree_util.tree_unflatten(
+        tree, [_put_leaf(leaf, device, donate, alias) for leaf in leaves]
+    )
 
 
-def _put_leaf(x: Any, device: Device | None, donate: bool, may_alias: bool | None) -> Array:
-    aval = tracing.get_aval(x, "device_put", 0)  # the deleted-array error comes from here
-    target = device if device is not None else default_device()
-    committed = device is not None
+def _check_device(device: Any) -> None:
+    if device is None:
+        return
+    if not isinstance(device, Device):
+        raise TypeError(f"device_put: device must be a Device or None, got {type(device).__name__}")
+    if device not in ref_devices():
+        raise ValueError(
+            f"device_put: {device} is not one of devices('ref') = {ref_devices()}; "
+            'set ri.config.update("ref_num_devices", n) for more virtual devices'
+        )
+
+
+def _put_leaf(x: Any, device: Device | None, donate: bool, alias: bool) -> Any:
+    if isinstance(x, tracing.Tracer):
+        return x  # placement and donation only concern concrete buffers
     if isinstance(x, Array):
-        alias = may_alias is None or may_alias
-        if alias and not donate and x.device == target and x.committed == committed:
-            return x
-        out = Array(np.array(x._value(), copy=True), x.weak_type, target, committed)
-        if donate:
-            x.mark_donated("device_put")
-        return out
+        return _put_array(x, device, donate, alias)
+    aval = tracing.get_aval(x, "device_put", "x")
     value = tracing.concrete_value(x, aval)
     weak = dtypes.weak_type_of_value(x) if dtypes.is_python_scalar(x) else aval.weak_type
-    return Array(np.array(value, copy=True), weak, target, committed)
+    target, committed = (device, True) if device is not None else (default_device(), False)
+    return Array(np.array(value, order="C", copy=True), weak, target, committed)
+
+
+def _put_array(x: Array, device: Device | None, donate: bool, alias: bool) -> Array:
+    target, committed = (device, True) if device is not None else (x.device, x.committed)
+    if donate:
+        if target == x.device:  # same memory space: the buffer itself moves over
+            buffer = x.take_buffer("device_put")
+        else:  # another device: a transfer is a copy, then x is gone
+            buffer = np.array(x._value(), copy=True)
+            x.mark_donated("device_put")
+        return Array(buffer, x.weak_type, target, committed)
+    if alias and (target, committed) == (x.device, x.committed):
+        return x
+    # Arrays never share a buffer (so donating one cannot change another).
+    return Array(np.array(x._value(), copy=True), x.weak_type, target, committed)

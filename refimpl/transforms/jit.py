@@ -25,8 +25,10 @@ import numpy as np
 from refimpl import tracing, tree_util
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray
-from refimpl.interpreter import eval_program
+from refimpl.interpreter import run_program
 from refimpl.primitives.call import jit_call_p
+from refimpl.transforms import donation
+from refimpl.transforms.donation import DonationPlan
 
 logger = logging.getLogger("refimpl.jit")
 
@@ -227,13 +229,24 @@ class CallArgs:
 
 @dataclass
 class CacheEntry:
-    """What a trace produced for one signature."""
+    """What a trace produced for one signature.
+
+    ``donation`` is the alias plan, fixed at trace time from the signature's
+    donated leaves and the program's types (see ``refimpl.transforms.donation``);
+    every executor reads it from here.
+    """
 
     program: Program
     out_tree: tree_util.PyTreeDef
     captured: list[Any] = field(default_factory=list)  # outer tracers (nested jit only)
-    aliases: dict[int, int] = field(default_factory=dict)  # donated input leaf -> output leaf
+    donation: DonationPlan = field(default_factory=lambda: DonationPlan(()))
     executable: Any = None  # backend-specific compiled form, filled in lazily
+    donation_warned: bool = False  # the "not usable" warning is given once per entry
+
+    @property
+    def aliases(self) -> dict[int, int]:
+        """Donated input leaf -> the output leaf that reuses its buffer."""
+        return self.donation.aliases
 
 
 # --- the jitted function ------------------------------------------------------------
@@ -349,11 +362,10 @@ class Jitted:
             return out_leaves
 
         origins = [f"argument {path} of {self.__name__}" for path in call.paths]
-        program, captured, _ = tracing.trace_to_program(
-            flat_fun, sig.avals, self.__name__, origins
-        )
+        program, captured, _ = tracing.trace_to_program(flat_fun, sig.avals, self.__name__, origins)
         self.trace_count += 1
-        return CacheEntry(program, out_trees[0], captured)
+        plan = donation.plan_donation(sig.donated, sig.avals, program.out_avals, call.paths)
+        return CacheEntry(program, out_trees[0], captured, plan)
 
     def _lookup(self, call: CallArgs) -> CacheEntry:
         entry = self._cache.get(call.signature)
@@ -373,9 +385,14 @@ class Jitted:
     # -- calling --
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        call = self._split_args(args, kwargs)
+        call = self._split_args(args, kwargs)  # a deleted argument raises here
+        nested = tracing.current_builder() is not None
+        if not nested and any(call.signature.donated):
+            donation.check_no_repeated_donation(
+                call.leaves, call.signature.donated, call.paths, self.__name__
+            )
         entry = self._lookup(call)
-        if tracing.current_builder() is not None:
+        if nested:
             return self._bind_nested(entry, call)
         for leaf, path in zip(call.leaves, call.paths, strict=True):
             if isinstance(leaf, ShapeDtypeStruct):
@@ -387,13 +404,20 @@ class Jitted:
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     def _bind_nested(self, entry: CacheEntry, call: CallArgs) -> Any:
-        """Inside another trace: one ``jit`` equation holding our program."""
+        """Inside another trace: one ``jit`` equation holding our program.
+
+        Donation is ignored here: the buffers belong to the outer call, which
+        decides about them (as in JAX).
+        """
         outs = jit_call_p.bind(
             *entry.captured, *call.leaves, program=entry.program, name=self.__name__
         )
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     def _execute(self, entry: CacheEntry, call: CallArgs) -> list[Any]:
+        if entry.donation.unusable and not entry.donation_warned:
+            entry.donation_warned = True
+            donation.warn_unusable(entry.donation, self.__name__)
         backend = call.signature.backend
         if backend == "ref":
             return execute_ref(entry, call, self.__name__)
@@ -420,15 +444,34 @@ def _merge_static(dyn_args: tuple[Any, ...], static_args: dict[int, Any]) -> lis
 
 
 def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> list[Any]:
-    """Run a cached program on the reference interpreter."""
+    """Run a cached program on the reference interpreter, donation included.
+
+    Each aliased output is written into its donated input's NumPy buffer, and
+    the output Array takes that very buffer. Donated Arrays are deleted after
+    a successful run (an Array whose buffer is overwritten is deleted at that
+    moment); nothing is deleted if the call fails before a buffer is reused.
+    """
     from refimpl.arrays import Array, placement
 
-    device, committed = placement(call.leaves)
+    device, committed = placement(call.leaves, call.paths, f"jit({name})")
     values = [
         tracing.concrete_value(leaf, aval)
         for leaf, aval in zip(call.leaves, call.signature.avals, strict=True)
     ]
-    outs = eval_program(entry.program, values)
+    plan = entry.donation
+    donated = {
+        i: leaf for i, leaf in enumerate(call.leaves) if plan.donated[i] and isinstance(leaf, Array)
+    }
+    reuse = {i: j for i, j in plan.aliases.items() if i in donated}
+    outs = run_program(
+        entry.program,
+        values,
+        reuse=reuse,
+        on_overwrite=lambda i: donated[i].mark_donated(name),
+    )
+    for array in donated.values():
+        if not array.is_deleted():
+            array.mark_donated(name)
     return [
         Array(out, aval.weak_type, device, committed)
         for out, aval in zip(outs, entry.program.out_avals, strict=True)
@@ -453,7 +496,12 @@ class Traced:
 
     @property
     def aliases(self) -> dict[int, int]:
-        return dict(self.entry.aliases)
+        """Donated input leaf -> output leaf reusing its buffer (flatten order)."""
+        return dict(self.entry.donation.aliases)
+
+    @property
+    def donation(self) -> DonationPlan:
+        return self.entry.donation
 
     def lower(self) -> Any:
         from refimpl import pjrt
