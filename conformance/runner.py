@@ -12,6 +12,11 @@ Each (case, implementation) cell gets one status:
 * ``known``  -- a ``differ``/``error`` listed in ``conformance.known``.
 
 Only ``differ`` and ``error`` are unexpected.
+
+For an ``AGREE`` case the reference's observation *is* the expectation, even
+when it is an exception (then the others must raise the same built-in
+class); only an internal error (AssertionError, KeyError, ...) is reported
+as the reference's ``error``, and the others are then skipped.
 """
 
 from __future__ import annotations
@@ -43,6 +48,11 @@ from conformance.observe import (
 )
 
 STATUSES = ("pass", "differ", "error", "skip", "known")
+# Exceptions that mean "the implementation has a bug", never "it rejected bad input"
+INTERNAL_ERRORS = frozenset(
+    {"AssertionError", "KeyError", "AttributeError", "NameError", "ZeroDivisionError",
+     "RecursionError", "UnboundLocalError", "TimeoutError", "SystemError"}
+)  # fmt: skip
 UNEXPECTED = ("differ", "error")
 REFERENCE = "ref"
 
@@ -70,7 +80,7 @@ class Outcome:
     seconds: float = 0.0
 
 
-class CaseTimeout(Exception):
+class CaseTimeout(TimeoutError):
     """A case ran longer than the per-case time limit."""
 
 
@@ -168,8 +178,8 @@ def expected_for(case: Case, reference: Outcome | None) -> tuple[Observation | N
             return None, f"no reference result ({REFERENCE} not run)"
         if reference.skip_reason:
             return None, f"no reference result ({REFERENCE}: {reference.skip_reason})"
-        if reference.raised:
-            return None, f"no reference result ({REFERENCE} raised)"
+        if reference.raised and _internal_error(reference):
+            return None, f"no reference result ({REFERENCE} failed)"
         return reference.observation, ""
     if isinstance(expect, Oracle):
         return expected_observation(expect.compute()), ""
@@ -192,7 +202,8 @@ def judge(
         return result
     assert outcome.observation is not None
     if case.expect is AGREE and impl_name == REFERENCE:
-        if outcome.raised:
+        # the reference defines the expectation; only an internal error is its failure
+        if outcome.raised and _internal_error(outcome):
             result.status = "error"
             result.detail = _error_detail(outcome)
         return _apply_known(result, known)
@@ -212,6 +223,11 @@ def judge(
             result.status = "differ"
             result.detail = "\n".join(comparison.differences)
     return _apply_known(result, known)
+
+
+def _internal_error(outcome: Outcome) -> bool:
+    errors = outcome.observation.errors() if outcome.observation else []
+    return any(e.kind in INTERNAL_ERRORS for e in errors)
 
 
 def _expected_error(expected: Observation) -> bool:

@@ -12,7 +12,13 @@ from collections.abc import Sequence
 
 from conformance.case import Case
 
-FAMILIES: Sequence[str] = ("elementwise",)
+FAMILIES: Sequence[str] = (
+    "elementwise",
+    "numpy_ufuncs",
+    "promotion",
+    "jit_cache",
+    "errors",
+)
 
 
 def all_cases() -> list[Case]:
