@@ -49,6 +49,11 @@ def _call(*args: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
     return args, kwargs
 
 
+def _dict(ns: Any, **values: float) -> dict[str, Any]:
+    """A dict of arrays, built in the order the keywords are given."""
+    return {k: ns.asarray(f32(v)) for k, v in values.items()}
+
+
 def _expect(n: int) -> Callable[[], Any]:
     return lambda: n
 
@@ -75,8 +80,7 @@ def _cache_cases() -> Iterator[Case]:
         ("tuple-vs-list", lambda ns, f: [_call((ns.asarray(f32(1)), ns.asarray(f32(2)))),
                                          _call([ns.asarray(f32(1)), ns.asarray(f32(2))])],
          lambda ns, xs: xs[0] + xs[1], {}, 2),
-        ("dict-key-order", lambda ns, f: [_call({"a": ns.asarray(f32(1)), "b": f32(2)}),
-                                          _call({"b": ns.asarray(f32(5)), "a": f32(3)})],
+        ("dict-key-order", lambda ns, f: [_call(_dict(ns, a=1, b=2)), _call(_dict(ns, b=5, a=3))],
          lambda ns, d: d["a"] - d["b"], {}, 1),
         ("none-leaf", lambda ns, f: [_call((ns.asarray(f32(1)), None)),
                                      _call((ns.asarray(f32(4)), None))],
