@@ -368,16 +368,22 @@ def _index_dtype(name: str, index_dtype: Any) -> np.dtype:
     return dtype
 
 
+def _arg_params(name: str, axis: Any, index_dtype: Any) -> dict[str, Any]:
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{name}: axis must be an int, got {axis!r}")
+    return {"axes": (int(axis),), "index_dtype": _index_dtype(name, index_dtype)}
+
+
 def argmax(operand: Any, axis: int, index_dtype: Any = np.int32) -> Any:
     """Index of the largest element along ``axis`` (first one on ties; the
     first NaN wins). A strongly typed ``index_dtype`` array."""
-    return argmax_p.bind(operand, axes=(axis,), index_dtype=_index_dtype("argmax", index_dtype))
+    return argmax_p.bind(operand, **_arg_params("argmax", axis, index_dtype))
 
 
 def argmin(operand: Any, axis: int, index_dtype: Any = np.int32) -> Any:
     """Index of the smallest element along ``axis`` (first one on ties; the
     first NaN wins). A strongly typed ``index_dtype`` array."""
-    return argmin_p.bind(operand, axes=(axis,), index_dtype=_index_dtype("argmin", index_dtype))
+    return argmin_p.bind(operand, **_arg_params("argmin", axis, index_dtype))
 
 
 def _cumulative_fn(prim: Primitive) -> Callable[..., Any]:
