@@ -72,10 +72,25 @@ def device_put(
     leaves, tree = tree_util.tree_flatten(x)
     for i, leaf in enumerate(leaves):  # check every leaf before changing any
         tracing.get_aval(leaf, "device_put", f"{i} of x")  # the deleted-array error comes here
+    if donate:
+        _check_donated_once(leaves)
     alias = may_alias is None or may_alias
     return tree_util.tree_unflatten(
         tree, [_put_leaf(leaf, device, donate, alias) for leaf in leaves]
     )
+
+
+def _check_donated_once(leaves: list[Any]) -> None:
+    """Donating one array twice would delete it before its second use."""
+    seen: set[int] = set()
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, Array):
+            if id(leaf) in seen:
+                raise ValueError(
+                    f"device_put: the same array appears twice in x (again at leaf {i}) with "
+                    "donate=True; an array can be donated only once"
+                )
+            seen.add(id(leaf))
 
 
 def _check_device(device: Any) -> None:

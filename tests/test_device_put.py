@@ -147,6 +147,15 @@ def test_pytree_device_put_donates_every_array_leaf():
     assert float(out["c"][0]) == 3.0 and out["c"][0].weak_type
 
 
+def test_donating_the_same_array_twice_in_one_pytree_is_a_value_error():
+    x = arr([1.0])
+    with pytest.raises(ValueError, match="appears twice"):
+        ri.device_put((x, x), donate=True)
+    assert not x.is_deleted()
+    first, second = ri.device_put((x, x))  # without donation: fine
+    assert first is x and second is x
+
+
 def test_a_deleted_leaf_fails_the_whole_pytree_before_any_change():
     x, gone = arr([1.0]), arr([2.0])
     gone.delete()

@@ -101,8 +101,9 @@ def warn_unusable(plan: DonationPlan, fun_name: str) -> None:
     if plan.unusable_paths:
         listed = ", ".join(plan.unusable_paths)
         warnings.warn(
-            f"jit({fun_name}): Some donated buffers were not usable: {listed}. No output has "
-            "the same shape and dtype; they are deleted after the call anyway.",
+            f"jit({fun_name}): Some donated buffers were not usable: {listed}. No output of "
+            "the same shape and dtype is left for them; they are deleted after the call all "
+            "the same.",
             UserWarning,
             stacklevel=4,
         )

@@ -10,6 +10,11 @@ The signature of a call is exactly (SPEC "Tracing and the signature cache"):
 
 Nothing else: not the values of array arguments, not their device, not the
 Python identity of the function's globals.
+
+Donation is decided per signature at trace time: ``refimpl.transforms.donation``
+computes the alias plan (donated input leaf -> output leaf), the CacheEntry
+keeps it, and each executor carries it out (``execute_ref`` below writes the
+aliased outputs into the donated NumPy buffers).
 """
 
 from __future__ import annotations
