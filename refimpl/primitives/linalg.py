@@ -2,12 +2,14 @@
 
 Result dtype (JAX 0.10.2, which follows XLA's shape inference):
 
-* The operands' common type is the one of higher precision (complex over
-  real, then larger float exponent range, then more mantissa bits, then more
-  bits, then signed over unsigned); ``dot_general`` accepts mixed dtypes this
-  way, ``conv_general_dilated`` requires equal dtypes.
-* ``preferred_element_type`` replaces that type; for a non-float common type
-  it must not have fewer bits.
+* ``dot_general`` accepts mixed dtypes: the operands' common type is the one
+  of higher precision (complex over real, then larger float exponent range,
+  then more mantissa bits, then more bits, then signed over unsigned).
+  ``preferred_element_type`` replaces it; for a non-float common type it must
+  not have fewer bits.
+* ``conv_general_dilated`` requires equal dtypes, and a
+  ``preferred_element_type`` of the same kind (or float for integer inputs),
+  the same signedness for signed integers, and not narrower.
 * The result is weakly typed iff both operands are.
 
 How it is computed (the reference; ``precision`` is recorded but ignored --
@@ -78,6 +80,38 @@ def result_dtype(name: str, lhs: np.dtype, rhs: np.dtype, preferred: np.dtype | 
         raise TypeError(
             f"{name}: preferred_element_type {preferred.name} must not be narrower than "
             f"the operands' type {common.name}"
+        )
+    return preferred
+
+
+def conv_result_dtype(lhs: np.dtype, rhs: np.dtype, preferred: np.dtype | None) -> np.dtype:
+    """conv_general_dilated's output dtype: operands of one dtype, and a
+    ``preferred_element_type`` of the same kind (integer inputs may also ask
+    for a float), the same signedness for signed integers, and not narrower."""
+    if lhs != rhs:
+        raise TypeError(
+            f"{_NAME} requires arguments to have the same dtypes, got {lhs.name}, {rhs.name}"
+        )
+    if preferred is None or preferred == lhs:
+        return lhs
+    if not isinstance(preferred, np.dtype) or preferred not in dtypes.ALL_DTYPES:
+        raise TypeError(f"{_NAME}: unsupported preferred_element_type {preferred!r}")
+    int_to_float = dtypes.is_integer(lhs) and dtypes.is_floating(preferred)
+    kinds = (dtypes.is_integer, dtypes.is_floating, dtypes.is_complex)
+    if not int_to_float and any(kind(lhs) and not kind(preferred) for kind in kinds):
+        raise TypeError(
+            f"{_NAME}: preferred_element_type {preferred.name} is incompatible with input "
+            f"type {lhs.name}; allowed are (integer, integer), (integer, floating), "
+            "(floating, floating) and (complex, complex)"
+        )
+    if not int_to_float and dtypes.is_signed_int(lhs) and not dtypes.is_signed_int(preferred):
+        raise TypeError(
+            f"{_NAME}: preferred_element_type {preferred.name} must be signed like {lhs.name}"
+        )
+    if preferred.itemsize < lhs.itemsize:
+        raise TypeError(
+            f"{_NAME}: preferred_element_type {preferred.name} must not be narrower than "
+            f"the input type {lhs.name}"
         )
     return preferred
 
@@ -274,14 +308,11 @@ def conv_dimension_numbers(
     and feature dims; every other letter is a spatial dim, and the spatial
     dims are taken in the order they appear in the rhs string (as in JAX).
     """
-    if len(lhs_shape) != len(rhs_shape):
-        raise TypeError(
-            f"{_NAME}: lhs and rhs must have the same rank, got shapes {lhs_shape} and {rhs_shape}"
-        )
     ndim = len(lhs_shape)
-    if ndim < 2:
-        raise TypeError(
-            f"{_NAME}: operands must have rank >= 2, got shapes {lhs_shape}, {rhs_shape}"
+    if len(rhs_shape) != ndim or ndim < 2:
+        raise ValueError(
+            f"{_NAME}: lhs and rhs must have the same rank >= 2, got shapes {lhs_shape} "
+            f"and {rhs_shape}"
         )
     if dimension_numbers is None:
         default = tuple(range(ndim))
@@ -336,7 +367,7 @@ def _check_conv_dims(dims: Any, ndim: int) -> ConvDimensionNumbers:
 def _positive_ints(value: Any, arg: str, count: int) -> tuple[int, ...]:
     ints = as_int_tuple(_NAME, value, arg)
     if len(ints) != count:
-        raise TypeError(f"{_NAME}: {arg} {ints} must have one entry per spatial dim ({count})")
+        raise ValueError(f"{_NAME}: {arg} {ints} must have one entry per spatial dim ({count})")
     if any(i < 1 for i in ints):
         raise ValueError(f"{_NAME}: {arg} {ints} must be positive")
     return ints
@@ -372,6 +403,8 @@ def _conv_out_spatial(
                 f"{_NAME}: padding ({lo}, {hi}) of spatial dim {i} removes more than its "
                 f"dilated size {_dilated(n, ld)}"
             )
+        if k == 0:
+            raise ValueError(f"{_NAME}: the kernel's spatial dim {i} is empty (size 0)")
         window = _dilated(k, rd)
         sizes.append(max(0, (padded - window) // s + 1))
     return tuple(sizes)
@@ -393,27 +426,21 @@ def _conv_abstract_eval(
     preferred_element_type: np.dtype | None,
 ) -> ShapedArray:
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
-        raise TypeError(
+        raise ValueError(
             f"{_NAME}: lhs and rhs must have the same rank >= 2, got shapes {lhs.shape} "
             f"and {rhs.shape}"
         )
-    if lhs.dtype != rhs.dtype:
-        raise TypeError(
-            f"{_NAME} requires arguments to have the same dtypes, got {lhs.dtype.name}, "
-            f"{rhs.dtype.name}"
-        )
+    dtype = conv_result_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
     dims = _check_conv_dims(dimension_numbers, lhs.ndim)
     nspatial = lhs.ndim - 2
     _positive_ints(window_strides, "window_strides", nspatial)
     _positive_ints(lhs_dilation, "lhs_dilation", nspatial)
     _positive_ints(rhs_dilation, "rhs_dilation", nspatial)
     pads = _check_padding(padding, nspatial)
-    batch, features, lhs_spatial = _logical(lhs.shape, dims.lhs_spec)
-    out_features, in_features, rhs_spatial = _logical(rhs.shape, dims.rhs_spec)
-    _check_groups(
-        lhs.shape, rhs.shape, batch, features, out_features, in_features,
-        feature_group_count, batch_group_count,
-    )  # fmt: skip
+    groups = {"feature_group_count": feature_group_count, "batch_group_count": batch_group_count}
+    _check_groups(lhs.shape, rhs.shape, dims, groups)
+    batch, _, lhs_spatial = _logical(lhs.shape, dims.lhs_spec)
+    out_features, _, rhs_spatial = _logical(rhs.shape, dims.rhs_spec)
     out_spatial = _conv_out_spatial(
         lhs_spatial, rhs_spatial, window_strides, pads, lhs_dilation, rhs_dilation
     )
@@ -421,7 +448,6 @@ def _conv_abstract_eval(
     shape = [0] * lhs.ndim
     for logical_dim, dim in enumerate(dims.out_spec):
         shape[dim] = logical_out[logical_dim]
-    dtype = result_dtype(_NAME, lhs.dtype, rhs.dtype, preferred_element_type)
     return ShapedArray(tuple(shape), dtype, all_weak([lhs, rhs]))
 
 
@@ -446,38 +472,38 @@ def _check_padding(padding: Any, nspatial: int) -> tuple[tuple[int, int], ...]:
 def _check_groups(
     lhs_shape: tuple[int, ...],
     rhs_shape: tuple[int, ...],
-    batch: int,
-    features: int,
-    out_features: int,
-    in_features: int,
-    feature_group_count: int,
-    batch_group_count: int,
+    dims: ConvDimensionNumbers,
+    groups: dict[str, int],
 ) -> None:
-    for arg, count in (("feature_group_count", feature_group_count),
-                       ("batch_group_count", batch_group_count)):  # fmt: skip
+    """Feature groups split lhs features and rhs output features into blocks;
+    batch groups split the lhs batch and rhs output features. At most one of
+    the two counts may exceed 1."""
+    for arg, count in groups.items():
         if isinstance(count, bool) or not isinstance(count, int):
             raise TypeError(f"{_NAME}: {arg} must be an int, got {count!r}")
         if count < 1:
             raise ValueError(f"{_NAME}: {arg} must be >= 1, got {count}")
-    if feature_group_count > 1 and batch_group_count > 1:
+    feature_groups, batch_groups = groups["feature_group_count"], groups["batch_group_count"]
+    if feature_groups > 1 and batch_groups > 1:
         raise ValueError(f"{_NAME}: feature_group_count and batch_group_count cannot both be > 1")
+    batch, features, _ = _logical(lhs_shape, dims.lhs_spec)
+    out_features, in_features, _ = _logical(rhs_shape, dims.rhs_spec)
     shapes = f"(lhs shape {lhs_shape}, rhs shape {rhs_shape})"
-    if features != in_features * feature_group_count:
-        raise TypeError(
+    if features != in_features * feature_groups:
+        raise ValueError(
             f"{_NAME}: lhs feature dimension {features} must equal rhs input feature "
-            f"dimension {in_features} times feature_group_count {feature_group_count} {shapes}"
+            f"dimension {in_features} times feature_group_count {feature_groups} {shapes}"
         )
-    for arg, count in (("feature_group_count", feature_group_count),
-                       ("batch_group_count", batch_group_count)):  # fmt: skip
+    for arg, count in groups.items():
         if out_features % count:
-            raise TypeError(
+            raise ValueError(
                 f"{_NAME}: rhs output feature dimension {out_features} must be a multiple "
                 f"of {arg} {count} {shapes}"
             )
-    if batch % batch_group_count:
-        raise TypeError(
+    if batch % batch_groups:
+        raise ValueError(
             f"{_NAME}: lhs batch dimension {batch} must be a multiple of batch_group_count "
-            f"{batch_group_count} {shapes}"
+            f"{batch_groups} {shapes}"
         )
 
 
@@ -499,7 +525,7 @@ def _conv_impl(
     """The plain definition: in the (batch, feature, spatial...) layout, dilate
     lhs (insert zeros), pad it (negative padding crops), dilate rhs, then sum
     ``lhs window * rhs`` over every strided window position."""
-    out_dtype = result_dtype(_NAME, lhs.dtype, rhs.dtype, preferred_element_type)
+    out_dtype = conv_result_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
     compute = compute_dtype(lhs.dtype, rhs.dtype, out_dtype)
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     x = _to_accumulator(np.transpose(lhs, lhs_spec), compute)  # N, C, spatial...
@@ -537,7 +563,7 @@ def _windows(x: np.ndarray, window: tuple[int, ...], strides: Sequence[int]) -> 
     out_spatial = tuple(
         max(0, (n - k) // s + 1) for n, k, s in zip(x.shape[2:], window, strides, strict=True)
     )
-    if 0 in out_spatial or 0 in window:
+    if 0 in out_spatial:
         return np.zeros(x.shape[:2] + out_spatial + window, x.dtype)
     views = sliding_window_view(x, window, axis=spatial)
     return views[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in strides)]
