@@ -18,6 +18,9 @@ FAMILIES: Sequence[str] = (
     "promotion",
     "jit_cache",
     "errors",
+    "structural",
+    "reductions",
+    "linalg",
 )
 
 

@@ -1,0 +1,285 @@
+"""Reductions: lax.reduce_*, argmax/argmin and the cumulative ops, and the
+np_ reductions (sum/prod/mean/max/min/argmax/argmin/all/any, cumsum/cumprod)
+with axis and keepdims and jax.numpy's accumulation dtypes.
+
+Float sums are compared with an absolute slack proportional to the sum of
+magnitudes: XLA and NumPy add in different orders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from conformance.case import SMALL, Case, Domain, fn_case, rng_for, sample, special_floats
+from conformance.compare import Tolerance
+from conformance.corpus._tables import BF16, BOOL, F16, F32, I8, I32, U8, canonical, short
+from conformance.observe import Raises
+
+
+def accumulation_tolerance(x: np.ndarray, count: int) -> Tolerance:
+    """Slack for a reduction of ``count`` terms bounded by ``sum(|x|)``."""
+    if x.dtype.kind in "biu" or x.size == 0:
+        return Tolerance()
+    scale = float(np.sum(np.abs(x.astype(np.float64))))
+    return Tolerance(ulps=4 * max(count, 1), atol_eps=2.0 * max(count, 1) * max(scale, 1.0))
+
+
+def _wide_reduce(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    def oracle(x: np.ndarray, *args: Any, **kw: Any) -> np.ndarray:
+        wide = x.astype(np.float64) if (x.dtype.kind == "f" or x.dtype == BF16) else x
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(wide, *args, **kw)).astype(x.dtype)
+
+    return oracle
+
+
+def _lowest(x: np.ndarray) -> Any:
+    if x.dtype == BOOL:
+        return False
+    return -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+
+
+def _highest(x: np.ndarray) -> Any:
+    if x.dtype == BOOL:
+        return True
+    return np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).max
+
+
+def reduce_max(x: np.ndarray, axis: Any) -> np.ndarray:
+    """max with the reduction's identity (-inf, dtype min, False) for empty axes."""
+    return np.max(x, axis=axis, initial=_lowest(x))
+
+
+def reduce_min(x: np.ndarray, axis: Any) -> np.ndarray:
+    return np.min(x, axis=axis, initial=_highest(x))
+
+
+LAX_REDUCTIONS = [
+    ("reduce_sum", np.sum, (F32, I32, BF16, U8, F16)),
+    ("reduce_prod", np.prod, (F32, I32)),
+    ("reduce_max", reduce_max, (F32, I32, BF16, U8, BOOL)),
+    ("reduce_min", reduce_min, (F32, I8, BOOL)),
+    ("reduce_and", np.all, (BOOL,)),
+    ("reduce_or", np.any, (BOOL,)),
+]
+AXES = [(1,), (0,), (0, 1), ()]
+
+
+def _lax_reduce_cases() -> Iterator[Case]:
+    for name, np_fn, dtypes in LAX_REDUCTIONS:
+        plans = [(d, (1,), (3, 4)) for d in dtypes]
+        plans += [(dtypes[0], a, (3, 4)) for a in AXES[1:]]
+        plans += [(dtypes[0], (0,), (0, 4)), (dtypes[0], (1, 2), (2, 3, 4))]
+        for index, (dtype, axes, shape) in enumerate(plans):
+            case_name = f"lax.{name}/{short(dtype)}/{shape}-axes{axes}".replace(" ", "")
+            domain = SMALL if name == "reduce_prod" else Domain()
+            x = sample(rng_for(case_name), shape, dtype, domain)
+            count = int(np.prod([shape[a] for a in axes])) if axes else 1
+            yield fn_case(
+                case_name,
+                lambda ns, x, _n=name, _a=axes: getattr(ns.lax_, _n)(x, _a),
+                [x],
+                oracle=lambda x, _f=np_fn, _a=axes: _wide_reduce(_f)(x, axis=_a),
+                tolerance=accumulation_tolerance(x, count),
+                tags=["reductions", "lax"] + (["quick"] if index == 0 else []),
+                source=f"lambda ns, x: ns.lax_.{name}(x, {axes})",
+            )
+    x = special_floats(F32).reshape(2, 9)
+    for name in ("reduce_max", "reduce_min", "reduce_sum"):
+        yield fn_case(
+            f"lax.{name}/f32/special-values",
+            lambda ns, x, _n=name: getattr(ns.lax_, _n)(x, (1,)),
+            [x],
+            oracle=lambda x, _n=name: _wide_reduce(dict(reduce_max=reduce_max, reduce_min=reduce_min,
+                                                         reduce_sum=np.sum)[_n])(x, axis=1),
+            tags=["reductions", "lax", "edge"],
+        )  # fmt: skip
+
+
+def _arg_cases() -> Iterator[Case]:
+    for name, np_fn in (("argmax", np.argmax), ("argmin", np.argmin)):
+        for dtype in (F32, I32, U8, BOOL, BF16):
+            for axis in (0, 1):
+                case_name = f"lax.{name}/{short(dtype)}/axis{axis}"
+                rng = rng_for(case_name)
+                x = sample(rng, (4, 5), dtype, Domain(-2, 2, -2, 2))  # ties: first index wins
+                yield fn_case(
+                    case_name,
+                    lambda ns, x, _n=name, _a=axis: getattr(ns.lax_, _n)(x, _a, np.int32),
+                    [x],
+                    oracle=lambda x, _f=np_fn, _a=axis: _f(x, axis=_a).astype(np.int32),
+                    tags=["reductions", "lax"] + (["quick"] if dtype == F32 else []),
+                )
+        x = special_floats(F32)
+        yield fn_case(
+            f"lax.{name}/f32/special-values",
+            lambda ns, x, _n=name: getattr(ns.lax_, _n)(x, 0, np.int32),
+            [x],
+            oracle=lambda x, _f=np_fn: np.int32(_f(x)),
+            tags=["reductions", "lax", "edge"],
+            notes="NaN wins (first NaN), as in NumPy",
+        )
+
+
+CUMULATIVE = [
+    ("cumsum", np.cumsum, (F32, I32, BF16)),
+    ("cumprod", np.cumprod, (F32, I32)),
+    ("cummax", np.maximum.accumulate, (F32, I32, U8)),
+    ("cummin", np.minimum.accumulate, (F32, I8)),
+]
+
+
+def _cumulative_cases() -> Iterator[Case]:
+    for name, np_fn, dtypes in CUMULATIVE:
+        plans = [(d, 0, False) for d in dtypes] + [(dtypes[0], 1, False), (dtypes[0], 0, True),
+                                                   (dtypes[0], 1, True)]  # fmt: skip
+        for index, (dtype, axis, reverse) in enumerate(plans):
+            case_name = f"lax.{name}/{short(dtype)}/axis{axis}" + ("-reverse" if reverse else "")
+            domain = SMALL if name == "cumprod" else Domain()
+            x = sample(rng_for(case_name), (4, 5), dtype, domain)
+
+            def oracle(x, _f=np_fn, _a=axis, _r=reverse):
+                wide = x.astype(np.float64) if x.dtype.kind == "f" or x.dtype == BF16 else x
+                if _r:
+                    return np.flip(_f(np.flip(wide, _a), axis=_a), _a).astype(x.dtype)
+                return _f(wide, axis=_a).astype(x.dtype)
+
+            yield fn_case(
+                case_name,
+                lambda ns, x, _n=name, _a=axis, _r=reverse: getattr(ns.lax_, _n)(
+                    x, axis=_a, reverse=_r
+                ),
+                [x],
+                oracle=oracle,
+                tolerance=accumulation_tolerance(x, x.shape[axis]),
+                tags=["reductions", "lax", "cumulative"] + (["quick"] if index == 0 else []),
+            )
+
+
+# --- np_ reductions ----------------------------------------------------------------------
+
+NP_REDUCTIONS = [
+    ("sum", np.sum, (F32, I32, I8, U8, BOOL, BF16)),
+    ("prod", np.prod, (F32, I32, I8)),
+    ("mean", np.mean, (F32, I32, BF16)),
+    ("max", np.max, (F32, I32, BOOL)),
+    ("min", np.min, (F32, U8)),
+    ("all", np.all, (BOOL, F32)),
+    ("any", np.any, (BOOL, I32)),
+    ("argmax", np.argmax, (F32, I32)),
+    ("argmin", np.argmin, (F32,)),
+]
+NP_AXES: list[Any] = [None, 0, 1, -1, (0, 1)]
+
+
+def _np_oracle(np_fn: Callable[..., Any], axis: Any, keepdims: bool) -> Callable[..., Any]:
+    def oracle(x: np.ndarray) -> np.ndarray:
+        wide = x.astype(np.float64) if x.dtype.kind == "f" or x.dtype == BF16 else x
+        kw = {"keepdims": True} if keepdims else {}
+        out = np.asarray(np_fn(wide, axis=axis, **kw))
+        if np_fn in (np.all, np.any):
+            return out
+        if x.dtype.kind == "f" or x.dtype == BF16:
+            if np_fn in (np.argmax, np.argmin):
+                return out.astype(np.int32)
+            return out.astype(x.dtype)
+        if np_fn is np.mean:
+            return out.astype(np.float32)
+        return out.astype(canonical(out.dtype))
+
+    return oracle
+
+
+def _np_reduce_cases() -> Iterator[Case]:
+    for name, np_fn, dtypes in NP_REDUCTIONS:
+        plans = [(d, None, False) for d in dtypes]
+        axes = NP_AXES if name not in ("argmax", "argmin") else [None, 0, 1, -1]
+        plans += [(dtypes[0], a, False) for a in axes[1:]]
+        plans += [(dtypes[0], 1, True), (dtypes[0], None, True)]
+        for index, (dtype, axis, keepdims) in enumerate(plans):
+            if name in ("argmax", "argmin") and keepdims and axis is None:
+                continue
+            case_name = f"np.{name}/{short(dtype)}/axis{axis}" + ("-keepdims" if keepdims else "")
+            case_name = case_name.replace(" ", "")
+            domain = SMALL if name == "prod" else Domain()
+            x = sample(rng_for(case_name), (3, 4), dtype, domain)
+            yield fn_case(
+                case_name,
+                lambda ns, x, _n=name, _a=axis, _k=keepdims: getattr(ns.np_, _n)(
+                    x, axis=_a, keepdims=_k
+                ),
+                [x],
+                oracle=_np_oracle(np_fn, axis, keepdims),
+                tolerance=accumulation_tolerance(x, x.size),
+                tags=["reductions", "numpy"] + (["quick"] if index == 0 else []),
+            )
+    for name, np_fn in (("cumsum", np.cumsum), ("cumprod", np.cumprod)):
+        for dtype, axis in ((F32, 0), (I32, 1), (I8, None), (BOOL, 0)):
+            case_name = f"np.{name}/{short(dtype)}/axis{axis}"
+            x = sample(rng_for(case_name), (3, 4), dtype, SMALL)
+
+            def oracle(x, _f=np_fn, _a=axis):
+                # jnp keeps the input dtype (int8 stays int8, unlike sum); bool counts in int32
+                out = np.asarray(_f(x.astype(np.float64) if x.dtype.kind == "f" else x, axis=_a))
+                return out.astype(np.int32 if x.dtype == BOOL else x.dtype)
+
+            yield fn_case(
+                case_name,
+                lambda ns, x, _n=name, _a=axis: getattr(ns.np_, _n)(x, axis=_a),
+                [x],
+                oracle=oracle,
+                tolerance=accumulation_tolerance(x, x.size),
+                tags=["reductions", "numpy", "cumulative"],
+            )
+    yield fn_case(
+        "np.sum/f32/dtype-argument",
+        lambda ns, x: ns.np_.sum(x, dtype=np.int32),
+        [np.array([[1.5, 2.5], [3.0, -1.0]], np.float32)],
+        oracle=lambda x: np.sum(x.astype(np.int32)).astype(np.int32),
+        tags=["reductions", "numpy"],
+    )
+    yield fn_case(
+        "np.mean/f32/zero-size",
+        lambda ns, x: ns.np_.mean(x, axis=0),
+        [np.zeros((0, 3), np.float32)],
+        oracle=lambda x: np.full(3, np.nan, np.float32),
+        tags=["reductions", "numpy", "edge"],
+    )
+    yield fn_case(
+        "np.max/f32/zero-size-axis1",
+        lambda ns, x: ns.np_.max(x, axis=1),
+        [np.zeros((0, 3), np.float32)],
+        oracle=lambda x: np.zeros((0,), np.float32),
+        tags=["reductions", "numpy", "edge"],
+    )
+
+
+def _error_cases() -> Iterator[Case]:
+    x = np.ones((3, 4), np.float32)
+    table = [
+        ("reduce_sum-axis-out-of-range", lambda ns, x: ns.lax_.reduce_sum(x, (2,)), ValueError),
+        ("argmax-axis-out-of-range", lambda ns, x: ns.lax_.argmax(x, 2, np.int32), ValueError),
+        ("cumsum-axis-out-of-range", lambda ns, x: ns.lax_.cumsum(x, 3), ValueError),
+        ("np-sum-axis-out-of-range", lambda ns, x: ns.np_.sum(x, axis=5), ValueError),
+        ("np-max-zero-size", lambda ns, x: ns.np_.max(x[:0]), ValueError),
+    ]
+    for label, program, exc in table:
+        yield fn_case(
+            f"reductions.errors/{label}",
+            program,
+            [x],
+            expect=Raises(exc),
+            mode="eager",
+            tags=["reductions", "errors"],
+        )
+
+
+def cases() -> Iterator[Case]:
+    yield from _lax_reduce_cases()
+    yield from _arg_cases()
+    yield from _cumulative_cases()
+    yield from _np_reduce_cases()
+    yield from _error_cases()
