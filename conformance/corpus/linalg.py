@@ -91,7 +91,7 @@ def _dot_cases() -> Iterator[Case]:
                 a, b, (((1,), (0,)), ((), ())), preferred_element_type=_o
             ),
             [lhs, rhs],
-            oracle=lambda a, b, _o=out_dtype: dot_general_oracle(a, b, dims, _o),
+            oracle=lambda a, b, _o=out_dtype, _d=dims: dot_general_oracle(a, b, _d, _o),
             tolerance=product_tolerance(lhs, rhs, 4),
             tags=["linalg", "lax"],
         )

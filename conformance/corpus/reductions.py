@@ -93,10 +93,12 @@ def _lax_reduce_cases() -> Iterator[Case]:
             f"lax.{name}/f32/special-values",
             lambda ns, x, _n=name: getattr(ns.lax_, _n)(x, (1,)),
             [x],
-            oracle=lambda x, _n=name: _wide_reduce(dict(reduce_max=reduce_max, reduce_min=reduce_min,
-                                                         reduce_sum=np.sum)[_n])(x, axis=1),
+            oracle=lambda x, _n=name: _wide_reduce(SPECIAL_ORACLES[_n])(x, axis=1),
             tags=["reductions", "lax", "edge"],
         )  # fmt: skip
+
+
+SPECIAL_ORACLES = {"reduce_max": reduce_max, "reduce_min": reduce_min, "reduce_sum": np.sum}
 
 
 def _arg_cases() -> Iterator[Case]:

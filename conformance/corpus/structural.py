@@ -183,7 +183,7 @@ def _slice_cases() -> Iterator[Case]:
     for starts, limits, strides in specs:
         label = f"slice-{starts}-{limits}-{strides}".replace(" ", "")
         index = tuple(
-            slice(s, l, st) for s, l, st in zip(starts, limits, strides or (1, 1), strict=True)
+            slice(a, b, c) for a, b, c in zip(starts, limits, strides or (1, 1), strict=True)
         )
         yield from _cases_over_dtypes(
             label,
@@ -330,7 +330,8 @@ def _error_cases() -> Iterator[Case]:
         ("squeeze-non-unit", lambda ns, x: ns.lax_.squeeze(x, (0,)), ValueError),
         ("transpose-bad-perm", lambda ns, x: ns.lax_.transpose(x, (0, 0)), TypeError),
         ("slice-out-of-bounds", lambda ns, x: ns.lax_.slice(x, (0, 0), (4, 4)), TypeError),
-        ("dynamic_slice-too-big", lambda ns, x: ns.lax_.dynamic_slice(x, (0, 0), (4, 4)), TypeError),
+        ("dynamic_slice-too-big",
+         lambda ns, x: ns.lax_.dynamic_slice(x, (0, 0), (4, 4)), TypeError),
         ("concatenate-mismatch", lambda ns, x: ns.lax_.concatenate([x, x.T], 0), TypeError),
         ("pad-wrong-rank", lambda ns, x: ns.lax_.pad(x, 0.0, [(1, 1, 0)]), ValueError),
         ("iota-negative", lambda ns, x: ns.lax_.iota(np.int32, -1), TypeError),
