@@ -9,3 +9,4 @@ from refimpl.primitives.structural import *  # noqa: F403
 from refimpl.primitives.reductions import *  # noqa: F403
 from refimpl.primitives.linalg import *  # noqa: F403
 from refimpl.primitives.indexing import *  # noqa: F403
+from refimpl.primitives.control_flow import *  # noqa: F403

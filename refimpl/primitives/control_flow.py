@@ -1,0 +1,774 @@
+"""Structured control flow: ``scan``, ``while`` and ``cond``, primitives holding Programs.
+
+Each primitive carries its body as a sub-program (a ``Program`` param) traced
+from the user's Python function. Tracers of an enclosing trace that the
+function closes over become the sub-program's leading inputs ("consts"), and
+the enclosing values are passed as the primitive's leading operands.
+
+* ``scan[body, num_consts, num_carry, length, reverse, unroll]`` with operands
+  ``consts, init carry, xs``: step ``i`` (``length - 1 - i`` when reversed)
+  runs ``carry, y = body(consts, carry, xs[i])``; the results are the final
+  carry and the ``ys`` stacked on a new leading axis of size ``length``.
+  ``unroll`` (an int >= 1; ``unroll >= length`` means fully unrolled) is a
+  required param. It never changes the result -- only the shape of the
+  program the unroll pass (``refimpl.transforms.unroll_scans``) builds.
+* ``while[cond, body, cond_num_consts, body_num_consts]`` with operands
+  ``cond consts, body consts, carry``: ``while cond(carry): carry = body(carry)``.
+* ``cond[branches]`` with operands ``index, operands``: runs
+  ``branches[index](operands)``. As StableHLO's ``case``, an index outside
+  ``[0, len(branches))`` runs the last branch; ``lax.switch`` clamps the index
+  first (as ``jax.lax.switch``), so a negative index picks branch 0 there.
+
+Carry types are loop invariant in the IR: a body's carry outputs have exactly
+(weak types included) the types of its carry inputs. The public functions
+make that so the way JAX 0.10 does where it can (see ``_promoted_carry``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, tracing, tree_util
+from refimpl.core import Program, ShapedArray, Var, avals_str
+from refimpl.interpreter import eval_program
+from refimpl.primitives.base import Primitive
+from refimpl.primitives.elementwise import add, clamp, convert_element_type, lt, ne
+
+# --- static arguments -------------------------------------------------------------------
+
+
+def _static_int(api: str, arg: str, value: Any) -> int:
+    """A Python int from ``value``; traced values and non-integers are errors."""
+    if isinstance(value, tracing.Tracer):
+        raise tracing.ConcretizationTypeError(
+            f"{api}: {arg} must be a concrete int known while tracing, got a traced value "
+            f"{value.aval.str_short()} (it depends on {value.origin})"
+        )
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{api}: {arg} must be an int, got {value!r}")
+    return int(value)
+
+
+def normalize_unroll(unroll: Any, length: int, api: str = "lax.scan") -> int:
+    """The scan primitive's ``unroll`` param: an int >= 1.
+
+    As in JAX 0.10: ``True`` and ``0`` mean fully unrolled (normalized to
+    ``max(length, 1)``), ``False`` means 1; a negative int is a ValueError and
+    anything that is neither int nor bool a TypeError.
+    """
+    if isinstance(unroll, tracing.Tracer):
+        raise tracing.ConcretizationTypeError(
+            f"{api}: unroll must be a concrete int or bool, got a traced value"
+        )
+    if isinstance(unroll, (bool, np.bool_)):
+        return max(length, 1) if unroll else 1
+    if not isinstance(unroll, (int, np.integer)):
+        raise TypeError(f"{api}: unroll must be an int or a bool, got {unroll!r}")
+    if unroll < 0:
+        raise ValueError(f"{api}: unroll must be a bool or a non-negative int, got {unroll}")
+    return max(length, 1) if unroll == 0 else int(unroll)
+
+
+# --- tracing Python functions into sub-programs --------------------------------------------
+
+
+@dataclass
+class _Traced:
+    """A traced function: its Program, the outer tracers it captured, its output tree."""
+
+    program: Program
+    captured: list[tracing.Tracer]
+    out_tree: tree_util.PyTreeDef
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return self.program.out_avals
+
+
+def _flatten_operands(api: str, label: str, tree: Any) -> tuple[list, tree_util.PyTreeDef, list]:
+    """Leaves, treedef and leaf paths of an operand pytree (``label`` prefixes paths)."""
+    path_leaves, treedef = tree_util.tree_flatten_with_path(tree)
+    paths = [f"{label}{path}" for path, _ in path_leaves]
+    return [leaf for _, leaf in path_leaves], treedef, paths
+
+
+def _avals_of(api: str, leaves: Sequence[Any], paths: Sequence[str]) -> list[ShapedArray]:
+    return [tracing.get_aval(leaf, api, path) for leaf, path in zip(leaves, paths)]
+
+
+def _output_leaves(api: str, label: str, out: Any) -> tuple[list[Any], tree_util.PyTreeDef]:
+    """Flatten a function's output; every leaf must be an array or Python scalar."""
+    path_leaves, treedef = tree_util.tree_flatten_with_path(out)
+    for path, leaf in path_leaves:
+        if not tracing.is_array_like(leaf):
+            raise TypeError(
+                f"{api}: {label}{path} is a {type(leaf).__name__} ({leaf!r:.60}), not an array; "
+                "functions passed to control flow must return arrays (or pytrees of them)"
+            )
+    return [leaf for _, leaf in path_leaves], treedef
+
+
+def _trace(
+    api: str,
+    fun: Callable[..., Any],
+    in_avals: Sequence[ShapedArray],
+    origins: Sequence[str],
+    out_label: str,
+) -> _Traced:
+    """Trace ``fun(*tracers)`` (one tracer per aval) into a Program with flat outputs."""
+    out_trees: list[tree_util.PyTreeDef] = []
+
+    def flat_fun(*tracers: Any) -> list[Any]:
+        leaves, out_tree = _output_leaves(api, out_label, fun(*tracers))
+        out_trees.append(out_tree)
+        return leaves
+
+    program, captured, _ = tracing.trace_to_program(flat_fun, in_avals, api, origins)
+    return _Traced(program, list(captured), out_trees[0])
+
+
+def _with_leading_inputs(
+    program: Program, own: Sequence[tracing.Tracer], union: Sequence[tracing.Tracer]
+) -> Program:
+    """``program`` (whose first inputs stand for ``own``) taking ``union`` first instead.
+
+    Branches of one ``cond`` capture different outer tracers but must all
+    take the same operands; an input a branch does not use is just unread.
+    """
+    own_vars = {id(t): v for t, v in zip(own, program.in_vars[: len(own)])}
+    leading = [own_vars[id(t)] if id(t) in own_vars else Var(t.aval) for t in union]
+    return Program(
+        in_vars=leading + program.in_vars[len(own) :],
+        eqns=program.eqns,
+        out_vars=program.out_vars,
+        const_vars=program.const_vars,
+        consts=program.consts,
+    )
+
+
+def _union(*lists: Sequence[tracing.Tracer]) -> list[tracing.Tracer]:
+    seen: dict[int, tracing.Tracer] = {}
+    for tracers in lists:
+        for t in tracers:
+            seen.setdefault(id(t), t)
+    return list(seen.values())
+
+
+# --- loop carries ---------------------------------------------------------------------------
+
+
+def _carry_target(carry_in: ShapedArray, carry_out: ShapedArray) -> ShapedArray | None:
+    """The type the initial carry must be converted to, or None to leave it.
+
+    * Only the weak type differs: the carry takes the body output's weak type
+      (so the final carry has the weak type JAX 0.10 reports for it).
+    * A weakly typed init of another dtype (``init=0`` with a float32 body):
+      JAX's promotion -- the init becomes strong ``result_type(init, out dtype)``.
+    """
+    if carry_in == carry_out or carry_in.shape != carry_out.shape:
+        return None
+    if carry_in.dtype == carry_out.dtype:
+        return carry_out
+    if carry_in.weak_type:
+        dtype, _ = dtypes.result_type((carry_in.dtype, True), (carry_out.dtype, False))
+        return ShapedArray(carry_in.shape, dtype, weak_type=False)
+    return None
+
+
+def _promoted_carry(
+    leaves: Sequence[Any], carry_in: Sequence[ShapedArray], carry_out: Sequence[ShapedArray]
+) -> tuple[list[Any], bool]:
+    """The initial carry converted where ``_carry_target`` says; whether anything changed."""
+    promoted, changed = [], False
+    for leaf, a_in, a_out in zip(leaves, carry_in, carry_out):
+        target = _carry_target(a_in, a_out)
+        if target is not None:
+            leaf = convert_element_type(leaf, target.dtype, weak_type=target.weak_type)
+            changed = True
+        promoted.append(leaf)
+    return promoted, changed
+
+
+def _check_carry_tree(api: str, init_tree: tree_util.PyTreeDef, out_tree: tree_util.PyTreeDef):
+    if init_tree != out_tree:
+        raise TypeError(
+            f"{api}: the body must return a carry with the same pytree structure as the "
+            f"initial carry, but they differ: {tree_util.treedef_difference(init_tree, out_tree)} "
+            f"(initial carry {init_tree!r}, body output {out_tree!r})"
+        )
+
+
+def _check_carry_types(
+    api: str,
+    paths: Sequence[str],
+    carry_in: Sequence[ShapedArray],
+    carry_out: Sequence[ShapedArray],
+) -> None:
+    for path, a_in, a_out in zip(paths, carry_in, carry_out):
+        if a_in != a_out:
+            only_weak = a_in.strip_weak() == a_out.strip_weak()
+            raise TypeError(
+                f"{api}: the carry must keep its type, but {path} has type {a_in.str_short()} "
+                f"on input and the body returns {a_out.str_short()} for it"
+                + (" (they differ only in weak_type)" if only_weak else "")
+            )
+
+
+# --- scan -------------------------------------------------------------------------------
+
+scan_p = Primitive("scan", multiple_results=True)
+
+
+def _check_scan_params(
+    n_operands: int, body: Program, num_consts: int, num_carry: int, length: int, reverse: bool,
+    unroll: int,
+) -> None:  # fmt: skip
+    if not isinstance(body, Program):
+        raise TypeError(f"scan: body must be a Program, got {type(body).__name__}")
+    for name, value in (("num_consts", num_consts), ("num_carry", num_carry), ("length", length)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise TypeError(f"scan: {name} must be a non-negative int, got {value!r}")
+    if isinstance(unroll, bool) or not isinstance(unroll, int) or unroll < 1:
+        raise TypeError(f"scan: unroll must be an int >= 1 (normalized), got {unroll!r}")
+    if not isinstance(reverse, bool):
+        raise TypeError(f"scan: reverse must be a bool, got {reverse!r}")
+    if num_consts + num_carry > n_operands:
+        raise TypeError(
+            f"scan: num_consts={num_consts} and num_carry={num_carry} exceed the "
+            f"{n_operands} operands"
+        )
+
+
+@scan_p.def_abstract_eval
+def _scan_abstract_eval(
+    *avals: ShapedArray,
+    body: Program,
+    num_consts: int,
+    num_carry: int,
+    length: int,
+    reverse: bool,
+    unroll: int,
+) -> list[ShapedArray]:
+    """Operands ``consts, carry, xs``; results ``carry, ys`` (ys: ``(length, *y.shape)``).
+
+    The body takes ``consts, carry, x`` (x: an xs leaf without its leading
+    axis) and returns ``carry, y`` with the carry's types unchanged.
+    """
+    _check_scan_params(len(avals), body, num_consts, num_carry, length, reverse, unroll)
+    carry = list(avals[num_consts : num_consts + num_carry])
+    xs = avals[num_consts + num_carry :]
+    for index, x in enumerate(xs):
+        if x.ndim == 0 or x.shape[0] != length:
+            raise TypeError(
+                f"scan: xs operand {index} has shape {x.shape}; its leading axis must be the "
+                f"scan length {length}"
+            )
+    expected_in = [*avals[:num_consts], *carry, *(x.update(shape=x.shape[1:]) for x in xs)]
+    if body.in_avals != expected_in:
+        raise TypeError(
+            f"scan: the body takes ({avals_str(body.in_avals)}) but the operands give "
+            f"({avals_str(expected_in)})"
+        )
+    carry_out = body.out_avals[:num_carry]
+    if carry_out != carry:
+        raise TypeError(
+            f"scan: the body returns the carry as ({avals_str(carry_out)}) but takes it as "
+            f"({avals_str(carry)})"
+        )
+    ys = [y.update(shape=(length, *y.shape)) for y in body.out_avals[num_carry:]]
+    return [*carry, *ys]
+
+
+@scan_p.def_impl
+def _scan_impl(
+    *args: np.ndarray,
+    body: Program,
+    num_consts: int,
+    num_carry: int,
+    length: int,
+    reverse: bool,
+    unroll: int,
+) -> list[np.ndarray]:
+    """The definition: evaluate the body ``length`` times (``unroll`` does not matter)."""
+    consts = list(args[:num_consts])
+    carry = list(args[num_consts : num_consts + num_carry])
+    xs = args[num_consts + num_carry :]
+    ys = [np.empty((length, *y.shape), y.dtype) for y in body.out_avals[num_carry:]]
+    for i in reversed(range(length)) if reverse else range(length):
+        outs = eval_program(body, [*consts, *carry, *(x[i] for x in xs)])
+        carry = outs[:num_carry]
+        for stacked, y in zip(ys, outs[num_carry:]):
+            stacked[i] = y
+    return [*carry, *ys]
+
+
+# --- while --------------------------------------------------------------------------------
+
+while_p = Primitive("while", multiple_results=True)
+
+
+@while_p.def_abstract_eval
+def _while_abstract_eval(
+    *avals: ShapedArray, cond: Program, body: Program, cond_num_consts: int, body_num_consts: int
+) -> list[ShapedArray]:
+    """Operands ``cond consts, body consts, carry``; results: the final carry.
+
+    ``cond`` takes ``cond consts, carry`` and returns a bool scalar; ``body``
+    takes ``body consts, carry`` and returns the carry with its types unchanged.
+    """
+    for name, sub in (("cond", cond), ("body", body)):
+        if not isinstance(sub, Program):
+            raise TypeError(f"while: {name} must be a Program, got {type(sub).__name__}")
+    for name, value in (("cond_num_consts", cond_num_consts), ("body_num_consts", body_num_consts)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise TypeError(f"while: {name} must be a non-negative int, got {value!r}")
+    if cond_num_consts + body_num_consts > len(avals):
+        raise TypeError("while: cond_num_consts + body_num_consts exceed the operands")
+    cond_consts = list(avals[:cond_num_consts])
+    body_consts = list(avals[cond_num_consts : cond_num_consts + body_num_consts])
+    carry = list(avals[cond_num_consts + body_num_consts :])
+    if cond.in_avals != cond_consts + carry:
+        raise TypeError(
+            f"while: cond takes ({avals_str(cond.in_avals)}) but the operands give "
+            f"({avals_str(cond_consts + carry)})"
+        )
+    if [a.strip_weak() for a in cond.out_avals] != [ShapedArray((), np.dtype(bool))]:
+        raise TypeError(f"while: cond must return one bool[], got ({avals_str(cond.out_avals)})")
+    if body.in_avals != body_consts + carry:
+        raise TypeError(
+            f"while: body takes ({avals_str(body.in_avals)}) but the operands give "
+            f"({avals_str(body_consts + carry)})"
+        )
+    if body.out_avals != carry:
+        raise TypeError(
+            f"while: body returns ({avals_str(body.out_avals)}) but the carry is "
+            f"({avals_str(carry)})"
+        )
+    return carry
+
+
+@while_p.def_impl
+def _while_impl(
+    *args: np.ndarray, cond: Program, body: Program, cond_num_consts: int, body_num_consts: int
+) -> list[np.ndarray]:
+    cond_consts = list(args[:cond_num_consts])
+    body_consts = list(args[cond_num_consts : cond_num_consts + body_num_consts])
+    carry = list(args[cond_num_consts + body_num_consts :])
+    while eval_program(cond, [*cond_consts, *carry])[0]:
+        carry = eval_program(body, [*body_consts, *carry])
+    return carry
+
+
+# --- cond ---------------------------------------------------------------------------------
+
+cond_p = Primitive("cond", multiple_results=True)
+
+
+@cond_p.def_abstract_eval
+def _cond_abstract_eval(
+    index: ShapedArray, *operands: ShapedArray, branches: tuple[Program, ...]
+) -> list[ShapedArray]:
+    """``branches[index](operands)``; every branch takes the operands and returns
+    the same types (those are the results)."""
+    if not isinstance(branches, tuple) or not branches:
+        raise TypeError("cond: branches must be a non-empty tuple of Programs")
+    if not all(isinstance(b, Program) for b in branches):
+        raise TypeError("cond: branches must be a non-empty tuple of Programs")
+    if index.shape != () or index.dtype != np.int32:
+        raise TypeError(f"cond: the index must be an int32 scalar, got {index.str_short()}")
+    for number, branch in enumerate(branches):
+        if branch.in_avals != list(operands):
+            raise TypeError(
+                f"cond: branch {number} takes ({avals_str(branch.in_avals)}) but the operands "
+                f"are ({avals_str(operands)})"
+            )
+        if branch.out_avals != branches[0].out_avals:
+            raise TypeError(
+                f"cond: branch {number} returns ({avals_str(branch.out_avals)}) but branch 0 "
+                f"returns ({avals_str(branches[0].out_avals)})"
+            )
+    return branches[0].out_avals
+
+
+@cond_p.def_impl
+def _cond_impl(
+    index: np.ndarray, *operands: np.ndarray, branches: tuple[Program, ...]
+) -> list[np.ndarray]:
+    chosen = int(index)
+    if not 0 <= chosen < len(branches):
+        chosen = len(branches) - 1  # StableHLO case: out of range runs the last branch
+    return eval_program(branches[chosen], operands)
+
+
+# --- the public functions: scan ----------------------------------------------------------
+
+
+def scan(
+    f: Callable[[Any, Any], tuple[Any, Any]],
+    init: Any,
+    xs: Any = None,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int | bool = 1,
+) -> tuple[Any, Any]:
+    """``jax.lax.scan``: loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``.
+
+    Returns ``(final carry, ys)`` with the ``y``s stacked on a new leading
+    axis; ``reverse`` walks ``xs`` (and fills ``ys``) from the end. The carry
+    must keep its pytree structure and leaf types; ``xs`` leaves must agree on
+    their leading axis size, which ``length`` must equal when both are given.
+    ``unroll`` is ``True``/``0`` (fully unrolled), ``False``/1 (a plain loop)
+    or k (k steps per loop iteration); it never changes the result.
+    """
+    return _scan("lax.scan", f, init, xs, length, reverse, unroll)
+
+
+def _scan(
+    api: str, f: Callable, init: Any, xs: Any, length: Any, reverse: Any, unroll: Any
+) -> tuple[Any, Any]:
+    if not callable(f):
+        raise TypeError(f"{api}: f must be callable, got {type(f).__name__}")
+    init_leaves, init_tree, carry_paths = _flatten_operands(api, "carry", init)
+    xs_leaves, xs_tree, xs_paths = _flatten_operands(api, "xs", xs)
+    xs_avals = _avals_of(api, xs_leaves, xs_paths)
+    length = _scan_length(api, xs_avals, xs_paths, length)
+    unroll = normalize_unroll(unroll, length, api)
+    reverse = bool(reverse)
+    x_avals = [x.update(shape=x.shape[1:]) for x in xs_avals]
+
+    init_avals = _avals_of(api, init_leaves, carry_paths)
+    body, y_tree = _trace_scan_body(api, f, init_tree, init_avals, xs_tree, x_avals)
+    carry_out = body.out_avals[: len(init_leaves)]
+    init_leaves, changed = _promoted_carry(init_leaves, init_avals, carry_out)
+    if changed:  # trace again with the promoted carry (as JAX does)
+        init_avals = _avals_of(api, init_leaves, carry_paths)
+        body, y_tree = _trace_scan_body(api, f, init_tree, init_avals, xs_tree, x_avals)
+        carry_out = body.out_avals[: len(init_leaves)]
+    _check_carry_types(api, carry_paths, init_avals, carry_out)
+
+    outs = scan_p.bind(
+        *body.captured,
+        *init_leaves,
+        *xs_leaves,
+        body=body.program,
+        num_consts=len(body.captured),
+        num_carry=len(init_leaves),
+        length=length,
+        reverse=reverse,
+        unroll=unroll,
+    )
+    carry = init_tree.unflatten(outs[: len(init_leaves)])
+    return carry, y_tree.unflatten(outs[len(init_leaves) :])
+
+
+def _scan_length(
+    api: str, xs_avals: Sequence[ShapedArray], xs_paths: Sequence[str], length: Any
+) -> int:
+    """The number of steps: the xs leaves' common leading size, checked against ``length``."""
+    for aval, path in zip(xs_avals, xs_paths):
+        if aval.ndim == 0:
+            raise ValueError(
+                f"{api}: {path} is a scalar ({aval.str_short()}) with no leading axis to scan over"
+            )
+    if length is not None:
+        length = _static_int(api, "length", length)
+        if length < 0:
+            raise ValueError(f"{api}: length must be non-negative, got {length}")
+        for aval, path in zip(xs_avals, xs_paths):
+            if aval.shape[0] != length:
+                raise ValueError(
+                    f"{api}: length={length} disagrees with the leading axis size "
+                    f"{aval.shape[0]} of {path} (shape {aval.shape})"
+                )
+        return length
+    if not xs_avals:
+        raise ValueError(f"{api}: got no xs to scan over and no length; pass length=")
+    sizes = {aval.shape[0] for aval in xs_avals}
+    if len(sizes) > 1:
+        listed = ", ".join(f"{p} has {a.shape[0]}" for p, a in zip(xs_paths, xs_avals))
+        raise ValueError(f"{api}: the xs leaves have different leading axis sizes: {listed}")
+    return sizes.pop()
+
+
+def _trace_scan_body(
+    api: str,
+    f: Callable,
+    init_tree: tree_util.PyTreeDef,
+    init_avals: list[ShapedArray],
+    xs_tree: tree_util.PyTreeDef,
+    x_avals: list[ShapedArray],
+) -> tuple[_Traced, tree_util.PyTreeDef]:
+    """Trace ``f(carry, x)``; check it returns ``(carry, y)`` with the carry's structure."""
+
+    num_carry = init_tree.num_leaves
+
+    def body(*tracers: Any) -> Any:
+        carry = init_tree.unflatten(tracers[:num_carry])
+        out = f(carry, xs_tree.unflatten(tracers[num_carry:]))
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            shown = (
+                f"a {type(out).__name__} of length {len(out)}"
+                if isinstance(out, (tuple, list))
+                else f"a {type(out).__name__}"
+            )
+            raise TypeError(f"{api}: the body must return a pair (carry, y), got {shown}")
+        _check_carry_tree(api, init_tree, tree_util.tree_structure(out[0]))
+        return tuple(out)
+
+    origins = [f"the carry of {api}"] * len(init_avals) + [f"the xs of {api}"] * len(x_avals)
+    traced = _trace(api, body, [*init_avals, *x_avals], origins, "the body output")
+    _, y_tree = traced.out_tree.children()
+    return traced, y_tree
+
+
+# --- the public functions: while_loop and fori_loop -----------------------------------
+
+
+def while_loop(
+    cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
+) -> Any:
+    """``jax.lax.while_loop``: ``while cond_fun(val): val = body_fun(val)``; returns ``val``.
+
+    ``cond_fun`` must return a bool scalar; ``body_fun`` must return a value of
+    the same pytree structure and leaf types as ``init_val``.
+    """
+    return _while_loop("lax.while_loop", cond_fun, body_fun, init_val)
+
+
+def _while_loop(api: str, cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
+    if not (callable(cond_fun) and callable(body_fun)):
+        raise TypeError(f"{api}: cond_fun and body_fun must be callable")
+    leaves, tree, paths = _flatten_operands(api, "carry", init_val)
+    avals = _avals_of(api, leaves, paths)
+    cond, body = _trace_while(api, cond_fun, body_fun, tree, avals)
+    leaves, changed = _promoted_carry(leaves, avals, body.out_avals)
+    if changed:  # trace again with the promoted carry (as JAX does)
+        avals = _avals_of(api, leaves, paths)
+        cond, body = _trace_while(api, cond_fun, body_fun, tree, avals)
+    _check_carry_types(api, paths, avals, body.out_avals)
+    outs = while_p.bind(
+        *cond.captured,
+        *body.captured,
+        *leaves,
+        cond=cond.program,
+        body=body.program,
+        cond_num_consts=len(cond.captured),
+        body_num_consts=len(body.captured),
+    )
+    return tree.unflatten(outs)
+
+
+def _trace_while(
+    api: str, cond_fun: Callable, body_fun: Callable, tree: tree_util.PyTreeDef, avals: list
+) -> tuple[_Traced, _Traced]:
+    origins = [f"the carry of {api}"] * len(avals)
+    cond_flat = lambda *carry: cond_fun(tree.unflatten(carry))  # noqa: E731
+    body_flat = lambda *carry: body_fun(tree.unflatten(carry))  # noqa: E731
+    cond = _trace(api, cond_flat, avals, origins, "the cond_fun output")
+    pred = cond.out_avals
+    if not cond.out_tree.is_leaf or pred[0].strip_weak() != ShapedArray((), np.dtype(bool)):
+        raise TypeError(
+            f"{api}: cond_fun must return a bool scalar, got ({avals_str(pred)}) "
+            f"with structure {cond.out_tree!r}"
+        )
+    body = _trace(api, body_flat, avals, origins, "the body_fun output")
+    _check_carry_tree(api, tree, body.out_tree)
+    return cond, body
+
+
+def fori_loop(
+    lower: Any,
+    upper: Any,
+    body_fun: Callable[[Any, Any], Any],
+    init_val: Any,
+    *,
+    unroll: int | bool | None = None,
+) -> Any:
+    """``jax.lax.fori_loop``: ``for i in range(lower, upper): val = body_fun(i, val)``.
+
+    When both bounds are concrete (not traced) this is a ``scan`` of
+    ``max(upper - lower, 0)`` steps whose index starts as the Python int
+    ``lower`` (so ``i`` is a weakly typed int32), like JAX; ``unroll`` is
+    passed to it. Otherwise it is a ``while`` loop over ``(i, upper, val)``,
+    and ``unroll`` must be None, False or 1.
+    """
+    api = "lax.fori_loop"
+    if not callable(body_fun):
+        raise TypeError(f"{api}: body_fun must be callable, got {type(body_fun).__name__}")
+    dtype = _fori_index_dtype(api, lower, upper)
+    bounds = _concrete_bounds(lower, upper)
+    if bounds is not None:
+        start, stop = bounds
+
+        def step(carry: tuple[Any, Any], _: Any) -> tuple[tuple[Any, Any], None]:
+            i, val = carry
+            return (_plus_one(i), body_fun(i, val)), None
+
+        (_, result), _ = _scan(
+            api, step, (start, init_val), None, max(stop - start, 0), False,
+            False if unroll is None else unroll,
+        )  # fmt: skip
+        return result
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError(f"{api}: unroll needs statically known bounds, got unroll={unroll!r}")
+    lower = _as_index(lower, dtype)
+    upper = _as_index(upper, dtype)
+
+    def loop_body(carry: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+        i, stop, val = carry
+        return _plus_one(i), stop, body_fun(i, val)
+
+    _, _, result = _while_loop(api, lambda carry: lt(carry[0], carry[1]), loop_body,
+                               (lower, upper, init_val))  # fmt: skip
+    return result
+
+
+def _plus_one(i: Any) -> Any:
+    """``i + 1`` in ``i``'s dtype, keeping its weak type."""
+    return add(i, tracing.TypedScalar(1, tracing.get_aval(i, "lax.fori_loop", "i").dtype, True))
+
+
+def _fori_index_dtype(api: str, lower: Any, upper: Any) -> np.dtype:
+    """Equal integer dtypes, or a weak bound taking the other's signed dtype (as JAX)."""
+    lo = tracing.get_aval(lower, api, "lower")
+    hi = tracing.get_aval(upper, api, "upper")
+    if lo.dtype == hi.dtype:
+        return lo.dtype
+    both_signed = dtypes.is_signed_int(lo.dtype) and dtypes.is_signed_int(hi.dtype)
+    if both_signed and lo.weak_type != hi.weak_type:
+        return hi.dtype if lo.weak_type else lo.dtype
+    raise TypeError(
+        f"{api}: lower and upper must have equal types, got {lo.str_short()} and {hi.str_short()}"
+    )
+
+
+def _concrete_bounds(lower: Any, upper: Any) -> tuple[int, int] | None:
+    """Both bounds as Python ints when neither is traced (JAX: ``core.is_concrete``)."""
+    if isinstance(lower, tracing.Tracer) or isinstance(upper, tracing.Tracer):
+        return None
+    try:
+        return int(lower), int(upper)
+    except TypeError:
+        return None
+
+
+def _as_index(bound: Any, dtype: np.dtype) -> Any:
+    aval = tracing.get_aval(bound, "lax.fori_loop", "bound")
+    if aval.dtype == dtype:
+        return bound
+    return convert_element_type(bound, dtype)
+
+
+# --- the public functions: cond and switch -------------------------------------------
+
+
+def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any):
+    """``jax.lax.cond``: ``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``.
+
+    ``pred`` is a bool or number scalar (a number means ``pred != 0``). Both
+    functions are traced; their outputs must have the same pytree structure,
+    shapes and dtypes. Where only the weak type differs, the result takes
+    ``false_fun``'s (JAX's branch 0 is ``false_fun``).
+    """
+    api = "lax.cond"
+    if not (callable(true_fun) and callable(false_fun)):
+        raise TypeError(f"{api}: true_fun and false_fun must be callable")
+    if pred is None or isinstance(pred, (list, tuple)):
+        raise TypeError(f"{api}: pred must be a bool or number scalar, got {pred!r}")
+    aval = tracing.get_aval(pred, api, "pred")
+    if aval.shape != ():
+        raise TypeError(f"{api}: pred must be a scalar, got shape {aval.shape}")
+    if dtypes.is_complex(aval.dtype):
+        raise TypeError(f"{api}: pred must be a bool or a real number, got {aval.dtype.name}")
+    if not dtypes.is_bool(aval.dtype):
+        zero = tracing.TypedScalar(0, aval.dtype, weak_type=True)
+        pred = (pred != 0) if dtypes.is_python_scalar(pred) else ne(pred, zero)
+    index = convert_element_type(pred, np.int32)
+    return _switch(api, index, (false_fun, true_fun), operands, ("false_fun", "true_fun"))
+
+
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+    """``jax.lax.switch``: ``branches[clamp(0, index, len(branches) - 1)](*operands)``.
+
+    ``index`` is an integer scalar. Every branch is traced; their outputs must
+    have the same pytree structure, shapes and dtypes. Where only the weak
+    type differs, the result takes branch 0's. One branch is just called.
+    """
+    api = "lax.switch"
+    try:
+        branches = tuple(branches)
+    except TypeError:
+        raise TypeError(f"{api}: branches must be a sequence of callables") from None
+    if not all(callable(b) for b in branches):
+        raise TypeError(f"{api}: branches must be a sequence of callables")
+    aval = tracing.get_aval(index, api, "index")
+    if aval.shape != ():
+        raise TypeError(f"{api}: index must be a scalar, got shape {aval.shape}")
+    if not dtypes.is_integer(aval.dtype):
+        raise TypeError(f"{api}: index must be an integer, got {aval.dtype.name}")
+    if not branches:
+        raise ValueError(f"{api}: branches is empty")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    if aval.dtype != np.int32:
+        index = convert_element_type(index, np.int32)
+    index = clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    names = tuple(f"branch {i}" for i in range(len(branches)))
+    return _switch(api, index, branches, operands, names)
+
+
+def _switch(
+    api: str, index: Any, branches: Sequence[Callable], operands: tuple, names: Sequence[str]
+) -> Any:
+    leaves, in_tree, paths = _flatten_operands(api, "operands", operands)
+    avals = _avals_of(api, leaves, paths)
+    origins = [f"an operand of {api}"] * len(leaves)
+
+    def taking_operands(fun: Callable) -> Callable:
+        return lambda *tracers: fun(*in_tree.unflatten(tracers))
+
+    first = _trace(api, taking_operands(branches[0]), avals, origins, f"the output of {names[0]}")
+    traced = [first]
+    for branch, name in zip(branches[1:], names[1:]):
+        conforming = taking_operands(_conforming_branch(api, branch, first, names[0], name))
+        traced.append(_trace(api, conforming, avals, origins, f"the output of {name}"))
+    captured = _union(*(t.captured for t in traced))
+    programs = tuple(_with_leading_inputs(t.program, t.captured, captured) for t in traced)
+    outs = cond_p.bind(index, *captured, *leaves, branches=programs)
+    return first.out_tree.unflatten(outs)
+
+
+def _conforming_branch(api: str, fun: Callable, first: _Traced, first_name: str, name: str):
+    """``fun`` with its outputs checked against the first branch's, weak types matched."""
+
+    def branch(*args: Any) -> Any:
+        leaves, tree = _output_leaves(api, f"the output of {name}", fun(*args))
+        if tree != first.out_tree:
+            raise TypeError(
+                f"{api}: {first_name} and {name} must return the same pytree structure, but "
+                f"they differ: {tree_util.treedef_difference(first.out_tree, tree)} "
+                f"({first_name}: {first.out_tree!r}, {name}: {tree!r})"
+            )
+        paths = [p for p, _ in tree_util.tree_flatten_with_path(tree.unflatten(leaves))[0]]
+        matched = []
+        for leaf, path, want in zip(leaves, paths, first.out_avals):
+            got = tracing.get_aval(leaf, api, f"output{path}")
+            if got.strip_weak() != want.strip_weak():
+                raise TypeError(
+                    f"{api}: {first_name} and {name} must return the same types, but the "
+                    f"output{path} is {want.str_short()} in {first_name} and "
+                    f"{got.str_short()} in {name}"
+                )
+            if got.weak_type != want.weak_type:
+                leaf = convert_element_type(leaf, want.dtype, weak_type=want.weak_type)
+            matched.append(leaf)
+        return tree.unflatten(matched)
+
+    return branch
+
+
+__all__ = ["cond", "fori_loop", "scan", "switch", "while_loop"]
