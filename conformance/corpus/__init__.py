@@ -21,6 +21,7 @@ FAMILIES: Sequence[str] = (
     "structural",
     "reductions",
     "linalg",
+    "numpy_api",
 )
 
 

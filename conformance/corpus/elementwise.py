@@ -338,43 +338,55 @@ def _select_clamp_cases() -> Iterator[Case]:
         pred = sample(rng, (3, 4), BOOL)
         a, b = sample(rng, (3, 4), dtype), sample(rng, (3, 4), dtype)
         yield fn_case(
-            name, lambda ns, p, a, b: ns.lax_.select(p, a, b), [pred, a, b],
+            name,
+            lambda ns, p, a, b: ns.lax_.select(p, a, b),
+            [pred, a, b],
             oracle=lambda p, a, b: np.where(p, a, b),
             tags=["elementwise", "lax"] + (["quick"] if dtype == F32 else []),
-        )  # fmt: skip
+        )
     del BF16_
     name = "lax.select_n/f32/int32-which-3-cases"
     rng = rng_for(name)
     which = rng.integers(0, 3, (3, 4)).astype(np.int32)
     cases = [sample(rng, (3, 4), F32) for _ in range(3)]
     yield fn_case(
-        name, lambda ns, w, a, b, c: ns.lax_.select_n(w, a, b, c), [which, *cases],
-        oracle=lambda w, a, b, c: np.choose(w, [a, b, c]), tags=["elementwise", "lax"],
-    )  # fmt: skip
+        name,
+        lambda ns, w, a, b, c: ns.lax_.select_n(w, a, b, c),
+        [which, *cases],
+        oracle=lambda w, a, b, c: np.choose(w, [a, b, c]),
+        tags=["elementwise", "lax"],
+    )
     name = "lax.select/f32/scalar-pred"
     yield fn_case(
-        name, lambda ns, p, a, b: ns.lax_.select(p, a, b),
+        name,
+        lambda ns, p, a, b: ns.lax_.select(p, a, b),
         [np.array(True), *(sample(rng_for(name), (3,), F32) for _ in range(2))],
-        oracle=lambda p, a, b: np.where(p, a, b), tags=["elementwise", "lax"],
-    )  # fmt: skip
+        oracle=lambda p, a, b: np.where(p, a, b),
+        tags=["elementwise", "lax"],
+    )
     for dtype in (F32, I32, U8):
         name = f"lax.clamp/{short(dtype)}/(3,4)"
         rng = rng_for(name)
         x = sample(rng, (3, 4), dtype)
         lo, hi = np.array(2, dtype), np.array(10, dtype)
         yield fn_case(
-            name, lambda ns, lo, x, hi: ns.lax_.clamp(lo, x, hi), [lo, x, hi],
+            name,
+            lambda ns, lo, x, hi: ns.lax_.clamp(lo, x, hi),
+            [lo, x, hi],
             oracle=lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
             tags=["elementwise", "lax"],
-        )  # fmt: skip
+        )
     name = "lax.clamp/f32/array-bounds"
     rng = rng_for(name)
     x, lo = sample(rng, (5,), F32), sample(rng, (5,), F32, Domain(-3, -1))
     hi = sample(rng, (5,), F32, Domain(1, 3))
     yield fn_case(
-        name, lambda ns, lo, x, hi: ns.lax_.clamp(lo, x, hi), [lo, x, hi],
-        oracle=lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), tags=["elementwise", "lax"],
-    )  # fmt: skip
+        name,
+        lambda ns, lo, x, hi: ns.lax_.clamp(lo, x, hi),
+        [lo, x, hi],
+        oracle=lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi),
+        tags=["elementwise", "lax"],
+    )
 
 
 CONVERT_DTYPES = (BOOL, I8, U8, I32, U32, F16, np.dtype("bfloat16"), F32, C64)

@@ -81,9 +81,13 @@ def _bad_operand_cases() -> Iterator[Case]:
 def _shape_dtype_cases() -> Iterator[Case]:
     a23 = np.ones((2, 3), np.float32)
     a32 = np.ones((3, 2), np.float32)
-    yield fn_case("errors.shapes/lax-add-mismatch", lambda ns, x, y: ns.lax_.add(x, y), [a23, a32],
-                  expect=Raises(TypeError, r"\(2, 3\).*\(3, 2\)|shapes"),
-                  tags=["errors", "quick"])  # fmt: skip
+    yield fn_case(
+        "errors.shapes/lax-add-mismatch",
+        lambda ns, x, y: ns.lax_.add(x, y),
+        [a23, a32],
+        expect=Raises(TypeError, r"\(2, 3\).*\(3, 2\)|shapes"),
+        tags=["errors", "quick"],
+    )
     yield fn_case(
         "errors.shapes/lax-add-rank-mismatch",
         lambda ns, x, y: ns.lax_.add(x, y),

@@ -218,9 +218,14 @@ def _conv_cases() -> Iterator[Case]:
 
             def oracle(a, b, _kw=kw):
                 return conv_oracle(
-                    a, b, _kw["window_strides"], _kw["padding"], _kw.get("lhs_dilation"),
-                    _kw.get("rhs_dilation"), _kw.get("feature_group_count", 1),
-                )  # fmt: skip
+                    a,
+                    b,
+                    _kw["window_strides"],
+                    _kw["padding"],
+                    _kw.get("lhs_dilation"),
+                    _kw.get("rhs_dilation"),
+                    _kw.get("feature_group_count", 1),
+                )
 
             yield fn_case(
                 name,

@@ -43,8 +43,14 @@ def _scalar_cases() -> Iterator[Case]:
             name = f"promotion.array-scalar/{short(dtype)}+{label}"
             x = sample(rng_for(name), (3,), dtype)
             # the scalar is a jit argument: a weakly typed tracer
-            yield fn_case(name, _add, [x, scalar], expect=AGREE, tags=["promotion"],
-                          source="lambda ns, x, y: ns.np_.add(x, y)")  # fmt: skip
+            yield fn_case(
+                name,
+                _add,
+                [x, scalar],
+                expect=AGREE,
+                tags=["promotion"],
+                source="lambda ns, x, y: ns.np_.add(x, y)",
+            )
             # the scalar is a constant inside the function
             yield fn_case(
                 f"promotion.array-const/{short(dtype)}+{label}",
@@ -116,8 +122,14 @@ def _x64_cases() -> Iterator[Case]:
     for a, b in pairs:
         name = f"promotion.x64/{short(a)}+{short(b)}"
         rng = rng_for(name)
-        yield fn_case(name, _add, [sample(rng, (3,), a), sample(rng, (3,), b)], expect=AGREE,
-                      tags=["promotion", "x64"], x64=True)  # fmt: skip
+        yield fn_case(
+            name,
+            _add,
+            [sample(rng, (3,), a), sample(rng, (3,), b)],
+            expect=AGREE,
+            tags=["promotion", "x64"],
+            x64=True,
+        )
     for label, scalar in SCALARS.items():
         yield fn_case(
             f"promotion.x64/scalar-{label}",

@@ -95,7 +95,7 @@ def _lax_reduce_cases() -> Iterator[Case]:
             [x],
             oracle=lambda x, _n=name: _wide_reduce(SPECIAL_ORACLES[_n])(x, axis=1),
             tags=["reductions", "lax", "edge"],
-        )  # fmt: skip
+        )
 
 
 SPECIAL_ORACLES = {"reduce_max": reduce_max, "reduce_min": reduce_min, "reduce_sum": np.sum}

@@ -1,0 +1,456 @@
+"""np_ functions beyond the ufuncs: creation, shape manipulation, joining and
+splitting, where/clip/take/tile/repeat, sorting, indexing and array methods.
+
+Oracles are NumPy's own functions with jax.numpy's dtype rules (x64 off:
+int64 -> int32, float64 -> float32).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from conformance.case import AGREE, Case, Raw, fn_case, rng_for, sample
+from conformance.corpus._tables import BF16, BOOL, F16, F32, I32, U8, canonical, short
+from conformance.observe import Raises, Weak
+
+
+def _canon(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """NumPy's result with 64-bit dtypes canonicalized (applied to every leaf)."""
+
+    def oracle(*args: Any) -> Any:
+        return _canonical_tree(fn(*args))
+
+    return oracle
+
+
+def _canonical_tree(x: Any) -> Any:
+    if isinstance(x, (list, tuple)):
+        return type(x)(_canonical_tree(v) for v in x)
+    x = np.asarray(x)
+    return x.astype(canonical(x.dtype))
+
+
+# --- creation -----------------------------------------------------------------------------
+
+CREATION: list[tuple[str, Callable[..., Any], Callable[[], Any]]] = [
+    ("zeros-f32", lambda ns: ns.np_.zeros((2, 3)), lambda: np.zeros((2, 3), np.float32)),
+    ("zeros-i32", lambda ns: ns.np_.zeros((2, 3), np.int32), lambda: np.zeros((2, 3), np.int32)),
+    ("zeros-int-type", lambda ns: ns.np_.zeros(4, int), lambda: np.zeros(4, np.int32)),
+    ("zeros-rank0", lambda ns: ns.np_.zeros(()), lambda: np.zeros((), np.float32)),
+    ("zeros-zero-size", lambda ns: ns.np_.zeros((0, 2)), lambda: np.zeros((0, 2), np.float32)),
+    ("ones-bool", lambda ns: ns.np_.ones(3, bool), lambda: np.ones(3, bool)),
+    ("ones-bf16", lambda ns: ns.np_.ones((2,), BF16), lambda: np.ones(2, BF16)),
+    ("full-float", lambda ns: ns.np_.full((2, 2), 1.5),
+     lambda: Weak(np.full((2, 2), 1.5, np.float32))),
+    ("full-int", lambda ns: ns.np_.full((3,), 7), lambda: Weak(np.full(3, 7, np.int32))),
+    ("full-dtype", lambda ns: ns.np_.full((2,), 3, np.float16), lambda: np.full(2, 3, np.float16)),
+    ("arange-stop", lambda ns: ns.np_.arange(5), lambda: np.arange(5, dtype=np.int32)),
+    ("arange-start-stop-step", lambda ns: ns.np_.arange(2, 11, 3),
+     lambda: np.arange(2, 11, 3, dtype=np.int32)),
+    ("arange-float", lambda ns: ns.np_.arange(0.0, 1.0, 0.25),
+     lambda: np.arange(0.0, 1.0, 0.25).astype(np.float32)),
+    ("arange-negative-step", lambda ns: ns.np_.arange(5, 0, -2),
+     lambda: np.arange(5, 0, -2).astype(np.int32)),
+    ("arange-dtype", lambda ns: ns.np_.arange(4, dtype=np.float32),
+     lambda: np.arange(4, dtype=np.float32)),
+    ("arange-empty", lambda ns: ns.np_.arange(3, 1), lambda: np.arange(3, 1).astype(np.int32)),
+    ("linspace", lambda ns: ns.np_.linspace(0.0, 1.0, 5),
+     lambda: np.linspace(0, 1, 5).astype(np.float32)),
+    ("linspace-no-endpoint", lambda ns: ns.np_.linspace(0.0, 2.0, 4, endpoint=False),
+     lambda: np.linspace(0, 2, 4, endpoint=False).astype(np.float32)),
+    ("linspace-one", lambda ns: ns.np_.linspace(3.0, 7.0, 1),
+     lambda: np.array([3.0], np.float32)),
+    ("eye", lambda ns: ns.np_.eye(3), lambda: np.eye(3, dtype=np.float32)),
+    ("eye-rect-k", lambda ns: ns.np_.eye(3, 4, k=1), lambda: np.eye(3, 4, k=1, dtype=np.float32)),
+    ("eye-negative-k-int", lambda ns: ns.np_.eye(4, k=-2, dtype=np.int32),
+     lambda: np.eye(4, k=-2, dtype=np.int32)),
+    ("array-list", lambda ns: ns.np_.array([[1, 2], [3, 4]]),
+     lambda: np.array([[1, 2], [3, 4]], np.int32)),
+    ("array-float-list", lambda ns: ns.np_.array([1.0, 2.5]),
+     lambda: np.array([1, 2.5], np.float32)),
+    ("array-mixed-list", lambda ns: ns.np_.array([1, 2.5, True]),
+     lambda: np.array([1, 2.5, 1], np.float32)),
+    ("asarray-scalar", lambda ns: ns.np_.asarray(3.0), lambda: Weak(np.float32(3.0))),
+    ("asarray-dtype", lambda ns: ns.np_.asarray([1, 2], dtype=np.uint8),
+     lambda: np.array([1, 2], np.uint8)),
+]  # fmt: skip
+
+
+def _creation_cases() -> Iterator[Case]:
+    for label, program, oracle in CREATION:
+        for mode in ("jit", "eager"):
+            yield fn_case(
+                f"np.creation/{label}" + ("/eager" if mode == "eager" else ""),
+                program,
+                [],
+                oracle=oracle,
+                mode=mode,
+                tags=["numpy", "creation"] + (["quick"] if label == "arange-stop" else []),
+            )
+    like = [("zeros_like", np.zeros_like), ("ones_like", np.ones_like)]
+    for name, np_fn in like:
+        for dtype in (F32, I32, BOOL):
+            case_name = f"np.{name}/{short(dtype)}"
+            yield fn_case(
+                case_name,
+                lambda ns, x, _n=name: getattr(ns.np_, _n)(x),
+                [sample(rng_for(case_name), (2, 3), dtype)],
+                oracle=np_fn,
+                tags=["numpy", "creation"],
+            )
+    yield fn_case(
+        "np.full_like/f32-int-fill",
+        lambda ns, x: ns.np_.full_like(x, 4),
+        [np.ones((2, 2), np.float32)],
+        oracle=lambda x: np.full_like(x, 4),
+        tags=["numpy", "creation"],
+    )
+    yield fn_case(
+        "np.zeros_like/dtype-argument",
+        lambda ns, x: ns.np_.zeros_like(x, dtype=np.int32),
+        [np.ones((2, 2), np.float32)],
+        oracle=lambda x: np.zeros((2, 2), np.int32),
+        tags=["numpy", "creation"],
+    )
+    # Weak types of created values (what the reference does is what JAX does)
+    for label, program in [
+        ("asarray-python-float", lambda ns: ns.np_.asarray(2.0)),
+        ("array-python-int", lambda ns: ns.np_.array(3)),
+        ("full-python-float", lambda ns: ns.np_.full((2,), 1.5)),
+        ("zeros", lambda ns: ns.np_.zeros(2)),
+    ]:
+        yield fn_case(
+            f"np.creation/weak-type/{label}",
+            program,
+            [],
+            mode="eager",
+            expect=AGREE,
+            tags=["numpy", "creation", "weak"],
+        )
+
+
+# --- shape manipulation -------------------------------------------------------------------
+
+SHAPE_FNS: list[tuple[str, Callable[..., Any], Callable[..., Any], tuple[int, ...]]] = [
+    ("reshape/(4,3)", lambda ns, x: ns.np_.reshape(x, (4, 3)), lambda x: x.reshape(4, 3), (3, 4)),
+    ("reshape/(-1,)", lambda ns, x: ns.np_.reshape(x, (-1,)), lambda x: x.reshape(-1), (3, 4)),
+    ("reshape/(2,-1,3)", lambda ns, x: ns.np_.reshape(x, (2, -1, 3)),
+     lambda x: x.reshape(2, -1, 3), (3, 4)),
+    ("ravel", lambda ns, x: ns.np_.ravel(x), np.ravel, (3, 4)),
+    ("transpose/default", lambda ns, x: ns.np_.transpose(x), np.transpose, (2, 3, 4)),
+    ("transpose/axes", lambda ns, x: ns.np_.transpose(x, (1, 2, 0)),
+     lambda x: np.transpose(x, (1, 2, 0)), (2, 3, 4)),
+    ("swapaxes", lambda ns, x: ns.np_.swapaxes(x, 0, 2), lambda x: np.swapaxes(x, 0, 2), (2, 3, 4)),
+    ("moveaxis", lambda ns, x: ns.np_.moveaxis(x, 0, -1), lambda x: np.moveaxis(x, 0, -1),
+     (2, 3, 4)),
+    ("squeeze/all", lambda ns, x: ns.np_.squeeze(x), np.squeeze, (1, 3, 1)),
+    ("squeeze/axis", lambda ns, x: ns.np_.squeeze(x, axis=2), lambda x: np.squeeze(x, 2),
+     (1, 3, 1)),
+    ("expand_dims/0", lambda ns, x: ns.np_.expand_dims(x, 0), lambda x: np.expand_dims(x, 0),
+     (3, 4)),
+    ("expand_dims/-1", lambda ns, x: ns.np_.expand_dims(x, -1), lambda x: np.expand_dims(x, -1),
+     (3, 4)),
+    ("expand_dims/tuple", lambda ns, x: ns.np_.expand_dims(x, (0, 2)),
+     lambda x: np.expand_dims(x, (0, 2)), (3, 4)),
+    ("flip/axis0", lambda ns, x: ns.np_.flip(x, 0), lambda x: np.flip(x, 0), (3, 4)),
+    ("flip/all", lambda ns, x: ns.np_.flip(x), np.flip, (3, 4)),
+    ("broadcast_to", lambda ns, x: ns.np_.broadcast_to(x, (2, 3, 4)),
+     lambda x: np.broadcast_to(x, (2, 3, 4)), (3, 1)),
+    ("tile/int", lambda ns, x: ns.np_.tile(x, 2), lambda x: np.tile(x, 2), (2, 3)),
+    ("tile/tuple", lambda ns, x: ns.np_.tile(x, (2, 1, 2)), lambda x: np.tile(x, (2, 1, 2)),
+     (2, 3)),
+    ("repeat/flat", lambda ns, x: ns.np_.repeat(x, 2), lambda x: np.repeat(x, 2), (2, 3)),
+    ("repeat/axis", lambda ns, x: ns.np_.repeat(x, 3, axis=1), lambda x: np.repeat(x, 3, 1),
+     (2, 3)),
+    ("pad/constant", lambda ns, x: ns.np_.pad(x, ((1, 0), (2, 1))),
+     lambda x: np.pad(x, ((1, 0), (2, 1))), (2, 3)),
+    ("pad/int-width", lambda ns, x: ns.np_.pad(x, 1), lambda x: np.pad(x, 1), (2, 3)),
+    ("pad/constant-value", lambda ns, x: ns.np_.pad(x, ((0, 1), (1, 1)), constant_values=7),
+     lambda x: np.pad(x, ((0, 1), (1, 1)), constant_values=7), (2, 3)),
+    ("sort/default", lambda ns, x: ns.np_.sort(x), np.sort, (3, 4)),
+    ("sort/axis0", lambda ns, x: ns.np_.sort(x, axis=0), lambda x: np.sort(x, 0), (3, 4)),
+    ("sort/axis-none", lambda ns, x: ns.np_.sort(x, axis=None), lambda x: np.sort(x, None),
+     (3, 4)),
+    ("T", lambda ns, x: x.T, lambda x: x.T, (3, 4)),
+    ("method-reshape", lambda ns, x: x.reshape(2, 6), lambda x: x.reshape(2, 6), (3, 4)),
+    ("method-astype-i32", lambda ns, x: x.astype(np.int32), lambda x: x.astype(np.int32), (3, 4)),
+    ("method-sum-axis", lambda ns, x: x.sum(axis=0), lambda x: x.sum(0), (3, 4)),
+    ("method-flatten", lambda ns, x: x.flatten(), lambda x: x.flatten(), (3, 4)),
+    ("method-ravel", lambda ns, x: x.ravel(), lambda x: x.ravel(), (3, 4)),
+]  # fmt: skip
+
+
+def _shape_cases() -> Iterator[Case]:
+    for label, program, np_fn, shape in SHAPE_FNS:
+        dtypes = (F32, I32, BOOL) if label.startswith(("reshape/(4", "transpose/axes")) else (F32,)
+        for index, dtype in enumerate(dtypes):
+            name = f"np.{label}/{short(dtype)}"
+            x = sample(
+                rng_for(name),
+                shape,
+                dtype,
+            )
+            if label.startswith("method-astype"):
+                x = x * 3
+            yield fn_case(
+                name,
+                program,
+                [x],
+                oracle=_canon(np_fn),
+                tags=["numpy", "shape"] + (["quick"] if index == 0 and "/" not in label else []),
+            )
+
+
+def _join_split_cases() -> Iterator[Case]:
+    rng = rng_for("join")
+    a, b = sample(rng, (2, 3), F32), sample(rng, (2, 3), F32)
+    c = sample(rng, (1, 3), F32)
+    yield fn_case(
+        "np.concatenate/axis0",
+        lambda ns, a, b, c: ns.np_.concatenate([a, b, c]),
+        [a, b, c],
+        oracle=lambda a, b, c: np.concatenate([a, b, c]),
+        tags=["numpy", "shape", "quick"],
+    )
+    yield fn_case(
+        "np.concatenate/axis1",
+        lambda ns, a, b: ns.np_.concatenate((a, b), axis=1),
+        [a, b],
+        oracle=lambda a, b: np.concatenate((a, b), 1),
+        tags=["numpy", "shape"],
+    )
+    yield fn_case(
+        "np.concatenate/axis-none",
+        lambda ns, a, c: ns.np_.concatenate([a, c], axis=None),
+        [a, c],
+        oracle=lambda a, c: np.concatenate([a, c], axis=None),
+        tags=["numpy", "shape"],
+    )
+    yield fn_case(
+        "np.concatenate/promotes",
+        lambda ns, a, i: ns.np_.concatenate([a, i]),
+        [a, np.ones((1, 3), np.int32)],
+        oracle=lambda a, i: np.concatenate([a, i.astype(np.float32)]),
+        tags=["numpy", "shape", "promotion"],
+    )
+    for axis in (0, 1, -1, 2):
+        yield fn_case(
+            f"np.stack/axis{axis}",
+            lambda ns, a, b, _x=axis: ns.np_.stack([a, b], _x),
+            [a, b],
+            oracle=lambda a, b, _x=axis: np.stack([a, b], _x),
+            tags=["numpy", "shape"],
+        )
+    x = sample(rng_for("split"), (6, 4), F32)
+    for label, arg, axis in [("sections3", 3, 0), ("indices", [1, 4], 0), ("axis1", 2, 1),
+                             ("indices-empty-part", [0, 2, 2], 1)]:  # fmt: skip
+        yield fn_case(
+            f"np.split/{label}",
+            lambda ns, x, _a=arg, _x=axis: tuple(ns.np_.split(x, _a, axis=_x)),
+            [x],
+            oracle=lambda x, _a=arg, _x=axis: tuple(np.split(x, _a, axis=_x)),
+            tags=["numpy", "shape"],
+        )
+
+
+def _selection_cases() -> Iterator[Case]:
+    rng = rng_for("where")
+    cond = sample(rng, (3, 4), BOOL)
+    x, y = sample(rng, (3, 4), F32), sample(rng, (4,), F32)
+    yield fn_case(
+        "np.where/broadcast",
+        lambda ns, c, x, y: ns.np_.where(c, x, y),
+        [cond, x, y],
+        oracle=np.where,
+        tags=["numpy", "select", "quick"],
+    )
+    yield fn_case(
+        "np.where/scalar-branches",
+        lambda ns, c: ns.np_.where(c, 1.0, 0),
+        [cond],
+        oracle=lambda c: Weak(np.where(c, 1.0, 0.0).astype(np.float32)),
+        tags=["numpy", "select"],
+    )
+    yield fn_case(
+        "np.where/promotes",
+        lambda ns, c, x, i: ns.np_.where(c, x, i),
+        [cond, x, np.arange(4, dtype=np.int32)],
+        oracle=lambda c, x, i: np.where(c, x, i.astype(np.float32)),
+        tags=["numpy", "select", "promotion"],
+    )
+    yield fn_case(
+        "np.where/weak",
+        lambda ns, c: ns.np_.where(c, 2.0, 3.0),
+        [cond],
+        expect=AGREE,
+        tags=["numpy", "select", "weak"],
+    )
+    for label, lo, hi in [("both", -1.0, 1.0), ("min-only", 0.0, None), ("max-only", None, 0.5)]:
+        yield fn_case(
+            f"np.clip/{label}",
+            lambda ns, x, _l=lo, _h=hi: ns.np_.clip(x, _l, _h),
+            [x],
+            oracle=lambda x, _l=lo, _h=hi: np.clip(x, _l, _h).astype(np.float32),
+            tags=["numpy", "select"],
+        )
+    xi = sample(rng, (3, 4), I32)
+    yield fn_case(
+        "np.clip/int-arrays",
+        lambda ns, x, lo, hi: ns.np_.clip(x, lo, hi),
+        [xi, np.int32(-5), np.full(4, 5, np.int32)],
+        oracle=lambda x, lo, hi: np.clip(x, lo, hi),
+        tags=["numpy", "select"],
+    )
+    data = sample(rng_for("take"), (4, 5), F32)
+    for label, idx, axis in [("axis0", [3, 0, 0], 0), ("axis1", [[1, 4], [0, 2]], 1),
+                             ("flat", [7, 0, 19], None), ("negative", [-1, -4], 0)]:  # fmt: skip
+        yield fn_case(
+            f"np.take/{label}",
+            lambda ns, d, i, _a=axis: ns.np_.take(d, i, axis=_a),
+            [data, np.array(idx, np.int32)],
+            oracle=lambda d, i, _a=axis: np.take(d, i, axis=_a),
+            tags=["numpy", "select"],
+        )
+
+
+# --- indexing -------------------------------------------------------------------------------
+
+INDEXES: list[tuple[str, Any]] = [
+    ("int", 1),
+    ("negative-int", -1),
+    ("slice", slice(1, 3)),
+    ("slice-step", slice(None, None, 2)),
+    ("slice-negative-step", slice(None, None, -1)),
+    ("slice-past-end", slice(2, 10)),
+    ("tuple-int-slice", (1, slice(0, 2))),
+    ("none", (None, 0)),
+    ("ellipsis", (Ellipsis, 1)),
+    ("ellipsis-none", (Ellipsis, None)),
+    ("int-int", (2, 3)),
+    ("empty-slice", slice(3, 1)),
+]
+
+
+def _index_cases() -> Iterator[Case]:
+    x = sample(rng_for("index"), (4, 5), F32)
+    for label, index in INDEXES:
+        for mode in ("jit", "eager") if label in ("int", "slice") else ("jit",):
+            yield fn_case(
+                f"np.indexing/{label}" + ("/eager" if mode == "eager" else ""),
+                lambda ns, x, _i=index: x[_i],
+                [x],
+                oracle=lambda x, _i=index: x[_i],
+                mode=mode,
+                tags=["numpy", "indexing"] + (["quick"] if label == "tuple-int-slice" else []),
+                source=f"lambda ns, x: x[{index!r}]",
+            )
+    idx = np.array([3, 0, -1], np.int32)
+    yield fn_case(
+        "np.indexing/int-array",
+        lambda ns, x, i: x[i],
+        [x, idx],
+        oracle=lambda x, i: x[i],
+        tags=["numpy", "indexing"],
+    )
+    yield fn_case(
+        "np.indexing/int-array-axis1",
+        lambda ns, x, i: x[:, i],
+        [x, idx],
+        oracle=lambda x, i: x[:, i],
+        tags=["numpy", "indexing"],
+    )
+    yield fn_case(
+        "np.indexing/two-int-arrays",
+        lambda ns, x, i: x[i, i],
+        [x, idx],
+        oracle=lambda x, i: x[i, i],
+        tags=["numpy", "indexing"],
+    )
+    yield fn_case(
+        "np.indexing/traced-int",
+        lambda ns, x, i: x[i],
+        [x, np.int32(2)],
+        oracle=lambda x, i: x[i],
+        tags=["numpy", "indexing"],
+    )
+    yield fn_case(
+        "np.indexing/out-of-bounds-int-clamps",
+        lambda ns, x, i: x[i],
+        [x, np.array([7, -9], np.int32)],
+        expect=AGREE,
+        tags=["numpy", "indexing", "edge"],
+        notes="jnp clamps out-of-bounds gather indices",
+    )
+    yield fn_case(
+        "np.indexing/static-out-of-bounds",
+        lambda ns, x: x[10],
+        [x],
+        expect=AGREE,
+        mode="eager",
+        tags=["numpy", "indexing", "edge"],
+        notes="jax 0.10.2 clamps a static out-of-bounds int index too",
+    )
+    yield fn_case(
+        "np.indexing/too-many-indices",
+        lambda ns, x: x[1, 2, 3],
+        [x],
+        expect=Raises(IndexError),
+        mode="eager",
+        tags=["numpy", "indexing", "errors"],
+    )
+    yield fn_case(
+        "np.indexing/float-index",
+        lambda ns, x: x[1.5],
+        [x],
+        expect=Raises(TypeError),
+        mode="eager",
+        tags=["numpy", "indexing", "errors"],
+    )
+    yield fn_case(
+        "np.indexing/rank0-ellipsis",
+        lambda ns, s: s[...],
+        [np.float32(2.5)],
+        oracle=lambda s: np.float32(2.5),
+        tags=["numpy", "indexing"],
+    )
+
+
+def _misc_cases() -> Iterator[Case]:
+    for dtype in (F32, F16, BF16, U8):
+        name = f"np.astype/f32->{short(dtype)}"
+        x = sample(rng_for(name), (5,), F32) * 3
+        yield fn_case(
+            name,
+            lambda ns, x, _d=dtype: ns.np_.astype(x, _d),
+            [x],
+            oracle=lambda x, _d=dtype: (
+                x.astype(_d) if _d != U8 else np.clip(np.trunc(x), 0, 255).astype(np.uint8)
+            ),
+            tags=["numpy"],
+        )
+    yield fn_case(
+        "np.round/decimals",
+        lambda ns, x: ns.np_.round(x, 1),
+        [np.array([0.25, 1.26, -2.35, 3.0], np.float32)],
+        expect=AGREE,
+        tags=["numpy"],
+    )
+    yield fn_case(
+        "np.asarray/numpy-input",
+        lambda ns, x: ns.np_.asarray(x) * 2,
+        [Raw(np.arange(3, dtype=np.float64))],
+        oracle=lambda x: (x * 2).astype(np.float32),
+        tags=["numpy"],
+    )
+
+
+def cases() -> Iterator[Case]:
+    yield from _creation_cases()
+    yield from _shape_cases()
+    yield from _join_split_cases()
+    yield from _selection_cases()
+    yield from _index_cases()
+    yield from _misc_cases()
