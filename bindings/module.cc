@@ -339,6 +339,9 @@ void Init(py::module_& m) {
       .def(
           "__array__",
           [](const Buffer& b, py::object dtype, py::object copy) {
+            if (!copy.is_none() && !copy.cast<bool>()) {
+              throw py::value_error("a device Buffer cannot be viewed without a copy");
+            }
             py::object result = BufferToNumpy(b);
             if (!dtype.is_none()) result = result.attr("astype")(dtype, py::arg("copy") = false);
             return result;

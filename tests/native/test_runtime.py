@@ -253,6 +253,8 @@ def test_roundtrip_every_dtype(client, dtype, shape):
     assert back.shape == shape
     assert np.array_equal(back, host)
     assert np.array_equal(np.asarray(buffer), host)
+    with pytest.raises(ValueError):
+        np.asarray(buffer, copy=False)
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
