@@ -417,7 +417,7 @@ def sort(operand: Any, dimension: int = -1, is_stable: bool = True, num_keys: in
     if avals and not isinstance(dimension, bool) and isinstance(dimension, (int, np.integer)):
         ndim = avals[0].ndim
         dimension = int(dimension) + ndim if -ndim <= dimension < 0 else int(dimension)
-    outs = sort_p.bind(*operands, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+    outs = sort_p.bind(*operands, dimension=dimension, is_stable=bool(is_stable), num_keys=num_keys)
     return tuple(outs) if several else outs[0]
 
 
