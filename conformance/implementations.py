@@ -113,6 +113,10 @@ class Implementation(abc.ABC):
             self._probes[feature] = self._find_missing(feature)
         return self._probes[feature]
 
+    def probe_donation(self) -> str | None:
+        """Behaviour probes default to "supported"; an implementation overrides them."""
+        return None
+
     def _find_missing(self, feature: str) -> str | None:
         probe = getattr(self, "probe_" + feature, None)
         if probe is not None:
@@ -268,6 +272,13 @@ class JaxImplementation(Implementation):
         import jax
 
         return isinstance(x, jax.Array)
+
+    def from_numpy(self, x: np.ndarray) -> Any:
+        import jax.numpy as jnp
+
+        # a buffer owned by the runtime (device_put may alias NumPy's memory on CPU,
+        # and such a buffer cannot be donated), complete before it is used
+        return jnp.array(x, copy=True).block_until_ready()
 
     def trace_count(self, jitted: Any) -> int:
         return int(jitted._cache_size())

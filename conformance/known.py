@@ -66,6 +66,42 @@ KNOWN_DIFFERENCES: list[KnownDifference] = [
         "Python float and a weakly typed jax.Array of the same signature (see above).",
     ),
     KnownDifference(
+        "device_put/may_alias=*/donate=True",
+        "jax",
+        "SPEC: device_put(x, donate=True) deletes x. jax 0.10.2 on CPU, when x already "
+        "lives on the target device, returns an array sharing x's buffer and leaves x alive.",
+    ),
+    KnownDifference(
+        "device_put/pytree-donated",
+        "jax",
+        "Same as above, leaf by leaf: jax does not delete donated leaves already on the device.",
+    ),
+    KnownDifference(
+        "device_put/deleted-input",
+        "jax",
+        "SPEC: device_put of a deleted array raises the deleted-array RuntimeError. jax 0.10.2 "
+        "returns another deleted array without raising (the error comes at first use).",
+    ),
+    KnownDifference(
+        "donation/same-array-twice",
+        "jax",
+        "SPEC: the same array passed twice with a donated position is a ValueError raised "
+        "before running. jax raises JaxRuntimeError (a RuntimeError) from the PJRT execute.",
+    ),
+    KnownDifference(
+        "donation/chained-calls",
+        "jax",
+        "SPEC: passing a deleted array to a jitted function raises RuntimeError 'has been "
+        "deleted'. jax's C++ dispatch (a warm cache entry) raises ValueError 'INVALID_ARGUMENT: "
+        "Buffer has been deleted or donated' instead (a cold call raises RuntimeError).",
+    ),
+    KnownDifference(
+        "donation/negative-argnum",
+        "jax",
+        "SPEC: donate_argnums follows static_argnums conventions, negative ints included. "
+        "jax 0.10.2 silently ignores a negative donate_argnums entry (nothing is donated).",
+    ),
+    KnownDifference(
         "donation/unusable-*",
         "jax",
         "SPEC: a donated input is deleted even when no output can reuse its buffer "

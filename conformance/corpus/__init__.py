@@ -22,6 +22,7 @@ FAMILIES: Sequence[str] = (
     "reductions",
     "linalg",
     "numpy_api",
+    "donation",
 )
 
 
