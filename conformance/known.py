@@ -102,6 +102,25 @@ KNOWN_DIFFERENCES: list[KnownDifference] = [
         "jax 0.10.2 silently ignores a negative donate_argnums entry (nothing is donated).",
     ),
     KnownDifference(
+        "scan/body-traced-once-per-unroll",
+        "jax",
+        "jax memoizes the traced scan body by function identity and argument types, so three "
+        "scans of the same body trace it once; refimpl traces the body once per scan call. "
+        "SPEC fixes the jit cache, not a cache of scan bodies; results agree.",
+    ),
+    KnownDifference(
+        "scan/errors/unroll-float",
+        "jax",
+        "SPEC: an unroll that is neither int nor bool is a TypeError. jax 0.10.2 accepts "
+        "unroll=2.0 and runs the scan.",
+    ),
+    KnownDifference(
+        "scan/errors/unroll-string",
+        "jax",
+        "Both raise TypeError; jax's message (\"'<' not supported between instances of 'str' "
+        "and 'int'\") does not name the unroll argument.",
+    ),
+    KnownDifference(
         "donation/unusable-*",
         "jax",
         "SPEC: a donated input is deleted even when no output can reuse its buffer "

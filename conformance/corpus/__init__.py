@@ -23,6 +23,7 @@ FAMILIES: Sequence[str] = (
     "linalg",
     "numpy_api",
     "donation",
+    "control_flow",
 )
 
 

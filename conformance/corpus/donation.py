@@ -88,9 +88,16 @@ def _jit_cases() -> Iterator[Case]:
             "new": new,
         }
 
-    yield _case("pytree", pytree, {"deleted": {"w": True, "b": True},
-                                   "aliased": {"w": True, "b": True},
-                                   "new": {"w": f32(2, 4), "b": f32(4)}}, quick=True)  # fmt: skip
+    yield _case(
+        "pytree",
+        pytree,
+        {
+            "deleted": {"w": True, "b": True},
+            "aliased": {"w": True, "b": True},
+            "new": {"w": f32(2, 4), "b": f32(4)},
+        },
+        quick=True,
+    )
 
     def order(ns):
         a, b = ns.asarray(f32(1, 2)), ns.asarray(f32(1, 2, 3))
@@ -110,9 +117,18 @@ def _jit_cases() -> Iterator[Case]:
                 "out_is_a": ns.buffer_pointer(out) == pa, "out_is_b": ns.buffer_pointer(out) == pb,
                 "warned_not_usable": _unusable_warned(warnings), "out": out}  # fmt: skip
 
-    yield _case("unusable-partial-two-donated-one-output", partial,
-                {"a_deleted": True, "b_deleted": True, "out_is_a": True, "out_is_b": False,
-                 "warned_not_usable": True, "out": f32(5, 7, 9)})  # fmt: skip
+    yield _case(
+        "unusable-partial-two-donated-one-output",
+        partial,
+        {
+            "a_deleted": True,
+            "b_deleted": True,
+            "out_is_a": True,
+            "out_is_b": False,
+            "warned_not_usable": True,
+            "out": f32(5, 7, 9),
+        },
+    )
 
     def dtype_mismatch(ns):
         x = ns.asarray(np.array([1, 2, 3], np.int32))
