@@ -54,6 +54,11 @@ def canonical_shape(fn_name: str, shape: Shape) -> tuple[int, ...]:
     for item in items:
         if isinstance(item, (bool, np.bool_)):
             raise TypeError(f"{fn_name}: shape must contain ints, got {shape!r}")
+        if is_traced(item):
+            raise tracing.ConcretizationTypeError(
+                f"{fn_name}: the shape must be concrete, got a traced value {item!r}; "
+                "mark that argument static"
+            )
         try:
             dim = operator.index(item)
         except TypeError:
@@ -195,9 +200,9 @@ def _filled(
             fill_value = lax.convert_element_type(fill_value, dtype, weak_type=weak)
     if fill_aval.shape == shape:
         return as_array(fill_value)
-    if broadcast_shapes(fn_name, fill_aval.shape, shape) != shape:
-        raise TypeError(f"{fn_name}: fill_value of shape {fill_aval.shape} does not fit {shape}")
-    return broadcast_to_shape(fill_value, fill_aval.shape, shape)
+    from refimpl.numpy._shape import broadcast_to  # _shape imports this module
+
+    return broadcast_to(fill_value, shape)
 
 
 def full(shape: Shape, fill_value: ArrayLike, dtype: DTypeLike = None) -> Array:

@@ -323,7 +323,7 @@ def _cumulative(name: str, lax_fn: Callable) -> Callable:
     def fn(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
         _no_out(name, out)
         aval = aval_of(a, name, 0)
-        if axis is None or aval.ndim == 0:
+        if axis is None:
             a = ravel(a)
             aval = aval_of(a, name, 0)
             axis = 0

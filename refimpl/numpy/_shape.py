@@ -50,7 +50,8 @@ def normalize_axis(fn_name: str, axis: Any, ndim: int) -> int:
     """``axis`` in ``[0, ndim)``; negative counts from the end."""
     axis = _index(fn_name, "axis", axis)
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{fn_name}: axis {axis} is out of bounds for array of dimension {ndim}")
+        # NumPy's AxisError is both a ValueError and an IndexError, as in jnp
+        raise np.exceptions.AxisError(axis, ndim, msg_prefix=fn_name)
     return axis % ndim
 
 
@@ -125,7 +126,7 @@ def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
         return _transpose(a, tuple(range(ndim))[::-1])
     permutation = tuple(normalize_axis("transpose", ax, ndim) for ax in _items(axes))
     if sorted(permutation) != list(range(ndim)):
-        raise ValueError(f"transpose: axes {tuple(axes)} are not a permutation of {ndim} dims")
+        raise TypeError(f"transpose: axes {tuple(axes)} are not a permutation of {ndim} dims")
     return _transpose(a, permutation)
 
 

@@ -109,10 +109,15 @@ tanh = _inexact_unary(lax.tanh, "tanh")
 
 def absolute(x: ArrayLike, /) -> Array:
     """``|x|``; bool and unsigned inputs are returned unchanged, complex gives real."""
-    dtype = _dtype_of(x, "absolute")
-    if dtypes.is_bool(dtype) or dtypes.is_unsigned_int(dtype):
+    aval = aval_of(x, "absolute", 0)
+    if dtypes.is_bool(aval.dtype) or dtypes.is_unsigned_int(aval.dtype):
         return as_array(x)
-    return lax.abs(x)
+    result = lax.abs(x)
+    result_aval = aval_of(result, "absolute", 0)
+    if aval.weak_type and not result_aval.weak_type:
+        # the abs primitive drops the weak type; jnp.abs keeps it
+        result = lax.convert_element_type(result, result_aval.dtype, weak_type=True)
+    return result
 
 
 abs = absolute  # noqa: A001
@@ -161,7 +166,7 @@ def round(a: ArrayLike, decimals: int = 0, out: None = None) -> Array:  # noqa: 
     decimals = operator.index(decimals)
     dtype = _dtype_of(a, "round")
     if dtypes.is_bool(dtype):
-        raise TypeError("round does not accept dtype bool")
+        raise ValueError("round: bool input is not supported (round needs a number)")
     if dtypes.is_integer(dtype):
         if decimals < 0:
             raise NotImplementedError("round: integer input with decimals < 0 is not supported")
