@@ -24,6 +24,7 @@ FAMILIES: Sequence[str] = (
     "numpy_api",
     "donation",
     "control_flow",
+    "masking",
 )
 
 
