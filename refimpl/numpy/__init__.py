@@ -6,8 +6,10 @@ NumPy, and is written only with ``refimpl.lax`` functions -- so it works the
 same eagerly (returning refimpl arrays) and under ``ri.jit``.
 """
 
-from refimpl.numpy import _creation, _reductions, _shape, _ufuncs
+from refimpl.numpy import _creation, _indexing, _linalg, _reductions, _shape, _ufuncs
 from refimpl.numpy._creation import *  # noqa: F403
+from refimpl.numpy._indexing import *  # noqa: F403
+from refimpl.numpy._linalg import *  # noqa: F403
 from refimpl.numpy._promote import is_operand
 from refimpl.numpy._reductions import *  # noqa: F403
 from refimpl.numpy._shape import *  # noqa: F403
@@ -16,6 +18,8 @@ from refimpl.numpy._ufuncs import *  # noqa: F403
 __all__ = [
     "is_operand",
     *_creation.__all__,
+    *_indexing.__all__,
+    *_linalg.__all__,
     *_reductions.__all__,
     *_shape.__all__,
     *_ufuncs.__all__,

@@ -1,0 +1,385 @@
+"""Indexing: ``x[index]`` (:func:`getitem`) and :func:`take`.
+
+``getitem`` follows NumPy's indexing rules with JAX's choices:
+
+* basic indices -- ints, slices (any step), ``None``, ``Ellipsis`` -- must be
+  concrete and become ``slice``/``rev``/``squeeze``/``expand_dims``;
+* a static int out of range is an ``IndexError`` (as in NumPy; JAX 0.10
+  silently clamps it);
+* a traced scalar integer index becomes a ``dynamic_slice`` (negative values
+  count from the end, then the start is clamped into range, as in JAX);
+* integer arrays (NumPy, refimpl or traced) are advanced indices: negative
+  entries count from the end, out-of-range entries are clamped (JAX's rule
+  for reads), several arrays broadcast together, and the broadcast dims go
+  where NumPy puts them (in place if the advanced indices are adjacent, first
+  otherwise). They become one ``gather`` along a single (flattened) axis;
+* boolean masks must be concrete: they are turned into integer arrays with
+  ``np.nonzero`` (the result's shape depends on their values). A traced mask
+  is an ``IndexError``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, lax, tracing
+from refimpl.numpy._promote import as_array, aval_of, is_traced
+from refimpl.numpy._shape import normalize_axis, ravel
+
+Array = Any
+ArrayLike = Any
+
+_INDEX_DTYPE = np.dtype(np.int32)
+
+# One normalized index item per operand dimension, after Ellipsis and None
+# have been resolved:
+#   ("slice", builtins.slice)   ("int", int)   ("scalar", traced 0-d int)
+#   ("array", int array-like of any rank, possibly traced)
+
+
+# --- parsing the index ---------------------------------------------------------------
+
+
+def _index_items(index: Any) -> list[Any]:
+    if isinstance(index, tuple):
+        return list(index)
+    if isinstance(index, list):
+        raise TypeError(
+            "getitem: using a non-tuple sequence for multidimensional indexing is not "
+            "allowed; use x[rnp.asarray(seq)] for an index array or x[tuple(seq)]"
+        )
+    return [index]
+
+
+def _classify(item: Any) -> tuple[str, Any]:
+    """The kind of one index item, with its value checked."""
+    if item is None or item is Ellipsis:
+        return ("none" if item is None else "ellipsis", item)
+    if isinstance(item, builtins.slice):
+        return "slice", _concrete_slice(item)
+    if isinstance(item, (bool, np.bool_)):
+        return "bool", bool(item)
+    if isinstance(item, (int, np.integer)):
+        return "int", int(item)
+    if isinstance(item, (str, bytes)):
+        raise TypeError(f"getitem: string indices are not supported, got {item!r}")
+    if isinstance(item, list):
+        item = np.asarray(item)
+    if isinstance(item, float) or not tracing.is_array_like(item):
+        raise TypeError(
+            f"getitem: an index must be an int, a slice, None, Ellipsis or an integer or "
+            f"boolean array, got {type(item).__name__} {item!r}"
+        )
+    aval = tracing.get_aval(item, "getitem", "index")
+    if dtypes.is_bool(aval.dtype):
+        if aval.ndim == 0 and not is_traced(item):
+            return "bool", bool(np.asarray(tracing.concrete_value(item, aval)))
+        return "mask", item
+    if not dtypes.is_integer(aval.dtype):
+        raise TypeError(
+            f"getitem: index arrays must have an integer or boolean dtype, got {aval.dtype.name}"
+        )
+    if aval.ndim == 0:
+        if is_traced(item):
+            return "scalar", item
+        return "int", int(np.asarray(tracing.concrete_value(item, aval)))
+    return "array", item
+
+
+def _concrete_slice(item: builtins.slice) -> builtins.slice:
+    """A slice whose bounds are None or concrete ints (traced bounds would make the
+    result's shape data-dependent)."""
+    parts = []
+    for name in ("start", "stop", "step"):
+        value = getattr(item, name)
+        if value is not None:
+            if is_traced(value):
+                raise IndexError(
+                    f"getitem: slice {name} must be concrete; for a traced start use "
+                    "lax.dynamic_slice"
+                )
+            try:
+                value = operator.index(value)
+            except TypeError:
+                raise TypeError(f"getitem: slice {name} must be an int, got {value!r}") from None
+        parts.append(value)
+    if parts[2] == 0:
+        raise ValueError("getitem: slice step cannot be zero")
+    return builtins.slice(*parts)
+
+
+def _expand_masks(items: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Concrete boolean masks -> one integer array per masked dim (``np.nonzero``)."""
+    out = []
+    for kind, value in items:
+        if kind != "mask":
+            out.append((kind, value))
+            continue
+        if is_traced(value):
+            raise IndexError(
+                "getitem: boolean indices must be concrete; a traced mask would make the "
+                "result's shape depend on its values (use rnp.where instead)"
+            )
+        mask = np.asarray(tracing.concrete_value(value, aval_of(value, "getitem", "index")))
+        for part, positions in enumerate(np.nonzero(mask)):
+            out.append(("mask_part", (positions.astype(np.int32), mask.shape, part)))
+    return out
+
+
+def _normalize(x: Any, index: Any) -> tuple[Any, list[tuple[str, Any]]]:
+    """``x`` with new unit axes for ``None``/bool items, and one item per dim."""
+    items = _expand_masks([_classify(item) for item in _index_items(index)])
+    ndim = aval_of(x, "getitem", 0).ndim
+    consumed = sum(kind not in ("none", "ellipsis", "bool") for kind, _ in items)
+    if consumed > ndim:
+        raise IndexError(
+            f"getitem: too many indices for array: array is {ndim}-dimensional, but "
+            f"{consumed} were indexed"
+        )
+    ellipses = [i for i, (kind, _) in enumerate(items) if kind == "ellipsis"]
+    if len(ellipses) > 1:
+        raise IndexError("getitem: an index can only have a single ellipsis ('...')")
+    fill = [("slice", builtins.slice(None))] * (ndim - consumed)
+    if ellipses:
+        items[ellipses[0] : ellipses[0] + 1] = fill
+    else:
+        items = items + fill
+    return _new_axes(x, items)
+
+
+def _new_axes(x: Any, items: list[tuple[str, Any]]) -> tuple[Any, list[tuple[str, Any]]]:
+    """``None`` and ``True`` insert a unit axis (indexed by ``:``), ``False`` an axis
+    of length 0; mask parts are checked against the dims they index."""
+    new_positions, resolved = [], []
+    shape = aval_of(x, "getitem", 0).shape
+    dim = 0
+    for kind, value in items:
+        if kind in ("none", "bool"):
+            new_positions.append(len(resolved))
+            whole = value is None or value is True
+            resolved.append(("slice", builtins.slice(None) if whole else builtins.slice(0, 0)))
+            continue
+        if kind == "mask_part":
+            positions, mask_shape, part = value
+            if shape[dim] != mask_shape[part]:
+                raise IndexError(
+                    f"getitem: boolean index of shape {mask_shape} does not match the "
+                    f"indexed dims of the array of shape {shape}"
+                )
+            kind, value = "array", positions
+        resolved.append((kind, value))
+        dim += 1
+    if new_positions:
+        x = lax.expand_dims(x, tuple(new_positions))
+    return x, resolved
+
+
+# --- getitem -----------------------------------------------------------------------
+
+
+def getitem(x: ArrayLike, index: Any) -> Array:
+    """``x[index]`` with NumPy's rules (see the module docstring)."""
+    aval_of(x, "getitem", 0)
+    x, items = _normalize(x, index)
+    if any(kind == "array" for kind, _ in items):
+        return _advanced(x, items)
+    return _basic(x, items)
+
+
+def _static_int(index: int, size: int, axis: int) -> int:
+    if not -size <= index < size:
+        raise IndexError(
+            f"getitem: index {index} is out of bounds for axis {axis} with size {size}"
+        )
+    return index % size
+
+
+def _apply_slices(x: Any, items: list[tuple[str, Any]]) -> Any:
+    """Every ``slice`` item applied (others untouched): one ``rev`` for the
+    negative steps, then one ``slice``."""
+    shape = aval_of(x, "getitem", 0).shape
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    reversed_axes = []
+    for axis, (kind, value) in enumerate(items):
+        if kind == "int":
+            start = _static_int(value, shape[axis], axis)
+            starts[axis], limits[axis] = start, start + 1
+        if kind != "slice":
+            continue
+        start, stop, step = value.indices(shape[axis])
+        count = len(range(start, stop, step))
+        if step < 0:
+            reversed_axes.append(axis)
+            start, step = shape[axis] - 1 - start, -step
+        if count == 0:
+            start = limit = 0
+        else:
+            limit = start + (count - 1) * step + 1
+        starts[axis], limits[axis], strides[axis] = start, limit, step
+    if reversed_axes:
+        x = lax.rev(x, tuple(reversed_axes))
+    if (starts, limits, strides) != ([0] * len(shape), list(shape), [1] * len(shape)):
+        x = lax.slice(x, starts, limits, strides)
+    return x
+
+
+def _basic(x: Any, items: list[tuple[str, Any]]) -> Any:
+    """Slices, static ints and traced scalar ints (no index arrays)."""
+    x = _apply_slices(x, items)
+    for axis, (kind, value) in enumerate(items):
+        if kind == "scalar":
+            x = lax.dynamic_index_in_dim(x, value, axis, keepdims=True)
+    removed = tuple(axis for axis, (kind, _) in enumerate(items) if kind in ("int", "scalar"))
+    if removed:
+        x = lax.squeeze(x, removed)
+    return as_array(x)
+
+
+def _index_array(value: Any, size: int) -> Any:
+    """An index (array or traced scalar) as int32, negatives counted from the end,
+    then clamped into ``[0, size)``. Concrete indices are normalized now (they
+    are constants, not traced values); traced ones with lax operations."""
+    aval = aval_of(value, "getitem", "index")
+    if not is_traced(value):
+        concrete = np.asarray(tracing.concrete_value(value, aval)).astype(np.int64)
+        concrete = np.where(concrete < 0, concrete + size, concrete)
+        return np.clip(concrete, 0, builtins.max(size - 1, 0)).astype(_INDEX_DTYPE)
+    if aval.dtype != _INDEX_DTYPE or aval.weak_type:
+        value = lax.convert_element_type(value, _INDEX_DTYPE)
+    zero = tracing.TypedScalar(0, _INDEX_DTYPE, False)
+    if not dtypes.is_unsigned_int(aval.dtype):
+        wrapped = lax.add(value, tracing.TypedScalar(size, _INDEX_DTYPE, False))
+        value = lax.select(lax.lt(value, zero), wrapped, value)
+    last = tracing.TypedScalar(builtins.max(size - 1, 0), _INDEX_DTYPE, False)
+    return lax.clamp(zero, value, last)
+
+
+def _advanced(x: Any, items: list[tuple[str, Any]]) -> Any:
+    """Index arrays (ints and traced scalars join them as 0-d arrays): slices first,
+    then one gather over the advanced axes flattened into one."""
+    whole = ("slice", builtins.slice(None))
+    x = _apply_slices(x, [whole if kind == "int" else (kind, v) for kind, v in items])
+    shape = aval_of(x, "getitem", 0).shape
+    axes = [axis for axis, (kind, _) in enumerate(items) if kind in ("int", "scalar", "array")]
+    indices = []
+    for axis in axes:
+        kind, value = items[axis]
+        if kind == "int":
+            value = np.int32(_static_int(value, shape[axis], axis))
+        indices.append(value)
+    index_shapes = [aval_of(i, "getitem", "index").shape for i in indices]
+    try:
+        broadcast = tuple(np.broadcast_shapes(*index_shapes))
+    except ValueError:
+        raise IndexError(
+            f"getitem: index arrays could not be broadcast together with shapes {index_shapes}"
+        ) from None
+    rest = [shape[d] for d in range(len(shape)) if d not in axes]
+    adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
+    sizes = [shape[d] for d in axes]
+    result_shape = (
+        tuple(rest[: axes[0]]) + broadcast + tuple(rest[axes[0] :])
+        if adjacent
+        else broadcast + tuple(rest)
+    )
+    if 0 in sizes:
+        if int(np.prod(broadcast)) != 0:
+            raise IndexError(f"getitem: cannot index an axis of size 0 (shape {shape})")
+        aval = aval_of(x, "getitem", 0)
+        return lax.broadcast_in_dim(
+            tracing.TypedScalar(0, aval.dtype, aval.weak_type), result_shape, ()
+        )
+    flat_index = _flat_index(indices, sizes, broadcast)
+    moved = [*axes, *(d for d in range(len(shape)) if d not in axes)]
+    if moved != list(range(len(shape))):
+        x = lax.transpose(x, moved)
+    x = lax.reshape(x, (int(np.prod(sizes)), *rest))
+    gathered = lax.gather_along_axis(x, flat_index, 0, mode="clip")
+    if adjacent and axes[0] > 0:
+        nb = len(broadcast)
+        order = [*range(nb, nb + axes[0]), *range(nb), *range(nb + axes[0], nb + len(rest))]
+        gathered = lax.transpose(gathered, order)
+    return gathered
+
+
+def _flat_index(indices: list[Any], sizes: list[int], shape: tuple) -> Any:
+    """The row-major position in the flattened advanced axes: ``sum(i_k * stride_k)``."""
+    flat = None
+    stride = 1
+    for index, size in reversed(list(zip(indices, sizes, strict=True))):
+        component = _index_array(index, size)
+        component_shape = aval_of(component, "getitem", "index").shape
+        if component_shape not in ((), shape):  # rank 0 broadcasts inside add
+            lead = len(shape) - len(component_shape)
+            component = lax.broadcast_in_dim(component, shape, tuple(range(lead, len(shape))))
+        if stride != 1:
+            component = lax.mul(component, tracing.TypedScalar(stride, _INDEX_DTYPE, False))
+        flat = component if flat is None else lax.add(flat, component)
+        stride *= size
+    return flat
+
+
+# --- take ----------------------------------------------------------------------------
+
+_TAKE_MODES = ("fill", "clip", "wrap")
+
+
+def take(
+    a: ArrayLike,
+    indices: ArrayLike,
+    axis: int | None = None,
+    out: None = None,
+    mode: str | None = None,
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
+    fill_value: Any = None,
+) -> Array:
+    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened ``a`` when
+    None); the result has shape ``a.shape[:axis] + indices.shape + a.shape[axis+1:]``.
+
+    ``mode`` (JAX's): ``"fill"`` (default) counts negative indices from the end and
+    returns ``fill_value`` (NaN, or the integer minimum/maximum, or True) for
+    indices still out of range; ``"clip"`` clamps (negative -> 0); ``"wrap"``
+    takes indices modulo the axis size.
+    """
+    if out is not None:
+        raise NotImplementedError("take: the out argument is not supported")
+    aval = aval_of(a, "take", 0)
+    index_aval = aval_of(indices, "take", 1)
+    if not dtypes.is_integer(index_aval.dtype):
+        raise TypeError(f"take: indices must be integers, got dtype {index_aval.dtype.name}")
+    mode = "fill" if mode is None else mode
+    if mode not in _TAKE_MODES:
+        raise (NotImplementedError if mode == "raise" else ValueError)(
+            f"take: mode must be one of {_TAKE_MODES}, got {mode!r}"
+        )
+    if axis is None:
+        a, axis = ravel(a), 0
+        aval = aval_of(a, "take", 0)
+    axis = normalize_axis("take", axis, aval.ndim)
+    size = aval.shape[axis]
+    if size == 0:
+        if index_aval.size != 0:
+            raise IndexError(f"take: cannot take from an empty axis {axis} of shape {aval.shape}")
+        shape = aval.shape[:axis] + index_aval.shape + aval.shape[axis + 1 :]
+        return lax.broadcast_in_dim(tracing.TypedScalar(0, aval.dtype, aval.weak_type), shape, ())
+    if index_aval.dtype != _INDEX_DTYPE or index_aval.weak_type:
+        indices = lax.convert_element_type(indices, _INDEX_DTYPE)
+    size_scalar = tracing.TypedScalar(size, _INDEX_DTYPE, False)
+    zero = tracing.TypedScalar(0, _INDEX_DTYPE, False)
+    if mode == "wrap":
+        from refimpl.numpy._ufuncs import remainder
+
+        return lax.gather_along_axis(a, remainder(indices, size_scalar), axis, mode="clip")
+    if mode == "clip":
+        return lax.gather_along_axis(a, indices, axis, mode="clip")
+    if not dtypes.is_unsigned_int(index_aval.dtype):
+        indices = lax.select(lax.lt(indices, zero), lax.add(indices, size_scalar), indices)
+    return lax.gather_along_axis(a, indices, axis, mode="fill", fill_value=fill_value)
+
+
+__all__ = ["getitem", "take"]

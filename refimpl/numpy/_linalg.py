@@ -1,0 +1,325 @@
+"""Products: dot, matmul and einsum, all as ``dot_general`` (plus transposes,
+reshapes, reductions and broadcasts).
+
+The operands are promoted together first (JAX's rules, weak types included);
+the result has the promoted dtype (or ``preferred_element_type``) and is weak
+only if every operand is. bool products are logical (or of ands), as in JAX.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, lax
+from refimpl.numpy._creation import canonical_dtype
+from refimpl.numpy._promote import aval_of, promote_dtypes
+from refimpl.numpy._shape import broadcast_to
+from refimpl.numpy._ufuncs import multiply
+
+Array = Any
+ArrayLike = Any
+
+
+def _preferred(fn_name: str, preferred_element_type: Any) -> np.dtype | None:
+    if preferred_element_type is None:
+        return None
+    return canonical_dtype(fn_name, preferred_element_type)
+
+
+def _contract(fn_name: str, a: Any, b: Any, dims: Any, precision: Any, preferred: Any) -> Any:
+    """``dot_general`` with a ``fn_name``-level error for mismatched contractions."""
+    (a_contract, b_contract), _ = dims
+    a_shape, b_shape = aval_of(a, fn_name, 0).shape, aval_of(b, fn_name, 1).shape
+    if [a_shape[d] for d in a_contract] != [b_shape[d] for d in b_contract]:
+        raise TypeError(
+            f"{fn_name}: contracting dimensions must have the same size, got operand "
+            f"shapes {a_shape} and {b_shape}"
+        )
+    return lax.dot_general(a, b, dims, precision=precision, preferred_element_type=preferred)
+
+
+# --- dot and matmul --------------------------------------------------------------------
+
+
+def dot(
+    a: ArrayLike,
+    b: ArrayLike,
+    *,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Array:
+    """NumPy's ``dot``: a product with a scalar; the inner product of vectors;
+    otherwise the sum over ``a``'s last axis and ``b``'s second-to-last (its
+    only, if ``b`` is a vector). Result shape ``a.shape[:-1] + b.shape[:-2] +
+    b.shape[-1:]``."""
+    a, b = promote_dtypes("dot", a, b)
+    preferred = _preferred("dot", preferred_element_type)
+    a_ndim, b_ndim = aval_of(a, "dot", 0).ndim, aval_of(b, "dot", 1).ndim
+    if a_ndim == 0 or b_ndim == 0:
+        product = multiply(a, b)
+        return product if preferred is None else lax.convert_element_type(product, preferred)
+    b_axis = 0 if b_ndim == 1 else b_ndim - 2
+    dims = (((a_ndim - 1,), (b_axis,)), ((), ()))
+    return _contract("dot", a, b, dims, precision, preferred)
+
+
+def matmul(
+    a: ArrayLike,
+    b: ArrayLike,
+    *,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Array:
+    """NumPy's ``matmul`` (``a @ b``): matrix products over the last two axes,
+    with the leading (batch) axes broadcast. A 1-D ``a`` is a row vector and a
+    1-D ``b`` a column vector; their added axis is removed again."""
+    a, b = promote_dtypes("matmul", a, b)
+    preferred = _preferred("matmul", preferred_element_type)
+    a_shape, b_shape = aval_of(a, "matmul", 0).shape, aval_of(b, "matmul", 1).shape
+    for position, shape in enumerate((a_shape, b_shape)):
+        if len(shape) == 0:
+            raise ValueError(f"matmul: operand {position} must have at least 1 dimension")
+    a_vector, b_vector = len(a_shape) == 1, len(b_shape) == 1
+    if a_vector:
+        a, a_shape = lax.expand_dims(a, (0,)), (1, *a_shape)
+    if b_vector:
+        b, b_shape = lax.expand_dims(b, (1,)), (*b_shape, 1)
+    try:
+        batch = tuple(np.broadcast_shapes(a_shape[:-2], b_shape[:-2]))
+    except ValueError:
+        raise ValueError(
+            f"matmul: batch dimensions of the operand shapes {a_shape} and {b_shape} "
+            "do not broadcast"
+        ) from None
+    a = broadcast_to(a, batch + a_shape[-2:])
+    b = broadcast_to(b, batch + b_shape[-2:])
+    nb = len(batch)
+    dims = (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
+    result = _contract("matmul", a, b, dims, precision, preferred)
+    squeezed = ((nb,) if a_vector else ()) + ((nb + 1,) if b_vector else ())
+    return lax.squeeze(result, squeezed) if squeezed else result
+
+
+# --- einsum -------------------------------------------------------------------------------
+
+# Labels standing for ellipsis dims: characters that are never user labels.
+_ELLIPSIS_LABELS = "0123456789" + "".join(chr(c) for c in range(0x100, 0x200))
+
+
+def einsum(
+    subscripts: str,
+    /,
+    *operands: ArrayLike,
+    out: None = None,
+    optimize: Any = "auto",
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Array:
+    """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``.
+
+    Supported: any number of operands, implicit output (the labels that occur
+    once, sorted, after any ellipsis dims) and explicit ``->`` output,
+    ``...`` (broadcast right-aligned across operands), repeated labels within
+    one operand (a diagonal), and labels summed away. Operands are contracted
+    left to right with ``dot_general``; a label is summed as soon as no later
+    operand and not the output uses it. ``optimize`` is accepted and ignored.
+    """
+    if out is not None:
+        raise NotImplementedError("einsum: the out argument is not supported")
+    if not isinstance(subscripts, str):
+        raise TypeError(
+            "einsum: subscripts must be a string like 'ij,jk->ik' (the interleaved "
+            f"operand/sublist form is not supported), got {type(subscripts).__name__}"
+        )
+    if not operands:
+        raise ValueError("einsum: at least one operand is required")
+    for position, operand in enumerate(operands):
+        aval_of(operand, "einsum", position + 1)
+    operands = tuple(promote_dtypes("einsum", *operands))
+    ndims = [aval_of(x, "einsum", i + 1).ndim for i, x in enumerate(operands)]
+    inputs, output = _parse(subscripts, ndims)
+    preferred = _preferred("einsum", preferred_element_type)
+    arrays = _broadcast_ellipsis(list(operands), inputs)
+    terms = []
+    for x, labels in zip(arrays, inputs, strict=True):
+        x, labels = _take_diagonals(x, labels)
+        terms.append((x, labels))
+    _check_sizes(terms)
+    result, labels = terms[0]
+    for position in range(len(terms)):
+        if position > 0:
+            result, labels = _contract_pair(
+                (result, labels), terms[position], _later(terms, position, output),
+                precision, preferred,
+            )  # fmt: skip
+        result, labels = _sum_unused(result, labels, _later(terms, position, output))
+    if preferred is not None and aval_of(result, "einsum", 0).dtype != preferred:
+        result = lax.convert_element_type(result, preferred)
+    permutation = tuple(labels.index(label) for label in output)
+    if permutation != tuple(range(len(permutation))):
+        result = lax.transpose(result, permutation)
+    return result
+
+
+def _parse(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
+    """The label string of each operand and of the output; ``...`` becomes
+    internal labels (right-aligned, shared across operands)."""
+    text = subscripts.replace(" ", "")
+    if text.count("->") > 1:
+        raise ValueError(f"einsum: subscripts {subscripts!r} have more than one '->'")
+    left, arrow, right = text.partition("->")
+    terms = left.split(",")
+    if len(terms) != len(ndims):
+        raise ValueError(
+            f"einsum: {len(terms)} subscript terms in {subscripts!r} for {len(ndims)} operands"
+        )
+    ellipsis_ndim = 0
+    for term, ndim in zip(terms, ndims, strict=True):
+        _check_term(subscripts, term)
+        if "..." in term:
+            ellipsis_ndim = max(ellipsis_ndim, ndim - len(term.replace("...", "")))
+    ellipsis = _ELLIPSIS_LABELS[:ellipsis_ndim]
+    inputs = []
+    for position, (term, ndim) in enumerate(zip(terms, ndims, strict=True)):
+        letters = len(term.replace("...", ""))
+        if "..." in term:
+            covered = ndim - letters
+            if covered < 0:
+                raise ValueError(f"einsum: operand {position} has too few dims for {term!r}")
+            term = term.replace("...", ellipsis[ellipsis_ndim - covered :])
+        elif letters != ndim:
+            raise ValueError(
+                f"einsum: operand {position} has {ndim} dims but subscripts {term!r} name {letters}"
+            )
+        inputs.append(term)
+    if arrow:
+        _check_term(subscripts, right)
+        output = right.replace("...", ellipsis)
+        used = set("".join(inputs))
+        for label in output:
+            if label not in used:
+                raise ValueError(f"einsum: output label {label!r} does not occur in the inputs")
+            if output.count(label) > 1:
+                raise ValueError(f"einsum: output label {label!r} is repeated")
+    else:
+        counts = "".join(inputs)
+        single = sorted(
+            c for c in set(counts) if c in string.ascii_letters and counts.count(c) == 1
+        )
+        output = ellipsis + "".join(single)
+    return inputs, output
+
+
+def _check_term(subscripts: str, term: str) -> None:
+    if term.count("...") > 1 or any(c not in string.ascii_letters for c in term.replace("...", "")):
+        raise ValueError(f"einsum: invalid subscripts {subscripts!r} (term {term!r})")
+
+
+def _broadcast_ellipsis(arrays: list[Any], inputs: list[str]) -> list[Any]:
+    """Size-1 ellipsis dims broadcast against the other operands' (NumPy's rule)."""
+    sizes: dict[str, int] = {}
+    for x, labels in zip(arrays, inputs, strict=True):
+        for label, size in zip(labels, aval_of(x, "einsum", 0).shape, strict=True):
+            if label in _ELLIPSIS_LABELS and size != 1:
+                if sizes.get(label, size) != size:
+                    raise ValueError("einsum: operands could not be broadcast over '...'")
+                sizes[label] = size
+    result = []
+    for x, labels in zip(arrays, inputs, strict=True):
+        shape = aval_of(x, "einsum", 0).shape
+        target = tuple(
+            sizes.get(label, size) if label in _ELLIPSIS_LABELS else size
+            for label, size in zip(labels, shape, strict=True)
+        )
+        result.append(x if target == shape else broadcast_to(x, target))
+    return result
+
+
+def _take_diagonals(x: Any, labels: str) -> tuple[Any, str]:
+    """Each label repeated within one operand: keep only its diagonal."""
+    for label in labels:
+        while labels.count(label) > 1:
+            first = labels.index(label)
+            second = labels.index(label, first + 1)
+            x = _diagonal(x, first, second)
+            labels = labels[:second] + labels[second + 1 :]
+    return x, labels
+
+
+def _diagonal(x: Any, first: int, second: int) -> Any:
+    """Elements where dims ``first`` and ``second`` have equal indices, in place of
+    dim ``first``: move both dims last, flatten them, and gather every
+    ``(n + 1)``-th element."""
+    shape = aval_of(x, "einsum", 0).shape
+    n = shape[first]
+    if shape[second] != n:
+        raise ValueError(
+            f"einsum: a repeated label indexes dims of different sizes {n} and {shape[second]}"
+        )
+    others = [d for d in range(len(shape)) if d not in (first, second)]
+    x = lax.transpose(x, (*others, first, second))
+    x = lax.reshape(x, tuple(shape[d] for d in others) + (n * n,))
+    if n:  # (a size-0 diagonal is already the flattened size-0 dim)
+        positions = np.arange(n, dtype=np.int32) * (n + 1)
+        x = lax.gather_along_axis(x, positions, len(others), mode="clip")
+    last = len(others)
+    order = [*range(first), last, *range(first, last)]
+    return lax.transpose(x, tuple(order)) if order != list(range(last + 1)) else x
+
+
+def _check_sizes(terms: list[tuple[Any, str]]) -> None:
+    sizes: dict[str, int] = {}
+    for position, (x, labels) in enumerate(terms):
+        for label, size in zip(labels, aval_of(x, "einsum", 0).shape, strict=True):
+            if sizes.setdefault(label, size) != size:
+                raise ValueError(
+                    f"einsum: size of label {label!r} for operand {position} ({size}) does "
+                    f"not match previous terms ({sizes[label]})"
+                )
+
+
+def _later(terms: list[tuple[Any, str]], position: int, output: str) -> set[str]:
+    """Labels still needed after operand ``position``: the output's and later operands'."""
+    needed = set(output)
+    for _, labels in terms[position + 1 :]:
+        needed |= set(labels)
+    return needed
+
+
+def _sum_unused(x: Any, labels: str, needed: set[str]) -> tuple[Any, str]:
+    """Sum away the dims whose labels are no longer needed (or-reduce for bool)."""
+    axes = tuple(i for i, label in enumerate(labels) if label not in needed)
+    if not axes:
+        return x, labels
+    is_bool = dtypes.is_bool(aval_of(x, "einsum", 0).dtype)
+    x = (lax.reduce_or if is_bool else lax.reduce_sum)(x, axes)
+    return x, "".join(label for label in labels if label in needed)
+
+
+def _contract_pair(
+    left: tuple[Any, str], right: tuple[Any, str], needed: set[str], precision: Any, preferred: Any
+) -> tuple[Any, str]:
+    """One ``dot_general``: shared labels still needed later are batch dims, the
+    other shared labels are contracted."""
+    (a, a_labels), (b, b_labels) = left, right
+    b, b_labels = _sum_unused(b, b_labels, needed | set(a_labels))
+    shared = [label for label in a_labels if label in b_labels]
+    batch = [label for label in shared if label in needed]
+    contracted = [label for label in shared if label not in needed]
+    dims = (
+        (
+            tuple(a_labels.index(c) for c in contracted),
+            tuple(b_labels.index(c) for c in contracted),
+        ),
+        (tuple(a_labels.index(c) for c in batch), tuple(b_labels.index(c) for c in batch)),
+    )
+    result = _contract("einsum", a, b, dims, precision, preferred)
+    free_a = [label for label in a_labels if label not in shared]
+    free_b = [label for label in b_labels if label not in shared]
+    return result, "".join(batch + free_a + free_b)
+
+
+__all__ = ["dot", "einsum", "matmul"]
