@@ -107,8 +107,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.fuzz:
         from conformance import fuzz
 
-        fuzz_result = fuzz.run_fuzz(args.fuzz, names, seed=args.seed, stream=sys.stdout)
-        if not fuzz_result.ok:
+        results = [
+            fuzz.run_fuzz(args.fuzz, names, seed=args.seed, stream=sys.stdout),
+            fuzz.run_mask_fuzz(max(10, args.fuzz // 5), names, seed=args.seed, stream=sys.stdout),
+        ]
+        if not all(r.ok for r in results):
             status = 1
     if args.report:
         report.write_report(suite, args.report)

@@ -39,6 +39,9 @@ class Implementation(abc.ABC):
 
     name: str = "?"
     description: str = ""
+    # Whether donation follows SPEC exactly (every donated input deleted); the fuzzer
+    # compares deletion only between implementations that do.
+    spec_donation: bool = True
 
     def __init__(self) -> None:
         self._namespace: Namespace | None = None
@@ -245,6 +248,7 @@ class JaxImplementation(Implementation):
 
     name = "jax"
     description = "jax.numpy / jax.lax / jax.jit"
+    spec_donation = False  # unusable donated inputs stay alive (conformance/known.py)
 
     def available(self) -> bool:
         try:
