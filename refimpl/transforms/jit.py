@@ -215,7 +215,7 @@ class _Static:
 class Signature(NamedTuple):
     in_tree: tree_util.PyTreeDef
     avals: tuple[ShapedArray, ...]
-    statics: tuple[tuple[str, _Static], ...]
+    statics: tuple[tuple[str, bool, _Static], ...]  # (name, passed by keyword?, value)
     donated: tuple[bool, ...]
     backend: str
     x64: bool
@@ -311,10 +311,12 @@ class Jitted:
             tracing.get_aval(leaf, f"jit({self.__name__})", f"'{path}'")
             for leaf, path in zip(leaves, paths, strict=True)
         )
+        # A static passed by position and the same one passed by keyword are
+        # different signatures, as in JAX.
         statics = tuple(
-            [(self._arg_label(i), _Static(v, self._arg_label(i), self.__name__))
+            [(self._arg_label(i), False, _Static(v, self._arg_label(i), self.__name__))
              for i, v in static_args.items()]
-            + [(k, _Static(v, k, self.__name__)) for k, v in sorted(static_kwargs.items())]
+            + [(k, True, _Static(v, k, self.__name__)) for k, v in sorted(static_kwargs.items())]
         )  # fmt: skip
         donated = self._donated_leaves(args, kwargs, static_nums, donate_nums, in_tree)
         backend = self.backend or config.backend
@@ -521,33 +523,50 @@ class Traced:
 
 
 def explain_miss(call: CallArgs, previous: list[Signature], spec: ArgSpec) -> str:
-    """One line: which argument changed and how, against the closest old entry."""
+    """One line: what changed, against the closest old entry.
+
+    The closest entry has the same tree structure if any does, and then the
+    fewest differences (the most recent one on a tie); the line names its
+    first difference.
+    """
     new = call.signature
-    reasons = [_difference(new, old, call.paths) for old in previous]
-    return min(reasons, key=lambda r: r[0])[1]
+    candidates = [
+        (new.in_tree != old.in_tree, _differences(new, old, call.paths))
+        for old in reversed(previous)
+    ]
+    _, closest = min(candidates, key=lambda c: (c[0], len(c[1])))
+    return closest[0] if closest else "unknown difference"
 
 
-def _difference(new: Signature, old: Signature, paths: list[str]) -> tuple[int, str]:
-    if new.x64 != old.x64:
-        return 1, f"enable_x64 changed from {old.x64} to {new.x64}"
-    if new.backend != old.backend:
-        return 1, f"backend changed from {old.backend!r} to {new.backend!r}"
-    if new.in_tree != old.in_tree:
+def _differences(new: Signature, old: Signature, paths: list[str]) -> list[str]:
+    """Every way ``new`` differs from ``old``, most important first."""
+    if new.in_tree != old.in_tree:  # nothing else is comparable leaf by leaf
         detail = tree_util.treedef_difference(old.in_tree, new.in_tree)
-        return 2, f"tree structure of the arguments changed: {detail}"
-    if new.statics != old.statics:
-        for (label, value), (_, old_value) in zip(new.statics, old.statics, strict=False):
-            if value != old_value:
-                return 1, f"static argument {label} changed from {old_value!r} to {value!r}"
-        return 1, "the set of static arguments changed"
+        return [f"tree structure of the arguments changed: {detail}"]
+    found = []
+    if new.x64 != old.x64:
+        found.append(f"enable_x64 changed from {old.x64} to {new.x64}")
+    if new.backend != old.backend:
+        found.append(f"backend changed from {old.backend!r} to {new.backend!r}")
+    found += _static_differences(new.statics, old.statics)
     for path, a, b in zip(paths, new.avals, old.avals, strict=True):
         for what in ("shape", "dtype", "weak_type"):
             if getattr(a, what) != getattr(b, what):
                 old_v, new_v = getattr(b, what), getattr(a, what)
-                return 1, f"argument {path}: {what} changed from {old_v} to {new_v}"
+                found.append(f"argument {path}: {what} changed from {old_v} to {new_v}")
     if new.donated != old.donated:
-        return 1, "the donated arguments changed"
-    return 3, "unknown difference"
+        found.append("the donated arguments changed")
+    return found
+
+
+def _static_differences(new: tuple, old: tuple) -> list[str]:
+    if [(label, kw) for label, kw, _ in new] != [(label, kw) for label, kw, _ in old]:
+        return ["the static arguments changed (which ones, or positional vs keyword)"]
+    return [
+        f"static argument {label} changed from {old_value!r} to {value!r}"
+        for (label, _, value), (_, _, old_value) in zip(new, old, strict=True)
+        if value != old_value
+    ]
 
 
 # --- the public entry points --------------------------------------------------------------
