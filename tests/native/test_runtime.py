@@ -7,6 +7,7 @@ imported the tests are skipped too, unless REFIMPL_REQUIRE_NATIVE=1 (set by
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 
@@ -435,7 +436,19 @@ def test_compile_errors(client):
         client.compile(123, options)
 
 
-def test_live_buffer_count_returns_to_baseline(client, affine, affine_donating):
+@pytest.fixture
+def quiet_gc():
+    """Collect garbage left by other tests, then keep the collector off so
+    buffers owned by unrelated reference cycles cannot move the counter."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def test_live_buffer_count_returns_to_baseline(client, affine, affine_donating, quiet_gc):
     x = np.arange(1024, dtype=np.float32)
     baseline = _pjrt.live_buffer_count()
 
@@ -456,7 +469,7 @@ def test_live_buffer_count_returns_to_baseline(client, affine, affine_donating):
     assert _pjrt.live_buffer_count() == baseline
 
 
-def test_failed_calls_do_not_leak_buffers(client, affine):
+def test_failed_calls_do_not_leak_buffers(client, affine, quiet_gc):
     baseline = _pjrt.live_buffer_count()
     for _ in range(100):
         with pytest.raises(_pjrt.PjrtError):
