@@ -16,6 +16,7 @@ Shared rules (JAX's ``lax`` semantics):
 
 from __future__ import annotations
 
+import builtins
 import math
 from collections.abc import Callable
 from typing import Any
@@ -417,6 +418,226 @@ def convert_values(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
         return np.asarray(result, dtype=new_dtype)
     with np.errstate(all="ignore"):
         return np.asarray(x.astype(new_dtype))
+
+
+# --- lowering to StableHLO (refimpl.lowering) -----------------------------------------
+#
+# Each rule emits the StableHLO for its primitive with the reference's
+# semantics: rank-0 operands are broadcast first, float16/bfloat16
+# transcendental functions go through float32 (``ctx.in_float32``) exactly
+# where the impls above do, and integer corner cases are spelled out.
+
+
+def _hlo_unary(op: str, dialect: str = "hlo", in_float32: bool = False):
+    """A rule applying the StableHLO (or CHLO) op ``op`` to the operand."""
+
+    def rule(ctx, x):
+        emit = getattr(ctx.hlo if dialect == "hlo" else ctx.chlo, op)
+        if in_float32:
+            return [ctx.in_float32(emit, x, dtype=ctx.avals_in[0].dtype)]
+        return [emit(x)]
+
+    return rule
+
+
+for _prim, _op in [
+    (neg_p, "negate"), (sign_p, "sign"), (floor_p, "floor"), (ceil_p, "ceil"),
+    (not_p, "not_"), (is_finite_p, "is_finite"), (abs_p, "abs"),
+]:  # fmt: skip
+    _prim.def_lowering(_hlo_unary(_op))
+
+for _prim, _op in [
+    (exp_p, "exponential"), (log_p, "log"), (log1p_p, "log_plus_one"),
+    (expm1_p, "exponential_minus_one"), (tanh_p, "tanh"), (sin_p, "sine"), (cos_p, "cosine"),
+    (tan_p, "tan"), (sqrt_p, "sqrt"), (rsqrt_p, "rsqrt"), (cbrt_p, "cbrt"),
+    (logistic_p, "logistic"),
+]:  # fmt: skip
+    _prim.def_lowering(_hlo_unary(_op, in_float32=True))
+
+for _prim, _op in [
+    (asin_p, "asin"), (acos_p, "acos"), (atan_p, "atan"), (sinh_p, "sinh"), (cosh_p, "cosh"),
+    (erf_p, "erf"),
+]:  # fmt: skip
+    _prim.def_lowering(_hlo_unary(_op, dialect="chlo", in_float32=True))
+
+
+@copy_p.def_lowering
+def _copy_lowering(ctx, x):
+    return [x]  # values are immutable; XLA gives each output its own buffer
+
+
+@round_p.def_lowering
+def _round_lowering(ctx, x, *, rounding_method: int):
+    emit = ctx.hlo.round_nearest_afz if rounding_method == 0 else ctx.hlo.round_nearest_even
+    return [ctx.in_float32(emit, x, dtype=ctx.avals_in[0].dtype)]
+
+
+@integer_pow_p.def_lowering
+def _integer_pow_lowering(ctx, x, *, y: int):
+    """The impl's repeated squaring, multiply for multiply."""
+    dtype = ctx.avals_in[0].dtype
+
+    def power(base):
+        result = None
+        n = builtins.abs(y)
+        while n:
+            if n & 1:
+                result = base if result is None else ctx.hlo.multiply(result, base)
+            n >>= 1
+            if n:
+                base = ctx.hlo.multiply(base, base)
+        element_dtype = np.dtype(np.float32) if dtype in _LOW_PRECISION else dtype
+        one = ctx.constant(1, element_dtype, ctx.shape_of(base))
+        if result is None:
+            return one
+        return ctx.hlo.divide(one, result) if y < 0 else result
+
+    return [ctx.in_float32(power, x, dtype=dtype)]
+
+
+def _hlo_binary(op: str, dialect: str = "hlo", in_float32: bool = False):
+    """A rule applying the binary StableHLO (or CHLO) op ``op`` after broadcasting."""
+
+    def rule(ctx, x, y):
+        emit = getattr(ctx.hlo if dialect == "hlo" else ctx.chlo, op)
+        x, y = ctx.broadcast_operands(x, y)
+        if in_float32:
+            return [ctx.in_float32(emit, x, y, dtype=ctx.avals_in[0].dtype)]
+        return [emit(x, y)]
+
+    return rule
+
+
+for _prim, _op in [
+    (add_p, "add"), (sub_p, "subtract"), (mul_p, "multiply"), (max_p, "maximum"),
+    (min_p, "minimum"), (and_p, "and_"), (or_p, "or_"), (xor_p, "xor"),
+]:  # fmt: skip
+    _prim.def_lowering(_hlo_binary(_op))
+
+for _prim, _op in [(pow_p, "power"), (atan2_p, "atan2")]:
+    _prim.def_lowering(_hlo_binary(_op, in_float32=True))
+
+nextafter_p.def_lowering(_hlo_binary("next_after", dialect="chlo"))
+
+
+@div_p.def_lowering
+def _div_lowering(ctx, x, y):
+    """Integer division as in the impl: ``x / 0`` is -1 (all ones) and
+    ``INT_MIN / -1`` is ``INT_MIN``; StableHLO leaves both undefined."""
+    dtype = ctx.avals_in[0].dtype
+    x, y = ctx.broadcast_operands(x, y)
+    if not dtypes.is_integer(dtype):
+        return [ctx.hlo.divide(x, y)]
+    shape = ctx.shape_of(x)
+    zero = ctx.compare(y, ctx.constant(0, dtype, shape), "EQ", dtype)
+    safe_y = ctx.select(zero, ctx.constant(1, dtype, shape), y)
+    if dtypes.is_signed_int(dtype):
+        overflow = ctx.hlo.and_(
+            ctx.compare(x, ctx.constant(dtypes.min_value(dtype), dtype, shape), "EQ", dtype),
+            ctx.compare(safe_y, ctx.constant(-1, dtype, shape), "EQ", dtype),
+        )
+        safe_y = ctx.select(overflow, ctx.constant(1, dtype, shape), safe_y)
+    quotient = ctx.hlo.divide(x, safe_y)
+    return [ctx.select(zero, ctx.constant(-1, dtype, shape), quotient)]
+
+
+@rem_p.def_lowering
+def _rem_lowering(ctx, x, y):
+    """``fmod``; for integers ``x % 0`` is ``x`` (and ``INT_MIN % -1`` is 0)."""
+    dtype = ctx.avals_in[0].dtype
+    x, y = ctx.broadcast_operands(x, y)
+    if not dtypes.is_integer(dtype):
+        return [ctx.in_float32(ctx.hlo.remainder, x, y, dtype=dtype)]
+    shape = ctx.shape_of(x)
+    zero = ctx.compare(y, ctx.constant(0, dtype, shape), "EQ", dtype)
+    # y == -1 (and y == 0) would overflow or trap; x % -1 is 0, x % 0 handled below
+    unit = ctx.compare(y, ctx.constant(-1, dtype, shape), "EQ", dtype)
+    safe_y = ctx.select(ctx.hlo.or_(zero, unit), ctx.constant(1, dtype, shape), y)
+    remainder = ctx.hlo.remainder(x, safe_y)
+    return [ctx.select(zero, x, remainder)]
+
+
+def _shift_lowering(op: str, fill_sign: bool):
+    """A shift whose amount, read as unsigned, is at least the bit width gives 0
+    (or, for the arithmetic right shift, the sign fill ``x >> (bits - 1)``)."""
+
+    def rule(ctx, x, y):
+        dtype = ctx.avals_in[0].dtype
+        x, y = ctx.broadcast_operands(x, y)
+        shape = ctx.shape_of(x)
+        bits = 8 * dtype.itemsize
+        unsigned = np.dtype(f"u{dtype.itemsize}")
+        amount = (
+            y
+            if dtypes.is_unsigned_int(dtype)
+            else ctx.hlo.bitcast_convert(ctx.tensor_type(shape, unsigned), y)
+        )
+        too_big = ctx.compare(amount, ctx.constant(bits, unsigned, shape), "GE", unsigned)
+        safe = ctx.select(too_big, ctx.constant(bits - 1 if fill_sign else 0, dtype, shape), y)
+        shifted = getattr(ctx.hlo, op)(x, safe)
+        if fill_sign:
+            return [shifted]
+        return [ctx.select(too_big, ctx.constant(0, dtype, shape), shifted)]
+
+    return rule
+
+
+shift_left_p.def_lowering(_shift_lowering("shift_left", fill_sign=False))
+shift_right_logical_p.def_lowering(_shift_lowering("shift_right_logical", fill_sign=False))
+shift_right_arithmetic_p.def_lowering(_shift_lowering("shift_right_arithmetic", fill_sign=True))
+
+
+def _compare_lowering(direction: str):
+    def rule(ctx, x, y):
+        x, y = ctx.broadcast_operands(x, y)
+        return [ctx.compare(x, y, direction, ctx.avals_in[0].dtype)]
+
+    return rule
+
+
+for _prim, _direction in [
+    (eq_p, "EQ"), (ne_p, "NE"), (lt_p, "LT"), (le_p, "LE"), (gt_p, "GT"), (ge_p, "GE"),
+]:  # fmt: skip
+    _prim.def_lowering(_compare_lowering(_direction))
+
+
+@select_n_p.def_lowering
+def _select_n_lowering(ctx, which, *cases):
+    """A binary tree of selects on ``which < middle``: out-of-range values of an
+    int32 ``which`` end at the first or last case, as the impl's clamp does."""
+    shape = ctx.avals_out[0].shape
+    cases = [ctx.broadcast_to(c, a.dtype, shape) for c, a in zip(cases, ctx.avals_in[1:])]
+    which_dtype = ctx.avals_in[0].dtype
+    which = ctx.broadcast_to(which, which_dtype, shape)
+    if which_dtype == _BOOL:
+        return [ctx.select(which, cases[1], cases[0]) if len(cases) == 2 else cases[0]]
+
+    def pick(first: int, options: list) -> Any:
+        if len(options) == 1:
+            return options[0]
+        middle = len(options) // 2
+        below = ctx.compare(
+            which, ctx.constant(first + middle, which_dtype, shape), "LT", which_dtype
+        )
+        return ctx.select(
+            below, pick(first, options[:middle]), pick(first + middle, options[middle:])
+        )
+
+    return [pick(0, cases)]
+
+
+@clamp_p.def_lowering
+def _clamp_lowering(ctx, lo, x, hi):
+    """``min(max(x, lo), hi)`` (NaN anywhere gives NaN, as the impl)."""
+    dtype = ctx.avals_in[1].dtype
+    shape = ctx.avals_out[0].shape
+    lo, hi = ctx.broadcast_to(lo, dtype, shape), ctx.broadcast_to(hi, dtype, shape)
+    return [ctx.hlo.minimum(ctx.hlo.maximum(x, lo), hi)]
+
+
+@convert_element_type_p.def_lowering
+def _convert_lowering(ctx, x, *, new_dtype: np.dtype, weak_type: bool):
+    return [ctx.convert(x, ctx.avals_in[0].dtype, new_dtype)]
 
 
 # --- the public lax functions ------------------------------------------------------

@@ -1,0 +1,526 @@
+"""Lowering: a Program -> a StableHLO module, built with jaxlib's MLIR bindings.
+
+This is the PJRT backend's compiler front end. It walks a Program the way the
+reference interpreter does, but instead of computing each equation with
+NumPy it asks the equation's primitive for its *lowering rule* (registered
+with ``@prim.def_lowering`` next to the primitive's other rules), which emits
+StableHLO operations for it::
+
+    @add_p.def_lowering
+    def _add_lowering(ctx, x, y):
+        return [ctx.hlo.add(*ctx.broadcast_operands(x, y))]
+
+A rule gets a :class:`RuleContext` (the types of the equation's inputs and
+outputs, ``ctx.avals_in`` / ``ctx.avals_out``, and small helpers), one
+``ir.Value`` per input, and the equation's params; it returns one
+``ir.Value`` per output. Rules must reproduce the reference semantics (the
+primitive's ``impl``), not merely "what XLA does": where StableHLO leaves a
+case open or XLA differs from the reference, the rule spells the reference's
+answer out with explicit operations (see e.g. :meth:`RuleContext.convert`).
+
+What this module decides for every rule:
+
+* Types: a ``ShapedArray`` becomes ``tensor<shape x element>``; weak types
+  are erased here (they only matter to tracing). bool is ``i1``, unsigned
+  integers are ``ui8``..``ui64``, bfloat16 ``bf16``, complex ``complex<f32>``.
+  With ``enable_x64`` off the Program holds no 64-bit type, and no rule adds
+  one.
+* Literals and program constants become ``stablehlo.constant`` operations.
+* A sub-program is either inlined (:meth:`RuleContext.lower_program`, used by
+  loops and branches, whose regions hold the body) or becomes a private
+  function called with ``func.call`` (:meth:`RuleContext.call`, used by
+  nested ``jit``).
+* ``@main`` is public; a donated input aliased to output ``j`` (the donation
+  plan of ``refimpl.transforms.donation``) carries ``tf.aliasing_output = j``,
+  which makes XLA write output ``j`` into that input's buffer.
+
+Serialization (:func:`to_portable_artifact`) produces a StableHLO portable
+artifact for a target version; CHLO operations (``chlo.erf``, ``chlo.asin``,
+...) are legalized to StableHLO on the way, exactly as JAX's export does.
+
+Only jaxlib is used here, never ``jax``: ``jaxlib.mlir`` for the IR and
+jaxlib's ``register_dialects`` helper (an internal of the pinned jaxlib) to
+register the dialects.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes
+from refimpl.core import Literal, Program, ShapedArray, Var
+
+try:  # jaxlib is only needed by the PJRT backend
+    from jaxlib.mlir import ir
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+    from jaxlib.mlir.dialects import chlo, func
+    from jaxlib.mlir.dialects import stablehlo as hlo
+except ImportError as _err:  # pragma: no cover - jaxlib is a dependency
+    _IMPORT_ERROR: ImportError | None = _err
+else:
+    _IMPORT_ERROR = None
+
+__all__ = [
+    "LoweringError",
+    "RuleContext",
+    "ir_element_type",
+    "ir_type",
+    "lower_program",
+    "mlir_context",
+    "module_text",
+    "to_portable_artifact",
+]
+
+
+class LoweringError(NotImplementedError):
+    """A Program cannot be lowered (a primitive without a lowering rule)."""
+
+
+# --- the MLIR context ---------------------------------------------------------------
+
+_thread_state = threading.local()
+
+
+def mlir_context() -> ir.Context:
+    """This thread's MLIR context with the func, stablehlo and chlo dialects loaded.
+
+    An MLIR context must not be used by two threads at once, so each thread
+    builds its own once and keeps it.
+    """
+    context = getattr(_thread_state, "context", None)
+    if context is None:
+        if _IMPORT_ERROR is not None:
+            raise ImportError(f"lowering needs jaxlib: {_IMPORT_ERROR}") from _IMPORT_ERROR
+        context = ir.Context()
+        registry = ir.DialectRegistry()
+        _jax_mlir_ext.register_dialects(registry)
+        context.append_dialect_registry(registry)
+        context.load_all_available_dialects()
+        hlo.register_dialect(context)
+        chlo.register_dialect(context)
+        _thread_state.context = context
+    return context
+
+
+# --- types --------------------------------------------------------------------------
+
+
+def ir_element_type(dtype: np.dtype) -> ir.Type:
+    """The MLIR element type of a refimpl dtype."""
+    dtype = np.dtype(dtype)
+    if dtypes.is_bool(dtype):
+        return ir.IntegerType.get_signless(1)
+    if dtypes.is_signed_int(dtype):
+        return ir.IntegerType.get_signless(8 * dtype.itemsize)
+    if dtypes.is_unsigned_int(dtype):
+        return ir.IntegerType.get_unsigned(8 * dtype.itemsize)
+    if dtype == dtypes.bfloat16:
+        return ir.BF16Type.get()
+    if dtype == np.float16:
+        return ir.F16Type.get()
+    if dtype == np.float32:
+        return ir.F32Type.get()
+    if dtype == np.float64:
+        return ir.F64Type.get()
+    if dtype == np.complex64:
+        return ir.ComplexType.get(ir.F32Type.get())
+    if dtype == np.complex128:
+        return ir.ComplexType.get(ir.F64Type.get())
+    raise TypeError(f"lowering: dtype {dtype} has no StableHLO element type")
+
+
+def ir_type(aval: ShapedArray) -> ir.RankedTensorType:
+    """``tensor<...>`` for an abstract value (its weak type is dropped)."""
+    return ir.RankedTensorType.get(list(aval.shape), ir_element_type(aval.dtype))
+
+
+def _tensor_type(shape: Sequence[int], dtype: np.dtype) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(list(shape), ir_element_type(dtype))
+
+
+def shape_of(value: ir.Value) -> tuple[int, ...]:
+    return tuple(ir.RankedTensorType(value.type).shape)
+
+
+# --- constants ----------------------------------------------------------------------
+
+
+def constant(value: Any, dtype: np.dtype, shape: Sequence[int] = ()) -> ir.Value:
+    """A ``stablehlo.constant`` holding ``value`` converted to ``dtype``.
+
+    A scalar ``value`` with a non-empty ``shape`` is a splat (every element
+    equal); an array ``value`` must already have ``shape``.
+    """
+    dtype = np.dtype(dtype)
+    array = np.asarray(value).astype(dtype)
+    shape = tuple(shape) if array.ndim == 0 else array.shape
+    if array.ndim == 0 or _is_uniform(array):
+        return _splat(array.reshape(-1)[0] if array.size else array.reshape(()), dtype, shape)
+    if dtypes.is_bool(dtype):
+        # MLIR packs i1 elements into bits; build the array as ui8 and convert
+        as_bytes = constant(array.astype(np.uint8), np.dtype(np.uint8))
+        return hlo.convert(_tensor_type(shape, dtype), as_bytes)
+    raw = array.view(np.uint16) if dtype == dtypes.bfloat16 else np.ascontiguousarray(array)
+    attr = ir.DenseElementsAttr.get(raw, type=ir_element_type(dtype), shape=list(shape))
+    return hlo.constant(attr)
+
+
+def _is_uniform(array: np.ndarray) -> bool:
+    if array.size == 0:
+        return True
+    flat = array.reshape(-1)
+    return bool(np.all(flat.view(np.uint8).reshape(flat.size, -1) == flat[:1].view(np.uint8)))
+
+
+def _splat(scalar: Any, dtype: np.dtype, shape: tuple[int, ...]) -> ir.Value:
+    """A constant whose elements all equal ``scalar`` (exact bits, NaN and -0.0 kept)."""
+    tensor = _tensor_type(shape, dtype)
+    scalar = np.asarray(scalar, dtype).reshape(1)
+    if dtypes.is_bool(dtype):
+        attr = ir.DenseElementsAttr.get_splat(tensor, ir.BoolAttr.get(bool(scalar[0])))
+    else:
+        # a one-element buffer with a larger shape is read as a splat
+        raw = scalar.view(np.uint16) if dtype == dtypes.bfloat16 else scalar
+        attr = ir.DenseElementsAttr.get(raw, type=ir_element_type(dtype), shape=list(shape))
+    return hlo.constant(attr)
+
+
+# --- the per-equation context handed to lowering rules ------------------------------
+
+
+class RuleContext:
+    """What a lowering rule sees: its equation's types and helpers to emit StableHLO.
+
+    ``hlo`` and ``chlo`` are jaxlib's dialect modules, so primitive modules
+    need not import jaxlib themselves (refimpl imports without it).
+    """
+
+    def __init__(
+        self,
+        module: ModuleBuilder,
+        name: str,
+        avals_in: Sequence[ShapedArray],
+        avals_out: Sequence[ShapedArray],
+    ) -> None:
+        self.module = module
+        self.name = name
+        self.avals_in = list(avals_in)
+        self.avals_out = list(avals_out)
+        self.hlo = hlo
+        self.chlo = chlo
+        self.ir = ir
+
+    # -- types and constants --
+
+    def ir_type(self, aval: ShapedArray) -> ir.RankedTensorType:
+        return ir_type(aval)
+
+    def tensor_type(self, shape: Sequence[int], dtype: np.dtype) -> ir.RankedTensorType:
+        return _tensor_type(shape, dtype)
+
+    def constant(self, value: Any, dtype: np.dtype, shape: Sequence[int] = ()) -> ir.Value:
+        return constant(value, dtype, shape)
+
+    def shape_of(self, value: ir.Value) -> tuple[int, ...]:
+        return shape_of(value)
+
+    # -- shapes --
+
+    def broadcast_to(self, value: ir.Value, dtype: np.dtype, shape: Sequence[int]) -> ir.Value:
+        """A rank-0 ``value`` broadcast to ``shape`` (a value of that shape unchanged)."""
+        if shape_of(value) == tuple(shape):
+            return value
+        assert shape_of(value) == (), "broadcast_to broadcasts scalars only"
+        return hlo.broadcast_in_dim(_tensor_type(shape, dtype), value, [])
+
+    def broadcast_operands(self, *values: ir.Value) -> list[ir.Value]:
+        """The operands of an elementwise op, rank-0 ones broadcast to the output shape."""
+        shape = self.avals_out[0].shape
+        return [
+            self.broadcast_to(v, a.dtype, shape) for v, a in zip(values, self.avals_in, strict=True)
+        ]
+
+    # -- elementwise helpers --
+
+    def compare(self, x: ir.Value, y: ir.Value, direction: str, dtype: np.dtype) -> ir.Value:
+        """``x <direction> y`` (EQ, NE, LT, LE, GT, GE) as a bool tensor.
+
+        Floats and complex numbers compare as IEEE values (NaN unordered,
+        -0.0 == 0.0); bool compares as unsigned.
+        """
+        if dtypes.is_inexact(dtype):
+            kind = "FLOAT"
+        elif dtypes.is_signed_int(dtype):
+            kind = "SIGNED"
+        else:
+            kind = "UNSIGNED"
+        return hlo.compare(
+            x,
+            y,
+            hlo.ComparisonDirectionAttr.get(direction),
+            compare_type=hlo.ComparisonTypeAttr.get(kind),
+        )
+
+    def select(self, pred: ir.Value, on_true: ir.Value, on_false: ir.Value) -> ir.Value:
+        return hlo.select(pred, on_true, on_false)
+
+    def is_nan(self, x: ir.Value, dtype: np.dtype) -> ir.Value:
+        return self.compare(x, x, "NE", dtype)
+
+    def convert(self, x: ir.Value, from_dtype: np.dtype, to_dtype: np.dtype) -> ir.Value:
+        """Convert like the reference's ``convert_element_type`` (``convert_values``).
+
+        complex -> real drops the imaginary part; anything -> bool is ``!= 0``;
+        float -> integer truncates toward zero, saturates at the integer range
+        and maps NaN to 0 (spelled out here, since StableHLO leaves
+        out-of-range conversions undefined); everything else is a plain
+        ``stablehlo.convert`` (rounding to nearest even, integers wrapping).
+        """
+        from_dtype, to_dtype = np.dtype(from_dtype), np.dtype(to_dtype)
+        if from_dtype == to_dtype:
+            return x
+        shape = shape_of(x)
+        if dtypes.is_complex(from_dtype) and not dtypes.is_complex(to_dtype):
+            real = np.dtype(np.float32 if from_dtype == np.complex64 else np.float64)
+            x = hlo.real(x)
+            return self.convert(x, real, to_dtype)
+        if dtypes.is_bool(to_dtype):
+            return self.compare(x, constant(0, from_dtype, shape), "NE", from_dtype)
+        if dtypes.is_complex(to_dtype) and not dtypes.is_complex(from_dtype):
+            part = np.dtype(np.float32 if to_dtype == np.complex64 else np.float64)
+            real = self.convert(x, from_dtype, part)
+            return hlo.complex(real, constant(0, part, shape))
+        if dtypes.is_integer(to_dtype) and dtypes.is_floating(from_dtype):
+            return self._float_to_int(x, from_dtype, to_dtype, shape)
+        return hlo.convert(_tensor_type(shape, to_dtype), x)
+
+    def _float_to_int(
+        self, x: ir.Value, from_dtype: np.dtype, to_dtype: np.dtype, shape: tuple[int, ...]
+    ) -> ir.Value:
+        info = dtypes.iinfo(to_dtype)
+        # float(max) rounds up to a power of two when inexact, so ``x >= it``
+        # is exactly "x is at least the integer maximum"; the minimum is exact.
+        high = constant(float(info.max), from_dtype, shape)
+        low = constant(float(info.min), from_dtype, shape)
+        result = hlo.convert(_tensor_type(shape, to_dtype), x)
+        result = self.select(
+            self.compare(x, high, "GE", from_dtype), constant(info.max, to_dtype, shape), result
+        )
+        result = self.select(
+            self.compare(x, low, "LE", from_dtype), constant(info.min, to_dtype, shape), result
+        )
+        return self.select(self.is_nan(x, from_dtype), constant(0, to_dtype, shape), result)
+
+    def in_float32(
+        self, emit: Callable[..., ir.Value], *values: ir.Value, dtype: np.dtype
+    ) -> ir.Value:
+        """``emit(*values)``, computed in float32 when ``dtype`` is float16/bfloat16.
+
+        The reference computes transcendental functions of the narrow float
+        types in float32 and rounds once; so do we, whatever XLA would do.
+        """
+        if dtype not in (np.dtype(np.float16), dtypes.bfloat16):
+            return emit(*values)
+        f32 = np.dtype(np.float32)
+        wide = [hlo.convert(_tensor_type(shape_of(v), f32), v) for v in values]
+        out = emit(*wide)
+        return hlo.convert(_tensor_type(shape_of(out), dtype), out)
+
+    # -- regions and sub-programs --
+
+    @contextlib.contextmanager
+    def block(self, region: ir.Region, arg_types: Sequence[ir.Type]) -> Iterator[list[ir.Value]]:
+        """Append a block with ``arg_types`` to ``region``; emit into it inside the ``with``."""
+        block = region.blocks.append(*arg_types)
+        with ir.InsertionPoint(block):
+            yield list(block.arguments)
+
+    def scalar_block(
+        self, region: ir.Region, dtypes_: Sequence[np.dtype], body: Callable[..., list[ir.Value]]
+    ) -> None:
+        """A region of one block taking rank-0 tensors of ``dtypes_`` and returning
+        ``body(*args)`` (the shape of reduce, sort and reduce_window bodies)."""
+        with self.block(region, [_tensor_type((), d) for d in dtypes_]) as args:
+            hlo.return_(list(body(*args)))
+
+    def lower_program(self, program: Program, args: Sequence[ir.Value]) -> list[ir.Value]:
+        """Emit ``program``'s equations here, on ``args``; its output values."""
+        return self.module.emit(program, args)
+
+    def call(self, program: Program, name: str, args: Sequence[ir.Value]) -> list[ir.Value]:
+        """``func.call`` of ``program`` as a private function (made once per Program)."""
+        callee = self.module.function_for(program, name)
+        call = func.CallOp(callee, list(args))
+        return list(call.results)
+
+
+# --- building a module --------------------------------------------------------------
+
+
+class ModuleBuilder:
+    """Emits the functions of one module; shared by every rule lowering into it."""
+
+    def __init__(self, module: ir.Module) -> None:
+        self.module = module
+        self._functions: dict[int, tuple[Program, func.FuncOp]] = {}
+        self._names: set[str] = set()
+
+    def unique_name(self, base: str) -> str:
+        name = _symbol_name(base)
+        candidate, n = name, 1
+        while candidate in self._names:
+            candidate = f"{name}_{n}"
+            n += 1
+        self._names.add(candidate)
+        return candidate
+
+    def build_function(
+        self,
+        name: str,
+        program: Program,
+        *,
+        public: bool,
+        arg_attrs: Sequence[dict[str, ir.Attribute]] | None = None,
+    ) -> func.FuncOp:
+        in_types = [ir_type(a) for a in program.in_avals]
+        out_types = [ir_type(a) for a in program.out_avals]
+        with ir.InsertionPoint(self.module.body):
+            function = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
+        function.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
+        if arg_attrs is not None:
+            function.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in arg_attrs])
+        block = function.add_entry_block()
+        with ir.InsertionPoint(block):
+            outs = self.emit(program, list(block.arguments))
+            func.ReturnOp(outs)
+        return function
+
+    def function_for(self, program: Program, name: str) -> func.FuncOp:
+        """The private function computing ``program`` (built on first use)."""
+        found = self._functions.get(id(program))
+        if found is None:
+            function = self.build_function(self.unique_name(name), program, public=False)
+            found = (program, function)  # keeps the program alive, so its id stays unique
+            self._functions[id(program)] = found
+        return found[1]
+
+    def emit(self, program: Program, args: Sequence[ir.Value]) -> list[ir.Value]:
+        """Emit ``program`` at the current insertion point; return its outputs."""
+        if len(args) != len(program.in_vars):
+            raise TypeError(
+                f"lowering: program takes {len(program.in_vars)} inputs, got {len(args)}"
+            )
+        env: dict[int, ir.Value] = {}
+        for var, value in zip(program.const_vars, program.consts, strict=True):
+            env[var.id] = constant(np.asarray(value), var.aval.dtype)
+        for var, arg in zip(program.in_vars, args, strict=True):
+            env[var.id] = arg
+        for eqn in program.eqns:
+            avals_in = [atom.aval for atom in eqn.inputs]
+            avals_out = [var.aval for var in eqn.outputs]
+            operands = [self._read(env, atom) for atom in eqn.inputs]
+            outs = self._apply_rule(eqn.primitive, operands, avals_in, avals_out, eqn.params)
+            for var, out in zip(eqn.outputs, outs, strict=True):
+                env[var.id] = out
+        return [self._read(env, atom) for atom in program.out_vars]
+
+    def _read(self, env: dict[int, ir.Value], atom: Var | Literal) -> ir.Value:
+        if isinstance(atom, Literal):
+            return constant(atom.value, atom.aval.dtype)
+        return env[atom.id]
+
+    def _apply_rule(
+        self,
+        primitive: Any,
+        operands: list[ir.Value],
+        avals_in: list[ShapedArray],
+        avals_out: list[ShapedArray],
+        params: dict[str, Any],
+    ) -> list[ir.Value]:
+        rule = primitive.lowering
+        if rule is None:
+            raise LoweringError(
+                f"lowering: the primitive {primitive.name!r} has no StableHLO lowering rule, "
+                "so a program using it cannot run on the PJRT backend (use backend='ref')"
+            )
+        ctx = RuleContext(self, primitive.name, avals_in, avals_out)
+        outs = rule(ctx, *operands, **params)
+        outs = [outs] if isinstance(outs, ir.Value) else list(outs)
+        if len(outs) != len(avals_out):
+            raise AssertionError(
+                f"internal error: the lowering of {primitive.name} gave {len(outs)} results, "
+                f"expected {len(avals_out)}"
+            )
+        for index, (out, aval) in enumerate(zip(outs, avals_out, strict=True)):
+            if out.type != ir_type(aval):
+                raise AssertionError(
+                    f"internal error: the lowering of {primitive.name} gave result {index} of "
+                    f"type {out.type}, expected {ir_type(aval)} ({aval.str_short()})"
+                )
+        return outs
+
+
+def _symbol_name(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return cleaned if cleaned and not cleaned[0].isdigit() else f"f_{cleaned}"
+
+
+def lower_program(
+    program: Program,
+    *,
+    name: str = "main",
+    aliases: dict[int, int] | None = None,
+    donated: Sequence[bool] | None = None,
+) -> ir.Module:
+    """The StableHLO module ``@name`` whose public ``@main`` computes ``program``.
+
+    ``aliases`` maps input index -> output index (the donation plan): those
+    inputs get ``tf.aliasing_output``. ``donated`` (one flag per input) only
+    documents the unaliased donated inputs with ``refimpl.donated``; the
+    caller deletes them after the call.
+    """
+    aliases = aliases or {}
+    with mlir_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        module.operation.attributes["sym_name"] = ir.StringAttr.get(_symbol_name(f"jit_{name}"))
+        builder = ModuleBuilder(module)
+        builder.unique_name("main")
+        i32 = ir.IntegerType.get_signless(32)
+        arg_attrs: list[dict[str, ir.Attribute]] = []
+        for i in range(len(program.in_vars)):
+            attrs: dict[str, ir.Attribute] = {}
+            if i in aliases:
+                attrs["tf.aliasing_output"] = ir.IntegerAttr.get(i32, aliases[i])
+            elif donated is not None and donated[i]:
+                attrs["refimpl.donated"] = ir.UnitAttr.get()
+            arg_attrs.append(attrs)
+        builder.build_function("main", program, public=True, arg_attrs=arg_attrs)
+        if not module.operation.verify():  # pragma: no cover - verify raises on failure
+            raise AssertionError("internal error: the lowered module does not verify")
+    return module
+
+
+def module_text(module: ir.Module) -> str:
+    """The module as StableHLO text (what ``Lowered.as_text()`` shows)."""
+    with mlir_context():
+        return str(module)
+
+
+def to_portable_artifact(module: ir.Module, target_version: str) -> bytes:
+    """The module as a StableHLO portable artifact for ``target_version``.
+
+    jaxlib's serializer legalizes CHLO operations to StableHLO first (the
+    plain ``stablehlo.serialize_portable_artifact`` would refuse them).
+    """
+    from jaxlib import _jax
+
+    with mlir_context():
+        buffer = io.BytesIO()
+        module.operation.write_bytecode(buffer)
+    return _jax.mlir.serialize_portable_artifact(buffer.getvalue(), target_version)
