@@ -231,7 +231,10 @@ def _basic(x: Any, items: list[tuple[str, Any]]) -> Any:
     """Slices, static ints and traced scalar ints (no index arrays)."""
     x = _apply_slices(x, items)
     for axis, (kind, value) in enumerate(items):
-        if kind == "scalar":
+        if kind == "scalar":  # int32, like the other (static) start indices
+            aval = aval_of(value, "getitem", "index")
+            if aval.dtype != _INDEX_DTYPE or aval.weak_type:
+                value = lax.convert_element_type(value, _INDEX_DTYPE)
             x = lax.dynamic_index_in_dim(x, value, axis, keepdims=True)
     removed = tuple(axis for axis, (kind, _) in enumerate(items) if kind in ("int", "scalar"))
     if removed:

@@ -15,7 +15,7 @@ import numpy as np
 
 from refimpl import dtypes, lax
 from refimpl.numpy._creation import canonical_dtype
-from refimpl.numpy._promote import aval_of, promote_dtypes
+from refimpl.numpy._promote import as_array, aval_of, promote_dtypes
 from refimpl.numpy._shape import broadcast_to
 from refimpl.numpy._ufuncs import multiply
 
@@ -161,7 +161,7 @@ def einsum(
     permutation = tuple(labels.index(label) for label in output)
     if permutation != tuple(range(len(permutation))):
         result = lax.transpose(result, permutation)
-    return result
+    return as_array(result)
 
 
 def _parse(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
