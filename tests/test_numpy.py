@@ -567,3 +567,71 @@ def test_x64_promotion_follows_the_flag():
         check("arange", [C(4), C(0.5, 2)], jit=False)
     finally:
         jax.config.update("jax_enable_x64", False)
+
+
+# --- bad operands -------------------------------------------------------------------------------
+
+A = np.ones((2, 3), np.float32)
+UNARY_NAMES = set(UNARY) | {"around", "mod"} - {"mod"}
+BINARY_NAMES = set(BINARY) | {"mod", "pow"}
+
+
+def _calls(name):
+    """One call per operand position of ``rnp.<name>``, with the operand ``v``."""
+    fn = getattr(rnp, name)
+    if name in UNARY_NAMES:
+        return [lambda v: fn(v)]
+    if name in BINARY_NAMES:
+        return [lambda v: fn(v, A), lambda v: fn(A, v)]
+    table = {
+        "where": [lambda v: fn(v, A, A), lambda v: fn(A > 0, v, A), lambda v: fn(A > 0, A, v)],
+        "clip": [lambda v: fn(v, 0, 1), lambda v: fn(A, v, 1), lambda v: fn(A, 0, v)],
+        "dot": [lambda v: fn(v, A.T), lambda v: fn(A, v)],
+        "matmul": [lambda v: fn(v, A.T), lambda v: fn(A, v)],
+        "einsum": [lambda v: fn("ij,jk", v, A.T), lambda v: fn("ij,jk", A, v)],
+        "full": [lambda v: fn((2,), v)],
+        "full_like": [lambda v: fn(v, 1), lambda v: fn(A, v)],
+        "arange": [lambda v: fn(v), lambda v: fn(0, v), lambda v: fn(0, 5, v)],
+        "linspace": [lambda v: fn(v, 1), lambda v: fn(0, v)],
+        "concatenate": [lambda v: fn([A, v]), lambda v: fn([v])],
+        "stack": [lambda v: fn([A, v]), lambda v: fn([v])],
+        "getitem": [lambda v: fn(v, 0)],
+        "take": [lambda v: fn(v, np.array([0])), lambda v: fn(A, v)],
+        "asarray": [lambda v: fn(v)],
+        "array": [lambda v: fn(v)],
+        "astype": [lambda v: fn(v, np.int32)],
+        "pad": [lambda v: fn(v, 1), lambda v: fn(A, 1, constant_values=v)],
+        "repeat": [lambda v: fn(v, 2), lambda v: fn(A, v)],
+        "split": [lambda v: fn(v, 2)],
+        "broadcast_to": [lambda v: fn(v, (2, 3))],
+        "reshape": [lambda v: fn(v, (6,))],
+        "swapaxes": [lambda v: fn(v, 0, 1)],
+        "moveaxis": [lambda v: fn(v, 0, 1)],
+        "expand_dims": [lambda v: fn(v, 0)],
+        "tile": [lambda v: fn(v, 2)],
+    }
+    if name in table:
+        return table[name]
+    return [lambda v: fn(v)]  # the remaining functions take one array first
+
+
+NO_OPERANDS = {"is_operand", "zeros", "ones", "eye"}
+BAD_OPERANDS = [(1, 2), "abc", None, object(), [1, 2]]
+
+
+@pytest.mark.parametrize("name", sorted(set(rnp.__all__) - NO_OPERANDS))
+def test_bad_operands_are_type_errors_naming_function_and_position(name):
+    fn = getattr(rnp, name)
+    names = {name, fn.__name__}
+    for position, call in enumerate(_calls(name)):
+        for bad in BAD_OPERANDS:
+            if isinstance(bad, (list, tuple)) and name in ("asarray", "array", "pad"):
+                continue  # nested sequences are array data (or pad's per-axis values) here
+            if bad is None and position > 0 and name in ("arange", "clip", "where", "pad"):
+                continue  # None is these arguments' default
+            with pytest.raises(TypeError) as info:
+                call(bad)
+            message = str(info.value)
+            assert any(n in message for n in names), (name, message)
+            if not (bad is None and name in ("asarray", "array")):
+                assert "position" in message or "fill_value" in message, (name, message)

@@ -281,6 +281,8 @@ def arange(
     NumPy's in the last place.
     """
     start_name = "stop" if stop is None and step is None else "start"
+    if start is None:
+        raise TypeError(f"arange: argument {start_name!r} (position 0) must be a number, got None")
     start = _concrete_scalar("arange", start_name, start)
     stop = _concrete_scalar("arange", "stop", stop)
     step = _concrete_scalar("arange", "step", step)

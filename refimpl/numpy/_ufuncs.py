@@ -487,6 +487,9 @@ def where(condition: ArrayLike, x: ArrayLike = None, y: ArrayLike = None, /) -> 
 def clip(arr: ArrayLike, /, min: ArrayLike = None, max: ArrayLike = None) -> Array:  # noqa: A002
     """``minimum(max, maximum(min, arr))``; a ``None`` bound is not applied."""
     aval_of(arr, "clip", 0)
+    for position, bound in ((1, min), (2, max)):
+        if bound is not None:
+            aval_of(bound, "clip", position)
     if min is not None:
         arr = maximum(min, arr)
     if max is not None:
