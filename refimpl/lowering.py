@@ -349,6 +349,26 @@ class RuleContext:
         with self.block(region, [_tensor_type((), d) for d in dtypes_]) as args:
             hlo.return_(list(body(*args)))
 
+    def reduce(
+        self,
+        operands: Sequence[ir.Value],
+        dtypes_: Sequence[np.dtype],
+        inits: Sequence[ir.Value],
+        axes: Sequence[int],
+        combine: Callable[..., list[ir.Value]],
+    ) -> list[ir.Value]:
+        """``stablehlo.reduce`` of ``operands`` (one shape) over ``axes``.
+
+        ``combine(*accumulators, *elements)`` gets rank-0 values and returns
+        the new accumulators; ``inits`` are rank-0 identities.
+        """
+        shape = shape_of(operands[0])
+        kept = [size for dim, size in enumerate(shape) if dim not in axes]
+        result_types = [_tensor_type(kept, d) for d in dtypes_]
+        op = hlo.ReduceOp(result_types, list(operands), list(inits), list(axes))
+        self.scalar_block(op.regions[0], [*dtypes_, *dtypes_], combine)
+        return list(op.results)
+
     def lower_program(self, program: Program, args: Sequence[ir.Value]) -> list[ir.Value]:
         """Emit ``program``'s equations here, on ``args``; its output values."""
         return self.module.emit(program, args)

@@ -420,6 +420,27 @@ def convert_values(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
         return np.asarray(x.astype(new_dtype))
 
 
+# --- masking rule (refimpl.transforms.masking) -----------------------------------------
+
+
+def _elementwise_mask_rule(ctx, *operands: Any, **params: Any):
+    """Every elementwise primitive works position by position: the result's
+    logical shape is the operands' common one (rank-0 operands broadcast; an
+    unmasked dim agrees with a masked one) and its padding is unspecified."""
+    return ctx.primitive.bind(*operands, **params), ctx.elementwise_logical()
+
+
+for _prim in [
+    neg_p, sign_p, floor_p, ceil_p, exp_p, log_p, log1p_p, expm1_p, tanh_p, sin_p, cos_p, tan_p,
+    asin_p, acos_p, atan_p, sinh_p, cosh_p, sqrt_p, rsqrt_p, cbrt_p, logistic_p, erf_p, not_p,
+    copy_p, is_finite_p, abs_p, round_p, integer_pow_p, add_p, sub_p, mul_p, div_p, rem_p, pow_p,
+    max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p, shift_left_p, shift_right_logical_p,
+    shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, select_n_p, clamp_p,
+    convert_element_type_p,
+]:  # fmt: skip
+    _prim.def_mask(_elementwise_mask_rule)
+
+
 # --- lowering to StableHLO (refimpl.lowering) -----------------------------------------
 #
 # Each rule emits the StableHLO for its primitive with the reference's
@@ -550,9 +571,10 @@ def _rem_lowering(ctx, x, y):
         return [ctx.in_float32(ctx.hlo.remainder, x, y, dtype=dtype)]
     shape = ctx.shape_of(x)
     zero = ctx.compare(y, ctx.constant(0, dtype, shape), "EQ", dtype)
-    # y == -1 (and y == 0) would overflow or trap; x % -1 is 0, x % 0 handled below
-    unit = ctx.compare(y, ctx.constant(-1, dtype, shape), "EQ", dtype)
-    safe_y = ctx.select(ctx.hlo.or_(zero, unit), ctx.constant(1, dtype, shape), y)
+    unsafe = zero  # x % 0 traps; it is x, chosen below
+    if dtypes.is_signed_int(dtype):  # INT_MIN % -1 overflows; x % -1 is 0 = x % 1
+        unsafe = ctx.hlo.or_(zero, ctx.compare(y, ctx.constant(-1, dtype, shape), "EQ", dtype))
+    safe_y = ctx.select(unsafe, ctx.constant(1, dtype, shape), y)
     remainder = ctx.hlo.remainder(x, safe_y)
     return [ctx.select(zero, x, remainder)]
 

@@ -38,6 +38,7 @@ from refimpl.core import ShapedArray
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple
 from refimpl.primitives.elementwise import convert_values
 from refimpl.primitives.reductions import accumulation_dtype
+from refimpl.shape_spec import Dim
 
 # --- result and compute dtypes ----------------------------------------------------
 
@@ -274,6 +275,38 @@ def _dot_general_impl(
     product = np.matmul(_to_accumulator(lhs_3d, compute), _to_accumulator(rhs_3d, compute))
     result = _from_accumulator(product, compute, out_dtype)
     return result.reshape(batch_shape + lhs_free_shape + rhs_free_shape)
+
+
+@dot_general_p.def_mask
+def _dot_general_mask(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
+    """Masked contracting dims contribute zero: both operands' padding along
+    them is set to 0 first (with a select, so a NaN or inf in the padding
+    cannot leak through ``0 * x``). Batch dims are unified; the result's
+    dims (batch, lhs free, rhs free) keep their operands' logical sizes."""
+    (lc, rc), (lb, rb) = canonical_dot_dims(dimension_numbers)
+    lhs_logical, rhs_logical = list(ctx.logical_in[0]), list(ctx.logical_in[1])
+    for a, b in zip(lc, rc, strict=True):
+        common = ctx.unify([lhs_logical[a], rhs_logical[b]], f"contracting dims {a} and {b}")
+        lhs_logical[a] = rhs_logical[b] = common
+    lhs = ctx.fill_padding(lhs, tuple(lhs_logical), lc, 0)
+    rhs = ctx.fill_padding(rhs, tuple(rhs_logical), rc, 0)
+    batch = [
+        ctx.unify([lhs_logical[a], rhs_logical[b]], f"batch dims {a} and {b}")
+        for a, b in zip(lb, rb, strict=True)
+    ]
+    out_logical = (
+        *batch,
+        *(lhs_logical[d] for d in _free_dims(len(lhs_logical), lc, lb)),
+        *(rhs_logical[d] for d in _free_dims(len(rhs_logical), rc, rb)),
+    )
+    out = dot_general_p.bind(
+        lhs,
+        rhs,
+        dimension_numbers=dimension_numbers,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+    return out, out_logical
 
 
 def _size(shape: Any) -> int:
@@ -538,6 +571,52 @@ def _conv_impl(
     return np.transpose(result, np.argsort(out_spec))
 
 
+@conv_general_dilated_p.def_mask
+def _conv_mask(ctx, lhs, rhs, **params):
+    """Masked lhs spatial, lhs batch and feature dims; the kernel's spatial
+    dims must be unmasked.
+
+    * Spatial dim (logical L): the lhs padding is zeroed, so the padded
+      input reads as the unpadded one followed by zeros -- what high padding
+      adds anyway -- and the first outputs are the unpadded ones. Logical
+      size ``((L - 1)*lhs_dilation + 1 + lo + hi - window) // stride + 1``
+      with ``window = (K - 1)*rhs_dilation + 1`` (this assumes L >= 1 and a
+      non-negative result). ``padding`` is used as given: "SAME" resolved
+      from the padded size equals the unpadded pads when they do not depend
+      on the size (stride 1); with a larger stride they may differ.
+    * Feature dim (contracted): zeroed on both sides, as in dot_general.
+    * lhs batch and kernel output features: carried to the result.
+    A masked dim that a feature or batch group count > 1 splits is not
+    supported.
+    """
+    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
+    lhs_logical, rhs_logical = list(ctx.logical_in[0]), list(ctx.logical_in[1])
+    grouped = params["feature_group_count"] > 1 or params["batch_group_count"] > 1
+    for d in rhs_spec[2:]:
+        if ctx.masked(rhs_logical[d]):
+            raise ctx.unsupported(f"the kernel's spatial dim {d} is masked ({rhs_logical[d]})")
+    features = ctx.unify(
+        [lhs_logical[lhs_spec[1]], rhs_logical[rhs_spec[1]]], "the lhs and rhs feature dims"
+    )
+    lhs_logical[lhs_spec[1]] = rhs_logical[rhs_spec[1]] = features
+    carried = [features, lhs_logical[lhs_spec[0]], rhs_logical[rhs_spec[0]]]
+    if grouped and any(ctx.masked(d) for d in carried):
+        raise ctx.unsupported("a masked feature or batch dim with a group count > 1")
+    lhs = ctx.fill_padding(lhs, tuple(lhs_logical), (lhs_spec[1], *lhs_spec[2:]), 0)
+    rhs = ctx.fill_padding(rhs, tuple(rhs_logical), (rhs_spec[1],), 0)
+    out = conv_general_dilated_p.bind(lhs, rhs, **params)
+    out_logical = [Dim.constant(size) for size in out.shape]
+    out_logical[out_spec[0]] = lhs_logical[lhs_spec[0]]
+    out_logical[out_spec[1]] = rhs_logical[rhs_spec[0]]
+    for i, d in enumerate(lhs_spec[2:]):
+        if ctx.masked(lhs_logical[d]):
+            lo, hi = params["padding"][i]
+            window = _dilated(ctx.avals_in[1].shape[rhs_spec[2 + i]], params["rhs_dilation"][i])
+            extent = (lhs_logical[d] - 1) * params["lhs_dilation"][i] + 1 + lo + hi
+            out_logical[out_spec[2 + i]] = (extent - window) // params["window_strides"][i] + 1
+    return out, tuple(out_logical)
+
+
 def _dilate(x: np.ndarray, dilation: Sequence[int]) -> np.ndarray:
     """Insert ``d - 1`` zeros between neighbours along each spatial dim (dims 2...)."""
     shape = x.shape[:2] + tuple(_dilated(n, d) for n, d in zip(x.shape[2:], dilation, strict=True))
@@ -598,6 +677,103 @@ def _grouped_window_sum(
     lhs = windows.reshape((n, feature_groups, c // feature_groups) + windows.shape[2:])
     out = np.einsum(lhs, [b, g, i, *pos, *off], kernel, [g, f, i, *off], [b, g, f, *pos])
     return out.reshape((n, o) + out_spatial)
+
+
+# --- lowering to StableHLO (refimpl.lowering) -----------------------------------------
+#
+# The impls' arithmetic, spelled out: operands are converted to the compute
+# dtype; float16/bfloat16 accumulate in float32 (rounded once to the compute
+# dtype), bool in int32 (then ``!= 0``, the or-of-ands), everything else in
+# the compute dtype itself (integers wrap); the result is then converted to
+# the output dtype like ``convert_element_type``. ``precision`` is ignored,
+# as by the impls: every product is computed at the compute type's precision.
+
+
+def _accumulator_dtype(compute: np.dtype) -> np.dtype:
+    if compute in (np.dtype(np.float16), dtypes.bfloat16):
+        return np.dtype(np.float32)
+    if dtypes.is_bool(compute):
+        return np.dtype(np.int32)
+    return compute
+
+
+def _contraction_lowering(ctx, lhs, rhs, emit):
+    """Convert operands, ``emit(lhs, rhs, result_type)`` in the accumulator, convert back."""
+    lhs_dtype, rhs_dtype = ctx.avals_in[0].dtype, ctx.avals_in[1].dtype
+    out_aval = ctx.avals_out[0]
+    compute = compute_dtype(lhs_dtype, rhs_dtype, out_aval.dtype)
+    accumulator = _accumulator_dtype(compute)
+    lhs = ctx.convert(ctx.convert(lhs, lhs_dtype, compute), compute, accumulator)
+    rhs = ctx.convert(ctx.convert(rhs, rhs_dtype, compute), compute, accumulator)
+    product = emit(lhs, rhs, ctx.tensor_type(out_aval.shape, accumulator))
+    return [ctx.convert(ctx.convert(product, accumulator, compute), compute, out_aval.dtype)]
+
+
+@dot_general_p.def_lowering
+def _dot_general_lowering(
+    ctx, lhs, rhs, *, dimension_numbers: DotDims, precision: Any, preferred_element_type: Any
+):
+    """``stablehlo.dot_general`` (same output dim order: batch, lhs free, rhs free)."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    dims = ctx.hlo.DotDimensionNumbers.get(
+        lhs_batching_dimensions=list(lb),
+        rhs_batching_dimensions=list(rb),
+        lhs_contracting_dimensions=list(lc),
+        rhs_contracting_dimensions=list(rc),
+    )
+
+    def emit(x, y, result_type):
+        return ctx.hlo.dot_general(result_type, x, y, dims)
+
+    return _contraction_lowering(ctx, lhs, rhs, emit)
+
+
+@conv_general_dilated_p.def_lowering
+def _conv_lowering(
+    ctx,
+    lhs,
+    rhs,
+    *,
+    window_strides: tuple[int, ...],
+    padding: tuple[tuple[int, int], ...],
+    lhs_dilation: tuple[int, ...],
+    rhs_dilation: tuple[int, ...],
+    dimension_numbers: ConvDimensionNumbers,
+    feature_group_count: int,
+    batch_group_count: int,
+    precision: Any,
+    preferred_element_type: Any,
+):
+    """``stablehlo.convolution`` with the same layouts, strides, padding and groups."""
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    dims = ctx.hlo.ConvDimensionNumbers.get(
+        input_batch_dimension=lhs_spec[0],
+        input_feature_dimension=lhs_spec[1],
+        input_spatial_dimensions=list(lhs_spec[2:]),
+        kernel_output_feature_dimension=rhs_spec[0],
+        kernel_input_feature_dimension=rhs_spec[1],
+        kernel_spatial_dimensions=list(rhs_spec[2:]),
+        output_batch_dimension=out_spec[0],
+        output_feature_dimension=out_spec[1],
+        output_spatial_dimensions=list(out_spec[2:]),
+    )
+    pads = np.array(padding, dtype=np.int64).reshape(len(padding), 2)
+
+    def emit(x, y, result_type):
+        return ctx.hlo.convolution(
+            result_type,
+            x,
+            y,
+            dims,
+            feature_group_count,
+            batch_group_count,
+            window_strides=list(window_strides),
+            padding=ctx.ir.DenseIntElementsAttr.get(pads, shape=[len(padding), 2]),
+            lhs_dilation=list(lhs_dilation),
+            rhs_dilation=list(rhs_dilation),
+        )
+
+    return _contraction_lowering(ctx, lhs, rhs, emit)
 
 
 # --- the public lax functions ------------------------------------------------------

@@ -263,6 +263,67 @@ cummax_p = cumulative("cummax", _cummax)
 cummin_p = cumulative("cummin", _cummin)
 
 
+# --- masking rules (refimpl.transforms.masking) ------------------------------------------
+#
+# Before reducing over a masked dim its padding is filled with a value that
+# cannot change the result: the reduction's identity, or for argmax/argmin
+# a value no valid entry loses to.
+
+
+def _reduction_mask_rule(prim: Primitive, identity: Callable[[np.dtype], Any]):
+    def rule(ctx, operand, *, axes):
+        """Padding along the reduced axes becomes the identity (0 for sums, 1
+        for products, -inf/+inf or the dtype's min/max for max/min, all ones
+        for and, 0 for or), so an empty valid region gives the identity."""
+        logical = ctx.logical_in[0]
+        filled = ctx.fill_padding(operand, logical, axes, identity(ctx.avals_in[0].dtype))
+        kept = tuple(dim for axis, dim in enumerate(logical) if axis not in axes)
+        return prim.bind(filled, axes=axes), kept
+
+    return rule
+
+
+def _arg_reduction_mask_rule(prim: Primitive, fill: Callable[[np.dtype], Any]):
+    def rule(ctx, operand, *, axes, index_dtype):
+        """Padding along the reduced axis becomes the dtype's smallest value
+        (argmax) or largest (argmin). A tie goes to the first index and every
+        valid index precedes the padding, so the result is the unpadded one,
+        NaN included (the first NaN wins). An empty valid region gives 0."""
+        logical = ctx.logical_in[0]
+        filled = ctx.fill_padding(operand, logical, axes, fill(ctx.avals_in[0].dtype))
+        kept = tuple(dim for axis, dim in enumerate(logical) if axis not in axes)
+        return prim.bind(filled, axes=axes, index_dtype=index_dtype), kept
+
+    return rule
+
+
+def _cumulative_mask_rule(prim: Primitive, identity: Callable[[np.dtype], Any]):
+    def rule(ctx, operand, *, axis, reverse):
+        """Output i combines inputs 0..i, so the valid region never sees the
+        padding; reversed (inputs i..end) it would, so then the padding along
+        ``axis`` is filled with the identity first."""
+        logical = ctx.logical_in[0]
+        if reverse:
+            operand = ctx.fill_padding(operand, logical, (axis,), identity(ctx.avals_in[0].dtype))
+        return prim.bind(operand, axis=axis, reverse=reverse), logical
+
+    return rule
+
+
+for _prim, _identity in [
+    (reduce_sum_p, dtypes.zero), (reduce_prod_p, dtypes.one), (reduce_max_p, dtypes.min_value),
+    (reduce_min_p, dtypes.max_value), (reduce_and_p, _all_ones), (reduce_or_p, dtypes.zero),
+]:  # fmt: skip
+    _prim.def_mask(_reduction_mask_rule(_prim, _identity))
+argmax_p.def_mask(_arg_reduction_mask_rule(argmax_p, dtypes.min_value))
+argmin_p.def_mask(_arg_reduction_mask_rule(argmin_p, dtypes.max_value))
+for _prim, _identity in [
+    (cumsum_p, dtypes.zero), (cumprod_p, dtypes.one), (cummax_p, dtypes.min_value),
+    (cummin_p, dtypes.max_value),
+]:  # fmt: skip
+    _prim.def_mask(_cumulative_mask_rule(_prim, _identity))
+
+
 # --- sort --------------------------------------------------------------------------------
 
 sort_p = Primitive("sort", multiple_results=True)
@@ -311,6 +372,20 @@ def _sort_impl(
     return [_permute_last(np.moveaxis(x, dimension, -1), order, dimension) for x in operands]
 
 
+@sort_p.def_mask
+def _sort_mask(ctx, *operands, dimension, is_stable, num_keys):
+    """Sorting along an unmasked dim sorts every row (masked other dims just
+    carry their logical sizes). Sorting along a masked dim is not supported."""
+    logical = ctx.elementwise_logical()
+    if ctx.masked(logical[dimension]):
+        raise ctx.unsupported(
+            f"sorting along the masked dim {dimension} (logical shape {ctx.show(logical)}) "
+            "is not supported"
+        )
+    outs = sort_p.bind(*operands, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+    return list(outs), [logical] * len(operands)
+
+
 def _permute_last(x: np.ndarray, order: np.ndarray, dimension: int) -> np.ndarray:
     """Reorder ``x``'s last axis by ``order`` and move it back to ``dimension``."""
     return np.moveaxis(np.take_along_axis(x, order, axis=-1), -1, dimension)
@@ -333,6 +408,213 @@ def _float_sort_keys(x: np.ndarray) -> list[np.ndarray]:
     is_nan = np.isnan(x)
     value = np.where(is_nan | (x == 0), np.zeros((), x.dtype), x)
     return [is_nan, value]
+
+
+# --- lowering to StableHLO (refimpl.lowering) -----------------------------------------
+#
+# Sums and products of float16/bfloat16 accumulate in float32 and round once,
+# as the impls do (XLA alone would accumulate in the narrow type). Max and
+# min use StableHLO's maximum/minimum, which propagate NaN; bool uses or/and;
+# complex numbers compare lexicographically, real part first.
+
+
+def _combiner(name: str, dtype: np.dtype):
+    """The binary op of reduction ``name`` on rank-0 values of ``dtype``."""
+
+    def combine(ctx):
+        if name == "sum":
+            return ctx.hlo.add
+        if name == "prod":
+            return ctx.hlo.multiply
+        if name == "and" or (name == "min" and dtypes.is_bool(dtype)):
+            return ctx.hlo.and_
+        if name == "or" or (name == "max" and dtypes.is_bool(dtype)):
+            return ctx.hlo.or_
+        if dtypes.is_complex(dtype):
+            return lambda a, b: _complex_pick(ctx, a, b, dtype, "GT" if name == "max" else "LT")
+        return ctx.hlo.maximum if name == "max" else ctx.hlo.minimum
+
+    return combine
+
+
+def _complex_pick(ctx, a, b, dtype: np.dtype, direction: str):
+    """The lexicographically larger (GT) or smaller (LT) of two complex values."""
+    part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+    ra, rb, ia, ib = ctx.hlo.real(a), ctx.hlo.real(b), ctx.hlo.imag(a), ctx.hlo.imag(b)
+    wins = ctx.hlo.or_(
+        ctx.compare(ra, rb, direction, part),
+        ctx.hlo.and_(ctx.compare(ra, rb, "EQ", part), ctx.compare(ia, ib, direction, part)),
+    )
+    return ctx.select(wins, a, b)
+
+
+_IDENTITIES = {
+    "sum": dtypes.zero,
+    "prod": dtypes.one,
+    "max": dtypes.min_value,
+    "min": dtypes.max_value,
+    "and": _all_ones,
+    "or": dtypes.zero,
+}
+
+
+def _compute_dtype(name: str, dtype: np.dtype) -> np.dtype:
+    if name in ("sum", "prod") and dtype in _LOW_PRECISION:
+        return np.dtype(np.float32)
+    return dtype
+
+
+def _reduction_lowering(name: str):
+    def rule(ctx, x, *, axes):
+        dtype = ctx.avals_in[0].dtype
+        compute = _compute_dtype(name, dtype)
+        x = ctx.convert(x, dtype, compute)
+        init = ctx.constant(_IDENTITIES[name](compute), compute)
+        op = _combiner(name, compute)(ctx)
+        (out,) = ctx.reduce([x], [compute], [init], axes, lambda acc, v: [op(acc, v)])
+        return [ctx.convert(out, compute, dtype)]
+
+    return rule
+
+
+for _prim, _name in [
+    (reduce_sum_p, "sum"), (reduce_prod_p, "prod"), (reduce_max_p, "max"),
+    (reduce_min_p, "min"), (reduce_and_p, "and"), (reduce_or_p, "or"),
+]:  # fmt: skip
+    _prim.def_lowering(_reduction_lowering(_name))
+
+
+def _arg_reduction_lowering(direction: str):
+    """A reduce over (value, index) pairs: the better value wins, NaN beats every
+    number, and among equal values (or two NaNs) the lower index wins."""
+
+    def rule(ctx, x, *, axes, index_dtype):
+        dtype = ctx.avals_in[0].dtype
+        axis = axes[0]
+        shape = ctx.avals_in[0].shape
+        indices = ctx.hlo.iota(ctx.tensor_type(shape, index_dtype), axis)
+        init_value = ctx.constant(
+            dtypes.min_value(dtype) if direction == "GT" else dtypes.max_value(dtype), dtype
+        )
+        init_index = ctx.constant(0, index_dtype)
+
+        def combine(value_a, index_a, value_b, index_b):
+            nan_a, nan_b = ctx.is_nan(value_a, dtype), ctx.is_nan(value_b, dtype)
+            not_nan_b = ctx.hlo.not_(nan_b)
+            better = ctx.hlo.or_(
+                ctx.compare(value_a, value_b, direction, dtype), ctx.hlo.and_(nan_a, not_nan_b)
+            )
+            tie = ctx.hlo.or_(
+                ctx.compare(value_a, value_b, "EQ", dtype), ctx.hlo.and_(nan_a, nan_b)
+            )
+            first = ctx.compare(index_a, index_b, "LT", index_dtype)
+            pick_a = ctx.hlo.or_(better, ctx.hlo.and_(tie, first))
+            return [ctx.select(pick_a, value_a, value_b), ctx.select(pick_a, index_a, index_b)]
+
+        _, index = ctx.reduce(
+            [x, indices], [dtype, index_dtype], [init_value, init_index], [axis], combine
+        )
+        return [index]
+
+    return rule
+
+
+argmax_p.def_lowering(_arg_reduction_lowering("GT"))
+argmin_p.def_lowering(_arg_reduction_lowering("LT"))
+
+
+def _cumulative_lowering(name: str):
+    """Output ``i`` reduces the window of inputs ``0..i`` (``i..n-1`` reversed):
+    a ``reduce_window`` as long as the axis, padded with the identity."""
+
+    def rule(ctx, x, *, axis, reverse):
+        dtype = ctx.avals_in[0].dtype
+        shape = ctx.avals_in[0].shape
+        compute = _compute_dtype(name, dtype)
+        x = ctx.convert(x, dtype, compute)
+        n = shape[axis]
+        window = [1] * len(shape)
+        window[axis] = max(n, 1)
+        padding = np.zeros((len(shape), 2), np.int64)
+        padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
+        if n == 0:
+            padding[axis] = (0, 0)
+        init = ctx.constant(_IDENTITIES[name](compute), compute)
+        op = ctx.hlo.ReduceWindowOp(
+            [ctx.tensor_type(shape, compute)],
+            [x],
+            [init],
+            window,
+            padding=ctx.ir.DenseIntElementsAttr.get(padding, shape=[len(shape), 2]),
+        )
+        combine = _combiner(name, compute)(ctx)
+        ctx.scalar_block(op.regions[0], [compute, compute], lambda a, b: [combine(a, b)])
+        return [ctx.convert(op.results[0], compute, dtype)]
+
+    return rule
+
+
+for _prim, _name in [
+    (cumsum_p, "sum"), (cumprod_p, "prod"), (cummax_p, "max"), (cummin_p, "min"),
+]:  # fmt: skip
+    _prim.def_lowering(_cumulative_lowering(_name))
+
+
+@sort_p.def_lowering
+def _sort_lowering(ctx, *operands, dimension: int, is_stable: bool, num_keys: int):
+    """A stable ``stablehlo.sort`` whose comparator is the impl's order:
+    lexicographic over the keys; floats with -0.0 == 0.0 and NaNs last and
+    equal; complex by real part, then imaginary part."""
+    avals = ctx.avals_in
+    op = ctx.hlo.SortOp(
+        [ctx.ir_type(a) for a in avals], list(operands), dimension=dimension, is_stable=True
+    )
+    pair_dtypes = [a.dtype for a in avals for _ in range(2)]
+
+    def comparator(*args):
+        keys = []
+        for k in range(num_keys):
+            keys += _sort_keys(ctx, args[2 * k], args[2 * k + 1], avals[k].dtype)
+        less = None
+        for key_less, key_equal in reversed(keys):  # k0 < or (k0 == and (k1 < or ...))
+            if less is None:
+                less = key_less
+            else:
+                less = ctx.hlo.or_(key_less, ctx.hlo.and_(key_equal, less))
+        return [less]
+
+    ctx.scalar_block(op.regions[0], pair_dtypes, comparator)
+    return list(op.results)
+
+
+def _sort_keys(ctx, a, b, dtype: np.dtype) -> list:
+    """(a < b, a == b) per sort key of one operand (see ``sort_keys``)."""
+    if dtypes.is_complex(dtype):
+        part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+        real = _float_keys(ctx, ctx.hlo.real(a), ctx.hlo.real(b), part)
+        imag = _float_keys(ctx, ctx.hlo.imag(a), ctx.hlo.imag(b), part)
+        return real + imag
+    if dtypes.is_floating(dtype):
+        return _float_keys(ctx, a, b, dtype)
+    return [(ctx.compare(a, b, "LT", dtype), ctx.compare(a, b, "EQ", dtype))]
+
+
+def _float_keys(ctx, a, b, dtype: np.dtype) -> list:
+    """Keys (is NaN, value with NaN and -0.0 as 0): NaNs last and equal, -0.0 == 0.0."""
+    boolean = np.dtype(bool)
+    zero = ctx.constant(0, dtype)
+
+    def key(x):
+        nan = ctx.is_nan(x, dtype)
+        plain = ctx.select(ctx.hlo.or_(nan, ctx.compare(x, zero, "EQ", dtype)), zero, x)
+        return nan, plain
+
+    nan_a, value_a = key(a)
+    nan_b, value_b = key(b)
+    return [
+        (ctx.compare(nan_a, nan_b, "LT", boolean), ctx.compare(nan_a, nan_b, "EQ", boolean)),
+        (ctx.compare(value_a, value_b, "LT", dtype), ctx.compare(value_a, value_b, "EQ", dtype)),
+    ]
 
 
 # --- the public lax functions ------------------------------------------------------
