@@ -32,3 +32,10 @@ def _jit_call_impl(*args: np.ndarray, program: Program, name: str) -> list[Any]:
     from refimpl.interpreter import eval_program
 
     return eval_program(program, args)
+
+
+@jit_call_p.def_lowering
+def _jit_call_lowering(ctx: Any, *args: Any, program: Program, name: str) -> list[Any]:
+    """A private function holding the sub-program, and a ``func.call`` of it
+    (one function per sub-program, however often it is called)."""
+    return ctx.call(program, name, args)
