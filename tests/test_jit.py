@@ -1,0 +1,283 @@
+"""The jit signature cache (SPEC "Tracing and the signature cache").
+
+Trace counts are compared with real JAX's ``_cache_size()`` where both have
+the behaviour, so the expectation is not one we computed ourselves.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+from refimpl import lax
+
+
+def both(fun, **kwargs):
+    """The same function jitted by refimpl and by JAX."""
+    return ri.jit(fun, **kwargs), jax.jit(fun, **kwargs)
+
+
+def call_sequence(calls, fun, **kwargs):
+    """Run the same argument sequence through both; return (ours, jax) cache sizes."""
+    ours, theirs = both(fun, **kwargs)
+    for args, kw in calls:
+        ours(*args, **kw)
+        theirs(*args, **kw)
+    return ours._cache_size(), theirs._cache_size()
+
+
+def test_same_signature_traces_once():
+    f = ri.jit(lambda x, y: x * y + 1.0)
+    for value in range(5):
+        f(np.full(3, value, np.float32), np.float32(value))
+    assert f.trace_count == 1 and f._cache_size() == 1
+
+
+@pytest.mark.parametrize(
+    "calls",
+    [
+        # weak vs strong scalar of the same dtype are different entries
+        [((1.0,), {}), ((np.float32(1.0),), {})],
+        # Python int vs float
+        [((1,), {}), ((1.0,), {})],
+        # shape change
+        [((np.ones(3, np.float32),), {}), ((np.ones(4, np.float32),), {})],
+        # dtype change
+        [((np.ones(3, np.float32),), {}), ((np.ones(3, np.int32),), {})],
+        # same signature, different values
+        [((np.ones(3, np.float32),), {}), ((np.zeros(3, np.float32),), {})],
+        # numpy float64 is canonicalized to float32 (x64 off) -> same entry as float32
+        [((np.ones(3),), {}), ((np.ones(3, np.float32),), {})],
+    ],
+    ids=["weak-vs-strong", "int-vs-float", "shape", "dtype", "values", "f64-canonical"],
+)
+def test_cache_entries_match_jax(calls):
+    ours, theirs = call_sequence(calls, lambda x: x * 2)
+    assert ours == theirs
+
+
+def test_tree_structure_is_part_of_the_signature():
+    calls = [
+        (((np.ones(2, np.float32), np.ones(2, np.float32)),), {}),
+        (([np.ones(2, np.float32), np.ones(2, np.float32)],), {}),
+        (({"a": np.ones(2, np.float32), "b": np.ones(2, np.float32)},), {}),
+        (({"b": np.ones(2, np.float32), "a": np.ones(2, np.float32)},), {}),  # same as above
+    ]
+    ours, theirs = call_sequence(calls, lambda t: jax_or_ri_sum(t))
+    assert ours == theirs == 3
+
+
+def jax_or_ri_sum(tree):
+    leaves = jax.tree_util.tree_leaves(tree)
+    total = leaves[0]
+    for leaf in leaves[1:]:
+        total = total + leaf
+    return total
+
+
+def test_static_argument_change_retraces():
+    def f(x, n):
+        return x * n
+
+    calls = [((np.ones(2, np.float32), 2), {}), ((np.ones(2, np.float32), 2), {})]
+    calls += [((np.ones(2, np.float32), 3), {}), ((np.ones(2, np.float32),), {"n": 3})]
+    ours, theirs = call_sequence(calls, f, static_argnums=1)
+    assert ours == theirs == 3
+
+
+def test_static_argnames_mirror_positions():
+    f = ri.jit(lambda x, n: x * n, static_argnames="n")
+    f(np.ones(2, np.float32), 2)  # n passed positionally is still static
+    f(np.ones(2, np.float32), n=2)
+    assert f.trace_count == 2  # positional vs keyword: a different tree, as in JAX
+    f(np.ones(2, np.float32), n=2)
+    assert f.trace_count == 2
+
+
+def test_unhashable_static_argument_names_it():
+    f = ri.jit(lambda x, opts: x, static_argnums=1)
+    with pytest.raises(TypeError, match=r"static argument opts has unhashable type list"):
+        f(1.0, [1, 2])
+    g = ri.jit(lambda x, *, cfg: x, static_argnames="cfg")
+    with pytest.raises(TypeError, match=r"static argument cfg has unhashable type dict"):
+        g(1.0, cfg={})
+
+
+def test_negative_static_argnums():
+    f = ri.jit(lambda x, n: x * n, static_argnums=-1)
+    assert float(f(np.float32(2), 3)) == 6.0
+    f(np.float32(2), 4)
+    assert f.trace_count == 2
+
+
+def test_x64_flag_is_part_of_the_signature():
+    f = ri.jit(lambda x: x + 1)
+    f(np.ones(2))
+    ri.config.update("enable_x64", True)
+    out = f(np.ones(2))
+    assert out.dtype == np.float64
+    assert f.trace_count == 2
+    ri.config.update("enable_x64", False)
+    f(np.ones(2))
+    assert f.trace_count == 2
+
+
+def test_eval_shape_output_fed_back_hits_the_cache():
+    step = lambda x: x * 2 + 1  # noqa: E731
+    shape = ri.eval_shape(step, 1.0)
+    assert shape.weak_type is True and shape.dtype == np.float32 and shape.shape == ()
+    assert jax.eval_shape(step, 1.0).weak_type is True  # the oracle agrees
+    f = ri.jit(lambda x: x * 3)
+    f(ri.jit(step)(1.0))  # a real weakly typed value
+    assert f.trace_count == 1
+    f.trace(shape)  # the abstract description of the same value
+    assert f.trace_count == 1
+    f.trace(ri.ShapeDtypeStruct((), np.float32))  # strong: a new entry
+    assert f.trace_count == 2
+
+
+def test_abstract_arguments_cannot_be_executed():
+    f = ri.jit(lambda x: x)
+    with pytest.raises(TypeError, match="ShapeDtypeStruct"):
+        f(ri.ShapeDtypeStruct((2,), np.float32))
+
+
+def test_explain_cache_misses_names_argument_and_change(caplog):
+    ri.config.update("explain_cache_misses", True)
+
+    def scale(x, factor):
+        return x * factor
+
+    f = ri.jit(scale, static_argnames="factor")
+    with caplog.at_level(logging.WARNING, logger="refimpl.jit"):
+        f(np.ones(3, np.float32), factor=2)
+        assert caplog.records == []  # the first trace is not a miss worth explaining
+        f(np.ones(4, np.float32), factor=2)
+        f(np.ones(4, np.int32), factor=2)
+        f(np.ones(4, np.int32), factor=5)
+        f(1, factor=5)
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 4
+    assert "jit(scale)" in messages[0] and "x: shape changed from (3,) to (4,)" in messages[0]
+    assert "x: dtype changed from float32 to int32" in messages[1]
+    assert "static argument factor changed from 2 to 5" in messages[2]
+    assert "x: shape changed from (4,) to ()" in messages[3] or "weak_type" in messages[3]
+
+
+def test_explain_weak_type_change(caplog):
+    ri.config.update("explain_cache_misses", True)
+    f = ri.jit(lambda x: x + 1)
+    with caplog.at_level(logging.WARNING, logger="refimpl.jit"):
+        f(np.float32(1))
+        f(1.0)
+    (record,) = caplog.records
+    assert "weak_type changed from False to True" in record.getMessage()
+
+
+def test_explain_tree_change(caplog):
+    ri.config.update("explain_cache_misses", True)
+    f = ri.jit(lambda t: t[0])
+    with caplog.at_level(logging.WARNING, logger="refimpl.jit"):
+        f((1.0, 2.0))
+        f((1.0, 2.0, 3.0))
+    (record,) = caplog.records
+    assert "tree structure" in record.getMessage()
+
+
+def test_nested_jit_is_one_equation_with_its_own_cache():
+    inner = ri.jit(lambda x: rnp.sin(x) * 2)
+    outer = ri.jit(lambda x, y: inner(x) + inner(y))
+    program = ri.make_program(outer)(np.ones(3, np.float32), np.ones(3, np.float32))
+    ri.check_program(program)
+    assert [e.primitive.name for e in program.eqns] == ["jit", "jit", "add"]
+    assert inner.trace_count == 1  # both calls share one signature
+    outer(np.ones(3, np.float32), np.ones(3, np.float32))
+    outer(np.ones(5, np.float32), np.ones(5, np.float32))
+    assert inner.trace_count == 2
+    expected = np.sin(np.ones(5, np.float32)) * 2 * 2
+    np.testing.assert_allclose(np.asarray(outer(np.ones(5), np.ones(5))), expected, rtol=1e-6)
+
+
+def test_tracing_the_outer_function_twice_does_not_retrace_inner():
+    inner = ri.jit(lambda x: x + 1)
+    outer1 = ri.jit(lambda x: inner(x) * 2)
+    outer2 = ri.jit(lambda x: inner(x) * 3)
+    outer1(np.ones(2, np.float32))
+    outer2(np.ones(2, np.float32))
+    assert inner.trace_count == 1
+
+
+def test_nested_jit_closing_over_an_outer_tracer():
+    def outer(x, y):
+        inner = ri.jit(lambda a: a * y)  # y is a tracer of the outer trace
+        return inner(x)
+
+    out = ri.jit(outer)(np.float32(3), np.float32(4))
+    assert float(out) == 12.0
+
+
+def test_output_weak_types_match_jax():
+    pairs = [
+        (lambda x: x * 2, lambda x: x * 2),
+        (lambda x: x + np.float32(1), lambda x: x + np.float32(1)),
+        (lambda x: lax.sin(x), lambda x: jax.lax.sin(x)),
+    ]
+    for fun, jax_fun in pairs:
+        for arg in (1.0, np.float32(1.0)):
+            ours = ri.jit(fun)(arg)
+            theirs = jax.jit(jax_fun)(arg)
+            assert ours.weak_type == theirs.weak_type, (fun, arg)
+            assert ours.dtype == theirs.dtype
+
+
+def test_kwargs_and_pytree_outputs():
+    f = ri.jit(lambda x, *, scale: {"y": x * scale, "pair": (x, scale)})
+    out = f(np.ones(2, np.float32), scale=np.float32(3))
+    assert set(out) == {"pair", "y"}
+    np.testing.assert_array_equal(np.asarray(out["y"]), [3, 3])
+    np.testing.assert_array_equal(np.asarray(out["pair"][1]), 3)
+
+
+def test_non_array_output_is_a_clear_error():
+    with pytest.raises(TypeError, match=r"jit\(<lambda>\): output leaf 0 is a str"):
+        ri.jit(lambda x: "hello")(1.0)
+
+
+def test_bad_argument_names_its_path():
+    f = ri.jit(lambda tree: tree)
+    with pytest.raises(TypeError, match=r"argument at position 'tree\['a'\]\[1\]'.*str"):
+        f({"a": [1.0, "oops"]})
+
+
+def test_jit_result_matches_jax_values():
+    fun = lambda x, y: rnp.sin(x) * y - x / 3  # noqa: E731
+    x = np.linspace(-2, 2, 7, dtype=np.float32)
+    ours = ri.jit(fun)(x, 2.5)
+    theirs = jax.jit(lambda a, b: jnp.sin(a) * b - a / 3)(x, 2.5)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6, atol=1e-6)
+
+
+def test_jit_as_decorator_with_options():
+    @ri.jit(static_argnums=(1,))
+    def power(x, n):
+        out = x
+        for _ in range(n - 1):
+            out = out * x
+        return out
+
+    assert float(power(np.float32(2), 3)) == 8.0
+
+
+def test_jit_rejects_bad_options():
+    with pytest.raises(TypeError, match="static_argnums must be ints"):
+        ri.jit(lambda x: x, static_argnums="x")
+    with pytest.raises(ValueError, match="backend"):
+        ri.jit(lambda x: x, backend="tpu9")
+    with pytest.raises(TypeError, match="expected a callable"):
+        ri.jit(3)
