@@ -301,6 +301,18 @@ def test_xs_none_with_length():
     assert carry.weak_type  # weak int in, weak int out: stays weak (as in JAX)
 
 
+@pytest.mark.parametrize("make_length", [int, np.int64, lambda n: ri.device_put(np.int32(n))])
+def test_length_accepts_concrete_integers(make_length):
+    carry, ys = lax.scan(lambda c, _: (c + 1, c), 0, None, length=make_length(3))
+    assert int(carry) == 3 and ys.shape == (3,)
+
+
+def test_empty_carry():
+    carry, ys = lax.scan(lambda c, x: (c, x * 2), None, np.arange(3, dtype=np.float32))
+    assert carry is None
+    np.testing.assert_array_equal(np.asarray(ys), [0, 2, 4])
+
+
 def test_body_returning_none_ys():
     carry, ys = lax.scan(lambda c, x: (c + x, None), 0.0, np.ones(3, np.float32))
     assert ys is None

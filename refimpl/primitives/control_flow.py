@@ -26,6 +26,7 @@ make that so the way JAX 0.10 does where it can (see ``_promoted_carry``).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,9 +49,12 @@ def _static_int(api: str, arg: str, value: Any) -> int:
             f"{api}: {arg} must be a concrete int known while tracing, got a traced value "
             f"{value.aval.str_short()} (it depends on {value.origin})"
         )
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{api}: {arg} must be an int, got {value!r}")
-    return int(value)
+    try:
+        return operator.index(value)  # ints, NumPy ints, concrete integer scalar arrays
+    except TypeError:
+        raise TypeError(f"{api}: {arg} must be an int, got {value!r}") from None
 
 
 def normalize_unroll(unroll: Any, length: int, api: str = "lax.scan") -> int:
@@ -89,7 +93,7 @@ class _Traced:
         return self.program.out_avals
 
 
-def _flatten_operands(api: str, label: str, tree: Any) -> tuple[list, tree_util.PyTreeDef, list]:
+def _flatten_operands(label: str, tree: Any) -> tuple[list, tree_util.PyTreeDef, list]:
     """Leaves, treedef and leaf paths of an operand pytree (``label`` prefixes paths)."""
     path_leaves, treedef = tree_util.tree_flatten_with_path(tree)
     paths = [f"{label}{path}" for path, _ in path_leaves]
@@ -193,7 +197,9 @@ def _promoted_carry(
     return promoted, changed
 
 
-def _check_carry_tree(api: str, init_tree: tree_util.PyTreeDef, out_tree: tree_util.PyTreeDef):
+def _check_carry_tree(
+    api: str, init_tree: tree_util.PyTreeDef, out_tree: tree_util.PyTreeDef
+) -> None:
     if init_tree != out_tree:
         raise TypeError(
             f"{api}: the body must return a carry with the same pytree structure as the "
@@ -432,8 +438,8 @@ def _scan(
 ) -> tuple[Any, Any]:
     if not callable(f):
         raise TypeError(f"{api}: f must be callable, got {type(f).__name__}")
-    init_leaves, init_tree, carry_paths = _flatten_operands(api, "carry", init)
-    xs_leaves, xs_tree, xs_paths = _flatten_operands(api, "xs", xs)
+    init_leaves, init_tree, carry_paths = _flatten_operands("carry", init)
+    xs_leaves, xs_tree, xs_paths = _flatten_operands("xs", xs)
     xs_avals = _avals_of(api, xs_leaves, xs_paths)
     length = _scan_length(api, xs_avals, xs_paths, length)
     unroll = normalize_unroll(unroll, length, api)
@@ -542,7 +548,7 @@ def while_loop(
 def _while_loop(api: str, cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     if not (callable(cond_fun) and callable(body_fun)):
         raise TypeError(f"{api}: cond_fun and body_fun must be callable")
-    leaves, tree, paths = _flatten_operands(api, "carry", init_val)
+    leaves, tree, paths = _flatten_operands("carry", init_val)
     avals = _avals_of(api, leaves, paths)
     cond, body = _trace_while(api, cond_fun, body_fun, tree, avals)
     leaves, changed = _promoted_carry(leaves, avals, body.out_avals)
@@ -724,7 +730,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
 def _switch(
     api: str, index: Any, branches: Sequence[Callable], operands: tuple, names: Sequence[str]
 ) -> Any:
-    leaves, in_tree, paths = _flatten_operands(api, "operands", operands)
+    leaves, in_tree, paths = _flatten_operands("operands", operands)
     avals = _avals_of(api, leaves, paths)
     origins = [f"an operand of {api}"] * len(leaves)
 
