@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import eager, lowering, pjrt_runtime, tracing, tree_util
+from refimpl import dtypes, eager, lowering, pjrt_runtime, tracing, tree_util
 from refimpl.core import ShapedArray
 from refimpl.pjrt_array import PjrtArray
 from refimpl.transforms import donation
@@ -55,6 +55,7 @@ __all__ = [
     "execute",
     "lower",
     "make_fast_jitted",
+    "put_leaf",
     "to_device",
     "wrap_buffer",
 ]
@@ -63,9 +64,22 @@ __all__ = [
 # --- client and devices ---------------------------------------------------------------
 
 
+_client: Any = None
+_client_lock = threading.Lock()
+
+
 def client() -> Any:
-    """The process-wide PJRT client (the plugin's default device count)."""
-    return pjrt_runtime.get_client()
+    """The process-wide PJRT client (the plugin's default device count).
+
+    Found once: plugin discovery searches the file system, too slow for
+    every call. A missing plugin raises here, with the package to install.
+    """
+    global _client
+    if _client is None:
+        with _client_lock:
+            if _client is None:
+                _client = pjrt_runtime.get_client()
+    return _client
 
 
 @functools.cache
@@ -101,7 +115,7 @@ def wrap_buffer(buffer: Any, weak_type: bool, device: Any, committed: bool) -> P
 
 def to_device(value: np.ndarray, device: Any) -> Any:
     """A new device buffer holding a copy of the host array ``value``."""
-    return client().buffer_from_numpy(np.ascontiguousarray(value), _index_of(device))
+    return client().buffer_from_numpy(np.asarray(value, order="C"), _index_of(device))
 
 
 def _index_of(device: Any) -> int:
@@ -144,6 +158,54 @@ def _input_buffer(leaf: Any, aval: ShapedArray, device: Any) -> Any:
         # TODO(fast path): an on-device copy; for now through the host
         return to_device(leaf._value(), device)
     return to_device(tracing.concrete_value(leaf, aval), device)
+
+
+# --- device_put ------------------------------------------------------------------------------
+
+
+def is_pjrt_array(x: Any) -> bool:
+    return isinstance(x, PjrtArray)
+
+
+def put_leaf(x: Any, device: Any, donate: bool, alias: bool) -> PjrtArray:
+    """``device_put`` of one leaf onto a PJRT device (the SPEC table, on buffers).
+
+    ``device=None`` keeps a PJRT array's device and commitment and puts
+    anything else on the default device, uncommitted. For a PJRT array:
+    donation on the same device moves the buffer itself into the result;
+    ``alias`` returns ``x`` when nothing changes; otherwise the result gets a
+    fresh buffer (an on-device copy, or a transfer to another device).
+    Reference Arrays, NumPy arrays and scalars are copied to the device; a
+    donated reference Array is deleted.
+    """
+    if device is not None and not is_pjrt_device(device):
+        raise ValueError(f"device_put: {device} is not a PJRT device; use one of {devices()}")
+    if isinstance(x, PjrtArray):
+        target, committed = (device, True) if device is not None else (x.device, x.committed)
+        if donate and target == x.device:
+            return wrap_buffer(x.take_buffer("device_put"), x.weak_type, target, committed)
+        if not donate and alias and (target, committed) == (x.device, x.committed):
+            return x
+        buffer = _copy_on_device(x) if target == x.device else to_device(x._value(), target)
+        if donate:
+            x.mark_donated("device_put")
+        return wrap_buffer(buffer, x.weak_type, target, committed)
+    aval = tracing.get_aval(x, "device_put", "x")
+    weak = dtypes.weak_type_of_value(x) if dtypes.is_python_scalar(x) else aval.weak_type
+    target, committed = (device, True) if device is not None else (default_device(), False)
+    buffer = to_device(tracing.concrete_value(x, aval), target)
+    if donate and donation.is_device_array(x) and hasattr(x, "mark_donated"):
+        x.mark_donated("device_put")
+    return wrap_buffer(buffer, weak, target, committed)
+
+
+def _copy_on_device(x: PjrtArray) -> Any:
+    """A new buffer on ``x``'s device with ``x``'s value: a program returning its
+    (not donated) input, for which XLA allocates a fresh output buffer."""
+    from refimpl.primitives.elementwise import copy_p
+
+    (out,) = eager_dispatch(copy_p, (x,), [x.aval], [x.aval], {})
+    return out.take_buffer("device_put")
 
 
 # --- compiling ------------------------------------------------------------------------------

@@ -72,6 +72,18 @@ class PjrtArray(ArrayOps):
         self.delete()
         self._donated_to = function_name
 
+    def take_buffer(self, function_name: str) -> Any:
+        """Hand this array's buffer over to ``function_name``; this array is deleted.
+
+        The caller becomes the only owner of the buffer (e.g. a new array on
+        the same device), so a buffer is never shared by two arrays.
+        """
+        buffer = self.buffer()
+        self._buffer = None
+        self._host = None
+        self._donated_to = function_name
+        return buffer
+
     def buffer(self) -> Any:
         """The live ``refimpl._pjrt.Buffer``; the deleted-array error if there is none."""
         if self._buffer is None or self._buffer.is_deleted():

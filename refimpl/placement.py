@@ -9,6 +9,7 @@ several arrays runs (see ``refimpl.arrays.placement``).
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -84,7 +85,7 @@ def _check_donated_once(leaves: list[Any]) -> None:
     """Donating one array twice would delete it before its second use."""
     seen: set[int] = set()
     for i, leaf in enumerate(leaves):
-        if isinstance(leaf, Array):
+        if isinstance(leaf, Array) or _is_pjrt_array(leaf):
             if id(leaf) in seen:
                 raise ValueError(
                     f"device_put: the same array appears twice in x (again at leaf {i}) with "
@@ -94,7 +95,7 @@ def _check_donated_once(leaves: list[Any]) -> None:
 
 
 def _check_device(device: Any) -> None:
-    if device is None:
+    if device is None or _is_pjrt_device(device):
         return
     if not isinstance(device, Device):
         raise TypeError(f"device_put: device must be a Device or None, got {type(device).__name__}")
@@ -108,6 +109,10 @@ def _check_device(device: Any) -> None:
 def _put_leaf(x: Any, device: Device | None, donate: bool, alias: bool) -> Any:
     if isinstance(x, tracing.Tracer):
         return x  # placement and donation only concern concrete buffers
+    if _goes_to_pjrt(x, device):
+        from refimpl import pjrt
+
+        return pjrt.put_leaf(x, device, donate, alias)
     if isinstance(x, Array):
         return _put_array(x, device, donate, alias)
     aval = tracing.get_aval(x, "device_put", "x")
@@ -115,6 +120,27 @@ def _put_leaf(x: Any, device: Device | None, donate: bool, alias: bool) -> Any:
     weak = dtypes.weak_type_of_value(x) if dtypes.is_python_scalar(x) else aval.weak_type
     target, committed = (device, True) if device is not None else (default_device(), False)
     return Array(np.array(value, order="C", copy=True), weak, target, committed)
+
+
+# PJRT devices and arrays are handled by refimpl.pjrt (loaded only when used).
+
+
+def _is_pjrt_device(device: Any) -> bool:
+    pjrt = sys.modules.get("refimpl.pjrt")
+    return pjrt is not None and not isinstance(device, Device) and pjrt.is_pjrt_device(device)
+
+
+def _is_pjrt_array(x: Any) -> bool:
+    pjrt = sys.modules.get("refimpl.pjrt")
+    return pjrt is not None and pjrt.is_pjrt_array(x)
+
+
+def _goes_to_pjrt(x: Any, device: Any) -> bool:
+    """A PJRT target device, a PJRT array kept where it is, or a host value put on
+    the default device while the PJRT backend is the default."""
+    if device is not None:
+        return _is_pjrt_device(device)
+    return _is_pjrt_array(x) or (config.backend == "pjrt" and not isinstance(x, Array))
 
 
 def _put_array(x: Array, device: Device | None, donate: bool, alias: bool) -> Array:
