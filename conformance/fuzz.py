@@ -449,7 +449,9 @@ def programs(ops: Sequence[Op], *, max_steps: int = 6, donation: bool = True) ->
     return build()
 
 
+@functools.cache
 def _inputs() -> Any:
+    """The strategy of one input (built once: making strategies is slow)."""
     from hypothesis import strategies as st
 
     @st.composite
@@ -559,8 +561,13 @@ def run_fuzz(
     seed: int = 0,
     stream: TextIO = sys.stdout,
     max_steps: int = 6,
+    op_names: Sequence[str] | None = None,
 ) -> FuzzResult:
-    """Run ``n`` random programs on the implementations; print a minimal failure."""
+    """Run ``n`` random programs on the implementations; print a minimal failure.
+
+    ``op_names`` restricts the ops programs are built from (default: all that
+    every implementation supports).
+    """
     from hypothesis import HealthCheck, given, settings
     from hypothesis import seed as hypothesis_seed
 
@@ -575,6 +582,8 @@ def run_fuzz(
         return FuzzResult(ok=True, skipped_reason=reason)
     ops = [op for op in OP_LIST if all(not i.missing_feature(f) for i in impls
                                        for f in op.requires)]  # fmt: skip
+    if op_names is not None:
+        ops = [op for op in ops if op.name in op_names]
     donation = all(not i.missing_feature("donation") for i in impls)
     last_failure: dict[str, Any] = {}
     count = [0]
