@@ -195,8 +195,9 @@ def _print_param(value: Any, name: _Namer, indent: int) -> str:
     if isinstance(value, Program):
         return _print_program(value, name, indent + 4)
     if isinstance(value, tuple) and any(isinstance(v, Program) for v in value):
-        parts = [_print_param(v, name, indent) for v in value]
-        return "(\n" + ",\n".join(" " * (indent + 4) + p.lstrip() for p in parts) + "\n)"
+        inner = " " * (indent + 8)
+        parts = [inner + _print_param(v, name, indent + 4) for v in value]
+        return "(\n" + ",\n".join(parts) + "\n" + " " * (indent + 4) + ")"
     if isinstance(value, np.dtype):
         return dtypes.short_name(value)
     return repr(value)
