@@ -64,6 +64,7 @@ def _to_dtype(value: Any, aval: ShapedArray, dtype: np.dtype, weak: bool) -> Any
 
 
 def convert_all(fn_name: str, args: tuple[Any, ...], dtype: np.dtype, weak: bool) -> list[Any]:
+    """Every argument as ``dtype`` with weak flag ``weak``."""
     avals = [aval_of(a, fn_name, i) for i, a in enumerate(args)]
     return [_to_dtype(a, av, dtype, weak) for a, av in zip(args, avals, strict=True)]
 
@@ -127,20 +128,18 @@ def broadcast_to_shape(x: Any, from_shape: tuple[int, ...], shape: tuple[int, ..
     return lax.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
 
 
-def promote_and_broadcast(fn_name: str, *args: Any) -> list[Any]:
-    return broadcast_arrays(fn_name, *promote_dtypes(fn_name, *args))
-
-
 def promote_args(fn_name: str, *args: Any) -> list[Any]:
     """jnp's ``promote_args``: join the dtypes, then broadcast the shapes."""
     return broadcast_arrays(fn_name, *promote_dtypes(fn_name, *args))
 
 
 def promote_args_inexact(fn_name: str, *args: Any) -> list[Any]:
+    """:func:`promote_dtypes_inexact`, then broadcast the shapes."""
     return broadcast_arrays(fn_name, *promote_dtypes_inexact(fn_name, *args))
 
 
 def promote_args_numeric(fn_name: str, *args: Any) -> list[Any]:
+    """:func:`promote_dtypes_numeric`, then broadcast the shapes."""
     return broadcast_arrays(fn_name, *promote_dtypes_numeric(fn_name, *args))
 
 

@@ -40,6 +40,10 @@ def _index(fn_name: str, what: str, value: Any) -> int:
     """A concrete Python int from an int-like; TypeError naming ``what`` otherwise."""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{fn_name}: {what} must be an int, got {value!r}")
+    if is_traced(value):
+        raise tracing.ConcretizationTypeError(
+            f"{fn_name}: {what} must be concrete, got a traced value {value!r}; mark it static"
+        )
     try:
         return operator.index(value)
     except TypeError:
