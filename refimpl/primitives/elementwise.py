@@ -77,7 +77,9 @@ def unary(name: str, impl: Callable[..., np.ndarray], accepts: tuple, result_dty
         check_dtype_in(name, x, allowed, what)
         if result_dtype is None:
             return x
-        return ShapedArray(x.shape, result_dtype(x.dtype), weak_type=False)
+        out_dtype = result_dtype(x.dtype)
+        # a predicate's bool result is strong; abs of a weak value stays weak (as JAX)
+        return ShapedArray(x.shape, out_dtype, x.weak_type and out_dtype != np.dtype(bool))
 
     prim.def_impl(impl)
     return prim
