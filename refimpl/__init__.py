@@ -13,6 +13,7 @@ from refimpl.core import Program, ShapedArray, check_program
 from refimpl.placement import default_backend, device_put, devices
 from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
 from refimpl.transforms.jit import Jitted, ShapeDtypeStruct, eval_shape, jit, make_program
+from refimpl.transforms.masking import mask
 from refimpl.tree_util import (
     register_pytree_node,
     tree_flatten,
@@ -40,6 +41,7 @@ __all__ = [
     "jit",
     "lax",
     "make_program",
+    "mask",
     "register_pytree_node",
     "tree_flatten",
     "tree_leaves",

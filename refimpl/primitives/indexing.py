@@ -35,6 +35,7 @@ from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
 from refimpl.primitives import elementwise, structural
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple, normalize_axis
+from refimpl.shape_spec import Dim
 
 # --- start indices ---------------------------------------------------------------------
 
@@ -103,6 +104,32 @@ def _dynamic_slice_impl(
     return x[_window(begin, slice_sizes)]
 
 
+def _start_within(ctx, start: Any, last: Dim) -> Any:
+    """``start`` clamped into ``[0, last]`` (``last`` a run-time dim), in its dtype."""
+    dtype = tracing.get_aval(start, ctx.name, "start").dtype
+    bound = elementwise.convert_element_type(ctx.index(last), dtype)
+    return elementwise.clamp(np.zeros((), dtype), start, bound)
+
+
+@dynamic_slice_p.def_mask
+def _dynamic_slice_mask(ctx, x, *starts, slice_sizes):
+    """A static-size window of a masked dim (logical L) must stay inside the
+    logical extent, so its start is clamped into ``[0, L - size]`` (the
+    padded op alone would only keep it inside the padded extent). A window
+    as large as the padded dim is the whole dim: start 0, logical size L."""
+    logical, padded = ctx.logical_in[0], ctx.avals_in[0].shape
+    starts, out_logical = list(starts), []
+    for d, (dim, size) in enumerate(zip(logical, slice_sizes, strict=True)):
+        if ctx.masked(dim) and size == padded[d]:
+            starts[d] = np.zeros((), tracing.get_aval(starts[d], ctx.name, d).dtype)
+            out_logical.append(dim)
+        else:
+            if ctx.masked(dim):
+                starts[d] = _start_within(ctx, starts[d], dim - size)
+            out_logical.append(Dim.constant(size))
+    return dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes), tuple(out_logical)
+
+
 # --- dynamic_update_slice --------------------------------------------------------------
 
 dynamic_update_slice_p = Primitive("dynamic_update_slice")
@@ -136,6 +163,23 @@ def _dynamic_update_slice_impl(
     out = x.copy()
     out[_window(begin, update.shape)] = update
     return out
+
+
+@dynamic_update_slice_p.def_mask
+def _dynamic_update_slice_mask(ctx, x, update, *starts):
+    """On a masked operand dim (logical L) the start is clamped into ``[0, L
+    - update size]``, as in the unpadded program. The update must be
+    unmasked (its padding would overwrite valid entries)."""
+    logical, update_logical = ctx.logical_in[0], ctx.logical_in[1]
+    if any(ctx.masked(dim) for dim in update_logical):
+        raise ctx.unsupported(
+            f"the update (logical shape {ctx.show(update_logical)}) must not be masked"
+        )
+    starts = [
+        _start_within(ctx, start, dim - size) if ctx.masked(dim) else start
+        for start, dim, size in zip(starts, logical, ctx.avals_in[1].shape, strict=True)
+    ]
+    return dynamic_update_slice_p.bind(x, update, *starts), logical
 
 
 # --- gather, scatter, scatter_add along one axis --------------------------------------------
@@ -212,6 +256,27 @@ def _gather_impl(
     fill = default_fill_value(x.dtype) if fill_value is None else fill_value
     keep = in_range.reshape((1,) * axis + in_range.shape + (1,) * (x.ndim - axis - 1))
     return np.where(keep, taken, np.asarray(fill).astype(x.dtype)).astype(x.dtype)
+
+
+@gather_p.def_mask
+def _gather_mask(ctx, x, indices, *, axis, mode, fill_value):
+    """Indices into a masked axis (logical L) behave as against the unpadded
+    operand: clamped into ``[0, L - 1]`` (mode "clip"), or, from L on,
+    reading the fill value (mode "fill"). The result's logical shape is the
+    operand's with ``axis`` replaced by the indices' logical shape."""
+    logical = ctx.logical_in[0]
+    dim = logical[axis]
+    if ctx.masked(dim):
+        dtype = ctx.avals_in[1].dtype
+        size = elementwise.convert_element_type(ctx.index(dim), dtype)
+        if mode == "clip":
+            last = elementwise.sub(size, np.ones((), dtype))
+            indices = elementwise.clamp(np.zeros((), dtype), indices, last)
+        else:  # the padded size is out of range of the padded operand too
+            beyond = np.asarray(ctx.avals_in[0].shape[axis], dtype)
+            indices = elementwise.select_n(elementwise.lt(indices, size), beyond, indices)
+    out = gather_p.bind(x, indices, axis=axis, mode=mode, fill_value=fill_value)
+    return out, (*logical[:axis], *ctx.logical_in[1], *logical[axis + 1 :])
 
 
 def _scatter_primitive(name: str, accumulate: bool) -> Primitive:

@@ -23,6 +23,7 @@ import numpy as np
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple, normalize_axis
+from refimpl.shape_spec import Dim
 
 # --- shared parameter checks --------------------------------------------------------
 
@@ -90,6 +91,24 @@ def _broadcast_in_dim_impl(
     return np.broadcast_to(x.reshape(expanded_shape), shape)
 
 
+@broadcast_in_dim_p.def_mask
+def _broadcast_in_dim_mask(ctx, x, *, shape, broadcast_dimensions):
+    """An operand dim keeps its logical size; new dims (and size-1 dims
+    broadcast) hold copies, valid over their whole extent."""
+    logical = [Dim.constant(size) for size in shape]
+    for operand_dim, out_dim in enumerate(broadcast_dimensions):
+        dim = ctx.logical_in[0][operand_dim]
+        if ctx.avals_in[0].shape[operand_dim] == shape[out_dim]:
+            logical[out_dim] = dim
+        elif ctx.masked(dim):
+            raise ctx.unsupported(
+                f"cannot broadcast the masked dim {operand_dim} (logical size {dim}, padded "
+                f"size 1) to size {shape[out_dim]}"
+            )
+    out = broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=broadcast_dimensions)
+    return out, tuple(logical)
+
+
 # --- reshape -----------------------------------------------------------------------
 
 reshape_p = Primitive("reshape")
@@ -109,6 +128,36 @@ def _reshape_abstract_eval(x: ShapedArray, *, new_sizes: tuple[int, ...]) -> Sha
 @reshape_p.def_impl
 def _reshape_impl(x: np.ndarray, *, new_sizes: tuple[int, ...]) -> np.ndarray:
     return x.reshape(new_sizes)
+
+
+@reshape_p.def_mask
+def _reshape_mask(ctx, x, *, new_sizes):
+    """Supported when the masked dim leads: one masked dim, only size-1 dims
+    before it. Its valid elements are then a prefix in row-major order, and
+    so they are in the result, whose first dim of size other than 1 gets the
+    logical size (valid elements) / (elements per row of the result): ``(n,
+    6) -> (n, 2, 3)``, ``(n, 2, 3) -> (2*n, 3)``, ``(2*n, 3) -> (n, 6)``."""
+    logical, padded = ctx.logical_in[0], ctx.avals_in[0].shape
+    masked = [axis for axis, dim in enumerate(logical) if ctx.masked(dim)]
+    problem = f"operand of logical shape {ctx.show(logical)} (padded {padded}) to {new_sizes}"
+    axis = masked[0]
+    if len(masked) > 1 or any(padded[a] != 1 for a in range(axis)):
+        raise ctx.unsupported(f"the masked dim must lead to reshape an {problem}")
+    valid_elements = logical[axis] * int(np.prod(padded[axis + 1 :], dtype=np.int64))
+    lead, rows = None, None
+    for j in range(len(new_sizes)):  # the first dim after leading 1s the rows divide into
+        rows = valid_elements.exact_div(int(np.prod(new_sizes[j + 1 :], dtype=np.int64)))
+        if rows is not None or new_sizes[j] != 1:
+            lead = j
+            break
+    if rows is None:
+        raise ctx.unsupported(
+            f"cannot reshape an {problem}: its valid elements ({valid_elements}) do not "
+            "make whole rows of the result"
+        )
+    out_logical = [Dim.constant(size) for size in new_sizes]
+    out_logical[lead] = rows
+    return reshape_p.bind(x, new_sizes=new_sizes), tuple(out_logical)
 
 
 # --- squeeze -----------------------------------------------------------------------
@@ -136,6 +185,19 @@ def _squeeze_impl(x: np.ndarray, *, dimensions: tuple[int, ...]) -> np.ndarray:
     return np.squeeze(x, axis=dimensions)
 
 
+@squeeze_p.def_mask
+def _squeeze_mask(ctx, x, *, dimensions):
+    """Removes unmasked size-1 dims; squeezing a masked dim is an error."""
+    logical = ctx.logical_in[0]
+    for d in dimensions:
+        if ctx.masked(logical[d]):
+            raise ctx.unsupported(
+                f"cannot squeeze the masked dim {d} of logical shape {ctx.show(logical)}"
+            )
+    kept = tuple(dim for d, dim in enumerate(logical) if d not in dimensions)
+    return squeeze_p.bind(x, dimensions=dimensions), kept
+
+
 # --- transpose ---------------------------------------------------------------------
 
 transpose_p = Primitive("transpose")
@@ -158,6 +220,13 @@ def _transpose_impl(x: np.ndarray, *, permutation: tuple[int, ...]) -> np.ndarra
     return np.transpose(x, permutation)
 
 
+@transpose_p.def_mask
+def _transpose_mask(ctx, x, *, permutation):
+    """Logical sizes move with their dims."""
+    logical = tuple(ctx.logical_in[0][d] for d in permutation)
+    return transpose_p.bind(x, permutation=permutation), logical
+
+
 # --- rev ---------------------------------------------------------------------------
 
 rev_p = Primitive("rev")
@@ -174,6 +243,26 @@ def _rev_abstract_eval(x: ShapedArray, *, dimensions: tuple[int, ...]) -> Shaped
 @rev_p.def_impl
 def _rev_impl(x: np.ndarray, *, dimensions: tuple[int, ...]) -> np.ndarray:
     return np.flip(x, axis=dimensions) if dimensions else x
+
+
+@rev_p.def_mask
+def _rev_mask(ctx, x, *, dimensions):
+    """Reversing a masked dim (logical L, padded P) leaves the valid entries
+    at ``[P - L, P)``; they are moved back to the front by padding with P
+    entries and taking a P-entry window at the run-time offset ``P - L``."""
+    from refimpl.primitives.indexing import dynamic_slice_p  # indexing imports this module
+
+    out = rev_p.bind(x, dimensions=dimensions)
+    logical, aval = ctx.logical_in[0], ctx.avals_in[0]
+    zero = tracing.TypedScalar(0, aval.dtype, aval.weak_type)
+    for d in dimensions:
+        if ctx.masked(logical[d]):
+            config = tuple((0, aval.shape[d] if a == d else 0, 0) for a in range(aval.ndim))
+            grown = pad_p.bind(out, zero, padding_config=config)
+            starts = [np.int32(0)] * aval.ndim
+            starts[d] = ctx.index(aval.shape[d] - logical[d])
+            out = dynamic_slice_p.bind(grown, *starts, slice_sizes=aval.shape)
+    return out, logical
 
 
 # --- slice -------------------------------------------------------------------------
@@ -225,6 +314,31 @@ def _slice_impl(
     return x[
         tuple(builtins.slice(*dim) for dim in zip(start_indices, limit_indices, steps, strict=True))
     ]
+
+
+@slice_p.def_mask
+def _slice_mask(ctx, x, *, start_indices, limit_indices, strides):
+    """The same slice of the padded operand. On a masked dim (logical L,
+    padded P) the start counts from the front and the limit from the logical
+    end: a slice that runs to the padded end (its next element would be at
+    P or beyond) runs to L, and limit P - k means L - k. That is what
+    ``x[1:]``, ``x[::2]``, ``x[:-1]`` and ``x[a:x.shape[0] - b]`` mean in the
+    unpadded program (a fixed-size window of a masked dim is
+    ``lax.dynamic_slice``). The logical size is ``ceil((end - start) / stride)``."""
+    logical, padded = ctx.logical_in[0], ctx.avals_in[0].shape
+    steps = strides or (1,) * len(padded)
+    out_logical = []
+    for dim, size, start, limit, step in zip(
+        logical, padded, start_indices, limit_indices, steps, strict=True
+    ):
+        if ctx.masked(dim):
+            to_the_end = start + _sliced_size(start, limit, step) * step >= size
+            end = dim if to_the_end else dim - (size - limit)
+            out_logical.append((end - start + step - 1) // step)
+        else:
+            out_logical.append(Dim.constant(_sliced_size(start, limit, step)))
+    out = slice_p.bind(x, start_indices=start_indices, limit_indices=limit_indices, strides=strides)
+    return out, tuple(out_logical)
 
 
 # --- pad ---------------------------------------------------------------------------
@@ -306,6 +420,31 @@ def _pad_impl(
     return out[tuple(cropped)]
 
 
+@pad_p.def_mask
+def _pad_mask(ctx, x, padding_value, *, padding_config):
+    """Pad the padded operand as it is; then, along each masked dim (logical
+    L), everything from the end of the logical body on -- where the
+    operand's padding landed -- becomes the padding value. Logical size:
+    ``lo + hi + L + (L - 1) * interior`` (with interior padding this
+    assumes L >= 1)."""
+    out = pad_p.bind(x, padding_value, padding_config=padding_config)
+    logical = ctx.logical_in[0]
+    out_shape = tuple(
+        _padded_size(size, *dim) for size, dim in zip(ctx.avals_in[0].shape, padding_config)
+    )
+    out_logical, body_ends, masked_axes = [], [], []
+    for d, (dim, (lo, hi, interior)) in enumerate(zip(logical, padding_config, strict=True)):
+        if ctx.masked(dim):
+            out_logical.append(lo + hi + dim + (dim - 1) * interior)
+            body_ends.append(lo + dim + (dim - 1) * interior)
+            masked_axes.append(d)
+        else:
+            out_logical.append(Dim.constant(out_shape[d]))
+            body_ends.append(Dim.constant(out_shape[d]))
+    keep = ctx.valid_region(out_shape, tuple(body_ends), masked_axes)
+    return ctx.where(keep, out, padding_value), tuple(out_logical)
+
+
 # --- concatenate -------------------------------------------------------------------
 
 concatenate_p = Primitive("concatenate")
@@ -341,6 +480,32 @@ def _concatenate_abstract_eval(*xs: ShapedArray, dimension: int) -> ShapedArray:
 @concatenate_p.def_impl
 def _concatenate_impl(*xs: np.ndarray, dimension: int) -> np.ndarray:
     return np.concatenate(xs, axis=dimension)
+
+
+@concatenate_p.def_mask
+def _concatenate_mask(ctx, *xs, dimension):
+    """The other dims are unified. Along a masked ``dimension`` the valid
+    parts are packed: operand i goes at the sum of the logical sizes before
+    it, a ``dynamic_update_slice`` at a run-time offset (each later operand
+    overwrites the padding of the ones before). Logical size: the sum."""
+    from refimpl.primitives.indexing import dynamic_update_slice_p  # it imports this module
+
+    logicals = ctx.logical_in
+    out_logical = [
+        sum((logical[d] for logical in logicals), Dim.constant(0))
+        if d == dimension
+        else ctx.unify([logical[d] for logical in logicals], f"dim {d} of the operands")
+        for d in range(len(logicals[0]))
+    ]
+    out = concatenate_p.bind(*xs, dimension=dimension)
+    offset, padded_offset = Dim.constant(0), 0
+    for x, logical, aval in zip(xs, logicals, ctx.avals_in, strict=True):
+        if offset != padded_offset:  # a masked operand before this one
+            starts = [np.int32(0)] * aval.ndim
+            starts[dimension] = ctx.index(offset)
+            out = dynamic_update_slice_p.bind(out, x, *starts)
+        offset, padded_offset = offset + logical[dimension], padded_offset + aval.shape[dimension]
+    return out, tuple(out_logical)
 
 
 # --- iota --------------------------------------------------------------------------

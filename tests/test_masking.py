@@ -1,0 +1,393 @@
+"""ri.mask: every masking rule, whole masked programs, jit trace counts, errors.
+
+Each rule case runs a function masked on inputs padded with garbage (NaN,
+inf, huge values) beyond random logical sizes, keeps the valid region of the
+output (``out_shape`` evaluated at the sizes) and compares it with a NumPy
+oracle applied to the unpadded inputs. The oracles are written here in plain
+NumPy, independent of refimpl.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import refimpl as ri
+import refimpl.numpy as rnp
+from refimpl import lax
+from refimpl.shape_spec import parse_spec
+from refimpl.transforms.masking import logical_size
+
+F32, I32, BOOL = np.dtype(np.float32), np.dtype(np.int32), np.dtype(bool)
+
+# --- NumPy oracles ----------------------------------------------------------------
+
+
+def np_pad(x: np.ndarray, value: Any, config: list[tuple[int, int, int]]) -> np.ndarray:
+    """XLA's pad: interior padding, then lo/hi (negative crops)."""
+    for axis, (lo, hi, interior) in enumerate(config):
+        n = x.shape[axis]
+        shape = list(x.shape)
+        shape[axis] = max(n + (n - 1) * interior, 0)
+        spread = np.full(shape, value, x.dtype)
+        index = [slice(None)] * x.ndim
+        index[axis] = slice(None, None, interior + 1)
+        spread[tuple(index)] = x
+        widths = [(0, 0)] * x.ndim
+        widths[axis] = (max(lo, 0), max(hi, 0))
+        grown = np.pad(spread, widths, constant_values=value)
+        crop = [slice(None)] * x.ndim
+        crop[axis] = slice(-min(lo, 0), grown.shape[axis] + min(hi, 0))
+        x = grown[tuple(crop)]
+    return x
+
+
+def np_conv(lhs, rhs, strides, padding, lhs_dilation=None, rhs_dilation=None):
+    """Cross-correlation in NC<spatial> / OI<spatial> layout, by explicit loops."""
+    nsp = lhs.ndim - 2
+    lhs_dilation = lhs_dilation or (1,) * nsp
+    rhs_dilation = rhs_dilation or (1,) * nsp
+    x = lhs.astype(np.float64)
+    for i, d in enumerate(lhs_dilation):  # dilate, then pad (negative crops)
+        x = np_pad(x, 0.0, [(0, 0, 0)] * (2 + i) + [(0, 0, d - 1)] + [(0, 0, 0)] * (nsp - i - 1))
+    x = np_pad(x, 0.0, [(0, 0, 0), (0, 0, 0)] + [(lo, hi, 0) for lo, hi in padding])
+    w = rhs.astype(np.float64)
+    for i, d in enumerate(rhs_dilation):
+        w = np_pad(w, 0.0, [(0, 0, 0)] * (2 + i) + [(0, 0, d - 1)] + [(0, 0, 0)] * (nsp - i - 1))
+    out_sp = [max(0, (x.shape[2 + i] - w.shape[2 + i]) // strides[i] + 1) for i in range(nsp)]
+    out = np.zeros((x.shape[0], w.shape[0], *out_sp))
+    for pos in np.ndindex(*out_sp):
+        window = tuple(
+            slice(p * s, p * s + k) for p, s, k in zip(pos, strides, w.shape[2:], strict=True)
+        )
+        patch = x[(slice(None), slice(None), *window)]
+        out[(slice(None), slice(None), *pos)] = np.tensordot(
+            patch, w, axes=([1, *range(2, 2 + nsp)], [1, *range(2, 2 + nsp)])
+        )
+    return out.astype(np.float32)
+
+
+def np_cumulative(op, x, axis=0, reverse=False):
+    if reverse:
+        return np.flip(op.accumulate(np.flip(x, axis), axis=axis), axis)
+    return op.accumulate(x, axis=axis)
+
+
+def np_softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+# --- the rule table ----------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    """One masked function: ``fun`` (refimpl), ``oracle`` (NumPy, unpadded)."""
+
+    name: str
+    fun: Callable[..., Any]
+    oracle: Callable[..., Any]
+    in_shapes: list[str]
+    out_shape: str
+    dtypes: list[np.dtype] | None = None  # per input; float32 by default
+    min_size: int = 0  # smallest logical size of every named size
+    rtol: float = 0.0
+    values: Any = None  # per input: None (normal) or a list of special values to pick from
+    sizes: tuple[str, ...] = field(default=("n",))
+    min_padded: int = 0  # smallest padded size (some shape params are ambiguous below it)
+
+
+ABS = [-np.inf, -2.0, -1.0, 0.0, 1.0, 2.0, np.inf, np.nan]  # ties, infinities, NaN
+T = 2e-5
+
+CASES = [
+    # elementwise
+    Case("sin", lambda x: rnp.sin(x), np.sin, ["(n, 3)"], "(n, 3)", rtol=1e-6),
+    Case("unary-chain", lambda x: rnp.abs(rnp.floor(x * 3.0)) - rnp.exp(-rnp.abs(x)),
+         lambda x: np.abs(np.floor(x * 3)) - np.exp(-np.abs(x)), ["(n,)"], "(n,)", rtol=1e-6),
+    Case("binary", lambda x, y: x * y + x / (rnp.abs(y) + 1.0) - rnp.maximum(x, y),
+         lambda x, y: x * y + x / (np.abs(y) + 1) - np.maximum(x, y), ["(n, 3)", "(n, 3)"],
+         "(n, 3)", rtol=1e-6),
+    Case("compare-where", lambda x, y: rnp.where(x > y, x, y - 1.0),
+         lambda x, y: np.where(x > y, x, y - 1), ["(n, 2)", "(n, 2)"], "(n, 2)"),
+    Case("select_n-int", lambda k, a, b, c: lax.select_n(k, a, b, c),
+         lambda k, a, b, c: np.choose(k, [a, b, c]), ["(n,)", "(n,)", "(n,)", "(n,)"], "(n,)",
+         dtypes=[I32, F32, F32, F32], values=[[0, 1, 2], None, None, None]),
+    Case("clamp", lambda x: lax.clamp(np.float32(-0.5), x, np.float32(0.5)),
+         lambda x: np.clip(x, -0.5, 0.5), ["(n,)"], "(n,)"),
+    Case("convert-integer_pow", lambda x: lax.convert_element_type(lax.integer_pow(x, 2), I32),
+         lambda x: (x.astype(np.int64) ** 2).astype(np.int32), ["(n,)"], "(n,)", dtypes=[I32],
+         values=[list(range(-9, 10))]),
+    Case("bitwise-int", lambda x, y: (x & y) ^ (x | 3), lambda x, y: (x & y) ^ (x | 3),
+         ["(n,)", "(n,)"], "(n,)", dtypes=[I32, I32]),
+    # broadcasting and iota
+    Case("broadcast-scalar", lambda x: x * 2.0 + 1.0, lambda x: x * 2 + 1, ["(n,)"], "(n,)"),
+    Case("broadcast-row", lambda x, b: x + b[None, :], lambda x, b: x + b[None, :],
+         ["(n, 3)", "(3,)"], "(n, 3)"),
+    Case("outer", lambda x, y: x[:, None] * y[None, :], lambda x, y: np.outer(x, y),
+         ["(n,)", "(m,)"], "(n, m)", sizes=("n", "m")),
+    Case("broadcast_in_dim", lambda x: lax.broadcast_in_dim(x, (x.shape[0], 4), (0,)),
+         lambda x: np.broadcast_to(x[:, None], (len(x), 4)), ["(n,)"], "(n, 4)"),
+    Case("iota", lambda x: x + lax.iota(np.float32, x.shape[0]),
+         lambda x: x + np.arange(len(x), dtype=np.float32), ["(n,)"], "(n,)"),
+    Case("broadcasted_iota", lambda x: x * lax.broadcasted_iota(np.float32, x.shape, 0),
+         lambda x: x * np.arange(len(x), dtype=np.float32)[:, None], ["(n, 2)"], "(n, 2)"),
+    # reshape, transpose, rev, squeeze
+    Case("reshape-split", lambda x: rnp.reshape(x, (x.shape[0], 2, 3)),
+         lambda x: x.reshape(len(x), 2, 3), ["(n, 6)"], "(n, 2, 3)"),
+    Case("reshape-merge", lambda x: rnp.reshape(x, (x.shape[0] * 2, 3)),
+         lambda x: x.reshape(len(x) * 2, 3), ["(n, 2, 3)"], "(2*n, 3)"),
+    Case("reshape-unmerge", lambda x: rnp.reshape(x, (x.shape[0] // 2, 6)),
+         lambda x: x.reshape(len(x) // 2, 6), ["(2*n, 3)"], "(n, 6)"),
+    Case("reshape-leading-one", lambda x: rnp.reshape(x, (1, x.shape[1] * 3)),
+         lambda x: x.reshape(1, -1), ["(1, n, 3)"], "(1, 3*n)", min_padded=2),
+    Case("expand-squeeze", lambda x: rnp.squeeze(rnp.expand_dims(x, 0) * 2.0, 0),
+         lambda x: x * 2, ["(n, 3)"], "(n, 3)"),
+    Case("transpose", lambda x: x.T, lambda x: x.T, ["(n, 3)"], "(3, n)"),
+    Case("transpose-two", lambda x: rnp.transpose(x, (1, 2, 0)),
+         lambda x: np.transpose(x, (1, 2, 0)), ["(n, 2, m)"], "(2, m, n)", sizes=("n", "m")),
+    Case("rev", lambda x: rnp.flip(x, 0), lambda x: np.flip(x, 0), ["(n, 3)"], "(n, 3)"),
+    Case("rev-both", lambda x: lax.rev(x, (0, 1)), lambda x: np.flip(x, (0, 1)),
+         ["(n, m)"], "(n, m)", sizes=("n", "m")),
+    # slice
+    Case("slice-drop-first", lambda x: x[1:], lambda x: x[1:], ["(n,)"], "(n - 1,)", min_size=1),
+    Case("slice-drop-last", lambda x: x[:-1], lambda x: x[:-1], ["(n,)"], "(n - 1,)", min_size=1),
+    Case("slice-both-ends", lambda x: x[2:-1], lambda x: x[2:-1], ["(n, 2)"], "(n - 3, 2)",
+         min_size=3),
+    Case("slice-stride", lambda x: x[::2], lambda x: x[::2], ["(n,)"], "((n + 1)//2,)"),
+    Case("slice-start-stride", lambda x: x[1::3], lambda x: x[1::3], ["(n,)"], "((n + 1)//3,)",
+         min_size=1),
+    Case("slice-unmasked-dim", lambda x: x[:, 1:], lambda x: x[:, 1:], ["(n, 3)"], "(n, 2)"),
+    Case("diff", lambda x: x[1:] - x[:-1], lambda x: x[1:] - x[:-1], ["(n,)"], "(n - 1,)",
+         min_size=1),
+    # pad
+    Case("pad-lo-hi", lambda x: lax.pad(x, np.float32(-7), [(2, 1, 0)]),
+         lambda x: np_pad(x, -7, [(2, 1, 0)]), ["(n,)"], "(n + 3,)"),
+    Case("pad-interior-crop", lambda x: lax.pad(x, np.float32(9), [(1, -1, 1)]),
+         lambda x: np_pad(x, 9, [(1, -1, 1)]), ["(n,)"], "(2*n - 1,)", min_size=1),
+    Case("pad-negative-lo", lambda x: lax.pad(x, np.float32(0), [(-1, 2, 2), (1, 0, 0)]),
+         lambda x: np_pad(x, 0, [(-1, 2, 2), (1, 0, 0)]), ["(n, 2)"], "(3*n - 1, 3)",
+         min_size=1),
+    Case("pad-two-masked", lambda x: lax.pad(x, np.float32(5), [(0, 2, 0), (1, 1, 1)]),
+         lambda x: np_pad(x, 5, [(0, 2, 0), (1, 1, 1)]), ["(n, m)"], "(n + 2, 2*m + 1)",
+         min_size=1, sizes=("n", "m")),
+    Case("rnp-pad", lambda x: rnp.pad(x, (2, 1)), lambda x: np.pad(x, (2, 1)), ["(n,)"],
+         "(n + 3,)"),
+    # concatenate
+    Case("concatenate", lambda x, y: rnp.concatenate([x, y]), lambda x, y: np.concatenate([x, y]),
+         ["(n,)", "(m,)"], "(n + m,)", sizes=("n", "m")),
+    Case("concatenate-three", lambda w, x, y: rnp.concatenate([w, x, y, w]),
+         lambda w, x, y: np.concatenate([w, x, y, w]), ["(2,)", "(n,)", "(m,)"],
+         "(n + m + 4,)", sizes=("n", "m")),
+    Case("concatenate-2d", lambda x, w: rnp.concatenate([x, w, x], axis=0),
+         lambda x, w: np.concatenate([x, w, x]), ["(n, 2)", "(3, 2)"], "(2*n + 3, 2)"),
+    Case("concatenate-unmasked-axis", lambda x, y: rnp.concatenate([x, y], axis=1),
+         lambda x, y: np.concatenate([x, y], axis=1), ["(n, 2)", "(n, 3)"], "(n, 5)"),
+    # dot_general
+    Case("dot-free", lambda x, w: x @ w, lambda x, w: x @ w, ["(n, 3)", "(3, 4)"], "(n, 4)",
+         rtol=T),
+    Case("dot-contracting", lambda x, y: x @ y, lambda x, y: x @ y, ["(3, n)", "(n, 2)"],
+         "(3, 2)", rtol=T),
+    Case("dot-vector", lambda x, y: rnp.dot(x, y), lambda x, y: np.float32(np.dot(x, y)),
+         ["(n,)", "(n,)"], "()", rtol=T),
+    Case("dot-batch-and-contracting",
+         lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))),
+         lambda x, y: np.einsum("bij,bjk->bik", x, y), ["(m, 2, n)", "(m, n, 3)"], "(m, 2, 3)",
+         rtol=T, sizes=("n", "m")),
+    Case("dot-int", lambda x, y: x @ y, lambda x, y: x @ y, ["(2, n)", "(n, 2)"], "(2, 2)",
+         dtypes=[I32, I32]),
+    # reductions
+    Case("sum", lambda x: rnp.sum(x), lambda x: np.float32(x.sum()), ["(n,)"], "()", rtol=T),
+    Case("sum-axis0", lambda x: x.sum(axis=0), lambda x: x.sum(axis=0), ["(n, 2)"], "(2,)",
+         rtol=T),
+    Case("sum-unmasked-axis", lambda x: x.sum(axis=1), lambda x: x.sum(axis=1), ["(n, 3)"],
+         "(n,)", rtol=T),
+    Case("sum-both", lambda x: lax.reduce_sum(x, (0, 1)), lambda x: np.float32(x.sum()),
+         ["(n, m)"], "()", rtol=T, sizes=("n", "m")),
+    Case("prod", lambda x: rnp.prod(x), lambda x: np.float32(np.prod(x)), ["(n,)"], "()",
+         rtol=T),
+    Case("max", lambda x: lax.reduce_max(x, (0,)), lambda x: np.max(x, axis=0, initial=-np.inf),
+         ["(n, 2)"], "(2,)", values=[ABS]),
+    Case("min-int", lambda x: lax.reduce_min(x, (0,)),
+         lambda x: np.min(x, initial=np.iinfo(np.int32).max).astype(np.int32), ["(n,)"], "()",
+         dtypes=[I32]),
+    Case("max-keepdims", lambda x: rnp.max(x, axis=-1, keepdims=True),
+         lambda x: np.max(x, axis=-1, keepdims=True), ["(n, m)"], "(n, 1)", min_size=1,
+         sizes=("n", "m")),
+    Case("and", lambda x: lax.reduce_and(x, (0,)), lambda x: np.all(x, axis=0), ["(n, 2)"],
+         "(2,)", dtypes=[BOOL]),
+    Case("or", lambda x: lax.reduce_or(x, (0,)), lambda x: np.any(x, axis=0), ["(n, 2)"],
+         "(2,)", dtypes=[BOOL]),
+    Case("any-compare", lambda x: rnp.any(x > 0.5), lambda x: np.any(x > 0.5), ["(n,)"], "()"),
+    # argmax / argmin
+    Case("argmax", lambda x: lax.argmax(x, 0), lambda x: np.argmax(x, axis=0).astype(np.int32),
+         ["(n, 2)"], "(2,)", min_size=1, values=[ABS]),
+    Case("argmin", lambda x: lax.argmin(x, 0), lambda x: np.argmin(x, axis=0).astype(np.int32),
+         ["(n, 2)"], "(2,)", min_size=1, values=[ABS]),
+    Case("argmax-int", lambda x: rnp.argmax(x), lambda x: np.int32(np.argmax(x)), ["(n,)"], "()",
+         min_size=1, dtypes=[I32], values=[[-3, 0, 2, 5]]),
+    Case("argmin-batch", lambda x: lax.argmin(x, 1), lambda x: np.argmin(x, 1).astype(np.int32),
+         ["(n, 3)"], "(n,)", values=[ABS]),
+    # cumulative
+    Case("cumsum", lambda x: rnp.cumsum(x), lambda x: np.cumsum(x, dtype=np.float32), ["(n,)"],
+         "(n,)", rtol=T),
+    Case("cumsum-reverse", lambda x: lax.cumsum(x, 0, reverse=True),
+         lambda x: np_cumulative(np.add, x, 0, True), ["(n, 2)"], "(n, 2)", rtol=T),
+    Case("cumprod-reverse", lambda x: lax.cumprod(x, 0, reverse=True),
+         lambda x: np_cumulative(np.multiply, x, 0, True), ["(n,)"], "(n,)", rtol=T),
+    Case("cummax", lambda x: lax.cummax(x, 0), lambda x: np_cumulative(np.maximum, x),
+         ["(n,)"], "(n,)", values=[ABS]),
+    Case("cummax-reverse", lambda x: lax.cummax(x, 0, reverse=True),
+         lambda x: np_cumulative(np.maximum, x, 0, True), ["(n,)"], "(n,)", values=[ABS]),
+    Case("cummin-reverse-int", lambda x: lax.cummin(x, 0, reverse=True),
+         lambda x: np_cumulative(np.minimum, x, 0, True), ["(n,)"], "(n,)", dtypes=[I32]),
+    Case("cumsum-unmasked-axis", lambda x: lax.cumsum(x, 1, reverse=True),
+         lambda x: np_cumulative(np.add, x, 1, True), ["(n, 3)"], "(n, 3)", rtol=T),
+    # sort along an unmasked dim
+    Case("sort-rows", lambda x: lax.sort(x, dimension=1), lambda x: np.sort(x, axis=1),
+         ["(n, 4)"], "(n, 4)"),
+    # conv_general_dilated
+    Case("conv1d-valid", lambda x, w: lax.conv_general_dilated(x, w, (1,), "VALID"),
+         lambda x, w: np_conv(x, w, (1,), [(0, 0)]), ["(1, 2, n)", "(3, 2, 2)"], "(1, 3, n - 1)",
+         min_size=2, rtol=T),
+    Case("conv1d-stride", lambda x, w: lax.conv_general_dilated(x, w, (2,), "VALID"),
+         lambda x, w: np_conv(x, w, (2,), [(0, 0)]), ["(2, 1, n)", "(1, 1, 3)"],
+         "(2, 1, (n - 3)//2 + 1)", min_size=3, rtol=T),
+    Case("conv1d-same", lambda x, w: lax.conv_general_dilated(x, w, (1,), "SAME"),
+         lambda x, w: np_conv(x, w, (1,), [(1, 1)]), ["(1, 2, n)", "(2, 2, 3)"], "(1, 2, n)",
+         min_size=1, rtol=T),
+    Case("conv1d-padding-dilation",
+         lambda x, w: lax.conv_general_dilated(x, w, (1,), [(2, -1)], (2,), (2,)),
+         lambda x, w: np_conv(x, w, (1,), [(2, -1)], (2,), (2,)), ["(1, 1, n)", "(1, 1, 2)"],
+         "(1, 1, 2*n - 2)", min_size=2, rtol=T),
+    Case("conv1d-batch", lambda x, w: lax.conv_general_dilated(x, w, (1,), "VALID"),
+         lambda x, w: np_conv(x, w, (1,), [(0, 0)]), ["(m, 2, 5)", "(2, 2, 3)"], "(m, 2, 3)",
+         rtol=T, sizes=("m",)),
+    Case("conv1d-features", lambda x, w: lax.conv_general_dilated(x, w, (1,), "VALID"),
+         lambda x, w: np_conv(x, w, (1,), [(0, 0)]), ["(1, n, 4)", "(2, n, 2)"], "(1, 2, 3)",
+         rtol=T),
+    Case("conv2d-masked-height", lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID"),
+         lambda x, w: np_conv(x, w, (1, 1), [(0, 0), (0, 0)]), ["(1, 1, n, 4)", "(2, 1, 2, 2)"],
+         "(1, 2, n - 1, 3)", min_size=2, rtol=T),
+    # dynamic_slice, dynamic_update_slice, gather
+    Case("dynamic_slice-static-start", lambda x: lax.dynamic_slice(x, (1,), (2,)),
+         lambda x: x[1:3], ["(n,)"], "(2,)", min_size=3),
+    Case("dynamic_slice-clamped", lambda x, i: lax.dynamic_slice(x, (i, 0), (2, 3)),
+         lambda x, i: x[min(max(int(i), 0), len(x) - 2):][:2], ["(n, 3)", "()"], "(2, 3)",
+         min_size=2, dtypes=[F32, I32], values=[None, list(range(0, 12))], min_padded=3),
+    Case("dynamic_slice-whole-dim", lambda x, i: lax.dynamic_slice(x, (i, i), (x.shape[0], 2)),
+         lambda x, i: x[:, min(max(int(i), 0), 1):][:, :2], ["(n, 3)", "()"], "(n, 2)",
+         dtypes=[F32, I32], values=[None, list(range(0, 5))]),
+    Case("dynamic_update_slice", lambda x, u, i: lax.dynamic_update_slice(x, u, (i,)),
+         lambda x, u, i: _np_update(x, u, int(i)), ["(n,)", "(2,)", "()"], "(n,)", min_size=2,
+         dtypes=[F32, F32, I32], values=[None, None, list(range(0, 12))]),
+    Case("gather-clip", lambda x, idx: lax.gather_along_axis(x, idx, 0),
+         lambda x, idx: np.take(x, np.clip(idx, 0, len(x) - 1), axis=0), ["(n, 2)", "(4,)"],
+         "(4, 2)", min_size=1, dtypes=[F32, I32], values=[None, list(range(0, 9))]),
+    Case("gather-fill", lambda x, idx: lax.gather_along_axis(x, idx, 0, mode="fill"),
+         lambda x, idx: np.where((idx >= 0) & (idx < len(x)), x[np.clip(idx, 0, len(x) - 1)],
+                                 np.nan).astype(np.float32),
+         ["(n,)", "(k,)"], "(k,)", min_size=1, dtypes=[F32, I32],
+         values=[None, list(range(-2, 9))], sizes=("n", "k")),
+]  # fmt: skip
+
+
+def _np_update(x: np.ndarray, u: np.ndarray, i: int) -> np.ndarray:
+    out = x.copy()
+    start = min(max(i, 0), len(x) - len(u))
+    out[start : start + len(u)] = u
+    return out
+
+
+# --- running a case ----------------------------------------------------------------
+
+_GARBAGE = {"f": [np.nan, np.inf, -np.inf, 1e30, -3e38], "i": [2**31 - 1, -(2**31), 12345]}
+
+
+def _padded_inputs(case: Case, sizes: dict[str, int], padded_env: dict[str, int], rng):
+    """(padded arrays with garbage past the logical sizes, unpadded copies)."""
+    padded, logical = [], []
+    dtypes = case.dtypes or [F32] * len(case.in_shapes)
+    values = case.values or [None] * len(case.in_shapes)
+    for text, dtype, choices in zip(case.in_shapes, dtypes, values, strict=True):
+        spec = parse_spec(text)
+        shape = tuple(d.evaluate(padded_env) for d in spec.dims)
+        valid = tuple(d.evaluate(sizes) for d in spec.dims)
+        if choices is not None:
+            full = rng.choice(np.asarray(choices), size=shape).astype(dtype)
+        elif dtype == BOOL:
+            full = rng.random(shape) < 0.5
+        elif dtype.kind == "i":
+            full = rng.integers(-20, 20, size=shape).astype(dtype)
+        else:
+            full = rng.standard_normal(shape).astype(dtype)
+        garbage = np.ones(shape, bool)
+        garbage[tuple(slice(0, v) for v in valid)] = False
+        if dtype != BOOL and garbage.any():
+            pool = np.asarray(_GARBAGE[dtype.kind], dtype)
+            full[garbage] = rng.choice(pool, size=int(garbage.sum()))
+        padded.append(full)
+        logical.append(full[tuple(slice(0, v) for v in valid)].copy())
+    return padded, logical
+
+
+_masked_cache: dict[str, Any] = {}
+
+
+def _masked(case: Case) -> Any:
+    """One masked function per case, so examples of one padded shape share a trace."""
+    if case.name not in _masked_cache:
+        _masked_cache[case.name] = ri.mask(case.fun, case.in_shapes, case.out_shape)
+    return _masked_cache[case.name]
+
+
+def run_case(case: Case, sizes: dict[str, int], extra: dict[str, int], seed: int) -> None:
+    padded_env = {k: sizes[k] + extra[k] for k in sizes}
+    rng = np.random.default_rng(seed)
+    padded, logical = _padded_inputs(case, sizes, padded_env, rng)
+    out = np.asarray(_masked(case)(padded, sizes))
+    out_spec = parse_spec(case.out_shape)
+    valid = tuple(slice(None) if d is None else slice(0, d.evaluate(sizes)) for d in out_spec.dims)
+    with np.errstate(all="ignore"):
+        expected = np.asarray(case.oracle(*logical))
+    got = out[valid]
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    assert got.dtype == expected.dtype or expected.dtype == np.float64, (got.dtype, expected.dtype)
+    if case.rtol:
+        np.testing.assert_allclose(got, expected, rtol=case.rtol, atol=case.rtol * 10)
+    else:
+        np.testing.assert_array_equal(got, expected.astype(got.dtype))
+
+
+@st.composite
+def _sizes(draw, case: Case):
+    sizes = {k: draw(st.integers(case.min_size, case.min_size + 4)) for k in case.sizes}
+    extra = {k: draw(st.integers(max(0, case.min_padded - sizes[k]), 3)) for k in case.sizes}
+    return sizes, extra, draw(st.integers(0, 2**32 - 1))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_rule_valid_region_matches_numpy(case: Case):
+    @settings(max_examples=15, deadline=None, database=None)
+    @given(_sizes(case))
+    def check(drawn):
+        sizes, extra, seed = drawn
+        run_case(case, sizes, extra, seed)
+
+    check()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_rule_at_the_edges(case: Case):
+    """Smallest logical sizes and no padding at all."""
+    low = {k: case.min_size for k in case.sizes}
+    run_case(case, low, {k: max(2, case.min_padded - case.min_size) for k in case.sizes}, 0)
+    high = {k: max(case.min_size + 2, case.min_padded) for k in case.sizes}
+    run_case(case, high, {k: 0 for k in case.sizes}, 1)
