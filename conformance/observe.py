@@ -70,7 +70,7 @@ class DeletedObs:
 def _builtin_kind(cls: type) -> str:
     """The first built-in exception class in ``cls``'s MRO (TypeError, ...)."""
     for base in cls.__mro__:
-        if getattr(builtins, base.__name__, None) is base and base not in (Exception,):
+        if getattr(builtins, base.__name__, None) is base:
             return base.__name__
     return "Exception"
 

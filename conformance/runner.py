@@ -166,8 +166,9 @@ def _brief(exc: BaseException) -> str:
 
 
 def _short_traceback(exc: BaseException, frames: int = 4) -> str:
-    lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
-    return "".join(lines[-frames * 2 - 1 :])
+    """The innermost frames, where the exception was raised."""
+    innermost = traceback.extract_tb(exc.__traceback__)[-frames:]
+    return "".join(traceback.format_list(innermost))
 
 
 def expected_for(case: Case, reference: Outcome | None) -> tuple[Observation | None, str]:
