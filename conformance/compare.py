@@ -215,9 +215,10 @@ def compare(
     tol = tol or Tolerance()
     result = Comparison()
     if expected.structure != actual.structure:
-        result.add(
-            "tree", f"structure differs: expected {expected.structure}, got {actual.structure}"
-        )
+        got = actual.structure
+        if actual.structure == "*" and isinstance(actual.leaves[0][1], ErrorObs):
+            got = f"an error: {actual.leaves[0][1].describe()}"
+        result.add("tree", f"structure differs: expected {expected.structure}, got {got}")
         return result
     for (path, want), (_, got) in zip(expected.leaves, actual.leaves, strict=True):
         text = leaf_mismatch(want, got, impl_name, tol)
