@@ -501,9 +501,9 @@ def lower_program(
     """The StableHLO module ``@name`` whose public ``@main`` computes ``program``.
 
     ``aliases`` maps input index -> output index (the donation plan): those
-    inputs get ``tf.aliasing_output``. ``donated`` (one flag per input) only
-    documents the unaliased donated inputs with ``refimpl.donated``; the
-    caller deletes them after the call.
+    inputs get ``tf.aliasing_output``. The other donated inputs (``donated``:
+    one flag per input) get ``jax.buffer_donor``, which lets XLA reuse their
+    memory for temporaries (PJRT then deletes them, as the caller would).
     """
     aliases = aliases or {}
     with mlir_context(), ir.Location.unknown():
@@ -518,7 +518,7 @@ def lower_program(
             if i in aliases:
                 attrs["tf.aliasing_output"] = ir.IntegerAttr.get(i32, aliases[i])
             elif donated is not None and donated[i]:
-                attrs["refimpl.donated"] = ir.UnitAttr.get()
+                attrs["jax.buffer_donor"] = ir.BoolAttr.get(True)
             arg_attrs.append(attrs)
         builder.build_function("main", program, public=True, arg_attrs=arg_attrs)
         if not module.operation.verify():  # pragma: no cover - verify raises on failure

@@ -410,6 +410,60 @@ def _cond_impl(
     return eval_program(branches[chosen], operands)
 
 
+# --- lowering to StableHLO (refimpl.lowering) -----------------------------------------
+
+
+@scan_p.def_lowering
+def _scan_lowering(
+    ctx: Any, *args: Any, body: Program, num_consts: int, num_carry: int, length: int,
+    reverse: bool, unroll: int,
+) -> list[Any]:  # fmt: skip
+    """The loop structure of the unroll pass (``refimpl.transforms.unroll_scans``),
+    lowered: a ``stablehlo.while`` over blocks of ``unroll`` inlined steps (none
+    when fully unrolled) and the remaining steps after it."""
+    from refimpl.core import Eqn
+    from refimpl.transforms.scan import unroll_scans
+
+    in_vars = [Var(aval) for aval in ctx.avals_in]
+    out_vars = [Var(aval) for aval in ctx.avals_out]
+    params = dict(
+        body=body, num_consts=num_consts, num_carry=num_carry, length=length, reverse=reverse,
+        unroll=unroll,
+    )  # fmt: skip
+    one_scan = Program(in_vars, [Eqn(scan_p, in_vars, out_vars, params)], out_vars)
+    return ctx.lower_program(unroll_scans(one_scan), args)
+
+
+@while_p.def_lowering
+def _while_lowering(
+    ctx: Any, *args: Any, cond: Program, body: Program, cond_num_consts: int, body_num_consts: int
+) -> list[Any]:
+    """``stablehlo.while`` whose loop state is every operand: the consts ride along
+    unchanged, so both regions see them as block arguments."""
+    n_consts = cond_num_consts + body_num_consts
+    types = [ctx.ir_type(aval) for aval in ctx.avals_in]
+    loop = ctx.hlo.WhileOp(types, list(args))
+    with ctx.block(loop.cond, types) as state:
+        cond_consts, carry = state[:cond_num_consts], state[n_consts:]
+        ctx.hlo.return_(ctx.lower_program(cond, [*cond_consts, *carry]))
+    with ctx.block(loop.body, types) as state:
+        body_consts, carry = state[cond_num_consts:n_consts], state[n_consts:]
+        new_carry = ctx.lower_program(body, [*body_consts, *carry])
+        ctx.hlo.return_([*state[:n_consts], *new_carry])
+    return list(loop.results)[n_consts:]
+
+
+@cond_p.def_lowering
+def _cond_lowering(ctx: Any, index: Any, *operands: Any, branches: tuple[Program, ...]) -> list:
+    """``stablehlo.case`` (an out-of-range index runs the last branch, as the
+    impl); each branch region reads the operands from the enclosing block."""
+    case = ctx.hlo.CaseOp([ctx.ir_type(aval) for aval in ctx.avals_out], index, len(branches))
+    for region, branch in zip(case.regions, branches, strict=True):
+        with ctx.block(region, []):
+            ctx.hlo.return_(ctx.lower_program(branch, operands))
+    return list(case.results)
+
+
 # --- the public functions: scan ----------------------------------------------------------
 
 
