@@ -393,6 +393,19 @@ def result_type(*operands: Any) -> tuple[np.dtype, bool]:
     """
     if not operands:
         raise ValueError("result_type: at least one operand is required")
+    if all(type(op) is tuple for op in operands):
+        # the common case on the tracing hot path: memoize the lattice walk
+        return _result_type_of_pairs(operands, config.enable_x64)
+    return _result_type(operands)
+
+
+@functools.lru_cache(maxsize=4096)
+def _result_type_of_pairs(pairs: tuple[tuple[Any, bool], ...], x64: bool) -> tuple[np.dtype, bool]:
+    del x64  # part of the cache key only: canonicalization reads the flag
+    return _result_type(pairs)
+
+
+def _result_type(operands: tuple[Any, ...]) -> tuple[np.dtype, bool]:
     pairs = [_operand(op) for op in operands]
     dtypes = {d for d, _ in pairs}
     all_weak = all(w for _, w in pairs)

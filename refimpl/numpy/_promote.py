@@ -75,10 +75,20 @@ def result_type(fn_name: str, *args: Any) -> tuple[np.dtype, bool]:
     return dtypes.result_type(*[(av.dtype, av.weak_type) for av in avals])
 
 
+def _promote(fn_name: str, args: tuple[Any, ...], adjust=None) -> tuple[list[Any], list[Any]]:
+    """(converted args, their shapes): each operand's aval is read once, since
+    this runs for every traced numpy-level operation."""
+    avals = [aval_of(a, fn_name, i) for i, a in enumerate(args)]
+    dtype, weak = dtypes.result_type(*[(av.dtype, av.weak_type) for av in avals])
+    if adjust is not None:
+        dtype = adjust(dtype)
+    converted = [_to_dtype(a, av, dtype, weak) for a, av in zip(args, avals, strict=True)]
+    return converted, [av.shape for av in avals]
+
+
 def promote_dtypes(fn_name: str, *args: Any) -> list[Any]:
     """Convert every argument to the joined dtype (JAX's lattice, weak types)."""
-    dtype, weak = result_type(fn_name, *args)
-    return convert_all(fn_name, args, dtype, weak)
+    return _promote(fn_name, args)[0]
 
 
 def to_inexact_dtype(dtype: np.dtype) -> np.dtype:
@@ -93,14 +103,12 @@ def to_numeric_dtype(dtype: np.dtype) -> np.dtype:
 
 def promote_dtypes_inexact(fn_name: str, *args: Any) -> list[Any]:
     """The joined dtype, moved to the default float if it is bool or integer."""
-    dtype, weak = result_type(fn_name, *args)
-    return convert_all(fn_name, args, to_inexact_dtype(dtype), weak)
+    return _promote(fn_name, args, to_inexact_dtype)[0]
 
 
 def promote_dtypes_numeric(fn_name: str, *args: Any) -> list[Any]:
     """The joined dtype, moved to the default int if it is bool."""
-    dtype, weak = result_type(fn_name, *args)
-    return convert_all(fn_name, args, to_numeric_dtype(dtype), weak)
+    return _promote(fn_name, args, to_numeric_dtype)[0]
 
 
 def broadcast_shapes(fn_name: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -114,11 +122,19 @@ def broadcast_shapes(fn_name: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 def broadcast_arrays(fn_name: str, *args: Any) -> list[Any]:
     """NumPy broadcasting; rank-0 operands stay rank 0 (lax broadcasts them)."""
-    avals = [aval_of(a, fn_name, i) for i, a in enumerate(args)]
-    shape = broadcast_shapes(fn_name, *(av.shape for av in avals))
+    shapes = [aval_of(a, fn_name, i).shape for i, a in enumerate(args)]
+    return _broadcast_known(fn_name, list(args), shapes)
+
+
+def _broadcast_known(fn_name: str, args: list[Any], shapes: list[Any]) -> list[Any]:
+    """:func:`broadcast_arrays` for operands whose shapes are already known."""
+    nonscalar = {s for s in shapes if s != ()}
+    if len(nonscalar) <= 1:  # equal shapes or rank 0: nothing to insert
+        return args
+    shape = broadcast_shapes(fn_name, *shapes)
     return [
-        a if av.shape in ((), shape) else broadcast_to_shape(a, av.shape, shape)
-        for a, av in zip(args, avals, strict=True)
+        a if s in ((), shape) else broadcast_to_shape(a, s, shape)
+        for a, s in zip(args, shapes, strict=True)
     ]
 
 
@@ -130,17 +146,17 @@ def broadcast_to_shape(x: Any, from_shape: tuple[int, ...], shape: tuple[int, ..
 
 def promote_args(fn_name: str, *args: Any) -> list[Any]:
     """jnp's ``promote_args``: join the dtypes, then broadcast the shapes."""
-    return broadcast_arrays(fn_name, *promote_dtypes(fn_name, *args))
+    return _broadcast_known(fn_name, *_promote(fn_name, args))
 
 
 def promote_args_inexact(fn_name: str, *args: Any) -> list[Any]:
     """:func:`promote_dtypes_inexact`, then broadcast the shapes."""
-    return broadcast_arrays(fn_name, *promote_dtypes_inexact(fn_name, *args))
+    return _broadcast_known(fn_name, *_promote(fn_name, args, to_inexact_dtype))
 
 
 def promote_args_numeric(fn_name: str, *args: Any) -> list[Any]:
     """:func:`promote_dtypes_numeric`, then broadcast the shapes."""
-    return broadcast_arrays(fn_name, *promote_dtypes_numeric(fn_name, *args))
+    return _broadcast_known(fn_name, *_promote(fn_name, args, to_numeric_dtype))
 
 
 def as_array(value: Any, weak_type: bool | None = None) -> Any:
