@@ -10,12 +10,13 @@ This is the thin Python layer over the native module ``refimpl._pjrt``:
 * helpers to feed the compiler: serialized ``CompileOptions`` and StableHLO
   portable artifacts targeted at the plugin's StableHLO version.
 
-TODO(gpu/tpu): discovery only knows the CPU plugin. CUDA
-(``jax-cuda12-pjrt``: module ``jax_plugins.xla_cuda12``, file
-``xla_cuda_plugin.so``) and TPU (``libtpu``: ``libtpu.so``) plugins speak the
-same C API and work today through ``REFIMPL_PJRT_PLUGIN``; automatic discovery
-and their create options (``num_devices`` is the CPU plugin's
-``cpu_device_count``) are not implemented.
+Discovery order (first found wins): ``$REFIMPL_PJRT_PLUGIN``; the CUDA plugin
+of ``jax-cuda12-pjrt`` (module ``jax_plugins.xla_cuda12``, file
+``xla_cuda_plugin.so``) when an NVIDIA GPU is visible; ``libtpu``
+(``libtpu.so``) when a TPU device node is present; the CPU plugin. All speak
+the same C API. Only the CPU plugin is tested here (no accelerator on these
+machines); ``num_devices`` is the CPU plugin's ``cpu_device_count`` create
+option and is ignored by the others.
 """
 
 from __future__ import annotations
@@ -69,8 +70,13 @@ def native_module() -> ModuleType:
 
 
 def _cpu_plugin_path() -> Path | None:
+    return _package_file(CPU_PLUGIN_MODULE, CPU_PLUGIN_LIBRARY)
+
+
+def _package_file(module: str, filename: str) -> Path | None:
+    """``filename`` inside the installed package ``module``, if both exist."""
     try:
-        spec = importlib.util.find_spec(CPU_PLUGIN_MODULE)
+        spec = importlib.util.find_spec(module)
     except (ImportError, ValueError):
         return None
     if spec is None:
@@ -79,9 +85,28 @@ def _cpu_plugin_path() -> Path | None:
     if not locations and spec.origin:
         locations = [str(Path(spec.origin).parent)]
     for location in locations:
-        candidate = Path(location) / CPU_PLUGIN_LIBRARY
+        candidate = Path(location) / filename
         if candidate.is_file():
             return candidate
+    return None
+
+
+def _gpu_visible() -> bool:
+    return Path("/proc/driver/nvidia/version").exists() or Path("/dev/nvidia0").exists()
+
+
+def _tpu_visible() -> bool:
+    return any(Path("/dev").glob("accel*")) or Path("/dev/vfio/0").exists()
+
+
+def _accelerator_plugin_path() -> Path | None:
+    """An installed accelerator plugin whose hardware is visible, CUDA first."""
+    if _gpu_visible():
+        found = _package_file("jax_plugins.xla_cuda12", "xla_cuda_plugin.so")
+        if found is not None:
+            return found
+    if _tpu_visible():
+        return _package_file("libtpu", "libtpu.so")
     return None
 
 
@@ -89,7 +114,8 @@ def find_plugin_path() -> str:
     """Path of the PJRT plugin to use.
 
     ``$REFIMPL_PJRT_PLUGIN`` wins when set (it must name an existing file);
-    otherwise the CPU plugin of ``fastatomstruct-xla-cpu``.
+    then an installed CUDA plugin when a GPU is visible, then libtpu when a
+    TPU is present; otherwise the CPU plugin of ``fastatomstruct-xla-cpu``.
     """
     override = os.environ.get(PLUGIN_ENV_VAR)
     if override:
@@ -98,7 +124,7 @@ def find_plugin_path() -> str:
                 f"{PLUGIN_ENV_VAR}={override!r} does not name an existing PJRT plugin file"
             )
         return override
-    found = _cpu_plugin_path()
+    found = _accelerator_plugin_path() or _cpu_plugin_path()
     if found is None:
         raise PluginNotFoundError(
             "no PJRT plugin found: install the CPU plugin with "
