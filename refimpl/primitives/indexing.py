@@ -335,6 +335,118 @@ scatter_p = _scatter_primitive("scatter", accumulate=False)
 scatter_add_p = _scatter_primitive("scatter_add", accumulate=True)
 
 
+# --- lowering to StableHLO (refimpl.lowering) -----------------------------------------
+#
+# dynamic_slice and dynamic_update_slice clamp their start indices exactly as
+# the impls do, so they are the StableHLO ops of the same name. gather and
+# scatter along one axis become StableHLO's general gather/scatter with one
+# collapsed (inserted) dimension; the index handling of the impls (clip,
+# fill, drop) is spelled out around them so XLA's own clamping never decides.
+
+
+def _index_bounds(ctx, indices, index_dtype, size: int):
+    """(in-range mask, indices clamped into ``[0, size - 1]``) in the index dtype.
+
+    ``size - 1`` saturates at the dtype's maximum (an int8 index cannot
+    point past 127 anyway)."""
+    shape = ctx.shape_of(indices)
+    info = dtypes.iinfo(index_dtype)
+    last = builtins.min(size - 1, int(info.max))
+    low = ctx.constant(0, index_dtype, shape)
+    high = ctx.constant(last, index_dtype, shape)
+    in_range = ctx.hlo.and_(
+        ctx.compare(indices, low, "GE", index_dtype),
+        ctx.compare(indices, high, "LE", index_dtype),
+    )
+    if size - 1 > int(info.max):  # every representable non-negative index is in range
+        in_range = ctx.compare(indices, low, "GE", index_dtype)
+    clamped = ctx.hlo.clamp(ctx.constant(0, index_dtype), indices, ctx.constant(last, index_dtype))
+    return in_range, clamped
+
+
+def _other_dims(operand_ndim: int, axis: int, index_ndim: int) -> list[int]:
+    """Where the operand's dims other than ``axis`` sit in the np.take layout."""
+    return [d if d < axis else d - 1 + index_ndim for d in range(operand_ndim) if d != axis]
+
+
+@dynamic_slice_p.def_lowering
+def _dynamic_slice_lowering(ctx, x, *starts, slice_sizes):
+    return [ctx.hlo.dynamic_slice(x, list(starts), list(slice_sizes))]
+
+
+@dynamic_update_slice_p.def_lowering
+def _dynamic_update_slice_lowering(ctx, x, update, *starts):
+    return [ctx.hlo.dynamic_update_slice(x, update, list(starts))]
+
+
+@gather_p.def_lowering
+def _gather_lowering(ctx, x, indices, *, axis, mode, fill_value):
+    x_aval, index_aval = ctx.avals_in
+    out_aval = ctx.avals_out[0]
+    in_range, clamped = _index_bounds(ctx, indices, index_aval.dtype, x_aval.shape[axis])
+    dims = ctx.hlo.GatherDimensionNumbers.get(
+        offset_dims=_other_dims(x_aval.ndim, axis, index_aval.ndim),
+        collapsed_slice_dims=[axis],
+        operand_batching_dims=[],
+        start_indices_batching_dims=[],
+        start_index_map=[axis],
+        index_vector_dim=index_aval.ndim,
+    )
+    sizes = list(x_aval.shape)
+    sizes[axis] = 1
+    taken = ctx.hlo.gather(x, clamped, dims, sizes, results=[ctx.ir_type(out_aval)])
+    if mode == "clip":
+        return [taken]
+    fill = default_fill_value(x_aval.dtype) if fill_value is None else fill_value
+    fill = ctx.constant(np.asarray(fill).astype(x_aval.dtype), x_aval.dtype, out_aval.shape)
+    keep = ctx.hlo.broadcast_in_dim(
+        ctx.tensor_type(out_aval.shape, np.dtype(bool)),
+        in_range,
+        list(range(axis, axis + index_aval.ndim)),
+    )
+    return [ctx.select(keep, taken, fill)]
+
+
+def _scatter_lowering(accumulate: bool):
+    def rule(ctx, x, indices, updates, *, axis, mode):
+        """StableHLO's scatter skips an update whose index is out of bounds;
+        ``drop`` sends every out-of-range index to one such place (``size``, or
+        -1 when ``size`` does not fit the index dtype), ``clip`` clamps them."""
+        x_aval, index_aval, _ = ctx.avals_in
+        index_dtype, size = index_aval.dtype, x_aval.shape[axis]
+        in_range, clamped = _index_bounds(ctx, indices, index_dtype, size)
+        if mode == "drop":
+            outside = size if size <= int(dtypes.iinfo(index_dtype).max) else -1
+            target = ctx.select(
+                in_range, indices, ctx.constant(outside, index_dtype, index_aval.shape)
+            )
+        else:
+            target = clamped
+        dims = ctx.hlo.ScatterDimensionNumbers.get(
+            update_window_dims=_other_dims(x_aval.ndim, axis, index_aval.ndim),
+            inserted_window_dims=[axis],
+            input_batching_dims=[],
+            scatter_indices_batching_dims=[],
+            scattered_dims_to_operand_dims=[axis],
+            index_vector_dim=index_aval.ndim,
+        )
+        op = ctx.hlo.ScatterOp([ctx.ir_type(x_aval)], [x], target, [updates], dims)
+        dtype = x_aval.dtype
+        if accumulate:
+            ctx.scalar_block(
+                op.regions[0], [dtype, dtype], lambda old, new: [ctx.hlo.add(old, new)]
+            )
+        else:
+            ctx.scalar_block(op.regions[0], [dtype, dtype], lambda old, new: [new])
+        return list(op.results)
+
+    return rule
+
+
+scatter_p.def_lowering(_scatter_lowering(accumulate=False))
+scatter_add_p.def_lowering(_scatter_lowering(accumulate=True))
+
+
 # --- the public lax functions ------------------------------------------------------
 
 

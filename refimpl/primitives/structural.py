@@ -541,6 +541,64 @@ def _iota_impl(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> np
     return np.broadcast_to(counts.reshape(along), shape).astype(dtype)
 
 
+# --- lowering to StableHLO (refimpl.lowering) -----------------------------------------
+#
+# Each structural primitive is one StableHLO op with the same meaning; only
+# iota goes through int32 (then ``convert``), so that its values are the
+# impl's int64 counts converted once (wrapping for narrow integers,
+# rounding once for floats) without a 64-bit type when x64 is off.
+
+
+@broadcast_in_dim_p.def_lowering
+def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions):
+    return [ctx.hlo.broadcast_in_dim(ctx.ir_type(ctx.avals_out[0]), x, list(broadcast_dimensions))]
+
+
+def _reshape_lowering(ctx, x, **params):
+    return [ctx.hlo.reshape(ctx.ir_type(ctx.avals_out[0]), x)]
+
+
+reshape_p.def_lowering(_reshape_lowering)
+squeeze_p.def_lowering(_reshape_lowering)
+
+
+@transpose_p.def_lowering
+def _transpose_lowering(ctx, x, *, permutation):
+    return [ctx.hlo.transpose(x, list(permutation))]
+
+
+@rev_p.def_lowering
+def _rev_lowering(ctx, x, *, dimensions):
+    return [ctx.hlo.reverse(x, list(dimensions))]
+
+
+@slice_p.def_lowering
+def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
+    steps = strides if strides is not None else (1,) * len(start_indices)
+    return [ctx.hlo.slice(x, list(start_indices), list(limit_indices), list(steps))]
+
+
+@pad_p.def_lowering
+def _pad_lowering(ctx, x, padding_value, *, padding_config):
+    """``stablehlo.pad`` has XLA's semantics, negative edge padding included."""
+    lows, highs, interiors = (list(column) for column in zip(*padding_config, strict=True))
+    if not padding_config:
+        lows = highs = interiors = []
+    return [ctx.hlo.pad(x, padding_value, lows, highs, interiors)]
+
+
+@concatenate_p.def_lowering
+def _concatenate_lowering(ctx, *xs, dimension):
+    return [ctx.hlo.concatenate(list(xs), dimension)]
+
+
+@iota_p.def_lowering
+def _iota_lowering(ctx, *, dtype, shape, dimension):
+    int32 = np.dtype(np.int32)
+    counts = ctx.hlo.iota(ctx.tensor_type(shape, int32), dimension)
+    return [ctx.convert(counts, int32, dtype)]
+
+
 # --- the public lax functions ------------------------------------------------------
 
 
