@@ -115,6 +115,37 @@ def _lax_scalar_cases() -> Iterator[Case]:
         )
 
 
+def _weak_comparison_cases() -> Iterator[Case]:
+    """Comparisons and predicates of weakly typed operands (found by the fuzzer: in
+    JAX the bool result of a comparison is weak when every operand is)."""
+    programs = {
+        "lax.gt": lambda ns, a, b: ns.lax_.gt(a, b),
+        "lax.eq": lambda ns, a, b: ns.lax_.eq(a, b),
+        "np.greater": lambda ns, a, b: ns.np_.greater(a, b),
+        "np.equal": lambda ns, a, b: ns.np_.equal(a, b),
+        "np.logical_and": lambda ns, a, b: ns.np_.logical_and(a, b),
+        "lax.is_finite": lambda ns, a, b: ns.lax_.is_finite(a),
+        "np.isnan": lambda ns, a, b: ns.np_.isnan(a),
+    }
+    for label, program in programs.items():
+        for mode in ("jit", "eager"):
+            yield fn_case(
+                f"promotion.weak-comparison/{label}" + ("/eager" if mode == "eager" else ""),
+                program,
+                [1.5, 2.5],
+                mode=mode,
+                expect=AGREE,
+                tags=["promotion", "weak"] + (["quick"] if label == "lax.gt" else []),
+            )
+    yield fn_case(
+        "promotion.weak-comparison/strong-and-weak",
+        lambda ns, a, b: ns.np_.greater(a, b),
+        [np.float32(1.5), 2.5],
+        expect=AGREE,
+        tags=["promotion", "weak"],
+    )
+
+
 def _x64_cases() -> Iterator[Case]:
     """With enable_x64 the 64-bit types exist and Python scalars default to them."""
     pairs = [(np.dtype(np.int64), F32), (np.dtype(np.float64), I32), (U32, I32),
@@ -155,4 +186,5 @@ def cases() -> Iterator[Case]:
     yield from _weak_weak_cases()
     yield from _weak_array_cases()
     yield from _lax_scalar_cases()
+    yield from _weak_comparison_cases()
     yield from _x64_cases()
