@@ -2,6 +2,8 @@
 //
 // Only argument conversion, GIL handling and exception translation live
 // here; the PJRT logic is in native/.
+#include "numpy_capi.h"  // first: defines the NumPy C API symbols
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -19,7 +21,11 @@
 #include "../native/executable.h"
 #include "../native/pjrt_args.h"
 #include "../native/plugin.h"
+#include "device.h"
+#include "fast_jit.h"
 #include "numpy_interop.h"
+#include "pjrt_array.h"
+#include "py_errors.h"
 
 namespace py = pybind11;
 
@@ -27,29 +33,18 @@ namespace refimpl {
 namespace bindings {
 namespace {
 
-// Python exception types, created once at import and never freed.
-PyObject* g_pjrt_error = nullptr;
-PyObject* g_plugin_load_error = nullptr;
-
 void TranslateExceptions(std::exception_ptr pending) {
   try {
     if (pending) std::rethrow_exception(pending);
   } catch (const PjrtError& error) {
-    py::object type = py::reinterpret_borrow<py::object>(g_pjrt_error);
+    py::object type = py::reinterpret_borrow<py::object>(PjrtErrorType());
     py::object instance = type(py::str(error.what()));
     instance.attr("code") = error.code();
-    PyErr_SetObject(g_pjrt_error, instance.ptr());
+    PyErr_SetObject(PjrtErrorType(), instance.ptr());
   } catch (const PluginLoadError& error) {
-    PyErr_SetString(g_plugin_load_error, error.what());
+    PyErr_SetString(PluginLoadErrorType(), error.what());
   }
 }
-
-// A device of a client; holds the client so the PJRT_Device stays valid.
-struct Device {
-  std::shared_ptr<Client> client;
-  int index;
-  const DeviceInfo& info() const { return client->devices().at(index); }
-};
 
 py::object ToPython(const NamedValue& value) {
   if (const auto* s = std::get_if<std::string>(&value)) return py::str(*s);
@@ -162,23 +157,9 @@ void Init(py::module_& m) {
       "Native PJRT runtime of refimpl: plugins, clients, device buffers and "
       "compiled executables (see native/ and refimpl/pjrt_runtime.py).";
 
-  py::dict pjrt_error_attrs;
-  pjrt_error_attrs["code"] = py::none();
-  g_pjrt_error = PyErr_NewExceptionWithDoc(
-      "refimpl._pjrt.PjrtError",
-      "An error reported by a PJRT plugin. `code` is the PJRT_Error_Code "
-      "(absl status code: 3 INVALID_ARGUMENT, 9 FAILED_PRECONDITION, ...).",
-      PyExc_RuntimeError, pjrt_error_attrs.ptr());
-  if (g_pjrt_error == nullptr) throw py::error_already_set();
-  m.attr("PjrtError") = py::handle(g_pjrt_error);
-
-  g_plugin_load_error = PyErr_NewExceptionWithDoc(
-      "refimpl._pjrt.PluginLoadError",
-      "A PJRT plugin could not be loaded (missing file, not a plugin, or an "
-      "unsupported C API version).",
-      PyExc_RuntimeError, nullptr);
-  if (g_plugin_load_error == nullptr) throw py::error_already_set();
-  m.attr("PluginLoadError") = py::handle(g_plugin_load_error);
+  if (!InitNumpyCApi() || !CreateExceptionTypes()) throw py::error_already_set();
+  m.attr("PjrtError") = py::handle(PjrtErrorType());
+  m.attr("PluginLoadError") = py::handle(PluginLoadErrorType());
 
   py::register_local_exception_translator(TranslateExceptions);
 
@@ -378,6 +359,9 @@ void Init(py::module_& m) {
         return "Executable('" + e.name() + "', num_outputs=" + std::to_string(e.num_outputs()) +
                ")";
       });
+
+  RegisterPjrtArray(m);
+  RegisterFastJit(m);
 
   m.def("live_buffer_count", &Buffer::LiveCount, "Number of Buffer objects alive in this process.");
   m.def("abi_info", &AbiInfo,

@@ -64,6 +64,10 @@ static_assert(kSize<PJRT_Buffer_IsDeleted_Args> == 25, "PJRT_Buffer_IsDeleted_Ar
 static_assert(kSize<PJRT_Buffer_Device_Args> == 32, "PJRT_Buffer_Device_Args");
 static_assert(kSize<PJRT_Buffer_ReadyEvent_Args> == 32, "PJRT_Buffer_ReadyEvent_Args");
 static_assert(kSize<PJRT_Buffer_UnsafePointer_Args> == 32, "PJRT_Buffer_UnsafePointer_Args");
+static_assert(kSize<PJRT_Buffer_IncreaseExternalReferenceCount_Args> == 24,
+              "PJRT_Buffer_IncreaseExternalReferenceCount_Args");
+static_assert(kSize<PJRT_Buffer_DecreaseExternalReferenceCount_Args> == 24,
+              "PJRT_Buffer_DecreaseExternalReferenceCount_Args");
 
 // PJRT_ExecuteOptions: a 0.106 plugin requires at least 112 bytes (through
 // `incarnation_ids`); we also carry `multi_slice_config`, which that plugin
@@ -98,6 +102,10 @@ static_assert(offsetof(PJRT_Api, PJRT_LoadedExecutable_Execute) == Slot(55), "sl
 static_assert(offsetof(PJRT_Api, PJRT_Buffer_Destroy) == Slot(58), "slot 58");
 static_assert(offsetof(PJRT_Api, PJRT_Buffer_ToHostBuffer) == Slot(70), "slot 70");
 static_assert(offsetof(PJRT_Api, PJRT_Buffer_UnsafePointer) == Slot(73), "slot 73");
+static_assert(offsetof(PJRT_Api, PJRT_Buffer_IncreaseExternalReferenceCount) == Slot(74),
+              "slot 74");
+static_assert(offsetof(PJRT_Api, PJRT_Buffer_DecreaseExternalReferenceCount) == Slot(75),
+              "slot 75");
 static_assert(offsetof(PJRT_Api, PJRT_Compile) == Slot(89), "slot 89");
 static_assert(sizeof(PJRT_Api) == 1128, "PJRT_Api at 0.106 has 136 slots");
 

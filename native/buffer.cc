@@ -151,4 +151,30 @@ void Buffer::BlockUntilReady() const {
   ready.Await("PJRT_Buffer_ReadyEvent");
 }
 
+bool Buffer::IsOnCpu() const {
+  const PJRT_Api* api = client_->api();
+  auto args = MakeArgs<PJRT_Buffer_IsOnCpu_Args>();
+  args.buffer = buffer_;
+  CheckPjrt(api, api->PJRT_Buffer_IsOnCpu(&args), "PJRT_Buffer_IsOnCpu");
+  return args.is_on_cpu;
+}
+
+void Buffer::AcquireExternalReference() {
+  const PJRT_Api* api = client_->api();
+  auto args = MakeArgs<PJRT_Buffer_IncreaseExternalReferenceCount_Args>();
+  args.buffer = buffer_;
+  CheckPjrt(api, api->PJRT_Buffer_IncreaseExternalReferenceCount(&args),
+            "PJRT_Buffer_IncreaseExternalReferenceCount");
+  external_references_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void Buffer::ReleaseExternalReference() {
+  const PJRT_Api* api = client_->api();
+  auto args = MakeArgs<PJRT_Buffer_DecreaseExternalReferenceCount_Args>();
+  args.buffer = buffer_;
+  external_references_.fetch_sub(1, std::memory_order_acq_rel);
+  CheckPjrt(api, api->PJRT_Buffer_DecreaseExternalReferenceCount(&args),
+            "PJRT_Buffer_DecreaseExternalReferenceCount");
+}
+
 }  // namespace refimpl

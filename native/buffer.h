@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -47,6 +48,18 @@ class Buffer {
   // Blocks until the buffer's value has been computed.
   void BlockUntilReady() const;
 
+  // Whether the buffer lives in host memory (a CPU device), so that its
+  // UnsafePointer() may be read directly.
+  bool IsOnCpu() const;
+
+  // External references (e.g. a NumPy view of the memory). While one is
+  // held the plugin keeps the memory alive, even through Delete(), and will
+  // not donate the buffer to a computation; the fast path then passes the
+  // buffer as non-donatable (XLA copies instead of aliasing).
+  void AcquireExternalReference();
+  void ReleaseExternalReference();
+  int external_references() const { return external_references_.load(std::memory_order_acquire); }
+
   // Number of Buffer objects currently alive in the process.
   static int64_t LiveCount();
 
@@ -56,6 +69,7 @@ class Buffer {
   std::shared_ptr<Client> client_;
   PJRT_Buffer* buffer_;
 
+  std::atomic<int> external_references_{0};
   mutable std::once_flag metadata_once_;
   mutable PJRT_Buffer_Type type_ = PJRT_Buffer_Type_INVALID;
   mutable std::vector<int64_t> dims_;

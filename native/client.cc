@@ -185,6 +185,27 @@ std::shared_ptr<Buffer> Client::BufferFromHost(const HostArray& array, int devic
   return buffer;
 }
 
+std::shared_ptr<Buffer> Client::BufferFromHostNow(const void* data, PJRT_Buffer_Type type,
+                                                  const int64_t* dims, std::size_t num_dims,
+                                                  const int64_t* byte_strides, int device_index) {
+  const PJRT_Api* a = api();
+  auto args = MakeArgs<PJRT_Client_BufferFromHostBuffer_Args>();
+  args.client = client_;
+  args.data = data;
+  args.type = type;
+  args.dims = dims;
+  args.num_dims = num_dims;
+  if (byte_strides != nullptr) {
+    args.byte_strides = byte_strides;
+    args.num_byte_strides = num_dims;
+  }
+  args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
+  args.device = devices_.at(device_index).device;
+  CheckPjrt(a, a->PJRT_Client_BufferFromHostBuffer(&args), "PJRT_Client_BufferFromHostBuffer");
+  Event done(a, args.done_with_host_buffer);  // already complete: destroy it
+  return std::make_shared<Buffer>(shared_from_this(), args.buffer);
+}
+
 std::shared_ptr<Executable> Client::Compile(const std::string& code, const std::string& format,
                                             const std::string& compile_options) {
   const PJRT_Api* a = api();

@@ -2,6 +2,7 @@
 #ifndef REFIMPL_NATIVE_CLIENT_H_
 #define REFIMPL_NATIVE_CLIENT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -61,6 +62,14 @@ class Client : public std::enable_shared_from_this<Client> {
   // Copies host data to device `device_index`; blocks until the host memory
   // may be reused.
   std::shared_ptr<Buffer> BufferFromHost(const HostArray& array, int device_index);
+
+  // The fast path's transfer: `data` is dense row-major (`byte_strides`
+  // null) or strided; the plugin copies it before returning
+  // (kImmutableOnlyDuringCall), so the host memory is free again at once.
+  // No checks beyond the plugin's own.
+  std::shared_ptr<Buffer> BufferFromHostNow(const void* data, PJRT_Buffer_Type type,
+                                            const int64_t* dims, std::size_t num_dims,
+                                            const int64_t* byte_strides, int device_index);
 
   // Compiles `code` in `format` ("mlir": StableHLO bytecode or text) with a
   // serialized xla CompileOptionsProto.

@@ -34,6 +34,15 @@ class Executable {
   // tf.aliasing_output attributes are donated: PJRT marks them deleted.
   std::vector<std::shared_ptr<Buffer>> Execute(const std::vector<const Buffer*>& args) const;
 
+  // The fast path's execute: no allocation, no checks. `args` holds
+  // `num_args` handles of this client; `outputs` receives num_outputs()
+  // handles the caller then owns (all or none: on error nothing is written
+  // and PjrtError is thrown). Inputs listed in `non_donatable` are not
+  // donated even if the module aliases them (XLA copies instead).
+  void ExecuteInto(PJRT_Buffer* const* args, std::size_t num_args, PJRT_Buffer** outputs,
+                   const int64_t* non_donatable = nullptr,
+                   std::size_t num_non_donatable = 0) const;
+
  private:
   std::shared_ptr<Client> client_;
   PJRT_LoadedExecutable* executable_;

@@ -604,6 +604,21 @@ typedef struct PJRT_Buffer_UnsafePointer_Args {
   uintptr_t buffer_pointer; /* out */
 } PJRT_Buffer_UnsafePointer_Args;
 
+/* A NumPy view of a CPU buffer holds an external reference: the plugin keeps
+ * the memory alive (even through PJRT_Buffer_Delete) and refuses to donate it
+ * until every external reference is released. */
+typedef struct PJRT_Buffer_IncreaseExternalReferenceCount_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_Buffer* buffer;
+} PJRT_Buffer_IncreaseExternalReferenceCount_Args;
+
+typedef struct PJRT_Buffer_DecreaseExternalReferenceCount_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_Buffer* buffer;
+} PJRT_Buffer_DecreaseExternalReferenceCount_Args;
+
 /* ------------------------------------------------------- the api table -- */
 
 /* Type of table slots refimpl never calls. */
@@ -700,9 +715,11 @@ typedef struct PJRT_Api {
   PJRT_Error* (*PJRT_Buffer_IsOnCpu)(PJRT_Buffer_IsOnCpu_Args* args);
   PJRT_Error* (*PJRT_Buffer_ReadyEvent)(PJRT_Buffer_ReadyEvent_Args* args);
   PJRT_Error* (*PJRT_Buffer_UnsafePointer)(PJRT_Buffer_UnsafePointer_Args* args);
+  PJRT_Error* (*PJRT_Buffer_IncreaseExternalReferenceCount)(
+      PJRT_Buffer_IncreaseExternalReferenceCount_Args* args);
+  PJRT_Error* (*PJRT_Buffer_DecreaseExternalReferenceCount)(
+      PJRT_Buffer_DecreaseExternalReferenceCount_Args* args);
   /* ---- nothing below this line is called by refimpl ---- */
-  PJRT_OpaqueFn PJRT_Buffer_IncreaseExternalReferenceCount;
-  PJRT_OpaqueFn PJRT_Buffer_DecreaseExternalReferenceCount;
   PJRT_OpaqueFn PJRT_Buffer_OpaqueDeviceMemoryDataPointer;
 
   PJRT_OpaqueFn PJRT_CopyToDeviceStream_Destroy;

@@ -74,6 +74,8 @@ REFIMPL_PJRT_STRUCT_SIZE(PJRT_Buffer_IsOnCpu_Args, is_on_cpu);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Buffer_Device_Args, device);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Buffer_ReadyEvent_Args, event);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Buffer_UnsafePointer_Args, buffer_pointer);
+REFIMPL_PJRT_STRUCT_SIZE(PJRT_Buffer_IncreaseExternalReferenceCount_Args, buffer);
+REFIMPL_PJRT_STRUCT_SIZE(PJRT_Buffer_DecreaseExternalReferenceCount_Args, buffer);
 
 #undef REFIMPL_PJRT_STRUCT_SIZE
 

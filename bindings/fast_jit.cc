@@ -1,0 +1,1342 @@
+#include "numpy_capi.h"  // first: defines the NumPy C API symbols
+
+#include "fast_jit.h"
+
+#include <pybind11/stl.h>
+
+#include <structmember.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "../native/buffer.h"
+#include "../native/client.h"
+#include "../native/executable.h"
+#include "../native/signature.h"
+#include "../native/small_vector.h"
+#include "numpy_interop.h"
+#include "pjrt_array.h"
+#include "py_errors.h"
+
+namespace py = pybind11;
+
+namespace refimpl {
+namespace bindings {
+
+namespace {
+
+static_assert(sizeof(npy_intp) == sizeof(int64_t), "dims are passed to PJRT as int64");
+
+// Inputs and outputs at least this large release the GIL around execute:
+// below it, the GIL round trip costs more than the computation runs.
+constexpr std::size_t kReleaseGilBytes = 256 * 1024;
+
+// ============================================================ Python context
+//
+// What the signature needs from refimpl's Python modules, handed over once by
+// refimpl.fast_path.install() (all references live for the process).
+struct Context {
+  PyObject* registry = nullptr;       // tree_util._registry: type -> node kind | None
+  PyObject* builders = nullptr;       // tracing._builders: non-empty while tracing
+  PyObject* config_values = nullptr;  // config._values
+  PyTypeObject* ref_array_type = nullptr;  // refimpl.arrays.Array
+  int bfloat16_num = -1;                   // NumPy type number of ml_dtypes.bfloat16
+  // interned names
+  PyObject* s_backend = nullptr;
+  PyObject* s_enable_x64 = nullptr;
+  PyObject* s_pjrt = nullptr;
+  PyObject* s_tag = nullptr;
+  PyObject* s_flatten = nullptr;
+  PyObject* s_namedtuple = nullptr;
+  PyObject* s_buffer = nullptr;
+  PyObject* s_mark_donated = nullptr;
+};
+Context g_ctx;
+bool g_installed = false;
+
+// ============================================================ signature words
+//
+// The words of a signature; values are spaced so no two kinds collide.
+enum : uint64_t {
+  kHeader = 0x5349470000000000ull,  // + x64 flag
+  kPositional = 0x100,              // then: position
+  kKeyword = 0x101,                 // (the name is a handle)
+  kStatic = 0x102,                  // (the value is a handle)
+  kTuple = 0x110,                   // then: arity
+  kList = 0x111,
+  kDict = 0x112,  // (sorted keys are handles)
+  kNone = 0x113,
+  kNamedTuple = 0x114,  // (the node kind is a handle)
+  kCustomNode = 0x115,  // (node kind and node data are handles)
+  kLeaf = 0x200,        // + LeafKind
+};
+
+enum LeafKind : uint8_t {
+  kPjrtLeaf = 1,   // then: meta pointer, client pointer, device * 2 + committed
+  kNdarrayLeaf,    // then: NumPy type number, ndim, dims
+  kNpScalarLeaf,   // then: NumPy type number
+  kBoolLeaf,
+  kIntLeaf,
+  kFloatLeaf,
+  kComplexLeaf,
+  kRefArrayLeaf,  // then: NumPy type number, weak_type, ndim, dims
+};
+
+// One call's flattened arguments.
+struct CallState {
+  Signature signature;
+  SmallVector<PyObject*, 16> owned;  // references held for the call
+  SmallVector<PyObject*, 16> leaves;
+  SmallVector<uint8_t, 16> kinds;
+  SmallVector<uint8_t, 16> donated;
+  bool any_donated = false;
+  bool x64 = false;
+
+  ~CallState() {
+    for (PyObject* object : owned) Py_DECREF(object);
+  }
+  PyObject* Keep(PyObject* object) {  // takes a new reference
+    owned.push_back(object);
+    return object;
+  }
+};
+
+// ============================================================ cache entries
+
+struct LeafPlan {
+  PJRT_Buffer_Type type = PJRT_Buffer_Type_INVALID;  // the parameter's element type
+  PyArray_Descr* descr = nullptr;                    // its NumPy dtype (owned)
+  bool donated = false;
+  bool aliased = false;  // the module writes an output into this input's buffer
+};
+
+enum OutKind : uint8_t { kOutLeaf = 0, kOutTuple, kOutList, kOutDict, kOutNone, kOutNode };
+
+struct OutNode {
+  uint8_t kind = kOutLeaf;
+  uint32_t arity = 0;
+  PyObject* data = nullptr;       // dict keys (tuple) / node data (owned)
+  PyObject* unflatten = nullptr;  // kOutNode: unflatten(data, children) (owned)
+};
+
+struct Entry {
+  Signature signature;  // its handles are owned references
+  bool slow = false;    // calls of this signature go to the Python Jitted
+  std::shared_ptr<Executable> executable;
+  int device_index = 0;
+  bool committed = false;
+  std::vector<LeafPlan> inputs;
+  std::vector<const ArrayMeta*> outputs;
+  std::vector<OutNode> out_tree;  // preorder
+  bool release_gil = false;
+  bool any_donated = false;
+
+  Entry() = default;
+  Entry(const Entry&) = delete;
+  Entry& operator=(const Entry&) = delete;
+  // Entries are only ever destroyed with the GIL held.
+  ~Entry() {
+    for (const Handle& handle : signature.handles()) {
+      Py_DECREF(static_cast<PyObject*>(handle.object));
+    }
+    for (LeafPlan& plan : inputs) Py_XDECREF(plan.descr);
+    for (OutNode& node : out_tree) {
+      Py_XDECREF(node.data);
+      Py_XDECREF(node.unflatten);
+    }
+  }
+};
+
+using EntryPtr = std::shared_ptr<Entry>;
+
+// ============================================================ the Python type
+
+struct FastJittedObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  PyObject* jitted;   // refimpl.transforms.jit.Jitted: misses, slow path, trace/lower
+  PyObject* on_miss;  // refimpl.fast_path.on_miss(fast, args, kwargs) -> entry spec | None
+  PyObject* name;     // the function's name (for donation and errors)
+  PyObject* dict;
+  PyObject* weakrefs;
+  bool follow_config_backend;  // backend=None: run here only while config.backend == "pjrt"
+  std::vector<int>* static_nums;
+  std::vector<int>* donate_nums;
+  std::vector<PyObject*>* static_names;  // owned
+  std::vector<PyObject*>* donate_names;  // owned
+  SignatureCache<Entry>* cache;
+  uint64_t hits;
+  uint64_t misses;
+  uint64_t slow_calls;
+};
+
+// ============================================================ building the signature
+
+bool Contains(const std::vector<int>& nums, Py_ssize_t position, Py_ssize_t nargs) {
+  for (int n : nums) {
+    if (n == position || (n < 0 && n + nargs == position)) return true;
+  }
+  return false;
+}
+
+bool ContainsName(const std::vector<PyObject*>& names, PyObject* name) {
+  for (PyObject* candidate : names) {
+    if (candidate == name) return true;
+    int equal = PyUnicode_Compare(candidate, name);
+    if (equal == 0) return true;
+    if (equal == -1 && PyErr_Occurred()) PyErr_Clear();
+  }
+  return false;
+}
+
+// Python's hash, as the signature's 64-bit handle hash; false if unhashable.
+bool HashOf(PyObject* object, uint64_t* out) {
+  Py_hash_t hash = PyObject_Hash(object);
+  if (hash == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  *out = static_cast<uint64_t>(hash);
+  return true;
+}
+
+bool SupportedTypeNum(int num) {
+  switch (num) {
+    case NPY_BOOL:
+    case NPY_INT8:
+    case NPY_INT16:
+    case NPY_INT32:
+    case NPY_INT64:
+    case NPY_UINT8:
+    case NPY_UINT16:
+    case NPY_UINT32:
+    case NPY_UINT64:
+    case NPY_FLOAT16:
+    case NPY_FLOAT32:
+    case NPY_FLOAT64:
+    case NPY_COMPLEX64:
+    case NPY_COMPLEX128:
+      return true;
+    default:
+      return num == g_ctx.bfloat16_num && num >= 0;
+  }
+}
+
+// Flattens the arguments into `state` exactly as refimpl.tree_util would,
+// encoding the structure and leaf types into the signature. Returns false
+// when this call must take the Python path (no Python error is left set).
+class SignatureBuilder {
+ public:
+  SignatureBuilder(const FastJittedObject* fn, CallState* state) : fn_(fn), state_(state) {}
+
+  bool Build(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+    Signature& sig = state_->signature;
+    const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+    sig.Push(kHeader + (state_->x64 ? 1 : 0));
+    sig.Push(static_cast<uint64_t>(nargs));
+    sig.Push(static_cast<uint64_t>(nkw));
+    for (Py_ssize_t i = 0; i < nargs; ++i) {
+      sig.Push(kPositional);
+      sig.Push(static_cast<uint64_t>(i));
+      if (Contains(*fn_->static_nums, i, nargs)) {
+        if (!PushStatic(args[i])) return false;
+      } else if (!Flatten(args[i], Contains(*fn_->donate_nums, i, nargs))) {
+        return false;
+      }
+    }
+    if (nkw == 0) return true;
+    // Keyword arguments in sorted name order (the order of the Python
+    // signature: its dicts flatten sorted).
+    SmallVector<Py_ssize_t, 8> order;
+    for (Py_ssize_t k = 0; k < nkw; ++k) order.push_back(k);
+    bool compare_failed = false;
+    std::sort(order.begin(), order.end(), [&](Py_ssize_t a, Py_ssize_t b) {
+      int c = PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, a), PyTuple_GET_ITEM(kwnames, b));
+      if (c == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        compare_failed = true;
+      }
+      return c < 0;
+    });
+    if (compare_failed) return false;
+    for (Py_ssize_t k : order) {
+      PyObject* name = PyTuple_GET_ITEM(kwnames, k);
+      PyObject* value = args[nargs + k];
+      sig.Push(kKeyword);
+      if (!PushHandle(name, HandleCompare::kEqual)) return false;
+      if (ContainsName(*fn_->static_names, name)) {
+        if (!PushStatic(value)) return false;
+      } else if (!Flatten(value, ContainsName(*fn_->donate_names, name))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  bool PushHandle(PyObject* object, HandleCompare compare) {
+    uint64_t hash = 0;
+    if (compare == HandleCompare::kIdentity) {
+      hash = reinterpret_cast<uint64_t>(object);
+    } else if (!HashOf(object, &hash)) {
+      if (compare == HandleCompare::kStatic) return false;  // Python raises TypeError
+      hash = 0;  // unhashable node data: left out of the hash, as in tree_util
+    }
+    Py_INCREF(object);
+    state_->Keep(object);
+    state_->signature.PushHandle(object, compare, hash);
+    return true;
+  }
+
+  bool PushStatic(PyObject* value) {
+    state_->signature.Push(kStatic);
+    return PushHandle(value, HandleCompare::kStatic);
+  }
+
+  void AddLeaf(PyObject* leaf, uint8_t kind, bool donated) {
+    Py_INCREF(leaf);
+    state_->Keep(leaf);
+    state_->leaves.push_back(leaf);
+    state_->kinds.push_back(kind);
+    state_->donated.push_back(donated ? 1 : 0);
+    state_->any_donated = state_->any_donated || donated;
+    state_->signature.Push(kLeaf + kind);
+  }
+
+  void PushDims(int ndim, const npy_intp* dims) {
+    Signature& sig = state_->signature;
+    sig.Push(static_cast<uint64_t>(ndim));
+    for (int d = 0; d < ndim; ++d) sig.Push(static_cast<uint64_t>(dims[d]));
+  }
+
+  bool Flatten(PyObject* x, bool donated) {
+    PyTypeObject* type = Py_TYPE(x);
+    Signature& sig = state_->signature;
+    if (type == PjrtArrayType()) {
+      auto* array = reinterpret_cast<PjrtArrayObject*>(x);
+      if (!IsLive(array)) return false;  // the deleted-array error comes from Python
+      AddLeaf(x, kPjrtLeaf, donated);
+      sig.Push(reinterpret_cast<uint64_t>(array->meta));
+      sig.Push(reinterpret_cast<uint64_t>(array->buffer->client().get()));
+      sig.Push(static_cast<uint64_t>(array->device_index) * 2 + (array->committed ? 1 : 0));
+      return true;
+    }
+    if (type == &PyTuple_Type) {
+      const Py_ssize_t n = PyTuple_GET_SIZE(x);
+      sig.Push(kTuple);
+      sig.Push(static_cast<uint64_t>(n));
+      for (Py_ssize_t i = 0; i < n; ++i) {
+        if (!Flatten(PyTuple_GET_ITEM(x, i), donated)) return false;
+      }
+      return true;
+    }
+    if (type == &PyList_Type) {
+      const Py_ssize_t n = PyList_GET_SIZE(x);
+      sig.Push(kList);
+      sig.Push(static_cast<uint64_t>(n));
+      for (Py_ssize_t i = 0; i < n; ++i) {
+        if (i >= PyList_GET_SIZE(x)) return false;  // changed under us
+        if (!Flatten(PyList_GET_ITEM(x, i), donated)) return false;
+      }
+      return true;
+    }
+    if (type == &PyDict_Type) return FlattenDict(x, donated);
+    if (x == Py_None) {
+      sig.Push(kNone);
+      return true;
+    }
+    if (type == &PyFloat_Type) {
+      AddLeaf(x, kFloatLeaf, donated);
+      return true;
+    }
+    if (type == &PyLong_Type) {
+      int overflow = 0;
+      long long value = PyLong_AsLongLongAndOverflow(x, &overflow);
+      if (overflow != 0 || (value == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return false;  // Python raises the OverflowError
+      }
+      if (!state_->x64 && (value < INT32_MIN || value > INT32_MAX)) return false;
+      AddLeaf(x, kIntLeaf, donated);
+      return true;
+    }
+    if (type == &PyBool_Type) {
+      AddLeaf(x, kBoolLeaf, donated);
+      return true;
+    }
+    if (type == &PyComplex_Type) {
+      AddLeaf(x, kComplexLeaf, donated);
+      return true;
+    }
+    if (PyArray_CheckExact(x)) {
+      auto* array = reinterpret_cast<PyArrayObject*>(x);
+      PyArray_Descr* descr = PyArray_DESCR(array);
+      if (!SupportedTypeNum(descr->type_num) || !PyArray_ISNBO(descr->byteorder)) return false;
+      AddLeaf(x, kNdarrayLeaf, donated);
+      sig.Push(static_cast<uint64_t>(descr->type_num));
+      PushDims(PyArray_NDIM(array), PyArray_DIMS(array));
+      return true;
+    }
+    if (PyArray_IsScalar(x, Generic)) {
+      PyArray_Descr* descr = PyArray_DescrFromScalar(x);
+      if (descr == nullptr) {
+        PyErr_Clear();
+        return false;
+      }
+      const int num = descr->type_num;
+      const bool native = PyArray_ISNBO(descr->byteorder);
+      Py_DECREF(descr);
+      if (!SupportedTypeNum(num) || !native) return false;
+      AddLeaf(x, kNpScalarLeaf, donated);
+      sig.Push(static_cast<uint64_t>(num));
+      return true;
+    }
+    if (type == g_ctx.ref_array_type) return FlattenRefArray(x, donated);
+    return FlattenRegistered(x, donated);
+  }
+
+  bool FlattenDict(PyObject* d, bool donated) {
+    Signature& sig = state_->signature;
+    SmallVector<PyObject*, 8> keys;
+    PyObject* key;
+    PyObject* value;
+    Py_ssize_t pos = 0;
+    bool all_str = true;
+    bool all_int = true;
+    while (PyDict_Next(d, &pos, &key, &value)) {
+      keys.push_back(key);
+      all_str = all_str && PyUnicode_CheckExact(key);
+      all_int = all_int && PyLong_CheckExact(key);
+    }
+    // tree_util sorts the keys; only orders C can compute without Python code.
+    if (all_str) {
+      std::sort(keys.begin(), keys.end(),
+                [](PyObject* a, PyObject* b) { return PyUnicode_Compare(a, b) < 0; });
+    } else if (all_int) {
+      bool failed = false;
+      std::sort(keys.begin(), keys.end(), [&](PyObject* a, PyObject* b) {
+        int less = PyObject_RichCompareBool(a, b, Py_LT);
+        if (less < 0) {
+          PyErr_Clear();
+          failed = true;
+        }
+        return less == 1;
+      });
+      if (failed) return false;
+    } else {
+      return false;
+    }
+    sig.Push(kDict);
+    sig.Push(static_cast<uint64_t>(keys.size()));
+    for (PyObject* k : keys) {
+      if (!PushHandle(k, HandleCompare::kEqual)) return false;
+    }
+    for (PyObject* k : keys) {
+      PyObject* child = PyDict_GetItemWithError(d, k);
+      if (child == nullptr) {
+        PyErr_Clear();
+        return false;
+      }
+      if (!Flatten(child, donated)) return false;
+    }
+    return true;
+  }
+
+  bool FlattenRefArray(PyObject* x, bool donated) {
+    PyObject* buffer = PyObject_GetAttr(x, g_ctx.s_buffer);
+    if (buffer == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    state_->Keep(buffer);
+    if (!PyArray_CheckExact(buffer)) return false;  // deleted (None): Python raises
+    // aval (a slot) then weak_type (a dataclass field): no Python code runs
+    PyObject* aval = PyObject_GetAttrString(x, "aval");
+    if (aval == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    PyObject* weak = PyObject_GetAttrString(aval, "weak_type");
+    Py_DECREF(aval);
+    if (weak == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    const int is_weak = PyObject_IsTrue(weak);
+    Py_DECREF(weak);
+    if (is_weak < 0) {
+      PyErr_Clear();
+      return false;
+    }
+    auto* array = reinterpret_cast<PyArrayObject*>(buffer);
+    PyArray_Descr* descr = PyArray_DESCR(array);
+    if (!SupportedTypeNum(descr->type_num) || !PyArray_ISNBO(descr->byteorder)) return false;
+    AddLeaf(x, kRefArrayLeaf, donated);
+    Signature& sig = state_->signature;
+    sig.Push(static_cast<uint64_t>(descr->type_num));
+    sig.Push(static_cast<uint64_t>(is_weak));
+    PushDims(PyArray_NDIM(array), PyArray_DIMS(array));
+    return true;
+  }
+
+  // Namedtuples and registered node types, through tree_util's own registry
+  // (the "cached path": tree_util fills it with every type it has seen).
+  bool FlattenRegistered(PyObject* x, bool donated) {
+    PyObject* kind = PyDict_GetItemWithError(g_ctx.registry, reinterpret_cast<PyObject*>(Py_TYPE(x)));
+    if (kind == nullptr || kind == Py_None) {  // not seen yet, or a leaf of another type
+      PyErr_Clear();
+      return false;
+    }
+    PyObject* tag = PyObject_GetAttr(kind, g_ctx.s_tag);
+    if (tag == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    const bool namedtuple = PyUnicode_Compare(tag, g_ctx.s_namedtuple) == 0;
+    Py_DECREF(tag);
+    Signature& sig = state_->signature;
+    if (namedtuple && PyTuple_Check(x)) {
+      const Py_ssize_t n = PyTuple_GET_SIZE(x);
+      sig.Push(kNamedTuple);
+      sig.Push(static_cast<uint64_t>(n));
+      if (!PushHandle(kind, HandleCompare::kIdentity)) return false;
+      for (Py_ssize_t i = 0; i < n; ++i) {
+        if (!Flatten(PyTuple_GET_ITEM(x, i), donated)) return false;
+      }
+      return true;
+    }
+    // A registered node: its flatten function is Python code, by definition.
+    PyObject* flatten = PyObject_GetAttr(kind, g_ctx.s_flatten);
+    if (flatten == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    PyObject* result = PyObject_CallOneArg(flatten, x);
+    Py_DECREF(flatten);
+    if (result == nullptr || !PyTuple_Check(result) || PyTuple_GET_SIZE(result) != 2) {
+      Py_XDECREF(result);
+      PyErr_Clear();
+      return false;  // Python reports the error
+    }
+    state_->Keep(result);
+    PyObject* children = PySequence_Fast(PyTuple_GET_ITEM(result, 0), "children");
+    if (children == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    state_->Keep(children);
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(children);
+    sig.Push(kCustomNode);
+    sig.Push(static_cast<uint64_t>(n));
+    if (!PushHandle(kind, HandleCompare::kIdentity)) return false;
+    if (!PushHandle(PyTuple_GET_ITEM(result, 1), HandleCompare::kEqual)) return false;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      if (!Flatten(PySequence_Fast_GET_ITEM(children, i), donated)) return false;
+    }
+    return true;
+  }
+
+  const FastJittedObject* fn_;
+  CallState* state_;
+};
+
+// One array passed twice where one of the positions is donated: the Python
+// path raises the ValueError (before anything runs).
+bool RepeatsDonatedArray(const CallState& state) {
+  const std::size_t n = state.leaves.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (state.kinds[i] != kPjrtLeaf && state.kinds[i] != kRefArrayLeaf) continue;
+    for (std::size_t j = i + 1; j < n; ++j) {
+      if (state.leaves[j] == state.leaves[i] && (state.donated[i] || state.donated[j])) return true;
+    }
+  }
+  return false;
+}
+
+// ============================================================ cache lookup
+
+bool HandlesEqual(const Signature& a, const Signature& b) {
+  const std::size_t n = a.handles().size();
+  for (std::size_t i = 0; i < n; ++i) {
+    auto* x = static_cast<PyObject*>(a.handles()[i].object);
+    auto* y = static_cast<PyObject*>(b.handles()[i].object);
+    switch (a.handles()[i].compare) {
+      case HandleCompare::kIdentity:
+        if (x != y) return false;
+        break;
+      case HandleCompare::kEqual: {
+        if (x == y) break;
+        int equal = PyObject_RichCompareBool(x, y, Py_EQ);
+        if (equal < 0) PyErr_Clear();
+        if (equal != 1) return false;
+        break;
+      }
+      case HandleCompare::kStatic: {
+        // As refimpl.transforms.jit._Static: same type and ==, exceptions
+        // mean unequal, and no identity shortcut (nan != nan retraces).
+        if (Py_TYPE(x) != Py_TYPE(y)) return false;
+        PyObject* result = PyObject_RichCompare(x, y, Py_EQ);
+        int truth = result == nullptr ? -1 : PyObject_IsTrue(result);
+        Py_XDECREF(result);
+        if (truth < 0) PyErr_Clear();
+        if (truth != 1) return false;
+        break;
+      }
+    }
+  }
+  return true;
+}
+
+EntryPtr Find(FastJittedObject* fn, const Signature& signature) {
+  SmallVector<EntryPtr, 4> candidates;
+  fn->cache->Candidates(signature, &candidates);
+  for (const EntryPtr& candidate : candidates) {
+    // Comparing handles may run Python code; `candidates` keeps them alive.
+    if (signature.handles().empty() || HandlesEqual(signature, candidate->signature)) {
+      fn->cache->MarkUsed(candidate);
+      return candidate;
+    }
+  }
+  return nullptr;
+}
+
+// ============================================================ the slow path
+
+PyObject* SlowCall(FastJittedObject* fn, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  ++fn->slow_calls;
+  return PyObject_Vectorcall(fn->jitted, args, nargsf, kwnames);
+}
+
+// ============================================================ misses
+
+PyObject* KwargsDict(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  PyObject* kwargs = PyDict_New();
+  if (kwargs == nullptr || kwnames == nullptr) return kwargs;
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k) {
+    if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, k), args[nargs + k]) < 0) {
+      Py_DECREF(kwargs);
+      return nullptr;
+    }
+  }
+  return kwargs;
+}
+
+// Reads the entry spec that refimpl.fast_path.on_miss returns:
+// (executable, device_index, committed, in_avals, donated, aliased,
+//  out_avals, out_tree), see that function.
+bool FillEntry(Entry* entry, PyObject* spec, std::size_t num_leaves) {
+  try {
+    py::tuple t = py::reinterpret_borrow<py::tuple>(spec);
+    if (t.size() != 8) throw py::value_error("on_miss: expected an 8-tuple entry spec");
+    entry->executable = t[0].cast<std::shared_ptr<Executable>>();
+    entry->device_index = t[1].cast<int>();
+    entry->committed = t[2].cast<bool>();
+    py::sequence in_avals = t[3].cast<py::sequence>();  // (dtype, shape) per leaf
+    py::sequence donated = t[4].cast<py::sequence>();
+    py::sequence aliased = t[5].cast<py::sequence>();
+    if (in_avals.size() != num_leaves || donated.size() != num_leaves ||
+        aliased.size() != num_leaves) {
+      throw py::value_error("on_miss: the entry spec does not match the call's leaves");
+    }
+    std::size_t bytes = 0;
+    entry->inputs.resize(num_leaves);
+    for (std::size_t i = 0; i < num_leaves; ++i) {
+      LeafPlan& plan = entry->inputs[i];
+      py::tuple aval = in_avals[i].cast<py::tuple>();
+      py::dtype dtype = py::dtype::from_args(aval[0]);
+      std::size_t count = 1;
+      for (py::handle d : aval[1].cast<py::tuple>()) count *= d.cast<std::size_t>();
+      plan.type = ElementTypeFromDtype(dtype);
+      plan.descr = reinterpret_cast<PyArray_Descr*>(dtype.release().ptr());
+      plan.donated = donated[i].cast<bool>();
+      plan.aliased = aliased[i].cast<bool>();
+      entry->any_donated = entry->any_donated || plan.donated;
+      bytes += count * static_cast<std::size_t>(PyDataType_ELSIZE(plan.descr));
+    }
+    for (py::handle aval : t[6].cast<py::sequence>()) {
+      py::tuple a = aval.cast<py::tuple>();  // (dtype, shape, weak_type)
+      py::dtype dtype = py::dtype::from_args(a[0]);
+      std::vector<int64_t> dims = a[1].cast<std::vector<int64_t>>();
+      const ArrayMeta* meta =
+          InternArrayMeta(ElementTypeFromDtype(dtype), dims.data(), dims.size(), a[2].cast<bool>());
+      entry->outputs.push_back(meta);
+      bytes += meta->nbytes;
+    }
+    if (entry->outputs.size() != entry->executable->num_outputs()) {
+      throw py::value_error("on_miss: the executable's output count differs from out_avals");
+    }
+    for (py::handle node : t[7].cast<py::sequence>()) {
+      py::tuple n = node.cast<py::tuple>();  // (kind, arity, data, unflatten)
+      OutNode out;
+      out.kind = static_cast<uint8_t>(n[0].cast<int>());
+      out.arity = n[1].cast<uint32_t>();
+      py::object data = n[2];
+      py::object unflatten = n[3];
+      out.data = data.is_none() ? nullptr : data.release().ptr();
+      out.unflatten = unflatten.is_none() ? nullptr : unflatten.release().ptr();
+      entry->out_tree.push_back(out);
+    }
+    entry->release_gil = bytes >= kReleaseGilBytes;
+    return true;
+  } catch (...) {
+    SetPythonErrorFromCurrentException();
+    return false;
+  }
+}
+
+// The callback into Python: trace (if the Python cache misses too), lower,
+// compile, and describe the entry. Null with a Python error on failure.
+EntryPtr Miss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+              CallState* state) {
+  ++fn->misses;
+  PyObject* arg_tuple = PyTuple_New(nargs);
+  if (arg_tuple == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < nargs; ++i) PyTuple_SET_ITEM(arg_tuple, i, Py_NewRef(args[i]));
+  PyObject* kwargs = KwargsDict(args, nargs, kwnames);
+  if (kwargs == nullptr) {
+    Py_DECREF(arg_tuple);
+    return nullptr;
+  }
+  PyObject* spec = PyObject_CallFunctionObjArgs(fn->on_miss, reinterpret_cast<PyObject*>(fn),
+                                                arg_tuple, kwargs, nullptr);
+  Py_DECREF(arg_tuple);
+  Py_DECREF(kwargs);
+  if (spec == nullptr) return nullptr;
+
+  auto entry = std::make_shared<Entry>();
+  entry->signature = state->signature;
+  for (const Handle& handle : entry->signature.handles()) {
+    Py_INCREF(static_cast<PyObject*>(handle.object));
+  }
+  if (spec == Py_None) {
+    entry->slow = true;
+  } else if (!FillEntry(entry.get(), spec, state->leaves.size())) {
+    Py_DECREF(spec);
+    return nullptr;
+  }
+  Py_DECREF(spec);
+  // Another thread may have inserted this signature while Python ran.
+  if (EntryPtr existing = Find(fn, state->signature)) return existing;
+  fn->cache->Insert(entry);
+  return entry;
+}
+
+// ============================================================ running an entry
+
+// A device buffer of the constant value of a Python scalar, per (client,
+// device, element type, bits): the same `1.0` is transferred once. Only
+// for arguments that are not donated (a donated input's buffer may become
+// an output's). Guarded by the GIL.
+struct ConstantKey {
+  const Client* client;
+  int device;
+  PJRT_Buffer_Type type;
+  uint64_t bits[2];
+  bool operator==(const ConstantKey& o) const {
+    return client == o.client && device == o.device && type == o.type && bits[0] == o.bits[0] &&
+           bits[1] == o.bits[1];
+  }
+};
+struct ConstantKeyHash {
+  std::size_t operator()(const ConstantKey& k) const {
+    uint64_t h = reinterpret_cast<uint64_t>(k.client) * 31 + static_cast<uint64_t>(k.device);
+    h = h * 131 + static_cast<uint64_t>(k.type);
+    h ^= k.bits[0] * 0x9e3779b97f4a7c15ull;
+    h ^= k.bits[1] * 0xc2b2ae3d27d4eb4full;
+    return static_cast<std::size_t>(h);
+  }
+};
+constexpr std::size_t kMaxConstants = 1024;
+std::unordered_map<ConstantKey, std::shared_ptr<Buffer>, ConstantKeyHash>& Constants() {
+  static auto* constants =
+      new std::unordered_map<ConstantKey, std::shared_ptr<Buffer>, ConstantKeyHash>();
+  return *constants;
+}
+
+// The bytes of Python scalar `x` as element type `type`; false if the type
+// is not one a Python scalar canonicalizes to.
+bool ScalarBytes(PyObject* x, uint8_t kind, PJRT_Buffer_Type type, uint64_t bits[2]) {
+  bits[0] = bits[1] = 0;
+  double real = 0, imag = 0;
+  long long integer = 0;
+  if (kind == kBoolLeaf) {
+    integer = x == Py_True ? 1 : 0;
+    real = static_cast<double>(integer);
+  } else if (kind == kIntLeaf) {
+    integer = PyLong_AsLongLong(x);
+    real = static_cast<double>(integer);
+  } else if (kind == kFloatLeaf) {
+    real = PyFloat_AS_DOUBLE(x);
+  } else {
+    Py_complex c = PyComplex_AsCComplex(x);
+    real = c.real;
+    imag = c.imag;
+  }
+  switch (type) {
+    case PJRT_Buffer_Type_PRED: {
+      uint8_t v = integer != 0 ? 1 : 0;
+      std::memcpy(bits, &v, 1);
+      return true;
+    }
+    case PJRT_Buffer_Type_S32: {
+      int32_t v = static_cast<int32_t>(integer);
+      std::memcpy(bits, &v, 4);
+      return true;
+    }
+    case PJRT_Buffer_Type_S64: {
+      int64_t v = integer;
+      std::memcpy(bits, &v, 8);
+      return true;
+    }
+    case PJRT_Buffer_Type_F32: {
+      float v = static_cast<float>(real);
+      std::memcpy(bits, &v, 4);
+      return true;
+    }
+    case PJRT_Buffer_Type_F64:
+      std::memcpy(bits, &real, 8);
+      return true;
+    case PJRT_Buffer_Type_C64: {
+      float v[2] = {static_cast<float>(real), static_cast<float>(imag)};
+      std::memcpy(bits, v, 8);
+      return true;
+    }
+    case PJRT_Buffer_Type_C128: {
+      double v[2] = {real, imag};
+      std::memcpy(bits, v, 16);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+std::shared_ptr<Buffer> ScalarBuffer(Client* client, int device, PyObject* x, uint8_t kind,
+                                     const LeafPlan& plan) {
+  ConstantKey key{client, device, plan.type, {0, 0}};
+  if (!ScalarBytes(x, kind, plan.type, key.bits)) return nullptr;
+  if (!plan.donated) {
+    auto& constants = Constants();
+    auto found = constants.find(key);
+    if (found != constants.end()) return found->second;
+    auto buffer = client->BufferFromHostNow(key.bits, plan.type, nullptr, 0, nullptr, device);
+    if (constants.size() >= kMaxConstants) constants.clear();
+    constants.emplace(key, buffer);
+    return buffer;
+  }
+  return client->BufferFromHostNow(key.bits, plan.type, nullptr, 0, nullptr, device);
+}
+
+// The host array to transfer for a NumPy, NumPy-scalar or reference-Array
+// leaf, converted to the parameter's dtype (new reference, or null).
+PyObject* HostArrayOf(PyObject* leaf, uint8_t kind, const LeafPlan& plan) {
+  PyObject* source = leaf;
+  PyObject* attribute = nullptr;
+  if (kind == kRefArrayLeaf) {
+    attribute = PyObject_GetAttr(leaf, g_ctx.s_buffer);
+    if (attribute == nullptr) return nullptr;
+    source = attribute;
+  }
+  Py_INCREF(plan.descr);  // stolen by PyArray_FromAny
+  PyObject* array = PyArray_FromAny(source, plan.descr, 0, 0,
+                                    NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST,
+                                    nullptr);
+  Py_XDECREF(attribute);
+  return array;
+}
+
+PyObject* BuildOutputs(const Entry& entry, PyObject* const* leaves, std::size_t* next,
+                       std::size_t* node) {
+  const OutNode& out = entry.out_tree[(*node)++];
+  switch (out.kind) {
+    case kOutLeaf:
+      return Py_NewRef(leaves[(*next)++]);
+    case kOutNone:
+      Py_RETURN_NONE;
+    case kOutTuple:
+    case kOutNode: {
+      PyObject* children = PyTuple_New(out.arity);
+      if (children == nullptr) return nullptr;
+      for (uint32_t i = 0; i < out.arity; ++i) {
+        PyObject* child = BuildOutputs(entry, leaves, next, node);
+        if (child == nullptr) {
+          Py_DECREF(children);
+          return nullptr;
+        }
+        PyTuple_SET_ITEM(children, i, child);
+      }
+      if (out.kind == kOutTuple) return children;
+      PyObject* built = PyObject_CallFunctionObjArgs(out.unflatten, out.data != nullptr ? out.data : Py_None,
+                                                     children, nullptr);
+      Py_DECREF(children);
+      return built;
+    }
+    case kOutList: {
+      PyObject* list = PyList_New(out.arity);
+      if (list == nullptr) return nullptr;
+      for (uint32_t i = 0; i < out.arity; ++i) {
+        PyObject* child = BuildOutputs(entry, leaves, next, node);
+        if (child == nullptr) {
+          Py_DECREF(list);
+          return nullptr;
+        }
+        PyList_SET_ITEM(list, i, child);
+      }
+      return list;
+    }
+    case kOutDict: {
+      PyObject* dict = PyDict_New();
+      if (dict == nullptr) return nullptr;
+      for (uint32_t i = 0; i < out.arity; ++i) {
+        PyObject* child = BuildOutputs(entry, leaves, next, node);
+        if (child == nullptr || PyDict_SetItem(dict, PyTuple_GET_ITEM(out.data, i), child) < 0) {
+          Py_XDECREF(child);
+          Py_DECREF(dict);
+          return nullptr;
+        }
+        Py_DECREF(child);
+      }
+      return dict;
+    }
+  }
+  PyErr_SetString(PyExc_SystemError, "FastJitted: bad output tree");
+  return nullptr;
+}
+
+// Sets the deleted-array error if an input turns out to be deleted on the
+// device (after a failed execute); true if it did.
+bool ReportDeletedInput(const CallState& state) {
+  for (std::size_t i = 0; i < state.leaves.size(); ++i) {
+    if (state.kinds[i] != kPjrtLeaf) continue;
+    auto* array = reinterpret_cast<PjrtArrayObject*>(state.leaves[i]);
+    bool deleted = !IsLive(array);
+    if (!deleted) {
+      try {
+        deleted = array->buffer->IsDeleted();
+      } catch (...) {
+        deleted = false;
+      }
+    }
+    if (deleted) {
+      SetDeletedError(array);
+      return true;
+    }
+  }
+  return false;
+}
+
+// Runs a cached entry. Null with a Python error on failure; sets *slow when
+// the call must go to the Python path instead (nothing has run then).
+PyObject* Run(FastJittedObject* fn, const Entry& entry, CallState& state, bool* slow) {
+  const std::size_t n = state.leaves.size();
+  const std::shared_ptr<Client>& client = entry.executable->client();
+  const int device = entry.device_index;
+  SmallVector<PJRT_Buffer*, 16> handles;
+  SmallVector<std::shared_ptr<Buffer>, 16> keep;  // buffers that must outlive execute
+  SmallVector<int64_t, 4> non_donatable;
+  handles.resize(n);
+  try {
+    for (std::size_t i = 0; i < n; ++i) {
+      PyObject* leaf = state.leaves[i];
+      const uint8_t kind = state.kinds[i];
+      const LeafPlan& plan = entry.inputs[i];
+      if (kind == kPjrtLeaf) {
+        auto* array = reinterpret_cast<PjrtArrayObject*>(leaf);
+        if (array->buffer->client().get() != client.get()) {  // another client
+          *slow = true;
+          return nullptr;
+        }
+        handles[i] = array->buffer->raw();
+        if (plan.aliased && array->buffer->external_references() > 0) {
+          non_donatable.push_back(static_cast<int64_t>(i));  // a NumPy view holds it
+        }
+        if (entry.release_gil) keep.push_back(array->buffer);
+        continue;
+      }
+      std::shared_ptr<Buffer> buffer;
+      if (kind == kBoolLeaf || kind == kIntLeaf || kind == kFloatLeaf || kind == kComplexLeaf) {
+        buffer = ScalarBuffer(client.get(), device, leaf, kind, plan);
+        if (!buffer) {
+          *slow = true;
+          return nullptr;
+        }
+      } else {
+        PyObject* host = HostArrayOf(leaf, kind, plan);
+        if (host == nullptr) return nullptr;
+        auto* array = reinterpret_cast<PyArrayObject*>(host);
+        try {
+          buffer = client->BufferFromHostNow(
+              PyArray_DATA(array), plan.type, reinterpret_cast<const int64_t*>(PyArray_DIMS(array)),
+              static_cast<std::size_t>(PyArray_NDIM(array)), nullptr, device);
+        } catch (...) {
+          Py_DECREF(host);
+          throw;
+        }
+        Py_DECREF(host);
+      }
+      handles[i] = buffer->raw();
+      keep.push_back(std::move(buffer));
+    }
+
+    const std::size_t num_outputs = entry.outputs.size();
+    SmallVector<PJRT_Buffer*, 8> raw_outputs;
+    raw_outputs.resize(num_outputs);
+    if (entry.release_gil) {
+      py::gil_scoped_release release;
+      entry.executable->ExecuteInto(handles.data(), n, raw_outputs.data(), non_donatable.data(),
+                                    non_donatable.size());
+    } else {
+      entry.executable->ExecuteInto(handles.data(), n, raw_outputs.data(), non_donatable.data(),
+                                    non_donatable.size());
+    }
+
+    // Own every output handle before anything else can fail.
+    SmallVector<std::shared_ptr<Buffer>, 8> outputs;
+    for (std::size_t j = 0; j < num_outputs; ++j) {
+      outputs.push_back(std::make_shared<Buffer>(client, raw_outputs[j]));
+    }
+    // Donation (SPEC): every donated device array is deleted after the call.
+    if (entry.any_donated) {
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!entry.inputs[i].donated) continue;
+        if (state.kinds[i] == kPjrtLeaf) {
+          bool copied = false;
+          for (int64_t k : non_donatable) copied = copied || k == static_cast<int64_t>(i);
+          MarkDonated(reinterpret_cast<PjrtArrayObject*>(state.leaves[i]), fn->name,
+                      entry.inputs[i].aliased && !copied);
+        } else if (state.kinds[i] == kRefArrayLeaf) {
+          PyObject* done =
+              PyObject_CallMethodOneArg(state.leaves[i], g_ctx.s_mark_donated, fn->name);
+          if (done == nullptr) return nullptr;
+          Py_DECREF(done);
+        }
+      }
+    }
+    SmallVector<PyObject*, 8> arrays;
+    for (std::size_t j = 0; j < num_outputs; ++j) {
+      PyObject* array =
+          MakePjrtArray(std::move(outputs[j]), entry.outputs[j], device, entry.committed);
+      if (array == nullptr) {
+        for (PyObject* made : arrays) Py_DECREF(made);
+        return nullptr;
+      }
+      arrays.push_back(array);
+    }
+    PyObject* result;
+    if (entry.out_tree.size() == 1 && entry.out_tree[0].kind == kOutLeaf) {
+      result = arrays[0];  // the common single-array result
+    } else {
+      std::size_t next = 0, node = 0;
+      result = BuildOutputs(entry, arrays.data(), &next, &node);
+      for (PyObject* made : arrays) Py_DECREF(made);
+    }
+    ++fn->hits;
+    return result;
+  } catch (...) {
+    if (!ReportDeletedInput(state)) SetPythonErrorFromCurrentException();
+    return nullptr;
+  }
+}
+
+// ============================================================ __call__
+
+bool UseFastPath(const FastJittedObject* fn) {
+  if (PyList_GET_SIZE(g_ctx.builders) != 0) return false;  // inside a trace: nested jit
+  if (fn->follow_config_backend) {
+    PyObject* backend = PyDict_GetItemWithError(g_ctx.config_values, g_ctx.s_backend);
+    if (backend == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    if (backend != g_ctx.s_pjrt && (!PyUnicode_Check(backend) ||
+                                    PyUnicode_Compare(backend, g_ctx.s_pjrt) != 0)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+PyObject* FastJittedCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* fn = reinterpret_cast<FastJittedObject*>(self);
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (!UseFastPath(fn)) return SlowCall(fn, args, nargsf, kwnames);
+  CallState state;
+  state.x64 = PyDict_GetItemWithError(g_ctx.config_values, g_ctx.s_enable_x64) == Py_True;
+  SignatureBuilder builder(fn, &state);
+  if (!builder.Build(args, nargs, kwnames)) {
+    if (PyErr_Occurred()) return nullptr;
+    return SlowCall(fn, args, nargsf, kwnames);
+  }
+  if (state.any_donated && RepeatsDonatedArray(state)) return SlowCall(fn, args, nargsf, kwnames);
+  EntryPtr entry = Find(fn, state.signature);
+  if (!entry) {
+    entry = Miss(fn, args, nargs, kwnames, &state);
+    if (!entry) return nullptr;
+  }
+  if (entry->slow) return SlowCall(fn, args, nargsf, kwnames);
+  bool slow = false;
+  PyObject* result = Run(fn, *entry, state, &slow);
+  if (slow) return SlowCall(fn, args, nargsf, kwnames);
+  return result;
+}
+
+// ============================================================ the type's plumbing
+
+std::vector<int>* IntList(PyObject* sequence) {
+  auto* out = new std::vector<int>();
+  py::handle handle(sequence);
+  for (py::handle item : handle) out->push_back(item.cast<int>());
+  return out;
+}
+
+std::vector<PyObject*>* NameList(PyObject* sequence) {
+  auto* out = new std::vector<PyObject*>();
+  py::handle handle(sequence);
+  for (py::handle item : handle) {
+    if (!PyUnicode_Check(item.ptr())) {
+      for (PyObject* name : *out) Py_DECREF(name);
+      delete out;
+      throw py::type_error("FastJitted: argument names must be str");
+    }
+    PyObject* name = Py_NewRef(item.ptr());
+    PyUnicode_InternInPlace(&name);
+    out->push_back(name);
+  }
+  return out;
+}
+
+PyObject* FastJittedNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"jitted",       "on_miss",      "static_argnums",
+                                "static_argnames", "donate_argnums", "donate_argnames",
+                                "follow_config_backend", nullptr};
+  PyObject *jitted, *on_miss, *static_nums, *static_names, *donate_nums, *donate_names;
+  int follow = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOOp:FastJitted", const_cast<char**>(names),
+                                   &jitted, &on_miss, &static_nums, &static_names, &donate_nums,
+                                   &donate_names, &follow)) {
+    return nullptr;
+  }
+  if (!g_installed) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "FastJitted: refimpl.fast_path.install() has not run yet");
+    return nullptr;
+  }
+  PyObject* name = PyObject_GetAttrString(jitted, "__name__");
+  if (name == nullptr) return nullptr;
+  auto* fn = reinterpret_cast<FastJittedObject*>(type->tp_alloc(type, 0));
+  if (fn == nullptr) {
+    Py_DECREF(name);
+    return nullptr;
+  }
+  fn->vectorcall = FastJittedCall;
+  fn->jitted = Py_NewRef(jitted);
+  fn->on_miss = Py_NewRef(on_miss);
+  fn->name = name;
+  fn->dict = nullptr;
+  fn->weakrefs = nullptr;
+  fn->follow_config_backend = follow != 0;
+  fn->cache = new SignatureCache<Entry>();
+  fn->hits = fn->misses = fn->slow_calls = 0;
+  try {
+    fn->static_nums = IntList(static_nums);
+    fn->donate_nums = IntList(donate_nums);
+    fn->static_names = NameList(static_names);
+    fn->donate_names = NameList(donate_names);
+  } catch (...) {
+    SetPythonErrorFromCurrentException();
+    Py_DECREF(fn);
+    return nullptr;
+  }
+  return reinterpret_cast<PyObject*>(fn);
+}
+
+int FastJittedTraverse(PyObject* self, visitproc visit, void* arg) {
+  auto* fn = reinterpret_cast<FastJittedObject*>(self);
+  Py_VISIT(Py_TYPE(self));
+  Py_VISIT(fn->jitted);
+  Py_VISIT(fn->on_miss);
+  Py_VISIT(fn->dict);
+  if (fn->cache != nullptr) {
+    int failed = 0;
+    fn->cache->ForEach([&](const Entry& entry) {
+      for (const Handle& handle : entry.signature.handles()) {
+        if (failed == 0) failed = visit(static_cast<PyObject*>(handle.object), arg);
+      }
+      for (const OutNode& node : entry.out_tree) {
+        if (failed == 0 && node.data != nullptr) failed = visit(node.data, arg);
+        if (failed == 0 && node.unflatten != nullptr) failed = visit(node.unflatten, arg);
+      }
+    });
+    if (failed != 0) return failed;
+  }
+  return 0;
+}
+
+int FastJittedClear(PyObject* self) {
+  auto* fn = reinterpret_cast<FastJittedObject*>(self);
+  if (fn->cache != nullptr) fn->cache->Clear();
+  Py_CLEAR(fn->jitted);
+  Py_CLEAR(fn->on_miss);
+  Py_CLEAR(fn->dict);
+  return 0;
+}
+
+void FastJittedDealloc(PyObject* self) {
+  auto* fn = reinterpret_cast<FastJittedObject*>(self);
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  if (fn->weakrefs != nullptr) PyObject_ClearWeakRefs(self);
+  FastJittedClear(self);
+  delete fn->cache;
+  delete fn->static_nums;
+  delete fn->donate_nums;
+  for (auto* list : {fn->static_names, fn->donate_names}) {
+    if (list == nullptr) continue;
+    for (PyObject* name : *list) Py_DECREF(name);
+    delete list;
+  }
+  Py_XDECREF(fn->name);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+// Attributes the fast callable does not have come from the Python Jitted
+// (trace_count, _cache_size, trace, lower, spec, fun, ...).
+PyObject* FastJittedGetAttr(PyObject* self, PyObject* name) {
+  PyObject* found = PyObject_GenericGetAttr(self, name);
+  if (found != nullptr || !PyErr_ExceptionMatches(PyExc_AttributeError)) return found;
+  auto* fn = reinterpret_cast<FastJittedObject*>(self);
+  if (fn->jitted == nullptr) return nullptr;
+  PyErr_Clear();
+  return PyObject_GetAttr(fn->jitted, name);
+}
+
+PyObject* FastJittedRepr(PyObject* self) {
+  return PyUnicode_FromFormat("<Jitted %U>", reinterpret_cast<FastJittedObject*>(self)->name);
+}
+
+PyObject* ClearCache(PyObject* self, PyObject*) {
+  auto* fn = reinterpret_cast<FastJittedObject*>(self);
+  fn->cache->Clear();
+  return PyObject_CallMethod(fn->jitted, "clear_cache", nullptr);
+}
+
+PyObject* FastCacheSize(PyObject* self, PyObject*) {
+  return PyLong_FromSize_t(reinterpret_cast<FastJittedObject*>(self)->cache->size());
+}
+
+PyObject* FastStats(PyObject* self, PyObject*) {
+  auto* fn = reinterpret_cast<FastJittedObject*>(self);
+  return Py_BuildValue("{s:K,s:K,s:K}", "hits", static_cast<unsigned long long>(fn->hits),
+                       "misses", static_cast<unsigned long long>(fn->misses), "slow",
+                       static_cast<unsigned long long>(fn->slow_calls));
+}
+
+PyMethodDef kFastJittedMethods[] = {
+    {"clear_cache", ClearCache, METH_NOARGS,
+     "Forgets every compiled signature (C++ entries and the Python cache)."},
+    {"_fast_cache_size", FastCacheSize, METH_NOARGS,
+     "Number of C++ cache entries (may exceed _cache_size(): the C++ signature is finer)."},
+    {"_fast_stats", FastStats, METH_NOARGS,
+     "Counters: calls served from the C++ cache (hits), calls that went to on_miss (misses), "
+     "calls handed to the Python Jitted (slow)."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyMemberDef kFastJittedMembers[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(FastJittedObject, vectorcall), READONLY, nullptr},
+    {"__dictoffset__", T_PYSSIZET, offsetof(FastJittedObject, dict), READONLY, nullptr},
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(FastJittedObject, weakrefs), READONLY, nullptr},
+    {"_jitted", T_OBJECT, offsetof(FastJittedObject, jitted), READONLY,
+     "The refimpl Jitted behind the fast path (misses, slow path, trace/lower)."},
+    {nullptr, 0, 0, 0, nullptr},
+};
+
+// ============================================================ install
+
+PyObject* Interned(const char* text) {
+  PyObject* s = PyUnicode_InternFromString(text);
+  if (s == nullptr) throw py::error_already_set();
+  return s;
+}
+
+void Install(py::object registry, py::object builders, py::object config_values,
+             py::object ref_array_type, py::object aval_factory) {
+  if (!PyDict_Check(registry.ptr()) || !PyList_Check(builders.ptr()) ||
+      !PyDict_Check(config_values.ptr()) || !PyType_Check(ref_array_type.ptr())) {
+    throw py::type_error(
+        "install(registry: dict, builders: list, config_values: dict, ref_array_type: type, "
+        "aval_factory)");
+  }
+  g_ctx.registry = registry.inc_ref().ptr();
+  g_ctx.builders = builders.inc_ref().ptr();
+  g_ctx.config_values = config_values.inc_ref().ptr();
+  g_ctx.ref_array_type = reinterpret_cast<PyTypeObject*>(ref_array_type.inc_ref().ptr());
+  g_ctx.s_backend = Interned("backend");
+  g_ctx.s_enable_x64 = Interned("enable_x64");
+  g_ctx.s_pjrt = Interned("pjrt");
+  g_ctx.s_tag = Interned("tag");
+  g_ctx.s_flatten = Interned("flatten");
+  g_ctx.s_namedtuple = Interned("namedtuple");
+  g_ctx.s_buffer = Interned("_buffer");
+  g_ctx.s_mark_donated = Interned("mark_donated");
+  try {
+    py::dtype bf16 = py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+    g_ctx.bfloat16_num = bf16.num();
+  } catch (const py::error_already_set&) {
+    g_ctx.bfloat16_num = -1;
+  }
+  SetAvalFactory(aval_factory.ptr());
+  g_installed = true;
+}
+
+}  // namespace
+
+void RegisterFastJit(py::module_& m) {
+  static PyType_Slot slots[] = {
+      {Py_tp_doc,
+       const_cast<char*>("jit(f, backend='pjrt'): a signature cache in C++ in front of "
+                         "refimpl's Jitted (see bindings/fast_jit.h).")},
+      {Py_tp_new, reinterpret_cast<void*>(FastJittedNew)},
+      {Py_tp_dealloc, reinterpret_cast<void*>(FastJittedDealloc)},
+      {Py_tp_traverse, reinterpret_cast<void*>(FastJittedTraverse)},
+      {Py_tp_clear, reinterpret_cast<void*>(FastJittedClear)},
+      {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+      {Py_tp_getattro, reinterpret_cast<void*>(FastJittedGetAttr)},
+      {Py_tp_repr, reinterpret_cast<void*>(FastJittedRepr)},
+      {Py_tp_methods, kFastJittedMethods},
+      {Py_tp_members, kFastJittedMembers},
+      {0, nullptr},
+  };
+  static PyType_Spec spec = {
+      "refimpl._pjrt.FastJitted",
+      sizeof(FastJittedObject),
+      0,
+      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+      slots,
+  };
+  PyObject* type = PyType_FromSpec(&spec);
+  if (type == nullptr) throw py::error_already_set();
+  m.add_object("FastJitted", py::handle(type));
+  Py_DECREF(type);  // the module holds it
+
+  m.def("_install_fast_path", &Install, py::arg("registry"), py::arg("builders"),
+        py::arg("config_values"), py::arg("ref_array_type"), py::arg("aval_factory"),
+        "Hands the fast path the Python state it reads on every call (tree_util's registry, "
+        "the trace stack, config values) and the reference Array type. Called once by "
+        "refimpl.fast_path.");
+  m.def(
+      "_clear_constant_cache", [] { Constants().clear(); },
+      "Drops the cached device buffers of Python scalar arguments.");
+  m.def(
+      "_constant_cache_size", [] { return Constants().size(); },
+      "Number of cached device buffers of Python scalar arguments.");
+}
+
+}  // namespace bindings
+}  // namespace refimpl

@@ -1,0 +1,619 @@
+#include "numpy_capi.h"  // first: defines the NumPy C API symbols
+
+#include "pjrt_array.h"
+
+#include <pybind11/stl.h>
+#include <structmember.h>
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "../native/client.h"
+#include "../native/element_type.h"
+#include "device.h"
+#include "numpy_interop.h"
+#include "py_errors.h"
+
+namespace py = pybind11;
+
+namespace refimpl {
+namespace bindings {
+
+namespace {
+
+PyTypeObject* g_array_type = nullptr;
+PyObject* g_aval_factory = nullptr;  // refimpl.core.ShapedArray
+
+// ---------------------------------------------------------------- metadata
+
+// Key of an interned meta: element type, weak_type, then the dims.
+std::map<std::vector<int64_t>, const ArrayMeta*>& MetaTable() {
+  static auto* table = new std::map<std::vector<int64_t>, const ArrayMeta*>();
+  return *table;
+}
+
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (i) text += ", ";
+    text += std::to_string(dims[i]);
+  }
+  return text + "]";
+}
+
+PjrtArrayObject* AsArray(PyObject* self) { return reinterpret_cast<PjrtArrayObject*>(self); }
+
+bool RequireLive(PyObject* self) {
+  if (IsLive(AsArray(self))) return true;
+  SetDeletedError(AsArray(self));
+  return false;
+}
+
+}  // namespace
+
+const ArrayMeta* InternArrayMeta(PJRT_Buffer_Type type, const int64_t* dims, std::size_t ndim,
+                                 bool weak_type) {
+  std::vector<int64_t> key;
+  key.reserve(ndim + 2);
+  key.push_back(static_cast<int64_t>(type));
+  key.push_back(weak_type ? 1 : 0);
+  key.insert(key.end(), dims, dims + ndim);
+  auto& table = MetaTable();
+  auto found = table.find(key);
+  if (found != table.end()) return found->second;
+
+  py::dtype dtype = DtypeFromElementType(type);  // raises for types NumPy lacks
+  auto* meta = new ArrayMeta();
+  meta->type = type;
+  meta->dims.assign(dims, dims + ndim);
+  meta->weak_type = weak_type;
+  meta->size = 1;
+  for (int64_t d : meta->dims) meta->size *= d;
+  meta->nbytes = static_cast<std::size_t>(meta->size) * ElementByteSize(type);
+  py::tuple shape(ndim);
+  for (std::size_t i = 0; i < ndim; ++i) shape[i] = py::int_(dims[i]);
+  meta->shape = shape.release().ptr();
+  std::string name = py::str(dtype.attr("name")).cast<std::string>();
+  meta->deleted_text = py::str("shape=" + name + DimsText(meta->dims)).release().ptr();
+  meta->dtype = dtype.release().ptr();
+  meta->aval = nullptr;
+  table.emplace(std::move(key), meta);
+  return meta;
+}
+
+PyTypeObject* PjrtArrayType() { return g_array_type; }
+
+void SetAvalFactory(PyObject* factory) {
+  Py_XINCREF(factory);
+  Py_XSETREF(g_aval_factory, factory);
+}
+
+PyObject* MakePjrtArray(std::shared_ptr<Buffer> buffer, const ArrayMeta* meta, int device_index,
+                        bool committed) {
+  PyObject* self = g_array_type->tp_alloc(g_array_type, 0);
+  if (self == nullptr) return nullptr;
+  PjrtArrayObject* array = AsArray(self);
+  new (&array->buffer) std::shared_ptr<Buffer>(std::move(buffer));
+  array->meta = meta;
+  array->device_index = device_index;
+  array->committed = committed;
+  array->donated_to = nullptr;
+  array->weakrefs = nullptr;
+  return self;
+}
+
+void SetDeletedError(const PjrtArrayObject* array) {
+  if (array->donated_to != nullptr) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "Array has been deleted with %U. It was donated to %R and may not be used again.",
+                 array->meta->deleted_text, array->donated_to);
+  } else {
+    PyErr_Format(PyExc_RuntimeError, "Array has been deleted with %U.", array->meta->deleted_text);
+  }
+}
+
+void MarkDonated(PjrtArrayObject* array, PyObject* function_name, bool memory_taken) {
+  if (array->buffer) {
+    if (!memory_taken) {
+      try {
+        if (!array->buffer->IsDeleted()) array->buffer->Delete();
+      } catch (...) {
+        // The call already succeeded; a failure to free early only delays
+        // freeing to the handle's destruction below.
+      }
+    }
+    array->buffer.reset();
+  }
+  Py_XINCREF(function_name);
+  Py_XSETREF(array->donated_to, function_name);
+}
+
+namespace {
+
+// ------------------------------------------------------------- life cycle
+
+PyObject* ArrayNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"buffer", "weak_type", "device", "committed", nullptr};
+  PyObject* buffer_object = nullptr;
+  int weak_type = 0;
+  PyObject* device_object = Py_None;
+  int committed = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|pOp:PjrtArray", const_cast<char**>(names),
+                                   &buffer_object, &weak_type, &device_object, &committed)) {
+    return nullptr;
+  }
+  try {
+    py::handle handle(buffer_object);
+    if (!py::isinstance<Buffer>(handle)) {
+      PyErr_Format(PyExc_TypeError, "PjrtArray(): buffer must be a refimpl._pjrt.Buffer, got %s",
+                   Py_TYPE(buffer_object)->tp_name);
+      return nullptr;
+    }
+    auto buffer = handle.cast<std::shared_ptr<Buffer>>();
+    if (buffer->IsDeleted()) {
+      PyErr_SetString(PyExc_ValueError, "PjrtArray(): the buffer has been deleted");
+      return nullptr;
+    }
+    int device_index = buffer->device_index();
+    if (device_object != Py_None) {
+      const Device& device = py::handle(device_object).cast<const Device&>();
+      if (device.client.get() != buffer->client().get() || device.index != device_index) {
+        PyErr_SetString(PyExc_ValueError, "PjrtArray(): the buffer is not on that device");
+        return nullptr;
+      }
+    }
+    const std::vector<int64_t>& dims = buffer->dims();
+    const ArrayMeta* meta =
+        InternArrayMeta(buffer->element_type(), dims.data(), dims.size(), weak_type != 0);
+    PyObject* self = type->tp_alloc(type, 0);
+    if (self == nullptr) return nullptr;
+    PjrtArrayObject* array = AsArray(self);
+    new (&array->buffer) std::shared_ptr<Buffer>(std::move(buffer));
+    array->meta = meta;
+    array->device_index = device_index;
+    array->committed = committed != 0;
+    array->donated_to = nullptr;
+    array->weakrefs = nullptr;
+    return self;
+  } catch (...) {
+    SetPythonErrorFromCurrentException();
+    return nullptr;
+  }
+}
+
+void ArrayDealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PjrtArrayObject* array = AsArray(self);
+  if (array->weakrefs != nullptr) PyObject_ClearWeakRefs(self);
+  array->buffer.~shared_ptr<Buffer>();
+  Py_XDECREF(array->donated_to);
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+// ---------------------------------------------------------------- getters
+
+PyObject* GetShape(PyObject* self, void*) { return Py_NewRef(AsArray(self)->meta->shape); }
+PyObject* GetDtype(PyObject* self, void*) { return Py_NewRef(AsArray(self)->meta->dtype); }
+PyObject* GetWeakType(PyObject* self, void*) {
+  return PyBool_FromLong(AsArray(self)->meta->weak_type);
+}
+PyObject* GetNdim(PyObject* self, void*) {
+  return PyLong_FromSize_t(AsArray(self)->meta->dims.size());
+}
+PyObject* GetSize(PyObject* self, void*) { return PyLong_FromLongLong(AsArray(self)->meta->size); }
+PyObject* GetNbytes(PyObject* self, void*) {
+  return PyLong_FromSize_t(AsArray(self)->meta->nbytes);
+}
+PyObject* GetCommitted(PyObject* self, void*) { return PyBool_FromLong(AsArray(self)->committed); }
+PyObject* GetDonatedTo(PyObject* self, void*) {
+  PyObject* name = AsArray(self)->donated_to;
+  return Py_NewRef(name != nullptr ? name : Py_None);
+}
+
+PyObject* GetAval(PyObject* self, void*) {
+  const ArrayMeta* meta = AsArray(self)->meta;
+  if (meta->aval == nullptr) {
+    if (g_aval_factory == nullptr) {
+      PyErr_SetString(PyExc_RuntimeError,
+                      "PjrtArray.aval: refimpl.fast_path has not installed the aval type");
+      return nullptr;
+    }
+    PyObject* aval = PyObject_CallFunctionObjArgs(g_aval_factory, meta->shape, meta->dtype,
+                                                  meta->weak_type ? Py_True : Py_False, nullptr);
+    if (aval == nullptr) return nullptr;
+    meta->aval = aval;  // kept for the life of the process, like the meta
+  }
+  return Py_NewRef(meta->aval);
+}
+
+// The client of an array: its buffer's, or (deleted) any live client is
+// not known; a deleted array still knows its device index only.
+PyObject* DeviceObject(const std::shared_ptr<Client>& client, int index) {
+  try {
+    return py::cast(Device{client, index}).release().ptr();
+  } catch (...) {
+    SetPythonErrorFromCurrentException();
+    return nullptr;
+  }
+}
+
+PyObject* GetDevice(PyObject* self, void*) {
+  if (!RequireLive(self)) return nullptr;
+  PjrtArrayObject* array = AsArray(self);
+  return DeviceObject(array->buffer->client(), array->device_index);
+}
+
+PyGetSetDef kGetSet[] = {
+    {"shape", GetShape, nullptr, "Tuple of dimensions.", nullptr},
+    {"dtype", GetDtype, nullptr, "NumPy dtype of the elements.", nullptr},
+    {"weak_type", GetWeakType, nullptr, "Whether the array is weakly typed.", nullptr},
+    {"ndim", GetNdim, nullptr, "Number of dimensions.", nullptr},
+    {"size", GetSize, nullptr, "Number of elements.", nullptr},
+    {"nbytes", GetNbytes, nullptr, "Bytes of a dense host copy.", nullptr},
+    {"aval", GetAval, nullptr, "The abstract value (refimpl.core.ShapedArray).", nullptr},
+    {"device", GetDevice, nullptr, "The device holding the buffer.", nullptr},
+    {"committed", GetCommitted, nullptr, "Whether the array is committed to its device.",
+     nullptr},
+    {"_donated_to", GetDonatedTo, nullptr, "Name of the function the array was donated to.",
+     nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+// ---------------------------------------------------------------- methods
+
+PyObject* Devices(PyObject* self, PyObject*) {
+  PyObject* device = GetDevice(self, nullptr);
+  if (device == nullptr) return nullptr;
+  PyObject* set = PySet_New(nullptr);
+  if (set == nullptr || PySet_Add(set, device) < 0) {
+    Py_XDECREF(set);
+    Py_DECREF(device);
+    return nullptr;
+  }
+  Py_DECREF(device);
+  return set;
+}
+
+PyObject* IsDeleted(PyObject* self, PyObject*) {
+  PjrtArrayObject* array = AsArray(self);
+  if (!array->buffer) Py_RETURN_TRUE;
+  try {
+    // PJRT may have deleted the memory behind our back (a raw Buffer used
+    // elsewhere); report what the device says.
+    return PyBool_FromLong(array->buffer->IsDeleted());
+  } catch (...) {
+    SetPythonErrorFromCurrentException();
+    return nullptr;
+  }
+}
+
+PyObject* Delete(PyObject* self, PyObject*) {
+  PjrtArrayObject* array = AsArray(self);
+  if (array->buffer) {
+    try {
+      if (!array->buffer->IsDeleted()) array->buffer->Delete();
+    } catch (...) {
+      SetPythonErrorFromCurrentException();
+      return nullptr;
+    }
+    array->buffer.reset();  // drop the handle: the live-buffer count goes down
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* MarkDonatedMethod(PyObject* self, PyObject* name) {
+  if (!PyUnicode_Check(name)) {
+    PyErr_SetString(PyExc_TypeError, "mark_donated() expects the function's name (str)");
+    return nullptr;
+  }
+  MarkDonated(AsArray(self), name, /*memory_taken=*/false);
+  Py_RETURN_NONE;
+}
+
+PyObject* TakeBuffer(PyObject* self, PyObject* name) {
+  if (!PyUnicode_Check(name)) {
+    PyErr_SetString(PyExc_TypeError, "take_buffer() expects the function's name (str)");
+    return nullptr;
+  }
+  if (!RequireLive(self)) return nullptr;
+  PjrtArrayObject* array = AsArray(self);
+  std::shared_ptr<Buffer> buffer = std::move(array->buffer);
+  array->buffer.reset();
+  Py_INCREF(name);
+  Py_XSETREF(array->donated_to, name);
+  try {
+    return py::cast(std::move(buffer)).release().ptr();
+  } catch (...) {
+    SetPythonErrorFromCurrentException();
+    return nullptr;
+  }
+}
+
+PyObject* BufferMethod(PyObject* self, PyObject*) {
+  if (!RequireLive(self)) return nullptr;
+  try {
+    if (AsArray(self)->buffer->IsDeleted()) {
+      SetDeletedError(AsArray(self));
+      return nullptr;
+    }
+    return py::cast(AsArray(self)->buffer).release().ptr();
+  } catch (...) {
+    SetPythonErrorFromCurrentException();
+    return nullptr;
+  }
+}
+
+PyObject* BlockUntilReady(PyObject* self, PyObject*) {
+  if (!RequireLive(self)) return nullptr;
+  std::shared_ptr<Buffer> buffer = AsArray(self)->buffer;
+  try {
+    py::gil_scoped_release release;
+    buffer->BlockUntilReady();
+  } catch (...) {
+    SetPythonErrorFromCurrentException();
+    return nullptr;
+  }
+  return Py_NewRef(self);
+}
+
+PyObject* UnsafeBufferPointer(PyObject* self, PyObject*) {
+  if (!RequireLive(self)) return nullptr;
+  try {
+    return PyLong_FromUnsignedLongLong(AsArray(self)->buffer->UnsafePointer());
+  } catch (...) {
+    SetPythonErrorFromCurrentException();
+    return nullptr;
+  }
+}
+
+PyObject* OnDeviceSize(PyObject* self, PyObject*) {
+  if (!RequireLive(self)) return nullptr;
+  try {
+    return PyLong_FromSize_t(AsArray(self)->buffer->OnDeviceSizeInBytes());
+  } catch (...) {
+    SetPythonErrorFromCurrentException();
+    return nullptr;
+  }
+}
+
+// -------------------------------------------------------- host access
+
+const char kViewCapsule[] = "refimpl._pjrt.buffer_view";
+
+void ReleaseView(PyObject* capsule) {
+  auto* held = static_cast<std::shared_ptr<Buffer>*>(PyCapsule_GetPointer(capsule, kViewCapsule));
+  if (held == nullptr) {
+    PyErr_Clear();
+    return;
+  }
+  try {
+    (*held)->ReleaseExternalReference();
+  } catch (...) {
+    // The view is going away either way; the handle below still drops.
+  }
+  delete held;
+}
+
+// A read-only NumPy array of the value: a view of the device memory when the
+// buffer is on the CPU (it holds an external reference, which keeps the
+// memory alive even if the array is deleted meanwhile), else a host copy.
+PyObject* HostValue(PyObject* self, bool* is_view) {
+  if (!RequireLive(self)) return nullptr;
+  PjrtArrayObject* array = AsArray(self);
+  const ArrayMeta* meta = array->meta;
+  std::shared_ptr<Buffer> buffer = array->buffer;
+  std::vector<npy_intp> dims(meta->dims.begin(), meta->dims.end());
+  *is_view = false;
+  try {
+    {
+      py::gil_scoped_release release;
+      buffer->BlockUntilReady();
+    }
+    if (meta->nbytes > 0 && buffer->IsOnCpu()) {
+      void* data = reinterpret_cast<void*>(buffer->UnsafePointer());
+      buffer->AcquireExternalReference();
+      auto* held = new std::shared_ptr<Buffer>(buffer);
+      PyObject* capsule = PyCapsule_New(held, kViewCapsule, ReleaseView);
+      if (capsule == nullptr) {
+        buffer->ReleaseExternalReference();
+        delete held;
+        return nullptr;
+      }
+      auto* descr = reinterpret_cast<PyArray_Descr*>(meta->dtype);
+      Py_INCREF(descr);
+      PyObject* view = PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(dims.size()),
+                                            dims.data(), nullptr, data,
+                                            NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, nullptr);
+      if (view == nullptr) {
+        Py_DECREF(capsule);
+        return nullptr;
+      }
+      if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(view), capsule) < 0) {
+        Py_DECREF(view);
+        return nullptr;
+      }
+      *is_view = true;
+      return view;
+    }
+    auto* descr = reinterpret_cast<PyArray_Descr*>(meta->dtype);
+    Py_INCREF(descr);
+    PyObject* copy = PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(dims.size()),
+                                          dims.data(), nullptr, nullptr, 0, nullptr);
+    if (copy == nullptr) return nullptr;
+    if (meta->nbytes > 0) {
+      void* dst = PyArray_DATA(reinterpret_cast<PyArrayObject*>(copy));
+      py::gil_scoped_release release;
+      buffer->ToHost(dst, meta->nbytes);
+    }
+    PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(copy), NPY_ARRAY_WRITEABLE);
+    return copy;
+  } catch (...) {
+    SetPythonErrorFromCurrentException();
+    return nullptr;
+  }
+}
+
+PyObject* Value(PyObject* self, PyObject*) {
+  bool is_view;
+  return HostValue(self, &is_view);
+}
+
+PyObject* ArrayProtocol(PyObject* self, PyObject* args, PyObject* kwargs) {
+  static const char* names[] = {"dtype", "copy", nullptr};
+  PyObject* dtype = Py_None;
+  PyObject* copy = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:__array__", const_cast<char**>(names),
+                                   &dtype, &copy)) {
+    return nullptr;
+  }
+  bool is_view;
+  PyObject* value = HostValue(self, &is_view);
+  if (value == nullptr) return nullptr;
+  if (dtype != Py_None) {
+    PyArray_Descr* wanted = nullptr;
+    if (!PyArray_DescrConverter(dtype, &wanted)) {
+      Py_DECREF(value);
+      return nullptr;
+    }
+    const bool same = PyArray_EquivTypes(wanted, PyArray_DESCR(reinterpret_cast<PyArrayObject*>(value)));
+    if (!same) {
+      if (copy == Py_False) {
+        Py_DECREF(wanted);
+        Py_DECREF(value);
+        PyErr_SetString(PyExc_ValueError,
+                        "PjrtArray.__array__: a dtype conversion needs a copy (copy=False)");
+        return nullptr;
+      }
+      PyObject* converted =
+          PyArray_CastToType(reinterpret_cast<PyArrayObject*>(value), wanted, 0);  // steals wanted
+      Py_DECREF(value);
+      return converted;
+    }
+    Py_DECREF(wanted);
+  }
+  if (copy == Py_True) {
+    PyObject* fresh = PyArray_NewCopy(reinterpret_cast<PyArrayObject*>(value), NPY_CORDER);
+    Py_DECREF(value);
+    return fresh;
+  }
+  if (copy == Py_False && !is_view) {
+    Py_DECREF(value);
+    PyErr_SetString(PyExc_ValueError,
+                    "PjrtArray.__array__: this buffer is not in host memory; it cannot be "
+                    "viewed without a copy (copy=False)");
+    return nullptr;
+  }
+  return value;
+}
+
+PyObject* Repr(PyObject* self) {
+  bool is_view;
+  PyObject* value = HostValue(self, &is_view);
+  if (value == nullptr) return nullptr;
+  PyObject* numpy = PyImport_ImportModule("numpy");
+  if (numpy == nullptr) {
+    Py_DECREF(value);
+    return nullptr;
+  }
+  PyObject* to_string = PyObject_GetAttrString(numpy, "array2string");
+  Py_DECREF(numpy);
+  if (to_string == nullptr) {
+    Py_DECREF(value);
+    return nullptr;
+  }
+  PyObject* call_args = PyTuple_Pack(1, value);
+  PyObject* call_kwargs = Py_BuildValue("{s:s,s:s}", "separator", ", ", "prefix", "Array(");
+  PyObject* body = (call_args && call_kwargs) ? PyObject_Call(to_string, call_args, call_kwargs)
+                                              : nullptr;
+  Py_XDECREF(call_args);
+  Py_XDECREF(call_kwargs);
+  Py_DECREF(to_string);
+  Py_DECREF(value);
+  if (body == nullptr) return nullptr;
+  const ArrayMeta* meta = AsArray(self)->meta;
+  PyObject* name = PyObject_GetAttrString(meta->dtype, "name");
+  if (name == nullptr) {
+    Py_DECREF(body);
+    return nullptr;
+  }
+  PyObject* text = PyUnicode_FromFormat("Array(%U, dtype=%U%s)", body, name,
+                                        meta->weak_type ? ", weak_type=True" : "");
+  Py_DECREF(body);
+  Py_DECREF(name);
+  return text;
+}
+
+PyObject* CheckLive(PyObject* self, PyObject*) {
+  if (!RequireLive(self)) return nullptr;
+  Py_RETURN_NONE;
+}
+
+PyMethodDef kMethods[] = {
+    {"_check_live", CheckLive, METH_NOARGS,
+     "None, or the deleted-array RuntimeError if the array has been deleted."},
+    {"devices", Devices, METH_NOARGS, "The set holding the array's device."},
+    {"is_deleted", IsDeleted, METH_NOARGS, "Whether the buffer has been deleted or donated."},
+    {"delete", Delete, METH_NOARGS, "Frees the device memory now; the array is unusable after."},
+    {"mark_donated", MarkDonatedMethod, METH_O,
+     "Deletes the array because its buffer was donated to the named function."},
+    {"take_buffer", TakeBuffer, METH_O,
+     "Hands the buffer over (returns it); the array is deleted as donated to the named "
+     "function."},
+    {"buffer", BufferMethod, METH_NOARGS,
+     "The live refimpl._pjrt.Buffer; the deleted-array error if there is none."},
+    {"block_until_ready", BlockUntilReady, METH_NOARGS,
+     "Waits until the value is computed; returns the array."},
+    {"unsafe_buffer_pointer", UnsafeBufferPointer, METH_NOARGS, "Address of the device memory."},
+    {"on_device_size_in_bytes", OnDeviceSize, METH_NOARGS, "Bytes the buffer takes on device."},
+    {"_value", Value, METH_NOARGS,
+     "The value as a read-only NumPy array (a view of CPU memory where possible)."},
+    {"__array__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(ArrayProtocol)),
+     METH_VARARGS | METH_KEYWORDS, "NumPy conversion: zero-copy on CPU unless a copy is asked."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyMemberDef kMembers[] = {
+    {"__weaklistoffset__", T_PYSSIZET, offsetof(PjrtArrayObject, weakrefs), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr},
+};
+
+}  // namespace
+
+void RegisterPjrtArray(py::module_& m) {
+  static PyType_Slot slots[] = {
+      {Py_tp_doc,
+       const_cast<char*>(
+           "An array of the PJRT backend: one device buffer plus weak_type, device, "
+           "committed and deletion state (SPEC 'Arrays'). Operators and numpy-like methods "
+           "are attached by refimpl.fast_path.")},
+      {Py_tp_new, reinterpret_cast<void*>(ArrayNew)},
+      {Py_tp_dealloc, reinterpret_cast<void*>(ArrayDealloc)},
+      {Py_tp_repr, reinterpret_cast<void*>(Repr)},
+      {Py_tp_hash, reinterpret_cast<void*>(PyObject_HashNotImplemented)},
+      {Py_tp_getset, kGetSet},
+      {Py_tp_methods, kMethods},
+      {Py_tp_members, kMembers},
+      {0, nullptr},
+  };
+  static PyType_Spec spec = {
+      "refimpl._pjrt.PjrtArray",
+      sizeof(PjrtArrayObject),
+      0,
+      Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+      slots,
+  };
+  PyObject* type = PyType_FromSpec(&spec);
+  if (type == nullptr) throw py::error_already_set();
+  g_array_type = reinterpret_cast<PyTypeObject*>(type);
+  Py_INCREF(type);  // the module's reference below; ours lives forever
+  py::int_ priority(100);
+  if (PyObject_SetAttrString(type, "__array_priority__", priority.ptr()) < 0) {
+    throw py::error_already_set();
+  }
+  m.add_object("PjrtArray", py::handle(type));
+}
+
+}  // namespace bindings
+}  // namespace refimpl

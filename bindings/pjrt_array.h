@@ -1,0 +1,86 @@
+// refimpl._pjrt.PjrtArray: the PJRT backend's array, a C++ type.
+//
+// It holds one device buffer plus what the SPEC array protocol needs
+// (weak_type, device, committed, deletion and donation state). Shape and
+// dtype live in an interned ArrayMeta shared by every array of that type, so
+// the fast path makes an output array with one allocation and reads an
+// input's type by pointer.
+//
+// Arithmetic, indexing and the numpy-like methods are attached from Python
+// (refimpl.fast_path attaches refimpl.array_ops.ArrayOps), which is why the
+// type is a mutable heap type.
+#ifndef REFIMPL_BINDINGS_PJRT_ARRAY_H_
+#define REFIMPL_BINDINGS_PJRT_ARRAY_H_
+
+#include <Python.h>
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "../native/buffer.h"
+#include "../native/pjrt_abi.h"
+
+namespace refimpl {
+namespace bindings {
+
+// The type of an array, shared and never freed (one per distinct element
+// type, shape and weak_type seen by the process).
+struct ArrayMeta {
+  PJRT_Buffer_Type type;
+  std::vector<int64_t> dims;
+  bool weak_type;
+  int64_t size;
+  std::size_t nbytes;
+  PyObject* dtype;          // numpy dtype
+  PyObject* shape;          // tuple of ints
+  mutable PyObject* aval;   // refimpl.core.ShapedArray, made on first use
+  PyObject* deleted_text;   // "shape=float32[3]" for the deleted-array error
+};
+
+// Requires the GIL. Raises (C++) on an element type without a NumPy dtype.
+const ArrayMeta* InternArrayMeta(PJRT_Buffer_Type type, const int64_t* dims, std::size_t ndim,
+                                 bool weak_type);
+
+struct PjrtArrayObject {
+  PyObject_HEAD
+  std::shared_ptr<Buffer> buffer;  // empty once deleted
+  const ArrayMeta* meta;
+  int device_index;
+  bool committed;
+  PyObject* donated_to;  // name of the function the buffer was donated to, or null
+  PyObject* weakrefs;
+};
+
+PyTypeObject* PjrtArrayType();
+inline bool IsPjrtArray(PyObject* object) {
+  return Py_TYPE(object) == PjrtArrayType() || PyObject_TypeCheck(object, PjrtArrayType());
+}
+
+// A new array owning `buffer` (new reference; null with a Python error set).
+PyObject* MakePjrtArray(std::shared_ptr<Buffer> buffer, const ArrayMeta* meta, int device_index,
+                        bool committed);
+
+// Whether the array still has its buffer (deleted arrays have none).
+inline bool IsLive(const PjrtArrayObject* array) { return static_cast<bool>(array->buffer); }
+
+// Sets the deleted-array RuntimeError ("has been deleted", and "donated"
+// plus the function's name when it was donated).
+void SetDeletedError(const PjrtArrayObject* array);
+
+// Deletes the array because a call took its buffer: frees the device memory
+// unless `memory_taken` (PJRT already reused it), drops the buffer, and
+// remembers `function_name` (borrowed) for the error message.
+void MarkDonated(PjrtArrayObject* array, PyObject* function_name, bool memory_taken);
+
+// Called from Python once refimpl.core is importable: makes `.aval` work.
+void SetAvalFactory(PyObject* factory);
+
+void RegisterPjrtArray(pybind11::module_& m);
+
+}  // namespace bindings
+}  // namespace refimpl
+
+#endif  // REFIMPL_BINDINGS_PJRT_ARRAY_H_

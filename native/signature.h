@@ -1,0 +1,124 @@
+// The call signature of the fast path, and the cache keyed by it.
+//
+// A Signature is what a jitted call is cached under: a sequence of 64-bit
+// words (tree structure, per-leaf type and shape, flags) plus a few opaque
+// handles to host-language objects that cannot be reduced to words (static
+// argument values, dict keys, custom pytree node data). This layer does not
+// know what those handles are: it stores them with the way they must be
+// compared, and leaves owning and comparing them to the caller (the Python
+// bindings, which hold references and compare with Python's ==).
+//
+// The cache is not internally synchronized. Its user serializes every call
+// (the bindings use the Python GIL), and compares handles only on a copy of
+// the candidate list, because a comparison may run host code that lets
+// another thread change the cache.
+#ifndef REFIMPL_NATIVE_SIGNATURE_H_
+#define REFIMPL_NATIVE_SIGNATURE_H_
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+
+#include "small_vector.h"
+
+namespace refimpl {
+
+// How the caller compares two handles in the same position.
+enum class HandleCompare : std::uint8_t {
+  kIdentity,  // the same object
+  kEqual,     // host equality (identity implies equality)
+  kStatic,    // same exact type and host equality, no identity shortcut
+};
+
+struct Handle {
+  void* object;
+  HandleCompare compare;
+};
+
+class Signature {
+ public:
+  void Clear() {
+    words_.clear();
+    handles_.clear();
+    hash_ = kSeed;
+  }
+  void Push(std::uint64_t word) {
+    words_.push_back(word);
+    Mix(word);
+  }
+  // `object_hash` must agree with the comparison: equal objects, equal hashes.
+  void PushHandle(void* object, HandleCompare compare, std::uint64_t object_hash) {
+    handles_.push_back(Handle{object, compare});
+    Mix(object_hash ^ 0x9e3779b97f4a7c15ull);
+  }
+
+  std::uint64_t hash() const { return hash_; }
+  const SmallVector<std::uint64_t, 48>& words() const { return words_; }
+  const SmallVector<Handle, 8>& handles() const { return handles_; }
+
+  // Equal hashes and words: the handles are all that is left to compare.
+  bool SameWords(const Signature& other) const {
+    return hash_ == other.hash_ && words_.size() == other.words_.size() &&
+           handles_.size() == other.handles_.size() &&
+           std::memcmp(words_.data(), other.words_.data(),
+                       words_.size() * sizeof(std::uint64_t)) == 0;
+  }
+
+ private:
+  static constexpr std::uint64_t kSeed = 0xcbf29ce484222325ull;
+  void Mix(std::uint64_t word) {
+    hash_ ^= word + 0x9e3779b97f4a7c15ull + (hash_ << 6) + (hash_ >> 2);
+    hash_ *= 0x100000001b3ull;
+  }
+
+  SmallVector<std::uint64_t, 48> words_;
+  SmallVector<Handle, 8> handles_;
+  std::uint64_t hash_ = kSeed;
+};
+
+// Signature -> entry. `Entry` has a member `Signature signature`.
+template <typename Entry>
+class SignatureCache {
+ public:
+  using EntryPtr = std::shared_ptr<Entry>;
+
+  // Entries whose words match `signature` (most recently used first); the
+  // caller compares their handles.
+  template <std::size_t N>
+  void Candidates(const Signature& signature, SmallVector<EntryPtr, N>* out) const {
+    if (last_ && last_->signature.SameWords(signature)) out->push_back(last_);
+    auto range = entries_.equal_range(signature.hash());
+    for (auto it = range.first; it != range.second; ++it) {
+      if (it->second != last_ && it->second->signature.SameWords(signature)) {
+        out->push_back(it->second);
+      }
+    }
+  }
+  void MarkUsed(const EntryPtr& entry) {
+    if (last_ != entry) last_ = entry;
+  }
+  void Insert(EntryPtr entry) {
+    const std::uint64_t hash = entry->signature.hash();
+    last_ = entry;
+    entries_.emplace(hash, std::move(entry));
+  }
+  void Clear() {
+    entries_.clear();
+    last_.reset();
+  }
+  std::size_t size() const { return entries_.size(); }
+  template <typename F>
+  void ForEach(F&& visit) const {
+    for (const auto& item : entries_) visit(*item.second);
+  }
+
+ private:
+  std::unordered_multimap<std::uint64_t, EntryPtr> entries_;
+  EntryPtr last_;  // the most recently used entry, checked first
+};
+
+}  // namespace refimpl
+
+#endif  // REFIMPL_NATIVE_SIGNATURE_H_
