@@ -38,6 +38,7 @@ from refimpl.core import Program, ShapedArray, Var, avals_str
 from refimpl.interpreter import eval_program
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.elementwise import add, clamp, convert_element_type, lt, ne
+from refimpl.primitives.structural import iota
 
 # --- static arguments -------------------------------------------------------------------
 
@@ -312,6 +313,47 @@ def _scan_impl(
     return [*carry, *ys]
 
 
+@scan_p.def_mask
+def _scan_mask(ctx, *operands, body, num_consts, num_carry, length, reverse, unroll):
+    """A scan over a masked length (the xs' leading dim, logical n) still runs
+    all ``length`` padded steps, but a step whose index is n or more leaves
+    the carry as it was (a select on the step index, which comes in as one
+    more xs: an iota). So the final carry is the unpadded program's, also
+    when reversed (then the padded steps come first); the ys rows from n on
+    are unspecified. The body is masked too: consts, carry and xs slices
+    keep their logical shapes, and the carry must come back with its own."""
+    logical = ctx.logical_in
+    carry_logical = logical[num_consts : num_consts + num_carry]
+    xs_logical = logical[num_consts + num_carry :]
+    steps = ctx.unify([x[0] for x in xs_logical], "the xs' leading dims") if xs_logical else None
+    consts = operands[:num_consts]
+    body_logical = [*logical[:num_consts], *carry_logical, *(x[1:] for x in xs_logical)]
+    ys_logical: list = []
+
+    def step(carry: list, inputs: tuple) -> tuple:
+        index, x_slices = inputs
+        outs, outs_logical = ctx.mask_subprogram(body, [*consts, *carry, *x_slices], body_logical)
+        for i, (got, want) in enumerate(zip(outs_logical[:num_carry], carry_logical)):
+            if any(g != w and not g.is_constant for g, w in zip(got, want, strict=True)):
+                raise TypeError(
+                    f"mask: scan: the body returns carry {i} with logical shape {ctx.show(got)} "
+                    f"but takes it with {ctx.show(want)}"
+                )
+        new_carry = outs[:num_carry]
+        if steps is not None and ctx.masked(steps):
+            active = lt(index, ctx.index(steps))
+            new_carry = [ctx.where(active, new, old) for new, old in zip(new_carry, carry)]
+        ys_logical[:] = outs_logical[num_carry:]
+        return new_carry, outs[num_carry:]
+
+    indices = iota(np.int32, length)
+    init = list(operands[num_consts : num_consts + num_carry])
+    xs = list(operands[num_consts + num_carry :])
+    carry, ys = _scan("lax.scan", step, init, (indices, xs), length, reverse, unroll)
+    stacked = steps if steps is not None else length
+    return [*carry, *ys], [*carry_logical, *((stacked, *y) for y in ys_logical)]
+
+
 # --- while --------------------------------------------------------------------------------
 
 while_p = Primitive("while", multiple_results=True)
@@ -408,6 +450,33 @@ def _cond_impl(
     if not 0 <= chosen < len(branches):
         chosen = len(branches) - 1  # StableHLO case: out of range runs the last branch
     return eval_program(branches[chosen], operands)
+
+
+@cond_p.def_mask
+def _cond_mask(ctx, index, *operands, branches):
+    """Every branch is masked with the operands' logical shapes; each output's
+    logical shape must agree across the branches (an unmasked dim agrees
+    with a masked one, as everywhere)."""
+    found: list = []
+
+    def masked(branch: Program) -> Callable:
+        def fun(*values: Any) -> list:
+            outs, logical = ctx.mask_subprogram(branch, values, ctx.logical_in[1:])
+            found.append(logical)
+            return outs
+
+        return fun
+
+    names = tuple(f"branch {i}" for i in range(len(branches)))
+    outs = _switch("lax.cond", index, [masked(b) for b in branches], tuple(operands), names)
+    out_logical = [
+        tuple(
+            ctx.unify([logical[i][d] for logical in found], f"dim {d} of the branches' output {i}")
+            for d in range(len(found[0][i]))
+        )
+        for i in range(len(outs))
+    ]
+    return list(outs), out_logical
 
 
 # --- lowering to StableHLO (refimpl.lowering) -----------------------------------------
