@@ -26,6 +26,9 @@ from refimpl.transforms.masking import logical_size
 
 F32, I32, BOOL = np.dtype(np.float32), np.dtype(np.int32), np.dtype(bool)
 
+# The padding holds NaN and inf on purpose; NumPy warns when ops compute on it.
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
 # --- NumPy oracles ----------------------------------------------------------------
 
 
@@ -391,3 +394,342 @@ def test_rule_at_the_edges(case: Case):
     run_case(case, low, {k: max(2, case.min_padded - case.min_size) for k in case.sizes}, 0)
     high = {k: max(case.min_size + 2, case.min_padded) for k in case.sizes}
     run_case(case, high, {k: 0 for k in case.sizes}, 1)
+
+
+# --- whole programs -------------------------------------------------------------------
+
+
+def _garbage_padded(rng, shape, valid, dtype=F32):
+    full = rng.standard_normal(shape).astype(dtype)
+    garbage = np.ones(shape, bool)
+    garbage[tuple(slice(0, v) for v in valid)] = False
+    full[garbage] = np.nan
+    return full
+
+
+def _attention(q, k, v):
+    scores = q @ k.T
+    e = rnp.exp(scores - rnp.max(scores, axis=-1, keepdims=True))
+    return (e / rnp.sum(e, axis=-1, keepdims=True)) @ v
+
+
+@settings(max_examples=20, deadline=None, database=None)
+@given(st.integers(1, 7), st.integers(0, 3), st.integers(0, 2**32 - 1))
+def test_program_attention_with_masked_length(n, extra, seed):
+    rng = np.random.default_rng(seed)
+    p = n + extra
+    q, k, v = (_garbage_padded(rng, (p, d), (n, d)) for d in (4, 4, 3))
+    masked = _masked_program("attention", _attention, ["(n, 4)", "(n, 4)", "(n, 3)"], "(n, 3)")
+    out = np.asarray(masked([q, k, v], {"n": n}))[:n]
+    expected = np_softmax(q[:n] @ k[:n].T) @ v[:n]
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+
+
+def _rnn(xs, w, h0):
+    def step(h, x):
+        h = rnp.tanh(h @ w + x)
+        return h, rnp.sum(h)
+
+    return lax.scan(step, h0, xs)
+
+
+def _np_rnn(xs, w, h0):
+    h, ys = h0, []
+    for x in xs:
+        h = np.tanh(h @ w + x)
+        ys.append(h.sum())
+    return h, np.asarray(ys, np.float32)
+
+
+@settings(max_examples=20, deadline=None, database=None)
+@given(st.integers(0, 6), st.integers(0, 3), st.integers(0, 2**32 - 1))
+def test_program_rnn_step_via_scan(n, extra, seed):
+    """The carry stops updating past n; ys rows below n are the unpadded ones."""
+    rng = np.random.default_rng(seed)
+    xs = _garbage_padded(rng, (n + extra, 3), (n, 3))
+    w = rng.standard_normal((3, 3)).astype(F32) * 0.5
+    h0 = rng.standard_normal(3).astype(F32)
+    masked = _masked_program("rnn", _rnn, ["(n, 3)", "(3, 3)", "(3,)"], ("(3,)", "(n,)"))
+    h, ys = masked([xs, w, h0], {"n": n})
+    want_h, want_ys = _np_rnn(xs[:n], w, h0)
+    np.testing.assert_allclose(np.asarray(h), want_h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(ys)[:n], want_ys, rtol=1e-5, atol=1e-5)
+
+
+@settings(max_examples=15, deadline=None, database=None)
+@given(st.integers(0, 6), st.integers(0, 3), st.booleans(), st.integers(0, 2**32 - 1))
+def test_program_scan_reverse_and_masked_carry(n, extra, reverse, seed):
+    """A reversed scan over a masked length whose carry is itself masked (m)."""
+    rng = np.random.default_rng(seed)
+    m, m_extra = 3, 2
+    xs = _garbage_padded(rng, (n + extra, m + m_extra), (n, m))
+    c0 = _garbage_padded(rng, (m + m_extra,), (m,))
+
+    def fun(xs, c0):
+        return lax.scan(lambda c, x: (c * 0.5 + x, c.sum()), c0, xs, reverse=reverse)
+
+    masked = ri.mask(fun, ["(n, m)", "(m,)"], ("(m,)", "(n,)"))
+    c, ys = masked([xs, c0], {"n": n, "m": m})
+    want_c, want_ys = c0[:m], []
+    for x in xs[:n][::-1] if reverse else xs[:n]:
+        want_ys.append(want_c.sum())
+        want_c = want_c * np.float32(0.5) + x[:m]
+    if reverse:
+        want_ys = want_ys[::-1]
+    np.testing.assert_allclose(np.asarray(c)[:m], want_c, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(ys)[:n], np.asarray(want_ys, F32), rtol=1e-5, atol=1e-5)
+
+
+def _conv_then_sum(x, w):
+    y = lax.conv_general_dilated(x, w, (1,), "VALID")
+    return rnp.sum(rnp.maximum(y, 0.0), axis=2)
+
+
+@settings(max_examples=20, deadline=None, database=None)
+@given(st.integers(3, 9), st.integers(0, 3), st.integers(0, 2**32 - 1))
+def test_program_masked_conv1d_then_reduction(n, extra, seed):
+    rng = np.random.default_rng(seed)
+    x = _garbage_padded(rng, (2, 2, n + extra), (2, 2, n))
+    w = rng.standard_normal((3, 2, 3)).astype(F32)
+    masked = _masked_program("conv-sum", _conv_then_sum, ["(2, 2, n)", "(3, 2, 3)"], "(2, 3)")
+    out = np.asarray(masked([x, w], {"n": n}))
+    expected = np.maximum(np_conv(x[:, :, :n], w, (1,), [(0, 0)]), 0).sum(axis=2)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+_program_cache: dict[str, Any] = {}
+
+
+def _masked_program(name, fun, in_shapes, out_shape):
+    if name not in _program_cache:
+        _program_cache[name] = ri.mask(fun, in_shapes, out_shape)
+    return _program_cache[name]
+
+
+def test_logical_size_gives_the_masked_mean():
+    """rnp.mean would divide by the padded size; logical_size is the run-time n."""
+
+    def mean(x):
+        return rnp.sum(x) / logical_size("n").astype(np.float32)
+
+    x = np.array([1, 2, 3, 4, np.nan, np.nan], F32)
+    masked = ri.mask(mean, ["(n,)"], "()")
+    for n in (1, 2, 4):
+        np.testing.assert_allclose(np.asarray(masked([x], {"n": n})), x[:n].mean(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="only available while a masked function"):
+        logical_size("n")
+
+
+def test_logical_size_as_a_dynamic_index():
+    """x[n - 1] (the last valid entry) via a run-time index."""
+    x = np.array([5, 6, 7, np.nan], F32)
+    masked = ri.mask(lambda x: lax.dynamic_index_in_dim(x, logical_size("n") - 1, 0, False),
+                     ["(n,)"], "()")  # fmt: skip
+    assert [float(np.asarray(masked([x], {"n": n}))) for n in (1, 2, 3)] == [5.0, 6.0, 7.0]
+
+
+def test_nested_jit_is_masked_inline():
+    inner = ri.jit(lambda x: rnp.cumsum(x, axis=0))
+    masked = ri.mask(lambda x: inner(x * 2.0).sum(axis=0), ["(n, 2)"], "(2,)")
+    x = np.array([[1, 2], [3, 4], [np.nan, np.inf]], F32)
+    np.testing.assert_array_equal(np.asarray(masked([x], {"n": 2})), [10, 16])
+
+
+def test_inputs_padded_beyond_the_spec_polynomials():
+    """Padded sizes need not be the spec at one padded size (only >= it)."""
+    masked = ri.mask(lambda x, y: rnp.sum(x) + rnp.sum(y), ["(n,)", "(2*n + 1,)"], "()")
+    x = np.array([1, 2, np.nan, np.nan, np.nan], F32)
+    y = np.array([1, 1, 1, 1, 1, np.nan, np.nan], F32)
+    assert float(np.asarray(masked([x, y], {"n": 2}))) == 8.0
+
+
+def test_pytree_arguments_and_outputs():
+    def fun(args):
+        return {"total": rnp.sum(args["a"]), "scaled": args["a"] * args["b"]}
+
+    masked = ri.mask(fun, [{"a": "(n,)", "b": "()"}], {"total": "()", "scaled": "(n,)"})
+    out = masked([{"a": np.array([1, 2, np.nan], F32), "b": np.float32(3)}], {"n": 2})
+    assert float(np.asarray(out["total"])) == 3.0
+    np.testing.assert_array_equal(np.asarray(out["scaled"])[:2], [3, 6])
+
+
+# --- one trace per padded signature ------------------------------------------------------
+
+
+def test_jit_of_mask_traces_once_for_twenty_sizes():
+    calls = []
+
+    def fun(x, y):
+        calls.append(1)
+        return rnp.cumsum(rnp.sin(x) @ y, axis=0)
+
+    jitted = ri.jit(ri.mask(fun, ["(n, 3)", "(3, 2)"], "(n, 2)"))
+    x = np.random.default_rng(0).standard_normal((24, 3)).astype(F32)
+    y = np.random.default_rng(1).standard_normal((3, 2)).astype(F32)
+    for n in range(1, 21):
+        out = np.asarray(jitted([x, y], dict(n=n)))
+        np.testing.assert_allclose(out[:n], np.cumsum(np.sin(x[:n]) @ y, axis=0), rtol=2e-5,
+                                   atol=2e-5)  # fmt: skip
+    assert jitted.trace_count == 1
+    assert len(calls) == 1
+
+
+def test_eager_mask_traces_once_per_padded_signature():
+    calls = []
+
+    def fun(x):
+        calls.append(1)
+        return rnp.sum(x)
+
+    masked = ri.mask(fun, ["(n,)"], "()")
+    for n in range(20):
+        masked([np.ones(20, F32)], dict(n=n))
+    assert masked.jitted.trace_count == 1 and len(calls) == 1
+    masked([np.ones(21, F32)], dict(n=3))  # a new padded shape: one more trace
+    assert masked.jitted.trace_count == 2
+
+
+def test_sizes_under_jit_can_be_arrays_or_ints():
+    jitted = ri.jit(ri.mask(lambda x: rnp.sum(x), ["(n,)"], "()"))
+    x = np.arange(8, dtype=F32)
+    assert float(np.asarray(jitted([x], dict(n=3)))) == 3.0
+    assert float(np.asarray(jitted([x], dict(n=np.int32(4))))) == 6.0
+    assert float(np.asarray(jitted([x], dict(n=ri.device_put(np.int32(5)))))) == 10.0
+
+
+# --- errors ------------------------------------------------------------------------------
+
+
+def _call(fun, in_shapes, out_shape, args, sizes):
+    return ri.mask(fun, in_shapes, out_shape)(args, sizes)
+
+
+X6 = np.zeros(6, F32)
+
+
+def test_error_unparsable_spec_names_position():
+    with pytest.raises(ValueError, match=r"mask\(<lambda>\): in_shapes: cannot parse shape spec "
+                       r"'\(n,': expected a dim .* at the end of the spec"):  # fmt: skip
+        ri.mask(lambda x: x, ["(n,"], "(n,)")
+    with pytest.raises(ValueError, match="out_shape: cannot parse shape spec '2n'"):
+        ri.mask(lambda x: x, ["(n,)"], "2n")
+
+
+def test_error_padded_smaller_than_logical_names_argument_dim_spec_sizes():
+    with pytest.raises(ValueError) as info:
+        _call(lambda x, y: x, ["(n,)", "(2*n + 1, 3)"], "(n,)",
+              [X6, np.zeros((6, 3), F32)], {"n": 3})  # fmt: skip
+    message = str(info.value)
+    for part in ("argument 1", "dim 0", "2*n + 1 = 7", "n=3", "'(2*n + 1, 3)'", "padded size 6"):
+        assert part in message, (part, message)
+
+
+def test_error_constant_dim_and_rank_mismatch():
+    with pytest.raises(TypeError, match=r"argument 0 .*dim 1 must be 3 .*got 4"):
+        _call(lambda x: x, ["(n, 3)"], "(n, 3)", [np.zeros((5, 4), F32)], {"n": 2})
+    with pytest.raises(TypeError, match=r"argument 0 .* has rank 1 but its spec '\(n, 3\)'"):
+        _call(lambda x: x, ["(n, 3)"], "(n, 3)", [X6], {"n": 2})
+
+
+def test_error_sizes_missing_unknown_negative_or_not_ints():
+    with pytest.raises(ValueError, match=r"missing \['n'\], unknown \['m'\]"):
+        _call(lambda x: x, ["(n,)"], "(n,)", [X6], {"m": 2})
+    with pytest.raises(ValueError, match="'n' must be >= 0, got -1"):
+        _call(lambda x: x, ["(n,)"], "(n,)", [X6], {"n": -1})
+    with pytest.raises(TypeError, match="'n' must be an integer scalar"):
+        _call(lambda x: x, ["(n,)"], "(n,)", [X6], {"n": 2.5})
+    with pytest.raises(ValueError, match="out_shape uses the sizes"):
+        ri.mask(lambda x: x, ["(n,)"], "(m,)")
+
+
+def test_error_args_do_not_match_in_shapes():
+    with pytest.raises(TypeError, match="args do not match in_shapes"):
+        _call(lambda x, y: x, ["(n,)", "(n,)"], "(n,)", [X6], {"n": 2})
+    with pytest.raises(TypeError, match="args must be a list"):
+        _call(lambda x: x, ["(n,)"], "(n,)", X6, {"n": 2})
+
+
+def test_error_output_shape_or_tree_mismatch_names_both():
+    with pytest.raises(TypeError, match=r"output 0 has logical shape \(\) .*out_shape says "
+                       r"'\(n,\)'"):  # fmt: skip
+        _call(lambda x: x.sum(), ["(n,)"], "(n,)", [X6], {"n": 2})
+    with pytest.raises(TypeError, match=r"output 0 has logical shape \(n,\).*says '\(m,\)'"):
+        _call(lambda x, y: x, ["(n,)", "(m,)"], "(m,)", [X6, X6], {"n": 2, "m": 2})
+    with pytest.raises(TypeError, match="output structure .* does not match out_shape"):
+        _call(lambda x: (x, x), ["(n,)"], "(n,)", [X6], {"n": 2})
+
+
+def test_error_op_without_rule_names_it():
+    with pytest.raises(NotImplementedError, match="'scatter' has no masking rule"):
+        _call(lambda x: lax.scatter_along_axis(x, np.array([0], I32), np.ones(1, F32)),
+              ["(n,)"], "(n,)", [X6], {"n": 2})  # fmt: skip
+    with pytest.raises(NotImplementedError, match="mask: sort: sorting along the masked dim 0"):
+        _call(lambda x: lax.sort(x), ["(n,)"], "(n,)", [X6], {"n": 2})
+
+
+def test_error_mismatched_logical_sizes_name_the_op():
+    with pytest.raises(TypeError, match=r"mask: add: .* different logical sizes n and m"):
+        _call(lambda x, y: x + y, ["(n,)", "(m,)"], "(n,)", [X6, X6], {"n": 2, "m": 3})
+    with pytest.raises(TypeError, match="mask: dot_general: contracting dims 1 and 0 have"):
+        _call(lambda x, y: x @ y, ["(2, n)", "(m, 2)"], "(2, 2)",
+              [np.zeros((2, 6), F32), np.zeros((6, 2), F32)], {"n": 2, "m": 3})  # fmt: skip
+
+
+def test_error_unsupported_shapes_of_supported_ops():
+    with pytest.raises(NotImplementedError, match="reshape: the masked dim must lead"):
+        _call(lambda x: rnp.reshape(x, (-1,)), ["(3, n)"], "(3*n,)",
+              [np.zeros((3, 6), F32)], {"n": 2})  # fmt: skip
+    with pytest.raises(NotImplementedError, match="dynamic_update_slice: the update"):
+        _call(lambda x, u: lax.dynamic_update_slice(x, u, (0,)), ["(n,)", "(m,)"], "(n,)",
+              [X6, np.zeros(3, F32)], {"n": 4, "m": 2})  # fmt: skip
+    with pytest.raises(NotImplementedError, match="conv_general_dilated: the kernel's spatial"):
+        _call(lambda x, w: lax.conv_general_dilated(x, w, (1,), "VALID"),
+              ["(1, 1, 6)", "(1, 1, n)"], "(1, 1, _)",
+              [np.zeros((1, 1, 6), F32), np.zeros((1, 1, 3), F32)], {"n": 2})  # fmt: skip
+
+
+@settings(max_examples=15, deadline=None, database=None)
+@given(st.integers(0, 5), st.integers(0, 3), st.integers(-1, 3), st.integers(0, 2**32 - 1))
+def test_cond_and_switch_with_masked_operands(n, extra, which, seed):
+    rng = np.random.default_rng(seed)
+    x = _garbage_padded(rng, (n + extra + 1, 2), (n, 2))  # rnp.max rejects a padded size 0
+
+    def fun(x, k):
+        branches = [lambda x: rnp.sum(x, axis=0), lambda x: rnp.max(x, axis=0),
+                    lambda x: rnp.min(x, axis=0)]  # fmt: skip
+        return lax.switch(k, branches, x)
+
+    masked = _masked_program("switch", fun, ["(n, 2)", "()"], "(2,)")
+    out = np.asarray(masked([x, np.int32(which)], {"n": n}))
+    valid = x[:n]
+    expected = [valid.sum(0), np.max(valid, 0, initial=-np.inf), np.min(valid, 0, initial=np.inf)]
+    np.testing.assert_allclose(out, expected[min(max(which, 0), 2)], rtol=1e-5, atol=1e-6)
+
+
+def test_scan_closing_over_a_masked_value_and_fori_loop():
+    x = np.array([1, 2, 3, np.nan, np.inf], F32)
+
+    def fun(x):
+        total, _ = lax.scan(lambda c, _: (c + rnp.sum(x), None), np.float32(0), None, length=3)
+        doubled = lax.fori_loop(0, 2, lambda i, v: v * 2.0, x)
+        return total, doubled
+
+    masked = ri.mask(fun, ["(n,)"], ("()", "(n,)"))
+    total, doubled = masked([x], {"n": 3})
+    assert float(np.asarray(total)) == 18.0
+    np.testing.assert_array_equal(np.asarray(doubled)[:3], [4, 8, 12])
+
+
+def test_error_scan_carry_changes_logical_shape():
+    def fun(x, y):
+        return lax.scan(lambda c, _: (y, None), x, None, length=2)[0]
+
+    with pytest.raises(TypeError, match=r"scan: the body returns carry 0 with logical shape "
+                       r"\(m,\) but takes it with \(n,\)"):  # fmt: skip
+        _call(fun, ["(n,)", "(m,)"], "(n,)", [X6, X6], {"n": 2, "m": 3})
+
+
+def test_error_while_loop_over_a_masked_carry_has_no_rule():
+    with pytest.raises(NotImplementedError, match="'while' has no masking rule"):
+        _call(lambda x: lax.while_loop(lambda v: rnp.sum(v) < 10.0, lambda v: v + 1.0, x),
+              ["(n,)"], "(n,)", [X6], {"n": 2})  # fmt: skip

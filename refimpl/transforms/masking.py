@@ -40,7 +40,11 @@ Semantics (see the report in docs/semantics.md "Masking"):
   :func:`logical_size` for the size as a run-time value there.
 * ``fun`` sees padded shapes. Shape parameters of primitives are read
   against them: see each rule (e.g. ``slice``: a limit below the padded size
-  counts from the logical end, so ``x[:-1]`` has ``n - 1`` entries).
+  counts from the logical end, so ``x[:-1]`` has ``n - 1`` entries; a start
+  counts from the front). Indices that the numpy layer resolves against
+  ``x.shape`` before any primitive sees them are resolved against the
+  padded size: ``x[-1]`` is the last *padded* entry. Use
+  ``lax.dynamic_index_in_dim(x, logical_size("n") - 1, 0)`` there.
 * The output is padded to whatever shape the traced program produces at the
   padded input shapes; its logical shape must match ``out_shape``.
 * Logical sizes are assumed to make every logical dim of every intermediate
@@ -55,7 +59,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from refimpl import tracing, tree_util
+from refimpl import lax, tracing, tree_util
 from refimpl.core import Literal, Program, ShapedArray
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.call import jit_call_p
@@ -114,27 +118,20 @@ class _Sizes:
         return self._cache[key]
 
 
-def _lax() -> Any:
-    from refimpl import lax  # the primitive modules import this module's users
-
-    return lax
-
-
 def _int_operand(x: Any) -> Any:
     return np.int32(x) if isinstance(x, int) else x
 
 
 def _add(a: Any, b: Any) -> Any:
-    return _lax().add(_int_operand(a), _int_operand(b))
+    return lax.add(_int_operand(a), _int_operand(b))
 
 
 def _mul(a: Any, b: Any) -> Any:
-    return _lax().mul(_int_operand(a), _int_operand(b))
+    return lax.mul(_int_operand(a), _int_operand(b))
 
 
 def _floordiv(a: Any, k: int) -> Any:
     """``floor(a / k)`` for k > 0 (lax.div truncates toward zero)."""
-    lax = _lax()
     quotient = lax.div(a, np.int32(k))
     inexact_negative = lax.bitwise_and(
         lax.ne(lax.rem(a, np.int32(k)), np.int32(0)), lax.lt(a, np.int32(0))
@@ -178,13 +175,11 @@ class MaskContext:
         below ``dim``; None when that is everywhere (an unmasked dim)."""
         if dim.is_constant and dim.value >= shape[axis]:
             return None
-        lax = _lax()
         positions = lax.broadcasted_iota(_INDEX, tuple(shape), axis)
         return lax.lt(positions, _int_operand(self.size(dim)))
 
     def valid_region(self, shape: Sequence[int], logical: Shape, axes: Sequence[int]) -> Any:
         """True inside the logical extent of every one of ``axes`` (None: all)."""
-        lax = _lax()
         keep = None
         for axis in axes:
             along = self.valid(shape, axis, logical[axis])
@@ -200,11 +195,11 @@ class MaskContext:
         if keep is None:
             return x
         fill = tracing.TypedScalar(value, aval.dtype, aval.weak_type)
-        return _lax().select_n(keep, fill, x)
+        return lax.select_n(keep, fill, x)
 
     def where(self, keep: Any, x: Any, other: Any) -> Any:
         """``x`` where ``keep`` is True, else ``other`` (``keep`` None: ``x``)."""
-        return x if keep is None else _lax().select_n(keep, other, x)
+        return x if keep is None else lax.select_n(keep, other, x)
 
     def masked(self, dim: Dim) -> bool:
         return not dim.is_constant
@@ -332,7 +327,7 @@ def _checked_result(primitive: Primitive, out: Any, logical: Shape, aval: Shaped
             f"logical shape {shape_str(tuple(logical))}; the equation has {aval.str_short()}"
         )
     if got.weak_type != aval.weak_type:
-        out = _lax().convert_element_type(out, aval.dtype, weak_type=aval.weak_type)
+        out = lax.convert_element_type(out, aval.dtype, weak_type=aval.weak_type)
     return MaskedValue(out, tuple(Dim.of(d) for d in logical))
 
 
@@ -583,7 +578,7 @@ def _is_traced_int(value: Any) -> bool:
 def _as_int32(value: Any) -> Any:
     """A size as a strong int32 scalar, so every call has one signature."""
     if isinstance(value, tracing.Tracer):
-        return _lax().convert_element_type(value, _INDEX)
+        return lax.convert_element_type(value, _INDEX)
     return np.int32(_concrete_int(value))
 
 
