@@ -64,6 +64,7 @@ from refimpl.core import Literal, Program, ShapedArray
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.call import jit_call_p
 from refimpl.shape_spec import Dim, ShapeSpec, parse_spec
+from refimpl.transforms.jit import Jitted
 
 Shape = tuple[Dim, ...]
 _INDEX = np.dtype(np.int32)  # the dtype of run-time sizes
@@ -388,8 +389,6 @@ class MaskedFunction:
                 f"mask({self.__name__}): out_shape uses the sizes {sorted(unknown)} that no "
                 f"input spec mentions (inputs use {self.size_names})"
             )
-        from refimpl.transforms.jit import Jitted
-
         self.jitted = Jitted(self._padded_call)
         self.jitted.__name__ = f"mask({self.__name__})"
 
@@ -558,10 +557,7 @@ def _concrete_int(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    try:
-        array = np.asarray(value)
-    except Exception:  # an object NumPy cannot read is not a size
-        return None
+    array = np.asarray(value)  # a deleted array raises its own error here
     if array.shape != () or array.dtype.kind not in "iu":
         return None
     return int(array)
