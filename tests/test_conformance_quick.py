@@ -62,6 +62,15 @@ def test_quick_slice_agrees_with_jax():
     assert suite.counts("jax")["pass"] >= 30, _summary(suite)
 
 
+def test_quick_slice_agrees_on_pjrt():
+    if not impls_mod.get("pjrt").is_available():
+        pytest.skip(f"pjrt unavailable: {impls_mod.get('pjrt').unavailable_reason}")
+    cases = conformance.select_cases(quick=True)[3::6]  # another slice than jax's
+    suite = run_cases(cases, ["ref", "pjrt"])
+    assert suite.ok(), _summary(suite)
+    assert suite.counts("pjrt")["pass"] >= 30, _summary(suite)
+
+
 @pytest.mark.slow
 def test_full_corpus_on_ref_and_jax():
     pytest.importorskip("jax")
