@@ -464,7 +464,7 @@ def _hlo_unary(op: str, dialect: str = "hlo", in_float32: bool = False):
 
 
 for _prim, _op in [
-    (neg_p, "negate"), (sign_p, "sign"), (floor_p, "floor"), (ceil_p, "ceil"),
+    (neg_p, "negate"), (floor_p, "floor"), (ceil_p, "ceil"),
     (not_p, "not_"), (is_finite_p, "is_finite"), (abs_p, "abs"),
 ]:  # fmt: skip
     _prim.def_lowering(_hlo_unary(_op))
@@ -482,6 +482,15 @@ for _prim, _op in [
     (erf_p, "erf"),
 ]:  # fmt: skip
     _prim.def_lowering(_hlo_unary(_op, dialect="chlo", in_float32=True))
+
+
+@sign_p.def_lowering
+def _sign_lowering(ctx, x):
+    """``stablehlo.sign``; for unsigned integers (which it does not take) ``min(x, 1)``."""
+    dtype = ctx.avals_in[0].dtype
+    if dtypes.is_unsigned_int(dtype):
+        return [ctx.hlo.minimum(x, ctx.constant(1, dtype, ctx.shape_of(x)))]
+    return [ctx.hlo.sign(x)]
 
 
 @copy_p.def_lowering
