@@ -521,15 +521,18 @@ def lower_program(
                 attrs["jax.buffer_donor"] = ir.BoolAttr.get(True)
             arg_attrs.append(attrs)
         builder.build_function("main", program, public=True, arg_attrs=arg_attrs)
-        if not module.operation.verify():  # pragma: no cover - verify raises on failure
-            raise AssertionError("internal error: the lowered module does not verify")
+        try:
+            module.operation.verify()
+        except ir.MLIRError as err:  # a lowering rule emitted something StableHLO rejects
+            raise AssertionError(
+                f"internal error: the StableHLO of jit({name}) does not verify: {err}"
+            ) from err
     return module
 
 
 def module_text(module: ir.Module) -> str:
     """The module as StableHLO text (what ``Lowered.as_text()`` shows)."""
-    with mlir_context():
-        return str(module)
+    return str(module)
 
 
 def to_portable_artifact(module: ir.Module, target_version: str) -> bytes:
@@ -540,7 +543,6 @@ def to_portable_artifact(module: ir.Module, target_version: str) -> bytes:
     """
     from jaxlib import _jax
 
-    with mlir_context():
-        buffer = io.BytesIO()
-        module.operation.write_bytecode(buffer)
+    buffer = io.BytesIO()
+    module.operation.write_bytecode(buffer)
     return _jax.mlir.serialize_portable_artifact(buffer.getvalue(), target_version)

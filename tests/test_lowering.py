@@ -204,6 +204,13 @@ def test_a_rule_returning_the_wrong_type_is_an_internal_error():
         text_of(lambda a: prim.bind(a), np.ones(3, np.float32))
 
 
+def test_a_rule_emitting_invalid_stablehlo_is_an_internal_error():
+    prim = identity_primitive("invalid_op")
+    prim.def_lowering(lambda ctx, x: [ctx.hlo.sign(x)])  # stablehlo.sign takes no unsigned type
+    with pytest.raises(AssertionError, match="does not verify"):
+        text_of(lambda a: prim.bind(a), np.ones(3, np.uint8))
+
+
 def test_a_rule_sees_its_equation_types_and_params():
     seen = {}
     prim = identity_primitive("spy")

@@ -267,10 +267,14 @@ def test_a_bad_plugin_path_is_a_clear_error(setting, message):
     assert message in result.stdout, result.stdout + result.stderr
 
 
-def test_unhashable_or_wrong_arguments_are_type_errors():
+def test_arguments_of_no_array_type_or_dtype_are_type_errors():
+    import ml_dtypes
+
     f = ri.jit(lambda x: x * 2, backend="pjrt")
     with pytest.raises(TypeError, match="not a valid array value"):
         f("abc")
+    with pytest.raises(TypeError, match="unsupported dtype float8_e4m3fn"):
+        f(np.zeros(3, ml_dtypes.float8_e4m3fn))
 
 
 # --- threads ------------------------------------------------------------------------------
