@@ -96,10 +96,6 @@ def default_device() -> Any:
     return _devices_of(client())[0]
 
 
-def _device_at(index: int) -> Any:
-    return _devices_of(client())[index]
-
-
 def is_pjrt_device(device: Any) -> bool:
     native = pjrt_runtime.native_module()
     return isinstance(device, native.Device)
