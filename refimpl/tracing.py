@@ -14,6 +14,7 @@ Outside any trace, primitives run eagerly on concrete arrays (see
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -194,15 +195,29 @@ def _first_origin(args: Sequence[Any]) -> str:
 
 # --- the stack of active traces -----------------------------------------------
 
+
+class _TraceStack(threading.local):
+    """The active builders of this thread: tracing in one thread never sees
+    another thread's trace."""
+
+    def __init__(self) -> None:
+        self.builders: list[Builder] = []
+
+
+_stack = _TraceStack()
+# Every active builder of every thread. Only a cheap "is anything tracing?"
+# signal for the native fast path (empty: no trace anywhere, so a call can run
+# without consulting the per-thread stack); never used to find a builder.
 _builders: list[Builder] = []
 
 
 def current_builder() -> Builder | None:
-    return _builders[-1] if _builders else None
+    builders = _stack.builders
+    return builders[-1] if builders else None
 
 
 def _is_active(builder: Builder) -> bool:
-    return any(b is builder for b in _builders)
+    return any(b is builder for b in _stack.builders)
 
 
 class new_trace:
@@ -212,11 +227,13 @@ class new_trace:
         self.builder = Builder(name)
 
     def __enter__(self) -> Builder:
+        _stack.builders.append(self.builder)
         _builders.append(self.builder)
         return self.builder
 
     def __exit__(self, *exc: Any) -> None:
-        popped = _builders.pop()
+        popped = _stack.builders.pop()
+        _builders.remove(self.builder)
         assert popped is self.builder, "trace stack corrupted"
 
 

@@ -163,11 +163,6 @@ def test_round_both_methods(dtype, rng):
     helpers.assert_agree(ref, got)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reference bug: round_p's impl computes sign(x) * floor(|x| + 0.5), and "
-    "0.49999997 + 0.5 rounds up to 1.0 in float32, so it gives 1.0 (XLA and JAX: 0.0)",
-)
 def test_round_half_away_from_zero_just_below_one_half():
     ref, got = helpers.run_both(lambda v: lax.round(v, 0), np.float32(0.49999997))
     helpers.assert_agree(ref, got)
@@ -233,12 +228,6 @@ def test_integer_binary_with_xla_corner_cases(dtype, rng, x64):
     helpers.assert_agree(ref, got)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reference bug: div_p's impl takes np.abs of int64 operands, which overflows "
-    "for INT64_MIN: INT64_MIN / 2 gives 2**62 and -5 / INT64_MIN gives -1 (XLA and "
-    "JAX: -2**62 and 0)",
-)
 def test_int64_min_in_a_division():
     ri.config.update("enable_x64", True)
     low = np.iinfo(np.int64).min

@@ -7,7 +7,7 @@ Shared rules (JAX's ``lax`` semantics):
   that rank-0 operands broadcast; the ``lax`` functions convert nothing: a
   Python scalar is a weakly typed array of its default dtype, so
   ``lax.add(f32_array, 1.0)`` works and ``lax.add(f32_array, 1)`` does not;
-* the result is weakly typed iff every operand is;
+* the result is weakly typed iff every operand is (comparisons too, as JAX);
 * float16 and bfloat16 transcendental functions are computed in float32 and
   rounded back, which is what XLA's CPU backend does;
 * integer arithmetic wraps around; integer division truncates toward zero, and
@@ -77,9 +77,8 @@ def unary(name: str, impl: Callable[..., np.ndarray], accepts: tuple, result_dty
         check_dtype_in(name, x, allowed, what)
         if result_dtype is None:
             return x
-        out_dtype = result_dtype(x.dtype)
-        # a predicate's bool result is strong; abs of a weak value stays weak (as JAX)
-        return ShapedArray(x.shape, out_dtype, x.weak_type and out_dtype != np.dtype(bool))
+        # weak in, weak out, even for a bool predicate (as JAX)
+        return ShapedArray(x.shape, result_dtype(x.dtype), x.weak_type)
 
     prim.def_impl(impl)
     return prim
@@ -96,9 +95,11 @@ def _sign(x: np.ndarray) -> np.ndarray:
 def _round(x: np.ndarray, rounding_method: int = 0) -> np.ndarray:
     if rounding_method == 1:  # to nearest even
         return np.round(x).astype(x.dtype)
-    half_away = np.sign(x) * np.floor(np.abs(x) + np.asarray(0.5, x.dtype))
-    # keep -0.0 and values too large to have a fraction exactly as they are
-    return np.where(np.abs(x) >= 2 ** (np.finfo(x.dtype).nmant), x, half_away).astype(x.dtype)
+    # half away from zero, decided on the exact fraction: floor(|x| + 0.5)
+    # would round 0.49999997 up, because the addition itself rounds
+    whole = np.trunc(x)
+    step = np.where(np.abs(x - whole) >= 0.5, np.sign(x), 0).astype(x.dtype)
+    return (whole + step).astype(x.dtype)
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
@@ -216,23 +217,26 @@ def binary(name: str, impl: Callable[..., np.ndarray], accepts: tuple, result_dt
         check_same_dtypes(name, [x, y])
         shape = elementwise_shape(name, [x, y])
         check_dtype_in(name, x, allowed, what)
-        if result_dtype is None:
-            return ShapedArray(shape, x.dtype, all_weak([x, y]))
-        return ShapedArray(shape, result_dtype, weak_type=False)
+        # a comparison of weak operands is a weak bool (as JAX)
+        return ShapedArray(shape, result_dtype or x.dtype, all_weak([x, y]))
 
     prim.def_impl(impl)
     return prim
 
 
 def _int_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Truncating division in the operand's own dtype (no wider type exists
+    for int64): NumPy's floor quotient, moved one toward zero when inexact and
+    the signs differ."""
     safe_y = np.where(y == 0, 1, y).astype(x.dtype)
     if dtypes.is_signed_int(x.dtype):
-        # INT_MIN / -1 overflows: XLA gives INT_MIN
+        # INT_MIN / -1 overflows: XLA gives INT_MIN, which is INT_MIN / 1
         overflow = (x == np.iinfo(x.dtype).min) & (safe_y == -1)
         safe_y = np.where(overflow, 1, safe_y).astype(x.dtype)
-        quotient = np.abs(x.astype(np.int64)) // np.abs(safe_y.astype(np.int64))
-        negative = (x < 0) != (safe_y < 0)
-        result = np.where(negative, -quotient, quotient).astype(x.dtype)
+        floor = x // safe_y
+        inexact = (floor * safe_y) != x
+        signs_differ = (x < 0) != (safe_y < 0)
+        result = np.where(inexact & signs_differ, floor + 1, floor).astype(x.dtype)
     else:
         result = (x // safe_y).astype(x.dtype)
     all_ones = np.asarray(-1).astype(x.dtype)
