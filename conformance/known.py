@@ -126,6 +126,20 @@ KNOWN_DIFFERENCES: list[KnownDifference] = [
         "SPEC: a donated input is deleted even when no output can reuse its buffer "
         "(jax 0.10.2 on CPU warns 'not usable' and leaves such an input alive).",
     ),
+    KnownDifference(
+        "np.indexing/static-out-of-bounds",
+        "jax",
+        "refimpl raises IndexError for a static integer index outside the axis (NumPy's rule: "
+        "a bug caught where it is made); jax 0.10.2 clamps it silently and returns the last "
+        "row.",
+    ),
+    KnownDifference(
+        "scan/weak-init-strong-body",
+        "jax",
+        "A weak init whose body returns a strong carry: refimpl promotes the init and retraces "
+        "the body once, so the carry inside the body (and ys computed from it) is strong; jax "
+        "keeps its first trace with a weak carry. Values agree; only ys' weak_type differs.",
+    ),
 ]
 
 
