@@ -34,7 +34,8 @@ static_assert(sizeof(npy_intp) == sizeof(int64_t), "dims are passed to PJRT as i
 
 // Inputs and outputs at least this large release the GIL around execute:
 // below it, the GIL round trip costs more than the computation runs.
-constexpr std::size_t kReleaseGilBytes = 256 * 1024;
+// (_set_release_gil_bytes changes it, for measurements and tests.)
+std::size_t g_release_gil_bytes = 256 * 1024;
 
 // ============================================================ Python context
 //
@@ -681,7 +682,7 @@ bool FillEntry(Entry* entry, PyObject* spec, std::size_t num_leaves) {
       out.unflatten = unflatten.is_none() ? nullptr : unflatten.release().ptr();
       entry->out_tree.push_back(out);
     }
-    entry->release_gil = bytes >= kReleaseGilBytes;
+    entry->release_gil = bytes >= g_release_gil_bytes;
     return true;
   } catch (...) {
     SetPythonErrorFromCurrentException();
@@ -955,7 +956,7 @@ PyObject* Run(FastJittedObject* fn, const Entry& entry, CallState& state, bool* 
         if (plan.aliased && array->buffer->external_references() > 0) {
           non_donatable.push_back(static_cast<int64_t>(i));  // a NumPy view holds it
         }
-        if (entry.release_gil) keep.push_back(array->buffer);
+        keep.push_back(array->buffer);  // held even if the array is deleted meanwhile
         continue;
       }
       std::shared_ptr<Buffer> buffer;
@@ -1330,6 +1331,16 @@ void RegisterFastJit(py::module_& m) {
         "Hands the fast path the Python state it reads on every call (tree_util's registry, "
         "the trace stack, config values) and the reference Array type. Called once by "
         "refimpl.fast_path.");
+  m.def(
+      "_set_release_gil_bytes",
+      [](std::size_t bytes) {
+        std::size_t old = g_release_gil_bytes;
+        g_release_gil_bytes = bytes;
+        return old;
+      },
+      py::arg("bytes"),
+      "Sets the input+output size from which new cache entries release the GIL around "
+      "execute; returns the previous value.");
   m.def(
       "_clear_constant_cache", [] { Constants().clear(); },
       "Drops the cached device buffers of Python scalar arguments.");

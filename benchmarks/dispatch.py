@@ -1,0 +1,335 @@
+"""Per-call dispatch time: refimpl's C++ fast path vs jax.jit vs the raw PJRT loop.
+
+Every case is one small jitted function (``x * 2 + 1`` per array), run
+
+* by ``ri.jit(f, backend="pjrt")`` (the fast path: C++ signature, cache, execute),
+* by ``jax.jit(f)``, the same function on the same machine,
+* by ``benchmarks/raw_pjrt_loop`` (C++, no Python): the PJRT C API calls alone,
+  on the very StableHLO that refimpl compiled for the case -- the floor.
+
+With donation, each call's outputs feed the next call (the buffers are
+reused); without, the same inputs are passed every time. Each measurement is
+the median over repeats of (time of ``--calls`` calls) / calls, ending with a
+``block_until_ready`` so asynchronous dispatch hides nothing. The three
+contenders run in alternating blocks within ONE run, so they share the load
+of the machine; ratios come from the same run.
+
+    python benchmarks/dispatch.py            # table
+    python benchmarks/dispatch.py --json     # machine-readable
+    python benchmarks/dispatch.py --quick    # fewer calls and repeats
+
+The raw loop is built on demand with CMake (``-DREFIMPL_BUILD_BENCH=ON``,
+target ``raw_pjrt_loop``) into ``build/bench``, or pass ``--raw-bin``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Goals of issue 7 (ratios, same run).
+GOAL_SMALL_VS_JAX = 0.75
+GOAL_SMALL_VS_RAW = 1.3
+GOAL_PYTREE_VS_JAX = 0.8
+
+
+@dataclass
+class Case:
+    """One benchmark: a function of ``num_args`` arrays of ``shape`` (or one dict)."""
+
+    name: str
+    shape: tuple[int, ...]
+    num_args: int = 1
+    donate: bool = False
+    pytree: bool = False  # one dict argument holding the arrays
+    goal: str = ""  # "small" or "pytree": checked against the goals above
+    results: dict[str, list[float]] = field(default_factory=dict)
+
+    def function(self) -> Callable[..., Any]:
+        if self.pytree:
+            return lambda tree: {key: value * 2 + 1 for key, value in tree.items()}
+        if self.num_args == 1:
+            return lambda x: x * 2 + 1
+        return lambda *xs: tuple(x * 2 + 1 for x in xs)
+
+    def host_inputs(self) -> list[np.ndarray]:
+        return [np.full(self.shape, 0.5, np.float32) for _ in range(self.num_args)]
+
+    def pack(self, leaves: list[Any]) -> tuple[Any, ...]:
+        """The positional arguments holding ``leaves``."""
+        if self.pytree:
+            return ({f"w{i}": leaf for i, leaf in enumerate(leaves)},)
+        return tuple(leaves)
+
+    def unpack(self, out: Any) -> tuple[Any, ...]:
+        """The next call's arguments from this call's result (donation chains)."""
+        if self.pytree:
+            return (out,)
+        return out if isinstance(out, tuple) else (out,)
+
+
+def cases() -> list[Case]:
+    found = []
+    for donate in (True, False):
+        tag = "donated" if donate else "not donated"
+        found += [
+            Case(f"scalar f32[], {tag}", (), donate=donate, goal="small"),
+            Case(f"1024 f32, {tag}", (1024,), donate=donate, goal="small"),
+            Case(f"1M f32, {tag}", (1 << 20,), donate=donate),
+            Case(f"8 args x 1024 f32, {tag}", (1024,), num_args=8, donate=donate),
+            Case(
+                f"pytree: dict of 8 x 1024 f32, {tag}",
+                (1024,),
+                num_args=8,
+                donate=donate,
+                pytree=True,
+                goal="pytree",
+            ),
+        ]
+    return found
+
+
+# --- timing ------------------------------------------------------------------------------
+
+
+def time_calls(fn: Callable[..., Any], args: tuple[Any, ...], case: Case, calls: int) -> tuple:
+    """Microseconds per call of ``calls`` calls, and the arguments to continue with."""
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        if case.donate:
+            for _ in range(calls):
+                args = case.unpack(fn(*args))
+            last = args
+        else:
+            for _ in range(calls):
+                last = fn(*args)
+        _block(last)
+        elapsed = time.perf_counter() - start
+    finally:
+        gc.enable()
+    return elapsed / calls * 1e6, args
+
+
+def _block(tree: Any) -> None:
+    import jax
+
+    for leaf in jax.tree_util.tree_leaves(tree):
+        leaf.block_until_ready()
+
+
+def refimpl_contender(case: Case) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    import refimpl as ri
+
+    donate = (0,) if case.pytree else tuple(range(case.num_args))
+    fn = ri.jit(case.function(), backend="pjrt", donate_argnums=donate if case.donate else ())
+    to_device = ri.jit(lambda x: x + 0, backend="pjrt")  # uncommitted arrays on device 0
+    return fn, case.pack([to_device(x) for x in case.host_inputs()])
+
+
+def jax_contender(case: Case) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+    import jax
+    import jax.numpy as jnp
+
+    donate = (0,) if case.pytree else tuple(range(case.num_args))
+    fn = jax.jit(case.function(), donate_argnums=donate if case.donate else ())
+    leaves = [jnp.array(x, copy=True) for x in case.host_inputs()]
+    return fn, case.pack(leaves)
+
+
+# --- the raw loop -------------------------------------------------------------------------
+
+
+def build_raw_loop() -> Path:
+    """``raw_pjrt_loop``, configured and built with CMake into ``build/bench``."""
+    build = ROOT / "build" / "bench"
+    binary = build / "raw_pjrt_loop"
+    pybind11_dir = subprocess.run(
+        [sys.executable, "-m", "pybind11", "--cmakedir"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    if not (build / "CMakeCache.txt").exists():
+        subprocess.run(
+            [
+                "cmake", "-S", str(ROOT), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
+                "-DREFIMPL_BUILD_BENCH=ON", f"-Dpybind11_DIR={pybind11_dir}",
+                f"-DPython_EXECUTABLE={sys.executable}",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+    subprocess.run(
+        ["cmake", "--build", str(build), "--target", "raw_pjrt_loop", "-j2"],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return binary
+
+
+class RawLoop:
+    """Runs the raw loop binary on the StableHLO refimpl compiled for a case."""
+
+    def __init__(self, binary: Path, workdir: Path) -> None:
+        from refimpl import pjrt_runtime
+
+        self.binary = binary
+        self.workdir = workdir
+        self.plugin = pjrt_runtime.find_plugin_path()
+        self.options = workdir / "compile_options.pb"
+        self.options.write_bytes(pjrt_runtime.compile_options_bytes())
+
+    def program_for(self, case: Case, fn: Any, args: tuple[Any, ...]) -> Path:
+        from refimpl import pjrt_runtime
+
+        text = fn.lower(*args).as_text()
+        path = self.workdir / f"case_{abs(hash(case.name))}.mlirbc"
+        path.write_bytes(pjrt_runtime.serialize_stablehlo(text))
+        return path
+
+    def run(self, case: Case, program: Path, calls: int, repeats: int) -> list[float]:
+        command = [
+            str(self.binary), "--plugin", self.plugin, "--program", str(program),
+            "--options", str(self.options), "--shape", ",".join(str(d) for d in case.shape),
+            "--args", str(case.num_args), "--iters", str(calls), "--repeats", str(repeats),
+            "--json",
+        ]  # fmt: skip
+        if case.donate:
+            command.append("--donate")
+        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        return list(json.loads(out)["repeats"])
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+
+def calls_for(case: Case, quick: bool) -> int:
+    base = 200 if case.shape == (1 << 20,) else 4000
+    return base // 4 if quick else base
+
+
+def run_case(case: Case, raw: RawLoop | None, blocks: int, repeats: int, quick: bool) -> None:
+    calls = calls_for(case, quick)
+    ours, our_args = refimpl_contender(case)
+    theirs, their_args = jax_contender(case)
+    program = raw.program_for(case, ours, our_args) if raw is not None else None
+    # warm up: compile, fill caches
+    _, our_args = time_calls(ours, our_args, case, max(calls // 10, 10))
+    _, their_args = time_calls(theirs, their_args, case, max(calls // 10, 10))
+    case.results = {"refimpl": [], "jax": [], "raw": []}
+    for _ in range(blocks):  # alternate the contenders so they share the machine's load
+        for _ in range(repeats):
+            t, our_args = time_calls(ours, our_args, case, calls)
+            case.results["refimpl"].append(t)
+        for _ in range(repeats):
+            t, their_args = time_calls(theirs, their_args, case, calls)
+            case.results["jax"].append(t)
+        if raw is not None and program is not None:
+            case.results["raw"] += raw.run(case, program, calls, repeats)
+
+
+def summary(case: Case) -> dict[str, Any]:
+    med = {k: statistics.median(v) for k, v in case.results.items() if v}
+    row: dict[str, Any] = {"case": case.name, "us": med, "samples": case.results}
+    if "jax" in med:
+        row["refimpl/jax"] = med["refimpl"] / med["jax"]
+    if "raw" in med:
+        row["refimpl/raw"] = med["refimpl"] / med["raw"]
+    return row
+
+
+def goals(rows: list[dict[str, Any]], all_cases: list[Case]) -> list[dict[str, Any]]:
+    checks = []
+    for row, case in zip(rows, all_cases, strict=True):
+        if case.goal == "small":
+            checks.append(_goal(row, "refimpl/jax", GOAL_SMALL_VS_JAX))
+            if "refimpl/raw" in row:
+                checks.append(_goal(row, "refimpl/raw", GOAL_SMALL_VS_RAW))
+        elif case.goal == "pytree":
+            checks.append(_goal(row, "refimpl/jax", GOAL_PYTREE_VS_JAX))
+    return checks
+
+
+def _goal(row: dict[str, Any], ratio: str, limit: float) -> dict[str, Any]:
+    value = row[ratio]
+    return {
+        "case": row["case"],
+        "ratio": ratio,
+        "value": value,
+        "goal": limit,
+        "met": value <= limit,
+    }
+
+
+def print_table(rows: list[dict[str, Any]], checks: list[dict[str, Any]]) -> None:
+    header = (
+        f"{'case':38} {'refimpl us':>10} {'jax us':>9} {'raw us':>9} {'ref/jax':>8} {'ref/raw':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        us = row["us"]
+        raw = f"{us['raw']:9.2f}" if "raw" in us else f"{'-':>9}"
+        to_raw = f"{row['refimpl/raw']:8.2f}" if "refimpl/raw" in row else f"{'-':>8}"
+        print(
+            f"{row['case']:38} {us['refimpl']:10.2f} {us['jax']:9.2f} {raw} "
+            f"{row['refimpl/jax']:8.2f} {to_raw}"
+        )
+    print()
+    for check in checks:
+        verdict = "met" if check["met"] else "MISSED"
+        print(
+            f"goal {check['ratio']} <= {check['goal']:.2f} for {check['case']}: "
+            f"{check['value']:.2f} {verdict}"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--quick", action="store_true", help="fewer calls and repeats")
+    parser.add_argument("--raw-bin", type=Path, help="a built raw_pjrt_loop binary")
+    parser.add_argument("--no-raw", action="store_true", help="skip the raw PJRT loop")
+    parser.add_argument("--blocks", type=int, default=3, help="alternations per case")
+    parser.add_argument("--repeats", type=int, default=5, help="timings per block")
+    parser.add_argument("--only", help="run only the cases whose name contains this")
+    args = parser.parse_args(argv)
+
+    repeats = 3 if args.quick else args.repeats
+    blocks = 2 if args.quick else args.blocks
+    raw = None
+    with tempfile.TemporaryDirectory(prefix="refimpl-bench-") as workdir:
+        if not args.no_raw:
+            binary = args.raw_bin or build_raw_loop()
+            raw = RawLoop(binary, Path(workdir))
+        all_cases = [c for c in cases() if not args.only or args.only in c.name]
+        for case in all_cases:
+            run_case(case, raw, blocks, repeats, args.quick)
+            if not args.json:
+                print(f"  done: {case.name}", file=sys.stderr)
+    rows = [summary(case) for case in all_cases]
+    checks = goals(rows, all_cases)
+    if args.json:
+        machine = {"cpus": os.cpu_count(), "loadavg": os.getloadavg()}
+        print(json.dumps({"machine": machine, "rows": rows, "goals": checks}, indent=1))
+    else:
+        print_table(rows, checks)
+        print(f"\nload average during the run: {os.getloadavg()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
