@@ -179,6 +179,9 @@ def install() -> None:
         _installed = True
 
 
+install()
+
+
 # --- the fast callable -----------------------------------------------------------------
 
 
@@ -190,7 +193,6 @@ def make_fast_jitted(fun: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     """
     from refimpl.transforms.jit import Jitted
 
-    install()
     jitted = Jitted(fun, **kwargs)  # checks the arguments; misses and slow calls go here
     spec = jitted.spec
     fast = _pjrt.FastJitted(

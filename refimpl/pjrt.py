@@ -305,8 +305,10 @@ def _delete_donated(donated: Sequence[bool], leaves: Sequence[Any], name: str) -
 
 
 def make_fast_jitted(fun: Any, kwargs: dict[str, Any]) -> Any:
-    """The C++ fast-path callable for ``jit(fun, backend="pjrt")``; None until it exists."""
-    return None
+    """The C++ fast-path callable for ``jit(fun, backend="pjrt")`` (``refimpl.fast_path``)."""
+    from refimpl import fast_path
+
+    return fast_path.make_fast_jitted(fun, kwargs)
 
 
 # --- Traced.lower() and Lowered.compile() -------------------------------------------------
