@@ -79,17 +79,28 @@ Options Parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--plugin") o.plugin = next();
-    else if (a == "--program") o.program = next();
-    else if (a == "--options") o.compile_options = next();
-    else if (a == "--shape") o.shape = ParseShape(next());
-    else if (a == "--dtype") o.type = ParseType(next());
-    else if (a == "--args") o.num_args = std::stoi(next());
-    else if (a == "--donate") o.donate = true;
-    else if (a == "--iters") o.iters = std::stol(next());
-    else if (a == "--repeats") o.repeats = std::stoi(next());
-    else if (a == "--json") o.json = true;
-    else throw std::runtime_error("unknown argument " + a);
+    if (a == "--plugin")
+      o.plugin = next();
+    else if (a == "--program")
+      o.program = next();
+    else if (a == "--options")
+      o.compile_options = next();
+    else if (a == "--shape")
+      o.shape = ParseShape(next());
+    else if (a == "--dtype")
+      o.type = ParseType(next());
+    else if (a == "--args")
+      o.num_args = std::stoi(next());
+    else if (a == "--donate")
+      o.donate = true;
+    else if (a == "--iters")
+      o.iters = std::stol(next());
+    else if (a == "--repeats")
+      o.repeats = std::stoi(next());
+    else if (a == "--json")
+      o.json = true;
+    else
+      throw std::runtime_error("unknown argument " + a);
   }
   if (o.plugin.empty() || o.program.empty() || o.compile_options.empty()) {
     throw std::runtime_error("--plugin, --program and --options are required");
@@ -144,8 +155,7 @@ int main(int argc, char** argv) {
     const Options o = Parse(argc, argv);
     auto plugin = refimpl::Plugin::Load(o.plugin);
     auto client = refimpl::Client::Create(plugin);
-    auto executable =
-        client->Compile(ReadFile(o.program), "mlir", ReadFile(o.compile_options));
+    auto executable = client->Compile(ReadFile(o.program), "mlir", ReadFile(o.compile_options));
     const PJRT_Api* api = client->api();
     const std::size_t num_outputs = executable->num_outputs();
     if (o.donate && num_outputs != static_cast<std::size_t>(o.num_args)) {

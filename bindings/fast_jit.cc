@@ -42,9 +42,9 @@ std::size_t g_release_gil_bytes = 256 * 1024;
 // What the signature needs from refimpl's Python modules, handed over once by
 // refimpl.fast_path.install() (all references live for the process).
 struct Context {
-  PyObject* registry = nullptr;       // tree_util._registry: type -> node kind | None
-  PyObject* builders = nullptr;       // tracing._builders: non-empty while tracing
-  PyObject* config_values = nullptr;  // config._values
+  PyObject* registry = nullptr;            // tree_util._registry: type -> node kind | None
+  PyObject* builders = nullptr;            // tracing._builders: non-empty while tracing
+  PyObject* config_values = nullptr;       // config._values
   PyTypeObject* ref_array_type = nullptr;  // refimpl.arrays.Array
   int bfloat16_num = -1;                   // NumPy type number of ml_dtypes.bfloat16
   // interned names
@@ -78,9 +78,9 @@ enum : uint64_t {
 };
 
 enum LeafKind : uint8_t {
-  kPjrtLeaf = 1,   // then: meta pointer, client pointer, device * 2 + committed
-  kNdarrayLeaf,    // then: NumPy type number, ndim, dims
-  kNpScalarLeaf,   // then: NumPy type number
+  kPjrtLeaf = 1,  // then: meta pointer, client pointer, device * 2 + committed
+  kNdarrayLeaf,   // then: NumPy type number, ndim, dims
+  kNpScalarLeaf,  // then: NumPy type number
   kBoolLeaf,
   kIntLeaf,
   kFloatLeaf,
@@ -158,8 +158,7 @@ using EntryPtr = std::shared_ptr<Entry>;
 // ============================================================ the Python type
 
 struct FastJittedObject {
-  PyObject_HEAD
-  vectorcallfunc vectorcall;
+  PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* jitted;   // refimpl.transforms.jit.Jitted: misses, slow path, trace/lower
   PyObject* on_miss;  // refimpl.fast_path.on_miss(fast, args, kwargs) -> entry spec | None
   PyObject* name;     // the function's name (for donation and errors)
@@ -488,7 +487,8 @@ class SignatureBuilder {
   // Namedtuples and registered node types, through tree_util's own registry
   // (the "cached path": tree_util fills it with every type it has seen).
   bool FlattenRegistered(PyObject* x, bool donated) {
-    PyObject* kind = PyDict_GetItemWithError(g_ctx.registry, reinterpret_cast<PyObject*>(Py_TYPE(x)));
+    PyObject* kind =
+        PyDict_GetItemWithError(g_ctx.registry, reinterpret_cast<PyObject*>(Py_TYPE(x)));
     if (kind == nullptr || kind == Py_None) {  // not seen yet, or a leaf of another type
       PyErr_Clear();
       return false;
@@ -844,9 +844,9 @@ PyObject* HostArrayOf(PyObject* leaf, uint8_t kind, const LeafPlan& plan) {
     source = attribute;
   }
   Py_INCREF(plan.descr);  // stolen by PyArray_FromAny
-  PyObject* array = PyArray_FromAny(source, plan.descr, 0, 0,
-                                    NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST,
-                                    nullptr);
+  PyObject* array =
+      PyArray_FromAny(source, plan.descr, 0, 0,
+                      NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST, nullptr);
   Py_XDECREF(attribute);
   return array;
 }
@@ -872,8 +872,8 @@ PyObject* BuildOutputs(const Entry& entry, PyObject* const* leaves, std::size_t*
         PyTuple_SET_ITEM(children, i, child);
       }
       if (out.kind == kOutTuple) return children;
-      PyObject* built = PyObject_CallFunctionObjArgs(out.unflatten, out.data != nullptr ? out.data : Py_None,
-                                                     children, nullptr);
+      PyObject* built = PyObject_CallFunctionObjArgs(
+          out.unflatten, out.data != nullptr ? out.data : Py_None, children, nullptr);
       Py_DECREF(children);
       return built;
     }
@@ -1054,8 +1054,8 @@ bool UseFastPath(const FastJittedObject* fn) {
       PyErr_Clear();
       return false;
     }
-    if (backend != g_ctx.s_pjrt && (!PyUnicode_Check(backend) ||
-                                    PyUnicode_Compare(backend, g_ctx.s_pjrt) != 0)) {
+    if (backend != g_ctx.s_pjrt &&
+        (!PyUnicode_Check(backend) || PyUnicode_Compare(backend, g_ctx.s_pjrt) != 0)) {
       return false;
     }
   }
@@ -1112,9 +1112,9 @@ std::vector<PyObject*>* NameList(PyObject* sequence) {
 }
 
 PyObject* FastJittedNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
-  static const char* names[] = {"jitted",       "on_miss",      "static_argnums",
-                                "static_argnames", "donate_argnums", "donate_argnames",
-                                "follow_config_backend", nullptr};
+  static const char* names[] = {
+      "jitted",         "on_miss",         "static_argnums",        "static_argnames",
+      "donate_argnums", "donate_argnames", "follow_config_backend", nullptr};
   PyObject *jitted, *on_miss, *static_nums, *static_names, *donate_nums, *donate_names;
   int follow = 0;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOOp:FastJitted", const_cast<char**>(names),
@@ -1123,8 +1123,7 @@ PyObject* FastJittedNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     return nullptr;
   }
   if (!g_installed) {
-    PyErr_SetString(PyExc_RuntimeError,
-                    "FastJitted: refimpl.fast_path.install() has not run yet");
+    PyErr_SetString(PyExc_RuntimeError, "FastJitted: refimpl.fast_path.install() has not run yet");
     return nullptr;
   }
   PyObject* name = PyObject_GetAttrString(jitted, "__name__");
@@ -1233,8 +1232,8 @@ PyObject* FastCacheSize(PyObject* self, PyObject*) {
 
 PyObject* FastStats(PyObject* self, PyObject*) {
   auto* fn = reinterpret_cast<FastJittedObject*>(self);
-  return Py_BuildValue("{s:K,s:K,s:K}", "hits", static_cast<unsigned long long>(fn->hits),
-                       "misses", static_cast<unsigned long long>(fn->misses), "slow",
+  return Py_BuildValue("{s:K,s:K,s:K}", "hits", static_cast<unsigned long long>(fn->hits), "misses",
+                       static_cast<unsigned long long>(fn->misses), "slow",
                        static_cast<unsigned long long>(fn->slow_calls));
 }
 
@@ -1300,9 +1299,8 @@ void Install(py::object registry, py::object builders, py::object config_values,
 
 void RegisterFastJit(py::module_& m) {
   static PyType_Slot slots[] = {
-      {Py_tp_doc,
-       const_cast<char*>("jit(f, backend='pjrt'): a signature cache in C++ in front of "
-                         "refimpl's Jitted (see bindings/fast_jit.h).")},
+      {Py_tp_doc, const_cast<char*>("jit(f, backend='pjrt'): a signature cache in C++ in front of "
+                                    "refimpl's Jitted (see bindings/fast_jit.h).")},
       {Py_tp_new, reinterpret_cast<void*>(FastJittedNew)},
       {Py_tp_dealloc, reinterpret_cast<void*>(FastJittedDealloc)},
       {Py_tp_traverse, reinterpret_cast<void*>(FastJittedTraverse)},

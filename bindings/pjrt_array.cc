@@ -254,8 +254,7 @@ PyGetSetDef kGetSet[] = {
     {"nbytes", GetNbytes, nullptr, "Bytes of a dense host copy.", nullptr},
     {"aval", GetAval, nullptr, "The abstract value (refimpl.core.ShapedArray).", nullptr},
     {"device", GetDevice, nullptr, "The device holding the buffer.", nullptr},
-    {"committed", GetCommitted, nullptr, "Whether the array is committed to its device.",
-     nullptr},
+    {"committed", GetCommitted, nullptr, "Whether the array is committed to its device.", nullptr},
     {"_donated_to", GetDonatedTo, nullptr, "Name of the function the array was donated to.",
      nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
@@ -423,9 +422,9 @@ PyObject* HostValue(PyObject* self, bool* is_view) {
       }
       auto* descr = reinterpret_cast<PyArray_Descr*>(meta->dtype);
       Py_INCREF(descr);
-      PyObject* view = PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(dims.size()),
-                                            dims.data(), nullptr, data,
-                                            NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, nullptr);
+      PyObject* view =
+          PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(dims.size()), dims.data(),
+                               nullptr, data, NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, nullptr);
       if (view == nullptr) {
         Py_DECREF(capsule);
         return nullptr;
@@ -464,8 +463,8 @@ PyObject* ArrayProtocol(PyObject* self, PyObject* args, PyObject* kwargs) {
   static const char* names[] = {"dtype", "copy", nullptr};
   PyObject* dtype = Py_None;
   PyObject* copy = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:__array__", const_cast<char**>(names),
-                                   &dtype, &copy)) {
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:__array__", const_cast<char**>(names), &dtype,
+                                   &copy)) {
     return nullptr;
   }
   bool is_view;
@@ -477,7 +476,8 @@ PyObject* ArrayProtocol(PyObject* self, PyObject* args, PyObject* kwargs) {
       Py_DECREF(value);
       return nullptr;
     }
-    const bool same = PyArray_EquivTypes(wanted, PyArray_DESCR(reinterpret_cast<PyArrayObject*>(value)));
+    const bool same =
+        PyArray_EquivTypes(wanted, PyArray_DESCR(reinterpret_cast<PyArrayObject*>(value)));
     if (!same) {
       if (copy == Py_False) {
         Py_DECREF(wanted);
@@ -525,8 +525,8 @@ PyObject* Repr(PyObject* self) {
   }
   PyObject* call_args = PyTuple_Pack(1, value);
   PyObject* call_kwargs = Py_BuildValue("{s:s,s:s}", "separator", ", ", "prefix", "Array(");
-  PyObject* body = (call_args && call_kwargs) ? PyObject_Call(to_string, call_args, call_kwargs)
-                                              : nullptr;
+  PyObject* body =
+      (call_args && call_kwargs) ? PyObject_Call(to_string, call_args, call_kwargs) : nullptr;
   Py_XDECREF(call_args);
   Py_XDECREF(call_kwargs);
   Py_DECREF(to_string);

@@ -34,10 +34,10 @@ struct ArrayMeta {
   bool weak_type;
   int64_t size;
   std::size_t nbytes;
-  PyObject* dtype;          // numpy dtype
-  PyObject* shape;          // tuple of ints
-  mutable PyObject* aval;   // refimpl.core.ShapedArray, made on first use
-  PyObject* deleted_text;   // "shape=float32[3]" for the deleted-array error
+  PyObject* dtype;         // numpy dtype
+  PyObject* shape;         // tuple of ints
+  mutable PyObject* aval;  // refimpl.core.ShapedArray, made on first use
+  PyObject* deleted_text;  // "shape=float32[3]" for the deleted-array error
 };
 
 // Requires the GIL. Raises (C++) on an element type without a NumPy dtype.
@@ -45,8 +45,7 @@ const ArrayMeta* InternArrayMeta(PJRT_Buffer_Type type, const int64_t* dims, std
                                  bool weak_type);
 
 struct PjrtArrayObject {
-  PyObject_HEAD
-  std::shared_ptr<Buffer> buffer;  // empty once deleted
+  PyObject_HEAD std::shared_ptr<Buffer> buffer;  // empty once deleted
   const ArrayMeta* meta;
   int device_index;
   bool committed;

@@ -2,9 +2,9 @@
 #ifndef REFIMPL_NATIVE_BUFFER_H_
 #define REFIMPL_NATIVE_BUFFER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <atomic>
 #include <memory>
 #include <mutex>
 #include <vector>

@@ -125,9 +125,8 @@ std::vector<std::shared_ptr<Buffer>> Executable::Execute(
   return results;
 }
 
-void Executable::ExecuteInto(PJRT_Buffer* const* args, std::size_t num_args,
-                             PJRT_Buffer** outputs, const int64_t* non_donatable,
-                             std::size_t num_non_donatable) const {
+void Executable::ExecuteInto(PJRT_Buffer* const* args, std::size_t num_args, PJRT_Buffer** outputs,
+                             const int64_t* non_donatable, std::size_t num_non_donatable) const {
   const PJRT_Api* api = client_->api();
   auto options = MakeArgs<PJRT_ExecuteOptions>();
   options.non_donatable_input_indices = non_donatable;

@@ -40,8 +40,7 @@ class Executable {
   // and PjrtError is thrown). Inputs listed in `non_donatable` are not
   // donated even if the module aliases them (XLA copies instead).
   void ExecuteInto(PJRT_Buffer* const* args, std::size_t num_args, PJRT_Buffer** outputs,
-                   const int64_t* non_donatable = nullptr,
-                   std::size_t num_non_donatable = 0) const;
+                   const int64_t* non_donatable = nullptr, std::size_t num_non_donatable = 0) const;
 
  private:
   std::shared_ptr<Client> client_;

@@ -62,8 +62,8 @@ class Signature {
   bool SameWords(const Signature& other) const {
     return hash_ == other.hash_ && words_.size() == other.words_.size() &&
            handles_.size() == other.handles_.size() &&
-           std::memcmp(words_.data(), other.words_.data(),
-                       words_.size() * sizeof(std::uint64_t)) == 0;
+           std::memcmp(words_.data(), other.words_.data(), words_.size() * sizeof(std::uint64_t)) ==
+               0;
   }
 
  private:
