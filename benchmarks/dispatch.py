@@ -8,15 +8,18 @@ Every case is one small jitted function (``x * 2 + 1`` per array), run
   on the very StableHLO that refimpl compiled for the case -- the floor.
 
 With donation, each call's outputs feed the next call (the buffers are
-reused); without, the same inputs are passed every time. Each measurement is
-the median over repeats of (time of ``--calls`` calls) / calls, ending with a
-``block_until_ready`` so asynchronous dispatch hides nothing. The three
-contenders run in alternating blocks within ONE run, so they share the load
-of the machine; ratios come from the same run.
+reused); without, the same inputs are passed every time (and the previous
+call's outputs die after the next call, as with ``out = f(x)``; the raw loop
+does the same). Each measurement is the time of ``calls`` calls divided by
+``calls``, ending with a ``block_until_ready`` so asynchronous dispatch hides
+nothing. The three contenders alternate measurement by measurement within
+ONE run (the raw loop runs as a server process per case), so they share the
+load of the machine; the table shows medians over ``--rounds`` and the
+ratios of those medians.
 
     python benchmarks/dispatch.py            # table
     python benchmarks/dispatch.py --json     # machine-readable
-    python benchmarks/dispatch.py --quick    # fewer calls and repeats
+    python benchmarks/dispatch.py --quick    # fewer calls and rounds
 
 The raw loop is built on demand with CMake (``-DREFIMPL_BUILD_BENCH=ON``,
 target ``raw_pjrt_loop``) into ``build/bench``, or pass ``--raw-bin``.
@@ -38,7 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+# numpy's idle OpenBLAS threads spin and take a core from every contender
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,12 +82,6 @@ class Case:
             return ({f"w{i}": leaf for i, leaf in enumerate(leaves)},)
         return tuple(leaves)
 
-    def unpack(self, out: Any) -> tuple[Any, ...]:
-        """The next call's arguments from this call's result (donation chains)."""
-        if self.pytree:
-            return (out,)
-        return out if isinstance(out, tuple) else (out,)
-
 
 def cases() -> list[Case]:
     found = []
@@ -108,22 +108,57 @@ def cases() -> list[Case]:
 
 
 def time_calls(fn: Callable[..., Any], args: tuple[Any, ...], case: Case, calls: int) -> tuple:
-    """Microseconds per call of ``calls`` calls, and the arguments to continue with."""
+    """Microseconds per call of ``calls`` calls, and the arguments to continue with.
+
+    The loops are what a user writes (``x = f(x)``), so the harness adds as
+    little as possible to the call itself.
+    """
+    loop = _loop(case)
     gc.disable()
     try:
         start = time.perf_counter()
-        if case.donate:
-            for _ in range(calls):
-                args = case.unpack(fn(*args))
-            last = args
-        else:
-            for _ in range(calls):
-                last = fn(*args)
+        args, last = loop(fn, args, calls)
         _block(last)
         elapsed = time.perf_counter() - start
     finally:
         gc.enable()
     return elapsed / calls * 1e6, args
+
+
+def _loop(case: Case) -> Callable[..., tuple[tuple[Any, ...], Any]]:
+    if case.donate and (case.num_args == 1 or case.pytree):
+
+        def chain(fn: Any, args: tuple[Any, ...], calls: int) -> tuple:
+            (x,) = args
+            for _ in range(calls):
+                x = fn(x)
+            return (x,), x
+
+        return chain
+    if case.donate:
+
+        def chain_many(fn: Any, args: tuple[Any, ...], calls: int) -> tuple:
+            for _ in range(calls):
+                args = fn(*args)
+            return args, args
+
+        return chain_many
+    if case.num_args == 1 or case.pytree:
+
+        def repeat(fn: Any, args: tuple[Any, ...], calls: int) -> tuple:
+            (x,) = args
+            for _ in range(calls):
+                out = fn(x)
+            return args, out
+
+        return repeat
+
+    def repeat_many(fn: Any, args: tuple[Any, ...], calls: int) -> tuple:
+        for _ in range(calls):
+            out = fn(*args)
+        return args, out
+
+    return repeat_many
 
 
 def _block(tree: Any) -> None:
@@ -181,7 +216,8 @@ def build_raw_loop() -> Path:
 
 
 class RawLoop:
-    """Runs the raw loop binary on the StableHLO refimpl compiled for a case."""
+    """The raw loop binary, one server process per case (``--serve``), so that it
+    alternates with the Python contenders repeat by repeat."""
 
     def __init__(self, binary: Path, workdir: Path) -> None:
         from refimpl import pjrt_runtime
@@ -191,26 +227,41 @@ class RawLoop:
         self.plugin = pjrt_runtime.find_plugin_path()
         self.options = workdir / "compile_options.pb"
         self.options.write_bytes(pjrt_runtime.compile_options_bytes())
+        self.process: subprocess.Popen | None = None
 
-    def program_for(self, case: Case, fn: Any, args: tuple[Any, ...]) -> Path:
+    def start(self, case: Case, fn: Any, args: tuple[Any, ...]) -> None:
+        """Compile the StableHLO refimpl made for ``case`` in a new server process."""
         from refimpl import pjrt_runtime
 
-        text = fn.lower(*args).as_text()
-        path = self.workdir / f"case_{abs(hash(case.name))}.mlirbc"
-        path.write_bytes(pjrt_runtime.serialize_stablehlo(text))
-        return path
-
-    def run(self, case: Case, program: Path, calls: int, repeats: int) -> list[float]:
+        program = self.workdir / "program.mlirbc"
+        program.write_bytes(pjrt_runtime.serialize_stablehlo(fn.lower(*args).as_text()))
         command = [
             str(self.binary), "--plugin", self.plugin, "--program", str(program),
             "--options", str(self.options), "--shape", ",".join(str(d) for d in case.shape),
-            "--args", str(case.num_args), "--iters", str(calls), "--repeats", str(repeats),
-            "--json",
+            "--args", str(case.num_args), "--json", "--serve",
         ]  # fmt: skip
         if case.donate:
             command.append("--donate")
-        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-        return list(json.loads(out)["repeats"])
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None
+        if self.process.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"raw_pjrt_loop did not start for {case.name}")
+
+    def run(self, calls: int, repeats: int) -> list[float]:
+        assert self.process is not None and self.process.stdin and self.process.stdout
+        self.process.stdin.write(f"run {calls} {repeats}\n")
+        self.process.stdin.flush()
+        return list(json.loads(self.process.stdout.readline())["repeats"])
+
+    def stop(self) -> None:
+        if self.process is not None:
+            assert self.process.stdin is not None
+            self.process.stdin.write("quit\n")
+            self.process.stdin.close()
+            self.process.wait(timeout=60)
+            self.process = None
 
 
 # --- the run -----------------------------------------------------------------------------------
@@ -221,24 +272,28 @@ def calls_for(case: Case, quick: bool) -> int:
     return base // 4 if quick else base
 
 
-def run_case(case: Case, raw: RawLoop | None, blocks: int, repeats: int, quick: bool) -> None:
+def run_case(case: Case, raw: RawLoop | None, rounds: int, quick: bool) -> None:
+    """``rounds`` timings of each contender, alternating ours, JAX's, raw."""
     calls = calls_for(case, quick)
     ours, our_args = refimpl_contender(case)
     theirs, their_args = jax_contender(case)
-    program = raw.program_for(case, ours, our_args) if raw is not None else None
+    if raw is not None:
+        raw.start(case, ours, our_args)
     # warm up: compile, fill caches
     _, our_args = time_calls(ours, our_args, case, max(calls // 10, 10))
     _, their_args = time_calls(theirs, their_args, case, max(calls // 10, 10))
     case.results = {"refimpl": [], "jax": [], "raw": []}
-    for _ in range(blocks):  # alternate the contenders so they share the machine's load
-        for _ in range(repeats):
+    try:
+        for _ in range(rounds):
             t, our_args = time_calls(ours, our_args, case, calls)
             case.results["refimpl"].append(t)
-        for _ in range(repeats):
             t, their_args = time_calls(theirs, their_args, case, calls)
             case.results["jax"].append(t)
-        if raw is not None and program is not None:
-            case.results["raw"] += raw.run(case, program, calls, repeats)
+            if raw is not None:
+                case.results["raw"] += raw.run(calls, 1)
+    finally:
+        if raw is not None:
+            raw.stop()
 
 
 def summary(case: Case) -> dict[str, Any]:
@@ -300,16 +355,14 @@ def print_table(rows: list[dict[str, Any]], checks: list[dict[str, Any]]) -> Non
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--quick", action="store_true", help="fewer calls and repeats")
+    parser.add_argument("--quick", action="store_true", help="fewer calls and rounds")
     parser.add_argument("--raw-bin", type=Path, help="a built raw_pjrt_loop binary")
     parser.add_argument("--no-raw", action="store_true", help="skip the raw PJRT loop")
-    parser.add_argument("--blocks", type=int, default=3, help="alternations per case")
-    parser.add_argument("--repeats", type=int, default=5, help="timings per block")
+    parser.add_argument("--rounds", type=int, default=15, help="timings per contender and case")
     parser.add_argument("--only", help="run only the cases whose name contains this")
     args = parser.parse_args(argv)
 
-    repeats = 3 if args.quick else args.repeats
-    blocks = 2 if args.quick else args.blocks
+    rounds = 5 if args.quick else args.rounds
     raw = None
     with tempfile.TemporaryDirectory(prefix="refimpl-bench-") as workdir:
         if not args.no_raw:
@@ -317,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
             raw = RawLoop(binary, Path(workdir))
         all_cases = [c for c in cases() if not args.only or args.only in c.name]
         for case in all_cases:
-            run_case(case, raw, blocks, repeats, args.quick)
+            run_case(case, raw, rounds, args.quick)
             if not args.json:
                 print(f"  done: {case.name}", file=sys.stderr)
     rows = [summary(case) for case in all_cases]

@@ -136,6 +136,7 @@ struct Entry {
   std::vector<OutNode> out_tree;  // preorder
   bool release_gil = false;
   bool any_donated = false;
+  bool has_host_inputs = false;  // NumPy, scalars, reference Arrays: transferred per call
 
   Entry() = default;
   Entry(const Entry&) = delete;
@@ -720,6 +721,9 @@ EntryPtr Miss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t nargs, PyO
     Py_DECREF(spec);
     return nullptr;
   }
+  for (uint8_t kind : state->kinds) {
+    entry->has_host_inputs = entry->has_host_inputs || kind != kPjrtLeaf;
+  }
   Py_DECREF(spec);
   // Another thread may have inserted this signature while Python ran.
   if (EntryPtr existing = Find(fn, state->signature)) return existing;
@@ -956,7 +960,9 @@ PyObject* Run(FastJittedObject* fn, const Entry& entry, CallState& state, bool* 
         if (plan.aliased && array->buffer->external_references() > 0) {
           non_donatable.push_back(static_cast<int64_t>(i));  // a NumPy view holds it
         }
-        keep.push_back(array->buffer);  // held even if the array is deleted meanwhile
+        // Held across execute when Python code could run meanwhile (host
+        // conversions) or another thread could (the GIL released).
+        if (entry.release_gil || entry.has_host_inputs) keep.push_back(array->buffer);
         continue;
       }
       std::shared_ptr<Buffer> buffer;

@@ -305,9 +305,12 @@ def _delete_donated(donated: Sequence[bool], leaves: Sequence[Any], name: str) -
 
 
 def make_fast_jitted(fun: Any, kwargs: dict[str, Any]) -> Any:
-    """The C++ fast-path callable for ``jit(fun, backend="pjrt")`` (``refimpl.fast_path``)."""
-    from refimpl import fast_path
-
+    """The C++ fast-path callable for ``jit(fun, backend="pjrt")`` (``refimpl.fast_path``);
+    None without the native module (the Jitted then reports that when called)."""
+    try:
+        from refimpl import fast_path
+    except ImportError:
+        return None
     return fast_path.make_fast_jitted(fun, kwargs)
 
 
