@@ -74,3 +74,109 @@ def pjrt_struct_size(name: str, ffi: Any = None) -> int:
     for _, field in ffi.typeof(name).fields:
         end = max(end, field.offset + ffi.sizeof(field.type))
     return end
+
+
+# --- the doctor: a plugin inspected through cffi alone ------------------------------
+
+
+class _Api:
+    """Calls into a plugin's function table with freshly sized argument structs."""
+
+    def __init__(self, ffi: Any, api: Any) -> None:
+        self.ffi = ffi
+        self.api = api
+
+    def args(self, struct: str, **fields: Any) -> Any:
+        value = self.ffi.new(f"{struct}*")
+        value.struct_size = pjrt_struct_size(struct, self.ffi)
+        for name, field in fields.items():
+            setattr(value, name, field)
+        return value
+
+    def call(self, function: str, struct: str, **fields: Any) -> Any:
+        args = self.args(struct, **fields)
+        error = getattr(self.api, function)(args)
+        if error != self.ffi.NULL:
+            raise RuntimeError(f"{function}: {self._message(error)}")
+        return args
+
+    def _message(self, error: Any) -> str:
+        message = self.args("PJRT_Error_Message_Args", error=error)
+        self.api.PJRT_Error_Message(message)
+        text = self.ffi.string(message.message, message.message_size).decode()
+        self.api.PJRT_Error_Destroy(self.args("PJRT_Error_Destroy_Args", error=error))
+        return text
+
+    def text(self, pointer: Any, size: int) -> str:
+        return self.ffi.string(pointer, size).decode(errors="replace")
+
+
+def _attribute_value(ffi: Any, value: Any) -> Any:
+    kind = int(value.type)
+    readers = {
+        0: lambda: ffi.string(value.string_value, value.value_size).decode(),
+        1: lambda: int(value.int64_value),
+        2: lambda: [int(value.int64_array_value[i]) for i in range(value.value_size)],
+        3: lambda: float(value.float_value),
+        4: lambda: bool(value.bool_value),
+    }
+    return readers.get(kind, lambda: f"<type {kind}>")()
+
+
+def doctor(plugin_path: str) -> dict[str, Any]:
+    """Version, attributes, platform and devices of a plugin, without the C++ extension.
+
+    Uses only cffi and the same ``pjrt_abi.h`` the C++ runtime compiles
+    against, so it can tell a broken build from a broken plugin.
+    """
+    ffi = make_ffi()
+    report: dict[str, Any] = {"plugin": plugin_path, **probe_plugin(plugin_path, ffi)}
+    lib = ffi.dlopen(plugin_path)
+    api = _Api(ffi, lib.GetPjrtApi())
+    api.call("PJRT_Plugin_Initialize", "PJRT_Plugin_Initialize_Args")
+    attrs = api.call("PJRT_Plugin_Attributes", "PJRT_Plugin_Attributes_Args")
+    report["attributes"] = {
+        api.text(a.name, a.name_size): _attribute_value(ffi, a)
+        for a in (attrs.attributes[i] for i in range(attrs.num_attributes))
+    }
+    client = api.call("PJRT_Client_Create", "PJRT_Client_Create_Args").client
+    try:
+        name = api.call("PJRT_Client_PlatformName", "PJRT_Client_PlatformName_Args", client=client)
+        report["platform"] = api.text(name.platform_name, name.platform_name_size)
+        listed = api.call(
+            "PJRT_Client_AddressableDevices", "PJRT_Client_AddressableDevices_Args", client=client
+        )
+        report["devices"] = [
+            _describe_device(api, listed.addressable_devices[i])
+            for i in range(listed.num_addressable_devices)
+        ]
+    finally:
+        api.call("PJRT_Client_Destroy", "PJRT_Client_Destroy_Args", client=client)
+    return report
+
+
+def _describe_device(api: _Api, device: Any) -> str:
+    description = api.call(
+        "PJRT_Device_GetDescription", "PJRT_Device_GetDescription_Args", device=device
+    ).device_description
+    kind = api.call(
+        "PJRT_DeviceDescription_Kind",
+        "PJRT_DeviceDescription_Kind_Args",
+        device_description=description,
+    )
+    ident = api.call(
+        "PJRT_DeviceDescription_Id",
+        "PJRT_DeviceDescription_Id_Args",
+        device_description=description,
+    )
+    return f"{api.text(kind.device_kind, kind.device_kind_size)}:{ident.id}"
+
+
+def print_doctor(plugin_path: str) -> None:
+    report = doctor(plugin_path)
+    print(f"plugin:      {report['plugin']}")
+    print(f"C API:       {report['major']}.{report['minor']} (table {report['api_struct_size']} B)")
+    print(f"platform:    {report['platform']}")
+    print(f"devices:     {len(report['devices'])}: {', '.join(report['devices'])}")
+    for key, value in sorted(report["attributes"].items()):
+        print(f"attribute:   {key} = {value}")

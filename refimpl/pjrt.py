@@ -445,3 +445,21 @@ def _freeze(value: Any) -> Any:
 
 
 eager.register_eager_dispatcher(PjrtArray, eager_dispatch)
+
+
+def _main(argv: list[str]) -> int:
+    """``python -m refimpl.pjrt doctor [PLUGIN]``: inspect a plugin with cffi alone."""
+    if not argv or argv[0] != "doctor" or len(argv) > 2:
+        print("usage: python -m refimpl.pjrt doctor [path/to/pjrt_plugin.so]")
+        return 2
+    from refimpl import _native_probe, pjrt_runtime
+
+    path = argv[1] if len(argv) == 2 else pjrt_runtime.find_plugin_path()
+    _native_probe.print_doctor(path)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_main(sys.argv[1:]))
