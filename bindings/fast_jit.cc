@@ -88,17 +88,23 @@ enum LeafKind : uint8_t {
   kRefArrayLeaf,  // then: NumPy type number, weak_type, ndim, dims
 };
 
+// One argument leaf of a call.
+struct Leaf {
+  PyObject* object;  // a reference held for the call
+  uint8_t kind;      // LeafKind
+  bool donated;
+};
+
 // One call's flattened arguments.
 struct CallState {
   Signature signature;
-  SmallVector<PyObject*, 16> owned;  // references held for the call
-  SmallVector<PyObject*, 16> leaves;
-  SmallVector<uint8_t, 16> kinds;
-  SmallVector<uint8_t, 16> donated;
+  SmallVector<Leaf, 8> leaves;
+  SmallVector<PyObject*, 8> owned;  // other references held for the call
   bool any_donated = false;
   bool x64 = false;
 
   ~CallState() {
+    for (const Leaf& leaf : leaves) Py_DECREF(leaf.object);
     for (PyObject* object : owned) Py_DECREF(object);
   }
   PyObject* Keep(PyObject* object) {  // takes a new reference
@@ -133,7 +139,8 @@ struct Entry {
   bool committed = false;
   std::vector<LeafPlan> inputs;
   std::vector<const ArrayMeta*> outputs;
-  std::vector<OutNode> out_tree;  // preorder
+  std::vector<int> output_sources;  // per output: the donated input it aliases, or -1
+  std::vector<OutNode> out_tree;    // preorder
   bool release_gil = false;
   bool any_donated = false;
   bool has_host_inputs = false;  // NumPy, scalars, reference Arrays: transferred per call
@@ -235,7 +242,15 @@ class SignatureBuilder {
  public:
   SignatureBuilder(const FastJittedObject* fn, CallState* state) : fn_(fn), state_(state) {}
 
+  // Flattens the arguments; the signature is complete (hashed) when it returns true.
   bool Build(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+    if (!BuildWords(args, nargs, kwnames)) return false;
+    state_->signature.Finish();
+    return true;
+  }
+
+ private:
+  bool BuildWords(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
     Signature& sig = state_->signature;
     const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
     sig.Push(kHeader + (state_->x64 ? 1 : 0));
@@ -279,7 +294,6 @@ class SignatureBuilder {
     return true;
   }
 
- private:
   bool PushHandle(PyObject* object, HandleCompare compare) {
     uint64_t hash = 0;
     if (compare == HandleCompare::kIdentity) {
@@ -301,10 +315,7 @@ class SignatureBuilder {
 
   void AddLeaf(PyObject* leaf, uint8_t kind, bool donated) {
     Py_INCREF(leaf);
-    state_->Keep(leaf);
-    state_->leaves.push_back(leaf);
-    state_->kinds.push_back(kind);
-    state_->donated.push_back(donated ? 1 : 0);
+    state_->leaves.push_back(Leaf{leaf, kind, donated});
     state_->any_donated = state_->any_donated || donated;
     state_->signature.Push(kLeaf + kind);
   }
@@ -552,9 +563,11 @@ class SignatureBuilder {
 bool RepeatsDonatedArray(const CallState& state) {
   const std::size_t n = state.leaves.size();
   for (std::size_t i = 0; i < n; ++i) {
-    if (state.kinds[i] != kPjrtLeaf && state.kinds[i] != kRefArrayLeaf) continue;
+    const Leaf& a = state.leaves[i];
+    if (a.kind != kPjrtLeaf && a.kind != kRefArrayLeaf) continue;
     for (std::size_t j = i + 1; j < n; ++j) {
-      if (state.leaves[j] == state.leaves[i] && (state.donated[i] || state.donated[j])) return true;
+      const Leaf& b = state.leaves[j];
+      if (b.object == a.object && (a.donated || b.donated)) return true;
     }
   }
   return false;
@@ -595,6 +608,10 @@ bool HandlesEqual(const Signature& a, const Signature& b) {
 }
 
 EntryPtr Find(FastJittedObject* fn, const Signature& signature) {
+  // The common case: the most recent entry, and no handles to compare (no
+  // Python code can run, so no candidate list to keep alive).
+  const EntryPtr& last = fn->cache->last();
+  if (last && signature.handles().empty() && last->signature.SameWords(signature)) return last;
   SmallVector<EntryPtr, 4> candidates;
   fn->cache->Candidates(signature, &candidates);
   for (const EntryPtr& candidate : candidates) {
@@ -629,7 +646,7 @@ PyObject* KwargsDict(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames)
 }
 
 // Reads the entry spec that refimpl.fast_path.on_miss returns:
-// (executable, device_index, committed, in_avals, donated, aliased,
+// (executable, device_index, committed, in_avals, donated, aliases,
 //  out_avals, out_tree), see that function.
 bool FillEntry(Entry* entry, PyObject* spec, std::size_t num_leaves) {
   try {
@@ -640,9 +657,9 @@ bool FillEntry(Entry* entry, PyObject* spec, std::size_t num_leaves) {
     entry->committed = t[2].cast<bool>();
     py::sequence in_avals = t[3].cast<py::sequence>();  // (dtype, shape) per leaf
     py::sequence donated = t[4].cast<py::sequence>();
-    py::sequence aliased = t[5].cast<py::sequence>();
+    py::sequence aliases = t[5].cast<py::sequence>();  // per input: output index or -1
     if (in_avals.size() != num_leaves || donated.size() != num_leaves ||
-        aliased.size() != num_leaves) {
+        aliases.size() != num_leaves) {
       throw py::value_error("on_miss: the entry spec does not match the call's leaves");
     }
     std::size_t bytes = 0;
@@ -656,7 +673,14 @@ bool FillEntry(Entry* entry, PyObject* spec, std::size_t num_leaves) {
       plan.type = ElementTypeFromDtype(dtype);
       plan.descr = reinterpret_cast<PyArray_Descr*>(dtype.release().ptr());
       plan.donated = donated[i].cast<bool>();
-      plan.aliased = aliased[i].cast<bool>();
+      const int alias = aliases[i].cast<int>();
+      plan.aliased = alias >= 0;
+      if (alias >= 0) {
+        if (static_cast<std::size_t>(alias) >= entry->output_sources.size()) {
+          entry->output_sources.resize(alias + 1, -1);
+        }
+        entry->output_sources[alias] = static_cast<int>(i);
+      }
       entry->any_donated = entry->any_donated || plan.donated;
       bytes += count * static_cast<std::size_t>(PyDataType_ELSIZE(plan.descr));
     }
@@ -669,6 +693,10 @@ bool FillEntry(Entry* entry, PyObject* spec, std::size_t num_leaves) {
       entry->outputs.push_back(meta);
       bytes += meta->nbytes;
     }
+    if (entry->output_sources.size() > entry->outputs.size()) {
+      throw py::value_error("on_miss: an alias names an output that does not exist");
+    }
+    entry->output_sources.resize(entry->outputs.size(), -1);
     if (entry->outputs.size() != entry->executable->num_outputs()) {
       throw py::value_error("on_miss: the executable's output count differs from out_avals");
     }
@@ -721,8 +749,8 @@ EntryPtr Miss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t nargs, PyO
     Py_DECREF(spec);
     return nullptr;
   }
-  for (uint8_t kind : state->kinds) {
-    entry->has_host_inputs = entry->has_host_inputs || kind != kPjrtLeaf;
+  for (const Leaf& leaf : state->leaves) {
+    entry->has_host_inputs = entry->has_host_inputs || leaf.kind != kPjrtLeaf;
   }
   Py_DECREF(spec);
   // Another thread may have inserted this signature while Python ran.
@@ -916,9 +944,9 @@ PyObject* BuildOutputs(const Entry& entry, PyObject* const* leaves, std::size_t*
 // Sets the deleted-array error if an input turns out to be deleted on the
 // device (after a failed execute); true if it did.
 bool ReportDeletedInput(const CallState& state) {
-  for (std::size_t i = 0; i < state.leaves.size(); ++i) {
-    if (state.kinds[i] != kPjrtLeaf) continue;
-    auto* array = reinterpret_cast<PjrtArrayObject*>(state.leaves[i]);
+  for (const Leaf& leaf : state.leaves) {
+    if (leaf.kind != kPjrtLeaf) continue;
+    auto* array = reinterpret_cast<PjrtArrayObject*>(leaf.object);
     bool deleted = !IsLive(array);
     if (!deleted) {
       try {
@@ -947,8 +975,8 @@ PyObject* Run(FastJittedObject* fn, const Entry& entry, CallState& state, bool* 
   handles.resize(n);
   try {
     for (std::size_t i = 0; i < n; ++i) {
-      PyObject* leaf = state.leaves[i];
-      const uint8_t kind = state.kinds[i];
+      PyObject* leaf = state.leaves[i].object;
+      const uint8_t kind = state.leaves[i].kind;
       const LeafPlan& plan = entry.inputs[i];
       if (kind == kPjrtLeaf) {
         auto* array = reinterpret_cast<PjrtArrayObject*>(leaf);
@@ -1002,23 +1030,40 @@ PyObject* Run(FastJittedObject* fn, const Entry& entry, CallState& state, bool* 
                                     non_donatable.size());
     }
 
-    // Own every output handle before anything else can fail.
+    // Own every output handle before anything else can fail. An output
+    // written into a donated input's buffer takes over that input's Buffer
+    // object when nothing else holds it (the usual donation chain), instead
+    // of a new one: the C++ object lives on with the new PJRT handle.
+    auto copied = [&](std::size_t i) {
+      for (int64_t k : non_donatable) {
+        if (k == static_cast<int64_t>(i)) return true;
+      }
+      return false;
+    };
     SmallVector<std::shared_ptr<Buffer>, 8> outputs;
     for (std::size_t j = 0; j < num_outputs; ++j) {
-      outputs.push_back(std::make_shared<Buffer>(client, raw_outputs[j]));
+      std::shared_ptr<Buffer> buffer;
+      const int source = entry.output_sources[j];
+      if (source >= 0 && state.leaves[source].kind == kPjrtLeaf && !copied(source)) {
+        auto* donor = reinterpret_cast<PjrtArrayObject*>(state.leaves[source].object);
+        if (donor->buffer && donor->buffer.use_count() == 1) {
+          buffer = std::move(donor->buffer);
+          buffer->ReplaceHandle(raw_outputs[j]);
+        }
+      }
+      if (!buffer) buffer = std::make_shared<Buffer>(client, raw_outputs[j]);
+      outputs.push_back(std::move(buffer));
     }
     // Donation (SPEC): every donated device array is deleted after the call.
     if (entry.any_donated) {
       for (std::size_t i = 0; i < n; ++i) {
         if (!entry.inputs[i].donated) continue;
-        if (state.kinds[i] == kPjrtLeaf) {
-          bool copied = false;
-          for (int64_t k : non_donatable) copied = copied || k == static_cast<int64_t>(i);
-          MarkDonated(reinterpret_cast<PjrtArrayObject*>(state.leaves[i]), fn->name,
-                      entry.inputs[i].aliased && !copied);
-        } else if (state.kinds[i] == kRefArrayLeaf) {
-          PyObject* done =
-              PyObject_CallMethodOneArg(state.leaves[i], g_ctx.s_mark_donated, fn->name);
+        const Leaf& leaf = state.leaves[i];
+        if (leaf.kind == kPjrtLeaf) {
+          MarkDonated(reinterpret_cast<PjrtArrayObject*>(leaf.object), fn->name,
+                      entry.inputs[i].aliased && !copied(i));
+        } else if (leaf.kind == kRefArrayLeaf) {
+          PyObject* done = PyObject_CallMethodOneArg(leaf.object, g_ctx.s_mark_donated, fn->name);
           if (done == nullptr) return nullptr;
           Py_DECREF(done);
         }

@@ -30,6 +30,15 @@ Buffer::~Buffer() {
   g_live_buffers.fetch_sub(1, std::memory_order_relaxed);
 }
 
+void Buffer::ReplaceHandle(PJRT_Buffer* buffer) {
+  if (buffer == nullptr) throw std::invalid_argument("Buffer::ReplaceHandle: null PJRT_Buffer");
+  const PJRT_Api* api = client_->api();
+  auto args = MakeArgs<PJRT_Buffer_Destroy_Args>();
+  args.buffer = buffer_;
+  ErrorPtr ignored(api->PJRT_Buffer_Destroy(&args), ErrorDeleter{api});
+  buffer_ = buffer;
+}
+
 int64_t Buffer::LiveCount() { return g_live_buffers.load(std::memory_order_relaxed); }
 
 void Buffer::LoadMetadata() const {

@@ -60,6 +60,11 @@ class Buffer {
   void ReleaseExternalReference();
   int external_references() const { return external_references_.load(std::memory_order_acquire); }
 
+  // Destroys the PJRT handle and takes `buffer` (same element type and
+  // dims) in its place: when a donated buffer's memory became an output,
+  // the fast path keeps this object for the output instead of making one.
+  void ReplaceHandle(PJRT_Buffer* buffer);
+
   // Number of Buffer objects currently alive in the process.
   static int64_t LiveCount();
 

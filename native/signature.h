@@ -39,19 +39,20 @@ struct Handle {
 
 class Signature {
  public:
-  void Clear() {
-    words_.clear();
-    handles_.clear();
-    hash_ = kSeed;
-  }
-  void Push(std::uint64_t word) {
-    words_.push_back(word);
-    Mix(word);
-  }
+  void Push(std::uint64_t word) { words_.push_back(word); }
   // `object_hash` must agree with the comparison: equal objects, equal hashes.
   void PushHandle(void* object, HandleCompare compare, std::uint64_t object_hash) {
     handles_.push_back(Handle{object, compare});
-    Mix(object_hash ^ 0x9e3779b97f4a7c15ull);
+    handle_hash_ = handle_hash_ * 0x100000001b3ull + object_hash;
+  }
+  // Computes the hash; call once, after the last Push/PushHandle.
+  void Finish() {
+    std::uint64_t h = 0xcbf29ce484222325ull ^ handle_hash_;
+    for (std::uint64_t word : words_) {
+      h ^= word + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+      h *= 0x100000001b3ull;
+    }
+    hash_ = h;
   }
 
   std::uint64_t hash() const { return hash_; }
@@ -67,15 +68,10 @@ class Signature {
   }
 
  private:
-  static constexpr std::uint64_t kSeed = 0xcbf29ce484222325ull;
-  void Mix(std::uint64_t word) {
-    hash_ ^= word + 0x9e3779b97f4a7c15ull + (hash_ << 6) + (hash_ >> 2);
-    hash_ *= 0x100000001b3ull;
-  }
-
   SmallVector<std::uint64_t, 48> words_;
   SmallVector<Handle, 8> handles_;
-  std::uint64_t hash_ = kSeed;
+  std::uint64_t handle_hash_ = 0;
+  std::uint64_t hash_ = 0;
 };
 
 // Signature -> entry. `Entry` has a member `Signature signature`.
@@ -96,6 +92,7 @@ class SignatureCache {
       }
     }
   }
+  const EntryPtr& last() const { return last_; }
   void MarkUsed(const EntryPtr& entry) {
     if (last_ != entry) last_ = entry;
   }

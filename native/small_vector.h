@@ -33,8 +33,8 @@ class SmallVector {
     return *this;
   }
   ~SmallVector() {
-    clear();
-    ReleaseHeap();
+    for (std::size_t i = 0; i < size_; ++i) begin_[i].~T();
+    if (OnHeap()) ::operator delete(begin_);
   }
 
   std::size_t size() const { return size_; }

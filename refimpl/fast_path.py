@@ -279,10 +279,11 @@ def entry_spec(
 ) -> tuple[Any, ...]:
     """What C++ keeps for one signature (read by ``FillEntry`` in bindings/fast_jit.cc):
 
-    ``(executable, device index, committed, in_avals, donated, aliased,
+    ``(executable, device index, committed, in_avals, donated, aliases,
     out_avals, out_tree)`` with ``in_avals`` a ``(dtype, shape)`` per input
-    leaf, ``out_avals`` a ``(dtype, shape, weak_type)`` per output and
-    ``out_tree`` the output structure as a preorder list of nodes.
+    leaf, ``aliases`` per input leaf the output it is aliased to (or -1),
+    ``out_avals`` a ``(dtype, shape, weak_type)`` per output and ``out_tree``
+    the output structure as a preorder list of nodes.
     """
     aliases = entry.donation.aliases
     n = len(signature.avals)
@@ -292,7 +293,7 @@ def entry_spec(
         committed,
         tuple((aval.dtype, aval.shape) for aval in signature.avals),
         tuple(entry.donation.donated),
-        tuple(i in aliases for i in range(n)),
+        tuple(aliases.get(i, -1) for i in range(n)),
         tuple((aval.dtype, aval.shape, aval.weak_type) for aval in entry.program.out_avals),
         tuple(_out_tree_nodes(entry.out_tree)),
     )
