@@ -12,10 +12,10 @@ reused); without, the same inputs are passed every time (and the previous
 call's outputs die after the next call, as with ``out = f(x)``; the raw loop
 does the same). Each measurement is the time of ``calls`` calls divided by
 ``calls``, ending with a ``block_until_ready`` so asynchronous dispatch hides
-nothing. The three contenders alternate measurement by measurement within
-ONE run (the raw loop runs as a server process per case), so they share the
-load of the machine; the table shows medians over ``--rounds`` and the
-ratios of those medians.
+nothing. The three contenders run in ONE run (the raw loop as a server
+process per case), in rounds of blocks whose order rotates (see
+``run_case``), so they share the load of the machine; the table shows
+medians over all timings and the ratios of those medians.
 
     python benchmarks/dispatch.py            # table
     python benchmarks/dispatch.py --json     # machine-readable
@@ -272,25 +272,40 @@ def calls_for(case: Case, quick: bool) -> int:
     return base // 4 if quick else base
 
 
-def run_case(case: Case, raw: RawLoop | None, rounds: int, quick: bool) -> None:
-    """``rounds`` timings of each contender, alternating ours, JAX's, raw."""
+def run_case(case: Case, raw: RawLoop | None, rounds: int, per_block: int, quick: bool) -> None:
+    """``rounds`` rounds; in each, every contender times a block of ``per_block``
+    measurements (after one discarded warm-up measurement), in an order that
+    rotates from round to round.
+
+    Blocks, not single measurements, alternate: switching between the Python
+    process and the raw loop's process costs both of them (cold caches,
+    parked thread pools), so a block's first timing is thrown away.
+    """
     calls = calls_for(case, quick)
     ours, our_args = refimpl_contender(case)
     theirs, their_args = jax_contender(case)
     if raw is not None:
         raw.start(case, ours, our_args)
-    # warm up: compile, fill caches
-    _, our_args = time_calls(ours, our_args, case, max(calls // 10, 10))
-    _, their_args = time_calls(theirs, their_args, case, max(calls // 10, 10))
+    state = {"refimpl": (ours, our_args), "jax": (theirs, their_args)}
     case.results = {"refimpl": [], "jax": [], "raw": []}
+
+    def python_block(name: str) -> None:
+        fn, args = state[name]
+        for i in range(per_block + 1):
+            t, args = time_calls(fn, args, case, calls)
+            if i > 0:
+                case.results[name].append(t)
+        state[name] = (fn, args)
+
+    def raw_block() -> None:
+        if raw is not None:  # the server warms up by itself before each block
+            case.results["raw"] += raw.run(calls, per_block)
+
+    blocks = [lambda: python_block("refimpl"), lambda: python_block("jax"), raw_block]
     try:
-        for _ in range(rounds):
-            t, our_args = time_calls(ours, our_args, case, calls)
-            case.results["refimpl"].append(t)
-            t, their_args = time_calls(theirs, their_args, case, calls)
-            case.results["jax"].append(t)
-            if raw is not None:
-                case.results["raw"] += raw.run(calls, 1)
+        for r in range(rounds):
+            for k in range(len(blocks)):
+                blocks[(r + k) % len(blocks)]()
     finally:
         if raw is not None:
             raw.stop()
@@ -358,11 +373,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer calls and rounds")
     parser.add_argument("--raw-bin", type=Path, help="a built raw_pjrt_loop binary")
     parser.add_argument("--no-raw", action="store_true", help="skip the raw PJRT loop")
-    parser.add_argument("--rounds", type=int, default=15, help="timings per contender and case")
+    parser.add_argument("--rounds", type=int, default=5, help="alternations of the contenders")
+    parser.add_argument("--per-block", type=int, default=5, help="timings per contender per round")
     parser.add_argument("--only", help="run only the cases whose name contains this")
     args = parser.parse_args(argv)
 
-    rounds = 5 if args.quick else args.rounds
+    rounds = 3 if args.quick else args.rounds
+    per_block = 3 if args.quick else args.per_block
     raw = None
     with tempfile.TemporaryDirectory(prefix="refimpl-bench-") as workdir:
         if not args.no_raw:
@@ -370,7 +387,7 @@ def main(argv: list[str] | None = None) -> int:
             raw = RawLoop(binary, Path(workdir))
         all_cases = [c for c in cases() if not args.only or args.only in c.name]
         for case in all_cases:
-            run_case(case, raw, rounds, args.quick)
+            run_case(case, raw, rounds, per_block, args.quick)
             if not args.json:
                 print(f"  done: {case.name}", file=sys.stderr)
     rows = [summary(case) for case in all_cases]
