@@ -31,6 +31,12 @@ class Primitive:
         self._impl: Callable[..., Any] | None = None
         self.mask_rule: Callable[..., Any] | None = None
         self.lowering: Callable[..., Any] | None = None
+        # Transformation rules (refimpl.transforms.ad / batching); None means
+        # the primitive has no such rule and the transformation raises
+        # NotImplementedError naming it.
+        self.jvp_rule: Callable[..., Any] | None = None
+        self.transpose_rule: Callable[..., Any] | None = None
+        self.batch_rule: Callable[..., Any] | None = None
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"
@@ -51,6 +57,18 @@ class Primitive:
 
     def def_lowering(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         self.lowering = fn
+        return fn
+
+    def def_jvp(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        self.jvp_rule = fn
+        return fn
+
+    def def_transpose(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        self.transpose_rule = fn
+        return fn
+
+    def def_batch(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        self.batch_rule = fn
         return fn
 
     # -- rules --
