@@ -39,6 +39,7 @@ __all__ = [
     "ALL_DTYPES",
     "X64_SENSITIVE",
     "bfloat16",
+    "float0",
     "canonicalize_dtype",
     "dtype_to_weak_python_kind",
     "finfo",
@@ -66,6 +67,10 @@ __all__ = [
 ]
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
+
+#: The tangent dtype of integer and bool values: a structured dtype of size 0,
+#: so a float0 array carries no data (as ``jax.dtypes.float0``).
+float0 = np.dtype([("float0", np.void, 0)])
 
 finfo = ml_dtypes.finfo
 iinfo = ml_dtypes.iinfo

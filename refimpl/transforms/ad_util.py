@@ -1,0 +1,93 @@
+"""Shared vocabulary of the differentiation rules (``refimpl.transforms.ad``).
+
+Every differentiable primitive carries a ``jvp_rule`` and every linear one a
+``transpose_rule``, written next to its other rules in its module. They use
+only what is defined here and ``bind`` of other primitives, so a rule can be
+applied to concrete NumPy values (eagerly) as well as inside any trace.
+
+JVP rule
+    ``jvp_rule(primals, tangents, **params) -> (primal_out, tangent_out)``
+
+    ``primals`` and ``tangents`` are lists, one entry per operand. A tangent
+    is either an array-like of the tangent type of its primal
+    (``tangent_aval``) or ``Zero(aval)``, a *symbolic* zero that costs
+    nothing. A rule returns ``Zero`` when its output tangent is zero for
+    structural reasons (an integer output, all input tangents zero), so that
+    zeros stay symbolic through a program. For ``multiple_results``
+    primitives both outputs are lists.
+
+Transpose rule (linear primitives only)
+    ``transpose_rule(cts, *args, **params) -> list`` (one entry per operand)
+
+    ``args`` are the primitive's operands; the *linear* ones are
+    ``UndefinedPrimal(aval)`` (their value is what the transpose computes a
+    cotangent for), the others are ordinary values (constants of the linear
+    map). ``cts`` is the output cotangent (a list for ``multiple_results``),
+    possibly ``Zero``. The rule returns the cotangent of each operand: a value
+    or ``Zero`` for the ``UndefinedPrimal`` ones, ``None`` for the others.
+    Formally, for ``y = f(x)`` linear in ``x``, it computes ``f^T(ct)`` with
+    ``<f(x), ct> == <x, f^T(ct)>``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes
+from refimpl.core import ShapedArray
+
+
+def tangent_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype of a tangent for a primal of ``dtype``: itself for inexact
+    types, ``float0`` (a zero-size type carrying no data) for integers and
+    bools, as in JAX."""
+    if dtypes.is_inexact(dtype):
+        return dtype
+    return dtypes.float0
+
+
+def tangent_aval(aval: ShapedArray) -> ShapedArray:
+    """The type of a tangent of ``aval`` (weak type kept for inexact types)."""
+    dtype = tangent_dtype(aval.dtype)
+    return ShapedArray(aval.shape, dtype, aval.weak_type and dtype == aval.dtype)
+
+
+class Zero:
+    """A symbolic zero tangent or cotangent of type ``aval``.
+
+    Rules receive and may return it; it is instantiated into an array only
+    where a real value is needed (at the API boundary, or when a non-zero
+    must be added to it).
+    """
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    @staticmethod
+    def from_primal_value(value: Any) -> Zero:
+        from refimpl import tracing
+
+        return Zero(tangent_aval(tracing.get_aval(value, "Zero", 0)))
+
+    def __repr__(self) -> str:
+        return f"Zero({self.aval.str_short()})"
+
+
+class UndefinedPrimal:
+    """A linear operand in a transpose rule: only its type is known."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return f"UndefinedPrimal({self.aval.str_short()})"
+
+
+def is_undefined_primal(x: Any) -> bool:
+    return isinstance(x, UndefinedPrimal)
