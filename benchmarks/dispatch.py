@@ -220,7 +220,7 @@ class RawLoop:
     alternates with the Python contenders repeat by repeat."""
 
     def __init__(self, binary: Path, workdir: Path) -> None:
-        from refimpl import pjrt_runtime
+        from refimpl.backends.pjrt import runtime as pjrt_runtime
 
         self.binary = binary
         self.workdir = workdir
@@ -231,7 +231,7 @@ class RawLoop:
 
     def start(self, case: Case, fn: Any, args: tuple[Any, ...]) -> None:
         """Compile the StableHLO refimpl made for ``case`` in a new server process."""
-        from refimpl import pjrt_runtime
+        from refimpl.backends.pjrt import runtime as pjrt_runtime
 
         program = self.workdir / "program.mlirbc"
         program.write_bytes(pjrt_runtime.serialize_stablehlo(fn.lower(*args).as_text()))

@@ -40,12 +40,12 @@ std::size_t g_release_gil_bytes = 256 * 1024;
 // ============================================================ Python context
 //
 // What the signature needs from refimpl's Python modules, handed over once by
-// refimpl.fast_path.install() (all references live for the process).
+// refimpl.backends.pjrt.fast_path.install() (all references live for the process).
 struct Context {
   PyObject* registry = nullptr;            // tree_util._registry: type -> node kind | None
   PyObject* builders = nullptr;            // tracing._builders: non-empty while tracing
   PyObject* config_values = nullptr;       // config._values
-  PyTypeObject* ref_array_type = nullptr;  // refimpl.arrays.Array
+  PyTypeObject* ref_array_type = nullptr;  // refimpl.backends.ref.arrays.Array
   int bfloat16_num = -1;                   // NumPy type number of ml_dtypes.bfloat16
   // interned names
   PyObject* s_backend = nullptr;
@@ -168,7 +168,7 @@ using EntryPtr = std::shared_ptr<Entry>;
 struct FastJittedObject {
   PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* jitted;   // refimpl.transforms.jit.Jitted: misses, slow path, trace/lower
-  PyObject* on_miss;  // refimpl.fast_path.on_miss(fast, args, kwargs) -> entry spec | None
+  PyObject* on_miss;  // refimpl.backends.pjrt.fast_path.on_miss(fast, args, kwargs) -> entry spec | None
   PyObject* name;     // the function's name (for donation and errors)
   PyObject* dict;
   PyObject* weakrefs;
@@ -645,7 +645,7 @@ PyObject* KwargsDict(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames)
   return kwargs;
 }
 
-// Reads the entry spec that refimpl.fast_path.on_miss returns:
+// Reads the entry spec that refimpl.backends.pjrt.fast_path.on_miss returns:
 // (executable, device_index, committed, in_avals, donated, aliases,
 //  out_avals, out_tree), see that function.
 bool FillEntry(Entry* entry, PyObject* spec, std::size_t num_leaves) {
@@ -1174,7 +1174,7 @@ PyObject* FastJittedNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     return nullptr;
   }
   if (!g_installed) {
-    PyErr_SetString(PyExc_RuntimeError, "FastJitted: refimpl.fast_path.install() has not run yet");
+    PyErr_SetString(PyExc_RuntimeError, "FastJitted: refimpl.backends.pjrt.fast_path.install() has not run yet");
     return nullptr;
   }
   PyObject* name = PyObject_GetAttrString(jitted, "__name__");
@@ -1379,7 +1379,7 @@ void RegisterFastJit(py::module_& m) {
         py::arg("config_values"), py::arg("ref_array_type"), py::arg("aval_factory"),
         "Hands the fast path the Python state it reads on every call (tree_util's registry, "
         "the trace stack, config values) and the reference Array type. Called once by "
-        "refimpl.fast_path.");
+        "refimpl.backends.pjrt.fast_path.");
   m.def(
       "_set_release_gil_bytes",
       [](std::size_t bytes) {

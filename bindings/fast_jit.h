@@ -5,7 +5,7 @@
 //   args, kwargs --flatten + signature (C++)--> cache lookup (C++)
 //       hit  --> inputs to buffers, execute, outputs to PjrtArrays,
 //                donation, unflatten (C++; no Python code runs)
-//       miss --> refimpl.fast_path.on_miss (Python, once per signature):
+//       miss --> refimpl.backends.pjrt.fast_path.on_miss (Python, once per signature):
 //                trace/lower/compile through refimpl's own Jitted, whose
 //                signature cache decides (and counts) every trace; the
 //                entry comes back and is inserted here

@@ -155,7 +155,7 @@ py::dict AbiInfo() {
 void Init(py::module_& m) {
   m.doc() =
       "Native PJRT runtime of refimpl: plugins, clients, device buffers and "
-      "compiled executables (see native/ and refimpl/pjrt_runtime.py).";
+      "compiled executables (see native/ and refimpl/backends/pjrt/runtime.py).";
 
   if (!InitNumpyCApi() || !CreateExceptionTypes()) throw py::error_already_set();
   m.attr("PjrtError") = py::handle(PjrtErrorType());

@@ -217,7 +217,7 @@ PyObject* GetAval(PyObject* self, void*) {
   if (meta->aval == nullptr) {
     if (g_aval_factory == nullptr) {
       PyErr_SetString(PyExc_RuntimeError,
-                      "PjrtArray.aval: refimpl.fast_path has not installed the aval type");
+                      "PjrtArray.aval: refimpl.backends.pjrt.fast_path has not installed the aval type");
       return nullptr;
     }
     PyObject* aval = PyObject_CallFunctionObjArgs(g_aval_factory, meta->shape, meta->dtype,
@@ -587,7 +587,7 @@ void RegisterPjrtArray(py::module_& m) {
        const_cast<char*>(
            "An array of the PJRT backend: one device buffer plus weak_type, device, "
            "committed and deletion state (SPEC 'Arrays'). Operators and numpy-like methods "
-           "are attached by refimpl.fast_path.")},
+           "are attached by refimpl.backends.pjrt.fast_path.")},
       {Py_tp_new, reinterpret_cast<void*>(ArrayNew)},
       {Py_tp_dealloc, reinterpret_cast<void*>(ArrayDealloc)},
       {Py_tp_repr, reinterpret_cast<void*>(Repr)},

@@ -7,7 +7,7 @@ traces). The three built in:
 
 * ``ref``  -- refimpl with the reference interpreter (``backend="ref"``),
 * ``pjrt`` -- refimpl with ``jit(..., backend="pjrt")``; available once
-  ``refimpl.pjrt`` can run a tiny program,
+  ``refimpl.backends.pjrt.backend`` can run a tiny program,
 * ``jax``  -- ``jax.numpy`` / ``jax.lax`` / ``jax.jit``; available when jax
   is installed.
 

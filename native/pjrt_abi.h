@@ -19,7 +19,7 @@
  * The region between the REFIMPL_CDEF_BEGIN / REFIMPL_CDEF_END marker lines is
  * plain C with no preprocessor lines, so cffi's `cdef` can read exactly the
  * same declarations the C++ code compiles against (see
- * refimpl/_native_probe.py). Keep it that way: no macros, no #if, no
+ * refimpl/backends/pjrt/_native_probe.py). Keep it that way: no macros, no #if, no
  * initializers, no C++ inside the region.
  */
 #ifndef REFIMPL_NATIVE_PJRT_ABI_H_

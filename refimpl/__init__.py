@@ -7,13 +7,13 @@ unrolling and masking, with a PJRT fast path behind the same front door.
 """
 
 from refimpl import lax, tree_util
-from refimpl.arrays import Array, Device
+from refimpl.backends.placement import default_backend, device_put, devices
+from refimpl.backends.ref.arrays import Array, Device
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, check_program
-from refimpl.placement import default_backend, device_put, devices
 from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
 from refimpl.transforms.jit import Jitted, ShapeDtypeStruct, eval_shape, jit, make_program
-from refimpl.transforms.masking import mask
+from refimpl.transforms.masking.transform import mask
 from refimpl.tree_util import (
     register_pytree_node,
     tree_flatten,

@@ -9,7 +9,7 @@ inner program, and the outer value is passed in explicitly by whoever binds
 the sub-program.
 
 Outside any trace, primitives run eagerly on concrete arrays (see
-``refimpl.eager``).
+``refimpl.backends.ref.eager``).
 """
 
 from __future__ import annotations

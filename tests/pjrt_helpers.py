@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import refimpl as ri
-from refimpl import pjrt_runtime
+from refimpl.backends.pjrt import runtime as pjrt_runtime
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 

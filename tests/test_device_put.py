@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import refimpl as ri
-from refimpl.arrays import Device
+from refimpl.backends.ref.arrays import Device
 
 
 def arr(values, dtype=np.float32) -> ri.Array:

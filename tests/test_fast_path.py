@@ -1,4 +1,4 @@
-"""The C++ fast path of ``jit(backend="pjrt")`` (refimpl.fast_path, bindings/fast_jit.cc).
+"""The C++ fast path of ``jit(backend="pjrt")`` (backends/pjrt/fast_path.py, bindings/fast_jit.cc).
 
 What it must preserve, checked here: values equal to NumPy and to the
 reference backend, trace counts equal to the reference ``jit`` (and to JAX

@@ -1,4 +1,4 @@
-"""refimpl.lowering: Programs -> StableHLO modules, checked as text and by running them.
+"""backends/pjrt/lowering.py: Programs -> StableHLO modules, checked as text and by running them.
 
 What the module looks like (types, aliasing attributes, functions for nested
 jit, no 64-bit types without x64) is checked on ``Lowered.as_text()``;
@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import refimpl as ri
-from refimpl import lax, lowering
+from refimpl import lax
+from refimpl.backends.pjrt import lowering
 from refimpl.core import Program, ShapedArray, Var
 from refimpl.primitives.base import Primitive
 

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 import refimpl as ri
 import refimpl.numpy as rnp
 from refimpl import lax
-from refimpl.shape_spec import parse_spec
-from refimpl.transforms.masking import logical_size
+from refimpl.transforms.masking.shape_spec import parse_spec
+from refimpl.transforms.masking.transform import logical_size
 
 F32, I32, BOOL = np.dtype(np.float32), np.dtype(np.int32), np.dtype(bool)
 

@@ -11,8 +11,9 @@ import pytest
 
 import refimpl as ri
 import refimpl.numpy as rnp
-from refimpl import lax, pjrt_runtime
-from refimpl.lowering import LoweringError
+from refimpl import lax
+from refimpl.backends.pjrt import runtime as pjrt_runtime
+from refimpl.backends.pjrt.lowering import LoweringError
 
 try:
     pjrt_runtime.native_module()

@@ -1,4 +1,4 @@
-"""Shape specs for masking (refimpl.shape_spec): the parser, its errors and Dim arithmetic.
+"""Masking shape specs (transforms/masking/shape_spec.py): parser, errors, Dim arithmetic.
 
 Oracles: Python integer arithmetic (a Dim evaluated at sizes must equal the
 same expression computed on ints) and hand-written expected parses.
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from refimpl.shape_spec import Dim, ShapeSpecError, parse_dim, parse_spec
+from refimpl.transforms.masking.shape_spec import Dim, ShapeSpecError, parse_dim, parse_spec
 
 n, m = Dim.variable("n"), Dim.variable("m")
 

@@ -102,7 +102,7 @@ def test_host_copy_is_read_only_and_cached():
 
 
 def test_delete_frees_the_buffer():
-    from refimpl import pjrt_runtime
+    from refimpl.backends.pjrt import runtime as pjrt_runtime
 
     native = pjrt_runtime.native_module()
     x = put(np.ones(8))
@@ -151,7 +151,7 @@ def test_eager_results_follow_placement(devices):
 
 
 def test_eager_primitive_is_compiled_once_per_signature():
-    from refimpl import pjrt
+    from refimpl.backends.pjrt import backend as pjrt
 
     x = put([1.0, 2.0])
     x + 1.0

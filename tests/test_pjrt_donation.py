@@ -434,7 +434,7 @@ def test_random_donation_patterns_on_pjrt(in_kinds, out_picks, donate_mask):
 
 
 def test_ten_thousand_calls_with_and_without_donation_leak_no_buffer():
-    from refimpl import pjrt_runtime
+    from refimpl.backends.pjrt import runtime as pjrt_runtime
 
     native = pjrt_runtime.native_module()
     device = ri.devices("pjrt")[0]

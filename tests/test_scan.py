@@ -31,7 +31,7 @@ from refimpl import lax
 from refimpl.interpreter import eval_program
 from refimpl.primitives.control_flow import scan_p
 from refimpl.tracing import ConcretizationTypeError
-from refimpl.transforms import unroll_scans
+from refimpl.transforms.scan import unroll_scans
 
 jax.config.update("jax_platforms", "cpu")
 

@@ -1,4 +1,4 @@
-"""The unroll pass (``refimpl.transforms.unroll_scans``): structure and exactness.
+"""The unroll pass (``refimpl.transforms.scan.unroll_scans``): structure and exactness.
 
 A scan of ``length`` steps with ``unroll=k`` must become a ``while`` over
 ``length // k`` blocks holding k inlined copies of the body, followed by
@@ -20,7 +20,7 @@ import refimpl as ri
 from refimpl import lax
 from refimpl.core import Literal
 from refimpl.interpreter import eval_program
-from refimpl.transforms import unroll_scans
+from refimpl.transforms.scan import unroll_scans
 
 PROPERTY = settings(max_examples=30, deadline=None)
 

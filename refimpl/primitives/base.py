@@ -94,7 +94,7 @@ class Primitive:
         if builder is not None:
             outs = builder.add_eqn(self, args, in_avals, out_avals, params)
         else:
-            from refimpl import eager  # eager imports the array types; avoid a cycle
+            from refimpl.backends.ref import eager  # eager imports the array types; avoid a cycle
 
             outs = eager.apply(self, args, in_avals, out_avals, params)
         return outs if self.multiple_results else outs[0]

@@ -11,7 +11,7 @@ the enclosing values are passed as the primitive's leading operands.
   carry and the ``ys`` stacked on a new leading axis of size ``length``.
   ``unroll`` (an int >= 1; ``unroll >= length`` means fully unrolled) is a
   required param. It never changes the result -- only the shape of the
-  program the unroll pass (``refimpl.transforms.unroll_scans``) builds.
+  program the unroll pass (``refimpl.transforms.scan.unroll_scans``) builds.
 * ``while[cond, body, cond_num_consts, body_num_consts]`` with operands
   ``cond consts, body consts, carry``: ``while cond(carry): carry = body(carry)``.
 * ``cond[branches]`` with operands ``index, operands``: runs
@@ -479,7 +479,7 @@ def _cond_mask(ctx, index, *operands, branches):
     return list(outs), out_logical
 
 
-# --- lowering to StableHLO (refimpl.lowering) -----------------------------------------
+# --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------
 
 
 @scan_p.def_lowering
@@ -487,7 +487,7 @@ def _scan_lowering(
     ctx: Any, *args: Any, body: Program, num_consts: int, num_carry: int, length: int,
     reverse: bool, unroll: int,
 ) -> list[Any]:  # fmt: skip
-    """The loop structure of the unroll pass (``refimpl.transforms.unroll_scans``),
+    """The loop structure of the unroll pass (``refimpl.transforms.scan.unroll_scans``),
     lowered: a ``stablehlo.while`` over blocks of ``unroll`` inlined steps (none
     when fully unrolled) and the remaining steps after it."""
     from refimpl.core import Eqn

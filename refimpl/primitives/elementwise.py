@@ -447,7 +447,7 @@ for _prim in [
     _prim.def_mask(_elementwise_mask_rule)
 
 
-# --- lowering to StableHLO (refimpl.lowering) -----------------------------------------
+# --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------
 #
 # Each rule emits the StableHLO for its primitive with the reference's
 # semantics: rank-0 operands are broadcast first, float16/bfloat16

@@ -35,7 +35,7 @@ from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
 from refimpl.primitives import elementwise, structural
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple, normalize_axis
-from refimpl.shape_spec import Dim
+from refimpl.transforms.masking.shape_spec import Dim
 
 # --- start indices ---------------------------------------------------------------------
 
@@ -335,7 +335,7 @@ scatter_p = _scatter_primitive("scatter", accumulate=False)
 scatter_add_p = _scatter_primitive("scatter_add", accumulate=True)
 
 
-# --- lowering to StableHLO (refimpl.lowering) -----------------------------------------
+# --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------
 #
 # dynamic_slice and dynamic_update_slice clamp their start indices exactly as
 # the impls do, so they are the StableHLO ops of the same name. gather and

@@ -38,7 +38,7 @@ from refimpl.core import ShapedArray
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple
 from refimpl.primitives.elementwise import convert_values
 from refimpl.primitives.reductions import accumulation_dtype
-from refimpl.shape_spec import Dim
+from refimpl.transforms.masking.shape_spec import Dim
 
 # --- result and compute dtypes ----------------------------------------------------
 
@@ -679,7 +679,7 @@ def _grouped_window_sum(
     return out.reshape((n, o) + out_spatial)
 
 
-# --- lowering to StableHLO (refimpl.lowering) -----------------------------------------
+# --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------
 #
 # The impls' arithmetic, spelled out: operands are converted to the compute
 # dtype; float16/bfloat16 accumulate in float32 (rounded once to the compute

@@ -410,7 +410,7 @@ def _float_sort_keys(x: np.ndarray) -> list[np.ndarray]:
     return [is_nan, value]
 
 
-# --- lowering to StableHLO (refimpl.lowering) -----------------------------------------
+# --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------
 #
 # Sums and products of float16/bfloat16 accumulate in float32 and round once,
 # as the impls do (XLA alone would accumulate in the narrow type). Max and

@@ -23,7 +23,7 @@ import numpy as np
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple, normalize_axis
-from refimpl.shape_spec import Dim
+from refimpl.transforms.masking.shape_spec import Dim
 
 # --- shared parameter checks --------------------------------------------------------
 
@@ -541,7 +541,7 @@ def _iota_impl(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> np
     return np.broadcast_to(counts.reshape(along), shape).astype(dtype)
 
 
-# --- lowering to StableHLO (refimpl.lowering) -----------------------------------------
+# --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------
 #
 # Each structural primitive is one StableHLO op with the same meaning; only
 # iota goes through int32 (then ``convert``), so that its values are the

@@ -1,5 +1,6 @@
-"""Program transformations: jit (signature cache), scan unrolling, masking."""
+"""Program transformations: jit (signature cache, donation), scan unrolling, masking.
 
-from refimpl.transforms.scan import unroll_scans
-
-__all__ = ["unroll_scans"]
+Each transformation lives in its own module (``jit``, ``donation``, ``scan``,
+``masking/``); this package imports none of them, so that the primitives can
+import ``masking.shape_spec`` without pulling the transformations in.
+"""

@@ -428,7 +428,7 @@ class Jitted:
         backend = call.signature.backend
         if backend == "ref":
             return execute_ref(entry, call, self.__name__)
-        from refimpl import pjrt
+        from refimpl.backends.pjrt import backend as pjrt
 
         return pjrt.execute(self, entry, call)
 
@@ -458,7 +458,7 @@ def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> list[Any]:
     a successful run (an Array whose buffer is overwritten is deleted at that
     moment); nothing is deleted if the call fails before a buffer is reused.
     """
-    from refimpl.arrays import Array, placement
+    from refimpl.backends.ref.arrays import Array, placement
 
     device, committed = placement(call.leaves, call.paths, f"jit({name})")
     values = [
@@ -511,7 +511,7 @@ class Traced:
         return self.entry.donation
 
     def lower(self) -> Any:
-        from refimpl import pjrt
+        from refimpl.backends.pjrt import backend as pjrt
 
         return pjrt.lower(self)
 
@@ -597,7 +597,7 @@ def jit(
 def _make_jitted(fun: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     backend = kwargs["backend"] or config.backend
     if backend == "pjrt":
-        from refimpl import pjrt
+        from refimpl.backends.pjrt import backend as pjrt
 
         fast = pjrt.make_fast_jitted(fun, kwargs)
         if fast is not None:

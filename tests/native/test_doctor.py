@@ -1,4 +1,4 @@
-"""``python -m refimpl.pjrt doctor``: the cffi view of a plugin agrees with the C++ one."""
+"""``python -m refimpl.backends.pjrt doctor``: the cffi view of a plugin agrees with the C++ one."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 pytestmark = pytest.mark.pjrt
 
 _pjrt = pytest.importorskip("refimpl._pjrt")
-pjrt_runtime = pytest.importorskip("refimpl.pjrt_runtime")
+pjrt_runtime = pytest.importorskip("refimpl.backends.pjrt.runtime")
 pytest.importorskip("cffi")
 
 
@@ -22,7 +22,7 @@ def plugin_path() -> str:
 
 
 def test_doctor_report_matches_the_native_runtime(plugin_path):
-    from refimpl import _native_probe
+    from refimpl.backends.pjrt import _native_probe
 
     report = _native_probe.doctor(plugin_path)
     plugin = _pjrt.Plugin.load(plugin_path)
@@ -39,7 +39,7 @@ def _normalized(attributes: dict) -> dict:
 
 def test_doctor_command_line(plugin_path):
     result = subprocess.run(
-        [sys.executable, "-m", "refimpl.pjrt", "doctor", plugin_path],
+        [sys.executable, "-m", "refimpl.backends.pjrt", "doctor", plugin_path],
         capture_output=True,
         text=True,
         timeout=120,
@@ -51,6 +51,6 @@ def test_doctor_command_line(plugin_path):
 
 def test_doctor_usage_error():
     result = subprocess.run(
-        [sys.executable, "-m", "refimpl.pjrt", "bogus"], capture_output=True, text=True
+        [sys.executable, "-m", "refimpl.backends.pjrt", "bogus"], capture_output=True, text=True
     )
     assert result.returncode == 2 and "usage" in result.stdout

@@ -89,7 +89,7 @@ def test_too_short_table_is_refused(tmp_path):
 
 
 def test_env_var_pointing_at_a_bad_plugin_fails_cleanly(tmp_path, monkeypatch):
-    from refimpl import pjrt_runtime
+    from refimpl.backends.pjrt import runtime as pjrt_runtime
 
     ours = _pjrt.PJRT_API_VERSION
     path = build_fake_plugin(tmp_path, ours[0], ours[1] + 5)
@@ -100,7 +100,7 @@ def test_env_var_pointing_at_a_bad_plugin_fails_cleanly(tmp_path, monkeypatch):
 
 def test_discovery_prefers_a_visible_accelerator(tmp_path, monkeypatch):
     """With a GPU visible and the CUDA plugin installed, it is chosen over the CPU one."""
-    from refimpl import pjrt_runtime
+    from refimpl.backends.pjrt import runtime as pjrt_runtime
 
     fake_cuda = tmp_path / "xla_cuda_plugin.so"
     fake_cuda.write_bytes(b"")

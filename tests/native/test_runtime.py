@@ -15,7 +15,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from refimpl import pjrt_runtime
+from refimpl.backends.pjrt import runtime as pjrt_runtime
 
 pytestmark = pytest.mark.pjrt
 
@@ -184,7 +184,7 @@ def test_stablehlo_target_version():
 
 
 def test_cffi_reads_the_same_declarations():
-    from refimpl import _native_probe
+    from refimpl.backends.pjrt import _native_probe
 
     ffi = _native_probe.make_ffi()
     info = _pjrt.abi_info()

@@ -4,7 +4,7 @@
 exactly as for the reference backend; this module runs such a cache entry on
 a PJRT device:
 
-1. **lower** the Program to a StableHLO module (``refimpl.lowering``), with
+1. **lower** the Program to a StableHLO module (``refimpl.backends.pjrt.lowering``), with
    ``tf.aliasing_output`` on the donated inputs that the donation plan
    aliases to an output;
 2. **serialize** it as a portable artifact for the plugin's StableHLO
@@ -18,12 +18,12 @@ a PJRT device:
    array is deleted here, after a successful call, and all of them remember
    the function they were donated to.
 
-Placement follows ``refimpl.arrays.placement``: committed PJRT arrays fix the
+Placement follows ``refimpl.backends.ref.arrays.placement``: committed PJRT arrays fix the
 device (two different ones are a ``ValueError``), otherwise the call runs on
 the default device (device 0) and its results are uncommitted.
 
 Outputs become arrays through :func:`wrap_buffer` only, so that a C++ array
-type can replace ``refimpl.pjrt_array.PjrtArray`` by changing one function.
+type can replace ``refimpl.backends.pjrt.pjrt_array.PjrtArray`` by changing one function.
 The C++ fast path (a signature cache in C++) is not here yet:
 :func:`make_fast_jitted` returns None and every call goes through ``Jitted``.
 
@@ -40,9 +40,12 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, eager, lowering, pjrt_runtime, tracing, tree_util
+from refimpl import dtypes, tracing, tree_util
+from refimpl.backends.pjrt import lowering
+from refimpl.backends.pjrt import runtime as pjrt_runtime
+from refimpl.backends.pjrt.pjrt_array import PjrtArray
+from refimpl.backends.ref import eager
 from refimpl.core import ShapedArray
-from refimpl.pjrt_array import PjrtArray
 from refimpl.transforms import donation
 
 __all__ = [
@@ -121,7 +124,7 @@ def _index_of(device: Any) -> int:
 def placement(args: Sequence[Any], labels: Sequence[str], where: str) -> tuple[Any, bool]:
     """Where a computation on ``args`` runs on PJRT: (device, committed).
 
-    The rule of ``refimpl.arrays.placement``: committed PJRT arrays fix the
+    The rule of ``refimpl.backends.ref.arrays.placement``: committed PJRT arrays fix the
     device and the results are committed to it; two committed arrays on
     different devices are a ``ValueError`` naming both. Everything else
     (uncommitted PJRT arrays, NumPy arrays, scalars, reference Arrays, which
@@ -305,10 +308,10 @@ def _delete_donated(donated: Sequence[bool], leaves: Sequence[Any], name: str) -
 
 
 def make_fast_jitted(fun: Any, kwargs: dict[str, Any]) -> Any:
-    """The C++ fast-path callable for ``jit(fun, backend="pjrt")`` (``refimpl.fast_path``);
+    """The C++ fast-path callable for ``jit(fun, backend="pjrt")`` (``fast_path``);
     None without the native module (the Jitted then reports that when called)."""
     try:
-        from refimpl import fast_path
+        from refimpl.backends.pjrt import fast_path
     except ImportError:
         return None
     return fast_path.make_fast_jitted(fun, kwargs)
@@ -445,21 +448,3 @@ def _freeze(value: Any) -> Any:
 
 
 eager.register_eager_dispatcher(PjrtArray, eager_dispatch)
-
-
-def _main(argv: list[str]) -> int:
-    """``python -m refimpl.pjrt doctor [PLUGIN]``: inspect a plugin with cffi alone."""
-    if not argv or argv[0] != "doctor" or len(argv) > 2:
-        print("usage: python -m refimpl.pjrt doctor [path/to/pjrt_plugin.so]")
-        return 2
-    from refimpl import _native_probe, pjrt_runtime
-
-    path = argv[1] if len(argv) == 2 else pjrt_runtime.find_plugin_path()
-    _native_probe.print_doctor(path)
-    return 0
-
-
-if __name__ == "__main__":
-    import sys
-
-    sys.exit(_main(sys.argv[1:]))

@@ -19,8 +19,8 @@ END_MARKER = "/* REFIMPL_CDEF_END */"
 
 def header_path() -> Path:
     """The installed copy of the header, else the source tree's."""
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "_pjrt_abi.h", here.parent / "native" / "pjrt_abi.h"):
+    package = Path(__file__).resolve().parents[2]  # refimpl/backends/pjrt/ -> refimpl/
+    for candidate in (package / "_pjrt_abi.h", package.parent / "native" / "pjrt_abi.h"):
         if candidate.is_file():
             return candidate
     raise FileNotFoundError("pjrt_abi.h not found next to refimpl or in native/")

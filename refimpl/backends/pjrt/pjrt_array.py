@@ -11,10 +11,10 @@ and indexing. The differences are where the data lives:
 * operators and ``lax`` functions on PJRT arrays run on the device: each
   primitive applied eagerly is compiled once (per primitive, params and
   operand types) into a one-equation program and executed there (see
-  ``refimpl.pjrt.eager_dispatch``).
+  ``refimpl.backends.pjrt.backend.eager_dispatch``).
 
 A later C++ type replaces this class (the fast path); everything else makes
-PJRT arrays through ``refimpl.pjrt.wrap_buffer`` only, so that switch is one
+PJRT arrays through ``refimpl.backends.pjrt.backend.wrap_buffer`` only, so that switch is one
 function.
 """
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import tracing
-from refimpl.arrays import Array, placement
+from refimpl.backends.ref.arrays import Array, placement
 from refimpl.core import ShapedArray
 from refimpl.primitives.base import check_impl_outputs
 

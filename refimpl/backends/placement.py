@@ -4,7 +4,7 @@ The reference backend has ``config.ref_num_devices`` virtual CPU devices
 (default 1; ``ri.config.update("ref_num_devices", n)``). They all keep their
 buffers in host memory; what they model is *placement*: which device an
 array is on, whether it is committed there, and where a computation on
-several arrays runs (see ``refimpl.arrays.placement``).
+several arrays runs (see ``refimpl.backends.ref.arrays.placement``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
-from refimpl.arrays import Array, Device, default_device, ref_devices
+from refimpl.backends.ref.arrays import Array, Device, default_device, ref_devices
 from refimpl.config import config
 
 
@@ -29,7 +29,7 @@ def devices(backend: str | None = None) -> list[Any]:
     if backend == "ref":
         return ref_devices()
     if backend == "pjrt":
-        from refimpl import pjrt
+        from refimpl.backends.pjrt import backend as pjrt
 
         return pjrt.devices()
     raise ValueError(f"devices: unknown backend {backend!r}; use 'ref' or 'pjrt'")
@@ -110,7 +110,7 @@ def _put_leaf(x: Any, device: Device | None, donate: bool, alias: bool) -> Any:
     if isinstance(x, tracing.Tracer):
         return x  # placement and donation only concern concrete buffers
     if _goes_to_pjrt(x, device):
-        from refimpl import pjrt
+        from refimpl.backends.pjrt import backend as pjrt
 
         return pjrt.put_leaf(x, device, donate, alias)
     if isinstance(x, Array):
@@ -122,16 +122,16 @@ def _put_leaf(x: Any, device: Device | None, donate: bool, alias: bool) -> Any:
     return Array(np.array(value, order="C", copy=True), weak, target, committed)
 
 
-# PJRT devices and arrays are handled by refimpl.pjrt (loaded only when used).
+# PJRT devices and arrays are handled by refimpl.backends.pjrt.backend (loaded only when used).
 
 
 def _is_pjrt_device(device: Any) -> bool:
-    pjrt = sys.modules.get("refimpl.pjrt")
+    pjrt = sys.modules.get("refimpl.backends.pjrt.backend")
     return pjrt is not None and not isinstance(device, Device) and pjrt.is_pjrt_device(device)
 
 
 def _is_pjrt_array(x: Any) -> bool:
-    pjrt = sys.modules.get("refimpl.pjrt")
+    pjrt = sys.modules.get("refimpl.backends.pjrt.backend")
     return pjrt is not None and pjrt.is_pjrt_array(x)
 
 

@@ -7,7 +7,7 @@
 
 How it works:
 
-1. **Specs.** Each input and output gets a shape spec (``refimpl.shape_spec``):
+1. **Specs.** Each input and output gets a shape spec (``refimpl.transforms.masking.shape_spec``):
    dims are polynomials over named sizes, ``_`` is a dim that is not masked.
 2. **One trace per padded signature.** The masked function is an internal
    ``jit`` of ``(padded args, sizes)``: the named sizes are *run-time* int32
@@ -63,8 +63,8 @@ from refimpl import lax, tracing, tree_util
 from refimpl.core import Literal, Program, ShapedArray
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.call import jit_call_p
-from refimpl.shape_spec import Dim, ShapeSpec, parse_spec
 from refimpl.transforms.jit import Jitted
+from refimpl.transforms.masking.shape_spec import Dim, ShapeSpec, parse_spec
 
 Shape = tuple[Dim, ...]
 _INDEX = np.dtype(np.int32)  # the dtype of run-time sizes

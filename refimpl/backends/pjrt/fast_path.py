@@ -9,7 +9,7 @@ executable without any Python code. Everything else comes here:
   :class:`~refimpl.transforms.jit.Jitted` for the cache entry (so tracing,
   the signature, explain_cache_misses and the trace count are exactly the
   reference ``jit``'s), lowers and compiles it for the call's device through
-  ``refimpl.pjrt``, and describes the entry to C++ (:func:`entry_spec`).
+  ``refimpl.backends.pjrt.backend``, and describes the entry to C++ (:func:`entry_spec`).
 * Calls the C++ side does not handle (a trace in progress, argument types it
   does not know, deleted arrays, errors to report) go to that same Jitted,
   which gives the reference behaviour and messages.
@@ -32,12 +32,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from refimpl import dtypes, eager, tracing, tree_util
+from refimpl import dtypes, tracing, tree_util
 from refimpl.array_ops import ArrayOps
-from refimpl.arrays import Array
+from refimpl.backends.pjrt.runtime import native_module
+from refimpl.backends.ref import eager
+from refimpl.backends.ref.arrays import Array
 from refimpl.config import config
 from refimpl.core import ShapedArray
-from refimpl.pjrt_runtime import native_module
 from refimpl.transforms import donation
 
 __all__ = ["PjrtArray", "install", "make_fast_jitted", "on_miss"]
@@ -149,7 +150,7 @@ def _aval_of_array(array: Any) -> ShapedArray:
 
 
 def _eager_dispatch(*args: Any) -> list[Any]:
-    from refimpl import pjrt
+    from refimpl.backends.pjrt import backend as pjrt
 
     return pjrt.eager_dispatch(*args)
 
@@ -226,7 +227,7 @@ def on_miss(fast: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[A
     device). Errors (tracing, compiling, a repeated donated array) propagate
     before anything runs.
     """
-    from refimpl import pjrt
+    from refimpl.backends.pjrt import backend as pjrt
 
     jitted = fast._jitted
     name = jitted.__name__
@@ -249,12 +250,12 @@ def on_miss(fast: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[A
 
 
 def placement(leaves: list[Any], paths: list[str], where: str) -> tuple[Any, bool]:
-    """(device, committed) of a call on PJRT: the rule of ``refimpl.arrays.placement``.
+    """(device, committed) of a call on PJRT: the rule of ``refimpl.backends.ref.arrays.placement``.
 
     Committed PJRT arrays fix the device (two different ones are a
     ``ValueError``); otherwise the default device, uncommitted.
     """
-    from refimpl import pjrt
+    from refimpl.backends.pjrt import backend as pjrt
 
     first: tuple[str, Any] | None = None
     for path, leaf in zip(paths, leaves, strict=True):

@@ -1,0 +1,1 @@
+"""The reference backend: the reference array type and eager dispatch (NumPy)."""
