@@ -26,14 +26,66 @@ import numpy as np
 
 from refimpl import dtypes
 
+_INT64_MAX = 2**63 - 1
+
+
+class ShapeError(ValueError):
+    """A shape no array can have: a negative or non-integer dimension, or more
+    elements or bytes than fit in int64. ``where`` is the primitive or
+    function that asked for it, once known (see :func:`shape_error_at`)."""
+
+    def __init__(self, message: str, where: str | None = None) -> None:
+        super().__init__(f"{where}: {message}" if where else message)
+        self.message = message
+        self.where = where
+
+
+def check_shape(shape: tuple[Any, ...], dtype: np.dtype) -> None:
+    """Every array shape passes here (``ShapedArray`` calls it on construction).
+
+    Dimensions are non-negative integers; the element count
+    ``prod(shape)`` and the byte size ``prod(shape) * dtype.itemsize`` are at
+    most ``2**63 - 1``: what an int64 size can describe, and the bound every
+    PJRT plugin assumes. Checking it here, once, means no primitive can hand
+    such a shape to NumPy or to XLA (where it would crash the process).
+    """
+    if not isinstance(dtype, np.dtype):
+        dtype = np.dtype(dtype)
+    count = 1
+    for dim in shape:
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 0:
+            raise ShapeError(
+                f"invalid shape {shape}: dimensions must be non-negative integers, got {dim!r}"
+            )
+        count *= int(dim)
+    if count > _INT64_MAX or count * max(dtype.itemsize, 1) > _INT64_MAX:
+        raise ShapeError(
+            f"shape {tuple(int(d) for d in shape)} with dtype {dtype.name} has {count} elements "
+            f"({count * dtype.itemsize} bytes), more than fit in int64 (2**63 - 1)"
+        )
+
+
+def shape_error_at(error: ShapeError, where: str) -> ShapeError:
+    """``error`` naming ``where`` (the innermost name wins if it already has one)."""
+    if error.where is not None:
+        return error
+    return ShapeError(error.message, where)
+
 
 @dataclass(frozen=True)
 class ShapedArray:
-    """The abstract value of an array: what tracing knows about it."""
+    """The abstract value of an array: what tracing knows about it.
+
+    Construction validates the shape (:func:`check_shape`), so an impossible
+    shape is a :class:`ShapeError` wherever an abstract value is built.
+    """
 
     shape: tuple[int, ...]
     dtype: np.dtype
     weak_type: bool = False
+
+    def __post_init__(self) -> None:
+        check_shape(self.shape, self.dtype)
 
     @property
     def ndim(self) -> int:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, lax, tracing
+from refimpl.core import ShapeError
 from refimpl.numpy._promote import (
     as_array,
     aval_of,
@@ -298,12 +299,22 @@ def arange(
             raise ValueError("arange: step must not be zero")
         working = np.dtype(np.float32) if dtype in (np.float16, dtypes.bfloat16) else dtype
         size = max(0, math.ceil((stop - start) / step))
-        offsets = lax.mul(_scalar_value(step, working), lax.iota(working, size))
+        iota = _arange_iota(working, size, start, stop, step)
+        offsets = lax.mul(_scalar_value(step, working), iota)
         return lax.convert_element_type(lax.add(_scalar_value(start, working), offsets), dtype)
     if start == 0:
-        return lax.iota(dtype, max(0, math.ceil(stop)))
+        return _arange_iota(dtype, max(0, math.ceil(stop)), start, stop, step)
     size = max(0, math.ceil(stop - start))
-    return lax.add(_scalar_value(start, dtype), lax.iota(dtype, size))
+    return lax.add(_scalar_value(start, dtype), _arange_iota(dtype, size, start, stop, step))
+
+
+def _arange_iota(dtype: np.dtype, size: int, start: Any, stop: Any, step: Any) -> Array:
+    """``lax.iota``, with an impossible size reported as arange's own error."""
+    try:
+        return lax.iota(dtype, size)
+    except ShapeError as error:
+        where = f"arange(start={start!r}, stop={stop!r}, step={step!r})"
+        raise ShapeError(error.message, where) from None
 
 
 def _scalar_value(value: Any, dtype: np.dtype) -> Any:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import tracing
-from refimpl.core import ShapedArray
+from refimpl.core import ShapedArray, ShapeError, shape_error_at
 
 
 class Primitive:
@@ -84,7 +84,10 @@ class Primitive:
     # -- application --
 
     def out_avals(self, in_avals: list[ShapedArray], params: dict[str, Any]) -> list[ShapedArray]:
-        out = self.abstract_eval(*in_avals, **params)
+        try:
+            out = self.abstract_eval(*in_avals, **params)
+        except ShapeError as error:  # an impossible output shape: say which primitive
+            raise shape_error_at(error, self.name) from None
         return list(out) if self.multiple_results else [out]
 
     def bind(self, *args: Any, **params: Any) -> Any:

@@ -192,7 +192,7 @@ def _integer_pow_impl(x: np.ndarray, *, y: int) -> np.ndarray:
         return _integer_pow_impl(x.astype(np.float32), y=y).astype(x.dtype)
     result = np.ones_like(x)
     base = x.copy()
-    n = abs(y)
+    n = builtins.abs(y)  # the module's abs is the lax function
     while n:
         if n & 1:
             result = result * base

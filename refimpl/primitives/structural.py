@@ -739,10 +739,17 @@ def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int):
     if isinstance(dimension, bool) or not isinstance(dimension, (int, np.integer)):
         raise TypeError(f"broadcasted_iota: dimension must be an int, got {dimension!r}")
     return iota_p.bind(
-        dtype=dtypes.canonicalize_dtype(dtype),
+        dtype=_iota_dtype(dtype),
         shape=as_int_tuple("broadcasted_iota", shape, "shape"),
         dimension=int(dimension),
     )
+
+
+def _iota_dtype(dtype: Any) -> np.dtype:
+    try:
+        return dtypes.canonicalize_dtype(dtype)
+    except TypeError:
+        raise TypeError(f"iota: dtype must be a numeric dtype, got {dtype!r}") from None
 
 
 def iota(dtype: Any, size: int):

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import inspect
 import logging
+import sys
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -29,7 +31,7 @@ import numpy as np
 
 from refimpl import tracing, tree_util
 from refimpl.config import config
-from refimpl.core import Program, ShapedArray
+from refimpl.core import Program, ShapedArray, ShapeError, shape_error_at
 from refimpl.interpreter import run_program
 from refimpl.primitives.call import jit_call_p
 from refimpl.transforms import donation
@@ -124,6 +126,14 @@ class ArgSpec:
         donate_argnames: Any,
     ) -> ArgSpec:
         sig = _signature_of(fun)
+        if sig is None and donate_argnames not in ((), None, []):
+            # Without a signature no name can be matched: donating nothing
+            # silently would lose the caller's intent (JAX raises too).
+            raise ValueError(
+                f"jit({fun_name}): getting the signature of {fun_name} failed, so "
+                f"donate_argnames={donate_argnames!r} cannot be resolved; pass "
+                "donate_argnums instead of donate_argnames"
+            )
         positional: list[str] = []
         if sig is not None:
             kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
@@ -132,9 +142,11 @@ class ArgSpec:
         s_names = _name_set(static_argnames, "static_argnames", fun_name)
         d_nums = _int_set(donate_argnums, "donate_argnums", fun_name)
         d_names = _name_set(donate_argnames, "donate_argnames", fun_name)
+        n_params = len(positional) if sig is not None and not _has_var_positional(sig) else None
+        _check_in_range(s_nums, "static_argnums", n_params, fun_name)
+        _check_in_range(d_nums, "donate_argnums", n_params, fun_name)
         s_nums, s_names = _mirror(s_nums, s_names, positional)
         d_nums, d_names = _mirror(d_nums, d_names, positional)
-        n_params = len(positional) if sig is not None and not _has_var_positional(sig) else None
         both = _overlap(s_nums, d_nums, n_params) | (s_names & d_names)
         if both:
             raise ValueError(
@@ -149,15 +161,41 @@ def _has_var_positional(sig: inspect.Signature) -> bool:
 
 
 def _int_set(value: Any, what: str, fun_name: str) -> frozenset[int]:
-    items = (value,) if isinstance(value, int) else tuple(value)
+    try:
+        items = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    except TypeError:
+        items = (value,)  # not iterable: reported as a wrong item below
     for item in items:
-        if isinstance(item, bool) or not isinstance(item, int):
-            raise TypeError(f"jit({fun_name}): {what} must be ints, got {value!r}")
-    return frozenset(items)
+        if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
+            raise TypeError(
+                f"jit({fun_name}): {what} must be ints (an int or a sequence of them), got {value!r}"
+            )
+    return frozenset(int(i) for i in items)
+
+
+# No call can pass 2**31 positional arguments; larger numbers could never name
+# one, and the native fast path keeps argument numbers in 32 bits.
+_MAX_ARGNUM = 2**31 - 1
+
+
+def _check_in_range(nums: frozenset[int], what: str, n_params: int | None, fun_name: str) -> None:
+    """``ValueError`` for a number that can name no positional argument of any call."""
+    limit = _MAX_ARGNUM if n_params is None else n_params
+    bad = sorted(i for i in nums if not -limit <= i < limit)
+    if bad:
+        accepts = (
+            f"{fun_name} only accepts {n_params} positional arguments"
+            if n_params is not None
+            else "argument numbers must be below 2**31 in absolute value"
+        )
+        raise ValueError(f"jit({fun_name}): {what}={tuple(bad)} is out of range: {accepts}")
 
 
 def _name_set(value: Any, what: str, fun_name: str) -> frozenset[str]:
-    items = (value,) if isinstance(value, str) else tuple(value)
+    try:
+        items = (value,) if isinstance(value, str) else tuple(value)
+    except TypeError:
+        items = (value,)
     for item in items:
         if not isinstance(item, str):
             raise TypeError(f"jit({fun_name}): {what} must be strings, got {value!r}")
@@ -247,6 +285,7 @@ class CacheEntry:
     donation: DonationPlan = field(default_factory=lambda: DonationPlan(()))
     executable: Any = None  # backend-specific compiled form, filled in lazily
     donation_warned: bool = False  # the "not usable" warning is given once per entry
+    out_tree_ok: bool | None = None  # can out_tree be rebuilt from any leaves? (execute_ref)
 
     @property
     def aliases(self) -> dict[int, int]:
@@ -288,6 +327,16 @@ class Jitted:
     def __repr__(self) -> str:
         return f"<Jitted {self.__name__}>"
 
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        """As a class attribute, bind ``self`` like a plain function would.
+
+        ``@partial(jit, static_argnums=0)`` on a method then sees the instance
+        as its static first argument (JAX's jitted functions do the same).
+        """
+        if instance is None:
+            return self
+        return types.MethodType(self, instance)
+
     def _cache_size(self) -> int:
         return len(self._cache)
 
@@ -307,10 +356,18 @@ class Jitted:
         path_leaves, in_tree = tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))
         leaves = [leaf for _, leaf in path_leaves]
         paths = [self._readable_path(p, args, static_nums) for p, _ in path_leaves]
-        avals = tuple(
-            tracing.get_aval(leaf, f"jit({self.__name__})", f"'{path}'")
-            for leaf, path in zip(leaves, paths, strict=True)
-        )
+        try:
+            avals = tuple(
+                tracing.get_aval(leaf, f"jit({self.__name__})", f"'{path}'")
+                for leaf, path in zip(leaves, paths, strict=True)
+            )
+        except ShapeError as error:  # e.g. a ShapeDtypeStruct no array can have
+            where = next(
+                f"jit({self.__name__}) argument {path}"
+                for leaf, path in zip(leaves, paths, strict=True)
+                if _shape_error_of(leaf) is not None
+            )
+            raise shape_error_at(error, where) from None
         # A static passed by position and the same one passed by keyword are
         # different signatures, as in JAX.
         statics = tuple(
@@ -407,7 +464,14 @@ class Jitted:
                     f"jit({self.__name__}): argument {path} is a ShapeDtypeStruct; use "
                     ".trace(...) or eval_shape for abstract arguments"
                 )
-        outs = self._execute(entry, call)
+        if entry.donation.unusable and not entry.donation_warned:
+            entry.donation_warned = True
+            donation.warn_unusable(entry.donation, self.__name__)
+        if call.signature.backend == "ref":
+            return execute_ref(entry, call, self.__name__)
+        from refimpl.backends.pjrt import backend as pjrt
+
+        outs = pjrt.execute(self, entry, call)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
     def _bind_nested(self, entry: CacheEntry, call: CallArgs) -> Any:
@@ -421,17 +485,6 @@ class Jitted:
         )
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
-    def _execute(self, entry: CacheEntry, call: CallArgs) -> list[Any]:
-        if entry.donation.unusable and not entry.donation_warned:
-            entry.donation_warned = True
-            donation.warn_unusable(entry.donation, self.__name__)
-        backend = call.signature.backend
-        if backend == "ref":
-            return execute_ref(entry, call, self.__name__)
-        from refimpl.backends.pjrt import backend as pjrt
-
-        return pjrt.execute(self, entry, call)
-
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         """Trace (or fetch from the cache) for these arguments without running."""
         call = self._split_args(args, kwargs)
@@ -442,6 +495,16 @@ class Jitted:
         return self.trace(*args, **kwargs).lower()
 
 
+def _shape_error_of(leaf: Any) -> ShapeError | None:
+    try:
+        tracing.get_aval(leaf, "", "")
+    except ShapeError as error:
+        return error
+    except Exception:
+        pass
+    return None
+
+
 def _merge_static(dyn_args: tuple[Any, ...], static_args: dict[int, Any]) -> list[Any]:
     merged: list[Any] = []
     dyn = iter(dyn_args)
@@ -450,39 +513,101 @@ def _merge_static(dyn_args: tuple[Any, ...], static_args: dict[int, Any]) -> lis
     return merged
 
 
-def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> list[Any]:
-    """Run a cached program on the reference interpreter, donation included.
+def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> Any:
+    """Run a cached program on the reference interpreter, donation included;
+    return the output pytree.
 
     Each aliased output is written into its donated input's NumPy buffer, and
-    the output Array takes that very buffer. Donated Arrays are deleted after
-    a successful run (an Array whose buffer is overwritten is deleted at that
-    moment); nothing is deleted if the call fails before a buffer is reused.
+    the output Array takes that very buffer. The other donated Arrays are
+    deleted only once the output pytree exists, so a call that fails (while
+    running, or in an output node's ``unflatten``) deletes nothing except an
+    input whose buffer already holds a result (its old contents are gone; see
+    docs/semantics.md "Donation through jit").
+
+    Two cases are executed without writing into donated buffers (the outputs
+    get fresh memory; the donated arrays are still deleted):
+
+    * a donated buffer someone else can still read: ``np.asarray(a)`` hands
+      out read-only views of ``a``'s buffer, and a live view must keep seeing
+      the old values (copy-on-donate, as JAX and the pjrt backend);
+    * an output structure whose ``unflatten`` fails on placeholder leaves:
+      it may fail on the real ones too, after a donated buffer was reused.
     """
-    from refimpl.backends.ref.arrays import Array, placement
+    from refimpl.backends.ref.arrays import RefArray as Array
+    from refimpl.backends.ref.arrays import placement
 
     device, committed = placement(call.leaves, call.paths, f"jit({name})")
-    values = [
-        tracing.concrete_value(leaf, aval)
-        for leaf, aval in zip(call.leaves, call.signature.avals, strict=True)
-    ]
     plan = entry.donation
     donated = {
         i: leaf for i, leaf in enumerate(call.leaves) if plan.donated[i] and isinstance(leaf, Array)
     }
-    reuse = {i: j for i, j in plan.aliases.items() if i in donated}
+    reuse = {i: j for i, j in plan.aliases.items() if i in donated and _sole_owner(donated[i])}
+    if reuse and not _out_tree_probe(entry):
+        reuse = {}
+    values = [
+        tracing.concrete_value(leaf, aval)
+        for leaf, aval in zip(call.leaves, call.signature.avals, strict=True)
+    ]
     outs = run_program(
         entry.program,
         values,
         reuse=reuse,
         on_overwrite=lambda i: donated[i].mark_donated(name),
     )
-    for array in donated.values():
-        if not array.is_deleted():
-            array.mark_donated(name)
-    return [
+    del values
+    arrays = [
         Array(out, aval.weak_type, device, committed)
         for out, aval in zip(outs, entry.program.out_avals, strict=True)
     ]
+    tree = tree_util.tree_unflatten(entry.out_tree, arrays)
+    for array in donated.values():
+        if not array.is_deleted():
+            array.mark_donated(name)
+    return tree
+
+
+def _sole_owner(array: Any) -> bool:
+    """Whether ``array``'s buffer is referenced by ``array`` alone.
+
+    Every NumPy view of the buffer (``np.asarray(array)``, slices of it, a
+    constant captured by a program) holds a reference to it, so the count
+    covers them all: 2 is the attribute plus ``getrefcount``'s argument.
+    """
+    return sys.getrefcount(array._buffer) <= 2
+
+
+def _out_tree_probe(entry: CacheEntry) -> bool:
+    """Whether the output structure can be rebuilt, decided once per entry.
+
+    Tuples, lists, dicts and None always can; other nodes are tried with
+    ``ShapeDtypeStruct`` leaves (JAX's rule: ``unflatten`` must accept any
+    leaf objects).
+    """
+    if entry.out_tree_ok is None:
+        entry.out_tree_ok = True
+        if _has_custom_nodes(entry.out_tree):
+            placeholders = [aval_to_struct(a) for a in entry.program.out_avals]
+            try:
+                tree_util.tree_unflatten(entry.out_tree, placeholders)
+            except Exception:
+                entry.out_tree_ok = False
+    return entry.out_tree_ok
+
+
+_BUILTIN_NODES = (tuple, list, dict, type(None))
+
+
+def _has_custom_nodes(treedef: tree_util.PyTreeDef) -> bool:
+    stack = [treedef]
+    while stack:
+        node = stack.pop()
+        data = node.node_data()
+        if data is None:
+            continue
+        if data[0] not in _BUILTIN_NODES:
+            return True
+        stack.extend(node.children())
+    return False
 
 
 class Traced:
@@ -618,6 +743,18 @@ def make_program(fun: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Pr
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The output shapes, dtypes and weak types of ``fun(*args)``, without computing.
 
-    Arguments may be arrays, Python scalars or ``ShapeDtypeStruct``s.
+    Arguments may be arrays, Python scalars, ``ShapeDtypeStruct``s, or any
+    object with ``.shape`` and ``.dtype`` attributes (read as a
+    ``ShapeDtypeStruct``, as JAX does; ``.weak_type`` too if it has one).
     """
+    args, kwargs = tree_util.tree_map(_as_abstract, (args, kwargs))
     return Jitted(fun).trace(*args, **kwargs).out_info
+
+
+def _as_abstract(leaf: Any) -> Any:
+    if tracing.is_array_like(leaf) or isinstance(leaf, (bool, int, float, complex)):
+        return leaf
+    shape, dtype = getattr(leaf, "shape", None), getattr(leaf, "dtype", None)
+    if shape is None or dtype is None:
+        return leaf  # not array-like at all: tracing reports it, naming the argument
+    return ShapeDtypeStruct(shape, dtype, getattr(leaf, "weak_type", False))

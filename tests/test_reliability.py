@@ -1,0 +1,263 @@
+"""Issue 16: no crash, no lost data, no silent wrong result.
+
+One regression test (or a few) per finding, each failing before its fix.
+Where JAX defines the behaviour the test asks JAX too; where the SPEC is
+stricter than JAX (a failed call deletes nothing, shapes are validated before
+they reach a plugin) the test states the SPEC's rule.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+from refimpl import lax, tree_util
+from refimpl.core import ShapeError
+from tests.pjrt_helpers import skip_without_pjrt
+
+BACKENDS = ["ref", "pjrt"]
+
+
+def needs(backend: str) -> None:
+    if backend == "pjrt":
+        skip_without_pjrt()
+
+
+# --- 3: impossible shapes are rejected in the abstract values ------------------------------
+
+HUGE = (2**32, 2**32)  # 2**64 elements: no int64 can count them
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_huge_shape_is_a_clear_error_naming_the_primitive(backend):
+    needs(backend)
+    f = ri.jit(lambda: rnp.zeros(HUGE), backend=backend)
+    with pytest.raises(ShapeError, match=r"broadcast_in_dim: shape \(4294967296, 4294967296\)"):
+        f()
+
+
+def test_eval_shape_rejects_a_huge_shape():
+    with pytest.raises(ShapeError, match="more than fit in int64"):
+        ri.eval_shape(lambda: rnp.zeros(HUGE))
+
+
+def test_shape_error_is_a_value_error_and_checks_bytes_too():
+    # 2**61 float32 elements fit in int64 as a count, but not as a byte size.
+    with pytest.raises(ValueError, match=r"bytes\), more than fit in int64"):
+        ri.eval_shape(lambda: rnp.ones((2**61,), np.float32))
+    # The same count of int8 fits: only the abstract value is built.
+    out = ri.eval_shape(lambda: rnp.ones((2**61,), np.int8))
+    assert out.shape == (2**61,)
+
+
+def test_huge_abstract_argument_names_the_argument():
+    def f(x, y):
+        return x + y
+
+    big = ri.ShapeDtypeStruct((2**40, 2**40), np.float32)
+    with pytest.raises(ShapeError, match=r"jit\(f\) argument y: shape"):
+        ri.eval_shape(f, 1.0, big)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: lax.broadcast_in_dim(1.0, (2**40, 2**40), ()),
+        lambda: lax.broadcasted_iota(np.float32, (2**33, 2**31), 0),
+        lambda: rnp.broadcast_to(rnp.ones(3), (2**62, 3)),
+    ],
+)
+def test_every_primitive_goes_through_the_same_check(make):
+    with pytest.raises(ShapeError, match="more than fit in int64"):
+        ri.eval_shape(make)
+
+
+def test_arange_with_a_huge_count_is_a_clear_error():
+    with pytest.raises(ShapeError, match="arange.*more than fit in int64"):
+        rnp.arange(0, 1e20)
+
+
+# --- 6: host views are immutable; donation never writes where a user can read ------------
+
+
+def test_donation_keeps_a_host_view_intact():
+    a = rnp.arange(4.0)
+    h = np.asarray(a)
+    out = ri.jit(lambda x: x * 10, donate_argnums=0)(a)
+    np.testing.assert_array_equal(h, [0.0, 1.0, 2.0, 3.0])  # what JAX and pjrt give
+    np.testing.assert_array_equal(np.asarray(out), [0.0, 10.0, 20.0, 30.0])
+    assert a.is_deleted()
+
+
+def test_donation_keeps_a_slice_of_a_host_view_intact():
+    a = rnp.arange(4.0)
+    tail = np.asarray(a)[2:]
+    ri.jit(lambda x: x + 1, donate_argnums=0)(a)
+    np.testing.assert_array_equal(tail, [2.0, 3.0])
+
+
+def test_donation_without_views_still_reuses_the_buffer():
+    a = rnp.arange(4.0)
+    pointer = a.unsafe_buffer_pointer()
+    out = ri.jit(lambda x: x * 10, donate_argnums=0)(a)
+    assert out.unsafe_buffer_pointer() == pointer
+
+
+# --- 7: a failed call deletes nothing -------------------------------------------------------
+
+
+class Failing:
+    """A pytree node whose unflatten always raises."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+tree_util.register_pytree_node(
+    Failing,
+    lambda node: ((node.value,), None),
+    lambda data, children: (_ for _ in ()).throw(ZeroDivisionError("unflatten failed")),
+)
+
+
+def test_failing_output_unflatten_deletes_no_donated_input():
+    x = rnp.arange(4.0)
+    f = ri.jit(lambda x: Failing(x * 10), donate_argnums=0)
+    with pytest.raises(ZeroDivisionError, match="unflatten failed"):
+        f(x)
+    assert not x.is_deleted()
+    np.testing.assert_array_equal(np.asarray(x), [0.0, 1.0, 2.0, 3.0])
+
+
+class FailsOnArrays:
+    """A pytree node whose unflatten accepts refimpl arrays only: the placeholder
+    probe fails, so the call runs without writing into donated buffers."""
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _unflatten_arrays_only(data, children):
+    (value,) = children
+    if not isinstance(value, ri.Array):
+        raise TypeError("arrays only")
+    return FailsOnArrays(value)
+
+
+tree_util.register_pytree_node(
+    FailsOnArrays, lambda node: ((node.value,), None), _unflatten_arrays_only
+)
+
+
+def test_unflatten_that_rejects_placeholders_still_works_and_donates():
+    x = rnp.arange(4.0)
+    out = ri.jit(lambda x: FailsOnArrays(x + 1), donate_argnums=0)(x)
+    np.testing.assert_array_equal(np.asarray(out.value), [1.0, 2.0, 3.0, 4.0])
+    assert x.is_deleted()
+
+
+# --- 8: errors that name the function and the argument -------------------------------------
+
+
+def test_static_argnums_out_of_range_is_a_value_error_as_jax():
+    with pytest.raises(ValueError, match="only accepts 1 positional arguments"):
+        jax.jit(lambda x: x, static_argnums=2**40)
+    with pytest.raises(ValueError, match=r"jit\(<lambda>\): static_argnums=\(1099511627776,\)"):
+        ri.jit(lambda x: x, static_argnums=2**40)
+    with pytest.raises(ValueError, match="out of range"):
+        ri.jit(lambda *xs: xs, static_argnums=2**40)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_static_argnums_out_of_range_on_both_backends(backend):
+    needs(backend)
+    with pytest.raises(ValueError, match="only accepts 1 positional arguments"):
+        ri.jit(lambda x: x, static_argnums=2**40, backend=backend)
+    with pytest.raises(ValueError, match="only accepts 1 positional arguments"):
+        ri.jit(lambda x: x, donate_argnums=-2, backend=backend)
+
+
+def test_donate_argnums_not_an_int_names_the_option():
+    with pytest.raises(TypeError, match=r"jit\(<lambda>\): donate_argnums must be ints.*1\.5"):
+        ri.jit(lambda x: x, donate_argnums=1.5)
+    with pytest.raises(TypeError, match="static_argnames must be strings"):
+        ri.jit(lambda x: x, static_argnames=1)
+
+
+def test_iota_with_a_bad_dtype_names_iota():
+    with pytest.raises(TypeError, match="iota.*'foo'"):
+        lax.iota("foo", 3)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_integer_pow_with_a_huge_exponent_matches_jax(backend):
+    needs(backend)
+    x = np.array([1.0, -1.0, 0.5], np.float32)
+    want = np.asarray(jax.lax.integer_pow(jnp.asarray(x), 10**20))
+    got = ri.jit(lambda x: lax.integer_pow(x, 10**20), backend=backend)(x)
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+# --- 9, 10, 11: JAX API behaviours --------------------------------------------------------------
+
+
+def test_jitted_method_binds_self_as_jax():
+    def make(jit):
+        class Scale:
+            def __init__(self, k):
+                self.k = k
+
+            def __hash__(self):
+                return hash(self.k)
+
+            def __eq__(self, other):
+                return isinstance(other, Scale) and other.k == self.k
+
+            @functools.partial(jit, static_argnums=0)
+            def apply(self, x):
+                return x * self.k
+
+        return Scale
+
+    x = np.arange(3.0, dtype=np.float32)
+    want = make(jax.jit)(3).apply(x)
+    got = make(ri.jit)(3).apply(x)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert isinstance(make(ri.jit).__dict__["apply"], type(ri.jit(lambda x: x, backend="ref")))
+
+
+def test_eval_shape_accepts_duck_typed_arguments_as_jax():
+    class Duck:
+        shape = (3, 2)
+        dtype = np.dtype(np.int16)
+
+    def f(x):
+        return x.astype(np.float32).sum(axis=0)
+
+    want = jax.eval_shape(f, Duck())
+    got = ri.eval_shape(f, Duck())
+    assert (got.shape, got.dtype) == (want.shape, want.dtype)
+
+
+def test_donate_argnames_without_a_signature_is_a_value_error_as_jax():
+    with pytest.raises(ValueError, match="signature"):
+        jax.jit(max, donate_argnames="x")
+    with pytest.raises(ValueError, match=r"jit\(max\): getting the signature of max failed"):
+        ri.jit(max, donate_argnames="x")
+
+
+def test_sole_owner_sees_every_view():
+    from refimpl.transforms.jit import _sole_owner
+
+    a = rnp.arange(3.0)
+    assert _sole_owner(a)
+    view = np.asarray(a)[1:]
+    assert not _sole_owner(a)
+    del view
+    assert _sole_owner(a)
