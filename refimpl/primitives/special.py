@@ -1,0 +1,222 @@
+"""Special-function primitives: ``erf_inv``, ``erfc``, ``lgamma``, ``digamma``.
+
+All four are unary, elementwise, accept floating-point types only and keep
+the operand's dtype (float16/bfloat16 are computed in float32 and rounded
+once, as for the other transcendental functions). Their lowerings are the
+CHLO ops of the same names, which XLA expands into polynomial
+approximations; the NumPy references below define the mathematical function
+and agree with XLA to a few ulps (exactly for ``erf_inv`` in float32 up to
+the ulp differences of ``log1p``; see each impl).
+
+* ``erf_inv(x)``: the ``y`` in ``(-inf, inf)`` with ``erf(y) = x`` for
+  ``-1 < x < 1``; ``erf_inv(+-1) = +-inf``; NaN outside ``[-1, 1]``.
+  Derivative ``sqrt(pi) / 2 * exp(erf_inv(x)**2)``.
+* ``erfc(x) = 1 - erf(x)`` (computed without cancellation); derivative
+  ``-2 / sqrt(pi) * exp(-x**2)``.
+* ``lgamma(x) = log|Gamma(x)|``; ``+inf`` at the poles ``0, -1, -2, ...``.
+  Derivative ``digamma(x)``.
+* ``digamma(x) = d/dx log Gamma(x)``; NaN at the poles ``0, -1, -2, ...``
+  (XLA's convention). Its derivative (trigamma) is not provided.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from refimpl import tracing
+from refimpl.primitives import elementwise as ew
+from refimpl.transforms.ad_util import Zero
+
+__all__ = ["digamma", "erf_inv", "erfc", "lgamma"]
+
+_F32 = np.dtype(np.float32)
+
+# M. Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011):
+# single-precision polynomials in w = -log(1 - x^2), for w < 5 in (w - 2.5)
+# and otherwise in (sqrt(w) - 3); erf_inv(x) = p(w) * x.
+_GILES_CENTRAL = (
+    2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+    -0.00125372503, -0.00417768164, 0.246640727, 1.50140941,
+)  # fmt: skip
+_GILES_TAIL = (
+    -0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+    -0.0076224613, 0.00943887047, 1.00167406, 2.83297682,
+)  # fmt: skip
+
+
+def _fma32(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """``a * b + c`` rounded once to float32 (the product of two float32 values
+    is exact in float64), as XLA's fused multiply-add evaluates the polynomial."""
+    wide = a.astype(np.float64) * b.astype(np.float64) + c.astype(np.float64)
+    return wide.astype(_F32)
+
+
+def _erf_inv_f32(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = -np.log1p(-x * x)
+        central = w < np.float32(5)
+        t = np.where(central, w - np.float32(2.5), np.sqrt(w) - np.float32(3))
+        p = np.where(central, np.float32(_GILES_CENTRAL[0]), np.float32(_GILES_TAIL[0]))
+        for a, b in zip(_GILES_CENTRAL[1:], _GILES_TAIL[1:], strict=True):
+            p = _fma32(p, t, np.where(central, np.float32(a), np.float32(b)))
+        result = p * x
+        result = np.where(np.abs(x) == 1, x * np.float32(np.inf), result)
+        return np.where(np.abs(x) > 1, np.float32(np.nan), result).astype(_F32)
+
+
+def _erf_inv_f64(x: np.ndarray) -> np.ndarray:
+    """The float32 approximation refined by Newton's method on ``erf(y) - x``
+    in float64 (three steps: quadratic convergence from ~1e-7)."""
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    erfc = np.vectorize(math.erfc, otypes=[np.float64])
+    a = np.abs(x)
+    y = _erf_inv_f32(a.astype(_F32)).astype(np.float64)
+    inside = a < 1
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        # a float64 x within 2**-25 of 1 rounds to 1 in float32: start from
+        # the leading asymptotic term there instead
+        start = np.sqrt(-np.log((1 - a) * (1 + a)))
+        y0 = np.where(inside, np.where(np.isfinite(y), y, start), 0.0)
+        tail = a > 0.5  # there erf(y) - a cancels; erfc(y) - (1 - a) does not
+        for _ in range(6):
+            slope = 2 / math.sqrt(math.pi) * np.exp(-y0 * y0)
+            c = erfc(y0)
+            # in the tail, Newton on log(erfc(y)) - log(1 - a), nearly linear in y
+            step = np.where(tail, -np.log(c / (1 - a)) * c, erf(y0) - a) / slope
+            y0 = np.where(inside, y0 - step, y0)
+    return np.copysign(np.where(inside, y0, y), x)
+
+
+def _erf_inv(x: np.ndarray) -> np.ndarray:
+    if x.dtype == np.float64:
+        return _erf_inv_f64(x)
+    return _erf_inv_f32(x)
+
+
+def _lgamma_scalar(v: float) -> float:
+    if math.isnan(v):
+        return v
+    try:
+        return math.lgamma(v)
+    except ValueError:  # a pole: Gamma is infinite there
+        return math.inf
+
+
+def _lgamma(x: np.ndarray) -> np.ndarray:
+    return np.vectorize(_lgamma_scalar, otypes=[np.float64])(x.astype(np.float64))
+
+
+def _digamma_scalar(v: float) -> float:
+    if math.isnan(v) or v == -math.inf:
+        return math.nan
+    if v == math.inf:
+        return math.inf
+    if v <= 0 and v == math.floor(v):
+        return math.nan
+    shift = 0.0
+    if v < 0.5:  # reflection: psi(1 - x) - psi(x) = pi / tan(pi x)
+        return _digamma_scalar(1.0 - v) - math.pi / math.tan(math.pi * v)
+    while v < 6.0:  # recurrence: psi(x) = psi(x + 1) - 1 / x
+        shift -= 1.0 / v
+        v += 1.0
+    inv2 = 1.0 / (v * v)
+    # asymptotic series: log x - 1/2x - sum B_2k / (2k x^2k)
+    series = inv2 * (
+        1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 * (1 / 132))))
+    )
+    return shift + math.log(v) - 0.5 / v - series
+
+
+def _digamma(x: np.ndarray) -> np.ndarray:
+    return np.vectorize(_digamma_scalar, otypes=[np.float64])(x.astype(np.float64))
+
+
+def _as_dtype(fn):
+    def impl(x: np.ndarray) -> np.ndarray:
+        return np.asarray(fn(x)).astype(x.dtype)
+
+    return impl
+
+
+def _erfc(x: np.ndarray) -> np.ndarray:
+    return np.vectorize(math.erfc, otypes=[np.float64])(x.astype(np.float64))
+
+
+erfc_p = ew.unary("erfc", ew._in_float32(_as_dtype(_erfc)), ew.FLOAT)
+erf_inv_p = ew.unary("erf_inv", ew._in_float32(_as_dtype(_erf_inv)), ew.FLOAT)
+lgamma_p = ew.unary("lgamma", ew._in_float32(_as_dtype(_lgamma)), ew.FLOAT)
+digamma_p = ew.unary("digamma", ew._in_float32(_as_dtype(_digamma)), ew.FLOAT)
+
+for _prim, _op in [
+    (erf_inv_p, "erf_inv"), (erfc_p, "erfc"), (lgamma_p, "lgamma"), (digamma_p, "digamma"),
+]:  # fmt: skip
+    _prim.def_lowering(ew._hlo_unary(_op, dialect="chlo", in_float32=True))
+    _prim.def_mask(ew._elementwise_mask_rule)
+
+
+def _unary_batch(prim):
+    def rule(args, dims, **params):
+        return prim.bind(*args, **params), dims[0]
+
+    return rule
+
+
+for _prim in (erf_inv_p, erfc_p, lgamma_p, digamma_p):
+    _prim.def_batch(_unary_batch(_prim))
+
+
+def _scalar_like(value: float, x: Any) -> Any:
+    aval = tracing.get_aval(x, "special", 0)
+    return tracing.TypedScalar(value, aval.dtype, aval.weak_type)
+
+
+@erf_inv_p.def_jvp
+def _erf_inv_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = erf_inv_p.bind(x)
+    if isinstance(t, Zero):
+        return y, t
+    scale = ew.mul(_scalar_like(math.sqrt(math.pi) / 2, y), ew.exp(ew.mul(y, y)))
+    return y, ew.mul(t, scale)
+
+
+@erfc_p.def_jvp
+def _erfc_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = erfc_p.bind(x)
+    if isinstance(t, Zero):
+        return y, t
+    slope = ew.mul(_scalar_like(-2 / math.sqrt(math.pi), x), ew.exp(ew.neg(ew.mul(x, x))))
+    return y, ew.mul(t, slope)
+
+
+@lgamma_p.def_jvp
+def _lgamma_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = lgamma_p.bind(x)
+    if isinstance(t, Zero):
+        return y, t
+    return y, ew.mul(t, digamma_p.bind(x))
+
+
+def erf_inv(x: Any) -> Any:
+    """``lax.erf_inv``: the inverse error function (see the module docstring)."""
+    return erf_inv_p.bind(x)
+
+
+def erfc(x: Any) -> Any:
+    """``lax.erfc``: ``1 - erf(x)``, without the cancellation for large ``x``."""
+    return erfc_p.bind(x)
+
+
+def lgamma(x: Any) -> Any:
+    """``lax.lgamma``: ``log|Gamma(x)|``."""
+    return lgamma_p.bind(x)
+
+
+def digamma(x: Any) -> Any:
+    """``lax.digamma``: the logarithmic derivative of Gamma."""
+    return digamma_p.bind(x)

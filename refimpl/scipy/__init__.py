@@ -1,0 +1,1 @@
+"""``refimpl.scipy``: the parts of ``jax.scipy`` refimpl provides."""
