@@ -1,0 +1,170 @@
+"""``custom_vmap``: a function with its own batching rule (``jax.custom_batching``).
+
+::
+
+    @custom_vmap
+    def f(x, y): ...
+
+    @f.def_vmap
+    def f_vmap_rule(axis_size, in_batched, x, y):
+        ...                      # x, y: batched ones carry the batch axis first
+        return out, out_batched  # out_batched: bools, the structure of out
+
+Called outside ``vmap``, ``f`` runs its own body. Under ``vmap`` the call is
+one ``custom_vmap_call`` equation (holding ``f``'s Program and the rule), and
+batching it calls the rule instead of batching the body: ``in_batched`` is a
+list with one pytree of bools per positional argument; the rule returns the
+outputs (batched ones with the batch axis first, of size ``axis_size``) and a
+matching pytree of bools. Keyword arguments are resolved to positions from
+``f``'s signature, as for ``custom_vjp``; calling ``f`` before ``def_vmap``
+is an ``AttributeError`` (JAX's words).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from refimpl import tracing, tree_util
+from refimpl.core import Program, ShapedArray
+from refimpl.primitives.base import Primitive
+
+custom_vmap_call_p = Primitive("custom_vmap_call", multiple_results=True)
+
+
+@custom_vmap_call_p.def_abstract_eval
+def _abstract_eval(*avals: ShapedArray, call: Program, rule: Any, num_consts: int, **_: Any):
+    return call.out_avals
+
+
+@custom_vmap_call_p.def_impl
+def _impl(*args: np.ndarray, call: Program, **_: Any) -> list[Any]:
+    from refimpl.interpreter import eval_program
+
+    return eval_program(call, args)
+
+
+@custom_vmap_call_p.def_lowering
+def _lowering(ctx: Any, *args: Any, call: Program, name: str, **_: Any) -> list[Any]:
+    return ctx.call(call, name, args)
+
+
+@custom_vmap_call_p.def_batch
+def _batch(args, dims, *, call, rule, num_consts, in_tree, out_tree, name):
+    from refimpl.transforms import batching
+
+    frame = batching.current_frame()
+    if any(d is not None for d in dims[:num_consts]):
+        raise NotImplementedError(
+            f"custom_vmap({name}): the function closes over a value batched by an enclosing "
+            "vmap; pass it as an argument instead"
+        )
+    leaves = [
+        x if d is None else batching.moveaxis(x, d, 0)
+        for x, d in zip(args[num_consts:], dims[num_consts:], strict=True)
+    ]
+    batched = [d is not None for d in dims[num_consts:]]
+    call_args = tree_util.tree_unflatten(in_tree, leaves)
+    in_batched = list(tree_util.tree_unflatten(in_tree, batched))
+    out, out_batched = rule(frame.size, in_batched, *call_args)
+    rule_name = getattr(rule, "__name__", "<unnamed rule>")
+    out_leaves, rule_tree = tree_util.tree_flatten(out)
+    batched_leaves, batched_tree = tree_util.tree_flatten(out_batched)
+    if rule_tree != batched_tree:
+        raise ValueError(
+            "structure of output value and output batching specification returned by custom "
+            f"vmap rule ({rule_name}) do not match.\nOutput values: {rule_tree}\n"
+            f"Batching spec: {batched_tree}"
+        )
+    if rule_tree != out_tree:
+        raise ValueError(
+            f"structure of output returned by custom vmap rule ({rule_name}) does not match "
+            f"that of original custom-vmapped function.\nOriginal output: {out_tree}\n"
+            f"Rule output: {rule_tree}"
+        )
+    for index, (leaf, is_batched, aval) in enumerate(
+        zip(out_leaves, batched_leaves, call.out_avals, strict=True)
+    ):
+        got = tracing.get_aval(leaf, f"custom_vmap({name})", index)
+        want = (frame.size, *aval.shape) if is_batched else aval.shape
+        if got.shape != want or got.dtype != aval.dtype:
+            raise ValueError(
+                f"custom vmap rule ({rule_name}) returned output {index} of type "
+                f"{got.str_short()}, expected {aval.dtype.name}{list(want)}"
+                + (" (batched, batch axis first)" if is_batched else " (unbatched)")
+            )
+    return out_leaves, [0 if b else None for b in batched_leaves]
+
+
+def _resolve_kwargs(fun: Callable[..., Any], name: str, args: tuple, kwargs: dict) -> tuple:
+    if not kwargs:
+        return args
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+        bound.apply_defaults()
+        passed = [k for k in bound.kwargs if k in kwargs]
+        if passed:
+            raise TypeError(
+                "The following keyword arguments could not be resolved to positions: "
+                + ", ".join(passed)
+            )
+    except TypeError as e:
+        raise TypeError(
+            f"The input arguments to the custom_vmap-decorated function {name} could not be "
+            f"resolved to positional-only arguments. Binding failed with the error:\n{e}"
+        ) from e
+    return bound.args
+
+
+class custom_vmap:  # noqa: N801  (JAX's name)
+    """Wrap ``fun`` so that ``vmap`` uses the rule given by :meth:`def_vmap`."""
+
+    def __init__(self, fun: Callable[..., Any]) -> None:
+        if not callable(fun):
+            raise TypeError(f"custom_vmap: fun must be callable, got {type(fun).__name__}")
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.vmap_rule: Callable[..., Any] | None = None
+
+    def def_vmap(self, rule: Callable[..., Any]) -> Callable[..., Any]:
+        """Set the batching rule ``rule(axis_size, in_batched, *args) -> (out, out_batched)``."""
+        self.vmap_rule = rule
+        return rule
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        name = getattr(self.fun, "__name__", type(self.fun).__name__)
+        args = _resolve_kwargs(self.fun, name, args, kwargs)
+        if self.vmap_rule is None:
+            raise AttributeError(
+                f"No batching rule defined for custom_vmap function {name} using def_vmap."
+            )
+        leaves, in_tree = tree_util.tree_flatten(args)
+        avals = [tracing.get_aval(x, f"custom_vmap({name})", i) for i, x in enumerate(leaves)]
+        out_trees: list[Any] = []
+
+        def flat_fun(*tracers: Any) -> list[Any]:
+            out = self.fun(*tree_util.tree_unflatten(in_tree, tracers))
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_trees.append(out_tree)
+            return out_leaves
+
+        origins = [f"argument {i} of {name}" for i in range(len(avals))]
+        program, captured, _ = tracing.trace_to_program(flat_fun, avals, name, origins)
+        outs = custom_vmap_call_p.bind(
+            *captured,
+            *leaves,
+            call=program,
+            rule=self.vmap_rule,
+            num_consts=len(captured),
+            in_tree=in_tree,
+            out_tree=out_trees[0],
+            name=name,
+        )
+        return tree_util.tree_unflatten(out_trees[0], list(outs))
+
+
+__all__ = ["custom_vmap"]

@@ -1,0 +1,546 @@
+"""Collectives over a named axis: psum, pmax, pmin, pmean, all_gather,
+ppermute, psum_scatter and axis_index.
+
+A collective runs in every *member* of a named axis at once (the batch
+members of ``vmap(..., axis_name=...)``, or the devices of a ``pmap``), each
+holding its own value ``x[m]`` for ``m`` in ``range(n)``:
+
+* ``psum(x, name)[m] = sum_k x[k]``; ``pmax``/``pmin`` likewise with max/min;
+  ``pmean = psum / n``. ``axis_name`` may be a tuple of names (reduce over
+  all of them).
+* ``all_gather(x, name, axis=a)[m] = stack([x[0], ..., x[n-1]], axis=a)``;
+  with ``tiled=True`` the pieces are concatenated along ``a`` instead.
+* ``ppermute(x, name, perm)[d] = x[s]`` for each pair ``(s, d)`` in ``perm``;
+  a member that is no pair's destination gets zeros.
+* ``psum_scatter(x, name, scatter_dimension=a)[m] = psum(x)`` indexed at
+  ``m`` along ``a`` (whose size must be ``n``); with ``tiled=True`` the
+  ``m``-th block of size ``x.shape[a] / n`` along ``a``.
+* ``axis_index(name)[m] = m`` (int32).
+
+``axis_index_groups`` (a partition of ``range(n)`` into equal groups, each
+collective acting within a group) is part of every primitive's params; vmap
+does not support it (``NotImplementedError``, as JAX), pmap will.
+
+Outside a named axis the names are unbound: the ``lax`` functions raise
+``NameError('unbound axis name: i')`` as JAX does. The primitives' device
+semantics (``impl`` and lowering) come with pmap; until then applying one
+outside vmap is a ``NotImplementedError``.
+
+Each primitive has ``axis_dependent = True`` and ``uses_axis(name, params)``:
+vmap's batching applies the rule of a collective over the axis it batches
+even when the operand is unbatched (``psum`` of a value the same in every
+member is ``n * x``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, tracing, tree_util
+from refimpl.core import ShapedArray
+from refimpl.primitives import elementwise, indexing, reductions, structural
+from refimpl.primitives.base import Primitive, normalize_axis
+
+# --- the names in scope ---------------------------------------------------------------
+
+
+class _AxisEnv(threading.local):
+    def __init__(self) -> None:
+        self.frames: list[tuple[Any, int]] = []  # (name, size), innermost last
+
+
+_env = _AxisEnv()
+
+
+@contextlib.contextmanager
+def bound_axis(name: Any, size: int) -> Iterator[None]:
+    """Bind axis ``name`` (of ``size`` members) while the block runs; ``None``: nothing."""
+    if name is None:
+        yield
+        return
+    _env.frames.append((name, size))
+    try:
+        yield
+    finally:
+        _env.frames.pop()
+
+
+def axis_size_or_none(name: Any) -> int | None:
+    for bound, size in reversed(_env.frames):
+        if bound == name:
+            return size
+    return None
+
+
+def axis_size(name: Any) -> int:
+    """The size of the named axis; ``NameError`` if it is not bound (JAX's words)."""
+    size = axis_size_or_none(name)
+    if size is None:
+        raise NameError(f"unbound axis name: {name}")
+    return size
+
+
+def _axes_tuple(axis_name: Any) -> tuple[Any, ...]:
+    axes = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    for name in axes:
+        axis_size(name)
+    return axes
+
+
+def _check_groups(api: str, groups: Any, axes: tuple[Any, ...]) -> Any:
+    """Normalize ``axis_index_groups`` to a tuple of int tuples (or None), checking
+    it partitions ``range(n)`` into equal groups (stricter than JAX)."""
+    if groups is None:
+        return None
+    groups = tuple(tuple(int(i) for i in g) for g in groups)
+    if len(axes) != 1:
+        raise ValueError(f"{api}: axis_index_groups needs exactly one axis name, got {axes}")
+    n = axis_size(axes[0])
+    members = sorted(i for g in groups for i in g)
+    if members != list(range(n)) or len({len(g) for g in groups}) != 1:
+        raise ValueError(
+            f"{api}: axis_index_groups must cover range({n}) exactly once with groups of "
+            f"equal size, got {groups}"
+        )
+    return groups
+
+
+def _no_groups_under_vmap(name: str, groups: Any) -> None:
+    if groups is not None:
+        raise NotImplementedError(f"axis_index_groups not supported in vmap collectives ({name})")
+
+
+def _unbound_impl(name: str):
+    def impl(*args: Any, **params: Any) -> Any:
+        raise NotImplementedError(
+            f"{name}: collectives run only under a named axis (vmap with axis_name, or pmap); "
+            "their device semantics outside vmap come with pmap"
+        )
+
+    return impl
+
+
+class CollectivePrimitive(Primitive):
+    """A primitive whose meaning depends on a named axis (``params['axes']``)."""
+
+    axis_dependent = True
+
+    def uses_axis(self, name: Any, params: dict[str, Any]) -> bool:
+        return name is not None and name in params["axes"]
+
+
+def _frame_size() -> tuple[Any, int]:
+    from refimpl.transforms import batching
+
+    frame = batching.current_frame()
+    return frame.name, frame.size
+
+
+# --- psum / pmax / pmin ------------------------------------------------------------------
+
+
+def _reducing(name: str, reduce_fn: Any, unbatched_fn: Any) -> CollectivePrimitive:
+    prim = CollectivePrimitive(name, multiple_results=True)
+
+    @prim.def_abstract_eval
+    def _abstract_eval(*avals: ShapedArray, axes: tuple, axis_index_groups: Any):
+        return list(avals)
+
+    prim.def_impl(_unbound_impl(name))
+
+    @prim.def_batch
+    def _batch(args, dims, *, axes, axis_index_groups):
+        frame_name, size = _frame_size()
+        if frame_name not in axes:
+            return prim.bind(*args, axes=axes, axis_index_groups=axis_index_groups), list(dims)
+        _no_groups_under_vmap(name, axis_index_groups)
+        outs = [
+            unbatched_fn(x, size) if d is None else reduce_fn(x, (d,))
+            for x, d in zip(args, dims, strict=True)
+        ]
+        rest = tuple(a for a in axes if a != frame_name)
+        if rest:
+            outs = prim.bind(*outs, axes=rest, axis_index_groups=None)
+        return list(outs), [None] * len(outs)
+
+    return prim
+
+
+def _times(x: Any, n: int) -> Any:
+    aval = tracing.get_aval(x, "psum", 0)
+    if dtypes.is_bool(aval.dtype):
+        return reductions.reduce_or(
+            structural.broadcast_in_dim(x, (n, *aval.shape), tuple(range(1, aval.ndim + 1))),
+            (0,),
+        )
+    return elementwise.mul(x, np.asarray(n, aval.dtype))
+
+
+def _psum_reduce(x: Any, axes: tuple[int, ...]) -> Any:
+    if dtypes.is_bool(tracing.get_aval(x, "psum", 0).dtype):
+        return reductions.reduce_or(x, axes)
+    return reductions.reduce_sum(x, axes)
+
+
+psum_p = _reducing("psum", _psum_reduce, _times)
+pmax_p = _reducing("pmax", lambda x, a: reductions.reduce_max(x, a), lambda x, n: x)
+pmin_p = _reducing("pmin", lambda x, a: reductions.reduce_min(x, a), lambda x, n: x)
+
+
+@psum_p.def_jvp
+def _psum_jvp(primals, tangents, *, axes, axis_index_groups):
+    from refimpl.transforms.ad_util import Zero
+
+    outs = psum_p.bind(*primals, axes=axes, axis_index_groups=axis_index_groups)
+    nonzero = [t for t in tangents if not isinstance(t, Zero)]
+    summed = iter(psum_p.bind(*nonzero, axes=axes, axis_index_groups=axis_index_groups))
+    return outs, [t if isinstance(t, Zero) else next(summed) for t in tangents]
+
+
+@psum_p.def_transpose
+def _psum_transpose(cts, *args, axes, axis_index_groups):
+    """psum is its own transpose: ``<psum(x), c> = sum_m <x[m], psum(c)[m]>``."""
+    from refimpl.transforms.ad_util import Zero
+
+    nonzero = [c for c in cts if not isinstance(c, Zero)]
+    summed = iter(psum_p.bind(*nonzero, axes=axes, axis_index_groups=axis_index_groups))
+    return [c if isinstance(c, Zero) else next(summed) for c in cts]
+
+
+# --- all_gather ------------------------------------------------------------------------------
+
+all_gather_p = CollectivePrimitive("all_gather")
+
+
+@all_gather_p.def_abstract_eval
+def _all_gather_abstract_eval(x, *, axes, axis_index_groups, axis_size, axis, tiled):
+    n = axis_size if axis_index_groups is None else len(axis_index_groups[0])
+    shape = list(x.shape)
+    if tiled:
+        shape[axis] *= n
+    else:
+        shape.insert(axis, n)
+    return x.update(shape=tuple(shape))
+
+
+all_gather_p.def_impl(_unbound_impl("all_gather"))
+
+
+@all_gather_p.def_batch
+def _all_gather_batch(args, dims, *, axes, axis_index_groups, axis_size, axis, tiled):
+    (x,), (d,) = args, dims
+    frame_name, size = _frame_size()
+    _no_groups_under_vmap("all_gather", axis_index_groups)
+    from refimpl.transforms import batching
+
+    if d is None:
+        x = batching.broadcast_batch(x, size, 0)
+        d = 0
+    gathered = batching.moveaxis(x, d, axis)
+    if tiled:
+        shape = list(batching.shape_of(gathered))
+        shape[axis : axis + 2] = [shape[axis] * shape[axis + 1]]
+        gathered = structural.reshape(gathered, shape)
+    return gathered, None
+
+
+@all_gather_p.def_jvp
+def _all_gather_jvp(primals, tangents, **params):
+    from refimpl.transforms.ad_util import Zero
+
+    (x,), (t,) = primals, tangents
+    out = all_gather_p.bind(x, **params)
+    if isinstance(t, Zero):
+        return out, Zero(tracing.get_aval(out, "all_gather", 0))
+    return out, all_gather_p.bind(t, **params)
+
+
+@all_gather_p.def_transpose
+def _all_gather_transpose(ct, x, *, axes, axis_index_groups, axis_size, axis, tiled):
+    """The transpose of gathering is summing the cotangents and keeping one's own piece."""
+    from refimpl.transforms.ad_util import Zero
+
+    if isinstance(ct, Zero):
+        return [Zero(x.aval)]
+    if not tiled:  # gathered on a new axis: scatter along it, then drop it
+        out = psum_scatter_p.bind(
+            ct, axes=axes, axis_index_groups=axis_index_groups, scatter_dimension=axis, tiled=False
+        )
+        return [out]
+    out = psum_scatter_p.bind(
+        ct, axes=axes, axis_index_groups=axis_index_groups, scatter_dimension=axis, tiled=True
+    )
+    return [out]
+
+
+# --- psum_scatter ---------------------------------------------------------------------------
+
+psum_scatter_p = CollectivePrimitive("psum_scatter")
+
+
+@psum_scatter_p.def_abstract_eval
+def _psum_scatter_abstract_eval(x, *, axes, axis_index_groups, scatter_dimension, tiled):
+    shape = list(x.shape)
+    if tiled:
+        n = _scatter_count(axes, axis_index_groups)
+        if shape[scatter_dimension] % n:
+            raise ValueError(
+                f"psum_scatter: dimension {scatter_dimension} of size {shape[scatter_dimension]} "
+                f"does not split into {n} equal parts"
+            )
+        shape[scatter_dimension] //= n
+    else:
+        del shape[scatter_dimension]
+    return x.update(shape=tuple(shape))
+
+
+def _scatter_count(axes: tuple, groups: Any) -> int:
+    if groups is not None:
+        return len(groups[0])
+    return int(np.prod([axis_size(a) for a in axes]))
+
+
+psum_scatter_p.def_impl(_unbound_impl("psum_scatter"))
+
+
+@psum_scatter_p.def_batch
+def _psum_scatter_batch(args, dims, *, axes, axis_index_groups, scatter_dimension, tiled):
+    (x,), (d,) = args, dims
+    frame_name, size = _frame_size()
+    _no_groups_under_vmap("psum_scatter", axis_index_groups)
+    summed = _times(x, size) if d is None else _psum_reduce(x, (d,))
+    if not tiled:
+        if batching_shape(summed)[scatter_dimension] != size:
+            raise ValueError(
+                f"psum_scatter: the scattered dimension {scatter_dimension} has size "
+                f"{batching_shape(summed)[scatter_dimension]}, but the axis {frame_name!r} has "
+                f"{size} members"
+            )
+        return summed, scatter_dimension
+    shape = list(batching_shape(summed))
+    shape[scatter_dimension : scatter_dimension + 1] = [size, shape[scatter_dimension] // size]
+    return structural.reshape(summed, shape), scatter_dimension
+
+
+def batching_shape(x: Any) -> tuple[int, ...]:
+    return tracing.get_aval(x, "psum_scatter", 0).shape
+
+
+@psum_scatter_p.def_jvp
+def _psum_scatter_jvp(primals, tangents, **params):
+    from refimpl.transforms.ad_util import Zero
+
+    (x,), (t,) = primals, tangents
+    out = psum_scatter_p.bind(x, **params)
+    if isinstance(t, Zero):
+        return out, Zero(tracing.get_aval(out, "psum_scatter", 0))
+    return out, psum_scatter_p.bind(t, **params)
+
+
+@psum_scatter_p.def_transpose
+def _psum_scatter_transpose(ct, x, *, axes, axis_index_groups, scatter_dimension, tiled):
+    from refimpl.transforms.ad_util import Zero
+
+    if isinstance(ct, Zero):
+        return [Zero(x.aval)]
+    n = _scatter_count(axes, axis_index_groups)
+    return [
+        all_gather_p.bind(
+            ct, axes=axes, axis_index_groups=axis_index_groups, axis_size=n,
+            axis=scatter_dimension, tiled=tiled,
+        )
+    ]  # fmt: skip
+
+
+# --- ppermute ------------------------------------------------------------------------------
+
+ppermute_p = CollectivePrimitive("ppermute")
+
+
+@ppermute_p.def_abstract_eval
+def _ppermute_abstract_eval(x, *, axes, axis_index_groups, perm):
+    return x
+
+
+ppermute_p.def_impl(_unbound_impl("ppermute"))
+
+
+@ppermute_p.def_batch
+def _ppermute_batch(args, dims, *, axes, axis_index_groups, perm):
+    (x,), (d,) = args, dims
+    frame_name, size = _frame_size()
+    _no_groups_under_vmap("ppermute", axis_index_groups)
+    from refimpl.transforms import batching
+
+    if d is None:
+        x, d = batching.broadcast_batch(x, size, 0), 0
+    source = np.zeros(size, np.int32)
+    received = np.zeros(size, bool)
+    for src, dst in perm:
+        source[dst] = src
+        received[dst] = True
+    taken = indexing.gather_along_axis(x, source, d)
+    if received.all():
+        return taken, d
+    shape = batching.shape_of(taken)
+    keep = structural.broadcast_in_dim(received, shape, (d,))
+    dtype = tracing.get_aval(taken, "ppermute", 0).dtype
+    zeros = structural.broadcast_in_dim(np.zeros((), dtype), shape, ())
+    return elementwise.select(keep, taken, zeros), d
+
+
+@ppermute_p.def_jvp
+def _ppermute_jvp(primals, tangents, **params):
+    from refimpl.transforms.ad_util import Zero
+
+    (x,), (t,) = primals, tangents
+    out = ppermute_p.bind(x, **params)
+    return out, t if isinstance(t, Zero) else ppermute_p.bind(t, **params)
+
+
+@ppermute_p.def_transpose
+def _ppermute_transpose(ct, x, *, axes, axis_index_groups, perm):
+    """The transpose of sending ``s -> d`` is sending ``d -> s``."""
+    from refimpl.transforms.ad_util import Zero
+
+    if isinstance(ct, Zero):
+        return [ct]
+    inverse = tuple((dst, src) for src, dst in perm)
+    return [ppermute_p.bind(ct, axes=axes, axis_index_groups=axis_index_groups, perm=inverse)]
+
+
+# --- axis_index ----------------------------------------------------------------------------
+
+axis_index_p = CollectivePrimitive("axis_index")
+
+
+@axis_index_p.def_abstract_eval
+def _axis_index_abstract_eval(*, axes):
+    return ShapedArray((), np.dtype(np.int32))
+
+
+axis_index_p.def_impl(_unbound_impl("axis_index"))
+
+
+@axis_index_p.def_batch
+def _axis_index_batch(args, dims, *, axes):
+    _, size = _frame_size()
+    return structural.iota(np.int32, size), 0
+
+
+# --- the public lax functions ------------------------------------------------------------
+
+
+def _tree_collective(prim: CollectivePrimitive, api: str, x: Any, axis_name: Any, groups: Any):
+    axes = _axes_tuple(axis_name)
+    groups = _check_groups(api, groups, axes)
+    leaves, tree = tree_util.tree_flatten(x)
+    outs = prim.bind(*leaves, axes=axes, axis_index_groups=groups) if leaves else []
+    return tree_util.tree_unflatten(tree, list(outs))
+
+
+def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The sum of ``x`` (a pytree) over every member of ``axis_name`` (a name or tuple)."""
+    return _tree_collective(psum_p, "psum", x, axis_name, axis_index_groups)
+
+
+def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The maximum of ``x`` over every member of ``axis_name``."""
+    return _tree_collective(pmax_p, "pmax", x, axis_name, axis_index_groups)
+
+
+def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The minimum of ``x`` over every member of ``axis_name``."""
+    return _tree_collective(pmin_p, "pmin", x, axis_name, axis_index_groups)
+
+
+def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """``psum(x) / n`` with ``n`` the number of members summed over."""
+    axes = _axes_tuple(axis_name)
+    groups = _check_groups("pmean", axis_index_groups, axes)
+    n = _scatter_count(axes, groups)
+    summed = psum(x, axis_name, axis_index_groups=axis_index_groups)
+
+    def divide(s: Any) -> Any:
+        aval = tracing.get_aval(s, "pmean", 0)
+        return elementwise.div(s, tracing.TypedScalar(n, aval.dtype, aval.weak_type))
+
+    return tree_util.tree_map(divide, summed)
+
+
+def _single_axis(api: str, axis_name: Any) -> Any:
+    axes = _axes_tuple(axis_name)
+    if len(axes) != 1:
+        raise NotImplementedError(f"{api}: a tuple of axis names is not supported, got {axes}")
+    return axes
+
+
+def all_gather(
+    x: Any, axis_name: Any, *, axis_index_groups: Any = None, axis: int = 0, tiled: bool = False
+) -> Any:
+    """Every member's ``x`` stacked along a new ``axis`` (concatenated if ``tiled``)."""
+    axes = _single_axis("all_gather", axis_name)
+    groups = _check_groups("all_gather", axis_index_groups, axes)
+    n = axis_size(axes[0])
+
+    def gather(leaf: Any) -> Any:
+        ndim = tracing.get_aval(leaf, "all_gather", 0).ndim
+        where = normalize_axis("all_gather", axis, ndim if tiled else ndim + 1)
+        return all_gather_p.bind(
+            leaf, axes=axes, axis_index_groups=groups, axis_size=n, axis=where, tiled=bool(tiled)
+        )
+
+    return tree_util.tree_map(gather, x)
+
+
+def psum_scatter(
+    x: Any,
+    axis_name: Any,
+    *,
+    scatter_dimension: int = 0,
+    axis_index_groups: Any = None,
+    tiled: bool = False,
+) -> Any:
+    """``psum(x)`` with each member keeping only its own slice along ``scatter_dimension``."""
+    axes = _single_axis("psum_scatter", axis_name)
+    groups = _check_groups("psum_scatter", axis_index_groups, axes)
+
+    def scatter(leaf: Any) -> Any:
+        ndim = tracing.get_aval(leaf, "psum_scatter", 0).ndim
+        dim = normalize_axis("psum_scatter", scatter_dimension, ndim, "scatter_dimension")
+        return psum_scatter_p.bind(
+            leaf, axes=axes, axis_index_groups=groups, scatter_dimension=dim, tiled=bool(tiled)
+        )
+
+    return tree_util.tree_map(scatter, x)
+
+
+def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
+    """Member ``d`` gets member ``s``'s ``x`` for each ``(s, d)`` in ``perm``; others get 0."""
+    axes = _single_axis("ppermute", axis_name)
+    n = axis_size(axes[0])
+    perm = tuple((int(s), int(d)) for s, d in perm)
+    sources, dests = [s for s, _ in perm], [d for _, d in perm]
+    if len(set(sources)) != len(sources) or len(set(dests)) != len(dests):
+        raise ValueError(f"ppermute: perm sources and destinations must be unique, got {perm}")
+    if any(not 0 <= i < n for i in sources + dests):
+        raise ValueError(f"ppermute: perm {perm} has an index outside range({n})")
+    return tree_util.tree_map(
+        lambda leaf: ppermute_p.bind(leaf, axes=axes, axis_index_groups=None, perm=perm), x
+    )
+
+
+def axis_index(axis_name: Any) -> Any:
+    """This member's position along ``axis_name`` (int32)."""
+    axes = _single_axis("axis_index", axis_name)
+    return axis_index_p.bind(axes=axes)
+
+
+__all__ = [
+    "all_gather", "axis_index", "pmax", "pmean", "pmin", "ppermute", "psum", "psum_scatter",
+]  # fmt: skip

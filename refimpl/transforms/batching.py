@@ -1,0 +1,558 @@
+"""``vmap``: batching a function over a new leading (or any) axis.
+
+How it works (initial style, like masking): ``vmap(f)(*args)`` traces ``f``
+once on the *unbatched* types of its mapped arguments (unmapped arguments are
+passed in as they are), then re-emits the resulting Program into whatever is
+current -- the enclosing trace, or eager execution -- applying each
+primitive's ``batch_rule`` to equations that touch a batched value
+(:func:`batch_program`). Equations whose inputs are all unbatched are bound
+unchanged. Because rules only ``bind`` other primitives, the result composes
+with every other transformation (``jit(vmap(f))``, ``vmap(vmap(f))``,
+``grad(vmap(f))``) and shows up in ``ri.make_program`` as an ordinary Program.
+
+Batch rule convention
+    ``batch_rule(args, dims, **params) -> (out, out_dim)``; for
+    ``multiple_results`` primitives lists of outs and out dims. Each dim is
+    the position of the batch axis in that value, or ``None`` (not batched:
+    the same value for every member). Rules move a batch axis only when the
+    primitive needs it somewhere specific, as JAX's do, and return ``None``
+    for an output that does not depend on the member.
+
+Named axes
+    ``vmap(..., axis_name="i")`` binds ``"i"`` while ``f`` is traced and
+    while its Program is batched. A collective over ``"i"``
+    (``refimpl.primitives.collectives``) then acts across the batch: the
+    rules read the innermost :class:`AxisFrame` being batched.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from refimpl import tracing, tree_util
+from refimpl.core import Literal, Program, subprograms
+
+# --- the axis being batched --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AxisFrame:
+    """One vmapped axis: its name (``None`` when unnamed) and size."""
+
+    name: Any
+    size: int
+
+
+class _Frames(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[AxisFrame] = []
+
+
+_frames = _Frames()
+
+
+def current_frame() -> AxisFrame:
+    """The axis whose Program is being batched right now (rules of collectives use it)."""
+    if not _frames.stack:
+        raise RuntimeError("internal error: a batch rule ran outside vmap's batching")
+    return _frames.stack[-1]
+
+
+def bound_axis_size(name: Any) -> int | None:
+    """The size of the innermost vmapped axis called ``name``, or None."""
+    from refimpl.primitives import collectives
+
+    return collectives.axis_size_or_none(name)
+
+
+# --- moving and broadcasting batch axes (used by the rules) ----------------------------
+
+
+def moveaxis(x: Any, src: int, dst: int) -> Any:
+    """``x`` with axis ``src`` moved to position ``dst`` (a transpose, or ``x``)."""
+    from refimpl.primitives import structural
+
+    if src == dst:
+        return x
+    ndim = tracing.get_aval(x, "vmap", 0).ndim
+    perm = [d for d in range(ndim) if d != src]
+    perm.insert(dst, src)
+    return structural.transpose(x, perm)
+
+
+def broadcast_batch(x: Any, size: int, axis: int) -> Any:
+    """The unbatched ``x`` repeated ``size`` times along a new axis at ``axis``."""
+    from refimpl.primitives import structural
+
+    aval = tracing.get_aval(x, "vmap", 0)
+    shape = list(aval.shape)
+    shape.insert(axis, size)
+    dims = [d if d < axis else d + 1 for d in range(aval.ndim)]
+    return structural.broadcast_in_dim(x, shape, dims)
+
+
+def bdim_to(x: Any, dim: int | None, size: int, dst: int) -> Any:
+    """``x`` with its batch axis at ``dst``: moved there, or broadcast if unbatched."""
+    if dim is None:
+        return broadcast_batch(x, size, dst)
+    return moveaxis(x, dim, dst)
+
+
+def shift_dims(dims: Sequence[int], bdim: int) -> tuple[int, ...]:
+    """Unbatched dim numbers -> dim numbers of the value batched at ``bdim``."""
+    return tuple(d if d < bdim else d + 1 for d in dims)
+
+
+def axis_size_of(args: Sequence[Any], dims: Sequence[int | None]) -> int:
+    for x, d in zip(args, dims, strict=True):
+        if d is not None:
+            return tracing.get_aval(x, "vmap", 0).shape[d]
+    raise AssertionError("internal error: batch rule called with no batched operand")
+
+
+def ndim_of(x: Any) -> int:
+    return tracing.get_aval(x, "vmap", 0).ndim
+
+
+def shape_of(x: Any) -> tuple[int, ...]:
+    return tracing.get_aval(x, "vmap", 0).shape
+
+
+def loop_batch_rule(primitive: Any) -> Callable[..., Any]:
+    """A rule that applies ``primitive`` once per batch member and stacks the
+    results on axis 0: correct for any primitive, but ``size`` equations.
+    Used where no vectorized formulation exists (e.g. convolutions with
+    ``batch_group_count > 1``)."""
+    from refimpl.primitives import structural
+
+    def rule(args: Sequence[Any], dims: Sequence[int | None], **params: Any):
+        size = axis_size_of(args, dims)
+        per_member = []
+        for b in range(size):
+            member = [
+                x if d is None else structural.index_in_dim(x, b, d, keepdims=False)
+                for x, d in zip(args, dims, strict=True)
+            ]
+            out = primitive.bind(*member, **params)
+            per_member.append(list(out) if primitive.multiple_results else [out])
+        stacked = [
+            structural.concatenate([structural.expand_dims(o, (0,)) for o in outs], 0)
+            for outs in zip(*per_member, strict=True)
+        ]
+        if primitive.multiple_results:
+            return stacked, [0] * len(stacked)
+        return stacked[0], 0
+
+    return rule
+
+
+# --- batching a Program --------------------------------------------------------------------
+
+
+def _uses_axis(eqn: Any, name: Any) -> bool:
+    """Whether ``eqn`` (or a sub-program of it) has a collective over axis ``name``:
+    then its rule must run even with no batched operand."""
+    if name is None:
+        return False
+    if getattr(eqn.primitive, "axis_dependent", False) and eqn.primitive.uses_axis(
+        name, eqn.params
+    ):
+        return True
+    return any(_uses_axis(sub_eqn, name) for sub in subprograms(eqn) for sub_eqn in sub.eqns)
+
+
+def batch_program(
+    program: Program,
+    values: Sequence[Any],
+    dims: Sequence[int | None],
+    frame: AxisFrame,
+) -> tuple[list[Any], list[int | None]]:
+    """Emit ``program`` batched into the current trace (or run it eagerly).
+
+    ``values[i]`` is input ``i`` with its batch axis at ``dims[i]`` (``None``:
+    unbatched). Returns the outputs and their batch dims.
+    """
+    env: dict[int, tuple[Any, int | None]] = {}
+    for var, const in zip(program.const_vars, program.consts, strict=True):
+        env[var.id] = (const, None)
+    for var, value, dim in zip(program.in_vars, values, dims, strict=True):
+        env[var.id] = (value, dim)
+
+    def read(atom: Any) -> tuple[Any, int | None]:
+        if isinstance(atom, Literal):
+            return tracing.TypedScalar(atom.value, atom.aval.dtype, atom.aval.weak_type), None
+        return env[atom.id]
+
+    _frames.stack.append(frame)
+    try:
+        for eqn in program.eqns:
+            read_in = [read(a) for a in eqn.inputs]
+            args = [v for v, _ in read_in]
+            in_dims = [d for _, d in read_in]
+            prim = eqn.primitive
+            if all(d is None for d in in_dims) and not _uses_axis(eqn, frame.name):
+                outs = prim.bind(*args, **eqn.params)
+                outs = list(outs) if prim.multiple_results else [outs]
+                out_dims: list[int | None] = [None] * len(outs)
+            else:
+                if prim.batch_rule is None:
+                    raise NotImplementedError(
+                        f"vmap: batching rule for primitive '{prim.name}' not implemented"
+                    )
+                outs, out_dims = prim.batch_rule(args, in_dims, **eqn.params)
+                if not prim.multiple_results:
+                    outs, out_dims = [outs], [out_dims]
+            for var, out, dim in zip(eqn.outputs, outs, out_dims, strict=True):
+                env[var.id] = (out, dim)
+        results = [read(a) for a in program.out_vars]
+    finally:
+        _frames.stack.pop()
+    return [v for v, _ in results], [d for _, d in results]
+
+
+def batch_subprogram(
+    program: Program,
+    in_batched: Sequence[bool],
+    frame: AxisFrame,
+    force_out: Sequence[bool] | None = None,
+    name: str = "vmap",
+) -> tuple[Program, list[bool]]:
+    """``program`` batched as a Program of its own (for scan/while/cond/jit bodies).
+
+    Batched inputs (``in_batched``) gain a leading axis of ``frame.size``;
+    outputs that are batched (or forced by ``force_out``) carry it at axis 0.
+    Returns the new Program and which outputs are batched.
+    """
+    avals = [
+        a.update(shape=(frame.size, *a.shape)) if b else a
+        for a, b in zip(program.in_avals, in_batched, strict=True)
+    ]
+    out_batched: list[bool] = []
+
+    def fun(*tracers: Any) -> list[Any]:
+        dims = [0 if b else None for b in in_batched]
+        outs, out_dims = batch_program(program, tracers, dims, frame)
+        forced = force_out or [False] * len(outs)
+        results = []
+        for out, dim, force in zip(outs, out_dims, forced, strict=True):
+            if dim is None and not force:
+                results.append(out)
+                out_batched.append(False)
+            else:
+                results.append(bdim_to(out, dim, frame.size, 0))
+                out_batched.append(True)
+        return results
+
+    origins = [f"input {i} of a batched {name}" for i in range(len(avals))]
+    new_program, captured, _ = tracing.trace_to_program(fun, avals, name, origins)
+    assert not captured, "internal error: a batched sub-program captured an outer value"
+    return new_program, out_batched
+
+
+# --- vmap ---------------------------------------------------------------------------------
+
+
+def _is_axis_leaf(x: Any) -> bool:
+    return x is None or (isinstance(x, int) and not isinstance(x, bool))
+
+
+def _check_axes_types(in_axes: Any, out_axes: Any) -> Any:
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)  # lists and tuples are interchangeable here, as in JAX
+    if not (in_axes is None or type(in_axes) in (int, tuple)):
+        raise TypeError(
+            "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+            f"positional arguments passed to the function, but got {in_axes}."
+        )
+    for label, tree in (("in_axes", in_axes), ("out_axes", out_axes)):
+        leaves = tree_util.tree_leaves(tree, is_leaf=lambda x: x is None)
+        if not all(leaf is None or type(leaf) is int for leaf in leaves):
+            raise TypeError(
+                f"vmap {label} must be an int, None, or (nested) container with those types "
+                f"as leaves, but got {tree}."
+            )
+    return in_axes
+
+
+def _flatten_axes(label: str, axes: Any, tree: Any, what: str) -> list[int | None]:
+    """``axes`` (a tree prefix of ``tree``, None leaves allowed) -> one entry per leaf."""
+    axes_leaves, axes_def = tree_util.tree_flatten(axes, is_leaf=lambda x: x is None)
+    try:
+        subtrees = axes_def.flatten_up_to(tree)
+    except ValueError as e:
+        value_def = tree_util.tree_structure(tree)
+        raise ValueError(
+            f"vmap {label} specification must be a tree prefix of the corresponding value, "
+            f"got specification {axes} ({axes_def}) for {what} with structure {value_def}: "
+            f"{e}"
+        ) from None
+    flat: list[int | None] = []
+    for axis, sub in zip(axes_leaves, subtrees, strict=True):
+        flat.extend([axis] * tree_util.tree_structure(sub).num_leaves)
+    return flat
+
+
+def _arg_names(fun: Callable[..., Any], n_args: int) -> list[str] | None:
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    names = []
+    for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+    return names
+
+
+def _describe_leaf(x: Any) -> str:
+    try:
+        return tracing.get_aval(x, "vmap", 0).str_short()
+    except (TypeError, OverflowError):
+        return "unknown"
+
+
+def _leaf_labels(fun: Callable[..., Any], args: tuple, kwargs: dict) -> list[str]:
+    """``argument x[0]['w'] of type f32[3]`` for every leaf, as JAX's error lists them."""
+    names = _arg_names(fun, len(args))
+    labels = []
+    for i, arg in enumerate(args):
+        for path, leaf in tree_util.tree_flatten_with_path(arg)[0]:
+            if names is not None and i < len(names):
+                where = f"argument {names[i]}{path}"
+            else:
+                where = f"args[{i}]{path}"
+            labels.append(f"{where} of type {_describe_leaf(leaf)}")
+    for key in sorted(kwargs):
+        for path, leaf in tree_util.tree_flatten_with_path(kwargs[key])[0]:
+            labels.append(f"kwargs[{key!r}]{path} of type {_describe_leaf(leaf)}")
+    return labels
+
+
+def _inconsistent_sizes(
+    sizes: list[int | None], axes: list[int | None], labels: list[str], axis_size: int | None
+) -> ValueError:
+    counts = Counter(s for s in sizes if s is not None).most_common()
+    lines = ["vmap got inconsistent sizes for array axes to be mapped:\n"]
+    if axis_size is not None:
+        lines.append(f"  * the `axis_size` argument was {axis_size};\n")
+    for rank, (size, count) in enumerate(counts):
+        first = sizes.index(size)
+        where = f"axis {axes[first]} of {labels[first]}"
+        if count == 1:
+            lines.append(f"  * one axis had size {size}: {where};\n")
+        elif rank == 0:
+            lines.append(f"  * most axes ({count} of them) had size {size}, e.g. {where};\n")
+        else:
+            lines.append(f"  * some axes ({count} of them) had size {size}, e.g. {where};\n")
+    return ValueError("".join(lines).rstrip(";\n"))
+
+
+def vmap(
+    fun: Callable[..., Any],
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    axis_name: Any = None,
+    axis_size: int | None = None,
+) -> Callable[..., Any]:
+    """Vectorize ``fun`` over an axis of its arguments (``jax.vmap``'s conventions).
+
+    ``in_axes``: an int, None, or a tuple (lists count as tuples) that is a
+    tree prefix of the positional arguments; keyword arguments are mapped
+    over axis 0. Negative axes count from the end. ``None`` arguments are
+    passed through untouched (they need not be arrays). ``out_axes``: an int,
+    None, or a tree prefix of the output; an unbatched output with an int
+    out axis is broadcast, a batched one with ``None`` is a ValueError.
+    ``axis_name`` names the axis for collectives; ``axis_size`` gives the
+    size when no argument is mapped (and must agree with them otherwise).
+    """
+    if not callable(fun):
+        raise TypeError(f"vmap: fun must be callable, got {type(fun).__name__}")
+    in_axes = _check_axes_types(in_axes, out_axes)
+    if axis_size is not None and (
+        isinstance(axis_size, bool) or not isinstance(axis_size, (int, np.integer))
+    ):
+        raise TypeError(f"vmap: axis_size must be an int or None, got {axis_size!r}")
+    name = getattr(fun, "__name__", type(fun).__name__)
+
+    def vmap_f(*args: Any, **kwargs: Any) -> Any:
+        if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+            raise ValueError(
+                "vmap in_axes must be an int, None, or a tuple of entries corresponding to "
+                "the positional arguments passed to the function, but got "
+                f"len(in_axes)={len(in_axes)}, len(args)={len(args)}"
+            )
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        axes = _flatten_axes("in_axes", in_axes, args, "the positional arguments")
+        axes += [0] * (len(leaves) - len(axes))
+        size = _mapped_size(fun, args, kwargs, leaves, axes, axis_size)
+        return _vmap_call(fun, name, leaves, in_tree, axes, size, out_axes, axis_name)
+
+    vmap_f.__name__ = f"vmap({name})"
+    vmap_f.__qualname__ = vmap_f.__name__
+    vmap_f.__doc__ = fun.__doc__
+    vmap_f.__wrapped__ = fun  # type: ignore[attr-defined]
+    return vmap_f
+
+
+def _mapped_size(
+    fun: Callable[..., Any],
+    args: tuple,
+    kwargs: dict,
+    leaves: list[Any],
+    axes: list[int | None],
+    axis_size: int | None,
+) -> int:
+    """The common size of the mapped axes (the argument checks happen here,
+    before anything is traced). Normalizes ``axes`` in place."""
+    sizes: list[int | None] = []
+    for i, (leaf, axis) in enumerate(zip(leaves, axes, strict=True)):
+        if axis is None:
+            sizes.append(None)
+            continue
+        shape = np.shape(leaf) if not hasattr(leaf, "shape") else tuple(leaf.shape)
+        if not -len(shape) <= axis < len(shape):
+            min_rank = axis + 1 if axis >= 0 else -axis
+            raise ValueError(
+                f"vmap was requested to map its argument along axis {axis}, which implies "
+                f"that its rank should be at least {min_rank}, but is only {len(shape)} "
+                f"(its shape is {shape})"
+            )
+        axes[i] = axis % len(shape)
+        sizes.append(shape[axes[i]])
+    found = {s for s in sizes if s is not None}
+    if axis_size is not None:
+        found.add(int(axis_size))
+    if len(found) == 1:
+        return found.pop()
+    if not found:
+        if not leaves:
+            raise ValueError(
+                "vmap wrapped function must be passed at least one argument containing an "
+                f"array or axis_size must be specified, got empty *args={args} and "
+                f"**kwargs={kwargs}"
+            )
+        raise ValueError(
+            "vmap must have at least one non-None value in in_axes or axis_size must be specified"
+        )
+    labels = _leaf_labels(fun, args, kwargs)
+    raise _inconsistent_sizes(sizes, axes, labels, axis_size)
+
+
+def _vmap_call(
+    fun: Callable[..., Any],
+    name: str,
+    leaves: list[Any],
+    in_tree: tree_util.PyTreeDef,
+    axes: list[int | None],
+    size: int,
+    out_axes: Any,
+    axis_name: Any,
+) -> Any:
+    from refimpl.primitives import collectives
+
+    mapped = [i for i, a in enumerate(axes) if a is not None]
+    avals = []
+    for i in mapped:
+        aval = tracing.get_aval(leaves[i], f"vmap({name})", i)
+        shape = list(aval.shape)
+        del shape[axes[i]]
+        avals.append(aval.update(shape=tuple(shape)))
+    out_trees: list[tree_util.PyTreeDef] = []
+
+    def flat_fun(*tracers: Any) -> list[Any]:
+        call_leaves = list(leaves)
+        for i, tracer in zip(mapped, tracers, strict=True):
+            call_leaves[i] = tracer
+        call_args, call_kwargs = tree_util.tree_unflatten(in_tree, call_leaves)
+        out = fun(*call_args, **call_kwargs)
+        out_path_leaves, out_tree = tree_util.tree_flatten_with_path(out)
+        for path, leaf in out_path_leaves:
+            if not tracing.is_array_like(leaf):
+                raise TypeError(
+                    f"vmap({name}): output{path} is a {type(leaf).__name__}, not an array; "
+                    "a vmapped function must return arrays (or pytrees of them)"
+                )
+        out_trees.append(out_tree)
+        return [leaf for _, leaf in out_path_leaves]
+
+    origins = [f"the vmapped argument {i} of {name}" for i in mapped]
+    with collectives.bound_axis(axis_name, size):
+        program, captured, _ = tracing.trace_to_program(flat_fun, avals, f"vmap({name})", origins)
+        frame = AxisFrame(axis_name, size)
+        values = [*captured, *(leaves[i] for i in mapped)]
+        dims = [None] * len(captured) + [axes[i] for i in mapped]
+        outs, out_dims = batch_program(program, values, dims, frame)
+    out_tree = out_trees[0]
+    flat_out_axes = _flatten_axes("out_axes", out_axes, out_tree.unflatten(outs), "the output")
+    results = []
+    for index, (out, dim, want) in enumerate(zip(outs, out_dims, flat_out_axes, strict=True)):
+        if want is None:
+            if dim is not None:
+                raise ValueError(
+                    f"vmap has mapped output (output leaf {index}, batched along axis {dim}) "
+                    "but out_axes is None"
+                )
+            results.append(out)
+            continue
+        rank = tracing.get_aval(out, "vmap", index).ndim + (1 if dim is None else 0)
+        if not -rank <= want < rank:
+            raise ValueError(
+                f"vmap out_axes specification {want} is out of bounds for output leaf {index} "
+                f"of rank {rank} (including the mapped axis)"
+            )
+        results.append(bdim_to(out, dim, size, want % rank))
+    return out_tree.unflatten(results)
+
+
+# --- the rule shared by elementwise primitives ------------------------------------------
+
+
+def elementwise_batch_rule(primitive: Any, full_operands: Sequence[int] = ()):
+    """Batch rule of an elementwise primitive (operands of one shape, rank-0
+    operands broadcasting). The batch axis of the first batched operand of
+    full rank is the output's; other batched operands are moved there,
+    unbatched operands of full rank are broadcast along it, unbatched
+    scalars stay as they are. ``full_operands`` must have full rank even
+    when scalar (``clamp``'s operand)."""
+    from refimpl.primitives import structural
+
+    def rule(args: Sequence[Any], dims: Sequence[int | None], **params: Any):
+        avals = [tracing.get_aval(x, primitive.name, i) for i, x in enumerate(args)]
+        ranks = [a.ndim - (d is not None) for a, d in zip(avals, dims, strict=True)]
+        full = max(ranks)
+        shape: tuple[int, ...] = ()
+        size = 0
+        out_dim = None
+        for aval, d, r in zip(avals, dims, ranks, strict=True):
+            if d is not None:
+                size = aval.shape[d]
+                if r == full and out_dim is None:
+                    out_dim = d
+                    shape = aval.shape[:d] + aval.shape[d + 1 :]
+            elif r == full and not shape:
+                shape = aval.shape
+        out_dim = 0 if out_dim is None else out_dim
+        out_shape = (*shape[:out_dim], size, *shape[out_dim:])
+        unbatched_dims = tuple(d for d in range(full + 1) if d != out_dim)
+        new_args = []
+        for i, (x, d, r) in enumerate(zip(args, dims, ranks, strict=True)):
+            if d is None:
+                if r == 0 and i not in full_operands:
+                    new_args.append(x)
+                else:
+                    expanded = (0,) * 0 if r == 0 else unbatched_dims
+                    new_args.append(structural.broadcast_in_dim(x, out_shape, expanded))
+            elif r == full:
+                new_args.append(moveaxis(x, d, out_dim))
+            else:  # a batched scalar among full-rank operands
+                new_args.append(structural.broadcast_in_dim(x, out_shape, (out_dim,)))
+        return primitive.bind(*new_args, **params), out_dim
+
+    return rule
