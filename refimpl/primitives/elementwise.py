@@ -25,6 +25,7 @@ import numpy as np
 
 from refimpl import dtypes
 from refimpl.core import ShapedArray
+from refimpl.primitives import ad_helpers
 from refimpl.primitives.base import (
     Primitive,
     all_weak,
@@ -445,6 +446,320 @@ for _prim in [
     convert_element_type_p,
 ]:  # fmt: skip
     _prim.def_mask(_elementwise_mask_rule)
+
+
+# --- differentiation rules (refimpl.transforms.ad) -------------------------------------
+#
+# Conventions: refimpl.transforms.ad_util. Each derivative is written with the
+# lax functions of this module, so rules run eagerly and under any trace.
+# Formulas are JAX's (same expressions, so rounding and the values at
+# singular points agree): ``t`` is the input tangent, ``ans`` the primal result.
+
+
+def _unary_jvp(prim: Primitive, derivative: Callable[[Any, Any, Any], Any]) -> None:
+    """Register ``tangent_out = derivative(t, ans, x)`` as ``prim``'s jvp rule."""
+
+    def rule(primals, tangents, **params):
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, **params)
+        if ad_helpers.is_zero(t):
+            return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+        return ans, derivative(t, ans, x)
+
+    prim.def_jvp(rule)
+
+
+def _c(value: Any, like: Any) -> Any:
+    return ad_helpers.scalar(value, like)
+
+
+def _square(x: Any) -> Any:
+    return mul(x, x)
+
+
+# d exp = t exp(x); d log = t / x; d log1p = t / (1 + x); d expm1 = t (1 + expm1 x)
+_unary_jvp(exp_p, lambda t, ans, x: mul(t, ans))
+_unary_jvp(log_p, lambda t, ans, x: div(t, x))
+_unary_jvp(log1p_p, lambda t, ans, x: div(t, add(x, _c(1, x))))
+_unary_jvp(expm1_p, lambda t, ans, x: mul(t, add(ans, _c(1, ans))))
+# d tanh = t (1 + tanh)(1 - tanh)
+_unary_jvp(tanh_p, lambda t, ans, x: mul(add(t, mul(t, ans)), sub(_c(1, x), ans)))
+_unary_jvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
+_unary_jvp(cos_p, lambda t, ans, x: mul(t, neg(sin(x))))
+# d tan = t (1 + tan^2)
+_unary_jvp(tan_p, lambda t, ans, x: mul(t, add(_c(1, x), _square(ans))))
+# d asin = t / sqrt(1 - x^2); d acos = -t / sqrt(1 - x^2); d atan = t / (1 + x^2)
+_unary_jvp(asin_p, lambda t, ans, x: mul(t, rsqrt(sub(_c(1, x), _square(x)))))
+_unary_jvp(acos_p, lambda t, ans, x: mul(t, neg(rsqrt(sub(_c(1, x), _square(x))))))
+_unary_jvp(atan_p, lambda t, ans, x: div(t, add(_c(1, x), _square(x))))
+_unary_jvp(sinh_p, lambda t, ans, x: mul(t, cosh(x)))
+_unary_jvp(cosh_p, lambda t, ans, x: mul(t, sinh(x)))
+# d sqrt = t * 0.5 / sqrt(x); d rsqrt = t * (-0.5) * rsqrt(x) / x
+_unary_jvp(sqrt_p, lambda t, ans, x: mul(t, div(_c(0.5, x), ans)))
+_unary_jvp(rsqrt_p, lambda t, ans, x: mul(t, mul(_c(-0.5, x), div(ans, x))))
+# d cbrt = t / (3 cbrt(x)^2)  (infinite at 0, as in JAX)
+_unary_jvp(cbrt_p, lambda t, ans, x: mul(t, mul(_c(1 / 3, x), integer_pow(ans, -2))))
+# d logistic = t s (1 - s), s = logistic(x)
+_unary_jvp(logistic_p, lambda t, ans, x: mul(t, mul(ans, sub(_c(1, ans), ans))))
+# d erf = t * 2/sqrt(pi) * exp(-x^2)
+_unary_jvp(
+    erf_p, lambda t, ans, x: mul(_c(2 / math.sqrt(math.pi), x), mul(t, exp(neg(_square(x)))))
+)
+
+
+def _abs_derivative(t: Any, ans: Any, x: Any) -> Any:
+    """d|x| = t for x >= 0 (so +t at 0, as JAX), -t for x < 0."""
+    if dtypes.is_complex(ad_helpers.aval_of(x).dtype):
+        raise NotImplementedError(
+            "abs: the derivative of abs of a complex value needs real/conj, which "
+            "refimpl does not have yet"
+        )
+    return select_n(ge(x, _c(0, x)), neg(t), t)
+
+
+_unary_jvp(abs_p, _abs_derivative)
+
+
+@integer_pow_p.def_jvp
+def _integer_pow_jvp(primals, tangents, *, y: int):
+    """d x^y = t * y * x^(y-1) (zero for y = 0)."""
+    (x,), (t,) = primals, tangents
+    ans = integer_pow(x, y)
+    if y == 0 or ad_helpers.is_zero(t):
+        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+    factor = _c(y, x) if y == 1 else mul(_c(y, x), integer_pow(x, y - 1))
+    return ans, mul(t, factor)
+
+
+# Piecewise-constant or integer-valued: zero derivative (float0 for integer
+# and bool results). nextafter has no rule, as in JAX.
+for _prim in [
+    sign_p, floor_p, ceil_p, round_p, not_p, is_finite_p, and_p, or_p, xor_p, shift_left_p,
+    shift_right_logical_p, shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
+]:  # fmt: skip
+    _prim.def_jvp(ad_helpers.zero_jvp(_prim))
+
+# Linear unary primitives: jvp applies the primitive to the tangent.
+for _prim in [neg_p, copy_p]:
+    _prim.def_jvp(ad_helpers.linear_jvp(_prim))
+
+
+@neg_p.def_transpose
+def _neg_transpose(ct, x):
+    return [ad_helpers.Zero(x.aval) if isinstance(ct, ad_helpers.Zero) else neg(ct)]
+
+
+@copy_p.def_transpose
+def _copy_transpose(ct, x):
+    return [ad_helpers.Zero(x.aval) if isinstance(ct, ad_helpers.Zero) else ct]
+
+
+def _out_aval(prim: Primitive, primals: list, params: dict) -> ShapedArray:
+    avals = [ad_helpers.aval_of(p) for p in primals]
+    return prim.out_avals(avals, params)[0]
+
+
+def _binary_jvp(prim: Primitive, dx, dy) -> None:
+    """Register ``t_out = dx(tx, ans, x, y) + dy(ty, ans, x, y)`` (rank-0 terms
+    broadcast to the result; a term of a zero tangent is skipped)."""
+
+    def rule(primals, tangents):
+        x, y = primals
+        tx, ty = tangents
+        ans = prim.bind(x, y)
+        out_aval = ad_helpers.aval_of(ans)
+        terms = []
+        if not ad_helpers.is_zero(tx):
+            terms.append(dx(tx, ans, x, y))
+        if not ad_helpers.is_zero(ty):
+            terms.append(dy(ty, ans, x, y))
+        return ans, ad_helpers.sum_tangents(terms, out_aval)
+
+    prim.def_jvp(rule)
+
+
+_binary_jvp(add_p, lambda tx, ans, x, y: tx, lambda ty, ans, x, y: ty)
+_binary_jvp(sub_p, lambda tx, ans, x, y: tx, lambda ty, ans, x, y: neg(ty))
+_binary_jvp(mul_p, lambda tx, ans, x, y: mul(tx, y), lambda ty, ans, x, y: mul(x, ty))
+# d (x / y) = tx / y - ty x / y^2
+_binary_jvp(
+    div_p,
+    lambda tx, ans, x, y: div(tx, y),
+    lambda ty, ans, x, y: mul(mul(neg(ty), x), integer_pow(y, -2)),
+)
+# rem(x, y) = x - y trunc(x / y): d = tx - ty trunc(x / y)
+_binary_jvp(
+    rem_p,
+    lambda tx, ans, x, y: tx,
+    lambda ty, ans, x, y: mul(neg(ty), mul(sign(div(x, y)), floor(abs(div(x, y))))),
+)
+
+
+def _replace_zero(x: Any) -> Any:
+    """``x`` with zeros replaced by ones."""
+    ones = ad_helpers.broadcast_to(_c(1, x), ad_helpers.aval_of(x).shape)
+    return select_n(eq(x, _c(0, x)), x, ones)
+
+
+# d x^y = tx y x^(y-1) + ty log(x) x^y, with log(x) read as 0 at x = 0 (JAX)
+_binary_jvp(
+    pow_p,
+    lambda tx, ans, x, y: mul(tx, mul(y, pow(x, sub(y, _c(1, y))))),
+    lambda ty, ans, x, y: mul(ty, mul(log(_replace_zero(x)), ans)),
+)
+
+
+def _balanced_eq(x: Any, z: Any, y: Any) -> Any:
+    """1 where ``x == z != y``, 1/2 where ``x == z == y``, else 0: the share of
+    ``x``'s tangent in ``z = max(x, y)`` (ties split equally, as JAX)."""
+    dtype = ad_helpers.aval_of(z).dtype
+    hit = convert_element_type_p.bind(eq(x, z), new_dtype=dtype, weak_type=False)
+    shared = convert_element_type_p.bind(eq(y, z), new_dtype=dtype, weak_type=False)
+    return div(hit, add(shared, np.ones((), dtype)))
+
+
+_binary_jvp(
+    max_p,
+    lambda tx, ans, x, y: mul(tx, _balanced_eq(x, ans, y)),
+    lambda ty, ans, x, y: mul(ty, _balanced_eq(y, ans, x)),
+)
+_binary_jvp(
+    min_p,
+    lambda tx, ans, x, y: mul(tx, _balanced_eq(x, ans, y)),
+    lambda ty, ans, x, y: mul(ty, _balanced_eq(y, ans, x)),
+)
+# atan2(x, y): d = (tx y - ty x) / (x^2 + y^2)
+_binary_jvp(
+    atan2_p,
+    lambda tx, ans, x, y: mul(tx, div(y, add(_square(x), _square(y)))),
+    lambda ty, ans, x, y: mul(ty, div(neg(x), add(_square(x), _square(y)))),
+)
+
+
+def _linear_binary_transpose(prim: Primitive, ct_x, ct_y) -> None:
+    """Transpose of add/sub: each undefined operand gets ``ct_x(ct)`` /
+    ``ct_y(ct)``, summed down to rank 0 if that operand was broadcast."""
+
+    def rule(ct, x, y):
+        outs = []
+        for operand, fn in ((x, ct_x), (y, ct_y)):
+            if not isinstance(operand, ad_helpers.UndefinedPrimal):
+                outs.append(None)
+            elif isinstance(ct, ad_helpers.Zero):
+                outs.append(ad_helpers.Zero(operand.aval))
+            else:
+                outs.append(ad_helpers.unbroadcast(fn(ct), operand.aval))
+        return outs
+
+    prim.def_transpose(rule)
+
+
+_linear_binary_transpose(add_p, lambda ct: ct, lambda ct: ct)
+_linear_binary_transpose(sub_p, lambda ct: ct, lambda ct: neg(ct))
+
+
+@mul_p.def_transpose
+def _mul_transpose(ct, x, y):
+    """Linear in one operand, the other a constant: ``ct * constant``."""
+    x_linear = isinstance(x, ad_helpers.UndefinedPrimal)
+    y_linear = isinstance(y, ad_helpers.UndefinedPrimal)
+    if x_linear == y_linear:
+        raise NotImplementedError("mul: transpose needs exactly one linear operand")
+    linear, constant = (x, y) if x_linear else (y, x)
+    if isinstance(ct, ad_helpers.Zero):
+        ct_linear = ad_helpers.Zero(linear.aval)
+    else:
+        ct_linear = ad_helpers.unbroadcast(mul(ct, constant), linear.aval)
+    return [ct_linear, None] if x_linear else [None, ct_linear]
+
+
+@div_p.def_transpose
+def _div_transpose(ct, x, y):
+    """Linear in the numerator only: ``ct / y``."""
+    if isinstance(y, ad_helpers.UndefinedPrimal) or not isinstance(x, ad_helpers.UndefinedPrimal):
+        raise NotImplementedError("div: transpose is only linear in the numerator")
+    if isinstance(ct, ad_helpers.Zero):
+        return [ad_helpers.Zero(x.aval), None]
+    return [ad_helpers.unbroadcast(div(ct, y), x.aval), None]
+
+
+@select_n_p.def_jvp
+def _select_n_jvp(primals, tangents):
+    """``which`` is not differentiable: the tangent selects the cases' tangents."""
+    which, *cases = primals
+    ans = select_n(which, *cases)
+    case_tangents = tangents[1:]
+    if all(ad_helpers.is_zero(t) for t in case_tangents):
+        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+    filled = [
+        ad_helpers.instantiate(t, ad_helpers.tangent_aval(ad_helpers.aval_of(c)))
+        for c, t in zip(cases, case_tangents, strict=True)
+    ]
+    return ans, select_n(which, *filled)
+
+
+@select_n_p.def_transpose
+def _select_n_transpose(ct, which, *cases):
+    """Case ``i`` gets ``ct`` where ``which == i`` and zero elsewhere."""
+    if isinstance(which, ad_helpers.UndefinedPrimal):
+        raise NotImplementedError("select_n: transpose is not linear in which")
+    outs: list[Any] = [None]
+    if isinstance(ct, ad_helpers.Zero):
+        return outs + [
+            ad_helpers.Zero(c.aval) if isinstance(c, ad_helpers.UndefinedPrimal) else None
+            for c in cases
+        ]
+    zero = ad_helpers.zeros(ad_helpers.aval_of(ct))
+    for i, case in enumerate(cases):
+        if not isinstance(case, ad_helpers.UndefinedPrimal):
+            outs.append(None)
+            continue
+        picked = select_n(which, *[ct if j == i else zero for j in range(len(cases))])
+        outs.append(ad_helpers.unbroadcast(picked, case.aval))
+    return outs
+
+
+@clamp_p.def_jvp
+def _clamp_jvp(primals, tangents):
+    """clamp(lo, x, hi) = min(max(x, lo), hi): the tangent is ``t_lo`` where
+    ``lo > x`` (and ``lo < hi``), ``t_x`` where ``lo < x < hi``, ``t_hi``
+    where ``x > hi``; zero at the ties (JAX's choice)."""
+    lo, x, hi = primals
+    t_lo, t_x, t_hi = tangents
+    ans = clamp(lo, x, hi)
+    out_aval = ad_helpers.aval_of(ans)
+    zero = ad_helpers.zeros(ad_helpers.tangent_aval(out_aval))
+    terms = []
+    if not ad_helpers.is_zero(t_lo):
+        terms.append(select_n(bitwise_and(gt(lo, x), lt(lo, hi)), zero, t_lo))
+    if not ad_helpers.is_zero(t_x):
+        terms.append(select_n(bitwise_and(gt(x, lo), lt(x, hi)), zero, t_x))
+    if not ad_helpers.is_zero(t_hi):
+        terms.append(select_n(ad_helpers.broadcast_to(lt(hi, x), out_aval.shape), zero, t_hi))
+    return ans, ad_helpers.sum_tangents(terms, out_aval)
+
+
+@convert_element_type_p.def_jvp
+def _convert_jvp(primals, tangents, *, new_dtype: np.dtype, weak_type: bool):
+    """The tangent converted likewise; zero (float0) when either side is an
+    integer or bool type."""
+    (x,), (t,) = primals, tangents
+    ans = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    out_aval = ad_helpers.aval_of(ans)
+    if ad_helpers.is_zero(t) or not dtypes.is_inexact(new_dtype):
+        return ans, ad_helpers.zero_tangent(out_aval)
+    return ans, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+@convert_element_type_p.def_transpose
+def _convert_transpose(ct, x, *, new_dtype: np.dtype, weak_type: bool):
+    """Convert the cotangent back to the operand's dtype and weak type."""
+    aval = x.aval
+    if not dtypes.is_inexact(aval.dtype):
+        return [ad_helpers.zero_tangent(aval)]
+    if isinstance(ct, ad_helpers.Zero):
+        return [ad_helpers.Zero(aval)]
+    return [convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type)]
 
 
 # --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------

@@ -35,6 +35,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
+from refimpl.primitives import ad_helpers
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple
 from refimpl.primitives.elementwise import convert_values
 from refimpl.primitives.reductions import accumulation_dtype
@@ -677,6 +678,214 @@ def _grouped_window_sum(
     lhs = windows.reshape((n, feature_groups, c // feature_groups) + windows.shape[2:])
     out = np.einsum(lhs, [b, g, i, *pos, *off], kernel, [g, f, i, *off], [b, g, f, *pos])
     return out.reshape((n, o) + out_spatial)
+
+
+# --- differentiation rules (refimpl.transforms.ad) -------------------------------------
+#
+# Both contractions are bilinear: the jvp is ``f(t_lhs, rhs) + f(lhs, t_rhs)``
+# and each transpose (one operand linear, the other a constant) is again a
+# contraction of the cotangent with the constant.
+
+
+def _bilinear_jvp(prim: Primitive) -> None:
+    def rule(primals, tangents, **params):
+        lhs, rhs = primals
+        t_lhs, t_rhs = tangents
+        ans = prim.bind(lhs, rhs, **params)
+        terms = []
+        if not ad_helpers.is_zero(t_lhs):
+            terms.append(prim.bind(t_lhs, rhs, **params))
+        if not ad_helpers.is_zero(t_rhs):
+            terms.append(prim.bind(lhs, t_rhs, **params))
+        return ans, ad_helpers.sum_tangents(terms, ad_helpers.aval_of(ans))
+
+    prim.def_jvp(rule)
+
+
+_bilinear_jvp(dot_general_p)
+_bilinear_jvp(conv_general_dilated_p)
+
+
+def _ranges_like(*lists: Sequence[int]) -> list[list[int]]:
+    """Consecutive index ranges with the lengths of ``lists``."""
+    out, start = [], 0
+    for items in lists:
+        out.append(list(range(start, start + len(items))))
+        start += len(items)
+    return out
+
+
+def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans=False):
+    """The cotangent of ``x`` in ``out = dot_general(x, y)``: contract ``ct``
+    with ``y`` over ``y``'s free dims (batch dims stay batch dims), then
+    permute the result into ``x``'s layout. ``swap_ans``: ``x`` is the rhs,
+    whose free dims come last in ``out``."""
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    y_aval = ad_helpers.aval_of(y)
+    x_kept = _free_dims(x_aval.ndim, x_contract, x_batch)
+    y_kept = _free_dims(y_aval.ndim, y_contract, y_batch)
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(y_batch)))
+    # the result has x's batch dims, x's free dims, then x's contracted dims in
+    # the order of y's matching (ascending) dims
+    x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
+    layout = list(x_batch) + x_kept + x_contract_by_y
+    product = dot_general_p.bind(
+        ct, y, dimension_numbers=dims, precision=precision, preferred_element_type=None
+    )
+    from refimpl.primitives import structural
+
+    out = structural.transpose(product, tuple(int(i) for i in np.argsort(layout)))
+    return ad_helpers.convert(out, x_aval.dtype)
+
+
+@dot_general_p.def_transpose
+def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
+    lhs_linear = isinstance(lhs, ad_helpers.UndefinedPrimal)
+    rhs_linear = isinstance(rhs, ad_helpers.UndefinedPrimal)
+    if lhs_linear == rhs_linear:
+        raise NotImplementedError("dot_general: transpose needs exactly one linear operand")
+    if lhs_linear:
+        if isinstance(ct, ad_helpers.Zero):
+            return [ad_helpers.Zero(lhs.aval), None]
+        return [_dot_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers, precision), None]
+    if isinstance(ct, ad_helpers.Zero):
+        return [None, ad_helpers.Zero(rhs.aval)]
+    (lc, rc), (lb, rb) = dimension_numbers
+    swapped = ((rc, lc), (rb, lb))
+    return [None, _dot_transpose_lhs(ct, rhs.aval, lhs, swapped, precision, swap_ans=True)]
+
+
+def _reshape_axis_out_of(src: int, size1: int, x: Any) -> Any:
+    """Split axis ``src`` into ``(size1, size // size1)``."""
+    from refimpl.primitives import structural
+
+    shape = list(ad_helpers.aval_of(x).shape)
+    shape[src : src + 1] = [size1, shape[src] // size1]
+    return structural.reshape(x, tuple(shape))
+
+
+def _reshape_axis_into(src: int, dst: int, x: Any) -> Any:
+    """Merge axis ``src`` into axis ``dst`` (numbered without ``src``), as its
+    major part."""
+    from refimpl.primitives import structural
+
+    shape = ad_helpers.aval_of(x).shape
+    perm = [i for i in range(len(shape)) if i != src]
+    perm.insert(dst, src)
+    new_shape = [shape[i] for i in range(len(shape)) if i != src]
+    new_shape[dst] *= shape[src]
+    return structural.reshape(x, tuple(new_shape), tuple(perm))
+
+
+def _spec_swap(spec: tuple[int, ...]) -> tuple[int, ...]:
+    return (spec[1], spec[0]) + tuple(spec[2:])
+
+
+def _conv_transpose_lhs(ct, lhs_aval, rhs, params):
+    """The cotangent of the input: a convolution of the cotangent with the
+    spatially reversed kernel, its in/out features swapped; strides become
+    lhs dilation and vice versa, and the padding makes every input position
+    see exactly the outputs it fed."""
+    from refimpl.primitives import structural
+
+    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
+    feature_groups = params["feature_group_count"]
+    batch_groups = params["batch_group_count"]
+    strides, padding = params["window_strides"], params["padding"]
+    lhs_dilation, rhs_dilation = params["lhs_dilation"], params["rhs_dilation"]
+    if feature_groups > 1:
+        rhs = _reshape_axis_out_of(rhs_spec[0], feature_groups, rhs)
+        rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[1], rhs)
+    elif batch_groups > 1:
+        rhs = _reshape_axis_out_of(rhs_spec[0], batch_groups, rhs)
+        rhs = _reshape_axis_into(rhs_spec[0], rhs_spec[1], rhs)
+        feature_groups = batch_groups
+    rhs_shape = ad_helpers.aval_of(rhs).shape
+    ct_shape = ad_helpers.aval_of(ct).shape
+    pads = []
+    for i in range(len(strides)):
+        in_size = _dilated(lhs_aval.shape[lhs_spec[2 + i]], lhs_dilation[i])
+        window = _dilated(rhs_shape[rhs_spec[2 + i]], rhs_dilation[i])
+        out_size = _dilated(ct_shape[out_spec[2 + i]], strides[i])
+        before = window - padding[i][0] - 1
+        pads.append((before, in_size + window - 1 - out_size - before))
+    flipped = structural.rev(rhs, tuple(rhs_spec[2:]))
+    out = conv_general_dilated_p.bind(
+        ct,
+        flipped,
+        window_strides=tuple(lhs_dilation),
+        padding=tuple(pads),
+        lhs_dilation=tuple(strides),
+        rhs_dilation=tuple(rhs_dilation),
+        dimension_numbers=ConvDimensionNumbers(out_spec, _spec_swap(rhs_spec), lhs_spec),
+        feature_group_count=feature_groups,
+        batch_group_count=1,
+        precision=params["precision"],
+        preferred_element_type=None,
+    )
+    if batch_groups > 1:
+        out = _reshape_axis_out_of(lhs_spec[1], batch_groups, out)
+        out = _reshape_axis_into(lhs_spec[1], lhs_spec[0], out)
+    return ad_helpers.convert(out, lhs_aval.dtype)
+
+
+def _conv_transpose_rhs(ct, lhs, rhs_aval, params):
+    """The cotangent of the kernel: a convolution of the input with the
+    cotangent, batch playing the role of features; strides become rhs
+    dilation and rhs dilation strides; feature groups become batch groups."""
+    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
+    feature_groups = params["feature_group_count"]
+    batch_groups = params["batch_group_count"]
+    strides, padding = params["window_strides"], params["padding"]
+    lhs_dilation, rhs_dilation = params["lhs_dilation"], params["rhs_dilation"]
+    if batch_groups > 1:
+        feature_groups, batch_groups = batch_groups, 1
+    elif feature_groups > 1:
+        feature_groups, batch_groups = 1, feature_groups
+    lhs_shape = ad_helpers.aval_of(lhs).shape
+    ct_shape = ad_helpers.aval_of(ct).shape
+    pads = []
+    for i in range(len(strides)):
+        in_size = _dilated(lhs_shape[lhs_spec[2 + i]], lhs_dilation[i])
+        window = _dilated(rhs_aval.shape[rhs_spec[2 + i]], rhs_dilation[i])
+        out_size = _dilated(ct_shape[out_spec[2 + i]], strides[i])
+        lo = padding[i][0]
+        pads.append((lo, out_size - in_size + window - lo - 1))
+    out = conv_general_dilated_p.bind(
+        lhs,
+        ct,
+        window_strides=tuple(rhs_dilation),
+        padding=tuple(pads),
+        lhs_dilation=tuple(lhs_dilation),
+        rhs_dilation=tuple(strides),
+        dimension_numbers=ConvDimensionNumbers(
+            _spec_swap(lhs_spec), _spec_swap(out_spec), _spec_swap(rhs_spec)
+        ),
+        feature_group_count=feature_groups,
+        batch_group_count=batch_groups,
+        precision=params["precision"],
+        preferred_element_type=None,
+    )
+    return ad_helpers.convert(out, rhs_aval.dtype)
+
+
+@conv_general_dilated_p.def_transpose
+def _conv_transpose(ct, lhs, rhs, **params):
+    lhs_linear = isinstance(lhs, ad_helpers.UndefinedPrimal)
+    rhs_linear = isinstance(rhs, ad_helpers.UndefinedPrimal)
+    if lhs_linear == rhs_linear:
+        raise NotImplementedError(f"{_NAME}: transpose needs exactly one linear operand")
+    if lhs_linear:
+        if isinstance(ct, ad_helpers.Zero):
+            return [ad_helpers.Zero(lhs.aval), None]
+        return [_conv_transpose_lhs(ct, lhs.aval, rhs, params), None]
+    if isinstance(ct, ad_helpers.Zero) or 0 in ad_helpers.aval_of(ct).shape:
+        return [None, ad_helpers.Zero(rhs.aval)]
+    return [None, _conv_transpose_rhs(ct, lhs, rhs.aval, params)]
 
 
 # --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------

@@ -36,6 +36,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
+from refimpl.primitives import ad_helpers
 from refimpl.primitives.base import Primitive, as_int_tuple, check_dtype_in
 
 # --- dtype classes ----------------------------------------------------------------
@@ -408,6 +409,228 @@ def _float_sort_keys(x: np.ndarray) -> list[np.ndarray]:
     is_nan = np.isnan(x)
     value = np.where(is_nan | (x == 0), np.zeros((), x.dtype), x)
     return [is_nan, value]
+
+
+# --- differentiation rules (refimpl.transforms.ad) -------------------------------------
+
+
+def _structural():
+    from refimpl.primitives import structural  # structural imports nothing from here
+
+    return structural
+
+
+def _elementwise():
+    from refimpl.primitives import elementwise
+
+    return elementwise
+
+
+def _kept_dims(ndim: int, axes: Sequence[int]) -> tuple[int, ...]:
+    return tuple(d for d in range(ndim) if d not in axes)
+
+
+def _expand_back(y: Any, aval: ShapedArray, axes: Sequence[int]) -> Any:
+    """A reduction result broadcast back over the reduced ``axes``."""
+    return _structural().broadcast_in_dim(y, aval.shape, _kept_dims(aval.ndim, axes))
+
+
+reduce_sum_p.def_jvp(ad_helpers.linear_jvp(reduce_sum_p))
+cumsum_p.def_jvp(ad_helpers.linear_jvp(cumsum_p))
+for _prim in [reduce_and_p, reduce_or_p, argmax_p, argmin_p]:
+    _prim.def_jvp(ad_helpers.zero_jvp(_prim))
+
+
+@reduce_sum_p.def_transpose
+def _reduce_sum_transpose(ct, x, *, axes):
+    """Every summed element gets the cotangent of its sum."""
+    if isinstance(ct, ad_helpers.Zero):
+        return [ad_helpers.Zero(x.aval)]
+    return [_expand_back(ct, x.aval, axes)]
+
+
+@cumsum_p.def_transpose
+def _cumsum_transpose(ct, x, *, axis, reverse):
+    """Input ``j`` feeds outputs ``j..n-1``: the cumulative sum the other way."""
+    if isinstance(ct, ad_helpers.Zero):
+        return [ad_helpers.Zero(x.aval)]
+    return [cumsum_p.bind(ct, axis=axis, reverse=not reverse)]
+
+
+def _chooser_jvp(prim: Primitive):
+    """reduce_max/min: the tangent of the chosen element; when several elements
+    tie for the result, the mean of their tangents (as JAX)."""
+
+    def rule(primals, tangents, *, axes):
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, axes=axes)
+        if ad_helpers.is_zero(t):
+            return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+        ew = _elementwise()
+        aval = ad_helpers.aval_of(x)
+        hit = ew.eq(x, _expand_back(ans, aval, axes))
+        indicators = ew.convert_element_type_p.bind(hit, new_dtype=aval.dtype, weak_type=False)
+        counts = reduce_sum(indicators, axes)
+        return ans, ew.div(reduce_sum(ew.mul(t, indicators), axes), counts)
+
+    prim.def_jvp(rule)
+
+
+_chooser_jvp(reduce_max_p)
+_chooser_jvp(reduce_min_p)
+
+
+def _exclusive(cumulative_prim: Primitive, x: Any, axis: int, reverse: bool, identity: Any):
+    """The cumulative op of the elements strictly before (``reverse``: after)
+    each position: the inclusive one shifted by one, ``identity`` first."""
+    structural = _structural()
+    inclusive = cumulative_prim.bind(x, axis=axis, reverse=reverse)
+    ndim = ad_helpers.aval_of(x).ndim
+    config = [(0, 0, 0)] * ndim
+    config[axis] = (0, 1, 0) if reverse else (1, 0, 0)
+    config_crop = [(0, 0, 0)] * ndim
+    config_crop[axis] = (-1, 0, 0) if reverse else (0, -1, 0)
+    padded = structural.pad_p.bind(inclusive, identity, padding_config=tuple(config))
+    zero = ad_helpers.scalar(0, ad_helpers.aval_of(x))
+    return structural.pad_p.bind(padded, zero, padding_config=tuple(config_crop))
+
+
+@reduce_prod_p.def_jvp
+def _reduce_prod_jvp(primals, tangents, *, axes):
+    """d prod(x) = sum_j t_j prod_{k != j} x_k, the product of the others taken
+    as (product before j) * (product after j): no division, exact at zeros."""
+    (x,), (t,) = primals, tangents
+    ans = reduce_prod(x, axes)
+    if ad_helpers.is_zero(t):
+        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+    structural, ew = _structural(), _elementwise()
+    aval = ad_helpers.aval_of(x)
+    kept = _kept_dims(aval.ndim, axes)
+    count = int(np.prod([aval.shape[a] for a in axes], dtype=np.int64))
+    if count == 0:
+        return ans, ad_helpers.zeros(ad_helpers.tangent_aval(ad_helpers.aval_of(ans)))
+    rows = tuple(aval.shape[d] for d in kept) + (count,)
+
+    def as_rows(v):
+        return structural.reshape(v, rows, tuple(kept) + tuple(axes))
+
+    xr, tr = as_rows(x), as_rows(t)
+    last = len(rows) - 1
+    one = ad_helpers.scalar(1, aval)
+    before = _exclusive(cumprod_p, xr, last, False, one)
+    after = _exclusive(cumprod_p, xr, last, True, one)
+    others = ew.mul(before, after)
+    return ans, reduce_sum(ew.mul(tr, others), (last,))
+
+
+def _prefix_scan_jvp(prim: Primitive, combine, identity):
+    """cumprod/cummax/cummin: the tangent of a prefix scan evaluated with the
+    same combining step on (value, tangent) pairs, in ceil(log2 n) rounds of
+    shifted combines (Hillis and Steele). ``combine((a, ta), (b, tb))`` gives
+    the pair of ``a op b``. cummax/cummin split the tangent equally between
+    tied values at each combine (as the elementwise max/min do); where ties
+    fall in a different combining tree than JAX's associative scan the
+    tangents may differ from JAX's, never the primal values."""
+
+    def rule(primals, tangents, *, axis, reverse):
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, axis=axis, reverse=reverse)
+        if ad_helpers.is_zero(t):
+            return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+        structural = _structural()
+        aval = ad_helpers.aval_of(x)
+        if reverse:
+            x, t = structural.rev(x, (axis,)), structural.rev(t, (axis,))
+        size, step = aval.shape[axis], 1
+        value, tangent = x, t
+        fill = identity(aval)
+        zero = ad_helpers.scalar(0, aval)
+        while step < size:
+            config = [(0, 0, 0)] * aval.ndim
+            config[axis] = (step, -step, 0)
+            shifted_v = structural.pad_p.bind(value, fill, padding_config=tuple(config))
+            shifted_t = structural.pad_p.bind(tangent, zero, padding_config=tuple(config))
+            value, tangent = combine((shifted_v, shifted_t), (value, tangent))
+            step *= 2
+        if reverse:
+            tangent = structural.rev(tangent, (axis,))
+        return ans, tangent
+
+    prim.def_jvp(rule)
+
+
+def _prod_combine(a_pair, b_pair):
+    ew = _elementwise()
+    (a, ta), (b, tb) = a_pair, b_pair
+    return ew.mul(a, b), ew.add(ew.mul(ta, b), ew.mul(a, tb))
+
+
+def _chooser_combine(choose):
+    def combine(a_pair, b_pair):
+        ew = _elementwise()
+        (a, ta), (b, tb) = a_pair, b_pair
+        value = choose(a, b)
+        return value, ew.add(
+            ew.mul(ta, ew._balanced_eq(a, value, b)), ew.mul(tb, ew._balanced_eq(b, value, a))
+        )
+
+    return combine
+
+
+def _min_identity(aval: ShapedArray) -> Any:
+    return ad_helpers.scalar(dtypes.max_value(aval.dtype), aval)
+
+
+def _max_identity(aval: ShapedArray) -> Any:
+    return ad_helpers.scalar(dtypes.min_value(aval.dtype), aval)
+
+
+_prefix_scan_jvp(cumprod_p, _prod_combine, lambda aval: ad_helpers.scalar(1, aval))
+_prefix_scan_jvp(cummax_p, _chooser_combine(lambda a, b: _elementwise().max(a, b)), _max_identity)
+_prefix_scan_jvp(cummin_p, _chooser_combine(lambda a, b: _elementwise().min(a, b)), _min_identity)
+
+
+@sort_p.def_jvp
+def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
+    """Sorting permutes: each tangent is permuted like its operand. The
+    permutation comes from sorting an iota along, and the tangents are
+    gathered with it (a gather, so reverse mode transposes it to a scatter)."""
+    structural = _structural()
+    aval = ad_helpers.aval_of(primals[0])
+    if all(ad_helpers.is_zero(t) for t in tangents):
+        outs = sort_p.bind(*primals, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
+        return outs, [ad_helpers.zero_tangent(ad_helpers.aval_of(o)) for o in outs]
+    positions = structural.broadcasted_iota(np.int32, aval.shape, dimension)
+    *outs, order = sort_p.bind(
+        *primals, positions, dimension=dimension, is_stable=is_stable, num_keys=num_keys
+    )
+    tangents_out = [
+        ad_helpers.zero_tangent(ad_helpers.aval_of(o))
+        if ad_helpers.is_zero(t)
+        else _take_along(t, order, dimension)
+        for o, t in zip(outs, tangents, strict=True)
+    ]
+    return outs, tangents_out
+
+
+def _take_along(x: Any, order: Any, dimension: int) -> Any:
+    """``np.take_along_axis(x, order, dimension)`` as one gather on the
+    flattened ``x`` (the row offsets added to ``order``)."""
+    from refimpl.primitives import indexing
+
+    structural, ew = _structural(), _elementwise()
+    aval = ad_helpers.aval_of(x)
+    ndim, size = aval.ndim, aval.shape[dimension]
+    moved = tuple(d for d in range(ndim) if d != dimension) + (dimension,)
+    moved_shape = tuple(aval.shape[d] for d in moved)
+    rows = int(np.prod(moved_shape[:-1], dtype=np.int64))
+    row_start = ew.mul(structural.iota(np.int32, rows), np.array(size, np.int32))
+    row_start = structural.reshape(row_start, moved_shape[:-1])
+    row_start = structural.broadcast_in_dim(row_start, moved_shape, tuple(range(ndim - 1)))
+    flat_index = ew.add(structural.transpose(order, moved), row_start)
+    flat = structural.reshape(x, (aval.size,), moved)
+    taken = indexing.gather_along_axis(flat, flat_index, 0, mode="clip")
+    return structural.transpose(taken, tuple(int(i) for i in np.argsort(moved)))
 
 
 # --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------

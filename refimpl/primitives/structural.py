@@ -22,6 +22,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
+from refimpl.primitives import ad_helpers
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple, normalize_axis
 from refimpl.transforms.masking.shape_spec import Dim
 
@@ -539,6 +540,151 @@ def _iota_impl(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> np
     along[dimension] = shape[dimension]
     # int64 -> dtype in one conversion: wraps for ints, rounds once for floats
     return np.broadcast_to(counts.reshape(along), shape).astype(dtype)
+
+
+# --- differentiation rules (refimpl.transforms.ad) -------------------------------------
+#
+# Every structural primitive is linear in its operands (pad in the operand and
+# the padding value jointly, concatenate in all of them): the jvp applies the
+# primitive to the tangents, and the transpose moves each cotangent element
+# back to where it came from (summing where one element was copied many times).
+
+for _prim in [
+    broadcast_in_dim_p, reshape_p, squeeze_p, transpose_p, rev_p, slice_p, pad_p, concatenate_p,
+]:  # fmt: skip
+    _prim.def_jvp(ad_helpers.linear_jvp(_prim))
+iota_p.def_jvp(ad_helpers.zero_jvp(iota_p))
+
+
+def _zero_ct(operand: Any) -> Any:
+    return ad_helpers.Zero(operand.aval)
+
+
+@broadcast_in_dim_p.def_transpose
+def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
+    """Sum over the new dims and over the size-1 dims that were broadcast."""
+    if isinstance(ct, ad_helpers.Zero):
+        return [_zero_ct(x)]
+    summed = [d for d in range(len(shape)) if d not in broadcast_dimensions]
+    summed += [
+        out_dim
+        for operand_dim, out_dim in enumerate(broadcast_dimensions)
+        if x.aval.shape[operand_dim] == 1 and shape[out_dim] != 1
+    ]
+    from refimpl.primitives import reductions
+
+    if summed:
+        ct = reductions.reduce_sum(ct, tuple(sorted(summed)))
+    if ad_helpers.aval_of(ct).shape != x.aval.shape:
+        ct = reshape_p.bind(ct, new_sizes=x.aval.shape)
+    return [ct]
+
+
+@reshape_p.def_transpose
+def _reshape_transpose(ct, x, *, new_sizes):
+    if isinstance(ct, ad_helpers.Zero):
+        return [_zero_ct(x)]
+    return [reshape_p.bind(ct, new_sizes=x.aval.shape)]
+
+
+@squeeze_p.def_transpose
+def _squeeze_transpose(ct, x, *, dimensions):
+    if isinstance(ct, ad_helpers.Zero):
+        return [_zero_ct(x)]
+    return [reshape_p.bind(ct, new_sizes=x.aval.shape)]
+
+
+@transpose_p.def_transpose
+def _transpose_transpose(ct, x, *, permutation):
+    """The inverse permutation."""
+    if isinstance(ct, ad_helpers.Zero):
+        return [_zero_ct(x)]
+    inverse = tuple(int(i) for i in np.argsort(permutation))
+    return [transpose_p.bind(ct, permutation=inverse)]
+
+
+@rev_p.def_transpose
+def _rev_transpose(ct, x, *, dimensions):
+    if isinstance(ct, ad_helpers.Zero):
+        return [_zero_ct(x)]
+    return [rev_p.bind(ct, dimensions=dimensions)]
+
+
+def _pad_zeros(ct: Any, config: tuple[tuple[int, int, int], ...]) -> Any:
+    return pad_p.bind(ct, ad_helpers.scalar(0, ad_helpers.aval_of(ct)), padding_config=config)
+
+
+@slice_p.def_transpose
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
+    """Pad the cotangent with zeros back to the operand's shape: ``start``
+    before, ``stride - 1`` between elements, the rest after."""
+    if isinstance(ct, ad_helpers.Zero):
+        return [_zero_ct(x)]
+    out_shape = ad_helpers.aval_of(ct).shape
+    steps = strides or (1,) * len(out_shape)
+    if 0 in out_shape:
+        return [ad_helpers.zeros(x.aval)]
+    config = tuple(
+        (start, size - (start + (n - 1) * step + 1), step - 1)
+        for start, size, n, step in zip(start_indices, x.aval.shape, out_shape, steps, strict=True)
+    )
+    return [_pad_zeros(ct, config)]
+
+
+@pad_p.def_transpose
+def _pad_transpose(ct, x, padding_value, *, padding_config):
+    """The operand's cotangent is the cotangent with the ``lo``/``hi`` padding
+    cropped (or, where it was negative, refilled with zeros) and every
+    ``interior + 1``-th element kept; the padding value's is the sum of the
+    rest."""
+    x_linear = isinstance(x, ad_helpers.UndefinedPrimal)
+    pv_linear = isinstance(padding_value, ad_helpers.UndefinedPrimal)
+    if isinstance(ct, ad_helpers.Zero):
+        return [
+            _zero_ct(x) if x_linear else None,
+            _zero_ct(padding_value) if pv_linear else None,
+        ]
+    unpadded = _pad_zeros(ct, tuple((-lo, -hi, 0) for lo, hi, _ in padding_config))
+    shape = ad_helpers.aval_of(unpadded).shape
+    ct_x = slice_p.bind(
+        unpadded,
+        start_indices=(0,) * len(shape),
+        limit_indices=shape,
+        strides=tuple(interior + 1 for _, _, interior in padding_config),
+    )
+    ct_pv = None
+    if pv_linear:
+        from refimpl.primitives import elementwise, reductions
+
+        every = tuple(range(len(shape)))
+        ct_pv = elementwise.sub(
+            reductions.reduce_sum(ct, every), reductions.reduce_sum(ct_x, every)
+        )
+    return [ct_x if x_linear else None, ct_pv]
+
+
+@concatenate_p.def_transpose
+def _concatenate_transpose(ct, *xs, dimension):
+    """Each linear operand gets its slice of the cotangent."""
+    outs, offset = [], 0
+    for x in xs:
+        aval = ad_helpers.aval_of(x)
+        size = aval.shape[dimension]
+        if not isinstance(x, ad_helpers.UndefinedPrimal):
+            outs.append(None)
+        elif isinstance(ct, ad_helpers.Zero):
+            outs.append(_zero_ct(x))
+        else:
+            starts = [0] * aval.ndim
+            limits = list(ad_helpers.aval_of(ct).shape)
+            starts[dimension], limits[dimension] = offset, offset + size
+            outs.append(
+                slice_p.bind(
+                    ct, start_indices=tuple(starts), limit_indices=tuple(limits), strides=None
+                )
+            )
+        offset += size
+    return outs
 
 
 # --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------
