@@ -12,6 +12,7 @@ from refimpl.backends.ref.arrays import Array, Device
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, check_program
 from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
+from refimpl.transforms.ad import grad, jvp, value_and_grad, vjp
 from refimpl.transforms.jit import Jitted, ShapeDtypeStruct, eval_shape, jit, make_program
 from refimpl.transforms.masking.transform import mask
 from refimpl.tree_util import (
@@ -38,7 +39,9 @@ __all__ = [
     "device_put",
     "devices",
     "eval_shape",
+    "grad",
     "jit",
+    "jvp",
     "lax",
     "make_program",
     "mask",
@@ -49,4 +52,6 @@ __all__ = [
     "tree_structure",
     "tree_unflatten",
     "tree_util",
+    "value_and_grad",
+    "vjp",
 ]

@@ -14,6 +14,7 @@ Outside any trace, primitives run eagerly on concrete arrays (see
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -33,23 +34,66 @@ class UnexpectedTracerError(Exception):
     """A tracer escaped the trace that made it and was used afterwards."""
 
 
-class Tracer(ArrayOps):
-    """An abstract array inside a trace. Operators record equations."""
+class Trace:
+    """One active transformation at one level of the trace stack.
 
-    __slots__ = ("aval", "builder", "var", "origin")
+    A transformation (jvp, linearize, vmap, the staging of a jit or a control
+    flow body) pushes one ``Trace`` with :class:`new_main`; its ``level`` is
+    its position in the per-thread stack (0 = the first pushed; eager
+    evaluation is below every level). Its tracers point back to it
+    (``tracer.trace``). ``Primitive.bind`` hands a primitive application to
+    the highest-level trace among its tracer arguments and the current
+    dynamic (staging) trace, by calling :meth:`process_primitive`.
+    """
+
+    level: int = -1
+    active: bool = False
+    name: str = "trace"
+
+    def process_primitive(self, primitive: Any, args: Sequence[Any], params: dict[str, Any]):
+        """Apply ``primitive`` to ``args``; return the list of outputs.
+
+        ``args`` are passed as given: each is a tracer of this trace, or a
+        value of a lower level (a concrete array, a Python scalar, a tracer of
+        a lower-level trace), which this trace treats as a constant ("lifts").
+        Outputs are this trace's tracers (or lower-level values, when the
+        transformation has nothing to add to them).
+        """
+        raise NotImplementedError(f"{type(self).__name__}.process_primitive")
+
+
+class Tracer(ArrayOps):
+    """A value inside a transformation: it belongs to one ``Trace`` (``.trace``).
+
+    Every tracer has an ``aval``; operators go through ``refimpl.numpy`` and
+    so through ``Primitive.bind``, which routes them to the owning trace.
+    Python needs a concrete value for ``bool()``, ``int()``, ``float()`` and
+    indexing; a tracer gives one only if its transformation knows it
+    (:meth:`_concrete`, e.g. a JVP tracer's primal outside ``jit``), otherwise
+    it raises :class:`ConcretizationTypeError`.
+    """
+
+    __slots__ = ()
     __array_priority__ = 100
 
-    def __init__(self, aval: ShapedArray, builder: Builder, var: Var, origin: str) -> None:
-        self.aval = aval
-        self.builder = builder
-        self.var = var
-        self.origin = origin  # where it came from, for concretization errors
+    trace: Trace
+    aval: ShapedArray
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
     weak_type = property(lambda self: self.aval.weak_type)
     ndim = property(lambda self: self.aval.ndim)
     size = property(lambda self: self.aval.size)
+
+    @property
+    def origin(self) -> str:
+        """Where the value came from, for concretization errors."""
+        return "a traced value"
+
+    def _concrete(self, what: str) -> Any:
+        """A value Python conversions may use instead of this tracer (it may
+        itself be a tracer of a lower level), or raise the concretization error."""
+        raise self._concretization_error(what)
 
     def _concretization_error(self, what: str) -> ConcretizationTypeError:
         return ConcretizationTypeError(
@@ -60,28 +104,30 @@ class Tracer(ArrayOps):
         )
 
     def __bool__(self) -> bool:
-        raise self._concretization_error("bool()")
+        return bool(self._concrete("bool()"))
 
     def __int__(self) -> int:
-        raise self._concretization_error("int()")
+        return int(self._concrete("int()"))
 
     def __float__(self) -> float:
-        raise self._concretization_error("float()")
+        return float(self._concrete("float()"))
 
     def __complex__(self) -> complex:
-        raise self._concretization_error("complex()")
+        return complex(self._concrete("complex()"))
 
     def __index__(self) -> int:
-        raise self._concretization_error("use as an index (__index__)")
+        return operator.index(self._concrete("use as an index (__index__)"))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        # As in JAX: even a tracer with a known value is not silently turned
+        # into NumPy data (the result would drop out of the transformation).
         raise self._concretization_error("conversion to a NumPy array (np.asarray)")
 
     def tolist(self) -> Any:
-        raise self._concretization_error("tolist()")
+        return self._concrete("tolist()").tolist()
 
     def item(self) -> Any:
-        raise self._concretization_error("item()")
+        return self._concrete("item()").item()
 
     def __iter__(self):
         if self.ndim == 0:
@@ -94,11 +140,41 @@ class Tracer(ArrayOps):
         return self.shape[0]
 
     def __repr__(self) -> str:
+        return f"{type(self).__name__}<{self.aval.str_short()}>"
+
+
+class DynamicTracer(Tracer):
+    """A tracer of a staging trace (a ``Builder``): an abstract array that
+    stands for a variable of the Program being built."""
+
+    __slots__ = ("aval", "trace", "var", "_origin")
+
+    def __init__(self, aval: ShapedArray, builder: Builder, var: Var, origin: str) -> None:
+        self.aval = aval
+        self.trace = builder
+        self.var = var
+        self._origin = origin
+
+    @property
+    def builder(self) -> Builder:
+        return self.trace  # type: ignore[return-value]
+
+    @property
+    def origin(self) -> str:
+        return self._origin
+
+    def __repr__(self) -> str:
         return f"Tracer<{self.aval.str_short()}>"
 
 
-class Builder:
-    """Records the equations of one trace and turns them into a Program."""
+class Builder(Trace):
+    """The staging trace: records equations and turns them into a Program.
+
+    Every primitive applied to one of its tracers becomes an equation. A
+    builder pushed by ``jit`` or a control-flow function is also the
+    *dynamic* trace: an application with no tracer argument at all (a
+    constant computation inside ``jit``) is staged too, as in JAX.
+    """
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -106,22 +182,22 @@ class Builder:
         self.eqns: list[Eqn] = []
         self.const_vars: list[Var] = []
         self.consts: list[np.ndarray] = []
-        self.captured: list[Tracer] = []  # outer tracers, in capture order
+        self.captured: list[Tracer] = []  # lower-level tracers, in capture order
         self._capture_vars: dict[int, Var] = {}  # id(outer tracer) -> inner var
         self._const_vars_by_id: dict[int, Var] = {}
         self._keepalive: list[Any] = []  # keeps ids in the maps above unique
 
     # -- inputs and atoms --
 
-    def new_input(self, aval: ShapedArray, origin: str) -> Tracer:
+    def new_input(self, aval: ShapedArray, origin: str) -> DynamicTracer:
         var = Var(aval)
         self.in_vars.append(var)
-        return Tracer(aval, self, var, origin)
+        return DynamicTracer(aval, self, var, origin)
 
     def to_atom(self, value: Any, aval: ShapedArray) -> Atom:
         """The atom standing for ``value`` (whose aval is ``aval``) in this trace."""
         if isinstance(value, Tracer):
-            if value.builder is self:
+            if value.trace is self:
                 return value.var
             return self._capture(value)
         if isinstance(value, TypedScalar):
@@ -131,9 +207,9 @@ class Builder:
         return self._add_const(value, aval)
 
     def _capture(self, outer: Tracer) -> Var:
-        if not _is_active(outer.builder):
+        if not outer.trace.active:
             raise UnexpectedTracerError(
-                f"A tracer from the finished trace of {outer.builder.name!r} was used in "
+                f"A tracer from the finished trace of {outer.trace.name!r} was used in "
                 f"{self.name!r}: a traced value escaped (e.g. stored in a global or a closure "
                 "that outlived its jit/scan). Pass it as an argument instead."
             )
@@ -155,6 +231,11 @@ class Builder:
 
     # -- equations --
 
+    def process_primitive(self, primitive: Any, args: Sequence[Any], params: dict[str, Any]):
+        in_avals = [get_aval(a, primitive.name, i) for i, a in enumerate(args)]
+        out_avals = primitive.out_avals(in_avals, params)
+        return self.add_eqn(primitive, args, in_avals, out_avals, params)
+
     def add_eqn(
         self,
         primitive: Any,
@@ -162,12 +243,12 @@ class Builder:
         in_avals: Sequence[ShapedArray],
         out_avals: Sequence[ShapedArray],
         params: dict[str, Any],
-    ) -> list[Tracer]:
+    ) -> list[DynamicTracer]:
         inputs = [self.to_atom(a, av) for a, av in zip(args, in_avals, strict=True)]
         outputs = [Var(av) for av in out_avals]
         self.eqns.append(Eqn(primitive, inputs, outputs, params))
         origin = _first_origin(args)
-        return [Tracer(v.aval, self, v, origin) for v in outputs]
+        return [DynamicTracer(v.aval, self, v, origin) for v in outputs]
 
     def build(self, outs: Sequence[Any]) -> Program:
         """The Program of this trace; captured outer tracers become leading inputs.
@@ -197,44 +278,99 @@ def _first_origin(args: Sequence[Any]) -> str:
 
 
 class _TraceStack(threading.local):
-    """The active builders of this thread: tracing in one thread never sees
-    another thread's trace."""
+    """The active traces of this thread (index = level) and the innermost
+    dynamic (staging) trace: tracing in one thread never sees another's."""
 
     def __init__(self) -> None:
-        self.builders: list[Builder] = []
+        self.traces: list[Trace] = []
+        self.dynamic: Builder | None = None
 
 
 _stack = _TraceStack()
-# Every active builder of every thread. Only a cheap "is anything tracing?"
+# Every active trace of every thread. Only a cheap "is anything tracing?"
 # signal for the native fast path (empty: no trace anywhere, so a call can run
-# without consulting the per-thread stack); never used to find a builder.
-_builders: list[Builder] = []
+# without consulting the per-thread stack); never used to find a trace. The
+# C++ side holds this very list object: mutate it, never rebind it.
+_builders: list[Trace] = []
 
 
 def current_builder() -> Builder | None:
-    builders = _stack.builders
-    return builders[-1] if builders else None
+    """The innermost dynamic (staging) trace of this thread, or None."""
+    return _stack.dynamic
 
 
-def _is_active(builder: Builder) -> bool:
-    return any(b is builder for b in _stack.builders)
+def is_tracing() -> bool:
+    """Whether any transformation is active in this thread."""
+    return bool(_stack.traces)
 
 
-class new_trace:
-    """Context manager: ``with new_trace(name) as builder: ...``."""
+def find_top_trace(args: Sequence[Any]) -> Trace | None:
+    """The trace that must process a primitive applied to ``args``.
 
-    def __init__(self, name: str) -> None:
-        self.builder = Builder(name)
+    It is the highest-level trace among the tracer arguments and the dynamic
+    trace; None means eager evaluation. A tracer of a finished trace is an
+    :class:`UnexpectedTracerError`.
+    """
+    top = _stack.dynamic
+    level = top.level if top is not None else -1
+    for arg in args:
+        if isinstance(arg, Tracer):
+            trace = arg.trace
+            if not trace.active:
+                raise UnexpectedTracerError(
+                    f"A tracer from the finished trace of {trace.name!r} was used after that "
+                    "trace ended: a traced value escaped (e.g. stored in a global or a closure "
+                    "that outlived its jit/scan/grad). Pass it as an argument instead."
+                )
+            if trace.level > level:
+                top, level = trace, trace.level
+    return top
 
-    def __enter__(self) -> Builder:
-        _stack.builders.append(self.builder)
-        _builders.append(self.builder)
-        return self.builder
+
+class new_main:
+    """Context manager: push ``trace`` on this thread's stack at the next level.
+
+    ``dynamic=True`` also makes it the dynamic trace (staging traces of jit
+    and control flow), so that applications without tracer arguments are
+    staged into it. On exit the trace is popped and marked inactive: its
+    tracers can no longer be used.
+    """
+
+    def __init__(self, trace: Trace, dynamic: bool = False) -> None:
+        self.trace = trace
+        self.dynamic = dynamic
+        self._saved_dynamic: Builder | None = None
+
+    def __enter__(self) -> Any:
+        trace = self.trace
+        traces = _stack.traces
+        trace.level = len(traces)
+        trace.active = True
+        traces.append(trace)
+        _builders.append(trace)
+        if self.dynamic:
+            self._saved_dynamic = _stack.dynamic
+            _stack.dynamic = trace  # type: ignore[assignment]
+        return trace
 
     def __exit__(self, *exc: Any) -> None:
-        popped = _stack.builders.pop()
-        _builders.remove(self.builder)
-        assert popped is self.builder, "trace stack corrupted"
+        popped = _stack.traces.pop()
+        _builders.remove(self.trace)
+        self.trace.active = False
+        if self.dynamic:
+            _stack.dynamic = self._saved_dynamic
+        assert popped is self.trace, "trace stack corrupted"
+
+
+class new_trace(new_main):
+    """Context manager: ``with new_trace(name) as builder: ...`` (a dynamic Builder)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(Builder(name), dynamic=True)
+
+    @property
+    def builder(self) -> Builder:
+        return self.trace  # type: ignore[return-value]
 
 
 def trace_to_program(
@@ -349,3 +485,50 @@ def concrete_value(value: Any, aval: ShapedArray) -> np.ndarray:
     if array.dtype != aval.dtype:
         array = array.astype(aval.dtype)
     return array
+
+
+# --- evaluating a Program by binding ------------------------------------------------
+
+
+def eval_program_bind(program: Program, args: Sequence[Any]) -> list[Any]:
+    """Evaluate ``program`` on ``args`` by re-applying each equation's primitive
+    with ``bind`` (JAX's ``eval_jaxpr``).
+
+    Under a transformation this transforms the program: with JVP tracers as
+    ``args`` it computes the program's JVP, inside a staging trace it copies
+    the equations into the current trace (inlining), outside any trace it
+    runs eagerly. Literals keep their weak type; weakly typed array constants
+    too.
+    """
+    if len(args) != len(program.in_vars):
+        raise TypeError(
+            f"eval_program_bind: program takes {len(program.in_vars)} inputs, got {len(args)}"
+        )
+    env: dict[int, Any] = {}
+    for var, value in zip(program.const_vars, program.consts, strict=True):
+        env[var.id] = _const_operand(value, var.aval)
+    for var, value in zip(program.in_vars, args, strict=True):
+        env[var.id] = value
+
+    def read(atom: Atom) -> Any:
+        if isinstance(atom, Literal):
+            return TypedScalar(atom.value, atom.aval.dtype, atom.aval.weak_type)
+        return env[atom.id]
+
+    for eqn in program.eqns:
+        outs = eqn.primitive.bind(*[read(a) for a in eqn.inputs], **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        for var, value in zip(eqn.outputs, outs, strict=True):
+            env[var.id] = value
+    return [read(atom) for atom in program.out_vars]
+
+
+def _const_operand(value: np.ndarray, aval: ShapedArray) -> Any:
+    if aval.shape == ():
+        return TypedScalar(value, aval.dtype, aval.weak_type)
+    if aval.weak_type:
+        from refimpl.backends.ref.arrays import RefArray as Array  # arrays imports tracing
+
+        return Array(np.asarray(value), weak_type=True)
+    return value

@@ -37,6 +37,10 @@ class Primitive:
         self.jvp_rule: Callable[..., Any] | None = None
         self.transpose_rule: Callable[..., Any] | None = None
         self.batch_rule: Callable[..., Any] | None = None
+        # Primitives holding sub-programs (jit, scan, cond, custom rules):
+        # under linearize, split the application into a known (primal) part
+        # and a linear (tangent) part; same signature as jvp_rule.
+        self.linearize_rule: Callable[..., Any] | None = None
 
     def __repr__(self) -> str:
         return f"Primitive({self.name})"
@@ -91,14 +95,17 @@ class Primitive:
         return list(out) if self.multiple_results else [out]
 
     def bind(self, *args: Any, **params: Any) -> Any:
-        in_avals = [tracing.get_aval(a, self.name, i) for i, a in enumerate(args)]
-        out_avals = self.out_avals(in_avals, params)
-        builder = tracing.current_builder()
-        if builder is not None:
-            outs = builder.add_eqn(self, args, in_avals, out_avals, params)
+        """Apply the primitive: the top trace among the tracer arguments and
+        the dynamic (staging) trace processes it (``tracing.find_top_trace``);
+        with no trace, it runs eagerly."""
+        trace = tracing.find_top_trace(args)
+        if trace is not None:
+            outs = trace.process_primitive(self, args, params)
         else:
             from refimpl.backends.ref import eager  # eager imports the array types; avoid a cycle
 
+            in_avals = [tracing.get_aval(a, self.name, i) for i, a in enumerate(args)]
+            out_avals = self.out_avals(in_avals, params)
             outs = eager.apply(self, args, in_avals, out_avals, params)
         return outs if self.multiple_results else outs[0]
 

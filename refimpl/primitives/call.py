@@ -39,3 +39,69 @@ def _jit_call_lowering(ctx: Any, *args: Any, program: Program, name: str) -> lis
     """A private function holding the sub-program, and a ``func.call`` of it
     (one function per sub-program, however often it is called)."""
     return ctx.call(program, name, args)
+
+
+# --- differentiation: the sub-program is transformed once (memoized per program) and
+# stays one call equation.
+
+
+@jit_call_p.def_jvp
+def _jit_call_jvp(primals: list, tangents: list, *, program: Program, name: str):
+    from refimpl.transforms import ad
+    from refimpl.transforms.ad_util import Zero
+
+    nonzero = [type(t) is not Zero for t in tangents]
+    jp = ad.jvp_program(program, nonzero)
+    outs = jit_call_p.bind(
+        *primals,
+        *[t for t in tangents if type(t) is not Zero],
+        program=jp.program,
+        name=f"jvp({name})",
+    )
+    n_out = len(program.out_vars)
+    return outs[:n_out], _fill_zeros(outs[n_out:], jp.out_nonzero, program.out_avals)
+
+
+def _jit_call_linearize(primals: list, tangents: list, *, program: Program, name: str):
+    """Partial evaluation: a known call computing primal outputs and residuals,
+    and a linear call (recorded where the tangents live) from residuals and
+    tangents to output tangents."""
+    from refimpl.transforms import ad
+    from refimpl.transforms.ad_util import Zero
+
+    nonzero = [type(t) is not Zero for t in tangents]
+    lp = ad.linearize_program(program, nonzero)
+    known = jit_call_p.bind(*primals, program=lp.known, name=name)
+    n_out = len(program.out_vars)
+    residuals = known[n_out:]
+    nz_tangents = [t for t in tangents if type(t) is not Zero]
+    touts = jit_call_p.bind(*residuals, *nz_tangents, program=lp.linear, name=f"linear({name})")
+    return known[:n_out], _fill_zeros(touts, lp.out_nonzero, program.out_avals)
+
+
+jit_call_p.linearize_rule = _jit_call_linearize
+
+
+@jit_call_p.def_transpose
+def _jit_call_transpose(cts: list, *args: Any, program: Program, name: str) -> list:
+    from refimpl.transforms import ad
+    from refimpl.transforms.ad_util import UndefinedPrimal
+
+    linear = [isinstance(a, UndefinedPrimal) for a in args]
+    transposed = ad.transpose_program(program, linear)
+    cts_in = jit_call_p.bind(
+        *[a for a in args if not isinstance(a, UndefinedPrimal)],
+        *[ad.instantiate(ct) for ct in cts],
+        program=transposed,
+        name=f"transpose({name})",
+    )
+    it = iter(cts_in)
+    return [next(it) if lin else None for lin in linear]
+
+
+def _fill_zeros(values: list, nonzero: list[bool], avals: list[ShapedArray]) -> list:
+    """``values`` at the ``nonzero`` positions, symbolic zeros elsewhere."""
+    from refimpl.transforms.ad_util import Zero, tangent_aval
+
+    it = iter(values)
+    return [next(it) if nz else Zero(tangent_aval(a)) for nz, a in zip(nonzero, avals, strict=True)]

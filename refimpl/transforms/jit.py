@@ -450,13 +450,17 @@ class Jitted:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         call = self._split_args(args, kwargs)  # a deleted argument raises here
-        nested = tracing.current_builder() is not None
+        # Inside a staging trace, or applied to tracers of any transformation
+        # (grad(jit(f))): one jit equation, handed to the top trace by bind.
+        nested = tracing.current_builder() is not None or any(
+            isinstance(leaf, tracing.Tracer) for leaf in call.leaves
+        )
         if not nested and any(call.signature.donated):
             donation.check_no_repeated_donation(
                 call.leaves, call.signature.donated, call.paths, self.__name__
             )
         entry = self._lookup(call)
-        if nested:
+        if nested or entry.captured:
             return self._bind_nested(entry, call)
         for leaf, path in zip(call.leaves, call.paths, strict=True):
             if isinstance(leaf, ShapeDtypeStruct):

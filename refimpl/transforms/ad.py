@@ -1,0 +1,822 @@
+"""Automatic differentiation: forward mode (JVP), linearize, transpose.
+
+Forward mode
+    ``JVPTrace`` is a transformation on the trace stack
+    (``docs/semantics.md``, "Transformations: the trace stack"). Its tracers
+    carry a primal value and a tangent (an array, or ``Zero`` -- a symbolic
+    zero). Each primitive applied to one of them is handed to the primitive's
+    ``jvp_rule``; a primitive whose operands all have zero tangents is simply
+    applied to the primals, so untouched values never pay for AD.
+
+Linearize (reverse mode, first half)
+    ``linearize`` is partial evaluation done while tracing, with the primal
+    part *known* and the tangent part *unknown*: a ``JVPTrace`` in
+    linearize mode whose tangents are tracers of a separate, non-dynamic
+    ``Builder`` one level below it. The JVP rules apply primal operations to
+    primals (so they run eagerly, or in the enclosing jit, and Python can
+    branch on their values) and tangent operations to tangents (so they are
+    recorded in the builder). The builder's Program is the linear map; the
+    primal values it uses are its residuals. Primitives holding
+    sub-programs (jit, scan, cond) have a ``linearize_rule`` that splits the
+    sub-program the same way into a known and a linear part.
+
+Transpose (reverse mode, second half)
+    ``backward_pass`` walks a linear Program backwards from output
+    cotangents, applying each linear equation's ``transpose_rule`` and
+    accumulating cotangents by addition; zeros stay symbolic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, tracing
+from refimpl.core import Literal, Program, ShapedArray
+from refimpl.tracing import Builder, Trace, Tracer, TypedScalar, new_main
+from refimpl.transforms.ad_util import (
+    UndefinedPrimal,
+    Zero,
+    tangent_aval,
+)
+
+# --- forward mode ------------------------------------------------------------------------
+
+
+class JVPTracer(Tracer):
+    """A primal value with its tangent (``Zero`` when structurally zero)."""
+
+    __slots__ = ("trace", "primal", "tangent", "aval")
+
+    def __init__(self, trace: JVPTrace, primal: Any, tangent: Any) -> None:
+        self.trace = trace
+        self.primal = primal
+        self.tangent = tangent
+        self.aval = tracing.get_aval(primal, "jvp", "primal")
+
+    @property
+    def origin(self) -> str:
+        primal = self.primal
+        return primal.origin if isinstance(primal, Tracer) else "a differentiated value"
+
+    def _concrete(self, what: str) -> Any:
+        # Outside jit the primal is a concrete array: Python may branch on it,
+        # as in JAX. Inside jit it is a staging tracer, which raises.
+        return self.primal
+
+
+class JVPTrace(Trace):
+    """Forward-mode differentiation; with ``linearize=True`` the tangents are
+    tracers of a lower-level linear ``Builder`` and primitives holding
+    sub-programs use their ``linearize_rule`` (partial evaluation)."""
+
+    def __init__(self, linearize: bool = False) -> None:
+        self.linearize = linearize
+        self.name = "linearize" if linearize else "jvp"
+
+    def primal_tangent(self, value: Any) -> tuple[Any, Any]:
+        """(primal, tangent) of an operand; lower-level values have zero tangent."""
+        if isinstance(value, JVPTracer) and value.trace is self:
+            return value.primal, value.tangent
+        return value, Zero(tangent_aval(tracing.get_aval(value, "jvp", 0)))
+
+    def process_primitive(self, primitive: Any, args: Sequence[Any], params: dict[str, Any]):
+        if not any(
+            isinstance(a, JVPTracer) and a.trace is self and type(a.tangent) is not Zero
+            for a in args
+        ):
+            # No operand carries a tangent: the result is a constant of this trace.
+            primals = [
+                a.primal if isinstance(a, JVPTracer) and a.trace is self else a for a in args
+            ]
+            outs = primitive.bind(*primals, **params)
+            return outs if primitive.multiple_results else [outs]
+        primals, tangents = zip(*[self.primal_tangent(a) for a in args])
+        rule = None
+        if self.linearize:
+            rule = primitive.linearize_rule
+        if rule is None:
+            rule = primitive.jvp_rule
+        if rule is None:
+            raise NotImplementedError(
+                f"Differentiation rule for '{primitive.name}' not implemented"
+            )
+        primal_out, tangent_out = rule(list(primals), list(tangents), **params)
+        if not primitive.multiple_results:
+            return [self.wrap(primal_out, tangent_out)]
+        return [self.wrap(p, t) for p, t in zip(primal_out, tangent_out, strict=True)]
+
+    def wrap(self, primal: Any, tangent: Any) -> Any:
+        if type(tangent) is Zero:
+            # A constant of this trace: the lower-level value itself is exact
+            # (JAX's full_lower) and keeps later operations off this trace.
+            return primal
+        return JVPTracer(self, primal, tangent)
+
+
+def zeros_like_aval(aval: ShapedArray) -> Any:
+    """A zero array of type ``aval`` (concrete outside a trace)."""
+    if aval.dtype == dtypes.float0:
+        return np.zeros(aval.shape, dtypes.float0)
+    from refimpl.primitives.structural import broadcast_in_dim_p
+
+    scalar = TypedScalar(0, aval.dtype, aval.weak_type)
+    return broadcast_in_dim_p.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=())
+
+
+def instantiate(tangent: Any) -> Any:
+    """A symbolic zero as an array; anything else unchanged."""
+    return zeros_like_aval(tangent.aval) if type(tangent) is Zero else tangent
+
+
+def add_tangents(x: Any, y: Any) -> Any:
+    """Sum of two tangents (or cotangents), keeping zeros symbolic."""
+    if type(x) is Zero:
+        return y
+    if type(y) is Zero:
+        return x
+    from refimpl.primitives.elementwise import add_p
+
+    return add_p.bind(x, y)
+
+
+def jvp_flat(
+    fun: Callable[..., Sequence[Any]], primals: Sequence[Any], tangents: Sequence[Any]
+) -> tuple[list[Any], list[Any]]:
+    """``fun`` (flat in, flat out) pushed forward: (primal outs, tangent outs).
+
+    Tangents may be ``Zero``; output tangents are ``Zero`` where structurally zero.
+    """
+    with new_main(JVPTrace()) as trace:
+        tracers = [
+            p if type(t) is Zero else JVPTracer(trace, p, t)
+            for p, t in zip(primals, tangents, strict=True)
+        ]
+        outs = fun(*tracers)
+        pairs = [trace.primal_tangent(o) for o in outs]
+    return [p for p, _ in pairs], [t for _, t in pairs]
+
+
+# --- linearize ------------------------------------------------------------------------------
+
+
+class Linearized:
+    """The result of linearizing a flat function at a point.
+
+    ``linear`` maps ``residuals + nonzero tangents in`` to the nonzero
+    tangents out: ``linear.in_vars`` are the residual inputs (standing for
+    ``residuals``, values of the enclosing level) followed by one input per
+    ``in_nonzero`` entry that is True; its outputs are the ``out_nonzero``
+    tangents.
+    """
+
+    def __init__(self, primals_out, linear, residuals, in_nonzero, out_nonzero, out_avals):
+        self.primals_out: list[Any] = primals_out
+        self.linear: Program = linear
+        self.residuals: list[Any] = residuals
+        self.in_nonzero: list[bool] = in_nonzero
+        self.out_nonzero: list[bool] = out_nonzero
+        self.out_avals: list[ShapedArray] = out_avals
+
+
+def linearize_flat(
+    fun: Callable[..., Sequence[Any]],
+    primals: Sequence[Any],
+    in_nonzero: Sequence[bool],
+    instantiate_out: Sequence[bool] | bool = False,
+) -> Linearized:
+    """Linearize flat ``fun`` at ``primals`` w.r.t. the inputs marked in ``in_nonzero``.
+
+    The primal computation runs at the current level (eagerly outside any
+    trace, staged in the enclosing jit); the tangent computation is recorded
+    in a linear Program. ``instantiate_out`` forces nonzero (materialized)
+    output tangents.
+    """
+    builder = Builder("linearize")
+    with new_main(builder):
+        tangents_in = []
+        for p, nz in zip(primals, in_nonzero, strict=True):
+            aval = tangent_aval(tracing.get_aval(p, "linearize", 0))
+            tangents_in.append(builder.new_input(aval, "a tangent") if nz else Zero(aval))
+        with new_main(JVPTrace(linearize=True)) as trace:
+            tracers = [
+                JVPTracer(trace, p, t) if nz else p
+                for p, t, nz in zip(primals, tangents_in, in_nonzero, strict=True)
+            ]
+            outs = list(fun(*tracers))
+            pairs = [trace.primal_tangent(o) for o in outs]
+        primals_out = [p for p, _ in pairs]
+        tangents_out = [t for _, t in pairs]
+        if isinstance(instantiate_out, bool):
+            instantiate_out = [instantiate_out] * len(tangents_out)
+        tangents_out = [
+            instantiate(t) if inst else t
+            for t, inst in zip(tangents_out, instantiate_out, strict=True)
+        ]
+        out_nonzero = [type(t) is not Zero for t in tangents_out]
+        out_avals = [
+            t.aval if type(t) is Zero else tracing.get_aval(t, "linearize", i)
+            for i, t in enumerate(tangents_out)
+        ]
+        linear = builder.build([t for t in tangents_out if type(t) is not Zero])
+    return Linearized(
+        primals_out, linear, list(builder.captured), list(in_nonzero), out_nonzero, out_avals
+    )
+
+
+# --- transpose ------------------------------------------------------------------------------
+
+
+def backward_pass(
+    program: Program, linear: Sequence[bool], args: Sequence[Any], cts_out: Sequence[Any]
+) -> list[Any]:
+    """Transpose ``program`` w.r.t. its inputs marked ``linear``.
+
+    ``args`` gives a value for every non-linear input (anything for the
+    linear ones, ignored); ``cts_out`` one cotangent per output (``Zero``
+    allowed). Returns the cotangent of each linear input (``Zero`` where
+    nothing flows back) and None for the others. Equations whose inputs are
+    all non-linear are evaluated forward first (with ``bind``); the others
+    are transposed in reverse order.
+    """
+    env: dict[int, Any] = {}
+    linear_ids: set[int] = set()
+    for var, value in zip(program.const_vars, program.consts, strict=True):
+        env[var.id] = tracing._const_operand(value, var.aval)
+    for var, value, lin in zip(program.in_vars, args, linear, strict=True):
+        if lin:
+            linear_ids.add(var.id)
+        else:
+            env[var.id] = value
+
+    def read(atom: Any) -> Any:
+        if isinstance(atom, Literal):
+            return TypedScalar(atom.value, atom.aval.dtype, atom.aval.weak_type)
+        return env[atom.id]
+
+    linear_eqns = []
+    for eqn in program.eqns:
+        if any(not isinstance(a, Literal) and a.id in linear_ids for a in eqn.inputs):
+            linear_eqns.append(eqn)
+            linear_ids.update(v.id for v in eqn.outputs)
+        else:
+            outs = eqn.primitive.bind(*[read(a) for a in eqn.inputs], **eqn.params)
+            outs = outs if eqn.primitive.multiple_results else [outs]
+            for var, value in zip(eqn.outputs, outs, strict=True):
+                env[var.id] = value
+
+    cts: dict[int, Any] = {}
+
+    def add_ct(atom: Any, ct: Any) -> None:
+        if isinstance(atom, Literal) or atom.id not in linear_ids or ct is None:
+            return
+        if type(ct) is Zero:
+            return
+        previous = cts.get(atom.id)
+        cts[atom.id] = ct if previous is None else add_tangents(previous, ct)
+
+    for atom, ct in zip(program.out_vars, cts_out, strict=True):
+        add_ct(atom, ct)
+
+    for eqn in reversed(linear_eqns):
+        outs_ct = [cts.pop(v.id, None) for v in eqn.outputs]
+        if all(ct is None for ct in outs_ct):
+            continue
+        outs_ct = [
+            Zero(tangent_aval(v.aval)) if ct is None else ct
+            for ct, v in zip(outs_ct, eqn.outputs, strict=True)
+        ]
+        rule = eqn.primitive.transpose_rule
+        if rule is None:
+            raise NotImplementedError(
+                f"Transpose rule (for reverse-mode differentiation) for "
+                f"'{eqn.primitive.name}' not implemented"
+            )
+        invals = [
+            UndefinedPrimal(a.aval)
+            if not isinstance(a, Literal) and a.id in linear_ids
+            else read(a)
+            for a in eqn.inputs
+        ]
+        ct_arg = outs_ct if eqn.primitive.multiple_results else outs_ct[0]
+        cts_in = rule(ct_arg, *invals, **eqn.params)
+        for atom, ct in zip(eqn.inputs, cts_in, strict=True):
+            add_ct(atom, ct)
+
+    result = []
+    for var, lin in zip(program.in_vars, linear, strict=True):
+        if not lin:
+            result.append(None)
+        else:
+            ct = cts.get(var.id)
+            result.append(Zero(tangent_aval(var.aval)) if ct is None else ct)
+    return result
+
+
+def transpose_linearized(lin: Linearized, cts_out: Sequence[Any]) -> list[Any]:
+    """Cotangents of the nonzero tangent inputs of ``lin`` (``Zero`` allowed)."""
+    num_res = len(lin.residuals)
+    num_lin = len(lin.linear.in_vars) - num_res
+    nonzero_cts = [ct for ct, nz in zip(cts_out, lin.out_nonzero, strict=True) if nz]
+    linear_mask = [False] * num_res + [True] * num_lin
+    args = list(lin.residuals) + [None] * num_lin
+    cts = backward_pass(lin.linear, linear_mask, args, nonzero_cts)
+    return cts[num_res:]
+
+
+# --- the public API ---------------------------------------------------------------------
+
+
+def _tree():
+    from refimpl import tree_util
+
+    return tree_util
+
+
+def _dtype_of(value: Any) -> np.dtype:
+    if isinstance(value, np.ndarray) and value.dtype == dtypes.float0:
+        return value.dtype
+    return tracing.get_aval(value, "jvp", 0).dtype
+
+
+def _shape_of(value: Any) -> tuple[int, ...]:
+    if isinstance(value, np.ndarray):
+        return value.shape
+    return tracing.get_aval(value, "jvp", 0).shape
+
+
+def _input_tangent(primal: Any, tangent: Any) -> Any:
+    """A tangent argument as used inside: float0 tangents are symbolic zeros."""
+    aval = tangent_aval(tracing.get_aval(primal, "jvp", "primal"))
+    if aval.dtype == dtypes.float0:
+        return Zero(aval)
+    return tangent
+
+
+def _output_tangent(tangent: Any, primal: Any) -> Any:
+    """A tangent for the user: zeros instantiated (float0 for integer primals)."""
+    if type(tangent) is Zero:
+        return zeros_like_aval(tangent.aval)
+    return tangent
+
+
+def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> Any:
+    """``jax.jvp``: ``(fun(*primals), d fun(primals) . tangents)``.
+
+    ``primals`` and ``tangents`` are tuples (or lists) of the same pytree
+    structure; each tangent has its primal's shape and tangent dtype (the
+    same dtype for inexact primals, ``float0`` for integer and bool ones).
+    With ``has_aux`` ``fun`` returns ``(out, aux)`` and the result is
+    ``(out, tangent_out, aux)``.
+    """
+    if not callable(fun):
+        raise TypeError(f"jvp: fun must be callable, got {type(fun).__name__}")
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(
+            "primal and tangent arguments to jax.jvp must be tuples or lists; "
+            f"found {type(primals).__name__} and {type(tangents).__name__}."
+        )
+    tu = _tree()
+    p_leaves, p_tree = tu.tree_flatten(tuple(primals))
+    t_leaves, t_tree = tu.tree_flatten(tuple(tangents))
+    if p_tree != t_tree:
+        raise TypeError(
+            "primal and tangent arguments to jax.jvp must have the same tree structure; "
+            f"primals have tree structure {p_tree} whereas tangents have tree structure "
+            f"{t_tree}."
+        )
+    for p, t in zip(p_leaves, t_leaves, strict=True):
+        expected = tangent_aval(tracing.get_aval(p, "jvp", "primal")).dtype
+        got = _dtype_of(t)
+        if expected != got:
+            raise TypeError(
+                "primal and tangent arguments to jax.jvp do not match; dtypes must be equal, "
+                "or in case of int/bool primal dtype the tangent dtype must be float0."
+                f"Got primal dtype {_dtype_of(p)} and so expected tangent dtype {expected}, "
+                f"but got tangent dtype {got} instead."
+            )
+        if _shape_of(p) != _shape_of(t):
+            raise ValueError(
+                "jvp called with different primal and tangent shapes;"
+                f"Got primal shape {_shape_of(p)} and tangent shape as {_shape_of(t)}"
+            )
+    out_info: list[Any] = []
+
+    def flat_fun(*leaves: Any) -> list[Any]:
+        out = fun(*tu.tree_unflatten(p_tree, list(leaves)))
+        if has_aux:
+            out, aux = _split_aux("jvp", out)
+            aux_leaves, aux_tree = tu.tree_flatten(aux)
+        else:
+            aux_leaves, aux_tree = [], None
+        out_leaves, out_tree = tu.tree_flatten(out)
+        out_info.append((out_tree, len(out_leaves), aux_tree))
+        return out_leaves + aux_leaves
+
+    tangents_in = [_input_tangent(p, t) for p, t in zip(p_leaves, t_leaves, strict=True)]
+    outs, touts = jvp_flat(flat_fun, p_leaves, tangents_in)
+    out_tree, n_out, aux_tree = out_info[0]
+    primal_out = tu.tree_unflatten(out_tree, outs[:n_out])
+    tangent_out = tu.tree_unflatten(
+        out_tree, [_output_tangent(t, p) for t, p in zip(touts[:n_out], outs[:n_out])]
+    )
+    if has_aux:
+        return primal_out, tangent_out, tu.tree_unflatten(aux_tree, outs[n_out:])
+    return primal_out, tangent_out
+
+
+def _split_aux(api: str, out: Any) -> tuple[Any, Any]:
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise TypeError(
+            f"{api} with has_aux=True requires the function to return a tuple (out, aux) "
+            f"of length 2, got {type(out).__name__}"
+            + (f" of length {len(out)}" if isinstance(out, (tuple, list)) else "")
+        )
+    return out
+
+
+def _differentiable(value: Any) -> bool:
+    return dtypes.is_inexact(tracing.get_aval(value, "vjp", 0).dtype)
+
+
+class _Pullback:
+    """The function returned by ``vjp``: output cotangent -> input cotangents."""
+
+    def __init__(self, lin: Linearized, in_tree: Any, in_leaves: list, out_tree: Any) -> None:
+        self.lin = lin
+        self.in_tree = in_tree
+        self.in_leaves = in_leaves
+        self.out_tree = out_tree
+
+    def __call__(self, ct: Any) -> tuple[Any, ...]:
+        tu = _tree()
+        ct_leaves, ct_tree = tu.tree_flatten(ct)
+        if ct_tree != self.out_tree:
+            raise TypeError(
+                "Tree structure of cotangent input "
+                f"{ct_tree}, does not match structure of primal output {self.out_tree}."
+            )
+        for i, (leaf, aval) in enumerate(zip(ct_leaves, self.lin.out_avals, strict=True)):
+            if _shape_of(leaf) != aval.shape:
+                raise ValueError(
+                    f"vjp: the cotangent leaf {i} has shape {_shape_of(leaf)}, but the "
+                    f"corresponding primal output has shape {aval.shape}"
+                )
+        cts_in = [
+            Zero(aval) if aval.dtype == dtypes.float0 else leaf
+            for leaf, aval in zip(ct_leaves, self.lin.out_avals, strict=True)
+        ]
+        cts = iter(transpose_linearized(self.lin, cts_in))
+        grads = []
+        for leaf, nz in zip(self.in_leaves, self.lin.in_nonzero, strict=True):
+            aval = tangent_aval(tracing.get_aval(leaf, "vjp", 0))
+            grads.append(_output_tangent(next(cts), leaf) if nz else zeros_like_aval(aval))
+        return tu.tree_unflatten(self.in_tree, grads)
+
+
+def vjp(fun: Callable, *primals: Any, has_aux: bool = False, reduce_axes: Any = ()) -> Any:
+    """``jax.vjp``: ``(fun(*primals), pullback[, aux])`` where ``pullback(ct)``
+    returns the tuple of input cotangents ``ct . d fun(primals)``."""
+    if not callable(fun):
+        raise TypeError(f"vjp: fun must be callable, got {type(fun).__name__}")
+    tu = _tree()
+    leaves, in_tree = tu.tree_flatten(tuple(primals))
+    out_info: list[Any] = []
+
+    def flat_fun(*xs: Any) -> list[Any]:
+        out = fun(*tu.tree_unflatten(in_tree, list(xs)))
+        if has_aux:
+            out, aux = _split_aux("vjp", out)
+            aux_leaves, aux_tree = tu.tree_flatten(aux)
+        else:
+            aux_leaves, aux_tree = [], None
+        out_leaves, out_tree = tu.tree_flatten(out)
+        out_info.append((out_tree, len(out_leaves), aux_tree))
+        return out_leaves + aux_leaves
+
+    nonzero = [_differentiable(x) for x in leaves]
+    lin = linearize_flat(flat_fun, leaves, nonzero)
+    out_tree, n_out, aux_tree = out_info[0]
+    outs = lin.primals_out
+    lin = _drop_outputs(lin, n_out)
+    pullback = _Pullback(lin, in_tree, leaves, out_tree)
+    primal_out = tu.tree_unflatten(out_tree, outs[:n_out])
+    if has_aux:
+        return primal_out, pullback, tu.tree_unflatten(aux_tree, outs[n_out:])
+    return primal_out, pullback
+
+
+def _drop_outputs(lin: Linearized, keep: int) -> Linearized:
+    """``lin`` restricted to its first ``keep`` outputs (aux outputs have no
+    cotangent; their tangent outputs are simply not read)."""
+    if keep == len(lin.out_nonzero):
+        return lin
+    n_nz = sum(lin.out_nonzero[:keep])
+    linear = Program(
+        in_vars=lin.linear.in_vars,
+        eqns=lin.linear.eqns,
+        out_vars=lin.linear.out_vars[:n_nz],
+        const_vars=lin.linear.const_vars,
+        consts=lin.linear.consts,
+    )
+    return Linearized(
+        lin.primals_out[:keep],
+        linear,
+        lin.residuals,
+        lin.in_nonzero,
+        lin.out_nonzero[:keep],
+        lin.out_avals[:keep],
+    )
+
+
+def _argnums_tuple(api: str, argnums: Any) -> tuple[int, ...]:
+    if isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool):
+        return (int(argnums),)
+    if isinstance(argnums, (tuple, list)) and all(
+        isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in argnums
+    ):
+        return tuple(int(a) for a in argnums)
+    raise TypeError(f"{api}: argnums must be an int or a tuple of ints, got {argnums!r}")
+
+
+def _dyn_args(api: str, args: tuple, argnums: tuple[int, ...]) -> None:
+    if argnums and max(argnums) >= len(args):
+        shown = argnums if len(argnums) > 1 else argnums[0]
+        raise TypeError(
+            f"differentiating with respect to argnums={shown} "
+            f"requires at least {max(argnums) + 1} positional arguments to be passed by the "
+            f"caller, but got only {len(args)} positional arguments."
+        )
+
+
+def _check_input_dtype_revderiv(name: str, holomorphic: bool, allow_int: bool, x: Any) -> None:
+    aval = tracing.get_aval(x, name, "argument")
+    if holomorphic and not dtypes.is_complex(aval.dtype):
+        raise TypeError(
+            f"{name} with holomorphic=True requires inputs with complex dtype, "
+            f"but got {aval.dtype.name}."
+        )
+    if not dtypes.is_inexact(aval.dtype) and not allow_int:
+        raise TypeError(
+            f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype "
+            f"of np.inexact), but got {aval.dtype.name}. If you want to use Boolean- or "
+            "integer-valued inputs, use vjp or set allow_int to True."
+        )
+
+
+def _check_output_dtype_revderiv(name: str, holomorphic: bool, x: Any) -> None:
+    aval = tracing.get_aval(x, name, "output")
+    if holomorphic:
+        if not dtypes.is_complex(aval.dtype):
+            raise TypeError(
+                f"{name} with holomorphic=True requires outputs with complex dtype, "
+                f"but got {aval.dtype.name}."
+            )
+    elif dtypes.is_complex(aval.dtype):
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, pass "
+            "holomorphic=True. For differentiation of non-holomorphic functions involving "
+            "complex outputs, use jax.vjp directly."
+        )
+    elif not dtypes.is_inexact(aval.dtype):
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {aval.dtype.name}. For differentiation of functions with "
+            "integer outputs, use jax.vjp directly."
+        )
+
+
+def _check_scalar(x: Any) -> None:
+    msg = "Gradient only defined for scalar-output functions. Output {}."
+    try:
+        aval = tracing.get_aval(x, "grad", "output")
+    except TypeError:
+        raise TypeError(msg.format(f"was {x}")) from None
+    if aval.shape != ():
+        raise TypeError(msg.format(f"had shape: {aval.shape}"))
+
+
+def value_and_grad(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Any = (),
+) -> Callable:
+    """``jax.value_and_grad``: a function returning ``(fun(*args), gradient)``
+    (``((value, aux), gradient)`` with ``has_aux``). The gradient has the
+    structure of the ``argnums`` argument (a tuple of them for a tuple)."""
+    if not callable(fun):
+        raise TypeError(f"value_and_grad: fun must be callable, got {type(fun).__name__}")
+    nums = _argnums_tuple("value_and_grad", argnums)
+    name = "value_and_grad"
+
+    def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
+        tu = _tree()
+        _dyn_args(name, args, nums)
+        dyn = tuple(args[i] for i in nums)
+        leaves, in_tree = tu.tree_flatten(dyn)
+        for leaf in leaves:
+            _check_input_dtype_revderiv(name, holomorphic, allow_int, leaf)
+        aux_info: list[Any] = []
+
+        def flat_fun(*xs: Any) -> list[Any]:
+            new_dyn = tu.tree_unflatten(in_tree, list(xs))
+            full = list(args)
+            for i, value in zip(nums, new_dyn, strict=True):
+                full[i] = value
+            out = fun(*full, **kwargs)
+            if has_aux:
+                out, aux = _split_aux(name, out)
+                aux_leaves, aux_tree = tu.tree_flatten(aux)
+            else:
+                aux_leaves, aux_tree = [], None
+            _check_scalar(out)
+            _check_output_dtype_revderiv(name, holomorphic, out)
+            aux_info.append(aux_tree)
+            return [out, *aux_leaves]
+
+        nonzero = [_differentiable(x) for x in leaves]
+        full = linearize_flat(flat_fun, leaves, nonzero)
+        aux_leaves = full.primals_out[1:]
+        lin = _drop_outputs(full, 1)
+        value = lin.primals_out[0]
+        ct = _ones_like(lin.out_avals[0]) if lin.out_nonzero[0] else Zero(lin.out_avals[0])
+        cts = iter(transpose_linearized(lin, [ct]))
+        grads = []
+        for leaf, nz in zip(leaves, nonzero, strict=True):
+            aval = tangent_aval(tracing.get_aval(leaf, name, 0))
+            grads.append(_output_tangent(next(cts), leaf) if nz else zeros_like_aval(aval))
+        grad_tree = tu.tree_unflatten(in_tree, grads)
+        g = grad_tree if isinstance(argnums, (tuple, list)) else grad_tree[0]
+        if has_aux:
+            return (value, tu.tree_unflatten(aux_info[0], aux_leaves)), g
+        return value, g
+
+    value_and_grad_f.__name__ = f"value_and_grad({getattr(fun, '__name__', 'fun')})"
+    return value_and_grad_f
+
+
+def _ones_like(aval: ShapedArray) -> Any:
+    from refimpl.primitives.structural import broadcast_in_dim_p
+
+    scalar = TypedScalar(1, aval.dtype, aval.weak_type)
+    return broadcast_in_dim_p.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=())
+
+
+def grad(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+    reduce_axes: Any = (),
+) -> Callable:
+    """``jax.grad``: the gradient of scalar-valued ``fun`` w.r.t. argument(s)
+    ``argnums`` (``(gradient, aux)`` with ``has_aux``), by reverse mode."""
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
+
+    def grad_f(*args: Any, **kwargs: Any) -> Any:
+        (_, aux), g = vg(*args, **kwargs) if has_aux else (((None, None)), vg(*args, **kwargs)[1])
+        return (g, aux) if has_aux else g
+
+    grad_f.__name__ = f"grad({getattr(fun, '__name__', 'fun')})"
+    grad_f.__wrapped__ = fun  # type: ignore[attr-defined]
+    return grad_f
+
+
+# --- transforming sub-programs (for the rules of jit, scan, cond, ...) ----------------
+
+
+def _program_cache(program: Program) -> dict:
+    """Per-Program memo of its derived programs (jvp, linearized, transposed):
+    a nested jit called again under the same transformation reuses them."""
+    cache = program.__dict__.get("_ad_cache")
+    if cache is None:
+        cache = program.__dict__["_ad_cache"] = {}
+    return cache
+
+
+class JVPProgram:
+    """``program`` pushed forward: inputs ``primals + nonzero tangents``,
+    outputs ``primal outs + nonzero tangent outs`` (``out_nonzero``)."""
+
+    def __init__(self, program: Program, out_nonzero: list[bool]) -> None:
+        self.program = program
+        self.out_nonzero = out_nonzero
+
+
+def jvp_program(
+    program: Program, in_nonzero: Sequence[bool], instantiate: Sequence[bool] | bool = False
+) -> JVPProgram:
+    """The JVP of a closed Program, itself a closed Program (memoized)."""
+    n_out = len(program.out_vars)
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * n_out
+    key = ("jvp", tuple(in_nonzero), tuple(instantiate))
+    cache = _program_cache(program)
+    if key in cache:
+        return cache[key]
+    n_in = len(program.in_vars)
+    t_avals = [tangent_aval(a) for a, nz in zip(program.in_avals, in_nonzero) if nz]
+    out_nonzero: list[bool] = []
+
+    def fun(*args: Any) -> list[Any]:
+        primals = list(args[:n_in])
+        t_iter = iter(args[n_in:])
+        tangents = [
+            next(t_iter) if nz else Zero(tangent_aval(a))
+            for a, nz in zip(program.in_avals, in_nonzero, strict=True)
+        ]
+        outs, touts = jvp_flat(
+            lambda *xs: tracing.eval_program_bind(program, xs), primals, tangents
+        )
+        touts = [_instantiate(t) if inst else t for t, inst in zip(touts, instantiate)]
+        out_nonzero.extend(type(t) is not Zero for t in touts)
+        return outs + [t for t in touts if type(t) is not Zero]
+
+    origins = ["a primal"] * n_in + ["a tangent"] * len(t_avals)
+    new, captured, _ = tracing.trace_to_program(fun, [*program.in_avals, *t_avals], "jvp", origins)
+    assert not captured, "jvp_program: the program must be closed"
+    result = JVPProgram(new, out_nonzero)
+    cache[key] = result
+    return result
+
+
+class LinearizedProgram:
+    """``program`` split by partial evaluation into a known and a linear part.
+
+    ``known``: ``primals -> primal outs + residuals`` (``num_res`` of them);
+    ``linear``: ``residuals + nonzero tangents -> nonzero tangent outs``.
+    """
+
+    def __init__(self, known: Program, linear: Program, num_res: int, out_nonzero: list[bool]):
+        self.known = known
+        self.linear = linear
+        self.num_res = num_res
+        self.out_nonzero = out_nonzero
+
+
+def linearize_program(
+    program: Program, in_nonzero: Sequence[bool], instantiate: Sequence[bool] | bool = False
+) -> LinearizedProgram:
+    """Partial evaluation of a closed Program's JVP, primals known and
+    tangents unknown (memoized). Residuals are the primal values the tangent
+    computation reads."""
+    n_out = len(program.out_vars)
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * n_out
+    key = ("linearize", tuple(in_nonzero), tuple(instantiate))
+    cache = _program_cache(program)
+    if key in cache:
+        return cache[key]
+    holder: list[Linearized] = []
+
+    def known_fun(*primals: Any) -> list[Any]:
+        lin = linearize_flat(
+            lambda *xs: tracing.eval_program_bind(program, xs), primals, in_nonzero, instantiate
+        )
+        holder.append(lin)
+        return list(lin.primals_out) + list(lin.residuals)
+
+    known, captured, _ = tracing.trace_to_program(
+        known_fun, program.in_avals, "linearize", ["a primal"] * len(program.in_vars)
+    )
+    assert not captured, "linearize_program: the program must be closed"
+    lin = holder[0]
+    result = LinearizedProgram(known, lin.linear, len(lin.residuals), lin.out_nonzero)
+    cache[key] = result
+    return result
+
+
+def transpose_program(program: Program, linear: Sequence[bool]) -> Program:
+    """The transpose of a linear Program w.r.t. its inputs marked ``linear``:
+    inputs ``non-linear inputs + output cotangents``, outputs the cotangents
+    of the linear inputs (zeros instantiated). Memoized."""
+    key = ("transpose", tuple(linear))
+    cache = _program_cache(program)
+    if key in cache:
+        return cache[key]
+    nonlin_avals = [a for a, lin in zip(program.in_avals, linear, strict=True) if not lin]
+    ct_avals = [tangent_aval(a) for a in program.out_avals]
+
+    def fun(*args: Any) -> list[Any]:
+        it = iter(args[: len(nonlin_avals)])
+        full = [None if lin else next(it) for lin in linear]
+        cts = backward_pass(program, linear, full, list(args[len(nonlin_avals) :]))
+        return [instantiate(ct) for ct, lin in zip(cts, linear, strict=True) if lin]
+
+    origins = ["a residual"] * len(nonlin_avals) + ["a cotangent"] * len(ct_avals)
+    new, captured, _ = tracing.trace_to_program(
+        fun, [*nonlin_avals, *ct_avals], "transpose", origins
+    )
+    assert not captured, "transpose_program: the program must be closed"
+    cache[key] = new
+    return new
+
+
+_instantiate = instantiate  # for functions with a parameter named ``instantiate``
