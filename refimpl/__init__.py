@@ -8,7 +8,8 @@ unrolling and masking, with a PJRT fast path behind the same front door.
 
 from refimpl import lax, tree_util
 from refimpl.backends.placement import default_backend, device_put, devices
-from refimpl.backends.ref.arrays import Array, Device
+from refimpl.array import Array
+from refimpl.backends.ref.arrays import Device
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, check_program
 from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError

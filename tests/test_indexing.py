@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import refimpl as ri
 from refimpl import lax
+from refimpl.backends.ref.arrays import RefArray
 from refimpl.primitives import indexing
 
 jax.config.update("jax_platforms", "cpu")
@@ -104,8 +105,8 @@ def run_all_ways(fn, *args):
     return np.asarray(eager)
 
 
-def weak(array) -> ri.Array:
-    return ri.Array(np.asarray(array), weak_type=True)
+def weak(array) -> RefArray:
+    return RefArray(np.asarray(array), weak_type=True)
 
 
 def jax_weak(array):
@@ -207,7 +208,7 @@ def test_dynamic_slice_start_indices_as_an_array(rng):
     starts = np.array([3, -2], np.int32)
     expected = jax.lax.dynamic_slice(x, starts, (2, 2))
     assert_same(lax.dynamic_slice(x, starts, (2, 2)), expected)  # NumPy: static
-    assert_same(lax.dynamic_slice(x, ri.Array(starts), (2, 2)), expected)  # unstacked
+    assert_same(lax.dynamic_slice(x, RefArray(starts), (2, 2)), expected)  # unstacked
     assert_same(ri.jit(lambda a, s: lax.dynamic_slice(a, s, (2, 2)))(x, starts), expected)
 
 
@@ -312,7 +313,7 @@ def test_dynamic_update_slice_random(case):
 def test_dynamic_update_slice_does_not_change_its_input(rng):
     x = random_array(rng, (4,), np.float32)
     before = x.copy()
-    ri_x = ri.Array(x)
+    ri_x = RefArray(x)
     lax.dynamic_update_slice(ri_x, np.zeros(2, np.float32), (1,))
     assert_same(ri_x, before)
 

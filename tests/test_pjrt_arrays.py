@@ -93,10 +93,10 @@ def test_scalar_conversions_and_weak_repr():
         len(i)
 
 
-def test_host_copy_is_read_only_and_cached():
+def test_host_view_is_read_only():
     x = put([1.0, 2.0])
     first = np.asarray(x)
-    assert not first.flags.writeable and np.asarray(x) is first
+    assert not first.flags.writeable and np.array_equal(np.asarray(x), [1.0, 2.0])
     with pytest.raises(ValueError):
         first[0] = 5.0
 

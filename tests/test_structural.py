@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import refimpl as ri
 from refimpl import lax
+from refimpl.backends.ref.arrays import RefArray
 from refimpl.primitives import structural
 
 jax.config.update("jax_platforms", "cpu")
@@ -85,8 +86,8 @@ def run_all_ways(fn, *args):
     return np.asarray(eager)
 
 
-def weak(array: np.ndarray) -> ri.Array:
-    return ri.Array(np.asarray(array), weak_type=True)
+def weak(array: np.ndarray) -> RefArray:
+    return RefArray(np.asarray(array), weak_type=True)
 
 
 def jax_weak(array: np.ndarray):

@@ -1,7 +1,88 @@
-"""Backends: where Programs run and where arrays live.
+"""Backends: where Programs run and where arrays live, behind one small protocol.
 
-``ref`` is the reference backend (NumPy arrays on host "devices", the eager
-interpreter); ``pjrt`` runs Programs on PJRT devices through the native
-extension ``refimpl._pjrt``. ``placement`` holds the rules for moving values
-between devices (``device_put``) and for choosing where a call runs.
+A backend is an object (here: a module) with
+
+* ``devices()``, ``default_device()``, ``is_device(d)``;
+* ``array_types``: the concrete array types it makes (all ``refimpl.Array``);
+* ``placement(leaves, labels, where) -> (device, committed)``: the one
+  placement rule (SPEC "Placement") over that backend's arrays;
+* ``put_leaf(x, device, donate, alias)``: ``device_put`` of one leaf;
+* ``execute(jitted, entry, call)``: run one jit cache entry;
+* ``lower(traced)`` and ``make_fast_jitted(fun, kwargs)`` (optional).
+
+``ref`` (``backends/ref/``, NumPy) is registered when this package is
+imported; ``pjrt`` (``backends/pjrt/``, the native extension) is registered
+by name and loaded on first use, so ``import refimpl`` loads no PJRT module
+and the reference backend works without the extension. ``placement`` holds
+``devices`` and ``device_put``, which ask this registry which backend owns a
+device or an array.
 """
+
+from __future__ import annotations
+
+import importlib
+import threading
+from typing import Any
+
+__all__ = ["backend_of_array", "backend_of_device", "get", "loaded", "names", "register"]
+
+# name -> module path of the backend object (a module satisfying the protocol)
+_modules: dict[str, str] = {}
+_loaded: dict[str, Any] = {}
+_array_types: dict[type, str] = {}
+_lock = threading.RLock()
+
+
+def register(name: str, module: str) -> None:
+    """Make backend ``name`` available; ``module`` is imported on first use."""
+    _modules[name] = module
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_modules)
+
+
+def get(name: str) -> Any:
+    """The backend ``name``, loaded now if it was not yet.
+
+    A backend whose module cannot be imported (the PJRT backend without its
+    native extension) raises the ImportError its module gives, which says
+    what to install or build.
+    """
+    backend = _loaded.get(name)
+    if backend is not None:
+        return backend
+    if name not in _modules:
+        known = ", ".join(repr(n) for n in _modules)
+        raise ValueError(f"unknown backend {name!r}; use one of {known}")
+    with _lock:
+        backend = _loaded.get(name)
+        if backend is None:
+            backend = importlib.import_module(_modules[name])
+            for array_type in backend.array_types:
+                _array_types[array_type] = name
+            _loaded[name] = backend
+    return backend
+
+
+def loaded() -> list[Any]:
+    """The backends loaded so far (an array or device of another cannot exist)."""
+    return list(_loaded.values())
+
+
+def backend_of_array(x: Any) -> Any | None:
+    """The backend whose concrete array ``x`` is, or None (not a backend array)."""
+    name = _array_types.get(type(x))
+    return _loaded[name] if name is not None else None
+
+
+def backend_of_device(device: Any) -> Any | None:
+    """The loaded backend that ``device`` belongs to, or None."""
+    for backend in list(_loaded.values()):
+        if backend.is_device(device):
+            return backend
+    return None
+
+
+register("ref", "refimpl.backends.ref.backend")
+register("pjrt", "refimpl.backends.pjrt.backend")

@@ -169,7 +169,7 @@ def as_array(value: Any, weak_type: bool | None = None) -> Any:
     if is_refimpl_array(value):
         return value
     # arrays imports array_ops, which imports us lazily
-    from refimpl.backends.ref.arrays import Array
+    from refimpl.backends.ref.arrays import RefArray as Array
 
     aval = tracing.get_aval(value, "asarray", 0)
     weak = aval.weak_type if weak_type is None else weak_type

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from refimpl import tracing, tree_util
+from refimpl import backends, tracing, tree_util
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, ShapeError, shape_error_at
 from refimpl.interpreter import run_program
@@ -471,12 +471,7 @@ class Jitted:
         if entry.donation.unusable and not entry.donation_warned:
             entry.donation_warned = True
             donation.warn_unusable(entry.donation, self.__name__)
-        if call.signature.backend == "ref":
-            return execute_ref(entry, call, self.__name__)
-        from refimpl.backends.pjrt import backend as pjrt
-
-        outs = pjrt.execute(self, entry, call)
-        return tree_util.tree_unflatten(entry.out_tree, outs)
+        return backends.get(call.signature.backend).execute(self, entry, call)
 
     def _bind_nested(self, entry: CacheEntry, call: CallArgs) -> Any:
         """Inside another trace: one ``jit`` equation holding our program.
@@ -640,9 +635,7 @@ class Traced:
         return self.entry.donation
 
     def lower(self) -> Any:
-        from refimpl.backends.pjrt import backend as pjrt
-
-        return pjrt.lower(self)
+        return backends.get("pjrt").lower(self)
 
     def __repr__(self) -> str:
         return f"Traced({self.jitted.__name__}):\n{self.program}"
@@ -724,14 +717,8 @@ def jit(
 
 
 def _make_jitted(fun: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
-    backend = kwargs["backend"] or config.backend
-    if backend == "pjrt":
-        from refimpl.backends.pjrt import backend as pjrt
-
-        fast = pjrt.make_fast_jitted(fun, kwargs)
-        if fast is not None:
-            return fast
-    return Jitted(fun, **kwargs)
+    fast = backends.get(kwargs["backend"] or config.backend).make_fast_jitted(fun, kwargs)
+    return fast if fast is not None else Jitted(fun, **kwargs)
 
 
 def make_program(fun: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Program]:

@@ -1,39 +1,32 @@
-"""The PJRT backend, Python half: ``jit(backend="pjrt")`` on the native runtime.
+"""The PJRT backend behind the backend protocol (see ``refimpl.backends``).
 
 ``refimpl.transforms.jit`` traces and caches a Program per call signature,
-exactly as for the reference backend; this module runs such a cache entry on
-a PJRT device:
+exactly as for the reference backend; ``jit(f, backend="pjrt")`` is the C++
+fast path (``fast_path``), which runs a cached executable without Python and
+asks Python only on a miss. This module is the rest:
 
-1. **lower** the Program to a StableHLO module (``refimpl.backends.pjrt.lowering``), with
-   ``tf.aliasing_output`` on the donated inputs that the donation plan
-   aliases to an output;
-2. **serialize** it as a portable artifact for the plugin's StableHLO
-   version and **compile** it for the device the call runs on (the compiled
-   executables are kept in the cache entry, one per device);
-3. **execute** it on the arguments' buffers: PJRT arrays are passed as they
-   are, NumPy arrays, Python scalars and reference Arrays are copied to the
-   device first;
-4. carry out **donation** (SPEC "Donation", the same rules as the reference
-   backend): PJRT deletes each aliased input itself; every other donated
-   array is deleted here, after a successful call, and all of them remember
-   the function they were donated to.
+1. **compile** (``executables``): the Program is lowered to StableHLO
+   (``lowering``), with ``tf.aliasing_output`` on the donated inputs that
+   the donation plan aliases to an output, serialized as a portable artifact
+   and compiled once per device it runs on;
+2. **execute** (:func:`execute`, the calls the fast path hands to the Python
+   ``Jitted``, and ``Compiled``): PJRT arrays are passed as they are;
+   NumPy arrays, Python scalars and reference arrays are copied over;
+3. **donation** (SPEC "Donation"): PJRT deletes each aliased input itself;
+   every other donated array is deleted after a successful call, and all
+   of them remember the function they were donated to;
+4. ``device_put`` onto a PJRT device (:func:`put_leaf`) and **eager
+   operations** on PJRT arrays (:func:`eager_dispatch`: each primitive, per
+   params, is one fast-path ``jit``, so a repeated ``x + 1`` is a C++ hit).
 
-Placement follows ``refimpl.backends.ref.arrays.placement``: committed PJRT arrays fix the
-device (two different ones are a ``ValueError``), otherwise the call runs on
-the default device (device 0) and its results are uncommitted.
-
-Outputs become arrays through :func:`wrap_buffer` only, so that a C++ array
-type can replace ``refimpl.backends.pjrt.pjrt_array.PjrtArray`` by changing one function.
-The C++ fast path (a signature cache in C++) is not here yet:
-:func:`make_fast_jitted` returns None and every call goes through ``Jitted``.
-
-Eager operations on PJRT arrays (``x + 1`` outside ``jit``) run on the device
-too: :func:`eager_dispatch` jits each primitive once per params and runs it.
+Placement is :func:`refimpl.array.placement_rule` over PJRT arrays:
+committed ones fix the device (two different ones are a ``ValueError``),
+otherwise the call runs on the default device, uncommitted. Every array
+made here is the C++ ``PjrtArray`` (``arrays``).
 """
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -41,111 +34,53 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
-from refimpl.backends.pjrt import lowering
-from refimpl.backends.pjrt import runtime as pjrt_runtime
-from refimpl.backends.pjrt.pjrt_array import PjrtArray
+from refimpl.array import placement_rule
+from refimpl.backends.pjrt import fast_path, lowering
+from refimpl.backends.pjrt.arrays import PjrtArray, wrap_buffer
+from refimpl.backends.pjrt.executables import (
+    client,
+    default_device,
+    devices,
+    executables,
+    index_of,
+    is_pjrt_device,
+)
 from refimpl.backends.ref import eager
 from refimpl.core import ShapedArray
+from refimpl.primitives.elementwise import copy_p
 from refimpl.transforms import donation
 
 __all__ = [
     "Compiled",
     "Lowered",
     "PjrtArray",
+    "array_types",
     "default_device",
     "devices",
     "eager_dispatch",
     "execute",
+    "is_device",
     "lower",
     "make_fast_jitted",
+    "placement",
     "put_leaf",
     "to_device",
     "wrap_buffer",
 ]
 
-
-# --- client and devices ---------------------------------------------------------------
-
-
-_client: Any = None
-_client_lock = threading.Lock()
-
-
-def client() -> Any:
-    """The process-wide PJRT client (the plugin's default device count).
-
-    Found once: plugin discovery searches the file system, too slow for
-    every call. A missing plugin raises here, with the package to install.
-    """
-    global _client
-    if _client is None:
-        with _client_lock:
-            if _client is None:
-                _client = pjrt_runtime.get_client()
-    return _client
-
-
-@functools.cache
-def _devices_of(the_client: Any) -> tuple[Any, ...]:
-    return tuple(the_client.devices())
-
-
-def devices() -> list[Any]:
-    """The PJRT devices (``ri.devices("pjrt")``): 4 CPU devices with the CPU plugin."""
-    return list(_devices_of(client()))
-
-
-def default_device() -> Any:
-    return _devices_of(client())[0]
-
-
-def is_pjrt_device(device: Any) -> bool:
-    native = pjrt_runtime.native_module()
-    return isinstance(device, native.Device)
-
-
-# --- arrays -----------------------------------------------------------------------------
-
-
-def wrap_buffer(buffer: Any, weak_type: bool, device: Any, committed: bool) -> PjrtArray:
-    """The one place a PJRT buffer becomes a user-visible array."""
-    return PjrtArray(buffer, weak_type, device, committed)
+name = "pjrt"
+array_types = (PjrtArray,)
+is_device = is_pjrt_device
 
 
 def to_device(value: np.ndarray, device: Any) -> Any:
     """A new device buffer holding a copy of the host array ``value``."""
-    return client().buffer_from_numpy(np.asarray(value, order="C"), _index_of(device))
-
-
-def _index_of(device: Any) -> int:
-    return _devices_of(client()).index(device)
+    return client().buffer_from_numpy(np.asarray(value, order="C"), index_of(device))
 
 
 def placement(args: Sequence[Any], labels: Sequence[str], where: str) -> tuple[Any, bool]:
-    """Where a computation on ``args`` runs on PJRT: (device, committed).
-
-    The rule of ``refimpl.backends.ref.arrays.placement``: committed PJRT arrays fix the
-    device and the results are committed to it; two committed arrays on
-    different devices are a ``ValueError`` naming both. Everything else
-    (uncommitted PJRT arrays, NumPy arrays, scalars, reference Arrays, which
-    live on another backend) follows.
-    """
-    first: tuple[str, PjrtArray] | None = None
-    for label, arg in zip(labels, args, strict=True):
-        if not (isinstance(arg, PjrtArray) and arg.committed):
-            continue
-        if first is None:
-            first = (label, arg)
-        elif arg.device != first[1].device:
-            raise ValueError(
-                f"Received incompatible devices for {where}: argument {first[0]} "
-                f"{first[1].aval.str_short()} is committed to {first[1].device} and argument "
-                f"{label} {arg.aval.str_short()} is committed to {arg.device}. Move one of them "
-                "with device_put(x, device)."
-            )
-    if first is not None:
-        return first[1].device, True
-    return default_device(), False
+    """Where a computation on ``args`` runs on PJRT: (device, committed)."""
+    return placement_rule(args, labels, where, PjrtArray, default_device)
 
 
 def _input_buffer(leaf: Any, aval: ShapedArray, device: Any) -> Any:
@@ -160,10 +95,6 @@ def _input_buffer(leaf: Any, aval: ShapedArray, device: Any) -> Any:
 
 
 # --- device_put ------------------------------------------------------------------------------
-
-
-def is_pjrt_array(x: Any) -> bool:
-    return isinstance(x, PjrtArray)
 
 
 def put_leaf(x: Any, device: Any, donate: bool, alias: bool) -> PjrtArray:
@@ -201,86 +132,22 @@ def put_leaf(x: Any, device: Any, donate: bool, alias: bool) -> PjrtArray:
 def _copy_on_device(x: PjrtArray) -> Any:
     """A new buffer on ``x``'s device with ``x``'s value: a program returning its
     (not donated) input, for which XLA allocates a fresh output buffer."""
-    from refimpl.primitives.elementwise import copy_p
-
     (out,) = eager_dispatch(copy_p, (x,), [x.aval], [x.aval], {})
     return out.take_buffer("device_put")
-
-
-# --- compiling ------------------------------------------------------------------------------
-
-
-@functools.cache
-def _compile_options(device_id: int) -> bytes:
-    """Serialized CompileOptions: one replica, one partition, on ``device_id``."""
-    from jaxlib import xla_client
-
-    options = xla_client.CompileOptions()
-    options.device_assignment = xla_client.DeviceAssignment.create(
-        np.array([[device_id]], dtype=np.int32)
-    )
-    return options.SerializeAsString()
-
-
-class _Executables:
-    """What the PJRT backend keeps in a jit cache entry (``entry.executable``):
-    the lowered module, its portable artifact, and one executable per device."""
-
-    def __init__(self, module: Any) -> None:
-        self.module = module
-        self._artifact: bytes | None = None
-        self._by_device: dict[int, Any] = {}
-        self._lock = threading.Lock()
-
-    def artifact(self) -> bytes:
-        if self._artifact is None:
-            target = pjrt_runtime.stablehlo_target_version()
-            self._artifact = lowering.to_portable_artifact(self.module, target)
-        return self._artifact
-
-    def for_device(self, device: Any) -> Any:
-        index = _index_of(device)
-        executable = self._by_device.get(index)
-        if executable is None:
-            with self._lock:  # two threads missing at once compile once
-                executable = self._by_device.get(index)
-                if executable is None:
-                    executable = client().compile(self.artifact(), _compile_options(device.id))
-                    self._by_device[index] = executable
-        return executable
-
-
-_entry_lock = threading.Lock()
-
-
-def _executables(entry: Any, name: str) -> _Executables:
-    found = entry.executable
-    if found is None:
-        with _entry_lock:
-            found = entry.executable
-            if found is None:
-                module = lowering.lower_program(
-                    entry.program,
-                    name=name,
-                    aliases=entry.aliases,
-                    donated=entry.donation.donated,
-                )
-                found = entry.executable = _Executables(module)
-    return found
 
 
 # --- running ------------------------------------------------------------------------------
 
 
-def execute(jitted: Any, entry: Any, call: Any) -> list[PjrtArray]:
-    """Run one cache entry on PJRT for one call (``Jitted._execute``'s pjrt branch)."""
-    name = jitted.__name__
-    return _run(entry, call, name)
+def execute(jitted: Any, entry: Any, call: Any) -> Any:
+    """Run one jit cache entry on PJRT for one call; the output pytree."""
+    outs = _run(entry, call, jitted.__name__)
+    return tree_util.tree_unflatten(entry.out_tree, outs)
 
 
 def _run(entry: Any, call: Any, name: str) -> list[PjrtArray]:
     device, committed = placement(call.leaves, call.paths, f"jit({name})")
-    executable = _executables(entry, name).for_device(device)
+    executable = executables(entry, name).for_device(device)
     buffers = [
         _input_buffer(leaf, aval, device)
         for leaf, aval in zip(call.leaves, call.signature.avals, strict=True)
@@ -308,13 +175,12 @@ def _delete_donated(donated: Sequence[bool], leaves: Sequence[Any], name: str) -
 
 
 def make_fast_jitted(fun: Any, kwargs: dict[str, Any]) -> Any:
-    """The C++ fast-path callable for ``jit(fun, backend="pjrt")`` (``fast_path``);
-    None without the native module (the Jitted then reports that when called)."""
-    try:
-        from refimpl.backends.pjrt import fast_path
-    except ImportError:
-        return None
-    return fast_path.make_fast_jitted(fun, kwargs)
+    """``jit(fun, backend="pjrt")``: the C++ fast-path callable (``fast_path``)."""
+    return fast_path.make_fast_jitted(fun, kwargs, _on_miss_compile)
+
+
+def _on_miss_compile(entry: Any, name: str, device: Any) -> Any:
+    return executables(entry, name).for_device(device)
 
 
 # --- Traced.lower() and Lowered.compile() -------------------------------------------------
@@ -325,7 +191,7 @@ class Lowered:
 
     def __init__(self, traced: Any) -> None:
         self._traced = traced
-        self._executables = _executables(traced.entry, traced.jitted.__name__)
+        self._executables = executables(traced.entry, traced.jitted.__name__)
 
     def as_text(self) -> str:
         """The StableHLO module, as text."""
@@ -408,13 +274,14 @@ def eager_dispatch(
 
 
 def _jit_primitive(primitive: Any, params: dict[str, Any]) -> Any:
-    from refimpl.transforms.jit import Jitted
+    """A fast-path ``jit`` of one application of ``primitive`` with ``params``:
+    one C++ cache entry (one executable) per operand signature."""
 
     def apply(*operands: Any) -> Any:
         return primitive.bind(*operands, **params)
 
     apply.__name__ = primitive.name
-    return Jitted(apply, backend="pjrt")
+    return make_fast_jitted(apply, {"backend": "pjrt"})
 
 
 class _Identity:

@@ -18,11 +18,6 @@ The C++ signature is never coarser than the Python one, and may be finer
 (NumPy vs PJRT inputs, devices): a finer miss costs one :func:`on_miss`,
 where the Python cache hits without tracing. So trace counts (``trace_count``,
 ``_cache_size()``, forwarded to the Jitted) equal the reference backend's.
-
-This module also completes the C++ array type ``refimpl._pjrt.PjrtArray``:
-the operators and methods of :class:`refimpl.array_ops.ArrayOps` (each first
-checking that the array is not deleted), Python conversions, and the
-registrations with ``tracing`` and ``eager``.
 """
 
 from __future__ import annotations
@@ -32,173 +27,39 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from refimpl import dtypes, tracing, tree_util
-from refimpl.array_ops import ArrayOps
+from refimpl import tree_util
+from refimpl.array import placement_rule
+from refimpl.backends.pjrt.arrays import PjrtArray
+from refimpl.backends.pjrt.executables import default_device
 from refimpl.backends.pjrt.runtime import native_module
-from refimpl.backends.ref import eager
-from refimpl.backends.ref.arrays import Array
-from refimpl.config import config
-from refimpl.core import ShapedArray
 from refimpl.transforms import donation
+from refimpl.transforms.jit import Jitted
 
-__all__ = ["PjrtArray", "install", "make_fast_jitted", "on_miss"]
+__all__ = ["make_fast_jitted", "on_miss"]
 
 _pjrt = native_module()
-PjrtArray = _pjrt.PjrtArray
-
-
-# --- the array type ----------------------------------------------------------------------
-
-
-def _checks_deletion(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap an operator so a deleted array raises its own error first."""
-
-    @functools.wraps(method)
-    def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        self._check_live()
-        return method(self, *args, **kwargs)
-
-    return checked
-
-
-def _bool(self: Any) -> bool:
-    return bool(self._value())
-
-
-def _int(self: Any) -> int:
-    return int(self._value())
-
-
-def _float(self: Any) -> float:
-    return float(self._value())
-
-
-def _complex(self: Any) -> complex:
-    return complex(self._value())
-
-
-def _index(self: Any) -> int:
-    if not dtypes.is_integer(self.dtype) or self.ndim != 0:
-        raise TypeError("only integer scalar arrays can be converted to a scalar index")
-    return int(self._value())
-
-
-def _item(self: Any) -> Any:
-    return self._value().item()
-
-
-def _tolist(self: Any) -> Any:
-    return self._value().tolist()
-
-
-def _len(self: Any) -> int:
-    if self.ndim == 0:
-        raise TypeError("len() of unsized object")
-    return self.shape[0]
-
-
-def _iter(self: Any) -> Any:
-    self._check_live()
-    if self.ndim == 0:
-        raise TypeError("iteration over a 0-d array")
-    return (self[i] for i in range(self.shape[0]))
-
-
-def _str(self: Any) -> str:
-    return str(self._value())
-
-
-def _format(self: Any, spec: str) -> str:
-    if self.ndim == 0:
-        return format(self._value().item(), spec)
-    return format(str(self), spec)
-
-
-_CONVERSIONS: dict[str, Callable[..., Any]] = {
-    "__bool__": _bool,
-    "__int__": _int,
-    "__float__": _float,
-    "__complex__": _complex,
-    "__index__": _index,
-    "item": _item,
-    "tolist": _tolist,
-    "__len__": _len,
-    "__iter__": _iter,
-    "__str__": _str,
-    "__format__": _format,
-}
-
-
-def _complete_array_type() -> None:
-    """Give the C++ array the rest of the SPEC protocol (defined once, in Python)."""
-    own = vars(PjrtArray)
-    for name, member in vars(ArrayOps).items():
-        if name in own and name not in ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
-            continue
-        if isinstance(member, property):
-            setattr(PjrtArray, name, property(_checks_deletion(member.fget)))
-        elif callable(member):
-            setattr(PjrtArray, name, _checks_deletion(member))
-    for name, function in _CONVERSIONS.items():
-        setattr(PjrtArray, name, function)
-    PjrtArray.__hash__ = None  # arrays are unhashable, like NumPy's and JAX's
-
-
-def _aval_of_array(array: Any) -> ShapedArray:
-    array._check_live()  # the deleted-array error
-    return array.aval
-
-
-def _eager_dispatch(*args: Any) -> list[Any]:
-    from refimpl.backends.pjrt import backend as pjrt
-
-    return pjrt.eager_dispatch(*args)
-
-
-_installed = False
-_install_lock = threading.Lock()
-
-
-def install() -> None:
-    """Hand the C++ side the Python state it reads, and complete the array type (once)."""
-    global _installed
-    if _installed:
-        return
-    with _install_lock:
-        if _installed:
-            return
-        _pjrt._install_fast_path(
-            registry=tree_util._registry,
-            builders=tracing._builders,
-            config_values=config._values,
-            ref_array_type=Array,
-            aval_factory=ShapedArray,
-        )
-        _complete_array_type()
-        tracing.register_array_type(PjrtArray, _aval_of_array, PjrtArray._value)
-        eager.register_eager_dispatcher(PjrtArray, _eager_dispatch)
-        _installed = True
-
-
-install()
 
 
 # --- the fast callable -----------------------------------------------------------------
 
 
-def make_fast_jitted(fun: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+def make_fast_jitted(
+    fun: Callable[..., Any],
+    kwargs: dict[str, Any],
+    compile_executable: Callable[[Any, str, Any], Any],
+) -> Any:
     """``jit(fun, **kwargs)`` on PJRT: a C++ FastJitted in front of a refimpl Jitted.
 
-    With ``backend=None`` the callable follows ``config.backend``: it runs here
+    ``compile_executable(entry, name, device)`` gives the executable of a
+    Python cache entry on a device (the backend's compiler). With
+    ``backend=None`` the callable follows ``config.backend``: it runs here
     while that is ``"pjrt"`` and hands every call to the Jitted otherwise.
     """
-    from refimpl.transforms.jit import Jitted
-
     jitted = Jitted(fun, **kwargs)  # checks the arguments; misses and slow calls go here
     spec = jitted.spec
     fast = _pjrt.FastJitted(
         jitted,
-        on_miss,
+        functools.partial(on_miss, compile_executable),
         tuple(spec.static_nums),
         tuple(spec.static_names),
         tuple(spec.donate_nums),
@@ -219,7 +80,12 @@ def make_fast_jitted(fun: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
 _miss_lock = threading.RLock()
 
 
-def on_miss(fast: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
+def on_miss(
+    compile_executable: Callable[[Any, str, Any], Any],
+    fast: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> tuple[Any, ...] | None:
     """A call whose C++ signature is new: the entry for C++ to cache, or None.
 
     None sends this signature's calls to the Python Jitted (arguments the C++
@@ -227,8 +93,6 @@ def on_miss(fast: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[A
     device). Errors (tracing, compiling, a repeated donated array) propagate
     before anything runs.
     """
-    from refimpl.backends.pjrt import backend as pjrt
-
     jitted = fast._jitted
     name = jitted.__name__
     with _miss_lock:
@@ -242,37 +106,13 @@ def on_miss(fast: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[A
         if entry.donation.unusable and not entry.donation_warned:
             entry.donation_warned = True  # once per entry, as the reference
             donation.warn_unusable(entry.donation, name)
-        device, committed = placement(call.leaves, call.paths, f"jit({name})")
+        device, committed = placement_rule(
+            call.leaves, call.paths, f"jit({name})", PjrtArray, default_device
+        )
         if any(isinstance(leaf, PjrtArray) and leaf.device != device for leaf in call.leaves):
             return None  # the Python path copies it over
-        executable = pjrt._executables(entry, name).for_device(device)
+        executable = compile_executable(entry, name, device)
         return entry_spec(entry, signature, executable, device, committed)
-
-
-def placement(leaves: list[Any], paths: list[str], where: str) -> tuple[Any, bool]:
-    """(device, committed) of a call on PJRT: the rule of ``refimpl.backends.ref.arrays.placement``.
-
-    Committed PJRT arrays fix the device (two different ones are a
-    ``ValueError``); otherwise the default device, uncommitted.
-    """
-    from refimpl.backends.pjrt import backend as pjrt
-
-    first: tuple[str, Any] | None = None
-    for path, leaf in zip(paths, leaves, strict=True):
-        if not (isinstance(leaf, PjrtArray) and leaf.committed):
-            continue
-        if first is None:
-            first = (path, leaf)
-        elif leaf.device != first[1].device:
-            raise ValueError(
-                f"Received incompatible devices for {where}: argument {first[0]} "
-                f"{first[1].aval.str_short()} is committed to {first[1].device} and argument "
-                f"{path} {leaf.aval.str_short()} is committed to {leaf.device}. Move one of "
-                "them with device_put(x, device)."
-            )
-    if first is not None:
-        return first[1].device, True
-    return pjrt.default_device(), False
 
 
 def entry_spec(

@@ -1,7 +1,7 @@
 """The reference array: a NumPy buffer plus ownership and placement state.
 
-An ``Array`` owns its buffer (always C-contiguous, never a view of another
-array's memory, never shared with another ``Array``) so that deletion and
+A ``RefArray`` owns its buffer (always C-contiguous, never a view of another
+array's memory, never shared with another array) so that deletion and
 donation mean something: a deleted array has dropped its buffer, and any use
 of it raises ``RuntimeError`` ("has been deleted", plus "donated to 'f'" when
 a call took it). The buffer is kept read-only so that ``np.asarray(a)``
@@ -15,14 +15,13 @@ committed inputs) or not (it may move to wherever a computation runs).
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing
-from refimpl.array_ops import ArrayOps
+from refimpl import tracing
+from refimpl.array import Array, placement_rule
 from refimpl.config import config
 from refimpl.core import ShapedArray
 
@@ -54,11 +53,10 @@ def default_device() -> Device:
     return Device(0)
 
 
-class Array(ArrayOps):
-    """A concrete array of the reference backend."""
+class RefArray(Array):
+    """A concrete array of the reference backend (its protocol: :class:`refimpl.Array`)."""
 
     __slots__ = ("_buffer", "aval", "device", "committed", "_deleted", "_donated_to")
-    __array_priority__ = 100
 
     def __init__(
         self,
@@ -77,17 +75,6 @@ class Array(ArrayOps):
         self._deleted = False
         self._donated_to: str | None = None
 
-    # -- protocol --
-
-    shape = property(lambda self: self.aval.shape)
-    dtype = property(lambda self: self.aval.dtype)
-    weak_type = property(lambda self: self.aval.weak_type)
-    ndim = property(lambda self: self.aval.ndim)
-    size = property(lambda self: self.aval.size)
-
-    def devices(self) -> set[Device]:
-        return {self.device}
-
     def is_deleted(self) -> bool:
         return self._deleted
 
@@ -103,14 +90,14 @@ class Array(ArrayOps):
     def take_buffer(self, function_name: str) -> np.ndarray:
         """Hand this array's buffer over to ``function_name``; this array is deleted.
 
-        The caller becomes the only owner of the memory (e.g. a new Array on
-        the same device), so the buffer is still never shared by two Arrays.
+        The caller becomes the only owner of the memory (e.g. a new array on
+        the same device), so the buffer is still never shared by two arrays.
         """
         buffer = self._value()
         self.mark_donated(function_name)
         return buffer
 
-    def block_until_ready(self) -> Array:
+    def block_until_ready(self) -> RefArray:
         self._value()
         return self
 
@@ -122,6 +109,10 @@ class Array(ArrayOps):
         if self._buffer is None:
             raise RuntimeError(self._deleted_message())
         return self._buffer
+
+    def _check_live(self) -> None:
+        if self._buffer is None:
+            raise RuntimeError(self._deleted_message())
 
     def _deleted_message(self) -> str:
         message = f"Array has been deleted with shape={self.dtype.name}{list(self.shape)}."
@@ -135,121 +126,25 @@ class Array(ArrayOps):
             return value.astype(dtype)
         if copy:
             return value.copy()
-        return value
-
-    # -- Python conversions of concrete values --
-
-    def __bool__(self) -> bool:
-        return bool(self._value())
-
-    def __int__(self) -> int:
-        return int(self._value())
-
-    def __float__(self) -> float:
-        return float(self._value())
-
-    def __complex__(self) -> complex:
-        return complex(self._value())
-
-    def __index__(self) -> int:
-        if not dtypes.is_integer(self.dtype) or self.ndim != 0:
-            raise TypeError("only integer scalar arrays can be converted to a scalar index")
-        return int(self._value())
-
-    def item(self) -> Any:
-        return self._value().item()
-
-    def tolist(self) -> Any:
-        return self._value().tolist()
-
-    def __len__(self) -> int:
-        if self.ndim == 0:
-            raise TypeError("len() of unsized object")
-        return self.shape[0]
-
-    def __iter__(self):
-        self._value()
-        if self.ndim == 0:
-            raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
-
-    def __repr__(self) -> str:
-        if self._buffer is None:
-            raise RuntimeError(self._deleted_message())
-        body = np.array2string(self._buffer, separator=", ", prefix="Array(")
-        weak = ", weak_type=True" if self.weak_type else ""
-        return f"Array({body}, dtype={self.dtype.name}{weak})"
-
-    def __str__(self) -> str:
-        return str(self._value())
-
-    def __format__(self, spec: str) -> str:
-        if self.ndim == 0:
-            return format(self._value().item(), spec)
-        return format(str(self), spec)
-
-    __hash__ = None  # arrays are unhashable, like NumPy's and JAX's
+        # A view, not the buffer itself: NumPy refuses to make a view of a
+        # read-only buffer writable, while the owner could be flipped back
+        # with setflags(write=True). The view also keeps the buffer's
+        # reference count up, which tells donation not to overwrite it.
+        return value.view()
 
 
-def _checks_deletion(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Wrap an operator so a deleted array raises its own error first.
-
-    Without this, the error would depend on how far the numpy layer gets
-    before it reads the value; with it, ``x + 1``, ``x[0]``, ``x.T`` all say
-    the same thing.
-    """
-
-    @functools.wraps(method)
-    def checked(self: Array, *args: Any, **kwargs: Any) -> Any:
-        if self._buffer is None:
-            raise RuntimeError(self._deleted_message())
-        return method(self, *args, **kwargs)
-
-    return checked
-
-
-for _name, _member in vars(ArrayOps).items():
-    if _name in vars(Array):
-        continue
-    if isinstance(_member, property):
-        setattr(Array, _name, property(_checks_deletion(_member.fget)))
-    elif callable(_member):
-        setattr(Array, _name, _checks_deletion(_member))
-
-
-def _aval_of_array(array: Array) -> ShapedArray:
+def _aval_of_array(array: RefArray) -> ShapedArray:
     if array._buffer is None:
         raise RuntimeError(array._deleted_message())
     return array.aval
 
 
-tracing.register_array_type(Array, _aval_of_array, Array._value)
+tracing.register_array_type(RefArray, _aval_of_array, RefArray._value)
 
 
 def placement(
     args: Sequence[Any], labels: Sequence[str] | None = None, where: str = "a computation"
 ) -> tuple[Device, bool]:
-    """Where a computation on ``args`` runs: (device, committed).
-
-    Committed inputs fix the device, and the results are committed to it; two
-    committed inputs on different devices are a ``ValueError`` naming both.
-    Uncommitted inputs follow the committed ones. With no committed input the
-    computation runs on the default device and its results are uncommitted.
-    """
-    first: tuple[str, Array] | None = None
-    for index, arg in enumerate(args):
-        if not (isinstance(arg, Array) and arg.committed):
-            continue
-        label = labels[index] if labels is not None else f"at position {index}"
-        if first is None:
-            first = (label, arg)
-        elif arg.device != first[1].device:
-            raise ValueError(
-                f"Received incompatible devices for {where}: argument {first[0]} "
-                f"{first[1].aval.str_short()} is committed to {first[1].device} and argument "
-                f"{label} {arg.aval.str_short()} is committed to {arg.device}. Move one of them "
-                "with device_put(x, device)."
-            )
-    if first is not None:
-        return first[1].device, True
-    return default_device(), False
+    """Where a computation on ``args`` runs on the reference backend: (device,
+    committed), by :func:`refimpl.array.placement_rule` over reference arrays."""
+    return placement_rule(args, labels, where, RefArray, default_device)

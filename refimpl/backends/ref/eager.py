@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import tracing
-from refimpl.backends.ref.arrays import Array, placement
+from refimpl.backends.ref.arrays import RefArray, placement
 from refimpl.core import ShapedArray
 from refimpl.primitives.base import check_impl_outputs
 
@@ -46,7 +46,7 @@ def apply(
     values = [tracing.concrete_value(a, av) for a, av in zip(args, in_avals, strict=True)]
     outs = check_impl_outputs(primitive, primitive.impl(*values, **params), out_avals)
     return [
-        Array(_own(out, values), aval.weak_type, device, committed)
+        RefArray(_own(out, values), aval.weak_type, device, committed)
         for out, aval in zip(outs, out_avals, strict=True)
     ]
 

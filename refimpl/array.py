@@ -1,0 +1,200 @@
+"""``refimpl.Array``: the one array type users see, whatever the backend.
+
+Every concrete array (the reference backend's :class:`RefArray`, the PJRT
+backend's C++ ``PjrtArray``) is an instance of :class:`Array`, as every JAX
+array is a ``jax.Array``; tracers can be registered too (``Array.register``),
+so ``isinstance(x, ri.Array)`` holds inside ``jit`` as outside.
+
+The array protocol is written here once (SPEC "Arrays"): operators and
+numpy-like methods (from :class:`~refimpl.array_ops.ArrayOps`), Python
+conversions, ``repr``/``str``/``format``, and the deletion check that makes a
+deleted array raise its own error before anything else. A concrete array
+type provides only the storage hooks:
+
+* ``aval`` (a ``ShapedArray``), ``device``, ``committed``;
+* ``_value()``: the value as a read-only NumPy array (the host copy or view),
+  or the deleted-array ``RuntimeError``;
+* ``_check_live()``: None, or the deleted-array ``RuntimeError``;
+* ``is_deleted()``, ``delete()``, ``block_until_ready()``,
+  ``unsafe_buffer_pointer()``, ``__array__``.
+
+A Python subclass (``RefArray``) inherits the protocol; a C++ type that
+cannot subclass a Python class gets it with :func:`install_protocol`.
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes
+from refimpl.array_ops import ArrayOps
+
+__all__ = ["Array", "install_protocol", "placement_rule"]
+
+
+def _checks_deletion(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap an operator so a deleted array raises its own error first.
+
+    Without this, the error would depend on how far the numpy layer gets
+    before it reads the value; with it, ``x + 1``, ``x[0]``, ``x.T`` all say
+    the same thing.
+    """
+
+    @functools.wraps(method)
+    def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        self._check_live()
+        return method(self, *args, **kwargs)
+
+    return checked
+
+
+class Array(metaclass=abc.ABCMeta):
+    """A refimpl array (``isinstance`` holds for every backend's arrays)."""
+
+    __slots__ = ("__weakref__",)
+    __array_priority__ = 100
+    __hash__ = None  # type: ignore[assignment]  # unhashable, like NumPy's and JAX's
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    weak_type = property(lambda self: self.aval.weak_type)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+
+    def devices(self) -> set[Any]:
+        return {self.device}
+
+    @abc.abstractmethod
+    def _value(self) -> np.ndarray:
+        """The value as a read-only NumPy array, or the deleted-array error."""
+
+    @abc.abstractmethod
+    def _check_live(self) -> None:
+        """None, or the deleted-array ``RuntimeError``."""
+
+    # -- Python conversions of concrete values --
+
+    def __bool__(self) -> bool:
+        return bool(self._value())
+
+    def __int__(self) -> int:
+        return int(self._value())
+
+    def __float__(self) -> float:
+        return float(self._value())
+
+    def __complex__(self) -> complex:
+        return complex(self._value())
+
+    def __index__(self) -> int:
+        self._check_live()
+        if not dtypes.is_integer(self.dtype) or self.ndim != 0:
+            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+        return int(self._value())
+
+    def item(self) -> Any:
+        return self._value().item()
+
+    def tolist(self) -> Any:
+        return self._value().tolist()
+
+    def __len__(self) -> int:
+        self._check_live()
+        if self.ndim == 0:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self) -> Any:
+        self._check_live()
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._value(), separator=", ", prefix="Array(")
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"Array({body}, dtype={self.dtype.name}{weak})"
+
+    def __str__(self) -> str:
+        return str(self._value())
+
+    def __format__(self, spec: str) -> str:
+        if self.ndim == 0:
+            return format(self._value().item(), spec)
+        return format(str(self), spec)
+
+
+# The operators and numpy-like methods, each behind the deletion check.
+for _name, _member in vars(ArrayOps).items():
+    if _name in ("__slots__", "__module__", "__doc__", "__hash__", "__qualname__"):
+        continue
+    if isinstance(_member, property):
+        setattr(Array, _name, property(_checks_deletion(_member.fget)))
+    elif callable(_member):
+        setattr(Array, _name, _checks_deletion(_member))
+
+# What install_protocol copies onto a type that cannot inherit from Array.
+_PROTOCOL = {
+    name: member
+    for name, member in vars(Array).items()
+    if name not in ("__slots__", "__module__", "__doc__", "__weakref__", "__abstractmethods__")
+    and not name.startswith("_abc_")
+}
+
+
+# Members that ``object`` gives every type, which the protocol must replace.
+_REPLACED = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__repr__")
+_REPLACED += ("__str__", "__format__")
+
+
+def install_protocol(cls: type) -> None:
+    """Give ``cls`` (a C++ array type, which cannot subclass a Python class) the
+    protocol of :class:`Array`, and register it as one. What ``cls`` defines
+    itself (its storage hooks, faster C++ getters) is kept."""
+    own = vars(cls)
+    for name, member in _PROTOCOL.items():
+        if name in own and name not in _REPLACED:
+            continue
+        setattr(cls, name, member)
+    Array.register(cls)
+
+
+def placement_rule(
+    args: Sequence[Any],
+    labels: Sequence[str] | None,
+    where: str,
+    array_type: type,
+    default_device: Callable[[], Any],
+) -> tuple[Any, bool]:
+    """Where a computation on ``args`` runs: (device, committed). The one rule
+    for every backend (SPEC "Placement"), over the arrays of ``array_type``.
+
+    Committed inputs fix the device, and the results are committed to it; two
+    committed inputs on different devices are a ``ValueError`` naming both.
+    Uncommitted inputs follow the committed ones. With no committed input the
+    computation runs on ``default_device()`` and its results are uncommitted.
+    Values of other types (NumPy data, scalars, arrays of another backend)
+    are copied to wherever it runs.
+    """
+    first: tuple[str, Any] | None = None
+    for index, arg in enumerate(args):
+        if not (isinstance(arg, array_type) and arg.committed):
+            continue
+        label = labels[index] if labels is not None else f"at position {index}"
+        if first is None:
+            first = (label, arg)
+        elif arg.device != first[1].device:
+            raise ValueError(
+                f"Received incompatible devices for {where}: argument {first[0]} "
+                f"{first[1].aval.str_short()} is committed to {first[1].device} and argument "
+                f"{label} {arg.aval.str_short()} is committed to {arg.device}. Move one of them "
+                "with device_put(x, device)."
+            )
+    if first is not None:
+        return first[1].device, True
+    return default_device(), False

@@ -1,0 +1,125 @@
+"""The PJRT client, its devices, and compiled executables (one per device).
+
+Shared by the executor (``backend``) and the fast path (``fast_path``): a
+jit cache entry's Program is lowered once (``lowering``) and compiled once
+per device it runs on.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+
+import numpy as np
+
+from refimpl.backends.pjrt import lowering
+from refimpl.backends.pjrt import runtime as pjrt_runtime
+
+__all__ = ["client", "default_device", "devices", "executables", "index_of", "is_pjrt_device"]
+
+
+# --- client and devices ---------------------------------------------------------------
+
+
+_client: Any = None
+_client_lock = threading.Lock()
+
+
+def client() -> Any:
+    """The process-wide PJRT client (the plugin's default device count).
+
+    Found once: plugin discovery searches the file system, too slow for
+    every call. A missing plugin raises here, with the package to install.
+    """
+    global _client
+    if _client is None:
+        with _client_lock:
+            if _client is None:
+                _client = pjrt_runtime.get_client()
+    return _client
+
+
+@functools.cache
+def _devices_of(the_client: Any) -> tuple[Any, ...]:
+    return tuple(the_client.devices())
+
+
+def devices() -> list[Any]:
+    """The PJRT devices (``ri.devices("pjrt")``): 4 CPU devices with the CPU plugin."""
+    return list(_devices_of(client()))
+
+
+def default_device() -> Any:
+    return _devices_of(client())[0]
+
+
+def is_pjrt_device(device: Any) -> bool:
+    native = pjrt_runtime.native_module()
+    return isinstance(device, native.Device)
+
+
+def index_of(device: Any) -> int:
+    return _devices_of(client()).index(device)
+
+
+# --- compiling ------------------------------------------------------------------------------
+
+
+@functools.cache
+def _compile_options(device_id: int) -> bytes:
+    """Serialized CompileOptions: one replica, one partition, on ``device_id``."""
+    from jaxlib import xla_client
+
+    options = xla_client.CompileOptions()
+    options.device_assignment = xla_client.DeviceAssignment.create(
+        np.array([[device_id]], dtype=np.int32)
+    )
+    return options.SerializeAsString()
+
+
+class _Executables:
+    """What the PJRT backend keeps in a jit cache entry (``entry.executable``):
+    the lowered module, its portable artifact, and one executable per device."""
+
+    def __init__(self, module: Any) -> None:
+        self.module = module
+        self._artifact: bytes | None = None
+        self._by_device: dict[int, Any] = {}
+        self._lock = threading.Lock()
+
+    def artifact(self) -> bytes:
+        if self._artifact is None:
+            target = pjrt_runtime.stablehlo_target_version()
+            self._artifact = lowering.to_portable_artifact(self.module, target)
+        return self._artifact
+
+    def for_device(self, device: Any) -> Any:
+        index = index_of(device)
+        executable = self._by_device.get(index)
+        if executable is None:
+            with self._lock:  # two threads missing at once compile once
+                executable = self._by_device.get(index)
+                if executable is None:
+                    executable = client().compile(self.artifact(), _compile_options(device.id))
+                    self._by_device[index] = executable
+        return executable
+
+
+_entry_lock = threading.Lock()
+
+
+def executables(entry: Any, name: str) -> _Executables:
+    found = entry.executable
+    if found is None:
+        with _entry_lock:
+            found = entry.executable
+            if found is None:
+                module = lowering.lower_program(
+                    entry.program,
+                    name=name,
+                    aliases=entry.aliases,
+                    donated=entry.donation.donated,
+                )
+                found = entry.executable = _Executables(module)
+    return found

@@ -1,0 +1,90 @@
+"""The reference backend behind the backend protocol (see ``refimpl.backends``).
+
+Arrays are :class:`~refimpl.backends.ref.arrays.RefArray` (NumPy buffers on
+``config.ref_num_devices`` virtual devices); a jit cache entry runs in the
+NumPy interpreter (``refimpl.transforms.jit.execute_ref``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, tracing
+from refimpl.backends.ref.arrays import Device, RefArray, default_device, placement, ref_devices
+from refimpl.transforms.jit import execute_ref
+
+__all__ = [
+    "array_types",
+    "default_device",
+    "devices",
+    "execute",
+    "is_device",
+    "make_fast_jitted",
+    "placement",
+    "put_leaf",
+]
+
+name = "ref"
+array_types = (RefArray,)
+
+
+def devices() -> list[Device]:
+    return ref_devices()
+
+
+def is_device(device: Any) -> bool:
+    return isinstance(device, Device)
+
+
+def check_device(device: Device) -> None:
+    if device not in ref_devices():
+        raise ValueError(
+            f"device_put: {device} is not one of devices('ref') = {ref_devices()}; "
+            'set ri.config.update("ref_num_devices", n) for more virtual devices'
+        )
+
+
+def execute(jitted: Any, entry: Any, call: Any) -> Any:
+    """Run one jit cache entry in the NumPy interpreter; the output pytree."""
+    return execute_ref(entry, call, jitted.__name__)
+
+
+def make_fast_jitted(fun: Any, kwargs: dict[str, Any]) -> None:
+    """The reference backend has no separate fast path: ``Jitted`` is it."""
+    return None
+
+
+def put_leaf(x: Any, device: Device | None, donate: bool, alias: bool) -> RefArray:
+    """``device_put`` of one leaf onto a reference device (the SPEC table).
+
+    ``device=None`` keeps a reference array's device and commitment and puts
+    anything else on the default device, uncommitted. An array of another
+    backend is copied to the host; donated, it is deleted.
+    """
+    if isinstance(x, RefArray):
+        return _put_array(x, device, donate, alias)
+    aval = tracing.get_aval(x, "device_put", "x")
+    value = tracing.concrete_value(x, aval)
+    weak = dtypes.weak_type_of_value(x) if dtypes.is_python_scalar(x) else aval.weak_type
+    target, committed = (device, True) if device is not None else (default_device(), False)
+    out = RefArray(np.array(value, order="C", copy=True), weak, target, committed)
+    if donate and hasattr(x, "mark_donated"):
+        x.mark_donated("device_put")
+    return out
+
+
+def _put_array(x: RefArray, device: Device | None, donate: bool, alias: bool) -> RefArray:
+    target, committed = (device, True) if device is not None else (x.device, x.committed)
+    if donate:
+        if target == x.device:  # same memory space: the buffer itself moves over
+            buffer = x.take_buffer("device_put")
+        else:  # another device: a transfer is a copy, then x is gone
+            buffer = np.array(x._value(), copy=True)
+            x.mark_donated("device_put")
+        return RefArray(buffer, x.weak_type, target, committed)
+    if alias and (target, committed) == (x.device, x.committed):
+        return x
+    # Arrays never share a buffer (so donating one cannot change another).
+    return RefArray(np.array(x._value(), copy=True), x.weak_type, target, committed)
