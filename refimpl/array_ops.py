@@ -79,6 +79,13 @@ class ArrayOps:
         return _rnp().getitem(self, index)
 
     @property
+    def at(self) -> Any:
+        """Functional indexed updates: ``x.at[idx].set(v)`` (see refimpl/numpy/_at.py)."""
+        from refimpl.numpy._at import IndexUpdateHelper
+
+        return IndexUpdateHelper(self)
+
+    @property
     def T(self) -> Any:
         return _rnp().transpose(self)
 

@@ -10,5 +10,6 @@ from refimpl.primitives.indexing import *  # noqa: F403
 from refimpl.primitives.linalg import *  # noqa: F403
 from refimpl.primitives.prng import *  # noqa: F403
 from refimpl.primitives.reductions import *  # noqa: F403
-from refimpl.primitives.structural import *  # noqa: F403
+from refimpl.primitives.scatter import *  # noqa: F403
 from refimpl.primitives.special import *  # noqa: F403
+from refimpl.primitives.structural import *  # noqa: F403

@@ -6,13 +6,32 @@ NumPy, and is written only with ``refimpl.lax`` functions -- so it works the
 same eagerly (returning refimpl arrays) and under ``ri.jit``.
 """
 
-from refimpl.numpy import _creation, _indexing, _linalg, _reductions, _shape, _ufuncs
+from refimpl.numpy import (
+    _construct,
+    _creation,
+    _indexing,
+    _linalg,
+    _math,
+    _reductions,
+    _scalars,
+    _search,
+    _shape,
+    _stacking,
+    _stats,
+    _ufuncs,
+)
+from refimpl.numpy._construct import *  # noqa: F403
 from refimpl.numpy._creation import *  # noqa: F403
 from refimpl.numpy._indexing import *  # noqa: F403
 from refimpl.numpy._linalg import *  # noqa: F403
+from refimpl.numpy._math import *  # noqa: F403
 from refimpl.numpy._promote import is_operand
 from refimpl.numpy._reductions import *  # noqa: F403
+from refimpl.numpy._scalars import *  # noqa: F403
+from refimpl.numpy._search import *  # noqa: F403
 from refimpl.numpy._shape import *  # noqa: F403
+from refimpl.numpy._stacking import *  # noqa: F403
+from refimpl.numpy._stats import *  # noqa: F403
 from refimpl.numpy._ufuncs import *  # noqa: F403
 
 __all__ = [
@@ -23,4 +42,10 @@ __all__ = [
     *_reductions.__all__,
     *_shape.__all__,
     *_ufuncs.__all__,
+    *_construct.__all__,
+    *_math.__all__,
+    *_scalars.__all__,
+    *_search.__all__,
+    *_stacking.__all__,
+    *_stats.__all__,
 ]

@@ -174,3 +174,11 @@ def as_array(value: Any, weak_type: bool | None = None) -> Any:
     aval = tracing.get_aval(value, "asarray", 0)
     weak = aval.weak_type if weak_type is None else weak_type
     return Array(np.array(tracing.concrete_value(value, aval), copy=True), weak)
+
+
+def checked_array(fn_name: str, value: Any, position: int | str = 0) -> Any:
+    """``value`` as a refimpl array after checking it is an array or a scalar
+    (a TypeError naming ``fn_name`` and the position for lists, strings ...),
+    as jnp's ``check_arraylike``."""
+    aval_of(value, fn_name, position)
+    return as_array(value)

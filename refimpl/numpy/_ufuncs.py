@@ -505,5 +505,5 @@ __all__ = [
     "less", "less_equal", "log", "log1p", "logical_and", "logical_not", "logical_or",
     "logical_xor", "maximum", "minimum", "mod", "multiply", "negative", "not_equal", "positive",
     "pow", "power", "real", "reciprocal", "remainder", "right_shift", "round", "sign", "sin",
-    "sinh", "sqrt", "square", "subtract", "tan", "tanh", "true_divide", "where",
+    "sinh", "sqrt", "square", "subtract", "tan", "tanh", "true_divide",
 ]  # fmt: skip

@@ -1,0 +1,265 @@
+"""``x.at[index]``: functional indexed updates, as ``jax.numpy`` arrays have them.
+
+``x.at[idx].set(v)`` is ``x`` with ``x[idx]`` replaced by ``v`` (broadcast to
+``x[idx]``'s shape and converted to ``x``'s dtype); ``add``, ``subtract``,
+``multiply``/``mul``, ``divide``, ``power``, ``min``, ``max`` combine instead,
+``apply(f)`` applies a unary function there, and ``get`` reads ``x[idx]``.
+Every index form of ``x[idx]`` works (ints, slices, ``None``, ``...``, integer
+and boolean arrays).
+
+How: the flat positions of the selected elements are found by indexing an
+array of positions, ``iota(x.size).reshape(x.shape)[idx]``, which has the
+shape of ``x[idx]`` and is exactly as NumPy's indexing rules place things.
+Then one scatter (or gather) along the flattened ``x`` does the work.
+
+Out-of-range indices, as in JAX: updates drop them (``mode="drop"``, the
+default) or clamp them (``"clip"``, ``"promise_in_bounds"``); ``get`` clamps
+them (default) or reads ``fill_value`` (``mode="fill"``; NaN or the integer
+extreme by default). To see them, every axis indexed by an integer or an
+array gets one extra position holding -1 (out of range of every scatter),
+and out-of-range index values are sent there.
+
+Repeated indices: ``set`` keeps the last update (JAX leaves it unspecified),
+``add``/``multiply``/``min``/``max`` combine them all. ``divide`` and ``power``
+are ``x / ones.at[idx].multiply(v)`` and ``x ** ones.at[idx].multiply(v)``, as
+in JAX.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, lax, tracing
+from refimpl.numpy import _indexing
+from refimpl.numpy._creation import asarray, ones_like
+from refimpl.numpy._promote import aval_of, is_traced
+from refimpl.numpy._shape import broadcast_to, reshape
+from refimpl.primitives import scatter as _scatter
+
+Array = Any
+_INT = np.dtype(np.int32)
+_UPDATE_MODES = ("drop", "clip", "promise_in_bounds", None)
+_GET_MODES = ("fill", "clip", "promise_in_bounds", None)
+
+
+class IndexUpdateHelper:
+    """``x.at``: indexing it gives an :class:`IndexUpdateRef`."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Any) -> None:
+        self.array = array
+
+    def __getitem__(self, index: Any) -> IndexUpdateRef:
+        return IndexUpdateRef(self.array, index)
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+class IndexUpdateRef:
+    """``x.at[index]``: the methods return updated copies of ``x``."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: Any, index: Any) -> None:
+        self.array = array
+        self.index = index
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(
+        self,
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        fill_value: Any = None,
+    ) -> Array:
+        """``x[index]``; out-of-range indices clamp, or read ``fill_value`` with
+        ``mode="fill"``."""
+        if mode not in _GET_MODES:
+            raise ValueError(f"at[].get: mode must be one of {_GET_MODES[:-1]}, got {mode!r}")
+        if mode != "fill" and fill_value is not None:
+            raise ValueError("at[].get: fill_value is only used with mode='fill'")
+        flat = reshape(self.array, (-1,))
+        size = aval_of(flat, "at[].get", 0).shape[0]
+        if size == 0:
+            return _indexing.getitem(self.array, self.index)
+        positions = _positions(self.array, self.index, clip=mode != "fill")
+        if mode != "fill":
+            return lax.gather_along_axis(flat, positions, 0, mode="clip")
+        outside = lax.lt(positions, tracing.TypedScalar(0, _INT, False))
+        positions = lax.select(outside, _full_like(positions, size), positions)
+        return lax.gather_along_axis(flat, positions, 0, mode="fill", fill_value=fill_value)
+
+    def set(self, values: Any, **kwargs: Any) -> Array:
+        """``x`` with ``x[index] = values`` (the last of repeated indices wins)."""
+        return _update("set", self.array, self.index, values, lax.scatter_along_axis, **kwargs)
+
+    def add(self, values: Any, **kwargs: Any) -> Array:
+        """``x`` with ``x[index] += values`` (repeated indices accumulate)."""
+        return _update("add", self.array, self.index, values, lax.scatter_add_along_axis, **kwargs)
+
+    def subtract(self, values: Any, **kwargs: Any) -> Array:
+        """``x`` with ``x[index] -= values``."""
+        from refimpl.numpy._ufuncs import negative
+
+        values = negative(_as_dtype_of(self.array, values, "subtract"))
+        return _update(
+            "subtract", self.array, self.index, values, lax.scatter_add_along_axis, **kwargs
+        )
+
+    def multiply(self, values: Any, **kwargs: Any) -> Array:
+        """``x`` with ``x[index] *= values``."""
+        return _update(
+            "multiply", self.array, self.index, values, _scatter.scatter_mul_along_axis, **kwargs
+        )
+
+    mul = multiply
+
+    def divide(self, values: Any, **kwargs: Any) -> Array:
+        """``x / ones.at[index].multiply(values)``."""
+        from refimpl.numpy._ufuncs import true_divide
+
+        return true_divide(self.array, self._factors(values, **kwargs))
+
+    def power(self, values: Any, **kwargs: Any) -> Array:
+        """``x ** ones.at[index].multiply(values)``."""
+        from refimpl.numpy._ufuncs import power
+
+        return power(self.array, self._factors(values, **kwargs))
+
+    def _factors(self, values: Any, **kwargs: Any) -> Array:
+        ones = ones_like(self.array)
+        return _update(
+            "multiply", ones, self.index, values, _scatter.scatter_mul_along_axis, **kwargs
+        )
+
+    def min(self, values: Any, **kwargs: Any) -> Array:  # noqa: A003
+        """``x`` with ``x[index] = minimum(x[index], values)``."""
+        return _update(
+            "min", self.array, self.index, values, _scatter.scatter_min_along_axis, **kwargs
+        )
+
+    def max(self, values: Any, **kwargs: Any) -> Array:  # noqa: A003
+        """``x`` with ``x[index] = maximum(x[index], values)``."""
+        return _update(
+            "max", self.array, self.index, values, _scatter.scatter_max_along_axis, **kwargs
+        )
+
+    def apply(self, func: Callable[[Any], Any], **kwargs: Any) -> Array:
+        """``x`` with ``x[index] = func(x[index])`` (``func`` elementwise)."""
+        current = _indexing.getitem(self.array, self.index)
+        return self.set(func(current), **kwargs)
+
+
+def _full_like(x: Any, value: int) -> Any:
+    return lax.broadcast_in_dim(
+        tracing.TypedScalar(value, _INT, False), aval_of(x, "at", 0).shape, ()
+    )
+
+
+def _as_dtype_of(array: Any, values: Any, method: str) -> Any:
+    """``values`` converted to ``array``'s dtype (JAX converts the updates)."""
+    aval = aval_of(array, f"at[].{method}", 0)
+    values = asarray(values)
+    v_aval = aval_of(values, f"at[].{method}", 1)
+    if v_aval.dtype == aval.dtype and v_aval.weak_type == aval.weak_type:
+        return values
+    return lax.convert_element_type(values, aval.dtype, weak_type=aval.weak_type)
+
+
+def _update(
+    method: str,
+    array: Any,
+    index: Any,
+    values: Any,
+    scatter: Callable[..., Any],
+    *,
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: str | None = None,
+) -> Array:
+    if mode not in _UPDATE_MODES:
+        raise ValueError(f"at[].{method}: mode must be one of {_UPDATE_MODES[:-1]}, got {mode!r}")
+    aval = aval_of(array, f"at[].{method}", 0)
+    if method in ("add", "multiply") and dtypes.is_bool(aval.dtype):
+        raise TypeError(f"at[].{method}: does not accept dtype bool")
+    clip = mode in ("clip", "promise_in_bounds")
+    positions = _positions(array, index, clip=clip)
+    target_shape = aval_of(positions, f"at[].{method}", 0).shape
+    values = _as_dtype_of(array, values, method)
+    try:
+        values = broadcast_to(values, target_shape)
+    except ValueError:
+        shape = aval_of(values, f"at[].{method}", 1).shape
+        raise ValueError(
+            f"at[].{method}: values of shape {shape} cannot be broadcast to the indexed "
+            f"shape {target_shape}"
+        ) from None
+    flat = reshape(array, (-1,))
+    if aval.size == 0:
+        return array if is_traced(array) else asarray(array)
+    out = scatter(flat, reshape(positions, (-1,)), reshape(values, (-1,)), 0, mode="drop")
+    return reshape(out, aval.shape)
+
+
+def _positions(array: Any, index: Any, *, clip: bool) -> Any:
+    """The flat positions (int32, shaped like ``array[index]``) of the elements
+    ``index`` selects; -1 for out-of-range ones (clamped instead with ``clip``)."""
+    shape = aval_of(array, "at", 0).shape
+    size = int(np.prod(shape, dtype=np.int64))
+    grid = lax.reshape(lax.iota(_INT, size), shape) if shape else lax.reshape(lax.iota(_INT, 1), ())
+    grid, items = _indexing._normalize(grid, index)
+    grid_shape = aval_of(grid, "at", 0).shape
+    padded_axes = [d for d, (kind, _) in enumerate(items) if kind in ("int", "scalar", "array")]
+    fixed = []
+    for d, (kind, value) in enumerate(items):
+        if d in padded_axes:
+            value = _fixed_index(kind, value, grid_shape[d], clip)
+            kind = "int" if kind == "int" else ("scalar" if kind == "scalar" else "array")
+        fixed.append((kind, value))
+    if padded_axes:
+        config = [(0, 1 if d in padded_axes else 0, 0) for d in range(len(grid_shape))]
+        grid = lax.pad(grid, tracing.TypedScalar(-1, _INT, False), config)
+    if any(kind == "array" for kind, _ in fixed):
+        return _indexing._advanced(grid, fixed)
+    return _indexing._basic(grid, fixed)
+
+
+def _fixed_index(kind: str, value: Any, n: int, clip: bool) -> Any:
+    """An index into an axis of size ``n`` (padded to ``n + 1``): negatives
+    wrapped, then out-of-range ones clamped into ``[0, n - 1]`` (``clip``) or
+    sent to the padding at ``n``."""
+    if kind == "int":
+        wrapped = value + n if value < 0 else value
+        if 0 <= wrapped < n:
+            return wrapped
+        return builtins.min(builtins.max(wrapped, 0), n - 1) if clip else n
+    if not is_traced(value):
+        concrete = np.asarray(tracing.concrete_value(value, aval_of(value, "at", "index")))
+        concrete = concrete.astype(np.int64)
+        concrete = np.where(concrete < 0, concrete + n, concrete)
+        if clip:
+            concrete = np.clip(concrete, 0, builtins.max(n - 1, 0))
+        else:
+            concrete = np.where((concrete < 0) | (concrete >= n), n, concrete)
+        return concrete.astype(_INT)
+    index_aval = aval_of(value, "at", "index")
+    value = lax.convert_element_type(value, _INT)
+    zero, size = tracing.TypedScalar(0, _INT, False), tracing.TypedScalar(n, _INT, False)
+    if not dtypes.is_unsigned_int(index_aval.dtype):
+        value = lax.select(lax.lt(value, zero), lax.add(value, size), value)
+    if clip:
+        return lax.clamp(zero, value, tracing.TypedScalar(builtins.max(n - 1, 0), _INT, False))
+    inside = lax.bitwise_and(lax.ge(value, zero), lax.lt(value, size))
+    return lax.select(inside, value, lax.broadcast_in_dim(size, index_aval.shape, ()))
+
+
+__all__: list[str] = []

@@ -1,0 +1,307 @@
+"""More creation functions: triangles and diagonals, grids, ``identity``,
+``empty``, ``logspace``/``geomspace``, ``fromfunction``, ``copy``, ``tri``.
+
+Masks are built from ``broadcasted_iota`` comparisons (``row + k >= col``) and
+applied with ``select``, so ``tril``/``triu`` keep any leading batch dims.
+Sizes and offsets (``N``, ``M``, ``k``) must be concrete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, lax, tracing
+from refimpl.numpy._creation import (
+    _concrete_int,
+    asarray,
+    canonical_dtype,
+    canonical_shape,
+    eye,
+    full_like,
+    linspace,
+    zeros,
+)
+from refimpl.numpy._promote import aval_of, checked_array, promote_dtypes_inexact
+from refimpl.numpy._shape import broadcast_to, normalize_axis, reshape
+from refimpl.numpy._ufuncs import power, scalar_like, select, sign
+
+Array = Any
+ArrayLike = Any
+
+
+def _triangle_mask(n: int, m: int, k: int) -> Array:
+    """``mask[i, j] = j <= i + k`` as a bool ``(n, m)`` array."""
+    rows = lax.broadcasted_iota(np.int32, (n, m), 0)
+    cols = lax.broadcasted_iota(np.int32, (n, m), 1)
+    shifted = lax.add(rows, tracing.TypedScalar(k, np.dtype(np.int32), False))
+    return lax.ge(shifted, cols)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:
+    """``T[i, j] = 1`` where ``j <= i + k``, else 0 (default dtype the default float)."""
+    n = _concrete_int("tri", "N", N)
+    m = n if M is None else _concrete_int("tri", "M", M)
+    k = _concrete_int("tri", "k", k, allow_negative=True)
+    dtype = dtypes.weak_default_dtype("f") if dtype is None else canonical_dtype("tri", dtype)
+    return lax.convert_element_type(_triangle_mask(n, m, k), dtype)
+
+
+def _masked_triangle(name: str, m: ArrayLike, k: int, lower: bool) -> Array:
+    aval = aval_of(m, name, 0)
+    if aval.ndim < 2:
+        raise ValueError(f"{name}: input array must be at least 2-d, got shape {aval.shape}")
+    k = _concrete_int(name, "k", k, allow_negative=True)
+    n, cols = aval.shape[-2:]
+    mask = _triangle_mask(n, cols, k if lower else k - 1)
+    if not lower:
+        mask = lax.bitwise_not(mask)
+    mask = lax.broadcast_in_dim(mask, aval.shape, (aval.ndim - 2, aval.ndim - 1))
+    zero = lax.broadcast_in_dim(scalar_like(m, 0), aval.shape, ())
+    return select(mask, m, zero)
+
+
+def tril(m: ArrayLike, k: int = 0) -> Array:
+    """``m`` with the elements above diagonal ``k`` zeroed (over the last two axes)."""
+    return _masked_triangle("tril", m, k, lower=True)
+
+
+def triu(m: ArrayLike, k: int = 0) -> Array:
+    """``m`` with the elements below diagonal ``k`` zeroed (over the last two axes)."""
+    return _masked_triangle("triu", m, k, lower=False)
+
+
+def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
+    """The elements ``a[..., i, i + offset]`` of the plane ``(axis1, axis2)``, as a
+    new last axis (the other axes first, in order).
+
+    A gather of the flattened plane at ``i * (cols + 1) + offset`` (rows
+    ``max(0, -offset) ...``)."""
+    aval = aval_of(a, "diagonal", 0)
+    if aval.ndim < 2:
+        raise ValueError(f"diagonal: input must be at least 2-d, got shape {aval.shape}")
+    offset = _concrete_int("diagonal", "offset", offset, allow_negative=True)
+    ax1 = normalize_axis("diagonal", axis1, aval.ndim)
+    ax2 = normalize_axis("diagonal", axis2, aval.ndim)
+    if ax1 == ax2:
+        raise ValueError("diagonal: axis1 and axis2 cannot be the same")
+    others = [d for d in range(aval.ndim) if d not in (ax1, ax2)]
+    a = lax.transpose(a, (*others, ax1, ax2))
+    rows, cols = aval.shape[ax1], aval.shape[ax2]
+    lead = tuple(aval.shape[d] for d in others)
+    first_row = max(0, -offset)
+    length = max(0, min(rows - first_row, cols - max(0, offset)))
+    if length == 0:
+        return lax.broadcast_in_dim(scalar_like(a, 0), (*lead, 0), ())
+    flat = lax.reshape(a, (*lead, rows * cols))
+    positions = (np.arange(length) + first_row) * cols + first_row + offset
+    return lax.gather_along_axis(flat, positions.astype(np.int32), len(lead), mode="clip")
+
+
+def diag(v: ArrayLike, k: int = 0) -> Array:
+    """For a vector: the square matrix with ``v`` on diagonal ``k``. For a
+    matrix: its diagonal ``k``."""
+    aval = aval_of(v, "diag", 0)
+    k = _concrete_int("diag", "k", k, allow_negative=True)
+    if aval.ndim == 2:
+        return diagonal(v, k)
+    if aval.ndim != 1:
+        raise ValueError(f"diag: input must be 1-d or 2-d, got shape {aval.shape}")
+    n = aval.shape[0] + abs(k)
+    mask = lax.eq(
+        lax.add(
+            lax.broadcasted_iota(np.int32, (n, n), 0),
+            tracing.TypedScalar(k, np.dtype(np.int32), False),
+        ),
+        lax.broadcasted_iota(np.int32, (n, n), 1),
+    )
+    # v[i] sits in row i (k >= 0) or in column i (k < 0) of the matrix
+    padded = lax.pad(v, scalar_like(v, 0), [(0, abs(k), 0)])
+    values = lax.broadcast_in_dim(padded, (n, n), (0,) if k >= 0 else (1,))
+    return select(mask, values, lax.broadcast_in_dim(scalar_like(v, 0), (n, n), ()))
+
+
+def diagflat(v: ArrayLike, k: int = 0) -> Array:
+    """``diag(ravel(v), k)``."""
+    v = checked_array("diagflat", v)
+    return diag(reshape(v, (-1,)), k)
+
+
+def identity(n: int, dtype: Any = None) -> Array:
+    """The ``n x n`` identity matrix."""
+    return eye(n, dtype=dtype)
+
+
+def empty(shape: Any, dtype: Any = None) -> Array:
+    """Zeros (XLA has no uninitialized memory; JAX returns zeros too)."""
+    return zeros(shape, dtype)
+
+
+def empty_like(prototype: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:
+    """Zeros like ``prototype``."""
+    prototype = checked_array("empty_like", prototype)
+    return full_like(prototype, 0, dtype=dtype, shape=shape)
+
+
+def copy(a: ArrayLike, order: Any = None) -> Array:
+    """A new array with ``a``'s values (a new buffer for a concrete array)."""
+    a = checked_array("copy", a)
+    del order
+    result = asarray(a)
+    return lax.copy(result) if result is a else result
+
+
+def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> list:
+    """Coordinate matrices from 1-D coordinate vectors; ``indexing="xy"`` swaps
+    the first two output axes (Cartesian), ``"ij"`` does not (matrix)."""
+    del copy
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    vectors = [reshape(checked_array("meshgrid", x, i), (-1,)) for i, x in enumerate(xi)]
+    for position, x in enumerate(xi):
+        if aval_of(x, "meshgrid", position).ndim != 1:
+            raise ValueError(
+                f"meshgrid: arguments must be 1-d, got shape {aval_of(x, 'meshgrid', 0).shape}"
+            )
+    sizes = [aval_of(v, "meshgrid", 0).shape[0] for v in vectors]
+    if indexing == "xy" and len(vectors) >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, v in enumerate(vectors):
+        dim = i
+        if indexing == "xy" and len(vectors) >= 2 and i < 2:
+            dim = 1 - i
+        if sparse:
+            shape = [1] * len(vectors)
+            shape[dim] = sizes[dim]
+            out.append(lax.reshape(v, tuple(shape)))
+        else:
+            out.append(lax.broadcast_in_dim(v, tuple(sizes), (dim,)))
+    return out
+
+
+def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) -> Any:
+    """``grid[k][i0, i1, ...] = ik`` for the given dimensions (stacked unless sparse)."""
+    dims = canonical_shape("indices", dimensions)
+    dtype = np.dtype(np.int32) if dtype is None else canonical_dtype("indices", dtype)
+    grids = []
+    for k, size in enumerate(dims):
+        if sparse:
+            shape = [1] * len(dims)
+            shape[k] = size
+            grids.append(lax.reshape(lax.iota(dtype, size), tuple(shape)))
+        else:
+            grids.append(lax.broadcasted_iota(dtype, dims, k))
+    if sparse:
+        return tuple(grids)
+    if not grids:
+        return lax.broadcast_in_dim(tracing.TypedScalar(0, dtype, False), (0,), ())
+    return lax.concatenate([lax.expand_dims(g, (0,)) for g in grids], 0)
+
+
+def logspace(
+    start: ArrayLike,
+    stop: ArrayLike,
+    num: int = 50,
+    endpoint: bool = True,
+    base: ArrayLike = 10.0,
+    dtype: Any = None,
+    axis: int = 0,
+) -> Array:
+    """``base ** linspace(start, stop, num)`` (computed in the inexact dtype, then
+    converted to ``dtype``)."""
+    computation = None
+    if dtype is not None:
+        target = canonical_dtype("logspace", dtype)
+        computation = target if dtypes.is_inexact(target) else None
+    exponents = linspace(start, stop, num, endpoint=endpoint, dtype=computation, axis=axis)
+    (base,) = promote_dtypes_inexact("logspace", base)
+    base = lax.convert_element_type(base, aval_of(exponents, "logspace", 0).dtype)
+    base_shape = aval_of(base, "logspace", 0).shape
+    if base_shape:
+        base = lax.expand_dims(base, (normalize_axis("logspace", axis, len(base_shape) + 1),))
+        base = broadcast_to(base, aval_of(exponents, "logspace", 0).shape)
+    result = power(base, exponents)
+    return (
+        result
+        if dtype is None
+        else lax.convert_element_type(result, canonical_dtype("logspace", dtype))
+    )
+
+
+def geomspace(
+    start: ArrayLike,
+    stop: ArrayLike,
+    num: int = 50,
+    endpoint: bool = True,
+    dtype: Any = None,
+    axis: int = 0,
+) -> Array:
+    """A geometric sequence from ``start`` to ``stop``: ``sign * 10 ** linspace(
+    log10(|start|), log10(|stop|))`` with the ends set exactly, as NumPy."""
+    from refimpl.numpy._math import log10
+
+    start, stop = promote_dtypes_inexact("geomspace", start, stop)
+    signs = sign(start)
+    lo, hi = log10(lax.abs(start)), log10(lax.abs(stop))
+    result = logspace(lo, hi, num, endpoint=endpoint, base=10.0, axis=axis)
+    axis_n = normalize_axis("geomspace", axis, aval_of(result, "geomspace", 0).ndim)
+    signs = lax.expand_dims(signs, (axis_n,)) if aval_of(signs, "geomspace", 0).ndim else signs
+    result = lax.mul(*_same(result, signs))
+    if num > 0:
+        result = _set_end(result, start, 0, axis_n)
+        if endpoint and num > 1:
+            result = _set_end(result, stop, num - 1, axis_n)
+    return (
+        result
+        if dtype is None
+        else lax.convert_element_type(result, canonical_dtype("geomspace", dtype))
+    )
+
+
+def _same(a: Any, b: Any) -> tuple[Any, Any]:
+    from refimpl.numpy._promote import promote_args
+
+    return tuple(promote_args("geomspace", a, b))
+
+
+def _set_end(result: Any, value: Any, index: int, axis: int) -> Any:
+    shape = aval_of(result, "geomspace", 0).shape
+    value = lax.convert_element_type(value, aval_of(result, "geomspace", 0).dtype)
+    value = lax.expand_dims(value, (axis,)) if aval_of(value, "geomspace", 0).ndim else value
+    slab = list(shape)
+    slab[axis] = 1
+    value = broadcast_to(value, tuple(slab))
+    starts = [0] * len(shape)
+    starts[axis] = index
+    return lax.dynamic_update_slice(result, value, starts)
+
+
+def fromfunction(function: Callable[..., Any], shape: Any, *, dtype: Any = float, **kwargs: Any):
+    """``function(*indices(shape, dtype))``: the function is called once, on
+    coordinate arrays (as ``jnp.fromfunction`` does)."""
+    shape = canonical_shape("fromfunction", shape)
+    dtype = canonical_dtype("fromfunction", dtype)
+    grids = [lax.broadcasted_iota(dtype, shape, k) for k in range(len(shape))]
+    return function(*grids, **kwargs)
+
+
+def vander(x: ArrayLike, N: int | None = None, increasing: bool = False) -> Array:
+    """Columns ``x ** (N - 1), ..., x ** 0`` (reversed with ``increasing``)."""
+    aval = aval_of(x, "vander", 0)
+    if aval.ndim != 1:
+        raise ValueError(f"vander: x must be 1-d, got shape {aval.shape}")
+    n = aval.shape[0] if N is None else _concrete_int("vander", "N", N)
+    powers = np.arange(n)[:: 1 if increasing else -1]
+    columns = [power(x, int(p)) for p in powers]
+    if not columns:
+        return lax.broadcast_in_dim(scalar_like(x, 0), (aval.shape[0], 0), ())
+    return lax.concatenate([lax.expand_dims(c, (1,)) for c in columns], 1)
+
+
+__all__ = [
+    "copy", "diag", "diagflat", "diagonal", "empty", "empty_like", "fromfunction", "geomspace",
+    "identity", "indices", "logspace", "meshgrid", "tri", "tril", "triu", "vander",
+]  # fmt: skip

@@ -1,0 +1,501 @@
+"""More elementwise functions of ``jax.numpy``, each a short formula over ``lax``.
+
+Promotion is ``jax.numpy``'s: functions of real analysis (``hypot``, ``log2``,
+``sinc``, ...) compute in the default float for bool and integer inputs
+(``promote_args_inexact``); integer-valued ones (``gcd``, ``lcm``) require
+integers. Where JAX computes a function by a particular formula (``log2(x) =
+log(x) / log(2)``, ``logaddexp``'s ``max + log1p(exp(-|x - y|))``), the same
+formula is used here, so results agree to the last place or nearly.
+
+``signbit`` and ``copysign`` cannot see the sign bit of a NaN (refimpl has no
+bitcast primitive): a NaN counts as positive. ``-0.0`` is handled (by the sign
+of ``1 / x``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, lax
+from refimpl.numpy import _ufuncs
+from refimpl.numpy._promote import (
+    as_array,
+    aval_of,
+    checked_array,
+    promote_args,
+    promote_args_inexact,
+    promote_args_numeric,
+    promote_dtypes_inexact,
+)
+from refimpl.numpy._ufuncs import (
+    abs,
+    floor_divide,
+    full_like_shape,
+    imag,
+    isinf,
+    isnan,
+    real,
+    remainder,
+    scalar_like,
+    select,
+)
+
+Array = Any
+ArrayLike = Any
+
+
+def _dtype(x: ArrayLike, name: str = "rnp") -> np.dtype:
+    return aval_of(x, name, 0).dtype
+
+
+def _inexact(name: str, *args: ArrayLike) -> list[Any]:
+    return promote_args_inexact(name, *args)
+
+
+# --- unary ----------------------------------------------------------------------------
+
+
+def deg2rad(x: ArrayLike, /) -> Array:
+    """``x * (pi / 180)``."""
+    (x,) = promote_dtypes_inexact("deg2rad", x)
+    return lax.mul(x, scalar_like(x, math.pi / 180))
+
+
+def rad2deg(x: ArrayLike, /) -> Array:
+    """``x * (180 / pi)``."""
+    (x,) = promote_dtypes_inexact("rad2deg", x)
+    return lax.mul(x, scalar_like(x, 180 / math.pi))
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def exp2(x: ArrayLike, /) -> Array:
+    """``2 ** x`` as ``exp(x * log(2))`` (JAX's lowering of ``exp2``)."""
+    (x,) = promote_dtypes_inexact("exp2", x)
+    return lax.exp(lax.mul(x, scalar_like(x, math.log(2))))
+
+
+def log2(x: ArrayLike, /) -> Array:
+    """``log(x) / log(2)``, as jnp computes it."""
+    (x,) = promote_dtypes_inexact("log2", x)
+    return lax.div(lax.log(x), lax.log(scalar_like(x, 2)))
+
+
+def log10(x: ArrayLike, /) -> Array:
+    """``log(x) / log(10)``, as jnp computes it."""
+    (x,) = promote_dtypes_inexact("log10", x)
+    return lax.div(lax.log(x), lax.log(scalar_like(x, 10)))
+
+
+def sinc(x: ArrayLike, /) -> Array:
+    """``sin(pi x) / (pi x)``, and 1 at ``x == 0``."""
+    (x,) = promote_dtypes_inexact("sinc", x)
+    zero = lax.eq(x, scalar_like(x, 0))
+    safe = select(zero, full_like_shape(x, 1, _dtype(x)), x)
+    pi_x = lax.mul(safe, scalar_like(x, math.pi))
+    return select(zero, full_like_shape(x, 1, _dtype(x)), lax.div(lax.sin(pi_x), pi_x))
+
+
+def trunc(x: ArrayLike, /) -> Array:
+    """Round toward zero; bool and integers unchanged."""
+    if not dtypes.is_inexact(_dtype(x, "trunc")):
+        return as_array(x)
+    return select(lax.lt(x, scalar_like(x, 0)), lax.ceil(x), lax.floor(x))
+
+
+fix = trunc
+
+
+def rint(x: ArrayLike, /) -> Array:
+    """Round to the nearest integer, halves to even (the dtype is kept; ints -> float)."""
+    (x,) = promote_dtypes_inexact("rint", x)
+    return lax.round(x, 1)
+
+
+def fabs(x: ArrayLike, /) -> Array:
+    """``|x|`` in floating point (bool and integers go to the default float)."""
+    (x,) = promote_dtypes_inexact("fabs", x)
+    if dtypes.is_complex(_dtype(x)):
+        raise TypeError("fabs does not support complex-valued inputs")
+    return abs(x)
+
+
+def signbit(x: ArrayLike, /) -> Array:
+    """Whether the sign bit is set: ``x < 0``, or ``x`` is ``-0.0``.
+
+    A NaN reads as positive (there is no bitcast to see its sign bit)."""
+    dtype = _dtype(x, "signbit")
+    if dtypes.is_bool(dtype) or dtypes.is_unsigned_int(dtype):
+        return full_like_shape(x, False, np.dtype(bool))
+    if dtypes.is_complex(dtype):
+        raise TypeError("signbit does not support complex-valued inputs")
+    negative = lax.lt(x, scalar_like(x, 0))
+    if dtypes.is_integer(dtype):
+        return negative
+    one = scalar_like(x, 1)
+    negative_zero = lax.bitwise_and(
+        lax.eq(x, scalar_like(x, 0)), lax.lt(lax.div(one, x), scalar_like(x, 0))
+    )
+    return lax.bitwise_or(negative, negative_zero)
+
+
+def copysign(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``|x1|`` with the sign of ``x2`` (``-0.0`` counts as negative)."""
+    x1, x2 = _inexact("copysign", x1, x2)
+    if dtypes.is_complex(_dtype(x1)):
+        raise TypeError("copysign does not support complex-valued inputs")
+    magnitude = abs(x1)
+    return select(signbit(x2), lax.neg(magnitude), magnitude)
+
+
+def arcsinh(x: ArrayLike, /) -> Array:
+    """``sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2)))``; ``log(2|x|)`` once x^2
+    would overflow."""
+    (x,) = promote_dtypes_inexact("arcsinh", x)
+    a = abs(x)
+    big = lax.gt(a, scalar_like(x, _sqrt_max(_dtype(x))))
+    safe = select(big, full_like_shape(x, 1, _dtype(x)), a)
+    square = lax.mul(safe, safe)
+    small = lax.log1p(
+        lax.add(
+            safe,
+            lax.div(
+                square, lax.add(scalar_like(x, 1), lax.sqrt(lax.add(square, scalar_like(x, 1))))
+            ),
+        )
+    )
+    large = lax.add(lax.log(a), scalar_like(x, math.log(2)))
+    result = select(big, large, small)
+    return select(lax.lt(x, scalar_like(x, 0)), lax.neg(result), result)
+
+
+def arccosh(x: ArrayLike, /) -> Array:
+    """``log(x + sqrt(x - 1) sqrt(x + 1))``; ``log(x) + log(2)`` once x^2 would
+    overflow; NaN below 1."""
+    (x,) = promote_dtypes_inexact("arccosh", x)
+    one = scalar_like(x, 1)
+    big = lax.gt(x, scalar_like(x, _sqrt_max(_dtype(x))))
+    root = lax.mul(lax.sqrt(lax.sub(x, one)), lax.sqrt(lax.add(x, one)))
+    small = lax.log1p(lax.add(lax.sub(x, one), root))
+    large = lax.add(lax.log(x), scalar_like(x, math.log(2)))
+    return select(big, large, small)
+
+
+def arctanh(x: ArrayLike, /) -> Array:
+    """``log1p(2x / (1 - x)) / 2``."""
+    (x,) = promote_dtypes_inexact("arctanh", x)
+    one = scalar_like(x, 1)
+    ratio = lax.div(lax.add(x, x), lax.sub(one, x))
+    return lax.mul(lax.log1p(ratio), scalar_like(x, 0.5))
+
+
+def _sqrt_max(dtype: np.dtype) -> float:
+    real_dtype = np.float32 if dtype == np.complex64 else dtype
+    return float(np.sqrt(float(np.finfo(np.dtype(real_dtype)).max))) / 2
+
+
+def angle(z: ArrayLike, deg: bool = False) -> Array:
+    """The argument ``atan2(imag(z), real(z))`` (in degrees with ``deg``)."""
+    (z,) = promote_dtypes_inexact("angle", z)
+    re, im = real(z), imag(z)
+    result = lax.atan2(im, re)
+    return rad2deg(result) if deg else result
+
+
+def isreal(x: ArrayLike, /) -> Array:
+    """``imag(x) == 0`` (True for non-complex input)."""
+    x = checked_array("isreal", x)
+    if not dtypes.is_complex(_dtype(x, "isreal")):
+        return full_like_shape(x, True, np.dtype(bool))
+    return lax.eq(imag(x), scalar_like(imag(x), 0))
+
+
+def iscomplex(x: ArrayLike, /) -> Array:
+    """``imag(x) != 0`` (False for non-complex input)."""
+    x = checked_array("iscomplex", x)
+    return lax.bitwise_not(isreal(x))
+
+
+def isposinf(x: ArrayLike, /) -> Array:
+    """``x == +inf``."""
+    return _isinf_sign("isposinf", x, np.inf)
+
+
+def isneginf(x: ArrayLike, /) -> Array:
+    """``x == -inf``."""
+    return _isinf_sign("isneginf", x, -np.inf)
+
+
+def _isinf_sign(name: str, x: ArrayLike, value: float) -> Array:
+    dtype = _dtype(x, name)
+    if dtypes.is_complex(dtype):
+        raise ValueError(f"{name}: complex values are not supported")
+    if not dtypes.is_floating(dtype):
+        return full_like_shape(x, False, np.dtype(bool))
+    return lax.eq(x, scalar_like(x, value))
+
+
+def nan_to_num(
+    x: ArrayLike, copy: bool = True, nan: float = 0.0, posinf: Any = None, neginf: Any = None
+) -> Array:
+    """NaN -> ``nan``, +inf -> ``posinf`` (default the dtype's maximum), -inf ->
+    ``neginf`` (default its minimum); complex parts separately."""
+    del copy
+    dtype = _dtype(x, "nan_to_num")
+    if not dtypes.is_inexact(dtype):
+        return as_array(x)
+    if dtypes.is_complex(dtype):
+        re = nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf)
+        im = nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf)
+        re = lax.convert_element_type(re, dtype)
+        im = lax.convert_element_type(im, dtype)
+        return lax.add(re, lax.mul(im, scalar_like(x, 1j)))
+    info = np.finfo(dtype) if dtype != dtypes.bfloat16 else _bf16_info()
+    posinf = float(info.max) if posinf is None else posinf
+    neginf = float(info.min) if neginf is None else neginf
+    out = select(isnan(x), full_like_shape(x, nan, dtype), x)
+    out = select(lax.eq(x, scalar_like(x, np.inf)), full_like_shape(x, posinf, dtype), out)
+    return select(lax.eq(x, scalar_like(x, -np.inf)), full_like_shape(x, neginf, dtype), out)
+
+
+def _bf16_info() -> Any:
+    import ml_dtypes
+
+    return ml_dtypes.finfo(ml_dtypes.bfloat16)
+
+
+# --- binary ---------------------------------------------------------------------------
+
+
+def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``sqrt(x1^2 + x2^2)`` without overflow: ``hi * sqrt(1 + (lo / hi)^2)``
+    with ``hi = max(|x1|, |x2|)``; 0 when both are 0; inf if either is."""
+    x1, x2 = _inexact("hypot", x1, x2)
+    if dtypes.is_complex(_dtype(x1)):
+        raise TypeError("hypot does not support complex-valued inputs")
+    a, b = abs(x1), abs(x2)
+    hi, lo = lax.max(a, b), lax.min(a, b)
+    zero = lax.eq(hi, scalar_like(hi, 0))
+    safe_hi = select(zero, full_like_shape(hi, 1, _dtype(hi)), hi)
+    ratio = lax.div(lo, safe_hi)
+    out = lax.mul(hi, lax.sqrt(lax.add(scalar_like(hi, 1), lax.mul(ratio, ratio))))
+    out = select(zero, hi, out)
+    return select(
+        lax.bitwise_or(isinf(x1), isinf(x2)), full_like_shape(hi, np.inf, _dtype(hi)), out
+    )
+
+
+def logaddexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``log(exp(x1) + exp(x2))`` as ``max + log1p(exp(-|x1 - x2|))`` (``x1 + x2``
+    where the difference is NaN, which keeps ``-inf, -inf -> -inf``)."""
+    x1, x2 = _inexact("logaddexp", x1, x2)
+    amax = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    soft = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
+    return select(isnan(delta), lax.add(x1, x2), soft)
+
+
+def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``log2(2^x1 + 2^x2)`` as ``max + log1p(2^-|x1 - x2|) / log(2)``."""
+    x1, x2 = _inexact("logaddexp2", x1, x2)
+    amax = lax.max(x1, x2)
+    delta = lax.sub(x1, x2)
+    tail = lax.div(lax.log1p(exp2(lax.neg(lax.abs(delta)))), scalar_like(x1, math.log(2)))
+    return select(isnan(delta), lax.add(x1, x2), lax.add(amax, tail))
+
+
+def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """0 where ``x1 < 0``, ``x2`` where ``x1 == 0``, 1 where ``x1 > 0`` (NaN stays)."""
+    x1, x2 = _inexact("heaviside", x1, x2)
+    zero, one = full_like_shape(x1, 0, _dtype(x1)), full_like_shape(x1, 1, _dtype(x1))
+    out = select(
+        lax.lt(x1, scalar_like(x1, 0)), zero, select(lax.gt(x1, scalar_like(x1, 0)), one, x2)
+    )
+    return select(isnan(x1), x1, out)
+
+
+def fmod(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """C's ``fmod``: the remainder with the sign of ``x1``; integer ``x % 0`` is 0."""
+    x1, x2 = promote_args_numeric("fmod", x1, x2)
+    if dtypes.is_integer(_dtype(x2)):
+        x2 = select(lax.eq(x2, scalar_like(x2, 0)), full_like_shape(x2, 1, _dtype(x2)), x2)
+    return lax.rem(x1, x2)
+
+
+def modf(x: ArrayLike, /, out: None = None) -> tuple[Array, Array]:
+    """(fractional part, integral part), both with the sign of ``x``."""
+    if out is not None:
+        raise NotImplementedError("modf: the out argument is not supported")
+    (x,) = promote_dtypes_inexact("modf", x)
+    whole = trunc(x)
+    return lax.sub(x, whole), whole
+
+
+def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:  # noqa: A001
+    """``(floor_divide(x1, x2), remainder(x1, x2))``."""
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def float_power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``x1 ** x2`` in the widest float (float64 with x64, else float32)."""
+    x1, x2 = promote_args_inexact("float_power", x1, x2)
+    widest = dtypes.canonicalize_dtype(
+        np.complex128 if dtypes.is_complex(_dtype(x1)) else np.float64
+    )
+    x1 = lax.convert_element_type(x1, widest)
+    x2 = lax.convert_element_type(x2, widest)
+    return lax.pow(x1, x2)
+
+
+def ldexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``x1 * 2 ** x2`` for integer ``x2`` (``2 ** n`` is exact in floating point)."""
+    if not dtypes.is_integer(_dtype(x2, "ldexp")):
+        raise TypeError(f"ldexp: x2 must be an integer, got dtype {_dtype(x2).name}")
+    (x1,) = promote_dtypes_inexact("ldexp", x1)
+    dtype = _dtype(x1)
+    power_ = lax.pow(scalar_like(x1, 2.0), lax.convert_element_type(x2, dtype))
+    x1, power_ = promote_args("ldexp", x1, power_)
+    return lax.mul(x1, power_)
+
+
+def fmax(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """Elementwise maximum ignoring NaN (NaN only if both are)."""
+    x1, x2 = promote_args("fmax", x1, x2)
+    return select(isnan(x1), x2, select(isnan(x2), x1, lax.max(x1, x2)))
+
+
+def fmin(x1: ArrayLike, x2: ArrayLike) -> Array:
+    """Elementwise minimum ignoring NaN (NaN only if both are)."""
+    x1, x2 = promote_args("fmin", x1, x2)
+    return select(isnan(x1), x2, select(isnan(x2), x1, lax.min(x1, x2)))
+
+
+def nextafter(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """The next representable value after ``x1`` toward ``x2``."""
+    x1, x2 = _inexact("nextafter", x1, x2)
+    return lax.nextafter(x1, x2)
+
+
+def _require_integers(name: str, *args: ArrayLike) -> list[Any]:
+    for position, arg in enumerate(args):
+        if not dtypes.is_integer(aval_of(arg, name, position).dtype):
+            raise ValueError(f"{name}: arguments must be integers, got dtype {_dtype(arg).name}")
+    return promote_args_numeric(name, *args)
+
+
+def gcd(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """Greatest common divisor of ``|x1|`` and ``|x2|`` by Euclid's algorithm (a
+    ``while_loop`` until every remainder is 0); ``gcd(0, 0) == 0``."""
+    x1, x2 = _require_integers("gcd", x1, x2)
+    a, b = abs(x1), abs(x2)
+
+    def cond(carry: Any) -> Any:
+        return lax.reduce_or(
+            lax.ne(carry[1], scalar_like(carry[1], 0)), tuple(range(_ndim(carry[1])))
+        )
+
+    def body(carry: Any) -> Any:
+        a, b = carry
+        zero = lax.eq(b, scalar_like(b, 0))
+        safe_b = select(zero, full_like_shape(b, 1, _dtype(b)), b)
+        return select(zero, a, b), select(zero, b, lax.rem(a, safe_b))
+
+    return lax.while_loop(cond, body, (a, b))[0]
+
+
+def _ndim(x: Any) -> int:
+    return aval_of(x, "rnp", 0).ndim
+
+
+def lcm(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``|x1 / gcd(x1, x2) * x2|``, and 0 when either is 0."""
+    x1, x2 = _require_integers("lcm", x1, x2)
+    divisor = gcd(x1, x2)
+    zero = lax.eq(divisor, scalar_like(divisor, 0))
+    safe = select(zero, full_like_shape(divisor, 1, _dtype(divisor)), divisor)
+    result = abs(lax.mul(lax.div(x1, safe), x2))
+    return select(zero, full_like_shape(divisor, 0, _dtype(divisor)), result)
+
+
+def isclose(
+    a: ArrayLike, b: ArrayLike, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False
+) -> Array:
+    """``|a - b| <= atol + rtol |b|`` elementwise (infinities equal only to
+    themselves; NaNs equal only with ``equal_nan``). Integers and bools compare
+    exactly when ``a == b``, else in the default float."""
+    a, b = promote_args("isclose", a, b)
+    dtype = _dtype(a)
+    if not dtypes.is_inexact(dtype):
+        if dtypes.is_bool(dtype):
+            return lax.eq(a, b)
+        a, b = promote_args_inexact("isclose", a, b)
+        dtype = _dtype(a)
+    real_dtype = _dtype(abs(a))
+    rtol = lax.convert_element_type(rtol, real_dtype)
+    atol = lax.convert_element_type(atol, real_dtype)
+    close = lax.le(abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, abs(b))))
+    infinite = lax.bitwise_or(isinf(a), isinf(b))
+    close = select(infinite, lax.eq(a, b), close)
+    if equal_nan:
+        both_nan = lax.bitwise_and(isnan(a), isnan(b))
+        close = lax.bitwise_or(close, both_nan)
+    return close
+
+
+def allclose(
+    a: ArrayLike, b: ArrayLike, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False
+) -> Array:
+    """Whether :func:`isclose` holds everywhere (a rank-0 bool array)."""
+    close = isclose(a, b, rtol, atol, equal_nan)
+    return lax.reduce_and(close, tuple(range(_ndim(close))))
+
+
+def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Array:
+    """Same shape and equal elements (NaNs equal with ``equal_nan``); a bool array."""
+    from refimpl.numpy._creation import asarray
+
+    a1, a2 = asarray(a1), asarray(a2)
+    if aval_of(a1, "array_equal", 0).shape != aval_of(a2, "array_equal", 1).shape:
+        return asarray(False)
+    a1, a2 = promote_args("array_equal", a1, a2)
+    equal = lax.eq(a1, a2)
+    if equal_nan:
+        equal = lax.bitwise_or(equal, lax.bitwise_and(isnan(a1), isnan(a2)))
+    return lax.reduce_and(equal, tuple(range(_ndim(equal))))
+
+
+def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Array:
+    """Equal after broadcasting together (False if they do not broadcast)."""
+    from refimpl.numpy._creation import asarray
+
+    a1, a2 = asarray(a1), asarray(a2)
+    try:
+        np.broadcast_shapes(
+            aval_of(a1, "array_equiv", 0).shape, aval_of(a2, "array_equiv", 1).shape
+        )
+    except ValueError:
+        return asarray(False)
+    equal = lax.eq(*promote_args("array_equiv", a1, a2))
+    return lax.reduce_and(equal, tuple(range(_ndim(equal))))
+
+
+# Array-API names jax.numpy also exports
+acos, asin, atan, atan2 = _ufuncs.arccos, _ufuncs.arcsin, _ufuncs.arctan, _ufuncs.arctan2
+acosh, asinh, atanh = arccosh, arcsinh, arctanh
+bitwise_invert = _ufuncs.invert
+bitwise_left_shift, bitwise_right_shift = _ufuncs.left_shift, _ufuncs.right_shift
+
+
+__all__ = [
+    "acos", "acosh", "allclose", "angle", "arccosh", "arcsinh", "arctanh", "array_equal",
+    "array_equiv", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_invert",
+    "bitwise_left_shift", "bitwise_right_shift", "copysign", "deg2rad", "degrees", "divmod",
+    "exp2", "fabs", "fix", "float_power", "fmax", "fmin", "fmod", "gcd", "heaviside", "hypot",
+    "iscomplex", "isclose", "isneginf", "isposinf", "isreal", "lcm", "ldexp", "log10", "log2",
+    "logaddexp", "logaddexp2", "modf", "nan_to_num", "nextafter", "rad2deg", "radians",
+    "rint", "signbit", "sinc", "trunc",
+]  # fmt: skip

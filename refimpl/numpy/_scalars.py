@@ -1,0 +1,217 @@
+"""Dtype names, scalar types, constants and dtype queries, as ``jax.numpy`` has them.
+
+``rnp.float32`` is both a dtype specification (``dtype=rnp.float32``,
+``np.dtype(rnp.float32)``) and a constructor: ``rnp.float32(3)`` is a strongly
+typed rank-0 float32 array, ``rnp.int32(x)`` converts an array (XLA's
+conversion: float -> int truncates toward zero). 64-bit names give 32-bit
+arrays unless x64 is enabled, as in JAX. The abstract types (``rnp.floating``,
+``rnp.integer``, ...) are NumPy's, so ``rnp.issubdtype(d, rnp.floating)``
+works as in ``jnp``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+from refimpl import dtypes
+from refimpl.numpy._promote import aval_of, is_refimpl_array
+
+# --- constants (Python floats, as in jax.numpy) ------------------------------------------
+
+pi = math.pi
+e = math.e
+inf = math.inf
+nan = math.nan
+euler_gamma = 0.5772156649015329
+newaxis = None
+
+
+# --- scalar types -----------------------------------------------------------------------
+
+
+class _ScalarMeta(type):
+    """The metaclass of ``rnp.float32`` and friends: the class carries ``dtype``
+    (so NumPy and ``canonicalize_dtype`` accept it), and calling it converts."""
+
+    dtype: np.dtype
+
+    def __call__(cls, x: Any = 0, /) -> Any:
+        from refimpl.numpy._creation import asarray
+
+        return asarray(x, dtype=cls.dtype)
+
+    def __repr__(cls) -> str:
+        return f"<class 'refimpl.numpy.{cls.__name__}'>"
+
+    def __eq__(cls, other: Any) -> bool:
+        return (
+            cls is other
+            or (isinstance(other, _ScalarMeta) and cls.dtype == other.dtype)
+            or (not isinstance(other, _ScalarMeta) and _same_type(cls.dtype, other))
+        )
+
+    def __ne__(cls, other: Any) -> bool:
+        return not cls.__eq__(other)
+
+    def __hash__(cls) -> int:
+        return hash(cls.dtype.type)
+
+
+def _same_type(dtype: np.dtype, other: Any) -> bool:
+    try:
+        return np.dtype(other) == dtype
+    except TypeError:
+        return False
+
+
+def _scalar_type(name: str, dtype: Any) -> type:
+    doc = f"The ``{np.dtype(dtype).name}`` scalar type: ``rnp.{name}(x)`` converts ``x``."
+    return _ScalarMeta(name, (), {"dtype": np.dtype(dtype), "__doc__": doc})
+
+
+bool_ = _scalar_type("bool_", np.bool_)
+int8 = _scalar_type("int8", np.int8)
+int16 = _scalar_type("int16", np.int16)
+int32 = _scalar_type("int32", np.int32)
+int64 = _scalar_type("int64", np.int64)
+uint8 = _scalar_type("uint8", np.uint8)
+uint16 = _scalar_type("uint16", np.uint16)
+uint32 = _scalar_type("uint32", np.uint32)
+uint64 = _scalar_type("uint64", np.uint64)
+float16 = _scalar_type("float16", np.float16)
+bfloat16 = _scalar_type("bfloat16", ml_dtypes.bfloat16)
+float32 = _scalar_type("float32", np.float32)
+float64 = _scalar_type("float64", np.float64)
+complex64 = _scalar_type("complex64", np.complex64)
+complex128 = _scalar_type("complex128", np.complex128)
+# jnp's aliases: the C names and the default-width names
+single, double = float32, float64
+csingle, cdouble = complex64, complex128
+int_, uint, float_, complex_ = int64, uint64, float64, complex128
+half = float16
+
+# The abstract scalar hierarchy is NumPy's, as in jax.numpy.
+generic = np.generic
+number = np.number
+inexact = np.inexact
+floating = np.floating
+complexfloating = np.complexfloating
+integer = np.integer
+signedinteger = np.signedinteger
+unsignedinteger = np.unsignedinteger
+dtype = np.dtype
+
+
+# --- dtype queries ----------------------------------------------------------------------
+
+
+def finfo(dtype: Any) -> Any:
+    """Machine limits of a floating dtype (``ml_dtypes.finfo``: handles bfloat16)."""
+    return ml_dtypes.finfo(_plain_dtype("finfo", dtype))
+
+
+def iinfo(int_type: Any) -> Any:
+    """Machine limits of an integer dtype."""
+    return np.iinfo(_plain_dtype("iinfo", int_type))
+
+
+def _plain_dtype(fn_name: str, value: Any) -> np.dtype:
+    """A dtype from a dtype specification or from an array's dtype (not canonicalized)."""
+    found = getattr(value, "dtype", None)
+    if isinstance(found, np.dtype):
+        return found
+    try:
+        return np.dtype(value)
+    except TypeError:
+        raise TypeError(f"{fn_name}: {value!r} is not a dtype or an array") from None
+
+
+def issubdtype(arg1: Any, arg2: Any) -> bool:
+    """``np.issubdtype`` that knows bfloat16 is a floating type."""
+    first = (
+        _plain_dtype("issubdtype", arg1)
+        if not isinstance(arg1, type) or isinstance(arg1, _ScalarMeta)
+        else arg1
+    )
+    if isinstance(first, np.dtype) and first == dtypes.bfloat16:
+        if isinstance(arg2, _ScalarMeta) or isinstance(arg2, np.dtype):
+            return np.dtype(arg2) == dtypes.bfloat16
+        return arg2 in (np.floating, np.inexact, np.number, np.generic)
+    if isinstance(arg2, _ScalarMeta):
+        arg2 = arg2.dtype
+    return bool(np.issubdtype(first, arg2))
+
+
+def result_type(*args: Any) -> np.dtype:
+    """The dtype ``jnp`` operations on ``args`` compute in (JAX's lattice: Python
+    scalars and the types ``int``/``float``/``complex`` are weak)."""
+    operands = [a.dtype if isinstance(a, _ScalarMeta) else _operand(a) for a in args]
+    return dtypes.jnp_result_type(*operands)[0]
+
+
+def _operand(value: Any) -> Any:
+    if is_refimpl_array(value):
+        aval = aval_of(value, "result_type", 0)
+        return (aval.dtype, aval.weak_type)
+    return value
+
+
+def promote_types(a: Any, b: Any) -> np.dtype:
+    """The dtype two strongly typed dtypes promote to (JAX's lattice)."""
+    return dtypes.promote_types(*(x.dtype if isinstance(x, _ScalarMeta) else x for x in (a, b)))
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    """``np.can_cast`` on dtypes (bfloat16 included via ml_dtypes)."""
+    return bool(np.can_cast(_plain_dtype("can_cast", from_), _plain_dtype("can_cast", to), casting))
+
+
+def iscomplexobj(x: Any) -> bool:
+    """Whether ``x``'s dtype is complex."""
+    return dtypes.is_complex(aval_of(x, "iscomplexobj", 0).dtype)
+
+
+def isrealobj(x: Any) -> bool:
+    """Whether ``x``'s dtype is not complex."""
+    return not dtypes.is_complex(aval_of(x, "isrealobj", 0).dtype)
+
+
+def isscalar(element: Any) -> bool:
+    """A Python/NumPy scalar, or a rank-0 array (as jnp, where arrays of rank 0 count)."""
+    if isinstance(element, (list, tuple, str, bytes)) or element is None:
+        return False
+    try:
+        return aval_of(element, "isscalar", 0).ndim == 0
+    except TypeError:
+        return False
+
+
+def ndim(a: Any) -> int:
+    """The rank of ``a`` (lists are converted first)."""
+    return int(np.ndim(a)) if isinstance(a, (list, tuple)) else aval_of(a, "ndim", 0).ndim
+
+
+def shape(a: Any) -> tuple[int, ...]:
+    """The shape of ``a``."""
+    return tuple(np.shape(a)) if isinstance(a, (list, tuple)) else aval_of(a, "shape", 0).shape
+
+
+def size(a: Any, axis: int | None = None) -> int:
+    """The number of elements of ``a`` (along ``axis`` if given)."""
+    dims = shape(a)
+    return int(np.prod(dims, dtype=np.int64)) if axis is None else dims[axis]
+
+
+__all__ = [
+    "bfloat16", "bool_", "can_cast", "cdouble", "complex128", "complex64", "complex_",
+    "complexfloating", "csingle", "double", "dtype", "e", "euler_gamma", "finfo", "float16",
+    "float32", "float64", "float_", "floating", "generic", "half", "iinfo", "inexact", "inf",
+    "int16", "int32", "int64", "int8", "int_", "integer", "iscomplexobj", "isrealobj",
+    "isscalar", "issubdtype", "nan", "ndim", "newaxis", "number", "pi", "promote_types",
+    "result_type", "shape", "signedinteger", "single", "size", "uint", "uint16", "uint32",
+    "uint64", "uint8", "unsignedinteger",
+]  # fmt: skip

@@ -1,0 +1,822 @@
+"""Indexing helpers, sorting and searching, and set functions of ``jax.numpy``.
+
+Functions whose result size depends on the data (``nonzero``, ``argwhere``,
+``unique``, the set functions) take ``size=``: the result has exactly
+``size`` entries, cut or padded with ``fill_value``. Without ``size`` they
+need a concrete input (eagerly, the count is read from it); under a trace they
+raise ``ConcretizationTypeError`` naming the argument, as in JAX.
+
+The building block is *compaction*: the entries where a mask holds go, in
+order, to positions ``cumsum(mask) - 1`` of a ``size``-long result (a
+``scatter`` that drops positions ``>= size``).
+
+Orders are the sort primitive's: NaNs after +inf, ``-0.0 == 0.0``.
+``searchsorted`` counts, for each query, the sorted elements before it in
+that order (a comparison of every pair: O(len(a) * len(v)) work, exact).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, lax, tracing
+from refimpl.numpy._creation import asarray, full, zeros
+from refimpl.numpy._promote import (
+    as_array,
+    aval_of,
+    broadcast_shapes,
+    broadcast_to_shape,
+    checked_array,
+    is_traced,
+    promote_args,
+    promote_dtypes,
+)
+from refimpl.numpy._shape import (
+    broadcast_to,
+    concatenate,
+    moveaxis,
+    normalize_axis,
+    ravel,
+    reshape,
+    stack,
+)
+from refimpl.numpy._ufuncs import isnan, to_bool
+from refimpl.numpy._ufuncs import select as _where
+
+Array = Any
+ArrayLike = Any
+_INT = np.dtype(np.int32)
+
+
+def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
+    return aval_of(x, name, position)
+
+
+def _int(value: int) -> tracing.TypedScalar:
+    return tracing.TypedScalar(value, _INT, False)
+
+
+def _iota(n: int) -> Any:
+    return lax.iota(_INT, n)
+
+
+def _static_size(name: str, size: Any, count: Callable[[], Any]) -> int:
+    """``size`` if given, else the concrete number ``count()`` evaluates to."""
+    if size is not None:
+        size = operator.index(size)
+        if size < 0:
+            raise ValueError(f"{name}: size must be non-negative, got {size}")
+        return size
+    value = count()
+    if is_traced(value):
+        raise tracing.ConcretizationTypeError(
+            f"{name}: the size argument is required under a trace (jit, vmap...): the "
+            "result's length depends on the data. Pass size=... (and fill_value=...)."
+        )
+    return int(np.asarray(value))
+
+
+def _count(mask: Any) -> Any:
+    return lax.reduce_sum(lax.convert_element_type(mask, _INT), (0,))
+
+
+def compact(values: Any, mask: Any, size: int, fill: Any) -> Any:
+    """The ``values[i]`` (along axis 0) where ``mask[i]``, in order, in a
+    ``size``-long result padded with ``fill``."""
+    aval = _aval(values)
+    n = aval.shape[0]
+    target = lax.sub(lax.cumsum(lax.convert_element_type(mask, _INT), 0), _int(1))
+    target = _where(mask, target, lax.broadcast_in_dim(_int(size), (n,), ()))
+    fill = lax.convert_element_type(fill, aval.dtype)
+    base = lax.broadcast_in_dim(fill, (size, *aval.shape[1:]), ())
+    if n == 0 or size == 0:
+        return base
+    return lax.scatter_along_axis(base, target, values, 0, mode="drop")
+
+
+# --- nonzero and friends ---------------------------------------------------------------------
+
+
+def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> tuple[Array, ...]:
+    """The indices of the nonzero elements, one int32 array per dim (row-major
+    order); with ``size``, ``size`` of them padded with ``fill_value`` (default 0;
+    a tuple gives one value per dim)."""
+    aval = _aval(a, "nonzero")
+    if aval.ndim == 0:
+        raise ValueError("nonzero: calling nonzero on 0d arrays is not allowed; use atleast_1d")
+    mask = to_bool(ravel(a))
+    size = _static_size("nonzero", size, lambda: _count(mask))
+    flat = compact(_iota(aval.size), mask, size, _int(-1))
+    valid = lax.ge(flat, _int(0))
+    fills = fill_value if isinstance(fill_value, (tuple, list)) else [fill_value] * aval.ndim
+    if len(fills) != aval.ndim:
+        raise ValueError(f"nonzero: fill_value must be a scalar or a tuple of length {aval.ndim}")
+    out = []
+    stride = aval.size
+    for dim, fill in zip(aval.shape, fills, strict=True):
+        stride = stride // dim if dim else 0
+        coord = lax.rem(lax.div(flat, _int(max(stride, 1))), _int(max(dim, 1)))
+        fill = _int(0) if fill is None else asarray(fill, dtype=_INT)
+        out.append(_where(valid, coord, lax.broadcast_in_dim(fill, (size,), ())))
+    return tuple(out)
+
+
+def flatnonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> Array:
+    """Indices of the nonzero elements of ``ravel(a)``."""
+    a = checked_array("flatnonzero", a)
+    return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
+
+
+def argwhere(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) -> Array:
+    """``stack(nonzero(a), -1)``: one row of indices per nonzero element (a 0-d
+    input gives rows of length 0, as NumPy)."""
+    aval = _aval(a, "argwhere")
+    if aval.ndim == 0:
+        (found,) = nonzero(reshape(a, (1,)), size=size, fill_value=fill_value)
+        return lax.broadcast_in_dim(_int(0), (_aval(found).shape[0], 0), ())
+    return stack(nonzero(a, size=size, fill_value=fill_value), axis=1)
+
+
+def where(
+    condition: ArrayLike,
+    x: ArrayLike = None,
+    y: ArrayLike = None,
+    /,
+    *,
+    size: int | None = None,
+    fill_value: Any = None,
+) -> Any:
+    """``x`` where ``condition`` else ``y``; with only ``condition``, ``nonzero``."""
+    from refimpl.numpy import _ufuncs
+
+    if x is None and y is None:
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if x is None or y is None:
+        raise ValueError("where: either both or neither of x and y should be given")
+    if size is not None or fill_value is not None:
+        raise ValueError("where: size and fill_value are only used with a lone condition")
+    return _ufuncs.where(condition, x, y)
+
+
+# --- take_along_axis, put_along_axis ------------------------------------------------------------
+
+
+def _along_axis(name: str, arr: Any, indices: Any, axis: Any) -> tuple[Any, ...]:
+    """The operands of take/put_along_axis as ``(batch..., n)`` and int32
+    ``(batch..., k)`` (``axis`` moved last, the other dims broadcast), negative
+    indices counted from the end; also the row numbers of the batch positions."""
+    arr_aval, idx_aval = _aval(arr, name, 0), _aval(indices, name, 1)
+    if not dtypes.is_integer(idx_aval.dtype):
+        raise TypeError(f"{name}: indices must be integers, got {idx_aval.dtype.name}")
+    if axis is None:
+        arr, axis = ravel(arr), 0
+        arr_aval = _aval(arr)
+        if idx_aval.ndim != 1:
+            raise ValueError(f"{name}: indices must be 1-d when axis is None")
+    if idx_aval.ndim != arr_aval.ndim:
+        raise ValueError(
+            f"{name}: indices and arr must have the same number of dimensions; "
+            f"{idx_aval.ndim} vs. {arr_aval.ndim}"
+        )
+    axis = normalize_axis(name, axis, arr_aval.ndim)
+    arr, indices = moveaxis(arr, axis, -1), moveaxis(indices, axis, -1)
+    n, k = arr_aval.shape[axis], idx_aval.shape[axis]
+    batch = broadcast_shapes(name, _aval(arr).shape[:-1], _aval(indices).shape[:-1])
+    arr = broadcast_to(arr, (*batch, n))
+    indices = lax.convert_element_type(broadcast_to(indices, (*batch, k)), _INT)
+    wrapped = _where(lax.lt(indices, _int(0)), lax.add(indices, _int(n)), indices)
+    count = int(np.prod(batch, dtype=np.int64))
+    rows = lax.broadcast_in_dim(
+        lax.reshape(_iota(count), batch), (*batch, k), tuple(range(len(batch)))
+    )
+    return arr, wrapped, rows, batch, n, k, axis
+
+
+def _flat_targets(wrapped: Any, rows: Any, n: int, size: int) -> Any:
+    """``row * n + index``, and ``size`` (out of range) where the index is."""
+    inside = lax.bitwise_and(lax.ge(wrapped, _int(0)), lax.lt(wrapped, _int(n)))
+    flat = lax.add(lax.mul(rows, _int(n)), wrapped)
+    return _where(inside, flat, lax.broadcast_in_dim(_int(size), _aval(flat).shape, ()))
+
+
+def take_along_axis(
+    arr: ArrayLike, indices: ArrayLike, axis: int | None, mode: Any = None, fill_value: Any = None
+) -> Array:
+    """``out[..., j, ...] = arr[..., indices[..., j, ...], ...]`` along ``axis``
+    (the other dims broadcast). Out-of-range indices read ``fill_value`` (NaN,
+    or the integer extreme) with ``mode="fill"`` (the default) or are clamped
+    with ``mode="clip"``."""
+    mode = "fill" if mode is None else mode
+    if mode not in ("fill", "clip"):
+        raise NotImplementedError(f"take_along_axis: mode {mode!r} is not supported")
+    arr, wrapped, rows, batch, n, k, axis = _along_axis("take_along_axis", arr, indices, axis)
+    size = int(np.prod(batch, dtype=np.int64)) * n
+    dtype = _aval(arr).dtype
+    if size == 0:
+        out = lax.broadcast_in_dim(tracing.TypedScalar(0, dtype, False), (*batch, k), ())
+        return moveaxis(out, -1, axis)
+    if mode == "clip":
+        wrapped = lax.clamp(_int(0), wrapped, _int(n - 1))
+    flat = _flat_targets(wrapped, rows, n, size)
+    taken = lax.gather_along_axis(
+        reshape(arr, (size,)), flat, 0, mode="fill", fill_value=fill_value
+    )
+    return moveaxis(taken, -1, axis)
+
+
+def put_along_axis(
+    arr: ArrayLike,
+    indices: ArrayLike,
+    values: ArrayLike,
+    axis: int | None,
+    inplace: bool = True,
+    *,
+    mode: Any = None,
+) -> Array:
+    """A copy of ``arr`` with ``values`` (broadcast to ``indices``) written at
+    ``indices`` along ``axis``; ``inplace=False`` is required, as in JAX
+    (arrays are immutable). Out-of-range indices are dropped; of repeated ones
+    the last write wins."""
+    if inplace:
+        raise ValueError(
+            "put_along_axis: jax-style arrays are immutable; pass inplace=False to get a copy"
+        )
+    if mode not in (None, "drop"):
+        raise NotImplementedError(f"put_along_axis: mode {mode!r} is not supported")
+    shape = _aval(arr, "put_along_axis").shape
+    moved, wrapped, rows, batch, n, k, moved_axis = _along_axis(
+        "put_along_axis", arr, indices, axis
+    )
+    dtype = _aval(moved).dtype
+    values = lax.convert_element_type(asarray(values), dtype)
+    index_ndim = len(batch) + 1
+    values = reshape(values, (1,) * (index_ndim - _aval(values).ndim) + _aval(values).shape)
+    values = broadcast_to(moveaxis(values, moved_axis, -1), (*batch, k))
+    size = int(np.prod(batch, dtype=np.int64)) * n
+    if size == 0:
+        return as_array(arr)
+    target = _flat_targets(wrapped, rows, n, size)
+    out = lax.scatter_along_axis(
+        reshape(moved, (size,)), reshape(target, (-1,)), reshape(values, (-1,)), 0
+    )
+    out = moveaxis(reshape(out, (*batch, n)), -1, moved_axis)
+    return reshape(out, shape)
+
+
+# --- select, choose, piecewise --------------------------------------------------------------
+
+
+def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike], default: Any = 0):
+    """``choicelist[i]`` where ``condlist[i]`` is the first true condition, else
+    ``default`` (all broadcast together, choices promoted together)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(
+            f"select: condlist and choicelist must have the same length, got "
+            f"{len(condlist)} and {len(choicelist)}"
+        )
+    if not condlist:
+        raise ValueError("select: condlist must be non-empty")
+    choices = promote_dtypes("select", default, *choicelist)
+    conds = [asarray(c) for c in condlist]
+    for position, cond in enumerate(conds):
+        if not dtypes.is_bool(_aval(cond).dtype):
+            raise TypeError(
+                f"select: condlist entries must be boolean, got {_aval(cond).dtype.name} "
+                f"at position {position}"
+            )
+    shape = broadcast_shapes("select", *(_aval(x).shape for x in [*conds, *choices]))
+    result = _broadcast(choices[0], shape)
+    for cond, choice in reversed(list(zip(conds, choices[1:], strict=True))):
+        result = lax.select(_broadcast(cond, shape), _broadcast(choice, shape), result)
+    return as_array(result)
+
+
+def _broadcast(x: Any, shape: tuple[int, ...]) -> Any:
+    own = _aval(x).shape
+    return x if own == shape else broadcast_to_shape(x, own, shape)
+
+
+def choose(a: ArrayLike, choices: Sequence[ArrayLike], out: None = None, mode: str = "raise"):
+    """``choices[a[i]][i]`` with everything broadcast together. ``mode``:
+    ``"raise"`` (checked now for concrete ``a``; traced ``a`` is clipped),
+    ``"wrap"`` (modulo the number of choices) or ``"clip"``."""
+    if out is not None:
+        raise NotImplementedError("choose: the out argument is not supported")
+    a = checked_array("choose", a)
+    if not dtypes.is_integer(_aval(a).dtype):
+        raise TypeError(f"choose: a must be integers, got {_aval(a).dtype.name}")
+    choices = list(promote_dtypes("choose", *choices)) if choices else []
+    n = len(choices)
+    if n == 0:
+        raise ValueError("choose: choices must be non-empty")
+    if mode == "raise":
+        if not is_traced(a):
+            values = np.asarray(a)
+            if values.size and (values.min() < 0 or values.max() >= n):
+                raise ValueError("choose: invalid entry in choice array")
+        mode = "clip"
+    if mode == "wrap":
+        from refimpl.numpy._ufuncs import remainder
+
+        a = remainder(a, n)
+    elif mode == "clip":
+        a = lax.clamp(
+            tracing.TypedScalar(0, _aval(a).dtype, False),
+            a,
+            tracing.TypedScalar(n - 1, _aval(a).dtype, False),
+        )
+    else:
+        raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    shape = broadcast_shapes("choose", _aval(a).shape, *(_aval(c).shape for c in choices))
+    stacked = stack([_broadcast(c, shape) for c in choices], axis=0)
+    index = lax.expand_dims(_broadcast(a, shape), (0,))
+    return take_along_axis(stacked, index, 0)[0]
+
+
+def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: Any):
+    """``funclist[i](x)`` (or the constant ``funclist[i]``) where ``condlist[i]``
+    holds (the last true condition wins, as NumPy); an extra last function is
+    the default. Every function is evaluated on all of ``x``."""
+    x = checked_array("piecewise", x)
+    dtype = _aval(x).dtype
+    if isinstance(condlist, (list, tuple)):
+        conds = [asarray(c) for c in condlist]
+    else:
+        cond_aval = _aval(condlist, "piecewise", 1)
+        conds = (
+            [asarray(condlist)]
+            if cond_aval.ndim == 0 or cond_aval.shape == _aval(x).shape
+            else [condlist[i] for i in range(cond_aval.shape[0])]
+        )
+    n = len(conds)
+    if len(funclist) not in (n, n + 1):
+        raise ValueError(
+            f"piecewise: with {n} condition(s), either {n} or {n + 1} functions are needed"
+        )
+    shape = _aval(x).shape
+
+    def value(fn: Any) -> Any:
+        out = fn(x, *args, **kw) if callable(fn) else fn
+        return _broadcast(lax.convert_element_type(asarray(out), dtype), shape)
+
+    if len(funclist) == n + 1:
+        otherwise = lax.bitwise_not(_any_of(conds, shape))
+        conds = [*conds, otherwise]
+    result = lax.broadcast_in_dim(tracing.TypedScalar(0, dtype, False), shape, ())
+    for cond, fn in zip(conds, funclist, strict=True):
+        result = lax.select(_broadcast(to_bool(cond), shape), value(fn), result)
+    return result
+
+
+def _any_of(conds: list[Any], shape: tuple[int, ...]) -> Any:
+    out = lax.broadcast_in_dim(tracing.TypedScalar(False, np.dtype(bool), False), shape, ())
+    for cond in conds:
+        out = lax.bitwise_or(out, _broadcast(to_bool(cond), shape))
+    return out
+
+
+# --- index arithmetic ------------------------------------------------------------------------
+
+
+def ix_(*args: ArrayLike) -> tuple[Array, ...]:
+    """Open-mesh index arrays: argument ``i`` (1-d) reshaped to have its length in
+    dim ``i`` and 1 elsewhere (bool arguments become their nonzero indices)."""
+    n = len(args)
+    out = []
+    for i, arg in enumerate(args):
+        arg = checked_array("ix_", arg)
+        aval = _aval(arg, "ix_", i)
+        if aval.ndim != 1:
+            raise ValueError(f"ix_: arguments must be 1-d, got shape {aval.shape} at position {i}")
+        if dtypes.is_bool(aval.dtype):
+            (arg,) = nonzero(arg)
+        elif not dtypes.is_integer(aval.dtype):
+            raise TypeError(f"ix_: arguments must be integer or boolean, got {aval.dtype.name}")
+        shape = [1] * n
+        shape[i] = _aval(arg).shape[0]
+        out.append(reshape(arg, tuple(shape)))
+    return tuple(out)
+
+
+def unravel_index(indices: ArrayLike, shape: Sequence[int]) -> tuple[Array, ...]:
+    """The coordinates of flat ``indices`` in an array of ``shape`` (C order).
+    As in JAX, out-of-range indices are clipped to ``[-size, size - 1]`` and
+    negative ones count from the end."""
+    from refimpl.numpy._ufuncs import floor_divide, remainder
+
+    indices = checked_array("unravel_index", indices)
+    if not dtypes.is_integer(_aval(indices).dtype):
+        raise TypeError("unravel_index: indices must be integers")
+    dims = tuple(operator.index(d) for d in shape)
+    total = int(np.prod(dims, dtype=np.int64))
+    dtype = _aval(indices).dtype
+    low = max(-total, int(dtypes.iinfo(dtype).min))
+    high = min(total - 1, int(dtypes.iinfo(dtype).max))
+    clipped = lax.clamp(
+        tracing.TypedScalar(low, dtype, False), indices, tracing.TypedScalar(high, dtype, False)
+    )
+    out = []
+    below = total
+    for dim in dims:
+        above, below = below, below // dim if dim else 0
+        coord = remainder(clipped, above) if above else clipped
+        out.append(floor_divide(coord, max(below, 1)))
+    return tuple(out)
+
+
+def ravel_multi_index(
+    multi_index: Sequence[ArrayLike], dims: Sequence[int], mode: str = "raise", order: str = "C"
+):
+    """The flat index ``sum(i_k * stride_k)`` of coordinates in an array of
+    ``dims``; ``mode`` "raise" (checked for concrete input; traced input is
+    clipped), "wrap" or "clip"."""
+    from refimpl.numpy._ufuncs import remainder
+
+    dims = tuple(operator.index(d) for d in dims)
+    if len(multi_index) != len(dims):
+        raise ValueError(
+            f"ravel_multi_index: parameter multi_index must be a sequence of length {len(dims)}"
+        )
+    if order not in ("C", "F"):
+        raise ValueError(f"ravel_multi_index: order must be 'C' or 'F', got {order!r}")
+    coords = [asarray(i) for i in multi_index]
+    for position, coord in enumerate(coords):
+        if not dtypes.is_integer(_aval(coord).dtype):
+            raise TypeError(f"ravel_multi_index: index {position} must be integers")
+    if mode == "raise":
+        for coord, dim in zip(coords, dims, strict=True):
+            if not is_traced(coord):
+                values = np.asarray(coord)
+                if values.size and (values.min() < 0 or values.max() >= dim):
+                    raise ValueError("ravel_multi_index: invalid entry in coordinates array")
+        mode = "clip"
+    coords = list(promote_args("ravel_multi_index", *coords))
+    dtype = _aval(coords[0]).dtype
+    fixed = []
+    for coord, dim in zip(coords, dims, strict=True):
+        if mode == "wrap":
+            fixed.append(remainder(coord, dim))
+        elif mode == "clip":
+            top = tracing.TypedScalar(max(dim - 1, 0), dtype, False)
+            fixed.append(lax.clamp(tracing.TypedScalar(0, dtype, False), coord, top))
+        else:
+            raise ValueError(f"ravel_multi_index: invalid mode {mode!r}")
+    order_dims = range(len(dims)) if order == "C" else reversed(range(len(dims)))
+    flat, stride = None, 1
+    for d in reversed(list(order_dims)):
+        term = lax.mul(fixed[d], tracing.TypedScalar(stride, dtype, False))
+        flat = term if flat is None else lax.add(flat, term)
+        stride *= dims[d]
+    return flat
+
+
+# --- sorting and searching -------------------------------------------------------------------
+
+
+def argsort(
+    a: ArrayLike,
+    axis: int | None = -1,
+    *,
+    kind: None = None,
+    order: None = None,
+    stable: bool = True,
+    descending: bool = False,
+) -> Array:
+    """The int32 indices that sort ``a`` along ``axis`` (flattened when None),
+    NaNs last; ties keep their order (also with ``descending``)."""
+    if kind is not None or order is not None:
+        raise TypeError("argsort: 'kind' and 'order' are not supported")
+    a = checked_array("argsort", a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    aval = _aval(a, "argsort")
+    if aval.ndim == 0:
+        raise ValueError("argsort: cannot sort a zero-dimensional array")
+    axis = normalize_axis("argsort", axis, aval.ndim)
+    iota = lax.broadcasted_iota(_INT, aval.shape, axis)
+    if descending:
+        # sorting the reversed array ascending and reversing back keeps ties in order
+        _, index = lax.sort((lax.rev(a, (axis,)), lax.rev(iota, (axis,))), axis, num_keys=1)
+        return lax.rev(index, (axis,))
+    _, index = lax.sort((a, iota), axis, is_stable=bool(stable), num_keys=1)
+    return index
+
+
+def lexsort(keys: Sequence[ArrayLike], axis: int = -1) -> Array:
+    """Indices sorting by the last key first, then the one before it, ... (stable)."""
+    keys = (
+        [asarray(k) for k in keys]
+        if isinstance(keys, (list, tuple))
+        else list(asarray(keys)[i] for i in range(_aval(keys).shape[0]))
+    )
+    if not keys:
+        raise TypeError("lexsort: need sequence of keys with len > 0")
+    shapes = {_aval(k).shape for k in keys}
+    if len(shapes) != 1:
+        raise ValueError("lexsort: all keys need to be the same shape")
+    shape = shapes.pop()
+    if not shape:
+        raise TypeError("lexsort: keys must be at least 1-d")
+    axis = normalize_axis("lexsort", axis, len(shape))
+    iota = lax.broadcasted_iota(_INT, shape, axis)
+    *_, index = lax.sort((*reversed(keys), iota), axis, num_keys=len(keys))
+    return index
+
+
+def _total_lt(x: Any, y: Any) -> Any:
+    """``x < y`` in the sort order (NaN after everything, equal to NaN)."""
+    if not dtypes.is_floating(_aval(x).dtype):
+        if dtypes.is_complex(_aval(x).dtype):
+            raise NotImplementedError("searchsorted: complex inputs are not supported")
+        return lax.lt(x, y)
+    return lax.bitwise_or(lax.lt(x, y), lax.bitwise_and(lax.bitwise_not(isnan(x)), isnan(y)))
+
+
+def searchsorted(
+    a: ArrayLike, v: ArrayLike, side: str = "left", sorter: Any = None, *, method: str = "scan"
+) -> Array:
+    """Insertion points of ``v`` into the sorted 1-d ``a``: the number of
+    elements of ``a`` before each ``v`` (``< v`` for ``side="left"``, ``<= v``
+    for ``"right"``), int32, shaped like ``v``."""
+    del method  # every method gives the same answer; this one counts comparisons
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    a = checked_array("searchsorted", a)
+    if _aval(a).ndim != 1:
+        raise ValueError("searchsorted: a should be 1-dimensional")
+    if sorter is not None:
+        a = take_along_axis(a, asarray(sorter), 0)
+    a, v = promote_dtypes("searchsorted", a, v)
+    v = checked_array("searchsorted", v)
+    v_shape = _aval(v).shape
+    n = _aval(a).shape[0]
+    if n == 0:
+        return lax.broadcast_in_dim(_int(0), v_shape, ())
+    grid = (*v_shape, n)
+    a_b = lax.broadcast_in_dim(a, grid, (len(v_shape),))
+    v_b = lax.broadcast_in_dim(v, grid, tuple(range(len(v_shape))))
+    before = _total_lt(a_b, v_b) if side == "left" else lax.bitwise_not(_total_lt(v_b, a_b))
+    return lax.reduce_sum(lax.convert_element_type(before, _INT), (len(v_shape),))
+
+
+def digitize(x: ArrayLike, bins: ArrayLike, right: bool = False, *, method: Any = None):
+    """The bin of each ``x``: ``i`` with ``bins[i-1] <= x < bins[i]`` (``<`` and
+    ``<=`` swapped with ``right``), for increasing or decreasing ``bins``."""
+    bins = checked_array("digitize", bins)
+    if _aval(bins).ndim != 1:
+        raise ValueError(f"digitize: bins must be a 1-dimensional array, got {_aval(bins).shape}")
+    n = _aval(bins).shape[0]
+    if n == 0:
+        return lax.broadcast_in_dim(_int(0), _aval(asarray(x)).shape, ())
+    side = "left" if right else "right"
+    increasing = searchsorted(bins, x, side=side)
+    decreasing = lax.sub(_int(n), searchsorted(lax.rev(bins, (0,)), x, side=side))
+    rising = lax.ge(bins[-1], bins[0])
+    return _where(lax.broadcast_in_dim(rising, _aval(increasing).shape, ()), increasing, decreasing)
+
+
+def partition(a: ArrayLike, kth: int, axis: int = -1) -> Array:
+    """``a`` along ``axis`` with the ``kth`` smallest element in its sorted place:
+    the ``kth + 1`` smallest first, ascending, then the rest, descending (the
+    layout ``jnp.partition`` produces with ``top_k``)."""
+    a = checked_array("partition", a)
+    aval = _aval(a, "partition")
+    axis = normalize_axis("partition", axis, aval.ndim)
+    n = aval.shape[axis]
+    kth = _kth("partition", kth, n)
+    moved = moveaxis(a, axis, -1)
+    ascending = lax.sort(moved, _aval(moved).ndim - 1)
+    bottom = lax.slice_in_dim(ascending, 0, kth + 1, 1, -1 % _aval(moved).ndim)
+    top = lax.rev(
+        lax.slice_in_dim(ascending, kth + 1, n, 1, _aval(moved).ndim - 1), (_aval(moved).ndim - 1,)
+    )
+    return moveaxis(lax.concatenate([bottom, top], _aval(moved).ndim - 1), -1, axis)
+
+
+def argpartition(a: ArrayLike, kth: int, axis: int = -1) -> Array:
+    """Indices putting ``a`` in :func:`partition`'s layout: the ``kth + 1``
+    smallest (ascending), then the others in increasing index order."""
+    a = checked_array("argpartition", a)
+    aval = _aval(a, "argpartition")
+    axis = normalize_axis("argpartition", axis, aval.ndim)
+    n = aval.shape[axis]
+    kth = _kth("argpartition", kth, n)
+    moved = moveaxis(a, axis, -1)
+    last = _aval(moved).ndim - 1
+    order = argsort(moved, axis=-1)
+    bottom = lax.slice_in_dim(order, 0, kth + 1, 1, last)
+    rest = lax.slice_in_dim(order, kth + 1, n, 1, last)
+    rest = lax.sort(rest, last)  # the remaining indices in increasing order
+    return moveaxis(lax.concatenate([bottom, rest], last), -1, axis)
+
+
+def _kth(name: str, kth: Any, n: int) -> int:
+    kth = operator.index(kth)
+    if not -n <= kth < n:
+        raise ValueError(f"{name}: kth {kth} is out of bounds for an axis of size {n}")
+    return kth % n
+
+
+# --- set functions -------------------------------------------------------------------------
+
+
+def _sorted_groups(x: Any, equal_nan: bool) -> tuple[Any, Any, Any]:
+    """(stable sorting permutation, sorted values, mask of the first of each run)."""
+    n = _aval(x).shape[0]
+    values, perm = lax.sort((x, _iota(n)), 0, num_keys=1)
+    if n == 0:
+        return (
+            perm,
+            values,
+            lax.broadcast_in_dim(tracing.TypedScalar(True, np.dtype(bool), False), (0,), ()),
+        )
+    previous = lax.slice_in_dim(values, 0, n - 1, 1, 0)
+    current = lax.slice_in_dim(values, 1, n, 1, 0)
+    same = lax.eq(previous, current)
+    if equal_nan and dtypes.is_inexact(_aval(x).dtype):
+        same = lax.bitwise_or(same, lax.bitwise_and(isnan(previous), isnan(current)))
+    first = lax.concatenate(
+        [
+            lax.broadcast_in_dim(tracing.TypedScalar(True, np.dtype(bool), False), (1,), ()),
+            lax.bitwise_not(same),
+        ],
+        0,
+    )
+    return perm, values, first
+
+
+def unique(
+    ar: ArrayLike,
+    return_index: bool = False,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    axis: int | None = None,
+    *,
+    equal_nan: bool = True,
+    size: int | None = None,
+    fill_value: Any = None,
+    sorted: bool = True,  # noqa: A002
+) -> Any:
+    """The sorted distinct values of ``ar`` (flattened), and optionally the index
+    of each one's first occurrence, the inverse (the position in the result of
+    each input element, shaped like ``ar``) and each one's count.
+
+    With ``size``: exactly ``size`` values; missing ones are ``fill_value``
+    (default: the smallest value), their index is that of the smallest value
+    and their count 0 (the first padded count covers nothing either)."""
+    if axis is not None:
+        raise NotImplementedError("unique: only axis=None is supported")
+    ar = checked_array("unique", ar)
+    shape = _aval(ar, "unique").shape
+    x = ravel(ar)
+    n = _aval(x).shape[0]
+    perm, values, first = _sorted_groups(x, equal_nan)
+    size = _static_size("unique", size, lambda: _count(first))
+    starts = compact(_iota(n), first, size, _int(0)) if n else zeros((size,), _INT)
+    if n:
+        result = lax.gather_along_axis(values, starts, 0, mode="clip")
+        if fill_value is not None:
+            valid = lax.lt(_iota(size), _count(first))
+            fill = lax.convert_element_type(asarray(fill_value), _aval(values).dtype)
+            result = _where(valid, result, lax.broadcast_in_dim(fill, (size,), ()))
+    else:
+        fill = 0 if fill_value is None else fill_value
+        result = full((size,), fill, dtype=_aval(values).dtype)
+    outputs = [result]
+    if return_index:
+        outputs.append(lax.gather_along_axis(perm, starts, 0, mode="clip") if n else starts)
+    if return_inverse:
+        group = lax.sub(lax.cumsum(lax.convert_element_type(first, _INT), 0), _int(1))
+        inverse = (
+            lax.scatter_along_axis(zeros((n,), _INT), perm, group, 0) if n else zeros((0,), _INT)
+        )
+        outputs.append(reshape(inverse, shape))
+    if return_counts:
+        bounds = compact(_iota(n), first, size + 1, _int(0)) if n else zeros((size + 1,), _INT)
+        tail = lax.slice_in_dim(bounds, 1, size + 1, 1, 0)
+        tail = _where(lax.eq(tail, _int(0)), lax.broadcast_in_dim(_int(n), (size,), ()), tail)
+        outputs.append(lax.sub(tail, lax.slice_in_dim(bounds, 0, size, 1, 0)))
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def unique_values(x: ArrayLike, /, *, size: int | None = None, fill_value: Any = None) -> Array:
+    """``unique(x)``."""
+    x = checked_array("unique_values", x)
+    return unique(x, size=size, fill_value=fill_value)
+
+
+def unique_counts(x: ArrayLike, /, *, size: int | None = None, fill_value: Any = None) -> Any:
+    """``(values, counts)`` of ``unique(x, return_counts=True)``."""
+    x = checked_array("unique_counts", x)
+    return unique(x, return_counts=True, size=size, fill_value=fill_value)
+
+
+def isin(
+    element: ArrayLike,
+    test_elements: ArrayLike,
+    assume_unique: bool = False,
+    invert: bool = False,
+    *,
+    method: str = "auto",
+) -> Array:
+    """Whether each element equals some element of ``test_elements`` (a bool array
+    shaped like ``element``; NaN is in nothing)."""
+    del assume_unique, method
+    element, tests = promote_dtypes("isin", asarray(element), ravel(asarray(test_elements)))
+    shape = _aval(element).shape
+    m = _aval(tests).shape[0]
+    grid = (*shape, m)
+    equal = lax.eq(
+        lax.broadcast_in_dim(element, grid, tuple(range(len(shape)))),
+        lax.broadcast_in_dim(tests, grid, (len(shape),)),
+    )
+    found = lax.reduce_or(equal, (len(shape),))
+    return lax.bitwise_not(found) if invert else found
+
+
+def _set_result(name: str, x: Any, keep: Any, size: Any, fill_value: Any) -> Array:
+    """The sorted distinct ``x`` where ``keep`` (evaluated on the sorted values),
+    compacted to ``size`` (padded with ``fill_value``, default the smallest kept
+    value, else 0)."""
+    x = ravel(x)
+    n = _aval(x).shape[0]
+    _, values, first = _sorted_groups(x, equal_nan=True)
+    mask = lax.bitwise_and(first, keep(values))
+    size = _static_size(name, size, lambda: _count(mask))
+    dtype = _aval(values).dtype
+    if n == 0:
+        return full((size,), 0 if fill_value is None else fill_value, dtype=dtype)
+    if fill_value is None:
+        starts = compact(_iota(n), mask, 1, _int(0))
+        fill = lax.squeeze(lax.gather_along_axis(values, starts, 0, mode="clip"), (0,))
+    else:
+        fill = lax.convert_element_type(asarray(fill_value), dtype)
+    return compact(values, mask, size, fill)
+
+
+def union1d(ar1: ArrayLike, ar2: ArrayLike, *, size: int | None = None, fill_value: Any = None):
+    """The sorted distinct values of both arrays."""
+    both = concatenate([ravel(asarray(ar1)), ravel(asarray(ar2))])
+    return unique(both, size=size, fill_value=fill_value)
+
+
+def intersect1d(
+    ar1: ArrayLike,
+    ar2: ArrayLike,
+    assume_unique: bool = False,
+    return_indices: bool = False,
+    *,
+    size: int | None = None,
+    fill_value: Any = None,
+) -> Any:
+    """The sorted distinct values found in both arrays."""
+    del assume_unique
+    if return_indices:
+        raise NotImplementedError("intersect1d: return_indices is not supported")
+    ar1, ar2 = promote_dtypes("intersect1d", asarray(ar1), asarray(ar2))
+    return _set_result("intersect1d", ar1, lambda v: isin(v, ar2), size, fill_value)
+
+
+def setdiff1d(
+    ar1: ArrayLike,
+    ar2: ArrayLike,
+    assume_unique: bool = False,
+    *,
+    size: int | None = None,
+    fill_value: Any = None,
+):
+    """The sorted distinct values of ``ar1`` that are not in ``ar2``."""
+    del assume_unique
+    ar1, ar2 = promote_dtypes("setdiff1d", asarray(ar1), asarray(ar2))
+    return _set_result("setdiff1d", ar1, lambda v: isin(v, ar2, invert=True), size, fill_value)
+
+
+def setxor1d(
+    ar1: ArrayLike,
+    ar2: ArrayLike,
+    assume_unique: bool = False,
+    *,
+    size: int | None = None,
+    fill_value: Any = None,
+):
+    """The sorted distinct values in exactly one of the arrays."""
+    del assume_unique
+    ar1, ar2 = promote_dtypes("setxor1d", ravel(asarray(ar1)), ravel(asarray(ar2)))
+    both = concatenate([ar1, ar2])
+
+    def keep(v: Any) -> Any:
+        return lax.bitwise_xor(isin(v, ar1), isin(v, ar2))
+
+    return _set_result("setxor1d", both, keep, size, fill_value)
+
+
+__all__ = [
+    "argpartition", "argsort", "argwhere", "choose", "digitize", "flatnonzero", "intersect1d",
+    "isin", "ix_", "lexsort", "nonzero", "partition", "piecewise", "put_along_axis",
+    "ravel_multi_index", "searchsorted", "select", "setdiff1d", "setxor1d", "take_along_axis",
+    "union1d", "unique", "unique_counts", "unique_values", "unravel_index", "where",
+]  # fmt: skip

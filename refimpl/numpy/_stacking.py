@@ -1,0 +1,652 @@
+"""Stacking, splitting, rolling and the small products of ``jax.numpy``.
+
+Everything here is a composition of the shape functions (``concatenate``,
+``split``, ``reshape``, ``transpose``...) and ``dot_general``/``einsum``; the
+joined operands are promoted together first. Counts, shifts given as Python
+ints, axes and split points must be concrete; ``roll`` also takes a traced
+shift (then it is a ``dynamic_slice`` of the array concatenated with itself).
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, lax
+from refimpl.numpy._creation import asarray
+from refimpl.numpy._linalg import dot, einsum
+from refimpl.numpy._promote import (
+    as_array,
+    aval_of,
+    checked_array,
+    is_traced,
+    promote_args,
+    promote_dtypes,
+    promote_dtypes_inexact,
+)
+from refimpl.numpy._shape import (
+    concatenate,
+    expand_dims,
+    flip,
+    moveaxis,
+    normalize_axes,
+    normalize_axis,
+    ravel,
+    reshape,
+    split,
+    stack,
+    swapaxes,
+    transpose,
+)
+from refimpl.numpy._ufuncs import multiply, subtract
+
+Array = Any
+ArrayLike = Any
+
+
+# --- atleast_nd ------------------------------------------------------------------------
+
+
+def _atleast(name: str, arys: tuple[Any, ...], fix: Any) -> Any:
+    out = [fix(checked_array(name, a, i)) for i, a in enumerate(arys)]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*arys: ArrayLike) -> Any:
+    """Each input with at least one dim (a scalar becomes shape ``(1,)``)."""
+    return _atleast("atleast_1d", arys, lambda a: reshape(a, (1,)) if _ndim(a) == 0 else a)
+
+
+def atleast_2d(*arys: ArrayLike) -> Any:
+    """Each input with at least two dims (``(n,)`` becomes ``(1, n)``)."""
+
+    def fix(a: Any) -> Any:
+        return lax.expand_dims(a, tuple(range(2 - _ndim(a)))) if _ndim(a) < 2 else a
+
+    return _atleast("atleast_2d", arys, fix)
+
+
+def atleast_3d(*arys: ArrayLike) -> Any:
+    """Each input with at least three dims: ``()`` -> ``(1, 1, 1)``, ``(n,)`` ->
+    ``(1, n, 1)``, ``(m, n)`` -> ``(m, n, 1)``."""
+
+    def fix(a: Any) -> Any:
+        ndim = _ndim(a)
+        if ndim == 0:
+            return reshape(a, (1, 1, 1))
+        if ndim == 1:
+            return lax.expand_dims(a, (0, 2))
+        if ndim == 2:
+            return lax.expand_dims(a, (2,))
+        return a
+
+    return _atleast("atleast_3d", arys, fix)
+
+
+def _ndim(a: Any) -> int:
+    return aval_of(a, "rnp", 0).ndim
+
+
+# --- stacking ---------------------------------------------------------------------------
+
+
+def _sequence(name: str, tup: Any) -> list[Any]:
+    if isinstance(tup, (list, tuple)):
+        return [checked_array(name, t, i) for i, t in enumerate(tup)]
+    aval = aval_of(tup, name, 0)
+    return [lax.index_in_dim(tup, i, 0, keepdims=False) for i in range(aval.shape[0])]
+
+
+def hstack(tup: Any, dtype: Any = None) -> Array:
+    """Concatenate along axis 1 (axis 0 for 1-d inputs)."""
+    arrays = [atleast_1d(a) for a in _sequence("hstack", tup)]
+    axis = 0 if arrays and _ndim(arrays[0]) == 1 else 1
+    return concatenate(arrays, axis=axis, dtype=dtype)
+
+
+def vstack(tup: Any, dtype: Any = None) -> Array:
+    """Concatenate ``atleast_2d`` of each along axis 0."""
+    return concatenate([atleast_2d(a) for a in _sequence("vstack", tup)], axis=0, dtype=dtype)
+
+
+row_stack = vstack
+
+
+def dstack(tup: Any, dtype: Any = None) -> Array:
+    """Concatenate ``atleast_3d`` of each along axis 2."""
+    return concatenate([atleast_3d(a) for a in _sequence("dstack", tup)], axis=2, dtype=dtype)
+
+
+def column_stack(tup: Any) -> Array:
+    """1-d inputs become columns; then concatenate along axis 1."""
+    arrays = []
+    for a in _sequence("column_stack", tup):
+        arrays.append(reshape(a, (-1, 1)) if _ndim(a) < 2 else a)
+    return concatenate(arrays, axis=1)
+
+
+def array_split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
+    """Like :func:`split`, but ``n`` sections need not divide the size: the first
+    ``size % n`` parts get one extra element."""
+    if isinstance(indices_or_sections, (list, tuple, np.ndarray)):
+        return split(ary, indices_or_sections, axis)
+    aval = aval_of(ary, "array_split", 0)
+    axis = normalize_axis("array_split", axis, aval.ndim)
+    sections = operator.index(indices_or_sections)
+    if sections <= 0:
+        raise ValueError(f"array_split: number of sections must be positive, got {sections}")
+    part, extra = builtins.divmod(aval.shape[axis], sections)
+    sizes = [part + 1] * extra + [part] * (sections - extra)
+    points = list(np.cumsum(sizes)[:-1])
+    return split(ary, [int(p) for p in points], axis)
+
+
+def hsplit(ary: ArrayLike, indices_or_sections: Any) -> list[Array]:
+    """Split along axis 1 (axis 0 for 1-d)."""
+    return split(ary, indices_or_sections, 0 if _ndim(ary) == 1 else 1)
+
+
+def vsplit(ary: ArrayLike, indices_or_sections: Any) -> list[Array]:
+    """Split along axis 0 (inputs of at least 2 dims)."""
+    if _ndim(ary) < 2:
+        raise ValueError("vsplit: only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary: ArrayLike, indices_or_sections: Any) -> list[Array]:
+    """Split along axis 2 (inputs of at least 3 dims)."""
+    if _ndim(ary) < 3:
+        raise ValueError("dsplit: only works on arrays of 3 or more dimensions")
+    return split(ary, indices_or_sections, 2)
+
+
+def append(arr: ArrayLike, values: ArrayLike, axis: int | None = None) -> Array:
+    """``concatenate([arr, values], axis)`` (both flattened when ``axis`` is None)."""
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)], axis=0)
+    return concatenate([arr, values], axis=axis)
+
+
+def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Array, ...]:
+    """The slices of ``x`` along ``axis``."""
+    aval = aval_of(x, "unstack", 0)
+    axis = normalize_axis("unstack", axis, aval.ndim)
+    return tuple(lax.index_in_dim(x, i, axis, keepdims=False) for i in range(aval.shape[axis]))
+
+
+def fliplr(m: ArrayLike) -> Array:
+    """Reverse axis 1."""
+    m = checked_array("fliplr", m)
+    return flip(m, 1)
+
+
+def flipud(m: ArrayLike) -> Array:
+    """Reverse axis 0."""
+    m = checked_array("flipud", m)
+    return flip(m, 0)
+
+
+def permute_dims(a: ArrayLike, /, axes: Sequence[int]) -> Array:
+    """The array-API name of :func:`transpose`."""
+    return transpose(a, axes)
+
+
+def matrix_transpose(x: ArrayLike, /) -> Array:
+    """Swap the last two axes."""
+    x = checked_array("matrix_transpose", x)
+    if _ndim(x) < 2:
+        raise ValueError(f"matrix_transpose: x must be at least 2-d, got {_ndim(x)}-d")
+    return swapaxes(x, -1, -2)
+
+
+# --- roll, rot90 -------------------------------------------------------------------------
+
+
+def roll(a: ArrayLike, shift: Any, axis: Any = None) -> Array:
+    """Elements shifted by ``shift`` along ``axis`` (of the flattened array when
+    None), wrapping around: ``out[(i + shift) % n] = a[i]``."""
+    aval = aval_of(a, "roll", 0)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), aval.shape)
+    axes = (
+        normalize_axes("roll", axis, aval.ndim)
+        if not isinstance(axis, (list, tuple))
+        else tuple(normalize_axis("roll", ax, aval.ndim) for ax in axis)
+    )
+    shifts = shift if isinstance(shift, (list, tuple)) else [shift] * len(axes)
+    if isinstance(axis, (list, tuple)) and not isinstance(shift, (list, tuple)):
+        shifts = [shift] * len(axes)
+    if len(shifts) != len(axes):
+        raise ValueError("roll: shift and axis must have the same length")
+    for s, ax in zip(shifts, axes, strict=True):
+        a = _roll_one(a, s, ax)
+    return a
+
+
+def _roll_one(a: Any, shift: Any, axis: int) -> Any:
+    size = aval_of(a, "roll", 0).shape[axis]
+    if size == 0:
+        return as_array(a)
+    if not is_traced(shift) and np.ndim(shift) == 0:
+        s = int(np.asarray(shift)) % size
+        if s == 0:
+            return as_array(a)
+        tail = lax.slice_in_dim(a, size - s, size, 1, axis)
+        head = lax.slice_in_dim(a, 0, size - s, 1, axis)
+        return lax.concatenate([tail, head], axis)
+    # a traced shift: read a window of the doubled array
+    from refimpl.numpy._ufuncs import remainder
+
+    s = remainder(lax.convert_element_type(shift, np.int32), asarray(size, dtype=np.int32))
+    start = lax.sub(asarray(size, dtype=np.int32), s)
+    doubled = lax.concatenate([a, a], axis)
+    return lax.dynamic_slice_in_dim(doubled, start, size, axis)
+
+
+def rot90(m: ArrayLike, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Array:
+    """Rotate by 90 degrees ``k`` times in the plane ``axes`` (from the first
+    axis toward the second)."""
+    m = checked_array("rot90", m)
+    ndim = _ndim(m)
+    if len(axes) != 2:
+        raise ValueError("rot90: len(axes) must be 2")
+    ax0, ax1 = (normalize_axis("rot90", a, ndim) for a in axes)
+    if ax0 == ax1:
+        raise ValueError("rot90: axes must be different")
+    k = operator.index(k) % 4
+    if k == 0:
+        return as_array(m)
+    if k == 2:
+        return flip(flip(m, ax0), ax1)
+    if k == 1:
+        return swapaxes(flip(m, ax1), ax0, ax1)
+    return flip(swapaxes(m, ax0, ax1), ax1)
+
+
+# --- products ------------------------------------------------------------------------------
+
+
+def trace(
+    a: ArrayLike,
+    offset: int = 0,
+    axis1: int = 0,
+    axis2: int = 1,
+    dtype: Any = None,
+    out: None = None,
+) -> Array:
+    """``sum(diagonal(a, offset, axis1, axis2), -1)``."""
+    a = checked_array("trace", a)
+    from refimpl.numpy._construct import diagonal
+    from refimpl.numpy._reductions import sum as sum_
+
+    if out is not None:
+        raise NotImplementedError("trace: the out argument is not supported")
+    return sum_(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
+    """``ravel(a)[:, None] * ravel(b)[None, :]``."""
+    if out is not None:
+        raise NotImplementedError("outer: the out argument is not supported")
+    return multiply(expand_dims(ravel(a), 1), expand_dims(ravel(b), 0))
+
+
+def inner(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None):
+    """Sum over the last axes of ``a`` and ``b`` (a product if either is a scalar)."""
+    a, b = promote_dtypes("inner", a, b)
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        return multiply(a, b)
+    return tensordot(
+        a, b, ((-1,), (-1,)), precision=precision, preferred_element_type=preferred_element_type
+    )
+
+
+def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None):
+    """``dot(conj(ravel(a)), ravel(b))``."""
+    from refimpl.numpy._ufuncs import conjugate
+
+    a, b = promote_dtypes("vdot", a, b)
+    return dot(
+        conjugate(ravel(a)),
+        ravel(b),
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+
+
+def vecdot(
+    x1: ArrayLike,
+    x2: ArrayLike,
+    /,
+    *,
+    axis: int = -1,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+):
+    """``sum(conj(x1) * x2, axis)`` with the other axes broadcast."""
+    from refimpl.numpy._ufuncs import conjugate
+
+    x1, x2 = promote_args("vecdot", x1, x2)
+    x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
+    return einsum(
+        "...i,...i->...",
+        conjugate(x1),
+        x2,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+
+
+def tensordot(
+    a: ArrayLike,
+    b: ArrayLike,
+    axes: Any = 2,
+    *,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Array:
+    """Sum of products over ``axes``: an int ``n`` (the last ``n`` of ``a`` with
+    the first ``n`` of ``b``) or a pair of axis sequences."""
+    a, b = promote_dtypes("tensordot", a, b)
+    na, nb = _ndim(a), _ndim(b)
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if n < 0 or n > min(na, nb):
+            raise TypeError(
+                f"tensordot: number of contracted axes {n} is out of range for ranks {na}, {nb}"
+            )
+        a_axes, b_axes = tuple(range(na - n, na)), tuple(range(n))
+    else:
+        try:
+            first, second = axes
+        except (TypeError, ValueError):
+            raise TypeError(
+                f"tensordot: axes must be an int or a pair of sequences, got {axes!r}"
+            ) from None
+        first = [first] if isinstance(first, (int, np.integer)) else list(first)
+        second = [second] if isinstance(second, (int, np.integer)) else list(second)
+        if len(first) != len(second):
+            raise TypeError("tensordot: the two sequences of axes must have the same length")
+        a_axes = tuple(normalize_axis("tensordot", x, na) for x in first)
+        b_axes = tuple(normalize_axis("tensordot", x, nb) for x in second)
+    from refimpl.numpy._linalg import _contract, _preferred
+
+    preferred = _preferred("tensordot", preferred_element_type)
+    return _contract("tensordot", a, b, ((a_axes, b_axes), ((), ())), precision, preferred)
+
+
+def kron(a: ArrayLike, b: ArrayLike) -> Array:
+    """The Kronecker product: ``out[i*B + k, j*D + l] = a[i, j] * b[k, l]``
+    (generalized to any rank; the lower rank gets leading unit dims)."""
+    a, b = promote_dtypes("kron", a, b)
+    na, nb = _ndim(a), _ndim(b)
+    n = max(na, nb)
+    a = reshape(a, (1,) * (n - na) + aval_of(a, "kron", 0).shape)
+    b = reshape(b, (1,) * (n - nb) + aval_of(b, "kron", 1).shape)
+    sa, sb = aval_of(a, "kron", 0).shape, aval_of(b, "kron", 1).shape
+    a_exp = reshape(a, tuple(x for d in sa for x in (d, 1)))
+    b_exp = reshape(b, tuple(x for d in sb for x in (1, d)))
+    return reshape(multiply(a_exp, b_exp), tuple(x * y for x, y in zip(sa, sb, strict=True)))
+
+
+def cross(
+    a: ArrayLike, b: ArrayLike, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: Any = None
+):
+    """The cross product of 3-vectors (2-vectors get a zero third component; two
+    2-vectors give the scalar z component)."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = promote_dtypes("cross", a, b)
+    a, b = moveaxis(a, axisa, -1), moveaxis(b, axisb, -1)
+    da, db = aval_of(a, "cross", 0).shape[-1], aval_of(b, "cross", 1).shape[-1]
+    if da not in (2, 3) or db not in (2, 3):
+        raise ValueError(
+            "cross: incompatible dimensions for cross product (dimension must be 2 or 3)"
+        )
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    if da == 2 and db == 2:
+        return subtract(multiply(a0, b1), multiply(a1, b0))
+    # a missing third component is zero
+    a2 = a[..., 2] if da == 3 else multiply(a0, 0)
+    b2 = b[..., 2] if db == 3 else multiply(b0, 0)
+    c0 = subtract(multiply(a1, b2), multiply(a2, b1))
+    c1 = subtract(multiply(a2, b0), multiply(a0, b2))
+    c2 = subtract(multiply(a0, b1), multiply(a1, b0))
+    return moveaxis(stack(promote_args("cross", c0, c1, c2), -1), -1, axisc)
+
+
+# --- differences and convolutions ------------------------------------------------------------
+
+
+def diff(
+    a: ArrayLike, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None
+) -> Array:
+    """The ``n``-th difference ``a[1:] - a[:-1]`` along ``axis`` (bool: ``!=``)."""
+    a = checked_array("diff", a)
+    ndim = _ndim(a)
+    if ndim == 0:
+        raise ValueError("diff: requires input that is at least one dimensional")
+    axis = normalize_axis("diff", axis, ndim)
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"diff: order must be non-negative, got {n}")
+    parts = []
+    for extra in (prepend, append):
+        if extra is None:
+            parts.append(None)
+            continue
+        extra = checked_array("diff", extra)
+        if _ndim(extra) == 0:
+            shape = list(aval_of(a, "diff", 0).shape)
+            shape[axis] = 1
+            from refimpl.numpy._shape import broadcast_to
+
+            extra = broadcast_to(extra, tuple(shape))
+        parts.append(extra)
+    pieces = [p for p in (parts[0], a, parts[1]) if p is not None]
+    if len(pieces) > 1:
+        a = concatenate(pieces, axis=axis)
+    for _ in range(n):
+        size = aval_of(a, "diff", 0).shape[axis]
+        if size == 0:
+            break
+        upper = lax.slice_in_dim(a, 1, size, 1, axis)
+        lower = lax.slice_in_dim(a, 0, size - 1, 1, axis)
+        if dtypes.is_bool(aval_of(a, "diff", 0).dtype):
+            a = lax.ne(upper, lower)
+        else:
+            a = lax.sub(upper, lower)
+    return as_array(a)
+
+
+def ediff1d(ary: ArrayLike, to_end: Any = None, to_begin: Any = None) -> Array:
+    """``diff(ravel(ary))`` with ``to_begin``/``to_end`` attached (in ``ary``'s dtype)."""
+    ary = checked_array("ediff1d", ary)
+    result = diff(ravel(ary))
+    dtype = aval_of(result, "ediff1d", 0).dtype
+    pieces = []
+    if to_begin is not None:
+        pieces.append(ravel(asarray(to_begin, dtype=dtype)))
+    pieces.append(result)
+    if to_end is not None:
+        pieces.append(ravel(asarray(to_end, dtype=dtype)))
+    return concatenate(pieces) if len(pieces) > 1 else result
+
+
+def _conv1d(name: str, a: Any, v: Any, mode: str, precision: Any, preferred: Any) -> Any:
+    """``out[k] = sum_i a[k + i - pad_lo] v[i]`` (a correlation, as
+    ``conv_general_dilated`` computes it), padded for ``mode``."""
+    na, nv = aval_of(a, name, 0).shape[0], aval_of(v, name, 1).shape[0]
+    if mode == "valid":
+        pad = (0, 0)
+    elif mode == "same":
+        pad = (nv // 2, nv - 1 - nv // 2)
+    elif mode == "full":
+        pad = (nv - 1, nv - 1)
+    else:
+        raise ValueError(f"{name}: mode must be one of 'full', 'same', 'valid', got {mode!r}")
+    lhs, rhs = reshape(a, (1, 1, na)), reshape(v, (1, 1, nv))
+    out = lax.conv_general_dilated(
+        lhs, rhs, (1,), [pad], precision=precision, preferred_element_type=preferred
+    )
+    return reshape(out, (-1,))
+
+
+def _conv_operands(name: str, a: Any, v: Any) -> tuple[Any, Any]:
+    a, v = promote_dtypes(name, a, v)
+    if _ndim(a) != 1 or _ndim(v) != 1:
+        raise ValueError(f"{name}: only 1-d arguments are supported")
+    if aval_of(a, name, 0).shape[0] == 0 or aval_of(v, name, 1).shape[0] == 0:
+        raise ValueError(f"{name}: inputs cannot be empty")
+    if dtypes.is_bool(aval_of(a, name, 0).dtype):
+        raise TypeError(f"{name}: bool inputs are not supported")
+    return a, v
+
+
+def convolve(
+    a: ArrayLike,
+    v: ArrayLike,
+    mode: str = "full",
+    *,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Array:
+    """Discrete linear convolution ``out[k] = sum_i a[i] v[k - i]`` of 1-d arrays
+    (the longer one slides; ``mode`` as in NumPy)."""
+    a, v = _conv_operands("convolve", a, v)
+    if aval_of(a, "convolve", 0).shape[0] < aval_of(v, "convolve", 1).shape[0]:
+        a, v = v, a
+    return _conv1d("convolve", a, flip(v, 0), mode, precision, preferred_element_type)
+
+
+def correlate(
+    a: ArrayLike,
+    v: ArrayLike,
+    mode: str = "valid",
+    *,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Array:
+    """Cross-correlation ``out[k] = sum_n a[n + k] conj(v[n])`` of 1-d arrays."""
+    from refimpl.numpy._ufuncs import conjugate
+
+    a, v = _conv_operands("correlate", a, v)
+    if aval_of(a, "correlate", 0).shape[0] < aval_of(v, "correlate", 1).shape[0]:
+        # correlate(a, v) is correlate(v, a) reversed and conjugated
+        out = _conv1d("correlate", v, conjugate(a), mode, precision, preferred_element_type)
+        return conjugate(flip(out, 0))
+    return _conv1d("correlate", a, conjugate(v), mode, precision, preferred_element_type)
+
+
+# --- interp, histogram ----------------------------------------------------------------------
+
+
+def interp(
+    x: ArrayLike,
+    xp: ArrayLike,
+    fp: ArrayLike,
+    left: Any = None,
+    right: Any = None,
+    period: Any = None,
+):
+    """Piecewise-linear interpolation of ``(xp, fp)`` at ``x`` (``xp`` increasing);
+    ``left``/``right`` (default ``fp[0]``/``fp[-1]``) outside ``[xp[0], xp[-1]]``."""
+    from refimpl.numpy._search import searchsorted
+    from refimpl.numpy._ufuncs import clip, where
+
+    if period is not None:
+        raise NotImplementedError("interp: period is not supported")
+    x, xp, fp = promote_dtypes_inexact("interp", x, xp, fp)
+    if _ndim(xp) != 1 or _ndim(fp) != 1:
+        raise ValueError("interp: xp and fp must be one-dimensional")
+    n = aval_of(xp, "interp", 1).shape[0]
+    if n == 0 or aval_of(fp, "interp", 2).shape[0] != n:
+        raise ValueError("interp: xp and fp must have the same non-zero length")
+    i = clip(searchsorted(xp, x, side="right"), 1, n - 1)
+    x0, x1 = xp[i - 1], xp[i]
+    y0, y1 = fp[i - 1], fp[i]
+    dx = x1 - x0
+    t = (x - x0) / where(dx == 0, 1, dx)
+    out = where(dx == 0, y0, y0 + t * (y1 - y0))
+    left = fp[0] if left is None else left
+    right = fp[-1] if right is None else right
+    out = where(x < xp[0], left, out)
+    out = where(x > xp[-1], right, out)
+    return lax.convert_element_type(out, aval_of(fp, "interp", 2).dtype)
+
+
+def histogram_bin_edges(
+    a: ArrayLike, bins: Any = 10, range: Any = None, weights: Any = None
+) -> Array:  # noqa: A002
+    """``bins + 1`` evenly spaced edges over ``range`` (default ``[min(a), max(a)]``,
+    widened by 0.5 each way when empty), or ``bins`` itself if it is an array."""
+    a = checked_array("histogram_bin_edges", a)
+    from refimpl.numpy._creation import linspace
+    from refimpl.numpy._reductions import max as max_
+    from refimpl.numpy._reductions import min as min_
+
+    del weights
+    if not isinstance(bins, (int, np.integer)):
+        return asarray(bins)
+    (a,) = promote_dtypes_inexact("histogram", ravel(a))
+    dtype = aval_of(a, "histogram", 0).dtype
+    if range is None:
+        lo, hi = min_(a), max_(a)
+    else:
+        lo, hi = asarray(range[0], dtype=dtype), asarray(range[1], dtype=dtype)
+    equal = lax.eq(lo, hi)
+    half = asarray(0.5, dtype=dtype)
+    lo = lax.select(equal, lax.sub(lo, half), lo)
+    hi = lax.select(equal, lax.add(hi, half), hi)
+    return linspace(lo, hi, int(bins) + 1, dtype=dtype)
+
+
+def histogram(
+    a: ArrayLike, bins: Any = 10, range: Any = None, weights: Any = None, density: Any = None
+):  # noqa: A002
+    """(counts, edges): counts of ``a`` per bin (the last bin includes its right
+    edge), weighted by ``weights``; ``density`` divides by total and width."""
+    a = checked_array("histogram", a)
+    from refimpl.numpy._reductions import sum as sum_
+    from refimpl.numpy._search import searchsorted
+    from refimpl.numpy._ufuncs import clip, where
+
+    edges = histogram_bin_edges(a, bins, range)
+    (flat,) = promote_dtypes_inexact("histogram", ravel(a))
+    edges = (
+        lax.convert_element_type(edges, aval_of(flat, "histogram", 0).dtype)
+        if _ndim(edges)
+        else edges
+    )
+    nbins = aval_of(edges, "histogram", 0).shape[0] - 1
+    index = searchsorted(edges, flat, side="right") - 1
+    index = where(flat == edges[-1], nbins - 1, index)
+    inside = (flat >= edges[0]) & (flat <= edges[-1])
+    w = asarray(1, dtype=aval_of(flat, "histogram", 0).dtype) if weights is None else ravel(weights)
+    w = where(inside, w, 0)
+    onehot = lax.eq(expand_dims(clip(index, 0, nbins - 1), 1), lax.iota(np.int32, nbins))
+    counts = sum_(where(onehot, expand_dims(w, 1) * ones_like_shape(flat), 0), axis=0)
+    if density:
+        widths = edges[1:] - edges[:-1]
+        counts = counts / (sum_(counts) * widths)
+    return counts, edges
+
+
+def ones_like_shape(x: Any) -> Any:
+    from refimpl.numpy._creation import ones
+
+    return expand_dims(ones(aval_of(x, "histogram", 0).shape, aval_of(x, "histogram", 0).dtype), 1)
+
+
+__all__ = [
+    "append", "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "column_stack",
+    "convolve", "correlate", "cross", "diff", "dsplit", "dstack", "ediff1d", "fliplr", "flipud",
+    "histogram", "histogram_bin_edges", "hsplit", "hstack", "inner", "interp", "kron",
+    "matrix_transpose", "outer", "permute_dims", "roll", "rot90", "row_stack", "tensordot",
+    "trace", "unstack", "vdot", "vecdot", "vsplit", "vstack",
+]  # fmt: skip

@@ -1,0 +1,642 @@
+"""Statistics: var/std, average, quantiles and medians, ptp, count_nonzero and
+the NaN-ignoring reductions, with ``jax.numpy``'s formulas and dtypes.
+
+* ``var``: ``sum(|a - mean(a)|^2) / (N - ddof)`` (the mean with
+  ``keepdims``); bool/integers compute in the default float, float16 and
+  bfloat16 in float32; complex input gives a real result.
+* ``quantile``: sort along the axes (flattened into one), then interpolate
+  between the order statistics at ``low = floor(p)``, ``high = ceil(p)``,
+  ``p = q (n - 1)``: ``linear`` is ``lo (1 - (p - low)) + hi (p - low)``,
+  ``lower``/``higher`` pick one, ``nearest`` picks ``lo`` when ``p - low <=
+  0.5``, ``midpoint`` is ``(lo + hi) / 2``. A slice with a NaN gives NaN
+  (the ``nan*`` versions use only the non-NaN values: ``n`` is their count).
+* ``nan*`` reductions replace NaNs by the reduction's identity; an all-NaN
+  slice gives NaN for ``nanmax``/``nanmin``/``nanmean``/``nanvar``, -1 for
+  ``nanargmax``/``nanargmin`` (as JAX, which does not raise).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, lax, tracing
+from refimpl.numpy._creation import asarray, canonical_dtype
+from refimpl.numpy._promote import aval_of, checked_array, promote_dtypes_inexact, to_inexact_dtype
+from refimpl.numpy._reductions import (
+    _upcast_f16,
+    argmax,
+    argmin,
+    cast,
+    cumprod,
+    cumsum,
+    max,
+    mean,
+    min,
+    prod,
+    reduction_axes,
+    sum,
+)
+from refimpl.numpy._shape import moveaxis, reshape, transpose
+from refimpl.numpy._ufuncs import (
+    conjugate,
+    full_like_shape,
+    isnan,
+    multiply,
+    real,
+    scalar_like,
+    select,
+    sqrt,
+    subtract,
+)
+
+Array = Any
+ArrayLike = Any
+
+
+def _aval(x: Any, name: str = "rnp") -> Any:
+    return aval_of(x, name, 0)
+
+
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise NotImplementedError(f"{name}: the out argument is not supported")
+
+
+def _real_dtype(dtype: np.dtype) -> np.dtype:
+    if dtype == np.complex64:
+        return np.dtype(np.float32)
+    if dtype == np.complex128:
+        return np.dtype(np.float64)
+    return dtype
+
+
+def _var_dtypes(name: str, a_dtype: np.dtype, dtype: Any) -> tuple[np.dtype, np.dtype]:
+    """(computation dtype, result dtype) of var/std, as jnp's ``_var_promote_types``."""
+    if dtype is not None:
+        result = canonical_dtype(name, dtype)
+        if not dtypes.is_inexact(result):
+            raise ValueError(f"{name}: dtype must be inexact, got {result.name}")
+        computation = result
+    elif not dtypes.is_inexact(a_dtype):
+        result = computation = dtypes.weak_default_dtype("f")
+    else:
+        result, computation = _real_dtype(a_dtype), a_dtype
+    return _upcast_f16(computation), result
+
+
+def _squared_deviation(centered: Any) -> Any:
+    if dtypes.is_complex(_aval(centered).dtype):
+        return real(multiply(centered, conjugate(centered)))
+    return multiply(centered, centered)
+
+
+def var(
+    a: ArrayLike,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    *,
+    where: ArrayLike = None,
+    correction: Any = None,
+) -> Array:
+    """The variance ``sum(|a - mean|^2) / (N - ddof)`` over ``axis``."""
+    _no_out("var", out)
+    if correction is not None:
+        ddof = correction
+    a = checked_array("var", a)
+    aval = _aval(a, "var")
+    computation, result_dtype = _var_dtypes("var", aval.dtype, dtype)
+    a = cast(a, computation)
+    axes = reduction_axes("var", axis, aval.ndim)
+    centered = subtract(a, mean(a, axes, dtype=computation, keepdims=True, where=where))
+    squares = _squared_deviation(centered)
+    real_computation = _real_dtype(computation)
+    total = sum(squares, axes, dtype=real_computation, keepdims=keepdims, where=where)
+    count = _count(a, axes, keepdims, where, real_computation)
+    normalizer = lax.sub(count, tracing.TypedScalar(ddof, real_computation, False))
+    return cast(lax.div(total, normalizer), result_dtype)
+
+
+def _count(a: Any, axes: tuple[int, ...], keepdims: bool, where: Any, dtype: np.dtype) -> Any:
+    """The number of elements reduced (of ``where``'s true ones when given)."""
+    aval = _aval(a)
+    if where is None:
+        n = int(np.prod([aval.shape[d] for d in axes], dtype=np.int64))
+        return tracing.TypedScalar(n, dtype, False)
+    from refimpl.numpy._shape import broadcast_to
+
+    mask = broadcast_to(asarray(where), aval.shape)
+    return sum(mask, axes, dtype=dtype, keepdims=keepdims)
+
+
+def std(
+    a: ArrayLike,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    *,
+    where: ArrayLike = None,
+    correction: Any = None,
+) -> Array:
+    """``sqrt(var(...))``."""
+    a = checked_array("std", a)
+    _no_out("std", out)
+    return sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, correction=correction))
+
+
+def average(
+    a: ArrayLike,
+    axis: Any = None,
+    weights: ArrayLike = None,
+    returned: bool = False,
+    keepdims: bool = False,
+) -> Any:
+    """``sum(a * w) / sum(w)`` over ``axis`` (the mean without ``weights``); a
+    1-d ``weights`` applies along a single ``axis``. With ``returned``, also
+    the sum of weights (broadcast like the result)."""
+    a = checked_array("average", a)
+    aval = _aval(a, "average")
+    if weights is None:
+        avg = mean(a, axis, keepdims=keepdims)
+        if not returned:
+            return avg
+        axes = reduction_axes("average", axis, aval.ndim)
+        count = int(np.prod([aval.shape[d] for d in axes], dtype=np.int64))
+        return avg, lax.broadcast_in_dim(
+            tracing.TypedScalar(count, _aval(avg).dtype, False), _aval(avg).shape, ()
+        )
+    a, w = promote_dtypes_inexact("average", a, weights)
+    w_aval = _aval(w)
+    if w_aval.shape != aval.shape:
+        if axis is None:
+            raise ValueError("average: axis must be specified when shapes of a and weights differ")
+        if w_aval.ndim != 1:
+            raise ValueError("average: 1D weights expected when shapes of a and weights differ")
+        (ax,) = reduction_axes("average", axis, aval.ndim)
+        if w_aval.shape[0] != aval.shape[ax]:
+            raise ValueError("average: length of weights not compatible with specified axis")
+        w = lax.broadcast_in_dim(w, aval.shape, (ax,))
+    axes = reduction_axes("average", axis, aval.ndim)
+    scale = sum(w, axes, keepdims=keepdims)
+    avg = lax.div(sum(multiply(a, w), axes, keepdims=keepdims), scale)
+    if returned:
+        return avg, scale
+    return avg
+
+
+# --- quantiles -------------------------------------------------------------------------------
+
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(
+    name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool, ignore_nan: bool
+) -> Array:
+    if method not in _METHODS:
+        raise ValueError(f"{name}: method must be one of {_METHODS}, got {method!r}")
+    a = asarray(a)
+    aval = _aval(a, name)
+    if dtypes.is_complex(aval.dtype):
+        raise ValueError(f"{name}: complex input is not supported")
+    a, q = promote_dtypes_inexact(name, a, q)
+    q = asarray(q)
+    dtype = _aval(a).dtype
+    axes = reduction_axes(name, axis, aval.ndim)
+    kept = [d for d in range(aval.ndim) if d not in axes]
+    n = int(np.prod([aval.shape[d] for d in axes], dtype=np.int64))
+    # the reduced axes flattened into one last axis, sorted (NaNs last)
+    x = reshape(transpose(a, (*kept, *axes)), (*(aval.shape[d] for d in kept), n))
+    last = len(kept)
+    x = lax.sort(x, last) if n else x
+    nan_count = sum(isnan(x), last, dtype=np.int32, keepdims=True)
+    count = (
+        lax.sub(tracing.TypedScalar(n, np.dtype(np.int32), False), nan_count)
+        if ignore_nan
+        else lax.broadcast_in_dim(
+            tracing.TypedScalar(n, np.dtype(np.int32), False), _aval(nan_count).shape, ()
+        )
+    )
+    q_shape = _aval(q).shape
+    q_flat = reshape(q, (-1,))  # (nq,)
+    nq = _aval(q_flat).shape[0]
+    batch = _aval(x).shape[:-1]
+    positions = lax.mul(
+        lax.broadcast_in_dim(q_flat, (*batch, nq), (last,)),
+        lax.convert_element_type(
+            lax.sub(count, tracing.TypedScalar(1, np.dtype(np.int32), False)), dtype
+        ),
+    )
+    low = lax.floor(positions)
+    high = lax.ceil(positions)
+    high_weight = lax.sub(positions, low)
+    top = lax.convert_element_type(
+        lax.max(
+            lax.sub(count, tracing.TypedScalar(1, np.dtype(np.int32), False)),
+            tracing.TypedScalar(0, np.dtype(np.int32), False),
+        ),
+        dtype,
+    )
+    low_i = _clip_index(low, top)
+    high_i = _clip_index(high, top)
+    from refimpl.numpy._search import take_along_axis
+
+    if n == 0:
+        result = lax.broadcast_in_dim(tracing.TypedScalar(np.nan, dtype, False), (*batch, nq), ())
+    else:
+        lo = take_along_axis(x, low_i, last)
+        hi = take_along_axis(x, high_i, last)
+        if method == "linear":
+            one = tracing.TypedScalar(1, dtype, False)
+            result = lax.add(lax.mul(lo, lax.sub(one, high_weight)), lax.mul(hi, high_weight))
+        elif method == "lower":
+            result = lo
+        elif method == "higher":
+            result = hi
+        elif method == "midpoint":
+            result = lax.mul(lax.add(lo, hi), tracing.TypedScalar(0.5, dtype, False))
+        else:
+            result = select(lax.le(high_weight, tracing.TypedScalar(0.5, dtype, False)), lo, hi)
+        if not ignore_nan:
+            has_nan = lax.gt(nan_count, tracing.TypedScalar(0, np.dtype(np.int32), False))
+            result = select(
+                lax.broadcast_in_dim(
+                    lax.squeeze(has_nan, (last,)), (*batch, nq), tuple(range(last))
+                ),
+                lax.broadcast_in_dim(tracing.TypedScalar(np.nan, dtype, False), (*batch, nq), ()),
+                result,
+            )
+        else:
+            empty = lax.eq(count, tracing.TypedScalar(0, np.dtype(np.int32), False))
+            result = select(
+                lax.broadcast_in_dim(lax.squeeze(empty, (last,)), (*batch, nq), tuple(range(last))),
+                lax.broadcast_in_dim(tracing.TypedScalar(np.nan, dtype, False), (*batch, nq), ()),
+                result,
+            )
+    # q's dims first, then the kept dims (with unit reduced dims for keepdims)
+    result = moveaxis(result, -1, 0)
+    if keepdims:
+        shape = [1 if d in axes else aval.shape[d] for d in range(aval.ndim)]
+        result = reshape(result, (nq, *shape))
+    return reshape(result, (*q_shape, *_aval(result).shape[1:]))
+
+
+def _clip_index(position: Any, top: Any) -> Any:
+    zero = tracing.TypedScalar(0, _aval(position).dtype, False)
+    clipped = (
+        lax.clamp(zero, position, top)
+        if _aval(top).shape == ()
+        else lax.min(lax.max(position, zero), top)
+    )
+    return lax.convert_element_type(clipped, np.int32)
+
+
+def quantile(
+    a: ArrayLike,
+    q: ArrayLike,
+    axis: Any = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+) -> Array:
+    """The ``q``-th quantiles (``0 <= q <= 1``) over ``axis``."""
+    a = checked_array("quantile", a)
+    _no_out("quantile", out)
+    return _quantile("quantile", a, q, axis, method, keepdims, ignore_nan=False)
+
+
+def nanquantile(
+    a: ArrayLike,
+    q: ArrayLike,
+    axis: Any = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+) -> Array:
+    """:func:`quantile` of the non-NaN values."""
+    a = checked_array("nanquantile", a)
+    _no_out("nanquantile", out)
+    return _quantile("nanquantile", a, q, axis, method, keepdims, ignore_nan=True)
+
+
+def percentile(
+    a: ArrayLike,
+    q: ArrayLike,
+    axis: Any = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+) -> Array:
+    """``quantile(a, q / 100)``."""
+    a = checked_array("percentile", a)
+    _no_out("percentile", out)
+    (q,) = promote_dtypes_inexact("percentile", q)
+    return quantile(a, lax.div(q, scalar_like(q, 100)), axis, None, False, method, keepdims)
+
+
+def nanpercentile(
+    a: ArrayLike,
+    q: ArrayLike,
+    axis: Any = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    method: str = "linear",
+    keepdims: bool = False,
+) -> Array:
+    """``nanquantile(a, q / 100)``."""
+    a = checked_array("nanpercentile", a)
+    _no_out("nanpercentile", out)
+    (q,) = promote_dtypes_inexact("nanpercentile", q)
+    return nanquantile(a, lax.div(q, scalar_like(q, 100)), axis, None, False, method, keepdims)
+
+
+def median(
+    a: ArrayLike,
+    axis: Any = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    keepdims: bool = False,
+) -> Array:
+    """``quantile(a, 0.5, method="midpoint")``."""
+    a = checked_array("median", a)
+    _no_out("median", out)
+    return quantile(a, 0.5, axis, method="midpoint", keepdims=keepdims)
+
+
+def nanmedian(
+    a: ArrayLike,
+    axis: Any = None,
+    out: None = None,
+    overwrite_input: bool = False,
+    keepdims: bool = False,
+) -> Array:
+    """``nanquantile(a, 0.5, method="midpoint")``."""
+    a = checked_array("nanmedian", a)
+    _no_out("nanmedian", out)
+    return nanquantile(a, 0.5, axis, method="midpoint", keepdims=keepdims)
+
+
+# --- ptp, count_nonzero ---------------------------------------------------------------------
+
+
+def ptp(a: ArrayLike, axis: Any = None, out: None = None, keepdims: bool = False) -> Array:
+    """``max - min`` over ``axis``."""
+    a = checked_array("ptp", a)
+    _no_out("ptp", out)
+    return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
+
+
+def count_nonzero(a: ArrayLike, axis: Any = None, keepdims: bool = False) -> Array:
+    """The number (int32) of nonzero elements over ``axis``."""
+    a = checked_array("count_nonzero", a)
+    from refimpl.numpy._ufuncs import to_bool
+
+    return sum(to_bool(asarray(a)), axis, dtype=np.int32, keepdims=keepdims)
+
+
+# --- NaN-ignoring reductions ----------------------------------------------------------------
+
+
+def _nan_replaced(a: Any, value: Any, name: str = "rnp") -> Any:
+    a = checked_array(name, a)
+    if not dtypes.is_inexact(_aval(a).dtype):
+        return a
+    return select(isnan(a), full_like_shape(a, value, _aval(a).dtype), a)
+
+
+def _all_nan(a: Any, axis: Any, keepdims: bool) -> Any:
+    from refimpl.numpy._reductions import all as all_
+
+    return all_(isnan(a), axis, keepdims=keepdims)
+
+
+def nansum(
+    a: ArrayLike,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: Any = None,
+    where: Any = None,
+) -> Array:
+    """``sum`` with NaNs counted as 0."""
+    _no_out("nansum", out)
+    return sum(_nan_replaced(a, 0, "nansum"), axis, dtype, None, keepdims, initial, where)
+
+
+def nanprod(
+    a: ArrayLike,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    initial: Any = None,
+    where: Any = None,
+) -> Array:
+    """``prod`` with NaNs counted as 1."""
+    _no_out("nanprod", out)
+    return prod(_nan_replaced(a, 1, "nanprod"), axis, dtype, None, keepdims, initial, where)
+
+
+def _nan_extreme(name: str, reduce: Any, identity: float) -> Any:
+    def fn(
+        a: ArrayLike,
+        axis: Any = None,
+        out: None = None,
+        keepdims: bool = False,
+        initial: Any = None,
+        where: Any = None,
+    ) -> Array:
+        _no_out(name, out)
+        a = checked_array(name, a)
+        if not dtypes.is_inexact(_aval(a).dtype):
+            return reduce(a, axis, None, keepdims, initial, where)
+        result = reduce(_nan_replaced(a, identity), axis, None, keepdims, initial, where)
+        return select(
+            _all_nan(a, axis, keepdims),
+            full_like_shape(result, np.nan, _aval(result).dtype),
+            result,
+        )
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``{name[3:]}`` ignoring NaNs (NaN for an all-NaN slice)."
+    return fn
+
+
+nanmax = _nan_extreme("nanmax", max, -np.inf)
+nanmin = _nan_extreme("nanmin", min, np.inf)
+
+
+def _nan_arg(name: str, reduce: Any, identity: float) -> Any:
+    def fn(
+        a: ArrayLike, axis: int | None = None, out: None = None, keepdims: bool = False
+    ) -> Array:
+        _no_out(name, out)
+        a = checked_array(name, a)
+        if not dtypes.is_inexact(_aval(a).dtype):
+            return reduce(a, axis, keepdims=keepdims)
+        index = reduce(_nan_replaced(a, identity), axis, keepdims=keepdims)
+        minus_one = full_like_shape(index, -1, _aval(index).dtype)
+        return select(_all_nan(a, axis, keepdims), minus_one, index)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``{name[3:]}`` ignoring NaNs (-1 for an all-NaN slice)."
+    return fn
+
+
+nanargmax = _nan_arg("nanargmax", argmax, -np.inf)
+nanargmin = _nan_arg("nanargmin", argmin, np.inf)
+
+
+def nanmean(
+    a: ArrayLike,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    keepdims: bool = False,
+    where: Any = None,
+) -> Array:
+    """The mean of the non-NaN values (NaN when there are none)."""
+    _no_out("nanmean", out)
+    a = checked_array("nanmean", a)
+    aval = _aval(a, "nanmean")
+    if not dtypes.is_inexact(aval.dtype):
+        return mean(a, axis, dtype, keepdims=keepdims, where=where)
+    result_dtype = (
+        to_inexact_dtype(aval.dtype) if dtype is None else canonical_dtype("nanmean", dtype)
+    )
+    computation = _upcast_f16(result_dtype)
+    from refimpl.numpy._ufuncs import logical_not
+
+    present = logical_not(isnan(a))
+    if where is not None:
+        present = (
+            lax.bitwise_and(present, asarray(where))
+            if _aval(asarray(where)).shape == aval.shape
+            else present
+        )
+    total = sum(_nan_replaced(a, 0), axis, computation, keepdims=keepdims, where=where)
+    count = sum(present, axis, _real_dtype(computation), keepdims=keepdims, where=where)
+    return cast(lax.div(total, lax.convert_element_type(count, computation)), result_dtype)
+
+
+def nanvar(
+    a: ArrayLike,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    where: Any = None,
+    correction: Any = None,
+) -> Array:
+    """The variance of the non-NaN values: ``sum(|a - nanmean|^2) / (count - ddof)``."""
+    _no_out("nanvar", out)
+    if correction is not None:
+        ddof = correction
+    a = checked_array("nanvar", a)
+    aval = _aval(a, "nanvar")
+    computation, result_dtype = _var_dtypes("nanvar", aval.dtype, dtype)
+    a = cast(a, computation)
+    axes = reduction_axes("nanvar", axis, aval.ndim)
+    centered = subtract(a, nanmean(a, axes, dtype=computation, keepdims=True, where=where))
+    centered = _nan_replaced(centered, 0)
+    real_computation = _real_dtype(computation)
+    total = sum(
+        _squared_deviation(centered), axes, dtype=real_computation, keepdims=keepdims, where=where
+    )
+    from refimpl.numpy._ufuncs import logical_not
+
+    count = sum(logical_not(isnan(a)), axes, dtype=real_computation, keepdims=keepdims, where=where)
+    normalizer = lax.sub(count, tracing.TypedScalar(ddof, real_computation, False))
+    result = lax.div(total, normalizer)
+    nan = full_like_shape(result, np.nan, real_computation)
+    result = select(
+        lax.le(normalizer, tracing.TypedScalar(0, real_computation, False)), nan, result
+    )
+    return cast(result, result_dtype)
+
+
+def nanstd(
+    a: ArrayLike,
+    axis: Any = None,
+    dtype: Any = None,
+    out: None = None,
+    ddof: int = 0,
+    keepdims: bool = False,
+    where: Any = None,
+    correction: Any = None,
+) -> Array:
+    """``sqrt(nanvar(...))``."""
+    a = checked_array("nanstd", a)
+    _no_out("nanstd", out)
+    return sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, where, correction))
+
+
+def nancumsum(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
+    """``cumsum`` with NaNs counted as 0."""
+    _no_out("nancumsum", out)
+    return cumsum(_nan_replaced(a, 0, "nancumsum"), axis, dtype)
+
+
+def nancumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
+    """``cumprod`` with NaNs counted as 1."""
+    _no_out("nancumprod", out)
+    return cumprod(_nan_replaced(a, 1, "nancumprod"), axis, dtype)
+
+
+def _cumulative(name: str, fn: Any, identity: int) -> Any:
+    def cumulative(
+        x: ArrayLike,
+        /,
+        *,
+        axis: int | None = None,
+        dtype: Any = None,
+        include_initial: bool = False,
+    ) -> Array:
+        x = checked_array(name, x)
+        aval = _aval(x, name)
+        if axis is None:
+            if aval.ndim > 1:
+                raise ValueError(
+                    f"{name}: axis must be specified for arrays of more than one dimension"
+                )
+            axis = 0
+        if aval.ndim == 0:
+            raise ValueError(f"{name}: input must be at least 1-d")
+        out = fn(x, axis, dtype)
+        if not include_initial:
+            return out
+        from refimpl.numpy._shape import normalize_axis
+
+        ax = normalize_axis(name, axis, aval.ndim)
+        config = [(0, 0, 0)] * aval.ndim
+        config[ax] = (1, 0, 0)
+        return lax.pad(out, tracing.TypedScalar(identity, _aval(out).dtype, False), config)
+
+    cumulative.__name__ = cumulative.__qualname__ = name
+    cumulative.__doc__ = (
+        f"The array-API ``{name}``: ``{fn.__name__}`` (the identity first with include_initial)."
+    )
+    return cumulative
+
+
+cumulative_sum = _cumulative("cumulative_sum", cumsum, 0)
+cumulative_prod = _cumulative("cumulative_prod", cumprod, 1)
+
+amax, amin = max, min
+
+__all__ = [
+    "amax", "amin", "average", "count_nonzero", "cumulative_prod", "cumulative_sum", "median",
+    "nanargmax", "nanargmin", "nancumprod", "nancumsum", "nanmax", "nanmean", "nanmedian",
+    "nanmin", "nanpercentile", "nanprod", "nanquantile", "nanstd", "nansum", "nanvar",
+    "percentile", "ptp", "quantile", "std", "var",
+]  # fmt: skip

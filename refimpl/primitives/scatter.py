@@ -1,0 +1,242 @@
+"""Combining scatters along one axis: ``scatter_mul``, ``scatter_min``, ``scatter_max``.
+
+They complete ``scatter``/``scatter_add`` of :mod:`refimpl.primitives.indexing`
+(same operands, shapes, modes and index conventions) for
+``x.at[idx].multiply/min/max`` and for ``divide``/``power`` (which JAX builds on
+``scatter_mul``)::
+
+    out = x.copy()
+    for j in ndindex(indices.shape):               # row-major order
+        i = indices[j]                              # out of range: dropped
+        out[..., i, ...] = combine(out[..., i, ...], updates[..., j, ...])
+
+with ``combine`` = ``*``, ``min``, ``max`` (NaN propagates through min/max, as
+``np.minimum``). Each is commutative and associative, so repeated indices
+give one answer whatever the order (for floats up to the rounding of ``*``).
+``mode="clip"`` clamps out-of-range indices instead of dropping them.
+
+Constraints: (C1) ``indices`` integers; (C2) ``updates.dtype == x.dtype``;
+(C3) ``updates.shape == x.shape[:axis] + indices.shape + x.shape[axis+1:]``.
+Example: ``scatter_max([0, 5, 0], [0, 0, 2], [3, 1, -1], axis=0)`` is
+``[3, 5, 0]``.
+
+No mask rule: the scatters are not used by the masking transformation's
+programs, and a masked indexed axis would need the gather's logical-bound
+treatment for each combine (left out, documented in docs/numpy.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, tracing
+from refimpl.core import ShapedArray
+from refimpl.primitives import ad_helpers, elementwise, indexing, structural
+from refimpl.primitives.base import Primitive, normalize_axis
+
+_COMBINE: dict[str, Callable[..., Any]] = {
+    "scatter_mul": np.multiply,
+    "scatter_min": np.minimum,
+    "scatter_max": np.maximum,
+}
+
+
+def _combining_scatter(name: str) -> Primitive:
+    prim = Primitive(name)
+    ufunc = _COMBINE[name]
+
+    @prim.def_abstract_eval
+    def _abstract_eval(
+        x: ShapedArray, indices: ShapedArray, updates: ShapedArray, *, axis: int, mode: str
+    ) -> ShapedArray:
+        shape = indexing._taken_shape(name, x, indices, axis)
+        if mode not in indexing.SCATTER_MODES:
+            raise ValueError(f"{name}: mode must be one of {indexing.SCATTER_MODES}, got {mode!r}")
+        if updates.dtype != x.dtype:
+            raise TypeError(
+                f"{name}: operand and updates must have the same dtype (C2), got "
+                f"{x.dtype.name} and {updates.dtype.name}"
+            )
+        if updates.shape != shape:
+            raise TypeError(
+                f"{name}: updates of shape {updates.shape} must have shape {shape} (C3) for the "
+                f"operand of shape {x.shape} and indices of shape {indices.shape} along axis {axis}"
+            )
+        return ShapedArray(x.shape, x.dtype, x.weak_type)
+
+    @prim.def_impl
+    def _impl(
+        x: np.ndarray, indices: np.ndarray, updates: np.ndarray, *, axis: int, mode: str
+    ) -> np.ndarray:
+        positions, in_range = indexing._positions(indices, x.shape[axis], clip=mode == "clip")
+        out = x.copy()
+        rows_out = np.moveaxis(out, axis, 0)
+        flat_updates = updates.reshape(x.shape[:axis] + (positions.size,) + x.shape[axis + 1 :])
+        rows_in = np.moveaxis(flat_updates, axis, 0)
+        keep = in_range.reshape(-1)
+        with np.errstate(all="ignore"):
+            ufunc.at(rows_out, positions.reshape(-1)[keep], rows_in[keep])
+        return out.astype(x.dtype)
+
+    @prim.def_lowering
+    def _lowering(ctx, x, indices, updates, *, axis, mode):
+        """StableHLO scatter with the combiner as its region; out-of-range
+        indices handled as in ``scatter`` (see indexing._scatter_lowering)."""
+        x_aval, index_aval, _ = ctx.avals_in
+        index_dtype, size = index_aval.dtype, x_aval.shape[axis]
+        in_range, clamped = indexing._index_bounds(ctx, indices, index_dtype, size)
+        if mode == "drop":
+            outside = size if size <= int(dtypes.iinfo(index_dtype).max) else -1
+            target = ctx.select(
+                in_range, indices, ctx.constant(outside, index_dtype, index_aval.shape)
+            )
+        else:
+            target = clamped
+        dims = ctx.hlo.ScatterDimensionNumbers.get(
+            update_window_dims=indexing._other_dims(x_aval.ndim, axis, index_aval.ndim),
+            inserted_window_dims=[axis],
+            input_batching_dims=[],
+            scatter_indices_batching_dims=[],
+            scattered_dims_to_operand_dims=[axis],
+            index_vector_dim=index_aval.ndim,
+        )
+        op = ctx.hlo.ScatterOp([ctx.ir_type(x_aval)], [x], target, [updates], dims)
+        dtype = x_aval.dtype
+        combine = _hlo_combiner(ctx, name, dtype)
+        ctx.scalar_block(op.regions[0], [dtype, dtype], lambda old, new: [combine(old, new)])
+        return list(op.results)
+
+    prim.def_batch(indexing._scatter_batch_rule(prim))
+    return prim
+
+
+def _hlo_combiner(ctx, name: str, dtype: np.dtype) -> Callable[..., Any]:
+    if name == "scatter_mul":
+        if dtypes.is_bool(dtype):
+            return ctx.hlo.and_
+        return ctx.hlo.multiply
+    if dtypes.is_bool(dtype):
+        return ctx.hlo.and_ if name == "scatter_min" else ctx.hlo.or_
+    return ctx.hlo.minimum if name == "scatter_min" else ctx.hlo.maximum
+
+
+scatter_mul_p = _combining_scatter("scatter_mul")
+scatter_min_p = _combining_scatter("scatter_min")
+scatter_max_p = _combining_scatter("scatter_max")
+
+
+# --- differentiation ----------------------------------------------------------------------
+
+
+def _zero_result(x: Any, indices: Any, updates: Any, prim: Primitive, params: dict) -> tuple:
+    ans = prim.bind(x, indices, updates, **params)
+    return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+
+
+@scatter_mul_p.def_jvp
+def _scatter_mul_jvp(primals, tangents, *, axis, mode):
+    """Linear in the operand: ``d out = scatter_mul(dx, indices, updates)``. The
+    derivative in the updates is left out (as in JAX without unique indices):
+    a nonzero update tangent is a NotImplementedError."""
+    x, indices, updates = primals
+    tx, _, tu = tangents
+    if not ad_helpers.is_zero(tu):
+        raise NotImplementedError(
+            "scatter_mul: differentiation with respect to the updates is not implemented"
+        )
+    if ad_helpers.is_zero(tx):
+        return _zero_result(x, indices, updates, scatter_mul_p, {"axis": axis, "mode": mode})
+    ans = scatter_mul_p.bind(x, indices, updates, axis=axis, mode=mode)
+    return ans, scatter_mul_p.bind(tx, indices, updates, axis=axis, mode=mode)
+
+
+@scatter_mul_p.def_transpose
+def _scatter_mul_transpose(ct, x, indices, updates, *, axis, mode):
+    """The operand's cotangent: ``ct`` multiplied at each place by the product
+    of the updates that landed there (``scatter_mul`` is diagonal in ``x``)."""
+    if isinstance(updates, ad_helpers.UndefinedPrimal):
+        raise NotImplementedError("scatter_mul: transposing in the updates is not implemented")
+    if isinstance(ct, ad_helpers.Zero):
+        return [ad_helpers.Zero(x.aval), None, None]
+    return [scatter_mul_p.bind(ct, indices, updates, axis=axis, mode=mode), None, None]
+
+
+def _extremal_jvp(prim: Primitive):
+    def rule(primals, tangents, *, axis, mode):
+        """The tangent of the winner; ties share it equally (JAX's rule): with
+        ``k`` updates equal to the output at a place, and the operand too if it
+        equals it, each contributes ``1 / (k + [operand ties])`` of its tangent."""
+        x, indices, updates = primals
+        tx, _, tu = tangents
+        params = {"axis": axis, "mode": mode}
+        ans = prim.bind(x, indices, updates, **params)
+        if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
+            return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+        x_aval = ad_helpers.aval_of(x)
+        u_aval = ad_helpers.aval_of(updates)
+        tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(x_aval))
+        tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(u_aval))
+        gather_mode, fill = indexing._gather_mode(mode)
+        at_updates = indexing.gather_p.bind(
+            ans, indices, axis=axis, mode=gather_mode, fill_value=fill
+        )
+        won = elementwise.eq(updates, at_updates)
+        kept = elementwise.eq(x, ans)
+        one = ad_helpers.scalar(1, x_aval)
+        zero = ad_helpers.scalar(0, x_aval)
+        zeros_x = ad_helpers.zeros(x_aval)
+        ones_u = structural.broadcast_in_dim(one, u_aval.shape, ())
+        zeros_u = structural.broadcast_in_dim(zero, u_aval.shape, ())
+        count = indexing.scatter_add_p.bind(
+            zeros_x, indices, elementwise.select(won, ones_u, zeros_u), **params
+        )
+        ones_x = structural.broadcast_in_dim(one, x_aval.shape, ())
+        refs = elementwise.add(count, elementwise.select(kept, ones_x, zeros_x))
+        share = elementwise.div(ones_x, elementwise.max(refs, ones_x))
+        x_coef = elementwise.select(kept, share, zeros_x)
+        u_share = indexing.gather_p.bind(
+            share, indices, axis=axis, mode=gather_mode, fill_value=fill
+        )
+        u_coef = elementwise.select(won, u_share, zeros_u)
+        tangent = elementwise.add(
+            elementwise.mul(x_coef, tx),
+            indexing.scatter_add_p.bind(zeros_x, indices, elementwise.mul(u_coef, tu), **params),
+        )
+        return ans, tangent
+
+    return rule
+
+
+scatter_min_p.def_jvp(_extremal_jvp(scatter_min_p))
+scatter_max_p.def_jvp(_extremal_jvp(scatter_max_p))
+
+
+# --- the public lax functions ------------------------------------------------------------
+
+
+def _bind(prim: Primitive, operand: Any, indices: Any, updates: Any, axis: int, mode: str):
+    ndim = tracing.get_aval(operand, prim.name, 0).ndim
+    axis = normalize_axis(prim.name, axis, ndim)
+    mode = indexing._check_mode(prim.name, mode, indexing.SCATTER_MODES)
+    return prim.bind(operand, indices, updates, axis=axis, mode=mode)
+
+
+def scatter_mul_along_axis(operand: Any, indices: Any, updates: Any, axis: int = 0, *, mode="drop"):
+    """``operand`` with ``operand[..., indices[j], ...] *= updates[..., j, ...]``."""
+    return _bind(scatter_mul_p, operand, indices, updates, axis, mode)
+
+
+def scatter_min_along_axis(operand: Any, indices: Any, updates: Any, axis: int = 0, *, mode="drop"):
+    """``operand`` with ``operand[..., i, ...] = min(it, updates landing at i)``."""
+    return _bind(scatter_min_p, operand, indices, updates, axis, mode)
+
+
+def scatter_max_along_axis(operand: Any, indices: Any, updates: Any, axis: int = 0, *, mode="drop"):
+    """``operand`` with ``operand[..., i, ...] = max(it, updates landing at i)``."""
+    return _bind(scatter_max_p, operand, indices, updates, axis, mode)
+
+
+__all__ = ["scatter_max_along_axis", "scatter_min_along_axis", "scatter_mul_along_axis"]
