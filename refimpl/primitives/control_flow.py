@@ -36,9 +36,11 @@ import numpy as np
 from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Program, ShapedArray, Var, avals_str
 from refimpl.interpreter import eval_program
+from refimpl.primitives import elementwise, structural
 from refimpl.primitives.base import Primitive
-from refimpl.primitives.elementwise import add, clamp, convert_element_type, lt, ne
+from refimpl.primitives.elementwise import add, clamp, convert_element_type, lt, ne, select_n
 from refimpl.primitives.structural import iota
+from refimpl.transforms import batching
 
 # --- static arguments -------------------------------------------------------------------
 
@@ -477,6 +479,184 @@ def _cond_mask(ctx, index, *operands, branches):
         for i in range(len(outs))
     ]
     return list(outs), out_logical
+
+
+# --- batching rules (refimpl.transforms.batching) -------------------------------------
+# Sub-programs are batched into new Programs (``batching.batch_subprogram``) whose
+# batched inputs and outputs carry the batch axis first.
+
+
+def _to_front(values: Sequence[Any], dims: Sequence[int | None]) -> list[Any]:
+    return [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(values, dims)]
+
+
+def _batched_to_front(values, dims, want: Sequence[bool], size: int) -> list[Any]:
+    """Values with the batch axis first where ``want`` (broadcast if unbatched)."""
+    return [
+        batching.bdim_to(x, d, size, 0) if w else x
+        for x, d, w in zip(values, dims, want, strict=True)
+    ]
+
+
+def _emit(program: Program, values: Sequence[Any], frame: batching.AxisFrame) -> list[Any]:
+    """``program``'s equations, unchanged, applied to ``values`` in the current trace."""
+    return batching.batch_program(program, values, [None] * len(values), frame)[0]
+
+
+def _traced(fun: Callable, avals: Sequence[ShapedArray], name: str) -> Program:
+    origins = [f"input {i} of a batched {name}" for i in range(len(avals))]
+    program, captured, _ = tracing.trace_to_program(fun, avals, name, origins)
+    assert not captured, "internal error: a batched sub-program captured an outer value"
+    return program
+
+
+def _batched_avals(avals: Sequence[ShapedArray], size: int) -> list[ShapedArray]:
+    return [a.update(shape=(size, *a.shape)) for a in avals]
+
+
+def _carry_fixpoint(program, fixed_batched, carry_batched, frame, carry_slice) -> list[bool]:
+    """Carry batched-ness is a fixpoint: a carry the body makes batched must
+    be batched on entry too (at most one round per carry)."""
+    carry_batched = list(carry_batched)
+    while True:
+        _, out_batched = batching.batch_subprogram(
+            program, [*fixed_batched[0], *carry_batched, *fixed_batched[1]], frame
+        )
+        new = [a or b for a, b in zip(carry_batched, out_batched[carry_slice], strict=True)]
+        if new == carry_batched:
+            return carry_batched
+        carry_batched = new
+
+
+@scan_p.def_batch
+def _scan_batch(args, dims, *, body, num_consts, num_carry, length, reverse, unroll):
+    """Consts and carry batched on axis 0, xs and ys on axis 1 (axis 0 is the scan's)."""
+    frame = batching.current_frame()
+    batched = [d is not None for d in dims]
+    const_b = batched[:num_consts]
+    xs_b = batched[num_consts + num_carry :]
+    carry_b = _carry_fixpoint(
+        body, (const_b, xs_b), batched[num_consts : num_consts + num_carry], frame,
+        slice(0, num_carry),
+    )  # fmt: skip
+    n_ys = len(body.out_vars) - num_carry
+    new_body, out_b = batching.batch_subprogram(
+        body, [*const_b, *carry_b, *xs_b], frame, force_out=[*carry_b, *[False] * n_ys],
+        name="scan",
+    )  # fmt: skip
+    consts = _to_front(args[:num_consts], dims[:num_consts])
+    carry = _batched_to_front(
+        args[num_consts : num_consts + num_carry], dims[num_consts : num_consts + num_carry],
+        carry_b, frame.size,
+    )  # fmt: skip
+    xs = [
+        x if d is None else batching.moveaxis(x, d, 1)
+        for x, d in zip(args[num_consts + num_carry :], dims[num_consts + num_carry :])
+    ]
+    outs = scan_p.bind(
+        *consts, *carry, *xs, body=new_body, num_consts=num_consts, num_carry=num_carry,
+        length=length, reverse=reverse, unroll=unroll,
+    )  # fmt: skip
+    out_dims = [0 if b else None for b in carry_b]
+    out_dims += [1 if b else None for b in out_b[num_carry:]]
+    return list(outs), out_dims
+
+
+@while_p.def_batch
+def _while_batch(args, dims, *, cond, body, cond_num_consts, body_num_consts):
+    """An unbatched predicate: one loop of batched programs. A batched one: the
+    loop runs while any member's predicate holds, and a step keeps the old
+    carry of members whose predicate is already false (so every carry is
+    batched)."""
+    frame, size = batching.current_frame(), batching.current_frame().size
+    nc, nb = cond_num_consts, body_num_consts
+    batched = [d is not None for d in dims]
+    cc_b, bc_b, carry_b = batched[:nc], batched[nc : nc + nb], batched[nc + nb :]
+    carry_b = _carry_fixpoint(body, (bc_b, []), carry_b, frame, slice(0, len(carry_b)))
+    _, pred_b = batching.batch_subprogram(cond, [*cc_b, *carry_b], frame)
+    if pred_b[0]:
+        carry_b = [True] * len(carry_b)
+    cc = _to_front(args[:nc], dims[:nc])
+    bc = _to_front(args[nc : nc + nb], dims[nc : nc + nb])
+    carry = _batched_to_front(args[nc + nb :], dims[nc + nb :], carry_b, size)
+    new_cond, _ = batching.batch_subprogram(cond, [*cc_b, *carry_b], frame, name="while")
+    new_body, _ = batching.batch_subprogram(
+        body, [*bc_b, *carry_b], frame, force_out=carry_b, name="while"
+    )
+    if pred_b[0]:
+        new_cond, new_body = _any_member_loop(new_cond, new_body, nc, frame)
+        bc = [*cc, *bc]
+        nb = nc + nb
+    outs = while_p.bind(
+        *cc, *bc, *carry, cond=new_cond, body=new_body, cond_num_consts=nc, body_num_consts=nb
+    )
+    return list(outs), [0 if b else None for b in carry_b]
+
+
+def _any_member_loop(cond: Program, body: Program, nc: int, frame) -> tuple[Program, Program]:
+    """From the batched ``cond`` (a bool per member) and ``body``: a cond that
+    holds while any member's does, and a body (taking the cond consts too)
+    that steps only the members whose cond holds."""
+    from refimpl.primitives.reductions import reduce_or
+
+    cond_consts = cond.in_avals[:nc]
+    carry_avals = cond.in_avals[nc:]
+
+    def any_cond(*values: Any) -> list[Any]:
+        return [reduce_or(_emit(cond, values, frame)[0], (0,))]
+
+    def masked_body(*values: Any) -> list[Any]:
+        cc, rest = values[:nc], values[nc:]
+        carry = rest[len(rest) - len(carry_avals) :]
+        active = _emit(cond, [*cc, *carry], frame)[0]
+        stepped = _emit(body, rest, frame)
+        results = []
+        for new, old, aval in zip(stepped, carry, carry_avals, strict=True):
+            keep = structural.broadcast_in_dim(active, aval.shape, (0,))
+            results.append(select_n(keep, old, new))
+        return results
+
+    new_cond = _traced(any_cond, cond.in_avals, "while")
+    new_body = _traced(masked_body, [*cond_consts, *body.in_avals], "while")
+    return new_cond, new_body
+
+
+@cond_p.def_batch
+def _cond_batch(args, dims, *, branches):
+    """An unbatched index: one cond of batched branches (an output batched in
+    any branch is batched in all). A batched index: every branch runs, and
+    each output selects its member's branch (an index out of range picks the
+    last branch, as the cond itself does)."""
+    frame = batching.current_frame()
+    (index, *operands), (index_dim, *operand_dims) = args, dims
+    if index_dim is None:
+        in_b = [d is not None for d in operand_dims]
+        out_b = [False] * len(branches[0].out_vars)
+        for branch in branches:
+            _, branch_b = batching.batch_subprogram(branch, in_b, frame)
+            out_b = [a or b for a, b in zip(out_b, branch_b, strict=True)]
+        new = tuple(
+            batching.batch_subprogram(b, in_b, frame, force_out=out_b, name="cond")[0]
+            for b in branches
+        )
+        outs = cond_p.bind(index, *_to_front(operands, operand_dims), branches=new)
+        return list(outs), [0 if b else None for b in out_b]
+    size = frame.size
+    last = np.asarray(len(branches) - 1, np.int32)
+    out_of_range = elementwise.bitwise_or(
+        lt(index, np.asarray(0, np.int32)), elementwise.gt(index, last)
+    )
+    which = elementwise.select(out_of_range, structural.broadcast_in_dim(last, (size,), ()), index)
+    which = batching.moveaxis(which, index_dim, 0)
+    per_branch = []
+    for branch in branches:
+        outs, out_dims = batching.batch_program(branch, operands, operand_dims, frame)
+        per_branch.append([batching.bdim_to(o, d, size, 0) for o, d in zip(outs, out_dims)])
+    results = []
+    for cases in zip(*per_branch, strict=True):
+        shape = batching.shape_of(cases[0])
+        results.append(select_n(structural.broadcast_in_dim(which, shape, (0,)), *cases))
+    return results, [0] * len(results)
 
 
 # --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------
