@@ -6,14 +6,15 @@ unrolling and masking, with a PJRT fast path behind the same front door.
     from refimpl import lax
 """
 
-from refimpl import lax, tree_util
-from refimpl.backends.placement import default_backend, device_put, devices
+from refimpl import custom_batching, lax, tree_util
 from refimpl.array import Array
+from refimpl.backends.placement import default_backend, device_put, devices
 from refimpl.backends.ref.arrays import Device
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, check_program
 from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
 from refimpl.transforms.ad import grad, jvp, value_and_grad, vjp
+from refimpl.transforms.batching import vmap
 from refimpl.transforms.jit import Jitted, ShapeDtypeStruct, eval_shape, jit, make_program
 from refimpl.transforms.masking.transform import mask
 from refimpl.tree_util import (
@@ -36,6 +37,7 @@ __all__ = [
     "UnexpectedTracerError",
     "check_program",
     "config",
+    "custom_batching",
     "default_backend",
     "device_put",
     "devices",
@@ -53,6 +55,7 @@ __all__ = [
     "tree_structure",
     "tree_unflatten",
     "tree_util",
+    "vmap",
     "value_and_grad",
     "vjp",
 ]

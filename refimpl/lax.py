@@ -4,6 +4,7 @@ The functions live beside their primitives in ``refimpl/primitives/``; this
 module only gathers each family's public names.
 """
 
+from refimpl.primitives.collectives import *  # noqa: F403
 from refimpl.primitives.control_flow import *  # noqa: F403
 from refimpl.primitives.elementwise import *  # noqa: F403
 from refimpl.primitives.indexing import *  # noqa: F403
