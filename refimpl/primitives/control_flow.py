@@ -1081,3 +1081,418 @@ def _conforming_branch(api: str, fun: Callable, first: _Traced, first_name: str,
 
 
 __all__ = ["cond", "fori_loop", "scan", "switch", "while_loop"]
+
+
+# --- differentiation rules of scan, while and cond -------------------------------------------
+# Each transforms the sub-program(s) once (memoized per Program, see refimpl.transforms.ad)
+# and binds the same primitive again: the derivative of a loop is a loop.
+
+
+def _split3(values: Sequence[Any], a: int, b: int) -> tuple[list, list, list]:
+    return list(values[:a]), list(values[a : a + b]), list(values[a + b :])
+
+
+def _nonzero(tangents: Sequence[Any]) -> list[bool]:
+    from refimpl.transforms.ad_util import Zero
+
+    return [type(t) is not Zero for t in tangents]
+
+
+def _scan_carry_fixpoint(make: Callable, nz_consts, nz_carry, nz_xs, num_ys: int):
+    """Which carries have nonzero tangents: those whose initial tangent is
+    nonzero, plus those the body makes nonzero (iterated to a fixed point)."""
+    while True:
+        result = make(nz_consts + nz_carry + nz_xs, nz_carry + [False] * num_ys)
+        carry_out = result.out_nonzero[: len(nz_carry)]
+        grown = [a or b for a, b in zip(nz_carry, carry_out, strict=True)]
+        if grown == nz_carry:
+            return result, nz_carry
+        nz_carry = grown
+
+
+def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse, unroll):
+    """Forward mode: one scan carrying primals and tangents side by side."""
+    from refimpl.transforms import ad
+
+    nc, nk = num_consts, num_carry
+    nz_consts, nz_carry, nz_xs = _split3(_nonzero(tangents), nc, nk)
+    num_ys = len(body.out_vars) - nk
+    jp, nz_carry = _scan_carry_fixpoint(
+        lambda nz, inst: ad.jvp_program(body, nz, inst), nz_consts, nz_carry, nz_xs, num_ys
+    )
+    n_in = len(body.in_vars)
+    ntc, ntk, ntx = sum(nz_consts), sum(nz_carry), sum(nz_xs)
+    nz_ys = jp.out_nonzero[nk:]
+    p = list(range(n_in))
+    t = list(range(n_in, n_in + ntc + ntk + ntx))
+    in_order = (
+        p[:nc] + t[:ntc] + p[nc : nc + nk] + t[ntc : ntc + ntk] + p[nc + nk :] + t[ntc + ntk :]
+    )
+    n_out = len(body.out_vars)
+    po = list(range(n_out))
+    to = list(range(n_out, n_out + ntk + sum(nz_ys)))
+    out_order = po[:nk] + to[:ntk] + po[nk:] + to[ntk:]
+    new_body = ad.memo(
+        jp.program, ("scan_layout",), lambda: ad.permute_program(jp.program, in_order, out_order)
+    )
+    p_consts, p_init, p_xs = _split3(primals, nc, nk)
+    t_consts, t_init, t_xs = _split3(tangents, nc, nk)
+    t_init = _tangent_operands(t_init, nz_carry, body.in_avals[nc : nc + nk])
+    outs = scan_p.bind(
+        *p_consts,
+        *[x for x, nz in zip(t_consts, nz_consts) if nz],
+        *p_init,
+        *t_init,
+        *p_xs,
+        *[x for x, nz in zip(t_xs, nz_xs) if nz],
+        body=new_body,
+        num_consts=nc + ntc,
+        num_carry=nk + ntk,
+        length=length,
+        reverse=reverse,
+        unroll=unroll,
+    )
+    p_carry, t_carry, rest = _split3(outs, nk, ntk)
+    p_ys, t_ys = rest[:num_ys], rest[num_ys:]
+    out_avals = _scan_out_avals(body, nk, length)
+    tangents_out = ad.fill_zeros(t_carry + t_ys, nz_carry + nz_ys, out_avals)
+    return p_carry + p_ys, tangents_out
+
+
+def _tangent_operands(tangents, nonzero, primal_avals) -> list:
+    """The tangent operands at the ``nonzero`` positions, zeros instantiated and
+    weak types matched to the tangent types of ``primal_avals``."""
+    from refimpl.transforms import ad
+    from refimpl.transforms.ad_util import tangent_aval
+
+    return [
+        ad.match_aval(t, tangent_aval(a))
+        for t, nz, a in zip(tangents, nonzero, primal_avals, strict=True)
+        if nz
+    ]
+
+
+def _scan_out_avals(body: Program, num_carry: int, length: int) -> list[ShapedArray]:
+    outs = body.out_avals
+    return outs[:num_carry] + [y.update(shape=(length, *y.shape)) for y in outs[num_carry:]]
+
+
+def _scan_linearize(primals, tangents, *, body, num_consts, num_carry, length, reverse, unroll):
+    """Partial evaluation: a known scan (primal outputs, and the per-step
+    residuals as extra stacked outputs) and a linear scan over the residuals
+    and tangents. Residuals that are loop constants are passed as constants."""
+    from refimpl.transforms import ad
+
+    nc, nk = num_consts, num_carry
+    nz_consts, nz_carry, nz_xs = _split3(_nonzero(tangents), nc, nk)
+    num_ys = len(body.out_vars) - nk
+    lp, nz_carry = _scan_carry_fixpoint(
+        lambda nz, inst: ad.linearize_program(body, nz, inst), nz_consts, nz_carry, nz_xs, num_ys
+    )
+    known, linear = lp.known, lp.linear
+    n_out = len(body.out_vars)
+    res_atoms = known.out_vars[n_out:]
+    const_vars = {id(v): i for i, v in enumerate(known.in_vars[:nc])}
+    invariant = [const_vars.get(id(a)) for a in res_atoms]  # const index, or None
+    variant_pos = [r for r, c in enumerate(invariant) if c is None]
+    invariant_pos = [r for r, c in enumerate(invariant) if c is not None]
+
+    def make_known() -> Program:
+        return Program(
+            in_vars=known.in_vars,
+            eqns=known.eqns,
+            out_vars=known.out_vars[:n_out] + [res_atoms[r] for r in variant_pos],
+            const_vars=known.const_vars,
+            consts=known.consts,
+        )
+
+    new_known = ad.memo(known, ("scan_known",), make_known)
+    p_consts, p_init, p_xs = _split3(primals, nc, nk)
+    outs = scan_p.bind(
+        *p_consts, *p_init, *p_xs,
+        body=new_known, num_consts=nc, num_carry=nk, length=length, reverse=reverse,
+        unroll=unroll,
+    )  # fmt: skip
+    p_carry, p_ys, stacked_res = outs[:nk], outs[nk:n_out], outs[n_out:]
+
+    num_res = lp.num_res
+    ntc, ntk = sum(nz_consts), sum(nz_carry)
+    res_in = list(range(num_res))
+    t_in = list(range(num_res, len(linear.in_vars)))
+    in_order = (
+        [res_in[r] for r in invariant_pos]
+        + t_in[:ntc]
+        + t_in[ntc : ntc + ntk]
+        + [res_in[r] for r in variant_pos]
+        + t_in[ntc + ntk :]
+    )
+    new_linear = ad.memo(
+        linear,
+        ("scan_linear",),
+        lambda: ad.permute_program(linear, in_order, list(range(len(linear.out_vars)))),
+    )
+    t_consts, t_init, t_xs = _split3(tangents, nc, nk)
+    nz_ys = lp.out_nonzero[nk:]
+    touts = scan_p.bind(
+        *[p_consts[invariant[r]] for r in invariant_pos],
+        *[x for x, nz in zip(t_consts, nz_consts) if nz],
+        *_tangent_operands(t_init, nz_carry, body.in_avals[nc : nc + nk]),
+        *stacked_res,
+        *[x for x, nz in zip(t_xs, nz_xs) if nz],
+        body=new_linear,
+        num_consts=len(invariant_pos) + ntc,
+        num_carry=ntk,
+        length=length,
+        reverse=reverse,
+        unroll=unroll,
+    )
+    out_avals = _scan_out_avals(body, nk, length)
+    return p_carry + p_ys, ad.fill_zeros(touts, nz_carry + nz_ys, out_avals)
+
+
+def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, unroll):
+    """The transpose of a scan linear in its carry and in some consts and xs:
+    a scan the other way round carrying the carry cotangent and the
+    accumulated cotangents of the linear consts; the xs cotangents are its ys."""
+    from refimpl.transforms import ad
+    from refimpl.transforms.ad_util import UndefinedPrimal, tangent_aval
+
+    nc, nk = num_consts, num_carry
+    consts, carry, xs = _split3(args, nc, nk)
+    lin_consts = [isinstance(c, UndefinedPrimal) for c in consts]
+    lin_xs = [isinstance(x, UndefinedPrimal) for x in xs]
+    linear = lin_consts + [True] * nk + lin_xs
+    body_avals = body.in_avals
+    const_avals, carry_avals, x_avals = _split3(body_avals, nc, nk)
+    nl_const_avals = [a for a, lin in zip(const_avals, lin_consts) if not lin]
+    acc_avals = [tangent_aval(a) for a, lin in zip(const_avals, lin_consts) if lin]
+    ct_carry_avals = [tangent_aval(a) for a in carry_avals]
+    nl_x_avals = [a for a, lin in zip(x_avals, lin_xs) if not lin]
+    ct_y_avals = [tangent_aval(a) for a in body.out_avals[nk:]]
+
+    def make_body() -> Program:
+        n1, n2, n3, n4 = len(nl_const_avals), len(acc_avals), nk, len(nl_x_avals)
+
+        def fun(*vals):
+            nl_consts = list(vals[:n1])
+            acc = list(vals[n1 : n1 + n2])
+            ct_carry = list(vals[n1 + n2 : n1 + n2 + n3])
+            nl_xs = list(vals[n1 + n2 + n3 : n1 + n2 + n3 + n4])
+            ct_ys = list(vals[n1 + n2 + n3 + n4 :])
+            it_c, it_x = iter(nl_consts), iter(nl_xs)
+            full = (
+                [None if lin else next(it_c) for lin in lin_consts]
+                + [None] * nk
+                + [None if lin else next(it_x) for lin in lin_xs]
+            )
+            ct_in = ad.backward_pass(body, linear, full, ct_carry + ct_ys)
+            c_cts, k_cts, x_cts = _split3(ct_in, nc, nk)
+            c_cts = [c for c, lin in zip(c_cts, lin_consts) if lin]
+            new_acc = [
+                ad.match_aval(ad.add_tangents(a, c), av)
+                for a, c, av in zip(acc, c_cts, acc_avals, strict=True)
+            ]
+            new_carry = [ad.match_aval(c, av) for c, av in zip(k_cts, ct_carry_avals, strict=True)]
+            x_out = [
+                ad.match_aval(c, tangent_aval(av))
+                for c, av, lin in zip(x_cts, x_avals, lin_xs, strict=True)
+                if lin
+            ]
+            return new_acc + new_carry + x_out
+
+        in_avals = nl_const_avals + acc_avals + ct_carry_avals + nl_x_avals + ct_y_avals
+        return ad.closed_program(fun, in_avals, "scan transpose")
+
+    body_t = ad.memo(body, ("scan_transpose", tuple(linear)), make_body)
+    ct_carry, ct_ys = list(cts[:nk]), list(cts[nk:])
+    ys_avals = [y.update(shape=(length, *y.shape)) for y in ct_y_avals]
+    outs = scan_p.bind(
+        *[c for c, lin in zip(consts, lin_consts) if not lin],
+        *[ad.zeros_like_aval(a) for a in acc_avals],
+        *[ad.match_aval(c, a) for c, a in zip(ct_carry, ct_carry_avals, strict=True)],
+        *[x for x, lin in zip(xs, lin_xs) if not lin],
+        *[ad.match_aval(c, a) for c, a in zip(ct_ys, ys_avals, strict=True)],
+        body=body_t,
+        num_consts=len(nl_const_avals),
+        num_carry=len(acc_avals) + nk,
+        length=length,
+        reverse=not reverse,
+        unroll=unroll,
+    )
+    acc_out, carry_out, xs_out = _split3(outs, len(acc_avals), nk)
+    it_acc, it_xs = iter(acc_out), iter(xs_out)
+    return (
+        [next(it_acc) if lin else None for lin in lin_consts]
+        + [ct if isinstance(a, UndefinedPrimal) else None for a, ct in zip(carry, carry_out)]
+        + [next(it_xs) if lin else None for lin in lin_xs]
+    )
+
+
+scan_p.def_jvp(_scan_jvp)
+scan_p.linearize_rule = _scan_linearize
+scan_p.def_transpose(_scan_transpose)
+
+
+def _while_jvp(primals, tangents, *, cond, body, cond_num_consts, body_num_consts):
+    """Forward mode: the loop carries primals and tangents; the predicate reads
+    only the primals."""
+    from refimpl.core import Var
+    from refimpl.transforms import ad
+
+    cnc, bnc = cond_num_consts, body_num_consts
+    cconsts, bconsts, init = _split3(primals, cnc, bnc)
+    _, t_bconsts, t_init = _split3(tangents, cnc, bnc)
+    nz_bconsts, nz_carry = _nonzero(t_bconsts), _nonzero(t_init)
+    if not any(nz_bconsts) and not any(nz_carry):
+        outs = while_p.bind(*primals, cond=cond, body=body, cond_num_consts=cnc,
+                            body_num_consts=bnc)  # fmt: skip
+        return outs, [ad.Zero(ad.tangent_aval(a)) for a in body.out_avals]
+    while True:
+        jp = ad.jvp_program(body, nz_bconsts + nz_carry, nz_carry)
+        grown = [a or b for a, b in zip(nz_carry, jp.out_nonzero, strict=True)]
+        if grown == nz_carry:
+            break
+        nz_carry = grown
+    nk = len(init)
+    ntb, ntk = sum(nz_bconsts), sum(nz_carry)
+    p = list(range(bnc + nk))
+    t = list(range(bnc + nk, bnc + nk + ntb + ntk))
+    in_order = p[:bnc] + t[:ntb] + p[bnc:] + t[ntb:]
+    new_body = ad.memo(
+        jp.program,
+        ("while_layout",),
+        lambda: ad.permute_program(jp.program, in_order, list(range(len(jp.program.out_vars)))),
+    )
+    t_avals = [ad.tangent_aval(a) for a, nz in zip(body.out_avals, nz_carry) if nz]
+
+    def make_cond() -> Program:
+        extra = [Var(a) for a in t_avals]
+        return Program(cond.in_vars + extra, cond.eqns, cond.out_vars, cond.const_vars,
+                       cond.consts)  # fmt: skip
+
+    new_cond = ad.memo(cond, ("while_cond", tuple(nz_carry)), make_cond)
+    outs = while_p.bind(
+        *cconsts,
+        *bconsts,
+        *[x for x, nz in zip(t_bconsts, nz_bconsts) if nz],
+        *init,
+        *_tangent_operands(t_init, nz_carry, body.out_avals),
+        cond=new_cond,
+        body=new_body,
+        cond_num_consts=cnc,
+        body_num_consts=bnc + ntb,
+    )
+    return outs[:nk], ad.fill_zeros(outs[nk:], nz_carry, body.out_avals)
+
+
+def _while_linearize(primals, tangents, *, cond, body, cond_num_consts, body_num_consts):
+    from refimpl.transforms import ad
+
+    cnc, bnc = cond_num_consts, body_num_consts
+    if any(_nonzero(tangents[cnc:])):
+        raise ValueError(
+            "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop "
+            "with dynamic start/stop values. Try using lax.scan, or using fori_loop with "
+            "static start/stop."
+        )
+    outs = while_p.bind(*primals, cond=cond, body=body, cond_num_consts=cnc, body_num_consts=bnc)
+    return outs, [ad.Zero(ad.tangent_aval(a)) for a in body.out_avals]
+
+
+while_p.def_jvp(_while_jvp)
+while_p.linearize_rule = _while_linearize
+
+
+def _cond_jvp(primals, tangents, *, branches):
+    """Forward mode: every branch pushed forward with the same nonzero
+    tangents (the union of what the branches produce)."""
+    from refimpl.transforms import ad
+
+    index, ops = primals[0], primals[1:]
+    nz = _nonzero(tangents[1:])
+    out_nz = [False] * len(branches[0].out_vars)
+    for b in branches:
+        out_nz = [a or c for a, c in zip(out_nz, ad.jvp_program(b, nz).out_nonzero)]
+    jps = [ad.jvp_program(b, nz, out_nz) for b in branches]
+    outs = cond_p.bind(
+        index,
+        *ops,
+        *_tangent_operands(tangents[1:], nz, branches[0].in_avals),
+        branches=tuple(jp.program for jp in jps),
+    )
+    n_out = len(branches[0].out_vars)
+    return outs[:n_out], ad.fill_zeros(outs[n_out:], out_nz, branches[0].out_avals)
+
+
+def _cond_linearize(primals, tangents, *, branches):
+    """Partial evaluation: a known cond returning the primal outputs and the
+    residuals of every branch (zeros in the slots of the branches not taken),
+    and a linear cond choosing the same branch's linear part."""
+    from refimpl.transforms import ad
+
+    index, ops = primals[0], primals[1:]
+    nz = _nonzero(tangents[1:])
+    n_out = len(branches[0].out_vars)
+    out_nz = [False] * n_out
+    for b in branches:
+        out_nz = [a or c for a, c in zip(out_nz, ad.linearize_program(b, nz).out_nonzero)]
+    lps = [ad.linearize_program(b, nz, out_nz) for b in branches]
+    res_avals = [lp.known.out_avals[n_out:] for lp in lps]
+    all_res = [a for avals in res_avals for a in avals]
+    offsets = np.cumsum([0] + [len(r) for r in res_avals]).tolist()
+
+    def known_branch(i: int) -> Program:
+        def fun(*xs):
+            outs = tracing.eval_program_bind(lps[i].known, xs)
+            res = [ad.zeros_like_aval(a) for a in all_res]
+            res[offsets[i] : offsets[i + 1]] = outs[n_out:]
+            return outs[:n_out] + res
+
+        return ad.closed_program(fun, branches[i].in_avals, "cond known")
+
+    def linear_branch(i: int) -> Program:
+        t_avals = [ad.tangent_aval(a) for a, z in zip(branches[i].in_avals, nz) if z]
+
+        def fun(*xs):
+            res = list(xs[offsets[i] : offsets[i + 1]])
+            return tracing.eval_program_bind(lps[i].linear, res + list(xs[len(all_res) :]))
+
+        return ad.closed_program(fun, all_res + t_avals, "cond linear")
+
+    key = ("cond_split", tuple(nz), tuple(out_nz))
+    known = tuple(ad.memo(b, key + ("known",), lambda i=i: known_branch(i))
+                  for i, b in enumerate(branches))  # fmt: skip
+    linear = tuple(ad.memo(b, key + ("linear",), lambda i=i: linear_branch(i))
+                   for i, b in enumerate(branches))  # fmt: skip
+    outs = cond_p.bind(index, *ops, branches=known)
+    touts = cond_p.bind(
+        index,
+        *outs[n_out:],
+        *_tangent_operands(tangents[1:], nz, branches[0].in_avals),
+        branches=linear,
+    )
+    return outs[:n_out], ad.fill_zeros(touts, out_nz, branches[0].out_avals)
+
+
+def _cond_transpose(cts, index, *operands, branches):
+    from refimpl.transforms import ad
+    from refimpl.transforms.ad_util import UndefinedPrimal
+
+    if isinstance(index, UndefinedPrimal):
+        raise TypeError("cond: the branch index cannot be a linear operand")
+    linear = [isinstance(x, UndefinedPrimal) for x in operands]
+    transposed = tuple(ad.transpose_program(b, linear) for b in branches)
+    ct_avals = [ad.tangent_aval(a) for a in branches[0].out_avals]
+    outs = cond_p.bind(
+        index,
+        *[x for x, lin in zip(operands, linear) if not lin],
+        *[ad.match_aval(c, a) for c, a in zip(cts, ct_avals, strict=True)],
+        branches=transposed,
+    )
+    it = iter(outs)
+    return [None] + [next(it) if lin else None for lin in linear]
+
+
+cond_p.def_jvp(_cond_jvp)
+cond_p.linearize_rule = _cond_linearize
+cond_p.def_transpose(_cond_transpose)

@@ -116,6 +116,10 @@ class JVPTrace(Trace):
         return JVPTracer(self, primal, tangent)
 
 
+def _aval(value: Any) -> ShapedArray:
+    return tracing.get_aval(value, "ad", 0)
+
+
 def zeros_like_aval(aval: ShapedArray) -> Any:
     """A zero array of type ``aval`` (concrete outside a trace)."""
     if aval.dtype == dtypes.float0:
@@ -212,8 +216,8 @@ def linearize_flat(
         if isinstance(instantiate_out, bool):
             instantiate_out = [instantiate_out] * len(tangents_out)
         tangents_out = [
-            instantiate(t) if inst else t
-            for t, inst in zip(tangents_out, instantiate_out, strict=True)
+            t if type(t) is Zero and not inst else match_aval(t, tangent_aval(_aval(p)))
+            for t, inst, p in zip(tangents_out, instantiate_out, primals_out, strict=True)
         ]
         out_nonzero = [type(t) is not Zero for t in tangents_out]
         out_avals = [
@@ -735,7 +739,10 @@ def jvp_program(
         outs, touts = jvp_flat(
             lambda *xs: tracing.eval_program_bind(program, xs), primals, tangents
         )
-        touts = [_instantiate(t) if inst else t for t, inst in zip(touts, instantiate)]
+        touts = [
+            t if type(t) is Zero and not inst else match_aval(t, tangent_aval(a))
+            for t, inst, a in zip(touts, instantiate, program.out_avals, strict=True)
+        ]
         out_nonzero.extend(type(t) is not Zero for t in touts)
         return outs + [t for t in touts if type(t) is not Zero]
 
@@ -808,7 +815,11 @@ def transpose_program(program: Program, linear: Sequence[bool]) -> Program:
         it = iter(args[: len(nonlin_avals)])
         full = [None if lin else next(it) for lin in linear]
         cts = backward_pass(program, linear, full, list(args[len(nonlin_avals) :]))
-        return [instantiate(ct) for ct, lin in zip(cts, linear, strict=True) if lin]
+        return [
+            match_aval(ct, tangent_aval(a))
+            for ct, lin, a in zip(cts, linear, program.in_avals, strict=True)
+            if lin
+        ]
 
     origins = ["a residual"] * len(nonlin_avals) + ["a cotangent"] * len(ct_avals)
     new, captured, _ = tracing.trace_to_program(
@@ -820,3 +831,59 @@ def transpose_program(program: Program, linear: Sequence[bool]) -> Program:
 
 
 _instantiate = instantiate  # for functions with a parameter named ``instantiate``
+
+
+# --- helpers for the rules of primitives holding sub-programs -----------------------------
+
+
+def permute_program(program: Program, in_order: Sequence[int], out_order: Sequence[int]) -> Program:
+    """``program`` with its inputs and outputs reordered (``new[i] = old[order[i]]``)."""
+    return Program(
+        in_vars=[program.in_vars[i] for i in in_order],
+        eqns=program.eqns,
+        out_vars=[program.out_vars[i] for i in out_order],
+        const_vars=program.const_vars,
+        consts=program.consts,
+    )
+
+
+def match_aval(value: Any, aval: ShapedArray) -> Any:
+    """``value`` with exactly ``aval``'s weak type (sub-programs type-check
+    their operands strictly; a rule may produce a tangent whose weak type
+    differs from its primal's)."""
+    if type(value) is Zero:
+        return zeros_like_aval(aval)
+    got = tracing.get_aval(value, "ad", 0)
+    if got == aval:
+        return value
+    if got.shape == aval.shape and got.dtype == aval.dtype:
+        from refimpl.primitives.elementwise import convert_element_type_p
+
+        return convert_element_type_p.bind(value, new_dtype=aval.dtype, weak_type=aval.weak_type)
+    raise TypeError(f"internal error: AD produced {got.str_short()} for {aval.str_short()}")
+
+
+def fill_zeros(values: Sequence[Any], nonzero: Sequence[bool], avals: Sequence[ShapedArray]):
+    """``values`` at the ``nonzero`` positions, symbolic zeros (of the
+    tangent types of ``avals``) elsewhere."""
+    it = iter(values)
+    return [next(it) if nz else Zero(tangent_aval(a)) for nz, a in zip(nonzero, avals, strict=True)]
+
+
+def closed_program(
+    fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray], name: str
+) -> Program:
+    """Trace flat ``fun`` into a closed Program (nothing captured from outside)."""
+    program, captured, _ = tracing.trace_to_program(
+        lambda *xs: list(fun(*xs)), in_avals, name, [f"an input of {name}"] * len(in_avals)
+    )
+    assert not captured, f"{name}: the traced function must be closed"
+    return program
+
+
+def memo(program: Program, key: Any, make: Callable[[], Any]) -> Any:
+    """``make()`` memoized on ``program`` under ``key``."""
+    cache = _program_cache(program)
+    if key not in cache:
+        cache[key] = make()
+    return cache[key]
