@@ -86,6 +86,16 @@ def test_arange_with_a_huge_count_is_a_clear_error():
 # --- 6: host views are immutable; donation never writes where a user can read ------------
 
 
+def test_host_view_of_a_reference_array_cannot_be_made_writable():
+    a = rnp.arange(4.0)
+    h = np.asarray(a)
+    with pytest.raises(ValueError, match="WRITEABLE"):
+        h.setflags(write=True)
+    with pytest.raises(ValueError, match="read-only"):
+        h[0] = 5.0
+    np.testing.assert_array_equal(np.asarray(a), [0.0, 1.0, 2.0, 3.0])
+
+
 def test_donation_keeps_a_host_view_intact():
     a = rnp.arange(4.0)
     h = np.asarray(a)
@@ -261,3 +271,34 @@ def test_sole_owner_sees_every_view():
     assert not _sole_owner(a)
     del view
     assert _sole_owner(a)
+
+
+def test_scan_length_beyond_int32_is_rejected_when_traced_without_x64():
+    def f(x):
+        return lax.scan(lambda c, _: (c + 1, None), x, None, length=2**31)[0]
+
+    with pytest.raises(ValueError, match=r"scan: length 2147483648 does not fit the int32"):
+        ri.make_program(f)(1.0)
+    ri.config.update("enable_x64", True)
+    program = ri.make_program(f)(1.0)  # an int64 counter can count it: only traced here
+    assert "length=2147483648" in str(program)
+
+
+def test_deeply_nested_mask_spec_is_a_parse_error_not_a_recursion_error():
+    with pytest.raises(ValueError, match="nests more than 64 levels deep"):
+        ri.mask(lambda x: x, ["(" * 500 + "n" + ")" * 500], "(n,)")
+    with pytest.raises(ValueError, match="nests more than 64 levels deep"):
+        ri.mask(lambda x: x, ["-" * 5000 + "n"], "(n,)")
+    assert ri.mask(lambda x: x, ["(" * 20 + "n" + ")" * 20], "(n,)") is not None
+
+
+# --- 12: mask's out_shape check compares every dim -----------------------------------------
+
+
+def test_mask_output_with_a_constant_dim_where_out_shape_names_a_size():
+    # sum over the masked dim leaves logical shape (3,), not (n,).
+    f = ri.mask(lambda x: x.sum(0), ["(n, 3)"], "(n,)")
+    with pytest.raises(TypeError, match=r"logical shape \(3,\).*out_shape says '\(n,\)'"):
+        f([rnp.ones((3, 3))], {"n": 2})
+    g = ri.mask(lambda x: x.sum(1), ["(n, 3)"], "(n,)")
+    np.testing.assert_array_equal(np.asarray(g([rnp.ones((3, 3))], {"n": 2}))[:2], [3.0, 3.0])

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
+from refimpl.config import config
 from refimpl.core import Program, ShapedArray, Var, avals_str
 from refimpl.interpreter import eval_program
 from refimpl.primitives import elementwise, structural
@@ -232,6 +233,9 @@ def _check_carry_types(
 scan_p = Primitive("scan", multiple_results=True)
 
 
+_INT32_MAX = 2**31 - 1
+
+
 def _check_scan_params(
     n_operands: int, body: Program, num_consts: int, num_carry: int, length: int, reverse: bool,
     unroll: int,
@@ -249,6 +253,13 @@ def _check_scan_params(
         raise TypeError(
             f"scan: num_consts={num_consts} and num_carry={num_carry} exceed the "
             f"{n_operands} operands"
+        )
+    if length > _INT32_MAX and not config.enable_x64:
+        # The step counter is an int32 without x64: such a loop could not count
+        # its steps (and would run for hours on the reference backend).
+        raise ValueError(
+            f"scan: length {length} does not fit the int32 step counter (at most "
+            f"2**31 - 1 = {_INT32_MAX}) with enable_x64 off"
         )
 
 

@@ -354,6 +354,9 @@ def _error(text: str, position: int, message: str) -> ShapeSpecError:
     )
 
 
+_MAX_NESTING = 64  # parentheses or unary minus signs; far beyond any real spec
+
+
 class _Parser:
     """Recursive descent over the tokens, one method per grammar rule."""
 
@@ -361,6 +364,18 @@ class _Parser:
         self.text = text
         self.tokens = _tokenize(text)
         self.index = 0
+        self._check_nesting()
+
+    def _check_nesting(self) -> None:
+        """Each '(' and each unary '-' is one level of recursion below; refuse
+        deep nesting up front with a positioned error, not a RecursionError."""
+        depth = run = 0
+        for token in self.tokens:
+            is_op = token.kind == "op"
+            depth += (is_op and token.text == "(") - (is_op and token.text == ")")
+            run = run + 1 if is_op and token.text == "-" else 0
+            if max(depth, run) > _MAX_NESTING:
+                raise self.fail(f"the spec nests more than {_MAX_NESTING} levels deep", token)
 
     @property
     def token(self) -> _Token:

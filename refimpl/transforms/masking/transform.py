@@ -519,13 +519,16 @@ class MaskedFunction:
 
 
 def _fits_spec(logical: Shape, spec: ShapeSpec) -> bool:
-    """Each dim equals the spec's; ``_`` accepts anything, and an unmasked
-    dim (valid over its whole padded extent) satisfies any masked spec dim."""
+    """Every dim equals the spec's (``_`` accepts anything).
+
+    A constant dim does not satisfy a masked spec dim: ``x[0]`` of an
+    ``(n, 3)`` argument has logical shape ``(3,)``, and reading its first
+    ``n`` entries as an ``(n,)`` result would be a silently wrong value.
+    """
     if len(logical) != len(spec):
         return False
     return all(
-        want is None or got == want or (got.is_constant and not want.is_constant)
-        for got, want in zip(logical, spec, strict=True)
+        want is None or got == want for got, want in zip(logical, spec, strict=True)
     )
 
 
