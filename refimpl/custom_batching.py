@@ -64,7 +64,7 @@ def _batch(args, dims, *, call, rule, num_consts, in_tree, out_tree, name):
             "vmap; pass it as an argument instead"
         )
     leaves = [
-        x if d is None else batching.moveaxis(x, d, 0)
+        batching.as_array(x) if d is None else batching.moveaxis(x, d, 0)
         for x, d in zip(args[num_consts:], dims[num_consts:], strict=True)
     ]
     batched = [d is not None for d in dims[num_consts:]]

@@ -22,7 +22,7 @@ collective acting within a group) is part of every primitive's params; vmap
 does not support it (``NotImplementedError``, as JAX), pmap will.
 
 Outside a named axis the names are unbound: the ``lax`` functions raise
-``NameError('unbound axis name: i')`` as JAX does. The primitives' device
+``NameError('Found an unbound axis name: i. ...')`` as JAX does. The primitives' device
 semantics (``impl`` and lowering) come with pmap; until then applying one
 outside vmap is a ``NotImplementedError``.
 
@@ -81,7 +81,10 @@ def axis_size(name: Any) -> int:
     """The size of the named axis; ``NameError`` if it is not bound (JAX's words)."""
     size = axis_size_or_none(name)
     if size is None:
-        raise NameError(f"unbound axis name: {name}")
+        raise NameError(
+            f"Found an unbound axis name: {name}. To fix this, call the collective under "
+            "vmap(..., axis_name=...) (or pmap) with that name"
+        )
     return size
 
 
@@ -112,7 +115,9 @@ def _check_groups(api: str, groups: Any, axes: tuple[Any, ...]) -> Any:
 
 def _no_groups_under_vmap(name: str, groups: Any) -> None:
     if groups is not None:
-        raise NotImplementedError(f"axis_index_groups not supported in vmap collectives ({name})")
+        raise NotImplementedError(
+            f"axis_index_groups not supported in vmap collectives ({name}), as in JAX"
+        )
 
 
 def _unbound_impl(name: str):

@@ -289,9 +289,9 @@ def _flatten_axes(label: str, axes: Any, tree: Any, what: str) -> list[int | Non
     except ValueError as e:
         value_def = tree_util.tree_structure(tree)
         raise ValueError(
-            f"vmap {label} specification must be a tree prefix of the corresponding value, "
-            f"got specification {axes} ({axes_def}) for {what} with structure {value_def}: "
-            f"{e}"
+            f"vmap {label} specification must be a tree prefix of the corresponding value; "
+            f"got specification {axes} (structure {axes_def}) for {what} (structure "
+            f"{value_def}): {e}"
         ) from None
     flat: list[int | None] = []
     for axis, sub in zip(axes_leaves, subtrees, strict=True):
@@ -312,10 +312,12 @@ def _arg_names(fun: Callable[..., Any], n_args: int) -> list[str] | None:
 
 
 def _describe_leaf(x: Any) -> str:
+    """``float32[3,2]``: JAX spells the dtype out in this message."""
     try:
-        return tracing.get_aval(x, "vmap", 0).str_short()
+        aval = tracing.get_aval(x, "vmap", 0)
     except (TypeError, OverflowError):
         return "unknown"
+    return f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
 
 
 def _leaf_labels(fun: Callable[..., Any], args: tuple, kwargs: dict) -> list[str]:
@@ -491,13 +493,14 @@ def _vmap_call(
         outs, out_dims = batch_program(program, values, dims, frame)
     out_tree = out_trees[0]
     flat_out_axes = _flatten_axes("out_axes", out_axes, out_tree.unflatten(outs), "the output")
+    paths = [path for path, _ in tree_util.tree_flatten_with_path(out_tree.unflatten(outs))[0]]
     results = []
     for index, (out, dim, want) in enumerate(zip(outs, out_dims, flat_out_axes, strict=True)):
         if want is None:
             if dim is not None:
                 raise ValueError(
-                    f"vmap has mapped output (output leaf {index}, batched along axis {dim}) "
-                    "but out_axes is None"
+                    f"at vmap out_axes{paths[index]}, got axis spec None but output was "
+                    f"batched on axis {dim}"
                 )
             results.append(out)
             continue
@@ -508,7 +511,21 @@ def _vmap_call(
                 f"of rank {rank} (including the mapped axis)"
             )
         results.append(bdim_to(out, dim, size, want % rank))
-    return out_tree.unflatten(results)
+    return out_tree.unflatten([as_array(r) for r in results])
+
+
+def as_array(x: Any) -> Any:
+    """An array for a value a user receives: program literals and constants,
+    and unmapped inputs returned as they are, become arrays (weak type kept)."""
+    if isinstance(x, tracing.Tracer) or not tracing.is_array_like(x):
+        return x
+    if isinstance(x, (np.ndarray, np.generic, tracing.TypedScalar)) or isinstance(
+        x, (bool, int, float, complex)
+    ):
+        from refimpl.primitives import elementwise
+
+        return elementwise.copy(x)
+    return x
 
 
 # --- the rule shared by elementwise primitives ------------------------------------------
