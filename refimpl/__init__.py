@@ -12,8 +12,19 @@ from refimpl.backends.placement import default_backend, device_put, devices
 from refimpl.backends.ref.arrays import Device
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, check_program
+from refimpl.custom_derivatives import custom_jvp, custom_vjp
 from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
-from refimpl.transforms.ad import grad, jvp, value_and_grad, vjp
+from refimpl.transforms.ad import (
+    grad,
+    hessian,
+    jacfwd,
+    jacrev,
+    jvp,
+    linear_transpose,
+    linearize,
+    value_and_grad,
+    vjp,
+)
 from refimpl.transforms.batching import vmap
 from refimpl.transforms.jit import Jitted, ShapeDtypeStruct, eval_shape, jit, make_program
 from refimpl.transforms.masking.transform import mask
@@ -37,15 +48,22 @@ __all__ = [
     "UnexpectedTracerError",
     "check_program",
     "config",
+    "custom_jvp",
+    "custom_vjp",
     "custom_batching",
     "default_backend",
     "device_put",
     "devices",
     "eval_shape",
     "grad",
+    "hessian",
+    "jacfwd",
+    "jacrev",
     "jit",
     "jvp",
     "lax",
+    "linear_transpose",
+    "linearize",
     "make_program",
     "mask",
     "register_pytree_node",

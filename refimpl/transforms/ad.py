@@ -130,6 +130,21 @@ def zeros_like_aval(aval: ShapedArray) -> Any:
     return broadcast_in_dim_p.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=())
 
 
+def user_value(value: Any) -> Any:
+    """``value`` as something user code can compute with: a ``TypedScalar``
+    or a NumPy constant (read from a Program) becomes a refimpl array."""
+    if isinstance(value, TypedScalar) or (
+        isinstance(value, (np.ndarray, np.generic)) and value.dtype != dtypes.float0
+    ):
+        from refimpl.primitives.structural import broadcast_in_dim_p
+
+        aval = tracing.get_aval(value, "ad", 0)
+        return broadcast_in_dim_p.bind(
+            value, shape=aval.shape, broadcast_dimensions=tuple(range(aval.ndim))
+        )
+    return value
+
+
 def instantiate(tangent: Any) -> Any:
     """A symbolic zero as an array; anything else unchanged."""
     return zeros_like_aval(tangent.aval) if type(tangent) is Zero else tangent
@@ -887,3 +902,273 @@ def memo(program: Program, key: Any, make: Callable[[], Any]) -> Any:
     if key not in cache:
         cache[key] = make()
     return cache[key]
+
+
+# --- linearize, jacobians, linear_transpose ------------------------------------------------
+
+
+def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
+    """``jax.linearize``: ``(fun(*primals), f_jvp[, aux])`` where ``f_jvp(*tangents)``
+    evaluates the linear map recorded once (no re-tracing of ``fun``)."""
+    if not callable(fun):
+        raise TypeError(f"linearize: fun must be callable, got {type(fun).__name__}")
+    tu = _tree()
+    leaves, in_tree = tu.tree_flatten(tuple(primals))
+    out_info: list[Any] = []
+
+    def flat_fun(*xs: Any) -> list[Any]:
+        out = fun(*tu.tree_unflatten(in_tree, list(xs)))
+        if has_aux:
+            out, aux = _split_aux("linearize", out)
+            aux_leaves, aux_tree = tu.tree_flatten(aux)
+        else:
+            aux_leaves, aux_tree = [], None
+        out_leaves, out_tree = tu.tree_flatten(out)
+        out_info.append((out_tree, len(out_leaves), aux_tree))
+        return out_leaves + aux_leaves
+
+    nonzero = [_differentiable(x) for x in leaves]
+    full = linearize_flat(flat_fun, leaves, nonzero)
+    out_tree, n_out, aux_tree = out_info[0]
+    lin = _drop_outputs(full, n_out)
+    primal_avals = [tracing.get_aval(x, "linearize", i) for i, x in enumerate(leaves)]
+
+    def f_jvp(*tangents: Any) -> Any:
+        t_leaves, t_tree = tu.tree_flatten(tuple(tangents))
+        if t_tree != in_tree:
+            raise TypeError(
+                f"linearize: the linearized function takes tangents with the structure of the "
+                f"primals {in_tree}, got {t_tree}"
+            )
+        for t, aval in zip(t_leaves, primal_avals, strict=True):
+            expected = tangent_aval(aval)
+            if _shape_of(t) != expected.shape or _dtype_of(t) != expected.dtype:
+                raise ValueError(
+                    f"linearize: a tangent of type {_dtype_of(t)}{list(_shape_of(t))} was given "
+                    f"for a primal of type {aval.str_short()}; expected "
+                    f"{expected.str_short()}"
+                )
+        args = list(lin.residuals) + [t for t, nz in zip(t_leaves, nonzero) if nz]
+        outs = tracing.eval_program_bind(lin.linear, args)
+        touts = fill_zeros(outs, lin.out_nonzero, lin.primals_out)
+        return tu.tree_unflatten(out_tree, [_output_tangent(t, None) for t in touts])
+
+    primal_out = tu.tree_unflatten(out_tree, full.primals_out[:n_out])
+    if has_aux:
+        return primal_out, f_jvp, tu.tree_unflatten(aux_tree, full.primals_out[n_out:])
+    return primal_out, f_jvp
+
+
+def _basis(aval: ShapedArray, k: int) -> np.ndarray:
+    e = np.zeros(aval.size, aval.dtype)
+    e[k] = 1
+    return e.reshape(aval.shape)
+
+
+def _assemble(blocks: list, out_aval: ShapedArray, in_aval: ShapedArray, fwd: bool) -> Any:
+    """The Jacobian block of one output leaf w.r.t. one input leaf, shaped
+    ``out.shape + in.shape``, from its columns (fwd) or rows (rev)."""
+    import refimpl.numpy as rnp
+
+    shape = (*out_aval.shape, *in_aval.shape)
+    if not blocks:
+        return rnp.zeros(shape, out_aval.dtype)
+    if fwd:  # one column per input element, each of the output's shape
+        stacked = rnp.stack([rnp.reshape(b, (-1,)) for b in blocks], axis=1)
+    else:  # one row per output element, each of the input's shape
+        stacked = rnp.stack([rnp.reshape(b, (-1,)) for b in blocks], axis=0)
+    return rnp.reshape(stacked, shape)
+
+
+def _jac_check_inputs(api: str, leaves: list, holomorphic: bool, allow_int: bool = False):
+    for x in leaves:
+        aval = tracing.get_aval(x, api, "argument")
+        if holomorphic:
+            if not dtypes.is_complex(aval.dtype):
+                raise TypeError(
+                    f"{api} with holomorphic=True requires inputs with complex dtype, but got "
+                    f"{aval.dtype.name}."
+                )
+        elif not dtypes.is_inexact(aval.dtype) or dtypes.is_complex(aval.dtype):
+            if api == "jacrev" and allow_int and not dtypes.is_complex(aval.dtype):
+                continue
+            raise TypeError(
+                f"{api} requires real-valued inputs (input dtype that is a sub-dtype of "
+                f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, "
+                "pass holomorphic=True. For differentiation of non-holomorphic functions "
+                "involving complex inputs or integer inputs, use jax.jvp directly."
+                if api == "jacfwd"
+                else f"{api} requires real- or complex-valued inputs (input dtype that is a "
+                f"sub-dtype of np.inexact), but got {aval.dtype.name}. If you want to use "
+                "Boolean- or integer-valued inputs, use vjp or set allow_int to True."
+            )
+
+
+def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> Callable:
+    if not callable(fun):
+        raise TypeError(f"{api}: fun must be callable, got {type(fun).__name__}")
+    nums = _argnums_tuple(api, argnums)
+    fwd = api == "jacfwd"
+
+    def jac_f(*args: Any, **kwargs: Any) -> Any:
+        tu = _tree()
+        _dyn_args(api, args, nums)
+        dyn = tuple(args[i] for i in nums)
+        leaves, in_tree = tu.tree_flatten(dyn)
+        _jac_check_inputs(api, leaves, holomorphic, allow_int)
+        info: list[Any] = []
+
+        def flat_fun(*xs: Any) -> list[Any]:
+            full = list(args)
+            for i, value in zip(nums, tu.tree_unflatten(in_tree, list(xs)), strict=True):
+                full[i] = value
+            out = fun(*full, **kwargs)
+            if has_aux:
+                out, aux = _split_aux(api, out)
+                aux_leaves, aux_tree = tu.tree_flatten(aux)
+            else:
+                aux_leaves, aux_tree = [], None
+            out_leaves, out_tree = tu.tree_flatten(out)
+            info.append((out_tree, len(out_leaves), aux_tree))
+            return out_leaves + aux_leaves
+
+        in_avals = [tracing.get_aval(x, api, i) for i, x in enumerate(leaves)]
+        if fwd:
+            columns: list[list[list[Any]]] = []  # [in leaf][element][out leaf]
+            outs = None
+            for i, aval in enumerate(in_avals):
+                per_leaf = []
+                for k in range(aval.size):
+                    tangents = [
+                        ad_basis if j == i else Zero(tangent_aval(a))
+                        for j, a in enumerate(in_avals)
+                        for ad_basis in [_basis(aval, k)]
+                    ]
+                    outs, touts = jvp_flat(flat_fun, leaves, tangents)
+                    per_leaf.append([instantiate(t) for t in touts])
+                columns.append(per_leaf)
+            if outs is None:
+                outs = list(flat_fun(*leaves))
+        else:
+            nonzero = [True] * len(leaves)
+            full = linearize_flat(flat_fun, leaves, nonzero)
+            outs = full.primals_out
+        out_tree, n_out, aux_tree = info[0]
+        out_avals = [tracing.get_aval(o, api, i) for i, o in enumerate(outs[:n_out])]
+        if not fwd:
+            lin = _drop_outputs(full, n_out)
+            rows: list[list[list[Any]]] = []  # [out leaf][element][in leaf]
+            for j, aval in enumerate(out_avals):
+                per_out = []
+                for k in range(aval.size):
+                    cts = [
+                        _basis(aval, k) if m == j else Zero(tangent_aval(a))
+                        for m, a in enumerate(out_avals)
+                    ]
+                    cts = [c for c, nz in zip(cts, lin.out_nonzero) if nz]
+                    num_res = len(lin.residuals)
+                    n_lin = len(lin.linear.in_vars) - num_res
+                    got = backward_pass(
+                        lin.linear,
+                        [False] * num_res + [True] * n_lin,
+                        list(lin.residuals) + [None] * n_lin,
+                        cts,
+                    )[num_res:]
+                    per_out.append([instantiate(g) for g in got])
+                rows.append(per_out)
+        blocks = []
+        for j, o_aval in enumerate(out_avals):
+            per_in = []
+            for i, i_aval in enumerate(in_avals):
+                if fwd:
+                    parts = [col[j] for col in columns[i]]
+                else:
+                    parts = [row[i] for row in rows[j]]
+                per_in.append(_assemble(parts, o_aval, i_aval, fwd))
+            tree = tu.tree_unflatten(in_tree, per_in)
+            blocks.append(tree if isinstance(argnums, (tuple, list)) else tree[0])
+        jac = tu.tree_unflatten(out_tree, blocks)
+        if has_aux:
+            return jac, tu.tree_unflatten(aux_tree, outs[n_out:])
+        return jac
+
+    jac_f.__name__ = f"{api}({getattr(fun, '__name__', 'fun')})"
+    return jac_f
+
+
+def jacfwd(
+    fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+    holomorphic: bool = False,
+) -> Callable:  # fmt: skip
+    """``jax.jacfwd``: the Jacobian by forward mode, one JVP per input element
+    (block ``[out leaf][in leaf]`` of shape ``out.shape + in.shape``)."""
+    return _jacobian("jacfwd", fun, argnums, has_aux, holomorphic)
+
+
+def jacrev(
+    fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+    holomorphic: bool = False, allow_int: bool = False,
+) -> Callable:  # fmt: skip
+    """``jax.jacrev``: the Jacobian by reverse mode: one linearization, one
+    backward pass per output element."""
+    return _jacobian("jacrev", fun, argnums, has_aux, holomorphic, allow_int)
+
+
+def hessian(
+    fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
+    holomorphic: bool = False,
+) -> Callable:  # fmt: skip
+    """``jax.hessian``: ``jacfwd(jacrev(fun))``."""
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
+
+
+def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Callable:
+    """``jax.linear_transpose``: the transpose of the linear function ``fun``
+    at the types of ``primals`` (values or ``ShapeDtypeStruct``s). ``fun``
+    is traced once; its equations must be linear in its inputs (a primitive
+    without a transpose rule is a ``NotImplementedError`` naming it)."""
+    if not callable(fun):
+        raise TypeError(f"linear_transpose: fun must be callable, got {type(fun).__name__}")
+    tu = _tree()
+    leaves, in_tree = tu.tree_flatten(tuple(primals))
+    in_avals = []
+    for i, x in enumerate(leaves):
+        if hasattr(x, "shape") and hasattr(x, "dtype") and not tracing.is_array_like(x):
+            aval = ShapedArray(tuple(x.shape), np.dtype(x.dtype))
+        else:
+            aval = tracing.get_aval(x, "linear_transpose", i)
+        in_avals.append(aval)
+    out_trees: list[Any] = []
+
+    def flat_fun(*xs: Any) -> list[Any]:
+        out_leaves, out_tree = tu.tree_flatten(fun(*tu.tree_unflatten(in_tree, list(xs))))
+        out_trees.append(out_tree)
+        return out_leaves
+
+    program, captured, _ = tracing.trace_to_program(
+        flat_fun, in_avals, "linear_transpose", ["a linear input"] * len(in_avals)
+    )
+    in_dtypes = [a.dtype for a in in_avals]
+    out_dtypes = [a.dtype for a in program.out_avals]
+    if not all(dtypes.is_inexact(d) for d in in_dtypes + out_dtypes):
+        raise TypeError(
+            "linear_transpose only supports [float or complex] -> [float or complex], and "
+            f"integer -> integer functions, but got {in_dtypes} -> {out_dtypes}."
+        )
+    out_tree = out_trees[0]
+    n_captured = len(captured)
+
+    def transposed(out_ct: Any) -> tuple:
+        ct_leaves, ct_tree = tu.tree_flatten(out_ct)
+        if ct_tree != out_tree:
+            raise TypeError(
+                f"linear_transpose: cotangent structure {ct_tree} does not match the output "
+                f"structure {out_tree}"
+            )
+        linear = [False] * n_captured + [True] * len(in_avals)
+        cts = backward_pass(
+            program, linear, list(captured) + [None] * len(in_avals), list(ct_leaves)
+        )[n_captured:]
+        return tu.tree_unflatten(in_tree, [_output_tangent(c, None) for c in cts])
+
+    return transposed

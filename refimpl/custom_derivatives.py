@@ -1,0 +1,527 @@
+"""``custom_jvp`` and ``custom_vjp``: functions whose derivative is given by the user.
+
+``custom_jvp_call[call=P, jvp=R](args)``
+    evaluates the closed Program ``P`` (the primal function); under forward
+    mode and linearize its tangent is ``R(primals, tangents)``, the user's
+    JVP rule, instead of the derivative of ``P``.
+
+``custom_vjp_call[call=P, fwd=F, bwd=B](args)``
+    evaluates ``P``; under linearize the known part is ``F(primals) ->
+    (outputs, residuals)`` and the tangent part is one ``custom_lin``
+    equation holding ``B``, whose transpose is ``B(residuals, cotangents)``.
+    Forward mode is a ``TypeError`` as in JAX.
+
+Outside any transformation the decorated function is simply called. Keyword
+arguments are resolved to positions from the signature of the function, as
+in JAX; a keyword-only parameter passed by keyword is a ``TypeError``.
+Arguments in ``nondiff_argnums`` are not differentiated: they are passed to
+the rules as given (first, in order), as in JAX.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, tracing, tree_util
+from refimpl.core import Program, ShapedArray, avals_str
+from refimpl.primitives.base import Primitive
+from refimpl.transforms import ad
+from refimpl.transforms.ad_util import Zero, tangent_aval
+
+#: What a rule with ``symbolic_zeros=True`` receives for a zero tangent or cotangent.
+SymbolicZero = Zero
+
+
+def _name(fun: Callable) -> str:
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def _resolve_kwargs(kind: str, fun: Callable, args: tuple, kwargs: dict) -> tuple:
+    """Positional arguments from ``args``/``kwargs`` by ``fun``'s signature."""
+    if not kwargs:
+        return args
+    try:
+        target = fun
+        if isinstance(fun, functools.partial):
+            target = lambda *a, **k: None  # noqa: E731 - a partial's signature is opaque
+        bound = inspect.signature(target).bind(*args, **kwargs)
+        bound.apply_defaults()
+        passed = [k for k in bound.kwargs if k in kwargs]
+        if passed:
+            raise TypeError(
+                "The following keyword arguments could not be resolved to positions: "
+                + ", ".join(passed)
+            )
+    except TypeError as e:
+        raise TypeError(
+            f"The input arguments to the {kind}-decorated function {_name(fun)} could not be "
+            f"resolved to positional-only arguments. Binding failed with the error:\n{e}"
+        ) from e
+    return bound.args
+
+
+def _check_nondiff_argnums(kind: str, nondiff_argnums: Any) -> tuple[int, ...]:
+    try:
+        nums = tuple(int(i) for i in nondiff_argnums)
+    except TypeError:
+        raise TypeError(
+            f"{kind}: nondiff_argnums must be a tuple of ints, got {nondiff_argnums!r}"
+        ) from None
+    if any(i < 0 for i in nums):
+        raise ValueError(f"{kind}: nondiff_argnums must be non-negative, got {nums}")
+    return tuple(sorted(set(nums)))
+
+
+class _Split:
+    """A call's arguments split into the non-differentiated ones and the flat
+    leaves of the differentiated ones."""
+
+    def __init__(self, kind: str, args: tuple, nondiff_argnums: tuple[int, ...]) -> None:
+        if nondiff_argnums and max(nondiff_argnums) >= len(args):
+            raise TypeError(
+                f"{kind}: nondiff_argnums={nondiff_argnums} but the function was called with "
+                f"only {len(args)} positional arguments"
+            )
+        self.nondiff = [args[i] for i in nondiff_argnums]
+        self.positions = [i for i in range(len(args)) if i not in nondiff_argnums]
+        self.nondiff_argnums = nondiff_argnums
+        self.n_args = len(args)
+        diff = tuple(args[i] for i in self.positions)
+        self.leaves, self.in_tree = tree_util.tree_flatten(diff)
+
+    def full_args(self, leaves: Sequence[Any]) -> list[Any]:
+        diff = tree_util.tree_unflatten(self.in_tree, list(leaves))
+        full: list[Any] = [None] * self.n_args
+        for i, value in zip(self.nondiff_argnums, self.nondiff, strict=True):
+            full[i] = value
+        for i, value in zip(self.positions, diff, strict=True):
+            full[i] = value
+        return full
+
+    def diff_args(self, leaves: Sequence[Any]) -> tuple:
+        return tuple(tree_util.tree_unflatten(self.in_tree, list(leaves)))
+
+
+def _trace_primal(kind: str, fun: Callable, split: _Split) -> tuple[Program, list, Any]:
+    """Trace the primal function on the differentiated leaves -> (program,
+    captured values, output tree)."""
+    out_trees: list[Any] = []
+
+    def flat_fun(*leaves: Any) -> list[Any]:
+        out = fun(*split.full_args(leaves))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        for i, leaf in enumerate(out_leaves):
+            if not tracing.is_array_like(leaf):
+                raise TypeError(
+                    f"{kind} function {_name(fun)} output leaf {i} is a "
+                    f"{type(leaf).__name__}, not an array"
+                )
+        out_trees.append(out_tree)
+        return out_leaves
+
+    avals = [tracing.get_aval(x, _name(fun), i) for i, x in enumerate(split.leaves)]
+    origins = [f"an argument of {_name(fun)}"] * len(avals)
+    program, captured, _ = tracing.trace_to_program(flat_fun, avals, _name(fun), origins)
+    return program, list(captured), out_trees[0]
+
+
+def _check_no_closed_over_tangents(kind: str, tangents: Sequence[Any], num_consts: int) -> None:
+    if any(type(t) is not Zero for t in tangents[:num_consts]):
+        raise TypeError(
+            f"Detected differentiation of a {kind} function with respect to a closed-over "
+            f"value. That isn't supported because the custom rule only specifies how to "
+            f"differentiate the {kind} function with respect to explicit input parameters. "
+            "Try passing the closed-over value into the function as an argument, and "
+            "adapting the rule."
+        )
+
+
+def _call_abstract_eval(*avals: ShapedArray, call: Program, **_: Any) -> list[ShapedArray]:
+    if list(avals) != call.in_avals:
+        raise TypeError(
+            f"custom derivative call: operands ({avals_str(avals)}) but the function takes "
+            f"({avals_str(call.in_avals)})"
+        )
+    return call.out_avals
+
+
+def _call_impl(*args: np.ndarray, call: Program, **_: Any) -> list[Any]:
+    from refimpl.interpreter import eval_program
+
+    return eval_program(call, args)
+
+
+def _call_lowering(ctx: Any, *args: Any, call: Program, **params: Any) -> list[Any]:
+    return ctx.call(call, "custom_call", args)
+
+
+# --- custom_jvp ---------------------------------------------------------------------------
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_jvp_call_p.def_abstract_eval(_call_abstract_eval)
+custom_jvp_call_p.def_impl(_call_impl)
+custom_jvp_call_p.def_lowering(_call_lowering)
+
+
+class _JVPRule:
+    """The user's JVP rule for one call, flat in and flat out."""
+
+    def __init__(self, owner: custom_jvp, split: _Split, out_tree: Any, out_avals: list) -> None:
+        self.owner = owner
+        self.split = split
+        self.out_tree = out_tree
+        self.out_avals = out_avals
+
+    def __repr__(self) -> str:
+        return f"jvp_of({_name(self.owner.fun)})"
+
+    def __call__(self, primals: list, tangents: list) -> tuple[list, list]:
+        owner, split = self.owner, self.split
+        if not owner.symbolic_zeros:
+            tangents = [ad.instantiate(t) for t in tangents]
+        primals = [ad.user_value(p) for p in primals]
+        tangents = [t if type(t) is Zero else ad.user_value(t) for t in tangents]
+        p_args = split.diff_args(primals)
+        t_args = split.diff_args(tangents)
+        out = owner.jvp(*split.nondiff, p_args, t_args)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(
+                "Custom JVP rule must produce a pair (list or tuple of length two) "
+                f"representing primal and tangent outputs, but got {out!r:.200}."
+            )
+        primal_out, tangent_out = out
+        p_leaves, p_tree = tree_util.tree_flatten(primal_out)
+        t_leaves, t_tree = tree_util.tree_flatten(tangent_out, is_leaf=_is_zero)
+        if p_tree != self.out_tree:
+            raise TypeError(
+                f"Custom JVP rule for function {_name(owner.fun)} must produce a primal output "
+                f"with the same container (pytree) structure as the function's output "
+                f"{self.out_tree}, but got {p_tree}."
+            )
+        if p_tree != t_tree:
+            raise TypeError(
+                f"Custom JVP rule for function {_name(owner.fun)} must produce primal and "
+                f"tangent outputs with equal container (pytree) structures, but got {p_tree} "
+                f"and {t_tree} respectively."
+            )
+        touts = []
+        for t, aval in zip(t_leaves, self.out_avals, strict=True):
+            expected = tangent_aval(aval)
+            if type(t) is Zero or expected.dtype == dtypes.float0:
+                touts.append(Zero(expected))
+                continue
+            got = tracing.get_aval(t, "custom_jvp", "tangent")
+            if got.shape != expected.shape or got.dtype != expected.dtype:
+                raise TypeError(
+                    "Custom JVP rule must produce primal and tangent outputs with "
+                    f"corresponding shapes and dtypes. Expected {expected.str_short()} (tangent "
+                    f"type of {aval.str_short()}) but got {got.str_short()}."
+                )
+            touts.append(t)
+        return p_leaves, touts
+
+
+def _is_zero(x: Any) -> bool:
+    return type(x) is Zero
+
+
+def _custom_jvp_call_jvp(primals, tangents, *, call, jvp, num_consts, symbolic_zeros):
+    _check_no_closed_over_tangents("custom_jvp", tangents, num_consts)
+    return jvp(list(primals[num_consts:]), list(tangents[num_consts:]))
+
+
+custom_jvp_call_p.def_jvp(_custom_jvp_call_jvp)
+
+
+class custom_jvp:
+    """``jax.custom_jvp``: ``f = custom_jvp(fun)``, then ``f.defjvp(rule)`` with
+    ``rule(primals, tangents) -> (primal_out, tangent_out)`` (``primals`` and
+    ``tangents`` are tuples of the differentiated arguments; arguments in
+    ``nondiff_argnums`` come first, as given), or ``f.defjvps(*rules)``."""
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
+        if not callable(fun):
+            raise TypeError(f"custom_jvp: fun must be callable, got {type(fun).__name__}")
+        self.fun = fun
+        self.nondiff_argnums = _check_nondiff_argnums("custom_jvp", nondiff_argnums)
+        self.jvp: Callable | None = None
+        self.symbolic_zeros = False
+        functools.update_wrapper(self, fun)
+
+    def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
+        self.jvp = jvp
+        self.symbolic_zeros = bool(symbolic_zeros)
+        return jvp
+
+    def defjvps(self, *jvps: Callable | None) -> None:
+        """One rule per differentiated argument: ``jvp_i(tangent_i, primal_out,
+        *primals) -> tangent contribution``; ``None`` for a zero contribution.
+        The output tangent is the sum of the contributions."""
+        if self.nondiff_argnums:
+            raise TypeError("Can't use ``defjvps`` with ``nondiff_argnums``.")
+
+        def jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+            primal_out = self(*primals)
+            total: Any = None
+            for rule, t in zip(jvps, tangents, strict=False):
+                if rule is None:
+                    continue
+                contribution = rule(t, primal_out, *primals)
+                total = (
+                    contribution
+                    if total is None
+                    else tree_util.tree_map(lambda a, b: a + b, total, contribution)
+                )
+            if total is None:
+                total = tree_util.tree_map(lambda p: p * 0, primal_out)
+            return primal_out, total
+
+        self.defjvp(jvp)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        name = _name(self.fun)
+        if self.jvp is None:
+            raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
+        args = _resolve_kwargs("custom_jvp", self.fun, args, kwargs)
+        if not tracing.is_tracing():
+            return self.fun(*args)
+        split = _Split("custom_jvp", args, self.nondiff_argnums)
+        program, captured, out_tree = _trace_primal("custom_jvp", self.fun, split)
+        rule = _JVPRule(self, split, out_tree, program.out_avals)
+        outs = custom_jvp_call_p.bind(
+            *captured,
+            *split.leaves,
+            call=program,
+            jvp=rule,
+            num_consts=len(captured),
+            symbolic_zeros=self.symbolic_zeros,
+        )
+        return tree_util.tree_unflatten(out_tree, outs)
+
+
+# --- custom_vjp ---------------------------------------------------------------------------
+
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_vjp_call_p.def_abstract_eval(_call_abstract_eval)
+custom_vjp_call_p.def_impl(_call_impl)
+custom_vjp_call_p.def_lowering(_call_lowering)
+
+_NO_JVP = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
+
+
+class _VJPRules:
+    """The user's fwd and bwd for one call."""
+
+    def __init__(self, owner: custom_vjp, split: _Split, out_tree: Any, out_avals: list) -> None:
+        self.owner = owner
+        self.split = split
+        self.out_tree = out_tree
+        self.out_avals = out_avals
+
+    def __repr__(self) -> str:
+        return f"vjp_of({_name(self.owner.fun)})"
+
+    def fwd(self, primals: list) -> tuple[list, list, Any]:
+        owner, split = self.owner, self.split
+        out = owner.fwd(*split.full_args([ad.user_value(p) for p in primals]))
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(
+                f"Custom VJP fwd rule {_name(owner.fwd)} for function {_name(owner.fun)} must "
+                "produce a pair (list or tuple of length two) where the first element "
+                "represents the primal output (equal to the output of the custom_vjp-decorated "
+                f"function {_name(owner.fun)}) and the second element represents residuals "
+                f"(i.e. values stored from the forward pass for use on the backward pass), but "
+                f"got {out!r:.200}."
+            )
+        primal_out, res = out
+        p_leaves, p_tree = tree_util.tree_flatten(primal_out)
+        if p_tree != self.out_tree:
+            raise TypeError(
+                f"Custom VJP fwd rule {_name(owner.fwd)} for function {_name(owner.fun)} must "
+                "produce a pair (list or tuple of length two) where the first element "
+                "represents the primal output (equal to the output of the custom_vjp-decorated "
+                f"function), but got primal output structure {p_tree} while the function "
+                f"outputs {self.out_tree}."
+            )
+        for p, aval in zip(p_leaves, self.out_avals, strict=True):
+            got = tracing.get_aval(p, "custom_vjp", "fwd output")
+            if got.strip_weak() != aval.strip_weak():
+                raise TypeError(
+                    f"Custom VJP fwd rule {_name(owner.fwd)} must produce primal outputs of the "
+                    f"types of the function's outputs; expected {aval.str_short()}, got "
+                    f"{got.str_short()}."
+                )
+        res_leaves, res_tree = tree_util.tree_flatten(res)
+        return p_leaves, res_leaves, res_tree
+
+    def bwd(self, res: list, res_tree: Any, cts: list) -> list:
+        owner, split = self.owner, self.split
+        if not owner.symbolic_zeros:
+            cts = [ad.instantiate(c) for c in cts]
+        cts = [c if type(c) is Zero else ad.user_value(c) for c in cts]
+        res = [ad.user_value(r) for r in res]
+        ct_tree = tree_util.tree_unflatten(self.out_tree, cts)
+        out = owner.bwd(*split.nondiff, tree_util.tree_unflatten(res_tree, res), ct_tree)
+        n_diff = len(split.positions)
+        if not isinstance(out, (tuple, list)) or len(out) != n_diff:
+            got = tree_util.tree_structure(out)
+            raise TypeError(
+                "Custom VJP bwd rule must produce an output with the same container (pytree) "
+                "structure as the args tuple of the primal function, and in particular must "
+                "produce a tuple of length equal to the number of arguments to the primal "
+                f"function, but got bwd output structure {got} for primal input structure "
+                f"{split.in_tree}."
+            )
+        leaves: list[Any] = []
+        for arg_ct, arg in zip(out, split.diff_args(split.leaves), strict=True):
+            arg_leaves = tree_util.tree_leaves(arg)
+            if arg_ct is None:
+                leaves.extend([None] * len(arg_leaves))
+                continue
+            ct_leaves, ct_tree = tree_util.tree_flatten(arg_ct, is_leaf=_is_zero)
+            if len(ct_leaves) != len(arg_leaves):
+                raise TypeError(
+                    "Custom VJP bwd rule must produce an output with the same container "
+                    f"(pytree) structure as the args tuple of the primal function; got {ct_tree} "
+                    f"for an argument with {len(arg_leaves)} leaves."
+                )
+            leaves.extend(ct_leaves)
+        return leaves
+
+
+def _custom_vjp_call_jvp(primals, tangents, **params):
+    raise TypeError(_NO_JVP)
+
+
+def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, symbolic_zeros):
+    _check_no_closed_over_tangents("custom_vjp", tangents, num_consts)
+    primals, tangents = list(primals[num_consts:]), list(tangents[num_consts:])
+    outs, res, res_tree = rules.fwd(primals)
+    nonzero = [type(t) is not Zero for t in tangents]
+    in_avals = call.in_avals[num_consts:]
+    touts = custom_lin_p.bind(
+        *res,
+        *[t for t in tangents if type(t) is not Zero],
+        num_res=len(res),
+        rules=rules,
+        res_tree=res_tree,
+        in_nonzero=tuple(nonzero),
+        in_avals=tuple(in_avals),
+        out_avals=tuple(tangent_aval(a) for a in call.out_avals),
+    )
+    return outs, touts
+
+
+custom_vjp_call_p.def_jvp(_custom_vjp_call_jvp)
+custom_vjp_call_p.linearize_rule = _custom_vjp_call_linearize
+
+#: The tangent part of a linearized custom_vjp call: ``outs = custom_lin(res,
+#: tangents)``. It is only ever transposed (by calling ``bwd``); evaluating it
+#: would be forward mode, which custom_vjp does not define.
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+
+
+@custom_lin_p.def_abstract_eval
+def _custom_lin_abstract_eval(*avals, out_avals, **_):
+    return list(out_avals)
+
+
+@custom_lin_p.def_impl
+def _custom_lin_impl(*args, **_):
+    raise TypeError(_NO_JVP)
+
+
+@custom_lin_p.def_jvp
+def _custom_lin_jvp(primals, tangents, **_):
+    raise TypeError(_NO_JVP)
+
+
+@custom_lin_p.def_transpose
+def _custom_lin_transpose(cts, *args, num_res, rules, res_tree, in_nonzero, in_avals, out_avals):
+    res = list(args[:num_res])
+    cts = [Zero(a) if a.dtype == dtypes.float0 else c for c, a in zip(cts, out_avals, strict=True)]
+    leaves = rules.bwd(res, res_tree, cts)
+    result: list[Any] = [None] * num_res
+    for ct, nz, aval in zip(leaves, in_nonzero, in_avals, strict=True):
+        if not nz:
+            continue
+        expected = tangent_aval(aval)
+        if ct is None or type(ct) is Zero:
+            result.append(Zero(expected))
+            continue
+        got = tracing.get_aval(ct, "custom_vjp", "bwd output")
+        if got.shape != expected.shape:
+            raise ValueError(
+                f"Custom VJP bwd rule must produce an output with a shape matching the "
+                f"corresponding primal input: expected {expected.str_short()}, got "
+                f"{got.str_short()}."
+            )
+        result.append(ad.match_aval(ct, expected) if got.dtype == expected.dtype else ct)
+    return result
+
+
+class custom_vjp:
+    """``jax.custom_vjp``: ``f = custom_vjp(fun)``, then ``f.defvjp(fwd, bwd)``:
+    ``fwd(*args) -> (out, residuals)``, ``bwd(residuals, out_cotangent) ->``
+    a tuple with one cotangent per differentiated argument (``None`` for zero).
+    Arguments in ``nondiff_argnums`` come first in ``bwd``'s arguments."""
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
+        if not callable(fun):
+            raise TypeError(f"custom_vjp: fun must be callable, got {type(fun).__name__}")
+        self.fun = fun
+        self.nondiff_argnums = _check_nondiff_argnums("custom_vjp", nondiff_argnums)
+        self.fwd: Callable | None = None
+        self.bwd: Callable | None = None
+        self.symbolic_zeros = False
+        functools.update_wrapper(self, fun)
+
+    def defvjp(
+        self,
+        fwd: Callable,
+        bwd: Callable,
+        symbolic_zeros: bool = False,
+        optimize_remat: bool = False,
+    ) -> None:
+        if optimize_remat:
+            raise NotImplementedError(
+                "custom_vjp.defvjp(optimize_remat=True) is not implemented yet"
+            )
+        self.fwd = fwd
+        self.bwd = bwd
+        self.symbolic_zeros = bool(symbolic_zeros)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        name = _name(self.fun)
+        if self.fwd is None or self.bwd is None:
+            raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
+        args = _resolve_kwargs("custom_vjp", self.fun, args, kwargs)
+        if not tracing.is_tracing():
+            return self.fun(*args)
+        split = _Split("custom_vjp", args, self.nondiff_argnums)
+        program, captured, out_tree = _trace_primal("custom_vjp", self.fun, split)
+        rules = _VJPRules(self, split, out_tree, program.out_avals)
+        outs = custom_vjp_call_p.bind(
+            *captured,
+            *split.leaves,
+            call=program,
+            rules=rules,
+            num_consts=len(captured),
+            symbolic_zeros=self.symbolic_zeros,
+        )
+        return tree_util.tree_unflatten(out_tree, outs)

@@ -1,0 +1,124 @@
+"""The AD API surface: linearize, jacobians, hessian, linear_transpose, float0, errors."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+
+
+def _close(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+X = np.array([0.1, 0.5, 0.9], np.float32)
+Y = np.array([1.0, 2.0], np.float32)
+
+
+def _f(x, y, np_):
+    return {"a": np_.sin(x) * y[0], "b": np_.sum(x * x) * y}
+
+
+@pytest.mark.parametrize("name", ["jacfwd", "jacrev"])
+def test_jacobians_match_jax_with_pytrees_and_argnums(name):
+    api, japi = getattr(ri, name), getattr(jax, name)
+    got = api(lambda x, y: _f(x, y, rnp), argnums=(0, 1))(X, Y)
+    want = japi(lambda x, y: _f(x, y, jnp), argnums=(0, 1))(X, Y)
+    for key in ("a", "b"):
+        for g, w in zip(got[key], want[key]):
+            assert np.shape(g) == np.shape(w)
+            _close(g, w)
+    got = api(lambda x, y: _f(x, y, rnp))(X, Y)
+    want = japi(lambda x, y: _f(x, y, jnp))(X, Y)
+    _close(got["a"], want["a"])
+    _close(got["b"], want["b"])
+
+
+def test_hessian_matches_jax():
+    def h(x, np_):
+        return np_.sum(np_.sin(x) * x * x)
+
+    _close(ri.hessian(lambda x: h(x, rnp))(X), jax.hessian(lambda x: h(x, jnp))(X))
+
+
+def test_linearize_matches_jax():
+    def h(x, np_):
+        return np_.sin(x) * x
+
+    out, f_jvp = ri.linearize(lambda x: h(x, rnp), X)
+    jout, jf_jvp = jax.linearize(lambda x: h(x, jnp), X)
+    _close(out, jout)
+    t = np.array([1.0, -2.0, 0.5], np.float32)
+    _close(f_jvp(t), jf_jvp(t))
+
+
+def test_linear_transpose_matches_jax():
+    def lin(a):
+        return 2.0 * a[:2] + a[1:]
+
+    _close(ri.linear_transpose(lin, X)(Y)[0], jax.linear_transpose(lin, X)(Y)[0])
+
+
+def test_float0_tangents_for_integer_inputs():
+    f0 = ri.dtypes.float0
+    assert f0 == jax.dtypes.float0
+    _, t = ri.jvp(lambda i: i * 2, (np.int32(3),), (np.zeros((), f0),))
+    _, jt = jax.jvp(lambda i: i * 2, (np.int32(3),), (np.zeros((), jax.dtypes.float0),))
+    assert t.dtype == jt.dtype == f0 and t.shape == jt.shape
+    g = ri.grad(lambda x, i: x * i, argnums=(0, 1), allow_int=True)(np.float32(2.0), np.int32(3))
+    jg = jax.grad(lambda x, i: x * i, argnums=(0, 1), allow_int=True)(np.float32(2.0), np.int32(3))
+    _close(g[0], jg[0])
+    assert g[1].dtype == jg[1].dtype == f0
+    _, pb = ri.vjp(lambda x, i: x * i, np.float32(2.0), np.int32(3))
+    assert pb(np.float32(1.0))[1].dtype == f0
+
+
+def test_jvp_argument_errors_as_jax():
+    with pytest.raises(TypeError, match="must be tuples or lists"):
+        ri.jvp(lambda x: x, np.float32(1), np.float32(1))
+    with pytest.raises(TypeError, match="do not match; dtypes must be equal"):
+        ri.jvp(lambda x: x, (np.float32(1),), (np.int32(1),))
+    with pytest.raises(ValueError, match="different primal and tangent shapes"):
+        ri.jvp(lambda x: x, (np.ones(2, np.float32),), (np.ones(3, np.float32),))
+    with pytest.raises(TypeError, match="same tree structure"):
+        ri.jvp(lambda x, y: x, (X, X), (X,))
+
+
+def test_grad_errors_as_jax():
+    for api in (ri, jax):
+        with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs"):
+            api.grad(lambda x: x * 2)(np.int32(1))
+        with pytest.raises(TypeError, match="Gradient only defined for scalar-output functions"):
+            api.grad(lambda x: x * 2.0)(np.ones(3, np.float32))
+        with pytest.raises(TypeError, match="requires real-valued outputs"):
+            api.grad(lambda x: (x * 2).astype(np.int32))(np.float32(1))
+        with pytest.raises(TypeError, match="argnums"):
+            api.grad(lambda x: x, argnums=2)(np.float32(1))
+
+
+def test_value_and_grad_with_aux_and_pytree_argument():
+    def loss(params, x, np_):
+        w, b = params["w"], params["b"]
+        y = np_.tanh(x @ w + b)
+        return np_.sum(y * y), y
+
+    params = {"w": np.ones((3, 2), np.float32) * 0.1, "b": np.zeros(2, np.float32)}
+    (v, aux), g = ri.value_and_grad(lambda p, x: loss(p, x, rnp), has_aux=True)(params, X)
+    (jv, jaux), jg = jax.value_and_grad(lambda p, x: loss(p, x, jnp), has_aux=True)(params, X)
+    _close(v, jv)
+    _close(aux, jaux)
+    _close(g["w"], jg["w"])
+    _close(g["b"], jg["b"])
+
+
+def test_pjrt_jit_of_grad_runs():
+    pytest.importorskip("refimpl._pjrt")
+
+    def f(x):
+        return rnp.sum(rnp.sin(x) * x)
+
+    got = ri.jit(ri.grad(f), backend="pjrt")(X)
+    want = jax.grad(lambda x: jnp.sum(jnp.sin(x) * x))(X)
+    _close(got, want)

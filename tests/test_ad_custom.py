@@ -1,0 +1,159 @@
+"""custom_jvp and custom_vjp against jax.custom_jvp / jax.custom_vjp."""
+
+import jax
+import numpy as np
+import pytest
+
+import refimpl as ri
+from refimpl import lax
+
+
+def _close(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+X, Y = np.float32(0.3), np.float32(2.0)
+
+
+def _make_jvp(custom_jvp, L):
+    @custom_jvp
+    def f(x, y):
+        return L.sin(x) * y
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        x, y = primals
+        tx, ty = tangents
+        # deliberately not the true derivative (factor 2), so the rule is observable
+        return f(x, y), 2.0 * L.cos(x) * y * tx + L.sin(x) * ty
+
+    return f
+
+
+def _make_vjp(custom_vjp, L):
+    @custom_vjp
+    def g(x, y):
+        return L.sin(x) * y
+
+    def fwd(x, y):
+        return g(x, y), (L.cos(x), L.sin(x), y)
+
+    def bwd(res, ct):
+        c, s, y = res
+        return (3.0 * c * y * ct, s * ct)
+
+    g.defvjp(fwd, bwd)
+    return g
+
+
+FR, FJ = _make_jvp(ri.custom_jvp, lax), _make_jvp(jax.custom_jvp, jax.lax)
+GR, GJ = _make_vjp(ri.custom_vjp, lax), _make_vjp(jax.custom_vjp, jax.lax)
+
+
+def test_custom_jvp_rule_is_used_in_jvp_grad_and_under_jit():
+    t = (np.float32(1.0), np.float32(0.5))
+    _close(ri.jvp(FR, (X, Y), t)[1], jax.jvp(FJ, (X, Y), t)[1])
+    _close(ri.grad(FR)(X, Y), jax.grad(FJ)(X, Y))
+    _close(ri.jit(ri.grad(FR))(X, Y), jax.grad(FJ)(X, Y))
+    _close(ri.grad(ri.jit(FR))(X, Y), jax.grad(jax.jit(FJ))(X, Y))
+    _close(FR(X, Y), FJ(X, Y))
+
+
+def test_custom_jvp_defjvps():
+    def make(custom_jvp, L):
+        @custom_jvp
+        def f(x, y):
+            return x * y
+
+        f.defjvps(lambda tx, ans, x, y: 5.0 * tx * y, lambda ty, ans, x, y: x * ty)
+        return f
+
+    fr, fj = make(ri.custom_jvp, lax), make(jax.custom_jvp, jax.lax)
+    for got, want in zip(ri.grad(fr, (0, 1))(X, Y), jax.grad(fj, (0, 1))(X, Y)):
+        _close(got, want)
+
+
+def test_custom_jvp_nondiff_argnums():
+    def make(custom_jvp, L):
+        @lambda f: custom_jvp(f, nondiff_argnums=(0,))
+        def f(n, x):
+            return x**n
+
+        @f.defjvp
+        def f_jvp(n, primals, tangents):
+            (x,), (t,) = primals, tangents
+            return f(n, x), 10.0 * n * x ** (n - 1) * t
+
+        return f
+
+    fr, fj = make(ri.custom_jvp, lax), make(jax.custom_jvp, jax.lax)
+    _close(ri.grad(fr, 1)(3, X), jax.grad(fj, 1)(3, X))
+
+
+def test_custom_vjp_rule_is_used_in_grad_and_under_jit():
+    for got, want in zip(ri.grad(GR, (0, 1))(X, Y), jax.grad(GJ, (0, 1))(X, Y)):
+        _close(got, want)
+    _close(ri.jit(ri.grad(GR))(X, Y), jax.grad(GJ)(X, Y))
+    _close(ri.grad(ri.jit(GR))(X, Y), jax.grad(jax.jit(GJ))(X, Y))
+    _close(ri.grad(ri.grad(GR))(X, Y), jax.grad(jax.grad(GJ))(X, Y))
+
+
+def test_custom_vjp_inside_scan():
+    xs = np.linspace(0.1, 1, 4).astype(np.float32)
+
+    def s(xs, L, g):
+        return L.scan(lambda c, x: (g(c, x), c), np.float32(1.0), xs)[0]
+
+    _close(ri.grad(lambda xs: s(xs, lax, GR))(xs), jax.grad(lambda xs: s(xs, jax.lax, GJ))(xs))
+
+
+def test_custom_vjp_forward_mode_is_a_type_error_as_jax():
+    with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+        ri.jvp(GR, (X, Y), (X, Y))
+    with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
+        jax.jvp(GJ, (X, Y), (X, Y))
+
+
+def test_custom_vjp_keyword_arguments_resolved_to_positions():
+    _close(ri.grad(lambda x: GR(x, y=Y))(X), jax.grad(lambda x: GJ(x, y=Y))(X))
+    _close(ri.grad(lambda y: GR(x=X, y=y))(Y), jax.grad(lambda y: GJ(x=X, y=y))(Y))
+
+
+def test_keyword_only_argument_is_a_type_error_as_jax():
+    def make(custom_vjp):
+        @custom_vjp
+        def h(x, *, scale):
+            return x * scale
+
+        h.defvjp(lambda x, *, scale: (x * scale, None), lambda res, ct: (ct,))
+        return h
+
+    for api, module in ((ri, ri), (jax, jax)):
+        h = make(module.custom_vjp)
+        with pytest.raises(TypeError, match="could not be resolved to positional-only arguments"):
+            api.grad(lambda x, h=h: h(x, scale=2.0))(X)
+
+
+def test_custom_vjp_bwd_with_none_cotangent_and_symbolic_zero_inputs():
+    def make(custom_vjp, L):
+        @custom_vjp
+        def g(x, y):
+            return x * y
+
+        g.defvjp(lambda x, y: (x * y, y), lambda y, ct: (y * ct, None))
+        return g
+
+    gr, gj = make(ri.custom_vjp, lax), make(jax.custom_vjp, jax.lax)
+    for got, want in zip(ri.grad(gr, (0, 1))(X, Y), jax.grad(gj, (0, 1))(X, Y)):
+        _close(got, want)
+
+
+def test_optimize_remat_is_accepted_but_not_implemented_yet():
+    g = ri.custom_vjp(lambda x: x)
+    with pytest.raises(NotImplementedError):
+        g.defvjp(lambda x: (x, None), lambda r, ct: (ct,), optimize_remat=True)
+
+
+def test_missing_rule_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="No JVP defined"):
+        ri.custom_jvp(lambda x: x)(X)
