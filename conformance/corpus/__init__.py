@@ -25,6 +25,7 @@ FAMILIES: Sequence[str] = (
     "donation",
     "control_flow",
     "masking",
+    "ad_primitives",
 )
 
 
