@@ -609,7 +609,7 @@ def _randint(data: Any, shape: tuple[int, ...], minval: Any, maxval: Any, dtype:
         minval = rnp.astype(minval, int)
     if not dtypes.is_integer(maxval.dtype):
         maxval = rnp.astype(maxval, int)
-    top = _clip_convert(rnp.asarray(dtypes.iinfo(dtype).max, dtype), maxval.dtype)
+    top = _clip_convert(np.asarray(dtypes.iinfo(dtype).max, dtype), maxval.dtype)
     maxval_out_of_range = rnp.greater(maxval, top)
     minval = _clip_convert(minval, dtype)
     maxval = _clip_convert(maxval, dtype)

@@ -178,7 +178,7 @@ def _bitcast_abstract_eval(x: ShapedArray, *, new_dtype: np.dtype) -> ShapedArra
 
 @bitcast_convert_type_p.def_impl
 def _bitcast_impl(x: np.ndarray, *, new_dtype: np.dtype) -> np.ndarray:
-    return np.ascontiguousarray(x).view(np.dtype(new_dtype))
+    return np.array(x, copy=True).view(np.dtype(new_dtype)).reshape(np.shape(x))
 
 
 @bitcast_convert_type_p.def_lowering
@@ -234,11 +234,14 @@ def _fused(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
     if dtype == np.float64:
         # NumPy has no fused multiply-add; float64 rounds twice here
         return x * y + z
+    if dtype == dtypes.bfloat16:
+        # XLA's CPU backend does not fuse bfloat16: two roundings
+        return (x * y).astype(dtype) + z
     # the product of two float32 (or narrower) values is exact in float64, so
     # this rounds once (up to a double rounding of the sum, which is rare)
     wide = x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64)
-    if dtype in (np.dtype(np.float16), dtypes.bfloat16):
-        # XLA computes the narrow types in float32, then rounds again
+    if dtype == np.float16:
+        # float16 is computed in float32 (fused), then rounded again
         return wide.astype(np.float32).astype(dtype)
     return wide.astype(dtype)
 
@@ -251,15 +254,11 @@ def _mul_add_impl(x, y, z):
 
 @mul_add_p.def_lowering
 def _mul_add_lowering(ctx, x, y, z):
-    """``multiply`` then ``add``: XLA's CPU backend contracts the pair into
-    one fused multiply-add, which is what the impl computes."""
+    """``multiply`` then ``add`` in the operands' dtype, the ops JAX emits for
+    ``x * y + z``: XLA's CPU backend contracts the pair into one fused
+    multiply-add (for bfloat16 it does not), which is what the impl computes."""
     x, y, z = ctx.broadcast_operands(x, y, z)
-    dtype = ctx.avals_in[0].dtype
-
-    def emit(a, b, c):
-        return ctx.hlo.add(ctx.hlo.multiply(a, b), c)
-
-    return [ctx.in_float32(emit, x, y, z, dtype=dtype)]
+    return [ctx.hlo.add(ctx.hlo.multiply(x, y), z)]
 
 
 @mul_add_p.def_jvp
@@ -288,7 +287,9 @@ mul_add_p.def_mask(lambda ctx, x, y, z: (mul_add_p.bind(x, y, z), ctx.elementwis
 
 
 def mul_add(x: Any, y: Any, z: Any) -> Any:
-    """``x * y + z`` rounded once (a fused multiply-add), elementwise on
-    floats of one dtype; rank-0 operands broadcast. ``jax.random.uniform``
+    """``x * y + z`` rounded once (a fused multiply-add; float16 via float32,
+    then rounded again; bfloat16 rounds the product and the sum separately;
+    float64 too, as NumPy has no fused multiply-add), elementwise on floats
+    of one dtype; rank-0 operands broadcast. ``jax.random.uniform``
     scales its samples this way on XLA's CPU backend."""
     return mul_add_p.bind(x, y, z)

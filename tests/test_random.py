@@ -1,0 +1,354 @@
+# ruff: noqa: B023  (the lambdas are called within their loop iteration)
+"""refimpl.random against jax.random: the same key gives the same bits.
+
+Every sampler runs three ways: eagerly on the reference backend, under
+``jit`` on the reference backend, and under ``jit(backend="pjrt")``. Keys,
+bits and everything computed from them with integer and exact float
+operations must equal JAX's bit for bit on both backends. Samplers that apply
+``log``/``log1p``/``erf_inv`` are bit-equal on pjrt (the same XLA expansions)
+and within a few float32 ulps on ref, whose transcendental functions are
+NumPy's.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.random as rr
+from refimpl import lax
+from tests.pjrt_helpers import skip_without_pjrt
+
+SEEDS = [0, 1, 42, 2**31 + 5, -7]
+SHAPES = [(), (3, 4), (0, 2)]
+FLOATS = ["float32", "float16", "bfloat16"]
+MODES = ["eager", "ref", "pjrt"]
+# a second key for the sampler tests, in the slow suite (the default one stays fast)
+SEEDS2 = [0, pytest.param(42, marks=pytest.mark.slow)]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _pjrt_available():
+    skip_without_pjrt()
+
+
+def run(mode: str, fn, *args):
+    if mode == "eager":
+        return fn(*args)
+    return ri.jit(fn, backend=mode)(*args)
+
+
+def assert_bits_equal(got, want) -> None:
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    if got.dtype.kind == "f" or got.dtype == ml_dtypes.bfloat16:
+        width = got.dtype.itemsize
+        view = {2: np.uint16, 4: np.uint32, 8: np.uint64}[width]
+        mismatch = got.view(view) != want.view(view)
+        assert not mismatch.any(), (
+            f"{int(mismatch.sum())} of {got.size} differ, e.g. {got[mismatch][:3]} "
+            f"vs {want[mismatch][:3]}"
+        )
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def assert_transcendental(mode: str, got, want, rtol=2e-6, atol=2e-6) -> None:
+    """Bit-equal on pjrt; on ref within a few ulps (NumPy's log/log1p)."""
+    if mode == "pjrt":
+        assert_bits_equal(got, want)
+        return
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(
+        got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol
+    )
+
+
+def both_keys(seed: int):
+    return np.asarray(jax.random.PRNGKey(seed)), jax.random.PRNGKey(seed)
+
+
+# --- keys ---------------------------------------------------------------------------
+
+
+def test_threefry2x32_primitive_matches_jax(rng):
+    from jax._src.random.threefry2x32 import threefry2x32_p
+
+    args = [rng.integers(0, 2**32, (4, 7), dtype=np.uint32) for _ in range(4)]
+    want = threefry2x32_p.bind(*args)
+    for mode in MODES:
+        got = run(mode, lax.threefry2x32, *args)
+        for g, w in zip(got, want, strict=True):
+            assert_bits_equal(g, w)
+
+
+def test_threefry_rank0_operands_broadcast(rng):
+    from jax._src.random.threefry2x32 import threefry2x32_p
+
+    x1, x2 = (rng.integers(0, 2**32, (6,), dtype=np.uint32) for _ in range(2))
+    k1, k2 = np.uint32(3), np.uint32(0xDEADBEEF)
+    want = threefry2x32_p.bind(k1, k2, x1, x2)
+    for mode in MODES:
+        for g, w in zip(run(mode, lax.threefry2x32, k1, k2, x1, x2), want, strict=True):
+            assert_bits_equal(g, w)
+
+
+def test_threefry_rejects_non_uint32():
+    with pytest.raises(TypeError, match="threefry2x32: operand x1 must have dtype uint32"):
+        lax.threefry2x32(np.uint32(0), np.uint32(0), np.int32(1), np.uint32(1))
+
+
+@pytest.mark.parametrize("seed", SEEDS + [2**40 + 3, -(2**40)])
+def test_prngkey(seed):
+    assert_bits_equal(rr.PRNGKey(seed), jax.random.PRNGKey(seed))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_prngkey_from_array_seed(mode):
+    for seed in [np.int32(-5), np.uint32(4000000000), np.int8(-3), np.uint16(7)]:
+        assert_bits_equal(run(mode, rr.PRNGKey, seed), jax.random.PRNGKey(seed))
+
+
+def test_typed_key_dtype_and_data():
+    k = rr.key(3)
+    assert str(k.dtype) == str(jax.random.key(3).dtype) == "key<fry>"
+    assert k.shape == () and k.ndim == 0
+    assert_bits_equal(rr.key_data(k), jax.random.key_data(jax.random.key(3)))
+    assert repr(k).startswith("Array((), dtype=key<fry>) overlaying:")
+    wrapped = rr.wrap_key_data(np.asarray(jax.random.PRNGKey(9)))
+    assert_bits_equal(rr.key_data(wrapped), jax.random.PRNGKey(9))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_split_and_fold_in(mode, seed):
+    key, jkey = both_keys(seed)
+    for num in [2, 3, (2, 3), (1,), ()]:
+        assert_bits_equal(run(mode, lambda k: rr.split(k, num), key), jax.random.split(jkey, num))
+    for data in [0, 7, 2**31 + 1]:
+        assert_bits_equal(
+            run(mode, lambda k: rr.fold_in(k, data), key), jax.random.fold_in(jkey, data)
+        )
+    got = run(mode, rr.fold_in, key, np.uint32(12))
+    assert_bits_equal(got, jax.random.fold_in(jkey, np.uint32(12)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_typed_keys_through_jit(mode):
+    k = rr.key(5)
+    jk = jax.random.key(5)
+    keys = run(mode, lambda k: rr.split(k, 4), k)
+    assert isinstance(keys, rr.PRNGKeyArray) and keys.shape == (4,)
+    assert_bits_equal(rr.key_data(keys), jax.random.key_data(jax.random.split(jk, 4)))
+    a, b = rr.split(k)
+    ja, jb = jax.random.split(jk)
+    assert_bits_equal(rr.key_data(b), jax.random.key_data(jb))
+    out = run(mode, lambda k: rr.uniform(rr.fold_in(k, 3), (4,)), a)
+    assert_bits_equal(out, jax.random.uniform(jax.random.fold_in(ja, 3), (4,)))
+    assert_bits_equal(rr.key_data(keys[1:3]), jax.random.key_data(jax.random.split(jk, 4)[1:3]))
+
+
+def test_key_errors():
+    with pytest.raises(ValueError, match="split accepts a single key"):
+        rr.split(rr.split(rr.PRNGKey(0)))
+    with pytest.raises(TypeError, match="uniform: a raw PRNG key must be a uint32 array"):
+        rr.uniform(np.zeros(2, np.int32))
+    with pytest.raises(TypeError, match="PRNGKey: PRNG key seed must be an integer"):
+        rr.PRNGKey(1.5)
+    with pytest.raises(ValueError, match="must be a float dtype"):
+        rr.uniform(rr.PRNGKey(0), (2,), np.int32)
+    with pytest.raises(TypeError, match="fold_in accepts a scalar"):
+        rr.fold_in(rr.PRNGKey(0), np.arange(2))
+
+
+# --- bits, uniform, integers ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("seed", SEEDS2)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_bits(mode, seed, shape):
+    key, jkey = both_keys(seed)
+    for dtype in ["uint8", "uint16", "uint32", None]:
+        got = run(mode, lambda k: rr.bits(k, shape, dtype), key)
+        assert_bits_equal(got, jax.random.bits(jkey, shape, dtype))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("seed", SEEDS2)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_uniform(mode, seed, shape, dtype):
+    key, jkey = both_keys(seed)
+    got = run(mode, lambda k: rr.uniform(k, shape, dtype), key)
+    assert_bits_equal(got, jax.random.uniform(jkey, shape, dtype))
+    got = run(mode, lambda k: rr.uniform(k, shape, dtype, -2.5, 3.25), key)
+    assert_bits_equal(got, jax.random.uniform(jkey, shape, dtype, -2.5, 3.25))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_uniform_array_bounds(mode):
+    key, jkey = both_keys(11)
+    lo = np.array([[-1.0], [0.5], [2.0]], np.float32)
+    hi = np.array([1.0, 3.0, 4.0, 9.0], np.float32)
+    got = run(mode, lambda k, a, b: rr.uniform(k, (3, 4), minval=a, maxval=b), key, lo, hi)
+    assert_bits_equal(got, jax.random.uniform(jkey, (3, 4), minval=lo, maxval=hi))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("seed", SEEDS2)
+@pytest.mark.parametrize(
+    "dtype,lo,hi",
+    [
+        ("int32", 0, 10),
+        ("int32", -1000, 2**31 - 1),
+        ("int32", 5, 5),
+        ("int32", 7, 3),
+        ("uint8", -5, 300),
+        ("int8", -128, 128),
+        ("int16", -3, 1000),
+        ("uint32", 0, 2**31 - 1),
+        ("uint16", 10, 20),
+    ],
+)
+def test_randint(mode, seed, dtype, lo, hi):
+    key, jkey = both_keys(seed)
+    got = run(mode, lambda k: rr.randint(k, (6, 5), lo, hi, dtype), key)
+    assert_bits_equal(got, jax.random.randint(jkey, (6, 5), lo, hi, dtype))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_randint_array_bounds(mode):
+    key, jkey = both_keys(2)
+    lo = np.array([0, -5, 100], np.int32)
+    hi = np.array([3, 5, 1000], np.int32)
+    got = run(mode, lambda k, a, b: rr.randint(k, (4, 3), a, b), key, lo, hi)
+    assert_bits_equal(got, jax.random.randint(jkey, (4, 3), lo, hi))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("seed", SEEDS2)
+def test_bernoulli(mode, seed):
+    key, jkey = both_keys(seed)
+    for p, shape in [(0.3, (50,)), (np.float32(0.9), (4, 5)), (np.linspace(0, 1, 7), None)]:
+        p = np.asarray(p, np.float32)
+        got = run(mode, lambda k, p: rr.bernoulli(k, p, shape), key, p)
+        assert_bits_equal(got, jax.random.bernoulli(jkey, p, shape))
+    got = run(mode, lambda k: rr.bernoulli(k, np.float32(0.5), (20,), mode="high"), key)
+    assert_bits_equal(got, jax.random.bernoulli(jkey, np.float32(0.5), (20,), mode="high"))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("seed", SEEDS2)
+def test_permutation(mode, seed):
+    key, jkey = both_keys(seed)
+    assert_bits_equal(
+        run(mode, lambda k: rr.permutation(k, 17), key), jax.random.permutation(jkey, 17)
+    )
+    x = np.arange(24.0, dtype=np.float32).reshape(4, 6)
+    for axis, independent in [(0, False), (1, False), (1, True), (-1, True)]:
+        got = run(mode, lambda k, x: rr.permutation(k, x, axis, independent), key, x)
+        assert_bits_equal(got, jax.random.permutation(jkey, x, axis, independent))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("seed", SEEDS2)
+def test_choice(mode, seed):
+    key, jkey = both_keys(seed)
+    a = np.arange(30, dtype=np.float32).reshape(5, 6)
+    p = np.array([0.1, 0.0, 0.3, 0.2, 0.4], np.float32)
+    cases = [
+        (10, (3,), True, None, 0),
+        (10, (2, 3), False, None, 0),
+        (5, (7,), True, p, 0),
+        (5, (3,), False, p, 0),
+        (a, (4,), True, None, 1),
+        (a, (2,), False, None, 0),
+        (a, (2, 2), True, p, 0),
+    ]
+    for src, shape, replace, probs, axis in cases:
+        got = run(mode, lambda k: rr.choice(k, src, shape, replace, probs, axis), key)
+        want = jax.random.choice(jkey, src, shape, replace, probs, axis)
+        assert_bits_equal(got, want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("seed", SEEDS2)
+def test_categorical(mode, seed, rng):
+    key, jkey = both_keys(seed)
+    logits = rng.normal(size=(4, 6)).astype(np.float32)
+    for kwargs in [{}, {"axis": 0}, {"shape": (3, 4)}, {"shape": (2, 4), "replace": False}]:
+        got = run(mode, lambda k, lg: rr.categorical(k, lg, **kwargs), key, logits)
+        assert_bits_equal(got, jax.random.categorical(jkey, logits, **kwargs))
+
+
+# --- transcendental samplers -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("seed", SEEDS2)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_normal(mode, seed, dtype):
+    key, jkey = both_keys(seed)
+    got = run(mode, lambda k: rr.normal(k, (300,), dtype), key)
+    want = jax.random.normal(jkey, (300,), dtype)
+    if dtype == "float32":
+        assert_transcendental(mode, got, want)
+    else:  # computed in float32 and rounded: the ulp differences vanish
+        assert_bits_equal(got, want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("seed", SEEDS2)
+def test_truncated_normal(mode, seed):
+    # Compared with the jitted JAX function: with constant bounds, XLA folds
+    # erf(bound) at compile time (exactly) where eager JAX runs its polynomial.
+    key, jkey = both_keys(seed)
+    got = run(mode, lambda k: rr.truncated_normal(k, -1.5, 2.0, (200,)), key)
+    want = jax.jit(lambda k: jax.random.truncated_normal(k, -1.5, 2.0, (200,)))(jkey)
+    assert_transcendental(mode, got, want)
+    lo = np.array([-3.0, 0.0, 1.0], np.float32)
+    got = run(mode, lambda k, lo: rr.truncated_normal(k, lo, 4.0), key, lo)
+    want = jax.jit(lambda k, lo: jax.random.truncated_normal(k, lo, 4.0))(jkey, lo)
+    assert_transcendental(mode, got, want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("seed", SEEDS2)
+@pytest.mark.parametrize("name", ["gumbel", "exponential", "laplace", "logistic"])
+def test_log_samplers(mode, seed, name):
+    key, jkey = both_keys(seed)
+    got = run(mode, lambda k: getattr(rr, name)(k, (200,)), key)
+    want = getattr(jax.random, name)(jkey, (200,))
+    assert_transcendental(mode, got, want, rtol=2e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gumbel_high_mode(mode):
+    key, jkey = both_keys(4)
+    got = run(mode, lambda k: rr.gumbel(k, (50,), mode="high"), key)
+    assert_transcendental(mode, got, jax.random.gumbel(jkey, (50,), mode="high"), 2e-5, 1e-5)
+
+
+def test_normal_complex():
+    key, jkey = both_keys(8)
+    got = rr.normal(key, (10,), np.complex64)
+    want = jax.random.normal(jkey, (10,), jnp.complex64)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-6, atol=2e-6)
+
+
+def test_distribution_sanity():
+    """Independent of JAX: the moments of large samples."""
+    key = rr.key(0)
+    u = np.asarray(rr.uniform(key, (200000,)))
+    assert 0 <= u.min() and u.max() < 1 and abs(u.mean() - 0.5) < 0.005
+    n = np.asarray(rr.normal(key, (200000,)))
+    assert abs(n.mean()) < 0.01 and abs(n.std() - 1) < 0.01
+    r = np.asarray(rr.randint(key, (100000,), 0, 6))
+    assert set(np.unique(r)) == set(range(6))
