@@ -26,6 +26,7 @@ FAMILIES: Sequence[str] = (
     "control_flow",
     "masking",
     "ad_primitives",
+    "ad",
 )
 
 

@@ -1,0 +1,299 @@
+"""Automatic differentiation beyond single primitives: control flow, nested
+jit, custom rules, float0 tangents, the API surface and its errors.
+
+Every case calls the implementation's own AD API (``refimpl.grad`` /
+``jax.grad`` ...) from its top-level module; an implementation without it
+skips. Values are compared across implementations (``AGREE``) with the
+derivative tolerance of ``ad_primitives``; error cases expect JAX's class
+and words.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from conformance.case import AGREE, Case, fn_case, rng_for
+from conformance.corpus.ad_primitives import AD_TOLERANCE
+from conformance.namespace import Unsupported
+from conformance.observe import Raises
+
+
+def _api(ns: Any) -> Any:
+    module = importlib.import_module(ns.lax_.__name__.split(".")[0])
+    if not hasattr(module, "grad") or not hasattr(module, "custom_vjp"):
+        raise Unsupported(f"{ns.name} has no grad/custom_vjp")
+    return module
+
+
+def _vec(name: str, n: int = 5, lo: float = 0.1, hi: float = 1.0) -> np.ndarray:
+    return rng_for(f"ad/{name}").uniform(lo, hi, n).astype(np.float32)
+
+
+# --- functions written once against ns -------------------------------------------------------
+
+
+def _scan_loss(ns: Any, c: Any, xs: Any, unroll: Any = 1, reverse: bool = False) -> Any:
+    L = ns.lax_
+
+    def body(carry: Any, x: Any) -> Any:
+        carry = carry * L.sin(x) + x * c
+        return carry, carry * 2.0
+
+    carry, ys = L.scan(body, np.float32(1.0), xs, unroll=unroll, reverse=reverse)
+    return carry + ns.np_.sum(ys)
+
+
+def _cond_fn(ns: Any, x: Any) -> Any:
+    L = ns.lax_
+    return L.cond(x > 0.5, lambda y: L.sin(y) * y, lambda y: y * 3.0, x)
+
+
+def _switch_fn(ns: Any, i: Any, x: Any) -> Any:
+    L = ns.lax_
+    return L.switch(i, [lambda y: y * y, lambda y: L.exp(y), lambda y: -y], x)
+
+
+def _fori_fn(ns: Any, x: Any) -> Any:
+    L = ns.lax_
+    return L.fori_loop(0, 4, lambda i, c: c * L.sin(c) + i, x)
+
+
+def _while_fn(ns: Any, x: Any) -> Any:
+    L = ns.lax_
+    return L.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * L.sin(c[1])), (0, x))[1]
+
+
+def _custom_jvp_fn(ns: Any) -> Any:
+    api, L = _api(ns), ns.lax_
+
+    @api.custom_jvp
+    def f(x, y):
+        return L.sin(x) * y
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        return f(x, y), 2.0 * L.cos(x) * y * tx + L.sin(x) * ty
+
+    return f
+
+
+def _custom_vjp_fn(ns: Any) -> Any:
+    api, L = _api(ns), ns.lax_
+
+    @api.custom_vjp
+    def g(x, y):
+        return L.sin(x) * y
+
+    def fwd(x, y):
+        return g(x, y), (L.cos(x), L.sin(x), y)
+
+    def bwd(res, ct):
+        c, s, y = res
+        return (3.0 * c * y * ct, s * ct)
+
+    g.defvjp(fwd, bwd)
+    return g
+
+
+def _mlp_loss(ns: Any, params: Any, x: Any) -> Any:
+    np_ = ns.np_
+    h = np_.tanh(x @ params["w"] + params["b"])
+    return np_.sum(h * h)
+
+
+# --- cases --------------------------------------------------------------------------------------
+
+XS = _vec("xs")
+C = np.float32(0.7)
+X0 = np.float32(0.3)
+Y0 = np.float32(2.0)
+
+
+def _case(name: str, fn: Any, args: list, mode: str = "jit", **kw: Any) -> Case:
+    kw.setdefault("expect", AGREE)
+    return fn_case(f"ad/{name}", fn, args, mode=mode, tolerance=AD_TOLERANCE, **kw)
+
+
+def cases() -> Iterator[Case]:
+    # control flow
+    for unroll, label in ((1, "1"), (2, "2"), (True, "full")):
+        for reverse in (False, True):
+            tag = f"unroll={label},reverse={reverse}"
+
+            def grad_scan(ns, c, xs, unroll=unroll, reverse=reverse):
+                return _api(ns).grad(lambda c, xs: _scan_loss(ns, c, xs, unroll, reverse), (0, 1))(
+                    c, xs
+                )
+
+            def jvp_scan(ns, c, xs, tc, txs, unroll=unroll, reverse=reverse):
+                return _api(ns).jvp(
+                    lambda c, xs: _scan_loss(ns, c, xs, unroll, reverse), (c, xs), (tc, txs)
+                )
+
+            yield _case(
+                f"scan.grad/{tag}",
+                grad_scan,
+                [C, XS],
+                tags=("quick",) if label == "2" and not reverse else (),
+            )
+            yield _case(f"scan.jvp/{tag}", jvp_scan, [C, XS, np.float32(1.0), _vec("txs")])
+    for x in (0.2, 0.9):
+        yield _case(
+            f"cond.grad/x={x}", lambda ns, x: _api(ns).grad(lambda x: _cond_fn(ns, x))(x),
+            [np.float32(x)], tags=("quick",) if x == 0.9 else (),
+        )  # fmt: skip
+        yield _case(
+            f"cond.jvp/x={x}",
+            lambda ns, x: _api(ns).jvp(lambda x: _cond_fn(ns, x), (x,), (np.float32(2.0),)),
+            [np.float32(x)],
+        )
+    for i in range(3):
+        yield _case(
+            f"switch.grad/index={i}",
+            lambda ns, i, x: _api(ns).grad(lambda i, x: _switch_fn(ns, i, x), 1)(i, x),
+            [np.int32(i), X0],
+        )
+    yield _case(
+        "fori_loop.grad/static_bounds",
+        lambda ns, x: _api(ns).grad(lambda x: _fori_fn(ns, x))(x),
+        [np.float32(0.9)],
+    )
+    yield _case(
+        "while_loop.jvp",
+        lambda ns, x: _api(ns).jvp(lambda x: _while_fn(ns, x), (x,), (np.float32(1.0),)),
+        [np.float32(0.9)],
+    )
+    yield _case(
+        "while_loop.grad/error",
+        lambda ns, x: _api(ns).grad(lambda x: _while_fn(ns, x))(x),
+        [np.float32(0.9)],
+        mode="eager",
+        expect=Raises(ValueError, "Reverse-mode differentiation does not work for lax.while_loop"),
+    )
+    yield _case(
+        "nested_jit.grad",
+        lambda ns, x: _api(ns).grad(lambda x: ns.jit(lambda y: ns.lax_.sin(y) * y)(x) * 3.0)(x),
+        [X0],
+        mode="eager",
+    )
+    yield _case(
+        "grad_of_grad/scan",
+        lambda ns, c, xs: _api(ns).grad(_api(ns).grad(lambda c, xs: _scan_loss(ns, c, xs)))(c, xs),
+        [C, XS],
+    )
+    # custom rules
+    yield _case(
+        "custom_jvp.grad",
+        lambda ns, x, y: _api(ns).grad(_custom_jvp_fn(ns), (0, 1))(x, y),
+        [X0, Y0],
+        tags=("quick",),
+    )
+    yield _case(
+        "custom_jvp.jvp",
+        lambda ns, x, y: _api(ns).jvp(_custom_jvp_fn(ns), (x, y), (np.float32(1), np.float32(2))),
+        [X0, Y0],
+    )
+    yield _case(
+        "custom_vjp.grad",
+        lambda ns, x, y: _api(ns).grad(_custom_vjp_fn(ns), (0, 1))(x, y),
+        [X0, Y0],
+        tags=("quick",),
+    )
+    yield _case(
+        "custom_vjp.grad/keyword_argument",
+        lambda ns, x, y: _api(ns).grad(lambda x: _custom_vjp_fn(ns)(x, y=y))(x),
+        [X0, Y0],
+    )
+    yield _case(
+        "custom_vjp.jvp/error",
+        lambda ns, x, y: _api(ns).jvp(_custom_vjp_fn(ns), (x, y), (x, y)),
+        [X0, Y0],
+        mode="eager",
+        expect=Raises(TypeError, "can't apply forward-mode autodiff"),
+    )
+
+    def keyword_only(ns, x):
+        api = _api(ns)
+
+        @api.custom_vjp
+        def h(x, *, scale):
+            return x * scale
+
+        h.defvjp(lambda x, *, scale: (x * scale, None), lambda res, ct: (ct,))
+        return api.grad(lambda x: h(x, scale=2.0))(x)
+
+    yield _case(
+        "custom_vjp.keyword_only/error",
+        keyword_only,
+        [X0],
+        mode="eager",
+        expect=Raises(TypeError, "could not be resolved to positional-only arguments"),
+    )
+    # float0 and integer inputs
+    yield _case(
+        "float0.grad_allow_int",
+        lambda ns, x, i: _api(ns).grad(lambda x, i: x * i, (0, 1), allow_int=True)(x, i),
+        [X0, np.int32(3)],
+        mode="eager",
+    )
+    yield _case(
+        "float0.vjp_int_input",
+        lambda ns, x, i: _api(ns).vjp(lambda x, i: x * i, x, i)[1](np.float32(1.0)),
+        [X0, np.int32(3)],
+        mode="eager",
+    )
+    yield _case(
+        "grad/error_int_input",
+        lambda ns, i: _api(ns).grad(lambda i: i * 2)(i),
+        [np.int32(3)],
+        mode="eager",
+        expect=Raises(TypeError, "grad requires real- or complex-valued inputs"),
+    )
+    yield _case(
+        "grad/error_non_scalar_output",
+        lambda ns, x: _api(ns).grad(lambda x: x * 2.0)(x),
+        [XS],
+        mode="eager",
+        expect=Raises(TypeError, "Gradient only defined for scalar-output functions"),
+    )
+    # the API surface
+    params = {
+        "w": rng_for("ad/mlp_w").normal(size=(5, 3)).astype(np.float32),
+        "b": np.zeros(3, np.float32),
+    }
+
+    def value_and_grad_aux(ns, params, x):
+        def loss(p, x):
+            value = _mlp_loss(ns, p, x)
+            return value, {"twice": value * 2.0}
+
+        return _api(ns).value_and_grad(loss, has_aux=True)(params, x)
+
+    yield _case("value_and_grad/has_aux_pytree", value_and_grad_aux, [params, XS])
+    for name in ("jacfwd", "jacrev", "hessian"):
+        yield _case(
+            f"{name}/sin_x_x",
+            lambda ns, x, name=name: getattr(_api(ns), name)(
+                lambda x: (
+                    ns.np_.sum(ns.np_.sin(x) * x * x) if name == "hessian" else ns.np_.sin(x) * x
+                )
+            )(x),
+            [XS],
+        )
+    yield _case(
+        "linearize/sin_x",
+        lambda ns, x, t: _api(ns).linearize(lambda x: ns.np_.sin(x) * x, x)[1](t),
+        [XS, _vec("t")],
+        mode="eager",
+    )
+    yield _case(
+        "linear_transpose/slices",
+        lambda ns, x, ct: _api(ns).linear_transpose(lambda a: 2.0 * a[:4] + a[1:], x)(ct),
+        [XS, _vec("ct", 4)],
+        mode="eager",
+    )
