@@ -40,7 +40,7 @@ std::size_t g_release_gil_bytes = 256 * 1024;
 // ============================================================ Python context
 //
 // What the signature needs from refimpl's Python modules, handed over once by
-// refimpl.backends.pjrt.fast_path.install() (all references live for the process).
+// refimpl.backends.pjrt.arrays at import (all references live for the process).
 struct Context {
   PyObject* registry = nullptr;            // tree_util._registry: type -> node kind | None
   PyObject* builders = nullptr;            // tracing._builders: non-empty while tracing
@@ -167,9 +167,10 @@ using EntryPtr = std::shared_ptr<Entry>;
 
 struct FastJittedObject {
   PyObject_HEAD vectorcallfunc vectorcall;
-  PyObject* jitted;   // refimpl.transforms.jit.Jitted: misses, slow path, trace/lower
-  PyObject* on_miss;  // refimpl.backends.pjrt.fast_path.on_miss(fast, args, kwargs) -> entry spec | None
-  PyObject* name;     // the function's name (for donation and errors)
+  PyObject* jitted;  // refimpl.transforms.jit.Jitted: misses, slow path, trace/lower
+  PyObject*
+      on_miss;  // refimpl.backends.pjrt.fast_path.on_miss(fast, args, kwargs) -> entry spec | None
+  PyObject* name;  // the function's name (for donation and errors)
   PyObject* dict;
   PyObject* weakrefs;
   bool follow_config_backend;  // backend=None: run here only while config.backend == "pjrt"
@@ -326,7 +327,17 @@ class SignatureBuilder {
     for (int d = 0; d < ndim; ++d) sig.Push(static_cast<uint64_t>(dims[d]));
   }
 
+  // Every recursive walk counts against Python's recursion limit, so a
+  // pytree nested too deep is the RecursionError the reference backend
+  // raises, never a C stack overflow.
   bool Flatten(PyObject* x, bool donated) {
+    if (Py_EnterRecursiveCall(" while flattening the arguments of a jitted function")) return false;
+    const bool done = FlattenNode(x, donated);
+    Py_LeaveRecursiveCall();
+    return done;
+  }
+
+  bool FlattenNode(PyObject* x, bool donated) {
     PyTypeObject* type = Py_TYPE(x);
     Signature& sig = state_->signature;
     if (type == PjrtArrayType()) {
@@ -873,6 +884,13 @@ PyObject* HostArrayOf(PyObject* leaf, uint8_t kind, const LeafPlan& plan) {
   if (kind == kRefArrayLeaf) {
     attribute = PyObject_GetAttr(leaf, g_ctx.s_buffer);
     if (attribute == nullptr) return nullptr;
+    if (attribute == Py_None) {  // deleted since the signature: its own error
+      Py_DECREF(attribute);
+      PyObject* raised = PyObject_CallMethod(leaf, "_check_live", nullptr);
+      Py_XDECREF(raised);
+      if (raised != nullptr) PyErr_SetString(PyExc_RuntimeError, "Array has been deleted.");
+      return nullptr;
+    }
     source = attribute;
   }
   Py_INCREF(plan.descr);  // stolen by PyArray_FromAny
@@ -883,8 +901,20 @@ PyObject* HostArrayOf(PyObject* leaf, uint8_t kind, const LeafPlan& plan) {
   return array;
 }
 
+PyObject* BuildOutputNode(const Entry& entry, PyObject* const* leaves, std::size_t* next,
+                          std::size_t* node);
+
+// The output pytree, walked recursively under Python's recursion limit.
 PyObject* BuildOutputs(const Entry& entry, PyObject* const* leaves, std::size_t* next,
                        std::size_t* node) {
+  if (Py_EnterRecursiveCall(" while building the outputs of a jitted function")) return nullptr;
+  PyObject* built = BuildOutputNode(entry, leaves, next, node);
+  Py_LeaveRecursiveCall();
+  return built;
+}
+
+PyObject* BuildOutputNode(const Entry& entry, PyObject* const* leaves, std::size_t* next,
+                          std::size_t* node) {
   const OutNode& out = entry.out_tree[(*node)++];
   switch (out.kind) {
     case kOutLeaf:
@@ -963,129 +993,173 @@ bool ReportDeletedInput(const CallState& state) {
   return false;
 }
 
+// What one call of an entry passes to PJRT and gets back.
+struct Launch {
+  SmallVector<PJRT_Buffer*, 16> handles;          // per input leaf
+  SmallVector<std::shared_ptr<Buffer>, 16> keep;  // buffers that must outlive execute
+  SmallVector<int64_t, 4> non_donatable;          // aliased inputs a NumPy view still reads
+  SmallVector<PJRT_Buffer*, 8> raw_outputs;
+  SmallVector<std::shared_ptr<Buffer>, 8> outputs;
+
+  bool Copied(std::size_t input) const {  // aliased, but PJRT had to copy it
+    for (int64_t k : non_donatable) {
+      if (k == static_cast<int64_t>(input)) return true;
+    }
+    return false;
+  }
+};
+
+// Step 1: host leaves (NumPy, scalars, reference arrays) become device
+// buffers. Python code can run here (a conversion), so PJRT leaves are not
+// looked at yet. False with *slow set: the call goes to the Python path.
+bool TransferHostInputs(const Entry& entry, const CallState& state, Launch* launch, bool* slow) {
+  const std::shared_ptr<Client>& client = entry.executable->client();
+  const int device = entry.device_index;
+  for (std::size_t i = 0; i < state.leaves.size(); ++i) {
+    PyObject* leaf = state.leaves[i].object;
+    const uint8_t kind = state.leaves[i].kind;
+    if (kind == kPjrtLeaf) continue;
+    const LeafPlan& plan = entry.inputs[i];
+    std::shared_ptr<Buffer> buffer;
+    if (kind == kBoolLeaf || kind == kIntLeaf || kind == kFloatLeaf || kind == kComplexLeaf) {
+      buffer = ScalarBuffer(client.get(), device, leaf, kind, plan);
+      if (!buffer) {
+        *slow = true;
+        return false;
+      }
+    } else {
+      py::object host = py::reinterpret_steal<py::object>(HostArrayOf(leaf, kind, plan));
+      if (!host) throw py::error_already_set();
+      auto* array = reinterpret_cast<PyArrayObject*>(host.ptr());
+      buffer = client->BufferFromHostNow(
+          PyArray_DATA(array), plan.type, reinterpret_cast<const int64_t*>(PyArray_DIMS(array)),
+          static_cast<std::size_t>(PyArray_NDIM(array)), nullptr, device);
+    }
+    launch->handles[i] = buffer->raw();
+    launch->keep.push_back(std::move(buffer));
+  }
+  return true;
+}
+
+// Step 2: PJRT leaves, after the last point where Python code could run
+// (the signature's __hash__/__eq__, a pytree's flatten, on_miss, host
+// conversions): each must still be alive now, under the GIL that execute
+// holds or hands over only with the buffers kept. False with the
+// deleted-array error set, or *slow for another client's array.
+bool BindDeviceInputs(const Entry& entry, const CallState& state, Launch* launch, bool* slow) {
+  const Client* client = entry.executable->client().get();
+  for (std::size_t i = 0; i < state.leaves.size(); ++i) {
+    if (state.leaves[i].kind != kPjrtLeaf) continue;
+    auto* array = reinterpret_cast<PjrtArrayObject*>(state.leaves[i].object);
+    if (!IsLive(array)) {
+      SetDeletedError(array);
+      return false;
+    }
+    if (array->buffer->client().get() != client) {
+      *slow = true;
+      return false;
+    }
+    launch->handles[i] = array->buffer->raw();
+    if (entry.inputs[i].aliased && array->buffer->external_references() > 0) {
+      launch->non_donatable.push_back(static_cast<int64_t>(i));  // a NumPy view holds it
+    }
+    // Held across execute when another thread could delete the array meanwhile.
+    if (entry.release_gil) launch->keep.push_back(array->buffer);
+  }
+  return true;
+}
+
+// Step 3: execute, with the GIL released for large arrays.
+void Execute(const Entry& entry, Launch* launch) {
+  const std::size_t n = launch->handles.size();
+  launch->raw_outputs.resize(entry.outputs.size());
+  if (entry.release_gil) {
+    py::gil_scoped_release release;
+    entry.executable->ExecuteInto(launch->handles.data(), n, launch->raw_outputs.data(),
+                                  launch->non_donatable.data(), launch->non_donatable.size());
+  } else {
+    entry.executable->ExecuteInto(launch->handles.data(), n, launch->raw_outputs.data(),
+                                  launch->non_donatable.data(), launch->non_donatable.size());
+  }
+}
+
+// Step 4: own every output handle before anything else can fail. An output
+// written into a donated input's buffer takes over that input's Buffer
+// object when nothing else holds it (the usual donation chain), instead of
+// a new one: the C++ object lives on with the new PJRT handle.
+void OwnOutputs(const Entry& entry, const CallState& state, Launch* launch) {
+  const std::shared_ptr<Client>& client = entry.executable->client();
+  for (std::size_t j = 0; j < entry.outputs.size(); ++j) {
+    std::shared_ptr<Buffer> buffer;
+    const int source = entry.output_sources[j];
+    if (source >= 0 && state.leaves[source].kind == kPjrtLeaf && !launch->Copied(source)) {
+      auto* donor = reinterpret_cast<PjrtArrayObject*>(state.leaves[source].object);
+      if (donor->buffer && donor->buffer.use_count() == 1) {
+        buffer = std::move(donor->buffer);
+        buffer->ReplaceHandle(launch->raw_outputs[j]);
+      }
+    }
+    if (!buffer) buffer = std::make_shared<Buffer>(client, launch->raw_outputs[j]);
+    launch->outputs.push_back(std::move(buffer));
+  }
+}
+
+// Step 5: the result pytree of new PJRT arrays (new reference, or null).
+PyObject* MakeResult(const Entry& entry, Launch* launch) {
+  SmallVector<PyObject*, 8> arrays;
+  for (std::size_t j = 0; j < entry.outputs.size(); ++j) {
+    PyObject* array = MakePjrtArray(std::move(launch->outputs[j]), entry.outputs[j],
+                                    entry.device_index, entry.committed);
+    if (array == nullptr) {
+      for (PyObject* made : arrays) Py_DECREF(made);
+      return nullptr;
+    }
+    arrays.push_back(array);
+  }
+  if (entry.out_tree.size() == 1 && entry.out_tree[0].kind == kOutLeaf) {
+    return arrays[0];  // the common single-array result
+  }
+  std::size_t next = 0, node = 0;
+  PyObject* result = BuildOutputs(entry, arrays.data(), &next, &node);
+  for (PyObject* made : arrays) Py_DECREF(made);
+  return result;
+}
+
+// Step 6 (SPEC "Donation"): every donated device array is deleted, only once
+// the result exists (a failed call, e.g. an output node's unflatten raising,
+// deletes nothing it did not already hand to PJRT).
+bool DonateInputs(FastJittedObject* fn, const Entry& entry, const CallState& state,
+                  const Launch& launch) {
+  if (!entry.any_donated) return true;
+  for (std::size_t i = 0; i < state.leaves.size(); ++i) {
+    if (!entry.inputs[i].donated) continue;
+    const Leaf& leaf = state.leaves[i];
+    if (leaf.kind == kPjrtLeaf) {
+      MarkDonated(reinterpret_cast<PjrtArrayObject*>(leaf.object), fn->name,
+                  entry.inputs[i].aliased && !launch.Copied(i));
+    } else if (leaf.kind == kRefArrayLeaf) {
+      PyObject* done = PyObject_CallMethodOneArg(leaf.object, g_ctx.s_mark_donated, fn->name);
+      if (done == nullptr) return false;
+      Py_DECREF(done);
+    }
+  }
+  return true;
+}
+
 // Runs a cached entry. Null with a Python error on failure; sets *slow when
 // the call must go to the Python path instead (nothing has run then).
 PyObject* Run(FastJittedObject* fn, const Entry& entry, CallState& state, bool* slow) {
-  const std::size_t n = state.leaves.size();
-  const std::shared_ptr<Client>& client = entry.executable->client();
-  const int device = entry.device_index;
-  SmallVector<PJRT_Buffer*, 16> handles;
-  SmallVector<std::shared_ptr<Buffer>, 16> keep;  // buffers that must outlive execute
-  SmallVector<int64_t, 4> non_donatable;
-  handles.resize(n);
+  Launch launch;
+  launch.handles.resize(state.leaves.size());
   try {
-    for (std::size_t i = 0; i < n; ++i) {
-      PyObject* leaf = state.leaves[i].object;
-      const uint8_t kind = state.leaves[i].kind;
-      const LeafPlan& plan = entry.inputs[i];
-      if (kind == kPjrtLeaf) {
-        auto* array = reinterpret_cast<PjrtArrayObject*>(leaf);
-        if (array->buffer->client().get() != client.get()) {  // another client
-          *slow = true;
-          return nullptr;
-        }
-        handles[i] = array->buffer->raw();
-        if (plan.aliased && array->buffer->external_references() > 0) {
-          non_donatable.push_back(static_cast<int64_t>(i));  // a NumPy view holds it
-        }
-        // Held across execute when Python code could run meanwhile (host
-        // conversions) or another thread could (the GIL released).
-        if (entry.release_gil || entry.has_host_inputs) keep.push_back(array->buffer);
-        continue;
-      }
-      std::shared_ptr<Buffer> buffer;
-      if (kind == kBoolLeaf || kind == kIntLeaf || kind == kFloatLeaf || kind == kComplexLeaf) {
-        buffer = ScalarBuffer(client.get(), device, leaf, kind, plan);
-        if (!buffer) {
-          *slow = true;
-          return nullptr;
-        }
-      } else {
-        PyObject* host = HostArrayOf(leaf, kind, plan);
-        if (host == nullptr) return nullptr;
-        auto* array = reinterpret_cast<PyArrayObject*>(host);
-        try {
-          buffer = client->BufferFromHostNow(
-              PyArray_DATA(array), plan.type, reinterpret_cast<const int64_t*>(PyArray_DIMS(array)),
-              static_cast<std::size_t>(PyArray_NDIM(array)), nullptr, device);
-        } catch (...) {
-          Py_DECREF(host);
-          throw;
-        }
-        Py_DECREF(host);
-      }
-      handles[i] = buffer->raw();
-      keep.push_back(std::move(buffer));
-    }
-
-    const std::size_t num_outputs = entry.outputs.size();
-    SmallVector<PJRT_Buffer*, 8> raw_outputs;
-    raw_outputs.resize(num_outputs);
-    if (entry.release_gil) {
-      py::gil_scoped_release release;
-      entry.executable->ExecuteInto(handles.data(), n, raw_outputs.data(), non_donatable.data(),
-                                    non_donatable.size());
-    } else {
-      entry.executable->ExecuteInto(handles.data(), n, raw_outputs.data(), non_donatable.data(),
-                                    non_donatable.size());
-    }
-
-    // Own every output handle before anything else can fail. An output
-    // written into a donated input's buffer takes over that input's Buffer
-    // object when nothing else holds it (the usual donation chain), instead
-    // of a new one: the C++ object lives on with the new PJRT handle.
-    auto copied = [&](std::size_t i) {
-      for (int64_t k : non_donatable) {
-        if (k == static_cast<int64_t>(i)) return true;
-      }
-      return false;
-    };
-    SmallVector<std::shared_ptr<Buffer>, 8> outputs;
-    for (std::size_t j = 0; j < num_outputs; ++j) {
-      std::shared_ptr<Buffer> buffer;
-      const int source = entry.output_sources[j];
-      if (source >= 0 && state.leaves[source].kind == kPjrtLeaf && !copied(source)) {
-        auto* donor = reinterpret_cast<PjrtArrayObject*>(state.leaves[source].object);
-        if (donor->buffer && donor->buffer.use_count() == 1) {
-          buffer = std::move(donor->buffer);
-          buffer->ReplaceHandle(raw_outputs[j]);
-        }
-      }
-      if (!buffer) buffer = std::make_shared<Buffer>(client, raw_outputs[j]);
-      outputs.push_back(std::move(buffer));
-    }
-    // Donation (SPEC): every donated device array is deleted after the call.
-    if (entry.any_donated) {
-      for (std::size_t i = 0; i < n; ++i) {
-        if (!entry.inputs[i].donated) continue;
-        const Leaf& leaf = state.leaves[i];
-        if (leaf.kind == kPjrtLeaf) {
-          MarkDonated(reinterpret_cast<PjrtArrayObject*>(leaf.object), fn->name,
-                      entry.inputs[i].aliased && !copied(i));
-        } else if (leaf.kind == kRefArrayLeaf) {
-          PyObject* done = PyObject_CallMethodOneArg(leaf.object, g_ctx.s_mark_donated, fn->name);
-          if (done == nullptr) return nullptr;
-          Py_DECREF(done);
-        }
-      }
-    }
-    SmallVector<PyObject*, 8> arrays;
-    for (std::size_t j = 0; j < num_outputs; ++j) {
-      PyObject* array =
-          MakePjrtArray(std::move(outputs[j]), entry.outputs[j], device, entry.committed);
-      if (array == nullptr) {
-        for (PyObject* made : arrays) Py_DECREF(made);
-        return nullptr;
-      }
-      arrays.push_back(array);
-    }
-    PyObject* result;
-    if (entry.out_tree.size() == 1 && entry.out_tree[0].kind == kOutLeaf) {
-      result = arrays[0];  // the common single-array result
-    } else {
-      std::size_t next = 0, node = 0;
-      result = BuildOutputs(entry, arrays.data(), &next, &node);
-      for (PyObject* made : arrays) Py_DECREF(made);
+    if (!TransferHostInputs(entry, state, &launch, slow)) return nullptr;
+    if (!BindDeviceInputs(entry, state, &launch, slow)) return nullptr;
+    Execute(entry, &launch);
+    OwnOutputs(entry, state, &launch);
+    PyObject* result = MakeResult(entry, &launch);
+    if (result == nullptr || !DonateInputs(fn, entry, state, launch)) {
+      Py_XDECREF(result);
+      return nullptr;
     }
     ++fn->hits;
     return result;
@@ -1174,7 +1248,8 @@ PyObject* FastJittedNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     return nullptr;
   }
   if (!g_installed) {
-    PyErr_SetString(PyExc_RuntimeError, "FastJitted: refimpl.backends.pjrt.fast_path.install() has not run yet");
+    PyErr_SetString(PyExc_RuntimeError,
+                    "FastJitted: refimpl.backends.pjrt.arrays has not been imported yet");
     return nullptr;
   }
   PyObject* name = PyObject_GetAttrString(jitted, "__name__");

@@ -216,8 +216,9 @@ PyObject* GetAval(PyObject* self, void*) {
   const ArrayMeta* meta = AsArray(self)->meta;
   if (meta->aval == nullptr) {
     if (g_aval_factory == nullptr) {
-      PyErr_SetString(PyExc_RuntimeError,
-                      "PjrtArray.aval: refimpl.backends.pjrt.fast_path has not installed the aval type");
+      PyErr_SetString(
+          PyExc_RuntimeError,
+          "PjrtArray.aval: refimpl.backends.pjrt.fast_path has not installed the aval type");
       return nullptr;
     }
     PyObject* aval = PyObject_CallFunctionObjArgs(g_aval_factory, meta->shape, meta->dtype,
@@ -508,43 +509,6 @@ PyObject* ArrayProtocol(PyObject* self, PyObject* args, PyObject* kwargs) {
   return value;
 }
 
-PyObject* Repr(PyObject* self) {
-  bool is_view;
-  PyObject* value = HostValue(self, &is_view);
-  if (value == nullptr) return nullptr;
-  PyObject* numpy = PyImport_ImportModule("numpy");
-  if (numpy == nullptr) {
-    Py_DECREF(value);
-    return nullptr;
-  }
-  PyObject* to_string = PyObject_GetAttrString(numpy, "array2string");
-  Py_DECREF(numpy);
-  if (to_string == nullptr) {
-    Py_DECREF(value);
-    return nullptr;
-  }
-  PyObject* call_args = PyTuple_Pack(1, value);
-  PyObject* call_kwargs = Py_BuildValue("{s:s,s:s}", "separator", ", ", "prefix", "Array(");
-  PyObject* body =
-      (call_args && call_kwargs) ? PyObject_Call(to_string, call_args, call_kwargs) : nullptr;
-  Py_XDECREF(call_args);
-  Py_XDECREF(call_kwargs);
-  Py_DECREF(to_string);
-  Py_DECREF(value);
-  if (body == nullptr) return nullptr;
-  const ArrayMeta* meta = AsArray(self)->meta;
-  PyObject* name = PyObject_GetAttrString(meta->dtype, "name");
-  if (name == nullptr) {
-    Py_DECREF(body);
-    return nullptr;
-  }
-  PyObject* text = PyUnicode_FromFormat("Array(%U, dtype=%U%s)", body, name,
-                                        meta->weak_type ? ", weak_type=True" : "");
-  Py_DECREF(body);
-  Py_DECREF(name);
-  return text;
-}
-
 PyObject* CheckLive(PyObject* self, PyObject*) {
   if (!RequireLive(self)) return nullptr;
   Py_RETURN_NONE;
@@ -590,7 +554,6 @@ void RegisterPjrtArray(py::module_& m) {
            "are attached by refimpl.backends.pjrt.fast_path.")},
       {Py_tp_new, reinterpret_cast<void*>(ArrayNew)},
       {Py_tp_dealloc, reinterpret_cast<void*>(ArrayDealloc)},
-      {Py_tp_repr, reinterpret_cast<void*>(Repr)},
       {Py_tp_hash, reinterpret_cast<void*>(PyObject_HashNotImplemented)},
       {Py_tp_getset, kGetSet},
       {Py_tp_methods, kMethods},

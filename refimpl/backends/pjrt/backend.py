@@ -269,8 +269,21 @@ def eager_dispatch(
             jitted = _eager_jitted.get(key)
             if jitted is None:
                 jitted = _eager_jitted[key] = _jit_primitive(primitive, params)
-    outs = jitted(*args)
+    outs = jitted(*[_fast_operand(arg) for arg in args])
     return list(outs) if primitive.multiple_results else [outs]
+
+
+def _fast_operand(arg: Any) -> Any:
+    """A promoted scalar (``1`` in ``x + 1``) as a value the C++ signature takes
+    with the same type: a Python scalar when it is weakly typed as one (its
+    device buffer is cached there), a NumPy scalar when it is strongly typed;
+    anything else as it is."""
+    if type(arg) is not tracing.TypedScalar:
+        return arg
+    if not arg.aval.weak_type:
+        return arg.value[()]
+    value = arg.value.item()
+    return value if dtypes.python_scalar_dtype(value) == arg.aval.dtype else arg
 
 
 def _jit_primitive(primitive: Any, params: dict[str, Any]) -> Any:

@@ -1,0 +1,199 @@
+"""One PJRT array type (issue 12) and the C++ boundary's crash/data-loss cases (issue 16
+items 1, 2, 4, 5).
+
+Oracles: the SPEC's rules (a deleted input is the deleted-array RuntimeError, a
+repeated donated array is a ValueError that deletes nothing), JAX's behaviour
+for `isinstance(x, jax.Array)` and weak references, NumPy for values.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import sys
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+from refimpl.backends.ref.arrays import RefArray
+
+_spec = importlib.util.spec_from_file_location(
+    "pjrt_helpers", pathlib.Path(__file__).with_name("pjrt_helpers.py")
+)
+_helpers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_helpers)
+_helpers.skip_without_pjrt()
+
+pytestmark = pytest.mark.pjrt
+
+
+@pytest.fixture
+def device():
+    return ri.devices("pjrt")[0]
+
+
+def _x(device, n=4):
+    return ri.device_put(np.arange(n, dtype=np.float32), device)
+
+
+def test_one_pjrt_array_type(device):
+    x = _x(device)
+    f = ri.jit(lambda v: v * 2, backend="pjrt")
+    assert type(ri.device_put(np.ones(3), device)) is type(f(x)) is type(x + 1)
+    assert type(rnp.sin(x)) is type(x)
+    for a in (x, f(x), x + 1, RefArray(np.ones(2))):
+        assert isinstance(a, ri.Array)
+        assert weakref.ref(a)() is a
+    np.testing.assert_allclose(np.asarray(rnp.sin(x)), np.sin(np.arange(4, dtype=np.float32)))
+
+
+def test_import_refimpl_loads_no_pjrt_module():
+    import subprocess
+
+    code = "import sys, refimpl; print([m for m in sys.modules if 'pjrt' in m])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_fast_path_hits_on_device_put_eager_and_previous_outputs(device):
+    f = ri.jit(lambda v: v * 2 + 1, backend="pjrt")
+    x = _x(device)
+    f(x)  # compile for this signature
+    before = f._fast_stats()
+    y = f(x)  # a device_put input
+    z = f(x + 1)  # an eager result
+    w = f(y)  # a previous output
+    after = f._fast_stats()
+    assert after["hits"] - before["hits"] == 3
+    assert after["misses"] == before["misses"] and after["slow"] == before["slow"]
+    np.testing.assert_allclose(np.asarray(w), (np.arange(4) * 2 + 1) * 2 + 1)
+    np.testing.assert_allclose(np.asarray(z), (np.arange(4) + 1) * 2 + 1)
+
+
+def test_eager_ops_hit_one_cached_executable(device):
+    from refimpl.backends.pjrt import backend
+
+    x = _x(device)
+    x + 1
+    fast = [j for (p, _), j in backend._eager_jitted.items() if p.name == "add"]
+    assert fast
+    stats = [j._fast_stats() for j in fast]
+    x + 1
+    after = [j._fast_stats() for j in fast]
+    assert sum(a["hits"] - b["hits"] for a, b in zip(after, stats, strict=True)) == 1
+    assert sum(a["misses"] - b["misses"] for a, b in zip(after, stats, strict=True)) == 0
+
+
+# --- issue 16 item 1: an input deleted between signature and execute ------------------------
+
+
+class _Deleter:
+    """A static argument whose __hash__ deletes an array (Python code inside the
+    fast path's signature computation)."""
+
+    def __init__(self, victim):
+        self.victim = victim
+
+    def __hash__(self):
+        self.victim.delete()
+        return 7
+
+    def __eq__(self, other):
+        return isinstance(other, _Deleter)
+
+
+@pytest.mark.parametrize("backend", ["pjrt", "ref"])
+def test_input_deleted_by_a_static_hash_is_the_deleted_error(backend, device):
+    f = ri.jit(lambda v, s: v + 1, static_argnums=1, backend=backend)
+    place = device if backend == "pjrt" else None
+    warm = ri.device_put(np.arange(3, dtype=np.float32), place)
+    f(warm, _Deleter(ri.device_put(np.ones(1), place)))  # compile: the victim is another array
+    for _ in range(2):  # the miss, then the hit
+        x = ri.device_put(np.arange(3, dtype=np.float32), place)
+        with pytest.raises(RuntimeError, match="has been deleted"):
+            f(x, _Deleter(x))
+
+
+def test_input_deleted_by_another_thread_during_compile(device):
+    """The first (compiling) call runs Python: another thread deletes the input."""
+    started = threading.Event()
+
+    def slow_fun(v):
+        started.set()
+        threading.Event().wait(0.05)  # let the other thread run while tracing
+        return v * 3
+
+    f = ri.jit(slow_fun, backend="pjrt")
+    x = _x(device)
+    deleter = threading.Thread(target=lambda: (started.wait(5), x.delete()))
+    deleter.start()
+    with pytest.raises(RuntimeError, match="has been deleted"):
+        f(x)
+    deleter.join()
+    assert x.is_deleted()
+    np.testing.assert_allclose(np.asarray(f(_x(device))), np.arange(4) * 3)
+
+
+def test_reference_input_deleted_by_a_static_hash_on_pjrt():
+    """A reference array copied in by the pjrt fast path: not NaN, the deleted error."""
+    f = ri.jit(lambda v, s: v + 1, static_argnums=1, backend="pjrt")
+    f(RefArray(np.zeros(())), _Deleter(RefArray(np.zeros(1))))
+    for shape in [(), (3,)]:
+        x = RefArray(np.zeros(shape, np.float32))
+        f(x, 0)  # this signature's entry
+        with pytest.raises(RuntimeError, match="has been deleted"):
+            f(x, _Deleter(x))
+
+
+# --- issue 16 item 2: deep pytrees ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", ["pjrt", "ref"])
+def test_deep_pytree_is_a_recursion_error(backend, device):
+    deep: list = [np.float32(1.0)]
+    for _ in range(50_000):
+        deep = [deep]
+    f = ri.jit(lambda t: 0.0, backend=backend)
+    with pytest.raises(RecursionError):
+        f(deep)
+    assert float(f([[1.0]])) == 0.0  # the process and the function still work
+
+
+# --- issue 16 items 4 and 5: device_put of a PJRT array -------------------------------------
+
+
+def _arrays(device):
+    f = ri.jit(lambda v: v + 0, backend="pjrt")
+    x = _x(device)
+    return {
+        "device_put": _x(device),
+        "fast_output": f(x),
+        "eager": x + 1,
+        "ref": RefArray(np.arange(4, dtype=np.float32)),
+    }
+
+
+@pytest.mark.parametrize("kind", ["device_put", "fast_output", "eager", "ref"])
+def test_device_put_repeated_donation_deletes_nothing(kind, device):
+    a = _arrays(device)[kind]
+    for target in (device, None, ri.devices("ref")[0]):
+        with pytest.raises(ValueError, match="twice"):
+            ri.device_put((a, a), target, donate=True)
+        assert not a.is_deleted()
+    np.testing.assert_allclose(np.asarray(a), np.asarray(_arrays(device)[kind]))
+
+
+@pytest.mark.parametrize("kind", ["device_put", "fast_output", "eager"])
+def test_device_put_keeps_a_pjrt_array_on_its_device(kind, device):
+    a = _arrays(device)[kind]
+    value = np.asarray(a).copy()
+    b = ri.device_put(a)
+    assert type(b) is type(a) and b.device == a.device and b.committed == a.committed
+    where = a.device
+    c = ri.device_put(a, donate=True)
+    assert type(c) is type(a) and c.device == where and a.is_deleted()
+    np.testing.assert_array_equal(np.asarray(c), value)
