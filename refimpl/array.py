@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import dtypes, tracing
 from refimpl.array_ops import ArrayOps
 
 __all__ = ["Array", "install_protocol", "placement_rule"]
@@ -162,6 +162,11 @@ def install_protocol(cls: type) -> None:
             continue
         setattr(cls, name, member)
     Array.register(cls)
+
+
+# A tracer stands for an array inside a transformation: user code that checks
+# isinstance(x, ri.Array) behaves the same traced and not, as with jax.Array.
+Array.register(tracing.Tracer)
 
 
 def placement_rule(

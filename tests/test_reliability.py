@@ -302,3 +302,22 @@ def test_mask_output_with_a_constant_dim_where_out_shape_names_a_size():
         f([rnp.ones((3, 3))], {"n": 2})
     g = ri.mask(lambda x: x.sum(1), ["(n, 3)"], "(n,)")
     np.testing.assert_array_equal(np.asarray(g([rnp.ones((3, 3))], {"n": 2}))[:2], [3.0, 3.0])
+
+
+# --- 14: tracers are instances of ri.Array, as JAX's are of jax.Array ----------------------
+
+
+@pytest.mark.parametrize("transform", ["jit", "vmap", "grad"])
+def test_traced_values_are_arrays_as_in_jax(transform):
+    def run(lib, array_type):
+        seen = []
+
+        def f(x):
+            seen.append(isinstance(x, array_type))
+            return (x * 2.0).sum()
+
+        getattr(lib, transform)(f)(np.ones(3, np.float32))
+        return seen
+
+    assert run(ri, ri.Array) == run(jax, jax.Array) == [True]
+    assert not isinstance(np.ones(3), ri.Array)
