@@ -117,3 +117,13 @@ def test_nested_jit_inside_scan_grad():
 
     fj = lambda xs: jax.lax.scan(lambda c, x: (c * jnp.sin(x), c), np.float32(1.0), xs)[0]  # noqa: E731
     _close(ri.grad(f)(XS), jax.grad(fj)(XS))
+
+
+def test_grad_of_mask_and_mask_of_grad():
+    masked = ri.mask(lambda x: rnp.sum(rnp.sin(x) * x), ["(n,)"], "()")
+    x = np.linspace(0.1, 1, 8).astype(np.float32)
+    want = jax.grad(lambda x: jnp.sum(jnp.sin(x[:5]) * x[:5]))(x)
+    _close(ri.grad(lambda x: masked([x], dict(n=5)))(x), want)
+    _close(ri.jit(ri.grad(lambda x: masked([x], dict(n=5))))(x), want)
+    mg = ri.mask(ri.grad(lambda x: rnp.sum(rnp.sin(x) * x)), ["(n,)"], "(n,)")
+    _close(mg([x], dict(n=5))[:5], want[:5])
