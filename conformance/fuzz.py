@@ -20,6 +20,7 @@ has scan). Hypothesis shrinks a failing program to a minimal one.
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 import textwrap
 import warnings
@@ -87,24 +88,34 @@ class FuzzProgram:
     outputs: tuple[int, ...]
     jit: bool = True
     donate: tuple[int, ...] = ()
+    # vmapped: the steps are one member's program, run under the implementation's
+    # vmap with these in_axes (one per input; the inputs hold the batched values)
+    vmap_axes: tuple[int | None, ...] | None = None
 
     def source(self, name: str = "program") -> str:
         """The program as a Python function ``name(ns, a0, a1, ...)``."""
         params = ", ".join(f"v{i}" for i in range(len(self.inputs)))
         lines = [f"def {name}(ns, {params}):" if params else f"def {name}(ns):"]
+        pad = "    "
+        if self.vmap_axes is not None:
+            lines.append(f"    def member({params}):")
+            pad = "        "
         index = len(self.inputs)
         for step in self.steps:
             args = [f"v{a}" for a in step.args]
             expr = OPS[step.op].render(args, dict(step.params))
             targets = ", ".join(f"v{index + k}" for k in range(step.n_out))
-            lines.append(f"    {targets} = {expr}")
+            lines.append(f"{pad}{targets} = {expr}")
             index += step.n_out
         outs = ", ".join(f"v{o}" for o in self.outputs)
-        lines.append(f"    return ({outs},)")
+        lines.append(f"{pad}return ({outs},)")
+        if self.vmap_axes is not None:
+            vmap = "importlib.import_module(ns.lax_.__name__.split('.')[0]).vmap"
+            lines.append(f"    return {vmap}(member, in_axes={self.vmap_axes!r})({params})")
         return "\n".join(lines)
 
     def function(self) -> Callable[..., Any]:
-        scope: dict[str, Any] = {"np": np, "ml_dtypes": ml_dtypes}
+        scope: dict[str, Any] = {"np": np, "ml_dtypes": ml_dtypes, "importlib": importlib}
         exec(self.source(), scope)  # noqa: S102 -- our own generated source
         return scope["program"]
 
@@ -114,7 +125,7 @@ class FuzzProgram:
         jit_kwargs = {"donate_argnums": self.donate} if self.donate else {}
         header = f'"""{note}"""\n' if note else ""
         return (
-            f"{header}import ml_dtypes\nimport numpy as np\n\n"
+            f"{header}import importlib\n\nimport ml_dtypes\nimport numpy as np\n\n"
             "from conformance import AGREE, fn_case\n\n\n"
             f"{self.source()}\n\n\n"
             f"CASE = fn_case(\n    {case_name!r},\n    program,\n    [\n        {args},\n    ],\n"
@@ -417,14 +428,20 @@ OPS: dict[str, Op] = {op.name: op for op in OP_LIST}
 # --- the hypothesis strategy -------------------------------------------------------------
 
 
-def programs(ops: Sequence[Op], *, max_steps: int = 6, donation: bool = True) -> Any:
-    """A hypothesis strategy of random well-typed ``FuzzProgram``s over ``ops``."""
+def programs(
+    ops: Sequence[Op], *, max_steps: int = 6, donation: bool = True, vmap: bool = False
+) -> Any:
+    """A hypothesis strategy of random well-typed ``FuzzProgram``s over ``ops``
+    (with ``vmap``, a quarter of them vmapped over random axes)."""
     from hypothesis import strategies as st
 
     @st.composite
     def build(draw: Any) -> FuzzProgram:
         inputs = [draw(_inputs()) for _ in range(draw(st.integers(1, 3)))]
         vals = [_input_val(i) for i in inputs]
+        vmap_axes = None
+        if vmap and draw(st.integers(0, 3)) == 0:
+            inputs, vmap_axes = _batched_inputs(draw, inputs)
         steps: list[Step] = []
         for _ in range(draw(st.integers(1, max_steps))):
             choices = [(op, args) for op in ops for args in _operand_choices(op, vals)]
@@ -444,9 +461,39 @@ def programs(ops: Sequence[Op], *, max_steps: int = 6, donation: bool = True) ->
         if donation and jit and array_inputs and draw(st.integers(0, 3)) == 0:
             donate = tuple(sorted(set(draw(st.lists(st.sampled_from(array_inputs), min_size=1,
                                                     max_size=2)))))  # fmt: skip
-        return FuzzProgram(tuple(inputs), tuple(steps), outputs, jit, donate)
+        return FuzzProgram(tuple(inputs), tuple(steps), outputs, jit, donate, vmap_axes)
 
     return build()
+
+
+def _batched_inputs(draw: Any, inputs: list[Input]) -> tuple[list[Input], tuple | None]:
+    """Each array input mapped (or not) over a random axis, a new axis of size
+    1 to 3 holding fresh values of the same kind; None if none is mapped."""
+    from hypothesis import strategies as st
+
+    size = draw(st.integers(1, 3))
+    axes: list[int | None] = []
+    batched = []
+    for i in inputs:
+        axis = None if i.shape is None else draw(st.sampled_from([None, *range(len(i.shape) + 1)]))
+        axes.append(axis)
+        if axis is None:
+            batched.append(i)
+            continue
+        shape = list(i.shape)
+        shape.insert(axis, size)
+        n = int(np.prod(shape))
+        if i.dtype == BOOL:
+            values: list[Any] = draw(st.lists(st.booleans(), min_size=n, max_size=n))
+        elif i.dtype in INTS:
+            low = 0 if i.dtype == U8 else -5
+            values = draw(st.lists(st.integers(low, 5), min_size=n, max_size=n))
+        else:
+            values = [q / 4 for q in draw(st.lists(st.integers(-8, 8), min_size=n, max_size=n))]
+        batched.append(Input(tuple(shape), i.dtype, tuple(values)))
+    if all(a is None for a in axes):
+        return inputs, None
+    return batched, tuple(axes)
 
 
 @functools.cache
@@ -563,6 +610,7 @@ def run_fuzz(
     max_steps: int = 6,
     op_names: Sequence[str] | None = None,
     donation: bool | None = None,
+    vmap: bool | None = None,
 ) -> FuzzResult:
     """Run ``n`` random programs on the implementations; print a minimal failure.
 
@@ -588,13 +636,14 @@ def run_fuzz(
         ops = [op for op in ops if op.name in op_names]
     supported = all(not i.missing_feature("donation") for i in impls)
     donation = supported if donation is None else donation and supported
+    vmap = all(_has_vmap(i) for i in impls) if vmap is None else vmap
     last_failure: dict[str, Any] = {}
     count = [0]
 
     @hypothesis_seed(seed)
     @settings(max_examples=n, deadline=None, database=None, derandomize=False,
               suppress_health_check=list(HealthCheck), report_multiple_bugs=False)  # fmt: skip
-    @given(programs(ops, max_steps=max_steps, donation=donation))
+    @given(programs(ops, max_steps=max_steps, donation=donation, vmap=vmap))
     def check(program: FuzzProgram) -> None:
         count[0] += 1
         problems = check_program(program, impls)
@@ -620,6 +669,15 @@ def run_fuzz(
         return FuzzResult(False, count[0], "\n".join(problems), source)
     print(f"fuzz: no difference in {count[0]} programs", file=stream)
     return FuzzResult(True, count[0])
+
+
+def _has_vmap(impl: impls_mod.Implementation) -> bool:
+    """Whether the implementation's top-level module (refimpl, jax) has vmap."""
+    try:
+        ns = impl.namespace()
+        return hasattr(importlib.import_module(ns.lax_.__name__.split(".")[0]), "vmap")
+    except Exception:
+        return False
 
 
 # --- masked programs ---------------------------------------------------------------------

@@ -27,6 +27,7 @@ FAMILIES: Sequence[str] = (
     "masking",
     "ad_primitives",
     "ad",
+    "vmap",
 )
 
 
