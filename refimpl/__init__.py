@@ -6,7 +6,7 @@ unrolling and masking, with a PJRT fast path behind the same front door.
     from refimpl import lax
 """
 
-from refimpl import custom_batching, lax, tree_util
+from refimpl import custom_batching, dlpack, lax, nn, random, scipy, tree, tree_util
 from refimpl.array import Array
 from refimpl.backends.placement import default_backend, device_put, devices
 from refimpl.backends.ref.arrays import Device
@@ -38,6 +38,11 @@ from refimpl.tree_util import (
 )
 
 __all__ = [
+    "dlpack",
+    "nn",
+    "random",
+    "scipy",
+    "tree",
     "Array",
     "ConcretizationTypeError",
     "Device",

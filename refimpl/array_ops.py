@@ -153,6 +153,27 @@ class ArrayOps:
     def conj(self) -> Any:
         return _rnp().conj(self)
 
+    def copy(self) -> Any:
+        """A new array with the same value (its own buffer, on the same backend)."""
+        from refimpl import lax
+
+        return lax.copy(self)
+
+    # -- DLPack (refimpl.dlpack) --
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:  # fmt: skip
+        from refimpl import dlpack
+
+        return dlpack.to_dlpack(
+            self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy
+        )
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        from refimpl import dlpack
+
+        return dlpack.dlpack_device(self)
+
     @property
     def real(self) -> Any:
         return _rnp().real(self)

@@ -523,3 +523,27 @@ def _first_difference(a: _Key, b: _Key, path: str) -> tuple[str, str, str] | Non
     elif same_kind and a[0].tag == "dict":
         db = db.split(" keys ", 1)[1]  # "dict keys ['a', 'b'] vs ['a']"
     return da, db, path
+
+
+# --------------------------------------------------------------------------
+# key paths, reduce, transpose (refimpl.tree, imported last: it builds on the above)
+
+from refimpl.tree import (  # noqa: E402
+    DictKey,
+    FlattenedIndexKey,
+    GetAttrKey,
+    SequenceKey,
+    keystr,
+    register_pytree_node_class,
+)
+from refimpl.tree import all as tree_all  # noqa: E402
+from refimpl.tree import leaves_with_path as tree_leaves_with_path  # noqa: E402
+from refimpl.tree import map_with_path as tree_map_with_path  # noqa: E402
+from refimpl.tree import reduce as tree_reduce  # noqa: E402
+from refimpl.tree import transpose as tree_transpose  # noqa: E402
+
+__all__ += [
+    "DictKey", "FlattenedIndexKey", "GetAttrKey", "SequenceKey", "keystr",
+    "register_pytree_node_class", "tree_all", "tree_leaves_with_path", "tree_map_with_path",
+    "tree_reduce", "tree_transpose",
+]  # fmt: skip
