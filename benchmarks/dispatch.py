@@ -17,6 +17,12 @@ process per case), in rounds of blocks whose order rotates (see
 ``run_case``), so they share the load of the machine; the table shows
 medians over all timings and the ratios of those medians.
 
+Rows "input from device_put" / "input from an eager op" start the same loop
+from an array made by ``ri.device_put(x, device)`` / by ``x * 1`` on such an
+array (``jax.device_put`` and a jnp op for JAX): the fast path must hit on
+every array type. Rows "eager" time one operation outside ``jit``
+(``x + 1``, ``rnp.sin(x)`` against ``jnp.sin``) on 1024 float32.
+
     python benchmarks/dispatch.py            # table
     python benchmarks/dispatch.py --json     # machine-readable
     python benchmarks/dispatch.py --quick    # fewer calls and rounds
@@ -52,6 +58,8 @@ ROOT = Path(__file__).resolve().parent.parent
 GOAL_SMALL_VS_JAX = 0.75
 GOAL_SMALL_VS_RAW = 1.3
 GOAL_PYTREE_VS_JAX = 0.8
+# Goal of issue 12: an eager op against JAX's eager op.
+GOAL_EAGER_VS_JAX = 0.75
 
 
 @dataclass
@@ -63,7 +71,9 @@ class Case:
     num_args: int = 1
     donate: bool = False
     pytree: bool = False  # one dict argument holding the arrays
-    goal: str = ""  # "small" or "pytree": checked against the goals above
+    goal: str = ""  # "small", "pytree" or "eager": checked against the goals above
+    origin: str = "jit"  # what made the first input: "jit", "device_put" or "eager"
+    eager: str = ""  # an eager case: "add" (x + 1) or "sin"
     results: dict[str, list[float]] = field(default_factory=dict)
 
     def function(self) -> Callable[..., Any]:
@@ -90,6 +100,20 @@ def cases() -> list[Case]:
         found += [
             Case(f"scalar f32[], {tag}", (), donate=donate, goal="small"),
             Case(f"1024 f32, {tag}", (1024,), donate=donate, goal="small"),
+            Case(
+                f"1024 f32, {tag}, input from device_put",
+                (1024,),
+                donate=donate,
+                goal="small",
+                origin="device_put",
+            ),
+            Case(
+                f"1024 f32, {tag}, input from an eager op",
+                (1024,),
+                donate=donate,
+                goal="small",
+                origin="eager",
+            ),
             Case(f"1M f32, {tag}", (1 << 20,), donate=donate),
             Case(f"8 args x 1024 f32, {tag}", (1024,), num_args=8, donate=donate),
             Case(
@@ -101,6 +125,10 @@ def cases() -> list[Case]:
                 goal="pytree",
             ),
         ]
+    found += [
+        Case("eager x + 1, 1024 f32", (1024,), goal="eager", eager="add"),
+        Case("eager sin(x), 1024 f32", (1024,), goal="eager", eager="sin"),
+    ]
     return found
 
 
@@ -170,20 +198,37 @@ def _block(tree: Any) -> None:
 
 def refimpl_contender(case: Case) -> tuple[Callable[..., Any], tuple[Any, ...]]:
     import refimpl as ri
+    import refimpl.numpy as rnp
 
+    device = ri.devices("pjrt")[0]
+    if case.origin == "device_put" or case.eager:
+        leaves = [ri.device_put(x, device) for x in case.host_inputs()]
+    elif case.origin == "eager":
+        leaves = [ri.device_put(x, device) * 1 for x in case.host_inputs()]
+    else:
+        to_device = ri.jit(lambda x: x + 0, backend="pjrt")  # uncommitted arrays on device 0
+        leaves = [to_device(x) for x in case.host_inputs()]
+    if case.eager:
+        return (lambda x: x + 1) if case.eager == "add" else rnp.sin, case.pack(leaves)
     donate = (0,) if case.pytree else tuple(range(case.num_args))
     fn = ri.jit(case.function(), backend="pjrt", donate_argnums=donate if case.donate else ())
-    to_device = ri.jit(lambda x: x + 0, backend="pjrt")  # uncommitted arrays on device 0
-    return fn, case.pack([to_device(x) for x in case.host_inputs()])
+    return fn, case.pack(leaves)
 
 
 def jax_contender(case: Case) -> tuple[Callable[..., Any], tuple[Any, ...]]:
     import jax
     import jax.numpy as jnp
 
+    if case.origin == "device_put" or case.eager:
+        leaves = [jax.device_put(x, jax.devices()[0]) for x in case.host_inputs()]
+    elif case.origin == "eager":
+        leaves = [jax.device_put(x, jax.devices()[0]) * 1 for x in case.host_inputs()]
+    else:
+        leaves = [jnp.array(x, copy=True) for x in case.host_inputs()]
+    if case.eager:
+        return (lambda x: x + 1) if case.eager == "add" else jnp.sin, case.pack(leaves)
     donate = (0,) if case.pytree else tuple(range(case.num_args))
     fn = jax.jit(case.function(), donate_argnums=donate if case.donate else ())
-    leaves = [jnp.array(x, copy=True) for x in case.host_inputs()]
     return fn, case.pack(leaves)
 
 
@@ -284,6 +329,8 @@ def run_case(case: Case, raw: RawLoop | None, rounds: int, per_block: int, quick
     calls = calls_for(case, quick)
     ours, our_args = refimpl_contender(case)
     theirs, their_args = jax_contender(case)
+    if case.eager or case.origin != "jit":
+        raw = None  # the raw loop's floor is the same as the plain row's
     if raw is not None:
         raw.start(case, ours, our_args)
     state = {"refimpl": (ours, our_args), "jax": (theirs, their_args)}
@@ -330,6 +377,8 @@ def goals(rows: list[dict[str, Any]], all_cases: list[Case]) -> list[dict[str, A
                 checks.append(_goal(row, "refimpl/raw", GOAL_SMALL_VS_RAW))
         elif case.goal == "pytree":
             checks.append(_goal(row, "refimpl/jax", GOAL_PYTREE_VS_JAX))
+        elif case.goal == "eager":
+            checks.append(_goal(row, "refimpl/jax", GOAL_EAGER_VS_JAX))
     return checks
 
 
@@ -346,7 +395,7 @@ def _goal(row: dict[str, Any], ratio: str, limit: float) -> dict[str, Any]:
 
 def print_table(rows: list[dict[str, Any]], checks: list[dict[str, Any]]) -> None:
     header = (
-        f"{'case':38} {'refimpl us':>10} {'jax us':>9} {'raw us':>9} {'ref/jax':>8} {'ref/raw':>8}"
+        f"{'case':48} {'refimpl us':>10} {'jax us':>9} {'raw us':>9} {'ref/jax':>8} {'ref/raw':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -355,7 +404,7 @@ def print_table(rows: list[dict[str, Any]], checks: list[dict[str, Any]]) -> Non
         raw = f"{us['raw']:9.2f}" if "raw" in us else f"{'-':>9}"
         to_raw = f"{row['refimpl/raw']:8.2f}" if "refimpl/raw" in row else f"{'-':>8}"
         print(
-            f"{row['case']:38} {us['refimpl']:10.2f} {us['jax']:9.2f} {raw} "
+            f"{row['case']:48} {us['refimpl']:10.2f} {us['jax']:9.2f} {raw} "
             f"{row['refimpl/jax']:8.2f} {to_raw}"
         )
     print()
