@@ -221,7 +221,7 @@ class Compiled:
             raise TypeError(
                 f"Compiled({name}): called with arguments of another signature than it was "
                 f"compiled for: {_describe(call.signature)} instead of "
-                f"{_describe(traced.call.signature)}"
+                f"{_describe(traced.call.signature)}; {_difference(call, traced.call)}"
             )
         if any(call.signature.donated):
             donation.check_no_repeated_donation(
@@ -236,6 +236,16 @@ class Compiled:
 
 def _describe(signature: Any) -> str:
     return "(" + ", ".join(a.str_short() for a in signature.avals) + ")"
+
+
+def _difference(call: Any, compiled: Any) -> str:
+    """What differs, as the cache-miss explanation words it (the leaf types
+    alone can agree: ``c((x, y))`` for ``c(x, y)``)."""
+    from refimpl.transforms.jit import _differences  # jit imports this backend lazily too
+
+    new = call.signature._replace(backend="pjrt")
+    old = compiled.signature._replace(backend="pjrt")
+    return "; ".join(_differences(new, old, call.paths)) or "the signatures differ"
 
 
 def lower(traced: Any) -> Lowered:

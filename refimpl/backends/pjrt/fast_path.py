@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import threading
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,15 @@ _pjrt = native_module()
 
 
 # --- the fast callable -----------------------------------------------------------------
+
+
+def _bind_method(fast: Any, instance: Any, owner: type | None = None) -> Any:
+    """As a class attribute, bind ``self`` like a function (``Jitted.__get__``),
+    so ``@partial(jit, static_argnums=0, backend="pjrt")`` works on methods."""
+    return fast if instance is None else types.MethodType(fast, instance)
+
+
+_pjrt.FastJitted.__get__ = _bind_method
 
 
 def make_fast_jitted(
