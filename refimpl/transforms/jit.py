@@ -168,7 +168,8 @@ def _int_set(value: Any, what: str, fun_name: str) -> frozenset[int]:
     for item in items:
         if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
             raise TypeError(
-                f"jit({fun_name}): {what} must be ints (an int or a sequence of them), got {value!r}"
+                f"jit({fun_name}): {what} must be ints (an int or a sequence of them), "
+                f"got {value!r}"
             )
     return frozenset(int(i) for i in items)
 
@@ -285,7 +286,7 @@ class CacheEntry:
     donation: DonationPlan = field(default_factory=lambda: DonationPlan(()))
     executable: Any = None  # backend-specific compiled form, filled in lazily
     donation_warned: bool = False  # the "not usable" warning is given once per entry
-    out_tree_ok: bool | None = None  # can out_tree be rebuilt from any leaves? (execute_ref)
+    custom_out_tree: bool | None = None  # out_tree has user-defined nodes? (execute_ref)
 
     @property
     def aliases(self) -> dict[int, int]:
@@ -524,13 +525,14 @@ def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> Any:
     docs/semantics.md "Donation through jit").
 
     Two cases are executed without writing into donated buffers (the outputs
-    get fresh memory; the donated arrays are still deleted):
+    get fresh memory; the donated arrays are still deleted after success):
 
     * a donated buffer someone else can still read: ``np.asarray(a)`` hands
       out read-only views of ``a``'s buffer, and a live view must keep seeing
       the old values (copy-on-donate, as JAX and the pjrt backend);
-    * an output structure whose ``unflatten`` fails on placeholder leaves:
-      it may fail on the real ones too, after a donated buffer was reused.
+    * an output structure with user-defined nodes (registered pytree types):
+      their ``unflatten`` is user code that may fail once the results exist,
+      and the call must then leave every donated input intact.
     """
     from refimpl.backends.ref.arrays import RefArray as Array
     from refimpl.backends.ref.arrays import placement
@@ -541,7 +543,7 @@ def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> Any:
         i: leaf for i, leaf in enumerate(call.leaves) if plan.donated[i] and isinstance(leaf, Array)
     }
     reuse = {i: j for i, j in plan.aliases.items() if i in donated and _sole_owner(donated[i])}
-    if reuse and not _out_tree_probe(entry):
+    if reuse and _custom_out_tree(entry):
         reuse = {}
     values = [
         tracing.concrete_value(leaf, aval)
@@ -575,35 +577,29 @@ def _sole_owner(array: Any) -> bool:
     return sys.getrefcount(array._buffer) <= 2
 
 
-def _out_tree_probe(entry: CacheEntry) -> bool:
-    """Whether the output structure can be rebuilt, decided once per entry.
-
-    Tuples, lists, dicts and None always can; other nodes are tried with
-    ``ShapeDtypeStruct`` leaves (JAX's rule: ``unflatten`` must accept any
-    leaf objects).
-    """
-    if entry.out_tree_ok is None:
-        entry.out_tree_ok = True
-        if _has_custom_nodes(entry.out_tree):
-            placeholders = [aval_to_struct(a) for a in entry.program.out_avals]
-            try:
-                tree_util.tree_unflatten(entry.out_tree, placeholders)
-            except Exception:
-                entry.out_tree_ok = False
-    return entry.out_tree_ok
+def _custom_out_tree(entry: CacheEntry) -> bool:
+    """Whether rebuilding the outputs runs user code (decided once per entry)."""
+    if entry.custom_out_tree is None:
+        entry.custom_out_tree = has_custom_nodes(entry.out_tree)
+    return entry.custom_out_tree
 
 
 _BUILTIN_NODES = (tuple, list, dict, type(None))
 
 
-def _has_custom_nodes(treedef: tree_util.PyTreeDef) -> bool:
+def has_custom_nodes(treedef: tree_util.PyTreeDef) -> bool:
+    """Whether ``treedef`` has a node other than tuple, list, dict, None or a
+    namedtuple: one whose ``unflatten`` is arbitrary user code."""
     stack = [treedef]
     while stack:
         node = stack.pop()
         data = node.node_data()
         if data is None:
             continue
-        if data[0] not in _BUILTIN_NODES:
+        kind = data[0]
+        if kind not in _BUILTIN_NODES and not (
+            issubclass(kind, tuple) and hasattr(kind, "_fields")
+        ):
             return True
         stack.extend(node.children())
     return False
