@@ -16,7 +16,11 @@ Only ``differ`` and ``error`` are unexpected.
 For an ``AGREE`` case the reference's observation *is* the expectation, even
 when it is an exception (then the others must raise the same built-in
 class); only an internal error (AssertionError, KeyError, ...) is reported
-as the reference's ``error``, and the others are then skipped.
+as the reference's ``error``, and the others are then skipped. The reference
+itself is judged by an oracle independent of refimpl: live ``jax`` when it is
+part of the run (its column shows any difference), otherwise JAX's result
+recorded in ``conformance/jax_recorded.json`` (``conformance.recorded``);
+``SuiteResult.judges`` says which, and names the cases ``ref`` alone judged.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ from conformance.observe import (
     flatten,
     observe,
 )
+from conformance.recorded import Recordings
+from conformance.recorded import load as load_recordings
 
 STATUSES = ("pass", "differ", "error", "skip", "known")
 # Exceptions that mean "the implementation has a bug", never "it rejected bad input"
@@ -195,8 +201,15 @@ def judge(
     outcome: Outcome,
     reference: Outcome | None,
     known: list[KnownDifference] | None = None,
+    recorded: Observation | None = None,
+    recorded_label: str = "JAX (recorded)",
 ) -> Result:
-    """The status of ``outcome`` (observed on ``impl_name``) for ``case``."""
+    """The status of ``outcome`` (observed on ``impl_name``) for ``case``.
+
+    ``recorded`` is JAX's recorded observation for an ``AGREE`` case, which
+    then judges the reference; a difference from it is excused by a
+    ``known.py`` entry for ``jax``.
+    """
     result = Result(case.name, impl_name, "pass", seconds=outcome.seconds)
     if outcome.skip_reason:
         result.status, result.detail = "skip", outcome.skip_reason
@@ -207,7 +220,19 @@ def judge(
         if outcome.raised and _internal_error(outcome):
             result.status = "error"
             result.detail = _error_detail(outcome)
-        return _apply_known(result, known)
+            return _apply_known(result, known)
+        if recorded is None:
+            return result
+        comparison = compare(recorded, outcome.observation, impl_name, case.tolerance)
+        if not comparison:
+            result.status = "differ"
+            if outcome.raised and not _expected_error(recorded):
+                result.status = "error"
+            lines = "\n".join(comparison.differences)
+            result.detail = f"differs from {recorded_label}:\n{lines}"
+            if result.status == "error":
+                result.detail += "\n" + _error_detail(outcome)
+        return _apply_known(result, known, as_impl="jax")
     try:
         expected, why_none = expected_for(case, reference)
     except Exception as exc:  # a broken oracle is a bug in the case, shown as such
@@ -241,9 +266,11 @@ def _error_detail(outcome: Outcome) -> str:
     return f"raised {head}\n{outcome.traceback}".rstrip()
 
 
-def _apply_known(result: Result, known: list[KnownDifference] | None) -> Result:
+def _apply_known(
+    result: Result, known: list[KnownDifference] | None, as_impl: str | None = None
+) -> Result:
     if result.status in UNEXPECTED:
-        entry = find_known(result.case, result.impl, result.status, known)
+        entry = find_known(result.case, as_impl or result.impl, result.status, known)
         if entry is not None:
             result.known_reason = entry.reason
             result.detail = f"[was {result.status}] {result.detail}"
@@ -264,6 +291,15 @@ class SuiteResult:
     unavailable: dict[str, str] = field(default_factory=dict)
     known: list[KnownDifference] = field(default_factory=lambda: list(KNOWN_DIFFERENCES))
     seconds: float = 0.0
+    # AGREE cases: what judged the reference ("jax", "recorded", or "ref-only: why")
+    judges: dict[str, str] = field(default_factory=dict)
+    recorded_label: str = ""
+    # implementations registered but left out of a default run, with why
+    left_out: dict[str, str] = field(default_factory=dict)
+
+    def ref_only(self) -> dict[str, str]:
+        """AGREE cases whose only judge was ``ref`` itself, with why."""
+        return {c: j[len("ref-only: ") :] for c, j in self.judges.items() if j.startswith("ref-")}
 
     def result(self, case: str, impl: str) -> Result:
         return self.results[(case, impl)]
@@ -307,12 +343,23 @@ def run_cases(
     progress: ProgressFn | None = None,
     timeout: float | None = 120.0,
     known: list[KnownDifference] | None = None,
+    recordings: Recordings | None | str = "default",
 ) -> SuiteResult:
-    """Run ``cases`` on the named implementations (default: all available)."""
+    """Run ``cases`` on the named implementations (default: all available).
+
+    ``recordings`` holds JAX's recorded results for the ``AGREE`` cases
+    (default: ``conformance/jax_recorded.json``; None: do not use any); they
+    judge the reference where live jax does not.
+    """
     started = time.perf_counter()
     names = list(impl_names) if impl_names else available_names()
     impls = [impls_mod.get(n) for n in names]
     suite = SuiteResult(names, list(cases))
+    if recordings == "default":
+        recordings = load_recordings()
+    assert recordings is None or isinstance(recordings, Recordings)
+    if recordings is not None:
+        suite.recorded_label = recordings.label
     if known is not None:
         suite.known = list(known)
     for impl in impls:
@@ -326,9 +373,25 @@ def run_cases(
         reference = outcomes.get(REFERENCE)
         if reference is None and case.expect is AGREE and reference_impl is not None:
             reference = execute(case, reference_impl, timeout)
+        recorded = None
+        if case.expect is AGREE:
+            live = outcomes.get("jax")
+            if live is not None and not live.skip_reason:
+                suite.judges[case.name] = "jax"
+            elif recordings is None:
+                suite.judges[case.name] = "ref-only: no JAX recordings loaded"
+            else:
+                recorded, why = recordings.lookup(case)
+                suite.judges[case.name] = "recorded" if recorded else f"ref-only: {why}"
         for impl in impls:
             suite.results[(case.name, impl.name)] = judge(
-                case, impl.name, outcomes[impl.name], reference, suite.known
+                case,
+                impl.name,
+                outcomes[impl.name],
+                reference,
+                suite.known,
+                recorded=recorded,
+                recorded_label=suite.recorded_label,
             )
     if progress:
         progress(len(cases), len(cases), "")

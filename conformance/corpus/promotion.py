@@ -1,8 +1,13 @@
 """Type promotion with weak types: every dtype pair, arrays and Python scalars.
 
 What the result dtype and weak type of ``np_.add`` are for each pair is
-JAX's lattice; the reference is compared with JAX directly (``AGREE``). The
-value is checked too.
+JAX's lattice: the array/scalar pair cases take their expectation from
+``conformance.lattice`` (the lattice written down independently of refimpl,
+checked against ``jax.numpy.result_type`` by a test) with the value computed
+by NumPy in the promoted dtype, so a wrong promotion rule fails on every
+implementation, jax or no jax. The remaining cases (weak arrays, lax
+scalars, comparisons) are ``AGREE``: judged against live jax, or JAX's
+recorded results (``conformance.recorded``).
 """
 
 from __future__ import annotations
@@ -11,8 +16,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from conformance import lattice
 from conformance.case import AGREE, Case, fn_case, rng_for, sample, script_case
 from conformance.corpus._tables import BF16, BOOL, C64, F16, F32, I8, I16, I32, U8, U32, short
+from conformance.observe import Weak
 
 PROMOTION_DTYPES = (BOOL, U8, U32, I8, I16, I32, F16, BF16, F32, C64)
 SCALARS = {"bool": True, "int": 3, "float": 2.5, "complex": 1.5 + 2j}
@@ -20,6 +27,27 @@ SCALARS = {"bool": True, "int": 3, "float": 2.5, "complex": 1.5 + 2j}
 
 def _add(ns, x, y):
     return ns.np_.add(x, y)
+
+
+def _operand(value, x64: bool):
+    if isinstance(value, np.ndarray):
+        return value.dtype, False
+    return lattice.python_scalar_operand(value, x64)
+
+
+def _lattice_oracle(op, x64: bool = False, constants: tuple = ()):
+    """``op`` computed by NumPy in the dtype JAX's lattice promotes the operands
+    (the case's arguments, then ``constants``) to."""
+
+    def oracle(*args):
+        operands = args + constants
+        dtype, weak = lattice.result_type(*(_operand(v, x64) for v in operands), x64=x64)
+        with np.errstate(all="ignore"):
+            value = op(*(np.asarray(v).astype(dtype) for v in operands))
+        value = np.asarray(value, dtype)
+        return Weak(value) if weak else value
+
+    return oracle
 
 
 def _pair_cases() -> Iterator[Case]:
@@ -31,7 +59,7 @@ def _pair_cases() -> Iterator[Case]:
                 name,
                 _add,
                 [sample(rng, (3,), a), sample(rng, (3,), b)],
-                expect=AGREE,
+                oracle=_lattice_oracle(np.add),
                 tags=["promotion"] + (["quick"] if a == I8 else []),
                 source="lambda ns, x, y: ns.np_.add(x, y)",
             )
@@ -47,7 +75,7 @@ def _scalar_cases() -> Iterator[Case]:
                 name,
                 _add,
                 [x, scalar],
-                expect=AGREE,
+                oracle=_lattice_oracle(np.add),
                 tags=["promotion"],
                 source="lambda ns, x, y: ns.np_.add(x, y)",
             )
@@ -56,7 +84,7 @@ def _scalar_cases() -> Iterator[Case]:
                 f"promotion.array-const/{short(dtype)}+{label}",
                 lambda ns, x, _s=scalar: ns.np_.multiply(x, _s),
                 [x],
-                expect=AGREE,
+                oracle=_lattice_oracle(np.multiply, constants=(scalar,)),
                 tags=["promotion"] + (["quick"] if dtype == U8 else []),
                 source=f"lambda ns, x: ns.np_.multiply(x, {scalar!r})",
             )
@@ -69,7 +97,7 @@ def _weak_weak_cases() -> Iterator[Case]:
                 f"promotion.scalar-scalar/{la}+{lb}",
                 _add,
                 [a, b],
-                expect=AGREE,
+                oracle=_lattice_oracle(np.add),
                 tags=["promotion", "weak"],
                 source="lambda ns, x, y: ns.np_.add(x, y)",
             )
@@ -157,7 +185,7 @@ def _x64_cases() -> Iterator[Case]:
             name,
             _add,
             [sample(rng, (3,), a), sample(rng, (3,), b)],
-            expect=AGREE,
+            oracle=_lattice_oracle(np.add, x64=True),
             tags=["promotion", "x64"],
             x64=True,
         )
@@ -166,7 +194,7 @@ def _x64_cases() -> Iterator[Case]:
             f"promotion.x64/scalar-{label}",
             lambda ns, s: ns.np_.add(s, s),
             [scalar],
-            expect=AGREE,
+            oracle=_lattice_oracle(lambda s: np.add(s, s), x64=True),
             tags=["promotion", "x64", "weak"],
             x64=True,
         )
