@@ -143,7 +143,11 @@ UNARY = [
     (E.floor_p, jlax.floor, "away"),
     (E.ceil_p, jlax.ceil, "away"),
 ]
-FLOAT_DTYPES = [np.float32, np.float16, ml_dtypes.bfloat16]
+FLOAT_DTYPES = [
+    np.float32,
+    pytest.param(np.float16, marks=pytest.mark.slow),
+    pytest.param(ml_dtypes.bfloat16, marks=pytest.mark.slow),
+]
 
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=lambda d: np.dtype(d).name)

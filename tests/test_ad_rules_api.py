@@ -24,7 +24,7 @@ from refimpl import lax as rlax
 from refimpl.config import config
 from refimpl.test_util import check_grads
 
-if not hasattr(ri, "jvp") or not hasattr(ri, "vjp"):  # pragma: no cover
+if not all(hasattr(ri, name) for name in ("jvp", "vjp", "grad")):  # pragma: no cover
     pytest.skip("refimpl.jvp / refimpl.vjp not available", allow_module_level=True)
 
 F16, BF16 = np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)
@@ -219,8 +219,17 @@ def _check_against_jax(fn, args, rng, dtype, backend):
     _assert_tree_close(ri_vjp(tuple(args), ct), jax_vjp(ct), dtype, "vjp")
 
 
+# JAX takes seconds to differentiate these eagerly: in the slow suite only
+HEAVY = {"cummax", "cummin", "cumprod", "reduce_prod", "scatter"}
+F32_CASES = [
+    pytest.param(*case, marks=pytest.mark.slow, id=case[0]) if case[0] in HEAVY
+    else pytest.param(*case, id=case[0])
+    for case in CASES
+]  # fmt: skip
+
+
 @pytest.mark.parametrize("backend", ["ref", "pjrt"])
-@pytest.mark.parametrize("name,fn,specs", CASES, ids=IDS)
+@pytest.mark.parametrize("name,fn,specs", F32_CASES)
 def test_jvp_and_vjp_match_jax_f32(name, fn, specs, backend, rng):
     if backend == "pjrt":
         from tests.pjrt_helpers import skip_without_pjrt
@@ -301,3 +310,41 @@ def test_integer_inputs_have_float0_tangents():
     _, pullback = ri.vjp(lambda a: rlax.argmax(rlax.mul(a, y), 0, np.int32), y)
     (ct,) = pullback(np.zeros((), dtypes.float0))
     assert np.asarray(ct).dtype == F32 and not np.asarray(ct).any()
+
+
+# Python-scalar (weakly typed) inputs: the weak type of every jvp output and
+# of the gradient matches JAX's.
+WEAK_CASES = {
+    "sin": lambda L, x: L.sin(x),
+    "mul": lambda L, x: L.mul(x, 2.0),
+    "max": lambda L, x: L.max(x, 0.5),
+    "pow": lambda L, x: L.pow(x, 2.5),
+    "integer_pow": lambda L, x: L.integer_pow(x, 3),
+    "div": lambda L, x: L.div(1.0, x),
+    "abs": lambda L, x: L.abs(x),
+    "clamp": lambda L, x: L.clamp(0.0, x, 2.0),
+    "broadcast": lambda L, x: L.reduce_sum(L.broadcast_in_dim(x, (3,), ()), (0,)),
+    "pad": lambda L, x: L.reduce_sum(L.pad(L.broadcast_in_dim(x, (3,), ()), 0.0, ((1, 1, 0),)),
+                                     (0,)),
+    "dynamic_slice": lambda L, x: L.reduce_sum(
+        L.dynamic_slice(L.broadcast_in_dim(x, (3,), ()), (1,), (2,)), (0,)),
+    "reduce_max": lambda L, x: L.reduce_max(L.broadcast_in_dim(x, (3,), ()), (0,)),
+    "select_n": lambda L, x: L.select_n(True, x, L.mul(x, 3.0)),
+}  # fmt: skip
+
+
+def _weak(x):
+    aval = getattr(x, "aval", None)
+    return aval.weak_type if aval is not None else x.weak_type
+
+
+@pytest.mark.parametrize("name", list(WEAK_CASES))
+def test_weak_types_match_jax(name):
+    fn = WEAK_CASES[name]
+    ours = ri.jvp(functools.partial(fn, rlax), (1.5,), (1.0,))
+    theirs = jax.jvp(functools.partial(fn, JLAX), (1.5,), (1.0,))
+    assert [_weak(v) for v in ours] == [_weak(v) for v in theirs]
+    grad = ri.grad(functools.partial(fn, rlax))(1.5)
+    jax_grad = jax.grad(functools.partial(fn, JLAX))(1.5)
+    assert _weak(grad) == _weak(jax_grad)
+    np.testing.assert_allclose(np.asarray(grad), np.asarray(jax_grad), rtol=1e-6)

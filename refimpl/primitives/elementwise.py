@@ -617,21 +617,31 @@ def _replace_zero(x: Any) -> Any:
     return select_n(eq(x, _c(0, x)), x, ones)
 
 
-# d x^y = tx y x^(y-1) + ty log(x) x^y, with log(x) read as 0 at x = 0 (JAX)
+def _strong(x: Any) -> Any:
+    """``x`` strongly typed (JAX's pow derivatives convert their operands
+    with ``convert_element_type``, which drops the weak type)."""
+    aval = ad_helpers.aval_of(x)
+    if not aval.weak_type:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=aval.dtype, weak_type=False)
+
+
+# d x^y = tx y x^(y-1) + ty log(x) x^y, with log(x) read as 0 at x = 0 (JAX);
+# both terms strongly typed, as in JAX
 _binary_jvp(
     pow_p,
-    lambda tx, ans, x, y: mul(tx, mul(y, pow(x, sub(y, _c(1, y))))),
-    lambda ty, ans, x, y: mul(ty, mul(log(_replace_zero(x)), ans)),
+    lambda tx, ans, x, y: mul(tx, _strong(mul(y, pow(x, sub(y, _c(1, y)))))),
+    lambda ty, ans, x, y: _strong(mul(ty, mul(log(_replace_zero(x)), ans))),
 )
 
 
 def _balanced_eq(x: Any, z: Any, y: Any) -> Any:
     """1 where ``x == z != y``, 1/2 where ``x == z == y``, else 0: the share of
     ``x``'s tangent in ``z = max(x, y)`` (ties split equally, as JAX)."""
-    dtype = ad_helpers.aval_of(z).dtype
-    hit = convert_element_type_p.bind(eq(x, z), new_dtype=dtype, weak_type=False)
-    shared = convert_element_type_p.bind(eq(y, z), new_dtype=dtype, weak_type=False)
-    return div(hit, add(shared, np.ones((), dtype)))
+    aval = ad_helpers.aval_of(z)
+    hit = convert_element_type_p.bind(eq(x, z), new_dtype=aval.dtype, weak_type=aval.weak_type)
+    shared = convert_element_type_p.bind(eq(y, z), new_dtype=aval.dtype, weak_type=aval.weak_type)
+    return div(hit, add(shared, _c(1, aval)))
 
 
 _binary_jvp(
