@@ -505,6 +505,181 @@ def _scatter_transpose(ct, x, indices, updates, *, axis, mode):
     return [ct_x, None, ct_updates]
 
 
+# --- batching rules (refimpl.transforms.batching) -------------------------------------
+# Per-member indices become indices into the operand with the batch axis merged
+# into the indexed one: member b's index i is position b * n + i of the merged
+# axis of size B * n, out-of-range indices being sent to B * n (out of range of
+# the merged axis too), so the clip/fill/drop modes keep their meaning.
+
+
+def _index_dtype() -> np.dtype:
+    return dtypes.canonicalize_dtype(np.int64)  # int32 unless x64 is enabled
+
+
+def _merged_positions(indices: Any, bd: int | None, size: int, n: int, clip: bool) -> Any:
+    """Member-local ``indices`` (batch axis ``bd``) -> positions along the merged
+    axis (batch axis first), as described above."""
+    wide = _index_dtype()
+    indices = batching.bdim_to(indices, bd, size, 0)
+    aval = tracing.get_aval(indices, "gather", 1)
+    if dtypes.is_unsigned_int(aval.dtype) and aval.dtype.itemsize >= wide.itemsize:
+        indices = elementwise.min(indices, np.asarray(n, aval.dtype))  # no wrap below
+    indices = elementwise.convert_element_type(indices, wide)
+    if clip:
+        indices = elementwise.clamp(np.asarray(0, wide), indices, np.asarray(n - 1, wide))
+    offsets = structural.broadcast_in_dim(
+        elementwise.mul(structural.iota(wide, size), np.asarray(n, wide)), aval.shape, (0,)
+    )
+    merged = elementwise.add(indices, offsets)
+    if clip:
+        return merged
+    inside = elementwise.bitwise_and(
+        elementwise.ge(indices, np.asarray(0, wide)), elementwise.lt(indices, np.asarray(n, wide))
+    )
+    return elementwise.select(inside, merged, np.asarray(size * n, wide))
+
+
+def _merge_into(x: Any, bd: int | None, size: int, axis: int) -> tuple[Any, tuple[int, ...]]:
+    """``x`` with its batch axis merged into ``axis`` (batch-major); and the
+    shape with both axes apart, to split them again."""
+    x = batching.bdim_to(x, bd, size, axis)
+    shape = batching.shape_of(x)
+    merged = (*shape[:axis], shape[axis] * shape[axis + 1], *shape[axis + 2 :])
+    return structural.reshape(x, merged), shape
+
+
+def batched_take(x, bd, indices, ibd, axis: int, mode: str, fill_value: Any = None):
+    """Member b's ``take(x[b], indices[b], axis)`` for batched ``indices``;
+    the batch axis of the result is ``axis``."""
+    size = batching.shape_of(indices)[ibd]
+    if bd is None:  # one operand: a plain gather, the batch axis among the index dims
+        out = gather_p.bind(x, indices, axis=axis, mode=mode, fill_value=fill_value)
+        return batching.moveaxis(out, axis + ibd, axis)
+    n = batching.shape_of(x)[batching.shift_dims((axis,), bd)[0]]
+    merged, _ = _merge_into(x, bd, size, axis)
+    positions = _merged_positions(indices, ibd, size, n, clip=mode == "clip")
+    return gather_p.bind(merged, positions, axis=axis, mode=mode, fill_value=fill_value)
+
+
+@gather_p.def_batch
+def _gather_batch(args, dims, *, axis, mode, fill_value):
+    (x, indices), (bd, ibd) = args, dims
+    if ibd is not None:
+        return batched_take(x, bd, indices, ibd, axis, mode, fill_value), axis
+    shifted = batching.shift_dims((axis,), bd)[0]
+    out = gather_p.bind(x, indices, axis=shifted, mode=mode, fill_value=fill_value)
+    index_ndim = batching.ndim_of(indices)
+    return out, bd if bd < shifted else bd + index_ndim - 1
+
+
+def _scatter_batch_rule(prim: Primitive):
+    def rule(args, dims, *, axis, mode):
+        (x, indices, updates), (bd, ibd, ubd) = args, dims
+        size = batching.axis_size_of(args, dims)
+        if ibd is None:
+            x = batching.bdim_to(x, bd, size, 0)
+            updates = batching.bdim_to(updates, ubd, size, 0)
+            return prim.bind(x, indices, updates, axis=axis + 1, mode=mode), 0
+        n = batching.shape_of(x)[axis if bd is None else batching.shift_dims((axis,), bd)[0]]
+        merged, split_shape = _merge_into(x, bd, size, axis)
+        positions = _merged_positions(indices, ibd, size, n, clip=mode == "clip")
+        updates = batching.bdim_to(updates, ubd, size, axis)
+        out = prim.bind(merged, positions, updates, axis=axis, mode=mode)
+        return structural.reshape(out, split_shape), axis
+
+    return rule
+
+
+scatter_p.def_batch(_scatter_batch_rule(scatter_p))
+scatter_add_p.def_batch(_scatter_batch_rule(scatter_add_p))
+
+
+def _batched_starts(starts, dims, size: int, limits: list[int]) -> list[Any]:
+    """Each start index as a (size,) vector of the wide index dtype, clamped
+    into ``[0, limit]`` as XLA clamps it."""
+    wide = _index_dtype()
+    out = []
+    for start, d, limit in zip(starts, dims, limits, strict=True):
+        start = elementwise.convert_element_type(start, wide)
+        start = batching.bdim_to(start, d, size, 0)
+        out.append(elementwise.clamp(np.asarray(0, wide), start, np.asarray(limit, wide)))
+    return out
+
+
+def _window_indices(start: Any, length: int, size: int) -> Any:
+    """``start[b] + arange(length)`` as a (size, length) array."""
+    wide = _index_dtype()
+    shape = (size, length)
+    return elementwise.add(
+        structural.broadcast_in_dim(start, shape, (0,)),
+        structural.broadcast_in_dim(structural.iota(wide, length), shape, (1,)),
+    )
+
+
+@dynamic_slice_p.def_batch
+def _dynamic_slice_batch(args, dims, *, slice_sizes):
+    """Unbatched starts: one more (zero) start for the batch axis. Batched
+    starts: one batched gather per dimension the window does not cover whole."""
+    x, *starts = args
+    bd, *start_dims = dims
+    size = batching.axis_size_of(args, dims)
+    if all(d is None for d in start_dims):
+        start_dtype = (
+            tracing.get_aval(starts[0], "dynamic_slice", 1).dtype if starts else np.int32
+        )
+        starts = list(starts)
+        starts.insert(bd, np.zeros((), start_dtype))
+        sizes = list(slice_sizes)
+        sizes.insert(bd, size)
+        return dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(sizes)), bd
+    x = batching.bdim_to(x, bd, size, 0)
+    shape = batching.shape_of(x)[1:]
+    limits = [n - k for n, k in zip(shape, slice_sizes, strict=True)]
+    vectors = _batched_starts(starts, start_dims, size, limits)
+    for d, (n, k, start) in enumerate(zip(shape, slice_sizes, vectors, strict=True)):
+        if k == n:
+            continue  # the window is the whole dimension: the start clamps to 0
+        taken = batched_take(x, 0, _window_indices(start, k, size), 0, d, "clip")
+        x = batching.moveaxis(taken, d, 0)
+    return x, 0
+
+
+@dynamic_update_slice_p.def_batch
+def _dynamic_update_slice_batch(args, dims):
+    """Unbatched starts: one more (zero) start for the batch axis. Batched
+    starts: read the update at ``position - start`` along every dimension
+    (a batched gather each) and select it inside the window."""
+    x, update, *starts = args
+    bd, ubd, *start_dims = dims
+    size = batching.axis_size_of(args, dims)
+    x = batching.bdim_to(x, bd, size, 0)
+    update = batching.bdim_to(update, ubd, size, 0)
+    if all(d is None for d in start_dims):
+        start_dtype = (
+            tracing.get_aval(starts[0], "dynamic_update_slice", 2).dtype if starts else np.int32
+        )
+        return dynamic_update_slice_p.bind(x, update, np.zeros((), start_dtype), *starts), 0
+    shape = batching.shape_of(x)[1:]
+    update_shape = batching.shape_of(update)[1:]
+    if any(k == 0 for k in update_shape):
+        return x, 0
+    wide = _index_dtype()
+    limits = [n - k for n, k in zip(shape, update_shape, strict=True)]
+    vectors = _batched_starts(starts, start_dims, size, limits)
+    spread, inside = update, None
+    for d, (n, k, start) in enumerate(zip(shape, update_shape, vectors, strict=True)):
+        positions = _window_indices(elementwise.neg(start), n, size)  # b, i -> i - start[b]
+        clamped = elementwise.clamp(np.asarray(0, wide), positions, np.asarray(k - 1, wide))
+        spread = batching.moveaxis(batched_take(spread, 0, clamped, 0, d, "clip"), d, 0)
+        in_window = elementwise.bitwise_and(
+            elementwise.ge(positions, np.asarray(0, wide)),
+            elementwise.lt(positions, np.asarray(k, wide)),
+        )
+        mask = structural.broadcast_in_dim(in_window, (size, *shape), (0, d + 1))
+        inside = mask if inside is None else elementwise.bitwise_and(inside, mask)
+    return elementwise.select(inside, spread, x), 0
+
+
 # --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------
 #
 # dynamic_slice and dynamic_update_slice clamp their start indices exactly as
