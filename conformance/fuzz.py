@@ -25,7 +25,7 @@ import sys
 import textwrap
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 import ml_dtypes
@@ -91,9 +91,15 @@ class FuzzProgram:
     # vmapped: the steps are one member's program, run under the implementation's
     # vmap with these in_axes (one per input; the inputs hold the batched values)
     vmap_axes: tuple[int | None, ...] | None = None
+    # differentiated: (mode, float32 input positions, float32 output positions); mode
+    # "grad" is the gradient of the sum of those outputs w.r.t. those inputs, "jvp"
+    # pushes all-ones tangents of those inputs forward to those outputs
+    ad: tuple[str, tuple[int, ...], tuple[int, ...]] | None = None
 
     def source(self, name: str = "program") -> str:
         """The program as a Python function ``name(ns, a0, a1, ...)``."""
+        if self.ad is not None:
+            return _ad_source(self, name)
         params = ", ".join(f"v{i}" for i in range(len(self.inputs)))
         lines = [f"def {name}(ns, {params}):" if params else f"def {name}(ns):"]
         pad = "    "
@@ -429,10 +435,12 @@ OPS: dict[str, Op] = {op.name: op for op in OP_LIST}
 
 
 def programs(
-    ops: Sequence[Op], *, max_steps: int = 6, donation: bool = True, vmap: bool = False
-) -> Any:
+    ops: Sequence[Op], *, max_steps: int = 6, donation: bool = True, vmap: bool = False,
+    ad: bool = False,
+) -> Any:  # fmt: skip
     """A hypothesis strategy of random well-typed ``FuzzProgram``s over ``ops``
-    (with ``vmap``, a quarter of them vmapped over random axes)."""
+    (with ``vmap``, a quarter of them vmapped over random axes; with ``ad``, a
+    quarter of the others differentiated by ``grad`` or ``jvp``)."""
     from hypothesis import strategies as st
 
     @st.composite
@@ -461,7 +469,14 @@ def programs(
         if donation and jit and array_inputs and draw(st.integers(0, 3)) == 0:
             donate = tuple(sorted(set(draw(st.lists(st.sampled_from(array_inputs), min_size=1,
                                                     max_size=2)))))  # fmt: skip
-        return FuzzProgram(tuple(inputs), tuple(steps), outputs, jit, donate, vmap_axes)
+        ad_spec = None
+        if ad and vmap_axes is None and not donate and draw(st.integers(0, 3)) == 0:
+            float_in = tuple(k for k, i in enumerate(inputs)
+                             if i.shape is not None and i.dtype == F32)  # fmt: skip
+            float_out = tuple(k for k, o in enumerate(outputs) if vals[o].dtype == F32)
+            if float_in and float_out:
+                ad_spec = ("grad" if draw(st.booleans()) else "jvp", float_in, float_out)
+        return FuzzProgram(tuple(inputs), tuple(steps), outputs, jit, donate, vmap_axes, ad_spec)
 
     return build()
 
@@ -611,6 +626,7 @@ def run_fuzz(
     op_names: Sequence[str] | None = None,
     donation: bool | None = None,
     vmap: bool | None = None,
+    ad: bool | None = None,
 ) -> FuzzResult:
     """Run ``n`` random programs on the implementations; print a minimal failure.
 
@@ -637,13 +653,14 @@ def run_fuzz(
     supported = all(not i.missing_feature("donation") for i in impls)
     donation = supported if donation is None else donation and supported
     vmap = all(_has_vmap(i) for i in impls) if vmap is None else vmap
+    ad = all(_has_vmap(i, "grad") for i in impls) if ad is None else ad
     last_failure: dict[str, Any] = {}
     count = [0]
 
     @hypothesis_seed(seed)
     @settings(max_examples=n, deadline=None, database=None, derandomize=False,
               suppress_health_check=list(HealthCheck), report_multiple_bugs=False)  # fmt: skip
-    @given(programs(ops, max_steps=max_steps, donation=donation, vmap=vmap))
+    @given(programs(ops, max_steps=max_steps, donation=donation, vmap=vmap, ad=ad))
     def check(program: FuzzProgram) -> None:
         count[0] += 1
         problems = check_program(program, impls)
@@ -671,13 +688,35 @@ def run_fuzz(
     return FuzzResult(True, count[0])
 
 
-def _has_vmap(impl: impls_mod.Implementation) -> bool:
-    """Whether the implementation's top-level module (refimpl, jax) has vmap."""
+def _has_vmap(impl: impls_mod.Implementation, name: str = "vmap") -> bool:
+    """Whether the implementation's top-level module (refimpl, jax) has vmap (or ``name``)."""
     try:
         ns = impl.namespace()
-        return hasattr(importlib.import_module(ns.lax_.__name__.split(".")[0]), "vmap")
+        return hasattr(importlib.import_module(ns.lax_.__name__.split(".")[0]), name)
     except Exception:
         return False
+
+
+def _ad_source(program: FuzzProgram, name: str) -> str:
+    """``program`` (its steps as an inner ``member``) under ``grad`` or ``jvp``."""
+    mode, float_in, float_out = program.ad  # type: ignore[misc]
+    params = [f"v{i}" for i in range(len(program.inputs))]
+    inner = replace(program, ad=None).source("member").replace("def member(ns, ", "def member(")
+    diff = [params[k] for k in float_in]
+    picked = ", ".join(f"outs[{k}]" for k in float_out)
+    lines = [f"def {name}(ns, {', '.join(params)}):", *("    " + ln for ln in inner.split("\n"))]
+    lines.append("    api = importlib.import_module(ns.lax_.__name__.split('.')[0])")
+    lines.append(f"    def differentiated({', '.join(diff)}):")
+    lines.append(f"        outs = member({', '.join(params)})")
+    if mode == "grad":
+        lines.append(f"        return sum(ns.np_.sum(o) for o in ({picked},))")
+        argnums = tuple(range(len(diff)))
+        lines.append(f"    return api.grad(differentiated, argnums={argnums!r})({', '.join(diff)})")
+    else:
+        lines.append(f"        return ({picked},)")
+        ones = ", ".join(f"ns.np_.ones_like({d})" for d in diff)
+        lines.append(f"    return api.jvp(differentiated, ({', '.join(diff)},), ({ones},))")
+    return "\n".join(lines)
 
 
 # --- masked programs ---------------------------------------------------------------------
