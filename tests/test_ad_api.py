@@ -122,3 +122,61 @@ def test_pjrt_jit_of_grad_runs():
     got = ri.jit(ri.grad(f), backend="pjrt")(X)
     want = jax.grad(lambda x: jnp.sum(jnp.sin(x) * x))(X)
     _close(got, want)
+
+
+def test_jvp_and_vjp_has_aux_as_jax():
+    def f(x, np_):
+        return np_.sin(x) * x, {"sq": x * x}
+
+    t = np.ones(3, np.float32)
+    out, tan, aux = ri.jvp(lambda x: f(x, rnp), (X,), (t,), has_aux=True)
+    jout, jtan, jaux = jax.jvp(lambda x: f(x, jnp), (X,), (t,), has_aux=True)
+    _close(out, jout)
+    _close(tan, jtan)
+    _close(aux["sq"], jaux["sq"])
+    out, pb, aux = ri.vjp(lambda x: f(x, rnp), X, has_aux=True)
+    jout, jpb, jaux = jax.vjp(lambda x: f(x, jnp), X, has_aux=True)
+    _close(pb(t)[0], jpb(t)[0])
+    _close(aux["sq"], jaux["sq"])
+
+
+def test_holomorphic_grad_and_jacobians_as_jax():
+    z = np.complex64(1 + 2j)
+    _close(
+        ri.grad(lambda z: z * z * 3.0, holomorphic=True)(z),
+        jax.grad(lambda z: z * z * 3.0, holomorphic=True)(z),
+    )
+    zs = np.array([z, 2 * z])
+    for name in ("jacfwd", "jacrev"):
+        got = getattr(ri, name)(lambda z: z * z, holomorphic=True)(zs)
+        want = getattr(jax, name)(lambda z: z * z, holomorphic=True)(zs)
+        _close(got, want)
+    with pytest.raises(TypeError, match="holomorphic=True requires inputs with complex dtype"):
+        ri.grad(lambda x: x, holomorphic=True)(np.float32(1))
+
+
+def test_nested_jit_is_traced_once_and_its_derivative_programs_are_reused():
+    inner = ri.jit(lambda x: rnp.sin(x) * x)
+    g = ri.grad(lambda x: rnp.sum(inner(x)))
+    first = ri.make_program(g)(X)
+    second = ri.make_program(g)(X)
+    assert inner.trace_count == 1
+
+    def calls(program):
+        return [e.params["program"] for e in program.eqns if e.primitive.name == "jit"]
+
+    assert len(calls(first)) == 2
+    assert all(a is b for a, b in zip(calls(first), calls(second)))  # memoized, not rebuilt
+
+
+def test_pjrt_jit_of_grad_of_scan_and_cond():
+    pytest.importorskip("refimpl._pjrt")
+    from refimpl import lax
+
+    def f(x, L, np_):
+        ys = L.scan(lambda c, x: (c * L.sin(x) + x, c), np.float32(1.0), x)[1]
+        return L.cond(np_.sum(x) > 1.0, lambda y: np_.sum(y * y), lambda y: np_.sum(y), ys)
+
+    got = ri.jit(ri.grad(lambda x: f(x, lax, rnp)), backend="pjrt")(X)
+    want = jax.grad(lambda x: f(x, jax.lax, jnp))(X)
+    _close(got, want)
