@@ -525,3 +525,151 @@ class custom_vjp:
             symbolic_zeros=self.symbolic_zeros,
         )
         return tree_util.tree_unflatten(out_tree, outs)
+
+
+# --- vmap of functions with custom rules -----------------------------------------------------
+# The primal Program is batched like any sub-program; the rules are wrapped so that the
+# user's functions run under vmap too (they see one member's values, as in JAX). Every
+# output is batched (at axis 0), so the rules' outputs and the Program's agree.
+
+
+def _vmapped(fun: Callable, axes: Sequence[int | None], args: Sequence[Any]) -> Any:
+    from refimpl.transforms.batching import vmap
+
+    return vmap(fun, in_axes=tuple(axes), out_axes=0)(*args)
+
+
+def _batched_axis(value: Any, unbatched: ShapedArray) -> int | None:
+    """0 if ``value`` carries a leading batch axis over ``unbatched``, else None."""
+    if type(value) is Zero:
+        return None
+    return 0 if tracing.get_aval(value, "vmap", 0).ndim == unbatched.ndim + 1 else None
+
+
+class _BatchedJVPRule:
+    def __init__(self, inner: Any, in_avals: list, out_avals: list) -> None:
+        self.inner = inner  # the rule of one member
+        self.in_avals = in_avals  # unbatched
+        self.out_avals = out_avals  # unbatched
+
+    def __repr__(self) -> str:
+        return f"vmap({self.inner!r})"
+
+    def __call__(self, primals: list, tangents: list) -> tuple[list, list]:
+        n = len(primals)
+        tangents = [
+            Zero(tangent_aval(a)) if type(t) is Zero else t
+            for t, a in zip(tangents, self.in_avals, strict=True)
+        ]
+        nz = [type(t) is not Zero for t in tangents]
+        kept = [tangent_aval(a).dtype != dtypes.float0 for a in self.out_avals]
+
+        def member(*xs: Any) -> tuple[list, list]:
+            it = iter(xs[n:])
+            ts = [next(it) if z else Zero(tangent_aval(a)) for z, a in zip(nz, self.in_avals)]
+            outs, touts = self.inner(list(xs[:n]), ts)
+            return list(outs), [ad.instantiate(t) for t, k in zip(touts, kept) if k]
+
+        args = list(primals) + [t for t in tangents if type(t) is not Zero]
+        avals = list(self.in_avals) + [tangent_aval(a) for a, z in zip(self.in_avals, nz) if z]
+        axes = [_batched_axis(x, a) for x, a in zip(args, avals, strict=True)]
+        outs, touts = _vmapped(member, axes, args)
+        it = iter(touts)
+        return list(outs), [next(it) if k else Zero(tangent_aval(a))
+                            for k, a in zip(kept, self.out_avals)]  # fmt: skip
+
+
+def _custom_call_batch(primitive: Primitive, rule_param: str, wrap: Callable):
+    def rule(args, dims, *, call, num_consts, symbolic_zeros, **params):
+        from refimpl.transforms import batching
+
+        frame = batching.current_frame()
+        in_batched = [d is not None for d in dims]
+        moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+        n_out = len(call.out_vars)
+        new_call, _ = batching.batch_subprogram(
+            call, in_batched, frame, force_out=[True] * n_out, name=primitive.name
+        )
+        inner = params[rule_param]
+        outs = primitive.bind(
+            *moved,
+            call=new_call,
+            num_consts=num_consts,
+            symbolic_zeros=symbolic_zeros,
+            **{rule_param: wrap(inner, call, num_consts, in_batched[num_consts:], frame.size)},
+        )
+        return list(outs), [0] * n_out
+
+    return rule
+
+
+custom_jvp_call_p.def_batch(
+    _custom_call_batch(
+        custom_jvp_call_p,
+        "jvp",
+        lambda inner, call, nc, in_batched, size: _BatchedJVPRule(
+            inner, call.in_avals[nc:], call.out_avals
+        ),
+    )
+)
+
+
+class _BatchedVJPRules:
+    def __init__(self, inner: Any, in_avals: list, in_batched: list, size: int) -> None:
+        self.inner = inner
+        self.in_avals = in_avals  # unbatched
+        self.in_batched = in_batched
+        self.size = size
+
+    def __repr__(self) -> str:
+        return f"vmap({self.inner!r})"
+
+    def fwd(self, primals: list) -> tuple[list, list, Any]:
+        trees: list[Any] = []
+
+        def member(*xs: Any) -> tuple[list, list]:
+            outs, res, res_tree = self.inner.fwd(list(xs))
+            trees.append(res_tree)
+            return list(outs), list(res)
+
+        axes = [0 if b else None for b in self.in_batched]
+        outs, res = _vmapped(member, axes, primals)
+        return list(outs), list(res), trees[0]
+
+    def bwd(self, res: list, res_tree: Any, cts: list) -> list:
+        from refimpl.transforms import batching
+
+        n_res = len(res)
+        out_avals = self.inner.out_avals
+
+        def member(*xs: Any) -> list:
+            leaves = self.inner.bwd(list(xs[:n_res]), res_tree, list(xs[n_res:]))
+            return [
+                ad.zeros_like_aval(tangent_aval(a)) if ct is None or type(ct) is Zero else ct
+                for ct, a in zip(leaves, self.in_avals, strict=True)
+            ]
+
+        cts = [
+            batching.broadcast_batch(ad.instantiate(c), self.size, 0)
+            if _batched_axis(c, tangent_aval(a)) is None
+            else c
+            for c, a in zip(cts, out_avals, strict=True)
+        ]
+        leaves = _vmapped(member, [0] * (n_res + len(cts)), list(res) + cts)
+        from refimpl.primitives.reductions import reduce_sum_p
+
+        return [
+            ct if batched else reduce_sum_p.bind(ct, axes=(0,))
+            for ct, batched in zip(leaves, self.in_batched, strict=True)
+        ]
+
+
+custom_vjp_call_p.def_batch(
+    _custom_call_batch(
+        custom_vjp_call_p,
+        "rules",
+        lambda inner, call, nc, in_batched, size: _BatchedVJPRules(
+            inner, call.in_avals[nc:], in_batched, size
+        ),
+    )
+)

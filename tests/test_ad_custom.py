@@ -157,3 +157,22 @@ def test_optimize_remat_is_accepted_but_not_implemented_yet():
 def test_missing_rule_is_an_attribute_error():
     with pytest.raises(AttributeError, match="No JVP defined"):
         ri.custom_jvp(lambda x: x)(X)
+
+
+def test_vmap_of_custom_rules_and_their_derivatives():
+    import jax.numpy as jnp
+
+    import refimpl.numpy as rnp
+
+    xs = np.linspace(0.1, 1, 4).astype(np.float32)
+    _close(ri.vmap(FR, (0, None))(xs, Y), jax.vmap(FJ, (0, None))(xs, Y))
+    _close(ri.vmap(ri.grad(FR), (0, None))(xs, Y), jax.vmap(jax.grad(FJ), (0, None))(xs, Y))
+    _close(
+        ri.grad(lambda xs: rnp.sum(ri.vmap(FR, (0, None))(xs, Y)))(xs),
+        jax.grad(lambda xs: jnp.sum(jax.vmap(FJ, (0, None))(xs, Y)))(xs),
+    )
+    _close(ri.vmap(GR, (0, None))(xs, Y), jax.vmap(GJ, (0, None))(xs, Y))
+    got = ri.grad(lambda xs, y: rnp.sum(ri.vmap(GR, (0, None))(xs, y)), (0, 1))(xs, Y)
+    want = jax.grad(lambda xs, y: jnp.sum(jax.vmap(GJ, (0, None))(xs, y)), (0, 1))(xs, Y)
+    _close(got[0], want[0])
+    _close(got[1], want[1])  # the unbatched argument's cotangent is summed over the batch
