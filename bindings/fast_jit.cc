@@ -16,6 +16,7 @@
 
 #include "../native/buffer.h"
 #include "../native/client.h"
+#include "../native/dispatch.h"
 #include "../native/executable.h"
 #include "../native/signature.h"
 #include "../native/small_vector.h"
@@ -42,22 +43,24 @@ std::size_t g_release_gil_bytes = 256 * 1024;
 // What the signature needs from refimpl's Python modules, handed over once by
 // refimpl.backends.pjrt.arrays at import (all references live for the process).
 struct Context {
-  PyObject* registry = nullptr;            // tree_util._registry: type -> node kind | None
-  PyObject* builders = nullptr;            // tracing._builders: non-empty while tracing
-  PyObject* config_values = nullptr;       // config._values
-  PyTypeObject* ref_array_type = nullptr;  // refimpl.backends.ref.arrays.Array
-  int bfloat16_num = -1;                   // NumPy type number of ml_dtypes.bfloat16
+  py::object registry;        // tree_util._registry: type -> node kind | None
+  py::object builders;        // tracing._builders: non-empty while tracing
+  py::object config_values;   // config._values
+  py::object ref_array_type;  // refimpl.backends.ref.arrays.RefArray
+  int bfloat16_num = -1;      // NumPy type number of ml_dtypes.bfloat16
   // interned names
-  PyObject* s_backend = nullptr;
-  PyObject* s_enable_x64 = nullptr;
-  PyObject* s_pjrt = nullptr;
-  PyObject* s_tag = nullptr;
-  PyObject* s_flatten = nullptr;
-  PyObject* s_namedtuple = nullptr;
-  PyObject* s_buffer = nullptr;
-  PyObject* s_mark_donated = nullptr;
+  py::object s_backend;
+  py::object s_enable_x64;
+  py::object s_pjrt;
+  py::object s_tag;
+  py::object s_flatten;
+  py::object s_namedtuple;
+  py::object s_buffer;
+  py::object s_mark_donated;
 };
-Context g_ctx;
+// Never destroyed: its references must not be dropped after the
+// interpreter has finalized.
+Context& g_ctx = *new Context();
 bool g_installed = false;
 
 // ============================================================ signature words
@@ -115,20 +118,22 @@ struct CallState {
 
 // ============================================================ cache entries
 
+// How a host leaf becomes the parameter: its element type and NumPy dtype.
 struct LeafPlan {
-  PJRT_Buffer_Type type = PJRT_Buffer_Type_INVALID;  // the parameter's element type
-  PyArray_Descr* descr = nullptr;                    // its NumPy dtype (owned)
+  PJRT_Buffer_Type type = PJRT_Buffer_Type_INVALID;
+  py::object descr;  // numpy dtype
   bool donated = false;
-  bool aliased = false;  // the module writes an output into this input's buffer
 };
 
+// The kinds of output pytree nodes. Defined here only: Python reads them
+// from the module (refimpl._pjrt.OUT_KINDS) to describe an output tree.
 enum OutKind : uint8_t { kOutLeaf = 0, kOutTuple, kOutList, kOutDict, kOutNone, kOutNode };
 
 struct OutNode {
   uint8_t kind = kOutLeaf;
   uint32_t arity = 0;
-  PyObject* data = nullptr;       // dict keys (tuple) / node data (owned)
-  PyObject* unflatten = nullptr;  // kOutNode: unflatten(data, children) (owned)
+  py::object data;       // dict keys (tuple) / node data, or None
+  py::object unflatten;  // kOutNode: unflatten(data, children), or None
 };
 
 struct Entry {
@@ -138,12 +143,15 @@ struct Entry {
   int device_index = 0;
   bool committed = false;
   std::vector<LeafPlan> inputs;
+  CallPlan plan;  // donation and aliasing (native/dispatch.h)
   std::vector<const ArrayMeta*> outputs;
-  std::vector<int> output_sources;  // per output: the donated input it aliases, or -1
-  std::vector<OutNode> out_tree;    // preorder
+  std::vector<OutNode> out_tree;  // preorder
   bool release_gil = false;
-  bool any_donated = false;
   bool has_host_inputs = false;  // NumPy, scalars, reference Arrays: transferred per call
+  // The output tree has user nodes whose unflatten may raise after execute:
+  // donated inputs are then copied, not aliased, so a failed call deletes
+  // nothing (SPEC "Donation").
+  bool outputs_may_fail = false;
 
   Entry() = default;
   Entry(const Entry&) = delete;
@@ -152,11 +160,6 @@ struct Entry {
   ~Entry() {
     for (const Handle& handle : signature.handles()) {
       Py_DECREF(static_cast<PyObject*>(handle.object));
-    }
-    for (LeafPlan& plan : inputs) Py_XDECREF(plan.descr);
-    for (OutNode& node : out_tree) {
-      Py_XDECREF(node.data);
-      Py_XDECREF(node.unflatten);
     }
   }
 };
@@ -419,7 +422,8 @@ class SignatureBuilder {
       sig.Push(static_cast<uint64_t>(num));
       return true;
     }
-    if (type == g_ctx.ref_array_type) return FlattenRefArray(x, donated);
+    if (type == reinterpret_cast<PyTypeObject*>(g_ctx.ref_array_type.ptr()))
+      return FlattenRefArray(x, donated);
     return FlattenRegistered(x, donated);
   }
 
@@ -471,7 +475,7 @@ class SignatureBuilder {
   }
 
   bool FlattenRefArray(PyObject* x, bool donated) {
-    PyObject* buffer = PyObject_GetAttr(x, g_ctx.s_buffer);
+    PyObject* buffer = PyObject_GetAttr(x, g_ctx.s_buffer.ptr());
     if (buffer == nullptr) {
       PyErr_Clear();
       return false;
@@ -511,17 +515,17 @@ class SignatureBuilder {
   // (the "cached path": tree_util fills it with every type it has seen).
   bool FlattenRegistered(PyObject* x, bool donated) {
     PyObject* kind =
-        PyDict_GetItemWithError(g_ctx.registry, reinterpret_cast<PyObject*>(Py_TYPE(x)));
+        PyDict_GetItemWithError(g_ctx.registry.ptr(), reinterpret_cast<PyObject*>(Py_TYPE(x)));
     if (kind == nullptr || kind == Py_None) {  // not seen yet, or a leaf of another type
       PyErr_Clear();
       return false;
     }
-    PyObject* tag = PyObject_GetAttr(kind, g_ctx.s_tag);
+    PyObject* tag = PyObject_GetAttr(kind, g_ctx.s_tag.ptr());
     if (tag == nullptr) {
       PyErr_Clear();
       return false;
     }
-    const bool namedtuple = PyUnicode_Compare(tag, g_ctx.s_namedtuple) == 0;
+    const bool namedtuple = PyUnicode_Compare(tag, g_ctx.s_namedtuple.ptr()) == 0;
     Py_DECREF(tag);
     Signature& sig = state_->signature;
     if (namedtuple && PyTuple_Check(x)) {
@@ -535,7 +539,7 @@ class SignatureBuilder {
       return true;
     }
     // A registered node: its flatten function is Python code, by definition.
-    PyObject* flatten = PyObject_GetAttr(kind, g_ctx.s_flatten);
+    PyObject* flatten = PyObject_GetAttr(kind, g_ctx.s_flatten.ptr());
     if (flatten == nullptr) {
       PyErr_Clear();
       return false;
@@ -656,78 +660,55 @@ PyObject* KwargsDict(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames)
   return kwargs;
 }
 
-// Reads the entry spec that refimpl.backends.pjrt.fast_path.on_miss returns:
-// (executable, device_index, committed, in_avals, donated, aliases,
-//  out_avals, out_tree), see that function.
-bool FillEntry(Entry* entry, PyObject* spec, std::size_t num_leaves) {
-  try {
-    py::tuple t = py::reinterpret_borrow<py::tuple>(spec);
-    if (t.size() != 8) throw py::value_error("on_miss: expected an 8-tuple entry spec");
-    entry->executable = t[0].cast<std::shared_ptr<Executable>>();
-    entry->device_index = t[1].cast<int>();
-    entry->committed = t[2].cast<bool>();
-    py::sequence in_avals = t[3].cast<py::sequence>();  // (dtype, shape) per leaf
-    py::sequence donated = t[4].cast<py::sequence>();
-    py::sequence aliases = t[5].cast<py::sequence>();  // per input: output index or -1
-    if (in_avals.size() != num_leaves || donated.size() != num_leaves ||
-        aliases.size() != num_leaves) {
-      throw py::value_error("on_miss: the entry spec does not match the call's leaves");
-    }
-    std::size_t bytes = 0;
-    entry->inputs.resize(num_leaves);
-    for (std::size_t i = 0; i < num_leaves; ++i) {
-      LeafPlan& plan = entry->inputs[i];
-      py::tuple aval = in_avals[i].cast<py::tuple>();
-      py::dtype dtype = py::dtype::from_args(aval[0]);
-      std::size_t count = 1;
-      for (py::handle d : aval[1].cast<py::tuple>()) count *= d.cast<std::size_t>();
-      plan.type = ElementTypeFromDtype(dtype);
-      plan.descr = reinterpret_cast<PyArray_Descr*>(dtype.release().ptr());
-      plan.donated = donated[i].cast<bool>();
-      const int alias = aliases[i].cast<int>();
-      plan.aliased = alias >= 0;
-      if (alias >= 0) {
-        if (static_cast<std::size_t>(alias) >= entry->output_sources.size()) {
-          entry->output_sources.resize(alias + 1, -1);
-        }
-        entry->output_sources[alias] = static_cast<int>(i);
-      }
-      entry->any_donated = entry->any_donated || plan.donated;
-      bytes += count * static_cast<std::size_t>(PyDataType_ELSIZE(plan.descr));
-    }
-    for (py::handle aval : t[6].cast<py::sequence>()) {
-      py::tuple a = aval.cast<py::tuple>();  // (dtype, shape, weak_type)
-      py::dtype dtype = py::dtype::from_args(a[0]);
-      std::vector<int64_t> dims = a[1].cast<std::vector<int64_t>>();
-      const ArrayMeta* meta =
-          InternArrayMeta(ElementTypeFromDtype(dtype), dims.data(), dims.size(), a[2].cast<bool>());
-      entry->outputs.push_back(meta);
-      bytes += meta->nbytes;
-    }
-    if (entry->output_sources.size() > entry->outputs.size()) {
-      throw py::value_error("on_miss: an alias names an output that does not exist");
-    }
-    entry->output_sources.resize(entry->outputs.size(), -1);
-    if (entry->outputs.size() != entry->executable->num_outputs()) {
-      throw py::value_error("on_miss: the executable's output count differs from out_avals");
-    }
-    for (py::handle node : t[7].cast<py::sequence>()) {
-      py::tuple n = node.cast<py::tuple>();  // (kind, arity, data, unflatten)
-      OutNode out;
-      out.kind = static_cast<uint8_t>(n[0].cast<int>());
-      out.arity = n[1].cast<uint32_t>();
-      py::object data = n[2];
-      py::object unflatten = n[3];
-      out.data = data.is_none() ? nullptr : data.release().ptr();
-      out.unflatten = unflatten.is_none() ? nullptr : unflatten.release().ptr();
-      entry->out_tree.push_back(out);
-    }
-    entry->release_gil = bytes >= g_release_gil_bytes;
-    return true;
-  } catch (...) {
-    SetPythonErrorFromCurrentException();
-    return false;
+// Reads the entry spec that refimpl.backends.pjrt.fast_path.on_miss returns
+// (an EntrySpec, read by field; see that class).
+void FillEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) {
+  entry->executable = spec.attr("executable").cast<std::shared_ptr<Executable>>();
+  entry->device_index = spec.attr("device_index").cast<int>();
+  entry->committed = spec.attr("committed").cast<bool>();
+  py::sequence in_avals = spec.attr("in_avals");  // (dtype, shape) per leaf
+  std::vector<bool> donated = spec.attr("donated").cast<std::vector<bool>>();
+  std::vector<int> aliases = spec.attr("aliases").cast<std::vector<int>>();
+  if (in_avals.size() != num_leaves || donated.size() != num_leaves) {
+    throw py::value_error("on_miss: the entry spec does not match the call's leaves");
   }
+  std::size_t bytes = 0;
+  entry->inputs.resize(num_leaves);
+  for (std::size_t i = 0; i < num_leaves; ++i) {
+    LeafPlan& leaf = entry->inputs[i];
+    py::tuple aval = in_avals[i].cast<py::tuple>();
+    py::dtype dtype = py::dtype::from_args(aval[0]);
+    std::size_t count = 1;
+    for (py::handle d : aval[1].cast<py::tuple>()) count *= d.cast<std::size_t>();
+    leaf.type = ElementTypeFromDtype(dtype);
+    bytes += count * static_cast<std::size_t>(dtype.itemsize());
+    leaf.descr = std::move(dtype);
+    leaf.donated = donated[i];
+  }
+  for (py::handle aval : spec.attr("out_avals")) {
+    py::tuple a = aval.cast<py::tuple>();  // (dtype, shape, weak_type)
+    py::dtype dtype = py::dtype::from_args(a[0]);
+    std::vector<int64_t> dims = a[1].cast<std::vector<int64_t>>();
+    const ArrayMeta* meta =
+        InternArrayMeta(ElementTypeFromDtype(dtype), dims.data(), dims.size(), a[2].cast<bool>());
+    entry->outputs.push_back(meta);
+    bytes += meta->nbytes;
+  }
+  if (entry->outputs.size() != entry->executable->num_outputs()) {
+    throw py::value_error("on_miss: the executable's output count differs from out_avals");
+  }
+  entry->plan = CallPlan(donated, aliases, entry->outputs.size());
+  for (py::handle node : spec.attr("out_tree")) {
+    py::tuple n = node.cast<py::tuple>();  // (kind, arity, data, unflatten)
+    OutNode out;
+    out.kind = static_cast<uint8_t>(n[0].cast<int>());
+    out.arity = n[1].cast<uint32_t>();
+    out.data = n[2];
+    out.unflatten = n[3];
+    entry->outputs_may_fail = entry->outputs_may_fail || out.kind == kOutNode;
+    entry->out_tree.push_back(std::move(out));
+  }
+  entry->release_gil = bytes >= g_release_gil_bytes;
 }
 
 // The callback into Python: trace (if the Python cache misses too), lower,
@@ -756,9 +737,14 @@ EntryPtr Miss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t nargs, PyO
   }
   if (spec == Py_None) {
     entry->slow = true;
-  } else if (!FillEntry(entry.get(), spec, state->leaves.size())) {
-    Py_DECREF(spec);
-    return nullptr;
+  } else {
+    try {
+      FillEntry(entry.get(), spec, state->leaves.size());
+    } catch (...) {
+      SetPythonErrorFromCurrentException();
+      Py_DECREF(spec);
+      return nullptr;
+    }
   }
   for (const Leaf& leaf : state->leaves) {
     entry->has_host_inputs = entry->has_host_inputs || leaf.kind != kPjrtLeaf;
@@ -882,7 +868,7 @@ PyObject* HostArrayOf(PyObject* leaf, uint8_t kind, const LeafPlan& plan) {
   PyObject* source = leaf;
   PyObject* attribute = nullptr;
   if (kind == kRefArrayLeaf) {
-    attribute = PyObject_GetAttr(leaf, g_ctx.s_buffer);
+    attribute = PyObject_GetAttr(leaf, g_ctx.s_buffer.ptr());
     if (attribute == nullptr) return nullptr;
     if (attribute == Py_None) {  // deleted since the signature: its own error
       Py_DECREF(attribute);
@@ -893,9 +879,9 @@ PyObject* HostArrayOf(PyObject* leaf, uint8_t kind, const LeafPlan& plan) {
     }
     source = attribute;
   }
-  Py_INCREF(plan.descr);  // stolen by PyArray_FromAny
+  auto* descr = reinterpret_cast<PyArray_Descr*>(plan.descr.inc_ref().ptr());  // stolen below
   PyObject* array =
-      PyArray_FromAny(source, plan.descr, 0, 0,
+      PyArray_FromAny(source, descr, 0, 0,
                       NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST, nullptr);
   Py_XDECREF(attribute);
   return array;
@@ -934,8 +920,8 @@ PyObject* BuildOutputNode(const Entry& entry, PyObject* const* leaves, std::size
         PyTuple_SET_ITEM(children, i, child);
       }
       if (out.kind == kOutTuple) return children;
-      PyObject* built = PyObject_CallFunctionObjArgs(
-          out.unflatten, out.data != nullptr ? out.data : Py_None, children, nullptr);
+      PyObject* built =
+          PyObject_CallFunctionObjArgs(out.unflatten.ptr(), out.data.ptr(), children, nullptr);
       Py_DECREF(children);
       return built;
     }
@@ -957,7 +943,8 @@ PyObject* BuildOutputNode(const Entry& entry, PyObject* const* leaves, std::size
       if (dict == nullptr) return nullptr;
       for (uint32_t i = 0; i < out.arity; ++i) {
         PyObject* child = BuildOutputs(entry, leaves, next, node);
-        if (child == nullptr || PyDict_SetItem(dict, PyTuple_GET_ITEM(out.data, i), child) < 0) {
+        if (child == nullptr ||
+            PyDict_SetItem(dict, PyTuple_GET_ITEM(out.data.ptr(), i), child) < 0) {
           Py_XDECREF(child);
           Py_DECREF(dict);
           return nullptr;
@@ -993,22 +980,6 @@ bool ReportDeletedInput(const CallState& state) {
   return false;
 }
 
-// What one call of an entry passes to PJRT and gets back.
-struct Launch {
-  SmallVector<PJRT_Buffer*, 16> handles;          // per input leaf
-  SmallVector<std::shared_ptr<Buffer>, 16> keep;  // buffers that must outlive execute
-  SmallVector<int64_t, 4> non_donatable;          // aliased inputs a NumPy view still reads
-  SmallVector<PJRT_Buffer*, 8> raw_outputs;
-  SmallVector<std::shared_ptr<Buffer>, 8> outputs;
-
-  bool Copied(std::size_t input) const {  // aliased, but PJRT had to copy it
-    for (int64_t k : non_donatable) {
-      if (k == static_cast<int64_t>(input)) return true;
-    }
-    return false;
-  }
-};
-
 // Step 1: host leaves (NumPy, scalars, reference arrays) become device
 // buffers. Python code can run here (a conversion), so PJRT leaves are not
 // looked at yet. False with *slow set: the call goes to the Python path.
@@ -1035,8 +1006,7 @@ bool TransferHostInputs(const Entry& entry, const CallState& state, Launch* laun
           PyArray_DATA(array), plan.type, reinterpret_cast<const int64_t*>(PyArray_DIMS(array)),
           static_cast<std::size_t>(PyArray_NDIM(array)), nullptr, device);
     }
-    launch->handles[i] = buffer->raw();
-    launch->keep.push_back(std::move(buffer));
+    launch->BindTemporaryInput(i, std::move(buffer));
   }
   return true;
 }
@@ -1059,10 +1029,7 @@ bool BindDeviceInputs(const Entry& entry, const CallState& state, Launch* launch
       *slow = true;
       return false;
     }
-    launch->handles[i] = array->buffer->raw();
-    if (entry.inputs[i].aliased && array->buffer->external_references() > 0) {
-      launch->non_donatable.push_back(static_cast<int64_t>(i));  // a NumPy view holds it
-    }
+    launch->BindDeviceInput(entry.plan, i, &array->buffer, !entry.outputs_may_fail);
     // Held across execute when another thread could delete the array meanwhile.
     if (entry.release_gil) launch->keep.push_back(array->buffer);
   }
@@ -1070,37 +1037,12 @@ bool BindDeviceInputs(const Entry& entry, const CallState& state, Launch* launch
 }
 
 // Step 3: execute, with the GIL released for large arrays.
-void Execute(const Entry& entry, Launch* launch) {
-  const std::size_t n = launch->handles.size();
-  launch->raw_outputs.resize(entry.outputs.size());
+void ExecuteEntry(const Entry& entry, Launch* launch) {
   if (entry.release_gil) {
     py::gil_scoped_release release;
-    entry.executable->ExecuteInto(launch->handles.data(), n, launch->raw_outputs.data(),
-                                  launch->non_donatable.data(), launch->non_donatable.size());
+    Execute(*entry.executable, entry.plan, launch);
   } else {
-    entry.executable->ExecuteInto(launch->handles.data(), n, launch->raw_outputs.data(),
-                                  launch->non_donatable.data(), launch->non_donatable.size());
-  }
-}
-
-// Step 4: own every output handle before anything else can fail. An output
-// written into a donated input's buffer takes over that input's Buffer
-// object when nothing else holds it (the usual donation chain), instead of
-// a new one: the C++ object lives on with the new PJRT handle.
-void OwnOutputs(const Entry& entry, const CallState& state, Launch* launch) {
-  const std::shared_ptr<Client>& client = entry.executable->client();
-  for (std::size_t j = 0; j < entry.outputs.size(); ++j) {
-    std::shared_ptr<Buffer> buffer;
-    const int source = entry.output_sources[j];
-    if (source >= 0 && state.leaves[source].kind == kPjrtLeaf && !launch->Copied(source)) {
-      auto* donor = reinterpret_cast<PjrtArrayObject*>(state.leaves[source].object);
-      if (donor->buffer && donor->buffer.use_count() == 1) {
-        buffer = std::move(donor->buffer);
-        buffer->ReplaceHandle(launch->raw_outputs[j]);
-      }
-    }
-    if (!buffer) buffer = std::make_shared<Buffer>(client, launch->raw_outputs[j]);
-    launch->outputs.push_back(std::move(buffer));
+    Execute(*entry.executable, entry.plan, launch);
   }
 }
 
@@ -1126,19 +1068,18 @@ PyObject* MakeResult(const Entry& entry, Launch* launch) {
 }
 
 // Step 6 (SPEC "Donation"): every donated device array is deleted, only once
-// the result exists (a failed call, e.g. an output node's unflatten raising,
-// deletes nothing it did not already hand to PJRT).
+// the result exists.
 bool DonateInputs(FastJittedObject* fn, const Entry& entry, const CallState& state,
                   const Launch& launch) {
-  if (!entry.any_donated) return true;
+  if (!entry.plan.any_donated()) return true;
   for (std::size_t i = 0; i < state.leaves.size(); ++i) {
-    if (!entry.inputs[i].donated) continue;
+    if (!entry.plan.inputs()[i].donated) continue;
     const Leaf& leaf = state.leaves[i];
     if (leaf.kind == kPjrtLeaf) {
       MarkDonated(reinterpret_cast<PjrtArrayObject*>(leaf.object), fn->name,
-                  entry.inputs[i].aliased && !launch.Copied(i));
+                  launch.MemoryTaken(entry.plan, i));
     } else if (leaf.kind == kRefArrayLeaf) {
-      PyObject* done = PyObject_CallMethodOneArg(leaf.object, g_ctx.s_mark_donated, fn->name);
+      PyObject* done = PyObject_CallMethodOneArg(leaf.object, g_ctx.s_mark_donated.ptr(), fn->name);
       if (done == nullptr) return false;
       Py_DECREF(done);
     }
@@ -1151,11 +1092,12 @@ bool DonateInputs(FastJittedObject* fn, const Entry& entry, const CallState& sta
 PyObject* Run(FastJittedObject* fn, const Entry& entry, CallState& state, bool* slow) {
   Launch launch;
   launch.handles.resize(state.leaves.size());
+  launch.owners.resize(state.leaves.size());
   try {
     if (!TransferHostInputs(entry, state, &launch, slow)) return nullptr;
     if (!BindDeviceInputs(entry, state, &launch, slow)) return nullptr;
-    Execute(entry, &launch);
-    OwnOutputs(entry, state, &launch);
+    ExecuteEntry(entry, &launch);
+    OwnOutputs(entry.plan, entry.executable->client(), &launch);  // step 4
     PyObject* result = MakeResult(entry, &launch);
     if (result == nullptr || !DonateInputs(fn, entry, state, launch)) {
       Py_XDECREF(result);
@@ -1172,15 +1114,15 @@ PyObject* Run(FastJittedObject* fn, const Entry& entry, CallState& state, bool* 
 // ============================================================ __call__
 
 bool UseFastPath(const FastJittedObject* fn) {
-  if (PyList_GET_SIZE(g_ctx.builders) != 0) return false;  // inside a trace: nested jit
+  if (PyList_GET_SIZE(g_ctx.builders.ptr()) != 0) return false;  // inside a trace: nested jit
   if (fn->follow_config_backend) {
-    PyObject* backend = PyDict_GetItemWithError(g_ctx.config_values, g_ctx.s_backend);
+    PyObject* backend = PyDict_GetItemWithError(g_ctx.config_values.ptr(), g_ctx.s_backend.ptr());
     if (backend == nullptr) {
       PyErr_Clear();
       return false;
     }
-    if (backend != g_ctx.s_pjrt &&
-        (!PyUnicode_Check(backend) || PyUnicode_Compare(backend, g_ctx.s_pjrt) != 0)) {
+    if (backend != g_ctx.s_pjrt.ptr() &&
+        (!PyUnicode_Check(backend) || PyUnicode_Compare(backend, g_ctx.s_pjrt.ptr()) != 0)) {
       return false;
     }
   }
@@ -1192,7 +1134,8 @@ PyObject* FastJittedCall(PyObject* self, PyObject* const* args, size_t nargsf, P
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (!UseFastPath(fn)) return SlowCall(fn, args, nargsf, kwnames);
   CallState state;
-  state.x64 = PyDict_GetItemWithError(g_ctx.config_values, g_ctx.s_enable_x64) == Py_True;
+  state.x64 =
+      PyDict_GetItemWithError(g_ctx.config_values.ptr(), g_ctx.s_enable_x64.ptr()) == Py_True;
   SignatureBuilder builder(fn, &state);
   if (!builder.Build(args, nargs, kwnames)) {
     if (PyErr_Occurred()) return nullptr;
@@ -1294,8 +1237,8 @@ int FastJittedTraverse(PyObject* self, visitproc visit, void* arg) {
         if (failed == 0) failed = visit(static_cast<PyObject*>(handle.object), arg);
       }
       for (const OutNode& node : entry.out_tree) {
-        if (failed == 0 && node.data != nullptr) failed = visit(node.data, arg);
-        if (failed == 0 && node.unflatten != nullptr) failed = visit(node.unflatten, arg);
+        if (failed == 0 && node.data) failed = visit(node.data.ptr(), arg);
+        if (failed == 0 && node.unflatten) failed = visit(node.unflatten.ptr(), arg);
       }
     });
     if (failed != 0) return failed;
@@ -1385,10 +1328,10 @@ PyMemberDef kFastJittedMembers[] = {
 
 // ============================================================ install
 
-PyObject* Interned(const char* text) {
+py::object Interned(const char* text) {
   PyObject* s = PyUnicode_InternFromString(text);
   if (s == nullptr) throw py::error_already_set();
-  return s;
+  return py::reinterpret_steal<py::object>(s);
 }
 
 void Install(py::object registry, py::object builders, py::object config_values,
@@ -1399,10 +1342,10 @@ void Install(py::object registry, py::object builders, py::object config_values,
         "install(registry: dict, builders: list, config_values: dict, ref_array_type: type, "
         "aval_factory)");
   }
-  g_ctx.registry = registry.inc_ref().ptr();
-  g_ctx.builders = builders.inc_ref().ptr();
-  g_ctx.config_values = config_values.inc_ref().ptr();
-  g_ctx.ref_array_type = reinterpret_cast<PyTypeObject*>(ref_array_type.inc_ref().ptr());
+  g_ctx.registry = registry;
+  g_ctx.builders = builders;
+  g_ctx.config_values = config_values;
+  g_ctx.ref_array_type = ref_array_type;
   g_ctx.s_backend = Interned("backend");
   g_ctx.s_enable_x64 = Interned("enable_x64");
   g_ctx.s_pjrt = Interned("pjrt");
@@ -1448,6 +1391,14 @@ void RegisterFastJit(py::module_& m) {
   PyObject* type = PyType_FromSpec(&spec);
   if (type == nullptr) throw py::error_already_set();
   m.add_object("FastJitted", py::handle(type));
+  py::dict kinds;
+  kinds["leaf"] = static_cast<int>(kOutLeaf);
+  kinds["tuple"] = static_cast<int>(kOutTuple);
+  kinds["list"] = static_cast<int>(kOutList);
+  kinds["dict"] = static_cast<int>(kOutDict);
+  kinds["none"] = static_cast<int>(kOutNone);
+  kinds["node"] = static_cast<int>(kOutNode);
+  m.attr("OUT_KINDS") = kinds;
   Py_DECREF(type);  // the module holds it
 
   m.def("_install_fast_path", &Install, py::arg("registry"), py::arg("builders"),

@@ -197,3 +197,39 @@ def test_device_put_keeps_a_pjrt_array_on_its_device(kind, device):
     c = ri.device_put(a, donate=True)
     assert type(c) is type(a) and c.device == where and a.is_deleted()
     np.testing.assert_array_equal(np.asarray(c), value)
+
+
+# --- issue 16 item 7, pjrt side: a failed call deletes no donated input ------------------------
+
+
+class _Box:
+    fail = False
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _unflatten_box(data, children):
+    if _Box.fail:
+        raise ValueError("unflatten refused")
+    return _Box(children[0])
+
+
+ri.register_pytree_node(_Box, lambda b: ((b.value,), None), _unflatten_box)
+
+
+def test_failed_output_unflatten_deletes_no_donated_input(device):
+    f = ri.jit(lambda v: _Box(v * 2), backend="pjrt", donate_argnums=0)
+    np.testing.assert_allclose(np.asarray(f(_x(device)).value), np.arange(4) * 2)
+    x = _x(device)
+    _Box.fail = True
+    try:
+        with pytest.raises(ValueError, match="unflatten refused"):
+            f(x)
+    finally:
+        _Box.fail = False
+    assert not x.is_deleted()
+    np.testing.assert_array_equal(np.asarray(x), np.arange(4))
+    out = f(x)  # a successful call still donates
+    assert x.is_deleted()
+    np.testing.assert_allclose(np.asarray(out.value), np.arange(4) * 2)

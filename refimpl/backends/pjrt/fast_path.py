@@ -26,7 +26,9 @@ import functools
 import threading
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from refimpl import tree_util
 from refimpl.array import placement_rule
@@ -95,7 +97,7 @@ def on_miss(
     fast: Any,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
-) -> tuple[Any, ...] | None:
+) -> EntrySpec | None:
     """A call whose C++ signature is new: the entry for C++ to cache, or None.
 
     None sends this signature's calls to the Python Jitted (arguments the C++
@@ -125,33 +127,45 @@ def on_miss(
         return entry_spec(entry, signature, executable, device, committed)
 
 
+class EntrySpec(NamedTuple):
+    """What C++ keeps for one signature (``FillEntry`` in bindings/fast_jit.cc
+    reads it by field)."""
+
+    executable: Any  # refimpl._pjrt.Executable, compiled for `device_index`
+    device_index: int
+    committed: bool  # whether the outputs are committed to that device
+    in_avals: tuple[tuple[np.dtype, tuple[int, ...]], ...]  # (dtype, shape) per input leaf
+    donated: tuple[bool, ...]  # per input leaf
+    aliases: tuple[int, ...]  # per input leaf: the output written into its buffer, or -1
+    out_avals: tuple[tuple[np.dtype, tuple[int, ...], bool], ...]  # (dtype, shape, weak_type)
+    out_tree: tuple[tuple[int, int, Any, Any], ...]  # preorder (kind, arity, data, unflatten)
+
+
 def entry_spec(
     entry: Any, signature: Any, executable: Any, device: Any, committed: bool
-) -> tuple[Any, ...]:
-    """What C++ keeps for one signature (read by ``FillEntry`` in bindings/fast_jit.cc):
-
-    ``(executable, device index, committed, in_avals, donated, aliases,
-    out_avals, out_tree)`` with ``in_avals`` a ``(dtype, shape)`` per input
-    leaf, ``aliases`` per input leaf the output it is aliased to (or -1),
-    ``out_avals`` a ``(dtype, shape, weak_type)`` per output and ``out_tree``
-    the output structure as a preorder list of nodes.
-    """
+) -> EntrySpec:
+    """The :class:`EntrySpec` of a Python cache entry compiled for ``device``."""
     aliases = entry.donation.aliases
     n = len(signature.avals)
-    return (
-        executable,
-        device.index,
-        committed,
-        tuple((aval.dtype, aval.shape) for aval in signature.avals),
-        tuple(entry.donation.donated),
-        tuple(aliases.get(i, -1) for i in range(n)),
-        tuple((aval.dtype, aval.shape, aval.weak_type) for aval in entry.program.out_avals),
-        tuple(_out_tree_nodes(entry.out_tree)),
+    return EntrySpec(
+        executable=executable,
+        device_index=device.index,
+        committed=committed,
+        in_avals=tuple((aval.dtype, aval.shape) for aval in signature.avals),
+        donated=tuple(entry.donation.donated),
+        aliases=tuple(aliases.get(i, -1) for i in range(n)),
+        out_avals=tuple(
+            (aval.dtype, aval.shape, aval.weak_type) for aval in entry.program.out_avals
+        ),
+        out_tree=tuple(_out_tree_nodes(entry.out_tree)),
     )
 
 
-# Output node kinds, as bindings/fast_jit.cc numbers them (OutKind).
-_LEAF, _TUPLE, _LIST, _DICT, _NONE, _NODE = range(6)
+# Output node kinds: defined once, in C++ (OutKind in bindings/fast_jit.cc).
+_KIND = _pjrt.OUT_KINDS
+_LEAF, _TUPLE, _LIST, _DICT, _NONE, _NODE = (
+    _KIND[k] for k in ("leaf", "tuple", "list", "dict", "none", "node")
+)
 
 
 def _out_tree_nodes(treedef: tree_util.PyTreeDef, nodes: list | None = None) -> list:

@@ -1,0 +1,86 @@
+// The dispatch rules of one cached call that involve no Python: which inputs
+// are donated, which output is written into which donated input's buffer
+// (aliasing), when PJRT must copy instead, which buffer object each output
+// ends up owned by, and which donated inputs lose their memory.
+//
+// bindings/fast_jit.cc turns Python arguments into the inputs of a CallPlan
+// and the owned outputs back into Python arrays; everything in between is
+// here.
+#ifndef REFIMPL_NATIVE_DISPATCH_H_
+#define REFIMPL_NATIVE_DISPATCH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "buffer.h"
+#include "client.h"
+#include "small_vector.h"
+
+namespace refimpl {
+
+struct InputPlan {
+  bool donated = false;
+  bool aliased = false;  // the module writes an output into this input's buffer
+};
+
+// The donation and aliasing plan of one compiled signature.
+class CallPlan {
+ public:
+  CallPlan() = default;
+  // `aliases[i]`: the output written into input i's buffer, or -1.
+  // Throws std::invalid_argument on an alias that names no output, two
+  // inputs aliased to one output, or an aliased input that is not donated.
+  CallPlan(const std::vector<bool>& donated, const std::vector<int>& aliases,
+           std::size_t num_outputs);
+
+  const std::vector<InputPlan>& inputs() const { return inputs_; }
+  std::size_t num_outputs() const { return output_sources_.size(); }
+  // The donated input whose buffer output j is written into, or -1.
+  int output_source(std::size_t j) const { return output_sources_[j]; }
+  bool any_donated() const { return any_donated_; }
+
+ private:
+  std::vector<InputPlan> inputs_;
+  std::vector<int> output_sources_;
+  bool any_donated_ = false;
+};
+
+// One execution's device-side state: the input handles, the aliased inputs
+// PJRT must copy (a NumPy view still reads them), and the outputs.
+struct Launch {
+  SmallVector<PJRT_Buffer*, 16> handles;             // per input
+  SmallVector<std::shared_ptr<Buffer>*, 16> owners;  // per input: the array's buffer slot, or null
+  SmallVector<std::shared_ptr<Buffer>, 16> keep;     // buffers that must outlive execute
+  SmallVector<int64_t, 4> non_donatable;
+  SmallVector<PJRT_Buffer*, 8> raw_outputs;
+  SmallVector<std::shared_ptr<Buffer>, 8> outputs;
+
+  // Input i is a device array: its buffer slot (the array keeps owning it).
+  // Without `may_alias`, an aliased input is passed as non-donatable (PJRT
+  // writes the output elsewhere), so the input keeps its memory until the
+  // caller decides the call succeeded.
+  void BindDeviceInput(const CallPlan& plan, std::size_t i, std::shared_ptr<Buffer>* owner,
+                       bool may_alias);
+  // Input i is a buffer made for this call (a host value transferred).
+  void BindTemporaryInput(std::size_t i, std::shared_ptr<Buffer> buffer);
+
+  // Whether donated input i's memory went to an output (aliased, not copied):
+  // the array must not free it.
+  bool MemoryTaken(const CallPlan& plan, std::size_t i) const;
+};
+
+class Executable;
+
+// Runs `executable` on the launch's inputs into launch->raw_outputs.
+void Execute(const Executable& executable, const CallPlan& plan, Launch* launch);
+
+// Owns every output handle. An output written into a donated input's
+// buffer takes over that input's Buffer object when nothing else holds it
+// (the usual x = f(x) chain keeps one object), instead of a new one.
+void OwnOutputs(const CallPlan& plan, const std::shared_ptr<Client>& client, Launch* launch);
+
+}  // namespace refimpl
+
+#endif  // REFIMPL_NATIVE_DISPATCH_H_
