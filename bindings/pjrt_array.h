@@ -7,7 +7,8 @@
 // input's type by pointer.
 //
 // Arithmetic, indexing and the numpy-like methods are attached from Python
-// (refimpl.backends.pjrt.fast_path attaches refimpl.array_ops.ArrayOps), which is why the
+// (refimpl.backends.pjrt.arrays installs the protocol of refimpl.Array and registers the
+// type as one), which is why the
 // type is a mutable heap type.
 #ifndef REFIMPL_BINDINGS_PJRT_ARRAY_H_
 #define REFIMPL_BINDINGS_PJRT_ARRAY_H_

@@ -233,3 +233,26 @@ def test_failed_output_unflatten_deletes_no_donated_input(device):
     out = f(x)  # a successful call still donates
     assert x.is_deleted()
     np.testing.assert_allclose(np.asarray(out.value), np.arange(4) * 2)
+
+
+def test_without_the_extension_ref_works_and_pjrt_says_what_to_run():
+    """``refimpl._pjrt`` made unimportable: the reference backend is unaffected,
+    and asking for pjrt is an ImportError naming the build command."""
+    import subprocess
+
+    code = """
+import sys
+sys.modules["refimpl._pjrt"] = None  # import refimpl._pjrt now raises ImportError
+import numpy as np
+import refimpl as ri
+import refimpl.numpy as rnp
+assert float(ri.jit(lambda x: rnp.sin(x) + 1)(np.float32(0.0))) == 1.0
+assert float(ri.device_put(np.float32(2.0)) * 3) == 6.0
+try:
+    ri.jit(lambda x: x, backend="pjrt")(np.float32(0.0))
+except ImportError as err:
+    print(err)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "pip install" in out.stdout and "backend='ref'" in out.stdout

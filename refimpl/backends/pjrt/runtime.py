@@ -62,9 +62,10 @@ def native_module() -> ModuleType:
         from refimpl import _pjrt
     except ImportError as err:
         raise ImportError(
-            "refimpl._pjrt (the native PJRT runtime) is not built/installed; "
-            "install the package with `pip install .` (it compiles the C++ "
-            f"extension). Import error: {err}"
+            "refimpl._pjrt (the native PJRT runtime, needed by backend='pjrt') is not built; "
+            "build it with `pip install .` (or, in a development checkout, `pip install "
+            "--no-build-isolation -e . -Ceditable.rebuild=false -Cbuild-dir=build/{wheel_tag}`), "
+            f"or use backend='ref'. Import error: {err}"
         ) from err
     return _pjrt
 
