@@ -4,12 +4,16 @@
                           [--fuzz N] [--report report.md|report.json]
 
 Exit status: 0 when nothing unexpected (``differ``/``error``) was found, 1
-otherwise, 2 for bad usage.
+otherwise, 2 for bad usage or when an implementation asked for (``--impl``,
+or ``pjrt`` under ``REFIMPL_REQUIRE_NATIVE=1``) cannot run here -- the
+reason on one line. Without ``--impl`` every available implementation runs
+and the header names the ones left out, with why.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -74,7 +78,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="also run N random differential programs")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="fuzzing seed")
     parser.add_argument("--fuzz-only", action="store_true", help="skip the corpus; only fuzz")
-    parser.add_argument("--report", help="write a full report (.md or .json)")
+    parser.add_argument("--report", help="write a full report (.md, .json, or .xml for JUnit)")
+    parser.add_argument("--junit", metavar="PATH", help="write a JUnit XML report (for CI)")
     parser.add_argument(
         "--case-file",
         action="append",
@@ -82,18 +87,59 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="also run the cases (CASES or CASE) defined in a Python file",
     )
     parser.add_argument("--list", action="store_true", help="list the selected cases and exit")
-    parser.add_argument("-v", "--verbose", action="store_true", help="print the full case table")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show every group (not only those with something other than pass) and every case",
+    )
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case run")
     return parser.parse_args(argv)
 
 
+def choose_implementations(impl_arg: str) -> tuple[list[str], dict[str, str], str]:
+    """(names to run, {left out: why}, error) for ``--impl`` (empty: every available one).
+
+    An implementation named explicitly that cannot run is an error, as is an
+    unavailable ``pjrt`` under ``REFIMPL_REQUIRE_NATIVE=1``; one left out of a
+    default run is reported with why.
+    """
+    asked = [n.strip() for n in impl_arg.split(",") if n.strip()]
+    registered = implementations.registered_names()
+    unknown = [n for n in asked if n not in registered]
+    if unknown:
+        return (
+            [],
+            {},
+            f"unknown implementation(s): {', '.join(unknown)} (known: "
+            + (", ".join(registered) + ")"),
+        )
+    required = list(asked)
+    if not asked and os.environ.get("REFIMPL_REQUIRE_NATIVE") == "1":
+        required = ["pjrt"]
+    for name in required:
+        impl = implementations.get(name)
+        if not impl.is_available():
+            why = " ".join(impl.unavailable_reason.split()) or "unavailable"
+            env = " (REFIMPL_REQUIRE_NATIVE=1)" if name not in asked else ""
+            return [], {}, f"implementation {name!r} cannot run here{env}: {why}"
+    if asked:
+        return asked, {}, ""
+    names = available_names()
+    left_out = {
+        n: " ".join(implementations.get(n).unavailable_reason.split()) or "unavailable"
+        for n in registered
+        if n not in names
+    }
+    return names, left_out, ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    names = [n.strip() for n in args.impl.split(",") if n.strip()] or available_names()
-    unknown = [n for n in names if n not in implementations.registered_names()]
-    if unknown:
-        print(f"unknown implementation(s): {', '.join(unknown)}", file=sys.stderr)
+    names, left_out, error = choose_implementations(args.impl)
+    if error:
+        print(f"conformance: error: {error}", file=sys.stderr)
         return 2
     cases = select_cases(patterns=args.patterns, quick=args.quick, case_files=args.case_file)
     if args.list:
@@ -106,6 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.fuzz_only:
         progress = Progress(enabled=not args.no_progress)
         suite = run_cases(cases, names, progress=progress, timeout=args.timeout)
+        suite.left_out = left_out
         print(report.summary_text(suite, verbose=args.verbose))
         status = 0 if suite.ok() else 1
     if args.fuzz:
@@ -117,7 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
         if not all(r.ok for r in results):
             status = 1
-    if args.report and suite is not None:
-        report.write_report(suite, args.report)
-        print(f"report written to {args.report}", file=sys.stderr)
+    for path, fmt in ((args.report, None), (args.junit, "junit")):
+        if path and suite is not None:
+            report.write_report(suite, path, fmt)
+            print(f"report written to {path}", file=sys.stderr)
     return status

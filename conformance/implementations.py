@@ -221,7 +221,7 @@ class PjrtImplementation(RefImplementation):
                 out = ri.jit(lambda x: x + 1, backend="pjrt")(np.arange(3, dtype=np.float32))
                 ok = np.array_equal(np.asarray(out), np.arange(1, 4, dtype=np.float32))
         except Exception as exc:
-            self.unavailable_reason = "jit(backend='pjrt') does not work yet: " + _brief(exc)
+            self.unavailable_reason = "jit(backend='pjrt') fails: " + _brief(exc)
             return False
         if not ok:
             self.unavailable_reason = "jit(backend='pjrt') computes a wrong x + 1"

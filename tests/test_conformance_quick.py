@@ -5,8 +5,9 @@
 * the comparison logic must catch what it claims to catch: deliberately
   wrong fake implementations are reported as ``differ`` for a wrong value,
   dtype, weak type, deletion, aliasing, trace count and error class;
-* the fuzzer's programs run, and a broken implementation is caught and
-  printed as a runnable case file.
+* the fuzzer's programs run on ``ref`` without raising and agree with JAX
+  (a crash or a wrong value fails, checked by planting both), and a broken
+  implementation is caught and printed as a runnable case file.
 """
 
 from __future__ import annotations
@@ -35,7 +36,15 @@ from conformance import (
 from conformance import implementations as impls_mod
 from conformance.cli import main as cli_main
 from conformance.compare import compare, value_mismatch
-from conformance.fuzz import OP_LIST, FuzzProgram, check_program, programs
+from conformance.fuzz import (
+    OP_LIST,
+    FuzzProgram,
+    Input,
+    Step,
+    check_program,
+    observe_program,
+    programs,
+)
 from conformance.known import KnownDifference
 from conformance.observe import ErrorObs, Observation, expected_observation
 from conformance.runner import run_cases
@@ -189,8 +198,9 @@ def test_wrong_trace_count_is_a_difference():
         import refimpl as ri
 
         def jit(fun, **kw):
-            def call(*args, **kwargs):  # a fresh cache per call: every call retraces
-                return ri.jit(fun, **kw)(*args, **kwargs)
+            def call(*args, **kwargs):  # a fresh function per call: every call retraces
+                fresh = functools.wraps(fun)(lambda *a, **k: fun(*a, **k))
+                return ri.jit(fresh, **kw)(*args, **kwargs)
 
             call._cache_size = lambda: 0
             return call
@@ -334,13 +344,51 @@ def test_error_expectations():
 # --- fuzzing ------------------------------------------------------------------------------
 
 
-@settings(max_examples=25, deadline=None, database=None,
+def _check_fuzz_program(program: FuzzProgram, impl_name: str = "ref") -> None:
+    """``impl_name`` must run ``program`` without raising and agree with JAX (an
+    oracle independent of refimpl): a crash or a wrong value fails."""
+    from hypothesis import reject
+
+    impl = impls_mod.get(impl_name)
+    observed = observe_program(impl, program)
+    if isinstance(observed, str):  # an op this implementation lacks: not a program for it
+        reject()
+    crashed = observed.errors()
+    assert not crashed, (
+        f"{impl_name} raised on a well-typed program: {crashed[0].describe()}\n{program.source()}"
+    )
+    problems = check_program(program, [impls_mod.get("jax"), impl])
+    assert problems == [], "\n".join(problems) + "\n" + program.source()
+
+
+@settings(max_examples=20, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])  # fmt: skip
 @given(programs([op for op in OP_LIST if op.name != "scan"], max_steps=4))
-def test_fuzz_programs_run_and_agree_with_themselves(program: FuzzProgram):
-    ref = impls_mod.get("ref")
-    _fake("ref-twin")
-    assert check_program(program, [ref, impls_mod.get("ref-twin")]) == []
+def test_fuzz_programs_run_on_ref_and_agree_with_jax(program: FuzzProgram):
+    pytest.importorskip("jax")
+    _check_fuzz_program(program)
+
+
+def test_the_fuzz_program_check_fails_on_a_crash_and_on_a_wrong_value():
+    pytest.importorskip("jax")
+    import refimpl.numpy as rnp
+
+    def add_raises(x, y):
+        raise TypeError("add: planted crash")
+
+    f32 = np.dtype(np.float32)
+    program = FuzzProgram(
+        inputs=(Input((2,), f32, (1.5, -2.0)), Input((2,), f32, (0.25, 4.0))),
+        steps=(Step("add", (0, 1)),),
+        outputs=(2,),
+    )
+    _check_fuzz_program(program)  # the real one passes
+    crash = _fake("fuzz-crash", make_namespace=_with_numpy(add=add_raises))
+    with pytest.raises(AssertionError, match="raised on a well-typed program"):
+        _check_fuzz_program(program, crash)
+    wrong = _fake("fuzz-wrong", make_namespace=_with_numpy(add=lambda x, y: rnp.subtract(x, y)))
+    with pytest.raises(AssertionError, match="jax vs fuzz-wrong"):
+        _check_fuzz_program(program, wrong)
 
 
 def test_fuzz_catches_a_broken_implementation_and_prints_a_runnable_case(tmp_path):

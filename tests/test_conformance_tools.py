@@ -1,0 +1,289 @@
+"""The conformance tools themselves: independent oracles, the command line, reports.
+
+* a bug shared by ``ref`` and ``pjrt`` (both are refimpl) must fail a run
+  without jax: the promotion cases are judged by ``conformance.lattice`` and
+  the other ``AGREE`` cases by JAX's recorded results;
+* the lattice equals ``jax.numpy.result_type`` on every canonical pair;
+* recordings round-trip every kind of leaf, and a stale one is not used;
+* an implementation asked for that cannot run is an error (exit 2, one
+  line), one left out of a default run is named with why;
+* the summary hides all-pass groups, ends with totals, differences and the
+  verdict; ``--junit`` writes JUnit XML.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from xml.etree import ElementTree as ET
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import conformance
+from conformance import RefImplementation, fn_case, lattice, recorded
+from conformance import implementations as impls_mod
+from conformance.case import AGREE
+from conformance.cli import main as cli_main
+from conformance.observe import ArrayObs, AvalObs, DeletedObs, ErrorObs, Observation
+from conformance.runner import run_cases
+
+
+def _impls() -> str:
+    """ref, plus pjrt when it can run here (the shared bug must fail either way)."""
+    return "ref,pjrt" if impls_mod.get("pjrt").is_available() else "ref"
+
+
+@pytest.fixture
+def no_jax(monkeypatch):
+    """`import jax` fails: the run must not need jax to see a shared bug."""
+    monkeypatch.setitem(sys.modules, "jax", None)
+
+
+def test_planted_promotion_bug_fails_a_run_without_jax(monkeypatch, no_jax, capsys):
+    from refimpl import dtypes
+
+    true_result_type = dtypes._result_type
+
+    def wrong(operands):  # int8 + uint8 -> int8 (JAX: int16)
+        dtype, weak = true_result_type(operands)
+        pairs = [dtypes._operand(op) for op in operands]
+        if {d.name for d, _ in pairs} == {"int8", "uint8"}:
+            return np.dtype(np.int8), weak
+        return dtype, weak
+
+    args = ["--impl", _impls(), "-k", "promotion.array-array/u8+i8", "--no-progress"]
+    assert cli_main(args) == 0, capsys.readouterr().out  # the case passes without the bug
+    monkeypatch.setattr(dtypes, "_result_type", wrong)
+    dtypes._result_type_of_pairs.cache_clear()
+    try:
+        assert cli_main(args) == 1
+    finally:
+        monkeypatch.undo()
+        dtypes._result_type_of_pairs.cache_clear()
+    out = capsys.readouterr().out
+    assert "[differ] promotion.array-array/u8+i8 on ref" in out, out
+    assert "dtype int8 != expected int16" in out, out
+
+
+def test_planted_shared_bug_in_an_agree_case_fails_against_the_recording(monkeypatch, no_jax):
+    import refimpl.lax as rlax
+
+    case = "lax.sign/f32/special-values"
+    if recorded.load().lookup(_corpus_case(case))[0] is None:
+        pytest.skip(f"no current JAX recording of {case}")
+    true_sign = rlax.sign
+    monkeypatch.setattr(rlax, "sign", lambda x: true_sign(x) * 2)
+    suite = conformance.run(impls=_impls().split(","), patterns=[case])
+    result = suite.result(case, "ref")
+    assert result.status == "differ", conformance.summary_text(suite)
+    assert "differs from JAX 0.10.2 (recorded)" in result.detail
+    assert suite.judges[case] == "recorded"
+
+
+def _corpus_case(name: str) -> conformance.Case:
+    (case,) = conformance.select_cases([name])
+    return case
+
+
+def test_agree_case_without_recording_is_reported_as_judged_by_ref_alone():
+    case = fn_case("test/agree-unrecorded", lambda ns, x: x + 1, [np.ones(3, np.float32)])
+    suite = run_cases([case], ["ref"])
+    assert suite.result(case.name, "ref").status == "pass"
+    assert suite.ref_only() == {case.name: "no recorded JAX result"}
+    text = conformance.summary_text(suite)
+    assert "0 by JAX" not in text and "1 by ref alone" in text and case.name in text
+
+
+def test_recording_judges_ref_and_a_stale_one_is_not_used():
+    case = fn_case("test/agree-recorded", lambda ns, x: x + 1, [np.ones(3, np.float32)])
+    wrong = Observation("*", [("out", ArrayObs(np.full(3, 3.0, np.float32), False))])
+    entry = {
+        "fingerprint": recorded.case_fingerprint(case),
+        "structure": wrong.structure,
+        "leaves": [[p, recorded.encode_leaf(v)] for p, v in wrong.leaves],
+    }
+    recs = recorded.Recordings("9.9", {case.name: entry})
+    suite = run_cases([case], ["ref"], recordings=recs)
+    assert suite.result(case.name, "ref").status == "differ"
+    assert "expected 3.0, got 2.0" in suite.result(case.name, "ref").detail
+    stale = recorded.Recordings("9.9", {case.name: {**entry, "fingerprint": "0"}})
+    suite = run_cases([case], ["ref"], recordings=stale)
+    assert suite.result(case.name, "ref").status == "pass"
+    assert "stale" in suite.ref_only()[case.name]
+
+
+def test_recorded_leaves_round_trip():
+    float0 = np.zeros((2,), recorded.FLOAT0)
+    leaves = [
+        ArrayObs(np.array(1.5, np.float32), True),
+        ArrayObs(np.arange(6, dtype=np.int8).reshape(2, 3), False),
+        ArrayObs(np.array([1.0, np.nan, -np.inf], ml_dtypes.bfloat16), False),
+        ArrayObs(np.array([1 + 2j], np.complex64), None),
+        ArrayObs(float0, False),
+        AvalObs((2, 0), np.dtype(np.float16), True),
+        DeletedObs(),
+        ErrorObs("TypeError", "MyError", "bad\nthing", ("MyError", "TypeError")),
+        3,
+        2.5,
+        float("nan"),
+        True,
+        "text",
+        None,
+    ]
+    for leaf in leaves:
+        back = recorded.decode_leaf(recorded.encode_leaf(leaf))
+        if isinstance(leaf, ArrayObs):
+            assert back.value.dtype == leaf.value.dtype and back.value.shape == leaf.value.shape
+            assert back.weak_type == leaf.weak_type
+            if leaf.value.dtype != recorded.FLOAT0:
+                assert back.value.tobytes() == leaf.value.tobytes()
+        elif isinstance(leaf, float) and np.isnan(leaf):
+            assert np.isnan(back)
+        else:
+            assert back == leaf and type(back) is type(leaf)
+
+
+def test_the_recording_file_names_jax_version_and_covers_agree_cases():
+    recs = recorded.load()
+    assert recs.jax_version
+    agree = [c for c in conformance.select_cases() if c.expect is AGREE]
+    recorded_cases = [c for c in agree if c.name in recs.entries]
+    current = [c for c in recorded_cases if recs.lookup(c)[0] is not None]
+    # Cases added since the last recording are judged by ref alone (named in the
+    # summary). A recorded case's fingerprint must be stable run to run (no object
+    # addresses in a case's source): all but the few edited since are current.
+    assert len(recorded_cases) >= 300
+    assert len(current) >= 0.9 * len(recorded_cases), (len(current), len(recorded_cases))
+
+
+def test_lattice_matches_jax_result_type():
+    jax = pytest.importorskip("jax")
+    from jax._src import dtypes as jax_dtypes
+    from jax._src.lax import lax as jax_lax
+
+    checked = 0
+    for x64 in (False, True):
+        with jax.enable_x64(x64) if hasattr(jax, "enable_x64") else _x64(jax, x64):
+            defaults = ("i64", "f64", "c128") if x64 else ("i32", "f32", "c64")
+            names = [n for n in lattice._NAMES if x64 or n in ("c64",) or "64" not in n]
+            names = [n for n in names if x64 or n != "c128"]
+            for a, b in itertools.product(names, repeat=2):
+                for wa, wb in itertools.product((False, True), repeat=2):
+                    if (wa and a not in defaults) or (wb and b not in defaults):
+                        continue
+                    da, db = lattice._NAMES[a], lattice._NAMES[b]
+                    xa = jax_lax._convert_element_type(np.zeros((), da), da, weak_type=wa)
+                    xb = jax_lax._convert_element_type(np.zeros((), db), db, weak_type=wb)
+                    want = jax_dtypes.result_type(xa, xb, return_weak_type_flag=True)
+                    got = lattice.result_type((da, wa), (db, wb), x64=x64)
+                    assert (np.dtype(want[0]), want[1]) == got, (x64, a, wa, b, wb)
+                    checked += 1
+    assert checked > 400
+
+
+class _x64:  # noqa: N801 (a context manager named like the jax one)
+    def __init__(self, jax, on):
+        self.jax, self.on = jax, on
+
+    def __enter__(self):
+        self.saved = bool(self.jax.config.jax_enable_x64)
+        self.jax.config.update("jax_enable_x64", self.on)
+
+    def __exit__(self, *exc):
+        self.jax.config.update("jax_enable_x64", self.saved)
+
+
+# --- the command line -------------------------------------------------------------------
+
+
+class _Broken(RefImplementation):
+    name = "broken-native"
+
+    def available(self) -> bool:
+        self.unavailable_reason = "refimpl._pjrt is not built/installed\n(second line)"
+        return False
+
+
+@pytest.fixture
+def broken_impl():
+    impls_mod.register("broken-native", _Broken)
+    yield "broken-native"
+    impls_mod._REGISTRY.pop("broken-native", None)
+    impls_mod._INSTANCES.pop("broken-native", None)
+
+
+def test_an_implementation_asked_for_that_cannot_run_is_an_error(broken_impl, capsys):
+    status = cli_main(["--impl", f"ref,{broken_impl}", "-k", "lax.add/f32", "--no-progress"])
+    assert status == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "conformance: error: implementation 'broken-native' cannot run here: "
+        "refimpl._pjrt is not built/installed (second line)"
+    ]
+
+
+def test_left_out_implementation_is_named_and_require_native_is_honoured(
+    broken_impl, monkeypatch, capsys
+):
+    monkeypatch.setattr(impls_mod, "get", _get_with_broken_pjrt(impls_mod.get, broken_impl))
+    monkeypatch.delenv("REFIMPL_REQUIRE_NATIVE", raising=False)
+    assert cli_main(["-k", "lax.add/f32/(3,4)x", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "pjrt: not run (refimpl._pjrt is not built/installed (second line))" in out, out
+    monkeypatch.setenv("REFIMPL_REQUIRE_NATIVE", "1")
+    assert cli_main(["-k", "lax.add/f32/(3,4)x", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "'pjrt' cannot run here (REFIMPL_REQUIRE_NATIVE=1)" in err
+
+
+def _get_with_broken_pjrt(get, broken):
+    def patched(name):
+        return get(broken) if name == "pjrt" else get(name)
+
+    return patched
+
+
+def test_summary_hides_all_pass_groups_and_ends_with_the_differences(capsys):
+    import refimpl.numpy as rnp
+
+    class Wrong(RefImplementation):
+        name = "wrong-add"
+
+        def make_namespace(self):
+            ns = super().make_namespace()
+            ns.np_ = type("np_", (), {"__getattr__": lambda s, n: getattr(rnp, n)})()
+            ns.np_.add = lambda x, y: rnp.add(x, y) + 1
+            return ns
+
+    impls_mod.register("wrong-add", Wrong)
+    try:
+        args = ["--impl", "ref,wrong-add", "-k", "np.add/f32/(3,4)x", "-k", "lax.sub/f32",
+                "--no-progress"]  # fmt: skip
+        assert cli_main(args) == 1
+        out = capsys.readouterr().out
+        assert cli_main([*args, "-v"]) == 1
+        verbose = capsys.readouterr().out
+    finally:
+        impls_mod._REGISTRY.pop("wrong-add", None)
+        impls_mod._INSTANCES.pop("wrong-add", None)
+    lines = out.strip().splitlines()
+    assert lines[-1].startswith("FAILED: ")
+    assert any(line.startswith("  [differ] np.add/f32/(3,4)x(3,4) on wrong-add") for line in lines)
+    assert not any(line.startswith("lax.sub ") for line in lines), out
+    assert any(line.startswith("np.add ") for line in lines), out
+    assert "not shown; -v" in out
+    assert any(line.startswith("lax.sub ") for line in verbose.splitlines()), verbose
+
+
+def test_junit_report(tmp_path, capsys):
+    path = tmp_path / "report.xml"
+    assert cli_main(["--impl", "ref", "-k", "lax.add/f32/(3,4)x", "--no-progress",
+                     "--junit", str(path)]) == 0  # fmt: skip
+    root = ET.parse(path).getroot()
+    (suite,) = root.findall("testsuite")
+    assert suite.get("name") == "conformance.ref" and suite.get("failures") == "0"
+    cases = suite.findall("testcase")
+    assert len(cases) == int(suite.get("tests")) > 0
+    assert cases[0].get("classname") == "conformance.ref.lax.add"
