@@ -498,3 +498,28 @@ def test_jit_of_vmap_is_an_ordinary_program():
     )
     ri.check_program(program)
     assert re.search(r"f32\[3,4\]", str(program))
+
+
+# --- vmap is a trace of its own (not a staging one) ---------------------------------------------
+
+
+def test_concrete_values_inside_vmap_stay_concrete():
+    """Values that do not depend on a mapped argument are computed as they are
+    (eagerly here), so Python may branch on them, as under jax.vmap."""
+
+    def f(x):
+        c = rnp.ones(3)
+        return x * 2.0 if float(rnp.sum(c)) > 2 else x
+
+    assert_close(ri.vmap(f)(X), X * 2)
+
+
+def test_branching_on_a_batched_value_is_a_concretization_error():
+    with pytest.raises(ri.ConcretizationTypeError, match="batched by vmap"):
+        ri.vmap(lambda x: x if x.sum() > 0 else -x)(X)
+
+
+def test_batched_tracer_shows_one_members_shape():
+    shapes = []
+    ri.vmap(lambda x: shapes.append(x.shape) or x, in_axes=1)(X)
+    assert shapes == [(3,)]

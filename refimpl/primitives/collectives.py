@@ -51,19 +51,22 @@ from refimpl.primitives.base import Primitive, normalize_axis
 
 class _AxisEnv(threading.local):
     def __init__(self) -> None:
-        self.frames: list[tuple[Any, int]] = []  # (name, size), innermost last
+        self.frames: list[tuple[Any, int, Any]] = []  # (name, size, trace), innermost last
 
 
 _env = _AxisEnv()
 
 
 @contextlib.contextmanager
-def bound_axis(name: Any, size: int) -> Iterator[None]:
-    """Bind axis ``name`` (of ``size`` members) while the block runs; ``None``: nothing."""
+def bound_axis(name: Any, size: int, trace: Any = None) -> Iterator[None]:
+    """Bind axis ``name`` (of ``size`` members) while the block runs; ``None``:
+    nothing. ``trace`` is the transformation that gives the name its meaning
+    (vmap's BatchTrace): a collective over the name goes to it even when no
+    operand is one of its tracers (``psum(1, 'i')``, ``axis_index('i')``)."""
     if name is None:
         yield
         return
-    _env.frames.append((name, size))
+    _env.frames.append((name, size, trace))
     try:
         yield
     finally:
@@ -71,10 +74,27 @@ def bound_axis(name: Any, size: int) -> Iterator[None]:
 
 
 def axis_size_or_none(name: Any) -> int | None:
-    for bound, size in reversed(_env.frames):
+    for bound, size, _ in reversed(_env.frames):
         if bound == name:
             return size
     return None
+
+
+def _bind(prim: Primitive, owner_axes: tuple, *args: Any, **params: Any) -> Any:
+    """``prim.bind``, but handed to the trace owning one of ``axes`` when that
+    trace is above every operand's (so the collective is not computed as if
+    no axis were bound)."""
+    owner = None
+    for bound, _, trace in _env.frames:
+        if bound in owner_axes and trace is not None and trace.active:
+            if owner is None or trace.level > owner.level:
+                owner = trace
+    if owner is not None:
+        top = tracing.find_top_trace(args)
+        if top is None or top.level < owner.level:
+            outs = owner.process_primitive(prim, args, params)
+            return outs if prim.multiple_results else outs[0]
+    return prim.bind(*args, **params)
 
 
 def axis_size(name: Any) -> int:
@@ -162,7 +182,9 @@ def _reducing(name: str, reduce_fn: Any, unbatched_fn: Any) -> CollectivePrimiti
     def _batch(args, dims, *, axes, axis_index_groups):
         frame_name, size = _frame_size()
         if frame_name not in axes:
-            return prim.bind(*args, axes=axes, axis_index_groups=axis_index_groups), list(dims)
+            return _bind(prim, axes, *args, axes=axes, axis_index_groups=axis_index_groups), list(
+                dims
+            )
         _no_groups_under_vmap(name, axis_index_groups)
         outs = [
             unbatched_fn(x, size) if d is None else reduce_fn(x, (d,))
@@ -170,7 +192,7 @@ def _reducing(name: str, reduce_fn: Any, unbatched_fn: Any) -> CollectivePrimiti
         ]
         rest = tuple(a for a in axes if a != frame_name)
         if rest:
-            outs = prim.bind(*outs, axes=rest, axis_index_groups=None)
+            outs = _bind(prim, rest, *outs, axes=rest, axis_index_groups=None)
         return list(outs), [None] * len(outs)
 
     return prim
@@ -201,9 +223,9 @@ pmin_p = _reducing("pmin", lambda x, a: reductions.reduce_min(x, a), lambda x, n
 def _psum_jvp(primals, tangents, *, axes, axis_index_groups):
     from refimpl.transforms.ad_util import Zero
 
-    outs = psum_p.bind(*primals, axes=axes, axis_index_groups=axis_index_groups)
+    outs = _bind(psum_p, axes, *primals, axes=axes, axis_index_groups=axis_index_groups)
     nonzero = [t for t in tangents if not isinstance(t, Zero)]
-    summed = iter(psum_p.bind(*nonzero, axes=axes, axis_index_groups=axis_index_groups))
+    summed = iter(_bind(psum_p, axes, *nonzero, axes=axes, axis_index_groups=axis_index_groups))
     return outs, [t if isinstance(t, Zero) else next(summed) for t in tangents]
 
 
@@ -213,7 +235,7 @@ def _psum_transpose(cts, *args, axes, axis_index_groups):
     from refimpl.transforms.ad_util import Zero
 
     nonzero = [c for c in cts if not isinstance(c, Zero)]
-    summed = iter(psum_p.bind(*nonzero, axes=axes, axis_index_groups=axis_index_groups))
+    summed = iter(_bind(psum_p, axes, *nonzero, axes=axes, axis_index_groups=axis_index_groups))
     return [c if isinstance(c, Zero) else next(summed) for c in cts]
 
 
@@ -259,10 +281,10 @@ def _all_gather_jvp(primals, tangents, **params):
     from refimpl.transforms.ad_util import Zero
 
     (x,), (t,) = primals, tangents
-    out = all_gather_p.bind(x, **params)
+    out = _bind(all_gather_p, params["axes"], x, **params)
     if isinstance(t, Zero):
         return out, Zero(tracing.get_aval(out, "all_gather", 0))
-    return out, all_gather_p.bind(t, **params)
+    return out, _bind(all_gather_p, params["axes"], t, **params)
 
 
 @all_gather_p.def_transpose
@@ -273,12 +295,24 @@ def _all_gather_transpose(ct, x, *, axes, axis_index_groups, axis_size, axis, ti
     if isinstance(ct, Zero):
         return [Zero(x.aval)]
     if not tiled:  # gathered on a new axis: scatter along it, then drop it
-        out = psum_scatter_p.bind(
-            ct, axes=axes, axis_index_groups=axis_index_groups, scatter_dimension=axis, tiled=False
+        out = _bind(
+            psum_scatter_p,
+            axes,
+            ct,
+            axes=axes,
+            axis_index_groups=axis_index_groups,
+            scatter_dimension=axis,
+            tiled=False,
         )
         return [out]
-    out = psum_scatter_p.bind(
-        ct, axes=axes, axis_index_groups=axis_index_groups, scatter_dimension=axis, tiled=True
+    out = _bind(
+        psum_scatter_p,
+        axes,
+        ct,
+        axes=axes,
+        axis_index_groups=axis_index_groups,
+        scatter_dimension=axis,
+        tiled=True,
     )
     return [out]
 
@@ -341,10 +375,10 @@ def _psum_scatter_jvp(primals, tangents, **params):
     from refimpl.transforms.ad_util import Zero
 
     (x,), (t,) = primals, tangents
-    out = psum_scatter_p.bind(x, **params)
+    out = _bind(psum_scatter_p, params["axes"], x, **params)
     if isinstance(t, Zero):
         return out, Zero(tracing.get_aval(out, "psum_scatter", 0))
-    return out, psum_scatter_p.bind(t, **params)
+    return out, _bind(psum_scatter_p, params["axes"], t, **params)
 
 
 @psum_scatter_p.def_transpose
@@ -355,8 +389,8 @@ def _psum_scatter_transpose(ct, x, *, axes, axis_index_groups, scatter_dimension
         return [Zero(x.aval)]
     n = _scatter_count(axes, axis_index_groups)
     return [
-        all_gather_p.bind(
-            ct, axes=axes, axis_index_groups=axis_index_groups, axis_size=n,
+        _bind(
+            all_gather_p, axes, ct, axes=axes, axis_index_groups=axis_index_groups, axis_size=n,
             axis=scatter_dimension, tiled=tiled,
         )
     ]  # fmt: skip
@@ -404,8 +438,8 @@ def _ppermute_jvp(primals, tangents, **params):
     from refimpl.transforms.ad_util import Zero
 
     (x,), (t,) = primals, tangents
-    out = ppermute_p.bind(x, **params)
-    return out, t if isinstance(t, Zero) else ppermute_p.bind(t, **params)
+    out = _bind(ppermute_p, params["axes"], x, **params)
+    return out, t if isinstance(t, Zero) else _bind(ppermute_p, params["axes"], t, **params)
 
 
 @ppermute_p.def_transpose
@@ -416,7 +450,9 @@ def _ppermute_transpose(ct, x, *, axes, axis_index_groups, perm):
     if isinstance(ct, Zero):
         return [ct]
     inverse = tuple((dst, src) for src, dst in perm)
-    return [ppermute_p.bind(ct, axes=axes, axis_index_groups=axis_index_groups, perm=inverse)]
+    return [
+        _bind(ppermute_p, axes, ct, axes=axes, axis_index_groups=axis_index_groups, perm=inverse)
+    ]
 
 
 # --- axis_index ----------------------------------------------------------------------------
@@ -445,7 +481,7 @@ def _tree_collective(prim: CollectivePrimitive, api: str, x: Any, axis_name: Any
     axes = _axes_tuple(axis_name)
     groups = _check_groups(api, groups, axes)
     leaves, tree = tree_util.tree_flatten(x)
-    outs = prim.bind(*leaves, axes=axes, axis_index_groups=groups) if leaves else []
+    outs = _bind(prim, axes, *leaves, axes=axes, axis_index_groups=groups) if leaves else []
     return tree_util.tree_unflatten(tree, list(outs))
 
 
@@ -496,9 +532,10 @@ def all_gather(
     def gather(leaf: Any) -> Any:
         ndim = tracing.get_aval(leaf, "all_gather", 0).ndim
         where = normalize_axis("all_gather", axis, ndim if tiled else ndim + 1)
-        return all_gather_p.bind(
-            leaf, axes=axes, axis_index_groups=groups, axis_size=n, axis=where, tiled=bool(tiled)
-        )
+        return _bind(
+            all_gather_p, axes, leaf, axes=axes, axis_index_groups=groups, axis_size=n,
+            axis=where, tiled=bool(tiled),
+        )  # fmt: skip
 
     return tree_util.tree_map(gather, x)
 
@@ -518,9 +555,10 @@ def psum_scatter(
     def scatter(leaf: Any) -> Any:
         ndim = tracing.get_aval(leaf, "psum_scatter", 0).ndim
         dim = normalize_axis("psum_scatter", scatter_dimension, ndim, "scatter_dimension")
-        return psum_scatter_p.bind(
-            leaf, axes=axes, axis_index_groups=groups, scatter_dimension=dim, tiled=bool(tiled)
-        )
+        return _bind(
+            psum_scatter_p, axes, leaf, axes=axes, axis_index_groups=groups,
+            scatter_dimension=dim, tiled=bool(tiled),
+        )  # fmt: skip
 
     return tree_util.tree_map(scatter, x)
 
@@ -536,14 +574,15 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
     if any(not 0 <= i < n for i in sources + dests):
         raise ValueError(f"ppermute: perm {perm} has an index outside range({n})")
     return tree_util.tree_map(
-        lambda leaf: ppermute_p.bind(leaf, axes=axes, axis_index_groups=None, perm=perm), x
+        lambda leaf: _bind(ppermute_p, axes, leaf, axes=axes, axis_index_groups=None, perm=perm),
+        x,
     )
 
 
 def axis_index(axis_name: Any) -> Any:
     """This member's position along ``axis_name`` (int32)."""
     axes = _single_axis("axis_index", axis_name)
-    return axis_index_p.bind(axes=axes)
+    return _bind(axis_index_p, axes, axes=axes)
 
 
 __all__ = [

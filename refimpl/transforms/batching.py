@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import tracing, tree_util
-from refimpl.core import Literal, Program, subprograms
+from refimpl.core import Literal, Program
 
 # --- the axis being batched --------------------------------------------------------------
 
@@ -159,13 +159,20 @@ def loop_batch_rule(primitive: Any) -> Callable[..., Any]:
 def _uses_axis(eqn: Any, name: Any) -> bool:
     """Whether ``eqn`` (or a sub-program of it) has a collective over axis ``name``:
     then its rule must run even with no batched operand."""
+    return name is not None and _uses_axis_params(eqn.primitive, eqn.params, name)
+
+
+def _uses_axis_params(primitive: Any, params: dict[str, Any], name: Any) -> bool:
     if name is None:
         return False
-    if getattr(eqn.primitive, "axis_dependent", False) and eqn.primitive.uses_axis(
-        name, eqn.params
-    ):
+    if getattr(primitive, "axis_dependent", False) and primitive.uses_axis(name, params):
         return True
-    return any(_uses_axis(sub_eqn, name) for sub in subprograms(eqn) for sub_eqn in sub.eqns)
+    for value in params.values():
+        subs = value if isinstance(value, tuple) else (value,)
+        for sub in subs:
+            if isinstance(sub, Program) and any(_uses_axis(e, name) for e in sub.eqns):
+                return True
+    return False
 
 
 def batch_program(
@@ -254,6 +261,73 @@ def batch_subprogram(
     new_program, captured, _ = tracing.trace_to_program(fun, avals, name, origins)
     assert not captured, "internal error: a batched sub-program captured an outer value"
     return new_program, out_batched
+
+
+# --- the batching trace -------------------------------------------------------------------
+
+
+class BatchTracer(tracing.Tracer):
+    """A batched value inside ``vmap``: ``val`` holds every member, stacked
+    along axis ``bdim``; ``aval`` is one member's type."""
+
+    __slots__ = ("trace", "val", "bdim", "aval")
+
+    def __init__(self, trace: BatchTrace, val: Any, bdim: int) -> None:
+        self.trace = trace
+        self.val = val
+        self.bdim = bdim
+        aval = tracing.get_aval(val, trace.name, 0)
+        self.aval = aval.update(shape=aval.shape[:bdim] + aval.shape[bdim + 1 :])
+
+    @property
+    def origin(self) -> str:
+        return f"a value batched by {self.trace.name}"
+
+
+class BatchTrace(tracing.Trace):
+    """The trace of one ``vmap``: a primitive applied to its tracers goes
+    through the primitive's ``batch_rule`` (on the underlying stacked
+    values, which the rule binds one level down). Values of lower levels are
+    unbatched; a primitive none of whose operands is batched is bound on
+    them unchanged -- except collectives over this trace's axis name."""
+
+    def __init__(self, frame: AxisFrame, name: str = "vmap") -> None:
+        self.frame = frame
+        self.name = name
+
+    def unpack(self, x: Any) -> tuple[Any, int | None]:
+        if isinstance(x, BatchTracer) and x.trace is self:
+            return x.val, x.bdim
+        return x, None
+
+    def process_primitive(self, primitive: Any, args: Any, params: dict[str, Any]) -> list[Any]:
+        vals, dims = [], []
+        for x in args:
+            if isinstance(x, BatchTracer) and x.trace is self:
+                vals.append(x.val)
+                dims.append(x.bdim)
+            else:
+                vals.append(x)
+                dims.append(None)
+        frame = self.frame
+        if all(d is None for d in dims) and not _uses_axis_params(primitive, params, frame.name):
+            outs = primitive.bind(*vals, **params)
+            return list(outs) if primitive.multiple_results else [outs]
+        if primitive.batch_rule is None:
+            raise NotImplementedError(
+                f"vmap: batching rule for primitive '{primitive.name}' not implemented"
+            )
+        _frames.stack.append(frame)
+        try:
+            outs, out_dims = primitive.batch_rule(vals, dims, **params)
+        finally:
+            _frames.stack.pop()
+        if not primitive.multiple_results:
+            outs, out_dims = [outs], [out_dims]
+        return [
+            out if dim is None else BatchTracer(self, out, dim)
+            for out, dim in zip(outs, out_dims, strict=True)
+        ]
 
 
 # --- vmap ---------------------------------------------------------------------------------
@@ -457,40 +531,29 @@ def _vmap_call(
     out_axes: Any,
     axis_name: Any,
 ) -> Any:
+    """Run ``fun`` under a new :class:`BatchTrace` on the mapped leaves."""
     from refimpl.primitives import collectives
 
-    mapped = [i for i, a in enumerate(axes) if a is not None]
-    avals = []
-    for i in mapped:
-        aval = tracing.get_aval(leaves[i], f"vmap({name})", i)
-        shape = list(aval.shape)
-        del shape[axes[i]]
-        avals.append(aval.update(shape=tuple(shape)))
-    out_trees: list[tree_util.PyTreeDef] = []
-
-    def flat_fun(*tracers: Any) -> list[Any]:
-        call_leaves = list(leaves)
-        for i, tracer in zip(mapped, tracers, strict=True):
-            call_leaves[i] = tracer
+    trace = BatchTrace(AxisFrame(axis_name, size), f"vmap({name})")
+    with collectives.bound_axis(axis_name, size, trace), tracing.new_main(trace):
+        call_leaves = [
+            leaf if axis is None else BatchTracer(trace, leaf, axis)
+            for leaf, axis in zip(leaves, axes, strict=True)
+        ]
         call_args, call_kwargs = tree_util.tree_unflatten(in_tree, call_leaves)
         out = fun(*call_args, **call_kwargs)
         out_path_leaves, out_tree = tree_util.tree_flatten_with_path(out)
+        outs, out_dims = [], []
         for path, leaf in out_path_leaves:
             if not tracing.is_array_like(leaf):
                 raise TypeError(
                     f"vmap({name}): output{path} is a {type(leaf).__name__}, not an array; "
                     "a vmapped function must return arrays (or pytrees of them)"
                 )
-        out_trees.append(out_tree)
-        return [leaf for _, leaf in out_path_leaves]
-
-    origins = [f"the vmapped argument {i} of {name}" for i in mapped]
-    with collectives.bound_axis(axis_name, size):
-        program, captured, _ = tracing.trace_to_program(flat_fun, avals, f"vmap({name})", origins)
-        frame = AxisFrame(axis_name, size)
-        values = [*captured, *(leaves[i] for i in mapped)]
-        dims = [None] * len(captured) + [axes[i] for i in mapped]
-        outs, out_dims = batch_program(program, values, dims, frame)
+            value, dim = trace.unpack(leaf)
+            outs.append(value)
+            out_dims.append(dim)
+    out_trees = [out_tree]
     out_tree = out_trees[0]
     flat_out_axes = _flatten_axes("out_axes", out_axes, out_tree.unflatten(outs), "the output")
     paths = [path for path, _ in tree_util.tree_flatten_with_path(out_tree.unflatten(outs))[0]]
