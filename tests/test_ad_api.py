@@ -180,3 +180,23 @@ def test_pjrt_jit_of_grad_of_scan_and_cond():
     got = ri.jit(ri.grad(lambda x: f(x, lax, rnp)), backend="pjrt")(X)
     want = jax.grad(lambda x: f(x, jax.lax, jnp))(X)
     _close(got, want)
+
+
+def test_eager_grad_of_a_pjrt_array_stays_on_its_device():
+    pytest.importorskip("refimpl._pjrt")
+    device = ri.devices("pjrt")[0]
+    x = ri.device_put(X, device)
+    g = ri.grad(lambda x: rnp.sum(rnp.sin(x) * x))(x)
+    assert g.device == device
+    _close(g, jax.grad(lambda x: jnp.sum(jnp.sin(x) * x))(X))
+
+
+@pytest.mark.parametrize("name", ["jacfwd", "jacrev"])
+def test_jacobian_has_aux(name):
+    def f(x, np_):
+        return np_.sin(x) * x, {"aux": x + 1.0}
+
+    jac, aux = getattr(ri, name)(lambda x: f(x, rnp), has_aux=True)(X)
+    jjac, jaux = getattr(jax, name)(lambda x: f(x, jnp), has_aux=True)(X)
+    _close(jac, jjac)
+    _close(aux["aux"], jaux["aux"])

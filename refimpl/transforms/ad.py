@@ -665,6 +665,7 @@ def value_and_grad(
         lin = _drop_outputs(full, 1)
         value = lin.primals_out[0]
         ct = _ones_like(lin.out_avals[0]) if lin.out_nonzero[0] else Zero(lin.out_avals[0])
+        ct = _on_device_of(ct, value)
         cts = iter(transpose_linearized(lin, [ct]))
         grads = []
         for leaf, nz in zip(leaves, nonzero, strict=True):
@@ -678,6 +679,17 @@ def value_and_grad(
 
     value_and_grad_f.__name__ = f"value_and_grad({getattr(fun, '__name__', 'fun')})"
     return value_and_grad_f
+
+
+def _on_device_of(ct: Any, value: Any) -> Any:
+    """The output cotangent seed placed where the (concrete) output lives, so
+    an eager backward pass runs on the output's backend and device."""
+    device = getattr(value, "device", None)
+    if type(ct) is Zero or isinstance(value, Tracer) or device is None or callable(device):
+        return ct
+    from refimpl.backends.placement import device_put
+
+    return device_put(ct, device)
 
 
 def _ones_like(aval: ShapedArray) -> Any:
