@@ -94,6 +94,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="show every group (not only those with something other than pass) and every case",
     )
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--native-logs",
+        action="store_true",
+        help="let XLA (jaxlib, the PJRT plugin) log to stderr (REFIMPL_PJRT_LOG=1); "
+        "by default TF_CPP_MIN_LOG_LEVEL=3 unless already set",
+    )
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case run")
     return parser.parse_args(argv)
 
@@ -137,6 +143,9 @@ def choose_implementations(impl_arg: str) -> tuple[list[str], dict[str, str], st
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.native_logs:
+        os.environ["REFIMPL_PJRT_LOG"] = "1"
+    implementations.quiet_native_logs()
     names, left_out, error = choose_implementations(args.impl)
     if error:
         print(f"conformance: error: {error}", file=sys.stderr)

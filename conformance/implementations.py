@@ -20,6 +20,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import functools
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -129,6 +130,15 @@ class Implementation(abc.ABC):
         except Exception as exc:  # AttributeError, Unsupported, ImportError ...
             return f"{self.name} has no {feature} ({type(exc).__name__}: {exc})"
         return None
+
+
+def quiet_native_logs() -> None:
+    """Keep XLA's log lines (``I1124 ... PjRt-IFRT device count``, ``E1124 ...
+    previously donated``) off stderr: jaxlib and the PJRT plugin both read
+    ``TF_CPP_MIN_LOG_LEVEL`` before they first log. A level the user set is
+    kept; ``REFIMPL_PJRT_LOG=1`` (``--native-logs``) shows everything."""
+    if os.environ.get("REFIMPL_PJRT_LOG", "0") in ("", "0"):
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
 # --- refimpl ---------------------------------------------------------------------
@@ -251,6 +261,7 @@ class JaxImplementation(Implementation):
     spec_donation = False  # unusable donated inputs stay alive (conformance/known.py)
 
     def available(self) -> bool:
+        quiet_native_logs()  # before jaxlib loads
         try:
             import jax  # noqa: F401
         except Exception as exc:

@@ -14,6 +14,9 @@
 from __future__ import annotations
 
 import itertools
+import os
+import re
+import subprocess
 import sys
 from xml.etree import ElementTree as ET
 
@@ -287,3 +290,48 @@ def test_junit_report(tmp_path, capsys):
     cases = suite.findall("testcase")
     assert len(cases) == int(suite.get("tests")) > 0
     assert cases[0].get("classname") == "conformance.ref.lax.add"
+
+
+# --- XLA's log lines ----------------------------------------------------------------------
+
+
+def _run_python(code: str, env_changes: dict[str, str | None]) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    for key, value in env_changes.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_plugin_logs_are_silenced_by_default_respecting_the_users_level():
+    from refimpl.backends.pjrt import runtime
+
+    if not runtime.plugin_available():
+        pytest.skip("no PJRT plugin here")
+    code = (
+        "import os; from refimpl.backends.pjrt import runtime; runtime.get_plugin(); "
+        "print(os.environ.get('TF_CPP_MIN_LOG_LEVEL'))"
+    )
+    quiet = {"TF_CPP_MIN_LOG_LEVEL": None, "REFIMPL_PJRT_LOG": None}
+    assert _run_python(code, quiet).stdout.strip() == "3"
+    assert _run_python(code, {**quiet, "TF_CPP_MIN_LOG_LEVEL": "1"}).stdout.strip() == "1"
+    assert _run_python(code, {**quiet, "REFIMPL_PJRT_LOG": "1"}).stdout.strip() == "None"
+
+
+def test_main_job_output_has_no_xla_log_lines():
+    pytest.importorskip("jax")  # jaxlib logs the lines the plugin would
+    code = (
+        "import sys; from conformance.cli import main; "
+        "sys.exit(main(['-k', 'donation/same-array-twice', '-k', 'device_put/deleted-input', "
+        "'--no-progress'] + sys.argv[1:]))"
+    )
+    quiet = {"TF_CPP_MIN_LOG_LEVEL": None, "REFIMPL_PJRT_LOG": None}
+    done = _run_python(code, quiet)
+    assert done.returncode == 0, done.stdout + done.stderr
+    log_line = re.compile(r"^[IWEF]\d{4} ", re.MULTILINE)
+    assert not log_line.search(done.stdout + done.stderr), done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "OK"

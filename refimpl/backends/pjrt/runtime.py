@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CPU_PLUGIN_REQUIREMENT",
+    "LOG_ENV_VAR",
     "PLUGIN_ENV_VAR",
     "PluginNotFoundError",
     "compile_options_bytes",
@@ -42,6 +43,7 @@ __all__ = [
     "get_plugin",
     "native_module",
     "plugin_available",
+    "quiet_plugin_logs",
     "serialize_stablehlo",
     "stablehlo_target_version",
 ]
@@ -145,11 +147,30 @@ def plugin_available() -> bool:
     return True
 
 
+LOG_ENV_VAR = "REFIMPL_PJRT_LOG"
+
+
+def quiet_plugin_logs() -> None:
+    """Silence the plugin's own log lines (XLA's ``I1124 ...``/``E1124 ...`` on stderr).
+
+    XLA reads ``TF_CPP_MIN_LOG_LEVEL`` once, when it first logs, so this must
+    run before the plugin is loaded. It sets the level to 3 (fatal only: every
+    error the plugin logs also comes back to refimpl as a status and is
+    raised) unless the user set ``TF_CPP_MIN_LOG_LEVEL`` already, or set
+    ``REFIMPL_PJRT_LOG=1`` to see the plugin's output.
+    """
+    if os.environ.get(LOG_ENV_VAR, "0") not in ("", "0"):
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
 def get_plugin(path: str | None = None) -> _pjrt.Plugin:
     """The loaded plugin at ``path`` (default: ``find_plugin_path()``).
 
-    Loading is idempotent: the native layer keeps one plugin per file.
+    Loading is idempotent: the native layer keeps one plugin per file. The
+    plugin's log output is silenced first (``quiet_plugin_logs``).
     """
+    quiet_plugin_logs()
     return native_module().Plugin.load(path if path is not None else find_plugin_path())
 
 
