@@ -93,25 +93,21 @@ enum LeafKind : uint8_t {
 
 // One argument leaf of a call.
 struct Leaf {
-  PyObject* object;  // a reference held for the call
-  uint8_t kind;      // LeafKind
+  py::object object;  // held for the call
+  uint8_t kind;       // LeafKind
   bool donated;
 };
 
 // One call's flattened arguments.
 struct CallState {
-  Signature signature;
+  Signature signature;  // its handles are borrowed from `owned`
   SmallVector<Leaf, 8> leaves;
-  SmallVector<PyObject*, 8> owned;  // other references held for the call
+  SmallVector<py::object, 8> owned;  // other references held for the call
   bool any_donated = false;
   bool x64 = false;
 
-  ~CallState() {
-    for (const Leaf& leaf : leaves) Py_DECREF(leaf.object);
-    for (PyObject* object : owned) Py_DECREF(object);
-  }
   PyObject* Keep(PyObject* object) {  // takes a new reference
-    owned.push_back(object);
+    owned.push_back(py::reinterpret_steal<py::object>(object));
     return object;
   }
 };
@@ -153,15 +149,13 @@ struct Entry {
   // nothing (SPEC "Donation").
   bool outputs_may_fail = false;
 
+  // The signature's handles (statics, dict keys, node kinds and data) are
+  // borrowed from here. Entries are only ever destroyed with the GIL held.
+  std::vector<py::object> handle_refs;
+
   Entry() = default;
   Entry(const Entry&) = delete;
   Entry& operator=(const Entry&) = delete;
-  // Entries are only ever destroyed with the GIL held.
-  ~Entry() {
-    for (const Handle& handle : signature.handles()) {
-      Py_DECREF(static_cast<PyObject*>(handle.object));
-    }
-  }
 };
 
 using EntryPtr = std::shared_ptr<Entry>;
@@ -318,8 +312,7 @@ class SignatureBuilder {
   }
 
   void AddLeaf(PyObject* leaf, uint8_t kind, bool donated) {
-    Py_INCREF(leaf);
-    state_->leaves.push_back(Leaf{leaf, kind, donated});
+    state_->leaves.push_back(Leaf{py::reinterpret_borrow<py::object>(leaf), kind, donated});
     state_->any_donated = state_->any_donated || donated;
     state_->signature.Push(kLeaf + kind);
   }
@@ -582,7 +575,7 @@ bool RepeatsDonatedArray(const CallState& state) {
     if (a.kind != kPjrtLeaf && a.kind != kRefArrayLeaf) continue;
     for (std::size_t j = i + 1; j < n; ++j) {
       const Leaf& b = state.leaves[j];
-      if (b.object == a.object && (a.donated || b.donated)) return true;
+      if (b.object.is(a.object) && (a.donated || b.donated)) return true;
     }
   }
   return false;
@@ -733,7 +726,8 @@ EntryPtr Miss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t nargs, PyO
   auto entry = std::make_shared<Entry>();
   entry->signature = state->signature;
   for (const Handle& handle : entry->signature.handles()) {
-    Py_INCREF(static_cast<PyObject*>(handle.object));
+    entry->handle_refs.push_back(
+        py::reinterpret_borrow<py::object>(static_cast<PyObject*>(handle.object)));
   }
   if (spec == Py_None) {
     entry->slow = true;
@@ -963,7 +957,7 @@ PyObject* BuildOutputNode(const Entry& entry, PyObject* const* leaves, std::size
 bool ReportDeletedInput(const CallState& state) {
   for (const Leaf& leaf : state.leaves) {
     if (leaf.kind != kPjrtLeaf) continue;
-    auto* array = reinterpret_cast<PjrtArrayObject*>(leaf.object);
+    auto* array = reinterpret_cast<PjrtArrayObject*>(leaf.object.ptr());
     bool deleted = !IsLive(array);
     if (!deleted) {
       try {
@@ -987,7 +981,7 @@ bool TransferHostInputs(const Entry& entry, const CallState& state, Launch* laun
   const std::shared_ptr<Client>& client = entry.executable->client();
   const int device = entry.device_index;
   for (std::size_t i = 0; i < state.leaves.size(); ++i) {
-    PyObject* leaf = state.leaves[i].object;
+    PyObject* leaf = state.leaves[i].object.ptr();
     const uint8_t kind = state.leaves[i].kind;
     if (kind == kPjrtLeaf) continue;
     const LeafPlan& plan = entry.inputs[i];
@@ -1020,7 +1014,7 @@ bool BindDeviceInputs(const Entry& entry, const CallState& state, Launch* launch
   const Client* client = entry.executable->client().get();
   for (std::size_t i = 0; i < state.leaves.size(); ++i) {
     if (state.leaves[i].kind != kPjrtLeaf) continue;
-    auto* array = reinterpret_cast<PjrtArrayObject*>(state.leaves[i].object);
+    auto* array = reinterpret_cast<PjrtArrayObject*>(state.leaves[i].object.ptr());
     if (!IsLive(array)) {
       SetDeletedError(array);
       return false;
@@ -1076,10 +1070,11 @@ bool DonateInputs(FastJittedObject* fn, const Entry& entry, const CallState& sta
     if (!entry.plan.inputs()[i].donated) continue;
     const Leaf& leaf = state.leaves[i];
     if (leaf.kind == kPjrtLeaf) {
-      MarkDonated(reinterpret_cast<PjrtArrayObject*>(leaf.object), fn->name,
+      MarkDonated(reinterpret_cast<PjrtArrayObject*>(leaf.object.ptr()), fn->name,
                   launch.MemoryTaken(entry.plan, i));
     } else if (leaf.kind == kRefArrayLeaf) {
-      PyObject* done = PyObject_CallMethodOneArg(leaf.object, g_ctx.s_mark_donated.ptr(), fn->name);
+      PyObject* done =
+          PyObject_CallMethodOneArg(leaf.object.ptr(), g_ctx.s_mark_donated.ptr(), fn->name);
       if (done == nullptr) return false;
       Py_DECREF(done);
     }
