@@ -523,3 +523,59 @@ def test_batched_tracer_shows_one_members_shape():
     shapes = []
     ri.vmap(lambda x: shapes.append(x.shape) or x, in_axes=1)(X)
     assert shapes == [(3,)]
+
+
+def test_psum_jvp_and_transpose_under_vmap():
+    """psum's jvp rule and its transpose (psum again) run inside a vmap with the name."""
+    x = np.arange(1, 5, dtype=np.float32)
+    got = ri.vmap(ri.grad(lambda v: lax.psum(v**2, "i")), axis_name="i")(x)
+    want = jax.vmap(jax.grad(lambda v: jax.lax.psum(v**2, "i")), axis_name="i")(x)
+    assert_close(got, want)  # 2 * n * x: the cotangent is psummed back
+    got = ri.vmap(ri.grad(lambda v: lax.psum(v, "i") * v), axis_name="i")(x)
+    want = jax.vmap(jax.grad(lambda v: jax.lax.psum(v, "i") * v), axis_name="i")(x)
+    assert_close(got, want)
+
+    def jvp_of(api, psum):
+        return lambda v: api.jvp(lambda u: psum(u**2, "i"), (v,), (np.float32(1.0),))
+
+    got = ri.vmap(jvp_of(ri, lax.psum), axis_name="i")(x)
+    want = jax.vmap(jvp_of(jax, jax.lax.psum), axis_name="i")(x)
+    assert_close(got, want)
+
+
+W = np.linspace(0, 1, 12, dtype=np.float32).reshape(4, 3)
+PERM = [(0, 1), (1, 2), (2, 3), (3, 0)]
+
+
+@pytest.mark.parametrize(
+    "name, ours, theirs",
+    [
+        (
+            "all_gather",
+            lambda v: rnp.sum(lax.all_gather(v, "i") * W),
+            lambda v: jnp.sum(jax.lax.all_gather(v, "i") * W),
+        ),
+        (
+            "all_gather_tiled",
+            lambda v: rnp.sum(lax.all_gather(v, "i", tiled=True) * W.reshape(-1)),
+            lambda v: jnp.sum(jax.lax.all_gather(v, "i", tiled=True) * W.reshape(-1)),
+        ),
+        (
+            "ppermute",
+            lambda v: rnp.sum(lax.ppermute(v, "i", PERM) * W[0]),
+            lambda v: jnp.sum(jax.lax.ppermute(v, "i", PERM) * W[0]),
+        ),
+        (
+            "psum_scatter",
+            lambda v: rnp.sum(lax.psum_scatter(rnp.concatenate([v] * 4), "i", tiled=True) * W[0]),
+            lambda v: jnp.sum(
+                jax.lax.psum_scatter(jnp.concatenate([v] * 4), "i", tiled=True) * W[0]
+            ),
+        ),
+    ],
+)
+def test_collective_transposes_under_vmap(name, ours, theirs):
+    """all_gather <-> psum_scatter and ppermute -> inverse ppermute, as JAX."""
+    x = np.arange(1, 13, dtype=np.float32).reshape(4, 3)
+    got = ri.vmap(ri.grad(ours), axis_name="i")(x)
+    assert_close(got, jax.vmap(jax.grad(theirs), axis_name="i")(x))
