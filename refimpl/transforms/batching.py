@@ -1,14 +1,21 @@
 """``vmap``: batching a function over a new leading (or any) axis.
 
-How it works (initial style, like masking): ``vmap(f)(*args)`` traces ``f``
-once on the *unbatched* types of its mapped arguments (unmapped arguments are
-passed in as they are), then re-emits the resulting Program into whatever is
-current -- the enclosing trace, or eager execution -- applying each
-primitive's ``batch_rule`` to equations that touch a batched value
-(:func:`batch_program`). Equations whose inputs are all unbatched are bound
-unchanged. Because rules only ``bind`` other primitives, the result composes
-with every other transformation (``jit(vmap(f))``, ``vmap(vmap(f))``,
-``grad(vmap(f))``) and shows up in ``ri.make_program`` as an ordinary Program.
+How it works: ``vmap`` is a transformation on the trace stack (docs section
+11). ``vmap(f)(*args)`` pushes a :class:`BatchTrace` and calls ``f`` with a
+:class:`BatchTracer` for each mapped argument (holding all members, stacked
+along the mapped axis; its ``aval`` is one member's). A primitive applied to
+batch tracers goes to ``BatchTrace.process_primitive``, which applies the
+primitive's ``batch_rule`` to the stacked values; the rule computes with
+``bind`` one level down (eagerly, or into the enclosing jit/transformation).
+Unmapped arguments and whatever does not depend on a mapped argument never
+become batch tracers, so they stay concrete (Python may branch on them).
+Because rules only ``bind`` other primitives, the result composes with every
+other transformation (``jit(vmap(f))``, ``vmap(vmap(f))``, ``grad(vmap(f))``,
+``vmap(grad(f))``) and shows up in ``ri.make_program`` as an ordinary Program.
+
+Primitives holding sub-Programs (scan, while, cond, jit, custom rules)
+batch them into new Programs with :func:`batch_subprogram`, an interpreter
+(:func:`batch_program`) applying the same rules equation by equation.
 
 Batch rule convention
     ``batch_rule(args, dims, **params) -> (out, out_dim)``; for
@@ -19,10 +26,10 @@ Batch rule convention
     for an output that does not depend on the member.
 
 Named axes
-    ``vmap(..., axis_name="i")`` binds ``"i"`` while ``f`` is traced and
-    while its Program is batched. A collective over ``"i"``
-    (``refimpl.primitives.collectives``) then acts across the batch: the
-    rules read the innermost :class:`AxisFrame` being batched.
+    ``vmap(..., axis_name="i")`` binds ``"i"`` (to this BatchTrace) while
+    ``f`` runs. A collective over ``"i"`` (``refimpl.primitives.collectives``)
+    then acts across the batch: its rule reads the :class:`AxisFrame` of the
+    trace applying it (:func:`current_frame`).
 """
 
 from __future__ import annotations
@@ -59,17 +66,10 @@ _frames = _Frames()
 
 
 def current_frame() -> AxisFrame:
-    """The axis whose Program is being batched right now (rules of collectives use it)."""
+    """The axis whose rule is running right now (the rules of collectives use it)."""
     if not _frames.stack:
         raise RuntimeError("internal error: a batch rule ran outside vmap's batching")
     return _frames.stack[-1]
-
-
-def bound_axis_size(name: Any) -> int | None:
-    """The size of the innermost vmapped axis called ``name``, or None."""
-    from refimpl.primitives import collectives
-
-    return collectives.axis_size_or_none(name)
 
 
 # --- moving and broadcasting batch axes (used by the rules) ----------------------------
@@ -331,10 +331,6 @@ class BatchTrace(tracing.Trace):
 
 
 # --- vmap ---------------------------------------------------------------------------------
-
-
-def _is_axis_leaf(x: Any) -> bool:
-    return x is None or (isinstance(x, int) and not isinstance(x, bool))
 
 
 def _check_axes_types(in_axes: Any, out_axes: Any) -> Any:
