@@ -146,8 +146,8 @@ def test_failing_output_unflatten_deletes_no_donated_input():
 
 
 class FailsOnArrays:
-    """A pytree node whose unflatten accepts refimpl arrays only: the placeholder
-    probe fails, so the call runs without writing into donated buffers."""
+    """A pytree node whose unflatten accepts refimpl arrays only (user-defined
+    nodes make the call run without writing into donated buffers)."""
 
     def __init__(self, value):
         self.value = value
@@ -333,3 +333,63 @@ def test_traced_values_are_arrays_as_in_jax(transform):
 
     assert run(ri, ri.Array) == run(jax, jax.Array) == [True]
     assert not isinstance(np.ones(3), ri.Array)
+
+
+# --- 13: control-flow functions and jit(f) twice are traced once, as in JAX ---------------------
+
+
+def _trace_counts(lib, np_module):
+    counts = {"cond_fun": 0, "body_fun": 0, "true_fun": 0, "false_fun": 0, "f": 0}
+
+    def cond_fun(x):
+        counts["cond_fun"] += 1
+        return x < 10
+
+    def body_fun(x):
+        counts["body_fun"] += 1
+        return x + 1
+
+    def true_fun(x):
+        counts["true_fun"] += 1
+        return x + 1.0
+
+    def false_fun(x):
+        counts["false_fun"] += 1
+        return x - 1.0
+
+    def f(x):
+        counts["f"] += 1
+        return x * 2
+
+    for _ in range(3):  # eager calls with the same function objects
+        lib.lax.while_loop(cond_fun, body_fun, 0)
+        lib.lax.cond(True, true_fun, false_fun, 1.0)
+    lib.jit(f)(1.0)
+    lib.jit(f)(1.0)  # a second jit of the same f shares the first one's cache
+    lib.jit(lambda x: lib.lax.while_loop(cond_fun, body_fun, x))(np_module.int32(0))
+    return counts
+
+
+def test_control_flow_and_jit_twice_trace_as_often_as_jax():
+    assert _trace_counts(ri, np) == _trace_counts(jax, np)
+
+
+def test_a_body_closing_over_an_outer_tracer_is_not_reused_across_traces():
+    def results(lib):
+        holder = {}
+
+        def body(x):  # one function object, reading a tracer of each enclosing trace
+            return x + holder["y"]
+
+        def outer(y):
+            holder["y"] = y
+            return lib.lax.while_loop(lambda x: x < 10.0, body, np.float32(0.0))
+
+        first = lib.jit(outer)(np.float32(1.0))
+        second = lib.jit(lambda y: outer(y) * 1.0)(np.float32(3.0))
+        return [float(first), float(second)]
+
+    assert results(ri) == [10.0, 12.0]
+    # JAX keeps the first trace, whose captured tracer has escaped by then.
+    with pytest.raises(jax.errors.UnexpectedTracerError):
+        results(jax)

@@ -27,6 +27,8 @@ make that so the way JAX 0.10 does where it can (see ``_promoted_carry``).
 from __future__ import annotations
 
 import operator
+import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,6 +97,37 @@ class _Traced:
     @property
     def out_avals(self) -> list[ShapedArray]:
         return self.program.out_avals
+
+
+# Traces of control-flow functions, per first function (weakly) and then per
+# (other functions, api, operand structure and types, x64): see _cached_trace.
+_function_traces: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_function_traces_lock = threading.Lock()
+
+
+def _cached_trace(funs: tuple[Callable, ...], key: tuple, trace: Callable[[], Any]) -> Any:
+    """``trace()`` for the user functions ``funs``, remembered as JAX does.
+
+    Calling ``while_loop``/``cond``/``switch`` again with the same function
+    objects and operands of the same structure and types (and the same x64
+    flag) reuses the Programs instead of tracing again. A trace that captured
+    tracers of an enclosing trace is valid for that trace only and is not
+    kept. As in JAX, a function that reads mutable Python state is not
+    re-read: its first trace stands (docs/semantics.md).
+    """
+    full_key = (funs[1:], key, config.enable_x64)
+    try:
+        with _function_traces_lock:
+            hit = _function_traces.get(funs[0], {}).get(full_key)
+    except TypeError:  # a function that cannot be weakly referenced or hashed
+        return trace()
+    if hit is not None:
+        return hit
+    result = trace()
+    if not any(t.captured for t in (result if isinstance(result, (list, tuple)) else [result])):
+        with _function_traces_lock:
+            _function_traces.setdefault(funs[0], {})[full_key] = result
+    return result
 
 
 def _flatten_operands(label: str, tree: Any) -> tuple[list, tree_util.PyTreeDef, list]:
@@ -864,11 +897,19 @@ def _while_loop(api: str, cond_fun: Callable, body_fun: Callable, init_val: Any)
         raise TypeError(f"{api}: cond_fun and body_fun must be callable")
     leaves, tree, paths = _flatten_operands("carry", init_val)
     avals = _avals_of(api, leaves, paths)
-    cond, body = _trace_while(api, cond_fun, body_fun, tree, avals)
+
+    def traced_while() -> tuple[_Traced, _Traced]:
+        return _cached_trace(
+            (cond_fun, body_fun),
+            (api, tree, tuple(avals)),
+            lambda: _trace_while(api, cond_fun, body_fun, tree, avals),
+        )
+
+    cond, body = traced_while()
     leaves, changed = _promoted_carry(leaves, avals, body.out_avals)
     if changed:  # trace again with the promoted carry (as JAX does)
         avals = _avals_of(api, leaves, paths)
-        cond, body = _trace_while(api, cond_fun, body_fun, tree, avals)
+        cond, body = traced_while()
     _check_carry_types(api, paths, avals, body.out_avals)
     outs = while_p.bind(
         *cond.captured,
@@ -1051,11 +1092,18 @@ def _switch(
     def taking_operands(fun: Callable) -> Callable:
         return lambda *tracers: fun(*in_tree.unflatten(tracers))
 
-    first = _trace(api, taking_operands(branches[0]), avals, origins, f"the output of {names[0]}")
-    traced = [first]
-    for branch, name in zip(branches[1:], names[1:]):
-        conforming = taking_operands(_conforming_branch(api, branch, first, names[0], name))
-        traced.append(_trace(api, conforming, avals, origins, f"the output of {name}"))
+    def trace_branches() -> list[_Traced]:
+        first = _trace(
+            api, taking_operands(branches[0]), avals, origins, f"the output of {names[0]}"
+        )
+        traced = [first]
+        for branch, name in zip(branches[1:], names[1:]):
+            conforming = taking_operands(_conforming_branch(api, branch, first, names[0], name))
+            traced.append(_trace(api, conforming, avals, origins, f"the output of {name}"))
+        return traced
+
+    traced = _cached_trace(tuple(branches), (api, in_tree, tuple(avals)), trace_branches)
+    first = traced[0]
     captured = _union(*(t.captured for t in traced))
     programs = tuple(_with_leading_inputs(t.program, t.captured, captured) for t in traced)
     outs = cond_p.bind(index, *captured, *leaves, branches=programs)

@@ -22,7 +22,9 @@ from __future__ import annotations
 import inspect
 import logging
 import sys
+import threading
 import types
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -296,6 +298,21 @@ class CacheEntry:
 
 # --- the jitted function ------------------------------------------------------------
 
+# fun (weakly) -> ArgSpec -> the signature cache. ``jit(f)`` twice with the same
+# options shares one cache, as in JAX: the second traces nothing the first has.
+_shared_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_shared_caches_lock = threading.Lock()
+
+
+def _shared_cache(fun: Callable[..., Any], options: tuple) -> dict[Signature, CacheEntry]:
+    """The cache for ``jit(fun)`` with these options (ArgSpec, backend); a
+    private one if ``fun`` cannot be weakly referenced or hashed."""
+    try:
+        with _shared_caches_lock:
+            return _shared_caches.setdefault(fun, {}).setdefault(options, {})
+    except TypeError:
+        return {}
+
 
 class Jitted:
     """A function compiled per call signature. See ``refimpl.jit``."""
@@ -322,8 +339,8 @@ class Jitted:
         self.spec = ArgSpec.build(
             fun, self.__name__, static_argnums, static_argnames, donate_argnums, donate_argnames
         )
-        self._cache: dict[Signature, CacheEntry] = {}
-        self.trace_count = 0
+        self._cache: dict[Signature, CacheEntry] = _shared_cache(fun, (self.spec, backend))
+        self.trace_count = 0  # traces made by this object (a shared-cache hit makes none)
 
     def __repr__(self) -> str:
         return f"<Jitted {self.__name__}>"
