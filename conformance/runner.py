@@ -270,7 +270,7 @@ def _apply_known(
     result: Result, known: list[KnownDifference] | None, as_impl: str | None = None
 ) -> Result:
     if result.status in UNEXPECTED:
-        entry = find_known(result.case, as_impl or result.impl, result.status, known)
+        entry = find_known(result.case, as_impl or result.impl, result.status, known, result.detail)
         if entry is not None:
             result.known_reason = entry.reason
             result.detail = f"[was {result.status}] {result.detail}"

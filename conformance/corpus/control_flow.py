@@ -266,6 +266,10 @@ def _scan_error_cases() -> Iterator[Case]:
             lambda c, x: (c, x), np.float32(0), xs, unroll="2"), TypeError, r"unroll"),
         ("unroll-float", lambda ns, xs: ns.lax_.scan(
             lambda c, x: (c, x), np.float32(0), xs, unroll=2.0), TypeError, r"unroll"),
+        # a body that computes: jax's unrolling then needs an int and raises too
+        ("unroll-float-computing-body", lambda ns, xs: ns.lax_.scan(
+            lambda c, x: (c + x, x * 2), np.float32(0), xs, unroll=2.0), TypeError,
+         {"jax": r"float.*interpreted as an integer", "*": r"unroll"}),
         ("body-returns-non-pair", lambda ns, xs: ns.lax_.scan(
             lambda c, x: c + x, np.float32(0), xs), TypeError, None),
     ]  # fmt: skip

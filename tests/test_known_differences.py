@@ -1,0 +1,237 @@
+"""Every entry of conformance/known.py, checked against JAX's actual behaviour.
+
+Two checks per entry:
+
+* the cases its pattern matches all differ on jax, and only by what its
+  ``differs`` regexes excuse: run on ``ref`` and ``jax``, each one is
+  reported ``known`` with this entry's reason (a pass means the pattern is
+  broader than the difference; a ``differ`` means something else differs);
+* what its reason says JAX does is what JAX 0.10.2 does: a small direct
+  program per entry (``JAX_CLAIMS``), written against jax alone.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import warnings
+
+import numpy as np
+import pytest
+
+import conformance
+from conformance.known import KNOWN_DIFFERENCES, KnownDifference
+from conformance.runner import run_cases
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+
+
+def _cases(entry: KnownDifference) -> list[conformance.Case]:
+    return [c for c in conformance.select_cases() if fnmatch.fnmatchcase(c.name, entry.pattern)]
+
+
+@pytest.mark.slow  # ~25 s in all; .ci/run runs this file with -m "slow or not slow"
+@pytest.mark.parametrize("entry", KNOWN_DIFFERENCES, ids=lambda e: e.pattern)
+def test_pattern_matches_only_cases_that_differ_by_what_it_excuses(entry):
+    cases = _cases(entry)
+    assert cases, f"{entry.pattern} matches no case"
+    suite = run_cases(cases, ["ref", entry.impl], recordings=None)
+    for case in cases:
+        assert suite.result(case.name, "ref").status == "pass", conformance.summary_text(suite)
+        result = suite.result(case.name, entry.impl)
+        assert result.status == "known" and result.known_reason == entry.reason, (
+            f"{case.name} on {entry.impl}: {result.status}\n{result.detail}"
+        )
+
+
+def _raises(exc_type, fn, *args, match: str | None = None, **kwargs):
+    with pytest.raises(exc_type, match=match) as info:
+        fn(*args, **kwargs)
+    return info.value
+
+
+def _f32(*values):
+    return jnp.array(np.array(values, np.float32), copy=True)
+
+
+def _claim_broadcast_error():
+    _raises(ValueError, jnp.add, jnp.ones((2, 3)), jnp.ones(4), match="Incompatible shapes")
+
+
+def _claim_reshape_checked_late():
+    # tracing accepts the bad size; lowering fails with a ValueError
+    program = jax.make_jaxpr(lambda x: jax.lax.reshape(x, (5,)))
+    try:
+        program(jnp.ones(6))
+    except TypeError:
+        pytest.fail("jax now checks the reshape size when tracing (TypeError)")
+    except ValueError:
+        pass
+    _raises(ValueError, jax.jit(lambda x: jax.lax.reshape(x, (5,))), jnp.ones(6))
+
+
+def _claim_unhashable_static():
+    f = jax.jit(lambda x, s: x, static_argnums=1)
+    _raises(ValueError, f, 1.0, [1, 2], match="Non-hashable static arguments")
+
+
+def _claim_cache_size_keyed_on_python_type():
+    f = jax.jit(lambda x: x * 2)
+    f(np.ones(2, np.float32))
+    f(jnp.ones(2, jnp.float32))
+    assert f._cache_size() == 2
+    traces = []
+    g = jax.jit(lambda x: traces.append(1) or x * 2)
+    g(np.ones(2, np.float32))
+    g(jnp.ones(2, jnp.float32))
+    assert len(traces) == 1
+
+
+def _claim_cache_size_weak_output():
+    traces = []
+    f = jax.jit(lambda x: traces.append(1) or x * 2)
+    f(f(2.0))
+    assert len(traces) == 1 and f._cache_size() == 2
+
+
+def _claim_device_put_donate_on_device_keeps_input():
+    for may_alias in (None, False):
+        x = _f32(1, 2, 3)
+        y = jax.device_put(x, donate=True, may_alias=may_alias)
+        assert not x.is_deleted()
+        assert y.unsafe_buffer_pointer() == x.unsafe_buffer_pointer()
+    _raises(ValueError, jax.device_put, _f32(1), donate=True, may_alias=True)
+
+
+def _claim_device_put_pytree_keeps_leaves():
+    tree = {"a": _f32(1), "b": (_f32(2), _f32(3))}
+    jax.device_put(tree, donate=True)
+    assert not any(x.is_deleted() for x in jax.tree_util.tree_leaves(tree))
+
+
+def _claim_device_put_deleted_input():
+    x = _f32(1)
+    x.delete()
+    y = jax.device_put(x)  # no error here
+    assert y.is_deleted()
+    _raises(RuntimeError, lambda: np.asarray(y))
+
+
+def _claim_same_array_twice():
+    x = _f32(1, 2)
+    f = jax.jit(lambda a, b: a + b, donate_argnums=0)
+    err = _raises(RuntimeError, f, x, x, match="previously donated")
+    assert type(err).__name__ == "JaxRuntimeError"
+
+
+def _claim_chained_calls():
+    f = jax.jit(lambda a: a + 1, donate_argnums=0)
+    x = _f32(1, 2)
+    f(x)
+    _raises(ValueError, f, x, match="Buffer has been deleted or donated")  # warm C++ path
+    cold = jax.jit(lambda a: a + 2, donate_argnums=0)
+    y = _f32(1, 2)
+    jax.jit(lambda a: a * 1, donate_argnums=0)(y)
+    _raises(RuntimeError, cold, y, match="deleted")
+
+
+def _claim_negative_donate_argnum():
+    x, y = _f32(1), _f32(2)
+    jax.jit(lambda a, b: a + b, donate_argnums=-1)(x, y)
+    assert not x.is_deleted() and not y.is_deleted()
+
+
+def _claim_scan_body_memoized():
+    traces = []
+
+    def body(c, x):
+        traces.append(1)
+        return c + x, x
+
+    for unroll in (1, 2, 3):
+        jax.lax.scan(body, jnp.float32(0), jnp.arange(4.0), unroll=unroll)
+    assert len(traces) == 1
+
+
+def _claim_unroll_float():
+    out = jax.lax.scan(lambda c, x: (c, x), jnp.float32(0), jnp.arange(3.0), unroll=2.0)
+    assert out[1].shape == (3,)
+    computing = (lambda c, x: (c + x, x * 2), jnp.float32(0), jnp.arange(3.0))
+    _raises(TypeError, jax.lax.scan, *computing, unroll=2.0, match="interpreted as an integer")
+
+
+def _claim_unroll_string():
+    err = _raises(TypeError, jax.lax.scan, lambda c, x: (c, x), 0.0, jnp.arange(3.0), unroll="2")
+    assert "unroll" not in str(err) and "'<' not supported" in str(err)
+
+
+def _donate_with_warnings(f, *args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = f(*args)
+    return out, [str(w.message) for w in caught]
+
+
+def _claim_unusable_shape():
+    x = _f32(1, 2, 3)
+    _, caught = _donate_with_warnings(jax.jit(lambda a: a.sum(), donate_argnums=0), x)
+    assert not x.is_deleted() and any("not usable" in w for w in caught)
+
+
+def _claim_unusable_partial():
+    a, b = _f32(1, 2, 3), _f32(4, 5, 6)
+    _, caught = _donate_with_warnings(jax.jit(lambda a, b: a + b, donate_argnums=(0, 1)), a, b)
+    assert a.is_deleted() and not b.is_deleted() and any("not usable" in w for w in caught)
+
+
+def _claim_unusable_dtype():
+    x = jnp.array(np.array([1, 2, 3], np.int32), copy=True)
+    f = jax.jit(lambda a: a.astype(np.float32) / 2, donate_argnums=0)
+    _, caught = _donate_with_warnings(f, x)
+    assert x.is_deleted() and not any("not usable" in w for w in caught)
+
+
+def _claim_static_index_clamped():
+    out = jax.jit(lambda x: x[10])(jnp.arange(20.0).reshape(4, 5))
+    np.testing.assert_array_equal(np.asarray(out), np.arange(15.0, 20.0))
+
+
+def _claim_scan_weak_init_strong_body():
+    def body(c, x):
+        return c + x, c * 1
+
+    carry, ys = jax.lax.scan(body, 0.0, jnp.arange(3, dtype=jnp.float32))
+    assert not carry.weak_type and ys.weak_type
+
+
+JAX_CLAIMS = {
+    "errors.shapes/np-add-not-broadcastable": _claim_broadcast_error,
+    "errors.shapes/reshape-bad-size": _claim_reshape_checked_late,
+    "jit.errors/unhashable-static": _claim_unhashable_static,
+    "jit.cache/same-signature-numpy-and-array": _claim_cache_size_keyed_on_python_type,
+    "jit.cache/weak-output-fed-back": _claim_cache_size_weak_output,
+    "device_put/may_alias=[FN]*/donate=True": _claim_device_put_donate_on_device_keeps_input,
+    "device_put/pytree-donated": _claim_device_put_pytree_keeps_leaves,
+    "device_put/deleted-input": _claim_device_put_deleted_input,
+    "donation/same-array-twice": _claim_same_array_twice,
+    "donation/chained-calls": _claim_chained_calls,
+    "donation/negative-argnum": _claim_negative_donate_argnum,
+    "scan/body-traced-once-per-unroll": _claim_scan_body_memoized,
+    "scan/errors/unroll-float": _claim_unroll_float,
+    "scan/errors/unroll-string": _claim_unroll_string,
+    "donation/unusable-shape-mismatch": _claim_unusable_shape,
+    "donation/unusable-partial-two-donated-one-output": _claim_unusable_partial,
+    "donation/unusable-dtype-mismatch": _claim_unusable_dtype,
+    "np.indexing/static-out-of-bounds": _claim_static_index_clamped,
+    "scan/weak-init-strong-body": _claim_scan_weak_init_strong_body,
+}
+
+
+def test_every_known_entry_has_a_jax_check():
+    assert sorted(JAX_CLAIMS) == sorted(e.pattern for e in KNOWN_DIFFERENCES)
+
+
+@pytest.mark.parametrize("pattern", sorted(JAX_CLAIMS))
+def test_what_the_reason_says_jax_does(pattern):
+    assert jax.__version__ == "0.10.2", "the reasons describe jax 0.10.2"
+    JAX_CLAIMS[pattern]()
