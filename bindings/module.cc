@@ -217,6 +217,23 @@ void Init(py::module_& m) {
              return py::hash(
                  py::make_tuple(reinterpret_cast<std::uintptr_t>(d.client.get()), d.index));
            })
+      .def(
+          "put",
+          [](const Device& d, py::array array, bool weak_type, bool committed) {
+            HostArray host = DescribeHostArray(array);  // may replace `array`
+            std::shared_ptr<Buffer> buffer;
+            {
+              py::gil_scoped_release release;
+              buffer = d.client->BufferFromHost(host, d.index);
+            }
+            const ArrayMeta* meta =
+                InternArrayMeta(host.type, host.dims.data(), host.dims.size(), weak_type);
+            PyObject* made = MakePjrtArray(std::move(buffer), meta, d.index, committed);
+            if (made == nullptr) throw py::error_already_set();
+            return py::reinterpret_steal<py::object>(made);
+          },
+          py::arg("array"), py::arg("weak_type"), py::arg("committed"),
+          "device_put of a NumPy array onto this device: a new PjrtArray (one C++ call).")
       .def("__repr__", [](const Device& d) {
         const std::string& text = d.info().description;
         return text.empty() ? d.client->platform_name() + ":" + std::to_string(d.info().id) : text;

@@ -123,10 +123,11 @@ def put_leaf(x: Any, device: Any, donate: bool, alias: bool) -> PjrtArray:
     aval = tracing.get_aval(x, "device_put", "x")
     weak = dtypes.weak_type_of_value(x) if dtypes.is_python_scalar(x) else aval.weak_type
     target, committed = (device, True) if device is not None else (default_device(), False)
-    buffer = to_device(tracing.concrete_value(x, aval), target)
+    value = np.asarray(tracing.concrete_value(x, aval), order="C")
+    out = target.put(value, weak, committed)  # transfer and array: one C++ call
     if donate and donation.is_device_array(x) and hasattr(x, "mark_donated"):
         x.mark_donated("device_put")
-    return wrap_buffer(buffer, weak, target, committed)
+    return out
 
 
 def _copy_on_device(x: PjrtArray) -> Any:
