@@ -131,10 +131,13 @@ def zeros_like_aval(aval: ShapedArray) -> Any:
 
 
 def user_value(value: Any) -> Any:
-    """``value`` as something user code can compute with: a ``TypedScalar``
-    or a NumPy constant (read from a Program) becomes a refimpl array."""
-    if isinstance(value, TypedScalar) or (
-        isinstance(value, (np.ndarray, np.generic)) and value.dtype != dtypes.float0
+    """``value`` as something user code can compute with, as JAX hands out
+    arrays: a Python scalar, a ``TypedScalar`` or a NumPy constant (read from
+    a Program) becomes a refimpl array (weak type kept)."""
+    if (
+        isinstance(value, TypedScalar)
+        or dtypes.is_python_scalar(value)
+        or (isinstance(value, (np.ndarray, np.generic)) and value.dtype != dtypes.float0)
     ):
         from refimpl.primitives.structural import broadcast_in_dim_p
 
@@ -143,6 +146,10 @@ def user_value(value: Any) -> Any:
             value, shape=aval.shape, broadcast_dimensions=tuple(range(aval.ndim))
         )
     return value
+
+
+def _users(values: Sequence[Any]) -> list[Any]:
+    return [user_value(v) for v in values]
 
 
 def instantiate(tangent: Any) -> Any:
@@ -378,7 +385,7 @@ def _output_tangent(tangent: Any, primal: Any) -> Any:
     """A tangent for the user: zeros instantiated (float0 for integer primals)."""
     if type(tangent) is Zero:
         return zeros_like_aval(tangent.aval)
-    return tangent
+    return user_value(tangent)
 
 
 def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> Any:
@@ -391,7 +398,7 @@ def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> An
     ``(out, tangent_out, aux)``.
     """
     if not callable(fun):
-        raise TypeError(f"jvp: fun must be callable, got {type(fun).__name__}")
+        raise TypeError(f"Expected a callable value, got {fun!r}")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
             "primal and tangent arguments to jax.jvp must be tuples or lists; "
@@ -437,23 +444,22 @@ def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> An
     tangents_in = [_input_tangent(p, t) for p, t in zip(p_leaves, t_leaves, strict=True)]
     outs, touts = jvp_flat(flat_fun, p_leaves, tangents_in)
     out_tree, n_out, aux_tree = out_info[0]
-    primal_out = tu.tree_unflatten(out_tree, outs[:n_out])
+    primal_out = tu.tree_unflatten(out_tree, _users(outs[:n_out]))
     tangent_out = tu.tree_unflatten(
         out_tree, [_output_tangent(t, p) for t, p in zip(touts[:n_out], outs[:n_out])]
     )
     if has_aux:
-        return primal_out, tangent_out, tu.tree_unflatten(aux_tree, outs[n_out:])
+        return primal_out, tangent_out, tu.tree_unflatten(aux_tree, _users(outs[n_out:]))
     return primal_out, tangent_out
 
 
 def _split_aux(api: str, out: Any) -> tuple[Any, Any]:
-    if not isinstance(out, tuple) or len(out) != 2:
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
         raise TypeError(
-            f"{api} with has_aux=True requires the function to return a tuple (out, aux) "
-            f"of length 2, got {type(out).__name__}"
-            + (f" of length {len(out)}" if isinstance(out, (tuple, list)) else "")
+            "expected function with aux output to return a two-element tuple, but got type "
+            f"{type(out)} with value {out!r:.200} ({api} with has_aux=True)"
         )
-    return out
+    return out[0], out[1]
 
 
 def _differentiable(value: Any) -> bool:
@@ -499,7 +505,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False, reduce_axes: Any = 
     """``jax.vjp``: ``(fun(*primals), pullback[, aux])`` where ``pullback(ct)``
     returns the tuple of input cotangents ``ct . d fun(primals)``."""
     if not callable(fun):
-        raise TypeError(f"vjp: fun must be callable, got {type(fun).__name__}")
+        raise TypeError(f"Expected a callable value, got {fun!r}")
     tu = _tree()
     leaves, in_tree = tu.tree_flatten(tuple(primals))
     out_info: list[Any] = []
@@ -521,9 +527,9 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False, reduce_axes: Any = 
     outs = lin.primals_out
     lin = _drop_outputs(lin, n_out)
     pullback = _Pullback(lin, in_tree, leaves, out_tree)
-    primal_out = tu.tree_unflatten(out_tree, outs[:n_out])
+    primal_out = tu.tree_unflatten(out_tree, _users(outs[:n_out]))
     if has_aux:
-        return primal_out, pullback, tu.tree_unflatten(aux_tree, outs[n_out:])
+        return primal_out, pullback, tu.tree_unflatten(aux_tree, _users(outs[n_out:]))
     return primal_out, pullback
 
 
@@ -630,7 +636,7 @@ def value_and_grad(
     (``((value, aux), gradient)`` with ``has_aux``). The gradient has the
     structure of the ``argnums`` argument (a tuple of them for a tuple)."""
     if not callable(fun):
-        raise TypeError(f"value_and_grad: fun must be callable, got {type(fun).__name__}")
+        raise TypeError(f"Expected a callable value, got {fun!r}")
     nums = _argnums_tuple("value_and_grad", argnums)
     name = "value_and_grad"
 
@@ -674,8 +680,8 @@ def value_and_grad(
         grad_tree = tu.tree_unflatten(in_tree, grads)
         g = grad_tree if isinstance(argnums, (tuple, list)) else grad_tree[0]
         if has_aux:
-            return (value, tu.tree_unflatten(aux_info[0], aux_leaves)), g
-        return value, g
+            return (user_value(value), tu.tree_unflatten(aux_info[0], _users(aux_leaves))), g
+        return user_value(value), g
 
     value_and_grad_f.__name__ = f"value_and_grad({getattr(fun, '__name__', 'fun')})"
     return value_and_grad_f
@@ -923,7 +929,7 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     """``jax.linearize``: ``(fun(*primals), f_jvp[, aux])`` where ``f_jvp(*tangents)``
     evaluates the linear map recorded once (no re-tracing of ``fun``)."""
     if not callable(fun):
-        raise TypeError(f"linearize: fun must be callable, got {type(fun).__name__}")
+        raise TypeError(f"Expected a callable value, got {fun!r}")
     tu = _tree()
     leaves, in_tree = tu.tree_flatten(tuple(primals))
     out_info: list[Any] = []
@@ -965,9 +971,9 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
         touts = fill_zeros(outs, lin.out_nonzero, lin.primals_out)
         return tu.tree_unflatten(out_tree, [_output_tangent(t, None) for t in touts])
 
-    primal_out = tu.tree_unflatten(out_tree, full.primals_out[:n_out])
+    primal_out = tu.tree_unflatten(out_tree, _users(full.primals_out[:n_out]))
     if has_aux:
-        return primal_out, f_jvp, tu.tree_unflatten(aux_tree, full.primals_out[n_out:])
+        return primal_out, f_jvp, tu.tree_unflatten(aux_tree, _users(full.primals_out[n_out:]))
     return primal_out, f_jvp
 
 
@@ -1018,7 +1024,7 @@ def _jac_check_inputs(api: str, leaves: list, holomorphic: bool, allow_int: bool
 
 def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> Callable:
     if not callable(fun):
-        raise TypeError(f"{api}: fun must be callable, got {type(fun).__name__}")
+        raise TypeError(f"Expected a callable value, got {fun!r}")
     nums = _argnums_tuple(api, argnums)
     fwd = api == "jacfwd"
 
@@ -1101,7 +1107,7 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
             blocks.append(tree if isinstance(argnums, (tuple, list)) else tree[0])
         jac = tu.tree_unflatten(out_tree, blocks)
         if has_aux:
-            return jac, tu.tree_unflatten(aux_tree, outs[n_out:])
+            return jac, tu.tree_unflatten(aux_tree, _users(outs[n_out:]))
         return jac
 
     jac_f.__name__ = f"{api}({getattr(fun, '__name__', 'fun')})"
@@ -1140,7 +1146,7 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Cal
     is traced once; its equations must be linear in its inputs (a primitive
     without a transpose rule is a ``NotImplementedError`` naming it)."""
     if not callable(fun):
-        raise TypeError(f"linear_transpose: fun must be callable, got {type(fun).__name__}")
+        raise TypeError(f"Expected a callable value, got {fun!r}")
     tu = _tree()
     leaves, in_tree = tu.tree_flatten(tuple(primals))
     in_avals = []
