@@ -33,8 +33,61 @@ from refimpl.primitives.base import Primitive
 from refimpl.transforms import ad
 from refimpl.transforms.ad_util import Zero, tangent_aval
 
-#: What a rule with ``symbolic_zeros=True`` receives for a zero tangent or cotangent.
-SymbolicZero = Zero
+
+class SymbolicZero:
+    """What a rule defined with ``symbolic_zeros=True`` receives for a zero
+    tangent or cotangent (as ``jax.custom_derivatives.SymbolicZero``): no
+    data, only the type (``aval``; ``shape``, ``dtype``, ... read through to
+    it). A rule may also return one for a zero output."""
+
+    def __init__(self, aval: ShapedArray) -> None:
+        self.aval = aval
+
+    def __repr__(self) -> str:
+        return "SymbolicZero"
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "aval":  # not set yet (copying): no recursion through the aval
+            raise AttributeError(name)
+        return getattr(self.aval, name)
+
+    @staticmethod
+    def from_primal_value(value: Any) -> SymbolicZero:
+        return SymbolicZero(tangent_aval(tracing.get_aval(value, "SymbolicZero", 0)))
+
+
+class CustomVJPPrimal:
+    """An argument of a ``custom_vjp`` fwd rule defined with
+    ``symbolic_zeros=True``: its ``value`` and whether it is ``perturbed``
+    (has a nonzero tangent), as in JAX."""
+
+    __slots__ = ("value", "perturbed")
+
+    def __init__(self, value: Any, perturbed: bool) -> None:
+        self.value = value
+        self.perturbed = perturbed
+
+    def __repr__(self) -> str:
+        return f"CustomVJPPrimal(value={self.value!r}, perturbed={self.perturbed})"
+
+
+def custom_vjp_primal_tree_values(tree: Any) -> Any:
+    """``tree`` with each ``CustomVJPPrimal`` leaf replaced by its value."""
+
+    def value(leaf: Any) -> Any:
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+
+    return tree_util.tree_map(value, tree, is_leaf=lambda x: type(x) is CustomVJPPrimal)
+
+
+def _to_user_zero(x: Any) -> Any:
+    return SymbolicZero(x.aval) if type(x) is Zero else x
+
+
+def _from_user_zero(x: Any) -> Any:
+    return Zero(x.aval) if type(x) is SymbolicZero else x
 
 
 def _name(fun: Callable) -> str:
@@ -185,7 +238,7 @@ class _JVPRule:
         if not owner.symbolic_zeros:
             tangents = [ad.instantiate(t) for t in tangents]
         primals = [ad.user_value(p) for p in primals]
-        tangents = [t if type(t) is Zero else ad.user_value(t) for t in tangents]
+        tangents = [_to_user_zero(t) if type(t) is Zero else ad.user_value(t) for t in tangents]
         p_args = split.diff_args(primals)
         t_args = split.diff_args(tangents)
         out = owner.jvp(*split.nondiff, p_args, t_args)
@@ -197,6 +250,7 @@ class _JVPRule:
         primal_out, tangent_out = out
         p_leaves, p_tree = tree_util.tree_flatten(primal_out)
         t_leaves, t_tree = tree_util.tree_flatten(tangent_out, is_leaf=_is_zero)
+        t_leaves = [_from_user_zero(t) for t in t_leaves]
         if p_tree != self.out_tree:
             raise TypeError(
                 f"Custom JVP rule for function {_name(owner.fun)} must produce a primal output "
@@ -227,7 +281,7 @@ class _JVPRule:
 
 
 def _is_zero(x: Any) -> bool:
-    return type(x) is Zero
+    return type(x) is Zero or type(x) is SymbolicZero
 
 
 def _custom_jvp_call_jvp(primals, tangents, *, call, jvp, num_consts, symbolic_zeros):
@@ -331,9 +385,12 @@ class _VJPRules:
     def __repr__(self) -> str:
         return f"vjp_of({_name(self.owner.fun)})"
 
-    def fwd(self, primals: list) -> tuple[list, list, Any]:
+    def fwd(self, primals: list, perturbed: list[bool]) -> tuple[list, list, Any]:
         owner, split = self.owner, self.split
-        out = owner.fwd(*split.full_args([ad.user_value(p) for p in primals]))
+        primals = [ad.user_value(p) for p in primals]
+        if owner.symbolic_zeros:
+            primals = [CustomVJPPrimal(p, z) for p, z in zip(primals, perturbed, strict=True)]
+        out = owner.fwd(*split.full_args(primals))
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(
                 f"Custom VJP fwd rule {_name(owner.fwd)} for function {_name(owner.fun)} must "
@@ -368,7 +425,7 @@ class _VJPRules:
         owner, split = self.owner, self.split
         if not owner.symbolic_zeros:
             cts = [ad.instantiate(c) for c in cts]
-        cts = [c if type(c) is Zero else ad.user_value(c) for c in cts]
+        cts = [_to_user_zero(c) if type(c) is Zero else ad.user_value(c) for c in cts]
         res = [ad.user_value(r) for r in res]
         ct_tree = tree_util.tree_unflatten(self.out_tree, cts)
         out = owner.bwd(*split.nondiff, tree_util.tree_unflatten(res_tree, res), ct_tree)
@@ -395,7 +452,7 @@ class _VJPRules:
                     f"(pytree) structure as the args tuple of the primal function; got {ct_tree} "
                     f"for an argument with {len(arg_leaves)} leaves."
                 )
-            leaves.extend(ct_leaves)
+            leaves.extend(_from_user_zero(c) for c in ct_leaves)
         return leaves
 
 
@@ -406,8 +463,8 @@ def _custom_vjp_call_jvp(primals, tangents, **params):
 def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, symbolic_zeros):
     _check_no_closed_over_tangents("custom_vjp", tangents, num_consts)
     primals, tangents = list(primals[num_consts:]), list(tangents[num_consts:])
-    outs, res, res_tree = rules.fwd(primals)
     nonzero = [type(t) is not Zero for t in tangents]
+    outs, res, res_tree = rules.fwd(primals, nonzero)
     in_avals = call.in_avals[num_consts:]
     touts = custom_lin_p.bind(
         *res,
@@ -624,11 +681,11 @@ class _BatchedVJPRules:
     def __repr__(self) -> str:
         return f"vmap({self.inner!r})"
 
-    def fwd(self, primals: list) -> tuple[list, list, Any]:
+    def fwd(self, primals: list, perturbed: list[bool]) -> tuple[list, list, Any]:
         trees: list[Any] = []
 
         def member(*xs: Any) -> tuple[list, list]:
-            outs, res, res_tree = self.inner.fwd(list(xs))
+            outs, res, res_tree = self.inner.fwd(list(xs), perturbed)
             trees.append(res_tree)
             return list(outs), list(res)
 

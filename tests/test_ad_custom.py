@@ -176,3 +176,67 @@ def test_vmap_of_custom_rules_and_their_derivatives():
     want = jax.grad(lambda xs, y: jnp.sum(jax.vmap(GJ, (0, None))(xs, y)), (0, 1))(xs, Y)
     _close(got[0], want[0])
     _close(got[1], want[1])  # the unbatched argument's cotangent is summed over the batch
+
+
+def _symbolic(module, L):
+    seen = {}
+
+    @module.custom_vjp
+    def h(x, y):
+        return L.sin(x) * y
+
+    def fwd(x, y):
+        seen["perturbed"] = (x.perturbed, y.perturbed)
+        return h(x.value, y.value), (x.value, y.value)
+
+    def bwd(res, ct):
+        x, y = res
+        return (L.cos(x) * y * ct, L.sin(x) * ct)
+
+    h.defvjp(fwd, bwd, symbolic_zeros=True)
+
+    @module.custom_jvp
+    def k(x, y):
+        return x * y
+
+    def k_jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        zero = type(ty).__name__ == "SymbolicZero"
+        seen["ty"] = (zero, tuple(ty.shape) if zero else None)
+        return k(x, y), tx * y if zero else tx * y + x * ty
+
+    k.defjvp(k_jvp, symbolic_zeros=True)
+    return h, k, seen
+
+
+def test_symbolic_zeros_as_jax():
+    for api, module, L in ((ri, ri, lax), (jax, jax, jax.lax)):
+        h, k, seen = _symbolic(module, L)
+        g = api.grad(h)(X, Y)  # y is not differentiated: not perturbed
+        _close(g, np.cos(X) * Y)
+        assert seen["perturbed"] == (True, False)
+        _close(api.grad(k)(X, Y), Y)
+        assert seen["ty"] == (True, ())
+    assert ri.custom_derivatives.custom_vjp_primal_tree_values(
+        [ri.custom_derivatives.CustomVJPPrimal(1.0, True)]
+    ) == [1.0]
+
+
+def test_custom_vjp_nondiff_argnums_as_jax():
+    def make(module, L):
+        @lambda f: module.custom_vjp(f, nondiff_argnums=(0,))
+        def scaled(scale, x):
+            return L.sin(x) * scale
+
+        def fwd(scale, x):
+            return scaled(scale, x), L.cos(x)
+
+        def bwd(scale, cos_x, ct):
+            return (7.0 * scale * cos_x * ct,)
+
+        scaled.defvjp(fwd, bwd)
+        return scaled
+
+    got = ri.grad(lambda x: make(ri, lax)(2.0, x))(X)
+    want = jax.grad(lambda x: make(jax, jax.lax)(2.0, x))(X)
+    _close(got, want)
