@@ -9,6 +9,7 @@ they reach a plugin) the test states the SPEC's rule.
 from __future__ import annotations
 
 import functools
+import threading
 
 import jax
 import jax.numpy as jnp
@@ -274,15 +275,43 @@ def test_donate_argnames_without_a_signature_is_a_value_error_as_jax():
         ri.jit(max, donate_argnames="x")
 
 
-def test_sole_owner_sees_every_view():
-    from refimpl.transforms.jit import _sole_owner
+def test_only_reference_sees_every_view():
+    from refimpl.transforms.jit import _only_reference
 
-    a = rnp.arange(3.0)
-    assert _sole_owner(a)
-    view = np.asarray(a)[1:]
-    assert not _sole_owner(a)
+    buffers = {0: np.zeros(3)}
+    assert _only_reference(buffers, 0)
+    view = buffers[0][1:]
+    assert not _only_reference(buffers, 0)
     del view
-    assert _sole_owner(a)
+    assert _only_reference(buffers, 0)
+
+
+def test_views_taken_while_another_thread_donates_keep_their_values():
+    f = ri.jit(lambda x: x * 10, donate_argnums=0)
+    f(rnp.arange(1000.0))
+    for _ in range(20):
+        a = rnp.arange(1000.0)
+        views, errors = [], []
+        start = threading.Barrier(2)
+
+        def reader(a=a, views=views, errors=errors, start=start):
+            start.wait()
+            for _ in range(50):
+                try:
+                    views.append(np.asarray(a))
+                except RuntimeError as error:
+                    errors.append(str(error))
+                    return
+
+        thread = threading.Thread(target=reader)
+        thread.start()
+        start.wait()
+        out = f(a)
+        thread.join()
+        np.testing.assert_array_equal(np.asarray(out), np.arange(1000.0) * 10)
+        for view in views:
+            np.testing.assert_array_equal(view, np.arange(1000.0))
+        assert all("has been deleted" in e for e in errors)
 
 
 def test_scan_length_beyond_int32_is_rejected_when_traced_without_x64():

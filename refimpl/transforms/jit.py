@@ -559,39 +559,65 @@ def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> Any:
     donated = {
         i: leaf for i, leaf in enumerate(call.leaves) if plan.donated[i] and isinstance(leaf, Array)
     }
-    reuse = {i: j for i, j in plan.aliases.items() if i in donated and _sole_owner(donated[i])}
-    if reuse and _custom_out_tree(entry):
-        reuse = {}
-    values = [
-        tracing.concrete_value(leaf, aval)
-        for leaf, aval in zip(call.leaves, call.signature.avals, strict=True)
-    ]
-    outs = run_program(
-        entry.program,
-        values,
-        reuse=reuse,
-        on_overwrite=lambda i: donated[i].mark_donated(name),
-    )
-    del values
-    arrays = [
-        Array(out, aval.weak_type, device, committed)
-        for out, aval in zip(outs, entry.program.out_avals, strict=True)
-    ]
-    tree = tree_util.tree_unflatten(entry.out_tree, arrays)
+    candidates = [] if _custom_out_tree(entry) else [i for i in plan.aliases if i in donated]
+    # Detach the candidates' buffers before counting references: from then on
+    # a reader in another thread gets the deleted-array error, or it already
+    # holds a reference to the buffer (a view, or the buffer itself) and the
+    # count below sees it.
+    detached: dict[int, np.ndarray] = {}
+    try:
+        for i in candidates:
+            detached[i] = _detach(donated[i], name)
+        for i in [i for i in detached if not _only_reference(detached, i)]:
+            _reattach(donated[i], detached.pop(i))  # still readable: never overwritten
+        reuse = {i: plan.aliases[i] for i in detached}
+        values = [
+            detached[i] if i in detached else tracing.concrete_value(leaf, aval)
+            for i, (leaf, aval) in enumerate(zip(call.leaves, call.signature.avals, strict=True))
+        ]
+        outs = run_program(
+            entry.program,
+            values,
+            reuse=reuse,
+            on_overwrite=lambda i: donated[i].mark_donated(name),
+        )
+        del values
+        arrays = [
+            Array(out, aval.weak_type, device, committed)
+            for out, aval in zip(outs, entry.program.out_avals, strict=True)
+        ]
+        tree = tree_util.tree_unflatten(entry.out_tree, arrays)
+    except BaseException:
+        for i, buffer in detached.items():  # inputs whose old contents still exist
+            if not donated[i].is_deleted():
+                _reattach(donated[i], buffer)
+        raise
     for array in donated.values():
         if not array.is_deleted():
             array.mark_donated(name)
     return tree
 
 
-def _sole_owner(array: Any) -> bool:
-    """Whether ``array``'s buffer is referenced by ``array`` alone.
+def _detach(array: Any, name: str) -> np.ndarray:
+    """Take ``array``'s buffer for a donating call; it reads as donated meanwhile."""
+    buffer = array._value()
+    array._buffer, array._donated_to = None, name
+    return buffer
 
-    Every NumPy view of the buffer (``np.asarray(array)``, slices of it, a
-    constant captured by a program) holds a reference to it, so the count
-    covers them all: 2 is the attribute plus ``getrefcount``'s argument.
+
+def _reattach(array: Any, buffer: np.ndarray) -> None:
+    array._buffer, array._donated_to = buffer, None
+
+
+def _only_reference(buffers: dict[int, np.ndarray], i: int) -> bool:
+    """Whether ``buffers[i]`` is referenced by the dict alone.
+
+    Every NumPy view of a buffer (``np.asarray(array)``, slices of it, a
+    constant captured by a program, a DLPack export) holds a reference to it,
+    so the count covers them all: 2 is the dict's plus ``getrefcount``'s
+    argument.
     """
-    return sys.getrefcount(array._buffer) <= 2
+    return sys.getrefcount(buffers[i]) <= 2
 
 
 def _custom_out_tree(entry: CacheEntry) -> bool:
