@@ -52,9 +52,13 @@ def scalar(value: Any, like: ShapedArray | Any) -> tracing.TypedScalar:
 
 
 def zeros(aval: ShapedArray) -> Any:
-    """A concrete-zero array of type ``aval`` (``float0`` zeros carry no data)."""
+    """Zeros of type ``aval``, as an operand for other primitives: a rank-0
+    one is a typed scalar (a literal inside a trace), ``float0`` zeros a
+    data-less NumPy array. Rules return ``Zero`` rather than this."""
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
+    if aval.shape == ():
+        return scalar(0, aval)  # a literal inside a trace: no equation
     from refimpl.primitives import structural
 
     return structural.broadcast_in_dim(scalar(0, aval), aval.shape, ())

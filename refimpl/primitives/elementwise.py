@@ -543,7 +543,10 @@ def _integer_pow_jvp(primals, tangents, *, y: int):
     ans = integer_pow(x, y)
     if y == 0 or ad_helpers.is_zero(t):
         return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
-    factor = _c(y, x) if y == 1 else mul(_c(y, x), integer_pow(x, y - 1))
+    if y == 1:
+        factor = _c(y, x)
+    else:  # (x itself rather than x^1: no equation for it, as in JAX)
+        factor = mul(_c(y, x), x if y == 2 else integer_pow(x, y - 1))
     return ans, mul(t, factor)
 
 

@@ -508,8 +508,8 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
     aval = ad_helpers.aval_of(x)
     kept = _kept_dims(aval.ndim, axes)
     count = int(np.prod([aval.shape[a] for a in axes], dtype=np.int64))
-    if count == 0:
-        return ans, ad_helpers.zeros(ad_helpers.tangent_aval(ad_helpers.aval_of(ans)))
+    if count == 0:  # an empty product is the constant 1
+        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
     rows = tuple(aval.shape[d] for d in kept) + (count,)
 
     def as_rows(v):
