@@ -60,12 +60,29 @@ __all__ = [
 ]
 
 
-def relu(x: Any) -> Any:
-    return rnp.maximum(x, 0)
+def _with_jvp(value_fn, jvp_fn):
+    from refimpl import custom_derivatives
+
+    fn = custom_derivatives.custom_jvp(value_fn)
+    fn.defjvp(jvp_fn)
+    return fn
 
 
-def relu6(x: Any) -> Any:
-    return rnp.minimum(rnp.maximum(x, 0), 6.0)
+def _relu_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return rnp.maximum(x, 0), rnp.where(rnp.greater(x, 0), t, rnp.zeros_like(t))
+
+
+def _relu6_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    inside = rnp.logical_and(rnp.greater(x, 0), rnp.less(x, 6.0))
+    return rnp.minimum(rnp.maximum(x, 0), 6.0), rnp.where(inside, t, rnp.zeros_like(t))
+
+
+# relu and relu6 have derivative 0 at their kinks (as in JAX), where
+# differentiating max/min would give 1/2
+relu = _with_jvp(lambda x: rnp.maximum(x, 0), _relu_jvp)
+relu6 = _with_jvp(lambda x: rnp.minimum(rnp.maximum(x, 0), 6.0), _relu6_jvp)
 
 
 def sigmoid(x: Any) -> Any:
@@ -81,9 +98,7 @@ def silu(x: Any) -> Any:
 swish = silu
 
 
-def _logaddexp(a: Any, b: Any) -> Any:
-    """``log(exp(a) + exp(b))`` as ``max + log1p(exp(-|a - b|))`` (``a + b`` where
-    the difference is NaN, so that equal infinities stay infinite)."""
+def _logaddexp_value(a: Any, b: Any) -> Any:
     amax = rnp.maximum(a, b)
     delta = rnp.subtract(a, b)
     return rnp.where(
@@ -91,6 +106,23 @@ def _logaddexp(a: Any, b: Any) -> Any:
         rnp.add(a, b),
         rnp.add(amax, rnp.log1p(rnp.exp(rnp.negative(rnp.abs(delta))))),
     )
+
+
+def _logaddexp_jvp(primals, tangents):
+    a, b = primals
+    da, db = tangents
+    out = _logaddexp_value(a, b)
+    return out, rnp.add(
+        rnp.multiply(da, rnp.exp(rnp.subtract(a, out))),
+        rnp.multiply(db, rnp.exp(rnp.subtract(b, out))),
+    )
+
+
+# ``log(exp(a) + exp(b))`` as ``max + log1p(exp(-|a - b|))`` (``a + b`` where the
+# difference is NaN, so that equal infinities stay infinite). Its derivative is
+# given directly, ``da * exp(a - out) + db * exp(b - out)``, as in JAX: the
+# formula's max and |a - b| would otherwise be differentiated at their kinks.
+_logaddexp = _with_jvp(_logaddexp_value, _logaddexp_jvp)
 
 
 def softplus(x: Any) -> Any:

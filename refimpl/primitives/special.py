@@ -119,14 +119,15 @@ def _digamma_scalar(v: float) -> float:
     shift = 0.0
     if v < 0.5:  # reflection: psi(1 - x) - psi(x) = pi / tan(pi x)
         return _digamma_scalar(1.0 - v) - math.pi / math.tan(math.pi * v)
-    while v < 6.0:  # recurrence: psi(x) = psi(x + 1) - 1 / x
+    while v < 10.0:  # recurrence: psi(x) = psi(x + 1) - 1 / x
         shift -= 1.0 / v
         v += 1.0
     inv2 = 1.0 / (v * v)
-    # asymptotic series: log x - 1/2x - sum B_2k / (2k x^2k)
-    series = inv2 * (
-        1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (1 / 240 - inv2 * (1 / 132))))
-    )
+    # asymptotic series: log x - 1/2x - sum_k B_2k / (2k x^2k), k = 1..7
+    series = 0.0
+    for coefficient in (1 / 12, -691 / 32760, 1 / 132, -1 / 240, 1 / 252, -1 / 120, 1 / 12):
+        series = series * inv2 + coefficient
+    series *= inv2
     return shift + math.log(v) - 0.5 / v - series
 
 

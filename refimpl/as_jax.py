@@ -1,0 +1,239 @@
+"""Run an existing JAX program on refimpl: ``import jax`` resolves to refimpl.
+
+    python -m refimpl.as_jax [--backend ref|pjrt] script.py [args...]
+
+For the duration of the run, ``jax`` and its submodules are aliases of
+refimpl's (``jax.numpy`` -> ``refimpl.numpy``, ``jax.lax`` -> ``refimpl.lax``,
+``jax.random``, ``jax.nn``, ``jax.nn.initializers``, ``jax.scipy.special``,
+``jax.scipy.linalg``, ``jax.tree``, ``jax.tree_util``, ``jax.dlpack``), put
+in ``sys.modules`` in front of any real JAX and taken out again afterwards,
+with a meta-path finder for ``jax.*`` modules not imported yet. A few JAX
+names are spelled differently in refimpl and are translated
+(``jax.make_jaxpr`` -> ``ri.make_program``, ``jax.config.update("jax_...")``
+-> ``ri.config.update("...")``, ``jax.block_until_ready``, ``jax.Array``).
+
+A name refimpl does not provide is an ``AttributeError`` naming it, e.g.
+``jax.numpy.fft is not provided by refimpl (running under refimpl.as_jax);
+see docs/numpy.md for what refimpl covers``; an unknown ``jax.*`` module is
+a ``ModuleNotFoundError`` with the same pointer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import importlib.abc
+import importlib.machinery
+import runpy
+import sys
+import types
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["aliased_jax", "main", "run"]
+
+DOCS = "docs/numpy.md"
+
+# jax module name -> refimpl module name
+MODULES = {
+    "jax": "refimpl",
+    "jax.numpy": "refimpl.numpy",
+    "jax.numpy.linalg": "refimpl.numpy.linalg",
+    "jax.lax": "refimpl.lax",
+    "jax.random": "refimpl.random",
+    "jax.nn": "refimpl.nn",
+    "jax.nn.initializers": "refimpl.nn.initializers",
+    "jax.scipy": "refimpl.scipy",
+    "jax.scipy.special": "refimpl.scipy.special",
+    "jax.scipy.linalg": "refimpl.scipy.linalg",
+    "jax.tree": "refimpl.tree",
+    "jax.tree_util": "refimpl.tree_util",
+    "jax.dlpack": "refimpl.dlpack",
+    "jax.dtypes": "refimpl.dtypes",
+}
+
+
+def _missing(module: str, name: str) -> AttributeError:
+    return AttributeError(
+        f"{module}.{name} is not provided by refimpl (running under refimpl.as_jax); "
+        f"see {DOCS} for what refimpl covers"
+    )
+
+
+class _Config:
+    """``jax.config``: ``update("jax_enable_x64", v)`` -> refimpl's ``enable_x64``."""
+
+    def update(self, name: str, value: Any) -> None:
+        from refimpl import config
+
+        short = name[4:] if name.startswith("jax_") else name
+        if short in ("platform_name", "platforms", "default_device"):
+            return  # device selection is refimpl's --backend
+        config.update(short, value)
+
+    def __getattr__(self, name: str) -> Any:
+        from refimpl import config
+
+        short = name[4:] if name.startswith("jax_") else name
+        try:
+            return getattr(config, short)
+        except AttributeError:
+            raise _missing("jax.config", name) from None
+
+
+def _block_until_ready(tree: Any) -> Any:
+    from refimpl import tree_util
+
+    for leaf in tree_util.tree_leaves(tree):
+        if hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+    return tree
+
+
+def _extras(jax_name: str) -> dict[str, Any]:
+    """Names JAX spells differently from refimpl, per aliased module."""
+    import refimpl as ri
+
+    if jax_name == "jax":
+        extras: dict[str, Any] = {
+            "config": _Config(),
+            "make_jaxpr": ri.make_program,
+            "block_until_ready": _block_until_ready,
+            "Array": ri.Array,
+        }
+        devices = ri.devices
+        extras.setdefault("local_devices", getattr(ri, "local_devices", devices))
+        extras.setdefault("device_count", getattr(ri, "device_count", lambda: len(devices())))
+        extras.setdefault(
+            "local_device_count", getattr(ri, "local_device_count", lambda: len(devices()))
+        )
+        return extras
+    if jax_name == "jax.numpy":
+        import refimpl.numpy as rnp
+
+        return {"ndarray": ri.Array} if not hasattr(rnp, "ndarray") else {}
+    return {}
+
+
+class _AliasModule(types.ModuleType):
+    """``jax.X`` standing for ``refimpl.Y``: attribute reads go to the target
+    (and to the aliased submodules); missing names raise the pointer to the docs."""
+
+    def __init__(self, jax_name: str, target: types.ModuleType) -> None:
+        super().__init__(jax_name, getattr(target, "__doc__", None))
+        self.__dict__["_target"] = target
+        self.__dict__["_extras"] = _extras(jax_name)
+        self.__dict__["__path__"] = []  # a package: jax.numpy.linalg etc. can be imported
+
+    def __getattr__(self, name: str) -> Any:
+        extras = self.__dict__["_extras"]
+        if name in extras:
+            return extras[name]
+        target = self.__dict__["_target"]
+        sub = f"{self.__name__}.{name}"
+        if sub in MODULES:  # the alias, so that its missing names get the pointer too
+            try:
+                return importlib.import_module(sub)
+            except ModuleNotFoundError:
+                pass
+        try:
+            return getattr(target, name)
+        except AttributeError:
+            pass
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise _missing(self.__name__, name)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(dir(self.__dict__["_target"])) | set(self.__dict__["_extras"]))
+
+
+class _Loader(importlib.abc.Loader):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        target_name = MODULES.get(spec.name)
+        if target_name is None:
+            raise ModuleNotFoundError(
+                f"No module named {spec.name!r}: refimpl.as_jax has no equivalent "
+                f"(see {DOCS} for what refimpl covers)",
+                name=spec.name,
+            )
+        try:
+            target = importlib.import_module(target_name)
+        except ModuleNotFoundError:
+            raise ModuleNotFoundError(
+                f"No module named {spec.name!r}: refimpl does not provide {target_name} yet "
+                f"(see {DOCS} for what refimpl covers)",
+                name=spec.name,
+            ) from None
+        return _AliasModule(spec.name, target)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        parent, _, child = module.__name__.rpartition(".")
+        if parent and parent in sys.modules:
+            sys.modules[parent].__dict__[child] = module
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None):
+        if fullname == "jax" or fullname.startswith("jax."):
+            return importlib.machinery.ModuleSpec(fullname, _Loader(), is_package=True)
+        return None
+
+
+def _is_jax_module(name: str) -> bool:
+    # jaxlib stays: refimpl's lowering uses its MLIR bindings, which must not
+    # be imported twice
+    return name == "jax" or name.startswith("jax.")
+
+
+@contextlib.contextmanager
+def aliased_jax(backend: str | None = None) -> Iterator[None]:
+    """Within the block, ``import jax...`` gives refimpl (see the module docstring);
+    with ``backend``, refimpl's default backend is set for the block."""
+    import refimpl as ri
+
+    saved_modules = {n: m for n, m in sys.modules.items() if _is_jax_module(n)}
+    for name in saved_modules:
+        del sys.modules[name]
+    finder = _Finder()
+    sys.meta_path.insert(0, finder)
+    saved_backend = ri.config.backend
+    if backend is not None:
+        ri.config.update("backend", backend)
+    try:
+        yield
+    finally:
+        ri.config.update("backend", saved_backend)
+        sys.meta_path.remove(finder)
+        for name in [n for n in sys.modules if _is_jax_module(n)]:
+            del sys.modules[name]
+        sys.modules.update(saved_modules)
+
+
+def run(script: str, args: list[str] | None = None, backend: str | None = None) -> dict:
+    """Run ``script`` as ``__main__`` with jax aliased to refimpl; its globals."""
+    saved_argv = sys.argv
+    sys.argv = [script, *(args or [])]
+    try:
+        with aliased_jax(backend):
+            return runpy.run_path(script, run_name="__main__")
+    finally:
+        sys.argv = saved_argv
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m refimpl.as_jax",
+        description="Run a JAX program with `import jax` resolved to refimpl.",
+    )
+    parser.add_argument("--backend", choices=["ref", "pjrt"], default=None)
+    parser.add_argument("script")
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    options = parser.parse_args(argv)
+    run(options.script, options.args, options.backend)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
