@@ -356,7 +356,7 @@ def _check(got: Any, want: Any, tol: float) -> None:
         np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_batch_rule_matches_jax_vmap(case: Case, seed: int) -> None:
     rng = np.random.default_rng(seed + 1000 * CASES.index(case))
