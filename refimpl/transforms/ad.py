@@ -977,27 +977,6 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     return primal_out, f_jvp
 
 
-def _basis(aval: ShapedArray, k: int) -> np.ndarray:
-    e = np.zeros(aval.size, aval.dtype)
-    e[k] = 1
-    return e.reshape(aval.shape)
-
-
-def _assemble(blocks: list, out_aval: ShapedArray, in_aval: ShapedArray, fwd: bool) -> Any:
-    """The Jacobian block of one output leaf w.r.t. one input leaf, shaped
-    ``out.shape + in.shape``, from its columns (fwd) or rows (rev)."""
-    import refimpl.numpy as rnp
-
-    shape = (*out_aval.shape, *in_aval.shape)
-    if not blocks:
-        return rnp.zeros(shape, out_aval.dtype)
-    if fwd:  # one column per input element, each of the output's shape
-        stacked = rnp.stack([rnp.reshape(b, (-1,)) for b in blocks], axis=1)
-    else:  # one row per output element, each of the input's shape
-        stacked = rnp.stack([rnp.reshape(b, (-1,)) for b in blocks], axis=0)
-    return rnp.reshape(stacked, shape)
-
-
 def _jac_check_inputs(api: str, leaves: list, holomorphic: bool, allow_int: bool = False):
     for x in leaves:
         aval = tracing.get_aval(x, api, "argument")
@@ -1052,57 +1031,24 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
 
         in_avals = [tracing.get_aval(x, api, i) for i, x in enumerate(leaves)]
         if fwd:
-            columns: list[list[list[Any]]] = []  # [in leaf][element][out leaf]
-            outs = None
-            for i, aval in enumerate(in_avals):
-                per_leaf = []
-                for k in range(aval.size):
-                    tangents = [
-                        ad_basis if j == i else Zero(tangent_aval(a))
-                        for j, a in enumerate(in_avals)
-                        for ad_basis in [_basis(aval, k)]
-                    ]
-                    outs, touts = jvp_flat(flat_fun, leaves, tangents)
-                    per_leaf.append([instantiate(t) for t in touts])
-                columns.append(per_leaf)
-            if outs is None:
-                outs = list(flat_fun(*leaves))
+            outs = list(jvp_flat(flat_fun, leaves, [Zero(tangent_aval(a)) for a in in_avals])[0])
+            lin = None
         else:
-            nonzero = [True] * len(leaves)
-            full = linearize_flat(flat_fun, leaves, nonzero)
+            full = linearize_flat(flat_fun, leaves, [True] * len(leaves))
             outs = full.primals_out
         out_tree, n_out, aux_tree = info[0]
         out_avals = [tracing.get_aval(o, api, i) for i, o in enumerate(outs[:n_out])]
         if not fwd:
             lin = _drop_outputs(full, n_out)
-            rows: list[list[list[Any]]] = []  # [out leaf][element][in leaf]
-            for j, aval in enumerate(out_avals):
-                per_out = []
-                for k in range(aval.size):
-                    cts = [
-                        _basis(aval, k) if m == j else Zero(tangent_aval(a))
-                        for m, a in enumerate(out_avals)
-                    ]
-                    cts = [c for c, nz in zip(cts, lin.out_nonzero) if nz]
-                    num_res = len(lin.residuals)
-                    n_lin = len(lin.linear.in_vars) - num_res
-                    got = backward_pass(
-                        lin.linear,
-                        [False] * num_res + [True] * n_lin,
-                        list(lin.residuals) + [None] * n_lin,
-                        cts,
-                    )[num_res:]
-                    per_out.append([instantiate(g) for g in got])
-                rows.append(per_out)
+        try:
+            # one batched JVP per input leaf / one batched backward pass per output leaf
+            matrix = _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, True)
+        except NotImplementedError:
+            # a primitive without a batching rule: one JVP / backward pass per element
+            matrix = _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, False)
         blocks = []
-        for j, o_aval in enumerate(out_avals):
-            per_in = []
-            for i, i_aval in enumerate(in_avals):
-                if fwd:
-                    parts = [col[j] for col in columns[i]]
-                else:
-                    parts = [row[i] for row in rows[j]]
-                per_in.append(_assemble(parts, o_aval, i_aval, fwd))
+        for j in range(len(out_avals)):
+            per_in = matrix[j]
             tree = tu.tree_unflatten(in_tree, per_in)
             blocks.append(tree if isinstance(argnums, (tuple, list)) else tree[0])
         jac = tu.tree_unflatten(out_tree, blocks)
@@ -1112,6 +1058,75 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
 
     jac_f.__name__ = f"{api}({getattr(fun, '__name__', 'fun')})"
     return jac_f
+
+
+def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -> list[list]:
+    """``blocks[j][i]``: d out_j / d in_i, shaped ``out_j.shape + in_i.shape``.
+
+    Forward: the tangents are the rows of an identity, pushed forward with
+    ``vmap`` over them (``batched``) or one at a time. Reverse: the output
+    cotangents are the rows of an identity, pulled back through the one
+    linearization ``lin`` the same way.
+    """
+    import refimpl.numpy as rnp
+
+    n_out = len(out_avals)
+    blocks: list[list[Any]] = [[None] * len(in_avals) for _ in out_avals]
+    if fwd:
+        for i, aval in enumerate(in_avals):
+            if aval.size == 0:
+                for j, o_aval in enumerate(out_avals):
+                    blocks[j][i] = rnp.zeros((*o_aval.shape, *aval.shape), o_aval.dtype)
+                continue
+            eye = np.eye(aval.size, dtype=aval.dtype).reshape(aval.size, *aval.shape)
+
+            def push(t: Any, i: int = i) -> list[Any]:
+                tangents = [t if k == i else Zero(tangent_aval(a)) for k, a in enumerate(in_avals)]
+                _, touts = jvp_flat(flat_fun, leaves, tangents)
+                return [instantiate(o) for o in touts[:n_out]]
+
+            cols = _map_rows(push, eye, batched)  # per output: (in size, *out shape)
+            for j, o_aval in enumerate(out_avals):
+                moved = rnp.moveaxis(cols[j], 0, -1)
+                blocks[j][i] = rnp.reshape(moved, (*o_aval.shape, *aval.shape))
+        return blocks
+    num_res = len(lin.residuals)
+    n_lin = len(lin.linear.in_vars) - num_res
+    for j, aval in enumerate(out_avals):
+        ct_aval = tangent_aval(aval)
+        if aval.size == 0:
+            for i, i_aval in enumerate(in_avals):
+                blocks[j][i] = rnp.zeros((*aval.shape, *i_aval.shape), i_aval.dtype)
+            continue
+        eye = np.eye(aval.size, dtype=ct_aval.dtype).reshape(aval.size, *aval.shape)
+
+        def pull(ct: Any, j: int = j) -> list[Any]:
+            cts = [ct if m == j else Zero(tangent_aval(a)) for m, a in enumerate(out_avals)]
+            cts = [c for c, nz in zip(cts, lin.out_nonzero, strict=True) if nz]
+            got = backward_pass(
+                lin.linear,
+                [False] * num_res + [True] * n_lin,
+                list(lin.residuals) + [None] * n_lin,
+                cts,
+            )[num_res:]
+            return [instantiate(g) for g in got]
+
+        rows = _map_rows(pull, eye, batched)  # per input: (out size, *in shape)
+        for i, i_aval in enumerate(in_avals):
+            blocks[j][i] = rnp.reshape(rows[i], (*aval.shape, *i_aval.shape))
+    return blocks
+
+
+def _map_rows(fun: Callable, rows: np.ndarray, batched: bool) -> list[Any]:
+    """``fun`` applied to each row of ``rows``, results stacked on a new axis 0."""
+    import refimpl.numpy as rnp
+
+    if batched:
+        from refimpl.transforms.batching import vmap
+
+        return list(vmap(fun)(rows))
+    results = [fun(rows[k]) for k in range(rows.shape[0])]
+    return [rnp.stack([r[m] for r in results]) for m in range(len(results[0]))]
 
 
 def jacfwd(
