@@ -770,12 +770,51 @@ def scan(
 ) -> tuple[Any, Any]:
     """``jax.lax.scan``: loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``.
 
-    Returns ``(final carry, ys)`` with the ``y``s stacked on a new leading
-    axis; ``reverse`` walks ``xs`` (and fills ``ys``) from the end. The carry
-    must keep its pytree structure and leaf types; ``xs`` leaves must agree on
-    their leading axis size, which ``length`` must equal when both are given.
-    ``unroll`` is ``True``/``0`` (fully unrolled), ``False``/1 (a plain loop)
-    or k (k steps per loop iteration); it never changes the result.
+    Semantically (``unroll`` never changes the result)::
+
+        def scan(f, init, xs, length=None):
+            carry, ys = init, []
+            for x in xs:           # xs[::-1] with reverse=True
+                carry, y = f(carry, x)
+                ys.append(y)
+            return carry, stack(ys)  # ys[::-1] with reverse=True
+
+    ``f`` is traced once (again once if the init's weak types must be
+    promoted to the carry ``f`` returns, as JAX does) and the loop is one
+    ``scan`` primitive.
+
+    Args:
+        f: ``f(carry, x) -> (carry, y)``; the returned carry must have the
+            pytree structure, shapes and dtypes of ``init``.
+        init: The initial carry, a pytree of arrays or Python scalars.
+        xs: A pytree of arrays scanned along their leading axis (all of the
+            same size), or None to loop ``length`` times with ``x = None``.
+        length: The number of steps; required when ``xs`` is None, and must
+            equal the leading axis size otherwise.
+        reverse: Walk ``xs`` and fill ``ys`` from the end.
+        unroll: ``1``/``False``: a plain loop; ``k > 1``: ``k`` steps per loop
+            iteration (a remainder handled separately); ``True`` or ``0``:
+            fully unrolled.
+
+    Returns:
+        ``(final carry, ys)``, the ``y``s stacked on a new leading axis of
+        size ``length``.
+
+    Raises:
+        TypeError: ``f`` is not callable, does not return a pair, or returns
+            a carry whose structure, shape or dtype differs from ``init``;
+            ``unroll`` is not an int or bool.
+        ValueError: ``xs`` leaves disagree on their leading axis, ``length``
+            disagrees with it or is missing without ``xs``, or ``unroll`` is
+            negative.
+
+    Example:
+        >>> import numpy as np
+        >>> from refimpl import lax
+        >>> total, running = lax.scan(lambda c, x: (c + x, c + x), 0.0,
+        ...                           np.arange(1, 5, dtype=np.float32), unroll=2)
+        >>> float(total), np.asarray(running)
+        (10.0, array([ 1.,  3.,  6., 10.], dtype=float32))
     """
     return _scan("lax.scan", f, init, xs, length, reverse, unroll)
 

@@ -315,7 +315,30 @@ def _shared_cache(fun: Callable[..., Any], options: tuple) -> dict[Signature, Ca
 
 
 class Jitted:
-    """A function compiled per call signature. See ``refimpl.jit``."""
+    """A function compiled per call signature: what ``jit(fun)`` returns.
+
+    Calling it flattens the arguments, looks their *signature* up in a cache
+    (the pytree structure, each array leaf's shape, dtype and weak type, the
+    static arguments by hash and equality), traces ``fun`` on abstract values
+    the first time a signature is seen, and runs the cached program on the
+    backend (``ref``: the NumPy interpreter; ``pjrt``: compiled by XLA).
+    Python side effects in ``fun`` therefore happen once per signature.
+
+    ``jit(f)`` twice with the same options shares one cache, as in JAX.
+
+    Attributes:
+        fun: The wrapped function.
+        backend: ``"ref"``, ``"pjrt"`` or None (``ri.config.backend`` at call time).
+        trace_count: Traces this object has made (a hit in the shared cache makes none).
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> f = ri.jit(lambda x, n: x * n, static_argnums=1)
+        >>> f(np.ones(3, np.float32), 2)
+        Array([2., 2., 2.], dtype=float32)
+        >>> f.trace_count, f._cache_size()
+        (1, 1)
+    """
 
     def __init__(
         self,
@@ -359,6 +382,7 @@ class Jitted:
         return len(self._cache)
 
     def clear_cache(self) -> None:
+        """Forget every traced signature (the next call of each traces again)."""
         self._cache.clear()
 
     # -- signatures --
@@ -742,7 +766,53 @@ def jit(
     donate_argnames: str | Sequence[str] = (),
     backend: str | None = None,
 ) -> Any:
-    """Compile ``fun`` per call signature (usable as ``@jit`` or ``@jit(...)``)."""
+    """Compile ``fun`` per call signature, like ``jax.jit``.
+
+    Usable as ``jit(f)``, ``@jit`` or ``@jit(static_argnums=...)``. The result
+    (a ``Jitted``) traces ``fun`` once per call signature -- pytree structure,
+    each array leaf's shape, dtype and weak type, and the static arguments --
+    and runs the traced program; see ``Jitted`` and docs/semantics.md.
+
+    Args:
+        fun: The function to compile. Its array arguments may be arrays,
+            NumPy arrays or Python scalars (weakly typed), in any pytree;
+            it must return a pytree of arrays. None returns a decorator.
+        static_argnums: Positions of arguments that are not traced but passed
+            as Python values; they must be hashable, and each new value is a
+            new signature. Negative positions count from the end.
+        static_argnames: Names of keyword arguments treated the same way.
+        donate_argnums: Positions of array arguments whose buffers the call
+            may reuse for its outputs. Every donated array is deleted after
+            the call (using it raises ``RuntimeError``), whether or not an
+            output reused its buffer; a 'not usable' warning names the ones
+            no output could reuse.
+        donate_argnames: Names of keyword arguments donated the same way.
+        backend: ``"ref"``, ``"pjrt"``, or None for ``ri.config.backend``
+            at call time.
+
+    Returns:
+        A ``Jitted`` callable with ``fun``'s signature (on ``backend="pjrt"``
+        possibly a native fast-path object with the same interface).
+
+    Raises:
+        TypeError: ``fun`` is not callable; an argnum/argname is not an int
+            or str; at call time, a static argument is unhashable or an
+            argument is not array-like.
+        ValueError: an argnum is out of range, an argument is both static and
+            donated, or ``backend`` is unknown; at call time, an array is
+            passed twice where one of the positions is donated.
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> @ri.jit(donate_argnums=0)
+        ... def step(x, y):
+        ...     return x * 2 + y
+        >>> x = ri.device_put(np.ones(3, np.float32))
+        >>> step(x, 1.0)
+        Array([3., 3., 3.], dtype=float32)
+        >>> x.is_deleted()
+        True
+    """
     kwargs = dict(
         static_argnums=static_argnums,
         static_argnames=static_argnames,
@@ -761,7 +831,30 @@ def _make_jitted(fun: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
 
 
 def make_program(fun: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Program]:
-    """``make_program(f)(*args)`` -> the Program ``jit(f)`` would run (like make_jaxpr)."""
+    """The traced ``Program`` ``jit(fun)`` would run, like ``jax.make_jaxpr``.
+
+    Args:
+        fun: The function to trace (a ``Jitted`` is used as it is).
+        **jit_kwargs: ``jit`` options (``static_argnums``, ``donate_argnums``, ...).
+
+    Returns:
+        A function taking ``fun``'s arguments (arrays, Python scalars,
+        ``ShapeDtypeStruct``s) and returning the ``Program``: its inputs,
+        equations and outputs, printable as a listing. Nothing is run.
+
+    Raises:
+        Whatever tracing ``fun`` raises (``TypeError`` for mismatched shapes
+        or dtypes, ``ConcretizationTypeError`` for Python control flow on a
+        traced value).
+
+    Example:
+        >>> import refimpl as ri, refimpl.numpy as rnp
+        >>> print(ri.make_program(lambda x: rnp.sin(x) * 2)(1.0))
+        { lambda ; a:~f32[]. let
+            b:~f32[] = sin a
+            c:~f32[] = mul b 2.0:~f32[]
+          in (c,) }
+    """
 
     def traced(*args: Any, **kwargs: Any) -> Program:
         jitted = fun if isinstance(fun, Jitted) and not jit_kwargs else Jitted(fun, **jit_kwargs)
@@ -773,9 +866,29 @@ def make_program(fun: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Pr
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The output shapes, dtypes and weak types of ``fun(*args)``, without computing.
 
-    Arguments may be arrays, Python scalars, ``ShapeDtypeStruct``s, or any
-    object with ``.shape`` and ``.dtype`` attributes (read as a
-    ``ShapeDtypeStruct``, as JAX does; ``.weak_type`` too if it has one).
+    Like ``jax.eval_shape``: ``fun`` is traced on abstract values and nothing
+    is run or allocated.
+
+    Args:
+        fun: The function to evaluate abstractly.
+        *args: Its positional arguments: arrays, Python scalars,
+            ``ShapeDtypeStruct``s, or any object with ``.shape`` and
+            ``.dtype`` attributes (read as a ``ShapeDtypeStruct``, as JAX
+            does; ``.weak_type`` too if it has one), in any pytree.
+        **kwargs: Its keyword arguments, the same way.
+
+    Returns:
+        A pytree matching ``fun``'s output whose leaves are
+        ``ShapeDtypeStruct``s (``shape``, ``dtype``, ``weak_type``).
+
+    Raises:
+        Whatever tracing ``fun`` raises (e.g. ``TypeError`` for operands of
+        incompatible shapes, naming the operation and both shapes).
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.eval_shape(lambda x: x.sum(0), ri.ShapeDtypeStruct((2, 3), "float32"))
+        ShapeDtypeStruct(shape=(3,), dtype=float32)
     """
     args, kwargs = tree_util.tree_map(_as_abstract, (args, kwargs))
     return Jitted(fun).trace(*args, **kwargs).out_info

@@ -361,12 +361,46 @@ def logical_size(name: str) -> Any:
 
 
 def mask(fun: Callable[..., Any], in_shapes: Any, out_shape: Any) -> MaskedFunction:
-    """Mask ``fun``: ``masked(args, logical_sizes)`` runs it on padded ``args``.
+    """Mask ``fun``: run it once on padded arrays, for any logical sizes (old ``jax.mask``).
 
-    ``in_shapes`` is a list of shape specs, one per argument (a pytree
-    matching ``args``, with spec strings as leaves); ``out_shape`` is a
-    spec, or a pytree of specs matching ``fun``'s output. See the module
-    docstring for the semantics.
+    ``masked = mask(fun, in_shapes, out_shape)``; ``masked(args,
+    logical_sizes)`` calls ``fun`` on the padded ``args``. The valid region
+    of each value is the first ``d`` entries of each dim, ``d`` its logical
+    size (the padding of inputs may hold anything, NaN included); the valid
+    region of the result equals ``fun`` on the unpadded inputs. Calls with the
+    same padded shapes share one trace and one compiled program for every
+    logical size. The semantics in full: the module docstring and
+    docs/semantics.md, "Masking". (JAX removed ``jax.mask`` in 2021.)
+
+    Args:
+        fun: The function to mask; it sees padded shapes.
+        in_shapes: One shape spec per argument of ``fun`` (a list; a pytree
+            matching the argument, with spec strings as leaves). A spec is a
+            tuple of dims: polynomials over named sizes (``"(n, 2*m+1)"``),
+            integers, or ``_`` for a dim that is not masked.
+        out_shape: The spec of ``fun``'s output, or a pytree of specs
+            matching it; it may only use sizes the input specs name.
+
+    Returns:
+        A ``MaskedFunction``: ``masked(args, logical_sizes)`` with ``args`` a
+        list matching ``in_shapes`` and ``logical_sizes`` a dict of the named
+        sizes (ints or int32 scalars); it returns ``fun``'s padded output.
+
+    Raises:
+        TypeError: ``fun`` is not callable; at call time, ``args`` does not
+            match ``in_shapes``, or the output's logical shape does not
+            match ``out_shape``.
+        ValueError: a spec does not parse (``ShapeSpecError``), or
+            ``out_shape`` names a size no input spec does; at call time, a
+            size is missing, negative, or larger than its padded dim.
+        NotImplementedError: ``fun`` uses a primitive without a mask rule.
+
+    Example:
+        >>> import numpy as np, refimpl as ri, refimpl.numpy as rnp
+        >>> masked = ri.mask(lambda x: rnp.cumsum(x), ["(n,)"], "(n,)")
+        >>> out = masked([np.array([1, 2, 3, 99, 99], np.float32)], dict(n=3))
+        >>> np.asarray(out)[:3]
+        array([1., 3., 6.], dtype=float32)
     """
     return MaskedFunction(fun, in_shapes, out_shape)
 
