@@ -200,3 +200,19 @@ def test_jacobian_has_aux(name):
     jjac, jaux = getattr(jax, name)(lambda x: f(x, jnp), has_aux=True)(X)
     _close(jac, jjac)
     _close(aux["aux"], jaux["aux"])
+
+
+def test_jacobians_are_batched_and_fall_back_without_a_batching_rule(monkeypatch):
+    from refimpl.primitives import elementwise
+
+    def h(x, np_):
+        return np_.sum(np_.sin(x) * x**3)
+
+    x = np.linspace(0.1, 1, 12).astype(np.float32)
+    want = jax.jit(jax.hessian(lambda x: h(x, jnp)))(x)
+    small = ri.make_program(ri.hessian(lambda x: h(x, rnp)))(x[:3])
+    large = ri.make_program(ri.hessian(lambda x: h(x, rnp)))(x)
+    assert len(small.eqns) == len(large.eqns)  # vmapped: size-independent programs
+    _close(ri.hessian(lambda x: h(x, rnp))(x), want, tol=1e-4)
+    monkeypatch.setattr(elementwise.sin_p, "batch_rule", None)
+    _close(ri.hessian(lambda x: h(x, rnp))(x[:4]), want[:4, :4], tol=1e-4)
