@@ -28,6 +28,7 @@ FAMILIES: Sequence[str] = (
     "ad_primitives",
     "ad",
     "vmap",
+    "reliability",
 )
 
 
