@@ -622,7 +622,7 @@ NO_OPERANDS = {"is_operand", "zeros", "ones", "eye"}
 # checked in tests/test_numpy_surface.py.
 NO_OPERANDS |= set(rnp._scalars.__all__) | {
     "column_stack", "dstack", "empty", "fromfunction", "hstack", "identity", "indices",
-    "lexsort", "row_stack", "select", "tri", "vstack",
+    "lexsort", "select", "tri", "vstack",
 }  # fmt: skip
 BAD_OPERANDS = [(1, 2), "abc", None, object(), [1, 2]]
 

@@ -110,7 +110,7 @@ class IndexUpdateRef:
         """``x`` with ``x[index] -= values``."""
         from refimpl.numpy._ufuncs import negative
 
-        values = negative(_as_dtype_of(self.array, values, "subtract"))
+        values = negative(asarray(values))
         return _update(
             "subtract", self.array, self.index, values, lax.scatter_add_along_axis, **kwargs
         )
@@ -194,7 +194,8 @@ def _update(
     clip = mode in ("clip", "promise_in_bounds")
     positions = _positions(array, index, clip=clip)
     target_shape = aval_of(positions, f"at[].{method}", 0).shape
-    values = _as_dtype_of(array, values, method)
+    combine_dtype = dtypes.result_type(aval, asarray(values))[0] if method != "set" else None
+    values = asarray(values) if method != "set" else _as_dtype_of(array, values, method)
     try:
         values = broadcast_to(values, target_shape)
     except ValueError:
@@ -206,7 +207,13 @@ def _update(
     flat = reshape(array, (-1,))
     if aval.size == 0:
         return array if is_traced(array) else asarray(array)
+    if method != "set" and combine_dtype != aval.dtype:
+        # JAX combines in the promoted dtype, then converts back to x's
+        flat = lax.convert_element_type(flat, combine_dtype)
+        values = lax.convert_element_type(values, combine_dtype)
     out = scatter(flat, reshape(positions, (-1,)), reshape(values, (-1,)), 0, mode="drop")
+    if method != "set" and combine_dtype != aval.dtype:
+        out = lax.convert_element_type(out, aval.dtype, weak_type=aval.weak_type)
     return reshape(out, aval.shape)
 
 

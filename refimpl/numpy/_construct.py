@@ -96,7 +96,8 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     if length == 0:
         return lax.broadcast_in_dim(scalar_like(a, 0), (*lead, 0), ())
     flat = lax.reshape(a, (*lead, rows * cols))
-    positions = (np.arange(length) + first_row) * cols + first_row + offset
+    rows_taken = np.arange(length) + first_row  # element (r, r + offset)
+    positions = rows_taken * (cols + 1) + offset
     return lax.gather_along_axis(flat, positions.astype(np.int32), len(lead), mode="clip")
 
 

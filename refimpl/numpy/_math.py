@@ -107,9 +107,6 @@ def trunc(x: ArrayLike, /) -> Array:
     return select(lax.lt(x, scalar_like(x, 0)), lax.ceil(x), lax.floor(x))
 
 
-fix = trunc
-
-
 def rint(x: ArrayLike, /) -> Array:
     """Round to the nearest integer, halves to even (the dtype is kept; ints -> float)."""
     (x,) = promote_dtypes_inexact("rint", x)
@@ -494,7 +491,7 @@ __all__ = [
     "acos", "acosh", "allclose", "angle", "arccosh", "arcsinh", "arctanh", "array_equal",
     "array_equiv", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_invert",
     "bitwise_left_shift", "bitwise_right_shift", "copysign", "deg2rad", "degrees", "divmod",
-    "exp2", "fabs", "fix", "float_power", "fmax", "fmin", "fmod", "gcd", "heaviside", "hypot",
+    "exp2", "fabs", "float_power", "fmax", "fmin", "fmod", "gcd", "heaviside", "hypot",
     "iscomplex", "isclose", "isneginf", "isposinf", "isreal", "lcm", "ldexp", "log10", "log2",
     "logaddexp", "logaddexp2", "modf", "nan_to_num", "nextafter", "rad2deg", "radians",
     "rint", "signbit", "sinc", "trunc",

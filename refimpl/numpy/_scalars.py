@@ -92,7 +92,6 @@ complex128 = _scalar_type("complex128", np.complex128)
 single, double = float32, float64
 csingle, cdouble = complex64, complex128
 int_, uint, float_, complex_ = int64, uint64, float64, complex128
-half = float16
 
 # The abstract scalar hierarchy is NumPy's, as in jax.numpy.
 generic = np.generic
@@ -209,7 +208,7 @@ def size(a: Any, axis: int | None = None) -> int:
 __all__ = [
     "bfloat16", "bool_", "can_cast", "cdouble", "complex128", "complex64", "complex_",
     "complexfloating", "csingle", "double", "dtype", "e", "euler_gamma", "finfo", "float16",
-    "float32", "float64", "float_", "floating", "generic", "half", "iinfo", "inexact", "inf",
+    "float32", "float64", "float_", "floating", "generic", "iinfo", "inexact", "inf",
     "int16", "int32", "int64", "int8", "int_", "integer", "iscomplexobj", "isrealobj",
     "isscalar", "issubdtype", "nan", "ndim", "newaxis", "number", "pi", "promote_types",
     "result_type", "shape", "signedinteger", "single", "size", "uint", "uint16", "uint32",

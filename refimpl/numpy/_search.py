@@ -667,7 +667,7 @@ def unique(
 
     With ``size``: exactly ``size`` values; missing ones are ``fill_value``
     (default: the smallest value), their index is that of the smallest value
-    and their count 0 (the first padded count covers nothing either)."""
+    and their count 0."""
     if axis is not None:
         raise NotImplementedError("unique: only axis=None is supported")
     ar = checked_array("unique", ar)
@@ -699,7 +699,9 @@ def unique(
         bounds = compact(_iota(n), first, size + 1, _int(0)) if n else zeros((size + 1,), _INT)
         tail = lax.slice_in_dim(bounds, 1, size + 1, 1, 0)
         tail = _where(lax.eq(tail, _int(0)), lax.broadcast_in_dim(_int(n), (size,), ()), tail)
-        outputs.append(lax.sub(tail, lax.slice_in_dim(bounds, 0, size, 1, 0)))
+        counts = lax.sub(tail, lax.slice_in_dim(bounds, 0, size, 1, 0))
+        padded = lax.ge(_iota(size), _count(first)) if n else lax.ge(_iota(size), _int(0))
+        outputs.append(_where(padded, lax.broadcast_in_dim(_int(0), (size,), ()), counts))
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 

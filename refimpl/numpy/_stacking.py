@@ -113,9 +113,6 @@ def vstack(tup: Any, dtype: Any = None) -> Array:
     return concatenate([atleast_2d(a) for a in _sequence("vstack", tup)], axis=0, dtype=dtype)
 
 
-row_stack = vstack
-
-
 def dstack(tup: Any, dtype: Any = None) -> Array:
     """Concatenate ``atleast_3d`` of each along axis 2."""
     return concatenate([atleast_3d(a) for a in _sequence("dstack", tup)], axis=2, dtype=dtype)
@@ -498,7 +495,7 @@ def _conv1d(name: str, a: Any, v: Any, mode: str, precision: Any, preferred: Any
 
 
 def _conv_operands(name: str, a: Any, v: Any) -> tuple[Any, Any]:
-    a, v = promote_dtypes(name, a, v)
+    a, v = promote_dtypes_inexact(name, a, v)
     if _ndim(a) != 1 or _ndim(v) != 1:
         raise ValueError(f"{name}: only 1-d arguments are supported")
     if aval_of(a, name, 0).shape[0] == 0 or aval_of(v, name, 1).shape[0] == 0:
@@ -607,46 +604,42 @@ def histogram_bin_edges(
 
 
 def histogram(
-    a: ArrayLike, bins: Any = 10, range: Any = None, weights: Any = None, density: Any = None
-):  # noqa: A002
-    """(counts, edges): counts of ``a`` per bin (the last bin includes its right
-    edge), weighted by ``weights``; ``density`` divides by total and width."""
-    a = checked_array("histogram", a)
+    a: ArrayLike,
+    bins: Any = 10,
+    range: Any = None,  # noqa: A002
+    weights: Any = None,
+    density: Any = None,
+) -> tuple[Array, Array]:
+    """(counts, edges): the (weighted) number of elements of ``a`` in each bin
+    ``[edges[i], edges[i+1])``, the last bin closed; ``density`` divides by the
+    total and the bin widths."""
     from refimpl.numpy._reductions import sum as sum_
     from refimpl.numpy._search import searchsorted
-    from refimpl.numpy._ufuncs import clip, where
+    from refimpl.numpy._ufuncs import where
 
+    a = checked_array("histogram", a)
     edges = histogram_bin_edges(a, bins, range)
     (flat,) = promote_dtypes_inexact("histogram", ravel(a))
-    edges = (
-        lax.convert_element_type(edges, aval_of(flat, "histogram", 0).dtype)
-        if _ndim(edges)
-        else edges
-    )
+    dtype = aval_of(flat, "histogram", 0).dtype
+    edges = lax.convert_element_type(edges, dtype)
     nbins = aval_of(edges, "histogram", 0).shape[0] - 1
-    index = searchsorted(edges, flat, side="right") - 1
-    index = where(flat == edges[-1], nbins - 1, index)
+    index = lax.sub(searchsorted(edges, flat, side="right"), asarray(1, dtype=np.int32))
+    index = where(flat == edges[-1], nbins - 1, index)  # the last bin includes its right edge
     inside = (flat >= edges[0]) & (flat <= edges[-1])
-    w = asarray(1, dtype=aval_of(flat, "histogram", 0).dtype) if weights is None else ravel(weights)
+    w = asarray(1, dtype=dtype) if weights is None else ravel(weights)
     w = where(inside, w, 0)
-    onehot = lax.eq(expand_dims(clip(index, 0, nbins - 1), 1), lax.iota(np.int32, nbins))
-    counts = sum_(where(onehot, expand_dims(w, 1) * ones_like_shape(flat), 0), axis=0)
+    onehot = expand_dims(index, 1) == lax.iota(np.int32, nbins)
+    counts = sum_(where(onehot, expand_dims(w, 1), 0), axis=0)
     if density:
         widths = edges[1:] - edges[:-1]
         counts = counts / (sum_(counts) * widths)
     return counts, edges
 
 
-def ones_like_shape(x: Any) -> Any:
-    from refimpl.numpy._creation import ones
-
-    return expand_dims(ones(aval_of(x, "histogram", 0).shape, aval_of(x, "histogram", 0).dtype), 1)
-
-
 __all__ = [
     "append", "array_split", "atleast_1d", "atleast_2d", "atleast_3d", "column_stack",
     "convolve", "correlate", "cross", "diff", "dsplit", "dstack", "ediff1d", "fliplr", "flipud",
     "histogram", "histogram_bin_edges", "hsplit", "hstack", "inner", "interp", "kron",
-    "matrix_transpose", "outer", "permute_dims", "roll", "rot90", "row_stack", "tensordot",
+    "matrix_transpose", "outer", "permute_dims", "roll", "rot90", "tensordot",
     "trace", "unstack", "vdot", "vecdot", "vsplit", "vstack",
 ]  # fmt: skip

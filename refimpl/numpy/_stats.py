@@ -195,12 +195,16 @@ def average(
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
+def _i32(value: int) -> tracing.TypedScalar:
+    return tracing.TypedScalar(value, np.dtype(np.int32), False)
+
+
 def _quantile(
     name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool, ignore_nan: bool
 ) -> Array:
     if method not in _METHODS:
         raise ValueError(f"{name}: method must be one of {_METHODS}, got {method!r}")
-    a = asarray(a)
+    a = checked_array(name, a)
     aval = _aval(a, name)
     if dtypes.is_complex(aval.dtype):
         raise ValueError(f"{name}: complex input is not supported")
@@ -210,90 +214,61 @@ def _quantile(
     axes = reduction_axes(name, axis, aval.ndim)
     kept = [d for d in range(aval.ndim) if d not in axes]
     n = int(np.prod([aval.shape[d] for d in axes], dtype=np.int64))
-    # the reduced axes flattened into one last axis, sorted (NaNs last)
-    x = reshape(transpose(a, (*kept, *axes)), (*(aval.shape[d] for d in kept), n))
-    last = len(kept)
-    x = lax.sort(x, last) if n else x
-    nan_count = sum(isnan(x), last, dtype=np.int32, keepdims=True)
-    count = (
-        lax.sub(tracing.TypedScalar(n, np.dtype(np.int32), False), nan_count)
-        if ignore_nan
-        else lax.broadcast_in_dim(
-            tracing.TypedScalar(n, np.dtype(np.int32), False), _aval(nan_count).shape, ()
-        )
-    )
+    # the reduced axes flattened into one last axis and sorted (NaNs last)
+    batch = tuple(aval.shape[d] for d in kept)
+    last = len(batch)
+    x = reshape(transpose(a, (*kept, *axes)), (*batch, n))
     q_shape = _aval(q).shape
-    q_flat = reshape(q, (-1,))  # (nq,)
+    q_flat = reshape(q, (-1,))
     nq = _aval(q_flat).shape[0]
-    batch = _aval(x).shape[:-1]
-    positions = lax.mul(
-        lax.broadcast_in_dim(q_flat, (*batch, nq), (last,)),
-        lax.convert_element_type(
-            lax.sub(count, tracing.TypedScalar(1, np.dtype(np.int32), False)), dtype
-        ),
-    )
-    low = lax.floor(positions)
-    high = lax.ceil(positions)
-    high_weight = lax.sub(positions, low)
-    top = lax.convert_element_type(
-        lax.max(
-            lax.sub(count, tracing.TypedScalar(1, np.dtype(np.int32), False)),
-            tracing.TypedScalar(0, np.dtype(np.int32), False),
-        ),
-        dtype,
-    )
-    low_i = _clip_index(low, top)
-    high_i = _clip_index(high, top)
-    from refimpl.numpy._search import take_along_axis
-
+    grid = (*batch, nq)
     if n == 0:
-        result = lax.broadcast_in_dim(tracing.TypedScalar(np.nan, dtype, False), (*batch, nq), ())
+        result = lax.broadcast_in_dim(tracing.TypedScalar(np.nan, dtype, False), grid, ())
     else:
-        lo = take_along_axis(x, low_i, last)
-        hi = take_along_axis(x, high_i, last)
-        if method == "linear":
-            one = tracing.TypedScalar(1, dtype, False)
-            result = lax.add(lax.mul(lo, lax.sub(one, high_weight)), lax.mul(hi, high_weight))
-        elif method == "lower":
-            result = lo
-        elif method == "higher":
-            result = hi
-        elif method == "midpoint":
-            result = lax.mul(lax.add(lo, hi), tracing.TypedScalar(0.5, dtype, False))
-        else:
-            result = select(lax.le(high_weight, tracing.TypedScalar(0.5, dtype, False)), lo, hi)
+        x = lax.sort(x, last)
+        nans = lax.reduce_sum(lax.convert_element_type(isnan(x), np.int32), (last,))
+        count = lax.sub(_i32(n), nans) if ignore_nan else lax.broadcast_in_dim(_i32(n), batch, ())
+        count = lax.broadcast_in_dim(count, grid, tuple(range(last)))
+        top = lax.max(lax.sub(count, _i32(1)), lax.broadcast_in_dim(_i32(0), grid, ()))
+        positions = lax.mul(
+            lax.broadcast_in_dim(q_flat, grid, (last,)), lax.convert_element_type(top, dtype)
+        )
+        low, high = lax.floor(positions), lax.ceil(positions)
+        high_weight = lax.sub(positions, low)
+        top = lax.convert_element_type(top, dtype)
+        zero = lax.broadcast_in_dim(tracing.TypedScalar(0, dtype, False), grid, ())
+        low_i = lax.convert_element_type(lax.min(lax.max(low, zero), top), np.int32)
+        high_i = lax.convert_element_type(lax.min(lax.max(high, zero), top), np.int32)
+        from refimpl.numpy._search import take_along_axis
+
+        lo, hi = take_along_axis(x, low_i, last), take_along_axis(x, high_i, last)
+        result = _interpolate(method, lo, hi, high_weight, dtype)
+        # a NaN in the slice (or, ignoring NaNs, no value at all) gives NaN
+        invalid = lax.eq(count, _i32(0)) if ignore_nan else lax.gt(nans, _i32(0))
         if not ignore_nan:
-            has_nan = lax.gt(nan_count, tracing.TypedScalar(0, np.dtype(np.int32), False))
-            result = select(
-                lax.broadcast_in_dim(
-                    lax.squeeze(has_nan, (last,)), (*batch, nq), tuple(range(last))
-                ),
-                lax.broadcast_in_dim(tracing.TypedScalar(np.nan, dtype, False), (*batch, nq), ()),
-                result,
-            )
-        else:
-            empty = lax.eq(count, tracing.TypedScalar(0, np.dtype(np.int32), False))
-            result = select(
-                lax.broadcast_in_dim(lax.squeeze(empty, (last,)), (*batch, nq), tuple(range(last))),
-                lax.broadcast_in_dim(tracing.TypedScalar(np.nan, dtype, False), (*batch, nq), ()),
-                result,
-            )
-    # q's dims first, then the kept dims (with unit reduced dims for keepdims)
+            invalid = lax.broadcast_in_dim(invalid, grid, tuple(range(last)))
+        nan = lax.broadcast_in_dim(tracing.TypedScalar(np.nan, dtype, False), grid, ())
+        result = select(invalid, nan, result)
+    # q's dims first, then the kept dims (unit dims in place of the reduced ones)
     result = moveaxis(result, -1, 0)
     if keepdims:
-        shape = [1 if d in axes else aval.shape[d] for d in range(aval.ndim)]
-        result = reshape(result, (nq, *shape))
+        result = reshape(
+            result, (nq, *(1 if d in axes else aval.shape[d] for d in range(aval.ndim)))
+        )
     return reshape(result, (*q_shape, *_aval(result).shape[1:]))
 
 
-def _clip_index(position: Any, top: Any) -> Any:
-    zero = tracing.TypedScalar(0, _aval(position).dtype, False)
-    clipped = (
-        lax.clamp(zero, position, top)
-        if _aval(top).shape == ()
-        else lax.min(lax.max(position, zero), top)
-    )
-    return lax.convert_element_type(clipped, np.int32)
+def _interpolate(method: str, lo: Any, hi: Any, high_weight: Any, dtype: np.dtype) -> Any:
+    if method == "lower":
+        return lo
+    if method == "higher":
+        return hi
+    if method == "midpoint":
+        return lax.mul(lax.add(lo, hi), tracing.TypedScalar(0.5, dtype, False))
+    if method == "nearest":
+        return select(lax.le(high_weight, tracing.TypedScalar(0.5, dtype, False)), lo, hi)
+    one = tracing.TypedScalar(1, dtype, False)
+    return lax.add(lax.mul(lo, lax.sub(one, high_weight)), lax.mul(hi, high_weight))
 
 
 def quantile(
