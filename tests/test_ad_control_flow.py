@@ -102,9 +102,20 @@ def test_while_loop_jvp():
     _close(ri.jvp(_while, (x,), (t,))[1], jax.jvp(lambda x: _while(x, jax.lax), (x,), (t,))[1])
 
 
+def test_while_loop_linearize_works_as_jax():
+    x, t = np.float32(0.9), np.float32(2.0)
+    out, f_jvp = ri.linearize(_while, x)
+    jout, jf_jvp = jax.linearize(lambda x: _while(x, jax.lax), x)
+    _close(out, jout)
+    _close(f_jvp(t), jf_jvp(t))
+    _close(ri.jit(lambda x: ri.linearize(_while, x)[1](t))(x), jf_jvp(t))
+
+
 def test_while_loop_reverse_mode_is_a_value_error_as_jax():
     with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
         ri.grad(_while)(np.float32(0.9))
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+        ri.jit(ri.grad(_while))(np.float32(0.9))
     with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
         jax.grad(lambda x: _while(x, jax.lax))(np.float32(0.9))
 

@@ -1483,22 +1483,37 @@ def _while_jvp(primals, tangents, *, cond, body, cond_num_consts, body_num_const
     return outs[:nk], ad.fill_zeros(outs[nk:], nz_carry, body.out_avals)
 
 
-def _while_linearize(primals, tangents, *, cond, body, cond_num_consts, body_num_consts):
-    from refimpl.transforms import ad
+_WHILE_REVERSE = (
+    "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop "
+    "with dynamic start/stop values. Try using lax.scan, or using fori_loop with "
+    "static start/stop."
+)
 
+
+def _while_linearize(primals, tangents, *, cond, body, cond_num_consts, body_num_consts):
+    """Partial evaluation as in JAX: a known while computes the primal outputs;
+    the tangents come from the whole forward-mode while, recorded where the
+    tangents live (it recomputes the primal part). That is a valid linearization
+    (``linearize`` works) but not a transposable one (reverse mode is the
+    ValueError of the transpose rule)."""
     cnc, bnc = cond_num_consts, body_num_consts
-    if any(_nonzero(tangents[cnc:])):
-        raise ValueError(
-            "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop "
-            "with dynamic start/stop values. Try using lax.scan, or using fori_loop with "
-            "static start/stop."
-        )
-    outs = while_p.bind(*primals, cond=cond, body=body, cond_num_consts=cnc, body_num_consts=bnc)
-    return outs, [ad.Zero(ad.tangent_aval(a)) for a in body.out_avals]
+    params = dict(cond=cond, body=body, cond_num_consts=cnc, body_num_consts=bnc)
+    outs = while_p.bind(*primals, **params)
+    if not any(_nonzero(tangents[cnc:])):
+        from refimpl.transforms import ad
+
+        return outs, [ad.Zero(ad.tangent_aval(a)) for a in body.out_avals]
+    _, touts = _while_jvp(primals, tangents, **params)
+    return outs, touts
+
+
+def _while_transpose(cts, *args, cond, body, cond_num_consts, body_num_consts):
+    raise ValueError(_WHILE_REVERSE)
 
 
 while_p.def_jvp(_while_jvp)
 while_p.linearize_rule = _while_linearize
+while_p.def_transpose(_while_transpose)
 
 
 def _cond_jvp(primals, tangents, *, branches):
