@@ -359,3 +359,17 @@ def test_corpus_collected_by_pytest(tmp_path):
         cwd=tmp_path, timeout=300,
     )  # fmt: skip
     assert bad.returncode != 0 and "unknown implementation(s): nope" in bad.stdout + bad.stderr
+
+
+def test_planted_reverse_cumulative_mask_bug_fails_the_mask_cases(monkeypatch):
+    from refimpl.primitives import reductions
+
+    def forgets_the_padding(ctx, operand, *, axis, reverse):  # the fill for reverse=True dropped
+        return reductions.cumsum_p.bind(operand, axis=axis, reverse=reverse), ctx.logical_in[0]
+
+    suite = conformance.run(impls=["ref"], patterns=["mask/cumsum-reverse*"])
+    assert suite.ok() and suite.counts("ref")["pass"] >= 3, conformance.summary_text(suite)
+    monkeypatch.setattr(reductions.cumsum_p, "mask_rule", forgets_the_padding)
+    suite = conformance.run(impls=["ref"], patterns=["mask/cumsum-reverse*"])
+    failed = {r.case for r in suite.unexpected()}
+    assert "mask/cumsum-reverse/n=4" in failed and "mask/cumsum-reverse-axis1/n=3" in failed
