@@ -29,6 +29,7 @@ FAMILIES: Sequence[str] = (
     "ad",
     "vmap",
     "reliability",
+    "random",
 )
 
 
