@@ -381,7 +381,7 @@ def _input_tangent(primal: Any, tangent: Any) -> Any:
     return tangent
 
 
-def _output_tangent(tangent: Any, primal: Any) -> Any:
+def _output_tangent(tangent: Any) -> Any:
     """A tangent for the user: zeros instantiated (float0 for integer primals)."""
     if type(tangent) is Zero:
         return zeros_like_aval(tangent.aval)
@@ -445,9 +445,7 @@ def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> An
     outs, touts = jvp_flat(flat_fun, p_leaves, tangents_in)
     out_tree, n_out, aux_tree = out_info[0]
     primal_out = tu.tree_unflatten(out_tree, _users(outs[:n_out]))
-    tangent_out = tu.tree_unflatten(
-        out_tree, [_output_tangent(t, p) for t, p in zip(touts[:n_out], outs[:n_out])]
-    )
+    tangent_out = tu.tree_unflatten(out_tree, [_output_tangent(t) for t in touts[:n_out]])
     if has_aux:
         return primal_out, tangent_out, tu.tree_unflatten(aux_tree, _users(outs[n_out:]))
     return primal_out, tangent_out
@@ -497,7 +495,7 @@ class _Pullback:
         grads = []
         for leaf, nz in zip(self.in_leaves, self.lin.in_nonzero, strict=True):
             aval = tangent_aval(tracing.get_aval(leaf, "vjp", 0))
-            grads.append(_output_tangent(next(cts), leaf) if nz else zeros_like_aval(aval))
+            grads.append(_output_tangent(next(cts)) if nz else zeros_like_aval(aval))
         return tu.tree_unflatten(self.in_tree, grads)
 
 
@@ -676,7 +674,7 @@ def value_and_grad(
         grads = []
         for leaf, nz in zip(leaves, nonzero, strict=True):
             aval = tangent_aval(tracing.get_aval(leaf, name, 0))
-            grads.append(_output_tangent(next(cts), leaf) if nz else zeros_like_aval(aval))
+            grads.append(_output_tangent(next(cts)) if nz else zeros_like_aval(aval))
         grad_tree = tu.tree_unflatten(in_tree, grads)
         g = grad_tree if isinstance(argnums, (tuple, list)) else grad_tree[0]
         if has_aux:
@@ -863,9 +861,6 @@ def transpose_program(program: Program, linear: Sequence[bool]) -> Program:
     return new
 
 
-_instantiate = instantiate  # for functions with a parameter named ``instantiate``
-
-
 # --- helpers for the rules of primitives holding sub-programs -----------------------------
 
 
@@ -969,7 +964,7 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
         args = list(lin.residuals) + [t for t, nz in zip(t_leaves, nonzero) if nz]
         outs = tracing.eval_program_bind(lin.linear, args)
         touts = fill_zeros(outs, lin.out_nonzero, lin.primals_out)
-        return tu.tree_unflatten(out_tree, [_output_tangent(t, None) for t in touts])
+        return tu.tree_unflatten(out_tree, [_output_tangent(t) for t in touts])
 
     primal_out = tu.tree_unflatten(out_tree, _users(full.primals_out[:n_out]))
     if has_aux:
@@ -1202,6 +1197,6 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Cal
         cts = backward_pass(
             program, linear, list(captured) + [None] * len(in_avals), list(ct_leaves)
         )[n_captured:]
-        return tu.tree_unflatten(in_tree, [_output_tangent(c, None) for c in cts])
+        return tu.tree_unflatten(in_tree, [_output_tangent(c) for c in cts])
 
     return transposed
