@@ -138,3 +138,28 @@ def test_grad_of_mask_and_mask_of_grad():
     _close(ri.jit(ri.grad(lambda x: masked([x], dict(n=5))))(x), want)
     mg = ri.mask(ri.grad(lambda x: rnp.sum(rnp.sin(x) * x)), ["(n,)"], "(n,)")
     _close(mg([x], dict(n=5))[:5], want[:5])
+
+
+def test_compositions_with_vmap_and_jit():
+    xs = np.linspace(0.1, 1, 6).astype(np.float32).reshape(2, 3)
+
+    def f(x, L, np_):
+        return L.scan(lambda c, x: (c * L.sin(x) + x, c), np.float32(1.0), x)[0]
+
+    def g(x, L, np_):
+        return L.cond(np_.sum(x) > 1.0, lambda y: np_.sum(y * y), lambda y: np_.sum(L.sin(y)), x)
+
+    fr, fj = (lambda x: f(x, lax, rnp)), (lambda x: f(x, jax.lax, jnp))
+    gr, gj = (lambda x: g(x, lax, rnp)), (lambda x: g(x, jax.lax, jnp))
+    _close(ri.vmap(ri.grad(fr))(xs), jax.vmap(jax.grad(fj))(xs))
+    _close(
+        ri.grad(lambda x: rnp.sum(ri.vmap(fr)(x)))(xs),
+        jax.grad(lambda x: jnp.sum(jax.vmap(fj)(x)))(xs),
+    )
+    _close(
+        ri.vmap(lambda x, t: ri.jvp(fr, (x,), (t,))[1])(xs, xs),
+        jax.vmap(lambda x, t: jax.jvp(fj, (x,), (t,))[1])(xs, xs),
+    )
+    _close(ri.jvp(ri.vmap(fr), (xs,), (xs,))[1], jax.jvp(jax.vmap(fj), (xs,), (xs,))[1])
+    _close(ri.vmap(ri.grad(gr))(xs), jax.vmap(jax.grad(gj))(xs))
+    _close(ri.jit(ri.vmap(ri.grad(gr)))(xs), jax.vmap(jax.grad(gj))(xs))
