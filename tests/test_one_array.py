@@ -141,12 +141,11 @@ def test_input_deleted_by_another_thread_during_compile(device):
 def test_reference_input_deleted_by_a_static_hash_on_pjrt():
     """A reference array copied in by the pjrt fast path: not NaN, the deleted error."""
     f = ri.jit(lambda v, s: v + 1, static_argnums=1, backend="pjrt")
-    f(RefArray(np.zeros(())), _Deleter(RefArray(np.zeros(1))))
     for shape in [(), (3,)]:
+        f(RefArray(np.zeros(shape, np.float32)), _Deleter(RefArray(np.zeros(1))))  # the entry
         x = RefArray(np.zeros(shape, np.float32))
-        f(x, 0)  # this signature's entry
         with pytest.raises(RuntimeError, match="has been deleted"):
-            f(x, _Deleter(x))
+            f(x, _Deleter(x))  # a C++ hit whose reference input is deleted by the hash
 
 
 # --- issue 16 item 2: deep pytrees ------------------------------------------------------------
