@@ -1,0 +1,686 @@
+"""Matrix decompositions: cholesky, triangular_solve, lu, qr, eigh, svd.
+
+Each acts on the last two axes of its operand (leading axes are a batch) and
+has a NumPy reference ``impl`` (LAPACK through ``numpy.linalg``, or a direct
+loop where NumPy has no routine). StableHLO has no operation for any of them
+(XLA's CPU backend calls LAPACK through custom calls that a plain PJRT
+program cannot name), so each *lowering is a program of primitives*: the
+algorithm below, traced once for the operand's type and inlined
+(:func:`composite_lowering`). The two agree to rounding, not bit for bit;
+where a result is not unique (signs of eigen- and singular vectors), both
+follow LAPACK's conventions as far as the algorithm allows and the tests
+compare what is unique (values, reconstructions, subspaces).
+
+Algorithms of the lowerings (real floating types; complex operands are
+rejected on the PJRT backend with a NotImplementedError naming the primitive):
+
+* cholesky: column by column, ``L[:, j] = (A[:, j] - L L[j, :]^T) / L[j, j]``
+  with ``L[j, j] = sqrt(A[j, j] - |L[j, :j]|^2)`` (lower triangle of ``A``).
+* triangular_solve: forward/back substitution, one row of ``X`` per step.
+* lu: Gaussian elimination with partial pivoting (the first row of largest
+  ``|value|`` is the pivot, as LAPACK's ``getrf``).
+* qr: Householder reflections ``H = I - tau v v^T`` with LAPACK's ``larfg``
+  choice ``beta = -sign(alpha) ||x||`` (so R's diagonal signs match LAPACK's).
+* eigh: cyclic Jacobi rotations until the off-diagonal part is below
+  ``eps * ||A||`` (at most 30 sweeps), eigenvalues sorted ascending.
+* svd: one-sided Jacobi (Hestenes) on the columns, singular values sorted
+  descending; a full ``U`` is completed by a QR of the thin one.
+
+Failure, as JAX on CPU: a matrix that is not positive definite gives an
+all-NaN Cholesky factor; a singular matrix gives an LU with a zero pivot
+(and ``inf``/``nan`` in later solves).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, tracing
+from refimpl.core import ShapedArray
+from refimpl.primitives.base import Primitive
+
+# --- shared checks and the composite lowering ---------------------------------------------
+
+
+def _check_matrix(name: str, a: ShapedArray, square: bool = True) -> None:
+    if a.ndim < 2:
+        raise ValueError(
+            f"{name}: the operand must have at least 2 dimensions, got shape {a.shape}"
+        )
+    if square and a.shape[-1] != a.shape[-2]:
+        raise ValueError(
+            f"{name}: the operand must be a batch of square matrices, got shape {a.shape}"
+        )
+    if not dtypes.is_inexact(a.dtype):
+        raise TypeError(f"{name}: the operand must be floating or complex, got {a.dtype.name}")
+
+
+def composite_lowering(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A lowering rule that traces ``fn(*operands, **params)`` (written with
+    ``lax``/``refimpl.numpy`` functions) at the equation's input types and
+    inlines the resulting program."""
+
+    def rule(ctx: Any, *args: Any, **params: Any) -> list[Any]:
+        for aval in ctx.avals_in:
+            if dtypes.is_complex(aval.dtype):
+                raise NotImplementedError(
+                    f"{name}: complex operands are not supported on the pjrt backend "
+                    "(the lowering is a real-arithmetic algorithm)"
+                )
+
+        def flat(*tracers: Any) -> list[Any]:
+            out = fn(*tracers, **params)
+            return list(out) if isinstance(out, (tuple, list)) else [out]
+
+        program, captured, _ = tracing.trace_to_program(
+            flat, ctx.avals_in, f"{name} lowering", [f"{name} operand"] * len(args)
+        )
+        assert not captured, f"{name}: its lowering must not capture outer values"
+        return ctx.lower_program(program, args)
+
+    return rule
+
+
+def _per_matrix(fn: Callable[..., Any], *arrays: np.ndarray) -> list[np.ndarray]:
+    """Apply ``fn`` (matrices -> tuple of arrays) to every matrix of a batch."""
+    batch = arrays[0].shape[:-2]
+    results = None
+    for index in np.ndindex(*batch):
+        outs = fn(*(a[index] for a in arrays))
+        if results is None:
+            results = [np.empty(batch + np.shape(o), np.asarray(o).dtype) for o in outs]
+        for r, o in zip(results, outs, strict=True):
+            r[index] = o
+    if results is None:  # an empty batch: run once on zeros for the output shapes
+        outs = fn(*(np.eye(*a.shape[-2:], dtype=a.dtype) for a in arrays))
+        results = [np.empty(batch + np.shape(o), np.asarray(o).dtype) for o in outs]
+    return results
+
+
+def _rnp() -> Any:
+    import refimpl.numpy as rnp  # the numpy layer imports the primitives
+
+    return rnp
+
+
+def _lax() -> Any:
+    from refimpl import lax
+
+    return lax
+
+
+# --- cholesky --------------------------------------------------------------------------------
+
+cholesky_p = Primitive("cholesky")
+
+
+@cholesky_p.def_abstract_eval
+def _cholesky_abstract_eval(a: ShapedArray) -> ShapedArray:
+    """``L`` lower triangular with ``L @ L^H == A`` (only A's lower triangle is read)."""
+    _check_matrix("cholesky", a)
+    return ShapedArray(a.shape, a.dtype)
+
+
+@cholesky_p.def_impl
+def _cholesky_impl(a: np.ndarray) -> np.ndarray:
+    def one(m: np.ndarray) -> tuple[np.ndarray]:
+        lower = np.tril(m) + np.conj(np.tril(m, -1)).T  # read the lower triangle only
+        try:
+            with np.errstate(all="ignore"):
+                return (np.linalg.cholesky(lower.astype(_wide(m.dtype))).astype(m.dtype),)
+        except np.linalg.LinAlgError:
+            return (np.full(m.shape, np.nan, m.dtype),)
+
+    return _per_matrix(one, a)[0]
+
+
+def _wide(dtype: np.dtype) -> np.dtype:
+    """LAPACK computes float16/bfloat16 in float32."""
+    return np.dtype(np.float32) if dtype in (np.float16, dtypes.bfloat16) else dtype
+
+
+def _cholesky_program(a: Any) -> Any:
+    rnp, lax = _rnp(), _lax()
+    n = a.shape[-1]
+    rows = lax.broadcasted_iota(np.int32, a.shape, a.ndim - 2)
+    cols = lax.broadcasted_iota(np.int32, a.shape, a.ndim - 1)
+
+    def column(j: Any, factor: Any) -> Any:
+        a_col = lax.dynamic_slice_in_dim(a, j, 1, a.ndim - 1)  # (..., n, 1)
+        l_row = lax.dynamic_slice_in_dim(factor, j, 1, a.ndim - 2)  # (..., 1, n)
+        col = a_col - rnp.matmul(factor, rnp.swapaxes(l_row, -1, -2))
+        pivot = rnp.sqrt(lax.dynamic_slice_in_dim(col, j, 1, a.ndim - 2))  # (..., 1, 1)
+        new = rnp.where(rows == j, pivot, col / pivot)
+        return rnp.where((cols == j) & (rows >= j), new, factor)
+
+    factor = lax.fori_loop(0, n, column, rnp.zeros_like(a))
+    failed = rnp.any(rnp.isnan(factor), axis=(-2, -1), keepdims=True)
+    return rnp.where(failed, rnp.nan, factor)
+
+
+cholesky_p.def_lowering(composite_lowering("cholesky", _cholesky_program))
+
+
+# --- triangular_solve --------------------------------------------------------------------------
+
+triangular_solve_p = Primitive("triangular_solve")
+
+
+@triangular_solve_p.def_abstract_eval
+def _triangular_solve_abstract_eval(
+    a: ShapedArray, b: ShapedArray, *, left_side: bool, lower: bool, transpose_a: bool,
+    conjugate_a: bool, unit_diagonal: bool,
+) -> ShapedArray:  # fmt: skip
+    """``X`` with ``op(A) X = B`` (``left_side``) or ``X op(A) = B``, where
+    ``op(A)`` is ``A``, ``A^T`` or ``A^H`` and only the ``lower`` (or upper)
+    triangle of ``A`` is read (its diagonal taken as ones with ``unit_diagonal``).
+    (C1) ``A`` square; (C2) ``B``'s rows (left) or columns (right) match;
+    (C3) equal dtypes and batch dims."""
+    _check_matrix("triangular_solve", a)
+    if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2]:
+        raise TypeError(
+            f"triangular_solve: a and b must have the same batch dims (C3), got {a.shape} and "
+            f"{b.shape}"
+        )
+    n = a.shape[-1]
+    if (b.shape[-2] if left_side else b.shape[-1]) != n:
+        raise TypeError(
+            f"triangular_solve: b of shape {b.shape} does not match a of shape {a.shape} (C2)"
+        )
+    if a.dtype != b.dtype:
+        raise TypeError(
+            f"triangular_solve: a and b must have one dtype (C3), got {a.dtype} and {b.dtype}"
+        )
+    return ShapedArray(b.shape, b.dtype)
+
+
+def _op_matrix(a: np.ndarray, lower: bool, transpose_a: bool, conjugate_a: bool, unit: bool):
+    m = np.tril(a) if lower else np.triu(a)
+    if unit:
+        m = m - np.diag(np.diag(m)) + np.eye(m.shape[-1], dtype=m.dtype)
+    if conjugate_a:
+        m = np.conj(m)
+    if transpose_a:
+        m = m.T
+    return m
+
+
+@triangular_solve_p.def_impl
+def _triangular_solve_impl(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    def one(m: np.ndarray, rhs: np.ndarray) -> tuple[np.ndarray]:
+        op = _op_matrix(m, lower, transpose_a, conjugate_a, unit_diagonal).astype(_wide(m.dtype))
+        rhs = rhs.astype(_wide(m.dtype))
+        with np.errstate(all="ignore"):
+            x = _substitute(op, rhs) if left_side else _substitute(op.T, rhs.T).T
+        return (x.astype(m.dtype),)
+
+    return _per_matrix(one, a, b)[0]
+
+
+def _substitute(t: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Solve ``t x = b`` for triangular ``t`` row by row (forward if lower)."""
+    n = t.shape[0]
+    is_lower = np.allclose(t, np.tril(t))
+    x = np.zeros_like(b)
+    order = range(n) if is_lower else range(n - 1, -1, -1)
+    for i in order:
+        x[i] = (b[i] - t[i] @ x) / t[i, i]
+    return x
+
+
+def _triangular_solve_program(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    rnp, lax = _rnp(), _lax()
+    op = rnp.tril(a) if lower else rnp.triu(a)
+    n = a.shape[-1]
+    if unit_diagonal:
+        op = rnp.where(rnp.eye(n, dtype=bool), rnp.ones_like(op), op)
+    forward = lower
+    if transpose_a:
+        op, forward = rnp.swapaxes(op, -1, -2), not forward
+    if not left_side:  # X op = B  <=>  op^T X^T = B^T
+        op, forward, b = rnp.swapaxes(op, -1, -2), not forward, rnp.swapaxes(b, -1, -2)
+    axis = b.ndim - 2
+
+    def row(step: Any, x: Any) -> Any:
+        i = step if forward else n - 1 - step
+        a_row = lax.dynamic_slice_in_dim(op, i, 1, axis)  # (..., 1, n)
+        b_row = lax.dynamic_slice_in_dim(b, i, 1, axis)  # (..., 1, k)
+        pivot = lax.dynamic_slice_in_dim(a_row, i, 1, axis + 1)  # (..., 1, 1)
+        value = (b_row - rnp.matmul(a_row, x)) / pivot
+        return lax.dynamic_update_slice_in_dim(x, value, i, axis)
+
+    x = lax.fori_loop(0, n, row, rnp.zeros_like(b))
+    return x if left_side else rnp.swapaxes(x, -1, -2)
+
+
+triangular_solve_p.def_lowering(composite_lowering("triangular_solve", _triangular_solve_program))
+
+
+# --- lu ---------------------------------------------------------------------------------------
+
+lu_p = Primitive("lu", multiple_results=True)
+
+
+@lu_p.def_abstract_eval
+def _lu_abstract_eval(a: ShapedArray) -> tuple[ShapedArray, ShapedArray, ShapedArray]:
+    """``(lu, pivots, permutation)`` with ``A[permutation] == L @ U`` (``L`` unit
+    lower, below ``lu``'s diagonal; ``U`` upper, on and above it); row ``i`` was
+    swapped with row ``pivots[i]`` at step ``i`` (LAPACK's ``getrf``, 0-based)."""
+    _check_matrix("lu", a, square=False)
+    m, n = a.shape[-2:]
+    batch = a.shape[:-2]
+    int32 = np.dtype(np.int32)
+    return (
+        ShapedArray(a.shape, a.dtype),
+        ShapedArray((*batch, min(m, n)), int32),
+        ShapedArray((*batch, m), int32),
+    )
+
+
+def _lu_one(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lu = a.astype(_wide(a.dtype)).copy()
+    m, n = lu.shape
+    pivots = np.zeros(min(m, n), np.int32)
+    perm = np.arange(m, dtype=np.int32)
+    with np.errstate(all="ignore"):
+        for j in range(min(m, n)):
+            p = j + int(np.argmax(np.abs(lu[j:, j])))
+            pivots[j] = p
+            lu[[j, p]] = lu[[p, j]]
+            perm[[j, p]] = perm[[p, j]]
+            if lu[j, j] != 0:
+                lu[j + 1 :, j] /= lu[j, j]
+            lu[j + 1 :, j + 1 :] -= np.outer(lu[j + 1 :, j], lu[j, j + 1 :])
+    return lu.astype(a.dtype), pivots, perm
+
+
+@lu_p.def_impl
+def _lu_impl(a: np.ndarray) -> list[np.ndarray]:
+    return _per_matrix(_lu_one, a)
+
+
+def _lu_program(a: Any) -> tuple[Any, Any, Any]:
+    rnp, lax = _rnp(), _lax()
+    m, n = a.shape[-2:]
+    batch = a.shape[:-2]
+    rows = lax.broadcasted_iota(np.int32, (m,), 0)
+    row_grid = lax.broadcasted_iota(np.int32, a.shape, a.ndim - 2)
+    col_grid = lax.broadcasted_iota(np.int32, a.shape, a.ndim - 1)
+
+    def step(j: Any, carry: Any) -> Any:
+        lu, pivots, perm = carry
+        column = lax.dynamic_slice_in_dim(lu, j, 1, a.ndim - 1)[..., 0]  # (..., m)
+        p = rnp.argmax(rnp.where(rows >= j, rnp.abs(column), -1.0), axis=-1)  # (...,)
+        pivots = lax.dynamic_update_slice_in_dim(
+            pivots, p[..., None].astype(np.int32), j, pivots.ndim - 1
+        )
+        # the row order with j and p exchanged
+        p_col = p[..., None]
+        order = rnp.where(rows == j, p_col, rnp.where(rows == p_col, j, rows))
+        lu = rnp.take_along_axis(lu, order[..., :, None], axis=-2)
+        perm = rnp.take_along_axis(perm, order, axis=-1)
+        pivot_row = lax.dynamic_slice_in_dim(lu, j, 1, a.ndim - 2)  # (..., 1, n)
+        pivot = lax.dynamic_slice_in_dim(pivot_row, j, 1, a.ndim - 1)  # (..., 1, 1)
+        column = lax.dynamic_slice_in_dim(lu, j, 1, a.ndim - 1)  # (..., m, 1)
+        scaled = rnp.where(pivot != 0, column / rnp.where(pivot != 0, pivot, 1), column)
+        multipliers = rnp.where(row_grid[..., :1] > j, scaled, 0)  # (..., m, 1)
+        update = multipliers * rnp.where(col_grid[..., :1, :] > j, pivot_row, 0)
+        lu = lu - update
+        return rnp.where((col_grid == j) & (row_grid > j), multipliers, lu), pivots, perm
+
+    k = min(m, n)
+    init = (
+        a,
+        rnp.zeros((*batch, k), np.int32),
+        rnp.broadcast_to(rnp.arange(m, dtype=np.int32), (*batch, m)),
+    )
+    return lax.fori_loop(0, k, step, init)
+
+
+lu_p.def_lowering(composite_lowering("lu", _lu_program))
+
+
+# --- qr --------------------------------------------------------------------------------------
+
+qr_p = Primitive("qr", multiple_results=True)
+
+
+@qr_p.def_abstract_eval
+def _qr_abstract_eval(a: ShapedArray, *, full_matrices: bool) -> tuple[ShapedArray, ShapedArray]:
+    """``(Q, R)`` with ``A == Q R``, ``Q`` orthonormal columns, ``R`` upper
+    triangular: ``Q`` is ``(m, m)`` and ``R`` ``(m, n)`` with ``full_matrices``,
+    else ``(m, k)`` and ``(k, n)``, ``k = min(m, n)``."""
+    _check_matrix("qr", a, square=False)
+    m, n = a.shape[-2:]
+    k = m if full_matrices else min(m, n)
+    batch = a.shape[:-2]
+    return ShapedArray((*batch, m, k), a.dtype), ShapedArray((*batch, k, n), a.dtype)
+
+
+@qr_p.def_impl
+def _qr_impl(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
+    mode = "complete" if full_matrices else "reduced"
+
+    def one(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        q, r = np.linalg.qr(m.astype(_wide(m.dtype)), mode=mode)
+        return q.astype(m.dtype), r.astype(m.dtype)
+
+    return _per_matrix(one, a)
+
+
+def _householder_qr(a: Any) -> tuple[Any, Any]:
+    """Full ``(Q, R)`` by Householder reflections (LAPACK's sign choice)."""
+    rnp, lax = _rnp(), _lax()
+    m, n = a.shape[-2:]
+    rows = lax.broadcasted_iota(np.int32, (m,), 0)
+    q0 = rnp.broadcast_to(rnp.eye(m, dtype=a.dtype), (*a.shape[:-2], m, m))
+
+    def reflect(j: Any, carry: Any) -> Any:
+        q, r = carry
+        x = lax.dynamic_slice_in_dim(r, j, 1, a.ndim - 1)[..., 0]  # column j, (..., m)
+        x = rnp.where(rows >= j, x, 0)
+        alpha = rnp.sum(rnp.where(rows == j, x, 0), axis=-1, keepdims=True)
+        below = rnp.sqrt(rnp.sum(rnp.where(rows > j, x * x, 0), axis=-1, keepdims=True))
+        norm = rnp.hypot(alpha, below)
+        beta = rnp.where(alpha >= 0, -norm, norm)
+        skip = below == 0  # H = I (tau = 0), as LAPACK's larfg
+        safe_beta = rnp.where(skip, 1, beta)
+        tau = rnp.where(skip, 0, (safe_beta - alpha) / safe_beta)
+        scale = rnp.where(skip, 1, alpha - safe_beta)
+        v = rnp.where(rows == j, 1, rnp.where(rows > j, x / scale, 0))  # (..., m)
+        vr = rnp.matmul(v[..., None, :], r)  # (..., 1, n)
+        r = r - tau[..., None] * v[..., :, None] * vr
+        qv = rnp.matmul(q, v[..., :, None])  # (..., m, 1)
+        q = q - tau[..., None] * qv * v[..., None, :]
+        return q, r
+
+    q, r = lax.fori_loop(0, min(m, n), reflect, (q0, a))
+    return q, rnp.triu(r)
+
+
+def _qr_program(a: Any, *, full_matrices: bool) -> tuple[Any, Any]:
+    m, n = a.shape[-2:]
+    q, r = _householder_qr(a)
+    if full_matrices:
+        return q, r
+    k = min(m, n)
+    return q[..., :, :k], r[..., :k, :]
+
+
+qr_p.def_lowering(composite_lowering("qr", _qr_program))
+
+
+# --- eigh -------------------------------------------------------------------------------------
+
+eigh_p = Primitive("eigh", multiple_results=True)
+
+
+@eigh_p.def_abstract_eval
+def _eigh_abstract_eval(a: ShapedArray, *, lower: bool) -> tuple[ShapedArray, ShapedArray]:
+    """``(V, w)``: eigenvectors (columns of ``V``) and ascending eigenvalues of
+    the Hermitian matrix whose ``lower`` (or upper) triangle ``A`` holds:
+    ``A V == V diag(w)``. ``w`` is real."""
+    _check_matrix("eigh", a)
+    real = np.dtype(np.float32) if a.dtype == np.complex64 else a.dtype
+    real = np.dtype(np.float64) if a.dtype == np.complex128 else real
+    return ShapedArray(a.shape, a.dtype), ShapedArray(a.shape[:-1], real)
+
+
+@eigh_p.def_impl
+def _eigh_impl(a: np.ndarray, *, lower: bool) -> list[np.ndarray]:
+    def one(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        w, v = np.linalg.eigh(m.astype(_wide(m.dtype)), UPLO="L" if lower else "U")
+        return v.astype(m.dtype), w.astype(np.real(np.zeros((), m.dtype)).dtype)
+
+    return _per_matrix(one, a)
+
+
+def _symmetric_from(a: Any, lower: bool) -> Any:
+    rnp = _rnp()
+    half = rnp.tril(a) if lower else rnp.triu(a)
+    strict = rnp.tril(a, -1) if lower else rnp.triu(a, 1)
+    return half + rnp.swapaxes(strict, -1, -2)
+
+
+def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    p, q = np.triu_indices(n, 1)
+    return p.astype(np.int32), q.astype(np.int32)
+
+
+def _jacobi_eigh(s: Any) -> tuple[Any, Any]:
+    """Cyclic Jacobi: rotate away ``s[p, q]`` for every pair, sweep after
+    sweep, until the off-diagonal norm is tiny. Returns (V, w) unsorted."""
+    rnp, lax = _rnp(), _lax()
+    n = s.shape[-1]
+    eye = rnp.eye(n, dtype=s.dtype)
+    p_of, q_of = _pairs(n)
+    index = lax.broadcasted_iota(np.int32, (n,), 0)
+    eps = float(np.finfo(np.dtype(s.dtype)).eps) if s.dtype != dtypes.bfloat16 else 2.0**-7
+
+    def rotate(k: Any, carry: Any) -> Any:
+        mat, vecs = carry
+        p, q = rnp.asarray(p_of)[k], rnp.asarray(q_of)[k]
+        e_p = (index == p).astype(s.dtype)
+        e_q = (index == q).astype(s.dtype)
+        app = rnp.einsum("...ij,i,j->...", mat, e_p, e_p)
+        aqq = rnp.einsum("...ij,i,j->...", mat, e_q, e_q)
+        apq = rnp.einsum("...ij,i,j->...", mat, e_p, e_q)
+        nonzero = apq != 0
+        theta = (aqq - app) / rnp.where(nonzero, 2 * apq, 1)
+        t = rnp.where(theta >= 0, 1.0, -1.0) / (rnp.abs(theta) + rnp.sqrt(theta * theta + 1))
+        t = rnp.where(nonzero, t, 0)
+        c = 1 / rnp.sqrt(t * t + 1)
+        sn = t * c
+        c_, s_ = c[..., None, None], sn[..., None, None]
+        pp = rnp.outer(e_p, e_p) + rnp.outer(e_q, e_q)
+        pq = rnp.outer(e_p, e_q) - rnp.outer(e_q, e_p)
+        rot = eye + (c_ - 1) * pp + s_ * pq
+        mat = rnp.matmul(rnp.swapaxes(rot, -1, -2), rnp.matmul(mat, rot))
+        return mat, rnp.matmul(vecs, rot)
+
+    def off_norm(mat: Any) -> Any:
+        return rnp.sqrt(rnp.sum(rnp.where(rnp.eye(n, dtype=bool), 0, mat * mat)))
+
+    scale = rnp.sqrt(rnp.sum(s * s)) * eps
+
+    def sweep(carry: Any) -> Any:
+        mat, vecs, count = carry
+        mat, vecs = lax.fori_loop(0, len(p_of), rotate, (mat, vecs))
+        return mat, vecs, count + 1
+
+    def going(carry: Any) -> Any:
+        mat, _, count = carry
+        return (off_norm(mat) > scale) & (count < 30)
+
+    vecs0 = rnp.broadcast_to(eye, s.shape)
+    if n < 2:
+        return vecs0, rnp.diagonal(s, axis1=-2, axis2=-1)
+    mat, vecs, _ = lax.while_loop(going, sweep, (s, vecs0, rnp.asarray(0, dtype=np.int32)))
+    return vecs, rnp.diagonal(mat, axis1=-2, axis2=-1)
+
+
+def _eigh_program(a: Any, *, lower: bool) -> tuple[Any, Any]:
+    rnp = _rnp()
+    vecs, w = _jacobi_eigh(_symmetric_from(a, lower))
+    order = rnp.argsort(w, axis=-1)
+    w = rnp.take_along_axis(w, order, axis=-1)
+    vecs = rnp.take_along_axis(vecs, order[..., None, :], axis=-1)
+    return vecs, w
+
+
+eigh_p.def_lowering(composite_lowering("eigh", _eigh_program))
+
+
+# --- svd --------------------------------------------------------------------------------------
+
+svd_p = Primitive("svd", multiple_results=True)
+
+
+@svd_p.def_abstract_eval
+def _svd_abstract_eval(a: ShapedArray, *, full_matrices: bool, compute_uv: bool):
+    """``(s, U, Vh)`` with ``A == U diag(s) Vh``, ``s`` descending and real;
+    ``U`` is ``(m, m)`` and ``Vh`` ``(n, n)`` with ``full_matrices``, else
+    ``(m, k)`` and ``(k, n)``; only ``(s,)`` without ``compute_uv``."""
+    _check_matrix("svd", a, square=False)
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    real = np.dtype(np.float32) if a.dtype == np.complex64 else a.dtype
+    real = np.dtype(np.float64) if a.dtype == np.complex128 else real
+    s = ShapedArray((*batch, k), real)
+    if not compute_uv:
+        return (s,)
+    u_cols, v_rows = (m, n) if full_matrices else (k, k)
+    return s, ShapedArray((*batch, m, u_cols), a.dtype), ShapedArray((*batch, v_rows, n), a.dtype)
+
+
+@svd_p.def_impl
+def _svd_impl(a: np.ndarray, *, full_matrices: bool, compute_uv: bool) -> list[np.ndarray]:
+    def one(m: np.ndarray) -> tuple[np.ndarray, ...]:
+        real = np.real(np.zeros((), m.dtype)).dtype
+        if not compute_uv:
+            return (np.linalg.svd(m.astype(_wide(m.dtype)), compute_uv=False).astype(real),)
+        u, s, vh = np.linalg.svd(m.astype(_wide(m.dtype)), full_matrices=full_matrices)
+        return s.astype(real), u.astype(m.dtype), vh.astype(m.dtype)
+
+    return _per_matrix(one, a)
+
+
+def _jacobi_svd(a: Any) -> tuple[Any, Any, Any]:
+    """One-sided Jacobi on the columns of ``a`` (m >= n): (U thin, s, V), unsorted."""
+    rnp, lax = _rnp(), _lax()
+    m, n = a.shape[-2:]
+    p_of, q_of = _pairs(n)
+    index = lax.broadcasted_iota(np.int32, (n,), 0)
+    eye = rnp.eye(n, dtype=a.dtype)
+    eps = float(np.finfo(np.dtype(a.dtype)).eps) if a.dtype != dtypes.bfloat16 else 2.0**-7
+
+    def rotate(k: Any, carry: Any) -> Any:
+        u, v, worst = carry
+        p, q = rnp.asarray(p_of)[k], rnp.asarray(q_of)[k]
+        e_p = (index == p).astype(a.dtype)
+        e_q = (index == q).astype(a.dtype)
+        up, uq = rnp.matmul(u, e_p), rnp.matmul(u, e_q)  # (..., m)
+        alpha, beta = rnp.sum(up * up, -1), rnp.sum(uq * uq, -1)
+        gamma = rnp.sum(up * uq, -1)
+        active = rnp.abs(gamma) > eps * rnp.sqrt(alpha * beta)
+        zeta = (beta - alpha) / rnp.where(active, 2 * gamma, 1)
+        t = rnp.where(zeta >= 0, 1.0, -1.0) / (rnp.abs(zeta) + rnp.sqrt(1 + zeta * zeta))
+        t = rnp.where(active, t, 0)
+        c = 1 / rnp.sqrt(1 + t * t)
+        sn = c * t
+        c_, s_ = c[..., None, None], sn[..., None, None]
+        pp = rnp.outer(e_p, e_p) + rnp.outer(e_q, e_q)
+        pq = rnp.outer(e_p, e_q) - rnp.outer(e_q, e_p)
+        rot = eye + (c_ - 1) * pp + s_ * pq
+        worst = worst | rnp.any(active)
+        return rnp.matmul(u, rot), rnp.matmul(v, rot), worst
+
+    def sweep(carry: Any) -> Any:
+        u, v, _, count = carry
+        u, v, active = lax.fori_loop(0, len(p_of), rotate, (u, v, rnp.asarray(False)))
+        return u, v, active, count + 1
+
+    def going(carry: Any) -> Any:
+        return carry[2] & (carry[3] < 30)
+
+    v0 = rnp.broadcast_to(eye, (*a.shape[:-2], n, n))
+    if n < 2:
+        u, v = a, v0
+    else:
+        init = (a, v0, rnp.asarray(True), rnp.asarray(0, dtype=np.int32))
+        u, v, _, _ = lax.while_loop(going, sweep, init)
+    s = rnp.sqrt(rnp.sum(u * u, axis=-2))  # (..., n)
+    u = u / rnp.where(s > 0, s, 1)[..., None, :]
+    return u, s, v
+
+
+def _svd_program(a: Any, *, full_matrices: bool, compute_uv: bool) -> tuple[Any, ...]:
+    rnp = _rnp()
+    m, n = a.shape[-2:]
+    wide = m >= n
+    u, s, v = _jacobi_svd(a if wide else rnp.swapaxes(a, -1, -2))
+    order = rnp.argsort(s, axis=-1, descending=True)
+    s = rnp.take_along_axis(s, order, axis=-1)
+    if not compute_uv:
+        return (s,)
+    u = rnp.take_along_axis(u, order[..., None, :], axis=-1)
+    v = rnp.take_along_axis(v, order[..., None, :], axis=-1)
+    if full_matrices:
+        u = _complete_basis(u)
+        v = _complete_basis(v)
+    if not wide:  # A^T = U S V^T  =>  A = V S U^T
+        u, v = v, u
+    return s, u, rnp.swapaxes(v, -1, -2)
+
+
+def _complete_basis(u: Any) -> Any:
+    """``u`` (orthonormal columns, m x k) extended to an m x m orthogonal matrix:
+    Q of a QR of ``u`` spans the same first k columns (up to their signs, which
+    R's diagonal gives back) and completes them."""
+    rnp = _rnp()
+    m, k = u.shape[-2:]
+    if m == k:
+        return u
+    q, r = _householder_qr(u)
+    signs = rnp.where(rnp.diagonal(r, axis1=-2, axis2=-1) < 0, -1.0, 1.0).astype(u.dtype)
+    return rnp.concatenate([q[..., :, :k] * signs[..., None, :], q[..., :, k:]], axis=-1)
+
+
+svd_p.def_lowering(composite_lowering("svd", _svd_program))
+
+
+# --- the lax.linalg functions ------------------------------------------------------------------
+
+
+def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
+    """``jax.lax.linalg.cholesky``: the lower Cholesky factor (``(x + x^H) / 2``
+    first with ``symmetrize_input``); NaNs if ``x`` is not positive definite."""
+    if symmetrize_input:
+        rnp = _rnp()
+        x = (x + rnp.conj(rnp.swapaxes(x, -1, -2))) / 2
+    return cholesky_p.bind(x)
+
+
+def triangular_solve(
+    a: Any, b: Any, *, left_side: bool = False, lower: bool = False, transpose_a: bool = False,
+    conjugate_a: bool = False, unit_diagonal: bool = False,
+) -> Any:  # fmt: skip
+    """``jax.lax.linalg.triangular_solve``."""
+    return triangular_solve_p.bind(
+        a, b, left_side=bool(left_side), lower=bool(lower), transpose_a=bool(transpose_a),
+        conjugate_a=bool(conjugate_a), unit_diagonal=bool(unit_diagonal),
+    )  # fmt: skip
+
+
+def lu(x: Any) -> tuple[Any, Any, Any]:
+    """``jax.lax.linalg.lu``: ``(lu, pivots, permutation)``."""
+    return tuple(lu_p.bind(x))
+
+
+def qr(x: Any, *, full_matrices: bool = True) -> tuple[Any, Any]:
+    """``jax.lax.linalg.qr``: ``(q, r)``."""
+    return tuple(qr_p.bind(x, full_matrices=bool(full_matrices)))
+
+
+def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True) -> tuple[Any, Any]:
+    """``jax.lax.linalg.eigh``: ``(v, w)``, eigenvalues ascending."""
+    if symmetrize_input:
+        rnp = _rnp()
+        x = (x + rnp.conj(rnp.swapaxes(x, -1, -2))) / 2
+    return tuple(eigh_p.bind(x, lower=bool(lower)))
+
+
+def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    """``jax.lax.linalg.svd``: ``(u, s, vh)``, or ``s`` without ``compute_uv``."""
+    outs = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    if not compute_uv:
+        return outs[0]
+    s, u, vh = outs
+    return u, s, vh
+
+
+__all__ = ["cholesky", "eigh", "lu", "qr", "svd", "triangular_solve"]

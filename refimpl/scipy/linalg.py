@@ -1,0 +1,249 @@
+"""``refimpl.scipy.linalg``: ``jax.scipy.linalg`` over the decomposition primitives.
+
+SciPy's conventions, as JAX keeps them: ``cholesky`` returns the *upper*
+factor unless ``lower=True``; ``solve_triangular`` reads the upper triangle
+unless ``lower=True`` and ``trans`` is 0/"N", 1/"T" or 2/"C"; ``lu`` returns
+``(p, l, u)`` with ``a = p @ l @ u``; ``lu_factor`` returns LAPACK's
+``(lu, piv)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from refimpl import lax
+from refimpl.numpy import linalg as _nla
+from refimpl.numpy._creation import eye
+from refimpl.numpy._promote import aval_of, checked_array, promote_dtypes_inexact
+from refimpl.numpy._shape import swapaxes
+from refimpl.numpy._ufuncs import conj
+from refimpl.primitives import decompositions as _dec
+
+Array = Any
+ArrayLike = Any
+
+_TRANS = {0: (False, False), "N": (False, False), 1: (True, False), "T": (True, False),
+          2: (True, True), "C": (True, True)}  # fmt: skip
+
+
+def _matrix(name: str, a: ArrayLike, square: bool = True) -> Any:
+    a = checked_array(name, a)
+    (a,) = promote_dtypes_inexact(name, a)
+    shape = aval_of(a, name, 0).shape
+    if len(shape) < 2 or (square and shape[-1] != shape[-2]):
+        raise ValueError(f"{name}: expected a (batch of) square matrices, got shape {shape}")
+    return a
+
+
+def cholesky(
+    a: ArrayLike, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True
+) -> Array:
+    """The Cholesky factor: upper ``U`` with ``a = U^H U`` (lower ``L`` with
+    ``lower=True``); NaNs if ``a`` is not positive definite."""
+    del overwrite_a, check_finite
+    a = _matrix("cholesky", a)
+    factor = _dec.cholesky(a)
+    return factor if lower else conj(swapaxes(factor, -1, -2))
+
+
+def cho_factor(
+    a: ArrayLike, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True
+) -> tuple[Array, bool]:
+    """``(c, lower)`` for :func:`cho_solve` (``c`` holds the factor in one triangle)."""
+    return cholesky(a, lower=lower), lower
+
+
+def cho_solve(
+    c_and_lower: tuple[ArrayLike, bool],
+    b: ArrayLike,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+) -> Array:
+    """``x`` with ``a x = b`` from ``cho_factor(a)``: two triangular solves."""
+    del overwrite_b, check_finite
+    c, lower = c_and_lower
+    c = _matrix("cho_solve", c)
+    b = checked_array("cho_solve", b, 1)
+    c, b = promote_dtypes_inexact("cho_solve", c, b)
+    vector = aval_of(b, "cho_solve", 1).ndim == aval_of(c, "cho_solve", 0).ndim - 1
+    if vector:
+        b = b[..., None]
+    if lower:  # L L^H x = b
+        y = _dec.triangular_solve(c, b, left_side=True, lower=True)
+        x = _dec.triangular_solve(
+            c, y, left_side=True, lower=True, transpose_a=True, conjugate_a=True
+        )
+    else:  # U^H U x = b
+        y = _dec.triangular_solve(
+            c, b, left_side=True, lower=False, transpose_a=True, conjugate_a=True
+        )
+        x = _dec.triangular_solve(c, y, left_side=True, lower=False)
+    return x[..., 0] if vector else x
+
+
+def solve_triangular(
+    a: ArrayLike,
+    b: ArrayLike,
+    trans: int | str = 0,
+    lower: bool = False,
+    unit_diagonal: bool = False,
+    overwrite_b: bool = False,
+    debug: Any = None,
+    check_finite: bool = True,
+) -> Array:
+    """``x`` with ``op(a) x = b``, ``op`` the identity, transpose or conjugate
+    transpose (``trans``); only the ``lower`` (else upper) triangle is read."""
+    del overwrite_b, debug, check_finite
+    if trans not in _TRANS:
+        raise ValueError(f"solve_triangular: invalid trans {trans!r}; use 0, 1, 2, 'N', 'T' or 'C'")
+    transpose_a, conjugate_a = _TRANS[trans]
+    a = _matrix("solve_triangular", a)
+    b = checked_array("solve_triangular", b, 1)
+    a, b = promote_dtypes_inexact("solve_triangular", a, b)
+    a_ndim, b_ndim = aval_of(a, "solve_triangular", 0).ndim, aval_of(b, "solve_triangular", 1).ndim
+    vector = b_ndim == a_ndim - 1
+    if vector:
+        b = b[..., None]
+    x = _dec.triangular_solve(
+        a, b, left_side=True, lower=lower, transpose_a=transpose_a, conjugate_a=conjugate_a,
+        unit_diagonal=unit_diagonal,
+    )  # fmt: skip
+    return x[..., 0] if vector else x
+
+
+def lu_factor(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True) -> tuple:
+    """``(lu, piv)``: LAPACK's packed LU and its row swaps (int32)."""
+    del overwrite_a, check_finite
+    lu, pivots, _ = _dec.lu(_matrix("lu_factor", a, square=False))
+    return lu, pivots
+
+
+def lu_solve(
+    lu_and_piv: tuple[ArrayLike, ArrayLike],
+    b: ArrayLike,
+    trans: int = 0,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+):
+    """``x`` with ``a x = b`` (``trans=0``) from ``lu_factor(a)``."""
+    del overwrite_b, check_finite
+    if trans != 0:
+        raise NotImplementedError("lu_solve: only trans=0 is supported")
+    lu, piv = lu_and_piv
+    lu = _matrix("lu_solve", lu)
+    b = checked_array("lu_solve", b, 1)
+    lu, b = promote_dtypes_inexact("lu_solve", lu, b)
+    n = aval_of(lu, "lu_solve", 0).shape[-1]
+    vector = aval_of(b, "lu_solve", 1).ndim == 1
+    if vector:
+        b = b[:, None]
+    permutation = _permutation_from_pivots(piv, n)
+    from refimpl.numpy.linalg import _lu_solve
+
+    x = _lu_solve(lu, permutation, b)
+    return x[:, 0] if vector else x
+
+
+def _permutation_from_pivots(pivots: Any, n: int) -> Any:
+    """The row order the swaps ``i <-> pivots[i]`` (in turn) produce."""
+    from refimpl.numpy._search import take_along_axis
+    from refimpl.numpy._shape import broadcast_to
+    from refimpl.numpy._ufuncs import where
+
+    rows = lax.iota(np.int32, n)
+    shape = aval_of(pivots, "lu_solve", 1).shape
+    perm = broadcast_to(rows, (*shape[:-1], n))
+    for i in range(shape[-1]):
+        p = pivots[..., i : i + 1]
+        order = where(rows == i, p, where(rows == p, i, rows))
+        perm = take_along_axis(perm, order, axis=-1)
+    return perm
+
+
+def lu(a: ArrayLike, permute_l: bool = False, overwrite_a: bool = False, check_finite: bool = True):
+    """``(p, l, u)`` with ``a = p @ l @ u`` (``(p @ l, u)`` with ``permute_l``)."""
+    del overwrite_a, check_finite
+    a = _matrix("lu", a, square=False)
+    m, n = aval_of(a, "lu", 0).shape[-2:]
+    k = min(m, n)
+    packed, _, permutation = _dec.lu(a)
+    from refimpl.numpy._construct import tril, triu
+
+    dtype = aval_of(a, "lu", 0).dtype
+    lower = tril(packed[..., :, :k], -1) + eye(m, k, dtype=dtype)
+    upper = triu(packed[..., :k, :])
+    # p[permutation[i], i] = 1 so that p @ (l @ u) = a
+    p = (permutation[..., :, None] == lax.iota(np.int32, m)).astype(dtype)
+    p = swapaxes(p, -1, -2)
+    if permute_l:
+        return _nla.matmul(p, lower), upper
+    return p, lower, upper
+
+
+def det(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True) -> Array:
+    """The determinant."""
+    return _nla.det(a)
+
+
+def inv(a: ArrayLike, overwrite_a: bool = False, check_finite: bool = True) -> Array:
+    """The inverse."""
+    return _nla.inv(a)
+
+
+def solve(
+    a: ArrayLike,
+    b: ArrayLike,
+    lower: bool = False,
+    overwrite_a: bool = False,
+    overwrite_b: bool = False,
+    debug: bool = False,
+    check_finite: bool = True,
+    assume_a: str = "gen",
+) -> Array:
+    """``x`` with ``a x = b`` (``assume_a="pos"`` uses Cholesky)."""
+    if assume_a == "pos":
+        return cho_solve(cho_factor(a, lower=lower), b)
+    return _nla.solve(a, b)
+
+
+def qr(
+    a: ArrayLike,
+    overwrite_a: bool = False,
+    lwork: Any = None,
+    mode: str = "full",
+    pivoting: bool = False,
+    check_finite: bool = True,
+):
+    """``(q, r)``: ``mode`` "full", "economic" or "r" (``(r,)``)."""
+    if pivoting:
+        raise NotImplementedError("qr: pivoting is not supported")
+    a = _matrix("qr", a, square=False)
+    if mode not in ("full", "economic", "r"):
+        raise ValueError(f"qr: unsupported mode {mode!r}")
+    q, r = _dec.qr(a, full_matrices=mode == "full")
+    return (r,) if mode == "r" else (q, r)
+
+
+def eigh(
+    a: ArrayLike, b: Any = None, lower: bool = True, eigvals_only: bool = False, **kwargs: Any
+):
+    """``(w, v)`` (``w`` only with ``eigvals_only``) of a Hermitian matrix."""
+    if b is not None:
+        raise NotImplementedError("eigh: the generalized problem (b) is not supported")
+    a = _matrix("eigh", a)
+    v, w = _dec.eigh(a, lower=lower)
+    return w if eigvals_only else (w, v)
+
+
+def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True, **kwargs: Any):
+    """``(u, s, vh)``, or ``s``."""
+    result = _nla.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    return tuple(result) if compute_uv else result
+
+
+__all__ = [
+    "cho_factor", "cho_solve", "cholesky", "det", "eigh", "inv", "lu", "lu_factor", "lu_solve",
+    "qr", "solve", "solve_triangular", "svd",
+]  # fmt: skip
