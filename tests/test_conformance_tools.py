@@ -373,3 +373,16 @@ def test_planted_reverse_cumulative_mask_bug_fails_the_mask_cases(monkeypatch):
     suite = conformance.run(impls=["ref"], patterns=["mask/cumsum-reverse*"])
     failed = {r.case for r in suite.unexpected()}
     assert "mask/cumsum-reverse/n=4" in failed and "mask/cumsum-reverse-axis1/n=3" in failed
+
+
+def test_missing_native_extension_is_an_error_naming_it():
+    code = (
+        "import sys; sys.modules['refimpl._pjrt'] = None\n"  # as if it were not built
+        "from conformance.cli import main\n"
+        "sys.exit(main(['--impl', 'ref,pjrt', '-k', 'lax.add/f32/(3,4)x', '--no-progress']))"
+    )
+    done = _run_python(code, {})
+    assert done.returncode == 2, done.stdout + done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("conformance: error: implementation 'pjrt' cannot run here: ")
+    assert "refimpl._pjrt" in line and "not built" in line
