@@ -374,6 +374,22 @@ void Init(py::module_& m) {
           "Runs the program on its device and returns the output buffers. "
           "Arguments aliased to outputs (tf.aliasing_output) are donated and "
           "become deleted.")
+      .def(
+          "execute_sharded",
+          [](const Executable& e, const py::handle& per_device) {
+            std::vector<std::vector<std::shared_ptr<Buffer>>> owned;
+            for (const py::handle& args : per_device) owned.push_back(BuffersFromSequence(args));
+            std::vector<std::vector<const Buffer*>> raw(owned.size());
+            for (std::size_t d = 0; d < owned.size(); ++d) {
+              for (const auto& b : owned[d]) raw[d].push_back(b.get());
+            }
+            py::gil_scoped_release release;
+            return e.ExecuteSharded(raw);
+          },
+          py::arg("per_device_args"),
+          "Runs a program compiled for N replicas on its N devices in one "
+          "Execute: one argument list per device (device_indices order); "
+          "returns one output list per device.")
       .def("__repr__", [](const Executable& e) {
         return "Executable('" + e.name() + "', num_outputs=" + std::to_string(e.num_outputs()) +
                ")";

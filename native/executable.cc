@@ -125,6 +125,66 @@ std::vector<std::shared_ptr<Buffer>> Executable::Execute(
   return results;
 }
 
+std::vector<std::vector<std::shared_ptr<Buffer>>> Executable::ExecuteSharded(
+    const std::vector<std::vector<const Buffer*>>& args) const {
+  const PJRT_Api* api = client_->api();
+  const std::size_t num_devices = args.size();
+  if (num_devices == 0) throw std::invalid_argument("execute_sharded: no devices");
+  const std::size_t num_args = args[0].size();
+  std::vector<std::vector<PJRT_Buffer*>> inputs(num_devices);
+  for (std::size_t d = 0; d < num_devices; ++d) {
+    if (args[d].size() != num_args) {
+      throw std::invalid_argument("execute_sharded: device " + std::to_string(d) + " has " +
+                                  std::to_string(args[d].size()) + " arguments, device 0 has " +
+                                  std::to_string(num_args));
+    }
+    inputs[d].resize(num_args);
+    for (std::size_t i = 0; i < num_args; ++i) {
+      const Buffer* arg = args[d][i];
+      if (arg == nullptr || arg->client().get() != client_.get()) {
+        throw std::invalid_argument("execute_sharded: argument " + std::to_string(i) +
+                                    " of device " + std::to_string(d) +
+                                    " is null or of another client");
+      }
+      inputs[d][i] = arg->raw();
+    }
+  }
+  std::vector<std::vector<PJRT_Buffer*>> outputs(num_devices,
+                                                 std::vector<PJRT_Buffer*>(num_outputs_, nullptr));
+  std::vector<PJRT_Buffer* const*> argument_lists(num_devices);
+  std::vector<PJRT_Buffer**> output_lists(num_devices);
+  for (std::size_t d = 0; d < num_devices; ++d) {
+    argument_lists[d] = inputs[d].data();
+    output_lists[d] = outputs[d].data();
+  }
+  auto options = MakeArgs<PJRT_ExecuteOptions>();
+  auto exec = MakeArgs<PJRT_LoadedExecutable_Execute_Args>();
+  exec.executable = executable_;
+  exec.options = &options;
+  exec.argument_lists = argument_lists.data();
+  exec.num_devices = num_devices;
+  exec.num_args = num_args;
+  exec.output_lists = output_lists.data();
+  CheckPjrt(api, api->PJRT_LoadedExecutable_Execute(&exec), "PJRT_LoadedExecutable_Execute");
+
+  std::vector<std::vector<std::shared_ptr<Buffer>>> results(num_devices);
+  bool missing = false;
+  for (std::size_t d = 0; d < num_devices; ++d) {
+    for (PJRT_Buffer* out : outputs[d]) {
+      if (out == nullptr) {
+        missing = true;
+        continue;
+      }
+      results[d].push_back(std::make_shared<Buffer>(client_, out));
+    }
+  }
+  if (missing) {
+    throw PjrtError(PJRT_Error_Code_INTERNAL,
+                    "INTERNAL: PJRT_LoadedExecutable_Execute returned a null output buffer");
+  }
+  return results;
+}
+
 void Executable::ExecuteInto(PJRT_Buffer* const* args, std::size_t num_args, PJRT_Buffer** outputs,
                              const int64_t* non_donatable, std::size_t num_non_donatable) const {
   const PJRT_Api* api = client_->api();

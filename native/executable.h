@@ -34,6 +34,13 @@ class Executable {
   // tf.aliasing_output attributes are donated: PJRT marks them deleted.
   std::vector<std::shared_ptr<Buffer>> Execute(const std::vector<const Buffer*>& args) const;
 
+  // Runs once on each of the executable's devices (a program compiled for
+  // N replicas): `args[d]` are the arguments of the d-th device (in
+  // device_indices() order), the result's [d] its outputs. One
+  // PJRT_LoadedExecutable_Execute call for all devices.
+  std::vector<std::vector<std::shared_ptr<Buffer>>> ExecuteSharded(
+      const std::vector<std::vector<const Buffer*>>& args) const;
+
   // The fast path's execute: no allocation, no checks. `args` holds
   // `num_args` handles of this client; `outputs` receives num_outputs()
   // handles the caller then owns (all or none: on error nothing is written

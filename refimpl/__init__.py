@@ -28,6 +28,7 @@ from refimpl.transforms.ad import (
 from refimpl.transforms.batching import vmap
 from refimpl.transforms.jit import Jitted, ShapeDtypeStruct, eval_shape, jit, make_program
 from refimpl.transforms.masking.transform import mask
+from refimpl.transforms.pmap import pmap
 from refimpl.tree_util import (
     register_pytree_node,
     tree_flatten,
@@ -79,6 +80,7 @@ __all__ = [
     "tree_unflatten",
     "tree_util",
     "vmap",
+    "pmap",
     "value_and_grad",
     "vjp",
 ]

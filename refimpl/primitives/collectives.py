@@ -52,6 +52,11 @@ from refimpl.primitives.base import Primitive, normalize_axis
 class _AxisEnv(threading.local):
     def __init__(self) -> None:
         self.frames: list[tuple[Any, int, Any]] = []  # (name, size, trace), innermost last
+        # names bound by pmap (its N devices run in lock step as one batch):
+        # there axis_index_groups are allowed; under vmap they are not (as JAX).
+        self.device_axes: list[Any] = []
+        # pmap's lowering: axis name -> the replica groups of the whole axis
+        self.replica_axes: dict[Any, tuple[tuple[int, ...], ...]] = {}
 
 
 _env = _AxisEnv()
@@ -71,6 +76,28 @@ def bound_axis(name: Any, size: int, trace: Any = None) -> Iterator[None]:
         yield
     finally:
         _env.frames.pop()
+
+
+@contextlib.contextmanager
+def device_axis(name: Any) -> Iterator[None]:
+    """Mark ``name`` as a pmap axis (devices, not vmap members) while the block runs."""
+    _env.device_axes.append(name)
+    try:
+        yield
+    finally:
+        _env.device_axes.pop()
+
+
+@contextlib.contextmanager
+def replica_axes(groups: dict[Any, tuple[tuple[int, ...], ...]]) -> Iterator[None]:
+    """While lowering a pmap body: each axis name -> its replica groups (the
+    replicas that form one instance of the axis, in axis-index order)."""
+    saved = _env.replica_axes
+    _env.replica_axes = {**saved, **groups}
+    try:
+        yield
+    finally:
+        _env.replica_axes = saved
 
 
 def axis_size_or_none(name: Any) -> int | None:
@@ -134,10 +161,35 @@ def _check_groups(api: str, groups: Any, axes: tuple[Any, ...]) -> Any:
 
 
 def _no_groups_under_vmap(name: str, groups: Any) -> None:
-    if groups is not None:
+    if groups is not None and _frame_size()[0] not in _env.device_axes:
         raise NotImplementedError(
             f"axis_index_groups not supported in vmap collectives ({name}), as in JAX"
         )
+
+
+def _group_members(groups: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``members[m]``: the group holding member ``m`` (``(n, k)`` int32), and
+    ``position[m]``: ``m``'s place in it."""
+    n, k = sum(len(g) for g in groups), len(groups[0])
+    members = np.zeros((n, k), np.int32)
+    position = np.zeros(n, np.int32)
+    for group in groups:
+        for place, m in enumerate(group):
+            members[m] = group
+            position[m] = place
+    return members, position
+
+
+def _gather_groups(x: Any, d: int | None, size: int, groups: Any) -> Any:
+    """``x`` (batched at ``d``) -> ``g`` with ``g[m, j] = x[members[m][j]]``
+    (the ``k`` values of ``m``'s group, for each member ``m``), batch axis 0."""
+    from refimpl.transforms import batching
+
+    x = batching.bdim_to(x, d, size, 0)
+    members, _ = _group_members(groups)
+    taken = indexing.gather_along_axis(x, members.reshape(-1), 0)
+    rest = batching.shape_of(taken)[1:]
+    return structural.reshape(taken, (members.shape[0], members.shape[1], *rest))
 
 
 def _unbound_impl(name: str):
@@ -186,6 +238,12 @@ def _reducing(name: str, reduce_fn: Any, unbatched_fn: Any) -> CollectivePrimiti
                 dims
             )
         _no_groups_under_vmap(name, axis_index_groups)
+        if axis_index_groups is not None:  # (one axis: _check_groups)
+            outs = [
+                reduce_fn(_gather_groups(x, d, size, axis_index_groups), (1,))
+                for x, d in zip(args, dims, strict=True)
+            ]
+            return outs, [0] * len(outs)
         outs = [
             unbatched_fn(x, size) if d is None else reduce_fn(x, (d,))
             for x, d in zip(args, dims, strict=True)
@@ -265,6 +323,13 @@ def _all_gather_batch(args, dims, *, axes, axis_index_groups, axis_size, axis, t
     _no_groups_under_vmap("all_gather", axis_index_groups)
     from refimpl.transforms import batching
 
+    if axis_index_groups is not None:
+        gathered = batching.moveaxis(_gather_groups(x, d, size, axis_index_groups), 1, axis + 1)
+        if tiled:
+            shape = list(batching.shape_of(gathered))
+            shape[axis + 1 : axis + 3] = [shape[axis + 1] * shape[axis + 2]]
+            gathered = structural.reshape(gathered, shape)
+        return gathered, 0
     if d is None:
         x = batching.broadcast_batch(x, size, 0)
         d = 0
@@ -352,6 +417,8 @@ def _psum_scatter_batch(args, dims, *, axes, axis_index_groups, scatter_dimensio
     (x,), (d,) = args, dims
     frame_name, size = _frame_size()
     _no_groups_under_vmap("psum_scatter", axis_index_groups)
+    if axis_index_groups is not None:
+        return _grouped_psum_scatter(x, d, size, axis_index_groups, scatter_dimension, tiled), 0
     summed = _times(x, size) if d is None else _psum_reduce(x, (d,))
     if not tiled:
         if batching_shape(summed)[scatter_dimension] != size:
@@ -364,6 +431,29 @@ def _psum_scatter_batch(args, dims, *, axes, axis_index_groups, scatter_dimensio
     shape = list(batching_shape(summed))
     shape[scatter_dimension : scatter_dimension + 1] = [size, shape[scatter_dimension] // size]
     return structural.reshape(summed, shape), scatter_dimension
+
+
+def _grouped_psum_scatter(x: Any, d: Any, size: int, groups: Any, dim: int, tiled: bool) -> Any:
+    """Member ``m`` keeps block ``position[m]`` (its place in its group) of its
+    group's sum along ``dim``; the result is batched at 0."""
+    from refimpl.transforms import batching
+
+    members, position = _group_members(groups)
+    n, k = members.shape
+    summed = _psum_reduce(_gather_groups(x, d, size, groups), (1,))  # (n, *member shape)
+    shape = list(batching.shape_of(summed))
+    if not tiled and shape[dim + 1] != k:
+        raise ValueError(
+            f"psum_scatter: the scattered dimension {dim} has size {shape[dim + 1]}, but the "
+            f"groups have {k} members"
+        )
+    if tiled:  # split the dimension into k blocks
+        shape[dim + 1 : dim + 2] = [k, shape[dim + 1] // k]
+        summed = structural.reshape(summed, shape)
+    blocks = batching.moveaxis(summed, dim + 1, 1)
+    rest = batching.shape_of(blocks)[2:]
+    flat = structural.reshape(blocks, (n * k, *rest))
+    return indexing.gather_along_axis(flat, np.arange(n, dtype=np.int32) * k + position, 0)
 
 
 def batching_shape(x: Any) -> tuple[int, ...]:
@@ -472,6 +562,112 @@ axis_index_p.def_impl(_unbound_impl("axis_index"))
 def _axis_index_batch(args, dims, *, axes):
     _, size = _frame_size()
     return structural.iota(np.int32, size), 0
+
+
+# --- lowerings (pmap on pjrt: the body runs once per replica) ---------------------------
+
+
+def _replica_groups(prim_name: str, axes: tuple, groups: Any) -> np.ndarray:
+    """The ``replica_groups`` of a collective over ``axes`` inside a pmap body:
+    each instance of the axis (a tuple of replicas in axis-index order, set by
+    pmap's lowering), split further by ``axis_index_groups``."""
+    from refimpl.backends.pjrt.lowering import LoweringError
+
+    if len(axes) != 1 or axes[0] not in _env.replica_axes:
+        raise LoweringError(
+            f"{prim_name}: a collective over {axes} can only be lowered inside a pmap body "
+            "over one axis name bound by that pmap"
+        )
+    instances = _env.replica_axes[axes[0]]
+    if groups is None:
+        return np.asarray(instances, np.int64)
+    return np.asarray([[inst[m] for m in g] for inst in instances for g in groups], np.int64)
+
+
+def _groups_attr(ctx: Any, prim_name: str, axes: tuple, groups: Any) -> Any:
+    return ctx.ir.DenseIntElementsAttr.get(_replica_groups(prim_name, axes, groups))
+
+
+def _combiner(ctx: Any, name: str, dtype: np.dtype) -> Any:
+    hlo = ctx.hlo
+    if dtypes.is_bool(dtype):
+        op = hlo.and_ if name == "pmin" else hlo.or_
+    else:
+        op = {"psum": hlo.add, "pmax": hlo.maximum, "pmin": hlo.minimum}[name]
+    return lambda a, b: [op(a, b)]
+
+
+def _all_reduce_lowering(name: str):
+    def rule(ctx, *xs, axes, axis_index_groups):
+        groups = _groups_attr(ctx, name, axes, axis_index_groups)
+        outs = []
+        for x, aval in zip(xs, ctx.avals_in, strict=True):
+            op = ctx.hlo.AllReduceOp([ctx.ir_type(aval)], [x], groups)
+            ctx.scalar_block(
+                op.regions[0], [aval.dtype, aval.dtype], _combiner(ctx, name, aval.dtype)
+            )
+            outs.append(op.results[0])
+        return outs
+
+    return rule
+
+
+for _prim, _name in ((psum_p, "psum"), (pmax_p, "pmax"), (pmin_p, "pmin")):
+    _prim.def_lowering(_all_reduce_lowering(_name))
+
+
+@all_gather_p.def_lowering
+def _all_gather_lowering(ctx, x, *, axes, axis_index_groups, axis_size, axis, tiled):
+    groups = _groups_attr(ctx, "all_gather", axes, axis_index_groups)
+    aval = ctx.avals_in[0]
+    if not tiled:  # stacking = concatenating pieces with a new axis of size 1
+        shape = list(aval.shape)
+        shape.insert(axis, 1)
+        x = ctx.hlo.reshape(ctx.tensor_type(shape, aval.dtype), x)
+    op = ctx.hlo.AllGatherOp([ctx.ir_type(ctx.avals_out[0])], [x], axis, groups)
+    return [op.results[0]]
+
+
+@psum_scatter_p.def_lowering
+def _psum_scatter_lowering(ctx, x, *, axes, axis_index_groups, scatter_dimension, tiled):
+    groups = _groups_attr(ctx, "psum_scatter", axes, axis_index_groups)
+    aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    block = list(out.shape)
+    if not tiled:
+        block.insert(scatter_dimension, 1)
+    op = ctx.hlo.ReduceScatterOp(ctx.tensor_type(block, out.dtype), x, scatter_dimension, groups)
+    ctx.scalar_block(op.regions[0], [aval.dtype, aval.dtype], _combiner(ctx, "psum", aval.dtype))
+    result = op.result
+    if not tiled:
+        result = ctx.hlo.reshape(ctx.ir_type(out), result)
+    return [result]
+
+
+@ppermute_p.def_lowering
+def _ppermute_lowering(ctx, x, *, axes, axis_index_groups, perm):
+    instances = _replica_groups("ppermute", axes, None)
+    pairs = [(int(inst[s]), int(inst[d])) for inst in instances for s, d in perm]
+    attr = ctx.ir.DenseIntElementsAttr.get(np.asarray(pairs, np.int64).reshape(-1, 2))
+    op = ctx.hlo.CollectivePermuteOp(x, attr, results=[ctx.ir_type(ctx.avals_out[0])])
+    return [op.result]
+
+
+@axis_index_p.def_lowering
+def _axis_index_lowering(ctx, *, axes):
+    """The position of this replica in its instance of the axis: a lookup of
+    ``replica_id`` in a table (identity for a single pmap)."""
+    instances = _replica_groups("axis_index", axes, None)
+    table = np.zeros(int(instances.max()) + 1, np.int32)
+    for inst in instances:
+        table[inst] = np.arange(len(inst), dtype=np.int32)
+    u32 = ctx.tensor_type((), np.dtype(np.uint32))
+    replica = ctx.hlo.ReplicaIdOp(results=[u32]).result
+    index = ctx.convert(replica, np.dtype(np.uint32), np.dtype(np.int32))
+    if np.array_equal(table, np.arange(len(table))):
+        return [index]
+    consts = ctx.constant(table, np.dtype(np.int32), table.shape)
+    sliced = ctx.hlo.dynamic_slice(consts, [index], [1])
+    return [ctx.hlo.reshape(ctx.tensor_type((), np.dtype(np.int32)), sliced)]
 
 
 # --- the public lax functions ------------------------------------------------------------

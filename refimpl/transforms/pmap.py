@@ -1,0 +1,628 @@
+"""pmap: one program run on N devices at once (``jax.pmap``'s conventions).
+
+``pmap(f, axis_name)(x)`` runs ``f`` once per device ``m`` in ``range(N)`` on
+the slice ``x[m]`` of every mapped argument (``in_axes``; ``None`` entries
+are replicated: every device gets the whole value) and stacks the per-device
+results along ``out_axes`` (``None``: the value every device agrees on, which
+must really be unmapped). Collectives over ``axis_name`` combine the devices'
+values (``refimpl.primitives.collectives``).
+
+Two ways of running, with one meaning:
+
+* **lock step** (the reference backend, and every pmap met while another
+  transformation traces: inside ``jit``, ``grad``, ``scan``, ``vmap`` or an
+  outer pmap): the N instances run together as the members of a batch, each
+  equation applied to all of them before the next (a ``BatchTrace`` on the
+  axis, marked as a device axis so ``axis_index_groups`` are allowed). The
+  mapped/unmapped status of every input is the batch status of its value,
+  so it survives control flow and AD unchanged (an ``in_axes=None`` input
+  stays unbatched; its cotangent is summed over the devices by the batch
+  rule of the transpose).
+* **replicas** (backend ``"pjrt"``, concrete arguments): ``f`` is traced ONCE
+  on the per-device shapes with the axis bound, the Program (with its
+  collectives as equations) is lowered to one StableHLO module compiled for
+  N replicas (``num_replicas = N``; collectives become ``all_reduce``,
+  ``all_gather``, ``collective_permute``, ``reduce_scatter`` with
+  ``replica_groups``) and executed on the N devices in ONE ``Execute``.
+  Outputs are :class:`ShardedArray`\\ s (one shard per device); a
+  ShardedArray fed back to a pmap over the same devices passes its shards'
+  buffers as they are (no transfer, see :func:`transfer_count`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from refimpl import tracing, tree_util
+from refimpl.array import Array
+from refimpl.config import config
+from refimpl.core import Program, ShapedArray
+from refimpl.primitives import collectives
+from refimpl.transforms import batching
+
+__all__ = ["ShardedArray", "pmap", "transfer_count"]
+
+
+# --- the sharded result (pjrt) ------------------------------------------------------------
+
+
+class Shard:
+    """One device's piece of a :class:`ShardedArray` (``jax.Shard``'s fields)."""
+
+    __slots__ = ("data", "device", "index")
+
+    def __init__(self, data: Any, device: Any, index: tuple) -> None:
+        self.data, self.device, self.index = data, device, index
+
+    def __repr__(self) -> str:
+        return f"Shard(device={self.device!r}, index={self.index!r})"
+
+
+class PmapSharding:
+    """Where each slice of a pmap output lives: slice ``m`` along ``axis`` on
+    ``devices[m]`` (``jax.sharding.PmapSharding``'s role)."""
+
+    def __init__(self, devices: Sequence[Any], axis: int, shape: tuple[int, ...]) -> None:
+        self.devices = tuple(devices)
+        self.sharded_dim = axis
+        self.shape = shape
+
+    @property
+    def device_set(self) -> set[Any]:
+        return set(self.devices)
+
+    def devices_indices_map(self, shape: tuple[int, ...]) -> dict[Any, tuple]:
+        out = {}
+        for m, device in enumerate(self.devices):
+            index = [slice(None)] * len(shape)
+            index[self.sharded_dim] = m
+            out[device] = tuple(index)
+        return out
+
+    def __repr__(self) -> str:
+        return f"PmapSharding(devices={list(self.devices)}, sharded_dim={self.sharded_dim})"
+
+
+class ShardedArray(Array):
+    """A pmap output on pjrt: N device arrays (one per device) standing for
+    their stack along ``sharding.sharded_dim``. Reading the value gathers
+    the shards to the host; passing it to a pmap over the same devices (and
+    ``in_axes`` equal to its sharded dim) uses the shards where they are."""
+
+    __slots__ = ("_shards", "_axis", "_aval", "_devices")
+
+    def __init__(self, shards: Sequence[Any], devices: Sequence[Any], axis: int) -> None:
+        self._shards = list(shards)
+        self._devices = tuple(devices)
+        self._axis = axis
+        piece = self._shards[0].aval
+        shape = list(piece.shape)
+        shape.insert(axis, len(self._shards))
+        self._aval = ShapedArray(tuple(shape), piece.dtype, piece.weak_type)
+
+    @property
+    def aval(self) -> ShapedArray:
+        return self._aval
+
+    @property
+    def device(self) -> Any:
+        return self._devices[0]
+
+    def devices(self) -> set[Any]:
+        return set(self._devices)
+
+    @property
+    def sharding(self) -> PmapSharding:
+        return PmapSharding(self._devices, self._axis, self._aval.shape)
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        index_map = self.sharding.devices_indices_map(self._aval.shape)
+        return [
+            Shard(shard, device, index_map[device])
+            for shard, device in zip(self._shards, self._devices, strict=True)
+        ]
+
+    def _check_live(self) -> None:
+        for shard in self._shards:
+            shard._check_live()
+
+    def _value(self) -> np.ndarray:
+        self._check_live()
+        value = np.stack([np.asarray(s._value()) for s in self._shards], axis=self._axis)
+        value.flags.writeable = False
+        return value
+
+    def is_deleted(self) -> bool:
+        return any(s.is_deleted() for s in self._shards)
+
+    def delete(self) -> None:
+        for shard in self._shards:
+            shard.delete()
+
+    def block_until_ready(self) -> ShardedArray:
+        for shard in self._shards:
+            shard.block_until_ready()
+        return self
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        value = self._value()
+        return value if dtype is None else value.astype(dtype)
+
+    def __repr__(self) -> str:
+        return f"ShardedArray({np.asarray(self)!r}, devices={len(self._devices)})"
+
+
+tracing.register_array_type(
+    ShardedArray, lambda a: (a._check_live(), a.aval)[1], ShardedArray._value
+)
+
+
+# --- pmap ---------------------------------------------------------------------------------
+
+
+class _Stats(threading.local):
+    def __init__(self) -> None:
+        self.transfers = 0
+
+
+_stats = _Stats()
+
+
+def transfer_count() -> int:
+    """Host-to-device transfers made by pmap calls on pjrt in this thread (a
+    ShardedArray passed back over the same devices adds none)."""
+    return _stats.transfers
+
+
+def _int_tuple(value: Any, what: str) -> tuple[int, ...]:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),)
+    try:
+        items = tuple(value)
+    except TypeError:
+        raise TypeError(
+            f"pmap: {what} must be an int or a sequence of ints, got {value!r}"
+        ) from None
+    if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in items):
+        raise TypeError(f"pmap: {what} must be an int or a sequence of ints, got {value!r}")
+    return tuple(int(i) for i in items)
+
+
+def pmap(
+    fun: Callable[..., Any],
+    axis_name: Any = None,
+    *,
+    in_axes: Any = 0,
+    out_axes: Any = 0,
+    static_broadcasted_argnums: int | Sequence[int] = (),
+    devices: Sequence[Any] | None = None,
+    backend: str | None = None,
+    donate_argnums: int | Sequence[int] = (),
+) -> Callable[..., Any]:
+    """Run ``fun`` on N devices at once, one slice of the mapped arguments each.
+
+    Args:
+        fun: The per-device function; it returns a pytree of arrays.
+        axis_name: The name collectives (``lax.psum(x, axis_name)``, ...) use.
+        in_axes: Per positional argument (a tree prefix, lists as tuples; or
+            one int/None for all): the axis to split over the devices, or
+            None to give every device the whole value. Keyword arguments are
+            split along axis 0.
+        out_axes: Per output (a tree prefix): the axis along which the
+            per-device results are stacked, or None for an output that is
+            the same on every device (checked: a value that may differ
+            between devices is a ``ValueError``).
+        static_broadcasted_argnums: Positions of hashable Python arguments
+            passed to every device as they are (not traced).
+        devices: The devices to run on (their number must be the mapped
+            axis size); default: the first N of the backend's devices.
+        backend: ``"ref"`` or ``"pjrt"``; default the devices' backend or
+            ``ri.config.backend``.
+        donate_argnums: Positions of arguments whose buffers the call may
+            reuse (per shard, on pjrt); donated arrays are deleted.
+
+    Returns:
+        The mapped function. Its outputs have the mapped axis (size N) at
+        ``out_axes``.
+
+    Raises:
+        ValueError: inconsistent mapped sizes, more devices needed than
+            there are, ``len(devices)`` not the axis size, or an
+            ``out_axes=None`` output that differs between devices.
+        TypeError: ``fun`` not callable, or malformed argnums.
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> ri.config.update("ref_num_devices", 4)
+        >>> ri.pmap(lambda x: ri.lax.psum(x, "i"), "i", backend="ref")(np.arange(4.0))
+        Array([6., 6., 6., 6.], dtype=float32)
+    """
+    if not callable(fun):
+        raise TypeError(f"pmap: fun must be callable, got {type(fun).__name__}")
+    static = _int_tuple(static_broadcasted_argnums, "static_broadcasted_argnums")
+    donate = _int_tuple(donate_argnums, "donate_argnums")
+    if set(static) & set(donate):
+        raise ValueError(
+            f"pmap: arguments {sorted(set(static) & set(donate))} are both static and donated"
+        )
+    if isinstance(in_axes, list):
+        in_axes = tuple(in_axes)
+    if devices is not None:
+        devices = list(devices)
+        if not devices:
+            raise ValueError("pmap: devices must not be empty")
+    name = getattr(fun, "__name__", type(fun).__name__)
+    cache: dict[Any, _Entry] = {}
+
+    def pmap_f(*args: Any, **kwargs: Any) -> Any:
+        n_args = len(args)
+        statics = {i % n_args if n_args else i: None for i in static}
+        for i in list(statics):
+            if not 0 <= i < n_args:
+                raise ValueError(
+                    f"pmap({name}): static_broadcasted_argnums {static} out of range for "
+                    f"{n_args} positional arguments"
+                )
+            statics[i] = args[i]
+        dyn_pos = [i for i in range(n_args) if i not in statics]
+        dyn_args = tuple(args[i] for i in dyn_pos)
+        axes_spec = in_axes
+        if isinstance(in_axes, tuple):
+            if len(in_axes) == n_args and statics:
+                axes_spec = tuple(in_axes[i] for i in dyn_pos)
+            if len(axes_spec) != len(dyn_args):
+                raise ValueError(
+                    "pmap in_axes must be an int, None, or a tuple of entries corresponding "
+                    "to the positional arguments passed to the function, but got "
+                    f"len(in_axes)={len(in_axes)}, len(args)={n_args}"
+                )
+
+        def call_fun(*dyn: Any, **kw: Any) -> Any:
+            it = iter(dyn)
+            full = [statics[i] if i in statics else next(it) for i in range(n_args)]
+            return fun(*full, **kw)
+
+        call_fun.__name__ = name
+        leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
+        axes = batching._flatten_axes("in_axes", axes_spec, dyn_args, "the positional arguments")
+        axes += [0] * (len(leaves) - len(axes))
+        try:
+            size = batching._mapped_size(call_fun, dyn_args, kwargs, leaves, axes, None)
+        except ValueError as error:
+            raise ValueError(str(error).replace("vmap", "pmap")) from None
+        backend_name = _backend_name(backend, devices, leaves)
+        run_devices = _choose_devices(name, backend_name, devices, size)
+        donated = [False] * len(leaves)
+        if donate:
+            flags = _donated_leaves(dyn_args, kwargs, dyn_pos, donate, n_args)
+            donated = flags
+        traced = tracing.is_tracing() or any(isinstance(x, tracing.Tracer) for x in leaves)
+        if backend_name == "pjrt" and not traced:
+            key = _signature(in_tree, leaves, axes, statics, run_devices, donated, out_axes)
+            entry = cache.get(key)
+            if entry is None:
+                entry = cache[key] = _Entry.build(
+                    call_fun, name, axis_name, leaves, in_tree, axes, size, out_axes,
+                    run_devices, donated,
+                )  # fmt: skip
+            return entry.run(leaves, axes, run_devices, donated)
+        out = _lock_step(call_fun, name, leaves, in_tree, axes, size, out_axes, axis_name)
+        for leaf, is_donated in zip(leaves, donated, strict=True):
+            if is_donated and isinstance(leaf, Array) and hasattr(leaf, "mark_donated"):
+                leaf.mark_donated(f"pmap({name})")
+        return out
+
+    pmap_f.__name__ = f"pmap({name})"
+    pmap_f.__qualname__ = pmap_f.__name__
+    pmap_f.__doc__ = fun.__doc__
+    pmap_f.__wrapped__ = fun  # type: ignore[attr-defined]
+    return pmap_f
+
+
+def _donated_leaves(
+    dyn_args: tuple, kwargs: dict, dyn_pos: list[int], donate: tuple[int, ...], n_args: int
+) -> list[bool]:
+    wanted = {i % n_args for i in donate if -n_args <= i < n_args}
+    flags: list[bool] = []
+    for pos, arg in zip(dyn_pos, dyn_args, strict=True):
+        flags += [pos in wanted] * len(tree_util.tree_leaves(arg))
+    flags += [False] * len(tree_util.tree_leaves(kwargs))
+    return flags
+
+
+def _backend_name(backend: str | None, devices: Any, leaves: list[Any]) -> str:
+    if backend is not None:
+        if backend not in ("ref", "pjrt"):
+            raise ValueError(f"pmap: unknown backend {backend!r}; use 'ref' or 'pjrt'")
+        return backend
+    if devices:
+        from refimpl.backends.ref.arrays import Device
+
+        return "ref" if isinstance(devices[0], Device) else "pjrt"
+    return config.backend
+
+
+def _outer_device_product() -> int:
+    product = 1
+    for name in collectives._env.device_axes:
+        product *= collectives.axis_size_or_none(name) or 1
+    return product
+
+
+def _choose_devices(name: str, backend_name: str, devices: Any, size: int) -> list[Any] | None:
+    from refimpl import backends
+
+    available = backends.get(backend_name).devices()
+    if devices is not None:
+        if len(devices) != size:
+            raise ValueError(
+                "Leading axis size of input to pmapped function must equal the number of "
+                f"local devices passed to pmap. Got axis_size={size}, "
+                f"num_local_devices={len(devices)}."
+            )
+        return devices
+    outer = _outer_device_product()
+    if size * outer > len(available):
+        raise ValueError(
+            f"pmap({name}): compiling computation that requires {size * outer} logical devices, "
+            f"but only {len(available)} {backend_name} devices are available "
+            f"(num_replicas={size * outer})"
+            + (
+                '; set ri.config.update("ref_num_devices", n) for more'
+                if backend_name == "ref"
+                else ""
+            )
+        )
+    return list(available[:size])
+
+
+def _lock_step(
+    fun: Callable[..., Any],
+    name: str,
+    leaves: list[Any],
+    in_tree: Any,
+    axes: list[int | None],
+    size: int,
+    out_axes: Any,
+    axis_name: Any,
+) -> Any:
+    """The N instances as the members of one batch (see the module docstring)."""
+    with collectives.device_axis(axis_name):
+        try:
+            return batching._vmap_call(
+                fun, f"pmap({name})", leaves, in_tree, axes, size, out_axes, axis_name
+            )
+        except ValueError as error:
+            text = str(error)
+            if "got axis spec None but output was batched" in text:
+                raise ValueError(
+                    text.replace("vmap", "pmap")
+                    + " (an out_axes=None output must be the same on every device)"
+                ) from None
+            raise
+
+
+# --- the pjrt route: one executable over N replicas -----------------------------------------
+
+
+def _leaf_signature(leaf: Any) -> Any:
+    aval = tracing.get_aval(leaf, "pmap", 0)
+    return (aval.shape, aval.dtype, aval.weak_type)
+
+
+def _signature(in_tree, leaves, axes, statics, devices, donated, out_axes) -> Any:
+    static_key = tuple(sorted(statics.items()))
+    return (
+        in_tree,
+        tuple(_leaf_signature(x) for x in leaves),
+        tuple(axes),
+        static_key,
+        tuple(id(d) for d in devices),
+        tuple(donated),
+        repr(out_axes),
+    )
+
+
+# Collectives after which every device (of the whole axis) holds the same value.
+_REPLICATING = ("psum", "pmax", "pmin", "all_gather")
+_VARYING = ("axis_index", "ppermute", "psum_scatter")
+
+
+def _varying_outputs(program: Program, mapped: Sequence[bool]) -> list[bool]:
+    """Which outputs may differ between devices: a forward dependence analysis
+    (conservative through sub-programs)."""
+    varying: dict[int, bool] = {id(v): m for v, m in zip(program.in_vars, mapped, strict=True)}
+
+    def read(atom: Any) -> bool:
+        return varying.get(id(atom), False)
+
+    for eqn in program.eqns:
+        prim = eqn.primitive.name
+        if prim in _REPLICATING and eqn.params.get("axis_index_groups") is None:
+            out = False
+        elif prim in _VARYING:
+            out = True
+        else:
+            out = any(read(a) for a in eqn.inputs) or any(
+                e.primitive.name in _VARYING or e.params.get("axis_index_groups") is not None
+                for sub in _subprograms(eqn)
+                for e in sub.walk_eqns()
+            )
+        for var in eqn.outputs:
+            varying[id(var)] = out
+    return [read(v) for v in program.out_vars]
+
+
+def _subprograms(eqn: Any) -> list[Program]:
+    from refimpl.core import subprograms
+
+    return subprograms(eqn)
+
+
+def _compile_options(device_ids: Sequence[int]) -> bytes:
+    from jaxlib import xla_client
+
+    options = xla_client.CompileOptions()
+    build = options.executable_build_options
+    build.num_replicas = len(device_ids)
+    build.num_partitions = 1
+    options.device_assignment = xla_client.DeviceAssignment.create(
+        np.array([[i] for i in device_ids], dtype=np.int32)
+    )
+    return options.SerializeAsString()
+
+
+class _Entry:
+    """One compiled pmap signature on pjrt."""
+
+    def __init__(self) -> None:
+        self.program: Program | None = None
+        self.executable: Any = None
+        self.out_tree: Any = None
+        self.out_axes: list[int | None] = []
+        self.out_avals: list[ShapedArray] = []
+
+    @classmethod
+    def build(
+        cls, fun, name, axis_name, leaves, in_tree, axes, size, out_axes, devices, donated
+    ) -> _Entry:
+        from refimpl.backends.pjrt import executables, lowering
+
+        entry = cls()
+        avals = []
+        for leaf, axis in zip(leaves, axes, strict=True):
+            aval = tracing.get_aval(leaf, f"pmap({name})", 0)
+            if axis is not None:
+                shape = list(aval.shape)
+                del shape[axis]
+                aval = aval.update(shape=tuple(shape))
+            avals.append(aval)
+        out_trees = []
+
+        def flat_fun(*tracers: Any) -> list[Any]:
+            args, kwargs = tree_util.tree_unflatten(in_tree, list(tracers))
+            out = fun(*args, **kwargs)
+            flat, tree = tree_util.tree_flatten(out)
+            out_trees.append(tree)
+            return flat
+
+        with collectives.bound_axis(axis_name, size, None), collectives.device_axis(axis_name):
+            program, captured, _ = tracing.trace_to_program(
+                flat_fun,
+                avals,
+                f"pmap({name})",
+                [f"pmap({name}) arg {i}" for i in range(len(avals))],
+            )
+        entry.program = program
+        entry.out_tree = out_trees[0]
+        flat_axes = batching._flatten_axes(
+            "out_axes", out_axes, entry.out_tree.unflatten(program.out_avals), "the output"
+        )
+        varying = _varying_outputs(program, [a is not None for a in axes])
+        for i, (want, var) in enumerate(zip(flat_axes, varying, strict=True)):
+            if want is None and var:
+                raise ValueError(
+                    f"pmap({name}): output {i} has out_axes=None but may differ between "
+                    "devices (an out_axes=None output must be the same on every device)"
+                )
+            if want is not None:
+                rank = program.out_avals[i].ndim + 1
+                if not -rank <= want < rank:
+                    raise ValueError(
+                        f"pmap out_axes specification {want} is out of bounds for output {i} "
+                        f"of rank {rank} (including the mapped axis)"
+                    )
+                flat_axes[i] = want % rank
+        entry.out_axes = flat_axes
+        entry.out_avals = program.out_avals
+        aliases = _alias_plan(program, donated)
+        groups = {axis_name: (tuple(range(size)),)} if axis_name is not None else {}
+        with collectives.replica_axes(groups):
+            module = lowering.lower_program(
+                program, name=f"pmap_{name}", aliases=aliases, donated=donated
+            )
+        with lowering.mlir_context():
+            from jaxlib.mlir import ir
+
+            i32 = ir.IntegerType.get_signless(32)
+            attrs = module.operation.attributes
+            attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, size)
+            attrs["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, 1)
+        from refimpl.backends.pjrt import runtime as pjrt_runtime
+
+        artifact = lowering.to_portable_artifact(module, pjrt_runtime.stablehlo_target_version())
+        entry.module = module
+        entry.executable = executables.client().compile(
+            artifact, _compile_options([d.id for d in devices])
+        )
+        return entry
+
+    def run(self, leaves, axes, devices, donated) -> Any:
+        from refimpl.backends.pjrt.arrays import PjrtArray, wrap_buffer
+        from refimpl.backends.pjrt.executables import client as get_client
+
+        client = get_client()
+
+        n = len(devices)
+        per_device: list[list[Any]] = [[] for _ in range(n)]
+        for leaf, axis, aval in zip(leaves, axes, self.program.in_avals, strict=True):
+            if (
+                isinstance(leaf, ShardedArray)
+                and axis == leaf._axis
+                and leaf._devices == tuple(devices)
+            ):
+                for m in range(n):  # the shards are already there: no data moves
+                    per_device[m].append(leaf._shards[m].buffer())
+                continue
+            if isinstance(leaf, PjrtArray) and axis is None and n == 1:
+                per_device[0].append(leaf.buffer())
+                continue
+            value = np.asarray(tracing.concrete_value(leaf, tracing.get_aval(leaf, "pmap", 0)))
+            if value.dtype != aval.dtype:
+                value = value.astype(aval.dtype)
+            for m, device in enumerate(devices):
+                piece = value if axis is None else np.take(value, m, axis=axis)
+                per_device[m].append(client.buffer_from_numpy(
+                    np.ascontiguousarray(piece), _index(device)
+                ))  # fmt: skip
+                _stats.transfers += 1
+        outs = self.executable.execute_sharded(per_device)
+        for leaf, is_donated in zip(leaves, donated, strict=True):
+            if is_donated:
+                if isinstance(leaf, ShardedArray):
+                    for shard in leaf._shards:
+                        shard.mark_donated("pmap")
+                elif hasattr(leaf, "mark_donated"):
+                    leaf.mark_donated("pmap")
+        results = []
+        for j, (axis, aval) in enumerate(zip(self.out_axes, self.out_avals, strict=True)):
+            shards = [wrap_buffer(outs[m][j], aval.weak_type, devices[m], True) for m in range(n)]
+            results.append(shards[0] if axis is None else ShardedArray(shards, devices, axis))
+        return self.out_tree.unflatten(results)
+
+
+def _index(device: Any) -> int:
+    from refimpl.backends.pjrt.executables import index_of
+
+    return index_of(device)
+
+
+def _alias_plan(program: Program, donated: Sequence[bool]) -> dict[int, int]:
+    """Donated input ``i`` -> the first unclaimed output of the same type."""
+    taken: set[int] = set()
+    plan: dict[int, int] = {}
+    outs = [a.strip_weak() for a in program.out_avals]
+    for i, (is_donated, aval) in enumerate(zip(donated, program.in_avals, strict=True)):
+        if not is_donated:
+            continue
+        for j, out in enumerate(outs):
+            if j not in taken and out == aval.strip_weak():
+                plan[i] = j
+                taken.add(j)
+                break
+    return plan
