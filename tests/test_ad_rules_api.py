@@ -348,3 +348,29 @@ def test_weak_types_match_jax(name):
     jax_grad = jax.grad(functools.partial(fn, JLAX))(1.5)
     assert _weak(grad) == _weak(jax_grad)
     np.testing.assert_allclose(np.asarray(grad), np.asarray(jax_grad), rtol=1e-6)
+
+
+def _mixed_program(L, x):
+    y = L.add(L.mul(L.sin(x), L.exp(L.tanh(x))), L.integer_pow(x, 3))
+    y = L.add(L.cumsum(y, 0), L.cumprod(L.logistic(x), 0))
+    z = L.reduce_max(L.pad(y, x.dtype.type(0.1), ((1, 1, 1),)), (0,))
+    s = L.sort(y)
+    total = L.add(z, L.reduce_sum(L.mul(s, L.rev(x, (0,))), (0,)))
+    return L.add(total, L.reduce_prod(L.cos(x), (0,)))
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [pytest.param("ref", marks=pytest.mark.slow), "pjrt"],  # the interpreter takes ~10 s here
+)
+def test_hessian_of_a_mixed_program(backend):
+    """Second derivatives through many rules at once (jvp of the linearized
+    program, transposes of transposes), under jit on each backend."""
+    if backend == "pjrt":
+        from tests.pjrt_helpers import skip_without_pjrt
+
+        skip_without_pjrt()
+    x = np.linspace(-1, 1, 5).astype(F32)
+    ours = ri.jit(ri.hessian(functools.partial(_mixed_program, rlax)), backend=backend)(x)
+    theirs = jax.hessian(functools.partial(_mixed_program, JLAX))(x)
+    np.testing.assert_allclose(np.asarray(ours), theirs, rtol=2e-5, atol=2e-5)
