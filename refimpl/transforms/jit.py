@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from refimpl import backends, tracing, tree_util
+from refimpl.backends.ref.arrays import RefArray, placement
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, ShapeError, shape_error_at
 from refimpl.interpreter import run_program
@@ -575,13 +576,12 @@ def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> Any:
       their ``unflatten`` is user code that may fail once the results exist,
       and the call must then leave every donated input intact.
     """
-    from refimpl.backends.ref.arrays import RefArray as Array
-    from refimpl.backends.ref.arrays import placement
-
     device, committed = placement(call.leaves, call.paths, f"jit({name})")
     plan = entry.donation
     donated = {
-        i: leaf for i, leaf in enumerate(call.leaves) if plan.donated[i] and isinstance(leaf, Array)
+        i: leaf
+        for i, leaf in enumerate(call.leaves)
+        if plan.donated[i] and isinstance(leaf, RefArray)
     }
     candidates = [] if _custom_out_tree(entry) else [i for i in plan.aliases if i in donated]
     # Detach the candidates' buffers before counting references: from then on
@@ -607,7 +607,7 @@ def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> Any:
         )
         del values
         arrays = [
-            Array(out, aval.weak_type, device, committed)
+            RefArray(out, aval.weak_type, device, committed)
             for out, aval in zip(outs, entry.program.out_avals, strict=True)
         ]
         tree = tree_util.tree_unflatten(entry.out_tree, arrays)

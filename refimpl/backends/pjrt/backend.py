@@ -49,6 +49,7 @@ from refimpl.backends.ref import eager
 from refimpl.core import ShapedArray
 from refimpl.primitives.elementwise import copy_p
 from refimpl.transforms import donation
+from refimpl.transforms.jit import _differences
 
 __all__ = [
     "Compiled",
@@ -242,8 +243,6 @@ def _describe(signature: Any) -> str:
 def _difference(call: Any, compiled: Any) -> str:
     """What differs, as the cache-miss explanation words it (the leaf types
     alone can agree: ``c((x, y))`` for ``c(x, y)``)."""
-    from refimpl.transforms.jit import _differences  # jit imports this backend lazily too
-
     new = call.signature._replace(backend="pjrt")
     old = compiled.signature._replace(backend="pjrt")
     return "; ".join(_differences(new, old, call.paths)) or "the signatures differ"
