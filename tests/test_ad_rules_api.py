@@ -374,3 +374,30 @@ def test_hessian_of_a_mixed_program(backend):
     ours = ri.jit(ri.hessian(functools.partial(_mixed_program, rlax)), backend=backend)(x)
     theirs = jax.hessian(functools.partial(_mixed_program, JLAX))(x)
     np.testing.assert_allclose(np.asarray(ours), theirs, rtol=2e-5, atol=2e-5)
+
+
+COMPLEX_CASES = [c for c in CASES if c[0] in (
+    "exp", "log", "sin", "cos", "tanh", "sqrt", "neg", "add", "sub", "mul", "div", "integer_pow",
+    "reduce_sum", "reduce_prod", "cumsum", "reshape", "transpose", "pad", "concatenate",
+    "dynamic_slice", "dynamic_update_slice", "dot_general",
+)]  # fmt: skip
+
+
+@pytest.mark.parametrize("name,fn,specs", COMPLEX_CASES, ids=[c[0] for c in COMPLEX_CASES])
+def test_complex_jvp_and_vjp_match_jax(name, fn, specs, rng):
+    """Holomorphic rules on complex64: the transpose is JAX's (no conjugation)."""
+    args = [
+        (_sample(rng, s, F32, d) + 1j * _sample(rng, s, F32, "unit")).astype(np.complex64)
+        for s, d in specs
+    ]
+    tangents = [(a * (0.5 - 0.25j)).astype(np.complex64) for a in args]
+    ours = ri.jvp(functools.partial(fn, rlax), tuple(args), tuple(tangents))
+    theirs = jax.jvp(functools.partial(fn, JLAX), tuple(args), tuple(tangents))
+    for a, e in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+        assert np.asarray(a).dtype == np.complex64
+        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=1e-4, atol=1e-5)
+    out, pullback = jax.vjp(functools.partial(fn, JLAX), *args)
+    ct = (np.ones(np.shape(out)) * (1 - 2j)).astype(np.complex64)
+    ours = ri.vjp(functools.partial(fn, rlax), *args)[1](ct)
+    for a, e in zip(ours, pullback(ct), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=1e-4, atol=1e-5)
