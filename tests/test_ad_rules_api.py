@@ -401,3 +401,17 @@ def test_complex_jvp_and_vjp_match_jax(name, fn, specs, rng):
     ours = ri.vjp(functools.partial(fn, rlax), *args)[1](ct)
     for a, e in zip(ours, pullback(ct), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(e), rtol=1e-4, atol=1e-5)
+
+
+def test_complex_abs_matches_jax(rng):
+    z = (rng.normal(size=5) + 1j * rng.normal(size=5)).astype(np.complex64)
+    z[0] = 0  # |z| is read as 1 there, as in JAX
+    t = (rng.normal(size=5) + 1j * rng.normal(size=5)).astype(np.complex64)
+    _, ours = ri.jvp(rlax.abs, (z,), (t,))
+    _, theirs = jax.jvp(jax.lax.abs, (z,), (t,))
+    np.testing.assert_allclose(np.asarray(ours), theirs, rtol=1e-6, atol=1e-7)
+    ct = rng.normal(size=5).astype(F32)
+    (ours,) = ri.vjp(rlax.abs, z)[1](ct)
+    (theirs,) = jax.vjp(jax.lax.abs, z)[1](ct)
+    assert np.asarray(ours).dtype == np.complex64
+    np.testing.assert_allclose(np.asarray(ours), theirs, rtol=1e-6, atol=1e-7)

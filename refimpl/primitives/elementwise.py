@@ -524,13 +524,23 @@ _unary_jvp(
 
 
 def _abs_derivative(t: Any, ans: Any, x: Any) -> Any:
-    """d|x| = t for x >= 0 (so +t at 0, as JAX), -t for x < 0."""
-    if dtypes.is_complex(ad_helpers.aval_of(x).dtype):
-        raise NotImplementedError(
-            "abs: the derivative of abs of a complex value needs real/conj, which "
-            "refimpl does not have yet"
-        )
-    return select_n(ge(x, _c(0, x)), neg(t), t)
+    """d|x| = t for x >= 0 (so +t at 0, as JAX), -t for x < 0. For complex
+    z: d|z| = Re(conj(z) t) / |z| (with |z| read as 1 at 0, as JAX), real
+    and imaginary parts taken by converting to the real type (``Im w =
+    Re(-i w)``), which keeps the tangent map linear and transposable."""
+    dtype = ad_helpers.aval_of(x).dtype
+    if not dtypes.is_complex(dtype):
+        return select_n(ge(x, _c(0, x)), neg(t), t)
+    real = _abs_dtype(dtype)
+
+    def re(w):
+        return convert_element_type_p.bind(w, new_dtype=real, weak_type=False)
+
+    def im(w):
+        return re(mul(w, np.asarray(-1j, dtype)))
+
+    numerator = add(mul(re(x), re(t)), mul(im(x), im(t)))
+    return div(numerator, _replace_zero(ans))
 
 
 _unary_jvp(abs_p, _abs_derivative)
