@@ -55,6 +55,7 @@ class _AxisEnv(threading.local):
         # names bound by pmap (its N devices run in lock step as one batch):
         # there axis_index_groups are allowed; under vmap they are not (as JAX).
         self.device_axes: list[Any] = []
+        self.device_sizes: list[int] = []  # their sizes (named or not)
         # pmap's lowering: axis name -> the replica groups of the whole axis
         self.replica_axes: dict[Any, tuple[tuple[int, ...], ...]] = {}
 
@@ -79,13 +80,16 @@ def bound_axis(name: Any, size: int, trace: Any = None) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def device_axis(name: Any) -> Iterator[None]:
-    """Mark ``name`` as a pmap axis (devices, not vmap members) while the block runs."""
+def device_axis(name: Any, size: int) -> Iterator[None]:
+    """Mark ``name`` as a pmap axis of ``size`` devices (not vmap members)
+    while the block runs."""
     _env.device_axes.append(name)
+    _env.device_sizes.append(size)
     try:
         yield
     finally:
         _env.device_axes.pop()
+        _env.device_sizes.pop()
 
 
 @contextlib.contextmanager

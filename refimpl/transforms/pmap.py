@@ -348,10 +348,7 @@ def _backend_name(backend: str | None, devices: Any, leaves: list[Any]) -> str:
 
 
 def _outer_device_product() -> int:
-    product = 1
-    for name in collectives._env.device_axes:
-        product *= collectives.axis_size_or_none(name) or 1
-    return product
+    return int(np.prod(collectives._env.device_sizes, dtype=np.int64))
 
 
 def _choose_devices(name: str, backend_name: str, devices: Any, size: int) -> list[Any] | None:
@@ -392,7 +389,7 @@ def _lock_step(
     axis_name: Any,
 ) -> Any:
     """The N instances as the members of one batch (see the module docstring)."""
-    with collectives.device_axis(axis_name):
+    with collectives.device_axis(axis_name, size):
         try:
             return batching._vmap_call(
                 fun, f"pmap({name})", leaves, in_tree, axes, size, out_axes, axis_name
@@ -511,7 +508,10 @@ class _Entry:
             out_trees.append(tree)
             return flat
 
-        with collectives.bound_axis(axis_name, size, None), collectives.device_axis(axis_name):
+        with (
+            collectives.bound_axis(axis_name, size, None),
+            collectives.device_axis(axis_name, size),
+        ):
             program, captured, _ = tracing.trace_to_program(
                 flat_fun,
                 avals,

@@ -1,0 +1,209 @@
+"""pmap and collectives across devices (issue 18) against jax.pmap on 4 host devices.
+
+JAX runs in a subprocess (``tests/pmap_cases.py``) with
+``XLA_FLAGS=--xla_force_host_platform_device_count=4`` set before it imports
+jax; refimpl runs the same case code on the reference backend (4 virtual
+devices) and on pjrt (the CPU plugin's 4 devices).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import refimpl as ri
+from refimpl import lax
+from tests import pmap_cases
+
+HERE = os.path.dirname(__file__)
+BACKENDS = ["ref", "pjrt"]
+
+
+@pytest.fixture(scope="module")
+def oracle(tmp_path_factory):
+    out = tmp_path_factory.mktemp("pmap") / "jax.pkl"
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4")
+    subprocess.run(
+        [sys.executable, os.path.join(HERE, "pmap_cases.py"), str(out)],
+        check=True,
+        env=env,
+        timeout=300,
+    )
+    with open(out, "rb") as f:
+        return pickle.load(f)
+
+
+@pytest.fixture(autouse=True)
+def four_ref_devices():
+    old = ri.config.ref_num_devices
+    ri.config.update("ref_num_devices", 4)
+    yield
+    ri.config.update("ref_num_devices", old)
+
+
+def _on(backend: str, build):
+    """``build(ri)`` with pmap's backend fixed (the cases call ``lib.pmap``)."""
+
+    class Lib:
+        def __getattr__(self, name):
+            return getattr(ri, name)
+
+        @staticmethod
+        def pmap(fun, *args, **kwargs):
+            return ri.pmap(fun, *args, backend=backend, **kwargs)
+
+    return build(Lib())
+
+
+def _check(got_tree, expected, rtol=2e-6, atol=2e-6):
+    got = [np.asarray(v) for v in ri.tree_util.tree_leaves(got_tree)]
+    assert not isinstance(expected, str), f"jax raised {expected}"
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected, strict=True):
+        assert g.shape == e.shape
+        assert g.dtype == e.dtype, (g.dtype, e.dtype)
+        np.testing.assert_allclose(g, e, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", list(pmap_cases.CASES))
+def test_case_against_jax_pmap(oracle, name, backend):
+    build, args = pmap_cases.CASES[name]
+    _check(_on(backend, build)(*args), oracle[name], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_nested_2x2_against_shard_map(oracle, backend):
+    body = pmap_cases.nested_body(ri)
+    f = ri.pmap(ri.pmap(body, "j", backend=backend), "i", backend=backend)
+    _check(f(pmap_cases.NESTED_X), oracle["nested_2x2"], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_psum_grad_is_8x(backend):
+    x = np.arange(4.0, dtype=np.float32)
+    out = ri.pmap(ri.grad(lambda x: lax.psum(x**2, "i")), "i", backend=backend)(x)
+    np.testing.assert_array_equal(np.asarray(out), 8 * x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_train_step_equals_single_device_step_on_the_whole_batch(backend):
+    build, (params, x, y) = pmap_cases.CASES["train_step"]
+    new, value = _on(backend, build)(params, x, y)
+
+    def loss(params, x, y):
+        w, b = params
+        return ri.numpy.mean((ri.numpy.tanh(x @ w + b) - y) ** 2)
+
+    whole_value, grads = ri.value_and_grad(loss)(params, x.reshape(20, 3), y.reshape(20, 2))
+    whole_new = [p - 0.1 * g for p, g in zip(params, grads, strict=True)]
+    np.testing.assert_allclose(np.asarray(value), np.asarray(whole_value), rtol=1e-6)
+    for a, b in zip(new, whole_new, strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    "groups",
+    [[[0, 1], [2]], [[0, 1], [1, 2, 3]], [[0, 1, 2], [3]], [[0, 1], [2, 4]], [[0, 0], [2, 3]]],
+)
+def test_bad_axis_index_groups_are_value_errors(backend, groups):
+    f = ri.pmap(lambda x: lax.psum(x, "i", axis_index_groups=groups), "i", backend=backend)
+    with pytest.raises(ValueError, match="axis_index_groups must cover range"):
+        f(np.ones(4, np.float32))
+
+
+def test_groups_under_vmap_are_not_implemented():
+    f = ri.vmap(lambda x: lax.psum(x, "i", axis_index_groups=[[0, 1], [2, 3]]), axis_name="i")
+    with pytest.raises(NotImplementedError, match="axis_index_groups"):
+        f(np.ones(4, np.float32))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_out_axes_none_must_be_unmapped(backend):
+    f = ri.pmap(lambda x: x * 2, "i", out_axes=None, backend=backend)
+    with pytest.raises(ValueError, match="out_axes"):
+        f(np.ones(4, np.float32))
+    g = ri.pmap(lambda x: lax.psum(x, "i", axis_index_groups=[[0, 1], [2, 3]]), "i",
+                out_axes=None, backend=backend)  # fmt: skip
+    with pytest.raises(ValueError, match="out_axes"):
+        g(np.ones(4, np.float32))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_too_many_devices_and_inconsistent_sizes(backend):
+    with pytest.raises(ValueError, match="requires 5 logical devices"):
+        ri.pmap(lambda x: x, backend=backend)(np.ones(5, np.float32))
+    with pytest.raises(ValueError, match="pmap got inconsistent sizes"):
+        ri.pmap(lambda x, y: x + y, backend=backend)(np.ones(4), np.ones(3))
+    with pytest.raises(ValueError, match="requires 8 logical devices"):
+        ri.pmap(ri.pmap(lambda x: x, backend=backend), backend=backend)(np.ones((2, 4)))
+
+
+def test_sharded_output_and_feedback_moves_no_data():
+    from refimpl.transforms import pmap as pmap_module
+
+    devices = ri.devices("pjrt")[:4]
+    f = ri.pmap(lambda x: x * 2 + lax.axis_index("i"), "i", backend="pjrt")
+    y = f(np.arange(8.0, dtype=np.float32).reshape(4, 2))
+    assert y.devices() == set(devices)
+    assert y.shape == (4, 2)
+    shards = y.addressable_shards
+    assert [s.device for s in shards] == devices
+    for m, shard in enumerate(shards):
+        np.testing.assert_array_equal(np.asarray(shard.data), np.asarray(y)[m])
+        assert shard.index[0] == m
+    assert y.sharding.device_set == set(devices)
+    before = pmap_module.transfer_count()
+    z = f(y)
+    assert pmap_module.transfer_count() == before  # the shards were used where they are
+    expected = (np.arange(8.0).reshape(4, 2) * 2 + np.arange(4)[:, None]) * 2 + np.arange(4)[
+        :, None
+    ]
+    np.testing.assert_array_equal(np.asarray(z), expected)
+    f(np.ones((4, 2), np.float32))
+    assert pmap_module.transfer_count() == before + 4  # a host argument: one piece per device
+
+
+def test_donation_per_shard():
+    f = ri.pmap(lambda x: x + 1, "i", backend="pjrt", donate_argnums=0)
+    y = ri.pmap(lambda x: x * 1, "i", backend="pjrt")(np.zeros((4, 3), np.float32))
+    pointers = [s.data.unsafe_buffer_pointer() for s in y.addressable_shards]
+    z = f(y)
+    assert y.is_deleted()
+    with pytest.raises(RuntimeError):
+        np.asarray(y)
+    assert [s.data.unsafe_buffer_pointer() for s in z.addressable_shards] == pointers
+    np.testing.assert_array_equal(np.asarray(z), np.ones((4, 3)))
+
+
+def test_one_executable_for_four_replicas():
+    from refimpl.backends.pjrt import lowering
+
+    f = ri.pmap(lambda x: lax.psum(x, "i"), "i", backend="pjrt")
+    f(np.ones(4, np.float32))
+    (entry,) = [c for c in f.__closure__ if isinstance(c.cell_contents, dict)][
+        0
+    ].cell_contents.values()
+    text = lowering.module_text(entry.module)
+    assert "mhlo.num_replicas = 4" in text
+    assert "stablehlo.all_reduce" in text and "replica_groups" in text
+    assert sorted(entry.executable.device_indices) == [0, 1, 2, 3]
+
+
+def test_pmap_under_jit_and_grad_of_pmap_keep_unmapped_inputs():
+    w = np.float32(1.5)
+    x = np.arange(4.0, dtype=np.float32)
+
+    def loss(w, x):
+        return ri.pmap(lambda w, x: lax.psum(w * x, "i"), "i", in_axes=(None, 0), backend="ref")(
+            w, x
+        ).sum()
+
+    np.testing.assert_allclose(np.asarray(ri.grad(loss)(w, x)), 4 * x.sum())
+    np.testing.assert_allclose(np.asarray(ri.jit(loss)(w, x)), 4 * w * x.sum())
