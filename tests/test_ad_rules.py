@@ -712,3 +712,16 @@ def test_conv_general_dilated(case, rng):
     ct = sample(rng, np.shape(jax_fn(lhs, rhs)), F32)
     check_transpose(L.conv_general_dilated_p, [lhs, rhs], [0], jax_fn, ct, F32, **builder_params)
     check_transpose(L.conv_general_dilated_p, [lhs, rhs], [1], jax_fn, ct, F32, **builder_params)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_cumulative_ties_split_as_jax(name, reverse, rng):
+    """Ties resolve in JAX's associative-scan tree: the tangents agree exactly."""
+    prim, jax_fn = getattr(R, f"{name}_p"), getattr(jlax, name)
+    for n in (2, 5, 8, 11):
+        x = np.round(rng.normal(size=(3, n)) * 1.5).astype(F32)  # many ties
+        t = sample(rng, (3, n), F32)
+        _, tangent = prim.jvp_rule([x], [t], axis=1, reverse=reverse)
+        _, expected = jax.jvp(lambda v: jax_fn(v, 1, reverse=reverse), (x,), (t,))
+        np.testing.assert_array_equal(np.asarray(tangent), expected)

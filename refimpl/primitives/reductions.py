@@ -524,14 +524,14 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
     return ans, reduce_sum(ew.mul(tr, others), (last,))
 
 
-def _prefix_scan_jvp(prim: Primitive, combine, identity):
-    """cumprod/cummax/cummin: the tangent of a prefix scan evaluated with the
-    same combining step on (value, tangent) pairs, in ceil(log2 n) rounds of
-    shifted combines (Hillis and Steele). ``combine((a, ta), (b, tb))`` gives
-    the pair of ``a op b``. cummax/cummin split the tangent equally between
-    tied values at each combine (as the elementwise max/min do); where ties
-    fall in a different combining tree than JAX's associative scan the
-    tangents may differ from JAX's, never the primal values."""
+def _prefix_scan_jvp(prim: Primitive, combine):
+    """cumprod/cummax/cummin: the tangent of the prefix scan evaluated on
+    (value, tangent) pairs, ``combine((a, ta), (b, tb))`` giving the pair of
+    ``a op b``, with the odd/even recursive combining tree JAX's
+    ``associative_scan`` uses (so ties in cummax/cummin, where each combine
+    splits the tangent equally as the elementwise max/min do, resolve as in
+    JAX): combine neighbouring pairs, scan those recursively (the results at
+    odd positions), then combine each with the next even element."""
 
     def rule(primals, tangents, *, axis, reverse):
         (x,), (t,) = primals, tangents
@@ -539,25 +539,57 @@ def _prefix_scan_jvp(prim: Primitive, combine, identity):
         if ad_helpers.is_zero(t):
             return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
         structural = _structural()
-        aval = ad_helpers.aval_of(x)
         if reverse:
             x, t = structural.rev(x, (axis,)), structural.rev(t, (axis,))
-        size, step = aval.shape[axis], 1
-        value, tangent = x, t
-        fill = identity(aval)
-        zero = ad_helpers.scalar(0, aval)
-        while step < size:
-            config = [(0, 0, 0)] * aval.ndim
-            config[axis] = (step, -step, 0)
-            shifted_v = structural.pad_p.bind(value, fill, padding_config=tuple(config))
-            shifted_t = structural.pad_p.bind(tangent, zero, padding_config=tuple(config))
-            value, tangent = combine((shifted_v, shifted_t), (value, tangent))
-            step *= 2
+        _, tangent = _odd_even_scan((x, t), axis, combine)
         if reverse:
             tangent = structural.rev(tangent, (axis,))
         return ans, tangent
 
     prim.def_jvp(rule)
+
+
+def _take_every(x: Any, axis: int, start: int, stop: int | None, step: int) -> Any:
+    """``x[start:stop:step]`` along ``axis`` (``stop`` may be negative)."""
+    structural = _structural()
+    return structural.slice_in_dim(x, start, stop, step, axis)
+
+
+def _odd_even_scan(pair: tuple[Any, Any], axis: int, combine) -> tuple[Any, Any]:
+    size = ad_helpers.aval_of(pair[0]).shape[axis]
+    if size < 2:
+        return pair
+    structural = _structural()
+    evens = tuple(_take_every(e, axis, 0, size - 1 if size % 2 else None, 2) for e in pair)
+    odds = tuple(_take_every(e, axis, 1, None, 2) for e in pair)
+    # results at odd positions 1, 3, 5, ...
+    odd_results = _odd_even_scan(combine(evens, odds), axis, combine)
+    # results at even positions 2, 4, ...: the previous odd result op the element
+    later_evens = tuple(_take_every(e, axis, 2, None, 2) for e in pair)
+    n_later = ad_helpers.aval_of(later_evens[0]).shape[axis]
+    previous = tuple(_take_every(r, axis, 0, n_later, 1) for r in odd_results)
+    even_results = combine(previous, later_evens) if n_later else later_evens
+    even_results = tuple(
+        structural.concatenate([_take_every(e, axis, 0, 1, 1), r], axis)
+        for e, r in zip(pair, even_results, strict=True)
+    )
+    return tuple(_interleave(a, b, axis) for a, b in zip(even_results, odd_results, strict=True))
+
+
+def _interleave(evens: Any, odds: Any, axis: int) -> Any:
+    """``evens[0], odds[0], evens[1], odds[1], ...`` along ``axis``: each
+    spread out with zero-valued gaps (interior padding) and the two added."""
+    structural, ew = _structural(), _elementwise()
+    aval = ad_helpers.aval_of(evens)
+    n_even, n_odd = aval.shape[axis], ad_helpers.aval_of(odds).shape[axis]
+    even_config = [(0, 0, 0)] * aval.ndim
+    odd_config = [(0, 0, 0)] * aval.ndim
+    even_config[axis] = (0, 1 if n_even == n_odd else 0, 1)
+    odd_config[axis] = (1, 0 if n_even == n_odd else 1, 1)
+    zero = ad_helpers.scalar(0, aval)
+    spread_evens = structural.pad_p.bind(evens, zero, padding_config=tuple(even_config))
+    spread_odds = structural.pad_p.bind(odds, zero, padding_config=tuple(odd_config))
+    return ew.add(spread_evens, spread_odds)
 
 
 def _prod_combine(a_pair, b_pair):
@@ -578,17 +610,9 @@ def _chooser_combine(choose):
     return combine
 
 
-def _min_identity(aval: ShapedArray) -> Any:
-    return ad_helpers.scalar(dtypes.max_value(aval.dtype), aval)
-
-
-def _max_identity(aval: ShapedArray) -> Any:
-    return ad_helpers.scalar(dtypes.min_value(aval.dtype), aval)
-
-
-_prefix_scan_jvp(cumprod_p, _prod_combine, lambda aval: ad_helpers.scalar(1, aval))
-_prefix_scan_jvp(cummax_p, _chooser_combine(lambda a, b: _elementwise().max(a, b)), _max_identity)
-_prefix_scan_jvp(cummin_p, _chooser_combine(lambda a, b: _elementwise().min(a, b)), _min_identity)
+_prefix_scan_jvp(cumprod_p, _prod_combine)
+_prefix_scan_jvp(cummax_p, _chooser_combine(lambda a, b: _elementwise().max(a, b)))
+_prefix_scan_jvp(cummin_p, _chooser_combine(lambda a, b: _elementwise().min(a, b)))
 
 
 @sort_p.def_jvp
