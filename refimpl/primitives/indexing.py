@@ -336,175 +336,6 @@ scatter_p = _scatter_primitive("scatter", accumulate=False)
 scatter_add_p = _scatter_primitive("scatter_add", accumulate=True)
 
 
-# --- differentiation rules (refimpl.transforms.ad) -------------------------------------
-#
-# The start indices and gather/scatter indices are integers (float0
-# tangents, never linear); each primitive is linear in its other operands.
-
-
-def _undefined(x: Any) -> bool:
-    return isinstance(x, ad_helpers.UndefinedPrimal)
-
-
-@dynamic_slice_p.def_jvp
-def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
-    x, *starts = primals
-    ans = dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes)
-    if ad_helpers.is_zero(tangents[0]):
-        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
-    return ans, dynamic_slice_p.bind(tangents[0], *starts, slice_sizes=slice_sizes)
-
-
-@dynamic_slice_p.def_transpose
-def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
-    """Zeros with the cotangent written into the (same, clamped) window."""
-    rest = [None] * len(starts)
-    if isinstance(ct, ad_helpers.Zero):
-        return [ad_helpers.Zero(x.aval), *rest]
-    zeros = ad_helpers.zeros(x.aval)
-    return [dynamic_update_slice_p.bind(zeros, ct, *starts), *rest]
-
-
-@dynamic_update_slice_p.def_jvp
-def _dynamic_update_slice_jvp(primals, tangents):
-    x, update, *starts = primals
-    tx, tu = tangents[:2]
-    ans = dynamic_update_slice_p.bind(x, update, *starts)
-    if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
-        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
-    tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(ad_helpers.aval_of(x)))
-    tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(ad_helpers.aval_of(update)))
-    return ans, dynamic_update_slice_p.bind(tx, tu, *starts)
-
-
-@dynamic_update_slice_p.def_transpose
-def _dynamic_update_slice_transpose(ct, x, update, *starts):
-    """The operand gets the cotangent with the window zeroed (those elements
-    were overwritten); the update gets the window."""
-    rest = [None] * len(starts)
-    update_aval = ad_helpers.aval_of(update)
-    if isinstance(ct, ad_helpers.Zero):
-        return [
-            ad_helpers.Zero(x.aval) if _undefined(x) else None,
-            ad_helpers.Zero(update_aval) if _undefined(update) else None,
-            *rest,
-        ]
-    ct_x = ct_update = None
-    if _undefined(x):
-        ct_x = dynamic_update_slice_p.bind(ct, ad_helpers.zeros(update_aval), *starts)
-    if _undefined(update):
-        ct_update = dynamic_slice_p.bind(ct, *starts, slice_sizes=update_aval.shape)
-    return [ct_x, ct_update, *rest]
-
-
-@gather_p.def_jvp
-def _gather_jvp(primals, tangents, *, axis, mode, fill_value):
-    """The tangent gathered alike; an out-of-range read (mode "fill") reads a
-    constant, whose tangent is zero."""
-    x, indices = primals
-    ans = gather_p.bind(x, indices, axis=axis, mode=mode, fill_value=fill_value)
-    if ad_helpers.is_zero(tangents[0]):
-        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
-    tangent_fill = 0 if mode == "fill" else None
-    return ans, gather_p.bind(tangents[0], indices, axis=axis, mode=mode, fill_value=tangent_fill)
-
-
-def _scatter_mode(gather_mode: str) -> str:
-    """The scatter that sends a gather's cotangent back: clamped indices go to
-    the clamped place, out-of-range reads (fill) to nowhere."""
-    return "clip" if gather_mode == "clip" else "drop"
-
-
-def _gather_mode(scatter_mode: str) -> tuple[str, Any]:
-    """The gather that reads a scatter's cotangent: the (mode, fill_value)."""
-    return ("clip", None) if scatter_mode == "clip" else ("fill", 0)
-
-
-@gather_p.def_transpose
-def _gather_transpose(ct, x, indices, *, axis, mode, fill_value):
-    """Scatter-add the cotangent back: repeated indices accumulate."""
-    if isinstance(ct, ad_helpers.Zero):
-        return [ad_helpers.Zero(x.aval), None]
-    zeros = ad_helpers.zeros(x.aval)
-    return [scatter_add_p.bind(zeros, indices, ct, axis=axis, mode=_scatter_mode(mode)), None]
-
-
-@scatter_add_p.def_jvp
-def _scatter_add_jvp(primals, tangents, *, axis, mode):
-    x, indices, updates = primals
-    tx, _, tu = tangents
-    ans = scatter_add_p.bind(x, indices, updates, axis=axis, mode=mode)
-    if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
-        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
-    tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(ad_helpers.aval_of(x)))
-    tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(ad_helpers.aval_of(updates)))
-    return ans, scatter_add_p.bind(tx, indices, tu, axis=axis, mode=mode)
-
-
-@scatter_add_p.def_transpose
-def _scatter_add_transpose(ct, x, indices, updates, *, axis, mode):
-    """The operand gets the cotangent; each update the cotangent where it
-    landed (zero where it was dropped)."""
-    update_aval = ad_helpers.aval_of(updates)
-    if isinstance(ct, ad_helpers.Zero):
-        return [
-            ad_helpers.Zero(x.aval) if _undefined(x) else None,
-            None,
-            ad_helpers.Zero(update_aval) if _undefined(updates) else None,
-        ]
-    ct_updates = None
-    if _undefined(updates):
-        gather_mode, fill = _gather_mode(mode)
-        ct_updates = gather_p.bind(ct, indices, axis=axis, mode=gather_mode, fill_value=fill)
-    return [ct if _undefined(x) else None, None, ct_updates]
-
-
-@scatter_p.def_jvp
-def _scatter_jvp(primals, tangents, *, axis, mode):
-    """The tangents are scattered alike: the same update wins at each place."""
-    x, indices, updates = primals
-    tx, _, tu = tangents
-    ans = scatter_p.bind(x, indices, updates, axis=axis, mode=mode)
-    if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
-        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
-    tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(ad_helpers.aval_of(x)))
-    tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(ad_helpers.aval_of(updates)))
-    return ans, scatter_p.bind(tx, indices, tu, axis=axis, mode=mode)
-
-
-@scatter_p.def_transpose
-def _scatter_transpose(ct, x, indices, updates, *, axis, mode):
-    """The operand gets the cotangent except where it was overwritten; an
-    update gets the cotangent of its place only if it is the one that won
-    there (the last of repeated indices), found by scattering each index
-    position's own number and reading the winners back."""
-    update_aval = ad_helpers.aval_of(updates)
-    if isinstance(ct, ad_helpers.Zero):
-        return [
-            ad_helpers.Zero(x.aval) if _undefined(x) else None,
-            None,
-            ad_helpers.Zero(update_aval) if _undefined(updates) else None,
-        ]
-    ct_x = ct_updates = None
-    if _undefined(x):
-        ct_x = scatter_p.bind(ct, indices, ad_helpers.zeros(update_aval), axis=axis, mode=mode)
-    if _undefined(updates):
-        index_aval = tracing.get_aval(indices, "scatter", 1)
-        own = structural.reshape(structural.iota(np.int32, index_aval.size), index_aval.shape)
-        size = x.aval.shape[axis]
-        nobody = np.full((size,), -1, np.int32)
-        winners = scatter_p.bind(nobody, indices, own, axis=0, mode=mode)
-        read_back = gather_p.bind(winners, indices, axis=0, mode="clip", fill_value=None)
-        won = elementwise.eq(read_back, own)
-        won = structural.broadcast_in_dim(
-            won, update_aval.shape, tuple(range(axis, axis + index_aval.ndim))
-        )
-        gather_mode, fill = _gather_mode(mode)
-        taken = gather_p.bind(ct, indices, axis=axis, mode=gather_mode, fill_value=fill)
-        ct_updates = elementwise.select_n(won, ad_helpers.zeros(update_aval), taken)
-    return [ct_x, None, ct_updates]
-
-
 # --- batching rules (refimpl.transforms.batching) -------------------------------------
 # Per-member indices become indices into the operand with the batch axis merged
 # into the indexed one: member b's index i is position b * n + i of the merged
@@ -678,6 +509,175 @@ def _dynamic_update_slice_batch(args, dims):
         mask = structural.broadcast_in_dim(in_window, (size, *shape), (0, d + 1))
         inside = mask if inside is None else elementwise.bitwise_and(inside, mask)
     return elementwise.select(inside, spread, x), 0
+
+
+# --- differentiation rules (refimpl.transforms.ad) -------------------------------------
+#
+# The start indices and gather/scatter indices are integers (float0
+# tangents, never linear); each primitive is linear in its other operands.
+
+
+def _undefined(x: Any) -> bool:
+    return isinstance(x, ad_helpers.UndefinedPrimal)
+
+
+@dynamic_slice_p.def_jvp
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    x, *starts = primals
+    ans = dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes)
+    if ad_helpers.is_zero(tangents[0]):
+        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+    return ans, dynamic_slice_p.bind(tangents[0], *starts, slice_sizes=slice_sizes)
+
+
+@dynamic_slice_p.def_transpose
+def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
+    """Zeros with the cotangent written into the (same, clamped) window."""
+    rest = [None] * len(starts)
+    if isinstance(ct, ad_helpers.Zero):
+        return [ad_helpers.Zero(x.aval), *rest]
+    zeros = ad_helpers.zeros(x.aval)
+    return [dynamic_update_slice_p.bind(zeros, ct, *starts), *rest]
+
+
+@dynamic_update_slice_p.def_jvp
+def _dynamic_update_slice_jvp(primals, tangents):
+    x, update, *starts = primals
+    tx, tu = tangents[:2]
+    ans = dynamic_update_slice_p.bind(x, update, *starts)
+    if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
+        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+    tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(ad_helpers.aval_of(x)))
+    tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(ad_helpers.aval_of(update)))
+    return ans, dynamic_update_slice_p.bind(tx, tu, *starts)
+
+
+@dynamic_update_slice_p.def_transpose
+def _dynamic_update_slice_transpose(ct, x, update, *starts):
+    """The operand gets the cotangent with the window zeroed (those elements
+    were overwritten); the update gets the window."""
+    rest = [None] * len(starts)
+    update_aval = ad_helpers.aval_of(update)
+    if isinstance(ct, ad_helpers.Zero):
+        return [
+            ad_helpers.Zero(x.aval) if _undefined(x) else None,
+            ad_helpers.Zero(update_aval) if _undefined(update) else None,
+            *rest,
+        ]
+    ct_x = ct_update = None
+    if _undefined(x):
+        ct_x = dynamic_update_slice_p.bind(ct, ad_helpers.zeros(update_aval), *starts)
+    if _undefined(update):
+        ct_update = dynamic_slice_p.bind(ct, *starts, slice_sizes=update_aval.shape)
+    return [ct_x, ct_update, *rest]
+
+
+@gather_p.def_jvp
+def _gather_jvp(primals, tangents, *, axis, mode, fill_value):
+    """The tangent gathered alike; an out-of-range read (mode "fill") reads a
+    constant, whose tangent is zero."""
+    x, indices = primals
+    ans = gather_p.bind(x, indices, axis=axis, mode=mode, fill_value=fill_value)
+    if ad_helpers.is_zero(tangents[0]):
+        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+    tangent_fill = 0 if mode == "fill" else None
+    return ans, gather_p.bind(tangents[0], indices, axis=axis, mode=mode, fill_value=tangent_fill)
+
+
+def _scatter_mode(gather_mode: str) -> str:
+    """The scatter that sends a gather's cotangent back: clamped indices go to
+    the clamped place, out-of-range reads (fill) to nowhere."""
+    return "clip" if gather_mode == "clip" else "drop"
+
+
+def _gather_mode(scatter_mode: str) -> tuple[str, Any]:
+    """The gather that reads a scatter's cotangent: the (mode, fill_value)."""
+    return ("clip", None) if scatter_mode == "clip" else ("fill", 0)
+
+
+@gather_p.def_transpose
+def _gather_transpose(ct, x, indices, *, axis, mode, fill_value):
+    """Scatter-add the cotangent back: repeated indices accumulate."""
+    if isinstance(ct, ad_helpers.Zero):
+        return [ad_helpers.Zero(x.aval), None]
+    zeros = ad_helpers.zeros(x.aval)
+    return [scatter_add_p.bind(zeros, indices, ct, axis=axis, mode=_scatter_mode(mode)), None]
+
+
+@scatter_add_p.def_jvp
+def _scatter_add_jvp(primals, tangents, *, axis, mode):
+    x, indices, updates = primals
+    tx, _, tu = tangents
+    ans = scatter_add_p.bind(x, indices, updates, axis=axis, mode=mode)
+    if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
+        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+    tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(ad_helpers.aval_of(x)))
+    tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(ad_helpers.aval_of(updates)))
+    return ans, scatter_add_p.bind(tx, indices, tu, axis=axis, mode=mode)
+
+
+@scatter_add_p.def_transpose
+def _scatter_add_transpose(ct, x, indices, updates, *, axis, mode):
+    """The operand gets the cotangent; each update the cotangent where it
+    landed (zero where it was dropped)."""
+    update_aval = ad_helpers.aval_of(updates)
+    if isinstance(ct, ad_helpers.Zero):
+        return [
+            ad_helpers.Zero(x.aval) if _undefined(x) else None,
+            None,
+            ad_helpers.Zero(update_aval) if _undefined(updates) else None,
+        ]
+    ct_updates = None
+    if _undefined(updates):
+        gather_mode, fill = _gather_mode(mode)
+        ct_updates = gather_p.bind(ct, indices, axis=axis, mode=gather_mode, fill_value=fill)
+    return [ct if _undefined(x) else None, None, ct_updates]
+
+
+@scatter_p.def_jvp
+def _scatter_jvp(primals, tangents, *, axis, mode):
+    """The tangents are scattered alike: the same update wins at each place."""
+    x, indices, updates = primals
+    tx, _, tu = tangents
+    ans = scatter_p.bind(x, indices, updates, axis=axis, mode=mode)
+    if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
+        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+    tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(ad_helpers.aval_of(x)))
+    tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(ad_helpers.aval_of(updates)))
+    return ans, scatter_p.bind(tx, indices, tu, axis=axis, mode=mode)
+
+
+@scatter_p.def_transpose
+def _scatter_transpose(ct, x, indices, updates, *, axis, mode):
+    """The operand gets the cotangent except where it was overwritten; an
+    update gets the cotangent of its place only if it is the one that won
+    there (the last of repeated indices), found by scattering each index
+    position's own number and reading the winners back."""
+    update_aval = ad_helpers.aval_of(updates)
+    if isinstance(ct, ad_helpers.Zero):
+        return [
+            ad_helpers.Zero(x.aval) if _undefined(x) else None,
+            None,
+            ad_helpers.Zero(update_aval) if _undefined(updates) else None,
+        ]
+    ct_x = ct_updates = None
+    if _undefined(x):
+        ct_x = scatter_p.bind(ct, indices, ad_helpers.zeros(update_aval), axis=axis, mode=mode)
+    if _undefined(updates):
+        index_aval = tracing.get_aval(indices, "scatter", 1)
+        own = structural.reshape(structural.iota(np.int32, index_aval.size), index_aval.shape)
+        size = x.aval.shape[axis]
+        nobody = np.full((size,), -1, np.int32)
+        winners = scatter_p.bind(nobody, indices, own, axis=0, mode=mode)
+        read_back = gather_p.bind(winners, indices, axis=0, mode="clip", fill_value=None)
+        won = elementwise.eq(read_back, own)
+        won = structural.broadcast_in_dim(
+            won, update_aval.shape, tuple(range(axis, axis + index_aval.ndim))
+        )
+        gather_mode, fill = _gather_mode(mode)
+        taken = gather_p.bind(ct, indices, axis=axis, mode=gather_mode, fill_value=fill)
+        ct_updates = elementwise.select_n(won, ad_helpers.zeros(update_aval), taken)
+    return [ct_x, None, ct_updates]
 
 
 # --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------

@@ -681,6 +681,76 @@ def _grouped_window_sum(
     return out.reshape((n, o) + out_spatial)
 
 
+# --- batching rules (refimpl.transforms.batching) -------------------------------------
+
+
+@dot_general_p.def_batch
+def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_element_type):
+    """Both batched: the batch axes become one more (leading) dot batch dim.
+    One batched: its batch axis is a free dim, found in the result after the
+    dot batch dims and the free dims that precede it."""
+    (lhs, rhs), (lbd, rbd) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    params = {"precision": precision, "preferred_element_type": preferred_element_type}
+    if lbd is not None and rbd is not None:
+        lhs, rhs = batching.moveaxis(lhs, lbd, 0), batching.moveaxis(rhs, rbd, 0)
+        shift = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+        new_dims = ((shift(lc), shift(rc)), ((0, *shift(lb)), (0, *shift(rb))))
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), 0
+    if lbd is not None:
+        lc2, lb2 = batching.shift_dims(lc, lbd), batching.shift_dims(lb, lbd)
+        new_dims = ((lc2, rc), (lb2, rb))
+        free = _free_dims(batching.ndim_of(lhs), lc2, lb2)
+        out_bd = len(lb) + free.index(lbd)
+    else:
+        rc2, rb2 = batching.shift_dims(rc, rbd), batching.shift_dims(rb, rbd)
+        new_dims = ((lc, rc2), (lb, rb2))
+        lhs_free = _free_dims(batching.ndim_of(lhs), lc, lb)
+        free = _free_dims(batching.ndim_of(rhs), rc2, rb2)
+        out_bd = len(lb) + len(lhs_free) + free.index(rbd)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), out_bd
+
+
+@conv_general_dilated_p.def_batch
+def _conv_batch(args, dims, **params):
+    """The batch axis folds into a dim the convolution already keeps apart:
+    lhs only -> the lhs batch dim N (members are more images); rhs batched ->
+    feature groups (member b convolves its own images with its own kernel:
+    lhs features ``B * C`` and rhs outputs ``B * O``, ``B`` times as many
+    groups). With ``batch_group_count > 1`` a member loop instead."""
+    (lhs, rhs), (lbd, rbd) = args, dims
+    spec: ConvDimensionNumbers = params["dimension_numbers"]
+    if params["batch_group_count"] != 1:
+        return batching.loop_batch_rule(conv_general_dilated_p)(args, dims, **params)
+    size = batching.axis_size_of(args, dims)
+    out_dim = spec.out_spec[0] if rbd is None else spec.out_spec[1]
+    if rbd is None:
+        folded_lhs, _ = _fold(lhs, lbd, spec.lhs_spec[0])
+        out = conv_general_dilated_p.bind(folded_lhs, rhs, **params)
+    else:
+        folded_lhs, _ = _fold(batching.bdim_to(lhs, lbd, size, 0), 0, spec.lhs_spec[1])
+        folded_rhs, _ = _fold(rhs, rbd, spec.rhs_spec[0])
+        groups = params["feature_group_count"] * size
+        out = conv_general_dilated_p.bind(
+            folded_lhs, folded_rhs, **{**params, "feature_group_count": groups}
+        )
+    shape = list(batching.shape_of(out))
+    shape[out_dim : out_dim + 1] = [size, shape[out_dim] // size]
+    from refimpl.primitives import structural
+
+    return structural.reshape(out, shape), out_dim
+
+
+def _fold(x: Any, bd: int, into: int) -> tuple[Any, tuple[int, ...]]:
+    """Merge batch axis ``bd`` into dim ``into`` (numbered without it), batch-major."""
+    from refimpl.primitives import structural
+
+    x = batching.moveaxis(x, bd, into)
+    shape = batching.shape_of(x)
+    merged = (*shape[:into], shape[into] * shape[into + 1], *shape[into + 2 :])
+    return structural.reshape(x, merged), shape
+
+
 # --- differentiation rules (refimpl.transforms.ad) -------------------------------------
 #
 # Both contractions are bilinear: the jvp is ``f(t_lhs, rhs) + f(lhs, t_rhs)``
@@ -889,76 +959,6 @@ def _conv_transpose(ct, lhs, rhs, **params):
     if isinstance(ct, ad_helpers.Zero) or 0 in ad_helpers.aval_of(ct).shape:
         return [None, ad_helpers.Zero(rhs.aval)]
     return [None, _conv_transpose_rhs(ct, lhs, rhs.aval, params)]
-
-
-# --- batching rules (refimpl.transforms.batching) -------------------------------------
-
-
-@dot_general_p.def_batch
-def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_element_type):
-    """Both batched: the batch axes become one more (leading) dot batch dim.
-    One batched: its batch axis is a free dim, found in the result after the
-    dot batch dims and the free dims that precede it."""
-    (lhs, rhs), (lbd, rbd) = args, dims
-    (lc, rc), (lb, rb) = dimension_numbers
-    params = {"precision": precision, "preferred_element_type": preferred_element_type}
-    if lbd is not None and rbd is not None:
-        lhs, rhs = batching.moveaxis(lhs, lbd, 0), batching.moveaxis(rhs, rbd, 0)
-        shift = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
-        new_dims = ((shift(lc), shift(rc)), ((0, *shift(lb)), (0, *shift(rb))))
-        return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), 0
-    if lbd is not None:
-        lc2, lb2 = batching.shift_dims(lc, lbd), batching.shift_dims(lb, lbd)
-        new_dims = ((lc2, rc), (lb2, rb))
-        free = _free_dims(batching.ndim_of(lhs), lc2, lb2)
-        out_bd = len(lb) + free.index(lbd)
-    else:
-        rc2, rb2 = batching.shift_dims(rc, rbd), batching.shift_dims(rb, rbd)
-        new_dims = ((lc, rc2), (lb, rb2))
-        lhs_free = _free_dims(batching.ndim_of(lhs), lc, lb)
-        free = _free_dims(batching.ndim_of(rhs), rc2, rb2)
-        out_bd = len(lb) + len(lhs_free) + free.index(rbd)
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), out_bd
-
-
-@conv_general_dilated_p.def_batch
-def _conv_batch(args, dims, **params):
-    """The batch axis folds into a dim the convolution already keeps apart:
-    lhs only -> the lhs batch dim N (members are more images); rhs batched ->
-    feature groups (member b convolves its own images with its own kernel:
-    lhs features ``B * C`` and rhs outputs ``B * O``, ``B`` times as many
-    groups). With ``batch_group_count > 1`` a member loop instead."""
-    (lhs, rhs), (lbd, rbd) = args, dims
-    spec: ConvDimensionNumbers = params["dimension_numbers"]
-    if params["batch_group_count"] != 1:
-        return batching.loop_batch_rule(conv_general_dilated_p)(args, dims, **params)
-    size = batching.axis_size_of(args, dims)
-    out_dim = spec.out_spec[0] if rbd is None else spec.out_spec[1]
-    if rbd is None:
-        folded_lhs, _ = _fold(lhs, lbd, spec.lhs_spec[0])
-        out = conv_general_dilated_p.bind(folded_lhs, rhs, **params)
-    else:
-        folded_lhs, _ = _fold(batching.bdim_to(lhs, lbd, size, 0), 0, spec.lhs_spec[1])
-        folded_rhs, _ = _fold(rhs, rbd, spec.rhs_spec[0])
-        groups = params["feature_group_count"] * size
-        out = conv_general_dilated_p.bind(
-            folded_lhs, folded_rhs, **{**params, "feature_group_count": groups}
-        )
-    shape = list(batching.shape_of(out))
-    shape[out_dim : out_dim + 1] = [size, shape[out_dim] // size]
-    from refimpl.primitives import structural
-
-    return structural.reshape(out, shape), out_dim
-
-
-def _fold(x: Any, bd: int, into: int) -> tuple[Any, tuple[int, ...]]:
-    """Merge batch axis ``bd`` into dim ``into`` (numbered without it), batch-major."""
-    from refimpl.primitives import structural
-
-    x = batching.moveaxis(x, bd, into)
-    shape = batching.shape_of(x)
-    merged = (*shape[:into], shape[into] * shape[into + 1], *shape[into + 2 :])
-    return structural.reshape(x, merged), shape
 
 
 # --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------

@@ -412,6 +412,45 @@ def _float_sort_keys(x: np.ndarray) -> list[np.ndarray]:
     return [is_nan, value]
 
 
+# --- batching rules (refimpl.transforms.batching) -------------------------------------
+# Reduced axes are the unbatched operand's, shifted past the batch axis ``bd``.
+
+
+def _reduction_batch_rule(prim: Primitive):
+    def rule(args, dims, *, axes, **params):
+        (x,), (bd,) = args, dims
+        out_bd = bd - sum(1 for a in axes if a < bd)
+        return prim.bind(x, axes=batching.shift_dims(axes, bd), **params), out_bd
+
+    return rule
+
+
+def _cumulative_batch_rule(prim: Primitive):
+    def rule(args, dims, *, axis, reverse):
+        (x,), (bd,) = args, dims
+        return prim.bind(x, axis=batching.shift_dims((axis,), bd)[0], reverse=reverse), bd
+
+    return rule
+
+
+for _prim in [
+    reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
+    argmax_p, argmin_p,
+]:  # fmt: skip
+    _prim.def_batch(_reduction_batch_rule(_prim))
+for _prim in [cumsum_p, cumprod_p, cummax_p, cummin_p]:
+    _prim.def_batch(_cumulative_batch_rule(_prim))
+
+
+@sort_p.def_batch
+def _sort_batch(args, dims, *, dimension, is_stable, num_keys):
+    """Every operand batched on axis 0 (sorting moves elements of all of them)."""
+    size = batching.axis_size_of(args, dims)
+    moved = [batching.bdim_to(x, d, size, 0) for x, d in zip(args, dims, strict=True)]
+    outs = sort_p.bind(*moved, dimension=dimension + 1, is_stable=is_stable, num_keys=num_keys)
+    return list(outs), [0] * len(moved)
+
+
 # --- differentiation rules (refimpl.transforms.ad) -------------------------------------
 
 
@@ -656,45 +695,6 @@ def _take_along(x: Any, order: Any, dimension: int) -> Any:
     flat = structural.reshape(x, (aval.size,), moved)
     taken = indexing.gather_along_axis(flat, flat_index, 0, mode="clip")
     return structural.transpose(taken, tuple(int(i) for i in np.argsort(moved)))
-
-
-# --- batching rules (refimpl.transforms.batching) -------------------------------------
-# Reduced axes are the unbatched operand's, shifted past the batch axis ``bd``.
-
-
-def _reduction_batch_rule(prim: Primitive):
-    def rule(args, dims, *, axes, **params):
-        (x,), (bd,) = args, dims
-        out_bd = bd - sum(1 for a in axes if a < bd)
-        return prim.bind(x, axes=batching.shift_dims(axes, bd), **params), out_bd
-
-    return rule
-
-
-def _cumulative_batch_rule(prim: Primitive):
-    def rule(args, dims, *, axis, reverse):
-        (x,), (bd,) = args, dims
-        return prim.bind(x, axis=batching.shift_dims((axis,), bd)[0], reverse=reverse), bd
-
-    return rule
-
-
-for _prim in [
-    reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p,
-    argmax_p, argmin_p,
-]:  # fmt: skip
-    _prim.def_batch(_reduction_batch_rule(_prim))
-for _prim in [cumsum_p, cumprod_p, cummax_p, cummin_p]:
-    _prim.def_batch(_cumulative_batch_rule(_prim))
-
-
-@sort_p.def_batch
-def _sort_batch(args, dims, *, dimension, is_stable, num_keys):
-    """Every operand batched on axis 0 (sorting moves elements of all of them)."""
-    size = batching.axis_size_of(args, dims)
-    moved = [batching.bdim_to(x, d, size, 0) for x, d in zip(args, dims, strict=True)]
-    outs = sort_p.bind(*moved, dimension=dimension + 1, is_stable=is_stable, num_keys=num_keys)
-    return list(outs), [0] * len(moved)
 
 
 # --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------

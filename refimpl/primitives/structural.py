@@ -543,6 +543,99 @@ def _iota_impl(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> np
     return np.broadcast_to(counts.reshape(along), shape).astype(dtype)
 
 
+# --- batching rules (refimpl.transforms.batching) -------------------------------------
+# Dim numbers in params are the unbatched operand's; ``batching.shift_dims`` maps
+# them past the batch axis ``bd``, which stays where it is unless noted.
+
+
+@broadcast_in_dim_p.def_batch
+def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions):
+    """The batch axis goes to the front of the result."""
+    (x,), (bd,) = args, dims
+    x = batching.moveaxis(x, bd, 0)
+    size = batching.shape_of(x)[0]
+    new_dims = (0, *(d + 1 for d in broadcast_dimensions))
+    return broadcast_in_dim(x, (size, *shape), new_dims), 0
+
+
+@reshape_p.def_batch
+def _reshape_batch(args, dims, *, new_sizes):
+    """Row-major order is per member once the batch axis is the leading one."""
+    (x,), (bd,) = args, dims
+    x = batching.moveaxis(x, bd, 0)
+    return reshape_p.bind(x, new_sizes=(batching.shape_of(x)[0], *new_sizes)), 0
+
+
+@squeeze_p.def_batch
+def _squeeze_batch(args, dims, *, dimensions):
+    (x,), (bd,) = args, dims
+    out_bd = bd - builtins.sum(1 for d in dimensions if d < bd)
+    return squeeze_p.bind(x, dimensions=batching.shift_dims(dimensions, bd)), out_bd
+
+
+@transpose_p.def_batch
+def _transpose_batch(args, dims, *, permutation):
+    (x,), (bd,) = args, dims
+    perm = list(batching.shift_dims(permutation, bd))
+    perm.insert(bd, bd)
+    if perm == sorted(perm):
+        return x, bd
+    return transpose_p.bind(x, permutation=tuple(perm)), bd
+
+
+@rev_p.def_batch
+def _rev_batch(args, dims, *, dimensions):
+    (x,), (bd,) = args, dims
+    return rev_p.bind(x, dimensions=batching.shift_dims(dimensions, bd)), bd
+
+
+@slice_p.def_batch
+def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
+    (x,), (bd,) = args, dims
+    starts, limits = list(start_indices), list(limit_indices)
+    starts.insert(bd, 0)
+    limits.insert(bd, batching.shape_of(x)[bd])
+    if strides is not None:
+        strides = list(strides)
+        strides.insert(bd, 1)
+        strides = tuple(strides)
+    out = slice_p.bind(
+        x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=strides
+    )
+    return out, bd
+
+
+@pad_p.def_batch
+def _pad_batch(args, dims, *, padding_config):
+    """A batched padding value: pad with anything, then select each member's
+    value where a padded mask (True inside the operand) is False."""
+    (x, value), (bd, value_bd) = args, dims
+    size = batching.axis_size_of(args, dims)
+    if bd is None:
+        x, bd = batching.broadcast_batch(x, size, 0), 0
+    config = list(padding_config)
+    config.insert(bd, (0, 0, 0))
+    if value_bd is None:
+        return pad_p.bind(x, value, padding_config=tuple(config)), bd
+    x_aval = tracing.get_aval(x, "pad", 0)
+    zero = np.zeros((), x_aval.dtype)
+    padded = pad_p.bind(x, zero, padding_config=tuple(config))
+    inside = broadcast_in_dim(np.ones((), bool), x_aval.shape, ())
+    mask = pad_p.bind(inside, np.zeros((), bool), padding_config=tuple(config))
+    out_shape = batching.shape_of(padded)
+    fill = broadcast_in_dim(value, out_shape, (bd,))
+    from refimpl.primitives import elementwise
+
+    return elementwise.select(mask, padded, fill), bd
+
+
+@concatenate_p.def_batch
+def _concatenate_batch(args, dims, *, dimension):
+    size = batching.axis_size_of(args, dims)
+    moved = [batching.bdim_to(x, d, size, 0) for x, d in zip(args, dims, strict=True)]
+    return concatenate_p.bind(*moved, dimension=dimension + 1), 0
+
+
 # --- differentiation rules (refimpl.transforms.ad) -------------------------------------
 #
 # Every structural primitive is linear in its operands (pad in the operand and
@@ -690,99 +783,6 @@ def _concatenate_transpose(ct, *xs, dimension):
             )
         offset += size
     return outs
-
-
-# --- batching rules (refimpl.transforms.batching) -------------------------------------
-# Dim numbers in params are the unbatched operand's; ``batching.shift_dims`` maps
-# them past the batch axis ``bd``, which stays where it is unless noted.
-
-
-@broadcast_in_dim_p.def_batch
-def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions):
-    """The batch axis goes to the front of the result."""
-    (x,), (bd,) = args, dims
-    x = batching.moveaxis(x, bd, 0)
-    size = batching.shape_of(x)[0]
-    new_dims = (0, *(d + 1 for d in broadcast_dimensions))
-    return broadcast_in_dim(x, (size, *shape), new_dims), 0
-
-
-@reshape_p.def_batch
-def _reshape_batch(args, dims, *, new_sizes):
-    """Row-major order is per member once the batch axis is the leading one."""
-    (x,), (bd,) = args, dims
-    x = batching.moveaxis(x, bd, 0)
-    return reshape_p.bind(x, new_sizes=(batching.shape_of(x)[0], *new_sizes)), 0
-
-
-@squeeze_p.def_batch
-def _squeeze_batch(args, dims, *, dimensions):
-    (x,), (bd,) = args, dims
-    out_bd = bd - builtins.sum(1 for d in dimensions if d < bd)
-    return squeeze_p.bind(x, dimensions=batching.shift_dims(dimensions, bd)), out_bd
-
-
-@transpose_p.def_batch
-def _transpose_batch(args, dims, *, permutation):
-    (x,), (bd,) = args, dims
-    perm = list(batching.shift_dims(permutation, bd))
-    perm.insert(bd, bd)
-    if perm == sorted(perm):
-        return x, bd
-    return transpose_p.bind(x, permutation=tuple(perm)), bd
-
-
-@rev_p.def_batch
-def _rev_batch(args, dims, *, dimensions):
-    (x,), (bd,) = args, dims
-    return rev_p.bind(x, dimensions=batching.shift_dims(dimensions, bd)), bd
-
-
-@slice_p.def_batch
-def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
-    (x,), (bd,) = args, dims
-    starts, limits = list(start_indices), list(limit_indices)
-    starts.insert(bd, 0)
-    limits.insert(bd, batching.shape_of(x)[bd])
-    if strides is not None:
-        strides = list(strides)
-        strides.insert(bd, 1)
-        strides = tuple(strides)
-    out = slice_p.bind(
-        x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=strides
-    )
-    return out, bd
-
-
-@pad_p.def_batch
-def _pad_batch(args, dims, *, padding_config):
-    """A batched padding value: pad with anything, then select each member's
-    value where a padded mask (True inside the operand) is False."""
-    (x, value), (bd, value_bd) = args, dims
-    size = batching.axis_size_of(args, dims)
-    if bd is None:
-        x, bd = batching.broadcast_batch(x, size, 0), 0
-    config = list(padding_config)
-    config.insert(bd, (0, 0, 0))
-    if value_bd is None:
-        return pad_p.bind(x, value, padding_config=tuple(config)), bd
-    x_aval = tracing.get_aval(x, "pad", 0)
-    zero = np.zeros((), x_aval.dtype)
-    padded = pad_p.bind(x, zero, padding_config=tuple(config))
-    inside = broadcast_in_dim(np.ones((), bool), x_aval.shape, ())
-    mask = pad_p.bind(inside, np.zeros((), bool), padding_config=tuple(config))
-    out_shape = batching.shape_of(padded)
-    fill = broadcast_in_dim(value, out_shape, (bd,))
-    from refimpl.primitives import elementwise
-
-    return elementwise.select(mask, padded, fill), bd
-
-
-@concatenate_p.def_batch
-def _concatenate_batch(args, dims, *, dimension):
-    size = batching.axis_size_of(args, dims)
-    moved = [batching.bdim_to(x, d, size, 0) for x, d in zip(args, dims, strict=True)]
-    return concatenate_p.bind(*moved, dimension=dimension + 1), 0
 
 
 # --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------
