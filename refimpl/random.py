@@ -63,6 +63,7 @@ __all__ = [
     "laplace",
     "logistic",
     "normal",
+    "orthogonal",
     "permutation",
     "randint",
     "split",
@@ -801,3 +802,28 @@ def categorical(
     indices = rnp.reshape(rnp.stack(rows), (*batch_shape, k))
     perm = (indices.ndim - 1, *range(indices.ndim - 1))
     return rnp.reshape(rnp.transpose(indices, perm), shape)
+
+
+def orthogonal(
+    key: Any, n: int, shape: Sequence[int] = (), dtype: Any = None, m: int | None = None
+) -> Any:
+    """Random ``n x m`` matrices with orthonormal columns (or rows, if ``n < m``):
+    the ``Q`` of the QR factorization of a normal ``max(n,m) x min(n,m)``
+    sample, its columns' signs set so that ``R`` has a positive diagonal
+    (Haar-distributed). Equal to JAX's up to rounding: the factorization is
+    unique, its floating-point evaluation is LAPACK's on both sides but not
+    through the same code path."""
+    from refimpl.numpy import linalg
+
+    data, _ = _key_data_of("orthogonal", key)
+    dtype = _float_dtype("orthogonal", dtype)
+    m = n if m is None else m
+    for name, value in (("n", n), ("m", m)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise TypeError(f"orthogonal: {name} must be a non-negative int, got {value!r}")
+    shape = _as_shape("orthogonal", shape)
+    z = _normal(data, (*shape, max(n, m), min(n, m)), dtype)
+    q, r = linalg.qr(z)
+    d = linalg.diagonal(r)
+    x = rnp.multiply(q, rnp.expand_dims(rnp.sign(d), -2))
+    return rnp.swapaxes(x, -1, -2) if n < m else x

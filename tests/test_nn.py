@@ -141,3 +141,22 @@ def test_variance_scaling_modes_and_constants():
         nn.initializers.variance_scaling(1.0, "fan_x", "normal")
     with pytest.raises(ValueError, match="Can't compute input and output sizes"):
         nn.initializers.glorot_normal()(ri.random.key(0), (3,))
+
+
+@pytest.mark.parametrize("shape,column_axis", [((4, 6), -1), ((6, 4), -1), ((2, 3, 5), 1)])
+def test_orthogonal_initializer(shape, column_axis):
+    """Equal to JAX's up to rounding (one QR factorization, evaluated by
+    different LAPACK paths), and orthonormal."""
+    want = jax.nn.initializers.orthogonal(scale=2.0, column_axis=column_axis)(
+        jax.random.key(1), shape
+    )
+    init = nn.initializers.orthogonal(scale=2.0, column_axis=column_axis)
+    for _, wrap in runners():
+        got = np.asarray(wrap(lambda k: init(k, shape))(ri.random.key(1)))
+        np.testing.assert_allclose(got, np.asarray(want), atol=2e-6)
+    flat = np.moveaxis(got, column_axis, -1).reshape(-1, shape[column_axis]) / 2
+    small = min(flat.shape)
+    gram = flat.T @ flat if flat.shape[0] >= flat.shape[1] else flat @ flat.T
+    np.testing.assert_allclose(gram, np.eye(small), atol=1e-5)
+    got = np.asarray(ri.random.orthogonal(ri.random.key(2), 3, (2,)))
+    np.testing.assert_allclose(got, jax.random.orthogonal(jax.random.key(2), 3, (2,)), atol=2e-6)

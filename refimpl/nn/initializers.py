@@ -11,8 +11,8 @@ axis) and ``n`` chosen by ``mode`` (``fan_in``, ``fan_out``, their mean
 ``scale / n``; samples are ``truncated_normal(-2, 2) * sqrt(var) / 0.8796...``
 (the standard deviation of a standard normal truncated to (-2, 2)),
 ``normal * sqrt(var)`` or ``uniform(-1, 1) * sqrt(3 var)``.
-Not provided: ``orthogonal`` and ``delta_orthogonal`` (QR-based; JAX's values
-depend on LAPACK's Householder sign conventions), complex dtypes.
+``orthogonal`` equals JAX's up to rounding (a QR factorization; see
+``refimpl.random.orthogonal``). Not provided: ``delta_orthogonal``, complex dtypes.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = [
     "lecun_uniform",
     "normal",
     "ones",
+    "orthogonal",
     "truncated_normal",
     "uniform",
     "variance_scaling",
@@ -185,3 +186,25 @@ he_normal = kaiming_normal = _preset(2.0, "fan_in", "truncated_normal")
 for _name in ("glorot_uniform", "glorot_normal", "lecun_uniform", "lecun_normal", "he_uniform",
               "he_normal"):  # fmt: skip
     globals()[_name].__name__ = _name
+
+
+def orthogonal(scale: float = 1.0, column_axis: int = -1, dtype: Any = None):
+    """``scale`` times a random matrix with orthonormal columns (or rows), the
+    other axes flattened into rows (``jax.nn.initializers.orthogonal``)."""
+
+    def init(key: Any, shape: Sequence[int], dtype: Any = dtype) -> Any:
+        shape = tuple(int(d) for d in shape)
+        dtype = _dtype("orthogonal", dtype)
+        if len(shape) < 2:
+            raise ValueError("orthogonal initializer requires at least a 2D shape")
+        if any(d == 0 for d in shape):
+            return rnp.zeros(shape, dtype)
+        n_cols = shape[column_axis]
+        n_rows = math.prod(shape) // n_cols
+        q = random.orthogonal(key, n_rows, (), dtype, n_cols)
+        rest = tuple(d for i, d in enumerate(shape) if i != column_axis % len(shape))
+        q = rnp.reshape(q, (*rest, n_cols))
+        q = rnp.moveaxis(q, -1, column_axis)
+        return rnp.multiply(np.asarray(scale, dtype), q)
+
+    return init
