@@ -71,6 +71,9 @@ ROWS: list[tuple[str, Any, bool]] = [
 ]  # fmt: skip
 
 
+QUICK = {"split_2", "fold_in", "uniform_bounds", "randint", "normal"}
+
+
 def cases() -> Iterator[Case]:
     for seed in (0, 42):
         yield fn_case(
@@ -89,4 +92,5 @@ def cases() -> Iterator[Case]:
                     expect=AGREE,
                     mode=mode,
                     tolerance=TRANSCENDENTAL if transcendental else None,
+                    tags=("quick",) if (seed, mode) == (0, "jit") and name in QUICK else (),
                 )
