@@ -752,7 +752,7 @@ EntryPtr Miss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t nargs, PyO
 
 // ============================================================ running an entry
 
-// A device buffer of the constant value of a Python scalar, per (client,
+// A device buffer of the constant value of a Python or NumPy scalar, per (client,
 // device, element type, bits): the same `1.0` is transferred once. Only
 // for arguments that are not donated (a donated input's buffer may become
 // an output's). Guarded by the GIL.
@@ -840,10 +840,34 @@ bool ScalarBytes(PyObject* x, uint8_t kind, PJRT_Buffer_Type type, uint64_t bits
   }
 }
 
+// A NumPy scalar of exactly the parameter's dtype: its bytes (false
+// otherwise; it is then transferred as an array).
+bool NumpyScalarBytes(PyObject* x, const LeafPlan& plan, uint64_t bits[2]) {
+  bits[0] = bits[1] = 0;
+  PyArray_Descr* descr = PyArray_DescrFromScalar(x);
+  if (descr == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  const auto* wanted = reinterpret_cast<PyArray_Descr*>(plan.descr.ptr());
+  // (PyArray_ScalarAsCtype reads only NumPy's own types, not ml_dtypes')
+  const bool same = !PyTypeNum_ISUSERDEF(descr->type_num) &&
+                    PyArray_EquivTypes(descr, const_cast<PyArray_Descr*>(wanted)) &&
+                    PyDataType_ELSIZE(descr) <= static_cast<npy_intp>(sizeof(uint64_t) * 2);
+  Py_DECREF(descr);
+  if (!same) return false;
+  PyArray_ScalarAsCtype(x, bits);
+  return true;
+}
+
 std::shared_ptr<Buffer> ScalarBuffer(Client* client, int device, PyObject* x, uint8_t kind,
                                      const LeafPlan& plan) {
   ConstantKey key{client, device, plan.type, {0, 0}};
-  if (!ScalarBytes(x, kind, plan.type, key.bits)) return nullptr;
+  if (kind == kNpScalarLeaf) {
+    if (!NumpyScalarBytes(x, plan, key.bits)) return nullptr;
+  } else if (!ScalarBytes(x, kind, plan.type, key.bits)) {
+    return nullptr;
+  }
   if (!plan.donated) {
     auto& constants = Constants();
     auto found = constants.find(key);
@@ -992,6 +1016,9 @@ bool TransferHostInputs(const Entry& entry, const CallState& state, Launch* laun
         *slow = true;
         return false;
       }
+    } else if (kind == kNpScalarLeaf &&
+               (buffer = ScalarBuffer(client.get(), device, leaf, kind, plan))) {
+      // a NumPy scalar of the parameter's own dtype: a cached constant buffer
     } else {
       py::object host = py::reinterpret_steal<py::object>(HostArrayOf(leaf, kind, plan));
       if (!host) throw py::error_already_set();
