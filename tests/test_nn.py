@@ -21,7 +21,8 @@ TOL = {np.dtype(np.float32): 2e-6, np.dtype(np.float16): 2e-3, np.dtype(ml_dtype
 
 UNARY = [
     "relu", "relu6", "sigmoid", "silu", "swish", "softplus", "log_sigmoid", "elu", "celu",
-    "selu", "leaky_relu", "hard_tanh", "soft_sign",
+    "selu", "leaky_relu", "hard_tanh", "soft_sign", "hard_sigmoid", "hard_silu", "hard_swish",
+    "mish", "squareplus", "sparse_plus", "sparse_sigmoid",
 ]  # fmt: skip
 
 

@@ -12,6 +12,11 @@ Formulas (elementwise unless stated; inputs promoted to an inexact dtype):
 * ``leaky_relu(x, s) = x if x >= 0 else s * x``; ``hard_tanh(x) = clip(x, -1, 1)``
 * ``gelu(x, approximate=True) = x/2 * (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``;
   ``gelu(x, approximate=False) = x/2 * erfc(-x / sqrt(2))``
+* ``hard_sigmoid(x) = relu6(x + 3) / 6``; ``hard_silu(x) = hard_swish(x) =
+  x * hard_sigmoid(x)``; ``mish(x) = x * tanh(softplus(x))``;
+  ``squareplus(x, b=4) = (x + sqrt(x^2 + b)) / 2``; ``sparse_plus(x)`` = 0 for
+  ``x <= -1``, ``x`` for ``x >= 1``, ``(x + 1)^2 / 4`` between;
+  ``sparse_sigmoid(x) = clip(x + 1, 0, 2) / 2``
 * ``glu(x, axis) = a * sigmoid(b)`` with ``a, b`` the halves of ``x`` along ``axis``
 * ``softmax(x, axis) = exp(x - max) / sum(exp(x - max))``;
   ``log_softmax(x, axis) = (x - max) - log(sum(exp(x - max)))``
@@ -40,12 +45,16 @@ __all__ = [
     "elu",
     "gelu",
     "glu",
+    "hard_sigmoid",
+    "hard_silu",
+    "hard_swish",
     "hard_tanh",
     "initializers",
     "leaky_relu",
     "log_sigmoid",
     "log_softmax",
     "logsumexp",
+    "mish",
     "one_hot",
     "relu",
     "relu6",
@@ -55,6 +64,9 @@ __all__ = [
     "soft_sign",
     "softmax",
     "softplus",
+    "sparse_plus",
+    "sparse_sigmoid",
+    "squareplus",
     "standardize",
     "swish",
 ]
@@ -261,3 +273,37 @@ def standardize(
         else:
             raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
     return rnp.multiply(rnp.subtract(x, mean), lax.rsqrt(rnp.add(variance, epsilon)))
+
+
+def hard_sigmoid(x: Any) -> Any:
+    (x,) = _inexact("hard_sigmoid", x)
+    return rnp.divide(relu6(rnp.add(x, 3.0)), 6.0)
+
+
+def hard_silu(x: Any) -> Any:
+    (x,) = _inexact("hard_silu", x)
+    return rnp.multiply(x, hard_sigmoid(x))
+
+
+hard_swish = hard_silu
+
+
+def mish(x: Any) -> Any:
+    (x,) = _inexact("mish", x)
+    return rnp.multiply(x, rnp.tanh(softplus(x)))
+
+
+def squareplus(x: Any, b: Any = 4) -> Any:
+    (x,) = _inexact("squareplus", x)
+    return rnp.divide(rnp.add(x, rnp.sqrt(rnp.add(rnp.square(x), b))), 2)
+
+
+def sparse_plus(x: Any) -> Any:
+    (x,) = _inexact("sparse_plus", x)
+    middle = rnp.divide(rnp.square(rnp.add(x, 1.0)), 4)
+    return rnp.where(rnp.less_equal(x, -1.0), 0.0, rnp.where(rnp.greater_equal(x, 1.0), x, middle))
+
+
+def sparse_sigmoid(x: Any) -> Any:
+    (x,) = _inexact("sparse_sigmoid", x)
+    return rnp.multiply(0.5, rnp.clip(rnp.add(x, 1.0), 0.0, 2.0))
