@@ -1,0 +1,96 @@
+"""pmap benchmark (issue 18): a cached pmap call over 4 CPU devices, refimpl
+(pjrt) vs ``jax.pmap`` of the same function, and the transfer count of a
+sharded output fed back.
+
+The function is a data-parallel step on small inputs (dispatch-bound):
+``x -> psum(sin(x) * 2, 'i') + x`` with ``x`` of shape (4, n). Both libraries
+feed their previous output back (already on the devices), calls alternate
+in blocks within one run (machine load affects both alike); medians and
+the best block are reported; every call waits for its result (see
+``_per_call_us``). Goal: refimpl <= 0.75 x JAX.
+
+    python benchmarks/pmap.py [--blocks 15] [--calls 200] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"  # before jax
+
+import numpy as np
+
+GOAL = 0.75
+SIZES = [8, 1024]
+
+
+def _per_call_us(f, x, calls: int) -> tuple[float, object]:
+    start = time.perf_counter()
+    for _ in range(calls):
+        # each call waits for its result: with calls in flight, jax.pmap on a
+        # 2-core machine deadlocks (XLA's CPU collectives wait for 4 threads
+        # of a pool busy with the next call); refimpl is held to the same
+        x = f(x)
+        x.block_until_ready()
+    return (time.perf_counter() - start) / calls * 1e6, x
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--blocks", type=int, default=15)
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    import jax
+    import jax.numpy as jnp
+
+    import refimpl as ri
+    import refimpl.numpy as rnp
+    from refimpl.transforms import pmap as pmap_module
+
+    results = {}
+    for n in SIZES:
+        host = np.linspace(-1, 1, 4 * n, dtype=np.float32).reshape(4, n)
+        rf = ri.pmap(lambda x: ri.lax.psum(rnp.sin(x) * 2, "i") * 1e-3 + x, "i", backend="pjrt")
+        jf = jax.pmap(lambda x: jax.lax.psum(jnp.sin(x) * 2, "i") * 1e-3 + x, "i")
+        rx, jx = rf(host), jf(host)  # compile; outputs now live on the devices
+        before = pmap_module.transfer_count()
+        rx = rf(rx)
+        fed_back_transfers = pmap_module.transfer_count() - before
+        ratios, r_times, j_times = [], [], []
+        for _ in range(args.blocks):
+            r_us, rx = _per_call_us(rf, rx, args.calls)
+            j_us, jx = _per_call_us(jf, jx, args.calls)
+            r_times.append(r_us)
+            j_times.append(j_us)
+            ratios.append(r_us / j_us)
+        np.testing.assert_allclose(np.asarray(rf(host)), np.asarray(jf(host)), rtol=1e-6)
+        results[n] = {
+            "refimpl_us": statistics.median(r_times),
+            "jax_us": statistics.median(j_times),
+            "ratio_median": statistics.median(ratios),
+            "ratio_best_block": min(ratios),
+            "fed_back_transfers": fed_back_transfers,
+        }
+    if args.json:
+        json.dump(results, sys.stdout, indent=2)
+        print()
+        return
+    print(f"cached pmap call over 4 CPU devices (goal <= {GOAL} x jax.pmap)")
+    for n, r in results.items():
+        verdict = "meets" if r["ratio_median"] <= GOAL else "misses"
+        print(
+            f"  x: (4, {n:5d}) f32  refimpl {r['refimpl_us']:8.1f} us  jax {r['jax_us']:8.1f} us  "
+            f"ratio {r['ratio_median']:.2f} (best block {r['ratio_best_block']:.2f}) "
+            f"{verdict} the goal; transfers when fed back: {r['fed_back_transfers']}"
+        )
+
+
+if __name__ == "__main__":
+    main()
