@@ -39,7 +39,8 @@ LINEAR: frozenset[str] = frozenset(
     """neg copy add sub mul div convert_element_type select_n reduce_sum broadcast_in_dim
     reshape squeeze transpose rev slice pad concatenate cumsum dynamic_slice
     dynamic_update_slice gather scatter scatter_add scatter_mul dot_general
-    conv_general_dilated psum all_gather psum_scatter ppermute jit scan cond""".split()
+    conv_general_dilated triangular_solve psum all_gather psum_scatter ppermute jit scan
+    cond""".split()
 )
 
 RULES = ("abstract_eval", "impl", "jvp", "transpose", "batch", "mask", "lowering")
