@@ -386,3 +386,37 @@ def test_grad_through_uniform_bounds():
         return jnp.sum(jax.random.uniform(jax.random.key(0), (3,), minval=m, maxval=3 * m))
 
     np.testing.assert_allclose(np.asarray(ri.grad(ours)(1.5)), np.asarray(jax.grad(theirs)(1.5)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_more_distributions(mode):
+    """rademacher exactly; the others through log/tan/exp: bit-equal on pjrt
+    (against jitted JAX), a few ulps on ref."""
+    key, jkey = both_keys(3)
+    got = run(mode, lambda k: rr.rademacher(k, (10,)), key)
+    assert_bits_equal(got, jax.random.rademacher(jkey, (10,)))
+    b = np.float32(2.0)
+    cases = [
+        (lambda k: rr.cauchy(k, (10,)), lambda k: jax.random.cauchy(k, (10,))),
+        (lambda k: rr.lognormal(k, 0.5, (10,)), lambda k: jax.random.lognormal(k, 0.5, (10,))),
+        (lambda k: rr.pareto(k, b, (10,)), lambda k: jax.random.pareto(k, b, (10,))),
+        (lambda k: rr.rayleigh(k, b, (10,)), lambda k: jax.random.rayleigh(k, b, (10,))),
+        (
+            lambda k: rr.weibull_min(k, 2.0, 1.5, (10,)),
+            lambda k: jax.random.weibull_min(k, 2.0, 1.5, (10,)),
+        ),
+    ]
+    for ours, theirs in cases:
+        assert_transcendental(mode, run(mode, ours, key), jax.jit(theirs)(jkey), 1e-5, 1e-6)
+
+
+def test_multivariate_normal():
+    key, jkey = both_keys(5)
+    cov = np.array([[2.0, 0.5], [0.5, 1.0]], np.float32)
+    mean = np.array([1.0, -1.0], np.float32)
+    for method in ["cholesky", "eigh", "svd"]:
+        got = rr.multivariate_normal(key, mean, cov, (4,), method=method)
+        want = jax.random.multivariate_normal(jkey, mean, cov, (4,), method=method)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-6, atol=2e-6)
+    with pytest.raises(ValueError, match="requires cov.shape"):
+        rr.multivariate_normal(key, mean, np.eye(3, dtype=np.float32))
