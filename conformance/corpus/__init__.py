@@ -30,6 +30,7 @@ FAMILIES: Sequence[str] = (
     "vmap",
     "reliability",
     "random",
+    "pmap",
 )
 
 
