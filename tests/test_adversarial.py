@@ -45,6 +45,11 @@ def budget(examples: int):
     )
 
 
+# The small strategies above have fewer distinct examples than the budget, and
+# Hypothesis stops when it has tried them all; this extra draw (unused) makes
+# it repeat them, which is the point for races and callbacks.
+ATTEMPTS = st.integers(0, 10**9)
+
 BUDGETS = [pytest.param(FAST, id="fast"), pytest.param(SLOW, id="slow", marks=pytest.mark.slow)]
 
 
@@ -259,8 +264,9 @@ def test_hostile_static_arguments(backend, examples):
         st.sampled_from(["x", "y", "none"]),
         st.integers(1, 3),
         st.integers(1, 3),
+        ATTEMPTS,
     )
-    def check(hash_does, eq_does, victim_name, value, calls):
+    def check(hash_does, eq_does, victim_name, value, calls, _attempt):
         x = ri.device_put(np.arange(4, dtype=np.float32), device)
         y = ri.device_put(np.ones(4, np.float32), device)
         bystander = ri.device_put(np.full(4, 7.0, np.float32), device)
@@ -322,8 +328,9 @@ def test_callbacks_that_delete_or_raise(backend, examples):
         st.sampled_from(["delete-input", "delete-other", "raise"]),
         st.integers(0, 3),
         st.booleans(),
+        ATTEMPTS,
     )
-    def check(where, action, on_run, donate):
+    def check(where, action, on_run, donate, _attempt):
         f = ri.jit(
             lambda t, y: Trap(t.value * 2 + y),
             donate_argnums=(0,) if donate else (),
@@ -373,8 +380,8 @@ def test_a_thread_deletes_the_input_during_calls(backend, examples):
     device = device_of(backend)
 
     @budget(max(examples // 10, 3))
-    @given(st.integers(0, 30), st.booleans(), st.booleans())
-    def check(delay, donate, first_call):
+    @given(st.integers(0, 30), st.booleans(), st.booleans(), ATTEMPTS)
+    def check(delay, donate, first_call, _attempt):
         # first_call: the deletion races the compiling call (a fresh function).
         f = ri.jit(lambda x: x + 1, donate_argnums=0 if donate else (), backend=backend)
         if not first_call:
@@ -411,8 +418,8 @@ def test_a_read_racing_a_donation_sees_the_value_or_the_deleted_error(backend, e
     g(ri.device_put(np.zeros(512, np.float32), device))
 
     @budget(max(examples // 10, 3))
-    @given(st.integers(1, 20))
-    def check(reads):
+    @given(st.integers(1, 20), ATTEMPTS)
+    def check(reads, _attempt):
         a = ri.device_put(np.arange(512, dtype=np.float32), device)
         start = threading.Barrier(2)
         seen = []
