@@ -82,6 +82,20 @@ def test_nested_2x2_against_shard_map(oracle, backend):
     body = pmap_cases.nested_body(ri)
     f = ri.pmap(ri.pmap(body, "j", backend=backend), "i", backend=backend)
     _check(f(pmap_cases.NESTED_X), oracle["nested_2x2"], rtol=1e-5, atol=1e-5)
+    if backend == "pjrt":  # one executable over 2 x 2 = 4 replicas
+        (entry,) = _entries(f)
+        assert sorted(entry.executable.device_indices) == [0, 1, 2, 3]
+        assert entry.inner == 2
+
+
+def _entries(pmapped):
+    """The compiled pjrt entries in a pmap's signature cache."""
+    for cell in pmapped.__closure__:
+        if isinstance(cell.cell_contents, dict) and cell.cell_contents:
+            values = list(cell.cell_contents.values())
+            if hasattr(values[0], "executable"):
+                return values
+    return []
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -187,9 +201,7 @@ def test_one_executable_for_four_replicas():
 
     f = ri.pmap(lambda x: lax.psum(x, "i"), "i", backend="pjrt")
     f(np.ones(4, np.float32))
-    (entry,) = [c for c in f.__closure__ if isinstance(c.cell_contents, dict)][
-        0
-    ].cell_contents.values()
+    (entry,) = _entries(f)
     text = lowering.module_text(entry.module)
     assert "mhlo.num_replicas = 4" in text
     assert "stablehlo.all_reduce" in text and "replica_groups" in text

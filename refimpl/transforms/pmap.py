@@ -331,6 +331,9 @@ def pmap(
             ):  # fmt: skip
                 fed_back[tuple((a._aval, a._axis, a._devices) for a in args)] = entry
             return entry.run(leaves, axes, run_devices, donated)
+        nest = _flatten_into_replicas(size, donated) if backend_name == "pjrt" else None
+        if nest is not None:
+            return _inner_replicas(nest, call_fun, leaves, in_tree, axes, size, out_axes, axis_name)
         out = _lock_step(call_fun, name, leaves, in_tree, axes, size, out_axes, axis_name)
         for leaf, is_donated in zip(leaves, donated, strict=True):
             if is_donated and isinstance(leaf, Array) and hasattr(leaf, "mark_donated"):
@@ -450,7 +453,7 @@ _REPLICATING = ("psum", "pmax", "pmin", "all_gather")
 _VARYING = ("axis_index", "ppermute", "psum_scatter")
 
 
-def _varying_outputs(program: Program, mapped: Sequence[bool]) -> list[bool]:
+def _varying_outputs(program: Program, mapped: Sequence[bool], axis_name: Any) -> list[bool]:
     """Which outputs may differ between devices: a forward dependence analysis
     (conservative through sub-programs)."""
     varying: dict[int, bool] = {id(v): m for v, m in zip(program.in_vars, mapped, strict=True)}
@@ -460,7 +463,11 @@ def _varying_outputs(program: Program, mapped: Sequence[bool]) -> list[bool]:
 
     for eqn in program.eqns:
         prim = eqn.primitive.name
-        if prim in _REPLICATING and eqn.params.get("axis_index_groups") is None:
+        if (
+            prim in _REPLICATING
+            and eqn.params.get("axis_index_groups") is None
+            and axis_name in eqn.params["axes"]
+        ):
             out = False
         elif prim in _VARYING:
             out = True
@@ -503,6 +510,8 @@ class _Entry:
         self.out_tree: Any = None
         self.out_axes: list[int | None] = []
         self.out_avals: list[ShapedArray] = []
+        self.inner = 1
+        self.replica_devices: list[Any] = []
 
     @classmethod
     def build(
@@ -528,22 +537,31 @@ class _Entry:
             out_trees.append(tree)
             return flat
 
-        with (
-            collectives.bound_axis(axis_name, size, None),
-            collectives.device_axis(axis_name, size),
-        ):
-            program, captured, _ = tracing.trace_to_program(
-                flat_fun,
-                avals,
-                f"pmap({name})",
-                [f"pmap({name}) arg {i}" for i in range(len(avals))],
-            )
+        nest = _Nest(len(tracing._stack.traces) + 1)
+        saved, _nest.current = _nest.current, nest
+        try:
+            with (
+                collectives.bound_axis(axis_name, size, None),
+                collectives.device_axis(axis_name, size),
+            ):
+                program, captured, _ = tracing.trace_to_program(
+                    flat_fun,
+                    avals,
+                    f"pmap({name})",
+                    [f"pmap({name}) arg {i}" for i in range(len(avals))],
+                )
+        finally:
+            _nest.current = saved
+        inner = nest.size or 1  # an inner pmap flattened into these replicas
+        entry.inner = inner
+        all_devices = executables.devices()
+        entry.replica_devices = list(devices) if inner == 1 else all_devices[: size * inner]
         entry.program = program
         entry.out_tree = out_trees[0]
         flat_axes = batching._flatten_axes(
             "out_axes", out_axes, entry.out_tree.unflatten(program.out_avals), "the output"
         )
-        varying = _varying_outputs(program, [a is not None for a in axes])
+        varying = _varying_outputs(program, [a is not None for a in axes], axis_name)
         for i, (want, var) in enumerate(zip(flat_axes, varying, strict=True)):
             if want is None and var:
                 raise ValueError(
@@ -561,7 +579,16 @@ class _Entry:
         entry.out_axes = flat_axes
         entry.out_avals = program.out_avals
         aliases = _alias_plan(program, donated)
-        groups = {axis_name: (tuple(range(size)),)} if axis_name is not None else {}
+        # replica r = i * inner + j for outer index i and inner index j
+        groups = {}
+        if axis_name is not None:
+            groups[axis_name] = tuple(
+                tuple(i * inner + j for i in range(size)) for j in range(inner)
+            )
+        for inner_name in nest.names:
+            groups[inner_name] = tuple(
+                tuple(i * inner + j for j in range(inner)) for i in range(size)
+            )
         with collectives.replica_axes(groups):
             module = lowering.lower_program(
                 program, name=f"pmap_{name}", aliases=aliases, donated=donated
@@ -571,14 +598,14 @@ class _Entry:
 
             i32 = ir.IntegerType.get_signless(32)
             attrs = module.operation.attributes
-            attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, size)
+            attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, size * inner)
             attrs["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, 1)
         from refimpl.backends.pjrt import runtime as pjrt_runtime
 
         artifact = lowering.to_portable_artifact(module, pjrt_runtime.stablehlo_target_version())
         entry.module = module
         entry.executable = executables.client().compile(
-            artifact, _compile_options([d.id for d in devices])
+            artifact, _compile_options([d.id for d in entry.replica_devices])
         )
         return entry
 
@@ -589,6 +616,8 @@ class _Entry:
         client = get_client()
 
         n = len(devices)
+        if self.inner > 1:
+            return self._run_nested(leaves, axes, donated)
         per_device: list[list[Any]] = [[] for _ in range(n)]
         for leaf, axis, aval in zip(leaves, axes, self.program.in_avals, strict=True):
             if (
@@ -621,6 +650,29 @@ class _Entry:
                     leaf.mark_donated("pmap")
         return self._outputs(outs, devices)
 
+    def _run_nested(self, leaves, axes, donated) -> Any:
+        """Replica ``i * inner + j`` gets outer slice ``i``; outputs come from
+        the replicas ``j = 0`` (the inner results were gathered over ``j``)."""
+        from refimpl.backends.pjrt.executables import client as get_client
+
+        client = get_client()
+        per_device: list[list[Any]] = [[] for _ in self.replica_devices]
+        for leaf, axis, aval in zip(leaves, axes, self.program.in_avals, strict=True):
+            value = np.asarray(tracing.concrete_value(leaf, tracing.get_aval(leaf, "pmap", 0)))
+            value = value.astype(aval.dtype, copy=False)
+            for r, device in enumerate(self.replica_devices):
+                piece = value if axis is None else np.take(value, r // self.inner, axis=axis)
+                per_device[r].append(client.buffer_from_numpy(
+                    np.ascontiguousarray(piece), _index(device)
+                ))  # fmt: skip
+                _stats.transfers += 1
+        outs = self.executable.execute_sharded(per_device)
+        for leaf, is_donated in zip(leaves, donated, strict=True):
+            if is_donated and hasattr(leaf, "delete"):
+                leaf.delete()
+        firsts = list(range(0, len(self.replica_devices), self.inner))
+        return self._outputs([outs[r] for r in firsts], [self.replica_devices[r] for r in firsts])
+
     def _outputs(self, outs: list[list[Any]], devices: Sequence[Any]) -> Any:
         from refimpl.backends.pjrt.arrays import PjrtArray
 
@@ -637,6 +689,80 @@ class _Entry:
         devices = args[0]._devices
         per_device = [[a._shards[m].buffer() for a in args] for m in range(len(devices))]
         return self._outputs(self.executable.execute_sharded(per_device), devices)
+
+
+class _Nest:
+    """What a pjrt pmap's trace learns of the pmaps nested directly in it."""
+
+    def __init__(self, depth: int) -> None:
+        self.depth = depth  # the trace depth of the outer body
+        self.size: int | None = None  # the inner axis size (one for all inner pmaps)
+        self.names: list[Any] = []
+
+
+class _NestState(threading.local):
+    def __init__(self) -> None:
+        self.current: _Nest | None = None
+
+
+_nest = _NestState()
+
+
+class _InnerAxis:
+    """The name of an unnamed inner pmap axis (its replicas still need groups)."""
+
+    def __repr__(self) -> str:
+        return "<unnamed inner pmap axis>"
+
+
+def _flatten_into_replicas(size: int, donated: Sequence[bool]) -> _Nest | None:
+    """The enclosing pjrt pmap's record when this pmap runs directly in its
+    body (no other transformation in between) and can be spread over
+    replicas of its own: the outer axis times this one."""
+    nest = _nest.current
+    if nest is None or any(donated) or len(tracing._stack.traces) != nest.depth:
+        return None
+    if nest.size not in (None, size):
+        return None
+    return nest
+
+
+def _inner_replicas(
+    nest: _Nest,
+    fun: Callable[..., Any],
+    leaves: list[Any],
+    in_tree: Any,
+    axes: list[int | None],
+    size: int,
+    out_axes: Any,
+    axis_name: Any,
+) -> Any:
+    """A pmap inside a pjrt pmap's body, as ``size`` replicas per outer
+    replica: each takes its slice (``axis_index``), runs ``fun``, and the
+    mapped results are all-gathered over the inner axis."""
+    from refimpl.primitives import indexing
+
+    name = axis_name if axis_name is not None else _InnerAxis()
+    nest.size = size
+    nest.names.append(name)
+    with collectives.bound_axis(name, size, None), collectives.device_axis(name, size):
+        index = collectives.axis_index(name)
+        pieces = [
+            leaf if axis is None else indexing.dynamic_index_in_dim(leaf, index, axis, False)
+            for leaf, axis in zip(leaves, axes, strict=True)
+        ]
+        args, kwargs = tree_util.tree_unflatten(in_tree, pieces)
+        out = fun(*args, **kwargs)
+        flat, tree = tree_util.tree_flatten(out)
+        flat_axes = batching._flatten_axes("out_axes", out_axes, out, "the output")
+        results = []
+        for value, axis in zip(flat, flat_axes, strict=True):
+            if axis is None:
+                results.append(value)
+                continue
+            rank = tracing.get_aval(value, "pmap", 0).ndim + 1
+            results.append(collectives.all_gather(value, name, axis=axis % rank))
+    return tree.unflatten(results)
 
 
 def _index(device: Any) -> int:
