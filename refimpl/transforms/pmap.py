@@ -95,14 +95,22 @@ class ShardedArray(Array):
 
     __slots__ = ("_shards", "_axis", "_aval", "_devices")
 
-    def __init__(self, shards: Sequence[Any], devices: Sequence[Any], axis: int) -> None:
+    def __init__(
+        self,
+        shards: Sequence[Any],
+        devices: Sequence[Any],
+        axis: int,
+        aval: ShapedArray | None = None,
+    ) -> None:
         self._shards = list(shards)
         self._devices = tuple(devices)
         self._axis = axis
-        piece = self._shards[0].aval
-        shape = list(piece.shape)
-        shape.insert(axis, len(self._shards))
-        self._aval = ShapedArray(tuple(shape), piece.dtype, piece.weak_type)
+        if aval is None:  # (pmap passes the one it computed once per signature)
+            piece = self._shards[0].aval
+            shape = list(piece.shape)
+            shape.insert(axis, len(self._shards))
+            aval = ShapedArray(tuple(shape), piece.dtype, piece.weak_type)
+        self._aval = aval
 
     @property
     def aval(self) -> ShapedArray:
@@ -512,6 +520,7 @@ class _Entry:
         self.out_avals: list[ShapedArray] = []
         self.inner = 1
         self.replica_devices: list[Any] = []
+        self.stacked_avals: list[ShapedArray | None] | None = None
 
     @classmethod
     def build(
@@ -677,11 +686,22 @@ class _Entry:
         from refimpl.backends.pjrt.arrays import PjrtArray
 
         n = len(devices)
+        if self.stacked_avals is None:
+            self.stacked_avals = [
+                None
+                if axis is None
+                else aval.update(shape=(*aval.shape[:axis], n, *aval.shape[axis:]))
+                for axis, aval in zip(self.out_axes, self.out_avals, strict=True)
+            ]
         results = []
         for j, (axis, aval) in enumerate(zip(self.out_axes, self.out_avals, strict=True)):
             weak = aval.weak_type
             shards = [PjrtArray(outs[m][j], weak, devices[m], True) for m in range(n)]
-            results.append(shards[0] if axis is None else ShardedArray(shards, devices, axis))
+            results.append(
+                shards[0]
+                if axis is None
+                else ShardedArray(shards, devices, axis, self.stacked_avals[j])
+            )
         return self.out_tree.unflatten(results)
 
     def run_sharded(self, args: Sequence[ShardedArray]) -> Any:
