@@ -7,6 +7,7 @@ unrolling and masking, with a PJRT fast path behind the same front door.
 """
 
 from refimpl import custom_batching, dlpack, lax, nn, random, scipy, tree, tree_util
+from refimpl.ad_checkpoint import checkpoint, checkpoint_policies, remat
 from refimpl.array import Array
 from refimpl.backends.placement import default_backend, device_put, devices
 from refimpl.backends.ref.arrays import Device
@@ -56,6 +57,9 @@ __all__ = [
     "config",
     "custom_jvp",
     "custom_vjp",
+    "checkpoint",
+    "checkpoint_policies",
+    "remat",
     "custom_batching",
     "default_backend",
     "device_put",

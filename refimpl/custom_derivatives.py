@@ -385,6 +385,10 @@ class _VJPRules:
     def __repr__(self) -> str:
         return f"vjp_of({_name(self.owner.fun)})"
 
+    @property
+    def optimize_remat(self) -> bool:
+        return self.owner.optimize_remat
+
     def fwd(self, primals: list, perturbed: list[bool]) -> tuple[list, list, Any]:
         owner, split = self.owner, self.split
         primals = [ad.user_value(p) for p in primals]
@@ -462,9 +466,15 @@ def _custom_vjp_call_jvp(primals, tangents, **params):
 
 def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, symbolic_zeros):
     _check_no_closed_over_tangents("custom_vjp", tangents, num_consts)
+    consts = list(primals[:num_consts])
     primals, tangents = list(primals[num_consts:]), list(tangents[num_consts:])
     nonzero = [type(t) is not Zero for t in tangents]
-    outs, res, res_tree = rules.fwd(primals, nonzero)
+    if rules.optimize_remat:
+        from refimpl.ad_checkpoint import remat_opt_fwd
+
+        outs, res, res_tree = remat_opt_fwd(rules, consts, primals, nonzero, call)
+    else:
+        outs, res, res_tree = rules.fwd(primals, nonzero)
     in_avals = call.in_avals[num_consts:]
     touts = custom_lin_p.bind(
         *res,
@@ -541,6 +551,7 @@ class custom_vjp:
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
         self.symbolic_zeros = False
+        self.optimize_remat = False
         functools.update_wrapper(self, fun)
 
     def defvjp(
@@ -550,13 +561,15 @@ class custom_vjp:
         symbolic_zeros: bool = False,
         optimize_remat: bool = False,
     ) -> None:
-        if optimize_remat:
+        if optimize_remat and symbolic_zeros:
             raise NotImplementedError(
-                "custom_vjp.defvjp(optimize_remat=True) is not implemented yet"
+                "remat optimization for custom_vjp does not support symbolic zeros"
             )
         self.fwd = fwd
         self.bwd = bwd
         self.symbolic_zeros = bool(symbolic_zeros)
+        # fwd is traced into a remat_opt equation (refimpl/ad_checkpoint.py).
+        self.optimize_remat = bool(optimize_remat)
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         if instance is None:
@@ -680,6 +693,10 @@ class _BatchedVJPRules:
 
     def __repr__(self) -> str:
         return f"vmap({self.inner!r})"
+
+    @property
+    def optimize_remat(self) -> bool:
+        return self.inner.optimize_remat
 
     def fwd(self, primals: list, perturbed: list[bool]) -> tuple[list, list, Any]:
         trees: list[Any] = []

@@ -148,10 +148,13 @@ def test_custom_vjp_bwd_with_none_cotangent_and_symbolic_zero_inputs():
         _close(got, want)
 
 
-def test_optimize_remat_is_accepted_but_not_implemented_yet():
+def test_optimize_remat_with_symbolic_zeros_is_not_implemented():
+    # optimize_remat itself is tested in tests/test_checkpoint.py.
     g = ri.custom_vjp(lambda x: x)
-    with pytest.raises(NotImplementedError):
-        g.defvjp(lambda x: (x, None), lambda r, ct: (ct,), optimize_remat=True)
+    with pytest.raises(NotImplementedError, match="symbolic zeros"):
+        g.defvjp(
+            lambda x: (x, None), lambda r, ct: (ct,), symbolic_zeros=True, optimize_remat=True
+        )
 
 
 def test_missing_rule_is_an_attribute_error():

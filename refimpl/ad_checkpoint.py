@@ -1,0 +1,578 @@
+"""Rematerialization: ``checkpoint`` (alias ``remat``), its policies, and
+``checkpoint_name``; the ``remat_opt`` primitive of
+``custom_vjp.defvjp(optimize_remat=True)``.
+
+``checkpoint(fun)(*args)`` traces ``fun`` into one ``checkpoint`` equation
+holding its Program. Evaluated, it is the Program. Under ``grad`` (reverse
+mode) its partial-evaluation rule splits it like a nested ``jit``
+(``ad.linearize_program``: a known part computing primal outputs and
+residuals, a linear part from residuals and tangents), then applies the
+policy: a residual is *saved* -- computed in the forward pass and kept --
+only if it is an input of the checkpoint or an output of an equation the
+policy accepts (``policy(primitive, *in_avals, **params) -> bool``); every
+other residual is recomputed in the backward pass from the inputs and the
+saved values. So the forward pass is one ``checkpoint`` equation whose
+outputs are ``primal outputs + saved values`` (dead code removed with
+``refimpl.transforms.dce``), and the linear part is one ``checkpoint``
+equation whose Program starts with the recomputation, which its transpose
+evaluates before transposing the rest. ``policy=None`` saves nothing but the
+inputs (``nothing_saveable``).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from refimpl import tracing, tree_util
+from refimpl.core import Eqn, Program, ShapedArray, avals_str
+from refimpl.primitives.base import Primitive
+from refimpl.transforms import ad
+from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
+from refimpl.transforms.dce import dce_program, dce_rules
+
+# --- checkpoint_name ------------------------------------------------------------------------
+
+#: ``y = name[name=n](x)``: the identity, marking ``x`` for name-based policies.
+name_p = Primitive("name")
+
+
+@name_p.def_abstract_eval
+def _name_abstract_eval(x: ShapedArray, *, name: str) -> ShapedArray:
+    return x
+
+
+@name_p.def_impl
+def _name_impl(x: Any, *, name: str) -> Any:
+    return x
+
+
+@name_p.def_lowering
+def _name_lowering(ctx: Any, x: Any, *, name: str) -> list[Any]:
+    return [x]
+
+
+@name_p.def_jvp
+def _name_jvp(primals: list, tangents: list, *, name: str):
+    # The primal is named (a policy may save it); the tangent is plain.
+    return name_p.bind(primals[0], name=name), tangents[0]
+
+
+@name_p.def_transpose
+def _name_transpose(ct: Any, x: Any, *, name: str) -> list:
+    return [ct]
+
+
+@name_p.def_batch
+def _name_batch(args: list, dims: list, *, name: str):
+    return name_p.bind(args[0], name=name), dims[0]
+
+
+def checkpoint_name(x: Any, name: str) -> Any:
+    """``jax.ad_checkpoint.checkpoint_name``: ``x`` (a pytree of arrays)
+    unchanged, each leaf marked ``name`` for ``save_only_these_names`` and
+    friends."""
+    if not isinstance(name, str):
+        raise TypeError(f"checkpoint_name: name must be a str, got {type(name).__name__}")
+    return tree_util.tree_map(lambda leaf: name_p.bind(leaf, name=name), x)
+
+
+# --- policies -------------------------------------------------------------------------------
+
+
+def _policy_fn(fn: Callable[..., bool], text: str) -> Callable[..., bool]:
+    fn.__name__ = fn.__qualname__ = text
+    return fn
+
+
+class checkpoint_policies:  # noqa: N801 -- a namespace, spelled as JAX's
+    """``jax.checkpoint_policies``: ``policy(primitive, *in_avals, **params)
+    -> bool`` says whether the outputs of an equation may be saved."""
+
+    @staticmethod
+    def everything_saveable(prim: Primitive, *_: Any, **__: Any) -> bool:
+        return True
+
+    @staticmethod
+    def nothing_saveable(prim: Primitive, *_: Any, **__: Any) -> bool:
+        return False
+
+    @staticmethod
+    def dots_saveable(prim: Primitive, *_: Any, **__: Any) -> bool:
+        return prim.name == "dot_general"
+
+    checkpoint_dots = dots_saveable
+
+    @staticmethod
+    def dots_with_no_batch_dims_saveable(prim: Primitive, *_: Any, **params: Any) -> bool:
+        if prim.name != "dot_general":
+            return False
+        (_, _), (lhs_batch, rhs_batch) = params["dimension_numbers"]
+        return not lhs_batch and not rhs_batch
+
+    checkpoint_dots_with_no_batch_dims = dots_with_no_batch_dims_saveable
+
+    @staticmethod
+    def save_anything_except_these_names(*names: str) -> Callable[..., bool]:
+        excluded = frozenset(names)
+
+        def policy(prim: Primitive, *_: Any, **params: Any) -> bool:
+            return not (prim is name_p and params["name"] in excluded)
+
+        return _policy_fn(policy, f"save_anything_except_these_names{tuple(names)}")
+
+    @staticmethod
+    def save_any_names_but_these(*names: str) -> Callable[..., bool]:
+        excluded = frozenset(names)
+
+        def policy(prim: Primitive, *_: Any, **params: Any) -> bool:
+            return prim is name_p and params["name"] not in excluded
+
+        return _policy_fn(policy, f"save_any_names_but_these{tuple(names)}")
+
+    @staticmethod
+    def save_only_these_names(*names: str) -> Callable[..., bool]:
+        included = frozenset(names)
+
+        def policy(prim: Primitive, *_: Any, **params: Any) -> bool:
+            return prim is name_p and params["name"] in included
+
+        return _policy_fn(policy, f"save_only_these_names{tuple(names)}")
+
+    @staticmethod
+    def save_from_both_policies(a: Callable, b: Callable) -> Callable[..., bool]:
+        def policy(prim: Primitive, *avals: Any, **params: Any) -> bool:
+            return bool(a(prim, *avals, **params)) or bool(b(prim, *avals, **params))
+
+        return _policy_fn(policy, "save_from_both_policies")
+
+
+def _saveable(policy: Callable | None, eqn: Eqn) -> bool:
+    if policy is None:
+        return False
+    return bool(policy(eqn.primitive, *[a.aval for a in eqn.inputs], **eqn.params))
+
+
+# --- the checkpoint primitive ---------------------------------------------------------------
+
+#: ``outs = checkpoint[program, prevent_cse, differentiated, policy](args)``:
+#: evaluate ``program``. ``differentiated`` marks the linear part made by
+#: reverse mode (its Program begins with the recomputation).
+remat_p = Primitive("checkpoint", multiple_results=True)
+
+
+@remat_p.def_abstract_eval
+def _remat_abstract_eval(*avals: ShapedArray, program: Program, **_: Any) -> list[ShapedArray]:
+    if list(avals) != program.in_avals:
+        raise TypeError(
+            f"checkpoint: called with ({avals_str(avals)}) but its program takes "
+            f"({avals_str(program.in_avals)})"
+        )
+    return program.out_avals
+
+
+@remat_p.def_impl
+def _remat_impl(*args: Any, program: Program, **_: Any) -> list[Any]:
+    from refimpl.interpreter import eval_program
+
+    return eval_program(program, args)
+
+
+@remat_p.def_lowering
+def _remat_lowering(ctx: Any, *args: Any, program: Program, **_: Any) -> list[Any]:
+    return ctx.call(program, "checkpoint", args)
+
+
+@remat_p.def_batch
+def _remat_batch(args: list, dims: list, *, program: Program, **params: Any):
+    from refimpl.transforms import batching
+
+    frame = batching.current_frame()
+    in_batched = [d is not None for d in dims]
+    moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    new_program, out_batched = batching.batch_subprogram(
+        program, in_batched, frame, name="checkpoint"
+    )
+    outs = remat_p.bind(*moved, program=new_program, **params)
+    return list(outs), [0 if b else None for b in out_batched]
+
+
+@remat_p.def_jvp
+def _remat_jvp(primals: list, tangents: list, *, program: Program, **params: Any):
+    nonzero = [type(t) is not Zero for t in tangents]
+    jp = ad.jvp_program(program, nonzero)
+    outs = remat_p.bind(
+        *primals, *[t for t in tangents if type(t) is not Zero], program=jp.program, **params
+    )
+    n_out = len(program.out_vars)
+    return outs[:n_out], ad.fill_zeros(outs[n_out:], jp.out_nonzero, program.out_avals)
+
+
+class RematPlan:
+    """The reverse-mode split of a checkpoint under a policy.
+
+    ``known``: the used primal inputs (``known_used``) -> primal outputs +
+    ``num_saved`` saved values. ``linear``: the used primal inputs
+    (``linear_used``) + saved values + nonzero tangents -> nonzero tangent
+    outputs; it recomputes every residual that was not saved.
+    """
+
+    def __init__(self, known, known_used, linear, linear_used, num_saved, out_nonzero):
+        self.known: Program = known
+        self.known_used: list[bool] = known_used
+        self.linear: Program = linear
+        self.linear_used: list[bool] = linear_used
+        self.num_saved: int = num_saved
+        self.out_nonzero: list[bool] = out_nonzero
+
+
+def remat_plan(program: Program, nonzero: Sequence[bool], policy: Callable | None) -> RematPlan:
+    lp = ad.linearize_program(program, nonzero)
+    known = lp.known
+    n_out, n_in = len(program.out_vars), len(known.in_vars)
+    residuals = known.out_vars[n_out:]
+    # Outputs of the equations the policy accepts become inputs of the
+    # recomputation; dead-code elimination keeps the ones it actually reads.
+    saveable = [v for e in known.eqns if _saveable(policy, e) for v in e.outputs]
+    recompute = Program(
+        in_vars=list(known.in_vars) + saveable,
+        eqns=[e for e in known.eqns if not _saveable(policy, e)],
+        out_vars=list(residuals),
+        const_vars=known.const_vars,
+        consts=known.consts,
+    )
+    recompute, rec_used = dce_program(recompute)
+    saved = [v for v, u in zip(saveable, rec_used[n_in:], strict=True) if u]
+    fwd = Program(
+        in_vars=list(known.in_vars),
+        eqns=known.eqns,
+        out_vars=list(known.out_vars[:n_out]) + saved,
+        const_vars=known.const_vars,
+        consts=known.consts,
+    )
+    fwd, known_used = dce_program(fwd)
+    n_rec = len(recompute.in_vars)
+    t_avals = [tangent_aval(a) for a, nz in zip(program.in_avals, nonzero, strict=True) if nz]
+
+    def linear_fun(*args: Any) -> list[Any]:
+        res = tracing.eval_program_bind(recompute, args[:n_rec])
+        return tracing.eval_program_bind(lp.linear, [*res, *args[n_rec:]])
+
+    linear = ad.closed_program(linear_fun, [*recompute.in_avals, *t_avals], "checkpoint")
+    return RematPlan(fwd, known_used, linear, rec_used[:n_in], len(saved), lp.out_nonzero)
+
+
+def _remat_linearize(primals: list, tangents: list, *, program: Program, **params: Any):
+    nonzero = [type(t) is not Zero for t in tangents]
+    policy = params["policy"]
+    plan = ad.memo(
+        program,
+        ("remat_plan", tuple(nonzero), policy),
+        lambda: remat_plan(program, nonzero, policy),
+    )
+    known_params = dict(params, differentiated=False)
+    outs = remat_p.bind(
+        *[p for p, u in zip(primals, plan.known_used, strict=True) if u],
+        program=plan.known,
+        **known_params,
+    )
+    n_out = len(program.out_vars)
+    saved = outs[n_out:]
+    touts = remat_p.bind(
+        *[p for p, u in zip(primals, plan.linear_used, strict=True) if u],
+        *saved,
+        *[t for t in tangents if type(t) is not Zero],
+        program=plan.linear,
+        **dict(params, differentiated=True),
+    )
+    return outs[:n_out], ad.fill_zeros(touts, plan.out_nonzero, program.out_avals)
+
+
+remat_p.linearize_rule = _remat_linearize
+
+
+@remat_p.def_transpose
+def _remat_transpose(cts: list, *args: Any, program: Program, **params: Any) -> list:
+    linear = [isinstance(a, UndefinedPrimal) for a in args]
+    transposed = ad.transpose_program(program, linear)
+    cts_in = remat_p.bind(
+        *[a for a in args if not isinstance(a, UndefinedPrimal)],
+        *[ad.instantiate(ct) for ct in cts],
+        program=transposed,
+        **params,
+    )
+    it = iter(cts_in)
+    return [next(it) if lin else None for lin in linear]
+
+
+def _remat_dce(eqn: Eqn, used_outs: list[bool]):
+    new_sub, used_ins = dce_program(eqn.params["program"], used_outs)
+    new_eqn = Eqn(
+        remat_p,
+        [a for a, u in zip(eqn.inputs, used_ins, strict=True) if u],
+        [v for v, u in zip(eqn.outputs, used_outs, strict=True) if u],
+        dict(eqn.params, program=new_sub),
+    )
+    return new_eqn, used_ins
+
+
+dce_rules[remat_p] = _remat_dce
+
+
+# --- the API --------------------------------------------------------------------------------
+
+
+def _static_argnums(static_argnums: Any) -> tuple[int, ...]:
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+    try:
+        nums = tuple(operator.index(i) for i in static_argnums)
+    except TypeError:
+        raise TypeError(
+            f"checkpoint: static_argnums must be an int or a tuple of ints, got {static_argnums!r}"
+        ) from None
+    return nums
+
+
+def checkpoint(
+    fun: Callable,
+    *,
+    prevent_cse: bool = True,
+    policy: Callable[..., bool] | None = None,
+    static_argnums: int | Sequence[int] = (),
+) -> Callable:
+    """``jax.checkpoint`` (alias ``remat``): ``fun`` with the same values,
+    whose intermediates are recomputed in the backward pass of reverse-mode
+    differentiation instead of being saved, except those ``policy`` accepts.
+
+    ``static_argnums`` arguments are Python values fixed at trace time (not
+    differentiated). ``prevent_cse`` is kept as a parameter of the equation:
+    refimpl's recomputation is a separate call equation in the backward pass
+    and is never merged with the forward computation.
+    """
+    if not callable(fun):
+        raise TypeError(f"checkpoint: fun must be callable, got {type(fun).__name__}")
+    if policy is not None and not callable(policy):
+        raise TypeError(f"checkpoint: policy must be callable or None, got {policy!r}")
+    statics = _static_argnums(static_argnums)
+
+    @functools.wraps(fun)
+    def remat_f(*args: Any, **kwargs: Any) -> Any:
+        nums = tuple(i + len(args) if i < 0 else i for i in statics)
+        for i in nums:
+            if not 0 <= i < len(args):
+                raise ValueError(
+                    f"checkpoint: static_argnums={statics} but the function was called with "
+                    f"{len(args)} positional arguments"
+                )
+        if not tracing.is_tracing():
+            return fun(*args, **kwargs)
+        dyn = tuple(a for i, a in enumerate(args) if i not in nums)
+        leaves, in_tree = tree_util.tree_flatten((dyn, kwargs))
+        out_trees: list[Any] = []
+
+        def flat_fun(*xs: Any) -> list[Any]:
+            dyn_args, kw = tree_util.tree_unflatten(in_tree, list(xs))
+            it = iter(dyn_args)
+            full = [args[i] if i in nums else next(it) for i in range(len(args))]
+            out = fun(*full, **kw)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            for i, leaf in enumerate(out_leaves):
+                if not tracing.is_array_like(leaf):
+                    raise TypeError(
+                        f"checkpoint: output leaf {i} of {getattr(fun, '__name__', fun)} is "
+                        f"a {type(leaf).__name__}, not an array"
+                    )
+            out_trees.append(out_tree)
+            return out_leaves
+
+        avals = [tracing.get_aval(x, "checkpoint", i) for i, x in enumerate(leaves)]
+        origins = ["an argument of a checkpointed function"] * len(avals)
+        program, captured, _ = tracing.trace_to_program(flat_fun, avals, "checkpoint", origins)
+        outs = remat_p.bind(
+            *captured,
+            *leaves,
+            program=program,
+            prevent_cse=bool(prevent_cse),
+            differentiated=False,
+            policy=policy,
+        )
+        return tree_util.tree_unflatten(out_trees[0], list(outs))
+
+    return remat_f
+
+
+remat = checkpoint
+
+
+def saved_residuals(fun: Callable, *args: Any) -> list[ShapedArray]:
+    """The types of the values reverse mode keeps from the forward pass of
+    ``fun(*args)`` for the backward pass (w.r.t. every inexact argument):
+    the residuals of its linearization (each once), as
+    ``jax.ad_checkpoint.saved_residuals`` counts them."""
+    leaves, in_tree = tree_util.tree_flatten(args)
+
+    def flat_fun(*xs: Any) -> list[Any]:
+        return tree_util.tree_leaves(fun(*tree_util.tree_unflatten(in_tree, list(xs))))
+
+    nonzero = [ad._differentiable(x) for x in leaves]
+    avals = [tracing.get_aval(x, "saved_residuals", i) for i, x in enumerate(leaves)]
+    found: list[ShapedArray] = []
+
+    def staged(*xs: Any) -> list[Any]:
+        # Staged (as under jit), so every residual is a captured value of the
+        # enclosing trace rather than a constant.
+        lin = ad.linearize_flat(flat_fun, xs, nonzero)
+        found.extend(tracing.get_aval(r, "saved_residuals", i) for i, r in enumerate(lin.residuals))
+        return list(lin.primals_out)
+
+    tracing.trace_to_program(staged, avals, "saved_residuals", ["an argument"] * len(avals))
+    return found
+
+
+# --- remat_opt: custom_vjp(optimize_remat=True) ---------------------------------------------
+
+#: ``outs + res = remat_opt[fwd, primal, num_call_consts, num_fwd_consts,
+#: num_res](call_consts, fwd_consts, primals)``: a ``custom_vjp``'s ``fwd``
+#: traced into a Program (``fwd``: fwd_consts + primals -> outs + res).
+#: Evaluated, it runs ``fwd``. Its dead-code-elimination rule replaces it by a
+#: ``jit`` call of ``primal`` (call_consts + primals -> outs) when no residual
+#: is used, so a checkpointed forward pass runs only the primal function.
+remat_opt_p = Primitive("remat_opt", multiple_results=True)
+
+
+def _fwd_operands(args: Sequence[Any], num_call_consts: int) -> list[Any]:
+    return list(args[num_call_consts:])
+
+
+@remat_opt_p.def_abstract_eval
+def _remat_opt_abstract_eval(*avals: ShapedArray, fwd: Program, num_call_consts: int, **_: Any):
+    if _fwd_operands(avals, num_call_consts) != fwd.in_avals:
+        raise TypeError(
+            f"remat_opt: called with ({avals_str(avals)}) but its fwd takes "
+            f"({avals_str(fwd.in_avals)}) after {num_call_consts} primal constants"
+        )
+    return fwd.out_avals
+
+
+@remat_opt_p.def_impl
+def _remat_opt_impl(*args: Any, fwd: Program, num_call_consts: int, **_: Any) -> list[Any]:
+    from refimpl.interpreter import eval_program
+
+    return eval_program(fwd, _fwd_operands(args, num_call_consts))
+
+
+@remat_opt_p.def_lowering
+def _remat_opt_lowering(ctx: Any, *args: Any, fwd: Program, num_call_consts: int, **_: Any):
+    return ctx.call(fwd, "remat_opt_fwd", _fwd_operands(args, num_call_consts))
+
+
+def _remat_opt_dce(eqn: Eqn, used_outs: list[bool]):
+    from refimpl.primitives.call import jit_call_p
+
+    primal: Program = eqn.params["primal"]
+    n_cc, num_res = eqn.params["num_call_consts"], eqn.params["num_res"]
+    n_out = len(eqn.outputs) - num_res
+    if any(used_outs[n_out:]):
+        return eqn, [True] * len(eqn.inputs)
+    # No residual is used: the primal function computes the used outputs.
+    n_fc = eqn.params["num_fwd_consts"]
+    new_primal, used_primal_ins = dce_program(primal, used_outs[:n_out])
+    primal_operands = list(eqn.inputs[:n_cc]) + list(eqn.inputs[n_cc + n_fc :])
+    used_ins = list(used_primal_ins[:n_cc]) + [False] * n_fc + list(used_primal_ins[n_cc:])
+    new_eqn = Eqn(
+        jit_call_p,
+        [a for a, u in zip(primal_operands, used_primal_ins, strict=True) if u],
+        [v for v, u in zip(eqn.outputs[:n_out], used_outs[:n_out], strict=True) if u],
+        {"program": new_primal, "name": "remat_opt_primal"},
+    )
+    return new_eqn, used_ins
+
+
+dce_rules[remat_opt_p] = _remat_opt_dce
+
+
+def _remat_opt_as_jit(rule_name: str) -> Callable:
+    """jvp / linearize of ``remat_opt``: those of a ``jit`` call of ``fwd``
+    (the optimization only matters for the first derivative)."""
+
+    def rule(primals: list, tangents: list, *, fwd: Program, num_call_consts: int, **_: Any):
+        from refimpl.primitives.call import jit_call_p
+
+        jit_rule = getattr(jit_call_p, rule_name)
+        return jit_rule(
+            primals[num_call_consts:],
+            tangents[num_call_consts:],
+            program=fwd,
+            name="remat_opt_fwd",
+        )
+
+    return rule
+
+
+remat_opt_p.def_jvp(_remat_opt_as_jit("jvp_rule"))
+remat_opt_p.linearize_rule = _remat_opt_as_jit("linearize_rule")
+
+
+@remat_opt_p.def_batch
+def _remat_opt_batch(args: list, dims: list, **params: Any):
+    from refimpl.transforms import batching
+
+    frame = batching.current_frame()
+    n_cc, n_fc = params["num_call_consts"], params["num_fwd_consts"]
+    moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    batched = [d is not None for d in dims]
+    fwd, primal = params["fwd"], params["primal"]
+    new_fwd, _ = batching.batch_subprogram(
+        fwd, batched[n_cc:], frame, force_out=[True] * len(fwd.out_vars), name="remat_opt"
+    )
+    new_primal, _ = batching.batch_subprogram(
+        primal,
+        batched[:n_cc] + batched[n_cc + n_fc :],
+        frame,
+        force_out=[True] * len(primal.out_vars),
+        name="remat_opt",
+    )
+    outs = remat_opt_p.bind(*moved, **dict(params, fwd=new_fwd, primal=new_primal))
+    return list(outs), [0] * len(outs)
+
+
+def remat_opt_fwd(rules: Any, consts: list, primals: list, perturbed: list[bool], call: Program):
+    """``rules.fwd`` traced into a Program and bound as one ``remat_opt``
+    equation -> (primal outputs, residual leaves, residual tree)."""
+    avals = [tracing.get_aval(p, "custom_vjp", i) for i, p in enumerate(primals)]
+    out_avals = call.out_avals
+    trees: list[Any] = []
+
+    def flat_fwd(*xs: Any) -> list[Any]:
+        outs, res, res_tree = rules.fwd(list(xs), perturbed)
+        trees.append((res_tree, len(res)))
+        outs = [ad.match_aval(o, a) for o, a in zip(outs, out_avals, strict=True)]
+        return [*outs, *res]
+
+    name = repr(rules)
+    try:
+        fwd, captured, _ = tracing.trace_to_program(
+            flat_fwd, avals, f"fwd of {name}", [f"an argument of the fwd of {name}"] * len(avals)
+        )
+    except tracing.ConcretizationTypeError as err:
+        raise tracing.ConcretizationTypeError(
+            f"custom_vjp with optimize_remat=True traces its fwd rule ({name}) into a "
+            f"Program with abstract arguments, so fwd cannot branch on argument values "
+            f"with Python control flow (use lax.cond / lax.select): {err}"
+        ) from err
+    res_tree, num_res = trees[0]
+    outs = remat_opt_p.bind(
+        *consts,
+        *captured,
+        *primals,
+        fwd=fwd,
+        primal=call,
+        num_call_consts=len(consts),
+        num_fwd_consts=len(captured),
+        num_res=num_res,
+    )
+    n_out = len(out_avals)
+    return list(outs[:n_out]), list(outs[n_out:]), res_tree

@@ -1,0 +1,112 @@
+"""Dead-code elimination on Programs.
+
+``dce_program(program, used_outputs)`` keeps the outputs marked used and
+removes every equation none of whose outputs is needed (directly or through
+later equations) to compute them. It returns the new Program and, per input
+of the old one, whether the new one still reads it (the new Program takes
+only those inputs). Constants nobody reads are dropped.
+
+An equation whose outputs are partly used is kept whole, unless its
+primitive has a DCE rule in ``dce_rules``:
+``rule(eqn, used_outs) -> (new_eqn | None, used_inputs)``. ``new_eqn`` must
+have exactly the outputs of ``eqn`` marked used (it may be a different
+primitive); ``None`` deletes the equation. Primitives holding a Program
+(``jit``, ``checkpoint``) get a rule that removes dead outputs and inputs of
+the sub-program; ``remat_opt`` (``custom_vjp(optimize_remat=True)``) has
+the rule that turns it into a call of the primal function when its residual
+outputs are unused. Refimpl primitives have no side effects, so every
+equation with no used output is dead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from refimpl.core import Eqn, Literal, Program
+
+#: primitive -> rule(eqn, used_outs: list[bool]) -> (new eqn or None, used_inputs: list[bool])
+dce_rules: dict[object, Callable[[Eqn, list[bool]], tuple[Eqn | None, list[bool]]]] = {}
+
+
+def dce_program(
+    program: Program, used_outputs: Sequence[bool] | None = None
+) -> tuple[Program, list[bool]]:
+    """``program`` restricted to the outputs marked in ``used_outputs`` (all
+    by default), dead equations removed -> (new Program, used_inputs).
+    The new Program's inputs are the old ones marked in ``used_inputs``."""
+    if used_outputs is None:
+        used_outputs = [True] * len(program.out_vars)
+    if len(used_outputs) != len(program.out_vars):
+        raise ValueError(
+            f"dce_program: used_outputs has {len(used_outputs)} entries for a program "
+            f"with {len(program.out_vars)} outputs"
+        )
+    live: set[int] = set()
+    out_vars = [a for a, u in zip(program.out_vars, used_outputs, strict=True) if u]
+    for atom in out_vars:
+        if not isinstance(atom, Literal):
+            live.add(atom.id)
+    new_eqns: list[Eqn] = []
+    for eqn in reversed(program.eqns):
+        used_outs = [v.id in live for v in eqn.outputs]
+        if not any(used_outs):
+            continue
+        rule = dce_rules.get(eqn.primitive)
+        if rule is None:
+            new_eqn, used_ins = eqn, [True] * len(eqn.inputs)
+        else:
+            new_eqn, used_ins = rule(eqn, used_outs)
+            if new_eqn is None:
+                continue
+        new_eqns.append(new_eqn)
+        for atom, used in zip(eqn.inputs, used_ins, strict=True):
+            if used and not isinstance(atom, Literal):
+                live.add(atom.id)
+    new_eqns.reverse()
+    used_inputs = [v.id in live for v in program.in_vars]
+    consts = [
+        (v, c) for v, c in zip(program.const_vars, program.consts, strict=True) if v.id in live
+    ]
+    new = Program(
+        in_vars=[v for v, u in zip(program.in_vars, used_inputs, strict=True) if u],
+        eqns=new_eqns,
+        out_vars=out_vars,
+        const_vars=[v for v, _ in consts],
+        consts=[c for _, c in consts],
+    )
+    return new, used_inputs
+
+
+def has_dead_code(program: Program) -> bool:
+    """Whether ``dce_program`` would remove an equation (keeping all outputs)."""
+    new, _ = dce_program(program)
+    return len(new.eqns) != len(program.eqns)
+
+
+def _call_rule(program_param: str) -> Callable:
+    """The DCE rule of a call-like primitive whose sub-program is
+    ``params[program_param]`` and whose operands are the sub-program's inputs."""
+
+    def rule(eqn: Eqn, used_outs: list[bool]) -> tuple[Eqn | None, list[bool]]:
+        sub = eqn.params[program_param]
+        new_sub, used_ins = dce_program(sub, used_outs)
+        params = dict(eqn.params)
+        params[program_param] = new_sub
+        new_eqn = Eqn(
+            eqn.primitive,
+            [a for a, u in zip(eqn.inputs, used_ins, strict=True) if u],
+            [v for v, u in zip(eqn.outputs, used_outs, strict=True) if u],
+            params,
+        )
+        return new_eqn, used_ins
+
+    return rule
+
+
+def _register_call_rules() -> None:
+    from refimpl.primitives.call import jit_call_p
+
+    dce_rules[jit_call_p] = _call_rule("program")
+
+
+_register_call_rules()

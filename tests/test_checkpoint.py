@@ -1,0 +1,267 @@
+"""checkpoint / remat with policies, checkpoint_name, custom_vjp optimize_remat,
+and dead-code elimination (issue 17), against JAX."""
+
+from __future__ import annotations
+
+import jax
+import jax._src.ad_checkpoint as jax_ad_checkpoint
+import jax.ad_checkpoint
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+from refimpl import lax
+from refimpl.ad_checkpoint import checkpoint_name, remat_p, saved_residuals
+from refimpl.primitives.base import Primitive
+from refimpl.transforms.dce import dce_program
+
+RNG = np.random.RandomState(0)
+X = RNG.randn(4, 5).astype(np.float32)
+W = (RNG.randn(5, 5) / 3).astype(np.float32)
+
+
+def _close(got, want, tol=2e-5):
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=tol, atol=tol)
+
+
+def _mlp(np_, name):
+    def f(x, w):
+        for i in range(3):
+            h = name(x @ w, f"dot{i}")
+            x = np_.sin(h) * 2.0 + np_.exp(-x)
+        return np_.sum(x * x)
+
+    return f
+
+
+R_F = _mlp(rnp, checkpoint_name)
+J_F = _mlp(jnp, jax.ad_checkpoint.checkpoint_name)
+
+POLICIES = [
+    ("none", lambda cp: None),
+    ("nothing_saveable", lambda cp: cp.nothing_saveable),
+    ("everything_saveable", lambda cp: cp.everything_saveable),
+    ("dots_saveable", lambda cp: cp.dots_saveable),
+    ("dots_with_no_batch_dims_saveable", lambda cp: cp.dots_with_no_batch_dims_saveable),
+    ("save_only_these_names", lambda cp: cp.save_only_these_names("dot0", "dot2")),
+    ("save_anything_except_these_names", lambda cp: cp.save_anything_except_these_names("dot1")),
+    ("save_any_names_but_these", lambda cp: cp.save_any_names_but_these("dot1")),
+]
+
+
+@pytest.mark.parametrize("name,make", POLICIES, ids=[p[0] for p in POLICIES])
+def test_policy_gradients_and_saved_residuals_match_jax(name, make):
+    rf = ri.checkpoint(R_F, policy=make(ri.checkpoint_policies))
+    jf = jax.checkpoint(J_F, policy=make(jax.checkpoint_policies))
+    got = ri.grad(rf, argnums=(0, 1))(X, W)
+    want = jax.grad(jf, argnums=(0, 1))(X, W)
+    for g, w in zip(got, want):
+        _close(g, w)
+    # jit and the pjrt backend agree too
+    for backend in ("ref", "pjrt"):
+        for g, w in zip(ri.jit(ri.grad(rf, argnums=(0, 1)), backend=backend)(X, W), want):
+            _close(g, w)
+    ours = saved_residuals(rf, X, W)
+    theirs = jax_ad_checkpoint.saved_residuals(jf, X, W)
+    assert sorted((a.shape, a.dtype) for a in ours) == sorted(
+        (a.shape, np.dtype(a.dtype)) for a, _ in theirs
+    ), name
+
+
+def _checkpoint_eqns(program):
+    return [e for e in program.eqns if e.primitive is remat_p]
+
+
+@pytest.mark.parametrize(
+    "policy,num_saved,recomputed_dots",
+    [(None, 0, 3), ("dots_saveable", 3, 0), ("everything_saveable", None, 0)],
+)
+def test_program_shows_saved_values_and_recomputation(policy, num_saved, recomputed_dots):
+    pol = None if policy is None else getattr(ri.checkpoint_policies, policy)
+    program = ri.make_program(ri.grad(ri.checkpoint(R_F, policy=pol)))(X, W)
+    ri.check_program(program)
+    fwd, lin = _checkpoint_eqns(program)
+    assert not fwd.params["differentiated"] and lin.params["differentiated"]
+    saved = len(fwd.outputs) - 1  # the primal output is the sum
+    if num_saved is not None:
+        assert saved == num_saved
+    dots_in_lin = sum(e.primitive.name == "dot_general" for e in lin.params["program"].eqns)
+    # the forward dots are recomputed in the backward pass unless saved
+    # (the backward pass has 3 transposed dots for the cotangent of x)
+    assert dots_in_lin == 3 + recomputed_dots
+
+
+def test_checkpoint_is_transparent_to_values_jvp_and_vmap():
+    rf = ri.checkpoint(R_F)
+    _close(rf(X, W), J_F(X, W))
+    _close(ri.jit(rf)(X, W), J_F(X, W))
+    t = np.ones_like(X)
+    _, tout = ri.jvp(lambda x: rf(x, W), (X,), (t,))
+    _, tj = jax.jvp(lambda x: J_F(x, W), (X,), (t,))
+    _close(tout, tj, 1e-4)
+    xs = np.stack([X, 2 * X])
+    got = ri.vmap(ri.grad(rf), in_axes=(0, None))(xs, W)
+    want = jax.vmap(jax.grad(jax.checkpoint(J_F)), in_axes=(0, None))(xs, W)
+    _close(got, want)
+    # second order
+    h = ri.grad(lambda s: ri.grad(rf)(s * X, W).sum())(1.5)
+    hj = jax.grad(lambda s: jax.grad(jax.checkpoint(J_F))(s * X, W).sum())(1.5)
+    _close(h, hj, 1e-3)
+
+
+def test_static_argnums_and_closure():
+    def f(x, n, w):
+        for _ in range(n):
+            x = rnp.tanh(x @ w)
+        return x.sum()
+
+    def fj(x, n, w):
+        for _ in range(n):
+            x = jnp.tanh(x @ w)
+        return x.sum()
+
+    got = ri.grad(ri.checkpoint(f, static_argnums=(1,)), argnums=(0, 2))(X, 3, W)
+    want = jax.grad(jax.checkpoint(fj, static_argnums=(1,)), argnums=(0, 2))(X, 3, W)
+    for g, w in zip(got, want):
+        _close(g, w)
+    # a closed-over differentiated value
+    got = ri.grad(lambda w: ri.checkpoint(lambda x: f(x, 2, w))(X))(W)
+    want = jax.grad(lambda w: jax.checkpoint(lambda x: fj(x, 2, w))(X))(W)
+    _close(got, want)
+    with pytest.raises(ValueError, match="static_argnums"):
+        ri.grad(ri.checkpoint(f, static_argnums=(5,)))(X, 3, W)
+    with pytest.raises(TypeError, match="policy"):
+        ri.checkpoint(f, policy="dots")
+
+
+def test_remat_alias_and_checkpoint_name_identity():
+    assert ri.remat is ri.checkpoint
+    _close(checkpoint_name(X, "a"), X)
+    prog = ri.make_program(lambda x: checkpoint_name(x, "a") * 2)(X)
+    assert prog.eqns[0].primitive.name == "name" and prog.eqns[0].params["name"] == "a"
+
+
+def test_dce_removes_dead_equations_and_inputs():
+    def f(x, y):
+        dead = rnp.exp(y) * 3.0  # noqa: F841
+        return rnp.sin(x), rnp.cos(x) + y
+
+    program = ri.make_program(f)(X, X)
+    new, used = dce_program(program, [True, False])
+    ri.check_program(new)
+    assert used == [True, False]
+    assert [e.primitive.name for e in new.eqns] == ["sin"]
+    full, used = dce_program(program)
+    assert used == [True, True] and len(full.eqns) == len(program.eqns) - 2
+
+
+# --- custom_vjp(optimize_remat=True) ------------------------------------------------------
+
+CALLS = {"impl": 0, "lowering": 0}
+
+#: An opaque forward: (sin x, cos x) in one primitive that DCE cannot split.
+#: Its hook counts evaluations (reference backend) and emissions into an
+#: executable (pjrt: each emitted op runs once per execution).
+opaque_p = Primitive("opaque_sincos", multiple_results=True)
+opaque_p.def_abstract_eval(lambda x: [x, x])
+
+
+@opaque_p.def_impl
+def _opaque_impl(x):
+    CALLS["impl"] += 1
+    return [np.sin(x), np.cos(x)]
+
+
+@opaque_p.def_lowering
+def _opaque_lowering(ctx, x):
+    CALLS["lowering"] += 1
+    return [ctx.hlo.sine(x), ctx.hlo.cosine(x)]
+
+
+opaque_p.def_batch(lambda args, dims: (opaque_p.bind(args[0]), [dims[0]] * 2))
+
+
+def _sin_vjp(custom_vjp, sin, fwd_sincos, optimize_remat):
+    f = custom_vjp(lambda x: sin(x))
+
+    def fwd(x):
+        y, c = fwd_sincos(x)
+        return y, c
+
+    f.defvjp(fwd, lambda c, g: (g * c * 0.5,), optimize_remat=optimize_remat)
+    return f
+
+
+XV = np.linspace(0.1, 1.2, 6).astype(np.float32)
+
+
+def _loss(np_, checkpoint, f):
+    return lambda x: np_.sum(checkpoint(lambda x: f(x) * 2.0)(x))
+
+
+@pytest.mark.parametrize("optimize_remat,expected", [(False, 2), (True, 1)])
+def test_optimize_remat_runs_residual_computation_once(optimize_remat, expected):
+    f = _sin_vjp(ri.custom_vjp, rnp.sin, lambda x: opaque_p.bind(x), optimize_remat)
+    fj = _sin_vjp(jax.custom_vjp, jnp.sin, lambda x: (jnp.sin(x), jnp.cos(x)), optimize_remat)
+    want = jax.grad(_loss(jnp, jax.checkpoint, fj))(XV)
+    loss = _loss(rnp, ri.checkpoint, f)
+    # eager, reference backend
+    CALLS["impl"] = 0
+    _close(ri.grad(loss)(XV), want)
+    assert CALLS["impl"] == expected
+    # jit on ref: the interpreter runs the program once
+    CALLS["impl"] = 0
+    _close(ri.jit(ri.grad(loss), backend="ref")(XV), want)
+    assert CALLS["impl"] == expected
+    # jit on pjrt: the op is emitted into the executable `expected` times
+    CALLS["lowering"] = 0
+    _close(ri.jit(ri.grad(loss), backend="pjrt")(XV), want)
+    assert CALLS["lowering"] == expected
+    # under vmap
+    xs = np.stack([XV, XV[::-1]])
+    _close(ri.vmap(ri.grad(loss))(xs), jax.vmap(jax.grad(_loss(jnp, jax.checkpoint, fj)))(xs))
+
+
+def test_optimize_remat_without_checkpoint_and_with_closure():
+    w = np.float32(1.5)
+
+    def make(cv, np_):
+        f = cv(lambda x: np_.sin(x * w))
+        f.defvjp(
+            lambda x: (np_.sin(x * w), np_.cos(x * w) * w),
+            lambda c, g: (g * c,),
+            optimize_remat=True,
+        )
+        return f
+
+    f, fj = make(ri.custom_vjp, rnp), make(jax.custom_vjp, jnp)
+    _close(ri.grad(lambda x: f(x).sum())(XV), jax.grad(lambda x: fj(x).sum())(XV))
+    _close(ri.jit(ri.grad(lambda x: f(x).sum()))(XV), jax.grad(lambda x: fj(x).sum())(XV))
+    _close(f(XV), fj(XV))
+
+
+def test_optimize_remat_fwd_with_python_control_flow_is_a_concretization_error():
+    f = ri.custom_vjp(lambda x: rnp.sin(x))
+
+    def fwd(x):
+        if x.sum() > 0:  # data-dependent Python control flow
+            return rnp.sin(x), rnp.cos(x)
+        return rnp.sin(x), -rnp.cos(x)
+
+    f.defvjp(fwd, lambda c, g: (g * c,), optimize_remat=True)
+    with pytest.raises(ri.ConcretizationTypeError, match="optimize_remat=True traces its fwd"):
+        ri.grad(lambda x: f(x).sum())(XV)
+
+
+def test_remat_opt_program_turns_into_the_primal_under_checkpoint():
+    f = _sin_vjp(ri.custom_vjp, rnp.sin, lambda x: opaque_p.bind(x), True)
+    program = ri.make_program(ri.grad(_loss(rnp, ri.checkpoint, f)))(XV)
+    ri.check_program(program)
+    fwd, lin = _checkpoint_eqns(program)
+    fwd_names = [e.primitive.name for e in fwd.params["program"].walk_eqns()]
+    lin_names = [e.primitive.name for e in lin.params["program"].walk_eqns()]
+    assert "opaque_sincos" not in fwd_names and "sin" in fwd_names
+    assert lin_names.count("opaque_sincos") == 1 and "remat_opt" in lin_names
+    assert lax is not None
