@@ -152,9 +152,7 @@ def test_optimize_remat_with_symbolic_zeros_is_not_implemented():
     # optimize_remat itself is tested in tests/test_checkpoint.py.
     g = ri.custom_vjp(lambda x: x)
     with pytest.raises(NotImplementedError, match="symbolic zeros"):
-        g.defvjp(
-            lambda x: (x, None), lambda r, ct: (ct,), symbolic_zeros=True, optimize_remat=True
-        )
+        g.defvjp(lambda x: (x, None), lambda r, ct: (ct,), symbolic_zeros=True, optimize_remat=True)
 
 
 def test_missing_rule_is_an_attribute_error():
