@@ -157,6 +157,30 @@ CASES["pmap_of_jit_cond"] = (
     ),
     (X44,),
 )
+CASES["grad_of_pmap_in_axes_none"] = (
+    lambda lib: lib.grad(
+        lambda w, x: lib.pmap(
+            lambda w, x: lib.lax.psum(lib.numpy.sin(w * x), "i"), "i", in_axes=(None, 0)
+        )(w, x).sum(),
+        argnums=(0, 1),
+    ),
+    (np.float32(0.7), X4),
+)
+
+
+def _pmap_in_scan(lib):
+    def run(xs, c0):
+        def step(c, t):
+            # the pmap closes over the carry c and the scanned t (unmapped inside)
+            y = lib.pmap(lambda x: lib.lax.psum(x * c, "i") + t, "i")(xs)
+            return c * 0.5 + y.sum() * 0.01, y
+
+        return lib.lax.scan(step, c0, lib.numpy.arange(3.0, dtype=np.float32))
+
+    return lambda xs, c0: (run(xs, c0), lib.grad(lambda c: run(xs, c)[0])(c0))
+
+
+CASES["pmap_in_scan_closure_and_grad"] = (_pmap_in_scan, (X4, np.float32(1.5)))
 CASES["bool_psum"] = (_p(_collective("pmax")), (B4,))
 
 

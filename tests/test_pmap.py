@@ -219,3 +219,18 @@ def test_pmap_under_jit_and_grad_of_pmap_keep_unmapped_inputs():
 
     np.testing.assert_allclose(np.asarray(ri.grad(loss)(w, x)), 4 * x.sum())
     np.testing.assert_allclose(np.asarray(ri.jit(loss)(w, x)), 4 * w * x.sum())
+
+
+def test_static_devices_kwargs_and_sharded_arrays_in_eager_code():
+    f = ri.pmap(lambda x: x * 2, "i", backend="pjrt")
+    y = f(np.arange(8.0, dtype=np.float32).reshape(4, 2))
+    np.testing.assert_array_equal(np.asarray(y + 1), np.arange(8.0).reshape(4, 2) * 2 + 1)
+    np.testing.assert_array_equal(np.asarray(y[1]), [4.0, 6.0])
+    assert float(ri.jit(lambda a: a.sum(), backend="pjrt")(y)) == 56.0
+    two = ri.devices("pjrt")[2:]
+    out = ri.pmap(lambda x: x, "i", backend="pjrt", devices=two)(np.ones((2, 1), np.float32))
+    assert out.devices() == set(two)
+    with pytest.raises(ValueError, match="must equal the number of local devices"):
+        ri.pmap(lambda x: x, backend="pjrt", devices=two)(np.ones((3, 1)))
+    g = ri.pmap(lambda x, y=None: x + y, backend="pjrt")
+    np.testing.assert_array_equal(np.asarray(g(np.ones(4), y=np.ones(4))), 2 * np.ones(4))
