@@ -273,7 +273,7 @@ def pmap(
     def pmap_f(*args: Any, **kwargs: Any) -> Any:
         if fed_back and not kwargs and (backend or config.backend) == "pjrt":
             try:
-                key = tuple((a._aval, a._axis, a._devices) for a in args)
+                key = (config.enable_x64, *((a._aval, a._axis, a._devices) for a in args))
             except AttributeError:
                 key = None
             entry = fed_back.get(key) if key is not None else None
@@ -337,7 +337,9 @@ def pmap(
                 and all(a._axis == axis and a._devices == tuple(run_devices)
                         for a, axis in zip(args, axes, strict=True))
             ):  # fmt: skip
-                fed_back[tuple((a._aval, a._axis, a._devices) for a in args)] = entry
+                fed_back[(config.enable_x64, *((a._aval, a._axis, a._devices) for a in args))] = (
+                    entry
+                )
             return entry.run(leaves, axes, run_devices, donated)
         nest = _flatten_into_replicas(size, donated) if backend_name == "pjrt" else None
         if nest is not None:
@@ -453,6 +455,7 @@ def _signature(in_tree, leaves, axes, statics, devices, donated, out_axes) -> An
         tuple(id(d) for d in devices),
         tuple(donated),
         repr(out_axes),
+        config.enable_x64,
     )
 
 
