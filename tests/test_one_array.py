@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import re
 import sys
 import threading
 import weakref
@@ -78,14 +79,45 @@ def test_eager_ops_hit_one_cached_executable(device):
     from refimpl.backends.pjrt import backend
 
     x = _x(device)
+    rnp.sin(x)  # a primitive applied eagerly: one fast-path jit per (primitive, params)
+    (sin,) = [j for (p, _), j in backend._eager_jitted.items() if p.name == "sin"]
+    add = backend._operator_jitted["__add__"]  # an operator: one fast-path jit of rnp.add
     x + 1
-    fast = [j for (p, _), j in backend._eager_jitted.items() if p.name == "add"]
-    assert fast
-    stats = [j._fast_stats() for j in fast]
-    x + 1
-    after = [j._fast_stats() for j in fast]
-    assert sum(a["hits"] - b["hits"] for a, b in zip(after, stats, strict=True)) == 1
-    assert sum(a["misses"] - b["misses"] for a, b in zip(after, stats, strict=True)) == 0
+    before = sin._fast_stats(), add._fast_stats()
+    np.testing.assert_allclose(np.asarray(rnp.sin(x)), np.sin(np.arange(4, dtype=np.float32)))
+    np.testing.assert_allclose(np.asarray(x + 1), np.arange(4) + 1)
+    for fast, old in zip((sin, add), before, strict=True):
+        new = fast._fast_stats()
+        assert (new["hits"] - old["hits"], new["misses"], new["slow"]) == (1, old["misses"], 0)
+
+
+def test_operators_match_the_reference_backend(device):
+    """The fast operators give what the numpy layer gives on reference arrays
+    (dtype, weak type, values), for scalars of every Python type on both sides."""
+    with np.errstate(invalid="ignore"):  # 0 ** 1j on the reference side
+        _compare_operators(device)
+    deleted = _x(device)
+    deleted.delete()
+    with pytest.raises(RuntimeError, match="has been deleted"):
+        deleted + 1
+
+
+def _compare_operators(device):
+    for dtype in (np.float32, np.int32, np.bool_):
+        host = np.arange(4).astype(dtype)
+        p, r = ri.device_put(host, device), RefArray(host)
+        for other in (2, 2.5, True, 1j):
+            for op in ("__add__", "__radd__", "__mul__", "__rsub__", "__lt__", "__pow__"):
+                try:
+                    want = getattr(r, op)(other)
+                except TypeError as error:  # the same error on both
+                    with pytest.raises(TypeError, match=re.escape(str(error)[:20])):
+                        getattr(p, op)(other)
+                    continue
+                got = getattr(p, op)(other)
+                where = (dtype, other, op)
+                assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type), where
+                np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
 
 
 # --- issue 16 item 1: an input deleted between signature and execute ------------------------

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+import refimpl.numpy as rnp
 from refimpl import dtypes, tracing, tree_util
 from refimpl.array import placement_rule
 from refimpl.backends.pjrt import fast_path, lowering
@@ -338,3 +339,55 @@ def _freeze(value: Any) -> Any:
 
 
 eager.register_eager_dispatcher(PjrtArray, eager_dispatch)
+
+
+# --- operators on PJRT arrays -----------------------------------------------------------------
+
+# Operator -> (refimpl.numpy function, reflected). An operator on PJRT arrays
+# (and Python scalars) outside any trace is one fast-path jit of the numpy
+# function: the promotion and the primitive run once per signature, at trace
+# time, and ``x + 1`` is then a C++ cache hit. Anything else (a tracer, NumPy
+# data, other operand types) takes the protocol's own method.
+_OPERATORS = {
+    "__add__": ("add", False),
+    "__radd__": ("add", True),
+    "__sub__": ("subtract", False),
+    "__rsub__": ("subtract", True),
+    "__mul__": ("multiply", False),
+    "__rmul__": ("multiply", True),
+    "__truediv__": ("true_divide", False),
+    "__rtruediv__": ("true_divide", True),
+    "__pow__": ("power", False),
+    "__rpow__": ("power", True),
+    "__lt__": ("less", False),
+    "__le__": ("less_equal", False),
+    "__gt__": ("greater", False),
+    "__ge__": ("greater_equal", False),
+}
+_FAST_OPERANDS = (int, float, bool, complex, PjrtArray)
+_operator_jitted: dict[str, Any] = {}  # method name -> its FastJitted (tests read the counters)
+
+
+def _fast_operator(method_name: str, function_name: str, reflected: bool) -> Any:
+    function = getattr(rnp, function_name)
+    slow = getattr(PjrtArray, method_name)  # the protocol's method (refimpl.Array)
+
+    def apply(a: Any, b: Any) -> Any:
+        return function(b, a) if reflected else function(a, b)
+
+    apply.__name__ = function_name
+    fast = _operator_jitted[method_name] = make_fast_jitted(apply, {"backend": "pjrt"})
+
+    def method(self: Any, other: Any) -> Any:
+        if type(other) not in _FAST_OPERANDS or tracing.is_tracing():
+            return slow(self, other)
+        self._check_live()
+        return fast(self, other)
+
+    method.__name__ = method_name
+    method.__doc__ = slow.__doc__
+    return method
+
+
+for _method, (_function, _reflected) in _OPERATORS.items():
+    setattr(PjrtArray, _method, _fast_operator(_method, _function, _reflected))
