@@ -234,3 +234,14 @@ def test_static_devices_kwargs_and_sharded_arrays_in_eager_code():
         ri.pmap(lambda x: x, backend="pjrt", devices=two)(np.ones((3, 1)))
     g = ri.pmap(lambda x, y=None: x + y, backend="pjrt")
     np.testing.assert_array_equal(np.asarray(g(np.ones(4), y=np.ones(4))), 2 * np.ones(4))
+
+
+def test_collective_under_a_device_dependent_cond_is_an_error_on_pjrt():
+    # XLA would wait forever (and abort the process after 40 s) for the devices
+    # that took the other branch; JAX does not check
+    def body(x):
+        return lax.cond(x.sum() > 0, lambda v: lax.psum(v, "i"), lambda v: -v, x)
+
+    f = ri.pmap(body, "i", backend="pjrt")
+    with pytest.raises(ValueError, match="predicate may differ between devices has a collective"):
+        f(np.ones((4, 2), np.float32))

@@ -482,6 +482,13 @@ def _varying_outputs(program: Program, mapped: Sequence[bool], axis_name: Any) -
             out = False
         elif prim in _VARYING:
             out = True
+        elif prim == "cond" and read(eqn.inputs[0]) and _has_collective(eqn):
+            raise ValueError(
+                f"pmap: a cond whose predicate may differ between devices has a collective "
+                f"({_has_collective(eqn)}) in a branch; on devices it would wait forever for "
+                "the devices that took the other branch. Make the predicate the same on "
+                "every device (e.g. from a psum or pmax) or move the collective out of the cond"
+            )
         else:
             out = any(read(a) for a in eqn.inputs) or any(
                 e.primitive.name in _VARYING or e.params.get("axis_index_groups") is not None
@@ -491,6 +498,16 @@ def _varying_outputs(program: Program, mapped: Sequence[bool], axis_name: Any) -
         for var in eqn.outputs:
             varying[id(var)] = out
     return [read(v) for v in program.out_vars]
+
+
+def _has_collective(eqn: Any) -> str | None:
+    """The name of a collective (other than axis_index) in ``eqn``'s sub-programs."""
+    for sub in _subprograms(eqn):
+        for inner in sub.walk_eqns():
+            if isinstance(inner.primitive, collectives.CollectivePrimitive):
+                if inner.primitive.name != "axis_index":
+                    return inner.primitive.name
+    return None
 
 
 def _subprograms(eqn: Any) -> list[Program]:
