@@ -123,3 +123,24 @@ def test_bad_input_errors():
         lax.erf_inv(np.int32(1))
     with pytest.raises(ValueError, match="logsumexp: axis 3 is out of bounds"):
         special.logsumexp(np.zeros((2, 2)), axis=3)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3])
+def test_polygamma(n, rng):
+    x = np.concatenate([rng.uniform(-6, 30, 40), [0.0, -1.0, 0.5, 1e-3]]).astype(np.float32)
+    want = jax.scipy.special.polygamma(n, x)
+    for _, wrap in runners():
+        got = wrap(lambda v: special.polygamma(n, v))(x)
+        close(got, want, rtol=3e-5, atol=1e-5)
+
+
+def test_polygamma_float64_and_digamma_derivative(rng):
+    ri.config.update("enable_x64", True)  # restored by conftest
+    x = rng.uniform(-5.5, 30, 50)
+    for n in [1, 2, 4]:
+        got = np.asarray(special.polygamma(n, x))
+        np.testing.assert_allclose(got, sps.polygamma(n, x), rtol=1e-12, atol=1e-12)
+    ri.config.update("enable_x64", False)
+    v = np.array([0.7, 2.0, 5.0], np.float32)
+    ours = ri.grad(lambda a: ri.numpy.sum(special.digamma(a)))(v)
+    close(ours, jax.grad(lambda a: jnp.sum(jax.scipy.special.digamma(a)))(v), rtol=2e-5)

@@ -16,7 +16,12 @@ the ulp differences of ``log1p``; see each impl).
 * ``lgamma(x) = log|Gamma(x)|``; ``+inf`` at the poles ``0, -1, -2, ...``.
   Derivative ``digamma(x)``.
 * ``digamma(x) = d/dx log Gamma(x)``; NaN at the poles ``0, -1, -2, ...``
-  (XLA's convention). Its derivative (trigamma) is not provided.
+  (XLA's convention). Derivative ``polygamma(1, x)``.
+* ``polygamma(m, x)``: the ``m``-th derivative of ``digamma`` (binary, both
+  operands floats of one dtype; ``m`` a non-negative integer value, NaN
+  otherwise); at the poles ``+inf`` for odd ``m`` and NaN for even ``m``
+  (XLA's convention). Derivative in ``x``: ``polygamma(m + 1, x)``; ``m`` gets
+  none.
 """
 
 from __future__ import annotations
@@ -28,9 +33,10 @@ import numpy as np
 
 from refimpl import tracing
 from refimpl.primitives import elementwise as ew
-from refimpl.transforms.ad_util import Zero
+from refimpl.transforms import batching
+from refimpl.transforms.ad_util import Zero, tangent_aval
 
-__all__ = ["digamma", "erf_inv", "erfc", "lgamma"]
+__all__ = ["digamma", "erf_inv", "erfc", "lgamma", "polygamma"]
 
 _F32 = np.dtype(np.float32)
 
@@ -135,6 +141,41 @@ def _digamma(x: np.ndarray) -> np.ndarray:
     return np.vectorize(_digamma_scalar, otypes=[np.float64])(x.astype(np.float64))
 
 
+def _polygamma_scalar(m: float, v: float) -> float:
+    """psi^(m)(v) for integer m >= 1: the recurrence
+    psi^(m)(v) = psi^(m)(v + 1) - (-1)^m m! / v^(m+1) up to v >= 10 + m, then
+    the asymptotic series (-1)^(m+1) [(m-1)!/v^m + m!/(2 v^(m+1))
+    + sum_k B_2k (2k+m-1)! / ((2k)! v^(2k+m))]."""
+    if math.isnan(m) or math.isnan(v) or m < 0 or m != math.floor(m):
+        return math.nan
+    m = int(m)
+    if m == 0:
+        return _digamma_scalar(v)
+    if v <= 0 and v == math.floor(v):
+        return math.inf if m % 2 else math.nan
+    if v == math.inf:
+        return 0.0
+    if v == -math.inf:
+        return math.nan
+    sign = -1.0 if m % 2 == 0 else 1.0  # (-1)^(m+1)
+    fact_m = math.factorial(m)
+    shift = 0.0
+    while v < 10.0 + m:
+        shift += sign * fact_m / v ** (m + 1)
+        v += 1.0
+    bernoulli = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)
+    series = math.factorial(m - 1) / v**m + fact_m / (2 * v ** (m + 1))
+    for k, b in enumerate(bernoulli, start=1):
+        series += b * math.factorial(2 * k + m - 1) / (math.factorial(2 * k) * v ** (2 * k + m))
+    return shift + sign * series
+
+
+def _polygamma(m: np.ndarray, x: np.ndarray) -> np.ndarray:
+    dtype = x.dtype
+    wide = np.vectorize(_polygamma_scalar, otypes=[np.float64])
+    return np.asarray(wide(m.astype(np.float64), x.astype(np.float64))).astype(dtype)
+
+
 def _as_dtype(fn):
     def impl(x: np.ndarray) -> np.ndarray:
         return np.asarray(fn(x)).astype(x.dtype)
@@ -167,6 +208,11 @@ def _unary_batch(prim):
 
 for _prim in (erf_inv_p, erfc_p, lgamma_p, digamma_p):
     _prim.def_batch(_unary_batch(_prim))
+
+polygamma_p = ew.binary("polygamma", ew._in_float32(_polygamma), ew.FLOAT)
+polygamma_p.def_lowering(ew._hlo_binary("polygamma", dialect="chlo", in_float32=True))
+polygamma_p.def_mask(ew._elementwise_mask_rule)
+polygamma_p.def_batch(batching.elementwise_batch_rule(polygamma_p))
 
 
 def _scalar_like(value: float, x: Any) -> Any:
@@ -201,6 +247,29 @@ def _lgamma_jvp(primals, tangents):
     if isinstance(t, Zero):
         return y, t
     return y, ew.mul(t, digamma_p.bind(x))
+
+
+@digamma_p.def_jvp
+def _digamma_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = digamma_p.bind(x)
+    if isinstance(t, Zero):
+        return y, t
+    return y, ew.mul(t, polygamma_p.bind(_scalar_like(1.0, x), x))
+
+
+@polygamma_p.def_jvp
+def _polygamma_jvp(primals, tangents):
+    (m, x), (_, t) = primals, tangents
+    y = polygamma_p.bind(m, x)
+    if isinstance(t, Zero):
+        return y, Zero(tangent_aval(tracing.get_aval(y, "polygamma", 0)))
+    return y, ew.mul(t, polygamma_p.bind(ew.add(m, _scalar_like(1.0, m)), x))
+
+
+def polygamma(m: Any, x: Any) -> Any:
+    """``lax.polygamma``: the ``m``-th derivative of ``digamma`` at ``x``."""
+    return polygamma_p.bind(m, x)
 
 
 def erf_inv(x: Any) -> Any:

@@ -24,7 +24,6 @@ from refimpl.primitives.base import Primitive
 # Primitives without a derivative rule, and why.
 NO_JVP: dict[str, str] = {
     "nextafter": "not differentiable in JAX either (no rule there)",
-    "digamma": "its derivative is polygamma(1, x), not a refimpl primitive yet",
     "pmax": "collective max: differentiation not implemented (JAX has none either)",
     "pmin": "collective min: differentiation not implemented (JAX has none either)",
     "axis_index": "integer-valued, takes no differentiable operand",

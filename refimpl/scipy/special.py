@@ -8,8 +8,8 @@ float type first, as in JAX.
   computed as ``m + log(sum(b * exp(a - m)))`` with ``m`` the maximum of
   ``a`` (0 where that is not finite); with ``return_sign`` the pair
   ``(log|s|, sign(s))``, otherwise NaN where the sum ``s`` is negative.
-* ``erf``, ``erfc``, ``erfinv``, ``gammaln`` (``log|Gamma|``), ``digamma``:
-  the ``lax`` primitives.
+* ``erf``, ``erfc``, ``erfinv``, ``gammaln`` (``log|Gamma|``), ``digamma``,
+  ``polygamma(n, x)`` (the ``n``-th derivative of digamma): the ``lax`` primitives.
 * ``expit(x) = 1 / (1 + exp(-x))`` and ``logit(p) = log(p / (1 - p))``.
 * ``xlogy(x, y) = x * log(y)``, 0 where ``x == 0``;
   ``xlog1py(x, y) = x * log1p(y)``, 0 where ``x == 0``.
@@ -36,6 +36,7 @@ __all__ = [
     "gammaln",
     "logit",
     "logsumexp",
+    "polygamma",
     "xlog1py",
     "xlogy",
 ]
@@ -155,3 +156,14 @@ def logsumexp(
     if b is not None and not dtypes.is_complex(out.dtype):
         out = rnp.where(rnp.less(sign, 0), np.asarray(np.nan, out.dtype), out)
     return out
+
+
+def polygamma(n: Any, x: Any) -> Any:
+    """The ``n``-th derivative of ``digamma`` at ``x`` (``n`` a non-negative integer)."""
+    n, x = _inexact("polygamma", n, x)
+    shape = np.broadcast_shapes(np.shape(n), np.shape(x))
+    if np.shape(n) != shape and np.shape(n) != ():
+        n = rnp.broadcast_to(n, shape)
+    if np.shape(x) != shape and np.shape(x) != ():
+        x = rnp.broadcast_to(x, shape)
+    return lax.polygamma(n, x)
