@@ -4,6 +4,7 @@ The functions live beside their primitives in ``refimpl/primitives/``; this
 module only gathers each family's public names.
 """
 
+# jax.lax.linalg: cholesky, eigh, lu, qr, svd, triangular_solve
 from refimpl.primitives.collectives import *  # noqa: F403
 from refimpl.primitives.control_flow import *  # noqa: F403
 from refimpl.primitives.elementwise import *  # noqa: F403
@@ -12,5 +13,6 @@ from refimpl.primitives.linalg import *  # noqa: F403
 from refimpl.primitives.prng import *  # noqa: F403
 from refimpl.primitives.reductions import *  # noqa: F403
 from refimpl.primitives.scatter import *  # noqa: F403
+from refimpl.primitives.sorting import *  # noqa: F403
 from refimpl.primitives.special import *  # noqa: F403
 from refimpl.primitives.structural import *  # noqa: F403

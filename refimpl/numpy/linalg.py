@@ -186,7 +186,7 @@ def _parity(pivots: Any) -> Any:
         np.int32, aval_of(pivots, "det", 0).shape, aval_of(pivots, "det", 0).ndim - 1
     )
     swaps = sum(pivots != steps, axis=-1)
-    return where(swaps % 2 == 1, -1, 1)
+    return 1 - 2 * (swaps % 2)
 
 
 def det(a: ArrayLike) -> Array:

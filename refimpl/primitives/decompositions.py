@@ -728,7 +728,8 @@ def _lu_jvp(primals, tangents):
     zeros = [ad_helpers.zero_tangent(ad_helpers.aval_of(v)) for v in (pivots, permutation)]
     if ad_helpers.is_zero(da):
         return [packed, pivots, permutation], [
-            ad_helpers.zero_tangent(ad_helpers.aval_of(packed)), *zeros
+            ad_helpers.zero_tangent(ad_helpers.aval_of(packed)),
+            *zeros,
         ]
     _real_only("lu", a)
     aval = ad_helpers.aval_of(a)
@@ -840,6 +841,196 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
         dahu = rnp.matmul(_mt(da), u)
         dv = dv + (dahu - rnp.matmul(v, rnp.matmul(vt, dahu))) / row
     return [s, u, vt], [ds, du, _mt(dv)]
+
+
+# --- batching: every decomposition maps over leading axes ----------------------------------------
+
+
+def _leading_batch_rule(prim: Primitive):
+    """Move each operand's batch axis to the front (broadcasting unbatched
+    operands) and apply the primitive: leading axes are already a batch."""
+
+    def rule(args, dims, **params):
+        from refimpl.transforms import batching
+
+        size = batching.axis_size_of(args, dims)
+        moved = [batching.bdim_to(x, d, size, 0) for x, d in zip(args, dims, strict=True)]
+        out = prim.bind(*moved, **params)
+        if prim.multiple_results:
+            return list(out), [0] * len(out)
+        return out, 0
+
+    return rule
+
+
+for _prim in (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p):
+    _prim.def_batch(_leading_batch_rule(_prim))
+
+
+# --- differentiation ---------------------------------------------------------------------------
+# The standard matrix-calculus rules (as JAX's), written with the primitives
+# and the numpy layer so they run eagerly and inside any trace.
+
+
+def _tangent(t: Any, like: Any) -> Any:
+    from refimpl.primitives import ad_helpers
+
+    return ad_helpers.instantiate(t, ad_helpers.tangent_aval(ad_helpers.aval_of(like)))
+
+
+def _zero_like(value: Any) -> Any:
+    from refimpl.primitives import ad_helpers
+
+    return ad_helpers.zero_tangent(ad_helpers.aval_of(value))
+
+
+def _is_zero(t: Any) -> bool:
+    from refimpl.primitives import ad_helpers
+
+    return ad_helpers.is_zero(t)
+
+
+def _h(x: Any) -> Any:
+    """The conjugate transpose of the last two axes."""
+    rnp = _rnp()
+    return rnp.conj(rnp.swapaxes(x, -1, -2))
+
+
+@cholesky_p.def_jvp
+def _cholesky_jvp(primals, tangents):
+    """``dL = L Phi(L^-1 dA L^-H)``, ``Phi`` the lower triangle with half the
+    diagonal, applied to the whole tangent ``dA`` as JAX does (exact for a
+    Hermitian ``dA``; ``cholesky(x, symmetrize_input=True)`` makes it one)."""
+    rnp = _rnp()
+    (a,), (da,) = primals, tangents
+    factor = cholesky_p.bind(a)
+    if _is_zero(da):
+        return factor, _zero_like(factor)
+    da = _tangent(da, a)
+    y = triangular_solve(factor, da, left_side=True, lower=True)
+    x = triangular_solve(factor, y, left_side=False, lower=True, transpose_a=True, conjugate_a=True)
+    phi = rnp.tril(x, -1) + rnp.tril(rnp.triu(x)) / 2
+    return factor, rnp.matmul(factor, phi)
+
+
+def _op(a: Any, lower: bool, transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> Any:
+    """``op(A)`` as the primitive reads it (one triangle; ones on the diagonal)."""
+    rnp = _rnp()
+    m = rnp.tril(a) if lower else rnp.triu(a)
+    if unit_diagonal:
+        n = a.shape[-1]
+        m = rnp.where(rnp.eye(n, dtype=bool), rnp.zeros_like(m), m)
+    if conjugate_a:
+        m = rnp.conj(m)
+    return rnp.swapaxes(m, -1, -2) if transpose_a else m
+
+
+@triangular_solve_p.def_jvp
+def _triangular_solve_jvp(primals, tangents, **params):
+    """Linear in ``b``; in ``A``: ``dX = -op(A)^-1 op(dA) X`` (left side) or
+    ``-X op(dA) op(A)^-1`` (right side); the diagonal of a unit-diagonal
+    ``A`` is not read, so it has no tangent."""
+    rnp = _rnp()
+    (a, b), (da, db) = primals, tangents
+    x = triangular_solve_p.bind(a, b, **params)
+    out = None
+    if not _is_zero(db):
+        out = triangular_solve_p.bind(a, _tangent(db, b), **params)
+    if not _is_zero(da):
+        op_da = _op(_tangent(da, a), params["lower"], params["transpose_a"],
+                    params["conjugate_a"], params["unit_diagonal"])  # fmt: skip
+        rhs = rnp.matmul(op_da, x) if params["left_side"] else rnp.matmul(x, op_da)
+        term = -triangular_solve_p.bind(a, rhs, **params)
+        out = term if out is None else out + term
+    return x, (_zero_like(x) if out is None else out)
+
+
+@triangular_solve_p.def_transpose
+def _triangular_solve_transpose(ct, a, b, **params):
+    """``X = op(A)^-1 B`` is linear in ``B``; its transpose applies
+    ``op(A)^-T``: the same solve with ``transpose_a`` flipped."""
+    from refimpl.primitives import ad_helpers
+
+    if isinstance(a, ad_helpers.UndefinedPrimal):
+        raise NotImplementedError("triangular_solve: transposing in the matrix a is not supported")
+    if isinstance(ct, ad_helpers.Zero):
+        return [None, ad_helpers.Zero(b.aval)]
+    flipped = dict(params, transpose_a=not params["transpose_a"])
+    return [None, triangular_solve_p.bind(a, ct, **flipped)]
+
+
+@lu_p.def_jvp
+def _lu_jvp(primals, tangents):
+    """For square ``A[perm] = L U``: with ``M = L^-1 dA[perm] U^-1``,
+    ``dL = L tril(M, -1)`` and ``dU = triu(M) U``; ``d lu = dL + dU``. The
+    pivots and permutation are integers (no tangent)."""
+    rnp = _rnp()
+    (a,), (da,) = primals, tangents
+    lu_, pivots, perm = lu_p.bind(a)
+    zeros = [_zero_like(pivots), _zero_like(perm)]
+    if _is_zero(da):
+        return [lu_, pivots, perm], [_zero_like(lu_), *zeros]
+    m, n = a.shape[-2:]
+    if m != n:
+        raise NotImplementedError(
+            "lu: differentiation of non-square factorizations is not supported"
+        )
+    da = rnp.take_along_axis(_tangent(da, a), perm[..., :, None], axis=-2)
+    lower = rnp.tril(lu_, -1) + rnp.eye(n, dtype=lu_.dtype)
+    upper = rnp.triu(lu_)
+    la = triangular_solve(lower, da, left_side=True, lower=True, unit_diagonal=True)
+    lau = triangular_solve(upper, la, left_side=False, lower=False)
+    d_lu = rnp.matmul(lower, rnp.tril(lau, -1)) + rnp.matmul(rnp.triu(lau), upper)
+    return [lu_, pivots, perm], [d_lu, *zeros]
+
+
+@qr_p.def_jvp
+def _qr_jvp(primals, tangents, *, full_matrices):
+    """For ``m >= n`` (thin ``Q``, or square): with ``C = Q^H dA R^-1`` and
+    ``Omega = tril(C, -1) - tril(C, -1)^H`` (plus C's imaginary diagonal),
+    ``dQ = Q (Omega - C) + dA R^-1`` and ``dR = (C - Omega) R``."""
+    rnp = _rnp()
+    (a,), (da,) = primals, tangents
+    q, r = qr_p.bind(a, full_matrices=full_matrices)
+    if _is_zero(da):
+        return [q, r], [_zero_like(q), _zero_like(r)]
+    m, n = a.shape[-2:]
+    if m < n or (full_matrices and m > n):
+        raise NotImplementedError(
+            "qr: differentiation is supported for m >= n with the reduced Q (or square a)"
+        )
+    da = _tangent(da, a)
+    dx_rinv = triangular_solve(r, da, left_side=False, lower=False)
+    c = rnp.matmul(_h(q), dx_rinv)
+    lower = rnp.tril(c, -1)
+    omega = lower - _h(lower)
+    if dtypes.is_complex(a.dtype):
+        omega = omega + rnp.eye(n, dtype=a.dtype) * (c - rnp.real(c))
+    dq = rnp.matmul(q, omega - c) + dx_rinv
+    dr = rnp.matmul(c - omega, r)
+    return [q, r], [dq, dr]
+
+
+@eigh_p.def_jvp
+def _eigh_jvp(primals, tangents, *, lower):
+    """With ``S = V^H dA V`` (``dA`` symmetrized from the triangle read):
+    ``dw = diag(S)``, ``dV = V (F * S)``, ``F[i, j] = 1 / (w[j] - w[i])`` off
+    the diagonal and 0 on it (distinct eigenvalues assumed, as JAX)."""
+    rnp = _rnp()
+    (a,), (da,) = primals, tangents
+    v, w = eigh_p.bind(a, lower=lower)
+    if _is_zero(da):
+        return [v, w], [_zero_like(v), _zero_like(w)]
+    da = _tangent(da, a)
+    da = _symmetric_from(da, lower)
+    s = rnp.matmul(_h(v), rnp.matmul(da, v))
+    n = a.shape[-1]
+    gaps = w[..., None, :] - w[..., :, None]
+    off = ~rnp.eye(n, dtype=bool)
+    f = rnp.where(off, 1 / rnp.where(off, gaps, 1), 0).astype(a.dtype)
+    dv = rnp.matmul(v, f * s)
+    dw = rnp.real(rnp.diagonal(s, axis1=-2, axis2=-1))
+    return [v, w], [dv, dw]
 
 
 # --- the lax.linalg functions ------------------------------------------------------------------

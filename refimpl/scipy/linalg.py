@@ -44,7 +44,8 @@ def cholesky(
     ``lower=True``); NaNs if ``a`` is not positive definite."""
     del overwrite_a, check_finite
     a = _matrix("cholesky", a)
-    factor = _dec.cholesky(a)
+    # as JAX: only the triangle asked for is read (no symmetrization)
+    factor = _dec.cholesky(a if lower else conj(swapaxes(a, -1, -2)), symmetrize_input=False)
     return factor if lower else conj(swapaxes(factor, -1, -2))
 
 

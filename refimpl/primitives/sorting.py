@@ -1,0 +1,105 @@
+"""``top_k``: the ``k`` largest entries along the last axis, and where they were.
+
+Semantics (``jax.lax.top_k``)::
+
+    order   = stable sort of operand[..., :] by descending key
+    values  = operand[..., order[:k]]
+    indices = order[:k]                      (int32)
+
+The key is the sort primitive's total order (NaN above +inf, ``-0.0 ==
+0.0``), so NaNs come first; equal keys keep their index order (the lower
+index first). Constraints: (C1) rank >= 1; (C2) ``0 <= k <= operand.shape[-1]``.
+Example: ``top_k([1, nan, 3, 3], 3)`` is ``([nan, 3, 3], [1, 2, 3])``.
+
+StableHLO has no top-k operation (``chlo.top_k`` is not part of the portable
+set used here), so the lowering is a program of primitives: a stable
+descending sort of ``(operand, iota)`` and a slice.
+
+No mask rule: a masked last axis would need the padding to sort below every
+value; left out (documented in docs/numpy.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from refimpl.core import ShapedArray
+from refimpl.primitives import ad_helpers
+from refimpl.primitives.base import Primitive
+from refimpl.primitives.decompositions import composite_lowering
+from refimpl.primitives.reductions import sort_keys
+from refimpl.transforms import batching
+
+top_k_p = Primitive("top_k", multiple_results=True)
+
+
+@top_k_p.def_abstract_eval
+def _top_k_abstract_eval(operand: ShapedArray, *, k: int) -> tuple[ShapedArray, ShapedArray]:
+    if operand.ndim == 0:
+        raise ValueError("top_k: the operand must have rank >= 1 (C1), got shape ()")
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
+        raise TypeError(f"top_k: k must be an int, got {k!r}")
+    if not 0 <= k <= operand.shape[-1]:
+        raise ValueError(
+            f"top_k: k must be between 0 and the last dimension {operand.shape[-1]} (C2), got {k}"
+        )
+    shape = (*operand.shape[:-1], int(k))
+    return ShapedArray(shape, operand.dtype, operand.weak_type), ShapedArray(
+        shape, np.dtype(np.int32)
+    )
+
+
+@top_k_p.def_impl
+def _top_k_impl(operand: np.ndarray, *, k: int) -> list[np.ndarray]:
+    n = operand.shape[-1]
+    reversed_ = operand[..., ::-1]
+    keys = sort_keys(reversed_)
+    # np.lexsort: the last key is the primary one; stable, ascending. On the
+    # reversed axis, ties end up with the higher original index first, so the
+    # tail read backwards has the lower index first.
+    ascending = np.lexsort(keys[::-1], axis=-1)
+    order = (n - 1 - ascending[..., ::-1][..., :k]).astype(np.int32)
+    return [np.take_along_axis(operand, order, axis=-1), order]
+
+
+def _top_k_program(operand: Any, *, k: int) -> tuple[Any, Any]:
+    import refimpl.numpy as rnp
+
+    order = rnp.argsort(operand, axis=-1, descending=True)[..., :k]
+    return rnp.take_along_axis(operand, order, axis=-1), order.astype(np.int32)
+
+
+top_k_p.def_lowering(composite_lowering("top_k", _top_k_program))
+
+
+@top_k_p.def_batch
+def _top_k_batch(args, dims, *, k):
+    (x,), (d,) = args, dims
+    size = batching.shape_of(x)[d]
+    x = batching.bdim_to(x, d, size, 0)
+    return list(top_k_p.bind(x, k=k)), [0, 0]
+
+
+@top_k_p.def_jvp
+def _top_k_jvp(primals, tangents, *, k):
+    """The tangent read at the chosen indices; the indices have none."""
+    (x,), (t,) = primals, tangents
+    values, indices = top_k_p.bind(x, k=k)
+    index_zero = ad_helpers.zero_tangent(ad_helpers.aval_of(indices))
+    if ad_helpers.is_zero(t):
+        return [values, indices], [ad_helpers.zero_tangent(ad_helpers.aval_of(values)), index_zero]
+    import refimpl.numpy as rnp
+
+    return [values, indices], [rnp.take_along_axis(t, indices, axis=-1), index_zero]
+
+
+def top_k(operand: Any, k: int) -> tuple[Any, Any]:
+    """``jax.lax.top_k``: ``(values, indices)`` of the ``k`` largest entries along
+    the last axis, largest first (NaN first; ties: lower index first)."""
+    values, indices = top_k_p.bind(operand, k=int(k) if isinstance(k, np.integer) else k)
+    return values, indices
+
+
+__all__ = ["top_k"]
