@@ -245,3 +245,14 @@ def test_collective_under_a_device_dependent_cond_is_an_error_on_pjrt():
     f = ri.pmap(body, "i", backend="pjrt")
     with pytest.raises(ValueError, match="predicate may differ between devices has a collective"):
         f(np.ones((4, 2), np.float32))
+
+
+def test_ref_outputs_are_sharded_over_the_virtual_devices():
+    f = ri.pmap(lambda x: (x * 2, lax.psum(x, "i")), "i", backend="ref", out_axes=(0, None))
+    y, s = f(np.arange(8.0, dtype=np.float32).reshape(4, 2))
+    devices = ri.devices("ref")[:4]
+    assert [shard.device for shard in y.addressable_shards] == devices
+    assert y.devices() == set(devices)
+    np.testing.assert_array_equal(np.asarray(y), np.arange(8.0).reshape(4, 2) * 2)
+    np.testing.assert_array_equal(np.asarray(s), [12.0, 16.0])
+    np.testing.assert_array_equal(np.asarray(f(y)[0]), np.arange(8.0).reshape(4, 2) * 4)

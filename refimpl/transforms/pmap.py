@@ -161,9 +161,6 @@ class ShardedArray(Array):
         value = self._value()
         return value if dtype is None else value.astype(dtype)
 
-    def __repr__(self) -> str:
-        return f"ShardedArray({np.asarray(self)!r}, devices={len(self._devices)})"
-
 
 tracing.register_array_type(
     ShardedArray, lambda a: (a._check_live(), a.aval)[1], ShardedArray._value
@@ -345,6 +342,8 @@ def pmap(
         if nest is not None:
             return _inner_replicas(nest, call_fun, leaves, in_tree, axes, size, out_axes, axis_name)
         out = _lock_step(call_fun, name, leaves, in_tree, axes, size, out_axes, axis_name)
+        if not traced:  # concrete results: one shard per (virtual) device
+            out = _shard_outputs(out, out_axes, run_devices)
         for leaf, is_donated in zip(leaves, donated, strict=True):
             if is_donated and isinstance(leaf, Array) and hasattr(leaf, "mark_donated"):
                 leaf.mark_donated(f"pmap({name})")
@@ -409,6 +408,26 @@ def _choose_devices(name: str, backend_name: str, devices: Any, size: int) -> li
             )
         )
     return list(available[:size])
+
+
+def _shard_outputs(out: Any, out_axes: Any, devices: Sequence[Any]) -> Any:
+    """Each mapped output as a ShardedArray: slice ``m`` put on ``devices[m]``."""
+    from refimpl.backends.placement import device_put
+
+    leaves, tree = tree_util.tree_flatten(out)
+    flat_axes = batching._flatten_axes("out_axes", out_axes, out, "the output")
+    results = []
+    for leaf, axis in zip(leaves, flat_axes, strict=True):
+        if axis is None or not isinstance(leaf, Array):
+            results.append(leaf)
+            continue
+        axis %= leaf.ndim
+        value = np.asarray(leaf)
+        shards = [device_put(np.take(value, m, axis=axis), d) for m, d in enumerate(devices)]
+        # keep the weak type the batched value had
+        aval = tracing.get_aval(leaf, "pmap", 0)
+        results.append(ShardedArray(shards, devices, axis, aval))
+    return tree.unflatten(results)
 
 
 def _lock_step(
