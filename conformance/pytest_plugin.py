@@ -3,11 +3,12 @@
 For third parties that run everything through pytest (``-k``, ``-x``,
 ``--junitxml``, ``pytest-xdist``'s ``-n``)::
 
-    python -m pytest -p conformance.pytest_plugin --pyargs conformance.test_corpus \\
-        --conformance-impl ref,pjrt -k 'lax.add' -x --junitxml report.xml
+    python -m pytest --pyargs conformance.test_corpus --conformance-impl ref,pjrt \\
+        -k 'lax.add' -x --junitxml report.xml
 
-(the ``-p`` is only needed when the package's ``pytest11`` entry point is not
-installed; ``CONFORMANCE_IMPL=ref,pjrt`` works instead of the option.) Test
+(``--conformance-impl`` comes from this module, loaded by the package's
+``pytest11`` entry point; ``CONFORMANCE_IMPL=ref,pjrt`` in the environment
+works without it.) Test
 ids are ``test_case[<impl>:<case name>]``. A ``known`` difference is an
 ``xfail`` with its reason, a ``skip`` a skip with its reason, ``differ`` and
 ``error`` fail with the same details as ``python -m conformance``.
