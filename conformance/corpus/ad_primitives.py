@@ -51,6 +51,11 @@ def _sample(rng: np.random.Generator, shape: tuple, dtype: Any, domain: str) -> 
     return np.asarray(x).astype(dtype)
 
 
+def _spd(ns: Any, x: Any) -> Any:
+    """A symmetric positive definite matrix made from ``x``: ``x x^T + 3 I``."""
+    return ns.np_.matmul(x, ns.np_.swapaxes(x, -1, -2)) + 3 * ns.np_.eye(x.shape[-1], dtype=x.dtype)
+
+
 def _take(ns: Any, x: Any, axis: int, mode: str) -> Any:
     return ns.np_.take(x, _IDX, axis=axis, mode=mode)
 
@@ -142,6 +147,15 @@ ROWS: list[tuple[str, Any, list[tuple[tuple[int, ...], str]]]] = [
      [((3, 5), "any"), ((3, 2, 2), "any")]),
     ("np:at_set", lambda ns, x, u: x.at[_IDX].set(u, mode="drop"),
      [((5, 3), "any"), ((2, 2, 3), "any")]),
+    # matrix decompositions, through the numpy layer (jnp.linalg / rnp.linalg)
+    ("np:cholesky", lambda ns, x: ns.np_.linalg.cholesky(_spd(ns, x)), [((3, 3), "any")]),
+    ("np:eigvalsh", lambda ns, x: ns.np_.linalg.eigvalsh(_spd(ns, x)), [((3, 3), "any")]),
+    ("np:svd_values", lambda ns, x: ns.np_.linalg.svd(x, compute_uv=False), [((4, 3), "any")]),
+    ("np:qr_r", lambda ns, x: ns.np_.abs(ns.np_.linalg.qr(x, mode="r")), [((4, 3), "any")]),
+    ("np:det", lambda ns, x: ns.np_.linalg.det(_spd(ns, x)), [((3, 3), "any")]),
+    ("np:inv", lambda ns, x: ns.np_.linalg.inv(_spd(ns, x)), [((3, 3), "any")]),
+    ("np:solve", lambda ns, x, b: ns.np_.linalg.solve(_spd(ns, x), b),
+     [((3, 3), "any"), ((3, 2), "any")]),
     ("dot_general", lambda L, a, b: L.dot_general(a, b, _DOT_DIMS, precision="highest"),
      [((2, 3, 4), "any"), ((2, 4, 5), "any")]),
     ("conv_general_dilated",
