@@ -211,7 +211,12 @@ def nested_body(lib):
     lax = lib.lax
 
     def body(x):
-        return lax.psum(x, "j") * 10 + lax.psum(x, "i") + lax.axis_index("i") * 100.0
+        return (
+            lax.psum(x, "j") * 10
+            + lax.psum(x, "i")
+            + lax.axis_index("i") * 100.0
+            + lax.pmax(x, ("i", "j")) * 1000.0
+        )
 
     return body
 

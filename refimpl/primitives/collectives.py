@@ -577,15 +577,38 @@ def _replica_groups(prim_name: str, axes: tuple, groups: Any) -> np.ndarray:
     pmap's lowering), split further by ``axis_index_groups``."""
     from refimpl.backends.pjrt.lowering import LoweringError
 
-    if len(axes) != 1 or axes[0] not in _env.replica_axes:
+    missing = [a for a in axes if a not in _env.replica_axes]
+    if missing or (groups is not None and len(axes) != 1):
         raise LoweringError(
             f"{prim_name}: a collective over {axes} can only be lowered inside a pmap body "
-            "over one axis name bound by that pmap"
+            "over axis names bound by that pmap (and by pmaps nested in it)"
         )
+    if len(axes) > 1:  # replicas joined along any of the axes form one group
+        return np.asarray(_joined(axes), np.int64)
     instances = _env.replica_axes[axes[0]]
     if groups is None:
         return np.asarray(instances, np.int64)
     return np.asarray([[inst[m] for m in g] for inst in instances for g in groups], np.int64)
+
+
+def _joined(axes: tuple) -> list[list[int]]:
+    """The replica groups of a collective over several axes at once: the
+    classes of "in the same instance of one of the axes" (union-find)."""
+    parent: dict[int, int] = {}
+
+    def root(r: int) -> int:
+        while parent.setdefault(r, r) != r:
+            r = parent[r]
+        return r
+
+    for name in axes:
+        for instance in _env.replica_axes[name]:
+            for r in instance[1:]:
+                parent[root(r)] = root(instance[0])
+    classes: dict[int, list[int]] = {}
+    for r in sorted(parent):
+        classes.setdefault(root(r), []).append(r)
+    return list(classes.values())
 
 
 def _groups_attr(ctx: Any, prim_name: str, axes: tuple, groups: Any) -> Any:
