@@ -19,12 +19,17 @@ holding its own value ``x[m]`` for ``m`` in ``range(n)``:
 
 ``axis_index_groups`` (a partition of ``range(n)`` into equal groups, each
 collective acting within a group) is part of every primitive's params; vmap
-does not support it (``NotImplementedError``, as JAX), pmap will.
+does not support it (``NotImplementedError``, as JAX), pmap does.
 
 Outside a named axis the names are unbound: the ``lax`` functions raise
-``NameError('Found an unbound axis name: i. ...')`` as JAX does. The primitives' device
-semantics (``impl`` and lowering) come with pmap; until then applying one
-outside vmap is a ``NotImplementedError``.
+``NameError('Found an unbound axis name: i. ...')`` as JAX does. Device
+semantics (``refimpl.transforms.pmap``): on the reference backend a pmap's N
+devices run in lock step as a batch, so each batch rule below *is* the
+definition (groups included, on a pmap's device axis); on pjrt each
+collective lowers to a StableHLO collective over ``replica_groups``
+(``all_reduce``, ``all_gather``, ``reduce_scatter``, ``collective_permute``,
+``replica_id``). A primitive's ``impl`` (applied with no axis trace at all)
+is a ``NotImplementedError``.
 
 Each primitive has ``axis_dependent = True`` and ``uses_axis(name, params)``:
 vmap's batching applies the rule of a collective over the axis it batches
