@@ -422,3 +422,18 @@ def test_a_body_closing_over_an_outer_tracer_is_not_reused_across_traces():
     # JAX keeps the first trace, whose captured tracer has escaped by then.
     with pytest.raises(jax.errors.UnexpectedTracerError):
         results(jax)
+
+
+# --- 2 (reference side): a deep pytree is the same clear error on both backends ----------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_deep_pytree_argument_is_a_clear_recursion_error(backend):
+    needs(backend)
+    deep = np.float32(1.0)
+    for _ in range(50_000):
+        deep = [deep]
+    f = ri.jit(lambda t: 0.0, backend=backend)
+    with pytest.raises(RecursionError, match="while flattening the arguments of a jitted"):
+        f(deep)
+    assert np.asarray(f([[np.float32(1.0)]])) == 0.0  # and the function still works

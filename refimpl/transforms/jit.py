@@ -396,7 +396,13 @@ class Jitted:
         static_kwargs = {k: v for k, v in kwargs.items() if k in spec.static_names}
         dyn_args = tuple(a for i, a in enumerate(args) if i not in static_nums)
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in spec.static_names}
-        path_leaves, in_tree = tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))
+        try:
+            path_leaves, in_tree = tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))
+        except RecursionError:  # the words of the pjrt fast path, which has the same limit
+            raise RecursionError(
+                f"maximum recursion depth exceeded while flattening the arguments of a jitted "
+                f"function (jit({self.__name__})): a pytree nested too deeply"
+            ) from None
         leaves = [leaf for _, leaf in path_leaves]
         paths = [self._readable_path(p, args, static_nums) for p, _ in path_leaves]
         try:
