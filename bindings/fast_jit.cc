@@ -641,16 +641,22 @@ PyObject* SlowCall(FastJittedObject* fn, PyObject* const* args, size_t nargsf, P
 
 // ============================================================ misses
 
-PyObject* KwargsDict(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  PyObject* kwargs = PyDict_New();
-  if (kwargs == nullptr || kwnames == nullptr) return kwargs;
-  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k) {
-    if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, k), args[nargs + k]) < 0) {
-      Py_DECREF(kwargs);
-      return nullptr;
-    }
+// on_miss(fast, args, kwargs): the call's EntrySpec, or None (this
+// signature's calls go to the Python Jitted). Throws on a Python error.
+py::object CallOnMiss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t nargs,
+                      PyObject* kwnames) {
+  py::tuple positional(nargs);
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    positional[i] = py::reinterpret_borrow<py::object>(args[i]);
   }
-  return kwargs;
+  py::dict keywords;
+  const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t k = 0; k < nkw; ++k) {
+    keywords[py::handle(PyTuple_GET_ITEM(kwnames, k))] =
+        py::reinterpret_borrow<py::object>(args[nargs + k]);
+  }
+  py::handle on_miss(fn->on_miss);
+  return on_miss(py::handle(reinterpret_cast<PyObject*>(fn)), positional, keywords);
 }
 
 // Reads the entry spec that refimpl.backends.pjrt.fast_path.on_miss returns
@@ -709,41 +715,26 @@ void FillEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) {
 EntryPtr Miss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
               CallState* state) {
   ++fn->misses;
-  PyObject* arg_tuple = PyTuple_New(nargs);
-  if (arg_tuple == nullptr) return nullptr;
-  for (Py_ssize_t i = 0; i < nargs; ++i) PyTuple_SET_ITEM(arg_tuple, i, Py_NewRef(args[i]));
-  PyObject* kwargs = KwargsDict(args, nargs, kwnames);
-  if (kwargs == nullptr) {
-    Py_DECREF(arg_tuple);
-    return nullptr;
-  }
-  PyObject* spec = PyObject_CallFunctionObjArgs(fn->on_miss, reinterpret_cast<PyObject*>(fn),
-                                                arg_tuple, kwargs, nullptr);
-  Py_DECREF(arg_tuple);
-  Py_DECREF(kwargs);
-  if (spec == nullptr) return nullptr;
-
   auto entry = std::make_shared<Entry>();
-  entry->signature = state->signature;
-  for (const Handle& handle : entry->signature.handles()) {
-    entry->handle_refs.push_back(
-        py::reinterpret_borrow<py::object>(static_cast<PyObject*>(handle.object)));
-  }
-  if (spec == Py_None) {
-    entry->slow = true;
-  } else {
-    try {
-      FillEntry(entry.get(), spec, state->leaves.size());
-    } catch (...) {
-      SetPythonErrorFromCurrentException();
-      Py_DECREF(spec);
-      return nullptr;
+  try {
+    py::object spec = CallOnMiss(fn, args, nargs, kwnames);
+    entry->signature = state->signature;
+    for (const Handle& handle : entry->signature.handles()) {
+      entry->handle_refs.push_back(
+          py::reinterpret_borrow<py::object>(static_cast<PyObject*>(handle.object)));
     }
+    if (spec.is_none()) {
+      entry->slow = true;
+    } else {
+      FillEntry(entry.get(), spec, state->leaves.size());
+    }
+  } catch (...) {
+    SetPythonErrorFromCurrentException();
+    return nullptr;
   }
   for (const Leaf& leaf : state->leaves) {
     entry->has_host_inputs = entry->has_host_inputs || leaf.kind != kPjrtLeaf;
   }
-  Py_DECREF(spec);
   // Another thread may have inserted this signature while Python ran.
   if (EntryPtr existing = Find(fn, state->signature)) return existing;
   fn->cache->Insert(entry);
