@@ -256,3 +256,26 @@ def test_ref_outputs_are_sharded_over_the_virtual_devices():
     np.testing.assert_array_equal(np.asarray(y), np.arange(8.0).reshape(4, 2) * 2)
     np.testing.assert_array_equal(np.asarray(s), [12.0, 16.0])
     np.testing.assert_array_equal(np.asarray(f(y)[0]), np.arange(8.0).reshape(4, 2) * 4)
+
+
+@pytest.mark.slow
+def test_many_calls_in_flight_do_not_deadlock_xla_collectives():
+    # Before pmap waited for its previous collective launch, 3,000 calls without
+    # waiting made XLA's CPU all-reduce wait for threads busy with another
+    # launch, and XLA aborted the process after 40 s (jax.pmap does the same).
+    script = (
+        "import numpy as np, refimpl as ri\n"
+        "f = ri.pmap(lambda x: ri.lax.psum(x, 'i') * 1e-3 + x, 'i', backend='pjrt')\n"
+        "x = f(np.ones((4, 8), np.float32))\n"
+        "for _ in range(3000):\n"
+        "    x = f(x)\n"
+        "print(float(np.asarray(x)[0, 0]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    expected = 1.0
+    for _ in range(3001):
+        expected = np.float32(expected) * np.float32(4e-3) + np.float32(expected)
+    np.testing.assert_allclose(float(done.stdout.split()[-1]), expected, rtol=1e-3)

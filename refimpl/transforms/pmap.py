@@ -560,6 +560,7 @@ class _Entry:
         self.inner = 1
         self.replica_devices: list[Any] = []
         self.stacked_avals: list[ShapedArray | None] | None = None
+        self.has_collectives = True
 
     @classmethod
     def build(
@@ -605,6 +606,11 @@ class _Entry:
         all_devices = executables.devices()
         entry.replica_devices = list(devices) if inner == 1 else all_devices[: size * inner]
         entry.program = program
+        entry.has_collectives = any(
+            isinstance(e.primitive, collectives.CollectivePrimitive)
+            and e.primitive.name != "axis_index"
+            for e in program.walk_eqns()
+        )
         entry.out_tree = out_trees[0]
         flat_axes = batching._flatten_axes(
             "out_axes", out_axes, entry.out_tree.unflatten(program.out_avals), "the output"
@@ -688,7 +694,7 @@ class _Entry:
                     np.ascontiguousarray(piece), _index(device)
                 ))  # fmt: skip
                 _stats.transfers += 1
-        outs = self.executable.execute_sharded(per_device)
+        outs = self._launch(per_device)
         for leaf, is_donated in zip(leaves, donated, strict=True):
             if is_donated:
                 if isinstance(leaf, ShardedArray):
@@ -714,12 +720,31 @@ class _Entry:
                     np.ascontiguousarray(piece), _index(device)
                 ))  # fmt: skip
                 _stats.transfers += 1
-        outs = self.executable.execute_sharded(per_device)
+        outs = self._launch(per_device)
         for leaf, is_donated in zip(leaves, donated, strict=True):
             if is_donated and hasattr(leaf, "delete"):
                 leaf.delete()
         firsts = list(range(0, len(self.replica_devices), self.inner))
         return self._outputs([outs[r] for r in firsts], [self.replica_devices[r] for r in firsts])
+
+    def _launch(self, per_device: list[list[Any]]) -> list[list[Any]]:
+        """One ``execute_sharded``; a program with collectives first waits for
+        the previous such launch. With two of them in flight, XLA's CPU
+        client can start some replicas of each and none can finish: their
+        all-reduce waits for 4 threads of a pool busy with the other launch,
+        and XLA aborts the process after 40 s (seen on a 2-core machine, for
+        jax.pmap too)."""
+        if not self.has_collectives:
+            return self.executable.execute_sharded(per_device)
+        with _inflight.lock:
+            for buffer in _inflight.buffers:
+                try:
+                    buffer.block_until_ready()
+                except Exception:  # noqa: BLE001 - donated to a later call since: done
+                    pass
+            outs = self.executable.execute_sharded(per_device)
+            _inflight.buffers = [device_outs[0] for device_outs in outs if device_outs]
+        return outs
 
     def _outputs(self, outs: list[list[Any]], devices: Sequence[Any]) -> Any:
         from refimpl.backends.pjrt.arrays import PjrtArray
@@ -747,7 +772,18 @@ class _Entry:
         """The call whose arguments are all ShardedArrays already in place."""
         devices = args[0]._devices
         per_device = [[a._shards[m].buffer() for a in args] for m in range(len(devices))]
-        return self._outputs(self.executable.execute_sharded(per_device), devices)
+        return self._outputs(self._launch(per_device), devices)
+
+
+class _Inflight:
+    """The outputs of the last launch of a program with collectives."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.buffers: list[Any] = []
+
+
+_inflight = _Inflight()
 
 
 class _Nest:
