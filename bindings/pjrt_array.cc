@@ -98,16 +98,16 @@ PyObject* MakePjrtArray(std::shared_ptr<Buffer> buffer, const ArrayMeta* meta, i
   array->meta = meta;
   array->device_index = device_index;
   array->committed = committed;
-  array->donated_to = nullptr;
+  new (&array->donated_to) py::object();
   array->weakrefs = nullptr;
   return self;
 }
 
 void SetDeletedError(const PjrtArrayObject* array) {
-  if (array->donated_to != nullptr) {
+  if (array->donated_to) {
     PyErr_Format(PyExc_RuntimeError,
                  "Array has been deleted with %U. It was donated to %R and may not be used again.",
-                 array->meta->deleted_text, array->donated_to);
+                 array->meta->deleted_text, array->donated_to.ptr());
   } else {
     PyErr_Format(PyExc_RuntimeError, "Array has been deleted with %U.", array->meta->deleted_text);
   }
@@ -125,8 +125,7 @@ void MarkDonated(PjrtArrayObject* array, PyObject* function_name, bool memory_ta
     }
     array->buffer.reset();
   }
-  Py_XINCREF(function_name);
-  Py_XSETREF(array->donated_to, function_name);
+  array->donated_to = py::reinterpret_borrow<py::object>(function_name);
 }
 
 namespace {
@@ -173,7 +172,7 @@ PyObject* ArrayNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     array->meta = meta;
     array->device_index = device_index;
     array->committed = committed != 0;
-    array->donated_to = nullptr;
+    new (&array->donated_to) py::object();
     array->weakrefs = nullptr;
     return self;
   } catch (...) {
@@ -187,7 +186,7 @@ void ArrayDealloc(PyObject* self) {
   PjrtArrayObject* array = AsArray(self);
   if (array->weakrefs != nullptr) PyObject_ClearWeakRefs(self);
   array->buffer.~shared_ptr<Buffer>();
-  Py_XDECREF(array->donated_to);
+  array->donated_to.~object();
   type->tp_free(self);
   Py_DECREF(type);
 }
@@ -208,8 +207,8 @@ PyObject* GetNbytes(PyObject* self, void*) {
 }
 PyObject* GetCommitted(PyObject* self, void*) { return PyBool_FromLong(AsArray(self)->committed); }
 PyObject* GetDonatedTo(PyObject* self, void*) {
-  PyObject* name = AsArray(self)->donated_to;
-  return Py_NewRef(name != nullptr ? name : Py_None);
+  const py::object& name = AsArray(self)->donated_to;
+  return Py_NewRef(name ? name.ptr() : Py_None);
 }
 
 PyObject* GetAval(PyObject* self, void*) {
@@ -321,8 +320,7 @@ PyObject* TakeBuffer(PyObject* self, PyObject* name) {
   PjrtArrayObject* array = AsArray(self);
   std::shared_ptr<Buffer> buffer = std::move(array->buffer);
   array->buffer.reset();
-  Py_INCREF(name);
-  Py_XSETREF(array->donated_to, name);
+  array->donated_to = py::reinterpret_borrow<py::object>(name);
   try {
     return py::cast(std::move(buffer)).release().ptr();
   } catch (...) {

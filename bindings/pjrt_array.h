@@ -50,7 +50,7 @@ struct PjrtArrayObject {
   const ArrayMeta* meta;
   int device_index;
   bool committed;
-  PyObject* donated_to;  // name of the function the buffer was donated to, or null
+  pybind11::object donated_to;  // name of the function the buffer was donated to, or null
   PyObject* weakrefs;
 };
 
