@@ -31,6 +31,7 @@ FAMILIES: Sequence[str] = (
     "reliability",
     "random",
     "pmap",
+    "numpy_surface",
 )
 
 

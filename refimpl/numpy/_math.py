@@ -388,7 +388,10 @@ def gcd(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Greatest common divisor of ``|x1|`` and ``|x2|`` by Euclid's algorithm (a
     ``while_loop`` until every remainder is 0); ``gcd(0, 0) == 0``."""
     x1, x2 = _require_integers("gcd", x1, x2)
-    a, b = abs(x1), abs(x2)
+    # the loop carries both at the full shape (promotion leaves rank-0 operands as they are)
+    shape = np.broadcast_shapes(aval_of(x1, "gcd", 0).shape, aval_of(x2, "gcd", 1).shape)
+    a = lax.broadcast_in_dim(abs(x1), shape, _trailing(x1, shape))
+    b = lax.broadcast_in_dim(abs(x2), shape, _trailing(x2, shape))
 
     def cond(carry: Any) -> Any:
         return lax.reduce_or(
@@ -402,6 +405,11 @@ def gcd(x1: ArrayLike, x2: ArrayLike, /) -> Array:
         return select(zero, a, b), select(zero, b, lax.rem(a, safe_b))
 
     return lax.while_loop(cond, body, (a, b))[0]
+
+
+def _trailing(x: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
+    ndim = aval_of(x, "rnp", 0).ndim
+    return tuple(range(len(shape) - ndim, len(shape)))
 
 
 def _ndim(x: Any) -> int:
