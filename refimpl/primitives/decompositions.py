@@ -633,12 +633,11 @@ def _complete_basis(u: Any) -> Any:
 svd_p.def_lowering(composite_lowering("svd", _svd_program))
 
 
-# --- differentiation rules (refimpl.transforms.ad) -------------------------------------
+# --- differentiation rules (refimpl.transforms.ad): svd ---------------------------------
 #
-# JAX's formulas, real dtypes (a complex operand is a NotImplementedError
-# naming the primitive: refimpl has no conj/real primitives for the
-# corrections the complex formulas need). Products are batched matmuls of
-# refimpl.numpy, so the rules work eagerly and under any trace.
+# JAX's formula, real dtypes (a complex operand is a NotImplementedError
+# naming the primitive). The other decompositions' rules are in the
+# "differentiation" section below.
 
 
 def _real_only(name: str, x: Any) -> None:
@@ -657,144 +656,6 @@ def _eye_like(x: Any, n: int) -> Any:
     from refimpl.primitives import ad_helpers
 
     return _rnp().eye(n, dtype=ad_helpers.aval_of(x).dtype)
-
-
-@cholesky_p.def_jvp
-def _cholesky_jvp(primals, tangents):
-    """dL = L phi(L^-1 dA L^-T), phi = the lower triangle with the diagonal halved."""
-    from refimpl.primitives import ad_helpers
-
-    (a,), (da,) = primals, tangents
-    chol = cholesky_p.bind(a)
-    if ad_helpers.is_zero(da):
-        return chol, ad_helpers.zero_tangent(ad_helpers.aval_of(chol))
-    _real_only("cholesky", a)
-    rnp = _rnp()
-    factor = rnp.tril(chol)
-    n = ad_helpers.aval_of(a).shape[-1]
-    right = triangular_solve(factor, da, left_side=False, lower=True, transpose_a=True)
-    inner = triangular_solve(factor, right, left_side=True, lower=True)
-    phi = rnp.tril(inner) / (1 + _eye_like(a, n))
-    return chol, rnp.matmul(factor, phi)
-
-
-@triangular_solve_p.def_jvp
-def _triangular_solve_jvp(primals, tangents, **params):
-    """Linear in b; in a: ``d X = -op(A)^-1 op(dA) X`` (left) or ``-X op(dA)
-    op(A)^-1`` (right), dA restricted to the triangle that is read."""
-    from refimpl.primitives import ad_helpers
-
-    a, b = primals
-    ta, tb = tangents
-    ans = triangular_solve_p.bind(a, b, **params)
-    terms = []
-    if not ad_helpers.is_zero(tb):
-        terms.append(triangular_solve_p.bind(a, tb, **params))
-    if not ad_helpers.is_zero(ta):
-        _real_only("triangular_solve", a)
-        rnp = _rnp()
-        k = 1 if params["unit_diagonal"] else 0
-        ga = rnp.tril(ta, -k) if params["lower"] else rnp.triu(ta, k)
-        ga = -(_mt(ga) if params["transpose_a"] else ga)
-        if params["left_side"]:
-            terms.append(rnp.matmul(triangular_solve_p.bind(a, ga, **params), ans))
-        else:
-            terms.append(rnp.matmul(ans, triangular_solve_p.bind(a, ga, **params)))
-    return ans, ad_helpers.sum_tangents(terms, ad_helpers.aval_of(ans))
-
-
-@triangular_solve_p.def_transpose
-def _triangular_solve_transpose(ct, a, b, **params):
-    """Linear in b only: the solve with ``op(A)`` transposed."""
-    from refimpl.primitives import ad_helpers
-
-    if isinstance(a, ad_helpers.UndefinedPrimal) or not isinstance(b, ad_helpers.UndefinedPrimal):
-        raise NotImplementedError("triangular_solve: transpose is only linear in b")
-    if isinstance(ct, ad_helpers.Zero):
-        return [None, ad_helpers.Zero(b.aval)]
-    flipped = dict(params, transpose_a=not params["transpose_a"])
-    return [None, triangular_solve_p.bind(a, ct, **flipped)]
-
-
-@lu_p.def_jvp
-def _lu_jvp(primals, tangents):
-    """Square matrices: with P A = L U, ``X = L^-1 P dA U^-1``,
-    ``dL = L tril(X, -1)``, ``dU = triu(X) U``; the packed tangent is their
-    sum (pivots and permutation are integers)."""
-    from refimpl.primitives import ad_helpers
-
-    (a,), (da,) = primals, tangents
-    packed, pivots, permutation = lu_p.bind(a)
-    zeros = [ad_helpers.zero_tangent(ad_helpers.aval_of(v)) for v in (pivots, permutation)]
-    if ad_helpers.is_zero(da):
-        return [packed, pivots, permutation], [
-            ad_helpers.zero_tangent(ad_helpers.aval_of(packed)),
-            *zeros,
-        ]
-    _real_only("lu", a)
-    aval = ad_helpers.aval_of(a)
-    m, n = aval.shape[-2:]
-    if m != n:
-        raise NotImplementedError("lu: the derivative is implemented for square matrices only")
-    rnp = _rnp()
-    rows = rnp.broadcast_to(rnp.expand_dims(permutation, -1), aval.shape)
-    permuted = rnp.take_along_axis(da, rows, axis=-2)
-    lower = rnp.tril(packed, -1) + _eye_like(a, n)
-    upper = rnp.triu(packed)
-    la = triangular_solve(lower, permuted, left_side=True, lower=True, unit_diagonal=True)
-    lau = triangular_solve(upper, la, left_side=False, lower=False)
-    tangent = rnp.matmul(lower, rnp.tril(lau, -1)) + rnp.matmul(rnp.triu(lau), upper)
-    return [packed, pivots, permutation], [tangent, *zeros]
-
-
-@qr_p.def_jvp
-def _qr_jvp(primals, tangents, *, full_matrices):
-    """m >= n (and not full_matrices unless square): with ``C = Q^T dA R^-1``
-    and ``W = tril(C, -1) - tril(C, -1)^T`` (skew), ``dQ = Q (W - C) + dA
-    R^-1`` and ``dR = (C - W) R``."""
-    from refimpl.primitives import ad_helpers
-
-    (a,), (da,) = primals, tangents
-    q, r = qr_p.bind(a, full_matrices=full_matrices)
-    if ad_helpers.is_zero(da):
-        return [q, r], [ad_helpers.zero_tangent(ad_helpers.aval_of(v)) for v in (q, r)]
-    _real_only("qr", a)
-    m, n = ad_helpers.aval_of(a).shape[-2:]
-    if m < n or (full_matrices and m != n):
-        raise NotImplementedError(
-            "qr: the derivative is implemented for m >= n (full_matrices only when m == n), "
-            "as in JAX"
-        )
-    rnp = _rnp()
-    da_rinv = triangular_solve(r, da, left_side=False, lower=False)
-    c = rnp.matmul(_mt(q), da_rinv)
-    below = rnp.tril(c, -1)
-    skew = below - _mt(below)
-    dq = rnp.matmul(q, skew - c) + da_rinv
-    dr = rnp.matmul(c - skew, r)
-    return [q, r], [dq, dr]
-
-
-@eigh_p.def_jvp
-def _eigh_jvp(primals, tangents, *, lower):
-    """``dw = diag(V^T dA V)``, ``dV = V (F * V^T dA V)`` with ``F[i, j] =
-    1 / (w[j] - w[i])`` off the diagonal and 0 on it (distinct eigenvalues)."""
-    from refimpl.primitives import ad_helpers
-
-    (a,), (da,) = primals, tangents
-    v, w = eigh_p.bind(a, lower=lower)
-    if ad_helpers.is_zero(da):
-        return [v, w], [ad_helpers.zero_tangent(ad_helpers.aval_of(x)) for x in (v, w)]
-    _real_only("eigh", a)
-    rnp, lax = _rnp(), _lax()
-    n = ad_helpers.aval_of(a).shape[-1]
-    eye = _eye_like(a, n)
-    gaps = eye + rnp.expand_dims(w, -2) - rnp.expand_dims(w, -1)
-    f = lax.integer_pow(gaps, -1) - eye
-    projected = rnp.matmul(rnp.matmul(_mt(v), da), v)
-    dv = rnp.matmul(v, f * projected)
-    dw = rnp.diagonal(projected, axis1=-2, axis2=-1)
-    return [v, w], [dv, dw]
 
 
 @svd_p.def_jvp
