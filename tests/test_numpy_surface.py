@@ -778,3 +778,19 @@ def test_errors_name_the_function():
         rnp.zeros(2, bool).at[0].add(True)
     with pytest.raises(TypeError, match="var.*position 0"):
         rnp.var([1.0, 2.0])
+
+
+EINSUM = [
+    ("ij,jk,kl,lm->im", [(2, 6), (6, 7), (7, 3), (3, 5)]),
+    ("ij,jk,kl,lm", [(2, 6), (6, 7), (7, 3), (3, 5)]),
+    ("ab,bc,ca->", [(3, 4), (4, 5), (5, 3)]),
+    ("i,i,j,k->jk", [(4,), (4,), (3,), (2,)]),
+    ("...ij,...jk,k->...i", [(2, 3, 4), (2, 4, 5), (5,)]),
+    ("bij,bjk,bkl->bil", [(2, 3, 4), (2, 4, 5), (2, 5, 2)]),
+]
+
+
+@pytest.mark.parametrize("subscripts, shapes", EINSUM)
+def test_einsum_many_operands(subscripts, shapes):
+    operands = [rand(shape, seed=k) for k, shape in enumerate(shapes)]
+    run_case(lambda m, *ops: m.einsum(subscripts, *ops), operands, tol=1e-4)

@@ -124,8 +124,10 @@ def einsum(
     once, sorted, after any ellipsis dims) and explicit ``->`` output,
     ``...`` (broadcast right-aligned across operands), repeated labels within
     one operand (a diagonal), and labels summed away. Operands are contracted
-    left to right with ``dot_general``; a label is summed as soon as no later
-    operand and not the output uses it. ``optimize`` is accepted and ignored.
+    pairwise with ``dot_general`` in a greedy order (each time the pair with
+    the smallest result); a label is summed as soon as no remaining operand
+    and not the output uses it. ``optimize`` is accepted and ignored (the
+    greedy order is always used).
     """
     if out is not None:
         raise NotImplementedError("einsum: the out argument is not supported")
@@ -147,15 +149,8 @@ def einsum(
     for x, labels in zip(arrays, inputs, strict=True):
         x, labels = _take_diagonals(x, labels)
         terms.append((x, labels))
-    _check_sizes(terms)
-    result, labels = terms[0]
-    for position in range(len(terms)):
-        if position > 0:
-            result, labels = _contract_pair(
-                (result, labels), terms[position], _later(terms, position, output),
-                precision, preferred,
-            )  # fmt: skip
-        result, labels = _sum_unused(result, labels, _later(terms, position, output))
+    sizes = _check_sizes(terms)
+    result, labels = _contract_greedily(terms, output, sizes, precision, preferred)
     if preferred is not None and aval_of(result, "einsum", 0).dtype != preferred:
         result = lax.convert_element_type(result, preferred)
     permutation = tuple(labels.index(label) for label in output)
@@ -270,7 +265,39 @@ def _diagonal(x: Any, first: int, second: int) -> Any:
     return lax.transpose(x, tuple(order)) if order != list(range(last + 1)) else x
 
 
-def _check_sizes(terms: list[tuple[Any, str]]) -> None:
+def _contract_greedily(
+    terms: list[tuple[Any, str]], output: str, sizes: dict[str, int], precision: Any, preferred: Any
+) -> tuple[Any, str]:
+    """Contract the operands pairwise, each time the pair whose result is
+    smallest (ties: the leftmost pair), summing every label as soon as no
+    remaining operand nor the output uses it (opt_einsum's "greedy" idea)."""
+    terms = list(terms)
+
+    def needed_without(*skip: int) -> set[str]:
+        needed = set(output)
+        for k, (_, labels) in enumerate(terms):
+            if k not in skip:
+                needed |= set(labels)
+        return needed
+
+    terms = [_sum_unused(x, labels, needed_without(k)) for k, (x, labels) in enumerate(terms)]
+    while len(terms) > 1:
+        best = None
+        for i in range(len(terms)):
+            for j in range(i + 1, len(terms)):
+                needed = needed_without(i, j)
+                kept = (set(terms[i][1]) | set(terms[j][1])) & needed
+                cost = int(np.prod([sizes[label] for label in kept], dtype=np.int64))
+                if best is None or cost < best[0]:
+                    best = (cost, i, j, needed)
+        _, i, j, needed = best
+        pair = _contract_pair(terms[i], terms[j], needed, precision, preferred)
+        terms = [t for k, t in enumerate(terms) if k not in (i, j)] + [_sum_unused(*pair, needed)]
+    return _sum_unused(*terms[0], set(output))
+
+
+def _check_sizes(terms: list[tuple[Any, str]]) -> dict[str, int]:
+    """Each label's size (equal wherever it occurs)."""
     sizes: dict[str, int] = {}
     for position, (x, labels) in enumerate(terms):
         for label, size in zip(labels, aval_of(x, "einsum", 0).shape, strict=True):
@@ -279,14 +306,7 @@ def _check_sizes(terms: list[tuple[Any, str]]) -> None:
                     f"einsum: size of label {label!r} for operand {position} ({size}) does "
                     f"not match previous terms ({sizes[label]})"
                 )
-
-
-def _later(terms: list[tuple[Any, str]], position: int, output: str) -> set[str]:
-    """Labels still needed after operand ``position``: the output's and later operands'."""
-    needed = set(output)
-    for _, labels in terms[position + 1 :]:
-        needed |= set(labels)
-    return needed
+    return sizes
 
 
 def _sum_unused(x: Any, labels: str, needed: set[str]) -> tuple[Any, str]:
