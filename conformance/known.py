@@ -46,11 +46,13 @@ class KnownDifference:
 
 
 def difference_lines(detail: str) -> list[str]:
-    """The ``path: what`` lines of a result's detail (no header, no traceback)."""
+    """The ``path: what`` lines of a result's detail (no header, no error report)."""
     lines = detail.splitlines()
     if lines and lines[0].startswith("differs from "):
         lines = lines[1:]
-    return [line for line in lines if line and not line[0].isspace()]
+    # an error's report ("raised X: ..." and its indented traceback) follows the lines
+    return [line for line in lines if line and not line[0].isspace()
+            and not line.startswith("raised ")]  # fmt: skip
 
 
 KNOWN_DIFFERENCES: list[KnownDifference] = [
