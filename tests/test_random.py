@@ -420,3 +420,32 @@ def test_multivariate_normal():
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-6, atol=2e-6)
     with pytest.raises(ValueError, match="requires cov.shape"):
         rr.multivariate_normal(key, mean, np.eye(3, dtype=np.float32))
+
+
+@pytest.mark.slow  # nested while loops of samplers under vmap: ~1 min to trace and compile
+@pytest.mark.parametrize("mode", MODES)
+def test_gamma_family(mode, rng):
+    """Marsaglia-Tsang loops key for key: bit-equal to jitted JAX on pjrt; on
+    ref a few ulps (log), which could change an acceptance decision only in
+    the rarest case."""
+    key, jkey = both_keys(3)
+    a = np.array([0.3, 1.0, 2.5, 7.0, 0.05, 30.0], np.float32)
+    cases = [
+        (lambda k: rr.gamma(k, a), lambda k: jax.random.gamma(k, a)),
+        (lambda k: rr.loggamma(k, a), lambda k: jax.random.loggamma(k, a)),
+        (lambda k: rr.beta(k, 2.0, 3.0, (4,)), lambda k: jax.random.beta(k, 2.0, 3.0, (4,))),
+    ]
+    for ours, theirs in cases:
+        assert_transcendental(mode, run(mode, ours, key), jax.jit(theirs)(jkey), 1e-5, 1e-6)
+    # a scalar parameter as an argument: a constant one is folded by XLA in
+    # JAX's jit (1 ulp from computing it at run time)
+    got = run(mode, lambda k, a2: rr.gamma(k, a2, (2, 3)), key, np.float32(2.0))
+    want = jax.jit(lambda k, a2: jax.random.gamma(k, a2, (2, 3)))(jkey, np.float32(2.0))
+    assert_transcendental(mode, got, want, 1e-5, 1e-6)
+    # dirichlet ends in softmax's division by a broadcast sum, which jaxlib's
+    # XLA computes as a multiplication by the reciprocal and the PJRT plugin
+    # refimpl loads does not (identical HLO, 1-ulp differences): ulps only
+    alpha = np.array([0.5, 1.0, 2.0], np.float32)
+    got = run(mode, lambda k: rr.dirichlet(k, alpha, (2,)), key)
+    want = jax.jit(lambda k: jax.random.dirichlet(k, alpha, (2,)))(jkey)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
