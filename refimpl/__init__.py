@@ -14,6 +14,7 @@ from refimpl.backends.ref.arrays import Device
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, check_program
 from refimpl.custom_derivatives import custom_jvp, custom_vjp
+from refimpl.invertible import custom_ivjp, invertible
 from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
 from refimpl.transforms.ad import (
     grad,
@@ -60,6 +61,8 @@ __all__ = [
     "checkpoint",
     "checkpoint_policies",
     "remat",
+    "invertible",
+    "custom_ivjp",
     "custom_batching",
     "default_backend",
     "device_put",
