@@ -561,9 +561,7 @@ def _fits_spec(logical: Shape, spec: ShapeSpec) -> bool:
     """
     if len(logical) != len(spec):
         return False
-    return all(
-        want is None or got == want for got, want in zip(logical, spec, strict=True)
-    )
+    return all(want is None or got == want for got, want in zip(logical, spec, strict=True))
 
 
 def _parse_specs(tree: Any, what: str, fun_name: str) -> tuple[list[ShapeSpec], Any]:
