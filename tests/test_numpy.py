@@ -622,7 +622,9 @@ NO_OPERANDS = {"is_operand", "zeros", "ones", "eye"}
 # checked in tests/test_numpy_surface.py.
 NO_OPERANDS |= set(rnp._scalars.__all__) | {
     "column_stack", "dstack", "empty", "fromfunction", "hstack", "identity", "indices",
-    "lexsort", "select", "tri", "vstack",
+    "lexsort", "select", "tri", "vstack", "bartlett", "blackman", "hamming", "hanning",
+    "broadcast_shapes", "concat", "diag_indices", "tril_indices", "triu_indices", "s_",
+    "index_exp", "iterable",
 }  # fmt: skip
 BAD_OPERANDS = [(1, 2), "abc", None, object(), [1, 2]]
 

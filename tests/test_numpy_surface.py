@@ -794,3 +794,123 @@ EINSUM = [
 def test_einsum_many_operands(subscripts, shapes):
     operands = [rand(shape, seed=k) for k, shape in enumerate(shapes)]
     run_case(lambda m, *ops: m.einsum(subscripts, *ops), operands, tol=1e-4)
+
+
+# --- smaller functions (refimpl/numpy/_extras.py) ---------------------------------------------
+
+EXTRAS = {
+    "broadcast_arrays": (lambda m, x, y: m.broadcast_arrays(x, y), [A, B]),
+    "broadcast_shapes": (lambda m: m.asarray(m.broadcast_shapes((2, 1), (3,))), []),
+    "concat": (lambda m, x: m.concat([x, x], axis=1), [A]),
+    "rollaxis": (
+        lambda m, x: (m.rollaxis(x, 2), m.rollaxis(x, 0, 3), m.rollaxis(x, 1, -1)),
+        [rand((2, 3, 4))],
+    ),
+    "tril_indices": (
+        lambda m: (m.tril_indices(3), m.triu_indices(4, 1, 3), m.tril_indices(3, -1, 5)),
+        [],
+    ),
+    "indices_from": (
+        lambda m, x: (
+            m.tril_indices_from(x),
+            m.triu_indices_from(x, -1),
+            m.diag_indices_from(x[:3, :3]),
+        ),
+        [A],
+    ),
+    "diag_indices": (lambda m: m.diag_indices(3, 3), []),
+    "fill_diagonal": (
+        lambda m, x: (
+            m.fill_diagonal(x, 7.0, inplace=False),
+            m.fill_diagonal(x, m.arange(2.0), inplace=False),
+        ),
+        [A],
+    ),
+    "bincount": (
+        lambda m, x, w: (
+            m.bincount(x, length=6),
+            m.bincount(x, w, length=4),
+            m.bincount(x, minlength=3, length=3),
+        ),
+        [rand((9,), I32, 0, 6), rand((9,))],
+    ),
+    "compress": (
+        lambda m, c, x: (
+            m.compress(c, x, axis=1, size=4),
+            m.compress(c[:3], x, axis=0, size=2, fill_value=9.0),
+            m.extract(x > 0, x, size=5),
+        ),
+        [np.array([True, False, True, True]), A],
+    ),
+    "delete": (
+        lambda m, x: (
+            m.delete(x, 1),
+            m.delete(x, np.array([0, -1]), axis=1),
+            m.delete(x, slice(1, None, 2), axis=0),
+        ),
+        [A],
+    ),
+    "trapezoid": (
+        lambda m, y, x: (m.trapezoid(y), m.trapezoid(y, x), m.trapezoid(y, dx=0.5, axis=0)),
+        [A, B],
+    ),
+    "cov": (
+        lambda m, x: (
+            m.cov(x),
+            m.cov(x, rowvar=False),
+            m.cov(x[0], x[1]),
+            m.cov(x, bias=True),
+            m.corrcoef(x),
+        ),
+        [A],
+    ),
+    "poly": (
+        lambda m, p, q, x: (
+            m.polyval(p, x),
+            m.polyadd(p, q),
+            m.polysub(q, p),
+            m.polymul(p, q),
+            m.polyder(p),
+            m.polyder(p, 2),
+        ),
+        [rand((4,)), rand((2,)), A],
+    ),
+    "windows": (
+        lambda m: (
+            m.hamming(5),
+            m.hanning(6),
+            m.blackman(7),
+            m.bartlett(5),
+            m.hamming(1),
+            m.bartlett(0),
+        ),
+        [],
+    ),
+    "matvec": (lambda m, x, v: (m.matvec(x, v), m.vecmat(v[:3], x)), [A, B]),
+    "apply_along_axis": (
+        lambda m, x: (
+            m.apply_along_axis(lambda v: v.sum(), 1, x),
+            m.apply_along_axis(lambda v: v * 2, 0, x),
+            m.apply_along_axis(lambda v: m.outer(v, v), 1, x),
+        ),
+        [A],
+    ),
+    "unique_inverse": (
+        lambda m, x: (tuple(m.unique_inverse(x, size=5)), tuple(m.unique_all(x, size=5))),
+        [U],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXTRAS))
+def test_extras_against_jax(name):
+    fn, arrays = EXTRAS[name]
+    run_case(fn, arrays, tol=1e-4)
+
+
+def test_extras_errors():
+    with pytest.raises(ValueError, match="fill_diagonal.*inplace=False"):
+        rnp.fill_diagonal(rnp.zeros((2, 2)), 1.0)
+    with pytest.raises(ri.ConcretizationTypeError, match="bincount: the length"):
+        ri.jit(rnp.bincount)(np.array([1, 2], np.int32))
+    assert rnp.s_[1:2] == np.s_[1:2] and rnp.iterable([1]) and rnp.bool is rnp.bool_

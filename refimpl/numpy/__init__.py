@@ -9,6 +9,7 @@ same eagerly (returning refimpl arrays) and under ``ri.jit``.
 from refimpl.numpy import (
     _construct,
     _creation,
+    _extras,
     _indexing,
     _linalg,
     _math,
@@ -23,6 +24,7 @@ from refimpl.numpy import (
 from refimpl.numpy import linalg as linalg
 from refimpl.numpy._construct import *  # noqa: F403
 from refimpl.numpy._creation import *  # noqa: F403
+from refimpl.numpy._extras import *  # noqa: F403
 from refimpl.numpy._indexing import *  # noqa: F403
 from refimpl.numpy._linalg import *  # noqa: F403
 from refimpl.numpy._math import *  # noqa: F403
@@ -38,6 +40,7 @@ from refimpl.numpy._ufuncs import *  # noqa: F403
 __all__ = [
     "is_operand",
     *_creation.__all__,
+    *_extras.__all__,
     *_indexing.__all__,
     *_linalg.__all__,
     *_reductions.__all__,

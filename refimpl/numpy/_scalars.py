@@ -74,6 +74,7 @@ def _scalar_type(name: str, dtype: Any) -> type:
 
 
 bool_ = _scalar_type("bool_", np.bool_)
+globals()["bool"] = bool_  # jnp.bool (a module attribute; the builtin stays usable here)
 int8 = _scalar_type("int8", np.int8)
 int16 = _scalar_type("int16", np.int16)
 int32 = _scalar_type("int32", np.int32)
@@ -206,7 +207,7 @@ def size(a: Any, axis: int | None = None) -> int:
 
 
 __all__ = [
-    "bfloat16", "bool_", "can_cast", "cdouble", "complex128", "complex64", "complex_",
+    "bfloat16", "bool", "bool_", "can_cast", "cdouble", "complex128", "complex64", "complex_",
     "complexfloating", "csingle", "double", "dtype", "e", "euler_gamma", "finfo", "float16",
     "float32", "float64", "float_", "floating", "generic", "iinfo", "inexact", "inf",
     "int16", "int32", "int64", "int8", "int_", "integer", "iscomplexobj", "isrealobj",

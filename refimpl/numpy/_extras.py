@@ -1,0 +1,497 @@
+"""Smaller ``jax.numpy`` functions composed from the rest of the layer:
+index helpers (``tril_indices``, ``diag_indices``...), ``bincount``,
+``compress``/``extract`` (with ``size=``), ``delete``, ``fill_diagonal``,
+``trapezoid``, ``cov``/``corrcoef``, polynomials, window functions,
+``apply_along_axis`` (by ``vmap``), ``matvec``/``vecmat`` and
+``unique_inverse``/``unique_all``.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from refimpl import dtypes, lax
+from refimpl.numpy._creation import arange, asarray, zeros
+from refimpl.numpy._linalg import einsum
+from refimpl.numpy._promote import aval_of, checked_array, promote_dtypes_inexact
+from refimpl.numpy._reductions import sum
+from refimpl.numpy._search import nonzero, unique
+from refimpl.numpy._shape import concatenate, moveaxis, normalize_axis, ravel, reshape
+from refimpl.numpy._ufuncs import conj, cos, where
+
+Array = Any
+ArrayLike = Any
+
+
+def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
+    return aval_of(x, name, position)
+
+
+# --- shapes -----------------------------------------------------------------------------
+
+
+def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
+    """NumPy's broadcast of the shapes."""
+    return tuple(int(d) for d in np.broadcast_shapes(*shapes))
+
+
+def broadcast_arrays(*args: ArrayLike) -> list[Array]:
+    """Every argument broadcast to the common shape."""
+    from refimpl.numpy._shape import broadcast_to
+
+    arrays = [checked_array("broadcast_arrays", a, i) for i, a in enumerate(args)]
+    shape = broadcast_shapes(*(_aval(a).shape for a in arrays))
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+def concat(arrays: Any, /, *, axis: int | None = 0) -> Array:
+    """The array-API name of :func:`concatenate`."""
+    return concatenate(arrays, axis=axis)
+
+
+def rollaxis(a: ArrayLike, axis: int, start: int = 0) -> Array:
+    """Move ``axis`` to before position ``start`` (NumPy's legacy rule)."""
+    a = checked_array("rollaxis", a)
+    ndim = _aval(a).ndim
+    axis = normalize_axis("rollaxis", axis, ndim)
+    start = start + ndim if start < 0 else start
+    if not 0 <= start <= ndim:
+        raise ValueError(f"rollaxis: start {start} is out of bounds for {ndim} dims")
+    if axis < start:
+        start -= 1
+    return moveaxis(a, axis, start)
+
+
+# --- index helpers ------------------------------------------------------------------------
+
+
+def _index_pair(rows: np.ndarray, cols: np.ndarray) -> tuple[Array, Array]:
+    return asarray(rows.astype(np.int32)), asarray(cols.astype(np.int32))
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array]:
+    """The (row, col) indices of the lower triangle (on or below diagonal ``k``)."""
+    return _index_pair(*np.tril_indices(operator.index(n), operator.index(k), m))
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array]:
+    """The (row, col) indices of the upper triangle (on or above diagonal ``k``)."""
+    return _index_pair(*np.triu_indices(operator.index(n), operator.index(k), m))
+
+
+def tril_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
+    """:func:`tril_indices` for ``arr``'s (2-d) shape."""
+    shape = _aval(arr, "tril_indices_from").shape
+    if len(shape) != 2:
+        raise ValueError(f"tril_indices_from: input array must be 2-d, got shape {shape}")
+    return tril_indices(shape[0], k, shape[1])
+
+
+def triu_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
+    """:func:`triu_indices` for ``arr``'s (2-d) shape."""
+    shape = _aval(arr, "triu_indices_from").shape
+    if len(shape) != 2:
+        raise ValueError(f"triu_indices_from: input array must be 2-d, got shape {shape}")
+    return triu_indices(shape[0], k, shape[1])
+
+
+def diag_indices(n: int, ndim: int = 2) -> tuple[Array, ...]:
+    """``ndim`` copies of ``arange(n)``: the indices of the main diagonal."""
+    return tuple(arange(operator.index(n)) for _ in range(operator.index(ndim)))
+
+
+def diag_indices_from(arr: ArrayLike) -> tuple[Array, ...]:
+    """:func:`diag_indices` of ``arr`` (all its dims must be equal)."""
+    shape = _aval(arr, "diag_indices_from").shape
+    if len(shape) < 2 or len(set(shape)) != 1:
+        raise ValueError(f"diag_indices_from: all dimensions of input must be equal, got {shape}")
+    return diag_indices(shape[0], len(shape))
+
+
+def fill_diagonal(a: ArrayLike, val: ArrayLike, wrap: bool = False, *, inplace: bool = True):
+    """A copy of ``a`` with its main diagonal set to ``val`` (repeated as
+    needed); ``inplace=False`` is required, as in JAX."""
+    if inplace:
+        raise ValueError("fill_diagonal: jax-style arrays are immutable; pass inplace=False")
+    a = checked_array("fill_diagonal", a)
+    shape = _aval(a).shape
+    if len(shape) < 2:
+        raise ValueError("fill_diagonal: array must be at least 2-d")
+    if len(shape) > 2 and len(set(shape)) != 1:
+        raise ValueError("fill_diagonal: all dimensions of input must be of equal length")
+    if wrap:
+        raise NotImplementedError(
+            "fill_diagonal: wrap=True is not implemented, must use wrap=False"
+        )
+    count = min(shape)
+    index = tuple(np.arange(count) for _ in shape)
+    values = ravel(asarray(val))
+    size = _aval(values).shape[0]
+    reps = np.arange(count) % max(size, 1)
+    values = values[asarray(reps.astype(np.int32))] if size != count else values
+    return a.at[tuple(asarray(i.astype(np.int32)) for i in index)].set(values)
+
+
+# --- counting and selection ---------------------------------------------------------------
+
+
+def bincount(
+    x: ArrayLike, weights: ArrayLike = None, minlength: int = 0, *, length: int | None = None
+):
+    """``out[i]`` = the number (or summed ``weights``) of entries equal to ``i``
+    for non-negative integers ``x``; ``length`` fixes the size (needed under a
+    trace), else ``max(max(x) + 1, minlength)`` from concrete input. Entries
+    outside ``[0, length)`` are dropped."""
+    x = checked_array("bincount", x)
+    if not dtypes.is_integer(_aval(x).dtype):
+        raise TypeError(f"bincount: x must be integers, got {_aval(x).dtype.name}")
+    if _aval(x).ndim != 1:
+        raise ValueError("bincount: only 1-dimensional input is supported")
+    if length is None:
+        from refimpl import tracing
+        from refimpl.numpy._promote import is_traced
+
+        if is_traced(x):
+            raise tracing.ConcretizationTypeError(
+                "bincount: the length argument is required under a trace (jit, vmap...)"
+            )
+        values = np.asarray(x)
+        length = max(int(values.max()) + 1 if values.size else 0, operator.index(minlength))
+    if weights is None:
+        weights = asarray(1, dtype=np.int32)
+        dtype = np.dtype(np.int32)
+    else:
+        weights = checked_array("bincount", weights, 1)
+        dtype = dtypes.result_type((_aval(weights).dtype, False), (np.int32, False))[0]
+    from refimpl.numpy._shape import broadcast_to
+
+    updates = broadcast_to(lax.convert_element_type(weights, dtype), _aval(x).shape)
+    return lax.scatter_add_along_axis(zeros((length,), dtype), x, updates, 0, mode="drop")
+
+
+def compress(
+    condition: ArrayLike, a: ArrayLike, axis: int | None = None, *, size: int | None = None,
+    fill_value: Any = 0, out: None = None,
+) -> Array:  # fmt: skip
+    """The slices of ``a`` along ``axis`` (flattened when None) where the 1-d
+    ``condition`` holds (``condition`` shorter than the axis: the rest is
+    dropped); ``size``/``fill_value`` as for :func:`nonzero`."""
+    if out is not None:
+        raise NotImplementedError("compress: the out argument is not supported")
+    condition = checked_array("compress", condition)
+    a = checked_array("compress", a, 1)
+    if _aval(condition).ndim != 1:
+        raise ValueError("compress: condition must be a 1-d array")
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = normalize_axis("compress", axis, _aval(a).ndim)
+    n = _aval(a).shape[axis]
+    cond_len = _aval(condition).shape[0]
+    if cond_len > n:
+        condition = condition[:n]
+    (found,) = nonzero(condition, size=size, fill_value=-1)
+    count = _aval(found).shape[0]
+    from refimpl.numpy._indexing import take
+
+    taken = take(a, where(found < 0, 0, found), axis=axis, mode="clip")
+    if size is None:
+        return taken
+    shape = [1] * _aval(a).ndim
+    shape[axis] = count
+    valid = reshape(found >= 0, tuple(shape))
+    return where(valid, taken, lax.convert_element_type(asarray(fill_value), _aval(a).dtype))
+
+
+def extract(condition: ArrayLike, arr: ArrayLike, *, size: int | None = None, fill_value: Any = 0):
+    """``compress(ravel(condition), ravel(arr))``."""
+    condition = ravel(checked_array("extract", condition))
+    return compress(
+        condition != 0, ravel(checked_array("extract", arr, 1)), size=size, fill_value=fill_value
+    )
+
+
+def delete(
+    arr: ArrayLike, obj: Any, axis: int | None = None, *, assume_unique_indices: bool = False
+):
+    """``arr`` without the entries ``obj`` (an int, a slice or concrete indices;
+    a bool mask marks the entries to delete) along ``axis`` (flattened when None)."""
+    del assume_unique_indices
+    arr = checked_array("delete", arr)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    axis = normalize_axis("delete", axis, _aval(arr).ndim)
+    n = _aval(arr).shape[axis]
+    keep = np.ones(n, bool)
+    if isinstance(obj, slice):
+        keep[obj] = False
+    else:
+        index = np.asarray(obj)
+        if index.dtype == bool:
+            keep &= ~index
+        else:
+            index = np.where(index < 0, index + n, index)
+            if ((index < 0) | (index >= n)).any():
+                raise IndexError(f"delete: index out of bounds for axis {axis} with size {n}")
+            keep[index] = False
+    from refimpl.numpy._indexing import take
+
+    return take(arr, asarray(np.nonzero(keep)[0].astype(np.int32)), axis=axis)
+
+
+# --- integration, statistics, polynomials ---------------------------------------------------
+
+
+def trapezoid(y: ArrayLike, x: ArrayLike = None, dx: ArrayLike = 1.0, axis: int = -1) -> Array:
+    """``sum((y[1:] + y[:-1]) / 2 * diff(x))`` along ``axis`` (spacing ``dx``
+    without ``x``)."""
+    from refimpl.numpy._stacking import diff
+
+    y = checked_array("trapezoid", y)
+    (y,) = promote_dtypes_inexact("trapezoid", y)
+    y = moveaxis(y, axis, -1)
+    if x is None:
+        widths = asarray(dx)
+    else:
+        x = checked_array("trapezoid", x, 1)
+        widths = diff(x) if _aval(x).ndim == 1 else moveaxis(diff(x, axis=axis), axis, -1)
+    return sum(widths * (y[..., 1:] + y[..., :-1]), axis=-1) * 0.5
+
+
+def cov(
+    m: ArrayLike,
+    y: ArrayLike = None,
+    rowvar: bool = True,
+    bias: bool = False,
+    ddof: int | None = None,
+    fweights: Any = None,
+    aweights: Any = None,
+):
+    """The covariance matrix of the variables (rows with ``rowvar``) of ``m``
+    (and ``y``); ``fweights``/``aweights`` are not supported."""
+    if fweights is not None or aweights is not None:
+        raise NotImplementedError("cov: fweights and aweights are not supported")
+    m = checked_array("cov", m)
+    (m,) = promote_dtypes_inexact("cov", m)
+    if _aval(m).ndim > 2:
+        raise ValueError("cov: m has more than 2 dimensions")
+    m = reshape(m, (1, -1)) if _aval(m).ndim < 2 else m
+    if not rowvar and _aval(m).shape[0] != 1:
+        m = m.T
+    if y is not None:
+        y = checked_array("cov", y, 1)
+        (y,) = promote_dtypes_inexact("cov", y)
+        y = reshape(y, (1, -1)) if _aval(y).ndim < 2 else y
+        if not rowvar and _aval(y).shape[0] != 1:
+            y = y.T
+        m = concatenate([m, lax.convert_element_type(y, _aval(m).dtype)], axis=0)
+    n = _aval(m).shape[1]
+    ddof = (0 if bias else 1) if ddof is None else ddof
+    centered = m - sum(m, axis=1, keepdims=True) / n
+    c = einsum("ij,kj->ik", centered, conj(centered)) / (n - ddof)
+    return reshape(c, ()) if _aval(c).shape == (1, 1) else c
+
+
+def corrcoef(x: ArrayLike, y: ArrayLike = None, rowvar: bool = True) -> Array:
+    """The correlation coefficients ``cov[i, j] / sqrt(cov[i, i] cov[j, j])``,
+    clipped to [-1, 1]."""
+    from refimpl.numpy._ufuncs import clip, sqrt
+
+    c = cov(checked_array("corrcoef", x), y, rowvar)
+    if _aval(c).ndim == 0:
+        return c / c
+    d = sqrt(einsum("ii->i", c))
+    return clip(c / d[:, None] / d[None, :], -1, 1)
+
+
+def polyval(p: ArrayLike, x: ArrayLike, *, unroll: int = 16) -> Array:
+    """``p[0] x^(n-1) + ... + p[n-1]`` by Horner's rule."""
+    p = checked_array("polyval", p)
+    x = checked_array("polyval", x, 1)
+    from refimpl.numpy._ufuncs import multiply
+
+    result = multiply(x, 0) + p[0] * 0
+    for i in range(_aval(p).shape[0]):
+        result = result * x + p[i]
+    return result
+
+
+def _poly_pad(a: Any, b: Any) -> tuple[Any, Any]:
+    from refimpl.numpy._shape import pad
+
+    na, nb = _aval(a).shape[0], _aval(b).shape[0]
+    return pad(a, (max(0, nb - na), 0)), pad(b, (max(0, na - nb), 0))
+
+
+def polyadd(a1: ArrayLike, a2: ArrayLike) -> Array:
+    """The sum of two polynomials (coefficients highest power first)."""
+    a1, a2 = _poly_pad(checked_array("polyadd", a1), checked_array("polyadd", a2, 1))
+    return a1 + a2
+
+
+def polysub(a1: ArrayLike, a2: ArrayLike) -> Array:
+    """The difference of two polynomials."""
+    a1, a2 = _poly_pad(checked_array("polysub", a1), checked_array("polysub", a2, 1))
+    return a1 - a2
+
+
+def polymul(a1: ArrayLike, a2: ArrayLike, *, trim_leading_zeros: bool = False) -> Array:
+    """The product of two polynomials (a full convolution)."""
+    from refimpl.numpy._stacking import convolve
+
+    return convolve(checked_array("polymul", a1), checked_array("polymul", a2, 1), mode="full")
+
+
+def polyder(p: ArrayLike, m: int = 1) -> Array:
+    """The ``m``-th derivative of a polynomial."""
+    p = checked_array("polyder", p)
+    (p,) = promote_dtypes_inexact("polyder", p) if not dtypes.is_integer(_aval(p).dtype) else (p,)
+    for _ in range(operator.index(m)):
+        n = _aval(p).shape[0]
+        if n <= 1:
+            return p[:0]
+        powers = asarray(np.arange(n - 1, 0, -1), dtype=_aval(p).dtype)
+        p = p[:-1] * powers
+    return p
+
+
+# --- window functions ----------------------------------------------------------------------
+
+
+def _window(name: str, M: int, terms: list[tuple[float, float]]) -> Array:
+    """``sum_k a_k cos(2 pi f_k n / (M - 1))`` for ``n`` in ``0..M-1``."""
+    M = operator.index(M)
+    if M <= 0:  # built by broadcasting, not as a host constant, like every other result
+        return zeros((0,), np.float32)
+    if M == 1:
+        return lax.broadcast_in_dim(asarray(1.0, dtype=np.float32), (1,), ())
+    n = arange(M, dtype=np.float32)
+    out = None
+    for coefficient, frequency in terms:
+        term = (
+            coefficient * cos(2 * math.pi * frequency * n / (M - 1))
+            if frequency
+            else coefficient + n * 0
+        )
+        out = term if out is None else out + term
+    return out
+
+
+def hamming(M: int) -> Array:
+    """``0.54 - 0.46 cos(2 pi n / (M - 1))``."""
+    return _window("hamming", M, [(0.54, 0), (-0.46, 1)])
+
+
+def hanning(M: int) -> Array:
+    """``0.5 - 0.5 cos(2 pi n / (M - 1))``."""
+    return _window("hanning", M, [(0.5, 0), (-0.5, 1)])
+
+
+def blackman(M: int) -> Array:
+    """``0.42 - 0.5 cos(2 pi n / (M - 1)) + 0.08 cos(4 pi n / (M - 1))``."""
+    return _window("blackman", M, [(0.42, 0), (-0.5, 1), (0.08, 2)])
+
+
+def bartlett(M: int) -> Array:
+    """The triangular window ``1 - |2 n / (M - 1) - 1|``."""
+    from refimpl.numpy._ufuncs import abs as abs_
+
+    M = operator.index(M)
+    if M <= 1:
+        return _window("bartlett", M, [])
+    n = arange(M, dtype=np.float32)
+    return 1 - abs_(2 * n / (M - 1) - 1)
+
+
+# --- products, mapping, unique ----------------------------------------------------------------
+
+
+def matvec(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """The matrix-vector product over the last axes (batch axes broadcast)."""
+    return einsum("...ij,...j->...i", checked_array("matvec", x1), checked_array("matvec", x2, 1))
+
+
+def vecmat(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``conj(x1) @ x2`` over the last axes (batch axes broadcast)."""
+    return einsum(
+        "...i,...ij->...j", conj(checked_array("vecmat", x1)), checked_array("vecmat", x2, 1)
+    )
+
+
+def apply_along_axis(
+    func1d: Callable[..., Any], axis: int, arr: ArrayLike, *args: Any, **kwargs: Any
+):
+    """``func1d`` applied to every 1-d slice along ``axis`` (by ``vmap`` over
+    the other axes); the function's output dims take the place of ``axis``."""
+    from refimpl.transforms.batching import vmap
+
+    arr = checked_array("apply_along_axis", arr, 2)
+    ndim = _aval(arr).ndim
+    axis = normalize_axis("apply_along_axis", axis, ndim)
+
+    def one(x: Any) -> Any:
+        return func1d(x, *args, **kwargs)
+
+    fn = one
+    for _ in range(ndim - 1):
+        fn = vmap(fn)
+    out = fn(moveaxis(arr, axis, -1))
+    out_dims = _aval(out).ndim - (ndim - 1)
+    return (
+        moveaxis(
+            out, tuple(range(ndim - 1, ndim - 1 + out_dims)), tuple(range(axis, axis + out_dims))
+        )
+        if out_dims
+        else out
+    )
+
+
+class UniqueInverseResult(NamedTuple):
+    values: Any
+    inverse_indices: Any
+
+
+class UniqueAllResult(NamedTuple):
+    values: Any
+    indices: Any
+    inverse_indices: Any
+    counts: Any
+
+
+def unique_inverse(x: ArrayLike, /, *, size: int | None = None, fill_value: Any = None):
+    """``(values, inverse_indices)`` of :func:`unique`."""
+    x = checked_array("unique_inverse", x)
+    return UniqueInverseResult(*unique(x, return_inverse=True, size=size, fill_value=fill_value))
+
+
+def unique_all(x: ArrayLike, /, *, size: int | None = None, fill_value: Any = None):
+    """``(values, indices, inverse_indices, counts)`` of :func:`unique`."""
+    x = checked_array("unique_all", x)
+    return UniqueAllResult(
+        *unique(
+            x,
+            return_index=True,
+            return_inverse=True,
+            return_counts=True,
+            size=size,
+            fill_value=fill_value,
+        )
+    )
+
+
+s_ = np.s_
+index_exp = np.index_exp
+iterable = np.iterable
+
+__all__ = [
+    "apply_along_axis", "bartlett", "bincount", "blackman", "broadcast_arrays",
+    "broadcast_shapes", "compress", "concat", "corrcoef", "cov", "delete", "diag_indices",
+    "diag_indices_from", "extract", "fill_diagonal", "hamming", "hanning", "index_exp",
+    "iterable", "matvec", "polyadd", "polyder", "polymul", "polysub", "polyval", "rollaxis",
+    "s_", "trapezoid", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from",
+    "unique_all", "unique_inverse", "vecmat",
+]  # fmt: skip
