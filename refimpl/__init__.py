@@ -6,7 +6,7 @@ unrolling and masking, with a PJRT fast path behind the same front door.
     from refimpl import lax
 """
 
-from refimpl import custom_batching, dlpack, lax, nn, random, scipy, tree, tree_util
+from refimpl import custom_batching, dlpack, lax, nn, random, ref, scipy, tree, tree_util
 from refimpl.ad_checkpoint import checkpoint, checkpoint_policies, remat
 from refimpl.array import Array
 from refimpl.backends.placement import default_backend, device_put, devices
@@ -15,6 +15,7 @@ from refimpl.config import config
 from refimpl.core import Program, ShapedArray, check_program
 from refimpl.custom_derivatives import custom_jvp, custom_vjp
 from refimpl.invertible import custom_ivjp, invertible
+from refimpl.ref import Ref, empty_ref, freeze, new_ref
 from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
 from refimpl.transforms.ad import (
     grad,
@@ -90,4 +91,9 @@ __all__ = [
     "pmap",
     "value_and_grad",
     "vjp",
+    "Ref",
+    "empty_ref",
+    "freeze",
+    "new_ref",
+    "ref",
 ]

@@ -115,6 +115,31 @@ class ShapedArray:
         return f"ShapedArray({self.shape}, {self.dtype.name}, weak_type={self.weak_type})"
 
 
+@dataclass(frozen=True)
+class AbstractRef:
+    """The abstract value of a mutable array reference (``refimpl.ref.Ref``)
+    holding an array of type ``inner``; listings show it as ``Ref{f32[3]}``.
+
+    It appears in jit signatures (a ``Ref`` argument is a different signature
+    from an array of the same type); shape, dtype and weak_type are the held
+    array's.
+    """
+
+    inner: ShapedArray
+
+    shape = property(lambda self: self.inner.shape)
+    dtype = property(lambda self: self.inner.dtype)
+    weak_type = property(lambda self: self.inner.weak_type)
+    ndim = property(lambda self: self.inner.ndim)
+    size = property(lambda self: self.inner.size)
+
+    def str_short(self) -> str:
+        return f"Ref{{{self.inner.str_short()}}}"
+
+    def __str__(self) -> str:
+        return self.str_short()
+
+
 _var_ids = itertools.count()
 
 

@@ -824,6 +824,15 @@ def _scan(
 ) -> tuple[Any, Any]:
     if not callable(f):
         raise TypeError(f"{api}: f must be callable, got {type(f).__name__}")
+    from refimpl import ref as _ref  # the ref module imports this one's users
+
+    if _ref.any_ref_made() and not getattr(f, "_refs_threaded", False):
+        # A body touching refs made outside the scan: they become extra carries.
+        def run(body: Callable, carry: Any) -> Any:
+            body._refs_threaded = True  # type: ignore[attr-defined]
+            return _scan(api, body, carry, xs, length, reverse, unroll)
+
+        return _ref.scan_with_refs(run, f, init)
     init_leaves, init_tree, carry_paths = _flatten_operands("carry", init)
     xs_leaves, xs_tree, xs_paths = _flatten_operands("xs", xs)
     xs_avals = _avals_of(api, xs_leaves, xs_paths)
@@ -1124,6 +1133,16 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
 def _switch(
     api: str, index: Any, branches: Sequence[Callable], operands: tuple, names: Sequence[str]
 ) -> Any:
+    from refimpl import ref as _ref
+
+    if _ref.any_ref_made() and not getattr(branches[0], "_refs_threaded", False):
+        # Branches touching refs made outside: their values become operands and results.
+        def run(bodies: Sequence[Callable], ops: tuple) -> Any:
+            for body in bodies:
+                body._refs_threaded = True  # type: ignore[attr-defined]
+            return _switch(api, index, bodies, ops, names)
+
+        return _ref.switch_with_refs(run, branches, operands)
     leaves, in_tree, paths = _flatten_operands("operands", operands)
     avals = _avals_of(api, leaves, paths)
     origins = [f"an operand of {api}"] * len(leaves)

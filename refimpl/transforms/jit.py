@@ -34,7 +34,7 @@ import numpy as np
 from refimpl import backends, tracing, tree_util
 from refimpl.backends.ref.arrays import RefArray, placement
 from refimpl.config import config
-from refimpl.core import Program, ShapedArray, ShapeError, shape_error_at
+from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
 from refimpl.interpreter import run_program
 from refimpl.primitives.call import jit_call_p
 from refimpl.transforms import donation
@@ -290,6 +290,9 @@ class CacheEntry:
     executable: Any = None  # backend-specific compiled form, filled in lazily
     donation_warned: bool = False  # the "not usable" warning is given once per entry
     custom_out_tree: bool | None = None  # out_tree has user-defined nodes? (execute_ref)
+    # Input leaves that are Refs: the program takes their values and returns
+    # (outputs, [final values]), each final value aliased to its input.
+    ref_leaves: tuple[int, ...] = ()
 
     @property
     def aliases(self) -> dict[int, int]:
@@ -425,6 +428,12 @@ class Jitted:
             + [(k, True, _Static(v, k, self.__name__)) for k, v in sorted(static_kwargs.items())]
         )  # fmt: skip
         donated = self._donated_leaves(args, kwargs, static_nums, donate_nums, in_tree)
+        if any(type(a) is AbstractRef for a in avals):  # refs are updated in place: donated
+            from refimpl import ref
+
+            ref.check_jit_refs(leaves, paths, self.fun, self.__name__)
+            is_ref = [type(a) is AbstractRef for a in avals]
+            donated = tuple(d or r for d, r in zip(donated, is_ref, strict=True))
         backend = self.backend or config.backend
         signature = Signature(in_tree, avals, statics, donated, backend, config.enable_x64)
         return CallArgs(signature, leaves, paths, static_args, static_kwargs)
@@ -459,12 +468,36 @@ class Jitted:
     def _trace(self, call: CallArgs) -> CacheEntry:
         sig = call.signature
         out_trees: list[tree_util.PyTreeDef] = []
+        ref_leaves = tuple(i for i, a in enumerate(sig.avals) if type(a) is AbstractRef)
+        trace_avals = [a.inner if type(a) is AbstractRef else a for a in sig.avals]
 
         def flat_fun(*tracers: Any) -> list[Any]:
+            if ref_leaves:
+                return _with_refs(list(tracers))
             dyn_args, dyn_kwargs = tree_util.tree_unflatten(sig.in_tree, tracers)
             args = _merge_static(dyn_args, call.static_args)
             out = self.fun(*args, **dyn_kwargs, **call.static_kwargs)
+            return _flat_out(out)
+
+        def _with_refs(tracers: list[Any]) -> list[Any]:
+            from refimpl import ref
+
+            refs = [call.leaves[i] for i in ref_leaves]
+            with ref.jit_arguments(refs, [tracers[i] for i in ref_leaves], self.__name__):
+                for i in ref_leaves:
+                    tracers[i] = call.leaves[i]
+                dyn_args, dyn_kwargs = tree_util.tree_unflatten(sig.in_tree, tracers)
+                args = _merge_static(dyn_args, call.static_args)
+                out = self.fun(*args, **dyn_kwargs, **call.static_kwargs)
+                ref.check_no_refs(out, f"jit({self.__name__})")
+                return _flat_out((out, [r._value for r in refs]))
+
+        def _flat_out(out: Any) -> list[Any]:
             out_leaves, out_tree = tree_util.tree_flatten(out)
+            if any(type(leaf).__name__ == "Ref" for leaf in out_leaves):
+                from refimpl import ref
+
+                ref.check_no_refs(out, f"jit({self.__name__})")
             for i, leaf in enumerate(out_leaves):
                 if not tracing.is_array_like(leaf):
                     raise TypeError(
@@ -475,10 +508,24 @@ class Jitted:
             return out_leaves
 
         origins = [f"argument {path} of {self.__name__}" for path in call.paths]
-        program, captured, _ = tracing.trace_to_program(flat_fun, sig.avals, self.__name__, origins)
+        program, captured, _ = tracing.trace_to_program(
+            flat_fun, trace_avals, self.__name__, origins
+        )
         self.trace_count += 1
-        plan = donation.plan_donation(sig.donated, sig.avals, program.out_avals, call.paths)
-        return CacheEntry(program, out_trees[0], captured, plan)
+        if not ref_leaves:
+            plan = donation.plan_donation(sig.donated, sig.avals, program.out_avals, call.paths)
+            return CacheEntry(program, out_trees[0], captured, plan)
+        # Each ref's final value is aliased to its input (updated in place);
+        # the other donated leaves match the function's own outputs.
+        n_user = len(program.out_avals) - len(ref_leaves)
+        user_donated = [d and i not in ref_leaves for i, d in enumerate(sig.donated)]
+        plan = donation.plan_donation(
+            user_donated, trace_avals, program.out_avals[:n_user], call.paths
+        )
+        aliases = dict(plan.aliases)
+        aliases.update({i: n_user + k for k, i in enumerate(ref_leaves)})
+        plan = DonationPlan(sig.donated, aliases, plan.unusable, plan.unusable_paths)
+        return CacheEntry(program, out_trees[0], captured, plan, ref_leaves=ref_leaves)
 
     def _lookup(self, call: CallArgs) -> CacheEntry:
         entry = self._cache.get(call.signature)
@@ -509,6 +556,8 @@ class Jitted:
                 call.leaves, call.signature.donated, call.paths, self.__name__
             )
         entry = self._lookup(call)
+        if entry.ref_leaves:
+            return self._call_with_refs(entry, call, nested, args, kwargs)
         if nested or entry.captured:
             return self._bind_nested(entry, call)
         for leaf, path in zip(call.leaves, call.paths, strict=True):
@@ -521,6 +570,34 @@ class Jitted:
             entry.donation_warned = True
             donation.warn_unusable(entry.donation, self.__name__)
         return backends.get(call.signature.backend).execute(self, entry, call)
+
+    def _call_with_refs(
+        self, entry: CacheEntry, call: CallArgs, nested: bool, args: Any, kwargs: Any
+    ) -> Any:
+        """A call with Ref arguments: their values in, final values written back.
+
+        Inside another trace the function is simply called (its ref accesses
+        thread through the outer trace, which owns the refs).
+        """
+        if nested or entry.captured:
+            return self.fun(*args, **kwargs)
+        refs = [call.leaves[i] for i in entry.ref_leaves]
+        leaves = list(call.leaves)
+        for i in entry.ref_leaves:
+            leaves[i] = leaves[i]._value
+        avals = tuple(a.inner if type(a) is AbstractRef else a for a in call.signature.avals)
+        plain = CallArgs(
+            call.signature._replace(avals=avals),
+            leaves,
+            call.paths,
+            call.static_args,
+            call.static_kwargs,
+        )
+        del leaves
+        out, finals = backends.get(call.signature.backend).execute(self, entry, plain)
+        for r, value in zip(refs, finals, strict=True):
+            r._value = value
+        return out
 
     def _bind_nested(self, entry: CacheEntry, call: CallArgs) -> Any:
         """Inside another trace: one ``jit`` equation holding our program.

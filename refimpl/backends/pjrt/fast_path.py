@@ -35,6 +35,7 @@ from refimpl.array import placement_rule
 from refimpl.backends.pjrt.arrays import PjrtArray
 from refimpl.backends.pjrt.executables import default_device
 from refimpl.backends.pjrt.runtime import native_module
+from refimpl.core import AbstractRef
 from refimpl.transforms import donation
 from refimpl.transforms.jit import Jitted
 
@@ -110,8 +111,8 @@ def on_miss(
     with _miss_lock:
         call = jitted._split_args(args, kwargs)
         signature = call.signature
-        if signature.backend != "pjrt":
-            return None
+        if signature.backend != "pjrt" or any(type(a) is AbstractRef for a in signature.avals):
+            return None  # Ref arguments: the Python Jitted writes their final values back
         if any(signature.donated):
             donation.check_no_repeated_donation(call.leaves, signature.donated, call.paths, name)
         entry = jitted._lookup(call)  # traces only if the Python cache misses too

@@ -1,0 +1,224 @@
+"""Ref (mutable array references) against jax.new_ref: values, transformations, errors."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+from refimpl import lax
+
+BACKENDS = ["ref", "pjrt"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    old = ri.config.backend
+    ri.config.update("backend", request.param)
+    yield request.param
+    ri.config.update("backend", old)
+
+
+def _updates(new_ref, freeze, np_mod):
+    """The same program for both libraries: whole, indexed and += writes."""
+
+    def run(x):
+        r = new_ref(x)
+        r[...] = r[...] * 2
+        r[1] += 10
+        r[0:2] = np_mod.asarray([7.0, 8.0], dtype=np.float32)
+        old = r[2]
+        r[2] = old + 1
+        return freeze(r)
+
+    return run
+
+
+def test_eager_values_match_jax(backend):
+    x = np.arange(4, dtype=np.float32)
+    ours = _updates(ri.new_ref, ri.freeze, rnp)(x)
+    theirs = _updates(jax.new_ref, jax.freeze, jnp)(x)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    np.testing.assert_array_equal(x, np.arange(4, dtype=np.float32))  # init not changed
+
+
+def test_jit_internal_ref_matches_jax(backend):
+    x = np.arange(4, dtype=np.float32)
+    ours = ri.jit(_updates(ri.new_ref, ri.freeze, rnp))(x)
+    theirs = jax.jit(_updates(jax.new_ref, jax.freeze, jnp))(x)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+def test_new_ref_is_strongly_typed():
+    r = ri.new_ref(1.0)
+    assert r.aval.str_short() == "Ref{f32[]}"
+    assert str(jax.new_ref(1.0).aval).startswith("Ref{float32[]}")
+
+
+def test_jit_ref_argument_updated_in_place(backend):
+    def step(r, x):
+        r[...] = r[...] * x + 1
+        return r[...].sum()
+
+    init = np.arange(3, dtype=np.float32)
+    ours, theirs = ri.new_ref(init), jax.new_ref(init)
+    ours_step, theirs_step = ri.jit(step), jax.jit(step)
+    pointer = ours.unsafe_buffer_pointer()
+    for _ in range(3):
+        s1, s2 = ours_step(ours, 2.0), theirs_step(theirs, 2.0)
+        np.testing.assert_allclose(float(s1), float(s2))
+        np.testing.assert_array_equal(np.asarray(ours[...]), np.asarray(theirs[...]))
+        assert ours.unsafe_buffer_pointer() == pointer
+    assert ours_step.trace_count == 1
+
+
+def test_scan_accumulates_into_ref(backend):
+    def f(xs, new_ref, freeze, scan):
+        acc = new_ref(np.float32(0))
+        out = new_ref(np.zeros(4, np.float32))
+
+        def body(i, x):
+            acc[...] += x
+            out[i] = acc[...]
+            return i + 1, x * 2
+
+        n, ys = scan(body, 0, xs)
+        return freeze(acc), freeze(out), n, ys
+
+    xs = np.arange(1, 5, dtype=np.float32)
+    for ours_f in (lambda xs: f(xs, ri.new_ref, ri.freeze, lax.scan),):
+        ours = ours_f(xs)
+        ours_jit = ri.jit(ours_f)(xs)
+        theirs = f(xs, jax.new_ref, jax.freeze, jax.lax.scan)
+        for a, b, c in zip(ours, ours_jit, theirs, strict=True):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(c))
+            np.testing.assert_array_equal(np.asarray(b), np.asarray(c))
+
+
+def test_scan_into_eager_ref(backend):
+    acc, jacc = ri.new_ref(np.zeros(2, np.float32)), jax.new_ref(np.zeros(2, np.float32))
+
+    def body(r):
+        def b(c, x):
+            r[...] += x
+            return c, None
+
+        return b
+
+    xs = np.ones((3, 2), np.float32)
+    lax.scan(body(acc), 0, xs)
+    jax.lax.scan(body(jacc), 0, xs)
+    np.testing.assert_array_equal(np.asarray(acc[...]), np.asarray(jacc[...]))
+
+
+def test_cond_writes_outer_ref(backend):
+    def f(p, x, new_ref, freeze, cond):
+        r = new_ref(x)
+
+        def yes():
+            r[...] = r[...] * 3
+
+        def no():
+            r[...] = r[...] - 1
+
+        cond(p, yes, no)
+        return freeze(r)
+
+    x = np.float32(2.0)
+    for p in (True, False):
+        ours = ri.jit(lambda p, x: f(p, x, ri.new_ref, ri.freeze, lax.cond))(p, x)
+        theirs = jax.jit(lambda p, x: f(p, x, jax.new_ref, jax.freeze, jax.lax.cond))(p, x)
+        assert float(ours) == float(theirs)
+
+
+def _internal(new_ref, freeze, np_mod):
+    def g(x):
+        q = new_ref(x)
+        q[...] = q[...] * x
+        q[...] += np_mod.sin(x)
+        return freeze(q).sum()
+
+    return g
+
+
+def test_grad_through_internal_ref(backend):
+    x = np.array([0.5, 3.0], np.float32)
+    ours = ri.grad(_internal(ri.new_ref, ri.freeze, rnp))(x)
+    theirs = jax.grad(_internal(jax.new_ref, jax.freeze, jnp))(x)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
+    ours_jit = ri.jit(ri.grad(_internal(ri.new_ref, ri.freeze, rnp)))(x)
+    np.testing.assert_allclose(np.asarray(ours_jit), np.asarray(theirs), rtol=1e-6)
+
+
+def test_vmap_internal_ref(backend):
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    ours = ri.vmap(_internal(ri.new_ref, ri.freeze, rnp))(x)
+    theirs = jax.vmap(_internal(jax.new_ref, jax.freeze, jnp))(x)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+
+def _error(fn):
+    with pytest.raises(Exception) as info:
+        fn()
+    return info
+
+
+def test_error_returning_ref_from_jit_scan_cond():
+    msg = "mutable array references cannot be returned"
+    for lib, lx in ((ri, lax), (jax, jax.lax)):
+        for fn in (
+            lambda lib=lib: lib.jit(lambda x: lib.new_ref(x))(1.0),
+            lambda lib=lib, lx=lx: lx.scan(
+                lambda c, x: (c, lib.new_ref(x)), 0.0, np.ones(3, np.float32)
+            ),
+            lambda lib=lib, lx=lx: lx.cond(
+                True, lambda: lib.new_ref(1.0), lambda: lib.new_ref(2.0)
+            ),
+        ):
+            info = _error(fn)
+            assert info.type is ValueError and msg in str(info.value), (lib, info.value)
+    r = ri.new_ref(np.ones(3, np.float32))
+    info = _error(lambda: ri.jit(lambda a: a)(r))
+    assert msg in str(info.value)
+
+
+def test_error_ref_passed_twice_or_closed_over():
+    for lib in (ri, jax):
+        r = lib.new_ref(np.ones(3, np.float32))
+        info = _error(lambda lib=lib, r=r: lib.jit(lambda a, b: a[...] + b[...])(r, r))
+        assert info.type is ValueError
+        assert "only one reference to a mutable array may be passed" in str(info.value)
+        info = _error(lambda lib=lib, r=r: lib.jit(lambda a: r[...] + a[...])(r))
+        assert info.type is ValueError
+        assert "was both closed over and passed as the argument a" in str(info.value)
+
+
+def test_error_batched_value_into_unbatched_ref():
+    for lib in (ri, jax):
+
+        def f(x, lib=lib):
+            q = lib.new_ref(np.float32(0))
+
+            def g(x):
+                q[...] = x
+                return x
+
+            return lib.vmap(g)(x)
+
+        info = _error(lambda f=f: f(np.ones(3, np.float32)))
+        assert "performing a set/swap operation with vmapped value on an unbatched" in str(
+            info.value
+        )
+
+
+def test_error_dtype_and_shape():
+    for lib, np_mod in ((ri, rnp), (jax, jnp)):
+        r = lib.new_ref(np.zeros(3, np.float32))
+        info = _error(lambda r=r, m=np_mod: r.__setitem__(..., m.ones(3, np.int32)))
+        assert info.type is ValueError and "Invalid dtype for `swap`" in str(info.value)
+        info = _error(lambda r=r, m=np_mod: r.__setitem__(..., m.ones(4, np.float32)))
+        assert info.type is ValueError and "Invalid shape for `swap`" in str(info.value)
