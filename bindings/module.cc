@@ -313,6 +313,16 @@ void Init(py::module_& m) {
           py::arg("mlir"), py::arg("compile_options"), py::arg("format") = "mlir",
           "Compiles a StableHLO module (portable artifact bytes or text) with "
           "serialized xla CompileOptions.")
+      .def(
+          "deserialize_executable",
+          [](const std::shared_ptr<Client>& c, const py::bytes& data) {
+            std::string bytes = data;
+            py::gil_scoped_release release;
+            return Executable::DeserializeAndLoad(c, bytes);
+          },
+          py::arg("data"),
+          "Loads an executable from Executable.serialize() bytes of the same plugin "
+          "build (PJRT_Executable_DeserializeAndLoad).")
       .def("__repr__", [](const Client& c) {
         return "Client(platform='" + c.platform_name() +
                "', devices=" + std::to_string(c.devices().size()) + ")";
@@ -361,6 +371,39 @@ void Init(py::module_& m) {
       .def_property_readonly("name", &Executable::name)
       .def_property_readonly("device_indices", &Executable::device_indices)
       .def_property_readonly("client", &Executable::client)
+      .def(
+          "serialize",
+          [](const Executable& e) {
+            std::string bytes;
+            {
+              py::gil_scoped_release release;
+              bytes = e.Serialize();
+            }
+            return py::bytes(bytes);
+          },
+          "The plugin's serialization of the executable (PJRT_Executable_Serialize).")
+      .def(
+          "cost_analysis",
+          [](const Executable& e) -> py::object {
+            bool supported = false;
+            auto pairs = e.CostAnalysis(&supported);
+            if (!supported) return py::none();
+            py::dict out;
+            for (const auto& [name, value] : pairs) out[py::str(name)] = value;
+            return out;
+          },
+          "PJRT_Executable_GetCostAnalysis as a dict, or None if the plugin lacks it.")
+      .def(
+          "memory_stats",
+          [](const Executable& e) -> py::object {
+            bool supported = false;
+            auto pairs = e.MemoryStats(&supported);
+            if (!supported) return py::none();
+            py::dict out;
+            for (const auto& [name, value] : pairs) out[py::str(name)] = value;
+            return out;
+          },
+          "PJRT_Executable_GetCompiledMemoryStats as a dict, or None if the plugin lacks it.")
       .def(
           "execute",
           [](const Executable& e, const py::handle& args) {

@@ -214,4 +214,112 @@ void Executable::ExecuteInto(PJRT_Buffer* const* args, std::size_t num_args, PJR
   }
 }
 
+namespace {
+
+// Owner of the bytes PJRT_Executable_Serialize hands back.
+class SerializedBytes {
+ public:
+  SerializedBytes() = default;
+  ~SerializedBytes() {
+    if (owner_ != nullptr && deleter_ != nullptr) deleter_(owner_);
+  }
+  SerializedBytes(const SerializedBytes&) = delete;
+  SerializedBytes& operator=(const SerializedBytes&) = delete;
+  void Take(PJRT_SerializedExecutable* owner, void (*deleter)(PJRT_SerializedExecutable*)) {
+    owner_ = owner;
+    deleter_ = deleter;
+  }
+
+ private:
+  PJRT_SerializedExecutable* owner_ = nullptr;
+  void (*deleter_)(PJRT_SerializedExecutable*) = nullptr;
+};
+
+}  // namespace
+
+std::string Executable::Serialize() const {
+  const PJRT_Api* api = client_->api();
+  if (api->PJRT_Executable_Serialize == nullptr) {
+    throw std::runtime_error("this PJRT plugin does not provide PJRT_Executable_Serialize");
+  }
+  ExecutableView view(api, executable_);
+  auto args = MakeArgs<PJRT_Executable_Serialize_Args>();
+  args.executable = view.get();
+  CheckPjrt(api, api->PJRT_Executable_Serialize(&args), "PJRT_Executable_Serialize");
+  SerializedBytes owner;
+  owner.Take(args.serialized_executable, args.serialized_executable_deleter);
+  return std::string(args.serialized_bytes, args.serialized_bytes_size);
+}
+
+std::shared_ptr<Executable> Executable::DeserializeAndLoad(std::shared_ptr<Client> client,
+                                                           const std::string& bytes) {
+  const PJRT_Api* api = client->api();
+  if (api->PJRT_Executable_DeserializeAndLoad == nullptr) {
+    throw std::runtime_error(
+        "this PJRT plugin does not provide PJRT_Executable_DeserializeAndLoad");
+  }
+  auto args = MakeArgs<PJRT_Executable_DeserializeAndLoad_Args>();
+  args.client = client->raw();
+  args.serialized_executable = bytes.data();
+  args.serialized_executable_size = bytes.size();
+  CheckPjrt(api, api->PJRT_Executable_DeserializeAndLoad(&args),
+            "PJRT_Executable_DeserializeAndLoad");
+  return std::make_shared<Executable>(std::move(client), args.loaded_executable);
+}
+
+std::vector<std::pair<std::string, double>> Executable::CostAnalysis(bool* supported) const {
+  const PJRT_Api* api = client_->api();
+  std::vector<std::pair<std::string, double>> out;
+  *supported = api->PJRT_Executable_GetCostAnalysis != nullptr;
+  if (!*supported) return out;
+  ExecutableView view(api, executable_);
+  auto args = MakeArgs<PJRT_Executable_GetCostAnalysis_Args>();
+  args.executable = view.get();
+  CheckPjrt(api, api->PJRT_Executable_GetCostAnalysis(&args), "PJRT_Executable_GetCostAnalysis");
+  // The properties live as long as the view: copy them out now.
+  for (std::size_t i = 0; i < args.num_properties; ++i) {
+    const PJRT_NamedValue& v = args.properties[i];
+    std::string name(v.name, v.name_size);
+    switch (v.type) {
+      case PJRT_NamedValue_kFloat:
+        out.emplace_back(name, static_cast<double>(v.float_value));
+        break;
+      case PJRT_NamedValue_kInt64:
+        out.emplace_back(name, static_cast<double>(v.int64_value));
+        break;
+      case PJRT_NamedValue_kBool:
+        out.emplace_back(name, v.bool_value ? 1.0 : 0.0);
+        break;
+      default:
+        break;  // strings and lists carry no cost figure
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, int64_t>> Executable::MemoryStats(bool* supported) const {
+  const PJRT_Api* api = client_->api();
+  std::vector<std::pair<std::string, int64_t>> out;
+  *supported = api->PJRT_Executable_GetCompiledMemoryStats != nullptr;
+  if (!*supported) return out;
+  ExecutableView view(api, executable_);
+  auto args = MakeArgs<PJRT_Executable_GetCompiledMemoryStats_Args>();
+  args.executable = view.get();
+  CheckPjrt(api, api->PJRT_Executable_GetCompiledMemoryStats(&args),
+            "PJRT_Executable_GetCompiledMemoryStats");
+  out = {
+      {"generated_code_size_in_bytes", args.generated_code_size_in_bytes},
+      {"argument_size_in_bytes", args.argument_size_in_bytes},
+      {"output_size_in_bytes", args.output_size_in_bytes},
+      {"alias_size_in_bytes", args.alias_size_in_bytes},
+      {"temp_size_in_bytes", args.temp_size_in_bytes},
+      {"host_generated_code_size_in_bytes", args.host_generated_code_size_in_bytes},
+      {"host_argument_size_in_bytes", args.host_argument_size_in_bytes},
+      {"host_output_size_in_bytes", args.host_output_size_in_bytes},
+      {"host_alias_size_in_bytes", args.host_alias_size_in_bytes},
+      {"host_temp_size_in_bytes", args.host_temp_size_in_bytes},
+  };
+  return out;
+}
+
 }  // namespace refimpl

@@ -3,6 +3,8 @@
 #define REFIMPL_NATIVE_EXECUTABLE_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <utility>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +50,24 @@ class Executable {
   // donated even if the module aliases them (XLA copies instead).
   void ExecuteInto(PJRT_Buffer* const* args, std::size_t num_args, PJRT_Buffer** outputs,
                    const int64_t* non_donatable = nullptr, std::size_t num_non_donatable = 0) const;
+
+  // The plugin's serialization of this executable (PJRT_Executable_Serialize):
+  // opaque bytes that only the same plugin build can load again. Throws
+  // PjrtError when the plugin cannot serialize.
+  std::string Serialize() const;
+
+  // Loads bytes made by Serialize() on `client` (PJRT_Executable_DeserializeAndLoad).
+  // Bytes from another plugin build, or damaged bytes, throw PjrtError.
+  static std::shared_ptr<Executable> DeserializeAndLoad(std::shared_ptr<Client> client,
+                                                        const std::string& bytes);
+
+  // PJRT_Executable_GetCostAnalysis as (name, value) pairs with numeric values
+  // as doubles; `supported` is false when the plugin lacks the entry point.
+  std::vector<std::pair<std::string, double>> CostAnalysis(bool* supported) const;
+
+  // PJRT_Executable_GetCompiledMemoryStats as (name, bytes) pairs, empty with
+  // `supported` false when the plugin lacks the entry point.
+  std::vector<std::pair<std::string, int64_t>> MemoryStats(bool* supported) const;
 
  private:
   std::shared_ptr<Client> client_;

@@ -465,6 +465,62 @@ typedef struct PJRT_LoadedExecutable_GetExecutable_Args {
   PJRT_Executable* executable; /* out, caller destroys */
 } PJRT_LoadedExecutable_GetExecutable_Args;
 
+/* Serialization (for the persistent compilation cache). The bytes live as
+   long as `serialized_executable`, which the caller frees with the deleter the
+   plugin hands back. */
+typedef struct PJRT_SerializedExecutable PJRT_SerializedExecutable;
+
+typedef struct PJRT_Executable_Serialize_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  const PJRT_Executable* executable;
+  const char* serialized_bytes;                     /* out */
+  size_t serialized_bytes_size;                     /* out */
+  PJRT_SerializedExecutable* serialized_executable; /* out, backs the bytes */
+  void (*serialized_executable_deleter)(PJRT_SerializedExecutable* exec); /* out */
+} PJRT_Executable_Serialize_Args;
+
+/* Loads bytes made by PJRT_Executable_Serialize of the same plugin build. The
+   override of the compile options is optional (NULL, 0 keeps the stored ones). */
+typedef struct PJRT_Executable_DeserializeAndLoad_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_Client* client;
+  const char* serialized_executable;
+  size_t serialized_executable_size;
+  PJRT_LoadedExecutable* loaded_executable; /* out */
+  const char* overridden_serialized_compile_options;
+  size_t overridden_serialized_compile_options_size;
+} PJRT_Executable_DeserializeAndLoad_Args;
+
+/* Cost properties, owned by (and living as long as) `executable`. */
+typedef struct PJRT_Executable_GetCostAnalysis_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_Executable* executable;
+  size_t num_properties;              /* out */
+  const PJRT_NamedValue* properties; /* out */
+} PJRT_Executable_GetCostAnalysis_Args;
+
+/* Mirrors xla::CompiledMemoryStats; all fields out. */
+typedef struct PJRT_Executable_GetCompiledMemoryStats_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_Executable* executable;
+  int64_t generated_code_size_in_bytes;
+  int64_t argument_size_in_bytes;
+  int64_t output_size_in_bytes;
+  int64_t alias_size_in_bytes;
+  int64_t temp_size_in_bytes;
+  int64_t host_generated_code_size_in_bytes;
+  int64_t host_argument_size_in_bytes;
+  int64_t host_output_size_in_bytes;
+  int64_t host_alias_size_in_bytes;
+  int64_t host_temp_size_in_bytes;
+  int64_t peak_memory_in_bytes;
+  int64_t total_size_in_bytes;
+} PJRT_Executable_GetCompiledMemoryStats_Args;
+
 typedef struct PJRT_Executable_Name_Args {
   size_t struct_size;
   PJRT_Extension_Base* extension_start;
@@ -683,10 +739,10 @@ typedef struct PJRT_Api {
   PJRT_OpaqueFn PJRT_Executable_NumPartitions;
   PJRT_Error* (*PJRT_Executable_NumOutputs)(PJRT_Executable_NumOutputs_Args* args);
   PJRT_OpaqueFn PJRT_Executable_SizeOfGeneratedCodeInBytes;
-  PJRT_OpaqueFn PJRT_Executable_GetCostAnalysis;
+  PJRT_Error* (*PJRT_Executable_GetCostAnalysis)(PJRT_Executable_GetCostAnalysis_Args* args);
   PJRT_OpaqueFn PJRT_Executable_OutputMemoryKinds;
   PJRT_OpaqueFn PJRT_Executable_OptimizedProgram;
-  PJRT_OpaqueFn PJRT_Executable_Serialize;
+  PJRT_Error* (*PJRT_Executable_Serialize)(PJRT_Executable_Serialize_Args* args);
 
   PJRT_Error* (*PJRT_LoadedExecutable_Destroy)(PJRT_LoadedExecutable_Destroy_Args* args);
   PJRT_Error* (*PJRT_LoadedExecutable_GetExecutable)(
@@ -696,7 +752,8 @@ typedef struct PJRT_Api {
   PJRT_OpaqueFn PJRT_LoadedExecutable_Delete;
   PJRT_OpaqueFn PJRT_LoadedExecutable_IsDeleted;
   PJRT_Error* (*PJRT_LoadedExecutable_Execute)(PJRT_LoadedExecutable_Execute_Args* args);
-  PJRT_OpaqueFn PJRT_Executable_DeserializeAndLoad;
+  PJRT_Error* (*PJRT_Executable_DeserializeAndLoad)(
+      PJRT_Executable_DeserializeAndLoad_Args* args);
   PJRT_OpaqueFn PJRT_LoadedExecutable_Fingerprint;
 
   PJRT_Error* (*PJRT_Buffer_Destroy)(PJRT_Buffer_Destroy_Args* args);
@@ -745,7 +802,8 @@ typedef struct PJRT_Api {
   PJRT_OpaqueFn PJRT_Client_CreateViewOfDeviceBuffer;
   PJRT_OpaqueFn PJRT_Executable_Fingerprint;
   PJRT_OpaqueFn PJRT_Client_TopologyDescription;
-  PJRT_OpaqueFn PJRT_Executable_GetCompiledMemoryStats;
+  PJRT_Error* (*PJRT_Executable_GetCompiledMemoryStats)(
+      PJRT_Executable_GetCompiledMemoryStats_Args* args);
   PJRT_OpaqueFn PJRT_Memory_Kind_Id;
   PJRT_OpaqueFn PJRT_ExecuteContext_Create;
   PJRT_OpaqueFn PJRT_ExecuteContext_Destroy;

@@ -28,6 +28,11 @@ REFIMPL_PJRT_STRUCT_SIZE(PJRT_Error_Destroy_Args, error);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Error_Message_Args, message_size);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Error_GetCode_Args, code);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_NamedValue, value_size);
+REFIMPL_PJRT_STRUCT_SIZE(PJRT_Executable_Serialize_Args, serialized_executable_deleter);
+REFIMPL_PJRT_STRUCT_SIZE(PJRT_Executable_DeserializeAndLoad_Args,
+                         overridden_serialized_compile_options_size);
+REFIMPL_PJRT_STRUCT_SIZE(PJRT_Executable_GetCostAnalysis_Args, properties);
+REFIMPL_PJRT_STRUCT_SIZE(PJRT_Executable_GetCompiledMemoryStats_Args, total_size_in_bytes);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Plugin_Initialize_Args, extension_start);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Plugin_Attributes_Args, num_attributes);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Event_Destroy_Args, event);
