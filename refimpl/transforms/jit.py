@@ -293,6 +293,7 @@ class CacheEntry:
     # Input leaves that are Refs: the program takes their values and returns
     # (outputs, [final values]), each final value aliased to its input.
     ref_leaves: tuple[int, ...] = ()
+    ref_fast: Any = None  # pjrt: the fast-path jit running the program (_ref_fast_call)
 
     @property
     def aliases(self) -> dict[int, int]:
@@ -594,7 +595,12 @@ class Jitted:
             call.static_kwargs,
         )
         del leaves
-        out, finals = backends.get(call.signature.backend).execute(self, entry, plain)
+        if call.signature.backend == "pjrt":
+            out, finals = tree_util.tree_unflatten(
+                entry.out_tree, _ref_fast_call(entry, self.__name__)(*plain.leaves)
+            )
+        else:
+            out, finals = backends.get(call.signature.backend).execute(self, entry, plain)
         for r, value in zip(refs, finals, strict=True):
             r._value = value
         return out
@@ -628,6 +634,38 @@ def _shape_error_of(leaf: Any) -> ShapeError | None:
     except Exception:
         pass
     return None
+
+
+def _ref_fast_call(entry: CacheEntry, name: str) -> Callable[..., Any]:
+    """The program of an entry with Ref arguments as a pjrt fast-path jit of
+    its flat leaves, the refs' leaves donated (made once per entry): a repeated
+    call is a C++ hit that aliases each ref's buffer to its final value."""
+    fast = entry.ref_fast
+    if fast is None:
+        program = entry.program
+
+        def flat(*leaves: Any) -> list[Any]:
+            return tracing.eval_program_bind(program, list(leaves))
+
+        flat.__name__ = name
+        fast = _RefFast(
+            _make_jitted(
+                flat,
+                {
+                    "backend": "pjrt",
+                    "donate_argnums": entry.ref_leaves,
+                    "static_argnums": (),
+                    "static_argnames": (),
+                    "donate_argnames": (),
+                },
+            )
+        )
+        entry.ref_fast = fast
+    return fast.call
+
+
+class _RefFast(NamedTuple):
+    call: Callable[..., Any]
 
 
 def _merge_static(dyn_args: tuple[Any, ...], static_args: dict[int, Any]) -> list[Any]:
