@@ -5,6 +5,7 @@ module only gathers each family's public names.
 """
 
 # jax.lax.linalg: cholesky, eigh, lu, qr, svd, triangular_solve
+from refimpl.primitives import decompositions as linalg  # noqa: F401  (jax.lax.linalg)
 from refimpl.primitives.collectives import *  # noqa: F403
 from refimpl.primitives.control_flow import *  # noqa: F403
 from refimpl.primitives.elementwise import *  # noqa: F403
@@ -16,3 +17,4 @@ from refimpl.primitives.scatter import *  # noqa: F403
 from refimpl.primitives.sorting import *  # noqa: F403
 from refimpl.primitives.special import *  # noqa: F403
 from refimpl.primitives.structural import *  # noqa: F403
+from refimpl.primitives.windowed import *  # noqa: F403

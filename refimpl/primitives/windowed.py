@@ -1,0 +1,298 @@
+"""Window reductions: ``reduce_window_sum``, ``reduce_window_max``, ``reduce_window_min``.
+
+Semantics (StableHLO ``reduce_window`` with one operand and the monoid's
+identity as init)::
+
+    padded[lo_d + i_d * base_dilation_d] = operand[i]      (identity elsewhere;
+                                                            shape lo + (n-1)*b + 1 + hi)
+    out[j] = combine over k in window of padded[j * stride + k * window_dilation]
+
+    out_shape_d = floor((padded_d - ((window_d - 1) * window_dilation_d + 1)) / stride_d) + 1
+
+Constraints: (C1) one window size, stride and dilation per operand dimension,
+all >= 1 (window sizes may be 0 only for empty windows, rejected here);
+(C2) ``padding`` is one ``(lo, hi)`` pair of non-negative ints per dimension;
+(C3) the dilated window fits in the padded operand. ``combine`` is ``+``
+(sums of float16/bfloat16 accumulate in float32 in the reference), ``max``
+or ``min`` (NaN propagates; bool: or / and).
+Example: ``reduce_window_max([1, 3, 2, 5], window (2,), stride (2,))`` is
+``[3, 5]``.
+
+Rules: impl, lowering (``stablehlo.reduce_window``), batch (a window of 1
+over the batch axis), jvp and transpose for the sum (it is linear). Left out
+(see docs/numpy.md): the jvp of max/min (the AD transformation then raises
+NotImplementedError naming the primitive) and mask rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from refimpl import dtypes
+from refimpl.core import ShapedArray
+from refimpl.primitives import ad_helpers
+from refimpl.primitives.base import Primitive, as_int_tuple
+
+_IDENTITY = {
+    "reduce_window_sum": dtypes.zero,
+    "reduce_window_max": dtypes.min_value,
+    "reduce_window_min": dtypes.max_value,
+}
+
+
+def _window_params(name: str, x: ShapedArray, params: dict[str, Any]) -> tuple[int, ...]:
+    """Checks (C1)-(C3); returns the output shape."""
+    n = x.ndim
+    fields = ("window_dimensions", "window_strides", "base_dilation", "window_dilation")
+    values = {f: params[f] for f in fields}
+    for field, value in values.items():
+        if len(value) != n or any(v < 1 for v in value):
+            raise TypeError(f"{name}: {field} must have {n} entries, all >= 1 (C1), got {value}")
+    padding = params["padding"]
+    if len(padding) != n or any(len(p) != 2 or p[0] < 0 or p[1] < 0 for p in padding):
+        raise TypeError(
+            f"{name}: padding must be {n} (lo, hi) pairs of ints >= 0 (C2), got {padding}"
+        )
+    out = []
+    for d in range(n):
+        size = x.shape[d]
+        dilated = (size - 1) * values["base_dilation"][d] + 1 if size else 0
+        padded = padding[d][0] + dilated + padding[d][1]
+        window = (values["window_dimensions"][d] - 1) * values["window_dilation"][d] + 1
+        if window > padded:
+            raise TypeError(
+                f"{name}: the dilated window {window} does not fit in the padded dimension "
+                f"{d} of size {padded} (C3)"
+            )
+        out.append((padded - window) // values["window_strides"][d] + 1)
+    return tuple(out)
+
+
+def _window_primitive(name: str, reduce: Any) -> Primitive:
+    prim = Primitive(name)
+
+    @prim.def_abstract_eval
+    def _abstract_eval(x: ShapedArray, **params: Any) -> ShapedArray:
+        if name == "reduce_window_sum" and dtypes.is_bool(x.dtype):
+            raise TypeError(f"{name}: does not accept dtype bool")
+        return ShapedArray(_window_params(name, x, params), x.dtype, x.weak_type)
+
+    @prim.def_impl
+    def _impl(
+        x: np.ndarray, *, window_dimensions, window_strides, padding, base_dilation, window_dilation
+    ) -> np.ndarray:
+        identity = _IDENTITY[name](x.dtype)
+        work = x.dtype
+        if name == "reduce_window_sum" and x.dtype in (np.float16, dtypes.bfloat16):
+            work = np.dtype(np.float32)
+        shape = [
+            lo + ((n - 1) * b + 1 if n else 0) + hi
+            for n, b, (lo, hi) in zip(x.shape, base_dilation, padding, strict=True)
+        ]
+        padded = np.full(shape, identity, work)
+        target = tuple(
+            slice(lo, lo + (n - 1) * b + 1 if n else lo, b)
+            for n, b, (lo, hi) in zip(x.shape, base_dilation, padding, strict=True)
+        )
+        padded[target] = x.astype(work)
+        spans = [(w - 1) * d + 1 for w, d in zip(window_dimensions, window_dilation, strict=True)]
+        views = sliding_window_view(padded, spans)
+        views = views[tuple(slice(None, None, s) for s in window_strides)]
+        views = views[(Ellipsis, *(slice(None, None, d) for d in window_dilation))]
+        axes = tuple(range(x.ndim, 2 * x.ndim))
+        with np.errstate(all="ignore"):
+            return reduce(views, axis=axes).astype(x.dtype)
+
+    @prim.def_lowering
+    def _lowering(
+        ctx, x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation
+    ):
+        dtype = ctx.avals_in[0].dtype
+        init = ctx.constant(_IDENTITY[name](dtype), dtype)
+        pads = _padding_attr(padding)
+        op = ctx.hlo.ReduceWindowOp(
+            [ctx.ir_type(ctx.avals_out[0])],
+            [x],
+            [init],
+            list(window_dimensions),
+            window_strides=list(window_strides),
+            base_dilations=list(base_dilation),
+            window_dilations=list(window_dilation),
+            padding=pads,
+        )
+        combine = _combiner(ctx, name, dtype)
+        ctx.scalar_block(op.regions[0], [dtype, dtype], lambda a, b: [combine(a, b)])
+        return list(op.results)
+
+    @prim.def_batch
+    def _batch(args, dims, **params):
+        from refimpl.transforms import batching
+
+        (x,), (d,) = args, dims
+        x = batching.moveaxis(x, d, 0)
+        batched = {
+            "window_dimensions": (1, *params["window_dimensions"]),
+            "window_strides": (1, *params["window_strides"]),
+            "padding": ((0, 0), *params["padding"]),
+            "base_dilation": (1, *params["base_dilation"]),
+            "window_dilation": (1, *params["window_dilation"]),
+        }
+        return prim.bind(x, **batched), 0
+
+    return prim
+
+
+def _padding_attr(padding: Any) -> Any:
+    from jaxlib.mlir import ir
+
+    return ir.DenseIntElementsAttr.get(np.asarray(padding, np.int64).reshape(-1, 2))
+
+
+def _combiner(ctx: Any, name: str, dtype: np.dtype) -> Any:
+    if name == "reduce_window_sum":
+        return ctx.hlo.add
+    if dtypes.is_bool(dtype):
+        return ctx.hlo.or_ if name == "reduce_window_max" else ctx.hlo.and_
+    return ctx.hlo.maximum if name == "reduce_window_max" else ctx.hlo.minimum
+
+
+reduce_window_sum_p = _window_primitive("reduce_window_sum", np.sum)
+reduce_window_max_p = _window_primitive("reduce_window_max", np.max)
+reduce_window_min_p = _window_primitive("reduce_window_min", np.min)
+
+
+@reduce_window_sum_p.def_jvp
+def _reduce_window_sum_jvp(primals, tangents, **params):
+    """Linear: the tangent summed over the same windows."""
+    (x,), (t,) = primals, tangents
+    out = reduce_window_sum_p.bind(x, **params)
+    if ad_helpers.is_zero(t):
+        return out, ad_helpers.zero_tangent(ad_helpers.aval_of(out))
+    return out, reduce_window_sum_p.bind(t, **params)
+
+
+@reduce_window_sum_p.def_transpose
+def _reduce_window_sum_transpose(
+    ct, x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation
+):
+    """Each input element gets the sum of the cotangents of the windows it is
+    in: the cotangent spread back by stride (interior zeros), padded by the
+    dilated window span, summed over windows again (stride 1), then read at
+    the operand's places in the padded, base-dilated layout."""
+    from refimpl.primitives import structural
+
+    if isinstance(ct, ad_helpers.Zero):
+        return [ad_helpers.Zero(x.aval)]
+    shape = x.aval.shape
+    out_shape = ad_helpers.aval_of(ct).shape
+    config, starts, limits, strides = [], [], [], []
+    for d, n in enumerate(shape):
+        span = (window_dimensions[d] - 1) * window_dilation[d]
+        lo, hi = padding[d]
+        dilated = (n - 1) * base_dilation[d] + 1 if n else 0
+        padded = lo + dilated + hi
+        spread = (out_shape[d] - 1) * window_strides[d] + 1 if out_shape[d] else 0
+        config.append((span, padded - spread, window_strides[d] - 1))
+        starts.append(lo)
+        limits.append(lo + dilated)
+        strides.append(base_dilation[d])
+    zero = ad_helpers.scalar(0, ad_helpers.aval_of(ct))
+    spread_ct = structural.pad(ct, zero, config)
+    ones = (1,) * len(shape)
+    summed = reduce_window_sum_p.bind(
+        spread_ct,
+        window_dimensions=window_dimensions,
+        window_strides=ones,
+        padding=tuple((0, 0) for _ in shape),
+        base_dilation=ones,
+        window_dilation=window_dilation,
+    )
+    return [structural.slice(summed, starts, limits, strides)]
+
+
+# --- the public lax function ---------------------------------------------------------------
+
+
+def _normalize(
+    name: str,
+    operand: Any,
+    window_dimensions: Any,
+    window_strides: Any,
+    padding: Any,
+    base_dilation: Any,
+    window_dilation: Any,
+) -> dict[str, Any]:
+    from refimpl import tracing
+
+    shape = tracing.get_aval(operand, name, 0).shape
+    n = len(shape)
+    dims = as_int_tuple(name, window_dimensions, "window_dimensions")
+    strides = as_int_tuple(name, window_strides, "window_strides")
+    if isinstance(padding, str):
+        from refimpl.primitives.linalg import padtype_to_pads
+
+        padding = padtype_to_pads(shape, dims, strides, padding)
+    pads = tuple(tuple(as_int_tuple(name, p, "padding")) for p in padding)
+    return {
+        "window_dimensions": dims,
+        "window_strides": strides,
+        "padding": pads,
+        "base_dilation": (1,) * n
+        if base_dilation is None
+        else as_int_tuple(name, base_dilation, "base_dilation"),
+        "window_dilation": (1,) * n
+        if window_dilation is None
+        else as_int_tuple(name, window_dilation, "window_dilation"),
+    }
+
+
+def reduce_window(
+    operand: Any,
+    init_value: Any,
+    computation: Any,
+    window_dimensions: Any,
+    window_strides: Any,
+    padding: Any,
+    base_dilation: Any = None,
+    window_dilation: Any = None,
+) -> Any:
+    """``jax.lax.reduce_window`` for the monoids ``lax.add`` (init 0),
+    ``lax.max`` (init -inf / the minimum) and ``lax.min`` (init +inf / the
+    maximum); another ``init_value`` is combined into every window's result.
+    Other computations raise NotImplementedError."""
+    from refimpl import tracing
+    from refimpl.primitives import elementwise
+
+    names = {elementwise.add: "sum", elementwise.max: "max", elementwise.min: "min"}
+    kind = names.get(computation)
+    if kind is None:
+        raise NotImplementedError(
+            "reduce_window: only lax.add, lax.max and lax.min are supported as computation"
+        )
+    prim = {"sum": reduce_window_sum_p, "max": reduce_window_max_p, "min": reduce_window_min_p}[
+        kind
+    ]
+    params = _normalize(
+        "reduce_window",
+        operand,
+        window_dimensions,
+        window_strides,
+        padding,
+        base_dilation,
+        window_dilation,
+    )
+    out = prim.bind(operand, **params)
+    aval = tracing.get_aval(operand, "reduce_window", 0)
+    identity = _IDENTITY[prim.name](aval.dtype)
+    if not isinstance(init_value, tracing.Tracer):
+        init = tracing.concrete_value(init_value, tracing.get_aval(init_value, "reduce_window", 1))
+        if np.array_equal(np.asarray(init, aval.dtype), identity):
+            return out
+    # another init is one more element of every window
+    return computation(out, elementwise.convert_element_type(init_value, aval.dtype))
+
+
+__all__ = ["reduce_window"]
