@@ -18,6 +18,10 @@ class Config:
         "backend": "ref",
         "explain_cache_misses": False,
         "ref_num_devices": 1,
+        # Persistent compilation cache (refimpl.backends.pjrt.compilation_cache):
+        # a directory (None: off) and its size limit in bytes.
+        "compilation_cache_dir": None,
+        "compilation_cache_max_size": 1 << 30,
     }
 
     def __init__(self) -> None:
@@ -27,11 +31,21 @@ class Config:
             self._values["backend"] = env_backend
         if os.environ.get("REFIMPL_ENABLE_X64", "").lower() in ("1", "true"):
             self._values["enable_x64"] = True
+        env_cache = os.environ.get("REFIMPL_COMPILATION_CACHE_DIR")
+        if env_cache:
+            self._values["compilation_cache_dir"] = env_cache
 
     def update(self, name: str, value: Any) -> None:
         if name not in self._values:
             known = ", ".join(sorted(self._values))
             raise ValueError(f"config.update: unknown flag {name!r} (known: {known})")
+        if name == "compilation_cache_dir":
+            if value is not None and not isinstance(value, (str, os.PathLike)):
+                raise TypeError(
+                    f"config.update: 'compilation_cache_dir' takes a path or None, got {value!r}"
+                )
+            self._values[name] = None if value is None else os.fspath(value)
+            return
         expected = type(self._defaults[name])
         if expected is bool and not isinstance(value, bool):
             raise TypeError(f"config.update: {name!r} takes a bool, got {value!r}")
@@ -41,6 +55,10 @@ class Config:
             raise ValueError(f"config.update: backend must be 'ref' or 'pjrt', got {value!r}")
         if name == "ref_num_devices" and value < 1:
             raise ValueError(f"config.update: ref_num_devices must be >= 1, got {value!r}")
+        if name == "compilation_cache_max_size" and value < 0:
+            raise ValueError(
+                f"config.update: compilation_cache_max_size must be >= 0, got {value!r}"
+            )
         self._values[name] = value
 
     def __getattr__(self, name: str) -> Any:

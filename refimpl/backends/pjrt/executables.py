@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl.backends.pjrt import lowering
+from refimpl.backends.pjrt import compilation_cache, lowering
 from refimpl.backends.pjrt import runtime as pjrt_runtime
 
 __all__ = ["client", "default_device", "devices", "executables", "index_of", "is_pjrt_device"]
@@ -82,8 +82,11 @@ class _Executables:
     """What the PJRT backend keeps in a jit cache entry (``entry.executable``):
     the lowered module, its portable artifact, and one executable per device."""
 
-    def __init__(self, module: Any) -> None:
+    def __init__(self, module: Any, platform_index: int | None = None) -> None:
         self.module = module
+        # Lowered for several platforms: the value of the leading _platform_index
+        # argument that selects this process's platform (None: no such argument).
+        self.platform_index = platform_index
         self._artifact: bytes | None = None
         self._by_device: dict[int, Any] = {}
         self._lock = threading.Lock()
@@ -101,7 +104,12 @@ class _Executables:
             with self._lock:  # two threads missing at once compile once
                 executable = self._by_device.get(index)
                 if executable is None:
-                    executable = client().compile(self.artifact(), _compile_options(device.id))
+                    executable = compilation_cache.compile_cached(
+                        client(),
+                        lambda: lowering.module_text(self.module),
+                        self.artifact,
+                        _compile_options(device.id),
+                    )
                     self._by_device[index] = executable
         return executable
 
