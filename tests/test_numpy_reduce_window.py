@@ -78,3 +78,17 @@ def test_reduce_window_errors():
         lax.reduce_window(X, 1.0, lax.mul, (1, 1, 1), (1, 1, 1), "VALID")
     with pytest.raises(TypeError, match="reduce_window_sum: the dilated window"):
         lax.reduce_window(X, 0.0, lax.add, (1, 9, 1), (1, 1, 1), "VALID")
+
+
+@pytest.mark.parametrize("window", [w for w in WINDOWS if w[4] is None])
+@pytest.mark.parametrize("monoid", MONOIDS[1:3], ids=["max", "min"])
+def test_reduce_window_max_min_gradient(window, monoid):
+    ours, theirs, init = monoid
+
+    def loss(v, module, op):
+        out = module.reduce_window(v, init, op, *window)
+        return (out * out).sum()
+
+    close(
+        ri.grad(lambda v: loss(v, lax, ours))(X), jax.grad(lambda v: loss(v, jl, theirs))(X), 1e-4
+    )

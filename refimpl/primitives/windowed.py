@@ -19,9 +19,9 @@ Example: ``reduce_window_max([1, 3, 2, 5], window (2,), stride (2,))`` is
 ``[3, 5]``.
 
 Rules: impl, lowering (``stablehlo.reduce_window``), batch (a window of 1
-over the batch axis), jvp and transpose for the sum (it is linear). Left out
-(see docs/numpy.md): the jvp of max/min (the AD transformation then raises
-NotImplementedError naming the primitive) and mask rules.
+over the batch axis), jvp and transpose for the sum (it is linear), jvp for
+max/min (the tangent of the element each window chose, the first on ties).
+No mask rule (see docs/numpy.md).
 """
 
 from __future__ import annotations
@@ -172,6 +172,75 @@ def _reduce_window_sum_jvp(primals, tangents, **params):
     if ad_helpers.is_zero(t):
         return out, ad_helpers.zero_tangent(ad_helpers.aval_of(out))
     return out, reduce_window_sum_p.bind(t, **params)
+
+
+def _window_positions(
+    shape: tuple[int, ...], out_shape: tuple[int, ...], params: dict
+) -> np.ndarray:
+    """Flat positions in the padded, base-dilated operand of every window
+    element: an int32 array of shape ``out_shape + (window size,)``."""
+    padded = [
+        lo + ((n - 1) * b + 1 if n else 0) + hi
+        for n, b, (lo, hi) in zip(shape, params["base_dilation"], params["padding"], strict=True)
+    ]
+    grids = np.meshgrid(*(np.arange(n) for n in out_shape), indexing="ij")
+    offsets = np.meshgrid(*(np.arange(w) for w in params["window_dimensions"]), indexing="ij")
+    flat = np.zeros(tuple(out_shape) + (int(np.prod(params["window_dimensions"])),), np.int64)
+    stride = 1
+    for d in reversed(range(len(shape))):
+        coordinate = (
+            grids[d][..., None] * params["window_strides"][d]
+            + offsets[d].reshape(-1) * params["window_dilation"][d]
+        )
+        flat = flat + coordinate * stride
+        stride *= padded[d]
+    return flat.astype(np.int32)
+
+
+def _chooser_jvp(prim: Primitive, arg_reduce: str):
+    def rule(primals, tangents, **params):
+        """The tangent of the element each window chose (the first one on ties,
+        as ``argmax``/``argmin``): windows are read as patches of the padded
+        operand (padding: the identity, whose tangent is 0)."""
+        from refimpl.primitives import elementwise, indexing, reductions, structural
+
+        (x,), (t,) = primals, tangents
+        out = prim.bind(x, **params)
+        if ad_helpers.is_zero(t):
+            return out, ad_helpers.zero_tangent(ad_helpers.aval_of(out))
+        x_aval = ad_helpers.aval_of(x)
+        t = ad_helpers.instantiate(t, ad_helpers.tangent_aval(x_aval))
+        config = [
+            (lo, hi, b - 1)
+            for (lo, hi), b in zip(params["padding"], params["base_dilation"], strict=True)
+        ]
+        identity = _IDENTITY[prim.name](x_aval.dtype)
+        padded_x = structural.pad(x, np.asarray(identity, x_aval.dtype), config)
+        padded_t = structural.pad(t, ad_helpers.scalar(0, ad_helpers.aval_of(t)), config)
+        out_shape = ad_helpers.aval_of(out).shape
+        positions = _window_positions(x_aval.shape, out_shape, params)
+        size = int(np.prod(ad_helpers.aval_of(padded_x).shape))
+        patches_x = indexing.gather_p.bind(
+            structural.reshape(padded_x, (size,)), positions, axis=0, mode="clip", fill_value=None
+        )
+        patches_t = indexing.gather_p.bind(
+            structural.reshape(padded_t, (size,)), positions, axis=0, mode="clip", fill_value=None
+        )
+        last = len(out_shape)
+        chosen = getattr(reductions, arg_reduce)(patches_x, last, np.int32)
+        window = positions.shape[-1]
+        flat_t = structural.reshape(patches_t, (int(np.prod(positions.shape, dtype=np.int64)),))
+        rows = structural.reshape(
+            structural.iota(np.int32, int(np.prod(out_shape, dtype=np.int64))), out_shape
+        )
+        index = elementwise.add(elementwise.mul(rows, np.int32(window)), chosen)
+        return out, indexing.gather_p.bind(flat_t, index, axis=0, mode="clip", fill_value=None)
+
+    return rule
+
+
+reduce_window_max_p.def_jvp(_chooser_jvp(reduce_window_max_p, "argmax"))
+reduce_window_min_p.def_jvp(_chooser_jvp(reduce_window_min_p, "argmin"))
 
 
 @reduce_window_sum_p.def_transpose
