@@ -287,6 +287,11 @@ def _print_program(program: Program, name: _Namer, indent: int) -> str:
     lines = [f"{{ lambda {consts} ; {ins}. let".replace("lambda  ;", "lambda ;")]
     for eqn in program.eqns:
         outs = " ".join(_print_binder(v, name) for v in eqn.outputs)
+        pp_rule = getattr(eqn.primitive, "pp_rule", None)  # e.g. the ref ops' `a[...] <- v`
+        if pp_rule is not None:
+            args = [_print_atom(a, name) for a in eqn.inputs]
+            lines.append(f"{pad}    {pp_rule(outs, args, eqn.params)}")
+            continue
         params = ""
         if eqn.params:
             items = ", ".join(

@@ -44,6 +44,7 @@ import numpy as np
 
 from refimpl import tracing, tree_util
 from refimpl.core import AbstractRef, ShapedArray
+from refimpl.primitives.ref_ops import addupdate_p, encode_indexer, get_p, swap_p
 
 __all__ = ["Ref", "addupdate", "empty_ref", "freeze", "get", "new_ref", "set", "swap"]
 
@@ -116,7 +117,7 @@ class Ref:
         return get(self, idx)
 
     def __setitem__(self, idx: Any, value: Any) -> None:
-        swap(self, idx, value)
+        _update(self, idx, value, want_old=False)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = np.asarray(get(self, ...))
@@ -217,6 +218,9 @@ def get(ref: Ref, idx: Any = ...) -> Any:
     _check_ref(ref, "get")
     _cross(ref)
     value = ref._value
+    indexer = _traced_indexer(value, idx)
+    if indexer is not None:
+        return get_p.bind(value, indexer=indexer)
     out = value if _is_whole(idx) else value[idx]
     # Only the reference backend writes a ref's buffer in place: hand out a copy.
     return _fresh_copy(out) if out is value and isinstance(out, RefArray) else out
@@ -228,18 +232,26 @@ def swap(ref: Ref, idx: Any, value: Any) -> Any:
     ``value`` must have exactly the shape of ``ref[idx]`` and the ref's dtype
     (a weakly typed value is converted to it), as JAX's ``swap``.
     """
+    return _update(ref, idx, value, want_old=True)
+
+
+def _update(ref: Ref, idx: Any, value: Any, want_old: bool) -> Any:
     _check_ref(ref, "swap")
     _cross(ref)
-    old = get(ref, idx)
+    old = get(ref, idx) if want_old else None
     new = _checked_value(ref, idx, value, "swap")
     _check_batched_write(ref, new)
-    _write(ref, new if _is_whole(idx) else ref._value.at[idx].set(new))
+    indexer = _traced_indexer(ref._value, idx)
+    if indexer is not None:
+        ref._value = swap_p.bind(ref._value, new, indexer=indexer)
+    else:
+        _write(ref, new if _is_whole(idx) else ref._value.at[idx].set(new))
     return old
 
 
 def set(ref: Ref, idx: Any, value: Any) -> None:  # noqa: A001 (JAX's name)
     """``ref[idx] = value``."""
-    swap(ref, idx, value)
+    _update(ref, idx, value, want_old=False)
 
 
 def addupdate(ref: Ref, idx: Any, value: Any) -> None:
@@ -248,7 +260,19 @@ def addupdate(ref: Ref, idx: Any, value: Any) -> None:
     _cross(ref)
     new = _checked_value(ref, idx, value, "addupdate")
     _check_batched_write(ref, new)
-    _write(ref, ref._value + new if _is_whole(idx) else ref._value.at[idx].add(new))
+    indexer = _traced_indexer(ref._value, idx)
+    if indexer is not None:
+        ref._value = addupdate_p.bind(ref._value, new, indexer=indexer)
+    else:
+        _write(ref, ref._value + new if _is_whole(idx) else ref._value.at[idx].add(new))
+
+
+def _traced_indexer(value: Any, idx: Any) -> tuple | None:
+    """The static indexer of the state primitives for an access to a traced
+    ref value (None: eager, or an index they do not take, e.g. an array)."""
+    if _is_concrete(value) and tracing.current_builder() is None:
+        return None
+    return encode_indexer(idx)
 
 
 def _checked_value(ref: Ref, idx: Any, value: Any, name: str) -> Any:
