@@ -27,6 +27,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Eqn, Literal, Program, ShapedArray, avals_str
 from refimpl.primitives import elementwise as ew
@@ -514,6 +516,39 @@ def _trace(fun: Callable, leaves: list, in_tree: Any, name: str) -> tuple[Progra
     return program, list(captured), out_trees[0]
 
 
+def _trace_hoisting_arrays(fun: Callable, leaves: list, in_tree: Any) -> tuple:
+    """Trace ``fun`` -> (program, kept operands, out tree). Closed-over
+    arrays (weights) become leading operands, like captured tracers, rather
+    than constants of the Program: the caller's arrays are passed as they are
+    (a device array is not copied to the host) and are kept, not rebuilt."""
+    out_trees: list[Any] = []
+
+    def flat_fun(*xs: Any) -> list[Any]:
+        out = fun(*tree_util.tree_unflatten(in_tree, list(xs)))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_trees.append(out_tree)
+        return out_leaves
+
+    avals = [tracing.get_aval(x, "invertible", i) for i, x in enumerate(leaves)]
+    with tracing.new_trace("invertible") as builder:
+        tracers = [builder.new_input(a, "an argument of an invertible function") for a in avals]
+        program = builder.build(flat_fun(*tracers))
+    # Builder._add_const records each constant's original value in order.
+    originals = builder._keepalive
+    hoist = [i for i, c in enumerate(program.consts) if np.ndim(c) > 0]
+    n_cap = len(builder.captured)
+    program = Program(
+        in_vars=[program.const_vars[i] for i in hoist] + program.in_vars,
+        eqns=program.eqns,
+        out_vars=program.out_vars,
+        const_vars=[v for i, v in enumerate(program.const_vars) if i not in hoist],
+        consts=[c for i, c in enumerate(program.consts) if i not in hoist],
+    )
+    kept = [originals[i] for i in hoist] + list(builder.captured)
+    assert len(program.in_vars) == len(hoist) + n_cap + len(leaves)
+    return program, kept, out_trees[0]
+
+
 # --- the API -----------------------------------------------------------------------------------
 
 
@@ -533,8 +568,8 @@ def invertible(fun: Callable) -> Callable:
         if not tracing.is_tracing():
             return fun(*args)
         leaves, in_tree = tree_util.tree_flatten(tuple(args))
-        program, captured, out_tree = _trace(fun, leaves, in_tree, "invertible")
-        outs = invertible_p.bind(*captured, *leaves, program=program, num_consts=len(captured))
+        program, kept, out_tree = _trace_hoisting_arrays(fun, leaves, in_tree)
+        outs = invertible_p.bind(*kept, *leaves, program=program, num_consts=len(kept))
         return tree_util.tree_unflatten(out_tree, list(outs))
 
     return invertible_f
