@@ -31,6 +31,18 @@ def close(ours, expected, tol=2e-4):
 
 
 GRAD_CASES = {
+    "svdvals": (
+        lambda m, x: m.sum(m.linalg.svd(x, compute_uv=False) * m.arange(1.0, 4.0)),
+        A[:, :3],
+    ),
+    "svd-vectors": (
+        lambda m, x: (
+            m.sum(m.abs(m.linalg.svd(x, full_matrices=False)[0]))
+            + 2 * m.sum(m.abs(m.linalg.svd(x, full_matrices=False)[2]))
+        ),
+        A[:3, :],
+    ),
+    "pinv-nuc": (lambda m, x: m.linalg.norm(x, "nuc") + m.sum(m.linalg.pinv(x)), A[:, :3]),
     "det": (lambda m, x: m.linalg.det(x), A),
     "slogdet": (lambda m, x: m.linalg.slogdet(x)[1], A),
     "solve": (lambda m, x: m.sum(m.linalg.solve(x, B) ** 2), A),
