@@ -11,6 +11,7 @@ from refimpl.primitives.control_flow import *  # noqa: F403
 from refimpl.primitives.elementwise import *  # noqa: F403
 from refimpl.primitives.indexing import *  # noqa: F403
 from refimpl.primitives.linalg import *  # noqa: F403
+from refimpl.primitives.platform import *  # noqa: F403
 from refimpl.primitives.prng import *  # noqa: F403
 from refimpl.primitives.reductions import *  # noqa: F403
 from refimpl.primitives.scatter import *  # noqa: F403

@@ -818,8 +818,11 @@ class Traced:
     def donation(self) -> DonationPlan:
         return self.entry.donation
 
-    def lower(self) -> Any:
-        return backends.get("pjrt").lower(self)
+    def lower(self, *, lowering_platforms: Any = None) -> Any:
+        """The StableHLO of this trace (``Lowered``); ``lowering_platforms`` as in
+        JAX: None for this process's PJRT platform, or a tuple of ``cpu``,
+        ``cuda``, ``rocm``, ``tpu`` (devices of those platforms are not needed)."""
+        return backends.get("pjrt").lower(self, lowering_platforms=lowering_platforms)
 
     def __repr__(self) -> str:
         return f"Traced({self.jitted.__name__}):\n{self.program}"

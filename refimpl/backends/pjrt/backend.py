@@ -28,6 +28,7 @@ made here is the C++ ``PjrtArray`` (``arrays``).
 from __future__ import annotations
 
 import threading
+import types
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,7 +37,9 @@ import numpy as np
 import refimpl.numpy as rnp
 from refimpl import dtypes, tracing, tree_util
 from refimpl.array import placement_rule
+from refimpl.backends.pjrt import executables as executables_module
 from refimpl.backends.pjrt import fast_path, lowering
+from refimpl.backends.pjrt import runtime as pjrt_runtime
 from refimpl.backends.pjrt.arrays import PjrtArray, wrap_buffer
 from refimpl.backends.pjrt.executables import (
     client,
@@ -148,13 +151,17 @@ def execute(jitted: Any, entry: Any, call: Any) -> Any:
     return tree_util.tree_unflatten(entry.out_tree, outs)
 
 
-def _run(entry: Any, call: Any, name: str) -> list[PjrtArray]:
+def _run(entry: Any, call: Any, name: str, compiled: Any = None) -> list[PjrtArray]:
     device, committed = placement(call.leaves, call.paths, f"jit({name})")
-    executable = executables(entry, name).for_device(device)
+    compiled = compiled if compiled is not None else executables(entry, name)
+    executable = compiled.for_device(device)
     buffers = [
         _input_buffer(leaf, aval, device)
         for leaf, aval in zip(call.leaves, call.signature.avals, strict=True)
     ]
+    if compiled.platform_index is not None:  # lowered for several platforms
+        index = np.asarray(compiled.platform_index, np.int32)
+        buffers.insert(0, to_device(index, device))
     outs = executable.execute(buffers)
     del buffers  # the temporary copies of host arguments are freed now
     _delete_donated(entry.donation.donated, call.leaves, name)
@@ -188,20 +195,129 @@ def _on_miss_compile(entry: Any, name: str, device: Any) -> Any:
 
 # --- Traced.lower() and Lowered.compile() -------------------------------------------------
 
+_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
+
+
+def _check_platforms(name: str, lowering_platforms: Any) -> tuple[str, ...] | None:
+    """``lowering_platforms`` as a tuple of JAX platform names, or None."""
+    if lowering_platforms is None:
+        return None
+    if isinstance(lowering_platforms, str) or not isinstance(lowering_platforms, (tuple, list)):
+        raise TypeError(
+            f"{name}.lower: lowering_platforms must be None or a tuple of platform names, "
+            f"got {lowering_platforms!r}"
+        )
+    platforms = tuple({"gpu": "cuda"}.get(p, p) for p in lowering_platforms)
+    if not platforms:
+        raise ValueError(f"{name}.lower: lowering_platforms is empty")
+    for platform in platforms:
+        if platform not in _PLATFORMS:
+            raise ValueError(
+                f"{name}.lower: unknown platform {platform!r} in lowering_platforms "
+                f"(known: {', '.join(_PLATFORMS)})"
+            )
+    if len(set(platforms)) != len(platforms):
+        raise ValueError(f"{name}.lower: lowering_platforms repeats a platform: {platforms}")
+    return platforms
+
+
+class ArgInfo:
+    """One argument leaf of a ``Lowered`` (as JAX's ``ArgInfo``): its type and
+    whether it is donated."""
+
+    def __init__(self, aval: ShapedArray, donated: bool) -> None:
+        self._aval = aval
+        self.donated = donated
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._aval.dtype
+
+    def __repr__(self) -> str:
+        return f"ArgInfo(_aval={self._aval.str_short()}, donated={self.donated})"
+
 
 class Lowered:
-    """A traced function lowered to StableHLO (``Jitted.trace(...).lower()``)."""
+    """A traced function lowered to StableHLO (``Jitted.trace(...).lower()``).
 
-    def __init__(self, traced: Any) -> None:
+    ``lowering_platforms=None`` lowers for this process's PJRT platform (the
+    module the jit call itself runs); a tuple lowers for those platforms
+    without their devices. Only ``lax.platform_dependent`` lowers differently
+    per platform; with several platforms ``@main`` takes a leading
+    ``_platform_index`` argument (the position of the running platform).
+    """
+
+    def __init__(self, traced: Any, lowering_platforms: Any = None) -> None:
         self._traced = traced
-        self._executables = executables(traced.entry, traced.jitted.__name__)
+        name = f"Traced({traced.jitted.__name__})"
+        self._platforms = _check_platforms(name, lowering_platforms)
+        local = (executables_module.local_platform(),) if self._platforms is not None else None
+        if self._platforms is None or self._platforms == local:
+            self._executables = executables(traced.entry, traced.jitted.__name__)
+        else:
+            entry = traced.entry
+            module = lowering.lower_program(
+                entry.program,
+                name=traced.jitted.__name__,
+                aliases=entry.aliases,
+                donated=entry.donation.donated,
+                platforms=self._platforms,
+            )
+            index = self._platforms.index(local[0]) if local[0] in self._platforms else None
+            self._executables = executables_module._Executables(module, index)
+
+    @property
+    def lowering_platforms(self) -> tuple[str, ...]:
+        if self._platforms is None:
+            return (executables_module.local_platform(),)
+        return self._platforms
 
     def as_text(self) -> str:
         """The StableHLO module, as text."""
         return lowering.module_text(self._executables.module)
 
+    @property
+    def in_avals(self) -> Any:
+        """The argument types, as the ``(args, kwargs)`` pytree of the call."""
+        signature = self._traced.call.signature
+        return tree_util.tree_unflatten(signature.in_tree, list(signature.avals))
+
+    @property
+    def args_info(self) -> Any:
+        """An :class:`ArgInfo` per argument leaf (type, donated), as ``(args, kwargs)``."""
+        signature = self._traced.call.signature
+        infos = [
+            ArgInfo(aval, donated)
+            for aval, donated in zip(signature.avals, signature.donated, strict=True)
+        ]
+        return tree_util.tree_unflatten(signature.in_tree, infos)
+
+    @property
+    def out_info(self) -> Any:
+        """The output types (``ShapeDtypeStruct``s) in the output pytree."""
+        return self._traced.out_info
+
     def compile(self) -> Compiled:
-        compiled = Compiled(self._traced)
+        """Compile for this process's PJRT platform (now, not at the first call).
+
+        A module lowered only for other platforms cannot be compiled here: the
+        local plugin compiles for its own platform alone.
+        """
+        local = executables_module.local_platform()
+        if local not in self.lowering_platforms:
+            plugin = executables_module.client().plugin.path
+            raise ValueError(
+                f"Lowered({self._traced.jitted.__name__}).compile(): the module was lowered for "
+                f"{self.lowering_platforms}, but this process's PJRT plugin ({plugin}) compiles "
+                f"for {local!r} only; compile it where a plugin for "
+                f"{' or '.join(self.lowering_platforms)} is loaded (as_text() gives the "
+                f"StableHLO), or lower with {local!r} among lowering_platforms"
+            )
+        compiled = Compiled(self._traced, self._executables)
         self._executables.for_device(default_device())  # compile now, not on first call
         return compiled
 
@@ -212,8 +328,9 @@ class Lowered:
 class Compiled:
     """A lowered function compiled for PJRT; call it with arguments of the traced signature."""
 
-    def __init__(self, traced: Any) -> None:
+    def __init__(self, traced: Any, compiled: Any = None) -> None:
         self._traced = traced
+        self._executables = compiled or executables(traced.entry, traced.jitted.__name__)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         traced = self._traced
@@ -230,8 +347,40 @@ class Compiled:
             donation.check_no_repeated_donation(
                 call.leaves, call.signature.donated, call.paths, name
             )
-        outs = _run(traced.entry, call, name)
+        outs = _run(traced.entry, call, name, self._executables)
         return tree_util.tree_unflatten(traced.entry.out_tree, outs)
+
+    def _executable(self) -> Any:
+        return self._executables.for_device(default_device())
+
+    def cost_analysis(self) -> dict[str, float] | None:
+        """The plugin's cost properties (``PJRT_Executable_GetCostAnalysis``), or
+        None where the plugin does not provide them (the CPU plugin answers
+        UNIMPLEMENTED)."""
+        native = pjrt_runtime.native_module()
+        try:
+            return self._executable().cost_analysis()
+        except native.PjrtError as err:
+            if "UNIMPLEMENTED" in str(err):
+                return None
+            raise
+
+    def memory_analysis(self) -> Any:
+        """``PJRT_Executable_GetCompiledMemoryStats`` as an object with JAX's
+        ``CompiledMemoryStats`` field names (``argument_size_in_bytes``, ...), or
+        None where the plugin does not provide them."""
+        native = pjrt_runtime.native_module()
+        try:
+            stats = self._executable().memory_stats()
+        except native.PjrtError as err:
+            if "UNIMPLEMENTED" in str(err):
+                return None
+            raise
+        return None if stats is None else types.SimpleNamespace(**stats)
+
+    def as_text(self) -> str:
+        """The StableHLO module this executable was compiled from."""
+        return lowering.module_text(self._executables.module)
 
     def __repr__(self) -> str:
         return f"Compiled({self._traced.jitted.__name__})"
@@ -249,9 +398,9 @@ def _difference(call: Any, compiled: Any) -> str:
     return "; ".join(_differences(new, old, call.paths)) or "the signatures differ"
 
 
-def lower(traced: Any) -> Lowered:
+def lower(traced: Any, lowering_platforms: Any = None) -> Lowered:
     """``Traced.lower()``: the StableHLO of the traced Program (whatever its backend)."""
-    return Lowered(traced)
+    return Lowered(traced, lowering_platforms)
 
 
 # --- eager operations on PJRT arrays ----------------------------------------------------------

@@ -16,7 +16,15 @@ import numpy as np
 from refimpl.backends.pjrt import compilation_cache, lowering
 from refimpl.backends.pjrt import runtime as pjrt_runtime
 
-__all__ = ["client", "default_device", "devices", "executables", "index_of", "is_pjrt_device"]
+__all__ = [
+    "client",
+    "default_device",
+    "devices",
+    "executables",
+    "index_of",
+    "is_pjrt_device",
+    "local_platform",
+]
 
 
 # --- client and devices ---------------------------------------------------------------
@@ -57,6 +65,12 @@ def default_device() -> Any:
 def is_pjrt_device(device: Any) -> bool:
     native = pjrt_runtime.native_module()
     return isinstance(device, native.Device)
+
+
+def local_platform() -> str:
+    """This process's PJRT platform, as JAX names it (``cpu``, ``cuda``, ``rocm``, ``tpu``)."""
+    name = str(client().platform_name).lower()
+    return {"gpu": "cuda"}.get(name, name)
 
 
 def index_of(device: Any) -> int:

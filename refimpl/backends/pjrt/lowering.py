@@ -376,6 +376,8 @@ class RuleContext:
     def call(self, program: Program, name: str, args: Sequence[ir.Value]) -> list[ir.Value]:
         """``func.call`` of ``program`` as a private function (made once per Program)."""
         callee = self.module.function_for(program, name)
+        if self.module.multi_platform:
+            args = [self.module.platform_index_value(), *args]
         call = func.CallOp(callee, list(args))
         return list(call.results)
 
@@ -386,10 +388,29 @@ class RuleContext:
 class ModuleBuilder:
     """Emits the functions of one module; shared by every rule lowering into it."""
 
-    def __init__(self, module: ir.Module) -> None:
+    def __init__(self, module: ir.Module, platforms: Sequence[str] | None = None) -> None:
         self.module = module
         self._functions: dict[int, tuple[Program, func.FuncOp]] = {}
         self._names: set[str] = set()
+        # Lowering platforms (None: this process's plugin's). With several, every
+        # function takes a leading int32 _platform_index argument (the position of
+        # the running platform in `platforms`), read by platform_index_p's rule.
+        self.platforms = tuple(platforms) if platforms is not None else None
+        self.multi_platform = self.platforms is not None and len(self.platforms) > 1
+        self._platform_values: list[ir.Value] = []
+
+    def lowering_platforms(self) -> tuple[str, ...]:
+        """The platforms this module is lowered for."""
+        if self.platforms is not None:
+            return self.platforms
+        from refimpl.backends.pjrt.executables import local_platform
+
+        return (local_platform(),)
+
+    def platform_index_value(self) -> ir.Value:
+        """The ``_platform_index`` argument of the function being emitted."""
+        assert self.multi_platform and self._platform_values, "no _platform_index here"
+        return self._platform_values[-1]
 
     def unique_name(self, base: str) -> str:
         name = _symbol_name(base)
@@ -410,15 +431,27 @@ class ModuleBuilder:
     ) -> func.FuncOp:
         in_types = [ir_type(a) for a in program.in_avals]
         out_types = [ir_type(a) for a in program.out_avals]
+        if self.multi_platform:
+            in_types.insert(0, _tensor_type((), np.dtype(np.int32)))
+            if arg_attrs is not None:
+                index_attrs = {"jax.global_constant": ir.StringAttr.get("_platform_index")}
+                arg_attrs = [index_attrs, *arg_attrs]
         with ir.InsertionPoint(self.module.body):
             function = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
         function.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
         if arg_attrs is not None:
             function.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in arg_attrs])
         block = function.add_entry_block()
-        with ir.InsertionPoint(block):
-            outs = self.emit(program, list(block.arguments))
-            func.ReturnOp(outs)
+        arguments = list(block.arguments)
+        if self.multi_platform:
+            self._platform_values.append(arguments.pop(0))
+        try:
+            with ir.InsertionPoint(block):
+                outs = self.emit(program, arguments)
+                func.ReturnOp(outs)
+        finally:
+            if self.multi_platform:
+                self._platform_values.pop()
         return function
 
     def function_for(self, program: Program, name: str) -> func.FuncOp:
@@ -497,6 +530,7 @@ def lower_program(
     name: str = "main",
     aliases: dict[int, int] | None = None,
     donated: Sequence[bool] | None = None,
+    platforms: Sequence[str] | None = None,
 ) -> ir.Module:
     """The StableHLO module ``@name`` whose public ``@main`` computes ``program``.
 
@@ -504,12 +538,18 @@ def lower_program(
     inputs get ``tf.aliasing_output``. The other donated inputs (``donated``:
     one flag per input) get ``jax.buffer_donor``, which lets XLA reuse their
     memory for temporaries (PJRT then deletes them, as the caller would).
+
+    ``platforms`` are the lowering platforms (None: the local plugin's). The
+    lowering rules are the same for every platform; only
+    ``lax.platform_dependent`` differs. With several platforms ``@main`` takes
+    a leading ``tensor<i32>`` argument ``_platform_index``: the position of
+    the platform the executable runs on in ``platforms``.
     """
     aliases = aliases or {}
     with mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         module.operation.attributes["sym_name"] = ir.StringAttr.get(_symbol_name(f"jit_{name}"))
-        builder = ModuleBuilder(module)
+        builder = ModuleBuilder(module, platforms)
         builder.unique_name("main")
         i32 = ir.IntegerType.get_signless(32)
         arg_attrs: list[dict[str, ir.Attribute]] = []
