@@ -288,21 +288,71 @@ def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 def logaddexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``log(exp(x1) + exp(x2))`` as ``max + log1p(exp(-|x1 - x2|))`` (``x1 + x2``
-    where the difference is NaN, which keeps ``-inf, -inf -> -inf``)."""
+    where the difference is NaN, which keeps ``-inf, -inf -> -inf``).
+
+    A ``custom_jvp`` as in JAX: ``d out = dx1 * exp(x1 - out) + dx2 * exp(x2 - out)``
+    (``+inf`` read as 0 in the exponents), so ``x1 == x2`` gives 1/2 each,
+    where the formula's ``max`` and ``|x1 - x2|`` would be differentiated at
+    their kinks."""
     x1, x2 = _inexact("logaddexp", x1, x2)
+    return _with_custom_jvp("logaddexp")(x1, x2)
+
+
+def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """``log2(2^x1 + 2^x2)`` as ``max + log1p(2^-|x1 - x2|) / log(2)``; a
+    ``custom_jvp`` ``d out = dx1 * 2^(x1 - out) + dx2 * 2^(x2 - out)`` as
+    ``logaddexp``'s."""
+    x1, x2 = _inexact("logaddexp2", x1, x2)
+    return _with_custom_jvp("logaddexp2")(x1, x2)
+
+
+def _logaddexp_value(x1: Array, x2: Array) -> Array:
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     soft = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
     return select(isnan(delta), lax.add(x1, x2), soft)
 
 
-def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``log2(2^x1 + 2^x2)`` as ``max + log1p(2^-|x1 - x2|) / log(2)``."""
-    x1, x2 = _inexact("logaddexp2", x1, x2)
+def _logaddexp2_value(x1: Array, x2: Array) -> Array:
     amax = lax.max(x1, x2)
     delta = lax.sub(x1, x2)
     tail = lax.div(lax.log1p(exp2(lax.neg(lax.abs(delta)))), scalar_like(x1, math.log(2)))
     return select(isnan(delta), lax.add(x1, x2), lax.add(amax, tail))
+
+
+def _posinf_to_zero(x: Array) -> Array:
+    # exp(x - out) with x == out == +inf would be NaN; JAX reads +inf as 0 there
+    return select(lax.eq(x, scalar_like(x, math.inf)), full_like_shape(x, 0, _dtype(x)), x)
+
+
+_CUSTOM_JVP: dict[str, Any] = {}
+
+
+def _with_custom_jvp(name: str) -> Any:
+    """The ``custom_jvp`` function for ``logaddexp``/``logaddexp2``, built on
+    first use (``refimpl.custom_derivatives`` imports the numpy layer's users)."""
+    fn = _CUSTOM_JVP.get(name)
+    if fn is not None:
+        return fn
+    from refimpl.custom_derivatives import custom_jvp
+
+    value, power = {
+        "logaddexp": (_logaddexp_value, lax.exp),
+        "logaddexp2": (_logaddexp2_value, exp2),
+    }[name]
+    fn = custom_jvp(value)
+
+    def jvp(primals: Any, tangents: Any) -> Any:
+        (x1, x2), (t1, t2) = primals, tangents
+        out = fn(x1, x2)
+        inf_free = _posinf_to_zero(out)
+        w1 = power(lax.sub(_posinf_to_zero(x1), inf_free))
+        w2 = power(lax.sub(_posinf_to_zero(x2), inf_free))
+        return out, lax.add(lax.mul(t1, w1), lax.mul(t2, w2))
+
+    fn.defjvp(jvp)
+    _CUSTOM_JVP[name] = fn
+    return fn
 
 
 def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:

@@ -600,7 +600,9 @@ def _gather_transpose(ct, x, indices, *, axis, mode, fill_value):
     """Scatter-add the cotangent back: repeated indices accumulate."""
     if isinstance(ct, ad_helpers.Zero):
         return [ad_helpers.Zero(x.aval), None]
-    zeros = ad_helpers.zeros(x.aval)
+    # strong zeros, as JAX's gather transpose (a full of an explicit dtype): the
+    # cotangent of a weak operand comes out strong, e.g. through sort's jvp
+    zeros = ad_helpers.zeros(x.aval.update(weak_type=False))
     return [scatter_add_p.bind(zeros, indices, ct, axis=axis, mode=_scatter_mode(mode)), None]
 
 

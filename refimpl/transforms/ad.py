@@ -691,6 +691,8 @@ def _on_device_of(ct: Any, value: Any) -> Any:
     device = getattr(value, "device", None)
     if type(ct) is Zero or isinstance(value, Tracer) or device is None or callable(device):
         return ct
+    if isinstance(value, (np.ndarray, np.generic)):  # NumPy's ``device`` is the string "cpu"
+        return ct
     from refimpl.backends.placement import device_put
 
     return device_put(ct, device)
@@ -700,6 +702,9 @@ def _ones_like(aval: ShapedArray) -> Any:
     from refimpl.primitives.structural import broadcast_in_dim_p
 
     scalar = TypedScalar(1, aval.dtype, aval.weak_type)
+    if not aval.shape:
+        # grad's seed is rank 0: a literal, so the program has no equation for it
+        return scalar
     return broadcast_in_dim_p.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=())
 
 
