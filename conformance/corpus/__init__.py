@@ -32,6 +32,7 @@ FAMILIES: Sequence[str] = (
     "random",
     "pmap",
     "numpy_surface",
+    "ref",
 )
 
 
