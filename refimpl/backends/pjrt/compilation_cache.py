@@ -35,6 +35,7 @@ import functools
 import hashlib
 import os
 import secrets
+import sys
 import threading
 import warnings
 from collections.abc import Callable
@@ -90,12 +91,19 @@ def cache_dir() -> Path | None:
 
 @functools.cache
 def _refimpl_version() -> str:
-    from importlib import metadata
+    """refimpl's installed version, from its ``.dist-info`` directory name.
 
-    try:
-        return metadata.version("refimpl")
-    except metadata.PackageNotFoundError:  # a source tree that is not installed
-        return "unknown"
+    ``importlib.metadata`` would take 60-80 ms to import in a fresh process,
+    a fifth of a warm first call; a directory scan of ``sys.path`` takes ~1 ms.
+    """
+    for entry in sys.path:
+        try:
+            found = sorted(Path(entry or ".").glob("refimpl-*.dist-info"))
+        except OSError:
+            continue
+        if found:
+            return found[0].name[len("refimpl-") : -len(".dist-info")]
+    return "unknown"  # a source tree that is not installed
 
 
 def plugin_identity(client: Any) -> str:
