@@ -914,3 +914,46 @@ def test_extras_errors():
     with pytest.raises(ri.ConcretizationTypeError, match="bincount: the length"):
         ri.jit(rnp.bincount)(np.array([1, 2], np.int32))
     assert rnp.s_[1:2] == np.s_[1:2] and rnp.iterable([1]) and rnp.bool is rnp.bool_
+
+
+MORE_EXTRAS = {
+    "insert": (
+        lambda m, x: (
+            m.insert(x, 1, 9.0, axis=1),
+            m.insert(x, np.array([0, 2, 2]), 5.0, axis=0),
+            m.insert(x, 2, m.arange(3.0), axis=1),
+            m.insert(x, 3, -1.0),
+            m.insert(x, slice(0, 2), 7.0, axis=1),
+        ),
+        [A],
+    ),
+    "resize": (lambda m, x: (m.resize(x, (5, 5)), m.resize(x, 2), m.resize(x, (2, 3))), [A]),
+    "put": (
+        lambda m, x: (
+            m.put(x, np.array([0, 5, -1]), np.array([9.0, 8.0, 7.0]), inplace=False),
+            m.put(x, np.array([1, 14]), 3.0, mode="clip", inplace=False),
+            m.put(x, np.array([1, 14]), 3.0, mode="wrap", inplace=False),
+        ),
+        [A],
+    ),
+    "polyint": (
+        lambda m, p: (m.polyint(p), m.polyint(p, 2), m.polyint(p, 2, k=np.array([1.0, 2.0]))),
+        [rand((4,))],
+    ),
+    "polyfit": (
+        lambda m, x, y: (m.polyfit(x, y, 2), m.polyfit(x, y, 1, w=x * x)),
+        [rand((8,), seed=1), rand((8,), seed=2)],
+    ),
+    "apply_over_axes": (lambda m, x: m.apply_over_axes(m.sum, x, [0, 2]), [rand((2, 3, 4))]),
+    "sort_complex": (lambda m, x: m.sort_complex(x), [rand((5,), C64)]),
+    "unwrap": (
+        lambda m, x: (m.unwrap(x), m.unwrap(x, axis=0), m.unwrap(x, discont=4.0, period=5.0)),
+        [A * 3],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_EXTRAS))
+def test_more_extras_against_jax(name):
+    fn, arrays = MORE_EXTRAS[name]
+    run_case(fn, arrays, tol=1e-3)

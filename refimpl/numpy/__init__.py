@@ -6,6 +6,7 @@ NumPy, and is written only with ``refimpl.lax`` functions -- so it works the
 same eagerly (returning refimpl arrays) and under ``ri.jit``.
 """
 
+from refimpl.backends import fast_functions as _fast_functions
 from refimpl.numpy import (
     _construct,
     _creation,
@@ -53,3 +54,7 @@ __all__ = [
     *_stacking.__all__,
     *_stats.__all__,
 ]
+
+# Eager calls on device (PJRT) arrays: one cached jit per function and static
+# arguments (docs/semantics.md 9.1); the reference backend is unaffected.
+_fast_functions.wrap_module(globals(), __all__)

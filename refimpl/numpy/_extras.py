@@ -483,6 +483,175 @@ def unique_all(x: ArrayLike, /, *, size: int | None = None, fill_value: Any = No
     )
 
 
+# --- more composition functions ------------------------------------------------------------
+
+
+def insert(arr: ArrayLike, obj: Any, values: ArrayLike, axis: int | None = None) -> Array:
+    """``arr`` with ``values`` inserted before the (concrete) index or indices
+    ``obj`` along ``axis`` (flattened when None), as ``np.insert``."""
+    arr = checked_array("insert", arr)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    axis = normalize_axis("insert", axis, _aval(arr).ndim)
+    n = _aval(arr).shape[axis]
+    values = lax.convert_element_type(asarray(values), _aval(arr).dtype)
+    scalar_obj = isinstance(obj, (int, np.integer))
+    positions = np.arange(n + 1)[obj] if isinstance(obj, slice) else np.atleast_1d(np.asarray(obj))
+    positions = np.where(positions < 0, positions + n, positions)
+    if ((positions < 0) | (positions > n)).any():
+        raise IndexError(f"insert: index out of bounds for axis {axis} with size {n}")
+    from refimpl.numpy._shape import broadcast_to
+
+    ndim = _aval(arr).ndim
+    values = reshape(values, (1,) * (ndim - _aval(values).ndim) + _aval(values).shape)
+    if scalar_obj:  # NumPy: the values' first axis becomes the inserted slices
+        values = moveaxis(values, 0, axis)
+        k = _aval(values).shape[axis]
+        positions = np.full(k, positions[0])
+    k = len(positions)
+    shape = list(_aval(arr).shape)
+    shape[axis] = k
+    vals = moveaxis(broadcast_to(values, tuple(shape)), axis, 0)
+    moved = moveaxis(arr, axis, 0)
+    # existing element i sorts at 2i + 1, a value inserted before i at 2i
+    order = np.argsort(np.concatenate([2 * np.arange(n) + 1, 2 * positions]), kind="stable")
+    joined = concatenate([moved, lax.convert_element_type(vals, _aval(arr).dtype)], axis=0)
+    from refimpl.numpy._indexing import take
+
+    return moveaxis(take(joined, asarray(order.astype(np.int32)), axis=0), 0, axis)
+
+
+def resize(a: ArrayLike, new_shape: Any) -> Array:
+    """``a``'s elements, repeated as needed, in ``new_shape``."""
+    from refimpl.numpy._creation import canonical_shape
+
+    a = ravel(checked_array("resize", a))
+    shape = canonical_shape("resize", new_shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    n = _aval(a).shape[0]
+    if n == 0 or size == 0:
+        return zeros(shape, _aval(a).dtype)
+    from refimpl.numpy._indexing import take
+
+    return reshape(take(a, asarray((np.arange(size) % n).astype(np.int32))), shape)
+
+
+def put(
+    a: ArrayLike, ind: ArrayLike, v: ArrayLike, mode: str | None = None, *, inplace: bool = True
+):
+    """A copy of ``a`` with ``ravel(a)[ind] = v`` (``inplace=False`` required)."""
+    if inplace:
+        raise ValueError("put: jax-style arrays are immutable; pass inplace=False")
+    a = checked_array("put", a)
+    ind = ravel(checked_array("put", ind, 1))
+    values = ravel(asarray(v))
+    k = _aval(ind).shape[0]
+    n = _aval(values).shape[0]
+    if n != k and n:
+        from refimpl.numpy._indexing import take
+
+        values = take(values, asarray((np.arange(k) % n).astype(np.int32)))
+    flat = ravel(a)
+    if mode == "wrap":
+        from refimpl.numpy._ufuncs import remainder
+
+        ind = remainder(ind, _aval(flat).shape[0])
+    at_mode = "clip" if mode == "clip" else None
+    return reshape(flat.at[ind].set(values, mode=at_mode), _aval(a).shape)
+
+
+def polyint(p: ArrayLike, m: int = 1, k: ArrayLike = None) -> Array:
+    """The ``m``-th antiderivative (integration constants ``k``, default 0)."""
+    p = checked_array("polyint", p)
+    (p,) = promote_dtypes_inexact("polyint", p)
+    m = operator.index(m)
+    constants = np.zeros(m) if k is None else np.broadcast_to(np.asarray(k, np.float64), (m,))
+    for i in range(m):
+        n = _aval(p).shape[0]
+        divisors = asarray(np.arange(n, 0, -1), dtype=_aval(p).dtype)
+        tail = asarray(constants[i], dtype=_aval(p).dtype).reshape((1,))
+        p = concatenate([p / divisors, tail])
+    return p
+
+
+def polyfit(
+    x: ArrayLike,
+    y: ArrayLike,
+    deg: int,
+    rcond: float | None = None,
+    full: bool = False,
+    w: ArrayLike = None,
+    cov: bool = False,
+) -> Array:
+    """Least-squares polynomial coefficients (highest power first)."""
+    if full or cov:
+        raise NotImplementedError("polyfit: full=True and cov=True are not supported")
+    from refimpl.numpy import linalg
+    from refimpl.numpy._construct import vander
+
+    x = checked_array("polyfit", x)
+    y = checked_array("polyfit", y, 1)
+    x, y = promote_dtypes_inexact("polyfit", x, y)
+    lhs = vander(x, operator.index(deg) + 1)
+    if w is not None:
+        w = asarray(w)
+        lhs = lhs * w[:, None]
+        y = y * (w if _aval(y).ndim == 1 else w[:, None])
+    if rcond is None:
+        rcond = _aval(x).shape[0] * float(np.finfo(np.dtype(_aval(x).dtype)).eps)
+    scale = linalg.norm(lhs, axis=0)
+    scale = where(scale == 0, 1, scale)
+    coefficients = linalg.lstsq(lhs / scale, y, rcond)[0]
+    return (coefficients.T / scale).T
+
+
+def apply_over_axes(func: Callable[[Any, int], Any], a: ArrayLike, axes: Any) -> Array:
+    """``func(a, axis)`` for each axis in turn, keeping the rank (a reduced axis
+    comes back with size 1)."""
+    a = checked_array("apply_over_axes", a, 1)
+    for axis in axes:
+        out = func(a, axis)
+        if _aval(out).ndim == _aval(a).ndim - 1:
+            out = lax.expand_dims(out, (normalize_axis("apply_over_axes", axis, _aval(a).ndim),))
+        a = out
+    return a
+
+
+def sort_complex(a: ArrayLike) -> Array:
+    """``sort(a)`` as a complex array (by real part, then imaginary part)."""
+    from refimpl.numpy._shape import sort
+
+    a = checked_array("sort_complex", a)
+    dtype = _aval(a).dtype
+    target = dtype if dtypes.is_complex(dtype) else dtypes.canonicalize_dtype(np.complex128)
+    return lax.convert_element_type(sort(a), target)
+
+
+def unwrap(
+    p: ArrayLike, discont: ArrayLike = None, axis: int = -1, period: ArrayLike = 2 * math.pi
+):
+    """``p`` with jumps larger than ``discont`` (default ``period / 2``) along
+    ``axis`` replaced by their ``period``-complement (NumPy's algorithm)."""
+    from refimpl.numpy._reductions import cumsum
+    from refimpl.numpy._stacking import diff
+    from refimpl.numpy._ufuncs import abs as abs_
+    from refimpl.numpy._ufuncs import remainder
+
+    p = checked_array("unwrap", p)
+    (p,) = promote_dtypes_inexact("unwrap", p)
+    discont = period / 2 if discont is None else discont
+    dd = diff(p, axis=axis)
+    half = period / 2
+    ddmod = remainder(dd + half, period) - half
+    ddmod = where((ddmod == -half) & (dd > 0), half, ddmod)
+    correction = where(abs_(dd) < discont, 0, ddmod - dd)
+    moved = moveaxis(p, axis, -1)
+    corr = moveaxis(cumsum(correction, axis=axis), axis, -1)
+    head = moved[..., :1]
+    out = concatenate([head, moved[..., 1:] + corr], axis=-1)
+    return moveaxis(out, -1, axis)
+
+
 s_ = np.s_
 index_exp = np.index_exp
 iterable = np.iterable
@@ -490,6 +659,7 @@ iterable = np.iterable
 __all__ = [
     "apply_along_axis", "bartlett", "bincount", "blackman", "broadcast_arrays",
     "broadcast_shapes", "compress", "concat", "corrcoef", "cov", "delete", "diag_indices",
+    "apply_over_axes", "insert", "polyfit", "polyint", "put", "resize", "sort_complex", "unwrap",
     "diag_indices_from", "extract", "fill_diagonal", "hamming", "hanning", "index_exp",
     "iterable", "matvec", "polyadd", "polyder", "polymul", "polysub", "polyval", "rollaxis",
     "s_", "trapezoid", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from",
