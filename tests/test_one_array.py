@@ -77,14 +77,15 @@ def test_fast_path_hits_on_device_put_eager_and_previous_outputs(device):
 
 def test_eager_ops_hit_one_cached_executable(device):
     from refimpl.backends.pjrt import backend
+    from refimpl.primitives.elementwise import sin_p
 
     x = _x(device)
-    rnp.sin(x)  # a primitive applied eagerly: one fast-path jit per (primitive, params)
+    sin_p.bind(x)  # a primitive applied eagerly: one fast-path jit per (primitive, params)
     (sin,) = [j for (p, _), j in backend._eager_jitted.items() if p.name == "sin"]
     add = backend._operator_jitted["__add__"]  # an operator: one fast-path jit of rnp.add
     x + 1
     before = sin._fast_stats(), add._fast_stats()
-    np.testing.assert_allclose(np.asarray(rnp.sin(x)), np.sin(np.arange(4, dtype=np.float32)))
+    np.testing.assert_allclose(np.asarray(sin_p.bind(x)), np.sin(np.arange(4, dtype=np.float32)))
     np.testing.assert_allclose(np.asarray(x + 1), np.arange(4) + 1)
     for fast, old in zip((sin, add), before, strict=True):
         new = fast._fast_stats()

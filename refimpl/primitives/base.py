@@ -104,6 +104,13 @@ class Primitive:
         else:
             from refimpl.backends.ref import eager  # eager imports the array types; avoid a cycle
 
+            for arg in args:  # a device array's cached dispatch, before abstract evaluation
+                binder = eager.binders.get(type(arg))
+                if binder is not None:
+                    out = binder(self, args, params)
+                    if out is not NotImplemented:
+                        return out
+                    break
             in_avals = [tracing.get_aval(a, self.name, i) for i, a in enumerate(args)]
             out_avals = self.out_avals(in_avals, params)
             outs = eager.apply(self, args, in_avals, out_avals, params)

@@ -25,6 +25,16 @@ def register_eager_dispatcher(cls: type, dispatcher: Callable[..., list[Any]]) -
     _dispatchers[cls] = dispatcher
 
 
+# type -> binder(primitive, args, params) -> bind's result, or NotImplemented.
+# Tried by Primitive.bind before abstract evaluation, so a cached device
+# dispatch pays for no Python type checking.
+binders: dict[type, Callable[..., Any]] = {}
+
+
+def register_eager_binder(cls: type, binder: Callable[..., Any]) -> None:
+    binders[cls] = binder
+
+
 def apply(
     primitive: Any,
     args: tuple[Any, ...],

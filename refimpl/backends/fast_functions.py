@@ -1,0 +1,165 @@
+"""Eager ``refimpl.numpy`` / ``refimpl.lax`` calls on device arrays, as cached jits.
+
+:func:`fast_eager` wraps a public function. Called outside any trace with at
+least one argument of a registered device-array type (the PJRT array; the
+reference backend registers none, so it is unchanged), the call becomes one
+``jit`` of the function per *static key*:
+
+* the device arrays (top-level positional or keyword arguments) are the
+  dynamic arguments of the jit;
+* every other argument is static and part of the key: ``None``, ``bool``,
+  ``int``, ``str``, dtypes, NumPy scalars, Python floats and complexes (keyed
+  by ``repr``, so ``0.0``/``-0.0`` and NaNs key correctly), and tuples/lists
+  of these. Any other argument (NumPy or reference arrays, tracers, callables,
+  arrays nested in lists, ...) means the normal path.
+
+A repeated call is then a hit of the backend's C++ signature cache: no
+promotion, no ``Primitive.bind``, no abstract evaluation in Python. The
+results are those of the normal path because the jit traces the same
+function; where tracing cannot give them, the call takes the normal path,
+and that static key always does afterwards:
+
+* the function fails while tracing (a bad argument, or a value it needs
+  concretely): the normal path raises its own error (or succeeds eagerly);
+* an output is not an array computed in the trace (a Python ``int`` from
+  ``ndim``, a shape tuple, or an input returned as it is, as ``asarray(x)``
+  returns ``x`` itself).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from refimpl import tracing, tree_util
+
+__all__ = ["fast_eager", "register", "wrap_module"]
+
+# device-array type -> jit factory: make_jit(fun) -> a callable jit of fun
+_factories: dict[type, Callable[[Callable[..., Any]], Any]] = {}
+_ARRAY = object()  # marks a dynamic argument's place in a key
+_SLOW = object()  # cache value: this static key takes the normal path
+_MAX_KEYS = 256  # per function; beyond it the cache restarts (static values vary without bound)
+_SCALARS = (type(None), bool, int, str, np.dtype)
+_REPR_KEYED = (float, complex, np.generic)
+
+
+class _NotFast(Exception):
+    """Raised inside the trace when the outputs cannot come from a jit."""
+
+
+def register(array_type: type, make_jit: Callable[[Callable[..., Any]], Any]) -> None:
+    """Route eager calls with ``array_type`` arguments through ``make_jit``."""
+    _factories[array_type] = make_jit
+
+
+def _static_key(value: Any) -> Any:
+    """A hashable key for a static argument, or ``_SLOW`` when it cannot be one."""
+    kind = type(value)
+    if kind in _SCALARS or isinstance(value, type):
+        return (kind, value)
+    if isinstance(value, _REPR_KEYED):
+        return (kind, repr(value))
+    if kind is tuple or kind is list:
+        parts = tuple(_static_key(v) for v in value)
+        return _SLOW if _SLOW in parts else (kind, parts)
+    return _SLOW
+
+
+def fast_eager(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function``, with eager calls on registered device arrays as cached jits."""
+    cache: dict[Any, Any] = {}
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not _factories or tracing.is_tracing():
+            return function(*args, **kwargs)
+        make_jit = None
+        dynamic = []
+        key = []
+        for value in args:
+            factory = _factories.get(type(value))
+            if factory is not None:
+                make_jit = factory
+                dynamic.append(value)
+                key.append(_ARRAY)
+            else:
+                part = _static_key(value)
+                if part is _SLOW:
+                    return function(*args, **kwargs)
+                key.append(part)
+        for name, value in kwargs.items():
+            factory = _factories.get(type(value))
+            if factory is not None:
+                make_jit = factory
+                dynamic.append(value)
+                key.append((name, _ARRAY))
+            else:
+                part = _static_key(value)
+                if part is _SLOW:
+                    return function(*args, **kwargs)
+                key.append((name, part))
+        if make_jit is None:
+            return function(*args, **kwargs)
+        key = (make_jit, tuple(key))
+        entry = cache.get(key)
+        if entry is _SLOW:
+            return function(*args, **kwargs)
+        if entry is None:
+            if len(cache) >= _MAX_KEYS:
+                cache.clear()
+            specialized = _specialize(function, args, kwargs)
+            entry = cache[key] = (make_jit(specialized), specialized)
+        try:
+            return entry[0](*dynamic)
+        except Exception:
+            # The normal path gives the eager result or raises its own error
+            # (a deleted input, ...); if tracing failed or gave non-array
+            # outputs, this key takes that path from now on.
+            if entry[1].failed:
+                cache[key] = _SLOW
+            return function(*args, **kwargs)
+
+    wrapper._fast_cache = cache  # tests read the jits and their counters
+    return wrapper
+
+
+def _specialize(function: Callable[..., Any], args: tuple, kwargs: dict) -> Callable[..., Any]:
+    """``function`` of its device-array arguments alone, the rest fixed
+    (copied: a list the caller mutates later must not change a retrace)."""
+    is_array = [type(v) in _factories for v in args]
+    names = [n for n, v in kwargs.items() if type(v) in _factories]
+    static_args = [None if a else copy.deepcopy(v) for a, v in zip(is_array, args, strict=True)]
+    static_kwargs = {n: copy.deepcopy(v) for n, v in kwargs.items() if n not in names}
+
+    def specialized(*operands: Any) -> Any:
+        it = iter(operands)
+        call_args = [next(it) if a else v for a, v in zip(is_array, static_args, strict=True)]
+        call_kwargs = dict(static_kwargs, **{n: next(it) for n in names})
+        try:
+            out = function(*call_args, **call_kwargs)
+            for leaf in tree_util.tree_leaves(out):
+                if not isinstance(leaf, tracing.Tracer) or any(leaf is o for o in operands):
+                    raise _NotFast(function.__name__)
+        except Exception:
+            specialized.failed = True
+            raise
+        return out
+
+    specialized.failed = False
+    specialized.__name__ = function.__name__
+    specialized.__qualname__ = function.__qualname__
+    return specialized
+
+
+def wrap_module(namespace: dict[str, Any], names: list[str]) -> None:
+    """Replace each plain function among ``names`` in ``namespace`` by its
+    :func:`fast_eager` wrapper (the one place the public functions get it)."""
+    for name in names:
+        value = namespace.get(name)
+        if type(value) is type(wrap_module) and not hasattr(value, "_fast_cache"):
+            namespace[name] = fast_eager(value)

@@ -1,0 +1,51 @@
+"""Eager work on PJRT arrays as cached fast-path jits (docs/semantics.md 9.1).
+
+Imported by ``backend`` once it is complete; registers
+
+* the PJRT array with ``refimpl.backends.fast_functions``: an eager call of a
+  ``refimpl.numpy`` or ``refimpl.lax`` function on PJRT arrays is one
+  ``jit(backend="pjrt")`` per function and static arguments;
+* :func:`eager_bind` with ``Primitive.bind``: a primitive applied to PJRT
+  arrays outside a trace runs the (primitive, params) fast jit of
+  ``backend.eager_dispatch`` before any abstract evaluation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from refimpl import tracing
+from refimpl.backends import fast_functions
+from refimpl.backends.pjrt import backend
+from refimpl.backends.pjrt.arrays import PjrtArray
+from refimpl.backends.ref import eager
+
+_BIND_OPERANDS = (PjrtArray, int, float, bool, complex, tracing.TypedScalar)
+
+
+def eager_bind(primitive: Any, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    """``primitive.bind(*args, **params)`` outside a trace with a PJRT operand,
+    by the (primitive, params) fast jit, a C++ hit once the operand signature
+    is known. ``NotImplemented`` (the normal path: abstract evaluation, then
+    ``backend.eager_dispatch``, which makes the jit) on the first use of a
+    (primitive, params), for other operand types, or when the jit fails, so
+    that errors are the normal path's, naming the primitive."""
+    for arg in args:
+        if type(arg) not in _BIND_OPERANDS:
+            return NotImplemented
+    jitted = backend._eager_jitted.get((primitive, backend._freeze(params)))
+    if jitted is None:
+        return NotImplemented
+    try:
+        outs = jitted(*[backend._fast_operand(arg) for arg in args])
+    except Exception:
+        return NotImplemented
+    return list(outs) if primitive.multiple_results else outs
+
+
+def _make_jit(fun: Any) -> Any:
+    return backend.make_fast_jitted(fun, {"backend": "pjrt"})
+
+
+eager.register_eager_binder(PjrtArray, eager_bind)
+fast_functions.register(PjrtArray, _make_jit)

@@ -1,0 +1,163 @@
+"""Eager refimpl.numpy / refimpl.lax calls and Primitive.bind on PJRT arrays
+take cached fast-path jits (docs/semantics.md 9.1).
+
+Oracles: JAX's jnp/lax on the same data (values, dtypes, weak types), the
+reference backend (the slow path, unchanged) for the same, and the error the
+reference backend raises for a bad argument.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.lax as rlax
+import refimpl.numpy as rnp
+
+_spec = importlib.util.spec_from_file_location(
+    "pjrt_helpers", pathlib.Path(__file__).with_name("pjrt_helpers.py")
+)
+_helpers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_helpers)
+_helpers.skip_without_pjrt()
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+
+_DATA = np.linspace(-2.0, 3.0, 12, dtype=np.float32).reshape(3, 4)
+_INTS = np.arange(12, dtype=np.int32).reshape(3, 4)
+
+# (name, refimpl function, jax function, arguments: "x"/"i" are the arrays)
+CASES = [
+    ("sin", rnp.sin, jnp.sin, ("x",), {}),
+    ("exp", rnp.exp, jnp.exp, ("x",), {}),
+    ("negative int", rnp.negative, jnp.negative, ("i",), {}),
+    ("add int", rnp.add, jnp.add, ("x", 1), {}),
+    ("multiply float", rnp.multiply, jnp.multiply, (2.5, "x"), {}),
+    ("add int array + float", rnp.add, jnp.add, ("i", 0.5), {}),
+    ("maximum", rnp.maximum, jnp.maximum, ("x", "x"), {}),
+    ("sum axis", rnp.sum, jnp.sum, ("x",), {"axis": 1}),
+    ("mean axes keepdims", rnp.mean, jnp.mean, ("x",), {"axis": (0, 1), "keepdims": True}),
+    ("max int", rnp.max, jnp.max, ("i",), {"axis": 0}),
+    ("argmax", rnp.argmax, jnp.argmax, ("x",), {"axis": -1}),
+    ("reshape", rnp.reshape, jnp.reshape, ("x", (4, 3)), {}),
+    ("transpose list", rnp.transpose, jnp.transpose, ("x", [1, 0]), {}),
+    ("astype", rnp.astype, jnp.astype, ("x", np.int16), {}),
+    ("clip", rnp.clip, jnp.clip, ("x", -1.0, 1.0), {}),
+    ("where", rnp.where, jnp.where, ("x", "x", 0.0), {}),
+    ("cumsum", rnp.cumsum, jnp.cumsum, ("i",), {"axis": 1}),
+    ("lax.sin", rlax.sin, jax.lax.sin, ("x",), {}),
+    ("lax.add", rlax.add, jax.lax.add, ("x", "x"), {}),
+    ("lax.reduce_max", rlax.reduce_max, jax.lax.reduce_max, ("x", (1,)), {}),
+    ("lax.convert", rlax.convert_element_type, jax.lax.convert_element_type, ("i", np.float32), {}),
+]
+
+
+def _args(args, make):
+    arrays = {"x": _DATA, "i": _INTS}
+    return [make(arrays[a]) if isinstance(a, str) else a for a in args]
+
+
+def _weak(value):
+    return bool(getattr(value, "weak_type", False) or getattr(value.aval, "weak_type", False))
+
+
+@pytest.mark.parametrize("name,fun,jfun,args,kwargs", CASES, ids=[c[0] for c in CASES])
+def test_equal_to_slow_path_and_jax(name, fun, jfun, args, kwargs):
+    pjrt = ri.devices("pjrt")[0]
+    ref = ri.devices("ref")[0]
+    with jax.default_device(jax.devices("cpu")[0]):
+        expected = jfun(*_args(args, jnp.asarray), **kwargs)
+    slow = fun(*_args(args, lambda a: ri.device_put(a, ref)), **kwargs)
+    for _ in range(2):  # a miss (trace) then a C++ hit
+        fast = fun(*_args(args, lambda a: ri.device_put(a, pjrt)), **kwargs)
+        assert type(fast) is type(ri.device_put(_DATA, pjrt))
+        for got in (fast, slow):
+            assert got.dtype == expected.dtype and got.shape == expected.shape
+            assert got.aval.weak_type == expected.aval.weak_type
+            np.testing.assert_allclose(np.asarray(got), np.asarray(expected), rtol=1e-6)
+
+
+def test_second_call_is_a_cpp_hit():
+    x = ri.device_put(np.arange(8, dtype=np.float32), ri.devices("pjrt")[0])
+    known = set(rnp.sum._fast_cache)
+    rnp.sum(x, axis=0)
+    (new,) = set(rnp.sum._fast_cache) - known  # one jit for (array, axis=0)
+    jitted = rnp.sum._fast_cache[new][0]
+    before = jitted._fast_stats()
+    np.testing.assert_allclose(np.asarray(rnp.sum(x, axis=0)), 28.0)
+    after = jitted._fast_stats()
+    assert after["hits"] - before["hits"] == 1
+    assert (after["misses"], after["slow"]) == (before["misses"], before["slow"])
+    rnp.sum(x, axis=-1)  # another static argument: another jit
+    assert len(set(rnp.sum._fast_cache) - known) == 2
+
+
+def test_bind_outside_a_trace_hits_the_primitive_cache():
+    from refimpl.backends.pjrt import backend
+    from refimpl.primitives import elementwise
+
+    x = ri.device_put(np.arange(4, dtype=np.float32), ri.devices("pjrt")[0])
+    elementwise.cos_p.bind(x)  # the first call checks and makes the jit
+    (cos,) = [j for (p, _), j in backend._eager_jitted.items() if p is elementwise.cos_p]
+    before = cos._fast_stats()
+    out = elementwise.cos_p.bind(x)
+    after = cos._fast_stats()
+    assert after["hits"] - before["hits"] == 1 and after["misses"] == before["misses"]
+    np.testing.assert_allclose(np.asarray(out), np.cos(np.arange(4, dtype=np.float32)))
+
+
+def _error(fun, *args, **kwargs):
+    with pytest.raises(Exception) as info:
+        fun(*args, **kwargs)
+    return type(info.value), str(info.value)
+
+
+@pytest.mark.parametrize(
+    "fun,args,kwargs",
+    [
+        (rnp.reshape, ((5,),), {}),
+        (rnp.sum, (), {"axis": 3}),
+        (rnp.transpose, ([0, 0],), {}),
+        (rlax.add, (np.float32(1.0),), {}),  # a mixed-dtype lax add
+        (rnp.nonzero, (), {}),  # works eagerly: needs concrete values, not a jit
+    ],
+)
+def test_errors_and_concrete_functions_as_the_slow_path(fun, args, kwargs):
+    pjrt = ri.devices("pjrt")[0]
+    ref = ri.devices("ref")[0]
+    data = np.arange(6, dtype=np.int32).reshape(2, 3)
+    for _ in range(2):  # before and after the key is known not to jit
+        x_ref, x = ri.device_put(data, ref), ri.device_put(data, pjrt)
+        try:
+            slow = fun(x_ref, *args, **kwargs)
+        except Exception:
+            assert _error(fun, x, *args, **kwargs) == _error(fun, x_ref, *args, **kwargs)
+        else:
+            fast = fun(x, *args, **kwargs)
+            for a, b in zip(fast, slow, strict=True):
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_non_array_results_and_identity_are_kept():
+    x = ri.device_put(np.ones((2, 3), np.float32), ri.devices("pjrt")[0])
+    for _ in range(2):
+        assert rnp.ndim(x) == 2 and type(rnp.ndim(x)) is int
+        assert rnp.shape(x) == (2, 3)
+        assert rnp.asarray(x) is x
+
+
+def test_deleted_input_then_live_input():
+    pjrt = ri.devices("pjrt")[0]
+    x = ri.device_put(np.ones(3, np.float32), pjrt)
+    rnp.exp(x)
+    dead = ri.device_put(np.ones(3, np.float32), pjrt)
+    dead.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        rnp.exp(dead)
+    entries = list(rnp.exp._fast_cache.values())
+    assert all(type(e) is tuple for e in entries)  # the key still takes the fast path
