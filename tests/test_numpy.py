@@ -624,7 +624,7 @@ NO_OPERANDS |= set(rnp._scalars.__all__) | {
     "column_stack", "dstack", "empty", "fromfunction", "hstack", "identity", "indices",
     "lexsort", "select", "tri", "vstack", "bartlett", "blackman", "hamming", "hanning",
     "broadcast_shapes", "concat", "diag_indices", "tril_indices", "triu_indices", "s_",
-    "index_exp", "iterable",
+    "index_exp", "iterable", "block", "c_", "mgrid", "ogrid", "r_", "vectorize",
 }  # fmt: skip
 BAD_OPERANDS = [(1, 2), "abc", None, object(), [1, 2]]
 

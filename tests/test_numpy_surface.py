@@ -957,3 +957,40 @@ MORE_EXTRAS = {
 def test_more_extras_against_jax(name):
     fn, arrays = MORE_EXTRAS[name]
     run_case(fn, arrays, tol=1e-3)
+
+
+LAST_EXTRAS = {
+    "gradient": (
+        lambda m, x: (
+            m.gradient(x[0]),
+            m.gradient(x),
+            m.gradient(x, 2.0, axis=1),
+            m.gradient(x, 0.5, 2.0),
+        ),
+        [A],
+    ),
+    "block": (
+        lambda m, x, y: (
+            m.block([[x, y[:, :1]], [m.ones((1, 4)), m.zeros((1, 1))]]),
+            m.block([x[0], y[0]]),
+        ),
+        [A, A],
+    ),
+    "vectorize": (lambda m, x, y: m.vectorize(lambda a, b: a * 2 + b)(x, y), [A, B]),
+    "grids": (
+        lambda m: (
+            m.mgrid[0:3, 0:2],
+            m.mgrid[0:1:5j],
+            m.ogrid[0:3, 1:4:2],
+            m.r_[1:3, 5, m.array([7, 8])],
+            m.c_[m.array([1, 2]), m.array([3, 4])],
+        ),
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAST_EXTRAS))
+def test_last_extras_against_jax(name):
+    fn, arrays = LAST_EXTRAS[name]
+    run_case(fn, arrays, tol=1e-4)

@@ -652,6 +652,169 @@ def unwrap(
     return moveaxis(out, -1, axis)
 
 
+def gradient(f: ArrayLike, *varargs: ArrayLike, axis: Any = None, edge_order: int | None = None):
+    """Central differences ``(f[i+1] - f[i-1]) / 2h`` inside, one-sided at the
+    ends (edge order 1), for unit or scalar spacings; one array per axis
+    (just the array for a single axis)."""
+    if edge_order not in (None, 1):
+        raise NotImplementedError("gradient: only edge_order=1 is supported")
+    f = checked_array("gradient", f)
+    (f,) = promote_dtypes_inexact("gradient", f)
+    ndim = _aval(f).ndim
+    axes = (
+        tuple(range(ndim))
+        if axis is None
+        else tuple(
+            normalize_axis("gradient", a, ndim)
+            for a in (axis if isinstance(axis, (tuple, list)) else (axis,))
+        )
+    )
+    if len(varargs) > 1 and len(varargs) != len(axes):
+        raise TypeError("gradient: give one spacing, or one per axis")
+    spacings = (
+        list(varargs) * len(axes) if len(varargs) == 1 else list(varargs) or [1.0] * len(axes)
+    )
+    out = []
+    for ax, h in zip(axes, spacings, strict=True):
+        if _aval(asarray(h)).ndim != 0:
+            raise NotImplementedError("gradient: only scalar spacings are supported")
+        n = _aval(f).shape[ax]
+        if n < 2:
+            raise ValueError("gradient: each dimension must have at least 2 elements")
+        moved = moveaxis(f, ax, -1)
+        first = (moved[..., 1:2] - moved[..., 0:1]) / h
+        last = (moved[..., -1:] - moved[..., -2:-1]) / h
+        middle = (moved[..., 2:] - moved[..., :-2]) / (2 * h)
+        out.append(moveaxis(concatenate([first, middle, last], axis=-1), -1, ax))
+    return out[0] if len(out) == 1 else out
+
+
+def block(arrays: Any) -> Array:
+    """Assemble nested lists of arrays: the innermost lists join along the last
+    axis, each level out along the axis before (NumPy's ``block``)."""
+
+    def depth(x: Any) -> int:
+        return 1 + depth(x[0]) if isinstance(x, list) and x else (1 if isinstance(x, list) else 0)
+
+    levels = depth(arrays)
+    if levels == 0:
+        return asarray(arrays)
+    leaves = []
+
+    def collect(x: Any) -> None:
+        if isinstance(x, list):
+            for item in x:
+                collect(item)
+        else:
+            leaves.append(asarray(x))
+
+    collect(arrays)
+    ndim = max(levels, *(_aval(leaf).ndim for leaf in leaves))
+
+    def assemble(x: Any, level: int) -> Any:
+        if not isinstance(x, list):
+            x = asarray(x)
+            return reshape(x, (1,) * (ndim - _aval(x).ndim) + _aval(x).shape)
+        parts = [assemble(item, level + 1) for item in x]
+        return concatenate(parts, axis=ndim - levels + level)
+
+    return assemble(arrays, 0)
+
+
+def vectorize(
+    pyfunc: Callable[..., Any], *, excluded: Any = frozenset(), signature: str | None = None
+):
+    """``pyfunc`` applied elementwise to broadcast arguments (by ``vmap`` over
+    every axis); ``signature`` (generalized ufuncs) is not supported."""
+    if signature is not None:
+        raise NotImplementedError("vectorize: signature is not supported")
+    from refimpl.transforms.batching import vmap
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        mapped = [i for i in range(len(args)) if i not in excluded]
+        arrays = broadcast_arrays(*(args[i] for i in mapped))
+        shape = _aval(arrays[0]).shape if arrays else ()
+
+        def call(*values: Any) -> Any:
+            full = list(args)
+            for i, value in zip(mapped, values, strict=True):
+                full[i] = value
+            return pyfunc(*full, **kwargs)
+
+        fn = call
+        for _ in shape:
+            fn = vmap(fn)
+        return fn(*arrays)
+
+    wrapped.__name__ = getattr(pyfunc, "__name__", "vectorized")
+    wrapped.__doc__ = pyfunc.__doc__
+    return wrapped
+
+
+class _Grid:
+    """``mgrid[...]`` / ``ogrid[...]``: dense or open grids from slices (a
+    complex step ``5j`` means that many points, end included)."""
+
+    def __init__(self, sparse: bool) -> None:
+        self.sparse = sparse
+
+    def __getitem__(self, key: Any) -> Any:
+        from refimpl.numpy._construct import meshgrid
+        from refimpl.numpy._creation import linspace
+
+        single = isinstance(key, slice)
+        ranges = []
+        for item in (key,) if single else key:
+            start = 0 if item.start is None else item.start
+            step = 1 if item.step is None else item.step
+            if isinstance(step, complex):
+                ranges.append(linspace(start, item.stop, int(abs(step))))
+            else:
+                ranges.append(arange(start, item.stop, step))
+        if single:
+            return ranges[0]
+        grids = meshgrid(*ranges, indexing="ij", sparse=self.sparse)
+        if self.sparse:
+            return grids
+        from refimpl.numpy._shape import stack
+
+        return stack(grids, 0)
+
+
+class _Concatenator:
+    """``r_[...]`` / ``c_[...]``: slices become ``arange``s, scalars 1-d, then
+    one concatenation (``c_``: 1-d pieces become columns, joined along the last axis)."""
+
+    def __init__(self, columns: bool) -> None:
+        self.columns = columns
+
+    def __getitem__(self, key: Any) -> Array:
+        from refimpl.numpy._creation import linspace
+
+        items = key if isinstance(key, tuple) else (key,)
+        parts = []
+        for item in items:
+            if isinstance(item, slice):
+                start = 0 if item.start is None else item.start
+                step = 1 if item.step is None else item.step
+                part = (
+                    linspace(start, item.stop, int(abs(step)))
+                    if isinstance(step, complex)
+                    else arange(start, item.stop, step)
+                )
+            else:
+                part = asarray(item)
+                part = reshape(part, (1,)) if _aval(part).ndim == 0 else part
+            if self.columns and _aval(part).ndim == 1:
+                part = reshape(part, (-1, 1))
+            parts.append(part)
+        return concatenate(parts, axis=-1 if self.columns else 0)
+
+
+mgrid = _Grid(sparse=False)
+ogrid = _Grid(sparse=True)
+r_ = _Concatenator(columns=False)
+c_ = _Concatenator(columns=True)
 s_ = np.s_
 index_exp = np.index_exp
 iterable = np.iterable
@@ -660,6 +823,7 @@ __all__ = [
     "apply_along_axis", "bartlett", "bincount", "blackman", "broadcast_arrays",
     "broadcast_shapes", "compress", "concat", "corrcoef", "cov", "delete", "diag_indices",
     "apply_over_axes", "insert", "polyfit", "polyint", "put", "resize", "sort_complex", "unwrap",
+    "block", "c_", "gradient", "mgrid", "ogrid", "r_", "vectorize",
     "diag_indices_from", "extract", "fill_diagonal", "hamming", "hanning", "index_exp",
     "iterable", "matvec", "polyadd", "polyder", "polymul", "polysub", "polyval", "rollaxis",
     "s_", "trapezoid", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from",
