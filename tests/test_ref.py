@@ -312,3 +312,29 @@ def test_listing_and_check_program():
     assert "<- a[...]" in text and "= a[...] <- " in text and "[1] <- " in text
     lowered = ri.jit(f, backend="pjrt").trace(r, np.float32(1)).lower().as_text()
     assert "tf.aliasing_output = 0" in lowered or "aliasing_output" in lowered
+
+
+def test_repeated_pjrt_calls_keep_checks_and_signatures():
+    """The memoized path for repeated pjrt calls with refs still refuses one ref
+    passed twice and still separates signatures (shape, ref vs array)."""
+
+    def add_into(a, b):
+        a[...] = a[...] + b[...]
+
+    step = ri.jit(add_into, backend="pjrt")
+    old = ri.config.backend
+    ri.config.update("backend", "pjrt")
+    try:
+        a, b = ri.new_ref(np.ones(2, np.float32)), ri.new_ref(np.full(2, 2, np.float32))
+        c, d = ri.new_ref(np.ones(3, np.float32)), ri.new_ref(np.ones(3, np.float32))
+    finally:
+        ri.config.update("backend", old)
+    for _ in range(3):
+        step(a, b)
+    np.testing.assert_array_equal(np.asarray(a[...]), [7, 7])
+    with pytest.raises(ValueError, match="only one reference to a mutable array"):
+        step(a, a)
+    step(c, d)
+    np.testing.assert_array_equal(np.asarray(c[...]), [2, 2, 2])
+    step(a, b)
+    np.testing.assert_array_equal(np.asarray(a[...]), [9, 9])

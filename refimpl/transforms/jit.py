@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from refimpl import backends, tracing, tree_util
+from refimpl import backends, dtypes, tracing, tree_util
 from refimpl.backends.ref.arrays import RefArray, placement
 from refimpl.config import config
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
@@ -294,11 +294,56 @@ class CacheEntry:
     # (outputs, [final values]), each final value aliased to its input.
     ref_leaves: tuple[int, ...] = ()
     ref_fast: Any = None  # pjrt: the fast-path jit running the program (_ref_fast_call)
+    # float0 leaves in or out (tangents of integer values): kept out of the program
+    float0: Float0Plan | None = None
 
     @property
     def aliases(self) -> dict[int, int]:
         """Donated input leaf -> the output leaf that reuses its buffer."""
         return self.donation.aliases
+
+
+class Float0Plan(NamedTuple):
+    """Where a cache entry's float0 leaves are (as JAX, they carry no data and
+    stay out of the compiled program).
+
+    ``inputs`` are input leaf positions not given to the program (the trace
+    sees ``np.zeros(shape, float0)`` constants there); ``outputs`` are
+    ``(position, shape)`` of output leaves materialized after the run as
+    ``np.zeros(shape, float0)``; ``inner`` is the entry the executors run: the
+    same program, a flat list of its outputs as output tree, donation planned
+    over the other leaves (its executable cache lives there).
+    """
+
+    inputs: tuple[int, ...]
+    outputs: tuple[tuple[int, tuple[int, ...]], ...]
+    inner: CacheEntry
+
+
+def _is_float0_aval(aval: Any) -> bool:
+    return getattr(aval, "dtype", None) == dtypes.float0
+
+
+def _is_float0_value(value: Any) -> bool:
+    if isinstance(value, tracing.Tracer):
+        return _is_float0_aval(value.aval)
+    return isinstance(value, np.ndarray) and value.dtype == dtypes.float0
+
+
+def _leaf_aval(leaf: Any, op_name: str, position: str) -> Any:
+    """A jit argument's aval; a float0 array (a tangent of an integer) too."""
+    if isinstance(leaf, np.ndarray) and leaf.dtype == dtypes.float0:
+        return ShapedArray(leaf.shape, dtypes.float0)
+    return tracing.get_aval(leaf, op_name, position)
+
+
+def _with_float0_outputs(entry: CacheEntry, outs: Sequence[Any]) -> Any:
+    """The output pytree: the program's outputs with the float0 leaves put back."""
+    assert entry.float0 is not None
+    leaves = list(outs)
+    for position, shape in entry.float0.outputs:
+        leaves.insert(position, np.zeros(shape, dtypes.float0))
+    return tree_util.tree_unflatten(entry.out_tree, leaves)
 
 
 # --- the jitted function ------------------------------------------------------------
@@ -369,6 +414,7 @@ class Jitted:
         )
         self._cache: dict[Signature, CacheEntry] = _shared_cache(fun, (self.spec, backend))
         self.trace_count = 0  # traces made by this object (a shared-cache hit makes none)
+        self._ref_memo: tuple | None = None  # the last pjrt call with Ref arguments (_quick_key)
 
     def __repr__(self) -> str:
         return f"<Jitted {self.__name__}>"
@@ -389,6 +435,7 @@ class Jitted:
     def clear_cache(self) -> None:
         """Forget every traced signature (the next call of each traces again)."""
         self._cache.clear()
+        self._ref_memo = None
 
     # -- signatures --
 
@@ -411,7 +458,7 @@ class Jitted:
         paths = [self._readable_path(p, args, static_nums) for p, _ in path_leaves]
         try:
             avals = tuple(
-                tracing.get_aval(leaf, f"jit({self.__name__})", f"'{path}'")
+                _leaf_aval(leaf, f"jit({self.__name__})", f"'{path}'")
                 for leaf, path in zip(leaves, paths, strict=True)
             )
         except ShapeError as error:  # e.g. a ShapeDtypeStruct no array can have
@@ -509,10 +556,21 @@ class Jitted:
             return out_leaves
 
         origins = [f"argument {path} of {self.__name__}" for path in call.paths]
+        if not ref_leaves and any(_is_float0_aval(a) for a in sig.avals):
+            return self._trace_float0(call, flat_fun, out_trees, origins)
+        float0_out: list[tuple[int, tuple[int, ...]]] = []
+        traced_fun = flat_fun
+        if not ref_leaves:
+
+            def traced_fun(*tracers: Any) -> list[Any]:
+                return _drop_float0_outputs(flat_fun(*tracers), float0_out)
+
         program, captured, _ = tracing.trace_to_program(
-            flat_fun, trace_avals, self.__name__, origins
+            traced_fun, trace_avals, self.__name__, origins
         )
         self.trace_count += 1
+        if float0_out:
+            return _float0_entry(program, out_trees[0], captured, sig, call.paths, (), float0_out)
         if not ref_leaves:
             plan = donation.plan_donation(sig.donated, sig.avals, program.out_avals, call.paths)
             return CacheEntry(program, out_trees[0], captured, plan)
@@ -527,6 +585,30 @@ class Jitted:
         aliases.update({i: n_user + k for k, i in enumerate(ref_leaves)})
         plan = DonationPlan(sig.donated, aliases, plan.unusable, plan.unusable_paths)
         return CacheEntry(program, out_trees[0], captured, plan, ref_leaves=ref_leaves)
+
+    def _trace_float0(
+        self, call: CallArgs, flat_fun: Callable[..., list[Any]], out_trees: list, origins: list
+    ) -> CacheEntry:
+        """Trace with float0 input leaves held out of the program: the function
+        sees data-less ``np.zeros(shape, float0)`` constants there."""
+        sig = call.signature
+        float0_in = tuple(i for i, a in enumerate(sig.avals) if _is_float0_aval(a))
+        kept = [i for i in range(len(sig.avals)) if i not in float0_in]
+        float0_out: list[tuple[int, tuple[int, ...]]] = []
+
+        def fun(*tracers: Any) -> list[Any]:
+            leaves: list[Any] = [np.zeros(a.shape, dtypes.float0) for a in sig.avals]
+            for i, tracer in zip(kept, tracers, strict=True):
+                leaves[i] = tracer
+            return _drop_float0_outputs(flat_fun(*leaves), float0_out)
+
+        program, captured, _ = tracing.trace_to_program(
+            fun, [sig.avals[i] for i in kept], self.__name__, [origins[i] for i in kept]
+        )
+        self.trace_count += 1
+        return _float0_entry(
+            program, out_trees[0], captured, sig, call.paths, float0_in, float0_out
+        )
 
     def _lookup(self, call: CallArgs) -> CacheEntry:
         entry = self._cache.get(call.signature)
@@ -546,6 +628,11 @@ class Jitted:
     # -- calling --
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        memo = self._ref_memo
+        if memo is not None and not kwargs and not tracing._builders:
+            key = _quick_key(args)
+            if key == memo[0] and (self.backend or config.backend, config.enable_x64) == memo[1]:
+                return self._quick_ref_call(memo[2], args)
         call = self._split_args(args, kwargs)  # a deleted argument raises here
         # Inside a staging trace, or applied to tracers of any transformation
         # (grad(jit(f))): one jit equation, handed to the top trace by bind.
@@ -559,6 +646,8 @@ class Jitted:
         entry = self._lookup(call)
         if entry.ref_leaves:
             return self._call_with_refs(entry, call, nested, args, kwargs)
+        if entry.float0 is not None:
+            return self._call_float0(entry, call, nested)
         if nested or entry.captured:
             return self._bind_nested(entry, call)
         for leaf, path in zip(call.leaves, call.paths, strict=True):
@@ -583,6 +672,7 @@ class Jitted:
         if nested or entry.captured:
             return self.fun(*args, **kwargs)
         refs = [call.leaves[i] for i in entry.ref_leaves]
+        refs_at = frozenset(entry.ref_leaves)
         leaves = list(call.leaves)
         for i in entry.ref_leaves:
             leaves[i] = leaves[i]._value
@@ -595,12 +685,75 @@ class Jitted:
             call.static_kwargs,
         )
         del leaves
+        if (
+            call.signature.backend == "pjrt"
+            and not kwargs
+            and not call.static_args
+            and len(call.leaves) == len(args)
+            and not any(call.signature.donated[i] for i in range(len(args)) if i not in refs_at)
+        ):
+            key = _quick_key(args)
+            if key is not None:  # the next call with the same key skips _split_args
+                self._ref_memo = (key, ("pjrt", call.signature.x64), entry)
         if call.signature.backend == "pjrt":
             out, finals = tree_util.tree_unflatten(
                 entry.out_tree, _ref_fast_call(entry, self.__name__)(*plain.leaves)
             )
         else:
             out, finals = backends.get(call.signature.backend).execute(self, entry, plain)
+        for r, value in zip(refs, finals, strict=True):
+            r._value = value
+        return out
+
+    def _call_float0(self, entry: CacheEntry, call: CallArgs, nested: bool) -> Any:
+        """A call whose entry has float0 leaves: the other leaves run (or are
+        bound, nested) through the inner entry; the float0 outputs are made here."""
+        plan = entry.float0
+        assert plan is not None
+        kept = [i for i in range(len(call.leaves)) if i not in plan.inputs]
+        leaves = [call.leaves[i] for i in kept]
+        if nested or entry.captured:
+            outs = jit_call_p.bind(
+                *entry.captured, *leaves, program=entry.program, name=self.__name__
+            )
+            return _with_float0_outputs(entry, outs)
+        for leaf, path in zip(call.leaves, call.paths, strict=True):
+            if isinstance(leaf, ShapeDtypeStruct):
+                raise TypeError(
+                    f"jit({self.__name__}): argument {path} is a ShapeDtypeStruct; use "
+                    ".trace(...) or eval_shape for abstract arguments"
+                )
+        sig = call.signature
+        inner_call = CallArgs(
+            sig._replace(
+                in_tree=tree_util.tree_structure([0] * len(kept)),
+                avals=tuple(sig.avals[i] for i in kept),
+                donated=tuple(sig.donated[i] for i in kept),
+            ),
+            leaves,
+            [call.paths[i] for i in kept],
+            call.static_args,
+            call.static_kwargs,
+        )
+        if plan.inner.donation.unusable and not entry.donation_warned:
+            entry.donation_warned = True
+            donation.warn_unusable(plan.inner.donation, self.__name__)
+        outs = backends.get(sig.backend).execute(self, plan.inner, inner_call)
+        return _with_float0_outputs(entry, outs)
+
+    def _quick_ref_call(self, entry: CacheEntry, args: tuple[Any, ...]) -> Any:
+        """A repeated pjrt call with Ref arguments, all arguments flat leaves of
+        the same types as the memoized call: its entry without a new signature."""
+        from refimpl import ref
+
+        refs = [args[i] for i in entry.ref_leaves]
+        if len({id(r) for r in refs}) != len(refs) or getattr(self.fun, "__closure__", None):
+            self._ref_memo = None  # the full path checks (and raises)
+            return self(*args)
+        leaves = [a._value if type(a) is ref.Ref else a for a in args]
+        out, finals = tree_util.tree_unflatten(
+            entry.out_tree, _ref_fast_call(entry, self.__name__)(*leaves)
+        )
         for r, value in zip(refs, finals, strict=True):
             r._value = value
         return out
@@ -626,6 +779,42 @@ class Jitted:
         return self.trace(*args, **kwargs).lower()
 
 
+def _drop_float0_outputs(outs: list[Any], float0_out: list) -> list[Any]:
+    """The program's outputs: ``outs`` without its float0 leaves, whose
+    positions and shapes are appended to ``float0_out``."""
+    float0_out.clear()  # a retrace starts over
+    kept = []
+    for i, out in enumerate(outs):
+        if _is_float0_value(out):
+            float0_out.append((i, tuple(np.shape(out))))
+        else:
+            kept.append(out)
+    return kept
+
+
+def _float0_entry(
+    program: Program,
+    out_tree: tree_util.PyTreeDef,
+    captured: list[Any],
+    sig: Signature,
+    paths: list[str],
+    float0_in: tuple[int, ...],
+    float0_out: list[tuple[int, tuple[int, ...]]],
+) -> CacheEntry:
+    kept = [i for i in range(len(sig.avals)) if i not in float0_in]
+    plan = donation.plan_donation(
+        [sig.donated[i] for i in kept],
+        [sig.avals[i] for i in kept],
+        program.out_avals,
+        [paths[i] for i in kept],
+    )
+    flat_tree = tree_util.tree_structure([0] * len(program.out_avals))
+    inner = CacheEntry(program, flat_tree, captured, plan)
+    return CacheEntry(
+        program, out_tree, captured, plan, float0=Float0Plan(float0_in, tuple(float0_out), inner)
+    )
+
+
 def _shape_error_of(leaf: Any) -> ShapeError | None:
     try:
         tracing.get_aval(leaf, "", "")
@@ -634,6 +823,24 @@ def _shape_error_of(leaf: Any) -> ShapeError | None:
     except Exception:
         pass
     return None
+
+
+def _quick_key(args: tuple[Any, ...]) -> tuple | None:
+    """(type, aval) of each argument when every one is a Ref or a registered
+    array type (so each is one leaf and the tree is fixed by their number);
+    None otherwise."""
+    from refimpl.ref import Ref
+
+    key = []
+    for a in args:
+        kind = type(a)
+        if kind is Ref:
+            key.append((kind, tracing.get_aval(a._value, "jit", 0)))
+        elif kind in tracing._aval_handlers or kind is np.ndarray:
+            key.append((kind, tracing.get_aval(a, "jit", 0)))
+        else:
+            return None
+    return tuple(key)
 
 
 def _ref_fast_call(entry: CacheEntry, name: str) -> Callable[..., Any]:
@@ -807,6 +1014,9 @@ class Traced:
     @property
     def out_info(self) -> Any:
         structs = [aval_to_struct(a) for a in self.program.out_avals]
+        if self.entry.float0 is not None:
+            for position, shape in self.entry.float0.outputs:
+                structs.insert(position, ShapeDtypeStruct(shape, dtypes.float0))
         return tree_util.tree_unflatten(self.out_tree, structs)
 
     @property
