@@ -33,6 +33,7 @@ FAMILIES: Sequence[str] = (
     "pmap",
     "numpy_surface",
     "ref",
+    "memory_ad",
 )
 
 
