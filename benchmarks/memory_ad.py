@@ -150,12 +150,10 @@ def _pjrt_child(case: str, kind: str, depth: int, batch: int, width: int, out: s
 
 
 def run_pjrt(case: str, kind: str, depth: int, batch: int, width: int, out: str) -> int:
-    proc = subprocess.run(
-        [sys.executable, __file__, "--child", case, kind, str(depth), str(batch), str(width), out],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    cmd = [sys.executable, __file__, "--child", case, kind, str(depth), str(batch), str(width), out]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[2:])} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])["peak"]
 
 
