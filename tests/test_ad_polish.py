@@ -127,3 +127,114 @@ def test_grad_of_identity_numpy_input(x):
     got, want = ri.grad(lambda v: v)(x), jax.grad(lambda v: v)(x)
     assert float(got) == float(want) == 1.0
     assert got.dtype == want.dtype and got.weak_type == want.weak_type
+
+
+# --- float0 through jit -----------------------------------------------------------------
+
+FLOAT0 = jax.dtypes.float0
+BACKENDS = ["ref", "pjrt"]
+
+
+def _skip_pjrt(backend):
+    if backend == "pjrt":
+        from tests.pjrt_helpers import skip_without_pjrt
+
+        skip_without_pjrt()
+
+
+def _assert_tree_matches_jax(got, want):
+    got_leaves, got_tree = jax.tree_util.tree_flatten(got)
+    want_leaves, want_tree = jax.tree_util.tree_flatten(want)
+    assert str(got_tree) == str(want_tree)
+    for g, w in zip(got_leaves, want_leaves, strict=True):
+        assert np.dtype(g.dtype) == np.dtype(w.dtype)
+        assert np.shape(g) == np.shape(w)
+        if np.dtype(w.dtype) == FLOAT0:
+            assert isinstance(g, np.ndarray)  # materialized outside the program, as JAX
+        else:
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
+def _mixed(ns):
+    return lambda x, i: ns.sin(x) * i
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_jit_grad_returns_float0(backend):
+    _skip_pjrt(backend)
+    x, i = np.float32(0.5), np.int32(3)
+    g = ri.jit(ri.grad(_mixed(rnp), argnums=1, allow_int=True), backend=backend)
+    want = jax.jit(jax.grad(_mixed(jnp), argnums=1, allow_int=True))(x, i)
+    for _ in range(2):  # the second call hits the cache
+        _assert_tree_matches_jax(g(x, i), want)
+    both = ri.jit(ri.grad(_mixed(rnp), argnums=(0, 1), allow_int=True), backend=backend)
+    jboth = jax.jit(jax.grad(_mixed(jnp), argnums=(0, 1), allow_int=True))
+    for k in range(3):
+        _assert_tree_matches_jax(both(x, np.int32(k)), jboth(x, np.int32(k)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_jit_jvp_with_float0_tangent_argument(backend):
+    _skip_pjrt(backend)
+    x, i = np.linspace(0, 1, 4, dtype=np.float32), np.arange(4, dtype=np.int32)
+    tx, ti = np.ones(4, np.float32), np.zeros(4, FLOAT0)
+
+    def run(api, ns):
+        return lambda x, i, tx, ti: api.jvp(_mixed(ns), (x, i), (tx, ti))
+
+    got = ri.jit(run(ri, rnp), backend=backend)
+    want = jax.jit(run(jax, jnp))(x, i, tx, ti)
+    _assert_tree_matches_jax(got(x, i, tx, ti), want)
+    _assert_tree_matches_jax(got(x, i, tx, ti), want)
+    # closed over rather than passed
+    closed = ri.jit(lambda x, i: ri.jvp(_mixed(rnp), (x, i), (tx, ti)), backend=backend)
+    _assert_tree_matches_jax(closed(x, i), want)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_jit_float0_in_and_out(backend):
+    _skip_pjrt(backend)
+    x = np.arange(3.0, dtype=np.float32)
+    t = np.ones(3, np.float32)
+
+    def run(api, ns):
+        return lambda x, t: api.jvp(lambda v: ns.argmax(v), (x,), (t,))
+
+    _assert_tree_matches_jax(
+        ri.jit(run(ri, rnp), backend=backend)(x, t), jax.jit(run(jax, jnp))(x, t)
+    )
+    ident = ri.jit(lambda a, b: (b, a), backend=backend)
+    _assert_tree_matches_jax(
+        ident(np.zeros((2, 3), FLOAT0), x),
+        jax.jit(lambda a, b: (b, a))(np.zeros((2, 3), FLOAT0), x),
+    )
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_nested_jit_float0(backend):
+    _skip_pjrt(backend)
+    x, i = np.float32(0.25), np.int32(2)
+    inner_r = ri.jit(ri.grad(_mixed(rnp), argnums=(0, 1), allow_int=True))
+    inner_j = jax.jit(jax.grad(_mixed(jnp), argnums=(0, 1), allow_int=True))
+    got = ri.jit(lambda x, i: inner_r(x, i), backend=backend)(x, i)
+    _assert_tree_matches_jax(got, jax.jit(lambda x, i: inner_j(x, i))(x, i))
+
+
+def test_float0_kept_out_of_the_program():
+    # JAX lowers no parameter and no result for float0 leaves
+    x, i = np.float32(0.5), np.int32(3)
+    ti = np.zeros((), FLOAT0)
+    prog = ri.make_program(lambda x, i, tx, ti: ri.jvp(_mixed(rnp), (x, i), (tx, ti)))(x, i, x, ti)
+    assert [np.dtype(a.dtype) for a in prog.in_avals] == [np.float32, np.int32, np.float32]
+    lowered = jax.jit(lambda x, i, tx, ti: jax.jvp(_mixed(jnp), (x, i), (tx, ti))).lower(
+        x, i, x, ti
+    )
+    main = next(line for line in lowered.as_text().splitlines() if "@main(" in line)
+    assert main.count("%arg") == len(prog.in_avals)
+    g = ri.make_program(ri.grad(_mixed(rnp), argnums=(0, 1), allow_int=True))(x, i)
+    assert len(g.out_avals) == 1 and np.dtype(g.out_avals[0].dtype) == np.float32
+    shapes = ri.eval_shape(ri.grad(_mixed(rnp), argnums=(0, 1), allow_int=True), x, i)
+    jshapes = jax.eval_shape(jax.grad(_mixed(jnp), argnums=(0, 1), allow_int=True), x, i)
+    assert [(s.shape, np.dtype(s.dtype)) for s in shapes] == [
+        (s.shape, np.dtype(s.dtype)) for s in jshapes
+    ]

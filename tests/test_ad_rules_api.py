@@ -235,8 +235,6 @@ def test_jvp_and_vjp_match_jax_f32(name, fn, specs, backend, rng):
         from tests.pjrt_helpers import skip_without_pjrt
 
         skip_without_pjrt()
-        if name == "argmax":
-            pytest.xfail("jit(backend='pjrt') does not return float0 tangents yet")
     _check_against_jax(fn, _args(rng, specs, F32), rng, F32, backend)
 
 

@@ -116,6 +116,8 @@ def on_miss(
         if any(signature.donated):
             donation.check_no_repeated_donation(call.leaves, signature.donated, call.paths, name)
         entry = jitted._lookup(call)  # traces only if the Python cache misses too
+        if entry.float0 is not None:
+            return None  # float0 leaves are held out of the program by the Python Jitted
         if entry.donation.unusable and not entry.donation_warned:
             entry.donation_warned = True  # once per entry, as the reference
             donation.warn_unusable(entry.donation, name)
