@@ -123,7 +123,17 @@ case("modf", lambda m, x: m.modf(x), A)
 case("float_power", lambda m, x, y: m.float_power(x, y), POS, B)
 case("ldexp", lambda m, x, e: m.ldexp(x, e), A, rand((4,), I32, -3, 3))
 case("nextafter", lambda m, x, y: m.nextafter(x, y), A, B)
-case("signbit-zero", lambda m, x: m.signbit(x), np.array([-0.0, 0.0, -1.0, np.inf, -np.inf], F32))
+case(
+    "signbit-zero",
+    lambda m, x: m.signbit(x),
+    np.array([-0.0, 0.0, -1.0, np.inf, -np.inf, np.nan, -np.nan], F32),
+)
+for dtype in (F32, F16, BF16):
+    case(
+        f"frexp-{dtype.name}",
+        lambda m, x: m.frexp(x),
+        np.array([0.0, 1.0, -3.5, 0.3, np.inf, -np.inf, np.nan, 100.0, -0.0, 6e4], dtype),
+    )
 case("copysign-zero", lambda m, x: m.copysign(2.0, x), np.array([-0.0, 0.0, -3.0], F32))
 case(
     "isclose-inf-nan",

@@ -7,9 +7,8 @@ integers. Where JAX computes a function by a particular formula (``log2(x) =
 log(x) / log(2)``, ``logaddexp``'s ``max + log1p(exp(-|x - y|))``), the same
 formula is used here, so results agree to the last place or nearly.
 
-``signbit`` and ``copysign`` cannot see the sign bit of a NaN (refimpl has no
-bitcast primitive): a NaN counts as positive. ``-0.0`` is handled (by the sign
-of ``1 / x``).
+``signbit``, ``copysign`` and ``frexp`` read the bit pattern
+(``bitcast_convert_type``), so ``-0.0`` and the sign of a NaN count.
 """
 
 from __future__ import annotations
@@ -121,23 +120,68 @@ def fabs(x: ArrayLike, /) -> Array:
     return abs(x)
 
 
-def signbit(x: ArrayLike, /) -> Array:
-    """Whether the sign bit is set: ``x < 0``, or ``x`` is ``-0.0``.
+def _bits(x: Any) -> tuple[Any, Any]:
+    """``x``'s bit pattern as the signed integer of its width, and that dtype."""
+    from refimpl.primitives.prng import bitcast_convert_type
 
-    A NaN reads as positive (there is no bitcast to see its sign bit)."""
+    int_dtype = np.dtype(f"int{_dtype(x).itemsize * 8}")
+    return bitcast_convert_type(x, int_dtype), int_dtype
+
+
+def signbit(x: ArrayLike, /) -> Array:
+    """Whether the sign bit is set (also for ``-0.0`` and negative NaNs): the
+    bit pattern, read as a signed integer, is negative."""
     dtype = _dtype(x, "signbit")
     if dtypes.is_bool(dtype) or dtypes.is_unsigned_int(dtype):
         return full_like_shape(x, False, np.dtype(bool))
     if dtypes.is_complex(dtype):
         raise TypeError("signbit does not support complex-valued inputs")
-    negative = lax.lt(x, scalar_like(x, 0))
     if dtypes.is_integer(dtype):
-        return negative
-    one = scalar_like(x, 1)
-    negative_zero = lax.bitwise_and(
-        lax.eq(x, scalar_like(x, 0)), lax.lt(lax.div(one, x), scalar_like(x, 0))
+        return lax.lt(x, scalar_like(x, 0))
+    bits, int_dtype = _bits(x)
+    return lax.lt(bits, np.zeros((), int_dtype))
+
+
+def frexp(x: ArrayLike, /) -> tuple[Array, Array]:
+    """``(m, e)`` with ``x = m * 2**e``, ``0.5 <= |m| < 1`` (``m = x``, ``e = 0``
+    for 0, inf and NaN), read from the bit pattern; subnormals are scaled
+    into the normal range first."""
+    from refimpl.primitives.prng import bitcast_convert_type
+
+    (x,) = promote_dtypes_inexact("frexp", x)
+    dtype = _dtype(x)
+    if dtypes.is_complex(dtype):
+        raise TypeError("frexp does not support complex-valued inputs")
+    import ml_dtypes
+
+    info = ml_dtypes.finfo(dtype)
+    nmant, nexp = int(info.nmant), int(info.nexp)
+    bias = (1 << (nexp - 1)) - 1
+    subnormal = lax.bitwise_and(
+        lax.lt(abs(x), scalar_like(x, float(info.tiny))), lax.ne(x, scalar_like(x, 0))
     )
-    return lax.bitwise_or(negative, negative_zero)
+    scaled = select(subnormal, lax.mul(x, scalar_like(x, float(2.0**nmant))), x)
+    bits, int_dtype = _bits(scaled)
+    exp_mask = (1 << nexp) - 1
+
+    def const(value: int) -> Any:
+        return (
+            np.asarray(value, int_dtype)
+            if value < np.iinfo(int_dtype).max
+            else np.asarray(value - (1 << (8 * int_dtype.itemsize)), int_dtype)
+        )
+
+    exponent_field = lax.bitwise_and(lax.shift_right_logical(bits, const(nmant)), const(exp_mask))
+    exponent = lax.sub(exponent_field, const(bias - 1))
+    cleared = lax.bitwise_and(bits, lax.bitwise_not(const(exp_mask << nmant)))
+    mantissa = bitcast_convert_type(lax.bitwise_or(cleared, const((bias - 1) << nmant)), dtype)
+    exponent = select(subnormal, lax.sub(exponent, const(nmant)), exponent)
+    special = lax.bitwise_or(lax.eq(x, scalar_like(x, 0)), lax.bitwise_not(lax.is_finite(x)))
+    mantissa = select(special, x, mantissa)
+    exponent = select(
+        special, lax.broadcast_in_dim(const(0), aval_of(x, "frexp", 0).shape, ()), exponent
+    )
+    return mantissa, lax.convert_element_type(exponent, np.int32)
 
 
 def copysign(x1: ArrayLike, x2: ArrayLike, /) -> Array:
@@ -549,7 +593,7 @@ __all__ = [
     "acos", "acosh", "allclose", "angle", "arccosh", "arcsinh", "arctanh", "array_equal",
     "array_equiv", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_invert",
     "bitwise_left_shift", "bitwise_right_shift", "copysign", "deg2rad", "degrees", "divmod",
-    "exp2", "fabs", "float_power", "fmax", "fmin", "fmod", "gcd", "heaviside", "hypot",
+    "exp2", "fabs", "frexp", "float_power", "fmax", "fmin", "fmod", "gcd", "heaviside", "hypot",
     "iscomplex", "isclose", "isneginf", "isposinf", "isreal", "lcm", "ldexp", "log10", "log2",
     "logaddexp", "logaddexp2", "modf", "nan_to_num", "nextafter", "rad2deg", "radians",
     "rint", "signbit", "sinc", "trunc",
