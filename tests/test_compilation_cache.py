@@ -108,8 +108,12 @@ def test_second_process_hits(tmp_path):
 
 
 def test_in_process_hit_and_config(cache):
-    y1 = _fresh_poly()(X)
-    y2 = _fresh_poly()(X)
+    first, second = _fresh_poly(), _fresh_poly()
+    # the C++ fast path: its miss goes through the cache before compiling
+    assert type(first).__name__ == "FastJitted"
+    y1 = first(X)
+    y2 = second(X)
+    assert second(X) is not None  # a C++ hit now: no new lookup in the cache
     assert cc.stats() == {"hits": 1, "misses": 1, "writes": 1, "rejected": 0}
     np.testing.assert_allclose(np.asarray(y2), _poly_expected(X), rtol=1e-6, atol=1e-5)
     np.testing.assert_array_equal(np.asarray(y1), np.asarray(y2))
@@ -227,3 +231,14 @@ def test_two_processes_writing_at_once(tmp_path):
     third = _result(_child(tmp_path, "chain", "300"))
     assert third["stats"] == {"hits": 1, "misses": 0, "writes": 0, "rejected": 0}
     np.testing.assert_allclose(third["out"], expected, rtol=1e-6, atol=1e-5)
+
+
+def test_aot_compile_uses_the_cache(cache):
+    def f(x):
+        return ri.lax.platform_dependent(x, cpu=lambda v: v + 1.0, tpu=lambda v: v - 1.0)
+
+    for expected_stats in ({"hits": 0, "misses": 1}, {"hits": 1, "misses": 1}):
+        lowered = ri.jit(f, backend="pjrt").trace(X).lower(lowering_platforms=("tpu", "cpu"))
+        compiled = lowered.compile()
+        assert {k: cc.stats()[k] for k in expected_stats} == expected_stats
+        np.testing.assert_allclose(np.asarray(compiled(X)), X + 1.0)
