@@ -37,6 +37,8 @@ import numpy as np
 
 from refimpl import tracing, tree_util
 
+_stack = tracing._stack  # the per-thread trace stack: read directly, once per call
+
 __all__ = ["fast_eager", "register", "wrap_module"]
 
 # device-array type -> jit factory: make_jit(fun) -> a callable jit of fun
@@ -76,36 +78,46 @@ def fast_eager(function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if not _factories or tracing.is_tracing():
+        # The hit path below is the whole per-call cost: keep it lean.
+        if _stack.traces or not _factories:
             return function(*args, **kwargs)
+        factories = _factories
         make_jit = None
         dynamic = []
         key = []
         for value in args:
-            factory = _factories.get(type(value))
+            kind = type(value)
+            factory = factories.get(kind)
             if factory is not None:
                 make_jit = factory
                 dynamic.append(value)
                 key.append(_ARRAY)
+            elif kind in _SCALARS:
+                key.append((kind, value))
             else:
                 part = _static_key(value)
                 if part is _SLOW:
                     return function(*args, **kwargs)
                 key.append(part)
-        for name, value in kwargs.items():
-            factory = _factories.get(type(value))
-            if factory is not None:
-                make_jit = factory
-                dynamic.append(value)
-                key.append((name, _ARRAY))
-            else:
-                part = _static_key(value)
-                if part is _SLOW:
-                    return function(*args, **kwargs)
-                key.append((name, part))
+        if kwargs:
+            for name, value in kwargs.items():
+                kind = type(value)
+                factory = factories.get(kind)
+                if factory is not None:
+                    make_jit = factory
+                    dynamic.append(value)
+                    key.append((name, _ARRAY))
+                elif kind in _SCALARS:
+                    key.append((name, (kind, value)))
+                else:
+                    part = _static_key(value)
+                    if part is _SLOW:
+                        return function(*args, **kwargs)
+                    key.append((name, part))
         if make_jit is None:
             return function(*args, **kwargs)
-        key = (make_jit, tuple(key))
+        key.append(make_jit)
+        key = tuple(key)
         entry = cache.get(key)
         if entry is _SLOW:
             return function(*args, **kwargs)
