@@ -755,6 +755,19 @@ def test_dtype_names_and_constants():
     assert (rnp.ndim(x), rnp.shape(x), rnp.size(x), rnp.size(x, 1)) == (2, (2, 3), 6, 3)
     assert rnp.isscalar(3.0) and not rnp.isscalar(x)
     assert rnp.iscomplexobj(rnp.zeros(2, rnp.complex64)) and rnp.isrealobj(x)
+    for dtype in (np.int8, np.uint8, np.float32, np.bool_, np.complex64, BF16):
+        for kind in (
+            "bool",
+            "signed integer",
+            "unsigned integer",
+            "integral",
+            "real floating",
+            "complex floating",
+            "numeric",
+            np.float32,
+            ("bool", "integral"),
+        ):
+            assert rnp.isdtype(dtype, kind) == jnp.isdtype(dtype, kind), (dtype, kind)
     assert x.astype(rnp.int32).dtype == np.int32
 
 
@@ -970,6 +983,13 @@ def test_more_extras_against_jax(name):
 
 
 LAST_EXTRAS = {
+    "place": (
+        lambda m, x, k: (
+            m.place(x, k, np.array([9.0, 8.0]), inplace=False),
+            m.place(x, k, 1.0, inplace=False),
+        ),
+        [A, MASK],
+    ),
     "gradient": (
         lambda m, x: (
             m.gradient(x[0]),

@@ -560,6 +560,28 @@ def put(
     return reshape(flat.at[ind].set(values, mode=at_mode), _aval(a).shape)
 
 
+def place(arr: ArrayLike, mask: ArrayLike, vals: ArrayLike, *, inplace: bool = True) -> Array:
+    """A copy of ``arr`` whose elements where ``mask`` holds take ``vals`` in
+    order, repeated as needed (``inplace=False`` required, as in JAX)."""
+    from refimpl.numpy._search import flatnonzero
+
+    if inplace:
+        raise ValueError("place: jax-style arrays are immutable; pass inplace=False")
+    arr = checked_array("place", arr)
+    mask = ravel(checked_array("place", mask, 1))
+    flat = ravel(arr)
+    size = _aval(flat).shape[0]
+    values = ravel(asarray(vals))
+    positions = flatnonzero(mask, size=size, fill_value=size)  # padding: out of range, dropped
+    count = _aval(values).shape[0]
+    if count == 0:
+        return arr
+    from refimpl.numpy._indexing import take
+
+    cyclic = take(values, asarray((np.arange(size) % count).astype(np.int32)))
+    return reshape(flat.at[positions].set(cyclic), _aval(arr).shape)
+
+
 def polyint(p: ArrayLike, m: int = 1, k: ArrayLike = None) -> Array:
     """The ``m``-th antiderivative (integration constants ``k``, default 0)."""
     p = checked_array("polyint", p)
@@ -823,7 +845,7 @@ __all__ = [
     "apply_along_axis", "bartlett", "bincount", "blackman", "broadcast_arrays",
     "broadcast_shapes", "compress", "concat", "corrcoef", "cov", "delete", "diag_indices",
     "apply_over_axes", "insert", "polyfit", "polyint", "put", "resize", "sort_complex", "unwrap",
-    "block", "c_", "gradient", "mgrid", "ogrid", "r_", "vectorize",
+    "block", "c_", "gradient", "mgrid", "ogrid", "place", "r_", "vectorize",
     "diag_indices_from", "extract", "fill_diagonal", "hamming", "hanning", "index_exp",
     "iterable", "matvec", "polyadd", "polyder", "polymul", "polysub", "polyval", "rollaxis",
     "s_", "trapezoid", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from",

@@ -190,6 +190,34 @@ def isscalar(element: Any) -> bool:
         return False
 
 
+_KINDS = {
+    "bool": dtypes.is_bool,
+    "signed integer": dtypes.is_signed_int,
+    "unsigned integer": dtypes.is_unsigned_int,
+    "integral": dtypes.is_integer,
+    "real floating": dtypes.is_floating,
+    "complex floating": dtypes.is_complex,
+    "numeric": lambda d: not dtypes.is_bool(d),
+}
+
+
+def isdtype(dtype: Any, kind: Any) -> bool:
+    """The array-API ``isdtype``: ``kind`` is a dtype, one of the kind names
+    ("bool", "signed integer", "unsigned integer", "integral", "real
+    floating", "complex floating", "numeric"), or a tuple of those."""
+    dt = _plain_dtype("isdtype", dtype)
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if isinstance(k, str):
+            if k not in _KINDS:
+                raise ValueError(f"isdtype: unrecognized kind {k!r}; use one of {sorted(_KINDS)}")
+            if _KINDS[k](dt):
+                return True
+        elif dt == _plain_dtype("isdtype", k):
+            return True
+    return False
+
+
 def ndim(a: Any) -> int:
     """The rank of ``a`` (lists are converted first)."""
     return int(np.ndim(a)) if isinstance(a, (list, tuple)) else aval_of(a, "ndim", 0).ndim
@@ -211,7 +239,7 @@ __all__ = [
     "complexfloating", "csingle", "double", "dtype", "e", "euler_gamma", "finfo", "float16",
     "float32", "float64", "float_", "floating", "generic", "iinfo", "inexact", "inf",
     "int16", "int32", "int64", "int8", "int_", "integer", "iscomplexobj", "isrealobj",
-    "isscalar", "issubdtype", "nan", "ndim", "newaxis", "number", "pi", "promote_types",
+    "isdtype", "isscalar", "issubdtype", "nan", "ndim", "newaxis", "number", "pi", "promote_types",
     "result_type", "shape", "signedinteger", "single", "size", "uint", "uint16", "uint32",
     "uint64", "uint8", "unsignedinteger",
 ]  # fmt: skip
