@@ -399,6 +399,24 @@ def check_jit_refs(leaves: Sequence[Any], paths: Sequence[str], fun: Any, name: 
             )
 
 
+def closes_over_any(fun: Any, ids: set[int]) -> bool:
+    """Whether ``fun``'s closure holds one of the refs whose ids are ``ids``
+    (cells holding a ref, or a list, tuple or dict with one among its leaves)."""
+    fun = getattr(fun, "__wrapped__", fun)
+    for cell in getattr(fun, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if type(value) is Ref:
+            if id(value) in ids:
+                return True
+        elif isinstance(value, (list, tuple, dict)):
+            if any(id(leaf) in ids for leaf in tree_util.tree_leaves(value)):
+                return True
+    return False
+
+
 def _closed_over(fun: Any) -> list[Any]:
     fun = getattr(fun, "__wrapped__", fun)
     cells = getattr(fun, "__closure__", None) or ()

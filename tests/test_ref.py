@@ -338,3 +338,24 @@ def test_repeated_pjrt_calls_keep_checks_and_signatures():
     np.testing.assert_array_equal(np.asarray(c[...]), [2, 2, 2])
     step(a, b)
     np.testing.assert_array_equal(np.asarray(a[...]), [9, 9])
+
+
+def test_repeated_pjrt_calls_see_a_ref_passed_and_closed_over():
+    old = ri.config.backend
+    ri.config.update("backend", "pjrt")
+    try:
+        a, b = ri.new_ref(np.ones(2, np.float32)), ri.new_ref(np.ones(2, np.float32))
+    finally:
+        ri.config.update("backend", old)
+    holder = [a]
+
+    def bump(p):
+        assert holder  # closes over a list holding the ref a (never read)
+        p[...] = p[...] + 1
+
+    step = ri.jit(bump, backend="pjrt")
+    step(b)
+    step(b)
+    with pytest.raises(ValueError, match="was both closed over and passed as the argument"):
+        step(a)
+    np.testing.assert_array_equal(np.asarray(b[...]), [3, 3])

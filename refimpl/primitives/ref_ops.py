@@ -139,7 +139,11 @@ def _get_batch(args, dims, *, indexer):
     return get_p.bind(x, indexer=_batched(indexer)), 0
 
 
-get_p.def_lowering(composite_lowering("get", lambda x, *, indexer: x[decode_indexer(indexer)]))
+def _get_composite(x: Any, *, indexer: tuple) -> Any:
+    return x if all(item == "..." for item in indexer) else x[decode_indexer(indexer)]
+
+
+get_p.def_lowering(composite_lowering("get", _get_composite))
 
 
 def _batched(indexer: tuple) -> tuple:
@@ -246,12 +250,23 @@ def _update_batch(primitive: Primitive):
 
 swap_p.def_batch(_update_batch(swap_p))
 addupdate_p.def_batch(_update_batch(addupdate_p))
-swap_p.def_lowering(
-    composite_lowering("swap", lambda x, v, *, indexer: x.at[decode_indexer(indexer)].set(v))
-)
-addupdate_p.def_lowering(
-    composite_lowering("addupdate", lambda x, v, *, indexer: x.at[decode_indexer(indexer)].add(v))
-)
+
+
+def _is_whole(indexer: tuple) -> bool:
+    return all(item == "..." for item in indexer)
+
+
+def _swap_composite(x: Any, v: Any, *, indexer: tuple) -> Any:
+    # The whole ref is the common case (a training step's state): no scatter.
+    return v if _is_whole(indexer) else x.at[decode_indexer(indexer)].set(v)
+
+
+def _addupdate_composite(x: Any, v: Any, *, indexer: tuple) -> Any:
+    return x + v if _is_whole(indexer) else x.at[decode_indexer(indexer)].add(v)
+
+
+swap_p.def_lowering(composite_lowering("swap", _swap_composite))
+addupdate_p.def_lowering(composite_lowering("addupdate", _addupdate_composite))
 
 
 # --- listings ------------------------------------------------------------------------------------

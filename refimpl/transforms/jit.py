@@ -337,7 +337,25 @@ def _leaf_aval(leaf: Any, op_name: str, position: str) -> Any:
     return tracing.get_aval(leaf, op_name, position)
 
 
-def _with_float0_outputs(entry: CacheEntry, outs: Sequence[Any]) -> Any:
+def float0_inner_call(entry: CacheEntry, call: CallArgs) -> CallArgs:
+    """``call`` without its float0 leaves: the arguments of ``entry.float0.inner``."""
+    assert entry.float0 is not None
+    kept = [i for i in range(len(call.leaves)) if i not in entry.float0.inputs]
+    sig = call.signature
+    return CallArgs(
+        sig._replace(
+            in_tree=tree_util.tree_structure([0] * len(kept)),
+            avals=tuple(sig.avals[i] for i in kept),
+            donated=tuple(sig.donated[i] for i in kept),
+        ),
+        [call.leaves[i] for i in kept],
+        [call.paths[i] for i in kept],
+        call.static_args,
+        call.static_kwargs,
+    )
+
+
+def with_float0_outputs(entry: CacheEntry, outs: Sequence[Any]) -> Any:
     """The output pytree: the program's outputs with the float0 leaves put back."""
     assert entry.float0 is not None
     leaves = list(outs)
@@ -716,30 +734,20 @@ class Jitted:
             outs = jit_call_p.bind(
                 *entry.captured, *leaves, program=entry.program, name=self.__name__
             )
-            return _with_float0_outputs(entry, outs)
+            return with_float0_outputs(entry, outs)
         for leaf, path in zip(call.leaves, call.paths, strict=True):
             if isinstance(leaf, ShapeDtypeStruct):
                 raise TypeError(
                     f"jit({self.__name__}): argument {path} is a ShapeDtypeStruct; use "
                     ".trace(...) or eval_shape for abstract arguments"
                 )
-        sig = call.signature
-        inner_call = CallArgs(
-            sig._replace(
-                in_tree=tree_util.tree_structure([0] * len(kept)),
-                avals=tuple(sig.avals[i] for i in kept),
-                donated=tuple(sig.donated[i] for i in kept),
-            ),
-            leaves,
-            [call.paths[i] for i in kept],
-            call.static_args,
-            call.static_kwargs,
-        )
         if plan.inner.donation.unusable and not entry.donation_warned:
             entry.donation_warned = True
             donation.warn_unusable(plan.inner.donation, self.__name__)
-        outs = backends.get(sig.backend).execute(self, plan.inner, inner_call)
-        return _with_float0_outputs(entry, outs)
+        outs = backends.get(call.signature.backend).execute(
+            self, plan.inner, float0_inner_call(entry, call)
+        )
+        return with_float0_outputs(entry, outs)
 
     def _quick_ref_call(self, entry: CacheEntry, args: tuple[Any, ...]) -> Any:
         """A repeated pjrt call with Ref arguments, all arguments flat leaves of
@@ -747,16 +755,19 @@ class Jitted:
         from refimpl import ref
 
         refs = [args[i] for i in entry.ref_leaves]
-        if len({id(r) for r in refs}) != len(refs) or getattr(self.fun, "__closure__", None):
+        ids = {id(r) for r in refs}
+        if len(ids) != len(refs) or ref.closes_over_any(self.fun, ids):
             self._ref_memo = None  # the full path checks (and raises)
             return self(*args)
         leaves = [a._value if type(a) is ref.Ref else a for a in args]
-        out, finals = tree_util.tree_unflatten(
-            entry.out_tree, _ref_fast_call(entry, self.__name__)(*leaves)
-        )
-        for r, value in zip(refs, finals, strict=True):
+        outs = _ref_fast_call(entry, self.__name__)(*leaves)
+        n_user = len(outs) - len(refs)
+        for r, value in zip(refs, outs[n_user:], strict=True):
             r._value = value
-        return out
+        user_tree = entry.out_tree.children()[0]
+        if user_tree == _NONE_TREE:  # a step returning nothing: no unflatten
+            return None
+        return tree_util.tree_unflatten(user_tree, outs[:n_user])
 
     def _bind_nested(self, entry: CacheEntry, call: CallArgs) -> Any:
         """Inside another trace: one ``jit`` equation holding our program.
@@ -823,6 +834,9 @@ def _shape_error_of(leaf: Any) -> ShapeError | None:
     except Exception:
         pass
     return None
+
+
+_NONE_TREE = tree_util.tree_structure(None)
 
 
 def _quick_key(args: tuple[Any, ...]) -> tuple | None:
