@@ -18,6 +18,15 @@ over its blocks, and the ratios ref/donated, ref/jax. The final parameters
 of the three loops must agree.
 
 Run: ``python benchmarks/ref_loop.py [--steps 1000] [--n 256]``.
+
+Two runs at commit 9414205 on the shared 2-core machine (load average 9-10,
+so the ratios move by tens of percent from run to run), median per step:
+ref 142 us, donated 157 us, jax 408 us (ref/donated 0.91, ref/jax 0.35);
+then ref 269 us, donated 240 us, jax 854 us (1.12, 0.32). Pointers were
+stable at every step in both. The remaining cost of the ref loop over the
+donated one is Python: about 20 us per call (the C++ fast path hands a call
+with Ref arguments to the Python ``Jitted``, which memoizes the last
+signature and runs the program as a C++ fast-path hit).
 """
 
 from __future__ import annotations
