@@ -238,3 +238,16 @@ def test_float0_kept_out_of_the_program():
     assert [(s.shape, np.dtype(s.dtype)) for s in shapes] == [
         (s.shape, np.dtype(s.dtype)) for s in jshapes
     ]
+
+
+def test_lowered_compiled_with_float0():
+    x, i, ti = np.float32(0.5), np.int32(3), np.zeros((), FLOAT0)
+
+    def run(api, ns):
+        return lambda x, i, tx, ti: api.jvp(_mixed(ns), (x, i), (tx, ti))
+
+    got = ri.jit(run(ri, rnp)).lower(x, i, x, ti).compile()(x, i, x, ti)
+    _assert_tree_matches_jax(got, jax.jit(run(jax, jnp)).lower(x, i, x, ti).compile()(x, i, x, ti))
+    grad_r = ri.jit(ri.grad(_mixed(rnp), argnums=(0, 1), allow_int=True)).lower(x, i).compile()
+    grad_j = jax.jit(jax.grad(_mixed(jnp), argnums=(0, 1), allow_int=True)).lower(x, i).compile()
+    _assert_tree_matches_jax(grad_r(x, i), grad_j(x, i))

@@ -347,6 +347,12 @@ class Compiled:
             donation.check_no_repeated_donation(
                 call.leaves, call.signature.donated, call.paths, name
             )
+        if traced.entry.float0 is not None:  # float0 leaves are not in the executable
+            from refimpl.transforms.jit import float0_inner_call, with_float0_outputs
+
+            inner = float0_inner_call(traced.entry, call)
+            outs = _run(traced.entry.float0.inner, inner, name, self._executables)
+            return with_float0_outputs(traced.entry, outs)
         outs = _run(traced.entry, call, name, self._executables)
         return tree_util.tree_unflatten(traced.entry.out_tree, outs)
 
