@@ -163,16 +163,20 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=256)
     parser.add_argument("--no-pjrt", action="store_true")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--only", choices=("revnet", "mlp"), default=None)
+    parser.add_argument("--mlp-batch", type=int, default=1024)
     args = parser.parse_args()
     mib = 2.0**20
     results: dict[str, Any] = {"batch": args.batch, "width": args.width, "rows": []}
-    plans = [("revnet", d, ("plain", "invertible")) for d in DEPTHS]
-    plans.append(("mlp", 16, ("plain", "checkpoint")))
-    for case, depth, kinds in plans:
-        row: dict[str, Any] = {"case": case, "depth": depth}
+    plans = [("revnet", d, ("plain", "invertible"), args.batch) for d in DEPTHS]
+    # a larger batch for the MLP: its activations must dominate the coarse RSS measure
+    plans.append(("mlp", 16, ("plain", "checkpoint"), args.mlp_batch))
+    plans = [p for p in plans if args.only in (None, p[0])]
+    for case, depth, kinds, batch in plans:
+        row: dict[str, Any] = {"case": case, "depth": depth, "batch": batch}
         ref_grads = None
         for kind in kinds:
-            loss, params, xs = make_case(case, kind, depth, args.batch, args.width)
+            loss, params, xs = make_case(case, kind, depth, batch, args.width)
             grads, peak = grads_with_peak_ref(loss, params, xs)
             if ref_grads is None:
                 ref_grads = grads
@@ -184,7 +188,7 @@ def main() -> None:
             row[f"{kind}_max_rel_err"] = err
             if not args.no_pjrt:
                 out = f"/tmp/memory_ad_{case}_{kind}_{depth}.npz"
-                row[f"pjrt_{kind}_mib"] = run_pjrt(case, kind, depth, args.batch, args.width, out)
+                row[f"pjrt_{kind}_mib"] = run_pjrt(case, kind, depth, batch, args.width, out)
                 row[f"pjrt_{kind}_mib"] /= mib
                 with np.load(out) as data:
                     got = [data[k] for k in sorted(data.files, key=lambda s: int(s.split("_")[1]))]

@@ -389,8 +389,26 @@ def checkpoint(
             return out_leaves
 
         avals = [tracing.get_aval(x, "checkpoint", i) for i, x in enumerate(leaves)]
-        origins = ["an argument of a checkpointed function"] * len(avals)
-        program, captured, _ = tracing.trace_to_program(flat_fun, avals, "checkpoint", origins)
+        key = None
+        if getattr(fun, "__closure__", None) is None:
+            # A closure may hold a different value (even a tracer) at each
+            # call; a function without one is traced once per types.
+            try:
+                key = (in_tree, tuple(avals), tuple((i, args[i]) for i in nums))
+                hash(key)
+            except TypeError:
+                key = None
+        hit = traces.get(key) if key is not None else None
+        if hit is not None:
+            program, captured, out_tree = hit[0], [], hit[1]
+        else:
+            origins = ["an argument of a checkpointed function"] * len(avals)
+            program, captured, _ = tracing.trace_to_program(flat_fun, avals, "checkpoint", origins)
+            out_tree = out_trees[0]
+            if key is not None and not captured:
+                # As jit's cache: the same function on the same types is traced
+                # once, so its derived Programs (and executables) are reused.
+                traces[key] = (program, out_tree)
         outs = remat_p.bind(
             *captured,
             *leaves,
@@ -399,7 +417,9 @@ def checkpoint(
             differentiated=False,
             policy=policy,
         )
-        return tree_util.tree_unflatten(out_trees[0], list(outs))
+        return tree_util.tree_unflatten(out_tree, list(outs))
+
+    traces: dict[Any, tuple[Program, Any]] = {}
 
     return remat_f
 

@@ -136,6 +136,38 @@ def test_static_argnums_and_closure():
         ri.checkpoint(f, policy="dots")
 
 
+_TRACES: list = []
+
+
+def _traced_f(x, n):
+    _TRACES.append(n)
+    return rnp.sin(x) * n
+
+
+def test_traced_once_per_types_and_statics():
+    traces = _TRACES
+    traces.clear()
+    cf = ri.checkpoint(_traced_f, static_argnums=(1,))
+    g = ri.grad(lambda x, n: cf(x, n).sum())
+    for n in (2.0, 2.0, 3.0):
+        _close(g(X, n), np.cos(X) * n)
+    _close(g(X[0], 2.0), np.cos(X[0]) * 2.0)
+    assert traces == [2.0, 3.0, 2.0]
+    # a function closing over a tracer is traced at every call (a cached
+    # Program would hold a dead tracer)
+    cell = {}
+    cw = ri.checkpoint(lambda x: x * cell["w"])
+
+    def h(w):
+        cell["w"] = w
+        return cw(X).sum()
+
+    for w in (1.0, 2.0):
+        _close(ri.grad(h)(w), X.sum())
+        cell["w"] = w  # now a constant of the trace
+        _close(ri.grad(lambda x: cw(x).sum())(X), np.full_like(X, w))
+
+
 def test_remat_alias_and_checkpoint_name_identity():
     assert ri.remat is ri.checkpoint
     _close(checkpoint_name(X, "a"), X)
