@@ -184,3 +184,14 @@ def test_backward_memory_flat_for_invertible_linear_for_plain():
     assert plain[1] > 4 * plain[0], plain  # grows with depth (8x the layers)
     assert inv[1] < 1.5 * inv[0], inv  # does not
     assert inv[1] < 0.25 * plain[1], (inv, plain)
+
+
+def test_grad_program_type_checks_and_rebuilds_in_the_backward_pass():
+    params, (x1, x2) = _params(2), _inputs()
+    program = ri.make_program(ri.grad(_loss("invertible"), (1, 2)))(params, x1, x2)
+    ri.check_program(program)
+    names = [e.primitive.name for e in program.walk_eqns()]
+    # forward: one invertible call; backward: the rebuilt activations
+    # (sub = y - tanh(...)) are part of the Program
+    assert names.count("invertible") == 1
+    assert "sub" in names and "invertible_lin" not in names
