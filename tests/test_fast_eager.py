@@ -161,3 +161,13 @@ def test_deleted_input_then_live_input():
         rnp.exp(dead)
     entries = list(rnp.exp._fast_cache.values())
     assert all(type(e) is tuple for e in entries)  # the key still takes the fast path
+
+
+def test_static_keys_are_bounded(monkeypatch):
+    from refimpl.backends import fast_functions
+
+    monkeypatch.setattr(fast_functions, "_MAX_KEYS", 3)
+    x = ri.device_put(np.arange(3, dtype=np.float32), ri.devices("pjrt")[0])
+    for i in range(6):  # each scalar is a static key; past 3, the normal path
+        np.testing.assert_array_equal(np.asarray(rnp.fmax(x, float(i))), np.fmax(np.arange(3), i))
+    assert len(rnp.fmax._fast_cache) == 3

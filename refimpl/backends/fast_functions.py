@@ -45,7 +45,10 @@ __all__ = ["fast_eager", "register", "wrap_module"]
 _factories: dict[type, Callable[[Callable[..., Any]], Any]] = {}
 _ARRAY = object()  # marks a dynamic argument's place in a key
 _SLOW = object()  # cache value: this static key takes the normal path
-_MAX_KEYS = 256  # per function; beyond it the cache restarts (static values vary without bound)
+# Per function. Static values can vary without bound (``multiply(x, i)`` in a
+# loop over ``i``): past this many keys a new key takes the normal path rather
+# than compiling again, so a loop costs at most this many compiles.
+_MAX_KEYS = 64
 _SCALARS = (type(None), bool, int, str, np.dtype)
 _REPR_KEYED = (float, complex, np.generic)
 
@@ -123,7 +126,7 @@ def fast_eager(function: Callable[..., Any]) -> Callable[..., Any]:
             return function(*args, **kwargs)
         if entry is None:
             if len(cache) >= _MAX_KEYS:
-                cache.clear()
+                return function(*args, **kwargs)
             specialized = _specialize(function, args, kwargs)
             entry = cache[key] = (make_jit(specialized), specialized)
         try:
