@@ -4,9 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <utility>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pjrt_abi.h"

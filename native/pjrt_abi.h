@@ -474,9 +474,9 @@ typedef struct PJRT_Executable_Serialize_Args {
   size_t struct_size;
   PJRT_Extension_Base* extension_start;
   const PJRT_Executable* executable;
-  const char* serialized_bytes;                     /* out */
-  size_t serialized_bytes_size;                     /* out */
-  PJRT_SerializedExecutable* serialized_executable; /* out, backs the bytes */
+  const char* serialized_bytes;                                           /* out */
+  size_t serialized_bytes_size;                                           /* out */
+  PJRT_SerializedExecutable* serialized_executable;                       /* out, backs the bytes */
   void (*serialized_executable_deleter)(PJRT_SerializedExecutable* exec); /* out */
 } PJRT_Executable_Serialize_Args;
 
@@ -498,7 +498,7 @@ typedef struct PJRT_Executable_GetCostAnalysis_Args {
   size_t struct_size;
   PJRT_Extension_Base* extension_start;
   PJRT_Executable* executable;
-  size_t num_properties;              /* out */
+  size_t num_properties;             /* out */
   const PJRT_NamedValue* properties; /* out */
 } PJRT_Executable_GetCostAnalysis_Args;
 
@@ -752,8 +752,7 @@ typedef struct PJRT_Api {
   PJRT_OpaqueFn PJRT_LoadedExecutable_Delete;
   PJRT_OpaqueFn PJRT_LoadedExecutable_IsDeleted;
   PJRT_Error* (*PJRT_LoadedExecutable_Execute)(PJRT_LoadedExecutable_Execute_Args* args);
-  PJRT_Error* (*PJRT_Executable_DeserializeAndLoad)(
-      PJRT_Executable_DeserializeAndLoad_Args* args);
+  PJRT_Error* (*PJRT_Executable_DeserializeAndLoad)(PJRT_Executable_DeserializeAndLoad_Args* args);
   PJRT_OpaqueFn PJRT_LoadedExecutable_Fingerprint;
 
   PJRT_Error* (*PJRT_Buffer_Destroy)(PJRT_Buffer_Destroy_Args* args);
