@@ -704,54 +704,6 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     return [s, u, vt], [ds, du, _mt(dv)]
 
 
-@svd_p.def_jvp
-def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
-    """With ``dS = U^H dA V``: ``ds = re diag(dS)``; for the vectors (thin
-    factors only, as JAX) ``dU = U (F o (dS S + S dS^H) + D) [+ (I - U U^H) dA V
-    S^-1]`` and ``dV = V (F o (S dS + dS^H S)) [+ (I - V V^H) dA^H U S^-1]``
-    with ``F[i, j] = 1 / (s_j^2 - s_i^2)`` (0 where equal) and ``D`` the
-    imaginary diagonal part ``(dS - dS^H) / 2 S^-1`` (JAX's formula)."""
-    rnp = _rnp()
-    (a,), (da,) = primals, tangents
-    if compute_uv and full_matrices:
-        outs = svd_p.bind(a, full_matrices=full_matrices, compute_uv=compute_uv)
-        if _is_zero(da):
-            return list(outs), [_zero_like(o) for o in outs]
-        raise NotImplementedError("svd: differentiation with full_matrices=True is not implemented")
-    s, u, vh = svd_p.bind(a, full_matrices=False, compute_uv=True)
-    if _is_zero(da):
-        zeros = [_zero_like(s), _zero_like(u), _zero_like(vh)]
-        return ([s, u, vh], zeros) if compute_uv else ([s], zeros[:1])
-    da = _tangent(da, a)
-    v = _h(vh)
-    ds_mat = rnp.matmul(_h(u), rnp.matmul(da, v))
-    ds = rnp.real(rnp.diagonal(ds_mat, axis1=-2, axis2=-1))
-    if not compute_uv:
-        return [s], [ds]
-    dtype = a.dtype
-    s_row = s[..., None, :]
-    s_col = rnp.swapaxes(s_row, -1, -2)
-    diffs = (s_row + s_col) * (s_row - s_col)
-    equal = diffs == 0
-    f = rnp.where(equal, 0, 1 / rnp.where(equal, 1, diffs)).astype(dtype)
-    dss = s_row.astype(dtype) * ds_mat
-    sds = s_col.astype(dtype) * ds_mat
-    s_inv = rnp.where(s == 0, 0, 1 / rnp.where(s == 0, 1, s))
-    k = s.shape[-1]
-    s_inv_mat = rnp.eye(k, dtype=dtype) * s_inv[..., None, :].astype(dtype)
-    d_diag = 0.5 * (ds_mat - _h(ds_mat)) * s_inv_mat
-    du = rnp.matmul(u, f * (dss + _h(dss)) + d_diag)
-    dv = rnp.matmul(v, f * (sds + _h(sds)))
-    m, n = a.shape[-2:]
-    if m > n:
-        dav = rnp.matmul(da, v)
-        du = du + (dav - rnp.matmul(u, rnp.matmul(_h(u), dav))) / s_row.astype(dtype)
-    if n > m:
-        dahu = rnp.matmul(_h(da), u)
-        dv = dv + (dahu - rnp.matmul(v, rnp.matmul(vh, dahu))) / s_row.astype(dtype)
-    return [s, u, vh], [ds, du, _h(dv)]
-
-
 # --- batching: every decomposition maps over leading axes ----------------------------------------
 
 
