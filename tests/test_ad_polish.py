@@ -95,6 +95,27 @@ def test_weak_type_of_gradient_matches_jax(fn, backend):
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["sort", "cumprod", "cummax", "cummin", "cumsum"])
+@pytest.mark.parametrize("shape", [(1,), (5,), (2, 3)])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_weak_type_of_scan_and_sort_tangents_matches_jax(name, shape, reverse):
+    if name == "sort" and reverse:
+        pytest.skip("sort has no reverse")
+    kw = {} if name == "sort" else {"axis": 0, "reverse": reverse}
+
+    def fn(ns, L):
+        return lambda x: getattr(L, name)(ns.broadcast_to(x, shape), **kw)
+
+    cts = np.linspace(1, 2, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    _, t = ri.jvp(fn(rnp, rlax), (2.0,), (1.0,))
+    _, jt = jax.jvp(fn(jnp, jax.lax), (2.0,), (1.0,))
+    (ct,) = ri.vjp(fn(rnp, rlax), 2.0)[1](cts)
+    (jct,) = jax.vjp(fn(jnp, jax.lax), 2.0)[1](cts)
+    assert (t.weak_type, ct.weak_type) == (jt.weak_type, jct.weak_type)
+    np.testing.assert_allclose(np.asarray(t), np.asarray(jt), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(ct), np.asarray(jct), rtol=1e-6)
+
+
 # --- grad's seed is a literal -----------------------------------------------------------
 
 

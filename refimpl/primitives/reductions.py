@@ -625,7 +625,9 @@ def _interleave(evens: Any, odds: Any, axis: int) -> Any:
     odd_config = [(0, 0, 0)] * aval.ndim
     even_config[axis] = (0, 1 if n_even == n_odd else 0, 1)
     odd_config[axis] = (1, 0 if n_even == n_odd else 1, 1)
-    zero = ad_helpers.scalar(0, aval)
+    # a strong zero, as JAX's (a NumPy constant): the interleaved result is
+    # strong even for weak operands, so cumprod's tangent of a weak input is
+    zero = ad_helpers.scalar(0, aval.update(weak_type=False))
     spread_evens = structural.pad_p.bind(evens, zero, padding_config=tuple(even_config))
     spread_odds = structural.pad_p.bind(odds, zero, padding_config=tuple(odd_config))
     return ew.add(spread_evens, spread_odds)
