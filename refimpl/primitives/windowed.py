@@ -336,7 +336,8 @@ def reduce_window(
     from refimpl.primitives import elementwise
 
     names = {elementwise.add: "sum", elementwise.max: "max", elementwise.min: "min"}
-    kind = names.get(computation)
+    # the exported lax functions may be wrappers (eager fast paths): compare what they wrap
+    kind = names.get(getattr(computation, "__wrapped__", computation))
     if kind is None:
         raise NotImplementedError(
             "reduce_window: only lax.add, lax.max and lax.min are supported as computation"
