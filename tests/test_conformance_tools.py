@@ -227,25 +227,23 @@ def test_an_implementation_asked_for_that_cannot_run_is_an_error(broken_impl, ca
     ]
 
 
-def test_left_out_implementation_is_named_and_require_native_is_honoured(
-    broken_impl, monkeypatch, capsys
-):
-    monkeypatch.setattr(impls_mod, "get", _get_with_broken_pjrt(impls_mod.get, broken_impl))
+def test_left_out_implementation_is_named_and_require_native_is_honoured(monkeypatch, capsys):
+    class BrokenPjrt(_Broken):
+        name = "pjrt"
+
+    # only ref, jax and a pjrt that cannot load are registered (other tests register fakes)
+    registry = {"ref": impls_mod._REGISTRY["ref"], "pjrt": BrokenPjrt}
+    monkeypatch.setattr(impls_mod, "_REGISTRY", registry)
+    monkeypatch.setattr(impls_mod, "_INSTANCES", {"ref": impls_mod.get("ref")})
     monkeypatch.delenv("REFIMPL_REQUIRE_NATIVE", raising=False)
     assert cli_main(["-k", "lax.add/f32/(3,4)x", "--no-progress"]) == 0
     out = capsys.readouterr().out
+    assert out.startswith("conformance: 3 cases x 1 implementations (ref)"), out
     assert "pjrt: not run (refimpl._pjrt is not built/installed (second line))" in out, out
     monkeypatch.setenv("REFIMPL_REQUIRE_NATIVE", "1")
     assert cli_main(["-k", "lax.add/f32/(3,4)x", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "'pjrt' cannot run here (REFIMPL_REQUIRE_NATIVE=1)" in err
-
-
-def _get_with_broken_pjrt(get, broken):
-    def patched(name):
-        return get(broken) if name == "pjrt" else get(name)
-
-    return patched
 
 
 def test_summary_hides_all_pass_groups_and_ends_with_the_differences(capsys):
