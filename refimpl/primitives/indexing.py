@@ -455,9 +455,7 @@ def _dynamic_slice_batch(args, dims, *, slice_sizes):
     bd, *start_dims = dims
     size = batching.axis_size_of(args, dims)
     if all(d is None for d in start_dims):
-        start_dtype = (
-            tracing.get_aval(starts[0], "dynamic_slice", 1).dtype if starts else np.int32
-        )
+        start_dtype = tracing.get_aval(starts[0], "dynamic_slice", 1).dtype if starts else np.int32
         starts = list(starts)
         starts.insert(bd, np.zeros((), start_dtype))
         sizes = list(slice_sizes)

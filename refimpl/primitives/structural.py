@@ -599,9 +599,7 @@ def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
         strides = list(strides)
         strides.insert(bd, 1)
         strides = tuple(strides)
-    out = slice_p.bind(
-        x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=strides
-    )
+    out = slice_p.bind(x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=strides)
     return out, bd
 
 
