@@ -484,10 +484,9 @@ def scan_with_refs(run_scan: Callable[[Callable, Any], Any], f: Callable, init: 
         snapshot.restore()  # a second trace of the body must not see the first's writes
         return checked(carry, x)
 
-    result, touched, _ = _probe_with(snapshot, lambda: run_scan(probing, init))
+    touched = _probe_with(snapshot, lambda: run_scan(probing, init))
     if not touched:
-        return result
-    snapshot.restore()
+        return run_scan(checked, init)
     depth = _depth_now()
 
     def threaded(carry: Any, x: Any) -> Any:
@@ -526,12 +525,9 @@ def switch_with_refs(
             raise ValueError(
                 "cond: a mutable array reference cannot be passed as an operand; close over it"
             )
-    result, touched, _ = _probe_with(
-        snapshot, lambda: run_switch([checking(b) for b in branches], ops)
-    )
+    touched = _probe_with(snapshot, lambda: run_switch([checking(b) for b in branches], ops))
     if not touched:
-        return result
-    snapshot.restore()
+        return run_switch([checking(b) for b in branches], ops)
     depth = _depth_now()
 
     def threading(branch: Callable) -> Callable:
@@ -565,14 +561,22 @@ class _Snapshot:
             ref._value = value
 
 
-def _probe_with(snapshot: _Snapshot, run: Callable[[], Any]) -> tuple[Any, list[Ref], Any]:
+def _probe_with(snapshot: _Snapshot, run: Callable[[], Any]) -> list[Ref]:
+    """The refs made outside that the bodies of ``run()`` touch.
+
+    ``run()`` is only traced, inside a throwaway staging trace: the loop is
+    not executed (unthreaded, a while loop reading a ref could never end),
+    and the refs' values are restored afterwards.
+    """
     scope = _SnapshotScope(snapshot, _depth_now())
     _scopes.stack.append(scope)
     try:
-        result = run()
+        with tracing.new_trace("ref probe"):
+            run()
     finally:
         _scopes.stack.remove(scope)
-    return result, list(scope.touched.values()), None
+        snapshot.restore()
+    return list(scope.touched.values())
 
 
 class _SnapshotScope(_Scope):
