@@ -272,3 +272,17 @@ def test_lowered_compiled_with_float0():
     grad_r = ri.jit(ri.grad(_mixed(rnp), argnums=(0, 1), allow_int=True)).lower(x, i).compile()
     grad_j = jax.jit(jax.grad(_mixed(jnp), argnums=(0, 1), allow_int=True)).lower(x, i).compile()
     _assert_tree_matches_jax(grad_r(x, i), grad_j(x, i))
+
+
+def test_float0_with_ref_arguments_is_a_clear_error():
+    # a documented limit (JAX supports it): named, not "unsupported dtype"
+    r = ri.new_ref(np.float32(1.0))
+    with pytest.raises(NotImplementedError, match=r"jit\(<lambda>\): float0 arguments"):
+        ri.jit(lambda t, r: t)(np.zeros(2, FLOAT0), r)
+
+    def step(x, i, r):
+        r[...] = r[...] + x
+        return ri.grad(_mixed(rnp), argnums=(0, 1), allow_int=True)(x, i)
+
+    with pytest.raises(NotImplementedError, match=r"jit\(step\): float0 outputs"):
+        ri.jit(step)(np.float32(0.5), np.int32(3), r)

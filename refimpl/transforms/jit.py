@@ -577,11 +577,16 @@ class Jitted:
         if not ref_leaves and any(_is_float0_aval(a) for a in sig.avals):
             return self._trace_float0(call, flat_fun, out_trees, origins)
         float0_out: list[tuple[int, tuple[int, ...]]] = []
-        traced_fun = flat_fun
-        if not ref_leaves:
+        if ref_leaves and any(_is_float0_aval(a) for a in sig.avals):
+            raise NotImplementedError(_float0_with_refs(self.__name__, "arguments"))
 
-            def traced_fun(*tracers: Any) -> list[Any]:
-                return _drop_float0_outputs(flat_fun(*tracers), float0_out)
+        def traced_fun(*tracers: Any) -> list[Any]:
+            outs = flat_fun(*tracers)
+            if ref_leaves:
+                if any(_is_float0_value(out) for out in outs):
+                    raise NotImplementedError(_float0_with_refs(self.__name__, "outputs"))
+                return outs
+            return _drop_float0_outputs(outs, float0_out)
 
         program, captured, _ = tracing.trace_to_program(
             traced_fun, trace_avals, self.__name__, origins
@@ -788,6 +793,13 @@ class Jitted:
 
     def lower(self, *args: Any, **kwargs: Any) -> Any:
         return self.trace(*args, **kwargs).lower()
+
+
+def _float0_with_refs(name: str, what: str) -> str:
+    return (
+        f"jit({name}): float0 {what} (tangents of integers) in a function with Ref "
+        "arguments are not supported; differentiate inside the jitted function"
+    )
 
 
 def _drop_float0_outputs(outs: list[Any], float0_out: list) -> list[Any]:
