@@ -41,6 +41,19 @@ def _jit_call_lowering(ctx: Any, *args: Any, program: Program, name: str) -> lis
     return ctx.call(program, name, args)
 
 
+@jit_call_p.def_batch
+def _jit_call_batch(args: list, dims: list, *, program: Program, name: str):
+    """Still one ``jit`` equation: its program batched (batch axes first)."""
+    from refimpl.transforms import batching
+
+    frame = batching.current_frame()
+    in_batched = [d is not None for d in dims]
+    moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    new_program, out_batched = batching.batch_subprogram(program, in_batched, frame, name=name)
+    outs = jit_call_p.bind(*moved, program=new_program, name=name)
+    return list(outs), [0 if b else None for b in out_batched]
+
+
 # --- differentiation: the sub-program is transformed once (memoized per program) and
 # stays one call equation.
 
@@ -105,16 +118,3 @@ def _fill_zeros(values: list, nonzero: list[bool], avals: list[ShapedArray]) -> 
 
     it = iter(values)
     return [next(it) if nz else Zero(tangent_aval(a)) for nz, a in zip(nonzero, avals, strict=True)]
-
-
-@jit_call_p.def_batch
-def _jit_call_batch(args: list, dims: list, *, program: Program, name: str):
-    """Still one ``jit`` equation: its program batched (batch axes first)."""
-    from refimpl.transforms import batching
-
-    frame = batching.current_frame()
-    in_batched = [d is not None for d in dims]
-    moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-    new_program, out_batched = batching.batch_subprogram(program, in_batched, frame, name=name)
-    outs = jit_call_p.bind(*moved, program=new_program, name=name)
-    return list(outs), [0 if b else None for b in out_batched]
