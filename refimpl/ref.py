@@ -36,6 +36,7 @@ value whose dtype or shape differs from the ref's slot.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -55,7 +56,10 @@ class _Scopes(threading.local):
 
 
 _scopes = _Scopes()
-_any_ref = [False]  # has any Ref been made? (the control-flow hooks do nothing until then)
+# Every Ref alive now. scan/cond/switch probe their bodies for ref accesses
+# (an extra trace) only while some Ref is alive, so programs that never use
+# refs, or run after their refs are gone, trace exactly as often as in JAX.
+_live_refs: weakref.WeakSet = weakref.WeakSet()
 
 
 class _Scope:
@@ -84,6 +88,7 @@ class Ref:
     def __init__(self, value: Any, depth: int) -> None:
         self._value = value
         self._depth = depth
+        _live_refs.add(self)
 
     # -- the held array's type --
 
@@ -149,7 +154,6 @@ def new_ref(init_val: Any) -> Ref:
 
     if isinstance(init_val, Ref):
         raise TypeError("new_ref: init_val is already a Ref; pass freeze(ref) or ref[...]")
-    _any_ref[0] = True
     if isinstance(init_val, tracing.Tracer):
         value = rnp.asarray(init_val)
     else:  # a fresh buffer on the current backend's default device (or init_val's)
@@ -590,7 +594,8 @@ class _SnapshotScope(_Scope):
 
 
 def any_ref_made() -> bool:
-    return _any_ref[0]
+    """Is some Ref alive (so a control-flow body may touch one)?"""
+    return len(_live_refs) > 0
 
 
 def _aval_handler(ref: Ref) -> AbstractRef:

@@ -19,3 +19,18 @@ def _restore_config():
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_trace(request):
+    """A test must leave no active trace behind: a leaked trace makes later
+    eager code run as if traced (staged, off the fast path)."""
+    from refimpl import tracing
+
+    yield
+    leaked = list(tracing._builders)
+    if leaked:
+        tracing._builders.clear()
+        tracing._stack.__dict__.clear()
+        tracing._stack.__init__()
+        pytest.fail(f"{request.node.nodeid} left active traces behind: {leaked}")
