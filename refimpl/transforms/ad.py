@@ -499,6 +499,27 @@ class _Pullback:
         return tu.tree_unflatten(self.in_tree, grads)
 
 
+def _flat_with_aux(
+    fun: Callable, in_tree: Any, has_aux: bool, api: str, out_info: list[Any]
+) -> Callable[..., list[Any]]:
+    """``fun`` on flat leaves returning ``out leaves + aux leaves``; each call
+    appends ``(out_tree, number of out leaves, aux_tree or None)`` to ``out_info``."""
+    tu = _tree()
+
+    def flat_fun(*xs: Any) -> list[Any]:
+        out = fun(*tu.tree_unflatten(in_tree, list(xs)))
+        if has_aux:
+            out, aux = _split_aux(api, out)
+            aux_leaves, aux_tree = tu.tree_flatten(aux)
+        else:
+            aux_leaves, aux_tree = [], None
+        out_leaves, out_tree = tu.tree_flatten(out)
+        out_info.append((out_tree, len(out_leaves), aux_tree))
+        return out_leaves + aux_leaves
+
+    return flat_fun
+
+
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False, reduce_axes: Any = ()) -> Any:
     """``jax.vjp``: ``(fun(*primals), pullback[, aux])`` where ``pullback(ct)``
     returns the tuple of input cotangents ``ct . d fun(primals)``."""
@@ -507,17 +528,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False, reduce_axes: Any = 
     tu = _tree()
     leaves, in_tree = tu.tree_flatten(tuple(primals))
     out_info: list[Any] = []
-
-    def flat_fun(*xs: Any) -> list[Any]:
-        out = fun(*tu.tree_unflatten(in_tree, list(xs)))
-        if has_aux:
-            out, aux = _split_aux("vjp", out)
-            aux_leaves, aux_tree = tu.tree_flatten(aux)
-        else:
-            aux_leaves, aux_tree = [], None
-        out_leaves, out_tree = tu.tree_flatten(out)
-        out_info.append((out_tree, len(out_leaves), aux_tree))
-        return out_leaves + aux_leaves
+    flat_fun = _flat_with_aux(fun, in_tree, has_aux, "vjp", out_info)
 
     nonzero = [_differentiable(x) for x in leaves]
     lin = linearize_flat(flat_fun, leaves, nonzero)
@@ -933,17 +944,7 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     tu = _tree()
     leaves, in_tree = tu.tree_flatten(tuple(primals))
     out_info: list[Any] = []
-
-    def flat_fun(*xs: Any) -> list[Any]:
-        out = fun(*tu.tree_unflatten(in_tree, list(xs)))
-        if has_aux:
-            out, aux = _split_aux("linearize", out)
-            aux_leaves, aux_tree = tu.tree_flatten(aux)
-        else:
-            aux_leaves, aux_tree = [], None
-        out_leaves, out_tree = tu.tree_flatten(out)
-        out_info.append((out_tree, len(out_leaves), aux_tree))
-        return out_leaves + aux_leaves
+    flat_fun = _flat_with_aux(fun, in_tree, has_aux, "linearize", out_info)
 
     nonzero = [_differentiable(x) for x in leaves]
     full = linearize_flat(flat_fun, leaves, nonzero)
