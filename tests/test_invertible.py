@@ -179,8 +179,10 @@ def _backward_peak(kind, depth):
 
 
 def test_backward_memory_flat_for_invertible_linear_for_plain():
-    inv = [_backward_peak("invertible", d) for d in (4, 32)]
-    plain = [_backward_peak("plain", d) for d in (4, 32)]
+    # The minimum of two runs: a first run can allocate one-off caches (rule
+    # tables, interned avals) that are not part of the backward pass's peak.
+    inv = [min(_backward_peak("invertible", d) for _ in range(2)) for d in (4, 32)]
+    plain = [min(_backward_peak("plain", d) for _ in range(2)) for d in (4, 32)]
     assert plain[1] > 4 * plain[0], plain  # grows with depth (8x the layers)
     assert inv[1] < 1.5 * inv[0], inv  # does not
     assert inv[1] < 0.25 * plain[1], (inv, plain)
