@@ -579,3 +579,27 @@ def test_collective_transposes_under_vmap(name, ours, theirs):
     x = np.arange(1, 13, dtype=np.float32).reshape(4, 3)
     got = ri.vmap(ri.grad(ours), axis_name="i")(x)
     assert_close(got, jax.vmap(jax.grad(theirs), axis_name="i")(x))
+
+
+@pytest.mark.parametrize("out_axes", [0, 1])
+def test_vmap_of_grad_with_float0_tangents_matches_jax(out_axes):
+    x = np.arange(6, dtype=np.int32).reshape(3, 2)
+    y = np.linspace(0.5, 2.0, 6, dtype=np.float32).reshape(3, 2)
+
+    def f(a, b):
+        return (a * b).sum()
+
+    got = ri.vmap(ri.grad(f, argnums=(0, 1), allow_int=True), out_axes=out_axes)(x, y)
+    want = jax.vmap(jax.grad(f, argnums=(0, 1), allow_int=True), out_axes=out_axes)(x, y)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape
+    np.testing.assert_array_equal(np.asarray(got[1]), np.asarray(want[1]))
+
+
+def test_vmap_of_jvp_with_a_float0_tangent_matches_jax():
+    x = np.arange(3, dtype=np.int32)
+    t = np.zeros((), dtype=jax.dtypes.float0)
+    got = ri.vmap(lambda a: ri.jvp(lambda u: u * 2, (a,), (t,)))(x)
+    want = jax.vmap(lambda a: jax.jvp(lambda u: u * 2, (a,), (t,)))(x)
+    assert [(g.dtype, g.shape) for g in got] == [(w.dtype, w.shape) for w in want]
+    np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(want[0]))

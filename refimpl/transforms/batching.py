@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import tracing, tree_util
+from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Literal, Program
 
 # --- the axis being batched --------------------------------------------------------------
@@ -563,6 +563,9 @@ def _vmap_call(
                 )
             results.append(out)
             continue
+        if _is_float0(out):
+            results.append(_float0_batched(out, dim, size, want, index))
+            continue
         rank = tracing.get_aval(out, "vmap", index).ndim + (1 if dim is None else 0)
         if not -rank <= want < rank:
             raise ValueError(
@@ -573,10 +576,31 @@ def _vmap_call(
     return out_tree.unflatten([as_array(r) for r in results])
 
 
+def _is_float0(x: Any) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype == dtypes.float0
+
+
+def _float0_batched(out: np.ndarray, dim: int | None, size: int, want: int, index: int) -> Any:
+    """A float0 output (a tangent that carries no data, e.g. of an integer
+    input) with the batch axis at ``want``: float0 values are never traced,
+    so this is a NumPy array of the batched shape, as JAX returns."""
+    rank = out.ndim + (1 if dim is None else 0)
+    if not -rank <= want < rank:
+        raise ValueError(
+            f"vmap out_axes specification {want} is out of bounds for output leaf {index} "
+            f"of rank {rank} (including the mapped axis)"
+        )
+    if dim is not None:
+        return np.moveaxis(out, dim, want % rank)
+    shape = list(out.shape)
+    shape.insert(want % rank, size)
+    return np.zeros(shape, dtypes.float0)
+
+
 def as_array(x: Any) -> Any:
     """An array for a value a user receives: program literals and constants,
     and unmapped inputs returned as they are, become arrays (weak type kept)."""
-    if isinstance(x, tracing.Tracer) or not tracing.is_array_like(x):
+    if isinstance(x, tracing.Tracer) or not tracing.is_array_like(x) or _is_float0(x):
         return x
     if isinstance(x, (np.ndarray, np.generic, tracing.TypedScalar)) or isinstance(
         x, (bool, int, float, complex)
