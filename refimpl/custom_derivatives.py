@@ -292,20 +292,58 @@ def _custom_jvp_call_jvp(primals, tangents, *, call, jvp, num_consts, symbolic_z
 custom_jvp_call_p.def_jvp(_custom_jvp_call_jvp)
 
 
-class custom_jvp:
+class _CustomFunction:
+    """What ``custom_jvp`` and ``custom_vjp`` share: the wrapped function, its
+    ``nondiff_argnums``, method binding, and the call: keyword arguments
+    resolved to positions; outside a trace the function itself runs (its
+    rules matter only to transformations); under a trace the primal is traced
+    into a Program and bound as one call equation carrying the rules."""
+
+    _kind = ""
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
+        if not callable(fun):
+            raise TypeError(f"{self._kind}: fun must be callable, got {type(fun).__name__}")
+        self.fun = fun
+        self.nondiff_argnums = _check_nondiff_argnums(self._kind, nondiff_argnums)
+        self.symbolic_zeros = False
+        functools.update_wrapper(self, fun)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        missing = self._missing_rule(_name(self.fun))
+        if missing is not None:
+            raise AttributeError(missing)
+        args = _resolve_kwargs(self._kind, self.fun, args, kwargs)
+        if not tracing.is_tracing():
+            return self.fun(*args)
+        split = _Split(self._kind, args, self.nondiff_argnums)
+        program, captured, out_tree = _trace_primal(self._kind, self.fun, split)
+        outs = self._bind(captured, split, program, out_tree)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    def _missing_rule(self, name: str) -> str | None:
+        raise NotImplementedError
+
+    def _bind(self, captured: list, split: _Split, program: Program, out_tree: Any) -> list:
+        raise NotImplementedError
+
+
+class custom_jvp(_CustomFunction):
     """``jax.custom_jvp``: ``f = custom_jvp(fun)``, then ``f.defjvp(rule)`` with
     ``rule(primals, tangents) -> (primal_out, tangent_out)`` (``primals`` and
     ``tangents`` are tuples of the differentiated arguments; arguments in
     ``nondiff_argnums`` come first, as given), or ``f.defjvps(*rules)``."""
 
+    _kind = "custom_jvp"
+
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
-        if not callable(fun):
-            raise TypeError(f"custom_jvp: fun must be callable, got {type(fun).__name__}")
-        self.fun = fun
-        self.nondiff_argnums = _check_nondiff_argnums("custom_jvp", nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.jvp: Callable | None = None
-        self.symbolic_zeros = False
-        functools.update_wrapper(self, fun)
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
         self.jvp = jvp
@@ -337,30 +375,20 @@ class custom_jvp:
 
         self.defjvp(jvp)
 
-    def __get__(self, instance: Any, owner: Any = None) -> Any:
-        if instance is None:
-            return self
-        return functools.partial(self, instance)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        name = _name(self.fun)
+    def _missing_rule(self, name: str) -> str | None:
         if self.jvp is None:
-            raise AttributeError(f"No JVP defined for custom_jvp function {name} using defjvp.")
-        args = _resolve_kwargs("custom_jvp", self.fun, args, kwargs)
-        if not tracing.is_tracing():
-            return self.fun(*args)
-        split = _Split("custom_jvp", args, self.nondiff_argnums)
-        program, captured, out_tree = _trace_primal("custom_jvp", self.fun, split)
-        rule = _JVPRule(self, split, out_tree, program.out_avals)
-        outs = custom_jvp_call_p.bind(
+            return f"No JVP defined for custom_jvp function {name} using defjvp."
+        return None
+
+    def _bind(self, captured: list, split: _Split, program: Program, out_tree: Any) -> list:
+        return custom_jvp_call_p.bind(
             *captured,
             *split.leaves,
             call=program,
-            jvp=rule,
+            jvp=_JVPRule(self, split, out_tree, program.out_avals),
             num_consts=len(captured),
             symbolic_zeros=self.symbolic_zeros,
         )
-        return tree_util.tree_unflatten(out_tree, outs)
 
 
 # --- custom_vjp ---------------------------------------------------------------------------
@@ -537,22 +565,19 @@ def _custom_lin_transpose(cts, *args, num_res, rules, res_tree, in_nonzero, in_a
     return result
 
 
-class custom_vjp:
+class custom_vjp(_CustomFunction):
     """``jax.custom_vjp``: ``f = custom_vjp(fun)``, then ``f.defvjp(fwd, bwd)``:
     ``fwd(*args) -> (out, residuals)``, ``bwd(residuals, out_cotangent) ->``
     a tuple with one cotangent per differentiated argument (``None`` for zero).
     Arguments in ``nondiff_argnums`` come first in ``bwd``'s arguments."""
 
+    _kind = "custom_vjp"
+
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
-        if not callable(fun):
-            raise TypeError(f"custom_vjp: fun must be callable, got {type(fun).__name__}")
-        self.fun = fun
-        self.nondiff_argnums = _check_nondiff_argnums("custom_vjp", nondiff_argnums)
+        super().__init__(fun, nondiff_argnums)
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
-        self.symbolic_zeros = False
         self.optimize_remat = False
-        functools.update_wrapper(self, fun)
 
     def defvjp(
         self,
@@ -571,30 +596,20 @@ class custom_vjp:
         # fwd is traced into a remat_opt equation (refimpl/ad_checkpoint.py).
         self.optimize_remat = bool(optimize_remat)
 
-    def __get__(self, instance: Any, owner: Any = None) -> Any:
-        if instance is None:
-            return self
-        return functools.partial(self, instance)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        name = _name(self.fun)
+    def _missing_rule(self, name: str) -> str | None:
         if self.fwd is None or self.bwd is None:
-            raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
-        args = _resolve_kwargs("custom_vjp", self.fun, args, kwargs)
-        if not tracing.is_tracing():
-            return self.fun(*args)
-        split = _Split("custom_vjp", args, self.nondiff_argnums)
-        program, captured, out_tree = _trace_primal("custom_vjp", self.fun, split)
-        rules = _VJPRules(self, split, out_tree, program.out_avals)
-        outs = custom_vjp_call_p.bind(
+            return f"No VJP defined for custom_vjp function {name} using defvjp."
+        return None
+
+    def _bind(self, captured: list, split: _Split, program: Program, out_tree: Any) -> list:
+        return custom_vjp_call_p.bind(
             *captured,
             *split.leaves,
             call=program,
-            rules=rules,
+            rules=_VJPRules(self, split, out_tree, program.out_avals),
             num_consts=len(captured),
             symbolic_zeros=self.symbolic_zeros,
         )
-        return tree_util.tree_unflatten(out_tree, outs)
 
 
 # --- vmap of functions with custom rules -----------------------------------------------------
