@@ -35,6 +35,7 @@ value whose dtype or shape differs from the ref's slot.
 
 from __future__ import annotations
 
+import gc
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -60,6 +61,11 @@ _scopes = _Scopes()
 # (an extra trace) only while some Ref is alive, so programs that never use
 # refs, or run after their refs are gone, trace exactly as often as in JAX.
 _live_refs: weakref.WeakSet = weakref.WeakSet()
+# Refs made so far, and that count when the garbage was last collected for
+# any_ref_made: a dead Ref caught in a reference cycle (an exception's
+# traceback holding the frame that made it, a closure) stays in _live_refs
+# until the cyclic collector runs, and would keep the probes on.
+_made = [0, -1]
 
 
 class _Scope:
@@ -89,6 +95,7 @@ class Ref:
         self._value = value
         self._depth = depth
         _live_refs.add(self)
+        _made[0] += 1
 
     # -- the held array's type --
 
@@ -594,7 +601,15 @@ class _SnapshotScope(_Scope):
 
 
 def any_ref_made() -> bool:
-    """Is some Ref alive (so a control-flow body may touch one)?"""
+    """Is some Ref alive (so a control-flow body may touch one)?
+
+    Collects cyclic garbage once per batch of new refs, so that only refs
+    really alive count (see ``_made``)."""
+    if not _live_refs:
+        return False
+    if _made[1] != _made[0]:
+        _made[1] = _made[0]
+        gc.collect()
     return len(_live_refs) > 0
 
 

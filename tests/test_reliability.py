@@ -9,6 +9,7 @@ they reach a plugin) the test states the SPEC's rule.
 from __future__ import annotations
 
 import functools
+import gc
 import threading
 
 import jax
@@ -437,3 +438,35 @@ def test_deep_pytree_argument_is_a_clear_recursion_error(backend):
     with pytest.raises(RecursionError, match="while flattening the arguments of a jitted"):
         f(deep)
     assert np.asarray(f([[np.float32(1.0)]])) == 0.0  # and the function still works
+
+
+def test_a_dead_ref_in_a_reference_cycle_does_not_change_trace_counts():
+    # An exception kept in the frame that made a ref forms a cycle
+    # (exception -> traceback -> frame -> exception) that keeps the dead ref
+    # until the cyclic collector runs; cond must still trace each branch once,
+    # as JAX does.
+    def make_garbage_ref():
+        ref = ri.new_ref(np.zeros(3, np.float32))  # noqa: F841 - dies with the frame
+        try:
+            raise ValueError("kept")
+        except ValueError as error:
+            kept = error  # noqa: F841
+
+    counts = {}
+    gc.collect()
+    gc.disable()  # the automatic collector must not happen to free the ref first
+    try:
+        for lib in (ri, jax):
+            make_garbage_ref()
+            traces = []
+
+            def true_fun(x, traces=traces):
+                traces.append(1)
+                return x + 1
+
+            f = lib.jit(lambda x, t=true_fun, c=lib.lax.cond: c(x.sum() > 0, t, lambda v: v - 1, x))
+            np.testing.assert_array_equal(np.asarray(f(np.ones(3, np.float32))), np.full(3, 2.0))
+            counts[lib.__name__] = len(traces)
+    finally:
+        gc.enable()
+    assert counts == {"refimpl": 1, "jax": 1}
