@@ -523,23 +523,37 @@ def _flat_with_aux(
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False, reduce_axes: Any = ()) -> Any:
     """``jax.vjp``: ``(fun(*primals), pullback[, aux])`` where ``pullback(ct)``
     returns the tuple of input cotangents ``ct . d fun(primals)``."""
-    if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun!r}")
-    tu = _tree()
-    leaves, in_tree = tu.tree_flatten(tuple(primals))
-    out_info: list[Any] = []
-    flat_fun = _flat_with_aux(fun, in_tree, has_aux, "vjp", out_info)
+    user = _UserLinearization(fun, primals, has_aux, "vjp")
+    pullback = _Pullback(user.lin, user.in_tree, user.leaves, user.out_tree)
+    return user.results(pullback)
 
-    nonzero = [_differentiable(x) for x in leaves]
-    lin = linearize_flat(flat_fun, leaves, nonzero)
-    out_tree, n_out, aux_tree = out_info[0]
-    outs = lin.primals_out
-    lin = _drop_outputs(lin, n_out)
-    pullback = _Pullback(lin, in_tree, leaves, out_tree)
-    primal_out = tu.tree_unflatten(out_tree, _users(outs[:n_out]))
-    if has_aux:
-        return primal_out, pullback, tu.tree_unflatten(aux_tree, _users(outs[n_out:]))
-    return primal_out, pullback
+
+class _UserLinearization:
+    """What ``vjp`` and ``linearize`` share: ``fun`` (pytrees in and out,
+    maybe with aux) linearized at ``primals`` on flat leaves; ``lin`` has the
+    differentiated outputs only, ``results`` builds the API's return value."""
+
+    def __init__(self, fun: Callable, primals: tuple, has_aux: bool, api: str) -> None:
+        if not callable(fun):
+            raise TypeError(f"Expected a callable value, got {fun!r}")
+        self.tu = _tree()
+        self.has_aux = has_aux
+        self.leaves, self.in_tree = self.tu.tree_flatten(tuple(primals))
+        out_info: list[Any] = []
+        flat_fun = _flat_with_aux(fun, self.in_tree, has_aux, api, out_info)
+        self.nonzero = [_differentiable(x) for x in self.leaves]
+        full = linearize_flat(flat_fun, self.leaves, self.nonzero)
+        self.out_tree, self.n_out, self.aux_tree = out_info[0]
+        self.primals_out = full.primals_out
+        self.lin = _drop_outputs(full, self.n_out)
+
+    def results(self, function: Callable) -> tuple:
+        """``(primal_out, function)``, with ``aux`` appended under ``has_aux``."""
+        outs, n_out = self.primals_out, self.n_out
+        primal_out = self.tu.tree_unflatten(self.out_tree, _users(outs[:n_out]))
+        if self.has_aux:
+            return primal_out, function, self.tu.tree_unflatten(self.aux_tree, _users(outs[n_out:]))
+        return primal_out, function
 
 
 def _drop_outputs(lin: Linearized, keep: int) -> Linearized:
@@ -939,18 +953,9 @@ def memo(program: Program, key: Any, make: Callable[[], Any]) -> Any:
 def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     """``jax.linearize``: ``(fun(*primals), f_jvp[, aux])`` where ``f_jvp(*tangents)``
     evaluates the linear map recorded once (no re-tracing of ``fun``)."""
-    if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun!r}")
-    tu = _tree()
-    leaves, in_tree = tu.tree_flatten(tuple(primals))
-    out_info: list[Any] = []
-    flat_fun = _flat_with_aux(fun, in_tree, has_aux, "linearize", out_info)
-
-    nonzero = [_differentiable(x) for x in leaves]
-    full = linearize_flat(flat_fun, leaves, nonzero)
-    out_tree, n_out, aux_tree = out_info[0]
-    lin = _drop_outputs(full, n_out)
-    primal_avals = [tracing.get_aval(x, "linearize", i) for i, x in enumerate(leaves)]
+    user = _UserLinearization(fun, primals, has_aux, "linearize")
+    tu, in_tree, lin, nonzero = user.tu, user.in_tree, user.lin, user.nonzero
+    primal_avals = [tracing.get_aval(x, "linearize", i) for i, x in enumerate(user.leaves)]
 
     def f_jvp(*tangents: Any) -> Any:
         t_leaves, t_tree = tu.tree_flatten(tuple(tangents))
@@ -970,12 +975,9 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
         args = list(lin.residuals) + [t for t, nz in zip(t_leaves, nonzero) if nz]
         outs = tracing.eval_program_bind(lin.linear, args)
         touts = fill_zeros(outs, lin.out_nonzero, lin.primals_out)
-        return tu.tree_unflatten(out_tree, [_output_tangent(t) for t in touts])
+        return tu.tree_unflatten(user.out_tree, [_output_tangent(t) for t in touts])
 
-    primal_out = tu.tree_unflatten(out_tree, _users(full.primals_out[:n_out]))
-    if has_aux:
-        return primal_out, f_jvp, tu.tree_unflatten(aux_tree, _users(full.primals_out[n_out:]))
-    return primal_out, f_jvp
+    return user.results(f_jvp)
 
 
 def _jac_check_inputs(api: str, leaves: list, holomorphic: bool, allow_int: bool = False):
