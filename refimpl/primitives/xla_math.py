@@ -1,0 +1,301 @@
+"""XLA CPU's float32 transcendental functions, bit for bit, in NumPy.
+
+The reference defines ``exp``, ``log``, ``log1p``, ``expm1``, ``tanh``,
+``logistic``, ``erf`` and ``erf_inv`` on float32 (and on float16/bfloat16,
+which are computed in float32 and rounded once) as the approximations XLA's
+CPU backend compiles, so that the reference interpreter, the PJRT backend and
+JAX give the same bits. Each function below states its algorithm: the range
+reduction, the polynomial and where its coefficients come from. They were
+checked against the PJRT CPU plugin (and jaxlib 0.10.2's CPU client, which
+agrees with it) on millions of inputs: subnormals, zeros, infinities, NaNs
+and the ranges the samplers use (``tests/test_xla_math.py``).
+
+Three properties of XLA's CPU code generation are part of the definition:
+
+* Fused multiply-adds: LLVM contracts ``a * b + c`` in these expansions into
+  one ``fma`` with a single rounding. :func:`fma` computes it exactly.
+* Denormals are flushed: XLA runs its kernels with the x86 ``DAZ`` and
+  ``FTZ`` flags, so a subnormal operand of an arithmetic instruction (or a
+  comparison) reads as a zero of the same sign, and a subnormal result is
+  replaced by a zero of the same sign. Selects and bit operations pass values
+  through unchanged. :func:`_flush` models both; the arithmetic helpers
+  below apply it to every result.
+* The float32 values of the coefficients: XLA rounds its decimal constants
+  to float32 once, as ``np.float32(c)`` does.
+
+Maximum distance from the correctly rounded result (float32, measured over
+the test samples against float64 NumPy): ``exp`` 1 ulp, ``log`` 1 ulp,
+``log1p`` 2 ulps, ``expm1`` 2 ulps, ``tanh`` 2 ulps, ``logistic`` 2 ulps,
+``erf`` 3 ulps; beyond that XLA's flushing of subnormal results to zero.
+
+float64 is not here: XLA computes float64 ``exp``/``log``/``log1p``/``expm1``
+with other algorithms (and float64 ``tanh`` with a rational approximation);
+the reference keeps NumPy's there (see docs/semantics.md for the measured
+differences).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["erf", "erf_inv", "exp", "expm1", "fma", "log", "log1p", "logistic", "tanh"]
+
+_F32 = np.float32
+_TINY = np.finfo(np.float32).tiny  # 2**-126, the smallest normal float32
+
+
+# --- one float32 instruction at a time ------------------------------------------------
+
+
+def _flush(x: np.ndarray) -> np.ndarray:
+    """DAZ/FTZ: a subnormal float32 becomes a zero of the same sign."""
+    x = np.asarray(x, _F32)
+    return np.where(np.abs(x) < _TINY, np.copysign(_F32(0), x), x).astype(_F32)
+
+
+def _add(a, b) -> np.ndarray:
+    return _flush(np.add(a, b, dtype=_F32))
+
+
+def _sub(a, b) -> np.ndarray:
+    return _flush(np.subtract(a, b, dtype=_F32))
+
+
+def _mul(a, b) -> np.ndarray:
+    return _flush(np.multiply(a, b, dtype=_F32))
+
+
+def _div(a, b) -> np.ndarray:
+    return _flush(np.divide(a, b, dtype=_F32))
+
+
+def fma(a, b, c) -> np.ndarray:
+    """``a * b + c`` for float32 operands, rounded once to float32 (then flushed).
+
+    The product of two float32 values is exact in float64. The float64 sum
+    ``s = p + c`` is rounded, and its error ``e`` is recovered exactly
+    (Knuth's two-sum). Rounding ``s`` to float32 directly could round twice;
+    instead ``s`` is first replaced by its neighbour towards ``e`` when ``s``
+    is even and inexact ("round to odd"), which makes the final rounding to
+    float32 (29 fewer significand bits) exactly the rounding of ``a * b + c``.
+    """
+    a, b, c = (np.asarray(v, _F32).astype(np.float64) for v in (a, b, c))
+    with np.errstate(invalid="ignore", over="ignore"):
+        p = a * b
+        s = p + c
+        c_part = s - p
+        e = (p - (s - c_part)) + (c - c_part)
+        s_bits = np.asarray(s).view(np.uint64)
+        inexact_even = ((s_bits & 1) == 0) & (e != 0) & np.isfinite(e)
+        s = np.where(inexact_even, np.nextafter(s, np.where(e > 0, np.inf, -np.inf)), s)
+    return _flush(s.astype(_F32))
+
+
+def _polynomial(x: np.ndarray, coefficients) -> np.ndarray:
+    """Horner's rule, highest degree first, one fma per step."""
+    result = np.full(np.shape(x), _F32(coefficients[0]), _F32)
+    for c in coefficients[1:]:
+        result = fma(result, x, _F32(c))
+    return result
+
+
+def _as_f32(x) -> np.ndarray:
+    x = np.asarray(x)
+    if x.dtype != _F32:
+        raise TypeError(f"xla_math: expected a float32 array, got {x.dtype.name}")
+    return x
+
+
+# --- exp and log (Cephes' single-precision algorithms) --------------------------------
+
+# Cephes' expf: e^r = 1 + r + r^2 P(r) on |r| <= ln(2)/2, and ln 2 split in two
+# (C1 exact in 9 bits, C1 + C2 = ln 2 to float32 precision).
+_EXP_C1 = 0.693359375
+_EXP_C2 = -2.12194440e-4
+_EXP_P = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2)
+_EXP_P += (1.6666665459e-1, 5.0000001201e-1)
+
+
+def exp(x) -> np.ndarray:
+    """XLA CPU's float32 ``exp`` (Cephes' ``expf``).
+
+    ``x`` is clamped to ``[-87.8, 88.8]``; ``n = floor(x log2(e) + 1/2)``
+    (one fma) clamped to ``[-127, 127]``; ``r = x - n C1 - n C2`` (two fmas);
+    ``e^r = 1 + (r + r^2 P(r))`` with ``P`` of degree 5 by Horner; the result
+    is ``e^r * 2^n``, with ``2^n`` built from the exponent bits (``n = -127``
+    gives 0). NaN stays NaN; +inf gives +inf (clamped to 88.8, which
+    overflows), -inf gives 0.
+    """
+    x = _flush(_as_f32(x))
+    with np.errstate(invalid="ignore", over="ignore"):
+        clamped = np.where(np.isnan(x), x, np.clip(x, _F32(-87.8), _F32(88.8)))
+        n = np.floor(fma(clamped, _F32(1.44269504088896341), _F32(0.5)))
+        n = np.clip(n, _F32(-127), _F32(127))
+        r = fma(-_F32(_EXP_C1), n, clamped)
+        r = fma(-_F32(_EXP_C2), n, r)
+        z = _polynomial(r, _EXP_P)
+        z = _add(_F32(1), fma(z, _mul(r, r), r))
+        n_int = np.nan_to_num(n).astype(np.int32)
+        two_to_n = ((n_int + 127).astype(np.uint32) << np.uint32(23)).view(_F32)
+        return _mul(z, two_to_n)
+
+
+# Cephes' logf: log(1 + f) = f - f^2/2 + f^3 P(f) on sqrt(1/2) <= 1 + f < sqrt(2).
+_LOG_P = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1)
+_LOG_P += (1.4249322787e-1, -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1)
+_LOG_P += (3.3333331174e-1,)
+
+
+def log(x) -> np.ndarray:
+    """XLA CPU's float32 ``log`` (Cephes' ``logf``, as in Eigen).
+
+    ``x = m 2^e`` with ``m`` in ``[1/2, 1)`` (read from the bits); if
+    ``m < sqrt(1/2)`` then ``f = 2m - 1`` and ``e -= 1``, else ``f = m - 1``.
+    ``P(f)`` (degree 8) is evaluated as three cubics in ``f`` combined with
+    ``f^3`` (fmas), and ``log x = (f - f^2/2) + (f^3 P(f) + e C2) + e C1``
+    with ``C1 + C2 = ln 2`` as in :func:`exp`. 0 gives -inf, +inf gives
+    +inf, negative numbers and NaN give NaN.
+    """
+    x = _flush(_as_f32(x))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        bits = np.maximum(x, _TINY).view(np.uint32)  # 0 and negatives: patched below
+        exponent = (bits >> np.uint32(23)).astype(np.int32) - 126
+        m = ((bits & np.uint32(0x807FFFFF)) | np.uint32(0x3F000000)).view(_F32)
+        below = m < _F32(0.707106781186547524)
+        e = np.where(below, exponent - 1, exponent).astype(_F32)
+        f = _add(_sub(m, _F32(1)), np.where(below, m, _F32(0)))
+        f2 = _mul(f, f)
+        f3 = _mul(f2, f)
+        p = _LOG_P
+        y = fma(fma(f, _F32(p[0]), _F32(p[1])), f, _F32(p[2]))
+        y1 = fma(fma(f, _F32(p[3]), _F32(p[4])), f, _F32(p[5]))
+        y2 = fma(fma(f, _F32(p[6]), _F32(p[7])), f, _F32(p[8]))
+        y = fma(fma(y, f3, y1), f3, y2)
+        y = fma(y, f3, _mul(_F32(_EXP_C2), e))
+        result = fma(_F32(_EXP_C1), e, _add(fma(_F32(-0.5), f2, f), y))
+        result = np.where(x > 0, result, _F32(np.nan))
+        result = np.where(x == 0, _F32(-np.inf), result)
+        return np.where(x == np.inf, _F32(np.inf), result).astype(_F32)
+
+
+# Cephes' log1p: log(1 + x) = x - x^2/2 + x^3 N(x)/D(x) for |x| < sqrt(2) - 1.
+_LOG1P_N = (4.5270000862445199635215e-5, 4.9854102823193375972212e-1)
+_LOG1P_N += (6.5787325942061044846969e0, 2.9911919328553073277375e1)
+_LOG1P_N += (6.0949667980987787057556e1, 5.7112963590585538103336e1)
+_LOG1P_N += (2.0039553499201281259648e1,)
+_LOG1P_D = (1.0, 1.5062909083469192043167e1, 8.3047565967967209469434e1)
+_LOG1P_D += (2.2176239823732856465394e2, 3.0909872225312059774938e2)
+_LOG1P_D += (2.1642788614495947685003e2, 6.0118660497603843919306e1)
+
+
+def log1p(x) -> np.ndarray:
+    """XLA's ``log1p``: ``log(1 + x)`` (:func:`log`) for ``|x| >= sqrt(2) - 1``,
+    else Cephes' rational approximation
+    ``x + (-x^2/2 + x^3 N(x)/D(x))`` with ``N``, ``D`` of degree 6 (Horner,
+    fmas)."""
+    x = _flush(_as_f32(x))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        large = log(_add(x, _F32(1)))
+        x2 = _mul(x, x)
+        ratio = _div(_polynomial(x, _LOG1P_N), _polynomial(x, _LOG1P_D))
+        small = _add(x, fma(_F32(-0.5), x2, _mul(_mul(x, x2), ratio)))
+        return np.where(np.abs(x) < _F32(0.41421356237309504880), small, large).astype(_F32)
+
+
+# --- tanh, expm1, logistic --------------------------------------------------------------
+
+# Eigen's float tanh: x P(x^2) / Q(x^2), P of degree 6 and Q of degree 3 in x^2.
+_TANH_P = (-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11)
+_TANH_P += (5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04)
+_TANH_P += (4.89352455891786e-03,)
+_TANH_Q = (1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03)
+_TANH_Q += (4.89352518554385e-03,)
+
+
+def tanh(x) -> np.ndarray:
+    """XLA CPU's float32 ``tanh`` (Eigen's rational approximation).
+
+    ``|x| < 0.0004`` gives ``x`` itself (unflushed); ``|x| >= 20`` gives
+    ``copysign(1, x)``; otherwise ``x`` is clamped to ``+-7.99881172180175781``
+    (where the approximation reaches exactly 1 with fmas) and the result is
+    ``x P(x^2) / Q(x^2)`` (Horner, fmas). NaN gives NaN.
+    """
+    raw = _as_f32(x)
+    x = _flush(raw)
+    with np.errstate(invalid="ignore", over="ignore"):
+        bound = _F32(7.99881172180175781)
+        clamped = np.where(np.isnan(x), x, np.clip(x, -bound, bound))
+        x2 = _mul(clamped, clamped)
+        ratio = _div(_mul(clamped, _polynomial(x2, _TANH_P)), _polynomial(x2, _TANH_Q))
+        result = np.where(np.abs(x) < _F32(0.0004), raw, ratio)
+        return np.where(np.abs(x) >= _F32(20), np.copysign(_F32(1), x), result).astype(_F32)
+
+
+def expm1(x) -> np.ndarray:
+    """XLA's ``expm1``: ``exp(x) - 1`` for ``|x| > 1/2``, else
+    ``tanh(x/2) * (exp(x) + 1)`` (no cancellation); ``x`` itself (unflushed)
+    where ``x/2`` is zero (after flushing)."""
+    raw = _as_f32(x)
+    x = _flush(raw)
+    with np.errstate(invalid="ignore", over="ignore"):
+        half = _mul(x, _F32(0.5))
+        e = exp(x)
+        small = _mul(tanh(half), _add(e, _F32(1)))
+        result = np.where(np.abs(x) > _F32(0.5), _sub(e, _F32(1)), small)
+        return np.where(half == 0, raw, result).astype(_F32)
+
+
+def logistic(x) -> np.ndarray:
+    """XLA's ``logistic``: ``1 / (1 + exp(-x))`` with :func:`exp`."""
+    x = _flush(_as_f32(x))
+    with np.errstate(over="ignore", divide="ignore"):
+        return _div(_F32(1), _add(_F32(1), exp(-x)))
+
+
+# --- erf and erf_inv ------------------------------------------------------------------
+
+# Eigen's float erf: x P(x^2) / Q(x^2), P of degree 4 and Q of degree 6 in x^2.
+_ERF_P = (0.00022905065861350646, 0.0034082910107109506, 0.050955695062380861)
+_ERF_P += (0.18520832239976145, 1.128379143519084)
+_ERF_Q = (-1.1791602954361697e-7, 0.000023547966471313185, 0.0010179625278914885)
+_ERF_Q += (0.014070470171167667, 0.11098505178285362, 0.49746925110067538, 1.0)
+
+
+def erf(x) -> np.ndarray:
+    """XLA CPU's float32 ``erf`` (Eigen's rational approximation):
+    ``copysign(1, x)`` for ``|x| >= 3.832506856900711`` (where erf rounds to
+    1), else ``x P(x^2) / Q(x^2)`` (Horner, fmas). NaN gives NaN."""
+    x = _flush(_as_f32(x))
+    with np.errstate(invalid="ignore", over="ignore"):
+        x2 = _mul(x, x)
+        ratio = _div(_mul(x, _polynomial(x2, _ERF_P)), _polynomial(x2, _ERF_Q))
+        return np.where(np.abs(x) >= _F32(3.832506856900711), np.copysign(_F32(1), x), ratio)
+
+
+# M. Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011):
+# single-precision polynomials in w = -log(1 - x^2), for w < 5 in (w - 2.5)
+# and otherwise in (sqrt(w) - 3).
+_GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06)
+_GILES_CENTRAL += (0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844)
+_GILES_TAIL += (0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def erf_inv(x) -> np.ndarray:
+    """The float32 ``erf_inv`` of CHLO's expansion, as XLA compiles it:
+    ``w = -log1p(-x^2)`` (:func:`log1p`); ``p`` is Giles' central polynomial
+    in ``w - 2.5`` if ``w < 5``, else his tail polynomial in ``sqrt(w) - 3``
+    (Horner, fmas, both evaluated with the coefficients selected per
+    element); the result is ``p x``, ``+-inf`` at ``x = +-1`` and NaN for
+    ``|x| > 1``."""
+    x = _flush(_as_f32(x))
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        w = -log1p(-_mul(x, x))
+        central = w < _F32(5)
+        t = np.where(central, _sub(w, _F32(2.5)), _sub(np.sqrt(w), _F32(3)))
+        p = np.where(central, _F32(_GILES_CENTRAL[0]), _F32(_GILES_TAIL[0]))
+        for a, b in zip(_GILES_CENTRAL[1:], _GILES_TAIL[1:], strict=True):
+            p = fma(p, t, np.where(central, _F32(a), _F32(b)))
+        result = _mul(p, x)
+        result = np.where(np.abs(x) == 1, _mul(x, _F32(np.inf)), result)
+        return np.where(np.abs(x) > 1, _F32(np.nan), result).astype(_F32)
