@@ -277,7 +277,7 @@ def test_donate_argnames_without_a_signature_is_a_value_error_as_jax():
 
 
 def test_only_reference_sees_every_view():
-    from refimpl.transforms.jit import _only_reference
+    from refimpl.backends.ref.execute import _only_reference
 
     buffers = {0: np.zeros(3)}
     assert _only_reference(buffers, 0)

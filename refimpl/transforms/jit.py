@@ -13,15 +13,15 @@ Python identity of the function's globals.
 
 Donation is decided per signature at trace time: ``refimpl.transforms.donation``
 computes the alias plan (donated input leaf -> output leaf), the CacheEntry
-keeps it, and each executor carries it out (``execute_ref`` below writes the
-aliased outputs into the donated NumPy buffers).
+keeps it, and each backend's executor carries it out (the reference backend's,
+``refimpl.backends.ref.execute.execute_ref``, writes the aliased outputs into
+the donated NumPy buffers).
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
-import sys
 import threading
 import types
 import weakref
@@ -32,10 +32,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from refimpl import backends, dtypes, tracing, tree_util
-from refimpl.backends.ref.arrays import RefArray, placement
 from refimpl.config import config
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
-from refimpl.interpreter import run_program
 from refimpl.primitives.call import jit_call_p
 from refimpl.transforms import donation
 from refimpl.transforms.donation import DonationPlan
@@ -289,7 +287,7 @@ class CacheEntry:
     donation: DonationPlan = field(default_factory=lambda: DonationPlan(()))
     executable: Any = None  # backend-specific compiled form, filled in lazily
     donation_warned: bool = False  # the "not usable" warning is given once per entry
-    custom_out_tree: bool | None = None  # out_tree has user-defined nodes? (execute_ref)
+    custom_out_tree: bool | None = None  # out_tree has user-defined nodes? (ref backend)
     # Input leaves that are Refs: the program takes their values and returns
     # (outputs, [final values]), each final value aliased to its input.
     ref_leaves: tuple[int, ...] = ()
@@ -907,123 +905,6 @@ def _merge_static(dyn_args: tuple[Any, ...], static_args: dict[int, Any]) -> lis
     for i in range(len(dyn_args) + len(static_args)):
         merged.append(static_args[i] if i in static_args else next(dyn))
     return merged
-
-
-def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> Any:
-    """Run a cached program on the reference interpreter, donation included;
-    return the output pytree.
-
-    Each aliased output is written into its donated input's NumPy buffer, and
-    the output Array takes that very buffer. The other donated Arrays are
-    deleted only once the output pytree exists, so a call that fails (while
-    running, or in an output node's ``unflatten``) deletes nothing except an
-    input whose buffer already holds a result (its old contents are gone; see
-    docs/semantics.md "Donation through jit").
-
-    Two cases are executed without writing into donated buffers (the outputs
-    get fresh memory; the donated arrays are still deleted after success):
-
-    * a donated buffer someone else can still read: ``np.asarray(a)`` hands
-      out read-only views of ``a``'s buffer, and a live view must keep seeing
-      the old values (copy-on-donate, as JAX and the pjrt backend);
-    * an output structure with user-defined nodes (registered pytree types):
-      their ``unflatten`` is user code that may fail once the results exist,
-      and the call must then leave every donated input intact.
-    """
-    device, committed = placement(call.leaves, call.paths, f"jit({name})")
-    plan = entry.donation
-    donated = {
-        i: leaf
-        for i, leaf in enumerate(call.leaves)
-        if plan.donated[i] and isinstance(leaf, RefArray)
-    }
-    candidates = [] if _custom_out_tree(entry) else [i for i in plan.aliases if i in donated]
-    # Detach the candidates' buffers before counting references: from then on
-    # a reader in another thread gets the deleted-array error, or it already
-    # holds a reference to the buffer (a view, or the buffer itself) and the
-    # count below sees it.
-    detached: dict[int, np.ndarray] = {}
-    try:
-        for i in candidates:
-            detached[i] = _detach(donated[i], name)
-        for i in [i for i in detached if not _only_reference(detached, i)]:
-            _reattach(donated[i], detached.pop(i))  # still readable: never overwritten
-        reuse = {i: plan.aliases[i] for i in detached}
-        values = [
-            detached[i] if i in detached else tracing.concrete_value(leaf, aval)
-            for i, (leaf, aval) in enumerate(zip(call.leaves, call.signature.avals, strict=True))
-        ]
-        outs = run_program(
-            entry.program,
-            values,
-            reuse=reuse,
-            on_overwrite=lambda i: donated[i].mark_donated(name),
-        )
-        del values
-        arrays = [
-            RefArray(out, aval.weak_type, device, committed)
-            for out, aval in zip(outs, entry.program.out_avals, strict=True)
-        ]
-        tree = tree_util.tree_unflatten(entry.out_tree, arrays)
-    except BaseException:
-        for i, buffer in detached.items():  # inputs whose old contents still exist
-            if not donated[i].is_deleted():
-                _reattach(donated[i], buffer)
-        raise
-    for array in donated.values():
-        if not array.is_deleted():
-            array.mark_donated(name)
-    return tree
-
-
-def _detach(array: Any, name: str) -> np.ndarray:
-    """Take ``array``'s buffer for a donating call; it reads as donated meanwhile."""
-    buffer = array._value()
-    array._buffer, array._donated_to = None, name
-    return buffer
-
-
-def _reattach(array: Any, buffer: np.ndarray) -> None:
-    array._buffer, array._donated_to = buffer, None
-
-
-def _only_reference(buffers: dict[int, np.ndarray], i: int) -> bool:
-    """Whether ``buffers[i]`` is referenced by the dict alone.
-
-    Every NumPy view of a buffer (``np.asarray(array)``, slices of it, a
-    constant captured by a program, a DLPack export) holds a reference to it,
-    so the count covers them all: 2 is the dict's plus ``getrefcount``'s
-    argument.
-    """
-    return sys.getrefcount(buffers[i]) <= 2
-
-
-def _custom_out_tree(entry: CacheEntry) -> bool:
-    """Whether rebuilding the outputs runs user code (decided once per entry)."""
-    if entry.custom_out_tree is None:
-        entry.custom_out_tree = has_custom_nodes(entry.out_tree)
-    return entry.custom_out_tree
-
-
-_BUILTIN_NODES = (tuple, list, dict, type(None))
-
-
-def has_custom_nodes(treedef: tree_util.PyTreeDef) -> bool:
-    """Whether ``treedef`` has a node other than tuple, list, dict, None or a
-    namedtuple: one whose ``unflatten`` is arbitrary user code."""
-    stack = [treedef]
-    while stack:
-        node = stack.pop()
-        data = node.node_data()
-        if data is None:
-            continue
-        kind = data[0]
-        if kind not in _BUILTIN_NODES and not (
-            issubclass(kind, tuple) and hasattr(kind, "_fields")
-        ):
-            return True
-        stack.extend(node.children())
-    return False
 
 
 class Traced:

@@ -2,7 +2,7 @@
 
 Arrays are :class:`~refimpl.backends.ref.arrays.RefArray` (NumPy buffers on
 ``config.ref_num_devices`` virtual devices); a jit cache entry runs in the
-NumPy interpreter (``refimpl.transforms.jit.execute_ref``).
+NumPy interpreter (``refimpl.backends.ref.execute.execute_ref``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.backends.ref.arrays import Device, RefArray, default_device, placement, ref_devices
-from refimpl.transforms.jit import execute_ref
+from refimpl.backends.ref.execute import execute_ref
 
 __all__ = [
     "array_types",
