@@ -43,10 +43,28 @@ CHILD = textwrap.dedent(
             x = x + float(i)
         return x
 
+    from refimpl.backends.pjrt import lowering
+    lowered = []
+    real_lower = lowering.lower_program
+    def counting_lower(*args, **kwargs):
+        lowered.append(1)
+        return real_lower(*args, **kwargs)
+    lowering.lower_program = counting_lower
+
     fun = {"poly": poly, "chain": chain}[sys.argv[1]]
     x = np.linspace(-2.0, 2.0, 16, dtype=np.float32)
-    out = np.asarray(ri.jit(fun, backend="pjrt")(x)).tolist()
-    print(json.dumps({"out": out, "stats": cc.stats()}))
+    jitted = ri.jit(fun, backend="pjrt")
+    out = np.asarray(jitted(x)).tolist()
+    again = np.asarray(jitted(x)).tolist()
+    print(json.dumps({
+        "out": out,
+        "again": again,
+        "stats": cc.stats(),
+        "lowered": len(lowered),
+        "source": cc._source_identity(),
+        "type": type(jitted).__name__,
+        "fast": jitted._fast_stats(),
+    }))
     """
 )
 
@@ -97,12 +115,33 @@ def _entries(directory: Path) -> list[Path]:
     return sorted(directory.glob("*.rexe"))
 
 
+def _counts(hits=0, misses=0, writes=0, rejected=0, program_hits=0) -> dict[str, int]:
+    return {
+        "hits": hits,
+        "misses": misses,
+        "writes": writes,
+        "rejected": rejected,
+        "program_hits": program_hits,
+    }
+
+
 def test_second_process_hits(tmp_path):
+    """A new process finds the entry: through the C++ fast path's miss, without
+    compiling, and (the program key) without lowering."""
     first = _result(_child(tmp_path, "poly"))
-    assert first["stats"] == {"hits": 0, "misses": 1, "writes": 1, "rejected": 0}
+    assert first["stats"] == _counts(misses=1, writes=1)
     assert len(_entries(tmp_path)) == 1
     second = _result(_child(tmp_path, "poly"))
-    assert second["stats"] == {"hits": 1, "misses": 0, "writes": 0, "rejected": 0}
+    # found through the program key (nothing lowered), unless another session
+    # edited refimpl between the two processes (then the StableHLO key finds it)
+    through_program = int(first["source"] == second["source"])
+    assert second["stats"] == _counts(hits=1, program_hits=through_program)
+    assert second["lowered"] == 1 - through_program
+    # the C++ fast path's miss went to the cache (no compile), its next call was a C++ hit
+    assert second["type"] == "FastJitted"
+    assert second["fast"]["misses"] == 1 and second["fast"]["slow"] == 0
+    assert second["fast"]["hits"] >= 1
+    assert second["again"] == second["out"]
     np.testing.assert_allclose(second["out"], _poly_expected(X), rtol=1e-6, atol=1e-5)
     assert second["out"] == first["out"]
 
@@ -114,7 +153,7 @@ def test_in_process_hit_and_config(cache):
     y1 = first(X)
     y2 = second(X)
     assert second(X) is not None  # a C++ hit now: no new lookup in the cache
-    assert cc.stats() == {"hits": 1, "misses": 1, "writes": 1, "rejected": 0}
+    assert cc.stats() == _counts(hits=1, misses=1, writes=1, program_hits=1)
     np.testing.assert_allclose(np.asarray(y2), _poly_expected(X), rtol=1e-6, atol=1e-5)
     np.testing.assert_array_equal(np.asarray(y1), np.asarray(y2))
 
@@ -142,7 +181,7 @@ def test_damaged_entry_warns_and_recompiles(cache, damage):
     with pytest.warns(cc.CompilationCacheWarning, match="ignoring the entry"):
         y = _fresh_poly()(X)
     np.testing.assert_allclose(np.asarray(y), _poly_expected(X), rtol=1e-6, atol=1e-5)
-    assert cc.stats() == {"hits": 0, "misses": 1, "writes": 1, "rejected": 1}
+    assert cc.stats() == _counts(misses=1, writes=1, rejected=1)
     # rewritten: the next lookup hits without a warning
     with warnings.catch_warnings():
         warnings.simplefilter("error", cc.CompilationCacheWarning)
@@ -160,7 +199,7 @@ def test_other_plugin_version_misses(cache, monkeypatch):
     monkeypatch.setattr(cc, "plugin_identity", other_build)
     cc.reset_stats()
     y = _fresh_poly()(X)
-    assert cc.stats() == {"hits": 0, "misses": 1, "writes": 1, "rejected": 0}
+    assert cc.stats() == _counts(misses=1, writes=1)
     assert len(_entries(cache)) == 2
     np.testing.assert_allclose(np.asarray(y), _poly_expected(X), rtol=1e-6, atol=1e-5)
 
@@ -187,8 +226,10 @@ def test_lru_eviction(cache, monkeypatch):
     os.utime(a, ns=(1_000_000_000, 3_000_000_000))
     os.utime(b, ns=(1_000_000_000, 1_000_000_000))  # least recently used
     os.utime(c, ns=(1_000_000_000, 2_000_000_000))
-    # room for two of the three: the least recently used one (b) goes
-    limit = a.stat().st_size + c.stat().st_size
+    # room for two of the three: the least recently used one (b) goes (the
+    # program-key pointers, written just now, are the most recently used)
+    pointers = sum(p.stat().st_size for p in cache.glob("*.rkey"))
+    limit = a.stat().st_size + c.stat().st_size + pointers
     monkeypatch.setitem(ri.config._values, "compilation_cache_max_size", limit)
     cc._evict(cache, keep=c)
     assert set(_entries(cache)) == {a, c}
@@ -229,7 +270,12 @@ def test_two_processes_writing_at_once(tmp_path):
     assert not list(tmp_path.glob("*.tmp")), "a temporary file was left behind"
     assert len(_entries(tmp_path)) == 1
     third = _result(_child(tmp_path, "chain", "300"))
-    assert third["stats"] == {"hits": 1, "misses": 0, "writes": 0, "rejected": 0}
+    assert {k: third["stats"][k] for k in ("hits", "misses", "writes", "rejected")} == {
+        "hits": 1,
+        "misses": 0,
+        "writes": 0,
+        "rejected": 0,
+    }
     np.testing.assert_allclose(third["out"], expected, rtol=1e-6, atol=1e-5)
 
 
@@ -242,3 +288,144 @@ def test_aot_compile_uses_the_cache(cache):
         compiled = lowered.compile()
         assert {k: cc.stats()[k] for k in expected_stats} == expected_stats
         np.testing.assert_allclose(np.asarray(compiled(X)), X + 1.0)
+
+
+# --- the program key (first level: a warm hit without lowering) -------------------------------
+
+
+def _no_lowering(monkeypatch):
+    from refimpl.backends.pjrt import lowering
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("lowered although the program key should have hit")
+
+    monkeypatch.setattr(lowering, "lower_program", refuse)
+
+
+def test_program_key_hit_does_not_lower(cache, monkeypatch):
+    y1 = _fresh_poly()(X)
+    assert len(list(cache.glob("*.rkey"))) == 1
+    _no_lowering(monkeypatch)
+    y2 = _fresh_poly()(X)
+    assert cc.stats() == _counts(hits=1, misses=1, writes=1, program_hits=1)
+    np.testing.assert_array_equal(np.asarray(y1), np.asarray(y2))
+    np.testing.assert_allclose(np.asarray(y2), _poly_expected(X), rtol=1e-6, atol=1e-5)
+
+
+def _fingerprint(fun, *args):
+    return cc.program_fingerprint(ri.make_program(fun)(*args))
+
+
+def test_program_fingerprint_is_canonical_and_distinguishes():
+    m = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+    def base(x):
+        return ri.numpy.sum(x * 2.0, axis=0)
+
+    # the same program traced twice (new variables, new ids): the same text
+    assert _fingerprint(base, m) == _fingerprint(lambda x: ri.numpy.sum(x * 2.0, axis=0), m)
+    others = [
+        lambda x: ri.numpy.sum(x * 3.0, axis=0),  # a literal
+        lambda x: ri.numpy.sum(x + 2.0, axis=0),  # a primitive
+        lambda x: ri.numpy.sum(x * 2.0, axis=1),  # a param
+        lambda x: ri.numpy.max(x * 2.0, axis=0),
+        lambda x: ri.numpy.sum(x * 2.0, axis=0) + np.ones(4, np.float32),  # a constant
+        lambda x: ri.numpy.sum(x * 2.0, axis=0) + np.full(4, 2.0, np.float32),  # its content
+        lambda x: ri.numpy.sum(x * 2.0, axis=0, keepdims=True),
+        lambda x: ri.numpy.sum(x * 2.0, axis=0).astype(np.int32),  # a dtype param
+    ]
+    texts = {_fingerprint(base, m)}
+    for fun in others:
+        texts.add(_fingerprint(fun, m))
+    texts.add(_fingerprint(base, m.reshape(4, 3)))  # a shape
+    texts.add(_fingerprint(base, m.astype(np.int32)))  # a dtype
+    assert len(texts) == len(others) + 3
+    # a weakly typed input (a Python float) against a strong one
+    weak = _fingerprint(lambda x: x * 2.0, 1.0)
+    assert weak != _fingerprint(lambda x: x * 2.0, np.float32(1.0))
+    assert "~float32" in weak
+
+
+def test_program_key_covers_donation_platforms_and_target():
+    from refimpl.backends.pjrt.executables import client as get_client
+
+    program = ri.make_program(lambda x: x * 2.0)(X)
+    c = get_client()
+
+    def key(**changes):
+        arguments = dict(
+            name="f", aliases=None, donated=[False], platforms=None, target="device=0", client=c
+        )
+        arguments.update(changes)
+        return cc.program_key(program, **arguments)
+
+    keys = [
+        key(),
+        key(name="g"),
+        key(donated=[True]),
+        key(aliases={0: 0}),
+        key(platforms=("cpu", "tpu")),
+        key(target="device=1"),
+    ]
+    assert key() == keys[0]
+    assert len(set(keys)) == len(keys)
+
+
+def test_unkeyable_program_uses_the_stablehlo_level(cache):
+    def make():
+        @ri.custom_jvp
+        def f(x):
+            return ri.numpy.sin(x)
+
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            return f(primals[0]), 2.0 * tangents[0]
+
+        return ri.jit(lambda x: f(x) * 2.0, backend="pjrt")
+
+    program = ri.make_program(make().__wrapped__)(X)
+    with pytest.raises(cc.Unkeyable, match="param of type"):
+        cc.program_fingerprint(program)  # the jvp rule is a Python callable
+    make()(X)
+    y = make()(X)
+    assert cc.stats() == _counts(hits=1, misses=1, writes=1)
+    assert not list(cache.glob("*.rkey"))
+    np.testing.assert_allclose(np.asarray(y), np.sin(X) * 2.0, rtol=1e-6, atol=1e-6)
+
+
+def test_damaged_pointer_warns_and_falls_back(cache):
+    _fresh_poly()(X)
+    (pointer,) = cache.glob("*.rkey")
+    good = pointer.read_bytes()
+    pointer.write_bytes(good[:-7] + b"zzzzzzz")
+    cc.reset_stats()
+    with pytest.warns(cc.CompilationCacheWarning, match="program-key pointer"):
+        y = _fresh_poly()(X)
+    # found by the StableHLO key; the pointer is rewritten
+    assert cc.stats() == _counts(hits=1, rejected=1)
+    assert pointer.read_bytes() == good
+    np.testing.assert_allclose(np.asarray(y), _poly_expected(X), rtol=1e-6, atol=1e-5)
+
+
+def test_pointer_to_an_evicted_entry_recompiles_quietly(cache):
+    _fresh_poly()(X)
+    (entry,) = _entries(cache)
+    entry.unlink()  # evicted by another process, say
+    cc.reset_stats()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cc.CompilationCacheWarning)
+        y = _fresh_poly()(X)
+    assert cc.stats() == _counts(misses=1, writes=1)
+    assert _entries(cache) == [entry]
+    np.testing.assert_allclose(np.asarray(y), _poly_expected(X), rtol=1e-6, atol=1e-5)
+
+
+def test_edited_refimpl_misses_the_program_level(cache, monkeypatch):
+    _fresh_poly()(X)
+    # another refimpl source (an edited lowering rule, say): the old program key
+    # must not be used; the StableHLO key still finds the same module's entry
+    monkeypatch.setattr(cc, "_source_identity", lambda: "edited")
+    cc.reset_stats()
+    _fresh_poly()(X)
+    assert cc.stats() == _counts(hits=1)
+    assert len(list(cache.glob("*.rkey"))) == 2

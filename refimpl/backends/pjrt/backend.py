@@ -90,7 +90,7 @@ def placement(args: Sequence[Any], labels: Sequence[str], where: str) -> tuple[A
 
 def _input_buffer(leaf: Any, aval: ShapedArray, device: Any) -> Any:
     """The device buffer to pass for one argument leaf (copied there if needed)."""
-    if isinstance(leaf, PjrtArray):
+    if isinstance(leaf, PjrtArray) and leaf._shard_axis is None:  # (sharded: gathered below)
         buffer = leaf.buffer()
         if leaf.device == device:
             return buffer
@@ -115,7 +115,7 @@ def put_leaf(x: Any, device: Any, donate: bool, alias: bool) -> PjrtArray:
     """
     if device is not None and not is_pjrt_device(device):
         raise ValueError(f"device_put: {device} is not a PJRT device; use one of {devices()}")
-    if isinstance(x, PjrtArray):
+    if isinstance(x, PjrtArray) and x._shard_axis is None:  # (a sharded one is gathered below)
         target, committed = (device, True) if device is not None else (x.device, x.committed)
         if donate and target == x.device:
             return wrap_buffer(x.take_buffer("device_put"), x.weak_type, target, committed)
@@ -260,15 +260,16 @@ class Lowered:
             self._executables = executables(traced.entry, traced.jitted.__name__)
         else:
             entry = traced.entry
-            module = lowering.lower_program(
+            index = self._platforms.index(local[0]) if local[0] in self._platforms else None
+            self._executables = executables_module._Executables(
                 entry.program,
                 name=traced.jitted.__name__,
                 aliases=entry.aliases,
                 donated=entry.donation.donated,
                 platforms=self._platforms,
+                platform_index=index,
             )
-            index = self._platforms.index(local[0]) if local[0] in self._platforms else None
-            self._executables = executables_module._Executables(module, index)
+        _ = self._executables.module  # lower now: lowering errors belong to lower()
 
     @property
     def lowering_platforms(self) -> tuple[str, ...]:

@@ -94,16 +94,52 @@ def _compile_options(device_id: int) -> bytes:
 
 class _Executables:
     """What the PJRT backend keeps in a jit cache entry (``entry.executable``):
-    the lowered module, its portable artifact, and one executable per device."""
+    the lowered module, its portable artifact, and one executable per device.
 
-    def __init__(self, module: Any, platform_index: int | None = None) -> None:
-        self.module = module
+    The module is lowered on first use (``module``): an executable found in the
+    persistent compilation cache through its program key needs no lowering.
+    """
+
+    def __init__(
+        self,
+        program: Any,
+        *,
+        name: str,
+        aliases: dict[int, int] | None = None,
+        donated: Any = None,
+        platforms: tuple[str, ...] | None = None,
+        platform_index: int | None = None,
+    ) -> None:
+        self._program = program
+        self._lowering = {"name": name, "aliases": aliases, "donated": donated}
+        self._platforms = platforms
+        self._module: Any = None
         # Lowered for several platforms: the value of the leading _platform_index
         # argument that selects this process's platform (None: no such argument).
         self.platform_index = platform_index
         self._artifact: bytes | None = None
         self._by_device: dict[int, Any] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+
+    @property
+    def module(self) -> Any:
+        """The StableHLO module (lowered now if it was not yet)."""
+        if self._module is None:
+            with self._lock:
+                if self._module is None:
+                    self._module = lowering.lower_program(
+                        self._program, platforms=self._platforms, **self._lowering
+                    )
+        return self._module
+
+    def _program_key(self, device_id: int) -> str | None:
+        return compilation_cache.program_key(
+            self._program,
+            platforms=self._platforms,
+            target=f"replicas=1 partitions=1 device={device_id}",
+            client=client(),
+            **self._lowering,
+        )
 
     def artifact(self) -> bytes:
         if self._artifact is None:
@@ -122,7 +158,8 @@ class _Executables:
                         client(),
                         lambda: lowering.module_text(self.module),
                         self.artifact,
-                        _compile_options(device.id),
+                        lambda: _compile_options(device.id),
+                        lambda: self._program_key(device.id),
                     )
                     self._by_device[index] = executable
         return executable
@@ -137,11 +174,10 @@ def executables(entry: Any, name: str) -> _Executables:
         with _entry_lock:
             found = entry.executable
             if found is None:
-                module = lowering.lower_program(
+                found = entry.executable = _Executables(
                     entry.program,
                     name=name,
                     aliases=entry.aliases,
                     donated=entry.donation.donated,
                 )
-                found = entry.executable = _Executables(module)
     return found
