@@ -157,8 +157,10 @@ def test_platform_dependent_grad_and_vmap(backend):
 
 
 def test_platform_dependent_without_cpu_branch():
-    with pytest.raises(ValueError, match="no branch for the platform 'cpu'"):
+    with pytest.raises(NotImplementedError, match="no branch for the platform 'cpu'"):
         lax.platform_dependent(X, tpu=lambda v: v)
+    with pytest.raises(NotImplementedError):  # JAX's class for it
+        jax.lax.platform_dependent(X, tpu=lambda v: v)
     # gpu means cuda and rocm; default covers cpu
     out = lax.platform_dependent(X, gpu=lambda v: v, default=lambda v: v + 1.0)
     np.testing.assert_array_equal(np.asarray(out), X + 1.0)

@@ -15,8 +15,9 @@ platform the program runs on. ``platform_index_p`` is the only new primitive:
   tangent, never batched), so differentiation and batching reach the
   branches through ``cond``'s own rules, one branch at a time.
 
-A platform with neither its own branch nor a default is a ``ValueError`` when
-the program is evaluated or lowered for it.
+A platform with neither its own branch nor a default is a
+``NotImplementedError`` (JAX's class: no lowering for that platform) when the
+program is evaluated or lowered for it.
 """
 
 from __future__ import annotations
@@ -41,14 +42,14 @@ platform_index_p = Primitive("platform_index")
 
 def branch_for(platform: str, platforms: tuple[tuple[str, ...], ...], has_default: bool) -> int:
     """The branch index for ``platform``: the first branch listing it, else the
-    default branch (the last one), else a ``ValueError``."""
+    default branch (the last one), else a ``NotImplementedError`` (as JAX)."""
     for index, names in enumerate(platforms):
         if platform in names:
             return index
     if has_default:
         return len(platforms)
     listed = sorted({name for names in platforms for name in names})
-    raise ValueError(
+    raise NotImplementedError(
         f"lax.platform_dependent: no branch for the platform {platform!r} (branches for "
         f"{listed}) and no default"
     )
