@@ -25,7 +25,7 @@ import numpy as np
 
 from refimpl import dtypes
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers
+from refimpl.primitives import ad_helpers, xla_math
 from refimpl.primitives.base import (
     Primitive,
     all_weak,
@@ -62,6 +62,16 @@ def _in_float32(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
             widened = [a.astype(np.float32) for a in args]
             return np.asarray(fn(*widened)).astype(dtype)
         return np.asarray(fn(*args)).astype(dtype, copy=False)
+
+    return impl
+
+
+def _xla_f32(xla_fn: Callable[..., np.ndarray], other: Callable[..., np.ndarray]):
+    """float32 by XLA CPU's approximation (``refimpl.primitives.xla_math``, so
+    that ref, pjrt and JAX agree bit for bit), other dtypes by ``other``."""
+
+    def impl(x: np.ndarray) -> np.ndarray:
+        return xla_fn(x) if x.dtype == np.float32 else other(x)
 
     return impl
 
@@ -132,11 +142,11 @@ neg_p = unary("neg", np.negative, NUMERIC)
 sign_p = unary("sign", _sign, NUMERIC)
 floor_p = unary("floor", np.floor, FLOAT)
 ceil_p = unary("ceil", np.ceil, FLOAT)
-exp_p = unary("exp", _in_float32(np.exp), INEXACT)
-log_p = unary("log", _in_float32(np.log), INEXACT)
-log1p_p = unary("log1p", _in_float32(np.log1p), INEXACT)
-expm1_p = unary("expm1", _in_float32(np.expm1), INEXACT)
-tanh_p = unary("tanh", _in_float32(np.tanh), INEXACT)
+exp_p = unary("exp", _in_float32(_xla_f32(xla_math.exp, np.exp)), INEXACT)
+log_p = unary("log", _in_float32(_xla_f32(xla_math.log, np.log)), INEXACT)
+log1p_p = unary("log1p", _in_float32(_xla_f32(xla_math.log1p, np.log1p)), INEXACT)
+expm1_p = unary("expm1", _in_float32(_xla_f32(xla_math.expm1, np.expm1)), INEXACT)
+tanh_p = unary("tanh", _in_float32(_xla_f32(xla_math.tanh, np.tanh)), INEXACT)
 sin_p = unary("sin", _in_float32(np.sin), INEXACT)
 cos_p = unary("cos", _in_float32(np.cos), INEXACT)
 tan_p = unary("tan", _in_float32(np.tan), INEXACT)
@@ -148,8 +158,8 @@ cosh_p = unary("cosh", _in_float32(np.cosh), INEXACT)
 sqrt_p = unary("sqrt", _in_float32(np.sqrt), INEXACT)
 rsqrt_p = unary("rsqrt", _in_float32(_rsqrt), INEXACT)
 cbrt_p = unary("cbrt", _in_float32(np.cbrt), FLOAT)
-logistic_p = unary("logistic", _in_float32(_logistic), INEXACT)
-erf_p = unary("erf", _in_float32(_erf), FLOAT)
+logistic_p = unary("logistic", _in_float32(_xla_f32(xla_math.logistic, _logistic)), INEXACT)
+erf_p = unary("erf", _in_float32(_xla_f32(xla_math.erf, _erf)), FLOAT)
 not_p = unary("not", np.invert, BOOL_OR_INT)
 copy_p = unary("copy", np.copy, ANY)
 is_finite_p = unary("is_finite", np.isfinite, FLOAT, result_dtype=lambda d: np.dtype(bool))
