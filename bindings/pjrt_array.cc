@@ -100,6 +100,30 @@ PyObject* MakePjrtArray(std::shared_ptr<Buffer> buffer, const ArrayMeta* meta, i
   array->committed = committed;
   new (&array->donated_to) py::object();
   array->weakrefs = nullptr;
+  array->shards = nullptr;
+  return self;
+}
+
+PyObject* MakeShardedPjrtArray(std::vector<std::shared_ptr<Buffer>> buffers,
+                               std::vector<int> device_indices, int axis,
+                               const ArrayMeta* shard_meta, const ArrayMeta* meta) {
+  if (buffers.empty() || buffers.size() != device_indices.size()) {
+    PyErr_SetString(PyExc_ValueError, "sharded PjrtArray: one buffer per device is required");
+    return nullptr;
+  }
+  auto* set = new ShardSet();
+  set->client = buffers[0]->client();
+  set->buffers = std::move(buffers);
+  set->device_indices = std::move(device_indices);
+  set->axis = axis;
+  set->shard_meta = shard_meta;
+  const int first = set->device_indices[0];
+  PyObject* self = MakePjrtArray(nullptr, meta, first, /*committed=*/false);
+  if (self == nullptr) {
+    delete set;
+    return nullptr;
+  }
+  AsArray(self)->shards = set;
   return self;
 }
 
@@ -113,7 +137,27 @@ void SetDeletedError(const PjrtArrayObject* array) {
   }
 }
 
+void MarkShardsDonated(PjrtArrayObject* array, PyObject* function_name,
+                       const std::vector<bool>& memory_taken) {
+  ShardSet* set = array->shards;
+  for (std::size_t m = 0; m < set->buffers.size(); ++m) {
+    if (m < memory_taken.size() && memory_taken[m]) continue;
+    try {
+      if (!set->buffers[m]->IsDeleted()) set->buffers[m]->Delete();
+    } catch (...) {
+      // As MarkDonated: freeing early is an optimization only.
+    }
+  }
+  set->buffers.clear();
+  array->donated_to = py::reinterpret_borrow<py::object>(function_name);
+}
+
 void MarkDonated(PjrtArrayObject* array, PyObject* function_name, bool memory_taken) {
+  if (array->shards != nullptr) {
+    MarkShardsDonated(array, function_name,
+                      std::vector<bool>(array->shards->buffers.size(), memory_taken));
+    return;
+  }
   if (array->buffer) {
     if (!memory_taken) {
       try {
@@ -174,6 +218,7 @@ PyObject* ArrayNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     array->committed = committed != 0;
     new (&array->donated_to) py::object();
     array->weakrefs = nullptr;
+    array->shards = nullptr;
     return self;
   } catch (...) {
     SetPythonErrorFromCurrentException();
@@ -186,6 +231,7 @@ void ArrayDealloc(PyObject* self) {
   PjrtArrayObject* array = AsArray(self);
   if (array->weakrefs != nullptr) PyObject_ClearWeakRefs(self);
   array->buffer.~shared_ptr<Buffer>();
+  delete array->shards;
   array->donated_to.~object();
   type->tp_free(self);
   Py_DECREF(type);
@@ -242,7 +288,26 @@ PyObject* DeviceObject(const std::shared_ptr<Client>& client, int index) {
 PyObject* GetDevice(PyObject* self, void*) {
   if (!RequireLive(self)) return nullptr;
   PjrtArrayObject* array = AsArray(self);
-  return DeviceObject(array->buffer->client(), array->device_index);
+  const std::shared_ptr<Client>& client =
+      array->shards != nullptr ? array->shards->client : array->buffer->client();
+  return DeviceObject(client, array->device_index);
+}
+
+// Raises for the single-buffer operations a sharded array does not have.
+bool RequireOneBuffer(PyObject* self, const char* what) {
+  const ShardSet* set = AsArray(self)->shards;
+  if (set == nullptr) return true;
+  PyErr_Format(PyExc_ValueError,
+               "PjrtArray.%s: the array is sharded over %zu devices (one buffer each); use "
+               ".addressable_shards for the per-device arrays",
+               what, set->device_indices.size());
+  return false;
+}
+
+PyObject* GetShardAxis(PyObject* self, void*) {
+  const ShardSet* set = AsArray(self)->shards;
+  if (set == nullptr) Py_RETURN_NONE;
+  return PyLong_FromLong(set->axis);
 }
 
 PyGetSetDef kGetSet[] = {
@@ -255,6 +320,8 @@ PyGetSetDef kGetSet[] = {
     {"aval", GetAval, nullptr, "The abstract value (refimpl.core.ShapedArray).", nullptr},
     {"device", GetDevice, nullptr, "The device holding the buffer.", nullptr},
     {"committed", GetCommitted, nullptr, "Whether the array is committed to its device.", nullptr},
+    {"_shard_axis", GetShardAxis, nullptr,
+     "The axis split over the devices of a sharded array (a pmap output), or None.", nullptr},
     {"_donated_to", GetDonatedTo, nullptr, "Name of the function the array was donated to.",
      nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
@@ -262,7 +329,48 @@ PyGetSetDef kGetSet[] = {
 
 // ---------------------------------------------------------------- methods
 
+// The single-device arrays of a sharded array's shards, in device order:
+// views sharing the shards' buffers (committed to their devices).
+PyObject* ShardArrays(PyObject* self, PyObject*) {
+  if (!RequireLive(self)) return nullptr;
+  PjrtArrayObject* array = AsArray(self);
+  const ShardSet* set = array->shards;
+  if (set == nullptr) {
+    PyObject* list = PyList_New(1);
+    if (list != nullptr) PyList_SET_ITEM(list, 0, Py_NewRef(self));
+    return list;
+  }
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(set->buffers.size()));
+  if (list == nullptr) return nullptr;
+  for (std::size_t m = 0; m < set->buffers.size(); ++m) {
+    PyObject* shard =
+        MakePjrtArray(set->buffers[m], set->shard_meta, set->device_indices[m], /*committed=*/true);
+    if (shard == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(m), shard);
+  }
+  return list;
+}
+
 PyObject* Devices(PyObject* self, PyObject*) {
+  const ShardSet* shards = AsArray(self)->shards;
+  if (shards != nullptr) {
+    if (!RequireLive(self)) return nullptr;
+    PyObject* all = PySet_New(nullptr);
+    if (all == nullptr) return nullptr;
+    for (int index : shards->device_indices) {
+      PyObject* device = DeviceObject(shards->client, index);
+      if (device == nullptr || PySet_Add(all, device) < 0) {
+        Py_XDECREF(device);
+        Py_DECREF(all);
+        return nullptr;
+      }
+      Py_DECREF(device);
+    }
+    return all;
+  }
   PyObject* device = GetDevice(self, nullptr);
   if (device == nullptr) return nullptr;
   PyObject* set = PySet_New(nullptr);
@@ -277,7 +385,18 @@ PyObject* Devices(PyObject* self, PyObject*) {
 
 PyObject* IsDeleted(PyObject* self, PyObject*) {
   PjrtArrayObject* array = AsArray(self);
-  if (!array->buffer) Py_RETURN_TRUE;
+  if (!IsLive(array)) Py_RETURN_TRUE;
+  if (array->shards != nullptr) {
+    try {
+      for (const auto& buffer : array->shards->buffers) {
+        if (buffer->IsDeleted()) Py_RETURN_TRUE;
+      }
+    } catch (...) {
+      SetPythonErrorFromCurrentException();
+      return nullptr;
+    }
+    Py_RETURN_FALSE;
+  }
   try {
     // PJRT may have deleted the memory behind our back (a raw Buffer used
     // elsewhere); report what the device says.
@@ -290,6 +409,18 @@ PyObject* IsDeleted(PyObject* self, PyObject*) {
 
 PyObject* Delete(PyObject* self, PyObject*) {
   PjrtArrayObject* array = AsArray(self);
+  if (array->shards != nullptr) {
+    try {
+      for (const auto& buffer : array->shards->buffers) {
+        if (!buffer->IsDeleted()) buffer->Delete();
+      }
+    } catch (...) {
+      SetPythonErrorFromCurrentException();
+      return nullptr;
+    }
+    array->shards->buffers.clear();
+    Py_RETURN_NONE;
+  }
   if (array->buffer) {
     try {
       if (!array->buffer->IsDeleted()) array->buffer->Delete();
@@ -316,7 +447,7 @@ PyObject* TakeBuffer(PyObject* self, PyObject* name) {
     PyErr_SetString(PyExc_TypeError, "take_buffer() expects the function's name (str)");
     return nullptr;
   }
-  if (!RequireLive(self)) return nullptr;
+  if (!RequireLive(self) || !RequireOneBuffer(self, "take_buffer()")) return nullptr;
   PjrtArrayObject* array = AsArray(self);
   std::shared_ptr<Buffer> buffer = std::move(array->buffer);
   array->buffer.reset();
@@ -330,7 +461,7 @@ PyObject* TakeBuffer(PyObject* self, PyObject* name) {
 }
 
 PyObject* BufferMethod(PyObject* self, PyObject*) {
-  if (!RequireLive(self)) return nullptr;
+  if (!RequireLive(self) || !RequireOneBuffer(self, "buffer()")) return nullptr;
   try {
     if (AsArray(self)->buffer->IsDeleted()) {
       SetDeletedError(AsArray(self));
@@ -345,10 +476,15 @@ PyObject* BufferMethod(PyObject* self, PyObject*) {
 
 PyObject* BlockUntilReady(PyObject* self, PyObject*) {
   if (!RequireLive(self)) return nullptr;
-  std::shared_ptr<Buffer> buffer = AsArray(self)->buffer;
+  std::vector<std::shared_ptr<Buffer>> buffers;
+  if (AsArray(self)->shards != nullptr) {
+    buffers = AsArray(self)->shards->buffers;
+  } else {
+    buffers.push_back(AsArray(self)->buffer);
+  }
   try {
     py::gil_scoped_release release;
-    buffer->BlockUntilReady();
+    for (const auto& buffer : buffers) buffer->BlockUntilReady();
   } catch (...) {
     SetPythonErrorFromCurrentException();
     return nullptr;
@@ -357,7 +493,7 @@ PyObject* BlockUntilReady(PyObject* self, PyObject*) {
 }
 
 PyObject* UnsafeBufferPointer(PyObject* self, PyObject*) {
-  if (!RequireLive(self)) return nullptr;
+  if (!RequireLive(self) || !RequireOneBuffer(self, "unsafe_buffer_pointer()")) return nullptr;
   try {
     return PyLong_FromUnsignedLongLong(AsArray(self)->buffer->UnsafePointer());
   } catch (...) {
@@ -369,6 +505,13 @@ PyObject* UnsafeBufferPointer(PyObject* self, PyObject*) {
 PyObject* OnDeviceSize(PyObject* self, PyObject*) {
   if (!RequireLive(self)) return nullptr;
   try {
+    if (AsArray(self)->shards != nullptr) {
+      std::size_t total = 0;
+      for (const auto& buffer : AsArray(self)->shards->buffers) {
+        total += buffer->OnDeviceSizeInBytes();
+      }
+      return PyLong_FromSize_t(total);
+    }
     return PyLong_FromSize_t(AsArray(self)->buffer->OnDeviceSizeInBytes());
   } catch (...) {
     SetPythonErrorFromCurrentException();
@@ -397,8 +540,57 @@ void ReleaseView(PyObject* capsule) {
 // A read-only NumPy array of the value: a view of the device memory when the
 // buffer is on the CPU (it holds an external reference, which keeps the
 // memory alive even if the array is deleted meanwhile), else a host copy.
+// A sharded array's value: every shard copied to the host (in device
+// order, as the slabs of an (N, *shard) array), then the device axis moved
+// to its place. A fresh read-only array.
+PyObject* GatheredValue(PyObject* self) {
+  const ShardSet& set = *AsArray(self)->shards;
+  const ArrayMeta* shard = set.shard_meta;
+  const std::size_t n = set.buffers.size();
+  std::vector<npy_intp> dims;
+  dims.push_back(static_cast<npy_intp>(n));
+  dims.insert(dims.end(), shard->dims.begin(), shard->dims.end());
+  auto* descr = reinterpret_cast<PyArray_Descr*>(shard->dtype);
+  Py_INCREF(descr);
+  PyObject* slabs = PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(dims.size()),
+                                         dims.data(), nullptr, nullptr, 0, nullptr);
+  if (slabs == nullptr) return nullptr;
+  std::vector<std::shared_ptr<Buffer>> buffers = set.buffers;
+  try {
+    auto* dst = static_cast<char*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(slabs)));
+    py::gil_scoped_release release;
+    for (std::size_t m = 0; m < n; ++m) {
+      buffers[m]->BlockUntilReady();
+      if (shard->nbytes > 0) buffers[m]->ToHost(dst + m * shard->nbytes, shard->nbytes);
+    }
+  } catch (...) {
+    Py_DECREF(slabs);
+    SetPythonErrorFromCurrentException();
+    return nullptr;
+  }
+  PyObject* value = slabs;
+  if (set.axis != 0) {
+    // result dim i is slab dim i + 1 before `axis`, the device dim at it, dim i after
+    std::vector<npy_intp> order;
+    for (int i = 0; i < static_cast<int>(dims.size()); ++i) {
+      order.push_back(i < set.axis ? i + 1 : (i == set.axis ? 0 : i));
+    }
+    PyArray_Dims permute{order.data(), static_cast<int>(order.size())};
+    PyObject* moved = PyArray_Transpose(reinterpret_cast<PyArrayObject*>(slabs), &permute);
+    Py_DECREF(slabs);
+    if (moved == nullptr) return nullptr;
+    value = PyArray_NewCopy(reinterpret_cast<PyArrayObject*>(moved), NPY_CORDER);
+    Py_DECREF(moved);
+    if (value == nullptr) return nullptr;
+  }
+  PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(value), NPY_ARRAY_WRITEABLE);
+  return value;
+}
+
 PyObject* HostValue(PyObject* self, bool* is_view) {
   if (!RequireLive(self)) return nullptr;
+  *is_view = false;
+  if (AsArray(self)->shards != nullptr) return GatheredValue(self);
   PjrtArrayObject* array = AsArray(self);
   const ArrayMeta* meta = array->meta;
   std::shared_ptr<Buffer> buffer = array->buffer;
@@ -515,7 +707,10 @@ PyObject* CheckLive(PyObject* self, PyObject*) {
 PyMethodDef kMethods[] = {
     {"_check_live", CheckLive, METH_NOARGS,
      "None, or the deleted-array RuntimeError if the array has been deleted."},
-    {"devices", Devices, METH_NOARGS, "The set holding the array's device."},
+    {"devices", Devices, METH_NOARGS, "The set of the devices holding the array."},
+    {"_shard_arrays", ShardArrays, METH_NOARGS,
+     "The per-device arrays (views sharing the buffers) of a sharded array, in device "
+     "order; [self] for an array on one device."},
     {"is_deleted", IsDeleted, METH_NOARGS, "Whether the buffer has been deleted or donated."},
     {"delete", Delete, METH_NOARGS, "Frees the device memory now; the array is unusable after."},
     {"mark_donated", MarkDonatedMethod, METH_O,
@@ -574,6 +769,49 @@ void RegisterPjrtArray(py::module_& m) {
     throw py::error_already_set();
   }
   m.add_object("PjrtArray", py::handle(type));
+  m.def(
+      "_make_sharded",
+      [](const py::sequence& shards, int axis) {
+        std::vector<std::shared_ptr<Buffer>> buffers;
+        std::vector<int> devices;
+        const ArrayMeta* shard_meta = nullptr;
+        for (const py::handle& item : shards) {
+          if (!IsPjrtArray(item.ptr()) || AsArray(item.ptr())->shards != nullptr) {
+            throw py::type_error("_make_sharded: every shard must be a single-device PjrtArray");
+          }
+          PjrtArrayObject* shard = AsArray(item.ptr());
+          if (!IsLive(shard)) {
+            SetDeletedError(shard);
+            throw py::error_already_set();
+          }
+          if (shard_meta != nullptr && shard->meta != shard_meta) {
+            throw py::value_error("_make_sharded: the shards differ in shape, dtype or weak_type");
+          }
+          if (!buffers.empty() && shard->buffer->client() != buffers[0]->client()) {
+            throw py::value_error("_make_sharded: the shards belong to different clients");
+          }
+          shard_meta = shard->meta;
+          buffers.push_back(shard->buffer);
+          devices.push_back(shard->device_index);
+        }
+        if (shard_meta == nullptr) throw py::value_error("_make_sharded: no shards");
+        const int rank = static_cast<int>(shard_meta->dims.size());
+        if (axis < 0 || axis > rank) throw py::value_error("_make_sharded: axis out of range");
+        std::vector<int64_t> dims = shard_meta->dims;
+        dims.insert(dims.begin() + axis, static_cast<int64_t>(buffers.size()));
+        const ArrayMeta* meta =
+            InternArrayMeta(shard_meta->type, dims.data(), dims.size(), shard_meta->weak_type);
+        PyObject* made =
+            MakeShardedPjrtArray(std::move(buffers), std::move(devices), axis, shard_meta, meta);
+        if (made == nullptr) throw py::error_already_set();
+        return py::reinterpret_steal<py::object>(made);
+      },
+      py::arg("shards"), py::arg("axis"),
+      "One array sharded over the shards' devices (their buffers shared): shard m is the "
+      "slice m along `axis` of the result.");
+  m.def("transfer_count", &Buffer::TransferCount,
+        "Host<->device copies made by this process so far (transfers to a device and "
+        "ToHost reads; a NumPy view of CPU memory is no copy).");
 }
 
 }  // namespace bindings

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../native/buffer.h"
+#include "../native/client.h"
 #include "../native/pjrt_abi.h"
 
 namespace refimpl {
@@ -45,13 +46,25 @@ struct ArrayMeta {
 const ArrayMeta* InternArrayMeta(PJRT_Buffer_Type type, const int64_t* dims, std::size_t ndim,
                                  bool weak_type);
 
+// The shards of an array spread over several devices (a pmap output): shard
+// m is the slice m along `axis` of the global value and lives on device
+// `device_indices[m]` of the client. Empty `buffers` once deleted.
+struct ShardSet {
+  std::vector<std::shared_ptr<Buffer>> buffers;
+  std::vector<int> device_indices;
+  int axis = 0;
+  const ArrayMeta* shard_meta = nullptr;  // the type of one shard
+  std::shared_ptr<Client> client;
+};
+
 struct PjrtArrayObject {
-  PyObject_HEAD std::shared_ptr<Buffer> buffer;  // empty once deleted
-  const ArrayMeta* meta;
-  int device_index;
+  PyObject_HEAD std::shared_ptr<Buffer> buffer;  // empty once deleted, and when sharded
+  const ArrayMeta* meta;                         // the global type
+  int device_index;                              // sharded: the first shard's device
   bool committed;
   pybind11::object donated_to;  // name of the function the buffer was donated to, or null
   PyObject* weakrefs;
+  ShardSet* shards;  // owned; null for an array on one device
 };
 
 PyTypeObject* PjrtArrayType();
@@ -63,8 +76,18 @@ inline bool IsPjrtArray(PyObject* object) {
 PyObject* MakePjrtArray(std::shared_ptr<Buffer> buffer, const ArrayMeta* meta, int device_index,
                         bool committed);
 
-// Whether the array still has its buffer (deleted arrays have none).
-inline bool IsLive(const PjrtArrayObject* array) { return static_cast<bool>(array->buffer); }
+// A new array over `buffers` (one per device, shard m = slice m along
+// `axis`), all of type `shard_meta`; `meta` is the global type (new
+// reference; null with a Python error set).
+PyObject* MakeShardedPjrtArray(std::vector<std::shared_ptr<Buffer>> buffers,
+                               std::vector<int> device_indices, int axis,
+                               const ArrayMeta* shard_meta, const ArrayMeta* meta);
+
+// Whether the array still has its buffer(s) (deleted arrays have none).
+inline bool IsLive(const PjrtArrayObject* array) {
+  return array->shards != nullptr ? !array->shards->buffers.empty()
+                                  : static_cast<bool>(array->buffer);
+}
 
 // Sets the deleted-array RuntimeError ("has been deleted", and "donated"
 // plus the function's name when it was donated).
@@ -74,6 +97,10 @@ void SetDeletedError(const PjrtArrayObject* array);
 // unless `memory_taken` (PJRT already reused it), drops the buffer, and
 // remembers `function_name` (borrowed) for the error message.
 void MarkDonated(PjrtArrayObject* array, PyObject* function_name, bool memory_taken);
+
+// The same for a sharded array: `memory_taken[m]` for shard m.
+void MarkShardsDonated(PjrtArrayObject* array, PyObject* function_name,
+                       const std::vector<bool>& memory_taken);
 
 // Called from Python once refimpl.core is importable: makes `.aval` work.
 void SetAvalFactory(PyObject* factory);

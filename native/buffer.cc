@@ -14,6 +14,7 @@ namespace refimpl {
 
 namespace {
 std::atomic<int64_t> g_live_buffers{0};
+std::atomic<int64_t> g_transfers{0};
 }  // namespace
 
 Buffer::Buffer(std::shared_ptr<Client> client, PJRT_Buffer* buffer)
@@ -40,6 +41,10 @@ void Buffer::ReplaceHandle(PJRT_Buffer* buffer) {
 }
 
 int64_t Buffer::LiveCount() { return g_live_buffers.load(std::memory_order_relaxed); }
+
+void Buffer::CountTransfer() { g_transfers.fetch_add(1, std::memory_order_relaxed); }
+
+int64_t Buffer::TransferCount() { return g_transfers.load(std::memory_order_relaxed); }
 
 void Buffer::LoadMetadata() const {
   std::call_once(metadata_once_, [this] {
@@ -147,6 +152,7 @@ void Buffer::ToHost(void* dst, std::size_t dst_size) const {
     return;
   }
   CheckPjrt(api, api->PJRT_Buffer_ToHostBuffer(&args), "PJRT_Buffer_ToHostBuffer");
+  CountTransfer();
   Event done(api, args.event);
   done.Await("PJRT_Buffer_ToHostBuffer");
 }

@@ -68,6 +68,12 @@ class Buffer {
   // Number of Buffer objects currently alive in the process.
   static int64_t LiveCount();
 
+  // Copies between host and device memory made by this process (every
+  // host-to-device transfer and every ToHost); pmap's tests and benchmark
+  // read it to show that a sharded array fed back moves no data.
+  static void CountTransfer();
+  static int64_t TransferCount();
+
  private:
   void LoadMetadata() const;
 

@@ -214,6 +214,42 @@ void Executable::ExecuteInto(PJRT_Buffer* const* args, std::size_t num_args, PJR
   }
 }
 
+void Executable::ExecuteReplicatedInto(PJRT_Buffer* const* const* argument_lists,
+                                       std::size_t num_devices, std::size_t num_args,
+                                       PJRT_Buffer** const* output_lists,
+                                       const int64_t* non_donatable,
+                                       std::size_t num_non_donatable) const {
+  const PJRT_Api* api = client_->api();
+  auto options = MakeArgs<PJRT_ExecuteOptions>();
+  options.non_donatable_input_indices = non_donatable;
+  options.num_non_donatable_input_indices = num_non_donatable;
+  auto exec = MakeArgs<PJRT_LoadedExecutable_Execute_Args>();
+  exec.executable = executable_;
+  exec.options = &options;
+  exec.argument_lists = argument_lists;
+  exec.num_devices = num_devices;
+  exec.num_args = num_args;
+  exec.output_lists = output_lists;
+  CheckPjrt(api, api->PJRT_LoadedExecutable_Execute(&exec), "PJRT_LoadedExecutable_Execute");
+  bool missing = false;
+  for (std::size_t d = 0; d < num_devices; ++d) {
+    for (std::size_t i = 0; i < num_outputs_; ++i)
+      missing = missing || output_lists[d][i] == nullptr;
+  }
+  if (!missing) return;
+  for (std::size_t d = 0; d < num_devices; ++d) {  // all or none: release what came back
+    for (std::size_t i = 0; i < num_outputs_; ++i) {
+      if (output_lists[d][i] == nullptr) continue;
+      auto destroy = MakeArgs<PJRT_Buffer_Destroy_Args>();
+      destroy.buffer = output_lists[d][i];
+      ErrorPtr ignored(api->PJRT_Buffer_Destroy(&destroy), ErrorDeleter{api});
+      output_lists[d][i] = nullptr;
+    }
+  }
+  throw PjrtError(PJRT_Error_Code_INTERNAL,
+                  "INTERNAL: PJRT_LoadedExecutable_Execute returned a null output buffer");
+}
+
 namespace {
 
 // Owner of the bytes PJRT_Executable_Serialize hands back.

@@ -51,6 +51,15 @@ class Executable {
   void ExecuteInto(PJRT_Buffer* const* args, std::size_t num_args, PJRT_Buffer** outputs,
                    const int64_t* non_donatable = nullptr, std::size_t num_non_donatable = 0) const;
 
+  // ExecuteInto for a program compiled for N replicas: one PJRT execute over
+  // `num_devices` devices; `argument_lists[d]` holds device d's `num_args`
+  // handles, `output_lists[d]` receives its num_outputs() handles (all or
+  // none, as ExecuteInto). `non_donatable` applies to every device.
+  void ExecuteReplicatedInto(PJRT_Buffer* const* const* argument_lists, std::size_t num_devices,
+                             std::size_t num_args, PJRT_Buffer** const* output_lists,
+                             const int64_t* non_donatable = nullptr,
+                             std::size_t num_non_donatable = 0) const;
+
   // The plugin's serialization of this executable (PJRT_Executable_Serialize):
   // opaque bytes that only the same plugin build can load again. Throws
   // PjrtError when the plugin cannot serialize.

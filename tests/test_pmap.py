@@ -90,12 +90,7 @@ def test_nested_2x2_against_shard_map(oracle, backend):
 
 def _entries(pmapped):
     """The compiled pjrt entries in a pmap's signature cache."""
-    for cell in pmapped.__closure__:
-        if isinstance(cell.cell_contents, dict) and cell.cell_contents:
-            values = list(cell.cell_contents.values())
-            if hasattr(values[0], "executable"):
-                return values
-    return []
+    return pmapped._entries()
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -179,7 +174,10 @@ def test_sharded_output_and_feedback_moves_no_data():
     expected = (np.arange(8.0).reshape(4, 2) * 2 + np.arange(4)[:, None]) * 2 + np.arange(4)[
         :, None
     ]
+    before = pmap_module.transfer_count()
     np.testing.assert_array_equal(np.asarray(z), expected)
+    assert pmap_module.transfer_count() == before + 4  # the gather reads every shard
+    before = pmap_module.transfer_count()
     f(np.ones((4, 2), np.float32))
     assert pmap_module.transfer_count() == before + 4  # a host argument: one piece per device
 
@@ -279,3 +277,98 @@ def test_many_calls_in_flight_do_not_deadlock_xla_collectives():
     for _ in range(3001):
         expected = np.float32(expected) * np.float32(4e-3) + np.float32(expected)
     np.testing.assert_allclose(float(done.stdout.split()[-1]), expected, rtol=1e-3)
+
+
+def test_one_array_type_for_pmap_outputs_and_device_put():
+    from refimpl.transforms.pmap import ShardedArray
+
+    d = ri.devices("pjrt")[0]
+    x = np.arange(8.0, dtype=np.float32).reshape(4, 2)
+    y = ri.pmap(lambda v: v * 2, "i", backend="pjrt")(x)
+    assert type(y) is type(ri.device_put(x, d))
+    r = ri.pmap(lambda v: v * 2, "i", backend="ref")(x)
+    assert isinstance(r, ShardedArray)
+    assert isinstance(y, ri.Array) and isinstance(r, ri.Array)
+    # one shard: a 1-device array of that same type sharing the buffer
+    (piece,) = [s.data for s in y.addressable_shards[1:2]]
+    assert type(piece) is type(y) and piece.devices() == {ri.devices("pjrt")[1]}
+    np.testing.assert_array_equal(np.asarray(piece), x[1] * 2)
+    with pytest.raises(ValueError, match="sharded over 4 devices"):
+        y.unsafe_buffer_pointer()
+    assert y.block_until_ready() is y
+    np.testing.assert_array_equal(np.asarray(ri.device_put(y, d)), x * 2)  # gathered
+    y.delete()
+    assert y.is_deleted() and piece.is_deleted()
+    with pytest.raises(RuntimeError, match="deleted"):
+        np.asarray(y)
+
+
+def test_out_axes_1_gathers_like_numpy_stack():
+    x = np.arange(24.0, dtype=np.float32).reshape(4, 3, 2)
+    f = ri.pmap(lambda v: (v + 1, v.sum()), "i", backend="pjrt", out_axes=(1, 0))
+    y, s = f(x)
+    assert y.shape == (3, 4, 2) and y.sharding.sharded_dim == 1
+    np.testing.assert_array_equal(np.asarray(y), np.stack(list(x + 1), axis=1))
+    np.testing.assert_array_equal(np.asarray(s), x.sum(axis=(1, 2)))
+    np.testing.assert_array_equal(np.asarray(y.addressable_shards[2].data), x[2] + 1)
+
+
+def test_cached_pmap_calls_run_in_cpp_and_fed_back_outputs_move_no_data():
+    from refimpl.backends.pjrt.runtime import native_module
+    from refimpl.transforms import pmap as pmap_module
+
+    f = ri.pmap(lambda x, w: lax.psum(x * w, "i") + x, "i", in_axes=(0, None), backend="pjrt")
+    w = ri.device_put(np.float32(0.5), ri.devices("pjrt")[0])  # a 1-device array, replicated
+    x = f(np.ones((4, 3), np.float32), w)
+    x = f(x, w)  # the fed-back signature: compiled (Python cache hit) and cached in C++
+    native_module()._clear_constant_cache()
+    before, stats = pmap_module.transfer_count(), f._fast_stats()
+    for _ in range(5):
+        x = f(x, np.float32(0.5))  # a NumPy scalar: cached constant buffers per device
+    after = f._fast_stats()
+    assert after["hits"] - stats["hits"] == 5
+    assert after["misses"] - stats["misses"] == 1 and after["slow"] == stats["slow"] == 0
+    assert pmap_module.transfer_count() - before == 4  # the scalar, once per device
+    expected = np.ones((4, 3), np.float32)
+    for _ in range(7):
+        expected = expected.sum(axis=0, keepdims=True) * np.float32(0.5) + expected
+    np.testing.assert_allclose(np.asarray(x), expected, rtol=1e-6)
+
+
+def test_fast_path_donation_per_shard_and_a_failed_call_changes_nothing():
+    f = ri.pmap(lambda x, y: (x + y, y * 2), "i", backend="pjrt", donate_argnums=0)
+    make = ri.pmap(lambda v: v * 1, "i", backend="pjrt")
+    a, b = make(np.zeros((4, 3), np.float32)), make(np.ones((4, 3), np.float32))
+    f(make(np.zeros((4, 3), np.float32)), b)  # compile and cache the signature
+    pointers = [s.data.unsafe_buffer_pointer() for s in a.addressable_shards]
+    before = f._fast_stats()["hits"]
+    out, twice = f(a, b)
+    assert f._fast_stats()["hits"] == before + 1
+    assert a.is_deleted() and not b.is_deleted()
+    assert [s.data.unsafe_buffer_pointer() for s in out.addressable_shards] == pointers
+    np.testing.assert_array_equal(np.asarray(out), np.ones((4, 3)))
+    np.testing.assert_array_equal(np.asarray(twice), 2 * np.ones((4, 3)))
+    c = make(np.zeros((4, 3), np.float32))
+    b.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        f(c, b)
+    assert not c.is_deleted()  # the failed call donated nothing
+    np.testing.assert_array_equal(np.asarray(c), np.zeros((4, 3)))
+
+
+def test_fast_pmap_pytrees_kwargs_and_statics():
+    f = ri.pmap(
+        lambda p, k, *, scale: {"a": p[0] * k + scale, "b": p[1].sum()},
+        "i",
+        backend="pjrt",
+        static_broadcasted_argnums=1,
+    )
+    p = (np.arange(8.0, dtype=np.float32).reshape(4, 2), np.ones((4, 5), np.float32))
+    scale = np.full((4,), 3.0, np.float32)
+    for _ in range(2):
+        out = f(p, 2.0, scale=scale)
+        np.testing.assert_array_equal(np.asarray(out["a"]), p[0] * 2 + 3)
+        np.testing.assert_array_equal(np.asarray(out["b"]), np.full(4, 5.0))
+    out = f(p, 5.0, scale=scale)  # another static: a new signature
+    np.testing.assert_array_equal(np.asarray(out["a"]), p[0] * 5 + 3)
+    assert f._fast_stats()["slow"] == 0

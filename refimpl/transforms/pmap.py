@@ -24,16 +24,23 @@ Two ways of running, with one meaning:
   N replicas (``num_replicas = N``; collectives become ``all_reduce``,
   ``all_gather``, ``collective_permute``, ``reduce_scatter`` with
   ``replica_groups``) and executed on the N devices in ONE ``Execute``.
-  Outputs are :class:`ShardedArray`\\ s (one shard per device); a
-  ShardedArray fed back to a pmap over the same devices passes its shards'
-  buffers as they are (no transfer, see :func:`transfer_count`).
+  Mapped outputs are PJRT arrays sharded over the devices (the one C++
+  array type, ``refimpl._pjrt.PjrtArray``, holding one buffer per device);
+  a sharded array fed back to a pmap over the same devices passes its
+  shards' buffers as they are (no transfer, see :func:`transfer_count`).
+  A pjrt pmap is a C++ ``FastJitted`` in pmap mode: a call whose signature
+  is cached runs in C++ from argument inspection to the one execute
+  (:func:`on_miss` describes a new signature's entry once).
+
+On the reference backend mapped outputs are :class:`ShardedArray`\\ s (a
+Python class: slices ``device_put`` on the virtual devices).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -47,7 +54,7 @@ from refimpl.transforms import batching
 __all__ = ["ShardedArray", "pmap", "transfer_count"]
 
 
-# --- the sharded result (pjrt) ------------------------------------------------------------
+# --- sharded results ----------------------------------------------------------------------
 
 
 class Shard:
@@ -60,6 +67,23 @@ class Shard:
 
     def __repr__(self) -> str:
         return f"Shard(device={self.device!r}, index={self.index!r})"
+
+
+class SingleDeviceSharding:
+    """The whole array on one device (``jax.sharding.SingleDeviceSharding``'s role)."""
+
+    def __init__(self, device: Any) -> None:
+        self.device = device
+
+    @property
+    def device_set(self) -> set[Any]:
+        return {self.device}
+
+    def devices_indices_map(self, shape: tuple[int, ...]) -> dict[Any, tuple]:
+        return {self.device: (slice(None),) * len(shape)}
+
+    def __repr__(self) -> str:
+        return f"SingleDeviceSharding(device={self.device!r})"
 
 
 class PmapSharding:
@@ -87,11 +111,41 @@ class PmapSharding:
         return f"PmapSharding(devices={list(self.devices)}, sharded_dim={self.sharded_dim})"
 
 
+def _pjrt_sharding(array: Any) -> Any:
+    """``PjrtArray.sharding``: a PmapSharding for a sharded array, else the one device."""
+    axis = array._shard_axis
+    if axis is None:
+        return SingleDeviceSharding(array.device)
+    devices = [shard.device for shard in array._shard_arrays()]
+    return PmapSharding(devices, axis, array.shape)
+
+
+def _pjrt_addressable_shards(array: Any) -> list[Shard]:
+    """``PjrtArray.addressable_shards``: per device, a 1-device PjrtArray
+    sharing the shard's buffer, its device and its index in the global array."""
+    pieces = array._shard_arrays()
+    axis = array._shard_axis
+    shards = []
+    for m, piece in enumerate(pieces):
+        index = [slice(None)] * array.ndim
+        if axis is not None:
+            index[axis] = m
+        shards.append(Shard(piece, piece.device, tuple(index)))
+    return shards
+
+
+def install_sharding_protocol(array_type: type) -> None:
+    """Give the C++ PJRT array ``.sharding`` and ``.addressable_shards``
+    (called once by ``refimpl.backends.pjrt.arrays``)."""
+    array_type.sharding = property(_pjrt_sharding)
+    array_type.addressable_shards = property(_pjrt_addressable_shards)
+
+
 class ShardedArray(Array):
-    """A pmap output on pjrt: N device arrays (one per device) standing for
-    their stack along ``sharding.sharded_dim``. Reading the value gathers
-    the shards to the host; passing it to a pmap over the same devices (and
-    ``in_axes`` equal to its sharded dim) uses the shards where they are."""
+    """A pmap output on the reference backend: N arrays (one per virtual
+    device) standing for their stack along ``sharding.sharded_dim``. Reading
+    the value gathers the shards; passing it to a reference pmap uses its
+    value."""
 
     __slots__ = ("_shards", "_axis", "_aval", "_devices")
 
@@ -170,18 +224,15 @@ tracing.register_array_type(
 # --- pmap ---------------------------------------------------------------------------------
 
 
-class _Stats(threading.local):
-    def __init__(self) -> None:
-        self.transfers = 0
-
-
-_stats = _Stats()
-
-
 def transfer_count() -> int:
-    """Host-to-device transfers made by pmap calls on pjrt in this thread (a
-    ShardedArray passed back over the same devices adds none)."""
-    return _stats.transfers
+    """Host<->device copies made by the PJRT runtime in this process so far
+    (counted in C++: every transfer to a device and every read back to the
+    host; all threads). A sharded array passed back to a pmap over the same
+    devices adds none; a host argument adds one per device. Loads the PJRT
+    runtime."""
+    from refimpl.backends.pjrt.runtime import native_module
+
+    return native_module().transfer_count()
 
 
 def _int_tuple(value: Any, what: str) -> tuple[int, ...]:
@@ -263,19 +314,9 @@ def pmap(
             raise ValueError("pmap: devices must not be empty")
     name = getattr(fun, "__name__", type(fun).__name__)
     cache: dict[Any, _Entry] = {}
-    # The hit path for positional ShardedArrays fed back (pmap's steady state):
-    # (each argument's aval, sharded dim and devices) -> the compiled entry.
-    fed_back: dict[Any, _Entry] = {}
 
-    def pmap_f(*args: Any, **kwargs: Any) -> Any:
-        if fed_back and not kwargs and (backend or config.backend) == "pjrt":
-            try:
-                key = (config.enable_x64, *((a._aval, a._axis, a._devices) for a in args))
-            except AttributeError:
-                key = None
-            entry = fed_back.get(key) if key is not None else None
-            if entry is not None and not tracing.is_tracing():
-                return entry.run_sharded(args)
+    def prepare(args: tuple, kwargs: dict) -> _Call:
+        """The call's leaves, axes, devices and flags (errors as JAX's)."""
         n_args = len(args)
         statics = {i % n_args if n_args else i: None for i in static}
         for i in list(statics):
@@ -315,35 +356,40 @@ def pmap(
         run_devices = _choose_devices(name, backend_name, devices, size)
         donated = [False] * len(leaves)
         if donate:
-            flags = _donated_leaves(dyn_args, kwargs, dyn_pos, donate, n_args)
-            donated = flags
+            donated = _donated_leaves(dyn_args, kwargs, dyn_pos, donate, n_args)
         traced = tracing.is_tracing() or any(isinstance(x, tracing.Tracer) for x in leaves)
-        if backend_name == "pjrt" and not traced:
-            key = _signature(in_tree, leaves, axes, statics, run_devices, donated, out_axes)
-            entry = cache.get(key)
-            if entry is None:
-                entry = cache[key] = _Entry.build(
-                    call_fun, name, axis_name, leaves, in_tree, axes, size, out_axes,
-                    run_devices, donated,
-                )  # fmt: skip
-            if (
-                not kwargs
-                and not statics
-                and not any(donated)
-                and all(type(a) is ShardedArray for a in args)
-                and all(a._axis == axis and a._devices == tuple(run_devices)
-                        for a, axis in zip(args, axes, strict=True))
-            ):  # fmt: skip
-                fed_back[(config.enable_x64, *((a._aval, a._axis, a._devices) for a in args))] = (
-                    entry
-                )
-            return entry.run(leaves, axes, run_devices, donated)
-        nest = _flatten_into_replicas(size, donated) if backend_name == "pjrt" else None
+        return _Call(
+            call_fun, leaves, in_tree, axes, size, backend_name, run_devices, donated, statics,
+            traced,
+        )  # fmt: skip
+
+    def entry_of(call: _Call) -> _Entry:
+        """The compiled pjrt entry of a call's signature (built on first use)."""
+        key = _signature(
+            call.in_tree, call.leaves, call.axes, call.statics, call.devices, call.donated,
+            out_axes,
+        )  # fmt: skip
+        entry = cache.get(key)
+        if entry is None:
+            entry = cache[key] = _Entry.build(
+                call.fun, name, axis_name, call.leaves, call.in_tree, call.axes, call.size,
+                out_axes, call.devices, call.donated,
+            )  # fmt: skip
+        return entry
+
+    def pmap_f(*args: Any, **kwargs: Any) -> Any:
+        call = prepare(args, kwargs)
+        leaves, axes, size, donated = call.leaves, call.axes, call.size, call.donated
+        if call.backend == "pjrt" and not call.traced:
+            return entry_of(call).run(leaves, axes, call.devices, donated)
+        nest = _flatten_into_replicas(size, donated) if call.backend == "pjrt" else None
         if nest is not None:
-            return _inner_replicas(nest, call_fun, leaves, in_tree, axes, size, out_axes, axis_name)
-        out = _lock_step(call_fun, name, leaves, in_tree, axes, size, out_axes, axis_name)
-        if not traced:  # concrete results: one shard per (virtual) device
-            out = _shard_outputs(out, out_axes, run_devices)
+            return _inner_replicas(
+                nest, call.fun, leaves, call.in_tree, axes, size, out_axes, axis_name
+            )
+        out = _lock_step(call.fun, name, leaves, call.in_tree, axes, size, out_axes, axis_name)
+        if not call.traced:  # concrete results: one shard per (virtual) device
+            out = _shard_outputs(out, out_axes, call.devices)
         for leaf, is_donated in zip(leaves, donated, strict=True):
             if is_donated and isinstance(leaf, Array) and hasattr(leaf, "mark_donated"):
                 leaf.mark_donated(f"pmap({name})")
@@ -353,7 +399,136 @@ def pmap(
     pmap_f.__qualname__ = pmap_f.__name__
     pmap_f.__doc__ = fun.__doc__
     pmap_f.__wrapped__ = fun  # type: ignore[attr-defined]
+    pmap_f._prepare = prepare  # type: ignore[attr-defined]
+    pmap_f._entry_of = entry_of  # type: ignore[attr-defined]
+    pmap_f._entries = lambda: list(cache.values())  # type: ignore[attr-defined]
+    if _runs_on_pjrt(backend, devices):
+        return _fast_pmap(pmap_f, static, donate, follow_config=backend is None and not devices)
     return pmap_f
+
+
+class _Call(NamedTuple):
+    """One pmap call, flattened (``prepare`` in :func:`pmap`)."""
+
+    fun: Callable[..., Any]  # the function of the dynamic arguments
+    leaves: list[Any]
+    in_tree: Any
+    axes: list[int | None]
+    size: int
+    backend: str
+    devices: list[Any]
+    donated: list[bool]
+    statics: dict[int, Any]
+    traced: bool
+
+
+def _runs_on_pjrt(backend: str | None, devices: Any) -> bool:
+    """Whether a pmap gets the C++ fast path: explicitly on pjrt (by name or
+    by its devices), or following ``config.backend`` while that is pjrt.
+    The runtime must load; without it the Python pmap reports the error."""
+    if backend == "ref":
+        return False
+    if devices:
+        from refimpl.backends.ref.arrays import Device
+
+        if isinstance(devices[0], Device):
+            return False
+    elif backend is None and config.backend != "pjrt":
+        return False
+    try:
+        from refimpl.backends.pjrt import fast_path  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _fast_pmap(
+    pmap_f: Callable[..., Any],
+    static: tuple[int, ...],
+    donate: tuple[int, ...],
+    follow_config: bool,
+) -> Any:
+    """``pmap_f`` behind a C++ FastJitted in pmap mode: a cached signature runs
+    in C++ (host pieces transferred, shards passed where they are, one
+    execute over the devices, sharded outputs); everything else (misses,
+    traces, the reference backend, errors) goes through ``pmap_f``."""
+    import functools
+
+    from refimpl.backends.pjrt.runtime import native_module
+
+    fast = native_module().FastJitted(
+        pmap_f,
+        functools.partial(on_miss, pmap_f),
+        static,
+        (),
+        donate,
+        (),
+        follow_config,
+        pmap=True,
+    )
+    for attribute in ("__name__", "__qualname__", "__doc__", "__wrapped__"):
+        setattr(fast, attribute, getattr(pmap_f, attribute))
+    return fast
+
+
+class PmapEntrySpec(NamedTuple):
+    """What C++ keeps for one pmap signature (``FillPmapEntry`` in
+    bindings/fast_jit.cc reads it by field)."""
+
+    executable: Any  # refimpl._pjrt.Executable compiled for len(device_indices) replicas
+    device_indices: tuple[int, ...]  # client device index per replica
+    in_avals: tuple[tuple[np.dtype, tuple[int, ...]], ...]  # per leaf: one device's (dtype, shape)
+    in_axes: tuple[int, ...]  # per leaf: the axis split over the devices, -1 replicated
+    donated: tuple[bool, ...]
+    aliases: tuple[int, ...]  # per leaf: the output written into its buffer, or -1
+    out_avals: tuple[
+        tuple[np.dtype, tuple[int, ...], bool], ...
+    ]  # one device's (dtype, shape, weak)
+    out_axes: tuple[int, ...]  # per output: the stacking axis, -1 for out_axes=None
+    out_tree: tuple[tuple[int, int, Any, Any], ...]  # preorder (kind, arity, data, unflatten)
+    has_collectives: bool
+
+
+def on_miss(pmap_f: Any, fast: Any, args: tuple, kwargs: dict) -> PmapEntrySpec | None:
+    """A pmap call whose C++ signature is new: the entry for C++ to cache, or
+    None (this signature's calls go to the Python pmap: the reference
+    backend, a nested pmap, shards over other devices or along another
+    axis, Refs). Compiles on the first call of a Python signature; errors
+    propagate before anything runs."""
+    from refimpl.backends.pjrt import fast_path
+    from refimpl.backends.pjrt.arrays import PjrtArray
+    from refimpl.backends.pjrt.executables import index_of
+
+    with fast_path._miss_lock:
+        call = pmap_f._prepare(args, kwargs)
+        if call.backend != "pjrt" or call.traced:
+            return None
+        entry = pmap_f._entry_of(call)
+        if entry.inner > 1:
+            return None
+        device_indices = tuple(index_of(d) for d in call.devices)
+        if tuple(entry.executable.device_indices) != device_indices:
+            return None
+        for leaf, axis in zip(call.leaves, call.axes, strict=True):
+            if not (isinstance(leaf, PjrtArray) and leaf._shard_axis is not None):
+                continue
+            if leaf._shard_axis != axis or [s.device for s in leaf._shard_arrays()] != list(
+                call.devices
+            ):
+                return None
+        program = entry.program
+        return PmapEntrySpec(
+            executable=entry.executable,
+            device_indices=device_indices,
+            in_avals=tuple((a.dtype, a.shape) for a in program.in_avals),
+            in_axes=tuple(-1 if a is None else a for a in call.axes),
+            donated=tuple(call.donated),
+            aliases=tuple(entry.aliases.get(i, -1) for i in range(len(call.leaves))),
+            out_avals=tuple((a.dtype, a.shape, a.weak_type) for a in program.out_avals),
+            out_axes=tuple(-1 if a is None else a for a in entry.out_axes),
+            out_tree=tuple(fast_path._out_tree_nodes(entry.out_tree)),
+            has_collectives=entry.has_collectives,
+        )
 
 
 def _donated_leaves(
@@ -559,7 +734,7 @@ class _Entry:
         self.out_avals: list[ShapedArray] = []
         self.inner = 1
         self.replica_devices: list[Any] = []
-        self.stacked_avals: list[ShapedArray | None] | None = None
+        self.aliases: dict[int, int] = {}
         self.has_collectives = True
 
     @classmethod
@@ -632,7 +807,7 @@ class _Entry:
                 flat_axes[i] = want % rank
         entry.out_axes = flat_axes
         entry.out_avals = program.out_avals
-        aliases = _alias_plan(program, donated)
+        aliases = entry.aliases = _alias_plan(program, donated)
         # replica r = i * inner + j for outer index i and inner index j
         groups = {}
         if axis_name is not None:
@@ -664,6 +839,8 @@ class _Entry:
         return entry
 
     def run(self, leaves, axes, devices, donated) -> Any:
+        """The Python path of a pjrt pmap call (misses, and signatures the C++
+        fast path leaves to Python): same inputs, execute and outputs."""
         from refimpl.backends.pjrt.arrays import PjrtArray
         from refimpl.backends.pjrt.executables import client as get_client
 
@@ -674,15 +851,16 @@ class _Entry:
             return self._run_nested(leaves, axes, donated)
         per_device: list[list[Any]] = [[] for _ in range(n)]
         for leaf, axis, aval in zip(leaves, axes, self.program.in_avals, strict=True):
-            if (
-                isinstance(leaf, ShardedArray)
-                and axis == leaf._axis
-                and leaf._devices == tuple(devices)
-            ):
-                for m in range(n):  # the shards are already there: no data moves
-                    per_device[m].append(leaf._shards[m].buffer())
+            if _in_place(leaf, axis, devices):
+                for m, shard in enumerate(leaf._shard_arrays()):  # already there: no data moves
+                    per_device[m].append(shard.buffer())
                 continue
-            if isinstance(leaf, PjrtArray) and axis is None and n == 1:
+            if (
+                isinstance(leaf, PjrtArray)
+                and axis is None
+                and n == 1
+                and leaf.device == devices[0]
+            ):
                 per_device[0].append(leaf.buffer())
                 continue
             value = np.asarray(tracing.concrete_value(leaf, tracing.get_aval(leaf, "pmap", 0)))
@@ -693,15 +871,10 @@ class _Entry:
                 per_device[m].append(client.buffer_from_numpy(
                     np.ascontiguousarray(piece), _index(device)
                 ))  # fmt: skip
-                _stats.transfers += 1
         outs = self._launch(per_device)
         for leaf, is_donated in zip(leaves, donated, strict=True):
-            if is_donated:
-                if isinstance(leaf, ShardedArray):
-                    for shard in leaf._shards:
-                        shard.mark_donated("pmap")
-                elif hasattr(leaf, "mark_donated"):
-                    leaf.mark_donated("pmap")
+            if is_donated and hasattr(leaf, "mark_donated"):
+                leaf.mark_donated("pmap")  # (a sharded array: every shard)
         return self._outputs(outs, devices)
 
     def _run_nested(self, leaves, axes, donated) -> Any:
@@ -719,7 +892,6 @@ class _Entry:
                 per_device[r].append(client.buffer_from_numpy(
                     np.ascontiguousarray(piece), _index(device)
                 ))  # fmt: skip
-                _stats.transfers += 1
         outs = self._launch(per_device)
         for leaf, is_donated in zip(leaves, donated, strict=True):
             if is_donated and hasattr(leaf, "delete"):
@@ -729,61 +901,37 @@ class _Entry:
 
     def _launch(self, per_device: list[list[Any]]) -> list[list[Any]]:
         """One ``execute_sharded``; a program with collectives first waits for
-        the previous such launch. With two of them in flight, XLA's CPU
-        client can start some replicas of each and none can finish: their
-        all-reduce waits for 4 threads of a pool busy with the other launch,
-        and XLA aborts the process after 40 s (seen on a 2-core machine, for
-        jax.pmap too)."""
-        if not self.has_collectives:
-            return self.executable.execute_sharded(per_device)
-        with _inflight.lock:
-            for buffer in _inflight.buffers:
-                try:
-                    buffer.block_until_ready()
-                except Exception:  # noqa: BLE001 - donated to a later call since: done
-                    pass
-            outs = self.executable.execute_sharded(per_device)
-            _inflight.buffers = [device_outs[0] for device_outs in outs if device_outs]
-        return outs
+        the previous such launch (in C++, shared with the fast path). With
+        two of them in flight, XLA's CPU client can start some replicas of
+        each and none can finish: their all-reduce waits for 4 threads of a
+        pool busy with the other launch, and XLA aborts the process after
+        40 s (seen on a 2-core machine, for jax.pmap too)."""
+        from refimpl.backends.pjrt.runtime import native_module
+
+        return native_module()._pmap_launch(self.executable, per_device, self.has_collectives)
 
     def _outputs(self, outs: list[list[Any]], devices: Sequence[Any]) -> Any:
+        """Mapped outputs as one sharded PJRT array each; an ``out_axes=None``
+        output as device 0's array."""
         from refimpl.backends.pjrt.arrays import PjrtArray
+        from refimpl.backends.pjrt.runtime import native_module
 
+        make_sharded = native_module()._make_sharded
         n = len(devices)
-        if self.stacked_avals is None:
-            self.stacked_avals = [
-                None
-                if axis is None
-                else aval.update(shape=(*aval.shape[:axis], n, *aval.shape[axis:]))
-                for axis, aval in zip(self.out_axes, self.out_avals, strict=True)
-            ]
         results = []
         for j, (axis, aval) in enumerate(zip(self.out_axes, self.out_avals, strict=True)):
             weak = aval.weak_type
             shards = [PjrtArray(outs[m][j], weak, devices[m], True) for m in range(n)]
-            results.append(
-                shards[0]
-                if axis is None
-                else ShardedArray(shards, devices, axis, self.stacked_avals[j])
-            )
+            results.append(shards[0] if axis is None else make_sharded(shards, axis))
         return self.out_tree.unflatten(results)
 
-    def run_sharded(self, args: Sequence[ShardedArray]) -> Any:
-        """The call whose arguments are all ShardedArrays already in place."""
-        devices = args[0]._devices
-        per_device = [[a._shards[m].buffer() for a in args] for m in range(len(devices))]
-        return self._outputs(self._launch(per_device), devices)
 
-
-class _Inflight:
-    """The outputs of the last launch of a program with collectives."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.buffers: list[Any] = []
-
-
-_inflight = _Inflight()
+def _in_place(leaf: Any, axis: int | None, devices: Sequence[Any]) -> bool:
+    """Whether ``leaf`` is a PJRT array sharded along ``axis`` over ``devices``."""
+    shard_axis = getattr(leaf, "_shard_axis", None)
+    if shard_axis is None or shard_axis != axis:
+        return False
+    return [s.device for s in leaf._shard_arrays()] == list(devices)
 
 
 class _Nest:

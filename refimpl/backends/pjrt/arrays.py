@@ -24,6 +24,7 @@ from refimpl.backends.pjrt.runtime import native_module
 from refimpl.backends.ref.arrays import RefArray
 from refimpl.config import config
 from refimpl.core import ShapedArray
+from refimpl.transforms.pmap import install_sharding_protocol as _install_sharding_protocol
 
 __all__ = ["PjrtArray", "wrap_buffer"]
 
@@ -50,4 +51,5 @@ _native._install_fast_path(
     aval_factory=ShapedArray,
 )
 install_protocol(PjrtArray)
+_install_sharding_protocol(PjrtArray)  # .sharding, .addressable_shards (pmap outputs)
 tracing.register_array_type(PjrtArray, _aval_of_array, PjrtArray._value)
