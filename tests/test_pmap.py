@@ -372,3 +372,17 @@ def test_fast_pmap_pytrees_kwargs_and_statics():
     out = f(p, 5.0, scale=scale)  # another static: a new signature
     np.testing.assert_array_equal(np.asarray(out["a"]), p[0] * 5 + 3)
     assert f._fast_stats()["slow"] == 0
+
+
+def test_shards_elsewhere_are_gathered_and_resplit():
+    x = np.arange(8.0, dtype=np.float32).reshape(4, 2)
+    y = ri.pmap(lambda v: v + 1, "i", backend="pjrt")(x)  # over devices 0..3
+    backwards = ri.devices("pjrt")[::-1]
+    g = ri.pmap(lambda v: v * 10, "i", backend="pjrt", devices=backwards)
+    out = g(y)  # other device order: the Python path reads y and splits it again
+    assert [s.device for s in out.addressable_shards] == backwards
+    np.testing.assert_array_equal(np.asarray(out), (x + 1) * 10)
+    h = ri.pmap(lambda v, w: v + w.sum(), "i", in_axes=(0, None), backend="pjrt")
+    for _ in range(2):  # y replicated: gathered, then transferred whole to every device
+        np.testing.assert_array_equal(np.asarray(h(x, y)), x + (x + 1).sum())
+    assert h._fast_stats()["slow"] == 2 and h._fast_stats()["hits"] == 0  # (a "slow" entry)
