@@ -310,20 +310,27 @@ class _Fingerprint:
         self.vars: dict[int, int] = {}
         self.programs: dict[int, int] = {}
         self.keep: list[Any] = []  # holds what the id() keys point to
-        self.avals: dict[Any, str] = {}
+        self.avals: dict[Any, str] = {}  # id(aval) or (shape, dtype, weak) -> text
 
     def aval(self, aval: Any) -> str:
+        # by identity first (tracing shares aval objects), then by value: the
+        # dataclass __eq__ a dict lookup would call is slow (~1,000 per Program)
+        found = self.avals.get(id(aval))
+        if found is not None:
+            return found
         kind = type(aval).__name__
-        if kind not in ("ShapedArray", "AbstractRef"):  # checked first: others may not hash
-            raise Unkeyable(f"an abstract value of type {_type_name(type(aval))}")
-        found = self.avals.get(aval)
-        if found is None:
-            if kind == "ShapedArray":
+        if kind == "ShapedArray":
+            value = (aval.shape, aval.dtype, aval.weak_type)
+            found = self.avals.get(value)
+            if found is None:
                 weak = "~" if aval.weak_type else ""
-                found = f"{weak}{_dtype_text(aval.dtype)}{list(aval.shape)}"
-            else:
-                found = f"Ref{{{self.aval(aval.inner)}}}"
-            self.avals[aval] = found
+                found = self.avals[value] = f"{weak}{_dtype_text(aval.dtype)}{list(aval.shape)}"
+        elif kind == "AbstractRef":
+            found = f"Ref{{{self.aval(aval.inner)}}}"
+        else:
+            raise Unkeyable(f"an abstract value of type {_type_name(type(aval))}")
+        self.avals[id(aval)] = found
+        self.keep.append(aval)
         return found
 
     def bind(self, var: Any) -> str:
