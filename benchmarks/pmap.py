@@ -35,14 +35,18 @@ GOAL = 0.75
 SIZES = [8, 1024]
 
 
+_CPU_US: list[float] = []  # process CPU time per call of each block (all threads)
+
+
 def _per_call_us(f, x, calls: int) -> tuple[float, object]:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(calls):
         # each call waits for its result: with calls in flight, jax.pmap on a
         # 2-core machine deadlocks (XLA's CPU collectives wait for 4 threads
         # of a pool busy with the next call); refimpl is held to the same
         x = f(x)
         x.block_until_ready()
+    _CPU_US.append((time.process_time() - cpu) / calls * 1e6)
     return (time.perf_counter() - start) / calls * 1e6, x
 
 
@@ -68,13 +72,15 @@ def main() -> None:
         rx, jx = rf(host), jf(host)  # compile; outputs now live on the devices
         rx, jx = rf(rx), jf(jx)  # the fed-back signature
         stats = rf._fast_stats()
-        ratios, r_times, j_times = [], [], []
+        ratios, r_times, j_times, r_cpu, j_cpu = [], [], [], [], []
         fed_back_transfers = 0
         for _ in range(args.blocks):
             before = pmap_module.transfer_count()
             r_us, rx = _per_call_us(rf, rx, args.calls)
+            r_cpu.append(_CPU_US[-1])
             fed_back_transfers += pmap_module.transfer_count() - before
             j_us, jx = _per_call_us(jf, jx, args.calls)
+            j_cpu.append(_CPU_US[-1])
             r_times.append(r_us)
             j_times.append(j_us)
             ratios.append(r_us / j_us)
@@ -90,6 +96,8 @@ def main() -> None:
             "refimpl_best_block_us": min(r_times),
             "jax_best_block_us": min(j_times),
             "ratio_of_best_blocks": min(r_times) / min(j_times),
+            "refimpl_cpu_us": statistics.median(r_cpu),
+            "jax_cpu_us": statistics.median(j_cpu),
             "fed_back_calls": args.blocks * args.calls,
             "fed_back_transfers": fed_back_transfers,
             "fast_path_hits": fast_hits,
@@ -105,6 +113,8 @@ def main() -> None:
             f"  x: (4, {n:5d}) f32  refimpl {r['refimpl_us']:8.1f} us  jax {r['jax_us']:8.1f} us  "
             f"ratio {r['ratio_median']:.2f} (best block {r['ratio_best_block']:.2f}; "
             f"best/best {r['ratio_of_best_blocks']:.2f}) {verdict} the goal\n"
+            f"      process CPU time per call (all threads, median): refimpl "
+            f"{r['refimpl_cpu_us']:.1f} us, jax {r['jax_cpu_us']:.1f} us\n"
             f"      fed back: {r['fed_back_calls']} calls, {r['fast_path_hits']} C++ fast-path "
             f"hits, {r['fed_back_transfers']} transfers "
             f"({r['fed_back_transfers'] / r['fed_back_calls']:.0f} per call)"
