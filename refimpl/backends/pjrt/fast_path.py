@@ -13,6 +13,13 @@ executable without any Python code. Everything else comes here:
 * Calls the C++ side does not handle (a trace in progress, argument types it
   does not know, deleted arrays, errors to report) go to that same Jitted,
   which gives the reference behaviour and messages.
+* A ``Ref`` argument holding a PJRT array is a leaf of its held array's
+  type (the Python signature's ``Ref{aval}``). Its entry's program returns
+  ``(result, [final ref values])``; on a hit C++ passes each ref's buffer
+  aliased to its final value, makes the result from the first outputs and
+  writes each final value back into its ref, with no Python code
+  (:class:`EntrySpec` ``ref_outputs``; docs/semantics.md "Ref arguments on
+  the fast path").
 
 The C++ signature is never coarser than the Python one, and may be finer
 (NumPy vs PJRT inputs, devices): a finer miss costs one :func:`on_miss`,
@@ -35,13 +42,14 @@ from refimpl.array import placement_rule
 from refimpl.backends.pjrt.arrays import PjrtArray
 from refimpl.backends.pjrt.executables import default_device
 from refimpl.backends.pjrt.runtime import native_module
-from refimpl.core import AbstractRef
+from refimpl.ref import Ref
 from refimpl.transforms import donation
 from refimpl.transforms.jit import Jitted
 
 __all__ = ["make_fast_jitted", "on_miss"]
 
 _pjrt = native_module()
+_pjrt._install_ref_type(Ref)  # Ref arguments take the C++ path (read, alias, write back)
 
 
 # --- the fast callable -----------------------------------------------------------------
@@ -109,25 +117,29 @@ def on_miss(
     jitted = fast._jitted
     name = jitted.__name__
     with _miss_lock:
-        call = jitted._split_args(args, kwargs)
+        call = jitted._split_args(args, kwargs)  # Ref errors (passed twice, ...) raise here
         signature = call.signature
-        if signature.backend != "pjrt" or any(type(a) is AbstractRef for a in signature.avals):
-            return None  # Ref arguments: the Python Jitted writes their final values back
+        if signature.backend != "pjrt":
+            return None
         if any(signature.donated):
             donation.check_no_repeated_donation(call.leaves, signature.donated, call.paths, name)
         entry = jitted._lookup(call)  # traces only if the Python cache misses too
         if entry.float0 is not None:
             return None  # float0 leaves are held out of the program by the Python Jitted
+        if getattr(entry, "closed_refs", ()):
+            return None  # refs the function closes over: the Python Jitted passes their values
         if entry.donation.unusable and not entry.donation_warned:
             entry.donation_warned = True  # once per entry, as the reference
             donation.warn_unusable(entry.donation, name)
+        # A Ref argument runs on (and is written back into) the array it holds.
+        leaves = [leaf._value if type(leaf) is Ref else leaf for leaf in call.leaves]
         device, committed = placement_rule(
-            call.leaves, call.paths, f"jit({name})", PjrtArray, default_device
+            leaves, call.paths, f"jit({name})", PjrtArray, default_device
         )
-        if any(isinstance(leaf, PjrtArray) and leaf.device != device for leaf in call.leaves):
+        if any(isinstance(leaf, PjrtArray) and leaf.device != device for leaf in leaves):
             return None  # the Python path copies it over
         executable = compile_executable(entry, name, device)
-        return entry_spec(entry, signature, executable, device, committed)
+        return entry_spec(entry, signature, executable, device, committed, jitted.fun)
 
 
 class EntrySpec(NamedTuple):
@@ -142,25 +154,45 @@ class EntrySpec(NamedTuple):
     aliases: tuple[int, ...]  # per input leaf: the output written into its buffer, or -1
     out_avals: tuple[tuple[np.dtype, tuple[int, ...], bool], ...]  # (dtype, shape, weak_type)
     out_tree: tuple[tuple[int, int, Any, Any], ...]  # preorder (kind, arity, data, unflatten)
+    # Ref arguments: per input leaf, the output written back into that Ref
+    # (its alias; the program's last outputs), or -1; () without Refs.
+    ref_outputs: tuple[int, ...] = ()
+    # With Refs: the function's closure cells (or None), which C++ checks for
+    # a Ref argument that is also closed over (an error of the Python path).
+    ref_closure: tuple[Any, ...] | None = None
 
 
 def entry_spec(
-    entry: Any, signature: Any, executable: Any, device: Any, committed: bool
+    entry: Any, signature: Any, executable: Any, device: Any, committed: bool, fun: Any = None
 ) -> EntrySpec:
-    """The :class:`EntrySpec` of a Python cache entry compiled for ``device``."""
+    """The :class:`EntrySpec` of a Python cache entry compiled for ``device``.
+
+    An entry with Ref arguments returns ``(result, [final ref values])``:
+    C++ builds ``result`` from the first outputs and writes each final
+    value back into its Ref (``ref_outputs``).
+    """
     aliases = entry.donation.aliases
     n = len(signature.avals)
+    out_tree = entry.out_tree
+    ref_outputs: tuple[int, ...] = ()
+    closure = None
+    if entry.ref_leaves:
+        out_tree = entry.out_tree.children()[0]
+        ref_outputs = tuple(aliases[i] if i in entry.ref_leaves else -1 for i in range(n))
+        closure = getattr(getattr(fun, "__wrapped__", fun), "__closure__", None)
     return EntrySpec(
         executable=executable,
         device_index=device.index,
         committed=committed,
-        in_avals=tuple((aval.dtype, aval.shape) for aval in signature.avals),
+        in_avals=tuple((aval.dtype, aval.shape) for aval in signature.avals),  # Ref{a}: a's
         donated=tuple(entry.donation.donated),
         aliases=tuple(aliases.get(i, -1) for i in range(n)),
         out_avals=tuple(
             (aval.dtype, aval.shape, aval.weak_type) for aval in entry.program.out_avals
         ),
-        out_tree=tuple(_out_tree_nodes(entry.out_tree)),
+        out_tree=tuple(_out_tree_nodes(out_tree)),
+        ref_outputs=ref_outputs,
+        ref_closure=closure,
     )
 
 
