@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -95,6 +96,7 @@ enum LeafKind : uint8_t {
   kComplexLeaf,
   kRefArrayLeaf,  // then: NumPy type number, weak_type, ndim, dims
   kRefLeaf,       // a refimpl.ref.Ref holding a PJRT array; then: as kPjrtLeaf, of that array
+  kShardedLeaf,   // (pmap only) then: meta pointer, client pointer, axis, device count, devices
 };
 
 // One argument leaf of a call.
@@ -139,6 +141,16 @@ struct OutNode {
   py::object unflatten;  // kOutNode: unflatten(data, children), or None
 };
 
+// What a pmap entry adds (fn->pmap): one executable over N replicas.
+struct PmapPlan {
+  std::vector<int> devices;   // client device indices, in replica order
+  std::vector<int> in_axes;   // per input leaf: the axis split over the devices, -1: replicated
+  std::vector<int> out_axes;  // per output: the stacking axis, -1: one copy (device 0's)
+  std::vector<int> aliases;   // per input leaf: the output written into its buffer, or -1
+  std::vector<const ArrayMeta*> global_outputs;  // per output: the sharded type (null if -1)
+  bool has_collectives = true;
+};
+
 struct Entry {
   Signature signature;  // its handles are owned references
   bool slow = false;    // calls of this signature go to the Python Jitted
@@ -164,6 +176,7 @@ struct Entry {
   // The closure cells of the function (a tuple, or None): a Ref argument
   // that is also closed over is an error, raised by the Python path.
   py::object ref_closure;
+  std::unique_ptr<PmapPlan> pmap;  // a pmap entry (then `outputs` are per-device types)
 
   // The signature's handles (statics, dict keys, node kinds and data) are
   // borrowed from here. Entries are only ever destroyed with the GIL held.
@@ -187,6 +200,7 @@ struct FastJittedObject {
   PyObject* dict;
   PyObject* weakrefs;
   bool follow_config_backend;  // backend=None: run here only while config.backend == "pjrt"
+  bool pmap;                   // a pmap: entries run over N devices (RunPmap)
   std::vector<int>* static_nums;
   std::vector<int>* donate_nums;
   std::vector<PyObject*>* static_names;  // owned
@@ -360,6 +374,7 @@ class SignatureBuilder {
     if (type == PjrtArrayType()) {
       auto* array = reinterpret_cast<PjrtArrayObject*>(x);
       if (!IsLive(array)) return false;  // the deleted-array error comes from Python
+      if (array->shards != nullptr) return FlattenSharded(array, x, donated);
       AddLeaf(x, kPjrtLeaf, donated);
       sig.Push(reinterpret_cast<uint64_t>(array->meta));
       sig.Push(reinterpret_cast<uint64_t>(array->buffer->client().get()));
@@ -450,13 +465,28 @@ class SignatureBuilder {
     PyObject* held = RefSlot(x);
     if (held == nullptr || Py_TYPE(held) != PjrtArrayType()) return false;
     auto* array = reinterpret_cast<PjrtArrayObject*>(held);
-    if (!IsLive(array)) return false;
+    if (!IsLive(array) || array->shards != nullptr || fn_->pmap) return false;
     AddLeaf(x, kRefLeaf, /*donated=*/true);
     state_->leaves.back().held = py::reinterpret_borrow<py::object>(held);
     Signature& sig = state_->signature;
     sig.Push(reinterpret_cast<uint64_t>(array->meta));
     sig.Push(reinterpret_cast<uint64_t>(array->buffer->client().get()));
     sig.Push(static_cast<uint64_t>(array->device_index) * 2 + (array->committed ? 1 : 0));
+    return true;
+  }
+
+  // A sharded array: pmap passes its shards where they are; jit and eager
+  // work take the Python path, which gathers it (SPEC "The PJRT array").
+  bool FlattenSharded(PjrtArrayObject* array, PyObject* x, bool donated) {
+    if (!fn_->pmap) return false;
+    const ShardSet* set = array->shards;
+    AddLeaf(x, kShardedLeaf, donated);
+    Signature& sig = state_->signature;
+    sig.Push(reinterpret_cast<uint64_t>(array->meta));
+    sig.Push(reinterpret_cast<uint64_t>(set->client.get()));
+    sig.Push(static_cast<uint64_t>(set->axis));
+    sig.Push(static_cast<uint64_t>(set->device_indices.size()));
+    for (int index : set->device_indices) sig.Push(static_cast<uint64_t>(index));
     return true;
   }
 
@@ -612,7 +642,10 @@ bool RepeatsDonatedArray(const CallState& state) {
   const std::size_t n = state.leaves.size();
   for (std::size_t i = 0; i < n; ++i) {
     const Leaf& a = state.leaves[i];
-    if (a.kind != kPjrtLeaf && a.kind != kRefArrayLeaf && a.kind != kRefLeaf) continue;
+    if (a.kind != kPjrtLeaf && a.kind != kRefArrayLeaf && a.kind != kRefLeaf &&
+        a.kind != kShardedLeaf) {
+      continue;
+    }
     for (std::size_t j = i + 1; j < n; ++j) {
       const Leaf& b = state.leaves[j];
       if (b.object.is(a.object) && (a.donated || b.donated)) return true;
@@ -773,6 +806,8 @@ void FillEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) {
   entry->release_gil = bytes >= g_release_gil_bytes;
 }
 
+void FillPmapEntry(Entry* entry, const py::handle spec, std::size_t num_leaves);
+
 // The callback into Python: trace (if the Python cache misses too), lower,
 // compile, and describe the entry. Null with a Python error on failure.
 EntryPtr Miss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
@@ -788,6 +823,8 @@ EntryPtr Miss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t nargs, PyO
     }
     if (spec.is_none()) {
       entry->slow = true;
+    } else if (fn->pmap) {
+      FillPmapEntry(entry.get(), spec, state->leaves.size());
     } else {
       FillEntry(entry.get(), spec, state->leaves.size());
     }
@@ -1331,6 +1368,342 @@ PyObject* Run(FastJittedObject* fn, const Entry& entry, CallState& state, bool* 
   }
 }
 
+// ============================================================ pmap entries
+//
+// A pmap (FastJitted with `pmap` set) compiles one executable for N
+// replicas (refimpl.transforms.pmap). A hit runs it here: host leaves are
+// split into per-device pieces and transferred, sharded arrays over the
+// same devices pass their shards' buffers as they are (no data moves),
+// ONE PJRT execute runs all devices, and mapped outputs come back as one
+// sharded PjrtArray each.
+
+// Serializes the launches of programs with collectives: with two in flight,
+// XLA's CPU client can start some replicas of each and none can finish
+// (their all-reduce waits for threads busy with the other launch; XLA
+// aborts after 40 s). A launch with collectives first waits for the
+// outputs of the previous one. Shared with the Python path (_pmap_launch).
+struct PmapInflight {
+  std::mutex mutex;
+  std::vector<std::shared_ptr<Buffer>> buffers;  // guarded by mutex
+};
+PmapInflight& Inflight() {
+  static auto* inflight = new PmapInflight();
+  return *inflight;
+}
+
+// Runs `launch` under the inflight rule; call without the GIL.
+template <typename LaunchFn>
+void LaunchReplicated(bool has_collectives, LaunchFn&& launch) {
+  if (!has_collectives) {
+    launch();
+    return;
+  }
+  PmapInflight& inflight = Inflight();
+  std::lock_guard<std::mutex> lock(inflight.mutex);
+  for (const auto& buffer : inflight.buffers) {
+    try {
+      buffer->BlockUntilReady();
+    } catch (...) {
+      // Donated to a later call since (so that call has finished with it).
+    }
+  }
+  inflight.buffers = launch();
+}
+
+// Reads a pmap entry spec (refimpl.transforms.pmap.PmapEntrySpec, by field).
+void FillPmapEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) {
+  auto plan = std::make_unique<PmapPlan>();
+  entry->executable = spec.attr("executable").cast<std::shared_ptr<Executable>>();
+  plan->devices = spec.attr("device_indices").cast<std::vector<int>>();
+  plan->in_axes = spec.attr("in_axes").cast<std::vector<int>>();
+  plan->out_axes = spec.attr("out_axes").cast<std::vector<int>>();
+  plan->aliases = spec.attr("aliases").cast<std::vector<int>>();
+  plan->has_collectives = spec.attr("has_collectives").cast<bool>();
+  std::vector<bool> donated = spec.attr("donated").cast<std::vector<bool>>();
+  py::sequence in_avals = spec.attr("in_avals");  // (dtype, per-device shape) per leaf
+  if (in_avals.size() != num_leaves || donated.size() != num_leaves ||
+      plan->in_axes.size() != num_leaves || plan->aliases.size() != num_leaves) {
+    throw py::value_error("pmap on_miss: the entry spec does not match the call's leaves");
+  }
+  if (plan->devices.empty() || entry->executable->device_indices().size() != plan->devices.size()) {
+    throw py::value_error("pmap on_miss: the executable is not compiled for those devices");
+  }
+  entry->inputs.resize(num_leaves);
+  for (std::size_t i = 0; i < num_leaves; ++i) {
+    LeafPlan& leaf = entry->inputs[i];
+    py::tuple aval = in_avals[i].cast<py::tuple>();
+    py::dtype dtype = py::dtype::from_args(aval[0]);
+    leaf.type = ElementTypeFromDtype(dtype);
+    leaf.descr = std::move(dtype);
+    leaf.donated = donated[i];
+  }
+  std::size_t j = 0;
+  for (py::handle aval : spec.attr("out_avals")) {
+    py::tuple a = aval.cast<py::tuple>();  // (dtype, per-device shape, weak_type)
+    py::dtype dtype = py::dtype::from_args(a[0]);
+    std::vector<int64_t> dims = a[1].cast<std::vector<int64_t>>();
+    const PJRT_Buffer_Type type = ElementTypeFromDtype(dtype);
+    const bool weak = a[2].cast<bool>();
+    entry->outputs.push_back(InternArrayMeta(type, dims.data(), dims.size(), weak));
+    const ArrayMeta* global = nullptr;
+    if (j >= plan->out_axes.size()) throw py::value_error("pmap on_miss: out_axes too short");
+    const int axis = plan->out_axes[j];
+    if (axis > static_cast<int>(dims.size())) throw py::value_error("pmap on_miss: bad out axis");
+    if (axis >= 0) {
+      dims.insert(dims.begin() + axis, static_cast<int64_t>(plan->devices.size()));
+      global = InternArrayMeta(type, dims.data(), dims.size(), weak);
+    }
+    plan->global_outputs.push_back(global);
+    ++j;
+  }
+  if (entry->outputs.size() != entry->executable->num_outputs() ||
+      plan->out_axes.size() != entry->outputs.size()) {
+    throw py::value_error("pmap on_miss: the executable's output count differs from out_avals");
+  }
+  entry->plan = CallPlan(donated, plan->aliases, entry->outputs.size());
+  for (py::handle node : spec.attr("out_tree")) {
+    py::tuple n = node.cast<py::tuple>();  // (kind, arity, data, unflatten)
+    OutNode out;
+    out.kind = static_cast<uint8_t>(n[0].cast<int>());
+    out.arity = n[1].cast<uint32_t>();
+    out.data = n[2];
+    out.unflatten = n[3];
+    entry->outputs_may_fail = entry->outputs_may_fail || out.kind == kOutNode;
+    entry->out_tree.push_back(std::move(out));
+  }
+  entry->pmap = std::move(plan);
+}
+
+// One pmap call's per-device argument lists and the buffers made for it.
+struct PmapLaunch {
+  std::size_t num_devices = 0;
+  std::size_t num_args = 0;
+  std::vector<PJRT_Buffer*> handles;             // [device * num_args + arg]
+  std::vector<std::shared_ptr<Buffer>> keep;     // inputs, alive across execute
+  std::vector<int64_t> non_donatable;            // aliased inputs PJRT must copy
+  std::vector<PJRT_Buffer*> raw_outputs;         // [device * num_outputs + output]
+  std::vector<std::shared_ptr<Buffer>> outputs;  // owned raw_outputs, same order
+  PJRT_Buffer*& at(std::size_t device, std::size_t arg) { return handles[device * num_args + arg]; }
+};
+
+// Host leaves (NumPy, scalars, reference Arrays, single-device PJRT arrays,
+// which are read through their host view): one piece per device (the slice
+// along the leaf's axis, or the whole value) transferred there. Python code
+// can run here (conversions); *slow: the call goes to the Python pmap.
+bool PmapTransferHostInputs(const Entry& entry, const CallState& state, PmapLaunch* launch,
+                            bool* slow) {
+  const PmapPlan& plan = *entry.pmap;
+  const std::shared_ptr<Client>& client = entry.executable->client();
+  for (std::size_t i = 0; i < state.leaves.size(); ++i) {
+    PyObject* leaf = state.leaves[i].object.ptr();
+    const uint8_t kind = state.leaves[i].kind;
+    if (kind == kShardedLeaf) continue;  // (Refs never reach here: FlattenRef declines pmap)
+    const LeafPlan& leaf_plan = entry.inputs[i];
+    const int axis = plan.in_axes[i];
+    const bool scalar =
+        kind == kBoolLeaf || kind == kIntLeaf || kind == kFloatLeaf || kind == kComplexLeaf;
+    if ((scalar || kind == kNpScalarLeaf) && axis < 0) {
+      bool done = true;
+      for (std::size_t m = 0; m < launch->num_devices && done; ++m) {
+        std::shared_ptr<Buffer> buffer =
+            ScalarBuffer(client.get(), plan.devices[m], leaf, kind, leaf_plan);
+        if (!buffer) {
+          done = false;
+          break;
+        }
+        launch->at(m, i) = buffer->raw();
+        launch->keep.push_back(std::move(buffer));
+      }
+      if (done) continue;
+      if (scalar) {
+        *slow = true;
+        return false;
+      }
+    }
+    // kPjrtLeaf reads like a NumPy array (its __array__: a view on the CPU)
+    const uint8_t host_kind = kind == kPjrtLeaf ? kNdarrayLeaf : kind;
+    py::object host = py::reinterpret_steal<py::object>(HostArrayOf(leaf, host_kind, leaf_plan));
+    if (!host) throw py::error_already_set();
+    auto* array = reinterpret_cast<PyArrayObject*>(host.ptr());
+    const int ndim = PyArray_NDIM(array);
+    const auto* dims = reinterpret_cast<const int64_t*>(PyArray_DIMS(array));
+    const auto* strides = reinterpret_cast<const int64_t*>(PyArray_STRIDES(array));
+    auto* data = static_cast<const char*>(PyArray_DATA(array));
+    if (axis >= ndim || (axis >= 0 && dims[axis] != static_cast<int64_t>(launch->num_devices))) {
+      *slow = true;  // cannot happen for a signature on_miss accepted; Python reports it
+      return false;
+    }
+    SmallVector<int64_t, 8> piece_dims, piece_strides;
+    for (int d = 0; d < ndim; ++d) {
+      if (d == axis) continue;
+      piece_dims.push_back(dims[d]);
+      piece_strides.push_back(strides[d]);
+    }
+    for (std::size_t m = 0; m < launch->num_devices; ++m) {
+      std::shared_ptr<Buffer> buffer;
+      if (axis < 0) {
+        buffer =
+            client->BufferFromHostNow(data, leaf_plan.type, dims, ndim, nullptr, plan.devices[m]);
+      } else {  // the slice m: strided host memory, copied by the plugin
+        buffer =
+            client->BufferFromHostNow(data + m * strides[axis], leaf_plan.type, piece_dims.data(),
+                                      piece_dims.size(), piece_strides.data(), plan.devices[m]);
+      }
+      launch->at(m, i) = buffer->raw();
+      launch->keep.push_back(std::move(buffer));
+    }
+  }
+  return true;
+}
+
+// Sharded leaves, after the last point where Python code could run: each
+// must still be alive, on the entry's client, devices and axis (else the
+// Python pmap handles the call).
+bool PmapBindShardedInputs(const Entry& entry, const CallState& state, PmapLaunch* launch,
+                           bool* slow) {
+  const PmapPlan& plan = *entry.pmap;
+  const Client* client = entry.executable->client().get();
+  for (std::size_t i = 0; i < state.leaves.size(); ++i) {
+    if (state.leaves[i].kind != kShardedLeaf) continue;
+    auto* array = reinterpret_cast<PjrtArrayObject*>(state.leaves[i].object.ptr());
+    if (!IsLive(array)) {
+      SetDeletedError(array);
+      return false;
+    }
+    const ShardSet* set = array->shards;
+    if (set->client.get() != client || set->axis != plan.in_axes[i] ||
+        set->device_indices != plan.devices) {
+      *slow = true;
+      return false;
+    }
+    bool copy = false;  // an aliased input PJRT must not reuse
+    for (std::size_t m = 0; m < launch->num_devices; ++m) {
+      if (set->buffers[m]->IsDeleted()) {  // through a shard's own array (.addressable_shards)
+        SetDeletedError(array);
+        return false;
+      }
+      launch->at(m, i) = set->buffers[m]->raw();
+      launch->keep.push_back(set->buffers[m]);
+      copy = copy || set->buffers[m]->external_references() > 0;
+    }
+    if (plan.aliases[i] >= 0 && (copy || entry.outputs_may_fail)) {
+      launch->non_donatable.push_back(static_cast<int64_t>(i));
+    }
+  }
+  return true;
+}
+
+// The ONE execute over all devices (GIL released), outputs owned.
+void PmapExecute(const Entry& entry, PmapLaunch* launch) {
+  const Executable& executable = *entry.executable;
+  const std::size_t n = launch->num_devices;
+  const std::size_t num_outputs = executable.num_outputs();
+  launch->raw_outputs.assign(n * num_outputs, nullptr);
+  std::vector<PJRT_Buffer* const*> argument_lists(n);
+  std::vector<PJRT_Buffer**> output_lists(n);
+  for (std::size_t m = 0; m < n; ++m) {
+    argument_lists[m] = launch->handles.data() + m * launch->num_args;
+    output_lists[m] = launch->raw_outputs.data() + m * num_outputs;
+  }
+  const std::shared_ptr<Client>& client = executable.client();
+  py::gil_scoped_release release;
+  LaunchReplicated(entry.pmap->has_collectives, [&] {
+    executable.ExecuteReplicatedInto(argument_lists.data(), n, launch->num_args,
+                                     output_lists.data(), launch->non_donatable.data(),
+                                     launch->non_donatable.size());
+    for (PJRT_Buffer* raw : launch->raw_outputs) {
+      launch->outputs.push_back(std::make_shared<Buffer>(client, raw));
+    }
+    std::vector<std::shared_ptr<Buffer>> firsts;
+    if (num_outputs > 0) {
+      for (std::size_t m = 0; m < n; ++m) firsts.push_back(launch->outputs[m * num_outputs]);
+    }
+    return firsts;
+  });
+}
+
+// The result pytree: a sharded array per mapped output, device 0's array
+// for an out_axes=None output (new reference, or null).
+PyObject* PmapResult(const Entry& entry, PmapLaunch* launch) {
+  const PmapPlan& plan = *entry.pmap;
+  const std::size_t n = launch->num_devices;
+  const std::size_t num_outputs = entry.outputs.size();
+  SmallVector<PyObject*, 8> arrays;
+  for (std::size_t j = 0; j < num_outputs; ++j) {
+    PyObject* array;
+    if (plan.out_axes[j] < 0) {
+      array = MakePjrtArray(launch->outputs[j], entry.outputs[j], plan.devices[0], true);
+    } else {
+      std::vector<std::shared_ptr<Buffer>> shards(n);
+      for (std::size_t m = 0; m < n; ++m) shards[m] = launch->outputs[m * num_outputs + j];
+      array = MakeShardedPjrtArray(std::move(shards), plan.devices, plan.out_axes[j],
+                                   entry.outputs[j], plan.global_outputs[j]);
+    }
+    if (array == nullptr) {
+      for (PyObject* made : arrays) Py_DECREF(made);
+      return nullptr;
+    }
+    arrays.push_back(array);
+  }
+  PyObject* result;
+  if (entry.out_tree.size() == 1 && entry.out_tree[0].kind == kOutLeaf) {
+    result = arrays[0];
+  } else {
+    std::size_t next = 0, node = 0;
+    result = BuildOutputs(entry, arrays.data(), &next, &node);
+    for (PyObject* made : arrays) Py_DECREF(made);
+  }
+  return result;
+}
+
+// Donation per shard, once the result exists (SPEC "Donation").
+bool PmapDonateInputs(FastJittedObject* fn, const Entry& entry, const CallState& state,
+                      const PmapLaunch& launch) {
+  if (!entry.plan.any_donated()) return true;
+  for (std::size_t i = 0; i < state.leaves.size(); ++i) {
+    if (!entry.plan.inputs()[i].donated) continue;
+    const Leaf& leaf = state.leaves[i];
+    auto* array = reinterpret_cast<PjrtArrayObject*>(leaf.object.ptr());
+    if (leaf.kind == kShardedLeaf) {
+      bool copied = false;
+      for (int64_t k : launch.non_donatable) copied = copied || k == static_cast<int64_t>(i);
+      const bool taken = entry.pmap->aliases[i] >= 0 && !copied;
+      MarkShardsDonated(array, fn->name, std::vector<bool>(launch.num_devices, taken));
+    } else if (leaf.kind == kPjrtLeaf) {
+      MarkDonated(array, fn->name, /*memory_taken=*/false);  // its pieces were copies
+    } else if (leaf.kind == kRefArrayLeaf) {
+      PyObject* done =
+          PyObject_CallMethodOneArg(leaf.object.ptr(), g_ctx.s_mark_donated.ptr(), fn->name);
+      if (done == nullptr) return false;
+      Py_DECREF(done);
+    }
+  }
+  return true;
+}
+
+// Runs a cached pmap entry: null with a Python error, or *slow (nothing ran).
+PyObject* RunPmap(FastJittedObject* fn, const Entry& entry, CallState& state, bool* slow) {
+  PmapLaunch launch;
+  launch.num_devices = entry.pmap->devices.size();
+  launch.num_args = state.leaves.size();
+  launch.handles.assign(launch.num_devices * launch.num_args, nullptr);
+  try {
+    if (!PmapTransferHostInputs(entry, state, &launch, slow)) return nullptr;
+    if (!PmapBindShardedInputs(entry, state, &launch, slow)) return nullptr;
+    PmapExecute(entry, &launch);
+    PyObject* result = PmapResult(entry, &launch);
+    if (result == nullptr || !PmapDonateInputs(fn, entry, state, launch)) {
+      Py_XDECREF(result);
+      return nullptr;
+    }
+    ++fn->hits;
+    return result;
+  } catch (...) {
+    if (!ReportDeletedInput(state)) SetPythonErrorFromCurrentException();
+    return nullptr;
+  }
+}
+
 // ============================================================ __call__
 
 bool UseFastPath(const FastJittedObject* fn) {
@@ -1369,7 +1742,8 @@ PyObject* FastJittedCall(PyObject* self, PyObject* const* args, size_t nargsf, P
   }
   if (entry->slow) return SlowCall(fn, args, nargsf, kwnames);
   bool slow = false;
-  PyObject* result = Run(fn, *entry, state, &slow);
+  PyObject* result =
+      entry->pmap ? RunPmap(fn, *entry, state, &slow) : Run(fn, *entry, state, &slow);
   if (slow) return SlowCall(fn, args, nargsf, kwnames);
   return result;
 }
@@ -1402,12 +1776,14 @@ std::vector<PyObject*>* NameList(PyObject* sequence) {
 PyObject* FastJittedNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   static const char* names[] = {
       "jitted",         "on_miss",         "static_argnums",        "static_argnames",
-      "donate_argnums", "donate_argnames", "follow_config_backend", nullptr};
+      "donate_argnums", "donate_argnames", "follow_config_backend", "pmap",
+      nullptr};
   PyObject *jitted, *on_miss, *static_nums, *static_names, *donate_nums, *donate_names;
   int follow = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOOp:FastJitted", const_cast<char**>(names),
+  int pmap = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOOOp|$p:FastJitted", const_cast<char**>(names),
                                    &jitted, &on_miss, &static_nums, &static_names, &donate_nums,
-                                   &donate_names, &follow)) {
+                                   &donate_names, &follow, &pmap)) {
     return nullptr;
   }
   if (!g_installed) {
@@ -1429,6 +1805,7 @@ PyObject* FastJittedNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   fn->dict = nullptr;
   fn->weakrefs = nullptr;
   fn->follow_config_backend = follow != 0;
+  fn->pmap = pmap != 0;
   fn->cache = new SignatureCache<Entry>();
   fn->hits = fn->misses = fn->slow_calls = 0;
   try {
@@ -1657,6 +2034,35 @@ void RegisterFastJit(py::module_& m) {
       py::arg("bytes"),
       "Sets the input+output size from which new cache entries release the GIL around "
       "execute; returns the previous value.");
+  m.def(
+      "_pmap_launch",
+      [](const std::shared_ptr<Executable>& executable, const py::sequence& per_device,
+         bool has_collectives) {
+        std::vector<std::vector<std::shared_ptr<Buffer>>> owned;
+        for (const py::handle& args : per_device) {
+          std::vector<std::shared_ptr<Buffer>> row;
+          for (const py::handle& b : args) row.push_back(b.cast<std::shared_ptr<Buffer>>());
+          owned.push_back(std::move(row));
+        }
+        std::vector<std::vector<const Buffer*>> raw(owned.size());
+        for (std::size_t d = 0; d < owned.size(); ++d) {
+          for (const auto& b : owned[d]) raw[d].push_back(b.get());
+        }
+        std::vector<std::vector<std::shared_ptr<Buffer>>> outs;
+        py::gil_scoped_release release;
+        LaunchReplicated(has_collectives, [&] {
+          outs = executable->ExecuteSharded(raw);
+          std::vector<std::shared_ptr<Buffer>> firsts;
+          for (const auto& device_outs : outs) {
+            if (!device_outs.empty()) firsts.push_back(device_outs[0]);
+          }
+          return firsts;
+        });
+        return outs;
+      },
+      py::arg("executable"), py::arg("per_device_args"), py::arg("has_collectives"),
+      "Executable.execute_sharded under pmap's rule for programs with collectives (a launch "
+      "waits for the previous one's outputs), shared with the C++ fast path.");
   m.def(
       "_clear_constant_cache", [] { Constants().clear(); },
       "Drops the cached device buffers of Python scalar arguments.");
