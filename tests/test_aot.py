@@ -188,6 +188,25 @@ def test_lowered_info_matches_jax():
     assert np.dtype(ours.out_info.dtype) == np.dtype(theirs.out_info.dtype)
 
 
+def test_out_info_weak_types_as_jax():
+    """Traced.out_info keeps a weak output's weak type; Lowered.out_info drops it."""
+
+    def f(a, b):
+        return a * 2.0, b
+
+    def described(tree, leaves):
+        return [(s.shape, np.dtype(s.dtype), bool(s.weak_type)) for s in leaves(tree)]
+
+    ours = ri.jit(f, backend="pjrt").trace(X, 1.5)
+    theirs = jax.jit(f).trace(X, 1.5)
+    assert described(ours.out_info, ri.tree_util.tree_leaves) == described(
+        theirs.out_info, jax.tree_util.tree_leaves
+    )
+    lowered = described(ours.lower().out_info, ri.tree_util.tree_leaves)
+    assert lowered == described(theirs.lower().out_info, jax.tree_util.tree_leaves)
+    assert [weak for _, _, weak in lowered] == [False, False]
+
+
 def test_compiled_analyses():
     compiled = ri.jit(lambda a, b: a * b + 1.0, backend="pjrt").trace(X, Y).lower().compile()
     # the CPU plugin does not implement PJRT_Executable_GetCostAnalysis

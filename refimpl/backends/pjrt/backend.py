@@ -299,8 +299,14 @@ class Lowered:
 
     @property
     def out_info(self) -> Any:
-        """The output types (``ShapeDtypeStruct``s) in the output pytree."""
-        return self._traced.out_info
+        """The output types (``ShapeDtypeStruct``s) in the output pytree.
+
+        Strongly typed, as JAX's ``Lowered.out_info``: a lowered module's
+        results have no weak types (``Traced.out_info`` keeps them).
+        """
+        return tree_util.tree_map(
+            lambda s: type(s)(s.shape, s.dtype) if s.weak_type else s, self._traced.out_info
+        )
 
     def compile(self) -> Compiled:
         """Compile for this process's PJRT platform (now, not at the first call).
