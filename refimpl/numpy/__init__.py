@@ -14,6 +14,7 @@ from refimpl.numpy import (
     _indexing,
     _linalg,
     _math,
+    _more,
     _reductions,
     _scalars,
     _search,
@@ -29,6 +30,7 @@ from refimpl.numpy._extras import *  # noqa: F403
 from refimpl.numpy._indexing import *  # noqa: F403
 from refimpl.numpy._linalg import *  # noqa: F403
 from refimpl.numpy._math import *  # noqa: F403
+from refimpl.numpy._more import *  # noqa: F403
 from refimpl.numpy._promote import is_operand
 from refimpl.numpy._reductions import *  # noqa: F403
 from refimpl.numpy._scalars import *  # noqa: F403
@@ -49,6 +51,7 @@ __all__ = [
     *_ufuncs.__all__,
     *_construct.__all__,
     *_math.__all__,
+    *_more.__all__,
     *_scalars.__all__,
     *_search.__all__,
     *_stacking.__all__,

@@ -674,43 +674,6 @@ def unwrap(
     return moveaxis(out, -1, axis)
 
 
-def gradient(f: ArrayLike, *varargs: ArrayLike, axis: Any = None, edge_order: int | None = None):
-    """Central differences ``(f[i+1] - f[i-1]) / 2h`` inside, one-sided at the
-    ends (edge order 1), for unit or scalar spacings; one array per axis
-    (just the array for a single axis)."""
-    if edge_order not in (None, 1):
-        raise NotImplementedError("gradient: only edge_order=1 is supported")
-    f = checked_array("gradient", f)
-    (f,) = promote_dtypes_inexact("gradient", f)
-    ndim = _aval(f).ndim
-    axes = (
-        tuple(range(ndim))
-        if axis is None
-        else tuple(
-            normalize_axis("gradient", a, ndim)
-            for a in (axis if isinstance(axis, (tuple, list)) else (axis,))
-        )
-    )
-    if len(varargs) > 1 and len(varargs) != len(axes):
-        raise TypeError("gradient: give one spacing, or one per axis")
-    spacings = (
-        list(varargs) * len(axes) if len(varargs) == 1 else list(varargs) or [1.0] * len(axes)
-    )
-    out = []
-    for ax, h in zip(axes, spacings, strict=True):
-        if _aval(asarray(h)).ndim != 0:
-            raise NotImplementedError("gradient: only scalar spacings are supported")
-        n = _aval(f).shape[ax]
-        if n < 2:
-            raise ValueError("gradient: each dimension must have at least 2 elements")
-        moved = moveaxis(f, ax, -1)
-        first = (moved[..., 1:2] - moved[..., 0:1]) / h
-        last = (moved[..., -1:] - moved[..., -2:-1]) / h
-        middle = (moved[..., 2:] - moved[..., :-2]) / (2 * h)
-        out.append(moveaxis(concatenate([first, middle, last], axis=-1), -1, ax))
-    return out[0] if len(out) == 1 else out
-
-
 def block(arrays: Any) -> Array:
     """Assemble nested lists of arrays: the innermost lists join along the last
     axis, each level out along the axis before (NumPy's ``block``)."""
@@ -741,36 +704,6 @@ def block(arrays: Any) -> Array:
         return concatenate(parts, axis=ndim - levels + level)
 
     return assemble(arrays, 0)
-
-
-def vectorize(
-    pyfunc: Callable[..., Any], *, excluded: Any = frozenset(), signature: str | None = None
-):
-    """``pyfunc`` applied elementwise to broadcast arguments (by ``vmap`` over
-    every axis); ``signature`` (generalized ufuncs) is not supported."""
-    if signature is not None:
-        raise NotImplementedError("vectorize: signature is not supported")
-    from refimpl.transforms.batching import vmap
-
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        mapped = [i for i in range(len(args)) if i not in excluded]
-        arrays = broadcast_arrays(*(args[i] for i in mapped))
-        shape = _aval(arrays[0]).shape if arrays else ()
-
-        def call(*values: Any) -> Any:
-            full = list(args)
-            for i, value in zip(mapped, values, strict=True):
-                full[i] = value
-            return pyfunc(*full, **kwargs)
-
-        fn = call
-        for _ in shape:
-            fn = vmap(fn)
-        return fn(*arrays)
-
-    wrapped.__name__ = getattr(pyfunc, "__name__", "vectorized")
-    wrapped.__doc__ = pyfunc.__doc__
-    return wrapped
 
 
 class _Grid:
@@ -845,7 +778,7 @@ __all__ = [
     "apply_along_axis", "bartlett", "bincount", "blackman", "broadcast_arrays",
     "broadcast_shapes", "compress", "concat", "corrcoef", "cov", "delete", "diag_indices",
     "apply_over_axes", "insert", "polyfit", "polyint", "put", "resize", "sort_complex", "unwrap",
-    "block", "c_", "gradient", "mgrid", "ogrid", "place", "r_", "vectorize",
+    "block", "c_", "mgrid", "ogrid", "place", "r_",
     "diag_indices_from", "extract", "fill_diagonal", "hamming", "hanning", "index_exp",
     "iterable", "matvec", "polyadd", "polyder", "polymul", "polysub", "polyval", "rollaxis",
     "s_", "trapezoid", "tril_indices", "tril_indices_from", "triu_indices", "triu_indices_from",

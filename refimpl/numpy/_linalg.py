@@ -8,6 +8,7 @@ only if every operand is. bool products are logical (or of ands), as in JAX.
 
 from __future__ import annotations
 
+import operator
 import string
 from typing import Any
 
@@ -126,8 +127,11 @@ def einsum(
     one operand (a diagonal), and labels summed away. Operands are contracted
     pairwise with ``dot_general`` in a greedy order (each time the pair with
     the smallest result); a label is summed as soon as no remaining operand
-    and not the output uses it. ``optimize`` is accepted and ignored (the
-    greedy order is always used).
+    and not the output uses it. ``optimize`` may be a contraction path as
+    :func:`einsum_path` (or opt_einsum) gives it, a list of tuples of
+    positions in the current operand list, each contracted (left to right)
+    into one operand appended at the end; any other value (``"auto"``,
+    ``True``, ``"greedy"``...) means the greedy order.
     """
     if out is not None:
         raise NotImplementedError("einsum: the out argument is not supported")
@@ -150,7 +154,8 @@ def einsum(
         x, labels = _take_diagonals(x, labels)
         terms.append((x, labels))
     sizes = _check_sizes(terms)
-    result, labels = _contract_greedily(terms, output, sizes, precision, preferred)
+    path = _given_path(optimize, len(terms))
+    result, labels = _contract_greedily(terms, output, sizes, precision, preferred, path)
     if preferred is not None and aval_of(result, "einsum", 0).dtype != preferred:
         result = lax.convert_element_type(result, preferred)
     permutation = tuple(labels.index(label) for label in output)
@@ -265,35 +270,134 @@ def _diagonal(x: Any, first: int, second: int) -> Any:
     return lax.transpose(x, tuple(order)) if order != list(range(last + 1)) else x
 
 
+def _given_path(optimize: Any, count: int) -> list[tuple[int, ...]] | None:
+    """``optimize`` as an explicit contraction path, or ``None`` (greedy)."""
+    if not isinstance(optimize, (list, tuple)):
+        return None
+    steps = [step for step in optimize if step != "einsum_path"]  # NumPy's marker
+    remaining = count
+    for step in steps:
+        positions = tuple(operator.index(k) for k in step)
+        if (
+            not positions
+            or len(set(positions)) != len(positions)
+            or not all(0 <= k < remaining for k in positions)
+        ):
+            raise ValueError(f"einsum: invalid contraction path step {step!r} in {optimize!r}")
+        remaining -= len(positions) - 1
+    return [tuple(operator.index(k) for k in step) for step in steps]
+
+
+def _greedy_pair(labels: list[str], output: str, sizes: dict[str, int]) -> tuple[int, int]:
+    """The pair of operands whose contraction is smallest (the leftmost of equals)."""
+    best = None
+    for i in range(len(labels)):
+        for j in range(i + 1, len(labels)):
+            needed = set(output).union(*(set(x) for k, x in enumerate(labels) if k not in (i, j)))
+            kept = (set(labels[i]) | set(labels[j])) & needed
+            cost = int(np.prod([sizes[label] for label in kept], dtype=np.int64))
+            if best is None or cost < best[0]:
+                best = (cost, i, j)
+    return best[1], best[2]
+
+
+def _needed(labels: list[str], output: str, skip: tuple[int, ...]) -> set[str]:
+    """The labels the output or any operand outside ``skip`` still uses."""
+    return set(output).union(*(set(x) for k, x in enumerate(labels) if k not in skip))
+
+
+def _greedy_path(labels: list[str], output: str, sizes: dict[str, int]) -> list[tuple[int, int]]:
+    """The pairs :func:`_contract_greedily` contracts, from the labels alone."""
+    labels = [
+        "".join(c for c in x if c in _needed(labels, output, (k,))) for k, x in enumerate(labels)
+    ]
+    path = []
+    while len(labels) > 1:
+        i, j = _greedy_pair(labels, output, sizes)
+        kept = set(labels[i] + labels[j]) & _needed(labels, output, (i, j))
+        labels = [x for k, x in enumerate(labels) if k not in (i, j)] + ["".join(sorted(kept))]
+        path.append((i, j))
+    return path
+
+
 def _contract_greedily(
-    terms: list[tuple[Any, str]], output: str, sizes: dict[str, int], precision: Any, preferred: Any
+    terms: list[tuple[Any, str]],
+    output: str,
+    sizes: dict[str, int],
+    precision: Any,
+    preferred: Any,
+    path: list[tuple[int, ...]] | None = None,
 ) -> tuple[Any, str]:
-    """Contract the operands pairwise, each time the pair whose result is
-    smallest (ties: the leftmost pair), summing every label as soon as no
-    remaining operand nor the output uses it (opt_einsum's "greedy" idea)."""
+    """Contract the operands along ``path`` (steps as :func:`einsum_path`'s),
+    then pairwise, each time the pair whose result is smallest (ties: the
+    leftmost pair), summing every label as soon as no remaining operand nor
+    the output uses it (opt_einsum's "greedy" idea)."""
     terms = list(terms)
+    steps = list(path or ())
 
-    def needed_without(*skip: int) -> set[str]:
-        needed = set(output)
-        for k, (_, labels) in enumerate(terms):
-            if k not in skip:
-                needed |= set(labels)
-        return needed
+    def labels_of() -> list[str]:
+        return [labels for _, labels in terms]
 
-    terms = [_sum_unused(x, labels, needed_without(k)) for k, (x, labels) in enumerate(terms)]
-    while len(terms) > 1:
-        best = None
-        for i in range(len(terms)):
-            for j in range(i + 1, len(terms)):
-                needed = needed_without(i, j)
-                kept = (set(terms[i][1]) | set(terms[j][1])) & needed
-                cost = int(np.prod([sizes[label] for label in kept], dtype=np.int64))
-                if best is None or cost < best[0]:
-                    best = (cost, i, j, needed)
-        _, i, j, needed = best
-        pair = _contract_pair(terms[i], terms[j], needed, precision, preferred)
-        terms = [t for k, t in enumerate(terms) if k not in (i, j)] + [_sum_unused(*pair, needed)]
+    terms = [
+        _sum_unused(x, labels, _needed(labels_of(), output, (k,)))
+        for k, (x, labels) in enumerate(terms)
+    ]
+    while len(terms) > 1 or steps:
+        step = steps.pop(0) if steps else _greedy_pair(labels_of(), output, sizes)
+        needed = _needed(labels_of(), output, step)
+        picked = [terms[k] for k in step]
+        terms = [t for k, t in enumerate(terms) if k not in step]
+        combined = picked[0]
+        for n, other in enumerate(picked[1:], start=2):
+            needed_now = needed.union(*(set(labels) for _, labels in picked[n:]))
+            combined = _contract_pair(combined, other, needed_now, precision, preferred)
+        terms.append(_sum_unused(*combined, needed))
     return _sum_unused(*terms[0], set(output))
+
+
+def einsum_path(subscripts: str, /, *operands: ArrayLike, optimize: Any = "auto") -> tuple:
+    """The contraction order :func:`einsum` uses for these operands, without
+    computing: ``(path, description)``. ``path`` lists the pairs (positions in
+    the current operand list; the result goes last), the greedy order
+    (smallest intermediate first); JAX's comes from opt_einsum and may differ
+    for three or more operands, while either path gives the same einsum.
+    ``description`` is a text listing each contraction. An explicit path as
+    ``optimize`` is returned as it is (after checking)."""
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum_path: subscripts must be a string like 'ij,jk->ik'")
+    if not operands:
+        raise ValueError("einsum_path: at least one operand is required")
+    shapes = [tuple(aval_of(x, "einsum_path", i + 1).shape) for i, x in enumerate(operands)]
+    inputs, output = _parse(subscripts, [len(shape) for shape in shapes])
+    sizes: dict[str, int] = {}
+    labels = []
+    for position, (term, shape) in enumerate(zip(inputs, shapes, strict=True)):
+        for label, size in zip(term, shape, strict=True):
+            known = sizes.get(label, size)
+            if label in _ELLIPSIS_LABELS and 1 in (known, size):
+                sizes[label] = max(known, size)
+            elif known != size:
+                raise ValueError(
+                    f"einsum_path: size of label {label!r} for operand {position} ({size}) "
+                    f"does not match previous terms ({known})"
+                )
+            else:
+                sizes[label] = size
+        labels.append("".join(dict.fromkeys(term)))  # a repeated label is its diagonal
+    given = _given_path(optimize, len(labels))
+    path = given if given is not None else _greedy_path(labels, output, sizes)
+    lines = [f"Complete contraction: {subscripts}", "Contractions (greedy order):"]
+    current = [
+        term.replace("...", "") for term in subscripts.replace(" ", "").split("->")[0].split(",")
+    ]
+    for step in path:
+        picked = [current[k] for k in step]
+        rest = [x for k, x in enumerate(current) if k not in step]
+        needed = set(output).union(*(set(x) for x in rest))
+        result = "".join(dict.fromkeys(c for x in picked for c in x if c in needed))
+        lines.append(f"  {step}: {','.join(picked)}->{result}")
+        current = rest + [result]
+    return [tuple(step) for step in path], "\n".join(lines)
 
 
 def _check_sizes(terms: list[tuple[Any, str]]) -> dict[str, int]:
@@ -342,4 +446,4 @@ def _contract_pair(
     return result, "".join(batch + free_a + free_b)
 
 
-__all__ = ["dot", "einsum", "matmul"]
+__all__ = ["dot", "einsum", "einsum_path", "matmul"]
