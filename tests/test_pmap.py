@@ -386,3 +386,13 @@ def test_shards_elsewhere_are_gathered_and_resplit():
     for _ in range(2):  # y replicated: gathered, then transferred whole to every device
         np.testing.assert_array_equal(np.asarray(h(x, y)), x + (x + 1).sum())
     assert h._fast_stats()["slow"] == 2 and h._fast_stats()["hits"] == 0  # (a "slow" entry)
+
+
+def test_a_shard_deleted_through_its_view_is_the_deleted_array_error():
+    f = ri.pmap(lambda v: v + 1, "i", backend="pjrt")
+    y = f(np.zeros((4, 2), np.float32))
+    f(y)  # the fed-back signature is cached in C++
+    y.addressable_shards[2].data.delete()
+    assert y.is_deleted()
+    with pytest.raises(RuntimeError, match="deleted"):
+        f(y)
