@@ -161,9 +161,14 @@ def test_platform_dependent_without_cpu_branch():
         lax.platform_dependent(X, tpu=lambda v: v)
     with pytest.raises(NotImplementedError):  # JAX's class for it
         jax.lax.platform_dependent(X, tpu=lambda v: v)
-    # gpu means cuda and rocm; default covers cpu
-    out = lax.platform_dependent(X, gpu=lambda v: v, default=lambda v: v + 1.0)
+    # default covers cpu
+    out = lax.platform_dependent(X, cuda=lambda v: v, default=lambda v: v + 1.0)
     np.testing.assert_array_equal(np.asarray(out), X + 1.0)
+    # 'gpu' is refused, as by JAX
+    with pytest.raises(ValueError, match="use 'cuda' or 'rocm'"):
+        lax.platform_dependent(X, gpu=lambda v: v, default=lambda v: v)
+    with pytest.raises(ValueError, match="'cuda' or 'rocm'"):
+        jax.lax.platform_dependent(X, gpu=lambda v: v, default=lambda v: v)
     with pytest.raises(ValueError, match="unknown platform 'quantum'"):
         lax.platform_dependent(X, quantum=lambda v: v)
 

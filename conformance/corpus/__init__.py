@@ -34,6 +34,7 @@ FAMILIES: Sequence[str] = (
     "numpy_surface",
     "ref",
     "memory_ad",
+    "aot",
 )
 
 

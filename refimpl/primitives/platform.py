@@ -33,7 +33,7 @@ from refimpl.primitives.base import Primitive
 
 __all__ = ["platform_dependent"]
 
-# Platform names as JAX spells them; "gpu" in platform_dependent means both GPU ones.
+# Platform names as JAX spells them ("gpu" is refused in platform_dependent, as by JAX).
 KNOWN_PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
 REF_PLATFORM = "cpu"
 
@@ -105,12 +105,12 @@ def _platform_index_lowering(
 
 
 def _platform_names(name: str) -> tuple[str, ...]:
-    if name == "gpu":
-        return ("cuda", "rocm")
+    if name == "gpu":  # JAX 0.10.2 refuses it too: which GPU platform is ambiguous
+        raise ValueError("lax.platform_dependent: use 'cuda' or 'rocm', not 'gpu'")
     if name not in KNOWN_PLATFORMS:
         raise ValueError(
             f"lax.platform_dependent: unknown platform {name!r} (known: "
-            f"{', '.join(KNOWN_PLATFORMS)}, gpu)"
+            f"{', '.join(KNOWN_PLATFORMS)})"
         )
     return (name,)
 
@@ -118,8 +118,8 @@ def _platform_names(name: str) -> tuple[str, ...]:
 def platform_dependent(*args: Any, default: Callable[..., Any] | None = None, **per_platform):
     """``jax.lax.platform_dependent``: ``per_platform[p](*args)`` on platform ``p``.
 
-    Keyword arguments name platforms (``cpu``, ``cuda``, ``rocm``, ``tpu``, and
-    ``gpu`` for both GPU ones); ``default`` runs on any other platform. All
+    Keyword arguments name platforms (``cpu``, ``cuda``, ``rocm``, ``tpu``; ``gpu``
+    is a ValueError, as in JAX); ``default`` runs on any other platform. All
     branches are traced (they must return the same pytree and types, as for
     ``lax.switch``); which one runs is decided when the program runs: on the
     reference backend that is ``cpu``; on PJRT the platform the program was
