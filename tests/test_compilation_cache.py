@@ -371,26 +371,71 @@ def test_program_key_covers_donation_platforms_and_target():
     assert len(set(keys)) == len(keys)
 
 
+def _custom_sin(jvp_factor):
+    @ri.custom_jvp
+    def f(x):
+        return ri.numpy.sin(x)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        return f(primals[0]), jvp_factor * tangents[0]
+
+    return lambda x: f(x) * 2.0
+
+
+def test_custom_jvp_program_key_ignores_the_jvp_rule(cache, monkeypatch):
+    # the jvp rule (a Python callable) is not lowered: Programs differing only
+    # there have one fingerprint, and get program keys at all
+    one, other = _custom_sin(2.0), _custom_sin(3.0)
+    assert _fingerprint(one, X) == _fingerprint(other, X)
+    assert _fingerprint(one, X) != _fingerprint(lambda x: ri.numpy.sin(x) * 2.0, X)
+    ri.jit(one, backend="pjrt")(X)
+    _no_lowering(monkeypatch)
+    y = ri.jit(other, backend="pjrt")(X)
+    assert cc.stats() == _counts(hits=1, misses=1, writes=1, program_hits=1)
+    np.testing.assert_allclose(np.asarray(y), np.sin(X) * 2.0, rtol=1e-6, atol=1e-6)
+
+
+def test_lowering_reads_table_matches_the_rules():
+    """Each rule in LOWERING_READS names exactly the params it reads."""
+    import importlib
+    import inspect
+
+    for qualified, reads in cc.LOWERING_READS.items():
+        module_name, function_name = qualified.rsplit(".", 1)
+        rule = getattr(importlib.import_module(module_name), function_name)
+        keyword_only = [
+            name
+            for name, parameter in inspect.signature(rule).parameters.items()
+            if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+        ]
+        assert tuple(keyword_only) == reads, qualified
+
+
+def _user_primitive():
+    """A primitive defined outside refimpl: its lowering rule is not in refimpl's
+    source fingerprint, so its Programs get no program key."""
+    from refimpl.primitives.base import Primitive
+
+    double_p = Primitive("test_cache_double")
+    double_p.def_abstract_eval(lambda aval: aval)
+    double_p.def_impl(lambda x: x * 2)
+    double_p.def_lowering(lambda ctx, x: [ctx.hlo.add(x, x)])
+    return lambda x: double_p.bind(x) + 1.0
+
+
 def test_unkeyable_program_uses_the_stablehlo_level(cache):
-    def make():
-        @ri.custom_jvp
-        def f(x):
-            return ri.numpy.sin(x)
-
-        @f.defjvp
-        def f_jvp(primals, tangents):
-            return f(primals[0]), 2.0 * tangents[0]
-
-        return ri.jit(lambda x: f(x) * 2.0, backend="pjrt")
-
-    program = ri.make_program(make().__wrapped__)(X)
-    with pytest.raises(cc.Unkeyable, match="param of type"):
-        cc.program_fingerprint(program)  # the jvp rule is a Python callable
-    make()(X)
-    y = make()(X)
+    fun = _user_primitive()
+    with pytest.raises(cc.Unkeyable, match="lowering rule of 'test_cache_double'"):
+        _fingerprint(fun, X)
+    ri.jit(lambda x: fun(x), backend="pjrt")(X)
+    y = ri.jit(lambda x: fun(x), backend="pjrt")(X)  # a new function: its own jit cache
     assert cc.stats() == _counts(hits=1, misses=1, writes=1)
     assert not list(cache.glob("*.rkey"))
-    np.testing.assert_allclose(np.asarray(y), np.sin(X) * 2.0, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(y), X * 2.0 + 1.0, rtol=1e-6)
+    # a param that is a Python callable, on a rule reading every param
+    with pytest.raises(cc.Unkeyable, match="param of type"):
+        cc._Fingerprint().value(lambda: None)
 
 
 def test_damaged_pointer_warns_and_falls_back(cache):

@@ -38,7 +38,8 @@ StableHLO key of the executable it maps to. A warm first call traces, hashes
 the Program, follows the pointer and loads the executable: it never lowers.
 A Program that cannot be keyed this way (a param that is a Python callable
 or an object of an unknown type, a primitive whose lowering rule lives
-outside refimpl) only uses the StableHLO level. The pointer is written
+outside refimpl) only uses the StableHLO level; params a lowering rule never
+reads (``LOWERING_READS``: a custom_jvp's jvp rule, say) are left out. The pointer is written
 whenever the StableHLO level hits or compiles, and is only a shortcut: a
 missing or damaged pointer, or one naming an entry that was evicted, falls
 back to lowering (a damaged pointer with a warning).
@@ -262,7 +263,9 @@ def program_fingerprint(program: Any) -> str:
     Programs, enums, and tuples, lists, dicts, named tuples and dataclasses of
     those. Anything else (a callable above all: its behaviour is not in its
     name) raises :class:`Unkeyable`, as does a primitive whose lowering rule is
-    not refimpl's own code (the source fingerprint would not cover it).
+    not refimpl's own code (the source fingerprint would not cover it). Only
+    the params a rule reads are serialized when it is listed in
+    ``LOWERING_READS``.
     """
     return _Fingerprint().program(program)
 
@@ -274,6 +277,24 @@ def _type_name(kind: type) -> str:
 def _is_refimpl_code(function: Any) -> bool:
     module = getattr(function, "__module__", None)
     return isinstance(module, str) and (module == "refimpl" or module.startswith("refimpl."))
+
+
+# Lowering rules that read only some of their equation's params (by the rule's
+# module and qualified name): the params they ignore (a custom_jvp's jvp rule, a
+# custom_vjp's fwd/bwd, a custom_vmap's batching rule: Python callables) are
+# left out of the fingerprint, so such Programs still get a program key. Each
+# rule's keyword-only parameters must be exactly these names (a test checks).
+LOWERING_READS: dict[str, tuple[str, ...]] = {
+    "refimpl.custom_derivatives._call_lowering": ("call",),
+    "refimpl.custom_batching._lowering": ("call", "name"),
+}
+
+
+@functools.cache
+def _primitive_reads(primitive: Any) -> tuple[str, ...] | None:
+    """The params ``primitive``'s lowering reads, or None for all of them."""
+    rule = primitive.lowering
+    return LOWERING_READS.get(f"{rule.__module__}.{rule.__qualname__}")
 
 
 @functools.cache
@@ -289,6 +310,10 @@ def _primitive_text(primitive: Any) -> str:
         if callable(captured) and not _is_refimpl_code(captured):
             raise Unkeyable(f"the lowering rule of {primitive.name!r} captures {captured!r}")
     return f"{_type_name(type(primitive))}:{primitive.name}"
+
+
+def _only(params: dict[str, Any], names: tuple[str, ...]) -> list[tuple[str, Any]]:
+    return [(name, params[name]) for name in names if name in params]
 
 
 def _dtype_text(dtype: np.dtype) -> str:
@@ -361,12 +386,13 @@ class _Fingerprint:
             + " ".join(self.bind(v) for v in program.in_vars)
         ]
         for eqn in program.eqns:
+            primitive = _primitive_text(eqn.primitive)  # checks its lowering rule first
             inputs = " ".join(self.atom(a) for a in eqn.inputs)
-            params = ",".join(
-                f"{key}={self.value(value)}" for key, value in sorted(eqn.params.items())
-            )
+            reads = _primitive_reads(eqn.primitive) if eqn.params else None
+            items = sorted(eqn.params.items() if reads is None else _only(eqn.params, reads))
+            params = ",".join(f"{key}={self.value(value)}" for key, value in items)
             outputs = " ".join(self.bind(v) for v in eqn.outputs)
-            lines.append(f"{outputs} = {_primitive_text(eqn.primitive)}[{params}] {inputs}")
+            lines.append(f"{outputs} = {primitive}[{params}] {inputs}")
         lines.append("in " + " ".join(self.atom(a) for a in program.out_vars) + " }")
         return "\n".join(lines)
 
