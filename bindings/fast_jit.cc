@@ -191,25 +191,33 @@ using EntryPtr = std::shared_ptr<Entry>;
 
 // ============================================================ the Python type
 
+// The fields after the header are C++ objects: FastJittedNew constructs
+// them in the memory tp_alloc gives (InitFields) and FastJittedDealloc
+// destroys them (DestroyFields), so every Python reference here is owned by
+// a py::object and released by its destructor or by tp_clear.
 struct FastJittedObject {
   PyObject_HEAD vectorcallfunc vectorcall;
-  PyObject* jitted;  // refimpl.transforms.jit.Jitted: misses, slow path, trace/lower
-  PyObject*
-      on_miss;  // refimpl.backends.pjrt.fast_path.on_miss(fast, args, kwargs) -> entry spec | None
-  PyObject* name;  // the function's name (for donation and errors)
-  PyObject* dict;
-  PyObject* weakrefs;
+  py::object jitted;   // refimpl.transforms.jit.Jitted: misses, slow path, trace/lower
+  py::object on_miss;  // refimpl.backends.pjrt.fast_path.on_miss(fast, args, kwargs) -> spec | None
+  py::object name;     // the function's name (for donation and errors)
+  // The instance __dict__ (tp_dictoffset): CPython's attribute protocol
+  // creates it on first use and stores an owned reference in this slot,
+  // which a py::object is laid out as (a single PyObject*).
+  py::object dict;
+  PyObject* weakrefs;          // CPython's weak-reference list (tp_weaklistoffset): not a reference
   bool follow_config_backend;  // backend=None: run here only while config.backend == "pjrt"
   bool pmap;                   // a pmap: entries run over N devices (RunPmap)
-  std::vector<int>* static_nums;
-  std::vector<int>* donate_nums;
-  std::vector<PyObject*>* static_names;  // owned
-  std::vector<PyObject*>* donate_names;  // owned
-  SignatureCache<Entry>* cache;
+  std::vector<int> static_nums;
+  std::vector<int> donate_nums;
+  std::vector<py::object> static_names;  // interned str
+  std::vector<py::object> donate_names;
+  std::unique_ptr<SignatureCache<Entry>> cache;
   uint64_t hits;
   uint64_t misses;
   uint64_t slow_calls;
 };
+static_assert(sizeof(py::object) == sizeof(PyObject*),
+              "CPython reads and writes FastJitted's __dict__ slot as a PyObject*");
 
 // ============================================================ building the signature
 
@@ -220,8 +228,9 @@ bool Contains(const std::vector<int>& nums, Py_ssize_t position, Py_ssize_t narg
   return false;
 }
 
-bool ContainsName(const std::vector<PyObject*>& names, PyObject* name) {
-  for (PyObject* candidate : names) {
+bool ContainsName(const std::vector<py::object>& names, PyObject* name) {
+  for (const py::object& entry : names) {
+    PyObject* candidate = entry.ptr();
     if (candidate == name) return true;
     int equal = PyUnicode_Compare(candidate, name);
     if (equal == 0) return true;
@@ -292,9 +301,9 @@ class SignatureBuilder {
     for (Py_ssize_t i = 0; i < nargs; ++i) {
       sig.Push(kPositional);
       sig.Push(static_cast<uint64_t>(i));
-      if (Contains(*fn_->static_nums, i, nargs)) {
+      if (Contains(fn_->static_nums, i, nargs)) {
         if (!PushStatic(args[i])) return false;
-      } else if (!Flatten(args[i], Contains(*fn_->donate_nums, i, nargs))) {
+      } else if (!Flatten(args[i], Contains(fn_->donate_nums, i, nargs))) {
         return false;
       }
     }
@@ -318,9 +327,9 @@ class SignatureBuilder {
       PyObject* value = args[nargs + k];
       sig.Push(kKeyword);
       if (!PushHandle(name, HandleCompare::kEqual)) return false;
-      if (ContainsName(*fn_->static_names, name)) {
+      if (ContainsName(fn_->static_names, name)) {
         if (!PushStatic(value)) return false;
-      } else if (!Flatten(value, ContainsName(*fn_->donate_names, name))) {
+      } else if (!Flatten(value, ContainsName(fn_->donate_names, name))) {
         return false;
       }
     }
@@ -709,7 +718,7 @@ EntryPtr Find(FastJittedObject* fn, const Signature& signature) {
 
 PyObject* SlowCall(FastJittedObject* fn, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
   ++fn->slow_calls;
-  return PyObject_Vectorcall(fn->jitted, args, nargsf, kwnames);
+  return PyObject_Vectorcall(fn->jitted.ptr(), args, nargsf, kwnames);
 }
 
 // ============================================================ misses
@@ -728,8 +737,7 @@ py::object CallOnMiss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t na
     keywords[py::handle(PyTuple_GET_ITEM(kwnames, k))] =
         py::reinterpret_borrow<py::object>(args[nargs + k]);
   }
-  py::handle on_miss(fn->on_miss);
-  return on_miss(py::handle(reinterpret_cast<PyObject*>(fn)), positional, keywords);
+  return fn->on_miss(py::handle(reinterpret_cast<PyObject*>(fn)), positional, keywords);
 }
 
 // Reads the entry spec that refimpl.backends.pjrt.fast_path.on_miss returns
@@ -1315,7 +1323,7 @@ bool WriteBackRefs(FastJittedObject* fn, const Entry& entry, const CallState& st
                                                    g_ctx.ref_value_offset);
     PyObject* old = *slot;
     *slot = array;
-    MarkDonated(reinterpret_cast<PjrtArrayObject*>(leaf.held.ptr()), fn->name,
+    MarkDonated(reinterpret_cast<PjrtArrayObject*>(leaf.held.ptr()), fn->name.ptr(),
                 launch->MemoryTaken(entry.plan, i));
     Py_XDECREF(old);  // `leaf.held` keeps the array alive until the call ends
   }
@@ -1331,11 +1339,11 @@ bool DonateInputs(FastJittedObject* fn, const Entry& entry, const CallState& sta
     if (!entry.plan.inputs()[i].donated) continue;
     const Leaf& leaf = state.leaves[i];
     if (leaf.kind == kPjrtLeaf) {
-      MarkDonated(reinterpret_cast<PjrtArrayObject*>(leaf.object.ptr()), fn->name,
+      MarkDonated(reinterpret_cast<PjrtArrayObject*>(leaf.object.ptr()), fn->name.ptr(),
                   launch.MemoryTaken(entry.plan, i));
     } else if (leaf.kind == kRefArrayLeaf) {
       PyObject* done =
-          PyObject_CallMethodOneArg(leaf.object.ptr(), g_ctx.s_mark_donated.ptr(), fn->name);
+          PyObject_CallMethodOneArg(leaf.object.ptr(), g_ctx.s_mark_donated.ptr(), fn->name.ptr());
       if (done == nullptr) return false;
       Py_DECREF(done);
     }
@@ -1668,12 +1676,12 @@ bool PmapDonateInputs(FastJittedObject* fn, const Entry& entry, const CallState&
       bool copied = false;
       for (int64_t k : launch.non_donatable) copied = copied || k == static_cast<int64_t>(i);
       const bool taken = entry.pmap->aliases[i] >= 0 && !copied;
-      MarkShardsDonated(array, fn->name, std::vector<bool>(launch.num_devices, taken));
+      MarkShardsDonated(array, fn->name.ptr(), std::vector<bool>(launch.num_devices, taken));
     } else if (leaf.kind == kPjrtLeaf) {
-      MarkDonated(array, fn->name, /*memory_taken=*/false);  // its pieces were copies
+      MarkDonated(array, fn->name.ptr(), /*memory_taken=*/false);  // its pieces were copies
     } else if (leaf.kind == kRefArrayLeaf) {
       PyObject* done =
-          PyObject_CallMethodOneArg(leaf.object.ptr(), g_ctx.s_mark_donated.ptr(), fn->name);
+          PyObject_CallMethodOneArg(leaf.object.ptr(), g_ctx.s_mark_donated.ptr(), fn->name.ptr());
       if (done == nullptr) return false;
       Py_DECREF(done);
     }
@@ -1750,27 +1758,51 @@ PyObject* FastJittedCall(PyObject* self, PyObject* const* args, size_t nargsf, P
 
 // ============================================================ the type's plumbing
 
-std::vector<int>* IntList(PyObject* sequence) {
-  auto* out = new std::vector<int>();
-  py::handle handle(sequence);
-  for (py::handle item : handle) out->push_back(item.cast<int>());
+std::vector<int> IntList(PyObject* sequence) {
+  std::vector<int> out;
+  for (py::handle item : py::handle(sequence)) out.push_back(item.cast<int>());
   return out;
 }
 
-std::vector<PyObject*>* NameList(PyObject* sequence) {
-  auto* out = new std::vector<PyObject*>();
-  py::handle handle(sequence);
-  for (py::handle item : handle) {
-    if (!PyUnicode_Check(item.ptr())) {
-      for (PyObject* name : *out) Py_DECREF(name);
-      delete out;
+std::vector<py::object> NameList(PyObject* sequence) {
+  std::vector<py::object> out;
+  for (py::handle item : py::handle(sequence)) {
+    if (!PyUnicode_Check(item.ptr()))
       throw py::type_error("FastJitted: argument names must be str");
-    }
     PyObject* name = Py_NewRef(item.ptr());
-    PyUnicode_InternInPlace(&name);
-    out->push_back(name);
+    PyUnicode_InternInPlace(&name);  // steals `name`, gives a new reference back
+    out.push_back(py::reinterpret_steal<py::object>(name));
   }
   return out;
+}
+
+// Constructs the C++ fields of a FastJitted in the zeroed memory tp_alloc
+// gave; each must be destroyed by DestroyFields.
+void InitFields(FastJittedObject* fn) {
+  new (&fn->jitted) py::object();
+  new (&fn->on_miss) py::object();
+  new (&fn->name) py::object();
+  new (&fn->dict) py::object();
+  new (&fn->static_nums) std::vector<int>();
+  new (&fn->donate_nums) std::vector<int>();
+  new (&fn->static_names) std::vector<py::object>();
+  new (&fn->donate_names) std::vector<py::object>();
+  new (&fn->cache) std::unique_ptr<SignatureCache<Entry>>(new SignatureCache<Entry>());
+}
+
+void DestroyFields(FastJittedObject* fn) {
+  using ObjectVector = std::vector<py::object>;
+  using IntVector = std::vector<int>;
+  using CachePtr = std::unique_ptr<SignatureCache<Entry>>;
+  fn->cache.~CachePtr();
+  fn->donate_names.~ObjectVector();
+  fn->static_names.~ObjectVector();
+  fn->donate_nums.~IntVector();
+  fn->static_nums.~IntVector();
+  fn->dict.~object();
+  fn->name.~object();
+  fn->on_miss.~object();
+  fn->jitted.~object();
 }
 
 PyObject* FastJittedNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
@@ -1791,24 +1823,18 @@ PyObject* FastJittedNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
                     "FastJitted: refimpl.backends.pjrt.arrays has not been imported yet");
     return nullptr;
   }
-  PyObject* name = PyObject_GetAttrString(jitted, "__name__");
-  if (name == nullptr) return nullptr;
   auto* fn = reinterpret_cast<FastJittedObject*>(type->tp_alloc(type, 0));
-  if (fn == nullptr) {
-    Py_DECREF(name);
-    return nullptr;
-  }
+  if (fn == nullptr) return nullptr;
   fn->vectorcall = FastJittedCall;
-  fn->jitted = Py_NewRef(jitted);
-  fn->on_miss = Py_NewRef(on_miss);
-  fn->name = name;
-  fn->dict = nullptr;
   fn->weakrefs = nullptr;
   fn->follow_config_backend = follow != 0;
   fn->pmap = pmap != 0;
-  fn->cache = new SignatureCache<Entry>();
   fn->hits = fn->misses = fn->slow_calls = 0;
+  InitFields(fn);  // from here on, dealloc destroys the fields
   try {
+    fn->jitted = py::reinterpret_borrow<py::object>(jitted);
+    fn->on_miss = py::reinterpret_borrow<py::object>(on_miss);
+    fn->name = fn->jitted.attr("__name__");
     fn->static_nums = IntList(static_nums);
     fn->donate_nums = IntList(donate_nums);
     fn->static_names = NameList(static_names);
@@ -1824,9 +1850,9 @@ PyObject* FastJittedNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
 int FastJittedTraverse(PyObject* self, visitproc visit, void* arg) {
   auto* fn = reinterpret_cast<FastJittedObject*>(self);
   Py_VISIT(Py_TYPE(self));
-  Py_VISIT(fn->jitted);
-  Py_VISIT(fn->on_miss);
-  Py_VISIT(fn->dict);
+  Py_VISIT(fn->jitted.ptr());
+  Py_VISIT(fn->on_miss.ptr());
+  Py_VISIT(fn->dict.ptr());
   if (fn->cache != nullptr) {
     int failed = 0;
     fn->cache->ForEach([&](const Entry& entry) {
@@ -1846,9 +1872,11 @@ int FastJittedTraverse(PyObject* self, visitproc visit, void* arg) {
 int FastJittedClear(PyObject* self) {
   auto* fn = reinterpret_cast<FastJittedObject*>(self);
   if (fn->cache != nullptr) fn->cache->Clear();
-  Py_CLEAR(fn->jitted);
-  Py_CLEAR(fn->on_miss);
-  Py_CLEAR(fn->dict);
+  // Assigning an empty object releases the old reference after the slot is
+  // emptied (as Py_CLEAR), so a destructor that reaches back sees null.
+  fn->jitted = py::object();
+  fn->on_miss = py::object();
+  fn->dict = py::object();
   return 0;
 }
 
@@ -1858,15 +1886,7 @@ void FastJittedDealloc(PyObject* self) {
   PyObject_GC_UnTrack(self);
   if (fn->weakrefs != nullptr) PyObject_ClearWeakRefs(self);
   FastJittedClear(self);
-  delete fn->cache;
-  delete fn->static_nums;
-  delete fn->donate_nums;
-  for (auto* list : {fn->static_names, fn->donate_names}) {
-    if (list == nullptr) continue;
-    for (PyObject* name : *list) Py_DECREF(name);
-    delete list;
-  }
-  Py_XDECREF(fn->name);
+  DestroyFields(fn);
   type->tp_free(self);
   Py_DECREF(type);
 }
@@ -1877,19 +1897,19 @@ PyObject* FastJittedGetAttr(PyObject* self, PyObject* name) {
   PyObject* found = PyObject_GenericGetAttr(self, name);
   if (found != nullptr || !PyErr_ExceptionMatches(PyExc_AttributeError)) return found;
   auto* fn = reinterpret_cast<FastJittedObject*>(self);
-  if (fn->jitted == nullptr) return nullptr;
+  if (!fn->jitted) return nullptr;
   PyErr_Clear();
-  return PyObject_GetAttr(fn->jitted, name);
+  return PyObject_GetAttr(fn->jitted.ptr(), name);
 }
 
 PyObject* FastJittedRepr(PyObject* self) {
-  return PyUnicode_FromFormat("<Jitted %U>", reinterpret_cast<FastJittedObject*>(self)->name);
+  return PyUnicode_FromFormat("<Jitted %S>", reinterpret_cast<FastJittedObject*>(self)->name.ptr());
 }
 
 PyObject* ClearCache(PyObject* self, PyObject*) {
   auto* fn = reinterpret_cast<FastJittedObject*>(self);
   fn->cache->Clear();
-  return PyObject_CallMethod(fn->jitted, "clear_cache", nullptr);
+  return PyObject_CallMethod(fn->jitted.ptr(), "clear_cache", nullptr);
 }
 
 PyObject* FastCacheSize(PyObject* self, PyObject*) {
@@ -1918,9 +1938,19 @@ PyMemberDef kFastJittedMembers[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(FastJittedObject, vectorcall), READONLY, nullptr},
     {"__dictoffset__", T_PYSSIZET, offsetof(FastJittedObject, dict), READONLY, nullptr},
     {"__weaklistoffset__", T_PYSSIZET, offsetof(FastJittedObject, weakrefs), READONLY, nullptr},
-    {"_jitted", T_OBJECT, offsetof(FastJittedObject, jitted), READONLY,
-     "The refimpl Jitted behind the fast path (misses, slow path, trace/lower)."},
     {nullptr, 0, 0, 0, nullptr},
+};
+
+PyObject* GetJitted(PyObject* self, void*) {
+  const py::object& jitted = reinterpret_cast<FastJittedObject*>(self)->jitted;
+  if (!jitted) Py_RETURN_NONE;  // cleared by the garbage collector
+  return jitted.inc_ref().ptr();
+}
+
+PyGetSetDef kFastJittedGetSet[] = {
+    {"_jitted", GetJitted, nullptr,
+     "The refimpl Jitted behind the fast path (misses, slow path, trace/lower).", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 
 // ============================================================ install
@@ -1993,6 +2023,7 @@ void RegisterFastJit(py::module_& m) {
       {Py_tp_repr, reinterpret_cast<void*>(FastJittedRepr)},
       {Py_tp_methods, kFastJittedMethods},
       {Py_tp_members, kFastJittedMembers},
+      {Py_tp_getset, kFastJittedGetSet},
       {0, nullptr},
   };
   static PyType_Spec spec = {
