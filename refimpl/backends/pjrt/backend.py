@@ -38,7 +38,7 @@ import refimpl.numpy as rnp
 from refimpl import dtypes, tracing, tree_util
 from refimpl.array import placement_rule
 from refimpl.backends.pjrt import executables as executables_module
-from refimpl.backends.pjrt import fast_path, lowering
+from refimpl.backends.pjrt import fast_path
 from refimpl.backends.pjrt import runtime as pjrt_runtime
 from refimpl.backends.pjrt.arrays import PjrtArray, wrap_buffer
 from refimpl.backends.pjrt.executables import (
@@ -279,7 +279,7 @@ class Lowered:
 
     def as_text(self) -> str:
         """The StableHLO module, as text."""
-        return lowering.module_text(self._executables.module)
+        return executables_module._lowering().module_text(self._executables.module)
 
     @property
     def in_avals(self) -> Any:
@@ -393,7 +393,7 @@ class Compiled:
 
     def as_text(self) -> str:
         """The StableHLO module this executable was compiled from."""
-        return lowering.module_text(self._executables.module)
+        return executables_module._lowering().module_text(self._executables.module)
 
     def __repr__(self) -> str:
         return f"Compiled({self._traced.jitted.__name__})"

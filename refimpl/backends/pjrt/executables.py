@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl.backends.pjrt import compilation_cache, lowering
+from refimpl.backends.pjrt import compilation_cache
 from refimpl.backends.pjrt import runtime as pjrt_runtime
 
 __all__ = [
@@ -80,6 +80,15 @@ def index_of(device: Any) -> int:
 # --- compiling ------------------------------------------------------------------------------
 
 
+def _lowering() -> Any:
+    """The lowering module, imported on first use: it loads jaxlib's MLIR
+    (~150 ms), which a process whose executables all come from the persistent
+    compilation cache never needs."""
+    from refimpl.backends.pjrt import lowering
+
+    return lowering
+
+
 @functools.cache
 def _compile_options(device_id: int) -> bytes:
     """Serialized CompileOptions: one replica, one partition, on ``device_id``."""
@@ -127,7 +136,7 @@ class _Executables:
         if self._module is None:
             with self._lock:
                 if self._module is None:
-                    self._module = lowering.lower_program(
+                    self._module = _lowering().lower_program(
                         self._program, platforms=self._platforms, **self._lowering
                     )
         return self._module
@@ -144,7 +153,7 @@ class _Executables:
     def artifact(self) -> bytes:
         if self._artifact is None:
             target = pjrt_runtime.stablehlo_target_version()
-            self._artifact = lowering.to_portable_artifact(self.module, target)
+            self._artifact = _lowering().to_portable_artifact(self.module, target)
         return self._artifact
 
     def for_device(self, device: Any) -> Any:
@@ -156,7 +165,7 @@ class _Executables:
                 if executable is None:
                     executable = compilation_cache.compile_cached(
                         client(),
-                        lambda: lowering.module_text(self.module),
+                        lambda: _lowering().module_text(self.module),
                         self.artifact,
                         lambda: _compile_options(device.id),
                         lambda: self._program_key(device.id),
