@@ -396,3 +396,54 @@ def test_a_shard_deleted_through_its_view_is_the_deleted_array_error():
     assert y.is_deleted()
     with pytest.raises(RuntimeError, match="deleted"):
         f(y)
+
+
+def test_a_fast_path_hit_runs_no_python_code():
+    import sys
+
+    f = ri.pmap(lambda x, w: lax.psum(x * w, "i") * 0.5 + x, "i", in_axes=(0, None), backend="pjrt")
+    x = f(np.ones((4, 3), np.float32), 2.0)
+    x = f(x, 2.0)  # the fed-back signature, cached in C++
+    host = np.ones((4, 3), np.float32)
+    f(host, 2.0)
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call":  # a Python function starting
+            calls.append(frame.f_code.co_qualname)
+
+    sys.setprofile(profile)
+    try:
+        y = f(x, 2.0)
+        z = f(host, 2.0)
+    finally:
+        sys.setprofile(None)
+    assert calls == []
+    np.testing.assert_allclose(np.asarray(z), np.full((4, 3), 5.0))
+    np.testing.assert_allclose(np.asarray(y), np.asarray(x) * 5)
+
+
+def test_two_threads_calling_a_pmap_with_collectives():
+    import threading
+
+    f = ri.pmap(lambda x: lax.psum(x, "i") * 0.25, "i", backend="pjrt")
+    start = f(np.ones((4, 2), np.float32))
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            x = start
+            for _ in range(100):
+                x = f(x)  # no waiting: launches with collectives are serialized in C++
+            results[k] = np.asarray(x)
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and len(results) == 2
+    for value in results.values():
+        np.testing.assert_allclose(value, np.ones((4, 2)))
