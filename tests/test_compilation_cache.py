@@ -209,7 +209,7 @@ def test_other_plugin_version_misses(cache, monkeypatch):
     np.testing.assert_allclose(np.asarray(y), _poly_expected(X), rtol=1e-6, atol=1e-5)
 
 
-def test_key_covers_text_options_and_plugin():
+def test_key_covers_text_options_and_plugin(monkeypatch):
     from refimpl.backends.pjrt.executables import client as get_client
 
     c = get_client()
@@ -217,6 +217,9 @@ def test_key_covers_text_options_and_plugin():
     assert base == cc.entry_key("module @a {}", b"opts", c)
     assert base != cc.entry_key("module @b {}", b"opts", c)
     assert base != cc.entry_key("module @a {}", b"opts2", c)
+    # XLA_FLAGS change what the plugin compiles
+    monkeypatch.setattr(cc, "_xla_flags", lambda: "--xla_cpu_enable_fast_math=true")
+    assert base != cc.entry_key("module @a {}", b"opts", c)
 
 
 def test_lru_eviction(cache, monkeypatch):

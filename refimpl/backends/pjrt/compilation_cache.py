@@ -9,7 +9,7 @@ compiling and writes one after.
 * **Key**: SHA-256 over the StableHLO module text, the serialized compile
   options (which hold the device assignment), the plugin's identity (its
   file name, size and modification time, PJRT API version, attributes,
-  platform name and version) and refimpl's version. Anything that could make
+  platform name and version), ``XLA_FLAGS`` and refimpl's version. Anything that could make
   a stored executable wrong for this process changes the key.
 * **Entry**: one file ``<key>.rexe``: a header line with the format and the
   key, the payload's length and SHA-256, then the payload (the bytes of
@@ -188,6 +188,13 @@ def _plugin_identity(plugin: Any) -> str:
     return f"{file_id};api={plugin.api_version};attributes={attributes}"
 
 
+@functools.cache
+def _xla_flags() -> str:
+    """``XLA_FLAGS`` as the plugin read it (at its start, before any compile):
+    the flags change what it compiles, so they are part of every key."""
+    return os.environ.get("XLA_FLAGS", "")
+
+
 def entry_key(module_text: str, compile_options: bytes, client: Any) -> str:
     """The hex SHA-256 key of one executable (see the module docstring)."""
     digest = hashlib.sha256()
@@ -195,6 +202,7 @@ def entry_key(module_text: str, compile_options: bytes, client: Any) -> str:
         _MAGIC,
         _refimpl_version().encode(),
         plugin_identity(client).encode(),
+        _xla_flags().encode(),
         f"{client.platform_name}:{client.platform_version}".encode(),
         compile_options,
         module_text.encode(),
@@ -233,6 +241,7 @@ def program_key(
         _source_identity(),
         _dist_version("jaxlib"),
         plugin_identity(client),
+        _xla_flags(),
         f"{client.platform_name}:{client.platform_version}",
         f"x64={config.enable_x64}",
         target,
