@@ -35,6 +35,7 @@ value whose dtype or shape differs from the ref's slot.
 
 from __future__ import annotations
 
+import builtins
 import gc
 import threading
 import weakref
@@ -54,6 +55,9 @@ __all__ = ["Ref", "addupdate", "empty_ref", "freeze", "get", "new_ref", "set", "
 class _Scopes(threading.local):
     def __init__(self) -> None:
         self.stack: list[_Scope] = []
+        # Inside a probing trace (_probe_with) writes are not checked: the real
+        # trace checks them, or the write-back of the loop or branch does.
+        self.probing = 0
 
 
 _scopes = _Scopes()
@@ -69,11 +73,11 @@ _made = [0, -1]
 
 
 class _Scope:
-    """A body being traced that refs from outside may not silently cross.
+    """A body being traced whose accesses to refs made outside it are recorded.
 
     ``depth`` is the level its builder takes; a ref made at a depth
-    ``<= depth`` was made outside. ``kind`` is ``"jit"`` (crossing is an
-    error) or ``"thread"`` (crossing is recorded in ``touched``).
+    ``<= depth`` was made outside. Each access to one is recorded in
+    ``touched`` (and a write also in ``written``).
     """
 
     def __init__(self, kind: str, depth: int, name: str) -> None:
@@ -81,9 +85,12 @@ class _Scope:
         self.depth = depth
         self.name = name
         self.touched: dict[int, Ref] = {}
+        self.written: dict[int, Ref] = {}  # the touched refs that were written, by id
 
-    def record(self, ref: Ref) -> None:
+    def record(self, ref: Ref, write: bool = False) -> None:
         self.touched.setdefault(id(ref), ref)
+        if write:
+            self.written.setdefault(id(ref), ref)
 
 
 class Ref:
@@ -204,10 +211,11 @@ def freeze(ref: Ref) -> Any:
     """The array ``ref`` holds, as an immutable value (``jax.freeze``)."""
     _check_ref(ref, "freeze")
     _cross(ref)
-    from refimpl.backends.ref.arrays import RefArray
 
     value = ref._value
-    return _fresh_copy(value) if isinstance(value, RefArray) else value
+    # A concrete held array is written in place (reference backend) or donated
+    # by the next jit taking the ref (pjrt): the caller gets its own copy.
+    return value if isinstance(value, tracing.Tracer) else _fresh_copy(value)
 
 
 def _check_ref(ref: Any, name: str) -> None:
@@ -224,7 +232,6 @@ def _is_whole(idx: Any) -> bool:
 
 def get(ref: Ref, idx: Any = ...) -> Any:
     """``ref[idx]``: the value at ``idx`` now."""
-    from refimpl.backends.ref.arrays import RefArray
 
     _check_ref(ref, "get")
     _cross(ref)
@@ -233,8 +240,9 @@ def get(ref: Ref, idx: Any = ...) -> Any:
     if indexer is not None:
         return get_p.bind(value, indexer=indexer)
     out = value if _is_whole(idx) else value[idx]
-    # Only the reference backend writes a ref's buffer in place: hand out a copy.
-    return _fresh_copy(out) if out is value and isinstance(out, RefArray) else out
+    # The held array is written in place (reference backend) or donated by the
+    # next jit taking the ref (pjrt): hand out a copy.
+    return _fresh_copy(out) if out is value and _is_concrete(out) else out
 
 
 def swap(ref: Ref, idx: Any, value: Any) -> Any:
@@ -248,10 +256,10 @@ def swap(ref: Ref, idx: Any, value: Any) -> Any:
 
 def _update(ref: Ref, idx: Any, value: Any, want_old: bool) -> Any:
     _check_ref(ref, "swap")
-    _cross(ref)
+    _cross(ref, write=True)
     old = get(ref, idx) if want_old else None
     new = _checked_value(ref, idx, value, "swap")
-    _check_batched_write(ref, new)
+    _check_write(ref, new)
     indexer = _traced_indexer(ref._value, idx)
     if indexer is not None:
         ref._value = swap_p.bind(ref._value, new, indexer=indexer)
@@ -268,9 +276,9 @@ def set(ref: Ref, idx: Any, value: Any) -> None:  # noqa: A001 (JAX's name)
 def addupdate(ref: Ref, idx: Any, value: Any) -> None:
     """``ref[idx] += value`` as one update (no read of the old value by the caller)."""
     _check_ref(ref, "addupdate")
-    _cross(ref)
+    _cross(ref, write=True)
     new = _checked_value(ref, idx, value, "addupdate")
-    _check_batched_write(ref, new)
+    _check_write(ref, new)
     indexer = _traced_indexer(ref._value, idx)
     if indexer is not None:
         ref._value = addupdate_p.bind(ref._value, new, indexer=indexer)
@@ -347,28 +355,44 @@ def _write(ref: Ref, new: Any) -> None:
     ref._value = new
 
 
-def _check_batched_write(ref: Ref, value: Any) -> None:
+def _check_write(ref: Ref, value: Any, depth: int | None = None, upto: int | None = None) -> None:
+    """JAX's errors for a write into a ref made outside a vmap or a jvp.
+
+    Any write (batched value or not) into a ref made outside an active
+    ``vmap`` is refused, as JAX 0.10.2 (the ref has no batch axis to hold a
+    per-member value, and JAX does not tell the two apart); a value carrying
+    a tangent of a jvp/grad the ref was made outside of is refused too (a
+    write of a value that does not depend on the differentiated inputs is
+    fine). ``depth`` is the ref's own depth when it is threaded through a
+    loop or branch (whose write-back is checked here); ``upto`` the level
+    of the vmap whose ref argument is written back (it does not count).
+    """
+    from refimpl.transforms.ad import JVPTrace
     from refimpl.transforms.batching import BatchTrace
 
-    top = tracing.find_top_trace([value])
-    if isinstance(top, BatchTrace) and top.level >= ref._depth:
+    if _scopes.probing:
+        return
+    depth = ref._depth if depth is None else depth
+    if any(isinstance(t, BatchTrace) for t in tracing._stack.traces[depth:upto]):
         raise Exception(  # noqa: TRY002 - JAX raises a bare Exception here
-            "performing a set/swap operation with vmapped value on an unbatched array "
-            f"reference of type {ref.aval.str_short()}. Move the array reference to be an "
-            "argument to the vmapped function?"
+            "performing a set/swap operation with vmapped value on an unbatched array reference "
+            f"of type {ref.aval.str_short()}. Move the array reference to be an argument to the "
+            "vmapped function?"
+        )
+    top = tracing.find_top_trace([value])
+    if isinstance(top, JVPTrace) and top.level >= depth:
+        raise Exception(  # noqa: TRY002 - JAX raises a bare Exception here
+            "performing a set/swap operation with a differentiated value on a non-differentiated "
+            f"array reference of type {ref.aval.str_short()}. Move the array reference to be an "
+            "argument of the differentiated function?"
         )
 
 
-def _cross(ref: Ref) -> None:
-    """Record (or refuse) an access to ``ref`` from inside bodies it was made outside."""
+def _cross(ref: Ref, write: bool = False) -> None:
+    """Record an access to ``ref`` from inside bodies it was made outside."""
     for scope in _scopes.stack:
         if scope.depth >= ref._depth:
-            if scope.kind == "jit":
-                raise NotImplementedError(
-                    f"jit({scope.name}): the function closes over the mutable array reference "
-                    f"{ref.aval.str_short()} made outside it; pass the ref as an argument"
-                )
-            scope.record(ref)
+            scope.record(ref, write)
 
 
 # --- returning refs is an error ---------------------------------------------------------------
@@ -429,6 +453,8 @@ def closes_over_any(fun: Any, ids: set[int]) -> bool:
 
 
 def _closed_over(fun: Any) -> list[Any]:
+    """The leaves of ``fun``'s closure cells, and the Refs among the globals
+    its code names (a module-level ref used inside the function)."""
     fun = getattr(fun, "__wrapped__", fun)
     cells = getattr(fun, "__closure__", None) or ()
     found = []
@@ -437,27 +463,116 @@ def _closed_over(fun: Any) -> list[Any]:
             found.extend(tree_util.tree_leaves(cell.cell_contents))
         except (ValueError, TypeError):
             continue
+    names = getattr(getattr(fun, "__code__", None), "co_names", ())
+    module_globals = getattr(fun, "__globals__", None) or {}
+    found.extend(v for v in (module_globals.get(n) for n in names) if type(v) is Ref)
     return found
 
 
 @contextmanager
 def jit_arguments(refs: Sequence[Ref], tracers: Sequence[Any], name: str):
-    """Inside a jit trace: ``refs`` (the caller's Ref arguments) hold ``tracers``.
+    """Inside a jit trace: ``refs`` hold ``tracers``.
 
-    The caller's values are restored afterwards; the body may not touch refs
-    made outside the jit (the "jit" scope).
+    ``refs`` are the caller's Ref arguments followed by the refs the function
+    closes over (found by :func:`closed_over_refs`); the caller's values are
+    restored afterwards.
     """
+    del name
     depth = _depth_now() - 1  # the jit's builder is already pushed
     saved = [(r._value, r._depth) for r in refs]
     for r, t in zip(refs, tracers, strict=True):
         r._value, r._depth = t, depth + 1
-    _scopes.stack.append(_Scope("jit", depth, name))
     try:
         yield
     finally:
-        _scopes.stack.pop()
         for r, (value, d) in zip(refs, saved, strict=True):
             r._value, r._depth = value, d
+
+
+@contextmanager
+def closed_over_refs():
+    """Around the trace of a jit: records the refs made outside it that the
+    function reads or writes (``scope.touched``), as JAX's implicit Ref
+    arguments. Their values are restored when the block ends (a trace that
+    touched them unthreaded leaves its tracers in them)."""
+    snapshot = _Snapshot()
+    scope = _SnapshotScope(snapshot, _depth_now())
+    _scopes.stack.append(scope)
+    try:
+        yield scope
+    finally:
+        _scopes.stack.remove(scope)
+        snapshot.restore()
+
+
+def check_not_closed_over(
+    refs: Sequence[Ref], paths: Sequence[str], closed: Sequence[Ref], name: str
+) -> None:
+    """JAX's error for a Ref argument that the function also closes over
+    (found by the trace of an earlier call)."""
+    ids = {id(r) for r in closed}
+    for r, path in zip(refs, paths, strict=True):
+        if id(r) in ids:
+            raise ValueError(
+                f"when tracing {name} for jit, a mutable array reference of type "
+                f"{r.aval.str_short()} was both closed over and passed as the argument {path}"
+            )
+
+
+# --- vmap with ref arguments -----------------------------------------------------------------
+
+
+@contextmanager
+def vmap_arguments(
+    trace: Any, leaves: Sequence[Any], axes: Sequence[int | None], paths: Sequence[str], name: str
+):
+    """Inside ``vmap``: each Ref argument mapped over ``axes[i]`` holds its
+    value batched along that axis (one member per slice); afterwards it holds
+    the final values stacked back along the same axis.
+
+    A ref argument with axis None stays unbatched (reads are broadcast, a
+    write is JAX's error). Yields the mapped refs with their axes. One ref
+    passed twice is JAX's ValueError.
+    """
+    from refimpl.transforms.batching import BatchTracer, bdim_to
+
+    seen: dict[int, str] = {}
+    mapped: list[tuple[Ref, int]] = []
+    for leaf, axis, path in zip(leaves, axes, paths, strict=True):
+        if type(leaf) is not Ref:
+            continue
+        if id(leaf) in seen:
+            raise ValueError(
+                "only one reference to a mutable array may be passed as an argument to a "
+                f"function, but when tracing {name} for vmap the mutable array reference of "
+                f"type {leaf.aval.str_short()} appeared at both {seen[id(leaf)]} and {path}."
+            )
+        seen[id(leaf)] = path
+        if axis is not None:
+            mapped.append((leaf, axis))
+    saved = [(r._value, r._depth) for r, _ in mapped]
+    inner = [BatchTracer(trace, r._value, axis) for r, axis in mapped]
+    for (r, _), tracer in zip(mapped, inner, strict=True):
+        r._value, r._depth = tracer, trace.level + 1
+    finals: list[Any] = []
+    try:
+        yield mapped
+        size = trace.frame.size
+        for (r, axis), tracer in zip(mapped, inner, strict=True):
+            if r._value is tracer:  # never written: the value stays as it was
+                finals.append(None)
+                continue
+            value, dim = trace.unpack(r._value)
+            finals.append(bdim_to(value, dim, size, axis))
+    finally:
+        for (r, _), (value, depth) in zip(mapped, saved, strict=True):
+            r._value, r._depth = value, depth
+    for (r, _), new in zip(mapped, finals, strict=True):
+        if new is not None:
+            _check_write(r, new, upto=trace.level)
+    for (r, _), new in zip(mapped, finals, strict=True):
+        if new is not None:
+            _write(r, new)
 
 
 # --- scan and cond bodies touching outer refs ------------------------------------------------
@@ -510,15 +625,22 @@ def scan_with_refs(run_scan: Callable[[Callable, Any], Any], f: Callable, init: 
     with _threaded(touched, depth):
         (carry, values), ys = run_scan(threaded, (init, [r._value for r in touched]))
     snapshot.restore()
-    for r, v in zip(touched, values, strict=True):
-        r._value = v
+    _write_back(touched, values, snapshot.written)
     return carry, ys
 
 
 def switch_with_refs(
-    run_switch: Callable[[Sequence[Callable], tuple], Any], branches: Sequence[Callable], ops: tuple
+    run_switch: Callable[[Sequence[Callable], tuple], Any],
+    branches: Sequence[Callable],
+    ops: tuple,
+    index: Any = None,
 ) -> Any:
-    """``run_switch(branches, operands)`` when a branch may touch refs made outside."""
+    """``run_switch(branches, operands)`` when a branch may touch refs made outside.
+
+    As JAX 0.10.2, a cond whose branches write refs cannot be batched: when
+    ``index``, an operand or a touched ref's value is batched by a vmap,
+    NotImplementedError.
+    """
 
     snapshot = _Snapshot()
 
@@ -539,6 +661,16 @@ def switch_with_refs(
     touched = _probe_with(snapshot, lambda: run_switch([checking(b) for b in branches], ops))
     if not touched:
         return run_switch([checking(b) for b in branches], ops)
+    if snapshot.written:
+        from refimpl.transforms.batching import BatchTrace
+
+        values = [index, *tree_util.tree_leaves(ops), *(r._value for r in touched)]
+        traces = tracing._stack.traces
+        lowest = min(r._depth for r in touched if id(r) in snapshot.written)
+        if isinstance(tracing.find_top_trace(values), BatchTrace) or any(
+            isinstance(t, BatchTrace) for t in traces[lowest:]
+        ):
+            raise NotImplementedError("State effect not supported in vmap-of-cond.")
     depth = _depth_now()
 
     def threading(branch: Callable) -> Callable:
@@ -556,8 +688,112 @@ def switch_with_refs(
             [threading(b) for b in branches], (*ops, [r._value for r in touched])
         )
     snapshot.restore()
-    for r, v in zip(touched, values, strict=True):
+    _write_back(touched, values, snapshot.written)
+    return out
+
+
+def _write_back(refs: Sequence[Ref], values: Sequence[Any], written: Any) -> None:
+    """The refs take the final values of a loop or branch that threaded them;
+    the writes are checked first (all of them), so a refused one changes nothing."""
+    for r, v in zip(refs, values, strict=True):
+        if id(r) in written:
+            _check_write(r, v)
+    for r, v in zip(refs, values, strict=True):
         r._value = v
+
+
+def while_with_refs(
+    run_while: Callable[[Callable, Callable, Any], Any],
+    cond_fun: Callable,
+    body_fun: Callable,
+    init: Any,
+) -> Any:
+    """``run_while(cond_fun, body_fun, init)`` when the functions may touch refs
+    made outside the loop.
+
+    Both are traced once to find those refs; if there are any, their values
+    (restored) are carried through the loop as extra state and the refs take
+    the final ones. As JAX 0.10.2: the writes of ``cond_fun`` while it
+    computes the predicate are dropped, and each iteration runs ``cond_fun``
+    again (keeping its writes) before ``body_fun``; a ref written by one of
+    the two and touched by the other is refused (JAX: "Cannot write to the
+    same ref in both cond and body", or, outside every trace, its ValueError
+    for a ref passed twice; a ref the body writes and the cond reads would
+    not be seen by JAX's cond).
+    """
+    check_no_refs(init, "while_body")
+    snapshot = _Snapshot()
+    depth = _depth_now()
+    scopes = {"cond": _SnapshotScope(snapshot, depth), "body": _SnapshotScope(snapshot, depth)}
+
+    def recording(which: str, fun: Callable) -> Callable:
+        def recorded(val: Any) -> Any:
+            snapshot.restore()  # every trace starts from the values before the loop
+            _scopes.stack.append(scopes[which])
+            try:
+                out = fun(val)
+            finally:
+                _scopes.stack.remove(scopes[which])
+            check_no_refs(out, f"while_{which}")
+            return out
+
+        return recorded
+
+    def checked_body(val: Any) -> Any:
+        out = body_fun(val)
+        check_no_refs(out, "while_body")
+        return out
+
+    touched = _probe_with(
+        snapshot,
+        lambda: run_while(recording("cond", cond_fun), recording("body", body_fun), init),
+    )
+    if not touched:
+        return run_while(cond_fun, checked_body, init)
+    cond_scope, body_scope = scopes["cond"], scopes["body"]
+    for key, ref in cond_scope.touched.items():
+        if key not in body_scope.touched:
+            continue
+        if depth == 0:  # JAX runs an eager while as a jit taking each ref twice
+            raise ValueError(
+                "only one reference to a mutable array may be passed as an argument to a "
+                "function, but when tracing while for jit the mutable array reference of type "
+                f"{ref.aval.str_short()} appeared at both args[0] and args[1]."
+            )
+        if key in cond_scope.written and key in body_scope.written:
+            raise NotImplementedError(
+                "Cannot write to the same ref in both cond and body of while loop."
+            )
+        if key in cond_scope.written or key in body_scope.written:
+            raise NotImplementedError(
+                f"while_loop: the mutable array reference of type {ref.aval.str_short()} is "
+                "written by one of cond_fun and body_fun and read by the other; JAX 0.10.2 "
+                "gives its cond a copy that never sees the body's writes (it loops forever) "
+                "and its body a copy that never sees the cond's. Read it in one function only"
+            )
+    cond_writes = bool(cond_scope.written)
+
+    def set_values(values: Sequence[Any]) -> None:
+        for r, v in zip(touched, values, strict=True):
+            r._value = v
+
+    def threaded_cond(carry: Any) -> Any:
+        inner, values = carry
+        set_values(values)
+        return cond_fun(inner)  # its writes are dropped: the next function resets the values
+
+    def threaded_body(carry: Any) -> Any:
+        inner, values = carry
+        set_values(values)
+        if cond_writes:
+            cond_fun(inner)
+        out = checked_body(inner)
+        return out, [r._value for r in touched]
+
+    with _threaded(touched, depth):
+        out, values = run_while(threaded_cond, threaded_body, (init, [r._value for r in touched]))
+    snapshot.restore()
+    _write_back(touched, values, snapshot.written)
     return out
 
 
@@ -566,6 +802,7 @@ class _Snapshot:
 
     def __init__(self) -> None:
         self.values: dict[int, tuple[Ref, Any]] = {}
+        self.written: builtins.set[int] = builtins.set()  # ids of the refs written
 
     def restore(self) -> None:
         for ref, value in self.values.values():
@@ -581,10 +818,12 @@ def _probe_with(snapshot: _Snapshot, run: Callable[[], Any]) -> list[Ref]:
     """
     scope = _SnapshotScope(snapshot, _depth_now())
     _scopes.stack.append(scope)
+    _scopes.probing += 1
     try:
         with tracing.new_trace("ref probe"):
             run()
     finally:
+        _scopes.probing -= 1
         _scopes.stack.remove(scope)
         snapshot.restore()
     return list(scope.touched.values())
@@ -595,9 +834,11 @@ class _SnapshotScope(_Scope):
         super().__init__("thread", depth, "body")
         self.snapshot = snapshot
 
-    def record(self, ref: Ref) -> None:
-        self.touched.setdefault(id(ref), ref)
+    def record(self, ref: Ref, write: bool = False) -> None:
+        super().record(ref, write)
         self.snapshot.values.setdefault(id(ref), (ref, ref._value))
+        if write:
+            self.snapshot.written.add(id(ref))
 
 
 def any_ref_made() -> bool:

@@ -943,6 +943,15 @@ def while_loop(
 def _while_loop(api: str, cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     if not (callable(cond_fun) and callable(body_fun)):
         raise TypeError(f"{api}: cond_fun and body_fun must be callable")
+    from refimpl import ref as _ref  # the ref module imports this one's users
+
+    if _ref.any_ref_made() and not getattr(body_fun, "_refs_threaded", False):
+        # cond_fun/body_fun touching refs made outside the loop: extra loop state.
+        def run(cond: Callable, body: Callable, val: Any) -> Any:
+            body._refs_threaded = True  # type: ignore[attr-defined]
+            return _while_loop(api, cond, body, val)
+
+        return _ref.while_with_refs(run, cond_fun, body_fun, init_val)
     leaves, tree, paths = _flatten_operands("carry", init_val)
     avals = _avals_of(api, leaves, paths)
 
@@ -1142,7 +1151,7 @@ def _switch(
                 body._refs_threaded = True  # type: ignore[attr-defined]
             return _switch(api, index, bodies, ops, names)
 
-        return _ref.switch_with_refs(run, branches, operands)
+        return _ref.switch_with_refs(run, branches, operands, index)
     leaves, in_tree, paths = _flatten_operands("operands", operands)
     avals = _avals_of(api, leaves, paths)
     origins = [f"an operand of {api}"] * len(leaves)

@@ -34,6 +34,7 @@ Named axes
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import threading
 from collections import Counter
@@ -387,7 +388,8 @@ def _describe_leaf(x: Any) -> str:
         aval = tracing.get_aval(x, "vmap", 0)
     except (TypeError, OverflowError):
         return "unknown"
-    return f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
+    text = f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
+    return f"Ref{{{text}}}" if type(aval).__name__ == "AbstractRef" else text
 
 
 def _leaf_labels(fun: Callable[..., Any], args: tuple, kwargs: dict) -> list[str]:
@@ -531,16 +533,37 @@ def _vmap_call(
     from refimpl.primitives import collectives
 
     trace = BatchTrace(AxisFrame(axis_name, size), f"vmap({name})")
-    with collectives.bound_axis(axis_name, size, trace), tracing.new_main(trace):
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(collectives.bound_axis(axis_name, size, trace))
+        stack.enter_context(tracing.new_main(trace))
+        ref_axes: dict[int, int] = {}  # id of a mapped Ref argument -> its axis
+        if any(type(leaf).__name__ == "Ref" for leaf in leaves):
+            from refimpl import ref
+
+            args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
+            paths = [label.split(" of type ")[0].removeprefix("argument ")
+                     for label in _leaf_labels(fun, args, kwargs)]  # fmt: skip
+            mapped = stack.enter_context(ref.vmap_arguments(trace, leaves, axes, paths, name))
+            ref_axes = {id(r): axis for r, axis in mapped}
         call_leaves = [
-            leaf if axis is None else BatchTracer(trace, leaf, axis)
+            leaf if axis is None or id(leaf) in ref_axes else BatchTracer(trace, leaf, axis)
             for leaf, axis in zip(leaves, axes, strict=True)
         ]
         call_args, call_kwargs = tree_util.tree_unflatten(in_tree, call_leaves)
         out = fun(*call_args, **call_kwargs)
         out_path_leaves, out_tree = tree_util.tree_flatten_with_path(out)
         outs, out_dims = [], []
+        ref_outs: dict[int, Any] = {}  # output index -> a mapped Ref argument returned
         for path, leaf in out_path_leaves:
+            if type(leaf).__name__ == "Ref":
+                if id(leaf) not in ref_axes:
+                    from refimpl import ref
+
+                    ref.check_no_refs(leaf, f"vmap({name})")
+                ref_outs[len(outs)] = leaf
+                outs.append(leaf)
+                out_dims.append(ref_axes[id(leaf)])
+                continue
             if not tracing.is_array_like(leaf):
                 raise TypeError(
                     f"vmap({name}): output{path} is a {type(leaf).__name__}, not an array; "
@@ -555,6 +578,14 @@ def _vmap_call(
     paths = [path for path, _ in tree_util.tree_flatten_with_path(out_tree.unflatten(outs))[0]]
     results = []
     for index, (out, dim, want) in enumerate(zip(outs, out_dims, flat_out_axes, strict=True)):
+        if index in ref_outs:  # a mapped Ref argument returned: the ref itself (as JAX)
+            if want != dim:
+                raise ValueError(
+                    f"vmap({name}): output{paths[index]} is the mapped Ref argument (axis "
+                    f"{dim}), which can only be returned with out_axes {dim}, got {want}"
+                )
+            results.append(out)
+            continue
         if want is None:
             if dim is not None:
                 raise ValueError(

@@ -292,6 +292,9 @@ class CacheEntry:
     # (outputs, [final values]), each final value aliased to its input.
     ref_leaves: tuple[int, ...] = ()
     ref_fast: Any = None  # pjrt: the fast-path jit running the program (_ref_fast_call)
+    # Refs made outside that the function closes over (implicit Ref arguments):
+    # their values are the program's last inputs, ``ref_leaves`` includes them.
+    closed_refs: tuple[Any, ...] = ()
     # float0 leaves in or out (tangents of integer values): kept out of the program
     float0: Float0Plan | None = None
 
@@ -535,8 +538,13 @@ class Jitted:
         ref_leaves = tuple(i for i, a in enumerate(sig.avals) if type(a) is AbstractRef)
         trace_avals = [a.inner if type(a) is AbstractRef else a for a in sig.avals]
 
+        # Refs made outside that the function reads or writes (found by a
+        # first trace): implicit Ref arguments after the explicit leaves.
+        closed: list[Any] = []
+        n_leaves = len(sig.avals)
+
         def flat_fun(*tracers: Any) -> list[Any]:
-            if ref_leaves:
+            if ref_leaves or closed:
                 return _with_refs(list(tracers))
             dyn_args, dyn_kwargs = tree_util.tree_unflatten(sig.in_tree, tracers)
             args = _merge_static(dyn_args, call.static_args)
@@ -546,8 +554,10 @@ class Jitted:
         def _with_refs(tracers: list[Any]) -> list[Any]:
             from refimpl import ref
 
-            refs = [call.leaves[i] for i in ref_leaves]
-            with ref.jit_arguments(refs, [tracers[i] for i in ref_leaves], self.__name__):
+            refs = [call.leaves[i] for i in ref_leaves] + closed
+            ref_tracers = [tracers[i] for i in ref_leaves] + tracers[n_leaves:]
+            tracers = tracers[:n_leaves]
+            with ref.jit_arguments(refs, ref_tracers, self.__name__):
                 for i in ref_leaves:
                     tracers[i] = call.leaves[i]
                 dyn_args, dyn_kwargs = tree_util.tree_unflatten(sig.in_tree, tracers)
@@ -580,32 +590,74 @@ class Jitted:
 
         def traced_fun(*tracers: Any) -> list[Any]:
             outs = flat_fun(*tracers)
-            if ref_leaves:
+            if ref_leaves or closed:
                 if any(_is_float0_value(out) for out in outs):
                     raise NotImplementedError(_float0_with_refs(self.__name__, "outputs"))
                 return outs
             return _drop_float0_outputs(outs, float0_out)
 
-        program, captured, _ = tracing.trace_to_program(
-            traced_fun, trace_avals, self.__name__, origins
+        program, captured = self._trace_closing_over_refs(
+            traced_fun, trace_avals, origins, closed, out_trees
         )
         self.trace_count += 1
         if float0_out:
             return _float0_entry(program, out_trees[0], captured, sig, call.paths, (), float0_out)
-        if not ref_leaves:
+        if not ref_leaves and not closed:
             plan = donation.plan_donation(sig.donated, sig.avals, program.out_avals, call.paths)
             return CacheEntry(program, out_trees[0], captured, plan)
         # Each ref's final value is aliased to its input (updated in place);
-        # the other donated leaves match the function's own outputs.
-        n_user = len(program.out_avals) - len(ref_leaves)
+        # the other donated leaves match the function's own outputs. The
+        # closed-over refs' values are inputs after the explicit leaves.
+        all_refs = ref_leaves + tuple(range(n_leaves, n_leaves + len(closed)))
+        n_user = len(program.out_avals) - len(all_refs)
         user_donated = [d and i not in ref_leaves for i, d in enumerate(sig.donated)]
         plan = donation.plan_donation(
             user_donated, trace_avals, program.out_avals[:n_user], call.paths
         )
         aliases = dict(plan.aliases)
-        aliases.update({i: n_user + k for k, i in enumerate(ref_leaves)})
-        plan = DonationPlan(sig.donated, aliases, plan.unusable, plan.unusable_paths)
-        return CacheEntry(program, out_trees[0], captured, plan, ref_leaves=ref_leaves)
+        aliases.update({i: n_user + k for k, i in enumerate(all_refs)})
+        donated = tuple(sig.donated) + (True,) * len(closed)
+        plan = DonationPlan(donated, aliases, plan.unusable, plan.unusable_paths)
+        return CacheEntry(
+            program, out_trees[0], captured, plan, ref_leaves=all_refs, closed_refs=tuple(closed)
+        )
+
+    def _trace_closing_over_refs(
+        self,
+        traced_fun: Callable[..., list[Any]],
+        avals: list[Any],
+        origins: list[str],
+        closed: list[Any],
+        out_trees: list[Any],
+    ) -> tuple[Program, list[Any]]:
+        """Trace ``traced_fun``; while some Ref is alive, the refs made outside
+        that the function touches are appended to ``closed`` and it is traced
+        again with them threaded as implicit Ref arguments (JAX's closed-over
+        refs). A function touching none is traced once."""
+        from refimpl import ref
+
+        if not ref.any_ref_made():
+            program, captured, _ = tracing.trace_to_program(
+                traced_fun, avals, self.__name__, origins
+            )
+            return program, captured
+        with ref.closed_over_refs() as scope:
+            while True:
+                known = {id(r) for r in closed}
+                program, captured, _ = tracing.trace_to_program(
+                    traced_fun,
+                    avals + [r.aval.inner for r in closed],
+                    self.__name__,
+                    origins
+                    + [f"the closed-over Ref {i} of {self.__name__}" for i in range(len(closed))],
+                )
+                new = [r for r in scope.touched.values() if id(r) not in known]
+                if not new:
+                    return program, captured
+                closed.extend(new)
+                scope.touched.clear()
+                scope.snapshot.restore()  # the unthreaded trace's writes left tracers
+                del out_trees[:]
 
     def _trace_float0(
         self, call: CallArgs, flat_fun: Callable[..., list[Any]], out_trees: list, origins: list
@@ -690,24 +742,37 @@ class Jitted:
         Inside another trace the function is simply called (its ref accesses
         thread through the outer trace, which owns the refs).
         """
-        if nested or entry.captured:
+        n_leaves = len(call.leaves)
+        held = [call.leaves[i] for i in entry.ref_leaves if i < n_leaves] + [*entry.closed_refs]
+        if nested or entry.captured or any(isinstance(r._value, tracing.Tracer) for r in held):
+            # e.g. vmap(jit(f))(ref): the ref holds a tracer of the enclosing transformation
             return self.fun(*args, **kwargs)
-        refs = [call.leaves[i] for i in entry.ref_leaves]
+        refs = [call.leaves[i] for i in entry.ref_leaves if i < n_leaves]
         refs_at = frozenset(entry.ref_leaves)
         leaves = list(call.leaves)
         for i in entry.ref_leaves:
-            leaves[i] = leaves[i]._value
+            if i < n_leaves:
+                leaves[i] = leaves[i]._value
         avals = tuple(a.inner if type(a) is AbstractRef else a for a in call.signature.avals)
-        plain = CallArgs(
-            call.signature._replace(avals=avals),
-            leaves,
-            call.paths,
-            call.static_args,
-            call.static_kwargs,
-        )
+        signature = call.signature._replace(avals=avals)
+        paths = call.paths
+        if entry.closed_refs:  # implicit Ref arguments: their values follow the leaves
+            from refimpl import ref
+
+            ref_paths = [call.paths[i] for i in entry.ref_leaves if i < n_leaves]
+            ref.check_not_closed_over(refs, ref_paths, entry.closed_refs, self.__name__)
+            refs += entry.closed_refs
+            leaves += [r._value for r in entry.closed_refs]
+            signature = signature._replace(
+                avals=avals + tuple(r.aval.inner for r in entry.closed_refs),
+                donated=tuple(signature.donated) + (True,) * len(entry.closed_refs),
+            )
+            paths = paths + [f"<closed-over Ref {k}>" for k in range(len(entry.closed_refs))]
+        plain = CallArgs(signature, leaves, paths, call.static_args, call.static_kwargs)
         del leaves
         if (
-            call.signature.backend == "pjrt"
+            not entry.closed_refs
+            and call.signature.backend == "pjrt"
             and not kwargs
             and not call.static_args
             and len(call.leaves) == len(args)
