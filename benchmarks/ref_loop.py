@@ -5,28 +5,34 @@ and ``b`` (256) are updated by SGD, 1,000 steps. Three loops do the same
 arithmetic:
 
 * **ref**: ``step(w_ref, b_ref, x, y)`` writes the new parameters into the
-  refs (``ri.new_ref``, ``jit(backend="pjrt")``); the loop checks that
-  ``unsafe_buffer_pointer()`` of both refs is the same at every step;
+  refs (``ri.new_ref``, ``jit(backend="pjrt")``: a C++ fast-path hit that
+  aliases each ref's buffer and writes it back, no Python code);
 * **donated**: ``w, b = step(w, b, x, y)`` with ``donate_argnums=(0, 1)``
   (the C++ fast path; donation aliases the buffers too);
 * **jax**: the same ref loop with ``jax.new_ref`` and ``jax.jit``.
 
-Each loop makes a warm-up call, then the three run interleaved: 10 rounds,
-each running a block of 100 steps of every loop (so a change of machine
-load hits all three alike); the result is each loop's median per-step time
-over its blocks, and the ratios ref/donated, ref/jax. The final parameters
-of the three loops must agree.
+Each loop first runs ``--steps`` untimed steps; the ref loop checks after
+every one of them that ``unsafe_buffer_pointer()`` of both refs is the one
+it had before the first call. Then the three run interleaved: 40 rounds,
+each running a block of 25 steps of every loop, in an order that rotates
+from round to round (so a change of machine load hits all three alike). A
+block ends when its last step is computed (all three dispatch
+asynchronously: otherwise a block's queued work would be paid by the next
+loop's block); the ref loop checks its pointers again there. The result is
+each loop's median per-step time over its blocks, and the ratios
+ref/donated, ref/jax. The final parameters of the three loops must agree.
 
 Run: ``python benchmarks/ref_loop.py [--steps 1000] [--n 256]``.
 
-Two runs at commit 9414205 on the shared 2-core machine (load average 9-10,
-so the ratios move by tens of percent from run to run), median per step:
-ref 142 us, donated 157 us, jax 408 us (ref/donated 0.91, ref/jax 0.35);
-then ref 269 us, donated 240 us, jax 854 us (1.12, 0.32). Pointers were
-stable at every step in both. The remaining cost of the ref loop over the
-donated one is Python: about 20 us per call (the C++ fast path hands a call
-with Ref arguments to the Python ``Jitted``, which memoizes the last
-signature and runs the program as a C++ fast-path hit).
+Three runs on the shared 2-core machine (load average 8-9), median per
+step: ref 139.8, donated 131.9, jax 327.2 us (ref/donated 1.06, ref/jax
+0.43); ref 143.6, 135.5, 207.5 us (1.06, 0.69); ref 94.5, 94.5, 309.7 us
+(1.00, 0.31). Pointers were stable at every step. Both refimpl loops run
+the same StableHLO module, so the per-step difference is dispatch plus
+noise: with 4-element states (dispatch only, 20,000 calls interleaved) a
+ref call took 2.67-2.88 us against 2.77-3.00 us for the donated call.
+Before the fast path knew Refs, the Python ``Jitted`` in front of the
+C++ hit cost about 20 us per ref call.
 """
 
 from __future__ import annotations
@@ -54,20 +60,29 @@ def make_data(n: int, batch: int = 32):
     return w0, b0, x, y
 
 
-def interleaved(steps_fns: list, steps: int, block: int = 100) -> list[tuple[float, float]]:
+def interleaved(loops: list, steps: int, block: int = 25) -> list[tuple[float, float]]:
     """(Median, fastest) per-step time of each loop over ``steps // block`` rounds; in each
-    round every loop runs one block, so a change of machine load hits all alike."""
-    times: list[list[float]] = [[] for _ in steps_fns]
-    for _ in range(steps // block):
-        for k, run_step in enumerate(steps_fns):
+    round every loop runs one block, so a change of machine load hits all alike (the
+    order rotates from round to round, so no loop always follows the same one).
+
+    ``loops`` are ``(run_step, wait)`` pairs. A block ends with ``wait()``
+    (until its last step is computed): all three libraries dispatch
+    asynchronously, and without it a block's queued work would be paid by
+    the next loop's block."""
+    times: list[list[float]] = [[] for _ in loops]
+    for r in range(steps // block):
+        for i in range(len(loops)):
+            k = (i + r) % len(loops)
+            run_step, wait = loops[k]
             start = time.perf_counter()
             for _ in range(block):
                 run_step()
+            wait()
             times[k].append((time.perf_counter() - start) / block)
     return [(statistics.median(t), min(t)) for t in times]
 
 
-def ref_loop(w0, b0, x, y):
+def ref_loop(w0, b0, x, y, checked_steps):
     import refimpl as ri
     import refimpl.numpy as rnp
 
@@ -90,15 +105,25 @@ def ref_loop(w0, b0, x, y):
     stable = [True]
     step(w, b, x, y)
 
-    def one():
-        step(w, b, x, y)
+    def check():
         if (w.unsafe_buffer_pointer(), b.unsafe_buffer_pointer()) != pointers:
             stable[0] = False
 
-    return one, lambda: (stable[0], np.asarray(w[...]))
+    for _ in range(checked_steps):  # untimed: the pointers after every step
+        step(w, b, x, y)
+        check()
+
+    def one():
+        step(w, b, x, y)
+
+    def wait():  # timed blocks check the pointers once per block
+        w[...].block_until_ready()
+        check()
+
+    return one, wait, lambda: (stable[0], np.asarray(w[...]))
 
 
-def donated_loop(w0, b0, x, y):
+def donated_loop(w0, b0, x, y, checked_steps):
     import refimpl as ri
     import refimpl.numpy as rnp
 
@@ -121,10 +146,13 @@ def donated_loop(w0, b0, x, y):
     def one():
         state[:] = step(state[0], state[1], x, y)
 
-    return one, lambda: np.asarray(state[0])
+    for _ in range(checked_steps):  # the same number of untimed steps as the ref loop
+        one()
+
+    return one, lambda: state[0].block_until_ready(), lambda: np.asarray(state[0])
 
 
-def jax_loop(w0, b0, x, y):
+def jax_loop(w0, b0, x, y, checked_steps):
     import jax
     import jax.numpy as jnp
 
@@ -143,7 +171,10 @@ def jax_loop(w0, b0, x, y):
     def one():
         step(w, b, x, y)
 
-    return one, lambda: np.asarray(w[...])
+    for _ in range(checked_steps):
+        one()
+
+    return one, lambda: w[...].block_until_ready(), lambda: np.asarray(w[...])
 
 
 def main() -> None:
@@ -152,15 +183,20 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=256)
     args = parser.parse_args()
     data = make_data(args.n)
-    ref_step, ref_done = ref_loop(*data)
-    don_step, don_done = donated_loop(*data)
-    jax_step, jax_done = jax_loop(*data)
-    ref_t, don_t, jax_t = interleaved([ref_step, don_step, jax_step], args.steps)
+    ref_step, ref_wait, ref_done = ref_loop(*data, args.steps)
+    don_step, don_wait, don_done = donated_loop(*data, args.steps)
+    jax_step, jax_wait, jax_done = jax_loop(*data, args.steps)
+    ref_t, don_t, jax_t = interleaved(
+        [(ref_step, ref_wait), (don_step, don_wait), (jax_step, jax_wait)], args.steps
+    )
     (stable, w_ref), w_don, w_jax = ref_done(), don_done(), jax_done()
     np.testing.assert_allclose(w_ref, w_don, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(w_ref, w_jax, rtol=1e-4, atol=1e-5)
-    print(f"steps={args.steps} n={args.n} (each loop: warm-up + {args.steps} steps, interleaved)")
-    print("per step, median / fastest block of 100:")
+    print(
+        f"steps={args.steps} n={args.n} (each loop: {args.steps} untimed steps, the ref loop "
+        f"checking its pointers after each, then {args.steps} timed steps, interleaved)"
+    )
+    print("per step, median / fastest block of 25:")
     print(
         f"ref loop (ri.new_ref, pjrt):   {ref_t[0] * 1e6:7.1f} / {ref_t[1] * 1e6:7.1f} us"
         f"  pointers stable at every step: {stable}"
