@@ -24,13 +24,14 @@ ref/donated, ref/jax. The final parameters of the three loops must agree.
 
 Run: ``python benchmarks/ref_loop.py [--steps 1000] [--n 256]``.
 
-Three runs on the shared 2-core machine (load average 8-9), median per
-step: ref 139.8, donated 131.9, jax 327.2 us (ref/donated 1.06, ref/jax
-0.43); ref 143.6, 135.5, 207.5 us (1.06, 0.69); ref 94.5, 94.5, 309.7 us
-(1.00, 0.31). Pointers were stable at every step. Both refimpl loops run
-the same StableHLO module, so the per-step difference is dispatch plus
-noise: with 4-element states (dispatch only, 20,000 calls interleaved) a
-ref call took 2.67-2.88 us against 2.77-3.00 us for the donated call.
+Three runs on the shared 2-core machine (load average 9-10), median per
+step: ref 127.7, donated 129.3, jax 321.2 us (ref/donated 0.99, ref/jax
+0.40); ref 115.4, 110.4, 375.9 us (1.04, 0.31); ref 105.7, 106.3, 340.3
+us (0.99, 0.31). Pointers were stable at every step. Both refimpl loops
+run the same StableHLO module, so the per-step difference is dispatch
+plus noise (a few percent either way at this load): with 4-element states
+(dispatch only, 20,000 calls interleaved) a ref call took 2.67-2.88 us
+against 2.77-3.00 us for the donated call.
 Before the fast path knew Refs, the Python ``Jitted`` in front of the
 C++ hit cost about 20 us per ref call.
 """
@@ -117,7 +118,7 @@ def ref_loop(w0, b0, x, y, checked_steps):
         step(w, b, x, y)
 
     def wait():  # timed blocks check the pointers once per block
-        w[...].block_until_ready()
+        w._value.block_until_ready()  # the held array itself (w[...] would copy it)
         check()
 
     return one, wait, lambda: (stable[0], np.asarray(w[...]))
