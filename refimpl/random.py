@@ -1015,16 +1015,52 @@ def _gamma_one(data: Any, alpha: Any, log_space: bool) -> Any:
 
 
 def _gamma(data: Any, a: Any, shape: tuple[int, ...], dtype: np.dtype, log_space: bool) -> Any:
-    from refimpl.transforms.batching import vmap
-
     a = rnp.broadcast_to(_strong(a, dtype), shape)
     count = math.prod(shape)
     if count == 0:
         return rnp.zeros(shape, dtype)
     keys = _split_data(data, (count,))
     alphas = rnp.reshape(a, (count,))
-    samples = vmap(lambda k, al: _gamma_one(k, al, log_space))(keys, alphas)
+    samples = _gamma_samples()(keys, alphas, log_space)
     return rnp.reshape(samples, shape)
+
+
+def _gamma_flat(keys: Any, alphas: Any, log_space: bool) -> Any:
+    from refimpl.transforms.batching import vmap
+
+    return vmap(lambda k, al: _gamma_one(k, al, log_space))(keys, alphas)
+
+
+_gamma_with_jvp: list = []
+
+
+def _gamma_samples() -> Any:
+    """``_gamma_flat`` with JAX's derivative in ``alphas`` (implicit
+    reparameterization): the tangent of a sample ``x`` is
+    ``t * random_gamma_grad(alpha, x)``; in log space ``d log x = dx / x``,
+    with ``x = exp(log x)`` raised to the smallest normal float where it
+    underflows to 0 (as JAX). The keys get no tangent."""
+    if not _gamma_with_jvp:
+        from refimpl.custom_derivatives import custom_jvp
+
+        samples_fn = custom_jvp(_gamma_flat, nondiff_argnums=(2,))
+
+        @samples_fn.defjvp
+        def _gamma_jvp(log_space, primals, tangents):
+            keys, alphas = primals
+            t = tangents[1]
+            samples = samples_fn(keys, alphas, log_space)
+            dtype = np.dtype(tracing.get_aval(alphas, "gamma", 1).dtype)
+            if log_space:
+                x = rnp.exp(samples)
+                x = rnp.where(x == 0, np.asarray(np.finfo(dtype).tiny, dtype), x)
+                slope = rnp.divide(lax.random_gamma_grad(alphas, x), x)
+            else:
+                slope = lax.random_gamma_grad(alphas, samples)
+            return samples, rnp.multiply(t, slope)
+
+        _gamma_with_jvp.append(samples_fn)
+    return _gamma_with_jvp[0]
 
 
 def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:

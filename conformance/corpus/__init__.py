@@ -32,6 +32,7 @@ FAMILIES: Sequence[str] = (
     "random",
     "pmap",
     "numpy_surface",
+    "numpy_surface2",
     "ref",
     "memory_ad",
     "aot",
