@@ -24,6 +24,7 @@ from refimpl.primitives.base import Primitive
 # Primitives without a derivative rule, and why.
 NO_JVP: dict[str, str] = {
     "nextafter": "not differentiable in JAX either (no rule there)",
+    "random_gamma_grad": "itself a derivative (of Gamma samples); JAX has no rule either",
     "pmax": "collective max: differentiation not implemented (JAX has none either)",
     "pmin": "collective min: differentiation not implemented (JAX has none either)",
     "axis_index": "integer-valued, takes no differentiable operand",
