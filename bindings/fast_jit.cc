@@ -811,7 +811,11 @@ void FillEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) {
     entry->outputs_may_fail = entry->outputs_may_fail || out.kind == kOutNode;
     entry->out_tree.push_back(std::move(out));
   }
-  entry->release_gil = bytes >= g_release_gil_bytes;
+  // A call with Refs keeps the GIL from reading the refs to writing them
+  // back, so calls from several threads on one ref run one after the other
+  // (each on the previous one's result) instead of donating one buffer twice.
+  // Execute only enqueues the computation, so this holds the GIL briefly.
+  entry->release_gil = entry->ref_outputs.empty() && bytes >= g_release_gil_bytes;
 }
 
 void FillPmapEntry(Entry* entry, const py::handle spec, std::size_t num_leaves);
@@ -1303,8 +1307,7 @@ PyObject* MakeResult(const Entry& entry, Launch* launch) {
 // array on the Ref's own device memory (aliased), and the array it held
 // reads as donated. Done before the result is built, so user code that
 // fails there (an unflatten) never leaves a Ref holding a deleted array.
-// Python code may have run while execute released the GIL; the Ref is
-// written whatever it held meanwhile (its buffer was this call's input).
+// No Python code ran since BindRefInput (ref entries keep the GIL).
 bool WriteBackRefs(FastJittedObject* fn, const Entry& entry, const CallState& state,
                    Launch* launch) {
   if (entry.ref_outputs.empty()) return true;
