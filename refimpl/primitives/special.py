@@ -172,15 +172,8 @@ for _prim, _op in [
     _prim.def_mask(ew._elementwise_mask_rule)
 
 
-def _unary_batch(prim):
-    def rule(args, dims, **params):
-        return prim.bind(*args, **params), dims[0]
-
-    return rule
-
-
 for _prim in (erf_inv_p, erfc_p, lgamma_p, digamma_p):
-    _prim.def_batch(_unary_batch(_prim))
+    _prim.def_batch(batching.elementwise_batch_rule(_prim))
 
 polygamma_p = ew.binary("polygamma", ew._in_float32(_polygamma), ew.FLOAT)
 polygamma_p.def_lowering(ew._hlo_binary("polygamma", dialect="chlo", in_float32=True))
@@ -193,42 +186,22 @@ def _scalar_like(value: float, x: Any) -> Any:
     return tracing.TypedScalar(value, aval.dtype, aval.weak_type)
 
 
-@erf_inv_p.def_jvp
-def _erf_inv_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    y = erf_inv_p.bind(x)
-    if isinstance(t, Zero):
-        return y, t
-    scale = ew.mul(_scalar_like(math.sqrt(math.pi) / 2, y), ew.exp(ew.mul(y, y)))
-    return y, ew.mul(t, scale)
-
-
-@erfc_p.def_jvp
-def _erfc_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    y = erfc_p.bind(x)
-    if isinstance(t, Zero):
-        return y, t
-    slope = ew.mul(_scalar_like(-2 / math.sqrt(math.pi), x), ew.exp(ew.neg(ew.mul(x, x))))
-    return y, ew.mul(t, slope)
-
-
-@lgamma_p.def_jvp
-def _lgamma_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    y = lgamma_p.bind(x)
-    if isinstance(t, Zero):
-        return y, t
-    return y, ew.mul(t, digamma_p.bind(x))
-
-
-@digamma_p.def_jvp
-def _digamma_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    y = digamma_p.bind(x)
-    if isinstance(t, Zero):
-        return y, t
-    return y, ew.mul(t, polygamma_p.bind(_scalar_like(1.0, x), x))
+# d erf_inv = sqrt(pi)/2 exp(y^2), d erfc = -2/sqrt(pi) exp(-x^2),
+# d lgamma = digamma, d digamma = polygamma(1, .)
+ew._unary_jvp(
+    erf_inv_p,
+    lambda t, y, x: ew.mul(
+        t, ew.mul(_scalar_like(math.sqrt(math.pi) / 2, y), ew.exp(ew.mul(y, y)))
+    ),
+)
+ew._unary_jvp(
+    erfc_p,
+    lambda t, y, x: ew.mul(
+        t, ew.mul(_scalar_like(-2 / math.sqrt(math.pi), x), ew.exp(ew.neg(ew.mul(x, x))))
+    ),
+)
+ew._unary_jvp(lgamma_p, lambda t, y, x: ew.mul(t, digamma_p.bind(x)))
+ew._unary_jvp(digamma_p, lambda t, y, x: ew.mul(t, polygamma_p.bind(_scalar_like(1.0, x), x)))
 
 
 @polygamma_p.def_jvp
