@@ -9,8 +9,8 @@ compiling and writes one after.
 * **Key**: SHA-256 over the StableHLO module text, the serialized compile
   options (which hold the device assignment), the plugin's identity (its
   file name, size and modification time, PJRT API version, attributes,
-  platform name and version), ``XLA_FLAGS`` and refimpl's version. Anything that could make
-  a stored executable wrong for this process changes the key.
+  platform name and version), ``XLA_FLAGS`` and refimpl's version. Anything
+  that could make a stored executable wrong for this process changes the key.
 * **Entry**: one file ``<key>.rexe``: a header line with the format and the
   key, the payload's length and SHA-256, then the payload (the bytes of
   ``PJRT_Executable_Serialize``, loaded with
@@ -18,7 +18,7 @@ compiling and writes one after.
   or checksum is wrong, or that the plugin refuses to load, is ignored with
   a :class:`CompilationCacheWarning`, and the program is compiled again (and
   the entry rewritten).
-* **Atomic writes**: the entry is written to a temporary file in the same
+* **Atomic writes**: the entry (and a pointer, below) is written to a temporary file in the same
   directory and renamed over the final name (``os.replace``), so a reader
   sees either no entry or a whole one, whatever other processes do.
 * **Size limit** (``compilation_cache_max_size`` bytes, default 1 GiB):
@@ -30,8 +30,8 @@ the traced Program (150 ms for a 1,000-op chain: most of a warm first call).
 So a second, first-level key is computed from the traced Program itself
 (:func:`program_key`): a canonical serialization of its equations, types,
 literals, constants (by content hash) and params, plus the function name,
-donation, lowering platforms, device, the plugin's identity, jaxlib's and
-refimpl's versions and a fingerprint of refimpl's source files (the lowering
+donation, lowering platforms, device, the plugin's identity, ``XLA_FLAGS``,
+jaxlib's and refimpl's versions and a fingerprint of refimpl's source files (the lowering
 rules are Python code: an edited rule must not find the executables of the
 old one). It names a small pointer file ``<program key>.rkey`` holding the
 StableHLO key of the executable it maps to. A warm first call traces, hashes
@@ -39,10 +39,11 @@ the Program, follows the pointer and loads the executable: it never lowers.
 A Program that cannot be keyed this way (a param that is a Python callable
 or an object of an unknown type, a primitive whose lowering rule lives
 outside refimpl) only uses the StableHLO level; params a lowering rule never
-reads (``LOWERING_READS``: a custom_jvp's jvp rule, say) are left out. The pointer is written
-whenever the StableHLO level hits or compiles, and is only a shortcut: a
-missing or damaged pointer, or one naming an entry that was evicted, falls
-back to lowering (a damaged pointer with a warning).
+reads (``LOWERING_READS``: a custom_jvp's jvp rule, say) are left out. The
+pointer is written whenever the StableHLO level hits or compiles, and is only
+a shortcut: a missing or damaged pointer, or one naming an entry that was
+evicted, falls back to lowering (a damaged pointer with a warning). Pointers
+count towards the size limit and are evicted like entries.
 
 :func:`stats` counts hits, misses, writes and rejected entries in this
 process, and ``program_hits``: the hits found through a program key, i.e.
