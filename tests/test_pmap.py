@@ -447,3 +447,46 @@ def test_two_threads_calling_a_pmap_with_collectives():
     assert not errors and len(results) == 2
     for value in results.values():
         np.testing.assert_allclose(value, np.ones((4, 2)))
+
+
+class _Boxed:
+    """A pytree node whose unflatten can be made to fail (after execute)."""
+
+    fail = False
+
+    def __init__(self, value):
+        self.value = value
+
+
+ri.tree_util.register_pytree_node(
+    _Boxed,
+    lambda b: ((b.value,), None),
+    lambda _, children: _Boxed._make(children[0]),
+)
+
+
+def _make_boxed(value):
+    if _Boxed.fail:
+        raise RuntimeError("unflatten failed")
+    return _Boxed(value)
+
+
+_Boxed._make = staticmethod(_make_boxed)
+
+
+def test_failed_output_unflatten_after_execute_donates_nothing():
+    f = ri.pmap(lambda x: _Boxed(x + 1), "i", backend="pjrt", donate_argnums=0)
+    make = ri.pmap(lambda v: v * 1, "i", backend="pjrt")
+    f(make(np.zeros((4, 3), np.float32)))  # compile and cache the signature
+    a = make(np.zeros((4, 3), np.float32))
+    _Boxed.fail = True
+    try:
+        with pytest.raises(RuntimeError, match="unflatten failed"):
+            f(a)
+    finally:
+        _Boxed.fail = False
+    assert not a.is_deleted()
+    np.testing.assert_array_equal(np.asarray(a), np.zeros((4, 3)))
+    out = f(a)
+    assert a.is_deleted()
+    np.testing.assert_array_equal(np.asarray(out.value), np.ones((4, 3)))
