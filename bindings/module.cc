@@ -22,6 +22,7 @@
 #include "../native/pjrt_args.h"
 #include "../native/plugin.h"
 #include "device.h"
+#include "fast_eager.h"
 #include "fast_jit.h"
 #include "numpy_interop.h"
 #include "pjrt_array.h"
@@ -440,6 +441,7 @@ void Init(py::module_& m) {
 
   RegisterPjrtArray(m);
   RegisterFastJit(m);
+  RegisterFastEager(m);
 
   m.def("live_buffer_count", &Buffer::LiveCount, "Number of Buffer objects alive in this process.");
   m.def("abi_info", &AbiInfo,

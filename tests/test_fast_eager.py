@@ -171,3 +171,88 @@ def test_static_keys_are_bounded(monkeypatch):
     for i in range(6):  # each scalar is a static key; past 3, the normal path
         np.testing.assert_array_equal(np.asarray(rnp.fmax(x, float(i))), np.fmax(np.arange(3), i))
     assert len(rnp.fmax._fast_cache) == 3
+
+
+# --- the C++ entry (bindings/fast_eager.h) ------------------------------------------------
+
+
+def test_exported_functions_are_cpp_entries_that_look_like_the_function():
+    import inspect
+
+    from refimpl.primitives import elementwise
+
+    ri.devices("pjrt")  # the backend is loaded: the exports were replaced
+    assert type(rnp.sin).__name__ == "EagerFunction"
+    assert type(rlax.add).__name__ == "EagerFunction"
+    assert rnp.sin.__name__ == "sin" and rnp.sum.__name__ == "sum"
+    assert inspect.isfunction(rnp.sum.__wrapped__)
+    assert rlax.add.__wrapped__ is elementwise.add  # what reduce_window recognizes
+    assert inspect.signature(rnp.sum) == inspect.signature(rnp.sum.__wrapped__)
+    assert "axis" in inspect.signature(rnp.sum).parameters
+    assert rnp.sin.__doc__ == rnp.sin.__wrapped__.__doc__
+
+
+def test_cpp_hit_runs_no_python_and_equals_jax():
+    import sys
+
+    x_np = np.linspace(-3.0, 3.0, 16, dtype=np.float32)
+    x = ri.device_put(x_np, ri.devices("pjrt")[0])
+    cases = [
+        (rnp.sin, jnp.sin, (), {}),
+        (rnp.multiply, jnp.multiply, (2.5,), {}),  # a float static: keyed by repr
+        (rnp.sum, jnp.sum, (), {"axis": 0}),  # a keyword static
+        (rnp.where, jnp.where, (x_np, 0.0), {}),  # NumPy data: the Python wrapper
+    ]
+    for fun, jfun, rest, kwargs in cases:
+        fun(x, *rest, **kwargs)  # miss: the wrapper traces and caches the key
+        before = fun._eager_stats()
+        calls: list = []
+        sys.setprofile(lambda frame, event, arg, seen=calls: seen.append((event, frame)))
+        try:
+            got = fun(x, *rest, **kwargs)
+        finally:
+            sys.setprofile(None)
+        after = fun._eager_stats()
+        if fun is rnp.where:
+            assert after["fallbacks"] == before["fallbacks"] + 1
+            continue
+        python_calls = [c for c in calls if c[0] == "call"]
+        assert python_calls == [], python_calls
+        assert after["hits"] == before["hits"] + 1
+        want = jfun(jnp.asarray(x_np), *rest, **kwargs)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+
+
+def test_cpp_entry_under_a_trace_and_for_other_arguments_is_the_function():
+    x_np = np.arange(4, dtype=np.float32)
+    x = ri.device_put(x_np, ri.devices("pjrt")[0])
+    f = ri.jit(lambda v: rnp.sin(v) * 2, backend="ref")  # a trace: the plain function
+    np.testing.assert_allclose(np.asarray(f(x_np)), np.sin(x_np) * 2, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(ri.grad(lambda v: rnp.sin(v))(1.0)), np.cos(1.0))
+    np.testing.assert_allclose(np.asarray(rnp.sin(x_np)), np.sin(x_np), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(rnp.add(x, x)), x_np + x_np)
+    with pytest.raises(TypeError):  # the function's own argument error
+        rnp.sin(x, x, x)
+
+
+def test_cpp_entry_failed_call_and_deleted_input_as_the_wrapper():
+    pjrt = ri.devices("pjrt")[0]
+    x = ri.device_put(np.ones(3, np.float32), pjrt)
+    rnp.cos(x)
+    rnp.cos(x)  # a cached key
+    dead = ri.device_put(np.ones(3, np.float32), pjrt)
+    dead.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        rnp.cos(dead)
+    np.testing.assert_allclose(np.asarray(rnp.cos(x)), np.cos(np.ones(3)), rtol=1e-6)
+
+
+def test_cpp_entry_binds_as_a_method_like_a_function():
+    class Holder:
+        sin = rnp.sin
+
+    x = ri.device_put(np.zeros(2, np.float32), ri.devices("pjrt")[0])
+    with pytest.raises(TypeError):
+        Holder().sin(x)  # self is passed first, as for the plain function
+    assert Holder.sin is rnp.sin

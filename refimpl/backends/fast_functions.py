@@ -57,9 +57,45 @@ class _NotFast(Exception):
     """Raised inside the trace when the outputs cannot come from a jit."""
 
 
+# (namespace, name, Python wrapper) of every function wrap_module wrapped
+_wrapped: list[tuple[dict[str, Any], str, Callable[..., Any]]] = []
+# A backend's native entry: make_native(wrapper) -> a C-level callable with the
+# wrapper's hit path (see install_native_entry); None until one is installed.
+_make_native: Callable[[Callable[..., Any]], Any] | None = None
+
+
 def register(array_type: type, make_jit: Callable[[Callable[..., Any]], Any]) -> None:
     """Route eager calls with ``array_type`` arguments through ``make_jit``."""
     _factories[array_type] = make_jit
+
+
+def install_native_entry(make_native: Callable[[Callable[..., Any]], Any]) -> None:
+    """Replace every exported wrapper by ``make_native(wrapper)``: a callable
+    (the PJRT backend's C++ ``EagerFunction``) that serves the wrapper's cache
+    hits itself and hands every other call to the wrapper.
+
+    Done once the backend is loaded, because the ref backend must import
+    without the native extension. A name rebound since (``namespace[name]`` no
+    longer the wrapper) is left alone; a reference taken before keeps working
+    through the Python wrapper. The native callable carries the wrapper's
+    ``__name__``, ``__doc__``, ``__wrapped__`` (the plain function) and
+    ``_fast_cache``.
+    """
+    global _make_native
+    _make_native = make_native
+    for namespace, name, wrapper in _wrapped:
+        if namespace.get(name) is wrapper:
+            namespace[name] = _native(wrapper)
+
+
+def _native(wrapper: Callable[..., Any]) -> Any:
+    assert _make_native is not None
+    native = _make_native(wrapper)
+    for attribute in ("__module__", "__name__", "__qualname__", "__doc__"):
+        setattr(native, attribute, getattr(wrapper, attribute, None))
+    for attribute, value in vars(wrapper).items():  # __wrapped__ (the plain function), _fast_cache
+        setattr(native, attribute, value)
+    return native
 
 
 def _static_key(value: Any) -> Any:
@@ -177,4 +213,6 @@ def wrap_module(namespace: dict[str, Any], names: list[str]) -> None:
     for name in names:
         value = namespace.get(name)
         if type(value) is type(wrap_module) and not hasattr(value, "_fast_cache"):
-            namespace[name] = fast_eager(value)
+            wrapper = fast_eager(value)
+            _wrapped.append((namespace, name, wrapper))
+            namespace[name] = wrapper if _make_native is None else _native(wrapper)

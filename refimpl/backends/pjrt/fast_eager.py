@@ -5,6 +5,9 @@ Imported by ``backend`` once it is complete; registers
 * the PJRT array with ``refimpl.backends.fast_functions``: an eager call of a
   ``refimpl.numpy`` or ``refimpl.lax`` function on PJRT arrays is one
   ``jit(backend="pjrt")`` per function and static arguments;
+  once registered, the exported functions are replaced by C++
+  ``EagerFunction`` objects that serve the cache hits of the Python wrapper
+  without a Python frame (``fast_functions.install_native_entry``);
 * :func:`eager_bind` with ``Primitive.bind``: a primitive applied to PJRT
   arrays outside a trace runs the (primitive, params) fast jit of
   ``backend.eager_dispatch`` before any abstract evaluation.
@@ -12,12 +15,14 @@ Imported by ``backend`` once it is complete; registers
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 from refimpl import tracing
 from refimpl.backends import fast_functions
 from refimpl.backends.pjrt import backend
 from refimpl.backends.pjrt.arrays import PjrtArray
+from refimpl.backends.pjrt.runtime import native_module
 from refimpl.backends.ref import eager
 
 _BIND_OPERANDS = (PjrtArray, int, float, bool, complex, tracing.TypedScalar)
@@ -47,5 +52,26 @@ def _make_jit(fun: Any) -> Any:
     return backend.make_fast_jitted(fun, {"backend": "pjrt"})
 
 
+def _native_entry(wrapper: Any) -> Any:
+    """The C++ hit path in front of a ``fast_eager`` wrapper (bindings/fast_eager.h)."""
+    return _pjrt.EagerFunction(
+        wrapper,
+        wrapper._fast_cache,
+        PjrtArray,
+        fast_functions._ARRAY,
+        _make_jit,
+        tracing._stack,
+    )
+
+
+def _bind_method(function: Any, instance: Any, owner: type | None = None) -> Any:
+    """As a class attribute, bind ``self`` like the plain function it replaces."""
+    return function if instance is None else types.MethodType(function, instance)
+
+
+_pjrt = native_module()
+_pjrt.EagerFunction.__get__ = _bind_method
+
 eager.register_eager_binder(PjrtArray, eager_bind)
 fast_functions.register(PjrtArray, _make_jit)
+fast_functions.install_native_entry(_native_entry)
