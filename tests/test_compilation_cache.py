@@ -404,6 +404,19 @@ def test_custom_jvp_program_key_ignores_the_jvp_rule(cache, monkeypatch):
     np.testing.assert_allclose(np.asarray(y), np.sin(X) * 2.0, rtol=1e-6, atol=1e-6)
 
 
+def test_checkpoint_policy_is_not_in_the_fingerprint():
+    def make(policy):
+        inner = ri.checkpoint(lambda v: ri.numpy.sin(v) * v, policy=policy)
+        return ri.grad(lambda x: inner(x).sum())
+
+    # the policy (a Python callable) shapes the Program, but is not lowered
+    # itself: another callable with the same answers gives the same fingerprint
+    policy = ri.checkpoint_policies.nothing_saveable
+    nothing = _fingerprint(make(policy), X)
+    assert nothing == _fingerprint(make(lambda *a, **k: policy(*a, **k)), X)
+    assert nothing != _fingerprint(make(ri.checkpoint_policies.everything_saveable), X)
+
+
 def test_lowering_reads_table_matches_the_rules():
     """Each rule in LOWERING_READS names exactly the params it reads."""
     import importlib

@@ -297,6 +297,8 @@ def _is_refimpl_code(function: Any) -> bool:
 LOWERING_READS: dict[str, tuple[str, ...]] = {
     "refimpl.custom_derivatives._call_lowering": ("call",),
     "refimpl.custom_batching._lowering": ("call", "name"),
+    "refimpl.ad_checkpoint._remat_lowering": ("program",),  # not the policy
+    "refimpl.ad_checkpoint._remat_opt_lowering": ("fwd", "num_call_consts"),
 }
 
 
