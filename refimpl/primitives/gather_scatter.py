@@ -404,8 +404,8 @@ def check_scatter(
 
 def _int64_indices(indices: np.ndarray) -> np.ndarray:
     """Indices as int64; unsigned values past int64's range stay out of bounds."""
-    if dtypes.is_unsigned_int(indices.dtype):
-        indices = np.minimum(indices, np.iinfo(np.int64).max)
+    if indices.dtype == np.uint64:
+        indices = np.minimum(indices, np.uint64(np.iinfo(np.int64).max))
     return indices.astype(np.int64)
 
 
