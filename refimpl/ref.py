@@ -16,20 +16,29 @@ Semantics by where the ref lives:
   through the computation at trace time ("discharged" as it is traced), so a
   function that uses refs only internally is an ordinary pure function and
   every transformation applies to it.
-* **Crossing a loop or branch body**: a scan body or a cond branch that reads
-  or writes a ref created outside it is traced once to find those refs, then
-  again with their values threaded through as extra carries (scan) or
-  operands and results (cond); afterwards the refs hold the final values.
+* **Crossing a loop or branch body**: a scan body, a while loop's cond or
+  body, or a cond branch that reads or writes a ref created outside it is
+  traced once to find those refs, then again with their values threaded
+  through as extra carries (scan, while) or operands and results (cond);
+  afterwards the refs hold the final values (:func:`while_with_refs` has
+  JAX's rules for a cond that writes).
+* **Argument of a vmap**: a Ref mapped over an axis holds its value batched
+  along that axis inside the function and the stacked final values after
+  (:func:`vmap_arguments`); unmapped refs may be read, not written.
 * **Argument of a top-level jit**: each ``Ref`` leaf is its own signature
   type ``Ref{f32[3]}``; the traced program takes the held value and returns
   the final one as an extra output aliased to it (donation), so the
   reference backend writes into the ref's NumPy buffer and on pjrt the
   output *is* the input buffer: ``ref.unsafe_buffer_pointer()`` never
   changes across calls.
+* **Closed over by a jit**: refs made outside that the function touches are
+  found by a first trace (:func:`closed_over_refs`) and become implicit Ref
+  arguments after the explicit ones, updated in place the same way.
 
-Errors, with JAX's words: returning a ref from ``jit``, ``scan`` or
-``cond``; one ref passed twice to a jit, or passed and closed over; writing
-a value batched by ``vmap`` into a ref created outside that ``vmap``; a
+Errors, with JAX's words: returning a ref from ``jit``, ``scan``, ``cond``
+or ``while_loop``; one ref passed twice to a jit or a vmap, or passed and
+closed over; any write into a ref created outside an active ``vmap``; a
+differentiated value written into a ref created outside the ``jvp``; a
 value whose dtype or shape differs from the ref's slot.
 """
 
@@ -748,8 +757,8 @@ def while_with_refs(
         snapshot,
         lambda: run_while(recording("cond", cond_fun), recording("body", body_fun), init),
     )
-    if not touched:
-        return run_while(cond_fun, checked_body, init)
+    if not touched:  # the user's functions themselves: their traces are cached
+        return run_while(cond_fun, body_fun, init)
     cond_scope, body_scope = scopes["cond"], scopes["body"]
     for key, ref in cond_scope.touched.items():
         if key not in body_scope.touched:

@@ -507,3 +507,20 @@ def test_jit_closed_over_ref_keeps_its_buffer(backend):
     np.testing.assert_allclose(np.asarray(w[...]), np.asarray(jw[...]), rtol=1e-5)
     np.testing.assert_array_equal(np.asarray(b[...]), np.asarray(jb[...]))
     assert step.trace_count == 1
+
+
+def test_jit_closed_over_ref_aliases_its_own_final_value():
+    """A user output of the ref's type does not take the ref's buffer: the
+    ref's input is aliased to its own final value (pjrt, default backend ref)."""
+    r = ri.new_ref(np.float32(1))
+
+    def g(x):
+        r[...] = r[...] + x
+        return x * 2  # an f32[] output before the ref's final value
+
+    step = ri.jit(g, backend="pjrt")
+    outs = [float(step(np.float32(2)))]
+    pointer = r.unsafe_buffer_pointer()  # the first call moved the value to the device
+    outs += [float(step(np.float32(2))) for _ in range(3)]
+    assert r.unsafe_buffer_pointer() == pointer
+    assert outs == [4.0] * 4 and float(r[...]) == 9.0

@@ -126,3 +126,156 @@ def cases() -> Iterator[Case]:
 
     yield script_case("ref/error-dtype", bad_dtype, tags=TAGS,
                       expect=Raises(ValueError, "Invalid dtype for `swap`"))  # fmt: skip
+    yield from _more_cases()
+
+
+# --- while_loop / fori_loop over refs, vmap over Ref arguments, jit closing over refs ----------
+
+
+def _while_accumulate(ns: Any, x: Any) -> Any:
+    api = _api(ns)
+    acc = api.new_ref(x)
+
+    def body(i):
+        acc[...] = acc[...] * 2 + i
+        return i + 1
+
+    n = ns.lax_.while_loop(lambda i: i < 4, body, np.float32(0))
+    return n, api.freeze(acc)
+
+
+def _while_oracle(x: np.ndarray) -> Any:
+    acc = np.array(x, copy=True)
+    for i in range(4):
+        acc = acc * 2 + np.float32(i)
+    return np.float32(4), acc
+
+
+def _fori_dynamic(ns: Any, x: Any, n: Any) -> Any:
+    api = _api(ns)
+    q = api.new_ref(x)
+
+    def body(i, c):
+        q[...] += c
+        return c * 2
+
+    c = ns.lax_.fori_loop(0, n, body, np.float32(1))
+    return api.freeze(q), c
+
+
+def _fori_oracle(x: np.ndarray, n: np.ndarray) -> Any:
+    return x + np.float32(2 ** int(n) - 1), np.float32(2 ** int(n))
+
+
+def _more_cases() -> Iterator[Case]:
+    x = np.arange(1, 5, dtype=np.float32)
+    for mode in ("eager", "jit"):
+        yield fn_case(f"ref/while-body-writes-{mode}", _while_accumulate, [x],
+                      oracle=_while_oracle, mode=mode, tags=TAGS)  # fmt: skip
+    yield fn_case("ref/fori-dynamic-bounds", _fori_dynamic, [x, np.int32(3)],
+                  oracle=_fori_oracle, tags=TAGS)  # fmt: skip
+
+    def cond_writes(ns):
+        # JAX's rule: the predicate's writes are dropped; each iteration runs
+        # the cond again (keeping its writes) before the body.
+        api = _api(ns)
+        r = api.new_ref(np.float32(3))
+
+        def cond(i):
+            r[...] += 1
+            return r[...] < 6
+
+        n = ns.lax_.while_loop(cond, lambda i: i + 1, np.int32(0))
+        return ns.to_numpy(n), ns.to_numpy(r[...])
+
+    yield script_case("ref/while-cond-writes", cond_writes, tags=TAGS,
+                      expect=(np.int32(2), np.float32(5)))  # fmt: skip
+
+    def same_ref_cond_and_body(ns):
+        api = _api(ns)
+
+        def f(x):
+            r = api.new_ref(x)
+
+            def cond(i):
+                r[...] += 1.0
+                return i < 3
+
+            def body(i):
+                r[...] += 1.0
+                return i + 1
+
+            ns.lax_.while_loop(cond, body, 0)
+            return api.freeze(r)
+
+        return ns.jit(f)(np.float32(0))
+
+    same_ref_error = Raises(NotImplementedError, "same ref in both cond and body")
+    yield script_case("ref/error-while-writes-in-cond-and-body", same_ref_cond_and_body,
+                      tags=TAGS, expect=same_ref_error)  # fmt: skip
+
+    def vmap_ref_argument(ns, in_axes):
+        api = _api(ns)
+        r = api.new_ref(np.arange(6, dtype=np.float32).reshape(3, 2))
+
+        def f(r):
+            r[...] = r[...] * 2 + 1
+            return r[...].sum()
+
+        out = api.vmap(f, in_axes=in_axes)(r)
+        return ns.to_numpy(out), ns.to_numpy(r[...])
+
+    start = np.arange(6, dtype=np.float32).reshape(3, 2)
+    for in_axes in (0, 1):
+        want = (
+            (start * 2 + 1).sum(axis=1 - in_axes).astype(np.float32),
+            (start * 2 + 1).astype(np.float32),
+        )
+        yield script_case(f"ref/vmap-ref-argument-in_axes={in_axes}",
+                          lambda ns, a=in_axes: vmap_ref_argument(ns, a), tags=TAGS,
+                          expect=want)  # fmt: skip
+
+    def vmap_unbatched_write(ns):
+        api = _api(ns)
+        r = api.new_ref(np.zeros(2, np.float32))
+
+        def g(x):
+            r[...] = r[...] + 1  # not even batched: JAX refuses any write
+            return x
+
+        return api.vmap(g)(ns.asarray(np.ones((3, 2), np.float32)))
+
+    yield script_case("ref/error-vmap-write-unbatched-ref", vmap_unbatched_write, tags=TAGS,
+                      expect=Raises(Exception, "set/swap operation with vmapped value on an "
+                                               "unbatched array reference"))  # fmt: skip
+
+    def jit_closed_over(ns):
+        api = _api(ns)
+        r = api.new_ref(np.float32(1))
+        read = ns.jit(lambda x: r[...] + x)
+        first = ns.to_numpy(read(np.float32(2)))
+        r[...] = 10.0
+        second = ns.to_numpy(read(np.float32(2)))  # sees the new value
+
+        def g(x):
+            r[...] = r[...] + x
+            return x * 2
+
+        step = ns.jit(g)
+        outs = [ns.to_numpy(step(np.float32(2)))]
+        pointer = r.unsafe_buffer_pointer()  # after the first call: the ref is on the device
+        outs += [ns.to_numpy(step(np.float32(2))) for _ in range(2)]
+        return first, second, outs, ns.to_numpy(r[...]), r.unsafe_buffer_pointer() == pointer
+
+    yield script_case("ref/jit-closes-over-ref", jit_closed_over, tags=TAGS,
+                      expect=(np.float32(3), np.float32(12), [np.float32(4)] * 3,
+                              np.float32(16), True))  # fmt: skip
+
+    def closed_and_passed(ns):
+        api = _api(ns)
+        r = api.new_ref(np.ones(2, np.float32))
+        return ns.jit(lambda a: r[...] + a[...])(r)
+
+    closed_error = Raises(ValueError, "both closed over and passed as the argument")
+    yield script_case("ref/error-closed-over-and-passed", closed_and_passed, tags=TAGS,
+                      expect=closed_error)  # fmt: skip

@@ -940,16 +940,17 @@ def while_loop(
     return _while_loop("lax.while_loop", cond_fun, body_fun, init_val)
 
 
-def _while_loop(api: str, cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
+def _while_loop(
+    api: str, cond_fun: Callable, body_fun: Callable, init_val: Any, refs_done: bool = False
+) -> Any:
     if not (callable(cond_fun) and callable(body_fun)):
         raise TypeError(f"{api}: cond_fun and body_fun must be callable")
     from refimpl import ref as _ref  # the ref module imports this one's users
 
-    if _ref.any_ref_made() and not getattr(body_fun, "_refs_threaded", False):
+    if not refs_done and _ref.any_ref_made():
         # cond_fun/body_fun touching refs made outside the loop: extra loop state.
         def run(cond: Callable, body: Callable, val: Any) -> Any:
-            body._refs_threaded = True  # type: ignore[attr-defined]
-            return _while_loop(api, cond, body, val)
+            return _while_loop(api, cond, body, val, refs_done=True)
 
         return _ref.while_with_refs(run, cond_fun, body_fun, init_val)
     leaves, tree, paths = _flatten_operands("carry", init_val)

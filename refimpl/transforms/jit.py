@@ -939,23 +939,32 @@ def _ref_fast_call(entry: CacheEntry, name: str) -> Callable[..., Any]:
     fast = entry.ref_fast
     if fast is None:
         program = entry.program
+        n_refs = len(entry.ref_leaves)
 
+        # The refs' final values come first: donation pairs each donated leaf
+        # with the first free output of its type, so ref k gets final value k
+        # (not a user output of the same type that happens to precede it).
         def flat(*leaves: Any) -> list[Any]:
-            return tracing.eval_program_bind(program, list(leaves))
+            outs = tracing.eval_program_bind(program, list(leaves))
+            return outs[len(outs) - n_refs :] + outs[: len(outs) - n_refs]
 
         flat.__name__ = name
-        fast = _RefFast(
-            _make_jitted(
-                flat,
-                {
-                    "backend": "pjrt",
-                    "donate_argnums": entry.ref_leaves,
-                    "static_argnums": (),
-                    "static_argnames": (),
-                    "donate_argnames": (),
-                },
-            )
+        jitted = _make_jitted(
+            flat,
+            {
+                "backend": "pjrt",
+                "donate_argnums": entry.ref_leaves,
+                "static_argnums": (),
+                "static_argnames": (),
+                "donate_argnames": (),
+            },
         )
+
+        def call(*leaves: Any) -> list[Any]:
+            outs = jitted(*leaves)
+            return outs[n_refs:] + outs[:n_refs]
+
+        fast = _RefFast(call)
         entry.ref_fast = fast
     return fast.call
 
