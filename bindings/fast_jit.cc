@@ -176,6 +176,10 @@ struct Entry {
   // The closure cells of the function (a tuple, or None): a Ref argument
   // that is also closed over is an error, raised by the Python path.
   py::object ref_closure;
+  // The globals the function's code names (a tuple of str) and its module
+  // dict: a Ref argument that is also such a global is the same error.
+  py::object ref_global_names;
+  py::object ref_globals;
   std::unique_ptr<PmapPlan> pmap;  // a pmap entry (then `outputs` are per-device types)
 
   // The signature's handles (statics, dict keys, node kinds and data) are
@@ -800,6 +804,11 @@ void FillEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) {
       }
     }
     entry->ref_closure = spec.attr("ref_closure");
+    entry->ref_global_names = spec.attr("ref_global_names");
+    entry->ref_globals = spec.attr("ref_globals");
+    if (!PyTuple_Check(entry->ref_global_names.ptr()) || !PyDict_Check(entry->ref_globals.ptr())) {
+      throw py::type_error("on_miss: ref_global_names must be a tuple, ref_globals a dict");
+    }
   }
   for (py::handle node : spec.attr("out_tree")) {
     py::tuple n = node.cast<py::tuple>();  // (kind, arity, data, unflatten)
@@ -1148,8 +1157,9 @@ bool TransferHostInputs(const Entry& entry, const CallState& state, Launch* laun
 }
 
 // Whether `x` (a closure cell's contents) is, or holds in lists, tuples and
-// dicts, one of the call's Ref arguments, as refimpl.ref.closes_over_any:
-// 1 yes, 0 no, -1 cannot tell without Python (a registered pytree node).
+// dicts, one of the call's Ref arguments (refimpl.ref's closure check takes
+// the pytree leaves of every cell): 1 yes, 0 no, -1 cannot tell without
+// Python (a registered pytree node, or a type tree_util has not seen).
 int HoldsRefArgument(PyObject* x, const CallState& state, int depth) {
   if (depth > 32) return -1;
   PyTypeObject* type = Py_TYPE(x);
@@ -1159,7 +1169,6 @@ int HoldsRefArgument(PyObject* x, const CallState& state, int depth) {
     }
     return 0;
   }
-  if (depth == 0 && !PyList_Check(x) && !PyTuple_Check(x) && !PyDict_Check(x)) return 0;
   if (PyTuple_Check(x) || PyList_Check(x)) {
     const bool tuple = PyTuple_Check(x);
     const Py_ssize_t n = tuple ? PyTuple_GET_SIZE(x) : PyList_GET_SIZE(x);
@@ -1200,7 +1209,22 @@ int HoldsRefArgument(PyObject* x, const CallState& state, int depth) {
 // Whether the function's closure may hold one of the call's Ref arguments
 // (then the Python path raises the error, or finds it does not).
 bool MayCloseOverRefArgument(const Entry& entry, const CallState& state) {
-  if (!entry.ref_closure || !PyTuple_Check(entry.ref_closure.ptr())) return false;
+  PyObject* names = entry.ref_global_names.ptr();
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(names); ++k) {
+    PyObject* value = PyDict_GetItemWithError(entry.ref_globals.ptr(), PyTuple_GET_ITEM(names, k));
+    if (value == nullptr) {
+      if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return true;
+      }
+      continue;
+    }
+    if (Py_TYPE(value) == reinterpret_cast<PyTypeObject*>(g_ctx.ref_type.ptr()) &&
+        HoldsRefArgument(value, state, 0) != 0) {
+      return true;
+    }
+  }
+  if (!PyTuple_Check(entry.ref_closure.ptr())) return false;  // None: no closure
   PyObject* cells = entry.ref_closure.ptr();
   for (Py_ssize_t c = 0; c < PyTuple_GET_SIZE(cells); ++c) {
     PyObject* cell = PyTuple_GET_ITEM(cells, c);

@@ -303,3 +303,69 @@ def test_threads_stepping_one_large_ref_run_one_after_another():
         jax.jit(step)(jr)
     assert ours.unsafe_buffer_pointer() == pointer
     np.testing.assert_array_equal(np.asarray(ours[...]), np.asarray(jr[...]))
+
+
+_GLOBAL_REF = None  # set by the test below: a module global the function names
+
+
+def _names_a_global(r):
+    _ = _GLOBAL_REF  # loads the global without touching it as a ref
+    r[...] += 1
+
+
+def test_ref_argument_that_is_also_a_named_global_is_sent_to_python():
+    global _GLOBAL_REF
+    a, b = ri.new_ref(np.zeros(3, np.float32)), ri.new_ref(np.zeros(3, np.float32))
+    _GLOBAL_REF = b
+    try:
+        fast = ri.jit(_names_a_global, backend="pjrt")
+        fast(a)
+        before = _counts(fast)
+        fast(a)
+        assert _delta(fast, before) == (1, 0, 0)
+        before = _counts(fast)
+        try:  # the Python Jitted decides (JAX's "both closed over and passed")
+            fast(b)
+        except ValueError as error:
+            assert "closed over" in str(error)
+        assert _delta(fast, before)[2] == 1  # not run by C++
+    finally:
+        _GLOBAL_REF = None
+
+
+def test_ref_inside_a_namedtuple_or_registered_node_in_the_closure_is_sent_to_python():
+    import collections
+
+    from refimpl import tree_util
+
+    Pair = collections.namedtuple("Pair", "first second")
+
+    class Holder:
+        def __init__(self, ref):
+            self.ref = ref
+
+    tree_util.register_pytree_node(Holder, lambda h: ((h.ref,), None), lambda _, c: Holder(*c))
+    a, b = ri.new_ref(np.zeros(3, np.float32)), ri.new_ref(np.zeros(3, np.float32))
+
+    def make(held):
+        def f(r):
+            _ = held  # a closure cell holding b (unused)
+            r[...] += 1
+
+        return f
+
+    for held in (Pair(1, b), [Holder(b)]):
+        fast = ri.jit(make(held), backend="pjrt")
+        fast(a)
+        before = _counts(fast)
+        with pytest.raises(ValueError, match="both closed over and passed"):
+            fast(b)
+        assert _delta(fast, before)[2] == 1
+        np.testing.assert_array_equal(np.asarray(b[...]), np.zeros(3))
+    # A registered node right in the cell: C++ cannot look inside, the Python
+    # Jitted decides (every call).
+    fast = ri.jit(make(Holder(b)), backend="pjrt")
+    fast(a)
+    before = _counts(fast)
+    fast(a)
+    assert _delta(fast, before) == (0, 0, 1)

@@ -157,9 +157,12 @@ class EntrySpec(NamedTuple):
     # Ref arguments: per input leaf, the output written back into that Ref
     # (its alias; the program's last outputs), or -1; () without Refs.
     ref_outputs: tuple[int, ...] = ()
-    # With Refs: the function's closure cells (or None), which C++ checks for
-    # a Ref argument that is also closed over (an error of the Python path).
+    # With Refs: the function's closure cells (or None), the global names its
+    # code uses and its module dict, which C++ checks for a Ref argument that
+    # the function also closes over (an error of the Python path).
     ref_closure: tuple[Any, ...] | None = None
+    ref_global_names: tuple[str, ...] = ()
+    ref_globals: dict[str, Any] = {}  # noqa: RUF012 - read only, never mutated here
 
 
 def entry_spec(
@@ -175,11 +178,16 @@ def entry_spec(
     n = len(signature.avals)
     out_tree = entry.out_tree
     ref_outputs: tuple[int, ...] = ()
-    closure = None
+    closure, global_names, module_globals = None, (), {}
     if entry.ref_leaves:
         out_tree = entry.out_tree.children()[0]
         ref_outputs = tuple(aliases[i] if i in entry.ref_leaves else -1 for i in range(n))
-        closure = getattr(getattr(fun, "__wrapped__", fun), "__closure__", None)
+        inner = getattr(fun, "__wrapped__", fun)  # as refimpl.ref's closure check
+        closure = getattr(inner, "__closure__", None)
+        global_names = tuple(getattr(getattr(inner, "__code__", None), "co_names", ()))
+        module_globals = getattr(inner, "__globals__", None)
+        if not isinstance(module_globals, dict):
+            global_names, module_globals = (), {}
     return EntrySpec(
         executable=executable,
         device_index=device.index,
@@ -193,6 +201,8 @@ def entry_spec(
         out_tree=tuple(_out_tree_nodes(out_tree)),
         ref_outputs=ref_outputs,
         ref_closure=closure,
+        ref_global_names=global_names,
+        ref_globals=module_globals,
     )
 
 
