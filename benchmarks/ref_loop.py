@@ -24,10 +24,10 @@ ref/donated, ref/jax. The final parameters of the three loops must agree.
 
 Run: ``python benchmarks/ref_loop.py [--steps 1000] [--n 256]``.
 
-Three runs on the shared 2-core machine (load average 9-10), median per
-step: ref 127.7, donated 129.3, jax 321.2 us (ref/donated 0.99, ref/jax
-0.40); ref 115.4, 110.4, 375.9 us (1.04, 0.31); ref 105.7, 106.3, 340.3
-us (0.99, 0.31). Pointers were stable at every step. Both refimpl loops
+Three runs on the shared 2-core machine (load average 11), median per
+step: ref 140.5, donated 138.8, jax 355.4 us (ref/donated 1.01, ref/jax
+0.40); ref 140.9, 138.3, 336.3 us (1.02, 0.42); ref 173.1, 191.1, 963.6
+us (0.91, 0.18). Pointers were stable at every step. Both refimpl loops
 run the same StableHLO module, so the per-step difference is dispatch
 plus noise (a few percent either way at this load): with 4-element states
 (dispatch only, 20,000 calls interleaved) a ref call took 2.67-2.88 us
