@@ -416,7 +416,8 @@ def test_i0_derivative_against_jax():
     )
 
 
-def test_poly_polydiv_histogram_under_grad_and_vmap():
+@pytest.mark.slow  # ~7 s: JAX compiles vmap(grad(poly)) and grad(polydiv)
+def test_poly_polydiv_under_grad_and_vmap():
     z = rand((3, 4), seed=5)
     expected = jax.vmap(jax.grad(lambda r: jnp.poly(r).sum()))(jnp.asarray(z))
     ours = ri.vmap(ri.grad(lambda r: rnp.poly(r).sum()))(z)
@@ -432,6 +433,9 @@ def test_poly_polydiv_histogram_under_grad_and_vmap():
     for o, e in zip(ours, expected, strict=True):
         np.testing.assert_allclose(np.asarray(o), e, 1e-4, 1e-4)
 
+
+@pytest.mark.slow
+def test_histogram_packbits_under_grad_and_vmap():
     def weighted(m, w):
         return (m.histogramdd(POINTS, bins=3, weights=w)[0] ** 2).sum()
 
