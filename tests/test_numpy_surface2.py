@@ -57,6 +57,10 @@ case(
     "histogramdd-empty", lambda m, s: m.histogramdd(s, bins=2, range=[(0, 1), (0, 1)]),
     np.zeros((0, 2), np.float32),
 )  # fmt: skip
+case("histogramdd-array-of-counts", lambda m, s: m.histogramdd(s, bins=np.array([2, 3, 4])), POINTS)
+case(
+    "histogram2d-array-pair", lambda m, s: m.histogram2d(s[:, 0], s[:, 1], np.array([2, 5])), POINTS
+)
 case("histogram2d-int", lambda m, s: m.histogram2d(s[:, 0], s[:, 1], bins=5), POINTS)
 case("histogram2d-pair", lambda m, s: m.histogram2d(s[:, 0], s[:, 2], bins=[3, 2]), POINTS)
 case("histogram2d-edges", lambda m, s, e: m.histogram2d(s[:, 1], s[:, 2], bins=e), POINTS, EDGES)

@@ -28,6 +28,7 @@ from refimpl.numpy._creation import arange, asarray, full_like, ones, zeros
 from refimpl.numpy._promote import (
     aval_of,
     checked_array,
+    is_operand,
     is_traced,
     promote_dtypes_inexact,
     promote_dtypes_numeric,
@@ -116,8 +117,8 @@ def histogramdd(
         raise ValueError(
             f"histogramdd: range must be {n_dims} pairs or Nones (one per dimension), got {range!r}"
         )
-    if isinstance(bins, (list, tuple)):
-        per_dim = list(bins)
+    if _items(bins) is not None:
+        per_dim = _items(bins)
         if len(per_dim) != n_dims:
             raise ValueError(
                 f"histogramdd: bins must give one entry per dimension ({n_dims}), "
@@ -151,6 +152,16 @@ def histogramdd(
     return hist, edges
 
 
+def _items(bins: Any) -> list | None:
+    """``bins`` as a list of per-dimension entries if it is a sequence (a list,
+    tuple or array of rank >= 1, as JAX's ``list(bins)``), else ``None``."""
+    if isinstance(bins, (list, tuple)):
+        return list(bins)
+    if is_operand(bins) and _aval(bins).ndim >= 1:
+        return [bins[i] for i in builtins.range(_aval(bins).shape[0])]
+    return None
+
+
 def histogram2d(
     x: ArrayLike,
     y: ArrayLike,
@@ -165,7 +176,8 @@ def histogram2d(
 
     x = checked_array("histogram2d", x, 0)
     y = checked_array("histogram2d", y, 1)
-    if not (isinstance(bins, (list, tuple)) and len(bins) == 2):
+    items = _items(bins)
+    if items is None or len(items) != 2:
         bins = [bins, bins]  # an int or one edges array, for both
     if _aval(x).shape != _aval(y).shape or _aval(x).ndim != 1:
         raise ValueError(
