@@ -524,3 +524,25 @@ def test_jit_closed_over_ref_aliases_its_own_final_value():
     outs += [float(step(np.float32(2))) for _ in range(3)]
     assert r.unsafe_buffer_pointer() == pointer
     assert outs == [4.0] * 4 and float(r[...]) == 9.0
+
+
+def test_eval_shape_with_ref_arguments_and_closed_over_refs():
+    """Only the function's outputs: not the refs' final values; nothing written."""
+    for ns, eval_shape in ((RI, ri.eval_shape), (JAX, jax.eval_shape)):
+        r = ns.new_ref(np.ones(3, np.float32))
+
+        def closing(x, r=r):
+            r[...] = r[...] + x
+            return x.sum(), x
+
+        def passing(q, x):
+            q[...] = q[...] + x
+            return x.sum()
+
+        shapes = (
+            eval_shape(closing, np.ones(3, np.float32)),
+            eval_shape(passing, r, np.ones(3, np.float32)),
+        )
+        flat = [(s.shape, np.dtype(s.dtype)) for s in jax.tree.leaves(shapes)]
+        assert flat == [((), np.float32), ((3,), np.float32), ((), np.float32)], ns.name
+        np.testing.assert_array_equal(np.asarray(r[...]), np.ones(3, np.float32))

@@ -995,10 +995,14 @@ class Traced:
     @property
     def out_info(self) -> Any:
         structs = [aval_to_struct(a) for a in self.program.out_avals]
+        out_tree = self.out_tree
+        if self.entry.ref_leaves:  # (outputs, [final ref values]): the function's outputs
+            out_tree = out_tree.children()[0]
+            structs = structs[: out_tree.num_leaves]
         if self.entry.float0 is not None:
             for position, shape in self.entry.float0.outputs:
                 structs.insert(position, ShapeDtypeStruct(shape, dtypes.float0))
-        return tree_util.tree_unflatten(self.out_tree, structs)
+        return tree_util.tree_unflatten(out_tree, structs)
 
     @property
     def aliases(self) -> dict[int, int]:
