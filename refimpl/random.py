@@ -502,8 +502,12 @@ def truncated_normal(
     sqrt2 = np.asarray(np.sqrt(2), dtype)
     lower = _strong(lower, dtype)
     upper = _strong(upper, dtype)
-    a = lax.erf(rnp.divide(lower, sqrt2))
-    b = lax.erf(rnp.divide(upper, sqrt2))
+    # XLA rewrites a division by a constant into a product with its rounded
+    # reciprocal (JAX's lower / sqrt2 runs as this product): written so here,
+    # the reference computes the same bits without modelling that rewrite
+    inv_sqrt2 = np.asarray(np.asarray(1, dtype) / sqrt2, dtype)
+    a = lax.erf(lax.mul(lower, inv_sqrt2))
+    b = lax.erf(lax.mul(upper, inv_sqrt2))
     u = _uniform(data, shape, dtype, a, b)
     out = lax.mul(sqrt2, lax.erf_inv(u))
     low = lax.nextafter(lower, np.asarray(np.inf, dtype))

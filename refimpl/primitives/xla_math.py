@@ -23,15 +23,15 @@ Three properties of XLA's CPU code generation are part of the definition:
 * The float32 values of the coefficients: XLA rounds its decimal constants
   to float32 once, as ``np.float32(c)`` does.
 
-Maximum distance from the correctly rounded result (float32, measured over
-the test samples against float64 NumPy): ``exp`` 1 ulp, ``log`` 1 ulp,
-``log1p`` 2 ulps, ``expm1`` 2 ulps, ``tanh`` 2 ulps, ``logistic`` 2 ulps,
-``erf`` 3 ulps; beyond that XLA's flushing of subnormal results to zero.
+Maximum distance from the correctly rounded result (float32, measured on
+5.4 million normal inputs against float64 NumPy / ``math.erf``): ``exp`` 5
+ulps, ``log`` 1, ``log1p`` 2, ``expm1`` 6, ``tanh`` 4, ``logistic`` 2,
+``erf`` 5, ``erf_inv`` 64 (on uniform inputs in (-1, 1)); beyond that,
+subnormal results are flushed to zero.
 
-float64 is not here: XLA computes float64 ``exp``/``log``/``log1p``/``expm1``
-with other algorithms (and float64 ``tanh`` with a rational approximation);
-the reference keeps NumPy's there (see docs/semantics.md for the measured
-differences).
+float64 is not here: XLA's float64 functions differ from NumPy's too (see
+docs/semantics.md for the measured differences), and the reference keeps
+NumPy's.
 """
 
 from __future__ import annotations
