@@ -19,6 +19,7 @@ FAMILIES: Sequence[str] = (
     "jit_cache",
     "errors",
     "structural",
+    "gather_scatter",
     "reductions",
     "linalg",
     "numpy_api",
