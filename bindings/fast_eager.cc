@@ -22,6 +22,7 @@ struct EagerFunctionObject {
   py::object marker;      // fast_functions._ARRAY: a dynamic argument's place in a key
   py::object make_jit;    // the factory registered for array_type: the key's last item
   py::object stack;       // tracing._stack (a threading.local): eager only while .traces is empty
+  py::object builders;    // tracing._builders: every thread's active traces (empty: none anywhere)
   py::object s_traces;    // interned "traces"
   py::object dict;        // the instance __dict__ (tp_dictoffset)
   PyObject* weakrefs;     // the weak-reference list (tp_weaklistoffset): not a reference
@@ -55,7 +56,11 @@ PyObject* ScalarKeyPart(PyObject* value) {
 
 // True when some trace is active on this thread (the wrapper calls the
 // plain function then), or when that cannot be read (the wrapper decides).
+// The process-wide list is read first: empty, no thread traces, and the
+// per-thread stack (a threading.local lookup) need not be consulted.
 bool Tracing(EagerFunctionObject* fn) {
+  PyObject* builders = fn->builders.ptr();
+  if (PyList_CheckExact(builders) && PyList_GET_SIZE(builders) == 0) return false;
   PyObject* traces = PyObject_GetAttr(fn->stack.ptr(), fn->s_traces.ptr());
   if (traces == nullptr) {
     PyErr_Clear();
@@ -169,6 +174,7 @@ void InitFields(EagerFunctionObject* fn) {
   new (&fn->marker) py::object();
   new (&fn->make_jit) py::object();
   new (&fn->stack) py::object();
+  new (&fn->builders) py::object();
   new (&fn->s_traces) py::object();
   new (&fn->dict) py::object();
 }
@@ -182,6 +188,7 @@ int EagerTraverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(fn->marker.ptr());
   Py_VISIT(fn->make_jit.ptr());
   Py_VISIT(fn->stack.ptr());
+  Py_VISIT(fn->builders.ptr());
   Py_VISIT(fn->dict.ptr());
   return 0;
 }
@@ -194,6 +201,7 @@ int EagerClear(PyObject* self) {
   fn->marker = py::object();
   fn->make_jit = py::object();
   fn->stack = py::object();
+  fn->builders = py::object();
   fn->dict = py::object();
   return 0;
 }
@@ -206,6 +214,7 @@ void EagerDealloc(PyObject* self) {
   EagerClear(self);
   fn->s_traces.~object();
   fn->dict.~object();
+  fn->builders.~object();
   fn->stack.~object();
   fn->make_jit.~object();
   fn->marker.~object();
@@ -218,11 +227,12 @@ void EagerDealloc(PyObject* self) {
 
 PyObject* EagerNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   static const char* names[] = {"fallback", "cache", "array_type", "marker",
-                                "make_jit", "stack", nullptr};
-  PyObject *fallback, *cache, *array_type, *marker, *make_jit, *stack;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!O!OOO:EagerFunction",
+                                "make_jit", "stack", "builders",   nullptr};
+  PyObject *fallback, *cache, *array_type, *marker, *make_jit, *stack, *builders;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!O!OOOO!:EagerFunction",
                                    const_cast<char**>(names), &fallback, &PyDict_Type, &cache,
-                                   &PyType_Type, &array_type, &marker, &make_jit, &stack)) {
+                                   &PyType_Type, &array_type, &marker, &make_jit, &stack,
+                                   &PyList_Type, &builders)) {
     return nullptr;
   }
   if (!PyCallable_Check(fallback)) {
@@ -247,6 +257,7 @@ PyObject* EagerNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   fn->marker = py::reinterpret_borrow<py::object>(marker);
   fn->make_jit = py::reinterpret_borrow<py::object>(make_jit);
   fn->stack = py::reinterpret_borrow<py::object>(stack);
+  fn->builders = py::reinterpret_borrow<py::object>(builders);
   fn->s_traces = py::reinterpret_steal<py::object>(traces);
   return reinterpret_cast<PyObject*>(fn);
 }

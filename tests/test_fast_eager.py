@@ -256,3 +256,27 @@ def test_cpp_entry_binds_as_a_method_like_a_function():
     with pytest.raises(TypeError):
         Holder().sin(x)  # self is passed first, as for the plain function
     assert Holder.sin is rnp.sin
+
+
+def test_cpp_entry_while_another_thread_traces():
+    import threading
+
+    x_np = np.linspace(0.0, 1.0, 5, dtype=np.float32)
+    x = ri.device_put(x_np, ri.devices("pjrt")[0])
+    rnp.tan(x)  # the key is cached
+    seen = {}
+
+    def traced(v):
+        # This thread traces (the process-wide list is not empty); another
+        # thread's eager call still runs eagerly, as a C++ hit.
+        before = rnp.tan._eager_stats()["hits"]
+        worker = threading.Thread(target=lambda: seen.setdefault("y", rnp.tan(x)))
+        worker.start()
+        worker.join()
+        seen["hits"] = rnp.tan._eager_stats()["hits"] - before
+        return v * 2
+
+    np.testing.assert_allclose(np.asarray(ri.jit(traced, backend="ref")(1.0)), 2.0)
+    assert seen["hits"] == 1
+    assert type(seen["y"]) is type(x)
+    np.testing.assert_allclose(np.asarray(seen["y"]), np.tan(x_np), rtol=1e-6)

@@ -61,6 +61,7 @@ def _native_entry(wrapper: Any) -> Any:
         fast_functions._ARRAY,
         _make_jit,
         tracing._stack,
+        tracing._builders,
     )
 
 
