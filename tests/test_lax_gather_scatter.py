@@ -29,7 +29,7 @@ from jax import lax as jlax
 import refimpl as ri
 from refimpl import lax
 
-KINDS = ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max")
+KINDS = ("scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max")
 GATHER_MODES = ("clip", "fill", None, "promise_in_bounds")
 # the first seed runs by default (a few seconds); more under -m slow
 SEEDS = [0, *(pytest.param(s, marks=pytest.mark.slow) for s in range(1, 6))]
@@ -171,7 +171,7 @@ def test_scatter_matches_jax(kind, seed):
             continue
         mode = SCATTER_MODES[n % 4]
         dtype = [np.float32, np.int32, np.float32, np.bool_][n % 4]
-        if dtype == np.bool_ and kind in ("scatter_add", "scatter_mul"):
+        if dtype == np.bool_ and kind in ("scatter_add", "scatter_sub", "scatter_mul"):
             dtype = np.int8
         x = values(rng, case["shape"], dtype)
         u = values(rng, updates_shape(case), dtype)
@@ -179,7 +179,11 @@ def test_scatter_matches_jax(kind, seed):
         ours, theirs = scatter_fns(kind, case, mode)
         want = theirs(x, i, u)
         # float sums and products may round differently in another order
-        tol = 1e-5 if kind in ("scatter_add", "scatter_mul") and dtype == np.float32 else 0.0
+        tol = (
+            1e-5
+            if kind in ("scatter_add", "scatter_sub", "scatter_mul") and dtype == np.float32
+            else 0.0
+        )
         where = f"{kind} seed {seed} case {n} mode {mode} {case}"
         assert_same(ours(x, i, u), want, tol, where)
         for backend in ("ref", "pjrt"):
@@ -393,7 +397,7 @@ def test_vmap_matches_jax(kind, seed):
         else:
             ours, theirs = scatter_fns(kind, case, mode)
         want = jax.vmap(theirs, in_axes=tuple(axes))(*batched)
-        tol = 1e-5 if kind in ("scatter_add", "scatter_mul") else 0.0
+        tol = 1e-5 if kind in ("scatter_add", "scatter_sub", "scatter_mul") else 0.0
         where = f"{kind} case {n} mode {mode} axes {axes} {case}"
         for backend in ("ref", "pjrt"):
             got = ri.jit(ri.vmap(ours, in_axes=tuple(axes)), backend=backend)(*batched)

@@ -492,6 +492,7 @@ def _gather_impl(
 _COMBINE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "scatter": lambda old, new: new,
     "scatter_add": np.add,
+    "scatter_sub": np.subtract,
     "scatter_mul": np.multiply,
     "scatter_min": np.minimum,
     "scatter_max": np.maximum,
@@ -517,8 +518,8 @@ def _scatter_primitive(kind: str) -> Primitive:
                 f"{kind}: lax.scatter requires arguments to have the same dtypes, got "
                 f"{operand.dtype.name}, {updates.dtype.name}."
             )
-        if kind in ("scatter_add", "scatter_mul") and dtypes.is_bool(operand.dtype):
-            op = "add" if kind == "scatter_add" else "mul"
+        if kind in ("scatter_add", "scatter_sub", "scatter_mul") and dtypes.is_bool(operand.dtype):
+            op = kind.removeprefix("scatter_")
             raise TypeError(
                 f"{kind}: {op} does not accept dtype bool at position 0. Accepted dtypes at "
                 "position 0 are subtypes of integer, floating, complexfloating."
@@ -558,10 +559,11 @@ def _scatter_primitive(kind: str) -> Primitive:
 
 scatter_p = _scatter_primitive("scatter")
 scatter_add_p = _scatter_primitive("scatter_add")
+scatter_sub_p = _scatter_primitive("scatter_sub")
 scatter_mul_p = _scatter_primitive("scatter_mul")
 scatter_min_p = _scatter_primitive("scatter_min")
 scatter_max_p = _scatter_primitive("scatter_max")
-SCATTERS = (scatter_p, scatter_add_p, scatter_mul_p, scatter_min_p, scatter_max_p)
+SCATTERS = (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p, scatter_max_p)
 
 
 # --- differentiation -----------------------------------------------------------------------
@@ -629,6 +631,7 @@ def _linear_scatter_jvp(prim: Primitive):
 
 
 scatter_add_p.def_jvp(_linear_scatter_jvp(scatter_add_p))
+scatter_sub_p.def_jvp(_linear_scatter_jvp(scatter_sub_p))
 
 
 def _zero_cts(operand, updates) -> list:
@@ -640,18 +643,26 @@ def _zero_cts(operand, updates) -> list:
     ]
 
 
-@scatter_add_p.def_transpose
-def _scatter_add_transpose(ct, operand, indices, updates, *, dimension_numbers, **params):
-    """The operand gets the cotangent; each update the cotangent of its window
-    (zero for a dropped window)."""
-    if isinstance(ct, ad_helpers.Zero):
-        return _zero_cts(operand, updates)
-    ct_updates = None
-    if _undefined(updates):
-        shape = ad_helpers.aval_of(operand).shape
-        u_aval = ad_helpers.aval_of(updates)
-        ct_updates = _gather_back(ct, indices, u_aval, shape, dimension_numbers, params)
-    return [ct if _undefined(operand) else None, None, ct_updates]
+def _additive_transpose(subtract: bool):
+    def rule(ct, operand, indices, updates, *, dimension_numbers, **params):
+        """The operand gets the cotangent; each update the cotangent of its
+        window (zero for a dropped window), negated for scatter_sub."""
+        if isinstance(ct, ad_helpers.Zero):
+            return _zero_cts(operand, updates)
+        ct_updates = None
+        if _undefined(updates):
+            shape = ad_helpers.aval_of(operand).shape
+            u_aval = ad_helpers.aval_of(updates)
+            ct_updates = _gather_back(ct, indices, u_aval, shape, dimension_numbers, params)
+            if subtract:
+                ct_updates = elementwise.neg(ct_updates)
+        return [ct if _undefined(operand) else None, None, ct_updates]
+
+    return rule
+
+
+scatter_add_p.def_transpose(_additive_transpose(subtract=False))
+scatter_sub_p.def_transpose(_additive_transpose(subtract=True))
 
 
 def _update_ids(indices: Any, updates_aval: ShapedArray, dn: ScatterDimensionNumbers) -> Any:
@@ -952,6 +963,7 @@ def _hlo_combiner(ctx, kind: str, dtype: np.dtype) -> Callable[..., Any]:
         return ctx.hlo.and_ if kind == "scatter_min" else ctx.hlo.or_
     return {
         "scatter_add": ctx.hlo.add,
+        "scatter_sub": ctx.hlo.subtract,
         "scatter_mul": ctx.hlo.multiply,
         "scatter_min": ctx.hlo.minimum,
         "scatter_max": ctx.hlo.maximum,
@@ -985,9 +997,8 @@ def _scatter_lowering(kind: str):
     return rule
 
 
-for _kind, _prim in zip(("scatter", "scatter_add", "scatter_mul", "scatter_min",
-                         "scatter_max"), SCATTERS, strict=True):  # fmt: skip
-    _prim.def_lowering(_scatter_lowering(_kind))
+for _prim in SCATTERS:
+    _prim.def_lowering(_scatter_lowering(_prim.name.removeprefix("general_")))
 
 
 # --- the public lax functions ------------------------------------------------------------
@@ -1075,11 +1086,13 @@ scatter_min = _scatter_api(scatter_min_p, "scatter_min")
 scatter_min.__doc__ = """``jax.lax.scatter_min``: the elementwise minimum of ``operand``
 and the update windows at their starts (NaN propagates)."""
 scatter_max = _scatter_api(scatter_max_p, "scatter_max")
+scatter_sub = _scatter_api(scatter_sub_p, "scatter_sub")
+scatter_sub.__doc__ = """``jax.lax.scatter_sub``: the update windows subtracted at their starts."""
 scatter_max.__doc__ = """``jax.lax.scatter_max``: the elementwise maximum of ``operand``
 and the update windows at their starts (NaN propagates)."""
 
 
 __all__ = [
     "GatherDimensionNumbers", "GatherScatterMode", "ScatterDimensionNumbers", "gather",
-    "scatter", "scatter_add", "scatter_max", "scatter_min", "scatter_mul",
+    "scatter", "scatter_add", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub",
 ]  # fmt: skip

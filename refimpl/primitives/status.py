@@ -42,7 +42,8 @@ LINEAR: frozenset[str] = frozenset(
     reshape squeeze transpose rev slice pad concatenate cumsum dynamic_slice
     dynamic_update_slice gather scatter scatter_add scatter_mul dot_general
     conv_general_dilated triangular_solve psum all_gather psum_scatter ppermute jit scan
-    cond general_gather general_scatter general_scatter_add general_scatter_mul""".split()
+    cond general_gather general_scatter general_scatter_add general_scatter_sub
+    general_scatter_mul""".split()
 )
 
 RULES = ("abstract_eval", "impl", "jvp", "transpose", "batch", "mask", "lowering")
