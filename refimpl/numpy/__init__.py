@@ -23,6 +23,7 @@ from refimpl.numpy import (
     _stats,
     _ufuncs,
 )
+from refimpl.numpy import fft as fft
 from refimpl.numpy import linalg as linalg
 from refimpl.numpy._construct import *  # noqa: F403
 from refimpl.numpy._creation import *  # noqa: F403

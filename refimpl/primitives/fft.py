@@ -1,0 +1,162 @@
+"""``fft``: the discrete Fourier transform over the trailing 1-3 axes
+(StableHLO's ``fft`` op).
+
+``fft[fft_type, fft_lengths](x)``, ``k = len(fft_lengths)`` in 1..3, acts on
+the last ``k`` axes (the leading ones are a batch):
+
+* ``FFT``: complex -> complex, ``y[k] = sum_j x[j] exp(-2 pi i j.k / n)``
+  (unnormalized); ``IFFT``: the inverse, ``exp(+...)`` divided by
+  ``prod(fft_lengths)``. The last ``k`` dims must equal ``fft_lengths``.
+* ``RFFT``: real -> complex (float32 -> complex64, float64 -> complex128), the
+  FFT of a real array keeping the non-negative frequencies of the last axis
+  (``n // 2 + 1`` of them).
+* ``IRFFT``: complex -> real, the inverse of ``RFFT``: the input's last axis
+  holds ``n // 2 + 1`` frequencies of a Hermitian spectrum of length ``n =
+  fft_lengths[-1]`` (the imaginary parts of the self-conjugate ones are
+  ignored).
+
+Reference: NumPy's ``fftn``/``ifftn``/``rfftn``/``irfftn`` (in double
+precision, rounded to the result type). Lowering: ``stablehlo.fft``. The
+transform is linear: jvp applies it to the tangent; transposes (with JAX's
+pairing ``Re(sum(a * b))`` between complex cotangents and values): ``FFT``
+and ``IFFT`` are their own transposes (the DFT matrix is symmetric);
+``RFFT``'s is the real part of the ``FFT`` of the cotangent zero-padded to
+the full spectrum; ``IRFFT``'s is the conjugated ``RFFT`` of the cotangent,
+divided by ``prod(fft_lengths)``, with the frequencies that stand for two
+(all but 0 and, for even ``n``, ``n / 2``) doubled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes
+from refimpl.core import ShapedArray
+from refimpl.primitives import ad_helpers
+from refimpl.primitives.base import Primitive
+
+__all__ = ["fft"]
+
+FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
+_COMPLEX = {
+    np.dtype(np.float32): np.dtype(np.complex64),
+    np.dtype(np.float64): np.dtype(np.complex128),
+}
+_REAL = {c: r for r, c in _COMPLEX.items()}
+
+fft_p = Primitive("fft")
+
+
+@fft_p.def_abstract_eval
+def _fft_abstract_eval(
+    x: ShapedArray, *, fft_type: str, fft_lengths: tuple[int, ...]
+) -> ShapedArray:
+    k = len(fft_lengths)
+    if fft_type not in FFT_TYPES:
+        raise TypeError(f"fft: fft_type must be one of {FFT_TYPES}, got {fft_type!r}")
+    if not 1 <= k <= 3 or x.ndim < k:
+        raise TypeError(
+            f"fft: 1 to 3 fft_lengths, at most the operand's rank {x.ndim}, got {fft_lengths}"
+        )
+    lengths = tuple(int(n) for n in fft_lengths)
+    if fft_type == "RFFT":
+        if x.dtype not in _COMPLEX:
+            raise TypeError(f"fft: RFFT takes float32 or float64, got {x.dtype.name}")
+        if x.shape[-k:] != lengths:
+            raise TypeError(f"fft: RFFT of shape {x.shape} with fft_lengths {lengths}")
+        shape = (*x.shape[:-1], lengths[-1] // 2 + 1)
+        return ShapedArray(shape, _COMPLEX[x.dtype], False)
+    if x.dtype not in _REAL:
+        raise TypeError(f"fft: {fft_type} takes complex64 or complex128, got {x.dtype.name}")
+    if fft_type == "IRFFT":
+        expected = (*lengths[:-1], lengths[-1] // 2 + 1)
+        if x.shape[-k:] != expected:
+            raise TypeError(
+                f"fft: IRFFT of shape {x.shape} with fft_lengths {lengths} (expects the last "
+                f"dims {expected})"
+            )
+        return ShapedArray((*x.shape[:-1], lengths[-1]), _REAL[x.dtype], False)
+    if x.shape[-k:] != lengths:
+        raise TypeError(f"fft: {fft_type} of shape {x.shape} with fft_lengths {lengths}")
+    return ShapedArray(x.shape, x.dtype, False)
+
+
+@fft_p.def_impl
+def _fft_impl(x: np.ndarray, *, fft_type: str, fft_lengths: tuple[int, ...]) -> np.ndarray:
+    k = len(fft_lengths)
+    axes = tuple(range(x.ndim - k, x.ndim))
+    wide = x.astype(np.complex128 if dtypes.is_complex(x.dtype) else np.float64)
+    if fft_type == "FFT":
+        out, dtype = np.fft.fftn(wide, axes=axes), x.dtype
+    elif fft_type == "IFFT":
+        out, dtype = np.fft.ifftn(wide, axes=axes), x.dtype
+    elif fft_type == "RFFT":
+        out, dtype = np.fft.rfftn(wide, axes=axes), _COMPLEX[x.dtype]
+    else:
+        out, dtype = np.fft.irfftn(wide, s=fft_lengths, axes=axes), _REAL[x.dtype]
+    return np.asarray(out).astype(dtype)
+
+
+@fft_p.def_lowering
+def _fft_lowering(ctx, x, *, fft_type: str, fft_lengths: tuple[int, ...]):
+    kind = ctx.hlo.FftTypeAttr.get(fft_type)
+    out = ctx.hlo.fft(x, kind, list(fft_lengths), results=[ctx.ir_type(ctx.avals_out[0])])
+    return [out]
+
+
+@fft_p.def_batch
+def _fft_batch(args, dims, **params):
+    from refimpl.transforms import batching
+
+    (x,), (d,) = args, dims
+    return fft_p.bind(batching.moveaxis(x, d, 0), **params), 0
+
+
+@fft_p.def_jvp
+def _fft_jvp(primals, tangents, **params):
+    (x,), (t,) = primals, tangents
+    out = fft_p.bind(x, **params)
+    if ad_helpers.is_zero(t):
+        return out, ad_helpers.zero_tangent(ad_helpers.aval_of(out))
+    return out, fft_p.bind(t, **params)
+
+
+@fft_p.def_transpose
+def _fft_transpose(ct, x, *, fft_type: str, fft_lengths: tuple[int, ...]):
+    from refimpl.numpy._ufuncs import conj, real
+    from refimpl.primitives import elementwise as ew
+    from refimpl.primitives import structural
+
+    if isinstance(ct, ad_helpers.Zero):
+        return [ad_helpers.Zero(x.aval)]
+    if fft_type in ("FFT", "IFFT"):
+        return [fft_p.bind(ct, fft_type=fft_type, fft_lengths=fft_lengths)]
+    ct_aval = ad_helpers.aval_of(ct)
+    n = fft_lengths[-1]
+    if fft_type == "RFFT":
+        missing = n - ct_aval.shape[-1]
+        zero = np.zeros((), ct_aval.dtype)
+        config = [(0, 0, 0)] * (ct_aval.ndim - 1) + [(0, missing, 0)]
+        full = structural.pad(ct, zero, config)
+        spectrum = fft_p.bind(full, fft_type="FFT", fft_lengths=fft_lengths)
+        return [real(spectrum)]
+    half = fft_p.bind(ct, fft_type="RFFT", fft_lengths=fft_lengths)
+    size = n // 2 + 1
+    weights = np.full(size, 2.0)
+    weights[0] = 1.0
+    if n % 2 == 0:
+        weights[-1] = 1.0
+    weights = weights / float(np.prod(fft_lengths))
+    complex_dtype = ad_helpers.aval_of(half).dtype
+    scale = structural.broadcast_in_dim(
+        np.asarray(weights, complex_dtype), ad_helpers.aval_of(half).shape, (ct_aval.ndim - 1,)
+    )
+    return [ew.mul(conj(half), scale)]
+
+
+def fft(x: Any, fft_type: str, fft_lengths: Any) -> Any:
+    """``lax.fft``: see the module docstring (``fft_type`` a string)."""
+    kind = getattr(fft_type, "name", fft_type)
+    return fft_p.bind(x, fft_type=str(kind), fft_lengths=tuple(int(n) for n in fft_lengths))
