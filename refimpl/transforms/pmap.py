@@ -728,6 +728,56 @@ def _compile_options(device_ids: Sequence[int]) -> bytes:
     return options.SerializeAsString()
 
 
+def _compile(
+    entry: _Entry,
+    name: str,
+    groups: dict[Any, tuple[tuple[int, ...], ...]],
+    replicas: int,
+    aliases: dict[int, int],
+    donated: Sequence[bool],
+) -> Any:
+    """``entry``'s executable over its replica devices, through the persistent
+    compilation cache when it is on (as jit's; see ``compilation_cache``).
+
+    The StableHLO key covers the module text (with ``mhlo.num_replicas`` and
+    the collectives' ``replica_groups``) and the compile options (the device
+    assignment). The program key (no lowering on a hit) covers what the
+    lowering reads besides the Program: the replica count, the devices in
+    replica order and the replica groups of every axis name.
+    """
+    from refimpl.backends.pjrt import compilation_cache, executables
+
+    client = executables.client()
+    device_ids = [d.id for d in entry.replica_devices]
+    lowering_name = f"pmap_{name}"
+    target = (
+        f"pmap replicas={replicas} partitions=1 devices={device_ids} "
+        f"groups={[(repr(k), v) for k, v in groups.items()]}"
+    )
+
+    def artifact() -> bytes:
+        from refimpl.backends.pjrt import runtime as pjrt_runtime
+
+        target_version = pjrt_runtime.stablehlo_target_version()
+        return executables._lowering().to_portable_artifact(entry.module, target_version)
+
+    return compilation_cache.compile_cached(
+        client,
+        lambda: executables._lowering().module_text(entry.module),
+        artifact,
+        lambda: _compile_options(device_ids),
+        lambda: compilation_cache.program_key(
+            entry.program,
+            name=lowering_name,
+            aliases=aliases,
+            donated=donated,
+            platforms=None,
+            target=target,
+            client=client,
+        ),
+    )
+
+
 class _Entry:
     """One compiled pmap signature on pjrt."""
 
@@ -741,12 +791,22 @@ class _Entry:
         self.replica_devices: list[Any] = []
         self.aliases: dict[int, int] = {}
         self.has_collectives = True
+        self._module: Any = None
+        self._lower: Callable[[], Any] | None = None
+
+    @property
+    def module(self) -> Any:
+        """The StableHLO module (lowered on first use: an executable found in the
+        persistent compilation cache through its program key needs none)."""
+        if self._module is None:
+            self._module = self._lower()
+        return self._module
 
     @classmethod
     def build(
         cls, fun, name, axis_name, leaves, in_tree, axes, size, out_axes, devices, donated
     ) -> _Entry:
-        from refimpl.backends.pjrt import executables, lowering
+        from refimpl.backends.pjrt import executables
 
         entry = cls()
         avals = []
@@ -823,24 +883,25 @@ class _Entry:
             groups[inner_name] = tuple(
                 tuple(i * inner + j for j in range(inner)) for i in range(size)
             )
-        with collectives.replica_axes(groups):
-            module = lowering.lower_program(
-                program, name=f"pmap_{name}", aliases=aliases, donated=donated
-            )
-        with lowering.mlir_context():
-            from jaxlib.mlir import ir
+        replicas = size * inner
 
-            i32 = ir.IntegerType.get_signless(32)
-            attrs = module.operation.attributes
-            attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, size * inner)
-            attrs["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, 1)
-        from refimpl.backends.pjrt import runtime as pjrt_runtime
+        def lower() -> Any:
+            lowering = executables._lowering()
+            with collectives.replica_axes(groups):
+                module = lowering.lower_program(
+                    program, name=f"pmap_{name}", aliases=aliases, donated=donated
+                )
+            with lowering.mlir_context():
+                from jaxlib.mlir import ir
 
-        artifact = lowering.to_portable_artifact(module, pjrt_runtime.stablehlo_target_version())
-        entry.module = module
-        entry.executable = executables.client().compile(
-            artifact, _compile_options([d.id for d in entry.replica_devices])
-        )
+                i32 = ir.IntegerType.get_signless(32)
+                attrs = module.operation.attributes
+                attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, replicas)
+                attrs["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, 1)
+            return module
+
+        entry._lower = lower
+        entry.executable = _compile(entry, name, groups, replicas, aliases, donated)
         return entry
 
     def run(self, leaves, axes, devices, donated) -> Any:
