@@ -13,7 +13,7 @@ names are spelled differently in refimpl and are translated
 -> ``ri.config.update("...")``, ``jax.block_until_ready``, ``jax.Array``).
 
 A name refimpl does not provide is an ``AttributeError`` naming it, e.g.
-``jax.numpy.fft is not provided by refimpl (running under refimpl.as_jax);
+``jax.numpy.int4 is not provided by refimpl (running under refimpl.as_jax);
 see docs/numpy.md for what refimpl covers``; an unknown ``jax.*`` module is
 a ``ModuleNotFoundError`` with the same pointer.
 """
@@ -40,6 +40,7 @@ MODULES = {
     "jax": "refimpl",
     "jax.numpy": "refimpl.numpy",
     "jax.numpy.linalg": "refimpl.numpy.linalg",
+    "jax.numpy.fft": "refimpl.numpy.fft",
     "jax.lax": "refimpl.lax",
     "jax.random": "refimpl.random",
     "jax.nn": "refimpl.nn",
