@@ -258,6 +258,17 @@ def test_cpp_entry_binds_as_a_method_like_a_function():
     assert Holder.sin is rnp.sin
 
 
+def test_cpp_entry_is_copied_as_a_function_is():
+    import copy
+
+    ri.devices("pjrt")
+    config = {"activation": rnp.tanh, "sizes": [1, 2]}
+    copied = copy.deepcopy(config)
+    assert copied["activation"] is rnp.tanh and copied["sizes"] is not config["sizes"]
+    assert copy.copy(rnp.tanh) is rnp.tanh
+    assert copy.deepcopy(rnp.tanh.__wrapped__) is rnp.tanh.__wrapped__  # as for functions
+
+
 def test_cpp_entry_while_another_thread_traces():
     import threading
 

@@ -72,6 +72,10 @@ def _bind_method(function: Any, instance: Any, owner: type | None = None) -> Any
 
 _pjrt = native_module()
 _pjrt.EagerFunction.__get__ = _bind_method
+# Functions are atomic for copy/deepcopy (a config holding rnp.tanh is copied);
+# so is the entry that replaces one.
+_pjrt.EagerFunction.__copy__ = lambda self: self
+_pjrt.EagerFunction.__deepcopy__ = lambda self, memo: self
 
 eager.register_eager_binder(PjrtArray, eager_bind)
 fast_functions.register(PjrtArray, _make_jit)
