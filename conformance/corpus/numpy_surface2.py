@@ -1,8 +1,9 @@
 """The last jax.numpy functions (refimpl/numpy/_more.py), against NumPy
 oracles with jax.numpy's dtype rules (x64 off: int32 counts and indices,
 float32 results): bit packing and counting, ``mask_indices``, histogram
-counts, ``spacing``, ``i0``/``kaiser`` (within a few ulps of NumPy's float64
-values rounded), ``gradient`` with coordinate arrays, ``trim_zeros`` (eager)."""
+counts, ``spacing``, ``i0``/``kaiser`` and the FFTs (within a few ulps of
+NumPy's float64 values rounded), ``gradient`` with coordinate arrays,
+``trim_zeros`` (eager)."""
 
 from __future__ import annotations
 
@@ -93,6 +94,23 @@ def cases() -> Iterator[Case]:
             lambda ns, f, x: ns.np_.gradient(f, x, axis=1),
             lambda f, x: _f32(np.gradient(f.astype(np.float64), x.astype(np.float64), axis=1)),
             [values, coords],
+            SERIES,
+        ),
+        (
+            "fft-rfft",
+            lambda ns, x: (ns.np_.fft.fft(x), ns.np_.fft.rfft(x.real, norm="ortho")),
+            lambda x: (
+                np.fft.fft(x.astype(np.complex128)).astype(np.complex64),
+                np.fft.rfft(x.real.astype(np.float64), norm="ortho").astype(np.complex64),
+            ),
+            [(values[0] + 1j * values[1]).astype(np.complex64)],
+            SERIES,
+        ),
+        (
+            "irfft2",
+            lambda ns, x: ns.np_.fft.irfft2(x, s=(3, 6)),
+            lambda x: _f32(np.fft.irfft2(x.astype(np.complex128), s=(3, 6))),
+            [(values[:, :4] - 1j * values[:, 2:]).astype(np.complex64)],
             SERIES,
         ),
     ]
