@@ -11,6 +11,7 @@ from refimpl.primitives import decompositions as linalg  # noqa: F401  (jax.lax.
 from refimpl.primitives.collectives import *  # noqa: F403
 from refimpl.primitives.control_flow import *  # noqa: F403
 from refimpl.primitives.elementwise import *  # noqa: F403
+from refimpl.primitives.fft import *  # noqa: F403
 from refimpl.primitives.gather_scatter import *  # noqa: F403
 from refimpl.primitives.indexing import *  # noqa: F403
 from refimpl.primitives.linalg import *  # noqa: F403

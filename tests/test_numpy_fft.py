@@ -147,6 +147,19 @@ def test_grad_through_numpy_fft():
     assert_same(ri.grad(lambda x: loss(rnp, x))(XR), expected, 1e-3, "grad")
 
 
+def test_lax_fft_and_fft_type():
+    x = XC[0]
+    for kind in ri.lax.FftType:
+        assert int(kind) == int(getattr(jax.lax.FftType, kind.name))
+    assert_same(
+        ri.lax.fft(x, ri.lax.FftType.IFFT, (4, 5)),
+        jax.lax.fft(x, jax.lax.FftType.IFFT, (4, 5)),
+        TOL,
+    )
+    with pytest.raises(TypeError, match="fft: fft_type must be"):
+        ri.lax.fft(x, "DCT", (5,))
+
+
 def test_errors_name_the_function():
     with pytest.raises(ValueError, match="fft: norm must be"):
         rnp.fft.fft(XC, norm="bogus")

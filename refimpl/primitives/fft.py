@@ -28,6 +28,7 @@ divided by ``prod(fft_lengths)``, with the frequencies that stand for two
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers
 from refimpl.primitives.base import Primitive
 
-__all__ = ["fft"]
+__all__ = ["FftType", "fft"]
 
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
 _COMPLEX = {
@@ -47,6 +48,15 @@ _COMPLEX = {
 _REAL = {c: r for r, c in _COMPLEX.items()}
 
 fft_p = Primitive("fft")
+
+
+class FftType(enum.IntEnum):
+    """``lax.FftType``: the four transforms (a string of the name works too)."""
+
+    FFT = 0
+    IFFT = 1
+    RFFT = 2
+    IRFFT = 3
 
 
 @fft_p.def_abstract_eval
@@ -158,5 +168,7 @@ def _fft_transpose(ct, x, *, fft_type: str, fft_lengths: tuple[int, ...]):
 
 def fft(x: Any, fft_type: str, fft_lengths: Any) -> Any:
     """``lax.fft``: see the module docstring (``fft_type`` a string)."""
-    kind = getattr(fft_type, "name", fft_type)
-    return fft_p.bind(x, fft_type=str(kind), fft_lengths=tuple(int(n) for n in fft_lengths))
+    kind = fft_type.name if isinstance(fft_type, FftType) else fft_type
+    if kind not in FFT_TYPES:
+        raise TypeError(f"fft: fft_type must be a FftType or one of {FFT_TYPES}, got {fft_type!r}")
+    return fft_p.bind(x, fft_type=kind, fft_lengths=tuple(int(n) for n in fft_lengths))
