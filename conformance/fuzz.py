@@ -19,12 +19,13 @@ has scan). Hypothesis shrinks a failing program to a minimal one.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import sys
 import textwrap
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
@@ -34,7 +35,7 @@ import numpy as np
 from conformance import implementations as impls_mod
 from conformance.case import AGREE, Case, fn_case  # noqa: F401 (AGREE: case files)
 from conformance.compare import Tolerance, compare
-from conformance.namespace import is_unsupported_error
+from conformance.namespace import Unsupported, is_unsupported_error
 from conformance.observe import ANY, ErrorObs, Observation, observe
 
 F32, F16, BF16, I32, U8, BOOL = (np.dtype(t) for t in (np.float32, np.float16, ml_dtypes.bfloat16,
@@ -95,15 +96,33 @@ class FuzzProgram:
     # "grad" is the gradient of the sum of those outputs w.r.t. those inputs, "jvp"
     # pushes all-ones tangents of those inputs forward to those outputs
     ad: tuple[str, tuple[int, ...], tuple[int, ...]] | None = None
+    # pmapped: the steps are one device's program, run under the implementation's pmap
+    # over 4 devices (axis name "i") with these in_axes; collectives may appear
+    pmap_axes: tuple[int | None, ...] | None = None
+    # a Ref argument: this input is made a ref (new_ref) and passed with the others to a
+    # jit of the steps, called twice; the result is both calls' outputs and the ref's
+    # final value (frozen)
+    ref_arg: int | None = None
+    # checkpointed (with ad "grad"): the steps wrapped in checkpoint(policy, prevent_cse);
+    # the result is (checkpointed grad, plain grad), which must be equal
+    checkpoint: tuple[str | None, bool] | None = None
+    # compared bit for bit (random programs), not within FUZZ_TOLERANCE
+    exact: bool = False
+
+    @property
+    def tolerance(self) -> Tolerance:
+        return RANDOM_TOLERANCE if self.exact else FUZZ_TOLERANCE
 
     def source(self, name: str = "program") -> str:
         """The program as a Python function ``name(ns, a0, a1, ...)``."""
         if self.ad is not None:
             return _ad_source(self, name)
+        if self.ref_arg is not None:
+            return _ref_arg_source(self, name)
         params = ", ".join(f"v{i}" for i in range(len(self.inputs)))
         lines = [f"def {name}(ns, {params}):" if params else f"def {name}(ns):"]
         pad = "    "
-        if self.vmap_axes is not None:
+        if self.vmap_axes is not None or self.pmap_axes is not None:
             lines.append(f"    def member({params}):")
             pad = "        "
         index = len(self.inputs)
@@ -111,13 +130,16 @@ class FuzzProgram:
             args = [f"v{a}" for a in step.args]
             expr = OPS[step.op].render(args, dict(step.params))
             targets = ", ".join(f"v{index + k}" for k in range(step.n_out))
-            lines.append(f"{pad}{targets} = {expr}")
+            lines.append(f"{pad}{targets} = {expr}" if step.n_out else f"{pad}{expr}")
             index += step.n_out
         outs = ", ".join(f"v{o}" for o in self.outputs)
         lines.append(f"{pad}return ({outs},)")
         if self.vmap_axes is not None:
             vmap = "importlib.import_module(ns.lax_.__name__.split('.')[0]).vmap"
             lines.append(f"    return {vmap}(member, in_axes={self.vmap_axes!r})({params})")
+        if self.pmap_axes is not None:
+            lines.append(f"    return ns.api.pmap(member, axis_name='i', "
+                         f"in_axes={self.pmap_axes!r})({params})")  # fmt: skip
         return "\n".join(lines)
 
     def function(self) -> Callable[..., Any]:
@@ -147,7 +169,7 @@ class FuzzProgram:
             mode="jit" if self.jit else "eager",
             jit_kwargs={"donate_argnums": self.donate} if self.donate else {},
             expect=AGREE,
-            tolerance=FUZZ_TOLERANCE,
+            tolerance=self.tolerance,
             source=self.source(),
         )
 
@@ -163,6 +185,7 @@ class Val:
     dtype: np.dtype
     exact: bool
     scalar: bool = False  # a Python scalar input
+    kind: str = ""  # "key" (a PRNG key), "ref" (a Ref): only the ops made for them take it
 
     @property
     def is_float(self) -> bool:
@@ -184,6 +207,8 @@ class Op:
     render: Callable[[list[str], dict[str, Any]], str]
     params: Callable[..., dict[str, Any]] = field(default=lambda draw, *vals: {})
     requires: tuple[str, ...] = ()
+    # "": drawn in every program; "random", "pmap", "ref": only in programs of that kind
+    context: str = ""
 
 
 def _same(v: Val, exact: bool | None = None, **changes: Any) -> list[Val]:
@@ -200,7 +225,7 @@ def _broadcast(a: Val, b: Val) -> tuple[int, ...] | None:
 
 
 def _arrays(*vals: Val) -> bool:
-    return not any(v.scalar for v in vals)
+    return not any(v.scalar or v.kind for v in vals)
 
 
 def _unary(name: str, accepts: Callable[[Val], bool], exact: bool | None) -> Op:
@@ -212,6 +237,8 @@ def _unary(name: str, accepts: Callable[[Val], bool], exact: bool | None) -> Op:
 def _combined_dtype(a: Val, b: Val) -> np.dtype | None:
     """The result dtype of a binary op, for the pairs fuzzing uses without promotion:
     equal dtypes, or an array with a Python scalar of a compatible kind."""
+    if a.kind or b.kind:
+        return None
     if a.scalar and b.scalar:
         return a.dtype if a.dtype == b.dtype else None
     if a.scalar or b.scalar:
@@ -428,69 +455,534 @@ OP_LIST: list[Op] = [
                      f"unroll={p['unroll']!r}, reverse={p['reverse']})"),
        _scan_params, requires=("lax_.scan",)),
 ]  # fmt: skip
+# --- PRNG steps (random programs) ---------------------------------------------------------
+#
+# A random program derives keys from an int32 seed input (``key``/``PRNGKey``, ``split``,
+# ``fold_in``) and draws from the samplers. Every sampler here is bit-equal to JAX on both
+# backends when its parameters are traced or exactly foldable (docs/semantics.md 14.1), so
+# random programs are compared bit for bit in float32 (``RANDOM_TOLERANCE``);
+# ``truncated_normal`` is left out: its literal bounds are folded by XLA under jit with other
+# code than at run time. float16/bfloat16 samples may be 1 ulp apart: XLA computes a fused
+# chain of 16-bit ops (gumbel's -log(-log(u))) in float32 without rounding in between,
+# where the reference interpreter rounds after each op (found by this fuzzer), so they are
+# not exact values and are compared within 2 ulps.
+RANDOM_TOLERANCE = Tolerance(ulps={"float32": 0, "float16": 2, "bfloat16": 2}, atol_eps=0)
+
+U32 = np.dtype(np.uint32)
+_SAMPLE_SHAPES = [(), (1,), (3,), (2, 3), (0,), (4, 1)]
+
+
+def _key(v: Val) -> bool:
+    return v.kind == "key"
+
+
+def _seed_ok(v: Val) -> bool:
+    return not v.scalar and not v.kind and v.dtype == I32 and v.shape == () and v.exact
+
+
+def _sample(draw: Any, dtypes: Sequence[np.dtype], **extra: Any) -> dict[str, Any]:
+    from hypothesis import strategies as st
+
+    params = {
+        "shape": draw(st.sampled_from(_SAMPLE_SHAPES)),
+        "dtype": draw(st.sampled_from(dtypes)),
+    }
+    for name, choices in extra.items():
+        params[name] = draw(st.sampled_from(choices))
+    return params
+
+
+def _sampler(name: str, dtypes: Sequence[np.dtype], args: str = "", **extra: Any) -> Op:
+    """``random.<name>(key, shape, dtype=...)`` (plus the ``extra`` keyword params)."""
+
+    def render(a: list[str], p: dict[str, Any]) -> str:
+        kws = "".join(f", {k}={p[k]!r}" for k in extra)
+        return (f"ns.api.random.{name}({a[0]}, {p['shape']!r}{args}, "
+                f"dtype={DTYPE_SOURCE.get(p['dtype'], 'np.uint32')}{kws})")  # fmt: skip
+
+    def out(p: dict[str, Any], v: Val) -> list[Val]:
+        return [Val(p["shape"], p["dtype"], p["dtype"] == F32)]
+
+    return Op(f"random_{name}", 1, _key, out, render,
+              lambda draw, v: _sample(draw, dtypes, **extra), context="random")  # fmt: skip
+
+
+def _randint_params(draw: Any, v: Val) -> dict[str, Any]:
+    from hypothesis import strategies as st
+
+    p = _sample(draw, [I32, U8])
+    bounds = [(0, 10), (-5, 5), (-100, 3)] if p["dtype"] == I32 else [(0, 10), (3, 200)]
+    p["minval"], p["maxval"] = draw(st.sampled_from(bounds))
+    return p
+
+
+def _choice_params(draw: Any, k: Val, x: Val) -> dict[str, Any]:
+    from hypothesis import strategies as st
+
+    replace_ = draw(st.booleans())
+    shapes = [(), (2,), (1, 2), (3,)]
+    if not replace_:  # without replacement: at most the population
+        shapes = [s for s in [(), (1,), (2,), (3,)] if int(np.prod(s)) <= x.shape[0]]
+    return {"shape": draw(st.sampled_from(shapes)), "replace": replace_}
+
+
+RANDOM_OPS: list[Op] = [
+    Op("random_key", 1, _seed_ok, lambda p, v: [Val((), U32, True, kind="key")],
+       lambda a, p: f"ns.api.random.{'key' if p['typed'] else 'PRNGKey'}({a[0]})",
+       lambda draw, v: {"typed": draw(__import__("hypothesis").strategies.booleans())},
+       context="random"),
+    Op("random_split", 1, _key, lambda p, v: [Val((), U32, True, kind="key")] * p["num"],
+       lambda a, p: f"ns.api.random.split({a[0]}, {p['num']})",
+       lambda draw, v: {"num": draw(__import__("hypothesis").strategies.sampled_from([2, 3]))},
+       context="random"),
+    Op("random_fold_in", 1, _key, lambda p, v: [Val((), U32, True, kind="key")],
+       lambda a, p: f"ns.api.random.fold_in({a[0]}, {p['data']})",
+       lambda draw, v: {"data": draw(__import__("hypothesis").strategies.sampled_from(
+           [0, 1, 7, 12345, 2**31 - 1]))}, context="random"),
+    Op("random_key_data", 1, _key, lambda p, v: [Val((2,), U32, True)],
+       lambda a, p: f"ns.api.random.key_data({a[0]})", context="random"),
+    _sampler("uniform", FLOATS, minval=[0.0, -2.0, 0.5], maxval=[1.0, 4.0]),
+    _sampler("normal", FLOATS),
+    _sampler("exponential", FLOATS),
+    _sampler("laplace", FLOATS),
+    _sampler("logistic", FLOATS),
+    _sampler("gumbel", FLOATS),
+    Op("random_bits", 1, _key, lambda p, v: [Val(p["shape"], p["dtype"], True)],
+       lambda a, p: (f"ns.api.random.bits({a[0]}, {p['shape']!r}, "
+                     f"{'np.uint8' if p['dtype'] == U8 else 'np.uint32'})"),
+       lambda draw, v: _sample(draw, [U32, U8]), context="random"),
+    Op("random_randint", 1, _key, lambda p, v: [Val(p["shape"], p["dtype"], True)],
+       lambda a, p: (f"ns.api.random.randint({a[0]}, {p['shape']!r}, {p['minval']}, "
+                     f"{p['maxval']}, dtype={DTYPE_SOURCE[p['dtype']]})"),
+       _randint_params, context="random"),
+    Op("random_bernoulli", 1, _key, lambda p, v: [Val(p["shape"], BOOL, True)],
+       lambda a, p: f"ns.api.random.bernoulli({a[0]}, {p['p']!r}, {p['shape']!r})",
+       lambda draw, v: _sample(draw, [BOOL], p=[0.5, 0.25, 0.9]), context="random"),
+    Op("random_permutation", 2,
+       lambda k, x: _key(k) and _arrays(x) and len(x.shape) >= 1,
+       lambda p, k, x: [Val(x.shape, x.dtype, x.exact)],
+       lambda a, p: f"ns.api.random.permutation({a[0]}, {a[1]}, axis={p['axis']})",
+       lambda draw, k, x: {"axis": draw(__import__("hypothesis").strategies.sampled_from(
+           list(range(len(x.shape)))))}, context="random"),
+    Op("random_choice", 2,
+       lambda k, x: _key(k) and _arrays(x) and len(x.shape) >= 1 and x.shape[0] > 0,
+       lambda p, k, x: [Val(p["shape"] + x.shape[1:], x.dtype, x.exact)],
+       lambda a, p: (f"ns.api.random.choice({a[0]}, {a[1]}, {p['shape']!r}, "
+                     f"replace={p['replace']})"),
+       _choice_params, context="random"),
+    Op("random_categorical", 2,
+       lambda k, x: _key(k) and _arrays(x) and x.dtype == F32 and x.exact and len(x.shape) >= 1
+       and x.shape[-1] > 0,
+       lambda p, k, x: [Val(x.shape[:-1], I32, True)],
+       lambda a, p: f"ns.api.random.categorical({a[0]}, {a[1]})", context="random"),
+]  # fmt: skip
+
+# Ops whose results are bit-identical on every implementation (correctly rounded or
+# XLA's own approximation in the reference), so random programs stay comparable bit
+# for bit: no sin/cos (libm), no float sums, means, cumsums or matmuls (summation order).
+BIT_EXACT_OPS = frozenset({
+    "negative", "abs", "floor", "ceil", "sign", "logical_not", "tanh", "add", "subtract",
+    "multiply", "maximum", "minimum", "logical_and", "scalar_mul", "scalar_add",
+    "where_greater", "greater", "astype", "max", "min", "argmax", "transpose", "reshape",
+    "expand_dims", "flip", "slice", "concatenate", "lax_add", "gather",
+})  # fmt: skip
+
+
+def _bit_exact(op: Op, vals: Sequence[Val]) -> bool:
+    if op.context == "random" or op.name in BIT_EXACT_OPS:
+        return True
+    if op.name == "sum":
+        return not vals[0].is_float
+    if op.name == "scatter":  # float scatter_add/mul: combining order
+        return not vals[0].is_float
+    return False
+
+
+# --- lax.gather / lax.scatter* with random valid dimension numbers --------------------------
+#
+# Dimension numbers are drawn for the operand's shape as tests/test_lax_gather_scatter.py
+# draws them: operand batching dims, collapsed dims, a permuted start_index_map (possibly
+# empty), zero slice sizes, index batch dims of size 0 to 3, indices up to 2 past either end
+# (in bounds for "promise_in_bounds", whose out-of-bounds behaviour is undefined). A scatter
+# uses the mirror image of a gather's numbers; its updates are that gather's result scaled.
+
+SCATTER_KINDS = ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max")
+
+
+def _gather_dims(draw: Any, shape: tuple[int, ...], mode: Any) -> dict[str, Any]:
+    from hypothesis import strategies as st
+
+    rank = len(shape)
+    dims = list(range(rank))
+    positive = [d for d in dims if shape[d] > 0]  # a size-1 slice needs a non-empty dim
+    obd = sorted(draw(st.lists(st.sampled_from(positive), max_size=2, unique=True))
+                 if positive and draw(st.integers(0, 4)) < 2 else [])  # fmt: skip
+    rest = [d for d in dims if d not in obd]
+    index_map = list(draw(st.permutations(rest)))[: draw(st.integers(0, len(rest)))]
+    rest_positive = [d for d in rest if shape[d] > 0]
+    collapsed = sorted(draw(st.lists(st.sampled_from(rest_positive), unique=True))
+                       if rest_positive else [])  # fmt: skip
+    sizes = tuple(1 if d in obd or d in collapsed else draw(st.integers(0, shape[d]))
+                  for d in dims)  # fmt: skip
+    n_batch = len(obd) + draw(st.integers(0, 2))
+    batch_shape = [draw(st.sampled_from([1, 2, 3, 0, 2])) for _ in range(n_batch)]
+    positions = list(draw(st.permutations(range(n_batch))))[: len(obd)]
+    for p, d in zip(positions, obd, strict=True):
+        batch_shape[p] = shape[d]
+    n_window = rank - len(obd) - len(collapsed)
+    offset = sorted(draw(st.lists(st.integers(0, n_window + n_batch - 1), min_size=n_window,
+                                  max_size=n_window, unique=True)) if n_window else [])  # fmt: skip
+    slack = 0 if mode == "promise_in_bounds" else 2
+    count = int(np.prod(batch_shape)) * len(index_map)
+    columns = [(-slack, shape[d] - sizes[d] + slack) for d in index_map]
+    flat = [draw(st.integers(*columns[n % len(columns)])) for n in range(count)]
+    # the array is (*batch, k) in C order: element n is a start along index_map[n % k]
+    return {
+        "dn": (tuple(offset), tuple(collapsed), tuple(index_map), tuple(obd), tuple(positions)),
+        "sizes": sizes,
+        "indices": tuple(flat),
+        "index_shape": (*batch_shape, len(index_map)),
+        "mode": mode,
+    }
+
+
+def _gather_out_shape(shape: tuple[int, ...], p: dict[str, Any]) -> tuple[int, ...]:
+    offset, collapsed, _, obd, _ = p["dn"]
+    window = [p["sizes"][d] for d in range(len(shape)) if d not in collapsed and d not in obd]
+    batch = list(p["index_shape"][:-1])
+    out = []
+    for pos in range(len(window) + len(batch)):
+        out.append(window.pop(0) if pos in offset else batch.pop(0))
+    return tuple(out)
+
+
+def _indices_source(p: dict[str, Any]) -> str:
+    return f"np.array({list(p['indices'])!r}, dtype=np.int32).reshape({p['index_shape']!r})"
+
+
+def _gather_source(x: str, p: dict[str, Any], mode: Any = None, fill: Any = None) -> str:
+    mode = p["mode"] if mode is None else mode
+    fill_kw = "" if fill is None else f", fill_value={fill!r}"
+    return (f"ns.lax_.gather({x}, {_indices_source(p)}, ns.lax_.GatherDimensionNumbers"
+            f"{p['dn']!r}, {p['sizes']!r}, mode={mode!r}{fill_kw})")  # fmt: skip
+
+
+def _gather_params(draw: Any, v: Val) -> dict[str, Any]:
+    from hypothesis import strategies as st
+
+    p = _gather_dims(draw, v.shape, draw(st.sampled_from(["clip", "fill", None,
+                                                           "promise_in_bounds"])))  # fmt: skip
+    p["fill"] = None
+    if p["mode"] in ("fill", None) and v.dtype not in (BOOL, U8) and draw(st.booleans()):
+        p["fill"] = 3
+    return p
+
+
+def _scatter_params(draw: Any, v: Val) -> dict[str, Any]:
+    from hypothesis import assume
+    from hypothesis import strategies as st
+
+    kinds = ["scatter"] if v.dtype == BOOL else list(SCATTER_KINDS)
+    kind = draw(st.sampled_from(kinds))
+    # scatter_min/max with "clip": JAX's derivative ignores the clamping (inf/NaN), a
+    # known difference (tests/test_lax_gather_scatter.py), so not under a fuzzed grad
+    modes = ["drop", None, "promise_in_bounds"] + ([] if kind in ("scatter_min", "scatter_max")
+                                                   else ["clip"])  # fmt: skip
+    p = _gather_dims(draw, v.shape, draw(st.sampled_from(modes)))
+    batch = int(np.prod(p["index_shape"][:-1]))
+    # an empty index vector with several updates: XLA applies only the last one where
+    # the spec combines them all (a known XLA difference, not a fuzzing finding)
+    assume(kind == "scatter" or p["index_shape"][-1] > 0 or batch <= 1)
+    p["kind"] = kind
+    if v.dtype == BOOL:
+        p["scale"] = None
+    elif v.is_float:
+        p["scale"] = draw(st.sampled_from([0.5, -1.5, 2.0]))
+    else:
+        p["scale"] = draw(st.sampled_from([2, 3] if v.dtype == U8 else [2, -1, 3]))
+    return p
+
+
+def _scatter_source(a: list[str], p: dict[str, Any]) -> str:
+    source = _gather_source(a[0], p, mode="clip")
+    updates = (
+        f"ns.np_.logical_not({source})" if p["scale"] is None else f"{source} * {p['scale']!r}"
+    )
+    return (
+        f"ns.lax_.{p['kind']}({a[0]}, {_indices_source(p)}, {updates}, "
+        f"ns.lax_.ScatterDimensionNumbers{p['dn']!r}, mode={p['mode']!r})"
+    )
+
+
+GATHER_OPS: list[Op] = [
+    Op("gather", 1, lambda v: _arrays(v) and len(v.shape) >= 1,
+       lambda p, v: [Val(_gather_out_shape(v.shape, p), v.dtype, v.exact)],
+       lambda a, p: _gather_source(a[0], p, fill=p["fill"]), _gather_params,
+       requires=("lax_.gather",)),
+    Op("scatter", 1, lambda v: _arrays(v) and len(v.shape) >= 1,
+       lambda p, v: [Val(v.shape, v.dtype, v.exact and (v.dtype in INTS or v.dtype == BOOL
+                                                        or p["kind"] not in ("scatter_add",
+                                                                             "scatter_mul")))],
+       _scatter_source, _scatter_params, requires=("lax_.scatter_add",)),
+]  # fmt: skip
+
+
+# --- collectives (pmap programs: the member program runs on 4 devices, axis "i") -----------
+
+PMAP_DEVICES = 4
+
+
+def _ppermute_params(draw: Any, v: Val) -> dict[str, Any]:
+    from hypothesis import strategies as st
+
+    targets = draw(st.permutations(range(PMAP_DEVICES)))
+    sources = draw(st.lists(st.integers(0, PMAP_DEVICES - 1), unique=True, max_size=4))
+    return {"perm": tuple((s, targets[s]) for s in sorted(sources))}
+
+
+_f32_i32 = lambda v: _arrays(v) and v.dtype in (F32, I32)  # noqa: E731
+
+PMAP_OPS: list[Op] = [
+    Op("psum", 1, _f32_i32, lambda p, v: _same(v, exact=v.exact and v.is_int),
+       lambda a, p: f"ns.lax_.psum({a[0]}, 'i')", context="pmap"),
+    Op("pmean", 1, lambda v: _arrays(v) and v.dtype == F32, lambda p, v: _same(v, exact=False),
+       lambda a, p: f"ns.lax_.pmean({a[0]}, 'i')", context="pmap"),
+    Op("pmax", 1, _f32_i32, lambda p, v: _same(v),
+       lambda a, p: f"ns.lax_.pmax({a[0]}, 'i')", context="pmap"),
+    Op("pmin", 1, _f32_i32, lambda p, v: _same(v),
+       lambda a, p: f"ns.lax_.pmin({a[0]}, 'i')", context="pmap"),
+    Op("all_gather", 1, lambda v: _arrays(v) and _numeric(v) and len(v.shape) <= 2,
+       lambda p, v: _same(v, shape=v.shape[: p["axis"]] + (PMAP_DEVICES,) + v.shape[p["axis"]:]),
+       lambda a, p: f"ns.lax_.all_gather({a[0]}, 'i', axis={p['axis']})",
+       lambda draw, v: {"axis": draw(__import__("hypothesis").strategies.integers(
+           0, len(v.shape)))}, context="pmap"),
+    Op("ppermute", 1, lambda v: _arrays(v) and _numeric(v), lambda p, v: _same(v),
+       lambda a, p: f"ns.lax_.ppermute({a[0]}, 'i', {list(p['perm'])!r})", _ppermute_params,
+       context="pmap"),
+    Op("axis_index", 1, _f32_i32, lambda p, v: _same(v),
+       lambda a, p: (f"{a[0]} + ns.lax_.convert_element_type(ns.lax_.axis_index('i'), "
+                     f"{a[0]}.dtype)"), context="pmap"),
+]  # fmt: skip
+
+
+# --- Ref steps (ref programs) -------------------------------------------------------------
+#
+# A ref is a value of kind "ref": made by ``new_ref`` from an array (or, in a ref-argument
+# program, an input passed to the jit as a Ref), read whole or by row, written whole or by
+# row, added to in place (``ref.addupdate``). Every ref made inside is frozen at the end.
+
+REF_WRITES = ("ref_set", "ref_set_row", "ref_add")
+
+
+def _ref(v: Val) -> bool:
+    return v.kind == "ref"
+
+
+def _row(draw: Any, r: Val, *rest: Val) -> dict[str, Any]:
+    from hypothesis import strategies as st
+
+    return {"i": draw(st.integers(0, r.shape[0] - 1))}
+
+
+def _written_like(r: Val, v: Val, shape: tuple[int, ...]) -> bool:
+    return _ref(r) and _arrays(v) and v.dtype == r.dtype and v.shape == shape
+
+
+REF_OPS: list[Op] = [
+    Op("new_ref", 1, lambda v: _arrays(v), lambda p, v: _same(v, kind="ref"),
+       lambda a, p: f"ns.api.new_ref({a[0]})", context="ref"),
+    Op("ref_get", 1, _ref, lambda p, r: _same(r, kind=""), lambda a, p: f"{a[0]}[...]",
+       context="ref"),
+    Op("ref_get_row", 1, lambda r: _ref(r) and len(r.shape) >= 1 and r.shape[0] > 0,
+       lambda p, r: _same(r, kind="", shape=r.shape[1:]), lambda a, p: f"{a[0]}[{p['i']}]",
+       _row, context="ref"),
+    Op("ref_set", 2, lambda r, v: _written_like(r, v, r.shape), lambda p, r, v: [],
+       lambda a, p: f"{a[0]}[...] = {a[1]}", context="ref"),
+    Op("ref_set_row", 2,
+       lambda r, v: len(r.shape) >= 1 and r.shape[0] > 0 and _written_like(r, v, r.shape[1:]),
+       lambda p, r, v: [], lambda a, p: f"{a[0]}[{p['i']}] = {a[1]}", _row, context="ref"),
+    Op("ref_add", 2, lambda r, v: _written_like(r, v, r.shape) and _numeric(r),
+       lambda p, r, v: [], lambda a, p: f"ns.api.ref.addupdate({a[0]}, ..., {a[1]})",
+       context="ref"),
+    Op("freeze", 1, _ref, lambda p, r: _same(r, kind=""),
+       lambda a, p: f"ns.api.freeze({a[0]})", context="never"),
+]  # fmt: skip
+
+OP_LIST += GATHER_OPS + RANDOM_OPS + PMAP_OPS + REF_OPS
+
 OPS: dict[str, Op] = {op.name: op for op in OP_LIST}
 
 
 # --- the hypothesis strategy -------------------------------------------------------------
 
 
+KINDS = ("random", "pmap", "ref", "ref_arg", "checkpoint")
+CHECKPOINT_POLICIES = (None, "nothing_saveable", "everything_saveable", "dots_saveable",
+                       "dots_with_no_batch_dims_saveable")  # fmt: skip
+
+
 def programs(
     ops: Sequence[Op], *, max_steps: int = 6, donation: bool = True, vmap: bool = False,
-    ad: bool = False,
+    ad: bool = False, kinds: Sequence[str] = (), kind_odds: int = 4,
 ) -> Any:  # fmt: skip
     """A hypothesis strategy of random well-typed ``FuzzProgram``s over ``ops``
     (with ``vmap``, a quarter of them vmapped over random axes; with ``ad``, a
-    quarter of the others differentiated by ``grad`` or ``jvp``)."""
+    quarter of the others differentiated by ``grad`` or ``jvp``).
+
+    With ``kinds`` (a subset of ``KINDS``), one program in ``kind_odds`` is of one
+    of those kinds: ``random`` (keys from a seed input, samplers; compared bit for
+    bit), ``pmap`` (the steps on 4 devices with collectives), ``ref`` (refs made,
+    read, written, added to and frozen inside), ``ref_arg`` (an input passed to a
+    jit as a Ref, called twice), ``checkpoint`` (the steps under ``checkpoint``
+    inside ``grad``, next to the plain grad). Ops of a context ("random", "pmap",
+    "ref") are drawn only in programs of that kind.
+    """
     from hypothesis import strategies as st
+
+    plain_ops = [op for op in ops if not op.context]
+    context_ops: dict[str, list[Op]] = {}
+    for op in ops:
+        context_ops.setdefault(op.context, []).append(op)
+
+    def draw_steps(draw: Any, vals: list[Val], usable: list[Op], count: int,
+                   keep: Callable[[Op, list[Val]], bool] | None = None) -> list[Step]:  # fmt: skip
+        steps: list[Step] = []
+        for _ in range(count):
+            choices = [(op, args) for op in usable for args in _operand_choices(op, vals)
+                       if keep is None or keep(op, [vals[a] for a in args])]  # fmt: skip
+            if not choices:
+                break
+            # a kind's own ops (samplers, collectives, ref steps) are few among the plain
+            # ones: half of the steps are drawn from them when they apply
+            own = [(op, args) for op, args in choices if op.context]
+            if own and draw(st.booleans()):
+                choices = own
+            op, args = draw(st.sampled_from(choices))
+            steps.append(_apply(draw, op, args, vals))
+        return steps
 
     @st.composite
     def build(draw: Any) -> FuzzProgram:
+        kind = ""
+        if kinds and draw(st.integers(0, kind_odds - 1)) == 0:
+            kind = draw(st.sampled_from(list(kinds)))
+        if kind == "random":
+            return _random_program(draw, plain_ops + context_ops.get("random", []), max_steps,
+                                   draw_steps)  # fmt: skip
         inputs = [draw(_inputs()) for _ in range(draw(st.integers(1, 3)))]
+        if kind == "checkpoint" and not any(i.shape is not None and i.dtype == F32
+                                            for i in inputs):  # fmt: skip
+            inputs[0] = draw(_inputs().filter(lambda i: i.shape is not None and i.dtype == F32))
+        if kind == "pmap":
+            # no Python scalars: a weak-typed value through a collective keeps its weak
+            # type in a pjrt pmap (JAX's and the reference's psum drop it); reported. No
+            # empty arrays: JAX's pmap fails to shard them ("could not broadcast input array
+            # from shape (4,1,0) into shape (1,1,0)")
+            inputs = [i for i in inputs if i.shape is not None and 0 not in i.shape]
+            inputs = inputs or [Input((2,), F32, (0.5, -1.0))]
         vals = [_input_val(i) for i in inputs]
-        vmap_axes = None
-        if vmap and draw(st.integers(0, 3)) == 0:
+        vmap_axes = pmap_axes = ref_arg = None
+        usable = plain_ops
+        if kind == "pmap":
+            inputs, pmap_axes = _batched_inputs(draw, inputs, size=PMAP_DEVICES, at_least_one=True)
+            usable = plain_ops + context_ops.get("pmap", [])
+        elif kind in ("ref", "ref_arg"):
+            usable = plain_ops + context_ops.get("ref", [])
+            arrays = [k for k, i in enumerate(inputs) if i.shape is not None]
+            if kind == "ref_arg" and arrays:
+                ref_arg = draw(st.sampled_from(arrays))
+                vals[ref_arg] = replace(vals[ref_arg], kind="ref")
+        elif not kind and vmap and draw(st.integers(0, 3)) == 0:
             inputs, vmap_axes = _batched_inputs(draw, inputs)
-        steps: list[Step] = []
-        for _ in range(draw(st.integers(1, max_steps))):
-            choices = [(op, args) for op in ops for args in _operand_choices(op, vals)]
-            if not choices:
-                break
-            op, args = draw(st.sampled_from(choices))
-            params = op.params(draw, *[vals[a] for a in args])
-            outs = op.out(params, *[vals[a] for a in args])
-            steps.append(Step(op.name, args, tuple(sorted(params.items(), key=str)), len(outs)))
-            vals.extend(outs)
-        produced = list(range(len(inputs), len(vals))) or [0]
+        steps = draw_steps(draw, vals, usable, draw(st.integers(1, max_steps)))
+        if kind in ("ref", "ref_arg"):  # every ref made inside is frozen before returning
+            made = [k for k in range(len(inputs), len(vals)) if vals[k].kind == "ref"]
+            steps += [_apply(draw, OPS["freeze"], (k,), vals) for k in made]
+        produced = [k for k in range(len(inputs), len(vals)) if not vals[k].kind]
+        if not produced:
+            produced = [k for k in range(len(inputs)) if not vals[k].kind] or [0]
         outputs = tuple(sorted(set(draw(st.lists(st.sampled_from(produced), min_size=1,
                                                  max_size=2)))))  # fmt: skip
+        if kind in ("ref", "ref_arg"):
+            frozen = [len(vals) - k - 1 for k in range(sum(s.op == "freeze" for s in steps))]
+            outputs = tuple(sorted(set(outputs) | set(frozen)))
         jit = draw(st.booleans()) or not steps
+        if kind == "ref_arg":
+            jit = False  # the program jits its steps itself (the Ref is made outside)
         array_inputs = [k for k, i in enumerate(inputs) if i.shape is not None]
         donate: tuple[int, ...] = ()
-        if donation and jit and array_inputs and draw(st.integers(0, 3)) == 0:
+        if donation and jit and array_inputs and not kind and draw(st.integers(0, 3)) == 0:
             donate = tuple(sorted(set(draw(st.lists(st.sampled_from(array_inputs), min_size=1,
                                                     max_size=2)))))  # fmt: skip
-        ad_spec = None
-        if ad and vmap_axes is None and not donate and draw(st.integers(0, 3)) == 0:
+        ad_spec = checkpoint = None
+        want_ad = kind == "checkpoint" or (ad and not kind and vmap_axes is None and not donate
+                                           and draw(st.integers(0, 3)) == 0)  # fmt: skip
+        if want_ad and not donate:
             float_in = tuple(k for k, i in enumerate(inputs)
                              if i.shape is not None and i.dtype == F32)  # fmt: skip
             float_out = tuple(k for k, o in enumerate(outputs) if vals[o].dtype == F32)
             if float_in and float_out:
-                ad_spec = ("grad" if draw(st.booleans()) else "jvp", float_in, float_out)
-        return FuzzProgram(tuple(inputs), tuple(steps), outputs, jit, donate, vmap_axes, ad_spec)
+                mode = "grad" if kind == "checkpoint" or draw(st.booleans()) else "jvp"
+                ad_spec = (mode, float_in, float_out)
+                if kind == "checkpoint":
+                    checkpoint = (draw(st.sampled_from(CHECKPOINT_POLICIES)), draw(st.booleans()))
+        return FuzzProgram(tuple(inputs), tuple(steps), outputs, jit, donate, vmap_axes, ad_spec,
+                           pmap_axes, ref_arg, checkpoint)  # fmt: skip
 
     return build()
 
 
-def _batched_inputs(draw: Any, inputs: list[Input]) -> tuple[list[Input], tuple | None]:
-    """Each array input mapped (or not) over a random axis, a new axis of size
-    1 to 3 holding fresh values of the same kind; None if none is mapped."""
+def _apply(draw: Any, op: Op, args: tuple[int, ...], vals: list[Val]) -> Step:
+    """Draw ``op``'s params on ``vals[args]``, append its results to ``vals`` (a ref write
+    updates what is known of the ref) and return the step."""
+    operands = [vals[a] for a in args]
+    params = op.params(draw, *operands)
+    outs = op.out(params, *operands)
+    if op.name in REF_WRITES:
+        ref, value = operands
+        exact = value.exact and (op.name == "ref_set" or ref.exact)
+        if op.name == "ref_add":
+            exact = exact and ref.is_int
+        vals[args[0]] = replace(ref, exact=exact)
+    vals.extend(outs)
+    return Step(op.name, args, tuple(sorted(params.items(), key=str)), len(outs))
+
+
+def _random_program(draw: Any, usable: list[Op], max_steps: int, draw_steps: Any) -> FuzzProgram:
+    """Keys from an int32 seed input (input 0), then samplers, key derivations and
+    bit-exact ops; compared bit for bit."""
     from hypothesis import strategies as st
 
-    size = draw(st.integers(1, 3))
+    seed = Input((), I32, (draw(st.sampled_from([0, 1, 42, -7, 2**31 - 1, 123456])),))
+    inputs = [seed] + [draw(_inputs()) for _ in range(draw(st.integers(0, 1)))]
+    vals = [_input_val(i) for i in inputs]
+    steps = [_apply(draw, OPS["random_key"], (0,), vals)]
+    steps += draw_steps(draw, vals, usable, draw(st.integers(1, max_steps + 2)),
+                        keep=_bit_exact)  # fmt: skip
+    produced = [k for k in range(len(inputs), len(vals)) if not vals[k].kind] or [0]
+    outputs = tuple(sorted(set(draw(st.lists(st.sampled_from(produced), min_size=1,
+                                             max_size=3)))))  # fmt: skip
+    return FuzzProgram(tuple(inputs), tuple(steps), outputs, jit=draw(st.booleans()), exact=True)
+
+
+def _batched_inputs(
+    draw: Any, inputs: list[Input], size: int | None = None, at_least_one: bool = False
+) -> tuple[list[Input], tuple | None]:
+    """Each array input mapped (or not) over a random axis, a new axis of ``size``
+    (default: 1 to 3) holding fresh values of the same kind; None if none is mapped
+    (with ``at_least_one``, one array input, which must exist, is always mapped)."""
+    from hypothesis import strategies as st
+
+    size = draw(st.integers(1, 3)) if size is None else size
+    forced = draw(st.sampled_from([k for k, i in enumerate(inputs) if i.shape is not None])
+                  ) if at_least_one else None  # fmt: skip
     axes: list[int | None] = []
     batched = []
-    for i in inputs:
-        axis = None if i.shape is None else draw(st.sampled_from([None, *range(len(i.shape) + 1)]))
+    for k, i in enumerate(inputs):
+        choices = [None, *range(len(i.shape) + 1)] if i.shape is not None else [None]
+        if k == forced:
+            choices = choices[1:]
+        axis = draw(st.sampled_from(choices))
         axes.append(axis)
         if axis is None:
             batched.append(i)
@@ -564,8 +1056,36 @@ class FuzzResult:
     skipped_reason: str = ""
 
 
-def observe_program(impl: impls_mod.Implementation, program: FuzzProgram) -> Observation | str:
-    """Run ``program`` on ``impl``: the observation, or the reason it cannot run."""
+@contextlib.contextmanager
+def _devices_for(program: FuzzProgram, ns: Any) -> Iterator[None]:
+    """``PMAP_DEVICES`` devices for a pmap program (refimpl's reference backend gets as
+    many virtual devices for the call; an implementation with fewer is Unsupported)."""
+    if program.pmap_axes is None:
+        yield
+        return
+    api = ns.api
+    if api.__name__ == "refimpl":
+        old = api.config.ref_num_devices
+        api.config.update("ref_num_devices", max(old, PMAP_DEVICES))
+        try:
+            yield
+        finally:
+            api.config.update("ref_num_devices", old)
+        return
+    if len(api.devices()) < PMAP_DEVICES:
+        raise Unsupported(f"{ns.name} has {len(api.devices())} devices, pmap programs need "
+                          f"{PMAP_DEVICES}")  # fmt: skip
+    yield
+
+
+def observe_program(
+    impl: impls_mod.Implementation, program: FuzzProgram, self_checks: list[str] | None = None
+) -> Observation | str:
+    """Run ``program`` on ``impl``: the observation, or the reason it cannot run.
+
+    A checkpoint program's two results (checkpointed and plain grad) must be equal on
+    the implementation itself: a difference is appended to ``self_checks``.
+    """
     ns = impl.namespace()
     fn = program.function()
     with impl.session():
@@ -575,9 +1095,16 @@ def observe_program(impl: impls_mod.Implementation, program: FuzzProgram) -> Obs
             run = functools.partial(fn, ns)
             if program.jit:
                 run = ns.jit(run, donate_argnums=program.donate) if program.donate else ns.jit(run)
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), _devices_for(program, ns):
                 warnings.simplefilter("ignore")
                 out = run(*args)
+                if program.checkpoint is not None and self_checks is not None:
+                    remat, plain = out
+                    diff = compare(observe(impl, plain), observe(impl, remat), impl.name,
+                                   FUZZ_TOLERANCE)  # fmt: skip
+                    if not diff:
+                        self_checks.append(f"{impl.name}: checkpointed grad != plain grad: "
+                                           + "; ".join(diff.differences))  # fmt: skip
             deleted = [ns.is_deleted(args[k]) if impl.spec_donation else ANY
                        for k in program.donate]  # fmt: skip
             result = {"out": out, "deleted": deleted}
@@ -589,19 +1116,21 @@ def observe_program(impl: impls_mod.Implementation, program: FuzzProgram) -> Obs
 
 
 def check_program(program: FuzzProgram, impls: Sequence[impls_mod.Implementation]) -> list[str]:
-    """Differences between the first implementation (the reference) and the others."""
-    observations = [observe_program(impl, program) for impl in impls]
+    """Differences between the first implementation (the reference) and the others
+    (and any implementation's checkpointed grad that differs from its plain grad)."""
+    self_checks: list[str] = []
+    observations = [observe_program(impl, program, self_checks) for impl in impls]
     if any(isinstance(o, str) for o in observations):
         from hypothesis import reject
 
         reject()
     reference = observations[0]
     assert isinstance(reference, Observation)
-    problems = []
+    problems = list(self_checks)
     for impl, obs in zip(impls[1:], observations[1:], strict=True):
         assert isinstance(obs, Observation)
         expected = _without_any(reference, obs)
-        diff = compare(expected, obs, impl.name, FUZZ_TOLERANCE)
+        diff = compare(expected, obs, impl.name, program.tolerance)
         if not diff:
             problems.append(f"{impls[0].name} vs {impl.name}: " + "; ".join(diff.differences))
     return problems
@@ -627,18 +1156,24 @@ def run_fuzz(
     donation: bool | None = None,
     vmap: bool | None = None,
     ad: bool | None = None,
+    kinds: Sequence[str] | None = None,
+    kind_odds: int = 4,
 ) -> FuzzResult:
     """Run ``n`` random programs on the implementations; print a minimal failure.
 
     ``op_names`` restricts the ops programs are built from (default: all that
     every implementation supports); ``donation=False`` never donates (default:
-    donate when every implementation implements donation).
+    donate when every implementation implements donation). ``kinds`` are the
+    program kinds (``KINDS``: random, pmap, ref, ref_arg, checkpoint) drawn for
+    one program in ``kind_odds`` (default: every kind all implementations
+    support; pmap needs 4 devices on each, see :func:`want_host_devices`).
     """
     from hypothesis import HealthCheck, given, settings
     from hypothesis import seed as hypothesis_seed
 
+    want_host_devices()
     names = list(impl_names or impls_mod.registered_names())
-    impls = [impls_mod.get(name) for name in names]
+    impls = [impls_mod.get(name) if isinstance(name, str) else name for name in names]
     impls = [i for i in impls if i.is_available()]
     reference = [i for i in impls if i.name == "ref"]
     impls = reference + [i for i in impls if i.name != "ref"]
@@ -654,13 +1189,25 @@ def run_fuzz(
     donation = supported if donation is None else donation and supported
     vmap = all(_has_vmap(i) for i in impls) if vmap is None else vmap
     ad = all(_has_vmap(i, "grad") for i in impls) if ad is None else ad
+    supported_kinds = [k for k in KINDS if all(_has_kind(i, k) for i in impls)]
+    kinds = supported_kinds if kinds is None else [k for k in kinds if k in supported_kinds]
     last_failure: dict[str, Any] = {}
     count = [0]
 
     @hypothesis_seed(seed)
     @settings(max_examples=n, deadline=None, database=None, derandomize=False,
               suppress_health_check=list(HealthCheck), report_multiple_bugs=False)  # fmt: skip
-    @given(programs(ops, max_steps=max_steps, donation=donation, vmap=vmap, ad=ad))
+    @given(
+        programs(
+            ops,
+            max_steps=max_steps,
+            donation=donation,
+            vmap=vmap,
+            ad=ad,
+            kinds=kinds,
+            kind_odds=kind_odds,
+        )
+    )
     def check(program: FuzzProgram) -> None:
         count[0] += 1
         problems = check_program(program, impls)
@@ -670,8 +1217,8 @@ def run_fuzz(
             raise AssertionError("\n".join(problems))
 
     names_shown = ", ".join(i.name for i in impls)
-    print(f"fuzz: {n} programs on {names_shown} (ops: {len(ops)}, donation: {donation})",
-          file=stream)  # fmt: skip
+    print(f"fuzz: {n} programs on {names_shown} (ops: {len(ops)}, donation: {donation}, "
+          f"kinds 1 in {kind_odds}: {', '.join(kinds) or 'none'})", file=stream)  # fmt: skip
     try:
         check()
     except AssertionError:
@@ -697,6 +1244,35 @@ def _has_vmap(impl: impls_mod.Implementation, name: str = "vmap") -> bool:
         return False
 
 
+def _has_kind(impl: impls_mod.Implementation, kind: str) -> bool:
+    """Whether ``impl`` can run programs of ``kind``."""
+    try:
+        api = impl.namespace().api
+        if kind == "random":
+            return hasattr(api, "random") and hasattr(api.random, "fold_in")
+        if kind == "pmap":
+            return hasattr(api, "pmap") and (api.__name__ == "refimpl"
+                                             or len(api.devices()) >= PMAP_DEVICES)  # fmt: skip
+        if kind in ("ref", "ref_arg"):
+            return all(hasattr(api, n) for n in ("new_ref", "freeze", "ref"))
+        return hasattr(api, "checkpoint") and hasattr(api, "grad")
+    except Exception:
+        return False
+
+
+def want_host_devices(count: int = PMAP_DEVICES) -> None:
+    """Ask XLA's CPU client for ``count`` host devices (pmap programs), by adding
+    ``--xla_force_host_platform_device_count`` to ``XLA_FLAGS`` -- only effective before
+    jaxlib initializes its backend, so only done when jax is not imported yet and the
+    flag is not set already."""
+    import os
+
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "jax" in sys.modules or "xla_force_host_platform_device_count" in flags:
+        return
+    os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={count}".strip()
+
+
 def _ad_source(program: FuzzProgram, name: str) -> str:
     """``program`` (its steps as an inner ``member``) under ``grad`` or ``jvp``."""
     mode, float_in, float_out = program.ad  # type: ignore[misc]
@@ -706,17 +1282,50 @@ def _ad_source(program: FuzzProgram, name: str) -> str:
     picked = ", ".join(f"outs[{k}]" for k in float_out)
     lines = [f"def {name}(ns, {', '.join(params)}):", *("    " + ln for ln in inner.split("\n"))]
     lines.append("    api = importlib.import_module(ns.lax_.__name__.split('.')[0])")
+    if program.checkpoint is not None:
+        policy, prevent_cse = program.checkpoint
+        policy_source = "None" if policy is None else f"api.checkpoint_policies.{policy}"
+        lines.append(f"    remat = api.checkpoint(member, policy={policy_source}, "
+                     f"prevent_cse={prevent_cse})")  # fmt: skip
     lines.append(f"    def differentiated({', '.join(diff)}):")
     lines.append(f"        outs = member({', '.join(params)})")
     if mode == "grad":
         lines.append(f"        return sum(ns.np_.sum(o) for o in ({picked},))")
         argnums = tuple(range(len(diff)))
+        if program.checkpoint is not None:
+            lines.append(f"    def checkpointed({', '.join(diff)}):")
+            lines.append(f"        outs = remat({', '.join(params)})")
+            lines.append(f"        return sum(ns.np_.sum(o) for o in ({picked},))")
+            lines.append(
+                f"    return (api.grad(checkpointed, argnums={argnums!r})({', '.join(diff)}),"
+                f" api.grad(differentiated, argnums={argnums!r})({', '.join(diff)}))"
+            )
+            return "\n".join(lines)
         lines.append(f"    return api.grad(differentiated, argnums={argnums!r})({', '.join(diff)})")
     else:
         lines.append(f"        return ({picked},)")
         ones = ", ".join(f"ns.np_.ones_like({d})" for d in diff)
         lines.append(f"    return api.jvp(differentiated, ({', '.join(diff)},), ({ones},))")
     return "\n".join(lines)
+
+
+def _ref_arg_source(program: FuzzProgram, name: str) -> str:
+    """``program``'s steps as a ``member`` jitted and called twice with input ``ref_arg``
+    made a Ref; the result: both calls' outputs and the ref's final value."""
+    params = [f"v{i}" for i in range(len(program.inputs))]
+    inner = (
+        replace(program, ref_arg=None).source("member").replace("def member(ns, ", "def member(")
+    )
+    args = ", ".join("ref" if k == program.ref_arg else p for k, p in enumerate(params))
+    return "\n".join([
+        f"def {name}(ns, {', '.join(params)}):",
+        *("    " + ln for ln in inner.split("\n")),
+        f"    ref = ns.api.new_ref(v{program.ref_arg})",
+        "    step = ns.jit(member)",
+        f"    first = step({args})",
+        f"    second = step({args})",
+        "    return (first, second, ns.api.freeze(ref))",
+    ])  # fmt: skip
 
 
 # --- masked programs ---------------------------------------------------------------------
@@ -876,4 +1485,4 @@ def run_mask_fuzz(
 
 
 __all__ = ["FuzzProgram", "Input", "Step", "programs", "run_fuzz", "check_program", "OPS",
-           "masked_programs", "run_mask_fuzz"]  # fmt: skip
+           "KINDS", "masked_programs", "run_mask_fuzz", "want_host_devices"]  # fmt: skip

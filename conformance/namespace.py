@@ -77,6 +77,14 @@ class Namespace:
             raise Unsupported(f"{self.name} has no eval_shape")
         return self._eval_shape
 
+    @property
+    def api(self) -> Any:
+        """The implementation's top-level module (``refimpl`` / ``jax``), the home of
+        ``random``, ``pmap``, ``new_ref``/``freeze``/``ref``, ``checkpoint``, ``grad``."""
+        import importlib
+
+        return importlib.import_module(self.lax_.__name__.split(".")[0])
+
     # control flow lives in lax_; these are shortcuts so cases read naturally
     scan = property(lambda self: self.lax_.scan)
     while_loop = property(lambda self: self.lax_.while_loop)

@@ -161,7 +161,8 @@ def constant(value: Any, dtype: np.dtype, shape: Sequence[int] = ()) -> ir.Value
     array = np.asarray(value).astype(dtype)
     shape = tuple(shape) if array.ndim == 0 else array.shape
     if array.ndim == 0 or _is_uniform(array):
-        return _splat(array.reshape(-1)[0] if array.size else array.reshape(()), dtype, shape)
+        # an empty array is a splat of any value (a zero: there is no element to take)
+        return _splat(array.reshape(-1)[0] if array.size else np.zeros((), dtype), dtype, shape)
     if dtypes.is_bool(dtype):
         # MLIR packs i1 elements into bits; build the array as ui8 and convert
         as_bytes = constant(array.astype(np.uint8), np.dtype(np.uint8))
