@@ -54,7 +54,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, elementwise, structural
+from refimpl.primitives import ad_helpers, elementwise, indexing, structural
 from refimpl.primitives.base import Primitive
 from refimpl.transforms import batching
 
@@ -616,31 +616,9 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, f
     return [scatter_add_p.bind(zeros, indices, ct, dimension_numbers=dn, **params), None]
 
 
-def _linear_scatter_jvp(prim: Primitive):
-    def rule(primals, tangents, **params):
-        operand, indices, updates = primals
-        tx, _, tu = tangents
-        ans = prim.bind(operand, indices, updates, **params)
-        if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
-            return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
-        tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(ad_helpers.aval_of(operand)))
-        tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(ad_helpers.aval_of(updates)))
-        return ans, prim.bind(tx, indices, tu, **params)
-
-    return rule
-
-
-scatter_add_p.def_jvp(_linear_scatter_jvp(scatter_add_p))
-scatter_sub_p.def_jvp(_linear_scatter_jvp(scatter_sub_p))
-
-
-def _zero_cts(operand, updates) -> list:
-    u_aval = ad_helpers.aval_of(updates)
-    return [
-        ad_helpers.Zero(operand.aval) if _undefined(operand) else None,
-        None,
-        ad_helpers.Zero(u_aval) if _undefined(updates) else None,
-    ]
+# linear in (operand, updates) jointly: the tangents scattered alike
+scatter_add_p.def_jvp(indexing.scatter_tangents_alike(scatter_add_p))
+scatter_sub_p.def_jvp(indexing.scatter_tangents_alike(scatter_sub_p))
 
 
 def _additive_transpose(subtract: bool):
@@ -648,7 +626,7 @@ def _additive_transpose(subtract: bool):
         """The operand gets the cotangent; each update the cotangent of its
         window (zero for a dropped window), negated for scatter_sub."""
         if isinstance(ct, ad_helpers.Zero):
-            return _zero_cts(operand, updates)
+            return indexing.zero_scatter_cts(operand, updates)
         ct_updates = None
         if _undefined(updates):
             shape = ad_helpers.aval_of(operand).shape
@@ -711,7 +689,7 @@ def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers, **pa
             "scatter: transpose is only implemented where unique_indices=True"
         )
     if isinstance(ct, ad_helpers.Zero):
-        return _zero_cts(operand, updates)
+        return indexing.zero_scatter_cts(operand, updates)
     dn = dimension_numbers
     u_aval = ad_helpers.aval_of(updates)
     shape = ad_helpers.aval_of(operand).shape

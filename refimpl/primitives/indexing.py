@@ -26,7 +26,7 @@ start index are.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -280,12 +280,16 @@ def _gather_mask(ctx, x, indices, *, axis, mode, fill_value):
     return out, (*logical[:axis], *ctx.logical_in[1], *logical[axis + 1 :])
 
 
-def _scatter_primitive(name: str, accumulate: bool) -> Primitive:
-    """A scatter along one axis: ``x[..., indices, ...] = updates`` (or ``+=`` when
-    ``accumulate``), where ``updates`` has the shape ``np.take(x, indices, axis)``
-    would have. ``mode="drop"`` skips updates at out-of-range indices,
-    ``mode="clip"`` clamps those indices. Repeated indices: the last update in
-    row-major order of ``indices`` wins, or all of them accumulate in that order."""
+def scatter_primitive(name: str, combine: Any = None, *, numeric: bool = False) -> Primitive:
+    """A scatter along one axis: ``x[..., indices, ...] = updates`` (``combine``
+    None), or ``combine(x[..., indices, ...], updates)`` for a NumPy ufunc
+    ``combine`` (``np.add`` for ``+=``), where ``updates`` has the shape
+    ``np.take(x, indices, axis)`` would have; ``numeric`` rejects bool.
+    ``mode="drop"`` skips updates at out-of-range indices, ``mode="clip"``
+    clamps those indices. Repeated indices: the last update in row-major order
+    of ``indices`` wins, or all of them combine in that order. (The batch rule
+    and lowering are added by the caller: :func:`_scatter_batch_rule`,
+    :func:`scatter_lowering`.)"""
     prim = Primitive(name)
 
     @prim.def_abstract_eval
@@ -300,7 +304,7 @@ def _scatter_primitive(name: str, accumulate: bool) -> Primitive:
                 f"{name}: operand and updates must have the same dtype, got "
                 f"{x.dtype.name} and {updates.dtype.name}"
             )
-        if accumulate and dtypes.is_bool(x.dtype):
+        if numeric and dtypes.is_bool(x.dtype):
             raise TypeError(f"{name}: does not accept dtype bool; it takes numeric types")
         if updates.shape != shape:
             raise TypeError(
@@ -323,17 +327,18 @@ def _scatter_primitive(name: str, accumulate: bool) -> Primitive:
         rows_in = np.moveaxis(flat_updates, axis, 0)
         keep = in_range.reshape(-1)
         targets = positions.reshape(-1)[keep]
-        if accumulate:
-            np.add.at(rows_out, targets, rows_in[keep])
-        else:
+        if combine is None:
             rows_out[targets] = rows_in[keep]  # NumPy: the last duplicate wins
+        else:
+            with np.errstate(all="ignore"):
+                combine.at(rows_out, targets, rows_in[keep])  # in row-major order
         return out
 
     return prim
 
 
-scatter_p = _scatter_primitive("scatter", accumulate=False)
-scatter_add_p = _scatter_primitive("scatter_add", accumulate=True)
+scatter_p = scatter_primitive("scatter")
+scatter_add_p = scatter_primitive("scatter_add", np.add, numeric=True)
 
 
 # --- batching rules (refimpl.transforms.batching) -------------------------------------
@@ -604,47 +609,48 @@ def _gather_transpose(ct, x, indices, *, axis, mode, fill_value):
     return [scatter_add_p.bind(zeros, indices, ct, axis=axis, mode=_scatter_mode(mode)), None]
 
 
-@scatter_add_p.def_jvp
-def _scatter_add_jvp(primals, tangents, *, axis, mode):
-    x, indices, updates = primals
-    tx, _, tu = tangents
-    ans = scatter_add_p.bind(x, indices, updates, axis=axis, mode=mode)
-    if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
-        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
-    tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(ad_helpers.aval_of(x)))
-    tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(ad_helpers.aval_of(updates)))
-    return ans, scatter_add_p.bind(tx, indices, tu, axis=axis, mode=mode)
+def scatter_tangents_alike(prim: Primitive) -> Callable[..., Any]:
+    """The jvp of a scatter linear in (operand, updates) jointly, or whose
+    winners do not depend on the values: the tangents scattered alike
+    (``scatter``: the same update wins at each place)."""
+
+    def rule(primals, tangents, **params):
+        x, indices, updates = primals
+        tx, _, tu = tangents
+        ans = prim.bind(x, indices, updates, **params)
+        if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
+            return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+        tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(ad_helpers.aval_of(x)))
+        tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(ad_helpers.aval_of(updates)))
+        return ans, prim.bind(tx, indices, tu, **params)
+
+    return rule
+
+
+def zero_scatter_cts(x: Any, updates: Any) -> list[Any]:
+    """A scatter transpose's result for a zero cotangent."""
+    return [
+        ad_helpers.Zero(x.aval) if _undefined(x) else None,
+        None,
+        ad_helpers.Zero(ad_helpers.aval_of(updates)) if _undefined(updates) else None,
+    ]
+
+
+scatter_add_p.def_jvp(scatter_tangents_alike(scatter_add_p))
+scatter_p.def_jvp(scatter_tangents_alike(scatter_p))
 
 
 @scatter_add_p.def_transpose
 def _scatter_add_transpose(ct, x, indices, updates, *, axis, mode):
     """The operand gets the cotangent; each update the cotangent where it
     landed (zero where it was dropped)."""
-    update_aval = ad_helpers.aval_of(updates)
     if isinstance(ct, ad_helpers.Zero):
-        return [
-            ad_helpers.Zero(x.aval) if _undefined(x) else None,
-            None,
-            ad_helpers.Zero(update_aval) if _undefined(updates) else None,
-        ]
+        return zero_scatter_cts(x, updates)
     ct_updates = None
     if _undefined(updates):
         gather_mode, fill = _gather_mode(mode)
         ct_updates = gather_p.bind(ct, indices, axis=axis, mode=gather_mode, fill_value=fill)
     return [ct if _undefined(x) else None, None, ct_updates]
-
-
-@scatter_p.def_jvp
-def _scatter_jvp(primals, tangents, *, axis, mode):
-    """The tangents are scattered alike: the same update wins at each place."""
-    x, indices, updates = primals
-    tx, _, tu = tangents
-    ans = scatter_p.bind(x, indices, updates, axis=axis, mode=mode)
-    if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
-        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
-    tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(ad_helpers.aval_of(x)))
-    tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(ad_helpers.aval_of(updates)))
-    return ans, scatter_p.bind(tx, indices, tu, axis=axis, mode=mode)
 
 
 @scatter_p.def_transpose
@@ -655,11 +661,7 @@ def _scatter_transpose(ct, x, indices, updates, *, axis, mode):
     position's own number and reading the winners back."""
     update_aval = ad_helpers.aval_of(updates)
     if isinstance(ct, ad_helpers.Zero):
-        return [
-            ad_helpers.Zero(x.aval) if _undefined(x) else None,
-            None,
-            ad_helpers.Zero(update_aval) if _undefined(updates) else None,
-        ]
+        return zero_scatter_cts(x, updates)
     ct_x = ct_updates = None
     if _undefined(x):
         ct_x = scatter_p.bind(ct, indices, ad_helpers.zeros(update_aval), axis=axis, mode=mode)
@@ -752,7 +754,10 @@ def _gather_lowering(ctx, x, indices, *, axis, mode, fill_value):
     return [ctx.select(keep, taken, fill)]
 
 
-def _scatter_lowering(accumulate: bool):
+def scatter_lowering(combiner: Callable[[Any, np.dtype], Callable[..., Any]]):
+    """The lowering of a :func:`scatter_primitive`; ``combiner(ctx, dtype)``
+    gives the update region's ``f(old, new)``."""
+
     def rule(ctx, x, indices, updates, *, axis, mode):
         """StableHLO's scatter skips an update whose index is out of bounds;
         ``drop`` sends every out-of-range index to one such place (``size``, or
@@ -777,19 +782,15 @@ def _scatter_lowering(accumulate: bool):
         )
         op = ctx.hlo.ScatterOp([ctx.ir_type(x_aval)], [x], target, [updates], dims)
         dtype = x_aval.dtype
-        if accumulate:
-            ctx.scalar_block(
-                op.regions[0], [dtype, dtype], lambda old, new: [ctx.hlo.add(old, new)]
-            )
-        else:
-            ctx.scalar_block(op.regions[0], [dtype, dtype], lambda old, new: [new])
+        combine = combiner(ctx, dtype)
+        ctx.scalar_block(op.regions[0], [dtype, dtype], lambda old, new: [combine(old, new)])
         return list(op.results)
 
     return rule
 
 
-scatter_p.def_lowering(_scatter_lowering(accumulate=False))
-scatter_add_p.def_lowering(_scatter_lowering(accumulate=True))
+scatter_p.def_lowering(scatter_lowering(lambda ctx, dtype: lambda old, new: new))
+scatter_add_p.def_lowering(scatter_lowering(lambda ctx, dtype: ctx.hlo.add))
 
 
 # --- the public lax functions ------------------------------------------------------

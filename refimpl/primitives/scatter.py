@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, tracing
-from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers, elementwise, indexing, structural
 from refimpl.primitives.base import Primitive, normalize_axis
 
@@ -45,70 +44,11 @@ _COMBINE: dict[str, Callable[..., Any]] = {
 
 
 def _combining_scatter(name: str) -> Primitive:
-    prim = Primitive(name)
-    ufunc = _COMBINE[name]
-
-    @prim.def_abstract_eval
-    def _abstract_eval(
-        x: ShapedArray, indices: ShapedArray, updates: ShapedArray, *, axis: int, mode: str
-    ) -> ShapedArray:
-        shape = indexing._taken_shape(name, x, indices, axis)
-        if mode not in indexing.SCATTER_MODES:
-            raise ValueError(f"{name}: mode must be one of {indexing.SCATTER_MODES}, got {mode!r}")
-        if updates.dtype != x.dtype:
-            raise TypeError(
-                f"{name}: operand and updates must have the same dtype (C2), got "
-                f"{x.dtype.name} and {updates.dtype.name}"
-            )
-        if updates.shape != shape:
-            raise TypeError(
-                f"{name}: updates of shape {updates.shape} must have shape {shape} (C3) for the "
-                f"operand of shape {x.shape} and indices of shape {indices.shape} along axis {axis}"
-            )
-        return ShapedArray(x.shape, x.dtype, x.weak_type)
-
-    @prim.def_impl
-    def _impl(
-        x: np.ndarray, indices: np.ndarray, updates: np.ndarray, *, axis: int, mode: str
-    ) -> np.ndarray:
-        positions, in_range = indexing._positions(indices, x.shape[axis], clip=mode == "clip")
-        out = x.copy()
-        rows_out = np.moveaxis(out, axis, 0)
-        flat_updates = updates.reshape(x.shape[:axis] + (positions.size,) + x.shape[axis + 1 :])
-        rows_in = np.moveaxis(flat_updates, axis, 0)
-        keep = in_range.reshape(-1)
-        with np.errstate(all="ignore"):
-            ufunc.at(rows_out, positions.reshape(-1)[keep], rows_in[keep])
-        return out.astype(x.dtype)
-
-    @prim.def_lowering
-    def _lowering(ctx, x, indices, updates, *, axis, mode):
-        """StableHLO scatter with the combiner as its region; out-of-range
-        indices handled as in ``scatter`` (see indexing._scatter_lowering)."""
-        x_aval, index_aval, _ = ctx.avals_in
-        index_dtype, size = index_aval.dtype, x_aval.shape[axis]
-        in_range, clamped = indexing._index_bounds(ctx, indices, index_dtype, size)
-        if mode == "drop":
-            outside = size if size <= int(dtypes.iinfo(index_dtype).max) else -1
-            target = ctx.select(
-                in_range, indices, ctx.constant(outside, index_dtype, index_aval.shape)
-            )
-        else:
-            target = clamped
-        dims = ctx.hlo.ScatterDimensionNumbers.get(
-            update_window_dims=indexing._other_dims(x_aval.ndim, axis, index_aval.ndim),
-            inserted_window_dims=[axis],
-            input_batching_dims=[],
-            scatter_indices_batching_dims=[],
-            scattered_dims_to_operand_dims=[axis],
-            index_vector_dim=index_aval.ndim,
-        )
-        op = ctx.hlo.ScatterOp([ctx.ir_type(x_aval)], [x], target, [updates], dims)
-        dtype = x_aval.dtype
-        combine = _hlo_combiner(ctx, name, dtype)
-        ctx.scalar_block(op.regions[0], [dtype, dtype], lambda old, new: [combine(old, new)])
-        return list(op.results)
-
+    """``indexing.scatter_primitive`` with ``name``'s combine: the same checks,
+    NumPy impl (``ufunc.at`` in row-major order), StableHLO scatter (the
+    combiner as its region) and batch rule as ``scatter``/``scatter_add``."""
+    prim = indexing.scatter_primitive(name, _COMBINE[name])
+    prim.def_lowering(indexing.scatter_lowering(lambda ctx, dtype: _hlo_combiner(ctx, name, dtype)))
     prim.def_batch(indexing._scatter_batch_rule(prim))
     return prim
 
