@@ -12,6 +12,11 @@ in blocks within one run (machine load affects both alike); medians and
 the best block are reported; every call waits for its result (see
 ``_per_call_us``). Goal: refimpl <= 0.75 x JAX.
 
+Also reported: how long each call takes to return (both libraries return
+before the computation completes: the rest of the time is the wait), and,
+for refimpl only, the time per call with calls in flight (no wait; pmap
+serializes launches with collectives itself; jax.pmap aborts this way).
+
 refimpl's cached call is the C++ fast path (``pmap`` on pjrt is a
 ``FastJitted`` in pmap mode: signature, cache hit, one multi-device
 Execute, one sharded output; no Python). The transfer count is the
@@ -42,17 +47,31 @@ CONFIGS = [("psum", 8, True), ("psum", 1024, True), ("no collective", 8, False)]
 
 
 _CPU_US: list[float] = []  # process CPU time per call of each block (all threads)
+_RETURN_US: list[float] = []  # per call of each block: time until the call returned
 
 
 def _per_call_us(f, x, calls: int) -> tuple[float, object]:
     start, cpu = time.perf_counter(), time.process_time()
+    returned = 0.0
     for _ in range(calls):
         # each call waits for its result: with calls in flight, jax.pmap on a
         # 2-core machine deadlocks (XLA's CPU collectives wait for 4 threads
         # of a pool busy with the next call); refimpl is held to the same
+        before = time.perf_counter()
         x = f(x)
+        returned += time.perf_counter() - before
         x.block_until_ready()
     _CPU_US.append((time.process_time() - cpu) / calls * 1e6)
+    _RETURN_US.append(returned / calls * 1e6)
+    return (time.perf_counter() - start) / calls * 1e6, x
+
+
+def _unwaited_us(f, x, calls: int) -> tuple[float, object]:
+    """Per call, calls in flight (refimpl only: jax.pmap aborts this way, see above)."""
+    start = time.perf_counter()
+    for _ in range(calls):
+        x = f(x)
+    x.block_until_ready()
     return (time.perf_counter() - start) / calls * 1e6, x
 
 
@@ -83,14 +102,21 @@ def main() -> None:
         rx, jx = rf(rx), jf(jx)  # the fed-back signature
         stats = rf._fast_stats()
         ratios, r_times, j_times, r_cpu, j_cpu = [], [], [], [], []
+        r_return, j_return, r_unwaited = [], [], []
         fed_back_transfers = 0
         for _ in range(args.blocks):
             before = pmap_module.transfer_count()
             r_us, rx = _per_call_us(rf, rx, args.calls)
             r_cpu.append(_CPU_US[-1])
+            r_return.append(_RETURN_US[-1])
             fed_back_transfers += pmap_module.transfer_count() - before
             j_us, jx = _per_call_us(jf, jx, args.calls)
             j_cpu.append(_CPU_US[-1])
+            j_return.append(_RETURN_US[-1])
+            before = pmap_module.transfer_count()
+            u_us, rx = _unwaited_us(rf, rx, args.calls)
+            fed_back_transfers += pmap_module.transfer_count() - before
+            r_unwaited.append(u_us)
             r_times.append(r_us)
             j_times.append(j_us)
             ratios.append(r_us / j_us)
@@ -108,7 +134,10 @@ def main() -> None:
             "ratio_of_best_blocks": min(r_times) / min(j_times),
             "refimpl_cpu_us": statistics.median(r_cpu),
             "jax_cpu_us": statistics.median(j_cpu),
-            "fed_back_calls": args.blocks * args.calls,
+            "refimpl_returns_after_us": statistics.median(r_return),
+            "jax_returns_after_us": statistics.median(j_return),
+            "refimpl_unwaited_us": statistics.median(r_unwaited),
+            "fed_back_calls": 2 * args.blocks * args.calls,  # waited and in flight
             "fed_back_transfers": fed_back_transfers,
             "fast_path_hits": fast_hits,
         }
@@ -127,6 +156,10 @@ def main() -> None:
             f"best/best {r['ratio_of_best_blocks']:.2f}) {verdict}\n"
             f"      process CPU time per call (all threads, median): refimpl "
             f"{r['refimpl_cpu_us']:.1f} us, jax {r['jax_cpu_us']:.1f} us\n"
+            f"      the call returns after (median): refimpl "
+            f"{r['refimpl_returns_after_us']:.1f} us, jax {r['jax_returns_after_us']:.1f} us; "
+            f"refimpl with calls in flight "
+            f"{r['refimpl_unwaited_us']:.1f} us per call\n"
             f"      fed back: {r['fed_back_calls']} calls, {r['fast_path_hits']} C++ fast-path "
             f"hits, {r['fed_back_transfers']} transfers "
             f"({r['fed_back_transfers'] / r['fed_back_calls']:.0f} per call)"
