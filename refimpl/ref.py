@@ -557,6 +557,7 @@ def vmap_arguments(
                 f"type {leaf.aval.str_short()} appeared at both {seen[id(leaf)]} and {path}."
             )
         seen[id(leaf)] = path
+        _cross(leaf)  # e.g. a ref closed over by an enclosing jit: an implicit argument
         if axis is not None:
             mapped.append((leaf, axis))
     saved = [(r._value, r._depth) for r, _ in mapped]
@@ -581,6 +582,7 @@ def vmap_arguments(
             _check_write(r, new, upto=trace.level)
     for (r, _), new in zip(mapped, finals, strict=True):
         if new is not None:
+            _cross(r, write=True)
             _write(r, new)
 
 

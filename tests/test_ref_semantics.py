@@ -546,3 +546,13 @@ def test_eval_shape_with_ref_arguments_and_closed_over_refs():
         flat = [(s.shape, np.dtype(s.dtype)) for s in jax.tree.leaves(shapes)]
         assert flat == [((), np.float32), ((3,), np.float32), ((), np.float32)], ns.name
         np.testing.assert_array_equal(np.asarray(r[...]), np.ones(3, np.float32))
+
+
+def test_jit_closing_over_a_ref_it_vmaps_over(backend):
+    def program(ns):
+        r = ns.new_ref(np.arange(6, dtype=np.float32).reshape(3, 2))
+        step = ns.jit(lambda s: ns.vmap(_step)(r) * s)
+        outs = [step(np.float32(2)) for _ in range(2)]
+        return outs, r[...]
+
+    _both(program)
