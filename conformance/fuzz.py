@@ -854,9 +854,12 @@ def programs(
                 break
             # a kind's own ops (samplers, collectives, ref steps) are few among the plain
             # ones: half of the steps are drawn from them when they apply
-            own = [(op, args) for op, args in choices if op.context]
+            # (the op first, then its operands: new_ref's many operands would crowd out
+            # the writes)
+            own = list(dict.fromkeys(op.name for op, _ in choices if op.context))
             if own and draw(st.booleans()):
-                choices = own
+                mine = draw(st.sampled_from(own))
+                choices = [(op, args) for op, args in choices if op.name == mine]
             op, args = draw(st.sampled_from(choices))
             steps.append(_apply(draw, op, args, vals))
         return steps

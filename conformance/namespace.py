@@ -80,9 +80,12 @@ class Namespace:
     @property
     def api(self) -> Any:
         """The implementation's top-level module (``refimpl`` / ``jax``), the home of
-        ``random``, ``pmap``, ``new_ref``/``freeze``/``ref``, ``checkpoint``, ``grad``."""
+        ``random``, ``pmap``, ``new_ref``/``freeze``/``ref``, ``checkpoint``, ``grad``
+        (``extras["api"]`` when the implementation gives one)."""
         import importlib
 
+        if "api" in self.extras:
+            return self.extras["api"]
         return importlib.import_module(self.lax_.__name__.split(".")[0])
 
     # control flow lives in lax_; these are shortcuts so cases read naturally

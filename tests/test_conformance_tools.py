@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from xml.etree import ElementTree as ET
 
 import ml_dtypes
@@ -386,3 +387,176 @@ def test_missing_native_extension_is_an_error_naming_it():
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("conformance: error: implementation 'pjrt' cannot run here: ")
     assert "refimpl._pjrt" in line and "not built" in line
+
+
+# --- the fuzzer's program kinds (random, gather/scatter, pmap, Ref, checkpoint) ------------
+
+
+def _kind_of(program) -> str:
+    if program.exact:
+        return "random"
+    if program.pmap_axes is not None:
+        return "pmap"
+    if program.ref_arg is not None:
+        return "ref_arg"
+    if program.checkpoint is not None:
+        return "checkpoint"
+    if any(s.op == "new_ref" for s in program.steps):
+        return "ref"
+    return "plain"
+
+
+@pytest.mark.parametrize("kind", ["random", "pmap", "ref", "ref_arg", "checkpoint"])
+def test_fuzz_kind_smoke_on_ref_and_pjrt(kind):
+    """A fixed-seed run of programs of one kind: ref and pjrt agree, and programs of
+    that kind were really drawn and run (not rejected)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    from conformance import fuzz
+
+    impls = [impls_mod.get("ref")] + ([impls_mod.get("pjrt")] if "pjrt" in _impls() else [])
+    if len(impls) < 2:
+        pytest.skip("pjrt cannot run here")
+    seen = []
+
+    @hypothesis_seed(7)
+    @settings(max_examples=5, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(fuzz.programs(fuzz.OP_LIST, max_steps=4, kinds=[kind], kind_odds=1))
+    def check(program):
+        assert fuzz.check_program(program, impls) == [], program.source()
+        seen.append(_kind_of(program))
+
+    check()
+    assert seen.count(kind) >= 3, seen
+
+
+def test_random_programs_are_compared_bit_for_bit(monkeypatch):
+    """A sampler one float32 ulp off is a difference in a random program (a plain
+    program's tolerance would let it through)."""
+    import refimpl as ri
+    from conformance import fuzz
+
+    def uniform(key, shape=(), dtype=np.float32, minval=0.0, maxval=1.0):
+        u = ri.random.uniform(key, shape, dtype, minval, maxval)
+        return ri.numpy.nextafter(u, ri.numpy.full_like(u, 9.0))
+
+    class OffByOneUlp(RefImplementation):
+        name = "fake-ulp"
+
+        def make_namespace(self):
+            ns = RefImplementation.make_namespace(self)
+            ns.extras["api"] = _Forward(ri, random=_Forward(ri.random, uniform=uniform))
+            return ns
+
+    monkeypatch.setitem(impls_mod._REGISTRY, "fake-ulp", OffByOneUlp)
+    key = fuzz.Step("random_key", (0,), (("typed", False),))
+    sample = fuzz.Step("random_uniform", (1,), (("dtype", np.dtype(np.float32)), ("maxval", 1.0),
+                                                ("minval", 0.0), ("shape", (3,))))  # fmt: skip
+    program = fuzz.FuzzProgram((fuzz.Input((), np.dtype(np.int32), (42,)),), (key, sample), (2,),
+                               exact=True)  # fmt: skip
+    impls = [impls_mod.get("ref"), impls_mod.get("fake-ulp")]
+    problems = fuzz.check_program(program, impls)
+    assert problems and "fake-ulp" in problems[0], problems
+    assert fuzz.check_program(replace(program, exact=False), impls) == []
+
+
+@pytest.mark.slow
+def test_a_fuzz_run_finds_a_sampler_one_ulp_off(monkeypatch):
+    import refimpl as ri
+    from conformance import fuzz
+
+    def uniform(key, shape=(), dtype=np.float32, minval=0.0, maxval=1.0):
+        u = ri.random.uniform(key, shape, dtype, minval, maxval)
+        return ri.numpy.nextafter(u, ri.numpy.full_like(u, 9.0))
+
+    class OffByOneUlp(RefImplementation):
+        name = "fake-ulp"
+
+        def make_namespace(self):
+            ns = RefImplementation.make_namespace(self)
+            ns.extras["api"] = _Forward(ri, random=_Forward(ri.random, uniform=uniform))
+            return ns
+
+    monkeypatch.setitem(impls_mod._REGISTRY, "fake-ulp", OffByOneUlp)
+    ops = ("random_uniform", "random_split", "negative")
+    with open(os.devnull, "w") as quiet:
+        result = fuzz.run_fuzz(15, ["ref", "fake-ulp"], seed=3, kinds=["random"], kind_odds=1,
+                               op_names=ops, stream=quiet)  # fmt: skip
+    assert not result.ok and "ns.api.random.uniform" in result.case_source
+
+
+def test_checkpoint_programs_check_the_plain_grad_on_each_implementation(monkeypatch):
+    """A checkpoint that changes values is found on one implementation alone."""
+    import refimpl as ri
+    from conformance import fuzz
+
+    real = ri.checkpoint
+
+    def doubling_checkpoint(fun, **kwargs):
+        inner = real(fun, **kwargs)
+        return lambda *args: tuple(o * 2 for o in inner(*args))
+
+    monkeypatch.setattr(ri, "checkpoint", doubling_checkpoint)
+    with open(os.devnull, "w") as quiet:
+        result = fuzz.run_fuzz(10, ["ref", "ref"], seed=1, kinds=["checkpoint"], kind_odds=1,
+                               stream=quiet)  # fmt: skip
+    assert not result.ok
+    assert "ref: checkpointed grad != plain grad" in result.failure
+
+
+def test_fuzz_gather_dimension_numbers_are_valid_for_jax():
+    """The generator's gather/scatter numbers are accepted by jax.lax with the output
+    shape the generator predicts."""
+    jax = pytest.importorskip("jax")
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from conformance import fuzz
+
+    shapes = st.lists(st.sampled_from([0, 1, 2, 3, 4]), min_size=1, max_size=3).map(tuple)
+
+    @settings(max_examples=60, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(shapes, st.data())
+    def check(shape, data):
+        val = fuzz.Val(shape, np.dtype(np.float32), True)
+        p = fuzz.OPS["gather"].params(data.draw, val)
+        indices = np.array(p["indices"], np.int32).reshape(p["index_shape"])
+        dn = jax.lax.GatherDimensionNumbers(*p["dn"])
+        x = jax.ShapeDtypeStruct(shape, np.float32)
+        out = jax.eval_shape(lambda x, i: jax.lax.gather(x, i, dn, p["sizes"], mode=p["mode"]),
+                             x, indices)  # fmt: skip
+        assert out.shape == fuzz.OPS["gather"].out(p, val)[0].shape
+        if p["mode"] == "promise_in_bounds" and indices.size:
+            starts = indices.reshape(-1, indices.shape[-1])
+            limits = [shape[d] - p["sizes"][d] for d in p["dn"][2]]
+            assert ((starts >= 0) & (starts <= np.array(limits, np.int32))).all()
+
+    check()
+
+
+def test_pjrt_jit_closing_over_an_empty_constant():
+    """Found by the fuzzer (a gather with empty literal indices): an empty constant array
+    lowers (a splat of nothing) instead of failing in the lowering."""
+    import refimpl as ri
+
+    if "pjrt" not in _impls():
+        pytest.skip("pjrt cannot run here")
+    empty = np.zeros((0, 2), np.float32)
+    out = ri.jit(lambda x: x + empty, backend="pjrt")(np.ones((0, 2), np.float32))
+    assert out.shape == (0, 2) and np.asarray(out).dtype == np.float32
+
+
+class _Forward:
+    """A module stand-in: ``overrides`` first, then the wrapped module."""
+
+    def __init__(self, module, **overrides):
+        self._module, self._overrides = module, overrides
+        self.__name__ = module.__name__
+
+    def __getattr__(self, name):
+        if name in self._overrides:
+            return self._overrides[name]
+        return getattr(self._module, name)
