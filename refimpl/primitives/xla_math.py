@@ -1,10 +1,11 @@
 """XLA CPU's float32 transcendental functions, bit for bit, in NumPy.
 
 The reference defines ``exp``, ``log``, ``log1p``, ``expm1``, ``tanh``,
-``logistic``, ``erf`` and ``erf_inv`` on float32 (and on float16/bfloat16,
-which are computed in float32 and rounded once) as the approximations XLA's
-CPU backend compiles, so that the reference interpreter, the PJRT backend and
-JAX give the same bits. Each function below states its algorithm: the range
+``logistic``, ``erf``, ``erf_inv`` and ``tan`` on float32 (and on
+float16/bfloat16, which are computed in float32 and rounded once) as the
+approximations XLA's CPU backend compiles (for ``tan``: the C library
+function its code calls), so that the reference interpreter, the PJRT
+backend and JAX give the same bits. Each function below states its algorithm: the range
 reduction, the polynomial and where its coefficients come from. They were
 checked against the PJRT CPU plugin (and jaxlib 0.10.2's CPU client, which
 agrees with it) on millions of inputs: subnormals, zeros, infinities, NaNs
@@ -38,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["erf", "erf_inv", "exp", "expm1", "fma", "log", "log1p", "logistic", "tanh"]
+__all__ = ["erf", "erf_inv", "exp", "expm1", "fma", "log", "log1p", "logistic", "tan", "tanh"]
 
 _F32 = np.float32
 _TINY = np.finfo(np.float32).tiny  # 2**-126, the smallest normal float32
@@ -299,3 +300,148 @@ def erf_inv(x) -> np.ndarray:
         result = _mul(p, x)
         result = np.where(np.abs(x) == 1, _mul(x, _F32(np.inf)), result)
         return np.where(np.abs(x) > 1, _F32(np.nan), result).astype(_F32)
+
+
+# --- tan: the C library's tanf, which XLA CPU calls ----------------------------------
+#
+# XLA CPU compiles float32 tan into a call to the host's `tanf`. The PJRT
+# plugin and jaxlib link the system libm dynamically, so its bits are those of
+# the machine's C library: this is glibc's tanf as of glibc 2.28-2.40 (a
+# double-precision range reduction, then the fdlibm float kernel, x86-64
+# build without fma), checked bit for bit against glibc 2.36.
+
+
+def _pi_times_2_to(bits: int) -> int:
+    """floor(pi * 2**bits), by Machin's formula in integer arithmetic."""
+    guard = 32
+    one = 1 << (bits + guard)
+
+    def arctan_inverse(n: int) -> int:  # arctan(1/n) * 2**(bits + guard)
+        term = total = one // n
+        k, sign = 1, -1
+        while term:
+            term //= n * n
+            total += sign * (term // (2 * k + 1))
+            sign, k = -sign, k + 1
+        return total
+
+    return (16 * arctan_inverse(5) - 4 * arctan_inverse(239)) >> guard
+
+
+_TWO_OVER_PI_BITS = 400
+_TWO_OVER_PI = (2 << (2 * _TWO_OVER_PI_BITS)) // _pi_times_2_to(_TWO_OVER_PI_BITS)
+# word i: bits 8i-24 .. 8i+8 of the binary fraction of 2/pi (0xa2, 0xa2f9, ...)
+_TWO_OVER_PI_WORDS = np.array(
+    [((_TWO_OVER_PI << (8 * i + 8)) >> _TWO_OVER_PI_BITS) & 0xFFFFFFFF for i in range(24)],
+    np.uint64,
+)
+# the fdlibm tan kernel's coefficients: tan(x) = x + x^3 T0 + x^5 (T1 + T2 x^2 + ...)
+_TAN_T = (3.3333334327e-01, 1.3333334029e-01, 5.3968254477e-02, 2.1869488060e-02)
+_TAN_T += (8.8632395491e-03, 3.5920790397e-03, 1.4562094584e-03, 5.8804126456e-04)
+_TAN_T += (2.4646313977e-04, 7.8179444245e-05, 7.1407252108e-05, -1.8558637748e-05)
+_TAN_T += (2.5907305826e-05,)
+
+
+def _reduce_large(bits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """|x| mod pi/2 for |x| >= 120 (Payne-Hanek): the 24-bit significand times
+    96 bits of 2/pi chosen by the exponent, in 64-bit integer arithmetic; the
+    top two bits of the product's integer part give the quadrant ``n``, the
+    rest, rounded to the nearest quadrant boundary, times pi/2 * 2^-62, the
+    remainder (a float64, of the sign of ``|x|``)."""
+    bits = bits.astype(np.uint64)
+    word = ((bits >> np.uint64(26)) & np.uint64(15)).astype(np.int64)
+    shift = (bits >> np.uint64(23)) & np.uint64(7)
+    m = ((bits & np.uint64(0xFFFFFF)) | np.uint64(0x800000)) << shift
+    with np.errstate(over="ignore"):
+        low = (m * _TWO_OVER_PI_WORDS[word]) & np.uint64(0xFFFFFFFF)
+        mid = m * _TWO_OVER_PI_WORDS[word + 4]
+        high = m * _TWO_OVER_PI_WORDS[word + 8]
+        frac = ((high >> np.uint64(32)) | (low << np.uint64(32))) + mid
+        n = (frac + (np.uint64(1) << np.uint64(61))) >> np.uint64(62)
+        frac = frac - (n << np.uint64(62))
+    return frac.view(np.int64).astype(np.float64) * (np.pi / 2 * 2.0**-62), n.astype(np.int64)
+
+
+def _tan_kernel(x: np.ndarray, y: np.ndarray, odd: np.ndarray) -> np.ndarray:
+    """fdlibm's ``__kernel_tanf(x, y, iy)``: tan(x + y) for |x + y| <= pi/4, or
+    -1/tan(x + y) where ``odd`` (``iy = -1``), every step rounded to float32.
+    Above 0.6744 it uses tan(pi/4 - x) = (1 - tan x)/(1 + tan x)."""
+    f = _F32
+    iy = np.where(odd, f(-1), f(1))
+    hx = x.view(np.int32)
+    ix = hx & 0x7FFFFFFF
+    big = ix >= 0x3F2CA140
+    sign = np.where(hx < 0, f(-1), f(1))
+    with np.errstate(all="ignore"):
+        xa, ya = np.where(big, np.abs(x), x), np.where(big & (hx < 0), -y, y)
+        folded = (f(7.8539812565e-01) - xa).astype(f) + (f(3.7748947079e-08) - ya).astype(f)
+        x = np.where(big, folded, xa).astype(f)
+        y = np.where(big, f(0), ya).astype(f)
+        z = (x * x).astype(f)
+        w = (z * z).astype(f)
+
+        def horner(coefficients):
+            acc = f(coefficients[-1])
+            for c in reversed(coefficients[:-1]):
+                acc = (f(c) + (w * acc).astype(f)).astype(f)
+            return acc
+
+        r = horner(_TAN_T[1::2])
+        v = (z * horner(_TAN_T[2::2])).astype(f)
+        s = (z * x).astype(f)
+        r = (y + (z * ((s * (r + v).astype(f)).astype(f) + y).astype(f)).astype(f)).astype(f)
+        r = (r + (f(_TAN_T[0]) * s).astype(f)).astype(f)
+        w = (x + r).astype(f)
+        # above 0.6744: (1 - tan)/(1 + tan) written to keep the precision
+        ratio = ((w * w).astype(f) / (w + iy).astype(f)).astype(f)
+        folded_result = (sign * (iy - (f(2) * (x - (ratio - r).astype(f))).astype(f))).astype(f)
+        # -1/(x + r) with a split reciprocal (12 low bits cleared) for accuracy
+        w_hi = (w.view(np.uint32) & np.uint32(0xFFFFF000)).view(f)
+        v = (r - (w_hi - x).astype(f)).astype(f)
+        a = (f(-1) / w).astype(f)
+        t = (a.view(np.uint32) & np.uint32(0xFFFFF000)).view(f)
+        s = (f(1) + (t * w_hi).astype(f)).astype(f)
+        negative_reciprocal = (t + (a * (s + (t * v).astype(f)).astype(f)).astype(f)).astype(f)
+        result = np.where(odd, negative_reciprocal, w)
+        result = np.where(big, folded_result, result)
+        # |x| folded below 2^-13: the first-order expansion
+        near = big & (np.abs(x) < f(2.0**-13))
+        linear = (sign * iy * (f(1) - (f(2) * iy * x).astype(f))).astype(f)
+        result = np.where(near, linear, result)
+        # |x| < 2^-13 unfolded: x, or -1/x (+inf for +-0)
+        tiny = ix < 0x39000000
+        tiny_odd = np.where(ix == 0, (f(1) / np.abs(x)).astype(f), (f(-1) / x).astype(f))
+        return np.where(tiny, np.where(odd, tiny_odd, x), result).astype(f)
+
+
+def tan(x) -> np.ndarray:
+    """XLA CPU's float32 ``tan``: the host C library's ``tanf`` (glibc 2.28-2.40).
+
+    ``|x| <= pi/4`` goes to the kernel directly. Otherwise ``x`` is reduced
+    modulo pi/2 in float64 -- for ``|x| < 120`` by ``x - n pi/2`` with
+    ``n = round(x 2/pi)``, beyond by :func:`_reduce_large` -- and the
+    remainder, split into a float32 head and tail, goes to the kernel with
+    the quadrant's parity (odd quadrants give ``-1/tan``). The kernel is
+    fdlibm's float tan (an odd polynomial of degree 27, its terms split in
+    two interleaved halves). NaN and +-inf give NaN. The C library ignores
+    the flush-to-zero mode for the tiny inputs it returns unchanged.
+    """
+    x = _as_f32(x)
+    bits = x.view(np.uint32)
+    magnitude = bits & np.uint32(0x7FFFFFFF)
+    with np.errstate(invalid="ignore", over="ignore"):
+        wide = x.astype(np.float64)
+        n = np.rint(wide * (2 / np.pi))
+        remainder = wide - n * (np.pi / 2)
+        far, n_far = _reduce_large(bits)
+        far = np.where(bits >> np.uint32(31) == 1, -far, far)
+        near = magnitude < np.uint32(0x42F00000)  # |x| < 120
+        remainder = np.where(near, remainder, far)
+        n = np.where(near, np.nan_to_num(n).astype(np.int64), n_far)
+        head = remainder.astype(_F32)
+        tail = (remainder - head).astype(_F32)
+        direct = magnitude <= np.uint32(0x3F490FDA)  # |x| <= pi/4
+        head, tail = np.where(direct, x, head), np.where(direct, _F32(0), tail)
+        odd = ~direct & (n & 1 == 1)
+        result = _tan_kernel(head, tail, odd)
+        return np.where(magnitude >= np.uint32(0x7F800000), _F32(np.nan), result).astype(_F32)
