@@ -430,6 +430,9 @@ GATHER_ERRORS = [
     (((2,), (1,), (1,), (0,), (0,)), (1, 1, 5), np.zeros((2, 3, 1), np.int32)),  # batch shapes
     (((1,), (1,), (1,), (0,), ()), (1, 1, 5), np.zeros((3, 1), np.int32)),  # unequal counts
     (((1, 2), (0,), ()), (1, 4, 5), np.int32(0)),  # rank-0 indices
+    (((1, 2), (), (1,), (0, 0), (0, 0)), (1, 1, 5), np.zeros((3, 1), np.int32)),  # repeated
+    (((1, 2), (0,), (1,), (0,), (0,)), (1, 1, 5), np.zeros((3, 1), np.int32)),  # not disjoint
+    (((1, 2), (), (1,), (0,), ()), (1, 1, 5), np.zeros((3, 1), np.int32)),  # unequal counts
 ]
 
 
@@ -456,6 +459,24 @@ SCATTER_ERRORS = [
     ("scatter_add", ((1, 2), (0,), (0, 1)), I2, U.astype(np.int32)),  # dtypes differ
     ("scatter_add", ((1, 2), (0,), (0, 1)), I2.astype(np.float32), U),  # float indices
     ("scatter_mul", ((1, 2), (0,), (0, 1)), I2, U),  # fine, in bounds: no error
+    (
+        "scatter",
+        ((2,), (1,), (1,), (2, 0), (0, 1)),
+        np.zeros((3, 5, 1), np.int32),
+        np.zeros((3, 5, 4), np.float32),
+    ),  # operand_batching_dims not sorted
+    (
+        "scatter",
+        ((1,), (1,), (1,), (0,), ()),
+        np.zeros((3, 1), np.int32),
+        np.zeros((3, 5), np.float32),
+    ),  # unequal counts
+    (
+        "scatter_add",
+        ((1,), (1,), (1,), (0,), (0,)),
+        np.zeros((2, 1), np.int32),
+        np.zeros((2, 5), np.float32),
+    ),  # batch shapes differ
 ]
 
 

@@ -204,6 +204,48 @@ def _check_indices(name: str, indices: ShapedArray, op: str) -> int:
     return indices.ndim - 1
 
 
+def _check_batching(
+    name: str,
+    op: str,
+    operand: ShapedArray,
+    indices: ShapedArray,
+    operand_dims: tuple[int, ...],
+    indices_dims: tuple[int, ...],
+    indices_field: str,
+    disjoint_from: list[tuple[tuple[int, ...], str]],
+) -> tuple[int, ...]:
+    """JAX's checks of the batching dims, shared by gather and scatter (in
+    each op's order and words); returns the batch shape."""
+    first, second = (_unique, _sorted) if op == "gather" else (_sorted, _unique)
+    first(name, operand_dims, op, "operand_batching_dims")
+    second(name, operand_dims, op, "operand_batching_dims")
+    _in_range(name, operand_dims, operand.ndim, op, "operand_batching_dims", only_ends=True)
+    for dims, field in disjoint_from:
+        _disjoint(name, dims, operand_dims, op, field, "operand_batching_dims")
+    _unique(name, indices_dims, op, indices_field)
+    _in_range(name, indices_dims, indices.ndim, op, indices_field)
+    title = op.capitalize()
+    if indices.ndim - 1 in indices_dims:
+        raise TypeError(
+            f"{name}: {title} op cannot have the index vector dimension as a batching "
+            f"dimension; got {indices_dims}."
+        )
+    if len(operand_dims) != len(indices_dims):
+        space = "" if op == "gather" else " "  # JAX's gather message lacks it
+        raise TypeError(
+            f"{name}: {title} op requires equal numbers of operand_batching_dims and "
+            f"{indices_field}, got {operand_dims} and{space}{indices_dims}."
+        )
+    operand_batch = tuple(operand.shape[d] for d in operand_dims)
+    indices_batch = tuple(indices.shape[d] for d in indices_dims)
+    if operand_batch != indices_batch:
+        raise TypeError(
+            f"{name}: {title} op requires operand batching dimensions and indices batching "
+            f"dimensions to have the same shape, got {operand_batch} and {indices_batch}."
+        )
+    return operand_batch
+
+
 def gather_shape(
     name: str, operand: ShapedArray, indices: ShapedArray, dn: GatherDimensionNumbers, sizes
 ) -> tuple[int, ...]:
@@ -234,35 +276,12 @@ def gather_shape(
     _in_range(name, dn.collapsed_slice_dims, operand.ndim, "gather", "collapsed_slice_dims",
               only_ends=True)  # fmt: skip
     _unique(name, dn.collapsed_slice_dims, "gather", "collapsed_slice_dims")
-    _unique(name, dn.operand_batching_dims, "gather", "operand_batching_dims")
-    _sorted(name, dn.operand_batching_dims, "gather", "operand_batching_dims")
-    _in_range(name, dn.operand_batching_dims, operand.ndim, "gather", "operand_batching_dims",
-              only_ends=True)  # fmt: skip
-    _disjoint(name, dn.collapsed_slice_dims, dn.operand_batching_dims, "gather",
-              "collapsed_slice_dims", "operand_batching_dims")  # fmt: skip
-    _disjoint(name, dn.start_index_map, dn.operand_batching_dims, "gather",
-              "start_index_map", "operand_batching_dims")  # fmt: skip
-    _unique(name, dn.start_indices_batching_dims, "gather", "start_indices_batching_dims")
-    _in_range(name, dn.start_indices_batching_dims, indices.ndim, "gather",
-              "start_indices_batching_dims")  # fmt: skip
-    if ivd in dn.start_indices_batching_dims:
-        raise TypeError(
-            f"{name}: Gather op cannot have the index vector dimension as a batching "
-            f"dimension; got {dn.start_indices_batching_dims}."
-        )
-    if len(dn.operand_batching_dims) != len(dn.start_indices_batching_dims):
-        raise TypeError(
-            f"{name}: Gather op requires equal numbers of operand_batching_dims and "
-            f"start_indices_batching_dims, got {dn.operand_batching_dims} and"
-            f"{dn.start_indices_batching_dims}."
-        )
-    operand_batch = tuple(operand.shape[d] for d in dn.operand_batching_dims)
-    indices_batch = tuple(indices.shape[d] for d in dn.start_indices_batching_dims)
-    if operand_batch != indices_batch:
-        raise TypeError(
-            f"{name}: Gather op requires operand batching dimensions and indices batching "
-            f"dimensions to have the same shape, got {operand_batch} and {indices_batch}."
-        )
+    _check_batching(
+        name, "gather", operand, indices, dn.operand_batching_dims,
+        dn.start_indices_batching_dims, "start_indices_batching_dims",
+        [(dn.collapsed_slice_dims, "collapsed_slice_dims"),
+         (dn.start_index_map, "start_index_map")],
+    )  # fmt: skip
     if len(sizes) != operand.ndim:
         raise TypeError(
             f"{name}: Gather op must have one slice size for every input dimension; got: "
@@ -324,35 +343,12 @@ def check_scatter(
     _unique(name, dn.inserted_window_dims, "scatter", "inserted_window_dims")
     _in_range(name, dn.inserted_window_dims, operand.ndim, "scatter", "inserted_window_dims",
               only_ends=True)  # fmt: skip
-    _sorted(name, dn.operand_batching_dims, "scatter", "operand_batching_dims")
-    _unique(name, dn.operand_batching_dims, "scatter", "operand_batching_dims")
-    _in_range(name, dn.operand_batching_dims, operand.ndim, "scatter", "operand_batching_dims",
-              only_ends=True)  # fmt: skip
-    _disjoint(name, dn.inserted_window_dims, dn.operand_batching_dims, "scatter",
-              "inserted_window_dims", "operand_batching_dims")  # fmt: skip
-    _disjoint(name, dn.scatter_dims_to_operand_dims, dn.operand_batching_dims, "scatter",
-              "scatter_dims_to_operand_dims", "operand_batching_dims")  # fmt: skip
-    _unique(name, dn.scatter_indices_batching_dims, "scatter", "scatter_indices_batching_dims")
-    _in_range(name, dn.scatter_indices_batching_dims, indices.ndim, "scatter",
-              "scatter_indices_batching_dims")  # fmt: skip
-    if ivd in dn.scatter_indices_batching_dims:
-        raise TypeError(
-            f"{name}: Scatter op cannot have the index vector dimension as a batching "
-            f"dimension; got {dn.scatter_indices_batching_dims}."
-        )
-    if len(dn.operand_batching_dims) != len(dn.scatter_indices_batching_dims):
-        raise TypeError(
-            f"{name}: Scatter op requires equal numbers of operand_batching_dims and "
-            f"scatter_indices_batching_dims, got {dn.operand_batching_dims} and "
-            f"{dn.scatter_indices_batching_dims}."
-        )
-    operand_batch = tuple(operand.shape[d] for d in dn.operand_batching_dims)
-    indices_batch = tuple(indices.shape[d] for d in dn.scatter_indices_batching_dims)
-    if operand_batch != indices_batch:
-        raise TypeError(
-            f"{name}: Scatter op requires operand batching dimensions and indices batching "
-            f"dimensions to have the same shape, got {operand_batch} and {indices_batch}."
-        )
+    operand_batch = _check_batching(
+        name, "scatter", operand, indices, dn.operand_batching_dims,
+        dn.scatter_indices_batching_dims, "scatter_indices_batching_dims",
+        [(dn.inserted_window_dims, "inserted_window_dims"),
+         (dn.scatter_dims_to_operand_dims, "scatter_dims_to_operand_dims")],
+    )  # fmt: skip
     scatter_dims = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
     updates_batch = tuple(updates.shape[scatter_dims[d]] for d in dn.scatter_indices_batching_dims)
     if operand_batch != updates_batch:
