@@ -508,3 +508,16 @@ def test_bad_dimension_numbers_object_names_the_function():
         lax.gather(X, I2, ((1, 2), (0,), (0, 1)), (1, 4, 5))
     with pytest.raises(TypeError, match="scatter: update_window_dims must be a sequence"):
         lax.scatter(X, I2, U, lax.ScatterDimensionNumbers(1.5, (0,), (0, 1)))
+
+
+def test_fill_value_is_a_static_scalar():
+    x, i = np.arange(4.0, dtype=np.float32), np.array([[9], [1]])
+    dn = (), (0,), (0,)
+    for fill in (np.float32(-2), np.array(-2.0), -2):
+        want = jlax.gather(
+            x, i, jlax.GatherDimensionNumbers(*dn), (1,), mode="fill", fill_value=fill
+        )
+        got = lax.gather(x, i, lax.GatherDimensionNumbers(*dn), (1,), mode="fill", fill_value=fill)
+        assert_same(got, want)
+    with pytest.raises(TypeError, match="gather: fill_value must be a scalar"):
+        lax.gather(x, i, lax.GatherDimensionNumbers(*dn), (1,), mode="fill", fill_value=[1, 2])

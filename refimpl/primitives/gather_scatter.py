@@ -1013,8 +1013,15 @@ def gather(
         if fill_value is None:
             dtype = tracing.get_aval(operand, "gather", "operand").dtype
             fill_value = _default_fill(dtype)
-        elif isinstance(fill_value, np.generic):
-            fill_value = fill_value.item()
+        else:  # a static parameter: a plain Python scalar, hashable and printable
+            value = np.asarray(fill_value)
+            if value.ndim != 0 or not (
+                dtypes.is_inexact(value.dtype)
+                or dtypes.is_integer(value.dtype)
+                or dtypes.is_bool(value.dtype)
+            ):
+                raise TypeError(f"gather: fill_value must be a scalar, got {fill_value!r}")
+            fill_value = value.item()
     else:
         fill_value = None
     return gather_p.bind(
