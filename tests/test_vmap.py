@@ -603,3 +603,33 @@ def test_vmap_of_jvp_with_a_float0_tangent_matches_jax():
     want = jax.vmap(lambda a: jax.jvp(lambda u: u * 2, (a,), (t,)))(x)
     assert [(g.dtype, g.shape) for g in got] == [(w.dtype, w.shape) for w in want]
     np.testing.assert_array_equal(np.asarray(got[0]), np.asarray(want[0]))
+
+
+def test_select_n_with_a_batched_which_and_unbatched_scalar_cases_matches_jax():
+    w = np.array([True, False, True])
+    got = ri.vmap(lambda v: lax.select_n(v, np.float32(1.0), np.float32(2.0)))(w)
+    want = jax.vmap(lambda v: jax.lax.select_n(v, np.float32(1.0), np.float32(2.0)))(w)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_vmap_of_grad_of_a_custom_jvp_whose_rule_selects_matches_jax():
+    # the rule's where(x == 0, 0, dy) transposes to a select_n with a batched
+    # which and unbatched zero cases
+    def make(lib, np_):
+        def g(x):
+            return np_.exp(x) * x
+
+        f = lib.custom_jvp(g)
+
+        @f.defjvp
+        def rule(primals, tangents):
+            (x,), (t,) = primals, tangents
+            y, dy = lib.jvp(g, (x,), (t,))
+            return y, np_.where(x == 0, 0.0, dy)
+
+        return f
+
+    x = np.array([0.0, 1.0, 2.0], np.float32)
+    got = ri.vmap(ri.grad(make(ri, rnp)))(x)
+    want = jax.vmap(jax.grad(make(jax, jnp)))(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)

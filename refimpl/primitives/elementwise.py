@@ -461,17 +461,19 @@ for _prim in [
 
 # --- batching rule (refimpl.transforms.batching) ---------------------------------------
 # Elementwise: move batched operands' axes together, broadcast unbatched ones of
-# full rank (scalars broadcast by themselves); clamp's operand must be full.
+# full rank (scalars broadcast by themselves); clamp's operand and select_n's
+# cases must be full (a scalar case cannot follow a batched which).
 for _prim in [
     neg_p, sign_p, floor_p, ceil_p, exp_p, log_p, log1p_p, expm1_p, tanh_p, sin_p, cos_p, tan_p,
     asin_p, acos_p, atan_p, sinh_p, cosh_p, sqrt_p, rsqrt_p, cbrt_p, logistic_p, erf_p, not_p,
     copy_p, is_finite_p, abs_p, round_p, integer_pow_p, add_p, sub_p, mul_p, div_p, rem_p, pow_p,
     max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p, shift_left_p, shift_right_logical_p,
-    shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, select_n_p,
+    shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
     convert_element_type_p,
 ]:  # fmt: skip
     _prim.def_batch(batching.elementwise_batch_rule(_prim))
 clamp_p.def_batch(batching.elementwise_batch_rule(clamp_p, full_operands=(1,)))
+select_n_p.def_batch(batching.elementwise_batch_rule(select_n_p, full_operands=lambda i: i > 0))
 
 
 # --- differentiation rules (refimpl.transforms.ad) -------------------------------------

@@ -645,14 +645,25 @@ def as_array(x: Any) -> Any:
 # --- the rule shared by elementwise primitives ------------------------------------------
 
 
-def elementwise_batch_rule(primitive: Any, full_operands: Sequence[int] = ()):
+def elementwise_batch_rule(
+    primitive: Any, full_operands: Sequence[int] | Callable[[int], bool] = ()
+):
     """Batch rule of an elementwise primitive (operands of one shape, rank-0
     operands broadcasting). The batch axis of the first batched operand of
     full rank is the output's; other batched operands are moved there,
     unbatched operands of full rank are broadcast along it, unbatched
-    scalars stay as they are. ``full_operands`` must have full rank even
-    when scalar (``clamp``'s operand)."""
+    scalars stay as they are. ``full_operands`` (positions, or a predicate on
+    the position) must have full rank even when scalar: ``clamp``'s operand,
+    ``select_n``'s cases (a batched ``which`` needs cases of its shape)."""
     from refimpl.primitives import structural
+
+    if callable(full_operands):
+        must_be_full = full_operands
+    else:
+        positions = tuple(full_operands)
+
+        def must_be_full(i: int) -> bool:
+            return i in positions
 
     def rule(args: Sequence[Any], dims: Sequence[int | None], **params: Any):
         avals = [tracing.get_aval(x, primitive.name, i) for i, x in enumerate(args)]
@@ -675,7 +686,7 @@ def elementwise_batch_rule(primitive: Any, full_operands: Sequence[int] = ()):
         new_args = []
         for i, (x, d, r) in enumerate(zip(args, dims, ranks, strict=True)):
             if d is None:
-                if r == 0 and i not in full_operands:
+                if r == 0 and not must_be_full(i):
                     new_args.append(x)
                 else:
                     expanded = (0,) * 0 if r == 0 else unbatched_dims
