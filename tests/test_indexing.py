@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import refimpl as ri
+import refimpl.numpy as rnp
 from refimpl import lax
 from refimpl.backends.ref.arrays import RefArray
 from refimpl.primitives import indexing
@@ -739,3 +740,16 @@ def test_primitive_names():
         "scatter",
         "scatter_add",
     ]
+
+
+def test_grad_of_set_into_a_constant_array_matches_jax():
+    # the scatter's operand is a constant (not a tracer) in the transpose
+    idx = np.array([1, 3])
+    t = np.array([1.5, -2.0], np.float32)
+
+    def loss(lib, np_):
+        return lambda v: (np_.zeros(4, np.float32).at[idx].set(v * 2.0) ** 2).sum()
+
+    got = ri.grad(loss(ri, rnp))(t)
+    want = jax.grad(loss(jax, jnp))(t)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

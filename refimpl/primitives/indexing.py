@@ -668,7 +668,7 @@ def _scatter_transpose(ct, x, indices, updates, *, axis, mode):
     if _undefined(updates):
         index_aval = tracing.get_aval(indices, "scatter", 1)
         own = structural.reshape(structural.iota(np.int32, index_aval.size), index_aval.shape)
-        size = x.aval.shape[axis]
+        size = ad_helpers.aval_of(x).shape[axis]
         nobody = np.full((size,), -1, np.int32)
         winners = scatter_p.bind(nobody, indices, own, axis=0, mode=mode)
         read_back = gather_p.bind(winners, indices, axis=0, mode="clip", fill_value=None)
