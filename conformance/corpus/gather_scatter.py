@@ -64,7 +64,7 @@ SCATTERS: list[tuple[str, tuple, tuple, np.ndarray, tuple]] = [
         (3, 2),
     ),  # fmt: skip
 ]
-KINDS = ("scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max")
+KINDS = ("scatter", "scatter_add", "scatter_sub", "scatter_mul", "scatter_min", "scatter_max")
 
 
 def _gather_cases() -> Iterator[Case]:
