@@ -525,3 +525,29 @@ def test_fill_value_is_a_static_scalar():
     np.testing.assert_array_equal(np.asarray(got), [-2.0, 1.0])
     with pytest.raises(TypeError, match="gather: fill_value must be a scalar"):
         lax.gather(x, i, lax.GatherDimensionNumbers(*dn), (1,), mode="fill", fill_value=[1, 2])
+
+
+@pytest.mark.parametrize("mode", ["clip", "drop"])
+def test_scatter_apply_matches_jax(mode):
+    rng = np.random.default_rng(500)
+    checked = 0
+    for case in cases(40, 6):
+        if _combines_empty_vector("scatter_apply", case):
+            continue
+        x = values(rng, case["shape"], np.float32)
+        i = case["indices"]
+        shape = updates_shape(case)
+        dn = case["dn"]
+
+        def ours(x, i, _dn=dn, _shape=shape):
+            sdn = lax.ScatterDimensionNumbers(*_dn)
+            return lax.scatter_apply(x, i, lambda v: v * 2 + 1, sdn, update_shape=_shape, mode=mode)
+
+        sdn = jlax.ScatterDimensionNumbers(*dn)
+        want = jlax.scatter_apply(x, i, lambda v: v * 2 + 1, sdn, update_shape=shape, mode=mode)
+        for backend in ("ref", "pjrt"):
+            assert_same(ri.jit(ours, backend=backend)(x, i), want, where=f"{backend} {case}")
+        checked += 1
+    assert checked >= 3
+    with pytest.raises(NotImplementedError, match="general_scatter_apply"):
+        ri.jvp(lambda x: ours(x, i), (x,), (x,))

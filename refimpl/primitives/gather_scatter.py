@@ -497,12 +497,12 @@ _COMBINE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 
 def _scatter_primitive(kind: str) -> Primitive:
     prim = Primitive(f"general_{kind}")
-    combine = _COMBINE[kind]
+    combine = _COMBINE.get(kind)
 
     @prim.def_abstract_eval
     def _abstract_eval(
         operand, indices, updates, *, dimension_numbers, indices_are_sorted, unique_indices,
-        mode,
+        mode, update_program=None,
     ):  # fmt: skip
         """The operand's shape, dtype and weak type, after JAX's checks
         (``updates.shape`` = ``indices.shape[:-1]`` at the scatter dims and at
@@ -526,9 +526,15 @@ def _scatter_primitive(kind: str) -> Primitive:
     @prim.def_impl
     def _impl(
         operand, indices, updates, *, dimension_numbers, indices_are_sorted, unique_indices,
-        mode,
+        mode, update_program=None,
     ):  # fmt: skip
         dn = dimension_numbers
+        step = combine
+        if update_program is not None:  # scatter_apply: func of the old values
+
+            def step(old, new):
+                return _apply_elementwise(update_program, old)
+
         vectors = _int64_indices(indices)
         window = _scatter_window(operand.shape, updates.shape, dn)
         scatter_dims = [d for d in range(updates.ndim) if d not in dn.update_window_dims]
@@ -547,7 +553,7 @@ def _scatter_primitive(kind: str) -> Primitive:
             new = updates[tuple(at)].reshape(window)
             region = _region(start, window)
             with np.errstate(all="ignore"):
-                out[region] = combine(out[region], new)
+                out[region] = step(out[region], new)
         return out
 
     return prim
@@ -559,7 +565,23 @@ scatter_sub_p = _scatter_primitive("scatter_sub")
 scatter_mul_p = _scatter_primitive("scatter_mul")
 scatter_min_p = _scatter_primitive("scatter_min")
 scatter_max_p = _scatter_primitive("scatter_max")
-SCATTERS = (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p, scatter_max_p)
+# the update region is a traced scalar function of the old value (updates: a placeholder)
+scatter_apply_p = _scatter_primitive("scatter_apply")
+SCATTERS = (
+    scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p, scatter_max_p,
+    scatter_apply_p,
+)  # fmt: skip
+
+
+def _apply_elementwise(program: Any, values: np.ndarray) -> np.ndarray:
+    """``program`` (traced on a scalar) applied to each element of ``values``."""
+    from refimpl import interpreter  # the interpreter imports the primitives
+
+    results = [
+        interpreter.eval_program(program, [np.asarray(v, values.dtype)])[0]
+        for v in values.reshape(-1)
+    ]
+    return np.asarray(results, values.dtype).reshape(values.shape)
 
 
 # --- differentiation -----------------------------------------------------------------------
@@ -945,7 +967,8 @@ def _hlo_combiner(ctx, kind: str, dtype: np.dtype) -> Callable[..., Any]:
 
 
 def _scatter_lowering(kind: str):
-    def rule(ctx, operand, indices, updates, *, dimension_numbers, mode, **_):
+    def rule(ctx, operand, indices, updates, *, dimension_numbers, mode, update_program=None,
+             **_):  # fmt: skip
         """``stablehlo.scatter`` with the combiner as its update region."""
         x_aval, index_aval, u_aval = ctx.avals_in
         dn = dimension_numbers
@@ -963,7 +986,13 @@ def _scatter_lowering(kind: str):
             dn = dn._replace(scatter_dims_to_operand_dims=(free[0],))
         dims = _lowering_dnums(ctx, dn, "scatter", index_aval.ndim)
         op = ctx.hlo.ScatterOp([ctx.ir_type(x_aval)], [operand], indices, [updates], dims)
-        combine = _hlo_combiner(ctx, kind, x_aval.dtype)
+        if update_program is not None:
+
+            def combine(old, new):
+                return ctx.lower_program(update_program, [old])[0]
+
+        else:
+            combine = _hlo_combiner(ctx, kind, x_aval.dtype)
         dtype = x_aval.dtype
         ctx.scalar_block(op.regions[0], [dtype, dtype], lambda old, new: [combine(old, new)])
         return list(op.results)
@@ -1073,7 +1102,45 @@ scatter_max.__doc__ = """``jax.lax.scatter_max``: the elementwise maximum of ``o
 and the update windows at their starts (NaN propagates)."""
 
 
+def scatter_apply(
+    operand: Any,
+    scatter_indices: Any,
+    func: Callable[[Any], Any],
+    dimension_numbers: ScatterDimensionNumbers,
+    *,
+    update_shape: Sequence[int] = (),
+    indices_are_sorted: bool = False,
+    unique_indices: bool = False,
+    mode: str | GatherScatterMode | None = None,
+):
+    """``jax.lax.scatter_apply``: ``func`` (a scalar function, traced once at the
+    operand's dtype) applied to the operand at every place an update window of
+    shape ``update_shape`` covers -- once per window covering it. Not
+    differentiable (as in JAX); ``func`` must not close over traced values."""
+    dn = _as_dnums("scatter_apply", dimension_numbers, ScatterDimensionNumbers)
+    shape = _dims("scatter_apply", update_shape, "update_shape")
+    aval = tracing.get_aval(operand, "scatter_apply", "operand")
+    scalar = ShapedArray((), aval.dtype, False)
+    program, captured, _ = tracing.trace_to_program(
+        lambda x: [func(x)], [scalar], "scatter_apply", ["func's argument"]
+    )
+    if captured:
+        raise NotImplementedError("scatter_apply: func must not close over traced values")
+    if program.out_avals[0].shape != () or program.out_avals[0].dtype != aval.dtype:
+        raise TypeError(
+            f"scatter_apply: func must map a {aval.dtype.name} scalar to one, got "
+            f"{program.out_avals[0].str_short()}"
+        )
+    unused = structural.broadcast_in_dim(np.zeros((), aval.dtype), shape, ())
+    return scatter_apply_p.bind(
+        operand, scatter_indices, unused, update_program=program, dimension_numbers=dn,
+        indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
+        mode=GatherScatterMode.from_any(mode),
+    )  # fmt: skip
+
+
 __all__ = [
     "GatherDimensionNumbers", "GatherScatterMode", "ScatterDimensionNumbers", "gather",
-    "scatter", "scatter_add", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub",
+    "scatter", "scatter_add", "scatter_apply", "scatter_max", "scatter_min", "scatter_mul",
+    "scatter_sub",
 ]  # fmt: skip
