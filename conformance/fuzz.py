@@ -111,7 +111,11 @@ class FuzzProgram:
 
     @property
     def tolerance(self) -> Tolerance:
-        return RANDOM_TOLERANCE if self.exact else FUZZ_TOLERANCE
+        if not self.exact:
+            return FUZZ_TOLERANCE
+        if any(step.op in INEXACT_SAMPLERS for step in self.steps):
+            return INEXACT_RANDOM_TOLERANCE
+        return RANDOM_TOLERANCE
 
     def source(self, name: str = "program") -> str:
         """The program as a Python function ``name(ns, a0, a1, ...)``."""
@@ -462,11 +466,19 @@ OP_LIST: list[Op] = [
 # backends when its parameters are traced or exactly foldable (docs/semantics.md 14.1), so
 # random programs are compared bit for bit in float32 (``RANDOM_TOLERANCE``);
 # ``truncated_normal`` is left out: its literal bounds are folded by XLA under jit with other
-# code than at run time. float16/bfloat16 samples may be 1 ulp apart: XLA computes a fused
-# chain of 16-bit ops (gumbel's -log(-log(u))) in float32 without rounding in between,
-# where the reference interpreter rounds after each op (found by this fuzzer), so they are
-# not exact values and are compared within 2 ulps.
-RANDOM_TOLERANCE = Tolerance(ulps={"float32": 0, "float16": 2, "bfloat16": 2}, atol_eps=0)
+# code than at run time. Two effects found by this fuzzer make the samplers built on log,
+# log1p and erf_inv (``INEXACT_SAMPLERS``) not bit-reproducible across implementations,
+# so a program with one is compared within a few ulps and their samples are not exact
+# values: XLA computes a fused chain of 16-bit ops (gumbel's -log(-log(u))) in float32
+# without rounding in between, where the reference interpreter rounds after each op; and
+# XLA CPU's float32 log of one input differs by an ulp between a one-element array and a
+# three-element one (log(1.1017427f): 0.09689324349 and 0.09689323604), so op-by-op eager
+# pjrt and fused jitted code disagree in the last bit.
+RANDOM_TOLERANCE = Tolerance(ulps={"float32": 0, "float16": 0, "bfloat16": 0}, atol_eps=0)
+INEXACT_SAMPLERS = frozenset({"random_normal", "random_exponential", "random_laplace",
+                              "random_logistic", "random_gumbel"})  # fmt: skip
+INEXACT_RANDOM_TOLERANCE = Tolerance(ulps={"float32": 4, "float16": 2, "bfloat16": 2},
+                                     atol_eps=4)  # fmt: skip
 
 U32 = np.dtype(np.uint32)
 _SAMPLE_SHAPES = [(), (1,), (3,), (2, 3), (0,), (4, 1)]
@@ -501,7 +513,7 @@ def _sampler(name: str, dtypes: Sequence[np.dtype], args: str = "", **extra: Any
                 f"dtype={DTYPE_SOURCE.get(p['dtype'], 'np.uint32')}{kws})")  # fmt: skip
 
     def out(p: dict[str, Any], v: Val) -> list[Val]:
-        return [Val(p["shape"], p["dtype"], p["dtype"] == F32)]
+        return [Val(p["shape"], p["dtype"], f"random_{name}" not in INEXACT_SAMPLERS)]
 
     return Op(f"random_{name}", 1, _key, out, render,
               lambda draw, v: _sample(draw, dtypes, **extra), context="random")  # fmt: skip
@@ -672,6 +684,11 @@ def _gather_params(draw: Any, v: Val) -> dict[str, Any]:
 
     p = _gather_dims(draw, v.shape, draw(st.sampled_from(["clip", "fill", None,
                                                            "promise_in_bounds"])))  # fmt: skip
+    # the transpose of a gather with an empty index vector and several batch elements is
+    # the combining scatter XLA gets wrong (below): not under a fuzzed grad
+    from hypothesis import assume
+
+    assume(p["index_shape"][-1] > 0 or int(np.prod(p["index_shape"][:-1])) <= 1)
     p["fill"] = None
     if p["mode"] in ("fill", None) and v.dtype not in (BOOL, U8) and draw(st.booleans()):
         p["fill"] = 3
@@ -906,6 +923,8 @@ def programs(
             made = [k for k in range(len(inputs), len(vals)) if vals[k].kind == "ref"]
             steps += [_apply(draw, OPS["freeze"], (k,), vals) for k in made]
         produced = [k for k in range(len(inputs), len(vals)) if not vals[k].kind]
+        if kind == "pmap":  # JAX's pmap cannot return an empty array ("could not broadcast")
+            produced = [k for k in produced if 0 not in vals[k].shape]
         if not produced:
             produced = [k for k in range(len(inputs)) if not vals[k].kind] or [0]
         outputs = tuple(sorted(set(draw(st.lists(st.sampled_from(produced), min_size=1,
