@@ -316,6 +316,8 @@ def _checked_value(ref: Ref, idx: Any, value: Any, name: str) -> Any:
                 f"Value dtype: {value_aval.dtype.name}."
             )
         value = convert_element_type(value, aval.dtype)
+    elif value_aval.weak_type and isinstance(value, tracing.Tracer):
+        value = convert_element_type(value, aval.dtype)  # a Ref's type is strong
     expected = aval.shape if _is_whole(idx) else _indexed_shape(ref, idx)
     if expected is not None and tuple(value_aval.shape) != tuple(expected):
         raise ValueError(
@@ -496,22 +498,6 @@ def jit_arguments(refs: Sequence[Ref], tracers: Sequence[Any], name: str):
     finally:
         for r, (value, d) in zip(refs, saved, strict=True):
             r._value, r._depth = value, d
-
-
-@contextmanager
-def closed_over_refs():
-    """Around the trace of a jit: records the refs made outside it that the
-    function reads or writes (``scope.touched``), as JAX's implicit Ref
-    arguments. Their values are restored when the block ends (a trace that
-    touched them unthreaded leaves its tracers in them)."""
-    snapshot = _Snapshot()
-    scope = _SnapshotScope(snapshot, _depth_now())
-    _scopes.stack.append(scope)
-    try:
-        yield scope
-    finally:
-        _scopes.stack.remove(scope)
-        snapshot.restore()
 
 
 def check_not_closed_over(
@@ -863,6 +849,95 @@ def any_ref_made() -> bool:
         _made[1] = _made[0]
         gc.collect()
     return len(_live_refs) > 0
+
+
+# --- bodies touching refs made outside them: late inputs -------------------------------------
+
+
+class _LateScope(_Scope):
+    """The trace of one body (a jit, a scan body, a cond branch, a while
+    function) in which each ref made outside the body gets, at its first
+    touch, a fresh *late input* of the body's builder (appended after the
+    explicit inputs) holding its value: reads and writes inside are then
+    ordinary traced values. :meth:`finish` gives their final values; when
+    the scope ends the refs hold their outer values again, and the
+    construct threads them (extra operands, carries, outputs)."""
+
+    def __init__(self, builder: tracing.Builder, origin: Callable[[int], str]) -> None:
+        super().__init__("late", builder.level, builder.name)
+        self.builder = builder
+        self.origin = origin
+        self.refs: list[Ref] = []  # in order of first touch
+        self.saved: list[tuple[Any, int]] = []  # their outer (value, depth)
+        self.inputs: list[Any] = []  # their late inputs (tracers of builder)
+
+    def record(self, ref: Ref, write: bool = False) -> None:
+        if id(ref) not in self.touched:
+            aval = _aval_of_value(ref._value).strip_weak()
+            tracer = self.builder.new_input(aval, self.origin(len(self.refs)))
+            self.refs.append(ref)
+            self.saved.append((ref._value, ref._depth))
+            self.inputs.append(tracer)
+            ref._value, ref._depth = tracer, self.depth + 1
+        super().record(ref, write)
+
+    def finish(self) -> list[Any]:
+        """The touched refs' values now (call inside the body's trace), typed
+        as their late inputs."""
+        from refimpl.lax import convert_element_type
+
+        finals = []
+        for ref, tracer in zip(self.refs, self.inputs, strict=True):
+            value = ref._value
+            if _aval_of_value(value) != tracer.aval:  # only a weak type can differ
+                value = convert_element_type(value, tracer.aval.dtype)
+            finals.append(value)
+        return finals
+
+    @property
+    def written_flags(self) -> tuple[bool, ...]:
+        return tuple(id(r) in self.written for r in self.refs)
+
+    def restore(self) -> None:
+        for ref, (value, depth) in zip(self.refs, self.saved, strict=True):
+            ref._value, ref._depth = value, depth
+
+
+@contextmanager
+def late_inputs(origin: Callable[[int], str]):
+    """Inside the trace of a body (its builder the current one): records the
+    refs made outside that the body touches as late inputs (see
+    :class:`_LateScope`); yields the scope. The refs hold their outer values
+    again afterwards, also when the body raised."""
+    builder = tracing.current_builder()
+    assert builder is not None and builder is tracing._stack.traces[-1], "not in a body's trace"
+    scope = _LateScope(builder, origin)
+    _scopes.stack.append(scope)
+    try:
+        yield scope
+    finally:
+        _scopes.stack.remove(scope)
+        scope.restore()
+
+
+def outer_values(refs: Sequence[Ref], written: Sequence[bool]) -> list[Any]:
+    """The values of ``refs`` for a construct whose body threads them (read
+    now, in the enclosing context; ``written``: which the body writes).
+    Enclosing bodies record the accesses, as for a direct access (a body
+    whose trace was reused records nothing by itself)."""
+    for r, w in zip(refs, written, strict=True):
+        _check_ref(r, "threading")
+        _cross(r, write=w)
+    return [r._value for r in refs]
+
+
+def write_back(refs: Sequence[Ref], values: Sequence[Any]) -> None:
+    """The written refs of a loop or branch take its final values; the
+    writes are checked first (all of them), so a refused one changes nothing."""
+    for r, v in zip(refs, values, strict=True):
+        _check_write(r, v)
+    for r, v in zip(refs, values, strict=True):
+        r._value = v
 
 
 def _aval_handler(ref: Ref) -> AbstractRef:

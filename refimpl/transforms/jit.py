@@ -538,25 +538,37 @@ class Jitted:
         ref_leaves = tuple(i for i, a in enumerate(sig.avals) if type(a) is AbstractRef)
         trace_avals = [a.inner if type(a) is AbstractRef else a for a in sig.avals]
 
-        # Refs made outside that the function reads or writes (found by a
-        # first trace): implicit Ref arguments after the explicit leaves.
+        # Refs made outside that the function reads or writes: implicit Ref
+        # arguments after the explicit leaves, found as the trace touches them
+        # (each gets a late input of the trace, see ref.late_inputs).
         closed: list[Any] = []
         n_leaves = len(sig.avals)
 
         def flat_fun(*tracers: Any) -> list[Any]:
-            if ref_leaves or closed:
-                return _with_refs(list(tracers))
-            dyn_args, dyn_kwargs = tree_util.tree_unflatten(sig.in_tree, tracers)
-            args = _merge_static(dyn_args, call.static_args)
-            out = self.fun(*args, **dyn_kwargs, **call.static_kwargs)
-            return _flat_out(out)
-
-        def _with_refs(tracers: list[Any]) -> list[Any]:
             from refimpl import ref
 
-            refs = [call.leaves[i] for i in ref_leaves] + closed
-            ref_tracers = [tracers[i] for i in ref_leaves] + tracers[n_leaves:]
-            tracers = tracers[:n_leaves]
+            def origin(k: int) -> str:
+                return f"the closed-over Ref {k} of {self.__name__}"
+
+            with ref.late_inputs(origin) as scope:
+                if ref_leaves:
+                    out, finals = _with_refs(list(tracers))
+                else:
+                    dyn_args, dyn_kwargs = tree_util.tree_unflatten(sig.in_tree, tracers)
+                    args = _merge_static(dyn_args, call.static_args)
+                    out, finals = self.fun(*args, **dyn_kwargs, **call.static_kwargs), []
+                finals += scope.finish()
+                closed.extend(scope.refs)
+            if ref_leaves or closed:
+                ref.check_no_refs(out, f"jit({self.__name__})")
+                return _flat_out((out, finals))
+            return _flat_out(out)
+
+        def _with_refs(tracers: list[Any]) -> tuple[Any, list[Any]]:
+            from refimpl import ref
+
+            refs = [call.leaves[i] for i in ref_leaves]
+            ref_tracers = [tracers[i] for i in ref_leaves]
             with ref.jit_arguments(refs, ref_tracers, self.__name__):
                 for i in ref_leaves:
                     tracers[i] = call.leaves[i]
@@ -564,7 +576,7 @@ class Jitted:
                 args = _merge_static(dyn_args, call.static_args)
                 out = self.fun(*args, **dyn_kwargs, **call.static_kwargs)
                 ref.check_no_refs(out, f"jit({self.__name__})")
-                return _flat_out((out, [r._value for r in refs]))
+                return out, [r._value for r in refs]
 
         def _flat_out(out: Any) -> list[Any]:
             out_leaves, out_tree = tree_util.tree_flatten(out)
@@ -583,7 +595,10 @@ class Jitted:
 
         origins = [f"argument {path} of {self.__name__}" for path in call.paths]
         if not ref_leaves and any(_is_float0_aval(a) for a in sig.avals):
-            return self._trace_float0(call, flat_fun, out_trees, origins)
+            entry = self._trace_float0(call, flat_fun, out_trees, origins)
+            if closed:  # its outputs would be the refs' final values too
+                raise NotImplementedError(_float0_with_refs(self.__name__, "arguments"))
+            return entry
         float0_out: list[tuple[int, tuple[int, ...]]] = []
         if ref_leaves and any(_is_float0_aval(a) for a in sig.avals):
             raise NotImplementedError(_float0_with_refs(self.__name__, "arguments"))
@@ -596,8 +611,8 @@ class Jitted:
                 return outs
             return _drop_float0_outputs(outs, float0_out)
 
-        program, captured = self._trace_closing_over_refs(
-            traced_fun, trace_avals, origins, closed, out_trees
+        program, captured, _ = tracing.trace_to_program(
+            traced_fun, trace_avals, self.__name__, origins
         )
         self.trace_count += 1
         if float0_out:
@@ -621,43 +636,6 @@ class Jitted:
         return CacheEntry(
             program, out_trees[0], captured, plan, ref_leaves=all_refs, closed_refs=tuple(closed)
         )
-
-    def _trace_closing_over_refs(
-        self,
-        traced_fun: Callable[..., list[Any]],
-        avals: list[Any],
-        origins: list[str],
-        closed: list[Any],
-        out_trees: list[Any],
-    ) -> tuple[Program, list[Any]]:
-        """Trace ``traced_fun``; while some Ref is alive, the refs made outside
-        that the function touches are appended to ``closed`` and it is traced
-        again with them threaded as implicit Ref arguments (JAX's closed-over
-        refs). A function touching none is traced once."""
-        from refimpl import ref
-
-        if not ref.any_ref_made():
-            program, captured, _ = tracing.trace_to_program(
-                traced_fun, avals, self.__name__, origins
-            )
-            return program, captured
-        with ref.closed_over_refs() as scope:
-            while True:
-                known = {id(r) for r in closed}
-                program, captured, _ = tracing.trace_to_program(
-                    traced_fun,
-                    avals + [r.aval.inner for r in closed],
-                    self.__name__,
-                    origins
-                    + [f"the closed-over Ref {i} of {self.__name__}" for i in range(len(closed))],
-                )
-                new = [r for r in scope.touched.values() if id(r) not in known]
-                if not new:
-                    return program, captured
-                closed.extend(new)
-                scope.touched.clear()
-                scope.snapshot.restore()  # the unthreaded trace's writes left tracers
-                del out_trees[:]
 
     def _trace_float0(
         self, call: CallArgs, flat_fun: Callable[..., list[Any]], out_trees: list, origins: list
