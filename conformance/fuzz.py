@@ -142,12 +142,14 @@ class FuzzProgram:
             vmap = "importlib.import_module(ns.lax_.__name__.split('.')[0]).vmap"
             lines.append(f"    return {vmap}(member, in_axes={self.vmap_axes!r})({params})")
         if self.pmap_axes is not None:
-            lines.append(f"    return ns.api.pmap(member, axis_name='i', "
+            lines.append("    with pmap_devices(ns):")
+            lines.append(f"        return ns.api.pmap(member, axis_name='i', "
                          f"in_axes={self.pmap_axes!r})({params})")  # fmt: skip
         return "\n".join(lines)
 
     def function(self) -> Callable[..., Any]:
-        scope: dict[str, Any] = {"np": np, "ml_dtypes": ml_dtypes, "importlib": importlib}
+        scope: dict[str, Any] = {"np": np, "ml_dtypes": ml_dtypes, "importlib": importlib,
+                                 "pmap_devices": pmap_devices}  # fmt: skip
         exec(self.source(), scope)  # noqa: S102 -- our own generated source
         return scope["program"]
 
@@ -158,11 +160,14 @@ class FuzzProgram:
         header = f'"""{note}"""\n' if note else ""
         return (
             f"{header}import importlib\n\nimport ml_dtypes\nimport numpy as np\n\n"
-            "from conformance import AGREE, fn_case\n\n\n"
+            "from conformance import AGREE, fn_case\n"
+            f"{'from conformance.fuzz import pmap_devices' + chr(10) if self.pmap_axes else ''}"
+            f"{'from conformance.compare import Tolerance' + chr(10) if self.exact else ''}\n\n"
             f"{self.source()}\n\n\n"
             f"CASE = fn_case(\n    {case_name!r},\n    program,\n    [\n        {args},\n    ],\n"
             f"    mode={'jit' if self.jit else 'eager'!r},\n"
-            f"    jit_kwargs={jit_kwargs!r},\n    expect=AGREE,\n)\n"
+            f"    jit_kwargs={jit_kwargs!r},\n    expect=AGREE,\n"
+            f"{f'    tolerance={self.tolerance!r},{chr(10)}' if self.exact else ''})\n"
         )
 
     def as_case(self, case_name: str) -> Case:
@@ -1084,11 +1089,18 @@ class FuzzResult:
 
 @contextlib.contextmanager
 def _devices_for(program: FuzzProgram, ns: Any) -> Iterator[None]:
-    """``PMAP_DEVICES`` devices for a pmap program (refimpl's reference backend gets as
-    many virtual devices for the call; an implementation with fewer is Unsupported)."""
     if program.pmap_axes is None:
         yield
         return
+    with pmap_devices(ns):
+        yield
+
+
+@contextlib.contextmanager
+def pmap_devices(ns: Any) -> Iterator[None]:
+    """``PMAP_DEVICES`` devices for a pmap program (refimpl's reference backend gets as
+    many virtual devices inside; an implementation with fewer is Unsupported). Rendered
+    pmap programs call it themselves, so a printed case replays on its own."""
     api = ns.api
     if api.__name__ == "refimpl":
         old = api.config.ref_num_devices

@@ -407,9 +407,10 @@ def _kind_of(program) -> str:
 
 
 @pytest.mark.parametrize("kind", ["random", "pmap", "ref", "ref_arg", "checkpoint"])
-def test_fuzz_kind_smoke_on_ref_and_pjrt(kind):
-    """A fixed-seed run of programs of one kind: ref and pjrt agree, and programs of
-    that kind were really drawn and run (not rejected)."""
+def test_fuzz_kind_smoke_on_ref_and_pjrt(kind, tmp_path):
+    """A fixed-seed run of programs of one kind: ref and pjrt agree, programs of that
+    kind were really drawn and run (not rejected), and one printed as a case file
+    replays on its own (``--case-file``) and passes."""
     from hypothesis import HealthCheck, given, settings
     from hypothesis import seed as hypothesis_seed
 
@@ -427,9 +428,17 @@ def test_fuzz_kind_smoke_on_ref_and_pjrt(kind):
     def check(program):
         assert fuzz.check_program(program, impls) == [], program.source()
         seen.append(_kind_of(program))
+        if seen[-1] == kind:
+            found.append(program)
 
+    found = []
     check()
     assert seen.count(kind) >= 3, seen
+    case_file = tmp_path / "found.py"
+    case_file.write_text(found[-1].case_source(f"fuzz/{kind}"))
+    (case,) = conformance.load_case_file(str(case_file))
+    suite = run_cases([case], [i.name for i in impls])
+    assert [suite.result(case.name, i.name).status for i in impls] == ["pass"] * len(impls)
 
 
 def test_random_programs_are_compared_bit_for_bit(monkeypatch):
