@@ -396,7 +396,9 @@ def test_jit_closing_over_ref_reads_and_writes(backend):
 
         step = ns.jit(g)
         outs = [(step(np.float32(2)), r[...]) for _ in range(3)]
-        return first, second, outs, step._cache_size()
+        # (not step._cache_size(): JAX's C++ cache reports 0 or 1 here
+        # depending on what ran before in the process)
+        return first, second, outs
 
     _both(program)
 
