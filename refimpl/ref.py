@@ -17,11 +17,14 @@ Semantics by where the ref lives:
   function that uses refs only internally is an ordinary pure function and
   every transformation applies to it.
 * **Crossing a loop or branch body**: a scan body, a while loop's cond or
-  body, or a cond branch that reads or writes a ref created outside it is
-  traced once to find those refs, then again with their values threaded
-  through as extra carries (scan, while) or operands and results (cond);
-  afterwards the refs hold the final values (:func:`while_with_refs` has
-  JAX's rules for a cond that writes).
+  body, a cond branch or a jitted function that reads or writes a ref
+  created outside it is traced once, as in JAX: at its first touch the ref
+  gets a *late input* of the body's trace (:func:`late_inputs`), so reads
+  and writes inside are ordinary traced values; when the trace ends the
+  construct threads the touched refs (read ones as extra consts or
+  operands, written ones as extra carries, or operands and results) and
+  the refs take the final values (``refimpl.primitives.control_flow`` has
+  JAX's rules for a while cond that writes).
 * **Argument of a vmap**: a Ref mapped over an axis holds its value batched
   along that axis inside the function and the stacked final values after
   (:func:`vmap_arguments`); unmapped refs may be read, not written.
@@ -31,9 +34,9 @@ Semantics by where the ref lives:
   reference backend writes into the ref's NumPy buffer and on pjrt the
   output *is* the input buffer: ``ref.unsafe_buffer_pointer()`` never
   changes across calls.
-* **Closed over by a jit**: refs made outside that the function touches are
-  found by a first trace (:func:`closed_over_refs`) and become implicit Ref
-  arguments after the explicit ones, updated in place the same way.
+* **Closed over by a jit**: refs made outside that the function touches
+  (late inputs of its one trace) become implicit Ref arguments after the
+  explicit ones, updated in place the same way.
 
 Errors, with JAX's words: returning a ref from ``jit``, ``scan``, ``cond``
 or ``while_loop``; one ref passed twice to a jit or a vmap, or passed and
@@ -44,10 +47,7 @@ value whose dtype or shape differs from the ref's slot.
 
 from __future__ import annotations
 
-import builtins
-import gc
 import threading
-import weakref
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -64,21 +64,9 @@ __all__ = ["Ref", "addupdate", "empty_ref", "freeze", "get", "new_ref", "set", "
 class _Scopes(threading.local):
     def __init__(self) -> None:
         self.stack: list[_Scope] = []
-        # Inside a probing trace (_probe_with) writes are not checked: the real
-        # trace checks them, or the write-back of the loop or branch does.
-        self.probing = 0
 
 
 _scopes = _Scopes()
-# Every Ref alive now. scan/cond/switch probe their bodies for ref accesses
-# (an extra trace) only while some Ref is alive, so programs that never use
-# refs, or run after their refs are gone, trace exactly as often as in JAX.
-_live_refs: weakref.WeakSet = weakref.WeakSet()
-# Refs made so far, and that count when the garbage was last collected for
-# any_ref_made: a dead Ref caught in a reference cycle (an exception's
-# traceback holding the frame that made it, a closure) stays in _live_refs
-# until the cyclic collector runs, and would keep the probes on.
-_made = [0, -1]
 
 
 class _Scope:
@@ -110,8 +98,6 @@ class Ref:
     def __init__(self, value: Any, depth: int) -> None:
         self._value = value
         self._depth = depth
-        _live_refs.add(self)
-        _made[0] += 1
 
     # -- the held array's type --
 
@@ -381,8 +367,6 @@ def _check_write(ref: Ref, value: Any, depth: int | None = None, upto: int | Non
     from refimpl.transforms.ad import JVPTrace
     from refimpl.transforms.batching import BatchTrace
 
-    if _scopes.probing:
-        return
     depth = ref._depth if depth is None else depth
     if any(isinstance(t, BatchTrace) for t in tracing._stack.traces[depth:upto]):
         raise Exception(  # noqa: TRY002 - JAX raises a bare Exception here
@@ -484,9 +468,9 @@ def _closed_over(fun: Any) -> list[Any]:
 def jit_arguments(refs: Sequence[Ref], tracers: Sequence[Any], name: str):
     """Inside a jit trace: ``refs`` hold ``tracers``.
 
-    ``refs`` are the caller's Ref arguments followed by the refs the function
-    closes over (found by :func:`closed_over_refs`); the caller's values are
-    restored afterwards.
+    ``refs`` are the caller's Ref arguments (the refs the function closes
+    over are late inputs of the trace, :func:`late_inputs`); the caller's
+    values are restored afterwards.
     """
     del name
     depth = _depth_now() - 1  # the jit's builder is already pushed
@@ -572,285 +556,6 @@ def vmap_arguments(
             _write(r, new)
 
 
-# --- scan and cond bodies touching outer refs ------------------------------------------------
-
-
-@contextmanager
-def _threaded(refs: Sequence[Ref], depth: int):
-    saved = [(r._value, r._depth) for r in refs]
-    for r in refs:
-        r._depth = depth + 1
-    try:
-        yield
-    finally:
-        for r, (_, d) in zip(refs, saved, strict=True):
-            r._depth = d
-
-
-def scan_with_refs(run_scan: Callable[[Callable, Any], Any], f: Callable, init: Any) -> Any:
-    """``run_scan(f, init)`` when ``f`` may touch refs made outside the scan.
-
-    The body is traced once to find those refs; if there are any, their
-    values (restored) are carried through a second scan as extra carries and
-    the refs take the final ones.
-    """
-    check_no_refs(init, "scan")
-
-    snapshot = _Snapshot()
-
-    def checked(carry: Any, x: Any) -> Any:
-        out = f(carry, x)
-        check_no_refs(out, "scan")
-        return out
-
-    def probing(carry: Any, x: Any) -> Any:
-        snapshot.restore()  # a second trace of the body must not see the first's writes
-        return checked(carry, x)
-
-    touched = _probe_with(snapshot, lambda: run_scan(probing, init))
-    if not touched:
-        return run_scan(checked, init)
-    depth = _depth_now()
-
-    def threaded(carry: Any, x: Any) -> Any:
-        inner, values = carry
-        for r, v in zip(touched, values, strict=True):
-            r._value = v
-        new_carry, y = checked(inner, x)
-        return (new_carry, [r._value for r in touched]), y
-
-    with _threaded(touched, depth):
-        (carry, values), ys = run_scan(threaded, (init, [r._value for r in touched]))
-    snapshot.restore()
-    _write_back(touched, values, snapshot.written)
-    return carry, ys
-
-
-def switch_with_refs(
-    run_switch: Callable[[Sequence[Callable], tuple], Any],
-    branches: Sequence[Callable],
-    ops: tuple,
-    index: Any = None,
-) -> Any:
-    """``run_switch(branches, operands)`` when a branch may touch refs made outside.
-
-    As JAX 0.10.2, a cond whose branches write refs cannot be batched: when
-    ``index``, an operand or a touched ref's value is batched by a vmap,
-    NotImplementedError.
-    """
-
-    snapshot = _Snapshot()
-
-    def checking(branch: Callable) -> Callable:
-        def checked(*args: Any) -> Any:
-            snapshot.restore()  # each branch starts from the values before the cond
-            out = branch(*args)
-            check_no_refs(out, "cond")
-            return out
-
-        return checked
-
-    for op in tree_util.tree_leaves(ops):
-        if isinstance(op, Ref):
-            raise ValueError(
-                "cond: a mutable array reference cannot be passed as an operand; close over it"
-            )
-    touched = _probe_with(snapshot, lambda: run_switch([checking(b) for b in branches], ops))
-    if not touched:
-        return run_switch([checking(b) for b in branches], ops)
-    if snapshot.written:
-        from refimpl.transforms.batching import BatchTrace
-
-        values = [index, *tree_util.tree_leaves(ops), *(r._value for r in touched)]
-        traces = tracing._stack.traces
-        lowest = min(r._depth for r in touched if id(r) in snapshot.written)
-        if isinstance(tracing.find_top_trace(values), BatchTrace) or any(
-            isinstance(t, BatchTrace) for t in traces[lowest:]
-        ):
-            raise NotImplementedError("State effect not supported in vmap-of-cond.")
-    depth = _depth_now()
-
-    def threading(branch: Callable) -> Callable:
-        def threaded(*args: Any) -> Any:
-            *inner, values = args
-            for r, v in zip(touched, values, strict=True):
-                r._value = v
-            out = checking(branch)(*inner)
-            return out, [r._value for r in touched]
-
-        return threaded
-
-    with _threaded(touched, depth):
-        out, values = run_switch(
-            [threading(b) for b in branches], (*ops, [r._value for r in touched])
-        )
-    snapshot.restore()
-    _write_back(touched, values, snapshot.written)
-    return out
-
-
-def _write_back(refs: Sequence[Ref], values: Sequence[Any], written: Any) -> None:
-    """The refs take the final values of a loop or branch that threaded them;
-    the writes are checked first (all of them), so a refused one changes nothing."""
-    for r, v in zip(refs, values, strict=True):
-        if id(r) in written:
-            _check_write(r, v)
-    for r, v in zip(refs, values, strict=True):
-        r._value = v
-
-
-def while_with_refs(
-    run_while: Callable[[Callable, Callable, Any], Any],
-    cond_fun: Callable,
-    body_fun: Callable,
-    init: Any,
-) -> Any:
-    """``run_while(cond_fun, body_fun, init)`` when the functions may touch refs
-    made outside the loop.
-
-    Both are traced once to find those refs; if there are any, their values
-    (restored) are carried through the loop as extra state and the refs take
-    the final ones. As JAX 0.10.2: the writes of ``cond_fun`` while it
-    computes the predicate are dropped, and each iteration runs ``cond_fun``
-    again (keeping its writes) before ``body_fun``; a ref written by one of
-    the two and touched by the other is refused (JAX: "Cannot write to the
-    same ref in both cond and body", or, outside every trace, its ValueError
-    for a ref passed twice; a ref the body writes and the cond reads would
-    not be seen by JAX's cond).
-    """
-    check_no_refs(init, "while_body")
-    snapshot = _Snapshot()
-    depth = _depth_now()
-    scopes = {"cond": _SnapshotScope(snapshot, depth), "body": _SnapshotScope(snapshot, depth)}
-
-    def recording(which: str, fun: Callable) -> Callable:
-        def recorded(val: Any) -> Any:
-            snapshot.restore()  # every trace starts from the values before the loop
-            _scopes.stack.append(scopes[which])
-            try:
-                out = fun(val)
-            finally:
-                _scopes.stack.remove(scopes[which])
-            check_no_refs(out, f"while_{which}")
-            return out
-
-        return recorded
-
-    def checked_body(val: Any) -> Any:
-        out = body_fun(val)
-        check_no_refs(out, "while_body")
-        return out
-
-    touched = _probe_with(
-        snapshot,
-        lambda: run_while(recording("cond", cond_fun), recording("body", body_fun), init),
-    )
-    if not touched:  # the user's functions themselves: their traces are cached
-        return run_while(cond_fun, body_fun, init)
-    cond_scope, body_scope = scopes["cond"], scopes["body"]
-    for key, ref in cond_scope.touched.items():
-        if key not in body_scope.touched:
-            continue
-        if depth == 0:  # JAX runs an eager while as a jit taking each ref twice
-            raise ValueError(
-                "only one reference to a mutable array may be passed as an argument to a "
-                "function, but when tracing while for jit the mutable array reference of type "
-                f"{ref.aval.str_short()} appeared at both args[0] and args[1]."
-            )
-        if key in cond_scope.written and key in body_scope.written:
-            raise NotImplementedError(
-                "Cannot write to the same ref in both cond and body of while loop."
-            )
-        if key in cond_scope.written or key in body_scope.written:
-            raise NotImplementedError(
-                f"while_loop: the mutable array reference of type {ref.aval.str_short()} is "
-                "written by one of cond_fun and body_fun and read by the other; JAX 0.10.2 "
-                "gives its cond a copy that never sees the body's writes (it loops forever) "
-                "and its body a copy that never sees the cond's. Read it in one function only"
-            )
-    cond_writes = bool(cond_scope.written)
-
-    def set_values(values: Sequence[Any]) -> None:
-        for r, v in zip(touched, values, strict=True):
-            r._value = v
-
-    def threaded_cond(carry: Any) -> Any:
-        inner, values = carry
-        set_values(values)
-        return cond_fun(inner)  # its writes are dropped: the next function resets the values
-
-    def threaded_body(carry: Any) -> Any:
-        inner, values = carry
-        set_values(values)
-        if cond_writes:
-            cond_fun(inner)
-        out = checked_body(inner)
-        return out, [r._value for r in touched]
-
-    with _threaded(touched, depth):
-        out, values = run_while(threaded_cond, threaded_body, (init, [r._value for r in touched]))
-    snapshot.restore()
-    _write_back(touched, values, snapshot.written)
-    return out
-
-
-class _Snapshot:
-    """The values of refs at their first touch, to undo a probing trace's writes."""
-
-    def __init__(self) -> None:
-        self.values: dict[int, tuple[Ref, Any]] = {}
-        self.written: builtins.set[int] = builtins.set()  # ids of the refs written
-
-    def restore(self) -> None:
-        for ref, value in self.values.values():
-            ref._value = value
-
-
-def _probe_with(snapshot: _Snapshot, run: Callable[[], Any]) -> list[Ref]:
-    """The refs made outside that the bodies of ``run()`` touch.
-
-    ``run()`` is only traced, inside a throwaway staging trace: the loop is
-    not executed (unthreaded, a while loop reading a ref could never end),
-    and the refs' values are restored afterwards.
-    """
-    scope = _SnapshotScope(snapshot, _depth_now())
-    _scopes.stack.append(scope)
-    _scopes.probing += 1
-    try:
-        with tracing.new_trace("ref probe"):
-            run()
-    finally:
-        _scopes.probing -= 1
-        _scopes.stack.remove(scope)
-        snapshot.restore()
-    return list(scope.touched.values())
-
-
-class _SnapshotScope(_Scope):
-    def __init__(self, snapshot: _Snapshot, depth: int) -> None:
-        super().__init__("thread", depth, "body")
-        self.snapshot = snapshot
-
-    def record(self, ref: Ref, write: bool = False) -> None:
-        super().record(ref, write)
-        self.snapshot.values.setdefault(id(ref), (ref, ref._value))
-        if write:
-            self.snapshot.written.add(id(ref))
-
-
-def any_ref_made() -> bool:
-    """Is some Ref alive (so a control-flow body may touch one)?
-
-    Collects cyclic garbage once per batch of new refs, so that only refs
-    really alive count (see ``_made``)."""
-    if not _live_refs:
-        return False
-    if _made[1] != _made[0]:
-        _made[1] = _made[0]
-        gc.collect()
-    return len(_live_refs) > 0
-
-
 # --- bodies touching refs made outside them: late inputs -------------------------------------
 
 
@@ -870,6 +575,7 @@ class _LateScope(_Scope):
         self.refs: list[Ref] = []  # in order of first touch
         self.saved: list[tuple[Any, int]] = []  # their outer (value, depth)
         self.inputs: list[Any] = []  # their late inputs (tracers of builder)
+        self.written_flags: tuple[bool, ...] = ()  # which were written (by finish)
 
     def record(self, ref: Ref, write: bool = False) -> None:
         if id(ref) not in self.touched:
@@ -887,16 +593,15 @@ class _LateScope(_Scope):
         from refimpl.lax import convert_element_type
 
         finals = []
+        # Once touched, the ref looks made inside the body (no more records):
+        # it was written if it no longer holds its late input.
+        self.written_flags = tuple(r._value is not t for r, t in zip(self.refs, self.inputs))
         for ref, tracer in zip(self.refs, self.inputs, strict=True):
             value = ref._value
             if _aval_of_value(value) != tracer.aval:  # only a weak type can differ
                 value = convert_element_type(value, tracer.aval.dtype)
             finals.append(value)
         return finals
-
-    @property
-    def written_flags(self) -> tuple[bool, ...]:
-        return tuple(id(r) in self.written for r in self.refs)
 
     def restore(self) -> None:
         for ref, (value, depth) in zip(self.refs, self.saved, strict=True):

@@ -74,3 +74,176 @@ def test_jit_closing_over_ref(backend):
         return outs, r[...], s[...]
 
     assert _both(program) == {"f": 1, "g": 1}
+
+
+def test_scan_touching_refs(backend):
+    def program(ns, count):
+        acc = ns.new_ref(np.zeros(3, np.float32))
+        scale = ns.new_ref(np.float32(2))
+
+        def body(c, x):  # reads one outer ref, writes another
+            count("body")
+            acc[...] += x * scale[...]
+            return c + 1, x.sum()
+
+        def untouched(c, x):
+            count("untouched")
+            return c + x, None
+
+        xs = np.arange(6, dtype=np.float32).reshape(2, 3)
+        eager = ns.lax.scan(body, 0, xs)
+        jitted = ns.jit(lambda xs: ns.lax.scan(body, 0, xs))(xs)  # the same trace
+        plain = ns.lax.scan(untouched, np.zeros(3, np.float32), xs)
+        return eager, jitted, plain, acc[...], scale[...]
+
+    assert _both(program) == {"body": 1, "untouched": 1}
+
+
+def test_nested_scans_and_fori_touching_a_ref(backend):
+    def program(ns, count):
+        r = ns.new_ref(np.zeros(3, np.float32))
+
+        def inner(c, x):
+            count("inner")
+            r[...] += x
+            return c, None
+
+        def outer(c, xs):
+            count("outer")
+            ns.lax.scan(inner, 0, xs)
+            return c + r[...].sum(), None
+
+        def fori_body(i, c):
+            count("fori")
+            r[i] = r[i] * 2
+            return c + i
+
+        xs = np.ones((2, 2, 3), np.float32)
+        out = ns.jit(lambda xs: ns.lax.scan(outer, np.float32(0), xs))(xs)
+        total = ns.jit(lambda: ns.lax.fori_loop(0, 3, fori_body, 0))()
+        return out, total, r[...]
+
+    assert _both(program) == {"inner": 1, "outer": 1, "fori": 1}
+
+
+def test_cond_branches_touching_different_refs(backend):
+    def program(ns, count):
+        r, s = ns.new_ref(np.zeros(3, np.float32)), ns.new_ref(np.ones(3, np.float32))
+
+        def add_to_r(x):
+            count("r")
+            r[...] += x * s[...]
+            return x.sum()
+
+        def set_s(x):
+            count("s")
+            s[...] = x
+            return x.sum() * 2
+
+        def untouched(x):
+            count("untouched")
+            return x - 1
+
+        f = ns.jit(lambda p, x: ns.lax.cond(p, add_to_r, set_s, x))
+        outs = [f(True, X), f(False, X + 1), f(True, X)]
+        eager = ns.lax.cond(False, add_to_r, set_s, X)
+        plain = ns.jit(lambda x: ns.lax.cond(x.sum() > 0, untouched, lambda v: v + 1, x))(X)
+        i = ns.lax.switch(2, [add_to_r, set_s, add_to_r], X)
+        return outs, eager, plain, i, r[...], s[...]
+
+    # the eager cond reuses the jitted cond's traces; the switch traces
+    # add_to_r once for its two branches
+    assert _both(program) == {"r": 2, "s": 2, "untouched": 1}
+
+
+def test_while_touching_refs(backend):
+    def program(ns, count):
+        r, limit = ns.new_ref(np.float32(0)), ns.new_ref(np.float32(4))
+
+        def cond(i):
+            count("cond")
+            return i < limit[...]
+
+        def body(i):
+            count("body")
+            r[...] += i
+            return i + 1
+
+        def counting_cond(i):  # its writes: JAX's rule (kept once per iteration)
+            count("counting_cond")
+            limit[...] += 1
+            return i < 3
+
+        eager = ns.lax.while_loop(cond, body, np.float32(0))
+        jitted = ns.jit(lambda: ns.lax.while_loop(cond, body, np.float32(0)))()
+        n = ns.jit(lambda: ns.lax.while_loop(counting_cond, lambda i: i + 1, 0))()
+        dynamic = ns.jit(lambda n: ns.lax.fori_loop(0, n, lambda i, c: body(c), 0.0))(3)
+        return eager, jitted, n, dynamic, r[...], limit[...]
+
+    assert _both(program) == {"cond": 1, "body": 2, "counting_cond": 1}
+
+
+def test_failed_body_changes_no_ref():
+    """A body raising after writing an outer ref: the ref keeps its value
+    (no tracer left in it), for each construct."""
+    r = ri.new_ref(np.ones(3, np.float32))
+
+    def writes_then_fails(*args):
+        r[...] = r[...] * 5
+        raise RuntimeError("boom")
+
+    calls = [
+        lambda: lax.scan(lambda c, x: writes_then_fails(), 0, X),
+        lambda: lax.cond(True, writes_then_fails, lambda x: x, X),
+        lambda: lax.while_loop(lambda i: i < 3, writes_then_fails, 0),
+        lambda: ri.jit(writes_then_fails)(X),
+        lambda: ri.jit(lambda x: lax.scan(lambda c, x: writes_then_fails(), 0, x))(X),
+    ]
+    for call in calls:
+        with pytest.raises(RuntimeError, match="boom"):
+            call()
+        np.testing.assert_array_equal(np.asarray(r[...]), np.ones(3, np.float32))
+    r[...] += 1  # still a working eager ref
+    np.testing.assert_array_equal(np.asarray(r[...]), np.full(3, 2, np.float32))
+
+
+def test_vmap_and_grad_around_bodies_touching_refs():
+    def program(ns, count):
+        r = ns.new_ref(np.float32(3))
+
+        def body(c, x):
+            count("body")
+            return c + x * r[...], None
+
+        def loss(w):
+            return ns.lax.scan(body, np.float32(0), w)[0]
+
+        g = jax.grad(loss)(np.arange(4, dtype=np.float32)) if ns is JAX else None
+        if ns is RI:
+            g = ri.grad(loss)(np.arange(4, dtype=np.float32))
+        batched = ns.vmap(lambda w: ns.lax.scan(body, np.float32(0), w)[0])(np.ones((2, 3)))
+        return g, batched
+
+    assert _both(program) == {"body": 1}  # vmap reuses grad's trace of the body
+
+
+@pytest.mark.parametrize("ns", [RI, JAX], ids=["refimpl", "jax"])
+def test_writes_refused_in_vmap_keep_jax_errors(ns):
+    r = ns.new_ref(np.zeros(3, np.float32))
+
+    def body(c, x):
+        r[...] += x
+        return c, None
+
+    with pytest.raises(Exception, match="vmapped value on an unbatched array reference"):
+        ns.vmap(lambda xs: ns.lax.scan(body, 0, xs))(np.ones((2, 4, 3), np.float32))
+
+    def branch(x):
+        r[...] = x
+        return x
+
+    with pytest.raises(NotImplementedError, match="State effect not supported in vmap-of-cond"):
+        ns.vmap(lambda p, x: ns.lax.cond(p, branch, lambda x: x, x))(
+            np.array([True, False]), np.ones((2, 3), np.float32)
+        )
+    np.testing.assert_array_equal(np.asarray(r[...]), np.zeros(3, np.float32))

@@ -37,7 +37,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
 from refimpl.config import config
-from refimpl.core import Program, ShapedArray, Var, avals_str
+from refimpl.core import Eqn, Literal, Program, ShapedArray, Var, avals_str
 from refimpl.interpreter import eval_program
 from refimpl.primitives import elementwise, structural
 from refimpl.primitives.base import Primitive
@@ -93,10 +93,34 @@ class _Traced:
     program: Program
     captured: list[tracing.Tracer]
     out_tree: tree_util.PyTreeDef
+    # Refs made outside that the function touched (refimpl.ref.late_inputs):
+    # the program's last inputs are their values, its last outputs their
+    # final values (one per ref, in this order); ``written`` says which it wrote.
+    refs: tuple[Any, ...] = ()
+    written: tuple[bool, ...] = ()
 
     @property
     def out_avals(self) -> list[ShapedArray]:
-        return self.program.out_avals
+        """The function's own outputs (not the refs' final values)."""
+        avals = self.program.out_avals
+        return avals[: len(avals) - len(self.refs)]
+
+    @property
+    def ref_vars(self) -> tuple[list[Var], list[Any]]:
+        """The inputs and outputs of the program holding the refs' values."""
+        n = len(self.refs)
+        program = self.program
+        return program.in_vars[len(program.in_vars) - n :], program.out_vars[
+            len(program.out_vars) - n :
+        ]
+
+    def without_refs(self) -> tuple[list[Var], list[Any]]:
+        """The program's inputs and outputs other than the refs' values."""
+        n = len(self.refs)
+        program = self.program
+        return program.in_vars[: len(program.in_vars) - n], program.out_vars[
+            : len(program.out_vars) - n
+        ]
 
 
 # Traces of control-flow functions, per first function (weakly) and then per
@@ -124,7 +148,8 @@ def _cached_trace(funs: tuple[Callable, ...], key: tuple, trace: Callable[[], An
     if hit is not None:
         return hit
     result = trace()
-    if not any(t.captured for t in (result if isinstance(result, (list, tuple)) else [result])):
+    parts = result if isinstance(result, (list, tuple)) else [result]
+    if not any(getattr(t, "captured", None) for t in parts):
         with _function_traces_lock:
             _function_traces.setdefault(funs[0], {})[full_key] = result
     return result
@@ -163,13 +188,21 @@ def _trace(
     """Trace ``fun(*tracers)`` (one tracer per aval) into a Program with flat outputs."""
     out_trees: list[tree_util.PyTreeDef] = []
 
+    from refimpl import ref as _ref  # the ref module imports this one's users
+
+    touched: list[tuple[tuple, tuple]] = []
+
     def flat_fun(*tracers: Any) -> list[Any]:
-        leaves, out_tree = _output_leaves(api, out_label, fun(*tracers))
+        with _ref.late_inputs(lambda k: f"a Ref made outside {api}") as scope:
+            leaves, out_tree = _output_leaves(api, out_label, fun(*tracers))
+            finals = scope.finish()
+            touched.append((tuple(scope.refs), scope.written_flags))
         out_trees.append(out_tree)
-        return leaves
+        return leaves + finals
 
     program, captured, _ = tracing.trace_to_program(flat_fun, in_avals, api, origins)
-    return _Traced(program, list(captured), out_trees[0])
+    refs, written = touched[0]
+    return _Traced(program, list(captured), out_trees[0], refs, written)
 
 
 def _with_leading_inputs(
@@ -826,13 +859,7 @@ def _scan(
         raise TypeError(f"{api}: f must be callable, got {type(f).__name__}")
     from refimpl import ref as _ref  # the ref module imports this one's users
 
-    if _ref.any_ref_made() and not getattr(f, "_refs_threaded", False):
-        # A body touching refs made outside the scan: they become extra carries.
-        def run(body: Callable, carry: Any) -> Any:
-            body._refs_threaded = True  # type: ignore[attr-defined]
-            return _scan(api, body, carry, xs, length, reverse, unroll)
-
-        return _ref.scan_with_refs(run, f, init)
+    _ref.check_no_refs(init, "scan")
     init_leaves, init_tree, carry_paths = _flatten_operands("carry", init)
     xs_leaves, xs_tree, xs_paths = _flatten_operands("xs", xs)
     xs_avals = _avals_of(api, xs_leaves, xs_paths)
@@ -842,28 +869,68 @@ def _scan(
     x_avals = [x.update(shape=x.shape[1:]) for x in xs_avals]
 
     init_avals = _avals_of(api, init_leaves, carry_paths)
-    body, y_tree = _trace_scan_body(api, f, init_tree, init_avals, xs_tree, x_avals)
+
+    def traced_body() -> tuple[_Traced, tree_util.PyTreeDef]:
+        return _cached_trace(
+            (f,),
+            (api, init_tree, tuple(init_avals), xs_tree, tuple(x_avals)),
+            lambda: _trace_scan_body(api, f, init_tree, init_avals, xs_tree, x_avals),
+        )
+
+    body, y_tree = traced_body()
     carry_out = body.out_avals[: len(init_leaves)]
     init_leaves, changed = _promoted_carry(init_leaves, init_avals, carry_out)
     if changed:  # trace again with the promoted carry (as JAX does)
         init_avals = _avals_of(api, init_leaves, carry_paths)
-        body, y_tree = _trace_scan_body(api, f, init_tree, init_avals, xs_tree, x_avals)
+        body, y_tree = traced_body()
         carry_out = body.out_avals[: len(init_leaves)]
     _check_carry_types(api, carry_paths, init_avals, carry_out)
 
+    # Refs made outside that the body touched: the ones it reads are extra
+    # consts, the ones it writes extra carries (after the carry), written back.
+    program = _scan_threading_refs(body, len(init_leaves))
+    read = [r for r, w in zip(body.refs, body.written, strict=True) if not w]
+    written = [r for r, w in zip(body.refs, body.written, strict=True) if w]
+    consts = [*body.captured, *_ref.outer_values(read, [False] * len(read))]
+    carried = _ref.outer_values(written, [True] * len(written))
+    n_carry = len(init_leaves) + len(carried)
     outs = scan_p.bind(
-        *body.captured,
+        *consts,
         *init_leaves,
+        *carried,
         *xs_leaves,
-        body=body.program,
-        num_consts=len(body.captured),
-        num_carry=len(init_leaves),
+        body=program,
+        num_consts=len(consts),
+        num_carry=n_carry,
         length=length,
         reverse=reverse,
         unroll=unroll,
     )
+    _ref.write_back(written, outs[len(init_leaves) : n_carry])
     carry = init_tree.unflatten(outs[: len(init_leaves)])
-    return carry, y_tree.unflatten(outs[len(init_leaves) :])
+    return carry, y_tree.unflatten(outs[n_carry:])
+
+
+def _scan_threading_refs(body: _Traced, num_carry: int) -> Program:
+    """The scan body with the refs it touched threaded: inputs ``captured,
+    read refs, carry, written refs, xs``; outputs ``carry, written refs' final
+    values, ys``."""
+    if not body.refs:
+        return body.program
+    (ins, outs), (ref_ins, ref_outs) = body.without_refs(), body.ref_vars
+    n_captured = len(body.captured)
+    read = [v for v, w in zip(ref_ins, body.written, strict=True) if not w]
+    w_ins = [v for v, w in zip(ref_ins, body.written, strict=True) if w]
+    w_outs = [v for v, w in zip(ref_outs, body.written, strict=True) if w]
+    carry_end = n_captured + num_carry
+    program = Program(
+        in_vars=ins[:n_captured] + read + ins[n_captured:carry_end] + w_ins + ins[carry_end:],
+        eqns=body.program.eqns,
+        out_vars=outs[:num_carry] + w_outs + outs[num_carry:],
+        const_vars=body.program.const_vars,
+        consts=body.program.consts,
+    )
+    return program
 
 
 def _scan_length(
@@ -904,12 +971,14 @@ def _trace_scan_body(
     x_avals: list[ShapedArray],
 ) -> tuple[_Traced, tree_util.PyTreeDef]:
     """Trace ``f(carry, x)``; check it returns ``(carry, y)`` with the carry's structure."""
+    from refimpl import ref as _ref
 
     num_carry = init_tree.num_leaves
 
     def body(*tracers: Any) -> Any:
         carry = init_tree.unflatten(tracers[:num_carry])
         out = f(carry, xs_tree.unflatten(tracers[num_carry:]))
+        _ref.check_no_refs(out, "scan")
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             shown = (
                 f"a {type(out).__name__} of length {len(out)}"
@@ -940,19 +1009,12 @@ def while_loop(
     return _while_loop("lax.while_loop", cond_fun, body_fun, init_val)
 
 
-def _while_loop(
-    api: str, cond_fun: Callable, body_fun: Callable, init_val: Any, refs_done: bool = False
-) -> Any:
+def _while_loop(api: str, cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     if not (callable(cond_fun) and callable(body_fun)):
         raise TypeError(f"{api}: cond_fun and body_fun must be callable")
     from refimpl import ref as _ref  # the ref module imports this one's users
 
-    if not refs_done and _ref.any_ref_made():
-        # cond_fun/body_fun touching refs made outside the loop: extra loop state.
-        def run(cond: Callable, body: Callable, val: Any) -> Any:
-            return _while_loop(api, cond, body, val, refs_done=True)
-
-        return _ref.while_with_refs(run, cond_fun, body_fun, init_val)
+    _ref.check_no_refs(init_val, "while_body")
     leaves, tree, paths = _flatten_operands("carry", init_val)
     avals = _avals_of(api, leaves, paths)
 
@@ -969,6 +1031,8 @@ def _while_loop(
         avals = _avals_of(api, leaves, paths)
         cond, body = traced_while()
     _check_carry_types(api, paths, avals, body.out_avals)
+    if cond.refs or body.refs:
+        return _while_threading_refs(cond, body, leaves, tree)
     outs = while_p.bind(
         *cond.captured,
         *body.captured,
@@ -981,12 +1045,151 @@ def _while_loop(
     return tree.unflatten(outs)
 
 
+def _while_threading_refs(cond: _Traced, body: _Traced, leaves: list, tree: Any) -> Any:
+    """A while loop whose functions touched refs made outside it.
+
+    The refs a function only reads are its extra consts; the written ones are
+    extra loop state, written back. As JAX 0.10.2: the writes of ``cond_fun``
+    while it computes the predicate are dropped, and each iteration runs
+    ``cond_fun`` again (keeping its writes) before ``body_fun`` (the body
+    program is the cond program's equations, then the body's); a ref
+    written by one of the two and touched by the other is refused (JAX:
+    "Cannot write to the same ref in both cond and body", or, outside every
+    trace, its ValueError for a ref passed twice; a ref the body writes and
+    the cond reads would not be seen by JAX's cond).
+    """
+    from refimpl import ref as _ref
+
+    _check_while_refs(cond, body)
+    c_ins, _ = cond.without_refs()
+    b_ins, b_outs = body.without_refs()
+    c_refs, b_refs = cond.ref_vars, body.ref_vars
+    c_cap, b_cap, n = len(cond.captured), len(body.captured), len(leaves)
+
+    def split(traced: _Traced, ref_vars: tuple) -> tuple[list, list, list]:
+        read, written = [], []
+        for r, w, var, final in zip(traced.refs, traced.written, *ref_vars, strict=True):
+            (written if w else read).append((r, var, final))
+        return read, written, [r for r, _, _ in written]
+
+    c_read, c_written, c_w_refs = split(cond, c_refs)
+    b_read, b_written, b_w_refs = split(body, b_refs)
+    carried = c_w_refs + b_w_refs
+    cond_program = Program(
+        in_vars=c_ins[:c_cap]
+        + [v for _, v, _ in c_read]
+        + c_ins[c_cap:]
+        + [v for _, v, _ in c_written]
+        + [Var(r.aval.inner) for r in b_w_refs],
+        eqns=cond.program.eqns,
+        out_vars=cond.program.out_vars[:1],
+        const_vars=cond.program.const_vars,
+        consts=cond.program.consts,
+    )
+    c_read_refs, b_read_refs = [r for r, _, _ in c_read], [r for r, _, _ in b_read]
+    cond_consts = [*cond.captured, *_ref.outer_values(c_read_refs, [False] * len(c_read))]
+    body_consts = [*body.captured, *_ref.outer_values(b_read_refs, [False] * len(b_read))]
+    body_const_vars = b_ins[:b_cap] + [v for _, v, _ in b_read]
+    carry_vars = b_ins[b_cap:]
+    state_vars = [Var(r.aval.inner) for r in c_w_refs] + [v for _, v, _ in b_written]
+    eqns, cond_finals, const_vars, consts = [], [], [], []
+    if c_written:  # the cond again, keeping its writes, before the body
+        cond_again = [Var(v.aval) for v in c_ins[:c_cap] + [v for _, v, _ in c_read]]
+        body_const_vars += cond_again
+        body_consts += cond_consts
+        writes = Program(
+            in_vars=cond_program.in_vars,
+            eqns=cond.program.eqns,
+            out_vars=[final for _, _, final in c_written],
+            const_vars=cond.program.const_vars,
+            consts=cond.program.consts,
+        )
+        eqns, cond_finals, const_vars, consts = _inlined(
+            writes, cond_again + carry_vars + state_vars
+        )
+    body_program = Program(
+        in_vars=body_const_vars + carry_vars + state_vars,
+        eqns=eqns + body.program.eqns,
+        out_vars=b_outs + cond_finals + [f for _, _, f in b_written],
+        const_vars=const_vars + body.program.const_vars,
+        consts=consts + body.program.consts,
+    )
+    outs = while_p.bind(
+        *cond_consts,
+        *body_consts,
+        *leaves,
+        *_ref.outer_values(carried, [True] * len(carried)),
+        cond=cond_program,
+        body=body_program,
+        cond_num_consts=len(cond_consts),
+        body_num_consts=len(body_consts),
+    )
+    _ref.write_back(carried, outs[n:])
+    return tree.unflatten(outs[:n])
+
+
+def _check_while_refs(cond: _Traced, body: _Traced) -> None:
+    """JAX 0.10.2's rules for a ref touched by both functions of a while loop."""
+    c_written = {id(r) for r, w in zip(cond.refs, cond.written) if w}
+    b_written = {id(r) for r, w in zip(body.refs, body.written) if w}
+    b_touched = {id(r) for r in body.refs}
+    for ref in cond.refs:
+        key = id(ref)
+        if key not in b_touched:
+            continue
+        if not tracing.is_tracing():  # JAX runs an eager while as a jit taking each ref twice
+            raise ValueError(
+                "only one reference to a mutable array may be passed as an argument to a "
+                "function, but when tracing while for jit the mutable array reference of type "
+                f"{ref.aval.str_short()} appeared at both args[0] and args[1]."
+            )
+        if key in c_written and key in b_written:
+            raise NotImplementedError(
+                "Cannot write to the same ref in both cond and body of while loop."
+            )
+        if key in c_written or key in b_written:
+            raise NotImplementedError(
+                f"while_loop: the mutable array reference of type {ref.aval.str_short()} is "
+                "written by one of cond_fun and body_fun and read by the other; JAX 0.10.2 "
+                "gives its cond a copy that never sees the body's writes (it loops forever) "
+                "and its body a copy that never sees the cond's. Read it in one function only"
+            )
+
+
+def _inlined(program: Program, args: Sequence[Any]) -> tuple[list, list, list, list]:
+    """``program``'s equations applied to the atoms ``args``, every variable
+    renamed (so the copy shares none with ``program``): (equations, output
+    atoms, const vars, consts)."""
+    env: dict[int, Any] = {v.id: a for v, a in zip(program.in_vars, args, strict=True)}
+    const_vars = [Var(v.aval) for v in program.const_vars]
+    env.update({v.id: c for v, c in zip(program.const_vars, const_vars, strict=True)})
+
+    def read(atom: Any) -> Any:
+        return atom if isinstance(atom, Literal) else env[atom.id]
+
+    eqns = []
+    for eqn in program.eqns:
+        outputs = [Var(v.aval) for v in eqn.outputs]
+        env.update({v.id: o for v, o in zip(eqn.outputs, outputs, strict=True)})
+        eqns.append(Eqn(eqn.primitive, [read(a) for a in eqn.inputs], outputs, dict(eqn.params)))
+    return eqns, [read(a) for a in program.out_vars], const_vars, list(program.consts)
+
+
 def _trace_while(
     api: str, cond_fun: Callable, body_fun: Callable, tree: tree_util.PyTreeDef, avals: list
 ) -> tuple[_Traced, _Traced]:
     origins = [f"the carry of {api}"] * len(avals)
-    cond_flat = lambda *carry: cond_fun(tree.unflatten(carry))  # noqa: E731
-    body_flat = lambda *carry: body_fun(tree.unflatten(carry))  # noqa: E731
+    from refimpl import ref as _ref
+
+    def checked(fun: Callable, what: str) -> Callable:
+        def flat(*carry: Any) -> Any:
+            out = fun(tree.unflatten(carry))
+            _ref.check_no_refs(out, what)
+            return out
+
+        return flat
+
+    cond_flat, body_flat = checked(cond_fun, "while_cond"), checked(body_fun, "while_body")
     cond = _trace(api, cond_flat, avals, origins, "the cond_fun output")
     pred = cond.out_avals
     if not cond.out_tree.is_leaf or pred[0].strip_weak() != ShapedArray((), np.dtype(bool)):
@@ -1145,37 +1348,94 @@ def _switch(
 ) -> Any:
     from refimpl import ref as _ref
 
-    if _ref.any_ref_made() and not getattr(branches[0], "_refs_threaded", False):
-        # Branches touching refs made outside: their values become operands and results.
-        def run(bodies: Sequence[Callable], ops: tuple) -> Any:
-            for body in bodies:
-                body._refs_threaded = True  # type: ignore[attr-defined]
-            return _switch(api, index, bodies, ops, names)
-
-        return _ref.switch_with_refs(run, branches, operands, index)
     leaves, in_tree, paths = _flatten_operands("operands", operands)
+    if any(isinstance(leaf, _ref.Ref) for leaf in leaves):
+        raise ValueError(
+            "cond: a mutable array reference cannot be passed as an operand; close over it"
+        )
     avals = _avals_of(api, leaves, paths)
     origins = [f"an operand of {api}"] * len(leaves)
 
     def taking_operands(fun: Callable) -> Callable:
-        return lambda *tracers: fun(*in_tree.unflatten(tracers))
+        def branch(*tracers: Any) -> Any:
+            out = fun(*in_tree.unflatten(tracers))
+            _ref.check_no_refs(out, "cond")
+            return out
+
+        return branch
 
     def trace_branches() -> list[_Traced]:
         first = _trace(
             api, taking_operands(branches[0]), avals, origins, f"the output of {names[0]}"
         )
         traced = [first]
+        by_function = {id(branches[0]): first}  # one function given twice is traced once
         for branch, name in zip(branches[1:], names[1:]):
-            conforming = taking_operands(_conforming_branch(api, branch, first, names[0], name))
-            traced.append(_trace(api, conforming, avals, origins, f"the output of {name}"))
+            if id(branch) not in by_function:
+                conforming = taking_operands(_conforming_branch(api, branch, first, names[0], name))
+                by_function[id(branch)] = _trace(
+                    api, conforming, avals, origins, f"the output of {name}"
+                )
+            traced.append(by_function[id(branch)])
         return traced
 
     traced = _cached_trace(tuple(branches), (api, in_tree, tuple(avals)), trace_branches)
     first = traced[0]
     captured = _union(*(t.captured for t in traced))
-    programs = tuple(_with_leading_inputs(t.program, t.captured, captured) for t in traced)
-    outs = cond_p.bind(index, *captured, *leaves, branches=programs)
-    return first.out_tree.unflatten(outs)
+    # Refs made outside that some branch touched: every branch takes the
+    # values of all of them (after the operands) and returns the final values
+    # of those some branch writes (after its outputs), written back.
+    refs = _union(*(t.refs for t in traced))
+    written_ids = {id(r) for t in traced for r, w in zip(t.refs, t.written) if w}
+    written = [id(r) in written_ids for r in refs]
+    ref_values = _ref.outer_values(refs, written)
+    if written_ids:
+        _check_no_vmap_of_cond_writes(index, leaves, refs, written, ref_values)
+    programs = tuple(
+        _with_leading_inputs(_branch_threading_refs(t, refs, written), t.captured, captured)
+        for t in traced
+    )
+    outs = cond_p.bind(index, *captured, *leaves, *ref_values, branches=programs)
+    n_out = len(outs) - sum(written)
+    _ref.write_back([r for r, w in zip(refs, written) if w], outs[n_out:])
+    return first.out_tree.unflatten(outs[:n_out])
+
+
+def _branch_threading_refs(traced: _Traced, refs: Sequence[Any], written: Sequence[bool]):
+    """A branch's program taking the values of ``refs`` after its own inputs
+    and returning the final values of the written ones after its outputs (a
+    ref it does not touch: an unused input, returned as it came in)."""
+    if not refs:
+        return traced.program
+    (ins, outs), (ref_ins, ref_outs) = traced.without_refs(), traced.ref_vars
+    own = {id(r): (i, o) for r, i, o in zip(traced.refs, ref_ins, ref_outs, strict=True)}
+    new_ins, new_outs = [], []
+    for r, w in zip(refs, written, strict=True):
+        var, final = own.get(id(r)) or (Var(r.aval.inner), None)
+        new_ins.append(var)
+        if w:
+            new_outs.append(var if final is None else final)
+    return Program(
+        in_vars=ins + new_ins,
+        eqns=traced.program.eqns,
+        out_vars=outs + new_outs,
+        const_vars=traced.program.const_vars,
+        consts=traced.program.consts,
+    )
+
+
+def _check_no_vmap_of_cond_writes(index, leaves, refs, written, values) -> None:
+    """As JAX 0.10.2, a cond whose branches write refs cannot be batched: when
+    the index, an operand or a touched ref's value is batched by a vmap, or a
+    written ref was made outside an active vmap, NotImplementedError."""
+    from refimpl.transforms.batching import BatchTrace
+
+    top = tracing.find_top_trace([index, *leaves, *values])
+    lowest = min(r._depth for r, w in zip(refs, written) if w)
+    if isinstance(top, BatchTrace) or any(
+        isinstance(t, BatchTrace) for t in tracing._stack.traces[lowest:]
+    ):
+        raise NotImplementedError("State effect not supported in vmap-of-cond.")
 
 
 def _conforming_branch(api: str, fun: Callable, first: _Traced, first_name: str, name: str):
