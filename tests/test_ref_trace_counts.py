@@ -17,10 +17,13 @@ import refimpl as ri
 import refimpl.numpy as rnp
 from refimpl import lax
 
-RI = SimpleNamespace(name="refimpl", new_ref=ri.new_ref, jit=ri.jit, vmap=ri.vmap, lax=lax, np=rnp)
-JAX = SimpleNamespace(
-    name="jax", new_ref=jax.new_ref, jit=jax.jit, vmap=jax.vmap, lax=jax.lax, np=jax.numpy
+RI = SimpleNamespace(
+    name="refimpl", new_ref=ri.new_ref, jit=ri.jit, vmap=ri.vmap, grad=ri.grad, lax=lax, np=rnp
 )
+JAX = SimpleNamespace(
+    name="jax", new_ref=jax.new_ref, jit=jax.jit, vmap=jax.vmap, grad=jax.grad, lax=jax.lax,
+    np=jax.numpy,
+)  # fmt: skip
 
 
 @pytest.fixture(params=["ref", "pjrt"])
@@ -218,9 +221,7 @@ def test_vmap_and_grad_around_bodies_touching_refs():
         def loss(w):
             return ns.lax.scan(body, np.float32(0), w)[0]
 
-        g = jax.grad(loss)(np.arange(4, dtype=np.float32)) if ns is JAX else None
-        if ns is RI:
-            g = ri.grad(loss)(np.arange(4, dtype=np.float32))
+        g = ns.grad(loss)(np.arange(4, dtype=np.float32))
         batched = ns.vmap(lambda w: ns.lax.scan(body, np.float32(0), w)[0])(np.ones((2, 3)))
         return g, batched
 
@@ -247,3 +248,35 @@ def test_writes_refused_in_vmap_keep_jax_errors(ns):
             np.array([True, False]), np.ones((2, 3), np.float32)
         )
     np.testing.assert_array_equal(np.asarray(r[...]), np.zeros(3, np.float32))
+
+
+def test_nested_jit_touching_refs(backend):
+    def program(ns, count):
+        r = ns.new_ref(np.zeros(3, np.float32))
+
+        def inner(x):
+            count("inner")
+            r[...] += x
+            return x * 2
+
+        def takes(q, x):
+            count("takes")
+            q[...] = q[...] * x
+            return x.sum()
+
+        ji, jt = ns.jit(inner), ns.jit(takes)
+        a = ns.jit(lambda x: ji(x) + 1)(X)
+        b = ns.jit(lambda x: ji(x) - 1)(X)  # another outer trace: inner's trace reused
+        q = ns.new_ref(np.ones((2, 3), np.float32))
+        c = ns.vmap(jt)(q, np.full((2, 3), 2, np.float32))
+
+        def bump(y):  # writes a value that does not depend on y: allowed under grad
+            count("bump")
+            r[...] = r[...] + 1
+            return y * r[...]
+
+        jb = ns.jit(bump)
+        d = ns.grad(lambda x: jb(x).sum() + jb(x * 2).sum())(X)
+        return a, b, c, d, r[...], q[...]
+
+    assert _both(program) == {"inner": 1, "takes": 1, "bump": 1}

@@ -295,6 +295,9 @@ class CacheEntry:
     # Refs made outside that the function closes over (implicit Ref arguments):
     # their values are the program's last inputs, ``ref_leaves`` includes them.
     closed_refs: tuple[Any, ...] = ()
+    # Which of the refs of ``ref_leaves`` the function writes (a nested call
+    # writes back only those).
+    ref_written: tuple[bool, ...] = ()
     # float0 leaves in or out (tangents of integer values): kept out of the program
     float0: Float0Plan | None = None
 
@@ -542,6 +545,7 @@ class Jitted:
         # arguments after the explicit leaves, found as the trace touches them
         # (each gets a late input of the trace, see ref.late_inputs).
         closed: list[Any] = []
+        written: list[bool] = []  # per Ref argument, then per closed-over ref
         n_leaves = len(sig.avals)
 
         def flat_fun(*tracers: Any) -> list[Any]:
@@ -559,6 +563,7 @@ class Jitted:
                     out, finals = self.fun(*args, **dyn_kwargs, **call.static_kwargs), []
                 finals += scope.finish()
                 closed.extend(scope.refs)
+                written.extend(scope.written_flags)
             if ref_leaves or closed:
                 ref.check_no_refs(out, f"jit({self.__name__})")
                 return _flat_out((out, finals))
@@ -576,6 +581,7 @@ class Jitted:
                 args = _merge_static(dyn_args, call.static_args)
                 out = self.fun(*args, **dyn_kwargs, **call.static_kwargs)
                 ref.check_no_refs(out, f"jit({self.__name__})")
+                written.extend(r._value is not t for r, t in zip(refs, ref_tracers))
                 return out, [r._value for r in refs]
 
         def _flat_out(out: Any) -> list[Any]:
@@ -634,7 +640,13 @@ class Jitted:
         donated = tuple(sig.donated) + (True,) * len(closed)
         plan = DonationPlan(donated, aliases, plan.unusable, plan.unusable_paths)
         return CacheEntry(
-            program, out_trees[0], captured, plan, ref_leaves=all_refs, closed_refs=tuple(closed)
+            program,
+            out_trees[0],
+            captured,
+            plan,
+            ref_leaves=all_refs,
+            closed_refs=tuple(closed),
+            ref_written=tuple(written),
         )
 
     def _trace_float0(
@@ -724,7 +736,7 @@ class Jitted:
         held = [call.leaves[i] for i in entry.ref_leaves if i < n_leaves] + [*entry.closed_refs]
         if nested or entry.captured or any(isinstance(r._value, tracing.Tracer) for r in held):
             # e.g. vmap(jit(f))(ref): the ref holds a tracer of the enclosing transformation
-            return self.fun(*args, **kwargs)
+            return self._bind_with_refs(entry, call)
         refs = [call.leaves[i] for i in entry.ref_leaves if i < n_leaves]
         refs_at = frozenset(entry.ref_leaves)
         leaves = list(call.leaves)
@@ -767,6 +779,30 @@ class Jitted:
             out, finals = backends.get(call.signature.backend).execute(self, entry, plain)
         for r, value in zip(refs, finals, strict=True):
             r._value = value
+        return out
+
+    def _bind_with_refs(self, entry: CacheEntry, call: CallArgs) -> Any:
+        """Inside another trace, a call with Ref arguments or closed-over refs:
+        one ``jit`` equation taking the refs' values (read in the enclosing
+        trace) and returning their final values, written back into the refs
+        it writes (the enclosing trace threads them in turn)."""
+        from refimpl import ref
+
+        n_leaves = len(call.leaves)
+        refs = [call.leaves[i] for i in entry.ref_leaves if i < n_leaves]
+        ref_paths = [call.paths[i] for i in entry.ref_leaves if i < n_leaves]
+        ref.check_not_closed_over(refs, ref_paths, entry.closed_refs, self.__name__)
+        refs += entry.closed_refs
+        values = ref.outer_values(refs, entry.ref_written)
+        leaves = list(call.leaves)
+        for i, value in zip(entry.ref_leaves, values, strict=False):
+            if i < n_leaves:
+                leaves[i] = value
+        leaves += values[len(values) - len(entry.closed_refs) :]
+        outs = jit_call_p.bind(*entry.captured, *leaves, program=entry.program, name=self.__name__)
+        out, finals = tree_util.tree_unflatten(entry.out_tree, outs)
+        pairs = [(r, v) for r, v, w in zip(refs, finals, entry.ref_written, strict=True) if w]
+        ref.write_back([r for r, _ in pairs], [v for _, v in pairs])
         return out
 
     def _call_float0(self, entry: CacheEntry, call: CallArgs, nested: bool) -> Any:
