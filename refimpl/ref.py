@@ -74,7 +74,7 @@ class _Scope:
 
     ``depth`` is the level its builder takes; a ref made at a depth
     ``<= depth`` was made outside. Each access to one is recorded in
-    ``touched`` (and a write also in ``written``).
+    ``touched`` (by :func:`_cross`).
     """
 
     def __init__(self, kind: str, depth: int, name: str) -> None:
@@ -82,12 +82,10 @@ class _Scope:
         self.depth = depth
         self.name = name
         self.touched: dict[int, Ref] = {}
-        self.written: dict[int, Ref] = {}  # the touched refs that were written, by id
 
     def record(self, ref: Ref, write: bool = False) -> None:
+        del write
         self.touched.setdefault(id(ref), ref)
-        if write:
-            self.written.setdefault(id(ref), ref)
 
 
 class Ref:
