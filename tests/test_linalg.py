@@ -594,3 +594,43 @@ def test_conv_errors():
     i8 = np.zeros((2, 4, 5), np.int8), np.zeros((6, 2, 3), np.int8)
     with pytest.raises(TypeError, match=r"preferred_element_type uint16 must be signed"):
         conv(*i8, (1,), "VALID", preferred_element_type=np.uint16, **f32)
+
+
+@pytest.mark.parametrize(
+    "padding, lhs_dilation, rhs_dilation, strides",
+    [
+        (((0, 0), (-1, 1)), (1, 1), (1, 1), (1, 1)),
+        (((-2, 1), (1, -1)), (2, 1), (1, 1), (1, 2)),
+        (((-1, -1), (-2, 3)), (1, 3), (2, 1), (2, 1)),
+    ],
+)
+def test_conv_negative_padding_crops_as_the_spec_on_both_backends(
+    padding, lhs_dilation, rhs_dilation, strides
+):
+    # The spec: dilate the lhs, pad it (a negative amount crops), convolve.
+    # The oracle is JAX's explicit lax.pad + a convolution without padding;
+    # XLA CPU's convolution with a negative low padding itself computes
+    # something else (refimpl's pjrt lowering pads explicitly for that reason).
+    rng = np.random.default_rng(1)
+    lhs = rng.normal(size=(2, 3, 5, 4)).astype(np.float32)
+    rhs = rng.normal(size=(4, 3, 2, 3)).astype(np.float32)
+    dn = ((0, 1, 2, 3), (0, 1, 2, 3), (0, 1, 2, 3))
+    spatial = [(lo, hi, d - 1) for (lo, hi), d in zip(padding, lhs_dilation, strict=True)]
+    padded = jax.lax.pad(lhs, np.float32(0), [(0, 0, 0), (0, 0, 0), *spatial])
+    want = jax.lax.conv_general_dilated(
+        padded,
+        rhs,
+        strides,
+        ((0, 0), (0, 0)),
+        rhs_dilation=rhs_dilation,
+        dimension_numbers=jax.lax.ConvDimensionNumbers(*dn),
+        precision="highest",
+    )
+
+    def f(a, b):
+        return lax.conv_general_dilated(
+            a, b, strides, padding, lhs_dilation, rhs_dilation, dimension_numbers=dn
+        )
+
+    for got in (f(lhs, rhs), ri.jit(f, backend="pjrt")(lhs, rhs)):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)

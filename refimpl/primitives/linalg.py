@@ -1026,8 +1026,30 @@ def _conv_lowering(
     precision: Any,
     preferred_element_type: Any,
 ):
-    """``stablehlo.convolution`` with the same layouts, strides, padding and groups."""
+    """``stablehlo.convolution`` with the same layouts, strides, padding and groups.
+
+    Negative padding is lowered as an explicit ``stablehlo.pad`` of the lhs
+    (which crops, after the lhs dilation, as the spec defines) followed by a
+    convolution with the non-negative rest: XLA CPU's convolution computes
+    a negative low padding differently from the spec and from its own
+    ``pad`` + convolution (measured: a 2x2 kernel, padding (-1, 1) on the
+    last spatial dim), while refimpl's two backends must agree."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
+    if any(lo < 0 or hi < 0 for lo, hi in padding):
+        return _conv_lowering_cropped(
+            ctx,
+            lhs,
+            rhs,
+            window_strides=window_strides,
+            padding=padding,
+            lhs_dilation=lhs_dilation,
+            rhs_dilation=rhs_dilation,
+            dimension_numbers=dimension_numbers,
+            feature_group_count=feature_group_count,
+            batch_group_count=batch_group_count,
+            precision=precision,
+            preferred_element_type=preferred_element_type,
+        )
     dims = ctx.hlo.ConvDimensionNumbers.get(
         input_batch_dimension=lhs_spec[0],
         input_feature_dimension=lhs_spec[1],
@@ -1056,6 +1078,46 @@ def _conv_lowering(
         )
 
     return _contraction_lowering(ctx, lhs, rhs, emit)
+
+
+def _conv_lowering_cropped(ctx, lhs, rhs, *, padding, lhs_dilation, dimension_numbers, **params):
+    """The convolution with negative padding: the lhs dilated and padded (or
+    cropped) by ``stablehlo.pad`` (interior padding = dilation - 1), then a
+    convolution with no lhs dilation and no padding."""
+    lhs_spec = dimension_numbers[0]
+    aval = ctx.avals_in[0]
+    rank = len(aval.shape)
+    lows, highs, interiors = [0] * rank, [0] * rank, [0] * rank
+    for axis, (lo, hi), d in zip(lhs_spec[2:], padding, lhs_dilation, strict=True):
+        lows[axis], highs[axis], interiors[axis] = lo, hi, d - 1
+    zero = ctx.constant(0, aval.dtype)
+    padded = ctx.hlo.pad(lhs, zero, lows, highs, interiors)
+    shape = [
+        aval.shape[i] + lows[i] + highs[i] + max(aval.shape[i] - 1, 0) * interiors[i]
+        for i in range(rank)
+    ]
+    nspatial = len(padding)
+    inner = _LoweringContextWithInput(ctx, 0, ShapedArray(tuple(shape), aval.dtype))
+    return _conv_lowering(
+        inner,
+        padded,
+        rhs,
+        padding=((0, 0),) * nspatial,
+        lhs_dilation=(1,) * nspatial,
+        dimension_numbers=dimension_numbers,
+        **params,
+    )
+
+
+class _LoweringContextWithInput:
+    """``ctx`` with the aval of one input replaced (the lhs after an explicit pad)."""
+
+    def __init__(self, ctx: Any, index: int, aval: ShapedArray) -> None:
+        self._ctx = ctx
+        self.avals_in = [aval if i == index else a for i, a in enumerate(ctx.avals_in)]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
 
 
 # --- the public lax functions ------------------------------------------------------
