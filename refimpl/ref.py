@@ -636,11 +636,13 @@ def outer_values(refs: Sequence[Ref], written: Sequence[bool]) -> list[Any]:
 
 def write_back(refs: Sequence[Ref], values: Sequence[Any]) -> None:
     """The written refs of a loop or branch take its final values; the
-    writes are checked first (all of them), so a refused one changes nothing."""
+    writes are checked first (all of them), so a refused one changes nothing.
+    Eagerly on the reference backend the values are copied into the refs'
+    own buffers (which never move), as an eager write."""
     for r, v in zip(refs, values, strict=True):
         _check_write(r, v)
     for r, v in zip(refs, values, strict=True):
-        r._value = v
+        _write(r, v)
 
 
 def _aval_handler(ref: Ref) -> AbstractRef:

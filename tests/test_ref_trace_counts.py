@@ -280,3 +280,37 @@ def test_nested_jit_touching_refs(backend):
         return a, b, c, d, r[...], q[...]
 
     assert _both(program) == {"inner": 1, "takes": 1, "bump": 1}
+
+
+def test_eager_loops_write_back_into_the_refs_buffer():
+    """Reference backend: an eager scan, cond or while writing an outer ref
+    copies the final value into the ref's own NumPy buffer, as an eager write
+    (values against JAX)."""
+    old = ri.config.backend
+    ri.config.update("backend", "ref")
+    try:
+        values = []
+        for ns in (RI, JAX):
+            r = ns.new_ref(np.zeros(3, np.float32))
+            pointer = r.unsafe_buffer_pointer() if ns is RI else None
+
+            def body(c, x, r=r):
+                r[...] += x
+                return c, None
+
+            def triple(r=r):
+                r[...] = r[...] * 3
+
+            def bump(i, r=r):
+                r[...] += 1
+                return i + 1
+
+            ns.lax.scan(body, 0, np.ones((2, 3), np.float32))
+            ns.lax.cond(True, triple, lambda: None)
+            ns.lax.while_loop(lambda i: i < 2, bump, 0)
+            if ns is RI:
+                assert r.unsafe_buffer_pointer() == pointer
+            values.append(np.asarray(r[...]))
+        np.testing.assert_array_equal(values[0], values[1])
+    finally:
+        ri.config.update("backend", old)
