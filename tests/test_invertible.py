@@ -185,7 +185,9 @@ def test_backward_memory_flat_for_invertible_linear_for_plain():
     plain = [min(_backward_peak("plain", d) for _ in range(2)) for d in (4, 32)]
     assert plain[1] > 4 * plain[0], plain  # grows with depth (8x the layers)
     assert inv[1] < 1.5 * inv[0], inv  # does not
-    assert inv[1] < 0.25 * plain[1], (inv, plain)
+    # growth with depth, not totals: the baseline (the per-layer temporaries
+    # of one backward step, e.g. the reference's float32 tanh) is not storage
+    assert inv[1] - inv[0] < 0.25 * (plain[1] - plain[0]), (inv, plain)
 
 
 def test_grad_program_type_checks_and_rebuilds_in_the_backward_pass():
