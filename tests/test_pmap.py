@@ -508,3 +508,26 @@ def test_fed_back_loop_keeps_the_live_buffer_count_flat():
     # still hold the last launch's first outputs (one per device)
     assert count() - before <= 4
     np.testing.assert_allclose(np.asarray(x), np.ones((4, 2)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", ["psum", "pmax", "pmin", "pmean"])
+def test_a_device_reduction_of_a_weak_value_is_strong(backend, name):
+    # JAX 0.10.2 (4 host devices): jax.pmap(lambda a, b: lax.psum(a + a, 'i'),
+    # 'i', in_axes=(None, 0))(0.0, zeros(4, bool)).weak_type is False for
+    # psum/pmax/pmin/pmean; under vmap the same reduction stays weak.
+    import jax
+
+    collective = getattr(lax, name)
+    out = ri.pmap(lambda a, b: collective(a + a, "i"), "i", in_axes=(None, 0), backend=backend)(
+        0.0, np.zeros(4, bool)
+    )
+    assert out.weak_type is False and out.dtype == np.float32
+    jax_collective = getattr(jax.lax, name)
+    got = ri.vmap(lambda a, b: collective(a + a, "i"), axis_name="i", in_axes=(None, 0))(
+        0.0, np.zeros(4, bool)
+    )
+    want = jax.vmap(lambda a, b: jax_collective(a + a, "i"), axis_name="i", in_axes=(None, 0))(
+        0.0, np.zeros(4, bool)
+    )
+    assert got.weak_type == want.weak_type

@@ -235,7 +235,10 @@ def _reducing(name: str, reduce_fn: Any, unbatched_fn: Any) -> CollectivePrimiti
 
     @prim.def_abstract_eval
     def _abstract_eval(*avals: ShapedArray, axes: tuple, axis_index_groups: Any):
-        return list(avals)
+        # A reduction over devices is never weakly typed (JAX 0.10.2: psum of
+        # a weak value in a pmap is strong; under vmap the batch rule, not
+        # this, decides, and keeps it weak as JAX does).
+        return [aval.strip_weak() for aval in avals]
 
     prim.def_impl(_unbound_impl(name))
 
@@ -260,9 +263,21 @@ def _reducing(name: str, reduce_fn: Any, unbatched_fn: Any) -> CollectivePrimiti
         rest = tuple(a for a in axes if a != frame_name)
         if rest:
             outs = _bind(prim, rest, *outs, axes=rest, axis_index_groups=None)
+        if frame_name in _env.device_axes:
+            # over devices (pmap in lock step) the result is strong, as the
+            # primitive's own abstract evaluation (JAX: strong under pmap,
+            # weak kept under vmap)
+            outs = [_strong(x) for x in outs]
         return list(outs), [None] * len(outs)
 
     return prim
+
+
+def _strong(x: Any) -> Any:
+    aval = tracing.get_aval(x, "psum", 0)
+    if not aval.weak_type:
+        return x
+    return elementwise.convert_element_type(x, aval.dtype, weak_type=False)
 
 
 def _times(x: Any, n: int) -> Any:
@@ -272,7 +287,8 @@ def _times(x: Any, n: int) -> Any:
             structural.broadcast_in_dim(x, (n, *aval.shape), tuple(range(1, aval.ndim + 1))),
             (0,),
         )
-    return elementwise.mul(x, np.asarray(n, aval.dtype))
+    # n is a Python int to JAX: weak, so a weak x stays weak (as jax.vmap)
+    return elementwise.mul(x, tracing.TypedScalar(n, aval.dtype, True))
 
 
 def _psum_reduce(x: Any, axes: tuple[int, ...]) -> Any:
