@@ -138,14 +138,6 @@ KNOWN_DIFFERENCES: list[KnownDifference] = [
         differs=(r"^\[1\]: expected True, got False$",),
     ),
     KnownDifference(
-        "scan/body-traced-once-per-unroll",
-        "jax",
-        "jax memoizes the traced scan body by function identity and argument types, so three "
-        "scans of the same body trace it once; refimpl traces the body once per scan call. "
-        "SPEC fixes the jit cache, not a cache of scan bodies; results agree.",
-        differs=(r"^\['body_traces'\]: expected [13], got [13]$",),
-    ),
-    KnownDifference(
         "scan/errors/unroll-float",
         "jax",
         "SPEC: an unroll that is neither int nor bool is a TypeError. jax 0.10.2 checks "

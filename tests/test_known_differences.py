@@ -153,18 +153,6 @@ def _claim_negative_donate_argnum():
     assert not x.is_deleted() and not y.is_deleted()
 
 
-def _claim_scan_body_memoized():
-    traces = []
-
-    def body(c, x):
-        traces.append(1)
-        return c + x, x
-
-    for unroll in (1, 2, 3):
-        jax.lax.scan(body, jnp.float32(0), jnp.arange(4.0), unroll=unroll)
-    assert len(traces) == 1
-
-
 def _claim_unroll_float():
     out = jax.lax.scan(lambda c, x: (c, x), jnp.float32(0), jnp.arange(3.0), unroll=2.0)
     assert out[1].shape == (3,)
@@ -228,7 +216,6 @@ JAX_CLAIMS = {
     "donation/same-array-twice": _claim_same_array_twice,
     "donation/chained-calls": _claim_chained_calls,
     "donation/negative-argnum": _claim_negative_donate_argnum,
-    "scan/body-traced-once-per-unroll": _claim_scan_body_memoized,
     "scan/errors/unroll-float": _claim_unroll_float,
     "scan/errors/unroll-string": _claim_unroll_string,
     "donation/unusable-shape-mismatch": _claim_unusable_shape,
