@@ -35,6 +35,7 @@ FAMILIES: Sequence[str] = (
     "numpy_surface",
     "numpy_surface2",
     "ref",
+    "ref_traces",
     "memory_ad",
     "aot",
 )
