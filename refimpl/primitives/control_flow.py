@@ -814,7 +814,8 @@ def scan(
 
     ``f`` is traced once (again once if the init's weak types must be
     promoted to the carry ``f`` returns, as JAX does) and the loop is one
-    ``scan`` primitive.
+    ``scan`` primitive. As in JAX, the trace is reused by later scans of the
+    same function object over operands of the same structure and types.
 
     Args:
         f: ``f(carry, x) -> (carry, y)``; the returned carry must have the
