@@ -588,8 +588,6 @@ class _LateScope(_Scope):
     def finish(self) -> list[Any]:
         """The touched refs' values now (call inside the body's trace), typed
         as their late inputs."""
-        from refimpl.lax import convert_element_type
-
         finals = []
         # Once touched, the ref looks made inside the body (no more records):
         # it was written if it no longer holds its late input.
@@ -597,6 +595,8 @@ class _LateScope(_Scope):
         for ref, tracer in zip(self.refs, self.inputs, strict=True):
             value = ref._value
             if _aval_of_value(value) != tracer.aval:  # only a weak type can differ
+                from refimpl.lax import convert_element_type
+
                 value = convert_element_type(value, tracer.aval.dtype)
             finals.append(value)
         return finals
