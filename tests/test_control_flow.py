@@ -421,3 +421,39 @@ def test_cond_primitive_rejects_bad_operands():
         cond_p.bind(np.int8(0), np.int32(5), **eqn.params)
     with pytest.raises(TypeError, match=r"branch 0 takes \(i32\[\]\) but the operands are"):
         cond_p.bind(np.int32(0), np.float32(5), **eqn.params)
+
+
+def test_fori_loop_reuses_the_trace_of_the_same_body_as_jax_and_does_not_keep_it_alive():
+    import gc
+    import weakref
+
+    counts = {}
+    for lib in (ri, jax):
+        traces = []
+
+        def body(i, v, traces=traces):
+            traces.append(1)
+            return v + i
+
+        def f(x, k, lib=lib, body=body):
+            static = lib.lax.fori_loop(0, 3, body, x) + lib.lax.fori_loop(0, 5, body, x)
+            dynamic = lib.lax.fori_loop(0, k, body, x) * 2 + lib.lax.fori_loop(0, k, body, x)
+            return static, dynamic
+
+        out = lib.jit(f)(np.float32(1), 4)
+        np.testing.assert_array_equal([np.asarray(o) for o in out], [15.0, 21.0])
+        counts[lib.__name__] = len(traces)
+    assert counts["refimpl"] == counts["jax"] == 2
+
+    def make():
+        def body(i, v):
+            return v + i
+
+        return body
+
+    body = make()
+    alive = weakref.ref(body)
+    assert float(ri.lax.fori_loop(0, 3, body, np.float32(1))) == 4.0
+    del body
+    gc.collect()
+    assert alive() is None

@@ -1224,15 +1224,11 @@ def fori_loop(
         raise TypeError(f"{api}: body_fun must be callable, got {type(body_fun).__name__}")
     dtype = _fori_index_dtype(api, lower, upper)
     bounds = _concrete_bounds(lower, upper)
+    wrappers = _ForiWrappers.of(body_fun)
     if bounds is not None:
         start, stop = bounds
-
-        def step(carry: tuple[Any, Any], _: Any) -> tuple[tuple[Any, Any], None]:
-            i, val = carry
-            return (_plus_one(i), body_fun(i, val)), None
-
         (_, result), _ = _scan(
-            api, step, (start, init_val), None, max(stop - start, 0), False,
+            api, wrappers.scan_step, (start, init_val), None, max(stop - start, 0), False,
             False if unroll is None else unroll,
         )  # fmt: skip
         return result
@@ -1240,14 +1236,47 @@ def fori_loop(
         raise ValueError(f"{api}: unroll needs statically known bounds, got unroll={unroll!r}")
     lower = _as_index(lower, dtype)
     upper = _as_index(upper, dtype)
-
-    def loop_body(carry: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
-        i, stop, val = carry
-        return _plus_one(i), stop, body_fun(i, val)
-
-    _, _, result = _while_loop(api, lambda carry: lt(carry[0], carry[1]), loop_body,
+    _, _, result = _while_loop(api, wrappers.while_cond, wrappers.while_body,
                                (lower, upper, init_val))  # fmt: skip
     return result
+
+
+class _ForiWrappers:
+    """The functions a ``fori_loop`` hands to ``scan`` or ``while_loop`` for
+    one ``body_fun``, made once per ``body_fun`` (kept while it lives), so that
+    calling ``fori_loop`` again with the same ``body_fun`` reuses the traced
+    body as JAX does (the trace cache is keyed by function identity). They
+    hold ``body_fun`` weakly: the cache must not keep it alive."""
+
+    _cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    _lock = threading.Lock()
+
+    def __init__(self, body_fun: Callable[[Any, Any], Any], weak: bool) -> None:
+        body = weakref.ref(body_fun) if weak else (lambda: body_fun)
+
+        def scan_step(carry: tuple[Any, Any], _: Any) -> tuple[tuple[Any, Any], None]:
+            i, val = carry
+            return (_plus_one(i), body()(i, val)), None
+
+        def while_cond(carry: tuple[Any, Any, Any]) -> Any:
+            return lt(carry[0], carry[1])
+
+        def while_body(carry: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+            i, stop, val = carry
+            return _plus_one(i), stop, body()(i, val)
+
+        self.scan_step, self.while_cond, self.while_body = scan_step, while_cond, while_body
+
+    @classmethod
+    def of(cls, body_fun: Callable[[Any, Any], Any]) -> _ForiWrappers:
+        try:
+            with cls._lock:
+                wrappers = cls._cache.get(body_fun)
+                if wrappers is None:
+                    wrappers = cls._cache[body_fun] = cls(body_fun, weak=True)
+                return wrappers
+        except TypeError:  # not weakly referenceable or not hashable: no reuse
+            return cls(body_fun, weak=False)
 
 
 def _plus_one(i: Any) -> Any:
