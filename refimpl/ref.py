@@ -154,8 +154,9 @@ def _is_concrete(value: Any) -> bool:
 def new_ref(init_val: Any) -> Ref:
     """A new ``Ref`` holding a copy of ``init_val`` (``jax.new_ref``).
 
-    The held array is strongly typed (``new_ref(1.0)`` is ``Ref{f32[]}``,
-    as JAX's). Writes to the ref never change ``init_val``.
+    The held array is strongly typed (``new_ref(1.0)`` is ``Ref{f32[]}``;
+    JAX keeps a weak type there, see docs/semantics.md section 17). Writes
+    to the ref never change ``init_val``.
     """
     import refimpl.numpy as rnp
 
