@@ -3,8 +3,8 @@
 Turned on with ``ri.config.update("compilation_cache_dir", path)`` or the
 environment variable ``REFIMPL_COMPILATION_CACHE_DIR``. Every compile of the
 PJRT backend (the Python path, the C++ fast path's misses, ``Lowered.compile``,
-pmap's executables over N replicas) goes through :func:`compile_cached`, which looks for an entry before
-compiling and writes one after.
+pmap's executables over N replicas) goes through :func:`compile_cached`,
+which looks for an entry before compiling and writes one after.
 
 * **Key**: SHA-256 over the StableHLO module text, the serialized compile
   options (which hold the device assignment), the plugin's identity (its
