@@ -1036,20 +1036,9 @@ def _conv_lowering(
     last spatial dim), while refimpl's two backends must agree."""
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     if any(lo < 0 or hi < 0 for lo, hi in padding):
-        return _conv_lowering_cropped(
-            ctx,
-            lhs,
-            rhs,
-            window_strides=window_strides,
-            padding=padding,
-            lhs_dilation=lhs_dilation,
-            rhs_dilation=rhs_dilation,
-            dimension_numbers=dimension_numbers,
-            feature_group_count=feature_group_count,
-            batch_group_count=batch_group_count,
-            precision=precision,
-            preferred_element_type=preferred_element_type,
-        )
+        ctx, lhs = _pad_lhs_explicitly(ctx, lhs, lhs_spec, padding, lhs_dilation)
+        padding = ((0, 0),) * len(padding)
+        lhs_dilation = (1,) * len(lhs_dilation)
     dims = ctx.hlo.ConvDimensionNumbers.get(
         input_batch_dimension=lhs_spec[0],
         input_feature_dimension=lhs_spec[1],
@@ -1080,33 +1069,21 @@ def _conv_lowering(
     return _contraction_lowering(ctx, lhs, rhs, emit)
 
 
-def _conv_lowering_cropped(ctx, lhs, rhs, *, padding, lhs_dilation, dimension_numbers, **params):
-    """The convolution with negative padding: the lhs dilated and padded (or
-    cropped) by ``stablehlo.pad`` (interior padding = dilation - 1), then a
-    convolution with no lhs dilation and no padding."""
-    lhs_spec = dimension_numbers[0]
+def _pad_lhs_explicitly(ctx, lhs, lhs_spec, padding, lhs_dilation):
+    """The lhs dilated and padded (or cropped) by ``stablehlo.pad`` (interior
+    padding = dilation - 1), for a convolution with no lhs dilation and no
+    padding; with ``ctx`` seeing the padded lhs's type."""
     aval = ctx.avals_in[0]
     rank = len(aval.shape)
     lows, highs, interiors = [0] * rank, [0] * rank, [0] * rank
     for axis, (lo, hi), d in zip(lhs_spec[2:], padding, lhs_dilation, strict=True):
         lows[axis], highs[axis], interiors[axis] = lo, hi, d - 1
-    zero = ctx.constant(0, aval.dtype)
-    padded = ctx.hlo.pad(lhs, zero, lows, highs, interiors)
-    shape = [
+    padded = ctx.hlo.pad(lhs, ctx.constant(0, aval.dtype), lows, highs, interiors)
+    shape = tuple(
         aval.shape[i] + lows[i] + highs[i] + max(aval.shape[i] - 1, 0) * interiors[i]
         for i in range(rank)
-    ]
-    nspatial = len(padding)
-    inner = _LoweringContextWithInput(ctx, 0, ShapedArray(tuple(shape), aval.dtype))
-    return _conv_lowering(
-        inner,
-        padded,
-        rhs,
-        padding=((0, 0),) * nspatial,
-        lhs_dilation=(1,) * nspatial,
-        dimension_numbers=dimension_numbers,
-        **params,
     )
+    return _LoweringContextWithInput(ctx, 0, ShapedArray(shape, aval.dtype)), padded
 
 
 class _LoweringContextWithInput:
