@@ -1357,6 +1357,15 @@ bool WriteBackRefs(FastJittedObject* fn, const Entry& entry, const CallState& st
   return ok;
 }
 
+// A donated reference-backend array (RefArray): its Python mark_donated.
+bool MarkRefArrayDonated(const Leaf& leaf, FastJittedObject* fn) {
+  PyObject* done =
+      PyObject_CallMethodOneArg(leaf.object.ptr(), g_ctx.s_mark_donated.ptr(), fn->name.ptr());
+  if (done == nullptr) return false;
+  Py_DECREF(done);
+  return true;
+}
+
 // Step 6 (SPEC "Donation"): every donated device array is deleted, only once
 // the result exists.
 bool DonateInputs(FastJittedObject* fn, const Entry& entry, const CallState& state,
@@ -1369,10 +1378,7 @@ bool DonateInputs(FastJittedObject* fn, const Entry& entry, const CallState& sta
       MarkDonated(reinterpret_cast<PjrtArrayObject*>(leaf.object.ptr()), fn->name.ptr(),
                   launch.MemoryTaken(entry.plan, i));
     } else if (leaf.kind == kRefArrayLeaf) {
-      PyObject* done =
-          PyObject_CallMethodOneArg(leaf.object.ptr(), g_ctx.s_mark_donated.ptr(), fn->name.ptr());
-      if (done == nullptr) return false;
-      Py_DECREF(done);
+      if (!MarkRefArrayDonated(leaf, fn)) return false;
     }
   }
   return true;
@@ -1707,10 +1713,7 @@ bool PmapDonateInputs(FastJittedObject* fn, const Entry& entry, const CallState&
     } else if (leaf.kind == kPjrtLeaf) {
       MarkDonated(array, fn->name.ptr(), /*memory_taken=*/false);  // its pieces were copies
     } else if (leaf.kind == kRefArrayLeaf) {
-      PyObject* done =
-          PyObject_CallMethodOneArg(leaf.object.ptr(), g_ctx.s_mark_donated.ptr(), fn->name.ptr());
-      if (done == nullptr) return false;
-      Py_DECREF(done);
+      if (!MarkRefArrayDonated(leaf, fn)) return false;
     }
   }
   return true;
