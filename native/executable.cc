@@ -187,31 +187,7 @@ std::vector<std::vector<std::shared_ptr<Buffer>>> Executable::ExecuteSharded(
 
 void Executable::ExecuteInto(PJRT_Buffer* const* args, std::size_t num_args, PJRT_Buffer** outputs,
                              const int64_t* non_donatable, std::size_t num_non_donatable) const {
-  const PJRT_Api* api = client_->api();
-  auto options = MakeArgs<PJRT_ExecuteOptions>();
-  options.non_donatable_input_indices = non_donatable;
-  options.num_non_donatable_input_indices = num_non_donatable;
-  auto exec = MakeArgs<PJRT_LoadedExecutable_Execute_Args>();
-  exec.executable = executable_;
-  exec.options = &options;
-  exec.argument_lists = &args;
-  exec.num_devices = 1;
-  exec.num_args = num_args;
-  exec.output_lists = &outputs;
-  CheckPjrt(api, api->PJRT_LoadedExecutable_Execute(&exec), "PJRT_LoadedExecutable_Execute");
-  bool missing = false;
-  for (std::size_t i = 0; i < num_outputs_; ++i) missing = missing || outputs[i] == nullptr;
-  if (missing) {  // all or none: release what did come back
-    for (std::size_t i = 0; i < num_outputs_; ++i) {
-      if (outputs[i] == nullptr) continue;
-      auto destroy = MakeArgs<PJRT_Buffer_Destroy_Args>();
-      destroy.buffer = outputs[i];
-      ErrorPtr ignored(api->PJRT_Buffer_Destroy(&destroy), ErrorDeleter{api});
-      outputs[i] = nullptr;
-    }
-    throw PjrtError(PJRT_Error_Code_INTERNAL,
-                    "INTERNAL: PJRT_LoadedExecutable_Execute returned a null output buffer");
-  }
+  ExecuteReplicatedInto(&args, 1, num_args, &outputs, non_donatable, num_non_donatable);
 }
 
 void Executable::ExecuteReplicatedInto(PJRT_Buffer* const* const* argument_lists,
