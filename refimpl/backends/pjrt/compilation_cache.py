@@ -508,12 +508,8 @@ def _touch(path: Path) -> None:
 def _read_pointer(path: Path, first: str) -> str | None:
     """The StableHLO key the pointer file ``path`` (program key ``first``) names,
     or None (no pointer; a damaged one is also warned about)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as err:
-        _reject(path, f"unreadable: {err}")
+    data = _read_bytes(path)
+    if data is None:
         return None
     fields = data.split(b" ")
     if (
@@ -528,23 +524,30 @@ def _read_pointer(path: Path, first: str) -> str | None:
     return fields[2].decode("ascii")
 
 
-def _reject(path: Path, why: str) -> None:
+def _read_bytes(path: Path) -> bytes | None:
+    """The file's bytes, or None: missing, or unreadable (warned about)."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        _reject(path, f"unreadable: {err}", stacklevel=5)
+        return None
+
+
+def _reject(path: Path, why: str, stacklevel: int = 4) -> None:
     _count("rejected")
     warnings.warn(
         f"compilation cache: ignoring the entry {path.name} ({why}); compiling again",
         CompilationCacheWarning,
-        stacklevel=4,
+        stacklevel=stacklevel,
     )
 
 
 def _load(client: Any, path: Path, key: str) -> Any:
     """The executable stored at ``path`` for ``key``, or None (missing or unusable)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as err:
-        _reject(path, f"unreadable: {err}")
+    data = _read_bytes(path)
+    if data is None:
         return None
     header, newline, rest = data.partition(b"\n")
     fields = header.split(b" ")
