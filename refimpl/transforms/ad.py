@@ -1018,19 +1018,13 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
         _jac_check_inputs(api, leaves, holomorphic, allow_int)
         info: list[Any] = []
 
-        def flat_fun(*xs: Any) -> list[Any]:
+        def with_dyn(*dyn_values: Any) -> Any:
             full = list(args)
-            for i, value in zip(nums, tu.tree_unflatten(in_tree, list(xs)), strict=True):
+            for i, value in zip(nums, dyn_values, strict=True):
                 full[i] = value
-            out = fun(*full, **kwargs)
-            if has_aux:
-                out, aux = _split_aux(api, out)
-                aux_leaves, aux_tree = tu.tree_flatten(aux)
-            else:
-                aux_leaves, aux_tree = [], None
-            out_leaves, out_tree = tu.tree_flatten(out)
-            info.append((out_tree, len(out_leaves), aux_tree))
-            return out_leaves + aux_leaves
+            return fun(*full, **kwargs)
+
+        flat_fun = _flat_with_aux(with_dyn, in_tree, has_aux, api, info)
 
         in_avals = [tracing.get_aval(x, api, i) for i, x in enumerate(leaves)]
         if fwd:
