@@ -532,11 +532,34 @@ def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
+def _uniform_from_tiny(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """JAX's ``uniform(key, shape, dtype, minval=tiny, maxval=1)`` inside a
+    sampler, as XLA compiles it: ``max(tiny, f - 1)`` with ``f`` in ``[1, 2)``
+    (:func:`_uniform`'s random mantissa under the exponent of 1.0).
+
+    JAX's samplers pass these bounds as constants of their program, and XLA's
+    algebraic simplifier rewrites ``(f - 1) * (1 - tiny) + tiny``: the width
+    ``1 - tiny`` folds to 1 (it rounds to 1 in every float dtype), the product
+    by 1 goes, and ``(f + -1) + tiny`` is reassociated into ``f + (-1 + tiny)``,
+    whose constant also rounds to -1. For float32 and bfloat16 this is the
+    value of the unsimplified formula (adding ``tiny = 2**-126`` to a nonzero
+    multiple of ``2**-23`` or ``2**-7`` changes nothing); for float16 it is not
+    (``tiny = 2**-14`` against multiples of ``2**-10``: 1 sample in 8 differs),
+    and JAX's float16 ``gumbel``/``logistic`` are computed from this ``u``
+    (checked bit for bit on 10,000 samples per key; the optimized HLO of
+    ``jit(lambda k: gumbel(k, (2000,), float16))`` has no addition of tiny).
+    """
+    tiny = np.asarray(dtypes.finfo(dtype).tiny, dtype)
+    one = _uniform(data, shape, dtype, 0.0, 1.0)  # f - 1: width 1, no offset
+    return rnp.maximum(tiny, one)
+
+
 def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
-    """Logistic samples: ``log(u) - log1p(-u)``, ``u`` uniform in ``[tiny, 1)``."""
+    """Logistic samples: ``log(u) - log1p(-u)``, ``u`` uniform in ``[tiny, 1)``
+    as JAX's compiled program draws it (:func:`_uniform_from_tiny`)."""
     data, _ = _key_data_of("logistic", key)
     dtype = _float_dtype("logistic", dtype)
-    u = _uniform(data, _as_shape("logistic", shape), dtype, float(dtypes.finfo(dtype).tiny), 1.0)
+    u = _uniform_from_tiny(data, _as_shape("logistic", shape), dtype)
     return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
 
 
@@ -554,13 +577,14 @@ def _gumbel(data: Any, shape: tuple[int, ...], dtype: np.dtype, mode: str | None
         )
         x = rnp.where(rnp.greater_equal(high, np.asarray(0.5, dtype)), high, fine)
         return lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(x)))))
-    u = _uniform(data, shape, dtype, float(info.tiny), 1.0)
+    u = _uniform_from_tiny(data, shape, dtype)
     return lax.neg(lax.log(lax.neg(lax.log(u))))
 
 
 def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | None = None):
     """Standard Gumbel samples: ``-log(-log(u))``, ``u`` uniform in ``[tiny, 1)``
-    (``mode="high"`` uses two uniforms per sample for a finer ``u`` near 0)."""
+    as JAX's compiled program draws it (:func:`_uniform_from_tiny`); ``mode="high"``
+    uses two uniforms per sample for a finer ``u`` near 0."""
     data, _ = _key_data_of("gumbel", key)
     dtype = _float_dtype("gumbel", dtype)
     return _gumbel(data, _as_shape("gumbel", shape), dtype, mode)
