@@ -159,7 +159,10 @@ def _saveable(policy: Callable | None, eqn: Eqn) -> bool:
 
 #: ``outs = checkpoint[program, prevent_cse, differentiated, policy](args)``:
 #: evaluate ``program``. ``differentiated`` marks the linear part made by
-#: reverse mode (its Program begins with the recomputation).
+#: reverse mode (its Program begins with the recomputation). A body that
+#: touched refs made outside it takes their values as its last operands and
+#: has the param ``ref_finals``: the positions of the outputs that are the
+#: written refs' final values (see ``_remat_linearize`` for why it matters).
 remat_p = Primitive("checkpoint", multiple_results=True)
 
 
@@ -272,6 +275,19 @@ def _remat_linearize(primals: list, tangents: list, *, program: Program, **param
         ("remat_plan", tuple(nonzero), policy),
         lambda: remat_plan(program, nonzero, policy),
     )
+    ref_finals = params.get("ref_finals", ())
+    if (
+        ref_finals
+        and policy is not checkpoint_policies.everything_saveable
+        and not any(plan.out_nonzero[i] for i in ref_finals)  # JAX's error comes first then
+    ):
+        raise NotImplementedError(
+            "checkpoint: reverse-mode differentiation (grad, vjp, linearize) of a checkpointed "
+            "function that writes a Ref made outside it is not supported: JAX re-runs the "
+            "write when it recomputes the function in the backward pass (and reads the ref's "
+            "value at that time); refimpl does not. Write the ref outside the checkpointed "
+            "function, or use policy=checkpoint_policies.everything_saveable (no recomputation)."
+        )
     known_params = dict(params, differentiated=False)
     outs = remat_p.bind(
         *[p for p, u in zip(primals, plan.known_used, strict=True) if u],
@@ -280,12 +296,14 @@ def _remat_linearize(primals: list, tangents: list, *, program: Program, **param
     )
     n_out = len(program.out_vars)
     saved = outs[n_out:]
+    linear_params = dict(params, differentiated=True)
+    linear_params.pop("ref_finals", None)  # its outputs are tangents
     touts = remat_p.bind(
         *[p for p, u in zip(primals, plan.linear_used, strict=True) if u],
         *saved,
         *[t for t in tangents if type(t) is not Zero],
         program=plan.linear,
-        **dict(params, differentiated=True),
+        **linear_params,
     )
     return outs[:n_out], ad.fill_zeros(touts, plan.out_nonzero, program.out_avals)
 
@@ -309,11 +327,15 @@ def _remat_transpose(cts: list, *args: Any, program: Program, **params: Any) -> 
 
 def _remat_dce(eqn: Eqn, used_outs: list[bool]):
     new_sub, used_ins = dce_program(eqn.params["program"], used_outs)
+    params = dict(eqn.params, program=new_sub)
+    if "ref_finals" in params:  # the positions of the written refs' kept final values
+        kept = [i for i, u in enumerate(used_outs) if u]
+        params["ref_finals"] = tuple(kept.index(i) for i in params["ref_finals"] if used_outs[i])
     new_eqn = Eqn(
         remat_p,
         [a for a, u in zip(eqn.inputs, used_ins, strict=True) if u],
         [v for v, u in zip(eqn.outputs, used_outs, strict=True) if u],
-        dict(eqn.params, program=new_sub),
+        params,
     )
     return new_eqn, used_ins
 
@@ -373,12 +395,23 @@ def checkpoint(
         leaves, in_tree = tree_util.tree_flatten((dyn, kwargs))
         out_trees: list[Any] = []
 
+        touched: list[tuple[tuple, tuple]] = []
+
         def flat_fun(*xs: Any) -> list[Any]:
+            from refimpl import ref as _ref
+
             dyn_args, kw = tree_util.tree_unflatten(in_tree, list(xs))
             it = iter(dyn_args)
             full = [args[i] if i in nums else next(it) for i in range(len(args))]
-            out = fun(*full, **kw)
+            # Refs made outside that the body touches are late inputs of its
+            # trace; the written ones' final values are extra outputs.
+            with _ref.late_inputs(lambda k: "a Ref made outside checkpoint") as scope:
+                out = fun(*full, **kw)
+                finals = scope.finish()
+                touched.append((tuple(scope.refs), scope.written_flags))
             out_leaves, out_tree = tree_util.tree_flatten(out)
+            if any(type(leaf) is _ref.Ref for leaf in out_leaves):
+                _ref.check_no_refs(out, "checkpoint / remat")
             for i, leaf in enumerate(out_leaves):
                 if not tracing.is_array_like(leaf):
                     raise TypeError(
@@ -386,7 +419,8 @@ def checkpoint(
                         f"a {type(leaf).__name__}, not an array"
                     )
             out_trees.append(out_tree)
-            return out_leaves
+            written = scope.written_flags
+            return out_leaves + [v for v, w in zip(finals, written, strict=True) if w]
 
         avals = [tracing.get_aval(x, "checkpoint", i) for i, x in enumerate(leaves)]
         key = None
@@ -399,25 +433,46 @@ def checkpoint(
             except TypeError:
                 key = None
         hit = traces.get(key) if key is not None else None
+        refs: tuple = ()
+        written: tuple = ()
         if hit is not None:
             program, captured, out_tree = hit[0], [], hit[1]
         else:
             origins = ["an argument of a checkpointed function"] * len(avals)
             program, captured, _ = tracing.trace_to_program(flat_fun, avals, "checkpoint", origins)
             out_tree = out_trees[0]
-            if key is not None and not captured:
+            refs, written = touched[0]
+            if key is not None and not captured and not refs:
                 # As jit's cache: the same function on the same types is traced
                 # once, so its derived Programs (and executables) are reused.
                 traces[key] = (program, out_tree)
+        if not refs:
+            outs = remat_p.bind(
+                *captured,
+                *leaves,
+                program=program,
+                prevent_cse=bool(prevent_cse),
+                differentiated=False,
+                policy=policy,
+            )
+            return tree_util.tree_unflatten(out_tree, list(outs))
+        # The touched refs' values are the last operands (read now, in the
+        # enclosing context); the written ones take the last outputs.
+        from refimpl import ref as _ref
+
+        n_out = len(program.out_vars) - sum(written)
         outs = remat_p.bind(
             *captured,
             *leaves,
+            *_ref.outer_values(refs, written),
             program=program,
             prevent_cse=bool(prevent_cse),
             differentiated=False,
             policy=policy,
+            ref_finals=tuple(range(n_out, len(program.out_vars))),
         )
-        return tree_util.tree_unflatten(out_tree, list(outs))
+        _ref.write_back([r for r, w in zip(refs, written, strict=True) if w], outs[n_out:])
+        return tree_util.tree_unflatten(out_tree, list(outs[:n_out]))
 
     traces: dict[Any, tuple[Program, Any]] = {}
 
