@@ -41,20 +41,52 @@ def _abstract_eval(*avals: ShapedArray, call: Program, rule: Any, num_consts: in
     return call.out_avals
 
 
+def _check_no_refs_run(name: str, ref_written: tuple) -> None:
+    if ref_written:
+        raise ValueError(
+            f"custom_vmap: the function {name} reads or writes a Ref made outside it, and it "
+            "is run inside a jit (not vmapped): not supported, as in JAX 0.10.2 (its ref "
+            "effects have no input of the call there). Pass the ref's value as an argument, "
+            "or touch the ref outside the custom_vmap function."
+        )
+
+
 @custom_vmap_call_p.def_impl
-def _impl(*args: np.ndarray, call: Program, **_: Any) -> list[Any]:
+def _impl(*args: np.ndarray, call: Program, name: str, ref_written: tuple = (), **_: Any):
     from refimpl.interpreter import eval_program
 
+    _check_no_refs_run(name, ref_written)
     return eval_program(call, args)
 
 
 @custom_vmap_call_p.def_lowering
-def _lowering(ctx: Any, *args: Any, call: Program, name: str, **_: Any) -> list[Any]:
+def _lowering(ctx: Any, *args: Any, call: Program, name: str, ref_written: tuple = (), **_: Any):
+    _check_no_refs_run(name, ref_written)
     return ctx.call(call, name, args)
 
 
 @custom_vmap_call_p.def_batch
-def _batch(args, dims, *, call, rule, num_consts, in_tree, out_tree, name):
+def _batch(
+    args, dims, *, call, rule, num_consts, in_tree, out_tree, name, ref_written=(), replaced=None
+):
+
+    # Refs made outside that the function touched (ref.late_inputs): their
+    # values are the last operands. The rule replaces the function, so (as in
+    # JAX) its accesses do not happen: the written refs' final values are the
+    # operands (unbatched: a write into an outer ref under vmap is refused).
+    n_refs = len(ref_written)
+    if replaced is not None:  # the caller writes nothing back (see custom_vmap.__call__)
+        replaced.append(True)
+    ref_values = list(args[len(args) - n_refs :])
+    ref_dims = list(dims[len(dims) - n_refs :])
+    args, dims = args[: len(args) - n_refs], dims[: len(dims) - n_refs]
+    finals = [v for v, w in zip(ref_values, ref_written, strict=True) if w]
+    final_dims = [d for d, w in zip(ref_dims, ref_written, strict=True) if w]
+    out_leaves, out_dims = _apply_rule(args, dims, call, rule, num_consts, in_tree, out_tree, name)
+    return out_leaves + finals, out_dims + final_dims
+
+
+def _apply_rule(args, dims, call, rule, num_consts, in_tree, out_tree, name):
     from refimpl.transforms import batching
 
     frame = batching.current_frame()
@@ -87,7 +119,7 @@ def _batch(args, dims, *, call, rule, num_consts, in_tree, out_tree, name):
             f"Rule output: {rule_tree}"
         )
     for index, (leaf, is_batched, aval) in enumerate(
-        zip(out_leaves, batched_leaves, call.out_avals, strict=True)
+        zip(out_leaves, batched_leaves, call.out_avals[: len(out_leaves)], strict=True)
     ):
         got = tracing.get_aval(leaf, f"custom_vmap({name})", index)
         want = (frame.size, *aval.shape) if is_batched else aval.shape
@@ -142,29 +174,50 @@ class custom_vmap:  # noqa: N801  (JAX's name)
             raise AttributeError(
                 f"No batching rule defined for custom_vmap function {name} using def_vmap."
             )
+        if not tracing.is_tracing():  # the function itself (its rule is for vmap)
+            return self.fun(*args)
+        from refimpl import ref as _ref
+
         leaves, in_tree = tree_util.tree_flatten(args)
         avals = [tracing.get_aval(x, f"custom_vmap({name})", i) for i, x in enumerate(leaves)]
         out_trees: list[Any] = []
+        touched: list[tuple[tuple, tuple]] = []
 
         def flat_fun(*tracers: Any) -> list[Any]:
-            out = self.fun(*tree_util.tree_unflatten(in_tree, tracers))
+            with _ref.late_inputs(lambda k: f"a Ref made outside custom_vmap {name}") as scope:
+                out = self.fun(*tree_util.tree_unflatten(in_tree, tracers))
+                finals = scope.finish()
+                touched.append((tuple(scope.refs), scope.written_flags))
             out_leaves, out_tree = tree_util.tree_flatten(out)
+            if any(type(leaf) is _ref.Ref for leaf in out_leaves):
+                _ref.check_no_refs(out, f"custom_vmap {name}")
             out_trees.append(out_tree)
-            return out_leaves
+            written = scope.written_flags
+            return out_leaves + [v for v, w in zip(finals, written, strict=True) if w]
 
         origins = [f"argument {i} of {name}" for i in range(len(avals))]
         program, captured, _ = tracing.trace_to_program(flat_fun, avals, name, origins)
+        refs, written = touched[0]
+        # Set by the batching rule when the rule replaces the function, so
+        # nothing is written back (a write under vmap would be refused).
+        replaced: list[bool] = []
+        extra = {"ref_written": written, "replaced": replaced} if refs else {}
         outs = custom_vmap_call_p.bind(
             *captured,
             *leaves,
+            *(_ref.outer_values(refs, written) if refs else ()),
             call=program,
             rule=self.vmap_rule,
             num_consts=len(captured),
             in_tree=in_tree,
             out_tree=out_trees[0],
             name=name,
+            **extra,
         )
-        return tree_util.tree_unflatten(out_trees[0], list(outs))
+        n_out = len(outs) - sum(written)
+        if refs and not replaced:
+            _ref.write_back([r for r, w in zip(refs, written) if w], outs[n_out:])
+        return tree_util.tree_unflatten(out_trees[0], list(outs[:n_out]))
 
 
 __all__ = ["custom_vmap"]

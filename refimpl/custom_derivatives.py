@@ -160,14 +160,53 @@ class _Split:
         return tuple(tree_util.tree_unflatten(self.in_tree, list(leaves)))
 
 
-def _trace_primal(kind: str, fun: Callable, split: _Split) -> tuple[Program, list, Any]:
+class _Refs:
+    """The refs made outside a custom function that its primal touched
+    (``refimpl.ref.late_inputs``): their values are the call's last operands,
+    the written ones' final values its last outputs. A rule (JVP, fwd/bwd)
+    replaces the primal, so, as in JAX, the primal's accesses do not happen
+    then: the rule's outputs for the written refs are their values unchanged."""
+
+    def __init__(self, refs: tuple = (), written: tuple = ()) -> None:
+        self.refs = refs
+        self.written = written
+        self.n = len(refs)
+        self.n_written = sum(written)
+
+    def split(self, values: Sequence[Any]) -> tuple[list, list]:
+        """(the function's own operands, the refs' values)."""
+        cut = len(values) - self.n
+        return list(values[:cut]), list(values[cut:])
+
+    def unchanged(self) -> list[Any]:
+        """The written refs' final values when the primal does not run: their
+        values now (after the rule, which may write them itself)."""
+        return [r._value for r, w in zip(self.refs, self.written, strict=True) if w]
+
+    def zero_tangents(self) -> list[Any]:
+        return [Zero(tangent_aval(tracing.get_aval(v, "Ref", "value").strip_weak()))
+                for v in self.unchanged()]  # fmt: skip
+
+
+_NO_REFS = _Refs()
+
+
+def _trace_primal(kind: str, fun: Callable, split: _Split) -> tuple[Program, list, Any, _Refs]:
     """Trace the primal function on the differentiated leaves -> (program,
-    captured values, output tree)."""
+    captured values, output tree, the refs made outside it that it touched)."""
+    from refimpl import ref as _ref
+
     out_trees: list[Any] = []
+    touched: list[_Refs] = []
 
     def flat_fun(*leaves: Any) -> list[Any]:
-        out = fun(*split.full_args(leaves))
+        with _ref.late_inputs(lambda k: f"a Ref made outside {kind} {_name(fun)}") as scope:
+            out = fun(*split.full_args(leaves))
+            finals = scope.finish()
+            touched.append(_Refs(tuple(scope.refs), scope.written_flags))
         out_leaves, out_tree = tree_util.tree_flatten(out)
+        if any(type(leaf) is _ref.Ref for leaf in out_leaves):
+            _ref.check_no_refs(out, f"{kind} {_name(fun)}")
         for i, leaf in enumerate(out_leaves):
             if not tracing.is_array_like(leaf):
                 raise TypeError(
@@ -175,12 +214,13 @@ def _trace_primal(kind: str, fun: Callable, split: _Split) -> tuple[Program, lis
                     f"{type(leaf).__name__}, not an array"
                 )
         out_trees.append(out_tree)
-        return out_leaves
+        written = scope.written_flags
+        return out_leaves + [v for v, w in zip(finals, written, strict=True) if w]
 
     avals = [tracing.get_aval(x, _name(fun), i) for i, x in enumerate(split.leaves)]
     origins = [f"an argument of {_name(fun)}"] * len(avals)
     program, captured, _ = tracing.trace_to_program(flat_fun, avals, _name(fun), origins)
-    return program, list(captured), out_trees[0]
+    return program, list(captured), out_trees[0], touched[0]
 
 
 def _check_no_closed_over_tangents(kind: str, tangents: Sequence[Any], num_consts: int) -> None:
@@ -217,23 +257,53 @@ def _call_lowering(ctx: Any, *args: Any, call: Program, **params: Any) -> list[A
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_jvp_call_p.def_abstract_eval(_call_abstract_eval)
-custom_jvp_call_p.def_impl(_call_impl)
-custom_jvp_call_p.def_lowering(_call_lowering)
+
+
+def _check_no_refs_run(jvp: Any) -> None:
+    refs: _Refs = getattr(jvp, "refs", _NO_REFS)
+    if refs.n:
+        raise NotImplementedError(
+            f"custom_jvp: the function {_name(jvp.owner.fun)} reads or writes a Ref made "
+            "outside it, and it is run inside a jit (not differentiated): not supported, as "
+            "in JAX 0.10.2 (no state discharge rule for custom_jvp_call). Pass the ref's value "
+            "as an argument, or touch the ref outside the custom_jvp function."
+        )
+
+
+@custom_jvp_call_p.def_impl
+def _custom_jvp_call_impl(*args: Any, call: Program, jvp: Any, **params: Any) -> list[Any]:
+    _check_no_refs_run(jvp)
+    return _call_impl(*args, call=call, **params)
+
+
+@custom_jvp_call_p.def_lowering
+def _custom_jvp_call_lowering(ctx: Any, *args: Any, call: Program, jvp: Any, **params: Any):
+    _check_no_refs_run(jvp)
+    return _call_lowering(ctx, *args, call=call, **params)
 
 
 class _JVPRule:
     """The user's JVP rule for one call, flat in and flat out."""
 
-    def __init__(self, owner: custom_jvp, split: _Split, out_tree: Any, out_avals: list) -> None:
+    def __init__(
+        self, owner: custom_jvp, split: _Split, out_tree: Any, out_avals: list, refs: _Refs
+    ) -> None:
         self.owner = owner
         self.split = split
         self.out_tree = out_tree
-        self.out_avals = out_avals
+        self.out_avals = out_avals  # the function's own outputs
+        self.refs = refs
 
     def __repr__(self) -> str:
         return f"jvp_of({_name(self.owner.fun)})"
 
     def __call__(self, primals: list, tangents: list) -> tuple[list, list]:
+        primals, _ = self.refs.split(primals)
+        tangents, _ = self.refs.split(tangents)
+        p_leaves, touts = self._call(primals, tangents)
+        return p_leaves + self.refs.unchanged(), touts + self.refs.zero_tangents()
+
+    def _call(self, primals: list, tangents: list) -> tuple[list, list]:
         owner, split = self.owner, self.split
         if not owner.symbolic_zeros:
             tangents = [ad.instantiate(t) for t in tangents]
@@ -322,14 +392,30 @@ class _CustomFunction:
         if not tracing.is_tracing():
             return self.fun(*args)
         split = _Split(self._kind, args, self.nondiff_argnums)
-        program, captured, out_tree = _trace_primal(self._kind, self.fun, split)
-        outs = self._bind(captured, split, program, out_tree)
-        return tree_util.tree_unflatten(out_tree, outs)
+        program, captured, out_tree, refs = _trace_primal(self._kind, self.fun, split)
+        if not refs.n:
+            outs = self._bind(captured, split.leaves, split, program, out_tree, refs)
+            return tree_util.tree_unflatten(out_tree, outs)
+        from refimpl import ref as _ref
+
+        ref_values = _ref.outer_values(refs.refs, refs.written)
+        outs = self._bind(captured, split.leaves + ref_values, split, program, out_tree, refs)
+        n_out = len(outs) - refs.n_written
+        _ref.write_back([r for r, w in zip(refs.refs, refs.written) if w], outs[n_out:])
+        return tree_util.tree_unflatten(out_tree, outs[:n_out])
 
     def _missing_rule(self, name: str) -> str | None:
         raise NotImplementedError
 
-    def _bind(self, captured: list, split: _Split, program: Program, out_tree: Any) -> list:
+    def _bind(
+        self,
+        captured: list,
+        operands: list,
+        split: _Split,
+        program: Program,
+        out_tree: Any,
+        refs: _Refs,
+    ) -> list:
         raise NotImplementedError
 
 
@@ -380,12 +466,13 @@ class custom_jvp(_CustomFunction):
             return f"No JVP defined for custom_jvp function {name} using defjvp."
         return None
 
-    def _bind(self, captured: list, split: _Split, program: Program, out_tree: Any) -> list:
+    def _bind(self, captured, operands, split, program, out_tree, refs) -> list:
+        own_avals = program.out_avals[: len(program.out_avals) - refs.n_written]
         return custom_jvp_call_p.bind(
             *captured,
-            *split.leaves,
+            *operands,
             call=program,
-            jvp=_JVPRule(self, split, out_tree, program.out_avals),
+            jvp=_JVPRule(self, split, out_tree, own_avals, refs),
             num_consts=len(captured),
             symbolic_zeros=self.symbolic_zeros,
         )
@@ -404,11 +491,14 @@ _NO_JVP = "can't apply forward-mode autodiff (jvp) to a custom_vjp function."
 class _VJPRules:
     """The user's fwd and bwd for one call."""
 
-    def __init__(self, owner: custom_vjp, split: _Split, out_tree: Any, out_avals: list) -> None:
+    def __init__(
+        self, owner: custom_vjp, split: _Split, out_tree: Any, out_avals: list, refs: _Refs
+    ) -> None:
         self.owner = owner
         self.split = split
         self.out_tree = out_tree
-        self.out_avals = out_avals
+        self.out_avals = out_avals  # the function's own outputs
+        self.refs = refs
 
     def __repr__(self) -> str:
         return f"vjp_of({_name(self.owner.fun)})"
@@ -418,6 +508,12 @@ class _VJPRules:
         return self.owner.optimize_remat
 
     def fwd(self, primals: list, perturbed: list[bool]) -> tuple[list, list, Any]:
+        primals, _ = self.refs.split(primals)
+        perturbed, _ = self.refs.split(perturbed)
+        p_leaves, res_leaves, res_tree = self._fwd(primals, perturbed)
+        return p_leaves + self.refs.unchanged(), res_leaves, res_tree
+
+    def _fwd(self, primals: list, perturbed: list[bool]) -> tuple[list, list, Any]:
         owner, split = self.owner, self.split
         primals = [ad.user_value(p) for p in primals]
         if owner.symbolic_zeros:
@@ -454,6 +550,11 @@ class _VJPRules:
         return p_leaves, res_leaves, res_tree
 
     def bwd(self, res: list, res_tree: Any, cts: list) -> list:
+        # ``cts``: of the function's own outputs (the written refs' final
+        # values have zero tangents); the refs' values get no cotangent.
+        return self._bwd(res, res_tree, cts) + [None] * self.refs.n
+
+    def _bwd(self, res: list, res_tree: Any, cts: list) -> list:
         owner, split = self.owner, self.split
         if not owner.symbolic_zeros:
             cts = [ad.instantiate(c) for c in cts]
@@ -504,6 +605,8 @@ def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, sy
     else:
         outs, res, res_tree = rules.fwd(primals, nonzero)
     in_avals = call.in_avals[num_consts:]
+    refs: _Refs = getattr(rules, "refs", _NO_REFS)
+    n_own = len(call.out_avals) - refs.n_written
     touts = custom_lin_p.bind(
         *res,
         *[t for t in tangents if type(t) is not Zero],
@@ -512,9 +615,11 @@ def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, sy
         res_tree=res_tree,
         in_nonzero=tuple(nonzero),
         in_avals=tuple(in_avals),
-        out_avals=tuple(tangent_aval(a) for a in call.out_avals),
+        out_avals=tuple(tangent_aval(a) for a in call.out_avals[:n_own]),
     )
-    return outs, touts
+    # The written refs' final values (the rules replace the function) do
+    # not depend on the arguments.
+    return outs, list(touts) + [Zero(tangent_aval(a)) for a in call.out_avals[n_own:]]
 
 
 custom_vjp_call_p.def_jvp(_custom_vjp_call_jvp)
@@ -601,12 +706,13 @@ class custom_vjp(_CustomFunction):
             return f"No VJP defined for custom_vjp function {name} using defvjp."
         return None
 
-    def _bind(self, captured: list, split: _Split, program: Program, out_tree: Any) -> list:
+    def _bind(self, captured, operands, split, program, out_tree, refs) -> list:
+        own_avals = program.out_avals[: len(program.out_avals) - refs.n_written]
         return custom_vjp_call_p.bind(
             *captured,
-            *split.leaves,
+            *operands,
             call=program,
-            rules=_VJPRules(self, split, out_tree, program.out_avals),
+            rules=_VJPRules(self, split, out_tree, own_avals, refs),
             num_consts=len(captured),
             symbolic_zeros=self.symbolic_zeros,
         )
