@@ -36,6 +36,7 @@ FAMILIES: Sequence[str] = (
     "numpy_surface2",
     "ref",
     "ref_traces",
+    "ref_compose",
     "memory_ad",
     "aot",
 )

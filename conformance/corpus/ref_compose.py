@@ -1,0 +1,210 @@
+"""Refs made outside a checkpointed or custom-rule function, touched inside
+it (SPEC "Ref"; JAX 0.10.2's behaviour, docs/semantics.md section 17).
+
+A ``checkpoint`` body or a ``custom_vjp`` function under ``jit`` runs with
+its ref effects; when a rule replaces a function (``grad`` of a
+``custom_jvp``/``custom_vjp``) the function's own accesses do not happen.
+Values are checked against NumPy formulas, errors against JAX's words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from conformance.case import Case, script_case
+from conformance.corpus.ref import _api
+from conformance.observe import Raises
+
+TAGS = ["ref", "ref_compose"]
+X = np.array([0.5, 1.0, 2.0], np.float32)
+
+
+def _ckpt_writes_in_jit(ns: Any) -> Any:
+    api = _api(ns)
+    r = api.new_ref(np.zeros(3, np.float32))
+
+    def body(x):
+        r[...] = r[...] + x
+        return ns.np_.sin(x) * r[...]
+
+    f = ns.jit(lambda x: api.checkpoint(body)(x))
+    return {"outs": [f(X), f(X)], "r": api.freeze(r)}
+
+
+def _ckpt_reads_in_jit(ns: Any) -> Any:
+    api = _api(ns)
+    r = api.new_ref(np.full(3, 2, np.float32))
+    f = ns.jit(lambda x: api.checkpoint(lambda x: ns.np_.sin(x) * r[...])(x))
+    a = f(X)
+    r[...] = np.full(3, 3, np.float32)
+    return {"outs": [a, f(X)]}
+
+
+def _ckpt_in_scan(ns: Any) -> Any:
+    api = _api(ns)
+    r = api.new_ref(np.zeros(3, np.float32))
+
+    def step(c, _):
+        def body(c):
+            r[...] = r[...] + c
+            return c * 2
+
+        return api.checkpoint(body)(c), None
+
+    out = ns.jit(lambda x: ns.scan(step, x, None, length=3)[0])(X)
+    return {"out": out, "r": api.freeze(r)}
+
+
+def _jit_in_ckpt(ns: Any) -> Any:
+    api = _api(ns)
+    r = api.new_ref(np.zeros(3, np.float32))
+
+    def body(x):
+        @ns.jit
+        def inner(x):
+            r[...] = r[...] + x
+            return x * 3
+
+        return inner(x)
+
+    out = ns.jit(lambda x: api.checkpoint(body)(x))(X)
+    return {"out": out, "r": api.freeze(r)}
+
+
+def _ckpt_jvp(ns: Any) -> Any:
+    api = _api(ns)
+    r = api.new_ref(np.zeros(3, np.float32))
+
+    def body(x):
+        r[...] = r[...] + 1.0
+        return (ns.np_.sin(x) * r[...]).sum()
+
+    primal, tangent = api.jvp(api.checkpoint(body), (X,), (X,))
+    return {"primal": primal, "tangent": tangent, "r": api.freeze(r)}
+
+
+def _ckpt_grad_saveable(ns: Any) -> Any:
+    api = _api(ns)
+    r = api.new_ref(np.zeros(3, np.float32))
+
+    def body(x):
+        r[...] = r[...] + 2.0
+        return (ns.np_.sin(x) * r[...]).sum()
+
+    f = api.checkpoint(body, policy=api.checkpoint_policies.everything_saveable)
+    return {"grad": ns.jit(api.grad(f))(X), "r": api.freeze(r)}
+
+
+def _ckpt_grad_reads(ns: Any) -> Any:
+    api = _api(ns)
+    r = api.new_ref(np.full(3, 2, np.float32))
+    f = api.checkpoint(lambda x: (ns.np_.sin(x) * r[...]).sum())
+    return {"grad": api.grad(f)(X), "jit_grad": ns.jit(api.grad(f))(X)}
+
+
+def _ckpt_grad_writes_differentiated(ns: Any) -> Any:
+    api = _api(ns)
+    r = api.new_ref(np.zeros(3, np.float32))
+
+    def body(x):
+        r[...] = r[...] + x
+        return ns.np_.sin(x).sum()
+
+    return api.grad(api.checkpoint(body))(X)
+
+
+def _ckpt_returns_ref(ns: Any) -> Any:
+    api = _api(ns)
+    r = api.new_ref(np.zeros(3, np.float32))
+    return ns.jit(lambda x: api.checkpoint(lambda x: (x, r))(x)[1][...])(X)
+
+
+def _custom_vjp_in_jit(ns: Any) -> Any:
+    api = _api(ns)
+    r = api.new_ref(np.full(3, 2, np.float32))
+
+    @api.custom_vjp
+    def h(x):
+        r[...] = r[...] + 1.0
+        return ns.np_.sin(x) * r[...]
+
+    h.defvjp(lambda x: (ns.np_.sin(x), x), lambda x, g: (ns.np_.cos(x) * g,))
+    return {"out": ns.jit(h)(X), "r": api.freeze(r)}
+
+
+def _custom_rules_under_grad(ns: Any) -> Any:
+    api = _api(ns)
+    r = api.new_ref(np.full(3, 2, np.float32))
+
+    @api.custom_jvp
+    def hj(x):
+        r[...] = r[...] + 1.0  # replaced by the rule: never runs under grad
+        return ns.np_.sin(x) * r[...]
+
+    hj.defjvp(lambda p, t: (ns.np_.sin(p[0]), ns.np_.cos(p[0]) * t[0]))
+
+    @api.custom_vjp
+    def hv(x):
+        r[...] = r[...] + 1.0  # replaced by fwd
+        return ns.np_.sin(x) * r[...]
+
+    def fwd(x):
+        r[...] = r[...] + 10.0
+        return ns.np_.sin(x), x
+
+    hv.defvjp(fwd, lambda x, g: (ns.np_.cos(x) * g,))
+    gj = ns.jit(api.grad(lambda x: hj(x).sum()))(X)
+    gv = ns.jit(api.grad(lambda x: hv(x).sum()))(X)
+    return {"gj": gj, "gv": gv, "r": api.freeze(r)}
+
+
+def _custom_jvp_in_jit(ns: Any) -> Any:
+    api = _api(ns)
+    r = api.new_ref(np.full(3, 2, np.float32))
+
+    @api.custom_jvp
+    def h(x):
+        return ns.np_.sin(x) * r[...]
+
+    h.defjvp(lambda p, t: (h(p[0]), ns.np_.cos(p[0]) * t[0]))
+    return ns.jit(h)(X)
+
+
+def cases() -> Iterator[Case]:
+    f32 = np.float32
+    s, c = np.sin(X), np.cos(X)
+    yield script_case("ref.compose/checkpoint-writes-in-jit", _ckpt_writes_in_jit, tags=TAGS,
+                      expect={"outs": [s * X, s * 2 * X], "r": 2 * X})  # fmt: skip
+    yield script_case("ref.compose/checkpoint-reads-in-jit", _ckpt_reads_in_jit, tags=TAGS,
+                      expect={"outs": [s * 2, s * 3]})  # fmt: skip
+    yield script_case("ref.compose/checkpoint-in-scan", _ckpt_in_scan, tags=TAGS,
+                      expect={"out": 8 * X, "r": 7 * X})  # fmt: skip
+    yield script_case("ref.compose/jit-in-checkpoint", _jit_in_ckpt, tags=TAGS,
+                      expect={"out": 3 * X, "r": X})  # fmt: skip
+    yield script_case("ref.compose/checkpoint-jvp-writes-once", _ckpt_jvp, tags=TAGS,
+                      expect={"primal": f32(s.sum()), "tangent": f32((c * X).sum()),
+                              "r": np.ones(3, f32)})  # fmt: skip
+    yield script_case("ref.compose/checkpoint-grad-everything-saveable", _ckpt_grad_saveable,
+                      tags=TAGS, expect={"grad": 2 * c, "r": np.full(3, 2, f32)})  # fmt: skip
+    yield script_case("ref.compose/checkpoint-grad-reads", _ckpt_grad_reads, tags=TAGS,
+                      expect={"grad": 2 * c, "jit_grad": 2 * c})  # fmt: skip
+    differentiated = "set/swap operation with a differentiated value on a non-differentiated"
+    yield script_case("ref.compose/error-checkpoint-grad-writes-differentiated",
+                      _ckpt_grad_writes_differentiated, tags=TAGS,
+                      expect=Raises(Exception, differentiated))  # fmt: skip
+    yield script_case("ref.compose/error-checkpoint-returns-ref", _ckpt_returns_ref, tags=TAGS,
+                      expect=Raises(ValueError, "traced for checkpoint / remat returned a "
+                                                "mutable array reference"))  # fmt: skip
+    yield script_case("ref.compose/custom-vjp-in-jit", _custom_vjp_in_jit, tags=TAGS,
+                      expect={"out": s * 3, "r": np.full(3, 3, f32)})  # fmt: skip
+    yield script_case("ref.compose/custom-rules-under-grad", _custom_rules_under_grad,
+                      tags=TAGS, expect={"gj": c, "gv": c, "r": np.full(3, 12, f32)})  # fmt: skip
+    no_discharge = {
+        "jax": "No state discharge rule implemented for primitive: custom_jvp_call",
+        "*": "custom_jvp: the function h reads or writes a Ref made outside",
+    }
+    yield script_case("ref.compose/error-custom-jvp-in-jit", _custom_jvp_in_jit, tags=TAGS,
+                      expect=Raises(NotImplementedError, no_discharge))  # fmt: skip
