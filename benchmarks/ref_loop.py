@@ -24,14 +24,18 @@ ref/donated, ref/jax. The final parameters of the three loops must agree.
 
 Run: ``python benchmarks/ref_loop.py [--steps 1000] [--n 256]``.
 
-Three runs on the shared 2-core machine (load average 11), median per
-step: ref 140.5, donated 138.8, jax 355.4 us (ref/donated 1.01, ref/jax
-0.40); ref 140.9, 138.3, 336.3 us (1.02, 0.42); ref 173.1, 191.1, 963.6
-us (0.91, 0.18). Pointers were stable at every step. Both refimpl loops
-run the same StableHLO module, so the per-step difference is dispatch
-plus noise (a few percent either way at this load): with 4-element states
-(dispatch only, 20,000 calls interleaved) a ref call took 2.67-2.88 us
-against 2.77-3.00 us for the donated call.
+Three runs (14:14 UTC, load average 1.7-1.8; rounds through every order of
+the loops): median per step ref 128.6 / donated 129.1 / jax 328.2 us, 130.4 /
+129.2 / 327.4, 131.2 / 132.1 / 334.8: ref/donated 1.00, 1.01, 0.99 (median)
+and 1.03, 0.94, 1.13 (fastest block: each loop's minimum over its 40 blocks,
+the noisiest number); ref/jax 0.39-0.40 (median). Pointers were stable at every
+step. Both refimpl loops run the same StableHLO module, so the per-step
+difference is dispatch plus noise. Dispatch alone (4-element states, 20,000
+calls interleaved, three runs): a ref call 2.98-3.03 us against 3.21-3.28 us
+for the donated call (ratio 0.92-0.93; 0.94-0.96 before a hit updated the
+ref's held array in place instead of making a new array and marking the old
+one donated). An earlier version of this benchmark rotated the order of the
+three loops, which always ran the ref loop's block right after JAX's.
 Before the fast path knew Refs, the Python ``Jitted`` in front of the
 C++ hit cost about 20 us per ref call.
 """
@@ -39,6 +43,7 @@ C++ hit cost about 20 us per ref call.
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import time
 
@@ -63,17 +68,20 @@ def make_data(n: int, batch: int = 32):
 
 def interleaved(loops: list, steps: int, block: int = 25) -> list[tuple[float, float]]:
     """(Median, fastest) per-step time of each loop over ``steps // block`` rounds; in each
-    round every loop runs one block, so a change of machine load hits all alike (the
-    order rotates from round to round, so no loop always follows the same one).
+    round every loop runs one block, so a change of machine load hits all alike. The
+    rounds go through every order of the loops in turn, so each loop follows each other
+    one equally often (a rotation would not: with three loops, rotating ``ref, donated,
+    jax`` always puts the ref loop right after JAX's, whose idle worker threads still
+    compete for the two cores when the next block starts).
 
     ``loops`` are ``(run_step, wait)`` pairs. A block ends with ``wait()``
     (until its last step is computed): all three libraries dispatch
     asynchronously, and without it a block's queued work would be paid by
     the next loop's block."""
     times: list[list[float]] = [[] for _ in loops]
+    orders = list(itertools.permutations(range(len(loops))))
     for r in range(steps // block):
-        for i in range(len(loops)):
-            k = (i + r) % len(loops)
+        for k in orders[r % len(orders)]:
             run_step, wait = loops[k]
             start = time.perf_counter()
             for _ in range(block):

@@ -1327,34 +1327,34 @@ PyObject* MakeResult(const Entry& entry, Launch* launch) {
   return result;
 }
 
-// Step 4b (SPEC "Ref"): each Ref argument takes its final value, a new
-// array on the Ref's own device memory (aliased), and the array it held
-// reads as donated. Done before the result is built, so user code that
-// fails there (an unflatten) never leaves a Ref holding a deleted array.
-// No Python code ran since BindRefInput (ref entries keep the GIL).
-bool WriteBackRefs(FastJittedObject* fn, const Entry& entry, const CallState& state,
-                   Launch* launch) {
-  if (entry.ref_outputs.empty()) return true;
-  bool ok = true;
+// Step 4b (SPEC "Ref"): each Ref argument takes its final value in place:
+// the array object it holds keeps its identity and takes the output's
+// buffer (aliased: the same device memory), so nothing is allocated and no
+// array is marked donated. That array is the Ref's alone (refimpl.ref hands
+// out copies and copies an array written into a ref), and no Python code
+// ran since BindRefInput (ref entries keep the GIL), so the Ref still holds
+// it. Done before the result is built: user code that fails there (an
+// unflatten) never leaves a Ref holding a deleted array.
+void WriteBackRefs(const Entry& entry, const CallState& state, Launch* launch) {
+  if (entry.ref_outputs.empty()) return;
   for (std::size_t i = 0; i < state.leaves.size(); ++i) {
     const int j = entry.ref_outputs[i];
     if (j < 0) continue;
-    const Leaf& leaf = state.leaves[i];
-    PyObject* array = MakePjrtArray(std::move(launch->outputs[j]), entry.outputs[j],
-                                    entry.device_index, entry.committed);
-    if (array == nullptr) {  // out of memory: the error propagates
-      ok = false;
-      continue;
+    auto* array = reinterpret_cast<PjrtArrayObject*>(state.leaves[i].held.ptr());
+    // Usually empty: OwnOutputs moved the Buffer object into the output.
+    std::shared_ptr<Buffer> old = std::move(array->buffer);
+    if (old && !launch->MemoryTaken(entry.plan, i)) {
+      try {
+        if (!old->IsDeleted()) old->Delete();  // PJRT copied it: free it now
+      } catch (...) {
+        // Freed when `old` goes instead; the call itself succeeded.
+      }
     }
-    PyObject** slot = reinterpret_cast<PyObject**>(reinterpret_cast<char*>(leaf.object.ptr()) +
-                                                   g_ctx.ref_value_offset);
-    PyObject* old = *slot;
-    *slot = array;
-    MarkDonated(reinterpret_cast<PjrtArrayObject*>(leaf.held.ptr()), fn->name.ptr(),
-                launch->MemoryTaken(entry.plan, i));
-    Py_XDECREF(old);  // `leaf.held` keeps the array alive until the call ends
+    array->buffer = std::move(launch->outputs[j]);
+    array->meta = entry.outputs[j];
+    array->device_index = entry.device_index;
+    array->committed = entry.committed;
   }
-  return ok;
 }
 
 // A donated reference-backend array (RefArray): its Python mark_donated.
@@ -1395,7 +1395,7 @@ PyObject* Run(FastJittedObject* fn, const Entry& entry, CallState& state, bool* 
     if (!BindDeviceInputs(entry, state, &launch, slow)) return nullptr;
     ExecuteEntry(entry, &launch);
     OwnOutputs(entry.plan, entry.executable->client(), &launch);  // step 4
-    if (!WriteBackRefs(fn, entry, state, &launch)) return nullptr;
+    WriteBackRefs(entry, state, &launch);
     PyObject* result = MakeResult(entry, &launch);
     if (result == nullptr || !DonateInputs(fn, entry, state, launch)) {
       Py_XDECREF(result);

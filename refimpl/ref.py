@@ -257,8 +257,16 @@ def _update(ref: Ref, idx: Any, value: Any, want_old: bool) -> Any:
     indexer = _traced_indexer(ref._value, idx)
     if indexer is not None:
         ref._value = swap_p.bind(ref._value, new, indexer=indexer)
+    elif _is_whole(idx):
+        # The caller's own array is copied (the reference backend copies it
+        # into the ref's buffer): on pjrt the next jit taking the ref updates
+        # its held array in place, which must be the ref's alone.
+        from refimpl.backends.ref.arrays import RefArray
+
+        private = new is not value or isinstance(ref._value, RefArray)
+        _write(ref, new if private else _fresh_copy(new))
     else:
-        _write(ref, new if _is_whole(idx) else ref._value.at[idx].set(new))
+        _write(ref, ref._value.at[idx].set(new))
     return old
 
 

@@ -369,3 +369,39 @@ def test_ref_inside_a_namedtuple_or_registered_node_in_the_closure_is_sent_to_py
     before = _counts(fast)
     fast(a)
     assert _delta(fast, before) == (0, 0, 1)
+
+
+def test_a_hit_updates_the_refs_held_array_in_place():
+    """A C++ hit writes each ref's final value into the array object the ref
+    holds (the same object, the same buffer): nothing is allocated for it and
+    no array is marked donated."""
+    f = ri.jit(lambda r, x: r.__setitem__(..., r[...] * 2 + x), backend="pjrt")
+    r = ri.new_ref(np.ones(3, np.float32))
+    x = ri.device_put(np.ones(3, np.float32))
+    f(r, x)
+    held, pointer = r._value, r.unsafe_buffer_pointer()
+    before = _counts(f)
+    for _ in range(3):
+        f(r, x)
+    assert _delta(f, before) == (3, 0, 0)
+    assert r._value is held and not held.is_deleted()
+    _holds(r, np.full(3, 31.0), pointer)
+
+
+def test_an_array_written_into_a_ref_stays_the_callers():
+    """``r[...] = x`` copies x, as in JAX: a jit updating the ref in place
+    never changes or deletes the caller's x."""
+
+    def run(new_ref, put, jit):
+        r = new_ref(np.zeros(3, np.float32))
+        x = put(np.ones(3, np.float32))
+        r[...] = x
+        f = jit(lambda r: r.__setitem__(..., r[...] + 1))
+        f(r)
+        f(r)
+        return np.asarray(r[...]), np.asarray(x)
+
+    ours = run(ri.new_ref, ri.device_put, lambda f: ri.jit(f, backend="pjrt"))
+    theirs = run(jax.new_ref, jnp.asarray, jax.jit)
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(a, b)
