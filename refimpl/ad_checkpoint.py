@@ -620,14 +620,24 @@ def remat_opt_fwd(rules: Any, consts: list, primals: list, perturbed: list[bool]
     avals = [tracing.get_aval(p, "custom_vjp", i) for i, p in enumerate(primals)]
     out_avals = call.out_avals
     trees: list[Any] = []
+    name = repr(rules)
 
     def flat_fwd(*xs: Any) -> list[Any]:
-        outs, res, res_tree = rules.fwd(list(xs), perturbed)
+        from refimpl import ref as _ref
+
+        # JAX's remat optimization replaces a fwd whose residuals are unused
+        # by the primal, dropping the fwd's ref effects under jit but not
+        # eagerly: not modelled here.
+        message = (
+            f"custom_vjp with optimize_remat=True: the fwd rule of {name} reads or writes a "
+            "Ref made outside it, which is not supported; use optimize_remat=False"
+        )
+        with _ref.refuse_outer(message):
+            outs, res, res_tree = rules.fwd(list(xs), perturbed)
         trees.append((res_tree, len(res)))
         outs = [ad.match_aval(o, a) for o, a in zip(outs, out_avals, strict=True)]
         return [*outs, *res]
 
-    name = repr(rules)
     try:
         fwd, captured, _ = tracing.trace_to_program(
             flat_fwd, avals, f"fwd of {name}", [f"an argument of the fwd of {name}"] * len(avals)
