@@ -26,12 +26,15 @@ The derivations, as in JAX 0.10.2 with ``jax_threefry_partitionable=True``
 * the other samplers are the transformations documented on each function.
 
 Everything is written with ``refimpl.lax`` and ``refimpl.numpy``, so it runs
-eagerly and under ``jit`` on both backends. The integer parts (keys, bits,
-uniform's bits, randint, permutation, choice without ``p``) are exact on both
-backends; samplers that apply transcendental functions (``normal``: erf_inv
-and log1p; ``gumbel``, ``exponential``, ...: log) equal JAX bit for bit on
-``pjrt`` (the same XLA expansions) and to within a few ulps on ``ref``, whose
-``log``/``log1p`` are NumPy's.
+eagerly and under ``jit`` on both backends. As in JAX, every public function
+that computes (``split``, ``fold_in``, ``bits`` and the samplers) is one
+jitted program (:func:`_run`): an eager call on a PJRT key compiles and runs
+one XLA program, an eager call on other arrays runs the reference interpreter
+on it, and under a trace it is one ``jit`` equation. The integer parts are
+exact on both backends; samplers that apply transcendental functions equal
+JAX bit for bit on both (the reference's float32 ``log``, ``erf_inv``, ... are
+XLA CPU's approximations, ``refimpl.primitives.xla_math``), except where
+docs/semantics.md ("Exactness") lists a measured bound (``pow``).
 """
 
 from __future__ import annotations
@@ -220,6 +223,50 @@ def _wrap(data: Any, typed: bool) -> Any:
     return PRNGKeyArray(data) if typed else data
 
 
+# --- one jitted program per call, as JAX's jit-decorated samplers ----------------------
+
+# (name, body, backend) -> jit(body) on that backend, made on first use
+_programs: dict[tuple[str, Any, str], Any] = {}
+
+
+def _run(name: str, body: Any, static: tuple, data: Any, *params: Any) -> Any:
+    """``body(data, *static, *params)`` as one jitted program named ``name``:
+    ``data`` is the key data, ``static`` hashable Python values (shapes,
+    dtypes, modes: part of the signature), ``params`` the other arguments
+    (arrays; Python scalars become weakly typed arguments, as in JAX).
+
+    Every public sampler runs this way, as every ``jax.random`` sampler is a
+    ``jit``-decorated function: under an enclosing trace the call is one
+    ``jit`` equation; eagerly it compiles (once per signature) and runs one
+    program, on the backend of its device-array operands (a PJRT key: the
+    pjrt backend, where XLA compiles the sampler as JAX's one program, not op
+    by op; otherwise the reference interpreter). The public function checks
+    its arguments first, so errors name it before anything is traced.
+    """
+    backend = "ref"
+    if not tracing._stack.traces:
+        from refimpl import backends
+
+        for leaf in tree_util.tree_leaves((data, params)):
+            owner = backends.backend_of_array(leaf)
+            if owner is not None and owner.name != "ref":
+                backend = owner.name
+                break
+    # a list or tuple argument is one array, not a pytree of scalars
+    params = tuple(rnp.asarray(p) if isinstance(p, (list, tuple)) else p for p in params)
+    jitted = _programs.get((name, body, backend))
+    if jitted is None:
+        from refimpl.transforms.jit import jit
+
+        def program(operands: tuple, static: tuple) -> Any:
+            return body(operands[0], *static, *operands[1:])
+
+        program.__name__ = program.__qualname__ = name
+        jitted = jit(program, static_argnums=1, backend=backend)
+        _programs[(name, body, backend)] = jitted
+    return jitted((data, *params), static)
+
+
 def _words(data: Any) -> tuple[Any, Any]:
     """The two key words of a single key, as rank-0 uint32 values."""
     k1 = lax.reshape(lax.slice(data, (0,), (1,)), ())
@@ -316,7 +363,7 @@ def split(key: Any, num: int | Sequence[int] = 2) -> Any:
     """``num`` new keys (a leading axis, or the shape ``num``) from one key."""
     data, typed = _key_data_of("split", key)
     shape = _as_shape("split", num)
-    return _wrap(_split_data(data, shape), typed)
+    return _wrap(_run("split", _split_data, (shape,), data), typed)
 
 
 def _split_data(data: Any, shape: tuple[int, ...]) -> Any:
@@ -333,13 +380,14 @@ def fold_in(key: Any, data: Any) -> Any:
             f"shape {np.shape(data)} != (). Use jax.vmap for batching."
         )
     if isinstance(data, int) and not isinstance(data, bool):
-        word = np.uint32(data % 2**32)
-    else:
-        word = lax.convert_element_type(data, _U32)
+        data = np.uint32(data % 2**32)
+    return _wrap(_run("fold_in", _fold_in, (), kdata, data), typed)
+
+
+def _fold_in(kdata: Any, data: Any) -> Any:
     k1, k2 = _words(kdata)
-    y1, y2 = lax.threefry2x32(k1, k2, np.uint32(0), word)
-    out = lax.concatenate([lax.broadcast_in_dim(y, (1,), ()) for y in (y1, y2)], 0)
-    return _wrap(out, typed)
+    y1, y2 = lax.threefry2x32(k1, k2, np.uint32(0), lax.convert_element_type(data, _U32))
+    return lax.concatenate([lax.broadcast_in_dim(y, (1,), ()) for y in (y1, y2)], 0)
 
 
 def key_data(keys: Any) -> Any:
@@ -389,7 +437,7 @@ def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     dtype = dtypes.canonicalize_dtype(np.uint64 if dtype is None else dtype)
     if not dtypes.is_unsigned_int(dtype):
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
-    return _random_bits(data, dtype.itemsize * 8, _as_shape("bits", shape))
+    return _run("bits", _random_bits, (dtype.itemsize * 8, _as_shape("bits", shape)), data)
 
 
 # --- floats ---------------------------------------------------------------------------
@@ -455,7 +503,9 @@ def uniform(
     """Uniform floats in ``[minval, maxval)`` (see the module docstring)."""
     data, _ = _key_data_of("uniform", key)
     dtype = _float_dtype("uniform", dtype)
-    return _uniform(data, _as_shape("uniform", shape), dtype, minval, maxval)
+    shape = _as_shape("uniform", shape)
+    _check_broadcast("uniform", shape, minval, maxval)
+    return _run("uniform", _uniform, (shape, dtype), data, minval, maxval)
 
 
 def _normal(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
@@ -473,17 +523,21 @@ def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     data, _ = _key_data_of("normal", key)
     dtype = dtypes.canonicalize_dtype(float if dtype is None else dtype)
     shape = _as_shape("normal", shape)
-    if dtypes.is_complex(dtype):
-        real = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
-        keys = _split_data(data, (2,))
-        re = rnp.astype(_normal(keys[0], shape, real), dtype)
-        im = rnp.astype(_normal(keys[1], shape, real), dtype)
-        return rnp.divide(rnp.add(re, rnp.multiply(1j, im)), np.asarray(np.sqrt(2), dtype))
-    if not dtypes.is_floating(dtype):
+    if not dtypes.is_floating(dtype) and not dtypes.is_complex(dtype):
         raise ValueError(
             f"dtype argument to `normal` must be a float or complex dtype, got {dtype}"
         )
-    return _normal(data, shape, dtype)
+    return _run("normal", _normal_or_complex, (shape, dtype), data)
+
+
+def _normal_or_complex(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    if not dtypes.is_complex(dtype):
+        return _normal(data, shape, dtype)
+    real = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+    keys = _split_data(data, (2,))
+    re = rnp.astype(_normal(keys[0], shape, real), dtype)
+    im = rnp.astype(_normal(keys[1], shape, real), dtype)
+    return rnp.divide(rnp.add(re, rnp.multiply(1j, im)), np.asarray(np.sqrt(2), dtype))
 
 
 def truncated_normal(
@@ -499,6 +553,12 @@ def truncated_normal(
     else:
         shape = _as_shape("truncated_normal", shape)
         _check_broadcast("truncated_normal", shape, lower, upper)
+    return _run("truncated_normal", _truncated_normal, (shape, dtype), data, lower, upper)
+
+
+def _truncated_normal(
+    data: Any, shape: tuple[int, ...], dtype: np.dtype, lower: Any, upper: Any
+) -> Any:
     sqrt2 = np.asarray(np.sqrt(2), dtype)
     lower = _strong(lower, dtype)
     upper = _strong(upper, dtype)
@@ -519,7 +579,11 @@ def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Exponential(1) samples: ``-log1p(-u)``."""
     data, _ = _key_data_of("exponential", key)
     dtype = _float_dtype("exponential", dtype)
-    u = _uniform(data, _as_shape("exponential", shape), dtype, 0.0, 1.0)
+    return _run("exponential", _exponential, (_as_shape("exponential", shape), dtype), data)
+
+
+def _exponential(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    u = _uniform(data, shape, dtype, 0.0, 1.0)
     return lax.neg(lax.log1p(lax.neg(u)))
 
 
@@ -527,8 +591,12 @@ def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Laplace(0, 1) samples: ``sign(u) * log1p(-|u|)``, ``u`` uniform in ``(-1, 1)``."""
     data, _ = _key_data_of("laplace", key)
     dtype = _float_dtype("laplace", dtype)
+    return _run("laplace", _laplace, (_as_shape("laplace", shape), dtype), data)
+
+
+def _laplace(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     lo = -1.0 + float(dtypes.finfo(dtype).epsneg)
-    u = _uniform(data, _as_shape("laplace", shape), dtype, lo, 1.0)
+    u = _uniform(data, shape, dtype, lo, 1.0)
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
@@ -559,14 +627,23 @@ def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     as JAX's compiled program draws it (:func:`_uniform_from_tiny`)."""
     data, _ = _key_data_of("logistic", key)
     dtype = _float_dtype("logistic", dtype)
-    u = _uniform_from_tiny(data, _as_shape("logistic", shape), dtype)
+    return _run("logistic", _logistic, (_as_shape("logistic", shape), dtype), data)
+
+
+def _logistic(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    u = _uniform_from_tiny(data, shape, dtype)
     return lax.sub(lax.log(u), lax.log1p(lax.neg(u)))
 
 
-def _gumbel(data: Any, shape: tuple[int, ...], dtype: np.dtype, mode: str | None) -> Any:
+def _gumbel_mode(mode: str | None) -> str:
     mode = "low" if mode is None else mode
     if mode not in ("low", "high"):
         raise ValueError(f"gumbel: mode must be 'low' or 'high', got {mode!r}")
+    return mode
+
+
+def _gumbel(data: Any, shape: tuple[int, ...], dtype: np.dtype, mode: str | None) -> Any:
+    mode = _gumbel_mode(mode)
     info = dtypes.finfo(dtype)
     if mode == "high":
         both = _uniform(data, (2, *shape), dtype, 0.0, 1.0)
@@ -587,7 +664,8 @@ def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | N
     uses two uniforms per sample for a finer ``u`` near 0."""
     data, _ = _key_data_of("gumbel", key)
     dtype = _float_dtype("gumbel", dtype)
-    return _gumbel(data, _as_shape("gumbel", shape), dtype, mode)
+    static = (_as_shape("gumbel", shape), dtype, _gumbel_mode(mode))
+    return _run("gumbel", _gumbel, static, data)
 
 
 def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None, mode: str = "low"):
@@ -598,9 +676,14 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None, mode: 
     p_dtype = tracing.get_aval(p, "bernoulli", 1).dtype
     if not dtypes.is_floating(p_dtype):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {p_dtype}.")
-    p = lax.convert_element_type(p, p_dtype)
     shape = tuple(np.shape(p)) if shape is None else _as_shape("bernoulli", shape)
     _check_broadcast("bernoulli", shape, p)
+    return _run("bernoulli", _bernoulli, (shape, mode), data, p)
+
+
+def _bernoulli(data: Any, shape: tuple[int, ...], mode: str, p: Any) -> Any:
+    p_dtype = tracing.get_aval(p, "bernoulli", 1).dtype
+    p = lax.convert_element_type(p, p_dtype)
     if mode == "high":
         both = _uniform(data, (2, *shape), p_dtype, 0.0, 1.0)
         u1 = both[0]
@@ -631,6 +714,13 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
     if not dtypes.is_integer(dtype):
         raise TypeError(f"randint only accepts integer dtypes, got {dtype}")
     shape = _as_shape("randint", shape)
+    _check_broadcast("randint", shape, minval, maxval)
+    return _run("randint", _randint_of_dtype, (shape, dtype), data, minval, maxval)
+
+
+def _randint_of_dtype(
+    data: Any, shape: tuple[int, ...], dtype: np.dtype, minval: Any, maxval: Any
+) -> Any:
     info = dtypes.iinfo(dtype)
     minval = rnp.asarray(minval)
     maxval = rnp.asarray(maxval)
@@ -699,13 +789,20 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
             raise TypeError(
                 "permutation: argument x must be concrete (it is the length of the result)"
             )
-        return _shuffle(data, rnp.arange(int(x)), 0)
+        return _run("permutation", _permutation_of_range, (int(x),), data)
     ndim = np.ndim(x)
     if not -ndim <= axis < ndim:
         raise ValueError(f"permutation: axis {axis} is out of bounds for rank {ndim}")
-    axis %= ndim
+    return _run("permutation", _permute, (axis % ndim, bool(independent)), data, x)
+
+
+def _permutation_of_range(data: Any, n: int) -> Any:
+    return _shuffle(data, rnp.arange(n), 0)
+
+
+def _permute(data: Any, axis: int, independent: bool, x: Any) -> Any:
     x = rnp.asarray(x)
-    if independent or ndim == 1:
+    if independent or x.ndim == 1:
         return _shuffle(data, x, axis)
     order = _shuffle(data, rnp.arange(np.shape(x)[axis]), 0)
     return rnp.take(x, order, axis=axis)
@@ -742,19 +839,19 @@ def choice(
     if not isinstance(shape, Sequence):
         raise TypeError(f"shape argument of choice must be a sequence, got {shape}")
     shape = _as_shape("choice", shape)
-    arr = rnp.asarray(a)
-    if arr.ndim == 0:
+    ndim = np.ndim(a)
+    if ndim == 0:
         if isinstance(a, tracing.Tracer):
             raise TypeError("choice: an integer a must be concrete")
         n_inputs = int(a)
     else:
-        if not -arr.ndim <= axis < arr.ndim:
-            raise ValueError(f"choice: axis {axis} is out of bounds for rank {arr.ndim}")
-        axis %= arr.ndim
-        n_inputs = arr.shape[axis]
+        if not -ndim <= axis < ndim:
+            raise ValueError(f"choice: axis {axis} is out of bounds for rank {ndim}")
+        axis %= ndim
+        n_inputs = np.shape(a)[axis]
     n_draws = math.prod(shape)
     if n_draws == 0:
-        return rnp.zeros(shape, dtype=arr.dtype)
+        return rnp.zeros(shape, dtype=rnp.asarray(a).dtype)
     if n_inputs <= 0:
         raise ValueError("a must be greater than 0 unless no samples are taken")
     if not replace and n_draws > n_inputs:
@@ -762,25 +859,45 @@ def choice(
             f"Cannot take a larger sample (size {n_draws}) than population "
             f"(size {n_inputs}) when 'replace=False'"
         )
+    if p is not None:
+        if np.shape(p) != (n_inputs,):
+            raise ValueError(
+                "p must be None or a 1D vector with the same size as a.shape[axis]. "
+                f"p has shape {np.shape(p)} and a.shape[axis] is {n_inputs}."
+            )
+        if not replace:
+            mode = _gumbel_mode(mode)
+    static = (shape, bool(replace), axis if ndim else 0, mode, n_inputs)
+    return _run("choice", _choice, static, data, None if ndim == 0 else a, p)
+
+
+def _choice(
+    data: Any,
+    shape: tuple[int, ...],
+    replace: bool,
+    axis: int,
+    mode: str | None,
+    n_inputs: int,
+    a: Any,
+    p: Any,
+) -> Any:
+    """:func:`choice` of ``a`` (None: ``arange(n_inputs)``), arguments checked."""
+    n_draws = math.prod(shape)
     int_dtype = dtypes.canonicalize_dtype(int)
     if p is None:
         if replace:
-            ind = randint(data, shape, 0, n_inputs)
-            result = ind if arr.ndim == 0 else rnp.take(arr, ind, axis=axis)
+            ind = _randint_of_dtype(data, shape, int_dtype, 0, n_inputs)
+            result = ind if a is None else rnp.take(a, ind, axis=axis)
         else:
-            source = n_inputs if arr.ndim == 0 else arr
-            permuted = permutation(data, source, axis)
-            index = (slice(None),) * (axis if arr.ndim else 0) + (slice(n_draws),)
-            result = permuted[index]
+            if a is None:
+                permuted = _permutation_of_range(data, n_inputs)
+            else:
+                permuted = _permute(data, axis, False, a)
+            result = permuted[(slice(None),) * axis + (slice(n_draws),)]
     else:
         p_arr = rnp.asarray(p)
         if not dtypes.is_inexact(p_arr.dtype):
             p_arr = rnp.astype(p_arr, dtypes.canonicalize_dtype(float))
-        if p_arr.shape != (n_inputs,):
-            raise ValueError(
-                "p must be None or a 1D vector with the same size as a.shape[axis]. "
-                f"p has shape {p_arr.shape} and a.shape[axis] is {n_inputs}."
-            )
         if replace:
             cumulative = rnp.cumsum(p_arr)
             total = cumulative[-1]
@@ -792,10 +909,11 @@ def choice(
         else:
             g = rnp.add(_gumbel(data, (n_inputs,), p_arr.dtype, mode), rnp.log(p_arr))
             ind = rnp.astype(_top_k_indices(g, n_draws), int_dtype)
-        result = ind if arr.ndim == 0 else rnp.take(arr, ind, axis=axis)
-    if arr.ndim == 0:
+        result = ind if a is None else rnp.take(a, ind, axis=axis)
+    if a is None:
         return rnp.reshape(result, shape)
-    return rnp.reshape(result, (*arr.shape[:axis], *shape, *arr.shape[axis + 1 :]))
+    a_shape = np.shape(a)
+    return rnp.reshape(result, (*a_shape[:axis], *shape, *a_shape[axis + 1 :]))
 
 
 def categorical(
@@ -810,31 +928,52 @@ def categorical(
     argmax of ``logits + gumbel`` (with replacement) or the top ``k`` of one
     Gumbel perturbation (without)."""
     data, _ = _key_data_of("categorical", key)
-    logits = rnp.asarray(logits)
-    ndim = logits.ndim
+    logits_shape = tuple(np.shape(logits))
+    ndim = len(logits_shape)
     if not -ndim <= axis < ndim:
         raise ValueError(f"categorical: axis {axis} is out of bounds for rank {ndim}")
-    batch_shape = tuple(np.delete(np.array(logits.shape, dtype=np.int64), axis).tolist())
+    batch_shape = tuple(np.delete(np.array(logits_shape, dtype=np.int64), axis).tolist())
     if shape is None:
         shape = batch_shape
     else:
         shape = _as_shape("categorical", shape)
         _check_broadcast("categorical", shape, np.empty(batch_shape))
+    mode = _gumbel_mode(mode)
+    if not replace:
+        k = math.prod(shape[: len(shape) - len(batch_shape)])
+        n = logits_shape[axis]
+        if k > n:
+            raise ValueError(
+                f"Number of samples without replacement ({k}) cannot exceed number of "
+                f"categories ({n})."
+            )
+    static = (axis % ndim, shape, batch_shape, bool(replace), mode)
+    return _run("categorical", _categorical, static, data, logits)
+
+
+def _categorical(
+    data: Any,
+    axis: int,
+    shape: tuple[int, ...],
+    batch_shape: tuple[int, ...],
+    replace: bool,
+    mode: str,
+    logits: Any,
+) -> Any:
+    """:func:`categorical` along ``axis`` (non-negative), arguments checked."""
+    logits = rnp.asarray(logits)
+    ndim = logits.ndim
     prefix = shape[: len(shape) - len(batch_shape)]
     if replace:
-        neg_axis = axis - ndim if axis >= 0 else axis
+        neg_axis = axis - ndim
         logits_shape = list(shape[len(shape) - len(batch_shape) :])
-        logits_shape.insert(neg_axis % ndim, logits.shape[neg_axis])
+        logits_shape.insert(axis, logits.shape[axis])
         noise = _gumbel(data, (*prefix, *logits_shape), logits.dtype, mode)
         expanded = rnp.reshape(logits, (1,) * len(prefix) + logits.shape)
         return rnp.argmax(rnp.add(noise, expanded), axis=neg_axis)
     perturbed = rnp.add(logits, _gumbel(data, logits.shape, logits.dtype, mode))
     k = math.prod(prefix)
     n = logits.shape[axis]
-    if k > n:
-        raise ValueError(
-            f"Number of samples without replacement ({k}) cannot exceed number of categories ({n})."
-        )
     moved = rnp.moveaxis(perturbed, axis, -1)
     flat = rnp.reshape(moved, (-1, n))
     rows = [_top_k_indices(flat[i], k) for i in range(flat.shape[0])]
@@ -852,8 +991,6 @@ def orthogonal(
     (Haar-distributed). Equal to JAX's up to rounding: the factorization is
     unique, its floating-point evaluation is LAPACK's on both sides but not
     through the same code path."""
-    from refimpl.numpy import linalg
-
     data, _ = _key_data_of("orthogonal", key)
     dtype = _float_dtype("orthogonal", dtype)
     m = n if m is None else m
@@ -861,6 +998,12 @@ def orthogonal(
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
             raise TypeError(f"orthogonal: {name} must be a non-negative int, got {value!r}")
     shape = _as_shape("orthogonal", shape)
+    return _run("orthogonal", _orthogonal, (int(n), int(m), shape, dtype), data)
+
+
+def _orthogonal(data: Any, n: int, m: int, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    from refimpl.numpy import linalg
+
     z = _normal(data, (*shape, max(n, m), min(n, m)), dtype)
     q, r = linalg.qr(z)
     d = linalg.diagonal(r)
@@ -883,7 +1026,10 @@ def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """-1 or 1 with equal probability: ``2 * bernoulli(key, 0.5) - 1``."""
     data, _ = _key_data_of("rademacher", key)
     dtype = dtypes.canonicalize_dtype(int if dtype is None else dtype)
-    shape = _as_shape("rademacher", shape)
+    return _run("rademacher", _rademacher, (_as_shape("rademacher", shape), dtype), data)
+
+
+def _rademacher(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     coin = rnp.astype(rnp.less(_uniform(data, shape, np.dtype(np.float32), 0.0, 1.0), 0.5), dtype)
     return rnp.astype(rnp.subtract(rnp.multiply(2, coin), 1), dtype)
 
@@ -892,7 +1038,11 @@ def cauchy(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Standard Cauchy samples: ``tan(pi * (u - 1/2))``, ``u`` uniform in ``[eps, 1)``."""
     data, _ = _key_data_of("cauchy", key)
     dtype = _float_dtype("cauchy", dtype)
-    u = _uniform(data, _as_shape("cauchy", shape), dtype, float(dtypes.finfo(dtype).eps), 1.0)
+    return _run("cauchy", _cauchy, (_as_shape("cauchy", shape), dtype), data)
+
+
+def _cauchy(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    u = _uniform(data, shape, dtype, float(dtypes.finfo(dtype).eps), 1.0)
     return lax.tan(lax.mul(np.asarray(np.pi, dtype), lax.sub(u, np.asarray(0.5, dtype))))
 
 
@@ -903,6 +1053,10 @@ def lognormal(
     data, _ = _key_data_of("lognormal", key)
     dtype = _float_dtype("lognormal", dtype)
     shape = _param_shape("lognormal", shape, sigma)
+    return _run("lognormal", _lognormal, (shape, dtype), data, sigma)
+
+
+def _lognormal(data: Any, shape: tuple[int, ...], dtype: np.dtype, sigma: Any) -> Any:
     return rnp.exp(rnp.multiply(_normal(data, shape, dtype), _strong(sigma, dtype)))
 
 
@@ -911,6 +1065,10 @@ def pareto(key: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = No
     data, _ = _key_data_of("pareto", key)
     dtype = _float_dtype("pareto", dtype)
     shape = _param_shape("pareto", shape, b)
+    return _run("pareto", _pareto, (shape, dtype), data, b)
+
+
+def _pareto(data: Any, shape: tuple[int, ...], dtype: np.dtype, b: Any) -> Any:
     u = _uniform(data, shape, dtype, 0.0, 1.0)
     e = lax.neg(lax.log1p(lax.neg(u)))
     return rnp.exp(rnp.divide(e, _strong(b, dtype)))
@@ -921,6 +1079,10 @@ def rayleigh(key: Any, scale: Any, shape: Sequence[int] | None = None, dtype: An
     data, _ = _key_data_of("rayleigh", key)
     dtype = _float_dtype("rayleigh", dtype)
     shape = _param_shape("rayleigh", shape, scale)
+    return _run("rayleigh", _rayleigh, (shape, dtype), data, scale)
+
+
+def _rayleigh(data: Any, shape: tuple[int, ...], dtype: np.dtype, scale: Any) -> Any:
     u = _uniform(data, shape, dtype, 0.0, 1.0)
     scale = rnp.broadcast_to(_strong(scale, dtype), shape)
     return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), np.asarray(-2, dtype))))
@@ -932,7 +1094,14 @@ def weibull_min(
     """Weibull samples by the inverse CDF: ``(-log1p(-u)) ** (1 / c) * scale``."""
     data, _ = _key_data_of("weibull_min", key)
     dtype = _float_dtype("weibull_min", dtype)
-    u = _uniform(data, _as_shape("weibull_min", shape), dtype, 0.0, 1.0)
+    static = (_as_shape("weibull_min", shape), dtype)
+    return _run("weibull_min", _weibull_min, static, data, scale, concentration)
+
+
+def _weibull_min(
+    data: Any, shape: tuple[int, ...], dtype: np.dtype, scale: Any, concentration: Any
+) -> Any:
+    u = _uniform(data, shape, dtype, 0.0, 1.0)
     inverse = rnp.power(rnp.negative(rnp.log1p(rnp.negative(u))), rnp.divide(1.0, concentration))
     return rnp.multiply(inverse, scale)
 
@@ -948,8 +1117,6 @@ def multivariate_normal(
     """``mean + factor @ normal``, ``factor`` the Cholesky factor of ``cov``
     (``method="eigh"``/``"svd"``: ``V sqrt(w)`` / ``U sqrt(s)``). Equal to JAX's
     up to the rounding of the factorization."""
-    from refimpl.numpy import linalg
-
     data, _ = _key_data_of("multivariate_normal", key)
     if method not in ("cholesky", "eigh", "svd"):
         raise ValueError(f"method must be one of {{'svd', 'eigh', 'cholesky'}}, got {method!r}")
@@ -972,6 +1139,16 @@ def multivariate_normal(
     else:
         shape = _as_shape("multivariate_normal", shape)
         _check_broadcast("normal", shape, np.empty(mean.shape[:-1]), np.empty(cov.shape[:-2]))
+    static = (shape, np.dtype(dtype), method)
+    return _run("multivariate_normal", _multivariate_normal, static, data, mean, cov)
+
+
+def _multivariate_normal(
+    data: Any, shape: tuple[int, ...], dtype: np.dtype, method: str, mean: Any, cov: Any
+) -> Any:
+    from refimpl.numpy import linalg
+
+    n = mean.shape[-1]
     if method == "svd":
         u, s, _ = linalg.svd(cov)
         factor = rnp.multiply(u, rnp.expand_dims(rnp.sqrt(s), -2))
@@ -1097,14 +1274,19 @@ def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = Non
     implemented)."""
     data, _ = _key_data_of("gamma", key)
     dtype = _float_dtype("gamma", dtype)
-    return _gamma(data, a, _param_shape("gamma", shape, a), dtype, False)
+    return _run("gamma", _gamma_of, (_param_shape("gamma", shape, a), dtype, False), data, a)
+
+
+def _gamma_of(data: Any, shape: tuple[int, ...], dtype: np.dtype, log_space: bool, a: Any):
+    return _gamma(data, a, shape, dtype, log_space)
 
 
 def loggamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
     """``log`` of Gamma(a, 1) samples, computed in log space (accurate for small ``a``)."""
     data, _ = _key_data_of("loggamma", key)
     dtype = _float_dtype("loggamma", dtype)
-    return _gamma(data, a, _param_shape("loggamma", shape, a), dtype, True)
+    static = (_param_shape("loggamma", shape, a), dtype, True)
+    return _run("loggamma", _gamma_of, static, data, a)
 
 
 def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = None):
@@ -1112,6 +1294,10 @@ def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: An
     data, _ = _key_data_of("beta", key)
     dtype = _float_dtype("beta", dtype)
     shape = _param_shape("beta", shape, a, b)
+    return _run("beta", _beta, (shape, dtype), data, a, b)
+
+
+def _beta(data: Any, shape: tuple[int, ...], dtype: np.dtype, a: Any, b: Any) -> Any:
     keys = _split_data(data, (2,))
     log_a = _gamma(keys[0], a, shape, dtype, True)
     log_b = _gamma(keys[1], b, shape, dtype, True)
@@ -1123,8 +1309,6 @@ def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: An
 
 def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None, dtype: Any = None):
     """Dirichlet(alpha) samples: ``softmax`` of log-gamma samples along the last axis."""
-    from refimpl import nn
-
     data, _ = _key_data_of("dirichlet", key)
     dtype = _float_dtype("dirichlet", dtype)
     if np.ndim(alpha) < 1:
@@ -1135,5 +1319,11 @@ def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None, dtype: A
     else:
         shape = _as_shape("dirichlet", shape)
         _check_broadcast("dirichlet", shape, np.empty(batch))
+    return _run("dirichlet", _dirichlet, (shape, dtype), data, alpha)
+
+
+def _dirichlet(data: Any, shape: tuple[int, ...], dtype: np.dtype, alpha: Any) -> Any:
+    from refimpl import nn
+
     log_gamma = _gamma(data, alpha, (*shape, np.shape(alpha)[-1]), dtype, True)
     return nn.softmax(log_gamma, -1)

@@ -356,6 +356,104 @@ def test_log_samplers(mode, seed, dtype, name):
         assert_bits_equal(got, want)
 
 
+# --- eager calls: one jitted program per sampler, as in JAX ------------------------------
+
+EAGER_SAMPLERS = ["uniform", "normal", "gumbel", "exponential", "laplace", "logistic", "cauchy"]
+
+
+def pjrt_key(seed: int):
+    return ri.device_put(rr.PRNGKey(seed), ri.devices("pjrt")[0])
+
+
+_ALL_SHAPES = [(1,), (3,), (200,), (2, 3)]
+
+
+@pytest.mark.parametrize(
+    "dtype,shapes",
+    [("float32", [(1,), (3,)])]  # the rest (~10 s of compiling per dtype) in the slow suite
+    + [pytest.param(d, _ALL_SHAPES, marks=pytest.mark.slow) for d in FLOATS],
+)
+def test_eager_samplers_on_a_pjrt_key(dtype, shapes):
+    """Eager calls on a PJRT key run one XLA program, as JAX's jitted
+    samplers: bit-equal to eager JAX over keys, shapes and dtypes (op by op,
+    XLA's float32 log of a 1-element array differs in the last bit from the
+    fused code's)."""
+    for seed, shape in [(s, sh) for s in (0, 7, 2**31 + 5) for sh in shapes]:
+        key, jkey = pjrt_key(seed), jax.random.PRNGKey(seed)
+        for name in EAGER_SAMPLERS:
+            got = getattr(rr, name)(key, shape, dtype)
+            assert type(got).__name__ == "PjrtArray"
+            assert_bits_equal(got, getattr(jax.random, name)(jkey, shape, dtype))
+        got = rr.truncated_normal(key, -1.5, 2.0, shape, dtype)
+        assert_bits_equal(got, jax.random.truncated_normal(jkey, -1.5, 2.0, shape, dtype))
+
+
+@pytest.mark.slow  # ~8 s of compiling
+def test_eager_parametrized_samplers_on_a_pjrt_key():
+    key, jkey = pjrt_key(3), jax.random.PRNGKey(3)
+    b = np.float32(2.0)
+    cases = [
+        (lambda r, k: r.lognormal(k, 0.5, (100,))),
+        (lambda r, k: r.pareto(k, b, (100,))),
+        (lambda r, k: r.rayleigh(k, b, (100,))),
+        (lambda r, k: r.weibull_min(k, 2.0, 1.5, (100,))),
+        (lambda r, k: r.bernoulli(k, 0.3, (50,))),
+        (lambda r, k: r.randint(k, (40,), -5, 300, "int16")),
+        (lambda r, k: r.rademacher(k, (10,))),
+        (lambda r, k: r.choice(k, 10, (4,), False)),
+        (lambda r, k: r.permutation(k, 9)),
+        (lambda r, k: r.split(k, 3)),
+        (lambda r, k: r.fold_in(k, 2**31 + 3)),
+        (lambda r, k: r.bits(k, (5,), "uint8")),
+    ]
+    for case in cases:
+        got = case(rr, key)
+        assert type(got).__name__ == "PjrtArray"
+        assert_bits_equal(got, case(jax.random, jkey))
+
+
+def test_eager_sampler_is_one_cached_program():
+    """A repeated eager call on a PJRT key is a hit of the C++ fast path (no
+    trace, no compile); on ref it runs the traced program again."""
+    key = pjrt_key(0)
+    shape = (17,)  # a shape no other test draws: a fresh signature
+    rr.gumbel(key, shape)
+    jitted = rr._programs[("gumbel", rr._gumbel, "pjrt")]
+    before, traces = jitted._fast_stats(), jitted.trace_count
+    for _ in range(3):
+        rr.gumbel(key, shape)
+    after = jitted._fast_stats()
+    assert after["hits"] == before["hits"] + 3 and after["misses"] == before["misses"]
+    assert jitted.trace_count == traces
+    ref_key = rr.PRNGKey(0)
+    rr.gumbel(ref_key, shape)
+    ref_jitted = rr._programs[("gumbel", rr._gumbel, "ref")]
+    traces = ref_jitted.trace_count
+    rr.gumbel(ref_key, shape)
+    assert ref_jitted.trace_count == traces
+
+
+def test_sampler_under_a_trace_is_one_jit_equation():
+    """As ``jax.make_jaxpr(lambda k: jax.random.normal(k, (3,)))``: one jit
+    equation (JAX: ``pjit[name=_normal]``)."""
+    program = ri.make_program(lambda k: rr.normal(k, (3,)))(rr.PRNGKey(0))
+    assert [e.primitive.name for e in program.eqns] == ["jit"]
+    assert program.eqns[0].params["name"] == "normal"
+    jaxpr = jax.make_jaxpr(lambda k: jax.random.normal(k, (3,)))(jax.random.PRNGKey(0))
+    assert [e.primitive.name for e in jaxpr.eqns if e.primitive.name != "random_wrap"] == ["jit"]
+
+
+def test_bad_arguments_fail_before_tracing():
+    before = dict(rr._programs)
+    with pytest.raises(ValueError, match="uniform parameter shapes must be broadcast-compatible"):
+        rr.uniform(rr.PRNGKey(0), (3,), minval=np.zeros(4, np.float32))
+    with pytest.raises(ValueError, match="gumbel: mode must be"):
+        rr.gumbel(rr.PRNGKey(0), (3,), mode="middle")
+    with pytest.raises(ValueError, match="cannot exceed number of categories"):
+        rr.categorical(rr.PRNGKey(0), np.zeros(3, np.float32), shape=(4,), replace=False)
+    assert rr._programs == before
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_gumbel_high_mode(mode):
     key, jkey = both_keys(4)
