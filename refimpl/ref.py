@@ -666,7 +666,19 @@ def outer_values(refs: Sequence[Ref], written: Sequence[bool]) -> list[Any]:
     for r, w in zip(refs, written, strict=True):
         _check_ref(r, "threading")
         _cross(r, write=w)
-    return [r._value for r in refs]
+    values = [r._value for r in refs]
+    if tracing._stack.dynamic is not None or not _differentiating():
+        return values
+    # A concrete held array under eager differentiation (a ref made outside
+    # a grad): a copy, since AD may keep the value as a residual while later
+    # writes update the ref's array in place.
+    return [v if isinstance(v, tracing.Tracer) else _fresh_copy(v) for v in values]
+
+
+def _differentiating() -> bool:
+    from refimpl.transforms.ad import JVPTrace
+
+    return any(isinstance(t, JVPTrace) for t in tracing._stack.traces)
 
 
 def write_back(refs: Sequence[Ref], values: Sequence[Any]) -> None:

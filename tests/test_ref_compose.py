@@ -573,7 +573,7 @@ def test_pmap_reads_outer_ref_and_refuses_a_write(backend):
     np.testing.assert_array_equal(r[...], np.full(3, 2.0, np.float32))
 
 
-def test_checkpoint_read_then_overwritten_under_grad_known_difference():
+def test_checkpoint_read_then_overwritten_under_grad_known_difference(backend):
     # JAX's backward pass recomputes the body and reads the ref then (after
     # the later write): its gradient is cos(x) * 5. refimpl differentiates
     # the body with the value the ref held at the checkpoint (docs/semantics.md).
