@@ -629,8 +629,8 @@ def remat_opt_fwd(rules: Any, consts: list, primals: list, perturbed: list[bool]
         # by the primal, dropping the fwd's ref effects under jit but not
         # eagerly: not modelled here.
         message = (
-            f"custom_vjp with optimize_remat=True: the fwd rule of {name} reads or writes a "
-            "Ref made outside it, which is not supported; use optimize_remat=False"
+            f"custom_vjp with optimize_remat=True: the fwd rule of {name} writes a Ref made "
+            "outside it, which is not supported; use optimize_remat=False"
         )
         with _ref.refuse_outer(message):
             outs, res, res_tree = rules.fwd(list(xs), perturbed)

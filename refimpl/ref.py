@@ -633,21 +633,24 @@ def late_inputs(origin: Callable[[int], str]):
 
 
 class _RefusingScope(_Scope):
-    """A body that may not touch refs made outside it (see :func:`refuse_outer`)."""
+    """A body that may not write refs made outside it (see :func:`refuse_outer`)."""
 
     def __init__(self, depth: int, message: str) -> None:
         super().__init__("refuse", depth, "")
         self.message = message
 
     def record(self, ref: Ref, write: bool = False) -> None:
-        raise NotImplementedError(f"{self.message} (a Ref of type {ref.aval.str_short()})")
+        if write:
+            raise NotImplementedError(f"{self.message} (a Ref of type {ref.aval.str_short()})")
 
 
 @contextmanager
 def refuse_outer(message: str):
     """Inside the trace of a body (its builder the current one) that cannot
-    thread refs: its first access to a ref made outside it raises
-    ``NotImplementedError(message)``, before the access changes anything."""
+    thread refs: its first write to a ref made outside it raises
+    ``NotImplementedError(message)``, before the write changes anything.
+    (Reads need nothing: the body captures the ref's value in the
+    enclosing context as any outer value.)"""
     builder = tracing.current_builder()
     assert builder is not None and builder is tracing._stack.traces[-1], "not in a body's trace"
     scope = _RefusingScope(builder.level, message)

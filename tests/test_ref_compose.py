@@ -589,3 +589,23 @@ def test_checkpoint_read_then_overwritten_under_grad_known_difference(backend):
 
     _compare(_run(program, JAX)[1], (np.cos(X) * 5, np.full(3, 5.0, np.float32)))
     _compare(_run(program, RI)[1], (np.cos(X) * 2, np.full(3, 5.0, np.float32)))
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_custom_vjp_optimize_remat_rules_reading_outer_ref(backend, jit):
+    def program(ns):
+        r = ns.new_ref(ns.np.full(3, 2.0, np.float32))
+
+        @ns.custom_vjp
+        def h(x):
+            return ns.np.sin(x) * r[...]
+
+        h.defvjp(
+            lambda x: (ns.np.sin(x) * r[...], x),
+            lambda x, g: (ns.np.cos(x) * g * r[...],),
+            optimize_remat=True,
+        )
+        g = ns.grad(lambda x: h(x).sum())
+        return (ns.jit(g) if jit else g)(X), r[...]
+
+    _both(program)
