@@ -354,8 +354,15 @@ def _is_zero(x: Any) -> bool:
     return type(x) is Zero or type(x) is SymbolicZero
 
 
+def _check_no_ref_tangents(kind: str, tangents: Sequence[Any], refs: _Refs) -> None:
+    """The values of refs made outside the function are closed-over values too."""
+    if refs.n:
+        _check_no_closed_over_tangents(kind, tangents[len(tangents) - refs.n :], refs.n)
+
+
 def _custom_jvp_call_jvp(primals, tangents, *, call, jvp, num_consts, symbolic_zeros):
     _check_no_closed_over_tangents("custom_jvp", tangents, num_consts)
+    _check_no_ref_tangents("custom_jvp", tangents, getattr(jvp, "refs", _NO_REFS))
     return jvp(list(primals[num_consts:]), list(tangents[num_consts:]))
 
 
@@ -595,6 +602,7 @@ def _custom_vjp_call_jvp(primals, tangents, **params):
 
 def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, symbolic_zeros):
     _check_no_closed_over_tangents("custom_vjp", tangents, num_consts)
+    _check_no_ref_tangents("custom_vjp", tangents, getattr(rules, "refs", _NO_REFS))
     consts = list(primals[:num_consts])
     primals, tangents = list(primals[num_consts:]), list(tangents[num_consts:])
     nonzero = [type(t) is not Zero for t in tangents]

@@ -609,3 +609,35 @@ def test_custom_vjp_optimize_remat_rules_reading_outer_ref(backend, jit):
         return (ns.jit(g) if jit else g)(X), r[...]
 
     _both(program)
+
+
+def test_checkpoint_threads_a_differentiated_ref_made_inside_grad(backend):
+    # The ref holds a differentiated value; the checkpoint reads and writes
+    # it: an ordinary pure function of x (JAX 0.10.2 fails internally:
+    # "Expected cotangent type Ref{float32[3]}"), checked against its formula.
+    def f(x):
+        r = ri.new_ref(x * 2)
+
+        def body(y):
+            r[...] = r[...] * y
+            return rnp.sin(y) * r[...]
+
+        return ri.checkpoint(body)(x).sum() + r[...].sum()
+
+    expected = np.cos(X) * 2 * X * X + np.sin(X) * 4 * X + 4 * X
+    np.testing.assert_allclose(ri.grad(f)(X), expected, rtol=1e-5)
+    np.testing.assert_allclose(ri.jit(ri.grad(f))(X), expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["custom_jvp", "custom_vjp"])
+def test_custom_function_reading_a_differentiated_ref_is_an_error(kind):
+    # The ref's value is a closed-over differentiated value of the custom
+    # function: refimpl's closed-over TypeError (JAX 0.10.2: an
+    # UnexpectedTracerError from inside its linearization).
+    def f(x):
+        r = ri.new_ref(x * 2)
+        h = _MAKERS[kind](RI, r, write=False)
+        return h(x).sum()
+
+    with pytest.raises(TypeError, match=f"differentiation of a {kind} function with respect to"):
+        ri.grad(f)(X)
