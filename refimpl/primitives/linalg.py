@@ -800,13 +800,26 @@ def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans=Fal
     else:
         ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
     dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(y_batch)))
-    # the result has x's batch dims, x's free dims, then x's contracted dims in
-    # the order of y's matching (ascending) dims
+    # dot_general(ct, y) has x's batch dims, x's free dims, then x's contracted
+    # dims in the order of y's matching (ascending) dims
     x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
     layout = list(x_batch) + x_kept + x_contract_by_y
-    product = dot_general_p.bind(
-        ct, y, dimension_numbers=dims, precision=precision, preferred_element_type=None
-    )
+    swapped_layout = list(x_batch) + x_contract_by_y + x_kept
+    params = {"precision": precision, "preferred_element_type": None}
+    if layout != sorted(layout) and swapped_layout == sorted(swapped_layout):
+        # dot_general(y, ct) is already in x's layout: no transpose. JAX
+        # always contracts (ct, y) and transposes; for ``x @ w`` that is
+        # w's cotangent (H, F) -> (F, H), and under vmap a batched outer
+        # product (B, H, F) -> (B, F, H), which XLA CPU computes in the
+        # transposed layout and then copies (a strided pass over the whole
+        # result). Measured on the plugin (benchmarks/vmap.py module run
+        # alone): B=32 F=64 H=64 140 -> 63 us, B=128 F=256 H=512 ~42 ->
+        # ~18 ms. Same products and sums, so the values are unchanged up to
+        # the summation order of the contraction (which XLA leaves open).
+        swapped_dims = ((tuple(y_kept), tuple(ans_y)), (tuple(y_batch), tuple(ans_batch)))
+        product = dot_general_p.bind(y, ct, dimension_numbers=swapped_dims, **params)
+        return ad_helpers.convert(product, x_aval.dtype)
+    product = dot_general_p.bind(ct, y, dimension_numbers=dims, **params)
     from refimpl.primitives import structural
 
     permutation = tuple(int(i) for i in np.argsort(layout))
@@ -995,8 +1008,30 @@ def _contraction_lowering(ctx, lhs, rhs, emit):
 def _dot_general_lowering(
     ctx, lhs, rhs, *, dimension_numbers: DotDims, precision: Any, preferred_element_type: Any
 ):
-    """``stablehlo.dot_general`` (same output dim order: batch, lhs free, rhs free)."""
+    """``stablehlo.dot_general`` (same output dim order: batch, lhs free, rhs free),
+    or, when every contracted dim has size 1 and each operand's dims keep
+    their order in the result, a multiply of both operands broadcast to the
+    result's shape (the same single product per element)."""
     (lc, rc), (lb, rb) = dimension_numbers
+    lhs_shape, rhs_shape = ctx.avals_in[0].shape, ctx.avals_in[1].shape
+    lhs_free = _free_dims(len(lhs_shape), lc, lb)
+    rhs_free = _free_dims(len(rhs_shape), rc, rb)
+    lhs_at = _spread_positions(len(lhs_shape), lc, lb, lhs_free, len(lb))
+    rhs_at = _spread_positions(len(rhs_shape), rc, rb, rhs_free, len(lb) + len(lhs_free))
+    if all(lhs_shape[d] == 1 for d in lc) and lhs_at == sorted(lhs_at) and rhs_at == sorted(rhs_at):
+        # Each result element is one product: ``lhs * rhs``, both broadcast to
+        # the result's shape. XLA's simplifier rewrites such a dot_general as a
+        # multiply itself, but a batched one (a per-example outer product:
+        # vmap(grad) of ``x @ w``) of shape (B, H, 1) then comes out in
+        # layout {1,0,2} and is copied to the result's {2,1,0}: one more
+        # thunk (benchmarks/vmap.py, per-example MLP gradients, 8 thunks
+        # instead of 9).
+        def multiply(x, y, result_type):
+            return ctx.hlo.multiply(
+                _spread(ctx, x, lc, lhs_at, result_type), _spread(ctx, y, rc, rhs_at, result_type)
+            )
+
+        return _contraction_lowering(ctx, lhs, rhs, multiply)
     dims = ctx.hlo.DotDimensionNumbers.get(
         lhs_batching_dimensions=list(lb),
         rhs_batching_dimensions=list(rb),
@@ -1004,10 +1039,29 @@ def _dot_general_lowering(
         rhs_contracting_dimensions=list(rc),
     )
 
-    def emit(x, y, result_type):
+    def dot(x, y, result_type):
         return ctx.hlo.dot_general(result_type, x, y, dims)
 
-    return _contraction_lowering(ctx, lhs, rhs, emit)
+    return _contraction_lowering(ctx, lhs, rhs, dot)
+
+
+def _spread_positions(ndim, contract, batch, free, free_start) -> list[int]:
+    """Where an operand's dims other than ``contract`` land in the dot's
+    result (its batch dims first, in ``batch`` order; its free dims from
+    ``free_start`` on), in the operand's own dim order."""
+    return [
+        batch.index(d) if d in batch else free_start + free.index(d)
+        for d in range(ndim)
+        if d not in contract
+    ]
+
+
+def _spread(ctx, x, contract, positions, result_type):
+    """``x`` without its (size-1) ``contract`` dims, broadcast to ``result_type``."""
+    if contract:
+        shape = [n for d, n in enumerate(ctx.shape_of(x)) if d not in contract]
+        x = ctx.hlo.reshape(ctx.ir.RankedTensorType.get(shape, result_type.element_type), x)
+    return ctx.hlo.broadcast_in_dim(result_type, x, positions)
 
 
 @conv_general_dilated_p.def_lowering
