@@ -497,9 +497,14 @@ def saved_residuals(fun: Callable, *args: Any) -> list[ShapedArray]:
     found: list[ShapedArray] = []
 
     def staged(*xs: Any) -> list[Any]:
+        from refimpl import ref as _ref
+
         # Staged (as under jit), so every residual is a captured value of the
-        # enclosing trace rather than a constant.
-        lin = ad.linearize_flat(flat_fun, xs, nonzero)
+        # enclosing trace rather than a constant. Refs made outside that the
+        # function touches are late inputs of this trace (nothing is run:
+        # they keep their values, as under make_program).
+        with _ref.late_inputs(lambda k: f"closed-over Ref {k}"):
+            lin = ad.linearize_flat(flat_fun, xs, nonzero)
         found.extend(tracing.get_aval(r, "saved_residuals", i) for i, r in enumerate(lin.residuals))
         return list(lin.primals_out)
 

@@ -500,11 +500,25 @@ class custom_ivjp:  # noqa: N801 -- JAX's spelling
         return tree_util.tree_unflatten(out_tree, list(outs))
 
 
+def _refusing_writes(name: str, fun: Callable) -> Any:
+    """Inside the trace of ``fun``: a write to a ref made outside it is a
+    ``NotImplementedError`` (the backward pass rebuilds inputs from outputs
+    and has no place for a ref's effect). A read captures the ref's value
+    now, as any closed-over value."""
+    from refimpl import ref as _ref
+
+    return _ref.refuse_outer(
+        f"{name}: the function {getattr(fun, '__name__', fun)!r} writes a mutable array "
+        "reference made outside it, which is not supported under a transformation"
+    )
+
+
 def _trace(fun: Callable, leaves: list, in_tree: Any, name: str) -> tuple[Program, list, Any]:
     out_trees: list[Any] = []
 
     def flat_fun(*xs: Any) -> list[Any]:
-        out = fun(*tree_util.tree_unflatten(in_tree, list(xs)))
+        with _refusing_writes(name, fun):
+            out = fun(*tree_util.tree_unflatten(in_tree, list(xs)))
         out_leaves, out_tree = tree_util.tree_flatten(out)
         out_trees.append(out_tree)
         return out_leaves
@@ -524,7 +538,8 @@ def _trace_hoisting_arrays(fun: Callable, leaves: list, in_tree: Any) -> tuple:
     out_trees: list[Any] = []
 
     def flat_fun(*xs: Any) -> list[Any]:
-        out = fun(*tree_util.tree_unflatten(in_tree, list(xs)))
+        with _refusing_writes("invertible", fun):
+            out = fun(*tree_util.tree_unflatten(in_tree, list(xs)))
         out_leaves, out_tree = tree_util.tree_flatten(out)
         out_trees.append(out_tree)
         return out_leaves

@@ -232,6 +232,13 @@ def get(ref: Ref, idx: Any = ...) -> Any:
     value = ref._value
     indexer = _traced_indexer(value, idx)
     if indexer is not None:
+        if _is_concrete(value):
+            # A body that captures the value (linear_transpose, invertible)
+            # keeps it as a constant: not the buffer a later write updates in
+            # place (a host copy on pjrt: a device copy would be traced here).
+            from refimpl.backends.ref.arrays import RefArray
+
+            value = _fresh_copy(value) if isinstance(value, RefArray) else np.array(value)
         return get_p.bind(value, indexer=indexer)
     out = value if _is_whole(idx) else value[idx]
     # The held array is written in place (reference backend) or donated by the
@@ -633,27 +640,33 @@ def late_inputs(origin: Callable[[int], str]):
 
 
 class _RefusingScope(_Scope):
-    """A body that may not write refs made outside it (see :func:`refuse_outer`)."""
+    """A body that may not write (or touch) refs made outside it (see :func:`refuse_outer`)."""
 
-    def __init__(self, depth: int, message: str) -> None:
+    def __init__(self, depth: int, message: str, reads: bool) -> None:
         super().__init__("refuse", depth, "")
         self.message = message
+        self.reads = reads
 
     def record(self, ref: Ref, write: bool = False) -> None:
-        if write:
+        if write or self.reads:
             raise NotImplementedError(f"{self.message} (a Ref of type {ref.aval.str_short()})")
 
 
 @contextmanager
-def refuse_outer(message: str):
+def refuse_outer(message: str, *, reads: bool = False, depth: int | None = None):
     """Inside the trace of a body (its builder the current one) that cannot
     thread refs: its first write to a ref made outside it raises
     ``NotImplementedError(message)``, before the write changes anything.
     (Reads need nothing: the body captures the ref's value in the
-    enclosing context as any outer value.)"""
-    builder = tracing.current_builder()
-    assert builder is not None and builder is tracing._stack.traces[-1], "not in a body's trace"
-    scope = _RefusingScope(builder.level, message)
+    enclosing context as any outer value.) ``reads=True`` refuses reads
+    too, for a body whose trace is cached and run again later (a captured
+    value would go stale). ``depth``: the level of the body's trace when it
+    is not a builder's (a vmap-like trace); default the current builder's."""
+    if depth is None:
+        builder = tracing.current_builder()
+        assert builder is not None and builder is tracing._stack.traces[-1], "not in a body"
+        depth = builder.level
+    scope = _RefusingScope(depth, message, reads)
     _scopes.stack.append(scope)
     try:
         yield

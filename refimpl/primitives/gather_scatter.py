@@ -1121,8 +1121,16 @@ def scatter_apply(
     shape = _dims("scatter_apply", update_shape, "update_shape")
     aval = tracing.get_aval(operand, "scatter_apply", "operand")
     scalar = ShapedArray((), aval.dtype, False)
+
+    def traced_func(x: Any) -> list[Any]:
+        from refimpl import ref as _ref
+
+        # A write to an outer ref would leave this trace's value in it.
+        with _ref.refuse_outer("scatter_apply: func writes a mutable array reference"):
+            return [func(x)]
+
     program, captured, _ = tracing.trace_to_program(
-        lambda x: [func(x)], [scalar], "scatter_apply", ["func's argument"]
+        traced_func, [scalar], "scatter_apply", ["func's argument"]
     )
     if captured:
         raise NotImplementedError("scatter_apply: func must not close over traced values")

@@ -1171,7 +1171,17 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Cal
     out_trees: list[Any] = []
 
     def flat_fun(*xs: Any) -> list[Any]:
-        out_leaves, out_tree = tu.tree_flatten(fun(*tu.tree_unflatten(in_tree, list(xs))))
+        from refimpl import ref as _ref
+
+        # A read captures the ref's value now (as JAX); a write would leave
+        # this trace's value in the ref (JAX fails on a linear one).
+        message = (
+            f"linear_transpose of {getattr(fun, '__name__', fun)!r}: the function writes a "
+            "mutable array reference made outside it, which is not supported"
+        )
+        with _ref.refuse_outer(message):
+            out = fun(*tu.tree_unflatten(in_tree, list(xs)))
+        out_leaves, out_tree = tu.tree_flatten(out)
         out_trees.append(out_tree)
         return out_leaves
 

@@ -351,6 +351,7 @@ def pmap(
 
         call_fun.__name__ = name
         leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
+        _check_no_ref_arguments(name, leaves, (dyn_args, kwargs))
         axes = batching._flatten_axes("in_axes", axes_spec, dyn_args, "the positional arguments")
         axes += [0] * (len(leaves) - len(axes))
         try:
@@ -610,6 +611,49 @@ def _shard_outputs(out: Any, out_axes: Any, devices: Sequence[Any]) -> Any:
     return tree.unflatten(results)
 
 
+def _check_no_ref_arguments(name: str, leaves: Sequence[Any], args: Any) -> None:
+    """A Ref argument is an error (JAX 0.10.2 refuses one too): the mapped
+    instances would each need their own slice of one mutable buffer.
+    ``args``: ``(positional, keyword)`` arguments, ``leaves`` their leaves."""
+    from refimpl.ref import Ref
+
+    if not any(isinstance(leaf, Ref) for leaf in leaves):
+        return
+    for path, leaf in tree_util.tree_flatten_with_path(args)[0]:
+        if isinstance(leaf, Ref):
+            where = ("args" if path.startswith("[0]") else "kwargs") + path[3:]
+            raise ValueError(
+                f"pmap({name}): the argument {where} is a mutable array reference of type "
+                f"{leaf.aval.str_short()}; pmap does not take refs: pass its value (ref[...]) "
+                "and write the result back after the call"
+            )
+
+
+def _refusing_outer_refs(fun: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``fun`` refusing any read or write of a ref made outside it.
+
+    pmap traces its body once per signature and (on pjrt) caches the
+    compiled program, so a read would be a stale constant at later calls and
+    a write would leave a tracer of the finished trace in the ref. JAX
+    0.10.2 fails on both (an internal ``AttributeError``); here the first
+    access raises ``NotImplementedError`` before it changes anything.
+    """
+    from refimpl import ref as _ref
+
+    message = (
+        f"pmap({name}): the function reads or writes a mutable array reference made outside "
+        "it, which pmap does not support; pass the ref's value (ref[...]) as an argument "
+        "and write the result back after the call"
+    )
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        depth = len(tracing._stack.traces) - 1  # the level of the body's trace
+        with _ref.refuse_outer(message, reads=True, depth=depth):
+            return fun(*args, **kwargs)
+
+    return guarded
+
+
 def _lock_step(
     fun: Callable[..., Any],
     name: str,
@@ -624,8 +668,9 @@ def _lock_step(
     with collectives.device_axis(axis_name, size):
         try:
             return batching._vmap_call(
-                fun, f"pmap({name})", leaves, in_tree, axes, size, out_axes, axis_name
-            )
+                _refusing_outer_refs(fun, name), f"pmap({name})", leaves, in_tree, axes, size,
+                out_axes, axis_name,
+            )  # fmt: skip
         except ValueError as error:
             text = str(error)
             if "got axis spec None but output was batched" in text:
@@ -821,7 +866,7 @@ class _Entry:
 
         def flat_fun(*tracers: Any) -> list[Any]:
             args, kwargs = tree_util.tree_unflatten(in_tree, list(tracers))
-            out = fun(*args, **kwargs)
+            out = _refusing_outer_refs(fun, name)(*args, **kwargs)
             flat, tree = tree_util.tree_flatten(out)
             out_trees.append(tree)
             return flat

@@ -354,6 +354,10 @@ class Compiled:
             donation.check_no_repeated_donation(
                 call.leaves, call.signature.donated, call.paths, name
             )
+        if traced.entry.ref_leaves:
+            # Ref arguments and closed-over refs: their current values in,
+            # final values written back (as jax's Compiled), as the jit call.
+            return traced.jitted._call_with_refs(traced.entry, call, False, args, kwargs)
         if traced.entry.float0 is not None:  # float0 leaves are not in the executable
             from refimpl.transforms.jit import float0_inner_call, with_float0_outputs
 

@@ -519,8 +519,19 @@ class MaskedFunction:
         out_trees: list[Any] = []
 
         def flat_fun(*tracers: Any) -> list[Any]:
+            from refimpl import ref as _ref
+
             args = tree_util.tree_unflatten(self.in_tree, tracers)
-            out_leaves, out_tree = tree_util.tree_flatten(self.fun(*args))
+            # A read is a value the masked program captures (the internal jit
+            # passes the ref's current value at each call); a written value
+            # would have a logical shape the ref cannot hold.
+            message = (
+                f"mask({self.__name__}): the function writes a mutable array reference made "
+                "outside it, which is not supported"
+            )
+            with _ref.refuse_outer(message):
+                out = self.fun(*args)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
             out_trees.append(out_tree)
             return out_leaves
 
