@@ -11,8 +11,6 @@ import functools
 import threading
 from typing import Any
 
-import numpy as np
-
 from refimpl.backends.pjrt import compilation_cache
 from refimpl.backends.pjrt import runtime as pjrt_runtime
 
@@ -89,16 +87,11 @@ def _lowering() -> Any:
     return lowering
 
 
-@functools.cache
-def _compile_options(device_id: int) -> bytes:
-    """Serialized CompileOptions: one replica, one partition, on ``device_id``."""
-    from jaxlib import xla_client
-
-    options = xla_client.CompileOptions()
-    options.device_assignment = xla_client.DeviceAssignment.create(
-        np.array([[device_id]], dtype=np.int32)
-    )
-    return options.SerializeAsString()
+def _compile_options(device_id: int, module: Any) -> bytes:
+    """Serialized CompileOptions: one replica, one partition, on ``device_id``,
+    with the debug options refimpl sets for ``module`` (``compile_overrides``)."""
+    overrides = pjrt_runtime.compile_overrides(module, local_platform())
+    return pjrt_runtime.compile_options_bytes(device_id, overrides)
 
 
 class _Executables:
@@ -167,7 +160,7 @@ class _Executables:
                         client(),
                         lambda: _lowering().module_text(self.module),
                         self.artifact,
-                        lambda: _compile_options(device.id),
+                        lambda: _compile_options(device.id, self.module),
                         lambda: self._program_key(device.id),
                     )
                     self._by_device[index] = executable
