@@ -366,6 +366,15 @@ def _write(ref: Ref, new: Any) -> None:
     ref._value = new
 
 
+def vmap_write_error(ref: Ref) -> Exception:
+    """JAX's error for a write into a ref made outside an active vmap."""
+    return Exception(  # JAX raises a bare Exception here
+        "performing a set/swap operation with vmapped value on an unbatched array reference "
+        f"of type {ref.aval.str_short()}. Move the array reference to be an argument to the "
+        "vmapped function?"
+    )
+
+
 def _check_write(ref: Ref, value: Any, depth: int | None = None, upto: int | None = None) -> None:
     """JAX's errors for a write into a ref made outside a vmap or a jvp.
 
@@ -383,11 +392,7 @@ def _check_write(ref: Ref, value: Any, depth: int | None = None, upto: int | Non
 
     depth = ref._depth if depth is None else depth
     if any(isinstance(t, BatchTrace) for t in tracing._stack.traces[depth:upto]):
-        raise Exception(  # noqa: TRY002 - JAX raises a bare Exception here
-            "performing a set/swap operation with vmapped value on an unbatched array reference "
-            f"of type {ref.aval.str_short()}. Move the array reference to be an argument to the "
-            "vmapped function?"
-        )
+        raise vmap_write_error(ref)
     top = tracing.find_top_trace([value])
     if isinstance(top, JVPTrace) and top.level >= depth:
         raise Exception(  # noqa: TRY002 - JAX raises a bare Exception here
@@ -642,18 +647,27 @@ def late_inputs(origin: Callable[[int], str]):
 class _RefusingScope(_Scope):
     """A body that may not write (or touch) refs made outside it (see :func:`refuse_outer`)."""
 
-    def __init__(self, depth: int, message: str, reads: bool) -> None:
+    def __init__(self, depth: int, message: str, reads: bool, error: Any) -> None:
         super().__init__("refuse", depth, "")
         self.message = message
         self.reads = reads
+        self.error = error
 
     def record(self, ref: Ref, write: bool = False) -> None:
         if write or self.reads:
+            if self.error is not None:
+                raise self.error(ref)
             raise NotImplementedError(f"{self.message} (a Ref of type {ref.aval.str_short()})")
 
 
 @contextmanager
-def refuse_outer(message: str, *, reads: bool = False, depth: int | None = None):
+def refuse_outer(
+    message: str,
+    *,
+    reads: bool = False,
+    depth: int | None = None,
+    error: Callable[[Ref], Exception] | None = None,
+):
     """Inside the trace of a body (its builder the current one) that cannot
     thread refs: its first write to a ref made outside it raises
     ``NotImplementedError(message)``, before the write changes anything.
@@ -661,12 +675,14 @@ def refuse_outer(message: str, *, reads: bool = False, depth: int | None = None)
     enclosing context as any outer value.) ``reads=True`` refuses reads
     too, for a body whose trace is cached and run again later (a captured
     value would go stale). ``depth``: the level of the body's trace when it
-    is not a builder's (a vmap-like trace); default the current builder's."""
+    is not a builder's (a vmap-like trace, or the current depth for a
+    function about to be run eagerly); default the current builder's.
+    ``error(ref)``: the exception to raise instead of NotImplementedError."""
     if depth is None:
         builder = tracing.current_builder()
         assert builder is not None and builder is tracing._stack.traces[-1], "not in a body"
         depth = builder.level
-    scope = _RefusingScope(depth, message, reads)
+    scope = _RefusingScope(depth, message, reads, error)
     _scopes.stack.append(scope)
     try:
         yield

@@ -1028,7 +1028,16 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
 
         in_avals = [tracing.get_aval(x, api, i) for i, x in enumerate(leaves)]
         if fwd:
-            outs = list(jvp_flat(flat_fun, leaves, [Zero(tangent_aval(a)) for a in in_avals])[0])
+            from refimpl import ref as _ref
+
+            # This first run gives the outputs' types; the columns are pushed
+            # under a vmap, where a write to a ref made outside is JAX's vmap
+            # error (JAX's jacfwd runs once, under vmap): raised here, before
+            # a write could happen.
+            depth = len(tracing._stack.traces)
+            with _ref.refuse_outer("", depth=depth, error=_ref.vmap_write_error):
+                zeros = [Zero(tangent_aval(a)) for a in in_avals]
+                outs = list(jvp_flat(flat_fun, leaves, zeros)[0])
             lin = None
         else:
             full = linearize_flat(flat_fun, leaves, [True] * len(leaves))
