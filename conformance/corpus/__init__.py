@@ -37,6 +37,7 @@ FAMILIES: Sequence[str] = (
     "ref",
     "ref_traces",
     "ref_compose",
+    "ref_escape",
     "memory_ad",
     "aot",
 )
