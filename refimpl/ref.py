@@ -43,6 +43,11 @@ or ``while_loop``; one ref passed twice to a jit or a vmap, or passed and
 closed over; any write into a ref created outside an active ``vmap``; a
 differentiated value written into a ref created outside the ``jvp``; a
 value whose dtype or shape differs from the ref's slot.
+
+Bodies that cannot thread refs refuse them (:func:`refuse_outer`), raising
+before anything changes: ``pmap`` any access to a ref made outside its
+function (and Ref arguments); ``linear_transpose``, ``invertible``,
+``mask`` and ``scatter_apply`` a write (docs/semantics.md section 17).
 """
 
 from __future__ import annotations
