@@ -2,8 +2,9 @@
 
 ``refimpl.primitives.xla_math`` reproduces XLA CPU's approximations; the
 reference interpreter's ``exp``, ``log``, ``log1p``, ``expm1``, ``tanh``,
-``logistic``, ``erf``, ``erf_inv`` and ``tan`` (glibc's ``tanf``, which XLA
-calls) use them for float32 (float16 and bfloat16 through float32).
+``logistic``, ``erf``, ``erf_inv``, ``tan`` and ``pow`` (glibc's ``tanf`` and
+``powf``, which XLA calls) use them for float32 (float16 and bfloat16 through
+float32).
 Oracles: real JAX (jaxlib's XLA CPU client) and the PJRT plugin the pjrt
 backend loads; the exact fused multiply-add is checked against exact
 rational arithmetic.
@@ -167,3 +168,80 @@ def test_float64_stays_numpy():
     x = np.linspace(-3, 3, 101)
     np.testing.assert_array_equal(elementwise.exp_p.impl(x), np.exp(x))
     np.testing.assert_array_equal(elementwise.tanh_p.impl(x), np.tanh(x))
+
+
+# --- pow: glibc's powf ------------------------------------------------------------------
+
+
+def pow_inputs(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs (x, y): random bit patterns for both, the samplers' ranges
+    (``u ** (1 / c)``), x near 1 with large |y|, negative x with integer y,
+    and the special values against each other."""
+    rng = np.random.default_rng(seed)
+
+    def bits(size):
+        return rng.integers(0, 2**32, size, dtype=np.uint64).astype(np.uint32).view(F32)
+
+    specials = np.array(
+        [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -2.0, 2.0, 1e-40, -1e-40, 3.0],
+        F32,
+    )
+    sx, sy = (a.ravel() for a in np.meshgrid(specials, specials))
+    xs = [
+        bits(n),
+        rng.random(n, dtype=F32),
+        (1 + rng.standard_normal(n) * 1e-3).astype(F32),
+        -rng.uniform(0.1, 10, n).astype(F32),
+        rng.integers(0x00800000, 0x7F800000, n, dtype=np.uint32).view(F32),
+        sx,
+    ]
+    ys = [
+        bits(n),
+        (1 / rng.uniform(0.05, 5, n)).astype(F32),
+        rng.uniform(-2000, 2000, n).astype(F32),
+        rng.integers(-40, 40, n).astype(F32),
+        rng.uniform(-3, 3, n).astype(F32),
+        sy,
+    ]
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def test_pow_equals_pjrt_and_jax():
+    skip_without_pjrt()
+    x, y = pow_inputs(20000, seed=4)
+    got = lax.pow(x, y)
+    assert_bits_equal(got, ri.jit(lax.pow, backend="pjrt")(x, y), x)
+    assert_bits_equal(got, jax.jit(jlax.pow)(x, y), x)
+
+
+@pytest.mark.slow
+def test_pow_millions_equal_pjrt():
+    """Measured: 5 million pairs bit-equal (pow_inputs(1 << 20))."""
+    skip_without_pjrt()
+    x, y = pow_inputs(1 << 20, seed=5)
+    assert_bits_equal(lax.pow(x, y), ri.jit(lax.pow, backend="pjrt")(x, y), x)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_pow_16_bit_floats(dtype):
+    """float32 powf and one rounding, as XLA."""
+    skip_without_pjrt()
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(np.float16)
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 1 << 16, 50000, dtype=np.uint16).view(dt)
+    y = rng.uniform(-4, 4, 50000).astype(dt)
+    with np.errstate(over="ignore"):
+        got = lax.pow(x, y)
+    assert_bits_equal(got, ri.jit(lax.pow, backend="pjrt")(x, y), x)
+    assert_bits_equal(got, jax.jit(jlax.pow)(x, y), x)
+
+
+def test_fma64_rounds_once():
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(400) * np.exp2(rng.integers(-30, 30, 400))
+    b = rng.standard_normal(400)
+    c = np.where(np.arange(400) % 2 == 0, -(a * b) * (1 + rng.standard_normal(400) * 1e-9), b)
+    got = xla_math.fma64(a, b, c)
+    for ai, bi, ci, gi in zip(a, b, c, got, strict=True):
+        # float(Fraction) rounds correctly (to nearest, ties to even)
+        assert float(Fraction(ai) * Fraction(bi) + Fraction(ci)) == gi, (ai, bi, ci)

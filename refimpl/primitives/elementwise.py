@@ -318,7 +318,11 @@ def _min(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return _in_float32(np.power)(x, y)
+    """float32 (and 16-bit floats, through float32) by the C library's powf,
+    which XLA CPU calls (``xla_math.pow``); other dtypes by NumPy."""
+    if x.dtype == np.float32 or x.dtype in _LOW_PRECISION:
+        return _in_float32(xla_math.pow)(x, y)
+    return np.power(x, y)
 
 
 def _atan2(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -1,12 +1,13 @@
 """XLA CPU's float32 transcendental functions, bit for bit, in NumPy.
 
 The reference defines ``exp``, ``log``, ``log1p``, ``expm1``, ``tanh``,
-``logistic``, ``erf``, ``erf_inv`` and ``tan`` on float32 (and on
+``logistic``, ``erf``, ``erf_inv``, ``tan`` and ``pow`` on float32 (and on
 float16/bfloat16, which are computed in float32 and rounded once) as the
-approximations XLA's CPU backend compiles (for ``tan``: the C library
-function its code calls), so that the reference interpreter, the PJRT
-backend and JAX give the same bits. Each function below states its algorithm: the range
-reduction, the polynomial and where its coefficients come from. They were
+approximations XLA's CPU backend compiles (for ``tan`` and ``pow``: the C
+library functions its code calls, glibc's ``tanf`` and ``powf``), so that the
+reference interpreter, the PJRT backend and JAX give the same bits. Each
+function below states its algorithm: the range reduction, the polynomial and
+where its coefficients come from. They were
 checked against the PJRT CPU plugin (and jaxlib 0.10.2's CPU client, which
 agrees with it) on millions of inputs: subnormals, zeros, infinities, NaNs
 and the ranges the samplers use (``tests/test_xla_math.py``).
@@ -39,7 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["erf", "erf_inv", "exp", "expm1", "fma", "log", "log1p", "logistic", "tan", "tanh"]
+__all__ = ["erf", "erf_inv", "exp", "expm1", "fma", "fma64", "log", "log1p", "logistic", "pow"]
+__all__ += ["tan", "tanh"]
 
 _F32 = np.float32
 _TINY = np.finfo(np.float32).tiny  # 2**-126, the smallest normal float32
@@ -445,3 +447,194 @@ def tan(x) -> np.ndarray:
         odd = ~direct & (n & 1 == 1)
         result = _tan_kernel(head, tail, odd)
         return np.where(magnitude >= np.uint32(0x7F800000), _F32(np.nan), result).astype(_F32)
+
+
+# --- pow: the C library's powf, which XLA CPU calls ------------------------------------
+#
+# XLA CPU compiles float32 pow into a call to the host's `powf`. Since glibc
+# 2.28 that is the algorithm of ARM's optimized-routines (Szabolcs Nagy):
+# log2(x) from a 16-entry table and a degree-5 polynomial, then
+# exp2(y log2 x) from a 32-entry table and a degree-3 polynomial, all in
+# float64, one rounding to float32 at the end. The log2 table's `1/c` and
+# the two polynomials' coefficients are that algorithm's data (the centres `c`
+# were chosen by a search, the coefficients fitted); log2(c) and the exp2
+# table are roundings of exact values and are computed here.
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``a + b`` rounded, and its rounding error (exactly; Knuth)."""
+    s = a + b
+    b_part = s - a
+    return s, (a - (s - b_part)) + (b - b_part)
+
+
+def _two_product(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``a * b`` rounded, and its rounding error (exactly; Dekker's product
+    with Veltkamp's splitting into 26-bit halves)."""
+
+    def halves(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        scaled = v * 134217729.0  # 2**27 + 1
+        high = scaled - (scaled - v)
+        return high, v - high
+
+    p = a * b
+    (ah, al), (bh, bl) = halves(a), halves(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def fma64(a, b, c) -> np.ndarray:
+    """``a * b + c`` for float64 operands, rounded once (Boldo and Melquiond,
+    "Emulation of FMA and correctly rounded sums", 2008): the exact product
+    and sum are split into a rounded head and two error terms; the error
+    terms are added with rounding to odd (the rounded sum moved one ulp
+    towards the exact one when it is inexact and even), so that the final
+    rounding to nearest of head + error is the rounding of the exact value.
+    Valid where no intermediate overflows (as in :func:`pow`'s use)."""
+    a, b, c = (np.asarray(v, np.float64) for v in (a, b, c))
+    with np.errstate(invalid="ignore", over="ignore"):
+        uh, ul = _two_product(a, b)
+        th, tl = _two_sum(c, ul)
+        vh, vl = _two_sum(uh, th)
+        z, error = _two_sum(tl, vl)
+        even = (np.asarray(z).view(np.uint64) & np.uint64(1)) == 0
+        inexact_even = even & (error != 0) & np.isfinite(error)
+        z = np.where(inexact_even, np.nextafter(z, np.where(error > 0, np.inf, -np.inf)), z)
+        fused = vh + z
+        return np.where(np.isfinite(fused), fused, a * b + c)
+
+
+_POW_INVC = np.array([float.fromhex(h) for h in """
+    0x1.661ec79f8f3bep+0 0x1.571ed4aaf883dp+0 0x1.49539f0f010bp+0 0x1.3c995b0b80385p+0
+    0x1.30d190c8864a5p+0 0x1.25e227b0b8eap+0 0x1.1bb4a4a1a343fp+0 0x1.12358f08ae5bap+0
+    0x1.0953f419900a7p+0 0x1p+0 0x1.e608cfd9a47acp-1 0x1.ca4b31f026aap-1
+    0x1.b2036576afce6p-1 0x1.9c2d163a1aa2dp-1 0x1.886e6037841edp-1 0x1.767dcf5534862p-1
+""".split()])  # fmt: skip
+
+
+def _log2_of_centres() -> np.ndarray:
+    """log2(c) = -log2(invc) for each table entry, rounded to float64 (from
+    50-digit decimal logarithms; equal to the C library's table)."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as context:
+        context.prec = 50
+        ln2 = Decimal(2).ln()
+        return np.array([float(-(Decimal(float(v)).ln() / ln2)) for v in _POW_INVC])
+
+
+_POW_LOGC = _log2_of_centres()
+# log2(1 + r) ~ r P(r), P of degree 4 (highest first); exp2(r) ~ 1 + r Q(r), Q of degree 2
+_POW_LOG2_P = [float.fromhex(h) for h in """
+    0x1.27616c9496e0bp-2 -0x1.71969a075c67ap-2 0x1.ec70a6ca7baddp-2 -0x1.7154748bef6c8p-1
+    0x1.71547652ab82bp0
+""".split()]  # fmt: skip
+_POW_EXP2_Q = [
+    float.fromhex(h)
+    for h in "0x1.c6af84b912394p-5 0x1.ebfce50fac4f3p-3 0x1.62e42ff0c52d6p-1".split()
+]
+
+
+def _exp2_table() -> np.ndarray:
+    """Entry ``i``: the bits of 2**(i/32) rounded to the nearest float64 (its
+    53-bit significand ``m``, the integer nearest to 2**(52 + i/32), found by
+    comparing ``(2m +- 1)**32`` with ``2**(32 * 53 + i)`` exactly), minus ``i``
+    in the exponent's units / 32 (``i << 47``), so that adding ``k << 47``
+    for ``k = 32 q + i`` gives 2**(k/32)."""
+    entries = []
+    for i in range(32):
+        m = int(round(2.0 ** (52 + i / 32)))
+        target = 2 ** (32 * 53 + i)
+        while (2 * m + 1) ** 32 <= target:
+            m += 1
+        while (2 * m - 1) ** 32 > target:
+            m -= 1
+        bits = (1023 << 52) + (m - 2**52)  # the exponent of 1.0, significand m
+        entries.append((bits - (i << 47)) % 2**64)
+    return np.array(entries, np.uint64)
+
+
+_POW_EXP2_TABLE = _exp2_table()
+
+
+def _odd_even_integer(bits: np.ndarray) -> np.ndarray:
+    """For float32 bits of a nonzero finite value: 0 if not an integer, 1 if an
+    odd integer, 2 if an even one."""
+    exponent = (bits >> 23) & 0xFF
+    shift = np.clip(0x7F + 23 - exponent, 0, 31)
+    fraction = bits & ((np.int64(1) << shift) - 1)
+    odd = ((bits >> shift) & 1) == 1
+    integer = np.where(fraction != 0, 0, np.where(odd, 1, 2))
+    return np.where(exponent < 0x7F, 0, np.where(exponent > 0x7F + 23, 2, integer))
+
+
+def pow(x, y) -> np.ndarray:  # noqa: A001 (the function's name)
+    """XLA CPU's float32 ``pow``: the host C library's ``powf`` (glibc >= 2.28,
+    its x86-64 build with fused multiply-adds), under XLA's DAZ/FTZ flags.
+
+    ``|x| = 2^k z`` with ``z`` in ``[0x3f330000, 2 * 0x3f330000)`` (about
+    ``[0.7, 1.4)``, read from the bits); ``i`` = the 4 bits of ``z`` below its
+    exponent picks ``invc``/``logc``; ``r = z invc - 1`` (fma) and
+    ``log2|x| = k + logc + r P(r)`` (the polynomial in a pipelined order of
+    fmas). ``t = y log2|x|`` (float64 product); beyond ``0x1.fffffffd1d571p+6``
+    the result is inf, at or below -150 it is 0. Else ``t = k'/32 + r'``
+    (``k'`` by adding and subtracting ``1.5 * 2**47``), and
+    ``2**t = T[k' mod 32] 2**(k' div 32) (1 + r' Q(r'))`` (fmas), rounded to
+    float32, flushed to zero if subnormal; for ``x < 0`` and odd integer
+    ``y`` the sign bit is set. A subnormal ``x`` is read as 0 by the C
+    library's normalizing product (DAZ), which leaves a meaningless exponent
+    the code then uses: modelled as such. Special cases as C99 (``pow(x, 0)
+    = 1``, ``pow(1, y) = 1``, NaN, zeros and infinities, ``x < 0`` and
+    non-integer ``y`` gives NaN).
+    """
+    x, y = np.broadcast_arrays(_as_f32(x), _as_f32(y))
+    ix = x.view(np.uint32).astype(np.int64)
+    iy = y.view(np.uint32).astype(np.int64)
+    with np.errstate(all="ignore"):
+        y_kind = _odd_even_integer(iy)
+        negative = (ix & 0x80000000) != 0
+        odd_power = negative & (y_kind == 1)
+        magnitude = ix & 0x7FFFFFFF
+        # a subnormal x: (x * 2**23) is 0 under DAZ, minus 23 in the exponent field
+        normalized = np.where(magnitude < 0x00800000, -(23 << 23) & 0xFFFFFFFF, magnitude)
+        # log2|x|
+        offset = (normalized - 0x3F330000) & 0xFFFFFFFF
+        index = (offset >> 19) % 16
+        top = offset & 0xFF800000
+        z = ((normalized - top) & 0xFFFFFFFF).astype(np.uint32).view(_F32).astype(np.float64)
+        k = (top.astype(np.uint32).view(np.int32) >> 23).astype(np.float64)
+        r = fma64(z, _POW_INVC[index], -1.0)
+        p = _POW_LOG2_P
+        r2 = r * r
+        high = fma64(p[0], r, p[1])
+        middle = fma64(p[2], r, p[3])
+        low = fma64(p[4], r, _POW_LOGC[index] + k)
+        log2_x = fma64(high, r2 * r2, fma64(middle, r2, low))
+        t = y.astype(np.float64) * log2_x
+        # 2**t
+        shift = 1.5 * 2.0**47
+        shifted = t + shift
+        kbits = shifted.view(np.uint64)
+        r = t - (shifted - shift)
+        scale_bits = _POW_EXP2_TABLE[(kbits % np.uint64(32)).astype(np.int64)]
+        sign_bit = np.where(odd_power, np.uint64(1) << np.uint64(63), np.uint64(0))
+        scale = (scale_bits + (kbits << np.uint64(47)) + sign_bit).view(np.float64)
+        q = _POW_EXP2_Q
+        poly = fma64(fma64(q[0], r, q[1]), r * r, fma64(q[2], r, 1.0))
+        result = _flush((poly * scale).astype(_F32))
+        signed = np.where(odd_power, _F32(-1), _F32(1))
+        result = np.where(t > float.fromhex("0x1.fffffffd1d571p+6"), signed * _F32(np.inf), result)
+        result = np.where(t <= -150.0, signed * _F32(0), result)
+        result = np.where(negative & (y_kind == 0), _F32(np.nan), result)
+        # x zero, infinite or NaN: x^2 (signed for odd y), or its reciprocal for y < 0
+        x_special = ((2 * ix - 1) & 0xFFFFFFFF) >= 2 * 0x7F800000 - 1
+        square = np.where(odd_power, -(x * x), x * x).astype(_F32)
+        result = np.where(x_special, np.where(iy & 0x80000000, _F32(1) / square, square), result)
+        # y zero, infinite or NaN
+        y_special = ((2 * iy - 1) & 0xFFFFFFFF) >= 2 * 0x7F800000 - 1
+        y_nan_or_x_nan = (2 * magnitude > 2 * 0x7F800000) | ((2 * iy) & 0xFFFFFFFF > 2 * 0x7F800000)
+        below_one = magnitude < 0x3F800000
+        by_y = np.where(below_one == ((iy & 0x80000000) == 0), _F32(0), (y * y).astype(_F32))
+        by_y = np.where(magnitude == 0x3F800000, _F32(1), by_y)
+        by_y = np.where(y_nan_or_x_nan, (x + y).astype(_F32), by_y)
+        by_y = np.where((ix == 0x3F800000) | ((2 * iy) & 0xFFFFFFFF == 0), _F32(1), by_y)
+        return np.where(y_special, by_y, result).astype(_F32)
