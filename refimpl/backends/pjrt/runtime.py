@@ -237,9 +237,10 @@ def compile_options_bytes(
 # more than 8 thunks concurrently on the intra-op pool: task hand-offs).
 # Cached jit(grad(mlp)) of benchmarks/ad.py (batch 64): 13 thunks -> 10.
 # Measured with the real fast path, old and new options side by side in one
-# process with jax.jit, interleaved blocks of 100 calls, 3 runs of 20 blocks
-# (shared 2-core VM, load 4-6): best block 25.0/26.5/25.7 -> 23.6/25.3/24.4 us
-# (jax.jit 32.9/34.3/32.3), median 28.5/(57.4, disturbed)/29.0 -> 26.3/28.7/27.4.
+# process with jax.jit, interleaved blocks of 100 calls (shared 2-core VM):
+# 3 runs of 30 blocks at load ~2, median 27.4/28.8/28.7 -> 24.4/27.6/27.3 us
+# (jax.jit 34.8/35.6/35.8: ratio 0.79/0.81/0.80 -> 0.70/0.78/0.76); 3 runs of
+# 20 blocks at load 4-6, best block 25.0/26.5/25.7 -> 23.6/25.3/24.4 us.
 SINGLE_PASS_REDUCTION_LIMIT = 128
 """Programs whose every reduction and contraction combines at most this many
 elements are compiled for CPU with XLA's ``tree_reduction_rewriter`` pass off
