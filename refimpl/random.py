@@ -1169,7 +1169,14 @@ def _gamma_one(data: Any, alpha: Any, log_space: bool) -> Any:
     key for key): propose ``v = (1 + c x)^3`` with ``x`` normal until ``v > 0``,
     accept when ``u < 1 - 0.0331 x^4`` or ``log u < x^2/2 + d (1 - v + log v)``,
     with ``d = alpha - 1/3``, ``c = 1 / (3 sqrt(d))``; ``alpha < 1`` is boosted
-    to ``alpha + 1`` and the sample scaled by ``u^(1/alpha)``."""
+    to ``alpha + 1`` and the sample scaled by ``u^(1/alpha)``.
+
+    The products added to something are ``mul_add`` (one rounding) where XLA
+    CPU contracts them into fmas (``1 - 0.0331 x^4``, ``x^2/2 + d (...)``,
+    ``1 + x c``). Not modelled: XLA rewrites ``(1/3) / sqrt(d)`` into
+    ``(1/3) * rsqrt(d)`` and computes ``rsqrt`` from the CPU's ``rsqrtss``
+    estimate and two Newton steps, so ``c`` can differ by an ulp on ref, and
+    with it some samples (docs/semantics.md, "Exactness")."""
     dtype = np.dtype(tracing.get_aval(alpha, "gamma", 1).dtype)
 
     def const(value: float) -> Any:
@@ -1183,10 +1190,8 @@ def _gamma_one(data: Any, alpha: Any, log_space: bool) -> Any:
 
     def reject(state):
         _, x2, v, u = state
-        squeeze = lax.ge(u, lax.sub(const(1), lax.mul(const(0.0331), lax.mul(x2, x2))))
-        bound = lax.add(
-            lax.mul(x2, const(0.5)), lax.mul(d, lax.add(lax.sub(const(1), v), lax.log(v)))
-        )
+        squeeze = lax.ge(u, lax.mul_add(const(-0.0331), lax.mul(x2, x2), const(1)))
+        bound = lax.mul_add(x2, const(0.5), lax.mul(d, lax.add(lax.sub(const(1), v), lax.log(v))))
         return lax.bitwise_and(squeeze, lax.ge(lax.log(u), bound))
 
     def propose(state):
@@ -1196,7 +1201,7 @@ def _gamma_one(data: Any, alpha: Any, log_space: bool) -> Any:
         def next_x(kxv):
             pair = _split_data(kxv[0], (2,))
             x = _normal(pair[1], (), dtype)
-            return pair[0], x, lax.add(const(1), lax.mul(x, c))
+            return pair[0], x, lax.mul_add(x, c, const(1))
 
         _, x, v = lax.while_loop(
             lambda kxv: lax.le(kxv[2], const(0)), next_x, (x_key, const(0), const(-1))

@@ -8,12 +8,13 @@ reference's float32 ``exp``/``log``/``log1p``/``tanh``/``erf``/``erf_inv``
 are XLA CPU's own approximations (``refimpl.primitives.xla_math``).
 
 The C library functions XLA CPU calls (glibc's ``tanf`` and ``powf``) are
-reproduced too. Exception, checked to a measured ulp bound instead: XLA's fma
-contraction inside ``gamma``'s loop (see the test). And two JAX effects: under ``jit`` XLA folds
-constant parameters at compile time with other (exact) code than it runs, so
-a program with literal parameters is compared with jitted JAX on pjrt (which
-folds the same way) and with eager JAX on ref (which never folds); jaxlib's
-XLA divides ``dirichlet``'s softmax by multiplying with the reciprocal.
+reproduced too. Exception, checked to a measured ulp bound instead: XLA's
+hardware ``rsqrt`` inside ``gamma``'s loop on ref (see the test). And two
+JAX effects: under ``jit`` XLA folds constant parameters at compile time with
+other (exact) code than it runs, so a program with literal parameters is
+compared with jitted JAX on pjrt (which folds the same way) and with eager JAX
+on ref (which never folds); jaxlib's XLA divides ``dirichlet``'s softmax by
+multiplying with the reciprocal.
 """
 
 from __future__ import annotations
@@ -579,8 +580,9 @@ def test_gamma_family(mode, rng):
     if mode == "pjrt":
         assert_bits_equal(got, want)
     else:
-        # XLA contracts every float32 a * b + c of the loop body into an fma;
-        # the reference rounds the product: 2 of these 6 differ by 1-2 ulps
+        # XLA computes the loop's c = (1/3) / sqrt(d) as (1/3) * rsqrt(d), its
+        # rsqrt from the CPU's rsqrtss estimate and two Newton steps, which the
+        # reference does not model: 1-2 ulps in some of these 6
         assert_host_libm(mode, got, want, 4)
     # dirichlet ends in softmax's division by a broadcast sum, which jaxlib's
     # XLA computes as a multiplication by the reciprocal and the PJRT plugin
