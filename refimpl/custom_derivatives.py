@@ -297,6 +297,12 @@ class _JVPRule:
     def __repr__(self) -> str:
         return f"jvp_of({_name(self.owner.fun)})"
 
+    @property
+    def lowering_key(self) -> int:
+        """All the lowering reads of the rule (it refuses outer refs): the
+        compilation cache keys the equation by this, not by the Python rule."""
+        return self.refs.n
+
     def __call__(self, primals: list, tangents: list) -> tuple[list, list]:
         primals, _ = self.refs.split(primals)
         tangents, _ = self.refs.split(tangents)

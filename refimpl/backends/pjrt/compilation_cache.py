@@ -296,7 +296,8 @@ def _is_refimpl_code(function: Any) -> bool:
 # rule's keyword-only parameters must be exactly these names (a test checks).
 LOWERING_READS: dict[str, tuple[str, ...]] = {
     "refimpl.custom_derivatives._call_lowering": ("call",),
-    "refimpl.custom_batching._lowering": ("call", "name"),
+    "refimpl.custom_derivatives._custom_jvp_call_lowering": ("call", "jvp"),
+    "refimpl.custom_batching._lowering": ("call", "name", "ref_written"),
     "refimpl.ad_checkpoint._remat_lowering": ("program",),  # not the policy
     "refimpl.ad_checkpoint._remat_opt_lowering": ("fwd", "num_call_consts"),
 }
@@ -446,6 +447,11 @@ class _Fingerprint:
                 f"{f.name}={self.value(getattr(value, f.name))}" for f in dataclasses.fields(value)
             )
             return f"{_type_name(kind)}({items})"
+        # an object that is not data itself (a custom_jvp's rule) names the
+        # part of it a lowering rule reads
+        part = getattr(value, "lowering_key", None)
+        if part is not None:
+            return f"{_type_name(kind)}({self.value(part)})"
         raise Unkeyable(f"a param of type {_type_name(kind)}")
 
 
