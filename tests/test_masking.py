@@ -299,7 +299,62 @@ CASES = [
                                  np.nan).astype(np.float32),
          ["(n,)", "(k,)"], "(k,)", min_size=1, dtypes=[F32, I32],
          values=[None, list(range(-2, 9))], sizes=("n", "k")),
+    # reduce_window
+    Case("reduce_window_sum-stride-pad",
+         lambda x: lax.reduce_window(x, 0.0, lax.add, (3,), (2,), ((1, 2),)),
+         lambda x: np_reduce_window(x, np.sum, 0, (3,), (2,), ((1, 2),)), ["(n,)"],
+         "(n // 2 + 1,)", min_size=1, rtol=T),
+    Case("reduce_window_max-2d-base-dilation",
+         lambda x: lax.reduce_window(x, -np.inf, lax.max, (2, 2), (1, 1), ((0, 0), (0, 0)),
+                                     base_dilation=(2, 1)),
+         lambda x: np_reduce_window(x, np.max, -np.inf, (2, 2), (1, 1), ((0, 0), (0, 0)),
+                                    base=(2, 1)),
+         ["(n, m)"], "(2*n - 2, m - 1)", min_size=2, values=[ABS], sizes=("n", "m")),
+    Case("reduce_window_min-int-window-dilation",
+         lambda x: lax.reduce_window(x, np.iinfo(np.int32).max, lax.min, (2,), (1,), ((0, 1),),
+                                     window_dilation=(2,)),
+         lambda x: np_reduce_window(x, np.min, np.iinfo(np.int32).max, (2,), (1,), ((0, 1),),
+                                    wdil=(2,)),
+         ["(n,)"], "(n - 1,)", min_size=2, dtypes=[I32]),
+    # top_k
+    Case("top_k-masked-last-values", lambda x: lax.top_k(x, 2)[0], lambda x: np_top_k(x, 2)[0],
+         ["(3, n)"], "(3, 2)", min_size=2, values=[ABS]),
+    Case("top_k-masked-last-indices", lambda x: lax.top_k(x, 3)[1], lambda x: np_top_k(x, 3)[1],
+         ["(2, n)"], "(2, 3)", min_size=3, values=[ABS]),
+    Case("top_k-int-masked-leading", lambda x: lax.top_k(x, 3)[1], lambda x: np_top_k(x, 3)[1],
+         ["(n, 4)"], "(n, 3)", dtypes=[I32], values=[[-(2**31), -1, 0, 1, 2**31 - 1]]),
 ]  # fmt: skip
+
+
+def np_reduce_window(x, op, init, window, strides, padding, base=None, wdil=None):
+    """Reference reduce_window: dilate by ``base``, pad with ``init``, combine windows."""
+    base = base or (1,) * x.ndim
+    wdil = wdil or (1,) * x.ndim
+    shape = tuple(lo + (n - 1) * b + 1 + hi for n, b, (lo, hi) in zip(x.shape, base, padding))
+    big = np.full(shape, init, x.dtype)
+    big[
+        tuple(slice(lo, lo + (n - 1) * b + 1, b) for n, b, (lo, _) in zip(x.shape, base, padding))
+    ] = x
+    spans = [(w - 1) * d + 1 for w, d in zip(window, wdil)]
+    out_shape = tuple((p - s) // st + 1 for p, s, st in zip(shape, spans, strides))
+    out = np.empty(out_shape, x.dtype)
+    for j in np.ndindex(*out_shape):
+        sel = tuple(slice(jj * st, jj * st + s, d) for jj, st, s, d in zip(j, strides, spans, wdil))
+        out[j] = op(big[sel])
+    return out
+
+
+def np_top_k(x, k):
+    """Per row: NaN first, then descending, ties by the lower index."""
+    rows = x.reshape(-1, x.shape[-1])
+    order = np.array(
+        [
+            sorted(range(len(r)), key=lambda i: (not np.isnan(r[i]), -float(r[i]), i))[:k]
+            for r in rows
+        ],
+        np.int32,
+    ).reshape(*x.shape[:-1], k)
+    return np.take_along_axis(x, order, axis=-1), order
 
 
 def _np_update(x: np.ndarray, u: np.ndarray, i: int) -> np.ndarray:

@@ -68,3 +68,31 @@ def test_masked_scan_on_pjrt():
             want = want * F32(0.5) + x
         got = np.asarray(_run_or_skip_missing_lowering(jitted, [xs], {"n": n}))
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_masked_top_k_and_reduce_window_on_pjrt_one_compile():
+    """Padding is NaN (top_k would choose it first, sums would turn NaN)."""
+    rng = np.random.default_rng(2)
+    x = np.full((2, 7), np.nan, F32)
+    x[:, :5] = rng.choice(np.asarray([-np.inf, -1.0, 0.0, 2.0, np.inf], F32), size=(2, 5))
+
+    def fun(x):
+        values, indices = lax.top_k(x, 2)
+        sums = lax.reduce_window(x, 0.0, lax.add, (1, 2), (1, 2), ((0, 0), (0, 1)))
+        return values, indices, sums
+
+    jitted = ri.jit(
+        ri.mask(fun, ["(2, n)"], ("(2, 2)", "(2, 2)", "(2, (n + 1) // 2)")), backend="pjrt"
+    )
+    for n in (2, 3, 4, 5):
+        xp = x.copy()
+        xp[:, n:] = np.nan
+        values, indices, sums = _run_or_skip_missing_lowering(jitted, [xp], {"n": n})
+        # top 2 per row: descending, ties to the lower index (no NaN in the valid region)
+        order = np.array([sorted(range(n), key=lambda i: (-float(r[i]), i))[:2] for r in x[:, :n]])
+        np.testing.assert_array_equal(np.asarray(indices), order)
+        np.testing.assert_array_equal(np.asarray(values), np.take_along_axis(x, order, 1))
+        padded = np.concatenate([x[:, :n], np.zeros((2, 1), F32)], axis=1)
+        want = np.stack([padded[:, 2 * j : 2 * j + 2].sum(1) for j in range((n + 1) // 2)], 1)
+        np.testing.assert_array_equal(np.asarray(sums)[:, : (n + 1) // 2], want)
+    assert jitted.trace_count == 1

@@ -15,8 +15,8 @@ StableHLO has no top-k operation (``chlo.top_k`` is not part of the portable
 set used here), so the lowering is a program of primitives: a stable
 descending sort of ``(operand, iota)`` and a slice.
 
-No mask rule: a masked last axis would need the padding to sort below every
-value; left out (documented in docs/numpy.md).
+Mask rule: a masked last axis has its padding filled with the dtype's lowest
+value, which sorts after every valid entry (see ``_top_k_mask``).
 """
 
 from __future__ import annotations
@@ -25,12 +25,14 @@ from typing import Any
 
 import numpy as np
 
+from refimpl import dtypes
 from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.decompositions import composite_lowering
 from refimpl.primitives.reductions import sort_keys
 from refimpl.transforms import batching
+from refimpl.transforms.masking.shape_spec import Dim
 
 top_k_p = Primitive("top_k", multiple_results=True)
 
@@ -80,6 +82,29 @@ def _top_k_batch(args, dims, *, k):
     size = batching.shape_of(x)[d]
     x = batching.bdim_to(x, d, size, 0)
     return list(top_k_p.bind(x, k=k)), [0, 0]
+
+
+@top_k_p.def_mask
+def _top_k_mask(ctx, operand, *, k):
+    """Masked leading dims carry their logical sizes to both results; the
+    last dim of both results is ``k`` (unmasked).
+
+    A masked last dim (logical ``n``): its padding is filled with the
+    dtype's lowest value (-inf, the integer minimum, False). The sort order
+    puts NaN first and breaks ties by the lower index, and every valid index
+    precedes the padding, so while ``k <= n`` the padding is never chosen
+    and both results equal the unpadded program's. ``k > n`` is an error in
+    the unpadded program but ``n`` is only known at run time here: the
+    masked program then returns the ``n`` valid entries followed by the fill
+    value with indices ``>= n`` (the caller must ensure ``k <= n``).
+    """
+    logical = ctx.logical_in[0]
+    if ctx.masked(logical[-1]):
+        lowest = dtypes.min_value(ctx.avals_in[0].dtype)
+        operand = ctx.fill_padding(operand, logical, (len(logical) - 1,), lowest)
+    values, indices = top_k_p.bind(operand, k=k)
+    out_logical = (*logical[:-1], Dim.constant(k))
+    return [values, indices], [out_logical, out_logical]
 
 
 @top_k_p.def_jvp

@@ -21,7 +21,8 @@ Example: ``reduce_window_max([1, 3, 2, 5], window (2,), stride (2,))`` is
 Rules: impl, lowering (``stablehlo.reduce_window``), batch (a window of 1
 over the batch axis), jvp and transpose for the sum (it is linear), jvp for
 max/min (the tangent of the element each window chose, the first on ties).
-No mask rule (see docs/numpy.md).
+mask (padding filled with the identity; the output's logical size from the
+formula above).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from refimpl import dtypes
 from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers
 from refimpl.primitives.base import Primitive, as_int_tuple
+from refimpl.transforms.masking.shape_spec import Dim
 
 _IDENTITY = {
     "reduce_window_sum": dtypes.zero,
@@ -141,6 +143,31 @@ def _window_primitive(name: str, reduce: Any) -> Primitive:
             "window_dilation": (1, *params["window_dilation"]),
         }
         return prim.bind(x, **batched), 0
+
+    @prim.def_mask
+    def _mask(ctx, x, **params):
+        """Any dim may be masked. Along a masked dim (logical ``L``) the
+        padding is filled with the monoid's identity (0, the dtype's lowest
+        or highest value), so the padded operand reads as the unpadded one
+        followed by identities -- what high padding and base dilation add
+        anyway -- and the first outputs are the unpadded program's. Logical
+        output size ``(lo + (L - 1)*base_dilation + 1 + hi - window) //
+        stride + 1`` with ``window = (w - 1)*window_dilation + 1``; this
+        assumes ``L >= 1`` and that the window fits (the unpadded program
+        rejects a window that does not: (C3)). Unmasked dims keep the
+        primitive's output size.
+        """
+        logical = ctx.logical_in[0]
+        masked_axes = [d for d, dim in enumerate(logical) if ctx.masked(dim)]
+        filled = ctx.fill_padding(x, logical, masked_axes, _IDENTITY[name](ctx.avals_in[0].dtype))
+        out = prim.bind(filled, **params)
+        out_logical = [Dim.constant(size) for size in out.shape]
+        for d in masked_axes:
+            lo, hi = params["padding"][d]
+            window = (params["window_dimensions"][d] - 1) * params["window_dilation"][d] + 1
+            extent = (logical[d] - 1) * params["base_dilation"][d] + 1 + lo + hi
+            out_logical[d] = (extent - window) // params["window_strides"][d] + 1
+        return out, tuple(out_logical)
 
     return prim
 
