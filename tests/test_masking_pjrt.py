@@ -96,3 +96,19 @@ def test_masked_top_k_and_reduce_window_on_pjrt_one_compile():
         want = np.stack([padded[:, 2 * j : 2 * j + 2].sum(1) for j in range((n + 1) // 2)], 1)
         np.testing.assert_array_equal(np.asarray(sums)[:, : (n + 1) // 2], want)
     assert jitted.trace_count == 1
+
+
+def test_masked_scatter_add_clip_on_pjrt():
+    """Padded indices (9) and the padded update rows must not write; indices
+    past n clamp to n - 1 as in the unpadded program."""
+    x = np.arange(8, dtype=F32)
+    idx = np.array([0, 6, 2, 7, 9, 9], np.int32)
+    upd = np.array([10, 20, 30, 40, np.nan, np.inf], F32)
+    fun = lambda x, i, u: lax.scatter_add_along_axis(x, i, u, 0, mode="clip")  # noqa: E731
+    jitted = ri.jit(ri.mask(fun, ["(n,)", "(k,)", "(k,)"], "(n,)"), backend="pjrt")
+    for n in (1, 3, 7):
+        got = np.asarray(_run_or_skip_missing_lowering(jitted, [x, idx, upd], {"n": n, "k": 4}))
+        want = x[:n].copy()
+        np.add.at(want, np.clip(idx[:4], 0, n - 1), upd[:4])
+        np.testing.assert_array_equal(got[:n], want)
+    assert jitted.trace_count == 1

@@ -334,6 +334,54 @@ def scatter_primitive(name: str, combine: Any = None, *, numeric: bool = False) 
                 combine.at(rows_out, targets, rows_in[keep])  # in row-major order
         return out
 
+    @prim.def_mask
+    def _mask(ctx, x, indices, updates, *, axis, mode):
+        """Any dim may be masked; the result's logical shape is the
+        operand's (its dims unified with the updates' matching dims).
+
+        * Indexed axis masked (logical ``L``): an index outside ``[0, L)``
+          behaves as in the unpadded program: dropped (mode "drop") or
+          clamped into ``[0, L - 1]`` (mode "clip"; this assumes ``L >= 1``,
+          as the unpadded clip needs a row to clamp to).
+        * Indices masked: an index at a padding position of ``indices`` (so
+          its row of ``updates`` is padding) writes nothing.
+        * Other operand dims masked: updates rows in their padding land in
+          the operand's padding, which stays unspecified.
+
+        Both are done by rewriting the indices (clamped as the mode says,
+        then the ones that must not write set to the padded axis size) and
+        binding with mode "drop"; the order of the remaining updates, and so
+        which of repeated indices wins, is unchanged."""
+        x_logical, idx_logical, upd_logical = ctx.logical_in
+        k = len(idx_logical)
+        matched = [*range(axis), *range(axis + 1, len(x_logical))]
+        upd_outer = [*range(axis), *range(axis + k, len(upd_logical))]
+        out_logical = list(x_logical)
+        for d, u in zip(matched, upd_outer, strict=True):
+            out_logical[d] = ctx.unify([x_logical[d], upd_logical[u]], f"the operand's dim {d}")
+        for j in range(k):
+            ctx.unify([idx_logical[j], upd_logical[axis + j]], f"the indices' dim {j}")
+        padded_size = ctx.avals_in[0].shape[axis]
+        dtype = ctx.avals_in[1].dtype
+        if np.iinfo(dtype).max < padded_size:
+            dtype = np.dtype(np.int32)
+            indices = elementwise.convert_element_type(indices, dtype)
+        size = (
+            elementwise.convert_element_type(ctx.index(x_logical[axis]), dtype)
+            if ctx.masked(x_logical[axis])
+            else np.asarray(padded_size, dtype)
+        )
+        beyond = np.asarray(padded_size, dtype)
+        if mode == "clip":
+            last = elementwise.sub(size, np.ones((), dtype))
+            indices = elementwise.clamp(np.zeros((), dtype), indices, last)
+        elif ctx.masked(x_logical[axis]):
+            indices = elementwise.select_n(elementwise.lt(indices, size), beyond, indices)
+        keep = ctx.valid_region(ctx.avals_in[1].shape, idx_logical, range(k))
+        indices = ctx.where(keep, indices, beyond)
+        out = prim.bind(x, indices, updates, axis=axis, mode="drop")
+        return out, tuple(out_logical)
+
     return prim
 
 

@@ -20,9 +20,8 @@ Constraints: (C1) ``indices`` integers; (C2) ``updates.dtype == x.dtype``;
 Example: ``scatter_max([0, 5, 0], [0, 0, 2], [3, 1, -1], axis=0)`` is
 ``[3, 5, 0]``.
 
-No mask rule: the scatters are not used by the masking transformation's
-programs, and a masked indexed axis would need the gather's logical-bound
-treatment for each combine (left out, documented in docs/numpy.md).
+Mask rule: the one of ``indexing.scatter_primitive`` (indices rewritten to
+the unpadded program's bounds, padding rows dropped).
 """
 
 from __future__ import annotations
