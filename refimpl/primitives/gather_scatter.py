@@ -57,6 +57,7 @@ from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers, elementwise, indexing, structural
 from refimpl.primitives.base import Primitive
 from refimpl.transforms import batching
+from refimpl.transforms.masking.shape_spec import Dim
 
 # --- dimension numbers and modes -------------------------------------------------------
 
@@ -801,6 +802,82 @@ scatter_max_p.def_jvp(_extremal_jvp(scatter_max_p))
 
 def _plus(dims: Sequence[int], n: int = 1) -> tuple[int, ...]:
     return tuple(d + n for d in dims)
+
+
+@gather_p.def_mask
+def _gather_mask(
+    ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
+    unique_indices, mode, fill_value,
+):  # fmt: skip
+    """Masked operand dims, masked batch dims of the indices; the index
+    vector dim (last) must be unmasked.
+
+    * An operand dim ``d`` (logical ``L``) with a window ``w < padded``:
+      its start component behaves as against the unpadded operand, whose
+      in-bounds starts are ``[0, L - w]``: clamped there (CLIP,
+      PROMISE_IN_BOUNDS), or, outside it, moved past the padded bound so the
+      whole window reads ``fill_value`` (FILL_OR_DROP). The window dim (if
+      not collapsed) keeps its size ``w``; this assumes ``L >= w``, as the
+      unpadded program needs.
+    * An operand dim sliced whole (window = padded size): the start can only
+      be 0 in both programs, and the window dim has the logical size ``L``.
+    * Batch dims of the indices carry their logical sizes to the output's
+      batch dims; a masked operand batching dim is unified with its indices
+      batching dim. Output rows at padding batch positions are unspecified.
+    """
+    dn = dimension_numbers
+    op_logical, idx_logical = ctx.logical_in
+    op_shape, idx_aval = ctx.avals_in[0].shape, ctx.avals_in[1]
+    if ctx.masked(idx_logical[-1]):
+        raise ctx.unsupported(
+            f"the index vector dim (last) of the indices is masked ({ctx.show(idx_logical)})"
+        )
+    batch_logical = list(idx_logical[:-1])
+    for od, idim in zip(dn.operand_batching_dims, dn.start_indices_batching_dims, strict=True):
+        batch_logical[idim] = ctx.unify(
+            [op_logical[od], batch_logical[idim]], f"the operand's batching dim {od}"
+        )
+    dtype = idx_aval.dtype
+    fill = mode == GatherScatterMode.FILL_OR_DROP
+    component = None
+    for k, d in enumerate(dn.start_index_map):
+        w = slice_sizes[d]
+        if not ctx.masked(op_logical[d]) or w == op_shape[d]:
+            continue
+        beyond = op_shape[d] - w + 1
+        if fill and beyond > int(dtypes.iinfo(dtype).max):
+            raise ctx.unsupported(f"the index dtype {dtype.name} cannot hold {beyond}")
+        if component is None:
+            component = structural.broadcasted_iota(np.int32, idx_aval.shape, idx_aval.ndim - 1)
+        mine = elementwise.eq(component, np.int32(k))
+        bound = elementwise.sub(
+            elementwise.convert_element_type(ctx.index(op_logical[d]), dtype), np.asarray(w, dtype)
+        )
+        if fill:
+            outside = elementwise.bitwise_or(
+                elementwise.lt(indices, np.zeros((), dtype)), elementwise.gt(indices, bound)
+            )
+            moved = np.asarray(beyond, dtype)
+            indices = elementwise.select_n(elementwise.bitwise_and(mine, outside), indices, moved)
+        else:
+            clamped = elementwise.clamp(np.zeros((), dtype), indices, bound)
+            indices = elementwise.select_n(mine, indices, clamped)
+    out = gather_p.bind(
+        operand, indices, dimension_numbers=dn, slice_sizes=slice_sizes,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+        fill_value=fill_value,
+    )  # fmt: skip
+    skip = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    windows = iter(
+        op_logical[d] if slice_sizes[d] == op_shape[d] else Dim.constant(slice_sizes[d])
+        for d in range(len(op_shape))
+        if d not in skip
+    )
+    batches = iter(batch_logical)
+    out_logical = tuple(
+        next(windows) if i in dn.offset_dims else next(batches) for i in range(out.ndim)
+    )
+    return out, out_logical
 
 
 @gather_p.def_batch
