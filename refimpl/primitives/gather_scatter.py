@@ -574,6 +574,108 @@ SCATTERS = (
 )  # fmt: skip
 
 
+def _scatter_mask_rule(prim: Primitive):
+    def rule(ctx, operand, indices, updates, *, dimension_numbers, mode, **params):
+        """Masked operand dims, masked batch (scatter) dims of the indices and
+        updates, masked update window dims that cover the whole operand dim.
+        The result's logical shape is the operand's.
+
+        The indices are rewritten to what the unpadded program does, then
+        bound in mode FILL_OR_DROP (so which of repeated starts wins is
+        unchanged):
+
+        * CLIP: every start component clamped to ``[0, size - window]`` with
+          ``size`` the logical size of a masked operand dim (assumes
+          ``size >= window``), the padded size otherwise.
+        * FILL_OR_DROP / PROMISE_IN_BOUNDS (XLA drops): a component outside
+          ``[0, L - window]`` of a masked dim is moved past the padded bound,
+          so the whole window is dropped.
+        * A start at a padding position of the indices' batch dims (its
+          updates are padding) is moved out of bounds: it writes nothing.
+          This needs at least one start component (else unsupported).
+        * An update window dim that is masked must span the whole (padded)
+          operand dim, whose logical size it shares; a masked operand dim
+          with a partial window is handled by the start rewrite above.
+        """
+        dn = dimension_numbers
+        op_logical, idx_logical, upd_logical = ctx.logical_in
+        op_shape, idx_aval = ctx.avals_in[0].shape, ctx.avals_in[1]
+        upd_shape = ctx.avals_in[2].shape
+        if ctx.masked(idx_logical[-1]):
+            raise ctx.unsupported(
+                f"the index vector dim (last) of the indices is masked ({ctx.show(idx_logical)})"
+            )
+        out_logical = list(op_logical)
+        batch = list(idx_logical[:-1])
+        scatter_dims = [d for d in range(len(upd_shape)) if d not in dn.update_window_dims]
+        for j, u in enumerate(scatter_dims):
+            batch[j] = ctx.unify([batch[j], upd_logical[u]], f"the indices' batch dim {j}")
+        for od, idim in zip(
+            dn.operand_batching_dims, dn.scatter_indices_batching_dims, strict=True
+        ):
+            out_logical[od] = ctx.unify(
+                [op_logical[od], batch[idim]], f"the operand's batching dim {od}"
+            )
+        window = _scatter_window(op_shape, upd_shape, dn)
+        skip = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
+        windowed = [d for d in range(len(op_shape)) if d not in skip]
+        for d, u in zip(windowed, dn.update_window_dims, strict=True):
+            if ctx.masked(upd_logical[u]):
+                if upd_shape[u] != op_shape[d]:
+                    raise ctx.unsupported(
+                        f"the updates' window dim {u} is masked ({ctx.show(upd_logical)}) but "
+                        f"does not span the operand's dim {d}"
+                    )
+                out_logical[d] = ctx.unify(
+                    [op_logical[d], upd_logical[u]], f"the operand's dim {d}"
+                )
+        dtype = idx_aval.dtype
+        index_map = dn.scatter_dims_to_operand_dims
+        keep = ctx.valid_region(idx_aval.shape, (*batch, idx_logical[-1]), range(len(batch)))
+        if keep is not None and not index_map:
+            raise ctx.unsupported("masked indices without start components cannot be dropped")
+        clip = mode == GatherScatterMode.CLIP
+        component = structural.broadcasted_iota(np.int32, idx_aval.shape, idx_aval.ndim - 1)
+        for k, d in enumerate(index_map):
+            masked = ctx.masked(op_logical[d]) and window[d] < op_shape[d]
+            if not masked and not clip and not (keep is not None and k == 0):
+                continue
+            beyond = op_shape[d] - window[d] + 1
+            if beyond > int(dtypes.iinfo(dtype).max):
+                raise ctx.unsupported(f"the index dtype {dtype.name} cannot hold {beyond}")
+            mine = elementwise.eq(component, np.int32(k))
+            if masked:
+                size = elementwise.convert_element_type(ctx.index(op_logical[d]), dtype)
+                bound = elementwise.sub(size, np.asarray(window[d], dtype))
+            else:
+                bound = np.asarray(op_shape[d] - window[d], dtype)
+            moved = np.asarray(beyond, dtype)
+            if clip:
+                clamped = elementwise.clamp(np.zeros((), dtype), indices, bound)
+                indices = elementwise.select_n(mine, indices, clamped)
+            elif masked:
+                outside = elementwise.bitwise_or(
+                    elementwise.lt(indices, np.zeros((), dtype)), elementwise.gt(indices, bound)
+                )
+                indices = elementwise.select_n(
+                    elementwise.bitwise_and(mine, outside), indices, moved
+                )
+            if keep is not None and k == 0:
+                drop = elementwise.bitwise_and(mine, elementwise.eq(keep, np.bool_(False)))
+                indices = elementwise.select_n(drop, indices, moved)
+        out = prim.bind(
+            operand, indices, updates, dimension_numbers=dn,
+            mode=GatherScatterMode.FILL_OR_DROP, **params,
+        )  # fmt: skip
+        return out, tuple(out_logical)
+
+    return rule
+
+
+for _prim in SCATTERS:
+    _prim.def_mask(_scatter_mask_rule(_prim))
+
+
 def _apply_elementwise(program: Any, values: np.ndarray) -> np.ndarray:
     """``program`` (traced on a scalar) applied to each element of ``values``."""
     from refimpl import interpreter  # the interpreter imports the primitives
