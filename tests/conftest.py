@@ -16,6 +16,14 @@ def _restore_config():
         config.update(name, value)
 
 
+@pytest.fixture(params=["ref", "pjrt"])
+def backend(request) -> str:
+    """Runs the test once per backend, each the default backend of jit and
+    device_put (``_restore_config`` puts the previous one back)."""
+    config.update("backend", request.param)
+    return request.param
+
+
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)

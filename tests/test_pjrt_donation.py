@@ -35,13 +35,6 @@ helpers.skip_without_pjrt()
 pytestmark = pytest.mark.pjrt
 
 
-@pytest.fixture(params=["ref", "pjrt"])
-def backend(request):
-    """The default backend for jit and device_put (the conftest restores the config)."""
-    ri.config.update("backend", request.param)
-    return request.param
-
-
 def arr(values, dtype=np.float32):
     """A device array of the current default backend, uncommitted."""
     return ri.device_put(np.asarray(values, dtype=dtype))

@@ -12,14 +12,6 @@ from refimpl import lax
 BACKENDS = ["ref", "pjrt"]
 
 
-@pytest.fixture(params=BACKENDS)
-def backend(request):
-    old = ri.config.backend
-    ri.config.update("backend", request.param)
-    yield request.param
-    ri.config.update("backend", old)
-
-
 def _updates(new_ref, freeze, np_mod):
     """The same program for both libraries: whole, indexed and += writes."""
 

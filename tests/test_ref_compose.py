@@ -35,14 +35,6 @@ JAX = SimpleNamespace(
 )  # fmt: skip
 
 
-@pytest.fixture(params=["ref", "pjrt"])
-def backend(request):
-    old = ri.config.backend
-    ri.config.update("backend", request.param)
-    yield request.param
-    ri.config.update("backend", old)
-
-
 def _run(program, ns):
     try:
         return "ok", jax.tree.map(np.asarray, program(ns))

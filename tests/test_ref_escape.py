@@ -41,14 +41,6 @@ X = np.array([0.5, 1.0, 2.0], np.float32)
 TWOS = np.full(3, 2.0, np.float32)
 
 
-@pytest.fixture(params=["ref", "pjrt"])
-def backend(request):
-    old = ri.config.backend
-    ri.config.update("backend", request.param)
-    yield request.param
-    ri.config.update("backend", old)
-
-
 def _run(program, ns):
     """``program(ns, r)`` on a fresh ref ``r`` holding TWOS: ("ok", value) or
     ("error", exception), and the ref's value afterwards."""

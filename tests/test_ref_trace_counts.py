@@ -26,14 +26,6 @@ JAX = SimpleNamespace(
 )  # fmt: skip
 
 
-@pytest.fixture(params=["ref", "pjrt"])
-def backend(request):
-    old = ri.config.backend
-    ri.config.update("backend", request.param)
-    yield request.param
-    ri.config.update("backend", old)
-
-
 def _both(program):
     """``program(ns, count)`` for refimpl and JAX: equal counts and values."""
     results = []
