@@ -115,3 +115,20 @@ def test_grad_of_an_mlp_matches_jax(batch):
         np.testing.assert_allclose(
             np.asarray(got[key]), np.asarray(want[key]), rtol=2e-5, atol=2e-6
         )
+
+
+def test_pmap_executables_get_the_same_override():
+    from refimpl.transforms import pmap as pmap_module
+
+    small = _module(lambda a: rnp.sum(a), np.ones(64, np.float32))
+    large = _module(lambda a: rnp.sum(a), np.ones(4096, np.float32))
+    assert b"tree_reduction_rewriter" in pmap_module._compile_options([0, 1], small)
+    assert b"tree_reduction_rewriter" not in pmap_module._compile_options([0, 1], large)
+    # and the values stay within float32 rounding of JAX's split reduction
+    x = np.random.default_rng(1).normal(size=(2, 100)).astype(np.float32)
+    got = np.asarray(
+        ri.pmap(lambda a: rnp.sum(a), backend="pjrt", devices=ri.devices("pjrt")[:2])(x)
+    )
+    exact = x.astype(np.float64).sum(axis=1)
+    scale = np.abs(x).astype(np.float64).sum(axis=1)
+    assert np.all(np.abs(got - exact) <= scale * 100 * 2.0**-24)

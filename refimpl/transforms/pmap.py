@@ -760,10 +760,18 @@ def _subprograms(eqn: Any) -> list[Program]:
     return subprograms(eqn)
 
 
-def _compile_options(device_ids: Sequence[int]) -> bytes:
+def _compile_options(device_ids: Sequence[int], module: Any) -> bytes:
+    """Serialized CompileOptions: one replica per device of ``device_ids``, with
+    the debug options refimpl sets for ``module`` (as jit's, ``compile_overrides``)."""
     from jaxlib import xla_client
 
+    from refimpl.backends.pjrt import executables
+    from refimpl.backends.pjrt import runtime as pjrt_runtime
+
     options = xla_client.CompileOptions()
+    overrides = pjrt_runtime.compile_overrides(module, executables.local_platform())
+    if overrides:
+        options.env_option_overrides = list(overrides)
     build = options.executable_build_options
     build.num_replicas = len(device_ids)
     build.num_partitions = 1
@@ -810,7 +818,7 @@ def _compile(
         client,
         lambda: executables._lowering().module_text(entry.module),
         artifact,
-        lambda: _compile_options(device_ids),
+        lambda: _compile_options(device_ids, entry.module),
         lambda: compilation_cache.program_key(
             entry.program,
             name=lowering_name,
