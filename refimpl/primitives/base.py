@@ -83,7 +83,10 @@ class Primitive:
 
     def impl(self, *values: np.ndarray, **params: Any) -> Any:
         assert self._impl is not None, f"{self.name} has no impl"
-        return self._impl(*values, **params)
+        # IEEE results (nan from sqrt(-1), inf from an overflowing cast, ...) are
+        # the defined semantics, as in XLA: NumPy's warnings about them are noise.
+        with np.errstate(all="ignore"):
+            return self._impl(*values, **params)
 
     # -- application --
 

@@ -158,7 +158,8 @@ def constant(value: Any, dtype: np.dtype, shape: Sequence[int] = ()) -> ir.Value
     equal); an array ``value`` must already have ``shape``.
     """
     dtype = np.dtype(dtype)
-    array = np.asarray(value).astype(dtype)
+    with np.errstate(over="ignore"):  # an out-of-range float becomes inf, as XLA's convert
+        array = np.asarray(value).astype(dtype)
     shape = tuple(shape) if array.ndim == 0 else array.shape
     if array.ndim == 0 or _is_uniform(array):
         # an empty array is a splat of any value (a zero: there is no element to take)
