@@ -52,6 +52,7 @@ function (and Ref arguments); ``linear_transpose``, ``invertible``,
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
@@ -72,6 +73,7 @@ class _Scopes(threading.local):
 
 
 _scopes = _Scopes()
+_serials = itertools.count()
 
 
 class _Scope:
@@ -96,11 +98,14 @@ class _Scope:
 class Ref:
     """A mutable reference to an array (``jax.Ref``): see the module docstring."""
 
-    __slots__ = ("_value", "_depth", "__weakref__")
+    __slots__ = ("_value", "_depth", "_serial", "__weakref__")
 
     def __init__(self, value: Any, depth: int) -> None:
         self._value = value
         self._depth = depth
+        # creation order: tells a ref made before a body from one made in it when
+        # both are values of the same trace (a pmap run inline in a pjrt pmap's body)
+        self._serial = next(_serials)
 
     # -- the held array's type --
 
@@ -663,6 +668,34 @@ class _RefusingScope(_Scope):
             if self.error is not None:
                 raise self.error(ref)
             raise NotImplementedError(f"{self.message} (a Ref of type {ref.aval.str_short()})")
+
+
+class _RefusingEarlierScope(_RefusingScope):
+    """A body run inline in its enclosing trace (see :func:`refuse_earlier`):
+    refs of that trace made before it are outside it, refs made since are its own."""
+
+    def __init__(self, depth: int, message: str, serial: int) -> None:
+        super().__init__(depth, message, True, None)
+        self.serial = serial
+
+    def record(self, ref: Ref, write: bool = False) -> None:
+        if ref._serial < self.serial:
+            super().record(ref, write)
+
+
+@contextmanager
+def refuse_earlier(message: str):
+    """Like :func:`refuse_outer` with ``reads=True``, for a body that runs
+    inline as part of the current trace (no trace of its own, so trace depth
+    cannot tell its refs from the enclosing body's): any access to a ref made
+    before the body started raises ``NotImplementedError(message)`` before it
+    changes anything; refs the body makes itself are free."""
+    scope = _RefusingEarlierScope(_depth_now(), message, next(_serials))
+    _scopes.stack.append(scope)
+    try:
+        yield
+    finally:
+        _scopes.stack.remove(scope)
 
 
 @contextmanager

@@ -413,3 +413,41 @@ def test_jacfwd_write_is_the_vmap_error_before_any_write(backend, api):
 
 def test_jacfwd_reads_outer_ref(backend):
     _both(lambda ns, r: ns.jacfwd(lambda x: ns.np.sin(x) * r[...])(X))
+
+
+@pytest.mark.parametrize("pmap_backend", ["ref", "pjrt"])
+@pytest.mark.parametrize("access", ["read", "write"])
+def test_nested_pmap_touching_a_ref_of_the_outer_body(pmap_backend, access):
+    # JAX 0.10.2 has no nested pmap; the oracle is the reference backend's pmap
+    # error, which the pjrt pmap (that runs the inner pmap inline as replicas of
+    # the outer program, at the outer body's trace depth) must give as well.
+    old = ri.config.ref_num_devices
+    ri.config.update("ref_num_devices", 4)
+    try:
+
+        def outer(x):
+            r = ri.new_ref(rnp.zeros((), np.float32))
+
+            def inner(y):
+                if access == "read":
+                    return y * r[...]
+                r[...] = y.sum()
+                return y
+
+            return ri.pmap(inner, "j", backend=pmap_backend)(x), ri.freeze(r)
+
+        xs = np.ones((2, 2, 3), np.float32)
+        with pytest.raises(NotImplementedError, match=r"pmap\(inner\).*Ref\{f32\[\]\}"):
+            ri.pmap(outer, "i", backend=pmap_backend)(xs)
+
+        def inner_own(y):  # a ref the inner body makes itself is its own
+            q = ri.new_ref(y)
+            q[...] = q[...] * 3 + ri.lax.axis_index("j")
+            return ri.freeze(q)
+
+        got = ri.pmap(lambda x: ri.pmap(inner_own, "j", backend=pmap_backend)(x), "i",
+                      backend=pmap_backend)(xs)  # fmt: skip
+        want = xs * 3 + np.arange(2, dtype=np.float32)[None, :, None]
+        np.testing.assert_array_equal(np.asarray(got), want)
+    finally:
+        ri.config.update("ref_num_devices", old)

@@ -629,6 +629,14 @@ def _check_no_ref_arguments(name: str, leaves: Sequence[Any], args: Any) -> None
             )
 
 
+def _outer_ref_message(name: str) -> str:
+    return (
+        f"pmap({name}): the function reads or writes a mutable array reference made outside "
+        "it, which pmap does not support; pass the ref's value (ref[...]) as an argument "
+        "and write the result back after the call"
+    )
+
+
 def _refusing_outer_refs(fun: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``fun`` refusing any read or write of a ref made outside it.
 
@@ -640,11 +648,7 @@ def _refusing_outer_refs(fun: Callable[..., Any], name: str) -> Callable[..., An
     """
     from refimpl import ref as _ref
 
-    message = (
-        f"pmap({name}): the function reads or writes a mutable array reference made outside "
-        "it, which pmap does not support; pass the ref's value (ref[...]) as an argument "
-        "and write the result back after the call"
-    )
+    message = _outer_ref_message(name)
 
     def guarded(*args: Any, **kwargs: Any) -> Any:
         depth = len(tracing._stack.traces) - 1  # the level of the body's trace
@@ -1102,6 +1106,7 @@ def _inner_replicas(
     """A pmap inside a pjrt pmap's body, as ``size`` replicas per outer
     replica: each takes its slice (``axis_index``), runs ``fun``, and the
     mapped results are all-gathered over the inner axis."""
+    from refimpl import ref as _ref
     from refimpl.primitives import indexing
 
     name = axis_name if axis_name is not None else _InnerAxis()
@@ -1114,7 +1119,11 @@ def _inner_replicas(
             for leaf, axis in zip(leaves, axes, strict=True)
         ]
         args, kwargs = tree_util.tree_unflatten(in_tree, pieces)
-        out = fun(*args, **kwargs)
+        # the inner body is traced inline, at the outer body's depth: refs the
+        # outer body made before it are told apart by when they were made
+        fun_name = getattr(fun, "__name__", type(fun).__name__)
+        with _ref.refuse_earlier(_outer_ref_message(fun_name)):
+            out = fun(*args, **kwargs)
         flat, tree = tree_util.tree_flatten(out)
         flat_axes = batching._flatten_axes("out_axes", out_axes, out, "the output")
         results = []
