@@ -12,6 +12,12 @@ in blocks within one run (machine load affects both alike); medians and
 the best block are reported; every call waits for its result (see
 ``_per_call_us``). Goal: refimpl <= 0.75 x JAX.
 
+A third row is a data-parallel SGD step of a small MLP written as JAX users
+write pmap training (parameters replicated along the device axis, the
+batch mapped, ``pmean`` of the 4 gradients and of the loss, the state fed
+back): refimpl all-reduces the gradient tree as one buffer (one rendezvous;
+see docs/semantics.md 15), JAX one all_reduce per leaf.
+
 Also reported: how long each call takes to return (both libraries return
 before the computation completes: the rest of the time is the wait), and,
 for refimpl only, the time per call with calls in flight (no wait; pmap
@@ -43,14 +49,55 @@ GOAL = 0.75
 # (label, n, with the psum): the goal's function at two sizes, and, for
 # information, the same call without a collective (what dispatch costs when
 # XLA's 4-thread rendezvous does not dominate)
-CONFIGS = [("psum", 8, True), ("psum", 1024, True), ("no collective", 8, False)]
+CONFIGS = [
+    ("psum", 8, "psum"),
+    ("psum", 1024, "psum"),
+    ("train step", 8, "train"),
+    ("no collective", 8, None),
+]
+
+
+def _train_step(lib, np_):
+    """A data-parallel SGD step of a 2-layer MLP, written as JAX users write
+    pmap training: parameters replicated along the device axis, each device's
+    batch mapped, gradients and loss averaged with ``pmean``; the state
+    ``(w1, b1, w2, b2, x, y)`` is fed back (x, y unchanged)."""
+
+    def loss(params, x, y):
+        w1, b1, w2, b2 = params
+        h = np_.tanh(x @ w1 + b1)
+        return np_.mean((h @ w2 + b2 - y) ** 2)
+
+    def step(w1, b1, w2, b2, x, y):
+        value, grads = lib.value_and_grad(loss)((w1, b1, w2, b2), x, y)
+        grads = lib.lax.pmean(grads, "i")
+        value = lib.lax.pmean(value, "i")
+        new = [p - 0.1 * g for p, g in zip((w1, b1, w2, b2), grads, strict=True)]
+        return (*new[:3], new[3] + 0 * value, x, y)
+
+    return step
+
+
+def _train_state(n: int) -> tuple:
+    rng = np.random.default_rng(0)
+    hidden = 32
+    params = (
+        rng.normal(size=(n, hidden)) * 0.3,
+        np.zeros(hidden),
+        rng.normal(size=(hidden, 1)) * 0.3,
+        np.zeros(1),
+    )
+    x, y = rng.normal(size=(4, 16, n)), rng.normal(size=(4, 16, 1))
+    replicated = [np.broadcast_to(p, (4, *p.shape)) for p in params]
+    return tuple(np.ascontiguousarray(a, dtype=np.float32) for a in (*replicated, x, y))
 
 
 _CPU_US: list[float] = []  # process CPU time per call of each block (all threads)
 _RETURN_US: list[float] = []  # per call of each block: time until the call returned
 
 
-def _per_call_us(f, x, calls: int) -> tuple[float, object]:
+def _per_call_us(f, x: tuple, calls: int) -> tuple[float, tuple]:
+    """Per call of ``x = f(*x)`` (``x`` the state tuple, fed back)."""
     start, cpu = time.perf_counter(), time.process_time()
     returned = 0.0
     for _ in range(calls):
@@ -58,21 +105,26 @@ def _per_call_us(f, x, calls: int) -> tuple[float, object]:
         # 2-core machine deadlocks (XLA's CPU collectives wait for 4 threads
         # of a pool busy with the next call); refimpl is held to the same
         before = time.perf_counter()
-        x = f(x)
+        x = f(*x)
         returned += time.perf_counter() - before
-        x.block_until_ready()
+        _ready(x)
     _CPU_US.append((time.process_time() - cpu) / calls * 1e6)
     _RETURN_US.append(returned / calls * 1e6)
     return (time.perf_counter() - start) / calls * 1e6, x
 
 
-def _unwaited_us(f, x, calls: int) -> tuple[float, object]:
+def _unwaited_us(f, x: tuple, calls: int) -> tuple[float, tuple]:
     """Per call, calls in flight (refimpl only: jax.pmap aborts this way, see above)."""
     start = time.perf_counter()
     for _ in range(calls):
-        x = f(x)
-    x.block_until_ready()
+        x = f(*x)
+    _ready(x)
     return (time.perf_counter() - start) / calls * 1e6, x
+
+
+def _ready(state: tuple) -> None:
+    for leaf in state:
+        leaf.block_until_ready()
 
 
 def main() -> None:
@@ -91,15 +143,21 @@ def main() -> None:
 
     results = {}
     for label, n, collective in CONFIGS:
-        host = np.linspace(-1, 1, 4 * n, dtype=np.float32).reshape(4, n)
-        if collective:
-            rf = ri.pmap(lambda x: ri.lax.psum(rnp.sin(x) * 2, "i") * 1e-3 + x, "i", backend="pjrt")
-            jf = jax.pmap(lambda x: jax.lax.psum(jnp.sin(x) * 2, "i") * 1e-3 + x, "i")
+        host = (np.linspace(-1, 1, 4 * n, dtype=np.float32).reshape(4, n),)
+        if collective == "psum":
+            rf = ri.pmap(
+                lambda x: (ri.lax.psum(rnp.sin(x) * 2, "i") * 1e-3 + x,), "i", backend="pjrt"
+            )
+            jf = jax.pmap(lambda x: (jax.lax.psum(jnp.sin(x) * 2, "i") * 1e-3 + x,), "i")
+        elif collective == "train":
+            host = _train_state(n)
+            rf = ri.pmap(_train_step(ri, rnp), "i", backend="pjrt")
+            jf = jax.pmap(_train_step(jax, jnp), "i")
         else:
-            rf = ri.pmap(lambda x: rnp.sin(x) * 1e-3 + x, "i", backend="pjrt")
-            jf = jax.pmap(lambda x: jnp.sin(x) * 1e-3 + x, "i")
-        rx, jx = rf(host), jf(host)  # compile; outputs now live on the devices
-        rx, jx = rf(rx), jf(jx)  # the fed-back signature
+            rf = ri.pmap(lambda x: (rnp.sin(x) * 1e-3 + x,), "i", backend="pjrt")
+            jf = jax.pmap(lambda x: (jnp.sin(x) * 1e-3 + x,), "i")
+        rx, jx = rf(*host), jf(*host)  # compile; outputs now live on the devices
+        rx, jx = rf(*rx), jf(*jx)  # the fed-back signature
         stats = rf._fast_stats()
         ratios, r_times, j_times, r_cpu, j_cpu = [], [], [], [], []
         r_return, j_return, r_unwaited = [], [], []
@@ -123,7 +181,8 @@ def main() -> None:
         after = rf._fast_stats()
         fast_hits = after["hits"] - stats["hits"]
         assert after["slow"] == stats["slow"] and after["misses"] == stats["misses"]
-        np.testing.assert_allclose(np.asarray(rf(host)), np.asarray(jf(host)), rtol=1e-6)
+        for got, want in zip(rf(*host), jf(*host), strict=True):
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-5, atol=1e-6)
         results[f"{label} (4, {n})"] = {
             "refimpl_us": statistics.median(r_times),
             "jax_us": statistics.median(j_times),

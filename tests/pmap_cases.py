@@ -46,6 +46,37 @@ CASES["psum_tuple_tree"] = (
     lambda lib: lib.pmap(lambda x, y: lib.lax.psum((x, {"y": y}), "i"), "i"),
     (X4, X44),
 )
+# collectives over trees of mixed leaves: on pjrt, small same-dtype leaves are
+# all-reduced as one flat buffer, large ones by a variadic all_reduce
+XBIG = R.standard_normal((4, 70000)).astype(np.float32)  # > the combining limit alone
+XZ = np.zeros((4, 0), np.float32)
+for _op in ("psum", "pmax", "pmin", "pmean"):
+    for _g, _groups in (("", None), ("_groups", G_SPREAD)):
+        CASES[f"{_op}_mixed_tree{_g}"] = (
+            lambda lib, op=_op, groups=_groups: lib.pmap(
+                lambda a, b, c, i, z, s: getattr(lib.lax, op)(
+                    {"a": a, "b": (b, c), "i": i, "z": z, "s": s}, "i", axis_index_groups=groups
+                ),
+                "i",
+            ),
+            (X423, X44, X4, I4, XZ, X48),
+        )
+CASES["psum_tree_with_a_large_leaf"] = (
+    lambda lib: lib.pmap(lambda a, big, i: lib.lax.psum((a, big, i, a * 2), "i"), "i"),
+    (X423, XBIG, I4),
+)
+CASES["grad_psum_of_a_tree"] = (
+    lambda lib: lib.pmap(
+        lib.grad(
+            lambda x, y: sum(
+                v.sum() for v in lib.tree_util.tree_leaves(lib.lax.psum((x**2, {"y": y**3}), "i"))
+            ),
+            argnums=(0, 1),
+        ),
+        "i",
+    ),
+    (X423, X44),
+)
 for _axis in (0, 1, -1):
     CASES[f"all_gather_axis{_axis}"] = (_p(_collective("all_gather", axis=_axis)), (X423,))
     CASES[f"all_gather_tiled_axis{_axis}"] = (

@@ -93,6 +93,24 @@ def _entries(pmapped):
     return pmapped._entries()
 
 
+def _count(text: str, op: str) -> int:
+    return text.count(f'"stablehlo.{op}"') + text.count(f"stablehlo.{op} ")
+
+
+def test_tree_collectives_reduce_one_buffer_per_dtype():
+    # One rendezvous per element type instead of one per leaf (see
+    # collectives._all_reduce_lowering); the values are checked against JAX above.
+    f = ri.pmap(lambda a, b, i, j: lax.psum((a, {"b": b}, i, j, a * 2), "i"), "i", backend="pjrt")
+    f(pmap_cases.X423, pmap_cases.X44, pmap_cases.I4, pmap_cases.I4)
+    (entry,) = _entries(f)
+    assert _count(str(entry.module), "all_reduce") == 2  # float32, int32
+    big = ri.pmap(lambda a, b: lax.psum((a, b), "i"), "i", backend="pjrt")
+    big(pmap_cases.XBIG, pmap_cases.XBIG)  # too large to copy: one variadic all_reduce
+    (entry,) = _entries(big)
+    text = str(entry.module)
+    assert _count(text, "all_reduce") == 1 and "stablehlo.concatenate" not in text
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_psum_grad_is_8x(backend):
     x = np.arange(4.0, dtype=np.float32)
