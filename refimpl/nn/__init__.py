@@ -42,6 +42,7 @@ from refimpl.scipy.special import _inexact, logsumexp
 
 __all__ = [
     "celu",
+    "dot_product_attention",
     "elu",
     "gelu",
     "glu",
@@ -49,10 +50,13 @@ __all__ = [
     "hard_silu",
     "hard_swish",
     "hard_tanh",
+    "identity",
     "initializers",
     "leaky_relu",
+    "log1mexp",
     "log_sigmoid",
     "log_softmax",
+    "logmeanexp",
     "logsumexp",
     "mish",
     "one_hot",
@@ -69,6 +73,7 @@ __all__ = [
     "squareplus",
     "standardize",
     "swish",
+    "tanh",
 ]
 
 
@@ -281,3 +286,216 @@ def sparse_plus(x: Any) -> Any:
 def sparse_sigmoid(x: Any) -> Any:
     (x,) = _inexact("sparse_sigmoid", x)
     return rnp.multiply(0.5, rnp.clip(rnp.add(x, 1.0), 0.0, 2.0))
+
+
+def identity(x: Any) -> Any:
+    """``x`` itself (as an array; ints stay ints, as in JAX)."""
+    return rnp.asarray(x)
+
+
+def tanh(x: Any, /) -> Any:
+    """``jax.nn.tanh`` is ``jax.numpy.tanh``."""
+    return rnp.tanh(x)
+
+
+def _log1mexp_value(x: Any) -> Any:
+    # Maechler's split at log 2: below it 1 - exp(-x) cancels, so log(-expm1(-x));
+    # above it exp(-x) < 1/2 and log1p(-exp(-x)) is exact to rounding
+    below = rnp.less(x, np.log(2.0))
+    return rnp.where(below, rnp.log(rnp.negative(rnp.expm1(rnp.negative(x)))),
+                     rnp.log1p(rnp.negative(rnp.exp(rnp.negative(x)))))  # fmt: skip
+
+
+def _log1mexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _log1mexp_value(x), rnp.divide(t, rnp.expm1(x))
+
+
+_log1mexp = _with_jvp(_log1mexp_value, _log1mexp_jvp)
+
+
+def log1mexp(x: Any) -> Any:
+    """``log(1 - exp(-x))`` for ``x >= 0``, without cancellation near 0 or
+    underflow for large ``x``; derivative ``1 / expm1(x)``. NaN for ``x < 0``."""
+    (x,) = _inexact("log1mexp", x)
+    return _log1mexp(x)
+
+
+def logmeanexp(x: Any, axis: Any = None, where: Any = None, keepdims: bool = False) -> Any:
+    """``logsumexp(x, axis) - log(n)`` with ``n`` the number of reduced elements."""
+    if where is not None:
+        raise NotImplementedError("logmeanexp: the where= argument is not supported")
+    (x,) = _inexact("logmeanexp", x)
+    axes = _reduction_axes("logmeanexp", x.ndim, axis)
+    lse = logsumexp(x, axis=axes, keepdims=keepdims)
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    return rnp.subtract(lse, rnp.log(rnp.asarray(count, lse.dtype)))
+
+
+def _no_gradient_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return x, rnp.zeros_like(t)
+
+
+# the residual is a constant to differentiation, as JAX's stop_gradient makes it
+_no_gradient = _with_jvp(lambda x: x, _no_gradient_jvp)
+
+
+def dot_product_attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    bias: Any = None,
+    mask: Any = None,
+    *,
+    scale: float | None = None,
+    is_causal: bool = False,
+    query_seq_lengths: Any = None,
+    key_value_seq_lengths: Any = None,
+    local_window_size: int | tuple[int, int] | None = None,
+    implementation: str | None = None,
+    return_residual: bool = False,
+) -> Any:
+    """Scaled dot-product attention, as ``jax.nn.dot_product_attention`` with
+    ``implementation='xla'``.
+
+    ``query`` is ``(B, T, N, H)`` (or ``(T, N, H)``), ``key``/``value`` are
+    ``(B, S, K, H)`` with ``N`` a multiple of ``K`` (grouped-query attention:
+    query head ``n`` uses key/value head ``n // (N // K)``). Per head:
+    ``out = softmax(scale * Q K^T + bias, masked) V`` with ``scale`` default
+    ``1/sqrt(H)``. The logits are computed in ``promote(query.dtype,
+    float32)`` (16-bit operands widened exactly), the softmax in float32, its
+    probabilities cast to ``key``'s dtype before the product with ``value``.
+    Masked logits (``mask`` False, above the diagonal when ``is_causal``,
+    outside ``local_window_size = (left, right)``: key ``s`` visible to query
+    ``t`` iff ``t - left <= s <= t + right``, or at padding positions given by
+    ``query_seq_lengths``/``key_value_seq_lengths``) are replaced by
+    ``-0.7 * finfo(logits dtype).max`` (capped to float32's range), so a fully
+    masked row averages ``value`` uniformly; output rows at query padding are
+    0. ``bias`` and ``mask`` are 4-D, broadcastable to ``(B, N, T, S)``.
+    With ``return_residual`` also the logsumexp of the masked logits,
+    ``(B, T, N)`` in ``key``'s dtype.
+    """
+    fn = "dot_product_attention"
+    if implementation not in (None, "xla"):
+        if implementation == "cudnn":
+            raise NotImplementedError(
+                f"{fn}: implementation='cudnn' (cuDNN flash attention) needs a GPU; "
+                "refimpl has only the 'xla' implementation (use implementation=None or 'xla')"
+            )
+        raise ValueError(
+            f"{fn}: implementation must be None, 'xla' or 'cudnn', got {implementation!r}"
+        )
+    q, k, v = (rnp.asarray(t) for t in (query, key, value))
+    if not (q.ndim == k.ndim == v.ndim) or q.ndim not in (3, 4):
+        raise ValueError(
+            f"{fn}: query, key and value must all be 3-D (TNH) or 4-D (BTNH), got shapes "
+            f"{q.shape}, {k.shape}, {v.shape}"
+        )
+    unbatched = q.ndim == 3
+    if unbatched:
+        q, k, v = (rnp.expand_dims(t, 0) for t in (q, k, v))
+    if k.shape != v.shape:
+        raise ValueError(
+            f"{fn}: key and value must have the same shape, got {k.shape} and {v.shape}"
+        )
+    B, T, N, H = q.shape
+    _, S, K, _ = k.shape
+    if k.shape[0] != B or k.shape[3] != H:
+        raise ValueError(
+            f"{fn}: key's batch and head dims must match query's: query {q.shape}, key {k.shape}"
+        )
+    if N % K:
+        raise ValueError(
+            f"{fn}: the number of query heads {N} must be a multiple of the "
+            f"number of key/value heads {K}"
+        )
+    G = N // K
+    if scale is None:
+        scale = 1.0 / np.sqrt(H)
+    if isinstance(local_window_size, (int, np.integer)):
+        local_window_size = (int(local_window_size), int(local_window_size))
+    if not dtypes.is_inexact(q.dtype):
+        raise TypeError(f"{fn}: query must have a floating dtype, got {q.dtype}")
+
+    logits_dtype = dtypes.promote_types(q.dtype, np.float32)
+    # (B, T, K, G, H) x (B, S, K, H) -> (B, K, G, T, S): query head n = k * G + g
+    qg = rnp.reshape(q.astype(logits_dtype), (B, T, K, G, H))
+    logits = rnp.einsum("BTKGH,BSKH->BKGTS", qg, k.astype(logits_dtype))
+    logits = rnp.multiply(logits, np.asarray(scale, logits_dtype))
+
+    def grouped(t: Any, name: str) -> Any:
+        if unbatched and t.ndim == 3:
+            t = rnp.expand_dims(t, 0)
+        if t.ndim != 4:
+            raise ValueError(
+                f"{fn}: {name} must be 4-D, broadcastable to (B, N, T, S), got shape {t.shape}"
+            )
+        try:
+            np.broadcast_shapes(t.shape, (B, N, T, S))
+        except ValueError:
+            raise ValueError(
+                f"{fn}: {name} of shape {t.shape} does not broadcast to "
+                f"(B, N, T, S) = {(B, N, T, S)}"
+            ) from None
+        tb, tn, tt, ts = t.shape
+        if tn == 1:
+            return rnp.expand_dims(t, 2)  # (tB, 1, 1, tT, tS)
+        return rnp.reshape(t, (tb, K, G, tt, ts))
+
+    if bias is not None:
+        logits = rnp.add(logits, grouped(rnp.asarray(bias), "bias")).astype(logits_dtype)
+    keep = None
+    if mask is not None:
+        mask = rnp.asarray(mask)
+        if mask.dtype != np.bool_:
+            raise TypeError(f"{fn}: mask must be boolean (True = attend), got dtype {mask.dtype}")
+        keep = grouped(mask, "mask")
+    positions_t = rnp.arange(T)[:, None]
+    positions_s = rnp.arange(S)[None, :]
+
+    def both(a: Any, b: Any) -> Any:
+        return b if a is None else rnp.logical_and(a, b)
+
+    if is_causal:
+        keep = both(keep, rnp.greater_equal(positions_t, positions_s))
+    if local_window_size is not None:
+        left, right = local_window_size
+        inside = rnp.logical_and(
+            rnp.less_equal(positions_t, rnp.add(positions_s, left)),
+            rnp.greater_equal(positions_t, rnp.subtract(positions_s, right)),
+        )
+        keep = both(keep, inside)
+    for lengths, name, pos, shape in (
+        (query_seq_lengths, "query_seq_lengths", rnp.arange(T), (B, 1, 1, T, 1)),
+        (key_value_seq_lengths, "key_value_seq_lengths", rnp.arange(S), (B, 1, 1, 1, S)),
+    ):
+        if lengths is None:
+            continue
+        lengths = rnp.asarray(lengths)
+        if lengths.shape != (B,) or not dtypes.is_integer(lengths.dtype):
+            raise ValueError(
+                f"{fn}: {name} must be an integer array of shape (B,) = ({B},), "
+                f"got {lengths.dtype}{list(lengths.shape)}"
+            )
+        keep = both(keep, rnp.reshape(rnp.less(pos[None, :], lengths[:, None]), shape))
+    if keep is not None:
+        big = min(float(dtypes.finfo(logits_dtype).max), float(np.finfo(np.float32).max))
+        logits = rnp.where(keep, logits, np.asarray(-0.7 * big, logits_dtype))
+    logits = logits.astype(np.float32)
+    probs = softmax(logits, axis=-1).astype(k.dtype)
+    # (B, K, G, T, S) x (B, S, K, H) -> (B, T, K, G, H)
+    out = rnp.einsum("BKGTS,BSKH->BTKGH", probs, v)
+    out = rnp.reshape(out, (B, T, N, H))
+    if query_seq_lengths is not None:
+        valid = rnp.less(rnp.arange(T)[None, :], rnp.asarray(query_seq_lengths)[:, None])
+        out = rnp.multiply(out, valid[:, :, None, None].astype(out.dtype))
+    if unbatched:
+        out = out[0]
+    if return_residual:
+        lse = logsumexp(logits, axis=-1).astype(k.dtype)  # (B, K, G, T)
+        lse = rnp.reshape(rnp.transpose(lse, (0, 3, 1, 2)), (B, T, N))
+        if unbatched:
+            lse = lse[0]
+        return out, _no_gradient(lse)
+    return out
