@@ -111,6 +111,35 @@ def test_tree_collectives_reduce_one_buffer_per_dtype():
     assert _count(text, "all_reduce") == 1 and "stablehlo.concatenate" not in text
 
 
+def test_independent_all_reduces_are_merged_dependent_ones_are_not():
+    # pjrt pmap lowering holds all-reduces back until their results are needed
+    # and merges those held together (collectives.combine_all_reduces): the
+    # data-parallel step's pmean(grads) and pmean(loss) are one all_reduce.
+    build, args = pmap_cases.CASES["train_step"]
+    step = _on("pjrt", build)
+    step(*args)
+    (entry,) = _entries(step)
+    assert _count(str(entry.module), "all_reduce") == 1
+
+    def chained(x):
+        y = x + 1
+        a = lax.psum(x, "i")
+        b = lax.psum(a * 2, "i")  # needs a: its own op
+        c = lax.pmax(x, "i")  # another reduction: its own op
+        d = lax.psum(y, "i")  # y is ready where a is: moved up and merged with a
+        return a, b, c, d
+
+    x = pmap_cases.X423
+    results = {bk: ri.pmap(chained, "i", backend=bk) for bk in BACKENDS}
+    got = {bk: f(x) for bk, f in results.items()}
+    (entry,) = _entries(results["pjrt"])
+    assert _count(str(entry.module), "all_reduce") == 3  # a with d; b; c
+    for g, r in zip(got["pjrt"], got["ref"], strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(r), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(got["ref"][1]), 2 * 4 * x.sum(0) * np.ones_like(x))
+    np.testing.assert_allclose(np.asarray(got["ref"][3]), (x + 1).sum(0) * np.ones_like(x))
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_psum_grad_is_8x(backend):
     x = np.arange(4.0, dtype=np.float32)

@@ -700,6 +700,54 @@ for _prim, _name in ((psum_p, "psum"), (pmax_p, "pmax"), (pmin_p, "pmin")):
     _prim.def_lowering(_all_reduce_lowering(_name))
 
 
+def combine_all_reduces(program: Any) -> Any:
+    """``program`` with each top-level all-reduce (psum, pmax, pmin) joined by
+    the later ones of the same primitive and parameters whose operands are
+    already computed at its position (moved up to it: they are pure, and
+    their results are only used after their old position): ``pmean(grads)``
+    then ``pmean(loss)`` in a pmap body become ONE all-reduce, so ONE
+    rendezvous of the replicas on XLA CPU (see :func:`_all_reduce_lowering`).
+    Used only for the pjrt lowering of a pmap (every replica runs the same
+    program); the results are the same elementwise reductions. Sub-programs
+    are left as they are."""
+    from refimpl.core import Eqn, Program
+
+    reducers = (psum_p, pmax_p, pmin_p)
+
+    def key(eqn: Eqn) -> tuple:
+        return (eqn.primitive.name, repr(sorted(eqn.params.items())))
+
+    def ready(eqn: Eqn) -> bool:
+        return all(a.id in defined for a in eqn.inputs if hasattr(a, "id"))
+
+    candidates = [i for i, eqn in enumerate(program.eqns) if eqn.primitive in reducers]
+    defined = {v.id for v in (*program.in_vars, *program.const_vars)}
+    moved: set[int] = set()
+    eqns: list[Eqn] = []
+    for i, eqn in enumerate(program.eqns):
+        if i in moved:
+            continue
+        if eqn.primitive in reducers:
+            group = [eqn]
+            for j in candidates:
+                other = program.eqns[j]
+                if j > i and j not in moved and key(other) == key(eqn) and ready(other):
+                    group.append(other)
+                    moved.add(j)
+            if len(group) > 1:
+                eqn = Eqn(
+                    eqn.primitive,
+                    [a for e in group for a in e.inputs],
+                    [v for e in group for v in e.outputs],
+                    dict(eqn.params),
+                )
+        eqns.append(eqn)
+        defined.update(v.id for v in eqn.outputs)
+    if not moved:
+        return program
+    return Program(program.in_vars, eqns, program.out_vars, program.const_vars, program.consts)
+
+
 @all_gather_p.def_lowering
 def _all_gather_lowering(ctx, x, *, axes, axis_index_groups, axis_size, axis, tiled):
     groups = _groups_attr(ctx, "all_gather", axes, axis_index_groups)

@@ -946,7 +946,10 @@ class _Entry:
             lowering = executables._lowering()
             with collectives.replica_axes(groups):
                 module = lowering.lower_program(
-                    program, name=f"pmap_{name}", aliases=aliases, donated=donated
+                    collectives.combine_all_reduces(program),
+                    name=f"pmap_{name}",
+                    aliases=aliases,
+                    donated=donated,
                 )
             with lowering.mlir_context():
                 from jaxlib.mlir import ir
