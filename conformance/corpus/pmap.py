@@ -124,3 +124,41 @@ def cases() -> Iterator[Case]:
         (np.arange(N, dtype=np.float32),),
         lambda: [8 * np.arange(N, dtype=np.float32)],
     )
+    # trees and several collectives in one body: on pjrt, small same-dtype
+    # operands are all-reduced as one buffer and independent all-reduces merged
+    INTS = np.array([[3, -1], [7, 2], [0, 5], [-4, 4]], np.int32)
+    yield _pmap_case(
+        "psum_mixed_tree",
+        lambda api, L: api.pmap(lambda x, i: L.psum({"x": x, "x2": x * 2, "i": i}, "i"), "i"),
+        (X, INTS),
+        lambda: [
+            np.broadcast_to(INTS.sum(0).astype(np.int32), INTS.shape),
+            np.broadcast_to(X.sum(0), X.shape),
+            np.broadcast_to((2 * X).sum(0), X.shape),
+        ],
+    )
+    yield _pmap_case(
+        "pmean_int_is_float",
+        lambda api, L: api.pmap(lambda i: L.pmean(i, "i"), "i"),
+        (INTS,),
+        lambda: [np.broadcast_to(INTS.sum(0) / np.float32(N), INTS.shape).astype(np.float32)],
+    )
+    yield _pmap_case(
+        "pmean_grads_and_loss",
+        lambda api, L: api.pmap(
+            lambda w, x: (
+                L.pmean(api.grad(lambda w: (api.numpy.sin(w * x) ** 2).sum())(w), "i"),
+                L.pmean((w * x).sum(), "i"),
+                L.pmax(x, "i"),
+            ),
+            "i",
+            in_axes=(None, 0),
+        ),
+        (np.float32(0.7), X),
+        lambda: [
+            np.full(N, np.mean([(2 * np.sin(0.7 * x) * np.cos(0.7 * x) * x).sum() for x in X]),
+                    np.float32),
+            np.full(N, np.mean([(0.7 * x).sum() for x in X]), np.float32),
+            np.broadcast_to(X.max(0), X.shape),
+        ],
+    )  # fmt: skip
