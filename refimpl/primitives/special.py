@@ -37,7 +37,19 @@ from refimpl.primitives import xla_math
 from refimpl.transforms import batching
 from refimpl.transforms.ad_util import Zero, tangent_aval
 
-__all__ = ["digamma", "erf_inv", "erfc", "lgamma", "polygamma", "random_gamma_grad"]
+__all__ = [
+    "bessel_i0e",
+    "bessel_i1e",
+    "digamma",
+    "erf_inv",
+    "erfc",
+    "igamma",
+    "igammac",
+    "lgamma",
+    "polygamma",
+    "random_gamma_grad",
+    "zeta",
+]
 
 _F32 = np.dtype(np.float32)
 
@@ -453,3 +465,365 @@ def random_gamma_grad(a: Any, x: Any) -> Any:
     fixed quantile (implicit reparameterization), NaN for ``a <= 0`` or
     ``x < 0``, 0 at ``x = 0``. Not differentiable itself (as JAX)."""
     return random_gamma_grad_p.bind(a, x)
+
+
+# --- bessel_i0e, bessel_i1e: exponentially scaled modified Bessel functions ------------------
+#
+# i0e(x) = exp(-|x|) I0(x), i1e(x) = exp(-|x|) I1(x). Below a switch point the
+# power series I_nu(x) = sum_k (x/2)^(2k+nu) / (k! (k+nu)!) (all terms of one
+# sign: no cancellation), times exp(-|x|); above it the asymptotic expansion
+# I_nu(x) ~ e^x / sqrt(2 pi x) sum_k (-1)^k prod_{j<=k} (4nu^2 - (2j-1)^2) / (k! (8x)^k),
+# whose terms keep shrinking far past the number used. The switch point and
+# term counts depend on the working precision (float64: 30 / 110 / 40 terms,
+# float32: 15 / 48 / 20 terms; the truncation error is below half an ulp).
+# The same code runs on NumPy arrays (the impl, in float64) and on tracers
+# (i0e's lowering, a program of primitives in float32 or float64; i1e lowers to
+# chlo.bessel_i1e, as JAX).
+
+
+def _bessel_ie_generic(ops, x, nu, wide):
+    switch, n_series, n_asym = (30.0, 110, 40) if wide else (15.0, 48, 20)
+    ax = abs(x)
+    small = ax <= switch
+    xs = ops.where(small, ax, ops.full(ax, 1.0))
+    half_sq = xs * xs * 0.25
+    term = ops.full(xs, 1.0) if nu == 0 else xs * 0.5
+    total = term
+    for k in range(1, n_series):
+        term = term * half_sq / float(k * (k + nu))
+        total = total + term
+    series = total * ops.exp(-xs)
+    xl = ops.where(small, ops.full(ax, 2.0 * switch), ax)
+    mu = 4.0 * nu * nu
+    term = ops.full(xl, 1.0)
+    total = term
+    for k in range(1, n_asym):
+        term = term * (-(mu - (2 * k - 1) ** 2) / (8.0 * k)) / xl
+        total = total + term
+    asym = total / ops.sqrt(xl * (2 * math.pi))
+    out = ops.where(small, series, asym)
+    out = ops.where(ax == math.inf, ops.full(out, 0.0), out)
+    if nu == 1:  # odd: i1e(-x) = -i1e(x)
+        out = ops.where(x < 0, -out, out)
+    return out
+
+
+_NumpyOps.sqrt = staticmethod(np.sqrt)
+_LaxOps.sqrt = staticmethod(ew.sqrt)
+
+
+def _bessel_ie_impl(nu: int):
+    def impl(x: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            out = _bessel_ie_generic(_NumpyOps, x.astype(np.float64), nu, wide=True)
+        return np.asarray(out).astype(x.dtype)
+
+    return impl
+
+
+def _bessel_i0e_program(x: Any) -> Any:
+    from refimpl import lax
+
+    dtype = tracing.get_aval(x, "bessel_i0e", 0).dtype
+    if dtype not in (np.float32, np.float64):
+        wide = lax.convert_element_type(x, np.float32)
+        return lax.convert_element_type(_bessel_i0e_program(wide), dtype)
+    return _bessel_ie_generic(_LaxOps, x, 0, wide=dtype == np.float64)
+
+
+bessel_i0e_p = ew.unary("bessel_i0e", ew._in_float32(_bessel_ie_impl(0)), ew.FLOAT)
+bessel_i1e_p = ew.unary("bessel_i1e", ew._in_float32(_bessel_ie_impl(1)), ew.FLOAT)
+
+
+def _bessel_i0e_lowering(ctx, x):
+    from refimpl.primitives.decompositions import composite_lowering
+
+    return composite_lowering("bessel_i0e", _bessel_i0e_program)(ctx, x)
+
+
+bessel_i0e_p.def_lowering(_bessel_i0e_lowering)
+bessel_i1e_p.def_lowering(ew._hlo_unary("bessel_i1e", dialect="chlo", in_float32=True))
+for _prim in (bessel_i0e_p, bessel_i1e_p):
+    _prim.def_mask(ew._elementwise_mask_rule)
+    _prim.def_batch(batching.elementwise_batch_rule(_prim))
+
+# d i0e = i1e(x) - sign(x) i0e(x); d i1e = i0e(x) - i1e(x) (sign(x) + 1/x), whose
+# limit at 0 is 1/2 (used for |x| <= eps, where 1/x would blow up)
+ew._unary_jvp(
+    bessel_i0e_p, lambda t, y, x: ew.mul(t, ew.sub(bessel_i1e_p.bind(x), ew.mul(ew.sign(x), y)))
+)
+
+
+def _bessel_i1e_derivative(t, y, x):
+    aval = tracing.get_aval(x, "bessel_i1e", 0)
+    eps = _scalar_like(float(np.finfo(aval.dtype).eps), x)
+    not_tiny = ew.gt(ew.abs(x), eps)
+    safe_x = ew.select_n(not_tiny, ew.add(ew.mul(x, _scalar_like(0.0, x)), eps), x)
+    slope = ew.sub(
+        bessel_i0e_p.bind(safe_x),
+        ew.mul(y, ew.add(ew.sign(safe_x), ew.div(_scalar_like(1.0, x), safe_x))),
+    )
+    slope = ew.select_n(
+        not_tiny, ew.add(ew.mul(x, _scalar_like(0.0, x)), _scalar_like(0.5, x)), slope
+    )
+    return ew.mul(t, slope)
+
+
+ew._unary_jvp(bessel_i1e_p, _bessel_i1e_derivative)
+
+
+def bessel_i0e(x: Any) -> Any:
+    """``lax.bessel_i0e``: ``exp(-|x|) I0(x)``, the exponentially scaled modified
+    Bessel function of order 0 (even; 0 at +-inf)."""
+    return bessel_i0e_p.bind(x)
+
+
+def bessel_i1e(x: Any) -> Any:
+    """``lax.bessel_i1e``: ``exp(-|x|) I1(x)`` (odd; +-0 at +-inf)."""
+    return bessel_i1e_p.bind(x)
+
+
+# --- igamma, igammac: the regularized incomplete gamma functions ----------------------------
+#
+# P(a, x) = gamma(a, x) / Gamma(a) and Q(a, x) = 1 - P(a, x). Where x <= 1 or
+# x <= a, P from its power series x^a e^-x / Gamma(a + 1) sum_n x^n / ((a+1)...(a+n))
+# (Q = 1 - P, which is >= ~1/2 there: no cancellation); elsewhere Q from its
+# continued fraction (Cephes' igamc recurrence, rescaled to stay in range), and
+# P = 1 - Q. Loops stop when every element has converged (at most 2000 terms).
+# Edge values as XLA: NaN for a < 0, x < 0, a = x = 0, a = inf or a NaN
+# operand; P(0, x > 0) = 1; P(a > 0, 0) = 0; P(a, inf) = 1. The same code runs
+# on NumPy arrays (the impl, in float64, then rounded: the reference is the
+# mathematical function; XLA's float32 evaluation, which the lowering repeats,
+# loses up to ~4e-4 relative where x^a e^-x / Gamma(a) is formed from large
+# cancelling logarithms, a, x ~ 50-100) and on tracers (the lowering, in the
+# operand's precision; float32 for the 16-bit types).
+
+
+def _igamma_generic(ops, a, x, eps, complement):
+    nan = (a != a) | (x != x) | (a < 0.0) | (x < 0.0) | ((a == 0.0) & (x == 0.0))
+    nan = nan | (a == math.inf)
+    a_zero = (a == 0.0) & (x > 0.0)
+    x_zero = (x == 0.0) & (a > 0.0)
+    x_inf = x == math.inf
+    special = nan | a_zero | x_zero | x_inf
+    safe_a = ops.where(special, ops.full(a, 1.0), a)
+    safe_x = ops.where(special, ops.full(x, 1.0), x)
+    use_fraction = (safe_x > 1.0) & (safe_x > safe_a)
+    log_ax = safe_a * ops.log(safe_x) - safe_x - ops.lgamma(safe_a)
+    ax = ops.exp(log_ax)
+
+    def series_body(state):
+        on, r, c, total = state
+        r2 = r + 1.0
+        c2 = c * safe_x / r2
+        total2 = total + c2
+        more = on & (c2 / total2 > eps)
+        return (more, ops.where(on, r2, r), ops.where(on, c2, c), ops.where(on, total2, total))
+
+    one = ops.full(safe_a, 1.0)
+    state = (~special & ~use_fraction, safe_a, one, one)
+    total = ops.while_loop(lambda s: ops.any(s[0]), series_body, state)[3]
+    p_series = total * ax / safe_a
+
+    def fraction_body(state):
+        on, ans, y, z, c, pkm1, qkm1, pkm2, qkm2 = state
+        c2, y2, z2 = c + 1.0, y + 1.0, z + 2.0
+        yc = y2 * c2
+        pk = pkm1 * z2 - pkm2 * yc
+        qk = qkm1 * z2 - qkm2 * yc
+        nonzero = qk != 0.0
+        ans2 = ops.where(nonzero, pk / ops.where(nonzero, qk, ops.full(qk, 1.0)), ans)
+        change = ops.where(nonzero, abs((ans - ans2) / ans2), ops.full(ans, 1.0))
+        big = abs(pk) > 1.0 / eps  # rescale all four to stay in range
+        scale = ops.where(big, ops.full(pk, eps), ops.full(pk, 1.0))
+        more = on & (change > eps)
+        new = [pk * scale, qk * scale, pkm1 * scale, qkm1 * scale]
+        old = [pkm1, qkm1, pkm2, qkm2]
+        kept = [ops.where(on, n, o) for n, o in zip(new, old, strict=True)]
+        return (
+            more,
+            ops.where(on, ans2, ans),
+            ops.where(on, y2, y),
+            ops.where(on, z2, z),
+            c2,
+            *kept,
+        )
+
+    y = 1.0 - safe_a
+    z = safe_x + y + 1.0
+    pkm1 = safe_x + 1.0
+    qkm1 = z * safe_x
+    zero = ops.full(safe_x, 0.0)
+    state = (~special & use_fraction, pkm1 / qkm1, y, z, zero, pkm1, qkm1, one, safe_x)
+    ans = ops.while_loop(lambda s: ops.any(s[0] & (s[4] < 2000.0)), fraction_body, state)[1]
+    q_fraction = ans * ax
+    if complement:
+        out = ops.where(use_fraction, q_fraction, 1.0 - p_series)
+        out = ops.where(a_zero | x_inf, ops.full(out, 0.0), out)
+        out = ops.where(x_zero, ops.full(out, 1.0), out)
+    else:
+        out = ops.where(use_fraction, 1.0 - q_fraction, p_series)
+        out = ops.where(a_zero | x_inf, ops.full(out, 1.0), out)
+        out = ops.where(x_zero, ops.full(out, 0.0), out)
+    return ops.where(nan, ops.full(out, np.nan), out)
+
+
+def _igamma_impl(complement: bool):
+    def impl(a: np.ndarray, x: np.ndarray) -> np.ndarray:
+        dtype = a.dtype
+        a, x = np.broadcast_arrays(a.astype(np.float64), x.astype(np.float64))
+        with np.errstate(all="ignore"):
+            out = _igamma_generic(_NumpyOps, np.array(a), np.array(x), 2.0**-53, complement)
+        return np.asarray(out).astype(dtype)
+
+    return impl
+
+
+def _igamma_program(complement: bool):
+    def program(a: Any, x: Any) -> Any:
+        from refimpl import lax
+
+        dtype = tracing.get_aval(a, "igamma", 0).dtype
+        if dtype not in (np.float32, np.float64):
+            wide = [lax.convert_element_type(v, np.float32) for v in (a, x)]
+            return lax.convert_element_type(program(*wide), dtype)
+        return _igamma_generic(_LaxOps, a, x, float(np.finfo(dtype).eps) / 2, complement)
+
+    return program
+
+
+igamma_p = ew.binary("igamma", ew._in_float32(_igamma_impl(False)), ew.FLOAT)
+igammac_p = ew.binary("igammac", ew._in_float32(_igamma_impl(True)), ew.FLOAT)
+for _prim, _complement in ((igamma_p, False), (igammac_p, True)):
+    _prim.def_mask(ew._elementwise_mask_rule)
+    _prim.def_batch(batching.elementwise_batch_rule(_prim))
+
+    def _lowering(ctx, a, x, _name=_prim.name, _complement=_complement):
+        from refimpl.primitives.decompositions import composite_lowering
+
+        return composite_lowering(_name, _igamma_program(_complement))(ctx, a, x)
+
+    _prim.def_lowering(_lowering)
+
+
+def _igamma_slopes(a: Any, x: Any) -> tuple[Any, Any]:
+    """``(dP/da, dP/dx)``: ``dP/dx = x^(a-1) e^-x / Gamma(a)``, and ``dP/da``
+    from the implicit derivative of a Gamma sample, ``random_gamma_grad =
+    -(dP/da) / (dP/dx)``, which already evaluates dP/da by Cephes' series and
+    fraction differentiated term by term (JAX's ``igamma_grad_a`` is the same
+    quantity)."""
+    one = _scalar_like(1.0, x)
+    dp_dx = ew.exp(ew.sub(ew.sub(ew.mul(ew.sub(a, one), ew.log(x)), x), lgamma_p.bind(a)))
+    dp_da = ew.neg(ew.mul(random_gamma_grad_p.bind(a, x), dp_dx))
+    return dp_da, dp_dx
+
+
+def _igamma_jvp_rule(prim, sign: float):
+    def rule(primals, tangents):
+        (a, x), (ta, tx) = primals, tangents
+        y = prim.bind(a, x)
+        if isinstance(ta, Zero) and isinstance(tx, Zero):
+            return y, Zero(tangent_aval(tracing.get_aval(y, prim.name, 0)))
+        dp_da, dp_dx = _igamma_slopes(a, x)
+        s = _scalar_like(sign, x)
+        parts = []
+        if not isinstance(ta, Zero):
+            parts.append(ew.mul(ta, ew.mul(s, dp_da)))
+        if not isinstance(tx, Zero):
+            parts.append(ew.mul(tx, ew.mul(s, dp_dx)))
+        return y, parts[0] if len(parts) == 1 else ew.add(parts[0], parts[1])
+
+    return rule
+
+
+igamma_p.def_jvp(_igamma_jvp_rule(igamma_p, 1.0))
+igammac_p.def_jvp(_igamma_jvp_rule(igammac_p, -1.0))
+
+
+def igamma(a: Any, x: Any) -> Any:
+    """``lax.igamma``: the regularized lower incomplete gamma function ``P(a, x)``."""
+    return igamma_p.bind(a, x)
+
+
+def igammac(a: Any, x: Any) -> Any:
+    """``lax.igammac``: the regularized upper incomplete gamma function ``1 - P(a, x)``."""
+    return igammac_p.bind(a, x)
+
+
+# --- zeta: the Hurwitz zeta function ---------------------------------------------------------
+#
+# zeta(x, q) = sum_{k>=0} (q + k)^-x for x > 1, by Euler-Maclaurin summation:
+# the first N terms (N so that q + N >= 12), the integral (q+N)^(1-x) / (x-1),
+# half the next term, and sum_{j=1..9} B_2j / (2j)! x (x+1)...(x+2j-2) (q+N)^(-x-2j+1).
+# Edge values as XLA's: NaN for x < 1, for a NaN or infinite operand, and for
+# q <= 0 with x not an integer; x = 1 gives inf; q a non-positive integer gives
+# inf for even x and NaN for odd x. Lowered to chlo.zeta (as JAX). The
+# derivative in q is -x zeta(x + 1, q); the one in x is not a primitive rule
+# (refimpl.scipy.special.zeta supplies it, as JAX's does, from a series).
+
+_BERNOULLI_2J = (
+    1 / 6,
+    -1 / 30,
+    1 / 42,
+    -1 / 30,
+    5 / 66,
+    -691 / 2730,
+    7 / 6,
+    -3617 / 510,
+    43867 / 798,
+)
+
+
+def _zeta_scalar(x: float, q: float) -> float:
+    if math.isnan(x) or math.isnan(q) or math.isinf(x) or math.isinf(q) or x < 1:
+        return math.nan
+    if x == 1:
+        return math.inf
+    x_integer = x == math.floor(x)
+    if q <= 0:
+        if q == math.floor(q):
+            return math.inf if x_integer and x % 2 == 0 else math.nan
+        if not x_integer:
+            return math.nan
+    n = max(0, math.ceil(12 - q))
+    total = math.fsum((q + k) ** -x for k in range(n))
+    w = q + n
+    total += w ** (1 - x) / (x - 1) + 0.5 * w**-x
+    rising, power, factorial = x, w ** (-x - 1), 2.0
+    for j, b in enumerate(_BERNOULLI_2J, start=1):
+        total += b / factorial * rising * power
+        rising *= (x + 2 * j - 1) * (x + 2 * j)
+        power /= w * w
+        factorial *= (2 * j + 1) * (2 * j + 2)
+    return total
+
+
+def _zeta(x: np.ndarray, q: np.ndarray) -> np.ndarray:
+    wide = np.vectorize(_zeta_scalar, otypes=[np.float64])
+    return np.asarray(wide(x.astype(np.float64), q.astype(np.float64))).astype(x.dtype)
+
+
+zeta_p = ew.binary("zeta", ew._in_float32(_zeta), ew.FLOAT)
+zeta_p.def_lowering(ew._hlo_binary("zeta", dialect="chlo", in_float32=True))
+zeta_p.def_mask(ew._elementwise_mask_rule)
+zeta_p.def_batch(batching.elementwise_batch_rule(zeta_p))
+
+
+@zeta_p.def_jvp
+def _zeta_jvp(primals, tangents):
+    (x, q), (tx, tq) = primals, tangents
+    y = zeta_p.bind(x, q)
+    if not isinstance(tx, Zero):
+        raise NotImplementedError(
+            "zeta: the derivative with respect to x (the exponent) is not a primitive rule; "
+            "refimpl.scipy.special.zeta differentiates in x (through a series), lax.zeta does not"
+        )
+    if isinstance(tq, Zero):
+        return y, Zero(tangent_aval(tracing.get_aval(y, "zeta", 0)))
+    slope = ew.neg(ew.mul(x, zeta_p.bind(ew.add(x, _scalar_like(1.0, x)), q)))
+    return y, ew.mul(tq, slope)
+
+
+def zeta(x: Any, q: Any) -> Any:
+    """``lax.zeta``: the Hurwitz zeta function ``sum_k (q + k)^-x``."""
+    return zeta_p.bind(x, q)
