@@ -16,6 +16,28 @@ from refimpl.core import Program, ShapedArray, check_program
 from refimpl.custom_derivatives import custom_jvp, custom_vjp
 from refimpl.invertible import custom_ivjp, invertible
 from refimpl.ref import Ref, empty_ref, freeze, new_ref
+from refimpl.top_level import (
+    block_until_ready,
+    clear_caches,
+    closure_convert,
+    custom_gradient,
+    default_device,
+    device_count,
+    device_get,
+    disable_jit,
+    enable_x64,
+    ensure_compile_time_eval,
+    float0,
+    jacobian,
+    local_device_count,
+    local_devices,
+    make_jaxpr,
+    named_call,
+    named_scope,
+    process_count,
+    process_index,
+    typeof,
+)
 from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
 from refimpl.transforms.ad import (
     grad,
@@ -96,4 +118,24 @@ __all__ = [
     "freeze",
     "new_ref",
     "ref",
+    "block_until_ready",
+    "clear_caches",
+    "closure_convert",
+    "custom_gradient",
+    "default_device",
+    "device_count",
+    "device_get",
+    "disable_jit",
+    "enable_x64",
+    "ensure_compile_time_eval",
+    "float0",
+    "jacobian",
+    "local_device_count",
+    "local_devices",
+    "make_jaxpr",
+    "named_call",
+    "named_scope",
+    "process_count",
+    "process_index",
+    "typeof",
 ]

@@ -9,8 +9,7 @@ refimpl's (``jax.numpy`` -> ``refimpl.numpy``, ``jax.lax`` -> ``refimpl.lax``,
 in ``sys.modules`` in front of any real JAX and taken out again afterwards,
 with a meta-path finder for ``jax.*`` modules not imported yet. A few JAX
 names are spelled differently in refimpl and are translated
-(``jax.make_jaxpr`` -> ``ri.make_program``, ``jax.config.update("jax_...")``
--> ``ri.config.update("...")``, ``jax.block_until_ready``, ``jax.Array``).
+(``jax.config.update("jax_...")`` -> ``ri.config.update("...")``, ``jax.Array``).
 
 A name refimpl does not provide is an ``AttributeError`` naming it, e.g.
 ``jax.numpy.int4 is not provided by refimpl (running under refimpl.as_jax);
@@ -83,33 +82,12 @@ class _Config:
             raise _missing("jax.config", name) from None
 
 
-def _block_until_ready(tree: Any) -> Any:
-    from refimpl import tree_util
-
-    for leaf in tree_util.tree_leaves(tree):
-        if hasattr(leaf, "block_until_ready"):
-            leaf.block_until_ready()
-    return tree
-
-
 def _extras(jax_name: str) -> dict[str, Any]:
     """Names JAX spells differently from refimpl, per aliased module."""
     import refimpl as ri
 
     if jax_name == "jax":
-        extras: dict[str, Any] = {
-            "config": _Config(),
-            "make_jaxpr": ri.make_program,
-            "block_until_ready": _block_until_ready,
-            "Array": ri.Array,
-        }
-        devices = ri.devices
-        extras.setdefault("local_devices", getattr(ri, "local_devices", devices))
-        extras.setdefault("device_count", getattr(ri, "device_count", lambda: len(devices())))
-        extras.setdefault(
-            "local_device_count", getattr(ri, "local_device_count", lambda: len(devices()))
-        )
-        return extras
+        return {"config": _Config(), "Array": ri.Array}
     if jax_name == "jax.numpy":
         import refimpl.numpy as rnp
 

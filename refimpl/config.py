@@ -17,6 +17,8 @@ class Config:
         "enable_x64": False,
         "backend": "ref",
         "explain_cache_misses": False,
+        # jit runs its Python function op by op (refimpl.top_level.disable_jit).
+        "disable_jit": False,
         "ref_num_devices": 1,
         # Persistent compilation cache (refimpl.backends.pjrt.compilation_cache):
         # a directory (None: off) and its size limit in bytes.

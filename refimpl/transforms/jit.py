@@ -437,6 +437,9 @@ class Jitted:
         self._cache: dict[Signature, CacheEntry] = _shared_cache(fun, (self.spec, backend))
         self.trace_count = 0  # traces made by this object (a shared-cache hit makes none)
         self._ref_memo: tuple | None = None  # the last pjrt call with Ref arguments (_quick_key)
+        # False for the backends' own jits of single operations (eager dispatch),
+        # which ri.disable_jit must not turn into calls of themselves.
+        self.honours_disable_jit = True
 
     def __repr__(self) -> str:
         return f"<Jitted {self.__name__}>"
@@ -691,6 +694,8 @@ class Jitted:
     # -- calling --
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if config._values["disable_jit"] and self.honours_disable_jit:  # ri.disable_jit()
+            return self.fun(*args, **kwargs)
         memo = self._ref_memo
         if memo is not None and not kwargs and not tracing._builders:
             key = _quick_key(args)

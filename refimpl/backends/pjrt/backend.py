@@ -471,7 +471,9 @@ def _jit_primitive(primitive: Any, params: dict[str, Any]) -> Any:
         return primitive.bind(*operands, **params)
 
     apply.__name__ = primitive.name
-    return make_fast_jitted(apply, {"backend": "pjrt"})
+    fast = make_fast_jitted(apply, {"backend": "pjrt"})
+    fast._jitted.honours_disable_jit = False  # an eager operation, not a user's jit
+    return fast
 
 
 class _Identity:

@@ -49,7 +49,9 @@ def eager_bind(primitive: Any, args: tuple[Any, ...], params: dict[str, Any]) ->
 
 
 def _make_jit(fun: Any) -> Any:
-    return backend.make_fast_jitted(fun, {"backend": "pjrt"})
+    fast = backend.make_fast_jitted(fun, {"backend": "pjrt"})
+    fast._jitted.honours_disable_jit = False  # an eager numpy function, not a user's jit
+    return fast
 
 
 def _native_entry(wrapper: Any) -> Any:

@@ -42,6 +42,7 @@ from refimpl.array import placement_rule
 from refimpl.backends.pjrt.arrays import PjrtArray
 from refimpl.backends.pjrt.executables import default_device
 from refimpl.backends.pjrt.runtime import native_module
+from refimpl.config import config
 from refimpl.ref import Ref
 from refimpl.transforms import donation
 from refimpl.transforms.jit import Jitted
@@ -93,6 +94,9 @@ def make_fast_jitted(
             setattr(fast, attribute, value)
     fast.__name__ = jitted.__name__
     fast.__wrapped__ = fun
+    from refimpl import top_level  # clear_caches and disable_jit reach its native cache
+
+    top_level.register_fast_jitted(fast)
     return fast
 
 
@@ -116,6 +120,8 @@ def on_miss(
     """
     jitted = fast._jitted
     name = jitted.__name__
+    if config.disable_jit and jitted.honours_disable_jit:  # the Jitted runs the function
+        return None
     with _miss_lock:
         call = jitted._split_args(args, kwargs)  # Ref errors (passed twice, ...) raise here
         signature = call.signature

@@ -1,0 +1,249 @@
+"""refimpl's top-level utilities against JAX 0.10.2 (refimpl.top_level)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+
+
+def test_device_get_structure_and_values(backend):
+    tree = {"a": rnp.arange(3.0), "b": (rnp.ones((2, 2), "int32"), 1.5, None), "c": "s"}
+    jtree = {"a": jnp.arange(3.0), "b": (jnp.ones((2, 2), "int32"), 1.5, None), "c": "s"}
+    got, want = ri.device_get(tree), jax.device_get(jtree)
+    assert ri.tree_structure(got) == ri.tree_structure(want)
+    for g, w in zip(ri.tree_leaves(got), jax.tree.leaves(want), strict=True):
+        assert type(g) is type(w)
+        if isinstance(w, np.ndarray):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+        else:
+            assert g == w
+
+
+def test_device_get_of_tracer_is_an_error():
+    with pytest.raises(ri.ConcretizationTypeError, match="device_get"):
+        ri.jit(lambda x: ri.device_get(x), backend="ref")(1.0)
+
+
+def test_block_until_ready_returns_its_argument(backend):
+    x = ri.jit(lambda a: (a * 2, [a]))(np.ones(3, np.float32))
+    assert ri.block_until_ready(x) is x
+    tree = (np.ones(2), 3, None)
+    assert ri.block_until_ready(tree) is tree
+    assert jax.block_until_ready(tree) is tree
+
+
+def test_device_counts():
+    assert ri.process_index() == jax.process_index() == 0
+    assert ri.process_count() == jax.process_count() == 1
+    for name in ("ref", "pjrt"):
+        assert ri.device_count(name) == len(ri.devices(name))
+        assert ri.local_device_count(name) == ri.device_count(name)
+        assert ri.local_devices(backend=name) == ri.devices(name)
+    # (refimpl's PJRT client may be made with more virtual CPU devices than JAX's)
+    assert ri.device_count("pjrt") >= jax.device_count("cpu")
+    assert ri.device_count() == len(ri.devices())
+
+
+def test_device_errors():
+    with pytest.raises(ValueError, match="device_count: unknown backend 'tpu'"):
+        ri.device_count("tpu")
+    with pytest.raises(ValueError, match="local_devices: process_index 1"):
+        ri.local_devices(1)
+
+
+def test_default_device_switches_backend():
+    saved = ri.config.backend
+    with ri.default_device(ri.devices("pjrt")[0]):
+        assert ri.config.backend == "pjrt"
+        assert ri.default_backend() == "pjrt"
+    with ri.default_device(ri.devices("ref")[0]):
+        assert ri.config.backend == "ref"
+    assert ri.config.backend == saved
+    with pytest.raises(TypeError, match="default_device: expected a device"):
+        with ri.default_device("cpu"):
+            pass
+
+
+def test_make_jaxpr_static_and_return_shape():
+    def f(x, n):
+        return rnp.sin(x) * n, {"k": x.sum()}
+
+    def jf(x, n):
+        return jnp.sin(x) * n, {"k": x.sum()}
+
+    x = np.ones((2, 3), np.float32)
+    program, shapes = ri.make_jaxpr(f, static_argnums=1, return_shape=True)(x, 3)
+    jprogram, jshapes = jax.make_jaxpr(jf, static_argnums=1, return_shape=True)(x, 3)
+    assert isinstance(program, ri.Program)
+    assert ri.tree_structure(shapes) == ri.tree_structure(jshapes)
+    for s, js in zip(ri.tree_leaves(shapes), jax.tree.leaves(jshapes), strict=True):
+        assert (s.shape, s.dtype) == (js.shape, js.dtype)
+    assert len(program.in_vars) == len(jprogram.jaxpr.invars) == 1
+    assert "sin" in str(program)
+    with pytest.raises(NotImplementedError, match="axis_env"):
+        ri.make_jaxpr(f, axis_env=[("i", 2)])
+
+
+def test_typeof_matches_jax():
+    for rv, jv in [(1.0, 1.0), (np.ones(3, np.int32), np.ones(3, np.int32))]:
+        got, want = ri.typeof(rv), jax.typeof(jv)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        assert got.weak_type == want.weak_type
+    seen = []
+    ri.jit(lambda x: seen.append(ri.typeof(x)) or x, backend="ref")(np.ones(2, np.float32))
+    assert seen[0].shape == (2,)
+    with pytest.raises(TypeError, match="typeof"):
+        ri.typeof("text")
+
+
+def test_float0_and_enable_x64():
+    assert ri.float0 == jax.dtypes.float0
+    assert not ri.config.enable_x64
+    with ri.enable_x64(True):
+        assert rnp.arange(3.0).dtype == np.float64
+    assert rnp.arange(3.0).dtype == np.float32
+
+
+@pytest.mark.parametrize("jit_backend", ["ref", "pjrt"])
+def test_disable_jit_runs_python_each_call(jit_backend):
+    calls = []
+
+    def f(x):
+        calls.append(type(x).__name__)
+        return x * 2
+
+    g = ri.jit(f, backend=jit_backend)
+    x = ri.device_put(np.ones(3, np.float32), ri.devices(jit_backend)[0])
+    g(x)
+    g(x)
+    assert len(calls) == 1  # traced once
+    with ri.disable_jit():
+        np.testing.assert_array_equal(g(x), 2 * np.ones(3))
+        g(x)
+    assert len(calls) == 3 and "Tracer" not in calls[1] + calls[2]
+    np.testing.assert_array_equal(g(x), 2 * np.ones(3))
+
+
+def test_clear_caches_retraces(backend):
+    calls = []
+
+    @ri.jit
+    def f(x):
+        calls.append(1)
+        return x + 1
+
+    f(np.ones(2, np.float32))
+    f(np.ones(2, np.float32))
+    assert len(calls) == 1
+    ri.clear_caches()
+    np.testing.assert_array_equal(f(np.ones(2, np.float32)), [2, 2])
+    assert len(calls) == 2
+
+
+def test_ensure_compile_time_eval_is_concrete(backend):
+    seen = []
+
+    @ri.jit
+    def f(x):
+        with ri.ensure_compile_time_eval():
+            y = rnp.arange(3.0) * 2
+            seen.append(float(y.sum()))  # concrete: no ConcretizationTypeError
+        return x + y
+
+    np.testing.assert_array_equal(f(np.ones(3, np.float32)), [1, 3, 5])
+    assert seen == [6.0]
+
+
+def test_named_scope_and_named_call():
+    with ri.named_scope("layer"):
+        y = rnp.sin(1.0)
+    assert float(y) == pytest.approx(np.sin(1.0))
+    f = ri.named_call(lambda x: x * 3, name="triple")
+    assert float(f(2.0)) == 6.0
+    with pytest.raises(TypeError, match="named_scope: name must be a str"):
+        with ri.named_scope(3):
+            pass
+
+
+def test_jacobian_is_jacrev():
+    def f(x):
+        return rnp.stack([x[0] * x[1], rnp.sin(x[1])])
+
+    def jf(x):
+        return jnp.stack([x[0] * x[1], jnp.sin(x[1])])
+
+    x = np.array([1.5, -0.5], np.float32)
+    np.testing.assert_allclose(ri.jacobian(f)(x), jax.jacobian(jf)(x), rtol=1e-6)
+
+
+def _gradient_pair(np_mod, custom_gradient):
+    @custom_gradient
+    def clip_grad(x, y):
+        def vjp(g):
+            return (np_mod.clip(g * y, -1.0, 1.0), g * 10.0)
+
+        return x * y, vjp
+
+    return clip_grad
+
+
+def test_custom_gradient_against_jax(backend):
+    f = _gradient_pair(rnp, ri.custom_gradient)
+    jf = _gradient_pair(jnp, jax.custom_gradient)
+    x, y = np.float32(3.0), np.float32(0.5)
+    assert float(f(x, y)) == float(jf(x, y))
+    for argnums in (0, 1, (0, 1)):
+        got = ri.grad(lambda a, b: f(a, b) * 4.0, argnums)(x, y)
+        want = jax.grad(lambda a, b: jf(a, b) * 4.0, argnums)(x, y)
+        np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-6)
+    got = ri.jit(ri.grad(lambda a, b: f(a, b) * 4.0))(x, y)
+    assert float(got) == float(jax.grad(lambda a, b: jf(a, b) * 4.0)(x, y))
+
+
+def test_custom_gradient_single_argument():
+    @ri.custom_gradient
+    def f(x):
+        return rnp.sin(x), lambda g: g * 100.0
+
+    @jax.custom_gradient
+    def jf(x):
+        return jnp.sin(x), lambda g: g * 100.0
+
+    assert float(ri.grad(f)(1.0)) == float(jax.grad(jf)(1.0)) == 100.0
+
+
+def test_custom_gradient_errors():
+    bad = ri.custom_gradient(lambda x: x * 2)
+    with pytest.raises(TypeError, match="custom_gradient.*pair"):
+        bad(1.0)
+    wrong = ri.custom_gradient(lambda x, y: (x * y, lambda g: (g,)))
+    with pytest.raises(TypeError, match="2 cotangent"):
+        ri.grad(wrong)(1.0, 2.0)
+
+
+def test_closure_convert_hoists_outer_tracers():
+    def outer(w, x):
+        def inner(v):
+            return rnp.sin(v) * w
+
+        converted, consts = ri.closure_convert(inner, x)
+        assert len(consts) == 1
+        return converted(x, *consts)
+
+    def jouter(w, x):
+        def inner(v):
+            return jnp.sin(v) * w
+
+        converted, consts = jax.closure_convert(inner, x)
+        return converted(x, *consts)
+
+    w, x = np.float32(2.0), np.float32(0.3)
+    np.testing.assert_allclose(ri.grad(outer)(w, x), jax.grad(jouter)(w, x), rtol=1e-6)
+    converted, consts = ri.closure_convert(lambda v: v * 3.0, x)
+    assert consts == [] and float(converted(x)) == pytest.approx(0.9)
