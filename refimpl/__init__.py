@@ -6,7 +6,18 @@ unrolling and masking, with a PJRT fast path behind the same front door.
     from refimpl import lax
 """
 
-from refimpl import custom_batching, dlpack, lax, nn, random, ref, scipy, tree, tree_util
+from refimpl import (
+    custom_batching,
+    debug,
+    dlpack,
+    lax,
+    nn,
+    random,
+    ref,
+    scipy,
+    tree,
+    tree_util,
+)
 from refimpl.ad_checkpoint import checkpoint, checkpoint_policies, remat
 from refimpl.array import Array
 from refimpl.backends.placement import default_backend, device_put, devices
@@ -64,6 +75,7 @@ from refimpl.tree_util import (
 )
 
 __all__ = [
+    "debug",
     "dlpack",
     "nn",
     "random",

@@ -5,7 +5,8 @@
 For the duration of the run, ``jax`` and its submodules are aliases of
 refimpl's (``jax.numpy`` -> ``refimpl.numpy``, ``jax.lax`` -> ``refimpl.lax``,
 ``jax.random``, ``jax.nn``, ``jax.nn.initializers``, ``jax.scipy.special``,
-``jax.scipy.linalg``, ``jax.tree``, ``jax.tree_util``, ``jax.dlpack``), put
+``jax.scipy.linalg``, ``jax.tree``, ``jax.tree_util``, ``jax.dlpack``,
+``jax.debug``), put
 in ``sys.modules`` in front of any real JAX and taken out again afterwards,
 with a meta-path finder for ``jax.*`` modules not imported yet. A few JAX
 names are spelled differently in refimpl and are translated
@@ -51,6 +52,7 @@ MODULES = {
     "jax.tree_util": "refimpl.tree_util",
     "jax.dlpack": "refimpl.dlpack",
     "jax.dtypes": "refimpl.dtypes",
+    "jax.debug": "refimpl.debug",
 }
 
 

@@ -49,7 +49,7 @@ def dce_program(
     new_eqns: list[Eqn] = []
     for eqn in reversed(program.eqns):
         used_outs = [v.id in live for v in eqn.outputs]
-        if not any(used_outs):
+        if not any(used_outs) and not getattr(eqn.primitive, "effectful", False):
             continue
         rule = dce_rules.get(eqn.primitive)
         if rule is None:

@@ -122,6 +122,10 @@ class _Executables:
         self._artifact: bytes | None = None
         self._by_device: dict[int, Any] = {}
         self._lock = threading.RLock()
+        # Top-level debug callbacks split off the program (refimpl.primitives.debug):
+        # run after the call on the outputs past the first n_outputs.
+        self.debug_callbacks: list = []
+        self.n_outputs = len(program.out_vars)
 
     @property
     def module(self) -> Any:
@@ -176,10 +180,17 @@ def executables(entry: Any, name: str) -> _Executables:
         with _entry_lock:
             found = entry.executable
             if found is None:
-                found = entry.executable = _Executables(
-                    entry.program,
+                from refimpl.primitives.debug import split_top_level_callbacks
+
+                # debug callbacks: their operands become extra outputs (_run calls them)
+                program, callbacks = split_top_level_callbacks(entry.program)
+                found = _Executables(
+                    program,
                     name=name,
                     aliases=entry.aliases,
                     donated=entry.donation.donated,
                 )
+                found.debug_callbacks = callbacks
+                found.n_outputs = len(entry.program.out_vars)
+                entry.executable = found
     return found

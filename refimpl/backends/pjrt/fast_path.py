@@ -43,6 +43,7 @@ from refimpl.backends.pjrt.arrays import PjrtArray
 from refimpl.backends.pjrt.executables import default_device
 from refimpl.backends.pjrt.runtime import native_module
 from refimpl.config import config
+from refimpl.primitives.debug import has_callbacks
 from refimpl.ref import Ref
 from refimpl.transforms import donation
 from refimpl.transforms.jit import Jitted
@@ -132,6 +133,8 @@ def on_miss(
         entry = jitted._lookup(call)  # traces only if the Python cache misses too
         if entry.float0 is not None:
             return None  # float0 leaves are held out of the program by the Python Jitted
+        if has_callbacks(entry.program):
+            return None  # debug callbacks run after the call, in Python (backend._run)
         if getattr(entry, "closed_refs", ()):
             return None  # refs the function closes over: the Python Jitted passes their values
         if entry.donation.unusable and not entry.donation_warned:

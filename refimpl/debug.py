@@ -1,0 +1,123 @@
+"""``jax.debug``: print and call back on runtime values (``debug.print``, ``debug.callback``).
+
+Both bind the ``debug_callback`` primitive (refimpl.primitives.debug). When
+the callback runs, per backend (docs/semantics.md "debug.print and
+debug.callback"):
+
+* eager: at once;
+* ``jit(backend="ref")``: each time the program runs, in program order, on
+  the concrete NumPy values (not at trace time);
+* ``jit(backend="pjrt")``: a callback at the top level of the program runs
+  after the compiled computation, on its operands returned as extra outputs,
+  in program order (allowed for JAX's unordered ``debug.print``: output comes
+  no earlier than the values exist); inside scan/while/cond bodies or nested
+  programs it is a NotImplementedError suggesting ``backend="ref"``;
+* ``vmap``: once per batch element, as JAX 0.10.2;
+* ``jvp``/``grad``: on the primal values, once per forward pass.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from refimpl import tracing, tree_util
+from refimpl.primitives.debug import debug_callback_p
+
+__all__ = ["callback", "print"]
+
+_print = print
+
+
+def _to_host(leaf: Any) -> Any:
+    return leaf if dtypes_is_scalar(leaf) else np.asarray(leaf)
+
+
+def dtypes_is_scalar(leaf: Any) -> bool:
+    return isinstance(leaf, (bool, int, float, complex)) and not isinstance(leaf, np.generic)
+
+
+def _bind(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    leaves, tree = tree_util.tree_flatten((args, kwargs))
+    arrays = [i for i, leaf in enumerate(leaves) if _is_array_leaf(leaf)]
+    static = {i: leaf for i, leaf in enumerate(leaves) if i not in set(arrays)}
+
+    def run(*values: Any) -> None:
+        full = dict(static)
+        full.update(zip(arrays, (_to_host(v) for v in values), strict=True))
+        call_args, call_kwargs = tree_util.tree_unflatten(
+            tree, [full[i] for i in range(len(leaves))]
+        )
+        fn(*call_args, **call_kwargs)
+
+    operands = [leaves[i] for i in arrays]
+    if (
+        not any(isinstance(x, tracing.Tracer) for x in operands)
+        and tracing.current_builder() is None
+    ):
+        run(*[np.asarray(x) for x in operands])  # eager: at once, no device round trip
+        return
+    debug_callback_p.bind(*operands, callback=run, name=name)
+
+
+def _is_array_leaf(leaf: Any) -> bool:
+    if isinstance(leaf, (tracing.Tracer, np.ndarray, np.generic)):
+        return True
+    from refimpl.array import Array
+
+    return isinstance(leaf, Array)
+
+
+def callback(
+    callback: Callable[..., Any], *args: Any, ordered: bool = False, **kwargs: Any
+) -> None:
+    """Call ``callback(*args, **kwargs)`` with the runtime values of the array
+    leaves of ``args``/``kwargs`` (NumPy arrays), as ``jax.debug.callback``.
+
+    Non-array leaves (Python scalars, strings) are passed as they are. The
+    callback's return value is ignored. ``ordered`` is accepted: refimpl runs
+    callbacks in program order on both backends.
+
+    Raises:
+        TypeError: ``callback`` is not callable or ``ordered`` is not a bool.
+    """
+    if not callable(callback):
+        raise TypeError(f"debug.callback: callback must be callable, got {type(callback).__name__}")
+    if not isinstance(ordered, bool):
+        raise TypeError(f"debug.callback: ordered must be a bool, got {ordered!r}")
+    _bind("debug.callback", callback, args, kwargs)
+
+
+def print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:  # noqa: A001
+    """Print ``fmt.format(*args, **kwargs)`` with the runtime values, as
+    ``jax.debug.print`` (array leaves formatted as NumPy arrays).
+
+    Raises:
+        TypeError: ``fmt`` is not a str or ``ordered`` is not a bool.
+        ValueError: ``fmt`` is not a valid format string (checked at once,
+            not when the values arrive).
+    """
+    if not isinstance(fmt, str):
+        raise TypeError(f"debug.print: fmt must be a str, got {type(fmt).__name__}")
+    if not isinstance(ordered, bool):
+        raise TypeError(f"debug.print: ordered must be a bool, got {ordered!r}")
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(fmt) if f is not None]
+    except ValueError as error:
+        raise ValueError(f"debug.print: invalid format string {fmt!r}: {error}") from None
+    # as JAX: positional arguments the format never reaches are an error
+    roots = [f.split(".")[0].split("[")[0] for f in fields]
+    used = sum(1 for r in roots if r == "")
+    used = max([used, *(int(r) + 1 for r in roots if r.isdigit())])
+    if len(args) > used:
+        raise ValueError(
+            f"Unused positional arguments to `debug.print`: {list(args[used:])!r:.200}"
+        )
+
+    def show(*call_args: Any, **call_kwargs: Any) -> None:
+        _print(fmt.format(*call_args, **call_kwargs))
+
+    _bind("debug.print", show, args, kwargs)

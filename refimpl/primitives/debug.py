@@ -1,0 +1,117 @@
+"""``debug_callback``: call a Python function on the runtime values of its operands.
+
+The one primitive with an effect and no outputs. ``callback`` (a static
+parameter, compared by identity) receives the operands as NumPy arrays each
+time the program runs (``refimpl.debug``; docs/semantics.md "debug.print and
+debug.callback").
+
+* impl: calls ``callback(*operands)``; the reference interpreter runs every
+  equation in program order, so it happens at execution, once per run.
+* jvp: the callback sees the primals; the primitive has no outputs, so there
+  are no tangents (as JAX). Under ``grad`` it runs in the forward pass.
+* batch: unrolled over the batch axis, one call per element, as JAX 0.10.2.
+* DCE keeps it (``effectful``): it has no outputs to be used.
+* PJRT: no host callbacks through the plugin's C API. A callback at the top
+  level of a jitted program becomes extra outputs of the compiled program and
+  runs after it (``refimpl.backends.pjrt.backend``); anywhere else (a scan,
+  while or cond body, a nested program) the lowering is a NotImplementedError.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from refimpl.core import ShapedArray
+from refimpl.primitives.base import Primitive
+from refimpl.transforms import batching
+
+__all__ = ["debug_callback_p"]
+
+debug_callback_p = Primitive("debug_callback", multiple_results=True)
+debug_callback_p.effectful = True  # type: ignore[attr-defined]
+
+
+@debug_callback_p.def_abstract_eval
+def _abstract_eval(*avals: ShapedArray, callback: Any, name: str) -> list[ShapedArray]:
+    return []
+
+
+@debug_callback_p.def_impl
+def _impl(*values: Any, callback: Any, name: str) -> list[Any]:
+    callback(*values)
+    return []
+
+
+@debug_callback_p.def_jvp
+def _jvp(primals, tangents, *, callback, name):
+    debug_callback_p.bind(*primals, callback=callback, name=name)
+    return [], []
+
+
+@debug_callback_p.def_batch
+def _batch(args, dims, *, callback, name):
+    size = batching.axis_size_of(args, dims)
+    leading = [a if d is None else batching.moveaxis(a, d, 0) for a, d in zip(args, dims)]
+    for i in range(size):
+        row = [a if d is None else a[i] for a, d in zip(leading, dims, strict=True)]
+        debug_callback_p.bind(*row, callback=callback, name=name)
+    return [], []
+
+
+@debug_callback_p.def_lowering
+def _lowering(*args: Any, **kwargs: Any) -> Any:
+    name = kwargs.get("name", "debug.callback")
+    raise NotImplementedError(
+        f"{name} inside a scan, while_loop or cond body, a nested jit program or an "
+        "ahead-of-time compiled program is not supported on the pjrt backend (its plugin "
+        'has no host callbacks); use jit(..., backend="ref") for such programs'
+    )
+
+
+def has_callbacks(program: Any) -> bool:
+    """Whether ``program`` or any of its sub-programs has a debug_callback."""
+    return any(eqn.primitive is debug_callback_p for eqn in program.walk_eqns())
+
+
+def split_top_level_callbacks(program: Any) -> tuple[Any, list[tuple[Any, list]]]:
+    """``program`` without its top-level debug_callback equations, their
+    operands appended as extra outputs, and the callbacks in program order,
+    each with its operands as ``("out", k)`` (the k-th extra output) or
+    ``("lit", value)`` (a literal, kept on the host).
+
+    Without top-level callbacks, ``(program, [])``: the same object.
+    """
+    from refimpl.core import Literal, Program
+
+    if not any(eqn.primitive is debug_callback_p for eqn in program.eqns):
+        return program, []
+    eqns, extra, callbacks = [], [], []
+    for eqn in program.eqns:
+        if eqn.primitive is not debug_callback_p:
+            eqns.append(eqn)
+            continue
+        operands = []
+        for atom in eqn.inputs:
+            if isinstance(atom, Literal):
+                operands.append(("lit", atom.value))
+            else:
+                operands.append(("out", len(extra)))
+                extra.append(atom)
+        callbacks.append((eqn.params["callback"], operands))
+    split = Program(
+        in_vars=program.in_vars,
+        eqns=eqns,
+        out_vars=[*program.out_vars, *extra],
+        const_vars=program.const_vars,
+        consts=program.consts,
+    )
+    return split, callbacks
+
+
+def run_callbacks(callbacks: list[tuple[Any, list]], extra: list[Any]) -> None:
+    """Call each split-off callback on its operands (``extra``: host values of
+    the extra outputs), in program order."""
+    import numpy as np
+
+    for callback, operands in callbacks:
+        callback(*[np.asarray(extra[k]) if kind == "out" else k for kind, k in operands])

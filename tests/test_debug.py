@@ -1,0 +1,187 @@
+"""refimpl.debug (print, callback) against jax.debug's printed output, on both backends."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+
+
+def _program(debug, np_mod):
+    def f(x):
+        debug.print("x={x} s={} n={} k={k}", x.sum(), 7, x=x, k="a")
+        return np_mod.sin(x) * 2
+
+    return f
+
+
+def _jax_output(capsys, fn):
+    capsys.readouterr()
+    out = fn()
+    jax.block_until_ready(out)
+    jax.effects_barrier()
+    return capsys.readouterr().out
+
+
+def _ri_output(capsys, fn):
+    capsys.readouterr()
+    out = fn()
+    ri.block_until_ready(out)
+    return capsys.readouterr().out, out
+
+
+X = np.array([[0.5, 1.0], [2.0, -3.0]], np.float32)
+
+
+def test_eager_print_matches_jax(capsys):
+    want = _jax_output(capsys, lambda: _program(jax.debug, jnp)(X[0]))
+    got, _ = _ri_output(capsys, lambda: _program(ri.debug, rnp)(X[0]))
+    assert got == want and "x=[0.5 1. ]" in got
+
+
+@pytest.mark.parametrize("jit_backend", ["ref", "pjrt"])
+def test_jit_prints_each_call(capsys, jit_backend):
+    jf = jax.jit(_program(jax.debug, jnp))
+    rf = ri.jit(_program(ri.debug, rnp), backend=jit_backend)
+    want = _jax_output(capsys, lambda: [jf(X[0]), jf(X[1]), jf(X[0])])
+    got, outs = _ri_output(capsys, lambda: [rf(X[0]), rf(X[1]), rf(X[0])])
+    assert got == want and got.count("\n") == 3
+    np.testing.assert_allclose(outs[1], jf(X[1]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("jit_backend", ["ref", "pjrt"])
+def test_vmap_prints_each_element(capsys, jit_backend):
+    want = _jax_output(capsys, lambda: jax.jit(jax.vmap(_program(jax.debug, jnp)))(X))
+    got, _ = _ri_output(
+        capsys, lambda: ri.jit(ri.vmap(_program(ri.debug, rnp)), backend=jit_backend)(X)
+    )
+    assert got == want and got.count("\n") == 2
+
+
+@pytest.mark.parametrize("jit_backend", ["ref", "pjrt"])
+def test_grad_and_jvp_print_primals(capsys, jit_backend):
+    def loss(debug, np_mod):
+        f = _program(debug, np_mod)
+        return lambda x: (f(x) ** 2).sum()
+
+    want = _jax_output(capsys, lambda: jax.jit(jax.grad(loss(jax.debug, jnp)))(X[1]))
+    got, g = _ri_output(
+        capsys, lambda: ri.jit(ri.grad(loss(ri.debug, rnp)), backend=jit_backend)(X[1])
+    )
+    assert got == want and got.count("\n") == 1
+    np.testing.assert_allclose(g, jax.grad(loss(jax.debug, jnp))(X[1]), rtol=1e-5)
+    capsys.readouterr()
+    want = _jax_output(
+        capsys, lambda: jax.jvp(_program(jax.debug, jnp), (X[0],), (np.ones(2, np.float32),))
+    )
+    got, _ = _ri_output(
+        capsys, lambda: ri.jvp(_program(ri.debug, rnp), (X[0],), (np.ones(2, np.float32),))
+    )
+    assert got == want
+
+
+@pytest.mark.parametrize("jit_backend", ["ref", "pjrt"])
+def test_callback_gets_numpy_values_in_order(jit_backend):
+    seen = []
+
+    def f(x):
+        ri.debug.callback(lambda a, b=None: seen.append(("first", a, b)), x, b=2.0)
+        y = x + 1
+        ri.debug.callback(lambda a: seen.append(("second", a, None)), y)
+        return y
+
+    ri.jit(f, backend=jit_backend)(np.arange(3, dtype=np.float32))
+    assert [s[0] for s in seen] == ["first", "second"]
+    assert isinstance(seen[0][1], np.ndarray) and seen[0][2] == 2.0
+    np.testing.assert_array_equal(seen[1][1], [1, 2, 3])
+
+
+def test_ref_backend_prints_inside_scan(capsys):
+    def body(c, _):
+        ri.debug.print("c={}", c)
+        return c * 2, None
+
+    def jbody(c, _):
+        jax.debug.print("c={}", c)
+        return c * 2, None
+
+    want = _jax_output(capsys, lambda: jax.jit(lambda c: jax.lax.scan(jbody, c, None, 3))(1.0))
+    got, _ = _ri_output(
+        capsys, lambda: ri.jit(lambda c: ri.lax.scan(body, c, None, 3), backend="ref")(1.0)
+    )
+    assert got == want
+
+
+def test_pjrt_scan_body_is_a_clear_error():
+    def body(c, _):
+        ri.debug.print("c={}", c)
+        return c * 2, None
+
+    with pytest.raises(NotImplementedError, match=r"debug.print inside a scan.*backend=\"ref\""):
+        ri.jit(lambda c: ri.lax.scan(body, c, None, 3), backend="pjrt")(1.0)
+
+
+def test_programs_without_callbacks_keep_the_fast_path():
+    f = ri.jit(lambda x: x * 2, backend="pjrt")
+    x = ri.device_put(np.ones(3, np.float32), ri.devices("pjrt")[0])
+    f(x)
+    f(x)
+    assert f._fast_cache_size() == 1
+    g = ri.jit(lambda x: ri.debug.print("{}", x) or x * 2, backend="pjrt")
+    g(x)
+    assert g._fast_cache_size() == 0 or g._fast_stats()  # served by the Python path
+
+
+def test_errors():
+    with pytest.raises(TypeError, match="debug.print: fmt must be a str"):
+        ri.debug.print(3)
+    with pytest.raises(ValueError, match="debug.print: invalid format string"):
+        ri.debug.print("{", 1)
+    with pytest.raises(TypeError, match="debug.callback: callback must be callable"):
+        ri.debug.callback(3, 1)
+    with pytest.raises(ValueError, match="Unused positional arguments to `debug.print`: \\[2\\]"):
+        ri.debug.print("{}", 1.0, 2)
+    with pytest.raises(TypeError, match="ordered must be a bool"):
+        ri.debug.print("{}", 1, ordered="yes")
+
+
+SCRIPT = """
+import jax
+import jax.numpy as jnp
+
+def f(x):
+    jax.debug.print("x = {x}", x=x)
+    return jnp.tanh(x) * x.sum()
+
+step = jax.jit(f)
+x = jnp.array([0.5, -1.0, 2.0], dtype=jnp.float32)
+y = jax.block_until_ready(step(x))
+jac = jax.jacobian(f)(x)
+host = jax.device_get({"y": y, "jac": jac})
+print(type(host["y"]).__name__, host["y"].round(5).tolist())
+print(host["jac"].round(5).tolist())
+"""
+
+
+@pytest.mark.parametrize("jit_backend", ["ref", "pjrt"])
+def test_script_under_as_jax_matches_jax(tmp_path, jit_backend):
+    path = tmp_path / "debug_script.py"
+    path.write_text(textwrap.dedent(SCRIPT))
+    want = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, check=True
+    ).stdout
+    got = subprocess.run(
+        [sys.executable, "-m", "refimpl.as_jax", "--backend", jit_backend, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert got == want and got.count("x = ") == 2
