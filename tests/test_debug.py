@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import textwrap
@@ -102,6 +103,22 @@ def test_callback_gets_numpy_values_in_order(jit_backend):
     assert [s[0] for s in seen] == ["first", "second"]
     assert isinstance(seen[0][1], np.ndarray) and seen[0][2] == 2.0
     np.testing.assert_array_equal(seen[1][1], [1, 2, 3])
+
+
+@pytest.mark.parametrize("jit_backend", ["ref", "pjrt"])
+def test_nested_jit_prints_each_call(capsys, jit_backend):
+    def make(jit, debug, **kw):
+        @functools.partial(jit, **kw)
+        def inner(x):
+            debug.print("inner {} {}", x, np.arange(2.0, dtype=np.float32))
+            return x + 1
+
+        return jit(lambda x: inner(inner(x) * 2), **kw)
+
+    want = _jax_output(capsys, lambda: make(jax.jit, jax.debug)(1.0))
+    got, out = _ri_output(capsys, lambda: make(ri.jit, ri.debug, backend=jit_backend)(1.0))
+    assert got == want and got.count("inner") == 2
+    assert float(out) == 5.0
 
 
 def test_ref_backend_prints_inside_scan(capsys):

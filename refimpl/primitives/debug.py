@@ -13,8 +13,10 @@ debug.callback").
 * DCE keeps it (``effectful``): it has no outputs to be used.
 * PJRT: no host callbacks through the plugin's C API. A callback at the top
   level of a jitted program becomes extra outputs of the compiled program and
-  runs after it (``refimpl.backends.pjrt.backend``); anywhere else (a scan,
-  while or cond body, a nested program) the lowering is a NotImplementedError.
+  runs after it (``refimpl.backends.pjrt.backend``; nested ``jit`` programs
+  with callbacks are inlined first); anywhere else (a scan, while or cond
+  body, a custom-derivative or checkpoint program) the lowering is a
+  NotImplementedError.
 """
 
 from __future__ import annotations
@@ -62,8 +64,9 @@ def _batch(args, dims, *, callback, name):
 def _lowering(*args: Any, **kwargs: Any) -> Any:
     name = kwargs.get("name", "debug.callback")
     raise NotImplementedError(
-        f"{name} inside a scan, while_loop or cond body, a nested jit program or an "
-        "ahead-of-time compiled program is not supported on the pjrt backend (its plugin "
+        f"{name} inside a scan, while_loop or cond body, a custom_vjp/custom_jvp/checkpoint "
+        "program or an ahead-of-time compiled program is not supported on the pjrt backend "
+        "(its plugin "
         'has no host callbacks); use jit(..., backend="ref") for such programs'
     )
 
@@ -77,12 +80,14 @@ def split_top_level_callbacks(program: Any) -> tuple[Any, list[tuple[Any, list]]
     """``program`` without its top-level debug_callback equations, their
     operands appended as extra outputs, and the callbacks in program order,
     each with its operands as ``("out", k)`` (the k-th extra output) or
-    ``("lit", value)`` (a literal, kept on the host).
+    ``("lit", value)`` (a literal, kept on the host). A nested ``jit`` whose
+    program has a callback is inlined first (its callbacks then are top level).
 
     Without top-level callbacks, ``(program, [])``: the same object.
     """
     from refimpl.core import Literal, Program
 
+    program = _inline_calls_with_callbacks(program)
     if not any(eqn.primitive is debug_callback_p for eqn in program.eqns):
         return program, []
     eqns, extra, callbacks = [], [], []
@@ -115,3 +120,50 @@ def run_callbacks(callbacks: list[tuple[Any, list]], extra: list[Any]) -> None:
 
     for callback, operands in callbacks:
         callback(*[np.asarray(extra[k]) if kind == "out" else k for kind, k in operands])
+
+
+def _inline_calls_with_callbacks(program: Any) -> Any:
+    """``program`` with each top-level ``jit`` equation whose sub-program has a
+    callback replaced by that sub-program's equations (recursively, on fresh
+    variables: one sub-program may be called several times)."""
+    from refimpl.core import Literal, Program, Var
+    from refimpl.primitives.call import jit_call_p
+
+    if not any(
+        eqn.primitive is jit_call_p and has_callbacks(eqn.params["program"]) for eqn in program.eqns
+    ):
+        return program
+    subst: dict[int, Any] = {}  # outer variable id -> the atom standing for it now
+    consts_vars, consts = list(program.const_vars), list(program.consts)
+
+    def read(env: dict[int, Any], atom: Any) -> Any:
+        return atom if isinstance(atom, Literal) else env.get(atom.id, atom)
+
+    eqns = []
+    for eqn in program.eqns:
+        inputs = [read(subst, a) for a in eqn.inputs]
+        sub = eqn.params.get("program") if eqn.primitive is jit_call_p else None
+        if sub is None or not has_callbacks(sub):
+            eqns.append(eqn.__class__(eqn.primitive, inputs, eqn.outputs, eqn.params))
+            continue
+        sub = _inline_calls_with_callbacks(sub)
+        env: dict[int, Any] = {v.id: a for v, a in zip(sub.in_vars, inputs, strict=True)}
+        for var, value in zip(sub.const_vars, sub.consts, strict=True):
+            fresh = Var(var.aval)
+            consts_vars.append(fresh)
+            consts.append(value)
+            env[var.id] = fresh
+        for inner in sub.eqns:
+            outs = [Var(v.aval) for v in inner.outputs]
+            env.update((v.id, n) for v, n in zip(inner.outputs, outs, strict=True))
+            new_inputs = [read(env, a) for a in inner.inputs]
+            eqns.append(inner.__class__(inner.primitive, new_inputs, outs, inner.params))
+        for var, atom in zip(eqn.outputs, sub.out_vars, strict=True):
+            subst[var.id] = read(env, atom)
+    return Program(
+        in_vars=program.in_vars,
+        eqns=eqns,
+        out_vars=[read(subst, a) for a in program.out_vars],
+        const_vars=consts_vars,
+        consts=consts,
+    )
