@@ -64,10 +64,10 @@ def _batch(args, dims, *, callback, name):
 def _lowering(*args: Any, **kwargs: Any) -> Any:
     name = kwargs.get("name", "debug.callback")
     raise NotImplementedError(
-        f"{name} inside a scan, while_loop or cond body, a custom_vjp/custom_jvp/checkpoint "
-        "program or an ahead-of-time compiled program is not supported on the pjrt backend "
-        "(its plugin "
-        'has no host callbacks); use jit(..., backend="ref") for such programs'
+        f"{name} on the pjrt backend runs only at the top level of a jitted program "
+        "(nested jit calls included): not inside a scan, while_loop or cond body, a pmap, "
+        "a custom_vjp/custom_jvp/checkpoint program or an ahead-of-time compiled program "
+        '(the plugin has no host callbacks); use jit(..., backend="ref") for such programs'
     )
 
 
@@ -167,3 +167,11 @@ def _inline_calls_with_callbacks(program: Any) -> Any:
         const_vars=consts_vars,
         consts=consts,
     )
+
+
+def _pp(outs: str, args: list[str], params: dict[str, Any]) -> str:
+    # the callback's repr (a closure's address) says nothing; its kind does
+    return f"debug_callback[{params['name']}] {' '.join(args)}"
+
+
+debug_callback_p.pp_rule = _pp  # type: ignore[attr-defined]
