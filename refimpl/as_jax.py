@@ -10,7 +10,7 @@ refimpl's (``jax.numpy`` -> ``refimpl.numpy``, ``jax.lax`` -> ``refimpl.lax``,
 in ``sys.modules`` in front of any real JAX and taken out again afterwards,
 with a meta-path finder for ``jax.*`` modules not imported yet. A few JAX
 names are spelled differently in refimpl and are translated
-(``jax.config.update("jax_...")`` -> ``ri.config.update("...")``, ``jax.Array``).
+(``jax.config.update("jax_...")`` -> ``ri.config.update("...")``).
 
 A name refimpl does not provide is an ``AttributeError`` naming it, e.g.
 ``jax.numpy.int4 is not provided by refimpl (running under refimpl.as_jax);
@@ -89,7 +89,7 @@ def _extras(jax_name: str) -> dict[str, Any]:
     import refimpl as ri
 
     if jax_name == "jax":
-        return {"config": _Config(), "Array": ri.Array}
+        return {"config": _Config()}
     if jax_name == "jax.numpy":
         import refimpl.numpy as rnp
 

@@ -62,6 +62,11 @@ class Config:
                 f"config.update: compilation_cache_max_size must be >= 0, got {value!r}"
             )
         self._values[name] = value
+        if name == "disable_jit":
+            # the C++ fast path cannot see this flag on a cache hit: empty its caches
+            from refimpl import top_level
+
+            top_level._clear_fast_caches(users_only=True)
 
     def __getattr__(self, name: str) -> Any:
         try:

@@ -198,18 +198,15 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
     Python function directly, op by op (each operation eager, or recorded by
     the enclosing transformation), as ``jax.disable_jit``.
 
-    The C++ fast path's caches are cleared on entry and on exit, so calls
+    It sets ``config.disable_jit`` (also settable with ``config.update``),
+    which clears the C++ fast path's caches each time it changes, so calls
     within the block cannot hit a compiled entry and calls after it compile
     again. ``pmap`` is not affected.
     """
     if not isinstance(disable, bool):
         raise TypeError(f"disable_jit: expected a bool, got {disable!r}")
-    _clear_fast_caches(users_only=True)
-    try:
-        with _flag("disable_jit", disable, "disable_jit"):
-            yield
-    finally:
-        _clear_fast_caches(users_only=True)
+    with _flag("disable_jit", disable, "disable_jit"):  # config.update clears the caches
+        yield
 
 
 @contextlib.contextmanager

@@ -247,3 +247,17 @@ def test_closure_convert_hoists_outer_tracers():
     np.testing.assert_allclose(ri.grad(outer)(w, x), jax.grad(jouter)(w, x), rtol=1e-6)
     converted, consts = ri.closure_convert(lambda v: v * 3.0, x)
     assert consts == [] and float(converted(x)) == pytest.approx(0.9)
+
+
+def test_disable_jit_through_config_update():
+    g = ri.jit(lambda x: x + 1, backend="pjrt")
+    x = ri.device_put(np.ones(2, np.float32), ri.devices("pjrt")[0])
+    g(x)
+    assert g._fast_cache_size() == 1
+    ri.config.update("disable_jit", True)
+    try:
+        assert g._fast_cache_size() == 0  # a hit would skip the flag
+        np.testing.assert_array_equal(g(x), [2, 2])
+        assert g.trace_count == 1
+    finally:
+        ri.config.update("disable_jit", False)
