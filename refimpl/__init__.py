@@ -36,6 +36,7 @@ from refimpl.top_level import (
     device_count,
     device_get,
     disable_jit,
+    effects_barrier,
     enable_x64,
     ensure_compile_time_eval,
     float0,
@@ -47,6 +48,7 @@ from refimpl.top_level import (
     named_scope,
     process_count,
     process_index,
+    pure_callback,
     typeof,
 )
 from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
@@ -149,5 +151,7 @@ __all__ = [
     "named_scope",
     "process_count",
     "process_index",
+    "pure_callback",
+    "effects_barrier",
     "typeof",
 ]

@@ -261,3 +261,65 @@ def test_disable_jit_through_config_update():
         assert g.trace_count == 1
     finally:
         ri.config.update("disable_jit", False)
+
+
+def _host_sin(a):
+    return np.sin(a).astype(np.float64)  # a different dtype: cast to the declared one
+
+
+def _pc(mod, np_mod, **kw):
+    def f(x):
+        spec = mod.ShapeDtypeStruct(x.shape, x.dtype)
+        return mod.pure_callback(_host_sin, spec, x, **kw) * 2
+
+    return f
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit"])
+def test_pure_callback_against_jax(mode):
+    x = np.array([0.5, 1.0, -2.0], np.float32)
+    rf, jf = _pc(ri, rnp), _pc(jax, jnp)
+    if mode == "jit":
+        rf, jf = ri.jit(rf, backend="ref"), jax.jit(jf)
+    got, want = rf(x), jf(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("method", ["sequential", "expand_dims", "broadcast_all"])
+def test_pure_callback_vmap_methods(method):
+    seen, jseen = [], []
+
+    def make(mod, log):
+        def host(a, b):
+            log.append(a.shape)
+            return (a * b).astype(np.float32)
+
+        def f(x, y):
+            spec = mod.ShapeDtypeStruct(np.broadcast_shapes(x.shape, y.shape), np.float32)
+            return mod.pure_callback(host, spec, x, y, vmap_method=method)
+
+        return f
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    y = np.float32(3.0) * np.ones(3, np.float32)
+    got = ri.vmap(make(ri, seen), in_axes=(0, None))(x, y)
+    want = jax.vmap(make(jax, jseen), in_axes=(0, None))(x, y)
+    np.testing.assert_array_equal(got, want)
+    assert seen == jseen  # the operand shapes the callback saw
+
+
+def test_pure_callback_errors():
+    spec = ri.ShapeDtypeStruct((3,), np.float32)
+    f = _pc(ri, rnp)
+    with pytest.raises(NotImplementedError, match="vmap_method=None"):
+        ri.vmap(f)(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match="Pure callbacks do not support JVP"):
+        ri.grad(lambda x: f(x).sum())(np.ones(3, np.float32))
+    with pytest.raises(TypeError, match=r"pure_callback: result 0 .* shape \(2,\)"):
+        ri.pure_callback(lambda a: a[:2], spec, np.ones(3, np.float32))
+    with pytest.raises(NotImplementedError, match="pure_callback under jit on the pjrt"):
+        ri.jit(f, backend="pjrt")(np.ones(3, np.float32))
+    with pytest.raises(TypeError, match="result_shape_dtypes must be"):
+        ri.pure_callback(np.sin, 3, np.ones(3))
+    ri.effects_barrier()

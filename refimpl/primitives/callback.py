@@ -1,0 +1,110 @@
+"""``pure_callback``: a host Python function as an operation with declared results.
+
+``callback`` (static, compared by identity) takes the operands as NumPy
+arrays and returns arrays of the declared ``result_avals`` (shapes must
+match; a different dtype is cast, as JAX 0.10.2 does). Being pure, it may
+be removed when its results are unused and may run any number of times.
+
+* jvp: none, JAX's ValueError (wrap it in a ``custom_jvp``).
+* batch: by ``vmap_method``, as JAX: ``sequential``/``sequential_unrolled``
+  call it per element and stack; ``expand_dims`` moves batch axes to the
+  front and gives unbatched operands a size-1 axis; ``broadcast_all``
+  broadcasts every operand to the batch size; None is JAX's
+  NotImplementedError.
+* PJRT: no host callbacks through the plugin's C API: the lowering is a
+  NotImplementedError suggesting ``backend="ref"`` (eager calls run on the
+  host directly, refimpl.top_level.pure_callback).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from refimpl.core import ShapedArray
+from refimpl.primitives.base import Primitive
+from refimpl.transforms import batching
+
+__all__ = ["call_host", "pure_callback_p"]
+
+pure_callback_p = Primitive("pure_callback", multiple_results=True)
+
+VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all")
+
+
+def call_host(callback: Any, values: list[Any], result_avals: tuple[ShapedArray, ...]) -> list:
+    """Run ``callback`` on host values; its flat results checked against
+    ``result_avals`` and cast to their dtypes."""
+    outs = callback(*values)
+    if len(outs) != len(result_avals):
+        raise TypeError(
+            f"pure_callback: the callback returned {len(outs)} arrays, "
+            f"result_shape_dtypes declares {len(result_avals)}"
+        )
+    checked = []
+    for i, (out, aval) in enumerate(zip(outs, result_avals, strict=True)):
+        array = np.asarray(out)
+        if array.shape != aval.shape:
+            raise TypeError(
+                f"pure_callback: result {i} of the callback has shape {array.shape}, "
+                f"result_shape_dtypes declares {aval.shape}"
+            )
+        checked.append(array.astype(aval.dtype, copy=False))
+    return checked
+
+
+@pure_callback_p.def_abstract_eval
+def _abstract_eval(*avals: ShapedArray, callback, result_avals, vmap_method):
+    return list(result_avals)
+
+
+@pure_callback_p.def_impl
+def _impl(*values: Any, callback, result_avals, vmap_method):
+    return call_host(callback, list(values), result_avals)
+
+
+@pure_callback_p.def_jvp
+def _jvp(primals, tangents, **params):
+    raise ValueError(
+        "Pure callbacks do not support JVP. Please use `custom_jvp` to use callbacks "
+        "while taking gradients."
+    )
+
+
+@pure_callback_p.def_batch
+def _batch(args, dims, *, callback, result_avals, vmap_method):
+    from refimpl import numpy as rnp
+
+    size = batching.axis_size_of(args, dims)
+    if vmap_method not in VMAP_METHODS:
+        raise NotImplementedError(
+            "vmap is only supported for the pure_callback primitive when vmap_method is one "
+            f"of {', '.join(repr(m) for m in VMAP_METHODS)}. Got vmap_method={vmap_method!r}."
+        )
+    front = [a if d is None else batching.moveaxis(a, d, 0) for a, d in zip(args, dims)]
+    params = {"callback": callback, "vmap_method": vmap_method}
+    if vmap_method.startswith("sequential"):
+        rows = []
+        for i in range(size):
+            row = [a if d is None else a[i] for a, d in zip(front, dims, strict=True)]
+            rows.append(pure_callback_p.bind(*row, result_avals=result_avals, **params))
+        outs = [rnp.stack([r[k] for r in rows]) for k in range(len(result_avals))]
+        return outs, [0] * len(outs)
+    if vmap_method == "expand_dims":
+        ops = [rnp.expand_dims(a, 0) if d is None else a for a, d in zip(front, dims)]
+    else:
+        ops = [
+            batching.broadcast_batch(a, size, 0) if d is None else a for a, d in zip(front, dims)
+        ]
+    batched = tuple(ShapedArray((size, *a.shape), a.dtype) for a in result_avals)
+    outs = pure_callback_p.bind(*ops, result_avals=batched, **params)
+    return list(outs), [0] * len(outs)
+
+
+@pure_callback_p.def_lowering
+def _lowering(*args: Any, **kwargs: Any) -> Any:
+    raise NotImplementedError(
+        "pure_callback under jit on the pjrt backend is not supported (the plugin has no "
+        'host callbacks); use jit(..., backend="ref"), or call it outside jit'
+    )
