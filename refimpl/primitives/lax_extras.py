@@ -457,10 +457,13 @@ def exp2(x: Any, *, accuracy: Any = None) -> Any:
 
 def _inverse_hyperbolic(name: str, numpy_name: str) -> Callable[[Any], Any]:
     def fn(x: Any) -> Any:
-        _require(name, x, dtypes.is_inexact, "floating-point or complex types")
+        aval = _require(name, x, dtypes.is_inexact, "floating-point or complex types")
         import refimpl.numpy as rnp  # the numpy layer imports the primitives
 
-        return getattr(rnp, numpy_name)(x)
+        out = getattr(rnp, numpy_name)(x)
+        if aval.weak_type:  # lax keeps a weak operand's weak type; the numpy layer does not
+            out = ew.convert_element_type(out, aval.dtype, weak_type=True)
+        return out
 
     fn.__name__ = name
     fn.__doc__ = f"Elementwise inverse hyperbolic function (``refimpl.numpy.{numpy_name}``)."
