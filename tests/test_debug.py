@@ -203,3 +203,12 @@ def test_script_under_as_jax_matches_jax(tmp_path, jit_backend):
         check=True,
     ).stdout
     assert got == want and got.count("x = ") == 2
+
+
+def test_pjrt_aot_compiled_prints_after_the_call(capsys):
+    compiled = ri.jit(_program(ri.debug, rnp), backend="pjrt").lower(X[0]).compile()
+    want = _jax_output(
+        capsys, lambda: jax.jit(_program(jax.debug, jnp)).lower(X[1]).compile()(X[1])
+    )
+    got, _ = _ri_output(capsys, lambda: compiled(X[1]))
+    assert got == want

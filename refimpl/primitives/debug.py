@@ -66,7 +66,7 @@ def _lowering(*args: Any, **kwargs: Any) -> Any:
     raise NotImplementedError(
         f"{name} on the pjrt backend runs only at the top level of a jitted program "
         "(nested jit calls included): not inside a scan, while_loop or cond body, a pmap, "
-        "a custom_vjp/custom_jvp/checkpoint program or an ahead-of-time compiled program "
+        "a custom_vjp/custom_jvp/checkpoint program or a program lowered for other platforms "
         '(the plugin has no host callbacks); use jit(..., backend="ref") for such programs'
     )
 
