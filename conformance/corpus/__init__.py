@@ -40,6 +40,8 @@ FAMILIES: Sequence[str] = (
     "ref_escape",
     "memory_ad",
     "aot",
+    "top_level",
+    "lax_surface",
 )
 
 
