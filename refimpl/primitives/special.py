@@ -590,8 +590,7 @@ def bessel_i1e(x: Any) -> Any:
 # (Q = 1 - P, which is >= ~1/2 there: no cancellation); elsewhere Q from its
 # continued fraction (Cephes' igamc recurrence, rescaled to stay in range), and
 # P = 1 - Q. Loops stop when every element has converged (at most 2000 terms).
-# Edge values as XLA: NaN for a < 0, x < 0, a = x = 0, a = inf or a NaN
-# operand; P(0, x > 0) = 1; P(a > 0, 0) = 0; P(a, inf) = 1. The same code runs
+# Edge values as XLA (see _igamma_generic). The same code runs
 # on NumPy arrays (the impl, in float64, then rounded: the reference is the
 # mathematical function; XLA's float32 evaluation, which the lowering repeats,
 # loses up to ~4e-4 relative where x^a e^-x / Gamma(a) is formed from large
@@ -600,11 +599,20 @@ def bessel_i1e(x: Any) -> Any:
 
 
 def _igamma_generic(ops, a, x, eps, complement):
-    nan = (a != a) | (x != x) | (a < 0.0) | (x < 0.0) | ((a == 0.0) & (x == 0.0))
-    nan = nan | (a == math.inf)
-    a_zero = (a == 0.0) & (x > 0.0)
-    x_zero = (x == 0.0) & (a > 0.0)
+    # XLA's edge values (artifacts of its algorithm, kept for equality): for
+    # a = 0, P is 1 for x >= 1 and NaN below, Q is 0 for x > 0; for a = inf, P
+    # is 0 (Q 1) for x < 1 and NaN for finite x >= 1; x = inf gives P = 1
+    # (Q = 0) for every a >= 0; x = 0 < a gives P = 0 (Q = 1)
     x_inf = x == math.inf
+    a_inf = (a == math.inf) & ~x_inf
+    nan = (a != a) | (x != x) | (a < 0.0) | (x < 0.0) | ((a == 0.0) & (x == 0.0))
+    nan = nan | (a_inf & (x >= 1.0))
+    if complement:
+        a_zero = (a == 0.0) & (x > 0.0)
+    else:
+        a_zero = (a == 0.0) & (x >= 1.0)
+        nan = nan | ((a == 0.0) & (x < 1.0))
+    x_zero = ((x == 0.0) & (a > 0.0)) | (a_inf & (x < 1.0))
     special = nan | a_zero | x_zero | x_inf
     safe_a = ops.where(special, ops.full(a, 1.0), a)
     safe_x = ops.where(special, ops.full(x, 1.0), x)
@@ -753,11 +761,12 @@ def igammac(a: Any, x: Any) -> Any:
 # --- zeta: the Hurwitz zeta function ---------------------------------------------------------
 #
 # zeta(x, q) = sum_{k>=0} (q + k)^-x for x > 1, by Euler-Maclaurin summation:
-# the first N terms (N so that q + N >= 12), the integral (q+N)^(1-x) / (x-1),
+# the first N terms (q + N >= max(12, min(x, 200))), the integral (q+N)^(1-x) / (x-1),
 # half the next term, and sum_{j=1..9} B_2j / (2j)! x (x+1)...(x+2j-2) (q+N)^(-x-2j+1).
-# Edge values as XLA's: NaN for x < 1, for a NaN or infinite operand, and for
-# q <= 0 with x not an integer; x = 1 gives inf; q a non-positive integer gives
-# inf for even x and NaN for odd x. Lowered to chlo.zeta (as JAX). The
+# Edge values as XLA's, tested in this order: x = 1 gives inf (whatever q);
+# then a NaN operand gives NaN; q a non-positive integer or -inf gives inf for
+# even integer x (0 included) and NaN otherwise; NaN for x < 1, x or q
+# infinite, and q < 0 with x not an integer. Lowered to chlo.zeta (as JAX). The
 # derivative in q is -x zeta(x + 1, q); the one in x is not a primitive rule
 # (refimpl.scipy.special.zeta supplies it, as JAX's does, from a series).
 
@@ -775,17 +784,19 @@ _BERNOULLI_2J = (
 
 
 def _zeta_scalar(x: float, q: float) -> float:
-    if math.isnan(x) or math.isnan(q) or math.isinf(x) or math.isinf(q) or x < 1:
-        return math.nan
-    if x == 1:
+    if x == 1:  # first: even a NaN q gives inf (XLA's order of tests)
         return math.inf
-    x_integer = x == math.floor(x)
-    if q <= 0:
-        if q == math.floor(q):
-            return math.inf if x_integer and x % 2 == 0 else math.nan
-        if not x_integer:
-            return math.nan
-    n = max(0, math.ceil(12 - q))
+    if math.isnan(x) or math.isnan(q):
+        return math.nan
+    x_integer = math.isfinite(x) and x == math.floor(x)
+    if q == -math.inf or (q <= 0 and q == math.floor(q)):  # a pole of every term
+        return math.inf if x_integer and x % 2 == 0 else math.nan
+    if x < 1 or math.isinf(x) or math.isinf(q) or (q < 0 and not x_integer):
+        return math.nan
+    # w = q + n at least 12 and at least x (up to 200): the Bernoulli tail's
+    # terms then shrink like ((x + 2j) / (2 pi w))^2; past x = 200 the direct
+    # sum's own terms fall off as (q / (q + k))^x
+    n = max(0, math.ceil(max(12.0, min(x, 200.0)) - q))
     total = math.fsum((q + k) ** -x for k in range(n))
     w = q + n
     total += w ** (1 - x) / (x - 1) + 0.5 * w**-x
