@@ -10,6 +10,7 @@ from refimpl import (
     custom_batching,
     debug,
     dlpack,
+    errors,
     lax,
     nn,
     random,
@@ -17,6 +18,7 @@ from refimpl import (
     scipy,
     tree,
     tree_util,
+    typing,
 )
 from refimpl.ad_checkpoint import checkpoint, checkpoint_policies, remat
 from refimpl.array import Array
@@ -79,6 +81,8 @@ from refimpl.tree_util import (
 __all__ = [
     "debug",
     "dlpack",
+    "errors",
+    "typing",
     "nn",
     "random",
     "scipy",

@@ -6,7 +6,7 @@ For the duration of the run, ``jax`` and its submodules are aliases of
 refimpl's (``jax.numpy`` -> ``refimpl.numpy``, ``jax.lax`` -> ``refimpl.lax``,
 ``jax.random``, ``jax.nn``, ``jax.nn.initializers``, ``jax.scipy.special``,
 ``jax.scipy.linalg``, ``jax.tree``, ``jax.tree_util``, ``jax.dlpack``,
-``jax.debug``), put
+``jax.debug``, ``jax.errors``, ``jax.typing``), put
 in ``sys.modules`` in front of any real JAX and taken out again afterwards,
 with a meta-path finder for ``jax.*`` modules not imported yet. A few JAX
 names are spelled differently in refimpl and are translated
@@ -53,6 +53,8 @@ MODULES = {
     "jax.dlpack": "refimpl.dlpack",
     "jax.dtypes": "refimpl.dtypes",
     "jax.debug": "refimpl.debug",
+    "jax.errors": "refimpl.errors",
+    "jax.typing": "refimpl.typing",
 }
 
 

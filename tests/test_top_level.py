@@ -323,3 +323,54 @@ def test_pure_callback_errors():
     with pytest.raises(TypeError, match="result_shape_dtypes must be"):
         ri.pure_callback(np.sin, 3, np.ones(3))
     ri.effects_barrier()
+
+
+TOP_LEVEL_SCRIPT = """
+import numpy as np
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+
+def scale(x: ArrayLike, n: int) -> jax.Array:
+    return jnp.asarray(x) * n
+
+
+@jax.custom_gradient
+def clipped(x):
+    return jnp.sin(x), lambda g: (jnp.clip(g, -0.5, 0.5),)
+
+
+try:
+    jax.jit(lambda x: bool(x > 0))(1.0)
+    caught = "no"
+except jax.errors.TracerBoolConversionError:
+    caught = "yes"
+with jax.disable_jit():
+    eager = jax.jit(lambda x: scale(x, 2))(np.float32(1.5))
+shapes = jax.make_jaxpr(scale, static_argnums=1, return_shape=True)(np.ones(3, np.float32), 2)[1]
+result = {
+    "jac": jax.device_get(jax.jacobian(lambda v: v * v.sum())(np.arange(3.0, dtype=np.float32))),
+    "clip": float(jax.grad(lambda x: clipped(x) * 4.0)(np.float32(1.0))),
+    "caught": caught,
+    "eager": float(eager),
+    "shape": (shapes.shape, str(shapes.dtype)),
+    "counts": (jax.process_index(), jax.process_count(), jax.local_device_count() >= 1),
+    "typeof": str(jax.typeof(np.ones((2, 2), np.int32)).dtype),
+}
+"""
+
+
+@pytest.mark.parametrize("jit_backend", ["ref", "pjrt"])
+def test_top_level_script_under_as_jax(tmp_path, jit_backend):
+    import runpy
+
+    from refimpl import as_jax
+
+    path = tmp_path / "top_level_script.py"
+    path.write_text(TOP_LEVEL_SCRIPT)
+    want = runpy.run_path(str(path))["result"]
+    got = as_jax.run(str(path), backend=jit_backend)["result"]
+    assert sorted(got) == sorted(want)
+    np.testing.assert_allclose(got.pop("jac"), want.pop("jac"), rtol=1e-6)
+    assert got == want and got["caught"] == "yes"
