@@ -279,7 +279,8 @@ def clear_caches() -> None:
     Clears the signature caches every ``jit(f)`` shares (and with them the
     compiled executables they hold) and the C++ fast path's caches; the next
     call of each function traces and compiles again. The persistent
-    compilation cache on disk (``config.compilation_cache_dir``) is kept.
+    compilation cache on disk (``config.compilation_cache_dir``) is kept, and
+    so are ``pmap``'s per-function caches (not reachable from here yet).
     """
     from refimpl.transforms import jit as jit_module
 
