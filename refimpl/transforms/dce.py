@@ -14,8 +14,9 @@ primitive); ``None`` deletes the equation. Primitives holding a Program
 (``jit``, ``checkpoint``) get a rule that removes dead outputs and inputs of
 the sub-program; ``remat_opt`` (``custom_vjp(optimize_remat=True)``) has
 the rule that turns it into a call of the primal function when its residual
-outputs are unused. Refimpl primitives have no side effects, so every
-equation with no used output is dead.
+outputs are unused. An equation with no used output is dead unless its
+primitive is ``effectful`` (``debug_callback``: it has no outputs and exists
+for its effect); no other refimpl primitive has side effects.
 """
 
 from __future__ import annotations
