@@ -728,3 +728,41 @@ def test_wrapper_errors():
         lax.complex(np.int32(1), np.int32(1))
     with pytest.raises(ValueError, match="map: batch_size must be a positive int"):
         lax.map(lambda v: v, x, batch_size=0)
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_stack_unstack_and_shapes(runner, rng):
+    a, b = rand(rng, (2, 3), np.float32), rand(rng, (2, 3), np.float32)
+    for axis in (0, 1, 2, -1):
+        check(
+            run(lambda x, y, ax=axis: lax.stack([x, y], ax), (a, b), runner),
+            jlax.stack([a, b], axis),
+        )
+        if axis < 2:
+            check(run(lambda x, ax=axis: lax.unstack(x, ax), (a,), runner), jlax.unstack(a, axis))
+    check(run(lambda: lax.stack([1.0, 2.0]), (), runner), jax.jit(lambda: jlax.stack([1.0, 2.0]))())
+    check(run(lambda x: lax.broadcast_to_rank(x, 4), (a,), runner), jlax.broadcast_to_rank(a, 4))
+    check(run(lambda: lax.empty((2, 3), np.int32), (), runner), jlax.empty((2, 3), np.int32))
+    assert lax.broadcast_shapes((2, 1), (3,), ()) == jlax.broadcast_shapes((2, 1), (3,), ())
+    x = np.array([0.5, 1.5, 2.5, -2.5], np.float32)
+    for method in (lax.RoundingMethod.AWAY_FROM_ZERO, lax.RoundingMethod.TO_NEAREST_EVEN):
+        check(run(lambda v, m=method: lax.round(v, m), (x,), runner), jlax.round(x, int(method)))
+    check(
+        run(lambda v: lax.dot(v, v.T, precision=lax.Precision.HIGHEST), (a,), runner),
+        jlax.dot(a, a.T, precision=jlax.Precision.HIGHEST),
+        exact=False,
+        rtol=1e-5,
+    )
+
+
+def test_stack_errors():
+    with pytest.raises(ValueError, match="stack: all input arrays must have the same shape"):
+        lax.stack([np.ones(2), np.ones(3)])
+    with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
+        lax.broadcast_shapes((2,), (3,))
+    with pytest.raises(ValueError, match="broadcast_shapes: at least one shape"):
+        lax.broadcast_shapes()  # JAX fails an internal assert here
+    with pytest.raises(ValueError, match="unstack: axis 2 is out of bounds"):
+        lax.unstack(np.ones((2, 3)), 2)
+    with pytest.raises(ValueError, match="broadcast_to_rank: rank must be an int at least"):
+        lax.broadcast_to_rank(np.ones((2, 3)), 1)

@@ -15,6 +15,7 @@ refimpl's: ``square``, ``reciprocal``, ``exp2``, ``asinh``/``acosh``/``atanh``,
 from __future__ import annotations
 
 import builtins
+import enum
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -677,6 +678,80 @@ def axis_size(axis_name: Any) -> int:
     return collectives.axis_size(axis_name)
 
 
+def broadcast_to_rank(x: Any, rank: int) -> Any:
+    """``x`` with leading dims of size 1 added up to rank ``rank``."""
+    ndim = _aval(x, "broadcast_to_rank").ndim
+    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < ndim:
+        raise ValueError(
+            f"broadcast_to_rank: rank must be an int at least the operand's rank {ndim}, "
+            f"got {rank!r}"
+        )
+    return broadcast(x, (1,) * (int(rank) - ndim))
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
+    """The NumPy broadcast of ``shapes`` (a tuple of ints)."""
+    if not shapes:
+        raise ValueError("broadcast_shapes: at least one shape is required")
+    dims = [_shape_tuple("broadcast_shapes", s, "shapes") for s in shapes]
+    rank = builtins.max((len(d) for d in dims), default=0)
+    padded = [(1,) * (rank - len(d)) + d for d in dims]
+    out = []
+    for sizes in zip(*padded):
+        big = {n for n in sizes if n != 1}
+        if len(big) > 1:
+            raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(dims)}")
+        out.append(big.pop() if big else 1)
+    return tuple(out)
+
+
+def stack(operands: Sequence[Any], axis: int = 0) -> Any:
+    """The operands (one shape) stacked along a new dim ``axis``."""
+    operands = list(operands)
+    if not operands:
+        raise ValueError("stack: operands must not be empty")
+    shapes = [_aval(x, "stack", i).shape for i, x in enumerate(operands)]
+    if builtins.any(s != shapes[0] for s in shapes):
+        listed = ", ".join(str(s) for s in shapes)
+        raise ValueError(f"stack: all input arrays must have the same shape, got {listed}")
+    axis = normalize_axis("stack", axis, len(shapes[0]) + 1)
+    shape = shapes[0][:axis] + (1,) + shapes[0][axis:]
+    return structural.concatenate([structural.reshape(x, shape) for x in operands], axis)
+
+
+def unstack(x: Any, axis: int = 0) -> tuple[Any, ...]:
+    """The slices of ``x`` along ``axis``, that dim removed."""
+    shape = _aval(x, "unstack").shape
+    if not shape:
+        raise ValueError("unstack: the operand must have at least one dimension")
+    axis = normalize_axis("unstack", axis, len(shape))
+    rest = shape[:axis] + shape[axis + 1 :]
+    return tuple(
+        structural.reshape(structural.slice_in_dim(x, i, i + 1, 1, axis), rest)
+        for i in range(shape[axis])
+    )
+
+
+def empty(shape: Any, dtype: Any, *, out_sharding: Any = None) -> Any:
+    """An array of ``shape`` and ``dtype`` (zeros, as JAX's)."""
+    return full(shape, 0, dtype)
+
+
+class Precision(enum.Enum):
+    """Dot/conv precision names (the reference computes every one exactly)."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+
+class RoundingMethod(enum.IntEnum):
+    """``lax.round``'s methods."""
+
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
 # --- convolutions ----------------------------------------------------------------------------
 
 
@@ -992,5 +1067,6 @@ __all__ = [
     "cumlogsumexp", "square", "reciprocal", "exp2", "asinh", "acosh", "atanh", "full",
     "full_like", "dot", "batch_matmul", "broadcast", "collapse", "tile", "split", "real",
     "imag", "conj", "complex", "axis_size", "conv", "conv_with_general_padding",
-    "conv_transpose", "reduce", "map", "associative_scan",
+    "conv_transpose", "reduce", "map", "associative_scan", "broadcast_to_rank",
+    "broadcast_shapes", "stack", "unstack", "empty", "Precision", "RoundingMethod",
 ]  # fmt: skip
