@@ -212,3 +212,18 @@ def test_pjrt_aot_compiled_prints_after_the_call(capsys):
     )
     got, _ = _ri_output(capsys, lambda: compiled(X[1]))
     assert got == want
+
+
+@pytest.mark.parametrize("jit_backend", ["ref", "pjrt"])
+def test_checkpoint_under_grad_prints_forward_and_recompute(capsys, jit_backend):
+    def make(api, np_mod):
+        def f(x):
+            api.debug.print("v {}", x)
+            return np_mod.sin(x) * 2
+
+        return api.grad(api.checkpoint(f))
+
+    want = _jax_output(capsys, lambda: jax.jit(make(jax, jnp))(1.0))
+    got, g = _ri_output(capsys, lambda: ri.jit(make(ri, rnp), backend=jit_backend)(1.0))
+    assert got == want and got.count("v 1.0") == 2
+    assert float(g) == pytest.approx(2 * np.cos(1.0), rel=1e-6)

@@ -13,9 +13,9 @@ debug.callback").
 * DCE keeps it (``effectful``): it has no outputs to be used.
 * PJRT: no host callbacks through the plugin's C API. A callback at the top
   level of a jitted program becomes extra outputs of the compiled program and
-  runs after it (``refimpl.backends.pjrt.backend``; nested ``jit`` programs
-  with callbacks are inlined first); anywhere else (a scan, while or cond
-  body, a custom-derivative or checkpoint program) the lowering is a
+  runs after it (``refimpl.backends.pjrt.backend``; nested ``jit`` and
+  ``checkpoint`` programs with callbacks are inlined first); anywhere else (a
+  scan, while or cond body, a custom-derivative program) the lowering is a
   NotImplementedError.
 """
 
@@ -65,8 +65,8 @@ def _lowering(*args: Any, **kwargs: Any) -> Any:
     name = kwargs.get("name", "debug.callback")
     raise NotImplementedError(
         f"{name} on the pjrt backend runs only at the top level of a jitted program "
-        "(nested jit calls included): not inside a scan, while_loop or cond body, a pmap, "
-        "a custom_vjp/custom_jvp/checkpoint program or a program lowered for other platforms "
+        "(nested jit and checkpoint calls included): not inside a scan, while_loop or cond "
+        "body, a pmap, a custom_vjp/custom_jvp program or a program lowered for other platforms "
         '(the plugin has no host callbacks); use jit(..., backend="ref") for such programs'
     )
 
@@ -123,14 +123,18 @@ def run_callbacks(callbacks: list[tuple[Any, list]], extra: list[Any]) -> None:
 
 
 def _inline_calls_with_callbacks(program: Any) -> Any:
-    """``program`` with each top-level ``jit`` equation whose sub-program has a
-    callback replaced by that sub-program's equations (recursively, on fresh
+    """``program`` with each top-level ``jit`` or ``checkpoint`` equation whose
+    sub-program has a callback replaced by that sub-program's equations (recursively, on fresh
     variables: one sub-program may be called several times)."""
+    from refimpl.ad_checkpoint import remat_p
     from refimpl.core import Literal, Program, Var
     from refimpl.primitives.call import jit_call_p
 
+    # calls whose value is their program applied to their inputs: inlining one
+    # changes no value (a checkpoint loses only its memory-saving barrier)
+    calls = (jit_call_p, remat_p)
     if not any(
-        eqn.primitive is jit_call_p and has_callbacks(eqn.params["program"]) for eqn in program.eqns
+        eqn.primitive in calls and has_callbacks(eqn.params["program"]) for eqn in program.eqns
     ):
         return program
     subst: dict[int, Any] = {}  # outer variable id -> the atom standing for it now
@@ -142,7 +146,7 @@ def _inline_calls_with_callbacks(program: Any) -> Any:
     eqns = []
     for eqn in program.eqns:
         inputs = [read(subst, a) for a in eqn.inputs]
-        sub = eqn.params.get("program") if eqn.primitive is jit_call_p else None
+        sub = eqn.params.get("program") if eqn.primitive in calls else None
         if sub is None or not has_callbacks(sub):
             eqns.append(eqn.__class__(eqn.primitive, inputs, eqn.outputs, eqn.params))
             continue
