@@ -766,3 +766,31 @@ def test_stack_errors():
         lax.unstack(np.ones((2, 3)), 2)
     with pytest.raises(ValueError, match="broadcast_to_rank: rank must be an int at least"):
         lax.broadcast_to_rank(np.ones((2, 3)), 1)
+
+
+def test_mask_rules(rng):
+    """Under ri.mask the new primitives keep the logical shape; the valid
+    region equals the unpadded computation (NumPy/JAX oracles)."""
+    x = rand(rng, (6,), np.float32)
+    n = 4
+
+    def fun(v):
+        a, b = lax.optimization_barrier((v, lax.stop_gradient(v)))
+        return lax.cumlogsumexp(lax.reduce_precision(a + b, 5, 10), reverse=True)
+
+    masked = ri.mask(fun, ["(n,)"], "(n,)")
+    out = np.asarray(masked([x], {"n": n}))[:n]
+    want = jlax.cumlogsumexp(jlax.reduce_precision(x[:n] * 2, 5, 10), reverse=True)
+    np.testing.assert_allclose(out, np.asarray(want), rtol=1e-6)
+    xi = rand(rng, (6,), np.int32)
+    masked = ri.mask(lambda v: lax.clz(v) + lax.population_count(v), ["(n,)"], "(n,)")
+    out = np.asarray(masked([xi], {"n": n}))[:n]
+    np.testing.assert_array_equal(out, np.asarray(jlax.clz(xi[:n]) + jlax.population_count(xi[:n])))
+
+
+def test_stop_gradient_float0_and_bool():
+    from refimpl import dtypes
+
+    z = np.zeros(3, dtypes.float0)
+    assert lax.stop_gradient(z) is z
+    assert lax.stop_gradient(True) is True

@@ -96,6 +96,8 @@ def stop_gradient(x: Any) -> Any:
     def stop(leaf: Any) -> Any:
         if isinstance(leaf, Zero):
             return leaf
+        if isinstance(leaf, np.ndarray) and leaf.dtype == dtypes.float0:
+            return leaf  # a float0 tangent carries no data
         aval = tracing.get_aval(leaf, "stop_gradient", 0)
         if dtypes.is_inexact(aval.dtype):
             return stop_gradient_p.bind(leaf)
