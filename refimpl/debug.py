@@ -10,9 +10,9 @@ debug.callback"):
 * ``jit(backend="pjrt")``: a callback at the top level of the program runs
   after the compiled computation, on its operands returned as extra outputs,
   in program order (allowed for JAX's unordered ``debug.print``: output comes
-  no earlier than the values exist), nested ``jit``/``checkpoint`` programs
-  included; inside scan/while/cond bodies or custom-derivative programs it is
-  a NotImplementedError suggesting ``backend="ref"``;
+  no earlier than the values exist), nested ``jit``/``checkpoint``/custom
+  derivative calls included; inside scan/while/cond bodies or a pmap it is a
+  NotImplementedError suggesting ``backend="ref"``;
 * ``vmap``: once per batch element, as JAX 0.10.2;
 * ``jvp``/``grad``: on the primal values, once per forward pass.
 """

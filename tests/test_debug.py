@@ -227,3 +227,27 @@ def test_checkpoint_under_grad_prints_forward_and_recompute(capsys, jit_backend)
     got, g = _ri_output(capsys, lambda: ri.jit(make(ri, rnp), backend=jit_backend)(1.0))
     assert got == want and got.count("v 1.0") == 2
     assert float(g) == pytest.approx(2 * np.cos(1.0), rel=1e-6)
+
+
+@pytest.mark.parametrize("jit_backend", ["ref", "pjrt"])
+def test_custom_derivative_functions_print(capsys, jit_backend):
+    def make(api, np_mod):
+        @api.custom_jvp
+        def f(x):
+            api.debug.print("f {}", x)
+            return np_mod.sin(x)
+
+        f.defjvp(lambda p, t: (f(p[0]), t[0]))
+
+        @api.custom_vjp
+        def g(x):
+            api.debug.print("g {}", x)
+            return np_mod.sin(x)
+
+        g.defvjp(lambda x: (g(x), x), lambda r, c: (c,))
+        h = lambda x: f(x) + g(x)  # noqa: E731
+        return lambda x: (h(x), api.grad(h)(x))
+
+    want = _jax_output(capsys, lambda: jax.jit(make(jax, jnp))(1.0))
+    got, _ = _ri_output(capsys, lambda: ri.jit(make(ri, rnp), backend=jit_backend)(1.0))
+    assert got == want and got.count("f 1.0") == 2

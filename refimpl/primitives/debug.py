@@ -13,10 +13,10 @@ debug.callback").
 * DCE keeps it (``effectful``): it has no outputs to be used.
 * PJRT: no host callbacks through the plugin's C API. A callback at the top
   level of a jitted program becomes extra outputs of the compiled program and
-  runs after it (``refimpl.backends.pjrt.backend``; nested ``jit`` and
-  ``checkpoint`` programs with callbacks are inlined first); anywhere else (a
-  scan, while or cond body, a custom-derivative program) the lowering is a
-  NotImplementedError.
+  runs after it (``refimpl.backends.pjrt.backend``; nested ``jit``,
+  ``checkpoint`` and custom-derivative calls with callbacks are inlined
+  first); anywhere else (a scan, while or cond body, a pmap) the lowering is
+  a NotImplementedError.
 """
 
 from __future__ import annotations
@@ -65,8 +65,8 @@ def _lowering(*args: Any, **kwargs: Any) -> Any:
     name = kwargs.get("name", "debug.callback")
     raise NotImplementedError(
         f"{name} on the pjrt backend runs only at the top level of a jitted program "
-        "(nested jit and checkpoint calls included): not inside a scan, while_loop or cond "
-        "body, a pmap, a custom_vjp/custom_jvp program or a program lowered for other platforms "
+        "(nested jit, checkpoint, custom_jvp and custom_vjp calls included): not inside a "
+        "scan, while_loop or cond body, a pmap or a program lowered for other platforms "
         '(the plugin has no host callbacks); use jit(..., backend="ref") for such programs'
     )
 
@@ -123,19 +123,32 @@ def run_callbacks(callbacks: list[tuple[Any, list]], extra: list[Any]) -> None:
 
 
 def _inline_calls_with_callbacks(program: Any) -> Any:
-    """``program`` with each top-level ``jit`` or ``checkpoint`` equation whose
-    sub-program has a callback replaced by that sub-program's equations (recursively, on fresh
-    variables: one sub-program may be called several times)."""
+    """``program`` with each top-level ``jit``, ``checkpoint``, ``custom_jvp``
+    or ``custom_vjp`` call whose sub-program has a callback replaced by that
+    sub-program's equations (recursively, on fresh variables: one sub-program
+    may be called several times)."""
     from refimpl.ad_checkpoint import remat_p
     from refimpl.core import Literal, Program, Var
+    from refimpl.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
     from refimpl.primitives.call import jit_call_p
 
-    # calls whose value is their program applied to their inputs: inlining one
-    # changes no value (a checkpoint loses only its memory-saving barrier)
-    calls = (jit_call_p, remat_p)
-    if not any(
-        eqn.primitive in calls and has_callbacks(eqn.params["program"]) for eqn in program.eqns
-    ):
+    # calls whose value is their program applied to their inputs (and the name
+    # of that program's parameter): inlining one changes no value. A checkpoint
+    # loses only its memory-saving barrier; a custom_jvp/custom_vjp call its
+    # rules, which only differentiation (already done when lowering) reads.
+    calls = {jit_call_p: "program", remat_p: "program", custom_jvp_call_p: "call",
+             custom_vjp_call_p: "call"}  # fmt: skip
+
+    def inlined(eqn: Any) -> Any:
+        key = calls.get(eqn.primitive)
+        sub = eqn.params.get(key) if key is not None else None
+        if sub is None or not has_callbacks(sub):
+            return None
+        if len(sub.in_vars) != len(eqn.inputs) or len(sub.out_vars) != len(eqn.outputs):
+            return None
+        return sub
+
+    if not any(inlined(eqn) is not None for eqn in program.eqns):
         return program
     subst: dict[int, Any] = {}  # outer variable id -> the atom standing for it now
     consts_vars, consts = list(program.const_vars), list(program.consts)
@@ -146,8 +159,8 @@ def _inline_calls_with_callbacks(program: Any) -> Any:
     eqns = []
     for eqn in program.eqns:
         inputs = [read(subst, a) for a in eqn.inputs]
-        sub = eqn.params.get("program") if eqn.primitive in calls else None
-        if sub is None or not has_callbacks(sub):
+        sub = inlined(eqn)
+        if sub is None:
             eqns.append(eqn.__class__(eqn.primitive, inputs, eqn.outputs, eqn.params))
             continue
         sub = _inline_calls_with_callbacks(sub)
