@@ -32,14 +32,23 @@ from typing import Any
 import numpy as np
 
 from refimpl import tracing
+from refimpl.core import ShapedArray
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives import xla_math
+from refimpl.primitives.base import (
+    Primitive,
+    all_weak,
+    check_dtype_in,
+    check_same_dtypes,
+    elementwise_shape,
+)
 from refimpl.transforms import batching
 from refimpl.transforms.ad_util import Zero, tangent_aval
 
 __all__ = [
     "bessel_i0e",
     "bessel_i1e",
+    "betainc",
     "digamma",
     "erf_inv",
     "erfc",
@@ -48,6 +57,7 @@ __all__ = [
     "lgamma",
     "polygamma",
     "random_gamma_grad",
+    "regularized_incomplete_beta",
     "zeta",
 ]
 
@@ -838,3 +848,149 @@ def _zeta_jvp(primals, tangents):
 def zeta(x: Any, q: Any) -> Any:
     """``lax.zeta``: the Hurwitz zeta function ``sum_k (q + k)^-x``."""
     return zeta_p.bind(x, q)
+
+
+# --- regularized_incomplete_beta: I_x(a, b) --------------------------------------------------
+#
+# I_x(a, b) = x^a (1-x)^b / (a B(a, b)) * 1 / (1 + d1 / (1 + d2 / (1 + ...))), with
+# d_{2m+1} = -(a+m)(a+b+m) x / ((a+2m)(a+2m+1)), d_{2m} = m (b-m) x / ((a+2m-1)(a+2m)),
+# evaluated by the modified Lentz method; for x > (a+1)/(a+b+2), where that
+# fraction converges slowly, 1 - I_{1-x}(b, a). At most 300 terms (each step
+# consumes two d's). Edge values as XLA's: NaN for a NaN operand, a < 0,
+# b < 0, a = b = 0, a = b = inf or x outside [0, 1]; 0 at x = 0 and 1 at
+# x = 1; for 0 < x < 1, 1 where a = 0 or b = inf and 0 where b = 0 or a = inf.
+# The impl runs in float64; the lowering runs the same code in the operand's
+# precision (float32 for 16-bit).
+# Differentiable in x only (x^(a-1) (1-x)^(b-1) / B(a, b)), as in JAX.
+
+
+def _betainc_generic(ops, a, b, x, eps, tiny):
+    nan = (a != a) | (b != b) | (x != x) | (a < 0.0) | (b < 0.0) | (x < 0.0) | (x > 1.0)
+    nan = nan | ((a == 0.0) & (b == 0.0)) | ((a == math.inf) & (b == math.inf))
+    interior = (x > 0.0) & (x < 1.0)
+    one_at = (x == 1.0) | (interior & ((a == 0.0) | (b == math.inf)))
+    zero_at = (x == 0.0) | (interior & ((b == 0.0) | (a == math.inf)))
+    special = nan | one_at | zero_at
+    half = ops.full(x, 0.5)
+    a = ops.where(special, ops.full(a, 1.0), a)
+    b = ops.where(special, ops.full(b, 1.0), b)
+    x = ops.where(special, half, x)
+    swap = x > (a + 1.0) / (a + b + 2.0)
+    a, b, x = ops.where(swap, b, a), ops.where(swap, a, b), ops.where(swap, 1.0 - x, x)
+    log_front = (
+        a * ops.log(x) + b * ops.log1p(-x) - (ops.lgamma(a) + ops.lgamma(b) - ops.lgamma(a + b))
+    )
+    front = ops.exp(log_front) / a
+
+    def clamp(v):  # Lentz: keep denominators away from 0
+        return ops.where(abs(v) < tiny, ops.full(v, tiny), v)
+
+    def body(state):
+        on, m, c, d, f = state
+        # the even step d_{2m}, then the odd step d_{2m+1}
+        even = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m))
+        d1 = 1.0 / clamp(1.0 + even * d)
+        c1 = clamp(1.0 + even / c)
+        f1 = f * c1 * d1
+        odd = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0))
+        d2 = 1.0 / clamp(1.0 + odd * d1)
+        c2 = clamp(1.0 + odd / c1)
+        step = c2 * d2
+        f2 = f1 * step
+        more = on & (abs(step - 1.0) > eps) & (m < 300.0)
+        return (
+            more,
+            m + 1.0,
+            ops.where(on, c2, c),
+            ops.where(on, d2, d),
+            ops.where(on, f2, f),
+        )
+
+    # the leading term: f = 1 / (1 + d1) with d1 = -(a+b) x / (a+1)
+    first = -(a + b) * x / (a + 1.0)
+    d0 = 1.0 / clamp(1.0 + first)
+    state = (~special, ops.full(x, 1.0), ops.full(x, 1.0), d0, d0)
+    fraction = ops.while_loop(lambda s: ops.any(s[0]), body, state)[4]
+    value = front * fraction
+    out = ops.where(swap, 1.0 - value, value)
+    out = ops.where(one_at, ops.full(out, 1.0), out)
+    out = ops.where(zero_at, ops.full(out, 0.0), out)
+    return ops.where(nan, ops.full(out, np.nan), out)
+
+
+_NumpyOps.log1p = staticmethod(np.log1p)
+_LaxOps.log1p = staticmethod(ew.log1p)
+
+
+def _betainc_impl(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
+    dtype = a.dtype
+    a, b, x = (np.array(v, np.float64) for v in np.broadcast_arrays(a, b, x))
+    with np.errstate(all="ignore"):
+        out = _betainc_generic(_NumpyOps, a, b, x, 2.0**-53, 1e-300)
+    return np.asarray(out).astype(dtype)
+
+
+def _betainc_program(a: Any, b: Any, x: Any) -> Any:
+    from refimpl import lax
+
+    dtype = tracing.get_aval(a, "regularized_incomplete_beta", 0).dtype
+    if dtype not in (np.float32, np.float64):
+        wide = [lax.convert_element_type(v, np.float32) for v in (a, b, x)]
+        return lax.convert_element_type(_betainc_program(*wide), dtype)
+    info = np.finfo(dtype)
+    return _betainc_generic(_LaxOps, a, b, x, float(info.eps) / 2, float(info.tiny) * 1e6)
+
+
+regularized_incomplete_beta_p = Primitive("regularized_incomplete_beta")
+
+
+@regularized_incomplete_beta_p.def_abstract_eval
+def _betainc_abstract_eval(a, b, x):
+    name = "regularized_incomplete_beta"
+    check_same_dtypes(name, [a, b, x])
+    check_dtype_in(name, x, *ew.FLOAT)
+    shape = elementwise_shape(name, [a, b, x])
+    return ShapedArray(shape, x.dtype, all_weak([a, b, x]))
+
+
+regularized_incomplete_beta_p.def_impl(ew._in_float32(_betainc_impl))
+regularized_incomplete_beta_p.def_mask(ew._elementwise_mask_rule)
+regularized_incomplete_beta_p.def_batch(
+    batching.elementwise_batch_rule(regularized_incomplete_beta_p)
+)
+
+
+def _betainc_lowering(ctx, a, b, x):
+    from refimpl.primitives.decompositions import composite_lowering
+
+    return composite_lowering("regularized_incomplete_beta", _betainc_program)(ctx, a, b, x)
+
+
+regularized_incomplete_beta_p.def_lowering(_betainc_lowering)
+
+
+@regularized_incomplete_beta_p.def_jvp
+def _betainc_jvp(primals, tangents):
+    (a, b, x), (ta, tb, tx) = primals, tangents
+    y = regularized_incomplete_beta_p.bind(a, b, x)
+    if not (isinstance(ta, Zero) and isinstance(tb, Zero)):
+        raise NotImplementedError(
+            "regularized_incomplete_beta (betainc): the derivative with respect to a and b "
+            "is not implemented (JAX has none either); only x is differentiable"
+        )
+    if isinstance(tx, Zero):
+        return y, Zero(tangent_aval(tracing.get_aval(y, "regularized_incomplete_beta", 0)))
+    one = _scalar_like(1.0, x)
+    log_slope = ew.sub(
+        ew.add(ew.mul(ew.sub(a, one), ew.log(x)), ew.mul(ew.sub(b, one), ew.log1p(ew.neg(x)))),
+        ew.sub(ew.add(lgamma_p.bind(a), lgamma_p.bind(b)), lgamma_p.bind(ew.add(a, b))),
+    )
+    return y, ew.mul(tx, ew.exp(log_slope))
+
+
+def regularized_incomplete_beta(a: Any, b: Any, x: Any) -> Any:
+    """``lax.betainc``: the regularized incomplete beta function ``I_x(a, b)``."""
+    return regularized_incomplete_beta_p.bind(a, b, x)
+
+
+betainc = regularized_incomplete_beta

@@ -28,6 +28,7 @@ from refimpl import numpy as rnp
 
 __all__ = [
     "beta",
+    "betainc",
     "betaln",
     "boxcox",
     "boxcox1p",
@@ -654,3 +655,10 @@ def zeta(x: Any, q: Any = None) -> Any:
     fn = custom_derivatives.custom_jvp(lax.zeta)
     fn.defjvp(_zeta_jvp)
     return fn(x, q)
+
+
+def betainc(a: Any, b: Any, x: Any) -> Any:
+    """The regularized incomplete beta function ``I_x(a, b)`` (``lax.betainc``;
+    differentiable in ``x`` only, as in JAX)."""
+    a, b, x = _broadcast(*_inexact("betainc", a, b, x))
+    return lax.regularized_incomplete_beta(a, b, x)
