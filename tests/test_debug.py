@@ -137,14 +137,50 @@ def test_ref_backend_prints_inside_scan(capsys):
     assert got == want
 
 
-def test_pjrt_scan_body_is_a_clear_error():
-    def body(c, _):
+def test_pjrt_while_and_cond_bodies_are_a_clear_error():
+    def cond_body(c):
         ri.debug.print("c={}", c)
-        return c * 2, None
+        return c * 2
 
-    message = r"debug.print on the pjrt backend.*scan.*backend=\"ref\""
+    message = r"debug.print on the pjrt backend.*while_loop or cond.*backend=\"ref\""
     with pytest.raises(NotImplementedError, match=message):
-        ri.jit(lambda c: ri.lax.scan(body, c, None, 3), backend="pjrt")(1.0)
+        ri.jit(lambda c: ri.lax.while_loop(lambda c: c < 10, cond_body, c), backend="pjrt")(1.0)
+    with pytest.raises(NotImplementedError, match=message):
+        ri.jit(lambda c: ri.lax.cond(c > 0, cond_body, lambda c: c, c), backend="pjrt")(1.0)
+
+
+def _loops(api, np_mod):
+    def body(i, c):
+        api.debug.print("i {} c {}", i, c, ordered=True)
+        return c * 2
+
+    def step(c, y):
+        api.debug.print("c {} y {}", c, y, ordered=True)
+        return c + y, c * y
+
+    def outer(c, y):
+        api.debug.print("outer {}", c, ordered=True)
+        return api.lax.scan(step, c, np_mod.arange(2.0) + y)[0], None
+
+    def f(x):
+        a = api.lax.fori_loop(0, 3, body, x)
+        b = api.lax.scan(step, x, np_mod.arange(3.0), reverse=True)
+        c = api.lax.scan(outer, x, np_mod.arange(2.0))
+        return a, b, c
+
+    return f
+
+
+@pytest.mark.parametrize("jit_backend", ["ref", "pjrt"])
+def test_scan_bodies_print_each_iteration(capsys, jit_backend):
+    """On pjrt the body's callback operands become stacked scan outputs and the
+    callbacks run per iteration after the call, in iteration order."""
+    want = _jax_output(capsys, lambda: jax.jit(_loops(jax, jnp))(1.0))
+    got, out = _ri_output(capsys, lambda: ri.jit(_loops(ri, rnp), backend=jit_backend)(1.0))
+    assert got == want and got.count("\n") == 3 + 3 + 2 * 3
+    jax_out = jax.jit(_loops(jax, jnp))(1.0)
+    for g, w in zip(ri.tree_leaves(out), jax.tree.leaves(jax_out), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
 
 
 def test_programs_without_callbacks_keep_the_fast_path():

@@ -15,8 +15,9 @@ debug.callback").
   level of a jitted program becomes extra outputs of the compiled program and
   runs after it (``refimpl.backends.pjrt.backend``; nested ``jit``,
   ``checkpoint`` and custom-derivative calls with callbacks are inlined
-  first); anywhere else (a scan, while or cond body, a pmap) the lowering is
-  a NotImplementedError.
+  first; in a scan body the operands become stacked ``ys`` and the callbacks
+  run per iteration); anywhere else (a while or cond body, a pmap) the
+  lowering is a NotImplementedError.
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ def _lowering(*args: Any, **kwargs: Any) -> Any:
     name = kwargs.get("name", "debug.callback")
     raise NotImplementedError(
         f"{name} on the pjrt backend runs only at the top level of a jitted program "
-        "(nested jit, checkpoint, custom_jvp and custom_vjp calls included): not inside a "
-        "scan, while_loop or cond body, a pmap or a program lowered for other platforms "
+        "(nested jit, checkpoint, custom_jvp, custom_vjp and scan bodies included): not "
+        "inside a while_loop or cond body, a pmap or a program lowered for other platforms "
         '(the plugin has no host callbacks); use jit(..., backend="ref") for such programs'
     )
 
@@ -76,33 +77,68 @@ def has_callbacks(program: Any) -> bool:
     return any(eqn.primitive is debug_callback_p for eqn in program.walk_eqns())
 
 
-def split_top_level_callbacks(program: Any) -> tuple[Any, list[tuple[Any, list]]]:
-    """``program`` without its top-level debug_callback equations, their
-    operands appended as extra outputs, and the callbacks in program order,
-    each with its operands as ``("out", k)`` (the k-th extra output) or
-    ``("lit", value)`` (a literal, kept on the host). A nested ``jit`` whose
-    program has a callback is inlined first (its callbacks then are top level).
+def split_top_level_callbacks(program: Any) -> tuple[Any, list[tuple]]:
+    """``program`` without its debug_callback equations, their operands
+    appended as extra outputs, and what to call after a run, in program order.
 
-    Without top-level callbacks, ``(program, [])``: the same object.
+    Each item is ``("call", callback, operands)``, an operand being
+    ``("out", k)`` (the k-th extra output) or ``("lit", value)`` (a literal,
+    kept on the host), or ``("scan", length, reverse, base, n, items)``: a
+    scan whose body had callbacks; its body's ``n`` extra outputs became
+    stacked ``ys`` at extra outputs ``base ... base + n - 1`` and ``items``
+    (indexing those ``n``) run once per iteration, in iteration order. Nested
+    ``jit``, ``checkpoint`` and custom-derivative calls with callbacks are
+    inlined first. A callback anywhere else (while, cond) stays, and its
+    lowering raises.
+
+    Without callbacks to split, ``(program, [])``: the same object.
     """
-    from refimpl.core import Literal, Program
+    return _split(_inline_calls_with_callbacks(program))
 
-    program = _inline_calls_with_callbacks(program)
-    if not any(eqn.primitive is debug_callback_p for eqn in program.eqns):
+
+def _split(program: Any) -> tuple[Any, list[tuple]]:
+    from refimpl.core import Literal, Program, Var
+    from refimpl.primitives.control_flow import scan_p
+
+    def splittable(eqn: Any) -> bool:
+        if eqn.primitive is debug_callback_p:
+            return True
+        return eqn.primitive is scan_p and has_callbacks(eqn.params["body"])
+
+    if not any(splittable(eqn) for eqn in program.eqns):
         return program, []
-    eqns, extra, callbacks = [], [], []
+    eqns, extra, items = [], [], []
     for eqn in program.eqns:
-        if eqn.primitive is not debug_callback_p:
+        if eqn.primitive is debug_callback_p:
+            operands = []
+            for atom in eqn.inputs:
+                if isinstance(atom, Literal):
+                    operands.append(("lit", atom.value))
+                else:
+                    operands.append(("out", len(extra)))
+                    extra.append(atom)
+            items.append(("call", eqn.params["callback"], operands))
+        elif splittable(eqn):
+            params = eqn.params
+            body, body_items = _split(_inline_calls_with_callbacks(params["body"]))
+            n = len(body.out_vars) - len(params["body"].out_vars)
+            if not body_items:  # a callback the split cannot reach (a while in the body)
+                eqns.append(eqn)
+                continue
+            length = params["length"]
+            stacked = [
+                Var(ShapedArray((length, *a.aval.shape), a.aval.dtype, a.aval.weak_type))
+                for a in body.out_vars[len(body.out_vars) - n :]
+            ]
+            eqns.append(
+                eqn.__class__(
+                    eqn.primitive, eqn.inputs, [*eqn.outputs, *stacked], {**params, "body": body}
+                )  # fmt: skip
+            )
+            items.append(("scan", length, params["reverse"], len(extra), n, body_items))
+            extra.extend(stacked)
+        else:
             eqns.append(eqn)
-            continue
-        operands = []
-        for atom in eqn.inputs:
-            if isinstance(atom, Literal):
-                operands.append(("lit", atom.value))
-            else:
-                operands.append(("out", len(extra)))
-                extra.append(atom)
-        callbacks.append((eqn.params["callback"], operands))
     split = Program(
         in_vars=program.in_vars,
         eqns=eqns,
@@ -110,16 +146,23 @@ def split_top_level_callbacks(program: Any) -> tuple[Any, list[tuple[Any, list]]
         const_vars=program.const_vars,
         consts=program.consts,
     )
-    return split, callbacks
+    return split, items
 
 
-def run_callbacks(callbacks: list[tuple[Any, list]], extra: list[Any]) -> None:
-    """Call each split-off callback on its operands (``extra``: host values of
-    the extra outputs), in program order."""
+def run_callbacks(items: list[tuple], extra: list[Any]) -> None:
+    """Run the split-off callbacks (:func:`split_top_level_callbacks`) on the
+    host values ``extra`` of the extra outputs, in program order."""
     import numpy as np
 
-    for callback, operands in callbacks:
-        callback(*[np.asarray(extra[k]) if kind == "out" else k for kind, k in operands])
+    for item in items:
+        if item[0] == "call":
+            _, callback, operands = item
+            callback(*[np.asarray(extra[k]) if kind == "out" else k for kind, k in operands])
+            continue
+        _, length, reverse, base, n, body_items = item
+        stacked = extra[base : base + n]
+        for t in reversed(range(length)) if reverse else range(length):
+            run_callbacks(body_items, [ys[t] for ys in stacked])
 
 
 def _inline_calls_with_callbacks(program: Any) -> Any:
