@@ -286,6 +286,7 @@ def test_grad_binary_against_jax(name, points, argnum):
     close(got, want, rtol=2e-4, atol=1e-6, where=f"{name} d/d{argnum}")
 
 
+@pytest.mark.slow  # ~5 s: compiles the igamma/zeta/i0e derivative programs
 def test_grad_on_pjrt():
     skip_without_pjrt()
     a = np.array([0.5, 2.0, 10.0], np.float32)
