@@ -11,9 +11,9 @@ debug.callback"):
   after the compiled computation, on its operands returned as extra outputs,
   in program order (allowed for JAX's unordered ``debug.print``: output comes
   no earlier than the values exist), nested ``jit``/``checkpoint``/custom
-  derivative calls and ``scan`` bodies (once per iteration) included; inside
-  while/cond bodies or a pmap it is a NotImplementedError suggesting
-  ``backend="ref"``;
+  derivative calls, ``scan`` bodies (once per iteration) and ``cond``
+  branches (the chosen one) included; inside a while body or a pmap it is a
+  NotImplementedError suggesting ``backend="ref"``;
 * ``vmap``: once per batch element, as JAX 0.10.2;
 * ``jvp``/``grad``: on the primal values, once per forward pass.
 """

@@ -137,16 +137,45 @@ def test_ref_backend_prints_inside_scan(capsys):
     assert got == want
 
 
-def test_pjrt_while_and_cond_bodies_are_a_clear_error():
-    def cond_body(c):
+def test_pjrt_while_body_is_a_clear_error():
+    def body(c):
         ri.debug.print("c={}", c)
         return c * 2
 
-    message = r"debug.print on the pjrt backend.*while_loop or cond.*backend=\"ref\""
+    message = r"debug.print on the pjrt backend.*while_loop body.*backend=\"ref\""
     with pytest.raises(NotImplementedError, match=message):
-        ri.jit(lambda c: ri.lax.while_loop(lambda c: c < 10, cond_body, c), backend="pjrt")(1.0)
-    with pytest.raises(NotImplementedError, match=message):
-        ri.jit(lambda c: ri.lax.cond(c > 0, cond_body, lambda c: c, c), backend="pjrt")(1.0)
+        ri.jit(lambda c: ri.lax.while_loop(lambda c: c < 10, body, c), backend="pjrt")(1.0)
+
+
+def _branches(api, np_mod):
+    def b1(c):
+        api.debug.print("b1 {}", c, ordered=True)
+        return c * 2
+
+    def b2(c):
+        api.debug.print("b2 {} {}", c, np_mod.arange(2), ordered=True)
+        return c - 1
+
+    def step(c, y):
+        return api.lax.cond(y > 0, b1, b2, c), None
+
+    def f(x):
+        a = api.lax.cond(x > 0, b1, b2, x) + api.lax.switch(2, [b1, b2], x)
+        return a, api.lax.scan(step, x, np_mod.arange(3.0) - 1)[0]
+
+    return f
+
+
+@pytest.mark.parametrize("jit_backend", ["ref", "pjrt"])
+def test_cond_branches_print_the_chosen_one(capsys, jit_backend):
+    """On pjrt each branch returns every branch's callback operands (zeros in
+    the others' slots); after the call the chosen branch's callbacks run."""
+    jf, rf = jax.jit(_branches(jax, jnp)), ri.jit(_branches(ri, rnp), backend=jit_backend)
+    want = _jax_output(capsys, lambda: [jf(1.0), jf(-1.0)])
+    got, outs = _ri_output(capsys, lambda: [rf(1.0), rf(-1.0)])
+    assert got == want and got.count("\n") == 2 * 5
+    for g, w in zip(ri.tree_leaves(outs), jax.tree.leaves([jf(1.0), jf(-1.0)]), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
 
 
 def _loops(api, np_mod):

@@ -16,13 +16,16 @@ debug.callback").
   runs after it (``refimpl.backends.pjrt.backend``; nested ``jit``,
   ``checkpoint`` and custom-derivative calls with callbacks are inlined
   first; in a scan body the operands become stacked ``ys`` and the callbacks
-  run per iteration); anywhere else (a while or cond body, a pmap) the
-  lowering is a NotImplementedError.
+  run per iteration; a cond returns every branch's operands and the chosen
+  branch's callbacks run); anywhere else (a while body, a pmap) the lowering
+  is a NotImplementedError.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from refimpl.core import ShapedArray
 from refimpl.primitives.base import Primitive
@@ -66,8 +69,8 @@ def _lowering(*args: Any, **kwargs: Any) -> Any:
     name = kwargs.get("name", "debug.callback")
     raise NotImplementedError(
         f"{name} on the pjrt backend runs only at the top level of a jitted program "
-        "(nested jit, checkpoint, custom_jvp, custom_vjp and scan bodies included): not "
-        "inside a while_loop or cond body, a pmap or a program lowered for other platforms "
+        "(nested jit, checkpoint, custom_jvp, custom_vjp, scan bodies and cond branches "
+        "included): not inside a while_loop body, a pmap or a program lowered for other platforms "
         '(the plugin has no host callbacks); use jit(..., backend="ref") for such programs'
     )
 
@@ -98,11 +101,13 @@ def split_top_level_callbacks(program: Any) -> tuple[Any, list[tuple]]:
 
 def _split(program: Any) -> tuple[Any, list[tuple]]:
     from refimpl.core import Literal, Program, Var
-    from refimpl.primitives.control_flow import scan_p
+    from refimpl.primitives.control_flow import cond_p, scan_p
 
     def splittable(eqn: Any) -> bool:
         if eqn.primitive is debug_callback_p:
             return True
+        if eqn.primitive is cond_p:
+            return any(has_callbacks(b) for b in eqn.params["branches"])
         return eqn.primitive is scan_p and has_callbacks(eqn.params["body"])
 
     if not any(splittable(eqn) for eqn in program.eqns):
@@ -118,6 +123,23 @@ def _split(program: Any) -> tuple[Any, list[tuple]]:
                     operands.append(("out", len(extra)))
                     extra.append(atom)
             items.append(("call", eqn.params["callback"], operands))
+        elif eqn.primitive is cond_p and splittable(eqn):
+            split_cond = _split_cond(eqn)
+            if split_cond is None:
+                eqns.append(eqn)
+                continue
+            new_eqn, extra_avals, branch_items = split_cond
+            outs = [Var(aval) for aval in extra_avals]
+            eqns.append(new_eqn.__class__(new_eqn.primitive, new_eqn.inputs,
+                                          [*eqn.outputs, *outs], new_eqn.params))  # fmt: skip
+            index = eqn.inputs[0]
+            if isinstance(index, Literal):
+                where = ("lit", index.value)
+            else:
+                where = ("out", len(extra))
+                extra.append(index)
+            items.append(("cond", where, len(extra), branch_items))
+            extra.extend(outs)
         elif splittable(eqn):
             params = eqn.params
             body, body_items = _split(_inline_calls_with_callbacks(params["body"]))
@@ -149,6 +171,59 @@ def _split(program: Any) -> tuple[Any, list[tuple]]:
     return split, items
 
 
+def _split_cond(eqn: Any) -> tuple[Any, list, list] | None:
+    """A cond whose branches have callbacks -> (the cond returning every
+    branch's callback operands as extra outputs, their avals, per branch
+    ``(offset, n, items)``), or None when a branch's callback cannot be split.
+
+    Branch ``i`` returns its own operands in its slots and zeros in the
+    other branches' (every branch must return the same types); after the
+    call only the chosen branch's callbacks run, on its slots.
+    """
+    from refimpl.core import Literal, Program, Var
+    from refimpl.primitives.structural import broadcast_in_dim_p
+
+    splits = [_split(_inline_calls_with_callbacks(b)) for b in eqn.params["branches"]]
+    originals = eqn.params["branches"]
+    per_branch = []  # (avals of its extra outputs, items)
+    for (branch, items), original in zip(splits, originals, strict=True):
+        if has_callbacks(original) and not items:
+            return None  # e.g. a while inside the branch: its lowering raises
+        per_branch.append(([a.aval for a in branch.out_vars[len(original.out_vars) :]], items))
+    slots, offset = [], 0
+    for avals, items in per_branch:
+        slots.append((offset, len(avals), items))
+        offset += len(avals)
+    all_avals = [aval for avals, _ in per_branch for aval in avals]
+    branches = []
+    for number, (branch, _) in enumerate(splits):
+        n_own = len(originals[number].out_vars)
+        own_extra = branch.out_vars[n_own:]
+        eqns, outs = list(branch.eqns), list(branch.out_vars[:n_own])
+        for other, (avals, _) in enumerate(per_branch):
+            if other == number:
+                outs.extend(own_extra)
+                continue
+            for aval in avals:
+                scalar = ShapedArray((), aval.dtype, aval.weak_type)
+                zero = Literal(np.zeros((), aval.dtype), scalar)
+                var = Var(aval)
+                params = {"shape": aval.shape, "broadcast_dimensions": ()}
+                eqns.append(eqn.__class__(broadcast_in_dim_p, [zero], [var], params))
+                outs.append(var)
+        branches.append(
+            Program(
+                in_vars=branch.in_vars,
+                eqns=eqns,
+                out_vars=outs,
+                const_vars=branch.const_vars,
+                consts=branch.consts,
+            )  # fmt: skip
+        )
+    params = {**eqn.params, "branches": tuple(branches)}
+    return eqn.__class__(eqn.primitive, eqn.inputs, eqn.outputs, params), all_avals, slots
+
+
 def run_callbacks(items: list[tuple], extra: list[Any]) -> None:
     """Run the split-off callbacks (:func:`split_top_level_callbacks`) on the
     host values ``extra`` of the extra outputs, in program order."""
@@ -158,6 +233,14 @@ def run_callbacks(items: list[tuple], extra: list[Any]) -> None:
         if item[0] == "call":
             _, callback, operands = item
             callback(*[np.asarray(extra[k]) if kind == "out" else k for kind, k in operands])
+            continue
+        if item[0] == "cond":
+            _, (kind, index), base, branch_items = item
+            chosen = int(np.asarray(extra[index]) if kind == "out" else index)
+            if not 0 <= chosen < len(branch_items):
+                chosen = len(branch_items) - 1  # out of range runs the last branch (cond_p)
+            offset, n, inner = branch_items[chosen]
+            run_callbacks(inner, extra[base + offset : base + offset + n])
             continue
         _, length, reverse, base, n, body_items = item
         stacked = extra[base : base + n]
