@@ -332,27 +332,34 @@ def _cumlogsumexp_abstract_eval(x: ShapedArray, *, axis: int, reverse: bool) -> 
 
 def _np_logaddexp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """JAX's logaddexp formula: ``max + log1p(exp(-|a - b|))``; ``a + b`` where
-    the difference is NaN (a NaN, or infinities of one sign)."""
+    the difference is NaN (a NaN, or infinities of one sign). exp and log1p
+    are the reference's (XLA's float32 approximations; 16-bit floats
+    through float32), so the result is XLA's bit for bit."""
     amax = np.maximum(a, b)
     delta = a - b
-    return np.where(np.isnan(delta), a + b, amax + np.log1p(np.exp(-np.abs(delta))))
+    stable = amax + ew.log1p_p.impl(ew.exp_p.impl(-np.abs(delta)))
+    return np.where(np.isnan(delta), a + b, stable).astype(a.dtype)
 
 
 @cumlogsumexp_p.def_impl
 def _cumlogsumexp_impl(x: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray:
-    """Output ``i`` folds inputs ``0..i`` (``i..n-1`` reversed) left to right
-    with logaddexp, in float32 for 16-bit floats (XLA's reduce_window order)."""
-    dtype = x.dtype
-    compute = np.float32 if dtype in ew._LOW_PRECISION else dtype
-    v = np.moveaxis(x.astype(compute), axis, 0)
-    if reverse:
-        v = v[::-1]
-    out = np.empty_like(v)
-    for i in range(v.shape[0]):
-        out[i] = v[0] if i == 0 else _np_logaddexp(out[i - 1], v[i])
-    if reverse:
-        out = out[::-1]
-    return np.moveaxis(out, 0, axis).astype(dtype)
+    """Output ``i`` folds its window with logaddexp in increasing index order,
+    in the operand's dtype: inputs ``0..i`` (``i..n-1`` when reversed), as
+    XLA's reduce_window does element by element. XLA gives the same bits
+    for short windows; over long ones (about 18 and up on CPU) it
+    reassociates, so results there differ in the last bits."""
+    v = np.moveaxis(x, axis, 0)
+    n = v.shape[0]
+    if n == 0:
+        return x
+    out = v.copy()
+    if reverse:  # out[i] = (...(v[i] + v[i+1]) + ...) + v[n-1]
+        for k in range(1, n):
+            out[: n - k] = _np_logaddexp(out[: n - k], v[k:])
+    else:  # out[i] = (...(v[0] + v[1]) + ...) + v[i]
+        for i in range(1, n):
+            out[i] = _np_logaddexp(out[i - 1], v[i])
+    return np.moveaxis(out, 0, axis)
 
 
 cumlogsumexp_p.def_batch(reductions._cumulative_batch_rule(cumlogsumexp_p))
@@ -390,11 +397,10 @@ reductions._prefix_scan_jvp(cumlogsumexp_p, _logaddexp_combine)
 @cumlogsumexp_p.def_lowering
 def _cumlogsumexp_lowering(ctx, x, *, axis: int, reverse: bool):
     """A ``reduce_window`` as long as the axis, padded with -inf, whose body is
-    the impl's logaddexp (in float32 for 16-bit floats)."""
+    the impl's logaddexp (exp and log1p of 16-bit floats in float32), as JAX
+    lowers it."""
     dtype = ctx.avals_in[0].dtype
     shape = ctx.avals_in[0].shape
-    compute = np.dtype(np.float32) if dtype in ew._LOW_PRECISION else dtype
-    x = ctx.convert(x, dtype, compute)
     n = shape[axis]
     window = [1] * len(shape)
     window[axis] = builtins.max(n, 1)
@@ -402,9 +408,9 @@ def _cumlogsumexp_lowering(ctx, x, *, axis: int, reverse: bool):
     if n:
         padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
     op = ctx.hlo.ReduceWindowOp(
-        [ctx.tensor_type(shape, compute)],
+        [ctx.tensor_type(shape, dtype)],
         [x],
-        [ctx.constant(-np.inf, compute)],
+        [ctx.constant(-np.inf, dtype)],
         window,
         padding=ctx.ir.DenseIntElementsAttr.get(padding, shape=[len(shape), 2]),
     )
@@ -412,13 +418,12 @@ def _cumlogsumexp_lowering(ctx, x, *, axis: int, reverse: bool):
     def body(a, b):
         amax = ctx.hlo.maximum(a, b)
         delta = ctx.hlo.subtract(a, b)
-        stable = ctx.hlo.add(
-            amax, ctx.hlo.log_plus_one(ctx.hlo.exponential(ctx.hlo.negate(ctx.hlo.abs(delta))))
-        )
-        return [ctx.select(ctx.is_nan(delta, compute), ctx.hlo.add(a, b), stable)]
+        tail = ctx.in_float32(ctx.hlo.exponential, ctx.hlo.negate(ctx.hlo.abs(delta)), dtype=dtype)
+        tail = ctx.in_float32(ctx.hlo.log_plus_one, tail, dtype=dtype)
+        return [ctx.select(ctx.is_nan(delta, dtype), ctx.hlo.add(a, b), ctx.hlo.add(amax, tail))]
 
-    ctx.scalar_block(op.regions[0], [compute, compute], body)
-    return [ctx.convert(op.results[0], compute, dtype)]
+    ctx.scalar_block(op.regions[0], [dtype, dtype], body)
+    return [op.results[0]]
 
 
 def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
