@@ -356,15 +356,33 @@ def jacobian(
     return jacrev(fun, argnums, has_aux, holomorphic, allow_int)
 
 
+class _VjpResidual:
+    """A ``custom_gradient`` rule carried from the forward to the backward pass:
+    the traced rule (static: the pytree's aux data) and the values it closes
+    over (its children)."""
+
+    def __init__(self, rule: Callable[..., Any], consts: list[Any]) -> None:
+        self.rule = rule
+        self.consts = consts
+
+
+tree_util.register_pytree_node(
+    _VjpResidual,
+    lambda r: (r.consts, r.rule),
+    lambda rule, consts: _VjpResidual(rule, list(consts)),
+)
+
+
 def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
     """``jax.custom_gradient``: ``fun(*args)`` returns ``(value, vjp)`` and
     differentiation uses ``vjp(ct)`` (a tuple of one cotangent per positional
     argument, or the single cotangent of a one-argument function).
 
-    Built on :func:`refimpl.custom_vjp`. The backward pass calls ``fun``
-    again on the saved arguments to obtain ``vjp`` (refimpl's residuals are
-    arrays, not closures), so ``fun`` must be pure; keyword arguments are a
-    ``TypeError``.
+    Built on :func:`refimpl.custom_vjp`: the forward pass runs ``fun`` once
+    and traces ``vjp`` for a cotangent of the value's type
+    (:func:`closure_convert`); the values it closes over are the residuals,
+    and the backward pass runs the traced rule on them. Keyword arguments are
+    a ``TypeError``.
     """
     from refimpl.custom_derivatives import custom_vjp
 
@@ -386,20 +404,24 @@ def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
         return split(args)[0]
 
     def fwd(*args: Any) -> Any:
-        return split(args)[0], args
+        value, rule = split(args)
+        example = tree_util.tree_map(lambda v: _ShapeDtype(np.shape(v), typeof(v).dtype), value)
+        converted, consts = closure_convert(rule, example)
+        return value, _VjpResidual(converted, consts)
 
-    def bwd(args: tuple, ct: Any) -> tuple:
-        cts = split(args)[1](ct)
-        if len(args) == 1 and not isinstance(cts, tuple):
+    def bwd(residual: _VjpResidual, ct: Any) -> tuple:
+        cts = residual.rule(ct, *residual.consts)
+        if n_args[0] == 1 and not isinstance(cts, tuple):
             cts = (cts,)
-        if not isinstance(cts, tuple) or len(cts) != len(args):
+        if not isinstance(cts, tuple) or len(cts) != n_args[0]:
             raise TypeError(
-                f"custom_gradient({name}): vjp_fn must return a tuple of {len(args)} "
+                f"custom_gradient({name}): vjp_fn must return a tuple of {n_args[0]} "
                 f"cotangent(s), one per positional argument, got {cts!r:.80}"
             )
         return cts
 
     wrapped.defvjp(fwd, bwd)
+    n_args = [0]
 
     @functools.wraps(fun)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -408,9 +430,16 @@ def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
                 f"custom_gradient({name}): keyword arguments are not supported by refimpl; "
                 f"pass {sorted(kwargs)} positionally"
             )
+        n_args[0] = len(args)
         return wrapped(*args)
 
     return call
+
+
+def _ShapeDtype(shape: tuple, dtype: Any) -> Any:
+    from refimpl.transforms.jit import ShapeDtypeStruct
+
+    return ShapeDtypeStruct(tuple(shape), dtype)
 
 
 def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callable, list[Any]]:
@@ -453,6 +482,7 @@ def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callab
                 f"closure_convert({jitted.__name__}): arguments have structure {tree}, "
                 f"the example arguments had {in_tree}"
             )
+        leaves = [_match_weak(x, v.aval) for x, v in zip(leaves, program.in_vars[len(closed) :])]
         outs = jit_call_p.bind(*closed, *leaves, program=program, name=jitted.__name__)
         return tree_util.tree_unflatten(entry.out_tree, outs)
 
@@ -531,3 +561,14 @@ def pure_callback(
         *leaves, callback=flat_callback, result_avals=result_avals, vmap_method=vmap_method
     )
     return tree_util.tree_unflatten(result_tree, list(outs))
+
+
+def _match_weak(x: Any, aval: ShapedArray) -> Any:
+    """``x`` with ``aval``'s weak type when it differs only in that (a weakly
+    typed cotangent for a strongly typed example, or the reverse)."""
+    from refimpl.primitives.elementwise import convert_element_type
+
+    got = tracing.get_aval(x, "closure_convert", 0)
+    if got.shape == aval.shape and got.dtype == aval.dtype and got.weak_type != aval.weak_type:
+        return convert_element_type(x, aval.dtype, weak_type=aval.weak_type)
+    return x

@@ -374,3 +374,27 @@ def test_top_level_script_under_as_jax(tmp_path, jit_backend):
     assert sorted(got) == sorted(want)
     np.testing.assert_allclose(got.pop("jac"), want.pop("jac"), rtol=1e-6)
     assert got == want and got["caught"] == "yes"
+
+
+def test_custom_gradient_runs_forward_once_and_uses_its_intermediates(capsys, backend):
+    def make(api, np_mod):
+        @api.custom_gradient
+        def f(x):
+            api.debug.print("fwd {}", x)
+            y = np_mod.exp(x)
+            return y, lambda g: (g * y * 3.0,)  # closes over a forward intermediate
+
+        return f
+
+    x = np.array([0.5, -1.0], np.float32)
+    loss = lambda api, np_mod: lambda v: make(api, np_mod)(v).sum()  # noqa: E731
+    capsys.readouterr()
+    want = jax.jit(jax.grad(loss(jax, jnp)))(x)
+    jax.effects_barrier()
+    want_out = capsys.readouterr().out
+    got = ri.jit(ri.grad(loss(ri, rnp)))(x)
+    assert capsys.readouterr().out == want_out and want_out.count("fwd") == 1
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    batched = ri.vmap(ri.grad(loss(ri, rnp)))(np.stack([x, 2 * x]))
+    jbatched = jax.vmap(jax.grad(loss(jax, jnp)))(np.stack([x, 2 * x]))
+    np.testing.assert_allclose(batched, jbatched, rtol=1e-6)
