@@ -361,15 +361,16 @@ class _VjpResidual:
     the traced rule (static: the pytree's aux data) and the values it closes
     over (its children)."""
 
-    def __init__(self, rule: Callable[..., Any], consts: list[Any]) -> None:
+    def __init__(self, rule: Callable[..., Any], n_args: int, consts: list[Any]) -> None:
         self.rule = rule
+        self.n_args = n_args
         self.consts = consts
 
 
 tree_util.register_pytree_node(
     _VjpResidual,
-    lambda r: (r.consts, r.rule),
-    lambda rule, consts: _VjpResidual(rule, list(consts)),
+    lambda r: (r.consts, (r.rule, r.n_args)),
+    lambda aux, consts: _VjpResidual(aux[0], aux[1], list(consts)),
 )
 
 
@@ -407,21 +408,21 @@ def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
         value, rule = split(args)
         example = tree_util.tree_map(lambda v: _ShapeDtype(np.shape(v), typeof(v).dtype), value)
         converted, consts = closure_convert(rule, example)
-        return value, _VjpResidual(converted, consts)
+        return value, _VjpResidual(converted, len(args), consts)
 
     def bwd(residual: _VjpResidual, ct: Any) -> tuple:
         cts = residual.rule(ct, *residual.consts)
-        if n_args[0] == 1 and not isinstance(cts, tuple):
+        n_args = residual.n_args
+        if n_args == 1 and not isinstance(cts, tuple):
             cts = (cts,)
-        if not isinstance(cts, tuple) or len(cts) != n_args[0]:
+        if not isinstance(cts, tuple) or len(cts) != n_args:
             raise TypeError(
-                f"custom_gradient({name}): vjp_fn must return a tuple of {n_args[0]} "
+                f"custom_gradient({name}): vjp_fn must return a tuple of {n_args} "
                 f"cotangent(s), one per positional argument, got {cts!r:.80}"
             )
         return cts
 
     wrapped.defvjp(fwd, bwd)
-    n_args = [0]
 
     @functools.wraps(fun)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -430,7 +431,6 @@ def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
                 f"custom_gradient({name}): keyword arguments are not supported by refimpl; "
                 f"pass {sorted(kwargs)} positionally"
             )
-        n_args[0] = len(args)
         return wrapped(*args)
 
     return call
