@@ -27,6 +27,7 @@ from refimpl import dtypes, lax, tracing
 from refimpl import numpy as rnp
 
 __all__ = [
+    "bernoulli",
     "beta",
     "betainc",
     "betaln",
@@ -37,6 +38,7 @@ __all__ = [
     "entr",
     "erf",
     "erfc",
+    "erfcx",
     "erfinv",
     "expit",
     "factorial",
@@ -662,3 +664,73 @@ def betainc(a: Any, b: Any, x: Any) -> Any:
     differentiable in ``x`` only, as in JAX)."""
     a, b, x = _broadcast(*_inexact("betainc", a, b, x))
     return lax.regularized_incomplete_beta(a, b, x)
+
+
+def _erfcx_value(x: Any) -> Any:
+    # exp(x^2) erfc(x) while exp(x^2) is finite (x <= sqrt(log(finfo.max)));
+    # beyond, the asymptotic series 1/(sqrt(pi) x) sum_k (-1)^k (2k-1)!! / (2x^2)^k,
+    # terms k = 0..nterms-1 (float32: 5, the first omitted below 1e-8 there;
+    # float64: 9)
+    nterms = 9 if x.dtype == np.float64 else 5
+    threshold = float(np.sqrt(np.log(float(dtypes.finfo(x.dtype).max))))
+    large = rnp.greater(x, threshold)
+    safe = rnp.where(large, rnp.ones_like(x), x)
+    direct = rnp.multiply(rnp.exp(rnp.square(safe)), lax.erfc(safe))
+    big = rnp.where(large, x, np.asarray(2 * threshold, x.dtype))
+    inv = rnp.reciprocal(rnp.multiply(2.0, rnp.square(big)))
+    total = rnp.zeros_like(x)
+    coefficients = []
+    c = 1.0
+    for k in range(nterms):
+        coefficients.append(c)
+        c *= -(2 * k + 1)
+    for coefficient in reversed(coefficients):  # Horner in 1 / (2 x^2)
+        total = rnp.add(rnp.multiply(total, inv), coefficient)
+    asymptotic = rnp.divide(total, rnp.multiply(np.asarray(np.sqrt(np.pi), x.dtype), big))
+    return rnp.where(large, asymptotic, direct)
+
+
+def _erfcx_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    y = _erfcx_value(x)
+    slope = rnp.subtract(
+        rnp.multiply(rnp.multiply(2.0, x), y), np.asarray(2 / np.sqrt(np.pi), x.dtype)
+    )
+    return y, rnp.multiply(t, slope)
+
+
+def erfcx(x: Any) -> Any:
+    """The scaled complementary error function ``exp(x^2) erfc(x)`` (real ``x``;
+    16-bit types computed in float32); derivative ``2 x erfcx(x) - 2/sqrt(pi)``."""
+    from refimpl import custom_derivatives
+
+    (x,) = _inexact("erfcx", x)
+    if dtypes.is_complex(x.dtype):
+        raise NotImplementedError("erfcx: complex arguments (Faddeeva's wofz) are not supported")
+    fn = custom_derivatives.custom_jvp(_erfcx_value)
+    fn.defjvp(_erfcx_jvp)
+    if x.dtype in (np.float32, np.float64):
+        return fn(x)
+    return fn(x.astype(np.float32)).astype(x.dtype)
+
+
+def bernoulli(n: int) -> Any:
+    """The Bernoulli numbers ``B_0 .. B_n`` (``B_1 = -1/2``) as a float array of
+    length ``n + 1``, ``n`` a concrete non-negative integer. Computed exactly
+    in rationals (``sum_{j<=m} C(m+1, j) B_j = 0``) and rounded once; JAX's own
+    float recurrence is within ~1e-5 relative of these."""
+    import operator
+    from fractions import Fraction
+    from math import comb as exact_comb
+
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"bernoulli: n must be a non-negative integer, got {n}")
+    numbers = [Fraction(1)]
+    for m in range(1, n + 1):
+        total = sum(exact_comb(m + 1, j) * numbers[j] for j in range(m))
+        numbers.append(-total / (m + 1))
+    dtype = dtypes.canonicalize_dtype(float)
+    wide = np.array([float(b) for b in numbers], np.float64)
+    with np.errstate(over="ignore"):  # |B_n| passes float32's range near n = 86: inf, as JAX
+        return rnp.asarray(wide.astype(dtype))
