@@ -802,3 +802,23 @@ def test_stop_gradient_float0_and_bool():
     z = np.zeros(3, dtypes.float0)
     assert lax.stop_gradient(z) is z
     assert lax.stop_gradient(True) is True
+
+
+def test_vmap_of_scans_and_conv_transpose(rng):
+    xs = rand(rng, (3, 6), np.float32)
+    check(
+        ri.vmap(lambda v: lax.associative_scan(lax.add, v))(xs),
+        jax.vmap(lambda v: jlax.associative_scan(jlax.add, v))(xs),
+    )
+    check(
+        ri.vmap(lambda v: lax.map(lambda w: w * w, v, batch_size=4), in_axes=1)(xs),
+        jax.vmap(lambda v: jlax.map(lambda w: w * w, v, batch_size=4), in_axes=1)(xs),
+    )
+    x, k = rand(rng, (3, 1, 4, 2), np.float32), rand(rng, (3, 2, 2), np.float32)
+    check(
+        ri.vmap(lambda a: lax.conv_transpose(a, k, (2,), "SAME"))(x),
+        jax.vmap(lambda a: jlax.conv_transpose(a, k, (2,), "SAME"))(x),
+        exact=False,
+        rtol=1e-5,
+        atol=1e-6,
+    )
