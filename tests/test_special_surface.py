@@ -482,3 +482,18 @@ def test_bernoulli_against_jax():
         special.bernoulli(-1)
     with pytest.raises(TypeError):
         special.bernoulli(2.5)
+
+
+def test_vmap_with_unbatched_operands(rng):
+    a = rng.gamma(2, 2, (3, 4)).astype(np.float32)
+    x = rng.uniform(0.1, 0.9, 4).astype(np.float32)
+    jss = jax.scipy.special
+    cases = [
+        (special.gammainc, jss.gammainc, (0, None), (a, x)),
+        (special.zeta, jss.zeta, (0, None), (a + 1, x)),
+        (special.betainc, jss.betainc, (0, None, None), (a, x, x)),
+        (special.i1e, jss.i1e, (1,), (a,)),
+    ]
+    for ours, theirs, axes, args in cases:
+        got = ri.vmap(ours, in_axes=axes)(*args)
+        close(got, jax.vmap(theirs, in_axes=axes)(*args), rtol=1e-5, where=ours.__name__)
