@@ -435,6 +435,12 @@ def test_reduce_monoids(runner, rng):
             exact=op not in ("add", "mul") or operand.dtype != np.float32,
             rtol=1e-6,
         )
+    # a Python int init for an int8 operand (the identity judged in its own dtype)
+    x8 = rand(rng, (3, 4), np.int8)
+    check(
+        run(lambda a: lax.reduce(a, 0, lax.add, (1,)), (x8,), runner),
+        jlax.reduce(x8, 0, jlax.add, (1,)),
+    )
     # a pytree of one operand
     check(
         lax.reduce({"a": x}, {"a": np.float32(0)}, lax.add, (0,)),

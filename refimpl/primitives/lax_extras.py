@@ -938,10 +938,9 @@ def reduce(
         for d in dimensions
     ) if flat_operands else ()  # fmt: skip
     if len(flat_operands) == 1:
+        # as JAX: the identity is judged in the init value's own dtype
         reducer = _monoid_reducer(computation, flat_inits[0])
-        op_aval = _aval(flat_operands[0], "reduce")
-        init_aval = _aval(flat_inits[0], "reduce")
-        if reducer is not None and op_aval.dtype == init_aval.dtype:
+        if reducer is not None:
             return tree.tree_unflatten(treedef, [reducer(flat_operands[0], dims)])
     name = getattr(computation, "__name__", repr(computation))
     raise NotImplementedError(
