@@ -153,6 +153,71 @@ class ArrayOps:
     def conj(self) -> Any:
         return _rnp().conj(self)
 
+    def conjugate(self) -> Any:
+        return _rnp().conjugate(self)
+
+    def cumprod(self, axis: Any = None, dtype: Any = None) -> Any:
+        return _rnp().cumprod(self, axis=axis, dtype=dtype)
+
+    def std(self, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
+            **kwargs: Any) -> Any:  # fmt: skip
+        return _rnp().std(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, **kwargs)
+
+    def var(self, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
+            **kwargs: Any) -> Any:  # fmt: skip
+        return _rnp().var(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, **kwargs)
+
+    def ptp(self, axis: Any = None, keepdims: bool = False) -> Any:
+        return _rnp().ptp(self, axis=axis, keepdims=keepdims)
+
+    def round(self, decimals: int = 0) -> Any:
+        return _rnp().round(self, decimals)
+
+    def sort(self, axis: int | None = -1, **kwargs: Any) -> Any:
+        """The sorted array (``jax.Array.sort``: returns it, does not sort in place)."""
+        return _rnp().sort(self, axis=axis, **kwargs)
+
+    def argsort(self, axis: int | None = -1, **kwargs: Any) -> Any:
+        return _rnp().argsort(self, axis=axis, **kwargs)
+
+    def searchsorted(self, v: Any, side: str = "left", sorter: Any = None, **kwargs: Any) -> Any:
+        return _rnp().searchsorted(self, v, side=side, sorter=sorter, **kwargs)
+
+    def nonzero(self, **kwargs: Any) -> Any:
+        return _rnp().nonzero(self, **kwargs)
+
+    def take(self, indices: Any, axis: int | None = None, **kwargs: Any) -> Any:
+        return _rnp().take(self, indices, axis=axis, **kwargs)
+
+    def repeat(self, repeats: Any, axis: int | None = None, **kwargs: Any) -> Any:
+        return _rnp().repeat(self, repeats, axis=axis, **kwargs)
+
+    def compress(self, condition: Any, axis: int | None = None, **kwargs: Any) -> Any:
+        return _rnp().compress(condition, self, axis=axis, **kwargs)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+        return _rnp().diagonal(self, offset, axis1, axis2)
+
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Any:
+        return _rnp().trace(self, offset, axis1, axis2, dtype)
+
+    @property
+    def mT(self) -> Any:  # noqa: N802 - the array API's name
+        """The matrix transpose: the last two axes swapped."""
+        return _rnp().swapaxes(self, -1, -2)
+
+    @property
+    def itemsize(self) -> int:
+        import numpy as np
+
+        return np.dtype(self.dtype).itemsize
+
+    @property
+    def nbytes(self) -> int:
+        import numpy as np
+
+        return int(self.size) * np.dtype(self.dtype).itemsize
+
     def copy(self) -> Any:
         """A new array with the same value (its own buffer, on the same backend)."""
         from refimpl import lax

@@ -41,7 +41,7 @@ class Trace:
     flow body) pushes one ``Trace`` with :class:`new_main`; its ``level`` is
     its position in the per-thread stack (0 = the first pushed; eager
     evaluation is below every level). Its tracers point back to it
-    (``tracer.trace``). ``Primitive.bind`` hands a primitive application to
+    (``tracer._trace``). ``Primitive.bind`` hands a primitive application to
     the highest-level trace among its tracer arguments and the current
     dynamic (staging) trace, by calling :meth:`process_primitive`.
     """
@@ -63,7 +63,7 @@ class Trace:
 
 
 class Tracer(ArrayOps):
-    """A value inside a transformation: it belongs to one ``Trace`` (``.trace``).
+    """A value inside a transformation: it belongs to one ``Trace`` (``._trace``).
 
     Every tracer has an ``aval``; operators go through ``refimpl.numpy`` and
     so through ``Primitive.bind``, which routes them to the owning trace.
@@ -147,17 +147,17 @@ class DynamicTracer(Tracer):
     """A tracer of a staging trace (a ``Builder``): an abstract array that
     stands for a variable of the Program being built."""
 
-    __slots__ = ("aval", "trace", "var", "_origin")
+    __slots__ = ("aval", "_trace", "_var", "_origin")
 
     def __init__(self, aval: ShapedArray, builder: Builder, var: Var, origin: str) -> None:
         self.aval = aval
-        self.trace = builder
-        self.var = var
+        self._trace = builder
+        self._var = var
         self._origin = origin
 
     @property
     def builder(self) -> Builder:
-        return self.trace  # type: ignore[return-value]
+        return self._trace  # type: ignore[return-value]
 
     @property
     def origin(self) -> str:
@@ -197,8 +197,8 @@ class Builder(Trace):
     def to_atom(self, value: Any, aval: ShapedArray) -> Atom:
         """The atom standing for ``value`` (whose aval is ``aval``) in this trace."""
         if isinstance(value, Tracer):
-            if value.trace is self:
-                return value.var
+            if value._trace is self:
+                return value._var
             return self._capture(value)
         if isinstance(value, TypedScalar):
             return Literal(value.value, aval)
@@ -207,9 +207,9 @@ class Builder(Trace):
         return self._add_const(value, aval)
 
     def _capture(self, outer: Tracer) -> Var:
-        if not outer.trace.active:
+        if not outer._trace.active:
             raise UnexpectedTracerError(
-                f"A tracer from the finished trace of {outer.trace.name!r} was used in "
+                f"A tracer from the finished trace of {outer._trace.name!r} was used in "
                 f"{self.name!r}: a traced value escaped (e.g. stored in a global or a closure "
                 "that outlived its jit/scan). Pass it as an argument instead."
             )
@@ -315,7 +315,7 @@ def find_top_trace(args: Sequence[Any]) -> Trace | None:
     level = top.level if top is not None else -1
     for arg in args:
         if isinstance(arg, Tracer):
-            trace = arg.trace
+            trace = arg._trace
             if not trace.active:
                 raise UnexpectedTracerError(
                     f"A tracer from the finished trace of {trace.name!r} was used after that "
@@ -337,12 +337,12 @@ class new_main:
     """
 
     def __init__(self, trace: Trace, dynamic: bool = False) -> None:
-        self.trace = trace
+        self._trace = trace
         self.dynamic = dynamic
         self._saved_dynamic: Builder | None = None
 
     def __enter__(self) -> Any:
-        trace = self.trace
+        trace = self._trace
         traces = _stack.traces
         trace.level = len(traces)
         trace.active = True
@@ -355,11 +355,11 @@ class new_main:
 
     def __exit__(self, *exc: Any) -> None:
         popped = _stack.traces.pop()
-        _builders.remove(self.trace)
-        self.trace.active = False
+        _builders.remove(self._trace)
+        self._trace.active = False
         if self.dynamic:
             _stack.dynamic = self._saved_dynamic
-        assert popped is self.trace, "trace stack corrupted"
+        assert popped is self._trace, "trace stack corrupted"
 
 
 class new_trace(new_main):
@@ -370,7 +370,7 @@ class new_trace(new_main):
 
     @property
     def builder(self) -> Builder:
-        return self.trace  # type: ignore[return-value]
+        return self._trace  # type: ignore[return-value]
 
 
 def trace_to_program(

@@ -48,10 +48,10 @@ from refimpl.transforms.ad_util import (
 class JVPTracer(Tracer):
     """A primal value with its tangent (``Zero`` when structurally zero)."""
 
-    __slots__ = ("trace", "primal", "tangent", "aval")
+    __slots__ = ("_trace", "primal", "tangent", "aval")
 
     def __init__(self, trace: JVPTrace, primal: Any, tangent: Any) -> None:
-        self.trace = trace
+        self._trace = trace
         self.primal = primal
         self.tangent = tangent
         self.aval = tracing.get_aval(primal, "jvp", "primal")
@@ -78,18 +78,18 @@ class JVPTrace(Trace):
 
     def primal_tangent(self, value: Any) -> tuple[Any, Any]:
         """(primal, tangent) of an operand; lower-level values have zero tangent."""
-        if isinstance(value, JVPTracer) and value.trace is self:
+        if isinstance(value, JVPTracer) and value._trace is self:
             return value.primal, value.tangent
         return value, Zero(tangent_aval(tracing.get_aval(value, "jvp", 0)))
 
     def process_primitive(self, primitive: Any, args: Sequence[Any], params: dict[str, Any]):
         if not any(
-            isinstance(a, JVPTracer) and a.trace is self and type(a.tangent) is not Zero
+            isinstance(a, JVPTracer) and a._trace is self and type(a.tangent) is not Zero
             for a in args
         ):
             # No operand carries a tangent: the result is a constant of this trace.
             primals = [
-                a.primal if isinstance(a, JVPTracer) and a.trace is self else a for a in args
+                a.primal if isinstance(a, JVPTracer) and a._trace is self else a for a in args
             ]
             outs = primitive.bind(*primals, **params)
             return outs if primitive.multiple_results else [outs]

@@ -271,10 +271,10 @@ class BatchTracer(tracing.Tracer):
     """A batched value inside ``vmap``: ``val`` holds every member, stacked
     along axis ``bdim``; ``aval`` is one member's type."""
 
-    __slots__ = ("trace", "val", "bdim", "aval")
+    __slots__ = ("_trace", "val", "bdim", "aval")
 
     def __init__(self, trace: BatchTrace, val: Any, bdim: int) -> None:
-        self.trace = trace
+        self._trace = trace
         self.val = val
         self.bdim = bdim
         aval = tracing.get_aval(val, trace.name, 0)
@@ -282,7 +282,7 @@ class BatchTracer(tracing.Tracer):
 
     @property
     def origin(self) -> str:
-        return f"a value batched by {self.trace.name}"
+        return f"a value batched by {self._trace.name}"
 
 
 class BatchTrace(tracing.Trace):
@@ -297,14 +297,14 @@ class BatchTrace(tracing.Trace):
         self.name = name
 
     def unpack(self, x: Any) -> tuple[Any, int | None]:
-        if isinstance(x, BatchTracer) and x.trace is self:
+        if isinstance(x, BatchTracer) and x._trace is self:
             return x.val, x.bdim
         return x, None
 
     def process_primitive(self, primitive: Any, args: Any, params: dict[str, Any]) -> list[Any]:
         vals, dims = [], []
         for x in args:
-            if isinstance(x, BatchTracer) and x.trace is self:
+            if isinstance(x, BatchTracer) and x._trace is self:
                 vals.append(x.val)
                 dims.append(x.bdim)
             else:

@@ -46,7 +46,7 @@ def apply(
         if isinstance(arg, tracing.Tracer):
             raise tracing.UnexpectedTracerError(
                 f"{primitive.name}: got a tracer of the finished trace of "
-                f"{arg.trace.name!r}; a traced value escaped its jit/scan"
+                f"{arg._trace.name!r}; a traced value escaped its jit/scan"
             )
         dispatcher = _dispatchers.get(type(arg))
         if dispatcher is not None:
