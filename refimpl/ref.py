@@ -690,7 +690,13 @@ def refuse_earlier(message: str):
     cannot tell its refs from the enclosing body's): any access to a ref made
     before the body started raises ``NotImplementedError(message)`` before it
     changes anything; refs the body makes itself are free."""
-    scope = _RefusingEarlierScope(_depth_now(), message, next(_serials))
+    with _pushed(_RefusingEarlierScope(_depth_now(), message, next(_serials))):
+        yield
+
+
+@contextmanager
+def _pushed(scope: _Scope):
+    """``scope`` on this thread's scope stack for the duration."""
     _scopes.stack.append(scope)
     try:
         yield
@@ -720,12 +726,8 @@ def refuse_outer(
         builder = tracing.current_builder()
         assert builder is not None and builder is tracing._stack.traces[-1], "not in a body"
         depth = builder.level
-    scope = _RefusingScope(depth, message, reads, error)
-    _scopes.stack.append(scope)
-    try:
+    with _pushed(_RefusingScope(depth, message, reads, error)):
         yield
-    finally:
-        _scopes.stack.remove(scope)
 
 
 def outer_values(refs: Sequence[Ref], written: Sequence[bool]) -> list[Any]:

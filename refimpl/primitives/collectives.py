@@ -668,6 +668,12 @@ def _all_reduce_lowering(name: str):
         by_dtype: dict[np.dtype, list[int]] = {}
         for i, aval in enumerate(ctx.avals_in):
             by_dtype.setdefault(np.dtype(aval.dtype), []).append(i)
+
+        def all_reduce(types: list[Any], operands: list[Any], dtype: np.dtype) -> list[Any]:
+            op = ctx.hlo.AllReduceOp(types, operands, groups)
+            ctx.scalar_block(op.regions[0], [dtype, dtype], _combiner(ctx, name, dtype))
+            return list(op.results)
+
         outs: list[Any] = [None] * len(xs)
         for dtype, members in by_dtype.items():
             sizes = [int(np.prod(ctx.avals_in[i].shape, dtype=np.int64)) for i in members]
@@ -676,21 +682,18 @@ def _all_reduce_lowering(name: str):
                     ctx.hlo.reshape(ctx.tensor_type((n,), dtype), xs[i])
                     for i, n in zip(members, sizes, strict=True)
                 ]
-                joined = ctx.hlo.concatenate(flat, 0)
-                op = ctx.hlo.AllReduceOp([ctx.tensor_type((sum(sizes),), dtype)], [joined], groups)
-                ctx.scalar_block(op.regions[0], [dtype, dtype], _combiner(ctx, name, dtype))
+                total = ctx.tensor_type((sum(sizes),), dtype)
+                (joined,) = all_reduce([total], [ctx.hlo.concatenate(flat, 0)], dtype)
                 start = 0
                 for i, n in zip(members, sizes, strict=True):
-                    piece = ctx.hlo.slice(op.results[0], [start], [start + n], [1])
+                    piece = ctx.hlo.slice(joined, [start], [start + n], [1])
                     outs[i] = ctx.hlo.reshape(ctx.ir_type(ctx.avals_in[i]), piece)
                     start += n
-                continue
-            op = ctx.hlo.AllReduceOp(
-                [ctx.ir_type(ctx.avals_in[i]) for i in members], [xs[i] for i in members], groups
-            )
-            ctx.scalar_block(op.regions[0], [dtype, dtype], _combiner(ctx, name, dtype))
-            for i, result in zip(members, op.results, strict=True):
-                outs[i] = result
+            else:
+                types = [ctx.ir_type(ctx.avals_in[i]) for i in members]
+                results = all_reduce(types, [xs[i] for i in members], dtype)
+                for i, result in zip(members, results, strict=True):
+                    outs[i] = result
         return outs
 
     return rule
@@ -714,24 +717,25 @@ def combine_all_reduces(program: Any) -> Any:
 
     reducers = (psum_p, pmax_p, pmin_p)
 
-    def key(eqn: Eqn) -> tuple:
-        return (eqn.primitive.name, repr(sorted(eqn.params.items())))
-
     def ready(eqn: Eqn) -> bool:
         return all(a.id in defined for a in eqn.inputs if hasattr(a, "id"))
 
-    candidates = [i for i, eqn in enumerate(program.eqns) if eqn.primitive in reducers]
+    keys = {  # equal keys: the same reduction over the same axes and groups
+        i: (eqn.primitive.name, repr(sorted(eqn.params.items())))
+        for i, eqn in enumerate(program.eqns)
+        if eqn.primitive in reducers
+    }
     defined = {v.id for v in (*program.in_vars, *program.const_vars)}
     moved: set[int] = set()
     eqns: list[Eqn] = []
     for i, eqn in enumerate(program.eqns):
         if i in moved:
             continue
-        if eqn.primitive in reducers:
+        if i in keys:
             group = [eqn]
-            for j in candidates:
+            for j, other_key in keys.items():
                 other = program.eqns[j]
-                if j > i and j not in moved and key(other) == key(eqn) and ready(other):
+                if j > i and j not in moved and other_key == keys[i] and ready(other):
                     group.append(other)
                     moved.add(j)
             if len(group) > 1:
