@@ -25,6 +25,19 @@ def backend(request) -> str:
 
 
 @pytest.fixture
+def x64():
+    """enable_x64 on in refimpl and in jax (the oracle) alike; both restored after."""
+    import jax
+
+    old_ri, old_jax = config.enable_x64, jax.config.jax_enable_x64
+    config.update("enable_x64", True)
+    jax.config.update("jax_enable_x64", True)
+    yield
+    config.update("enable_x64", old_ri)
+    jax.config.update("jax_enable_x64", old_jax)
+
+
+@pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
 

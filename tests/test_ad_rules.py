@@ -15,7 +15,6 @@ import pytest
 from jax import lax as jlax
 
 from refimpl import dtypes
-from refimpl.config import config
 from refimpl.core import ShapedArray
 from refimpl.primitives import elementwise as E
 from refimpl.primitives import indexing as I
@@ -32,16 +31,6 @@ TOL = {
     np.dtype(np.float16): dict(rtol=2e-2, atol=2e-3),
     np.dtype(ml_dtypes.bfloat16): dict(rtol=5e-2, atol=1e-2),
 }
-
-
-@pytest.fixture
-def x64():
-    old_ri, old_jax = config.enable_x64, jax.config.jax_enable_x64
-    config.update("enable_x64", True)
-    jax.config.update("jax_enable_x64", True)
-    yield
-    config.update("enable_x64", old_ri)
-    jax.config.update("jax_enable_x64", old_jax)
 
 
 def _aval(x) -> ShapedArray:

@@ -21,7 +21,6 @@ import pytest
 import refimpl as ri
 from refimpl import dtypes
 from refimpl import lax as rlax
-from refimpl.config import config
 from refimpl.test_util import check_grads
 
 if not all(hasattr(ri, name) for name in ("jvp", "vjp", "grad")):  # pragma: no cover
@@ -236,16 +235,6 @@ def test_jvp_and_vjp_match_jax_f32(name, fn, specs, backend, rng):
 
         skip_without_pjrt()
     _check_against_jax(fn, _args(rng, specs, F32), rng, F32, backend)
-
-
-@pytest.fixture
-def x64():
-    old_ri, old_jax = config.enable_x64, jax.config.jax_enable_x64
-    config.update("enable_x64", True)
-    jax.config.update("jax_enable_x64", True)
-    yield
-    config.update("enable_x64", old_ri)
-    jax.config.update("jax_enable_x64", old_jax)
 
 
 @pytest.mark.slow

@@ -17,7 +17,6 @@ from jax import lax as jlax
 
 import refimpl as ri
 import refimpl.numpy as rnp
-from refimpl.config import config
 from refimpl.primitives import decompositions as dec
 
 if not all(hasattr(ri, name) for name in ("jvp", "vjp")):  # pragma: no cover
@@ -26,14 +25,7 @@ if not all(hasattr(ri, name) for name in ("jvp", "vjp")):  # pragma: no cover
 F64 = np.dtype(np.float64)
 
 
-@pytest.fixture(autouse=True)
-def x64():
-    old_ri, old_jax = config.enable_x64, jax.config.jax_enable_x64
-    config.update("enable_x64", True)
-    jax.config.update("jax_enable_x64", True)
-    yield
-    config.update("enable_x64", old_ri)
-    jax.config.update("jax_enable_x64", old_jax)
+pytestmark = pytest.mark.usefixtures("x64")  # every test in 64-bit (conftest)
 
 
 def _spd(rng, n, batch=()):

@@ -19,19 +19,8 @@ from jax import lax as jlax
 
 import refimpl as ri
 from refimpl import lax
-from refimpl.config import config
 
 RUNNERS = ["eager", "ref", "pjrt"]
-
-
-@pytest.fixture
-def x64():
-    old_ri, old_jax = config.enable_x64, jax.config.jax_enable_x64
-    config.update("enable_x64", True)
-    jax.config.update("jax_enable_x64", True)
-    yield
-    config.update("enable_x64", old_ri)
-    jax.config.update("jax_enable_x64", old_jax)
 
 
 def run(fn, args, runner):

@@ -503,8 +503,14 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, sharding: Any = None
     aval = _aval(fill_value, "full")
     if aval.shape != ():
         raise TypeError(f"full: fill_value must be a scalar, got an array of shape {aval.shape}")
+    return _filled(fill_value, shape, aval, dtype)
+
+
+def _filled(fill_value: Any, shape: tuple, like: Any, dtype: Any) -> Any:
+    """``fill_value`` broadcast to ``shape``: in ``dtype``, else in ``like``'s
+    dtype and weak type."""
     if dtype is None:
-        value = ew.convert_element_type(fill_value, aval.dtype, weak_type=aval.weak_type)
+        value = ew.convert_element_type(fill_value, like.dtype, weak_type=like.weak_type)
     else:
         value = ew.convert_element_type(fill_value, dtype)
     return structural.broadcast_in_dim(value, shape, ())
@@ -517,11 +523,7 @@ def full_like(
     when ``dtype`` is None and ``x`` is."""
     aval = _aval(x, "full_like")
     out_shape = aval.shape if shape is None else _shape_tuple("full_like", shape)
-    if dtype is None:
-        value = ew.convert_element_type(fill_value, aval.dtype, weak_type=aval.weak_type)
-    else:
-        value = ew.convert_element_type(fill_value, dtype)
-    return structural.broadcast_in_dim(value, out_shape, ())
+    return _filled(fill_value, out_shape, aval, dtype)
 
 
 def dot(

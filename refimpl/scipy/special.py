@@ -546,22 +546,23 @@ def poch(z: Any, m: Any) -> Any:
     return fn(z, m)
 
 
+def _boxcox_of_log(log_x: Any, lmbda: Any) -> Any:
+    """``expm1(lmbda log_x) / lmbda``, and ``log_x`` where ``lmbda == 0``."""
+    zero = rnp.equal(lmbda, 0)
+    safe = rnp.where(zero, rnp.ones_like(lmbda), lmbda)
+    return rnp.where(zero, log_x, rnp.divide(rnp.expm1(rnp.multiply(safe, log_x)), safe))
+
+
 def boxcox(x: Any, lmbda: Any) -> Any:
     """``(x^lmbda - 1) / lmbda`` as ``expm1(lmbda log x) / lmbda``; ``log x`` at ``lmbda == 0``."""
     x, lmbda = _inexact("boxcox", x, lmbda)
-    zero = rnp.equal(lmbda, 0)
-    safe = rnp.where(zero, rnp.ones_like(lmbda), lmbda)
-    log_x = rnp.log(x)
-    return rnp.where(zero, log_x, rnp.divide(rnp.expm1(rnp.multiply(safe, log_x)), safe))
+    return _boxcox_of_log(rnp.log(x), lmbda)
 
 
 def boxcox1p(x: Any, lmbda: Any) -> Any:
     """``boxcox(1 + x, lmbda)`` computed with ``log1p(x)``."""
     x, lmbda = _inexact("boxcox1p", x, lmbda)
-    zero = rnp.equal(lmbda, 0)
-    safe = rnp.where(zero, rnp.ones_like(lmbda), lmbda)
-    log1p_x = rnp.log1p(x)
-    return rnp.where(zero, log1p_x, rnp.divide(rnp.expm1(rnp.multiply(safe, log1p_x)), safe))
+    return _boxcox_of_log(rnp.log1p(x), lmbda)
 
 
 i0e = _unary("i0e", lax.bessel_i0e)
