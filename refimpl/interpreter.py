@@ -93,11 +93,14 @@ def _run_equations(
     last_use = _last_uses(program)
     for unread in [key for key in env if key not in last_use]:
         del env[unread]  # inputs and constants no equation or output reads
-    for index, eqn in enumerate(program.eqns):
-        _apply(eqn, env)
-        _drop_dead_values(eqn, index, last_use, env)
-        if after_equation is not None:
-            after_equation(eqn, env)
+    # IEEE results (nan from sqrt(-1), inf from an overflowing cast, ...) are the
+    # defined semantics, as in XLA: NumPy's warnings about them are noise.
+    with np.errstate(all="ignore"):
+        for index, eqn in enumerate(program.eqns):
+            _apply(eqn, env)
+            _drop_dead_values(eqn, index, last_use, env)
+            if after_equation is not None:
+                after_equation(eqn, env)
 
 
 def _apply(eqn: Eqn, env: Env) -> None:

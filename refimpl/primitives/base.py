@@ -83,10 +83,7 @@ class Primitive:
 
     def impl(self, *values: np.ndarray, **params: Any) -> Any:
         assert self._impl is not None, f"{self.name} has no impl"
-        # IEEE results (nan from sqrt(-1), inf from an overflowing cast, ...) are
-        # the defined semantics, as in XLA: NumPy's warnings about them are noise.
-        with np.errstate(all="ignore"):
-            return self._impl(*values, **params)
+        return self._impl(*values, **params)
 
     # -- application --
 
