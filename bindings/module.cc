@@ -143,6 +143,7 @@ py::dict AbiInfo() {
   REFIMPL_SIZE_ENTRY(PJRT_Buffer_ToHostBuffer_Args);
   REFIMPL_SIZE_ENTRY(PJRT_Buffer_ElementType_Args);
   REFIMPL_SIZE_ENTRY(PJRT_Buffer_IsDeleted_Args);
+  REFIMPL_SIZE_ENTRY(PJRT_Device_MemoryStats_Args);
 #undef REFIMPL_SIZE_ENTRY
   py::dict info;
   info["api_version"] = py::make_tuple(static_cast<int>(REFIMPL_PJRT_ABI_MAJOR),
@@ -208,6 +209,18 @@ void Init(py::module_& m) {
                              [](const Device& d) { return d.info().process_index; })
       .def_property_readonly("local_hardware_id",
                              [](const Device& d) { return d.info().local_hardware_id; })
+      .def(
+          "memory_stats",
+          [](const Device& d) -> py::object {
+            bool supported = false;
+            auto pairs = d.client->MemoryStats(d.index, &supported);
+            if (!supported) return py::none();
+            py::dict stats;
+            for (const auto& [name, value] : pairs) stats[py::str(name)] = py::int_(value);
+            return stats;
+          },
+          "PJRT_Device_MemoryStats as a dict of byte counts (bytes_in_use, bytes_limit, ...), "
+          "or None where the plugin has no allocator statistics (the CPU plugin).")
       .def("__eq__",
            [](const Device& a, const py::object& other) {
              if (!py::isinstance<Device>(other)) return false;

@@ -43,6 +43,7 @@ static_assert(kSize<PJRT_DeviceDescription_ToString_Args> == 40,
 static_assert(kSize<PJRT_Device_GetDescription_Args> == 32, "PJRT_Device_GetDescription_Args");
 static_assert(kSize<PJRT_Device_IsAddressable_Args> == 25, "PJRT_Device_IsAddressable_Args");
 static_assert(kSize<PJRT_Device_LocalHardwareId_Args> == 28, "PJRT_Device_LocalHardwareId_Args");
+static_assert(kSize<PJRT_Device_MemoryStats_Args> == 185, "PJRT_Device_MemoryStats_Args");
 static_assert(kSize<PJRT_Executable_Destroy_Args> == 24, "PJRT_Executable_Destroy_Args");
 static_assert(kSize<PJRT_Executable_NumOutputs_Args> == 32, "PJRT_Executable_NumOutputs_Args");
 static_assert(kSize<PJRT_LoadedExecutable_Destroy_Args> == 24,
@@ -95,6 +96,7 @@ static_assert(offsetof(PJRT_Api, PJRT_Client_Compile) == Slot(20), "slot 20");
 static_assert(offsetof(PJRT_Api, PJRT_Client_BufferFromHostBuffer) == Slot(22), "slot 22");
 static_assert(offsetof(PJRT_Api, PJRT_DeviceDescription_Id) == Slot(23), "slot 23");
 static_assert(offsetof(PJRT_Api, PJRT_Device_GetDescription) == Slot(29), "slot 29");
+static_assert(offsetof(PJRT_Api, PJRT_Device_MemoryStats) == Slot(34), "slot 34");
 static_assert(offsetof(PJRT_Api, PJRT_Executable_Destroy) == Slot(40), "slot 40");
 static_assert(offsetof(PJRT_Api, PJRT_Executable_NumOutputs) == Slot(44), "slot 44");
 static_assert(offsetof(PJRT_Api, PJRT_LoadedExecutable_Destroy) == Slot(50), "slot 50");

@@ -149,6 +149,42 @@ int Client::DeviceIndex(const PJRT_Device* device) const {
   return -1;
 }
 
+std::vector<std::pair<std::string, int64_t>> Client::MemoryStats(int device_index,
+                                                                 bool* supported) const {
+  std::vector<std::pair<std::string, int64_t>> stats;
+  const PJRT_Api* a = api();
+  *supported = a->PJRT_Device_MemoryStats != nullptr;
+  if (!*supported) return stats;
+  auto args = MakeArgs<PJRT_Device_MemoryStats_Args>();
+  args.device = devices_.at(device_index).device;
+  PJRT_Error* error = a->PJRT_Device_MemoryStats(&args);
+  if (error != nullptr && ErrorCode(a, error) == PJRT_Error_Code_UNIMPLEMENTED) {
+    ErrorPtr ignored(error, ErrorDeleter{a});
+    *supported = false;
+    return stats;
+  }
+  CheckPjrt(a, error, "PJRT_Device_MemoryStats");
+  stats.emplace_back("bytes_in_use", args.bytes_in_use);
+  const std::pair<const char*, std::pair<int64_t, bool>> optional[] = {
+      {"peak_bytes_in_use", {args.peak_bytes_in_use, args.peak_bytes_in_use_is_set}},
+      {"num_allocs", {args.num_allocs, args.num_allocs_is_set}},
+      {"largest_alloc_size", {args.largest_alloc_size, args.largest_alloc_size_is_set}},
+      {"bytes_limit", {args.bytes_limit, args.bytes_limit_is_set}},
+      {"bytes_reserved", {args.bytes_reserved, args.bytes_reserved_is_set}},
+      {"peak_bytes_reserved", {args.peak_bytes_reserved, args.peak_bytes_reserved_is_set}},
+      {"bytes_reservable_limit",
+       {args.bytes_reservable_limit, args.bytes_reservable_limit_is_set}},
+      {"largest_free_block_bytes",
+       {args.largest_free_block_bytes, args.largest_free_block_bytes_is_set}},
+      {"pool_bytes", {args.pool_bytes, args.pool_bytes_is_set}},
+      {"peak_pool_bytes", {args.peak_pool_bytes, args.peak_pool_bytes_is_set}},
+  };
+  for (const auto& entry : optional) {
+    if (entry.second.second) stats.emplace_back(entry.first, entry.second.first);
+  }
+  return stats;
+}
+
 std::shared_ptr<Buffer> Client::BufferFromHost(const HostArray& array, int device_index) {
   if (device_index < 0 || device_index >= static_cast<int>(devices_.size())) {
     throw std::out_of_range("device index " + std::to_string(device_index) +

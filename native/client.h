@@ -59,13 +59,27 @@ class Client : public std::enable_shared_from_this<Client> {
   // Index in devices() of `device`, or -1.
   int DeviceIndex(const PJRT_Device* device) const;
 
-  // Copies host data to device `device_index`; blocks until the host memory
-  // may be reused.
+  // PJRT_Device_MemoryStats of device `device_index` as (name, bytes) pairs:
+  // "bytes_in_use" and every statistic the plugin marks as set. `supported`
+  // is false (and the result empty) when the plugin lacks the function or
+  // answers UNIMPLEMENTED (the CPU plugin); other errors throw.
+  std::vector<std::pair<std::string, int64_t>> MemoryStats(int device_index,
+                                                           bool* supported) const;
+
+  // Copies host data to device `device_index` with
+  // kImmutableUntilTransferCompletes: the plugin may read `array.data` after
+  // the call returns (a GPU plugin's DMA does), so this blocks until its
+  // done_with_host_buffer event fires; only then may the caller release or
+  // change the host memory. Never zero-copy: the buffer never aliases
+  // `array.data`.
   std::shared_ptr<Buffer> BufferFromHost(const HostArray& array, int device_index);
 
   // The fast path's transfer: `data` is dense row-major (`byte_strides`
-  // null) or strided; the plugin copies it before returning
-  // (kImmutableOnlyDuringCall), so the host memory is free again at once.
+  // null) or strided. kImmutableOnlyDuringCall: the plugin must have copied
+  // `data` (a GPU plugin into a staging buffer) before the call returns, so
+  // the host memory is free again at once; the done_with_host_buffer event
+  // is then already complete and is destroyed unawaited (awaiting it could
+  // wait for the device-side copy, which a later execute orders by itself).
   // No checks beyond the plugin's own.
   std::shared_ptr<Buffer> BufferFromHostNow(const void* data, PJRT_Buffer_Type type,
                                             const int64_t* dims, std::size_t num_dims,

@@ -444,6 +444,36 @@ typedef struct PJRT_Device_LocalHardwareId_Args {
   int local_hardware_id; /* out */
 } PJRT_Device_LocalHardwareId_Args;
 
+/* The allocator's statistics of one device (GPU plugins; the CPU plugin
+   answers UNIMPLEMENTED). `bytes_in_use` is always set; every other value is
+   meaningful only when its `_is_set` flag is true. */
+typedef struct PJRT_Device_MemoryStats_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  PJRT_Device* device;
+  int64_t bytes_in_use; /* out */
+  int64_t peak_bytes_in_use; /* out */
+  bool peak_bytes_in_use_is_set; /* out */
+  int64_t num_allocs; /* out */
+  bool num_allocs_is_set; /* out */
+  int64_t largest_alloc_size; /* out */
+  bool largest_alloc_size_is_set; /* out */
+  int64_t bytes_limit; /* out */
+  bool bytes_limit_is_set; /* out */
+  int64_t bytes_reserved; /* out */
+  bool bytes_reserved_is_set; /* out */
+  int64_t peak_bytes_reserved; /* out */
+  bool peak_bytes_reserved_is_set; /* out */
+  int64_t bytes_reservable_limit; /* out */
+  bool bytes_reservable_limit_is_set; /* out */
+  int64_t largest_free_block_bytes; /* out */
+  bool largest_free_block_bytes_is_set; /* out */
+  int64_t pool_bytes; /* out */
+  bool pool_bytes_is_set; /* out */
+  int64_t peak_pool_bytes; /* out */
+  bool peak_pool_bytes_is_set; /* out */
+} PJRT_Device_MemoryStats_Args;
+
 /* ---------------------------------------------------------- executables -- */
 
 typedef struct PJRT_Executable_Destroy_Args {
@@ -725,7 +755,7 @@ typedef struct PJRT_Api {
   PJRT_Error* (*PJRT_Device_LocalHardwareId)(PJRT_Device_LocalHardwareId_Args* args);
   PJRT_OpaqueFn PJRT_Device_AddressableMemories;
   PJRT_OpaqueFn PJRT_Device_DefaultMemory;
-  PJRT_OpaqueFn PJRT_Device_MemoryStats;
+  PJRT_Error* (*PJRT_Device_MemoryStats)(PJRT_Device_MemoryStats_Args* args);
 
   PJRT_OpaqueFn PJRT_Memory_Id;
   PJRT_OpaqueFn PJRT_Memory_Kind;

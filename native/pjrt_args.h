@@ -60,6 +60,7 @@ REFIMPL_PJRT_STRUCT_SIZE(PJRT_DeviceDescription_ToString_Args, to_string_size);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Device_GetDescription_Args, device_description);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Device_IsAddressable_Args, is_addressable);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Device_LocalHardwareId_Args, local_hardware_id);
+REFIMPL_PJRT_STRUCT_SIZE(PJRT_Device_MemoryStats_Args, peak_pool_bytes_is_set);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Executable_Destroy_Args, executable);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_LoadedExecutable_Destroy_Args, executable);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_LoadedExecutable_GetExecutable_Args, executable);

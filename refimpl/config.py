@@ -9,6 +9,26 @@ from __future__ import annotations
 import os
 from typing import Any
 
+_GPU_ALLOCATORS = ("default", "platform", "bfc", "cuda_async")
+
+
+def _check_gpu_option(name: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if name == "pjrt_gpu_preallocate":
+        if not isinstance(value, bool):
+            raise TypeError(f"config.update: {name!r} takes a bool or None, got {value!r}")
+        return value
+    if name == "pjrt_gpu_memory_fraction":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+            raise ValueError(f"config.update: {name!r} takes a fraction in (0, 1], got {value!r}")
+        return float(value)
+    if value not in _GPU_ALLOCATORS:
+        raise ValueError(
+            f"config.update: {name!r} takes one of {', '.join(_GPU_ALLOCATORS)}, got {value!r}"
+        )
+    return value
+
 
 class Config:
     """A small typed flag store. Unknown names are an error, not a no-op."""
@@ -24,6 +44,12 @@ class Config:
         # a directory (None: off) and its size limit in bytes.
         "compilation_cache_dir": None,
         "compilation_cache_max_size": 1 << 30,
+        # Client create options of a GPU PJRT plugin (None: JAX's
+        # XLA_PYTHON_CLIENT_MEM_FRACTION / _PREALLOCATE / _ALLOCATOR, else the
+        # plugin's default); read when the client is made (runtime.get_client).
+        "pjrt_gpu_memory_fraction": None,
+        "pjrt_gpu_preallocate": None,
+        "pjrt_gpu_allocator": None,
     }
 
     def __init__(self) -> None:
@@ -47,6 +73,9 @@ class Config:
                     f"config.update: 'compilation_cache_dir' takes a path or None, got {value!r}"
                 )
             self._values[name] = None if value is None else os.fspath(value)
+            return
+        if name.startswith("pjrt_gpu_"):
+            self._values[name] = _check_gpu_option(name, value)
             return
         expected = type(self._defaults[name])
         if expected is bool and not isinstance(value, bool):

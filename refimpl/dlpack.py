@@ -45,6 +45,14 @@ def host_memory(x: Any, writable: bool = False) -> np.ndarray:
     if isinstance(x, RefArray):
         pointer = x._value().ctypes.data
     else:
+        # Only a CPU device's buffer is host memory; a GPU pointer read here
+        # would be a device address (never dereference it on the host).
+        platform = getattr(getattr(x, "device", None), "platform", "cpu")
+        if platform not in ("cpu", "ref"):
+            raise BufferError(
+                f"host_memory: the array lives in {platform} device memory, not host memory; "
+                "copy it to the host with np.asarray(x)"
+            )
         pointer = x.unsafe_buffer_pointer()
     raw = (ctypes.c_char * nbytes).from_address(pointer)
     raw.owner = x  # the memory belongs to x: keep it alive as long as the view
@@ -58,7 +66,10 @@ def dlpack_device(x: Any) -> tuple[int, int]:
     device = getattr(x, "device", None)
     platform = getattr(device, "platform", "cpu")
     if platform not in ("cpu", "ref"):
-        raise BufferError(f"__dlpack_device__: arrays on {platform} devices are not exported")
+        raise BufferError(
+            f"__dlpack_device__: arrays on {platform} devices are not exported (refimpl exports "
+            "host memory only); copy to the host with np.asarray(x) first"
+        )
     return (_CPU, 0)
 
 

@@ -123,14 +123,77 @@ def _attribute_value(ffi: Any, value: Any) -> Any:
     return readers.get(kind, lambda: f"<type {kind}>")()
 
 
-def doctor(plugin_path: str) -> dict[str, Any]:
-    """Version, attributes, platform and devices of a plugin, without the C++ extension.
+def _named_values(api: _Api, options: dict[str, Any]) -> tuple[Any, list[Any]]:
+    """A ``PJRT_NamedValue[]`` for ``options`` and the cffi objects it points into."""
+    ffi = api.ffi
+    values = ffi.new("PJRT_NamedValue[]", max(len(options), 1))
+    keep: list[Any] = []
+    size = pjrt_struct_size("PJRT_NamedValue", ffi)
+    for slot, (name, value) in zip(values, options.items(), strict=False):
+        encoded = ffi.new("char[]", name.encode())
+        keep.append(encoded)
+        slot.struct_size = size
+        slot.name = encoded
+        slot.name_size = len(name)
+        slot.value_size = 1
+        if isinstance(value, bool):
+            slot.type, slot.bool_value = 4, value
+        elif isinstance(value, int):
+            slot.type, slot.int64_value = 1, value
+        elif isinstance(value, float):
+            slot.type, slot.float_value = 3, value
+        elif isinstance(value, str):
+            text = ffi.new("char[]", value.encode())
+            keep.append(text)
+            slot.type, slot.string_value, slot.value_size = 0, text, len(value)
+        else:
+            ints = ffi.new("int64_t[]", list(value))
+            keep.append(ints)
+            slot.type, slot.int64_array_value, slot.value_size = 2, ints, len(value)
+    return values, keep
+
+
+_MEMORY_STATS = (
+    "peak_bytes_in_use",
+    "num_allocs",
+    "largest_alloc_size",
+    "bytes_limit",
+    "bytes_reserved",
+    "peak_bytes_reserved",
+    "bytes_reservable_limit",
+    "largest_free_block_bytes",
+    "pool_bytes",
+    "peak_pool_bytes",
+)
+
+
+def _memory_stats(api: _Api, device: Any) -> dict[str, int] | str:
+    """PJRT_Device_MemoryStats of ``device``: the set statistics, or why there are none."""
+    if api.api.PJRT_Device_MemoryStats == api.ffi.NULL:
+        return "not offered by the plugin"
+    try:
+        stats = api.call("PJRT_Device_MemoryStats", "PJRT_Device_MemoryStats_Args", device=device)
+    except RuntimeError as err:
+        return f"unavailable ({' '.join(str(err).split())[:160]})"
+    found = {"bytes_in_use": int(stats.bytes_in_use)}
+    for name in _MEMORY_STATS:
+        if getattr(stats, f"{name}_is_set"):
+            found[name] = int(getattr(stats, name))
+    return found
+
+
+def doctor(plugin_path: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Version, attributes, platform, devices and device memory of a plugin,
+    without the C++ extension.
 
     Uses only cffi and the same ``pjrt_abi.h`` the C++ runtime compiles
-    against, so it can tell a broken build from a broken plugin.
+    against, so it can tell a broken build from a broken plugin. ``options``
+    are the client create options (as ``runtime.client_create_options``
+    gives them: a GPU plugin should get ``preallocate=False`` here).
     """
     ffi = make_ffi()
     report: dict[str, Any] = {"plugin": plugin_path, **probe_plugin(plugin_path, ffi)}
+    report["options"] = dict(options or {})
     lib = ffi.dlopen(plugin_path)
     api = _Api(ffi, lib.GetPjrtApi())
     api.call("PJRT_Plugin_Initialize", "PJRT_Plugin_Initialize_Args")
@@ -139,17 +202,23 @@ def doctor(plugin_path: str) -> dict[str, Any]:
         api.text(a.name, a.name_size): _attribute_value(ffi, a)
         for a in (attrs.attributes[i] for i in range(attrs.num_attributes))
     }
-    client = api.call("PJRT_Client_Create", "PJRT_Client_Create_Args").client
+    values, keep = _named_values(api, report["options"])
+    client = api.call(
+        "PJRT_Client_Create",
+        "PJRT_Client_Create_Args",
+        create_options=values if report["options"] else ffi.NULL,
+        num_options=len(report["options"]),
+    ).client
+    del keep
     try:
         name = api.call("PJRT_Client_PlatformName", "PJRT_Client_PlatformName_Args", client=client)
         report["platform"] = api.text(name.platform_name, name.platform_name_size)
         listed = api.call(
             "PJRT_Client_AddressableDevices", "PJRT_Client_AddressableDevices_Args", client=client
         )
-        report["devices"] = [
-            _describe_device(api, listed.addressable_devices[i])
-            for i in range(listed.num_addressable_devices)
-        ]
+        devices = [listed.addressable_devices[i] for i in range(listed.num_addressable_devices)]
+        report["devices"] = [_describe_device(api, device) for device in devices]
+        report["memory"] = [_memory_stats(api, device) for device in devices]
     finally:
         api.call("PJRT_Client_Destroy", "PJRT_Client_Destroy_Args", client=client)
     return report
@@ -172,11 +241,32 @@ def _describe_device(api: _Api, device: Any) -> str:
     return f"{api.text(kind.device_kind, kind.device_kind_size)}:{ident.id}"
 
 
-def print_doctor(plugin_path: str) -> None:
-    report = doctor(plugin_path)
+def _bytes(value: int) -> str:
+    return f"{value / 2**30:.2f} GiB" if value >= 2**30 else f"{value / 2**20:.1f} MiB"
+
+
+def format_memory(stats: dict[str, int] | str) -> str:
+    """One line of a device's memory statistics."""
+    if isinstance(stats, str):
+        return stats
+    parts = [f"in use {_bytes(stats['bytes_in_use'])}"]
+    if "bytes_limit" in stats:
+        parts.append(f"limit {_bytes(stats['bytes_limit'])}")
+    if "peak_bytes_in_use" in stats:
+        parts.append(f"peak {_bytes(stats['peak_bytes_in_use'])}")
+    if "bytes_reserved" in stats:
+        parts.append(f"reserved {_bytes(stats['bytes_reserved'])}")
+    return ", ".join(parts)
+
+
+def print_doctor(plugin_path: str, options: dict[str, Any] | None = None) -> None:
+    report = doctor(plugin_path, options)
     print(f"plugin:      {report['plugin']}")
     print(f"C API:       {report['major']}.{report['minor']} (table {report['api_struct_size']} B)")
+    print(f"options:     {report['options'] or '(none)'}")
     print(f"platform:    {report['platform']}")
     print(f"devices:     {len(report['devices'])}: {', '.join(report['devices'])}")
+    for device, stats in zip(report["devices"], report["memory"], strict=True):
+        print(f"memory:      {device}: {format_memory(stats)}")
     for key, value in sorted(report["attributes"].items()):
         print(f"attribute:   {key} = {value}")

@@ -8,8 +8,9 @@ which looks for an entry before compiling and writes one after.
 
 * **Key**: SHA-256 over the StableHLO module text, the serialized compile
   options (which hold the device assignment), the plugin's identity (its
-  file name, size and modification time, PJRT API version, attributes,
-  platform name and version), ``XLA_FLAGS`` and refimpl's version. Anything
+  package directory and file name, size and modification time, PJRT API
+  version, attributes, platform name and version, and the kinds of its
+  devices, e.g. the GPU model), ``XLA_FLAGS`` and refimpl's version. Anything
   that could make a stored executable wrong for this process changes the key.
 * **Entry**: one file ``<key>.rexe``: a header line with the format and the
   key, the payload's length and SHA-256, then the payload (the bytes of
@@ -173,12 +174,22 @@ def _source_identity() -> str:
 
 
 def plugin_identity(client: Any) -> str:
-    """What identifies the plugin build behind ``client`` (part of every key).
+    """What identifies the plugin build and the hardware behind ``client``
+    (part of every key).
 
-    The plugin reports no build id, so its file's size and modification time
-    stand for it next to the API version and the attributes it reports.
+    The plugin reports no build id, so its package directory and file name
+    (``xla_cuda12/xla_cuda_plugin.so`` and ``xla_cuda13/...`` share the file
+    name), the file's size and modification time stand for it next to the API
+    version and the attributes it reports. The kinds of the client's devices
+    (``cpu``, ``NVIDIA H100 80GB HBM3``, ...) are added: a GPU executable is
+    compiled for one GPU generation and must not be loaded on another.
     """
-    return _plugin_identity(client.plugin)
+    return f"{_plugin_identity(client.plugin)};devices={_device_kinds(client)}"
+
+
+@functools.cache
+def _device_kinds(client: Any) -> str:
+    return ",".join(sorted({str(device.kind) for device in client.devices()}))
 
 
 @functools.cache
@@ -186,9 +197,9 @@ def _plugin_identity(plugin: Any) -> str:
     path = Path(plugin.path)
     try:
         status = path.stat()
-        file_id = f"{path.name}:{status.st_size}:{status.st_mtime_ns}"
+        file_id = f"{path.parent.name}/{path.name}:{status.st_size}:{status.st_mtime_ns}"
     except OSError:
-        file_id = f"{path.name}:?"
+        file_id = f"{path.parent.name}/{path.name}:?"
     attributes = sorted((str(k), str(v)) for k, v in plugin.attributes.items())
     return f"{file_id};api={plugin.api_version};attributes={attributes}"
 

@@ -69,11 +69,24 @@ def ensure_handler() -> None:
     """Register the FFI handler with the client's plugin (once per plugin).
 
     Raises:
+        NotImplementedError: the client's platform is not the CPU. The handler
+            is registered for XLA's ``Host`` platform only; on a GPU the custom
+            call would need a handler registered for the CUDA platform, which
+            receives device buffers (and a stream) instead of host memory.
+            Raised at lowering time, before anything is compiled.
         refimpl._pjrt.PjrtError: the plugin has no FFI extension or rejects
             the handler.
     """
-    from refimpl.backends.pjrt.executables import client
+    from refimpl.backends.pjrt.executables import client, local_platform
 
+    platform = local_platform()
+    if platform != "cpu":
+        raise NotImplementedError(
+            "host callbacks (pure_callback, io_callback, debug.print, debug.callback) under "
+            f"backend='pjrt' are not supported on the {platform!r} platform: refimpl's FFI "
+            "handler is registered for XLA's Host (CPU) platform only. Run the function with "
+            "backend='ref', or move the callback out of the jitted function."
+        )
     plugin = client().plugin
     if plugin.path in _handler_plugins:
         return

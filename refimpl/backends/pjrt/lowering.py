@@ -58,13 +58,16 @@ from refimpl.core import Literal, Program, ShapedArray, Var, subprograms
 
 try:  # jaxlib is only needed by the PJRT backend
     from jaxlib.mlir import ir
-    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
     from jaxlib.mlir.dialects import chlo, func
     from jaxlib.mlir.dialects import stablehlo as hlo
 except ImportError as _err:  # pragma: no cover - jaxlib is a dependency
     _IMPORT_ERROR: ImportError | None = _err
 else:
     _IMPORT_ERROR = None
+try:  # a jaxlib internal (pinned jaxlib); other jaxlibs may move it: see mlir_context
+    from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+except ImportError:  # pragma: no cover - depends on the installed jaxlib
+    _jax_mlir_ext = None
 
 __all__ = [
     "LoweringError",
@@ -98,9 +101,15 @@ def mlir_context() -> ir.Context:
         if _IMPORT_ERROR is not None:
             raise ImportError(f"lowering needs jaxlib: {_IMPORT_ERROR}") from _IMPORT_ERROR
         context = ir.Context()
-        registry = ir.DialectRegistry()
-        _jax_mlir_ext.register_dialects(registry)
-        context.append_dialect_registry(registry)
+        register = getattr(_jax_mlir_ext, "register_dialects", None)
+        if register is not None:
+            registry = ir.DialectRegistry()
+            register(registry)
+            context.append_dialect_registry(registry)
+        # else (a jaxlib other than the pinned one, without the helper): rely
+        # on the dialects jaxlib's MLIR site initialization registers and on
+        # the explicit registrations below; a missing one fails when the
+        # first op is built, with MLIR's message naming the dialect.
         context.load_all_available_dialects()
         hlo.register_dialect(context)
         chlo.register_dialect(context)

@@ -12,12 +12,21 @@ This is the thin Python layer over the native module ``refimpl._pjrt``:
   portable artifacts targeted at the plugin's StableHLO version.
 
 Discovery order (first found wins): ``$REFIMPL_PJRT_PLUGIN``; the CUDA plugin
-of ``jax-cuda12-pjrt`` (module ``jax_plugins.xla_cuda12``, file
+of ``jax-cuda13-pjrt`` then ``jax-cuda12-pjrt`` (modules
+``jax_plugins.xla_cuda13`` / ``jax_plugins.xla_cuda12``, file
 ``xla_cuda_plugin.so``) when an NVIDIA GPU is visible; ``libtpu``
 (``libtpu.so``) when a TPU device node is present; the CPU plugin. All speak
-the same C API. Only the CPU plugin is tested here (no accelerator on these
-machines); ``num_devices`` is the CPU plugin's ``cpu_device_count`` create
-option and is ignored by the others.
+the same C API.
+
+Client create options depend on the plugin's kind (:func:`plugin_kind`, from
+its file name): the CPU plugin gets ``cpu_device_count`` (``num_devices``);
+a GPU plugin gets ``memory_fraction``, ``preallocate`` and ``allocator``
+from ``ri.config`` (``pjrt_gpu_memory_fraction``, ``pjrt_gpu_preallocate``,
+``pjrt_gpu_allocator``), else from JAX's environment variables
+``XLA_PYTHON_CLIENT_MEM_FRACTION`` / ``XLA_PYTHON_CLIENT_PREALLOCATE`` /
+``XLA_PYTHON_CLIENT_ALLOCATOR`` (so refimpl and JAX sharing one GPU in one
+process follow the same settings), else the plugin's defaults. Each kind
+gets only the options it knows: XLA's plugins reject an unknown option name.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ __all__ = [
     "PLUGIN_ENV_VAR",
     "PluginNotFoundError",
     "SINGLE_PASS_REDUCTION_LIMIT",
+    "client_create_options",
     "compile_options_bytes",
     "compile_overrides",
     "find_plugin_path",
@@ -48,6 +58,7 @@ __all__ = [
     "get_plugin",
     "native_module",
     "plugin_available",
+    "plugin_kind",
     "quiet_plugin_logs",
     "serialize_stablehlo",
     "stablehlo_target_version",
@@ -57,6 +68,13 @@ PLUGIN_ENV_VAR = "REFIMPL_PJRT_PLUGIN"
 CPU_PLUGIN_MODULE = "fastatomstruct_xla_cpu"
 CPU_PLUGIN_LIBRARY = "libpjrt_cpu.so"
 CPU_PLUGIN_REQUIREMENT = "fastatomstruct-xla-cpu==2026.6.23"
+# Newest CUDA first: with both installed, the CUDA 13 plugin wins.
+CUDA_PLUGIN_MODULES = ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12")
+CUDA_PLUGIN_LIBRARY = "xla_cuda_plugin.so"
+TPU_PLUGIN_MODULE = "libtpu"
+TPU_PLUGIN_LIBRARY = "libtpu.so"
+PLUGIN_KIND_ENV_VAR = "REFIMPL_PJRT_PLUGIN_KIND"
+PLUGIN_KINDS = ("cpu", "cuda", "rocm", "tpu", "unknown")
 
 
 class PluginNotFoundError(RuntimeError):
@@ -108,14 +126,98 @@ def _tpu_visible() -> bool:
 
 
 def _accelerator_plugin_path() -> Path | None:
-    """An installed accelerator plugin whose hardware is visible, CUDA first."""
+    """An installed accelerator plugin whose hardware is visible, CUDA first
+    (CUDA 13 before CUDA 12)."""
     if _gpu_visible():
-        found = _package_file("jax_plugins.xla_cuda12", "xla_cuda_plugin.so")
-        if found is not None:
-            return found
+        for module in CUDA_PLUGIN_MODULES:
+            found = _package_file(module, CUDA_PLUGIN_LIBRARY)
+            if found is not None:
+                return found
     if _tpu_visible():
-        return _package_file("libtpu", "libtpu.so")
+        return _package_file(TPU_PLUGIN_MODULE, TPU_PLUGIN_LIBRARY)
     return None
+
+
+def plugin_kind(path: str | os.PathLike[str]) -> str:
+    """What kind of plugin the file at ``path`` is: ``cpu``, ``cuda``, ``rocm``,
+    ``tpu`` or ``unknown``, from its name (and its package directory's).
+
+    It decides which client create options the plugin is given (before a
+    client exists, the plugin cannot be asked). ``$REFIMPL_PJRT_PLUGIN_KIND``
+    overrides it, for a plugin file named otherwise.
+    """
+    forced = os.environ.get(PLUGIN_KIND_ENV_VAR, "").strip().lower()
+    if forced:
+        if forced not in PLUGIN_KINDS:
+            raise ValueError(
+                f"{PLUGIN_KIND_ENV_VAR}={forced!r}: expected one of {', '.join(PLUGIN_KINDS)}"
+            )
+        return forced
+    where = Path(path)
+    names = f"{where.parent.name}/{where.name}".lower()
+    if "cuda" in names:
+        return "cuda"
+    if "rocm" in names:
+        return "rocm"
+    if "tpu" in where.name.lower():
+        return "tpu"
+    if "cpu" in names:
+        return "cpu"
+    return "unknown"
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def _gpu_setting(name: str, env_var: str) -> Any:
+    """``ri.config``'s ``name`` if set, else JAX's environment variable ``env_var``."""
+    from refimpl.config import config
+
+    value = getattr(config, name)
+    if value is not None:
+        return value
+    text = os.environ.get(env_var, "").strip()
+    if not text:
+        return None
+    if name == "pjrt_gpu_preallocate":
+        if text.lower() in _TRUE:
+            return True
+        if text.lower() in _FALSE:
+            return False
+        raise ValueError(f"{env_var}={text!r}: expected true or false")
+    if name == "pjrt_gpu_memory_fraction":
+        try:
+            return float(text)
+        except ValueError:
+            raise ValueError(f"{env_var}={text!r}: expected a fraction in (0, 1]") from None
+    return text
+
+
+def client_create_options(kind: str, num_devices: int | None = None) -> dict[str, Any]:
+    """The named create options refimpl passes to a ``kind`` plugin's client.
+
+    ``cpu``: ``cpu_device_count`` when ``num_devices`` is given. ``cuda`` and
+    ``rocm``: ``memory_fraction`` (float), ``preallocate`` (bool) and
+    ``allocator`` (``"default"``, ``"platform"``, ``"bfc"``, ``"cuda_async"``),
+    each only when set (see the module docstring); ``num_devices`` is
+    ignored. ``tpu``/``unknown``: none.
+    """
+    if kind == "cpu":
+        return {} if num_devices is None else {"cpu_device_count": num_devices}
+    if kind not in ("cuda", "rocm"):
+        return {}
+    options: dict[str, Any] = {}
+    fraction = _gpu_setting("pjrt_gpu_memory_fraction", "XLA_PYTHON_CLIENT_MEM_FRACTION")
+    if fraction is not None:
+        options["memory_fraction"] = float(fraction)
+    preallocate = _gpu_setting("pjrt_gpu_preallocate", "XLA_PYTHON_CLIENT_PREALLOCATE")
+    if preallocate is not None:
+        options["preallocate"] = bool(preallocate)
+    allocator = _gpu_setting("pjrt_gpu_allocator", "XLA_PYTHON_CLIENT_ALLOCATOR")
+    if allocator is not None:
+        options["allocator"] = str(allocator)
+    return options
 
 
 def find_plugin_path() -> str:
@@ -179,7 +281,7 @@ def get_plugin(path: str | None = None) -> _pjrt.Plugin:
     return native_module().Plugin.load(path if path is not None else find_plugin_path())
 
 
-_clients: dict[tuple[str, int | None], _pjrt.Client] = {}
+_clients: dict[tuple[str, tuple[tuple[str, Any], ...]], _pjrt.Client] = {}
 _clients_lock = threading.Lock()
 
 
@@ -187,8 +289,11 @@ def get_client(num_devices: int | None = None) -> _pjrt.Client:
     """The process-wide client for the discovered plugin.
 
     ``num_devices=None`` keeps the plugin's default (4 CPU devices for the CPU
-    plugin); an int sets the CPU plugin's ``cpu_device_count`` create option.
-    Clients are cached per (plugin path, num_devices).
+    plugin); an int sets the CPU plugin's ``cpu_device_count`` create option
+    (other plugins ignore it). The other create options come from
+    :func:`client_create_options`. Clients are cached per (plugin path,
+    options): changing the GPU settings after the first client was made
+    affects only clients made later.
     """
     if num_devices is not None:
         if isinstance(num_devices, bool) or not isinstance(num_devices, int):
@@ -196,11 +301,12 @@ def get_client(num_devices: int | None = None) -> _pjrt.Client:
         if num_devices < 1:
             raise ValueError(f"num_devices must be >= 1, got {num_devices}")
     plugin = get_plugin()
-    key = (plugin.path, num_devices)
+    options = client_create_options(plugin_kind(plugin.path), num_devices)
+    key = (plugin.path, tuple(sorted(options.items())))
     with _clients_lock:
         client = _clients.get(key)
         if client is None:
-            client = native_module().Client(plugin, cpu_device_count=num_devices)
+            client = native_module().Client(plugin, options=options or None)
             _clients[key] = client
         return client
 
