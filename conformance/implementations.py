@@ -141,6 +141,25 @@ def quiet_native_logs() -> None:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
+EXACT_16BIT_FLAG = "--xla_allow_excess_precision=false"
+
+
+def exact_16bit_oracle() -> None:
+    """Make JAX round 16-bit floats after every operation, as refimpl defines
+    them (StableHLO's semantics; docs/semantics.md, "16-bit floats").
+
+    By default XLA may keep float16/bfloat16 intermediates in float32 inside a
+    fusion and round once, depending on the host CPU: an oracle that changes
+    with the machine cannot judge bits. The flag goes last in ``XLA_FLAGS`` (the
+    last occurrence wins, so a user's ``=true`` is overridden for the oracle),
+    and only takes effect before jaxlib starts its backend; refimpl's pjrt
+    backend sets the same option per compile (``compile_overrides``).
+    """
+    flags = os.environ.get("XLA_FLAGS", "")
+    if not flags.rstrip().endswith(EXACT_16BIT_FLAG):
+        os.environ["XLA_FLAGS"] = f"{flags} {EXACT_16BIT_FLAG}".strip()
+
+
 # --- refimpl ---------------------------------------------------------------------
 
 
@@ -262,6 +281,7 @@ class JaxImplementation(Implementation):
 
     def available(self) -> bool:
         quiet_native_logs()  # before jaxlib loads
+        exact_16bit_oracle()
         try:
             import jax  # noqa: F401
         except Exception as exc:

@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conformance.implementations import exact_16bit_oracle
 from refimpl.config import config
+
+# JAX, the tests' oracle, rounds 16-bit floats after every operation (as
+# refimpl does) whatever the host CPU or XLA_FLAGS: set before jax starts.
+exact_16bit_oracle()
 
 
 @pytest.fixture(autouse=True)

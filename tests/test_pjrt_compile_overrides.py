@@ -23,7 +23,8 @@ import refimpl.numpy as rnp  # noqa: E402
 from refimpl.backends.pjrt import lowering, runtime  # noqa: E402
 
 LIMIT = runtime.SINGLE_PASS_REDUCTION_LIMIT
-OVERRIDE = (("xla_disable_hlo_passes", "tree_reduction_rewriter"),)
+EXACT = (runtime.EXACT_16BIT_OVERRIDE,)  # every program, every platform
+OVERRIDE = (*EXACT, ("xla_disable_hlo_passes", "tree_reduction_rewriter"))
 
 
 def _module(f, *args):
@@ -69,21 +70,33 @@ def _mlp_data(batch):
 )
 def test_which_programs_get_the_override(f, shape, small):
     module = _module(f, np.ones(shape, np.float32))
-    assert runtime.compile_overrides(module, "cpu") == (OVERRIDE if small else ())
+    assert runtime.compile_overrides(module, "cpu") == (OVERRIDE if small else EXACT)
 
 
 def test_a_large_reduction_in_a_sub_region_keeps_the_default():
     def f(a):
         return ri.lax.cond(a[0] > 0, lambda v: rnp.sum(v), lambda v: v[0], a)
 
-    assert runtime.compile_overrides(_module(f, np.ones(500, np.float32)), "cpu") == ()
+    assert runtime.compile_overrides(_module(f, np.ones(500, np.float32)), "cpu") == EXACT
     assert runtime.compile_overrides(_module(f, np.ones(50, np.float32)), "cpu") == OVERRIDE
 
 
-def test_other_platforms_get_no_override():
+def test_other_platforms_get_only_the_16bit_override():
     module = _module(lambda a: rnp.sum(a), np.ones(8, np.float32))
-    assert runtime.compile_overrides(module, "cuda") == ()
-    assert runtime.compile_overrides(module, "tpu") == ()
+    assert runtime.compile_overrides(module, "cuda") == EXACT
+    assert runtime.compile_overrides(module, "tpu") == EXACT
+
+
+def test_16bit_rounding_reaches_every_compiled_executable():
+    # per-operation rounding of 16-bit floats whatever XLA_FLAGS says: the
+    # executable records the option it was compiled with
+    for n in (64, 4096):
+        compiled = ri.jit(lambda a: a * a + a, backend="pjrt").lower(np.ones(n, np.float16))
+        assert b"xla_allow_excess_precision" in compiled.compile()._executable().serialize()
+    from refimpl.transforms import pmap as pmap_module
+
+    module = _module(lambda a: rnp.sum(a), np.ones(4096, np.float32))
+    assert b"xla_allow_excess_precision" in pmap_module._compile_options([0, 1], module)
 
 
 def test_the_override_reaches_the_compiled_executable():

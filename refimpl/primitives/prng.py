@@ -235,15 +235,13 @@ def _fused(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
     if dtype == np.float64:
         # NumPy has no fused multiply-add; float64 rounds twice here
         return x * y + z
-    if dtype == dtypes.bfloat16:
-        # XLA's CPU backend does not fuse bfloat16: two roundings
+    if dtype.itemsize == 2:
+        # 16-bit floats round after each operation (StableHLO's semantics;
+        # pjrt compiles with xla_allow_excess_precision=false to match)
         return (x * y).astype(dtype) + z
-    # the product of two float32 (or narrower) values is exact in float64, so
-    # this rounds once (up to a double rounding of the sum, which is rare)
+    # the product of two float32 values is exact in float64, so this rounds
+    # once (up to a double rounding of the sum, which is rare)
     wide = x.astype(np.float64) * y.astype(np.float64) + z.astype(np.float64)
-    if dtype == np.float16:
-        # float16 is computed in float32 (fused), then rounded again
-        return wide.astype(np.float32).astype(dtype)
     return wide.astype(dtype)
 
 
@@ -256,8 +254,9 @@ def _mul_add_impl(x, y, z):
 @mul_add_p.def_lowering
 def _mul_add_lowering(ctx, x, y, z):
     """``multiply`` then ``add`` in the operands' dtype, the ops JAX emits for
-    ``x * y + z``: XLA's CPU backend contracts the pair into one fused
-    multiply-add (for bfloat16 it does not), which is what the impl computes."""
+    ``x * y + z``: XLA's CPU backend contracts a float32 pair into one fused
+    multiply-add, which is what the impl computes; 16-bit floats are rounded
+    after each of the two (no excess precision, ``compile_overrides``)."""
     x, y, z = ctx.broadcast_operands(x, y, z)
     return [ctx.hlo.add(ctx.hlo.multiply(x, y), z)]
 
@@ -289,9 +288,9 @@ mul_add_p.def_batch(batching.elementwise_batch_rule(mul_add_p))
 
 
 def mul_add(x: Any, y: Any, z: Any) -> Any:
-    """``x * y + z`` rounded once (a fused multiply-add; float16 via float32,
-    then rounded again; bfloat16 rounds the product and the sum separately;
-    float64 too, as NumPy has no fused multiply-add), elementwise on floats
+    """``x * y + z`` rounded once for float32 (a fused multiply-add); 16-bit
+    floats round the product and the sum separately (per-operation rounding),
+    float64 too (NumPy has no fused multiply-add), elementwise on floats
     of one dtype; rank-0 operands broadcast. ``jax.random.uniform``
     scales its samples this way on XLA's CPU backend."""
     return mul_add_p.bind(x, y, z)

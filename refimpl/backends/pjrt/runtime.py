@@ -380,27 +380,38 @@ def _combined_elements(op: Any) -> int | None:
     return math.prod(shape[d] for d in dims)
 
 
+EXACT_16BIT_OVERRIDE: tuple[str, Any] = ("xla_allow_excess_precision", False)
+"""Per-operation rounding of 16-bit floats, whatever ``XLA_FLAGS`` or the host say."""
+
+
 def compile_overrides(module: Any, platform: str) -> tuple[tuple[str, str], ...]:
     """The XLA debug options refimpl sets for compiling ``module`` on ``platform``.
 
-    One today, CPU only: ``xla_disable_hlo_passes=tree_reduction_rewriter`` when
+    Always ``xla_allow_excess_precision=false``: refimpl's semantics of 16-bit
+    floats is StableHLO's (every operation's result is a value of its type, so
+    it is rounded after each operation; docs/semantics.md, "16-bit floats").
+    XLA otherwise may compute a chain of float16/bfloat16 operations in float32
+    and round once, depending on fusion and on the host CPU, so the same
+    program would give other bits on another machine.
+
+    On CPU also ``xla_disable_hlo_passes=tree_reduction_rewriter`` when
     every ``stablehlo.reduce`` and ``stablehlo.dot_general`` in the module
     (sub-functions and regions included) combines at most
     ``SINGLE_PASS_REDUCTION_LIMIT`` elements per output (XLA may rewrite a
     small dot as a multiply and a reduce, hence the contractions), and there
     is at least one. Such programs run with fewer thunks; results stay within
     float32 rounding of the split reduction. Other programs (none reduced,
-    or one reduction too large) and other platforms: no overrides (XLA's
-    defaults, as ``jax.jit``).
+    or one reduction too large) and other platforms: XLA's defaults.
     """
+    exact = (EXACT_16BIT_OVERRIDE,)
     if platform != "cpu":
-        return ()
+        return exact
     with module.context:
         sizes = [_combined_elements(op) for op in _operations(module.operation)]
     sizes = [size for size in sizes if size is not None]
     if not sizes or max(sizes) > SINGLE_PASS_REDUCTION_LIMIT:
-        return ()
-    return (("xla_disable_hlo_passes", "tree_reduction_rewriter"),)
+        return exact
+    return (*exact, ("xla_disable_hlo_passes", "tree_reduction_rewriter"))
 
 
 def _version_tuple(value: object) -> tuple[int, ...]:
