@@ -1,7 +1,13 @@
 """``python -m conformance``: run the corpus (and optionally fuzz) and report.
 
     python -m conformance [--impl ref,pjrt,jax] [-k PATTERN] [--quick]
+                          [--families GLOB,...] [--sample N]
                           [--fuzz N] [--report report.md|report.json]
+
+``--sample N`` keeps at most N cases of every family (a case's ``group``,
+e.g. ``lax.exp`` or ``vmap.primitive``), spread evenly over the family's
+cases: a few of everything (``--sample 1``: ~330 cases). ``--families``
+keeps only the families matching one of the comma-separated globs.
 
 Exit status: 0 when nothing unexpected (``differ``/``error``) was found, 1
 otherwise, 2 for bad usage or when an implementation asked for (``--impl``,
@@ -13,14 +19,16 @@ and the header names the ones left out, with why.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import os
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from conformance import implementations, report
 from conformance.api import select_cases
-from conformance.runner import available_names, run_cases
+from conformance.runner import PLATFORM_RULE_USES, available_names, run_cases
 
 
 class Progress:
@@ -74,6 +82,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "add more; a leading '!' excludes",
     )
     parser.add_argument("--quick", action="store_true", help="only the quick subset")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        metavar="N",
+        help="at most N cases of every family (case group), spread over the family",
+    )
+    parser.add_argument(
+        "--families",
+        default="",
+        metavar="GLOB,...",
+        help="only the families (case groups) matching one of these globs, e.g. 'lax.*,np.*'",
+    )
     parser.add_argument("--fuzz", type=int, default=0, metavar="N",
                         help="also run N random differential programs")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="fuzzing seed")
@@ -102,6 +123,30 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case run")
     return parser.parse_args(argv)
+
+
+def sample_cases(cases: Sequence[Any], per_family: int = 0, families: str = "") -> list[Any]:
+    """``cases`` restricted to the ``families`` globs (comma-separated; empty: all)
+    and to at most ``per_family`` cases of each family (0: all), taken at evenly
+    spaced positions of the family's cases in corpus order (deterministic)."""
+    globs = [g.strip() for g in families.split(",") if g.strip()]
+    kept = [
+        case
+        for case in cases
+        if not globs or any(fnmatch.fnmatchcase(case.group, glob) for glob in globs)
+    ]
+    if per_family <= 0:
+        return kept
+    by_family: dict[str, list[Any]] = {}
+    for case in kept:
+        by_family.setdefault(case.group, []).append(case)
+    chosen: set[int] = set()
+    for members in by_family.values():
+        count = len(members)
+        take = min(per_family, count)
+        for i in range(take):
+            chosen.add(id(members[(i * count) // take]))
+    return [case for case in kept if id(case) in chosen]
 
 
 def choose_implementations(impl_arg: str) -> tuple[list[str], dict[str, str], str]:
@@ -151,6 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"conformance: error: {error}", file=sys.stderr)
         return 2
     cases = select_cases(patterns=args.patterns, quick=args.quick, case_files=args.case_file)
+    cases = sample_cases(cases, per_family=args.sample, families=args.families)
     if args.list:
         for case in cases:
             print(case.name)
@@ -163,6 +209,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         suite = run_cases(cases, names, progress=progress, timeout=args.timeout)
         suite.left_out = left_out
         print(report.summary_text(suite, verbose=args.verbose))
+        for (platform, rule), count in sorted(PLATFORM_RULE_USES.items()):
+            print(
+                f"per-platform tolerance used: {platform} {rule}: {count} result(s) "
+                "(conformance/compare.py PLATFORM_RULES)"
+            )
         status = 0 if suite.ok() else 1
     if args.fuzz:
         from conformance import fuzz

@@ -26,6 +26,7 @@ recorded in ``conformance/jax_recorded.json`` (``conformance.recorded``);
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 import time
@@ -38,7 +39,7 @@ from typing import Any
 
 from conformance import implementations as impls_mod
 from conformance.case import AGREE, Case, Oracle
-from conformance.compare import compare
+from conformance.compare import compare, platform_rules, widen
 from conformance.implementations import Implementation
 from conformance.known import KNOWN_DIFFERENCES, KnownDifference, find_known
 from conformance.namespace import is_unsupported_error
@@ -242,6 +243,20 @@ def judge(
         result.status, result.detail = "skip", why_none
         return result
     comparison = compare(expected, outcome.observation, impl_name, case.tolerance)
+    if not comparison and not outcome.raised and impl_name != REFERENCE:
+        platform = impl_platform(impl_name)
+        rules = platform_rules(platform, case.name)
+        if rules and compare(
+            expected, outcome.observation, impl_name, widen(case.tolerance, rules)
+        ):
+            names = ", ".join(rule.name for rule in rules)
+            for rule in rules:
+                PLATFORM_RULE_USES[(platform, rule.name)] += 1
+            result.detail = (
+                f"passes within the {platform} tolerance ({names}); with the case's own: "
+                + "; ".join(comparison.differences)
+            )
+            return result
     if not comparison:
         if outcome.raised and not _expected_error(expected):
             result.status, result.detail = "error", _error_detail(outcome)
@@ -249,6 +264,37 @@ def judge(
             result.status = "differ"
             result.detail = "\n".join(comparison.differences)
     return _apply_known(result, known)
+
+
+# (platform, rule name) -> how many results passed only thanks to that
+# per-platform tolerance (conformance.compare.PLATFORM_RULES); the CLI prints it.
+PLATFORM_RULE_USES: Counter[tuple[str, str]] = Counter()
+PLATFORM_ENV_VAR = "REFIMPL_CONFORMANCE_PLATFORM"
+_platforms: dict[str, str] = {}
+
+
+def impl_platform(impl_name: str) -> str:
+    """The platform an implementation computes on (``cpu``, ``cuda``, ...), which
+    selects its per-platform tolerances; ``$REFIMPL_CONFORMANCE_PLATFORM``
+    overrides it (tests)."""
+    forced = os.environ.get(PLATFORM_ENV_VAR)
+    if forced:
+        return forced
+    if impl_name not in _platforms:
+        platform = "cpu"
+        try:
+            if impl_name == "pjrt":
+                from refimpl.backends.pjrt.executables import local_platform
+
+                platform = local_platform()
+            elif impl_name == "jax":
+                import jax
+
+                platform = {"gpu": "cuda"}.get(jax.default_backend(), jax.default_backend())
+        except Exception:  # not available: judged as on the CPU
+            platform = "cpu"
+        _platforms[impl_name] = platform
+    return _platforms[impl_name]
 
 
 def _internal_error(outcome: Outcome) -> bool:
