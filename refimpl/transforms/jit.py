@@ -1181,9 +1181,10 @@ def make_program(fun: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Pr
         equations and outputs, printable as a listing. Nothing is run.
 
     Raises:
-        Whatever tracing ``fun`` raises (``TypeError`` for mismatched shapes
-        or dtypes, ``ConcretizationTypeError`` for Python control flow on a
-        traced value).
+        TypeError: Tracing ``fun`` met mismatched shapes or dtypes (any other
+            error ``fun`` raises while traced propagates unchanged).
+        ConcretizationTypeError: ``fun`` used a traced value in Python
+            control flow.
 
     Example:
         >>> import refimpl as ri, refimpl.numpy as rnp
@@ -1220,8 +1221,9 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         ``ShapeDtypeStruct``s (``shape``, ``dtype``, ``weak_type``).
 
     Raises:
-        Whatever tracing ``fun`` raises (e.g. ``TypeError`` for operands of
-        incompatible shapes, naming the operation and both shapes).
+        TypeError: Operands of incompatible shapes, naming the operation and
+            both shapes (any other error ``fun`` raises while traced
+            propagates unchanged).
 
     Example:
         >>> import refimpl as ri
