@@ -137,12 +137,32 @@ def check_impl_outputs(
 # --- operand checking helpers shared by the primitive families ---------------
 
 
+# lax functions whose refimpl.numpy counterpart promotes mixed dtypes (JAX's
+# _JNP_FUNCTION_EQUIVALENTS): a dtype mismatch error points the user there
+_RNP_EQUIVALENTS = {
+    **{n: n for n in ("add", "bitwise_and", "bitwise_or", "bitwise_xor", "nextafter")},
+    **{n: n for n in ("greater", "greater_equal", "less", "less_equal", "logical_and")},
+    **{n: n for n in ("logical_or", "logical_xor", "concatenate")},
+    "div": "divide", "eq": "equal", "max": "maximum", "min": "minimum", "mul": "multiply",
+    "ne": "not_equal", "pow": "float_power", "select": "where", "select_n": "where",
+    "shift_left": "left_shift", "shift_right_logical": "right_shift",
+    "shift_right_arithmetic": "right_shift", "sub": "subtract", "atan2": "arctan2",
+}  # fmt: skip
+
+
 def check_same_dtypes(name: str, avals: list[ShapedArray]) -> None:
     first = avals[0].dtype
     for aval in avals[1:]:
         if aval.dtype != first:
             listed = ", ".join(a.dtype.name for a in avals)
-            raise TypeError(f"{name} requires arguments to have the same dtypes, got {listed}")
+            message = f"lax.{name} requires arguments to have the same dtypes, got {listed}."
+            if name in _RNP_EQUIVALENTS:
+                equiv = _RNP_EQUIVALENTS[name]
+                message += (
+                    f" (Tip: rnp.{equiv} (refimpl.numpy.{equiv}) is a similar function "
+                    "that does automatic type promotion on inputs)."
+                )
+            raise TypeError(message)
 
 
 def check_same_shapes(name: str, avals: list[ShapedArray]) -> None:

@@ -658,10 +658,18 @@ def value_and_grad(
     """``jax.value_and_grad``: a function returning ``(fun(*args), gradient)``
     (``((value, aux), gradient)`` with ``has_aux``). The gradient has the
     structure of the ``argnums`` argument (a tuple of them for a tuple)."""
+    return _value_and_grad(
+        "value_and_grad", fun, argnums, has_aux, holomorphic, allow_int, reduce_axes
+    )
+
+
+def _value_and_grad(
+    name: str, fun, argnums, has_aux, holomorphic, allow_int, reduce_axes
+) -> Callable:
+    """``value_and_grad`` whose errors name ``name`` (the API the user called)."""
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun!r}")
-    nums = _argnums_tuple("value_and_grad", argnums)
-    name = "value_and_grad"
+    nums = _argnums_tuple(name, argnums)
 
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
         tu = _tree()
@@ -743,7 +751,7 @@ def grad(
 ) -> Callable:
     """``jax.grad``: the gradient of scalar-valued ``fun`` w.r.t. argument(s)
     ``argnums`` (``(gradient, aux)`` with ``has_aux``), by reverse mode."""
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
+    vg = _value_and_grad("grad", fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
     def grad_f(*args: Any, **kwargs: Any) -> Any:
         (_, aux), g = vg(*args, **kwargs) if has_aux else (((None, None)), vg(*args, **kwargs)[1])

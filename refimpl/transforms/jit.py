@@ -338,7 +338,18 @@ def _leaf_aval(leaf: Any, op_name: str, position: str) -> Any:
     """A jit argument's aval; a float0 array (a tangent of an integer) too."""
     if isinstance(leaf, np.ndarray) and leaf.dtype == dtypes.float0:
         return ShapedArray(leaf.shape, dtypes.float0)
-    return tracing.get_aval(leaf, op_name, position)
+    try:
+        return tracing.get_aval(leaf, op_name, position)
+    except TypeError as error:
+        if tracing.is_array_like(leaf) or "not a valid array value" not in str(error):
+            raise
+        # the usual cause is a configuration value (a string, a callable, ...)
+        # passed to a jitted function as if it were an array
+        raise TypeError(
+            f"{error}. A jitted function's non-array arguments must be marked static with "
+            "jit's static_argnums or static_argnames (hashable values; each new value "
+            "traces again)"
+        ) from None
 
 
 def float0_inner_call(entry: CacheEntry, call: CallArgs) -> CallArgs:
