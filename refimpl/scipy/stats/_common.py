@@ -1,0 +1,31 @@
+"""Helpers shared by the distribution modules of ``refimpl.scipy.stats``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from refimpl import lax, tracing
+from refimpl import numpy as rnp
+from refimpl.numpy._promote import promote_args_inexact
+
+
+def promote(name: str, *args: Any) -> list[Any]:
+    """The arguments as arrays of one inexact dtype, broadcast together, as
+    jax's ``promote_args_inexact``: ints and bools become the default float,
+    and the result is weakly typed only when every argument is (Python scalars)."""
+    out = []
+    for value in promote_args_inexact(name, *args):
+        if isinstance(value, tracing.TypedScalar):
+            weak = value.aval.weak_type
+            value = lax.convert_element_type(
+                rnp.asarray(value.value), value.aval.dtype, weak_type=weak
+            )
+        else:
+            value = rnp.asarray(value)
+        out.append(value)
+    return out
+
+
+def const(like: Any, value: float) -> Any:
+    """``value`` as a (strong) scalar of ``like``'s dtype."""
+    return rnp.asarray(value, dtype=like.dtype)
