@@ -1,4 +1,4 @@
-"""More of ``jax.lax`` (refimpl/primitives/lax_extras2.py, all_to_all in
+"""More of ``jax.lax`` (refimpl/lax/ and refimpl/primitives/linear_solve.py, all_to_all in
 collectives.py) against ``jax.lax``.
 
 Values, dtypes and weak types against JAX eagerly, under ``jit`` on the

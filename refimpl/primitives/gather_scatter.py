@@ -436,10 +436,10 @@ def _region(start: Sequence[int], window: Sequence[int]) -> tuple[slice, ...]:
 
 # --- gather -----------------------------------------------------------------------------
 
-gather_p = Primitive("general_gather")
+general_gather_p = Primitive("general_gather")
 
 
-@gather_p.def_abstract_eval
+@general_gather_p.def_abstract_eval
 def _gather_abstract_eval(
     operand, indices, *, dimension_numbers, slice_sizes, indices_are_sorted, unique_indices,
     mode, fill_value,
@@ -452,7 +452,7 @@ def _gather_abstract_eval(
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
-@gather_p.def_impl
+@general_gather_p.def_impl
 def _gather_impl(
     operand, indices, *, dimension_numbers, slice_sizes, indices_are_sorted, unique_indices,
     mode, fill_value,
@@ -560,17 +560,17 @@ def _scatter_primitive(kind: str) -> Primitive:
     return prim
 
 
-scatter_p = _scatter_primitive("scatter")
-scatter_add_p = _scatter_primitive("scatter_add")
-scatter_sub_p = _scatter_primitive("scatter_sub")
-scatter_mul_p = _scatter_primitive("scatter_mul")
-scatter_min_p = _scatter_primitive("scatter_min")
-scatter_max_p = _scatter_primitive("scatter_max")
+general_scatter_p = _scatter_primitive("scatter")
+general_scatter_add_p = _scatter_primitive("scatter_add")
+general_scatter_sub_p = _scatter_primitive("scatter_sub")
+general_scatter_mul_p = _scatter_primitive("scatter_mul")
+general_scatter_min_p = _scatter_primitive("scatter_min")
+general_scatter_max_p = _scatter_primitive("scatter_max")
 # the update region is a traced scalar function of the old value (updates: a placeholder)
-scatter_apply_p = _scatter_primitive("scatter_apply")
+general_scatter_apply_p = _scatter_primitive("scatter_apply")
 SCATTERS = (
-    scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p, scatter_max_p,
-    scatter_apply_p,
+    general_scatter_p, general_scatter_add_p, general_scatter_sub_p, general_scatter_mul_p,
+    general_scatter_min_p, general_scatter_max_p, general_scatter_apply_p,
 )  # fmt: skip
 
 
@@ -706,7 +706,7 @@ def _gather_back(ct, indices, updates_aval, operand_shape, dn, params, fill_valu
     (updates-shaped): the gather with the mirrored dimension numbers."""
     sizes = _scatter_window(operand_shape, updates_aval.shape, dn)
     mode = params["mode"]
-    return gather_p.bind(
+    return general_gather_p.bind(
         ct, indices, dimension_numbers=_gather_dnums_of(dn), slice_sizes=sizes,
         indices_are_sorted=params["indices_are_sorted"],
         unique_indices=params["unique_indices"], mode=mode,
@@ -714,19 +714,19 @@ def _gather_back(ct, indices, updates_aval, operand_shape, dn, params, fill_valu
     )  # fmt: skip
 
 
-@gather_p.def_jvp
+@general_gather_p.def_jvp
 def _gather_jvp(primals, tangents, **params):
     """The tangent gathered alike (a filled window's tangent is 0)."""
     operand, indices = primals
-    ans = gather_p.bind(operand, indices, **params)
+    ans = general_gather_p.bind(operand, indices, **params)
     if ad_helpers.is_zero(tangents[0]):
         return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
     if params["mode"] == GatherScatterMode.FILL_OR_DROP:
         params = {**params, "fill_value": 0}
-    return ans, gather_p.bind(tangents[0], indices, **params)
+    return ans, general_gather_p.bind(tangents[0], indices, **params)
 
 
-@gather_p.def_transpose
+@general_gather_p.def_transpose
 def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, fill_value,
                       **params):  # fmt: skip
     """Scatter-add the cotangent back into (strong) zeros, same mode."""
@@ -734,12 +734,12 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, f
         return [ad_helpers.Zero(operand.aval), None]
     zeros = ad_helpers.zeros(operand.aval.update(weak_type=False))
     dn = _scatter_dnums_of(dimension_numbers)
-    return [scatter_add_p.bind(zeros, indices, ct, dimension_numbers=dn, **params), None]
+    return [general_scatter_add_p.bind(zeros, indices, ct, dimension_numbers=dn, **params), None]
 
 
 # linear in (operand, updates) jointly: the tangents scattered alike
-scatter_add_p.def_jvp(indexing.scatter_tangents_alike(scatter_add_p))
-scatter_sub_p.def_jvp(indexing.scatter_tangents_alike(scatter_sub_p))
+general_scatter_add_p.def_jvp(indexing.scatter_tangents_alike(general_scatter_add_p))
+general_scatter_sub_p.def_jvp(indexing.scatter_tangents_alike(general_scatter_sub_p))
 
 
 def _additive_transpose(subtract: bool):
@@ -760,8 +760,8 @@ def _additive_transpose(subtract: bool):
     return rule
 
 
-scatter_add_p.def_transpose(_additive_transpose(subtract=False))
-scatter_sub_p.def_transpose(_additive_transpose(subtract=True))
+general_scatter_add_p.def_transpose(_additive_transpose(subtract=False))
+general_scatter_sub_p.def_transpose(_additive_transpose(subtract=True))
 
 
 def _update_ids(indices: Any, updates_aval: ShapedArray, dn: ScatterDimensionNumbers) -> Any:
@@ -774,7 +774,7 @@ def _update_ids(indices: Any, updates_aval: ShapedArray, dn: ScatterDimensionNum
     return structural.broadcast_in_dim(ids, updates_aval.shape, tuple(scatter_dims))
 
 
-@scatter_p.def_jvp
+@general_scatter_p.def_jvp
 def _scatter_jvp(primals, tangents, *, dimension_numbers, **params):
     """Each place's tangent is that of the update that won there (or the
     operand's where none landed). Unless ``unique_indices``, the winners are
@@ -783,25 +783,25 @@ def _scatter_jvp(primals, tangents, *, dimension_numbers, **params):
     operand, indices, updates = primals
     tx, _, tu = tangents
     dn = dimension_numbers
-    ans = scatter_p.bind(operand, indices, updates, dimension_numbers=dn, **params)
+    ans = general_scatter_p.bind(operand, indices, updates, dimension_numbers=dn, **params)
     if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
         return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
     x_aval, u_aval = ad_helpers.aval_of(operand), ad_helpers.aval_of(updates)
     tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(x_aval))
     tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(u_aval))
     if params["unique_indices"]:
-        return ans, scatter_p.bind(tx, indices, tu, dimension_numbers=dn, **params)
+        return ans, general_scatter_p.bind(tx, indices, tu, dimension_numbers=dn, **params)
     ids = _update_ids(indices, u_aval, dn)
     nobody = structural.broadcast_in_dim(np.zeros((), np.int32), x_aval.shape, ())
-    placed = scatter_p.bind(nobody, indices, ids, dimension_numbers=dn, **params)
+    placed = general_scatter_p.bind(nobody, indices, ids, dimension_numbers=dn, **params)
     won = elementwise.eq(_gather_back(placed, indices, u_aval, x_aval.shape, dn, params), ids)
     kept = elementwise.eq(placed, nobody)
     tx = elementwise.select(kept, tx, ad_helpers.zeros(ad_helpers.tangent_aval(x_aval)))
     tu = elementwise.select(won, tu, ad_helpers.zeros(ad_helpers.tangent_aval(u_aval)))
-    return ans, scatter_add_p.bind(tx, indices, tu, dimension_numbers=dn, **params)
+    return ans, general_scatter_add_p.bind(tx, indices, tu, dimension_numbers=dn, **params)
 
 
-@scatter_p.def_transpose
+@general_scatter_p.def_transpose
 def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers, **params):
     """Only with ``unique_indices`` (as JAX): the operand gets the cotangent
     where it was not overwritten, each update the cotangent of its window."""
@@ -817,20 +817,20 @@ def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers, **pa
     ct_x = ct_updates = None
     if _undefined(operand):
         zeros = ad_helpers.zeros(u_aval)
-        ct_x = scatter_p.bind(ct, indices, zeros, dimension_numbers=dn, **params)
+        ct_x = general_scatter_p.bind(ct, indices, zeros, dimension_numbers=dn, **params)
     if _undefined(updates):
         ct_updates = _gather_back(ct, indices, u_aval, shape, dn, params)
     return [ct_x, None, ct_updates]
 
 
-@scatter_mul_p.def_jvp
+@general_scatter_mul_p.def_jvp
 def _scatter_mul_jvp(primals, tangents, *, dimension_numbers, **params):
     """``scatter_mul(tx, i, u)`` (linear in the operand) plus, only with
     ``unique_indices`` (as JAX), ``x * scatter_add(0, i, tu)``."""
     operand, indices, updates = primals
     tx, _, tu = tangents
     dn = dimension_numbers
-    ans = scatter_mul_p.bind(operand, indices, updates, dimension_numbers=dn, **params)
+    ans = general_scatter_mul_p.bind(operand, indices, updates, dimension_numbers=dn, **params)
     if not ad_helpers.is_zero(tu) and not params["unique_indices"]:
         raise NotImplementedError(
             "scatter_mul gradients are only implemented if `unique_indices=True`"
@@ -838,15 +838,17 @@ def _scatter_mul_jvp(primals, tangents, *, dimension_numbers, **params):
     x_aval = ad_helpers.aval_of(operand)
     terms = []
     if not ad_helpers.is_zero(tx):
-        terms.append(scatter_mul_p.bind(tx, indices, updates, dimension_numbers=dn, **params))
+        terms.append(
+            general_scatter_mul_p.bind(tx, indices, updates, dimension_numbers=dn, **params)
+        )
     if not ad_helpers.is_zero(tu):
         zeros = ad_helpers.zeros(ad_helpers.tangent_aval(x_aval))
-        spread = scatter_add_p.bind(zeros, indices, tu, dimension_numbers=dn, **params)
+        spread = general_scatter_add_p.bind(zeros, indices, tu, dimension_numbers=dn, **params)
         terms.append(elementwise.mul(operand, spread))
     return ans, ad_helpers.sum_tangents(terms, ad_helpers.tangent_aval(x_aval))
 
 
-@scatter_mul_p.def_transpose
+@general_scatter_mul_p.def_transpose
 def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers, **params):
     """In the operand only: ``ct`` times the product of the updates landing at each place."""
     if _undefined(updates):
@@ -854,7 +856,11 @@ def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers, 
     if isinstance(ct, ad_helpers.Zero):
         return [ad_helpers.Zero(operand.aval), None, None]
     dn = dimension_numbers
-    return [scatter_mul_p.bind(ct, indices, updates, dimension_numbers=dn, **params), None, None]
+    return [
+        general_scatter_mul_p.bind(ct, indices, updates, dimension_numbers=dn, **params),
+        None,
+        None,
+    ]
 
 
 def _extremal_jvp(prim: Primitive):
@@ -877,7 +883,9 @@ def _extremal_jvp(prim: Primitive):
 
         def spread(values):  # updates-shaped -> summed at their places
             zeros = full(0, x_aval)
-            return scatter_add_p.bind(zeros, indices, values, dimension_numbers=dn, **params)
+            return general_scatter_add_p.bind(
+                zeros, indices, values, dimension_numbers=dn, **params
+            )
 
         def read(values):  # operand-shaped -> at each update's place (0 if dropped)
             return _gather_back(values, indices, u_aval, x_aval.shape, dn, params)
@@ -895,8 +903,8 @@ def _extremal_jvp(prim: Primitive):
     return rule
 
 
-scatter_min_p.def_jvp(_extremal_jvp(scatter_min_p))
-scatter_max_p.def_jvp(_extremal_jvp(scatter_max_p))
+general_scatter_min_p.def_jvp(_extremal_jvp(general_scatter_min_p))
+general_scatter_max_p.def_jvp(_extremal_jvp(general_scatter_max_p))
 
 
 # --- batching: one more batching dim, as JAX --------------------------------------------
@@ -906,7 +914,7 @@ def _plus(dims: Sequence[int], n: int = 1) -> tuple[int, ...]:
     return tuple(d + n for d in dims)
 
 
-@gather_p.def_mask
+@general_gather_p.def_mask
 def _gather_mask(
     ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
     unique_indices, mode, fill_value,
@@ -964,7 +972,7 @@ def _gather_mask(
         else:
             clamped = elementwise.clamp(np.zeros((), dtype), indices, bound)
             indices = elementwise.select_n(mine, indices, clamped)
-    out = gather_p.bind(
+    out = general_gather_p.bind(
         operand, indices, dimension_numbers=dn, slice_sizes=slice_sizes,
         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
         fill_value=fill_value,
@@ -982,7 +990,7 @@ def _gather_mask(
     return out, out_logical
 
 
-@gather_p.def_batch
+@general_gather_p.def_batch
 def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
     """Batch axes moved to 0. A batched operand alone: one more window dim (the
     whole batch) at output dim 0. Batched indices alone: one more indices batch
@@ -1018,7 +1026,7 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
             start_indices_batching_dims=(0, *_plus(dn.start_indices_batching_dims)),
         )
         sizes = (1, *slice_sizes)
-    out = gather_p.bind(operand, indices, dimension_numbers=dn, slice_sizes=sizes, **params)
+    out = general_gather_p.bind(operand, indices, dimension_numbers=dn, slice_sizes=sizes, **params)
     return out, 0
 
 
@@ -1101,7 +1109,7 @@ def _lowering_dnums(ctx, dn, kind, index_ndim):
     )
 
 
-@gather_p.def_lowering
+@general_gather_p.def_lowering
 def _gather_lowering(ctx, operand, indices, *, dimension_numbers, slice_sizes, mode,
                      fill_value, **_):  # fmt: skip
     x_aval, index_aval = ctx.avals_in
@@ -1232,7 +1240,7 @@ def gather(
             fill_value = value.item()
     else:
         fill_value = None
-    return gather_p.bind(
+    return general_gather_p.bind(
         operand, start_indices, dimension_numbers=dn, slice_sizes=sizes,
         indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
         mode=parsed, fill_value=fill_value,
@@ -1261,21 +1269,21 @@ def _scatter_api(prim: Primitive, name: str):
     return function
 
 
-scatter = _scatter_api(scatter_p, "scatter")
+scatter = _scatter_api(general_scatter_p, "scatter")
 scatter.__doc__ = """``jax.lax.scatter``: ``operand`` with each update window written at
 its start (module docstring); for overlapping windows the last in row-major
 order of the indices wins (XLA leaves the order unspecified). ``mode=None``
 drops out-of-bounds windows, ``"clip"`` clamps their starts."""
-scatter_add = _scatter_api(scatter_add_p, "scatter_add")
+scatter_add = _scatter_api(general_scatter_add_p, "scatter_add")
 scatter_add.__doc__ = """``jax.lax.scatter_add``: the update windows added at their starts."""
-scatter_mul = _scatter_api(scatter_mul_p, "scatter_mul")
+scatter_mul = _scatter_api(general_scatter_mul_p, "scatter_mul")
 scatter_mul.__doc__ = """``jax.lax.scatter_mul``: ``operand`` multiplied by the update
 windows at their starts."""
-scatter_min = _scatter_api(scatter_min_p, "scatter_min")
+scatter_min = _scatter_api(general_scatter_min_p, "scatter_min")
 scatter_min.__doc__ = """``jax.lax.scatter_min``: the elementwise minimum of ``operand``
 and the update windows at their starts (NaN propagates)."""
-scatter_max = _scatter_api(scatter_max_p, "scatter_max")
-scatter_sub = _scatter_api(scatter_sub_p, "scatter_sub")
+scatter_max = _scatter_api(general_scatter_max_p, "scatter_max")
+scatter_sub = _scatter_api(general_scatter_sub_p, "scatter_sub")
 scatter_sub.__doc__ = """``jax.lax.scatter_sub``: the update windows subtracted at their starts."""
 scatter_max.__doc__ = """``jax.lax.scatter_max``: the elementwise maximum of ``operand``
 and the update windows at their starts (NaN propagates)."""
@@ -1319,7 +1327,7 @@ def scatter_apply(
             f"{program.out_avals[0].str_short()}"
         )
     unused = structural.broadcast_in_dim(np.zeros((), aval.dtype), shape, ())
-    return scatter_apply_p.bind(
+    return general_scatter_apply_p.bind(
         operand, scatter_indices, unused, update_program=program, dimension_numbers=dn,
         indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
         mode=GatherScatterMode.from_any(mode),

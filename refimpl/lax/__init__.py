@@ -1,23 +1,39 @@
 """``refimpl.lax``: every primitive under its ``jax.lax`` name and signature.
 
-The functions live beside their primitives in ``refimpl/primitives/``; this
-module only gathers each family's public names.
+A primitive's binding function lives beside the primitive in
+``refimpl/primitives/``; the functions JAX defines over other primitives
+(``full``, ``conv``, ``map``, ``custom_root``...) live in this package's
+``_*.py`` modules. This module only gathers the public names.
 """
 
 from refimpl.backends import fast_functions as _fast_functions
 
+# the functions JAX defines over the primitives
+from refimpl.lax._approx_top_k import *  # noqa: F403
+from refimpl.lax._convolution import *  # noqa: F403
+from refimpl.lax._dot import *  # noqa: F403
+from refimpl.lax._elementwise import *  # noqa: F403
+from refimpl.lax._higher_order import *  # noqa: F403
+from refimpl.lax._parallel import *  # noqa: F403
+from refimpl.lax._shapes import *  # noqa: F403
+from refimpl.lax._solvers import *  # noqa: F403
+from refimpl.lax._types import *  # noqa: F403
+
 # jax.lax.linalg: cholesky, eigh, lu, qr, svd, triangular_solve
 from refimpl.primitives import decompositions as linalg  # noqa: F401  (jax.lax.linalg)
+from refimpl.primitives.barriers import *  # noqa: F403
+from refimpl.primitives.bits import *  # noqa: F403
 from refimpl.primitives.collectives import *  # noqa: F403
 from refimpl.primitives.control_flow import *  # noqa: F403
+from refimpl.primitives.cumlogsumexp import *  # noqa: F403
 from refimpl.primitives.elementwise import *  # noqa: F403
 from refimpl.primitives.fft import *  # noqa: F403
 from refimpl.primitives.gather_scatter import *  # noqa: F403
 from refimpl.primitives.indexing import *  # noqa: F403
-from refimpl.primitives.lax_extras import *  # noqa: F403
-from refimpl.primitives.lax_extras2 import *  # noqa: F403
 from refimpl.primitives.linalg import *  # noqa: F403
+from refimpl.primitives.linear_solve import *  # noqa: F403
 from refimpl.primitives.platform import *  # noqa: F403
+from refimpl.primitives.precision import *  # noqa: F403
 from refimpl.primitives.prng import *  # noqa: F403
 from refimpl.primitives.reductions import *  # noqa: F403
 from refimpl.primitives.scatter import *  # noqa: F403

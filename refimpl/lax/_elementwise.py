@@ -1,0 +1,217 @@
+"""Elementwise ``jax.lax`` functions JAX defines over other primitives, written
+over refimpl's: ``square``, ``reciprocal``, ``exp2``, the inverse hyperbolic
+functions, ``real``/``imag``/``conj``/``complex``, ``mulhi`` and
+``igamma_grad_a``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, tracing
+from refimpl.core import ShapedArray
+from refimpl.primitives import ad_helpers, structural
+from refimpl.primitives import elementwise as ew
+
+
+def _aval(x: Any, name: str, index: int = 0) -> ShapedArray:
+    return tracing.get_aval(x, name, index)
+
+
+def _require(name: str, x: Any, allowed: Callable[[np.dtype], bool], what: str) -> ShapedArray:
+    aval = _aval(x, name)
+    if not allowed(aval.dtype):
+        raise TypeError(f"{name} does not accept dtype {aval.dtype.name}; it takes {what}")
+    return aval
+
+
+def square(x: Any) -> Any:
+    """``x * x`` elementwise (numeric types)."""
+    _require("square", x, lambda d: not dtypes.is_bool(d), "numeric types (not bool)")
+    return ew.integer_pow(x, 2)
+
+
+def reciprocal(x: Any) -> Any:
+    """``1 / x`` elementwise (floating or complex types), as ``integer_pow(x, -1)``."""
+    _require("reciprocal", x, dtypes.is_inexact, "floating-point or complex types")
+    return ew.integer_pow(x, -1)
+
+
+def exp2(x: Any, *, accuracy: Any = None) -> Any:
+    """``2 ** x`` as XLA lowers JAX's exp2: ``exp(log(2) * x)``."""
+    aval = _require("exp2", x, dtypes.is_inexact, "floating-point or complex types")
+    return ew.exp(ew.mul(ad_helpers.scalar(math.log(2), aval), x))
+
+
+def _inverse_hyperbolic(name: str, numpy_name: str) -> Callable[[Any], Any]:
+    def fn(x: Any) -> Any:
+        aval = _require(name, x, dtypes.is_inexact, "floating-point or complex types")
+        import refimpl.numpy as rnp  # the numpy layer imports the primitives
+
+        out = getattr(rnp, numpy_name)(x)
+        if aval.weak_type:  # lax keeps a weak operand's weak type; the numpy layer does not
+            out = ew.convert_element_type(out, aval.dtype, weak_type=True)
+        return out
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise inverse hyperbolic function (``refimpl.numpy.{numpy_name}``)."
+    return fn
+
+
+asinh = _inverse_hyperbolic("asinh", "arcsinh")
+acosh = _inverse_hyperbolic("acosh", "arccosh")
+atanh = _inverse_hyperbolic("atanh", "arctanh")
+
+
+def _complex_part(name: str, x: Any) -> tuple[Any, ShapedArray]:
+    aval = _require(name, x, dtypes.is_complex, "complex types")
+    return x, aval
+
+
+def real(x: Any) -> Any:
+    """The real part of a complex array (a float array)."""
+    _complex_part("real", x)
+    import refimpl.numpy as rnp
+
+    return rnp.real(x)
+
+
+def imag(x: Any) -> Any:
+    """The imaginary part of a complex array (a float array)."""
+    _complex_part("imag", x)
+    import refimpl.numpy as rnp
+
+    return rnp.imag(x)
+
+
+def conj(x: Any) -> Any:
+    """The complex conjugate; a float input becomes complex (as JAX's lax.conj)."""
+    aval = _require("conj", x, dtypes.is_inexact, "floating-point or complex types")
+    if not dtypes.is_complex(aval.dtype):
+        target = np.complex64 if aval.dtype != np.float64 else np.complex128
+        return ew.convert_element_type(x, target, weak_type=aval.weak_type)
+    import refimpl.numpy as rnp
+
+    return rnp.conjugate(x)
+
+
+def complex(x: Any, y: Any) -> Any:  # noqa: A001
+    """``x + i y`` from two float arrays of one dtype (float32 gives complex64)."""
+    ax, ay = _aval(x, "complex", 0), _aval(y, "complex", 1)
+    for aval, arg in [(ax, "x"), (ay, "y")]:
+        if aval.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
+            raise TypeError(f"complex: {arg} must be float32 or float64, got {aval.dtype.name}")
+    if ax.dtype != ay.dtype:
+        raise TypeError(
+            f"complex requires arguments to have the same dtypes, got {ax.dtype.name}, "
+            f"{ay.dtype.name}"
+        )
+    target = np.dtype(np.complex64 if ax.dtype == np.float32 else np.complex128)
+    weak = ax.weak_type and ay.weak_type
+    re = ew.convert_element_type(x, target, weak_type=weak)
+    im = ew.convert_element_type(y, target, weak_type=weak)
+    return ew.add(re, ew.mul(im, tracing.TypedScalar(1j, target, weak)))
+
+
+# --- mulhi ----------------------------------------------------------------------------------
+
+
+def mulhi(x: Any, y: Any, /) -> Any:
+    """The upper N bits of the 2N-bit product of N-bit integers (signed or
+    unsigned, as their dtype), elementwise.
+
+    Without a 2N-bit type (int32 with x64 off; int64 always), the product is
+    assembled from N/2-bit halves in unsigned N-bit arithmetic (each partial
+    product fits), and the signed result corrects the unsigned one:
+    ``hi_s(a, b) = hi_u(a, b) - (a < 0 ? b : 0) - (b < 0 ? a : 0)`` mod 2**N.
+    A scalar operand is broadcast; otherwise shapes and dtypes must match.
+    """
+    from refimpl.primitives.prng import bitcast_convert_type
+
+    api = "mulhi"
+    ax, ay = tracing.get_aval(x, api, "x"), tracing.get_aval(y, api, "y")
+    for arg, aval in (("x", ax), ("y", ay)):
+        if not dtypes.is_integer(aval.dtype):
+            raise TypeError(f"{api}: {arg} must have an integer dtype, got {aval.dtype}")
+    dtype = ay.dtype if ax.weak_type and not ay.weak_type else ax.dtype
+    x = ew.convert_element_type(x, dtype) if ax.dtype != dtype or ax.weak_type else x
+    y = ew.convert_element_type(y, dtype) if ay.dtype != dtype or ay.weak_type else y
+    if ax.shape != ay.shape:
+        if ax.shape == ():
+            x = structural.broadcast_in_dim(x, ay.shape, ())
+        elif ay.shape == ():
+            y = structural.broadcast_in_dim(y, ax.shape, ())
+        else:
+            raise TypeError(
+                f"{api}: x and y must have the same shape, got {ax.shape} and {ay.shape}"
+            )
+    shape = tracing.get_aval(x, api, "x").shape
+    bits = 8 * np.dtype(dtype).itemsize
+    half = bits // 2
+    unsigned = np.dtype(f"u{bits // 8}")
+    signed = np.issubdtype(dtype, np.signedinteger)
+    ux = bitcast_convert_type(x, unsigned) if signed else x
+    uy = bitcast_convert_type(y, unsigned) if signed else y
+
+    def const(value: int) -> Any:
+        return structural.broadcast_in_dim(np.asarray(value, unsigned), shape, ())
+
+    mask, shift = const((1 << half) - 1), const(half)
+    a0, a1 = ew.bitwise_and(ux, mask), ew.shift_right_logical(ux, shift)
+    b0, b1 = ew.bitwise_and(uy, mask), ew.shift_right_logical(uy, shift)
+    low, cross1, cross2, high = ew.mul(a0, b0), ew.mul(a0, b1), ew.mul(a1, b0), ew.mul(a1, b1)
+    mid = ew.add(
+        ew.shift_right_logical(low, shift),
+        ew.add(ew.bitwise_and(cross1, mask), ew.bitwise_and(cross2, mask)),
+    )
+    hi = ew.add(
+        ew.add(high, ew.shift_right_logical(cross1, shift)),
+        ew.add(ew.shift_right_logical(cross2, shift), ew.shift_right_logical(mid, shift)),
+    )
+    if not signed:
+        return hi
+    zero = const(0)
+    zero_s = structural.broadcast_in_dim(np.asarray(0, dtype), shape, ())
+    hi = ew.sub(hi, ew.select(ew.lt(x, zero_s), uy, zero))
+    hi = ew.sub(hi, ew.select(ew.lt(y, zero_s), ux, zero))
+    return bitcast_convert_type(hi, dtype)
+
+
+def igamma_grad_a(a: Any, x: Any) -> Any:
+    """``d/da`` of the regularized lower incomplete gamma function
+    ``P(a, x)``: the slope ``lax.igamma``'s own derivative uses (from the
+    implicit derivative of a Gamma sample, as JAX's). Float operands of one
+    dtype and shape (or weakly typed scalars), as ``lax.igamma``."""
+    from refimpl.primitives import special
+
+    avals = [tracing.get_aval(v, "igamma_grad_a", name) for v, name in ((a, "a"), (x, "x"))]
+    try:
+        out = special.igamma_p.abstract_eval(*avals)
+    except TypeError as e:  # igamma's own checks, reported under this function's name
+        raise TypeError(f"igamma_grad_a: {e}") from None
+    a, x = (ew.convert_element_type(v, out.dtype, out.weak_type) for v in (a, x))
+    a, x = (
+        v if av.shape == out.shape else structural.broadcast_in_dim(v, out.shape, ())
+        for v, av in zip((a, x), avals, strict=True)
+    )  # a scalar beside an array: its rank-0 value everywhere
+    return ew.convert_element_type(special._igamma_slopes(a, x)[0], out.dtype, out.weak_type)
+
+
+__all__ = [
+    "square",
+    "reciprocal",
+    "exp2",
+    "asinh",
+    "acosh",
+    "atanh",
+    "real",
+    "imag",
+    "conj",
+    "complex",
+    "igamma_grad_a",
+    "mulhi",
+]

@@ -1,0 +1,134 @@
+"""``cumlogsumexp``: the inclusive ``log(cumsum(exp(x)))`` along an axis,
+computed stably, with its rules side by side (batch and mask as the other
+cumulative reductions of ``reductions.py``).
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes
+from refimpl.core import ShapedArray
+from refimpl.primitives import ad_helpers, reductions
+from refimpl.primitives import elementwise as ew
+from refimpl.primitives.base import Primitive, check_dtype_in
+
+# --- cumlogsumexp ----------------------------------------------------------------------------
+
+cumlogsumexp_p = Primitive("cumlogsumexp")
+
+
+@cumlogsumexp_p.def_abstract_eval
+def _cumlogsumexp_abstract_eval(x: ShapedArray, *, axis: int, reverse: bool) -> ShapedArray:
+    check_dtype_in("cumlogsumexp", x, dtypes.is_floating, "floating-point types")
+    reductions.check_axis("cumlogsumexp", x, axis)
+    return x
+
+
+def _np_logaddexp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """JAX's logaddexp formula: ``max + log1p(exp(-|a - b|))``; ``a + b`` where
+    the difference is NaN (a NaN, or infinities of one sign). exp and log1p
+    are the reference's (XLA's float32 approximations; 16-bit floats
+    through float32), so the result is XLA's bit for bit."""
+    amax = np.maximum(a, b)
+    delta = a - b
+    stable = amax + ew.log1p_p.impl(ew.exp_p.impl(-np.abs(delta)))
+    return np.where(np.isnan(delta), a + b, stable).astype(a.dtype)
+
+
+@cumlogsumexp_p.def_impl
+def _cumlogsumexp_impl(x: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray:
+    """Output ``i`` folds its window with logaddexp in increasing index order,
+    in the operand's dtype: inputs ``0..i`` (``i..n-1`` when reversed), as
+    XLA's reduce_window does element by element. XLA gives the same bits
+    for short windows; over long ones (about 18 and up on CPU) it
+    reassociates, so results there differ in the last bits."""
+    v = np.moveaxis(x, axis, 0)
+    n = v.shape[0]
+    if n == 0:
+        return x
+    out = v.copy()
+    if reverse:  # out[i] = (...(v[i] + v[i+1]) + ...) + v[n-1]
+        for k in range(1, n):
+            out[: n - k] = _np_logaddexp(out[: n - k], v[k:])
+    else:  # out[i] = (...(v[0] + v[1]) + ...) + v[i]
+        for i in range(1, n):
+            out[i] = _np_logaddexp(out[i - 1], v[i])
+    return np.moveaxis(out, 0, axis)
+
+
+cumlogsumexp_p.def_batch(reductions._cumulative_batch_rule(cumlogsumexp_p))
+cumlogsumexp_p.def_mask(reductions._cumulative_mask_rule(cumlogsumexp_p, lambda d: -np.inf))
+
+
+def _replace_inf(x: Any) -> Any:
+    aval = ad_helpers.aval_of(x)
+    inf = ew.eq(ew.abs(x), ad_helpers.scalar(np.inf, aval))
+    return ew.select(inf, ad_helpers.zeros(aval), x)
+
+
+def logaddexp(a: Any, b: Any) -> Any:
+    """``log(exp(a) + exp(b))`` by JAX's formula (see ``_np_logaddexp``)."""
+    aval = ad_helpers.aval_of(a)
+    amax = ew.max(a, b)
+    delta = ew.sub(a, b)
+    stable = ew.add(amax, ew.log1p(ew.exp(ew.neg(ew.abs(delta)))))
+    return ew.select(ew.ne(delta, delta), ew.add(a, b), stable) if aval.ndim >= 0 else stable
+
+
+def _logaddexp_combine(a_pair, b_pair):
+    """(value, tangent) pairs under logaddexp, with JAX's logaddexp jvp (the
+    infinities replaced by 0 in the weights, so -inf inputs give 0 not NaN)."""
+    (a, ta), (b, tb) = a_pair, b_pair
+    out = logaddexp(a, b)
+    wa = ew.exp(ew.sub(_replace_inf(a), _replace_inf(out)))
+    wb = ew.exp(ew.sub(_replace_inf(b), _replace_inf(out)))
+    return out, ew.add(ew.mul(ta, wa), ew.mul(tb, wb))
+
+
+reductions._prefix_scan_jvp(cumlogsumexp_p, _logaddexp_combine)
+
+
+@cumlogsumexp_p.def_lowering
+def _cumlogsumexp_lowering(ctx, x, *, axis: int, reverse: bool):
+    """A ``reduce_window`` as long as the axis, padded with -inf, whose body is
+    the impl's logaddexp (exp and log1p of 16-bit floats in float32), as JAX
+    lowers it."""
+    dtype = ctx.avals_in[0].dtype
+    shape = ctx.avals_in[0].shape
+    n = shape[axis]
+    window = [1] * len(shape)
+    window[axis] = builtins.max(n, 1)
+    padding = np.zeros((len(shape), 2), np.int64)
+    if n:
+        padding[axis] = (0, n - 1) if reverse else (n - 1, 0)
+    op = ctx.hlo.ReduceWindowOp(
+        [ctx.tensor_type(shape, dtype)],
+        [x],
+        [ctx.constant(-np.inf, dtype)],
+        window,
+        padding=ctx.ir.DenseIntElementsAttr.get(padding, shape=[len(shape), 2]),
+    )
+
+    def body(a, b):
+        amax = ctx.hlo.maximum(a, b)
+        delta = ctx.hlo.subtract(a, b)
+        tail = ctx.in_float32(ctx.hlo.exponential, ctx.hlo.negate(ctx.hlo.abs(delta)), dtype=dtype)
+        tail = ctx.in_float32(ctx.hlo.log_plus_one, tail, dtype=dtype)
+        return [ctx.select(ctx.is_nan(delta, dtype), ctx.hlo.add(a, b), ctx.hlo.add(amax, tail))]
+
+    ctx.scalar_block(op.regions[0], [dtype, dtype], body)
+    return [op.results[0]]
+
+
+def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+    """Inclusive ``log(cumsum(exp(operand)))`` along ``axis``, computed stably."""
+    return cumlogsumexp_p.bind(operand, axis=axis, reverse=bool(reverse))
+
+
+__all__ = [
+    "cumlogsumexp",
+]
