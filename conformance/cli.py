@@ -114,7 +114,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="show every group (not only those with something other than pass) and every case",
     )
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar on stderr (for logs and CI; the summary is printed either way)",
+    )
     parser.add_argument(
         "--native-logs",
         action="store_true",

@@ -132,12 +132,12 @@ def diagflat(v: ArrayLike, k: int = 0) -> Array:
 
 def identity(n: int, dtype: Any = None) -> Array:
     """The ``n x n`` identity matrix."""
-    return eye(n, dtype=dtype)
+    return eye(n, dtype=None if dtype is None else canonical_dtype("identity", dtype))
 
 
 def empty(shape: Any, dtype: Any = None) -> Array:
     """Zeros (XLA has no uninitialized memory; JAX returns zeros too)."""
-    return zeros(shape, dtype)
+    return zeros(shape, None if dtype is None else canonical_dtype("empty", dtype))
 
 
 def empty_like(prototype: ArrayLike, dtype: Any = None, shape: Any = None) -> Array:

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import math
 import operator
+import os
+import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,11 +42,46 @@ Shape = Any
 
 
 def canonical_dtype(fn_name: str, dtype: DTypeLike) -> np.dtype:
-    """A user's ``dtype=`` argument as the dtype refimpl computes in."""
+    """A user's ``dtype=`` argument as the dtype refimpl computes in; a 64-bit
+    request without x64 warns, as JAX does, since the result is not what was
+    asked for."""
     try:
-        return dtypes.canonicalize_dtype(dtype)
+        canonical = dtypes.canonicalize_dtype(dtype)
     except TypeError as error:
         raise TypeError(f"{fn_name}: {error}") from None
+    if dtype is not None:
+        requested = _requested_dtype(dtype)
+        if requested is not None and requested != canonical:
+            warnings.warn(
+                f"Explicitly requested dtype {requested.name} requested in {fn_name} is not "
+                f"available, and will be truncated to dtype {canonical.name}. To enable more "
+                "dtypes, set refimpl's enable_x64 configuration option "
+                "(ri.config.update('enable_x64', True)) or the REFIMPL_ENABLE_X64 shell "
+                "environment variable.",
+                UserWarning,
+                stacklevel=_user_stacklevel(),
+            )
+    return canonical
+
+
+def _requested_dtype(dtype: DTypeLike) -> np.dtype | None:
+    """The dtype the user named (Python's ``float``/``int``/``complex`` name the
+    default types, which is no explicit 64-bit request, as in JAX)."""
+    if any(dtype is t for t in (float, int, complex, bool)):
+        return None
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        return None
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside refimpl."""
+    frame, level = sys._getframe(1), 1
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def canonical_shape(fn_name: str, shape: Shape) -> tuple[int, ...]:
@@ -165,6 +203,7 @@ def array(
     if object is None:
         raise TypeError("array: None is not a valid array value")
     was_array = is_refimpl_array(object) and not is_traced(object)
+    dtype = None if dtype is None else canonical_dtype("array", dtype)
     result = asarray(object, dtype=dtype, order=order)
     if copy and was_array and result is object:
         result = lax.copy(result)
@@ -242,12 +281,14 @@ def full_like(
 def zeros_like(a: ArrayLike, dtype: DTypeLike = None, shape: Shape = None) -> Array:
     """Zeros of ``a``'s shape and dtype (and weak type) unless given."""
     aval_of(a, "zeros_like", 0)
+    dtype = None if dtype is None else canonical_dtype("zeros_like", dtype)
     return full_like(a, 0, dtype=dtype, shape=shape)
 
 
 def ones_like(a: ArrayLike, dtype: DTypeLike = None, shape: Shape = None) -> Array:
     """Ones of ``a``'s shape and dtype (and weak type) unless given."""
     aval_of(a, "ones_like", 0)
+    dtype = None if dtype is None else canonical_dtype("ones_like", dtype)
     return full_like(a, 1, dtype=dtype, shape=shape)
 
 

@@ -38,9 +38,22 @@ def _native_doctor(path: str, options: dict) -> None:
         print(f"attribute:   {key} = {value}")
 
 
+USAGE = "usage: python -m refimpl.backends.pjrt doctor [path/to/pjrt_plugin.so]"
+HELP = f"""{USAGE}
+
+doctor  report a PJRT plugin: its path and kind, C API version, the client
+        create options refimpl passes, platform, devices (and their memory
+        where the plugin reports it) and attributes. Without a path: the
+        plugin refimpl would load (REFIMPL_PJRT_PLUGIN, else the installed
+        XLA CPU plugin)."""
+
+
 def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help", "help"):
+        print(HELP)
+        return 0
     if not argv or argv[0] != "doctor" or len(argv) > 2:
-        print("usage: python -m refimpl.backends.pjrt doctor [path/to/pjrt_plugin.so]")
+        print(f"{USAGE}\n(python -m refimpl.backends.pjrt --help for more)", file=sys.stderr)
         return 2
     path = argv[1] if len(argv) == 2 else pjrt_runtime.find_plugin_path()
     kind = pjrt_runtime.plugin_kind(path)
