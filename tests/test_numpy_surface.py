@@ -819,7 +819,7 @@ def test_einsum_many_operands(subscripts, shapes):
     run_case(lambda m, *ops: m.einsum(subscripts, *ops), operands, tol=1e-4)
 
 
-# --- smaller functions (refimpl/numpy/_extras.py) ---------------------------------------------
+# --- smaller functions (refimpl/numpy/_selection.py, _index_tricks.py...) ---------------------
 
 EXTRAS = {
     "broadcast_arrays": (lambda m, x, y: m.broadcast_arrays(x, y), [A, B]),

@@ -1,4 +1,4 @@
-"""The last ``jax.numpy`` functions (refimpl/numpy/_more.py, ``einsum_path``)
+"""The last ``jax.numpy`` functions (polynomials, histograms, vectorize...)
 against ``jax.numpy`` on random inputs, on the reference backend (eager) and
 under ``ri.jit(..., backend="pjrt")``; NumPy is the oracle where JAX has no
 such option (``gradient(edge_order=2)``) or leaves the order open (``roots``).

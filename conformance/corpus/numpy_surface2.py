@@ -1,4 +1,4 @@
-"""The last jax.numpy functions (refimpl/numpy/_more.py), against NumPy
+"""The last jax.numpy functions (polynomials, histograms, windows, vectorize...), against NumPy
 oracles with jax.numpy's dtype rules (x64 off: int32 counts and indices,
 float32 results): bit packing and counting, ``mask_indices``, histogram
 counts, ``spacing``, ``i0``/``kaiser`` and the FFTs (within a few ulps of

@@ -8,43 +8,66 @@ same eagerly (returning refimpl arrays) and under ``ri.jit``.
 
 from refimpl.backends import fast_functions as _fast_functions
 from refimpl.numpy import (
+    _arrangement,
+    _bits,
+    _calculus,
     _construct,
+    _covariance,
     _creation,
-    _extras,
+    _histograms,
+    _index_tricks,
     _indexing,
+    _io,
     _linalg,
     _math,
-    _more,
+    _polynomial,
+    _products,
     _reductions,
     _scalars,
     _search,
+    _selection,
+    _setops,
     _shape,
     _stacking,
     _stats,
+    _ufunc_objects,
     _ufuncs,
+    _vectorize,
+    _window_functions,
 )
 from refimpl.numpy import fft as fft
 from refimpl.numpy import linalg as linalg
+from refimpl.numpy._arrangement import *  # noqa: F403
+from refimpl.numpy._bits import *  # noqa: F403
+from refimpl.numpy._calculus import *  # noqa: F403
 from refimpl.numpy._construct import *  # noqa: F403
+from refimpl.numpy._covariance import *  # noqa: F403
 from refimpl.numpy._creation import *  # noqa: F403
-from refimpl.numpy._extras import *  # noqa: F403
+from refimpl.numpy._histograms import *  # noqa: F403
+from refimpl.numpy._index_tricks import *  # noqa: F403
 from refimpl.numpy._indexing import *  # noqa: F403
+from refimpl.numpy._io import *  # noqa: F403
 from refimpl.numpy._linalg import *  # noqa: F403
 from refimpl.numpy._math import *  # noqa: F403
-from refimpl.numpy._more import *  # noqa: F403
+from refimpl.numpy._polynomial import *  # noqa: F403
+from refimpl.numpy._products import *  # noqa: F403
 from refimpl.numpy._promote import is_operand
 from refimpl.numpy._reductions import *  # noqa: F403
 from refimpl.numpy._scalars import *  # noqa: F403
 from refimpl.numpy._search import *  # noqa: F403
+from refimpl.numpy._selection import *  # noqa: F403
+from refimpl.numpy._setops import *  # noqa: F403
 from refimpl.numpy._shape import *  # noqa: F403
 from refimpl.numpy._stacking import *  # noqa: F403
 from refimpl.numpy._stats import *  # noqa: F403
+from refimpl.numpy._ufunc_objects import *  # noqa: F403
 from refimpl.numpy._ufuncs import *  # noqa: F403
+from refimpl.numpy._vectorize import *  # noqa: F403
+from refimpl.numpy._window_functions import *  # noqa: F403
 
 __all__ = [
     "is_operand",
     *_creation.__all__,
-    *_extras.__all__,
     *_indexing.__all__,
     *_linalg.__all__,
     *_reductions.__all__,
@@ -52,7 +75,20 @@ __all__ = [
     *_ufuncs.__all__,
     *_construct.__all__,
     *_math.__all__,
-    *_more.__all__,
+    *_arrangement.__all__,
+    *_bits.__all__,
+    *_calculus.__all__,
+    *_covariance.__all__,
+    *_histograms.__all__,
+    *_index_tricks.__all__,
+    *_io.__all__,
+    *_polynomial.__all__,
+    *_products.__all__,
+    *_selection.__all__,
+    *_setops.__all__,
+    *_ufunc_objects.__all__,
+    *_vectorize.__all__,
+    *_window_functions.__all__,
     *_scalars.__all__,
     *_search.__all__,
     *_stacking.__all__,

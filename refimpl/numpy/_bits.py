@@ -1,0 +1,163 @@
+"""Floating-point spacing and bit functions of ``jax.numpy``: ``spacing``,
+``bitwise_count``, ``packbits`` and ``unpackbits``.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, lax
+from refimpl.numpy._creation import asarray, full_like
+from refimpl.numpy._promote import (
+    aval_of,
+    checked_array,
+    promote_dtypes_inexact,
+    promote_dtypes_numeric,
+)
+from refimpl.numpy._shape import moveaxis, normalize_axis, reshape
+
+Array = Any
+ArrayLike = Any
+
+
+def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
+    return aval_of(x, name, position)
+
+
+# --- floating point and bits --------------------------------------------------------------
+
+
+def spacing(x: ArrayLike, /) -> Array:
+    """The distance from ``x`` to the next float away from zero (toward +inf
+    for float16, as NumPy); ``+-`` the smallest subnormal where that distance
+    rounds to zero. Real floating types only (integers promote)."""
+    from refimpl.numpy._math import copysign
+    from refimpl.numpy._scalars import finfo
+    from refimpl.numpy._ufuncs import where
+
+    x = checked_array("spacing", x)
+    (x,) = promote_dtypes_inexact("spacing", x)
+    dtype = _aval(x).dtype
+    if dtypes.is_complex(dtype):
+        raise ValueError("spacing: complex inputs are not supported")
+    inf = full_like(x, np.inf)
+    if dtype == np.float16:
+        return lax.sub(lax.nextafter(x, inf), x)
+    step = lax.sub(lax.nextafter(x, copysign(inf, x)), x)
+    tiny = float(finfo(dtype).smallest_subnormal)
+    return where(step == 0, copysign(full_like(x, tiny), x), step)
+
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def bitwise_count(x: ArrayLike, /) -> Array:
+    """The number of one bits in ``|x|`` (two's complement, so ``|int_min|``
+    counts one bit), as uint8; booleans count as 0/1."""
+    x = checked_array("bitwise_count", x)
+    (x,) = promote_dtypes_numeric("bitwise_count", x)
+    dtype = _aval(x).dtype
+    if not dtypes.is_integer(dtype):
+        raise TypeError(f"bitwise_count: integer or boolean input required, got {dtype}")
+    if dtypes.is_signed_int(dtype):
+        x = lax.abs(x)
+    width = np.dtype(dtype).itemsize
+    unsigned = np.dtype(_UNSIGNED[width])
+    if unsigned != dtype:
+        x = lax.bitcast_convert_type(x, unsigned)
+
+    def c(pattern: int) -> Any:
+        return full_like(x, np.asarray(pattern, unsigned))
+
+    def shifted(value: Any, amount: int) -> Any:
+        return lax.shift_right_logical(value, c(amount))
+
+    # Sum bits in pairs, nibbles, then bytes; the byte counts are then added
+    # by a multiply that accumulates them into the top byte.
+    ones_ = int.from_bytes(b"\x01" * width, "little")
+    x = lax.sub(x, lax.bitwise_and(shifted(x, 1), c(0x55 * ones_)))
+    x = lax.add(
+        lax.bitwise_and(x, c(0x33 * ones_)), lax.bitwise_and(shifted(x, 2), c(0x33 * ones_))
+    )
+    x = lax.bitwise_and(lax.add(x, shifted(x, 4)), c(0x0F * ones_))
+    if width > 1:
+        x = shifted(lax.mul(x, c(ones_)), 8 * (width - 1))
+    return lax.convert_element_type(x, np.uint8)
+
+
+def _bit_weights(bitorder: str, name: str) -> np.ndarray:
+    if bitorder not in ("big", "little"):
+        raise ValueError(f"{name}: bitorder must be 'big' or 'little', got {bitorder!r}")
+    weights = np.arange(8, dtype=np.uint8)
+    return weights[::-1].copy() if bitorder == "big" else weights
+
+
+def packbits(a: ArrayLike, axis: int | None = None, bitorder: str = "big") -> Array:
+    """Each run of 8 elements along ``axis`` (the flattened array for
+    ``None``; zero-padded at the end) as one uint8, nonzero elements being
+    one bits, the first element the highest bit (``bitorder="big"``) or the lowest."""
+    a = checked_array("packbits", a)
+    dtype = _aval(a).dtype
+    if not (dtypes.is_integer(dtype) or dtypes.is_bool(dtype)):
+        raise TypeError(f"packbits: integer or boolean input required, got {dtype}")
+    shifts = _bit_weights(bitorder, "packbits")
+    bits = lax.convert_element_type(lax.ne(a, full_like(a, 0)), np.uint8)
+    if axis is None:
+        bits, axis = reshape(bits, (-1,)), 0
+    axis = normalize_axis("packbits", axis, _aval(bits).ndim)
+    bits = moveaxis(bits, axis, -1)
+    shape = _aval(bits).shape
+    extra = -shape[-1] % 8
+    if extra:
+        bits = lax.pad(bits, np.uint8(0), [(0, 0, 0)] * (len(shape) - 1) + [(0, extra, 0)])
+    groups = reshape(bits, (*shape[:-1], (shape[-1] + extra) // 8, 8))
+    weighted = lax.shift_left(
+        groups, lax.broadcast_in_dim(asarray(shifts), _aval(groups).shape, (len(shape),))
+    )
+    packed = lax.reduce_sum(weighted, (len(shape),))
+    return moveaxis(packed, -1, axis)
+
+
+def unpackbits(
+    a: ArrayLike, axis: int | None = None, count: int | None = None, bitorder: str = "big"
+) -> Array:
+    """The inverse of :func:`packbits`: each uint8 becomes 8 elements (0/1,
+    uint8) along ``axis``; ``count`` keeps the first ``count`` (or pads with zeros)."""
+    a = checked_array("unpackbits", a)
+    if _aval(a).dtype != np.uint8:
+        raise TypeError(f"unpackbits: uint8 input required, got {_aval(a).dtype}")
+    shifts = _bit_weights(bitorder, "unpackbits")
+    if axis is None:
+        a, axis = reshape(a, (-1,)), 0
+    axis = normalize_axis("unpackbits", axis, _aval(a).ndim)
+    a = moveaxis(a, axis, -1)
+    shape = _aval(a).shape
+    wide = lax.broadcast_in_dim(a, (*shape, 8), tuple(range(len(shape))))
+    masks = lax.broadcast_in_dim(
+        asarray(np.left_shift(np.uint8(1), shifts)), (*shape, 8), (len(shape),)
+    )
+    bits = lax.convert_element_type(
+        lax.ne(lax.bitwise_and(wide, masks), full_like(wide, 0)), np.uint8
+    )
+    bits = reshape(bits, (*shape[:-1], shape[-1] * 8))
+    if count is not None:
+        count = operator.index(count)
+        total = shape[-1] * 8
+        if count > total:
+            bits = lax.pad(
+                bits, np.uint8(0), [(0, 0, 0)] * (len(shape) - 1) + [(0, count - total, 0)]
+            )
+        else:
+            bits = bits[..., : max(count, 0) if count >= 0 else total + count]
+    return moveaxis(bits, -1, axis)
+
+
+__all__ = [
+    "bitwise_count",
+    "packbits",
+    "spacing",
+    "unpackbits",
+]

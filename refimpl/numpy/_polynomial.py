@@ -1,0 +1,349 @@
+"""Polynomials of ``jax.numpy`` (coefficients highest power first):
+``polyval`` (Horner), ``polyadd``/``polysub``/``polymul``/``polydiv``,
+``polyder``/``polyint``, ``polyfit`` (least squares on the Vandermonde
+matrix), ``poly`` (the characteristic polynomial) and ``roots`` (Aberth's
+iteration; ``strip_zeros=True`` needs a concrete input, as in JAX).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, lax, tracing
+from refimpl.numpy._creation import arange, asarray, ones, zeros
+from refimpl.numpy._promote import (
+    aval_of,
+    checked_array,
+    is_traced,
+    promote_dtypes_inexact,
+)
+from refimpl.numpy._shape import concatenate, reshape
+from refimpl.numpy._ufuncs import where
+
+Array = Any
+ArrayLike = Any
+
+
+def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
+    return aval_of(x, name, position)
+
+
+def _concrete(name: str, what: str, value: Any) -> np.ndarray:
+    """``value`` as a NumPy array, or ``ConcretizationTypeError`` under a trace."""
+    if is_traced(value):
+        raise tracing.ConcretizationTypeError(
+            f"{name}: {what} must be concrete (its value decides the result's shape); "
+            "it is traced here (jit, vmap, grad...)"
+        )
+    return np.asarray(value)
+
+
+# --- polynomials --------------------------------------------------------------------------
+
+
+def _poly_1d(name: str, p: ArrayLike, position: Any = 0) -> Array:
+    p = checked_array(name, p, position)
+    if _aval(p).ndim != 1:
+        raise ValueError(
+            f"{name}: the coefficients must be a 1-d array, got shape {_aval(p).shape}"
+        )
+    return p
+
+
+def polydiv(u: ArrayLike, v: ArrayLike, *, trim_leading_zeros: bool = False) -> tuple[Array, Array]:
+    """Quotient and remainder of ``u / v`` (coefficients highest power first)
+    by long division. The remainder keeps ``u``'s length (its leading entries
+    are the cancelled ones, zero up to rounding) unless ``trim_leading_zeros``
+    (eager only) drops the leading entries below ``sqrt(eps)``, as JAX."""
+    u = _poly_1d("polydiv", u, 0)
+    v = _poly_1d("polydiv", v, 1)
+    u, v = promote_dtypes_inexact("polydiv", u, v)
+    m, n = _aval(u).shape[0] - 1, _aval(v).shape[0] - 1
+    if n < 0:
+        raise ValueError("polydiv: the divisor v must have at least one coefficient")
+    from refimpl.numpy._shape import stack
+
+    inverse_lead = 1.0 / v[0]
+    # Long division on the coefficients one by one (stacked at the end, so no
+    # scatter of a traced value into a constant array is needed).
+    rest = [u[i] for i in builtins.range(m + 1)]
+    divisor = [v[j] for j in builtins.range(n + 1)]
+    digits = []
+    for k in builtins.range(m - n + 1):
+        d = inverse_lead * rest[k]
+        digits.append(d)
+        for j in builtins.range(n + 1):
+            rest[k + j] = rest[k + j] - d * divisor[j]
+    quotient = stack(digits) if digits else zeros((1,), _aval(u).dtype)
+    u = stack(rest) if rest else u
+    if trim_leading_zeros:
+        from refimpl.numpy._scalars import finfo
+
+        values = _concrete("polydiv", "u (with trim_leading_zeros=True)", u)
+        tol = math.sqrt(float(finfo(_aval(u).dtype).eps))
+        small = np.abs(values) < tol
+        start = int(np.argmin(small)) if not small.all() else values.shape[0]
+        u = u[start:]
+    return quotient, u
+
+
+def _charpoly(a: Array) -> Array:
+    """``det(x I - a)``'s coefficients, highest power first, by the
+    Faddeev-LeVerrier recurrence (matrix products and traces only):
+    ``M_k = a M_(k-1) + c_(n-k+1) I``, ``c_(n-k) = -trace(a M_k) / k``."""
+    from refimpl.numpy._creation import eye
+    from refimpl.numpy._linalg import matmul
+    from refimpl.numpy._stacking import trace
+
+    n = _aval(a).shape[0]
+    identity = eye(n, dtype=_aval(a).dtype)
+    coefficients = [ones((), _aval(a).dtype)]
+    m = zeros((n, n), _aval(a).dtype)
+    for k in builtins.range(1, n + 1):
+        m = matmul(a, m) + coefficients[-1] * identity
+        coefficients.append(-trace(matmul(a, m)) / k)
+    from refimpl.numpy._shape import stack
+
+    return stack(coefficients)
+
+
+def poly(seq_of_zeros: ArrayLike) -> Array:
+    """The monic polynomial with the given roots (highest power first):
+    ``prod_k (x - z_k)``. A square 2-d input gives its characteristic
+    polynomial ``det(x I - A)``, complex as in JAX (computed by the
+    Faddeev-LeVerrier recurrence, not through eigenvalues). A scalar counts as
+    one root; no roots give ``1``."""
+    from refimpl.numpy._stacking import convolve
+
+    z = checked_array("poly", seq_of_zeros)
+    (z,) = promote_dtypes_inexact("poly", z)
+    if _aval(z).ndim == 0:
+        z = reshape(z, (1,))
+    shape = _aval(z).shape
+    if len(shape) == 2 and shape[0] == shape[1] and shape[0] != 0:
+        complex_dtype = _to_complex(_aval(z).dtype)
+        return lax.convert_element_type(_charpoly(z), complex_dtype)
+    if len(shape) != 1:
+        raise ValueError(
+            f"poly: input must be 1-d or a non-empty square 2-d array, got shape {shape}"
+        )
+    dtype = _aval(z).dtype
+    result = ones((1,), dtype)
+    for k in builtins.range(shape[0]):
+        factor = concatenate([ones((1,), dtype), reshape(-z[k], (1,))])
+        result = convolve(result, factor, mode="full")
+    return result if shape[0] else reshape(result, ())
+
+
+def _to_complex(dtype: np.dtype) -> np.dtype:
+    if dtypes.is_complex(dtype):
+        return np.dtype(dtype)
+    return np.dtype(np.complex128 if np.dtype(dtype) == np.float64 else np.complex64)
+
+
+def _aberth(q: Array, count: Any) -> Array:
+    """Roots of the polynomial ``q[0] z^(m-1) + ... + q[m-1]`` formed by the
+    first ``m = count`` coefficients of ``q`` (``q[0] != 0``; ``count`` may be
+    traced), in the first ``m - 1`` of ``len(q) - 1`` slots; the other slots
+    hold NaN. The Aberth-Ehrlich iteration: every estimate ``z_k`` moves by
+    ``w_k = r_k / (1 - r_k sum_(j != k) 1 / (z_k - z_j))`` with
+    ``r_k = q(z_k) / q'(z_k)``, starting on a circle of the Cauchy bound's
+    radius, until every step is below ``4 eps |z_k|`` (or 500 rounds)."""
+    from refimpl.numpy._reductions import max as max_
+    from refimpl.numpy._scalars import finfo
+    from refimpl.numpy._ufuncs import abs as abs_
+    from refimpl.numpy._ufuncs import where
+
+    dtype = _aval(q).dtype
+    real = np.dtype(np.float64 if dtype == np.complex128 else np.float32)
+    size = _aval(q).shape[0]
+    n = size - 1
+    used = arange(size) < count
+    monic = where(used, q / q[0], 0)
+    active = arange(n) < count - 1
+    radius = 1.0 + max_(abs_(monic[1:]))
+    angles = (2 * math.pi / max(n, 1)) * np.arange(n) + 0.4
+    circle = asarray((np.cos(angles) + 1j * np.sin(angles)).astype(dtype))
+    z0 = lax.convert_element_type(radius, dtype) * circle
+    eps = float(finfo(real).eps)
+    pairs = asarray(~np.eye(n, dtype=bool)) & active[None, :]
+
+    def horner(z: Any) -> tuple[Any, Any]:
+        # value and derivative of the first `count` coefficients at z
+        value = zeros((n,), dtype)
+        slope = zeros((n,), dtype)
+        for i in builtins.range(size):
+            take = used[i]
+            slope = where(take, slope * z + value, slope)
+            value = where(take, value * z + monic[i], value)
+        return value, slope
+
+    def step(state):
+        z, _, rounds = state
+        value, slope = horner(z)
+        ratio = where(value == 0, 0, value / slope)
+        gaps = z[:, None] - z[None, :]
+        pull = where(pairs, 1 / where(pairs, gaps, 1), 0).sum(axis=1)
+        w = where(ratio == 0, 0, ratio / (1 - ratio * pull))
+        w = where((w == w) & active, w, 0)  # a NaN step (0/0 at a clustered pair) waits
+        moving = abs_(w) > 4 * eps * abs_(z)
+        return z - w, moving.any(), rounds + 1
+
+    def going(state):
+        return lax.bitwise_and(state[1], state[2] < 500)
+
+    z, _, _ = lax.while_loop(going, step, (z0, asarray(True), asarray(np.int32(0))))
+    return where(active, z, complex(np.nan, np.nan))
+
+
+def roots(p: ArrayLike, *, strip_zeros: bool = True) -> Array:
+    """The roots of the polynomial ``p`` (highest power first), always complex.
+
+    JAX takes the eigenvalues of the companion matrix (LAPACK ``geev``, CPU
+    only); refimpl runs the Aberth-Ehrlich iteration (see ``_aberth``), so
+    the roots agree with JAX's to rounding but may come in another order.
+    ``strip_zeros=True`` drops leading zero coefficients (needs a concrete
+    ``p``); with ``False`` they stay and their would-be roots are NaN, at the end.
+    """
+    from refimpl.numpy._stacking import roll
+    from refimpl.numpy._ufuncs import where
+
+    p = checked_array("roots", p)
+    (p,) = promote_dtypes_inexact("roots", p)
+    if _aval(p).ndim == 0:
+        p = reshape(p, (1,))
+    if _aval(p).ndim != 1:
+        raise ValueError(f"roots: p must be 1-d, got shape {_aval(p).shape}")
+    complex_dtype = _to_complex(_aval(p).dtype)
+    size = _aval(p).shape[0]
+    if size < 2:
+        return zeros((0,), complex_dtype)
+    p = lax.convert_element_type(p, complex_dtype)
+    if strip_zeros:
+        values = _concrete("roots", "p (with strip_zeros=True; pass strip_zeros=False)", p)
+        nonzero = np.flatnonzero(values != 0)
+        lead = int(nonzero[0]) if nonzero.size else size
+        p = p[lead:]
+        if _aval(p).shape[0] < 2:
+            return zeros((0,), complex_dtype)
+        return _aberth(p, _aval(p).shape[0])
+    is_zero = p == 0
+    lead = where(is_zero.all(), size, lax.argmin(is_zero, 0, np.dtype(np.int32)))
+    # The leading zeros rolled to the end and left out: the roots of the
+    # nonzero part, then one NaN per leading zero.
+    return _aberth(where(lead == size, 1, roll(p, -lead)), size - lead)
+
+
+def polyval(p: ArrayLike, x: ArrayLike, *, unroll: int = 16) -> Array:
+    """``p[0] x^(n-1) + ... + p[n-1]`` by Horner's rule."""
+    p = checked_array("polyval", p)
+    x = checked_array("polyval", x, 1)
+    from refimpl.numpy._ufuncs import multiply
+
+    result = multiply(x, 0) + p[0] * 0
+    for i in range(_aval(p).shape[0]):
+        result = result * x + p[i]
+    return result
+
+
+def _poly_pad(a: Any, b: Any) -> tuple[Any, Any]:
+    from refimpl.numpy._shape import pad
+
+    na, nb = _aval(a).shape[0], _aval(b).shape[0]
+    return pad(a, (max(0, nb - na), 0)), pad(b, (max(0, na - nb), 0))
+
+
+def polyadd(a1: ArrayLike, a2: ArrayLike) -> Array:
+    """The sum of two polynomials (coefficients highest power first)."""
+    a1, a2 = _poly_pad(checked_array("polyadd", a1), checked_array("polyadd", a2, 1))
+    return a1 + a2
+
+
+def polysub(a1: ArrayLike, a2: ArrayLike) -> Array:
+    """The difference of two polynomials."""
+    a1, a2 = _poly_pad(checked_array("polysub", a1), checked_array("polysub", a2, 1))
+    return a1 - a2
+
+
+def polymul(a1: ArrayLike, a2: ArrayLike, *, trim_leading_zeros: bool = False) -> Array:
+    """The product of two polynomials (a full convolution)."""
+    from refimpl.numpy._stacking import convolve
+
+    return convolve(checked_array("polymul", a1), checked_array("polymul", a2, 1), mode="full")
+
+
+def polyder(p: ArrayLike, m: int = 1) -> Array:
+    """The ``m``-th derivative of a polynomial."""
+    p = checked_array("polyder", p)
+    (p,) = promote_dtypes_inexact("polyder", p) if not dtypes.is_integer(_aval(p).dtype) else (p,)
+    for _ in range(operator.index(m)):
+        n = _aval(p).shape[0]
+        if n <= 1:
+            return p[:0]
+        powers = asarray(np.arange(n - 1, 0, -1), dtype=_aval(p).dtype)
+        p = p[:-1] * powers
+    return p
+
+
+def polyint(p: ArrayLike, m: int = 1, k: ArrayLike = None) -> Array:
+    """The ``m``-th antiderivative (integration constants ``k``, default 0)."""
+    p = checked_array("polyint", p)
+    (p,) = promote_dtypes_inexact("polyint", p)
+    m = operator.index(m)
+    constants = np.zeros(m) if k is None else np.broadcast_to(np.asarray(k, np.float64), (m,))
+    for i in range(m):
+        n = _aval(p).shape[0]
+        divisors = asarray(np.arange(n, 0, -1), dtype=_aval(p).dtype)
+        tail = asarray(constants[i], dtype=_aval(p).dtype).reshape((1,))
+        p = concatenate([p / divisors, tail])
+    return p
+
+
+def polyfit(
+    x: ArrayLike,
+    y: ArrayLike,
+    deg: int,
+    rcond: float | None = None,
+    full: bool = False,
+    w: ArrayLike = None,
+    cov: bool = False,
+) -> Array:
+    """Least-squares polynomial coefficients (highest power first)."""
+    if full or cov:
+        raise NotImplementedError("polyfit: full=True and cov=True are not supported")
+    from refimpl.numpy import linalg
+    from refimpl.numpy._construct import vander
+
+    x = checked_array("polyfit", x)
+    y = checked_array("polyfit", y, 1)
+    x, y = promote_dtypes_inexact("polyfit", x, y)
+    lhs = vander(x, operator.index(deg) + 1)
+    if w is not None:
+        w = asarray(w)
+        lhs = lhs * w[:, None]
+        y = y * (w if _aval(y).ndim == 1 else w[:, None])
+    if rcond is None:
+        rcond = _aval(x).shape[0] * float(np.finfo(np.dtype(_aval(x).dtype)).eps)
+    scale = linalg.norm(lhs, axis=0)
+    scale = where(scale == 0, 1, scale)
+    coefficients = linalg.lstsq(lhs / scale, y, rcond)[0]
+    return (coefficients.T / scale).T
+
+
+__all__ = [
+    "poly",
+    "polydiv",
+    "roots",
+    "polyfit",
+    "polyint",
+    "polyadd",
+    "polyder",
+    "polymul",
+    "polysub",
+    "polyval",
+]

@@ -1,0 +1,296 @@
+"""Counting, selecting, inserting and deleting elements: ``bincount``,
+``compress``/``extract`` (with ``size=``), ``delete``, ``insert``, ``put``,
+``place``, ``resize`` and ``trim_zeros`` (whose result length is the data's,
+so it needs a concrete input, as in JAX).
+"""
+
+from __future__ import annotations
+
+import builtins
+import operator
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes, lax, tracing
+from refimpl.numpy._creation import asarray, zeros
+from refimpl.numpy._promote import (
+    aval_of,
+    checked_array,
+    is_traced,
+)
+from refimpl.numpy._search import nonzero
+from refimpl.numpy._shape import concatenate, moveaxis, normalize_axis, ravel, reshape
+from refimpl.numpy._ufuncs import where
+
+Array = Any
+ArrayLike = Any
+
+
+def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
+    return aval_of(x, name, position)
+
+
+def _concrete(name: str, what: str, value: Any) -> np.ndarray:
+    """``value`` as a NumPy array, or ``ConcretizationTypeError`` under a trace."""
+    if is_traced(value):
+        raise tracing.ConcretizationTypeError(
+            f"{name}: {what} must be concrete (its value decides the result's shape); "
+            "it is traced here (jit, vmap, grad...)"
+        )
+    return np.asarray(value)
+
+
+# --- counting and selection ---------------------------------------------------------------
+
+
+def bincount(
+    x: ArrayLike, weights: ArrayLike = None, minlength: int = 0, *, length: int | None = None
+):
+    """``out[i]`` = the number (or summed ``weights``) of entries equal to ``i``
+    for non-negative integers ``x``; ``length`` fixes the size (needed under a
+    trace), else ``max(max(x) + 1, minlength)`` from concrete input. Entries
+    outside ``[0, length)`` are dropped."""
+    x = checked_array("bincount", x)
+    if not dtypes.is_integer(_aval(x).dtype):
+        raise TypeError(f"bincount: x must be integers, got {_aval(x).dtype.name}")
+    if _aval(x).ndim != 1:
+        raise ValueError("bincount: only 1-dimensional input is supported")
+    if length is None:
+        from refimpl import tracing
+        from refimpl.numpy._promote import is_traced
+
+        if is_traced(x):
+            raise tracing.ConcretizationTypeError(
+                "bincount: the length argument is required under a trace (jit, vmap...)"
+            )
+        values = np.asarray(x)
+        length = max(int(values.max()) + 1 if values.size else 0, operator.index(minlength))
+    if weights is None:
+        weights = asarray(1, dtype=np.int32)
+        dtype = np.dtype(np.int32)
+    else:
+        weights = checked_array("bincount", weights, 1)
+        dtype = dtypes.result_type((_aval(weights).dtype, False), (np.int32, False))[0]
+    from refimpl.numpy._shape import broadcast_to
+
+    updates = broadcast_to(lax.convert_element_type(weights, dtype), _aval(x).shape)
+    return lax.scatter_add_along_axis(zeros((length,), dtype), x, updates, 0, mode="drop")
+
+
+def compress(
+    condition: ArrayLike, a: ArrayLike, axis: int | None = None, *, size: int | None = None,
+    fill_value: Any = 0, out: None = None,
+) -> Array:  # fmt: skip
+    """The slices of ``a`` along ``axis`` (flattened when None) where the 1-d
+    ``condition`` holds (``condition`` shorter than the axis: the rest is
+    dropped); ``size``/``fill_value`` as for :func:`nonzero`."""
+    if out is not None:
+        raise NotImplementedError("compress: the out argument is not supported")
+    condition = checked_array("compress", condition)
+    a = checked_array("compress", a, 1)
+    if _aval(condition).ndim != 1:
+        raise ValueError("compress: condition must be a 1-d array")
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = normalize_axis("compress", axis, _aval(a).ndim)
+    n = _aval(a).shape[axis]
+    cond_len = _aval(condition).shape[0]
+    if cond_len > n:
+        condition = condition[:n]
+    (found,) = nonzero(condition, size=size, fill_value=-1)
+    count = _aval(found).shape[0]
+    from refimpl.numpy._indexing import take
+
+    taken = take(a, where(found < 0, 0, found), axis=axis, mode="clip")
+    if size is None:
+        return taken
+    shape = [1] * _aval(a).ndim
+    shape[axis] = count
+    valid = reshape(found >= 0, tuple(shape))
+    return where(valid, taken, lax.convert_element_type(asarray(fill_value), _aval(a).dtype))
+
+
+def extract(condition: ArrayLike, arr: ArrayLike, *, size: int | None = None, fill_value: Any = 0):
+    """``compress(ravel(condition), ravel(arr))``."""
+    condition = ravel(checked_array("extract", condition))
+    return compress(
+        condition != 0, ravel(checked_array("extract", arr, 1)), size=size, fill_value=fill_value
+    )
+
+
+def delete(
+    arr: ArrayLike, obj: Any, axis: int | None = None, *, assume_unique_indices: bool = False
+):
+    """``arr`` without the entries ``obj`` (an int, a slice or concrete indices;
+    a bool mask marks the entries to delete) along ``axis`` (flattened when None)."""
+    del assume_unique_indices
+    arr = checked_array("delete", arr)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    axis = normalize_axis("delete", axis, _aval(arr).ndim)
+    n = _aval(arr).shape[axis]
+    keep = np.ones(n, bool)
+    if isinstance(obj, slice):
+        keep[obj] = False
+    else:
+        index = np.asarray(obj)
+        if index.dtype == bool:
+            keep &= ~index
+        else:
+            index = np.where(index < 0, index + n, index)
+            if ((index < 0) | (index >= n)).any():
+                raise IndexError(f"delete: index out of bounds for axis {axis} with size {n}")
+            keep[index] = False
+    from refimpl.numpy._indexing import take
+
+    return take(arr, asarray(np.nonzero(keep)[0].astype(np.int32)), axis=axis)
+
+
+# --- trim_zeros ---------------------------------------------------------------------------
+
+
+def trim_zeros(filt: ArrayLike, trim: str = "fb", axis: Any = None) -> Array:
+    """``filt`` without its leading (``"f"`` in ``trim``) and trailing (``"b"``)
+    all-zero slices along each axis in ``axis`` (every axis for ``None``).
+    Eager only: the result's shape depends on the values (as in JAX)."""
+    filt = checked_array("trim_zeros", filt)
+    values = _concrete("trim_zeros", "filt", filt)
+    ndim = values.ndim
+    if axis is None:
+        axes = set(builtins.range(ndim))
+    else:
+        axes = {
+            normalize_axis("trim_zeros", ax, ndim)
+            for ax in (axis if isinstance(axis, (tuple, list)) else (axis,))
+        }
+    front, back = "f" in trim.lower(), "b" in trim.lower()
+    if not axes or not (front or back):
+        return filt
+    index = []
+    for ax in builtins.range(ndim):
+        if ax not in axes:
+            index.append(slice(None))
+            continue
+        others = tuple(d for d in builtins.range(ndim) if d != ax)
+        used = np.any(values != 0, axis=others) if others else values != 0
+        if not used.any():
+            index.append(slice(0, 0))
+            continue
+        where_used = np.flatnonzero(used)
+        index.append(
+            slice(int(where_used[0]) if front else None, int(where_used[-1]) + 1 if back else None)
+        )
+    return filt[tuple(index)]
+
+
+# --- more composition functions ------------------------------------------------------------
+
+
+def insert(arr: ArrayLike, obj: Any, values: ArrayLike, axis: int | None = None) -> Array:
+    """``arr`` with ``values`` inserted before the (concrete) index or indices
+    ``obj`` along ``axis`` (flattened when None), as ``np.insert``."""
+    arr = checked_array("insert", arr)
+    if axis is None:
+        arr, axis = ravel(arr), 0
+    axis = normalize_axis("insert", axis, _aval(arr).ndim)
+    n = _aval(arr).shape[axis]
+    values = lax.convert_element_type(asarray(values), _aval(arr).dtype)
+    scalar_obj = isinstance(obj, (int, np.integer))
+    positions = np.arange(n + 1)[obj] if isinstance(obj, slice) else np.atleast_1d(np.asarray(obj))
+    positions = np.where(positions < 0, positions + n, positions)
+    if ((positions < 0) | (positions > n)).any():
+        raise IndexError(f"insert: index out of bounds for axis {axis} with size {n}")
+    from refimpl.numpy._shape import broadcast_to
+
+    ndim = _aval(arr).ndim
+    values = reshape(values, (1,) * (ndim - _aval(values).ndim) + _aval(values).shape)
+    if scalar_obj:  # NumPy: the values' first axis becomes the inserted slices
+        values = moveaxis(values, 0, axis)
+        k = _aval(values).shape[axis]
+        positions = np.full(k, positions[0])
+    k = len(positions)
+    shape = list(_aval(arr).shape)
+    shape[axis] = k
+    vals = moveaxis(broadcast_to(values, tuple(shape)), axis, 0)
+    moved = moveaxis(arr, axis, 0)
+    # existing element i sorts at 2i + 1, a value inserted before i at 2i
+    order = np.argsort(np.concatenate([2 * np.arange(n) + 1, 2 * positions]), kind="stable")
+    joined = concatenate([moved, lax.convert_element_type(vals, _aval(arr).dtype)], axis=0)
+    from refimpl.numpy._indexing import take
+
+    return moveaxis(take(joined, asarray(order.astype(np.int32)), axis=0), 0, axis)
+
+
+def resize(a: ArrayLike, new_shape: Any) -> Array:
+    """``a``'s elements, repeated as needed, in ``new_shape``."""
+    from refimpl.numpy._creation import canonical_shape
+
+    a = ravel(checked_array("resize", a))
+    shape = canonical_shape("resize", new_shape)
+    size = int(np.prod(shape, dtype=np.int64))
+    n = _aval(a).shape[0]
+    if n == 0 or size == 0:
+        return zeros(shape, _aval(a).dtype)
+    from refimpl.numpy._indexing import take
+
+    return reshape(take(a, asarray((np.arange(size) % n).astype(np.int32))), shape)
+
+
+def put(
+    a: ArrayLike, ind: ArrayLike, v: ArrayLike, mode: str | None = None, *, inplace: bool = True
+):
+    """A copy of ``a`` with ``ravel(a)[ind] = v`` (``inplace=False`` required)."""
+    if inplace:
+        raise ValueError("put: jax-style arrays are immutable; pass inplace=False")
+    a = checked_array("put", a)
+    ind = ravel(checked_array("put", ind, 1))
+    values = ravel(asarray(v))
+    k = _aval(ind).shape[0]
+    n = _aval(values).shape[0]
+    if n != k and n:
+        from refimpl.numpy._indexing import take
+
+        values = take(values, asarray((np.arange(k) % n).astype(np.int32)))
+    flat = ravel(a)
+    if mode == "wrap":
+        from refimpl.numpy._ufuncs import remainder
+
+        ind = remainder(ind, _aval(flat).shape[0])
+    at_mode = "clip" if mode == "clip" else None
+    return reshape(flat.at[ind].set(values, mode=at_mode), _aval(a).shape)
+
+
+def place(arr: ArrayLike, mask: ArrayLike, vals: ArrayLike, *, inplace: bool = True) -> Array:
+    """A copy of ``arr`` whose elements where ``mask`` holds take ``vals`` in
+    order, repeated as needed (``inplace=False`` required, as in JAX)."""
+    from refimpl.numpy._search import flatnonzero
+
+    if inplace:
+        raise ValueError("place: jax-style arrays are immutable; pass inplace=False")
+    arr = checked_array("place", arr)
+    mask = ravel(checked_array("place", mask, 1))
+    flat = ravel(arr)
+    size = _aval(flat).shape[0]
+    values = ravel(asarray(vals))
+    positions = flatnonzero(mask, size=size, fill_value=size)  # padding: out of range, dropped
+    count = _aval(values).shape[0]
+    if count == 0:
+        return arr
+    from refimpl.numpy._indexing import take
+
+    cyclic = take(values, asarray((np.arange(size) % count).astype(np.int32)))
+    return reshape(flat.at[positions].set(cyclic), _aval(arr).shape)
+
+
+__all__ = [
+    "trim_zeros",
+    "bincount",
+    "compress",
+    "delete",
+    "insert",
+    "put",
+    "resize",
+    "place",
+    "extract",
+]
