@@ -50,6 +50,9 @@ class Config:
         "pjrt_gpu_memory_fraction": None,
         "pjrt_gpu_preallocate": None,
         "pjrt_gpu_allocator": None,
+        # refimpl's frames in tracebacks of errors leaving the public API:
+        # "auto"/"remove_frames" filter them out, "off" keeps them (traceback_util)
+        "traceback_filtering": "auto",
     }
 
     def __init__(self) -> None:
@@ -59,6 +62,9 @@ class Config:
             self._values["backend"] = env_backend
         if os.environ.get("REFIMPL_ENABLE_X64", "").lower() in ("1", "true"):
             self._values["enable_x64"] = True
+        env_filtering = os.environ.get("REFIMPL_TRACEBACK_FILTERING")
+        if env_filtering:
+            self._values["traceback_filtering"] = env_filtering
         env_cache = os.environ.get("REFIMPL_COMPILATION_CACHE_DIR")
         if env_cache:
             self._values["compilation_cache_dir"] = env_cache
@@ -84,6 +90,11 @@ class Config:
             raise TypeError(f"config.update: {name!r} takes an int, got {value!r}")
         if name == "backend" and value not in ("ref", "pjrt"):
             raise ValueError(f"config.update: backend must be 'ref' or 'pjrt', got {value!r}")
+        if name == "traceback_filtering" and value not in ("auto", "remove_frames", "off"):
+            raise ValueError(
+                "config.update: traceback_filtering must be 'auto', 'remove_frames' or 'off', "
+                f"got {value!r}"
+            )
         if name == "ref_num_devices" and value < 1:
             raise ValueError(f"config.update: ref_num_devices must be >= 1, got {value!r}")
         if name == "compilation_cache_max_size" and value < 0:

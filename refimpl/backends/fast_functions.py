@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import tracing, tree_util
+from refimpl.traceback_util import api_boundary
 
 _stack = tracing._stack  # the per-thread trace stack: read directly, once per call
 
@@ -214,5 +215,11 @@ def wrap_module(namespace: dict[str, Any], names: list[str]) -> None:
         value = namespace.get(name)
         if type(value) is type(wrap_module) and not hasattr(value, "_fast_cache"):
             wrapper = fast_eager(value)
+            if getattr(value, "_refimpl_api_boundary", False):
+                # the boundary must sit above this wrapper, or its frame stays in
+                # the tracebacks of the user's errors (traceback_util)
+                plain = wrapper.__wrapped__
+                wrapper = api_boundary(wrapper)
+                wrapper.__wrapped__ = plain
             _wrapped.append((namespace, name, wrapper))
             namespace[name] = wrapper if _make_native is None else _native(wrapper)

@@ -43,6 +43,7 @@ from refimpl.primitives import elementwise, structural
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.elementwise import add, clamp, convert_element_type, lt, ne, select_n
 from refimpl.primitives.structural import iota
+from refimpl.traceback_util import api_boundary
 from refimpl.transforms import batching
 
 # --- static arguments -------------------------------------------------------------------
@@ -793,6 +794,7 @@ def _cond_lowering(ctx: Any, index: Any, *operands: Any, branches: tuple[Program
 # --- the public functions: scan ----------------------------------------------------------
 
 
+@api_boundary
 def scan(
     f: Callable[[Any, Any], tuple[Any, Any]],
     init: Any,
@@ -999,6 +1001,7 @@ def _trace_scan_body(
 # --- the public functions: while_loop and fori_loop -----------------------------------
 
 
+@api_boundary
 def while_loop(
     cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any
 ) -> Any:
@@ -1203,6 +1206,7 @@ def _trace_while(
     return cond, body
 
 
+@api_boundary
 def fori_loop(
     lower: Any,
     upper: Any,
@@ -1318,6 +1322,7 @@ def _as_index(bound: Any, dtype: np.dtype) -> Any:
 # --- the public functions: cond and switch -------------------------------------------
 
 
+@api_boundary
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any):
     """``jax.lax.cond``: ``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``.
 
@@ -1343,6 +1348,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     return _switch(api, index, (false_fun, true_fun), operands, ("false_fun", "true_fun"))
 
 
+@api_boundary
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
     """``jax.lax.switch``: ``branches[clamp(0, index, len(branches) - 1)](*operands)``.
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import Literal, Program, ShapedArray
+from refimpl.traceback_util import api_boundary
 from refimpl.tracing import Builder, Trace, Tracer, TypedScalar, new_main
 from refimpl.transforms.ad_util import (
     UndefinedPrimal,
@@ -388,6 +389,7 @@ def _output_tangent(tangent: Any) -> Any:
     return user_value(tangent)
 
 
+@api_boundary
 def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> Any:
     """``jax.jvp``: ``(fun(*primals), d fun(primals) . tangents)``.
 
@@ -520,6 +522,7 @@ def _flat_with_aux(
     return flat_fun
 
 
+@api_boundary
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False, reduce_axes: Any = ()) -> Any:
     """``jax.vjp``: ``(fun(*primals), pullback[, aux])`` where ``pullback(ct)``
     returns the tuple of input cotangents ``ct . d fun(primals)``."""
@@ -671,6 +674,7 @@ def _value_and_grad(
         raise TypeError(f"Expected a callable value, got {fun!r}")
     nums = _argnums_tuple(name, argnums)
 
+    @api_boundary
     def value_and_grad_f(*args: Any, **kwargs: Any) -> Any:
         tu = _tree()
         _dyn_args(name, args, nums)
@@ -753,6 +757,7 @@ def grad(
     ``argnums`` (``(gradient, aux)`` with ``has_aux``), by reverse mode."""
     vg = _value_and_grad("grad", fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
+    @api_boundary
     def grad_f(*args: Any, **kwargs: Any) -> Any:
         (_, aux), g = vg(*args, **kwargs) if has_aux else (((None, None)), vg(*args, **kwargs)[1])
         return (g, aux) if has_aux else g
@@ -958,6 +963,7 @@ def memo(program: Program, key: Any, make: Callable[[], Any]) -> Any:
 # --- linearize, jacobians, linear_transpose ------------------------------------------------
 
 
+@api_boundary
 def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     """``jax.linearize``: ``(fun(*primals), f_jvp[, aux])`` where ``f_jvp(*tangents)``
     evaluates the linear map recorded once (no re-tracing of ``fun``)."""
@@ -1018,6 +1024,7 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
     nums = _argnums_tuple(api, argnums)
     fwd = api == "jacfwd"
 
+    @api_boundary
     def jac_f(*args: Any, **kwargs: Any) -> Any:
         tu = _tree()
         _dyn_args(api, args, nums)

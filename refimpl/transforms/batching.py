@@ -46,6 +46,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Literal, Program
+from refimpl.traceback_util import api_boundary
 
 # --- the axis being batched --------------------------------------------------------------
 
@@ -455,6 +456,7 @@ def vmap(
         raise TypeError(f"vmap: axis_size must be an int or None, got {axis_size!r}")
     name = getattr(fun, "__name__", type(fun).__name__)
 
+    @api_boundary
     def vmap_f(*args: Any, **kwargs: Any) -> Any:
         if isinstance(in_axes, tuple) and len(in_axes) != len(args):
             raise ValueError(

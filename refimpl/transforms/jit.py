@@ -35,6 +35,7 @@ from refimpl import backends, dtypes, tracing, tree_util
 from refimpl.config import config
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
 from refimpl.primitives.call import jit_call_p
+from refimpl.traceback_util import api_boundary
 from refimpl.transforms import donation
 from refimpl.transforms.donation import DonationPlan
 
@@ -704,6 +705,7 @@ class Jitted:
 
     # -- calling --
 
+    @api_boundary
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if config._values["disable_jit"] and self.honours_disable_jit:  # ri.disable_jit()
             return self.fun(*args, **kwargs)
@@ -1206,6 +1208,7 @@ def make_program(fun: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Pr
           in (c,) }
     """
 
+    @api_boundary
     def traced(*args: Any, **kwargs: Any) -> Program:
         jitted = fun if isinstance(fun, Jitted) and not jit_kwargs else Jitted(fun, **jit_kwargs)
         return jitted.trace(*args, **kwargs).program
@@ -1213,6 +1216,7 @@ def make_program(fun: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Pr
     return traced
 
 
+@api_boundary
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """The output shapes, dtypes and weak types of ``fun(*args)``, without computing.
 

@@ -44,6 +44,7 @@ from refimpl.backends.pjrt.executables import default_device, has_host_callbacks
 from refimpl.backends.pjrt.runtime import native_module
 from refimpl.config import config
 from refimpl.ref import Ref
+from refimpl.traceback_util import api_boundary
 from refimpl.transforms import donation
 from refimpl.transforms.jit import Jitted
 
@@ -81,7 +82,8 @@ def make_fast_jitted(
     spec = jitted.spec
     fast = _pjrt.FastJitted(
         jitted,
-        functools.partial(on_miss, compile_executable),
+        # errors of a miss (tracing the user's function) reach the user filtered
+        functools.partial(api_boundary(on_miss), compile_executable),
         tuple(spec.static_nums),
         tuple(spec.static_names),
         tuple(spec.donate_nums),
