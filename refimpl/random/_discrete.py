@@ -1,10 +1,5 @@
-"""The rest of ``jax.random``'s samplers, key for key JAX 0.10.2's algorithms.
-
-Re-exported by :mod:`refimpl.random` (import them from there). Each public
-function checks its arguments as JAX does, then runs one jitted program
-(``refimpl.random._run``) whose body repeats JAX's sequence of operations:
-the same key splits, the same draws, the same arithmetic in the same order
-and dtypes, so the same key gives JAX's samples. The distributions:
+"""Discrete samplers, key for key JAX 0.10.2's algorithms (docs/semantics.md,
+"The remaining samplers"):
 
 * ``poisson(lam)``: integers; float32 arithmetic whatever ``dtype``. Knuth's
   product of uniforms where ``lam < 10`` or NaN, Hormann's transformed
@@ -18,17 +13,12 @@ and dtypes, so the same key gives JAX's samples. The distributions:
   NaN for NaN/negative ``n`` or NaN/negative ``q``, ``inf`` for ``n = inf``.
 * ``multinomial(n, p)``: a ``scan`` over the categories drawing
   ``binomial(remaining, p_i / sum(p_i..))``, one split key per category.
-* ``chisquare(df) = 2 exp(loggamma(df / 2))``; ``t(df) = N sqrt((df/2) / G)``;
-  ``f = (chi2(dfnum) / dfnum) / (chi2(dfden) / dfden)``.
 * ``geometric(p) = floor(log u / log1p(-p)) + 1`` (``u = 0`` read as 1).
-* ``wald(mean)``: Michael, Schucany and Haas's root selection.
-* ``maxwell = |N3|``; ``double_sided_maxwell = sign * maxwell * scale + loc``.
-* ``generalized_normal(p) = sign * G(1/p) ** (1/p)``;
-  ``ball(d, p) = g / (sum |g|^p + E) ** (1/p)`` with ``g`` generalized normal.
-* ``triangular(left, mode, right)`` by the inverse CDF.
 
-docs/semantics.md (section 14.1.1) lists where the
-reference backend differs from JAX in the last bits and why.
+Each public function checks its arguments as JAX does, then runs one jitted
+program (``_run``) whose body repeats JAX's sequence of operations: the same
+key splits, the same draws, the same arithmetic in the same order and dtypes,
+so the same key gives JAX's samples.
 """
 
 from __future__ import annotations
@@ -40,105 +30,18 @@ import numpy as np
 
 from refimpl import dtypes, lax, tracing
 from refimpl import numpy as rnp
-from refimpl import random as _r
-
-__all__ = [
-    "ball",
-    "binomial",
-    "chisquare",
-    "double_sided_maxwell",
-    "f",
-    "generalized_normal",
-    "geometric",
-    "key_dtype",
-    "maxwell",
-    "multinomial",
-    "poisson",
-    "t",
-    "triangular",
-    "wald",
-]
+from refimpl.random._argument_checks import (
+    _as_inexact,
+    _broadcast_shape,
+    _check_arraylike,
+    _const,
+    _float_out,
+    _int_out,
+)
+from refimpl.random._basic import _uniform
+from refimpl.random._keys import _as_shape, _key_data_of, _run, _split_data
 
 _F32 = np.dtype(np.float32)
-
-
-# --- argument checks ------------------------------------------------------------------
-
-
-def _check_safe_to_cast(name: str, dtype: np.dtype, *args: Any) -> None:
-    """JAX's rule: a parameter may be cast to ``dtype`` only if promoting it
-    with ``dtype`` gives ``dtype`` (a Python scalar is weak and always fits a
-    float dtype; a float32 array does not fit float16)."""
-    for arg in args:
-        arg_dtype = tracing.get_aval(arg, name, 1).dtype
-        joined, _ = dtypes.result_type(arg, np.zeros((), dtype))
-        if joined != dtype:
-            raise ValueError(
-                f"In arguments to {name}, cannot safely cast argument of type "
-                f"{np.dtype(arg_dtype).name} to {np.dtype(dtype).name}"
-            )
-
-
-def _check_arraylike(name: str, **params: Any) -> None:
-    """JAX's samplers take arrays or scalars as parameters, not lists or tuples."""
-    for arg, value in params.items():
-        if isinstance(value, (list, tuple)):
-            raise TypeError(
-                f"{name}: {arg} must be an array or a scalar, got {type(value).__name__} "
-                "(convert it with numpy.asarray first, as JAX requires)"
-            )
-
-
-def _broadcast_shape(name: str, shape: Any, *params: Any) -> tuple[int, ...]:
-    """``shape`` (default: the parameters' broadcast shape), checked to be the
-    broadcast of itself with every parameter's shape."""
-    shapes = [tuple(np.shape(p)) for p in params]
-    if shape is None:
-        try:
-            return tuple(np.broadcast_shapes(*shapes))
-        except ValueError:
-            raise ValueError(
-                f"{name}: incompatible shapes for broadcasting: shapes={shapes}"
-            ) from None
-    shape = _r._as_shape(name, shape)
-    _r._check_broadcast(name, shape, *params)
-    return shape
-
-
-def _float_out(name: str, dtype: Any) -> np.dtype:
-    dtype = dtypes.canonicalize_dtype(float if dtype is None else dtype)
-    if not dtypes.is_floating(dtype):
-        raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dtype}")
-    return dtype
-
-
-def _int_out(name: str, dtype: Any) -> np.dtype:
-    dtype = dtypes.canonicalize_dtype(int if dtype is None else dtype)
-    if not dtypes.is_integer(dtype):
-        raise ValueError(f"dtype argument to `{name}` must be an int dtype, got {dtype}")
-    return dtype
-
-
-def _inexact_dtype(name: str, value: Any) -> np.dtype:
-    """The dtype ``value`` gets from JAX's ``promote_dtypes_inexact``."""
-    aval = tracing.get_aval(value, name, 1)
-    if dtypes.is_inexact(aval.dtype):
-        return np.dtype(aval.dtype)
-    return dtypes.canonicalize_dtype(float)
-
-
-def _as_inexact(name: str, value: Any) -> Any:
-    """``value`` promoted to an inexact dtype as JAX's ``promote_dtypes_inexact``
-    (integers and bools to the default float; a Python scalar stays weak)."""
-    value = rnp.asarray(value) if isinstance(value, (list, tuple)) else value
-    dtype = _inexact_dtype(name, value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return rnp.asarray(float(value))  # weakly typed, as a Python float
-    return lax.convert_element_type(value, dtype)
-
-
-def _const(value: float, dtype: np.dtype) -> Any:
-    return np.asarray(value, dtype)
 
 
 # --- poisson ---------------------------------------------------------------------------
@@ -147,10 +50,10 @@ def _const(value: float, dtype: np.dtype) -> Any:
 def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
     """Poisson(lam) samples of an integer ``dtype`` (default int32; int64 with
     x64), computed in float32 (see the module docstring)."""
-    data, _ = _r._key_data_of("poisson", key)
+    data, _ = _key_data_of("poisson", key)
     _check_arraylike("poisson", lam=lam)
     dtype = _int_out("poisson", dtype)
-    shape = tuple(np.shape(lam)) if shape is None else _r._as_shape("poisson", shape)
+    shape = tuple(np.shape(lam)) if shape is None else _as_shape("poisson", shape)
     try:
         np.broadcast_to(np.empty(np.shape(lam), np.bool_), shape)
     except ValueError:
@@ -158,7 +61,7 @@ def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any =
             f"poisson: incompatible shapes for broadcasting: lam of shape "
             f"{tuple(np.shape(lam))} to the requested shape {shape}"
         ) from None
-    return _r._run("poisson", _poisson, (shape, dtype), data, lam)
+    return _run("poisson", _poisson, (shape, dtype), data, lam)
 
 
 def _poisson(data: Any, shape: tuple[int, ...], dtype: np.dtype, lam: Any) -> Any:
@@ -187,10 +90,10 @@ def _poisson_knuth(data: Any, lam: Any, shape: tuple, dtype: np.dtype, max_iters
 
     def body(carry):
         i, k, rng, log_prod = carry
-        keys = _r._split_data(rng, (2,))
+        keys = _split_data(rng, (2,))
         rng, subkey = keys[0], keys[1]
         k = lax.select(lax.gt(log_prod, neg_lam), lax.add(k, _const(1, dtype)), k)
-        u = _r._uniform(subkey, shape, _F32, 0.0, 1.0)
+        u = _uniform(subkey, shape, _F32, 0.0, 1.0)
         return lax.add(i, np.int32(1)), k, rng, lax.add(log_prod, lax.log(u))
 
     init = (np.int32(0), rnp.zeros(shape, dtype), data, rnp.zeros(shape, _F32))
@@ -218,10 +121,10 @@ def _poisson_rejection(data: Any, lam: Any, shape: tuple, dtype: np.dtype, max_i
 
     def body(carry):
         i, k_out, accepted, key = carry
-        keys = _r._split_data(key, (3,))
+        keys = _split_data(key, (3,))
         key, sub0, sub1 = keys[0], keys[1], keys[2]
-        u = lax.sub(_r._uniform(sub0, shape, _F32, 0.0, 1.0), c(0.5))
-        v = _r._uniform(sub1, shape, _F32, 0.0, 1.0)
+        u = lax.sub(_uniform(sub0, shape, _F32, 0.0, 1.0), c(0.5))
+        v = _uniform(sub1, shape, _F32, 0.0, 1.0)
         u_shifted = lax.sub(c(0.5), lax.abs(u))
         slope = lax.add(lax.div(lax.mul(c(2), a), u_shifted), b)
         k = lax.floor(lax.add(lax.mul_add(slope, u, lam), c(0.43)))
@@ -311,13 +214,13 @@ def binomial(
 ) -> Any:
     """Binomial(n, p) samples as floats of ``dtype``, computed in ``p``'s
     inexact dtype (see the module docstring)."""
-    data, _ = _r._key_data_of("binomial", key)
+    data, _ = _key_data_of("binomial", key)
     _check_arraylike("binomial", n=n, p=p)
     for position, value in ((1, n), (2, p)):
         tracing.get_aval(value, "binomial", position)  # a clear TypeError for non-arrays
     dtype = _float_out("binomial", dtype)
     shape = _broadcast_shape("binomial", shape, n, p)
-    return _r._run("binomial", _binomial, (shape, dtype), data, n, p)
+    return _run("binomial", _binomial, (shape, dtype), data, n, p)
 
 
 def _stirling_tail(k: Any) -> Any:
@@ -354,11 +257,11 @@ def _binomial_inversion(
 
     def body(carry):
         i, num_geom, geom_sum, key = carry
-        keys = _r._split_data(key, (2,))
+        keys = _split_data(key, (2,))
         subkey, key = keys[0], keys[1]
         more = lax.le(geom_sum, count)
         num_geom = lax.select(more, lax.add(num_geom, _const(1, pdtype)), num_geom)
-        u = _r._uniform(subkey, shape, pdtype, 0.0, 1.0)
+        u = _uniform(subkey, shape, pdtype, 0.0, 1.0)
         geom = lax.ceil(lax.div(lax.log(u), log1minusprob))
         return lax.add(i, np.int32(1)), num_geom, lax.add(geom_sum, geom), key
 
@@ -399,10 +302,10 @@ def _btrs(data: Any, count: Any, prob: Any, shape: tuple, max_iters: Any, dtype:
 
     def body(carry):
         i, k_out, accepted, key = carry
-        keys = _r._split_data(key, (3,))
+        keys = _split_data(key, (3,))
         key, sub0, sub1 = keys[0], keys[1], keys[2]
-        u = _r._uniform(sub0, shape, pdtype, 0.0, 1.0)
-        v = _r._uniform(sub1, shape, pdtype, 0.0, 1.0)
+        u = _uniform(sub0, shape, pdtype, 0.0, 1.0)
+        v = _uniform(sub1, shape, pdtype, 0.0, 1.0)
         u = lax.sub(u, c(0.5))
         us = lax.sub(c(0.5), lax.abs(u))
         accept1 = lax.bitwise_and(lax.ge(us, c(0.07)), lax.le(v, v_r))
@@ -474,13 +377,13 @@ def multinomial(
     """Multinomial(n, p) counts over ``p``'s last axis (floats of ``dtype``):
     category ``i`` draws ``binomial(remaining, p_i / (p_i + ... + p_last))``
     with the ``i``-th of ``split(key, len(p))``."""
-    data, _ = _r._key_data_of("multinomial", key)
+    data, _ = _key_data_of("multinomial", key)
     _check_arraylike("multinomial", n=n, p=p)
     if dtype is not None:  # any dtype: JAX converts the float counts with astype
         dtype = dtypes.canonicalize_dtype(dtype)
     if np.ndim(p) < 1:
         raise ValueError(f"multinomial: p must have at least one axis, got shape {np.shape(p)}")
-    shape = tuple(np.shape(p)) if shape is None else _r._as_shape("multinomial", shape)
+    shape = tuple(np.shape(p)) if shape is None else _as_shape("multinomial", shape)
     if not shape:
         raise ValueError("multinomial: shape must have at least one axis (the categories)")
     for name, value, target in (("n", n, shape[:-1]), ("p", p, shape)):
@@ -491,7 +394,7 @@ def multinomial(
                 f"multinomial: cannot broadcast {name} of shape {tuple(np.shape(value))} "
                 f"to shape {target}"
             ) from None
-    return _r._run("multinomial", _multinomial, (shape, dtype, unroll), data, n, p)
+    return _run("multinomial", _multinomial, (shape, dtype, unroll), data, n, p)
 
 
 def _multinomial(data: Any, shape: tuple, dtype: Any, unroll: Any, n: Any, p: Any) -> Any:
@@ -505,7 +408,7 @@ def _multinomial(data: Any, shape: tuple, dtype: Any, unroll: Any, n: Any, p: An
     remaining = lax.cumsum(p, 0, reverse=True)
     safe = lax.select(lax.eq(remaining, _const(0, common)), rnp.ones_like(remaining), remaining)
     ratios = lax.div(p, safe)
-    keys = _r._split_data(data, (shape[-1],))
+    keys = _split_data(data, (shape[-1],))
 
     def step(remainder, ratio_key):
         ratio, key = ratio_key
@@ -520,73 +423,6 @@ def _multinomial(data: Any, shape: tuple, dtype: Any, unroll: Any, n: Any, p: An
     return lax.convert_element_type(counts, out_dtype)
 
 
-# --- chisquare, t, f -------------------------------------------------------------------
-
-
-def chisquare(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
-    """Chi-square(df) samples: ``2 exp(loggamma(df / 2))``."""
-    data, _ = _r._key_data_of("chisquare", key)
-    _check_arraylike("chisquare", df=df)
-    dtype = _float_out("chisquare", dtype)
-    shape = _broadcast_shape("chisquare", shape, df)
-    _check_safe_to_cast("chisquare", dtype, df)
-    return _r._run("chisquare", _chisquare, (shape, dtype), data, df)
-
-
-def _chisquare(data: Any, shape: tuple, dtype: np.dtype, df: Any) -> Any:
-    df = lax.convert_element_type(df, dtype)
-    two = _const(2, dtype)
-    log_g = _r._gamma(data, lax.div(df, two), shape, dtype, True)
-    return lax.mul(lax.exp(log_g), two)
-
-
-def t(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
-    """Student's t(df) samples: ``N sqrt((df/2) / G)``, ``N`` normal and ``G``
-    Gamma(df/2) from the two halves of ``split(key)``."""
-    data, _ = _r._key_data_of("t", key)
-    _check_arraylike("t", df=df)
-    dtype = _float_out("t", dtype)
-    shape = _broadcast_shape("t", shape, df)
-    _check_safe_to_cast("t", dtype, df)
-    return _r._run("t", _t, (shape, dtype), data, df)
-
-
-def _t(data: Any, shape: tuple, dtype: np.dtype, df: Any) -> Any:
-    df = lax.convert_element_type(df, dtype)
-    keys = _r._split_data(data, (2,))
-    n = _r._normal(keys[0], shape, dtype)
-    half_df = lax.div(df, _const(2, dtype))
-    g = _r._gamma(keys[1], half_df, shape, dtype, False)
-    return rnp.multiply(n, rnp.sqrt(rnp.divide(half_df, g)))
-
-
-def f(
-    key: Any, dfnum: Any, dfden: Any, shape: Sequence[int] | None = None, dtype: Any = None
-) -> Any:
-    """F(dfnum, dfden) samples: ``(chi2(dfnum) / dfnum) / (chi2(dfden) / dfden)``,
-    the denominator's from the first half of ``split(key)``."""
-    data, _ = _r._key_data_of("f", key)
-    _check_arraylike("f", dfnum=dfnum, dfden=dfden)
-    dtype = _float_out("f", dtype)
-    shape = _broadcast_shape("f", shape, dfnum, dfden)
-    _check_safe_to_cast("f", dtype, dfnum, dfden)
-    return _r._run("f", _f, (shape, dtype), data, dfnum, dfden)
-
-
-def _f(data: Any, shape: tuple, dtype: np.dtype, dfnum: Any, dfden: Any) -> Any:
-    dfden = lax.convert_element_type(dfden, dtype)
-    dfnum = lax.convert_element_type(dfnum, dtype)
-    keys = _r._split_data(data, (2,))
-    chi2_num = _chisquare(keys[1], shape, dtype, dfnum)
-    chi2_den = _chisquare(keys[0], shape, dtype, dfden)
-    # JAX divides (chi2_num / dfnum) / (chi2_den / dfden) with lax.div (so a
-    # parameter of lower rank than the output is an error there too), and XLA
-    # rewrites that quotient of quotients into this one, which it computes
-    lax.div(chi2_num, dfnum)  # the rank check of JAX's lax.div
-    lax.div(chi2_den, dfden)
-    return lax.div(lax.mul(chi2_num, dfden), lax.mul(dfnum, chi2_den))
-
-
 # --- geometric, wald, triangular --------------------------------------------------------
 
 
@@ -594,177 +430,26 @@ def geometric(key: Any, p: Any, shape: Sequence[int] | None = None, dtype: Any =
     """Geometric(p) samples (trials to the first success, from 1), integers of
     ``dtype``: ``floor(log u / log1p(-p)) + 1`` with ``u`` uniform in ``(0, 1]``
     (JAX maps a drawn 0 to 1)."""
-    data, _ = _r._key_data_of("geometric", key)
+    data, _ = _key_data_of("geometric", key)
     _check_arraylike("geometric", p=p)
     dtype = _int_out("geometric", dtype)
     shape = _broadcast_shape("geometric", shape, p)
-    return _r._run("geometric", _geometric, (shape, dtype), data, p)
+    return _run("geometric", _geometric, (shape, dtype), data, p)
 
 
 def _geometric(data: Any, shape: tuple, dtype: np.dtype, p: Any) -> Any:
     p = _as_inexact("geometric", p)
     pdtype = np.dtype(tracing.get_aval(p, "geometric", 1).dtype)
-    u = _r._uniform(data, shape, pdtype, 0.0, 1.0)
+    u = _uniform(data, shape, pdtype, 0.0, 1.0)
     u = rnp.where(rnp.equal(u, 0), 1, u)
     log_one_minus_p = rnp.broadcast_to(lax.log1p(lax.neg(p)), shape)
     g = rnp.add(lax.floor(lax.div(lax.log(u), log_one_minus_p)), 1)
     return rnp.astype(g, dtype)
 
 
-def wald(key: Any, mean: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
-    """Wald (inverse Gaussian, scale 1) samples: with ``y = N^2``,
-    ``x = mean + mean^2 y / 2 - (mean / 2) sqrt(4 mean y + mean^2 y^2)``, the
-    sample is ``x`` if ``u <= mean / (mean + x)``, else ``mean^2 / x``."""
-    data, _ = _r._key_data_of("wald", key)
-    _check_arraylike("wald", mean=mean)
-    dtype = _float_out("wald", dtype)
-    shape = _broadcast_shape("wald", shape, mean)
-    _check_safe_to_cast("wald", dtype, mean)
-    return _r._run("wald", _wald, (shape, dtype), data, mean)
-
-
-def _wald(data: Any, shape: tuple, dtype: np.dtype, mean: Any) -> Any:
-    keys = _r._split_data(data, (2,))
-    mean = rnp.broadcast_to(lax.convert_element_type(mean, dtype), shape)
-    v = _r._normal(keys[0], shape, dtype)
-    z = _r._uniform(keys[1], shape, dtype, 0.0, 1.0)
-    y = lax.integer_pow(v, 2)
-    y_sq = lax.integer_pow(y, 2)
-    mean_sq = lax.integer_pow(mean, 2)
-    half = _const(0.5, dtype)  # XLA rewrites JAX's "/ 2" so
-    sqrt_term = lax.sqrt(lax.mul_add(lax.mul(_const(4, dtype), mean), y, lax.mul(mean_sq, y_sq)))
-    x = lax.mul_add(lax.mul(mean_sq, y), half, mean)
-    x = lax.mul_add(lax.neg(lax.mul(mean, half)), sqrt_term, x)
-    accept = lax.le(z, lax.div(mean, lax.add(mean, x)))
-    return lax.select(accept, x, lax.div(mean_sq, x))
-
-
-def triangular(
-    key: Any,
-    left: Any,
-    mode: Any,
-    right: Any,
-    shape: Sequence[int] | None = None,
-    dtype: Any = None,
-) -> Any:
-    """Triangular(left, mode, right) samples by the inverse CDF: with
-    ``fc = (mode - left) / (right - left)``, ``left + sqrt(u (right - left)
-    (mode - left))`` if ``u < fc``, else ``right - sqrt((1 - u) (right - left)
-    (right - mode))``."""
-    data, _ = _r._key_data_of("triangular", key)
-    _check_arraylike("triangular", left=left, mode=mode, right=right)
-    dtype = _float_out("triangular", dtype)
-    shape = _broadcast_shape("triangular", shape, left, mode, right)
-    _check_safe_to_cast("triangular", dtype, left, mode, right)
-    return _r._run("triangular", _triangular, (shape, dtype), data, left, mode, right)
-
-
-def _triangular(data: Any, shape: tuple, dtype: np.dtype, left: Any, mode: Any, right: Any):
-    left = rnp.broadcast_to(lax.convert_element_type(left, dtype), shape)
-    right = rnp.broadcast_to(lax.convert_element_type(right, dtype), shape)
-    mode = rnp.broadcast_to(lax.convert_element_type(mode, dtype), shape)
-    width = lax.sub(right, left)
-    fc = lax.div(lax.sub(mode, left), width)
-    u = _r._uniform(data, shape, dtype, 0.0, 1.0)
-    out1 = lax.add(left, lax.sqrt(lax.mul(lax.mul(u, width), lax.sub(mode, left))))
-    one_minus = lax.sub(_const(1, dtype), u)
-    out2 = lax.sub(right, lax.sqrt(lax.mul(lax.mul(one_minus, width), lax.sub(right, mode))))
-    return lax.select(lax.lt(u, fc), out1, out2)
-
-
-# --- maxwell, generalized normal, ball -------------------------------------------------
-
-
-def maxwell(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
-    """Maxwell samples: the Euclidean norm of 3 standard normals (drawn as
-    ``normal(key, (*shape, 3))``)."""
-    data, _ = _r._key_data_of("maxwell", key)
-    dtype = _float_out("maxwell", dtype)
-    return _r._run("maxwell", _maxwell, (_r._as_shape("maxwell", shape), dtype), data)
-
-
-def _maxwell(data: Any, shape: tuple, dtype: np.dtype) -> Any:
-    x = _r._normal(data, (*shape, 3), dtype)
-    # JAX's norm: XLA CPU adds the 3 squares in an order that depends on the
-    # fusion and the shape (not modelled: the sum here is sequential)
-    return lax.sqrt(rnp.sum(lax.mul(x, x), axis=-1))
-
-
-def double_sided_maxwell(
-    key: Any, loc: Any, scale: Any, shape: Sequence[int] = (), dtype: Any = None
-) -> Any:
-    """``rademacher * maxwell * scale + loc``, of shape ``shape + broadcast(loc,
-    scale).shape`` (``shape = ()`` means the parameters' shape; JAX's rule)."""
-    data, _ = _r._key_data_of("double_sided_maxwell", key)
-    _check_arraylike("double_sided_maxwell", loc=loc, scale=scale)
-    dtype = _float_out("double_sided_maxwell", dtype)
-    shape = _r._as_shape("double_sided_maxwell", shape)
-    try:
-        params = tuple(np.broadcast_shapes(np.shape(loc), np.shape(scale)))
-    except ValueError:
-        raise ValueError(
-            "double_sided_maxwell: loc and scale must broadcast together, got shapes "
-            f"{tuple(np.shape(loc))} and {tuple(np.shape(scale))}"
-        ) from None
-    shape = (shape or params) + params
-    static = (shape, dtype)
-    return _r._run("double_sided_maxwell", _double_sided_maxwell, static, data, loc, scale)
-
-
-def _double_sided_maxwell(data: Any, shape: tuple, dtype: np.dtype, loc: Any, scale: Any):
-    keys = _r._split_data(data, (2,))
-    magnitude = _maxwell(keys[0], shape, dtype)
-    sign = _r._rademacher(keys[1], shape, dtype)
-    return rnp.add(rnp.multiply(rnp.multiply(sign, magnitude), scale), loc)
-
-
-def generalized_normal(key: Any, p: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
-    """Generalized normal samples (density proportional to ``exp(-|x|^p)``):
-    ``sign * G ** (1/p)`` with ``G`` Gamma(1/p)."""
-    data, _ = _r._key_data_of("generalized_normal", key)
-    _check_arraylike("generalized_normal", p=p)
-    shape = _r._as_shape("generalized_normal", shape)
-    dtype = _r._float_dtype("gamma", dtype)  # JAX's check is gamma's
-    return _r._run("generalized_normal", _generalized_normal, (shape, dtype), data, p)
-
-
-def _generalized_normal(data: Any, shape: tuple, dtype: np.dtype, p: Any) -> Any:
-    keys = _r._split_data(data, (2,))
-    inv_p = rnp.divide(1, p)
-    g = _r._gamma(keys[0], inv_p, shape, dtype, False)
-    sign = _r._rademacher(keys[1], shape, dtype)
-    return rnp.multiply(sign, rnp.power(g, inv_p))
-
-
-def ball(key: Any, d: int, p: Any = 2, shape: Sequence[int] = (), dtype: Any = None) -> Any:
-    """Points uniform in the ``d``-dimensional unit ``p``-ball, shape
-    ``(*shape, d)``: ``g / (sum |g|^p + E) ** (1/p)`` with ``g`` generalized
-    normal (``p``) and ``E`` exponential."""
-    data, _ = _r._key_data_of("ball", key)
-    _check_arraylike("ball", p=p)
-    shape = _r._as_shape("ball", shape)
-    dtype = _r._float_dtype("gamma", dtype)
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)):
-        raise TypeError(f"ball: d must be a concrete int (the dimension), got {d!r}")
-    if d < 0:
-        raise ValueError(f"ball: d must be non-negative, got {d}")
-    return _r._run("ball", _ball, (int(d), shape, dtype), data, p)
-
-
-def _ball(data: Any, d: int, shape: tuple, dtype: np.dtype, p: Any) -> Any:
-    keys = _r._split_data(data, (2,))
-    g = _generalized_normal(keys[0], (*shape, d), dtype, p)
-    e = _r._exponential(keys[1], shape, dtype)
-    total = rnp.add(rnp.sum(rnp.power(rnp.abs(g), p), axis=-1), e)
-    # JAX's g / total ** (1/p), as XLA rewrites it (A / pow(B, C) -> A * pow(B, -C))
-    inv_norm = rnp.power(total, rnp.negative(rnp.divide(1, p)))
-    return rnp.multiply(g, rnp.expand_dims(inv_norm, -1))
-
-
-# --- key_dtype -------------------------------------------------------------------------
-
-
-def key_dtype(impl_spec: Any = None) -> _r.KeyDtype:
-    """The dtype of typed keys of a PRNG implementation (only threefry2x32)."""
-    _r._check_impl("key_dtype", impl_spec)
-    return _r.KEY_DTYPE
+__all__ = [
+    "binomial",
+    "geometric",
+    "multinomial",
+    "poisson",
+]
