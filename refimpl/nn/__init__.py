@@ -38,7 +38,8 @@ import numpy as np
 from refimpl import dtypes, lax
 from refimpl import numpy as rnp
 from refimpl.nn import initializers
-from refimpl.scipy.special import _inexact, logsumexp
+from refimpl.scipy.special import logsumexp
+from refimpl.scipy.special._common import _inexact
 
 __all__ = [
     "celu",

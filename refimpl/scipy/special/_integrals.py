@@ -1,8 +1,6 @@
-"""The exponential integrals, Spence's function and Dawson's integral of
-``jax.scipy.special`` (re-exported by :mod:`refimpl.scipy.special`).
-
-Each follows the algorithm JAX 0.10.2 uses (so results agree to a few float32
-ulps, special values included), written over ``refimpl.numpy``/``refimpl.lax``:
+"""The exponential, trigonometric and other integrals of
+``jax.scipy.special``, each following the algorithm JAX 0.10.2 uses (so
+results agree to a few float32 ulps, special values included):
 
 * ``expn(n, x) = E_n(x) = x^(n-1) int_x^inf e^-t / t^n dt`` (Cephes ``expn.c``):
   a power series for ``x <= 1``, a continued fraction for ``x > 1``, an
@@ -18,13 +16,7 @@ ulps, special values included), written over ``refimpl.numpy``/``refimpl.lax``:
 * ``spence(x) = int_1^x log t / (1 - t) dt`` for ``x >= 0`` (Cephes ``spence.c``),
   ``nan`` for ``x < 0``; float32/float64 arguments only (``TypeError``
   otherwise, as JAX); differentiated through its formula.
-* ``dawsn(x) = e^(-x^2) int_0^x e^(t^2) dt`` (Cody, Paciorek and Thacher's
-  rational fits on ``|x| < 3.25``, ``< 6.25`` and beyond; odd);
-  ``d/dx = 1 - 2 x dawsn(x)``; 16-bit types computed in float32.
-
-Results are never weakly typed (as JAX). Every loop is a masked
-``lax.while_loop`` over the whole array: an element stops changing when its
-own series has converged, so the result is that of an element-wise loop.
+* ``sici``, ``fresnel`` and ``owens_t``: see each function.
 """
 
 from __future__ import annotations
@@ -35,62 +27,13 @@ import numpy as np
 
 from refimpl import custom_derivatives, dtypes, lax, tracing
 from refimpl import numpy as rnp
-
-__all__ = [
-    "bessel_jn",
-    "dawsn",
-    "exp1",
-    "expi",
-    "expn",
-    "fresnel",
-    "hyp1f1",
-    "owens_t",
-    "sici",
-    "spence",
-    "wofz",
-]
-
-
-def _strong_inexact(name: str, *args: Any) -> list[Any]:
-    """The arguments promoted together to one strongly typed, real inexact dtype."""
-    from refimpl.scipy.special import _inexact
-
-    return _inexact(name, *args, strong=True, real=True)
-
-
-def _const(x: Any, v: float) -> np.ndarray:
-    return np.asarray(v, x.dtype)
-
-
-def _horner(coefficients: tuple[float, ...], x: Any) -> Any:
-    # from 0 * x, as jnp.polyval: an infinite x gives nan, not inf
-    y = rnp.zeros_like(x)
-    for c in coefficients:
-        y = rnp.add(rnp.multiply(y, x), _const(x, c))
-    return y
-
-
-def _select_last(default: Any, *pairs: tuple[Any, Any]) -> Any:
-    """``jnp.piecewise``'s choice: the value of the last true condition."""
-    out = default
-    for cond, value in pairs:
-        out = rnp.where(cond, value, out)
-    return out
-
-
-def _masked_loop(active_fn, body_fn, state: dict) -> dict:
-    """Run ``body_fn`` on every element while ``active_fn(state)`` holds for it."""
-
-    def cond(s):
-        return rnp.any(active_fn(s))
-
-    def body(s):
-        active = active_fn(s)
-        new = body_fn(dict(s))
-        return {k: rnp.where(active, new[k], s[k]) for k in s}
-
-    return lax.while_loop(cond, body, state)
-
+from refimpl.scipy.special._common import (
+    _const,
+    _horner,
+    _masked_loop,
+    _select_last,
+    _strong_inexact,
+)
 
 # --- expn / exp1 ------------------------------------------------------------------
 
@@ -414,71 +357,6 @@ def spence(x: Any) -> Any:
         (rnp.equal(x, 1.0), _const(x, 0.0)),
         (rnp.equal(x, 0.0), _const(x, np.pi**2 / 6)),
     )
-
-
-# --- dawsn -----------------------------------------------------------------------
-
-# Cody, Paciorek, Thacher (1970), highest power first: |x| < 3.25 in x^2;
-# 3.25 <= |x| < 6.25 and beyond in t = 1/x^2.
-_DAWSN_AN = (1.1368149897175597e-11, 8.492622676674738e-10, 1.9443420417555306e-08,
-             9.531517412544844e-07, 3.078283098749132e-06, 0.00035251336852028877,
-             -0.0008501498467244109, 0.04226182230055466, -0.09174803717734524, 1.0)  # fmt: skip
-_DAWSN_AD = (2.403720730667626e-11, 1.488646813684934e-09, 5.212652810105416e-08,
-             1.2725847827318697e-06, 2.324902498207895e-05, 0.00032552474182605793,
-             0.003488058146571626, 0.027944853119882897, 0.15887424196012057,
-             0.5749186294893204, 1.0)  # fmt: skip
-_DAWSN_BN = (0.5089551564179009, -0.24475441814269785, 0.09415123353035344,
-             -0.021871125514203903, 0.003662076123295692, -0.0004232091144603888,
-             3.5964130479389666e-05, -2.1464035171996896e-06, 9.100107800763914e-08,
-             -2.4027452082825098e-09, 3.592333854409284e-11)  # fmt: skip
-_DAWSN_BD = (1.0, -0.6318398698733682, 0.2367067882282487, -0.053180636700322324,
-             0.008480417185862954, -0.0009479967684866654, 7.810255929445524e-05,
-             -4.558751532524426e-06, 1.8910035811142186e-07, -4.913246913319206e-09,
-             7.184664032357345e-11)  # fmt: skip
-_DAWSN_CN = (-0.5905928605347732, 0.6292352427243688, -0.17285897538038814,
-             0.016483704782518965, -0.0004868276130204627)  # fmt: skip
-_DAWSN_CD = (1.0, -2.698200571975449, 1.7327079904594784, -0.3937085822819395,
-             0.03442789240412334, -0.0009736552260409412)  # fmt: skip
-
-
-def _dawsn_value(x: Any) -> Any:
-    one, half = _const(x, 1.0), _const(x, 0.5)
-    ax = rnp.abs(x)
-    near = rnp.less(ax, 3.25)
-    middle = rnp.logical_and(rnp.logical_not(near), rnp.less(ax, 6.25))
-    far = rnp.greater_equal(ax, 6.25)
-    # each region's fit sees 1 outside it (inf/inf there would not be selected away)
-    a1 = rnp.where(near, ax, one)
-    a1sq = rnp.square(a1)
-    v1 = rnp.divide(rnp.multiply(a1, _horner(_DAWSN_AN, a1sq)), _horner(_DAWSN_AD, a1sq))
-
-    def tail(inside, num, den):
-        t = rnp.where(inside, rnp.divide(one, rnp.square(ax)), one)
-        a = rnp.where(inside, ax, one)
-        ratio = rnp.divide(rnp.multiply(t, _horner(num, t)), _horner(den, t))
-        return rnp.multiply(rnp.divide(half, a), rnp.add(one, ratio))
-
-    v2 = tail(middle, _DAWSN_BN, _DAWSN_BD)
-    v3 = tail(far, _DAWSN_CN, _DAWSN_CD)
-    return rnp.multiply(rnp.sign(x), rnp.where(near, v1, rnp.where(middle, v2, v3)))
-
-
-def _dawsn_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    y = _dawsn_value(x)
-    return y, rnp.multiply(t, rnp.subtract(_const(x, 1.0), rnp.multiply(2.0, rnp.multiply(x, y))))
-
-
-_dawsn = custom_derivatives.custom_jvp(_dawsn_value)
-_dawsn.defjvp(_dawsn_jvp)
-
-
-def dawsn(x: Any) -> Any:
-    """Dawson's integral ``e^(-x^2) int_0^x e^(t^2) dt`` (real ``x``)."""
-    (x,) = _strong_inexact("dawsn", x)
-    if x.dtype in (np.float32, np.float64):
-        return _dawsn(x)
-    return _dawsn(x.astype(np.float32)).astype(x.dtype)
 
 
 # --- sici ---------------------------------------------------------------------------
@@ -978,229 +856,12 @@ def owens_t(h: Any, a: Any) -> Any:
     return _owens_t(h, a)
 
 
-# --- bessel_jn ------------------------------------------------------------------------
-
-
-def bessel_jn(z: Any, *, v: int, n_iter: int = 50) -> Any:
-    """Bessel functions of the first kind ``J_0(z) .. J_v(z)`` of real ``z``, as an
-    array of shape ``(v + 1, *z.shape)`` (Zhang and Jin's ``BJNDD``, as JAX):
-    Miller's backward recurrence ``f_k = 2 (k + 1) f_(k+1) / z - f_(k+2)`` from
-    ``k = n_iter`` down to 0 (``f_(n_iter+2) = 0``, ``f_(n_iter+1) = 1e-16``),
-    normalized by ``J_0 + 2 J_2 + 2 J_4 + ... = 1``. ``v`` and ``n_iter`` are
-    concrete integers; ``n_iter`` must grow with ``|z|`` for accuracy (50 suits
-    ``|z|`` up to ~25). Differentiated through the recurrence, as JAX."""
-    import operator
-
-    try:
-        v = operator.index(v)
-    except TypeError:
-        raise TypeError(f"bessel_jn: v must be a concrete integer, got {v!r}") from None
-    try:
-        n_iter = operator.index(n_iter)
-    except TypeError:
-        raise TypeError(f"bessel_jn: n_iter must be a concrete integer, got {n_iter!r}") from None
-    (z,) = _strong_inexact("bessel_jn", z)
-    f0 = rnp.zeros_like(z)
-    f1 = rnp.full_like(z, 1e-16)
-    total = rnp.zeros_like(z)  # f_0 + 2 (f_0 + f_2 + f_4 + ...), f_0 removed below
-    values = [None] * (n_iter + 1)
-    for k in range(n_iter, -1, -1):
-        f = rnp.subtract(rnp.divide(rnp.multiply(_const(z, 2.0 * (k + 1.0)), f1), z), f0)
-        if k % 2 == 0:
-            total = rnp.add(total, rnp.multiply(2.0, f))
-        values[k] = f
-        f0, f1 = f1, f
-    norm = rnp.subtract(total, values[0])
-    return rnp.stack([rnp.divide(values[k], norm) for k in range(min(v, n_iter) + 1)])
-
-
-# --- hyp1f1 --------------------------------------------------------------------------
-
-
-def _series_loop(step, serie0: Any, term0: Any, x: Any, weight=None) -> Any:
-    """``serie0 + sum_k weight(k) term_k`` with ``term_(k+1) = term_k * step(k)``,
-    ``k = 1, 2, ...``, per element until ``|term / serie| <= eps`` or ``k = 250``
-    (the term ratio is tested, as JAX, whatever the weight)."""
-    eps = float(dtypes.finfo(x.dtype).eps)
-    state = {"serie": serie0, "k": rnp.ones_like(x), "term": term0}
-
-    def active(d):
-        ratio = rnp.divide(rnp.abs(d["term"]), rnp.abs(d["serie"]))
-        return rnp.logical_and(rnp.less(d["k"], 250.0), rnp.greater(ratio, eps))
-
-    def body(d):
-        k = d["k"]
-        w = d["term"] if weight is None else rnp.multiply(d["term"], weight(k))
-        return {
-            "serie": rnp.add(d["serie"], w),
-            "k": rnp.add(k, 1.0),
-            "term": rnp.multiply(d["term"], step(k)),
-        }
-
-    return _masked_loop(active, body, state)["serie"]
-
-
-def _hyp1f1_taylor_step(a, b, x):
-    def step(k):
-        return rnp.divide(
-            rnp.multiply(rnp.divide(rnp.add(a, k), rnp.add(b, k)), x), rnp.add(k, 1.0)
-        )
-
-    return step
-
-
-def _hyp1f1_raw(a: Any, b: Any, x: Any) -> Any:
-    from refimpl.scipy.special import gamma
-
-    def step(k):
-        return rnp.divide(
-            rnp.divide(
-                rnp.multiply(rnp.add(rnp.subtract(b, a), k), rnp.add(rnp.subtract(1.0, a), k)),
-                rnp.add(k, 1.0),
-            ),
-            x,
-        )
-
-    first = rnp.divide(rnp.multiply(rnp.subtract(b, a), rnp.subtract(1.0, a)), x)
-    big = rnp.greater_equal(rnp.abs(x), 100.0)
-    # each expansion runs only where chosen (elsewhere a zero first term stops it)
-    taylor = _series_loop(
-        _hyp1f1_taylor_step(a, b, x),
-        rnp.ones_like(x),
-        rnp.where(big, rnp.zeros_like(x), rnp.multiply(rnp.divide(a, b), x)),
-        x,
-    )
-    asym = _series_loop(step, rnp.ones_like(x), rnp.where(big, first, rnp.zeros_like(x)), x)
-    asym = rnp.multiply(
-        rnp.multiply(rnp.divide(gamma(b), gamma(a)), rnp.exp(x)),
-        rnp.multiply(rnp.power(x, rnp.subtract(a, b)), asym),
-    )
-    result = rnp.where(big, asym, taylor)
-    a_zero = rnp.equal(a, 0.0)
-    return _select_last(
-        result,
-        (a_zero, _const(x, 1.0)),
-        (rnp.logical_and(rnp.equal(a, b), rnp.logical_not(a_zero)), rnp.exp(x)),
-        (rnp.logical_and(rnp.equal(b, 0.0), rnp.logical_not(a_zero)), _const(x, np.inf)),
-    )
-
-
-def _hyp1f1_jvp(primals, tangents):
-    from refimpl.scipy.special import digamma
-
-    (a, b, x), (da, db, dx) = primals, tangents
-    step = _hyp1f1_taylor_step(a, b, x)
-    first = rnp.multiply(rnp.divide(a, b), x)
-    zero = rnp.zeros_like(x)
-    d_a = _series_loop(
-        step, zero, first, x, weight=lambda k: rnp.subtract(digamma(rnp.add(a, k)), digamma(a))
-    )
-    d_b = _series_loop(
-        step, zero, first, x, weight=lambda k: rnp.subtract(digamma(b), digamma(rnp.add(b, k)))
-    )
-    d_x = rnp.multiply(rnp.divide(a, b), _hyp1f1_raw(rnp.add(a, 1.0), rnp.add(b, 1.0), x))
-    tangent = rnp.add(rnp.add(rnp.multiply(d_a, da), rnp.multiply(d_b, db)), rnp.multiply(d_x, dx))
-    return _hyp1f1_raw(a, b, x), tangent
-
-
-_hyp1f1 = custom_derivatives.custom_jvp(_hyp1f1_raw)
-_hyp1f1.defjvp(_hyp1f1_jvp)
-
-
-def hyp1f1(a: Any, b: Any, x: Any) -> Any:
-    """Kummer's confluent hypergeometric function ``1F1(a; b; x) = sum_k (a)_k /
-    ((b)_k k!) x^k`` (Pearson, Olver and Porter: the Taylor series for ``|x| < 100``,
-    the large-``x`` asymptotic series beyond, each at most 250 terms); 1 where
-    ``a = 0`` (also at ``b = 0``), ``e^x`` where ``a = b``, ``inf`` where ``b = 0``.
-    Derivatives in ``a`` and ``b`` by their series, in ``x`` as ``a/b 1F1(a+1; b+1; x)``."""
-    a, b, x = _strong_inexact("hyp1f1", a, b, x)
-    a, b, x = rnp.broadcast_arrays(a, b, x)
-    return _hyp1f1(a, b, x)
-
-
-# --- wofz ------------------------------------------------------------------------------
-
-# Weideman (1994), N = 32: w(z) = 2 P(Z) / (L - iz)^2 + 1 / (sqrt(pi) (L - iz)),
-# Z = (L + iz) / (L - iz), for Im z >= 0 (P's coefficients highest power first).
-_WOFZ_L = 4.7568284600108841
-_WOFZ_C = (
-    -1.3034426067909105e-12,
-    3.741183837373847e-12,
-    8.030427700497756e-12,
-    -2.154359355749088e-11,
-    -5.544244996323793e-11,
-    1.165824698850374e-10,
-    4.1537441121999766e-10,
-    -5.231020211492061e-10,
-    -3.2080151339721323e-09,
-    8.124886421653591e-10,
-    2.3797556530014025e-08,
-    2.2930438438915445e-08,
-    -1.4813078929137642e-07,
-    -4.1840763750512053e-07,
-    4.2558331397138446e-07,
-    4.401531731283225e-06,
-    6.821031944357515e-06,
-    -2.1409619201999998e-05,
-    -0.0001307544925457942,
-    -0.00024532980270038237,
-    0.00039259136070109705,
-    0.004519541105349309,
-    0.0190061557848455,
-    0.05730440352983728,
-    0.14060716226893755,
-    0.2954445107150874,
-    0.5460139720639338,
-    0.9019254893648001,
-    1.345544169234545,
-    1.8256696296324815,
-    2.2635372999002676,
-    2.5722534081245696,
-)
-
-
-def _wofz_upper(z: Any) -> Any:
-    length = _const(z, _WOFZ_L)
-    iz = rnp.multiply(_const(z, 1j), z)
-    denom = rnp.subtract(length, iz)
-    big_z = rnp.divide(rnp.add(length, iz), denom)
-    p = _horner(_WOFZ_C, big_z)
-    return rnp.add(
-        rnp.divide(rnp.multiply(2.0, p), rnp.multiply(denom, denom)),
-        rnp.divide(_const(z, 1 / np.sqrt(np.pi)), denom),
-    )
-
-
-def _wofz_value(z: Any) -> Any:
-    upper = rnp.greater_equal(rnp.imag(z), 0.0)
-    w = _wofz_upper(rnp.where(upper, z, rnp.negative(z)))
-    # w(-z) = 2 exp(-z^2) - w(z) carries the upper half plane to the lower
-    reflected = rnp.subtract(rnp.multiply(2.0, rnp.exp(rnp.negative(rnp.multiply(z, z)))), w)
-    return rnp.where(upper, w, reflected)
-
-
-def _wofz_jvp(primals, tangents):
-    (z,), (t,) = primals, tangents
-    w = _wofz_value(z)
-    slope = rnp.add(
-        rnp.negative(rnp.multiply(2.0, rnp.multiply(z, w))), _const(z, 2j / np.sqrt(np.pi))
-    )
-    return w, rnp.multiply(t, slope)
-
-
-_wofz = custom_derivatives.custom_jvp(_wofz_value)
-_wofz.defjvp(_wofz_jvp)
-
-
-def wofz(z: Any) -> Any:
-    """The Faddeeva function ``w(z) = exp(-z^2) erfc(-iz)`` (real arguments are
-    made complex): Weideman's 32-term rational approximation in the upper half
-    plane, ``2 exp(-z^2) - w(-z)`` below. ``w'(z) = -2 z w(z) + 2i/sqrt(pi)``."""
-    avals = tracing.get_aval(z, "wofz", 0)
-    z = rnp.asarray(z)
-    dtype = dtypes.canonicalize_dtype(complex)
-    if avals.dtype == np.float64 or avals.dtype == np.complex128:
-        dtype = np.dtype(np.complex128)
-    if not (avals.dtype == dtype and not avals.weak_type):
-        z = lax.convert_element_type(z, dtype, weak_type=False)
-    return _wofz(z)
+__all__ = [
+    "exp1",
+    "expi",
+    "expn",
+    "fresnel",
+    "owens_t",
+    "sici",
+    "spence",
+]
