@@ -70,7 +70,7 @@ class gaussian_kde:  # noqa: N801 (JAX's name)
             factor = bw_method(self)
         else:
             raise ValueError("`bw_method` should be 'scott', 'silverman', a scalar, or a callable.")
-        covariance = rnp.atleast_2d(rnp.cov(dataset, rowvar=1, bias=False, aweights=weights))
+        covariance = _weighted_cov(dataset, weights)
         inv_cov = rnp.linalg.inv(covariance)
         self._set("covariance", covariance * factor**2)
         self._set("inv_cov", inv_cov / factor**2)
@@ -170,6 +170,17 @@ class gaussian_kde:  # noqa: N801 (JAX's name)
             else:
                 raise ValueError(f"points have dimension {d}, dataset has dimension {self.d}")
         return points
+
+
+def _weighted_cov(dataset: Any, weights: Any) -> Any:
+    """``cov(dataset, aweights=weights)`` (rows are variables; ``ddof=1``):
+    ``sum_j w_j (x_j - m)(x_j - m)^T / (W - sum w^2 / W)`` with ``m`` the
+    weighted mean and ``W = sum w``."""
+    total = rnp.sum(weights)
+    mean = rnp.sum(dataset * weights, axis=1) / total
+    centered = dataset - mean[:, None]
+    factor = total - rnp.sum(weights * weights) / total
+    return rnp.atleast_2d(rnp.dot(centered, (centered * weights).T) / factor)
 
 
 def _kernel_convolve(chol: Any, norm: Any, target: Any, weights: Any, mean: Any) -> Any:

@@ -9,7 +9,6 @@ through its Cholesky factor ``L`` (``log|cov|/2 = sum log diag L``); a scalar
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import numpy as np
@@ -35,7 +34,12 @@ def logpdf(x: Any, mean: Any, cov: Any, allow_singular: None = None) -> Any:
     if cov.ndim < 2 or cov.shape[-2:] != (n, n):
         raise ValueError("multivariate_normal.logpdf got incompatible shapes")
     L = lax.linalg.cholesky(cov)
-    solve = partial(lax.linalg.triangular_solve, lower=True, transpose_a=True)
+
+    def solve(L: Any, d: Any) -> Any:
+        # y = L^-1 d, as the row vector solving y L^T = d (d as a 1 x n matrix)
+        row = lax.linalg.triangular_solve(L, d[None, :], lower=True, transpose_a=True)
+        return row[0]
+
     y = rnp.vectorize(solve, signature="(n,n),(n)->(n)")(L, x - mean)
     return (
         -1 / 2 * rnp.einsum("...i,...i->...", y, y)
