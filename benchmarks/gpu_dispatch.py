@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"refimpl: {env['refimpl_device']} ({env['refimpl_plugin']})")
     print(f"jax {env['jax']}: {env['jax_device']}")
     rows = []
-    header = f"{'case':<48} {'refimpl us':>11} {'jax us':>9} {'ratio':>7} {'goal':>6}"
+    header = f"{'case':<52} {'refimpl us':>11} {'jax us':>9} {'ratio':>7} {'goal':>6}"
     print(header)
     print("-" * len(header))
     for case in cases():
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
             run_case(case, rounds, args.quick)
         except Exception as err:  # a failed row must not hide the others
             row = {"case": case.name, "error": f"{type(err).__name__}: {err}"[:300]}
-            print(f"{case.name:<48} ERROR {row['error']}", flush=True)
+            print(f"{case.name:<52} ERROR {row['error']}", flush=True)
             rows.append(row)
             continue
         row = summary(case)
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         mark = "ok" if row["met"] else "MISS"
         print(
-            f"{case.name:<48} {row['refimpl_us']:>11.2f} {row['jax_us']:>9.2f} "
+            f"{case.name:<52} {row['refimpl_us']:>11.2f} {row['jax_us']:>9.2f} "
             f"{row['ratio']:>7.3f} {mark:>6} (<= {row['goal']})",
             flush=True,
         )
