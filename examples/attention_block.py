@@ -1,9 +1,9 @@
 """A transformer block: multi-head self-attention and an MLP, each with a
 residual connection and layer normalization; forward pass and its gradient."""
 
-import jax
-import jax.numpy as jnp
-from jax import nn, random
+import refimpl as ri
+import refimpl.numpy as rnp
+from refimpl import nn, random
 
 seq, d_model, heads = 6, 16, 4
 d_head = d_model // heads
@@ -29,11 +29,11 @@ def attention(params, x):
         return m.reshape(seq, heads, d_head).transpose(1, 0, 2)
 
     q, k, v = (split_heads(x @ params[n]) for n in ("wq", "wk", "wv"))
-    scores = jnp.einsum("hqd,hkd->hqk", q, k) / jnp.sqrt(d_head)
-    mask = jnp.tril(jnp.ones((seq, seq), dtype=bool))
-    scores = jnp.where(mask, scores, -1e9)
+    scores = rnp.einsum("hqd,hkd->hqk", q, k) / rnp.sqrt(d_head)
+    mask = rnp.tril(rnp.ones((seq, seq), dtype=bool))
+    scores = rnp.where(mask, scores, -1e9)
     weights = nn.softmax(scores, axis=-1)
-    out = jnp.einsum("hqk,hkd->hqd", weights, v).transpose(1, 0, 2).reshape(seq, d_model)
+    out = rnp.einsum("hqk,hkd->hqd", weights, v).transpose(1, 0, 2).reshape(seq, d_model)
     return out @ params["wo"], weights
 
 
@@ -44,11 +44,11 @@ def block(params, x):
     return x, weights
 
 
-out, weights = jax.jit(block)(params, x)
-grads = jax.grad(lambda p: jnp.sum(block(p, x)[0] ** 2))(params)
+out, weights = ri.jit(block)(params, x)
+grads = ri.grad(lambda p: rnp.sum(block(p, x)[0] ** 2))(params)
 results = {
     "out": out,
     "weights": weights,
-    "grad_norms": {k: jnp.sqrt(jnp.sum(g**2)) for k, g in grads.items()},
+    "grad_norms": {k: rnp.sqrt(rnp.sum(g**2)) for k, g in grads.items()},
 }
 print("output mean", float(out.mean()), "attention row sums", weights.sum(-1)[0])

@@ -1,27 +1,27 @@
 """A two-layer MLP classifier trained with plain SGD on synthetic blobs.
 
-An ordinary JAX program: run it with JAX (``python examples/mlp_classifier.py``)
-or on refimpl (``python -m refimpl.as_jax examples/mlp_classifier.py``).
+Written against refimpl, as every example here: ``python examples/mlp_classifier.py``
+(``REFIMPL_BACKEND=pjrt`` for the PJRT backend).
 """
 
-import jax
-import jax.numpy as jnp
-from jax import nn, random
+import refimpl as ri
+import refimpl.numpy as rnp
+from refimpl import nn, random
 
 
 def make_data(key, n_per_class=32):
-    centers = jnp.array([[2.0, 0.0], [-1.0, 1.7], [-1.0, -1.7]])
+    centers = rnp.array([[2.0, 0.0], [-1.0, 1.7], [-1.0, -1.7]])
     keys = random.split(key, 3)
     xs = [c + 0.6 * random.normal(k, (n_per_class, 2)) for c, k in zip(centers, keys)]
-    ys = [jnp.full((n_per_class,), i) for i in range(3)]
-    return jnp.concatenate(xs), jnp.concatenate(ys)
+    ys = [rnp.full((n_per_class,), i) for i in range(3)]
+    return rnp.concatenate(xs), rnp.concatenate(ys)
 
 
 def init_params(key, sizes=(2, 16, 3)):
     params = []
     for k, (m, n) in zip(random.split(key, len(sizes) - 1), zip(sizes[:-1], sizes[1:])):
         w = nn.initializers.glorot_normal()(k, (m, n))
-        params.append({"w": w, "b": jnp.zeros(n)})
+        params.append({"w": w, "b": rnp.zeros(n)})
     return params
 
 
@@ -33,13 +33,13 @@ def predict(params, x):
 
 def loss_fn(params, x, y):
     logp = nn.log_softmax(predict(params, x))
-    return -jnp.mean(jnp.sum(logp * nn.one_hot(y, 3), axis=-1))
+    return -rnp.mean(rnp.sum(logp * nn.one_hot(y, 3), axis=-1))
 
 
-@jax.jit
+@ri.jit
 def sgd_step(params, x, y):
-    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-    params = jax.tree_util.tree_map(lambda p, g: p - 0.2 * g, params, grads)
+    loss, grads = ri.value_and_grad(loss_fn)(params, x, y)
+    params = ri.tree_util.tree_map(lambda p, g: p - 0.2 * g, params, grads)
     return params, loss
 
 
@@ -50,7 +50,7 @@ losses = []
 for _ in range(60):
     params, loss = sgd_step(params, x, y)
     losses.append(loss)
-accuracy = jnp.mean(jnp.argmax(predict(params, x), axis=-1) == y)
+accuracy = rnp.mean(rnp.argmax(predict(params, x), axis=-1) == y)
 
 results = {
     "first_loss": losses[0],

@@ -1,7 +1,7 @@
 """Newton's method with an exact Hessian: minimize the Rosenbrock function."""
 
-import jax
-import jax.numpy as jnp
+import refimpl as ri
+import refimpl.numpy as rnp
 
 
 def rosenbrock(p):
@@ -9,23 +9,23 @@ def rosenbrock(p):
     return (1.0 - x) ** 2 + 100.0 * (y - x**2) ** 2
 
 
-@jax.jit
+@ri.jit
 def newton_step(p):
-    g = jax.grad(rosenbrock)(p)
-    h = jax.hessian(rosenbrock)(p)
-    return p - jnp.linalg.solve(h, g)
+    g = ri.grad(rosenbrock)(p)
+    h = ri.hessian(rosenbrock)(p)
+    return p - rnp.linalg.solve(h, g)
 
 
-p = jnp.array([-1.2, 1.0])
+p = rnp.array([-1.2, 1.0])
 path = [p]
 for _ in range(8):
     p = newton_step(p)
     path.append(p)
 
 results = {
-    "path": jnp.stack(path),
+    "path": rnp.stack(path),
     "minimum": p,
     "value": rosenbrock(p),
-    "hessian_at_start": jax.hessian(rosenbrock)(path[0]),
+    "hessian_at_start": ri.hessian(rosenbrock)(path[0]),
 }
 print("minimum", p, "f", float(results["value"]))

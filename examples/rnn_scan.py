@@ -1,40 +1,40 @@
 """An Elman RNN unrolled with lax.scan, fitted to predict the next value of a sine."""
 
-import jax
-import jax.numpy as jnp
-from jax import lax, random
+import refimpl as ri
+import refimpl.numpy as rnp
+from refimpl import lax, random
 
 hidden = 8
 k1, k2, k3 = random.split(random.PRNGKey(2), 3)
 params = {
     "wx": 0.5 * random.normal(k1, (1, hidden)),
-    "wh": 0.5 * random.normal(k2, (hidden, hidden)) / jnp.sqrt(hidden),
+    "wh": 0.5 * random.normal(k2, (hidden, hidden)) / rnp.sqrt(hidden),
     "wo": 0.5 * random.normal(k3, (hidden, 1)),
-    "b": jnp.zeros(hidden),
+    "b": rnp.zeros(hidden),
 }
-t = jnp.linspace(0.0, 4 * jnp.pi, 41)
-series = jnp.sin(t)[:, None]
+t = rnp.linspace(0.0, 4 * rnp.pi, 41)
+series = rnp.sin(t)[:, None]
 inputs, targets = series[:-1], series[1:]
 
 
 def run_rnn(params, xs):
     def cell(h, x):
-        h = jnp.tanh(x @ params["wx"] + h @ params["wh"] + params["b"])
+        h = rnp.tanh(x @ params["wx"] + h @ params["wh"] + params["b"])
         return h, h @ params["wo"]
 
-    h_last, ys = lax.scan(cell, jnp.zeros(hidden), xs)
+    h_last, ys = lax.scan(cell, rnp.zeros(hidden), xs)
     return ys, h_last
 
 
 def loss(params):
     ys, _ = run_rnn(params, inputs)
-    return jnp.mean((ys - targets) ** 2)
+    return rnp.mean((ys - targets) ** 2)
 
 
-@jax.jit
+@ri.jit
 def train_step(params):
-    value, grads = jax.value_and_grad(loss)(params)
-    return jax.tree.map(lambda p, g: p - 0.1 * g, params, grads), value
+    value, grads = ri.value_and_grad(loss)(params)
+    return ri.tree.map(lambda p, g: p - 0.1 * g, params, grads), value
 
 
 history = []

@@ -46,20 +46,24 @@ def next_bits(key):
     return new_key, bits
 
 
-def main() -> None:
+def main() -> dict:
     key = make_key(42)
-    key, bits = next_bits(key)  # the usual pattern: rebind the name to the new key
-    print("first draw: ", np.asarray(bits))
-    key, bits = next_bits(key)
-    print("second draw:", np.asarray(bits))
+    key, first = next_bits(key)  # the usual pattern: rebind the name to the new key
+    print("first draw: ", np.asarray(first))
+    key, second = next_bits(key)
+    print("second draw:", np.asarray(second))
 
     stale = key
     key, bits = next_bits(key)
     try:
         next_bits(stale)  # a key used twice: refused
-    except RuntimeError as error:
+    except (RuntimeError, ValueError) as error:  # JAX says ValueError (INVALID_ARGUMENT)
         print("reusing a key:", error)
+        refused = True
+    else:
+        refused = False
+    return {"first": first, "second": second, "reuse_refused": refused}
 
 
 if __name__ == "__main__":
-    main()
+    results = main()

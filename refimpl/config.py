@@ -37,7 +37,7 @@ class Config:
         "enable_x64": False,
         "backend": "ref",
         "explain_cache_misses": False,
-        # jit runs its Python function op by op (refimpl.top_level.disable_jit).
+        # jit runs its Python function op by op (refimpl.contexts.disable_jit).
         "disable_jit": False,
         "ref_num_devices": 1,
         # Persistent compilation cache (refimpl.backends.pjrt.compilation_cache):
@@ -62,6 +62,13 @@ class Config:
             self._values["backend"] = env_backend
         if os.environ.get("REFIMPL_ENABLE_X64", "").lower() in ("1", "true"):
             self._values["enable_x64"] = True
+        env_devices = os.environ.get("REFIMPL_REF_NUM_DEVICES")
+        if env_devices:
+            if not env_devices.isdigit() or int(env_devices) < 1:
+                raise ValueError(
+                    f"REFIMPL_REF_NUM_DEVICES must be a positive integer, got {env_devices!r}"
+                )
+            self._values["ref_num_devices"] = int(env_devices)
         env_filtering = os.environ.get("REFIMPL_TRACEBACK_FILTERING")
         if env_filtering:
             self._values["traceback_filtering"] = env_filtering
@@ -104,9 +111,9 @@ class Config:
         self._values[name] = value
         if name == "disable_jit":
             # the C++ fast path cannot see this flag on a cache hit: empty its caches
-            from refimpl import top_level
+            from refimpl import caches
 
-            top_level._clear_fast_caches(users_only=True)
+            caches._clear_fast_caches(users_only=True)
 
     def __getattr__(self, name: str) -> Any:
         try:

@@ -1,14 +1,13 @@
-"""The example programs in examples/ (ordinary JAX programs) run under
-``refimpl.as_jax`` on both backends and give JAX's results, leaf by leaf.
+"""The examples in examples/ run refimpl when run as the README says
+(``python examples/X.py``, ``REFIMPL_BACKEND=pjrt`` for the PJRT backend) and
+compute what their JAX twin computes.
 
-Each example leaves its results in a global ``results`` pytree. The test runs
-the file with real JAX and under ``refimpl.as_jax`` (ref, and pjrt), in this
-process, and compares: same number of leaves, same shapes; integers and bools
-equal; floats within 2e-4 relative to the leaf's largest magnitude.
-
-An example that needs a refimpl feature another issue is still building is
-skipped at collection time, naming the missing feature; it runs as soon as
-the feature lands.
+Each run is a child process (``tools/run_examples.py``, which CI also runs
+on its own): the test asserts that the child never imported ``jax``, that
+the backend in effect was the one asked for, that it printed something, and
+that its ``results`` leaves match the same file run by real JAX (``refimpl``
+names aliased to ``jax``'s): integers and bools equal, floats within 2e-4 of
+the leaf's largest magnitude.
 """
 
 from __future__ import annotations
@@ -16,132 +15,61 @@ from __future__ import annotations
 import importlib.util
 import pathlib
 
-import jax
-import numpy as np
 import pytest
 
-import refimpl as ri
-from refimpl import as_jax
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("run_examples", ROOT / "tools" / "run_examples.py")
+run_examples = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(run_examples)
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
-
-
-def _has_module(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except ModuleNotFoundError:
-        return False
+_twins: dict[str, object] = {}
 
 
-def _works(probe) -> bool:
-    """Whether a tiny program using the feature runs (a feature may exist
-    before its derivative rules do)."""
-    try:
-        probe()
-    except Exception:  # noqa: BLE001 -- any failure means "not there yet"
-        return False
-    return True
-
-
-def _linalg_probe() -> None:
-    rnp = ri.numpy
-    a = np.array([[4.0, 1.0], [1.0, 3.0]], np.float32)
-    ri.grad(lambda m: rnp.sum(rnp.linalg.solve(m, rnp.ones(2))))(a)
-    ri.grad(lambda m: rnp.sum(rnp.linalg.cholesky(m)))(a)
-
-
-def _scipy_linalg_probe() -> None:
-    from refimpl.scipy import linalg
-
-    a = np.array([[2.0, 0.0], [1.0, 3.0]], np.float32)
-    ri.grad(lambda m: ri.numpy.sum(linalg.cho_solve((m, True), ri.numpy.ones(2))))(a)
-
-
-FEATURES = {
-    "grad": lambda: hasattr(ri, "grad") and hasattr(ri, "value_and_grad"),
-    "vmap": lambda: hasattr(ri, "vmap"),
-    "hessian": lambda: hasattr(ri, "hessian"),
-    "pmap": lambda: hasattr(ri, "pmap") and hasattr(ri.lax, "pmean"),
-    "new_ref": lambda: hasattr(ri, "new_ref"),
-    "numpy.linalg (with derivatives)": lambda: _works(_linalg_probe),
-    "scipy.linalg (with derivatives)": lambda: (
-        _has_module("refimpl.scipy.linalg") and _works(_scipy_linalg_probe)
-    ),
-    "numpy.tril/einsum": lambda: hasattr(ri.numpy, "tril") and hasattr(ri.numpy, "einsum"),
-}
-
-NEEDS = {
-    "mlp_classifier": ["grad"],
-    "logistic_regression": ["grad"],
-    "rnn_scan": ["grad"],
-    "attention_block": ["grad", "numpy.tril/einsum"],
-    "vae": ["grad"],
-    "gp_regression": ["grad", "numpy.linalg (with derivatives)", "scipy.linalg (with derivatives)"],
-    "newton_hessian": ["grad", "hessian", "numpy.linalg (with derivatives)"],
-    "bisection_while": [],
-    "per_example_grads": ["grad", "vmap"],
-    "pmap_data_parallel": ["grad", "pmap"],
-    "ref_accumulator": ["new_ref"],
-    "random_sampling": [],
-}
-
-
-def _params():
-    out = []
-    for name, needs in NEEDS.items():
-        missing = [f for f in needs if not FEATURES[f]()]
-        marks = [pytest.mark.skip(reason=f"refimpl lacks {', '.join(missing)}")] if missing else []
-        out.append(pytest.param(name, marks=marks, id=name))
-    return out
-
-
-_jax_results: dict[str, object] = {}
-
-
-def jax_results(name: str):
-    if name not in _jax_results:
-        _jax_results[name] = _run_with_jax(name)
-    return _jax_results[name]
-
-
-def _run_with_jax(name: str):
-    import runpy
-
-    with jax.default_device(jax.devices("cpu")[0]):
-        return runpy.run_path(str(EXAMPLES / f"{name}.py"), run_name="__main__")["results"]
-
-
-def assert_results_match(got, want, name: str) -> None:
-    got_leaves, _ = ri.tree_util.tree_flatten(got)
-    want_leaves, _ = jax.tree_util.tree_flatten(want)
-    got_paths = [p for p, _ in ri.tree_util.tree_flatten_with_path(got)[0]]
-    assert len(got_leaves) == len(want_leaves), (len(got_leaves), len(want_leaves))
-    for path, g, w in zip(got_paths, got_leaves, want_leaves, strict=True):
-        g, w = np.asarray(g), np.asarray(w)
-        where = f"{name}{path}"
-        assert g.shape == w.shape, f"{where}: shape {g.shape} != {w.shape}"
-        if w.dtype.kind in "biu":
-            np.testing.assert_array_equal(g, w, err_msg=where)
-            continue
-        g64, w64 = g.astype(np.float64), w.astype(np.float64)
-        scale = float(np.max(np.abs(w64))) if w64.size else 0.0
-        # relative to the leaf's scale; the floor lets a float32 zero be ~1e-7
-        np.testing.assert_allclose(g64, w64, rtol=2e-4, atol=2e-4 * scale + 1e-6, err_msg=where)
+def _jax_twin(name: str):
+    if name not in _twins:
+        twin = run_examples.run(name, "jax")
+        assert twin.ok, f"{name} under JAX: {twin.problem}"
+        _twins[name] = twin
+    return _twins[name]
 
 
 @pytest.mark.parametrize("backend", ["ref", "pjrt"])
-@pytest.mark.parametrize("name", _params())
-def test_example_matches_jax(name, backend, capsys):
+@pytest.mark.parametrize("name", run_examples.example_names())
+def test_example_runs_refimpl_and_matches_jax(name, backend):
     if backend == "pjrt":
         from tests.pjrt_helpers import skip_without_pjrt
 
         skip_without_pjrt()
-    got = as_jax.run(str(EXAMPLES / f"{name}.py"), backend=backend)["results"]
-    assert_results_match(got, jax_results(name), name)
-    assert capsys.readouterr().out.strip(), f"{name} printed nothing"
+    got = run_examples.run(name, "refimpl", backend)
+    assert got.ok, f"{name} on {backend}: {got.problem}"
+    assert got.info["jax_imported"] == []  # refimpl is what ran
+    assert got.info["backend"] == backend
+    if name in run_examples.NO_JAX_TWIN:
+        pytest.skip(f"no JAX twin: {run_examples.NO_JAX_TWIN[name]}")
+    problem = run_examples.compare(got.leaves, _jax_twin(name).leaves)
+    assert not problem, f"{name} on {backend}: {problem}"
 
 
-def test_every_example_is_listed():
-    files = {p.stem for p in EXAMPLES.glob("*.py")}
-    jax_programs = {f for f in files if "import jax" in (EXAMPLES / f"{f}.py").read_text()}
-    assert jax_programs == set(NEEDS)
+def test_examples_are_written_against_refimpl():
+    """The convention of README and docs/index.md: ``import refimpl``; a JAX
+    program among the examples is run through ``refimpl.as_jax`` instead."""
+    for name in run_examples.example_names():
+        text = (run_examples.EXAMPLES / f"{name}.py").read_text()
+        assert "import refimpl" in text or run_examples.is_jax_program(name), name
+
+
+def test_the_check_catches_jax(tmp_path, monkeypatch):
+    """The child's report would show a script that imports real JAX."""
+    script = tmp_path / "uses_jax.py"
+    script.write_text("import jax.numpy as jnp\nresults = {'x': jnp.ones(2)}\nprint(results)\n")
+    monkeypatch.setattr(run_examples, "EXAMPLES", tmp_path)
+    monkeypatch.setattr(run_examples, "is_jax_program", lambda name: False)
+    got = run_examples.run("uses_jax", "refimpl", "ref")
+    assert not got.ok and "jax was imported" in got.problem
+
+
+def test_pmap_example_uses_four_devices_everywhere():
+    outputs = [run_examples.run("pmap_data_parallel", "refimpl", "ref").stdout]
+    outputs.append(_jax_twin("pmap_data_parallel").stdout)
+    for out in outputs:
+        assert out.startswith("4 devices"), out
