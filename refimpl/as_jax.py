@@ -55,6 +55,16 @@ MODULES = {
     "jax.debug": "refimpl.debug",
     "jax.errors": "refimpl.errors",
     "jax.typing": "refimpl.typing",
+    # jax.scipy.stats and its distribution modules (``import jax.scipy.stats.norm``)
+    "jax.scipy.stats": "refimpl.scipy.stats",
+    **{
+        f"jax.scipy.stats.{name}": f"refimpl.scipy.stats.{name}"
+        for name in (
+            "bernoulli beta betabinom binom cauchy chi2 dirichlet expon gamma gennorm geom "
+            "gumbel_l gumbel_r laplace logistic multinomial multivariate_normal nbinom norm "
+            "pareto poisson t truncnorm uniform vonmises wrapcauchy"
+        ).split()
+    },
 }
 
 
