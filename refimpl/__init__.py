@@ -24,35 +24,32 @@ from refimpl.ad_checkpoint import checkpoint, checkpoint_policies, remat
 from refimpl.array import Array
 from refimpl.backends.placement import default_backend, device_put, devices
 from refimpl.backends.ref.arrays import Device
+from refimpl.caches import clear_caches
+from refimpl.callbacks import effects_barrier, pure_callback
 from refimpl.config import config
+from refimpl.contexts import (
+    disable_jit,
+    enable_x64,
+    ensure_compile_time_eval,
+    named_call,
+    named_scope,
+)
 from refimpl.core import Program, ShapedArray, check_program
 from refimpl.custom_derivatives import custom_jvp, custom_vjp
-from refimpl.invertible import custom_ivjp, invertible
-from refimpl.ref import Ref, empty_ref, freeze, new_ref
-from refimpl.top_level import (
+from refimpl.device_queries import (
     block_until_ready,
-    clear_caches,
-    closure_convert,
-    custom_gradient,
     default_device,
     device_count,
     device_get,
-    disable_jit,
-    effects_barrier,
-    enable_x64,
-    ensure_compile_time_eval,
-    float0,
-    jacobian,
     local_device_count,
     local_devices,
-    make_jaxpr,
-    named_call,
-    named_scope,
     process_count,
     process_index,
-    pure_callback,
-    typeof,
 )
+from refimpl.gradient_utils import closure_convert, custom_gradient, jacobian
+from refimpl.introspection import float0, make_jaxpr, typeof
+from refimpl.invertible import custom_ivjp, invertible
+from refimpl.ref import Ref, empty_ref, freeze, new_ref
 from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
 from refimpl.transforms.ad import (
     grad,

@@ -1,4 +1,5 @@
-"""refimpl's top-level utilities against JAX 0.10.2 (refimpl.top_level)."""
+"""refimpl's top-level utilities against JAX 0.10.2 (refimpl.device_queries, contexts,
+caches, introspection, gradient_utils, callbacks)."""
 
 from __future__ import annotations
 

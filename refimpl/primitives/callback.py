@@ -16,7 +16,7 @@ be removed when its results are unused and may run any number of times.
   custom call, without side effect; at run time the plugin calls
   :func:`call_host` on an XLA thread (with the GIL), in every context (scan,
   cond, while bodies, pmap replicas: each replica calls back). Eager calls
-  run on the host directly (refimpl.top_level.pure_callback).
+  run on the host directly (refimpl.callbacks.pure_callback).
 """
 
 from __future__ import annotations

@@ -96,9 +96,9 @@ def make_fast_jitted(
             setattr(fast, attribute, value)
     fast.__name__ = jitted.__name__
     fast.__wrapped__ = fun
-    from refimpl import top_level  # clear_caches and disable_jit reach its native cache
+    from refimpl import caches  # clear_caches and disable_jit reach its native cache
 
-    top_level.register_fast_jitted(fast)
+    caches.register_fast_jitted(fast)
     return fast
 
 

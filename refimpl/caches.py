@@ -1,0 +1,49 @@
+"""``clear_caches``: every ``jit`` signature cache and the C++ fast path's
+caches (which the PJRT backend registers here).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+# --- caches ------------------------------------------------------------------------------
+
+# Every C++ FastJitted made so far (weakly), so that clear_caches and
+# disable_jit can reach their native caches.
+_fast_jitted: weakref.WeakSet = weakref.WeakSet()
+
+
+def register_fast_jitted(fast: Any) -> None:
+    """Called by the PJRT backend for each FastJitted it makes."""
+    _fast_jitted.add(fast)
+
+
+def _clear_fast_caches(users_only: bool = False) -> None:
+    for fast in list(_fast_jitted):
+        if not users_only or fast._jitted.honours_disable_jit:
+            fast.clear_cache()
+
+
+def clear_caches() -> None:
+    """Forget every traced and compiled ``jit`` signature, as ``jax.clear_caches``.
+
+    Clears the signature caches every ``jit(f)`` shares (and with them the
+    compiled executables they hold) and the C++ fast path's caches; the next
+    call of each function traces and compiles again. The persistent
+    compilation cache on disk (``config.compilation_cache_dir``) is kept, and
+    so are ``pmap``'s per-function caches (not reachable from here yet).
+    """
+    from refimpl.transforms import jit as jit_module
+
+    with jit_module._shared_caches_lock:
+        per_function = list(jit_module._shared_caches.values())
+    for options in per_function:
+        for cache in options.values():
+            cache.clear()
+    _clear_fast_caches()
+
+
+__all__ = [
+    "clear_caches",
+]

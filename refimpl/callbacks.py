@@ -1,0 +1,104 @@
+"""Host callbacks: ``pure_callback`` and ``effects_barrier``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from refimpl import tracing, tree_util
+from refimpl.core import ShapedArray
+
+# --- host callbacks --------------------------------------------------------------------------
+
+
+def effects_barrier() -> None:
+    """Wait until every pending effect (``debug.print``/``debug.callback``) has
+    run, as ``jax.effects_barrier``. refimpl runs callbacks before a call
+    returns (on pjrt the call waits for its program's outputs), so there is
+    nothing to wait for."""
+
+
+def pure_callback(
+    callback: Callable[..., Any],
+    result_shape_dtypes: Any,
+    *args: Any,
+    sharding: Any = None,
+    vmap_method: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``jax.pure_callback``: ``callback(*args, **kwargs)`` run on the host
+    with NumPy arrays, its results of the declared shapes and dtypes.
+
+    ``result_shape_dtypes`` is a pytree of objects with ``.shape`` and
+    ``.dtype`` (``ShapeDtypeStruct``); the callback must return that
+    structure (a different dtype is cast, a different shape is a
+    ``TypeError``). Under ``jit(backend="ref")`` it runs at each execution;
+    under ``jit``/``pmap`` with ``backend="pjrt"`` it is a host callback
+    inside the compiled program (refimpl.backends.pjrt.host_callbacks; a
+    wrong result or an exception in the callback is a ``RuntimeError``
+    naming ``pure_callback``); eager calls run at once. Not
+    differentiable (JAX's ValueError); ``vmap`` per ``vmap_method``
+    (refimpl.primitives.callback). ``sharding`` must be None.
+    """
+    from refimpl.primitives.callback import VMAP_METHODS, call_host, pure_callback_p
+
+    if not callable(callback):
+        raise TypeError(f"pure_callback: callback must be callable, got {type(callback).__name__}")
+    if sharding is not None:
+        raise NotImplementedError("pure_callback: sharding is not supported by refimpl")
+    if vmap_method is not None and vmap_method not in (*VMAP_METHODS, "legacy_vectorized"):
+        raise ValueError(f"pure_callback: unknown vmap_method {vmap_method!r}")
+    if vmap_method == "legacy_vectorized":
+        raise NotImplementedError(
+            "pure_callback: vmap_method='legacy_vectorized' is deprecated "
+            "in JAX and not supported by refimpl; use 'expand_dims'"
+        )
+    result_leaves, result_tree = tree_util.tree_flatten(result_shape_dtypes)
+    try:
+        result_avals = tuple(ShapedArray(tuple(r.shape), np.dtype(r.dtype)) for r in result_leaves)
+    except (AttributeError, TypeError):
+        raise TypeError(
+            "pure_callback: result_shape_dtypes must be a pytree of objects with .shape and "
+            f".dtype (ShapeDtypeStruct), got {result_shape_dtypes!r:.100}"
+        ) from None
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+
+    def flat_callback(*values: Any) -> list:
+        call_args, call_kwargs = tree_util.tree_unflatten(in_tree, list(values))
+        outs = callback(*call_args, **call_kwargs)
+        out_leaves, out_tree = tree_util.tree_flatten(outs)
+        if out_tree != result_tree:
+            raise TypeError(
+                f"pure_callback: the callback returned structure {out_tree}, "
+                f"result_shape_dtypes has {result_tree}"
+            )
+        return out_leaves
+
+    if not any(isinstance(x, tracing.Tracer) for x in leaves) and not tracing.current_builder():
+        from refimpl.backends.placement import device_put
+
+        outs = call_host(flat_callback, [np.asarray(x) for x in leaves], result_avals)
+        return tree_util.tree_unflatten(result_tree, [device_put(o) for o in outs])
+    outs = pure_callback_p.bind(
+        *leaves, callback=flat_callback, result_avals=result_avals, vmap_method=vmap_method
+    )
+    return tree_util.tree_unflatten(result_tree, list(outs))
+
+
+def _match_weak(x: Any, aval: ShapedArray) -> Any:
+    """``x`` with ``aval``'s weak type when it differs only in that (a weakly
+    typed cotangent for a strongly typed example, or the reverse)."""
+    from refimpl.primitives.elementwise import convert_element_type
+
+    got = tracing.get_aval(x, "closure_convert", 0)
+    if got.shape == aval.shape and got.dtype == aval.dtype and got.weak_type != aval.weak_type:
+        return convert_element_type(x, aval.dtype, weak_type=aval.weak_type)
+    return x
+
+
+__all__ = [
+    "effects_barrier",
+    "pure_callback",
+]

@@ -1,0 +1,154 @@
+"""Host transfer and device queries of JAX's top-level namespace:
+``block_until_ready``, ``device_get``, ``local_devices``, ``device_count``,
+``local_device_count``, ``process_index``, ``process_count`` and the
+``default_device`` context (each with ``jax.<name>``'s signature in JAX
+0.10.2; docs/api.md, "Top-level utilities").
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from refimpl import backends, tracing, tree_util
+from refimpl.config import config
+
+# --- host transfer -----------------------------------------------------------------------
+
+
+def block_until_ready(x: Any) -> Any:
+    """Wait until every array leaf of the pytree ``x`` is computed; returns ``x``.
+
+    Leaves without ``block_until_ready`` (NumPy arrays, Python scalars, None)
+    are passed over, as in JAX.
+    """
+    for leaf in tree_util.tree_leaves(x):
+        wait = getattr(leaf, "block_until_ready", None)
+        if wait is not None and not isinstance(leaf, tracing.Tracer):
+            wait()
+    return x
+
+
+def device_get(x: Any) -> Any:
+    """The pytree ``x`` with every refimpl array leaf copied to a NumPy array.
+
+    Other leaves (NumPy arrays, Python scalars, strings) are returned as they
+    are, as ``jax.device_get``. A tracer leaf is a ``ConcretizationTypeError``
+    (its value does not exist yet); a deleted array raises its usual error.
+    """
+    from refimpl.array import Array
+
+    def get(leaf: Any) -> Any:
+        if isinstance(leaf, tracing.Tracer):
+            raise tracing.ConcretizationTypeError(
+                "device_get: a leaf is a traced value (inside jit/vmap/grad); its value is "
+                "only known when the computation runs"
+            )
+        if isinstance(leaf, Array):
+            return np.asarray(leaf)
+        return leaf
+
+    return tree_util.tree_map(get, x)
+
+
+# --- devices -----------------------------------------------------------------------------
+
+
+def _check_backend(name: str, backend: Any) -> str:
+    chosen = backend if backend is not None else config.backend
+    if chosen not in backends.names():
+        raise ValueError(f"{name}: unknown backend {chosen!r}; use 'ref' or 'pjrt' (or None)")
+    return chosen
+
+
+def local_devices(
+    process_index: int | None = None, backend: str | None = None, host_id: int | None = None
+) -> list[Any]:
+    """The devices of ``backend`` (default: ``config.backend``) in this process.
+
+    refimpl runs in one process, so ``process_index`` (or the older
+    ``host_id``) may only be 0 or None.
+    """
+    chosen = _check_backend("local_devices", backend)
+    index = process_index if process_index is not None else host_id
+    if index not in (None, 0):
+        raise ValueError(
+            f"local_devices: process_index {index!r} does not exist; refimpl runs one process (0)"
+        )
+    return list(backends.get(chosen).devices())
+
+
+def device_count(backend: str | None = None) -> int:
+    """How many devices ``backend`` (default: ``config.backend``) has."""
+    return len(local_devices(backend=_check_backend("device_count", backend)))
+
+
+def local_device_count(backend: str | None = None) -> int:
+    """How many devices ``backend`` has in this process (all of them: one process)."""
+    return len(local_devices(backend=_check_backend("local_device_count", backend)))
+
+
+def process_index(backend: str | None = None) -> int:
+    """This process's index among the processes: always 0 (refimpl runs one)."""
+    _check_backend("process_index", backend)
+    return 0
+
+
+def process_count(backend: str | None = None) -> int:
+    """How many processes take part: always 1 (refimpl runs one)."""
+    _check_backend("process_count", backend)
+    return 1
+
+
+def _backend_of_device(device: Any) -> str:
+    from refimpl.backends.ref.arrays import Device
+
+    if isinstance(device, Device):
+        return "ref"
+    from refimpl.backends.pjrt.executables import is_pjrt_device
+
+    if is_pjrt_device(device):
+        return "pjrt"
+    raise TypeError(f"default_device: expected a device or None, got {type(device).__name__}")
+
+
+@contextlib.contextmanager
+def default_device(device: Any) -> Iterator[None]:
+    """Context manager: computations without placed arguments run on ``device``.
+
+    refimpl places uncommitted values on the first device of the default
+    backend, so ``device`` must be the first device of its backend; within
+    the block that backend is ``config.backend`` (``None`` leaves it as it
+    is). Another device is a ``NotImplementedError``: commit the inputs to
+    it with ``device_put`` instead.
+    """
+    if device is None:
+        yield
+        return
+    backend = _backend_of_device(device)
+    if device != backends.get(backend).devices()[0]:
+        raise NotImplementedError(
+            f"default_device: refimpl only makes the first device of a backend the default "
+            f"(got {device!r}); commit the inputs to it with device_put instead"
+        )
+    saved = config.backend
+    config.update("backend", backend)
+    try:
+        yield
+    finally:
+        config.update("backend", saved)
+
+
+__all__ = [
+    "block_until_ready",
+    "default_device",
+    "device_count",
+    "device_get",
+    "local_device_count",
+    "local_devices",
+    "process_count",
+    "process_index",
+]
