@@ -628,7 +628,7 @@ NO_OPERANDS |= set(rnp._scalars.__all__) | {
     "index_exp", "iterable", "block", "c_", "mgrid", "ogrid", "r_", "vectorize",
 }  # fmt: skip
 # NumPy's printing, I/O and abstract types that jax.numpy re-exports, and the
-# buffer/file readers (tests/test_numpy_surface2.py).
+# buffer/file readers (tests/test_numpy_polynomials_histograms.py).
 NO_OPERANDS |= {
     "ComplexWarning", "array_repr", "array_str", "character", "flexible", "object_",
     "ndarray", "from_dlpack", "frombuffer", "fromfile", "fromiter", "fromstring", "load",

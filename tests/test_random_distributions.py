@@ -1,5 +1,6 @@
 # ruff: noqa: B023  (the lambdas are called within their loop iteration)
-"""The remaining jax.random samplers (refimpl/random/_discrete.py, _continuous.py) against jax.random.
+"""The remaining jax.random samplers (refimpl/random/_discrete.py, _continuous.py)
+against jax.random.
 
 Every case runs eagerly (reference backend), under ``ri.jit(backend="ref")``
 and under ``ri.jit(backend="pjrt")`` with the parameters as arguments (so

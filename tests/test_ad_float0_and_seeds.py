@@ -1,4 +1,4 @@
-"""AD polish (issue 13 follow-ups): float0 through jit, logaddexp's custom
+"""Differentiation details: float0 through jit, logaddexp's custom
 JVP, weak types of gradients through sort, grad's literal seed. Each
 compared with JAX."""
 
