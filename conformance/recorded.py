@@ -14,7 +14,11 @@ that case.
 A recording is tied to the case's source text (a hash): when a case changes,
 its recording is *stale* and not used until regenerated with::
 
-    python -m conformance.recorded          # needs jax; rewrites the file
+    python -m conformance.recorded --update  # needs jax; new and changed cases only
+    python -m conformance.recorded           # every case (a new JAX version)
+
+``tests/test_conformance_recorded.py`` fails while an ``AGREE`` case has no
+current recording.
 
 Cases without a usable recording are judged by ``ref`` alone; the summary
 names them.
@@ -158,8 +162,27 @@ def load(path: str = DEFAULT_PATH) -> Recordings:
     return _LOADED[path]
 
 
-def record(cases: Sequence[Case], path: str = DEFAULT_PATH, stream=sys.stderr) -> Recordings:
-    """Run every ``AGREE`` case on jax and write what it observed to ``path``."""
+def missing_or_stale(cases: Sequence[Case], recordings: Recordings) -> list[Case]:
+    """The ``AGREE`` cases of ``cases`` without a recording, or whose recording
+    is stale (the case changed since)."""
+    out = []
+    for case in cases:
+        if case.expect is not AGREE:
+            continue
+        entry = recordings.entries.get(case.name)
+        if entry is None or entry.get("fingerprint") != case_fingerprint(case):
+            out.append(case)
+    return out
+
+
+def record(
+    cases: Sequence[Case], path: str = DEFAULT_PATH, stream=sys.stderr, update: bool = False
+) -> Recordings:
+    """Run every ``AGREE`` case on jax and write what it observed to ``path``.
+
+    With ``update``, only the cases without a current recording run; the other
+    recordings of ``path`` are kept as they are (and recordings of cases no
+    longer in the corpus dropped)."""
     import jax
     import jaxlib
 
@@ -171,6 +194,16 @@ def record(cases: Sequence[Case], path: str = DEFAULT_PATH, stream=sys.stderr) -
         raise RuntimeError(f"jax is unavailable: {impl.unavailable_reason}")
     entries: dict[str, dict[str, Any]] = {}
     agree = [c for c in cases if c.expect is AGREE]
+    if update:
+        existing = load(path)
+        if existing.entries and existing.jax_version != jax.__version__:
+            raise RuntimeError(
+                f"--update: {path} holds JAX {existing.jax_version}'s results, this is JAX "
+                f"{jax.__version__}: record every case (without --update)"
+            )
+        todo = {c.name for c in missing_or_stale(agree, existing)}
+        entries = {c.name: existing.entries[c.name] for c in agree if c.name not in todo}
+        agree = [c for c in agree if c.name in todo]
     for index, case in enumerate(agree):
         outcome = execute(case, impl)
         entry: dict[str, Any] = {"fingerprint": case_fingerprint(case)}
@@ -208,10 +241,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Record JAX's results for the AGREE cases of the corpus (needs jax).",
     )
     parser.add_argument("--output", default=DEFAULT_PATH)
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="record only the AGREE cases without a current recording (new or changed "
+        "cases); keep the others as they are",
+    )
     args = parser.parse_args(argv)
     from conformance.corpus import all_cases
 
-    recordings = record(all_cases(), args.output)
+    recordings = record(all_cases(), args.output, update=args.update)
     skipped = sum(1 for e in recordings.entries.values() if e.get("skip"))
     print(
         f"recorded {len(recordings.entries)} AGREE cases with JAX {recordings.jax_version} "
