@@ -1,4 +1,4 @@
-"""Adversarial tests of the jit boundary (issue 16): random pytrees, hostile
+"""Adversarial tests of the jit boundary: random pytrees, hostile
 static arguments, deletions from callbacks and threads, on both backends.
 
 Every Python hook the call boundary runs (a static argument's ``__hash__``

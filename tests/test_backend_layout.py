@@ -1,4 +1,4 @@
-"""The layout rules of issue 12: ``transforms/jit.py`` knows backends only
+"""The layout rules: ``transforms/jit.py`` knows backends only
 through the registry (``refimpl.backends``), and the reference backend's
 executor lives in ``backends/ref/``."""
 

@@ -1,5 +1,5 @@
 """checkpoint / remat with policies, checkpoint_name, custom_vjp optimize_remat,
-and dead-code elimination (issue 17), against JAX."""
+and dead-code elimination, against JAX."""
 
 from __future__ import annotations
 

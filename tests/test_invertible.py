@@ -1,4 +1,4 @@
-"""ri.invertible and ri.custom_ivjp (issue 17): gradients against plain grad
+"""ri.invertible and ri.custom_ivjp: gradients against plain grad
 and JAX, inverse rules, errors, residuals and backward-pass memory."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""One PJRT array type (issue 12) and the C++ boundary's crash/data-loss cases (issue 16
+"""One PJRT array type and the C++ boundary's crash/data-loss cases (
 items 1, 2, 4, 5).
 
 Oracles: the SPEC's rules (a deleted input is the deleted-array RuntimeError, a
@@ -124,7 +124,7 @@ def _compare_operators(device):
                 np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
 
 
-# --- issue 16 item 1: an input deleted between signature and execute ------------------------
+# --- an input deleted between signature and execute ------------------------
 
 
 class _Deleter:
@@ -184,7 +184,7 @@ def test_reference_input_deleted_by_a_static_hash_on_pjrt():
             f(x, _Deleter(x))  # a C++ hit whose reference input is deleted by the hash
 
 
-# --- issue 16 item 2: deep pytrees ------------------------------------------------------------
+# --- deep pytrees ------------------------------------------------------------
 
 
 @pytest.mark.parametrize("backend", ["pjrt", "ref"])
@@ -198,7 +198,7 @@ def test_deep_pytree_is_a_recursion_error(backend, device):
     assert float(f([[1.0]])) == 0.0  # the process and the function still work
 
 
-# --- issue 16 items 4 and 5: device_put of a PJRT array -------------------------------------
+# --- device_put of a PJRT array -------------------------------------
 
 
 def _arrays(device):
@@ -234,7 +234,7 @@ def test_device_put_keeps_a_pjrt_array_on_its_device(kind, device):
     np.testing.assert_array_equal(np.asarray(c), value)
 
 
-# --- issue 16 item 7, pjrt side: a failed call deletes no donated input ------------------------
+# --- a failed call deletes no donated input ------------------------
 
 
 class _Box:

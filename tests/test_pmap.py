@@ -1,4 +1,4 @@
-"""pmap and collectives across devices (issue 18) against jax.pmap on 4 host devices.
+"""pmap and collectives across devices against jax.pmap on 4 host devices.
 
 JAX runs in a subprocess (``tests/pmap_cases.py``) with
 ``XLA_FLAGS=--xla_force_host_platform_device_count=4`` set before it imports

@@ -1,4 +1,4 @@
-"""pjrt pmap executables in the persistent compilation cache (issues 18 and 20).
+"""pjrt pmap executables in the persistent compilation cache.
 
 A pmap's one executable over N replicas is stored and found like jit's: a
 second process loads it instead of compiling (and, through the program key,

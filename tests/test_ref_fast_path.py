@@ -1,4 +1,4 @@
-"""Ref arguments on the C++ fast path (issue 19): a call whose arguments
+"""Ref arguments on the C++ fast path: a call whose arguments
 include Refs holding PJRT arrays is a C++ hit that runs no Python code, each
 ref's buffer is aliased input-to-output and written back in place (its
 ``unsafe_buffer_pointer()`` never changes), and a failed call leaves every
