@@ -1,4 +1,5 @@
-"""The rest of ``jax.lax`` (refimpl/lax/ and refimpl/primitives/{barriers,bits,precision,cumlogsumexp}.py) against ``jax.lax``.
+"""The rest of ``jax.lax`` (refimpl/lax/, refimpl/primitives/barriers.py, bits.py,
+precision.py, cumlogsumexp.py) against ``jax.lax``.
 
 Every function runs eagerly (reference backend), under ``jit`` on the
 reference backend and under ``jit`` on PJRT, on random inputs over its
