@@ -33,6 +33,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.array_ops import ArrayOps
+from refimpl.sharding import SingleDeviceSharding
 
 __all__ = ["Array", "install_protocol", "placement_rule"]
 
@@ -68,6 +69,11 @@ class Array(metaclass=abc.ABCMeta):
 
     def devices(self) -> set[Any]:
         return {self.device}
+
+    @property
+    def sharding(self) -> Any:
+        """Where the array lives: a ``SingleDeviceSharding`` of its device."""
+        return SingleDeviceSharding(self.device)
 
     @abc.abstractmethod
     def _value(self) -> np.ndarray:

@@ -25,13 +25,14 @@ import contextlib
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import runpy
 import sys
 import types
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["aliased_jax", "main", "run"]
+__all__ = ["aliased_jax", "main", "run", "run_module"]
 
 DOCS = "docs/numpy.md"
 
@@ -51,7 +52,7 @@ MODULES = {
     "jax.tree": "refimpl.tree",
     "jax.tree_util": "refimpl.tree_util",
     "jax.dlpack": "refimpl.dlpack",
-    "jax.dtypes": "refimpl.dtypes",
+    "jax.dtypes": "refimpl.dtypes_api",
     "jax.debug": "refimpl.debug",
     "jax.errors": "refimpl.errors",
     "jax.typing": "refimpl.typing",
@@ -65,7 +66,19 @@ MODULES = {
             "pareto poisson t truncnorm uniform vonmises wrapcauchy"
         ).split()
     },
+    "jax.core": "refimpl.core_api",
+    "jax.sharding": "refimpl.sharding",
+    "jax.flatten_util": "refimpl.flatten_util",
+    "jax.test_util": "refimpl.test_util",
+    "jax.example_libraries": "refimpl.example_libraries",
+    "jax.ad_checkpoint": "refimpl.ad_checkpoint",
+    "jax.custom_derivatives": "refimpl.custom_derivatives",
+    "jax.custom_batching": "refimpl.custom_batching",
+    "jax.experimental": "refimpl.experimental",
 }
+
+#: The version of JAX whose semantics refimpl follows (``jax.__version__``).
+JAX_VERSION = "0.10.2"
 
 
 def _missing(module: str, name: str) -> AttributeError:
@@ -76,7 +89,25 @@ def _missing(module: str, name: str) -> AttributeError:
 
 
 class _Config:
-    """``jax.config``: ``update("jax_enable_x64", v)`` -> refimpl's ``enable_x64``."""
+    """``jax.config``: ``update("jax_enable_x64", v)`` -> refimpl's ``enable_x64``.
+
+    ``jax_num_cpu_devices`` sets the number of the reference backend's virtual
+    devices (``ref_num_devices``); the PJRT CPU client keeps its own count
+    (4 devices). Device selection flags (``jax_platforms`` and the like) are
+    refimpl's ``--backend``; JAX flags that change only diagnostics or
+    performance (:data:`_ACCEPTED`) are recorded and have no effect.
+    """
+
+    _ACCEPTED = frozenset({
+        "debug_nans", "debug_infs", "log_compiles", "check_tracer_leaks",
+        "default_matmul_precision", "threefry_partitionable", "compilation_cache_dir",
+        "persistent_cache_min_compile_time_secs", "persistent_cache_min_entry_size_bytes",
+        "traceback_filtering", "numpy_rank_promotion", "numpy_dtype_promotion",
+        "enable_checks", "transfer_guard", "cpu_collectives_implementation",
+    })  # fmt: skip
+
+    def __init__(self) -> None:
+        self.__dict__["_recorded"] = {}
 
     def update(self, name: str, value: Any) -> None:
         from refimpl import config
@@ -84,16 +115,51 @@ class _Config:
         short = name[4:] if name.startswith("jax_") else name
         if short in ("platform_name", "platforms", "default_device"):
             return  # device selection is refimpl's --backend
-        config.update(short, value)
+        if short == "num_cpu_devices":
+            config.update("ref_num_devices", int(value))
+            return
+        if short in config.snapshot():
+            config.update(short, value)
+        elif short in self._ACCEPTED:
+            self.__dict__["_recorded"][short] = value
+        else:
+            config.update(short, value)  # the unknown-flag error
 
     def __getattr__(self, name: str) -> Any:
         from refimpl import config
 
         short = name[4:] if name.startswith("jax_") else name
+        if short == "num_cpu_devices":
+            return config.ref_num_devices
+        if short in self.__dict__["_recorded"]:
+            return self.__dict__["_recorded"][short]
         try:
             return getattr(config, short)
         except AttributeError:
             raise _missing("jax.config", name) from None
+
+    def read(self, name: str) -> Any:
+        return self.__getattr__(name)
+
+
+_CONFIG = _Config()
+
+
+def _private(name: str) -> types.ModuleType:
+    """The few ``jax._src`` modules libraries import at their top level (chex:
+    ``compiler``, ``xla_bridge``): empty stand-ins, since refimpl has no XLA
+    compiler or backend registry to patch."""
+    module = types.ModuleType(f"jax._src.{name}")
+    if name == "xla_bridge":
+        module._backends = {}  # type: ignore[attr-defined]
+    if name == "compiler":
+
+        def backend_compile_and_load(*args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError("jax._src.compiler is not provided by refimpl")
+
+        module.backend_compile_and_load = backend_compile_and_load  # type: ignore[attr-defined]
+        module.backend_compile = backend_compile_and_load  # type: ignore[attr-defined]
+    return module
 
 
 def _extras(jax_name: str) -> dict[str, Any]:
@@ -101,7 +167,7 @@ def _extras(jax_name: str) -> dict[str, Any]:
     import refimpl as ri
 
     if jax_name == "jax":
-        return {"config": _Config()}
+        return {"config": _CONFIG, "__version__": JAX_VERSION}
     if jax_name == "jax.numpy":
         import refimpl.numpy as rnp
 
@@ -125,7 +191,7 @@ class _AliasModule(types.ModuleType):
             return extras[name]
         target = self.__dict__["_target"]
         sub = f"{self.__name__}.{name}"
-        if sub in MODULES:  # the alias, so that its missing names get the pointer too
+        if target_of(sub) is not None:  # the alias, so that its missing names get the pointer too
             try:
                 return importlib.import_module(sub)
             except ModuleNotFoundError:
@@ -142,9 +208,35 @@ class _AliasModule(types.ModuleType):
         return sorted(set(dir(self.__dict__["_target"])) | set(self.__dict__["_extras"]))
 
 
+def target_of(jax_name: str) -> str | None:
+    """The refimpl module standing for ``jax_name``: from MODULES, or, for a
+    submodule of an aliased package not listed there, the same submodule of the
+    package's target (``jax.scipy.stats.norm`` -> ``refimpl.scipy.stats.norm``)."""
+    if jax_name in MODULES:
+        return MODULES[jax_name]
+    parent, _, child = jax_name.rpartition(".")
+    if not parent or parent == "jax":  # top-level jax.* modules are listed by name
+        return None
+    parent_target = target_of(parent)
+    if parent_target is None:
+        return None
+    name = f"{parent_target}.{child}"
+    try:
+        found = importlib.util.find_spec(name)
+    except ModuleNotFoundError:
+        return None
+    return name if found is not None else None
+
+
 class _Loader(importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        target_name = MODULES.get(spec.name)
+        if spec.name == "jax._src":
+            package = types.ModuleType("jax._src", "JAX's internals: only the stand-ins below.")
+            package.__path__ = []
+            return package
+        if spec.name in ("jax._src.compiler", "jax._src.xla_bridge"):
+            return _private(spec.name.rpartition(".")[2])
+        target_name = target_of(spec.name)
         if target_name is None:
             raise ModuleNotFoundError(
                 f"No module named {spec.name!r}: refimpl.as_jax has no equivalent "
@@ -215,16 +307,46 @@ def run(script: str, args: list[str] | None = None, backend: str | None = None) 
         sys.argv = saved_argv
 
 
+def run_module(module: str, args: list[str] | None = None, backend: str | None = None) -> dict:
+    """Run ``python -m module args`` with jax aliased to refimpl; its globals.
+    (``-m pytest tests/`` runs a JAX test suite on refimpl.)"""
+    saved_argv = sys.argv
+    sys.argv = [module, *(args or [])]
+    try:
+        with aliased_jax(backend):
+            return runpy.run_module(module, run_name="__main__", alter_sys=True)
+    finally:
+        sys.argv = saved_argv
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m refimpl.as_jax",
         description="Run a JAX program with `import jax` resolved to refimpl.",
+        usage="python -m refimpl.as_jax [--backend ref|pjrt] (script.py | -m module) [args...]",
     )
     parser.add_argument("--backend", choices=["ref", "pjrt"], default=None)
-    parser.add_argument("script")
-    parser.add_argument("args", nargs=argparse.REMAINDER)
-    options = parser.parse_args(argv)
-    run(options.script, options.args, options.backend)
+    parser.add_argument("-m", dest="module", default=None, help="run a library module as a script")
+    parser.add_argument("script", nargs="?")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # as with python itself, what follows the module or the script is the program's own
+    ends = [i + 2 for i, a in enumerate(argv) if a == "-m"] or [
+        i + 1
+        for i, a in enumerate(argv)
+        if not a.startswith("-") and argv[i - 1 : i] != ["--backend"]
+    ]
+    cut = ends[0] if ends else len(argv)
+    options = parser.parse_args(argv[:cut])
+    rest = argv[cut:]
+    if options.module is not None:
+        try:
+            run_module(options.module, rest, options.backend)
+        except SystemExit as e:  # pytest and other tools exit with their status
+            return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        return 0
+    if options.script is None:
+        parser.error("a script or -m module is required")
+    run(options.script, rest, options.backend)
     return 0
 
 

@@ -327,6 +327,9 @@ class _JVPRule:
         p_leaves, p_tree = tree_util.tree_flatten(primal_out)
         t_leaves, t_tree = tree_util.tree_flatten(tangent_out, is_leaf=_is_zero)
         t_leaves = [_from_user_zero(t) for t in t_leaves]
+        if self.out_tree is None:  # the function was not traced: the rule's outputs say
+            self.out_tree = p_tree
+            self.out_avals = [tracing.get_aval(p, "custom_jvp", "primal") for p in p_leaves]
         if p_tree != self.out_tree:
             raise TypeError(
                 f"Custom JVP rule for function {_name(owner.fun)} must produce a primal output "
@@ -405,6 +408,14 @@ class _CustomFunction:
         if not tracing.is_tracing():
             return self.fun(*args)
         split = _Split(self._kind, args, self.nondiff_argnums)
+        trace = tracing.find_top_trace(split.leaves)
+        if trace is None:  # a transformation is active, but not on these arguments
+            return self.fun(*args)
+        if isinstance(trace, ad.JVPTrace) and tracing.current_builder() is None:
+            # Differentiation outside jit: as JAX's JVPTrace.process_custom_*_call,
+            # the rules run on the primal values, which are concrete (so Python
+            # may branch on them); the function itself is not traced.
+            return self._differentiate_eagerly(trace, split)
         program, captured, out_tree, refs = _trace_primal(self._kind, self.fun, split)
         if not refs.n:
             outs = self._bind(captured, split.leaves, split, program, out_tree, refs)
@@ -418,6 +429,22 @@ class _CustomFunction:
         return tree_util.tree_unflatten(out_tree, outs[:n_out])
 
     def _missing_rule(self, name: str) -> str | None:
+        raise NotImplementedError
+
+    def _differentiate_eagerly(self, trace: ad.JVPTrace, split: _Split) -> Any:
+        primals, tangents = zip(*[trace.primal_tangent(x) for x in split.leaves])
+        primals, tangents = list(primals), list(tangents)
+        if all(type(t) is Zero for t in tangents):  # nothing to differentiate
+            return self.fun(*split.full_args(primals))
+        primals_out, tangents_out, out_tree = self._apply_rules(trace, split, primals, tangents)
+        outs = [trace.wrap(p, t) for p, t in zip(primals_out, tangents_out, strict=True)]
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    def _apply_rules(
+        self, trace: ad.JVPTrace, split: _Split, primals: list, tangents: list
+    ) -> tuple[list, list, Any]:
+        """(primal outputs, tangent outputs, output tree) of the rules applied
+        to ``primals`` and ``tangents`` (the function is not traced)."""
         raise NotImplementedError
 
     def _bind(
@@ -478,6 +505,11 @@ class custom_jvp(_CustomFunction):
         if self.jvp is None:
             return f"No JVP defined for custom_jvp function {name} using defjvp."
         return None
+
+    def _apply_rules(self, trace, split, primals, tangents):
+        rule = _JVPRule(self, split, None, None, _NO_REFS)
+        primals_out, tangents_out = rule(primals, tangents)
+        return primals_out, tangents_out, rule.out_tree
 
     def _bind(self, captured, operands, split, program, out_tree, refs) -> list:
         own_avals = program.out_avals[: len(program.out_avals) - refs.n_written]
@@ -543,6 +575,9 @@ class _VJPRules:
             )
         primal_out, res = out
         p_leaves, p_tree = tree_util.tree_flatten(primal_out)
+        if self.out_tree is None:  # the function was not traced: fwd's outputs say
+            self.out_tree = p_tree
+            self.out_avals = [tracing.get_aval(p, "custom_vjp", "fwd output") for p in p_leaves]
         if p_tree != self.out_tree:
             raise TypeError(
                 f"Custom VJP fwd rule {_name(owner.fwd)} for function {_name(owner.fun)} must "
@@ -719,6 +754,24 @@ class custom_vjp(_CustomFunction):
         if self.fwd is None or self.bwd is None:
             return f"No VJP defined for custom_vjp function {name} using defvjp."
         return None
+
+    def _apply_rules(self, trace, split, primals, tangents):
+        if not trace.linearize:
+            raise TypeError(_NO_JVP)
+        rules = _VJPRules(self, split, None, None, _NO_REFS)
+        nonzero = [type(t) is not Zero for t in tangents]
+        outs, res, res_tree = rules.fwd(primals, nonzero)
+        touts = custom_lin_p.bind(
+            *res,
+            *[t for t in tangents if type(t) is not Zero],
+            num_res=len(res),
+            rules=rules,
+            res_tree=res_tree,
+            in_nonzero=tuple(nonzero),
+            in_avals=tuple(tracing.get_aval(p, "custom_vjp", i) for i, p in enumerate(primals)),
+            out_avals=tuple(tangent_aval(a) for a in rules.out_avals),
+        )
+        return outs, list(touts), rules.out_tree
 
     def _bind(self, captured, operands, split, program, out_tree, refs) -> list:
         own_avals = program.out_avals[: len(program.out_avals) - refs.n_written]

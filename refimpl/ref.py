@@ -424,7 +424,7 @@ def _cross(ref: Ref, write: bool = False) -> None:
 
 def check_no_refs(out: Any, what: str) -> None:
     """JAX's error for a ref among a traced function's outputs."""
-    paths = tree_util.tree_flatten_with_path(out)[0]
+    paths = tree_util.flatten_with_path_strings(out)[0]
     for path, leaf in paths:
         if isinstance(leaf, Ref):
             raise ValueError(

@@ -1,15 +1,13 @@
-"""``refimpl.tree``: ``jax.tree``, and the key-path part of ``jax.tree_util``.
+"""``refimpl.tree``: ``jax.tree``, the short names of ``jax.tree_util``.
 
-``ri.tree.map(f, tree, *rest)`` is ``ri.tree_util.tree_map`` and so on; the
-functions below add what ``tree_util`` lacked:
+``ri.tree.map(f, tree, *rest)`` is ``ri.tree_util.tree_map`` and so on
+(key paths: ``flatten_with_path``, ``map_with_path``, ``leaves_with_path``,
+whose paths are tuples of ``tree_util``'s key objects); the functions
+defined here:
 
-* key paths: a leaf's path is a tuple of keys, one per level -- a
-  ``SequenceKey(idx)`` in a tuple, list or None-free sequence, a
-  ``DictKey(key)`` in a dict, a ``GetAttrKey(name)`` in a namedtuple, a
-  ``FlattenedIndexKey(idx)`` in a custom node -- printed by ``keystr`` as
-  ``[0]['w'].x``;
 * ``reduce(f, tree, initializer)`` = ``functools.reduce`` over the leaves;
-  ``all(tree)`` = every leaf truthy;
+  ``reduce_associative`` pairs them as a balanced tree; ``all(tree)`` = every
+  leaf truthy;
 * ``transpose(outer, inner, tree)``: a tree of structure ``outer`` whose
   subtrees have structure ``inner`` becomes ``inner`` of ``outer`` trees.
 """
@@ -25,11 +23,8 @@ from refimpl import tree_util
 from refimpl.tree_util import PyTreeDef
 
 __all__ = [
-    "DictKey",
-    "FlattenedIndexKey",
-    "GetAttrKey",
-    "SequenceKey",
     "all",
+    "broadcast",
     "flatten",
     "flatten_with_path",
     "keystr",
@@ -38,137 +33,17 @@ __all__ = [
     "map",
     "map_with_path",
     "reduce",
+    "reduce_associative",
     "structure",
     "transpose",
     "unflatten",
 ]
 
 
-class SequenceKey:
-    __slots__ = ("idx",)
-
-    def __init__(self, idx: int) -> None:
-        self.idx = idx
-
-    def __str__(self) -> str:
-        return f"[{self.idx!r}]"
-
-    def __repr__(self) -> str:
-        return f"SequenceKey(idx={self.idx!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        return type(other) is SequenceKey and other.idx == self.idx
-
-    def __hash__(self) -> int:
-        return hash(("SequenceKey", self.idx))
-
-
-class DictKey:
-    __slots__ = ("key",)
-
-    def __init__(self, key: Any) -> None:
-        self.key = key
-
-    def __str__(self) -> str:
-        return f"[{self.key!r}]"
-
-    def __repr__(self) -> str:
-        return f"DictKey(key={self.key!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        return type(other) is DictKey and other.key == self.key
-
-    def __hash__(self) -> int:
-        return hash(("DictKey", self.key))
-
-
-class GetAttrKey:
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __str__(self) -> str:
-        return f".{self.name}"
-
-    def __repr__(self) -> str:
-        return f"GetAttrKey(name={self.name!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        return type(other) is GetAttrKey and other.name == self.name
-
-    def __hash__(self) -> int:
-        return hash(("GetAttrKey", self.name))
-
-
-class FlattenedIndexKey:
-    __slots__ = ("key",)
-
-    def __init__(self, key: int) -> None:
-        self.key = key
-
-    def __str__(self) -> str:
-        return f"[<flat index {self.key}>]"
-
-    def __repr__(self) -> str:
-        return f"FlattenedIndexKey(key={self.key!r})"
-
-    def __eq__(self, other: Any) -> bool:
-        return type(other) is FlattenedIndexKey and other.key == self.key
-
-    def __hash__(self) -> int:
-        return hash(("FlattenedIndexKey", self.key))
-
-
-def keystr(keys: tuple[Any, ...]) -> str:
-    """A key path as a string, e.g. ``[0]['w'].x``."""
-    return "".join(str(k) for k in keys)
-
-
-def _child_keys(node: tuple[Any, Any, tuple[Any, ...]]) -> list[Any]:
-    kind, data, children = node
-    if kind.tag in ("tuple", "list"):
-        return [SequenceKey(i) for i in range(len(children))]
-    if kind.tag == "dict":
-        names = data[1] if kind.type.__name__ == "defaultdict" else data
-        return [DictKey(k) for k in names]
-    if kind.tag == "namedtuple":
-        return [GetAttrKey(f) for f in kind.type._fields]
-    return [FlattenedIndexKey(i) for i in range(len(children))]
-
-
-def _paths(node: Any, prefix: tuple[Any, ...], out: list[tuple[Any, ...]]) -> None:
-    if node is None:
-        out.append(prefix)
-        return
-    for key, child in zip(_child_keys(node), node[2], strict=True):
-        _paths(child, (*prefix, key), out)
-
-
-def flatten_with_path(
-    tree: Any, is_leaf: Callable[[Any], bool] | None = None
-) -> tuple[list[tuple[tuple[Any, ...], Any]], PyTreeDef]:
-    """``(path, leaf)`` pairs in flatten order, and the treedef."""
-    leaves_, treedef = tree_util.tree_flatten(tree, is_leaf)
-    paths: list[tuple[Any, ...]] = []
-    _paths(treedef._key, (), paths)
-    return list(zip(paths, leaves_, strict=True)), treedef
-
-
-def leaves_with_path(
-    tree: Any, is_leaf: Callable[[Any], bool] | None = None
-) -> list[tuple[tuple[Any, ...], Any]]:
-    return flatten_with_path(tree, is_leaf)[0]
-
-
-def map_with_path(
-    f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None
-) -> Any:
-    """``f(path, leaf, *corresponding leaves of rest)`` at every leaf."""
-    pairs, treedef = flatten_with_path(tree, is_leaf)
-    columns = [treedef.flatten_up_to(other) for other in rest]
-    outs = [f(path, leaf, *(c[i] for c in columns)) for i, (path, leaf) in enumerate(pairs)]
-    return treedef.unflatten(outs)
+flatten_with_path = tree_util.tree_flatten_with_path
+leaves_with_path = tree_util.tree_leaves_with_path
+map_with_path = tree_util.tree_map_with_path
+keystr = tree_util.keystr
 
 
 _NO_INITIALIZER: Any = object()
@@ -192,6 +67,31 @@ def all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:  # 
     return builtins.all(tree_util.tree_leaves(tree, is_leaf))
 
 
+def reduce_associative(
+    operation: Callable[[Any, Any], Any],
+    tree: Any,
+    *,
+    identity: Any = _NO_INITIALIZER,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
+    """Combine the leaves with an associative ``operation`` (pairwise, as a
+    balanced tree); ``identity`` for a tree with no leaves."""
+    items = tree_util.tree_leaves(tree, is_leaf)
+    if not items:
+        if identity is _NO_INITIALIZER:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+    while len(items) > 1:
+        paired = [operation(a, b) for a, b in zip(items[::2], items[1::2])]
+        items = paired + ([items[-1]] if len(items) % 2 else [])
+    return items[0]
+
+
+def broadcast(prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None):
+    """``prefix_tree``'s leaves repeated over ``full_tree``'s subtrees."""
+    return tree_util.tree_broadcast(prefix_tree, full_tree, is_leaf)
+
+
 def transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose):
     """An ``outer`` tree of ``inner`` trees -> an ``inner`` tree of ``outer`` trees."""
     flat = tree_util.tree_leaves(pytree_to_transpose)
@@ -207,13 +107,6 @@ def transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_
     rows = [flat[i * n_inner : (i + 1) * n_inner] for i in range(n_outer)]
     columns = [outer_treedef.unflatten([row[j] for row in rows]) for j in range(n_inner)]
     return inner_treedef.unflatten(columns)
-
-
-def register_pytree_node_class(cls: type) -> type:
-    """Class decorator: register ``cls`` with its ``tree_flatten`` method and
-    ``tree_unflatten`` classmethod (JAX's convention)."""
-    tree_util.register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
-    return cls
 
 
 map = tree_util.tree_map  # noqa: A001

@@ -23,7 +23,9 @@ classes and equal node data at every node.
 from __future__ import annotations
 
 import collections
-from collections.abc import Callable, Hashable, Iterable, Iterator
+import dataclasses
+import functools
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any
 
 __all__ = [
@@ -43,10 +45,12 @@ class _NodeKind:
     """How to take one node type apart and put it back together.
 
     ``flatten(x) -> (children, data)``; ``unflatten(data, children) -> x``;
-    ``keys(data, n) -> list of path-key strings`` for the ``n`` children.
+    ``keys(data, n) -> list of path-key strings`` for the ``n`` children;
+    ``flatten_with_keys(x) -> (((key, child), ...), data)`` for types
+    registered with their own key paths (None: keys from ``tag``).
     """
 
-    __slots__ = ("flatten", "keys", "name", "tag", "type", "unflatten")
+    __slots__ = ("flatten", "flatten_with_keys", "keys", "name", "tag", "type", "unflatten")
 
     def __init__(
         self,
@@ -55,8 +59,10 @@ class _NodeKind:
         flatten: Callable[[Any], tuple[Iterable[Any], Any]],
         unflatten: Callable[[Any, tuple[Any, ...]], Any],
         keys: Callable[[Any, int], list[str]],
+        flatten_with_keys: Callable[[Any], tuple[Iterable[Any], Any]] | None = None,
     ) -> None:
         self.type = nodetype
+        self.flatten_with_keys = flatten_with_keys
         self.name = "None" if nodetype is type(None) else nodetype.__name__
         self.tag = tag  # "tuple", "list", "dict", "None", "namedtuple" or "custom"
         self.flatten = flatten
@@ -163,20 +169,127 @@ def register_pytree_node(
     nodetype: type,
     flatten_func: Callable[[Any], tuple[Iterable[Any], Hashable]],
     unflatten_func: Callable[[Hashable, Iterable[Any]], Any],
+    flatten_with_keys_func: Callable[[Any], tuple[Iterable[Any], Hashable]] | None = None,
 ) -> None:
     """Make ``nodetype`` a pytree node (JAX's convention).
 
     ``flatten_func(x) -> (children, aux_data)``; ``unflatten_func(aux_data,
-    children) -> x``. ``aux_data`` should be hashable and comparable with
-    ``==``: it is part of the structure (and of jit cache keys). Registering a
-    type twice, or a built-in node type, is a ``ValueError``.
+    children) -> x``; optionally ``flatten_with_keys_func(x) -> (((key,
+    child), ...), aux_data)`` gives the children's key paths (otherwise they
+    are ``FlattenedIndexKey(i)``). ``aux_data`` should be hashable and
+    comparable with ``==``: it is part of the structure (and of jit cache
+    keys). Registering a type twice, or a built-in node type, is a ``ValueError``.
     """
     if not isinstance(nodetype, type):
         raise TypeError(f"register_pytree_node: expected a type, got {nodetype!r}")
     existing = _registry.get(nodetype)
     if existing is not None and not _is_namedtuple_class(nodetype):
         raise ValueError(f"register_pytree_node: {nodetype.__name__} is already registered")
-    _registry[nodetype] = _NodeKind(nodetype, "custom", flatten_func, unflatten_func, _index_keys)
+    _registry[nodetype] = _NodeKind(
+        nodetype, "custom", flatten_func, unflatten_func, _index_keys, flatten_with_keys_func
+    )
+
+
+def register_pytree_with_keys(
+    nodetype: type,
+    flatten_with_keys: Callable[[Any], tuple[Iterable[Any], Hashable]],
+    unflatten_func: Callable[[Hashable, Iterable[Any]], Any],
+    flatten_func: Callable[[Any], tuple[Iterable[Any], Hashable]] | None = None,
+) -> None:
+    """:func:`register_pytree_node` with the children's key paths:
+    ``flatten_with_keys(x) -> (((key, child), ...), aux_data)``; ``flatten_func``
+    defaults to it with the keys dropped."""
+    if flatten_func is None:
+
+        def flatten_func(x: Any) -> tuple[list[Any], Any]:
+            pairs, data = flatten_with_keys(x)
+            return [child for _, child in pairs], data
+
+    register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys)
+
+
+def register_pytree_node_class(cls: type) -> type:
+    """Class decorator: register ``cls`` with its ``tree_flatten`` method and
+    ``tree_unflatten`` classmethod (JAX's convention)."""
+    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    return cls
+
+
+def register_pytree_with_keys_class(cls: type) -> type:
+    """Class decorator: register ``cls`` with its ``tree_flatten_with_keys``
+    method (and ``tree_flatten``, if it has one) and ``tree_unflatten`` classmethod."""
+    flatten = (lambda x: x.tree_flatten()) if hasattr(cls, "tree_flatten") else None
+    register_pytree_with_keys(
+        cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten, flatten
+    )
+    return cls
+
+
+def register_dataclass(
+    nodetype: type,
+    data_fields: Sequence[str] | None = None,
+    meta_fields: Sequence[str] | None = None,
+    drop_fields: Sequence[str] = (),
+) -> type:
+    """Register a dataclass-like type: ``data_fields`` are its children (key
+    paths ``GetAttrKey(name)``), ``meta_fields`` its static node data; it is
+    rebuilt as ``nodetype(**fields)``. For a dataclass both may be omitted:
+    fields are data unless ``field(metadata=dict(static=True))``. Returns
+    ``nodetype`` (a decorator)."""
+    if data_fields is None or meta_fields is None:
+        if (data_fields is None) != (meta_fields is None):
+            raise TypeError(
+                "register_dataclass: data_fields and meta_fields must both be specified when "
+                f"either is specified. Got data_fields={data_fields} meta_fields={meta_fields}."
+            )
+        if not dataclasses.is_dataclass(nodetype):
+            raise TypeError(
+                "register_dataclass: data_fields and meta_fields are required when nodetype "
+                f"is not a dataclass. Got nodetype={nodetype!r}."
+            )
+        fields = [f for f in dataclasses.fields(nodetype) if f.name not in drop_fields]
+        data_fields = [f.name for f in fields if not f.metadata.get("static", False)]
+        meta_fields = [f.name for f in fields if f.metadata.get("static", False)]
+    data_fields, meta_fields = tuple(data_fields), tuple(meta_fields)
+    if dataclasses.is_dataclass(nodetype):
+        init_fields = {f.name for f in dataclasses.fields(nodetype) if f.init}
+        init_fields.difference_update(drop_fields)
+        if {*meta_fields, *data_fields} != init_fields:
+            msg = (
+                "data_fields and meta_fields must include all dataclass fields with "
+                "``init=True`` and only them."
+            )
+            if missing := init_fields - {*meta_fields, *data_fields}:
+                msg += (
+                    f" Missing fields: {missing}. Add them to drop_fields to suppress this error."
+                )
+            if unexpected := {*meta_fields, *data_fields} - init_fields:
+                msg += f" Unexpected fields: {unexpected}."
+            raise ValueError(msg)
+    if overlap := set(data_fields) & set(meta_fields):
+        raise ValueError(
+            f"data_fields and meta_fields must not overlap. Overlapping fields: {overlap}."
+        )
+
+    def flatten(x: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        return tuple(getattr(x, n) for n in data_fields), tuple(getattr(x, n) for n in meta_fields)
+
+    def flatten_with_keys(x: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        pairs = tuple((GetAttrKey(n), getattr(x, n)) for n in data_fields)
+        return pairs, tuple(getattr(x, n) for n in meta_fields)
+
+    def unflatten(meta: tuple[Any, ...], data: Iterable[Any]) -> Any:
+        return nodetype(**dict(zip(meta_fields, meta)), **dict(zip(data_fields, data)))
+
+    register_pytree_node(nodetype, flatten, unflatten, flatten_with_keys)
+    return nodetype
+
+
+def register_static(cls: type) -> type:
+    """Register ``cls`` as a node with no children: its instances are node data
+    (static under ``jit``), so they must be hashable. Returns ``cls``."""
+    register_pytree_node(cls, lambda x: ((), x), lambda x, _: x)
+    return cls
 
 
 # --------------------------------------------------------------------------
@@ -469,10 +582,11 @@ def tree_map(
 # paths and differences
 
 
-def tree_flatten_with_path(
+def flatten_with_path_strings(
     tree: Any, is_leaf: Callable[[Any], bool] | None = None
 ) -> tuple[list[tuple[str, Any]], PyTreeDef]:
-    """Like :func:`tree_flatten`, with each leaf paired with its path string.
+    """Like :func:`tree_flatten`, with each leaf paired with its path string
+    (what refimpl's error messages print).
 
     Paths concatenate one step per level: ``[0]`` for sequence positions and
     registered nodes' children, ``['a']`` for dict keys (their repr), ``.x``
@@ -526,24 +640,266 @@ def _first_difference(a: _Key, b: _Key, path: str) -> tuple[str, str, str] | Non
 
 
 # --------------------------------------------------------------------------
-# key paths, reduce, transpose (refimpl.tree, imported last: it builds on the above)
+# key paths (JAX's): each leaf's path is a tuple of key objects
 
-from refimpl.tree import (  # noqa: E402
-    DictKey,
-    FlattenedIndexKey,
-    GetAttrKey,
-    SequenceKey,
-    keystr,
-    register_pytree_node_class,
+
+class SequenceKey:
+    """A position in a tuple or list (``[0]``)."""
+
+    __slots__ = ("idx",)
+    __match_args__ = ("idx",)
+
+    def __init__(self, idx: int) -> None:
+        self.idx = idx
+
+    def __str__(self) -> str:
+        return f"[{self.idx!r}]"
+
+    def __repr__(self) -> str:
+        return f"SequenceKey(idx={self.idx!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is SequenceKey and other.idx == self.idx
+
+    def __hash__(self) -> int:
+        return hash(("SequenceKey", self.idx))
+
+
+class DictKey:
+    """A dict key (``['w']``)."""
+
+    __slots__ = ("key",)
+    __match_args__ = ("key",)
+
+    def __init__(self, key: Any) -> None:
+        self.key = key
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+    def __repr__(self) -> str:
+        return f"DictKey(key={self.key!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is DictKey and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(("DictKey", self.key))
+
+
+class GetAttrKey:
+    """An attribute: namedtuple fields, dataclass fields (``.x``)."""
+
+    __slots__ = ("name",)
+    __match_args__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+    def __repr__(self) -> str:
+        return f"GetAttrKey(name={self.name!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is GetAttrKey and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(("GetAttrKey", self.name))
+
+
+class FlattenedIndexKey:
+    """The position of a child of a node registered without key paths."""
+
+    __slots__ = ("key",)
+    __match_args__ = ("key",)
+
+    def __init__(self, key: int) -> None:
+        self.key = key
+
+    def __str__(self) -> str:
+        return f"[<flat index {self.key}>]"
+
+    def __repr__(self) -> str:
+        return f"FlattenedIndexKey(key={self.key!r})"
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is FlattenedIndexKey and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(("FlattenedIndexKey", self.key))
+
+
+def _simple_key(key: Any) -> str:
+    for attr in ("idx", "key", "name"):
+        if hasattr(key, attr):
+            return str(getattr(key, attr))
+    return str(key)
+
+
+def keystr(keys: tuple[Any, ...], *, simple: bool = False, separator: str = "") -> str:
+    """A key path as a string: ``[0]['w'].x``; with ``simple=True`` the bare
+    keys (``0``, ``w``, ``x``) joined by ``separator``."""
+    if simple:
+        return separator.join(_simple_key(k) for k in keys)
+    return separator.join(str(k) for k in keys)
+
+
+def _child_keys(kind: _NodeKind, data: Any, n: int) -> list[Any]:
+    if kind.tag in ("tuple", "list"):
+        return [SequenceKey(i) for i in range(n)]
+    if kind.tag == "dict":
+        names = data[1] if kind is _DEFAULTDICT else data
+        return [DictKey(k) for k in names]
+    if kind.tag == "namedtuple":
+        return [GetAttrKey(f) for f in kind.type._fields]
+    return [FlattenedIndexKey(i) for i in range(n)]
+
+
+def _flatten_one_with_keys(x: Any, kind: _NodeKind) -> tuple[list[Any], list[Any], Any]:
+    """``(keys, children, data)`` of one node."""
+    if kind.flatten_with_keys is not None:
+        pairs, data = kind.flatten_with_keys(x)
+        pairs = list(pairs)
+        return [k for k, _ in pairs], [c for _, c in pairs], data
+    children, data = kind.flatten(x)
+    children = list(children)
+    return _child_keys(kind, data, len(children)), children, data
+
+
+def _flatten_with_keys(
+    x: Any,
+    prefix: tuple[Any, ...],
+    out: list[tuple[tuple[Any, ...], Any]],
+    is_leaf: Callable[[Any], bool] | None,
+) -> _Key:
+    kind = None if is_leaf is not None and is_leaf(x) else _kind_of(type(x))
+    if kind is None:
+        out.append((prefix, x))
+        return None
+    keys, children, data = _flatten_one_with_keys(x, kind)
+    subkeys = [_flatten_with_keys(c, (*prefix, k), out, is_leaf) for k, c in zip(keys, children)]
+    return (kind, data, tuple(subkeys))
+
+
+def tree_flatten_with_path(
+    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> tuple[list[tuple[tuple[Any, ...], Any]], PyTreeDef]:
+    """``(key path, leaf)`` pairs in flatten order, and the treedef. A key path
+    is a tuple of :class:`SequenceKey`/:class:`DictKey`/:class:`GetAttrKey`/
+    :class:`FlattenedIndexKey` (or a registered type's own keys)."""
+    pairs: list[tuple[tuple[Any, ...], Any]] = []
+    key = _flatten_with_keys(tree, (), pairs, is_leaf)
+    return pairs, PyTreeDef(key, len(pairs))
+
+
+def tree_leaves_with_path(
+    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> list[tuple[tuple[Any, ...], Any]]:
+    """The ``(key path, leaf)`` pairs of :func:`tree_flatten_with_path`."""
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(
+    f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> Any:
+    """``f(key path, leaf, *corresponding leaves of rest)`` at every leaf."""
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    columns = [treedef.flatten_up_to(other) for other in rest]
+    outs = [f(path, leaf, *(c[i] for c in columns)) for i, (path, leaf) in enumerate(pairs)]
+    return treedef.unflatten(outs)
+
+
+# --------------------------------------------------------------------------
+# treedef helpers, as JAX's
+
+
+def treedef_is_leaf(treedef: PyTreeDef) -> bool:
+    return treedef.is_leaf
+
+
+def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:
+    return treedef.children()
+
+
+def treedef_tuple(treedefs: Iterable[PyTreeDef]) -> PyTreeDef:
+    """The treedef of a tuple whose children have ``treedefs``."""
+    return PyTreeDef((_TUPLE, None, tuple(t._key for t in treedefs)))
+
+
+def is_tree_node(x: Any) -> bool:
+    """Whether ``x`` is a pytree node (not a leaf)."""
+    return _kind_of(type(x)) is not None
+
+
+def flatten_one_level(tree: Any) -> tuple[list[Any], Any]:
+    """The children and node data of ``tree``'s root; ``ValueError`` for a leaf."""
+    kind = _kind_of(type(tree))
+    if kind is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    children, data = kind.flatten(tree)
+    return list(children), data
+
+
+def flatten_one_level_with_keys(tree: Any) -> tuple[list[tuple[Any, Any]], Any]:
+    """The ``(key, child)`` pairs and node data of ``tree``'s root."""
+    kind = _kind_of(type(tree))
+    if kind is None:
+        raise ValueError(f"can't tree-flatten type: {type(tree)}")
+    keys, children, data = _flatten_one_with_keys(tree, kind)
+    return list(zip(keys, children)), data
+
+
+def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every element of ``iterable`` is a leaf."""
+    if is_leaf is None:
+        return all(_kind_of(type(x)) is None for x in iterable)
+    return all(tree_structure(x, is_leaf).is_leaf for x in iterable)
+
+
+def tree_broadcast(
+    prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> Any:
+    """``prefix_tree`` with each leaf repeated over the subtree of
+    ``full_tree`` at its position."""
+    treedef = tree_structure(prefix_tree, is_leaf)
+    subtrees = treedef.flatten_up_to(full_tree)
+    leaves = tree_leaves(prefix_tree, is_leaf)
+    return treedef.unflatten(
+        [tree_map(lambda _, v=v: v, sub) for v, sub in zip(leaves, subtrees, strict=True)]
+    )
+
+
+class Partial(functools.partial):
+    """``functools.partial`` as a pytree: the bound arguments are its
+    children, the function its node data (so it can cross ``jit``)."""
+
+    def __new__(klass, func: Any, *args: Any, **kw: Any) -> Partial:  # noqa: N804
+        return super().__new__(klass, func, *args, **kw)
+
+
+register_pytree_node(
+    Partial,
+    lambda p: ((p.args, p.keywords), p.func),
+    lambda func, xs: Partial(func, *xs[0], **xs[1]),
 )
+
+
+# --------------------------------------------------------------------------
+# reduce, transpose (refimpl.tree, imported last: it builds on the above)
+
 from refimpl.tree import all as tree_all  # noqa: E402
-from refimpl.tree import leaves_with_path as tree_leaves_with_path  # noqa: E402
-from refimpl.tree import map_with_path as tree_map_with_path  # noqa: E402
 from refimpl.tree import reduce as tree_reduce  # noqa: E402
+from refimpl.tree import reduce_associative as tree_reduce_associative  # noqa: E402
 from refimpl.tree import transpose as tree_transpose  # noqa: E402
 
 __all__ += [
-    "DictKey", "FlattenedIndexKey", "GetAttrKey", "SequenceKey", "keystr",
-    "register_pytree_node_class", "tree_all", "tree_leaves_with_path", "tree_map_with_path",
-    "tree_reduce", "tree_transpose",
+    "DictKey", "FlattenedIndexKey", "GetAttrKey", "Partial", "SequenceKey", "all_leaves",
+    "flatten_one_level", "flatten_one_level_with_keys", "flatten_with_path_strings",
+    "is_tree_node", "keystr", "register_dataclass", "register_pytree_node_class",
+    "register_pytree_with_keys", "register_pytree_with_keys_class", "register_static",
+    "tree_all", "tree_broadcast", "tree_leaves_with_path", "tree_map_with_path",
+    "tree_reduce", "tree_reduce_associative", "tree_transpose", "treedef_children",
+    "treedef_is_leaf", "treedef_tuple",
 ]  # fmt: skip

@@ -50,7 +50,7 @@ def assert_agree(ref: Any, got: Any, ulps: float = 0, atol: float = 0.0, where: 
     ref_leaves, ref_tree = ri.tree_flatten(ref)
     got_leaves, got_tree = ri.tree_flatten(got)
     assert ref_tree == got_tree, f"{where}: tree {got_tree} != {ref_tree}"
-    paths = [p for p, _ in ri.tree_util.tree_flatten_with_path(ref)[0]]
+    paths = [p for p, _ in ri.tree_util.flatten_with_path_strings(ref)[0]]
     for path, r, g in zip(paths, ref_leaves, got_leaves, strict=True):
         label = f"{where}{path}"
         assert type(g).__name__ == "PjrtArray", f"{label}: got a {type(g).__name__}"

@@ -257,7 +257,7 @@ def test_tree_map_mismatch_names_both_structures(first, second, fragment):
 
 def test_paths():
     tree = (np.zeros(1), {"w": 1, "b": [2, Point(3, 4)]}, Box("t", 5), {7: 8})
-    pairs, td = tu.tree_flatten_with_path(tree)
+    pairs, td = tu.flatten_with_path_strings(tree)
     assert [p for p, _ in pairs] == [
         "[0]",
         "[1]['b'][0]",
@@ -269,14 +269,17 @@ def test_paths():
     ]
     assert [x for _, x in pairs] == tu.tree_leaves(tree)
     assert td == tu.tree_structure(tree)
-    assert tu.tree_flatten_with_path(5)[0] == [("", 5)]
+    assert tu.flatten_with_path_strings(5)[0] == [("", 5)]
+    assert tu.tree_flatten_with_path(5)[0] == [((), 5)]
 
 
 def test_paths_match_jax_keystr():
     tree = [{"a": (1, Point(2, 3)), "b": collections.OrderedDict(z=4)}]
-    ours = [p for p, _ in tu.tree_flatten_with_path(tree)[0]]
+    ours = [p for p, _ in tu.flatten_with_path_strings(tree)[0]]
     theirs = [jax.tree_util.keystr(k) for k, _ in jax.tree_util.tree_flatten_with_path(tree)[0]]
     assert ours == theirs
+    keys = [tu.keystr(k) for k, _ in tu.tree_flatten_with_path(tree)[0]]
+    assert keys == theirs
 
 
 @pytest.mark.parametrize(
@@ -343,9 +346,11 @@ def test_flatten_round_trip_property(tree, other):
     if td == td2:
         assert hash(td) == hash(td2)
     # paths line up with leaves and with JAX's key strings
-    pairs, _ = tu.tree_flatten_with_path(tree)
+    pairs, _ = tu.flatten_with_path_strings(tree)
     jpairs, _ = jax.tree_util.tree_flatten_with_path(tree)
     assert [p for p, _ in pairs] == [_jax_keystr(k) for k, _ in jpairs]
+    key_pairs, _ = tu.tree_flatten_with_path(tree)
+    assert [tu.keystr(k) for k, _ in key_pairs] == [jax.tree_util.keystr(k) for k, _ in jpairs]
 
 
 def _jax_keystr(keys) -> str:

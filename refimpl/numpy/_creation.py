@@ -179,6 +179,11 @@ def asarray(a: ArrayLike, dtype: DTypeLike = None, order: str | None = None, *, 
     target = None if dtype is None else canonical_dtype("asarray", dtype)
     if isinstance(a, (list, tuple)):
         return _from_sequence("asarray", a, target)
+    if target is not None and type(a) is int:  # range-checked against the target, as JAX
+        if dtypes.is_integer(target) and not np.iinfo(target).min <= a <= np.iinfo(target).max:
+            raise OverflowError(f"asarray: Python int {a} too large to convert to {target.name}")
+        with np.errstate(all="ignore"):
+            return as_array(np.array(a if dtypes.is_integer(target) else float(a), target), False)
     aval = aval_of(a, "asarray", 0)
     if target is None:
         return as_array(a)

@@ -158,7 +158,7 @@ def _cached_trace(funs: tuple[Callable, ...], key: tuple, trace: Callable[[], An
 
 def _flatten_operands(label: str, tree: Any) -> tuple[list, tree_util.PyTreeDef, list]:
     """Leaves, treedef and leaf paths of an operand pytree (``label`` prefixes paths)."""
-    path_leaves, treedef = tree_util.tree_flatten_with_path(tree)
+    path_leaves, treedef = tree_util.flatten_with_path_strings(tree)
     paths = [f"{label}{path}" for path, _ in path_leaves]
     return [leaf for _, leaf in path_leaves], treedef, paths
 
@@ -169,7 +169,7 @@ def _avals_of(api: str, leaves: Sequence[Any], paths: Sequence[str]) -> list[Sha
 
 def _output_leaves(api: str, label: str, out: Any) -> tuple[list[Any], tree_util.PyTreeDef]:
     """Flatten a function's output; every leaf must be an array or Python scalar."""
-    path_leaves, treedef = tree_util.tree_flatten_with_path(out)
+    path_leaves, treedef = tree_util.flatten_with_path_strings(out)
     for path, leaf in path_leaves:
         if not tracing.is_array_like(leaf):
             raise TypeError(
@@ -1485,7 +1485,7 @@ def _conforming_branch(api: str, fun: Callable, first: _Traced, first_name: str,
                 f"they differ: {tree_util.treedef_difference(first.out_tree, tree)} "
                 f"({first_name}: {first.out_tree!r}, {name}: {tree!r})"
             )
-        paths = [p for p, _ in tree_util.tree_flatten_with_path(tree.unflatten(leaves))[0]]
+        paths = [p for p, _ in tree_util.flatten_with_path_strings(tree.unflatten(leaves))[0]]
         matched = []
         for leaf, path, want in zip(leaves, paths, first.out_avals):
             got = tracing.get_aval(leaf, api, f"output{path}")

@@ -398,14 +398,14 @@ def _leaf_labels(fun: Callable[..., Any], args: tuple, kwargs: dict) -> list[str
     names = _arg_names(fun, len(args))
     labels = []
     for i, arg in enumerate(args):
-        for path, leaf in tree_util.tree_flatten_with_path(arg)[0]:
+        for path, leaf in tree_util.flatten_with_path_strings(arg)[0]:
             if names is not None and i < len(names):
                 where = f"argument {names[i]}{path}"
             else:
                 where = f"args[{i}]{path}"
             labels.append(f"{where} of type {_describe_leaf(leaf)}")
     for key in sorted(kwargs):
-        for path, leaf in tree_util.tree_flatten_with_path(kwargs[key])[0]:
+        for path, leaf in tree_util.flatten_with_path_strings(kwargs[key])[0]:
             labels.append(f"kwargs[{key!r}]{path} of type {_describe_leaf(leaf)}")
     return labels
 
@@ -553,7 +553,7 @@ def _vmap_call(
         ]
         call_args, call_kwargs = tree_util.tree_unflatten(in_tree, call_leaves)
         out = fun(*call_args, **call_kwargs)
-        out_path_leaves, out_tree = tree_util.tree_flatten_with_path(out)
+        out_path_leaves, out_tree = tree_util.flatten_with_path_strings(out)
         outs, out_dims = [], []
         ref_outs: dict[int, Any] = {}  # output index -> a mapped Ref argument returned
         for path, leaf in out_path_leaves:
@@ -577,7 +577,7 @@ def _vmap_call(
     out_trees = [out_tree]
     out_tree = out_trees[0]
     flat_out_axes = _flatten_axes("out_axes", out_axes, out_tree.unflatten(outs), "the output")
-    paths = [path for path, _ in tree_util.tree_flatten_with_path(out_tree.unflatten(outs))[0]]
+    paths = [path for path, _ in tree_util.flatten_with_path_strings(out_tree.unflatten(outs))[0]]
     results = []
     for index, (out, dim, want) in enumerate(zip(outs, out_dims, flat_out_axes, strict=True)):
         if index in ref_outs:  # a mapped Ref argument returned: the ref itself (as JAX)

@@ -485,7 +485,7 @@ class Jitted:
         dyn_args = tuple(a for i, a in enumerate(args) if i not in static_nums)
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in spec.static_names}
         try:
-            path_leaves, in_tree = tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))
+            path_leaves, in_tree = tree_util.flatten_with_path_strings((dyn_args, dyn_kwargs))
         except RecursionError:  # the words of the pjrt fast path, which has the same limit
             raise RecursionError(
                 f"maximum recursion depth exceeded while flattening the arguments of a jitted "
@@ -1116,6 +1116,8 @@ def jit(
     donate_argnums: int | Sequence[int] = (),
     donate_argnames: str | Sequence[str] = (),
     backend: str | None = None,
+    inline: bool = False,
+    keep_unused: bool = False,
 ) -> Any:
     """Compile ``fun`` per call signature, like ``jax.jit``.
 
@@ -1140,6 +1142,11 @@ def jit(
         donate_argnames: Names of keyword arguments donated the same way.
         backend: ``"ref"``, ``"pjrt"``, or None for ``ri.config.backend``
             at call time.
+        inline: Accepted for JAX's signature. A jitted function called while
+            tracing becomes one call equation either way, and its results
+            are the same inlined or not.
+        keep_unused: Accepted for JAX's signature: refimpl passes every
+            argument to the program, used or not (JAX's ``keep_unused=True``).
 
     Returns:
         A ``Jitted`` callable with ``fun``'s signature (on ``backend="pjrt"``
@@ -1164,6 +1171,7 @@ def jit(
         >>> x.is_deleted()
         True
     """
+    del inline, keep_unused  # no observable effect (see above)
     kwargs = dict(
         static_argnums=static_argnums,
         static_argnames=static_argnames,

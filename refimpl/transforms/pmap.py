@@ -49,6 +49,7 @@ from refimpl.array import Array
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray
 from refimpl.primitives import collectives
+from refimpl.sharding import PmapSharding, SingleDeviceSharding
 from refimpl.transforms import batching
 
 __all__ = ["ShardedArray", "pmap", "transfer_count"]
@@ -67,48 +68,6 @@ class Shard:
 
     def __repr__(self) -> str:
         return f"Shard(device={self.device!r}, index={self.index!r})"
-
-
-class SingleDeviceSharding:
-    """The whole array on one device (``jax.sharding.SingleDeviceSharding``'s role)."""
-
-    def __init__(self, device: Any) -> None:
-        self.device = device
-
-    @property
-    def device_set(self) -> set[Any]:
-        return {self.device}
-
-    def devices_indices_map(self, shape: tuple[int, ...]) -> dict[Any, tuple]:
-        return {self.device: (slice(None),) * len(shape)}
-
-    def __repr__(self) -> str:
-        return f"SingleDeviceSharding(device={self.device!r})"
-
-
-class PmapSharding:
-    """Where each slice of a pmap output lives: slice ``m`` along ``axis`` on
-    ``devices[m]`` (``jax.sharding.PmapSharding``'s role)."""
-
-    def __init__(self, devices: Sequence[Any], axis: int, shape: tuple[int, ...]) -> None:
-        self.devices = tuple(devices)
-        self.sharded_dim = axis
-        self.shape = shape
-
-    @property
-    def device_set(self) -> set[Any]:
-        return set(self.devices)
-
-    def devices_indices_map(self, shape: tuple[int, ...]) -> dict[Any, tuple]:
-        out = {}
-        for m, device in enumerate(self.devices):
-            index = [slice(None)] * len(shape)
-            index[self.sharded_dim] = m
-            out[device] = tuple(index)
-        return out
-
-    def __repr__(self) -> str:
-        return f"PmapSharding(devices={list(self.devices)}, sharded_dim={self.sharded_dim})"
 
 
 def _pjrt_sharding(array: Any) -> Any:
@@ -619,7 +578,7 @@ def _check_no_ref_arguments(name: str, leaves: Sequence[Any], args: Any) -> None
 
     if not any(isinstance(leaf, Ref) for leaf in leaves):
         return
-    for path, leaf in tree_util.tree_flatten_with_path(args)[0]:
+    for path, leaf in tree_util.flatten_with_path_strings(args)[0]:
         if isinstance(leaf, Ref):
             where = ("args" if path.startswith("[0]") else "kwargs") + path[3:]
             raise ValueError(

@@ -281,9 +281,20 @@ class Lowered:
             return (executables_module.local_platform(),)
         return self._platforms
 
-    def as_text(self) -> str:
-        """The StableHLO module, as text."""
-        return executables_module._lowering().module_text(self._executables.module)
+    def as_text(self, dialect: str | None = None) -> str:
+        """The StableHLO module, as text (``dialect="hlo"``: XLA's HLO text)."""
+        if dialect == "hlo":
+            return self.compiler_ir("hlo").as_hlo_text()
+        return executables_module._lowering().module_text(self.compiler_ir(dialect))
+
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The lowered module: the StableHLO ``ir.Module`` (``dialect`` None or
+        ``"stablehlo"``), or XLA's HLO computation (``"hlo"``), as JAX's."""
+        if dialect in (None, "stablehlo"):
+            return self._executables.module
+        if dialect == "hlo":
+            return executables_module._lowering().module_hlo(self._executables.module)
+        raise ValueError(f"unknown dialect: {dialect}")
 
     @property
     def in_avals(self) -> Any:

@@ -679,6 +679,16 @@ def module_text(module: ir.Module) -> str:
     return str(module)
 
 
+def module_hlo(module: ir.Module) -> Any:
+    """The module converted to an XLA HLO computation (``as_hlo_text()``,
+    what ``Lowered.compiler_ir("hlo")`` gives), by jaxlib's converter."""
+    from jaxlib import _jax
+
+    buffer = io.BytesIO()
+    module.operation.write_bytecode(buffer)
+    return _jax.mlir.mlir_module_to_xla_computation(buffer.getvalue(), use_tuple_args=False)
+
+
 def to_portable_artifact(module: ir.Module, target_version: str) -> bytes:
     """The module as a StableHLO portable artifact for ``target_version``.
 

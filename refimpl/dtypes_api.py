@@ -1,0 +1,123 @@
+"""``jax.dtypes``: the public dtype functions, with JAX's signatures.
+
+refimpl's internal :mod:`refimpl.dtypes` works on ``(dtype, weak_type)``
+pairs (its ``result_type`` returns one); this module is the user-facing
+surface ``jax.dtypes`` names, built on it:
+
+* ``result_type(*args, return_weak_type_flag=False)``: the dtype ``jnp``
+  operations on ``args`` compute in (with the weak flag on request);
+* ``issubdtype(a, b)``: ``np.issubdtype`` that knows ``bfloat16`` is
+  floating and that typed PRNG keys are ``prng_key``/``extended``;
+* ``canonicalize_dtype(dtype)``: the dtype refimpl stores for a request
+  (64-bit types become 32-bit without x64);
+* ``float0``, ``bfloat16``, ``finfo``, ``iinfo``, ``extended``, ``prng_key``,
+  ``scalar_type_of``, ``itemsize_bits``, ``TypePromotionError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from refimpl import dtypes as _dtypes
+from refimpl.numpy import _scalars
+from refimpl.random import KeyDtype
+
+__all__ = [
+    "TypePromotionError",
+    "bfloat16",
+    "canonicalize_dtype",
+    "extended",
+    "finfo",
+    "float0",
+    "iinfo",
+    "issubdtype",
+    "itemsize_bits",
+    "prng_key",
+    "result_type",
+    "scalar_type_of",
+]
+
+bfloat16 = _dtypes.bfloat16
+float0 = _dtypes.float0
+finfo = _scalars.finfo
+iinfo = _scalars.iinfo
+
+
+class TypePromotionError(ValueError):
+    """A promotion the type lattice does not allow."""
+
+
+class extended(np.generic):  # noqa: N801 -- spelled as JAX's
+    """The scalar type of dtypes that are not NumPy dtypes (typed PRNG keys)."""
+
+
+class prng_key(extended):  # noqa: N801 -- spelled as JAX's
+    """The scalar type of typed PRNG key dtypes (``jax.random.key(0).dtype``)."""
+
+
+def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
+    """The canonical dtype ``jnp`` operations on ``args`` compute in.
+
+    Arguments are arrays, dtypes, scalar types or Python scalars; Python scalars
+    and the types ``int``/``float``/``complex`` are weak. With
+    ``return_weak_type_flag=True``, a ``(dtype, weak_type)`` pair."""
+    if not args:
+        raise ValueError("at least one array or dtype is required")
+    dtype, weak = _dtypes.jnp_result_type(*(_operand(a) for a in args))
+    return (dtype, weak) if return_weak_type_flag else dtype
+
+
+def _operand(value: Any) -> Any:
+    if isinstance(value, _scalars._ScalarMeta):
+        return value.dtype
+    if isinstance(getattr(value, "dtype", None), KeyDtype):
+        raise TypePromotionError("result_type: typed PRNG keys do not promote with numbers")
+    return _scalars._operand(value)
+
+
+def canonicalize_dtype(dtype: Any, allow_extended_dtype: bool = False) -> Any:
+    """The dtype refimpl stores for ``dtype`` (64-bit types become 32-bit
+    without x64); a typed key dtype passes through with ``allow_extended_dtype``."""
+    if isinstance(dtype, KeyDtype):
+        if allow_extended_dtype:
+            return dtype
+        raise ValueError(f"Internal: canonicalize_dtype called on extended dtype {dtype}")
+    return _dtypes.canonicalize_dtype(dtype)
+
+
+def issubdtype(a: Any, b: Any) -> bool:
+    """Whether ``a`` is ``b`` or below it in NumPy's type hierarchy (``bfloat16``
+    is floating; a typed key dtype is ``prng_key`` and ``extended``)."""
+    if isinstance(b, type) and issubclass(b, extended):
+        return isinstance(a, KeyDtype) or (isinstance(a, type) and issubclass(a, b))
+    if isinstance(b, KeyDtype):
+        return isinstance(a, KeyDtype)
+    if isinstance(a, KeyDtype):
+        return b in (np.generic,)
+    if a is None or b is None:
+        return False
+    return _scalars.issubdtype(a, b)
+
+
+def scalar_type_of(x: Any) -> type:
+    """The Python scalar type (``bool``/``int``/``float``/``complex``) of
+    ``x``'s dtype."""
+    dtype = _scalars._plain_dtype("scalar_type_of", x)
+    if _dtypes.is_bool(dtype):
+        return bool
+    if _dtypes.is_integer(dtype):
+        return int
+    if _dtypes.is_floating(dtype):
+        return float
+    if _dtypes.is_complex(dtype):
+        return complex
+    raise TypeError(f"scalar_type_of: invalid scalar value {x!r}")
+
+
+def itemsize_bits(dtype: Any) -> int:
+    """The number of bits one element of ``dtype`` takes."""
+    if isinstance(dtype, KeyDtype):
+        return dtype.itemsize * 8
+    return np.dtype(dtype).itemsize * 8
