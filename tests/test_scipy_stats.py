@@ -639,3 +639,25 @@ def test_gaussian_kde_1d_and_pytree(rng):
         stats.gaussian_kde(np.ones(1, np.float32))
     with pytest.raises(NotImplementedError):
         ours.integrate_box(0, 1)
+
+
+def test_as_jax_imports(tmp_path):
+    """``import jax.scipy.stats.norm`` and ``from jax.scipy.stats import ...`` under
+    as_jax give refimpl's modules."""
+    from refimpl import as_jax
+
+    script = tmp_path / "stats_script.py"
+    script.write_text(
+        "import jax.scipy.stats.norm\n"
+        "from jax.scipy.stats import gamma, norm\n"
+        "import jax.scipy.stats as st\n"
+        "import jax\n"
+        "value = float(jax.jit(lambda x: norm.logpdf(x) + gamma.logpdf(x, 2.0))(0.5))\n"
+        "same = jax.scipy.stats.norm is norm\n"
+        "ranks = st.rankdata(jax.numpy.array([3.0, 1.0, 2.0]))\n"
+    )
+    out = as_jax.run(str(script))
+    want = float(jstats.norm.logpdf(0.5) + jstats.gamma.logpdf(0.5, 2.0))
+    assert out["same"]
+    np.testing.assert_allclose(out["value"], want, rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(out["ranks"]), [3.0, 1.0, 2.0])

@@ -46,6 +46,7 @@ FAMILIES: Sequence[str] = (
     "lax_solvers_and_approx",
     "special",
     "special_integrals",
+    "scipy_stats",
     "host_callbacks",
 )
 
