@@ -36,9 +36,10 @@ def test_gpu_check_quick_on_the_cpu_plugin(tmp_path):
     files = {p.name for p in out.iterdir()}
     assert "summary.md" in files and len(files) <= 8, files
     summary = (out / "summary.md").read_text()
-    for name in ("env", "build", "smoke", "doctor", "transfers", "tests", "conformance", "bench"):
+    conformance = ("conformance-other", "conformance-lax", "conformance-np")
+    for name in ("env", "build", "smoke", "doctor", "transfers", "tests", "bench", *conformance):
         assert f"| {name} |" in summary, name
-    for name in ("smoke", "doctor", "transfers", "tests", "conformance", "bench"):
+    for name in ("smoke", "doctor", "transfers", "tests", "bench", *conformance):
         assert f"| {name} | ok |" in summary, (name, summary[:1500])
     assert "goals met:" in summary
     assert "[" in done.stdout and "step conformance" in done.stdout  # timestamped progress
