@@ -25,3 +25,55 @@ def test_docstring_example(obj):
     for test in finder.find(obj, obj.__name__, globs={}):
         runner.run(test)
     assert runner.failures == 0 and runner.tries > 0
+
+
+def _public_functions() -> list[str]:
+    """The public top-level functions: ``refimpl.__all__`` less classes and modules."""
+    import inspect
+
+    names = []
+    for name in ri.__all__:
+        obj = getattr(ri, name)
+        if inspect.isclass(obj) or inspect.ismodule(obj) or not callable(obj):
+            continue
+        names.append(name)
+    return names
+
+
+# Public functions whose docstrings do not have every section and an example
+# yet. Each is an expected failure (strict: documenting one makes its xfail
+# pass, which fails until it is taken off this list).
+NOT_YET_DOCUMENTED = {
+    "check_program", "checkpoint", "remat", "invertible", "custom_ivjp", "default_backend",
+    "devices", "linear_transpose", "linearize", "register_pytree_node", "tree_flatten",
+    "tree_leaves", "tree_map", "tree_structure", "tree_unflatten", "vmap", "empty_ref",
+    "freeze", "new_ref", "block_until_ready", "clear_caches", "closure_convert",
+    "custom_gradient", "default_device", "device_count", "device_get", "disable_jit",
+    "enable_x64", "ensure_compile_time_eval", "jacobian", "local_device_count",
+    "local_devices", "make_jaxpr", "named_call", "named_scope", "process_count",
+    "process_index", "pure_callback", "effects_barrier", "typeof", "custom_jvp", "custom_vjp",
+}  # fmt: skip
+
+
+def _params():
+    out = []
+    for name in _public_functions():
+        marks = []
+        if name in NOT_YET_DOCUMENTED:
+            marks = [pytest.mark.xfail(strict=True, reason="docstring not complete yet")]
+        out.append(pytest.param(name, marks=marks, id=name))
+    return out
+
+
+@pytest.mark.parametrize("name", _params())
+def test_every_public_function_is_documented(name):
+    obj = getattr(ri, name)
+    doc = obj.__doc__ or ""
+    for section in ("Args:", "Returns:", "Raises:", "Example"):
+        assert section in doc, f"ri.{name}'s docstring has no {section} section"
+    assert ">>>" in doc, f"ri.{name}'s docstring has no example"
+    finder = doctest.DocTestFinder(recurse=False)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    for test in finder.find(obj, name, globs={}):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries > 0

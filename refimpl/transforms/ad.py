@@ -391,13 +391,28 @@ def _output_tangent(tangent: Any) -> Any:
 
 @api_boundary
 def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> Any:
-    """``jax.jvp``: ``(fun(*primals), d fun(primals) . tangents)``.
+    """Like ``jax.jvp``: ``(fun(*primals), d fun(primals) . tangents)``, forward mode.
 
-    ``primals`` and ``tangents`` are tuples (or lists) of the same pytree
-    structure; each tangent has its primal's shape and tangent dtype (the
-    same dtype for inexact primals, ``float0`` for integer and bool ones).
-    With ``has_aux`` ``fun`` returns ``(out, aux)`` and the result is
-    ``(out, tangent_out, aux)``.
+    Args:
+        fun: The function to differentiate.
+        primals: A tuple (or list) of its arguments (pytrees).
+        tangents: A tuple (or list) of the same structure: each tangent has
+            its primal's shape and tangent dtype (the same dtype for inexact
+            primals, ``float0`` for integer and bool ones).
+        has_aux: Whether ``fun`` returns ``(out, aux)``.
+
+    Returns:
+        ``(out, tangent_out)`` (``(out, tangent_out, aux)`` with ``has_aux``).
+
+    Raises:
+        TypeError: ``primals``/``tangents`` are not tuples or lists, differ
+            in structure, or a tangent's shape or dtype does not match its
+            primal.
+
+    Example:
+        >>> import refimpl as ri, refimpl.numpy as rnp
+        >>> ri.jvp(rnp.sin, (0.0,), (1.0,))
+        (Array(0., dtype=float32, weak_type=True), Array(1., dtype=float32, weak_type=True))
     """
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun!r}")
@@ -524,8 +539,30 @@ def _flat_with_aux(
 
 @api_boundary
 def vjp(fun: Callable, *primals: Any, has_aux: bool = False, reduce_axes: Any = ()) -> Any:
-    """``jax.vjp``: ``(fun(*primals), pullback[, aux])`` where ``pullback(ct)``
-    returns the tuple of input cotangents ``ct . d fun(primals)``."""
+    """Like ``jax.vjp``: ``fun``'s value and its pullback (reverse mode).
+
+    Args:
+        fun: The function to differentiate.
+        *primals: Its arguments (pytrees of arrays or scalars).
+        has_aux: Whether ``fun`` returns ``(out, aux)``.
+        reduce_axes: Accepted for JAX compatibility; must be empty.
+
+    Returns:
+        ``(fun(*primals), pullback)`` (``(out, pullback, aux)`` with
+        ``has_aux``): ``pullback(ct)``, for a cotangent ``ct`` of ``out``'s
+        structure, shapes and dtypes, returns the tuple of input cotangents
+        ``ct . d fun(primals)``, one per primal.
+
+    Raises:
+        TypeError: A primal is not an array or scalar; ``pullback`` is given
+            a cotangent of the wrong structure, shape or dtype.
+
+    Example:
+        >>> import refimpl as ri, refimpl.numpy as rnp
+        >>> y, pullback = ri.vjp(rnp.sin, 0.0)
+        >>> pullback(1.0)
+        (Array(1., dtype=float32, weak_type=True),)
+    """
     user = _UserLinearization(fun, primals, has_aux, "vjp")
     pullback = _Pullback(user.lin, user.in_tree, user.leaves, user.out_tree)
     return user.results(pullback)
@@ -658,9 +695,35 @@ def value_and_grad(
     allow_int: bool = False,
     reduce_axes: Any = (),
 ) -> Callable:
-    """``jax.value_and_grad``: a function returning ``(fun(*args), gradient)``
-    (``((value, aux), gradient)`` with ``has_aux``). The gradient has the
-    structure of the ``argnums`` argument (a tuple of them for a tuple)."""
+    """Like ``jax.value_and_grad``: ``fun``'s value and its gradient, by reverse mode.
+
+    Args:
+        fun: A function returning a real scalar (with ``has_aux``: a pair
+            ``(scalar, aux)``).
+        argnums: The positional argument(s) to differentiate: an int, or a
+            sequence of ints (the gradient is then a tuple).
+        has_aux: Whether ``fun`` returns ``(value, aux)``; ``aux`` is
+            returned as it is, not differentiated.
+        holomorphic: Differentiate a complex ``fun`` of complex inputs as
+            holomorphic.
+        allow_int: Accept integer/bool inputs (their gradient is float0 zeros).
+        reduce_axes: Accepted for JAX compatibility; must be empty.
+
+    Returns:
+        A function with ``fun``'s signature returning ``(value, gradient)``
+        (``((value, aux), gradient)`` with ``has_aux``); the gradient has the
+        structure and dtypes of the ``argnums`` argument(s).
+
+    Raises:
+        TypeError: An input is not real or complex (integer, bool) without
+            ``allow_int``; the output is not a scalar, or is complex without
+            ``holomorphic``; ``argnums`` names a missing argument.
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.value_and_grad(lambda x: x**2)(3.0)
+        (Array(9., dtype=float32, weak_type=True), Array(6., dtype=float32, weak_type=True))
+    """
     return _value_and_grad(
         "value_and_grad", fun, argnums, has_aux, holomorphic, allow_int, reduce_axes
     )
@@ -753,8 +816,36 @@ def grad(
     allow_int: bool = False,
     reduce_axes: Any = (),
 ) -> Callable:
-    """``jax.grad``: the gradient of scalar-valued ``fun`` w.r.t. argument(s)
-    ``argnums`` (``(gradient, aux)`` with ``has_aux``), by reverse mode."""
+    """Like ``jax.grad``: the gradient of a scalar-valued ``fun``, by reverse mode.
+
+    Args:
+        fun: A function returning a real scalar (with ``has_aux``: a pair
+            ``(scalar, aux)``).
+        argnums: The positional argument(s) to differentiate: an int, or a
+            sequence of ints (the gradient is then a tuple).
+        has_aux: Whether ``fun`` returns ``(value, aux)``; the result is then
+            ``(gradient, aux)``.
+        holomorphic: Differentiate a complex ``fun`` of complex inputs as
+            holomorphic.
+        allow_int: Accept integer/bool inputs (their gradient is float0 zeros).
+        reduce_axes: Accepted for JAX compatibility; must be empty.
+
+    Returns:
+        A function with ``fun``'s signature returning the gradient, with the
+        structure and dtypes of the ``argnums`` argument(s).
+
+    Raises:
+        TypeError: An input is not real or complex (``grad requires real- or
+            complex-valued inputs ...``) without ``allow_int``; the output is
+            not a scalar (``Gradient only defined for scalar-output
+            functions``), or is complex without ``holomorphic``; ``argnums``
+            names a missing argument.
+
+    Example:
+        >>> import numpy as np, refimpl as ri, refimpl.numpy as rnp
+        >>> ri.grad(lambda x: rnp.sum(x**2))(np.array([1.0, 2.0], np.float32))
+        Array([2., 4.], dtype=float32)
+    """
     vg = _value_and_grad("grad", fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
     @api_boundary
@@ -1154,8 +1245,28 @@ def jacfwd(
     fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     holomorphic: bool = False,
 ) -> Callable:  # fmt: skip
-    """``jax.jacfwd``: the Jacobian by forward mode, one JVP per input element
-    (block ``[out leaf][in leaf]`` of shape ``out.shape + in.shape``)."""
+    """Like ``jax.jacfwd``: the Jacobian by forward mode, one JVP per input element.
+
+    Args:
+        fun: The function.
+        argnums: The positional argument(s) to differentiate.
+        has_aux: Whether ``fun`` returns ``(out, aux)``.
+        holomorphic: Differentiate a complex ``fun`` as holomorphic.
+
+    Returns:
+        A function returning the Jacobian: for each output leaf and input
+        leaf, an array of shape ``out.shape + in.shape``.
+
+    Raises:
+        TypeError: An input is not real (integer, bool, or complex without
+            ``holomorphic``).
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> ri.jacfwd(lambda x: x**2)(np.array([1.0, 2.0], np.float32))
+        Array([[2., 0.],
+               [0., 4.]], dtype=float32)
+    """
     return _jacobian("jacfwd", fun, argnums, has_aux, holomorphic)
 
 
@@ -1163,8 +1274,28 @@ def jacrev(
     fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     holomorphic: bool = False, allow_int: bool = False,
 ) -> Callable:  # fmt: skip
-    """``jax.jacrev``: the Jacobian by reverse mode: one linearization, one
-    backward pass per output element."""
+    """Like ``jax.jacrev``: the Jacobian by reverse mode, one backward pass per output element.
+
+    Args:
+        fun: The function.
+        argnums: The positional argument(s) to differentiate.
+        has_aux: Whether ``fun`` returns ``(out, aux)``.
+        holomorphic: Differentiate a complex ``fun`` as holomorphic.
+        allow_int: Accept integer/bool inputs.
+
+    Returns:
+        A function returning the Jacobian: for each output leaf and input
+        leaf, an array of shape ``out.shape + in.shape``.
+
+    Raises:
+        TypeError: An input is not real or complex without ``allow_int``.
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> ri.jacrev(lambda x: x**2)(np.array([1.0, 2.0], np.float32))
+        Array([[2., 0.],
+               [0., 4.]], dtype=float32)
+    """
     return _jacobian("jacrev", fun, argnums, has_aux, holomorphic, allow_int)
 
 
@@ -1172,7 +1303,27 @@ def hessian(
     fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False,
     holomorphic: bool = False,
 ) -> Callable:  # fmt: skip
-    """``jax.hessian``: ``jacfwd(jacrev(fun))``."""
+    """Like ``jax.hessian``: ``jacfwd(jacrev(fun))``.
+
+    Args:
+        fun: A scalar-valued function.
+        argnums: The positional argument(s) to differentiate.
+        has_aux: Whether ``fun`` returns ``(out, aux)``.
+        holomorphic: Differentiate a complex ``fun`` as holomorphic.
+
+    Returns:
+        A function returning the Hessian, of shape ``in.shape + in.shape``
+        for one input leaf.
+
+    Raises:
+        TypeError: An input is not real (integer, bool).
+
+    Example:
+        >>> import numpy as np, refimpl as ri, refimpl.numpy as rnp
+        >>> ri.hessian(lambda x: rnp.sum(x**3))(np.array([1.0, 2.0], np.float32))
+        Array([[ 6.,  0.],
+               [ 0., 12.]], dtype=float32)
+    """
     return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
 
 
