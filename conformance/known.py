@@ -178,14 +178,6 @@ KNOWN_DIFFERENCES: list[KnownDifference] = [
         differs=(r"^\['warned_not_usable'\]: expected True, got False$",),
     ),
     KnownDifference(
-        "np.indexing/static-out-of-bounds",
-        "jax",
-        "refimpl raises IndexError for a static integer index outside the axis (NumPy's rule: "
-        "a bug caught where it is made); jax 0.10.2 clamps it silently and returns the last "
-        "row.",
-        differs=(r"^out: (raised IndexError|expected an error IndexError)",),
-    ),
-    KnownDifference(
         "scan/weak-init-strong-body",
         "jax",
         "A weak init whose body returns a strong carry: refimpl promotes the init and retraces "

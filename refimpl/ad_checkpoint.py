@@ -22,6 +22,7 @@ inputs (``nothing_saveable``).
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -487,14 +488,50 @@ def saved_residuals(fun: Callable, *args: Any) -> list[ShapedArray]:
     ``fun(*args)`` for the backward pass (w.r.t. every inexact argument):
     the residuals of its linearization (each once), as
     ``jax.ad_checkpoint.saved_residuals`` counts them."""
-    leaves, in_tree = tree_util.tree_flatten(args)
+    return [aval for aval, _ in residual_sources(fun, *args)]
+
+
+def print_saved_residuals(fun: Callable, *args: Any, **kwargs: Any) -> None:
+    """Print each residual of ``fun(*args, **kwargs)``'s reverse mode (see
+    :func:`saved_residuals`) with where it comes from, as JAX's: ``f32[3]
+    from the argument x``, ``f32[3] named 'h'`` (a :func:`checkpoint_name`),
+    ``f32[3] output of cos``. refimpl's equations carry no source lines, so
+    the ``from file:line`` JAX adds to outputs is left out, and an output
+    names refimpl's primitive."""
+    for aval, source in residual_sources(fun, *args, **kwargs):
+        print(f"{aval.str_short().lstrip('~')} {source}")
+
+
+def _argument_names(fun: Callable, args: tuple, kwargs: dict) -> list[str]:
+    """A name per leaf of ``(args, kwargs)``: the parameter's name, with the
+    leaf's key path inside it (``params['w']``)."""
+    try:
+        bound = inspect.signature(fun).bind(*args, **kwargs)
+        names = list(bound.arguments)
+        values = list(bound.arguments.values())
+    except (TypeError, ValueError):
+        names = [f"args[{i}]" for i in range(len(args))] + list(kwargs)
+        values = list(args) + list(kwargs.values())
+    out = []
+    for name, value in zip(names, values):
+        for path, _ in tree_util.tree_flatten_with_path(value)[0]:
+            out.append(name + tree_util.keystr(path))
+    return out
+
+
+def residual_sources(fun: Callable, *args: Any, **kwargs: Any) -> list[tuple[ShapedArray, str]]:
+    """``(type, source)`` of each residual of ``fun(*args, **kwargs)``'s
+    linearization: an argument, a constant, a named value or an equation's output."""
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    names = _argument_names(fun, args, kwargs)
 
     def flat_fun(*xs: Any) -> list[Any]:
-        return tree_util.tree_leaves(fun(*tree_util.tree_unflatten(in_tree, list(xs))))
+        call_args, call_kwargs = tree_util.tree_unflatten(in_tree, list(xs))
+        return tree_util.tree_leaves(fun(*call_args, **call_kwargs))
 
     nonzero = [ad._differentiable(x) for x in leaves]
     avals = [tracing.get_aval(x, "saved_residuals", i) for i, x in enumerate(leaves)]
-    found: list[ShapedArray] = []
+    found: list[tuple[ShapedArray, str]] = []
 
     def staged(*xs: Any) -> list[Any]:
         from refimpl import ref as _ref
@@ -505,11 +542,46 @@ def saved_residuals(fun: Callable, *args: Any) -> list[ShapedArray]:
         # they keep their values, as under make_program).
         with _ref.late_inputs(lambda k: f"closed-over Ref {k}"):
             lin = ad.linearize_flat(flat_fun, xs, nonzero)
-        found.extend(tracing.get_aval(r, "saved_residuals", i) for i, r in enumerate(lin.residuals))
+        sources = []
+        for i, r in enumerate(lin.residuals):
+            key, source = _source(r, xs, names)
+            sources.append((key, i, tracing.get_aval(r, "saved_residuals", i), source))
+        found.extend((aval, source) for _, _, aval, source in sorted(sources))
         return list(lin.primals_out)
 
     tracing.trace_to_program(staged, avals, "saved_residuals", ["an argument"] * len(avals))
     return found
+
+
+def _source(value: Any, inputs: Sequence[Any], names: Sequence[str]) -> tuple[tuple, str]:
+    """(sort key, description): JAX lists constants, then arguments in order,
+    then equations' outputs in program order."""
+    var = getattr(value, "_var", None)
+    for i, x in enumerate(inputs):
+        if value is x or (var is not None and getattr(x, "_var", None) is var):
+            return (1, i), f"from the argument {names[i] if i < len(names) else i}"
+    builder = getattr(value, "_trace", None)
+    if var is None or not isinstance(builder, tracing.Builder):
+        return (0, 0), "from a constant"
+    for position, eqn in enumerate(builder.eqns):
+        for k, out in enumerate(eqn.outputs):
+            if out is var:
+                return (2, position), _describe_output(eqn, k)
+    return (0, 0), "from a constant"
+
+
+def _describe_output(eqn: Eqn, k: int) -> str:
+    """What output ``k`` of ``eqn`` is, looking into checkpointed programs."""
+    if eqn.primitive is name_p:
+        return f"named '{eqn.params['name']}'"
+    program = eqn.params.get("program")
+    if eqn.primitive is remat_p and isinstance(program, Program):
+        inner = program.out_vars[k]
+        for sub in program.eqns:
+            for j, out in enumerate(sub.outputs):
+                if out is inner:
+                    return _describe_output(sub, j)
+    return f"output of {eqn.primitive.name}"
 
 
 # --- remat_opt: custom_vjp(optimize_remat=True) ---------------------------------------------

@@ -102,35 +102,35 @@ class ArrayOps:
             axes = tuple(axes[0]) if axes[0] is not None else ()
         return _rnp().transpose(self, axes or None)
 
-    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-        return _rnp().sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def sum(self, *args: Any, **kwargs: Any) -> Any:
+        return _rnp().sum(self, *args, **kwargs)
 
-    def prod(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-        return _rnp().prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def prod(self, *args: Any, **kwargs: Any) -> Any:
+        return _rnp().prod(self, *args, **kwargs)
 
-    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-        return _rnp().mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def mean(self, *args: Any, **kwargs: Any) -> Any:
+        return _rnp().mean(self, *args, **kwargs)
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _rnp().max(self, axis=axis, keepdims=keepdims)
+    def max(self, *args: Any, **kwargs: Any) -> Any:
+        return _rnp().max(self, *args, **kwargs)
 
-    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _rnp().min(self, axis=axis, keepdims=keepdims)
+    def min(self, *args: Any, **kwargs: Any) -> Any:
+        return _rnp().min(self, *args, **kwargs)
 
-    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _rnp().all(self, axis=axis, keepdims=keepdims)
+    def all(self, *args: Any, **kwargs: Any) -> Any:
+        return _rnp().all(self, *args, **kwargs)
 
-    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _rnp().any(self, axis=axis, keepdims=keepdims)
+    def any(self, *args: Any, **kwargs: Any) -> Any:
+        return _rnp().any(self, *args, **kwargs)
 
-    def argmax(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _rnp().argmax(self, axis=axis, keepdims=keepdims)
+    def argmax(self, *args: Any, **kwargs: Any) -> Any:
+        return _rnp().argmax(self, *args, **kwargs)
 
-    def argmin(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _rnp().argmin(self, axis=axis, keepdims=keepdims)
+    def argmin(self, *args: Any, **kwargs: Any) -> Any:
+        return _rnp().argmin(self, *args, **kwargs)
 
-    def cumsum(self, axis: Any = None, dtype: Any = None) -> Any:
-        return _rnp().cumsum(self, axis=axis, dtype=dtype)
+    def cumsum(self, *args: Any, **kwargs: Any) -> Any:
+        return _rnp().cumsum(self, *args, **kwargs)
 
     def squeeze(self, axis: Any = None) -> Any:
         return _rnp().squeeze(self, axis=axis)
@@ -156,19 +156,17 @@ class ArrayOps:
     def conjugate(self) -> Any:
         return _rnp().conjugate(self)
 
-    def cumprod(self, axis: Any = None, dtype: Any = None) -> Any:
-        return _rnp().cumprod(self, axis=axis, dtype=dtype)
+    def cumprod(self, *args: Any, **kwargs: Any) -> Any:
+        return _rnp().cumprod(self, *args, **kwargs)
 
-    def std(self, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
-            **kwargs: Any) -> Any:  # fmt: skip
-        return _rnp().std(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, **kwargs)
+    def std(self, *args: Any, **kwargs: Any) -> Any:
+        return _rnp().std(self, *args, **kwargs)
 
-    def var(self, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False,
-            **kwargs: Any) -> Any:  # fmt: skip
-        return _rnp().var(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, **kwargs)
+    def var(self, *args: Any, **kwargs: Any) -> Any:
+        return _rnp().var(self, *args, **kwargs)
 
-    def ptp(self, axis: Any = None, keepdims: bool = False) -> Any:
-        return _rnp().ptp(self, axis=axis, keepdims=keepdims)
+    def ptp(self, *args: Any, **kwargs: Any) -> Any:
+        return _rnp().ptp(self, *args, **kwargs)
 
     def round(self, decimals: int = 0) -> Any:
         return _rnp().round(self, decimals)

@@ -40,6 +40,9 @@ class Config:
         # jit runs its Python function op by op (refimpl.contexts.disable_jit).
         "disable_jit": False,
         "ref_num_devices": 1,
+        # x[i] with a static int i outside the axis: False clamps it (JAX's
+        # rule), True raises IndexError (NumPy's) (refimpl.numpy._indexing).
+        "checked_indexing": False,
         # Persistent compilation cache (refimpl.backends.pjrt.compilation_cache):
         # a directory (None: off) and its size limit in bytes.
         "compilation_cache_dir": None,

@@ -198,8 +198,6 @@ def test_result_types_follow_the_array():
 @pytest.mark.parametrize(
     "index, error, match",
     [
-        (2, IndexError, "out of bounds"),
-        ((0, -4), IndexError, "out of bounds"),
         ((0, 0, 0, 0), IndexError, "too many indices"),
         ((Ellipsis, 0, Ellipsis), IndexError, "single ellipsis"),
         ([0, 1], TypeError, "non-tuple sequence"),
@@ -216,6 +214,19 @@ def test_result_types_follow_the_array():
 def test_index_errors(index, error, match):
     with pytest.raises(error, match=match):
         rnp.getitem(X, index)
+
+
+def test_static_int_out_of_bounds_clamps_as_jax_or_raises_when_checked(backend):
+    x = np.arange(10.0, dtype=np.float32)
+    assert float(rnp.getitem(x, 11)) == float(jnp.arange(10.0)[11]) == 9.0
+    assert float(rnp.getitem(x, -11)) == float(jnp.arange(10.0)[-11]) == 0.0
+    got = ri.jit(lambda v: v[5, -9])(rnp.arange(12.0).reshape(3, 4))
+    want = jax.jit(lambda v: v[5, -9])(jnp.arange(12.0).reshape(3, 4))
+    assert float(got) == float(want) == 8.0  # row 5 -> 2, column -9 + 4 = -5 -> 0
+    ri.config.update("checked_indexing", True)
+    for index in (2, (0, -4)):
+        with pytest.raises(IndexError, match="out of bounds"):
+            rnp.getitem(X, index)
 
 
 def test_traced_masks_and_slice_bounds_are_errors():

@@ -194,22 +194,30 @@ def _reduction_axes(name: str, ndim: int, axis: int | Sequence[int] | None) -> t
 
 
 def softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Any:
-    if where is not None:
-        raise NotImplementedError("softmax: the where= argument is not supported")
     (x,) = _inexact("softmax", x)
     axes = _reduction_axes("softmax", x.ndim, axis)
-    unnormalized = rnp.exp(rnp.subtract(x, rnp.max(x, axis=axes, keepdims=True)))
-    return rnp.divide(unnormalized, rnp.sum(unnormalized, axis=axes, keepdims=True))
+    if where is None:
+        unnormalized = rnp.exp(rnp.subtract(x, rnp.max(x, axis=axes, keepdims=True)))
+        return rnp.divide(unnormalized, rnp.sum(unnormalized, axis=axes, keepdims=True))
+    # masked-out elements take no part and come out 0 (JAX's rule)
+    x_max = rnp.max(x, axis=axes, where=where, initial=-np.inf, keepdims=True)
+    unnormalized = rnp.exp(rnp.subtract(rnp.where(where, x, -np.inf), x_max))
+    total = rnp.sum(unnormalized, axis=axes, where=where, keepdims=True)
+    return rnp.where(where, rnp.divide(unnormalized, total), 0)
 
 
 def log_softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Any:
-    if where is not None:
-        raise NotImplementedError("log_softmax: the where= argument is not supported")
     (x,) = _inexact("log_softmax", x)
     axes = _reduction_axes("log_softmax", x.ndim, axis)
-    shifted = rnp.subtract(x, rnp.max(x, axis=axes, keepdims=True))
-    total = rnp.sum(rnp.exp(shifted), axis=axes, keepdims=True)
-    return rnp.subtract(shifted, rnp.log(total))
+    if where is None:
+        shifted = rnp.subtract(x, rnp.max(x, axis=axes, keepdims=True))
+        total = rnp.sum(rnp.exp(shifted), axis=axes, keepdims=True)
+        return rnp.subtract(shifted, rnp.log(total))
+    # masked-out elements take no part and come out -inf (JAX's rule)
+    x_max = rnp.max(x, axis=axes, where=where, initial=-np.inf, keepdims=True)
+    shifted = rnp.subtract(rnp.where(where, x, -np.inf), lax.stop_gradient(x_max))
+    total = rnp.sum(rnp.exp(shifted), axis=axes, where=where, keepdims=True)
+    return rnp.where(where, rnp.subtract(shifted, rnp.log(total)), -np.inf)
 
 
 def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> Any:

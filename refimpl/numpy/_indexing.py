@@ -4,8 +4,10 @@
 
 * basic indices -- ints, slices (any step), ``None``, ``Ellipsis`` -- must be
   concrete and become ``slice``/``rev``/``squeeze``/``expand_dims``;
-* a static int out of range is an ``IndexError`` (as in NumPy; JAX 0.10
-  silently clamps it);
+* a static int out of range is clamped into the axis, as JAX 0.10 does
+  (``arange(10)[11]`` is ``9``, ``arange(10)[-11]`` is ``0``); with
+  ``ri.config.update("checked_indexing", True)`` it is an ``IndexError``
+  (NumPy's rule); an int index into an axis of size 0 is always one;
 * a traced scalar integer index becomes a ``dynamic_slice`` (negative values
   count from the end, then the start is clamped into range, as in JAX);
 * integer arrays (NumPy, refimpl or traced) are advanced indices: negative
@@ -27,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, lax, tracing
+from refimpl.config import config
 from refimpl.numpy._promote import as_array, aval_of, is_traced
 from refimpl.numpy._shape import normalize_axis, ravel
 
@@ -191,11 +194,13 @@ def getitem(x: ArrayLike, index: Any) -> Array:
 
 
 def _static_int(index: int, size: int, axis: int) -> int:
-    if not -size <= index < size:
+    """A static int index as a position: negatives count from the end, then
+    clamped into the axis (JAX's rule), or checked under ``checked_indexing``."""
+    if not -size <= index < size and (size == 0 or config.checked_indexing):
         raise IndexError(
             f"getitem: index {index} is out of bounds for axis {axis} with size {size}"
         )
-    return index % size
+    return builtins.min(builtins.max(index + size if index < 0 else index, 0), size - 1)
 
 
 def _apply_slices(x: Any, items: list[tuple[str, Any]]) -> Any:

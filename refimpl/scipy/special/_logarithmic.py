@@ -70,8 +70,8 @@ def logsumexp(
     where: Any = None,
 ) -> Any:
     """``log(sum(b * exp(a)))`` over ``axis`` (see the module docstring)."""
-    if where is not None:
-        raise NotImplementedError("logsumexp: the where= argument is not supported")
+    if where is not None:  # masked-out elements count as absent (JAX's rule)
+        a = rnp.where(where, a, 0)
     if b is None:
         (a,) = _inexact("logsumexp", a)
     else:
@@ -80,17 +80,21 @@ def logsumexp(
         shape = np.broadcast_shapes(a.shape, np.shape(b))
         a = rnp.broadcast_to(a, shape)
         b = rnp.broadcast_to(b, shape)
+        a = rnp.where(rnp.not_equal(b, 0), a, -np.inf)  # a zero weight drops the term (JAX)
     dims = _axes(a.ndim, axis)
     amax = (
-        rnp.max(a, axis=dims, keepdims=True)
+        rnp.max(a, axis=dims, keepdims=True, where=where, initial=-np.inf)
+        if where is not None
+        else rnp.max(a, axis=dims, keepdims=True)
         if a.size
         else rnp.full(tuple(1 if i in dims else d for i, d in enumerate(a.shape)), -np.inf, a.dtype)
     )
-    amax = rnp.where(rnp.isfinite(amax), amax, rnp.zeros_like(amax))
+    # the shift is a constant of differentiation (JAX's stop_gradient)
+    amax = lax.stop_gradient(rnp.where(rnp.isfinite(amax), amax, rnp.zeros_like(amax)))
     exp_a = rnp.exp(rnp.subtract(a, amax))
     if b is not None:
         exp_a = rnp.multiply(exp_a, b)
-    sumexp = rnp.sum(exp_a, axis=dims, keepdims=keepdims)
+    sumexp = rnp.sum(exp_a, axis=dims, keepdims=keepdims, where=where)
     sign = rnp.sign(sumexp)
     if return_sign or not dtypes.is_complex(a.dtype):
         sumexp = rnp.abs(sumexp)
