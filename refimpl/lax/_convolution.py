@@ -312,7 +312,6 @@ def conv_transpose_shape_tuple(
     ``(n - 1) * s - k + 2`` plus the total padding (a string padding
     resolved as ``conv_transpose`` resolves it)."""
     api = "conv_transpose_shape_tuple"
-    from refimpl.primitives.lax_extras import _conv_transpose_padding
 
     def spatial(sizes: list[int], kernel: list[int]) -> tuple[int, ...]:
         if isinstance(padding, str):
