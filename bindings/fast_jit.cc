@@ -21,6 +21,8 @@
 #include "../native/executable.h"
 #include "../native/signature.h"
 #include "../native/small_vector.h"
+#include "host_callback.h"
+#include "launch_pins.h"
 #include "numpy_interop.h"
 #include "pjrt_array.h"
 #include "py_errors.h"
@@ -649,20 +651,37 @@ class SignatureBuilder {
   CallState* state_;
 };
 
-// One array (or Ref) passed twice where one of the positions is donated: the
-// Python path raises the ValueError (before anything runs).
+// The storage a leaf reads: its device buffers (a sharded array's shards, a
+// Ref's array; two array objects can share one, e.g. a shard's own array),
+// or the object itself (a reference Array). Appended as (key, donated).
+void AddStorageKeys(const Leaf& leaf, SmallVector<std::pair<const void*, bool>, 16>* keys) {
+  PyObject* object = leaf.kind == kRefLeaf ? leaf.held.ptr() : leaf.object.ptr();
+  if (leaf.kind == kRefArrayLeaf) {
+    keys->push_back({object, leaf.donated});
+    return;
+  }
+  auto* array = reinterpret_cast<PjrtArrayObject*>(object);
+  if (array->shards != nullptr) {
+    for (const auto& buffer : array->shards->buffers) keys->push_back({buffer.get(), leaf.donated});
+  } else if (array->buffer) {
+    keys->push_back({array->buffer.get(), leaf.donated});
+  }
+}
+
+// One array (or Ref, or one device buffer under two array objects) passed
+// twice where one of the positions is donated: the Python path raises the
+// ValueError (jit's and pmap's check, before anything runs).
 bool RepeatsDonatedArray(const CallState& state) {
-  const std::size_t n = state.leaves.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    const Leaf& a = state.leaves[i];
-    if (a.kind != kPjrtLeaf && a.kind != kRefArrayLeaf && a.kind != kRefLeaf &&
-        a.kind != kShardedLeaf) {
-      continue;
+  SmallVector<std::pair<const void*, bool>, 16> keys;
+  for (const Leaf& leaf : state.leaves) {
+    if (leaf.kind == kPjrtLeaf || leaf.kind == kRefArrayLeaf || leaf.kind == kRefLeaf ||
+        leaf.kind == kShardedLeaf) {
+      AddStorageKeys(leaf, &keys);
     }
-    for (std::size_t j = i + 1; j < n; ++j) {
-      const Leaf& b = state.leaves[j];
-      if (b.object.is(a.object) && (a.donated || b.donated)) return true;
-    }
+  }
+  std::sort(keys.begin(), keys.end());
+  for (std::size_t k = 1; k < keys.size(); ++k) {
+    if (keys[k].first == keys[k - 1].first && (keys[k].second || keys[k - 1].second)) return true;
   }
   return false;
 }
@@ -1122,6 +1141,30 @@ bool ReportDeletedInput(const CallState& state) {
   return false;
 }
 
+// An input that a call running in another thread is donating: for this call
+// it is deleted already (the other call took it first).
+void SetDonatedElsewhereError(const PjrtArrayObject* array) {
+  PyErr_Format(PyExc_RuntimeError,
+               "Array has been deleted with %U. It was donated to a call running in another "
+               "thread and may not be used again.",
+               array->meta->deleted_text);
+}
+
+// Pins a device input of a launch (launch_pins.h), after the last point where
+// Python code could run: false with the deleted-array error when another
+// launch is donating it. *may_alias is cleared when another launch reads a
+// donated input (it is then passed non-donatable: XLA copies it).
+bool PinInput(LaunchPins* pins, const PjrtArrayObject* array, const std::shared_ptr<Buffer>& buffer,
+              bool donated, bool* may_alias) {
+  bool free = true;
+  if (donated ? pins->Donate(buffer, &free) : pins->Read(buffer)) {
+    *may_alias = *may_alias && free;
+    return true;
+  }
+  SetDonatedElsewhereError(array);
+  return false;
+}
+
 // Step 1: host leaves (NumPy, scalars, reference arrays) become device
 // buffers. Python code can run here (a conversion), so PJRT leaves are not
 // looked at yet. False with *slow set: the call goes to the Python path.
@@ -1265,7 +1308,13 @@ bool BindRefInput(const Entry& entry, const CallState& state, std::size_t i, Lau
 // conversions): each must still be alive now, under the GIL that execute
 // holds or hands over only with the buffers kept. False with the
 // deleted-array error set, or *slow for another client's array.
-bool BindDeviceInputs(const Entry& entry, const CallState& state, Launch* launch, bool* slow) {
+//
+// With the GIL released around execute (large arrays), or for a donated
+// input, each buffer is pinned (launch_pins.h): the jit and pmap launches
+// share this rule, so an input deleted or donated by another thread
+// meanwhile is freed only once this launch is done with it.
+bool BindDeviceInputs(const Entry& entry, const CallState& state, Launch* launch, bool* slow,
+                      LaunchPins* pins) {
   const Client* client = entry.executable->client().get();
   if (!entry.ref_outputs.empty() && MayCloseOverRefArgument(entry, state)) {
     *slow = true;
@@ -1289,7 +1338,13 @@ bool BindDeviceInputs(const Entry& entry, const CallState& state, Launch* launch
       *slow = true;
       return false;
     }
-    launch->BindDeviceInput(entry.plan, i, &array->buffer, !entry.outputs_may_fail);
+    bool may_alias = !entry.outputs_may_fail;
+    const bool donated = entry.plan.inputs()[i].donated;
+    if ((entry.release_gil || donated) &&
+        !PinInput(pins, array, array->buffer, donated, &may_alias)) {
+      return false;
+    }
+    launch->BindDeviceInput(entry.plan, i, &array->buffer, may_alias);
     // Held across execute when another thread could delete the array meanwhile.
     if (entry.release_gil) launch->keep.push_back(array->buffer);
   }
@@ -1345,7 +1400,7 @@ void WriteBackRefs(const Entry& entry, const CallState& state, Launch* launch) {
     std::shared_ptr<Buffer> old = std::move(array->buffer);
     if (old && !launch->MemoryTaken(entry.plan, i)) {
       try {
-        if (!old->IsDeleted()) old->Delete();  // PJRT copied it: free it now
+        ReleaseDeviceMemory(old);  // PJRT copied it: free it now
       } catch (...) {
         // Freed when `old` goes instead; the call itself succeeded.
       }
@@ -1387,12 +1442,13 @@ bool DonateInputs(FastJittedObject* fn, const Entry& entry, const CallState& sta
 // Runs a cached entry. Null with a Python error on failure; sets *slow when
 // the call must go to the Python path instead (nothing has run then).
 PyObject* Run(FastJittedObject* fn, const Entry& entry, CallState& state, bool* slow) {
+  LaunchPins pins;  // released last, with the GIL held
   Launch launch;
   launch.handles.resize(state.leaves.size());
   launch.owners.resize(state.leaves.size());
   try {
     if (!TransferHostInputs(entry, state, &launch, slow)) return nullptr;
-    if (!BindDeviceInputs(entry, state, &launch, slow)) return nullptr;
+    if (!BindDeviceInputs(entry, state, &launch, slow, &pins)) return nullptr;
     ExecuteEntry(entry, &launch);
     OwnOutputs(entry.plan, entry.executable->client(), &launch);  // step 4
     WriteBackRefs(entry, state, &launch);
@@ -1430,6 +1486,17 @@ struct PmapInflight {
 PmapInflight& Inflight() {
   static auto* inflight = new PmapInflight();
   return *inflight;
+}
+
+// A pmap inside a pmap's host callback: the error (true) instead of a hang.
+bool RefusePmapInReplicatedCallback() {
+  if (!InReplicatedHostCallback()) return false;
+  PyErr_SetString(PyExc_RuntimeError,
+                  "pmap: a pmap cannot run inside a host callback (pure_callback, debug.callback) "
+                  "of another pmap: the plugin's threads are all busy running the outer "
+                  "program's replicas, so the inner one could never start (JAX hangs here). "
+                  "Compute the value with jit inside the callback, or outside the pmap.");
+  return true;
 }
 
 // Runs `launch` under the inflight rule; call without the GIL.
@@ -1600,8 +1667,12 @@ bool PmapTransferHostInputs(const Entry& entry, const CallState& state, PmapLaun
 // Sharded leaves, after the last point where Python code could run: each
 // must still be alive, on the entry's client, devices and axis (else the
 // Python pmap handles the call).
+//
+// Every shard buffer is pinned (launch_pins.h, as jit's BindDeviceInputs):
+// the execute runs without the GIL, and a buffer deleted or donated by
+// another thread meanwhile is freed only once this launch is done.
 bool PmapBindShardedInputs(const Entry& entry, const CallState& state, PmapLaunch* launch,
-                           bool* slow) {
+                           bool* slow, LaunchPins* pins) {
   const PmapPlan& plan = *entry.pmap;
   const Client* client = entry.executable->client().get();
   for (std::size_t i = 0; i < state.leaves.size(); ++i) {
@@ -1617,17 +1688,19 @@ bool PmapBindShardedInputs(const Entry& entry, const CallState& state, PmapLaunc
       *slow = true;
       return false;
     }
-    bool copy = false;  // an aliased input PJRT must not reuse
+    bool may_alias = !entry.outputs_may_fail;  // false: an aliased input PJRT must copy
+    const bool donated = entry.plan.inputs()[i].donated;
     for (std::size_t m = 0; m < launch->num_devices; ++m) {
+      if (!PinInput(pins, array, set->buffers[m], donated, &may_alias)) return false;
       if (set->buffers[m]->IsDeleted()) {  // through a shard's own array (.addressable_shards)
         SetDeletedError(array);
         return false;
       }
       launch->at(m, i) = set->buffers[m]->raw();
       launch->keep.push_back(set->buffers[m]);
-      copy = copy || set->buffers[m]->external_references() > 0;
+      may_alias = may_alias && set->buffers[m]->external_references() == 0;
     }
-    if (plan.aliases[i] >= 0 && (copy || entry.outputs_may_fail)) {
+    if (plan.aliases[i] >= 0 && !may_alias) {
       launch->non_donatable.push_back(static_cast<int64_t>(i));
     }
   }
@@ -1721,13 +1794,15 @@ bool PmapDonateInputs(FastJittedObject* fn, const Entry& entry, const CallState&
 
 // Runs a cached pmap entry: null with a Python error, or *slow (nothing ran).
 PyObject* RunPmap(FastJittedObject* fn, const Entry& entry, CallState& state, bool* slow) {
+  if (RefusePmapInReplicatedCallback()) return nullptr;
+  LaunchPins pins;  // released last, with the GIL held
   PmapLaunch launch;
   launch.num_devices = entry.pmap->devices.size();
   launch.num_args = state.leaves.size();
   launch.handles.assign(launch.num_devices * launch.num_args, nullptr);
   try {
     if (!PmapTransferHostInputs(entry, state, &launch, slow)) return nullptr;
-    if (!PmapBindShardedInputs(entry, state, &launch, slow)) return nullptr;
+    if (!PmapBindShardedInputs(entry, state, &launch, slow, &pins)) return nullptr;
     PmapExecute(entry, &launch);
     PyObject* result = PmapResult(entry, &launch);
     if (result == nullptr || !PmapDonateInputs(fn, entry, state, launch)) {
@@ -1740,6 +1815,83 @@ PyObject* RunPmap(FastJittedObject* fn, const Entry& entry, CallState& state, bo
     if (!ReportDeletedInput(state)) SetPythonErrorFromCurrentException();
     return nullptr;
   }
+}
+
+// The Python pmap's launch (misses, host callbacks, nested pmaps):
+// `per_device[d]` are device d's buffers, `donated[i]` whether argument i
+// is donated (empty: none). Checked and pinned with the GIL held, as the
+// fast path's inputs; outputs per device.
+std::vector<std::vector<std::shared_ptr<Buffer>>> PythonPmapLaunch(
+    const std::shared_ptr<Executable>& executable, const py::sequence& per_device,
+    bool has_collectives, const std::vector<bool>& donated) {
+  if (RefusePmapInReplicatedCallback()) throw py::error_already_set();
+  std::vector<std::vector<std::shared_ptr<Buffer>>> owned;
+  for (const py::handle& args : per_device) {
+    std::vector<std::shared_ptr<Buffer>> row;
+    for (const py::handle& b : args) row.push_back(b.cast<std::shared_ptr<Buffer>>());
+    owned.push_back(std::move(row));
+  }
+  const std::size_t n = owned.size();
+  const std::size_t num_args = n == 0 ? 0 : owned[0].size();
+  if (n == 0 || n != executable->device_indices().size()) {
+    throw py::value_error("_pmap_launch: one argument list per device of the executable");
+  }
+  LaunchPins pins;
+  std::vector<int64_t> non_donatable;
+  std::vector<std::vector<PJRT_Buffer*>> handles(n);
+  for (std::size_t d = 0; d < n; ++d) {
+    if (owned[d].size() != num_args) throw py::value_error("_pmap_launch: ragged argument lists");
+    for (std::size_t i = 0; i < num_args; ++i) {
+      const std::shared_ptr<Buffer>& buffer = owned[d][i];
+      if (!buffer || buffer->client() != executable->client()) {
+        throw py::value_error("_pmap_launch: an argument is null or of another client");
+      }
+      const bool donate = i < donated.size() && donated[i];
+      bool may_alias = true;
+      if (donate ? !pins.Donate(buffer, &may_alias) : !pins.Read(buffer)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Array has been deleted. It was donated to a call running in another "
+                        "thread and may not be used again.");
+        throw py::error_already_set();
+      }
+      if (buffer->IsDeleted()) {
+        PyErr_SetString(PyExc_RuntimeError, "Array has been deleted.");
+        throw py::error_already_set();
+      }
+      if (donate && (!may_alias || buffer->external_references() > 0)) {
+        non_donatable.push_back(static_cast<int64_t>(i));
+      }
+      handles[d].push_back(buffer->raw());
+    }
+  }
+  std::sort(non_donatable.begin(), non_donatable.end());
+  non_donatable.erase(std::unique(non_donatable.begin(), non_donatable.end()), non_donatable.end());
+  const std::size_t num_outputs = executable->num_outputs();
+  std::vector<PJRT_Buffer*> raw_outputs(n * num_outputs, nullptr);
+  std::vector<PJRT_Buffer* const*> argument_lists(n);
+  std::vector<PJRT_Buffer**> output_lists(n);
+  for (std::size_t d = 0; d < n; ++d) {
+    argument_lists[d] = handles[d].data();
+    output_lists[d] = raw_outputs.data() + d * num_outputs;
+  }
+  std::vector<std::vector<std::shared_ptr<Buffer>>> outs(n);
+  {
+    py::gil_scoped_release release;
+    LaunchReplicated(has_collectives, [&] {
+      executable->ExecuteReplicatedInto(argument_lists.data(), n, num_args, output_lists.data(),
+                                        non_donatable.data(), non_donatable.size());
+      std::vector<std::shared_ptr<Buffer>> firsts;
+      for (std::size_t d = 0; d < n; ++d) {
+        for (std::size_t j = 0; j < num_outputs; ++j) {
+          outs[d].push_back(std::make_shared<Buffer>(executable->client(),
+                                                     raw_outputs[d * num_outputs + j]));
+        }
+        if (num_outputs > 0) firsts.push_back(outs[d][0]);
+      }
+      return firsts;
+    });
+  }
+  return outs;  // `pins` go with the GIL held
 }
 
 // ============================================================ __call__
@@ -1764,6 +1916,9 @@ PyObject* FastJittedCall(PyObject* self, PyObject* const* args, size_t nargsf, P
   auto* fn = reinterpret_cast<FastJittedObject*>(self);
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (!UseFastPath(fn)) return SlowCall(fn, args, nargsf, kwnames);
+  // Inside a host callback: the Python path places the call on a device
+  // that is not waiting for this callback (else it never starts).
+  if (!fn->pmap && InHostCallback()) return SlowCall(fn, args, nargsf, kwnames);
   CallState state;
   state.x64 =
       PyDict_GetItemWithError(g_ctx.config_values.ptr(), g_ctx.s_enable_x64.ptr()) == Py_True;
@@ -2095,35 +2250,18 @@ void RegisterFastJit(py::module_& m) {
       py::arg("bytes"),
       "Sets the input+output size from which new cache entries release the GIL around "
       "execute; returns the previous value.");
+  m.def("_pmap_launch", &PythonPmapLaunch, py::arg("executable"), py::arg("per_device_args"),
+        py::arg("has_collectives"), py::arg("donated") = std::vector<bool>(),
+        "Executable.execute_sharded under pmap's rule for programs with collectives (a launch "
+        "waits for the previous one's outputs), shared with the C++ fast path; the buffers are "
+        "pinned as the fast path's (an input deleted meanwhile is freed after the launch; a "
+        "donated one is claimed, and copied when another launch reads it).");
   m.def(
-      "_pmap_launch",
-      [](const std::shared_ptr<Executable>& executable, const py::sequence& per_device,
-         bool has_collectives) {
-        std::vector<std::vector<std::shared_ptr<Buffer>>> owned;
-        for (const py::handle& args : per_device) {
-          std::vector<std::shared_ptr<Buffer>> row;
-          for (const py::handle& b : args) row.push_back(b.cast<std::shared_ptr<Buffer>>());
-          owned.push_back(std::move(row));
-        }
-        std::vector<std::vector<const Buffer*>> raw(owned.size());
-        for (std::size_t d = 0; d < owned.size(); ++d) {
-          for (const auto& b : owned[d]) raw[d].push_back(b.get());
-        }
-        std::vector<std::vector<std::shared_ptr<Buffer>>> outs;
-        py::gil_scoped_release release;
-        LaunchReplicated(has_collectives, [&] {
-          outs = executable->ExecuteSharded(raw);
-          std::vector<std::shared_ptr<Buffer>> firsts;
-          for (const auto& device_outs : outs) {
-            if (!device_outs.empty()) firsts.push_back(device_outs[0]);
-          }
-          return firsts;
-        });
-        return outs;
+      "_check_pmap_allowed",
+      [] {
+        if (RefusePmapInReplicatedCallback()) throw py::error_already_set();
       },
-      py::arg("executable"), py::arg("per_device_args"), py::arg("has_collectives"),
-      "Executable.execute_sharded under pmap's rule for programs with collectives (a launch "
-      "waits for the previous one's outputs), shared with the C++ fast path.");
+      "Raises RuntimeError inside a host callback of a pmap, where another pmap would hang.");
   m.def(
       "_clear_constant_cache", [] { Constants().clear(); },
       "Drops the cached device buffers of Python scalar arguments.");

@@ -262,6 +262,27 @@ std::string DescribeError(const py::error_already_set& error) {
   }
 }
 
+// How many host callbacks of replicated programs (pmap: deferred errors)
+// this thread is running. A pmap launched from one could never start: the
+// plugin's threads are busy running the outer program's replicas.
+// And how many host callbacks of any program: a jit called from one must
+// not wait for the device running the calling program (refimpl's Python
+// path then places it elsewhere, refimpl.backends.pjrt.backend).
+thread_local int t_replicated_callbacks = 0;
+thread_local int t_host_callbacks = 0;
+
+struct ReplicatedCallbackScope {
+  explicit ReplicatedCallbackScope(bool replicated) : replicated(replicated) {
+    ++t_host_callbacks;
+    if (replicated) ++t_replicated_callbacks;
+  }
+  ~ReplicatedCallbackScope() {
+    --t_host_callbacks;
+    if (replicated) --t_replicated_callbacks;
+  }
+  bool replicated;
+};
+
 XLA_FFI_Error* Execute(XLA_FFI_CallFrame* frame) {
   int64_t id = 0;
   if (!FindCallbackId(frame->attrs, &id)) {
@@ -275,6 +296,8 @@ XLA_FFI_Error* Execute(XLA_FFI_CallFrame* frame) {
   std::string failure;
   PyGILState_STATE gil = PyGILState_Ensure();
   try {
+    auto found = Registry().find(id);
+    ReplicatedCallbackScope scope(found != Registry().end() && found->second.defer_errors);
     RunWithGil(*frame, id);
   } catch (const CallbackFailure& error) {
     failure = error.message;
@@ -362,6 +385,9 @@ void RegisterHandler(const std::shared_ptr<Plugin>& plugin) {
 
 }  // namespace
 
+bool InReplicatedHostCallback() { return t_replicated_callbacks > 0; }
+bool InHostCallback() { return t_host_callbacks > 0; }
+
 void InitHostCallbacks(py::module_& m) {
   m.def("register_host_callback_handler", &RegisterHandler, py::arg("plugin"),
         "Registers the `refimpl_host_callback` FFI handler with `plugin` (once per plugin; "
@@ -409,6 +435,8 @@ void InitHostCallbacks(py::module_& m) {
         return true;
       },
       py::arg("id"), "Drops callback `id`; returns whether it was registered.");
+  m.def("_in_host_callback", &InHostCallback,
+        "Whether this thread is running a host callback of a compiled program.");
   m.def(
       "host_callback_count", [] { return Registry().size(); },
       "Number of registered host callbacks (tests check that none leak).");

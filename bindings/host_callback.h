@@ -14,6 +14,14 @@ namespace bindings {
 // host_callback_remove and host_callback_count to the module.
 void InitHostCallbacks(pybind11::module_& m);
 
+// Whether this thread is inside a host callback of a replicated program (a
+// pmap's): another pmap launched there would wait forever for the plugin's
+// threads, all busy with the outer program's replicas.
+bool InReplicatedHostCallback();
+// Whether this thread is inside any host callback (the Python path places a
+// jit called there away from the devices running callback programs).
+bool InHostCallback();
+
 }  // namespace bindings
 }  // namespace refimpl
 

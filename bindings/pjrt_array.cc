@@ -12,6 +12,7 @@
 #include "../native/client.h"
 #include "../native/element_type.h"
 #include "device.h"
+#include "launch_pins.h"
 #include "numpy_interop.h"
 #include "py_errors.h"
 
@@ -142,11 +143,7 @@ void MarkShardsDonated(PjrtArrayObject* array, PyObject* function_name,
   ShardSet* set = array->shards;
   for (std::size_t m = 0; m < set->buffers.size(); ++m) {
     if (m < memory_taken.size() && memory_taken[m]) continue;
-    try {
-      if (!set->buffers[m]->IsDeleted()) set->buffers[m]->Delete();
-    } catch (...) {
-      // As MarkDonated: freeing early is an optimization only.
-    }
+    ReleaseDeviceMemory(set->buffers[m]);  // (later if a launch still reads it)
   }
   set->buffers.clear();
   array->donated_to = py::reinterpret_borrow<py::object>(function_name);
@@ -159,14 +156,7 @@ void MarkDonated(PjrtArrayObject* array, PyObject* function_name, bool memory_ta
     return;
   }
   if (array->buffer) {
-    if (!memory_taken) {
-      try {
-        if (!array->buffer->IsDeleted()) array->buffer->Delete();
-      } catch (...) {
-        // The call already succeeded; a failure to free early only delays
-        // freeing to the handle's destruction below.
-      }
-    }
+    if (!memory_taken) ReleaseDeviceMemory(array->buffer);  // (later if a launch reads it)
     array->buffer.reset();
   }
   array->donated_to = py::reinterpret_borrow<py::object>(function_name);
@@ -409,25 +399,15 @@ PyObject* IsDeleted(PyObject* self, PyObject*) {
 
 PyObject* Delete(PyObject* self, PyObject*) {
   PjrtArrayObject* array = AsArray(self);
+  // The memory is freed now, or when the last launch reading it (in another
+  // thread, without the GIL) is done; the array is deleted at once.
   if (array->shards != nullptr) {
-    try {
-      for (const auto& buffer : array->shards->buffers) {
-        if (!buffer->IsDeleted()) buffer->Delete();
-      }
-    } catch (...) {
-      SetPythonErrorFromCurrentException();
-      return nullptr;
-    }
+    for (const auto& buffer : array->shards->buffers) ReleaseDeviceMemory(buffer);
     array->shards->buffers.clear();
     Py_RETURN_NONE;
   }
   if (array->buffer) {
-    try {
-      if (!array->buffer->IsDeleted()) array->buffer->Delete();
-    } catch (...) {
-      SetPythonErrorFromCurrentException();
-      return nullptr;
-    }
+    ReleaseDeviceMemory(array->buffer);
     array->buffer.reset();  // drop the handle: the live-buffer count goes down
   }
   Py_RETURN_NONE;
@@ -440,6 +420,30 @@ PyObject* MarkDonatedMethod(PyObject* self, PyObject* name) {
   }
   MarkDonated(AsArray(self), name, /*memory_taken=*/false);
   Py_RETURN_NONE;
+}
+
+// The addresses of the device buffers the array reads (one per shard; none
+// once deleted): two array objects over one buffer (a sharded array and its
+// addressable_shards' arrays) are one array to the repeated-donation check.
+PyObject* StorageKeys(PyObject* self, PyObject*) {
+  PjrtArrayObject* array = AsArray(self);
+  std::vector<const Buffer*> buffers;
+  if (array->shards != nullptr) {
+    for (const auto& buffer : array->shards->buffers) buffers.push_back(buffer.get());
+  } else if (array->buffer) {
+    buffers.push_back(array->buffer.get());
+  }
+  PyObject* keys = PyTuple_New(static_cast<Py_ssize_t>(buffers.size()));
+  if (keys == nullptr) return nullptr;
+  for (std::size_t m = 0; m < buffers.size(); ++m) {
+    PyObject* key = PyLong_FromVoidPtr(const_cast<Buffer*>(buffers[m]));
+    if (key == nullptr) {
+      Py_DECREF(keys);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(keys, static_cast<Py_ssize_t>(m), key);
+  }
+  return keys;
 }
 
 PyObject* TakeBuffer(PyObject* self, PyObject* name) {
@@ -720,6 +724,8 @@ PyMethodDef kMethods[] = {
      "function."},
     {"buffer", BufferMethod, METH_NOARGS,
      "The live refimpl._pjrt.Buffer; the deleted-array error if there is none."},
+    {"_storage_keys", StorageKeys, METH_NOARGS,
+     "Addresses of the device buffers the array reads (the repeated-donation check)."},
     {"block_until_ready", BlockUntilReady, METH_NOARGS,
      "Waits until the value is computed; returns the array."},
     {"unsafe_buffer_pointer", UnsafeBufferPointer, METH_NOARGS, "Address of the device memory."},

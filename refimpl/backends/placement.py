@@ -112,13 +112,17 @@ def _check_donated_once(leaves: list[Any]) -> None:
     """Donating one array twice would delete it before its second use."""
     seen: set[int] = set()
     for i, leaf in enumerate(leaves):
-        if backends.backend_of_array(leaf) is not None:
-            if id(leaf) in seen:
+        if backends.backend_of_array(leaf) is not None or hasattr(leaf, "_storage_keys"):
+            # two arrays over one storage (a sharded array and one of its
+            # addressable_shards) are the same array here
+            keys = getattr(leaf, "_storage_keys", None)
+            keys = (tuple(keys()) if callable(keys) else ()) or (id(leaf),)
+            if seen.intersection(keys):
                 raise ValueError(
                     f"device_put: the same array appears twice in x (again at leaf {i}) with "
                     "donate=True; an array can be donated only once"
                 )
-            seen.add(id(leaf))
+            seen.update(keys)
 
 
 def _put_leaf(x: Any, device: Any, target: Any, donate: bool, alias: bool) -> Any:

@@ -118,28 +118,44 @@ def is_device_array(value: Any) -> bool:
     return callable(getattr(value, "is_deleted", None)) and callable(getattr(value, "delete", None))
 
 
+def storage_keys(value: Any) -> tuple[int, ...]:
+    """Identities of the storage an array reads: its device buffers for a PJRT
+    array (``_storage_keys``: a sharded array's shards and the arrays of its
+    ``addressable_shards`` share them), its shards for a reference-backend
+    sharded array, else the object itself."""
+    keys = getattr(value, "_storage_keys", None)
+    return tuple(keys()) if callable(keys) else (id(value),)
+
+
 def check_no_repeated_donation(
     leaves: Sequence[Any],
     donated: Sequence[bool],
     paths: Sequence[str],
     fun_name: str,
     is_array: Callable[[Any], bool] = is_device_array,
+    transform: str = "jit",
 ) -> None:
-    """``ValueError`` if one array object fills two leaves and one is donated.
+    """``ValueError`` if one array fills two leaves and one is donated.
 
     The call would both read the buffer and hand it over as an output's
     storage; JAX reports this at execution time, we report it before
-    anything runs (so nothing is deleted).
+    anything runs (so nothing is deleted). Two array objects over the same
+    storage (a sharded array and one of its ``addressable_shards``) count as
+    the same array (:func:`storage_keys`). ``transform`` names the caller
+    in the message (``jit``, ``pmap``, ``device_put``).
     """
     first_seen: dict[int, int] = {}
     for i, leaf in enumerate(leaves):
         if not is_array(leaf):
             continue
-        j = first_seen.setdefault(id(leaf), i)
+        for key in storage_keys(leaf) or (id(leaf),):
+            j = first_seen.setdefault(key, i)
+            if j != i:
+                break
         if j != i and (donated[i] or donated[j]):
             which = paths[j] if donated[j] else paths[i]
             raise ValueError(
-                f"jit({fun_name}): the same array is passed as argument {paths[j]} and as "
+                f"{transform}({fun_name}): the same array is passed as argument {paths[j]} and as "
                 f"argument {paths[i]}, and {which} is donated. A donated buffer may not also "
                 "be read by the same call; pass a copy (e.g. device_put(x, may_alias=False))."
             )

@@ -50,7 +50,7 @@ from refimpl.config import config
 from refimpl.core import Program, ShapedArray
 from refimpl.primitives import collectives
 from refimpl.sharding import PmapSharding, SingleDeviceSharding
-from refimpl.transforms import batching
+from refimpl.transforms import batching, donation
 
 __all__ = ["ShardedArray", "pmap", "transfer_count"]
 
@@ -160,6 +160,17 @@ class ShardedArray(Array):
 
     def is_deleted(self) -> bool:
         return any(s.is_deleted() for s in self._shards)
+
+    def mark_donated(self, function_name: str) -> None:
+        """Delete every shard because the array was donated to ``function_name``
+        (as a sharded PJRT array: SPEC "Donation")."""
+        for shard in self._shards:
+            shard.mark_donated(function_name)
+
+    def _storage_keys(self) -> tuple[int, ...]:
+        """The identities of the storage it reads (its shards' arrays, which
+        ``addressable_shards`` hands out): the repeated-donation check."""
+        return tuple(id(s) for s in self._shards)
 
     def delete(self) -> None:
         for shard in self._shards:
@@ -323,6 +334,9 @@ def pmap(
         if donate:
             donated = _donated_leaves(dyn_args, kwargs, dyn_pos, donate, n_args)
         traced = tracing.is_tracing() or any(isinstance(x, tracing.Tracer) for x in leaves)
+        if any(donated) and not traced:  # jit's check: before anything runs or is deleted
+            paths = _leaf_paths((dyn_args, kwargs))
+            donation.check_no_repeated_donation(leaves, donated, paths, name, transform="pmap")
         return _Call(
             call_fun, leaves, in_tree, axes, size, backend_name, run_devices, donated, statics,
             traced,
@@ -568,6 +582,15 @@ def _shard_outputs(out: Any, out_axes: Any, devices: Sequence[Any]) -> Any:
         aval = tracing.get_aval(leaf, "pmap", 0)
         results.append(ShardedArray(shards, devices, axis, aval))
     return tree.unflatten(results)
+
+
+def _leaf_paths(args: Any) -> list[str]:
+    """Readable paths (``args[0]['w']``, ``kwargs['b']``) of the leaves of
+    ``(positional, keyword)`` arguments, in flatten order."""
+    paths = []
+    for path, _ in tree_util.flatten_with_path_strings(args)[0]:
+        paths.append(("args" if path.startswith("[0]") else "kwargs") + path[3:])
+    return paths
 
 
 def _check_no_ref_arguments(name: str, leaves: Sequence[Any], args: Any) -> None:
@@ -970,11 +993,12 @@ class _Entry:
                 per_device[m].append(client.buffer_from_numpy(
                     np.ascontiguousarray(piece), _index(device)
                 ))  # fmt: skip
-        outs = self._launch(per_device)
+        outs = self._launch(per_device, donated)
+        result = self._outputs(outs, devices)  # before donation: a failed call deletes nothing
         for leaf, is_donated in zip(leaves, donated, strict=True):
             if is_donated and hasattr(leaf, "mark_donated"):
                 leaf.mark_donated("pmap")  # (a sharded array: every shard)
-        return self._outputs(outs, devices)
+        return result
 
     def _run_nested(self, leaves, axes, donated) -> Any:
         """Replica ``i * inner + j`` gets outer slice ``i``; outputs come from
@@ -998,28 +1022,34 @@ class _Entry:
         firsts = list(range(0, len(self.replica_devices), self.inner))
         return self._outputs([outs[r] for r in firsts], [self.replica_devices[r] for r in firsts])
 
-    def _launch(self, per_device: list[list[Any]]) -> list[list[Any]]:
+    def _launch(self, per_device: list[list[Any]], donated: Sequence[bool] = ()) -> list[list[Any]]:
         """One ``execute_sharded``; a program with collectives first waits for
         the previous such launch (in C++, shared with the fast path). With
         two of them in flight, XLA's CPU client can start some replicas of
         each and none can finish: their all-reduce waits for 4 threads of a
         pool busy with the other launch, and XLA aborts the process after
-        40 s (seen on a 2-core machine, for jax.pmap too)."""
+        40 s (seen on a 2-core machine, for jax.pmap too). The inputs are
+        pinned (checked live, donated ones claimed) as the fast path's."""
         from refimpl.backends.pjrt.runtime import native_module
 
+        native = native_module()
+        donated = list(donated)
         if not self.has_host_callbacks:
-            return native_module()._pmap_launch(self.executable, per_device, self.has_collectives)
+            return native._pmap_launch(self.executable, per_device, self.has_collectives, donated)
         from refimpl.backends.pjrt import host_callbacks
 
+        # A pmap inside a pmap's callback raises before it could wait for the lock.
+        native._check_pmap_allowed()
         # One launch at a time: its callbacks' deferred failures are its own.
+        # (The callbacks of this launch run on XLA threads and never take it.)
         with _CALLBACK_LAUNCH_LOCK:
-            outs = native_module()._pmap_launch(self.executable, per_device, self.has_collectives)
+            outs = native._pmap_launch(self.executable, per_device, self.has_collectives, donated)
             for replica in outs:  # as jit: every replica's callbacks have run on return
                 for buffer in replica:
                     buffer.block_until_ready()
             errors = host_callbacks.take_errors(self._host_callbacks)
         if errors:
-            raise native_module().PjrtError(f"INTERNAL: {errors[0]}")
+            raise native.PjrtError(f"INTERNAL: {errors[0]}")
         return outs
 
     def _outputs(self, outs: list[list[Any]], devices: Sequence[Any]) -> Any:

@@ -151,9 +151,56 @@ def execute(jitted: Any, entry: Any, call: Any) -> Any:
     return tree_util.tree_unflatten(entry.out_tree, outs)
 
 
+# Devices running a program with host callbacks (index -> how many): the
+# plugin runs the programs of one device in order, so a program launched on
+# such a device from inside one of its callbacks would wait for the callback
+# that waits for it. Guarded by _callback_devices_lock (held briefly, never
+# across a launch or a callback).
+_callback_devices: dict[int, int] = {}
+_callback_devices_lock = threading.Lock()
+
+
+def _away_from_callers(device: Any, committed: bool, name: str) -> Any:
+    """The device of a call made inside a host callback: ``device``, unless a
+    program with host callbacks runs there (maybe the caller's, which waits
+    for this call); then another device for uncommitted inputs, or an error."""
+    with _callback_devices_lock:
+        busy = {i for i, n in _callback_devices.items() if n > 0}
+    if index_of(device) not in busy or not pjrt_runtime.native_module()._in_host_callback():
+        return device
+    if not committed:
+        for other in devices():
+            if index_of(other) not in busy:
+                return other
+    raise RuntimeError(
+        f"jit({name}): called from inside a host callback (pure_callback, debug.callback) "
+        f"while {'its inputs are committed to' if committed else 'every'} device running a "
+        "program with host callbacks; the plugin runs one device's programs in order, so "
+        "this call would wait forever for the callback that waits for it. Pass uncommitted "
+        "inputs (a free device is chosen) or compute the value with NumPy in the callback."
+    )
+
+
 def _run(entry: Any, call: Any, name: str, compiled: Any = None) -> list[PjrtArray]:
     device, committed = placement(call.leaves, call.paths, f"jit({name})")
+    if _callback_devices:
+        device = _away_from_callers(device, committed, name)
     compiled = compiled if compiled is not None else executables(entry, name)
+    if compiled.has_host_callbacks:
+        index = index_of(device)
+        with _callback_devices_lock:
+            _callback_devices[index] = _callback_devices.get(index, 0) + 1
+        try:
+            return _launch(entry, call, name, compiled, device, committed)
+        finally:
+            with _callback_devices_lock:
+                _callback_devices[index] -= 1
+    return _launch(entry, call, name, compiled, device, committed)
+
+
+def _launch(
+    entry: Any, call: Any, name: str, compiled: Any, device: Any, committed: bool
+) -> list[PjrtArray]:
     executable = compiled.for_device(device)
     buffers = [
         _input_buffer(leaf, aval, device)

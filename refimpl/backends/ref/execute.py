@@ -87,6 +87,9 @@ def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> Any:
     for array in donated.values():
         if not array.is_deleted():
             array.mark_donated(name)
+    for i, leaf in enumerate(call.leaves):  # a pmap's ShardedArray: every shard, as on pjrt
+        if plan.donated[i] and i not in donated and hasattr(leaf, "mark_donated"):
+            leaf.mark_donated(name)
     return tree
 
 

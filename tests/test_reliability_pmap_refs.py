@@ -1,0 +1,258 @@
+"""Reliability of pmap, refs, host callbacks and the Jacobian family.
+
+No crash, no hang, no lost data, no silently wrong result, and clear errors
+for bad input: one regression test (or a few) per rule, each failing before
+its fix. Races and crashes run in a child process (a crash there is a test
+failure, not the end of the test session) with a timeout (a hang too).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import refimpl as ri
+from tests.pjrt_helpers import skip_without_pjrt
+
+BACKENDS = ["ref", "pjrt"]
+
+
+def needs(backend: str) -> None:
+    if backend == "pjrt":
+        skip_without_pjrt()
+
+
+@pytest.fixture(autouse=True)
+def _four_ref_devices():
+    old = ri.config.ref_num_devices
+    ri.config.update("ref_num_devices", 4)
+    yield
+    ri.config.update("ref_num_devices", old)
+
+
+# The child loads the same native module as this process (a sanitized or
+# locally built one too), then runs the script.
+_PRELUDE = """
+import importlib.util, os, sys
+path = os.environ.get("RI_TEST_PJRT_MODULE")
+if path:
+    spec = importlib.util.spec_from_file_location("refimpl._pjrt", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules["refimpl._pjrt"] = module
+    import refimpl
+    refimpl._pjrt = module
+"""
+
+
+def run_child(script: str, timeout: float = 120) -> str:
+    """Runs ``script`` in a fresh interpreter; its stdout. Fails on a crash,
+    a nonzero exit or a hang (``timeout`` seconds)."""
+    from refimpl.backends.pjrt import runtime
+
+    env = dict(os.environ)
+    env["RI_TEST_PJRT_MODULE"] = runtime.native_module().__file__
+    code = _PRELUDE + textwrap.dedent(script)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        )
+    except subprocess.TimeoutExpired as err:
+        pytest.fail(f"the child hung for {timeout} s: {err.stdout}{err.stderr}")
+    assert done.returncode == 0, f"exit status {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def sharded(backend: str, shape=(4, 3)):
+    """A pmap output: sharded over 4 devices (pjrt) or a ShardedArray (ref)."""
+    make = ri.pmap(lambda x: x * 1.0, backend=backend)
+    return make(np.arange(np.prod(shape), dtype=np.float32).reshape(shape))
+
+
+# --- donation: one array twice, shared storage, a failed call deletes nothing --------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda f, a: f(a, a),
+        lambda f, a: f((a, a), 0.0),
+        lambda f, a: f({"a": a, "b": a}, 0.0),
+    ],
+    ids=["positional", "tuple", "dict"],
+)
+def test_pmap_refuses_one_array_donated_and_read_twice(backend, call):
+    needs(backend)
+    a = sharded(backend)
+
+    def add(x, y):
+        return ri.tree_util.tree_reduce(lambda p, q: p + q, x) + y
+
+    f = ri.pmap(add, in_axes=(0, None), donate_argnums=0, backend=backend)
+    with pytest.raises(ValueError, match=r"pmap\(add\): the same array is passed as argument"):
+        call(f, a)
+    assert not a.is_deleted()
+    np.testing.assert_array_equal(np.asarray(a), np.arange(12.0).reshape(4, 3))
+
+
+def test_pmap_repeated_donation_check_holds_on_the_warm_fast_path():
+    skip_without_pjrt()
+    f = ri.pmap(lambda x, y: x + y, donate_argnums=0, backend="pjrt")
+    f(sharded("pjrt"), sharded("pjrt"))  # compiled and cached
+    a = sharded("pjrt")
+    with pytest.raises(ValueError, match="the same array is passed"):
+        f(a, a)
+    assert not a.is_deleted()
+
+
+def test_pmap_refuses_a_one_device_array_donated_and_read_twice():
+    skip_without_pjrt()
+    a = ri.device_put(np.ones((1, 3), np.float32), ri.devices("pjrt")[0])
+    f = ri.pmap(lambda x, y: x + y, donate_argnums=0, devices=ri.devices("pjrt")[:1])
+    with pytest.raises(ValueError, match="the same array is passed"):
+        f(a, a)
+    assert not a.is_deleted()
+
+
+def test_pmap_donation_of_one_array_twice_does_not_crash():
+    skip_without_pjrt()
+    out = run_child(
+        """
+        import numpy as np, refimpl as ri
+        a = ri.pmap(lambda x: x * 1.0, backend="pjrt")(np.ones((4, 2), np.float32))
+        f = ri.pmap(lambda x, y: x + y, donate_argnums=0, backend="pjrt")
+        try:
+            f(a, a)
+        except ValueError:
+            print("refused", a.is_deleted())
+        """
+    )
+    assert "refused False" in out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_device_put_refuses_a_sharded_array_and_its_shard_donated_together(backend):
+    needs(backend)
+    a = sharded(backend)
+    shard = a.addressable_shards[0].data
+    with pytest.raises(ValueError, match="the same array appears twice"):
+        ri.device_put((a, shard), donate=True)
+    assert not a.is_deleted() and not shard.is_deleted()  # a failed call changes nothing
+    np.testing.assert_array_equal(np.asarray(shard), [0.0, 1.0, 2.0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("to", ["pmap", "jit", "device_put"])
+def test_a_donated_sharded_array_is_deleted_on_both_backends(backend, to):
+    needs(backend)
+    a = sharded(backend)
+    if to == "pmap":
+        ri.pmap(lambda x: x + 1, donate_argnums=0, backend=backend)(a)
+    elif to == "jit":
+        ri.jit(lambda x: x + 1, donate_argnums=0, backend=backend)(a)
+    else:
+        ri.device_put(a, donate=True)
+    assert a.is_deleted()
+    with pytest.raises(RuntimeError, match="has been deleted"):
+        np.asarray(a)
+
+
+# --- threads: deletion and donation while a pmap runs -------------------------------------
+
+_RACE = """
+import threading, numpy as np, refimpl as ri
+make = ri.pmap(lambda x: x * 1.0, backend="pjrt")
+f = ri.pmap(lambda x: x + 1, donate_argnums={donate}, backend="pjrt")
+errors = set()
+for _ in range({rounds}):
+    a = make(np.ones((4, 1 << 16), np.float32))
+    def call():
+        try:
+            f(a).block_until_ready()
+        except RuntimeError as err:
+            assert "has been deleted" in str(err), err
+            errors.add("deleted")
+    threads = [threading.Thread(target=call) for _ in range({callers})]
+    for t in threads:
+        t.start()
+    if {delete}:
+        a.delete()
+    for t in threads:
+        t.join()
+print("done", sorted(errors))
+"""
+
+
+def test_pmap_survives_donation_of_one_input_from_three_threads():
+    skip_without_pjrt()
+    out = run_child(_RACE.format(donate=0, rounds=150, callers=3, delete=False), timeout=240)
+    assert "done" in out
+
+
+def test_pmap_survives_deletion_of_its_input_by_another_thread():
+    skip_without_pjrt()
+    out = run_child(_RACE.format(donate="()", rounds=200, callers=1, delete=True), timeout=240)
+    assert "done" in out
+
+
+# --- host callbacks that call back into refimpl -------------------------------------------
+
+
+def test_callback_calling_a_jitted_function_from_threads_finishes():
+    skip_without_pjrt()
+    out = run_child(
+        """
+        import threading, numpy as np, refimpl as ri
+        ri.config.update("backend", "pjrt")
+        n = 1 << 17  # large enough that programs run off the calling thread
+        inner = ri.jit(lambda x: x * 2)
+        def callback(x):
+            return np.asarray(inner(x))
+        spec = ri.ShapeDtypeStruct((n,), np.float32)
+        f = ri.jit(lambda x: ri.pure_callback(callback, spec, x) + 1)
+        results = []
+        def work():
+            for _ in range(5):
+                results.append(float(np.asarray(f(np.ones(n, np.float32)))[0]))
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        print("done", sorted(set(results)), len(results))
+        """,
+        timeout=120,
+    )
+    assert "done [3.0] 20" in out
+
+
+def test_pmap_inside_a_pmap_callback_raises_instead_of_hanging():
+    skip_without_pjrt()
+    out = run_child(
+        """
+        import numpy as np, refimpl as ri
+        ri.config.update("backend", "pjrt")
+        inner = ri.pmap(lambda x: ri.lax.psum(x, "j"), "j")
+        def callback(x):
+            return np.asarray(inner(np.ones(4, np.float32)))[:1] + x
+        spec = ri.ShapeDtypeStruct((1,), np.float32)
+        f = ri.pmap(lambda x: ri.pure_callback(callback, spec, x), "i")
+        try:
+            f(np.ones((4, 1), np.float32))
+        except RuntimeError as err:
+            print("raised", "cannot run inside a host callback" in str(err))
+        """,
+        timeout=90,
+    )
+    assert "raised True" in out
