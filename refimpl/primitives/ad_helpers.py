@@ -72,28 +72,39 @@ def instantiate(tangent: Any, aval: ShapedArray | None = None) -> Any:
 
 
 def broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
-    """``x`` broadcast to ``shape``; only rank-0 ``x`` ever needs it (the
-    elementwise primitives broadcast nothing else)."""
+    """``x`` broadcast to ``shape`` as the elementwise primitives broadcast
+    their operands: from rank 0, or from size-1 dims of the same rank."""
     aval = aval_of(x)
     if aval.shape == tuple(shape):
         return x
     from refimpl.primitives import structural
 
-    if aval.shape != ():
+    if aval.shape == ():
+        return structural.broadcast_in_dim(x, tuple(shape), ())
+    if len(aval.shape) != len(shape) or any(
+        d not in (1, s) for d, s in zip(aval.shape, shape, strict=True)
+    ):
         raise AssertionError(f"internal error: cannot broadcast {aval.str_short()} to {shape}")
-    return structural.broadcast_in_dim(x, tuple(shape), ())
+    return structural.broadcast_in_dim(x, tuple(shape), tuple(range(len(shape))))
 
 
 def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
     """The cotangent of an operand of type ``aval`` from the cotangent of an
-    elementwise result: a rank-0 operand that was broadcast collects the sum."""
+    elementwise result: a rank-0 operand that was broadcast collects the sum,
+    and so does each size-1 dim of an operand that was broadcast along it."""
     if isinstance(ct, Zero):
         return Zero(aval)
     ct_aval = aval_of(ct)
     if ct_aval.shape != aval.shape:
-        from refimpl.primitives import reductions
+        from refimpl.primitives import reductions, structural
 
-        ct = reductions.reduce_sum(ct, tuple(range(ct_aval.ndim)))
+        if aval.shape == ():
+            ct = reductions.reduce_sum(ct, tuple(range(ct_aval.ndim)))
+        else:
+            axes = tuple(
+                i for i, (c, d) in enumerate(zip(ct_aval.shape, aval.shape, strict=True)) if c != d
+            )
+            ct = structural.reshape(reductions.reduce_sum(ct, axes), aval.shape)
     return convert(ct, aval.dtype)
 
 

@@ -219,15 +219,38 @@ def _integer_pow_impl(x: np.ndarray, *, y: int) -> np.ndarray:
 # --- binary --------------------------------------------------------------------------
 
 
+def broadcasting_shape(name: str, avals: list[ShapedArray]) -> tuple[int, ...]:
+    """The result shape of a broadcasting n-ary elementwise primitive (JAX's
+    ``broadcasting_shape_rule``): rank-0 operands broadcast; the others must
+    have one rank, and each dim is that of the operands whose size is not 1
+    (all equal), or 1."""
+    shapes = [a.shape for a in avals if a.shape != ()]
+    if not shapes:
+        return ()
+    ranks = {len(s) for s in shapes}
+    if len(ranks) != 1:
+        raise TypeError(f"{name}: arrays must have the same number of dimensions, got {ranks}")
+    result = []
+    for dims in zip(*shapes, strict=True):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            listed = ", ".join(str(s) for s in shapes)
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: {listed}.")
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
+
+
 def binary(name: str, impl: Callable[..., np.ndarray], accepts: tuple, result_dtype=None):
-    """A binary elementwise primitive over equal dtypes and equal shapes (or rank 0)."""
+    """A binary elementwise primitive over equal dtypes; shapes broadcast as
+    JAX's: rank 0, or one rank with size-1 dims (``add`` of f32[3,4] and
+    f32[3,1] is f32[3,4])."""
     prim = Primitive(name)
     allowed, what = accepts
 
     @prim.def_abstract_eval
     def _abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
         check_same_dtypes(name, [x, y])
-        shape = elementwise_shape(name, [x, y])
+        shape = broadcasting_shape(name, [x, y])
         check_dtype_in(name, x, allowed, what)
         # a comparison of weak operands is a weak bool (as JAX)
         return ShapedArray(shape, result_dtype or x.dtype, all_weak([x, y]))

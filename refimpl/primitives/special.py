@@ -40,7 +40,6 @@ from refimpl.primitives.base import (
     all_weak,
     check_dtype_in,
     check_same_dtypes,
-    elementwise_shape,
 )
 from refimpl.transforms import batching
 from refimpl.transforms.ad_util import Zero, tangent_aval
@@ -949,7 +948,7 @@ def _betainc_abstract_eval(a, b, x):
     name = "regularized_incomplete_beta"
     check_same_dtypes(name, [a, b, x])
     check_dtype_in(name, x, *ew.FLOAT)
-    shape = elementwise_shape(name, [a, b, x])
+    shape = ew.broadcasting_shape(name, [a, b, x])
     return ShapedArray(shape, x.dtype, all_weak([a, b, x]))
 
 

@@ -671,17 +671,18 @@ def elementwise_batch_rule(
         avals = [tracing.get_aval(x, primitive.name, i) for i, x in enumerate(args)]
         ranks = [a.ndim - (d is not None) for a, d in zip(avals, dims, strict=True)]
         full = max(ranks)
-        shape: tuple[int, ...] = ()
         size = 0
         out_dim = None
+        shapes = []  # the full-rank operands' unbatched shapes
         for aval, d, r in zip(avals, dims, ranks, strict=True):
             if d is not None:
                 size = aval.shape[d]
                 if r == full and out_dim is None:
                     out_dim = d
-                    shape = aval.shape[:d] + aval.shape[d + 1 :]
-            elif r == full and not shape:
-                shape = aval.shape
+            if r == full:
+                shapes.append(aval.shape if d is None else aval.shape[:d] + aval.shape[d + 1 :])
+        # size-1 dims broadcast (binary primitives, as JAX's broadcasting_shape_rule)
+        shape = tuple(max(ds) if 0 not in ds else 0 for ds in zip(*shapes, strict=True))
         out_dim = 0 if out_dim is None else out_dim
         out_shape = (*shape[:out_dim], size, *shape[out_dim:])
         unbatched_dims = tuple(d for d in range(full + 1) if d != out_dim)

@@ -244,14 +244,19 @@ class RuleContext:
     # -- shapes --
 
     def broadcast_to(self, value: ir.Value, dtype: np.dtype, shape: Sequence[int]) -> ir.Value:
-        """A rank-0 ``value`` broadcast to ``shape`` (a value of that shape unchanged)."""
-        if shape_of(value) == tuple(shape):
+        """A rank-0 ``value``, or one of the same rank with size-1 dims,
+        broadcast to ``shape`` (a value of that shape unchanged)."""
+        have = shape_of(value)
+        if have == tuple(shape):
             return value
-        assert shape_of(value) == (), "broadcast_to broadcasts scalars only"
-        return hlo.broadcast_in_dim(_tensor_type(shape, dtype), value, [])
+        if have == ():
+            return hlo.broadcast_in_dim(_tensor_type(shape, dtype), value, [])
+        assert len(have) == len(shape), "broadcast_to keeps the rank"
+        return hlo.broadcast_in_dim(_tensor_type(shape, dtype), value, list(range(len(shape))))
 
     def broadcast_operands(self, *values: ir.Value) -> list[ir.Value]:
-        """The operands of an elementwise op, rank-0 ones broadcast to the output shape."""
+        """The operands of an elementwise op broadcast to the output shape
+        (from rank 0, or along size-1 dims)."""
         shape = self.avals_out[0].shape
         return [
             self.broadcast_to(v, a.dtype, shape) for v, a in zip(values, self.avals_in, strict=True)
