@@ -1883,8 +1883,8 @@ std::vector<std::vector<std::shared_ptr<Buffer>>> PythonPmapLaunch(
       std::vector<std::shared_ptr<Buffer>> firsts;
       for (std::size_t d = 0; d < n; ++d) {
         for (std::size_t j = 0; j < num_outputs; ++j) {
-          outs[d].push_back(std::make_shared<Buffer>(executable->client(),
-                                                     raw_outputs[d * num_outputs + j]));
+          outs[d].push_back(
+              std::make_shared<Buffer>(executable->client(), raw_outputs[d * num_outputs + j]));
         }
         if (num_outputs > 0) firsts.push_back(outs[d][0]);
       }

@@ -356,9 +356,7 @@ void Init(py::module_& m) {
       .def_property_readonly("nbytes", &Buffer::host_size_in_bytes)
       .def_property_readonly("device_index", &Buffer::device_index)
       .def_property_readonly("device",
-                             [](const Buffer& b) {
-                               return Device{b.client(), b.device_index()};
-                             })
+                             [](const Buffer& b) { return Device{b.client(), b.device_index()}; })
       .def_property_readonly("client", &Buffer::client)
       .def("to_numpy", &BufferToNumpy, "Copies the buffer into a new NumPy array (blocking).")
       .def(

@@ -63,8 +63,7 @@ class Client : public std::enable_shared_from_this<Client> {
   // "bytes_in_use" and every statistic the plugin marks as set. `supported`
   // is false (and the result empty) when the plugin lacks the function or
   // answers UNIMPLEMENTED (the CPU plugin); other errors throw.
-  std::vector<std::pair<std::string, int64_t>> MemoryStats(int device_index,
-                                                           bool* supported) const;
+  std::vector<std::pair<std::string, int64_t>> MemoryStats(int device_index, bool* supported) const;
 
   // Copies host data to device `device_index` with
   // kImmutableUntilTransferCompletes: the plugin may read `array.data` after

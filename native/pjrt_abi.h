@@ -451,27 +451,27 @@ typedef struct PJRT_Device_MemoryStats_Args {
   size_t struct_size;
   PJRT_Extension_Base* extension_start;
   PJRT_Device* device;
-  int64_t bytes_in_use; /* out */
-  int64_t peak_bytes_in_use; /* out */
-  bool peak_bytes_in_use_is_set; /* out */
-  int64_t num_allocs; /* out */
-  bool num_allocs_is_set; /* out */
-  int64_t largest_alloc_size; /* out */
-  bool largest_alloc_size_is_set; /* out */
-  int64_t bytes_limit; /* out */
-  bool bytes_limit_is_set; /* out */
-  int64_t bytes_reserved; /* out */
-  bool bytes_reserved_is_set; /* out */
-  int64_t peak_bytes_reserved; /* out */
-  bool peak_bytes_reserved_is_set; /* out */
-  int64_t bytes_reservable_limit; /* out */
-  bool bytes_reservable_limit_is_set; /* out */
-  int64_t largest_free_block_bytes; /* out */
+  int64_t bytes_in_use;                 /* out */
+  int64_t peak_bytes_in_use;            /* out */
+  bool peak_bytes_in_use_is_set;        /* out */
+  int64_t num_allocs;                   /* out */
+  bool num_allocs_is_set;               /* out */
+  int64_t largest_alloc_size;           /* out */
+  bool largest_alloc_size_is_set;       /* out */
+  int64_t bytes_limit;                  /* out */
+  bool bytes_limit_is_set;              /* out */
+  int64_t bytes_reserved;               /* out */
+  bool bytes_reserved_is_set;           /* out */
+  int64_t peak_bytes_reserved;          /* out */
+  bool peak_bytes_reserved_is_set;      /* out */
+  int64_t bytes_reservable_limit;       /* out */
+  bool bytes_reservable_limit_is_set;   /* out */
+  int64_t largest_free_block_bytes;     /* out */
   bool largest_free_block_bytes_is_set; /* out */
-  int64_t pool_bytes; /* out */
-  bool pool_bytes_is_set; /* out */
-  int64_t peak_pool_bytes; /* out */
-  bool peak_pool_bytes_is_set; /* out */
+  int64_t pool_bytes;                   /* out */
+  bool pool_bytes_is_set;               /* out */
+  int64_t peak_pool_bytes;              /* out */
+  bool peak_pool_bytes_is_set;          /* out */
 } PJRT_Device_MemoryStats_Args;
 
 /* ---------------------------------------------------------- executables -- */
