@@ -88,7 +88,16 @@ class Config:
                 raise TypeError(
                     f"config.update: 'compilation_cache_dir' takes a path or None, got {value!r}"
                 )
-            self._values[name] = None if value is None else os.fspath(value)
+            path = None if value is None else os.fspath(value)
+            if isinstance(path, bytes):
+                path = os.fsdecode(path)
+            if path is not None and ("\x00" in path or not path):
+                # checked here: every later compile would fail on it otherwise
+                raise ValueError(
+                    "config.update: 'compilation_cache_dir' must be a non-empty path without "
+                    f"NUL bytes, got {value!r}"
+                )
+            self._values[name] = path
             return
         if name.startswith("pjrt_gpu_"):
             self._values[name] = _check_gpu_option(name, value)

@@ -256,3 +256,94 @@ def test_pmap_inside_a_pmap_callback_raises_instead_of_hanging():
         timeout=90,
     )
     assert "raised True" in out
+
+
+# --- the Jacobian family -------------------------------------------------------------------
+
+
+def test_jacrev_of_a_complex_output_is_refused_as_jax():
+    with pytest.raises(TypeError, match="jacrev requires real-valued outputs"):
+        ri.jacrev(lambda x: x * (1 + 2j))(np.float32(1.0))
+
+
+def test_jacrev_takes_complex_inputs_as_jax():
+    import jax
+    import jax.numpy as jnp
+
+    got = ri.jacrev(lambda x: ri.numpy.real(x))(np.complex64(1 + 1j))
+    want = jax.jacrev(lambda x: jnp.real(x))(np.complex64(1 + 1j))
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+
+
+def test_jacobian_basis_is_a_program_not_a_host_identity():
+    n = 2**17  # a host identity would need 64 GiB
+    out = ri.eval_shape(ri.jacfwd(lambda x: x * 2), ri.ShapeDtypeStruct((n,), np.float32))
+    assert out.shape == (n, n)
+    out = ri.eval_shape(ri.jacrev(lambda x: x * 2), ri.ShapeDtypeStruct((n,), np.float32))
+    assert out.shape == (n, n)
+    program = ri.make_program(ri.jacfwd(lambda x: x * 2))(np.ones(3, np.float32))
+    assert "iota" in str(program)
+
+
+def test_jacobians_with_integer_inputs_or_outputs_are_zero_blocks_as_jax():
+    import jax
+
+    got = ri.jacrev(lambda x, y: x * y, argnums=1, allow_int=True)(np.float32(2), np.int32(3))
+    want = jax.jacrev(lambda x, y: x * y, argnums=1, allow_int=True)(np.float32(2), np.int32(3))
+    assert np.asarray(got).dtype == np.asarray(want).dtype and np.asarray(got).shape == ()
+    f = lambda x: (x > 0).astype(np.int32)  # noqa: E731
+    got = ri.jacfwd(f)(np.ones(2, np.float32))
+    want = jax.jacfwd(f)(np.ones(2, np.float32))
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+
+
+def test_linear_transpose_checks_the_cotangent_type():
+    t = ri.linear_transpose(lambda x: x * 2.0, np.ones(3, np.float32))
+    with pytest.raises(TypeError, match="cotangent type does not match function output"):
+        t(np.ones(2, np.float32))
+
+
+def test_linear_transpose_of_an_integer_function_as_jax():
+    t = ri.linear_transpose(lambda x: x * 2, np.ones(3, np.int32))
+    (got,) = t(np.ones(3, np.int32))
+    np.testing.assert_array_equal(np.asarray(got), [2, 2, 2])
+
+
+# --- arguments validated before anything runs -----------------------------------------------
+
+
+def test_pmap_refuses_one_device_listed_twice():
+    with pytest.raises(ValueError, match="devices must be distinct"):
+        ri.pmap(lambda x: x, devices=[ri.devices("ref")[0]] * 4)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pmap_static_argnums_out_of_range_is_an_error_not_modulo(backend):
+    needs(backend)
+    f = ri.pmap(lambda x, s: x * s, static_broadcasted_argnums=3, backend=backend)
+    with pytest.raises(ValueError, match="out of range for 2 positional arguments"):
+        f(np.ones(4, np.float32), 2)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pmap_unhashable_static_argument_is_refused(backend):
+    needs(backend)
+    f = ri.pmap(lambda x, s: x, static_broadcasted_argnums=1, backend=backend)
+    with pytest.raises(ValueError, match="Non-hashable static arguments are not supported"):
+        f(np.ones(4, np.float32), [1])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pmap_over_a_size_zero_axis_is_a_clear_error(backend):
+    needs(backend)
+    with pytest.raises(ValueError, match=r"pmap\(<lambda>\): the mapped axis has size 0"):
+        ri.pmap(lambda x: x, backend=backend)(np.ones((0, 3), np.float32))
+
+
+def test_compilation_cache_dir_with_a_nul_byte_is_refused_at_update():
+    before = ri.config.compilation_cache_dir
+    with pytest.raises(ValueError, match="without NUL bytes"):
+        ri.config.update("compilation_cache_dir", "/tmp/cache\x00dir")
+    assert ri.config.compilation_cache_dir == before

@@ -1094,9 +1094,12 @@ def _jac_check_inputs(api: str, leaves: list, holomorphic: bool, allow_int: bool
                     f"{api} with holomorphic=True requires inputs with complex dtype, but got "
                     f"{aval.dtype.name}."
                 )
-        elif not dtypes.is_inexact(aval.dtype) or dtypes.is_complex(aval.dtype):
-            if api == "jacrev" and allow_int and not dtypes.is_complex(aval.dtype):
+        if api == "jacrev":  # as JAX's reverse-mode check: complex inputs are fine
+            if dtypes.is_inexact(aval.dtype) or allow_int:
                 continue
+        elif holomorphic:
+            continue
+        if not dtypes.is_inexact(aval.dtype) or dtypes.is_complex(aval.dtype):
             raise TypeError(
                 f"{api} requires real-valued inputs (input dtype that is a sub-dtype of "
                 f"np.floating), but got {aval.dtype.name}. For holomorphic differentiation, "
@@ -1106,6 +1109,33 @@ def _jac_check_inputs(api: str, leaves: list, holomorphic: bool, allow_int: bool
                 else f"{api} requires real- or complex-valued inputs (input dtype that is a "
                 f"sub-dtype of np.inexact), but got {aval.dtype.name}. If you want to use "
                 "Boolean- or integer-valued inputs, use vjp or set allow_int to True."
+            )
+
+
+def _jac_check_outputs(api: str, out_avals: list, holomorphic: bool) -> None:
+    """JAX's output dtype rules: holomorphic needs complex outputs; jacrev
+    otherwise needs real floating outputs (a complex one would lose its
+    imaginary part)."""
+    for aval in out_avals:
+        name = aval.dtype.name
+        if holomorphic:
+            if not dtypes.is_complex(aval.dtype):
+                raise TypeError(
+                    f"{api} with holomorphic=True requires outputs with complex dtype, but got "
+                    f"{name}."
+                )
+        elif api == "jacrev" and dtypes.is_complex(aval.dtype):
+            raise TypeError(
+                f"{api} requires real-valued outputs (output dtype that is a sub-dtype of "
+                f"np.floating), but got {name}. For holomorphic differentiation, pass "
+                "holomorphic=True. For differentiation of non-holomorphic functions involving "
+                "complex outputs, use jax.vjp directly."
+            )
+        elif api == "jacrev" and not dtypes.is_inexact(aval.dtype):
+            raise TypeError(
+                f"{api} requires real-valued outputs (output dtype that is a sub-dtype of "
+                f"np.floating), but got {name}. For differentiation of functions with integer "
+                "outputs, use jax.vjp directly."
             )
 
 
@@ -1150,6 +1180,7 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
             outs = full.primals_out
         out_tree, n_out, aux_tree = info[0]
         out_avals = [tracing.get_aval(o, api, i) for i, o in enumerate(outs[:n_out])]
+        _jac_check_outputs(api, out_avals, holomorphic)
         if not fwd:
             lin = _drop_outputs(full, n_out)
         try:
@@ -1190,7 +1221,7 @@ def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -
                 for j, o_aval in enumerate(out_avals):
                     blocks[j][i] = rnp.zeros((*o_aval.shape, *aval.shape), o_aval.dtype)
                 continue
-            eye = np.eye(aval.size, dtype=aval.dtype).reshape(aval.size, *aval.shape)
+            eye = _basis(aval.size, aval.shape, aval.dtype)
 
             def push(t: Any, i: int = i) -> list[Any]:
                 tangents = [t if k == i else Zero(tangent_aval(a)) for k, a in enumerate(in_avals)]
@@ -1199,6 +1230,9 @@ def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -
 
             cols = _map_rows(push, eye, batched)  # per output: (in size, *out shape)
             for j, o_aval in enumerate(out_avals):
+                if tangent_aval(o_aval).dtype == dtypes.float0:  # an int output: zeros (JAX)
+                    blocks[j][i] = rnp.zeros((*o_aval.shape, *aval.shape), o_aval.dtype)
+                    continue
                 moved = rnp.moveaxis(cols[j], 0, -1)
                 blocks[j][i] = rnp.reshape(moved, (*o_aval.shape, *aval.shape))
         return blocks
@@ -1206,11 +1240,11 @@ def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -
     n_lin = len(lin.linear.in_vars) - num_res
     for j, aval in enumerate(out_avals):
         ct_aval = tangent_aval(aval)
-        if aval.size == 0:
+        if aval.size == 0 or ct_aval.dtype == dtypes.float0:
             for i, i_aval in enumerate(in_avals):
                 blocks[j][i] = rnp.zeros((*aval.shape, *i_aval.shape), i_aval.dtype)
             continue
-        eye = np.eye(aval.size, dtype=ct_aval.dtype).reshape(aval.size, *aval.shape)
+        eye = _basis(aval.size, aval.shape, ct_aval.dtype)
 
         def pull(ct: Any, j: int = j) -> list[Any]:
             cts = [ct if m == j else Zero(tangent_aval(a)) for m, a in enumerate(out_avals)]
@@ -1225,8 +1259,20 @@ def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -
 
         rows = _map_rows(pull, eye, batched)  # per input: (out size, *in shape)
         for i, i_aval in enumerate(in_avals):
+            if tangent_aval(i_aval).dtype == dtypes.float0:  # an int input (allow_int): zeros
+                blocks[j][i] = rnp.zeros((*aval.shape, *i_aval.shape), i_aval.dtype)
+                continue
             blocks[j][i] = rnp.reshape(rows[i], (*aval.shape, *i_aval.shape))
     return blocks
+
+
+def _basis(size: int, shape: tuple[int, ...], dtype: Any) -> Any:
+    """The standard basis of ``shape``-shaped values, stacked: a program
+    (iota == iota), never a host constant, so tracing a Jacobian (eval_shape,
+    jit) allocates nothing of size ``size**2``."""
+    import refimpl.numpy as rnp
+
+    return rnp.reshape(rnp.eye(size, dtype=dtype), (size, *shape))
 
 
 def _map_rows(fun: Callable, rows: np.ndarray, batched: bool) -> list[Any]:
@@ -1365,7 +1411,11 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Cal
     )
     in_dtypes = [a.dtype for a in in_avals]
     out_dtypes = [a.dtype for a in program.out_avals]
-    if not all(dtypes.is_inexact(d) for d in in_dtypes + out_dtypes):
+    all_dtypes = in_dtypes + out_dtypes
+    if not (
+        all(dtypes.is_inexact(d) for d in all_dtypes)
+        or all(np.issubdtype(d, np.integer) for d in all_dtypes)
+    ):
         raise TypeError(
             "linear_transpose only supports [float or complex] -> [float or complex], and "
             f"integer -> integer functions, but got {in_dtypes} -> {out_dtypes}."
@@ -1379,6 +1429,18 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Cal
             raise TypeError(
                 f"linear_transpose: cotangent structure {ct_tree} does not match the output "
                 f"structure {out_tree}"
+            )
+        # each cotangent has its output's type (JAX: "cotangent type does not match")
+        ct_avals = [tracing.get_aval(c, "linear_transpose", i) for i, c in enumerate(ct_leaves)]
+        if any(
+            c.shape != o.shape or c.dtype != o.dtype
+            for c, o in zip(ct_avals, program.out_avals, strict=True)
+        ):
+            expected = [o.str_short() for o in program.out_avals]
+            got = [c.str_short() for c in ct_avals]
+            raise TypeError(
+                "linear_transpose: cotangent type does not match function output, expected "
+                f"{expected} but got {got}"
             )
         linear = [False] * n_captured + [True] * len(in_avals)
         cts = backward_pass(

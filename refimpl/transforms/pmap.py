@@ -287,19 +287,33 @@ def pmap(
         devices = list(devices)
         if not devices:
             raise ValueError("pmap: devices must not be empty")
+        keys = [(getattr(d, "platform", None), getattr(d, "id", id(d))) for d in devices]
+        if len(set(keys)) != len(keys):
+            raise ValueError(
+                f"pmap: devices must be distinct (one replica per device), got {devices!r}"
+            )
     name = getattr(fun, "__name__", type(fun).__name__)
     cache: dict[Any, _Entry] = {}
 
     def prepare(args: tuple, kwargs: dict) -> _Call:
         """The call's leaves, axes, devices and flags (errors as JAX's)."""
         n_args = len(args)
-        statics = {i % n_args if n_args else i: None for i in static}
-        for i in list(statics):
-            if not 0 <= i < n_args:
+        for i in static:  # JAX: out of range is an error, never taken modulo the count
+            if not -n_args <= i < n_args:
                 raise ValueError(
                     f"pmap({name}): static_broadcasted_argnums {static} out of range for "
                     f"{n_args} positional arguments"
                 )
+        statics = {i % n_args: None for i in static}
+        for i in list(statics):
+            try:
+                hash(args[i])
+            except TypeError as err:
+                raise ValueError(
+                    f"pmap({name}): Non-hashable static arguments are not supported. An error "
+                    f"occurred while trying to hash an object of type {type(args[i])}, "
+                    f"{args[i]!r}. The error was: TypeError: {err}"
+                ) from None
             statics[i] = args[i]
         dyn_pos = [i for i in range(n_args) if i not in statics]
         dyn_args = tuple(args[i] for i in dyn_pos)
@@ -328,6 +342,11 @@ def pmap(
             size = batching._mapped_size(call_fun, dyn_args, kwargs, leaves, axes, None)
         except ValueError as error:
             raise ValueError(str(error).replace("vmap", "pmap")) from None
+        if size == 0:
+            raise ValueError(
+                f"pmap({name}): the mapped axis has size 0; pmap needs one slice per device "
+                "(at least one)"
+            )
         backend_name = _backend_name(backend, devices, leaves)
         run_devices = _choose_devices(name, backend_name, devices, size)
         donated = [False] * len(leaves)
