@@ -231,7 +231,50 @@ def _check_ref(ref: Any, name: str) -> None:
 
 
 def _is_whole(idx: Any) -> bool:
-    return idx is Ellipsis or idx == () or (isinstance(idx, tuple) and idx == (Ellipsis,))
+    # (compared by structure: an index array must not be compared elementwise)
+    return idx is Ellipsis or (
+        isinstance(idx, tuple) and (len(idx) == 0 or (len(idx) == 1 and idx[0] is Ellipsis))
+    )
+
+
+class OutOfBoundsIndexError(IndexError, ValueError):
+    """A static index outside a ref's shape: an ``IndexError`` (as a jitted
+    access) that is also the ``ValueError`` JAX raises ("Out of bound indexer")."""
+
+
+def _check_static_bounds(ref: Ref, idx: Any) -> None:
+    """Concrete integer indices (ints, integer arrays) must lie in the ref's
+    shape: an eager write out of bounds would otherwise be dropped silently."""
+    entries = idx if isinstance(idx, tuple) else (idx,)
+    if any(isinstance(e, tracing.Tracer) for e in entries):
+        return
+    shape = _aval_of_value(ref._value).shape
+    if any(e is Ellipsis for e in entries):
+        k = next(i for i, e in enumerate(entries) if e is Ellipsis)
+        rest = [e for e in entries[k + 1 :] if e is not None]
+        dims = list(range(k)) + list(range(len(shape) - len(rest), len(shape)))
+        entries = entries[:k] + entries[k + 1 :]
+    else:
+        dims = list(range(len(shape)))
+    axis = 0
+    for entry in entries:
+        if entry is None:
+            continue
+        if axis >= len(dims):
+            break
+        size = shape[dims[axis]]
+        axis += 1
+        if isinstance(entry, (bool, np.bool_)) or isinstance(entry, slice):
+            continue
+        if isinstance(entry, (int, np.integer)) or (
+            isinstance(entry, np.ndarray) and np.issubdtype(entry.dtype, np.integer)
+        ):
+            values = np.asarray(entry)
+            if values.size and (values.max() >= size or values.min() < -size):
+                raise OutOfBoundsIndexError(
+                    f"Out of bound indexer: index {entry!r} is out of bounds for axis "
+                    f"{dims[axis - 1]} of size {size} of the ref {ref.aval.str_short()}"
+                )
 
 
 def get(ref: Ref, idx: Any = ...) -> Any:
@@ -239,6 +282,7 @@ def get(ref: Ref, idx: Any = ...) -> Any:
 
     _check_ref(ref, "get")
     _cross(ref)
+    _check_static_bounds(ref, idx)
     value = ref._value
     indexer = _traced_indexer(value, idx)
     if indexer is not None:
@@ -268,6 +312,7 @@ def swap(ref: Ref, idx: Any, value: Any) -> Any:
 def _update(ref: Ref, idx: Any, value: Any, want_old: bool) -> Any:
     _check_ref(ref, "swap")
     _cross(ref, write=True)
+    _check_static_bounds(ref, idx)
     old = get(ref, idx) if want_old else None
     new = _checked_value(ref, idx, value, "swap")
     _check_write(ref, new)
@@ -296,6 +341,7 @@ def addupdate(ref: Ref, idx: Any, value: Any) -> None:
     """``ref[idx] += value`` as one update (no read of the old value by the caller)."""
     _check_ref(ref, "addupdate")
     _cross(ref, write=True)
+    _check_static_bounds(ref, idx)
     new = _checked_value(ref, idx, value, "addupdate")
     _check_write(ref, new)
     indexer = _traced_indexer(ref._value, idx)

@@ -347,3 +347,23 @@ def test_compilation_cache_dir_with_a_nul_byte_is_refused_at_update():
     with pytest.raises(ValueError, match="without NUL bytes"):
         ri.config.update("compilation_cache_dir", "/tmp/cache\x00dir")
     assert ri.config.compilation_cache_dir == before
+
+
+# --- refs ---------------------------------------------------------------------------------
+
+
+def test_eager_ref_write_out_of_bounds_raises():
+    r = ri.new_ref(np.zeros(3, np.float32))
+    with pytest.raises(IndexError, match="Out of bound indexer"):
+        r[5] = 7.0
+    with pytest.raises(ValueError, match="Out of bound indexer"):  # JAX's class too
+        r[np.array([0, 3])] += 1.0
+    np.testing.assert_array_equal(np.asarray(r[...]), [0.0, 0.0, 0.0])  # nothing written
+
+
+def test_ref_indexed_with_an_integer_array_as_jax():
+    r = ri.new_ref(np.arange(4.0, dtype=np.float32))
+    np.testing.assert_array_equal(np.asarray(r[np.array([3, 0])]), [3.0, 0.0])
+    r[np.array([0, 1])] = np.array([7.0, 8.0], np.float32)
+    r[np.array([1, 2])] += np.array([1.0, 1.0], np.float32)
+    np.testing.assert_array_equal(np.asarray(r[...]), [7.0, 9.0, 3.0, 3.0])
