@@ -87,12 +87,16 @@ def reduce_associative(
     return items[0]
 
 
-def broadcast(prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None):
+def broadcast(
+    prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> Any:
     """``prefix_tree``'s leaves repeated over ``full_tree``'s subtrees."""
     return tree_util.tree_broadcast(prefix_tree, full_tree, is_leaf)
 
 
-def transpose(outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose):
+def transpose(
+    outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose: Any
+) -> Any:
     """An ``outer`` tree of ``inner`` trees -> an ``inner`` tree of ``outer`` trees."""
     flat = tree_util.tree_leaves(pytree_to_transpose)
     if inner_treedef is None:
