@@ -33,6 +33,27 @@ def clear_caches() -> None:
     call of each function traces and compiles again. The persistent
     compilation cache on disk (``config.compilation_cache_dir``) is kept, and
     so are ``pmap``'s per-function caches (not reachable from here yet).
+    JAX's ``jax.clear_caches`` also clears ``pmap``'s caches and its other
+    internal memo tables.
+
+    Values and results are not affected: only the time of the next call
+    (and ``Jitted.trace_count``, which counts the traces).
+
+    Args: none.
+
+    Returns:
+        None.
+
+    Raises: nothing (clearing empty caches is fine).
+
+    Example:
+        >>> import refimpl as ri
+        >>> f = ri.jit(lambda x: x + 1)
+        >>> _ = f(1.0); _ = f(2.0); f.trace_count
+        1
+        >>> ri.clear_caches()
+        >>> _ = f(3.0); f.trace_count
+        2
     """
     from refimpl.transforms import jit as jit_module
 

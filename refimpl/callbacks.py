@@ -15,9 +15,26 @@ from refimpl.core import ShapedArray
 
 def effects_barrier() -> None:
     """Wait until every pending effect (``debug.print``/``debug.callback``) has
-    run, as ``jax.effects_barrier``. refimpl runs callbacks before a call
-    returns (on pjrt the call waits for its program's outputs), so there is
-    nothing to wait for."""
+    run, as ``jax.effects_barrier``.
+
+    refimpl runs callbacks before a call returns (on pjrt the call waits for
+    its program's outputs), so there is nothing to wait for and this is a
+    no-op; JAX may run them asynchronously, after the call has returned, and
+    needs it. Calling it keeps code portable between the two.
+
+    Args: none.
+
+    Returns:
+        None.
+
+    Raises: nothing.
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.jit(lambda x: ri.debug.print("x = {}", x))(1.0)
+        x = 1.0
+        >>> ri.effects_barrier()
+    """
 
 
 def pure_callback(
@@ -41,6 +58,49 @@ def pure_callback(
     naming ``pure_callback``); eager calls run at once. Not
     differentiable (JAX's ValueError); ``vmap`` per ``vmap_method``
     (refimpl.primitives.callback). ``sharding`` must be None.
+
+    "Pure" is a promise: the callback's results depend only on its
+    arguments and it has no side effects that matter, so a call whose
+    results are unused may be removed, and a call may run once per
+    execution of its site (per loop iteration, per vmap member with
+    ``"sequential"``). Use ``debug.callback`` for side effects.
+
+    Args:
+        callback: A Python function of NumPy arrays returning the structure
+            of ``result_shape_dtypes``.
+        result_shape_dtypes: A pytree of ``ShapeDtypeStruct`` (anything with
+            ``.shape`` and ``.dtype``) declaring the results.
+        *args: Positional arguments for ``callback`` (pytrees of arrays).
+        sharding: Must be None.
+        vmap_method: How ``vmap`` calls it: ``"sequential"``,
+            ``"sequential_unrolled"``, ``"expand_dims"``, ``"broadcast_all"``,
+            or None (vmap is then an error).
+        **kwargs: Keyword arguments for ``callback`` (pytrees of arrays).
+
+    Returns:
+        The pytree of arrays ``callback`` returned, with the declared
+        shapes and dtypes.
+
+    Raises:
+        TypeError: ``callback`` is not callable; ``result_shape_dtypes`` has
+            leaves without ``.shape``/``.dtype``; the callback returned
+            another structure or shape.
+        ValueError: An unknown ``vmap_method``; differentiating through it
+            (``Pure callbacks do not support JVP``).
+        NotImplementedError: A ``sharding``, ``vmap_method=
+            "legacy_vectorized"``, or ``vmap`` with ``vmap_method=None``.
+        RuntimeError: On pjrt, the callback raised or returned a wrong result
+            inside a compiled program (the message names ``pure_callback``).
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> def host_sin(x):
+        ...     return np.sin(x)
+        >>> @ri.jit
+        ... def f(x):
+        ...     return ri.pure_callback(host_sin, ri.ShapeDtypeStruct(x.shape, x.dtype), x)
+        >>> f(np.array([0.0, 1.0], np.float32))
+        Array([0.      , 0.841471], dtype=float32)
     """
     from refimpl.primitives.callback import VMAP_METHODS, call_host, pure_callback_p
 

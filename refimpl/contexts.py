@@ -28,8 +28,33 @@ def _flag(name: str, value: bool, caller: str) -> Iterator[None]:
 
 
 def enable_x64(new_val: bool = True) -> contextlib.AbstractContextManager:
-    """Context manager: ``config.enable_x64`` is ``new_val`` within the block
-    (``with jax.enable_x64(True): ...``)."""
+    """Context manager: ``config.enable_x64`` is ``new_val`` within the block.
+
+    With 64-bit types enabled, ``float64``/``int64``/``complex128`` values
+    keep their types and Python floats default to ``float64``; without,
+    they are truncated to 32 bits (with JAX's warning where a dtype is
+    asked for explicitly). The previous setting comes back when the block
+    exits, also by an exception. The setting is read when a function is
+    traced: a ``jit`` traced under one setting and called under the other
+    traces again (the setting is part of its signature), as with
+    ``jax.enable_x64``.
+
+    Args:
+        new_val: The value of ``config.enable_x64`` inside the block.
+
+    Returns:
+        A context manager (use it in a ``with`` statement).
+
+    Raises:
+        TypeError: ``new_val`` is not a bool (raised when the block is
+            entered).
+
+    Example:
+        >>> import numpy as np, refimpl as ri, refimpl.numpy as rnp
+        >>> with ri.enable_x64():
+        ...     rnp.ones(2, np.float64)
+        Array([1., 1.], dtype=float64)
+    """
     return _flag("enable_x64", new_val, "enable_x64")
 
 
@@ -42,7 +67,32 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
     It sets ``config.disable_jit`` (also settable with ``config.update``),
     which clears the C++ fast path's caches each time it changes, so calls
     within the block cannot hit a compiled entry and calls after it compile
-    again. ``pmap`` is not affected.
+    again. ``pmap`` is not affected. Use it to debug a jitted function with
+    ``print`` and concrete values: inside the block its arguments are
+    arrays, not tracers.
+
+    Args:
+        disable: True to run ``jit``-ed functions op by op in the block;
+            False to re-enable ``jit`` inside an enclosing
+            ``disable_jit()`` block.
+
+    Returns:
+        A context manager (use it in a ``with`` statement).
+
+    Raises:
+        TypeError: ``disable`` is not a bool (raised when the block is
+            entered).
+
+    Example:
+        >>> import refimpl as ri
+        >>> @ri.jit
+        ... def f(x):
+        ...     print(type(x).__name__)
+        ...     return x + 1
+        >>> with ri.disable_jit():
+        ...     f(1.0)
+        float
+        2.0
     """
     if not isinstance(disable, bool):
         raise TypeError(f"disable_jit: expected a bool, got {disable!r}")
@@ -55,7 +105,30 @@ def ensure_compile_time_eval() -> Iterator[None]:
     """Context manager: operations on concrete values run at once, even inside
     a ``jit`` trace (the staging trace is hidden for the block), as JAX.
 
-    Operations with a traced operand are still recorded by its trace.
+    Operations with a traced operand are still recorded by its trace. A
+    value computed in the block is a concrete array, so Python may branch on
+    it, and it enters the traced program as a constant. Outside any trace
+    the block changes nothing.
+
+    Args: none.
+
+    Returns:
+        A context manager (use it in a ``with`` statement).
+
+    Raises: nothing of its own. A traced value used in Python control flow
+    in the block is still a ``ConcretizationTypeError``, as outside it.
+
+    Example:
+        >>> import numpy as np, refimpl as ri, refimpl.numpy as rnp
+        >>> @ri.jit
+        ... def f(x):
+        ...     with ri.ensure_compile_time_eval():
+        ...         c = rnp.sin(np.float32(0.5))
+        ...         print(c > 0)
+        ...     return x * c
+        >>> f(np.float32(1.0))
+        True
+        Array(0.47942555, dtype=float32)
     """
     stack = tracing._stack
     saved = stack.dynamic
@@ -71,7 +144,25 @@ def named_scope(name: str) -> Iterator[None]:
     """Context manager naming the operations of its block, as ``jax.named_scope``.
 
     refimpl's programs carry no name stacks, so this is a documented no-op
-    apart from checking ``name``: listings and lowered modules do not show it.
+    apart from checking ``name``: listings and lowered modules do not show it
+    (JAX puts the name into its equations' source info and the HLO's
+    metadata, for profilers).
+
+    Args:
+        name: The scope's name.
+
+    Returns:
+        A context manager (use it in a ``with`` statement); the block's
+        values are what they would be without it.
+
+    Raises:
+        TypeError: ``name`` is not a str (raised when the block is entered).
+
+    Example:
+        >>> import refimpl as ri, refimpl.numpy as rnp
+        >>> with ri.named_scope("layer1"):
+        ...     rnp.cos(0.0)
+        Array(1., dtype=float32, weak_type=True)
     """
     if not isinstance(name, str):
         raise TypeError(f"named_scope: name must be a str, got {type(name).__name__}")
@@ -79,8 +170,30 @@ def named_scope(name: str) -> Iterator[None]:
 
 
 def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[..., Any]:
-    """``fun`` under a name (``jax.named_call``). As :func:`named_scope`,
-    refimpl records no names, so the result calls ``fun`` unchanged."""
+    """``fun`` under a name (``jax.named_call``).
+
+    As :func:`named_scope`, refimpl records no names, so the result calls
+    ``fun`` unchanged (JAX stages it as a named sub-computation; refimpl's
+    traced program is the same as ``fun``'s).
+
+    Args:
+        fun: The function to name.
+        name: The name (default: ``fun.__name__``).
+
+    Returns:
+        A function with ``fun``'s signature and results (and, by
+        ``functools.wraps``, its ``__name__``).
+
+    Raises:
+        TypeError: ``fun`` is not callable, or ``name`` is neither a str nor
+            None.
+
+    Example:
+        >>> import refimpl as ri, refimpl.numpy as rnp
+        >>> f = ri.named_call(rnp.sin, name="my_sin")
+        >>> f(0.0)
+        Array(0., dtype=float32, weak_type=True)
+    """
     if not callable(fun):
         raise TypeError(f"named_call: expected a callable, got {type(fun).__name__}")
     if name is not None and not isinstance(name, str):

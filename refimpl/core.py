@@ -315,11 +315,35 @@ class ProgramTypeError(TypeError):
 
 
 def check_program(program: Program) -> None:
-    """Type-check ``program`` and every sub-program.
+    """Type-check ``program`` and every sub-program (refimpl's ``core.check_jaxpr``).
 
     Each input atom must be bound before use, every variable bound once, and
     each equation's outputs must equal what its primitive's ``abstract_eval``
-    computes from its inputs' types (shape, dtype and weak_type).
+    computes from its inputs' types (shape, dtype and weak_type). Constants
+    must match their variables' shapes and dtypes. Programs made by tracing
+    (``make_program``, ``make_jaxpr``, the transformations) always pass; the
+    check is for Programs built or rewritten by hand and for tests of
+    transformation rules. JAX has no top-level equivalent (its
+    ``jax.core.check_jaxpr`` checks jaxprs, not refimpl Programs).
+
+    Args:
+        program: A closed :class:`Program` (``ri.make_program(f)(*args)``).
+
+    Returns:
+        None; the check has no other result.
+
+    Raises:
+        refimpl.core.ProgramTypeError: A ``TypeError`` subclass naming the
+            first problem found: an unbound or rebound variable, a constant
+            that does not match its variable, or an equation whose outputs
+            differ from its rule's (``equation 0 (sin) outputs f32[3] but its
+            rule gives f32[2]``).
+
+    Example:
+        >>> import refimpl as ri, refimpl.numpy as rnp
+        >>> program = ri.make_program(lambda x: rnp.sin(x) * 2)(1.0)
+        >>> print(ri.check_program(program))
+        None
     """
     bound: set[int] = set()
 

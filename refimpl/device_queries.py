@@ -23,7 +23,25 @@ def block_until_ready(x: Any) -> Any:
     """Wait until every array leaf of the pytree ``x`` is computed; returns ``x``.
 
     Leaves without ``block_until_ready`` (NumPy arrays, Python scalars, None)
-    are passed over, as in JAX.
+    are passed over, as in JAX. On the reference backend every array is
+    computed when the operation returns, so there is nothing to wait for; on
+    pjrt it waits for the device's buffers (to time a computation, or to
+    see a failure where it happens). Tracer leaves are passed over.
+
+    Args:
+        x: A pytree (any leaves).
+
+    Returns:
+        ``x`` itself.
+
+    Raises:
+        RuntimeError: An array leaf has been deleted (donated), or its
+            computation failed on the device.
+
+    Example:
+        >>> import refimpl as ri, refimpl.numpy as rnp
+        >>> ri.block_until_ready({"a": rnp.arange(3), "b": 1})
+        {'a': Array([0, 1, 2], dtype=int32), 'b': 1}
     """
     for leaf in tree_util.tree_leaves(x):
         wait = getattr(leaf, "block_until_ready", None)
@@ -38,6 +56,23 @@ def device_get(x: Any) -> Any:
     Other leaves (NumPy arrays, Python scalars, strings) are returned as they
     are, as ``jax.device_get``. A tracer leaf is a ``ConcretizationTypeError``
     (its value does not exist yet); a deleted array raises its usual error.
+    The copies are the caller's: writing to them never changes the arrays.
+
+    Args:
+        x: A pytree of refimpl arrays and other values.
+
+    Returns:
+        ``x``'s structure with ``np.ndarray`` leaves in place of the arrays.
+
+    Raises:
+        ConcretizationTypeError: A leaf is a tracer (inside ``jit``,
+            ``vmap``, ``grad``, ...).
+        RuntimeError: An array leaf has been deleted (donated).
+
+    Example:
+        >>> import refimpl as ri, refimpl.numpy as rnp
+        >>> ri.device_get((rnp.arange(2), "s", 3))
+        (array([0, 1], dtype=int32), 's', 3)
     """
     from refimpl.array import Array
 
@@ -70,7 +105,26 @@ def local_devices(
     """The devices of ``backend`` (default: ``config.backend``) in this process.
 
     refimpl runs in one process, so ``process_index`` (or the older
-    ``host_id``) may only be 0 or None.
+    ``host_id``) may only be 0 or None, and this is ``devices(backend)``.
+    The reference backend has ``config.ref_num_devices`` simulated devices
+    (default 1); pjrt's CPU client has its own count, which may differ
+    from JAX's.
+
+    Args:
+        process_index: The process whose devices are asked for: 0 or None.
+        backend: ``"ref"``, ``"pjrt"`` or None (the default backend).
+        host_id: The older name of ``process_index``.
+
+    Returns:
+        A list of the backend's devices, in id order.
+
+    Raises:
+        ValueError: An unknown ``backend``, or a process index other than 0.
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.local_devices(backend="ref")[0]
+        Device(id=0, platform='ref')
     """
     chosen = _check_backend("local_devices", backend)
     index = process_index if process_index is not None else host_id
@@ -82,23 +136,99 @@ def local_devices(
 
 
 def device_count(backend: str | None = None) -> int:
-    """How many devices ``backend`` (default: ``config.backend``) has."""
+    """How many devices ``backend`` (default: ``config.backend``) has.
+
+    ``len(ri.devices(backend))``: all devices are local, since refimpl runs
+    one process. On the reference backend it is ``config.ref_num_devices``
+    (default 1); refimpl's pjrt CPU client may have more virtual devices
+    than JAX's.
+
+    Args:
+        backend: ``"ref"``, ``"pjrt"`` or None (the default backend).
+
+    Returns:
+        The number of devices, an int >= 1.
+
+    Raises:
+        ValueError: An unknown ``backend``.
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.device_count("ref") == len(ri.devices("ref"))
+        True
+    """
     return len(local_devices(backend=_check_backend("device_count", backend)))
 
 
 def local_device_count(backend: str | None = None) -> int:
-    """How many devices ``backend`` has in this process (all of them: one process)."""
+    """How many devices ``backend`` has in this process (all of them: one process).
+
+    Always equal to :func:`device_count`, since refimpl runs one process;
+    the number of devices ``pmap`` can map over.
+
+    Args:
+        backend: ``"ref"``, ``"pjrt"`` or None (the default backend).
+
+    Returns:
+        The number of devices, an int >= 1.
+
+    Raises:
+        ValueError: An unknown ``backend``.
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.local_device_count("ref") == ri.device_count("ref")
+        True
+    """
     return len(local_devices(backend=_check_backend("local_device_count", backend)))
 
 
 def process_index(backend: str | None = None) -> int:
-    """This process's index among the processes: always 0 (refimpl runs one)."""
+    """This process's index among the processes: always 0 (refimpl runs one).
+
+    JAX numbers the processes of a multi-host run (``jax.distributed``);
+    refimpl does not model multi-process runs.
+
+    Args:
+        backend: ``"ref"``, ``"pjrt"`` or None (the default backend); only
+            checked.
+
+    Returns:
+        0.
+
+    Raises:
+        ValueError: An unknown ``backend``.
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.process_index()
+        0
+    """
     _check_backend("process_index", backend)
     return 0
 
 
 def process_count(backend: str | None = None) -> int:
-    """How many processes take part: always 1 (refimpl runs one)."""
+    """How many processes take part: always 1 (refimpl runs one).
+
+    JAX counts the processes of a multi-host run (``jax.distributed``);
+    refimpl does not model multi-process runs.
+
+    Args:
+        backend: ``"ref"``, ``"pjrt"`` or None (the default backend); only
+            checked.
+
+    Returns:
+        1.
+
+    Raises:
+        ValueError: An unknown ``backend``.
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.process_count()
+        1
+    """
     _check_backend("process_count", backend)
     return 1
 
@@ -123,7 +253,26 @@ def default_device(device: Any) -> Iterator[None]:
     backend, so ``device`` must be the first device of its backend; within
     the block that backend is ``config.backend`` (``None`` leaves it as it
     is). Another device is a ``NotImplementedError``: commit the inputs to
-    it with ``device_put`` instead.
+    it with ``device_put`` instead. (JAX accepts any device and places
+    uncommitted values on it.) The previous backend comes back when the
+    block exits.
+
+    Args:
+        device: The first device of a backend (``ri.devices("pjrt")[0]``),
+            or None.
+
+    Returns:
+        A context manager (use it in a ``with`` statement).
+
+    Raises:
+        TypeError: ``device`` is neither a device nor None.
+        NotImplementedError: ``device`` is not the first of its backend.
+
+    Example:
+        >>> import refimpl as ri
+        >>> with ri.default_device(ri.devices("ref")[0]):
+        ...     ri.default_backend()
+        'ref'
     """
     if device is None:
         yield

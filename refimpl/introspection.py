@@ -30,6 +30,38 @@ def make_jaxpr(
     returns ``(program, shapes)``, ``shapes`` the output pytree of
     ``ShapeDtypeStruct``. ``axis_env`` (named axes for collectives outside
     ``pmap``) is not supported: a ``NotImplementedError``.
+
+    ``fun`` is traced as ``jit`` traces it (the same signature rules:
+    Python scalars are weakly typed, ``static_argnums`` arguments are fixed
+    Python values); nothing is compiled or run. It is ``make_program``
+    under JAX's name.
+
+    Args:
+        fun: The function to trace.
+        static_argnums: Positions of the arguments that are Python values
+            fixed at trace time (not inputs of the program).
+        axis_env: Must be None.
+        return_shape: Whether to return the output shapes too.
+
+    Returns:
+        A function with ``fun``'s signature returning the traced
+        :class:`~refimpl.core.Program` (or ``(program, shapes)``).
+
+    Raises:
+        TypeError: ``fun`` is not callable or ``return_shape`` is not a
+            bool; at call time, an argument is not array-like or tracing
+            ``fun`` fails (operands of incompatible shapes, ...).
+        ConcretizationTypeError: ``fun`` used a traced value in Python
+            control flow.
+        NotImplementedError: ``axis_env`` is given.
+
+    Example:
+        >>> import refimpl as ri, refimpl.numpy as rnp
+        >>> print(ri.make_jaxpr(lambda x: rnp.sin(x) * 2.0)(1.0))
+        { lambda ; a:~f32[]. let
+            b:~f32[] = sin a
+            c:~f32[] = mul b 2.0:~f32[]
+          in (c,) }
     """
     from refimpl.transforms.jit import Jitted
 
@@ -52,8 +84,29 @@ def make_jaxpr(
 
 
 def typeof(x: Any) -> ShapedArray:
-    """The abstract value of ``x`` (shape, dtype, weak type), as ``jax.typeof``:
-    a Python scalar is weakly typed (``~f32[]``); a tracer gives its aval."""
+    """The abstract value of ``x`` (shape, dtype, weak type), as ``jax.typeof``.
+
+    A Python scalar is weakly typed (``~f32[]``); a tracer gives its aval
+    (the type of one member under ``vmap``), so ``typeof`` works inside
+    ``jit`` where the value is unknown; a ``Ref`` gives its ``Ref{...}``
+    type. The result is refimpl's :class:`~refimpl.core.ShapedArray`
+    (printed in the listing's short form), not JAX's ``ShapedArray``; it has
+    no sharding or memory-space fields.
+
+    Args:
+        x: An array, NumPy array, Python scalar, tracer or ``Ref``.
+
+    Returns:
+        ``x``'s :class:`~refimpl.core.ShapedArray`.
+
+    Raises:
+        TypeError: ``x`` is not array-like (a string, a list, ...).
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> print(ri.typeof(1.0), ri.typeof(np.ones((2, 3), np.float32)))
+        ~f32[] f32[2,3]
+    """
     from refimpl.ref import Ref
 
     if isinstance(x, Ref):

@@ -44,14 +44,10 @@ def _public_functions() -> list[str]:
 # yet. Each is an expected failure (strict: documenting one makes its xfail
 # pass, which fails until it is taken off this list).
 NOT_YET_DOCUMENTED = {
-    "check_program", "checkpoint", "remat", "invertible", "custom_ivjp", "default_backend",
-    "devices", "linear_transpose", "linearize", "register_pytree_node", "tree_flatten",
-    "tree_leaves", "tree_map", "tree_structure", "tree_unflatten", "vmap", "empty_ref",
-    "freeze", "new_ref", "block_until_ready", "clear_caches", "closure_convert",
-    "custom_gradient", "default_device", "device_count", "device_get", "disable_jit",
-    "enable_x64", "ensure_compile_time_eval", "jacobian", "local_device_count",
-    "local_devices", "make_jaxpr", "named_call", "named_scope", "process_count",
-    "process_index", "pure_callback", "effects_barrier", "typeof", "custom_jvp", "custom_vjp",
+    "checkpoint", "remat", "invertible", "custom_ivjp", "linear_transpose", "linearize",
+    "register_pytree_node", "tree_flatten", "tree_leaves", "tree_map", "tree_structure",
+    "tree_unflatten", "vmap", "empty_ref", "freeze", "new_ref", "closure_convert",
+    "custom_gradient", "jacobian", "custom_jvp", "custom_vjp",
 }  # fmt: skip
 
 

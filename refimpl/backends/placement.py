@@ -16,11 +16,57 @@ from refimpl.config import config
 
 
 def default_backend() -> str:
+    """The name of the backend that runs what does not name its own.
+
+    ``"ref"`` (the NumPy reference interpreter) unless ``REFIMPL_BACKEND``
+    was set in the environment when refimpl was imported, or
+    ``config.update("backend", "pjrt")`` (or a ``default_device`` block)
+    changed it. Eager operations, ``jit`` without ``backend=``, and
+    ``device_put`` without a device use it. JAX's ``jax.default_backend()``
+    names a platform (``"cpu"``, ``"gpu"``); refimpl's names a backend,
+    ``"ref"`` or ``"pjrt"`` (pjrt runs on its CPU plugin).
+
+    Args: none.
+
+    Returns:
+        ``config.backend``: ``"ref"`` or ``"pjrt"``.
+
+    Raises: nothing (it reads ``config.backend``, which ``config.update``
+    only sets to a known backend).
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.default_backend() == ri.config.backend
+        True
+    """
     return config.backend
 
 
 def devices(backend: str | None = None) -> list[Any]:
-    """The devices of ``backend`` (default: ``config.backend``)."""
+    """The devices of ``backend`` (default: ``config.backend``), as ``jax.devices``.
+
+    The reference backend has ``config.ref_num_devices`` simulated devices
+    (default 1; ``Device(id=i, platform='ref')``), which keep their buffers
+    in host memory and model placement only: which device an array is on,
+    whether it is committed there. pjrt has its CPU client's devices. The
+    first device is where uncommitted values go. JAX's argument is a
+    platform name (``"cpu"``); refimpl's is a backend name.
+
+    Args:
+        backend: ``"ref"``, ``"pjrt"`` or None (the default backend).
+
+    Returns:
+        A list of the backend's devices, in id order (the targets of
+        ``device_put`` and ``pmap``).
+
+    Raises:
+        ValueError: An unknown ``backend`` (``"cpu"`` included).
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.devices("ref")[0]
+        Device(id=0, platform='ref')
+    """
     name = backend or config.backend
     if name not in backends.names():
         raise ValueError(f"devices: unknown backend {name!r}; use 'ref' or 'pjrt'")
