@@ -20,13 +20,14 @@ from __future__ import annotations
 import abc
 import contextlib
 import functools
+import importlib
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
-from conformance.namespace import Namespace, resolve
+from conformance.namespace import Namespace, Unsupported, resolve
 
 
 class Implementation(abc.ABC):
@@ -120,6 +121,18 @@ class Implementation(abc.ABC):
     def probe_donation(self) -> str | None:
         """Behaviour probes default to "supported"; an implementation overrides them."""
         return None
+
+    def saved_residuals(self, fun: Callable[..., Any], *args: Any) -> list[Any]:
+        """The abstract values (``.shape``, ``.dtype``, ``.weak_type``) reverse mode
+        saves from ``fun(*args)``'s forward pass for its backward pass, as
+        ``jax.ad_checkpoint.saved_residuals`` reports them (``Unsupported`` when
+        the implementation cannot tell)."""
+        api = self.namespace().api
+        try:
+            found = importlib.import_module(f"{api.__name__}.ad_checkpoint").saved_residuals
+        except (ImportError, AttributeError) as exc:
+            raise Unsupported(f"{self.name} has no ad_checkpoint.saved_residuals") from exc
+        return [r[0] if isinstance(r, tuple) else r for r in found(fun, *args)]
 
     def _find_missing(self, feature: str) -> str | None:
         probe = getattr(self, "probe_" + feature, None)
@@ -317,6 +330,13 @@ class JaxImplementation(Implementation):
 
     def trace_count(self, jitted: Any) -> int:
         return int(jitted._cache_size())
+
+    def saved_residuals(self, fun: Callable[..., Any], *args: Any) -> list[Any]:
+        # JAX 0.10.2 keeps it private: jax._src.ad_checkpoint.saved_residuals gives
+        # (aval, "from the argument x" / "output of cos from file:line") pairs
+        from jax._src.ad_checkpoint import saved_residuals
+
+        return [aval for aval, _ in saved_residuals(fun, *args)]
 
     @contextlib.contextmanager
     def session(self, *, x64: bool = False) -> Iterator[None]:

@@ -124,6 +124,20 @@ class Namespace:
     def trace_count(self, jitted: Any) -> int:
         return self.impl.trace_count(jitted)
 
+    def saved_residuals(self, fun: Callable[..., Any], *args: Any) -> list[Any]:
+        """What reverse mode of ``fun(*args)`` saves for the backward pass
+        (``jax.ad_checkpoint.saved_residuals``), as an observation: one abstract
+        array (shape, dtype, weak type) per residual, in a canonical order
+        (by rank, shape, dtype; implementations need not list them in the same
+        order), so that a case compares their number, shapes and dtypes."""
+        from conformance.observe import AvalObs
+
+        found = [
+            AvalObs(tuple(map(int, r.shape)), np.dtype(r.dtype), getattr(r, "weak_type", None))
+            for r in self.impl.saved_residuals(fun, *args)
+        ]
+        return sorted(found, key=lambda a: (len(a.shape), a.shape, a.dtype.name, bool(a.weak_type)))
+
     def capture(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``fn(*args)``, or the exception it raised as an observation.
 

@@ -1,0 +1,183 @@
+"""Masked reductions over valid regions of every sign and size (issue 36).
+
+A masked reduction fills the padding with the reduction's identity before
+reducing (``-inf`` for ``max``, ``+inf`` for ``min``, 0 for sums, 1 for
+products; for ``argmax``/``argmin`` a value no valid entry loses to). A rule
+filling with the wrong value passes whenever the valid values happen to beat
+it: a ``max`` filling with 0 is right for every region with a positive
+entry. So every masked reduction here runs on four valid regions:
+
+* ``neg``: every valid value negative (a fill of 0 wins a ``max``),
+* ``pos``: every valid value positive (a fill of 0 wins a ``min``),
+* ``single``: one valid (negative) element,
+* ``empty``: none; the result is the identity (``-inf`` for a float ``max``,
+  the dtype's minimum for an int one, 0 for ``argmax``, an empty array for a
+  cumulative op),
+
+with the padding itself holding garbage that would win if it leaked
+(``+1e4`` for max-like reductions, ``-1e4`` for min-like ones). The oracle is
+NumPy on the unpadded values. refimpl only (JAX has no ``mask``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from conformance.case import Case, rng_for, script_case
+from conformance.compare import Tolerance
+from conformance.corpus._tables import F32, I32
+
+REQUIRES = ("mask",)
+PADDED = 6
+T = Tolerance(ulps=16, atol_eps=64)
+
+# region -> (logical size, value range)
+REGIONS: dict[str, tuple[int, tuple[float, float]]] = {
+    "neg": (4, (-3.0, -0.5)),
+    "pos": (4, (0.5, 3.0)),
+    "single": (1, (-3.0, -0.5)),
+    "empty": (0, (-3.0, -0.5)),
+}
+
+
+@dataclass(frozen=True)
+class Reduction:
+    label: str
+    fun: Callable[..., Any]  # fun(ns, x) on the padded (PADDED,) or (2, PADDED) array
+    oracle: Callable[[np.ndarray], Any]  # on the unpadded array
+    garbage: float  # what the padding holds
+    dtype: Any = F32
+    out_spec: str = "()"
+    cumulative: bool = False  # output (n,): the valid region is [:n]
+    rows: bool = False  # operand (2, n), reduced along the masked axis 1
+    tolerance: Tolerance | None = None
+
+
+def _lse(x: np.ndarray, axis: int = -1) -> Any:
+    x = np.asarray(x, np.float64)
+    if x.shape[axis] == 0:
+        return np.full(np.delete(x.shape, axis), -np.inf, np.float32)
+    m = x.max(axis=axis, keepdims=True)
+    return (np.log(np.exp(x - m).sum(axis=axis)) + m.squeeze(axis)).astype(np.float32)
+
+
+def _cum(op: Callable[..., Any], reverse: bool = False) -> Callable[[np.ndarray], Any]:
+    def oracle(x: np.ndarray) -> np.ndarray:
+        y = x[::-1] if reverse else x
+        out = op(y.astype(np.float64) if y.dtype.kind == "f" else y)
+        out = out[::-1] if reverse else out
+        return np.asarray(out).astype(x.dtype)
+
+    return oracle
+
+
+def _cumlogsumexp(x: np.ndarray) -> np.ndarray:
+    return np.array([_lse(x[: i + 1]) for i in range(len(x))], np.float32).reshape(len(x))
+
+
+def _arg(fn: Callable[..., Any]) -> Callable[[np.ndarray], Any]:
+    return lambda x: np.int32(fn(x) if len(x) else 0)
+
+
+def _special(ns: Any) -> Any:
+    return ns.api.scipy.special
+
+
+BIG = 1e4
+REDUCTIONS: list[Reduction] = [
+    Reduction("sum", lambda ns, x: ns.np_.sum(x), lambda x: np.float32(x.sum()), BIG,
+              tolerance=T),
+    Reduction("prod", lambda ns, x: ns.np_.prod(x), lambda x: np.float32(np.prod(x)), 7.0,
+              tolerance=T),
+    Reduction("max", lambda ns, x: ns.np_.max(x),
+              lambda x: np.float32(x.max() if len(x) else -np.inf), BIG),
+    Reduction("min", lambda ns, x: ns.np_.min(x),
+              lambda x: np.float32(x.min() if len(x) else np.inf), -BIG),
+    Reduction("lax.reduce_max", lambda ns, x: ns.lax_.reduce_max(x, (0,)),
+              lambda x: np.float32(x.max() if len(x) else -np.inf), BIG),
+    Reduction("max-int", lambda ns, x: ns.np_.max(x),
+              lambda x: np.int32(x.max() if len(x) else np.iinfo(np.int32).min), 1000, dtype=I32),
+    Reduction("min-int", lambda ns, x: ns.np_.min(x),
+              lambda x: np.int32(x.min() if len(x) else np.iinfo(np.int32).max), -1000, dtype=I32),
+    Reduction("argmax", lambda ns, x: ns.np_.argmax(x), _arg(np.argmax), BIG),
+    Reduction("argmin", lambda ns, x: ns.np_.argmin(x), _arg(np.argmin), -BIG),
+    Reduction("argmax-int", lambda ns, x: ns.np_.argmax(x), _arg(np.argmax), 1000, dtype=I32),
+    Reduction("logsumexp", lambda ns, x: _special(ns).logsumexp(x), lambda x: _lse(x), BIG,
+              tolerance=T),
+    Reduction("any", lambda ns, x: ns.np_.any(x > -1.0), lambda x: np.bool_((x > -1.0).any()),
+              BIG),
+    Reduction("all", lambda ns, x: ns.np_.all(x < -1.0), lambda x: np.bool_((x < -1.0).all()),
+              BIG),
+    Reduction("max-rows", lambda ns, x: ns.np_.max(x, axis=1),
+              lambda x: (x.max(axis=1) if x.shape[1] else np.full(2, -np.inf)).astype(np.float32),
+              BIG, out_spec="(2,)", rows=True),
+    Reduction("min-rows", lambda ns, x: ns.np_.min(x, axis=1),
+              lambda x: (x.min(axis=1) if x.shape[1] else np.full(2, np.inf)).astype(np.float32),
+              -BIG, out_spec="(2,)", rows=True),
+    Reduction("sum-rows", lambda ns, x: ns.np_.sum(x, axis=1),
+              lambda x: x.sum(axis=1).astype(np.float32), BIG, out_spec="(2,)", rows=True,
+              tolerance=T),
+    Reduction("cumsum", lambda ns, x: ns.lax_.cumsum(x, 0), _cum(np.cumsum), BIG,
+              cumulative=True, tolerance=T),
+    Reduction("cumsum-reverse", lambda ns, x: ns.lax_.cumsum(x, 0, reverse=True),
+              _cum(np.cumsum, True), BIG, cumulative=True, tolerance=T),
+    Reduction("cumprod-reverse", lambda ns, x: ns.lax_.cumprod(x, 0, reverse=True),
+              _cum(np.cumprod, True), 7.0, cumulative=True, tolerance=T),
+    Reduction("cummax", lambda ns, x: ns.lax_.cummax(x, 0), _cum(np.maximum.accumulate), BIG,
+              cumulative=True),
+    Reduction("cummax-reverse", lambda ns, x: ns.lax_.cummax(x, 0, reverse=True),
+              _cum(np.maximum.accumulate, True), BIG, cumulative=True),
+    Reduction("cummin-reverse", lambda ns, x: ns.lax_.cummin(x, 0, reverse=True),
+              _cum(np.minimum.accumulate, True), -BIG, cumulative=True),
+    Reduction("cummax-int-reverse", lambda ns, x: ns.lax_.cummax(x, 0, reverse=True),
+              _cum(np.maximum.accumulate, True), 1000, dtype=I32, cumulative=True),
+    Reduction("cumlogsumexp", lambda ns, x: ns.lax_.cumlogsumexp(x, 0), _cumlogsumexp, BIG,
+              cumulative=True, tolerance=T),
+    Reduction("cumlogsumexp-reverse", lambda ns, x: ns.lax_.cumlogsumexp(x, 0, reverse=True),
+              lambda x: _cumlogsumexp(x[::-1])[::-1], BIG, cumulative=True, tolerance=T),
+]  # fmt: skip
+
+
+def _inputs(r: Reduction, region: str, name: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """(padded input, unpadded valid values, n)."""
+    n, (lo, hi) = REGIONS[region]
+    rng = rng_for(name)
+    shape = (2, PADDED) if r.rows else (PADDED,)
+    values = rng.uniform(lo, hi, shape)
+    if r.dtype == I32:
+        values = np.round(values * 10)
+    padded = values.astype(r.dtype)
+    padded[..., n:] = r.garbage
+    return padded, padded[..., :n].copy(), n
+
+
+def _case(r: Reduction, region: str) -> Case:
+    name = f"mask.regions/{r.label}/{region}"
+    padded, valid, n = _inputs(r, region, name)
+    in_spec = "(2, n)" if r.rows else "(n,)"
+    out_spec = "(n,)" if r.cumulative else r.out_spec
+
+    def script(ns: Any) -> Any:
+        masked = ns.mask(lambda x: r.fun(ns, x), [in_spec], out_spec)
+        out = np.asarray(ns.to_numpy(masked([ns.asarray(padded)], {"n": n})))
+        return out[:n] if r.cumulative else out
+
+    return script_case(
+        name,
+        script,
+        expect=lambda: np.asarray(r.oracle(valid)),
+        requires=REQUIRES,
+        tags=["masking"] + (["quick"] if (r.label, region) == ("max", "neg") else []),
+        tolerance=r.tolerance,
+        notes=f"valid values {valid.tolist()}, padding {r.garbage}",
+    )
+
+
+def cases() -> Iterator[Case]:
+    for r in REDUCTIONS:
+        for region in REGIONS:
+            yield _case(r, region)
