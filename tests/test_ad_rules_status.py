@@ -31,7 +31,7 @@ def test_every_primitive_has_its_rule_or_a_reason(rule):
 def test_documented_reasons_name_real_primitives():
     names = {entry.primitive.name for entry in status.all_primitives()}
     assert set(status.NO_JVP) <= names
-    assert status.LINEAR <= names
+    assert names >= status.LINEAR
 
 
 def test_a_missing_rule_is_a_not_implemented_error_naming_the_primitive():

@@ -105,6 +105,7 @@ def _close_16(got, want, name, dtype, f32_tol, where, args):
     with np.errstate(invalid="ignore"):  # inf - inf at the non-finite positions
         excess = (np.abs(g - w) - tol * size)[finite]
     assert np.all(excess <= 0), (where, np.flatnonzero(finite)[excess > 0][:5])
+    return None
 
 
 # name -> (random inputs, extra edge values or None, rtol for float32, 16-bit accepted)

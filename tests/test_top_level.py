@@ -66,9 +66,11 @@ def test_default_device_switches_backend():
     with ri.default_device(ri.devices("ref")[0]):
         assert ri.config.backend == "ref"
     assert ri.config.backend == saved
-    with pytest.raises(TypeError, match="default_device: expected a device"):
-        with ri.default_device("cpu"):
-            pass
+    with (
+        pytest.raises(TypeError, match="default_device: expected a device"),
+        ri.default_device("cpu"),
+    ):
+        pass
 
 
 def test_make_jaxpr_static_and_return_shape():
@@ -167,9 +169,8 @@ def test_named_scope_and_named_call():
     assert float(y) == pytest.approx(np.sin(1.0))
     f = ri.named_call(lambda x: x * 3, name="triple")
     assert float(f(2.0)) == 6.0
-    with pytest.raises(TypeError, match="named_scope: name must be a str"):
-        with ri.named_scope(3):
-            pass
+    with pytest.raises(TypeError, match="named_scope: name must be a str"), ri.named_scope(3):
+        pass
 
 
 def test_jacobian_is_jacrev():

@@ -331,7 +331,7 @@ def Dropout(rate: float, mode: str = "train") -> Layer:  # noqa: N802
         return input_shape, ()
 
     def apply_fun(params: Any, inputs: Any, **kwargs: Any) -> Any:
-        rng = kwargs.get("rng", None)
+        rng = kwargs.get("rng")
         if rng is None:
             raise ValueError(
                 "Dropout layer requires apply_fun to be called with a PRNG key argument. That "

@@ -110,11 +110,14 @@ class _Reduction:
             raise ValueError(
                 f"{name}: the reduction has no identity, so a where mask needs 'initial'"
             )
-        if self.identity is None and initial is None:
-            if builtins.any(aval.shape[d] == 0 for d in axes):
-                raise ValueError(
-                    f"{name}: zero-size array to reduction operation {name} which has no identity"
-                )
+        if (
+            self.identity is None
+            and initial is None
+            and builtins.any(aval.shape[d] == 0 for d in axes)
+        ):
+            raise ValueError(
+                f"{name}: zero-size array to reduction operation {name} which has no identity"
+            )
         if dtype is None:
             result_dtype = aval.dtype
             if self.promote_integers:

@@ -138,7 +138,7 @@ def issubdtype(arg1: Any, arg2: Any) -> bool:
         else arg1
     )
     if isinstance(first, np.dtype) and first == dtypes.bfloat16:
-        if isinstance(arg2, _ScalarMeta) or isinstance(arg2, np.dtype):
+        if isinstance(arg2, (_ScalarMeta, np.dtype)):
             return np.dtype(arg2) == dtypes.bfloat16
         return arg2 in (np.floating, np.inexact, np.number, np.generic)
     if isinstance(arg2, _ScalarMeta):

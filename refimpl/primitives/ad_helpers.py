@@ -34,9 +34,7 @@ def is_zero(tangent: Any) -> bool:
     if isinstance(tangent, Zero):
         return True
     dtype = getattr(tangent, "dtype", None)
-    if dtype is not None and np.dtype(dtype) == dtypes.float0:
-        return True
-    return False
+    return bool(dtype is not None and np.dtype(dtype) == dtypes.float0)
 
 
 def zero_tangent(primal_aval: ShapedArray) -> Zero:

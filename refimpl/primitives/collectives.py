@@ -122,9 +122,13 @@ def _bind(prim: Primitive, owner_axes: tuple, *args: Any, **params: Any) -> Any:
     no axis were bound)."""
     owner = None
     for bound, _, trace in _env.frames:
-        if bound in owner_axes and trace is not None and trace.active:
-            if owner is None or trace.level > owner.level:
-                owner = trace
+        if (
+            bound in owner_axes
+            and trace is not None
+            and trace.active
+            and (owner is None or trace.level > owner.level)
+        ):
+            owner = trace
     if owner is not None:
         top = tracing.find_top_trace(args)
         if top is None or top.level < owner.level:

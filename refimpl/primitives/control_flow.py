@@ -926,14 +926,13 @@ def _scan_threading_refs(body: _Traced, num_carry: int) -> Program:
     w_ins = [v for v, w in zip(ref_ins, body.written, strict=True) if w]
     w_outs = [v for v, w in zip(ref_outs, body.written, strict=True) if w]
     carry_end = n_captured + num_carry
-    program = Program(
+    return Program(
         in_vars=ins[:n_captured] + read + ins[n_captured:carry_end] + w_ins + ins[carry_end:],
         eqns=body.program.eqns,
         out_vars=outs[:num_carry] + w_outs + outs[num_carry:],
         const_vars=body.program.const_vars,
         consts=body.program.consts,
     )
-    return program
 
 
 def _scan_length(

@@ -1088,12 +1088,11 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
 def _jac_check_inputs(api: str, leaves: list, holomorphic: bool, allow_int: bool = False):
     for x in leaves:
         aval = tracing.get_aval(x, api, "argument")
-        if holomorphic:
-            if not dtypes.is_complex(aval.dtype):
-                raise TypeError(
-                    f"{api} with holomorphic=True requires inputs with complex dtype, but got "
-                    f"{aval.dtype.name}."
-                )
+        if holomorphic and not dtypes.is_complex(aval.dtype):
+            raise TypeError(
+                f"{api} with holomorphic=True requires inputs with complex dtype, but got "
+                f"{aval.dtype.name}."
+            )
         if api == "jacrev":  # as JAX's reverse-mode check: complex inputs are fine
             if dtypes.is_inexact(aval.dtype) or allow_int:
                 continue

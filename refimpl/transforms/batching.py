@@ -635,9 +635,7 @@ def as_array(x: Any) -> Any:
     and unmapped inputs returned as they are, become arrays (weak type kept)."""
     if isinstance(x, tracing.Tracer) or not tracing.is_array_like(x) or _is_float0(x):
         return x
-    if isinstance(x, (np.ndarray, np.generic, tracing.TypedScalar)) or isinstance(
-        x, (bool, int, float, complex)
-    ):
+    if isinstance(x, (np.ndarray, np.generic, tracing.TypedScalar, bool, int, float, complex)):
         from refimpl.primitives import elementwise
 
         return elementwise.copy(x)

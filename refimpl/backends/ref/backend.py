@@ -53,7 +53,6 @@ def execute(jitted: Any, entry: Any, call: Any) -> Any:
 
 def make_fast_jitted(fun: Any, kwargs: dict[str, Any]) -> None:
     """The reference backend has no separate fast path: ``Jitted`` is it."""
-    return None
 
 
 def put_leaf(x: Any, device: Device | None, donate: bool, alias: bool) -> RefArray:
