@@ -1,4 +1,4 @@
-"""Higher-order ``jax.lax`` functions: ``reduce`` (monoids only), ``map``
+"""Higher-order ``jax.lax`` functions: ``reduce`` (any computation), ``map``
 (a ``scan``, optionally batched) and ``associative_scan`` (the
 odd/even recursion).
 """
@@ -20,40 +20,93 @@ from refimpl.primitives.base import normalize_axis
 # --- reduce, map, associative_scan -----------------------------------------------------------
 
 
-def _is(fn: Any, name: str) -> bool:
-    """Whether ``fn`` is refimpl's lax function ``name`` (the module's or the
-    public, possibly wrapped, one)."""
-    if fn is getattr(ew, name, None):
-        return True
+def computation_program(name: str, computation: Any, init_avals: list, init_tree: Any) -> Any:
+    """``computation(accumulators, elements)`` (pytrees shaped as the init
+    values) traced on rank-0 values of the init values' types: a Program of
+    ``2n`` inputs and ``n`` outputs (JAX's ``_variadic_reduction_jaxpr``).
+    ``lax.add`` etc. on one operand in a pytree get the bare values (JAX's
+    monoid path never calls them on the pytree)."""
+    from refimpl import tracing
+
+    tree = tree_util
+    n = len(init_avals)
+    if n == 1 and _is_lax_function(computation):
+        init_tree = tree.tree_structure(0)
+
+    def fun(*args: Any) -> list[Any]:
+        acc = tree.tree_unflatten(init_tree, list(args[:n]))
+        elem = tree.tree_unflatten(init_tree, list(args[n:]))
+        out_flat, out_tree = tree.tree_flatten(computation(acc, elem))
+        if out_tree != init_tree:
+            raise ValueError(
+                f"{name}: the computation must return the init values' structure {init_tree}, "
+                f"got {out_tree}"
+            )
+        return out_flat
+
+    avals = [*init_avals, *init_avals]
+    origins = [f"an argument of the {name} computation"] * (2 * n)
+    program, captured, _ = tracing.trace_to_program(fun, avals, name, origins)
+    if captured:
+        raise NotImplementedError(
+            f"{name}: the computation closes over traced values; pass them as operands instead"
+        )
+    return program
+
+
+def _is_lax_function(fn: Any) -> bool:
+    """Whether ``fn`` is one of refimpl's lax monoid functions (the module's
+    or the public, possibly wrapped, one)."""
     from refimpl import lax
 
-    return fn is getattr(lax, name, None)
+    names = ("add", "mul", "max", "min", "bitwise_or", "bitwise_and")
+    fn = getattr(fn, "__wrapped__", fn)
+    return any(fn is getattr(ew, n) or fn is getattr(lax, n, None) for n in names)
 
 
-def _monoid_reducer(computation: Any, init: Any) -> Callable[..., Any] | None:
-    """The reduce_* function for ``computation`` with identity ``init``, as
-    JAX's ``_get_monoid_reducer``: only a concrete init equal to the identity."""
+# primitive of a one-equation computation -> (reducer, identity of a dtype)
+def _monoid_table() -> dict:
+    return {
+        ew.add_p: (reductions.reduce_sum, dtypes.zero),
+        ew.mul_p: (reductions.reduce_prod, lambda d: np.ones((), d)),
+        ew.max_p: (reductions.reduce_max, dtypes.min_value),
+        ew.min_p: (reductions.reduce_min, dtypes.max_value),
+        ew.or_p: (reductions.reduce_or, dtypes.zero),
+        ew.and_p: (reductions.reduce_and, lambda d: np.asarray(-1).astype(d)),
+    }
+
+
+def _monoid_reducer(program: Any, init: Any) -> Callable[..., Any] | None:
+    """The reduce_* function when ``program`` is one equation of a monoid's
+    primitive on its two inputs and ``init`` is concrete and its identity.
+    JAX recognises ``lax.add`` etc. by identity; refimpl reads the traced
+    computation, so ``operator.add`` or a wrapped ``lax.add`` count too."""
     try:
         value = np.asarray(init)
     except Exception:  # a tracer: not concrete, no monoid
         return None
     if value.shape != () or value.dtype == object:
         return None
-    aval = _aval(init, "reduce")
-    dtype = aval.dtype
-    if _is(computation, "add"):
-        return reductions.reduce_sum if value == 0 else None
-    if _is(computation, "mul"):
-        return reductions.reduce_prod if value == 1 else None
-    if _is(computation, "max"):
-        return reductions.reduce_max if value == dtypes.min_value(dtype) else None
-    if _is(computation, "min"):
-        return reductions.reduce_min if value == dtypes.max_value(dtype) else None
-    if _is(computation, "bitwise_or") and dtypes.is_bool(dtype):
-        return reductions.reduce_or if not value else None
-    if _is(computation, "bitwise_and") and dtypes.is_bool(dtype):
-        return reductions.reduce_and if value else None
-    return None
+    if len(program.eqns) != 1 or program.consts:
+        return None
+    (eqn,) = program.eqns
+    ins = program.in_vars
+    if eqn.outputs != list(program.out_vars) or len(eqn.inputs) != 2:
+        return None
+    if not all(a is b for a, b in zip(eqn.inputs, ins, strict=True)) and not all(
+        a is b for a, b in zip(eqn.inputs, ins[::-1], strict=True)
+    ):
+        return None
+    entry = _monoid_table().get(eqn.primitive)
+    if entry is None:
+        return None
+    reducer, identity = entry
+    dtype = program.in_avals[0].dtype
+    if eqn.primitive in (ew.or_p, ew.and_p) and not (
+        dtypes.is_bool(dtype) or dtypes.is_integer(dtype)
+    ):
+        return None
+    return reducer if np.array_equal(value.astype(dtype), identity(dtype)) else None
 
 
 def reduce(
@@ -65,11 +118,15 @@ def reduce(
 ) -> Any:
     """Reduce ``operands`` over ``dimensions`` with ``computation``.
 
-    As JAX, a single operand whose computation is ``lax.add``/``mul``/``max``/
-    ``min`` (or ``bitwise_or``/``bitwise_and`` on bools) with that monoid's
-    identity as ``init_values`` becomes ``reduce_sum`` etc. refimpl has no
-    general reduce primitive, so anything else raises NotImplementedError.
+    ``computation(accumulators, elements)`` takes and returns pytrees shaped
+    as ``init_values`` (rank-0 values). As JAX, one operand whose computation
+    is ``add``/``mul``/``max``/``min`` (``bitwise_or``/``bitwise_and`` on bools
+    and integers) with that monoid's identity as a concrete init becomes
+    ``reduce_sum`` etc.; anything else is the general ``reduce`` primitive,
+    which folds each output's elements in order starting from the init.
     """
+    from refimpl import tracing
+
     tree = tree_util
     flat_operands, treedef = tree.tree_flatten(operands)
     flat_inits, init_tree = tree.tree_flatten(init_values)
@@ -78,21 +135,31 @@ def reduce(
             "reduce: operands and init_values must have the same tree structure, got "
             f"{treedef} and {init_tree}"
         )
+    if not flat_operands:
+        raise ValueError("reduce: needs at least one operand")
     dims = tuple(
         normalize_axis("reduce", d, _aval(flat_operands[0], "reduce").ndim, "dimensions")
         for d in dimensions
-    ) if flat_operands else ()  # fmt: skip
-    if len(flat_operands) == 1:
-        # as JAX: the identity is judged in the init value's own dtype
-        reducer = _monoid_reducer(computation, flat_inits[0])
-        if reducer is not None:
-            return tree.tree_unflatten(treedef, [reducer(flat_operands[0], dims)])
-    name = getattr(computation, "__name__", repr(computation))
-    raise NotImplementedError(
-        f"reduce: computation {name} with these init_values is not a known monoid "
-        "(lax.add/mul/max/min with the identity as init, or bitwise_or/bitwise_and on "
-        "bools), and refimpl has no general reduce primitive"
     )
+    init_avals = [tracing.get_aval(v, "reduce", i) for i, v in enumerate(flat_inits)]
+    program = computation_program("reduce", computation, init_avals, init_tree)
+    if len(flat_operands) == 1:
+        # as JAX: the identity is judged in the init value's own dtype; an init
+        # of another dtype than the operand's reaches the reducer only through
+        # lax.add etc. themselves (JAX's identity test), else the general
+        # reduce rejects it
+        reducer = _monoid_reducer(program, flat_inits[0])
+        same = init_avals[0].dtype == _aval(flat_operands[0], "reduce").dtype
+        if reducer is not None and (same or _is_lax_function(computation)):
+            out = reducer(flat_operands[0], dims)
+            weak = _aval(flat_operands[0], "reduce").weak_type and init_avals[0].weak_type
+            if ad_helpers.aval_of(out).weak_type != weak:
+                out = ew.convert_element_type_p.bind(
+                    out, new_dtype=ad_helpers.aval_of(out).dtype, weak_type=weak
+                )
+            return tree.tree_unflatten(treedef, [out])
+    outs = reductions.reduce_general(flat_operands, flat_inits, program, dims)
+    return tree.tree_unflatten(treedef, outs)
 
 
 def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001

@@ -906,6 +906,193 @@ def _float_keys(ctx, a, b, dtype: np.dtype) -> list:
     ]
 
 
+# --- the general reduce: any computation, any init, several operands ------------------
+#
+# ``reduce_p`` (JAX's ``reduce``): operands ``x_1..x_n`` of one shape and rank-0
+# inits ``i_1..i_n`` of their dtypes; ``program`` maps ``2n`` rank-0 values
+# (accumulators, then elements) to ``n``. Each output element folds its
+# reduced elements in row-major order into the inits:
+# ``acc = program(*acc, *x[..., k, ...])`` -- the order XLA's CPU backend uses;
+# for a monoid any order gives the same value. Results are weak when both the
+# operand and its init are (JAX's weak-type rule).
+
+reduce_p = Primitive("reduce", multiple_results=True)
+
+
+def _split_operands(values: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+    n = len(values) // 2
+    return list(values[:n]), list(values[n:])
+
+
+def check_reducer(name: str, operands: list, inits: list, program: Any) -> None:
+    """Checks shared by ``reduce`` and the general ``reduce_window``: rank-0
+    inits of the operands' dtypes, a body mapping them to themselves."""
+    if not operands or len(operands) != len(inits):
+        raise TypeError(f"{name}: takes n >= 1 operands and n init values")
+    if any(i.shape != () for i in inits):
+        raise ValueError(f"{name} found non-scalar initial value: {[i.shape for i in inits]}")
+    if [o.dtype for o in operands] != [i.dtype for i in inits]:
+        raise TypeError(
+            f"{name} operand dtypes should match corresponding initial value dtypes, got "
+            f"operands={[o.str_short() for o in operands]} and "
+            f"initial_values={[i.str_short() for i in inits]}"
+        )
+    outs = [(a.shape, a.dtype) for a in program.out_avals]
+    if outs != [((), i.dtype) for i in inits]:
+        raise TypeError(
+            f"{name}: the computation must return rank-0 values of the init values' dtypes "
+            f"{[i.dtype.name for i in inits]}, got {[a.str_short() for a in program.out_avals]}"
+        )
+
+
+@reduce_p.def_abstract_eval
+def _reduce_abstract_eval(*avals: ShapedArray, program: Any, dimensions: tuple[int, ...]):
+    operands, inits = _split_operands(avals)
+    check_reducer("reduce", operands, inits, program)
+    if any(o.shape != operands[0].shape for o in operands):
+        raise TypeError(f"reduce: operands must have one shape, got {[o.shape for o in operands]}")
+    check_axes("reduce", operands[0], dimensions)
+    shape = _reduced_shape(operands[0].shape, dimensions)
+    return [
+        ShapedArray(shape, o.dtype, o.weak_type and i.weak_type)
+        for o, i in zip(operands, inits, strict=True)
+    ]
+
+
+def fold_rows(
+    program: Any, rows: list[np.ndarray], inits: list[np.ndarray], valid: np.ndarray | None = None
+) -> list[np.ndarray]:
+    """``rows[j]`` of shape ``(m, k)``: fold each row's ``k`` elements in order
+    into ``inits`` with ``program`` (applied to ``m`` rows at once: the program
+    batched once, then evaluated ``k`` times). Where ``valid`` (``(m, k)``
+    bools) is False, the element is skipped."""
+    from refimpl import interpreter
+    from refimpl.transforms.batching import AxisFrame, batch_subprogram
+
+    m, k = rows[0].shape
+    acc = [np.array(np.broadcast_to(i, (m,))) for i in inits]
+    if m == 0 or k == 0:
+        return acc
+    cache = program.__dict__.setdefault("_fold_cache", {})
+    batched = cache.get(m)
+    if batched is None:
+        batched, _ = batch_subprogram(
+            program, [True] * len(program.in_vars), AxisFrame(None, m), [True] * len(acc), "reduce"
+        )
+        cache[m] = batched
+    with np.errstate(all="ignore"):
+        for j in range(k):
+            outs = interpreter.eval_program(batched, [*acc, *(r[:, j] for r in rows)])
+            if valid is None:
+                acc = [np.asarray(o, a.dtype) for o, a in zip(outs, acc, strict=True)]
+            else:
+                acc = [np.where(valid[:, j], o, a) for o, a in zip(outs, acc, strict=True)]
+    return acc
+
+
+@reduce_p.def_impl
+def _reduce_impl(*values: np.ndarray, program: Any, dimensions: tuple[int, ...]):
+    operands, inits = _split_operands(values)
+    shape = operands[0].shape
+    kept = [d for d in range(len(shape)) if d not in dimensions]
+    out_shape = tuple(shape[d] for d in kept)
+    m = int(np.prod(out_shape, dtype=np.int64))
+    k = int(np.prod([shape[d] for d in dimensions], dtype=np.int64))
+    rows = [np.transpose(x, kept + list(dimensions)).reshape(m, k) for x in operands]
+    return [a.reshape(out_shape) for a in fold_rows(program, rows, inits)]
+
+
+@reduce_p.def_lowering
+def _reduce_general_lowering(ctx, *values, program: Any, dimensions: tuple[int, ...]):
+    operands, inits = _split_operands(values)
+    dtypes_ = [a.dtype for a in ctx.avals_in[: len(operands)]]
+    return ctx.reduce(
+        operands, dtypes_, inits, dimensions, lambda *args: ctx.lower_program(program, args)
+    )
+
+
+@reduce_p.def_batch
+def _reduce_general_batch(args, dims, *, program: Any, dimensions: tuple[int, ...]):
+    """Operands batched at axis 0, the reduced dims shifted (as JAX: batched
+    init values are not supported)."""
+    operands, inits = _split_operands(args)
+    operand_dims, init_dims = _split_operands(dims)
+    if any(d is not None for d in init_dims):
+        raise NotImplementedError("vmap of lax.reduce with batched init values")
+    size = batching.axis_size_of(args, dims)
+    moved = [batching.bdim_to(x, d, size, 0) for x, d in zip(operands, operand_dims, strict=True)]
+    outs = reduce_p.bind(
+        *moved, *inits, program=program, dimensions=tuple(d + 1 for d in dimensions)
+    )
+    return outs, [0] * len(outs)
+
+
+@reduce_p.def_jvp
+def _reduce_general_jvp(primals, tangents, *, program: Any, dimensions: tuple[int, ...]):
+    """As JAX's: the reduced dims moved to the front and flattened, then
+    reduced pairwise (halves combined by the computation, vmapped over the
+    kept dims; an odd half padded with the init) under ``jvp``. The init
+    values must have zero tangents."""
+    from refimpl.primitives import structural
+    from refimpl.transforms import ad
+    from refimpl.transforms.batching import vmap
+
+    operands, inits = _split_operands(primals)
+    txs, tinits = _split_operands(tangents)
+    if not all(ad_helpers.is_zero(t) for t in tinits):
+        raise NotImplementedError(
+            "Gradient of general lax.reduce with non-zero tangents for initial values to "
+            "reduction not implemented"
+        )
+    aval = ad_helpers.aval_of(operands[0])
+    kept = [d for d in range(aval.ndim) if d not in dimensions]
+    kept_shape = tuple(aval.shape[d] for d in kept)
+    n = int(np.prod([aval.shape[d] for d in dimensions], dtype=np.int64))
+    perm = (*dimensions, *kept)
+
+    def front(x: Any) -> Any:
+        return structural.reshape(structural.transpose(x, perm), (n, *kept_shape))
+
+    xs = [front(x) for x in operands]
+    txs = [
+        front(ad_helpers.instantiate(t, ad_helpers.tangent_aval(ad_helpers.aval_of(x))))
+        for x, t in zip(operands, txs, strict=True)
+    ]
+
+    def body(*args: Any) -> list[Any]:
+        return tracing.eval_program_bind(program, args)
+
+    for _ in range(len(kept) + 1):
+        body = vmap(body)
+
+    def tree(*values: Any) -> list[Any]:
+        values = list(values)
+        while ad_helpers.aval_of(values[0]).shape[0] > 1:
+            size = ad_helpers.aval_of(values[0]).shape[0]
+            half = (size + 1) // 2
+            first = [structural.slice_in_dim(v, 0, half, 1, 0) for v in values]
+            second = [structural.slice_in_dim(v, half, size, 1, 0) for v in values]
+            if size - half != half:
+                config = [(0, 0, 0)] * len(kept_shape)
+                second = [
+                    structural.pad(v, i, [(0, 1, 0), *config])
+                    for v, i in zip(second, inits, strict=True)
+                ]
+            values = list(body(*first, *second))
+        if ad_helpers.aval_of(values[0]).shape[0] == 0:
+            return [structural.broadcast_in_dim(i, kept_shape, ()) for i in inits]
+        return [structural.reshape(v, kept_shape) for v in values]
+
+    return ad.jvp_flat(tree, xs, txs)
+
+
+def reduce_general(
+    operands: Sequence[Any], inits: Sequence[Any], program: Any, dimensions: Sequence[int]
+) -> list[Any]:
+    """``reduce_p`` applied (``refimpl.lax.reduce`` traces ``program``)."""
+    return reduce_p.bind(*operands, *inits, program=program, dimensions=tuple(dimensions))
+
+
 # --- the public lax functions ------------------------------------------------------
 
 

@@ -309,6 +309,150 @@ def _reduce_window_sum_transpose(
     return [structural.slice(summed, starts, limits, strides)]
 
 
+# --- the general reduce_window: any computation, any init, several operands --------------
+#
+# ``reduce_window_p`` (JAX's generic ``reduce_window``): operands of one shape
+# and rank-0 inits; each window's operand elements fold in row-major order
+# into the inits with ``program`` (``2n`` rank-0 inputs, ``n`` outputs).
+# Padding and the holes of base dilation are skipped, as XLA does (JAX 0.10.2
+# on CPU: a window of holes only is the init), although StableHLO's text
+# says they hold the init value -- the same for a monoid.
+
+reduce_window_p = Primitive("reduce_window", multiple_results=True)
+
+
+@reduce_window_p.def_abstract_eval
+def _reduce_window_abstract_eval(*avals: ShapedArray, program: Any, **params: Any):
+    from refimpl.primitives import reductions
+
+    n = len(avals) // 2
+    operands, inits = list(avals[:n]), list(avals[n:])
+    reductions.check_reducer("reduce_window", operands, inits, program)
+    if any(o.shape != operands[0].shape for o in operands):
+        raise TypeError(
+            f"reduce_window: operands must have one shape, got {[o.shape for o in operands]}"
+        )
+    shape = _window_params("reduce_window", operands[0], params)
+    return [ShapedArray(shape, o.dtype) for o in operands]
+
+
+def _windows(x: np.ndarray, fill: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+    """The windows of ``x`` (padding and dilation holes ``fill``): shape
+    ``out_shape + window_dimensions``."""
+    padding, base_dilation = params["padding"], params["base_dilation"]
+    shape = [
+        lo + ((n - 1) * b + 1 if n else 0) + hi
+        for n, b, (lo, hi) in zip(x.shape, base_dilation, padding, strict=True)
+    ]
+    padded = np.full(shape, fill, x.dtype)
+    target = tuple(
+        slice(lo, lo + (n - 1) * b + 1 if n else lo, b)
+        for n, b, (lo, hi) in zip(x.shape, base_dilation, padding, strict=True)
+    )
+    padded[target] = x
+    spans = [
+        (w - 1) * d + 1
+        for w, d in zip(params["window_dimensions"], params["window_dilation"], strict=True)
+    ]
+    views = sliding_window_view(padded, spans)
+    views = views[tuple(slice(None, None, s) for s in params["window_strides"])]
+    return views[(Ellipsis, *(slice(None, None, d) for d in params["window_dilation"]))]
+
+
+@reduce_window_p.def_impl
+def _reduce_window_impl(*values: np.ndarray, program: Any, **params: Any):
+    from refimpl.primitives import reductions
+
+    n = len(values) // 2
+    operands, inits = values[:n], values[n:]
+    out_shape = _window_params("reduce_window", ShapedArray(operands[0].shape,
+                               operands[0].dtype), params)  # fmt: skip
+    m = int(np.prod(out_shape, dtype=np.int64))
+    k = int(np.prod(params["window_dimensions"], dtype=np.int64))
+    rows = [
+        np.ascontiguousarray(_windows(x, i, params)).reshape(m, k)
+        for x, i in zip(operands, inits, strict=True)
+    ]
+    inside = _windows(np.ones(operands[0].shape, bool), np.zeros((), bool), params)
+    valid = np.ascontiguousarray(inside).reshape(m, k)
+    folded = reductions.fold_rows(program, rows, list(inits), valid)
+    return [a.reshape(out_shape) for a in folded]
+
+
+@reduce_window_p.def_lowering
+def _reduce_window_general_lowering(
+    ctx, *values, program, window_dimensions, window_strides, padding, base_dilation,
+    window_dilation,
+):  # fmt: skip
+    n = len(values) // 2
+    op = ctx.hlo.ReduceWindowOp(
+        [ctx.ir_type(a) for a in ctx.avals_out],
+        list(values[:n]),
+        list(values[n:]),
+        list(window_dimensions),
+        window_strides=list(window_strides),
+        base_dilations=list(base_dilation),
+        window_dilations=list(window_dilation),
+        padding=_padding_attr(padding),
+    )
+    dtypes_ = [a.dtype for a in ctx.avals_in[:n]]
+    ctx.scalar_block(
+        op.regions[0], [*dtypes_, *dtypes_], lambda *args: ctx.lower_program(program, args)
+    )
+    return list(op.results)
+
+
+@reduce_window_p.def_batch
+def _reduce_window_general_batch(args, dims, *, program, **params):
+    from refimpl.transforms import batching
+
+    n = len(args) // 2
+    if any(d is not None for d in dims[n:]):
+        raise NotImplementedError("reduce_window batching is not implemented for initial values")
+    size = batching.axis_size_of(args, dims)
+    operands = [batching.bdim_to(x, d, size, 0) for x, d in zip(args[:n], dims[:n], strict=True)]
+    batched = {
+        "window_dimensions": (1, *params["window_dimensions"]),
+        "window_strides": (1, *params["window_strides"]),
+        "padding": ((0, 0), *params["padding"]),
+        "base_dilation": (1, *params["base_dilation"]),
+        "window_dilation": (1, *params["window_dilation"]),
+    }
+    outs = reduce_window_p.bind(*operands, *args[n:], program=program, **batched)
+    return outs, [0] * n
+
+
+@reduce_window_p.def_jvp
+def _reduce_window_general_jvp(primals, tangents, *, program, **params):
+    """As JAX's: a reduce_window over primals and tangents together, whose
+    computation is the jvp of ``program`` (the inits' tangents must be zero)."""
+    from refimpl.transforms import ad
+
+    n = len(primals) // 2
+    operands, inits = list(primals[:n]), list(primals[n:])
+    if not all(ad_helpers.is_zero(t) for t in tangents[n:]):
+        raise TypeError("reduce_window jvp does not support non-zero init_value_tangent.")
+    t_ops = [
+        ad_helpers.instantiate(t, ad_helpers.tangent_aval(ad_helpers.aval_of(x)))
+        for x, t in zip(operands, tangents[:n], strict=True)
+    ]
+    t_inits = [ad_helpers.zeros(ad_helpers.tangent_aval(ad_helpers.aval_of(i))) for i in inits]
+    jvp = ad.jvp_program(program, [True] * (2 * n), instantiate=True)
+    # jvp.program: (acc, elem, t_acc, t_elem) -> (outs, t_outs); the window body
+    # takes (acc, t_acc, elem, t_elem)
+    body = ad.permute_program(
+        jvp.program,
+        [*range(n), *range(2 * n, 3 * n), *range(n, 2 * n), *range(3 * n, 4 * n)],
+        list(range(2 * n)),
+    )
+    outs = reduce_window_p.bind(*operands, *t_ops, *inits, *t_inits, program=body, **params)
+    return outs[:n], outs[n:]
+
+
+def reduce_window_general(operands: list, inits: list, program: Any, params: dict) -> list:
+    return reduce_window_p.bind(*operands, *inits, program=program, **params)
+
+
 # --- the public lax function ---------------------------------------------------------------
 
 
@@ -350,46 +494,78 @@ def reduce_window(
     init_value: Any,
     computation: Any,
     window_dimensions: Any,
-    window_strides: Any,
-    padding: Any,
+    window_strides: Any = None,
+    padding: Any = "VALID",
     base_dilation: Any = None,
     window_dilation: Any = None,
 ) -> Any:
-    """``jax.lax.reduce_window`` for the monoids ``lax.add`` (init 0),
-    ``lax.max`` (init -inf / the minimum) and ``lax.min`` (init +inf / the
-    maximum); another ``init_value`` is combined into every window's result.
-    Other computations raise NotImplementedError."""
-    from refimpl import tracing
-    from refimpl.primitives import elementwise
+    """``jax.lax.reduce_window``: ``operand`` (a pytree of arrays of one
+    shape) reduced over windows with ``computation(accumulators, elements)``
+    from ``init_value`` (the same pytree of scalars). As JAX, one operand
+    whose computation is ``add``/``max``/``min`` with that monoid's identity
+    as a concrete init is ``reduce_window_sum``/``max``/``min``; anything else
+    is the general ``reduce_window`` primitive, whose padding holds the init."""
+    from refimpl import tracing, tree_util
+    from refimpl.lax._higher_order import computation_program
 
-    names = {elementwise.add: "sum", elementwise.max: "max", elementwise.min: "min"}
-    # the exported lax functions may be wrappers (eager fast paths): compare what they wrap
-    kind = names.get(getattr(computation, "__wrapped__", computation))
-    if kind is None:
-        raise NotImplementedError(
-            "reduce_window: only lax.add, lax.max and lax.min are supported as computation"
+    flat_operands, treedef = tree_util.tree_flatten(operand)
+    flat_inits, init_tree = tree_util.tree_flatten(init_value)
+    if treedef != init_tree:
+        raise ValueError(
+            f"Operands must have the same tree structure as init_values: {treedef} vs. {init_tree}"
         )
-    prim = {"sum": reduce_window_sum_p, "max": reduce_window_max_p, "min": reduce_window_min_p}[
-        kind
-    ]
+    if not flat_operands:
+        raise ValueError("reduce_window must have at least one operand.")
+    n = tracing.get_aval(flat_operands[0], "reduce_window", 0).ndim
+    if window_strides is None:
+        window_strides = (1,) * n
+    if isinstance(padding, str) and window_dilation is not None:
+        dilated = tuple(
+            (w - 1) * d + 1 for w, d in zip(window_dimensions, window_dilation, strict=True)
+        )
+        shape = tracing.get_aval(flat_operands[0], "reduce_window", 0).shape
+        from refimpl.primitives.linalg import padtype_to_pads
+
+        padding = padtype_to_pads(
+            shape, dilated, as_int_tuple("reduce_window", window_strides, "window_strides"),
+            padding,
+        )  # fmt: skip
     params = _normalize(
         "reduce_window",
-        operand,
+        flat_operands[0],
         window_dimensions,
         window_strides,
         padding,
         base_dilation,
         window_dilation,
     )
-    out = prim.bind(operand, **params)
-    aval = tracing.get_aval(operand, "reduce_window", 0)
-    identity = _IDENTITY[prim.name](aval.dtype)
-    if not isinstance(init_value, tracing.Tracer):
-        init = tracing.concrete_value(init_value, tracing.get_aval(init_value, "reduce_window", 1))
-        if np.array_equal(np.asarray(init, aval.dtype), identity):
-            return out
-    # another init is one more element of every window
-    return computation(out, elementwise.convert_element_type(init_value, aval.dtype))
+    init_avals = [tracing.get_aval(v, "reduce_window", i) for i, v in enumerate(flat_inits)]
+    program = computation_program("reduce_window", computation, init_avals, init_tree)
+    if len(flat_operands) == 1:
+        prim = _monoid_window_primitive(program, flat_inits[0])
+        if prim is not None:
+            return tree_util.tree_unflatten(treedef, [prim.bind(flat_operands[0], **params)])
+    outs = reduce_window_p.bind(*flat_operands, *flat_inits, program=program, **params)
+    return tree_util.tree_unflatten(treedef, outs)
+
+
+def _monoid_window_primitive(program: Any, init: Any) -> Primitive | None:
+    """reduce_window_sum/max/min when ``program`` is one add/max/min equation
+    on its inputs and ``init`` is concrete and the identity (as JAX's
+    ``_get_monoid_window_reducer``, reading the traced computation)."""
+    from refimpl.lax._higher_order import _monoid_reducer
+    from refimpl.primitives import reductions
+
+    reducer = _monoid_reducer(program, init)
+    table = {
+        reductions.reduce_sum: reduce_window_sum_p,
+        reductions.reduce_max: reduce_window_max_p,
+        reductions.reduce_min: reduce_window_min_p,
+    }
+    prim = table.get(reducer)
+    if prim is reduce_window_sum_p and dtypes.is_bool(program.in_avals[0].dtype):
+        return None
+    return prim
 
 
 __all__ = ["reduce_window"]
