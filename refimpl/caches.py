@@ -7,6 +7,8 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from refimpl.config import config
+
 # --- caches ------------------------------------------------------------------------------
 
 # Every C++ FastJitted made so far (weakly), so that clear_caches and
@@ -23,6 +25,11 @@ def _clear_fast_caches(users_only: bool = False) -> None:
     for fast in list(_fast_jitted):
         if not users_only or fast._jitted.honours_disable_jit:
             fast.clear_cache()
+
+
+# the C++ fast path cannot see disable_jit on a cache hit: empty its caches
+# whenever the flag changes (the functions that honour it)
+config.observe("disable_jit", lambda _value: _clear_fast_caches(users_only=True))
 
 
 def clear_caches() -> None:

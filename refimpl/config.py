@@ -7,6 +7,7 @@ every jit signature; the others only change behaviour around it.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 _GPU_ALLOCATORS = ("default", "platform", "bfc", "cuda_async")
@@ -60,6 +61,8 @@ class Config:
 
     def __init__(self) -> None:
         self._values: dict[str, Any] = dict(self._defaults)
+        # name -> callbacks run after each update of that flag (see observe)
+        self._observers: dict[str, list[Callable[[Any], None]]] = {}
         env_backend = os.environ.get("REFIMPL_BACKEND")
         if env_backend:
             self._values["backend"] = env_backend
@@ -121,11 +124,18 @@ class Config:
                 f"config.update: compilation_cache_max_size must be >= 0, got {value!r}"
             )
         self._values[name] = value
-        if name == "disable_jit":
-            # the C++ fast path cannot see this flag on a cache hit: empty its caches
-            from refimpl import caches
+        for callback in self._observers.get(name, ()):
+            callback(value)
 
-            caches._clear_fast_caches(users_only=True)
+    def observe(self, name: str, callback: Callable[[Any], None]) -> None:
+        """Call ``callback(value)`` after each ``update(name, value)``.
+
+        The layers above config react to a flag this way (the caches module
+        empties the C++ fast path's caches when ``disable_jit`` changes), so
+        that config imports none of them."""
+        if name not in self._values:
+            raise AttributeError(f"config has no flag {name!r}")
+        self._observers.setdefault(name, []).append(callback)
 
     def __getattr__(self, name: str) -> Any:
         try:
