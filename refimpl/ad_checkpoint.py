@@ -374,6 +374,44 @@ def checkpoint(
     differentiated). ``prevent_cse`` is kept as a parameter of the equation:
     refimpl's recomputation is a separate call equation in the backward pass
     and is never merged with the forward computation.
+
+    Outside any transformation ``fun`` is simply called. Under one, ``fun``
+    is traced into one ``checkpoint`` equation (visible in
+    ``ri.make_program``) whose values, JVP and batching are ``fun``'s; under
+    reverse mode it is split into a forward equation that saves only the
+    checkpoint's inputs and the residuals ``policy`` accepts, and a
+    backward equation that first recomputes the rest. A function without
+    closure cells is traced once per argument types (as ``jit``).
+
+    Args:
+        fun: The function to checkpoint (array arguments and outputs).
+        prevent_cse: Recorded on the equation; changes nothing in refimpl.
+        policy: ``policy(primitive, *input_avals, **params) -> bool``, which
+            intermediates to save (``ri.checkpoint_policies``); None saves
+            none (``nothing_saveable``).
+        static_argnums: Positions of arguments that are Python values fixed
+            at trace time.
+
+    Returns:
+        A function with ``fun``'s signature and values.
+
+    Raises:
+        TypeError: ``fun`` or ``policy`` is not callable, ``static_argnums``
+            is not an int or a tuple of ints; at call time, an output leaf
+            is not an array.
+        ValueError: At call time, a ``static_argnums`` position is not among
+            the positional arguments.
+
+    Example:
+        >>> import numpy as np, refimpl as ri, refimpl.numpy as rnp
+        >>> from refimpl.ad_checkpoint import saved_residuals
+        >>> def f(x):
+        ...     return rnp.sin(rnp.sin(x))
+        >>> x = np.float32(1.0)
+        >>> len(saved_residuals(f, x)), len(saved_residuals(ri.checkpoint(f), x))
+        (2, 1)
+        >>> ri.grad(ri.checkpoint(f))(x)
+        Array(0.36003944, dtype=float32)
     """
     if not callable(fun):
         raise TypeError(f"checkpoint: fun must be callable, got {type(fun).__name__}")

@@ -25,7 +25,36 @@ def jacobian(
     holomorphic: bool = False,
     allow_int: bool = False,
 ) -> Callable[..., Any]:
-    """``jax.jacobian``: the same as :func:`refimpl.jacrev`."""
+    """``jax.jacobian``: the same as :func:`refimpl.jacrev`.
+
+    The Jacobian of ``fun`` by reverse mode (one VJP per output element,
+    vmapped): for an input of shape ``in`` and an output of shape ``out``
+    it has shape ``out + in``, with pytrees nested outputs-first.
+
+    Args:
+        fun: The function to differentiate.
+        argnums: The positional argument(s) to differentiate: an int, or a
+            sequence of ints (the Jacobian is then a tuple over them).
+        has_aux: Whether ``fun`` returns ``(value, aux)``; the result is then
+            ``(jacobian, aux)``.
+        holomorphic: Differentiate a complex ``fun`` of complex inputs as
+            holomorphic.
+        allow_int: Accept integer/bool inputs (their Jacobian is float0
+            zeros).
+
+    Returns:
+        A function with ``fun``'s signature returning the Jacobian.
+
+    Raises:
+        TypeError: An input is an integer or bool without ``allow_int``, or
+            an output is complex without ``holomorphic``.
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> ri.jacobian(lambda x: x**2)(np.array([1.0, 2.0], np.float32))
+        Array([[2., 0.],
+               [0., 4.]], dtype=float32)
+    """
     from refimpl.transforms.ad import jacrev
 
     return jacrev(fun, argnums, has_aux, holomorphic, allow_int)
@@ -59,6 +88,31 @@ def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
     (:func:`closure_convert`); the values it closes over are the residuals,
     and the backward pass runs the traced rule on them. Keyword arguments are
     a ``TypeError``.
+
+    As in JAX, the function's value is the first element of the pair, and
+    only reverse mode (``grad``, ``vjp``) uses ``vjp``; forward mode
+    (``jvp``, ``jacfwd``) is an error, as for any ``custom_vjp``.
+
+    Args:
+        fun: A function of positional array arguments returning
+            ``(value, vjp)``, where ``vjp(ct)`` maps a cotangent of
+            ``value`` to the arguments' cotangents.
+
+    Returns:
+        A function with ``fun``'s positional signature returning ``value``.
+
+    Raises:
+        TypeError: ``fun`` is not callable; it is called with keyword
+            arguments; it does not return a pair with a callable second
+            element; ``vjp`` returns the wrong number of cotangents.
+
+    Example:
+        >>> import refimpl as ri, refimpl.numpy as rnp
+        >>> @ri.custom_gradient
+        ... def clip_gradient(x):
+        ...     return x, lambda g: (rnp.clip(g, -1.0, 1.0),)
+        >>> ri.grad(lambda x: 5.0 * clip_gradient(x))(2.0)
+        Array(1., dtype=float32, weak_type=True)
     """
     from refimpl.custom_derivatives import custom_vjp
 
@@ -125,7 +179,36 @@ def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callab
     ``fun`` closes over (what a ``custom_vjp`` rule may not capture); other
     closed-over values stay constants of the traced program, so outside any
     transformation ``consts`` is empty. ``fun`` is traced once, for the
-    shapes of ``example_args``.
+    shapes of ``example_args``. (JAX also hoists closed-over float arrays
+    into ``consts``; refimpl keeps them in the program.)
+
+    Its use: a ``custom_vjp`` rule must not close over tracers, so a
+    function built inside one (an optimizer's update, a solver's step) is
+    converted and its ``consts`` passed explicitly (as residuals or
+    arguments).
+
+    Args:
+        fun: The function to convert.
+        *example_args: Arguments of the types ``converted`` will be called
+            with (arrays or ``ShapeDtypeStruct``s).
+
+    Returns:
+        ``(converted, consts)``: ``converted(*args, *consts)`` computes
+        ``fun(*args)``; ``consts`` is a list of the hoisted values.
+
+    Raises:
+        TypeError: ``fun`` is not callable; tracing ``fun`` fails; at call
+            time, ``converted`` gets the wrong number or structure of
+            arguments.
+        NotImplementedError: ``fun`` takes ``Ref`` or float0 arguments.
+
+    Example:
+        >>> import refimpl as ri
+        >>> def outer(y):
+        ...     converted, consts = ri.closure_convert(lambda x: x * y, 1.0)
+        ...     return len(consts), converted(2.0, *consts)
+        >>> ri.jit(outer)(5.0)
+        (Array(1, dtype=int32, weak_type=True), Array(10., dtype=float32, weak_type=True))
     """
     from refimpl.primitives.call import jit_call_p
     from refimpl.transforms.jit import Jitted

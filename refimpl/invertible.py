@@ -574,6 +574,35 @@ def invertible(fun: Callable) -> Callable:
     (so ``fun`` must be invertible in them, equation by equation); values
     ``fun`` closes over are kept. See the module docstring and
     ``docs/semantics.md``.
+
+    Values, JVPs and batching are ``fun``'s; only reverse mode differs: it
+    keeps ``fun``'s outputs (and closed-over values) as residuals and, in
+    the backward pass, walks ``fun``'s equations in reverse, rebuilding each
+    equation's input from its output with the primitive's inverse rule
+    (``add``, ``sub``, ``mul``, ``div``, ``neg``, ``exp``, ``log``,
+    ``log1p``, ``expm1``), so backward memory does not grow with depth (a
+    RevNet). Invertibility is assumed, not checked: a ``mul`` by zero gives
+    inf/NaN gradients. JAX removed ``jax.invertible`` in 2022; refimpl keeps
+    it as the reference of the technique.
+
+    Args:
+        fun: A function of positional array arguments, invertible equation
+            by equation in them.
+
+    Returns:
+        A function with ``fun``'s signature and values.
+
+    Raises:
+        TypeError: ``fun`` is not callable.
+        NotImplementedError: In reverse mode, an equation has no inverse
+            rule (``Inverse rule for 'sin' not implemented``) or uses the
+            value to rebuild twice (``x * x``).
+
+    Example:
+        >>> import numpy as np, refimpl as ri, refimpl.numpy as rnp
+        >>> f = ri.invertible(lambda x: rnp.exp(x) * 2.0)
+        >>> ri.grad(lambda x: rnp.sum(f(x)))(np.array([0.0, 1.0], np.float32))
+        Array([2.       , 5.4365635], dtype=float32)
     """
     if not callable(fun):
         raise TypeError(f"invertible: fun must be callable, got {type(fun).__name__}")

@@ -179,6 +179,39 @@ def register_pytree_node(
     are ``FlattenedIndexKey(i)``). ``aux_data`` should be hashable and
     comparable with ``==``: it is part of the structure (and of jit cache
     keys). Registering a type twice, or a built-in node type, is a ``ValueError``.
+
+    Registration is global and lasts for the process: every pytree function
+    (``tree_map``, ``jit``'s and ``grad``'s argument handling, ``vmap``'s
+    axes) then looks inside ``nodetype``'s values. A namedtuple class (a
+    node already) may be registered again, to replace its default.
+
+    Args:
+        nodetype: The class to register.
+        flatten_func: ``x -> (children, aux_data)``.
+        unflatten_func: ``(aux_data, children) -> x``.
+        flatten_with_keys_func: Optional
+            ``x -> (((key, child), ...), aux_data)``.
+
+    Returns:
+        None.
+
+    Raises:
+        TypeError: ``nodetype`` is not a type.
+        ValueError: ``nodetype`` is already registered (or is a built-in
+            node type: tuple, list, dict, None).
+
+    Example:
+        >>> import refimpl as ri
+        >>> class Point:
+        ...     def __init__(self, x, y):
+        ...         self.x, self.y = x, y
+        >>> ri.register_pytree_node(
+        ...     Point, lambda p: ((p.x, p.y), None), lambda aux, xy: Point(*xy)
+        ... )
+        >>> ri.tree_leaves(Point(1, [2, 3]))
+        [1, 2, 3]
+        >>> ri.jit(lambda p: p.x + p.y)(Point(1.0, 2.0))
+        Array(3., dtype=float32, weak_type=True)
     """
     if not isinstance(nodetype, type):
         raise TypeError(f"register_pytree_node: expected a type, got {nodetype!r}")
@@ -526,6 +559,32 @@ def tree_flatten(
     """Leaves of ``tree`` (depth first, dicts in sorted key order) and its structure.
 
     ``is_leaf(x)``, if given, is asked at every node first; True makes ``x`` a leaf.
+
+    Nodes are tuples, lists, dicts, namedtuples, None (a node with no
+    children, so no leaf) and registered classes
+    (:func:`register_pytree_node`); anything else, arrays included, is a
+    leaf. The order is JAX's, so the leaves line up with ``jax``'s for the
+    same tree; refimpl's ``PyTreeDef`` is its own class (not JAX's).
+
+    Args:
+        tree: Any Python value.
+        is_leaf: Optional predicate stopping the descent.
+
+    Returns:
+        ``(leaves, treedef)``: the list of leaves and a ``PyTreeDef`` (the
+        structure with the leaves left out; hashable and comparable).
+
+    Raises:
+        Exception: Whatever ``is_leaf`` or a registered node's
+            ``flatten_func`` raises propagates; built-in nodes never raise.
+
+    Example:
+        >>> import refimpl as ri
+        >>> leaves, treedef = ri.tree_flatten([1, (2, None), {"b": 3, "a": 4}])
+        >>> leaves
+        [1, 2, 4, 3]
+        >>> treedef
+        PyTreeDef([*, (*, None), {'a': *, 'b': *}])
     """
     leaves: list[Any] = []
     if is_leaf is None:
@@ -536,17 +595,80 @@ def tree_flatten(
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
-    """Inverse of :func:`tree_flatten`: ``treedef`` filled with ``leaves``."""
+    """Inverse of :func:`tree_flatten`: ``treedef`` filled with ``leaves``.
+
+    Leaves are placed in flatten order and may be any values (they need not
+    have the types of the original leaves); registered nodes are rebuilt by
+    their ``unflatten_func``.
+
+    Args:
+        treedef: A ``PyTreeDef`` from :func:`tree_flatten` or
+            :func:`tree_structure`.
+        leaves: As many values as ``treedef`` has leaves.
+
+    Returns:
+        A new tree of ``treedef``'s structure.
+
+    Raises:
+        ValueError: The number of leaves differs from ``treedef``'s.
+
+    Example:
+        >>> import refimpl as ri
+        >>> treedef = ri.tree_structure({"b": (1, 2), "a": [3]})
+        >>> ri.tree_unflatten(treedef, [10, 20, 30])
+        {'a': [10], 'b': (20, 30)}
+    """
     return treedef.unflatten(leaves)
 
 
 def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
-    """The leaves of ``tree``, in flatten order."""
+    """The leaves of ``tree``, in flatten order (``tree_flatten(tree)[0]``).
+
+    Dicts are visited in sorted key order; None is an empty node, so it
+    contributes no leaf (as in JAX).
+
+    Args:
+        tree: Any Python value.
+        is_leaf: Optional predicate: True makes a node a leaf.
+
+    Returns:
+        The list of leaves.
+
+    Raises:
+        Exception: Whatever ``is_leaf`` or a registered node's
+            ``flatten_func`` raises propagates.
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.tree_leaves({"b": [1, None], "a": (2,)})
+        [2, 1]
+    """
     return tree_flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
-    """The treedef of ``tree``."""
+    """The treedef of ``tree`` (``tree_flatten(tree)[1]``).
+
+    Two trees have equal structures when they have the same node types,
+    dict keys, registered nodes' aux data and number of leaves; the leaves'
+    values and types do not matter. ``jit`` keys its cache on it.
+
+    Args:
+        tree: Any Python value.
+        is_leaf: Optional predicate: True makes a node a leaf.
+
+    Returns:
+        A ``PyTreeDef`` (hashable; ``num_leaves`` counts its leaves).
+
+    Raises:
+        Exception: Whatever ``is_leaf`` or a registered node's
+            ``flatten_func`` raises propagates.
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.tree_structure([1, (2, 3)])
+        PyTreeDef([*, (*, *)])
+    """
     return tree_flatten(tree, is_leaf)[1]
 
 
@@ -562,6 +684,28 @@ def tree_map(
     must have ``tree``'s structure as a prefix (at a leaf of ``tree`` it may
     hold a whole subtree, passed to ``f`` as is); otherwise ``ValueError``
     naming both structures and where they differ.
+
+    ``f`` is called once per leaf, in flatten order, with plain Python
+    values (nothing is traced). None is an empty node, so ``f`` never sees
+    it unless ``is_leaf`` says so.
+
+    Args:
+        f: A function of ``1 + len(rest)`` leaves.
+        tree: The tree whose structure the result has.
+        *rest: Trees with ``tree``'s structure as a prefix.
+        is_leaf: Optional predicate: True makes a node of ``tree`` a leaf.
+
+    Returns:
+        A tree of ``tree``'s structure holding ``f``'s results.
+
+    Raises:
+        ValueError: A tree of ``rest`` does not have ``tree``'s structure
+            as a prefix.
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.tree_map(lambda a, b: a + b, {"x": 1, "y": (2, 3)}, {"x": 10, "y": (20, 30)})
+        {'x': 11, 'y': (22, 33)}
     """
     leaves, treedef = tree_flatten(tree, is_leaf)
     if not rest:
