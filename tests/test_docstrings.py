@@ -40,25 +40,7 @@ def _public_functions() -> list[str]:
     return names
 
 
-# Public functions whose docstrings do not have every section and an example
-# yet. Each is an expected failure (strict: documenting one makes its xfail
-# pass, which fails until it is taken off this list).
-NOT_YET_DOCUMENTED = {
-    "custom_ivjp", "linear_transpose", "linearize", "vmap", "custom_jvp", "custom_vjp",
-}  # fmt: skip
-
-
-def _params():
-    out = []
-    for name in _public_functions():
-        marks = []
-        if name in NOT_YET_DOCUMENTED:
-            marks = [pytest.mark.xfail(strict=True, reason="docstring not complete yet")]
-        out.append(pytest.param(name, marks=marks, id=name))
-    return out
-
-
-@pytest.mark.parametrize("name", _params())
+@pytest.mark.parametrize("name", _public_functions())
 def test_every_public_function_is_documented(name):
     obj = getattr(ri, name)
     doc = obj.__doc__ or ""

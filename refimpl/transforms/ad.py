@@ -1057,7 +1057,41 @@ def memo(program: Program, key: Any, make: Callable[[], Any]) -> Any:
 @api_boundary
 def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     """``jax.linearize``: ``(fun(*primals), f_jvp[, aux])`` where ``f_jvp(*tangents)``
-    evaluates the linear map recorded once (no re-tracing of ``fun``)."""
+    evaluates the linear map recorded once (no re-tracing of ``fun``).
+
+    ``fun`` is run once, at ``primals``, with its JVP partially evaluated:
+    the part that depends only on the primals is computed now (the primal
+    outputs and the residuals the tangent part needs); the part linear in
+    the tangents is kept as a Program, which ``f_jvp`` evaluates on the
+    residuals for each new tangent. So ``f_jvp(t)`` equals
+    ``jvp(fun, primals, (t,))[1]`` at the cost of the linear part only.
+
+    Args:
+        fun: A function of array pytrees.
+        *primals: The point to linearize at (one value per argument of
+            ``fun``).
+        has_aux: Whether ``fun`` returns ``(out, aux)``; ``aux`` is then
+            returned third, not differentiated.
+
+    Returns:
+        ``(out, f_jvp)`` or ``(out, f_jvp, aux)``: ``out`` is
+        ``fun(*primals)``; ``f_jvp`` takes one tangent per primal (each of
+        its primal's shape and tangent dtype) and returns ``out``'s
+        tangent.
+
+    Raises:
+        TypeError: ``fun`` is not callable or a primal is not array-like; at
+            call time, ``f_jvp``'s tangents do not have the primals'
+            structure.
+        ValueError: At call time, a tangent's shape or dtype does not match
+            its primal's tangent type.
+
+    Example:
+        >>> import numpy as np, refimpl as ri, refimpl.numpy as rnp
+        >>> y, f_jvp = ri.linearize(rnp.sin, np.float32(0.0))
+        >>> y, f_jvp(np.float32(2.0))
+        (Array(0., dtype=float32), Array(2., dtype=float32))
+    """
     user = _UserLinearization(fun, primals, has_aux, "linearize")
     tu, in_tree, lin, nonzero = user.tu, user.in_tree, user.lin, user.nonzero
     primal_avals = [tracing.get_aval(x, "linearize", i) for i, x in enumerate(user.leaves)]
@@ -1376,7 +1410,42 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Cal
     """``jax.linear_transpose``: the transpose of the linear function ``fun``
     at the types of ``primals`` (values or ``ShapeDtypeStruct``s). ``fun``
     is traced once; its equations must be linear in its inputs (a primitive
-    without a transpose rule is a ``NotImplementedError`` naming it)."""
+    without a transpose rule is a ``NotImplementedError`` naming it).
+
+    For a linear ``fun: x -> A x`` the result computes ``ct -> A^T ct``
+    (the adjoint: ``<A x, ct> == <x, A^T ct>``) by running the traced
+    program's equations backwards with their transpose rules, as the
+    backward pass of reverse mode does; ``primals`` only give the types
+    (their values are not used). Linearity is checked per equation, not
+    proven: an equation that is not linear in the inputs fails when the
+    transpose is called.
+
+    Args:
+        fun: A linear function of array pytrees.
+        *primals: Example arguments (or ``ShapeDtypeStruct``s) giving the
+            input types.
+        reduce_axes: Accepted for JAX compatibility and ignored.
+
+    Returns:
+        ``f_t(ct)``: takes a cotangent of ``fun``'s output structure and
+        types and returns a tuple with one cotangent per argument of
+        ``fun``.
+
+    Raises:
+        TypeError: ``fun`` is not callable; the inputs and outputs are not
+            all inexact or all integer; at call time, the cotangent's
+            structure or types differ from ``fun``'s output.
+        NotImplementedError: At call time, an equation is not linear in the
+            inputs (``mul: transpose needs exactly one linear operand``) or
+            its primitive has no transpose rule (``sin``).
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> spec = ri.ShapeDtypeStruct((2,), np.float32)
+        >>> f_t = ri.linear_transpose(lambda x, y: x + 3.0 * y, spec, spec)
+        >>> f_t(np.ones(2, np.float32))
+        (Array([1., 1.], dtype=float32), Array([3., 3.], dtype=float32))
+    """
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun!r}")
     tu = _tree()

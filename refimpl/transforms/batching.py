@@ -446,6 +446,52 @@ def vmap(
     out axis is broadcast, a batched one with ``None`` is a ValueError.
     ``axis_name`` names the axis for collectives; ``axis_size`` gives the
     size when no argument is mapped (and must agree with them otherwise).
+
+    Meaning: member ``b`` of each result is ``fun`` applied to member ``b``
+    of every mapped argument (``np.take(arg, b, axis)``) and to the
+    unmapped ones as they are. It is computed in one pass, not a Python
+    loop: ``fun`` is traced once with batch tracers, and each primitive's
+    batch rule computes on the stacked values (a nested ``jit``, ``scan``
+    or ``cond`` stays one equation with a batched sub-program). Values that
+    do not depend on a mapped argument stay concrete, so Python may branch
+    on them; ``bool()`` of a batched value is a ``ConcretizationTypeError``.
+    Collectives over ``axis_name`` (``lax.psum``, ``pmean``,
+    ``all_gather``, ``ppermute``, ``axis_index``) act across the members.
+    Differences from JAX: ``ppermute`` accepts a partial permutation
+    (members nobody sends to get zeros), and outputs are always arrays (an
+    unmapped input returned as it is comes back as an array).
+
+    Args:
+        fun: The function to vectorize.
+        in_axes: Which axis of each positional argument to map (int, None,
+            or a tree prefix of the arguments).
+        out_axes: Where the mapped axis goes in each output (int, None, or a
+            tree prefix of the output).
+        axis_name: A hashable name of the mapped axis, for collectives.
+        axis_size: The axis size; needed when no argument is mapped.
+
+    Returns:
+        A function with ``fun``'s signature whose results have the mapped
+        axis at ``out_axes``.
+
+    Raises:
+        TypeError: ``fun`` is not callable; ``in_axes``/``out_axes`` are not
+            ints, None or trees of them; ``axis_size`` is not an int.
+        ValueError: At call time: ``in_axes`` does not match the arguments
+            (a tuple of another length, not a tree prefix); a mapped
+            argument has no such axis; the mapped axes disagree in size
+            (``vmap got inconsistent sizes for array axes to be mapped``);
+            nothing is mapped and there is no ``axis_size``; an output
+            batched with an ``out_axes`` of None.
+
+    Example:
+        >>> import numpy as np, refimpl as ri, refimpl.numpy as rnp
+        >>> from refimpl import lax
+        >>> xs = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32)
+        >>> ri.vmap(rnp.dot, in_axes=(0, None))(xs, np.array([1.0, 1.0], np.float32))
+        Array([ 3.,  7., 11.], dtype=float32)
+        >>> ri.vmap(lambda x: x - lax.pmean(x, "i"), axis_name="i")(xs[:, 0])
+        Array([-2.,  0.,  2.], dtype=float32)
     """
     if not callable(fun):
         raise TypeError(f"vmap: fun must be callable, got {type(fun).__name__}")
