@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers
 from refimpl.primitives.base import Primitive
@@ -171,4 +171,9 @@ def fft(x: Any, fft_type: str, fft_lengths: Any) -> Any:
     kind = fft_type.name if isinstance(fft_type, FftType) else fft_type
     if kind not in FFT_TYPES:
         raise TypeError(f"fft: fft_type must be a FftType or one of {FFT_TYPES}, got {fft_type!r}")
-    return fft_p.bind(x, fft_type=kind, fft_lengths=tuple(int(n) for n in fft_lengths))
+    fft_lengths = tuple(int(n) for n in fft_lengths)
+    if not fft_lengths:  # a transform over no axes: x itself, as JAX's lax.fft
+        from refimpl.primitives import elementwise
+
+        return x if isinstance(x, tracing.Tracer) else elementwise.copy(x)
+    return fft_p.bind(x, fft_type=kind, fft_lengths=fft_lengths)

@@ -724,6 +724,14 @@ def _conv_batch(args, dims, **params):
         return batching.loop_batch_rule(conv_general_dilated_p)(args, dims, **params)
     size = batching.axis_size_of(args, dims)
     out_dim = spec.out_spec[0] if rbd is None else spec.out_spec[1]
+    if size == 0:  # no members (no feature groups to fold into): an empty result
+        member = [
+            ShapedArray(tuple(np.delete(batching.shape_of(x), d)) if d is not None
+                        else batching.shape_of(x), ad_helpers.aval_of(x).dtype)
+            for x, d in zip(args, dims, strict=True)
+        ]  # fmt: skip
+        (aval,) = conv_general_dilated_p.out_avals(member, params)
+        return np.zeros((0, *aval.shape), aval.dtype), 0
     if rbd is None:
         folded_lhs, _ = _fold(lhs, lbd, spec.lhs_spec[0])
         out = conv_general_dilated_p.bind(folded_lhs, rhs, **params)

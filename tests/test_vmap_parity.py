@@ -1,0 +1,78 @@
+"""vmap and named axes behave as in JAX 0.10.2 (issue 29, class 7): empty
+batches, transforms over no axes, JAX's errors for out_axes=None and unbound
+axis names. Each case runs on both backends and is compared with JAX."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+from jax import lax as jlax
+
+import refimpl as ri
+from refimpl import lax
+
+BACKENDS = ["ref", "pjrt"]
+
+
+def _conv(lax_, lhs, rhs):
+    return lax_.conv(lhs, rhs, (1,), "VALID")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("axes", [(0, 0), (0, None), (None, 0)])
+def test_conv_batching_with_batch_size_zero(backend, axes):
+    lhs = np.zeros((0, 1, 1, 4) if axes[0] == 0 else (1, 1, 4), np.float32)
+    rhs = np.zeros((0, 1, 1, 2) if axes[1] == 0 else (1, 1, 2), np.float32)
+    want = jax.vmap(lambda a, b: _conv(jlax, a, b), in_axes=axes)(lhs, rhs)
+    f = ri.vmap(lambda a, b: _conv(lax, a, b), in_axes=axes)
+    for got in (f(lhs, rhs), ri.jit(f, backend=backend)(lhs, rhs)):
+        assert got.shape == want.shape and got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fft_with_empty_fft_lengths_is_the_identity(backend):
+    x = (np.arange(6.0) + 1j).reshape(2, 3).astype(np.complex64)
+    want = jlax.fft(x, "FFT", ())
+    for got in (
+        lax.fft(x, "FFT", ()),
+        ri.jit(lambda v: lax.fft(v, "FFT", ()), backend=backend)(x),
+        ri.vmap(lambda v: lax.fft(v, "FFT", ()))(x),
+    ):
+        assert isinstance(got, ri.Array)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        assert got.dtype == want.dtype
+
+
+def test_out_axes_none_with_a_batched_output_is_jaxs_value_error():
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(ValueError, match="got axis spec None but output was batched"):
+        jax.vmap(lambda v: v * 2, out_axes=None)(x)
+    with pytest.raises(ValueError, match="got axis spec None but output was batched"):
+        ri.vmap(lambda v: v * 2, out_axes=None)(x)
+    # an unbatched output is returned once
+    assert float(ri.vmap(lambda v: 3.0, out_axes=None)(x)) == 3.0
+
+
+def test_all_none_in_axes_needs_axis_size():
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(ValueError, match="at least one non-None value in in_axes"):
+        ri.vmap(lambda v: v, in_axes=None)(x)
+    got = ri.vmap(lambda v: v * 2, in_axes=None, axis_size=3)(x)
+    want = jax.vmap(lambda v: v * 2, in_axes=None, axis_size=3)(x)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_axis_index_outside_a_named_axis_is_a_name_error(backend):
+    with pytest.raises(NameError, match="unbound axis name: i"):
+        lax.axis_index("i")
+    with pytest.raises(NameError, match="unbound axis name: i"):
+        ri.jit(lambda: lax.axis_index("i"), backend=backend)()
+    # the axis environment is not kept from an earlier call under vmap
+    x = np.ones(2, np.float32)
+    np.testing.assert_array_equal(
+        np.asarray(ri.vmap(lambda v: lax.axis_index("i"), axis_name="i")(x)), [0, 1]
+    )
+    with pytest.raises(NameError, match="unbound axis name: i"):
+        lax.axis_index("i")
