@@ -126,12 +126,24 @@ class AbstractRef:
     """
 
     inner: ShapedArray
+    memory_space: Any = None  # JAX's memory space attribute (kept, not used)
+    kind: Any = None  # JAX's mutation semantics under rematerialization (kept, not used)
 
     shape = property(lambda self: self.inner.shape)
     dtype = property(lambda self: self.inner.dtype)
     weak_type = property(lambda self: self.inner.weak_type)
     ndim = property(lambda self: self.inner.ndim)
     size = property(lambda self: self.inner.size)
+
+    inner_aval = property(lambda self: self.inner)  # JAX's name
+
+    def update(self, inner_aval: Any = None, memory_space: Any = None, kind: Any = None):
+        """A copy with the given fields replaced (JAX's ``AbstractRef.update``)."""
+        return AbstractRef(
+            self.inner if inner_aval is None else inner_aval,
+            self.memory_space if memory_space is None else memory_space,
+            self.kind if kind is None else kind,
+        )
 
     def str_short(self) -> str:
         return f"Ref{{{self.inner.str_short()}}}"

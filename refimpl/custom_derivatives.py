@@ -719,6 +719,33 @@ def _custom_lin_transpose(cts, *args, num_res, rules, res_tree, in_nonzero, in_a
     return result
 
 
+def _check_ref_aliases(fun: Callable, args: tuple, kwargs: dict) -> None:
+    """JAX's ValueError for one ref passed twice to a custom_vjp function,
+    naming the two parameters (or argument positions) that receive it."""
+    from refimpl.ref import Ref
+
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = []
+    named = [(params[i] if i < len(params) else f"args[{i}]", a) for i, a in enumerate(args)]
+    named += list(kwargs.items())
+    seen: dict[int, str] = {}
+    for name, arg in named:
+        for path, leaf in tree_util.flatten_with_path_strings(arg)[0]:
+            if type(leaf) is not Ref:
+                continue
+            where = f"{name}{path}"
+            if id(leaf) in seen:
+                raise ValueError(
+                    "only one reference to a mutable array may be passed as an argument to a "
+                    f"function, but custom_vjp function {_name(fun)} got the same mutable "
+                    f"array reference of type {leaf.aval.str_short()} at {seen[id(leaf)]} "
+                    f"and {where}."
+                )
+            seen[id(leaf)] = where
+
+
 class custom_vjp(_CustomFunction):
     """``jax.custom_vjp``: ``f = custom_vjp(fun)``, then ``f.defvjp(fwd, bwd)``:
     ``fwd(*args) -> (out, residuals)``, ``bwd(residuals, out_cotangent) ->``
@@ -754,6 +781,23 @@ class custom_vjp(_CustomFunction):
         if self.fwd is None or self.bwd is None:
             return f"No VJP defined for custom_vjp function {name} using defvjp."
         return None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from refimpl.ref import Ref
+
+        leaves = tree_util.tree_leaves((args, kwargs))
+        if not any(type(leaf) is Ref for leaf in leaves):
+            return super().__call__(*args, **kwargs)
+        _check_ref_aliases(self.fun, args, kwargs)
+        out = super().__call__(*args, **kwargs)
+        for leaf in tree_util.tree_leaves(out):
+            if type(leaf) is Ref:  # JAX's error (a ref returned by the primal)
+                raise ValueError(
+                    f"custom_vjp primal function {_name(self.fun)} returned a mutable array "
+                    f"reference of type {leaf.aval.str_short()}, but mutable array "
+                    "references cannot be returned."
+                )
+        return out
 
     def _apply_rules(self, trace, split, primals, tangents):
         if not trace.linearize:
