@@ -49,7 +49,7 @@ from refimpl.device_queries import (
 from refimpl.gradient_utils import closure_convert, custom_gradient, jacobian
 from refimpl.introspection import float0, make_jaxpr, typeof
 from refimpl.invertible import custom_ivjp, invertible
-from refimpl.ref import Ref, empty_ref, freeze, new_ref
+from refimpl.ref import Ref, empty_ref, free_ref, freeze, new_ref
 from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
 from refimpl.transforms.ad import (
     grad,
@@ -130,6 +130,7 @@ __all__ = [
     "vjp",
     "Ref",
     "empty_ref",
+    "free_ref",
     "freeze",
     "new_ref",
     "ref",

@@ -98,11 +98,12 @@ class _Scope:
 class Ref:
     """A mutable reference to an array (``jax.Ref``): see the module docstring."""
 
-    __slots__ = ("_value", "_depth", "_serial", "__weakref__")
+    __slots__ = ("_value", "_depth", "_serial", "_memory_space", "_kind", "__weakref__")
 
-    def __init__(self, value: Any, depth: int) -> None:
+    def __init__(self, value: Any, depth: int, memory_space: Any = None, kind: Any = None) -> None:
         self._value = value
         self._depth = depth
+        self._memory_space, self._kind = memory_space, kind
         # creation order: tells a ref made before a body from one made in it when
         # both are values of the same trace (a pmap run inline in a pjrt pmap's body)
         self._serial = next(_serials)
@@ -111,7 +112,7 @@ class Ref:
 
     @property
     def aval(self) -> AbstractRef:
-        return AbstractRef(_aval_of_value(self._value))
+        return AbstractRef(_aval_of_value(self._value), self._memory_space, self._kind)
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
@@ -161,12 +162,44 @@ def _is_concrete(value: Any) -> bool:
 # --- creation --------------------------------------------------------------------------------
 
 
-def new_ref(init_val: Any) -> Ref:
+def new_ref(init_val: Any, *, memory_space: Any = None, kind: Any = None) -> Ref:
     """A new ``Ref`` holding a copy of ``init_val`` (``jax.new_ref``).
+
+    ``memory_space`` and ``kind`` (JAX's mutation semantics under
+    rematerialization) are recorded in the ref's type and otherwise unused.
 
     The held array is strongly typed (``new_ref(1.0)`` is ``Ref{f32[]}``;
     JAX keeps a weak type there, see docs/semantics.md section 17). Writes
     to the ref never change ``init_val``.
+
+    A ``Ref`` is a mutable box: ``ref[idx]`` reads, ``ref[idx] = v`` and
+    ``ref[idx] += v`` write, in program order. Eagerly it holds a concrete
+    array; made inside ``jit``, ``grad``, ``vmap`` or a loop body it holds
+    a traced value, and the writes are threaded through the trace, so a
+    function using refs only internally is a pure program that every
+    transformation applies to. A function that writes a ref made outside it
+    is supported by ``jit``, ``scan``, ``cond`` and the loops (the ref takes
+    its final value after the call).
+
+    Args:
+        init_val: An array, NumPy array, Python scalar or tracer (not a
+            ``Ref``).
+
+    Returns:
+        A new ``Ref`` of ``init_val``'s shape and (strong) dtype.
+
+    Raises:
+        TypeError: ``init_val`` is a ``Ref`` or not array-like.
+
+    Example:
+        >>> import refimpl as ri, refimpl.numpy as rnp
+        >>> def f(x):
+        ...     acc = ri.new_ref(rnp.zeros(()))
+        ...     for i in range(3):
+        ...         acc[...] += x * i
+        ...     return ri.freeze(acc)
+        >>> ri.jit(f)(2.0)
+        Array(6., dtype=float32)
     """
     import refimpl.numpy as rnp
 
@@ -185,12 +218,62 @@ def new_ref(init_val: Any) -> Ref:
             from refimpl.lax import convert_element_type
 
             value = convert_element_type(value, aval.dtype)
-    return Ref(value, _depth_now())
+    return Ref(value, _depth_now(), memory_space, kind)
+
+
+def free_ref(ref: Ref) -> tuple:
+    """``jax.free_ref``: declares ``ref`` dead. JAX 0.10.2 only marks the
+    buffer invalid for the compiler (an eager read still sees the value), and
+    so does this: it checks the argument and returns ``()``.
+
+    A program should neither read nor write ``ref`` afterwards; refimpl does
+    not enforce it (a later read still sees the last value written), and
+    nothing is released early: the ref's array is freed when the last
+    reference to it goes away, as for any Python object.
+
+    Args:
+        ref: A ``Ref``.
+
+    Returns:
+        ``()``, as JAX's.
+
+    Raises:
+        TypeError: ``ref`` is not a ``Ref``.
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> r = ri.new_ref(np.zeros(2, np.float32))
+        >>> ri.free_ref(r)
+        ()
+    """
+    _check_ref(ref, "free_ref")
+    return ()
 
 
 def empty_ref(ty: Any) -> Ref:
-    """A new ``Ref`` of ``ty``'s shape and dtype (``jax.empty_ref``); its
-    contents are unspecified (here: zeros)."""
+    """A new ``Ref`` of ``ty``'s shape and dtype (``jax.empty_ref``).
+
+    Its contents are unspecified: a program must write before it reads.
+    refimpl fills it with zeros (JAX leaves the memory uninitialized under
+    ``jit``), so a read before a write is not detected.
+
+    Args:
+        ty: Anything with ``.shape`` and ``.dtype``: a ``ShapeDtypeStruct``,
+            an array, a ``ShapedArray``.
+
+    Returns:
+        A new ``Ref`` of that shape and dtype.
+
+    Raises:
+        TypeError: ``ty`` has no ``.shape`` or ``.dtype``.
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> r = ri.empty_ref(ri.ShapeDtypeStruct((2,), np.float32))
+        >>> r[...] = np.array([1.0, 2.0], np.float32)
+        >>> ri.freeze(r)
+        Array([1., 2.], dtype=float32)
+    """
     import refimpl.numpy as rnp
 
     shape, dtype = getattr(ty, "shape", None), getattr(ty, "dtype", None)
@@ -212,7 +295,31 @@ def _fresh_copy(value: Any) -> Any:
 
 
 def freeze(ref: Ref) -> Any:
-    """The array ``ref`` holds, as an immutable value (``jax.freeze``)."""
+    """The array ``ref`` holds, as an immutable value (``jax.freeze``).
+
+    Eagerly the result is a copy, so later writes to ``ref`` do not change
+    it; under a transformation it is the ref's current traced value. JAX
+    documents ``freeze`` as invalidating the ref, but 0.10.2 enforces
+    nothing; neither does refimpl: later reads and writes of ``ref`` work,
+    so do not rely on them.
+
+    Args:
+        ref: A ``Ref``.
+
+    Returns:
+        An array of the ref's shape and dtype: its value now.
+
+    Raises:
+        TypeError: ``ref`` is not a ``Ref``.
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> r = ri.new_ref(np.zeros(2, np.float32))
+        >>> v = ri.freeze(r)
+        >>> r[0] = 1.0
+        >>> v, ri.freeze(r)
+        (Array([0., 0.], dtype=float32), Array([1., 0.], dtype=float32))
+    """
     _check_ref(ref, "freeze")
     _cross(ref)
 
