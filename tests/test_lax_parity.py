@@ -224,3 +224,55 @@ def test_reduce_window_variadic_jvp_vmap(backend):
         lax.reduce_window(np.float32(3), np.float32(0), lax.add, (), (), ()),
         jax.lax.reduce_window(np.float32(3), np.float32(0), jax.lax.add, (), (), ()),
     )
+
+
+# --- top_k(axis=), mul(out_dtype=), accuracy=, nextafter(x1, x2) -------------------------
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, -2])
+def test_top_k_axis(backend, axis):
+    x = np.random.RandomState(0).rand(3, 5, 4).astype(np.float32)
+    want = jax.lax.top_k(x, 2, axis=axis)
+    _close(lax.top_k(x, 2, axis=axis), want)
+    _close(ri.jit(lambda x: lax.top_k(x, 2, axis=axis))(x), want)
+    _close(
+        ri.grad(lambda x: lax.top_k(x, 2, axis=axis)[0].sum())(x),
+        jax.grad(lambda x: jax.lax.top_k(x, 2, axis=axis)[0].sum())(x),
+    )
+    assert isinstance(lax.top_k(x, 2, axis=axis), list)  # as JAX's
+
+
+def test_mul_out_dtype(backend):
+    x = np.random.RandomState(1).rand(3, 4).astype(np.float32)
+    x16 = x.astype(np.float16)
+    i8 = np.arange(5, dtype=np.int8) * 40
+    cases = [
+        (lambda lx: lambda: lx.mul(x16, x16, out_dtype=np.float32)),
+        (lambda lx: lambda: lx.mul(x16, x, out_dtype=np.float32)),
+        (lambda lx: lambda: lx.mul(i8, i8, out_dtype=np.int32)),
+        (lambda lx: lambda: lx.mul(x, x, out_dtype=np.float16)),
+        (lambda lx: lambda: lx.mul(2.0, 3.0, out_dtype=np.float32)),
+    ]
+    for case in cases:
+        want = case(jax.lax)()
+        _close(case(lax)(), want)
+        assert lax.mul(2.0, 3.0, out_dtype=np.float32).weak_type
+    jf = jax.grad(lambda a, b: jax.lax.mul(a, b, out_dtype=np.float32).sum(), (0, 1))
+    rf = ri.grad(lambda a, b: lax.mul(a, b, out_dtype=np.float32).sum(), (0, 1))
+    _close(ri.jit(rf)(x16, x), jf(x16, x))
+    program = str(ri.make_jaxpr(lambda a: lax.mul(a, a, out_dtype=np.float32))(x16))
+    assert "out_dtype" in program and "convert" not in program
+
+
+def test_lax_keyword_surface():
+    np.testing.assert_equal(
+        np.asarray(lax.nextafter(x1=np.float32(1), x2=np.float32(2))),
+        np.asarray(jax.lax.nextafter(x1=np.float32(1), x2=np.float32(2))),
+    )
+    for name in ["exp", "log", "log1p", "expm1", "tanh", "sin", "cos", "tan", "sqrt", "rsqrt",
+                 "cbrt", "logistic"]:  # fmt: skip
+        np.testing.assert_allclose(
+            np.asarray(getattr(lax, name)(np.float32(0.5), accuracy=None)),
+            np.asarray(getattr(jax.lax, name)(np.float32(0.5), accuracy=None)),
+            rtol=1e-6,
+        )

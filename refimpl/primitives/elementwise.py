@@ -359,6 +359,29 @@ def _nextafter(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 add_p = binary("add", np.add, NUMERIC)
 sub_p = binary("sub", np.subtract, NUMERIC)
 mul_p = binary("mul", np.multiply, NUMERIC)
+
+
+# mul[out_dtype=T] (JAX 0.10.2): the operands (of any numeric dtypes) are
+# converted to T, then multiplied; the param is present only when given
+@mul_p.def_abstract_eval
+def _mul_abstract_eval(x: ShapedArray, y: ShapedArray, *, out_dtype=None) -> ShapedArray:
+    if out_dtype is None:
+        check_same_dtypes("mul", [x, y])
+    shape = broadcasting_shape("mul", [x, y])
+    check_dtype_in("mul", x, *NUMERIC)
+    check_dtype_in("mul", y, *NUMERIC)
+    dtype = x.dtype if out_dtype is None else np.dtype(out_dtype)
+    return ShapedArray(shape, dtype, all_weak([x, y]))
+
+
+@mul_p.def_impl
+def _mul_impl(x: np.ndarray, y: np.ndarray, *, out_dtype=None) -> np.ndarray:
+    if out_dtype is not None:
+        x = convert_values(x, np.dtype(out_dtype))
+        y = convert_values(y, np.dtype(out_dtype))
+    return np.multiply(x, y)
+
+
 div_p = binary("div", _div, NUMERIC)
 rem_p = binary("rem", _rem, REAL_NUMERIC)
 pow_p = binary("pow", _pow, INEXACT)
@@ -648,7 +671,22 @@ def _binary_jvp(prim: Primitive, dx, dy) -> None:
 
 _binary_jvp(add_p, lambda tx, ans, x, y: tx, lambda ty, ans, x, y: ty)
 _binary_jvp(sub_p, lambda tx, ans, x, y: tx, lambda ty, ans, x, y: neg(ty))
-_binary_jvp(mul_p, lambda tx, ans, x, y: mul(tx, y), lambda ty, ans, x, y: mul(x, ty))
+
+
+@mul_p.def_jvp
+def _mul_jvp(primals, tangents, **params):
+    """``tx y + x ty``, each product with the same ``out_dtype`` (as JAX)."""
+    x, y = primals
+    tx, ty = tangents
+    ans = mul_p.bind(x, y, **params)
+    terms = []
+    if not ad_helpers.is_zero(tx):
+        terms.append(mul_p.bind(tx, y, **params))
+    if not ad_helpers.is_zero(ty):
+        terms.append(mul_p.bind(x, ty, **params))
+    return ans, ad_helpers.sum_tangents(terms, ad_helpers.aval_of(ans))
+
+
 # d (x / y) = tx / y - ty x / y^2
 _binary_jvp(
     div_p,
@@ -737,7 +775,7 @@ _linear_binary_transpose(sub_p, lambda ct: ct, lambda ct: neg(ct))
 
 
 @mul_p.def_transpose
-def _mul_transpose(ct, x, y):
+def _mul_transpose(ct, x, y, **params):
     """Linear in one operand, the other a constant: ``ct * constant``."""
     x_linear = isinstance(x, ad_helpers.UndefinedPrimal)
     y_linear = isinstance(y, ad_helpers.UndefinedPrimal)
@@ -747,7 +785,11 @@ def _mul_transpose(ct, x, y):
     if isinstance(ct, ad_helpers.Zero):
         ct_linear = ad_helpers.Zero(linear.aval)
     else:
-        ct_linear = ad_helpers.unbroadcast(mul(ct, constant), linear.aval)
+        if params.get("out_dtype") is None:
+            product = mul(ct, constant)
+        else:  # as JAX: the product in the linear operand's dtype
+            product = mul_p.bind(ct, constant, out_dtype=linear.aval.dtype)
+        ct_linear = ad_helpers.unbroadcast(product, linear.aval)
     return [ct_linear, None] if x_linear else [None, ct_linear]
 
 
@@ -944,7 +986,7 @@ def _hlo_binary(op: str, dialect: str = "hlo", in_float32: bool = False):
 
 
 for _prim, _op in [
-    (add_p, "add"), (sub_p, "subtract"), (mul_p, "multiply"), (max_p, "maximum"),
+    (add_p, "add"), (sub_p, "subtract"), (max_p, "maximum"),
     (min_p, "minimum"), (and_p, "and_"), (or_p, "or_"), (xor_p, "xor"),
 ]:  # fmt: skip
     _prim.def_lowering(_hlo_binary(_op))
@@ -953,6 +995,16 @@ for _prim, _op in [(pow_p, "power"), (atan2_p, "atan2")]:
     _prim.def_lowering(_hlo_binary(_op, in_float32=True))
 
 nextafter_p.def_lowering(_hlo_binary("next_after", dialect="chlo"))
+
+
+@mul_p.def_lowering
+def _mul_lowering(ctx, x, y, *, out_dtype=None):
+    """``multiply``; with ``out_dtype`` the operands converted to it first."""
+    if out_dtype is not None:
+        x = ctx.convert(x, ctx.avals_in[0].dtype, np.dtype(out_dtype))
+        y = ctx.convert(y, ctx.avals_in[1].dtype, np.dtype(out_dtype))
+    x, y = ctx.broadcast_operands(x, y)
+    return [ctx.hlo.multiply(x, y)]
 
 
 @div_p.def_lowering
@@ -1083,6 +1135,22 @@ def _unary_fn(prim: Primitive) -> Callable[[Any], Any]:
     def fn(x: Any) -> Any:
         return prim.bind(x)
 
+    return _named(fn, prim)
+
+
+# JAX 0.10.2's transcendental functions take ``accuracy`` (a Tolerance or
+# AccuracyMode for the backend's implementation); refimpl computes one
+# implementation, so it is accepted and not used
+
+
+def _unary_accuracy_fn(prim: Primitive) -> Callable[..., Any]:
+    def fn(x: Any, accuracy: Any = None) -> Any:
+        return prim.bind(x)
+
+    return _named(fn, prim)
+
+
+def _named(fn: Callable[..., Any], prim: Primitive) -> Callable[..., Any]:
     fn.__name__ = prim.name
     fn.__doc__ = f"Elementwise ``{prim.name}`` (the ``{prim.name}`` primitive)."
     return fn
@@ -1098,14 +1166,30 @@ def _binary_fn(prim: Primitive) -> Callable[[Any, Any], Any]:
 
 
 neg, sign, floor, ceil = map(_unary_fn, (neg_p, sign_p, floor_p, ceil_p))
-exp, log, log1p, expm1 = map(_unary_fn, (exp_p, log_p, log1p_p, expm1_p))
-tanh, sin, cos, tan = map(_unary_fn, (tanh_p, sin_p, cos_p, tan_p))
+exp, log, log1p, expm1 = map(_unary_accuracy_fn, (exp_p, log_p, log1p_p, expm1_p))
+tanh, sin, cos, tan = map(_unary_accuracy_fn, (tanh_p, sin_p, cos_p, tan_p))
 asin, acos, atan, sinh, cosh = map(_unary_fn, (asin_p, acos_p, atan_p, sinh_p, cosh_p))
-sqrt, rsqrt, cbrt, logistic, erf = map(_unary_fn, (sqrt_p, rsqrt_p, cbrt_p, logistic_p, erf_p))
+sqrt, rsqrt, cbrt, logistic = map(_unary_accuracy_fn, (sqrt_p, rsqrt_p, cbrt_p, logistic_p))
+erf = _unary_fn(erf_p)
 not_, is_finite, abs = map(_unary_fn, (not_p, is_finite_p, abs_p))  # noqa: A001
 bitwise_not = not_
-add, sub, mul, div, rem, pow = map(_binary_fn, (add_p, sub_p, mul_p, div_p, rem_p, pow_p))  # noqa: A001
-max, min, atan2, nextafter = map(_binary_fn, (max_p, min_p, atan2_p, nextafter_p))  # noqa: A001
+add, sub, div, rem, pow = map(_binary_fn, (add_p, sub_p, div_p, rem_p, pow_p))  # noqa: A001
+max, min, atan2 = map(_binary_fn, (max_p, min_p, atan2_p))  # noqa: A001
+
+
+def mul(x: Any, y: Any, *, out_dtype: Any = None) -> Any:
+    """Elementwise ``mul``; with ``out_dtype`` (any numeric operand dtypes) the
+    operands are converted to it and multiplied in it (JAX 0.10.2)."""
+    if out_dtype is None:
+        return mul_p.bind(x, y)
+    return mul_p.bind(x, y, out_dtype=dtypes.canonicalize_dtype(out_dtype))
+
+
+def nextafter(x1: Any, x2: Any) -> Any:
+    """The next representable value after ``x1`` in the direction of ``x2``."""
+    return nextafter_p.bind(x1, x2)
+
+
 bitwise_and, bitwise_or, bitwise_xor = map(_binary_fn, (and_p, or_p, xor_p))
 shift_left = _binary_fn(shift_left_p)
 shift_right_logical = _binary_fn(shift_right_logical_p)

@@ -120,11 +120,26 @@ def _top_k_jvp(primals, tangents, *, k):
     return [values, indices], [rnp.take_along_axis(t, indices, axis=-1), index_zero]
 
 
-def top_k(operand: Any, k: int) -> tuple[Any, Any]:
+def top_k(operand: Any, k: int, *, axis: int = -1) -> list[Any]:
     """``jax.lax.top_k``: ``(values, indices)`` of the ``k`` largest entries along
-    the last axis, largest first (NaN first; ties: lower index first)."""
-    values, indices = top_k_p.bind(operand, k=int(k) if isinstance(k, np.integer) else k)
-    return values, indices
+    ``axis`` (the last by default), largest first (NaN first; ties: lower index
+    first). Another axis is moved last around the primitive (JAX's primitive
+    takes ``axis`` itself; the values are the same)."""
+    from refimpl import tracing
+    from refimpl.primitives import structural
+    from refimpl.primitives.base import normalize_axis
+
+    k = int(k) if isinstance(k, np.integer) else k
+    ndim = tracing.get_aval(operand, "top_k", 0).ndim
+    if ndim == 0:
+        raise TypeError("top_k operand must have >= 1 dimension, got ()")
+    axis = normalize_axis("top_k", axis, ndim)
+    if axis == ndim - 1:  # a list, as JAX's (the primitive's results)
+        return list(top_k_p.bind(operand, k=k))
+    perm = (*(d for d in range(ndim) if d != axis), axis)
+    back = tuple(int(i) for i in np.argsort(perm))
+    values, indices = top_k_p.bind(structural.transpose(operand, perm), k=k)
+    return [structural.transpose(values, back), structural.transpose(indices, back)]
 
 
 __all__ = ["top_k"]
