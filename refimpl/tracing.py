@@ -453,12 +453,24 @@ def get_aval(value: Any, op_name: str, position: int | str) -> ShapedArray:
     if handler is not None:
         return handler(value)
     if isinstance(value, (np.ndarray, np.generic)):
+        if isinstance(value, np.ma.MaskedArray):
+            raise masked_array_error(op_name, position)
         return ShapedArray(value.shape, _canonical_operand_dtype(value.dtype, op_name, position))
     if dtypes.is_python_scalar(value):
         return _python_scalar_aval(value, op_name, position)
     raise TypeError(
         f"{op_name}: argument at position {position} is not a valid array value: "
         f"got {type(value).__name__} {_short_repr(value)}"
+    )
+
+
+def masked_array_error(op_name: str, position: int | str) -> ValueError:
+    """The error for a ``np.ma.MaskedArray`` input (JAX's ValueError): its mask
+    would be ignored silently."""
+    return ValueError(
+        f"{op_name}: argument at position {position} is a numpy masked array; numpy "
+        "masked arrays are not supported as direct inputs to JAX functions. Use "
+        "arr.filled() to convert the value to a standard numpy array."
     )
 
 

@@ -367,3 +367,83 @@ def test_ref_indexed_with_an_integer_array_as_jax():
     r[np.array([0, 1])] = np.array([7.0, 8.0], np.float32)
     r[np.array([1, 2])] += np.array([1.0, 1.0], np.float32)
     np.testing.assert_array_equal(np.asarray(r[...]), [7.0, 9.0, 3.0, 3.0])
+
+
+# --- refs on the reference backend follow pjrt's thread rules -----------------------------
+
+
+def test_ref_updated_by_jit_calls_from_four_threads_loses_nothing_on_ref():
+    import threading
+
+    r = ri.new_ref(np.float32(1.0))
+    inc = ri.jit(lambda r: r.__setitem__(Ellipsis, r[...] + 1.0), backend="ref")
+    errors: list[str] = []
+
+    def work():
+        for _ in range(100):
+            try:
+                inc(r)
+            except Exception as err:  # noqa: BLE001 -- any error fails the test
+                errors.append(str(err))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert float(np.asarray(r[...])) == 401.0
+
+
+def test_ref_updated_inside_a_host_callback_of_a_call_updating_it_is_an_error_not_a_loss():
+    r = ri.new_ref(np.float32(0.0))
+    g = ri.jit(lambda r: r.__setitem__(Ellipsis, r[...] + 1.0), backend="ref")
+
+    def callback(x):
+        g(r)
+        return x
+
+    spec = ri.ShapeDtypeStruct((), np.float32)
+    f = ri.jit(
+        lambda r, x: r.__setitem__(Ellipsis, r[...] + ri.pure_callback(callback, spec, x)),
+        backend="ref",
+    )
+    with pytest.raises(RuntimeError, match=r"jit\(<lambda>\): a Ref argument is being updated"):
+        f(r, np.float32(1.0))
+    assert float(np.asarray(r[...])) == 0.0  # a failed call changes nothing
+    f2 = ri.jit(lambda r: r.__setitem__(Ellipsis, r[...] + 1.0), backend="ref")
+    f2(r)  # the ref is usable afterwards
+    assert float(np.asarray(r[...])) == 1.0
+
+
+# --- masked arrays are refused wherever inputs are converted -------------------------------
+
+_MASKED_ENTRIES = {
+    "rnp.sum": lambda b, m: ri.numpy.sum(m),
+    "rnp.asarray": lambda b, m: ri.numpy.asarray(m),
+    "rnp.array": lambda b, m: ri.numpy.array(m),
+    "operator": lambda b, m: ri.numpy.ones(4) + m,
+    "lax.add": lambda b, m: ri.lax.add(m, m),
+    "jit": lambda b, m: ri.jit(lambda x: x.sum(), backend=b)(m),
+    "pmap": lambda b, m: ri.pmap(lambda x: x, backend=b)(m),
+    "vmap": lambda b, m: ri.vmap(lambda x: x)(m),
+    "grad": lambda b, m: ri.grad(lambda x: x.sum())(m),
+    "device_put": lambda b, m: ri.device_put(m, ri.devices(b)[0]),
+    "new_ref": lambda b, m: ri.new_ref(m),
+    "eval_shape": lambda b, m: ri.eval_shape(lambda x: x, m),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("entry", sorted(_MASKED_ENTRIES))
+def test_masked_array_inputs_are_refused_as_jax(backend, entry):
+    needs(backend)
+    m = np.ma.masked_array(np.arange(4.0, dtype=np.float32), mask=[0, 0, 1, 1])
+    if entry == "jit":  # the warm fast path too
+        f = ri.jit(lambda x: x.sum(), backend=backend)
+        f(np.ones(4, np.float32))
+        f(np.ones(4, np.float32))
+        with pytest.raises(ValueError, match="numpy masked arrays are not supported"):
+            f(m)
+    with pytest.raises(ValueError, match="is a numpy masked array; numpy masked arrays"):
+        _MASKED_ENTRIES[entry](backend, m)

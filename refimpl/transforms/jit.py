@@ -301,6 +301,8 @@ class CacheEntry:
     ref_written: tuple[bool, ...] = ()
     # float0 leaves in or out (tangents of integer values): kept out of the program
     float0: Float0Plan | None = None
+    # Whether the program calls back to Python (_RefClaims; found on first use)
+    host_callbacks: bool | None = None
 
     @property
     def aliases(self) -> dict[int, int]:
@@ -339,6 +341,17 @@ def _leaf_aval(leaf: Any, op_name: str, position: str) -> Any:
     """A jit argument's aval; a float0 array (a tangent of an integer) too."""
     if isinstance(leaf, np.ndarray) and leaf.dtype == dtypes.float0:
         return ShapedArray(leaf.shape, dtypes.float0)
+    if type(leaf).__name__ == "Ref":
+        try:
+            return tracing.get_aval(leaf, op_name, position)
+        except RuntimeError:
+            # Its value is donated to a call updating the ref in another thread
+            # right now, which writes the ref back before this call reads it
+            # (_RefClaims): the type is the held array's.
+            held = getattr(leaf._value, "aval", None)
+            if not isinstance(held, ShapedArray):
+                raise
+            return AbstractRef(held, leaf._memory_space, leaf._kind)
     try:
         return tracing.get_aval(leaf, op_name, position)
     except TypeError as error:
@@ -755,6 +768,17 @@ class Jitted:
         if nested or entry.captured or any(isinstance(r._value, tracing.Tracer) for r in held):
             # e.g. vmap(jit(f))(ref): the ref holds a tracer of the enclosing transformation
             return self._bind_with_refs(entry, call)
+        if call.signature.backend != "pjrt":
+            # one call at a time reads, runs and writes back a ref (_RefClaims)
+            claim = _ref_claims.claim(held, _has_host_callbacks(entry), self.__name__)
+            try:
+                return self._run_with_refs(entry, call, args, kwargs)
+            finally:
+                _ref_claims.release(claim)
+        return self._run_with_refs(entry, call, args, kwargs)
+
+    def _run_with_refs(self, entry: CacheEntry, call: CallArgs, args: Any, kwargs: Any) -> Any:
+        n_leaves = len(call.leaves)
         refs = [call.leaves[i] for i in entry.ref_leaves if i < n_leaves]
         refs_at = frozenset(entry.ref_leaves)
         leaves = list(call.leaves)
@@ -962,6 +986,66 @@ def _quick_key(args: tuple[Any, ...]) -> tuple | None:
         else:
             return None
     return tuple(key)
+
+
+def _has_host_callbacks(entry: CacheEntry) -> bool:
+    """Whether the entry's program (or a sub-program) calls back to Python."""
+    if entry.host_callbacks is None:
+        entry.host_callbacks = any(
+            eqn.primitive.name in ("pure_callback", "debug_callback")
+            for eqn in entry.program.walk_eqns()
+        )
+    return entry.host_callbacks
+
+
+class _RefClaims:
+    """Which refs a jit call on the reference backend is reading, running and
+    writing back: one call at a time per ``Ref`` (as the pjrt launch's claim of
+    a donated buffer), so updates from several threads are never lost and a
+    ref's value is never donated under another call.
+
+    A claim is a mark, not a held lock: the mutex guards only the table, and
+    is never held while Python code of the user can run. A call waits for a
+    ref claimed by a call whose program cannot call back to Python (it will
+    finish without running user code, so the wait cannot deadlock); a ref
+    claimed by a call running host callbacks (which could wait for this very
+    thread) is a clear ``RuntimeError`` instead of a possible deadlock.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition(threading.Lock())
+        self._owners: dict[int, tuple[int, bool]] = {}  # id(ref) -> (thread, host callbacks)
+
+    def claim(self, refs: Sequence[Any], callbacks: bool, name: str) -> list[int]:
+        keys = list({id(r): None for r in refs})
+        me = threading.get_ident()
+        with self._changed:
+            while True:
+                owners = [self._owners[k] for k in keys if k in self._owners]
+                if not owners:
+                    break
+                for thread, running_callbacks in owners:
+                    if thread == me or running_callbacks:
+                        where = "this thread" if thread == me else "another thread"
+                        raise RuntimeError(
+                            f"jit({name}): a Ref argument is being updated by a jit call "
+                            f"running host callbacks in {where}; a Ref cannot be updated "
+                            "by a call while a host callback of another call updating it "
+                            "runs (pass the value, or update the Ref after that call)"
+                        )
+                self._changed.wait()
+            for k in keys:
+                self._owners[k] = (me, callbacks)
+        return keys
+
+    def release(self, keys: list[int]) -> None:
+        with self._changed:
+            for k in keys:
+                del self._owners[k]
+            self._changed.notify_all()
+
+
+_ref_claims = _RefClaims()
 
 
 def _ref_fast_call(entry: CacheEntry, name: str) -> Callable[..., Any]:
