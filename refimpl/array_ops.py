@@ -8,11 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+_numpy_module: Any = None  # refimpl.numpy once imported (it imports the array types)
+
 
 def _rnp() -> Any:
-    import refimpl.numpy as rnp  # the numpy layer imports the array types
+    global _numpy_module
+    if _numpy_module is None:
+        import refimpl.numpy as rnp
 
-    return rnp
+        _numpy_module = rnp
+    return _numpy_module
 
 
 def _binary(name: str, reflected: bool = False):

@@ -14,12 +14,15 @@ more, instead of holding a second copy until the end.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 
 from refimpl.core import Atom, Eqn, Literal, Program, Var, subprograms
+from refimpl.primitives import base
 from refimpl.primitives.base import check_impl_outputs
 
 Env = dict[int, np.ndarray]  # Var.id -> value
@@ -32,8 +35,9 @@ def eval_program(program: Program, args: Sequence[np.ndarray]) -> list[np.ndarra
     (``lambda x: x`` returns its input). Callers that hand outputs to a user
     use :func:`run_program`, which guarantees buffers the caller owns.
     """
-    env = _bind_inputs(program, args)
-    _run_equations(program, env, after_equation=None)
+    plan = _plan_of(program)
+    env = _bind_inputs(program, plan, args)
+    _run_equations(plan, env, after_equation=None)
     return [_read(env, atom) for atom in program.out_vars]
 
 
@@ -59,27 +63,29 @@ def run_program(
     value stops existing. If an equation fails after that, the inputs already
     overwritten are gone; all others are untouched.
     """
-    env = _bind_inputs(program, args)
-    owned_by_program = program_arrays(program)
+    plan = _plan_of(program)
+    env = _bind_inputs(program, plan, args)
     usable = {
         i: j
         for i, j in (reuse or {}).items()
-        if _reusable(args[i]) and not _shares_any(args[i], owned_by_program)
+        if _reusable(args[i]) and not plan.arrays.shared_with(args[i])
     }
     writer = _DonatedWriter(program, args, usable, on_overwrite or (lambda i: None))
-    _run_equations(program, env, after_equation=writer.after_equation)
-    return writer.finish(env, owned_by_program)
+    # the writer has nothing to do after any equation when nothing is donated
+    after = writer.after_equation if writer.pending else None
+    _run_equations(plan, env, after_equation=after)
+    return writer.finish(env, plan.arrays)
 
 
 # --- evaluation -------------------------------------------------------------------
 
 
-def _bind_inputs(program: Program, args: Sequence[Any]) -> Env:
+def _bind_inputs(program: Program, plan: _Plan, args: Sequence[Any]) -> Env:
     if len(args) != len(program.in_vars):
         raise TypeError(
             f"eval_program: program takes {len(program.in_vars)} inputs, got {len(args)}"
         )
-    env: Env = {}
+    env: Env = dict(plan.literals)
     for var, value in zip(program.const_vars, program.consts, strict=True):
         env[var.id] = np.asarray(value)
     for var, value in zip(program.in_vars, args, strict=True):
@@ -88,28 +94,90 @@ def _bind_inputs(program: Program, args: Sequence[Any]) -> Env:
 
 
 def _run_equations(
-    program: Program, env: Env, after_equation: Callable[[Eqn, Env], None] | None
+    plan: _Plan, env: Env, after_equation: Callable[[Eqn, Env], None] | None
 ) -> None:
-    last_use = _last_uses(program)
-    for unread in [key for key in env if key not in last_use]:
-        del env[unread]  # inputs and constants no equation or output reads
+    for unread in plan.unread:
+        env.pop(unread, None)  # inputs and constants no equation or output reads
     # IEEE results (nan from sqrt(-1), inf from an overflowing cast, ...) are the
     # defined semantics, as in XLA: NumPy's warnings about them are noise.
     with np.errstate(all="ignore"):
-        for index, eqn in enumerate(program.eqns):
-            _apply(eqn, env)
-            _drop_dead_values(eqn, index, last_use, env)
+        for eqn, impl, unary, operands, params, out, shape, dtype, dead in plan.steps:
+            raw = impl(operands(env), **params) if unary else impl(*operands(env), **params)
+            if type(raw) is np.ndarray and raw.shape == shape and raw.dtype == dtype:
+                env[out] = raw  # the common case: one result, already of its type
+            else:  # (shape is None for several results)
+                _store_checked(eqn, raw, env)
+            for key in dead:
+                del env[key]
             if after_equation is not None:
                 after_equation(eqn, env)
 
 
-def _apply(eqn: Eqn, env: Env) -> None:
-    """Run one equation; its inputs and raw results die when this returns."""
-    inputs = [_read(env, atom) for atom in eqn.inputs]
-    raw = eqn.primitive.impl(*inputs, **eqn.params)
+def _store_checked(eqn: Eqn, raw: Any, env: Env) -> None:
+    """Normalize and check an equation's results (any kind), then bind them."""
     outs = check_impl_outputs(eqn.primitive, raw, [v.aval for v in eqn.outputs])
     for var, value in zip(eqn.outputs, outs, strict=True):
         env[var.id] = value
+
+
+# --- the plan: a Program resolved once for the loop above ----------------------------
+#
+# Nothing in the loop above depends on anything but the values: which impl an
+# equation calls, where its operands are, what type its result must have and
+# which values die after it are facts of the Program. They are worked out once
+# per Program and kept on it (like ``transforms.ad``'s per-Program cache):
+# Programs are not changed once traced (hand edits of an equation's params
+# dict in tests are seen, as the plan holds that very dict).
+
+
+class _Plan:
+    """What evaluating a Program needs besides its inputs' values."""
+
+    def __init__(self, program: Program) -> None:
+        self.impl_generation = base.impl_generation()
+        # Literals are read like variables, under negative keys of their own.
+        self.literals: Env = {}
+        last_use = _last_uses(program)
+        self.steps = [self._step(eqn, i, last_use) for i, eqn in enumerate(program.eqns)]
+        bound = [v.id for v in (*program.const_vars, *program.in_vars)]
+        self.unread = [key for key in bound if key not in last_use]
+        self.arrays = _ProgramArrays(program_arrays(program))
+
+    def _step(self, eqn: Eqn, index: int, last_use: dict[int, int]) -> tuple:
+        """(eqn, impl, unary, operands, params, out, shape, dtype, dead): ``operands(env)``
+        is the operand (``unary``) or the tuple of operands; ``out``, ``shape`` and
+        ``dtype`` are the result's key and type (None for several results); ``dead``
+        the keys of the values no later equation or output reads."""
+        keys = [self._key(atom) for atom in eqn.inputs]
+        unary = len(keys) == 1
+        operands = operator.itemgetter(*keys) if keys else _no_operands
+        dying = {a.id for a in eqn.inputs if isinstance(a, Var) and last_use.get(a.id) == index}
+        dying |= {v.id for v in eqn.outputs if v.id not in last_use}  # results nobody reads
+        one = eqn.outputs[0] if len(eqn.outputs) == 1 else None
+        if eqn.primitive.multiple_results or one is None:
+            out = shape = dtype = None
+        else:
+            out, shape, dtype = one.id, one.aval.shape, one.aval.dtype
+        impl = base.impl_function(eqn.primitive)
+        return (eqn, impl, unary, operands, eqn.params, out, shape, dtype, tuple(dying))
+
+    def _key(self, atom: Atom) -> int:
+        if isinstance(atom, Var):
+            return atom.id
+        key = -1 - len(self.literals)
+        self.literals[key] = atom.value
+        return key
+
+
+def _no_operands(env: Env) -> tuple:
+    return ()
+
+
+def _plan_of(program: Program) -> _Plan:
+    plan = program.__dict__.get("_interpreter_plan")
+    if plan is None or plan.impl_generation != base.impl_generation():
+        plan = program.__dict__["_interpreter_plan"] = _Plan(program)
+    return plan
 
 
 def _last_uses(program: Program) -> dict[int, int]:
@@ -123,15 +191,6 @@ def _last_uses(program: Program) -> dict[int, int]:
         if isinstance(atom, Var):
             last[atom.id] = len(program.eqns)
     return last
-
-
-def _drop_dead_values(eqn: Eqn, index: int, last_use: dict[int, int], env: Env) -> None:
-    for atom in eqn.inputs:
-        if isinstance(atom, Var) and last_use.get(atom.id) == index:
-            env.pop(atom.id, None)
-    for var in eqn.outputs:  # results nobody reads
-        if var.id not in last_use:
-            env.pop(var.id, None)
 
 
 def _read(env: Env, atom: Atom) -> np.ndarray:
@@ -171,6 +230,27 @@ def _reusable(buffer: np.ndarray) -> bool:
 
 def _shares_any(value: np.ndarray, others: Sequence[np.ndarray]) -> bool:
     return any(np.may_share_memory(value, other) for other in others)
+
+
+class _ProgramArrays:
+    """:func:`program_arrays`, with their memory bounds for a quick overlap test.
+
+    A program can hold hundreds of literals; testing an output against each of
+    them with ``np.may_share_memory`` (a bounds check) cost more than running
+    the program. The bounds of all of them are compared at once, and
+    ``np.may_share_memory`` decides only for those whose bounds touch.
+    """
+
+    def __init__(self, arrays: list[np.ndarray]) -> None:
+        self.arrays = arrays
+        bounds = np.array([byte_bounds(a) for a in arrays], dtype=np.uint64).reshape(-1, 2)
+        self.lows, self.highs = bounds[:, 0], bounds[:, 1]
+
+    def shared_with(self, value: np.ndarray) -> bool:
+        """``_shares_any(value, self.arrays)``."""
+        low, high = byte_bounds(value)
+        near = np.flatnonzero((self.lows <= high) & (self.highs >= low))
+        return any(np.may_share_memory(value, self.arrays[k]) for k in near)
 
 
 def write_into(buffer: np.ndarray, value: np.ndarray) -> np.ndarray:
@@ -237,17 +317,19 @@ class _DonatedWriter:
         self.written.add(j)
         return write_into(self.args[i], value)
 
-    def finish(self, env: Env, owned_by_program: list[np.ndarray]) -> list[np.ndarray]:
+    def finish(self, env: Env, owned_by_program: _ProgramArrays) -> list[np.ndarray]:
         values = [_read(env, atom) for atom in self.program.out_vars]
         results: list[np.ndarray | None] = [None] * len(values)
-        claimed: list[np.ndarray] = [*self.args, *owned_by_program]
+        claimed: list[np.ndarray] = [*self.args]  # and owned_by_program
         # 1. Plain outputs get a buffer of their own (a copy if they are an
         #    input, a constant, or another output), before any donated buffer
         #    is overwritten below.
         for j, value in enumerate(values):
             if j in self.pending:
                 continue
-            if j not in self.written and _shares_any(value, claimed):
+            if j not in self.written and (
+                _shares_any(value, claimed) or owned_by_program.shared_with(value)
+            ):
                 value = value.copy()
             results[j] = value
             claimed.append(value)

@@ -14,6 +14,7 @@ Outside any trace, primitives run eagerly on concrete arrays (see
 
 from __future__ import annotations
 
+import functools
 import operator
 import threading
 from collections.abc import Callable, Sequence
@@ -452,12 +453,12 @@ def get_aval(value: Any, op_name: str, position: int | str) -> ShapedArray:
     handler = _aval_handlers.get(type(value))
     if handler is not None:
         return handler(value)
+    if dtypes.is_python_scalar(value):
+        return _python_scalar_aval(value, op_name, position)
     if isinstance(value, (np.ndarray, np.generic)):
         if isinstance(value, np.ma.MaskedArray):
             raise masked_array_error(op_name, position)
         return ShapedArray(value.shape, _canonical_operand_dtype(value.dtype, op_name, position))
-    if dtypes.is_python_scalar(value):
-        return _python_scalar_aval(value, op_name, position)
     raise TypeError(
         f"{op_name}: argument at position {position} is not a valid array value: "
         f"got {type(value).__name__} {_short_repr(value)}"
@@ -489,15 +490,22 @@ def _canonical_operand_dtype(dtype: np.dtype, op_name: str, position: int | str)
 
 
 def _python_scalar_aval(value: Any, op_name: str, position: int | str) -> ShapedArray:
+    kind = type(value)  # exactly bool, int, float or complex
     dtype = dtypes.python_scalar_dtype(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        info = np.iinfo(dtype)
-        if not info.min <= value <= info.max:
+    if kind is int:
+        low, high = _int_bounds(dtype)
+        if not low <= value <= high:
             raise OverflowError(
                 f"{op_name}: Python int {value} at position {position} is too large "
                 f"for {dtype.name}"
             )
-    return scalar_aval(dtype, dtypes.weak_type_of_value(value))
+    return scalar_aval(dtype, kind is not bool)  # dtypes.weak_type_of_value
+
+
+@functools.cache
+def _int_bounds(dtype: np.dtype) -> tuple[int, int]:
+    info = np.iinfo(dtype)  # a new iinfo per Python int operand cost more than the op
+    return int(info.min), int(info.max)
 
 
 def concrete_value(value: Any, aval: ShapedArray) -> np.ndarray:

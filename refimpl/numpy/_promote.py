@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, lax, tracing
+from refimpl.config import config
 from refimpl.core import ShapedArray
 
 
@@ -79,11 +80,32 @@ def _promote(fn_name: str, args: tuple[Any, ...], adjust=None) -> tuple[list[Any
     """(converted args, their shapes): each operand's aval is read once, since
     this runs for every traced numpy-level operation."""
     avals = [aval_of(a, fn_name, i) for i, a in enumerate(args)]
-    dtype, weak = dtypes.result_type(*[(av.dtype, av.weak_type) for av in avals])
-    if adjust is not None:
-        dtype = adjust(dtype)
-    converted = [_to_dtype(a, av, dtype, weak) for a, av in zip(args, avals, strict=True)]
+    dtype, weak = _joined_type(avals, adjust)
+    converted = [
+        a if av.dtype == dtype and av.weak_type == weak else _to_dtype(a, av, dtype, weak)
+        for a, av in zip(args, avals, strict=True)
+    ]
     return converted, [av.shape for av in avals]
+
+
+# (x64, adjust, (dtype, weak) of each operand) -> the promoted (dtype, weak). A
+# few dozen keys in practice; bounded for calls with very many operands.
+_joined: dict[tuple, tuple[np.dtype, bool]] = {}
+
+
+def _joined_type(avals: list[ShapedArray], adjust: Any) -> tuple[np.dtype, bool]:
+    """The operands' joined ``(dtype, weak)``, then ``adjust``ed: looked up
+    per operand types, since every numpy-level operation promotes."""
+    pairs = [(av.dtype, av.weak_type) for av in avals]
+    key = (config._values["enable_x64"], adjust, *pairs)
+    joined = _joined.get(key)
+    if joined is None:
+        dtype, weak = dtypes.result_type(*pairs)
+        joined = (dtype if adjust is None else adjust(dtype), weak)
+        if len(_joined) >= 4096:
+            _joined.clear()
+        _joined[key] = joined
+    return joined
 
 
 def promote_dtypes(fn_name: str, *args: Any) -> list[Any]:

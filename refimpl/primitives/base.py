@@ -14,13 +14,33 @@ otherwise it runs eagerly on concrete arrays.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from refimpl import tracing
+from refimpl.config import config
 from refimpl.core import ShapedArray, ShapeError, shape_error_at
+
+# How many impls were (re)defined so far: the interpreter resolves each
+# equation's impl once per Program (``interpreter._Plan``) and re-resolves when
+# this changes.
+_impls_defined = 0
+
+
+def impl_generation() -> int:
+    return _impls_defined
+
+
+def impl_function(primitive: Primitive) -> Callable[..., Any]:
+    """The function :meth:`Primitive.impl` calls (no wrapper frame, for the
+    eager and interpreter loops); the method itself when there is none (it
+    raises) or a subclass overrides it."""
+    if type(primitive).impl is Primitive.impl and primitive._impl is not None:
+        return primitive._impl
+    return primitive.impl
 
 
 class Primitive:
@@ -31,6 +51,8 @@ class Primitive:
         self._impl: Callable[..., Any] | None = None
         self.mask_rule: Callable[..., Any] | None = None
         self.lowering: Callable[..., Any] | None = None
+        # (x64, params, input avals) -> output avals of eager applications
+        self._out_avals_cache: dict[tuple, tuple[ShapedArray, ...]] = {}
         # Transformation rules (refimpl.transforms.ad / batching); None means
         # the primitive has no such rule and the transformation raises
         # NotImplementedError naming it.
@@ -52,7 +74,9 @@ class Primitive:
         return fn
 
     def def_impl(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        global _impls_defined
         self._impl = fn
+        _impls_defined += 1  # the interpreter's plans hold impls: they are out of date
         return fn
 
     def def_mask(self, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -102,25 +126,104 @@ class Primitive:
         if trace is not None:
             outs = trace.process_primitive(self, args, params)
         else:
-            from refimpl.backends.ref import eager  # eager imports the array types; avoid a cycle
-
-            for arg in args:  # a device array's cached dispatch, before abstract evaluation
-                binder = eager.binders.get(type(arg))
-                if binder is not None:
+            eager = _eager or _import_eager()
+            for arg in args if eager.binders else ():
+                binder = eager.binders.get(type(arg))  # a device array's cached dispatch,
+                if binder is not None:  # before abstract evaluation
                     out = binder(self, args, params)
                     if out is not NotImplemented:
                         return out
                     break
             in_avals = [tracing.get_aval(a, self.name, i) for i, a in enumerate(args)]
-            out_avals = self.out_avals(in_avals, params)
+            out_avals = self.eager_out_avals(in_avals, params)
             outs = eager.apply(self, args, in_avals, out_avals, params)
         return outs if self.multiple_results else outs[0]
+
+    def eager_out_avals(
+        self, in_avals: list[ShapedArray], params: dict[str, Any]
+    ) -> list[ShapedArray]:
+        """:meth:`out_avals`, memoized per (params, input avals, x64 flag).
+
+        Eager code applies the same primitive to the same types over and
+        over; abstract evaluation (checks, promotion, dtype canonicalization)
+        depends on nothing else, so it runs once per signature. Params that
+        are not plain values (:func:`_params_key`) take the uncached path;
+        errors are never cached, so they are raised on every call.
+        """
+        key = _signature_key(params, in_avals)
+        if key is None:
+            return self.out_avals(in_avals, params)
+        cache = self._out_avals_cache
+        try:
+            avals = cache.get(key)
+        except TypeError:  # an aval type that cannot be hashed
+            return self.out_avals(in_avals, params)
+        if avals is None:
+            avals = tuple(self.out_avals(in_avals, params))
+            if len(cache) >= _MAX_SIGNATURES:  # shapes can vary without bound
+                cache.clear()
+            cache[key] = avals
+        return list(avals)
+
+
+# --- the memo of eager abstract evaluation -----------------------------------------
+
+_MAX_SIGNATURES = 1024  # per primitive
+_eager: Any = None  # refimpl.backends.ref.eager, imported on first use (it imports
+# the array types, which import this module)
+
+
+def _import_eager() -> Any:
+    global _eager
+    from refimpl.backends.ref import eager
+
+    _eager = eager
+    return eager
+
+
+def _signature_key(params: dict[str, Any], in_avals: list[ShapedArray]) -> tuple | None:
+    """A key telling apart every two calls that abstract evaluation could
+    treat differently, or None when the params have no such key."""
+    if not params:
+        return (config._values["enable_x64"], *in_avals)
+    try:
+        return (config._values["enable_x64"], _params_key(params), *in_avals)
+    except _NoKey:
+        return None
+
+
+class _NoKey(Exception):
+    pass
+
+
+# Values of these types are interchangeable when equal (1 == 1.0 == True are
+# not: the type is part of the key; so is a float's repr, for -0.0 and nan).
+_PLAIN_TYPES = (type(None), bool, int, str)
+
+
+def _params_key(params: dict[str, Any]) -> tuple:
+    return tuple((name, _value_key(value)) for name, value in params.items())
+
+
+def _value_key(value: Any) -> Any:
+    kind = type(value)
+    if kind in _PLAIN_TYPES or isinstance(value, (np.dtype, type, enum.Enum)):
+        return kind, value
+    if kind is float or kind is complex or isinstance(value, np.generic):
+        return kind, repr(value)
+    if kind is tuple:
+        return kind, tuple(_value_key(v) for v in value)
+    raise _NoKey
 
 
 def check_impl_outputs(
     primitive: Primitive, outs: Any, out_avals: list[ShapedArray]
 ) -> list[np.ndarray]:
     """Normalize impl results to arrays and check them against the avals."""
+    if type(outs) is np.ndarray and not primitive.multiple_results and len(out_avals) == 1:
+        aval = out_avals[0]  # the common case: one plain array, nothing to normalize
+        if outs.shape == aval.shape and outs.dtype == aval.dtype:
+            return [outs]
     outs = list(outs) if primitive.multiple_results else [outs]
     arrays = []
     for index, (out, aval) in enumerate(zip(outs, out_avals, strict=True)):

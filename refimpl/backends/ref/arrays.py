@@ -64,12 +64,19 @@ class RefArray(Array):
         weak_type: bool = False,
         device: Device | None = None,
         committed: bool = False,
+        *,
+        aval: ShapedArray | None = None,
     ) -> None:
-        if not (buffer.flags.owndata and buffer.flags.c_contiguous):
+        flags = buffer.flags
+        if not (flags.owndata and flags.c_contiguous):
             buffer = np.array(buffer, order="C", copy=True)
-        buffer.flags.writeable = False
+        buffer.setflags(write=False)
         self._buffer: np.ndarray | None = buffer
-        self.aval = ShapedArray(buffer.shape, buffer.dtype, weak_type)
+        # ``aval``: the buffer's type, when the caller has it already (an eager
+        # result checked against its abstract value), to spare building it again
+        if aval is None or not _is_type_of(aval, buffer, weak_type):
+            aval = ShapedArray(buffer.shape, buffer.dtype, weak_type)
+        self.aval = aval
         self.device = device if device is not None else default_device()
         self.committed = committed
         self._deleted = False
@@ -131,6 +138,10 @@ class RefArray(Array):
         # with setflags(write=True). The view also keeps the buffer's
         # reference count up, which tells donation not to overwrite it.
         return value.view()
+
+
+def _is_type_of(aval: ShapedArray, buffer: np.ndarray, weak_type: bool) -> bool:
+    return aval.shape == buffer.shape and aval.dtype == buffer.dtype and aval.weak_type == weak_type
 
 
 def _aval_of_array(array: RefArray) -> ShapedArray:

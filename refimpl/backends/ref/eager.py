@@ -15,7 +15,7 @@ import numpy as np
 from refimpl import tracing
 from refimpl.backends.ref.arrays import RefArray, placement
 from refimpl.core import ShapedArray
-from refimpl.primitives.base import check_impl_outputs
+from refimpl.primitives.base import check_impl_outputs, impl_function
 
 # type -> dispatcher(primitive, args, in_avals, out_avals, params) -> list of arrays
 _dispatchers: dict[type, Callable[..., list[Any]]] = {}
@@ -51,16 +51,32 @@ def apply(
         dispatcher = _dispatchers.get(type(arg))
         if dispatcher is not None:
             return dispatcher(primitive, args, in_avals, out_avals, params)
-    labels = [f"{i} of {primitive.name}" for i in range(len(args))]
-    device, committed = placement(args, labels, primitive.name)
+    device, committed = placement(args, _Labels(primitive.name), primitive.name)
     values = [tracing.concrete_value(a, av) for a, av in zip(args, in_avals, strict=True)]
-    with np.errstate(all="ignore"):  # nan/inf are results, as in interpreter._run_equations
-        raw = primitive.impl(*values, **params)
+    raw = _run_impl(impl_function(primitive), values, params)
     outs = check_impl_outputs(primitive, raw, out_avals)
     return [
-        RefArray(_own(out, values), aval.weak_type, device, committed)
+        RefArray(_own(out, values), aval.weak_type, device, committed, aval=aval)
         for out, aval in zip(outs, out_avals, strict=True)
     ]
+
+
+@np.errstate(all="ignore")  # nan/inf are results, as in interpreter._run_equations
+def _run_impl(impl: Callable[..., Any], values: list[np.ndarray], params: dict[str, Any]) -> Any:
+    # (the decorator form of errstate costs half of a ``with`` block's new errstate)
+    return impl(*values, **params)
+
+
+class _Labels:
+    """The operands' names for a placement error ("0 of add"), made only if one is raised."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __getitem__(self, index: int) -> str:
+        return f"{index} of {self.name}"
 
 
 def _own(out: np.ndarray, inputs: list[np.ndarray]) -> np.ndarray:
@@ -70,6 +86,17 @@ def _own(out: np.ndarray, inputs: list[np.ndarray]) -> np.ndarray:
     must still be a new array that owns its memory, never a second owner of
     an input's buffer.
     """
+    if out.base is None and _distinct_owners(out, inputs):
+        return out  # the common case, without a memory-bounds test per input
     if any(np.may_share_memory(out, value) for value in inputs):
         return out.copy()
     return out
+
+
+def _distinct_owners(out: np.ndarray, inputs: list[np.ndarray]) -> bool:
+    """Whether every input owns its memory (no ``base``) and is not ``out``, which
+    owns its own too: two live arrays that own their memory never share it."""
+    for value in inputs:
+        if value is out or value.base is not None:
+            return False
+    return True
