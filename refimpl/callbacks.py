@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import tracing, tree_util
+from refimpl import dtypes, tracing, tree_util
 from refimpl.core import ShapedArray
 
 # --- host callbacks --------------------------------------------------------------------------
@@ -84,9 +84,11 @@ def pure_callback(
     Raises:
         TypeError: ``callback`` is not callable; ``result_shape_dtypes`` has
             leaves without ``.shape``/``.dtype``; the callback returned
-            another structure or shape.
+            another structure or shape; a declared result dtype refimpl does
+            not support (object).
         ValueError: An unknown ``vmap_method``; differentiating through it
-            (``Pure callbacks do not support JVP``).
+            (``Pure callbacks do not support JVP``); a 64-bit result dtype
+            with x64 disabled (as JAX).
         NotImplementedError: A ``sharding``, ``vmap_method=
             "legacy_vectorized"``, or ``vmap`` with ``vmap_method=None``.
         RuntimeError: On pjrt, the callback raised or returned a wrong result
@@ -123,6 +125,8 @@ def pure_callback(
             "pure_callback: result_shape_dtypes must be a pytree of objects with .shape and "
             f".dtype (ShapeDtypeStruct), got {result_shape_dtypes!r:.100}"
         ) from None
+    for k, aval in enumerate(result_avals):
+        _check_result_dtype(aval.dtype, k, len(result_avals))
     leaves, in_tree = tree_util.tree_flatten((args, kwargs))
 
     def flat_callback(*values: Any) -> list:
@@ -145,6 +149,22 @@ def pure_callback(
         *leaves, callback=flat_callback, result_avals=result_avals, vmap_method=vmap_method
     )
     return tree_util.tree_unflatten(result_tree, list(outs))
+
+
+def _check_result_dtype(dtype: np.dtype, k: int, n: int) -> None:
+    """A declared result dtype must be one a program can hold, as in JAX: an
+    unsupported one (object, strings) is a TypeError, a 64-bit one without x64
+    JAX's ValueError (the result would otherwise be 64-bit under jit only)."""
+    where = "" if n == 1 else f" (leaf {k})"
+    try:
+        canonical = dtypes.canonicalize_dtype(dtype)
+    except TypeError as error:
+        raise TypeError(f"pure_callback: result_shape_dtypes{where}: {error}") from None
+    if canonical != dtype:
+        raise ValueError(
+            f"pure_callback: result_shape_dtypes{where} declares {dtype}: result_shape_dtypes "
+            "cannot specify 64-bit types when `jax_enable_x64` is disabled"
+        )
 
 
 def _match_weak(x: Any, aval: ShapedArray) -> Any:

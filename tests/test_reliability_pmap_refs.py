@@ -447,3 +447,41 @@ def test_masked_array_inputs_are_refused_as_jax(backend, entry):
             f(m)
     with pytest.raises(ValueError, match="is a numpy masked array; numpy masked arrays"):
         _MASKED_ENTRIES[entry](backend, m)
+
+
+# --- pure_callback result dtypes ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+@pytest.mark.parametrize("staged", [False, True], ids=["eager", "jit"])
+def test_pure_callback_64_bit_results_without_x64_are_refused_as_jax(backend, dtype, staged):
+    needs(backend)
+    spec = ri.ShapeDtypeStruct((3,), dtype)
+
+    def f(x):
+        return ri.pure_callback(lambda x: np.asarray(x, dtype), spec, x)
+
+    call = ri.jit(f, backend=backend) if staged else f
+    with pytest.raises(ValueError, match="cannot specify 64-bit types when `jax_enable_x64`"):
+        call(np.ones(3, np.float32))
+
+
+def test_pure_callback_64_bit_results_with_x64_are_64_bit():
+    spec = ri.ShapeDtypeStruct((3,), np.float64)
+    with ri.enable_x64(True):
+        out = ri.jit(lambda x: ri.pure_callback(lambda x: x * 2, spec, x), backend="ref")(
+            np.ones(3, np.float64)
+        )
+        assert out.dtype == np.float64
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pure_callback_object_result_dtype_is_a_clear_error(backend):
+    needs(backend)
+    spec = ri.ShapeDtypeStruct((3,), object)
+    f = ri.jit(
+        lambda x: ri.pure_callback(lambda x: np.asarray(x, object), spec, x), backend=backend
+    )
+    with pytest.raises(TypeError, match=r"pure_callback: result_shape_dtypes: dtype object"):
+        f(np.ones(3, np.float32))
