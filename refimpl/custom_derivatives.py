@@ -118,6 +118,28 @@ def _resolve_kwargs(kind: str, fun: Callable, args: tuple, kwargs: dict) -> tupl
     return bound.args
 
 
+def _argnums_of_names(kind: str, fun: Callable, names: Any) -> tuple[int, ...]:
+    """JAX's ``nondiff_argnames``: the positions of the named parameters of
+    ``fun`` (a call passing them by keyword is resolved to positions)."""
+    if isinstance(names, str):
+        names = (names,)
+    names = tuple(names)
+    if not names:
+        return ()
+    params = list(inspect.signature(fun).parameters.values())
+    positions = {
+        p.name: i
+        for i, p in enumerate(params)
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    }
+    missing = [n for n in names if n not in positions]
+    if missing:
+        raise ValueError(
+            f"{kind}: nondiff_argnames {missing} are not positional parameters of {_name(fun)}"
+        )
+    return tuple(positions[n] for n in names)
+
+
 def _check_nondiff_argnums(kind: str, nondiff_argnums: Any) -> tuple[int, ...]:
     try:
         nums = tuple(int(i) for i in nondiff_argnums)
@@ -378,6 +400,16 @@ def _custom_jvp_call_jvp(primals, tangents, *, call, jvp, num_consts, symbolic_z
 custom_jvp_call_p.def_jvp(_custom_jvp_call_jvp)
 
 
+@custom_jvp_call_p.def_transpose
+def _custom_jvp_call_transpose(cts: list, *args: Any, call: Program, **_: Any) -> list:
+    """A custom_jvp function that is linear in some inputs transposes as its
+    primal function (JAX's rule: the JVP rule plays no part in transposition)."""
+    from refimpl.transforms.ad_util import UndefinedPrimal
+
+    linear = [isinstance(a, UndefinedPrimal) for a in args]
+    return ad.backward_pass(call, linear, args, list(cts))
+
+
 class _CustomFunction:
     """What ``custom_jvp`` and ``custom_vjp`` share: the wrapped function, its
     ``nondiff_argnums``, method binding, and the call: keyword arguments
@@ -387,10 +419,18 @@ class _CustomFunction:
 
     _kind = ""
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
+    def __init__(
+        self,
+        fun: Callable,
+        nondiff_argnums: Sequence[int] = (),
+        nondiff_argnames: Sequence[str] = (),
+    ) -> None:
         if not callable(fun):
             raise TypeError(f"{self._kind}: fun must be callable, got {type(fun).__name__}")
         self.fun = fun
+        nondiff_argnums = tuple(nondiff_argnums) + _argnums_of_names(
+            self._kind, fun, nondiff_argnames
+        )
         self.nondiff_argnums = _check_nondiff_argnums(self._kind, nondiff_argnums)
         self.symbolic_zeros = False
         functools.update_wrapper(self, fun)
@@ -467,8 +507,13 @@ class custom_jvp(_CustomFunction):
 
     _kind = "custom_jvp"
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
-        super().__init__(fun, nondiff_argnums)
+    def __init__(
+        self,
+        fun: Callable,
+        nondiff_argnums: Sequence[int] = (),
+        nondiff_argnames: Sequence[str] = (),
+    ) -> None:
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.jvp: Callable | None = None
 
     def defjvp(self, jvp: Callable, symbolic_zeros: bool = False) -> Callable:
@@ -626,15 +671,37 @@ class _VJPRules:
             if arg_ct is None:
                 leaves.extend([None] * len(arg_leaves))
                 continue
-            ct_leaves, ct_tree = tree_util.tree_flatten(arg_ct, is_leaf=_is_zero)
-            if len(ct_leaves) != len(arg_leaves):
-                raise TypeError(
-                    "Custom VJP bwd rule must produce an output with the same container "
-                    f"(pytree) structure as the args tuple of the primal function; got {ct_tree} "
-                    f"for an argument with {len(arg_leaves)} leaves."
-                )
-            leaves.extend(_from_user_zero(c) for c in ct_leaves)
+            leaves.extend(_bwd_output_leaves(arg_ct, arg, len(arg_leaves)))
         return leaves
+
+
+def _bwd_output_leaves(arg_ct: Any, arg: Any, n_leaves: int) -> list[Any]:
+    """The cotangent leaves ``bwd`` gave for one argument (``None`` for a
+    zero): as in JAX, a ``None`` anywhere in ``arg_ct`` stands for zeros for
+    the whole subtree of ``arg`` at its place."""
+    leaves: list[Any] = []
+
+    def take(ct: Any, sub: Any) -> None:
+        if ct is None:
+            leaves.extend([None] * len(tree_util.tree_leaves(sub)))
+        else:
+            leaves.append(_from_user_zero(ct))
+
+    places = tree_util.tree_unflatten(
+        tree_util.tree_structure(arg), [object() for _ in range(n_leaves)]
+    )
+    try:
+        tree_util.tree_map(take, arg_ct, places, is_leaf=lambda x: x is None or _is_zero(x))
+    except (TypeError, ValueError):
+        leaves = []
+    if len(leaves) != n_leaves:
+        raise TypeError(
+            "Custom VJP bwd rule must produce an output with the same container (pytree) "
+            f"structure as the args tuple of the primal function; got "
+            f"{tree_util.tree_structure(arg_ct, is_leaf=_is_zero)} for an argument of "
+            f"structure {tree_util.tree_structure(arg)}."
+        )
+    return leaves
 
 
 def _custom_vjp_call_jvp(primals, tangents, **params):
@@ -754,8 +821,13 @@ class custom_vjp(_CustomFunction):
 
     _kind = "custom_vjp"
 
-    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()) -> None:
-        super().__init__(fun, nondiff_argnums)
+    def __init__(
+        self,
+        fun: Callable,
+        nondiff_argnums: Sequence[int] = (),
+        nondiff_argnames: Sequence[str] = (),
+    ) -> None:
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
         self.optimize_remat = False
