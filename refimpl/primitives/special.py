@@ -33,8 +33,8 @@ import numpy as np
 
 from refimpl import tracing
 from refimpl.core import ShapedArray
+from refimpl.primitives import control_flow, reductions, structural, xla_math
 from refimpl.primitives import elementwise as ew
-from refimpl.primitives import xla_math
 from refimpl.primitives.base import (
     Primitive,
     all_weak,
@@ -311,9 +311,7 @@ class _LaxOps:
     @staticmethod
     def full(like, value):
         aval = tracing.get_aval(like, "random_gamma_grad", 0)
-        from refimpl import lax
-
-        return lax.broadcast_in_dim(np.asarray(value, aval.dtype), aval.shape, ())
+        return structural.broadcast_in_dim(np.asarray(value, aval.dtype), aval.shape, ())
 
     log, exp = staticmethod(ew.log), staticmethod(ew.exp)
     lgamma, digamma = (
@@ -323,16 +321,12 @@ class _LaxOps:
 
     @staticmethod
     def while_loop(cond, body, state):
-        from refimpl import lax
-
-        return lax.while_loop(cond, body, state)
+        return control_flow.while_loop(cond, body, state)
 
     @staticmethod
     def any(x):
-        from refimpl import lax
-
         aval = tracing.get_aval(x, "random_gamma_grad", 0)
-        return lax.reduce_or(x, tuple(range(aval.ndim)))
+        return reductions.reduce_or(x, tuple(range(aval.ndim)))
 
 
 def _gamma_series_grad(ops, x, a, enabled, eps):
@@ -443,12 +437,10 @@ def _random_gamma_grad_impl(a: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def _random_gamma_grad_program(a: Any, x: Any) -> Any:
-    from refimpl import lax
-
     dtype = tracing.get_aval(a, "random_gamma_grad", 0).dtype
     if dtype not in (np.float32, np.float64):  # in float32, as the impl
-        wide = [lax.convert_element_type(v, np.float32) for v in (a, x)]
-        return lax.convert_element_type(_random_gamma_grad_program(*wide), dtype)
+        wide = [ew.convert_element_type(v, np.float32) for v in (a, x)]
+        return ew.convert_element_type(_random_gamma_grad_program(*wide), dtype)
     info = np.finfo(dtype)
     return _random_gamma_grad_generic(_LaxOps, a, x, float(info.eps), float(np.log(info.max)))
 
@@ -531,12 +523,10 @@ def _bessel_ie_impl(nu: int):
 
 
 def _bessel_i0e_program(x: Any) -> Any:
-    from refimpl import lax
-
     dtype = tracing.get_aval(x, "bessel_i0e", 0).dtype
     if dtype not in (np.float32, np.float64):
-        wide = lax.convert_element_type(x, np.float32)
-        return lax.convert_element_type(_bessel_i0e_program(wide), dtype)
+        wide = ew.convert_element_type(x, np.float32)
+        return ew.convert_element_type(_bessel_i0e_program(wide), dtype)
     return _bessel_ie_generic(_LaxOps, x, 0, wide=dtype == np.float64)
 
 
@@ -698,12 +688,10 @@ def _igamma_impl(complement: bool):
 
 def _igamma_program(complement: bool):
     def program(a: Any, x: Any) -> Any:
-        from refimpl import lax
-
         dtype = tracing.get_aval(a, "igamma", 0).dtype
         if dtype not in (np.float32, np.float64):
-            wide = [lax.convert_element_type(v, np.float32) for v in (a, x)]
-            return lax.convert_element_type(program(*wide), dtype)
+            wide = [ew.convert_element_type(v, np.float32) for v in (a, x)]
+            return ew.convert_element_type(program(*wide), dtype)
         return _igamma_generic(_LaxOps, a, x, float(np.finfo(dtype).eps) / 2, complement)
 
     return program
@@ -930,12 +918,10 @@ def _betainc_impl(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def _betainc_program(a: Any, b: Any, x: Any) -> Any:
-    from refimpl import lax
-
     dtype = tracing.get_aval(a, "regularized_incomplete_beta", 0).dtype
     if dtype not in (np.float32, np.float64):
-        wide = [lax.convert_element_type(v, np.float32) for v in (a, b, x)]
-        return lax.convert_element_type(_betainc_program(*wide), dtype)
+        wide = [ew.convert_element_type(v, np.float32) for v in (a, b, x)]
+        return ew.convert_element_type(_betainc_program(*wide), dtype)
     info = np.finfo(dtype)
     return _betainc_generic(_LaxOps, a, b, x, float(info.eps) / 2, float(info.tiny) * 1e6)
 
