@@ -371,7 +371,7 @@ def _check_static_bounds(ref: Ref, idx: Any) -> None:
             break
         size = shape[dims[axis]]
         axis += 1
-        if isinstance(entry, (bool, np.bool_)) or isinstance(entry, slice):
+        if isinstance(entry, (bool, np.bool_, slice)):
             continue
         if isinstance(entry, (int, np.integer)) or (
             isinstance(entry, np.ndarray) and np.issubdtype(entry.dtype, np.integer)
@@ -623,9 +623,10 @@ def closes_over_any(fun: Any, ids: set[int]) -> bool:
         if type(value) is Ref:
             if id(value) in ids:
                 return True
-        elif isinstance(value, (list, tuple, dict)):
-            if any(id(leaf) in ids for leaf in tree_util.tree_leaves(value)):
-                return True
+        elif isinstance(value, (list, tuple, dict)) and any(
+            id(leaf) in ids for leaf in tree_util.tree_leaves(value)
+        ):
+            return True
     return False
 
 
