@@ -92,18 +92,29 @@ def issubdtype(a: Any, b: Any) -> bool:
     is floating; a typed key dtype is ``prng_key`` and ``extended``)."""
     if isinstance(b, type) and issubclass(b, extended):
         return isinstance(a, KeyDtype) or (isinstance(a, type) and issubclass(a, b))
-    if isinstance(b, KeyDtype):
-        return isinstance(a, KeyDtype)
-    if isinstance(a, KeyDtype):
-        return b in (np.generic,)
+    if isinstance(b, KeyDtype) or isinstance(a, KeyDtype):
+        return isinstance(a, KeyDtype) and (isinstance(b, KeyDtype) or b is np.generic)
     if a is None or b is None:
         return False
-    return _scalars.issubdtype(a, b)
+    a = np.dtype(a)
+    if b in _ABSTRACT:  # np.floating, np.integer, ...: bfloat16 is floating
+        if a == bfloat16:
+            return b in (np.floating, np.inexact, np.number, np.generic)
+        return bool(np.issubdtype(a, b))
+    return a == np.dtype(b)
+
+
+_ABSTRACT = (
+    np.generic, np.number, np.inexact, np.floating, np.complexfloating, np.integer,
+    np.signedinteger, np.unsignedinteger, np.flexible, np.character,
+)  # fmt: skip
 
 
 def scalar_type_of(x: Any) -> type:
     """The Python scalar type (``bool``/``int``/``float``/``complex``) of
     ``x``'s dtype."""
+    if type(x) in (bool, int, float, complex):
+        return type(x)
     dtype = _scalars._plain_dtype("scalar_type_of", x)
     if _dtypes.is_bool(dtype):
         return bool

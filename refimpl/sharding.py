@@ -121,7 +121,7 @@ class PmapSharding(Sharding):
     def devices_indices_map(self, shape: tuple[int, ...]) -> dict[Any, tuple]:
         out = {}
         for m, device in enumerate(self.devices):
-            index = [slice(None)] * len(shape)
+            index: list[Any] = [slice(None)] * len(shape)
             index[self.sharded_dim] = m
             out[device] = tuple(index)
         return out
@@ -232,7 +232,7 @@ class NamedSharding(Sharding):
         out = {}
         for position in np.ndindex(*self.mesh.devices.shape):
             coords = dict(zip(self.mesh.axis_names, position))
-            index = []
+            index: list[Any] = []
             for axis, size in enumerate(shape):
                 entry = self.spec[axis] if axis < len(self.spec) else None
                 names = [n for n in (entry if isinstance(entry, tuple) else (entry,)) if n]

@@ -244,7 +244,8 @@ def register_pytree_with_keys(
 def register_pytree_node_class(cls: type) -> type:
     """Class decorator: register ``cls`` with its ``tree_flatten`` method and
     ``tree_unflatten`` classmethod (JAX's convention)."""
-    register_pytree_node(cls, lambda x: x.tree_flatten(), cls.tree_unflatten)
+    unflatten = cls.tree_unflatten  # type: ignore[attr-defined]
+    register_pytree_node(cls, lambda x: x.tree_flatten(), unflatten)
     return cls
 
 
@@ -252,9 +253,8 @@ def register_pytree_with_keys_class(cls: type) -> type:
     """Class decorator: register ``cls`` with its ``tree_flatten_with_keys``
     method (and ``tree_flatten``, if it has one) and ``tree_unflatten`` classmethod."""
     flatten = (lambda x: x.tree_flatten()) if hasattr(cls, "tree_flatten") else None
-    register_pytree_with_keys(
-        cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten, flatten
-    )
+    unflatten = cls.tree_unflatten  # type: ignore[attr-defined]
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), unflatten, flatten)
     return cls
 
 
@@ -311,7 +311,7 @@ def register_dataclass(
         pairs = tuple((GetAttrKey(n), getattr(x, n)) for n in data_fields)
         return pairs, tuple(getattr(x, n) for n in meta_fields)
 
-    def unflatten(meta: tuple[Any, ...], data: Iterable[Any]) -> Any:
+    def unflatten(meta: Any, data: Iterable[Any]) -> Any:
         return nodetype(**dict(zip(meta_fields, meta)), **dict(zip(data_fields, data)))
 
     register_pytree_node(nodetype, flatten, unflatten, flatten_with_keys)
@@ -504,6 +504,7 @@ def _flatten_up_to(key: _Key, tree: Any, out: list[Any], path: str) -> None:
     if key is None:
         out.append(tree)
         return
+    kind: _NodeKind
     kind, data, subkeys = key
     got = None
     if _kind_of(type(tree)) is not kind:
@@ -534,7 +535,7 @@ def _flatten(x: Any, leaves: list[Any]) -> _Key:
         leaves.append(x)
         return None
     children, data = kind.flatten(x)
-    subkeys = []
+    subkeys: list[_Key] = []
     for c in children:  # leaf children inline: saves a call per leaf
         if _registry.get(type(c), _MISSING) is None:
             leaves.append(c)
@@ -897,7 +898,7 @@ def _child_keys(kind: _NodeKind, data: Any, n: int) -> list[Any]:
         names = data[1] if kind is _DEFAULTDICT else data
         return [DictKey(k) for k in names]
     if kind.tag == "namedtuple":
-        return [GetAttrKey(f) for f in kind.type._fields]
+        return [GetAttrKey(f) for f in kind.type._fields]  # type: ignore[attr-defined]
     return [FlattenedIndexKey(i) for i in range(n)]
 
 
@@ -1026,7 +1027,7 @@ class Partial(functools.partial):
 register_pytree_node(
     Partial,
     lambda p: ((p.args, p.keywords), p.func),
-    lambda func, xs: Partial(func, *xs[0], **xs[1]),
+    lambda func, xs: Partial(func, *list(xs)[0], **list(xs)[1]),
 )
 
 

@@ -68,7 +68,7 @@ OptimizerState = namedtuple("OptimizerState", ["packed_state", "tree_def", "subt
 tree_util.register_pytree_node(
     OptimizerState,
     lambda s: ((s.packed_state,), (s.tree_def, s.subtree_defs)),
-    lambda data, children: OptimizerState(children[0], data[0], data[1]),
+    lambda data, children: OptimizerState(list(children)[0], *data),  # type: ignore[misc]
 )
 
 
@@ -265,8 +265,8 @@ def sm3(step_size: float | Schedule, momentum: float = 0.9) -> tuple:
     lr = make_schedule(step_size)
 
     def along(ndim: int, v: Any, axis: int) -> Any:
-        index = [None] * ndim
-        index[axis] = slice(None)
+        index: list[Any] = [None] * ndim
+        index[axis : axis + 1] = [slice(None)]  # (a 0-d gradient still indexes v whole)
         return v[tuple(index)]
 
     def init(x0: Any) -> tuple:
