@@ -134,6 +134,7 @@ class _Plan:
     """What evaluating a Program needs besides its inputs' values."""
 
     def __init__(self, program: Program) -> None:
+        self.program_id = id(program)
         self.impl_generation = base.impl_generation()
         # Literals are read like variables, under negative keys of their own.
         self.literals: Env = {}
@@ -175,7 +176,11 @@ def _no_operands(env: Env) -> tuple:
 
 def _plan_of(program: Program) -> _Plan:
     plan = program.__dict__.get("_interpreter_plan")
-    if plan is None or plan.impl_generation != base.impl_generation():
+    if (
+        plan is None
+        or plan.program_id != id(program)  # a copy of the Program holds other arrays
+        or plan.impl_generation != base.impl_generation()
+    ):
         plan = program.__dict__["_interpreter_plan"] = _Plan(program)
     return plan
 
@@ -245,12 +250,24 @@ class _ProgramArrays:
         self.arrays = arrays
         bounds = np.array([byte_bounds(a) for a in arrays], dtype=np.uint64).reshape(-1, 2)
         self.lows, self.highs = bounds[:, 0], bounds[:, 1]
+        self.owners = {id(_owner(a)) for a in arrays}  # (kept alive by the arrays)
 
     def shared_with(self, value: np.ndarray) -> bool:
         """``_shares_any(value, self.arrays)``."""
+        if value.base is None and id(value) not in self.owners:
+            # an array owning its memory shares it only with itself and its
+            # views, and no program array is either (most results, at once)
+            return False
         low, high = byte_bounds(value)
         near = np.flatnonzero((self.lows <= high) & (self.highs >= low))
         return any(np.may_share_memory(value, self.arrays[k]) for k in near)
+
+
+def _owner(array: np.ndarray) -> Any:
+    """The object at the end of ``array``'s chain of bases (``array`` if it has none)."""
+    while isinstance(array, np.ndarray) and array.base is not None:
+        array = array.base  # (a base may be another kind of buffer: bytes, mmap, ...)
+    return array
 
 
 def write_into(buffer: np.ndarray, value: np.ndarray) -> np.ndarray:

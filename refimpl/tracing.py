@@ -24,6 +24,7 @@ import numpy as np
 
 from refimpl import dtypes
 from refimpl.array_ops import ArrayOps
+from refimpl.config import config
 from refimpl.core import Atom, Eqn, Literal, Program, ShapedArray, Var
 
 
@@ -491,15 +492,23 @@ def _canonical_operand_dtype(dtype: np.dtype, op_name: str, position: int | str)
 
 def _python_scalar_aval(value: Any, op_name: str, position: int | str) -> ShapedArray:
     kind = type(value)  # exactly bool, int, float or complex
-    dtype = dtypes.python_scalar_dtype(value)
+    key = (kind, config._values["enable_x64"])
+    aval = _python_scalar_avals.get(key)
+    if aval is None:  # weak unless bool (dtypes.weak_type_of_value)
+        aval = scalar_aval(dtypes.python_scalar_dtype(value), kind is not bool)
+        _python_scalar_avals[key] = aval
     if kind is int:
-        low, high = _int_bounds(dtype)
+        low, high = _int_bounds(aval.dtype)
         if not low <= value <= high:
             raise OverflowError(
                 f"{op_name}: Python int {value} at position {position} is too large "
-                f"for {dtype.name}"
+                f"for {aval.dtype.name}"
             )
-    return scalar_aval(dtype, kind is not bool)  # dtypes.weak_type_of_value
+    return aval
+
+
+# (Python scalar type, x64) -> its aval: every ``x + 1`` reads one
+_python_scalar_avals: dict[tuple[type, bool], ShapedArray] = {}
 
 
 @functools.cache

@@ -150,6 +150,8 @@ def broadcast_arrays(fn_name: str, *args: Any) -> list[Any]:
 
 def _broadcast_known(fn_name: str, args: list[Any], shapes: list[Any]) -> list[Any]:
     """:func:`broadcast_arrays` for operands whose shapes are already known."""
+    if len(args) < 2:
+        return args
     nonscalar = {s for s in shapes if s != ()}
     if len(nonscalar) <= 1:  # equal shapes or rank 0: nothing to insert
         return args

@@ -58,10 +58,13 @@ def _in_float32(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
 
     def impl(*args: np.ndarray) -> np.ndarray:
         dtype = args[0].dtype
-        if dtype in _LOW_PRECISION:
+        if dtype.itemsize == 2 and dtype in _LOW_PRECISION:  # (a cheap test first)
             widened = [a.astype(np.float32) for a in args]
             return np.asarray(fn(*widened)).astype(dtype)
-        return np.asarray(fn(*args)).astype(dtype, copy=False)
+        out = fn(*args)
+        if type(out) is np.ndarray and out.dtype == dtype:
+            return out  # what the line below returns, without its two calls
+        return np.asarray(out).astype(dtype, copy=False)
 
     return impl
 

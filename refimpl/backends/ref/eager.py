@@ -42,7 +42,8 @@ def apply(
     out_avals: list[ShapedArray],
     params: dict[str, Any],
 ) -> list[Any]:
-    for arg in args:
+    values = []
+    for arg, aval in zip(args, in_avals, strict=True):
         if isinstance(arg, tracing.Tracer):
             raise tracing.UnexpectedTracerError(
                 f"{primitive.name}: got a tracer of the finished trace of "
@@ -51,8 +52,9 @@ def apply(
         dispatcher = _dispatchers.get(type(arg))
         if dispatcher is not None:
             return dispatcher(primitive, args, in_avals, out_avals, params)
+        # (a RefArray's buffer has its aval's dtype: no conversion to check)
+        values.append(arg._value() if type(arg) is RefArray else tracing.concrete_value(arg, aval))
     device, committed = placement(args, _Labels(primitive.name), primitive.name)
-    values = [tracing.concrete_value(a, av) for a, av in zip(args, in_avals, strict=True)]
     raw = _run_impl(impl_function(primitive), values, params)
     outs = check_impl_outputs(primitive, raw, out_avals)
     return [
@@ -96,7 +98,4 @@ def _own(out: np.ndarray, inputs: list[np.ndarray]) -> np.ndarray:
 def _distinct_owners(out: np.ndarray, inputs: list[np.ndarray]) -> bool:
     """Whether every input owns its memory (no ``base``) and is not ``out``, which
     owns its own too: two live arrays that own their memory never share it."""
-    for value in inputs:
-        if value is out or value.base is not None:
-            return False
-    return True
+    return all(value is not out and value.base is None for value in inputs)
