@@ -485,3 +485,104 @@ def test_pure_callback_object_result_dtype_is_a_clear_error(backend):
     )
     with pytest.raises(TypeError, match=r"pure_callback: result_shape_dtypes: dtype object"):
         f(np.ones(3, np.float32))
+
+
+# --- the axis environment reaches sub-programs with unbatched operands ---------------------
+
+_AXIS_BODIES = {
+    "scan": lambda x: (
+        x
+        + ri.lax.scan(
+            lambda c, _: (c + ri.lax.axis_index("i") + ri.lax.psum(1, "i"), None), 0, None, length=2
+        )[0]
+    ),
+    "fori_loop": lambda x: (
+        x + ri.lax.fori_loop(0, 2, lambda k, c: c + ri.lax.axis_index("i") + ri.lax.psum(1, "i"), 0)
+    ),
+    "while_loop": lambda x: (
+        x
+        + ri.lax.while_loop(
+            lambda c: c < 10, lambda c: c + 1 + ri.lax.axis_index("i") + ri.lax.psum(1, "i"), 0
+        )
+    ),
+    "cond": lambda x: (
+        x + ri.lax.cond(True, lambda: ri.lax.axis_index("i") + ri.lax.psum(1, "i"), lambda: 0)
+    ),
+    "checkpoint": lambda x: (
+        x + ri.checkpoint(lambda: ri.lax.axis_index("i") + ri.lax.psum(1, "i"))()
+    ),
+}
+_AXIS_WANT = {
+    "scan": [8, 10, 12, 14],
+    "fori_loop": [8, 10, 12, 14],
+    "while_loop": [10, 12, 14, 16],
+    "cond": [4, 5, 6, 7],
+    "checkpoint": [4, 5, 6, 7],
+}  # JAX 0.10.2's values (vmap over 4 members)
+
+
+@pytest.mark.parametrize("how", ["vmap", "jit(vmap)", "pmap-ref", "pmap-pjrt"])
+@pytest.mark.parametrize("body", sorted(_AXIS_BODIES))
+def test_collectives_in_sub_programs_with_unbatched_operands_see_the_axis(how, body):
+    f = _AXIS_BODIES[body]
+    if how == "vmap":
+        g = ri.vmap(f, axis_name="i")
+    elif how == "jit(vmap)":
+        g = ri.jit(ri.vmap(f, axis_name="i"))
+    else:
+        backend = how.split("-")[1]
+        needs(backend)
+        g = ri.pmap(f, axis_name="i", backend=backend)
+    np.testing.assert_array_equal(np.asarray(g(np.zeros(4, np.int32))), _AXIS_WANT[body])
+
+
+def test_psum_of_a_constant_in_a_cond_branch_under_vmap_as_jax():
+    out = ri.vmap(
+        lambda x: ri.lax.cond(True, lambda: ri.lax.psum(1, "i"), lambda: 0), axis_name="i"
+    )(np.zeros(3, np.int32))
+    np.testing.assert_array_equal(np.asarray(out), [3, 3, 3])
+    assert out.weak_type  # as JAX
+
+
+# --- pmap with host callbacks on the reference backend; psum of a Python number ------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("vmap_method", [None, "expand_dims", "broadcast_all"])
+def test_pmap_calls_a_pure_callback_once_per_device(backend, vmap_method):
+    needs(backend)
+    shapes = []
+
+    def callback(x):
+        shapes.append(x.shape)
+        return x * 2
+
+    spec = ri.ShapeDtypeStruct((3,), np.float32)
+    f = ri.pmap(
+        lambda x: ri.pure_callback(callback, spec, x, vmap_method=vmap_method), backend=backend
+    )
+    out = f(np.arange(12, dtype=np.float32).reshape(4, 3))
+    np.testing.assert_array_equal(np.asarray(out), np.arange(12.0).reshape(4, 3) * 2)
+    assert shapes == [(3,)] * 4
+
+
+_PSUM_WEAK = {  # JAX 0.10.2: (dtype, weak_type) of pmap(f, 'i') outputs
+    "psum(1)": (lambda a: ri.lax.psum(1, "i"), [("int32", True)]),
+    "psum(1.0)": (lambda a: ri.lax.psum(1.0, "i"), [("float32", True)]),
+    "pmean(1.0)": (lambda a: ri.lax.pmean(1.0, "i"), [("float32", True)]),
+    "pmax(1)": (lambda a: ri.lax.pmax(1, "i"), [("int32", False)]),
+    "psum(asarray(1.0))": (lambda a: ri.lax.psum(ri.numpy.asarray(1.0), "i"), [("float32", False)]),
+    "psum((1, a))": (lambda a: ri.lax.psum((1, a), "i"), [("int32", True), ("float32", False)]),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", sorted(_PSUM_WEAK))
+def test_pmap_psum_of_a_python_number_keeps_the_weak_type_as_jax(backend, case):
+    needs(backend)
+    f, want = _PSUM_WEAK[case]
+    out = ri.pmap(f, axis_name="i", backend=backend)(np.ones(4, np.float32))
+    got = [(str(o.dtype), bool(o.weak_type)) for o in ri.tree_util.tree_leaves(out)]
+    assert got == want
+    if case == "psum(1)":
+        np.testing.assert_array_equal(np.asarray(out), [4, 4, 4, 4])

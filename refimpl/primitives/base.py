@@ -123,6 +123,8 @@ class Primitive:
         the dynamic (staging) trace processes it (``tracing.find_top_trace``);
         with no trace, it runs eagerly."""
         trace = tracing.find_top_trace(args)
+        if _axis_owner is not None:  # a named axis is bound somewhere (collectives)
+            trace = _axis_owner(self, trace, params)
         if trace is not None:
             outs = trace.process_primitive(self, args, params)
         else:
@@ -169,6 +171,12 @@ class Primitive:
 # --- the memo of eager abstract evaluation -----------------------------------------
 
 _MAX_SIGNATURES = 1024  # per primitive
+# While a vmap(axis_name=) or a reference pmap binds an axis (in any thread):
+# (primitive, top trace, params) -> the trace to apply it in. A primitive whose
+# sub-programs (a scan body, cond branches, ...) hold a collective over a
+# bound axis goes to the axis's trace even when no operand is one of its
+# tracers (refimpl.primitives.collectives.sub_program_owner).
+_axis_owner: Callable[[Primitive, Any, dict[str, Any]], Any] | None = None
 _eager: Any = None  # refimpl.backends.ref.eager, imported on first use (it imports
 # the array types, which import this module)
 

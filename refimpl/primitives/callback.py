@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from refimpl.core import ShapedArray
+from refimpl.primitives import collectives
 from refimpl.primitives.base import Primitive
 from refimpl.transforms import batching
 
@@ -80,6 +81,8 @@ def _batch(args, dims, *, callback, result_avals, vmap_method):
     from refimpl import numpy as rnp
 
     size = batching.axis_size_of(args, dims)
+    if collectives.on_device_axis():  # a reference pmap: once per device, any vmap_method
+        vmap_method = "sequential"
     if vmap_method not in VMAP_METHODS:
         raise NotImplementedError(
             "vmap is only supported for the pure_callback primitive when vmap_method is one "

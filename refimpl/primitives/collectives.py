@@ -47,8 +47,8 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
-from refimpl.core import ShapedArray
-from refimpl.primitives import elementwise, indexing, reductions, structural
+from refimpl.core import Program, ShapedArray
+from refimpl.primitives import base, elementwise, indexing, reductions, structural
 from refimpl.primitives.base import Primitive, normalize_axis
 
 # --- the names in scope ---------------------------------------------------------------
@@ -78,10 +78,66 @@ def bound_axis(name: Any, size: int, trace: Any = None) -> Iterator[None]:
         yield
         return
     _env.frames.append((name, size, trace))
+    if trace is not None:
+        _count_owners(1)
     try:
         yield
     finally:
         _env.frames.pop()
+        if trace is not None:
+            _count_owners(-1)
+
+
+_owners_lock = threading.Lock()
+_owners = 0  # axes bound with a trace, all threads together
+
+
+def _count_owners(delta: int) -> None:
+    """Install :func:`sub_program_owner` in ``Primitive.bind`` while any
+    thread binds an axis with a trace (nothing to check, and no cost, otherwise)."""
+    global _owners
+    with _owners_lock:
+        _owners += delta
+        base._axis_owner = sub_program_owner if _owners else None
+
+
+def sub_program_owner(prim: Any, top: Any, params: dict[str, Any]) -> Any:
+    """The trace ``prim`` applies in: the trace of a bound axis that a
+    collective in one of its sub-programs (a scan body, cond branches, a
+    checkpointed or jitted program) uses, when that trace is above ``top``
+    (the operands' top trace); ``top`` otherwise. Without this a loop whose
+    operands are all unbatched would run its body's ``axis_index('i')`` or
+    ``psum(1, 'i')`` as if no axis were bound."""
+    frames = _env.frames
+    if not frames:
+        return top
+    programs = [
+        sub
+        for value in params.values()
+        for sub in (value if isinstance(value, tuple) else (value,))
+        if isinstance(sub, Program)
+    ]
+    if not programs:
+        return top
+    owner = None
+    for name, _, trace in frames:
+        if (
+            trace is not None
+            and trace.active
+            and (owner is None or trace.level > owner.level)
+            and (top is None or trace.level > top.level)
+            and any(_program_uses(p, name) for p in programs)
+        ):
+            owner = trace
+    return top if owner is None else owner
+
+
+def _program_uses(program: Program, name: Any) -> bool:
+    return any(
+        getattr(eqn.primitive, "axis_dependent", False)
+        and eqn.primitive.uses_axis(name, eqn.params)
+        for eqn in program.walk_eqns()
+    )
 
 
 @contextlib.contextmanager
@@ -222,6 +278,13 @@ class CollectivePrimitive(Primitive):
 
     def uses_axis(self, name: Any, params: dict[str, Any]) -> bool:
         return name is not None and name in params["axes"]
+
+
+def on_device_axis() -> bool:
+    """Whether the batch rule running now batches a pmap's devices (run in
+    lock step on the reference backend) rather than vmap's members: there a
+    host callback runs once per device, as on pjrt and in JAX."""
+    return _frame_size()[0] in _env.device_axes
 
 
 def _frame_size() -> tuple[Any, int]:
@@ -949,8 +1012,25 @@ def _tree_collective(prim: CollectivePrimitive, api: str, x: Any, axis_name: Any
 
 
 def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
-    """The sum of ``x`` (a pytree) over every member of ``axis_name`` (a name or tuple)."""
-    return _tree_collective(psum_p, "psum", x, axis_name, axis_index_groups)
+    """The sum of ``x`` (a pytree) over every member of ``axis_name`` (a name or tuple).
+
+    A Python number (not a bool) is the same in every member: its sum is
+    ``n * x``, weakly typed under pmap too (JAX's constant case); an array
+    summed over a pmap's devices is strong."""
+    leaves, tree = tree_util.tree_flatten(x)
+    if not any(type(leaf) in (int, float, complex) for leaf in leaves):
+        return _tree_collective(psum_p, "psum", x, axis_name, axis_index_groups)
+    axes = _axes_tuple(axis_name)
+    groups = _check_groups("psum", axis_index_groups, axes)
+    n = _scatter_count(axes, groups)
+    at = [i for i, leaf in enumerate(leaves) if type(leaf) not in (int, float, complex)]
+    summed = iter(
+        _bind(psum_p, axes, *[leaves[i] for i in at], axes=axes, axis_index_groups=groups)
+        if at
+        else []
+    )
+    outs = [next(summed) if i in at else _times(leaf, n) for i, leaf in enumerate(leaves)]
+    return tree_util.tree_unflatten(tree, outs)
 
 
 def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
