@@ -163,12 +163,13 @@ class FuzzProgram:
                          f"in_axes={self.pmap_axes!r})({params})")  # fmt: skip
         return "\n".join(lines)
 
-    def function(self) -> Callable[..., Any]:
+    def function(self, name: str = "program") -> Callable[..., Any]:
+        """The program (``name="program_residuals"``: a checkpoint program's residuals)."""
         scope: dict[str, Any] = {"np": np, "ml_dtypes": ml_dtypes, "importlib": importlib,
                                  "pmap_devices": pmap_devices, "host": host,
                                  "spd_solve": spd_solve, "newton_sqrt": newton_sqrt}  # fmt: skip
         exec(self.source(), scope)  # noqa: S102 -- our own generated source
-        return scope["program"]
+        return scope[name]
 
     def case_source(self, case_name: str, note: str = "") -> str:
         """A runnable case file reproducing this program (``--case-file``)."""
@@ -1204,7 +1205,7 @@ def programs(
                 ref_arg = draw(st.sampled_from(arrays))
                 vals[ref_arg] = replace(vals[ref_arg], kind="ref")
         elif not kind and vmap and draw(st.integers(0, 3)) == 0:
-            inputs, vmap_axes = _batched_inputs(draw, inputs)
+            inputs, vmap_axes = _batched_inputs(draw, inputs, negative=True)
         steps = draw_steps(draw, vals, usable, draw(st.integers(1, max_steps)))
         if kind in ("ref", "ref_arg"):  # every ref made inside is frozen before returning
             made = [k for k in range(len(inputs), len(vals)) if vals[k].kind == "ref"]
@@ -1297,7 +1298,7 @@ def _callback_program(draw: Any, plain: list[Op], callback_ops: list[Op], max_st
     vals = [_input_val(i) for i in inputs]
     vmap_axes = None
     if draw(st.integers(0, 2)) == 0:
-        inputs, vmap_axes = _batched_inputs(draw, inputs)
+        inputs, vmap_axes = _batched_inputs(draw, inputs, negative=True)
     steps = draw_steps(draw, vals, plain + callback_ops, draw(st.integers(1, max_steps)))
     if not any(s.op.startswith("callback") for s in steps):
         op = draw(st.sampled_from(callback_ops))
@@ -1401,11 +1402,15 @@ def _random_more_program(draw: Any) -> FuzzProgram:
 
 
 def _batched_inputs(
-    draw: Any, inputs: list[Input], size: int | None = None, at_least_one: bool = False
-) -> tuple[list[Input], tuple | None]:
+    draw: Any, inputs: list[Input], size: int | None = None, at_least_one: bool = False,
+    negative: bool = False,
+) -> tuple[list[Input], tuple | None]:  # fmt: skip
     """Each array input mapped (or not) over a random axis, a new axis of ``size``
     (default: 1 to 3) holding fresh values of the same kind; None if none is mapped
-    (with ``at_least_one``, one array input, which must exist, is always mapped)."""
+    (with ``at_least_one``, one array input, which must exist, is always mapped). With
+    ``negative``, an axis may be given negative (``-1`` is the new last axis), and each
+    input draws its own: operands mapped on different axes reach the batch rules'
+    branches that equal axes do not."""
     from hypothesis import strategies as st
 
     size = draw(st.integers(1, 3)) if size is None else size
@@ -1415,6 +1420,8 @@ def _batched_inputs(
     batched = []
     for k, i in enumerate(inputs):
         choices = [None, *range(len(i.shape) + 1)] if i.shape is not None else [None]
+        if negative and i.shape is not None:
+            choices += list(range(-len(i.shape) - 1, 0))
         if k == forced:
             choices = choices[1:]
         axis = draw(st.sampled_from(choices))
@@ -1423,7 +1430,7 @@ def _batched_inputs(
             batched.append(i)
             continue
         shape = list(i.shape)
-        shape.insert(axis, size)
+        shape.insert(axis if axis >= 0 else axis + len(shape) + 1, size)
         n = int(np.prod(shape))
         if i.dtype == BOOL:
             values: list[Any] = draw(st.lists(st.booleans(), min_size=n, max_size=n))
@@ -1550,6 +1557,20 @@ def observe_program(
             deleted = [ns.is_deleted(args[k]) if impl.spec_donation else ANY
                        for k in program.donate]  # fmt: skip
             result = {"out": out, "deleted": deleted}
+            if program.checkpoint is not None:  # how many values the forward pass saves
+                saved = len(program.function("program_residuals")(ns, *args))
+                policy = program.checkpoint[0]
+                if policy in (None, "nothing_saveable") and saved and self_checks is not None:
+                    self_checks.append(
+                        f"{impl.name}: checkpoint(policy={policy}) saves {saved} "
+                        "computed value(s); it saves nothing but its inputs"
+                    )
+                # compared with the other implementations where every step feeds the
+                # differentiated outputs: refimpl saves residuals of dead steps that JAX
+                # drops (everything_saveable of a sin whose result is unused: found by
+                # this comparison; open)
+                compared = policy in (None, "nothing_saveable") or _all_steps_live(program)
+                result["residuals"] = saved if compared else ANY
             return observe(impl, result)
         except Exception as exc:
             if is_unsupported_error(exc):
@@ -1584,6 +1605,21 @@ def check_program(program: FuzzProgram, impls: Sequence[impls_mod.Implementation
                 problems.append(f"{impls[1].name} vs {impls[k].name}: "
                                 + "; ".join(diff.differences))  # fmt: skip
     return problems
+
+
+def _all_steps_live(program: FuzzProgram) -> bool:
+    """Whether every step's result reaches a differentiated output (no dead code)."""
+    assert program.ad is not None
+    n_in = len(program.inputs)
+    live = {program.outputs[k] for k in program.ad[2]}
+    first = [n_in]
+    for step in program.steps[:-1]:
+        first.append(first[-1] + step.n_out)
+    for step, start in zip(reversed(program.steps), reversed(first), strict=True):
+        if not any(start + k in live for k in range(step.n_out)):
+            return False
+        live.update(step.args)
+    return True
 
 
 def _without_any(reference: Observation, other: Observation) -> Observation:
@@ -1776,11 +1812,17 @@ def _ad_source(program: FuzzProgram, name: str) -> str:
             lines.append(f"    def checkpointed({', '.join(diff)}):")
             lines.append(f"        outs = remat({', '.join(params)})")
             lines.append(f"        return sum(ns.np_.sum(o) for o in ({picked},))")
+            # and a second function, {name}_residuals: the values reverse mode of the
+            # checkpointed function saves that its forward pass computes (arguments
+            # aside: JAX counts even those the backward pass does not need), by count
+            residuals = [lines[0].replace(f"def {name}(", f"def {name}_residuals("), *lines[1:]]
+            residuals.append(f"    return ns.saved_residuals(checkpointed, {', '.join(diff)}, "
+                             "computed_only=True)")  # fmt: skip
             lines.append(
                 f"    return (api.grad(checkpointed, argnums={argnums!r})({', '.join(diff)}),"
                 f" api.grad(differentiated, argnums={argnums!r})({', '.join(diff)}))"
             )
-            return "\n".join(lines)
+            return "\n".join(lines + ["", ""] + residuals)
         lines.append(f"    return api.grad(differentiated, argnums={argnums!r})({', '.join(diff)})")
     else:
         lines.append(f"        return ({picked},)")
@@ -1836,7 +1878,15 @@ def _ref_arg_source(program: FuzzProgram, name: str) -> str:
 # own unmasked semantics, which the corpus checks against the oracles).
 
 MASK_OPS = ("sin", "tanh", "negative", "abs", "add", "subtract", "multiply", "maximum",
-            "scalar_mul", "scalar_add", "where_greater", "cumsum", "sum", "max")  # fmt: skip
+            "scalar_mul", "scalar_add", "where_greater", "cumsum", "sum", "max", "min",
+            "argmax")  # fmt: skip
+# reductions: over the masked dim (axis 0) their output is no longer masked; with no
+# valid element, NumPy's semantics of the unmasked program has no result for these
+MASK_REDUCTIONS = ("sum", "max", "min", "argmax")
+NO_EMPTY_REDUCTION = ("max", "min", "argmax")
+# what the padding holds: either sign, small or large (a rule filling the padding with
+# a wrong value shows only when the valid values lose to it)
+MASK_GARBAGE = {"f": (3.5, -3.5, 100.0, -100.0), "i": (7, -7, 100, -100)}
 
 
 @dataclass(frozen=True)
@@ -1845,6 +1895,7 @@ class MaskedProgram:
     padded: int  # N
     logical: int  # n
     out_masked: bool  # whether the output's leading dim is the masked one
+    garbage: float = 3.5  # the value past n in every padded input
 
     def in_specs(self) -> list[str]:
         return [_spec(i.shape, True) for i in self.program.inputs]
@@ -1863,8 +1914,10 @@ def masked_programs(max_steps: int = 4) -> Any:
     @st.composite
     def build(draw: Any) -> MaskedProgram:
         padded = draw(st.integers(1, 5))
-        logical = draw(st.integers(0, padded))
+        # the edge sizes, an empty and a one-element valid region, a third of the time
+        logical = min(padded, draw(st.sampled_from([0, 1]) | st.integers(0, padded)))
         dtype = draw(st.sampled_from([F32, I32]))
+        garbage = draw(st.sampled_from(MASK_GARBAGE["f" if dtype == F32 else "i"]))
         inputs = []
         for _ in range(draw(st.integers(1, 2))):
             shape = (padded,) + tuple(draw(st.lists(st.integers(1, 3), max_size=1)))
@@ -1886,22 +1939,27 @@ def masked_programs(max_steps: int = 4) -> Any:
                     if len(shapes) == 1 and all(masked[a] for a in args):
                         choices.append((op, args))
             if logical == 0:  # max over an empty masked dim has no identity: an error
-                choices = [(op, args) for op, args in choices if op.name != "max"]
+                choices = [(op, args) for op, args in choices
+                           if op.name not in NO_EMPTY_REDUCTION]  # fmt: skip
             if not choices:
                 break
-            op, args = draw(st.sampled_from(choices))
+            # the op first, then its operands (the reductions are a few ops among many)
+            name = draw(st.sampled_from(list(dict.fromkeys(op.name for op, _ in choices))))
+            op, args = draw(st.sampled_from([c for c in choices if c[0].name == name]))
             params = op.params(draw, *[vals[a] for a in args])
-            if op.name in ("sum", "max"):
+            if op.name in MASK_REDUCTIONS:
                 params["keepdims"] = False
                 if params["axis"] is None:
                     params["axis"] = 0
+                if op.name == "argmax":
+                    params.pop("keepdims")
             (out,) = op.out(params, *[vals[a] for a in args])
             steps.append(Step(op.name, args, tuple(sorted(params.items(), key=str))))
             vals.append(out)
-            masked.append(not (op.name in ("sum", "max") and params["axis"] == 0))
+            masked.append(not (op.name in MASK_REDUCTIONS and params["axis"] == 0))
         last = len(vals) - 1
         program = FuzzProgram(tuple(inputs), tuple(steps), (last,), jit=draw(st.booleans()))
-        return MaskedProgram(program, padded, logical, masked[last])
+        return MaskedProgram(program, padded, logical, masked[last], garbage)
 
     return build()
 
@@ -1915,7 +1973,7 @@ def check_masked(mp: MaskedProgram, impl: impls_mod.Implementation) -> str | Non
     garbage = []
     for p in padded:
         g = p.copy()
-        g[n:] = 7 if g.dtype.kind in "iu" else np.float32(3.5)
+        g[n:] = mp.garbage
         garbage.append(g)
     with impl.session(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -1973,8 +2031,8 @@ def run_mask_fuzz(
     except AssertionError:
         mp, problem = last_failure["mp"], last_failure["problem"]
         print(f"fuzz (masking): FOUND A DIFFERENCE (shrunk): {problem}", file=stream)
-        print(f"    in_shapes={mp.in_specs()} logical n={mp.logical} padded N={mp.padded}",
-              file=stream)  # fmt: skip
+        print(f"    in_shapes={mp.in_specs()} logical n={mp.logical} padded N={mp.padded} "
+              f"padding={mp.garbage}", file=stream)  # fmt: skip
         print(textwrap.indent(mp.program.source(), "    "), file=stream)
         for i in mp.program.inputs:
             print(f"    input: {i.source()}", file=stream)

@@ -122,17 +122,23 @@ class Implementation(abc.ABC):
         """Behaviour probes default to "supported"; an implementation overrides them."""
         return None
 
-    def saved_residuals(self, fun: Callable[..., Any], *args: Any) -> list[Any]:
-        """The abstract values (``.shape``, ``.dtype``, ``.weak_type``) reverse mode
-        saves from ``fun(*args)``'s forward pass for its backward pass, as
-        ``jax.ad_checkpoint.saved_residuals`` reports them (``Unsupported`` when
-        the implementation cannot tell)."""
+    def saved_residuals(self, fun: Callable[..., Any], *args: Any) -> list[tuple[Any, str]]:
+        """``(aval, source)`` per value reverse mode saves from ``fun(*args)``'s
+        forward pass for its backward pass, as ``jax.ad_checkpoint.saved_residuals``
+        reports them: the aval has ``.shape``, ``.dtype``, ``.weak_type``; the
+        source is its words (``from the argument x``, ``from a literal``, ``output
+        of sin``...; ``""`` when the implementation does not say). ``Unsupported``
+        when the implementation cannot tell."""
         api = self.namespace().api
         try:
-            found = importlib.import_module(f"{api.__name__}.ad_checkpoint").saved_residuals
-        except (ImportError, AttributeError) as exc:
-            raise Unsupported(f"{self.name} has no ad_checkpoint.saved_residuals") from exc
-        return [r[0] if isinstance(r, tuple) else r for r in found(fun, *args)]
+            module = importlib.import_module(f"{api.__name__}.ad_checkpoint")
+        except ImportError as exc:
+            raise Unsupported(f"{self.name} has no ad_checkpoint") from exc
+        if hasattr(module, "residual_sources"):  # refimpl
+            return list(module.residual_sources(fun, *args))
+        if not hasattr(module, "saved_residuals"):
+            raise Unsupported(f"{self.name} has no ad_checkpoint.saved_residuals")
+        return [r if isinstance(r, tuple) else (r, "") for r in module.saved_residuals(fun, *args)]
 
     def _find_missing(self, feature: str) -> str | None:
         probe = getattr(self, "probe_" + feature, None)
@@ -331,12 +337,12 @@ class JaxImplementation(Implementation):
     def trace_count(self, jitted: Any) -> int:
         return int(jitted._cache_size())
 
-    def saved_residuals(self, fun: Callable[..., Any], *args: Any) -> list[Any]:
+    def saved_residuals(self, fun: Callable[..., Any], *args: Any) -> list[tuple[Any, str]]:
         # JAX 0.10.2 keeps it private: jax._src.ad_checkpoint.saved_residuals gives
         # (aval, "from the argument x" / "output of cos from file:line") pairs
         from jax._src.ad_checkpoint import saved_residuals
 
-        return [aval for aval, _ in saved_residuals(fun, *args)]
+        return list(saved_residuals(fun, *args))
 
     @contextlib.contextmanager
     def session(self, *, x64: bool = False) -> Iterator[None]:

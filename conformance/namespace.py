@@ -124,17 +124,24 @@ class Namespace:
     def trace_count(self, jitted: Any) -> int:
         return self.impl.trace_count(jitted)
 
-    def saved_residuals(self, fun: Callable[..., Any], *args: Any) -> list[Any]:
+    def saved_residuals(
+        self, fun: Callable[..., Any], *args: Any, computed_only: bool = False
+    ) -> list[Any]:
         """What reverse mode of ``fun(*args)`` saves for the backward pass
         (``jax.ad_checkpoint.saved_residuals``), as an observation: one abstract
         array (shape, dtype, weak type) per residual, in a canonical order
         (by rank, shape, dtype; implementations need not list them in the same
-        order), so that a case compares their number, shapes and dtypes."""
+        order), so that a case compares their number, shapes and dtypes. With
+        ``computed_only``, only the values computed in the forward pass: not
+        those ``from`` an argument, a literal or a constant (JAX keeps an
+        argument the backward pass does not need, refimpl drops it; JAX counts
+        a Python scalar multiplied in outside a checkpoint, refimpl does not)."""
         from conformance.observe import AvalObs
 
         found = [
             AvalObs(tuple(map(int, r.shape)), np.dtype(r.dtype), getattr(r, "weak_type", None))
-            for r in self.impl.saved_residuals(fun, *args)
+            for r, source in self.impl.saved_residuals(fun, *args)
+            if not (computed_only and source.startswith("from "))
         ]
         return sorted(found, key=lambda a: (len(a.shape), a.shape, a.dtype.name, bool(a.weak_type)))
 

@@ -574,3 +574,89 @@ class _Forward:
         if name in self._overrides:
             return self._overrides[name]
         return getattr(self._module, name)
+
+
+# --- the fuzzer's draws of batch axes, mask sizes and checkpoint residuals (issue 36) --------
+
+
+def _drawn(strategy, n, seed=3):
+    """``n`` examples of a hypothesis strategy, fixed seed."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    out = []
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=n, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(strategy)
+    def collect(example):
+        out.append(example)
+
+    collect()
+    return out
+
+
+def test_fuzz_vmap_programs_map_operands_on_negative_and_different_axes():
+    """vmapped programs draw each operand's axis on its own, negative ones too, and
+    ref and pjrt agree on them."""
+    from conformance import fuzz
+
+    programs = _drawn(fuzz.programs(fuzz.OP_LIST, max_steps=3, vmap=True), 80)
+    axes = [p.vmap_axes for p in programs if p.vmap_axes is not None]
+    assert any(a is not None and a < 0 for t in axes for a in t), axes
+    mapped = [[a for a in t if a is not None] for t in axes]
+    assert any(len(set(m)) > 1 for m in mapped), axes
+    impls = [impls_mod.get(n) for n in _impls().split(",")]
+    for program in [p for p in programs if p.vmap_axes is not None][:4]:
+        assert fuzz.check_program(program, impls) == [], program.source()
+
+
+def test_masked_programs_draw_empty_and_single_regions_and_padding_of_either_sign():
+    """Mask sizes 0 and 1 are drawn, the padding is of either sign, min and argmax are
+    among the steps, and each such program's masked result equals the unmasked one."""
+    from conformance import fuzz
+
+    drawn = _drawn(fuzz.masked_programs(), 60)
+    assert {0, 1} <= {mp.logical for mp in drawn}
+    assert min(mp.garbage for mp in drawn) < 0 < max(mp.garbage for mp in drawn)
+    ops = {s.op for mp in drawn for s in mp.program.steps}
+    assert {"min", "argmax", "max"} <= ops, ops
+    ref = impls_mod.get("ref")
+    for mp in [mp for mp in drawn if mp.logical <= 1][:4]:
+        assert fuzz.check_masked(mp, ref) is None, mp.program.source()
+
+
+def _checkpoint_program(policy):
+    from conformance import fuzz
+
+    f32 = np.dtype(np.float32)
+    x = fuzz.Input((3,), f32, (0.5, -1.0, 2.0))
+    steps = (fuzz.Step("sin", (0,)), fuzz.Step("multiply", (1, 0)))
+    return fuzz.FuzzProgram((x,), steps, (2,), jit=False, ad=("grad", (0,), (0,)),
+                            checkpoint=(policy, False))  # fmt: skip
+
+
+def test_checkpoint_programs_compare_what_is_saved(monkeypatch):
+    """A checkpoint program's observation holds the number of computed values its
+    forward pass saves: none under nothing_saveable, sin and cos under
+    everything_saveable; a nothing_saveable that saves everything changes no gradient
+    but is caught on ref alone (its own self-check) and against jax."""
+    import refimpl as ri
+    from conformance import fuzz
+
+    ref = impls_mod.get("ref")
+    counts = {}
+    for policy in ("nothing_saveable", "everything_saveable"):
+        obs = fuzz.observe_program(ref, _checkpoint_program(policy), [])
+        counts[policy] = dict(obs.leaves)["['residuals']"]
+    assert counts == {"nothing_saveable": 0, "everything_saveable": 2}
+    program = _checkpoint_program("nothing_saveable")
+    assert fuzz.check_program(program, [ref, ref]) == []
+    monkeypatch.setattr(ri.checkpoint_policies, "nothing_saveable",
+                        ri.checkpoint_policies.everything_saveable)  # fmt: skip
+    problems = fuzz.check_program(program, [ref, ref])
+    assert any("saves 2 computed value(s)" in p for p in problems), problems
+    if impls_mod.get("jax").is_available():
+        problems = fuzz.check_program(program, [ref, impls_mod.get("jax")])
+        assert any("['residuals']: expected 2, got 0" in p for p in problems), problems
