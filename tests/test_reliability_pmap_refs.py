@@ -586,3 +586,15 @@ def test_pmap_psum_of_a_python_number_keeps_the_weak_type_as_jax(backend, case):
     assert got == want
     if case == "psum(1)":
         np.testing.assert_array_equal(np.asarray(out), [4, 4, 4, 4])
+
+
+def test_compiled_called_with_a_tuple_shows_the_structure_that_differs():
+    skip_without_pjrt()
+    x = np.ones((4, 4), np.float32)
+    c = ri.jit(lambda x, y: x + y, backend="pjrt").lower(x, x).compile()
+    with pytest.raises(TypeError) as info:
+        c((x, x))
+    text = str(info.value)
+    assert "((f32[4,4], f32[4,4]),) instead of (f32[4,4], f32[4,4])" in text, text
+    with pytest.raises(TypeError, match=r"\(f32\[4,4\], y=f32\[4,4\]\) instead of"):
+        c(x, y=x)

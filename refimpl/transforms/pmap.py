@@ -670,6 +670,13 @@ def _lock_step(
     axis_name: Any,
 ) -> Any:
     """The N instances as the members of one batch (see the module docstring)."""
+    # An unmapped Python number enters as a weakly typed array, as the
+    # argument of a pjrt (or JAX) pmap: never a constant of the body (a psum of
+    # it is then over devices, strong; only a literal of the body stays weak).
+    leaves = [
+        _weak_array(leaf) if axis is None and type(leaf) in (int, float, complex) else leaf
+        for leaf, axis in zip(leaves, axes, strict=True)
+    ]
     with collectives.device_axis(axis_name, size):
         try:
             return batching._vmap_call(
@@ -684,6 +691,12 @@ def _lock_step(
                     + " (an out_axes=None output must be the same on every device)"
                 ) from None
             raise
+
+
+def _weak_array(number: Any) -> Any:
+    from refimpl.backends.placement import device_put  # (backends sit above transforms)
+
+    return device_put(number)
 
 
 # --- the pjrt route: one executable over N replicas -----------------------------------------

@@ -465,8 +465,26 @@ class Compiled:
         return f"Compiled({self._traced.jitted.__name__})"
 
 
+class _Shown:
+    """A leaf shown by its type (``f32[4,4]``) in a rendered argument tree."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
 def _describe(signature: Any) -> str:
-    return "(" + ", ".join(a.str_short() for a in signature.avals) + ")"
+    """The arguments' types in their pytree structure: ``((f32[4,4], f32[4,4]),)``
+    for ``c((x, y))``, so a structural difference shows (not only the leaves)."""
+    shown = [_Shown(a.str_short()) for a in signature.avals]
+    try:
+        args, kwargs = tree_util.tree_unflatten(signature.in_tree, shown)
+    except Exception:  # noqa: BLE001 -- a user node's unflatten may refuse stand-ins
+        return "(" + ", ".join(a.text for a in shown) + ")"
+    text = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+    return f"({text},)" if len(args) == 1 and not kwargs else f"({text})"
 
 
 def _difference(call: Any, compiled: Any) -> str:
