@@ -79,6 +79,10 @@ def result_type(fn_name: str, *args: Any) -> tuple[np.dtype, bool]:
 def _promote(fn_name: str, args: tuple[Any, ...], adjust=None) -> tuple[list[Any], list[Any]]:
     """(converted args, their shapes): each operand's aval is read once, since
     this runs for every traced numpy-level operation."""
+    if len(args) == 1:  # (the common case, without the loops below)
+        aval = aval_of(args[0], fn_name, 0)
+        dtype, weak = _joined_type([aval], adjust)
+        return [_to_dtype(args[0], aval, dtype, weak)], [aval.shape]
     avals = [aval_of(a, fn_name, i) for i, a in enumerate(args)]
     dtype, weak = _joined_type(avals, adjust)
     converted = [
@@ -152,7 +156,8 @@ def _broadcast_known(fn_name: str, args: list[Any], shapes: list[Any]) -> list[A
     """:func:`broadcast_arrays` for operands whose shapes are already known."""
     if len(args) < 2:
         return args
-    nonscalar = {s for s in shapes if s != ()}
+    nonscalar = set(shapes)
+    nonscalar.discard(())
     if len(nonscalar) <= 1:  # equal shapes or rank 0: nothing to insert
         return args
     shape = broadcast_shapes(fn_name, *shapes)

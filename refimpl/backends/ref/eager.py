@@ -57,6 +57,9 @@ def apply(
     device, committed = placement(args, _Labels(primitive.name), primitive.name)
     raw = _run_impl(impl_function(primitive), values, params)
     outs = check_impl_outputs(primitive, raw, out_avals)
+    if len(outs) == 1:  # (the common case, without the loop below)
+        aval = out_avals[0]
+        return [RefArray(_own(outs[0], values), aval.weak_type, device, committed, aval=aval)]
     return [
         RefArray(_own(out, values), aval.weak_type, device, committed, aval=aval)
         for out, aval in zip(outs, out_avals, strict=True)
