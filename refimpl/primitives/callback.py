@@ -110,12 +110,10 @@ def _batch(args, dims, *, callback, result_avals, vmap_method):
 
 @pure_callback_p.def_lowering
 def _lowering(ctx: Any, *args: Any, callback, result_avals, vmap_method):
-    from refimpl.backends.pjrt import host_callbacks
-
     def run(*values: np.ndarray) -> list:
         return call_host(callback, list(values), result_avals)
 
     # pure: no side effect, so XLA may drop it when its results are unused
-    return host_callbacks.emit(
-        ctx, list(args), run, "pure_callback", tuple(result_avals), has_side_effect=False
+    return ctx.host_callback(
+        list(args), run, "pure_callback", tuple(result_avals), has_side_effect=False
     )

@@ -65,8 +65,6 @@ def _batch(args, dims, *, callback, name):
 
 @debug_callback_p.def_lowering
 def _lowering(ctx: Any, *args: Any, callback: Any, name: str) -> list:
-    from refimpl.backends.pjrt import host_callbacks
-
     def run(*values: np.ndarray) -> list:
         callback(*values[:-1])  # the last operand only orders the call
         return [np.zeros((), np.uint8)]
@@ -76,8 +74,8 @@ def _lowering(ctx: Any, *args: Any, callback: Any, name: str) -> list:
     # order (lowering.ModuleBuilder.effect_dependency)
     u8 = ShapedArray((), np.dtype(np.uint8))
     dependency = ctx.module.effect_dependency()
-    (done,) = host_callbacks.emit(
-        ctx, [*args, dependency], run, name, (u8,), has_side_effect=True,
+    (done,) = ctx.host_callback(
+        [*args, dependency], run, name, (u8,), has_side_effect=True,
         avals_in=[*ctx.avals_in, u8],
     )  # fmt: skip
     ctx.module.effect_done([done])

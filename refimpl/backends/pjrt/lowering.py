@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes
+from refimpl.backends.pjrt import host_callbacks
 from refimpl.core import Literal, Program, ShapedArray, Var, subprograms
 
 try:  # jaxlib is only needed by the PJRT backend
@@ -396,6 +397,24 @@ class RuleContext:
             args = [self.module.platform_index_value(), *args]
         call = func.CallOp(callee, list(args))
         return list(call.results)
+
+    def host_callback(
+        self,
+        operands: list[Any],
+        callable_: Any,
+        name: str,
+        result_avals: tuple[Any, ...],
+        *,
+        has_side_effect: bool,
+        avals_in: list[Any] | None = None,
+    ) -> list[Any]:
+        """The ``refimpl_host_callback`` custom call calling ``callable_`` on the
+        host (host_callbacks.emit): the callback primitives reach the backend
+        through their context instead of importing it."""
+        return host_callbacks.emit(
+            self, operands, callable_, name, result_avals,
+            has_side_effect=has_side_effect, avals_in=avals_in,
+        )  # fmt: skip
 
 
 # --- building a module --------------------------------------------------------------
