@@ -660,3 +660,62 @@ def test_checkpoint_programs_compare_what_is_saved(monkeypatch):
     if impls_mod.get("jax").is_available():
         problems = fuzz.check_program(program, [ref, impls_mod.get("jax")])
         assert any("['residuals']: expected 2, got 0" in p for p in problems), problems
+
+
+# --- the three planted bugs of issue 36, each caught without jax --------------------------
+
+
+def _failing(patterns):
+    suite = conformance.run(impls=_impls().split(","), patterns=patterns)
+    return suite, {r.case for r in suite.unexpected()}
+
+
+def test_planted_dot_general_batch_rule_on_different_axes_fails_without_jax(monkeypatch, no_jax):
+    """Both operands batched: moving the rhs by the lhs's batch axis is right whenever
+    the two axes are equal (every other vmap case); vmap_axes's cases see it."""
+    from refimpl.primitives import linalg
+
+    patterns = ["vmap.axes_rules/dot_general/*", "vmap.axes_rules/matmul_in_axes_1_0"]
+    suite, failed = _failing(patterns)
+    assert not failed, conformance.summary_text(suite)
+    true_rule = linalg._dot_general_batch
+
+    def wrong(args, dims, **params):
+        lbd, rbd = dims
+        if lbd is not None and rbd is not None:
+            dims = (lbd, lbd)  # the rhs moved by the lhs's axis
+            if np.ndim(args[1]) <= lbd:
+                raise ValueError("axis out of range")
+        return true_rule(args, dims, **params)
+
+    monkeypatch.setattr(linalg.dot_general_p, "batch_rule", wrong)
+    suite, failed = _failing(patterns)
+    assert {"vmap.axes_rules/dot_general/diff", "vmap.axes_rules/matmul_in_axes_1_0"} <= failed
+
+
+def test_planted_masked_max_filling_padding_with_zero_fails(monkeypatch):
+    from refimpl import dtypes
+    from refimpl.primitives import reductions
+
+    patterns = ["mask.regions/max/*", "mask.regions/max-rows/*"]
+    suite, failed = _failing(patterns)
+    assert not failed, conformance.summary_text(suite)
+    zero_fill = reductions._reduction_mask_rule(reductions.reduce_max_p, dtypes.zero)
+    monkeypatch.setattr(reductions.reduce_max_p, "mask_rule", zero_fill)
+    suite, failed = _failing(patterns)
+    assert {"mask.regions/max/neg", "mask.regions/max/single", "mask.regions/max/empty"} <= failed
+    assert "mask.regions/max/pos" not in failed  # a positive maximum beats the 0
+
+
+def test_planted_checkpoint_policy_saving_everything_fails_without_jax(monkeypatch, no_jax):
+    """The gradient is the same whatever a policy saves; what is saved is not."""
+    import refimpl as ri
+
+    patterns = ["residuals/checkpoint/nothing_saveable", "residuals.split/nothing_saveable",
+                "memory_ad/checkpoint/nothing_saveable/*"]  # fmt: skip
+    suite, failed = _failing(patterns)
+    assert not failed, conformance.summary_text(suite)
+    monkeypatch.setattr(ri.checkpoint_policies, "nothing_saveable",
+                        ri.checkpoint_policies.everything_saveable)  # fmt: skip
+    suite, failed = _failing(patterns)
+    assert failed == {"residuals/checkpoint/nothing_saveable", "residuals.split/nothing_saveable"}
