@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import tracing
+from refimpl import backends, tracing
 from refimpl.config import config
 from refimpl.core import ShapedArray, ShapeError, shape_error_at
 
@@ -177,16 +177,14 @@ _MAX_SIGNATURES = 1024  # per primitive
 # bound axis goes to the axis's trace even when no operand is one of its
 # tracers (refimpl.primitives.collectives.sub_program_owner).
 _axis_owner: Callable[[Primitive, Any, dict[str, Any]], Any] | None = None
-_eager: Any = None  # refimpl.backends.ref.eager, imported on first use (it imports
-# the array types, which import this module)
+_eager: Any = None  # the reference backend's eager runner, loaded on first use (it
+# imports the array types, which import this module)
 
 
 def _import_eager() -> Any:
     global _eager
-    from refimpl.backends.ref import eager
-
-    _eager = eager
-    return eager
+    _eager = backends.get("ref").eager
+    return _eager
 
 
 def _signature_key(params: dict[str, Any], in_avals: list[ShapedArray]) -> tuple | None:

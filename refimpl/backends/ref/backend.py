@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, tracing
+from refimpl.backends.ref import eager
 from refimpl.backends.ref.arrays import Device, RefArray, default_device, placement, ref_devices
 from refimpl.backends.ref.execute import execute_ref
 
@@ -19,6 +20,7 @@ __all__ = [
     "array_types",
     "default_device",
     "devices",
+    "eager",
     "execute",
     "is_device",
     "make_fast_jitted",
@@ -28,6 +30,9 @@ __all__ = [
 
 name = "ref"
 array_types = (RefArray,)
+# how a primitive bound outside any trace runs (Primitive.bind finds it here,
+# through the registry); a device array type may add its cached dispatch
+# to eager.binders
 
 
 def devices() -> list[Device]:
