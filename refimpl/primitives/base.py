@@ -149,10 +149,12 @@ class Primitive:
         Eager code applies the same primitive to the same types over and
         over; abstract evaluation (checks, promotion, dtype canonicalization)
         depends on nothing else, so it runs once per signature. Params that
-        are not plain values (:func:`_params_key`) take the uncached path;
-        errors are never cached, so they are raised on every call.
+        are not plain values (:func:`_params_key`) and the collectives take
+        the uncached path; errors are never cached, so they are raised on
+        every call.
         """
-        key = _signature_key(params, in_avals)
+        # (a collective's types can depend on the sizes of the bound axes too)
+        key = None if getattr(self, "axis_dependent", False) else _signature_key(params, in_avals)
         if key is None:
             return self.out_avals(in_avals, params)
         cache = self._out_avals_cache
