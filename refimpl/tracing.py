@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import backends, dtypes
 from refimpl.array_ops import ArrayOps
 from refimpl.config import config
 from refimpl.core import Atom, Eqn, Literal, Program, ShapedArray, Var
@@ -570,7 +570,8 @@ def _const_operand(value: np.ndarray, aval: ShapedArray) -> Any:
     if aval.shape == ():
         return TypedScalar(value, aval.dtype, aval.weak_type)
     if aval.weak_type:
-        from refimpl.backends.ref.arrays import RefArray as Array  # arrays imports tracing
-
-        return Array(np.asarray(value), weak_type=True)
+        # a weakly typed constant is a reference-backend array (through the
+        # registry: the backend's arrays import this module)
+        (array_type,) = backends.get("ref").array_types
+        return array_type(np.asarray(value), weak_type=True)
     return value
