@@ -43,10 +43,17 @@ LAYERS: dict[str, int] = {
     # the backend protocol and registry: names -> modules, imported on first use
     # (the backends themselves are layer 6)
     "refimpl.backends": CORE,
+    # masked dims: shape polynomials, part of the abstract values (stdlib only;
+    # refimpl/transforms/__init__.py imports no transformation, so importing
+    # it from below costs nothing)
+    "refimpl.transforms.masking.shape_spec": CORE,
     # 2 tracing: the trace stack, Tracer and the operators every array-like shares
     "refimpl.array_ops": TRACING,
     "refimpl.tracing": TRACING,
     "refimpl.array": TRACING,
+    # the values jvp and transpose rules exchange (Zero, UndefinedPrimal): the
+    # rule interface, not the ad driver (it imports only dtypes and core)
+    "refimpl.transforms.ad_util": TRACING,
     # 3 primitives
     "refimpl.primitives": PRIMITIVES,
     # 4 the reference interpreter and the transformations
