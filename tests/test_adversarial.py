@@ -447,3 +447,173 @@ def test_a_read_racing_a_donation_sees_the_value_or_the_deleted_error(backend, e
             np.testing.assert_array_equal(value, np.arange(512))
 
     check()
+
+
+# --- pmap: sharded inputs, donation, deletion from threads and callbacks --------------------
+
+
+@pytest.fixture
+def four_ref_devices():
+    old = ri.config.ref_num_devices
+    ri.config.update("ref_num_devices", 4)
+    yield
+    ri.config.update("ref_num_devices", old)
+
+
+def sharded_input(backend: str, width: int) -> Any:
+    """A pmap output over 4 devices: [[0..width), [width..2 width), ...]."""
+    if backend == "pjrt":
+        skip_without_pjrt()
+    make = ri.pmap(lambda x: x * 1.0, backend=backend)
+    return make(np.arange(4 * width, dtype=np.float32).reshape(4, width))
+
+
+@pytest.mark.parametrize("examples", BUDGETS)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pmap_of_sharded_inputs_with_donation_and_repeats(backend, examples, four_ref_devices):
+    @budget(examples)
+    @given(st.integers(1, 5), st.booleans(), st.sampled_from(["two", "repeat", "shard"]), ATTEMPTS)
+    def check(width, donate, how, _attempt):
+        a = sharded_input(backend, width)
+        want = np.arange(4 * width, dtype=np.float32).reshape(4, width)
+        f = ri.pmap(lambda x, y: x + y, donate_argnums=0 if donate else (), backend=backend)
+        if how == "two":
+            other = sharded_input(backend, width)
+        elif how == "repeat":
+            other = a
+        else:  # a shard of a is the same storage as a
+            other = a.addressable_shards[0].data
+            if donate:
+                with pytest.raises(ValueError):
+                    ri.device_put((a, other), donate=True)
+                assert not a.is_deleted() and not other.is_deleted()
+            other = sharded_input(backend, width)
+        try:
+            out = f(a, other)
+        except ValueError as error:
+            assert donate and how == "repeat", repr(error)
+            assert "the same array" in str(error)
+            assert not a.is_deleted()
+            np.testing.assert_array_equal(np.asarray(a), want)
+            return
+        np.testing.assert_array_equal(np.asarray(out), 2 * want)
+        assert a.is_deleted() == donate
+        if not donate:
+            np.testing.assert_array_equal(np.asarray(a), want)
+
+    check()
+
+
+@pytest.mark.parametrize("examples", BUDGETS)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_thread_deletes_a_sharded_input_during_pmap_calls(backend, examples, four_ref_devices):
+    @budget(max(examples // 10, 3))
+    @given(st.integers(0, 30), st.booleans(), ATTEMPTS)
+    def check(delay, donate, _attempt):
+        f = ri.pmap(lambda x: x + 1, donate_argnums=0 if donate else (), backend=backend)
+        a = sharded_input(backend, 256)
+        start = threading.Barrier(2)
+
+        def deleter():
+            start.wait()
+            for _ in range(delay):
+                pass
+            a.delete()
+
+        thread = threading.Thread(target=deleter)
+        thread.start()
+        start.wait()
+        try:
+            out = f(a)
+        except RuntimeError as error:
+            assert "has been deleted" in str(error), repr(error)
+        else:
+            want = np.arange(1024, dtype=np.float32).reshape(4, 256) + 1
+            np.testing.assert_array_equal(np.asarray(out), want)
+        thread.join()
+        assert a.is_deleted()
+
+    check()
+
+
+@pytest.mark.parametrize("examples", BUDGETS)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_host_callbacks_that_delete_or_raise_under_jit_and_pmap(
+    backend, examples, four_ref_devices
+):
+    device = device_of(backend)
+
+    @budget(examples)
+    @given(st.sampled_from(["return", "raise", "delete-other", "wrong-shape"]), st.booleans())
+    def check(does, use_pmap):
+        victim = ri.device_put(np.arange(3, dtype=np.float32), device)
+        kept = ri.device_put(np.ones(3, np.float32), device)
+
+        def callback(x):
+            if does == "raise":
+                raise HostileError("callback")
+            if does == "delete-other":
+                victim.delete()
+            if does == "wrong-shape":
+                return np.zeros(7, np.float32)
+            return np.asarray(x) * 2
+
+        spec = ri.ShapeDtypeStruct((3,), np.float32)
+        body = lambda x: ri.pure_callback(callback, spec, x) + 1  # noqa: E731
+        if use_pmap:
+            f = ri.pmap(body, backend=backend)
+            arg = np.ones((4, 3), np.float32)
+        else:
+            f = ri.jit(body, backend=backend)
+            arg = kept
+        try:
+            out = f(arg)
+        except Exception as error:  # noqa: BLE001 -- checked below
+            assert does in ("raise", "wrong-shape"), repr(error)
+            assert isinstance(error, (HostileError, RuntimeError, TypeError, ValueError))
+        else:
+            assert does in ("return", "delete-other")
+            np.testing.assert_array_equal(np.asarray(out), np.asarray(arg) * 2 + 1)
+        assert victim.is_deleted() == (does == "delete-other")
+        np.testing.assert_array_equal(np.asarray(kept), np.ones(3))
+
+    check()
+
+
+# --- refs: updates from threads, jit calls with refs ----------------------------------------
+
+
+@pytest.mark.parametrize("examples", BUDGETS)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ref_updates_from_threads_are_never_lost(backend, examples):
+    if backend == "pjrt":
+        skip_without_pjrt()
+
+    @budget(max(examples // 20, 3))
+    @given(st.integers(1, 4), st.integers(1, 30), st.booleans(), ATTEMPTS)
+    def check(threads, calls, closed, _attempt):
+        r = ri.new_ref(np.zeros(2, np.float32))
+        if closed:
+            inc = ri.jit(lambda: r.__setitem__(Ellipsis, r[...] + 1.0), backend=backend)
+            step = inc
+        else:
+            inc = ri.jit(lambda r: r.__setitem__(Ellipsis, r[...] + 1.0), backend=backend)
+            step = lambda: inc(r)  # noqa: E731
+        errors: list[BaseException] = []
+
+        def work():
+            for _ in range(calls):
+                try:
+                    step()
+                except BaseException as error:  # noqa: BLE001
+                    errors.append(error)
+
+        workers = [threading.Thread(target=work) for _ in range(threads)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+        assert errors == []
+        np.testing.assert_array_equal(np.asarray(r[...]), [threads * calls] * 2)
+
+    check()

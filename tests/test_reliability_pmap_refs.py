@@ -372,11 +372,13 @@ def test_ref_indexed_with_an_integer_array_as_jax():
 # --- refs on the reference backend follow pjrt's thread rules -----------------------------
 
 
-def test_ref_updated_by_jit_calls_from_four_threads_loses_nothing_on_ref():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ref_updated_by_jit_calls_from_four_threads_loses_nothing(backend):
+    needs(backend)
     import threading
 
     r = ri.new_ref(np.float32(1.0))
-    inc = ri.jit(lambda r: r.__setitem__(Ellipsis, r[...] + 1.0), backend="ref")
+    inc = ri.jit(lambda r: r.__setitem__(Ellipsis, r[...] + 1.0), backend=backend)
     errors: list[str] = []
 
     def work():

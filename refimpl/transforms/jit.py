@@ -768,14 +768,12 @@ class Jitted:
         if nested or entry.captured or any(isinstance(r._value, tracing.Tracer) for r in held):
             # e.g. vmap(jit(f))(ref): the ref holds a tracer of the enclosing transformation
             return self._bind_with_refs(entry, call)
-        if call.signature.backend != "pjrt":
-            # one call at a time reads, runs and writes back a ref (_RefClaims)
-            claim = _ref_claims.claim(held, _has_host_callbacks(entry), self.__name__)
-            try:
-                return self._run_with_refs(entry, call, args, kwargs)
-            finally:
-                _ref_claims.release(claim)
-        return self._run_with_refs(entry, call, args, kwargs)
+        # one call at a time reads, runs and writes back a ref (_RefClaims)
+        claim = _ref_claims.claim(held, _has_host_callbacks(entry), self.__name__)
+        try:
+            return self._run_with_refs(entry, call, args, kwargs)
+        finally:
+            _ref_claims.release(claim)
 
     def _run_with_refs(self, entry: CacheEntry, call: CallArgs, args: Any, kwargs: Any) -> Any:
         n_leaves = len(call.leaves)
@@ -883,11 +881,15 @@ class Jitted:
         if len(ids) != len(refs) or ref.closes_over_any(self.fun, ids):
             self._ref_memo = None  # the full path checks (and raises)
             return self(*args)
-        leaves = [a._value if type(a) is ref.Ref else a for a in args]
-        outs = _ref_fast_call(entry, self.__name__)(*leaves)
-        n_user = len(outs) - len(refs)
-        for r, value in zip(refs, outs[n_user:], strict=True):
-            r._value = value
+        claim = _ref_claims.claim(refs, _has_host_callbacks(entry), self.__name__)
+        try:
+            leaves = [a._value if type(a) is ref.Ref else a for a in args]
+            outs = _ref_fast_call(entry, self.__name__)(*leaves)
+            n_user = len(outs) - len(refs)
+            for r, value in zip(refs, outs[n_user:], strict=True):
+                r._value = value
+        finally:
+            _ref_claims.release(claim)
         user_tree = entry.out_tree.children()[0]
         if user_tree == _NONE_TREE:  # a step returning nothing: no unflatten
             return None
@@ -999,7 +1001,7 @@ def _has_host_callbacks(entry: CacheEntry) -> bool:
 
 
 class _RefClaims:
-    """Which refs a jit call on the reference backend is reading, running and
+    """Which refs a jit call (either backend) is reading, running and
     writing back: one call at a time per ``Ref`` (as the pjrt launch's claim of
     a donated buffer), so updates from several threads are never lost and a
     ref's value is never donated under another call.
