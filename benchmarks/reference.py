@@ -20,13 +20,14 @@ each timing one block of calls of every contender (the order rotates from
 round to round), so a change of the machine's load hits all of them alike.
 Blocks are short (~0.2 ms; one call for the chains): on the shared 2-core
 machine, loaded 5-8x, a process is descheduled every few milliseconds, and
-the median over many short blocks is what an undisturbed call costs. Reported: each contender's median
-time per op (or per equation) over the rounds, and the median over rounds
-of the per-round ratio ``ref / other`` (the two blocks of a round ran back
-to back). On the shared 2-core machine the ratios are what counts, not the
-absolute times; the load average is printed with them.
+the median over many short blocks is what an undisturbed call costs.
+Reported: each contender's median time per op (or per equation) over the
+rounds, and the median over rounds of the per-round ratio ``ref / other``
+(the two blocks of a round ran back to back). On the shared 2-core machine
+the ratios are what counts, not the absolute times; the load average is
+printed with them.
 
-Run: ``python benchmarks/reference.py [--rounds 15] [--quick] [--json]``.
+Run: ``python benchmarks/reference.py [--rounds 10] [--quick] [--json]`` (~20 s).
 """
 
 from __future__ import annotations
@@ -201,8 +202,7 @@ def main() -> None:
     rounds = 3 if args.quick else args.rounds
     load_start = os.getloadavg()
     print(
-        f"{'case':<58} {'ref us':>8} {'jax us':>8} {'numpy us':>8}   "
-        f"{'/jax':>6} {'/numpy':>6}",
+        f"{'case':<58} {'ref us':>8} {'jax us':>8} {'numpy us':>8}   {'/jax':>6} {'/numpy':>6}",
         file=sys.stderr,
     )
     rows = run(rounds, args.quick)
