@@ -176,6 +176,9 @@ class ArrayOps:
     def round(self, decimals: int = 0) -> Any:
         return _rnp().round(self, decimals)
 
+    def __round__(self, ndigits: int | None = None) -> Any:
+        return _rnp().round(self, ndigits or 0)
+
     def sort(self, axis: int | None = -1, **kwargs: Any) -> Any:
         """The sorted array (``jax.Array.sort``: returns it, does not sort in place)."""
         return _rnp().sort(self, axis=axis, **kwargs)

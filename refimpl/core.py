@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes
+from refimpl.sharding import abstract_sharding
 
 _INT64_MAX = 2**63 - 1
 
@@ -102,6 +103,12 @@ class ShapedArray:
 
     def strip_weak(self) -> ShapedArray:
         return self.update(weak_type=False) if self.weak_type else self
+
+    @property
+    def sharding(self) -> Any:
+        """The type's sharding (``jax.typeof(x).sharding``): unsplit over the
+        empty mesh, since refimpl places every array whole on one device."""
+        return abstract_sharding(self.ndim)
 
     def str_short(self) -> str:
         mark = "~" if self.weak_type else ""

@@ -19,12 +19,15 @@ those two layouts, with JAX's names and methods:
 from __future__ import annotations
 
 import enum
+import functools
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 __all__ = [
+    "AbstractMesh",
     "AxisType",
     "Mesh",
     "NamedSharding",
@@ -202,11 +205,63 @@ class Mesh:
         return f"Mesh({shape})"
 
 
+class AbstractMesh:
+    """A mesh's axis names, sizes and types without devices (the mesh of a
+    type's sharding, ``jax.typeof(x).sharding.mesh``); refimpl's arrays have
+    the empty one."""
+
+    def __init__(
+        self, axis_sizes: tuple[int, ...] = (), axis_names: tuple[str, ...] = (), axis_types=None
+    ) -> None:
+        self.axis_sizes = tuple(axis_sizes)
+        self.axis_names = tuple(axis_names)
+        self.axis_types = tuple(axis_types or (AxisType.Auto,) * len(self.axis_names))
+
+    @property
+    def shape(self) -> dict[str, int]:
+        return dict(zip(self.axis_names, self.axis_sizes))
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.axis_sizes, dtype=np.int64))
+
+    @property
+    def empty(self) -> bool:
+        return not self.axis_names
+
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        return not self.empty and all(t == AxisType.Explicit for t in self.axis_types)
+
+    @property
+    def are_all_axes_auto(self) -> bool:
+        return all(t == AxisType.Auto for t in self.axis_types)
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        return self
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, AbstractMesh) and (
+            (self.axis_sizes, self.axis_names, self.axis_types)
+            == (other.axis_sizes, other.axis_names, other.axis_types)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.axis_sizes, self.axis_names, self.axis_types))
+
+    def __repr__(self) -> str:
+        return f"AbstractMesh({self.axis_sizes}, axis_types={self.axis_types})"
+
+
+EMPTY_MESH = AbstractMesh()
+
+
 class NamedSharding(Sharding):
     """An array split over ``mesh`` as ``spec`` names: axis ``i`` of the array
     is cut into as many pieces as the mesh axes ``spec[i]`` have devices."""
 
-    def __init__(self, mesh: Mesh, spec: PartitionSpec | None = None, **_: Any) -> None:
+    def __init__(self, mesh: Any, spec: PartitionSpec | None = None, **_: Any) -> None:
         self.mesh = mesh
         self.spec = PartitionSpec() if spec is None else PartitionSpec(*spec)
         for entry in self.spec:
@@ -218,6 +273,8 @@ class NamedSharding(Sharding):
 
     @property
     def device_set(self) -> set[Any]:
+        if isinstance(self.mesh, AbstractMesh):
+            raise ValueError("a NamedSharding of an AbstractMesh has no devices")
         return set(self.mesh.devices.flat)
 
     @property
@@ -266,6 +323,54 @@ class NamedSharding(Sharding):
 
     def __repr__(self) -> str:
         return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
+
+
+def abstract_sharding(ndim: int) -> NamedSharding:
+    """The sharding of the type of a refimpl array of rank ``ndim``
+    (``jax.typeof(x).sharding``): unsplit, over the empty abstract mesh."""
+    return NamedSharding(EMPTY_MESH, PartitionSpec(*([None] * ndim)))
+
+
+def check_out_sharding(fn_name: str, out_sharding: Any) -> None:
+    """Accept an ``out_sharding`` argument that leaves the result whole on one
+    device (None, an empty or all-None ``PartitionSpec``, a sharding over one
+    device or over the empty mesh); refimpl lays no array over several."""
+    if out_sharding is None:
+        return
+    if isinstance(out_sharding, PartitionSpec) and all(e is None for e in out_sharding):
+        return
+    if isinstance(out_sharding, NamedSharding) and isinstance(out_sharding.mesh, AbstractMesh):
+        if out_sharding.mesh.size <= 1 or all(e is None for e in out_sharding.spec):
+            return
+    elif isinstance(out_sharding, Sharding) and len(out_sharding.device_set) == 1:
+        return
+    raise NotImplementedError(
+        f"{fn_name}: out_sharding={out_sharding!r} splits the result over several devices; "
+        "refimpl places every array whole on one device"
+    )
+
+
+def accepts_out_sharding(fn: Any) -> Any:
+    """``fn`` with JAX's ``out_sharding=`` keyword (checked by
+    :func:`check_out_sharding`, then dropped: the result is on one device)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, out_sharding: Any = None, **kwargs: Any) -> Any:
+        check_out_sharding(getattr(fn, "__name__", "function"), out_sharding)
+        return fn(*args, **kwargs)
+
+    try:
+        signature = inspect.signature(fn)
+        extra = inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None)
+        params = list(signature.parameters.values())
+        if params and params[-1].kind == inspect.Parameter.VAR_KEYWORD:
+            params.insert(len(params) - 1, extra)
+        else:
+            params.append(extra)
+        wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        pass
+    return wrapper
 
 
 def single_device_of(sharding: Any) -> Any:

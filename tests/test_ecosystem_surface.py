@@ -338,3 +338,32 @@ def test_as_jax_runs_a_module_with_its_arguments(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.split()[:2] == ["jax", "refimpl.backends.ref.arrays"]
     assert run.stdout.strip().endswith("['-q', 'x']")
+
+
+# --- details optax's tests meet ------------------------------------------------------------
+
+
+def test_complex_max_min_order_as_xla(backend):
+    x = np.array([1 + 2j, 1 + 3j, 2, np.nan + 1j, 1 + np.nan * 1j, -1 - 1j], np.complex64)
+    y = np.array([1 + 1j, 1 + 3j, 1 + 5j, 0, 1, -1 + 1j], np.complex64)
+    for ours, theirs in ((ri.lax.max, jax.lax.max), (ri.lax.min, jax.lax.min)):
+        np.testing.assert_array_equal(np.asarray(ri.jit(ours)(x, y)), np.asarray(theirs(x, y)))
+    with pytest.raises(ValueError, match="cannot be clipped"):
+        rnp.clip(x, 0, 1)
+
+
+def test_cond_operand_keyword_round_and_out_sharding():
+    assert float(ri.lax.cond(True, lambda v: v + 1, lambda v: v - 1, operand=1.0)) == 2.0
+    assert float(ri.lax.switch(1, [lambda v: v, lambda v: v * 3], operand=2.0)) == 6.0
+    with pytest.raises(TypeError, match="no positional operands"):
+        ri.lax.cond(True, lambda v: v, lambda v: v, 1.0, operand=2.0)
+    assert float(round(rnp.asarray(2.567), 2)) == pytest.approx(2.57)
+    a = rnp.ones((2, 3))
+    s = ri.typeof(a).sharding
+    assert s.mesh.empty and not s.mesh.are_all_axes_explicit and tuple(s.spec) == (None, None)
+    assert float(rnp.tensordot(a, a, 2, out_sharding=None)) == 6.0
+    assert rnp.zeros(3, out_sharding=sharding.PartitionSpec()).shape == (3,)
+    ri.config.update("ref_num_devices", 2)
+    mesh = sharding.Mesh(np.array(ri.devices("ref")[:2]), ("d",))
+    with pytest.raises(NotImplementedError, match="several devices"):
+        rnp.zeros(4, out_sharding=sharding.NamedSharding(mesh, sharding.PartitionSpec("d")))

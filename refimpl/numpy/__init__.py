@@ -6,6 +6,7 @@ NumPy, and is written only with ``refimpl.lax`` functions -- so it works the
 same eagerly (returning refimpl arrays) and under ``ri.jit``.
 """
 
+from refimpl import sharding as _sharding
 from refimpl.backends import fast_functions as _fast_functions
 from refimpl.numpy import (
     _arrangement,
@@ -94,6 +95,14 @@ __all__ = [
     *_stacking.__all__,
     *_stats.__all__,
 ]
+
+# JAX's out_sharding= keyword, accepted where it leaves the result whole on
+# one device (refimpl.sharding.check_out_sharding).
+for _name in (
+    "dot", "matmul", "einsum", "tensordot", "zeros", "ones", "full", "arange", "empty",
+    "zeros_like", "ones_like", "full_like", "broadcast_to",
+):  # fmt: skip
+    globals()[_name] = _sharding.accepts_out_sharding(globals()[_name])
 
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
 # arguments (docs/semantics.md 9.1); the reference backend is unaffected.

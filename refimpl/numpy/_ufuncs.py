@@ -485,11 +485,19 @@ def where(condition: ArrayLike, x: ArrayLike = None, y: ArrayLike = None, /) -> 
 
 
 def clip(arr: ArrayLike, /, min: ArrayLike = None, max: ArrayLike = None) -> Array:  # noqa: A002
-    """``minimum(max, maximum(min, arr))``; a ``None`` bound is not applied."""
-    aval_of(arr, "clip", 0)
+    """``minimum(max, maximum(min, arr))``; a ``None`` bound is not applied.
+    Complex values have no order: a ``ValueError``, as in JAX."""
+    avals = [aval_of(arr, "clip", 0)]
     for position, bound in ((1, min), (2, max)):
         if bound is not None:
-            aval_of(bound, "clip", position)
+            avals.append(aval_of(bound, "clip", position))
+    if any(dtypes.is_complex(a.dtype) for a in avals):
+        raise ValueError(
+            "Clip received a complex value either through the input or the min/max keywords. "
+            "Complex values have no ordering and cannot be clipped. Please convert to a real "
+            "value or array by taking the real or imaginary components via "
+            "jax.numpy.real/imag respectively."
+        )
     if min is not None:
         arr = maximum(min, arr)
     if max is not None:

@@ -1321,16 +1321,39 @@ def _as_index(bound: Any, dtype: np.dtype) -> Any:
 # --- the public functions: cond and switch -------------------------------------------
 
 
+_NO_OPERAND: Any = object()
+
+
+def _operand_keyword(api: str, operands: tuple, operand: Any) -> tuple:
+    """JAX's older spelling ``operand=x``: the same as one positional operand."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TypeError(
+            f"{api}: if 'operand' keyword is passed then no positional operands can be passed, "
+            f"got operand={operand!r} and positional operands {operands}"
+        )
+    return (operand,)
+
+
 @api_boundary
-def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any):
+def cond(
+    pred: Any,
+    true_fun: Callable[..., Any],
+    false_fun: Callable[..., Any],
+    *operands: Any,
+    operand: Any = _NO_OPERAND,
+):
     """``jax.lax.cond``: ``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``.
 
     ``pred`` is a bool or number scalar (a number means ``pred != 0``). Both
     functions are traced; their outputs must have the same pytree structure,
     shapes and dtypes. Where only the weak type differs, the result takes
-    ``false_fun``'s (JAX's branch 0 is ``false_fun``).
+    ``false_fun``'s (JAX's branch 0 is ``false_fun``). ``operand=x`` is
+    JAX's older spelling of one operand.
     """
     api = "lax.cond"
+    operands = _operand_keyword(api, operands, operand)
     if not (callable(true_fun) and callable(false_fun)):
         raise TypeError(f"{api}: true_fun and false_fun must be callable")
     if pred is None or isinstance(pred, (list, tuple)):
@@ -1348,14 +1371,18 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
 
 
 @api_boundary
-def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+def switch(
+    index: Any, branches: Sequence[Callable[..., Any]], *operands: Any, operand: Any = _NO_OPERAND
+) -> Any:
     """``jax.lax.switch``: ``branches[clamp(0, index, len(branches) - 1)](*operands)``.
 
     ``index`` is an integer scalar. Every branch is traced; their outputs must
     have the same pytree structure, shapes and dtypes. Where only the weak
     type differs, the result takes branch 0's. One branch is just called.
+    ``operand=x`` is JAX's older spelling of one operand.
     """
     api = "lax.switch"
+    operands = _operand_keyword(api, operands, operand)
     try:
         branches = tuple(branches)
     except TypeError:

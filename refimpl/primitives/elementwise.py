@@ -335,11 +335,23 @@ def _shift_right_arithmetic(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.right_shift(x, clamped).astype(x.dtype)
 
 
+def _lexicographic_less(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``x < y`` for complex numbers as XLA orders them: by real part, then
+    imaginary part (a NaN part compares false)."""
+    return (x.real < y.real) | ((x.real == y.real) & (x.imag < y.imag))
+
+
 def _max(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """NumPy's maximum; complex: ``x if y < x else y`` in XLA's order."""
+    if dtypes.is_complex(x.dtype):
+        return np.where(_lexicographic_less(y, x), x, y)
     return np.maximum(x, y)
 
 
 def _min(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """NumPy's minimum; complex: ``x if x < y else y`` in XLA's order."""
+    if dtypes.is_complex(x.dtype):
+        return np.where(_lexicographic_less(x, y), x, y)
     return np.minimum(x, y)
 
 
@@ -388,8 +400,8 @@ def _mul_impl(x: np.ndarray, y: np.ndarray, *, out_dtype=None) -> np.ndarray:
 div_p = binary("div", _div, NUMERIC)
 rem_p = binary("rem", _rem, REAL_NUMERIC)
 pow_p = binary("pow", _pow, INEXACT)
-max_p = binary("max", _max, ORDERED)
-min_p = binary("min", _min, ORDERED)
+max_p = binary("max", _max, ANY)
+min_p = binary("min", _min, ANY)
 atan2_p = binary("atan2", _atan2, FLOAT)
 nextafter_p = binary("nextafter", _nextafter, FLOAT)
 and_p = binary("and", np.bitwise_and, BOOL_OR_INT)
@@ -989,10 +1001,33 @@ def _hlo_binary(op: str, dialect: str = "hlo", in_float32: bool = False):
 
 
 for _prim, _op in [
-    (add_p, "add"), (sub_p, "subtract"), (max_p, "maximum"),
-    (min_p, "minimum"), (and_p, "and_"), (or_p, "or_"), (xor_p, "xor"),
+    (add_p, "add"), (sub_p, "subtract"), (and_p, "and_"), (or_p, "or_"), (xor_p, "xor"),
 ]:  # fmt: skip
     _prim.def_lowering(_hlo_binary(_op))
+
+
+def _minmax_lowering(op: str, direction: str):
+    """``maximum``/``minimum``; complex numbers compared as the impl does (real
+    parts, then imaginary parts where the real parts are equal), as JAX lowers it."""
+    plain = _hlo_binary(op)
+
+    def rule(ctx, x, y):
+        dtype = ctx.avals_in[0].dtype
+        if not dtypes.is_complex(dtype):
+            return plain(ctx, x, y)
+        x, y = ctx.broadcast_operands(x, y)
+        part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+        rx, ry = ctx.hlo.real(x), ctx.hlo.real(y)
+        real_eq = ctx.compare(rx, ry, "EQ", part)
+        real_cmp = ctx.compare(rx, ry, direction, part)
+        imag_cmp = ctx.compare(ctx.hlo.imag(x), ctx.hlo.imag(y), direction, part)
+        return [ctx.select(ctx.select(real_eq, imag_cmp, real_cmp), x, y)]
+
+    return rule
+
+
+max_p.def_lowering(_minmax_lowering("maximum", "GT"))
+min_p.def_lowering(_minmax_lowering("minimum", "LT"))
 
 for _prim, _op in [(pow_p, "power"), (atan2_p, "atan2")]:
     _prim.def_lowering(_hlo_binary(_op, in_float32=True))
