@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from refimpl.core import ShapedArray
-from refimpl.primitives import collectives
+from refimpl.primitives import collectives, structural
 from refimpl.primitives.base import Primitive
 from refimpl.transforms import batching
 
@@ -78,8 +78,6 @@ def _jvp(primals, tangents, **params):
 
 @pure_callback_p.def_batch
 def _batch(args, dims, *, callback, result_avals, vmap_method):
-    from refimpl import numpy as rnp
-
     size = batching.axis_size_of(args, dims)
     if collectives.on_device_axis():  # a reference pmap: once per device, any vmap_method
         vmap_method = "sequential"
@@ -95,10 +93,13 @@ def _batch(args, dims, *, callback, result_avals, vmap_method):
         for i in range(size):
             row = [a if d is None else a[i] for a, d in zip(front, dims, strict=True)]
             rows.append(pure_callback_p.bind(*row, result_avals=result_avals, **params))
-        outs = [rnp.stack([r[k] for r in rows]) for k in range(len(result_avals))]
+        outs = [
+            structural.concatenate([structural.expand_dims(r[k], (0,)) for r in rows], 0)
+            for k in range(len(result_avals))
+        ]
         return outs, [0] * len(outs)
     if vmap_method == "expand_dims":
-        ops = [rnp.expand_dims(a, 0) if d is None else a for a, d in zip(front, dims)]
+        ops = [structural.expand_dims(a, (0,)) if d is None else a for a, d in zip(front, dims)]
     else:
         ops = [
             batching.broadcast_batch(a, size, 0) if d is None else a for a, d in zip(front, dims)
