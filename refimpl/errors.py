@@ -10,8 +10,6 @@ refimpl's error (and also the other two cases, which JAX would tell apart).
 
 from __future__ import annotations
 
-from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
-
 __all__ = [
     "ConcretizationTypeError",
     "TracerArrayConversionError",
@@ -19,6 +17,15 @@ __all__ = [
     "TracerIntegerConversionError",
     "UnexpectedTracerError",
 ]
+
+
+class ConcretizationTypeError(TypeError):
+    """A traced (abstract) value was used where Python needs a concrete one."""
+
+
+class UnexpectedTracerError(Exception):
+    """A tracer escaped the trace that made it and was used afterwards."""
+
 
 TracerBoolConversionError = ConcretizationTypeError
 TracerIntegerConversionError = ConcretizationTypeError

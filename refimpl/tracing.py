@@ -26,14 +26,7 @@ from refimpl import backends, dtypes
 from refimpl.array_ops import ArrayOps
 from refimpl.config import config
 from refimpl.core import Atom, Eqn, Literal, Program, ShapedArray, Var
-
-
-class ConcretizationTypeError(TypeError):
-    """A traced (abstract) value was used where Python needs a concrete one."""
-
-
-class UnexpectedTracerError(Exception):
-    """A tracer escaped the trace that made it and was used afterwards."""
+from refimpl.errors import ConcretizationTypeError, UnexpectedTracerError
 
 
 class Trace:
