@@ -9,7 +9,8 @@
 # CPython itself is not instrumented, so libasan is preloaded (it must come
 # first in the process) and leak detection is off (the interpreter keeps
 # memory until exit by design). Any sanitizer report aborts the run with a
-# nonzero status. Not part of .ci/run: the build alone takes a few minutes.
+# nonzero status. .ci/run runs it (step "sanitizers") on the native, fast-path,
+# pmap and host-callback tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
