@@ -201,6 +201,4 @@ def is_unsupported_error(exc: BaseException, include_not_implemented: bool = Tru
         if isinstance(obj, (types.ModuleType, Namespace)):
             return True
         return str(exc).startswith("module ")
-    if isinstance(exc, ImportError):
-        return True
-    return False
+    return isinstance(exc, ImportError)
