@@ -243,15 +243,56 @@ def _logistic(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
 
 def _gumbel_mode(mode: str | None) -> str:
     mode = "low" if mode is None else mode
-    if mode not in ("low", "high"):
-        raise ValueError(f"gumbel: mode must be 'low' or 'high', got {mode!r}")
+    if mode not in ("highest", "high", "low"):
+        raise ValueError(f"Must provide valid mode for gumbel got: {mode}")
     return mode
+
+
+def _u64_fraction_to_f32(hi: Any, lo: Any) -> Any:
+    """The float32 nearest below the 64-bit fixed-point fraction ``hi:lo``
+    (in (0, 1)): the leading one found with ``clz``, the next 23 bits the
+    mantissa, the exponent from the leading zeros (JAX's ``_safe_int_to_float``)."""
+    hiclz, loclz = lax.clz(hi), lax.clz(lo)
+    full = lax.eq(hiclz, np.uint32(32))
+    mantissa = lax.bitwise_or(
+        lax.shift_left(hi, hiclz),
+        lax.select(
+            full,
+            lax.shift_left(lo, loclz),
+            lax.shift_right_logical(lo, lax.sub(np.uint32(32), hiclz)),
+        ),
+    )
+    mantissa = lax.bitwise_and(
+        lax.shift_right_logical(mantissa, np.uint32(8)), np.uint32((1 << 23) - 1)
+    )
+    zeros = lax.select(full, lax.add(loclz, np.uint32(32)), hiclz)
+    exponent = lax.shift_left(lax.sub(np.uint32(126), zeros), np.uint32(23))
+    exponent = lax.bitwise_and(exponent, np.uint32((1 << 30) - (1 << 22)))
+    return lax.bitcast_convert_type(lax.bitwise_or(exponent, mantissa), np.float32)
+
+
+def _gumbel_highest(data: Any, shape: tuple[int, ...]) -> Any:
+    """float32 ``mode="highest"`` (JAX's): 64 random bits per sample as a
+    fraction ``x``, ``-log(-log1p(-x))`` below 1/2 and ``-log(-log(1 - x))``
+    (``1 - x`` exact in 64-bit fixed point) above."""
+    both = _random_bits(data, 32, (2, *shape))
+    hi, lo = both[0], both[1]
+    neg_hi, neg_lo = lax.bitwise_not(hi), lax.bitwise_not(lo)
+    carry = lax.convert_element_type(lax.eq(neg_lo, np.uint32(0xFFFFFFFF)), np.uint32)
+    neg_hi, neg_lo = lax.add(neg_hi, carry), lax.add(neg_lo, np.uint32(1))
+    flip = lax.lt(hi, np.uint32(1 << 31))
+    x = _u64_fraction_to_f32(lax.select(flip, hi, neg_hi), lax.select(flip, lo, neg_lo))
+    small = lax.neg(lax.log(lax.neg(lax.log1p(lax.neg(x)))))
+    large = lax.neg(lax.log(lax.neg(lax.log(x))))
+    return lax.select(flip, small, large)
 
 
 def _gumbel(data: Any, shape: tuple[int, ...], dtype: np.dtype, mode: str | None) -> Any:
     mode = _gumbel_mode(mode)
     info = dtypes.finfo(dtype)
-    if mode == "high":
+    if mode == "highest" and dtype == np.float32:
+        return _gumbel_highest(data, shape)
+    if mode in ("high", "highest"):
         both = _uniform(data, (2, *shape), dtype, 0.0, 1.0)
         high, low = both[0], both[1]
         fine = rnp.add(

@@ -124,6 +124,17 @@ tree_util.register_pytree_node(
 )
 
 
+def _register_as_array() -> None:
+    """A typed key is a ``ri.Array`` (``isinstance(random.key(0), jax.Array)``
+    holds in JAX); it stays a pytree node, so code walking leaves sees its data."""
+    from refimpl.array import Array
+
+    Array.register(PRNGKeyArray)
+
+
+_register_as_array()
+
+
 def _key_data_of(name: str, key: Any, allow_batched: bool = False) -> tuple[Any, bool]:
     """(uint32[..., 2] key data, whether ``key`` was typed), checking ``key``."""
     if isinstance(key, PRNGKeyArray):
@@ -212,6 +223,8 @@ def _seed_data(name: str, seed: Any) -> Any:
     if isinstance(seed, (bool, np.bool_)):
         raise TypeError(f"{name}: seed must be an integer, got {seed!r}")
     if isinstance(seed, int):
+        if not -(2**63) <= seed < 2**63:  # as JAX: a Python int seed must fit int64
+            raise OverflowError("Python int too large to convert to C long")
         if dtypes.x64_enabled():
             seed = np.int64(np.uint64(seed % 2**64).view(np.int64))
         else:  # JAX wraps a Python int seed to int32 when x64 is disabled
@@ -255,7 +268,7 @@ def _iota_2x32(shape: tuple[int, ...]) -> tuple[Any, Any]:
     """The row-major index of each element of ``shape`` as (high, low) uint32 words."""
     size = math.prod(shape)
     if size > 2**32:
-        raise NotImplementedError(f"random arrays of more than 2**32 elements (shape {shape})")
+        return _iota_2x32_wide(shape)
     if not shape:
         return np.uint32(0), np.uint32(0)
     low = None
@@ -267,6 +280,42 @@ def _iota_2x32(shape: tuple[int, ...]) -> tuple[Any, Any]:
         low = term if low is None else lax.add(low, term)
         stride *= shape[dim]
     return rnp.zeros(shape, _U32), low
+
+
+def _mul_u32(a: Any, c: int) -> tuple[Any, Any]:
+    """The 64-bit product of uint32 ``a`` and the constant ``c < 2**32`` as
+    (high, low) uint32 words, from 16-bit halves."""
+    a0 = lax.bitwise_and(a, np.uint32(0xFFFF))
+    a1 = lax.shift_right_logical(a, np.uint32(16))
+    c0, c1 = np.uint32(c & 0xFFFF), np.uint32(c >> 16)
+    p00, p01, p10, p11 = lax.mul(a0, c0), lax.mul(a0, c1), lax.mul(a1, c0), lax.mul(a1, c1)
+    mid = lax.add(p01, p10)
+    mid_carry = lax.convert_element_type(lax.lt(mid, p01), _U32)
+    low = lax.add(p00, lax.shift_left(mid, np.uint32(16)))
+    low_carry = lax.convert_element_type(lax.lt(low, p00), _U32)
+    high = lax.add(p11, lax.shift_right_logical(mid, np.uint32(16)))
+    high = lax.add(high, lax.add(lax.shift_left(mid_carry, np.uint32(16)), low_carry))
+    return high, low
+
+
+def _iota_2x32_wide(shape: tuple[int, ...]) -> tuple[Any, Any]:
+    """``_iota_2x32`` for more than ``2**32`` elements: the row-major index
+    summed in 64-bit (high, low) uint32 pairs (JAX's ``iota_2x32_shape``)."""
+    high = low = None
+    stride = 1
+    for dim in reversed(range(len(shape))):
+        term = lax.broadcasted_iota(_U32, shape, dim)
+        term_high, term_low = _mul_u32(term, stride % 2**32)
+        if stride >= 2**32:
+            term_high = lax.add(term_high, lax.mul(term, np.uint32((stride >> 32) % 2**32)))
+        if low is None:
+            high, low = term_high, term_low
+        else:
+            new_low = lax.add(low, term_low)
+            carry = lax.convert_element_type(lax.lt(new_low, low), _U32)
+            high, low = lax.add(lax.add(high, term_high), carry), new_low
+        stride *= shape[dim]
+    return high, low
 
 
 def _hash_counters(data: Any, shape: tuple[int, ...]) -> tuple[Any, Any]:

@@ -14,10 +14,9 @@ from refimpl import dtypes, lax, tracing
 from refimpl import numpy as rnp
 from refimpl.random._basic import (
     _check_broadcast,
-    _float_dtype,
     _gumbel,
     _gumbel_mode,
-    _normal,
+    _normal_or_complex,
     _randint_of_dtype,
     _random_bits,
     _uniform,
@@ -253,7 +252,11 @@ def orthogonal(
     unique, its floating-point evaluation is LAPACK's on both sides but not
     through the same code path."""
     data, _ = _key_data_of("orthogonal", key)
-    dtype = _float_dtype("orthogonal", dtype)
+    dtype = dtypes.canonicalize_dtype(float if dtype is None else dtype)
+    if not dtypes.is_inexact(dtype):  # complex too: a unitary sample (as JAX)
+        raise ValueError(
+            f"dtype argument to `orthogonal` must be a float or complex dtype, got {dtype}"
+        )
     m = n if m is None else m
     for name, value in (("n", n), ("m", m)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
@@ -265,7 +268,7 @@ def orthogonal(
 def _orthogonal(data: Any, n: int, m: int, shape: tuple[int, ...], dtype: np.dtype) -> Any:
     from refimpl.numpy import linalg
 
-    z = _normal(data, (*shape, max(n, m), min(n, m)), dtype)
+    z = _normal_or_complex(data, (*shape, max(n, m), min(n, m)), dtype)
     q, r = linalg.qr(z)
     d = linalg.diagonal(r)
     x = rnp.multiply(q, rnp.expand_dims(rnp.sign(d), -2))

@@ -195,6 +195,8 @@ def _check_in_range(nums: frozenset[int], what: str, n_params: int | None, fun_n
 
 
 def _name_set(value: Any, what: str, fun_name: str) -> frozenset[str]:
+    if value is None:  # as JAX: none given (the names follow from the numbers)
+        return frozenset()
     try:
         items = (value,) if isinstance(value, str) else tuple(value)
     except TypeError:
