@@ -199,3 +199,35 @@ def test_grad_program_type_checks_and_rebuilds_in_the_backward_pass():
     # (sub = y - tanh(...)) are part of the Program
     assert names.count("invertible") == 1
     assert "sub" in names and "invertible_lin" not in names
+
+
+def test_shared_numpy_weights_are_one_constant_per_object():
+    # A RevNet whose blocks share two NumPy weights (closed over, not device
+    # arrays): every use converts the weight inside the trace. JAX makes one
+    # constant per object; refimpl once kept a copy per use, so the invertible
+    # VJP's memory grew with depth by two weights a block.
+    w = _params(1, 64)
+    shared = [w[0], w[1]] * 16
+
+    def jaxpr_consts(f, *args):
+        return len(ri.make_program(f)(*args).consts)
+
+    x1, x2 = _inputs(8, 64)
+    assert jaxpr_consts(lambda a, b: _revnet(rnp, shared, a, b), x1, x2) == 2
+    assert len(jax.make_jaxpr(lambda a, b: _revnet(jnp, shared, a, b))(x1, x2).consts) == 2
+
+    def peak(depth):
+        x1, x2 = (ri.device_put(v) for v in _inputs(64, 64))
+        f = ri.invertible(lambda a, b: _revnet(rnp, [w[0], w[1]] * depth, a, b))
+        tracemalloc.start()
+        try:
+            _, pullback = ri.vjp(lambda a, b: rnp.sum(rnp.multiply(*f(a, b))), x1, x2)
+            tracemalloc.reset_peak()
+            pullback(np.float32(1.0))
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    small, large = (min(peak(d) for _ in range(2)) for d in (4, 32))
+    # 28 more blocks of two 16 KiB weights would be ~900 KiB
+    assert large - small < 200 * 1024, (small, large)

@@ -18,6 +18,7 @@ The weak flag survives each of them: ``rnp.sqrt(2)`` is a weak float32.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -202,7 +203,25 @@ def as_array(value: Any, weak_type: bool | None = None) -> Any:
 
     aval = tracing.get_aval(value, "asarray", 0)
     weak = aval.weak_type if weak_type is None else weak_type
-    return Array(np.array(tracing.concrete_value(value, aval), copy=True), weak)
+    # Inside a staging trace the copy becomes a constant of the program: one
+    # copy per NumPy object and trace, as JAX's one constant per object (a
+    # closed-over NumPy weight used by every layer is kept once, not per use).
+    builder = tracing.current_builder() if isinstance(value, np.ndarray) else None
+    if builder is not None:
+        memo = _copies.get(builder)
+        if memo is None:
+            memo = _copies[builder] = {}
+        hit = memo.get((id(value), weak))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+    out = Array(np.array(tracing.concrete_value(value, aval), copy=True), weak)
+    if builder is not None:
+        memo[(id(value), weak)] = (value, out)
+    return out
+
+
+# staging trace -> {(id(NumPy array), weak): (the array, its copy)}
+_copies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def checked_array(fn_name: str, value: Any, position: int | str = 0) -> Any:
