@@ -455,6 +455,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None) -> Ar
     n = _concrete_int("eye", "N", N)
     m = n if M is None else _concrete_int("eye", "M", M)
     k = _concrete_int("eye", "k", k, allow_negative=True)
+    k = max(-n, min(m, k))  # a diagonal outside the matrix: zeros (any int k, as JAX)
     dtype = dtypes.weak_default_dtype("f") if dtype is None else canonical_dtype("eye", dtype)
     rows = lax.broadcasted_iota(np.int32, (n, m), 0)
     cols = lax.broadcasted_iota(np.int32, (n, m), 1)

