@@ -10,10 +10,9 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes
-from refimpl.primitives import ad_helpers, reductions
+from refimpl.primitives import ad_helpers, batch_rules, reductions
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives.base import as_int_tuple
-from refimpl.transforms import batching
 
 # --- population_count, clz -----------------------------------------------------------------
 
@@ -49,7 +48,7 @@ clz_p = ew.unary("clz", _clz, _INT)
 
 for _prim, _op in [(population_count_p, "popcnt"), (clz_p, "count_leading_zeros")]:
     _prim.def_mask(ew._elementwise_mask_rule)
-    _prim.def_batch(batching.elementwise_batch_rule(_prim))
+    _prim.def_batch(batch_rules.elementwise_batch_rule(_prim))
     _prim.def_jvp(ad_helpers.zero_jvp(_prim))
     _prim.def_lowering(ew._hlo_unary(_op))
 

@@ -26,9 +26,8 @@ from typing import Any
 import numpy as np
 
 from refimpl.core import ShapedArray
-from refimpl.primitives import collectives, structural
+from refimpl.primitives import batch_rules, collectives, structural
 from refimpl.primitives.base import Primitive
-from refimpl.transforms import batching
 
 __all__ = ["call_host", "pure_callback_p"]
 
@@ -78,7 +77,7 @@ def _jvp(primals, tangents, **params):
 
 @pure_callback_p.def_batch
 def _batch(args, dims, *, callback, result_avals, vmap_method):
-    size = batching.axis_size_of(args, dims)
+    size = batch_rules.axis_size_of(args, dims)
     if collectives.on_device_axis():  # a reference pmap: once per device, any vmap_method
         vmap_method = "sequential"
     if vmap_method not in VMAP_METHODS:
@@ -86,7 +85,7 @@ def _batch(args, dims, *, callback, result_avals, vmap_method):
             "vmap is only supported for the pure_callback primitive when vmap_method is one "
             f"of {', '.join(repr(m) for m in VMAP_METHODS)}. Got vmap_method={vmap_method!r}."
         )
-    front = [a if d is None else batching.moveaxis(a, d, 0) for a, d in zip(args, dims)]
+    front = [a if d is None else batch_rules.moveaxis(a, d, 0) for a, d in zip(args, dims)]
     params = {"callback": callback, "vmap_method": vmap_method}
     if vmap_method.startswith("sequential"):
         rows = []
@@ -102,7 +101,7 @@ def _batch(args, dims, *, callback, result_avals, vmap_method):
         ops = [structural.expand_dims(a, (0,)) if d is None else a for a, d in zip(front, dims)]
     else:
         ops = [
-            batching.broadcast_batch(a, size, 0) if d is None else a for a, d in zip(front, dims)
+            batch_rules.broadcast_batch(a, size, 0) if d is None else a for a, d in zip(front, dims)
         ]
     batched = tuple(ShapedArray((size, *a.shape), a.dtype) for a in result_avals)
     outs = pure_callback_p.bind(*ops, result_avals=batched, **params)

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from refimpl.core import ShapedArray
+from refimpl.primitives import batch_rules
 from refimpl.primitives.base import Primitive
-from refimpl.transforms import batching
 
 __all__ = ["debug_callback_p", "has_callbacks", "inline_calls_with_callbacks"]
 
@@ -55,8 +55,8 @@ def _jvp(primals, tangents, *, callback, name):
 
 @debug_callback_p.def_batch
 def _batch(args, dims, *, callback, name):
-    size = batching.axis_size_of(args, dims)
-    leading = [a if d is None else batching.moveaxis(a, d, 0) for a, d in zip(args, dims)]
+    size = batch_rules.axis_size_of(args, dims)
+    leading = [a if d is None else batch_rules.moveaxis(a, d, 0) for a, d in zip(args, dims)]
     for i in range(size):
         row = [a if d is None else a[i] for a, d in zip(leading, dims, strict=True)]
         debug_callback_p.bind(*row, callback=callback, name=name)

@@ -40,6 +40,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
+from refimpl.primitives import batch_rules
 from refimpl.primitives.base import Primitive
 
 # --- shared checks and the composite lowering ---------------------------------------------
@@ -712,10 +713,8 @@ def _leading_batch_rule(prim: Primitive):
     operands) and apply the primitive: leading axes are already a batch."""
 
     def rule(args, dims, **params):
-        from refimpl.transforms import batching
-
-        size = batching.axis_size_of(args, dims)
-        moved = [batching.bdim_to(x, d, size, 0) for x, d in zip(args, dims, strict=True)]
+        size = batch_rules.axis_size_of(args, dims)
+        moved = [batch_rules.bdim_to(x, d, size, 0) for x, d in zip(args, dims, strict=True)]
         out = prim.bind(*moved, **params)
         if prim.multiple_results:
             return list(out), [0] * len(out)

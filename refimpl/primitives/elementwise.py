@@ -25,7 +25,7 @@ import numpy as np
 
 from refimpl import dtypes
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, xla_math
+from refimpl.primitives import ad_helpers, batch_rules, xla_math
 from refimpl.primitives.base import (
     Primitive,
     all_weak,
@@ -33,7 +33,6 @@ from refimpl.primitives.base import (
     check_same_dtypes,
     elementwise_shape,
 )
-from refimpl.transforms import batching
 
 # --- dtype classes accepted by the math functions -----------------------------
 
@@ -536,9 +535,9 @@ for _prim in [
     shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
     convert_element_type_p,
 ]:  # fmt: skip
-    _prim.def_batch(batching.elementwise_batch_rule(_prim))
-clamp_p.def_batch(batching.elementwise_batch_rule(clamp_p, full_operands=(1,)))
-select_n_p.def_batch(batching.elementwise_batch_rule(select_n_p, full_operands=lambda i: i > 0))
+    _prim.def_batch(batch_rules.elementwise_batch_rule(_prim))
+clamp_p.def_batch(batch_rules.elementwise_batch_rule(clamp_p, full_operands=(1,)))
+select_n_p.def_batch(batch_rules.elementwise_batch_rule(select_n_p, full_operands=lambda i: i > 0))
 
 
 # --- differentiation rules (refimpl.transforms.ad) -------------------------------------

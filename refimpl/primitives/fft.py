@@ -35,7 +35,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers
+from refimpl.primitives import ad_helpers, batch_rules
 from refimpl.primitives.base import Primitive
 
 __all__ = ["FftType", "fft"]
@@ -118,10 +118,8 @@ def _fft_lowering(ctx, x, *, fft_type: str, fft_lengths: tuple[int, ...]):
 
 @fft_p.def_batch
 def _fft_batch(args, dims, **params):
-    from refimpl.transforms import batching
-
     (x,), (d,) = args, dims
-    return fft_p.bind(batching.moveaxis(x, d, 0), **params), 0
+    return fft_p.bind(batch_rules.moveaxis(x, d, 0), **params), 0
 
 
 @fft_p.def_jvp

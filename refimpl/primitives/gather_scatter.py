@@ -54,9 +54,8 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, elementwise, indexing, structural
+from refimpl.primitives import ad_helpers, batch_rules, elementwise, indexing, structural
 from refimpl.primitives.base import Primitive
-from refimpl.transforms import batching
 from refimpl.transforms.masking.shape_spec import Dim
 
 # --- dimension numbers and modes -------------------------------------------------------
@@ -997,9 +996,9 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
     dim, output dim 0. Both: one more pair of batching dims, output dim 0."""
     (operand, indices), (bd, ibd) = args, dims
     dn = dimension_numbers
-    size = batching.axis_size_of(args, dims)
+    size = batch_rules.axis_size_of(args, dims)
     if ibd is None:
-        operand = batching.moveaxis(operand, bd, 0)
+        operand = batch_rules.moveaxis(operand, bd, 0)
         dn = GatherDimensionNumbers(
             offset_dims=(0, *_plus(dn.offset_dims)),
             collapsed_slice_dims=_plus(dn.collapsed_slice_dims),
@@ -1009,15 +1008,15 @@ def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
         )
         sizes = (size, *slice_sizes)
     elif bd is None:
-        indices = batching.moveaxis(indices, ibd, 0)
+        indices = batch_rules.moveaxis(indices, ibd, 0)
         dn = dn._replace(
             offset_dims=_plus(dn.offset_dims),
             start_indices_batching_dims=_plus(dn.start_indices_batching_dims),
         )
         sizes = tuple(slice_sizes)
     else:
-        operand = batching.moveaxis(operand, bd, 0)
-        indices = batching.moveaxis(indices, ibd, 0)
+        operand = batch_rules.moveaxis(operand, bd, 0)
+        indices = batch_rules.moveaxis(indices, ibd, 0)
         dn = GatherDimensionNumbers(
             offset_dims=_plus(dn.offset_dims),
             collapsed_slice_dims=_plus(dn.collapsed_slice_dims),
@@ -1037,9 +1036,9 @@ def _scatter_batch_rule(prim: Primitive):
         pair of batching dims."""
         (operand, indices, updates), (bd, ibd, ubd) = args, dims
         dn = dimension_numbers
-        size = batching.axis_size_of(args, dims)
-        operand = batching.bdim_to(operand, bd, size, 0)
-        updates = batching.bdim_to(updates, ubd, size, 0)
+        size = batch_rules.axis_size_of(args, dims)
+        operand = batch_rules.bdim_to(operand, bd, size, 0)
+        updates = batch_rules.bdim_to(updates, ubd, size, 0)
         if ibd is None:
             dn = ScatterDimensionNumbers(
                 update_window_dims=(0, *_plus(dn.update_window_dims)),
@@ -1049,7 +1048,7 @@ def _scatter_batch_rule(prim: Primitive):
                 scatter_indices_batching_dims=dn.scatter_indices_batching_dims,
             )
         else:
-            indices = batching.moveaxis(indices, ibd, 0)
+            indices = batch_rules.moveaxis(indices, ibd, 0)
             dn = ScatterDimensionNumbers(
                 update_window_dims=_plus(dn.update_window_dims),
                 inserted_window_dims=_plus(dn.inserted_window_dims),

@@ -33,9 +33,8 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, elementwise, structural
+from refimpl.primitives import ad_helpers, batch_rules, elementwise, structural
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple, normalize_axis
-from refimpl.transforms import batching
 from refimpl.transforms.masking.shape_spec import Dim
 
 # --- start indices ---------------------------------------------------------------------
@@ -404,7 +403,7 @@ def _merged_positions(indices: Any, bd: int | None, size: int, n: int, clip: boo
     """Member-local ``indices`` (batch axis ``bd``) -> positions along the merged
     axis (batch axis first), as described above."""
     wide = _index_dtype()
-    indices = batching.bdim_to(indices, bd, size, 0)
+    indices = batch_rules.bdim_to(indices, bd, size, 0)
     aval = tracing.get_aval(indices, "gather", 1)
     if dtypes.is_unsigned_int(aval.dtype) and aval.dtype.itemsize >= wide.itemsize:
         indices = elementwise.min(indices, np.asarray(n, aval.dtype))  # no wrap below
@@ -426,8 +425,8 @@ def _merged_positions(indices: Any, bd: int | None, size: int, n: int, clip: boo
 def _merge_into(x: Any, bd: int | None, size: int, axis: int) -> tuple[Any, tuple[int, ...]]:
     """``x`` with its batch axis merged into ``axis`` (batch-major); and the
     shape with both axes apart, to split them again."""
-    x = batching.bdim_to(x, bd, size, axis)
-    shape = batching.shape_of(x)
+    x = batch_rules.bdim_to(x, bd, size, axis)
+    shape = batch_rules.shape_of(x)
     merged = (*shape[:axis], shape[axis] * shape[axis + 1], *shape[axis + 2 :])
     return structural.reshape(x, merged), shape
 
@@ -435,11 +434,11 @@ def _merge_into(x: Any, bd: int | None, size: int, axis: int) -> tuple[Any, tupl
 def batched_take(x, bd, indices, ibd, axis: int, mode: str, fill_value: Any = None):
     """Member b's ``take(x[b], indices[b], axis)`` for batched ``indices``;
     the batch axis of the result is ``axis``."""
-    size = batching.shape_of(indices)[ibd]
+    size = batch_rules.shape_of(indices)[ibd]
     if bd is None:  # one operand: a plain gather, the batch axis among the index dims
         out = gather_p.bind(x, indices, axis=axis, mode=mode, fill_value=fill_value)
-        return batching.moveaxis(out, axis + ibd, axis)
-    n = batching.shape_of(x)[batching.shift_dims((axis,), bd)[0]]
+        return batch_rules.moveaxis(out, axis + ibd, axis)
+    n = batch_rules.shape_of(x)[batch_rules.shift_dims((axis,), bd)[0]]
     merged, _ = _merge_into(x, bd, size, axis)
     positions = _merged_positions(indices, ibd, size, n, clip=mode == "clip")
     return gather_p.bind(merged, positions, axis=axis, mode=mode, fill_value=fill_value)
@@ -450,24 +449,24 @@ def _gather_batch(args, dims, *, axis, mode, fill_value):
     (x, indices), (bd, ibd) = args, dims
     if ibd is not None:
         return batched_take(x, bd, indices, ibd, axis, mode, fill_value), axis
-    shifted = batching.shift_dims((axis,), bd)[0]
+    shifted = batch_rules.shift_dims((axis,), bd)[0]
     out = gather_p.bind(x, indices, axis=shifted, mode=mode, fill_value=fill_value)
-    index_ndim = batching.ndim_of(indices)
+    index_ndim = batch_rules.ndim_of(indices)
     return out, bd if bd < shifted else bd + index_ndim - 1
 
 
 def _scatter_batch_rule(prim: Primitive):
     def rule(args, dims, *, axis, mode):
         (x, indices, updates), (bd, ibd, ubd) = args, dims
-        size = batching.axis_size_of(args, dims)
+        size = batch_rules.axis_size_of(args, dims)
         if ibd is None:
-            x = batching.bdim_to(x, bd, size, 0)
-            updates = batching.bdim_to(updates, ubd, size, 0)
+            x = batch_rules.bdim_to(x, bd, size, 0)
+            updates = batch_rules.bdim_to(updates, ubd, size, 0)
             return prim.bind(x, indices, updates, axis=axis + 1, mode=mode), 0
-        n = batching.shape_of(x)[axis if bd is None else batching.shift_dims((axis,), bd)[0]]
+        n = batch_rules.shape_of(x)[axis if bd is None else batch_rules.shift_dims((axis,), bd)[0]]
         merged, split_shape = _merge_into(x, bd, size, axis)
         positions = _merged_positions(indices, ibd, size, n, clip=mode == "clip")
-        updates = batching.bdim_to(updates, ubd, size, axis)
+        updates = batch_rules.bdim_to(updates, ubd, size, axis)
         out = prim.bind(merged, positions, updates, axis=axis, mode=mode)
         return structural.reshape(out, split_shape), axis
 
@@ -485,7 +484,7 @@ def _batched_starts(starts, dims, size: int, limits: list[int]) -> list[Any]:
     out = []
     for start, d, limit in zip(starts, dims, limits, strict=True):
         start = elementwise.convert_element_type(start, wide)
-        start = batching.bdim_to(start, d, size, 0)
+        start = batch_rules.bdim_to(start, d, size, 0)
         out.append(elementwise.clamp(np.asarray(0, wide), start, np.asarray(limit, wide)))
     return out
 
@@ -506,7 +505,7 @@ def _dynamic_slice_batch(args, dims, *, slice_sizes):
     starts: one batched gather per dimension the window does not cover whole."""
     x, *starts = args
     bd, *start_dims = dims
-    size = batching.axis_size_of(args, dims)
+    size = batch_rules.axis_size_of(args, dims)
     if all(d is None for d in start_dims):
         start_dtype = tracing.get_aval(starts[0], "dynamic_slice", 1).dtype if starts else np.int32
         starts = list(starts)
@@ -514,15 +513,15 @@ def _dynamic_slice_batch(args, dims, *, slice_sizes):
         sizes = list(slice_sizes)
         sizes.insert(bd, size)
         return dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(sizes)), bd
-    x = batching.bdim_to(x, bd, size, 0)
-    shape = batching.shape_of(x)[1:]
+    x = batch_rules.bdim_to(x, bd, size, 0)
+    shape = batch_rules.shape_of(x)[1:]
     limits = [n - k for n, k in zip(shape, slice_sizes, strict=True)]
     vectors = _batched_starts(starts, start_dims, size, limits)
     for d, (n, k, start) in enumerate(zip(shape, slice_sizes, vectors, strict=True)):
         if k == n:
             continue  # the window is the whole dimension: the start clamps to 0
         taken = batched_take(x, 0, _window_indices(start, k, size), 0, d, "clip")
-        x = batching.moveaxis(taken, d, 0)
+        x = batch_rules.moveaxis(taken, d, 0)
     return x, 0
 
 
@@ -533,16 +532,16 @@ def _dynamic_update_slice_batch(args, dims):
     (a batched gather each) and select it inside the window."""
     x, update, *starts = args
     bd, ubd, *start_dims = dims
-    size = batching.axis_size_of(args, dims)
-    x = batching.bdim_to(x, bd, size, 0)
-    update = batching.bdim_to(update, ubd, size, 0)
+    size = batch_rules.axis_size_of(args, dims)
+    x = batch_rules.bdim_to(x, bd, size, 0)
+    update = batch_rules.bdim_to(update, ubd, size, 0)
     if all(d is None for d in start_dims):
         start_dtype = (
             tracing.get_aval(starts[0], "dynamic_update_slice", 2).dtype if starts else np.int32
         )
         return dynamic_update_slice_p.bind(x, update, np.zeros((), start_dtype), *starts), 0
-    shape = batching.shape_of(x)[1:]
-    update_shape = batching.shape_of(update)[1:]
+    shape = batch_rules.shape_of(x)[1:]
+    update_shape = batch_rules.shape_of(update)[1:]
     if any(k == 0 for k in update_shape):
         return x, 0
     wide = _index_dtype()
@@ -552,7 +551,7 @@ def _dynamic_update_slice_batch(args, dims):
     for d, (n, k, start) in enumerate(zip(shape, update_shape, vectors, strict=True)):
         positions = _window_indices(elementwise.neg(start), n, size)  # b, i -> i - start[b]
         clamped = elementwise.clamp(np.asarray(0, wide), positions, np.asarray(k - 1, wide))
-        spread = batching.moveaxis(batched_take(spread, 0, clamped, 0, d, "clip"), d, 0)
+        spread = batch_rules.moveaxis(batched_take(spread, 0, clamped, 0, d, "clip"), d, 0)
         in_window = elementwise.bitwise_and(
             elementwise.ge(positions, np.asarray(0, wide)),
             elementwise.lt(positions, np.asarray(k, wide)),

@@ -35,11 +35,10 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers
+from refimpl.primitives import ad_helpers, batch_rules
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple
 from refimpl.primitives.elementwise import convert_values
 from refimpl.primitives.reductions import accumulation_dtype
-from refimpl.transforms import batching
 from refimpl.transforms.masking.shape_spec import Dim
 
 # --- result and compute dtypes ----------------------------------------------------
@@ -693,20 +692,20 @@ def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_el
     (lc, rc), (lb, rb) = dimension_numbers
     params = {"precision": precision, "preferred_element_type": preferred_element_type}
     if lbd is not None and rbd is not None:
-        lhs, rhs = batching.moveaxis(lhs, lbd, 0), batching.moveaxis(rhs, rbd, 0)
+        lhs, rhs = batch_rules.moveaxis(lhs, lbd, 0), batch_rules.moveaxis(rhs, rbd, 0)
         shift = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
         new_dims = ((shift(lc), shift(rc)), ((0, *shift(lb)), (0, *shift(rb))))
         return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), 0
     if lbd is not None:
-        lc2, lb2 = batching.shift_dims(lc, lbd), batching.shift_dims(lb, lbd)
+        lc2, lb2 = batch_rules.shift_dims(lc, lbd), batch_rules.shift_dims(lb, lbd)
         new_dims = ((lc2, rc), (lb2, rb))
-        free = _free_dims(batching.ndim_of(lhs), lc2, lb2)
+        free = _free_dims(batch_rules.ndim_of(lhs), lc2, lb2)
         out_bd = len(lb) + free.index(lbd)
     else:
-        rc2, rb2 = batching.shift_dims(rc, rbd), batching.shift_dims(rb, rbd)
+        rc2, rb2 = batch_rules.shift_dims(rc, rbd), batch_rules.shift_dims(rb, rbd)
         new_dims = ((lc, rc2), (lb, rb2))
-        lhs_free = _free_dims(batching.ndim_of(lhs), lc, lb)
-        free = _free_dims(batching.ndim_of(rhs), rc2, rb2)
+        lhs_free = _free_dims(batch_rules.ndim_of(lhs), lc, lb)
+        free = _free_dims(batch_rules.ndim_of(rhs), rc2, rb2)
         out_bd = len(lb) + len(lhs_free) + free.index(rbd)
     return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), out_bd
 
@@ -721,13 +720,13 @@ def _conv_batch(args, dims, **params):
     (lhs, rhs), (lbd, rbd) = args, dims
     spec: ConvDimensionNumbers = params["dimension_numbers"]
     if params["batch_group_count"] != 1:
-        return batching.loop_batch_rule(conv_general_dilated_p)(args, dims, **params)
-    size = batching.axis_size_of(args, dims)
+        return batch_rules.loop_batch_rule(conv_general_dilated_p)(args, dims, **params)
+    size = batch_rules.axis_size_of(args, dims)
     out_dim = spec.out_spec[0] if rbd is None else spec.out_spec[1]
     if size == 0:  # no members (no feature groups to fold into): an empty result
         member = [
-            ShapedArray(tuple(np.delete(batching.shape_of(x), d)) if d is not None
-                        else batching.shape_of(x), ad_helpers.aval_of(x).dtype)
+            ShapedArray(tuple(np.delete(batch_rules.shape_of(x), d)) if d is not None
+                        else batch_rules.shape_of(x), ad_helpers.aval_of(x).dtype)
             for x, d in zip(args, dims, strict=True)
         ]  # fmt: skip
         (aval,) = conv_general_dilated_p.out_avals(member, params)
@@ -736,13 +735,13 @@ def _conv_batch(args, dims, **params):
         folded_lhs, _ = _fold(lhs, lbd, spec.lhs_spec[0])
         out = conv_general_dilated_p.bind(folded_lhs, rhs, **params)
     else:
-        folded_lhs, _ = _fold(batching.bdim_to(lhs, lbd, size, 0), 0, spec.lhs_spec[1])
+        folded_lhs, _ = _fold(batch_rules.bdim_to(lhs, lbd, size, 0), 0, spec.lhs_spec[1])
         folded_rhs, _ = _fold(rhs, rbd, spec.rhs_spec[0])
         groups = params["feature_group_count"] * size
         out = conv_general_dilated_p.bind(
             folded_lhs, folded_rhs, **{**params, "feature_group_count": groups}
         )
-    shape = list(batching.shape_of(out))
+    shape = list(batch_rules.shape_of(out))
     shape[out_dim : out_dim + 1] = [size, shape[out_dim] // size]
     from refimpl.primitives import structural
 
@@ -753,8 +752,8 @@ def _fold(x: Any, bd: int, into: int) -> tuple[Any, tuple[int, ...]]:
     """Merge batch axis ``bd`` into dim ``into`` (numbered without it), batch-major."""
     from refimpl.primitives import structural
 
-    x = batching.moveaxis(x, bd, into)
-    shape = batching.shape_of(x)
+    x = batch_rules.moveaxis(x, bd, into)
+    shape = batch_rules.shape_of(x)
     merged = (*shape[:into], shape[into] * shape[into + 1], *shape[into + 2 :])
     return structural.reshape(x, merged), shape
 

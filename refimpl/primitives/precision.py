@@ -10,10 +10,9 @@ import numpy as np
 
 from refimpl import dtypes
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers
+from refimpl.primitives import ad_helpers, batch_rules
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives.base import Primitive, check_dtype_in
-from refimpl.transforms import batching
 from refimpl.transforms.ad_util import Zero
 
 # --- reduce_precision ----------------------------------------------------------------------
@@ -90,7 +89,7 @@ def _reduce_precision_transpose(ct, x, **params):
     return [reduce_precision_p.bind(ct, **params)]
 
 
-reduce_precision_p.def_batch(batching.elementwise_batch_rule(reduce_precision_p))
+reduce_precision_p.def_batch(batch_rules.elementwise_batch_rule(reduce_precision_p))
 reduce_precision_p.def_mask(ew._elementwise_mask_rule)
 
 

@@ -32,8 +32,8 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
+from refimpl.primitives import batch_rules
 from refimpl.primitives.base import Primitive, elementwise_shape
-from refimpl.transforms import batching
 from refimpl.transforms.ad_util import Zero, tangent_aval
 
 __all__ = ["bitcast_convert_type", "mul_add", "threefry2x32"]
@@ -284,7 +284,7 @@ def _mul_add_jvp(primals, tangents):
 
 
 mul_add_p.def_mask(lambda ctx, x, y, z: (mul_add_p.bind(x, y, z), ctx.elementwise_logical()))
-mul_add_p.def_batch(batching.elementwise_batch_rule(mul_add_p))
+mul_add_p.def_batch(batch_rules.elementwise_batch_rule(mul_add_p))
 
 
 def mul_add(x: Any, y: Any, z: Any) -> Any:

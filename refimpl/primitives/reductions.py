@@ -36,9 +36,8 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers
+from refimpl.primitives import ad_helpers, batch_rules
 from refimpl.primitives.base import Primitive, as_int_tuple, check_dtype_in
-from refimpl.transforms import batching
 
 # --- dtype classes ----------------------------------------------------------------
 
@@ -420,7 +419,7 @@ def _reduction_batch_rule(prim: Primitive):
     def rule(args, dims, *, axes, **params):
         (x,), (bd,) = args, dims
         out_bd = bd - sum(1 for a in axes if a < bd)
-        return prim.bind(x, axes=batching.shift_dims(axes, bd), **params), out_bd
+        return prim.bind(x, axes=batch_rules.shift_dims(axes, bd), **params), out_bd
 
     return rule
 
@@ -428,7 +427,7 @@ def _reduction_batch_rule(prim: Primitive):
 def _cumulative_batch_rule(prim: Primitive):
     def rule(args, dims, *, axis, reverse):
         (x,), (bd,) = args, dims
-        return prim.bind(x, axis=batching.shift_dims((axis,), bd)[0], reverse=reverse), bd
+        return prim.bind(x, axis=batch_rules.shift_dims((axis,), bd)[0], reverse=reverse), bd
 
     return rule
 
@@ -445,8 +444,8 @@ for _prim in [cumsum_p, cumprod_p, cummax_p, cummin_p]:
 @sort_p.def_batch
 def _sort_batch(args, dims, *, dimension, is_stable, num_keys):
     """Every operand batched on axis 0 (sorting moves elements of all of them)."""
-    size = batching.axis_size_of(args, dims)
-    moved = [batching.bdim_to(x, d, size, 0) for x, d in zip(args, dims, strict=True)]
+    size = batch_rules.axis_size_of(args, dims)
+    moved = [batch_rules.bdim_to(x, d, size, 0) for x, d in zip(args, dims, strict=True)]
     outs = sort_p.bind(*moved, dimension=dimension + 1, is_stable=is_stable, num_keys=num_keys)
     return list(outs), [0] * len(moved)
 
@@ -1019,8 +1018,10 @@ def _reduce_general_batch(args, dims, *, program: Any, dimensions: tuple[int, ..
     operand_dims, init_dims = _split_operands(dims)
     if any(d is not None for d in init_dims):
         raise NotImplementedError("vmap of lax.reduce with batched init values")
-    size = batching.axis_size_of(args, dims)
-    moved = [batching.bdim_to(x, d, size, 0) for x, d in zip(operands, operand_dims, strict=True)]
+    size = batch_rules.axis_size_of(args, dims)
+    moved = [
+        batch_rules.bdim_to(x, d, size, 0) for x, d in zip(operands, operand_dims, strict=True)
+    ]
     outs = reduce_p.bind(
         *moved, *inits, program=program, dimensions=tuple(d + 1 for d in dimensions)
     )

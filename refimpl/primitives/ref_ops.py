@@ -23,10 +23,9 @@ from typing import Any
 import numpy as np
 
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers
+from refimpl.primitives import ad_helpers, batch_rules
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.decompositions import composite_lowering
-from refimpl.transforms import batching
 from refimpl.transforms.ad_util import is_undefined_primal
 
 __all__ = ["addupdate_p", "decode_indexer", "encode_indexer", "get_p", "swap_p"]
@@ -135,7 +134,7 @@ def _get_transpose(ct, x, *, indexer):
 @get_p.def_batch
 def _get_batch(args, dims, *, indexer):
     (x,), (bd,) = args, dims
-    x = batching.bdim_to(x, bd, batching.axis_size_of(args, dims), 0)
+    x = batch_rules.bdim_to(x, bd, batch_rules.axis_size_of(args, dims), 0)
     return get_p.bind(x, indexer=_batched(indexer)), 0
 
 
@@ -240,9 +239,9 @@ def _addupdate_transpose(ct, x, v, *, indexer):
 
 def _update_batch(primitive: Primitive):
     def rule(args, dims, *, indexer):
-        size = batching.axis_size_of(args, dims)
-        x = batching.bdim_to(args[0], dims[0], size, 0)
-        v = batching.bdim_to(args[1], dims[1], size, 0)
+        size = batch_rules.axis_size_of(args, dims)
+        x = batch_rules.bdim_to(args[0], dims[0], size, 0)
+        v = batch_rules.bdim_to(args[1], dims[1], size, 0)
         return primitive.bind(x, v, indexer=_batched(indexer)), 0
 
     return rule

@@ -27,11 +27,10 @@ import numpy as np
 
 from refimpl import dtypes
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers
+from refimpl.primitives import ad_helpers, batch_rules
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.decompositions import composite_lowering
 from refimpl.primitives.reductions import sort_keys
-from refimpl.transforms import batching
 from refimpl.transforms.masking.shape_spec import Dim
 
 top_k_p = Primitive("top_k", multiple_results=True)
@@ -79,8 +78,8 @@ top_k_p.def_lowering(composite_lowering("top_k", _top_k_program))
 @top_k_p.def_batch
 def _top_k_batch(args, dims, *, k):
     (x,), (d,) = args, dims
-    size = batching.shape_of(x)[d]
-    x = batching.bdim_to(x, d, size, 0)
+    size = batch_rules.shape_of(x)[d]
+    x = batch_rules.bdim_to(x, d, size, 0)
     return list(top_k_p.bind(x, k=k)), [0, 0]
 
 

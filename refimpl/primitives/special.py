@@ -33,7 +33,7 @@ import numpy as np
 
 from refimpl import tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import control_flow, reductions, structural, xla_math
+from refimpl.primitives import batch_rules, control_flow, reductions, structural, xla_math
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives.base import (
     Primitive,
@@ -41,7 +41,6 @@ from refimpl.primitives.base import (
     check_dtype_in,
     check_same_dtypes,
 )
-from refimpl.transforms import batching
 from refimpl.transforms.ad_util import Zero, tangent_aval
 
 __all__ = [
@@ -194,12 +193,12 @@ for _prim, _op in [
 
 
 for _prim in (erf_inv_p, erfc_p, lgamma_p, digamma_p):
-    _prim.def_batch(batching.elementwise_batch_rule(_prim))
+    _prim.def_batch(batch_rules.elementwise_batch_rule(_prim))
 
 polygamma_p = ew.binary("polygamma", ew._in_float32(_polygamma), ew.FLOAT)
 polygamma_p.def_lowering(ew._hlo_binary("polygamma", dialect="chlo", in_float32=True))
 polygamma_p.def_mask(ew._elementwise_mask_rule)
-polygamma_p.def_batch(batching.elementwise_batch_rule(polygamma_p))
+polygamma_p.def_batch(batch_rules.elementwise_batch_rule(polygamma_p))
 
 
 def _scalar_like(value: float, x: Any) -> Any:
@@ -449,7 +448,7 @@ random_gamma_grad_p = ew.binary(
     "random_gamma_grad", ew._in_float32(_random_gamma_grad_impl), ew.FLOAT
 )
 random_gamma_grad_p.def_mask(ew._elementwise_mask_rule)
-random_gamma_grad_p.def_batch(batching.elementwise_batch_rule(random_gamma_grad_p))
+random_gamma_grad_p.def_batch(batch_rules.elementwise_batch_rule(random_gamma_grad_p))
 
 
 def _random_gamma_grad_lowering(ctx, a, x):
@@ -544,7 +543,7 @@ bessel_i0e_p.def_lowering(_bessel_i0e_lowering)
 bessel_i1e_p.def_lowering(ew._hlo_unary("bessel_i1e", dialect="chlo", in_float32=True))
 for _prim in (bessel_i0e_p, bessel_i1e_p):
     _prim.def_mask(ew._elementwise_mask_rule)
-    _prim.def_batch(batching.elementwise_batch_rule(_prim))
+    _prim.def_batch(batch_rules.elementwise_batch_rule(_prim))
 
 # d i0e = i1e(x) - sign(x) i0e(x); d i1e = i0e(x) - i1e(x) (sign(x) + 1/x), whose
 # limit at 0 is 1/2 (used for |x| <= eps, where 1/x would blow up)
@@ -701,7 +700,7 @@ igamma_p = ew.binary("igamma", ew._in_float32(_igamma_impl(False)), ew.FLOAT)
 igammac_p = ew.binary("igammac", ew._in_float32(_igamma_impl(True)), ew.FLOAT)
 for _prim, _complement in ((igamma_p, False), (igammac_p, True)):
     _prim.def_mask(ew._elementwise_mask_rule)
-    _prim.def_batch(batching.elementwise_batch_rule(_prim))
+    _prim.def_batch(batch_rules.elementwise_batch_rule(_prim))
 
     def _lowering(ctx, a, x, _name=_prim.name, _complement=_complement):
         from refimpl.primitives.decompositions import composite_lowering
@@ -814,7 +813,7 @@ def _zeta(x: np.ndarray, q: np.ndarray) -> np.ndarray:
 zeta_p = ew.binary("zeta", ew._in_float32(_zeta), ew.FLOAT)
 zeta_p.def_lowering(ew._hlo_binary("zeta", dialect="chlo", in_float32=True))
 zeta_p.def_mask(ew._elementwise_mask_rule)
-zeta_p.def_batch(batching.elementwise_batch_rule(zeta_p))
+zeta_p.def_batch(batch_rules.elementwise_batch_rule(zeta_p))
 
 
 @zeta_p.def_jvp
@@ -941,7 +940,7 @@ def _betainc_abstract_eval(a, b, x):
 regularized_incomplete_beta_p.def_impl(ew._in_float32(_betainc_impl))
 regularized_incomplete_beta_p.def_mask(ew._elementwise_mask_rule)
 regularized_incomplete_beta_p.def_batch(
-    batching.elementwise_batch_rule(regularized_incomplete_beta_p)
+    batch_rules.elementwise_batch_rule(regularized_incomplete_beta_p)
 )
 
 

@@ -24,7 +24,6 @@ from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple, normalize_axis
-from refimpl.transforms import batching
 from refimpl.transforms.masking.shape_spec import Dim
 
 # --- shared parameter checks --------------------------------------------------------
@@ -543,8 +542,57 @@ def _iota_impl(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> np
     return np.broadcast_to(counts.reshape(along), shape).astype(dtype)
 
 
+# --- moving and broadcasting batch axes (every batch rule uses them: batch_rules) --------
+
+
+def moveaxis(x: Any, src: int, dst: int) -> Any:
+    """``x`` with axis ``src`` moved to position ``dst`` (a transpose, or ``x``)."""
+    if src == dst:
+        return x
+    ndim = tracing.get_aval(x, "vmap", 0).ndim
+    perm = [d for d in range(ndim) if d != src]
+    perm.insert(dst, src)
+    return transpose(x, perm)
+
+
+def broadcast_batch(x: Any, size: int, axis: int) -> Any:
+    """The unbatched ``x`` repeated ``size`` times along a new axis at ``axis``."""
+    aval = tracing.get_aval(x, "vmap", 0)
+    shape = list(aval.shape)
+    shape.insert(axis, size)
+    dims = [d if d < axis else d + 1 for d in range(aval.ndim)]
+    return broadcast_in_dim(x, shape, dims)
+
+
+def bdim_to(x: Any, dim: int | None, size: int, dst: int) -> Any:
+    """``x`` with its batch axis at ``dst``: moved there, or broadcast if unbatched."""
+    if dim is None:
+        return broadcast_batch(x, size, dst)
+    return moveaxis(x, dim, dst)
+
+
+def shift_dims(dims: Sequence[int], bdim: int) -> tuple[int, ...]:
+    """Unbatched dim numbers -> dim numbers of the value batched at ``bdim``."""
+    return tuple(d if d < bdim else d + 1 for d in dims)
+
+
+def axis_size_of(args: Sequence[Any], dims: Sequence[int | None]) -> int:
+    for x, d in zip(args, dims, strict=True):
+        if d is not None:
+            return tracing.get_aval(x, "vmap", 0).shape[d]
+    raise AssertionError("internal error: batch rule called with no batched operand")
+
+
+def ndim_of(x: Any) -> int:
+    return tracing.get_aval(x, "vmap", 0).ndim
+
+
+def shape_of(x: Any) -> tuple[int, ...]:
+    return tracing.get_aval(x, "vmap", 0).shape
+
+
 # --- batching rules (refimpl.transforms.batching) -------------------------------------
-# Dim numbers in params are the unbatched operand's; ``batching.shift_dims`` maps
+# Dim numbers in params are the unbatched operand's; ``shift_dims`` maps
 # them past the batch axis ``bd``, which stays where it is unless noted.
 
 
@@ -552,8 +600,8 @@ def _iota_impl(*, dtype: np.dtype, shape: tuple[int, ...], dimension: int) -> np
 def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions):
     """The batch axis goes to the front of the result."""
     (x,), (bd,) = args, dims
-    x = batching.moveaxis(x, bd, 0)
-    size = batching.shape_of(x)[0]
+    x = moveaxis(x, bd, 0)
+    size = shape_of(x)[0]
     new_dims = (0, *(d + 1 for d in broadcast_dimensions))
     return broadcast_in_dim(x, (size, *shape), new_dims), 0
 
@@ -562,21 +610,21 @@ def _broadcast_in_dim_batch(args, dims, *, shape, broadcast_dimensions):
 def _reshape_batch(args, dims, *, new_sizes):
     """Row-major order is per member once the batch axis is the leading one."""
     (x,), (bd,) = args, dims
-    x = batching.moveaxis(x, bd, 0)
-    return reshape_p.bind(x, new_sizes=(batching.shape_of(x)[0], *new_sizes)), 0
+    x = moveaxis(x, bd, 0)
+    return reshape_p.bind(x, new_sizes=(shape_of(x)[0], *new_sizes)), 0
 
 
 @squeeze_p.def_batch
 def _squeeze_batch(args, dims, *, dimensions):
     (x,), (bd,) = args, dims
     out_bd = bd - builtins.sum(1 for d in dimensions if d < bd)
-    return squeeze_p.bind(x, dimensions=batching.shift_dims(dimensions, bd)), out_bd
+    return squeeze_p.bind(x, dimensions=shift_dims(dimensions, bd)), out_bd
 
 
 @transpose_p.def_batch
 def _transpose_batch(args, dims, *, permutation):
     (x,), (bd,) = args, dims
-    perm = list(batching.shift_dims(permutation, bd))
+    perm = list(shift_dims(permutation, bd))
     perm.insert(bd, bd)
     if perm == sorted(perm):
         return x, bd
@@ -586,7 +634,7 @@ def _transpose_batch(args, dims, *, permutation):
 @rev_p.def_batch
 def _rev_batch(args, dims, *, dimensions):
     (x,), (bd,) = args, dims
-    return rev_p.bind(x, dimensions=batching.shift_dims(dimensions, bd)), bd
+    return rev_p.bind(x, dimensions=shift_dims(dimensions, bd)), bd
 
 
 @slice_p.def_batch
@@ -594,7 +642,7 @@ def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
     (x,), (bd,) = args, dims
     starts, limits = list(start_indices), list(limit_indices)
     starts.insert(bd, 0)
-    limits.insert(bd, batching.shape_of(x)[bd])
+    limits.insert(bd, shape_of(x)[bd])
     if strides is not None:
         strides = list(strides)
         strides.insert(bd, 1)
@@ -608,9 +656,9 @@ def _pad_batch(args, dims, *, padding_config):
     """A batched padding value: pad with anything, then select each member's
     value where a padded mask (True inside the operand) is False."""
     (x, value), (bd, value_bd) = args, dims
-    size = batching.axis_size_of(args, dims)
+    size = axis_size_of(args, dims)
     if bd is None:
-        x, bd = batching.broadcast_batch(x, size, 0), 0
+        x, bd = broadcast_batch(x, size, 0), 0
     config = list(padding_config)
     config.insert(bd, (0, 0, 0))
     if value_bd is None:
@@ -620,7 +668,7 @@ def _pad_batch(args, dims, *, padding_config):
     padded = pad_p.bind(x, zero, padding_config=tuple(config))
     inside = broadcast_in_dim(np.ones((), bool), x_aval.shape, ())
     mask = pad_p.bind(inside, np.zeros((), bool), padding_config=tuple(config))
-    out_shape = batching.shape_of(padded)
+    out_shape = shape_of(padded)
     fill = broadcast_in_dim(value, out_shape, (bd,))
     from refimpl.primitives import elementwise
 
@@ -629,8 +677,8 @@ def _pad_batch(args, dims, *, padding_config):
 
 @concatenate_p.def_batch
 def _concatenate_batch(args, dims, *, dimension):
-    size = batching.axis_size_of(args, dims)
-    moved = [batching.bdim_to(x, d, size, 0) for x, d in zip(args, dims, strict=True)]
+    size = axis_size_of(args, dims)
+    moved = [bdim_to(x, d, size, 0) for x, d in zip(args, dims, strict=True)]
     return concatenate_p.bind(*moved, dimension=dimension + 1), 0
 
 

@@ -34,7 +34,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from refimpl import dtypes
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers
+from refimpl.primitives import ad_helpers, batch_rules
 from refimpl.primitives.base import Primitive, as_int_tuple
 from refimpl.transforms.masking.shape_spec import Dim
 
@@ -131,10 +131,8 @@ def _window_primitive(name: str, reduce: Any) -> Primitive:
 
     @prim.def_batch
     def _batch(args, dims, **params):
-        from refimpl.transforms import batching
-
         (x,), (d,) = args, dims
-        x = batching.moveaxis(x, d, 0)
+        x = batch_rules.moveaxis(x, d, 0)
         batched = {
             "window_dimensions": (1, *params["window_dimensions"]),
             "window_strides": (1, *params["window_strides"]),
@@ -404,13 +402,11 @@ def _reduce_window_general_lowering(
 
 @reduce_window_p.def_batch
 def _reduce_window_general_batch(args, dims, *, program, **params):
-    from refimpl.transforms import batching
-
     n = len(args) // 2
     if any(d is not None for d in dims[n:]):
         raise NotImplementedError("reduce_window batching is not implemented for initial values")
-    size = batching.axis_size_of(args, dims)
-    operands = [batching.bdim_to(x, d, size, 0) for x, d in zip(args[:n], dims[:n], strict=True)]
+    size = batch_rules.axis_size_of(args, dims)
+    operands = [batch_rules.bdim_to(x, d, size, 0) for x, d in zip(args[:n], dims[:n], strict=True)]
     batched = {
         "window_dimensions": (1, *params["window_dimensions"]),
         "window_strides": (1, *params["window_strides"]),

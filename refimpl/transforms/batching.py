@@ -46,7 +46,20 @@ import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Literal, Program
+from refimpl.primitives import batch_rules
 from refimpl.traceback_util import api_boundary
+
+# what the rules and this driver share (refimpl.primitives.batch_rules), under
+# the names the transformations use
+axis_size_of = batch_rules.axis_size_of
+bdim_to = batch_rules.bdim_to
+broadcast_batch = batch_rules.broadcast_batch
+elementwise_batch_rule = batch_rules.elementwise_batch_rule
+loop_batch_rule = batch_rules.loop_batch_rule
+moveaxis = batch_rules.moveaxis
+ndim_of = batch_rules.ndim_of
+shape_of = batch_rules.shape_of
+shift_dims = batch_rules.shift_dims
 
 # --- the axis being batched --------------------------------------------------------------
 
@@ -72,90 +85,6 @@ def current_frame() -> AxisFrame:
     if not _frames.stack:
         raise RuntimeError("internal error: a batch rule ran outside vmap's batching")
     return _frames.stack[-1]
-
-
-# --- moving and broadcasting batch axes (used by the rules) ----------------------------
-
-
-def moveaxis(x: Any, src: int, dst: int) -> Any:
-    """``x`` with axis ``src`` moved to position ``dst`` (a transpose, or ``x``)."""
-    from refimpl.primitives import structural
-
-    if src == dst:
-        return x
-    ndim = tracing.get_aval(x, "vmap", 0).ndim
-    perm = [d for d in range(ndim) if d != src]
-    perm.insert(dst, src)
-    return structural.transpose(x, perm)
-
-
-def broadcast_batch(x: Any, size: int, axis: int) -> Any:
-    """The unbatched ``x`` repeated ``size`` times along a new axis at ``axis``."""
-    from refimpl.primitives import structural
-
-    aval = tracing.get_aval(x, "vmap", 0)
-    shape = list(aval.shape)
-    shape.insert(axis, size)
-    dims = [d if d < axis else d + 1 for d in range(aval.ndim)]
-    return structural.broadcast_in_dim(x, shape, dims)
-
-
-def bdim_to(x: Any, dim: int | None, size: int, dst: int) -> Any:
-    """``x`` with its batch axis at ``dst``: moved there, or broadcast if unbatched."""
-    if dim is None:
-        return broadcast_batch(x, size, dst)
-    return moveaxis(x, dim, dst)
-
-
-def shift_dims(dims: Sequence[int], bdim: int) -> tuple[int, ...]:
-    """Unbatched dim numbers -> dim numbers of the value batched at ``bdim``."""
-    return tuple(d if d < bdim else d + 1 for d in dims)
-
-
-def axis_size_of(args: Sequence[Any], dims: Sequence[int | None]) -> int:
-    for x, d in zip(args, dims, strict=True):
-        if d is not None:
-            return tracing.get_aval(x, "vmap", 0).shape[d]
-    raise AssertionError("internal error: batch rule called with no batched operand")
-
-
-def ndim_of(x: Any) -> int:
-    return tracing.get_aval(x, "vmap", 0).ndim
-
-
-def shape_of(x: Any) -> tuple[int, ...]:
-    return tracing.get_aval(x, "vmap", 0).shape
-
-
-def loop_batch_rule(primitive: Any) -> Callable[..., Any]:
-    """A rule that applies ``primitive`` once per batch member and stacks the
-    results on axis 0: correct for any primitive, but ``size`` equations.
-    Used where no vectorized formulation exists (e.g. convolutions with
-    ``batch_group_count > 1``)."""
-    from refimpl.primitives import structural
-
-    def rule(args: Sequence[Any], dims: Sequence[int | None], **params: Any):
-        size = axis_size_of(args, dims)
-        per_member = []
-        for b in range(size):
-            member = [
-                x if d is None else structural.index_in_dim(x, b, d, keepdims=False)
-                for x, d in zip(args, dims, strict=True)
-            ]
-            out = primitive.bind(*member, **params)
-            per_member.append(list(out) if primitive.multiple_results else [out])
-        stacked = [
-            structural.concatenate([structural.expand_dims(o, (0,)) for o in outs], 0)
-            for outs in zip(*per_member, strict=True)
-        ]
-        if primitive.multiple_results:
-            return stacked, [0] * len(stacked)
-        return stacked[0], 0
-
-    return rule
-
-
-# --- batching a Program --------------------------------------------------------------------
 
 
 def _uses_axis(eqn: Any, name: Any) -> bool:
@@ -686,62 +615,3 @@ def as_array(x: Any) -> Any:
 
         return elementwise.copy(x)
     return x
-
-
-# --- the rule shared by elementwise primitives ------------------------------------------
-
-
-def elementwise_batch_rule(
-    primitive: Any, full_operands: Sequence[int] | Callable[[int], bool] = ()
-):
-    """Batch rule of an elementwise primitive (operands of one shape, rank-0
-    operands broadcasting). The batch axis of the first batched operand of
-    full rank is the output's; other batched operands are moved there,
-    unbatched operands of full rank are broadcast along it, unbatched
-    scalars stay as they are. ``full_operands`` (positions, or a predicate on
-    the position) must have full rank even when scalar: ``clamp``'s operand,
-    ``select_n``'s cases (a batched ``which`` needs cases of its shape)."""
-    from refimpl.primitives import structural
-
-    if callable(full_operands):
-        must_be_full = full_operands
-    else:
-        positions = tuple(full_operands)
-
-        def must_be_full(i: int) -> bool:
-            return i in positions
-
-    def rule(args: Sequence[Any], dims: Sequence[int | None], **params: Any):
-        avals = [tracing.get_aval(x, primitive.name, i) for i, x in enumerate(args)]
-        ranks = [a.ndim - (d is not None) for a, d in zip(avals, dims, strict=True)]
-        full = max(ranks)
-        size = 0
-        out_dim = None
-        shapes = []  # the full-rank operands' unbatched shapes
-        for aval, d, r in zip(avals, dims, ranks, strict=True):
-            if d is not None:
-                size = aval.shape[d]
-                if r == full and out_dim is None:
-                    out_dim = d
-            if r == full:
-                shapes.append(aval.shape if d is None else aval.shape[:d] + aval.shape[d + 1 :])
-        # size-1 dims broadcast (binary primitives, as JAX's broadcasting_shape_rule)
-        shape = tuple(max(ds) if 0 not in ds else 0 for ds in zip(*shapes, strict=True))
-        out_dim = 0 if out_dim is None else out_dim
-        out_shape = (*shape[:out_dim], size, *shape[out_dim:])
-        unbatched_dims = tuple(d for d in range(full + 1) if d != out_dim)
-        new_args = []
-        for i, (x, d, r) in enumerate(zip(args, dims, ranks, strict=True)):
-            if d is None:
-                if r == 0 and not must_be_full(i):
-                    new_args.append(x)
-                else:
-                    expanded = (0,) * 0 if r == 0 else unbatched_dims
-                    new_args.append(structural.broadcast_in_dim(x, out_shape, expanded))
-            elif r == full:
-                new_args.append(moveaxis(x, d, out_dim))
-            else:  # a batched scalar among full-rank operands
-                new_args.append(structural.broadcast_in_dim(x, out_shape, (out_dim,)))
-        return primitive.bind(*new_args, **params), out_dim
-
-    return rule
