@@ -31,6 +31,7 @@ FAMILIES: Sequence[str] = (
     "ad",
     "vmap",
     "vmap_axes",
+    "rule_edges",
     "reliability",
     "random",
     "random_distributions",

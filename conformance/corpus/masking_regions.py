@@ -177,7 +177,103 @@ def _case(r: Reduction, region: str) -> Case:
     )
 
 
+# --- masked indexing: gathers, scatters and slices into a masked dim -----------------------
+# (refimpl's masking rules for gather/scatter rewrite the indices to what the unpadded
+# program does; each mode, each side masked)
+
+_IDX = np.array([0, 2, 5, 1], np.int32)  # 5 is past every logical size used below
+
+
+def _take_fill(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    ok = idx < len(x)
+    rows = x[np.where(ok, idx, 0)]
+    return np.where(ok[:, None], rows, np.nan).astype(np.float32)
+
+
+def _scatter_add_drop(x: np.ndarray, idx: np.ndarray, u: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    for i, row in zip(idx, u, strict=True):
+        if 0 <= i < len(x):
+            out[i] += row
+    return out
+
+
+def _lax_gather_clip(ns: Any, x: Any) -> Any:
+    L = ns.lax_
+    dn = L.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                  start_index_map=(0,))  # fmt: skip
+    return L.gather(x, _IDX[:, None], dn, (1, 2), mode="clip")
+
+
+def _lax_scatter_add(mode: str) -> Callable[..., Any]:
+    def fn(ns: Any, x: Any, u: Any) -> Any:
+        L = ns.lax_
+        dn = L.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                       scatter_dims_to_operand_dims=(0,))  # fmt: skip
+        return L.scatter_add(x, _IDX[:, None], u, dn, mode=mode)
+
+    return fn
+
+
+def _dus(x: np.ndarray, u: np.ndarray, start: int) -> np.ndarray:
+    out = x.copy()
+    s = min(max(start, 0), len(x) - len(u))
+    out[s : s + len(u)] = u
+    return out
+
+
+def _indexing_rows() -> list[Any]:
+    from conformance.corpus.masking import Masked, _all, _rows
+
+    rows2 = lambda s: [(s["n"], 2)]  # noqa: E731
+    return [
+        Masked("indexing-take-clip", lambda ns, x: ns.np_.take(x, _IDX, axis=0, mode="clip"),
+               lambda x: np.take(x, _IDX, axis=0, mode="clip"), ["(n, 2)"], "(4, 2)", rows2,
+               [(6, 2)], _all, ({"n": 3}, {"n": 1})),
+        Masked("indexing-take-fill", lambda ns, x: ns.np_.take(x, _IDX, axis=0, mode="fill"),
+               lambda x: _take_fill(x, _IDX), ["(n, 2)"], "(4, 2)", rows2, [(6, 2)], _all,
+               ({"n": 3},)),
+        Masked("indexing-lax-gather-clip", _lax_gather_clip,
+               lambda x: x[np.clip(_IDX, 0, len(x) - 1)], ["(n, 2)"], "(4, 2)", rows2,
+               [(6, 2)], _all, ({"n": 3}, {"n": 6})),
+        Masked("indexing-at-add-drop", lambda ns, x, u: x.at[_IDX].add(u, mode="drop"),
+               lambda x, u: _scatter_add_drop(x, _IDX, u), ["(n, 2)", "(4, 2)"], "(n, 2)",
+               lambda s: [(s["n"], 2), (4, 2)], [(6, 2), (4, 2)], _rows, ({"n": 3}, {"n": 0})),
+        Masked("indexing-lax-scatter-add-clip", _lax_scatter_add("clip"),
+               lambda x, u: _scatter_add_drop(x, np.clip(_IDX, 0, len(x) - 1), u),
+               ["(n, 2)", "(4, 2)"], "(n, 2)", lambda s: [(s["n"], 2), (4, 2)],
+               [(6, 2), (4, 2)], _rows, ({"n": 3},)),
+        Masked("indexing-lax-scatter-add-drop", _lax_scatter_add("fill"),
+               lambda x, u: _scatter_add_drop(x, _IDX, u),
+               ["(n, 2)", "(4, 2)"], "(n, 2)", lambda s: [(s["n"], 2), (4, 2)],
+               [(6, 2), (4, 2)], _rows, ({"n": 3},)),
+        Masked("indexing-at-set-masked-indices",
+               lambda ns, x, i: x.at[i].set(ns.np_.float32(7.0), mode="drop"),
+               lambda x, i: _set_rows(x, i), ["(5,)", "(n,)"], "(5,)",
+               lambda s: [(5,), (s["n"],)], [(5,), (4,)], _all, ({"n": 2},), dtype=I32),
+        Masked("indexing-dynamic-update-slice",
+               lambda ns, x, u: ns.lax_.dynamic_update_slice(x, u, (np.int32(2),)),
+               lambda x, u: _dus(x, u, 2), ["(n,)", "(2,)"], "(n,)",
+               lambda s: [(s["n"],), (2,)], [(6,), (2,)], _rows, ({"n": 3}, {"n": 5})),
+    ]  # fmt: skip
+
+
+def _set_rows(x: np.ndarray, i: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    out[i[(i >= 0) & (i < len(x))]] = 7
+    return out
+
+
+def _indexing_cases() -> Iterator[Case]:
+    from conformance.corpus.masking import _mask_case
+
+    for m in _indexing_rows():
+        for sizes in m.sizes:
+            yield _mask_case(m, sizes)
+
+
 def cases() -> Iterator[Case]:
     for r in REDUCTIONS:
         for region in REGIONS:
             yield _case(r, region)
+    yield from _indexing_cases()
