@@ -70,3 +70,20 @@ def test_pad_jit_grad_and_empty(backend):
 def test_eye_any_k(k):
     _same(rnp.eye(3, k=k), jnp.eye(3, k=k))
     _same(rnp.eye(3, 5, k=k), jnp.eye(3, 5, k=k))
+
+
+def test_roll_array_shifts(backend):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    cases = [
+        (lambda m: lambda x: m.roll(x, m.asarray(1), 1)),
+        (lambda m: lambda x: m.roll(x, np.array([1, 2]), (0, 1))),
+        (lambda m: lambda x: m.roll(x, np.array([1, -5]), 0)),
+        (lambda m: lambda x: m.roll(x, 1, (0, 1))),
+        (lambda m: lambda x: m.roll(x, [1], (0, 1))),
+        (lambda m: lambda x: m.roll(x, np.array([3]), None)),
+    ]
+    for case in cases:
+        _same(case(rnp)(x), case(jnp)(x))
+    jf = jax.jit(lambda x, s: jnp.roll(x, s, (0, 1)))
+    rf = ri.jit(lambda x, s: rnp.roll(x, s, (0, 1)))
+    _same(rf(x, np.array([1, 2])), jf(x, np.array([1, 2])))

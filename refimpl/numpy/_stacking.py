@@ -214,9 +214,19 @@ def roll(a: ArrayLike, shift: Any, axis: Any = None) -> Array:
         if not isinstance(axis, (list, tuple))
         else tuple(normalize_axis("roll", ax, aval.ndim) for ax in axis)
     )
+    if not isinstance(shift, (list, tuple)) and np.ndim(shift) == 1:
+        # an array of shifts (traced or not): one per entry, as JAX (whose
+        # shifts and axes broadcast against each other)
+        shift_aval = aval_of(shift, "roll", 1)
+        shift = [lax.reshape(lax.slice_in_dim(shift, i, i + 1, 1, 0), ())
+                 for i in range(shift_aval.shape[0])]  # fmt: skip
+        if len(axes) == 1:
+            axes = axes * len(shift)
     shifts = shift if isinstance(shift, (list, tuple)) else [shift] * len(axes)
     if isinstance(axis, (list, tuple)) and not isinstance(shift, (list, tuple)):
         shifts = [shift] * len(axes)
+    if len(shifts) == 1 and len(axes) > 1:
+        shifts = list(shifts) * len(axes)
     if len(shifts) != len(axes):
         raise ValueError("roll: shift and axis must have the same length")
     for s, ax in zip(shifts, axes, strict=True):
