@@ -378,8 +378,9 @@ def _pad_stat(x: Any, lo: int, hi: int, axis: int, mode: str, lengths: Any) -> A
     from refimpl.numpy import _reductions, _stats
 
     aval = aval_of(x, "pad", 0)
-    stat = {"maximum": _reductions.max, "minimum": _reductions.min,
-            "mean": _reductions.mean, "median": _stats.median}[mode]  # fmt: skip
+    # Any: mypy types some of these wrapped functions as the bare `function` class
+    stat: Any = {"maximum": _reductions.max, "minimum": _reductions.min,
+                 "mean": _reductions.mean, "median": _stats.median}[mode]  # fmt: skip
     n = aval.shape[axis]
     if lengths is None:
         first = last = stat(x, axis=axis, keepdims=True)
