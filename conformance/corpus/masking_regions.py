@@ -277,3 +277,59 @@ def cases() -> Iterator[Case]:
         for region in REGIONS:
             yield _case(r, region)
     yield from _indexing_cases()
+    yield from _spec_cases()
+
+
+# --- polynomial shape specs and the mask API's errors --------------------------------------
+
+
+def _spec_rows() -> list[Any]:
+    from conformance.corpus.masking import Masked
+
+    one = lambda s: [(s["n"],)]  # noqa: E731
+    return [
+        Masked("spec-floordiv", lambda ns, x: x[::2], lambda x: x[::2], ["(n,)"],
+               "((n + 1)//2,)", one, [(6,)], lambda s: np.s_[: (s["n"] + 1) // 2],
+               ({"n": 5}, {"n": 1})),
+        Masked("spec-2n", lambda ns, x: ns.np_.concatenate([x, x * 2]),
+               lambda x: np.concatenate([x, x * 2]), ["(n,)"], "(2*n,)", one, [(6,)],
+               lambda s: np.s_[: 2 * s["n"]], ({"n": 3},)),
+        Masked("spec-pad-interior",
+               lambda ns, x: ns.lax_.pad(x, np.float32(0), [(1, 2, 1)]),
+               lambda x: _pad_interior(x), ["(n,)"], "(2*n + 2,)", one, [(6,)],
+               lambda s: np.s_[: 2 * s["n"] + 2], ({"n": 3},)),
+    ]  # fmt: skip
+
+
+def _pad_interior(x: np.ndarray) -> np.ndarray:
+    out = np.zeros(2 * len(x) + 2, np.float32)
+    out[1 : 2 * len(x) : 2] = x
+    return out
+
+
+MASK_ERRORS = [
+    ("spec-exponent-missing", "(n**,)", {"n": 2}, Exception, "expected an integer exponent"),
+    ("spec-divisor-zero", "(n//0,)", {"n": 2}, Exception, "must be a positive"),
+    ("spec-divisor-a-size", "(n//m,)", {"n": 2, "m": 1}, Exception, "must be a positive"),
+    ("spec-two-names", "(n n,)", {"n": 2}, Exception, "expected ',' or '\\)'"),
+    ("size-missing", "(n,)", {}, ValueError, "missing \\['n'\\]"),
+    ("size-negative", "(n,)", {"n": -1}, ValueError, "must be >= 0"),
+    ("size-not-an-int", "(n,)", {"n": 2.5}, TypeError, "must be an integer scalar"),
+]
+
+
+def _spec_cases() -> Iterator[Case]:
+    from conformance.corpus.masking import _mask_case
+    from conformance.observe import Raises
+
+    for m in _spec_rows():
+        for sizes in m.sizes:
+            yield _mask_case(m, sizes)
+    for label, spec, sizes, exc, key in MASK_ERRORS:
+
+        def script(ns: Any, spec: str = spec, sizes: dict = sizes) -> Any:
+            x = ns.asarray(np.arange(6, dtype=np.float32))
+            return ns.mask(lambda v: v, [spec], "(n,)")([x], dict(sizes))
+
+        yield script_case(f"mask/errors/{label}", script, expect=Raises(exc, key),
+                          requires=REQUIRES, tags=["masking", "errors"])  # fmt: skip
