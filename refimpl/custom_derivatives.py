@@ -247,13 +247,17 @@ def _trace_primal(kind: str, fun: Callable, split: _Split) -> tuple[Program, lis
 
 def _check_no_closed_over_tangents(kind: str, tangents: Sequence[Any], num_consts: int) -> None:
     if any(type(t) is not Zero for t in tangents[:num_consts]):
-        raise TypeError(
-            f"Detected differentiation of a {kind} function with respect to a closed-over "
-            f"value. That isn't supported because the custom rule only specifies how to "
-            f"differentiate the {kind} function with respect to explicit input parameters. "
-            "Try passing the closed-over value into the function as an argument, and "
-            "adapting the rule."
-        )
+        raise _closed_over_error(kind)
+
+
+def _closed_over_error(kind: str) -> TypeError:
+    return TypeError(
+        f"Detected differentiation of a {kind} function with respect to a closed-over "
+        f"value. That isn't supported because the custom rule only specifies how to "
+        f"differentiate the {kind} function with respect to explicit input parameters. "
+        "Try passing the closed-over value into the function as an argument, and "
+        "adapting the rule."
+    )
 
 
 def _call_abstract_eval(*avals: ShapedArray, call: Program, **_: Any) -> list[ShapedArray]:
@@ -451,7 +455,11 @@ class _CustomFunction:
         trace = tracing.find_top_trace(split.leaves)
         if trace is None:  # a transformation is active, but not on these arguments
             return self.fun(*args)
-        if isinstance(trace, ad.JVPTrace) and tracing.current_builder() is None:
+        if (
+            isinstance(trace, ad.JVPTrace)
+            and tracing.current_builder() is None
+            and not getattr(self, "optimize_remat", False)
+        ):
             # Differentiation outside jit: as JAX's JVPTrace.process_custom_*_call,
             # the rules run on the primal values, which are concrete (so Python
             # may branch on them); the function itself is not traced.
@@ -477,6 +485,11 @@ class _CustomFunction:
         if all(type(t) is Zero for t in tangents):  # nothing to differentiate
             return self.fun(*split.full_args(primals))
         primals_out, tangents_out, out_tree = self._apply_rules(trace, split, primals, tangents)
+        if any(isinstance(p, tracing.Tracer) and p._trace is trace for p in primals_out):
+            # the rule computed its primal output from a value this trace
+            # differentiates that is not an argument (a closed-over tracer,
+            # e.g. read from a Ref): the same error as the traced path's
+            raise _closed_over_error(self._kind)
         outs = [trace.wrap(p, t) for p, t in zip(primals_out, tangents_out, strict=True)]
         return tree_util.tree_unflatten(out_tree, outs)
 
