@@ -8,15 +8,24 @@ from __future__ import annotations
 
 from typing import Any
 
-_numpy_module: Any = None  # refimpl.numpy once imported (it imports the array types)
+# What the methods forward to, installed by the user surface above this module
+# (refimpl/numpy/__init__.py: "numpy", "lax", "dlpack" modules and the "at"
+# helper), so that the array types import none of it.
+_numpy_module: Any = None
+_installed: dict[str, Any] = {}
+
+
+def install(name: str, implementation: Any) -> None:
+    """Make the array methods forward to ``implementation`` (see above)."""
+    global _numpy_module
+    _installed[name] = implementation
+    if name == "numpy":
+        _numpy_module = implementation
 
 
 def _rnp() -> Any:
-    global _numpy_module
     if _numpy_module is None:
-        import refimpl.numpy as rnp
-
-        _numpy_module = rnp
+        raise RuntimeError("array operators used before refimpl.numpy installed them")
     return _numpy_module
 
 
@@ -86,9 +95,7 @@ class ArrayOps:
     @property
     def at(self) -> Any:
         """Functional indexed updates: ``x.at[idx].set(v)`` (see refimpl/numpy/_at.py)."""
-        from refimpl.numpy._at import IndexUpdateHelper
-
-        return IndexUpdateHelper(self)
+        return _installed["at"](self)
 
     @property
     def T(self) -> Any:
@@ -226,24 +233,18 @@ class ArrayOps:
 
     def copy(self) -> Any:
         """A new array with the same value (its own buffer, on the same backend)."""
-        from refimpl import lax
-
-        return lax.copy(self)
+        return _installed["lax"].copy(self)
 
     # -- DLPack (refimpl.dlpack) --
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
                    copy: Any = None) -> Any:  # fmt: skip
-        from refimpl import dlpack
-
-        return dlpack.to_dlpack(
+        return _installed["dlpack"].to_dlpack(
             self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy
         )
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        from refimpl import dlpack
-
-        return dlpack.dlpack_device(self)
+        return _installed["dlpack"].dlpack_device(self)
 
     @property
     def real(self) -> Any:

@@ -6,10 +6,16 @@ NumPy, and is written only with ``refimpl.lax`` functions -- so it works the
 same eagerly (returning refimpl arrays) and under ``ri.jit``.
 """
 
+import sys as _sys
+
+from refimpl import array_ops as _array_ops
+from refimpl import dlpack as _dlpack
+from refimpl import lax as _lax
 from refimpl import sharding as _sharding
 from refimpl.backends import fast_functions as _fast_functions
 from refimpl.numpy import (
     _arrangement,
+    _at,
     _bits,
     _calculus,
     _construct,
@@ -107,3 +113,10 @@ for _name in (
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
 # arguments (docs/semantics.md 9.1); the reference backend is unaffected.
 _fast_functions.wrap_module(globals(), __all__)
+
+# every array type's operators and methods (refimpl.array_ops) forward to this
+# module; array_ops, below the surface, imports none of it
+_array_ops.install("numpy", _sys.modules[__name__])
+_array_ops.install("at", _at.IndexUpdateHelper)
+_array_ops.install("lax", _lax)
+_array_ops.install("dlpack", _dlpack)
