@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -162,12 +163,111 @@ def _private(name: str) -> types.ModuleType:
     return module
 
 
+_GPU_PLATFORMS = ("gpu", "cuda", "rocm")
+
+
+def _local_pjrt_platform() -> str | None:
+    try:
+        from refimpl.backends.pjrt import executables
+
+        return executables.local_platform()
+    except Exception:  # no native module or plugin: no pjrt platform
+        return None
+
+
+def backend_of_platform(platform: str | None) -> str | None:
+    """The refimpl backend standing for a JAX platform name: ``"cpu"`` is the
+    backend in effect (refimpl runs on the host; pjrt on its CPU plugin);
+    ``"gpu"``/``"cuda"``/``"rocm"``/``"tpu"`` is pjrt when its plugin is of that
+    platform, else JAX's "Unknown backend" ``RuntimeError``. refimpl's own names
+    (``"ref"``, ``"pjrt"``) and None pass through."""
+    from refimpl import config
+
+    if platform is None or platform in ("ref", "pjrt"):
+        return platform
+    name = str(platform).lower()
+    local = _local_pjrt_platform() if config.backend == "pjrt" or name != "cpu" else None
+    if name == "cpu":
+        return "pjrt" if config.backend == "pjrt" and local == "cpu" else "ref"
+    if local is not None and (
+        name == local or (name in _GPU_PLATFORMS and local in _GPU_PLATFORMS)
+    ):
+        return "pjrt"
+    raise RuntimeError(
+        f"Unknown backend: '{platform}' requested, but no platforms that are instances of "
+        f"{platform} are present. Platforms present are: cpu"
+    )
+
+
+def _platform_keyword(fn: Any, keyword: str = "backend", position: int | None = 0) -> Any:
+    """``fn`` with its backend argument (by ``keyword`` or at ``position``)
+    given as a JAX platform name and translated to refimpl's."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if keyword in kwargs:
+            kwargs[keyword] = backend_of_platform(kwargs[keyword])
+        elif position is not None and len(args) > position:
+            args = (*args[:position], backend_of_platform(args[position]), *args[position + 1 :])
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _default_backend() -> str:
+    """``jax.default_backend()``: the platform name (``"cpu"``, as JAX says on a
+    host; pjrt's plugin platform when pjrt runs a GPU plugin)."""
+    from refimpl import config
+
+    if config.backend == "pjrt":
+        local = _local_pjrt_platform()
+        return "gpu" if local in _GPU_PLATFORMS else (local or "cpu")
+    return "cpu"
+
+
+def _backend_of_first_device(device: Any) -> str:
+    import refimpl as ri
+
+    for name in ["ref"] + (["pjrt"] if _local_pjrt_platform() else []):
+        if device == ri.devices(name)[0]:
+            return name
+    raise NotImplementedError(
+        f"jax.jit(device={device!r}): refimpl runs a jit on the first device of a backend; "
+        "commit the arguments to the device with jax.device_put instead"
+    )
+
+
+def _jit(fun: Any = None, *, backend: str | None = None, device: Any = None, **kwargs: Any) -> Any:
+    """``jax.jit``: ``backend`` is a platform name; ``device`` (JAX's older
+    argument) is a backend's first device (where refimpl runs a jit of that
+    backend); another device is a ``NotImplementedError``, as for
+    ``ri.default_device``."""
+    import refimpl as ri
+
+    backend = backend_of_platform(backend)
+    if device is not None:
+        backend = _backend_of_first_device(device)
+    return ri.jit(fun, backend=backend, **kwargs)
+
+
 def _extras(jax_name: str) -> dict[str, Any]:
     """Names JAX spells differently from refimpl, per aliased module."""
     import refimpl as ri
 
     if jax_name == "jax":
-        return {"config": _CONFIG, "__version__": JAX_VERSION}
+        return {
+            "config": _CONFIG,
+            "__version__": JAX_VERSION,
+            "default_backend": _default_backend,
+            "jit": _jit,
+            "devices": _platform_keyword(ri.devices),
+            "local_devices": _platform_keyword(ri.local_devices, position=1),
+            "device_count": _platform_keyword(ri.device_count),
+            "local_device_count": _platform_keyword(ri.local_device_count),
+            "process_index": _platform_keyword(ri.process_index),
+            "process_count": _platform_keyword(ri.process_count),
+            "pmap": _platform_keyword(ri.pmap, position=None),
+        }
     if jax_name == "jax.numpy":
         import refimpl.numpy as rnp
 
@@ -191,6 +291,8 @@ class _AliasModule(types.ModuleType):
             return extras[name]
         target = self.__dict__["_target"]
         sub = f"{self.__name__}.{name}"
+        if sub == "jax._src":  # chex reads jax._src.xla_bridge through the attribute
+            return importlib.import_module(sub)
         if target_of(sub) is not None:  # the alias, so that its missing names get the pointer too
             try:
                 return importlib.import_module(sub)
@@ -233,6 +335,10 @@ class _Loader(importlib.abc.Loader):
         if spec.name == "jax._src":
             package = types.ModuleType("jax._src", "JAX's internals: only the stand-ins below.")
             package.__path__ = []
+            for child in ("compiler", "xla_bridge"):
+                module = _private(child)
+                setattr(package, child, module)
+                sys.modules[module.__name__] = module
             return package
         if spec.name in ("jax._src.compiler", "jax._src.xla_bridge"):
             return _private(spec.name.rpartition(".")[2])

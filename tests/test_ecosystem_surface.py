@@ -300,7 +300,13 @@ jax.config.update("jax_num_cpu_devices", 2)
 jax.config.update("jax_debug_nans", False)
 jax.test_util.check_grads(lambda x: jnp.sin(x) * x, (1.5,), order=2, modes=["fwd", "rev"])
 flat, _ = jax.flatten_util.ravel_pytree({"a": jnp.ones(2)})
-f = jax.jit(lambda x: x + 1, inline=True)
+f = jax.jit(lambda x: x + 1, inline=True, static_argnums=None, backend="cpu")
+assert jax.default_backend() == "cpu" and jax.device_count("cpu") == jax.device_count()
+assert jax.jit(lambda x: x * 2, device=jax.devices()[0])(2) == 4
+try:
+    jax.devices("gpu")
+except RuntimeError as e:
+    assert "Unknown backend" in str(e)
 print(jax.__version__, jax.device_count(), isinstance(jnp.ones(2).sharding, jax.sharding.Sharding),
       jax.dtypes.result_type(1.0), jnp.arange(10)[11], int(flat.sum()), int(f(1)),
       isinstance(jax.core.Tracer, type), jax.config.jax_debug_nans)

@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 
-class JaxRuntimeError(RuntimeError):
+class JaxRuntimeError(ValueError):
     """A failed check, raised when the error is thrown."""
 
 

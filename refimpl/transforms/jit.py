@@ -1199,10 +1199,10 @@ def _static_differences(new: tuple, old: tuple) -> list[str]:
 def jit(
     fun: Callable[..., Any] | None = None,
     *,
-    static_argnums: int | Sequence[int] = (),
-    static_argnames: str | Sequence[str] = (),
-    donate_argnums: int | Sequence[int] = (),
-    donate_argnames: str | Sequence[str] = (),
+    static_argnums: int | Sequence[int] | None = (),
+    static_argnames: str | Sequence[str] | None = (),
+    donate_argnums: int | Sequence[int] | None = (),
+    donate_argnames: str | Sequence[str] | None = (),
     backend: str | None = None,
     inline: bool = False,
     keep_unused: bool = False,
@@ -1260,11 +1260,11 @@ def jit(
         True
     """
     del inline, keep_unused  # no observable effect (see above)
-    kwargs = dict(
-        static_argnums=static_argnums,
-        static_argnames=static_argnames,
-        donate_argnums=donate_argnums,
-        donate_argnames=donate_argnames,
+    kwargs = dict(  # None is JAX's spelling of "none" for each
+        static_argnums=() if static_argnums is None else static_argnums,
+        static_argnames=() if static_argnames is None else static_argnames,
+        donate_argnums=() if donate_argnums is None else donate_argnums,
+        donate_argnames=() if donate_argnames is None else donate_argnames,
         backend=backend,
     )
     if fun is None:
