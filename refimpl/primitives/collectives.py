@@ -47,9 +47,10 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
-from refimpl.core import Program, ShapedArray
-from refimpl.primitives import base, elementwise, indexing, reductions, structural
+from refimpl.core import Eqn, Program, ShapedArray
+from refimpl.primitives import base, batch_rules, elementwise, indexing, reductions, structural
 from refimpl.primitives.base import Primitive, normalize_axis
+from refimpl.transforms.ad_util import Zero
 
 # --- the names in scope ---------------------------------------------------------------
 
@@ -252,12 +253,10 @@ def _group_members(groups: Any) -> tuple[np.ndarray, np.ndarray]:
 def _gather_groups(x: Any, d: int | None, size: int, groups: Any) -> Any:
     """``x`` (batched at ``d``) -> ``g`` with ``g[m, j] = x[members[m][j]]``
     (the ``k`` values of ``m``'s group, for each member ``m``), batch axis 0."""
-    from refimpl.transforms import batching
-
-    x = batching.bdim_to(x, d, size, 0)
+    x = batch_rules.bdim_to(x, d, size, 0)
     members, _ = _group_members(groups)
     taken = indexing.gather_along_axis(x, members.reshape(-1), 0)
-    rest = batching.shape_of(taken)[1:]
+    rest = batch_rules.shape_of(taken)[1:]
     return structural.reshape(taken, (members.shape[0], members.shape[1], *rest))
 
 
@@ -371,8 +370,6 @@ pmin_p = _reducing("pmin", lambda x, a: reductions.reduce_min(x, a), lambda x, n
 
 @psum_p.def_jvp
 def _psum_jvp(primals, tangents, *, axes, axis_index_groups):
-    from refimpl.transforms.ad_util import Zero
-
     outs = _bind(psum_p, axes, *primals, axes=axes, axis_index_groups=axis_index_groups)
     nonzero = [t for t in tangents if not isinstance(t, Zero)]
     summed = iter(_bind(psum_p, axes, *nonzero, axes=axes, axis_index_groups=axis_index_groups))
@@ -382,8 +379,6 @@ def _psum_jvp(primals, tangents, *, axes, axis_index_groups):
 @psum_p.def_transpose
 def _psum_transpose(cts, *args, axes, axis_index_groups):
     """psum is its own transpose: ``<psum(x), c> = sum_m <x[m], psum(c)[m]>``."""
-    from refimpl.transforms.ad_util import Zero
-
     nonzero = [c for c in cts if not isinstance(c, Zero)]
     summed = iter(_bind(psum_p, axes, *nonzero, axes=axes, axis_index_groups=axis_index_groups))
     return [c if isinstance(c, Zero) else next(summed) for c in cts]
@@ -413,21 +408,19 @@ def _all_gather_batch(args, dims, *, axes, axis_index_groups, axis_size, axis, t
     (x,), (d,) = args, dims
     frame_name, size = _frame_size()
     _no_groups_under_vmap("all_gather", axis_index_groups)
-    from refimpl.transforms import batching
-
     if axis_index_groups is not None:
-        gathered = batching.moveaxis(_gather_groups(x, d, size, axis_index_groups), 1, axis + 1)
+        gathered = batch_rules.moveaxis(_gather_groups(x, d, size, axis_index_groups), 1, axis + 1)
         if tiled:
-            shape = list(batching.shape_of(gathered))
+            shape = list(batch_rules.shape_of(gathered))
             shape[axis + 1 : axis + 3] = [shape[axis + 1] * shape[axis + 2]]
             gathered = structural.reshape(gathered, shape)
         return gathered, 0
     if d is None:
-        x = batching.broadcast_batch(x, size, 0)
+        x = batch_rules.broadcast_batch(x, size, 0)
         d = 0
-    gathered = batching.moveaxis(x, d, axis)
+    gathered = batch_rules.moveaxis(x, d, axis)
     if tiled:
-        shape = list(batching.shape_of(gathered))
+        shape = list(batch_rules.shape_of(gathered))
         shape[axis : axis + 2] = [shape[axis] * shape[axis + 1]]
         gathered = structural.reshape(gathered, shape)
     return gathered, None
@@ -435,8 +428,6 @@ def _all_gather_batch(args, dims, *, axes, axis_index_groups, axis_size, axis, t
 
 @all_gather_p.def_jvp
 def _all_gather_jvp(primals, tangents, **params):
-    from refimpl.transforms.ad_util import Zero
-
     (x,), (t,) = primals, tangents
     out = _bind(all_gather_p, params["axes"], x, **params)
     if isinstance(t, Zero):
@@ -447,8 +438,6 @@ def _all_gather_jvp(primals, tangents, **params):
 @all_gather_p.def_transpose
 def _all_gather_transpose(ct, x, *, axes, axis_index_groups, axis_size, axis, tiled):
     """The transpose of gathering is summing the cotangents and keeping one's own piece."""
-    from refimpl.transforms.ad_util import Zero
-
     if isinstance(ct, Zero):
         return [Zero(x.aval)]
     if not tiled:  # gathered on a new axis: scatter along it, then drop it
@@ -528,12 +517,10 @@ def _psum_scatter_batch(args, dims, *, axes, axis_index_groups, scatter_dimensio
 def _grouped_psum_scatter(x: Any, d: Any, size: int, groups: Any, dim: int, tiled: bool) -> Any:
     """Member ``m`` keeps block ``position[m]`` (its place in its group) of its
     group's sum along ``dim``; the result is batched at 0."""
-    from refimpl.transforms import batching
-
     members, position = _group_members(groups)
     n, k = members.shape
     summed = _psum_reduce(_gather_groups(x, d, size, groups), (1,))  # (n, *member shape)
-    shape = list(batching.shape_of(summed))
+    shape = list(batch_rules.shape_of(summed))
     if not tiled and shape[dim + 1] != k:
         raise ValueError(
             f"psum_scatter: the scattered dimension {dim} has size {shape[dim + 1]}, but the "
@@ -542,8 +529,8 @@ def _grouped_psum_scatter(x: Any, d: Any, size: int, groups: Any, dim: int, tile
     if tiled:  # split the dimension into k blocks
         shape[dim + 1 : dim + 2] = [k, shape[dim + 1] // k]
         summed = structural.reshape(summed, shape)
-    blocks = batching.moveaxis(summed, dim + 1, 1)
-    rest = batching.shape_of(blocks)[2:]
+    blocks = batch_rules.moveaxis(summed, dim + 1, 1)
+    rest = batch_rules.shape_of(blocks)[2:]
     flat = structural.reshape(blocks, (n * k, *rest))
     return indexing.gather_along_axis(flat, np.arange(n, dtype=np.int32) * k + position, 0)
 
@@ -554,8 +541,6 @@ def batching_shape(x: Any) -> tuple[int, ...]:
 
 @psum_scatter_p.def_jvp
 def _psum_scatter_jvp(primals, tangents, **params):
-    from refimpl.transforms.ad_util import Zero
-
     (x,), (t,) = primals, tangents
     out = _bind(psum_scatter_p, params["axes"], x, **params)
     if isinstance(t, Zero):
@@ -565,8 +550,6 @@ def _psum_scatter_jvp(primals, tangents, **params):
 
 @psum_scatter_p.def_transpose
 def _psum_scatter_transpose(ct, x, *, axes, axis_index_groups, scatter_dimension, tiled):
-    from refimpl.transforms.ad_util import Zero
-
     if isinstance(ct, Zero):
         return [Zero(x.aval)]
     n = _scatter_count(axes, axis_index_groups)
@@ -596,10 +579,8 @@ def _ppermute_batch(args, dims, *, axes, axis_index_groups, perm):
     (x,), (d,) = args, dims
     frame_name, size = _frame_size()
     _no_groups_under_vmap("ppermute", axis_index_groups)
-    from refimpl.transforms import batching
-
     if d is None:
-        x, d = batching.broadcast_batch(x, size, 0), 0
+        x, d = batch_rules.broadcast_batch(x, size, 0), 0
     source = np.zeros(size, np.int32)
     received = np.zeros(size, bool)
     for src, dst in perm:
@@ -608,7 +589,7 @@ def _ppermute_batch(args, dims, *, axes, axis_index_groups, perm):
     taken = indexing.gather_along_axis(x, source, d)
     if received.all():
         return taken, d
-    shape = batching.shape_of(taken)
+    shape = batch_rules.shape_of(taken)
     keep = structural.broadcast_in_dim(received, shape, (d,))
     dtype = tracing.get_aval(taken, "ppermute", 0).dtype
     zeros = structural.broadcast_in_dim(np.zeros((), dtype), shape, ())
@@ -617,8 +598,6 @@ def _ppermute_batch(args, dims, *, axes, axis_index_groups, perm):
 
 @ppermute_p.def_jvp
 def _ppermute_jvp(primals, tangents, **params):
-    from refimpl.transforms.ad_util import Zero
-
     (x,), (t,) = primals, tangents
     out = _bind(ppermute_p, params["axes"], x, **params)
     return out, t if isinstance(t, Zero) else _bind(ppermute_p, params["axes"], t, **params)
@@ -627,8 +606,6 @@ def _ppermute_jvp(primals, tangents, **params):
 @ppermute_p.def_transpose
 def _ppermute_transpose(ct, x, *, axes, axis_index_groups, perm):
     """The transpose of sending ``s -> d`` is sending ``d -> s``."""
-    from refimpl.transforms.ad_util import Zero
-
     if isinstance(ct, Zero):
         return [ct]
     inverse = tuple((dst, src) for src, dst in perm)
@@ -692,16 +669,14 @@ def _exchange_blocks(x: Any, own_block: Any, n: int, split_axis: int, concat_axi
     member ``m``, its own block from ``blocks`` (``(members, k blocks, k, ...)``).
     Returns ``(members, *result shape)``: the picked blocks concatenated
     (group order) along ``concat_axis``."""
-    from refimpl.transforms import batching
-
-    shape = list(batching.shape_of(x))
+    shape = list(batch_rules.shape_of(x))
     k = shape[1]
     s, c = split_axis + 2, concat_axis + 1
     shape[s : s + 1] = [k, shape[s] // k]  # the blocks of the split axis
-    blocks = batching.moveaxis(structural.reshape(x, shape), s, 1)
+    blocks = batch_rules.moveaxis(structural.reshape(x, shape), s, 1)
     mine = own_block(blocks)  # (members, k senders, *member shape with the block)
-    mine = batching.moveaxis(mine, 1, c)  # the senders just before the concat axis
-    shape = list(batching.shape_of(mine))
+    mine = batch_rules.moveaxis(mine, 1, c)  # the senders just before the concat axis
+    shape = list(batch_rules.shape_of(mine))
     shape[c : c + 2] = [shape[c] * shape[c + 1]]  # sender-major
     return structural.reshape(mine, shape)
 
@@ -711,14 +686,12 @@ def _all_to_all_batch(args, dims, *, axes, axis_index_groups, split_axis, concat
     """The definition on the reference backend's lock-step devices too: every
     member's blocks are in the batch, so the exchange is a transpose of the
     (member, block) axes."""
-    from refimpl.transforms import batching
-
     (x,), (d,) = args, dims
     frame_name, size = _frame_size()
     _no_groups_under_vmap("all_to_all", axis_index_groups)
     groups = axis_index_groups if axis_index_groups is not None else (tuple(range(size)),)
     n = len(groups[0])
-    split_size = batching.shape_of(x)[split_axis + (d is not None and d <= split_axis)]
+    split_size = batch_rules.shape_of(x)[split_axis + (d is not None and d <= split_axis)]
     if split_size % n:
         raise ValueError(
             f"all_to_all: the size of split_axis ({split_size}) has to be divisible by the size "
@@ -726,11 +699,11 @@ def _all_to_all_batch(args, dims, *, axes, axis_index_groups, split_axis, concat
         )
     if axis_index_groups is None:
         # x[k] for every m at once: the members axis doubles as the senders axis
-        x = batching.bdim_to(x, d, size, 0)
+        x = batch_rules.bdim_to(x, d, size, 0)
         senders = structural.expand_dims(x, (0,))
 
         def own_block(blocks: Any) -> Any:  # blocks: (1, n blocks, n senders, ...)
-            shape = batching.shape_of(blocks)
+            shape = batch_rules.shape_of(blocks)
             return structural.reshape(blocks, shape[1:])  # block m is member m's
 
         return _exchange_blocks(senders, own_block, n, split_axis, concat_axis), 0
@@ -738,7 +711,7 @@ def _all_to_all_batch(args, dims, *, axes, axis_index_groups, split_axis, concat
     gathered = _gather_groups(x, d, size, groups)  # (size, k, *member shape)
 
     def own_block_grouped(blocks: Any) -> Any:  # (size, k blocks, k senders, ...)
-        shape = batching.shape_of(blocks)
+        shape = batch_rules.shape_of(blocks)
         flat = structural.reshape(blocks, (shape[0] * shape[1], *shape[2:]))
         rows = np.arange(size, dtype=np.int32) * shape[1] + position
         return indexing.gather_along_axis(flat, rows, 0)
@@ -748,8 +721,6 @@ def _all_to_all_batch(args, dims, *, axes, axis_index_groups, split_axis, concat
 
 @all_to_all_p.def_jvp
 def _all_to_all_jvp(primals, tangents, **params):
-    from refimpl.transforms.ad_util import Zero
-
     (x,), (t,) = primals, tangents
     out = _bind(all_to_all_p, params["axes"], x, **params)
     if isinstance(t, Zero):
@@ -761,8 +732,6 @@ def _all_to_all_jvp(primals, tangents, **params):
 def _all_to_all_transpose(ct, x, *, axes, axis_index_groups, split_axis, concat_axis):
     """Sending block ``k`` to member ``k`` is undone by sending it back: the
     same exchange with ``split_axis`` and ``concat_axis`` swapped."""
-    from refimpl.transforms.ad_util import Zero
-
     if isinstance(ct, Zero):
         return [Zero(x.aval)]
     return [
@@ -897,8 +866,6 @@ def combine_all_reduces(program: Any) -> Any:
     Used only for the pjrt lowering of a pmap (every replica runs the same
     program); the results are the same elementwise reductions. Sub-programs
     are left as they are."""
-    from refimpl.core import Eqn, Program
-
     reducers = (psum_p, pmax_p, pmin_p)
 
     def ready(eqn: Eqn) -> bool:
