@@ -439,6 +439,8 @@ def cases() -> Iterator[Case]:
     ):
         yield from row_cases(row)
     yield from error_cases()
+    yield from transform_error_cases()
+    yield from _pmap_cases()
 
 
 # --- errors every implementation raises (same built-in class): the rules' checks ------------
@@ -524,3 +526,150 @@ ERRORS: list[tuple[str, Callable[..., Any]]] = [
 def error_cases() -> Iterator[Case]:
     for name, fn in ERRORS:
         yield script_case(f"rules.errors/{name}", _err(fn), expect=AGREE)
+
+
+# --- transformation API errors every implementation raises alike ----------------------------
+
+_X = np.array([0.5, -1.0, 2.0], np.float32)
+
+
+def _t(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda ns: fn(ns.api, ns.np_)
+
+
+# not here (refimpl raises TypeError, JAX 0.10.2 ValueError; open): jit with an
+# unhashable static argument, jit with static_argnames the function lacks, a vjp
+# cotangent of another tree structure
+TRANSFORM_ERRORS: list[tuple[str, Callable[..., Any]]] = [
+    ("grad/non_scalar_output", lambda api, np_: api.grad(lambda x: x * 2)(_X)),
+    ("grad/int_input", lambda api, np_: api.grad(lambda x: (x * 2).sum())(np.arange(3))),
+    ("grad/argnums_out_of_range", lambda api, np_: api.grad(lambda x: x.sum(), argnums=2)(_X)),
+    ("grad/has_aux_not_a_pair",
+     lambda api, np_: api.grad(lambda x: x.sum(), has_aux=True)(_X)),
+    ("grad/complex_output", lambda api, np_: api.grad(lambda x: (x * 1j).sum())(_X)),
+    ("jacfwd/int_input", lambda api, np_: api.jacfwd(lambda x: x * 2)(np.arange(3))),
+    ("jacrev/int_input", lambda api, np_: api.jacrev(lambda x: x * 2)(np.arange(3))),
+    ("jacrev/complex_output_not_holomorphic",
+     lambda api, np_: api.jacrev(lambda x: x * 1j)(_X)),
+    ("jvp/tangent_shape", lambda api, np_: api.jvp(lambda x: x * 2, (_X,), (_X[:2],))),
+    ("jvp/tangent_dtype",
+     lambda api, np_: api.jvp(lambda x: x * 2, (_X,), (_X.astype(np.float16),))),
+    ("jvp/primals_not_a_tuple", lambda api, np_: api.jvp(lambda x: x * 2, _X, _X)),
+    ("vjp/cotangent_shape", lambda api, np_: api.vjp(lambda x: x * 2, _X)[1](_X[:2])),
+    ("linearize/tangent_shape", lambda api, np_: api.linearize(lambda x: x * 2, _X)[1](_X[:1])),
+    ("vmap/out_axes_out_of_range",
+     lambda api, np_: api.vmap(lambda x: x * 2, out_axes=3)(np.ones((2, 3), np.float32))),
+    ("vmap/in_axes_float", lambda api, np_: api.vmap(lambda x: x, in_axes=0.5)(_X)),
+    ("vmap/empty_arguments", lambda api, np_: api.vmap(lambda: 1.0)()),
+    ("jit/returns_a_function", lambda api, np_: api.jit(lambda x: (lambda: x))(_X)),
+    ("jit/non_array_argument", lambda api, np_: api.jit(lambda x: x)("text")),
+    ("checkpoint/static_argnums_unhashable", lambda api, np_: api.checkpoint(
+        lambda x, s: x * 2, static_argnums=(1,))(_X, [1])),
+]  # fmt: skip
+
+
+def transform_error_cases() -> Iterator[Case]:
+    for name, fn in TRANSFORM_ERRORS:
+        yield script_case(f"rules.errors/{name}", _t(fn), expect=AGREE)
+
+
+# --- pmap's options (4 devices; NumPy oracles, as the pmap family) --------------------------
+
+
+def _pmap_cases() -> Iterator[Case]:
+    from conformance.corpus.pmap import X, _pmap_case
+
+    # not here: a pmap nested in a pmap and in_axes=-1, which refimpl runs and JAX 0.10.2
+    # on CPU rejects (a shard_map mesh mismatch; axis 0 partitioned instead)
+    yield _pmap_case(
+        "options/static_broadcasted",
+        lambda api, L: api.pmap(lambda x, s: x * s, "i", static_broadcasted_argnums=1),
+        (X, 3.0),
+        lambda: [X * 3],
+    )
+    yield _pmap_case(
+        "options/out_axes_1",
+        lambda api, L: api.pmap(lambda x: x * 2, "i", out_axes=1),
+        (X,),
+        lambda: [np.moveaxis(X * 2, 0, 1)],
+    )
+    yield _pmap_case(
+        "options/in_axes_1",
+        lambda api, L: api.pmap(lambda x: x + 1, "i", in_axes=1),
+        (np.moveaxis(X, 0, 1),),
+        lambda: [X + 1],
+    )
+    yield _pmap_case(
+        "options/donated",
+        lambda api, L: api.pmap(lambda x: x + 1, "i", donate_argnums=0),
+        (X.copy(),),
+        lambda: [X + 1],
+    )
+    yield _pmap_case(
+        "options/jit_of_pmap",
+        lambda api, L: api.jit(api.pmap(lambda x: L.pmean(x, "i"), "i")),
+        (X,),
+        lambda: [np.broadcast_to(X.mean(0), X.shape)],
+    )
+    yield _pmap_case(
+        "options/pmap_of_jit",
+        lambda api, L: api.pmap(api.jit(lambda x: x * x), "i"),
+        (X,),
+        lambda: [X * X],
+    )
+    yield _pmap_case(
+        "options/grad_of_pmap",
+        lambda api, L: api.grad(lambda x: api.pmap(lambda v: L.sin(v), "i")(x).sum()),
+        (X,),
+        lambda: [np.cos(X)],
+    )
+    yield _pmap_case(
+        "options/vmap_of_pmap",
+        lambda api, L: api.vmap(api.pmap(lambda v: L.psum(v, "i"), "i"), in_axes=1),
+        (X,),
+        lambda: [np.broadcast_to(X.sum(0)[:, None, :], (2, 4, 3))],
+    )
+    yield _pmap_case(
+        "options/pmap_of_vmap",
+        lambda api, L: api.pmap(api.vmap(lambda v: v * 2, in_axes=1, out_axes=1), "i"),
+        (X,),
+        lambda: [X * 2],
+    )
+    yield _pmap_case(
+        "options/out_axes_none_replicated",
+        lambda api, L: api.pmap(lambda x: (L.psum(x, "i"), x), "i", out_axes=(None, 0)),
+        (X,),
+        lambda: [X.sum(0), X],
+    )
+    yield _pmap_case(
+        "options/pytree_in_axes",
+        lambda api, L: api.pmap(lambda d: d["a"] * d["b"], "i", in_axes=({"a": 0, "b": None},)),
+        ({"a": X, "b": np.float32(2.0)},),
+        lambda: [X * 2],
+    )
+    for label, build, key in [
+        ("static_and_donated",
+         lambda api: api.pmap(lambda x, s: x, static_broadcasted_argnums=1, donate_argnums=1),
+         "static and donated|cannot intersect"),
+        ("sizes_differ", lambda api: api.pmap(lambda x, y: x + y), "sizes|partitioned"),
+        ("too_many_replicas", lambda api: api.pmap(lambda x: x), "devices|available|squeeze"),
+    ]:  # fmt: skip
+        yield _pmap_error(label, build, key)
+
+
+def _pmap_error(label: str, build: Callable[..., Any], key: str) -> Case:
+    from conformance.corpus.pmap import X, _api, _four_devices
+    from conformance.observe import Raises
+
+    def script(ns: Any) -> Any:
+        api = _api(ns)
+        with _four_devices(api):
+            f = build(api)
+            if label == "sizes_differ":
+                return f(X, X[:2])
+            if label == "too_many_replicas":
+                return f(np.ones((64, 2), np.float32))
+            return f(X, 2)
+
+    return script_case(f"pmap/errors/{label}", script, expect=Raises(ValueError, key),
+                       tags=("pmap",))  # fmt: skip
