@@ -29,8 +29,10 @@ from typing import Any
 
 from refimpl import tracing, tree_util
 from refimpl.core import Eqn, Program, ShapedArray, avals_str
+from refimpl.interpreter import eval_program
 from refimpl.primitives.base import Primitive
-from refimpl.transforms import ad
+from refimpl.primitives.call import jit_call_p
+from refimpl.transforms import ad, batching
 from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
 from refimpl.transforms.dce import dce_program, dce_rules
 
@@ -179,8 +181,6 @@ def _remat_abstract_eval(*avals: ShapedArray, program: Program, **_: Any) -> lis
 
 @remat_p.def_impl
 def _remat_impl(*args: Any, program: Program, **_: Any) -> list[Any]:
-    from refimpl.interpreter import eval_program
-
     return eval_program(program, args)
 
 
@@ -191,8 +191,6 @@ def _remat_lowering(ctx: Any, *args: Any, program: Program, **_: Any) -> list[An
 
 @remat_p.def_batch
 def _remat_batch(args: list, dims: list, *, program: Program, **params: Any):
-    from refimpl.transforms import batching
-
     frame = batching.current_frame()
     in_batched = [d is not None for d in dims]
     moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
@@ -649,8 +647,6 @@ def _remat_opt_abstract_eval(*avals: ShapedArray, fwd: Program, num_call_consts:
 
 @remat_opt_p.def_impl
 def _remat_opt_impl(*args: Any, fwd: Program, num_call_consts: int, **_: Any) -> list[Any]:
-    from refimpl.interpreter import eval_program
-
     return eval_program(fwd, _fwd_operands(args, num_call_consts))
 
 
@@ -660,8 +656,6 @@ def _remat_opt_lowering(ctx: Any, *args: Any, fwd: Program, num_call_consts: int
 
 
 def _remat_opt_dce(eqn: Eqn, used_outs: list[bool]):
-    from refimpl.primitives.call import jit_call_p
-
     primal: Program = eqn.params["primal"]
     n_cc, num_res = eqn.params["num_call_consts"], eqn.params["num_res"]
     n_out = len(eqn.outputs) - num_res
@@ -689,8 +683,6 @@ def _remat_opt_as_jit(rule_name: str) -> Callable:
     (the optimization only matters for the first derivative)."""
 
     def rule(primals: list, tangents: list, *, fwd: Program, num_call_consts: int, **_: Any):
-        from refimpl.primitives.call import jit_call_p
-
         jit_rule = getattr(jit_call_p, rule_name)
         return jit_rule(
             primals[num_call_consts:],
@@ -708,8 +700,6 @@ remat_opt_p.linearize_rule = _remat_opt_as_jit("linearize_rule")
 
 @remat_opt_p.def_batch
 def _remat_opt_batch(args: list, dims: list, **params: Any):
-    from refimpl.transforms import batching
-
     frame = batching.current_frame()
     n_cc, n_fc = params["num_call_consts"], params["num_fwd_consts"]
     moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]

@@ -31,7 +31,9 @@ import numpy as np
 
 from refimpl import tracing, tree_util
 from refimpl.core import Program, ShapedArray
+from refimpl.interpreter import eval_program
 from refimpl.primitives.base import Primitive
+from refimpl.transforms import batching
 
 custom_vmap_call_p = Primitive("custom_vmap_call", multiple_results=True)
 
@@ -53,8 +55,6 @@ def _check_no_refs_run(name: str, ref_written: tuple) -> None:
 
 @custom_vmap_call_p.def_impl
 def _impl(*args: np.ndarray, call: Program, name: str, ref_written: tuple = (), **_: Any):
-    from refimpl.interpreter import eval_program
-
     _check_no_refs_run(name, ref_written)
     return eval_program(call, args)
 
@@ -87,8 +87,6 @@ def _batch(
 
 
 def _apply_rule(args, dims, call, rule, num_consts, in_tree, out_tree, name):
-    from refimpl.transforms import batching
-
     frame = batching.current_frame()
     if any(d is not None for d in dims[:num_consts]):
         raise NotImplementedError(

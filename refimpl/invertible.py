@@ -31,9 +31,11 @@ import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Eqn, Literal, Program, ShapedArray, avals_str
+from refimpl.interpreter import eval_program
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives.base import Primitive
-from refimpl.transforms import ad
+from refimpl.primitives.call import jit_call_p
+from refimpl.transforms import ad, batching
 from refimpl.transforms.ad_util import Zero, tangent_aval
 
 # --- inverse rules ----------------------------------------------------------------------------
@@ -285,8 +287,6 @@ def _call_abstract_eval(*avals: ShapedArray, program: Program, **_: Any) -> list
 
 
 def _call_impl(*args: Any, program: Program, **_: Any) -> list[Any]:
-    from refimpl.interpreter import eval_program
-
     return eval_program(program, args)
 
 
@@ -301,8 +301,6 @@ def _invertible_lowering(ctx: Any, *args: Any, program: Program, **_: Any) -> li
 
 def _batch_rule(prim: Primitive) -> Callable:
     def rule(args: list, dims: list, *, program: Program, **params: Any):
-        from refimpl.transforms import batching
-
         frame = batching.current_frame()
         in_batched = [d is not None for d in dims]
         moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
@@ -317,7 +315,6 @@ def _batch_rule(prim: Primitive) -> Callable:
 
 def _jvp_rule(primals: list, tangents: list, *, program: Program, **_: Any):
     # Forward mode keeps nothing either way: the JVP of the Program.
-    from refimpl.primitives.call import jit_call_p
 
     return jit_call_p.jvp_rule(primals, tangents, program=program, name="invertible")
 
@@ -397,8 +394,6 @@ custom_ivjp_call_p.def_jvp(_jvp_rule)
 
 
 def _custom_ivjp_linearize(primals: list, tangents: list, *, program: Program, **_: Any):
-    from refimpl.primitives.call import jit_call_p
-
     return jit_call_p.linearize_rule(primals, tangents, program=program, name="custom_ivjp")
 
 

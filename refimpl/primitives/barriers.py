@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing
+from refimpl import dtypes, tracing, tree_util
 from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers
 from refimpl.primitives.base import Primitive
@@ -19,8 +19,6 @@ from refimpl.transforms.ad_util import Zero
 
 
 def _tree():
-    from refimpl import tree_util  # tree_util imports nothing from the primitives
-
     return tree_util
 
 

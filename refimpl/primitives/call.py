@@ -13,6 +13,7 @@ import numpy as np
 
 from refimpl.core import Program, ShapedArray, avals_str
 from refimpl.primitives.base import Primitive
+from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
 
 jit_call_p = Primitive("jit", multiple_results=True)
 
@@ -61,7 +62,6 @@ def _jit_call_batch(args: list, dims: list, *, program: Program, name: str):
 @jit_call_p.def_jvp
 def _jit_call_jvp(primals: list, tangents: list, *, program: Program, name: str):
     from refimpl.transforms import ad
-    from refimpl.transforms.ad_util import Zero
 
     nonzero = [type(t) is not Zero for t in tangents]
     jp = ad.jvp_program(program, nonzero)
@@ -80,7 +80,6 @@ def _jit_call_linearize(primals: list, tangents: list, *, program: Program, name
     and a linear call (recorded where the tangents live) from residuals and
     tangents to output tangents."""
     from refimpl.transforms import ad
-    from refimpl.transforms.ad_util import Zero
 
     nonzero = [type(t) is not Zero for t in tangents]
     lp = ad.linearize_program(program, nonzero)
@@ -98,7 +97,6 @@ jit_call_p.linearize_rule = _jit_call_linearize
 @jit_call_p.def_transpose
 def _jit_call_transpose(cts: list, *args: Any, program: Program, name: str) -> list:
     from refimpl.transforms import ad
-    from refimpl.transforms.ad_util import UndefinedPrimal
 
     linear = [isinstance(a, UndefinedPrimal) for a in args]
     transposed = ad.transpose_program(program, linear)
@@ -114,7 +112,6 @@ def _jit_call_transpose(cts: list, *args: Any, program: Program, name: str) -> l
 
 def _fill_zeros(values: list, nonzero: list[bool], avals: list[ShapedArray]) -> list:
     """``values`` at the ``nonzero`` positions, symbolic zeros elsewhere."""
-    from refimpl.transforms.ad_util import Zero, tangent_aval
 
     it = iter(values)
     return [next(it) if nz else Zero(tangent_aval(a)) for nz, a in zip(nonzero, avals, strict=True)]

@@ -42,9 +42,11 @@ from refimpl.interpreter import eval_program
 from refimpl.primitives import elementwise, structural
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.elementwise import add, clamp, convert_element_type, lt, ne, select_n
+from refimpl.primitives.reductions import reduce_or
 from refimpl.primitives.structural import iota
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import batching
+from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
 
 # --- static arguments -------------------------------------------------------------------
 
@@ -675,7 +677,6 @@ def _any_member_loop(cond: Program, body: Program, nc: int, frame) -> tuple[Prog
     """From the batched ``cond`` (a bool per member) and ``body``: a cond that
     holds while any member's does, and a body (taking the cond consts too)
     that steps only the members whose cond holds."""
-    from refimpl.primitives.reductions import reduce_or
 
     cond_consts = cond.in_avals[:nc]
     carry_avals = cond.in_avals[nc:]
@@ -748,7 +749,6 @@ def _scan_lowering(
     """The loop structure of the unroll pass (``refimpl.transforms.scan.unroll_scans``),
     lowered: a ``stablehlo.while`` over blocks of ``unroll`` inlined steps (none
     when fully unrolled) and the remaining steps after it."""
-    from refimpl.core import Eqn
     from refimpl.transforms.scan import unroll_scans
 
     in_vars = [Var(aval) for aval in ctx.avals_in]
@@ -1542,8 +1542,6 @@ def _split3(values: Sequence[Any], a: int, b: int) -> tuple[list, list, list]:
 
 
 def _nonzero(tangents: Sequence[Any]) -> list[bool]:
-    from refimpl.transforms.ad_util import Zero
-
     return [type(t) is not Zero for t in tangents]
 
 
@@ -1612,7 +1610,6 @@ def _tangent_operands(tangents, nonzero, primal_avals) -> list:
     """The tangent operands at the ``nonzero`` positions, zeros instantiated and
     weak types matched to the tangent types of ``primal_avals``."""
     from refimpl.transforms import ad
-    from refimpl.transforms.ad_util import tangent_aval
 
     return [
         ad.match_aval(t, tangent_aval(a))
@@ -1704,7 +1701,6 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, un
     a scan the other way round carrying the carry cotangent and the
     accumulated cotangents of the linear consts; the xs cotangents are its ys."""
     from refimpl.transforms import ad
-    from refimpl.transforms.ad_util import UndefinedPrimal, tangent_aval
 
     nc, nk = num_consts, num_carry
     consts, carry, xs = _split3(args, nc, nk)
@@ -1785,7 +1781,6 @@ scan_p.def_transpose(_scan_transpose)
 def _while_jvp(primals, tangents, *, cond, body, cond_num_consts, body_num_consts):
     """Forward mode: the loop carries primals and tangents; the predicate reads
     only the primals."""
-    from refimpl.core import Var
     from refimpl.transforms import ad
 
     cnc, bnc = cond_num_consts, body_num_consts
@@ -1940,7 +1935,6 @@ def _cond_linearize(primals, tangents, *, branches):
 
 def _cond_transpose(cts, index, *operands, branches):
     from refimpl.transforms import ad
-    from refimpl.transforms.ad_util import UndefinedPrimal
 
     if isinstance(index, UndefinedPrimal):
         raise TypeError("cond: the branch index cannot be a linear operand")

@@ -26,9 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from refimpl.core import ShapedArray
+from refimpl.core import Literal, Program, ShapedArray, Var
 from refimpl.primitives import batch_rules
 from refimpl.primitives.base import Primitive
+from refimpl.primitives.call import jit_call_p
 
 __all__ = ["debug_callback_p", "has_callbacks", "inline_calls_with_callbacks"]
 
@@ -93,9 +94,7 @@ def inline_calls_with_callbacks(program: Any) -> Any:
     sub-program's equations (recursively, on fresh variables: one sub-program
     may be called several times)."""
     from refimpl.ad_checkpoint import remat_p
-    from refimpl.core import Literal, Program, Var
     from refimpl.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
-    from refimpl.primitives.call import jit_call_p
 
     # calls whose value is their program applied to their inputs (and the name
     # of that program's parameter): inlining one changes no value. A checkpoint

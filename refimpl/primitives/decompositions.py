@@ -40,7 +40,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import batch_rules
+from refimpl.primitives import ad_helpers, batch_rules
 from refimpl.primitives.base import Primitive
 
 # --- shared checks and the composite lowering ---------------------------------------------
@@ -642,8 +642,6 @@ svd_p.def_lowering(composite_lowering("svd", _svd_program))
 
 
 def _real_only(name: str, x: Any) -> None:
-    from refimpl.primitives import ad_helpers
-
     if dtypes.is_complex(ad_helpers.aval_of(x).dtype):
         raise NotImplementedError(f"{name}: differentiation of complex operands is not supported")
 
@@ -654,8 +652,6 @@ def _mt(x: Any) -> Any:
 
 
 def _eye_like(x: Any, n: int) -> Any:
-    from refimpl.primitives import ad_helpers
-
     return _rnp().eye(n, dtype=ad_helpers.aval_of(x).dtype)
 
 
@@ -665,7 +661,6 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     1 / (s[j]^2 - s[i]^2)`` (0 on the diagonal), plus the parts of ``dA``
     outside the thin factors' spans when ``m != n`` (JAX's formula; the
     full_matrices case is not implemented, as in JAX)."""
-    from refimpl.primitives import ad_helpers
 
     (a,), (da,) = primals, tangents
     outs = svd_p.bind(a, full_matrices=full_matrices, compute_uv=compute_uv)
@@ -733,20 +728,14 @@ for _prim in (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p):
 
 
 def _tangent(t: Any, like: Any) -> Any:
-    from refimpl.primitives import ad_helpers
-
     return ad_helpers.instantiate(t, ad_helpers.tangent_aval(ad_helpers.aval_of(like)))
 
 
 def _zero_like(value: Any) -> Any:
-    from refimpl.primitives import ad_helpers
-
     return ad_helpers.zero_tangent(ad_helpers.aval_of(value))
 
 
 def _is_zero(t: Any) -> bool:
-    from refimpl.primitives import ad_helpers
-
     return ad_helpers.is_zero(t)
 
 
@@ -809,7 +798,6 @@ def _triangular_solve_jvp(primals, tangents, **params):
 def _triangular_solve_transpose(ct, a, b, **params):
     """``X = op(A)^-1 B`` is linear in ``B``; its transpose applies
     ``op(A)^-T``: the same solve with ``transpose_a`` flipped."""
-    from refimpl.primitives import ad_helpers
 
     if isinstance(a, ad_helpers.UndefinedPrimal):
         raise NotImplementedError("triangular_solve: transposing in the matrix a is not supported")

@@ -35,7 +35,8 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, batch_rules
+from refimpl.primitives import ad_helpers, batch_rules, elementwise, structural
+from refimpl.primitives import elementwise as ew
 from refimpl.primitives.base import Primitive
 
 __all__ = ["FftType", "fft"]
@@ -134,8 +135,6 @@ def _fft_jvp(primals, tangents, **params):
 @fft_p.def_transpose
 def _fft_transpose(ct, x, *, fft_type: str, fft_lengths: tuple[int, ...]):
     from refimpl.numpy._ufuncs import conj, real
-    from refimpl.primitives import elementwise as ew
-    from refimpl.primitives import structural
 
     if isinstance(ct, ad_helpers.Zero):
         return [ad_helpers.Zero(x.aval)]
@@ -171,7 +170,5 @@ def fft(x: Any, fft_type: str, fft_lengths: Any) -> Any:
         raise TypeError(f"fft: fft_type must be a FftType or one of {FFT_TYPES}, got {fft_type!r}")
     fft_lengths = tuple(int(n) for n in fft_lengths)
     if not fft_lengths:  # a transform over no axes: x itself, as JAX's lax.fft
-        from refimpl.primitives import elementwise
-
         return x if isinstance(x, tracing.Tracer) else elementwise.copy(x)
     return fft_p.bind(x, fft_type=kind, fft_lengths=fft_lengths)

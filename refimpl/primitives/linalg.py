@@ -35,7 +35,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, batch_rules
+from refimpl.primitives import ad_helpers, batch_rules, structural
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple
 from refimpl.primitives.elementwise import convert_values
 from refimpl.primitives.reductions import accumulation_dtype
@@ -743,14 +743,12 @@ def _conv_batch(args, dims, **params):
         )
     shape = list(batch_rules.shape_of(out))
     shape[out_dim : out_dim + 1] = [size, shape[out_dim] // size]
-    from refimpl.primitives import structural
 
     return structural.reshape(out, shape), out_dim
 
 
 def _fold(x: Any, bd: int, into: int) -> tuple[Any, tuple[int, ...]]:
     """Merge batch axis ``bd`` into dim ``into`` (numbered without it), batch-major."""
-    from refimpl.primitives import structural
 
     x = batch_rules.moveaxis(x, bd, into)
     shape = batch_rules.shape_of(x)
@@ -827,7 +825,6 @@ def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans=Fal
         product = dot_general_p.bind(y, ct, dimension_numbers=swapped_dims, **params)
         return ad_helpers.convert(product, x_aval.dtype)
     product = dot_general_p.bind(ct, y, dimension_numbers=dims, **params)
-    from refimpl.primitives import structural
 
     permutation = tuple(int(i) for i in np.argsort(layout))
     if permutation != tuple(range(len(permutation))):  # (no equation for the identity)
@@ -854,7 +851,6 @@ def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision, prefer
 
 def _reshape_axis_out_of(src: int, size1: int, x: Any) -> Any:
     """Split axis ``src`` into ``(size1, size // size1)``."""
-    from refimpl.primitives import structural
 
     shape = list(ad_helpers.aval_of(x).shape)
     shape[src : src + 1] = [size1, shape[src] // size1]
@@ -864,7 +860,6 @@ def _reshape_axis_out_of(src: int, size1: int, x: Any) -> Any:
 def _reshape_axis_into(src: int, dst: int, x: Any) -> Any:
     """Merge axis ``src`` into axis ``dst`` (numbered without ``src``), as its
     major part."""
-    from refimpl.primitives import structural
 
     shape = ad_helpers.aval_of(x).shape
     perm = [i for i in range(len(shape)) if i != src]
@@ -883,7 +878,6 @@ def _conv_transpose_lhs(ct, lhs_aval, rhs, params):
     spatially reversed kernel, its in/out features swapped; strides become
     lhs dilation and vice versa, and the padding makes every input position
     see exactly the outputs it fed."""
-    from refimpl.primitives import structural
 
     lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
     feature_groups = params["feature_group_count"]

@@ -23,17 +23,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from refimpl import tracing
+from refimpl import tracing, tree_util
 from refimpl.core import Program, ShapedArray, avals_str
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives.base import Primitive
+from refimpl.primitives.elementwise import convert_element_type_p
 from refimpl.transforms import batching
-from refimpl.transforms.ad_util import Zero
+from refimpl.transforms.ad_util import UndefinedPrimal, Zero
 
 
 def _tree():
-    from refimpl import tree_util  # tree_util imports nothing from the primitives
-
     return tree_util
 
 
@@ -191,7 +190,6 @@ def _linear_solve_jvp(primals, tangents, **params):
 def _linear_solve_transpose(cts, *args, matvec, vecmat, solve, transpose_solve, num_consts):
     """``ct_b = transpose_solve(vecmat, ct_x)``: the primitive itself with the
     roles of ``matvec``/``vecmat`` and ``solve``/``transpose_solve`` swapped."""
-    from refimpl.transforms.ad_util import UndefinedPrimal
 
     if transpose_solve is None:
         raise TypeError(
@@ -336,7 +334,6 @@ def custom_linear_solve(
 
 def ad_match(value: Any, aval: ShapedArray) -> Any:
     """``value`` strongly typed as ``aval`` (a Python scalar ``b`` becomes an array)."""
-    from refimpl.primitives.elementwise import convert_element_type_p
 
     got = tracing.get_aval(value, "custom_linear_solve", 0)
     if got == aval:

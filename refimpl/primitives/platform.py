@@ -30,6 +30,7 @@ import numpy as np
 from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers
 from refimpl.primitives.base import Primitive
+from refimpl.primitives.control_flow import _switch
 
 __all__ = ["platform_dependent"]
 
@@ -125,7 +126,6 @@ def platform_dependent(*args: Any, default: Callable[..., Any] | None = None, **
     reference backend that is ``cpu``; on PJRT the platform the program was
     lowered for (see ``Traced.lower(lowering_platforms=...)``).
     """
-    from refimpl.primitives.control_flow import _switch
 
     branches: list[Callable[..., Any]] = []
     platforms: list[tuple[str, ...]] = []

@@ -32,7 +32,8 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import batch_rules
+from refimpl.primitives import batch_rules, structural
+from refimpl.primitives import elementwise as ew
 from refimpl.primitives.base import Primitive, elementwise_shape
 from refimpl.transforms.ad_util import Zero, tangent_aval
 
@@ -118,7 +119,6 @@ def _threefry_jvp(primals, tangents):
 def _threefry_batch(args, dims):
     """Broadcasting batch rule: every operand gets the batch axis in front,
     unbatched ones (and rank-0 batched ones) broadcast to the full shape."""
-    from refimpl.primitives import structural
 
     size = next(np.shape(a)[d] for a, d in zip(args, dims, strict=True) if d is not None)
     shapes = [
@@ -263,8 +263,6 @@ def _mul_add_lowering(ctx, x, y, z):
 
 @mul_add_p.def_jvp
 def _mul_add_jvp(primals, tangents):
-    from refimpl.primitives import elementwise as ew
-
     x, y, z = primals
     tx, ty, tz = tangents
     out = mul_add_p.bind(x, y, z)

@@ -36,7 +36,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, batch_rules
+from refimpl.primitives import ad_helpers, batch_rules, elementwise, indexing, structural
 from refimpl.primitives.base import Primitive, as_int_tuple, check_dtype_in
 
 # --- dtype classes ----------------------------------------------------------------
@@ -454,14 +454,10 @@ def _sort_batch(args, dims, *, dimension, is_stable, num_keys):
 
 
 def _structural():
-    from refimpl.primitives import structural  # structural imports nothing from here
-
     return structural
 
 
 def _elementwise():
-    from refimpl.primitives import elementwise
-
     return elementwise
 
 
@@ -681,7 +677,6 @@ def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
 def _take_along(x: Any, order: Any, dimension: int) -> Any:
     """``np.take_along_axis(x, order, dimension)`` as one gather on the
     flattened ``x`` (the row offsets added to ``order``)."""
-    from refimpl.primitives import indexing
 
     structural, ew = _structural(), _elementwise()
     aval = ad_helpers.aval_of(x)
@@ -1034,7 +1029,6 @@ def _reduce_general_jvp(primals, tangents, *, program: Any, dimensions: tuple[in
     reduced pairwise (halves combined by the computation, vmapped over the
     kept dims; an odd half padded with the init) under ``jvp``. The init
     values must have zero tangents."""
-    from refimpl.primitives import structural
     from refimpl.transforms import ad
     from refimpl.transforms.batching import vmap
 

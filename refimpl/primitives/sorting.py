@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, batch_rules
-from refimpl.primitives.base import Primitive
+from refimpl.primitives import ad_helpers, batch_rules, structural
+from refimpl.primitives.base import Primitive, normalize_axis
 from refimpl.primitives.decompositions import composite_lowering
 from refimpl.primitives.reductions import sort_keys
 from refimpl.transforms.masking.shape_spec import Dim
@@ -124,9 +124,6 @@ def top_k(operand: Any, k: int, *, axis: int = -1) -> list[Any]:
     ``axis`` (the last by default), largest first (NaN first; ties: lower index
     first). Another axis is moved last around the primitive (JAX's primitive
     takes ``axis`` itself; the values are the same)."""
-    from refimpl import tracing
-    from refimpl.primitives import structural
-    from refimpl.primitives.base import normalize_axis
 
     k = int(k) if isinstance(k, np.integer) else k
     ndim = tracing.get_aval(operand, "top_k", 0).ndim

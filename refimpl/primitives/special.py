@@ -41,6 +41,7 @@ from refimpl.primitives.base import (
     check_dtype_in,
     check_same_dtypes,
 )
+from refimpl.primitives.decompositions import composite_lowering
 from refimpl.transforms.ad_util import Zero, tangent_aval
 
 __all__ = [
@@ -452,8 +453,6 @@ random_gamma_grad_p.def_batch(batch_rules.elementwise_batch_rule(random_gamma_gr
 
 
 def _random_gamma_grad_lowering(ctx, a, x):
-    from refimpl.primitives.decompositions import composite_lowering
-
     return composite_lowering("random_gamma_grad", _random_gamma_grad_program)(ctx, a, x)
 
 
@@ -534,8 +533,6 @@ bessel_i1e_p = ew.unary("bessel_i1e", ew._in_float32(_bessel_ie_impl(1)), ew.FLO
 
 
 def _bessel_i0e_lowering(ctx, x):
-    from refimpl.primitives.decompositions import composite_lowering
-
     return composite_lowering("bessel_i0e", _bessel_i0e_program)(ctx, x)
 
 
@@ -703,8 +700,6 @@ for _prim, _complement in ((igamma_p, False), (igammac_p, True)):
     _prim.def_batch(batch_rules.elementwise_batch_rule(_prim))
 
     def _lowering(ctx, a, x, _name=_prim.name, _complement=_complement):
-        from refimpl.primitives.decompositions import composite_lowering
-
         return composite_lowering(_name, _igamma_program(_complement))(ctx, a, x)
 
     _prim.def_lowering(_lowering)
@@ -945,8 +940,6 @@ regularized_incomplete_beta_p.def_batch(
 
 
 def _betainc_lowering(ctx, a, b, x):
-    from refimpl.primitives.decompositions import composite_lowering
-
     return composite_lowering("regularized_incomplete_beta", _betainc_program)(ctx, a, b, x)
 
 

@@ -32,10 +32,18 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from refimpl import dtypes
+from refimpl import dtypes, tracing, tree_util
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, batch_rules
+from refimpl.primitives import (
+    ad_helpers,
+    batch_rules,
+    elementwise,
+    indexing,
+    reductions,
+    structural,
+)
 from refimpl.primitives.base import Primitive, as_int_tuple
+from refimpl.primitives.linalg import padtype_to_pads
 from refimpl.transforms.masking.shape_spec import Dim
 
 _IDENTITY = {
@@ -227,7 +235,6 @@ def _chooser_jvp(prim: Primitive, arg_reduce: str):
         """The tangent of the element each window chose (the first one on ties,
         as ``argmax``/``argmin``): windows are read as patches of the padded
         operand (padding: the identity, whose tangent is 0)."""
-        from refimpl.primitives import elementwise, indexing, reductions, structural
 
         (x,), (t,) = primals, tangents
         out = prim.bind(x, **params)
@@ -276,7 +283,6 @@ def _reduce_window_sum_transpose(
     in: the cotangent spread back by stride (interior zeros), padded by the
     dilated window span, summed over windows again (stride 1), then read at
     the operand's places in the padded, base-dilated layout."""
-    from refimpl.primitives import structural
 
     if isinstance(ct, ad_helpers.Zero):
         return [ad_helpers.Zero(x.aval)]
@@ -321,8 +327,6 @@ reduce_window_p = Primitive("reduce_window", multiple_results=True)
 
 @reduce_window_p.def_abstract_eval
 def _reduce_window_abstract_eval(*avals: ShapedArray, program: Any, **params: Any):
-    from refimpl.primitives import reductions
-
     n = len(avals) // 2
     operands, inits = list(avals[:n]), list(avals[n:])
     reductions.check_reducer("reduce_window", operands, inits, program)
@@ -359,8 +363,6 @@ def _windows(x: np.ndarray, fill: np.ndarray, params: dict[str, Any]) -> np.ndar
 
 @reduce_window_p.def_impl
 def _reduce_window_impl(*values: np.ndarray, program: Any, **params: Any):
-    from refimpl.primitives import reductions
-
     n = len(values) // 2
     operands, inits = values[:n], values[n:]
     out_shape = _window_params("reduce_window", ShapedArray(operands[0].shape,
@@ -461,15 +463,11 @@ def _normalize(
     base_dilation: Any,
     window_dilation: Any,
 ) -> dict[str, Any]:
-    from refimpl import tracing
-
     shape = tracing.get_aval(operand, name, 0).shape
     n = len(shape)
     dims = as_int_tuple(name, window_dimensions, "window_dimensions")
     strides = as_int_tuple(name, window_strides, "window_strides")
     if isinstance(padding, str):
-        from refimpl.primitives.linalg import padtype_to_pads
-
         padding = padtype_to_pads(shape, dims, strides, padding)
     pads = tuple(tuple(as_int_tuple(name, p, "padding")) for p in padding)
     return {
@@ -501,7 +499,6 @@ def reduce_window(
     whose computation is ``add``/``max``/``min`` with that monoid's identity
     as a concrete init is ``reduce_window_sum``/``max``/``min``; anything else
     is the general ``reduce_window`` primitive, whose padding holds the init."""
-    from refimpl import tracing, tree_util
     from refimpl.lax._higher_order import computation_program
 
     flat_operands, treedef = tree_util.tree_flatten(operand)
@@ -520,7 +517,6 @@ def reduce_window(
             (w - 1) * d + 1 for w, d in zip(window_dimensions, window_dilation, strict=True)
         )
         shape = tracing.get_aval(flat_operands[0], "reduce_window", 0).shape
-        from refimpl.primitives.linalg import padtype_to_pads
 
         padding = padtype_to_pads(
             shape, dilated, as_int_tuple("reduce_window", window_strides, "window_strides"),
@@ -550,7 +546,6 @@ def _monoid_window_primitive(program: Any, init: Any) -> Primitive | None:
     on its inputs and ``init`` is concrete and the identity (as JAX's
     ``_get_monoid_window_reducer``, reading the traced computation)."""
     from refimpl.lax._higher_order import _monoid_reducer
-    from refimpl.primitives import reductions
 
     reducer = _monoid_reducer(program, init)
     table = {

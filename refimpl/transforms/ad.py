@@ -33,8 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing
+from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Literal, Program, ShapedArray
+from refimpl.primitives.elementwise import add_p, convert_element_type_p
+from refimpl.primitives.structural import broadcast_in_dim_p
 from refimpl.traceback_util import api_boundary
 from refimpl.tracing import Builder, Trace, Tracer, TypedScalar, new_main
 from refimpl.transforms.ad_util import (
@@ -42,6 +44,7 @@ from refimpl.transforms.ad_util import (
     Zero,
     tangent_aval,
 )
+from refimpl.transforms.batching import vmap
 
 # --- forward mode ------------------------------------------------------------------------
 
@@ -125,7 +128,6 @@ def zeros_like_aval(aval: ShapedArray) -> Any:
     """A zero array of type ``aval`` (concrete outside a trace)."""
     if aval.dtype == dtypes.float0:
         return np.zeros(aval.shape, dtypes.float0)
-    from refimpl.primitives.structural import broadcast_in_dim_p
 
     scalar = TypedScalar(0, aval.dtype, aval.weak_type)
     return broadcast_in_dim_p.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=())
@@ -140,8 +142,6 @@ def user_value(value: Any) -> Any:
         or dtypes.is_python_scalar(value)
         or (isinstance(value, (np.ndarray, np.generic)) and value.dtype != dtypes.float0)
     ):
-        from refimpl.primitives.structural import broadcast_in_dim_p
-
         aval = tracing.get_aval(value, "ad", 0)
         return broadcast_in_dim_p.bind(
             value, shape=aval.shape, broadcast_dimensions=tuple(range(aval.ndim))
@@ -164,7 +164,6 @@ def add_tangents(x: Any, y: Any) -> Any:
         return y
     if type(y) is Zero:
         return x
-    from refimpl.primitives.elementwise import add_p
 
     return add_p.bind(x, y)
 
@@ -357,8 +356,6 @@ def transpose_linearized(lin: Linearized, cts_out: Sequence[Any]) -> list[Any]:
 
 
 def _tree():
-    from refimpl import tree_util
-
     return tree_util
 
 
@@ -799,8 +796,6 @@ def _on_device_of(ct: Any, value: Any) -> Any:
 
 
 def _ones_like(aval: ShapedArray) -> Any:
-    from refimpl.primitives.structural import broadcast_in_dim_p
-
     scalar = TypedScalar(1, aval.dtype, aval.weak_type)
     if not aval.shape:
         # grad's seed is rank 0: a literal, so the program has no equation for it
@@ -1019,8 +1014,6 @@ def match_aval(value: Any, aval: ShapedArray) -> Any:
     if got == aval:
         return value
     if got.shape == aval.shape and got.dtype == aval.dtype:
-        from refimpl.primitives.elementwise import convert_element_type_p
-
         return convert_element_type_p.bind(value, new_dtype=aval.dtype, weak_type=aval.weak_type)
     raise TypeError(f"internal error: AD produced {got.str_short()} for {aval.str_short()}")
 
@@ -1313,8 +1306,6 @@ def _map_rows(fun: Callable, rows: np.ndarray, batched: bool) -> list[Any]:
     import refimpl.numpy as rnp
 
     if batched:
-        from refimpl.transforms.batching import vmap
-
         return list(vmap(fun)(rows))
     results = [fun(rows[k]) for k in range(rows.shape[0])]
     return [rnp.stack([r[m] for r in results]) for m in range(len(results[0]))]

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
 
 
@@ -69,8 +69,6 @@ class Zero:
 
     @staticmethod
     def from_primal_value(value: Any) -> Zero:
-        from refimpl import tracing
-
         return Zero(tangent_aval(tracing.get_aval(value, "Zero", 0)))
 
     def __repr__(self) -> str:

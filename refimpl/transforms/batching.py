@@ -46,7 +46,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Literal, Program
-from refimpl.primitives import batch_rules
+from refimpl.primitives import batch_rules, collectives, elementwise
 from refimpl.traceback_util import api_boundary
 
 # what the rules and this driver share (refimpl.primitives.batch_rules), under
@@ -507,7 +507,6 @@ def _vmap_call(
     axis_name: Any,
 ) -> Any:
     """Run ``fun`` under a new :class:`BatchTrace` on the mapped leaves."""
-    from refimpl.primitives import collectives
 
     trace = BatchTrace(AxisFrame(axis_name, size), f"vmap({name})")
     with contextlib.ExitStack() as stack:
@@ -611,7 +610,5 @@ def as_array(x: Any) -> Any:
     if isinstance(x, tracing.Tracer) or not tracing.is_array_like(x) or _is_float0(x):
         return x
     if isinstance(x, (np.ndarray, np.generic, tracing.TypedScalar, bool, int, float, complex)):
-        from refimpl.primitives import elementwise
-
         return elementwise.copy(x)
     return x

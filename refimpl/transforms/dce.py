@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from refimpl.core import Eqn, Literal, Program
+from refimpl.primitives.call import jit_call_p
 
 #: primitive -> rule(eqn, used_outs: list[bool]) -> (new eqn or None, used_inputs: list[bool])
 dce_rules: dict[object, Callable[[Eqn, list[bool]], tuple[Eqn | None, list[bool]]]] = {}
@@ -105,8 +106,6 @@ def _call_rule(program_param: str) -> Callable:
 
 
 def _register_call_rules() -> None:
-    from refimpl.primitives.call import jit_call_p
-
     dce_rules[jit_call_p] = _call_rule("program")
 
 

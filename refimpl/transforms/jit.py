@@ -74,8 +74,6 @@ class ShapeDtypeStruct:
 
 
 def _shape_dtype_aval(s: ShapeDtypeStruct) -> ShapedArray:
-    from refimpl import dtypes
-
     return ShapedArray(s.shape, dtypes.canonicalize_dtype(s.dtype), s.weak_type)
 
 
