@@ -8,6 +8,7 @@ import weakref
 from typing import Any
 
 from refimpl.config import config
+from refimpl.transforms import jit as jit_module
 
 # --- caches ------------------------------------------------------------------------------
 
@@ -62,7 +63,6 @@ def clear_caches() -> None:
         >>> _ = f(3.0); f.trace_count
         2
     """
-    from refimpl.transforms import jit as jit_module
 
     with jit_module._shared_caches_lock:
         per_function = list(jit_module._shared_caches.values())

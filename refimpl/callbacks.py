@@ -9,6 +9,8 @@ import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
 from refimpl.core import ShapedArray
+from refimpl.primitives.callback import VMAP_METHODS, call_host, pure_callback_p
+from refimpl.primitives.elementwise import convert_element_type
 
 # --- host callbacks --------------------------------------------------------------------------
 
@@ -104,7 +106,6 @@ def pure_callback(
         >>> f(np.array([0.0, 1.0], np.float32))
         Array([0.      , 0.841471], dtype=float32)
     """
-    from refimpl.primitives.callback import VMAP_METHODS, call_host, pure_callback_p
 
     if not callable(callback):
         raise TypeError(f"pure_callback: callback must be callable, got {type(callback).__name__}")
@@ -170,7 +171,6 @@ def _check_result_dtype(dtype: np.dtype, k: int, n: int) -> None:
 def _match_weak(x: Any, aval: ShapedArray) -> Any:
     """``x`` with ``aval``'s weak type when it differs only in that (a weakly
     typed cotangent for a strongly typed example, or the reverse)."""
-    from refimpl.primitives.elementwise import convert_element_type
 
     got = tracing.get_aval(x, "closure_convert", 0)
     if got.shape == aval.shape and got.dtype == aval.dtype and got.weak_type != aval.weak_type:

@@ -28,10 +28,14 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
+from refimpl.ad_checkpoint import remat_opt_fwd
 from refimpl.core import Program, ShapedArray, avals_str
+from refimpl.interpreter import eval_program
 from refimpl.primitives.base import Primitive
-from refimpl.transforms import ad
-from refimpl.transforms.ad_util import Zero, tangent_aval
+from refimpl.primitives.reductions import reduce_sum_p
+from refimpl.transforms import ad, batching
+from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
+from refimpl.transforms.batching import vmap
 
 
 class SymbolicZero:
@@ -270,8 +274,6 @@ def _call_abstract_eval(*avals: ShapedArray, call: Program, **_: Any) -> list[Sh
 
 
 def _call_impl(*args: np.ndarray, call: Program, **_: Any) -> list[Any]:
-    from refimpl.interpreter import eval_program
-
     return eval_program(call, args)
 
 
@@ -408,7 +410,6 @@ custom_jvp_call_p.def_jvp(_custom_jvp_call_jvp)
 def _custom_jvp_call_transpose(cts: list, *args: Any, call: Program, **_: Any) -> list:
     """A custom_jvp function that is linear in some inputs transposes as its
     primal function (JAX's rule: the JVP rule plays no part in transposition)."""
-    from refimpl.transforms.ad_util import UndefinedPrimal
 
     linear = [isinstance(a, UndefinedPrimal) for a in args]
     return ad.backward_pass(call, linear, args, list(cts))
@@ -728,8 +729,6 @@ def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, sy
     primals, tangents = list(primals[num_consts:]), list(tangents[num_consts:])
     nonzero = [type(t) is not Zero for t in tangents]
     if rules.optimize_remat:
-        from refimpl.ad_checkpoint import remat_opt_fwd
-
         outs, res, res_tree = remat_opt_fwd(rules, consts, primals, nonzero, call)
     else:
         outs, res, res_tree = rules.fwd(primals, nonzero)
@@ -921,8 +920,6 @@ class custom_vjp(_CustomFunction):
 
 
 def _vmapped(fun: Callable, axes: Sequence[int | None], args: Sequence[Any]) -> Any:
-    from refimpl.transforms.batching import vmap
-
     return vmap(fun, in_axes=tuple(axes), out_axes=0)(*args)
 
 
@@ -968,8 +965,6 @@ class _BatchedJVPRule:
 
 def _custom_call_batch(primitive: Primitive, rule_param: str, wrap: Callable):
     def rule(args, dims, *, call, num_consts, symbolic_zeros, **params):
-        from refimpl.transforms import batching
-
         frame = batching.current_frame()
         in_batched = [d is not None for d in dims]
         moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
@@ -1028,8 +1023,6 @@ class _BatchedVJPRules:
         return list(outs), list(res), trees[0]
 
     def bwd(self, res: list, res_tree: Any, cts: list) -> list:
-        from refimpl.transforms import batching
-
         n_res = len(res)
         out_avals = self.inner.out_avals
 
@@ -1047,7 +1040,6 @@ class _BatchedVJPRules:
             for c, a in zip(cts, out_avals, strict=True)
         ]
         leaves = _vmapped(member, [0] * (n_res + len(cts)), list(res) + cts)
-        from refimpl.primitives.reductions import reduce_sum_p
 
         return [
             ct if batched else reduce_sum_p.bind(ct, axes=(0,))

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import tracing, tree_util
+from refimpl.array import Array
 from refimpl.primitives.debug import debug_callback_p
 
 __all__ = ["callback", "print"]
@@ -67,7 +68,6 @@ def _bind(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
 def _is_array_leaf(leaf: Any) -> bool:
     if isinstance(leaf, (tracing.Tracer, np.ndarray, np.generic)):
         return True
-    from refimpl.array import Array
 
     return isinstance(leaf, Array)
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import backends, tracing, tree_util
+from refimpl.array import Array
 from refimpl.config import config
 
 # --- host transfer -----------------------------------------------------------------------
@@ -74,7 +75,6 @@ def device_get(x: Any) -> Any:
         >>> ri.device_get((rnp.arange(2), "s", 3))
         (array([0, 1], dtype=int32), 's', 3)
     """
-    from refimpl.array import Array
 
     def get(leaf: Any) -> Any:
         if isinstance(leaf, tracing.Tracer):

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from refimpl.core import ShapedArray
+
 __all__ = ["from_dlpack", "host_memory"]
 
 _CPU = 1  # DLDeviceType kDLCPU
@@ -124,7 +126,6 @@ def _ref_array_over(buffer: np.ndarray) -> Any:
     """A reference array sharing ``buffer`` (the constructor would copy a
     buffer it does not own); read-only, as every reference array."""
     from refimpl.backends.ref.arrays import RefArray, default_device
-    from refimpl.core import ShapedArray
 
     view = buffer.view()
     view.flags.writeable = False

@@ -13,7 +13,11 @@ import numpy as np
 from refimpl import tree_util
 from refimpl.callbacks import _match_weak
 from refimpl.core import Program
+from refimpl.custom_derivatives import custom_vjp
 from refimpl.introspection import typeof
+from refimpl.primitives.call import jit_call_p
+from refimpl.transforms.ad import jacrev
+from refimpl.transforms.jit import Jitted, ShapeDtypeStruct
 
 # --- differentiation -----------------------------------------------------------------------
 
@@ -55,7 +59,6 @@ def jacobian(
         Array([[2., 0.],
                [0., 4.]], dtype=float32)
     """
-    from refimpl.transforms.ad import jacrev
 
     return jacrev(fun, argnums, has_aux, holomorphic, allow_int)
 
@@ -114,7 +117,6 @@ def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
         >>> ri.grad(lambda x: 5.0 * clip_gradient(x))(2.0)
         Array(1., dtype=float32, weak_type=True)
     """
-    from refimpl.custom_derivatives import custom_vjp
 
     if not callable(fun):
         raise TypeError(f"custom_gradient: expected a callable, got {type(fun).__name__}")
@@ -166,8 +168,6 @@ def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _ShapeDtype(shape: tuple, dtype: Any) -> Any:
-    from refimpl.transforms.jit import ShapeDtypeStruct
-
     return ShapeDtypeStruct(tuple(shape), dtype)
 
 
@@ -210,8 +210,6 @@ def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callab
         >>> ri.jit(outer)(5.0)
         (Array(1, dtype=int32, weak_type=True), Array(10., dtype=float32, weak_type=True))
     """
-    from refimpl.primitives.call import jit_call_p
-    from refimpl.transforms.jit import Jitted
 
     if not callable(fun):
         raise TypeError(f"closure_convert: expected a callable, got {type(fun).__name__}")

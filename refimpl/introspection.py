@@ -9,6 +9,8 @@ from typing import Any
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
+from refimpl.ref import Ref
+from refimpl.transforms.jit import Jitted
 
 float0 = dtypes.float0
 
@@ -63,7 +65,6 @@ def make_jaxpr(
             c:~f32[] = mul b 2.0:~f32[]
           in (c,) }
     """
-    from refimpl.transforms.jit import Jitted
 
     if not callable(fun):
         raise TypeError(f"make_jaxpr: expected a callable, got {type(fun).__name__}")
@@ -107,7 +108,6 @@ def typeof(x: Any) -> ShapedArray:
         >>> print(ri.typeof(1.0), ri.typeof(np.ones((2, 3), np.float32)))
         ~f32[] f32[2,3]
     """
-    from refimpl.ref import Ref
 
     if isinstance(x, Ref):
         return x.aval

@@ -60,9 +60,14 @@ from typing import Any
 
 import numpy as np
 
+import refimpl.numpy as rnp
 from refimpl import tracing, tree_util
 from refimpl.core import AbstractRef, ShapedArray
+from refimpl.lax import convert_element_type
 from refimpl.primitives.ref_ops import addupdate_p, encode_indexer, get_p, swap_p
+from refimpl.transforms.ad import JVPTrace
+from refimpl.transforms.batching import BatchTrace, BatchTracer, bdim_to
+from refimpl.transforms.jit import ShapeDtypeStruct, eval_shape
 
 __all__ = ["Ref", "addupdate", "empty_ref", "freeze", "get", "new_ref", "set", "swap"]
 
@@ -201,7 +206,6 @@ def new_ref(init_val: Any, *, memory_space: Any = None, kind: Any = None) -> Ref
         >>> ri.jit(f)(2.0)
         Array(6., dtype=float32)
     """
-    import refimpl.numpy as rnp
 
     if isinstance(init_val, Ref):
         raise TypeError("new_ref: init_val is already a Ref; pass freeze(ref) or ref[...]")
@@ -215,8 +219,6 @@ def new_ref(init_val: Any, *, memory_space: Any = None, kind: Any = None) -> Ref
     if aval.weak_type:
         value = rnp.asarray(value, dtype=aval.dtype)
         if _aval_of_value(value).weak_type:
-            from refimpl.lax import convert_element_type
-
             value = convert_element_type(value, aval.dtype)
     return Ref(value, _depth_now(), memory_space, kind)
 
@@ -274,7 +276,6 @@ def empty_ref(ty: Any) -> Ref:
         >>> ri.freeze(r)
         Array([1., 2.], dtype=float32)
     """
-    import refimpl.numpy as rnp
 
     shape, dtype = getattr(ty, "shape", None), getattr(ty, "dtype", None)
     if shape is None or dtype is None:
@@ -467,9 +468,6 @@ def _traced_indexer(value: Any, idx: Any) -> tuple | None:
 
 
 def _checked_value(ref: Ref, idx: Any, value: Any, name: str) -> Any:
-    import refimpl.numpy as rnp
-    from refimpl.lax import convert_element_type
-
     aval = _aval_of_value(ref._value)
     value_aval = tracing.get_aval(value, name, "value")
     if value_aval.dtype != aval.dtype:
@@ -503,8 +501,6 @@ def _indexed_shape(ref: Ref, idx: Any) -> tuple[int, ...] | None:
 
 
 def _jit_eval_shape(_jit: Any, ref: Ref, idx: Any) -> tuple[int, ...]:
-    from refimpl.transforms.jit import ShapeDtypeStruct, eval_shape
-
     aval = _aval_of_value(ref._value)
     leaves, tree = tree_util.tree_flatten(idx)
     if any(isinstance(leaf, tracing.Tracer) for leaf in leaves):
@@ -550,8 +546,6 @@ def _check_write(ref: Ref, value: Any, depth: int | None = None, upto: int | Non
     loop or branch (whose write-back is checked here); ``upto`` the level
     of the vmap whose ref argument is written back (it does not count).
     """
-    from refimpl.transforms.ad import JVPTrace
-    from refimpl.transforms.batching import BatchTrace
 
     depth = ref._depth if depth is None else depth
     if any(isinstance(t, BatchTrace) for t in tracing._stack.traces[depth:upto]):
@@ -696,7 +690,6 @@ def vmap_arguments(
     write is JAX's error). Yields the mapped refs with their axes. One ref
     passed twice is JAX's ValueError.
     """
-    from refimpl.transforms.batching import BatchTracer, bdim_to
 
     seen: dict[int, str] = {}
     mapped: list[tuple[Ref, int]] = []
@@ -780,8 +773,6 @@ class _LateScope(_Scope):
         for ref, tracer in zip(self.refs, self.inputs, strict=True):
             value = ref._value
             if _aval_of_value(value) != tracer.aval:  # only a weak type can differ
-                from refimpl.lax import convert_element_type
-
                 value = convert_element_type(value, tracer.aval.dtype)
             finals.append(value)
         return finals
@@ -902,8 +893,6 @@ def outer_values(refs: Sequence[Ref], written: Sequence[bool]) -> list[Any]:
 
 
 def _differentiating() -> bool:
-    from refimpl.transforms.ad import JVPTrace
-
     return any(isinstance(t, JVPTrace) for t in tracing._stack.traces)
 
 

@@ -25,6 +25,8 @@ import types
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from refimpl.config import config
+
 MODES = ("auto", "remove_frames", "off")
 
 NOTE = (
@@ -73,8 +75,6 @@ def filter_traceback(tb: types.TracebackType | None) -> types.TracebackType | No
 
 
 def mode() -> str:
-    from refimpl.config import config
-
     return config.traceback_filtering
 
 

@@ -14,8 +14,9 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, structural
+from refimpl.primitives import ad_helpers, special, structural
 from refimpl.primitives import elementwise as ew
+from refimpl.primitives.prng import bitcast_convert_type
 
 
 def _aval(x: Any, name: str, index: int = 0) -> ShapedArray:
@@ -130,7 +131,6 @@ def mulhi(x: Any, y: Any, /) -> Any:
     ``hi_s(a, b) = hi_u(a, b) - (a < 0 ? b : 0) - (b < 0 ? a : 0)`` mod 2**N.
     A scalar operand is broadcast; otherwise shapes and dtypes must match.
     """
-    from refimpl.primitives.prng import bitcast_convert_type
 
     api = "mulhi"
     ax, ay = tracing.get_aval(x, api, "x"), tracing.get_aval(y, api, "y")
@@ -186,7 +186,6 @@ def igamma_grad_a(a: Any, x: Any) -> Any:
     ``P(a, x)``: the slope ``lax.igamma``'s own derivative uses (from the
     implicit derivative of a Gamma sample, as JAX's). Float operands of one
     dtype and shape (or weakly typed scalars), as ``lax.igamma``."""
-    from refimpl.primitives import special
 
     avals = [tracing.get_aval(v, "igamma_grad_a", name) for v, name in ((a, "a"), (x, "x"))]
     try:

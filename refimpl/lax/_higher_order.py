@@ -11,11 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tree_util
+from refimpl import dtypes, tracing, tree_util
 from refimpl.lax._elementwise import _aval
-from refimpl.primitives import ad_helpers, reductions, structural
+from refimpl.primitives import ad_helpers, control_flow, reductions, structural
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives.base import normalize_axis
+from refimpl.transforms.batching import vmap
 
 # --- reduce, map, associative_scan -----------------------------------------------------------
 
@@ -26,7 +27,6 @@ def computation_program(name: str, computation: Any, init_avals: list, init_tree
     ``2n`` inputs and ``n`` outputs (JAX's ``_variadic_reduction_jaxpr``).
     ``lax.add`` etc. on one operand in a pytree get the bare values (JAX's
     monoid path never calls them on the pytree)."""
-    from refimpl import tracing
 
     tree = tree_util
     n = len(init_avals)
@@ -125,7 +125,6 @@ def reduce(
     ``reduce_sum`` etc.; anything else is the general ``reduce`` primitive,
     which folds each output's elements in order starting from the init.
     """
-    from refimpl import tracing
 
     tree = tree_util
     flat_operands, treedef = tree.tree_flatten(operands)
@@ -166,7 +165,6 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
     """``f`` over the leading axis of the pytree ``xs``, as a scan (stacked
     results); with ``batch_size``, ``f`` is vmapped over chunks of that size
     and the remainder is vmapped on its own, as JAX."""
-    from refimpl.primitives import control_flow
 
     leaves, _ = tree_util.tree_flatten(xs)
     if not leaves:
@@ -179,7 +177,6 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
         return ys
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"map: batch_size must be a positive int, got {batch_size!r}")
-    from refimpl.transforms.batching import vmap
 
     tree = tree_util
     batch_size = builtins.min(batch_size, n) if n else batch_size

@@ -14,6 +14,7 @@ from typing import Any
 
 from refimpl import dtypes, tracing
 from refimpl.core import Program
+from refimpl.custom_derivatives import custom_jvp
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives.linear_solve import _ad, _call_program, _check_callable, _trace_fn, _tree
 from refimpl.transforms.ad_util import Zero
@@ -44,7 +45,6 @@ def custom_root(
     ``f``, ``solve`` and the linearize-and-solve step, their captured values
     passed as arguments.
     """
-    from refimpl.custom_derivatives import custom_jvp
 
     api = "custom_root"
     for arg, fun in (("f", f), ("solve", solve), ("tangent_solve", tangent_solve)):

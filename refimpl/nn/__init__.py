@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, lax
+from refimpl import custom_derivatives, dtypes, lax
 from refimpl import numpy as rnp
 from refimpl.nn import initializers
 from refimpl.scipy.special import logsumexp
@@ -79,8 +79,6 @@ __all__ = [
 
 
 def _with_jvp(value_fn, jvp_fn):
-    from refimpl import custom_derivatives
-
     fn = custom_derivatives.custom_jvp(value_fn)
     fn.defjvp(jvp_fn)
     return fn

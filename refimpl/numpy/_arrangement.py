@@ -12,7 +12,7 @@ import numpy as np
 from refimpl import dtypes, lax
 from refimpl.numpy._creation import asarray
 from refimpl.numpy._promote import aval_of, checked_array
-from refimpl.numpy._shape import concatenate, moveaxis, normalize_axis, reshape
+from refimpl.numpy._shape import broadcast_to, concatenate, moveaxis, normalize_axis, reshape, sort
 
 Array = Any
 ArrayLike = Any
@@ -32,7 +32,6 @@ def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
 
 def broadcast_arrays(*args: ArrayLike) -> list[Array]:
     """Every argument broadcast to the common shape."""
-    from refimpl.numpy._shape import broadcast_to
 
     arrays = [checked_array("broadcast_arrays", a, i) for i, a in enumerate(args)]
     shape = broadcast_shapes(*(_aval(a).shape for a in arrays))
@@ -91,7 +90,6 @@ def block(arrays: Any) -> Array:
 
 def sort_complex(a: ArrayLike) -> Array:
     """``sort(a)`` as a complex array (by real part, then imaginary part)."""
-    from refimpl.numpy._shape import sort
 
     a = checked_array("sort_complex", a)
     dtype = _aval(a).dtype

@@ -38,6 +38,7 @@ from refimpl.numpy import _indexing
 from refimpl.numpy._creation import asarray, ones_like
 from refimpl.numpy._promote import aval_of, is_traced
 from refimpl.numpy._shape import broadcast_to, reshape
+from refimpl.numpy._ufuncs import negative, power, true_divide
 from refimpl.primitives import scatter as _scatter
 
 Array = Any
@@ -108,7 +109,6 @@ class IndexUpdateRef:
 
     def subtract(self, values: Any, **kwargs: Any) -> Array:
         """``x`` with ``x[index] -= values``."""
-        from refimpl.numpy._ufuncs import negative
 
         values = negative(asarray(values))
         return _update(
@@ -125,13 +125,11 @@ class IndexUpdateRef:
 
     def divide(self, values: Any, **kwargs: Any) -> Array:
         """``x / ones.at[index].multiply(values)``."""
-        from refimpl.numpy._ufuncs import true_divide
 
         return true_divide(self.array, self._factors(values, **kwargs))
 
     def power(self, values: Any, **kwargs: Any) -> Array:
         """``x ** ones.at[index].multiply(values)``."""
-        from refimpl.numpy._ufuncs import power
 
         return power(self.array, self._factors(values, **kwargs))
 

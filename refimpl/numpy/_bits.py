@@ -11,13 +11,16 @@ import numpy as np
 
 from refimpl import dtypes, lax
 from refimpl.numpy._creation import asarray, full_like
+from refimpl.numpy._math import copysign
 from refimpl.numpy._promote import (
     aval_of,
     checked_array,
     promote_dtypes_inexact,
     promote_dtypes_numeric,
 )
+from refimpl.numpy._scalars import finfo
 from refimpl.numpy._shape import moveaxis, normalize_axis, reshape
+from refimpl.numpy._ufuncs import where
 
 Array = Any
 ArrayLike = Any
@@ -34,9 +37,6 @@ def spacing(x: ArrayLike, /) -> Array:
     """The distance from ``x`` to the next float away from zero (toward +inf
     for float16, as NumPy); ``+-`` the smallest subnormal where that distance
     rounds to zero. Real floating types only (integers promote)."""
-    from refimpl.numpy._math import copysign
-    from refimpl.numpy._scalars import finfo
-    from refimpl.numpy._ufuncs import where
 
     x = checked_array("spacing", x)
     (x,) = promote_dtypes_inexact("spacing", x)

@@ -14,9 +14,11 @@ from refimpl.numpy._promote import (
     checked_array,
     promote_dtypes_inexact,
 )
-from refimpl.numpy._reductions import sum
+from refimpl.numpy._reductions import cumsum, sum
 from refimpl.numpy._shape import concatenate, moveaxis, normalize_axis, reshape
-from refimpl.numpy._ufuncs import where
+from refimpl.numpy._stacking import diff
+from refimpl.numpy._ufuncs import abs as abs_
+from refimpl.numpy._ufuncs import remainder, where
 
 Array = Any
 ArrayLike = Any
@@ -142,7 +144,6 @@ def gradient(
 def trapezoid(y: ArrayLike, x: ArrayLike = None, dx: ArrayLike = 1.0, axis: int = -1) -> Array:
     """``sum((y[1:] + y[:-1]) / 2 * diff(x))`` along ``axis`` (spacing ``dx``
     without ``x``)."""
-    from refimpl.numpy._stacking import diff
 
     y = checked_array("trapezoid", y)
     (y,) = promote_dtypes_inexact("trapezoid", y)
@@ -160,10 +161,6 @@ def unwrap(
 ):
     """``p`` with jumps larger than ``discont`` (default ``period / 2``) along
     ``axis`` replaced by their ``period``-complement (NumPy's algorithm)."""
-    from refimpl.numpy._reductions import cumsum
-    from refimpl.numpy._stacking import diff
-    from refimpl.numpy._ufuncs import abs as abs_
-    from refimpl.numpy._ufuncs import remainder
 
     p = checked_array("unwrap", p)
     (p,) = promote_dtypes_inexact("unwrap", p)

@@ -24,7 +24,8 @@ from refimpl.numpy._creation import (
     linspace,
     zeros,
 )
-from refimpl.numpy._promote import aval_of, checked_array, promote_dtypes_inexact
+from refimpl.numpy._math import log10
+from refimpl.numpy._promote import aval_of, checked_array, promote_args, promote_dtypes_inexact
 from refimpl.numpy._shape import broadcast_to, normalize_axis, reshape
 from refimpl.numpy._ufuncs import power, scalar_like, select, sign
 
@@ -242,7 +243,6 @@ def geomspace(
 ) -> Array:
     """A geometric sequence from ``start`` to ``stop``: ``sign * 10 ** linspace(
     log10(|start|), log10(|stop|))`` with the ends set exactly, as NumPy."""
-    from refimpl.numpy._math import log10
 
     start, stop = promote_dtypes_inexact("geomspace", start, stop)
     signs = sign(start)
@@ -263,8 +263,6 @@ def geomspace(
 
 
 def _same(a: Any, b: Any) -> tuple[Any, Any]:
-    from refimpl.numpy._promote import promote_args
-
     return tuple(promote_args("geomspace", a, b))
 
 

@@ -9,7 +9,7 @@ from refimpl.numpy._linalg import einsum
 from refimpl.numpy._promote import aval_of, checked_array, promote_dtypes_inexact
 from refimpl.numpy._reductions import sum
 from refimpl.numpy._shape import concatenate, reshape
-from refimpl.numpy._ufuncs import conj
+from refimpl.numpy._ufuncs import clip, conj, sqrt
 
 Array = Any
 ArrayLike = Any
@@ -56,7 +56,6 @@ def cov(
 def corrcoef(x: ArrayLike, y: ArrayLike = None, rowvar: bool = True) -> Array:
     """The correlation coefficients ``cov[i, j] / sqrt(cov[i, i] cov[j, j])``,
     clipped to [-1, 1]."""
-    from refimpl.numpy._ufuncs import clip, sqrt
 
     c = cov(checked_array("corrcoef", x), y, rowvar)
     if _aval(c).ndim == 0:

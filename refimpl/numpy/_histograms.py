@@ -15,9 +15,15 @@ from refimpl.numpy._promote import (
     aval_of,
     checked_array,
     is_operand,
+    promote_dtypes,
     promote_dtypes_inexact,
 )
-from refimpl.numpy._shape import reshape
+from refimpl.numpy._reductions import sum as sum_
+from refimpl.numpy._search import ravel_multi_index, searchsorted
+from refimpl.numpy._selection import bincount
+from refimpl.numpy._shape import reshape, stack
+from refimpl.numpy._stacking import diff, histogram_bin_edges
+from refimpl.numpy._ufuncs import where
 
 Array = Any
 ArrayLike = Any
@@ -46,10 +52,6 @@ def histogramdd(
     (one per point) sum instead of counting; ``density`` divides by the total
     and by each bin's volume. Returns ``(hist, [edges per dimension])``.
     """
-    from refimpl.numpy._search import ravel_multi_index, searchsorted
-    from refimpl.numpy._selection import bincount
-    from refimpl.numpy._stacking import diff, histogram_bin_edges
-    from refimpl.numpy._ufuncs import where
 
     sample = checked_array("histogramdd", sample, 0)
     if weights is None:
@@ -98,7 +100,6 @@ def histogramdd(
     hist = reshape(hist, counts)[(slice(1, -1),) * n_dims]
     if density:
         hist = lax.convert_element_type(hist, _aval(sample).dtype)
-        from refimpl.numpy._reductions import sum as sum_
 
         hist = hist / sum_(hist)
         for d, e in enumerate(edges):
@@ -128,7 +129,6 @@ def histogram2d(
 ) -> tuple[Array, Array, Array]:
     """:func:`histogramdd` of the points ``(x[i], y[i])``: ``(hist, x_edges,
     y_edges)``. ``bins`` is an int, one edges array for both, or a pair."""
-    from refimpl.numpy._shape import stack
 
     x = checked_array("histogram2d", x, 0)
     y = checked_array("histogram2d", y, 1)
@@ -140,7 +140,6 @@ def histogram2d(
             f"histogram2d: x and y must be 1-d of one length, got shapes "
             f"{_aval(x).shape} and {_aval(y).shape}"
         )
-    from refimpl.numpy._promote import promote_dtypes
 
     x, y = promote_dtypes("histogram2d", x, y)
     hist, edges = histogramdd(stack([x, y], axis=1), bins, range, weights, density)

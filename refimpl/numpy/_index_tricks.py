@@ -12,13 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from refimpl.numpy._creation import arange, asarray, ones
+from refimpl.numpy._construct import meshgrid
+from refimpl.numpy._creation import arange, asarray, linspace, ones
 from refimpl.numpy._promote import (
     aval_of,
     checked_array,
 )
 from refimpl.numpy._search import nonzero
-from refimpl.numpy._shape import concatenate, ravel, reshape
+from refimpl.numpy._shape import concatenate, ravel, reshape, stack
 
 Array = Any
 ArrayLike = Any
@@ -123,9 +124,6 @@ class _Grid:
         self.sparse = sparse
 
     def __getitem__(self, key: Any) -> Any:
-        from refimpl.numpy._construct import meshgrid
-        from refimpl.numpy._creation import linspace
-
         single = isinstance(key, slice)
         ranges = []
         for item in (key,) if single else key:
@@ -140,7 +138,6 @@ class _Grid:
         grids = meshgrid(*ranges, indexing="ij", sparse=self.sparse)
         if self.sparse:
             return grids
-        from refimpl.numpy._shape import stack
 
         return stack(grids, 0)
 
@@ -153,8 +150,6 @@ class _Concatenator:
         self.columns = columns
 
     def __getitem__(self, key: Any) -> Array:
-        from refimpl.numpy._creation import linspace
-
         items = key if isinstance(key, tuple) else (key,)
         parts = []
         for item in items:

@@ -32,6 +32,7 @@ from refimpl import dtypes, lax, tracing
 from refimpl.config import config
 from refimpl.numpy._promote import as_array, aval_of, is_traced
 from refimpl.numpy._shape import normalize_axis, ravel
+from refimpl.numpy._ufuncs import remainder
 
 Array = Any
 ArrayLike = Any
@@ -380,8 +381,6 @@ def take(
     size_scalar = tracing.TypedScalar(size, _INDEX_DTYPE, False)
     zero = tracing.TypedScalar(0, _INDEX_DTYPE, False)
     if mode == "wrap":
-        from refimpl.numpy._ufuncs import remainder
-
         return lax.gather_along_axis(a, remainder(indices, size_scalar), axis, mode="clip")
     if mode == "clip":
         return lax.gather_along_axis(a, indices, axis, mode="clip")

@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from refimpl import dlpack
+from refimpl.array import Array as array_type
 from refimpl.numpy._creation import asarray
 
 Array = Any
@@ -28,8 +30,6 @@ character, flexible, object_ = np.character, np.flexible, np.object_
 
 
 def _ndarray_type() -> type:
-    from refimpl.array import Array as array_type
-
     return array_type
 
 
@@ -70,7 +70,6 @@ def fromfile(*args: Any, **kwargs: Any) -> Array:
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
     """``ri.dlpack.from_dlpack`` (zero-copy on CPU where possible)."""
-    from refimpl import dlpack
 
     return dlpack.from_dlpack(x, device=device, copy=copy)
 

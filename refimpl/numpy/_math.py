@@ -19,7 +19,9 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, lax
+from refimpl.custom_derivatives import custom_jvp
 from refimpl.numpy import _ufuncs
+from refimpl.numpy._creation import asarray
 from refimpl.numpy._promote import (
     as_array,
     aval_of,
@@ -41,6 +43,7 @@ from refimpl.numpy._ufuncs import (
     scalar_like,
     select,
 )
+from refimpl.primitives.prng import bitcast_convert_type
 
 Array = Any
 ArrayLike = Any
@@ -122,7 +125,6 @@ def fabs(x: ArrayLike, /) -> Array:
 
 def _bits(x: Any) -> tuple[Any, Any]:
     """``x``'s bit pattern as the signed integer of its width, and that dtype."""
-    from refimpl.primitives.prng import bitcast_convert_type
 
     int_dtype = np.dtype(f"int{_dtype(x).itemsize * 8}")
     return bitcast_convert_type(x, int_dtype), int_dtype
@@ -146,7 +148,6 @@ def frexp(x: ArrayLike, /) -> tuple[Array, Array]:
     """``(m, e)`` with ``x = m * 2**e``, ``0.5 <= |m| < 1`` (``m = x``, ``e = 0``
     for 0, inf and NaN), read from the bit pattern; subnormals are scaled
     into the normal range first."""
-    from refimpl.primitives.prng import bitcast_convert_type
 
     (x,) = promote_dtypes_inexact("frexp", x)
     dtype = _dtype(x)
@@ -378,7 +379,6 @@ def _with_custom_jvp(name: str) -> Any:
     fn = _CUSTOM_JVP.get(name)
     if fn is not None:
         return fn
-    from refimpl.custom_derivatives import custom_jvp
 
     value, power = {
         "logaddexp": (_logaddexp_value, lax.exp),
@@ -555,7 +555,6 @@ def allclose(
 
 def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Array:
     """Same shape and equal elements (NaNs equal with ``equal_nan``); a bool array."""
-    from refimpl.numpy._creation import asarray
 
     a1, a2 = asarray(a1), asarray(a2)
     if aval_of(a1, "array_equal", 0).shape != aval_of(a2, "array_equal", 1).shape:
@@ -569,7 +568,6 @@ def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Array:
 
 def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Array:
     """Equal after broadcasting together (False if they do not broadcast)."""
-    from refimpl.numpy._creation import asarray
 
     a1, a2 = asarray(a1), asarray(a2)
     try:

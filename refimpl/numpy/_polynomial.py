@@ -15,15 +15,22 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, lax, tracing
-from refimpl.numpy._creation import arange, asarray, ones, zeros
+from refimpl.numpy import linalg
+from refimpl.numpy._construct import vander
+from refimpl.numpy._creation import arange, asarray, eye, ones, zeros
+from refimpl.numpy._linalg import matmul
 from refimpl.numpy._promote import (
     aval_of,
     checked_array,
     is_traced,
     promote_dtypes_inexact,
 )
-from refimpl.numpy._shape import concatenate, reshape
-from refimpl.numpy._ufuncs import where
+from refimpl.numpy._reductions import max as max_
+from refimpl.numpy._scalars import finfo
+from refimpl.numpy._shape import concatenate, pad, reshape, stack
+from refimpl.numpy._stacking import convolve, roll, trace
+from refimpl.numpy._ufuncs import abs as abs_
+from refimpl.numpy._ufuncs import multiply, where
 
 Array = Any
 ArrayLike = Any
@@ -66,7 +73,6 @@ def polydiv(u: ArrayLike, v: ArrayLike, *, trim_leading_zeros: bool = False) -> 
     m, n = _aval(u).shape[0] - 1, _aval(v).shape[0] - 1
     if n < 0:
         raise ValueError("polydiv: the divisor v must have at least one coefficient")
-    from refimpl.numpy._shape import stack
 
     inverse_lead = 1.0 / v[0]
     # Long division on the coefficients one by one (stacked at the end, so no
@@ -82,8 +88,6 @@ def polydiv(u: ArrayLike, v: ArrayLike, *, trim_leading_zeros: bool = False) -> 
     quotient = stack(digits) if digits else zeros((1,), _aval(u).dtype)
     u = stack(rest) if rest else u
     if trim_leading_zeros:
-        from refimpl.numpy._scalars import finfo
-
         values = _concrete("polydiv", "u (with trim_leading_zeros=True)", u)
         tol = math.sqrt(float(finfo(_aval(u).dtype).eps))
         small = np.abs(values) < tol
@@ -96,9 +100,6 @@ def _charpoly(a: Array) -> Array:
     """``det(x I - a)``'s coefficients, highest power first, by the
     Faddeev-LeVerrier recurrence (matrix products and traces only):
     ``M_k = a M_(k-1) + c_(n-k+1) I``, ``c_(n-k) = -trace(a M_k) / k``."""
-    from refimpl.numpy._creation import eye
-    from refimpl.numpy._linalg import matmul
-    from refimpl.numpy._stacking import trace
 
     n = _aval(a).shape[0]
     identity = eye(n, dtype=_aval(a).dtype)
@@ -107,7 +108,6 @@ def _charpoly(a: Array) -> Array:
     for k in builtins.range(1, n + 1):
         m = matmul(a, m) + coefficients[-1] * identity
         coefficients.append(-trace(matmul(a, m)) / k)
-    from refimpl.numpy._shape import stack
 
     return stack(coefficients)
 
@@ -118,7 +118,6 @@ def poly(seq_of_zeros: ArrayLike) -> Array:
     polynomial ``det(x I - A)``, complex as in JAX (computed by the
     Faddeev-LeVerrier recurrence, not through eigenvalues). A scalar counts as
     one root; no roots give ``1``."""
-    from refimpl.numpy._stacking import convolve
 
     z = checked_array("poly", seq_of_zeros)
     (z,) = promote_dtypes_inexact("poly", z)
@@ -154,10 +153,6 @@ def _aberth(q: Array, count: Any) -> Array:
     ``w_k = r_k / (1 - r_k sum_(j != k) 1 / (z_k - z_j))`` with
     ``r_k = q(z_k) / q'(z_k)``, starting on a circle of the Cauchy bound's
     radius, until every step is below ``4 eps |z_k|`` (or 500 rounds)."""
-    from refimpl.numpy._reductions import max as max_
-    from refimpl.numpy._scalars import finfo
-    from refimpl.numpy._ufuncs import abs as abs_
-    from refimpl.numpy._ufuncs import where
 
     dtype = _aval(q).dtype
     real = np.dtype(np.float64 if dtype == np.complex128 else np.float32)
@@ -210,8 +205,6 @@ def roots(p: ArrayLike, *, strip_zeros: bool = True) -> Array:
     ``strip_zeros=True`` drops leading zero coefficients (needs a concrete
     ``p``); with ``False`` they stay and their would-be roots are NaN, at the end.
     """
-    from refimpl.numpy._stacking import roll
-    from refimpl.numpy._ufuncs import where
 
     p = checked_array("roots", p)
     (p,) = promote_dtypes_inexact("roots", p)
@@ -243,7 +236,6 @@ def polyval(p: ArrayLike, x: ArrayLike, *, unroll: int = 16) -> Array:
     """``p[0] x^(n-1) + ... + p[n-1]`` by Horner's rule."""
     p = checked_array("polyval", p)
     x = checked_array("polyval", x, 1)
-    from refimpl.numpy._ufuncs import multiply
 
     result = multiply(x, 0) + p[0] * 0
     for i in range(_aval(p).shape[0]):
@@ -252,8 +244,6 @@ def polyval(p: ArrayLike, x: ArrayLike, *, unroll: int = 16) -> Array:
 
 
 def _poly_pad(a: Any, b: Any) -> tuple[Any, Any]:
-    from refimpl.numpy._shape import pad
-
     na, nb = _aval(a).shape[0], _aval(b).shape[0]
     return pad(a, (max(0, nb - na), 0)), pad(b, (max(0, na - nb), 0))
 
@@ -272,7 +262,6 @@ def polysub(a1: ArrayLike, a2: ArrayLike) -> Array:
 
 def polymul(a1: ArrayLike, a2: ArrayLike, *, trim_leading_zeros: bool = False) -> Array:
     """The product of two polynomials (a full convolution)."""
-    from refimpl.numpy._stacking import convolve
 
     return convolve(checked_array("polymul", a1), checked_array("polymul", a2, 1), mode="full")
 
@@ -316,8 +305,6 @@ def polyfit(
     """Least-squares polynomial coefficients (highest power first)."""
     if full or cov:
         raise NotImplementedError("polyfit: full=True and cov=True are not supported")
-    from refimpl.numpy import linalg
-    from refimpl.numpy._construct import vander
 
     x = checked_array("polyfit", x)
     y = checked_array("polyfit", y, 1)

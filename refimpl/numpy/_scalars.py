@@ -18,6 +18,7 @@ import ml_dtypes
 import numpy as np
 
 from refimpl import dtypes
+from refimpl.numpy._creation import asarray
 from refimpl.numpy._promote import aval_of, is_refimpl_array
 
 # --- constants (Python floats, as in jax.numpy) ------------------------------------------
@@ -40,8 +41,6 @@ class _ScalarMeta(type):
     dtype: np.dtype
 
     def __call__(cls, x: Any = 0, /) -> Any:
-        from refimpl.numpy._creation import asarray
-
         return asarray(x, dtype=cls.dtype)
 
     def __repr__(cls) -> str:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, lax, tracing
+from refimpl.numpy import _ufuncs
 from refimpl.numpy._creation import asarray, full, zeros
 from refimpl.numpy._promote import (
     as_array,
@@ -44,7 +45,7 @@ from refimpl.numpy._shape import (
     reshape,
     stack,
 )
-from refimpl.numpy._ufuncs import isnan, to_bool
+from refimpl.numpy._ufuncs import floor_divide, isnan, remainder, to_bool
 from refimpl.numpy._ufuncs import select as _where
 
 Array = Any
@@ -151,7 +152,6 @@ def where(
     fill_value: Any = None,
 ) -> Any:
     """``x`` where ``condition`` else ``y``; with only ``condition``, ``nonzero``."""
-    from refimpl.numpy import _ufuncs
 
     if x is None and y is None:
         return nonzero(condition, size=size, fill_value=fill_value)
@@ -320,8 +320,6 @@ def choose(a: ArrayLike, choices: Sequence[ArrayLike], out: None = None, mode: s
                 raise ValueError("choose: invalid entry in choice array")
         mode = "clip"
     if mode == "wrap":
-        from refimpl.numpy._ufuncs import remainder
-
         a = remainder(a, n)
     elif mode == "clip":
         a = lax.clamp(
@@ -406,7 +404,6 @@ def unravel_index(indices: ArrayLike, shape: Sequence[int]) -> tuple[Array, ...]
     """The coordinates of flat ``indices`` in an array of ``shape`` (C order).
     As in JAX, out-of-range indices are clipped to ``[-size, size - 1]`` and
     negative ones count from the end."""
-    from refimpl.numpy._ufuncs import floor_divide, remainder
 
     indices = checked_array("unravel_index", indices)
     if not dtypes.is_integer(_aval(indices).dtype):
@@ -434,7 +431,6 @@ def ravel_multi_index(
     """The flat index ``sum(i_k * stride_k)`` of coordinates in an array of
     ``dims``; ``mode`` "raise" (checked for concrete input; traced input is
     clipped), "wrap" or "clip"."""
-    from refimpl.numpy._ufuncs import remainder
 
     dims = tuple(operator.index(d) for d in dims)
     if len(multi_index) != len(dims):

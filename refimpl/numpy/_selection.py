@@ -13,15 +13,16 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, lax, tracing
-from refimpl.numpy._creation import asarray, zeros
+from refimpl.numpy._creation import asarray, canonical_shape, zeros
+from refimpl.numpy._indexing import take
 from refimpl.numpy._promote import (
     aval_of,
     checked_array,
     is_traced,
 )
-from refimpl.numpy._search import nonzero
-from refimpl.numpy._shape import concatenate, moveaxis, normalize_axis, ravel, reshape
-from refimpl.numpy._ufuncs import where
+from refimpl.numpy._search import flatnonzero, nonzero
+from refimpl.numpy._shape import broadcast_to, concatenate, moveaxis, normalize_axis, ravel, reshape
+from refimpl.numpy._ufuncs import remainder, where
 
 Array = Any
 ArrayLike = Any
@@ -57,9 +58,6 @@ def bincount(
     if _aval(x).ndim != 1:
         raise ValueError("bincount: only 1-dimensional input is supported")
     if length is None:
-        from refimpl import tracing
-        from refimpl.numpy._promote import is_traced
-
         if is_traced(x):
             raise tracing.ConcretizationTypeError(
                 "bincount: the length argument is required under a trace (jit, vmap...)"
@@ -72,7 +70,6 @@ def bincount(
     else:
         weights = checked_array("bincount", weights, 1)
         dtype = dtypes.result_type((_aval(weights).dtype, False), (np.int32, False))[0]
-    from refimpl.numpy._shape import broadcast_to
 
     updates = broadcast_to(lax.convert_element_type(weights, dtype), _aval(x).shape)
     return lax.scatter_add_along_axis(zeros((length,), dtype), x, updates, 0, mode="drop")
@@ -100,7 +97,6 @@ def compress(
         condition = condition[:n]
     (found,) = nonzero(condition, size=size, fill_value=-1)
     count = _aval(found).shape[0]
-    from refimpl.numpy._indexing import take
 
     taken = take(a, where(found < 0, 0, found), axis=axis, mode="clip")
     if size is None:
@@ -142,7 +138,6 @@ def delete(
             if ((index < 0) | (index >= n)).any():
                 raise IndexError(f"delete: index out of bounds for axis {axis} with size {n}")
             keep[index] = False
-    from refimpl.numpy._indexing import take
 
     return take(arr, asarray(np.nonzero(keep)[0].astype(np.int32)), axis=axis)
 
@@ -201,7 +196,6 @@ def insert(arr: ArrayLike, obj: Any, values: ArrayLike, axis: int | None = None)
     positions = np.where(positions < 0, positions + n, positions)
     if ((positions < 0) | (positions > n)).any():
         raise IndexError(f"insert: index out of bounds for axis {axis} with size {n}")
-    from refimpl.numpy._shape import broadcast_to
 
     ndim = _aval(arr).ndim
     values = reshape(values, (1,) * (ndim - _aval(values).ndim) + _aval(values).shape)
@@ -217,14 +211,12 @@ def insert(arr: ArrayLike, obj: Any, values: ArrayLike, axis: int | None = None)
     # existing element i sorts at 2i + 1, a value inserted before i at 2i
     order = np.argsort(np.concatenate([2 * np.arange(n) + 1, 2 * positions]), kind="stable")
     joined = concatenate([moved, lax.convert_element_type(vals, _aval(arr).dtype)], axis=0)
-    from refimpl.numpy._indexing import take
 
     return moveaxis(take(joined, asarray(order.astype(np.int32)), axis=0), 0, axis)
 
 
 def resize(a: ArrayLike, new_shape: Any) -> Array:
     """``a``'s elements, repeated as needed, in ``new_shape``."""
-    from refimpl.numpy._creation import canonical_shape
 
     a = ravel(checked_array("resize", a))
     shape = canonical_shape("resize", new_shape)
@@ -232,7 +224,6 @@ def resize(a: ArrayLike, new_shape: Any) -> Array:
     n = _aval(a).shape[0]
     if n == 0 or size == 0:
         return zeros(shape, _aval(a).dtype)
-    from refimpl.numpy._indexing import take
 
     return reshape(take(a, asarray((np.arange(size) % n).astype(np.int32))), shape)
 
@@ -249,13 +240,9 @@ def put(
     k = _aval(ind).shape[0]
     n = _aval(values).shape[0]
     if n != k and n:
-        from refimpl.numpy._indexing import take
-
         values = take(values, asarray((np.arange(k) % n).astype(np.int32)))
     flat = ravel(a)
     if mode == "wrap":
-        from refimpl.numpy._ufuncs import remainder
-
         ind = remainder(ind, _aval(flat).shape[0])
     at_mode = "clip" if mode == "clip" else None
     return reshape(flat.at[ind].set(values, mode=at_mode), _aval(a).shape)
@@ -264,7 +251,6 @@ def put(
 def place(arr: ArrayLike, mask: ArrayLike, vals: ArrayLike, *, inplace: bool = True) -> Array:
     """A copy of ``arr`` whose elements where ``mask`` holds take ``vals`` in
     order, repeated as needed (``inplace=False`` required, as in JAX)."""
-    from refimpl.numpy._search import flatnonzero
 
     if inplace:
         raise ValueError("place: jax-style arrays are immutable; pass inplace=False")
@@ -277,7 +263,6 @@ def place(arr: ArrayLike, mask: ArrayLike, vals: ArrayLike, *, inplace: bool = T
     count = _aval(values).shape[0]
     if count == 0:
         return arr
-    from refimpl.numpy._indexing import take
 
     cyclic = take(values, asarray((np.arange(size) % count).astype(np.int32)))
     return reshape(flat.at[positions].set(cyclic), _aval(arr).shape)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, lax, tracing
-from refimpl.numpy._creation import asarray, canonical_dtype, canonical_shape, scalar_as
+from refimpl.numpy._creation import asarray, canonical_dtype, canonical_shape, linspace, scalar_as
 from refimpl.numpy._promote import (
     as_array,
     aval_of,
@@ -403,7 +403,6 @@ def _pad_stat(x: Any, lo: int, hi: int, axis: int, mode: str, lengths: Any) -> A
 
 def _pad_linear_ramp(x: Any, lo: int, hi: int, axis: int, ends: tuple) -> Any:
     """A linear ramp from each end value to the edge (the edge excluded), as JAX."""
-    from refimpl.numpy._creation import linspace
 
     aval = aval_of(x, "pad", 0)
     parts = []

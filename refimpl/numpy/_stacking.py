@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, lax
-from refimpl.numpy._creation import asarray
-from refimpl.numpy._linalg import dot, einsum
+from refimpl.numpy._construct import diagonal
+from refimpl.numpy._creation import asarray, linspace
+from refimpl.numpy._linalg import _contract, _preferred, dot, einsum
 from refimpl.numpy._promote import (
     as_array,
     aval_of,
@@ -28,7 +29,12 @@ from refimpl.numpy._promote import (
     promote_dtypes,
     promote_dtypes_inexact,
 )
+from refimpl.numpy._reductions import max as max_
+from refimpl.numpy._reductions import min as min_
+from refimpl.numpy._reductions import sum as sum_
+from refimpl.numpy._search import searchsorted
 from refimpl.numpy._shape import (
+    broadcast_to,
     concatenate,
     expand_dims,
     flip,
@@ -42,7 +48,7 @@ from refimpl.numpy._shape import (
     swapaxes,
     transpose,
 )
-from refimpl.numpy._ufuncs import multiply, subtract
+from refimpl.numpy._ufuncs import clip, conjugate, multiply, remainder, subtract, where
 
 Array = Any
 ArrayLike = Any
@@ -246,7 +252,6 @@ def _roll_one(a: Any, shift: Any, axis: int) -> Any:
         head = lax.slice_in_dim(a, 0, size - s, 1, axis)
         return lax.concatenate([tail, head], axis)
     # a traced shift: read a window of the doubled array
-    from refimpl.numpy._ufuncs import remainder
 
     s = remainder(lax.convert_element_type(shift, np.int32), asarray(size, dtype=np.int32))
     start = lax.sub(asarray(size, dtype=np.int32), s)
@@ -287,8 +292,6 @@ def trace(
 ) -> Array:
     """``sum(diagonal(a, offset, axis1, axis2), -1)``."""
     a = checked_array("trace", a)
-    from refimpl.numpy._construct import diagonal
-    from refimpl.numpy._reductions import sum as sum_
 
     if out is not None:
         raise NotImplementedError("trace: the out argument is not supported")
@@ -314,7 +317,6 @@ def inner(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_elemen
 
 def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None):
     """``dot(conj(ravel(a)), ravel(b))``."""
-    from refimpl.numpy._ufuncs import conjugate
 
     a, b = promote_dtypes("vdot", a, b)
     return dot(
@@ -335,7 +337,6 @@ def vecdot(
     preferred_element_type: Any = None,
 ):
     """``sum(conj(x1) * x2, axis)`` with the other axes broadcast."""
-    from refimpl.numpy._ufuncs import conjugate
 
     x1, x2 = promote_args("vecdot", x1, x2)
     x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
@@ -380,7 +381,6 @@ def tensordot(
             raise TypeError("tensordot: the two sequences of axes must have the same length")
         a_axes = tuple(normalize_axis("tensordot", x, na) for x in first)
         b_axes = tuple(normalize_axis("tensordot", x, nb) for x in second)
-    from refimpl.numpy._linalg import _contract, _preferred
 
     preferred = _preferred("tensordot", preferred_element_type)
     return _contract("tensordot", a, b, ((a_axes, b_axes), ((), ())), precision, preferred)
@@ -451,7 +451,6 @@ def diff(
         if _ndim(extra) == 0:
             shape = list(aval_of(a, "diff", 0).shape)
             shape[axis] = 1
-            from refimpl.numpy._shape import broadcast_to
 
             extra = broadcast_to(extra, tuple(shape))
         parts.append(extra)
@@ -540,7 +539,6 @@ def correlate(
     preferred_element_type: Any = None,
 ) -> Array:
     """Cross-correlation ``out[k] = sum_n a[n + k] conj(v[n])`` of 1-d arrays."""
-    from refimpl.numpy._ufuncs import conjugate
 
     a, v = _conv_operands("correlate", a, v)
     if aval_of(a, "correlate", 0).shape[0] < aval_of(v, "correlate", 1).shape[0]:
@@ -563,8 +561,6 @@ def interp(
 ):
     """Piecewise-linear interpolation of ``(xp, fp)`` at ``x`` (``xp`` increasing);
     ``left``/``right`` (default ``fp[0]``/``fp[-1]``) outside ``[xp[0], xp[-1]]``."""
-    from refimpl.numpy._search import searchsorted
-    from refimpl.numpy._ufuncs import clip, where
 
     if period is not None:
         raise NotImplementedError("interp: period is not supported")
@@ -593,9 +589,6 @@ def histogram_bin_edges(
     """``bins + 1`` evenly spaced edges over ``range`` (default ``[min(a), max(a)]``,
     widened by 0.5 each way when empty), or ``bins`` itself if it is an array."""
     a = checked_array("histogram_bin_edges", a)
-    from refimpl.numpy._creation import linspace
-    from refimpl.numpy._reductions import max as max_
-    from refimpl.numpy._reductions import min as min_
 
     del weights
     if not isinstance(bins, (int, np.integer)):
@@ -623,9 +616,6 @@ def histogram(
     """(counts, edges): the (weighted) number of elements of ``a`` in each bin
     ``[edges[i], edges[i+1])``, the last bin closed; ``density`` divides by the
     total and the bin widths."""
-    from refimpl.numpy._reductions import sum as sum_
-    from refimpl.numpy._search import searchsorted
-    from refimpl.numpy._ufuncs import where
 
     a = checked_array("histogram", a)
     edges = histogram_bin_edges(a, bins, range)

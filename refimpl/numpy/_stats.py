@@ -38,17 +38,21 @@ from refimpl.numpy._reductions import (
     reduction_axes,
     sum,
 )
-from refimpl.numpy._shape import moveaxis, reshape, transpose
+from refimpl.numpy._reductions import all as all_
+from refimpl.numpy._search import take_along_axis
+from refimpl.numpy._shape import broadcast_to, moveaxis, normalize_axis, reshape, transpose
 from refimpl.numpy._ufuncs import (
     conjugate,
     full_like_shape,
     isnan,
+    logical_not,
     multiply,
     real,
     scalar_like,
     select,
     sqrt,
     subtract,
+    to_bool,
 )
 
 Array = Any
@@ -127,7 +131,6 @@ def _count(a: Any, axes: tuple[int, ...], keepdims: bool, where: Any, dtype: np.
     if where is None:
         n = int(np.prod([aval.shape[d] for d in axes], dtype=np.int64))
         return tracing.TypedScalar(n, dtype, False)
-    from refimpl.numpy._shape import broadcast_to
 
     mask = broadcast_to(asarray(where), aval.shape)
     return sum(mask, axes, dtype=dtype, keepdims=keepdims)
@@ -239,7 +242,6 @@ def _quantile(
         zero = lax.broadcast_in_dim(tracing.TypedScalar(0, dtype, False), grid, ())
         low_i = lax.convert_element_type(lax.min(lax.max(low, zero), top), np.int32)
         high_i = lax.convert_element_type(lax.min(lax.max(high, zero), top), np.int32)
-        from refimpl.numpy._search import take_along_axis
 
         lo, hi = take_along_axis(x, low_i, last), take_along_axis(x, high_i, last)
         result = _interpolate(method, lo, hi, high_weight, dtype)
@@ -372,7 +374,6 @@ def ptp(a: ArrayLike, axis: Any = None, out: None = None, keepdims: bool = False
 def count_nonzero(a: ArrayLike, axis: Any = None, keepdims: bool = False) -> Array:
     """The number (int32) of nonzero elements over ``axis``."""
     a = checked_array("count_nonzero", a)
-    from refimpl.numpy._ufuncs import to_bool
 
     return sum(to_bool(asarray(a)), axis, dtype=np.int32, keepdims=keepdims)
 
@@ -388,8 +389,6 @@ def _nan_replaced(a: Any, value: Any, name: str = "rnp") -> Any:
 
 
 def _all_nan(a: Any, axis: Any, keepdims: bool) -> Any:
-    from refimpl.numpy._reductions import all as all_
-
     return all_(isnan(a), axis, keepdims=keepdims)
 
 
@@ -489,7 +488,6 @@ def nanmean(
         to_inexact_dtype(aval.dtype) if dtype is None else canonical_dtype("nanmean", dtype)
     )
     computation = _upcast_f16(result_dtype)
-    from refimpl.numpy._ufuncs import logical_not
 
     present = logical_not(isnan(a))
     if where is not None:
@@ -528,7 +526,6 @@ def nanvar(
     total = sum(
         _squared_deviation(centered), axes, dtype=real_computation, keepdims=keepdims, where=where
     )
-    from refimpl.numpy._ufuncs import logical_not
 
     count = sum(logical_not(isnan(a)), axes, dtype=real_computation, keepdims=keepdims, where=where)
     normalizer = lax.sub(count, tracing.TypedScalar(ddof, real_computation, False))
@@ -590,7 +587,6 @@ def _cumulative(name: str, fn: Any, identity: int) -> Any:
         out = fn(x, axis, dtype)
         if not include_initial:
             return out
-        from refimpl.numpy._shape import normalize_axis
 
         ax = normalize_axis(name, axis, aval.ndim)
         config = [(0, 0, 0)] * aval.ndim

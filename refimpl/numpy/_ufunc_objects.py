@@ -13,13 +13,17 @@ from typing import Any
 import numpy as np
 
 from refimpl import lax
-from refimpl.numpy._creation import arange, asarray, zeros
+from refimpl.numpy._creation import arange, asarray, full, zeros
+from refimpl.numpy._indexing import take
 from refimpl.numpy._promote import (
     aval_of,
     checked_array,
 )
-from refimpl.numpy._shape import concatenate, moveaxis, normalize_axis, reshape
+from refimpl.numpy._shape import broadcast_to, concatenate, moveaxis, normalize_axis, reshape
+from refimpl.numpy._ufuncs import where
 from refimpl.numpy._vectorize import vectorize
+from refimpl.transforms.batching import vmap
+from refimpl.transforms.jit import eval_shape
 
 Array = Any
 ArrayLike = Any
@@ -78,8 +82,6 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
             )
 
     def _result_dtype(self, *args: Any) -> np.dtype:
-        from refimpl.transforms.jit import eval_shape
-
         probes = [zeros((), _aval(asarray(a)).dtype) for a in args]
         return np.dtype(eval_shape(self._func, *probes).dtype)
 
@@ -113,7 +115,6 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
                     f"{name}: {self.__name__!r} has no identity: a where mask needs initial"
                 )
         dtype = self._result_dtype(a, a) if dtype is None else np.dtype(dtype)
-        from refimpl.numpy._shape import broadcast_to
 
         if where is not None:
             where = broadcast_to(where, _aval(a).shape)
@@ -133,7 +134,6 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
                 raise ValueError(
                     f"{name}: zero-size reduction and {self.__name__!r} has no identity"
                 )
-            from refimpl.numpy._creation import full
 
             return full(out_shape, start, dtype)
 
@@ -175,7 +175,6 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
         """``reduce`` over each slice ``a[indices[i]:indices[i+1]]`` along
         ``axis`` (to the end for the last); where ``indices[i] >=
         indices[i+1]`` just ``a[indices[i]]`` (NumPy's rule)."""
-        from refimpl.numpy._indexing import take
 
         name = f"{self.__name__}.reduceat"
         self._binary("reduceat")
@@ -208,7 +207,6 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
 
     def outer(self, A: ArrayLike, B: ArrayLike, /) -> Array:
         """``func(A[i...], B[j...])`` for every pair: shape ``A.shape + B.shape``."""
-        from refimpl.transforms.batching import vmap
 
         self._binary("outer")
         A = checked_array(f"{self.__name__}.outer", A, 0)
@@ -236,7 +234,6 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
         shape = tuple(np.broadcast_shapes(*(_aval(i).shape for i in arrays))) if arrays else ()
         if not shape:
             return a.at[indices].set(self(a.at[indices].get(), *rest))
-        from refimpl.numpy._shape import broadcast_to
 
         count = math.prod(shape)
         if rest:
@@ -262,8 +259,6 @@ def frompyfunc(func: Callable[..., Any], /, nin: int, nout: int, *, identity: An
 
 
 def _where(condition: Any, x: Any, y: Any) -> Any:
-    from refimpl.numpy._ufuncs import where
-
     return where(condition, x, y)
 
 

@@ -17,7 +17,8 @@ from refimpl.numpy._promote import (
     aval_of,
     checked_array,
 )
-from refimpl.numpy._shape import moveaxis, normalize_axis
+from refimpl.numpy._shape import broadcast_to, moveaxis, normalize_axis
+from refimpl.transforms.batching import vmap
 
 Array = Any
 ArrayLike = Any
@@ -79,8 +80,6 @@ def vectorize(
     parsed = None if signature is None else _parse_signature(signature)
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        from refimpl.transforms.batching import vmap
-
         fixed_kwargs = {k: v for k, v in kwargs.items() if k in excluded}
         mapped_kwargs = {k: v for k, v in kwargs.items() if k not in excluded}
         positions = [i for i, a in enumerate(args) if i not in excluded and a is not None]
@@ -106,7 +105,6 @@ def vectorize(
             _bind_sizes(sizes, shape, core, f"argument {i}")
             loop_shapes.append(shape[: len(shape) - len(core)])
         loop = tuple(int(d) for d in np.broadcast_shapes(*loop_shapes)) if loop_shapes else ()
-        from refimpl.numpy._shape import broadcast_to
 
         arrays = [
             broadcast_to(a, loop + _aval(a).shape[len(ls) :])
@@ -158,7 +156,6 @@ def apply_along_axis(
 ):
     """``func1d`` applied to every 1-d slice along ``axis`` (by ``vmap`` over
     the other axes); the function's output dims take the place of ``axis``."""
-    from refimpl.transforms.batching import vmap
 
     arr = checked_array("apply_along_axis", arr, 2)
     ndim = _aval(arr).ndim

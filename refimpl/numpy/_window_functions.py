@@ -18,7 +18,8 @@ from refimpl.numpy._promote import (
     is_traced,
     promote_dtypes_inexact,
 )
-from refimpl.numpy._ufuncs import cos
+from refimpl.numpy._ufuncs import abs as abs_
+from refimpl.numpy._ufuncs import cos, sqrt
 
 Array = Any
 ArrayLike = Any
@@ -123,7 +124,6 @@ def i0(x: ArrayLike) -> Array:
 def kaiser(M: int, beta: ArrayLike) -> Array:
     """The Kaiser window ``I0(beta sqrt(1 - (2n/(M-1) - 1)^2)) / I0(beta)``,
     ``n = 0..M-1``, in the default float dtype; ``M <= 1`` gives ``ones(M)``."""
-    from refimpl.numpy._ufuncs import sqrt
 
     M = operator.index(_concrete("kaiser", "M", M).item() if not isinstance(M, int) else M)
     dtype = dtypes.canonicalize_dtype(np.float64)
@@ -173,7 +173,6 @@ def blackman(M: int) -> Array:
 
 def bartlett(M: int) -> Array:
     """The triangular window ``1 - |2 n / (M - 1) - 1|``."""
-    from refimpl.numpy._ufuncs import abs as abs_
 
     M = operator.index(M)
     if M <= 1:

@@ -21,6 +21,8 @@ from refimpl import dtypes, lax
 from refimpl.numpy._creation import arange, asarray
 from refimpl.numpy._promote import aval_of, checked_array, promote_dtypes_inexact
 from refimpl.numpy._shape import moveaxis, normalize_axis
+from refimpl.numpy._stacking import roll
+from refimpl.numpy._ufuncs import conj
 from refimpl.primitives.fft import fft_p
 
 Array = Any
@@ -191,7 +193,6 @@ _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "b
 
 def hfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
     """The DFT of a Hermitian-symmetric signal given by its first half: real output."""
-    from refimpl.numpy._ufuncs import conj
 
     if norm not in _NORMS:
         _norm_factor("hfft", norm, 1, False)
@@ -200,7 +201,6 @@ def hfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = 
 
 def ihfft(a: ArrayLike, n: int | None = None, axis: int = -1, norm: str | None = None) -> Array:
     """The inverse of :func:`hfft`: the conjugated :func:`rfft`, scaled as an inverse."""
-    from refimpl.numpy._ufuncs import conj
 
     if norm not in _NORMS:
         _norm_factor("ihfft", norm, 1, False)
@@ -266,8 +266,6 @@ def rfftfreq(n: int, d: ArrayLike = 1.0, *, dtype: Any = None, device: Any = Non
 
 
 def _shift(name: str, x: Any, axes: Any, forward: bool) -> Array:
-    from refimpl.numpy._stacking import roll
-
     x = checked_array(name, x)
     ndim = _aval(x).ndim
     axes = tuple(range(ndim)) if axes is None else axes

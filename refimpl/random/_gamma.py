@@ -13,9 +13,11 @@ import numpy as np
 
 from refimpl import lax, tracing
 from refimpl import numpy as rnp
+from refimpl.custom_derivatives import custom_jvp
 from refimpl.random._basic import _check_broadcast, _float_dtype, _normal, _strong, _uniform
 from refimpl.random._keys import _as_shape, _key_data_of, _run, _split_data
 from refimpl.random._transformed import _param_shape
+from refimpl.transforms.batching import vmap
 
 # --- gamma and what is built on it ----------------------------------------------------
 
@@ -92,8 +94,6 @@ def _gamma(data: Any, a: Any, shape: tuple[int, ...], dtype: np.dtype, log_space
 
 
 def _gamma_flat(keys: Any, alphas: Any, log_space: bool) -> Any:
-    from refimpl.transforms.batching import vmap
-
     return vmap(lambda k, al: _gamma_one(k, al, log_space))(keys, alphas)
 
 
@@ -107,8 +107,6 @@ def _gamma_samples() -> Any:
     with ``x = exp(log x)`` raised to the smallest normal float where it
     underflows to 0 (as JAX). The keys get no tangent."""
     if not _gamma_with_jvp:
-        from refimpl.custom_derivatives import custom_jvp
-
         samples_fn = custom_jvp(_gamma_flat, nondiff_argnums=(2,))
 
         @samples_fn.defjvp

@@ -12,8 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, lax, tracing, tree_util
+from refimpl import backends, dtypes, lax, tracing, tree_util
 from refimpl import numpy as rnp
+from refimpl.array import Array
+from refimpl.transforms.jit import jit
 
 _U32 = np.dtype(np.uint32)
 _UINT_OF_BITS = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32, 64: np.dtype(np.uint64)}
@@ -127,7 +129,6 @@ tree_util.register_pytree_node(
 def _register_as_array() -> None:
     """A typed key is a ``ri.Array`` (``isinstance(random.key(0), jax.Array)``
     holds in JAX); it stays a pytree node, so code walking leaves sees its data."""
-    from refimpl.array import Array
 
     Array.register(PRNGKeyArray)
 
@@ -185,8 +186,6 @@ def _run(name: str, body: Any, static: tuple, data: Any, *params: Any) -> Any:
     """
     backend = "ref"
     if not tracing._stack.traces:
-        from refimpl import backends
-
         for leaf in tree_util.tree_leaves((data, params)):
             owner = backends.backend_of_array(leaf)
             if owner is not None and owner.name != "ref":
@@ -196,7 +195,6 @@ def _run(name: str, body: Any, static: tuple, data: Any, *params: Any) -> Any:
     params = tuple(rnp.asarray(p) if isinstance(p, (list, tuple)) else p for p in params)
     jitted = _programs.get((name, body, backend))
     if jitted is None:
-        from refimpl.transforms.jit import jit
 
         def program(operands: tuple, static: tuple) -> Any:
             return body(operands[0], *static, *operands[1:])

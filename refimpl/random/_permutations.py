@@ -12,6 +12,7 @@ import numpy as np
 
 from refimpl import dtypes, lax, tracing
 from refimpl import numpy as rnp
+from refimpl.numpy import linalg
 from refimpl.random._basic import (
     _check_broadcast,
     _gumbel,
@@ -266,8 +267,6 @@ def orthogonal(
 
 
 def _orthogonal(data: Any, n: int, m: int, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-    from refimpl.numpy import linalg
-
     z = _normal_or_complex(data, (*shape, max(n, m), min(n, m)), dtype)
     q, r = linalg.qr(z)
     d = linalg.diagonal(r)

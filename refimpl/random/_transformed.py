@@ -13,6 +13,7 @@ import numpy as np
 
 from refimpl import dtypes, lax
 from refimpl import numpy as rnp
+from refimpl.numpy import linalg
 from refimpl.random._basic import _check_broadcast, _float_dtype, _normal, _strong, _uniform
 from refimpl.random._keys import _as_shape, _key_data_of, _run
 
@@ -151,8 +152,6 @@ def multivariate_normal(
 def _multivariate_normal(
     data: Any, shape: tuple[int, ...], dtype: np.dtype, method: str, mean: Any, cov: Any
 ) -> Any:
-    from refimpl.numpy import linalg
-
     n = mean.shape[-1]
     if method == "svd":
         u, s, _ = linalg.svd(cov)

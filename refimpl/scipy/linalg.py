@@ -15,10 +15,13 @@ import numpy as np
 
 from refimpl import lax
 from refimpl.numpy import linalg as _nla
+from refimpl.numpy._construct import tril, triu
 from refimpl.numpy._creation import eye
 from refimpl.numpy._promote import aval_of, checked_array, promote_dtypes_inexact
-from refimpl.numpy._shape import swapaxes
-from refimpl.numpy._ufuncs import conj
+from refimpl.numpy._search import take_along_axis
+from refimpl.numpy._shape import broadcast_to, swapaxes
+from refimpl.numpy._ufuncs import conj, where
+from refimpl.numpy.linalg import _lu_solve
 from refimpl.primitives import decompositions as _dec
 
 Array = Any
@@ -141,7 +144,6 @@ def lu_solve(
     if vector:
         b = b[:, None]
     permutation = _permutation_from_pivots(piv, n)
-    from refimpl.numpy.linalg import _lu_solve
 
     x = _lu_solve(lu, permutation, b)
     return x[:, 0] if vector else x
@@ -149,9 +151,6 @@ def lu_solve(
 
 def _permutation_from_pivots(pivots: Any, n: int) -> Any:
     """The row order the swaps ``i <-> pivots[i]`` (in turn) produce."""
-    from refimpl.numpy._search import take_along_axis
-    from refimpl.numpy._shape import broadcast_to
-    from refimpl.numpy._ufuncs import where
 
     rows = lax.iota(np.int32, n)
     shape = aval_of(pivots, "lu_solve", 1).shape
@@ -170,7 +169,6 @@ def lu(a: ArrayLike, permute_l: bool = False, overwrite_a: bool = False, check_f
     m, n = aval_of(a, "lu", 0).shape[-2:]
     k = min(m, n)
     packed, _, permutation = _dec.lu(a)
-    from refimpl.numpy._construct import tril, triu
 
     dtype = aval_of(a, "lu", 0).dtype
     lower = tril(packed[..., :, :k], -1) + eye(m, k, dtype=dtype)

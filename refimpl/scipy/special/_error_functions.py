@@ -91,8 +91,6 @@ def _log_ndtr_value(x: Any, series_order: int) -> Any:
 
 
 def _log_ndtr_fn(series_order: int):
-    from refimpl import custom_derivatives
-
     def value(x):
         return _log_ndtr_value(x, series_order)
 
@@ -142,7 +140,6 @@ def ndtri(p: Any) -> Any:
     log(r)`` (concave in ``x``: monotone convergence) from the asymptotic start
     ``-sqrt(t - log(t) - log(2 pi))``, ``t = -2 log r``, negated for ``p > 1/2``.
     """
-    from refimpl import custom_derivatives
 
     fn = custom_derivatives.custom_jvp(_ndtri_value)
     fn.defjvp(_ndtri_jvp)
@@ -214,7 +211,6 @@ def _erfcx_jvp(primals, tangents):
 def erfcx(x: Any) -> Any:
     """The scaled complementary error function ``exp(x^2) erfc(x)`` (real ``x``;
     16-bit types computed in float32); derivative ``2 x erfcx(x) - 2/sqrt(pi)``."""
-    from refimpl import custom_derivatives
 
     (x,) = _inexact("erfcx", x)
     if dtypes.is_complex(x.dtype):

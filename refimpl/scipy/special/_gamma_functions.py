@@ -173,7 +173,6 @@ def _poch_jvp(primals, tangents):
 
 def poch(z: Any, m: Any) -> Any:
     """The rising factorial ``Gamma(z + m) / Gamma(z)`` (1 where ``m == 0``)."""
-    from refimpl import custom_derivatives
 
     z, m = _inexact("poch", z, m)
     z, m = _broadcast(z, m)
@@ -248,7 +247,6 @@ def zeta(x: Any, q: Any = None) -> Any:
     ``refimpl.primitives.special`` for the edge values). The Riemann zeta
     function (``q=None``) is not implemented, as in JAX. Differentiable in
     ``q`` (``-x zeta(x + 1, q)``) and in ``x`` (:func:`_zeta_dx`)."""
-    from refimpl import custom_derivatives
 
     if q is None:
         raise NotImplementedError(

@@ -21,6 +21,7 @@ from refimpl import dtypes, lax
 from refimpl import numpy as rnp
 from refimpl.numpy._promote import checked_array
 from refimpl.scipy.stats._common import promote
+from refimpl.transforms.batching import vmap
 
 
 class ModeResult(NamedTuple):
@@ -54,8 +55,6 @@ def _mode_1d(x: Any) -> tuple[Any, Any]:
 def mode(
     a: Any, axis: int | None = 0, nan_policy: str = "propagate", keepdims: bool = False
 ) -> ModeResult:
-    from refimpl.transforms.batching import vmap
-
     x = rnp.atleast_1d(checked_array("mode", a))
     _check_nan_policy("mode", nan_policy)
     if axis is not None:
