@@ -444,6 +444,8 @@ def cases() -> Iterator[Case]:
     yield from more_error_cases()
     for name, build in PMAP_ROWS:
         yield _pmap_agree(name, build)
+    for name, script in JIT_SCRIPTS:
+        yield script_case(f"rules/{name}", script, expect=AGREE)
 
 
 # --- errors every implementation raises (same built-in class): the rules' checks ------------
@@ -566,6 +568,34 @@ TRANSFORM_ERRORS: list[tuple[str, Callable[..., Any]]] = [
     ("vmap/empty_arguments", lambda api, np_: api.vmap(lambda: 1.0)()),
     ("jit/returns_a_function", lambda api, np_: api.jit(lambda x: (lambda: x))(_X)),
     ("jit/non_array_argument", lambda api, np_: api.jit(lambda x: x)("text")),
+    ("jacfwd/holomorphic_real_input",
+     lambda api, np_: api.jacfwd(lambda x: x * 2, holomorphic=True)(_X)),
+    ("jacrev/holomorphic_real_output",
+     lambda api, np_: api.jacrev(lambda x: (x * 2).real, holomorphic=True)(_X * (1 + 1j))),
+    ("jacfwd/complex_input_not_holomorphic",
+     lambda api, np_: api.jacfwd(lambda x: x * 2)(_X * (1 + 1j))),
+    ("grad/int_output", lambda api, np_: api.grad(lambda x: (x > 0).sum())(_X)),
+    ("grad/holomorphic_real_input",
+     lambda api, np_: api.grad(lambda x: (x * x).sum(), holomorphic=True)(_X)),
+    ("vjp/int_output_cotangent", lambda api, np_: api.vjp(lambda x: (x > 0).astype(np.int32),
+                                                          _X)[1](np.ones(3, np.int32))),
+    ("jvp/int_primal_float_tangent",
+     lambda api, np_: api.jvp(lambda x: x * 2, (np.arange(3),), (np.ones(3, np.float32),))),
+    ("jvp/tangent_tree", lambda api, np_: api.jvp(lambda x: x * 2, (_X,), ((_X, _X),))),
+    ("value_and_grad/non_scalar", lambda api, np_: api.value_and_grad(lambda x: x)(_X)),
+    ("hessian/int_input", lambda api, np_: api.hessian(lambda x: (x * x).sum())(np.arange(3))),
+    ("vmap/axis_size_mismatch",
+     lambda api, np_: api.vmap(lambda x: x, axis_size=4)(np.ones((3, 2), np.float32))),
+    ("vmap/no_axis_size_all_unmapped",
+     lambda api, np_: api.vmap(lambda x: x, in_axes=None)(_X)),
+    ("vmap/out_axes_tree_mismatch",
+     lambda api, np_: api.vmap(lambda x: (x, x), out_axes=(0, 0, 0))(np.ones((3, 2)))),
+    ("vmap/in_axes_negative_out_of_range",
+     lambda api, np_: api.vmap(lambda x: x, in_axes=-3)(np.ones((3, 2), np.float32))),
+    ("vmap/in_axes_tuple_for_dict",
+     lambda api, np_: api.vmap(lambda d: d["a"], in_axes=((0, 1),))({"a": _X})),
+    ("linear_transpose/not_linear", lambda api, np_: api.linear_transpose(
+        lambda x: x * x, _X)(_X)),
     ("checkpoint/static_argnums_unhashable", lambda api, np_: api.checkpoint(
         lambda x, s: x * 2, static_argnums=(1,))(_X, [1])),
 ]  # fmt: skip
@@ -808,3 +838,41 @@ PMAP_ROWS: list[tuple[str, Callable[..., Any]]] = [
     ("axis_index_under_vmap", lambda api, L: api.pmap(api.vmap(
         lambda v: v * L.axis_index("i")), "i")),
 ]  # fmt: skip
+
+
+# --- jit's rarer calls: Refs passed again and again, float0 tangents ------------------------
+
+
+def _ref_calls(ns: Any) -> Any:
+    api = ns.api
+    if not hasattr(api, "new_ref"):
+        raise Unsupported(f"{ns.name} has no new_ref")
+    r = api.new_ref(ns.asarray(_X))
+    f = ns.jit(lambda r, y: r[...] * y)
+    outs = [f(r, ns.asarray(_X + k)) for k in range(3)]
+
+    def bump(r: Any) -> None:
+        r[...] = r[...] + 1.0
+
+    g = ns.jit(bump)
+    for _ in range(3):
+        g(r)
+    return outs, api.freeze(r)
+
+
+def _float0_jvp(ns: Any) -> Any:
+    api = ns.api
+    f = ns.jit(lambda x, n: x * n)
+    n = np.int32(3)
+    zero = np.zeros((), api.dtypes.float0)
+    return api.jvp(f, (ns.asarray(_X), n), (ns.asarray(np.ones(3, np.float32)), zero))
+
+
+def _float0_grad(ns: Any) -> Any:
+    api = ns.api
+    f = ns.jit(lambda x, n: (x * n).sum())
+    return api.grad(f, argnums=(0, 1), allow_int=True)(ns.asarray(_X), np.int32(2))
+
+
+JIT_SCRIPTS = [("jit/ref_argument_repeated", _ref_calls), ("jit/float0_tangent", _float0_jvp),
+               ("jit/grad_allow_int", _float0_grad)]  # fmt: skip
