@@ -215,6 +215,13 @@ def _lax_scatter_add(mode: str) -> Callable[..., Any]:
     return fn
 
 
+def _lax_scatter_add_masked(ns: Any, x: Any, i: Any, u: Any) -> Any:
+    L = ns.lax_
+    dn = L.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                   scatter_dims_to_operand_dims=(0,))  # fmt: skip
+    return L.scatter_add(x, i, u, dn, mode="fill")
+
+
 def _dus(x: np.ndarray, u: np.ndarray, start: int) -> np.ndarray:
     out = x.copy()
     s = min(max(start, 0), len(x) - len(u))
@@ -251,6 +258,20 @@ def _indexing_rows() -> list[Any]:
                lambda ns, x, i: x.at[i].set(ns.np_.float32(7.0), mode="drop"),
                lambda x, i: _set_rows(x, i), ["(5,)", "(n,)"], "(5,)",
                lambda s: [(5,), (s["n"],)], [(5,), (4,)], _all, ({"n": 2},), dtype=I32),
+        Masked("indexing-gather-masked-indices",
+               lambda ns, x, i: ns.np_.take(x, i[:, 0], axis=0, mode="clip"),
+               lambda x, i: x[np.clip(i[:, 0], 0, 4)], ["(5, 2)", "(n, 1)"], "(n, 2)",
+               lambda s: [(5, 2), (s["n"], 1)], [(5, 2), (4, 1)], _rows, ({"n": 3}, {"n": 0}),
+               dtype=I32),
+        Masked("indexing-lax-scatter-add-masked-updates", _lax_scatter_add_masked,
+               lambda x, i, u: _scatter_add_drop(x, i[:, 0], u), ["(5, 2)", "(n, 1)", "(n, 2)"],
+               "(5, 2)", lambda s: [(5, 2), (s["n"], 1), (s["n"], 2)],
+               [(5, 2), (4, 1), (4, 2)], _all, ({"n": 2}, {"n": 4}), dtype=I32),
+        Masked("indexing-squeeze", lambda ns, x: ns.lax_.squeeze(x, (1,)), lambda x: x[:, 0],
+               ["(n, 1)"], "(n,)", lambda s: [(s["n"], 1)], [(5, 1)], _rows, ({"n": 3},)),
+        Masked("indexing-reshape-split", lambda ns, x: ns.np_.reshape(x, (x.shape[0], 2, 2)),
+               lambda x: x.reshape(len(x), 2, 2), ["(n, 4)"], "(n, 2, 2)",
+               lambda s: [(s["n"], 4)], [(5, 4)], _rows, ({"n": 2},)),
         Masked("indexing-dynamic-update-slice",
                lambda ns, x, u: ns.lax_.dynamic_update_slice(x, u, (np.int32(2),)),
                lambda x, u: _dus(x, u, 2), ["(n,)", "(2,)"], "(n,)",

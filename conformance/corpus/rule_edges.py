@@ -436,6 +436,7 @@ def cases() -> Iterator[Case]:
         + COLLECTIVE_ROWS
         + DECOMPOSITION_ROWS
         + MORE_ROWS
+        + LAST_ROWS
     ):
         yield from row_cases(row)
     yield from error_cases()
@@ -876,3 +877,50 @@ def _float0_grad(ns: Any) -> Any:
 
 JIT_SCRIPTS = [("jit/ref_argument_repeated", _ref_calls), ("jit/float0_tangent", _float0_jvp),
                ("jit/grad_allow_int", _float0_grad)]  # fmt: skip
+
+
+def i8(shape: tuple) -> Callable[[Any], np.ndarray]:
+    return lambda r: r.integers(-5, 5, shape).astype(np.int8)
+
+
+def f16(shape: tuple) -> Callable[[Any], np.ndarray]:
+    return lambda r: r.uniform(-2, 2, shape).astype(np.float16)
+
+
+LAST_ROWS: list[Row] = [
+    # no grad of a wide qr nor of a rectangular lu: refimpl has none (JAX has; open)
+    Row("linalg/qr_wide", lambda ns, x: ns.np_.abs(ns.np_.linalg.qr(x)[1]), (f32((3, 4)),),
+        grad=False),
+    Row("linalg/qr_complete", lambda ns, x: ns.np_.abs(ns.np_.linalg.qr(x, mode="complete")[1]),
+        (f32((4, 3)),), grad=False),
+    Row("linalg/lu_rectangular", lambda ns, x: ns.lax_.linalg.lu(x)[0], (f32((4, 3)),),
+        grad=False),
+    Row("linalg/svd_wide", lambda ns, x: ns.np_.linalg.svd(x, full_matrices=False)[1],
+        (f32((3, 5)),)),
+    Row("linalg/svd_full_values", lambda ns, x: ns.np_.linalg.svd(x, full_matrices=True)[1],
+        (f32((4, 3)),), grad=False),
+    Row("dot_general/int8_preferred_int32", lambda ns, a, b: ns.lax_.dot_general(
+        a, b, (((1,), (0,)), ((), ())), preferred_element_type=np.int32),
+        (i8((2, 3)), i8((3, 2)))),
+    Row("dot_general/f16_preferred_f32", lambda ns, a, b: ns.lax_.dot_general(
+        a, b, (((1,), (0,)), ((), ())), preferred_element_type=np.float32),
+        (f16((2, 3)), f16((3, 2))), grad=False),
+    Row("conv/int8_preferred_int32", lambda ns, x, w: ns.lax_.conv_general_dilated(
+        x, w, (1,), "VALID", preferred_element_type=np.int32), (i8((1, 2, 5)), i8((3, 2, 2)))),
+    Row("conv/f16_preferred_f32", lambda ns, x, w: ns.lax_.conv_general_dilated(
+        x, w, (1,), "SAME", preferred_element_type=np.float32), (f16((1, 2, 5)), f16((3, 2, 2))),
+        grad=False),
+    Row("indexing/dynamic_update_index_in_dim",
+        lambda ns, x, u, i: ns.lax_.dynamic_update_index_in_dim(x, u, i, 0),
+        (f32((4, 3)), f32((3,)), lambda r: np.int32(r.integers(-2, 5)))),
+    Row("indexing/dynamic_index_in_dim", lambda ns, x, i: ns.lax_.dynamic_index_in_dim(
+        x, i, 1, keepdims=False), (f32((3, 4)), lambda r: np.int32(r.integers(-2, 5)))),
+    Row("indexing/np_take_wrap", lambda ns, x: ns.np_.take(x, np.array([-1, 5, 2]), axis=1,
+                                                           mode="wrap"), (f32((2, 4)),)),
+    Row("indexing/np_take_flat", lambda ns, x: ns.np_.take(x, np.array([[0, 7], [3, 1]])),
+        (f32((2, 4)),)),
+    Row("indexing/np_put_along", lambda ns, x: ns.np_.put_along_axis(
+        x, np.array([[1], [0]]), 9.0, axis=1, inplace=False), (f32((2, 3)),)),
+    Row("concatenate/transpose_three", lambda ns, a, b, c: ns.lax_.concatenate([a, b, c], 1)
+        * 2.0, (f32((2, 1)), f32((2, 3)), f32((2, 2)))),
+]  # fmt: skip
