@@ -50,6 +50,7 @@ from refimpl.config import config
 from refimpl.core import Program, ShapedArray
 from refimpl.primitives import collectives
 from refimpl.sharding import PmapSharding, SingleDeviceSharding
+from refimpl.traceback_util import api_boundary
 from refimpl.transforms import batching, donation
 
 __all__ = ["ShardedArray", "pmap", "transfer_count"]
@@ -375,6 +376,7 @@ def pmap(
             )  # fmt: skip
         return entry
 
+    @api_boundary
     def pmap_f(*args: Any, **kwargs: Any) -> Any:
         call = prepare(args, kwargs)
         leaves, axes, size, donated = call.leaves, call.axes, call.size, call.donated
