@@ -47,6 +47,7 @@ def no_jax(monkeypatch):
 
 def test_planted_promotion_bug_fails_a_run_without_jax(monkeypatch, no_jax, capsys):
     from refimpl import dtypes
+    from refimpl.numpy import _promote
 
     true_result_type = dtypes._result_type
 
@@ -59,13 +60,18 @@ def test_planted_promotion_bug_fails_a_run_without_jax(monkeypatch, no_jax, caps
 
     args = ["--impl", _impls(), "-k", "promotion.array-array/u8+i8", "--no-progress"]
     assert cli_main(args) == 0, capsys.readouterr().out  # the case passes without the bug
+
+    def forget_promotions():  # the memo tables that hold promotion results
+        dtypes._result_type_of_pairs.cache_clear()
+        _promote._joined.clear()
+
     monkeypatch.setattr(dtypes, "_result_type", wrong)
-    dtypes._result_type_of_pairs.cache_clear()
+    forget_promotions()
     try:
         assert cli_main(args) == 1
     finally:
         monkeypatch.undo()
-        dtypes._result_type_of_pairs.cache_clear()
+        forget_promotions()
     out = capsys.readouterr().out
     assert "[differ] promotion.array-array/u8+i8 on ref" in out, out
     assert "dtype int8 != expected int16" in out, out

@@ -771,9 +771,11 @@ def _has_collective(eqn: Any) -> str | None:
     """The name of a collective (other than axis_index) in ``eqn``'s sub-programs."""
     for sub in _subprograms(eqn):
         for inner in sub.walk_eqns():
-            if isinstance(inner.primitive, collectives.CollectivePrimitive):
-                if inner.primitive.name != "axis_index":
-                    return inner.primitive.name
+            if (
+                isinstance(inner.primitive, collectives.CollectivePrimitive)
+                and inner.primitive.name != "axis_index"
+            ):
+                return inner.primitive.name
     return None
 
 

@@ -53,4 +53,5 @@ def test_doctor_usage_error():
     result = subprocess.run(
         [sys.executable, "-m", "refimpl.backends.pjrt", "bogus"], capture_output=True, text=True
     )
-    assert result.returncode == 2 and "usage" in result.stdout
+    # bad usage: the usage text on stderr, exit status 2 (as argparse)
+    assert result.returncode == 2 and "usage" in result.stderr, result.stderr
