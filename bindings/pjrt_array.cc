@@ -128,6 +128,17 @@ PyObject* MakeShardedPjrtArray(std::vector<std::shared_ptr<Buffer>> buffers,
   return self;
 }
 
+bool ShardBuffersLive(const ShardSet& set) noexcept {
+  try {
+    for (const auto& buffer : set.buffers) {
+      if (buffer->IsDeleted()) return false;
+    }
+    return true;
+  } catch (...) {
+    return false;  // a buffer PJRT cannot describe is not one to read
+  }
+}
+
 void SetDeletedError(const PjrtArrayObject* array) {
   if (array->donated_to) {
     PyErr_Format(PyExc_RuntimeError,

@@ -84,9 +84,14 @@ PyObject* MakeShardedPjrtArray(std::vector<std::shared_ptr<Buffer>> buffers,
                                const ArrayMeta* shard_meta, const ArrayMeta* meta);
 
 // Whether the array still has its buffer(s) (deleted arrays have none).
+// Whether every shard's device buffer is still there: a shard handed out by
+// `addressable_shards` can be deleted on its own, which deletes the memory
+// the sharded array reads (PJRT answers "deleted" for that buffer).
+bool ShardBuffersLive(const ShardSet& set) noexcept;
+
 inline bool IsLive(const PjrtArrayObject* array) {
-  return array->shards != nullptr ? !array->shards->buffers.empty()
-                                  : static_cast<bool>(array->buffer);
+  if (array->shards == nullptr) return static_cast<bool>(array->buffer);
+  return !array->shards->buffers.empty() && ShardBuffersLive(*array->shards);
 }
 
 // Sets the deleted-array RuntimeError ("has been deleted", and "donated"

@@ -600,3 +600,32 @@ def test_compiled_called_with_a_tuple_shows_the_structure_that_differs():
     assert "((f32[4,4], f32[4,4]),) instead of (f32[4,4], f32[4,4])" in text, text
     with pytest.raises(TypeError, match=r"\(f32\[4,4\], y=f32\[4,4\]\) instead of"):
         c(x, y=x)
+
+
+# --- a sharded array whose shard was deleted on its own --------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_sharded_array_with_a_deleted_shard_says_it_was_deleted(backend):
+    # Deleting one of `addressable_shards` deletes memory the sharded array
+    # reads: every later use is the deleted-array error, never the plugin's
+    # raw "GetReadyFuture() called on deleted or donated buffer".
+    needs(backend)
+    devices = ri.devices(backend)[:2]
+    a = ri.pmap(lambda x: x * 2, backend=backend, devices=devices)(np.ones((2, 3), np.float32))
+    a.addressable_shards[0].data.delete()
+    assert a.is_deleted()
+    uses = {
+        "asarray": lambda: np.asarray(a),
+        "add": lambda: a + 1,
+        "jit": lambda: ri.jit(lambda x: x * 2, backend=backend)(a),
+        "sum": lambda: ri.numpy.sum(a),
+        "index": lambda: a[0],
+        "block_until_ready": lambda: a.block_until_ready(),
+        "device_put": lambda: ri.device_put(a),
+        "pmap": lambda: ri.pmap(lambda x: x + 1, backend=backend, devices=devices)(a),
+    }
+    for name, use in uses.items():
+        with pytest.raises(RuntimeError, match="has been deleted") as info:
+            use()
+        assert "GetReadyFuture" not in str(info.value), name
