@@ -629,3 +629,33 @@ def test_a_sharded_array_with_a_deleted_shard_says_it_was_deleted(backend):
         with pytest.raises(RuntimeError, match="has been deleted") as info:
             use()
         assert "GetReadyFuture" not in str(info.value), name
+
+
+# --- refs where arrays are expected ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_ref_as_scan_xs_is_a_clear_error(backend):
+    # it used to fail inside abstract evaluation (AbstractRef has no shape to
+    # slice); JAX 0.10.2 fails too, inside the body: refimpl names the operand
+    needs(backend)
+
+    def f(xs):
+        ref = ri.new_ref(xs)
+        return ri.lax.scan(lambda c, x: (c + x, x * 2), 0.0, ref)
+
+    with pytest.raises(TypeError, match=r"lax.scan: xs is a Ref \(Ref\{f32\[3\]\}\)"):
+        ri.jit(f, backend=backend)(np.arange(3, dtype=np.float32))
+
+
+def test_a_scalar_into_an_integer_array_indexed_ref_slice_is_refused_as_jax():
+    import jax
+    import jax.numpy as jnp
+
+    r = ri.new_ref(np.arange(4, dtype=np.float32))
+    with pytest.raises(ValueError, match="Invalid shape for `swap`"):
+        r[np.array([0, 2])] = 7.0
+    np.testing.assert_array_equal(r[...], np.arange(4, dtype=np.float32))  # nothing written
+    jr = jax.new_ref(jnp.arange(4, dtype=jnp.float32))
+    with pytest.raises(ValueError, match="Invalid shape for `swap`"):
+        jr[jnp.array([0, 2])] = 7.0

@@ -865,6 +865,13 @@ def _scan(
     _ref.check_no_refs(init, "scan")
     init_leaves, init_tree, carry_paths = _flatten_operands("carry", init)
     xs_leaves, xs_tree, xs_paths = _flatten_operands("xs", xs)
+    for leaf, path in zip(xs_leaves, xs_paths, strict=True):
+        if isinstance(leaf, _ref.Ref):  # JAX 0.10.2 fails inside the body instead
+            raise TypeError(
+                f"{api}: {path} is a Ref ({leaf.aval.str_short()}); scan slices arrays, "
+                "not refs: pass its value (ref[...]) as xs, or close over the ref and "
+                "index it in the body"
+            )
     xs_avals = _avals_of(api, xs_leaves, xs_paths)
     length = _scan_length(api, xs_avals, xs_paths, length)
     unroll = normalize_unroll(unroll, length, api)
