@@ -149,6 +149,28 @@ void SetDeletedError(const PjrtArrayObject* array) {
   }
 }
 
+// Inside a catch block of a read of `self`: the deleted-array error when the
+// array (or the memory it reads) was deleted or donated meanwhile -- another
+// thread can donate or delete it between the liveness check and the plugin's
+// read, which then fails with PJRT's raw "deleted or donated buffer" -- and
+// the exception's own error otherwise.
+void SetReadError(PyObject* self) {
+  PjrtArrayObject* array = AsArray(self);
+  bool gone = !IsLive(array);
+  if (!gone && array->buffer) {
+    try {
+      gone = array->buffer->IsDeleted();
+    } catch (...) {
+      gone = true;
+    }
+  }
+  if (gone) {
+    SetDeletedError(array);
+    return;
+  }
+  SetPythonErrorFromCurrentException();
+}
+
 void MarkShardsDonated(PjrtArrayObject* array, PyObject* function_name,
                        const std::vector<bool>& memory_taken) {
   ShardSet* set = array->shards;
@@ -501,7 +523,7 @@ PyObject* BlockUntilReady(PyObject* self, PyObject*) {
     py::gil_scoped_release release;
     for (const auto& buffer : buffers) buffer->BlockUntilReady();
   } catch (...) {
-    SetPythonErrorFromCurrentException();
+    SetReadError(self);
     return nullptr;
   }
   return Py_NewRef(self);
@@ -580,7 +602,7 @@ PyObject* GatheredValue(PyObject* self) {
     }
   } catch (...) {
     Py_DECREF(slabs);
-    SetPythonErrorFromCurrentException();
+    SetReadError(self);
     return nullptr;
   }
   PyObject* value = slabs;
@@ -655,7 +677,7 @@ PyObject* HostValue(PyObject* self, bool* is_view) {
     PyArray_CLEARFLAGS(reinterpret_cast<PyArrayObject*>(copy), NPY_ARRAY_WRITEABLE);
     return copy;
   } catch (...) {
-    SetPythonErrorFromCurrentException();
+    SetReadError(self);
     return nullptr;
   }
 }

@@ -98,6 +98,11 @@ inline bool IsLive(const PjrtArrayObject* array) {
 // plus the function's name when it was donated).
 void SetDeletedError(const PjrtArrayObject* array);
 
+// Inside a catch block of a read of the array `self`: the deleted-array error
+// when it was deleted or donated meanwhile (another thread), else the
+// exception's own error.
+void SetReadError(PyObject* self);
+
 // Deletes the array because a call took its buffer: frees the device memory
 // unless `memory_taken` (PJRT already reused it), drops the buffer, and
 // remembers `function_name` (borrowed) for the error message.

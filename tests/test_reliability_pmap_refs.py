@@ -659,3 +659,34 @@ def test_a_scalar_into_an_integer_array_indexed_ref_slice_is_refused_as_jax():
     jr = jax.new_ref(jnp.arange(4, dtype=jnp.float32))
     with pytest.raises(ValueError, match="Invalid shape for `swap`"):
         jr[jnp.array([0, 2])] = 7.0
+
+
+def test_a_read_racing_a_donation_says_deleted_not_the_plugins_error():
+    # Between a read's liveness check and the plugin's copy, another thread
+    # can donate the array: the read must then be the deleted-array error
+    # (before: PJRT's raw "GetReadyFuture() called on deleted or donated
+    # buffer" in about 2 of 3 trials).
+    import threading
+
+    needs("pjrt")
+    f = ri.jit(lambda x: x + 1, backend="pjrt", donate_argnums=0)
+    errors: list[BaseException] = []
+    for _ in range(60):
+        a = ri.device_put(np.ones(1 << 16, np.float32), ri.devices("pjrt")[0])
+
+        def reader(a=a):
+            for _ in range(50):
+                try:
+                    np.asarray(a)
+                except Exception as error:  # noqa: BLE001 - collected and checked below
+                    errors.append(error)
+                    return
+
+        thread = threading.Thread(target=reader)
+        thread.start()
+        f(a)
+        thread.join(timeout=60)
+    assert errors, "no read met the donation: the race was not exercised"
+    for error in errors:
+        assert isinstance(error, RuntimeError) and "has been deleted" in str(error), error
+        assert "GetReadyFuture" not in str(error)
