@@ -45,6 +45,16 @@ def is_traced(value: Any) -> bool:
     return isinstance(value, tracing.Tracer)
 
 
+def require_concrete(name: str, what: str, value: Any) -> np.ndarray:
+    """``value`` as a NumPy array, or ``ConcretizationTypeError`` under a trace."""
+    if is_traced(value):
+        raise tracing.ConcretizationTypeError(
+            f"{name}: {what} must be concrete (its value decides the result's shape); "
+            "it is traced here (jit, vmap, grad...)"
+        )
+    return np.asarray(value)
+
+
 def aval_of(value: Any, fn_name: str, position: int | str) -> ShapedArray:
     """The abstract value of an operand; a TypeError naming ``fn_name`` and the
     position for anything that is not an array or a scalar."""

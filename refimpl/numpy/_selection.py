@@ -20,6 +20,7 @@ from refimpl.numpy._promote import (
     checked_array,
     is_traced,
 )
+from refimpl.numpy._promote import require_concrete as _concrete
 from refimpl.numpy._search import flatnonzero, nonzero
 from refimpl.numpy._shape import broadcast_to, concatenate, moveaxis, normalize_axis, ravel, reshape
 from refimpl.numpy._ufuncs import remainder, where
@@ -30,16 +31,6 @@ ArrayLike = Any
 
 def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
     return aval_of(x, name, position)
-
-
-def _concrete(name: str, what: str, value: Any) -> np.ndarray:
-    """``value`` as a NumPy array, or ``ConcretizationTypeError`` under a trace."""
-    if is_traced(value):
-        raise tracing.ConcretizationTypeError(
-            f"{name}: {what} must be concrete (its value decides the result's shape); "
-            "it is traced here (jit, vmap, grad...)"
-        )
-    return np.asarray(value)
 
 
 # --- counting and selection ---------------------------------------------------------------

@@ -10,14 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, lax, tracing
+from refimpl import dtypes, lax
 from refimpl.numpy._creation import arange, asarray, full_like, ones, zeros
 from refimpl.numpy._promote import (
     aval_of,
     checked_array,
-    is_traced,
     promote_dtypes_inexact,
 )
+from refimpl.numpy._promote import require_concrete as _concrete
 from refimpl.numpy._ufuncs import abs as abs_
 from refimpl.numpy._ufuncs import cos, sqrt
 
@@ -27,16 +27,6 @@ ArrayLike = Any
 
 def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
     return aval_of(x, name, position)
-
-
-def _concrete(name: str, what: str, value: Any) -> np.ndarray:
-    """``value`` as a NumPy array, or ``ConcretizationTypeError`` under a trace."""
-    if is_traced(value):
-        raise tracing.ConcretizationTypeError(
-            f"{name}: {what} must be concrete (its value decides the result's shape); "
-            "it is traced here (jit, vmap, grad...)"
-        )
-    return np.asarray(value)
 
 
 # --- window functions, Bessel ------------------------------------------------------------
