@@ -423,6 +423,9 @@ class _CustomFunction:
     into a Program and bound as one call equation carrying the rules."""
 
     _kind = ""
+    # custom_vjp's defvjp may set it: such a fwd's Ref effects are checked on
+    # the traced path, so eager differentiation does not bypass them
+    optimize_remat = False
 
     def __init__(
         self,
@@ -459,7 +462,7 @@ class _CustomFunction:
         if (
             isinstance(trace, ad.JVPTrace)
             and tracing.current_builder() is None
-            and not getattr(self, "optimize_remat", False)
+            and not self.optimize_remat
         ):
             # Differentiation outside jit: as JAX's JVPTrace.process_custom_*_call,
             # the rules run on the primal values, which are concrete (so Python
