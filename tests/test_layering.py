@@ -15,7 +15,9 @@ never run). Three rules:
 Today's violations are listed in ``tests/layering_debt.txt``. The list may only
 shrink: a violation not in it fails, and so does a listed one that is gone (so
 that the list stays exact; delete its line). ``python tests/test_layering.py``
-prints the current numbers and, with ``--debt``, the list as it should read.
+prints the current numbers; with ``--debt``, the list as it should read; with
+``--write``, it rewrites the list in place (keeping its header), to be run only
+after a change that removes violations.
 """
 
 from __future__ import annotations
@@ -331,10 +333,15 @@ def _main(argv: list[str]) -> None:
         f"largest {largest} modules",
         file=sys.stderr,
     )
-    if "--debt" in argv:
-        print(f"local-import-count {result['local_count']}")
-        for line in sorted(current_violations(result)):
-            print(line)
+    lines = [f"local-import-count {result['local_count']}"]
+    lines += sorted(current_violations(result))
+    if "--write" in argv:
+        # keep the file's header comment, replace the list
+        header = [line for line in DEBT_FILE.read_text().splitlines() if line.startswith("#")]
+        DEBT_FILE.write_text("\n".join(header + lines) + "\n")
+        print(f"wrote {DEBT_FILE}", file=sys.stderr)
+    elif "--debt" in argv:
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":
