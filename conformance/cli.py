@@ -3,6 +3,7 @@
     python -m conformance [--impl ref,pjrt,jax] [-k PATTERN] [--quick]
                           [--families GLOB,...] [--sample N]
                           [--fuzz N] [--report report.md|report.json]
+                          [--maxfail N]
 
 ``--sample N`` keeps at most N cases of every family (a case's ``group``,
 e.g. ``lax.exp`` or ``vmap.primitive``), spread evenly over the family's
@@ -126,6 +127,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "by default TF_CPP_MIN_LOG_LEVEL=3 unless already set",
     )
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per case run")
+    parser.add_argument(
+        "--maxfail",
+        type=int,
+        default=0,
+        metavar="N",
+        help="stop after N cases with an unexpected result (exit status 1); 0: run them all",
+    )
     return parser.parse_args(argv)
 
 
@@ -196,6 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["REFIMPL_PJRT_LOG"] = "1"
     implementations.quiet_native_logs()
     names, left_out, error = choose_implementations(args.impl)
+    if args.maxfail < 0:
+        error = f"--maxfail must be >= 0 (0: no limit), got {args.maxfail}"
     if error:
         print(f"conformance: error: {error}", file=sys.stderr)
         return 2
@@ -210,9 +220,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     suite = None
     if not args.fuzz_only:
         progress = Progress(enabled=not args.no_progress)
-        suite = run_cases(cases, names, progress=progress, timeout=args.timeout)
+        suite = run_cases(
+            cases, names, progress=progress, timeout=args.timeout, maxfail=args.maxfail
+        )
         suite.left_out = left_out
         print(report.summary_text(suite, verbose=args.verbose))
+        if suite.stopped_early:
+            print(f"conformance: stopped after {args.maxfail} failing case(s) (--maxfail)")
         for (platform, rule), count in sorted(PLATFORM_RULE_USES.items()):
             print(
                 f"per-platform tolerance used: {platform} {rule}: {count} result(s) "

@@ -342,6 +342,8 @@ class SuiteResult:
     recorded_label: str = ""
     # implementations registered but left out of a default run, with why
     left_out: dict[str, str] = field(default_factory=dict)
+    # a --maxfail run that stopped before its last case
+    stopped_early: bool = False
 
     def ref_only(self) -> dict[str, str]:
         """AGREE cases whose only judge was ``ref`` itself, with why."""
@@ -390,12 +392,15 @@ def run_cases(
     timeout: float | None = 120.0,
     known: list[KnownDifference] | None = None,
     recordings: Recordings | None | str = "default",
+    maxfail: int = 0,
 ) -> SuiteResult:
     """Run ``cases`` on the named implementations (default: all available).
 
     ``recordings`` holds JAX's recorded results for the ``AGREE`` cases
     (default: ``conformance/jax_recorded.json``; None: do not use any); they
-    judge the reference where live jax does not.
+    judge the reference where live jax does not. ``maxfail`` > 0 stops after
+    that many cases with an unexpected result; the suite then holds only the
+    cases run, and ``stopped_early`` says so.
     """
     started = time.perf_counter()
     names = list(impl_names) if impl_names else available_names()
@@ -412,6 +417,7 @@ def run_cases(
         if not impl.is_available():
             suite.unavailable[impl.name] = impl.unavailable_reason
     reference_impl = impls_mod.get(REFERENCE) if REFERENCE in impls_mod.registered_names() else None
+    failed_cases = 0
     for index, case in enumerate(cases):
         if progress:
             progress(index, len(cases), case.name)
@@ -439,6 +445,14 @@ def run_cases(
                 recorded=recorded,
                 recorded_label=suite.recorded_label,
             )
+        if maxfail > 0 and any(
+            suite.results[(case.name, impl.name)].status in UNEXPECTED for impl in impls
+        ):
+            failed_cases += 1
+            if failed_cases >= maxfail:
+                suite.cases = list(cases[: index + 1])
+                suite.stopped_early = True
+                break
     if progress:
         progress(len(cases), len(cases), "")
     suite.seconds = time.perf_counter() - started

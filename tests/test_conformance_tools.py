@@ -285,6 +285,38 @@ def test_summary_hides_all_pass_groups_and_ends_with_the_differences(capsys):
     assert any(line.startswith("lax.sub ") for line in verbose.splitlines()), verbose
 
 
+def test_maxfail_stops_the_run_after_that_many_failing_cases(capsys):
+    import refimpl.numpy as rnp
+
+    class Wrong(RefImplementation):
+        name = "wrong-add"
+
+        def make_namespace(self):
+            ns = super().make_namespace()
+            ns.np_ = type("np_", (), {"__getattr__": lambda s, n: getattr(rnp, n)})()
+            ns.np_.add = lambda x, y: rnp.add(x, y) + 1
+            return ns
+
+    impls_mod.register("wrong-add", Wrong)
+    try:
+        # lax.sub first: passing cases before the failing ones do not count
+        args = ["--impl", "ref,wrong-add", "-k", "lax.sub/f32/(3,4)x", "-k", "np.add/f32",
+                "--no-progress"]  # fmt: skip
+        assert cli_main(args) == 1
+        full = capsys.readouterr().out
+        assert cli_main([*args, "--maxfail", "2"]) == 1
+        stopped = capsys.readouterr().out
+        assert cli_main([*args, "--maxfail", "-1"]) == 2
+        assert "--maxfail must be >= 0" in capsys.readouterr().err
+    finally:
+        impls_mod._REGISTRY.pop("wrong-add", None)
+        impls_mod._INSTANCES.pop("wrong-add", None)
+    assert full.count("[differ] np.add/") > 2, full
+    assert stopped.count("[differ] np.add/") == 2, stopped
+    assert "stopped after 2 failing case(s) (--maxfail)" in stopped
+    assert "stopped after" not in full
+
+
 def test_junit_report(tmp_path, capsys):
     path = tmp_path / "report.xml"
     assert cli_main(["--impl", "ref", "-k", "lax.add/f32/(3,4)x", "--no-progress",
