@@ -342,7 +342,34 @@ def _slice_mask(ctx, x, *, start_indices, limit_indices, strides):
     return out, tuple(out_logical)
 
 
-# --- pad ---------------------------------------------------------------------------
+# === pad: the whole primitive in one block ===========================================
+#
+# pad(x, padding_value, padding_config) is XLA's Pad. Per dimension d with
+# (lo, hi, interior) = padding_config[d]:
+#
+#     grown  = interior copies of padding_value between adjacent elements of x
+#     result = lo copies before and hi copies after grown, where a negative lo
+#              (hi) instead removes -lo (-hi) elements from that end of grown
+#     result.shape[d] = lo + hi + n + max(n - 1, 0) * interior   (n = x.shape[d])
+#     result dtype = x.dtype; weak iff x and padding_value both are
+#
+# Constraints (the errors name their label):
+#   (C1) padding_value is a scalar;                                    ValueError
+#   (C2) padding_value.dtype == x.dtype;                               TypeError
+#   (C3) padding_config is a sequence of (lo, hi, interior) int triples (TypeError),
+#        one per dimension of x (ValueError);
+#   (C4) interior >= 0;                                                ValueError
+#   (C5) every result dimension is >= 0 (negative edges crop at most
+#        what the interior-padded dimension holds).                    ValueError
+#
+# Example: pad([1, 2, 3], 0, [(1, -1, 1)]): interior gives [1, 0, 2, 0, 3],
+# lo = 1 prepends a 0, hi = -1 removes the last element: [0, 1, 0, 2, 0].
+#
+# Rules below, in the fixed order: abstract_eval, impl, jvp, transpose, batch,
+# mask, lowering, then the public binder ``pad``. ``slice``'s transpose and
+# ``rev``'s mask rule (above) build on pad_p: pad stays in this module, since a
+# module of its own would import structural's slice_p and broadcasting helpers
+# while structural imports pad_p, an import cycle.
 
 pad_p = Primitive("pad")
 
@@ -351,56 +378,59 @@ def _padded_size(size: int, lo: int, hi: int, interior: int) -> int:
     return lo + hi + size + builtins.max(size - 1, 0) * interior
 
 
+def _as_padding_config(value: Any) -> tuple[tuple[int, int, int], ...]:
+    """A tuple of ``(lo, hi, interior)`` int triples, or a TypeError (C3)."""
+    try:
+        triples = tuple(as_int_tuple("pad", triple, "padding_config entry") for triple in value)
+    except TypeError:
+        raise TypeError(
+            f"pad: padding_config must be a sequence of (lo, hi, interior) int triples (C3), "
+            f"got {value!r}"
+        ) from None
+    if any(len(t) != 3 for t in triples):
+        raise TypeError(
+            f"pad: padding_config must be a sequence of (lo, hi, interior) int triples (C3), "
+            f"got {value!r}"
+        )
+    return triples  # type: ignore[return-value]
+
+
+# --- pad: abstract_eval
+
+
 @pad_p.def_abstract_eval
 def _pad_abstract_eval(
     x: ShapedArray, padding_value: ShapedArray, *, padding_config: tuple[tuple[int, int, int], ...]
 ) -> ShapedArray:
-    """XLA's Pad: per dimension ``(lo, hi, interior)``. ``interior >= 0``
-    copies of the padding value go between adjacent elements; then ``lo`` and
-    ``hi`` copies are added at the ends, where a negative count removes that
-    many elements (of the interior-padded array) instead."""
+    """The result shape of the formula above, after checking C1-C5."""
     config = _as_padding_config(padding_config)
     if padding_value.shape != ():
         raise ValueError(
-            f"pad: padding_value must be a scalar, got shape {padding_value.shape} "
+            f"pad: padding_value must be a scalar (C1), got shape {padding_value.shape} "
             f"(operand shape {x.shape})"
         )
     if padding_value.dtype != x.dtype:
         raise TypeError(
-            f"pad: operand and padding_value must have the same dtype, got "
+            f"pad: operand and padding_value must have the same dtype (C2), got "
             f"{x.dtype.name} and {padding_value.dtype.name}"
         )
     if len(config) != x.ndim:
         raise ValueError(
             f"pad: padding_config {config} must have one (lo, hi, interior) triple per "
-            f"dimension of the operand of shape {x.shape}"
+            f"dimension of the operand of shape {x.shape} (C3)"
         )
     if any(interior < 0 for _, _, interior in config):
-        raise ValueError(f"pad: interior padding must be non-negative, got {config}")
+        raise ValueError(f"pad: interior padding must be non-negative (C4), got {config}")
     shape = tuple(_padded_size(size, *dim) for size, dim in zip(x.shape, config, strict=True))
     if any(d < 0 for d in shape):
         raise ValueError(
             f"pad: padding_config {config} gives negative result shape {shape} for "
-            f"the operand of shape {x.shape}"
+            f"the operand of shape {x.shape} (C5)"
         )
     return ShapedArray(shape, x.dtype, all_weak([x, padding_value]))
 
 
-def _as_padding_config(value: Any) -> tuple[tuple[int, int, int], ...]:
-    """A tuple of ``(lo, hi, interior)`` int triples, or a TypeError."""
-    try:
-        triples = tuple(as_int_tuple("pad", triple, "padding_config entry") for triple in value)
-    except TypeError:
-        raise TypeError(
-            f"pad: padding_config must be a sequence of (lo, hi, interior) int triples, "
-            f"got {value!r}"
-        ) from None
-    if any(len(t) != 3 for t in triples):
-        raise TypeError(
-            f"pad: padding_config must be a sequence of (lo, hi, interior) int triples, "
-            f"got {value!r}"
-        )
-    return triples  # type: ignore[return-value]
+# --- pad: impl (NumPy)
 
 
 @pad_p.def_impl
@@ -419,6 +449,84 @@ def _pad_impl(
     out = np.full(grown_shape, padding_value, dtype=x.dtype)
     out[tuple(placed)] = x
     return out[tuple(cropped)]
+
+
+# --- pad: jvp (linear in the operand and the padding value jointly)
+
+pad_p.def_jvp(ad_helpers.linear_jvp(pad_p))
+
+
+# --- pad: transpose
+
+
+def _pad_zeros(ct: Any, config: tuple[tuple[int, int, int], ...], weak: bool = True) -> Any:
+    """``ct`` padded with zeros; a strong zero (``weak=False``) makes the
+    result strong, as JAX's pad transpose does."""
+    aval = ad_helpers.aval_of(ct)
+    zero = tracing.TypedScalar(0, aval.dtype, weak_type=aval.weak_type and weak)
+    return pad_p.bind(ct, zero, padding_config=config)
+
+
+@pad_p.def_transpose
+def _pad_transpose(ct, x, padding_value, *, padding_config):
+    """The operand's cotangent is the cotangent with the ``lo``/``hi`` padding
+    cropped (or, where it was negative, refilled with zeros) and every
+    ``interior + 1``-th element kept; the padding value's is the sum of the
+    rest."""
+    x_linear = isinstance(x, ad_helpers.UndefinedPrimal)
+    pv_linear = isinstance(padding_value, ad_helpers.UndefinedPrimal)
+    if isinstance(ct, ad_helpers.Zero):
+        return [
+            _zero_ct(x) if x_linear else None,
+            _zero_ct(padding_value) if pv_linear else None,
+        ]
+    unpadded = _pad_zeros(ct, tuple((-lo, -hi, 0) for lo, hi, _ in padding_config), weak=False)
+    shape = ad_helpers.aval_of(unpadded).shape
+    ct_x = slice_p.bind(
+        unpadded,
+        start_indices=(0,) * len(shape),
+        limit_indices=shape,
+        strides=tuple(interior + 1 for _, _, interior in padding_config),
+    )
+    ct_pv = None
+    if pv_linear:
+        from refimpl.primitives import elementwise, reductions
+
+        every = tuple(range(len(shape)))
+        ct_pv = elementwise.sub(
+            reductions.reduce_sum(ct, every), reductions.reduce_sum(ct_x, every)
+        )
+    return [ct_x if x_linear else None, ct_pv]
+
+
+# --- pad: batch
+
+
+@pad_p.def_batch
+def _pad_batch(args, dims, *, padding_config):
+    """A batched padding value: pad with anything, then select each member's
+    value where a padded mask (True inside the operand) is False."""
+    (x, value), (bd, value_bd) = args, dims
+    size = axis_size_of(args, dims)
+    if bd is None:
+        x, bd = broadcast_batch(x, size, 0), 0
+    config = list(padding_config)
+    config.insert(bd, (0, 0, 0))
+    if value_bd is None:
+        return pad_p.bind(x, value, padding_config=tuple(config)), bd
+    x_aval = tracing.get_aval(x, "pad", 0)
+    zero = np.zeros((), x_aval.dtype)
+    padded = pad_p.bind(x, zero, padding_config=tuple(config))
+    inside = broadcast_in_dim(np.ones((), bool), x_aval.shape, ())
+    mask = pad_p.bind(inside, np.zeros((), bool), padding_config=tuple(config))
+    out_shape = shape_of(padded)
+    fill = broadcast_in_dim(value, out_shape, (bd,))
+    from refimpl.primitives import elementwise
+
+    return elementwise.select(mask, padded, fill), bd
+
+
+# --- pad: mask
 
 
 @pad_p.def_mask
@@ -444,6 +552,35 @@ def _pad_mask(ctx, x, padding_value, *, padding_config):
             body_ends.append(Dim.constant(out_shape[d]))
     keep = ctx.valid_region(out_shape, tuple(body_ends), masked_axes)
     return ctx.where(keep, out, padding_value), tuple(out_logical)
+
+
+# --- pad: lowering
+
+
+@pad_p.def_lowering
+def _pad_lowering(ctx, x, padding_value, *, padding_config):
+    """``stablehlo.pad`` has XLA's semantics, negative edge padding included."""
+    lows, highs, interiors = (list(column) for column in zip(*padding_config, strict=True))
+    if not padding_config:
+        lows = highs = interiors = []
+    return [ctx.hlo.pad(x, padding_value, lows, highs, interiors)]
+
+
+# --- pad: the public binder
+
+
+def pad(operand: Any, padding_value: Any, padding_config: Sequence[Sequence[int]]):
+    """XLA's Pad with ``(lo, hi, interior)`` per dimension; negative ``lo``/``hi``
+    crop. A Python scalar ``padding_value`` takes the operand's dtype when that
+    involves no promotion (``pad(f32_array, 0, ...)``; ``jax.lax`` would raise)."""
+    config = _as_padding_config(padding_config)
+    if dtypes.is_python_scalar(padding_value):
+        operand_aval = tracing.get_aval(operand, "pad", 0)
+        target = (operand_aval.dtype, operand_aval.weak_type)
+        if dtypes.result_type(target, padding_value)[0] == operand_aval.dtype:
+            weak = dtypes.weak_type_of_value(padding_value)
+            padding_value = tracing.TypedScalar(padding_value, operand_aval.dtype, weak)
+    return pad_p.bind(operand, padding_value, padding_config=config)
 
 
 # --- concatenate -------------------------------------------------------------------
@@ -651,30 +788,6 @@ def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
     return out, bd
 
 
-@pad_p.def_batch
-def _pad_batch(args, dims, *, padding_config):
-    """A batched padding value: pad with anything, then select each member's
-    value where a padded mask (True inside the operand) is False."""
-    (x, value), (bd, value_bd) = args, dims
-    size = axis_size_of(args, dims)
-    if bd is None:
-        x, bd = broadcast_batch(x, size, 0), 0
-    config = list(padding_config)
-    config.insert(bd, (0, 0, 0))
-    if value_bd is None:
-        return pad_p.bind(x, value, padding_config=tuple(config)), bd
-    x_aval = tracing.get_aval(x, "pad", 0)
-    zero = np.zeros((), x_aval.dtype)
-    padded = pad_p.bind(x, zero, padding_config=tuple(config))
-    inside = broadcast_in_dim(np.ones((), bool), x_aval.shape, ())
-    mask = pad_p.bind(inside, np.zeros((), bool), padding_config=tuple(config))
-    out_shape = shape_of(padded)
-    fill = broadcast_in_dim(value, out_shape, (bd,))
-    from refimpl.primitives import elementwise
-
-    return elementwise.select(mask, padded, fill), bd
-
-
 @concatenate_p.def_batch
 def _concatenate_batch(args, dims, *, dimension):
     size = axis_size_of(args, dims)
@@ -690,7 +803,7 @@ def _concatenate_batch(args, dims, *, dimension):
 # back to where it came from (summing where one element was copied many times).
 
 for _prim in [
-    broadcast_in_dim_p, reshape_p, squeeze_p, transpose_p, rev_p, slice_p, pad_p, concatenate_p,
+    broadcast_in_dim_p, reshape_p, squeeze_p, transpose_p, rev_p, slice_p, concatenate_p,
 ]:  # fmt: skip
     _prim.def_jvp(ad_helpers.linear_jvp(_prim))
 iota_p.def_jvp(ad_helpers.zero_jvp(iota_p))
@@ -750,14 +863,6 @@ def _rev_transpose(ct, x, *, dimensions):
     return [rev_p.bind(ct, dimensions=dimensions)]
 
 
-def _pad_zeros(ct: Any, config: tuple[tuple[int, int, int], ...], weak: bool = True) -> Any:
-    """``ct`` padded with zeros; a strong zero (``weak=False``) makes the
-    result strong, as JAX's pad transpose does."""
-    aval = ad_helpers.aval_of(ct)
-    zero = tracing.TypedScalar(0, aval.dtype, weak_type=aval.weak_type and weak)
-    return pad_p.bind(ct, zero, padding_config=config)
-
-
 @slice_p.def_transpose
 def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
     """Pad the cotangent with zeros back to the operand's shape: ``start``
@@ -773,38 +878,6 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
         for start, size, n, step in zip(start_indices, x.aval.shape, out_shape, steps, strict=True)
     )
     return [_pad_zeros(ct, config)]
-
-
-@pad_p.def_transpose
-def _pad_transpose(ct, x, padding_value, *, padding_config):
-    """The operand's cotangent is the cotangent with the ``lo``/``hi`` padding
-    cropped (or, where it was negative, refilled with zeros) and every
-    ``interior + 1``-th element kept; the padding value's is the sum of the
-    rest."""
-    x_linear = isinstance(x, ad_helpers.UndefinedPrimal)
-    pv_linear = isinstance(padding_value, ad_helpers.UndefinedPrimal)
-    if isinstance(ct, ad_helpers.Zero):
-        return [
-            _zero_ct(x) if x_linear else None,
-            _zero_ct(padding_value) if pv_linear else None,
-        ]
-    unpadded = _pad_zeros(ct, tuple((-lo, -hi, 0) for lo, hi, _ in padding_config), weak=False)
-    shape = ad_helpers.aval_of(unpadded).shape
-    ct_x = slice_p.bind(
-        unpadded,
-        start_indices=(0,) * len(shape),
-        limit_indices=shape,
-        strides=tuple(interior + 1 for _, _, interior in padding_config),
-    )
-    ct_pv = None
-    if pv_linear:
-        from refimpl.primitives import elementwise, reductions
-
-        every = tuple(range(len(shape)))
-        ct_pv = elementwise.sub(
-            reductions.reduce_sum(ct, every), reductions.reduce_sum(ct_x, every)
-        )
-    return [ct_x if x_linear else None, ct_pv]
 
 
 @concatenate_p.def_transpose
@@ -866,15 +939,6 @@ def _rev_lowering(ctx, x, *, dimensions):
 def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
     steps = strides if strides is not None else (1,) * len(start_indices)
     return [ctx.hlo.slice(x, list(start_indices), list(limit_indices), list(steps))]
-
-
-@pad_p.def_lowering
-def _pad_lowering(ctx, x, padding_value, *, padding_config):
-    """``stablehlo.pad`` has XLA's semantics, negative edge padding included."""
-    lows, highs, interiors = (list(column) for column in zip(*padding_config, strict=True))
-    if not padding_config:
-        lows = highs = interiors = []
-    return [ctx.hlo.pad(x, padding_value, lows, highs, interiors)]
 
 
 @concatenate_p.def_lowering
@@ -999,20 +1063,6 @@ def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True)
     index = index % shape[axis]
     result = slice_in_dim(operand, index, index + 1, 1, axis)
     return result if keepdims else squeeze(result, (axis,))
-
-
-def pad(operand: Any, padding_value: Any, padding_config: Sequence[Sequence[int]]):
-    """XLA's Pad with ``(lo, hi, interior)`` per dimension; negative ``lo``/``hi``
-    crop. A Python scalar ``padding_value`` takes the operand's dtype when that
-    involves no promotion (``pad(f32_array, 0, ...)``; ``jax.lax`` would raise)."""
-    config = _as_padding_config(padding_config)
-    if dtypes.is_python_scalar(padding_value):
-        operand_aval = tracing.get_aval(operand, "pad", 0)
-        target = (operand_aval.dtype, operand_aval.weak_type)
-        if dtypes.result_type(target, padding_value)[0] == operand_aval.dtype:
-            weak = dtypes.weak_type_of_value(padding_value)
-            padding_value = tracing.TypedScalar(padding_value, operand_aval.dtype, weak)
-    return pad_p.bind(operand, padding_value, padding_config=config)
 
 
 def concatenate(operands: Sequence[Any], dimension: int):
