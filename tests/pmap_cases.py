@@ -163,6 +163,25 @@ CASES["grad_ppermute"] = (
     (X423,),
 )
 
+# A collective over the pmap's axis inside an unnamed vmap: its batch rule
+# meets vmap's axis first and must pass the collective on to the pmap (the
+# vmapped axis an ordinary one of the operand), not apply it across vmap's
+# members (found by the conformance coverage work: wrong shapes and errors).
+X434 = R.standard_normal((4, 3, 4)).astype(np.float32)
+for _label, _fun, _vmap in (
+    ("all_gather", lambda L: lambda v: L.all_gather(v, "i"), {"in_axes": 1, "out_axes": 1}),
+    ("all_gather_tiled", lambda L: lambda v: L.all_gather(v, "i", tiled=True), {"in_axes": 1}),
+    ("psum_scatter_tiled", lambda L: lambda v: L.psum_scatter(v, "i", tiled=True), {}),
+    ("psum_scatter", lambda L: lambda v: L.psum_scatter(v, "i"), {}),
+    ("ppermute", lambda L: lambda v: L.ppermute(v, "i", [(0, 1), (1, 2), (2, 3)]),
+     {"in_axes": 1, "out_axes": 1}),
+    ("all_to_all", lambda L: lambda v: L.all_to_all(v, "i", 0, 0, tiled=True), {}),
+):  # fmt: skip
+    CASES[f"{_label}_under_vmap"] = (
+        lambda lib, fun=_fun, kw=_vmap: lib.pmap(lib.vmap(fun(lib.lax), **kw), "i"),
+        (X434,),
+    )
+
 
 def _scan_closure(lib):
     def body(x, w):

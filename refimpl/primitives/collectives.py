@@ -260,6 +260,17 @@ def _gather_groups(x: Any, d: int | None, size: int, groups: Any) -> Any:
     return structural.reshape(taken, (members.shape[0], members.shape[1], *rest))
 
 
+def _for_outer_axis(prim: Primitive, x: Any, d: int | None, axes: tuple, **params: Any) -> Any:
+    """A collective over an outer axis met by the batch rule of another one
+    (an unnamed ``vmap`` inside a ``pmap``, or a vmap over other names): the
+    batch axis is an ordinary axis of the operand there, moved to the front;
+    ``params`` are the primitive's with their dimensions shifted past it.
+    Returns the result and its batch axis (0, or None when unbatched)."""
+    if d is not None:
+        x = batch_rules.moveaxis(x, d, 0)
+    return _bind(prim, axes, x, axes=axes, **params), (None if d is None else 0)
+
+
 def _unbound_impl(name: str):
     def impl(*args: Any, **params: Any) -> Any:
         raise NotImplementedError(
@@ -407,6 +418,11 @@ all_gather_p.def_impl(_unbound_impl("all_gather"))
 def _all_gather_batch(args, dims, *, axes, axis_index_groups, axis_size, axis, tiled):
     (x,), (d,) = args, dims
     frame_name, size = _frame_size()
+    if frame_name not in axes:
+        return _for_outer_axis(
+            all_gather_p, x, d, axes, axis_index_groups=axis_index_groups,
+            axis_size=axis_size, axis=axis + (d is not None), tiled=tiled,
+        )  # fmt: skip
     _no_groups_under_vmap("all_gather", axis_index_groups)
     if axis_index_groups is not None:
         gathered = batch_rules.moveaxis(_gather_groups(x, d, size, axis_index_groups), 1, axis + 1)
@@ -497,6 +513,11 @@ psum_scatter_p.def_impl(_unbound_impl("psum_scatter"))
 def _psum_scatter_batch(args, dims, *, axes, axis_index_groups, scatter_dimension, tiled):
     (x,), (d,) = args, dims
     frame_name, size = _frame_size()
+    if frame_name not in axes:
+        return _for_outer_axis(
+            psum_scatter_p, x, d, axes, axis_index_groups=axis_index_groups,
+            scatter_dimension=scatter_dimension + (d is not None), tiled=tiled,
+        )  # fmt: skip
     _no_groups_under_vmap("psum_scatter", axis_index_groups)
     if axis_index_groups is not None:
         return _grouped_psum_scatter(x, d, size, axis_index_groups, scatter_dimension, tiled), 0
@@ -578,6 +599,9 @@ ppermute_p.def_impl(_unbound_impl("ppermute"))
 def _ppermute_batch(args, dims, *, axes, axis_index_groups, perm):
     (x,), (d,) = args, dims
     frame_name, size = _frame_size()
+    if frame_name not in axes:
+        return _for_outer_axis(ppermute_p, x, d, axes, axis_index_groups=axis_index_groups,
+                               perm=perm)  # fmt: skip
     _no_groups_under_vmap("ppermute", axis_index_groups)
     if d is None:
         x, d = batch_rules.broadcast_batch(x, size, 0), 0
@@ -688,6 +712,12 @@ def _all_to_all_batch(args, dims, *, axes, axis_index_groups, split_axis, concat
     (member, block) axes."""
     (x,), (d,) = args, dims
     frame_name, size = _frame_size()
+    if frame_name not in axes:
+        shift = d is not None
+        return _for_outer_axis(
+            all_to_all_p, x, d, axes, axis_index_groups=axis_index_groups,
+            split_axis=split_axis + shift, concat_axis=concat_axis + shift,
+        )  # fmt: skip
     _no_groups_under_vmap("all_to_all", axis_index_groups)
     groups = axis_index_groups if axis_index_groups is not None else (tuple(range(size)),)
     n = len(groups[0])
