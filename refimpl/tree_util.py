@@ -1032,12 +1032,67 @@ register_pytree_node(
 
 
 # --------------------------------------------------------------------------
-# reduce, transpose (refimpl.tree, imported last: it builds on the above)
+# reduce, transpose (refimpl.tree's reduce, all, reduce_associative, transpose)
 
-from refimpl.tree import all as tree_all  # noqa: E402
-from refimpl.tree import reduce as tree_reduce  # noqa: E402
-from refimpl.tree import reduce_associative as tree_reduce_associative  # noqa: E402
-from refimpl.tree import transpose as tree_transpose  # noqa: E402
+_NO_INITIALIZER: Any = object()
+
+
+def tree_reduce(
+    function: Callable[[Any, Any], Any],
+    tree: Any,
+    initializer: Any = _NO_INITIALIZER,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
+    """``functools.reduce(function, leaves(tree)[, initializer])``."""
+    items = tree_leaves(tree, is_leaf)
+    if initializer is _NO_INITIALIZER:
+        return functools.reduce(function, items)
+    return functools.reduce(function, items, initializer)
+
+
+def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every leaf is truthy."""
+    return all(tree_leaves(tree, is_leaf))
+
+
+def tree_reduce_associative(
+    operation: Callable[[Any, Any], Any],
+    tree: Any,
+    *,
+    identity: Any = _NO_INITIALIZER,
+    is_leaf: Callable[[Any], bool] | None = None,
+) -> Any:
+    """Combine the leaves with an associative ``operation`` (pairwise, as a
+    balanced tree); ``identity`` for a tree with no leaves."""
+    items = tree_leaves(tree, is_leaf)
+    if not items:
+        if identity is _NO_INITIALIZER:
+            raise TypeError("Must specify identity for parallel reduction of empty sequence.")
+        return identity
+    while len(items) > 1:
+        paired = [operation(a, b) for a, b in zip(items[::2], items[1::2])]
+        items = paired + ([items[-1]] if len(items) % 2 else [])
+    return items[0]
+
+
+def tree_transpose(
+    outer_treedef: PyTreeDef, inner_treedef: PyTreeDef | None, pytree_to_transpose: Any
+) -> Any:
+    """An ``outer`` tree of ``inner`` trees -> an ``inner`` tree of ``outer`` trees."""
+    flat = tree_leaves(pytree_to_transpose)
+    if inner_treedef is None:
+        first = outer_treedef.flatten_up_to(pytree_to_transpose)[0]
+        inner_treedef = tree_structure(first)
+    n_inner, n_outer = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if len(flat) != n_inner * n_outer:
+        raise TypeError(
+            f"transpose: the tree has {len(flat)} leaves, expected "
+            f"{n_outer} (outer) x {n_inner} (inner) = {n_inner * n_outer}"
+        )
+    rows = [flat[i * n_inner : (i + 1) * n_inner] for i in range(n_outer)]
+    columns = [outer_treedef.unflatten([row[j] for row in rows]) for j in range(n_inner)]
+    return inner_treedef.unflatten(columns)
+
 
 __all__ += [
     "DictKey", "FlattenedIndexKey", "GetAttrKey", "Partial", "SequenceKey", "all_leaves",
