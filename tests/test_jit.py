@@ -142,6 +142,24 @@ def test_eval_shape_output_fed_back_hits_the_cache():
     assert f.trace_count == 2
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m, x: m.ShapeDtypeStruct((2, 3), np.float32),
+        lambda m, x: (x * 2, m.ShapeDtypeStruct((2,), np.int8, weak_type=True)),
+        lambda m, x: {"a": m.ShapeDtypeStruct((0,), jnp.bfloat16), "b": [x]},
+    ],
+)
+def test_eval_shape_of_a_function_returning_shape_dtype_structs(backend, make):
+    # JAX reports a returned ShapeDtypeStruct as its own shape; computing with it still fails
+    ours = ri.eval_shape(lambda x: make(ri, x), ri.ShapeDtypeStruct((4,), np.float32))
+    theirs = jax.eval_shape(lambda x: make(jax, x), jax.ShapeDtypeStruct((4,), np.float32))
+    as_tuples = lambda t, m: m.tree_util.tree_map(lambda s: (s.shape, s.dtype, s.weak_type), t)  # noqa: E731
+    assert as_tuples(ours, ri) == as_tuples(theirs, jax)
+    with pytest.raises(TypeError, match="ShapeDtypeStruct"):
+        ri.jit(lambda x: make(ri, x))(np.ones(4, np.float32))
+
+
 def test_abstract_arguments_cannot_be_executed():
     f = ri.jit(lambda x: x)
     with pytest.raises(TypeError, match="ShapeDtypeStruct"):

@@ -297,3 +297,13 @@ def cases() -> Iterator[Case]:
         [XS, _vec("ct", 4)],
         mode="eager",
     )
+
+    # issue 29: eval_shape reports a returned ShapeDtypeStruct as its own shape
+    def eval_shape_struct_output(ns, x):
+        api = _api(ns)
+        out = api.eval_shape(
+            lambda x: (x * 2.0, api.ShapeDtypeStruct((2, 3), np.int8, weak_type=True)), x
+        )
+        return [(tuple(s.shape), str(s.dtype), bool(s.weak_type)) for s in out]
+
+    yield _case("eval_shape/struct_output", eval_shape_struct_output, [XS], mode="eager")

@@ -20,6 +20,7 @@ the donated NumPy buffers).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import threading
@@ -34,9 +35,10 @@ import numpy as np
 from refimpl import backends, dtypes, tracing, tree_util
 from refimpl.config import config
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
+from refimpl.primitives import structural
 from refimpl.primitives.call import jit_call_p
 from refimpl.traceback_util import api_boundary
-from refimpl.transforms import donation
+from refimpl.transforms import donation, sharded
 from refimpl.transforms.donation import DonationPlan
 
 logger = logging.getLogger("refimpl.jit")
@@ -1204,6 +1206,8 @@ def jit(
     backend: str | None = None,
     inline: bool = False,
     keep_unused: bool = False,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
 ) -> Any:
     """Compile ``fun`` per call signature, like ``jax.jit``.
 
@@ -1233,6 +1237,15 @@ def jit(
             are the same inlined or not.
         keep_unused: Accepted for JAX's signature: refimpl passes every
             argument to the program, used or not (JAX's ``keep_unused=True``).
+        in_shardings: None, one ``Sharding`` (or ``PartitionSpec`` over the
+            current mesh) for every argument, or a tuple with an entry (a
+            tree prefix, None: unspecified) per dynamic positional argument.
+            Arguments are checked against them (rank, divisibility, a
+            committed array's own sharding) and laid out so.
+        out_shardings: None or a tree prefix of the outputs: each output is
+            returned laid out as it says (``refimpl.transforms.sharded``).
+            The program itself runs on the global values, on one device
+            (docs/semantics.md, "Sharding").
 
     Returns:
         A ``Jitted`` callable with ``fun``'s signature (on ``backend="pjrt"``
@@ -1258,6 +1271,28 @@ def jit(
         True
     """
     del inline, keep_unused  # no observable effect (see above)
+    if in_shardings is not None or out_shardings is not None:
+        plain = jit(
+            static_argnums=static_argnums,
+            static_argnames=static_argnames,
+            donate_argnums=donate_argnums,
+            donate_argnames=donate_argnames,
+            backend=backend,
+        )
+
+        def with_shardings(f: Callable[..., Any]) -> Any:
+            statics = () if static_argnums is None else static_argnums
+            donated = () if donate_argnums is None else donate_argnums
+            return sharded.ShardedJit(
+                plain(f),
+                f,
+                in_shardings,
+                out_shardings,
+                (statics,) if isinstance(statics, int) else tuple(statics),
+                (donated,) if isinstance(donated, int) else tuple(donated),
+            )
+
+        return with_shardings if fun is None else with_shardings(fun)
     kwargs = dict(  # None is JAX's spelling of "none" for each
         static_argnums=() if static_argnums is None else static_argnums,
         static_argnames=() if static_argnames is None else static_argnames,
@@ -1340,7 +1375,27 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         ShapeDtypeStruct(shape=(3,), dtype=float32)
     """
     args, kwargs = tree_util.tree_map(_as_abstract, (args, kwargs))
-    return Jitted(fun).trace(*args, **kwargs).out_info
+    return Jitted(_structs_as_values(fun)).trace(*args, **kwargs).out_info
+
+
+def _structs_as_values(fun: Callable[..., Any]) -> Callable[..., Any]:
+    """``fun`` with each ``ShapeDtypeStruct`` it returns standing for a value of
+    that type: JAX's ``eval_shape`` reports it as its own shape (it has no value
+    to compute with, but eval_shape computes nothing)."""
+
+    @functools.wraps(fun)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        return tree_util.tree_map(_struct_stand_in, fun(*args, **kwargs))
+
+    return wrapped
+
+
+def _struct_stand_in(leaf: Any) -> Any:
+    if not isinstance(leaf, ShapeDtypeStruct):
+        return leaf
+    aval = _shape_dtype_aval(leaf)
+    zero = tracing.TypedScalar(0, aval.dtype, aval.weak_type)
+    return structural.broadcast_in_dim(zero, aval.shape, ())
 
 
 def _as_abstract(leaf: Any) -> Any:
