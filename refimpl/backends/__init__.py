@@ -28,14 +28,19 @@ __all__ = ["backend_of_array", "backend_of_device", "get", "loaded", "names", "r
 
 # name -> module path of the backend object (a module satisfying the protocol)
 _modules: dict[str, str] = {}
+# name -> modules imported right after the backend's own, before first use:
+# they build on it (register hooks with it) and it does not import them
+_then: dict[str, tuple[str, ...]] = {}
 _loaded: dict[str, Any] = {}
 _array_types: dict[type, str] = {}
 _lock = threading.RLock()
 
 
-def register(name: str, module: str) -> None:
-    """Make backend ``name`` available; ``module`` is imported on first use."""
+def register(name: str, module: str, *, then: tuple[str, ...] = ()) -> None:
+    """Make backend ``name`` available; ``module`` is imported on first use,
+    followed by the modules of ``then``."""
     _modules[name] = module
+    _then[name] = then
 
 
 def names() -> tuple[str, ...]:
@@ -59,6 +64,8 @@ def get(name: str) -> Any:
         backend = _loaded.get(name)
         if backend is None:
             backend = importlib.import_module(_modules[name])
+            for extra in _then.get(name, ()):
+                importlib.import_module(extra)
             for array_type in backend.array_types:
                 _array_types[array_type] = name
             _loaded[name] = backend
@@ -85,4 +92,5 @@ def backend_of_device(device: Any) -> Any | None:
 
 
 register("ref", "refimpl.backends.ref.backend")
-register("pjrt", "refimpl.backends.pjrt.backend")
+# fast_eager registers PJRT's eager fast paths (it imports the backend module)
+register("pjrt", "refimpl.backends.pjrt.backend", then=("refimpl.backends.pjrt.fast_eager",))

@@ -639,6 +639,3 @@ def _fast_operator(method_name: str, function_name: str, reflected: bool) -> Any
 
 for _method, (_function, _reflected) in _OPERATORS.items():
     setattr(PjrtArray, _method, _fast_operator(_method, _function, _reflected))
-
-# Eager numpy/lax calls and Primitive.bind on PJRT arrays as cached fast jits.
-from refimpl.backends.pjrt import fast_eager  # noqa: E402, F401

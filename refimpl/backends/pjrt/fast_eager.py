@@ -1,6 +1,7 @@
 """Eager work on PJRT arrays as cached fast-path jits (docs/semantics.md 9.1).
 
-Imported by ``backend`` once it is complete; registers
+Imported right after ``backend`` by the backend registry (``register(...,
+then=...)`` in ``refimpl/backends/__init__.py``); registers
 
 * the PJRT array with ``refimpl.backends.fast_functions``: an eager call of a
   ``refimpl.numpy`` or ``refimpl.lax`` function on PJRT arrays is one
