@@ -216,3 +216,31 @@ def test_jacobians_are_batched_and_fall_back_without_a_batching_rule(monkeypatch
     _close(ri.hessian(lambda x: h(x, rnp))(x), want, tol=1e-4)
     monkeypatch.setattr(elementwise.sin_p, "batch_rule", None)
     _close(ri.hessian(lambda x: h(x, rnp))(x[:4]), want[:4, :4], tol=1e-4)
+
+
+_WEAK_JACOBIANS = {
+    "jacfwd": lambda m, np_: m.jacfwd(lambda x: x * 2)(1.0),
+    "jacrev": lambda m, np_: m.jacrev(lambda x: x * 2)(1.0),
+    "hessian": lambda m, np_: m.hessian(lambda x: x**3)(1.0),
+    "jacrev/strong_out": lambda m, np_: m.jacrev(lambda x: x * np.float32(2))(1.0),
+    "jacfwd/strong_out": lambda m, np_: m.jacfwd(lambda x: x * np.float32(2))(1.0),
+    "jacfwd/mixed": lambda m, np_: m.jacfwd(lambda x, y: (x * y, x * 2), (0, 1))(1.0, Y[0]),
+    "jacrev/mixed": lambda m, np_: m.jacrev(lambda x, y: (x * y, x * 2), (0, 1))(1.0, Y[0]),
+    "jacfwd/pytree": lambda m, np_: m.jacfwd(lambda d: np_.sin(d["a"]) * d["b"])(
+        {"a": 1.0, "b": 2.0}
+    ),
+    "jit_jacfwd_aux": lambda m, np_: m.jit(m.jacfwd(lambda x: (x * 2, x), has_aux=True))(1.0),
+    "jit_jacrev_aux": lambda m, np_: m.jit(m.jacrev(lambda x: (x * 2, x), has_aux=True))(1.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_WEAK_JACOBIANS))
+def test_jacobians_keep_weak_types_as_jax(backend, case):
+    # JAX's basis takes each leaf's weak type, so a Jacobian of weak values is weak
+    got = _WEAK_JACOBIANS[case](ri, rnp)
+    want = _WEAK_JACOBIANS[case](jax, jnp)
+    got_leaves, want_leaves = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    assert [g.weak_type for g in got_leaves] == [jax.typeof(w).weak_type for w in want_leaves]
+    for g, w in zip(got_leaves, want_leaves):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        _close(g, w)

@@ -307,3 +307,16 @@ def cases() -> Iterator[Case]:
         return [(tuple(s.shape), str(s.dtype), bool(s.weak_type)) for s in out]
 
     yield _case("eval_shape/struct_output", eval_shape_struct_output, [XS], mode="eager")
+    # issue 29: a Jacobian of weakly typed values is weak (the basis takes each leaf's weak type)
+    for name in ("jacfwd", "jacrev", "hessian"):
+        yield _case(
+            f"{name}/weak_input",
+            lambda ns, name=name: getattr(_api(ns), name)(lambda x: ns.np_.sin(x) * x * 2.0)(0.5),
+            [],
+            mode="eager",
+        )
+    yield _case(
+        "jacrev/weak_input_strong_output",
+        lambda ns, s: _api(ns).jacrev(lambda x: ns.np_.sin(x) * s, has_aux=False)(0.5),
+        [np.float32(3.0)],
+    )

@@ -1247,7 +1247,7 @@ def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -
                 for j, o_aval in enumerate(out_avals):
                     blocks[j][i] = rnp.zeros((*o_aval.shape, *aval.shape), o_aval.dtype)
                 continue
-            eye = _basis(aval.size, aval.shape, aval.dtype)
+            eye = _basis(aval.size, aval.shape, aval.dtype, aval.weak_type)
 
             def push(t: Any, i: int = i) -> list[Any]:
                 tangents = [t if k == i else Zero(tangent_aval(a)) for k, a in enumerate(in_avals)]
@@ -1270,7 +1270,7 @@ def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -
             for i, i_aval in enumerate(in_avals):
                 blocks[j][i] = rnp.zeros((*aval.shape, *i_aval.shape), i_aval.dtype)
             continue
-        eye = _basis(aval.size, aval.shape, ct_aval.dtype)
+        eye = _basis(aval.size, aval.shape, ct_aval.dtype, aval.weak_type)
 
         def pull(ct: Any, j: int = j) -> list[Any]:
             cts = [ct if m == j else Zero(tangent_aval(a)) for m, a in enumerate(out_avals)]
@@ -1292,13 +1292,18 @@ def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -
     return blocks
 
 
-def _basis(size: int, shape: tuple[int, ...], dtype: Any) -> Any:
+def _basis(size: int, shape: tuple[int, ...], dtype: Any, weak_type: bool) -> Any:
     """The standard basis of ``shape``-shaped values, stacked: a program
     (iota == iota), never a host constant, so tracing a Jacobian (eval_shape,
-    jit) allocates nothing of size ``size**2``."""
+    jit) allocates nothing of size ``size**2``. It takes the weak type of the
+    leaf it spans (as JAX's ``_std_basis``), so that the Jacobian of a weakly
+    typed function stays weak."""
     import refimpl.numpy as rnp
 
-    return rnp.reshape(rnp.eye(size, dtype=dtype), (size, *shape))
+    eye = rnp.reshape(rnp.eye(size, dtype=dtype), (size, *shape))
+    if weak_type:
+        eye = convert_element_type_p.bind(eye, new_dtype=np.dtype(dtype), weak_type=True)
+    return eye
 
 
 def _map_rows(fun: Callable, rows: np.ndarray, batched: bool) -> list[Any]:
