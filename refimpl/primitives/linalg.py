@@ -64,28 +64,6 @@ def _bit_width(dtype: np.dtype) -> int:
     return dtype.itemsize * 4 if dtypes.is_complex(dtype) else dtype.itemsize * 8
 
 
-def result_dtype(name: str, lhs: np.dtype, rhs: np.dtype, preferred: np.dtype | None) -> np.dtype:
-    """The output dtype of a dot/conv (see the module docstring)."""
-    if _precision_rank(lhs) > _precision_rank(rhs):
-        common = lhs
-    elif _precision_rank(rhs) > _precision_rank(lhs):
-        common = rhs
-    elif lhs != rhs:
-        raise TypeError(f"{name}: argument type error: {lhs.name}, {rhs.name}")
-    else:
-        common = lhs
-    if preferred is None or preferred == common:
-        return common
-    if not isinstance(preferred, np.dtype) or preferred not in dtypes.ALL_DTYPES:
-        raise TypeError(f"{name}: unsupported preferred_element_type {preferred!r}")
-    if not dtypes.is_floating(common) and _bit_width(preferred) < _bit_width(common):
-        raise TypeError(
-            f"{name}: preferred_element_type {preferred.name} must not be narrower than "
-            f"the operands' type {common.name}"
-        )
-    return preferred
-
-
 def conv_result_dtype(lhs: np.dtype, rhs: np.dtype, preferred: np.dtype | None) -> np.dtype:
     """conv_general_dilated's output dtype: operands of one dtype, and a
     ``preferred_element_type`` of the same kind (integer inputs may also ask
@@ -170,9 +148,95 @@ def _preferred(name: str, preferred_element_type: Any) -> np.dtype | None:
         ) from e
 
 
-# --- dot_general ------------------------------------------------------------------
+# --- shared by both contractions: the jvp and the lowering's accumulation -----------
+#
+# Both are bilinear: the jvp is ``f(t_lhs, rhs) + f(lhs, t_rhs)``. The lowering
+# spells out the impls' arithmetic: operands are converted to the compute
+# dtype; float16/bfloat16 accumulate in float32 (rounded once to the compute
+# dtype), bool in int32 (then ``!= 0``, the or-of-ands), everything else in
+# the compute dtype itself (integers wrap); the result is then converted to
+# the output dtype like ``convert_element_type``. ``precision`` is ignored,
+# as by the impls: every product is computed at the compute type's precision.
+
+
+def _bilinear_jvp(prim: Primitive) -> None:
+    def rule(primals, tangents, **params):
+        lhs, rhs = primals
+        t_lhs, t_rhs = tangents
+        ans = prim.bind(lhs, rhs, **params)
+        terms = []
+        if not ad_helpers.is_zero(t_lhs):
+            terms.append(prim.bind(t_lhs, rhs, **params))
+        if not ad_helpers.is_zero(t_rhs):
+            terms.append(prim.bind(lhs, t_rhs, **params))
+        return ans, ad_helpers.sum_tangents(terms, ad_helpers.aval_of(ans))
+
+    prim.def_jvp(rule)
+
+
+def _accumulator_dtype(compute: np.dtype) -> np.dtype:
+    if compute in (np.dtype(np.float16), dtypes.bfloat16):
+        return np.dtype(np.float32)
+    if dtypes.is_bool(compute):
+        return np.dtype(np.int32)
+    return compute
+
+
+def _contraction_lowering(ctx, lhs, rhs, emit):
+    """Convert operands, ``emit(lhs, rhs, result_type)`` in the accumulator, convert back."""
+    lhs_dtype, rhs_dtype = ctx.avals_in[0].dtype, ctx.avals_in[1].dtype
+    out_aval = ctx.avals_out[0]
+    compute = compute_dtype(lhs_dtype, rhs_dtype, out_aval.dtype)
+    accumulator = _accumulator_dtype(compute)
+    lhs = ctx.convert(ctx.convert(lhs, lhs_dtype, compute), compute, accumulator)
+    rhs = ctx.convert(ctx.convert(rhs, rhs_dtype, compute), compute, accumulator)
+    product = emit(lhs, rhs, ctx.tensor_type(out_aval.shape, accumulator))
+    return [ctx.convert(ctx.convert(product, accumulator, compute), compute, out_aval.dtype)]
+
+
+# === dot_general: the whole primitive in one block ===================================
+#
+# dot_general(lhs, rhs, ((lc, rc), (lb, rb))) contracts lhs's dims lc with
+# rhs's dims rc, pairing lhs's batch dims lb with rhs's rb. With lf, rf the
+# remaining ("free") dims of each operand, in increasing order:
+#
+#     out[b, i, j] = sum over k of lhs[b, i, k] * rhs[b, j, k]
+#     (b ranges over the batch dims, i over lf, j over rf, k over the contracted
+#      pairs; each operand's indices are placed at its own dim positions)
+#     out.shape = [lhs.shape[d] for d in lb] + [lhs.shape[d] for d in lf]
+#                 + [rhs.shape[d] for d in rf]
+#     out.dtype = result_dtype(...) (the module docstring: the operands'
+#                 higher-precision type, or preferred_element_type); weak iff
+#                 both operands are
+#
+# Constraints (TypeErrors that name their label):
+#   (C1) dimension_numbers is ((lhs_contracting, rhs_contracting),
+#        (lhs_batch, rhs_batch)), four sequences of ints;
+#   (C2) every dim number of a side is in [0, that operand's rank);
+#   (C3) on each side the contracting dims are distinct, the batch dims are
+#        distinct, and no dim is both;
+#   (C4) len(lc) == len(rc) and len(lb) == len(rb);
+#   (C5) paired dims have equal sizes: lhs.shape[lc[n]] == rhs.shape[rc[n]],
+#        lhs.shape[lb[n]] == rhs.shape[rb[n]];
+#   (C6) the operand dtypes are equal or one has the higher precision, and a
+#        preferred_element_type is a dtype, not narrower than an integer or
+#        bool common type.
+#
+# Example: lhs = [[1, 2, 3], [4, 5, 6]], rhs = [1, 0, -1],
+# dimension_numbers = (((1,), (0,)), ((), ())): out = [1 - 3, 4 - 6] = [-2, -2].
+# With a batch dim: lhs of shape (B, M, K), rhs (B, K, N) and
+# (((2,), (1,)), ((0,), (0,))) is the batched matmul, out of shape (B, M, N).
+#
+# Rules below, in the fixed order: abstract_eval, impl, jvp, transpose, batch,
+# mask, lowering, then the public binder ``dot_general``. Helpers shared with
+# conv_general_dilated (compute dtype, accumulation, _bilinear_jvp,
+# _contraction_lowering, precision checks) stay above. dot_general stays in
+# this module: a module of its own would import ad_helpers/structural and be
+# imported by refimpl.lax, so it would join the import cycle that
+# tests/test_layering.py still lists for primitives/ (a new violation).
 
 dot_general_p = Primitive("dot_general")
+
 
 DotDims = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]]
 
@@ -184,7 +248,7 @@ def canonical_dot_dims(dimension_numbers: Any) -> DotDims:
     except (TypeError, ValueError):
         raise TypeError(
             "dot_general: dimension_numbers must be ((lhs_contracting, rhs_contracting), "
-            f"(lhs_batch, rhs_batch)), got {dimension_numbers!r}"
+            f"(lhs_batch, rhs_batch)) (C1), got {dimension_numbers!r}"
         ) from None
     name = "dot_general"
     return (
@@ -200,31 +264,62 @@ def _check_dot_dims(lhs: ShapedArray, rhs: ShapedArray, dims: DotDims) -> None:
             raise TypeError(
                 f"dot_general: {side} dimension numbers must be in [0, {aval.ndim}) for "
                 f"{side} of shape {aval.shape}, got {side}_contracting {contract} and "
-                f"{side}_batch {batch}"
+                f"{side}_batch {batch} (C2)"
             )
         for what, dims_ in (("contracting", contract), ("batch", batch)):
             if len(set(dims_)) != len(dims_):
-                raise TypeError(f"dot_general: {side}_{what} dimensions {dims_} are not distinct")
+                raise TypeError(
+                    f"dot_general: {side}_{what} dimensions {dims_} are not distinct (C3)"
+                )
         if set(contract) & set(batch):
             raise TypeError(
-                f"dot_general: {side}_batch {batch} and {side}_contracting {contract} overlap"
+                f"dot_general: {side}_batch {batch} and {side}_contracting {contract} overlap (C3)"
             )
     for what, left, right in (("contracting", lc, rc), ("batch", lb, rb)):
         if len(left) != len(right):
             raise TypeError(
-                f"dot_general: lhs_{what} {left} and rhs_{what} {right} differ in length"
+                f"dot_general: lhs_{what} {left} and rhs_{what} {right} differ in length (C4)"
             )
         left_sizes = tuple(lhs.shape[d] for d in left)
         right_sizes = tuple(rhs.shape[d] for d in right)
         if left_sizes != right_sizes:
             raise TypeError(
                 f"dot_general: {what} dimensions must have equal sizes, got {left_sizes} "
-                f"(lhs shape {lhs.shape}) and {right_sizes} (rhs shape {rhs.shape})"
+                f"(lhs shape {lhs.shape}) and {right_sizes} (rhs shape {rhs.shape}) (C5)"
             )
 
 
 def _free_dims(ndim: int, contract: tuple[int, ...], batch: tuple[int, ...]) -> list[int]:
     return [d for d in range(ndim) if d not in contract and d not in batch]
+
+
+def _size(shape: Any) -> int:
+    return int(np.prod(tuple(shape), dtype=np.int64))
+
+
+def result_dtype(name: str, lhs: np.dtype, rhs: np.dtype, preferred: np.dtype | None) -> np.dtype:
+    """The output dtype of a dot/conv (see the module docstring)."""
+    if _precision_rank(lhs) > _precision_rank(rhs):
+        common = lhs
+    elif _precision_rank(rhs) > _precision_rank(lhs):
+        common = rhs
+    elif lhs != rhs:
+        raise TypeError(f"{name}: argument type error (C6): {lhs.name}, {rhs.name}")
+    else:
+        common = lhs
+    if preferred is None or preferred == common:
+        return common
+    if not isinstance(preferred, np.dtype) or preferred not in dtypes.ALL_DTYPES:
+        raise TypeError(f"{name}: unsupported preferred_element_type (C6) {preferred!r}")
+    if not dtypes.is_floating(common) and _bit_width(preferred) < _bit_width(common):
+        raise TypeError(
+            f"{name}: preferred_element_type {preferred.name} must not be narrower than "
+            f"the operands' type {common.name} (C6)"
+        )
+    return preferred
+
+
+# --- dot_general: abstract_eval
 
 
 @dot_general_p.def_abstract_eval
@@ -247,6 +342,9 @@ def _dot_general_abstract_eval(
         + tuple(rhs.shape[d] for d in _free_dims(rhs.ndim, rc, rb))
     )
     return ShapedArray(shape, dtype, all_weak([lhs, rhs]))
+
+
+# --- dot_general: impl (NumPy)
 
 
 @dot_general_p.def_impl
@@ -276,6 +374,114 @@ def _dot_general_impl(
     product = np.matmul(_to_accumulator(lhs_3d, compute), _to_accumulator(rhs_3d, compute))
     result = _from_accumulator(product, compute, out_dtype)
     return result.reshape(batch_shape + lhs_free_shape + rhs_free_shape)
+
+
+# --- dot_general: jvp (bilinear: dot(t_lhs, rhs) + dot(lhs, t_rhs))
+
+_bilinear_jvp(dot_general_p)
+
+
+# --- dot_general: transpose
+
+
+def _ranges_like(*lists: Sequence[int]) -> list[list[int]]:
+    """Consecutive index ranges with the lengths of ``lists``."""
+    out, start = [], 0
+    for items in lists:
+        out.append(list(range(start, start + len(items))))
+        start += len(items)
+    return out
+
+
+def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans=False):
+    """The cotangent of ``x`` in ``out = dot_general(x, y)``: contract ``ct``
+    with ``y`` over ``y``'s free dims (batch dims stay batch dims), then
+    permute the result into ``x``'s layout. ``swap_ans``: ``x`` is the rhs,
+    whose free dims come last in ``out``."""
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    y_aval = ad_helpers.aval_of(y)
+    x_kept = _free_dims(x_aval.ndim, x_contract, x_batch)
+    y_kept = _free_dims(y_aval.ndim, y_contract, y_batch)
+    if swap_ans:
+        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
+    else:
+        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
+    dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(y_batch)))
+    # dot_general(ct, y) has x's batch dims, x's free dims, then x's contracted
+    # dims in the order of y's matching (ascending) dims
+    x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
+    layout = list(x_batch) + x_kept + x_contract_by_y
+    swapped_layout = list(x_batch) + x_contract_by_y + x_kept
+    params = {"precision": precision, "preferred_element_type": None}
+    if layout != sorted(layout) and swapped_layout == sorted(swapped_layout):
+        # dot_general(y, ct) is already in x's layout: no transpose. JAX
+        # always contracts (ct, y) and transposes; for ``x @ w`` that is
+        # w's cotangent (H, F) -> (F, H), and under vmap a batched outer
+        # product (B, H, F) -> (B, F, H), which XLA CPU computes in the
+        # transposed layout and then copies (a strided pass over the whole
+        # result). benchmarks/vmap.py's module alone on the plugin: B=32
+        # F=64 H=64 140 -> 60 us, B=128 F=256 H=512 110 -> 50 ms under load
+        # (docs/semantics.md 9.3). The same products are summed, so values
+        # change only with the summation order (which XLA leaves open).
+        swapped_dims = ((tuple(y_kept), tuple(ans_y)), (tuple(y_batch), tuple(ans_batch)))
+        product = dot_general_p.bind(y, ct, dimension_numbers=swapped_dims, **params)
+        return ad_helpers.convert(product, x_aval.dtype)
+    product = dot_general_p.bind(ct, y, dimension_numbers=dims, **params)
+
+    permutation = tuple(int(i) for i in np.argsort(layout))
+    if permutation != tuple(range(len(permutation))):  # (no equation for the identity)
+        product = structural.transpose(product, permutation)
+    return ad_helpers.convert(product, x_aval.dtype)
+
+
+@dot_general_p.def_transpose
+def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
+    lhs_linear = isinstance(lhs, ad_helpers.UndefinedPrimal)
+    rhs_linear = isinstance(rhs, ad_helpers.UndefinedPrimal)
+    if lhs_linear == rhs_linear:
+        raise NotImplementedError("dot_general: transpose needs exactly one linear operand")
+    if lhs_linear:
+        if isinstance(ct, ad_helpers.Zero):
+            return [ad_helpers.Zero(lhs.aval), None]
+        return [_dot_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers, precision), None]
+    if isinstance(ct, ad_helpers.Zero):
+        return [None, ad_helpers.Zero(rhs.aval)]
+    (lc, rc), (lb, rb) = dimension_numbers
+    swapped = ((rc, lc), (rb, lb))
+    return [None, _dot_transpose_lhs(ct, rhs.aval, lhs, swapped, precision, swap_ans=True)]
+
+
+# --- dot_general: batch
+
+
+@dot_general_p.def_batch
+def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_element_type):
+    """Both batched: the batch axes become one more (leading) dot batch dim.
+    One batched: its batch axis is a free dim, found in the result after the
+    dot batch dims and the free dims that precede it."""
+    (lhs, rhs), (lbd, rbd) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+    params = {"precision": precision, "preferred_element_type": preferred_element_type}
+    if lbd is not None and rbd is not None:
+        lhs, rhs = batch_rules.moveaxis(lhs, lbd, 0), batch_rules.moveaxis(rhs, rbd, 0)
+        shift = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+        new_dims = ((shift(lc), shift(rc)), ((0, *shift(lb)), (0, *shift(rb))))
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), 0
+    if lbd is not None:
+        lc2, lb2 = batch_rules.shift_dims(lc, lbd), batch_rules.shift_dims(lb, lbd)
+        new_dims = ((lc2, rc), (lb2, rb))
+        free = _free_dims(batch_rules.ndim_of(lhs), lc2, lb2)
+        out_bd = len(lb) + free.index(lbd)
+    else:
+        rc2, rb2 = batch_rules.shift_dims(rc, rbd), batch_rules.shift_dims(rb, rbd)
+        new_dims = ((lc, rc2), (lb, rb2))
+        lhs_free = _free_dims(batch_rules.ndim_of(lhs), lc, lb)
+        free = _free_dims(batch_rules.ndim_of(rhs), rc2, rb2)
+        out_bd = len(lb) + len(lhs_free) + free.index(rbd)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), out_bd
+
+
+# --- dot_general: mask
 
 
 @dot_general_p.def_mask
@@ -310,8 +516,92 @@ def _dot_general_mask(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_
     return out, out_logical
 
 
-def _size(shape: Any) -> int:
-    return int(np.prod(tuple(shape), dtype=np.int64))
+# --- dot_general: lowering
+
+
+@dot_general_p.def_lowering
+def _dot_general_lowering(
+    ctx, lhs, rhs, *, dimension_numbers: DotDims, precision: Any, preferred_element_type: Any
+):
+    """``stablehlo.dot_general`` (same output dim order: batch, lhs free, rhs free),
+    or, when every contracted dim has size 1 and each operand's dims keep
+    their order in the result, a multiply of both operands broadcast to the
+    result's shape (the same single product per element)."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs_shape, rhs_shape = ctx.avals_in[0].shape, ctx.avals_in[1].shape
+    lhs_free = _free_dims(len(lhs_shape), lc, lb)
+    rhs_free = _free_dims(len(rhs_shape), rc, rb)
+    lhs_at = _spread_positions(len(lhs_shape), lc, lb, lhs_free, len(lb))
+    rhs_at = _spread_positions(len(rhs_shape), rc, rb, rhs_free, len(lb) + len(lhs_free))
+    if all(lhs_shape[d] == 1 for d in lc) and lhs_at == sorted(lhs_at) and rhs_at == sorted(rhs_at):
+        # Each result element is one product: ``lhs * rhs``, both broadcast to
+        # the result's shape. XLA's simplifier rewrites such a dot_general as a
+        # multiply itself, but a batched one (a per-example outer product:
+        # vmap(grad) of ``x @ w``) of shape (B, H, 1) then comes out in
+        # layout {1,0,2} and is copied to the result's {2,1,0}: one more
+        # thunk (benchmarks/vmap.py, per-example MLP gradients, 8 thunks
+        # instead of 9).
+        def multiply(x, y, result_type):
+            return ctx.hlo.multiply(
+                _spread(ctx, x, lc, lhs_at, result_type), _spread(ctx, y, rc, rhs_at, result_type)
+            )
+
+        return _contraction_lowering(ctx, lhs, rhs, multiply)
+    dims = ctx.hlo.DotDimensionNumbers.get(
+        lhs_batching_dimensions=list(lb),
+        rhs_batching_dimensions=list(rb),
+        lhs_contracting_dimensions=list(lc),
+        rhs_contracting_dimensions=list(rc),
+    )
+
+    def dot(x, y, result_type):
+        return ctx.hlo.dot_general(result_type, x, y, dims)
+
+    return _contraction_lowering(ctx, lhs, rhs, dot)
+
+
+def _spread_positions(ndim, contract, batch, free, free_start) -> list[int]:
+    """Where an operand's dims other than ``contract`` land in the dot's
+    result (its batch dims first, in ``batch`` order; its free dims from
+    ``free_start`` on), in the operand's own dim order."""
+    return [
+        batch.index(d) if d in batch else free_start + free.index(d)
+        for d in range(ndim)
+        if d not in contract
+    ]
+
+
+def _spread(ctx, x, contract, positions, result_type):
+    """``x`` without its (size-1) ``contract`` dims, broadcast to ``result_type``."""
+    if contract:
+        shape = [n for d, n in enumerate(ctx.shape_of(x)) if d not in contract]
+        x = ctx.hlo.reshape(ctx.ir.RankedTensorType.get(shape, result_type.element_type), x)
+    return ctx.hlo.broadcast_in_dim(result_type, x, positions)
+
+
+# --- dot_general: the public binder
+
+
+def dot_general(
+    lhs: Any,
+    rhs: Any,
+    dimension_numbers: Any,
+    precision: Any = None,
+    preferred_element_type: Any = None,
+) -> Any:
+    """General tensor contraction.
+
+    ``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch,
+    rhs_batch))``. The result has the batch dims, then lhs's free dims, then
+    rhs's free dims. See the module docstring for dtypes and accumulation.
+    """
+    return dot_general_p.bind(
+        lhs,
+        rhs,
+        dimension_numbers=canonical_dot_dims(dimension_numbers),
+        precision=_check_precision("dot_general", precision),
+        preferred_element_type=_preferred("dot_general", preferred_element_type),
+    )
 
 
 # --- conv_general_dilated -----------------------------------------------------------
@@ -680,34 +970,7 @@ def _grouped_window_sum(
     return out.reshape((n, o) + out_spatial)
 
 
-# --- batching rules (refimpl.transforms.batching) -------------------------------------
-
-
-@dot_general_p.def_batch
-def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_element_type):
-    """Both batched: the batch axes become one more (leading) dot batch dim.
-    One batched: its batch axis is a free dim, found in the result after the
-    dot batch dims and the free dims that precede it."""
-    (lhs, rhs), (lbd, rbd) = args, dims
-    (lc, rc), (lb, rb) = dimension_numbers
-    params = {"precision": precision, "preferred_element_type": preferred_element_type}
-    if lbd is not None and rbd is not None:
-        lhs, rhs = batch_rules.moveaxis(lhs, lbd, 0), batch_rules.moveaxis(rhs, rbd, 0)
-        shift = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
-        new_dims = ((shift(lc), shift(rc)), ((0, *shift(lb)), (0, *shift(rb))))
-        return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), 0
-    if lbd is not None:
-        lc2, lb2 = batch_rules.shift_dims(lc, lbd), batch_rules.shift_dims(lb, lbd)
-        new_dims = ((lc2, rc), (lb2, rb))
-        free = _free_dims(batch_rules.ndim_of(lhs), lc2, lb2)
-        out_bd = len(lb) + free.index(lbd)
-    else:
-        rc2, rb2 = batch_rules.shift_dims(rc, rbd), batch_rules.shift_dims(rb, rbd)
-        new_dims = ((lc, rc2), (lb, rb2))
-        lhs_free = _free_dims(batch_rules.ndim_of(lhs), lc, lb)
-        free = _free_dims(batch_rules.ndim_of(rhs), rc2, rb2)
-        out_bd = len(lb) + len(lhs_free) + free.index(rbd)
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), out_bd
+# --- conv_general_dilated: batching rules (refimpl.transforms.batching) ----------------
 
 
 @conv_general_dilated_p.def_batch
@@ -756,97 +1019,13 @@ def _fold(x: Any, bd: int, into: int) -> tuple[Any, tuple[int, ...]]:
     return structural.reshape(x, merged), shape
 
 
-# --- differentiation rules (refimpl.transforms.ad) -------------------------------------
+# --- conv_general_dilated: differentiation rules (refimpl.transforms.ad) ----------------
 #
-# Both contractions are bilinear: the jvp is ``f(t_lhs, rhs) + f(lhs, t_rhs)``
-# and each transpose (one operand linear, the other a constant) is again a
-# contraction of the cotangent with the constant.
+# Bilinear (see _bilinear_jvp); the transpose (one operand linear, the other a
+# constant) is again a convolution of the cotangent with the constant.
 
 
-def _bilinear_jvp(prim: Primitive) -> None:
-    def rule(primals, tangents, **params):
-        lhs, rhs = primals
-        t_lhs, t_rhs = tangents
-        ans = prim.bind(lhs, rhs, **params)
-        terms = []
-        if not ad_helpers.is_zero(t_lhs):
-            terms.append(prim.bind(t_lhs, rhs, **params))
-        if not ad_helpers.is_zero(t_rhs):
-            terms.append(prim.bind(lhs, t_rhs, **params))
-        return ans, ad_helpers.sum_tangents(terms, ad_helpers.aval_of(ans))
-
-    prim.def_jvp(rule)
-
-
-_bilinear_jvp(dot_general_p)
 _bilinear_jvp(conv_general_dilated_p)
-
-
-def _ranges_like(*lists: Sequence[int]) -> list[list[int]]:
-    """Consecutive index ranges with the lengths of ``lists``."""
-    out, start = [], 0
-    for items in lists:
-        out.append(list(range(start, start + len(items))))
-        start += len(items)
-    return out
-
-
-def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans=False):
-    """The cotangent of ``x`` in ``out = dot_general(x, y)``: contract ``ct``
-    with ``y`` over ``y``'s free dims (batch dims stay batch dims), then
-    permute the result into ``x``'s layout. ``swap_ans``: ``x`` is the rhs,
-    whose free dims come last in ``out``."""
-    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
-    y_aval = ad_helpers.aval_of(y)
-    x_kept = _free_dims(x_aval.ndim, x_contract, x_batch)
-    y_kept = _free_dims(y_aval.ndim, y_contract, y_batch)
-    if swap_ans:
-        ans_batch, ans_y, _ = _ranges_like(x_batch, y_kept, x_kept)
-    else:
-        ans_batch, _, ans_y = _ranges_like(x_batch, x_kept, y_kept)
-    dims = ((tuple(ans_y), tuple(y_kept)), (tuple(ans_batch), tuple(y_batch)))
-    # dot_general(ct, y) has x's batch dims, x's free dims, then x's contracted
-    # dims in the order of y's matching (ascending) dims
-    x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
-    layout = list(x_batch) + x_kept + x_contract_by_y
-    swapped_layout = list(x_batch) + x_contract_by_y + x_kept
-    params = {"precision": precision, "preferred_element_type": None}
-    if layout != sorted(layout) and swapped_layout == sorted(swapped_layout):
-        # dot_general(y, ct) is already in x's layout: no transpose. JAX
-        # always contracts (ct, y) and transposes; for ``x @ w`` that is
-        # w's cotangent (H, F) -> (F, H), and under vmap a batched outer
-        # product (B, H, F) -> (B, F, H), which XLA CPU computes in the
-        # transposed layout and then copies (a strided pass over the whole
-        # result). benchmarks/vmap.py's module alone on the plugin: B=32
-        # F=64 H=64 140 -> 60 us, B=128 F=256 H=512 110 -> 50 ms under load
-        # (docs/semantics.md 9.3). The same products are summed, so values
-        # change only with the summation order (which XLA leaves open).
-        swapped_dims = ((tuple(y_kept), tuple(ans_y)), (tuple(y_batch), tuple(ans_batch)))
-        product = dot_general_p.bind(y, ct, dimension_numbers=swapped_dims, **params)
-        return ad_helpers.convert(product, x_aval.dtype)
-    product = dot_general_p.bind(ct, y, dimension_numbers=dims, **params)
-
-    permutation = tuple(int(i) for i in np.argsort(layout))
-    if permutation != tuple(range(len(permutation))):  # (no equation for the identity)
-        product = structural.transpose(product, permutation)
-    return ad_helpers.convert(product, x_aval.dtype)
-
-
-@dot_general_p.def_transpose
-def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
-    lhs_linear = isinstance(lhs, ad_helpers.UndefinedPrimal)
-    rhs_linear = isinstance(rhs, ad_helpers.UndefinedPrimal)
-    if lhs_linear == rhs_linear:
-        raise NotImplementedError("dot_general: transpose needs exactly one linear operand")
-    if lhs_linear:
-        if isinstance(ct, ad_helpers.Zero):
-            return [ad_helpers.Zero(lhs.aval), None]
-        return [_dot_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers, precision), None]
-    if isinstance(ct, ad_helpers.Zero):
-        return [None, ad_helpers.Zero(rhs.aval)]
-    (lc, rc), (lb, rb) = dimension_numbers
-    swapped = ((rc, lc), (rb, lb))
-    return [None, _dot_transpose_lhs(ct, rhs.aval, lhs, swapped, precision, swap_ans=True)]
 
 
 def _reshape_axis_out_of(src: int, size1: int, x: Any) -> Any:
@@ -975,94 +1154,7 @@ def _conv_transpose(ct, lhs, rhs, **params):
     return [None, _conv_transpose_rhs(ct, lhs, rhs.aval, params)]
 
 
-# --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------
-#
-# The impls' arithmetic, spelled out: operands are converted to the compute
-# dtype; float16/bfloat16 accumulate in float32 (rounded once to the compute
-# dtype), bool in int32 (then ``!= 0``, the or-of-ands), everything else in
-# the compute dtype itself (integers wrap); the result is then converted to
-# the output dtype like ``convert_element_type``. ``precision`` is ignored,
-# as by the impls: every product is computed at the compute type's precision.
-
-
-def _accumulator_dtype(compute: np.dtype) -> np.dtype:
-    if compute in (np.dtype(np.float16), dtypes.bfloat16):
-        return np.dtype(np.float32)
-    if dtypes.is_bool(compute):
-        return np.dtype(np.int32)
-    return compute
-
-
-def _contraction_lowering(ctx, lhs, rhs, emit):
-    """Convert operands, ``emit(lhs, rhs, result_type)`` in the accumulator, convert back."""
-    lhs_dtype, rhs_dtype = ctx.avals_in[0].dtype, ctx.avals_in[1].dtype
-    out_aval = ctx.avals_out[0]
-    compute = compute_dtype(lhs_dtype, rhs_dtype, out_aval.dtype)
-    accumulator = _accumulator_dtype(compute)
-    lhs = ctx.convert(ctx.convert(lhs, lhs_dtype, compute), compute, accumulator)
-    rhs = ctx.convert(ctx.convert(rhs, rhs_dtype, compute), compute, accumulator)
-    product = emit(lhs, rhs, ctx.tensor_type(out_aval.shape, accumulator))
-    return [ctx.convert(ctx.convert(product, accumulator, compute), compute, out_aval.dtype)]
-
-
-@dot_general_p.def_lowering
-def _dot_general_lowering(
-    ctx, lhs, rhs, *, dimension_numbers: DotDims, precision: Any, preferred_element_type: Any
-):
-    """``stablehlo.dot_general`` (same output dim order: batch, lhs free, rhs free),
-    or, when every contracted dim has size 1 and each operand's dims keep
-    their order in the result, a multiply of both operands broadcast to the
-    result's shape (the same single product per element)."""
-    (lc, rc), (lb, rb) = dimension_numbers
-    lhs_shape, rhs_shape = ctx.avals_in[0].shape, ctx.avals_in[1].shape
-    lhs_free = _free_dims(len(lhs_shape), lc, lb)
-    rhs_free = _free_dims(len(rhs_shape), rc, rb)
-    lhs_at = _spread_positions(len(lhs_shape), lc, lb, lhs_free, len(lb))
-    rhs_at = _spread_positions(len(rhs_shape), rc, rb, rhs_free, len(lb) + len(lhs_free))
-    if all(lhs_shape[d] == 1 for d in lc) and lhs_at == sorted(lhs_at) and rhs_at == sorted(rhs_at):
-        # Each result element is one product: ``lhs * rhs``, both broadcast to
-        # the result's shape. XLA's simplifier rewrites such a dot_general as a
-        # multiply itself, but a batched one (a per-example outer product:
-        # vmap(grad) of ``x @ w``) of shape (B, H, 1) then comes out in
-        # layout {1,0,2} and is copied to the result's {2,1,0}: one more
-        # thunk (benchmarks/vmap.py, per-example MLP gradients, 8 thunks
-        # instead of 9).
-        def multiply(x, y, result_type):
-            return ctx.hlo.multiply(
-                _spread(ctx, x, lc, lhs_at, result_type), _spread(ctx, y, rc, rhs_at, result_type)
-            )
-
-        return _contraction_lowering(ctx, lhs, rhs, multiply)
-    dims = ctx.hlo.DotDimensionNumbers.get(
-        lhs_batching_dimensions=list(lb),
-        rhs_batching_dimensions=list(rb),
-        lhs_contracting_dimensions=list(lc),
-        rhs_contracting_dimensions=list(rc),
-    )
-
-    def dot(x, y, result_type):
-        return ctx.hlo.dot_general(result_type, x, y, dims)
-
-    return _contraction_lowering(ctx, lhs, rhs, dot)
-
-
-def _spread_positions(ndim, contract, batch, free, free_start) -> list[int]:
-    """Where an operand's dims other than ``contract`` land in the dot's
-    result (its batch dims first, in ``batch`` order; its free dims from
-    ``free_start`` on), in the operand's own dim order."""
-    return [
-        batch.index(d) if d in batch else free_start + free.index(d)
-        for d in range(ndim)
-        if d not in contract
-    ]
-
-
-def _spread(ctx, x, contract, positions, result_type):
-    """``x`` without its (size-1) ``contract`` dims, broadcast to ``result_type``."""
-    if contract:
-        shape = [n for d, n in enumerate(ctx.shape_of(x)) if d not in contract]
-        x = ctx.hlo.reshape(ctx.ir.RankedTensorType.get(shape, result_type.element_type), x)
-    return ctx.hlo.broadcast_in_dim(result_type, x, positions)
+# --- conv_general_dilated: lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------
 
 
 @conv_general_dilated_p.def_lowering
@@ -1153,28 +1245,6 @@ class _LoweringContextWithInput:
 
 
 # --- the public lax functions ------------------------------------------------------
-
-
-def dot_general(
-    lhs: Any,
-    rhs: Any,
-    dimension_numbers: Any,
-    precision: Any = None,
-    preferred_element_type: Any = None,
-) -> Any:
-    """General tensor contraction.
-
-    ``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch,
-    rhs_batch))``. The result has the batch dims, then lhs's free dims, then
-    rhs's free dims. See the module docstring for dtypes and accumulation.
-    """
-    return dot_general_p.bind(
-        lhs,
-        rhs,
-        dimension_numbers=canonical_dot_dims(dimension_numbers),
-        precision=_check_precision("dot_general", precision),
-        preferred_element_type=_preferred("dot_general", preferred_element_type),
-    )
 
 
 def padtype_to_pads(
