@@ -87,3 +87,63 @@ def test_roll_array_shifts(backend):
     jf = jax.jit(lambda x, s: jnp.roll(x, s, (0, 1)))
     rf = ri.jit(lambda x, s: rnp.roll(x, s, (0, 1)))
     _same(rf(x, np.array([1, 2])), jf(x, np.array([1, 2])))
+
+
+_Z = np.array([1.5 + 0.5j, -3 + 1e-3j, 1e-8 - 1e-8j, 0.5j, -1.5 - 2j, 2 + 3.1j], np.complex64)
+_W = np.array([0.3 - 1j, 1 + 3.5j, 1 + 3j, 1.5 + 0.5j, 2 - 1j, 2 + 3.1j], np.complex64)
+
+
+@pytest.mark.parametrize(
+    "name,fn",
+    [
+        ("logaddexp", lambda m: lambda z: m.logaddexp(z, _W)),
+        ("logaddexp2", lambda m: lambda z: m.logaddexp2(_W, z)),
+        ("arcsinh", lambda m: m.arcsinh),
+        ("round", lambda m: m.round),
+        ("round1", lambda m: lambda z: m.round(z * 7, 1)),
+        ("corrcoef", lambda m: lambda z: m.corrcoef(m.reshape(z, (2, 3)) ** 2).ravel()),
+    ],
+)
+def test_complex_values_and_derivatives(backend, name, fn):
+    """Complex inputs: the value, jvp, vjp and holomorphic jacobian as JAX's,
+    eagerly and under jit."""
+    rf, jf = fn(rnp), fn(jnp)
+    tangent = (np.arange(6) - 2.5j).astype(np.complex64)
+    _same(ri.jit(rf)(_Z), jf(_Z), rtol=1e-5)
+    _same(rf(_Z), jf(_Z), rtol=1e-5)
+    _same(
+        ri.jit(lambda z, t: ri.jvp(rf, (z,), (t,))[1])(_Z, tangent),
+        jax.jvp(jf, (_Z,), (tangent,))[1],
+        rtol=2e-5,
+    )
+    out_shape = np.shape(jf(_Z))
+    ct = (np.arange(np.prod(out_shape)) + 1j).astype(np.complex64).reshape(out_shape)
+    _same(ri.jit(lambda z, c: ri.vjp(rf, z)[1](c)[0])(_Z, ct), jax.vjp(jf, _Z)[1](ct)[0], rtol=2e-5)
+    _same(ri.jacfwd(rf, holomorphic=True)(_Z), jax.jacfwd(jf, holomorphic=True)(_Z), rtol=2e-5)
+    scalar = lambda f: lambda z: f(z * _Z)[1]  # noqa: E731
+    _same(
+        ri.grad(scalar(rf), holomorphic=True)(np.complex64(1.1 - 0.2j)),
+        jax.grad(scalar(jf), holomorphic=True)(np.complex64(1.1 - 0.2j)),
+        rtol=2e-5,
+    )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_frexp_derivative(backend, dtype):
+    """frexp's mantissa has derivative 2**-e (JAX's custom_jvp: e is locally
+    constant), the exponent a float0 tangent; jit and vmap alike."""
+    x = np.array([3.0, -0.3, 0.0, 1024.0, 5.5, 7e-3], dtype)
+    t = np.arange(1, 7).astype(dtype)
+    (m, e), (dm, de) = ri.jit(lambda x, t: ri.jvp(rnp.frexp, (x,), (t,)))(x, t)
+    (jm, je), (jdm, jde) = jax.jvp(jnp.frexp, (x,), (t,))
+    _same(m, jm)
+    _same(e, je)
+    _same(dm, jdm)
+    assert de.dtype == jde.dtype == jax.dtypes.float0 and de.shape == jde.shape
+    assert (
+        float(ri.grad(lambda x: rnp.frexp(x)[0])(3.0))
+        == float(jax.grad(lambda x: jnp.frexp(x)[0])(3.0))
+        == 0.25
+    )
+    both = lambda m: lambda x: m.frexp(x)[0] * m.frexp(x)[1]  # noqa: E731
+    _same(ri.vmap(ri.grad(both(rnp)))(x), jax.vmap(jax.grad(both(jnp)))(x))

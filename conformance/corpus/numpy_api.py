@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import AGREE, Case, Raw, fn_case, rng_for, sample
+from conformance.compare import Tolerance
 from conformance.corpus._tables import BF16, BOOL, F16, F32, I32, U8, canonical, short
 from conformance.observe import Raises, Weak
 
@@ -447,7 +448,48 @@ def _misc_cases() -> Iterator[Case]:
     )
 
 
+# --- issue 29 (class 5): jax.numpy behaviours JAX's own tests found different ----------
+
+_Z = np.array([1.5 + 0.5j, -3 + 1e-3j, 0.5j, -1.5 - 2j, 2 + 3.1j], np.complex64)
+_ZT = np.array([1 - 1j, 0.5j, -2 + 0j, 1 + 1j, 0.25 - 3j], np.complex64)
+
+COMPLEX_DERIVATIVES: list[tuple[str, Callable[..., Any]]] = [
+    ("logaddexp", lambda np_: lambda z: np_.logaddexp(z, z[::-1] * 0.7)),
+    ("logaddexp2", lambda np_: lambda z: np_.logaddexp2(z[::-1] * 0.7, z)),
+    ("arcsinh", lambda np_: np_.arcsinh),
+    ("round", lambda np_: lambda z: np_.round(z * 3.3, 1)),
+    ("corrcoef", lambda np_: lambda z: np_.corrcoef(np_.stack([z, z**2, z * 0.5 + 1j])).ravel()),
+]
+
+
+def _issue29_cases() -> Iterator[Case]:
+    for fname, make in COMPLEX_DERIVATIVES:
+        yield fn_case(
+            f"np.complex-derivatives/{fname}",
+            lambda ns, z, t, _m=make: (
+                ns.api.jvp(_m(ns.np_), (z,), (t,)),
+                ns.api.vjp(_m(ns.np_), z)[1](ns.api.jvp(_m(ns.np_), (z,), (t,))[1])[0],
+                ns.api.grad(lambda w: _m(ns.np_)(w * z)[1], holomorphic=True)(z[0]),
+            ),
+            [_Z, _ZT],
+            expect=AGREE,
+            tags=["numpy", "ad", "complex"],
+            # corrcoef's diagonal is 1, its derivative 0 up to cancellation
+            tolerance=Tolerance(ulps=64, atol_eps=64),
+            notes="value, jvp, vjp and holomorphic grad with complex inputs",
+        )
+    yield fn_case(
+        "np.frexp/jvp",
+        lambda ns, x, t: ns.api.jvp(ns.np_.frexp, (x,), (t,))[1][0],
+        [np.array([3.0, -0.3, 0.0, 1024.0, 5.5], np.float32), np.arange(1, 6, dtype=np.float32)],
+        expect=AGREE,
+        tags=["numpy", "ad"],
+        notes="JAX's custom_jvp: d mantissa = dx * 2**-exponent",
+    )
+
+
 def cases() -> Iterator[Case]:
+    yield from _issue29_cases()
     yield from _creation_cases()
     yield from _shape_cases()
     yield from _join_split_cases()

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from refimpl import lax
+from refimpl import dtypes, lax
 from refimpl.numpy._linalg import einsum
 from refimpl.numpy._promote import aval_of, checked_array, promote_dtypes_inexact
 from refimpl.numpy._reductions import sum
 from refimpl.numpy._shape import concatenate, reshape
-from refimpl.numpy._ufuncs import clip, conj, sqrt
+from refimpl.numpy._ufuncs import clip, conj, imag, real, sqrt
 
 Array = Any
 ArrayLike = Any
@@ -60,8 +60,13 @@ def corrcoef(x: ArrayLike, y: ArrayLike = None, rowvar: bool = True) -> Array:
     c = cov(checked_array("corrcoef", x), y, rowvar)
     if _aval(c).ndim == 0:
         return c / c
-    d = sqrt(einsum("ii->i", c))
-    return clip(c / d[:, None] / d[None, :], -1, 1)
+    # the diagonal is real in exact arithmetic; JAX takes its real part before the
+    # square root and clips the two parts of a complex coefficient separately
+    d = sqrt(real(einsum("ii->i", c))).astype(_aval(c).dtype)
+    c = c / d[:, None] / d[None, :]
+    if not dtypes.is_complex(_aval(c).dtype):
+        return clip(c, -1, 1)
+    return lax.complex(clip(real(c), -1, 1), clip(imag(c), -1, 1))
 
 
 __all__ = [

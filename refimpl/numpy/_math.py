@@ -150,9 +150,29 @@ def frexp(x: ArrayLike, /) -> tuple[Array, Array]:
     into the normal range first."""
 
     (x,) = promote_dtypes_inexact("frexp", x)
-    dtype = _dtype(x)
-    if dtypes.is_complex(dtype):
+    if dtypes.is_complex(_dtype(x)):
         raise TypeError("frexp does not support complex-valued inputs")
+    fn = _CUSTOM_JVP.get("frexp")
+    if fn is None:
+        # a custom_jvp as JAX's: the bit manipulations have no derivative, but
+        # m = x * 2**-e with e locally constant gives d m = d x * 2**-e (the
+        # exponent's tangent is float0)
+        fn = custom_jvp(_frexp_value)
+
+        def jvp(primals: Any, tangents: Any) -> Any:
+            ((x,), (t,)) = primals, tangents
+            m, e = fn(x)
+            scale = exp2(lax.neg(lax.convert_element_type(e, _dtype(t))))
+            no_tangent = np.zeros(aval_of(e, "frexp", 0).shape, dtypes.float0)
+            return (m, e), (lax.mul(t, scale), no_tangent)
+
+        fn.defjvp(jvp)
+        _CUSTOM_JVP["frexp"] = fn
+    return fn(x)
+
+
+def _frexp_value(x: Array) -> tuple[Array, Array]:
+    dtype = _dtype(x)
     import ml_dtypes
 
     info = ml_dtypes.finfo(dtype)
@@ -198,6 +218,12 @@ def arcsinh(x: ArrayLike, /) -> Array:
     """``sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2)))``; ``log(2|x|)`` once x^2
     would overflow."""
     (x,) = promote_dtypes_inexact("arcsinh", x)
+    if dtypes.is_complex(_dtype(x)):
+        # asinh(z) = -i asin(i z): asin's primitive carries the complex branch cuts
+        # and its derivative 1 / sqrt(1 - w^2) gives asinh's 1 / sqrt(1 + z^2);
+        # the two multiplications by +-i are done by swapping parts (exact, no inf * 0)
+        w = lax.asin(lax.complex(lax.neg(imag(x)), real(x)))
+        return lax.complex(imag(w), lax.neg(real(w)))
     a = abs(x)
     big = lax.gt(a, scalar_like(x, _sqrt_max(_dtype(x))))
     safe = select(big, full_like_shape(x, 1, _dtype(x)), a)
@@ -353,6 +379,8 @@ def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 def _logaddexp_value(x1: Array, x2: Array) -> Array:
     amax = lax.max(x1, x2)
+    if dtypes.is_complex(_dtype(x1)):
+        return _complex_logaddexp(x1, x2, amax, lax.exp, 1.0)
     delta = lax.sub(x1, x2)
     soft = lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta)))))
     return select(isnan(delta), lax.add(x1, x2), soft)
@@ -360,14 +388,35 @@ def _logaddexp_value(x1: Array, x2: Array) -> Array:
 
 def _logaddexp2_value(x1: Array, x2: Array) -> Array:
     amax = lax.max(x1, x2)
+    if dtypes.is_complex(_dtype(x1)):
+        return _complex_logaddexp(x1, x2, amax, exp2, 1 / math.log(2))
     delta = lax.sub(x1, x2)
     tail = lax.div(lax.log1p(exp2(lax.neg(lax.abs(delta)))), scalar_like(x1, math.log(2)))
     return select(isnan(delta), lax.add(x1, x2), lax.add(amax, tail))
 
 
+def _complex_logaddexp(x1: Array, x2: Array, amax: Array, power: Any, scale: float) -> Array:
+    """JAX's complex branch: ``amax + log1p(power(x1 + x2 - 2 amax)) * scale``
+    (``amax`` the lexicographic maximum, so the exponent is ``-(x1 - x2)`` or
+    ``x1 - x2``), its imaginary part wrapped into ``[-pi, pi) * scale`` as the
+    logarithm's principal branch."""
+    delta = lax.sub(lax.add(x1, x2), lax.mul(amax, scalar_like(amax, 2)))
+    out = lax.add(amax, lax.mul(lax.log1p(power(delta)), scalar_like(amax, scale)))
+    period = math.pi * scale
+    im = imag(out)
+    # (im + period) mod 2 period - period, with the sign of the divisor as Python's %
+    shifted = lax.add(im, scalar_like(im, period))
+    two = scalar_like(im, 2 * period)
+    wrapped = lax.rem(shifted, two)
+    wrapped = select(lax.lt(wrapped, scalar_like(im, 0)), lax.add(wrapped, two), wrapped)
+    return lax.complex(real(out), lax.sub(wrapped, scalar_like(im, period)))
+
+
 def _posinf_to_zero(x: Array) -> Array:
-    # exp(x - out) with x == out == +inf would be NaN; JAX reads +inf as 0 there
-    return select(lax.eq(x, scalar_like(x, math.inf)), full_like_shape(x, 0, _dtype(x)), x)
+    # exp(x - out) with x == out == +inf would be NaN; JAX reads +inf (the real part
+    # for complex) as 0 there
+    part = real(x) if dtypes.is_complex(_dtype(x)) else x
+    return select(lax.eq(part, scalar_like(part, math.inf)), full_like_shape(x, 0, _dtype(x)), x)
 
 
 _CUSTOM_JVP: dict[str, Any] = {}

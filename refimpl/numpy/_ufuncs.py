@@ -13,6 +13,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from refimpl import dtypes, lax, tracing
@@ -171,10 +172,19 @@ def round(a: ArrayLike, decimals: int = 0, out: None = None) -> Array:  # noqa: 
         if decimals < 0:
             raise NotImplementedError("round: integer input with decimals < 0 is not supported")
         return as_array(a)
+    if decimals > np.log10(float(ml_dtypes.finfo(dtype).max)):
+        # 10**decimals would overflow; no value of the dtype has digits that far out
+        return as_array(a)
     if dtypes.is_complex(dtype):
-        raise NotImplementedError("round: complex input is not supported")
+        # JAX rounds the two parts separately (NumPy does too)
+        return lax.complex(_round_float(real(a), decimals), _round_float(imag(a), decimals))
+    return _round_float(a, decimals)
+
+
+def _round_float(a: Any, decimals: int) -> Array:
     if decimals == 0:
         return lax.round(a, 1)
+    dtype = _dtype_of(a, "round")
     x = lax.convert_element_type(a, np.float32) if dtype == np.float16 else a
     factor = scalar_like(x, 10.0**decimals)
     rounded = lax.div(lax.round(lax.mul(x, factor), 1), factor)
