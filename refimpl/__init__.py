@@ -46,10 +46,12 @@ from refimpl.device_queries import (
     process_count,
     process_index,
 )
+from refimpl.experimental.shard_map import shard_map
 from refimpl.gradient_utils import closure_convert, custom_gradient, jacobian
 from refimpl.introspection import float0, make_jaxpr, typeof
 from refimpl.invertible import custom_ivjp, invertible
 from refimpl.ref import Ref, empty_ref, free_ref, freeze, new_ref
+from refimpl.sharding import NamedSharding, P, Shard, make_mesh, set_mesh
 from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
 from refimpl.transforms.ad import (
     grad,
@@ -66,6 +68,11 @@ from refimpl.transforms.batching import vmap
 from refimpl.transforms.jit import Jitted, ShapeDtypeStruct, eval_shape, jit, make_program
 from refimpl.transforms.masking.transform import mask
 from refimpl.transforms.pmap import pmap
+from refimpl.transforms.sharded import (
+    make_array_from_callback,
+    make_array_from_single_device_arrays,
+    reshard,
+)
 from refimpl.tree_util import (
     register_pytree_node,
     tree_flatten,
@@ -126,6 +133,15 @@ __all__ = [
     "tree_util",
     "vmap",
     "pmap",
+    "shard_map",
+    "make_mesh",
+    "set_mesh",
+    "NamedSharding",
+    "P",
+    "Shard",
+    "reshard",
+    "make_array_from_callback",
+    "make_array_from_single_device_arrays",
     "value_and_grad",
     "vjp",
     "Ref",

@@ -1,30 +1,36 @@
 """``jax.sharding``'s names: where the pieces of an array live.
 
-refimpl places every array on one device, except pmap outputs, which are
-stacked along one axis over the pmap devices. So the shardings here describe
-those two layouts, with JAX's names and methods:
+A sharded array is its global value plus a :class:`Sharding` that says which
+device holds which index block of it (docs/semantics.md, "Sharding"):
 
 * :class:`Sharding`, the base type (``isinstance(x.sharding, Sharding)``, and
   the type annotations of libraries such as optax);
-* :class:`SingleDeviceSharding`, the whole array on one device (every
-  ``Array.sharding`` outside pmap);
-* :class:`PmapSharding`, slice ``m`` of the sharded axis on ``devices[m]``;
-* :class:`PartitionSpec`, :class:`Mesh` and :class:`NamedSharding` as values
-  (what an annotation or a ``device_put`` names). Laying an array out over a
-  mesh of more than one device is not provided (``jit``'s ``in_shardings``/
-  ``out_shardings`` and ``device_put`` accept a ``NamedSharding`` only when its
-  mesh has one device).
+* :class:`SingleDeviceSharding`, the whole array on one device;
+* :class:`PmapSharding`, slice ``m`` of the sharded axis on ``devices[m]``
+  (pmap outputs);
+* :class:`Mesh` (devices in an n-d grid with named axes), :func:`make_mesh`,
+  :func:`set_mesh`/:func:`use_mesh` (the mesh a bare ``PartitionSpec`` means),
+  :class:`PartitionSpec` and :class:`NamedSharding` (array axis ``i`` cut
+  into as many blocks as the mesh axes ``spec[i]`` have devices; the mesh
+  axes the spec does not name replicate each block).
+
+The arrays laid out this way are ``refimpl.transforms.sharded.MeshArray``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 import inspect
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
+
+from refimpl import backends
+from refimpl.config import config
 
 __all__ = [
     "AbstractMesh",
@@ -33,8 +39,14 @@ __all__ = [
     "NamedSharding",
     "PartitionSpec",
     "PmapSharding",
+    "P",
     "Sharding",
     "SingleDeviceSharding",
+    "get_abstract_mesh",
+    "get_mesh",
+    "make_mesh",
+    "set_mesh",
+    "use_mesh",
 ]
 
 
@@ -71,6 +83,22 @@ class Sharding:
             len(range(*i.indices(n))) if isinstance(i, slice) else 1
             for i, n in zip(index, global_shape)
         )
+
+
+class Shard:
+    """One device's block of a sharded array (``jax.Shard``'s fields):
+    ``data`` (an array on ``device``), ``device``, and ``index`` (its place
+    in the global array, a tuple of slices), ``replica_id``."""
+
+    __slots__ = ("data", "device", "index", "replica_id")
+
+    def __init__(self, data: Any, device: Any, index: tuple, replica_id: int = 0) -> None:
+        self.data, self.device, self.index = data, device, index
+        # which copy of a replicated block this is (0 for the first device holding it)
+        self.replica_id = replica_id
+
+    def __repr__(self) -> str:
+        return f"Shard(device={self.device!r}, index={self.index!r})"
 
 
 class SingleDeviceSharding(Sharding):
@@ -152,6 +180,10 @@ class PartitionSpec(tuple):
         return (PartitionSpec, tuple(self))
 
 
+#: JAX's short name (``from jax.sharding import PartitionSpec as P``; ``jax.P``).
+P = PartitionSpec
+
+
 class AxisType(enum.Enum):
     """How a mesh axis is partitioned (JAX's names)."""
 
@@ -161,7 +193,10 @@ class AxisType(enum.Enum):
 
 
 class Mesh:
-    """Devices laid out in an n-d grid whose axes have names."""
+    """Devices laid out in an n-d grid whose axes have names (``jax.sharding.Mesh``).
+
+    ``with mesh:`` (and :func:`set_mesh`) makes it the mesh a bare
+    ``PartitionSpec`` refers to (``jit``'s shardings, ``shard_map``)."""
 
     def __init__(
         self,
@@ -176,33 +211,178 @@ class Mesh:
                 f"Mesh: devices has {self.devices.ndim} dimensions but {len(self.axis_names)} "
                 f"axis names were given: {self.axis_names}"
             )
+        if len(set(self.axis_names)) != len(self.axis_names):
+            raise ValueError(f"Mesh: axis names must be distinct, got {self.axis_names}")
+        ids = [_device_key(d) for d in self.devices.flat]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"Mesh: a device appears twice in devices {list(self.devices.flat)}")
         if axis_types is None:
             axis_types = (AxisType.Auto,) * len(self.axis_names)
         elif isinstance(axis_types, AxisType):
             axis_types = (axis_types,) * len(self.axis_names)
         self.axis_types = tuple(axis_types)
+        if len(self.axis_types) != len(self.axis_names) or not all(
+            isinstance(t, AxisType) for t in self.axis_types
+        ):
+            raise ValueError(
+                f"Mesh: axis_types must be one AxisType per axis name {self.axis_names}, "
+                f"got {axis_types!r}"
+            )
+        self._entered: list[Any] = []
 
     @property
     def shape(self) -> dict[str, int]:
         return dict(zip(self.axis_names, self.devices.shape))
 
     @property
+    def axis_sizes(self) -> tuple[int, ...]:
+        return tuple(self.devices.shape)
+
+    @property
+    def shape_tuple(self) -> tuple[tuple[str, int], ...]:
+        return tuple(zip(self.axis_names, self.devices.shape))
+
+    @property
     def size(self) -> int:
         return int(self.devices.size)
+
+    @property
+    def empty(self) -> bool:
+        return self.devices.size == 0
 
     @property
     def device_ids(self) -> np.ndarray:
         return np.vectorize(lambda d: getattr(d, "id", 0), otypes=[int])(self.devices)
 
+    @property
+    def local_devices(self) -> list[Any]:
+        return list(self.devices.flat)
+
+    @property
+    def abstract_mesh(self) -> AbstractMesh:
+        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
+
+    def _key(self) -> tuple:
+        return (
+            tuple(_device_key(d) for d in self.devices.flat),
+            self.devices.shape,
+            self.axis_names,
+            self.axis_types,
+        )
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, Mesh) and (other is self or other._key() == self._key())
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
     def __enter__(self) -> Mesh:
+        self._entered.append(_set_current(self))
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        return None
+        _set_current(self._entered.pop())
 
     def __repr__(self) -> str:
         shape = ", ".join(f"'{n}': {s}" for n, s in self.shape.items())
-        return f"Mesh({shape})"
+        types = ", ".join(t.name for t in self.axis_types)
+        return f"Mesh({shape}, axis_types=({types}{',' if len(self.axis_types) == 1 else ''}))"
+
+
+def _device_key(device: Any) -> tuple:
+    return (getattr(device, "platform", None), getattr(device, "id", id(device)))
+
+
+# The mesh a bare PartitionSpec refers to (set_mesh, ``with mesh:``), per thread.
+class _CurrentMesh(threading.local):
+    mesh: Any = None
+
+
+_current = _CurrentMesh()
+
+
+def _set_current(mesh: Any) -> Any:
+    previous = _current.mesh
+    _current.mesh = mesh
+    return previous
+
+
+def get_mesh() -> Any:
+    """The mesh set by :func:`set_mesh` (or ``with mesh:``), else None."""
+    return _current.mesh
+
+
+def get_abstract_mesh() -> AbstractMesh:
+    """The abstract mesh of :func:`get_mesh` (the empty one when none is set)."""
+    mesh = _current.mesh
+    return EMPTY_MESH if mesh is None else mesh.abstract_mesh
+
+
+class _MeshSetting:
+    """What :func:`set_mesh` returns: the mesh is set already; used as a
+    context manager, the previous one comes back at the end of the block."""
+
+    def __init__(self, previous: Any) -> None:
+        self._previous = previous
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        _set_current(self._previous)
+
+
+def set_mesh(mesh: Any) -> _MeshSetting:
+    """Make ``mesh`` the current mesh (``jax.set_mesh``), for good or, as
+    ``with set_mesh(mesh):``, for a block. None clears it."""
+    if mesh is not None and not isinstance(mesh, Mesh):
+        raise TypeError(f"set_mesh: mesh must be a Mesh or None, got {type(mesh).__name__}")
+    return _MeshSetting(_set_current(mesh))
+
+
+@contextlib.contextmanager
+def use_mesh(mesh: Any) -> Iterator[Any]:
+    """``with use_mesh(mesh):``: ``mesh`` is the current mesh inside the block
+    (the spelling of older JAX releases; :func:`set_mesh` is 0.10.2's)."""
+    if not isinstance(mesh, Mesh):
+        raise TypeError(f"use_mesh: mesh must be a Mesh, got {type(mesh).__name__}")
+    previous = _set_current(mesh)
+    try:
+        yield mesh
+    finally:
+        _set_current(previous)
+
+
+def make_mesh(
+    axis_shapes: Sequence[int],
+    axis_names: Sequence[str],
+    axis_types: Any = None,
+    *,
+    devices: Sequence[Any] | None = None,
+) -> Mesh:
+    """A mesh of the first ``prod(axis_shapes)`` devices (of ``devices``, else
+    of the default backend) in row-major order, like ``jax.make_mesh``. As in
+    JAX 0.10.2 the axes are ``AxisType.Explicit`` unless ``axis_types`` says
+    otherwise."""
+    shape = tuple(int(n) for n in axis_shapes)
+    names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
+    if len(shape) != len(names):
+        raise ValueError(
+            f"make_mesh: axis_shapes {shape} and axis_names {names} must have the same length"
+        )
+    pool = list(devices) if devices is not None else backends.get(config.backend).devices()
+    size = int(np.prod(shape, dtype=np.int64))
+    if size > len(pool):
+        raise ValueError(
+            f"make_mesh: a mesh of shape {shape} needs {size} devices but only {len(pool)} "
+            "are available"
+            + ('; set ri.config.update("ref_num_devices", n) for more' if devices is None else "")
+        )
+    grid = np.empty(size, dtype=object)
+    grid[:] = pool[:size]
+    if axis_types is None:
+        axis_types = (AxisType.Explicit,) * len(names)
+    return Mesh(grid.reshape(shape), names, axis_types)
 
 
 class AbstractMesh:
@@ -259,17 +439,40 @@ EMPTY_MESH = AbstractMesh()
 
 class NamedSharding(Sharding):
     """An array split over ``mesh`` as ``spec`` names: axis ``i`` of the array
-    is cut into as many pieces as the mesh axes ``spec[i]`` have devices."""
+    is cut into as many blocks as the mesh axes ``spec[i]`` have devices
+    (the first named axis the major one); each block is held by every device
+    whose coordinates along those axes select it, so the mesh axes the spec
+    does not name replicate it."""
 
-    def __init__(self, mesh: Any, spec: PartitionSpec | None = None, **_: Any) -> None:
-        self.mesh = mesh
+    def __init__(
+        self, mesh: Any, spec: PartitionSpec | None = None, *, memory_kind: str | None = None
+    ) -> None:
+        if not isinstance(mesh, (Mesh, AbstractMesh)):
+            raise TypeError(
+                f"NamedSharding: mesh must be a Mesh or AbstractMesh, got {type(mesh).__name__}"
+            )
+        if spec is not None and not isinstance(spec, (PartitionSpec, tuple, list)):
+            raise TypeError(
+                f"NamedSharding: spec must be a PartitionSpec, got {type(spec).__name__}"
+            )
+        self.mesh: Any = mesh  # a Mesh, or an AbstractMesh (a type's sharding)
         self.spec = PartitionSpec() if spec is None else PartitionSpec(*spec)
+        self.memory_kind = memory_kind
+        seen: set[str] = set()
         for entry in self.spec:
-            for name in entry if isinstance(entry, tuple) else (entry,):
-                if name is not None and name not in mesh.axis_names:
+            for name in _names(entry):
+                if name not in mesh.axis_names:
                     raise ValueError(
-                        f"NamedSharding: {name!r} is not an axis of the mesh {mesh.axis_names}"
+                        f"Resource axis: {name} of {self.spec!r} is not found in mesh: "
+                        f"{tuple(mesh.axis_names)}."
                     )
+                if name in seen:
+                    raise ValueError(
+                        "A single NamedSharding spec specification can map every mesh axis to "
+                        f"at most one positional dimension, but {self.spec!r} has duplicate "
+                        f"entries for `{name}`"
+                    )
+                seen.add(name)
 
     @property
     def device_set(self) -> set[Any]:
@@ -278,21 +481,45 @@ class NamedSharding(Sharding):
         return set(self.mesh.devices.flat)
 
     @property
+    def num_devices(self) -> int:
+        return self.mesh.size
+
+    @property
     def is_fully_replicated(self) -> bool:
-        return all(e is None for e in self.spec) or self.mesh.size == 1
+        return self.mesh.size == 1 or all(
+            self.mesh.shape[n] == 1 for e in self.spec for n in _names(e)
+        )
 
     def _pieces(self, entry: Any) -> int:
-        names = entry if isinstance(entry, tuple) else (entry,)
-        return int(np.prod([self.mesh.shape[n] for n in names if n is not None]))
+        return int(np.prod([self.mesh.shape[n] for n in _names(entry)], dtype=np.int64))
+
+    def check_shape(self, shape: tuple[int, ...], where: str) -> None:
+        """JAX's checks of this sharding against an array of ``shape``: the
+        spec is no longer than the rank and each split axis divides evenly."""
+        if len(self.spec) > len(shape):
+            raise ValueError(
+                f"{where}: sharding {self!r} is only valid for values of rank at least "
+                f"{len(self.spec)}, but was applied to a value of rank {len(shape)}"
+            )
+        for axis, entry in enumerate(self.spec):
+            pieces = self._pieces(entry)
+            if shape[axis] % pieces:
+                raise ValueError(
+                    f"{where}: sharding {self!r} implies that array axis {axis} is partitioned "
+                    f"{pieces} times, but the dimension size is {shape[axis]} (full shape: "
+                    f"{tuple(shape)}, per-dimension tiling factors: "
+                    f"{[self._pieces(e) for e in self.spec]} should evenly divide the shape)"
+                )
 
     def devices_indices_map(self, shape: tuple[int, ...]) -> dict[Any, tuple]:
+        shape = tuple(shape)
+        self.check_shape(shape, "devices_indices_map")
         out = {}
         for position in np.ndindex(*self.mesh.devices.shape):
             coords = dict(zip(self.mesh.axis_names, position))
             index: list[Any] = []
             for axis, size in enumerate(shape):
-                entry = self.spec[axis] if axis < len(self.spec) else None
-                names = [n for n in (entry if isinstance(entry, tuple) else (entry,)) if n]
+                names = _names(self.spec[axis]) if axis < len(self.spec) else ()
                 if not names:
                     index.append(slice(None))
                     continue
@@ -306,23 +533,37 @@ class NamedSharding(Sharding):
         return out
 
     def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
+        self.check_shape(tuple(global_shape), "shard_shape")
         return tuple(
             n // self._pieces(self.spec[i]) if i < len(self.spec) else n
             for i, n in enumerate(global_shape)
         )
 
+    def _normal_spec(self) -> tuple:
+        # JAX compares P(('a',), 'b') equal to P('a', 'b'): one-name tuples are the name
+        return tuple(_names(e) or None for e in self.spec)
+
     def __eq__(self, other: Any) -> bool:
         return (
             isinstance(other, NamedSharding)
-            and other.mesh is self.mesh
-            and tuple(other.spec) == tuple(self.spec)
+            and other.mesh == self.mesh
+            and other._normal_spec() == self._normal_spec()
         )
 
     def __hash__(self) -> int:
-        return hash(("NamedSharding", id(self.mesh), tuple(self.spec)))
+        return hash(("NamedSharding", self.mesh, self._normal_spec()))
 
     def __repr__(self) -> str:
         return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
+
+
+def _names(entry: Any) -> tuple[str, ...]:
+    """The mesh axis names of one spec entry (None, a name, or a tuple of names)."""
+    if entry is None:
+        return ()
+    if isinstance(entry, (tuple, list)):
+        return tuple(n for n in entry if n is not None)
+    return (entry,)
 
 
 def abstract_sharding(ndim: int) -> NamedSharding:

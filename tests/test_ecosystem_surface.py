@@ -119,7 +119,7 @@ def test_partition_spec_mesh_and_named_sharding():
     named = sharding.NamedSharding(mesh, spec)
     assert named.shard_shape((4, 3)) == (4, 3) and named.is_fully_replicated
     assert sharding.single_device_of(named) == ri.devices()[0]
-    with pytest.raises(ValueError, match="not an axis"):
+    with pytest.raises(ValueError, match="not found in mesh"):
         sharding.NamedSharding(mesh, sharding.PartitionSpec("model"))
 
 

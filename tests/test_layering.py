@@ -49,6 +49,9 @@ LAYERS: dict[str, int] = {
     # refimpl/transforms/__init__.py imports no transformation, so importing
     # it from below costs nothing)
     "refimpl.transforms.masking.shape_spec": CORE,
+    # the sharding types (Mesh, NamedSharding, PartitionSpec): values that
+    # abstract values and arrays name (imports only config and the registry)
+    "refimpl.sharding": CORE,
     # 2 tracing: the trace stack, Tracer and the operators every array-like shares
     "refimpl.array_ops": TRACING,
     "refimpl.tracing": TRACING,
@@ -82,7 +85,6 @@ LAYERS: dict[str, int] = {
     "refimpl.introspection": SURFACE,
     "refimpl.gradient_utils": SURFACE,
     "refimpl.device_queries": SURFACE,
-    "refimpl.sharding": SURFACE,
     "refimpl.dlpack": SURFACE,
     "refimpl.dtypes_api": SURFACE,
     "refimpl.flatten_util": SURFACE,

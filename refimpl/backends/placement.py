@@ -13,6 +13,8 @@ from typing import Any
 
 from refimpl import backends, tracing, tree_util
 from refimpl.config import config
+from refimpl.sharding import PartitionSpec, Sharding
+from refimpl.transforms import sharded
 
 
 def default_backend() -> str:
@@ -102,7 +104,10 @@ def device_put(
 
     Args:
         x: A pytree of arrays, NumPy arrays and Python scalars.
-        device: A ``Device`` (``ri.devices("pjrt")[0]``, ...), or None.
+        device: A ``Device`` (``ri.devices("pjrt")[0]``, ...), a ``Sharding``
+            (``NamedSharding(mesh, P('x'))``: each leaf is laid out over the
+            mesh's devices, docs/semantics.md "Sharding"; a ``PartitionSpec``
+            means one over the current mesh), or None.
         donate: Whether ``x``'s buffers may be taken over (``x`` is deleted).
         may_alias: Whether the result may share ``x``'s buffer (None: the
             default for ``donate``, see the table).
@@ -129,6 +134,19 @@ def device_put(
         raise TypeError(f"device_put: donate must be a bool, got {donate!r}")
     if may_alias and donate:
         raise ValueError("device_put: may_alias=True and donate=True cannot both be set")
+    if isinstance(device, (Sharding, PartitionSpec)):
+        sharding = sharded.as_sharding(device, "device_put", "device")
+        leaves, tree = tree_util.tree_flatten(x)
+        for i, leaf in enumerate(leaves):  # check every leaf before changing any
+            aval = tracing.get_aval(leaf, "device_put", f"{i} of x")
+            sharded.check_against(sharding, aval.shape, "device_put")
+        if donate:
+            _check_donated_once(leaves)
+        alias = may_alias is None or may_alias
+        return tree_util.tree_unflatten(
+            tree,
+            [sharded.put_sharded(leaf, sharding, donate=donate, alias=alias) for leaf in leaves],
+        )
     target = _target_backend(device)
     leaves, tree = tree_util.tree_flatten(x)
     for i, leaf in enumerate(leaves):  # check every leaf before changing any

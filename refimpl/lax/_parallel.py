@@ -1,6 +1,6 @@
 """Named-axis ``jax.lax`` functions over the collective primitives:
 ``axis_size``, ``pshuffle``, ``pbroadcast``, ``pswapaxes``, and
-``with_sharding_constraint`` (a value-preserving no-op here).
+``with_sharding_constraint`` (refimpl.transforms.sharded).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import tracing, tree_util
+from refimpl import tree_util
 from refimpl.primitives import collectives, structural
-from refimpl.primitives import elementwise as ew
+from refimpl.transforms import sharded
 
 
 def axis_size(axis_name: Any) -> int:
@@ -24,24 +24,12 @@ def axis_size(axis_name: Any) -> int:
 
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
-    """The identity on the pytree ``x`` (each leaf as an array; weak types
-    kept): refimpl has one device per program (pmap aside), where every
-    sharding is the trivial one. ``shardings`` must not be ``None`` (a
-    ``ValueError``, as JAX); it is otherwise not inspected."""
-    tu = tree_util
-    if any(s is None for s in tu.tree_leaves(shardings, is_leaf=lambda v: v is None)):
-        raise ValueError(
-            "with_sharding_constraint: one of the arguments got sharding None, which is not "
-            "allowed; pass jax.sharding.Sharding instances"
-        )
-
-    def leaf(v: Any) -> Any:
-        aval = tracing.get_aval(v, "with_sharding_constraint", "x")
-        if isinstance(v, tracing.Tracer) or hasattr(v, "_pjrt_buffer"):
-            return v
-        return ew.convert_element_type_p.bind(v, new_dtype=aval.dtype, weak_type=aval.weak_type)
-
-    return tu.tree_map(leaf, x)
+    """The value of the pytree ``x``, laid out as ``shardings`` (a prefix tree
+    of ``Sharding``\\ s or ``PartitionSpec``\\ s over the current mesh): a
+    concrete leaf comes back as an array with that sharding, a traced one
+    unchanged after JAX's checks (rank, divisibility, Auto mesh axes only).
+    ``shardings`` must not contain ``None`` (a ``ValueError``, as JAX)."""
+    return sharded.with_sharding_constraint(x, shardings)
 
 
 def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:

@@ -1,0 +1,555 @@
+"""Arrays laid out over a mesh, and ``jit``'s ``in_shardings``/``out_shardings``.
+
+A sharded array is its global value plus a sharding (docs/semantics.md,
+"Sharding"): :class:`MeshArray` holds, for each device of the sharding, that
+device's index block of the value as an array of the device's own backend
+(a reference ``RefArray`` or a PJRT array), so ``addressable_shards`` are
+real per-device arrays and deleting (donating) the array deletes every
+block. Reading the value assembles the blocks.
+
+Computations see only the global value: ``jit`` with shardings runs the
+same program as without them on that value, on one device, and then lays
+each output out as ``out_shardings`` asks. That is the whole mechanism on
+both backends today: XLA's SPMD partitioner (one executable over the mesh)
+is not driven yet, so it defines the values and the placement of results,
+not the performance of a partitioned program.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from refimpl import backends, tracing, tree_util
+from refimpl.array import Array
+from refimpl.config import config
+from refimpl.core import ShapedArray
+from refimpl.sharding import (
+    AxisType,
+    Mesh,
+    NamedSharding,
+    PartitionSpec,
+    Shard,
+    Sharding,
+    SingleDeviceSharding,
+    get_mesh,
+)
+
+__all__ = [
+    "MeshArray",
+    "ShardedJit",
+    "as_sharding",
+    "make_array_from_callback",
+    "make_array_from_single_device_arrays",
+    "put_sharded",
+    "reshard",
+    "sharding_of",
+    "with_sharding_constraint",
+]
+
+
+class MeshArray(Array):
+    """An array laid out over several devices as ``sharding`` says: one
+    block per device (its own backend's array), standing for the global
+    value they tile (blocks of replicated axes hold the same values)."""
+
+    __slots__ = ("_shards", "_sharding", "_aval", "_indices", "_devices")
+
+    def __init__(self, shards: Sequence[Any], sharding: Sharding, aval: ShapedArray) -> None:
+        index_map = sharding.devices_indices_map(aval.shape)
+        self._devices = tuple(index_map)
+        self._indices = tuple(index_map.values())
+        self._shards = list(shards)
+        self._sharding = sharding
+        self._aval = aval
+
+    @property
+    def aval(self) -> ShapedArray:
+        return self._aval
+
+    @property
+    def device(self) -> Any:
+        return self._devices[0]
+
+    @property
+    def committed(self) -> bool:
+        return True
+
+    def devices(self) -> set[Any]:
+        return set(self._devices)
+
+    @property
+    def sharding(self) -> Sharding:
+        return self._sharding
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self._sharding.is_fully_replicated
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return True
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        seen: dict[str, int] = {}
+        out = []
+        for shard, device, index in zip(self._shards, self._devices, self._indices, strict=True):
+            key = repr(index)
+            out.append(Shard(shard, device, index, seen.get(key, 0)))
+            seen[key] = seen.get(key, 0) + 1
+        return out
+
+    @property
+    def global_shards(self) -> list[Shard]:
+        return self.addressable_shards
+
+    def addressable_data(self, index: int) -> Any:
+        return self._shards[index]
+
+    def _check_live(self) -> None:
+        for shard in self._shards:
+            shard._check_live()
+
+    def _value(self) -> np.ndarray:
+        self._check_live()
+        value = np.empty(self._aval.shape, dtype=self._aval.dtype)
+        for shard, index in zip(self._shards, self._indices, strict=True):
+            value[index] = np.asarray(shard)
+        value.flags.writeable = False
+        return value
+
+    def is_deleted(self) -> bool:
+        return any(s.is_deleted() for s in self._shards)
+
+    def mark_donated(self, function_name: str) -> None:
+        """Delete every block because the array was donated to ``function_name``."""
+        for shard in self._shards:
+            if hasattr(shard, "mark_donated"):
+                shard.mark_donated(function_name)
+            else:
+                shard.delete()
+
+    def _storage_keys(self) -> tuple[int, ...]:
+        return tuple(id(s) for s in self._shards)
+
+    def delete(self) -> None:
+        for shard in self._shards:
+            shard.delete()
+
+    def block_until_ready(self) -> MeshArray:
+        for shard in self._shards:
+            shard.block_until_ready()
+        return self
+
+    def copy_to_host_async(self) -> None:
+        return None
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        value = self._value()
+        return value if dtype is None else value.astype(dtype)
+
+
+tracing.register_array_type(MeshArray, lambda a: (a._check_live(), a.aval)[1], MeshArray._value)
+
+
+# --- shardings named by the user -------------------------------------------------------------
+
+
+def as_sharding(value: Any, where: str, what: str) -> Sharding:
+    """A ``Sharding`` from what JAX accepts in its place: a ``Sharding``, or a
+    ``PartitionSpec`` over the current mesh (``set_mesh``/``with mesh:``)."""
+    if isinstance(value, Sharding):
+        if isinstance(value, NamedSharding) and not isinstance(value.mesh, Mesh):
+            raise ValueError(
+                f"{where}: {what} {value!r} is over an AbstractMesh, which has no devices"
+            )
+        return value
+    if isinstance(value, PartitionSpec):
+        mesh = get_mesh()
+        if mesh is None:
+            raise RuntimeError(
+                f"{where}: {what} is the PartitionSpec {value!r}, which needs a mesh: pass a "
+                "NamedSharding, or set one with jax.set_mesh(mesh) (or `with mesh:`)"
+            )
+        return NamedSharding(mesh, value)
+    raise TypeError(
+        f"{where}: {what} must be a Sharding or a PartitionSpec, got {type(value).__name__} "
+        f"({value!r})"
+    )
+
+
+def check_against(sharding: Sharding, shape: tuple[int, ...], where: str) -> None:
+    """JAX's rank and divisibility checks of ``sharding`` for an array of ``shape``."""
+    if isinstance(sharding, NamedSharding):
+        sharding.check_shape(tuple(shape), where)
+
+
+def sharding_of(x: Any) -> Sharding | None:
+    """The sharding of a concrete array (None for NumPy data and scalars)."""
+    if isinstance(x, tracing.Tracer) or not isinstance(x, Array):
+        return None
+    return x.sharding
+
+
+def _one_device(sharding: Sharding) -> Any | None:
+    """The device of a sharding that puts the whole array on one device, else None."""
+    if isinstance(sharding, SingleDeviceSharding):
+        return sharding.device
+    devices = sharding.device_set
+    return next(iter(devices)) if len(devices) == 1 else None
+
+
+def put_sharded(x: Any, sharding: Sharding, *, donate: bool = False, alias: bool = True) -> Any:
+    """``device_put(x, sharding)`` of one leaf (SPEC's donate/may_alias table:
+    ``alias`` lets an ``x`` already laid out this way come back as itself;
+    ``donate`` deletes ``x`` once its blocks are copied out). A tracer comes
+    back unchanged (placement is a property of concrete buffers)."""
+    aval = tracing.get_aval(x, "device_put", "x")
+    check_against(sharding, aval.shape, "device_put")
+    if isinstance(x, tracing.Tracer):
+        return x
+    device = _one_device(sharding)
+    if device is not None:
+        return _backend_of(device).put_leaf(x, device, donate, alias)
+    if isinstance(x, MeshArray) and x.sharding == sharding:
+        if alias and not donate:
+            return x
+        if donate:  # the blocks move over as they are; x is gone
+            out = MeshArray(list(x._shards), sharding, x.aval)
+            x._shards = [_deleted_copy(s) for s in x._shards]
+            return out
+    if isinstance(x, Array):
+        x._check_live()
+    value = np.asarray(tracing.concrete_value(x, aval))
+    weak = aval.weak_type
+    shards = []
+    for device, index in sharding.devices_indices_map(aval.shape).items():
+        block = np.array(value[index], copy=True)
+        backend = _backend_of(device)
+        piece = backend.put_leaf(block, device, False, False)
+        if weak:  # keep the Python scalar's weak type on every block
+            piece = _weak(piece, backend, device)
+        shards.append(piece)
+    if donate and isinstance(x, Array) and hasattr(x, "mark_donated"):
+        x.mark_donated("device_put")
+    elif donate and isinstance(x, Array):
+        x.delete()  # type: ignore[attr-defined]  # every concrete array has delete()
+    return MeshArray(shards, sharding, ShapedArray(aval.shape, aval.dtype, weak))
+
+
+def _backend_of(device: Any) -> Any:
+    backend = backends.backend_of_device(device)
+    if backend is None:
+        raise TypeError(f"a sharding's device must be a Device, got {type(device).__name__}")
+    return backend
+
+
+def _weak(piece: Any, backend: Any, device: Any) -> Any:
+    if piece.weak_type:
+        return piece
+    value = np.asarray(piece)
+    scalar = value.item() if value.ndim == 0 else None
+    if scalar is not None:
+        return backend.put_leaf(scalar, device, False, False)
+    return piece
+
+
+def _deleted_copy(shard: Any) -> Any:
+    """A stand-in for a block that moved to another array: deleted, so the
+    donor reads as deleted while the new array keeps the live block."""
+    backend = backends.backend_of_array(shard) or _backend_of(shard.device)
+    placeholder = backend.put_leaf(np.zeros((), shard.dtype), shard.device, False, False)
+    if hasattr(placeholder, "mark_donated"):
+        placeholder.mark_donated("device_put")
+    else:
+        placeholder.delete()
+    return placeholder
+
+
+def with_sharding_constraint(x: Any, shardings: Any) -> Any:
+    """``lax.with_sharding_constraint``: the value of ``x`` (a pytree), laid
+    out as ``shardings`` (a prefix tree of shardings) when concrete; under a
+    trace, the checks only (the value is what matters inside a program)."""
+    if any(s is None for s in tree_util.tree_leaves(shardings, is_leaf=lambda v: v is None)):
+        raise ValueError(
+            "with_sharding_constraint: one of the arguments got sharding None, which is not "
+            "allowed; pass jax.sharding.Sharding instances"
+        )
+    leaves, tree = tree_util.tree_flatten(x)
+    per_leaf = _broadcast_prefix(shardings, x, "with_sharding_constraint", "shardings")
+    out = []
+    for leaf, sharding in zip(leaves, per_leaf, strict=True):
+        sharding = as_sharding(sharding, "with_sharding_constraint", "shardings")
+        if isinstance(sharding, NamedSharding):
+            explicit = [
+                n
+                for e in sharding.spec
+                for n in (e if isinstance(e, tuple) else (e,))
+                if n is not None
+                and sharding.mesh.axis_types[sharding.mesh.axis_names.index(n)] != AxisType.Auto
+            ]
+            if explicit:
+                raise ValueError(
+                    "with_sharding_constraint: the spec of a NamedSharding can only refer to "
+                    f"Auto axes of the mesh; got spec={sharding.spec!r} and mesh="
+                    f"{sharding.mesh!r} ({explicit[0]!r} is not Auto). Use reshard for "
+                    "Explicit axes"
+                )
+        aval = tracing.get_aval(leaf, "with_sharding_constraint", "x")
+        check_against(sharding, aval.shape, "with_sharding_constraint")
+        out.append(leaf if isinstance(leaf, tracing.Tracer) else put_sharded(leaf, sharding))
+    return tree.unflatten(out)
+
+
+def _broadcast_prefix(prefix: Any, full: Any, where: str, what: str) -> list[Any]:
+    """One entry of the prefix tree ``prefix`` per leaf of ``full`` (a
+    sharding, a PartitionSpec or None is a leaf of the prefix)."""
+
+    def is_leaf(v: Any) -> bool:
+        return v is None or isinstance(v, (Sharding, PartitionSpec))
+
+    prefix_leaves, prefix_tree = tree_util.tree_flatten(prefix, is_leaf=is_leaf)
+    if prefix_tree.num_leaves == 1 and is_leaf(prefix):
+        return [prefix] * len(tree_util.tree_leaves(full))
+    out: list[Any] = []
+    try:
+        subtrees = prefix_tree.flatten_up_to(full)
+    except (ValueError, TypeError) as error:
+        raise ValueError(
+            f"{where}: {what} must be a tree prefix of the values it annotates: {error}"
+        ) from None
+    for spec, sub in zip(prefix_leaves, subtrees, strict=True):
+        out += [spec] * len(tree_util.tree_leaves(sub))
+    return out
+
+
+# --- jit with shardings ------------------------------------------------------------------------
+
+
+class ShardedJit:
+    """``jit(f, in_shardings=..., out_shardings=...)``: the jitted ``f`` run on
+    the arguments' global values, each output then laid out as
+    ``out_shardings`` says (the arguments as ``in_shardings`` says are checked,
+    and NumPy/uncommitted inputs take it)."""
+
+    def __init__(
+        self,
+        inner: Any,
+        fun: Callable[..., Any],
+        in_shardings: Any,
+        out_shardings: Any,
+        static_argnums: Sequence[int],
+        donate_argnums: Sequence[int],
+    ) -> None:
+        self._inner = inner
+        self._in = in_shardings
+        self._out = out_shardings
+        self._static = tuple(static_argnums)
+        self._donate = tuple(donate_argnums)
+        self._name = getattr(fun, "__name__", type(fun).__name__)
+        self.__wrapped__ = fun
+        self.__name__ = self._name
+        self.__doc__ = getattr(fun, "__doc__", None)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["_inner"], name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        where = f"jit({self._name})"
+        n = len(args)
+        static = {i % n for i in self._static if -n <= i < n}
+        dynamic = [i for i in range(n) if i not in static]
+        arg_list = list(args)
+        traced = any(
+            isinstance(leaf, tracing.Tracer) for leaf in tree_util.tree_leaves((arg_list, kwargs))
+        )
+        donated_arrays: list[Any] = []
+        if self._in is not None:
+            if kwargs:
+                raise ValueError(
+                    f"{where}: keyword arguments are not supported together with in_shardings "
+                    "(as JAX's jit); pass them positionally"
+                )
+            dyn_args = tuple(arg_list[i] for i in dynamic)
+            prefix = self._in
+            if isinstance(prefix, list):
+                prefix = tuple(prefix)
+            if isinstance(prefix, tuple) and len(prefix) != len(dyn_args):
+                raise ValueError(
+                    f"{where}: in_shardings has {len(prefix)} entries but the function got "
+                    f"{len(dyn_args)} dynamic positional arguments"
+                )
+            per_arg = prefix if isinstance(prefix, tuple) else (prefix,) * len(dyn_args)
+            for i, spec in zip(dynamic, per_arg, strict=True):
+                arg_list[i] = self._place_argument(arg_list[i], spec, where, f"args[{i}]", traced)
+        if not traced:
+            for i in dynamic:
+                donate = i in self._donate or (i - n) in self._donate
+                leaves, tree = tree_util.tree_flatten(arg_list[i])
+                if any(isinstance(leaf, MeshArray) for leaf in leaves):
+                    if donate:
+                        donated_arrays += [v for v in leaves if isinstance(v, MeshArray)]
+                    arg_list[i] = tree.unflatten([_global(v) for v in leaves])
+        out = self._inner(*arg_list, **kwargs)
+        for array in donated_arrays:
+            array.mark_donated(where)
+        if self._out is None:
+            return out
+        per_leaf = _broadcast_prefix(self._out, out, where, "out_shardings")
+        leaves, tree = tree_util.tree_flatten(out)
+        results = []
+        for k, (leaf, spec) in enumerate(zip(leaves, per_leaf, strict=True)):
+            if spec is None:
+                results.append(leaf)
+                continue
+            sharding = as_sharding(spec, where, "out_shardings")
+            aval = tracing.get_aval(leaf, where, f"output {k}")
+            check_against(sharding, aval.shape, f"{where} (output {k})")
+            results.append(leaf if traced else put_sharded(leaf, sharding, alias=True))
+        return tree.unflatten(results)
+
+    def _place_argument(self, arg: Any, spec: Any, where: str, label: str, traced: bool) -> Any:
+        """``arg`` checked against (and, when concrete, laid out as) ``spec``,
+        a prefix of its tree."""
+        leaves, tree = tree_util.tree_flatten(arg)
+        per_leaf = _broadcast_prefix(spec, arg, where, "in_shardings")
+        placed = []
+        for leaf, one in zip(leaves, per_leaf, strict=True):
+            if one is None:
+                placed.append(leaf)
+                continue
+            sharding = as_sharding(one, where, "in_shardings")
+            aval = tracing.get_aval(leaf, where, label)
+            check_against(sharding, aval.shape, f"{where}: argument {label}")
+            if isinstance(leaf, tracing.Tracer) or traced:
+                placed.append(leaf)
+                continue
+            current = sharding_of(leaf)
+            if (
+                current is not None
+                and getattr(leaf, "committed", False)
+                and current != sharding
+                and not (
+                    _one_device(current) is not None
+                    and _one_device(current) == _one_device(sharding)
+                )
+            ):
+                raise ValueError(
+                    f"{where}: the sharding passed to jit does not match the sharding of "
+                    f"argument {label}. Got jit sharding: {sharding!r}, argument sharding: "
+                    f"{current!r} for an argument of type {aval.str_short()}"
+                )
+            placed.append(put_sharded(leaf, sharding))
+        return tree.unflatten(placed)
+
+
+def _global(leaf: Any) -> Any:
+    """A MeshArray's global value as an uncommitted array of the default
+    backend (the program runs on one device); anything else as it is."""
+    if not isinstance(leaf, MeshArray):
+        return leaf
+    value = leaf._value()
+    if leaf.aval.weak_type and value.ndim == 0:
+        return backends.get(config.backend).put_leaf(value.item(), None, False, False)
+    return backends.get(config.backend).put_leaf(np.array(value), None, False, False)
+
+
+# --- building and moving sharded arrays --------------------------------------------------------
+
+
+def reshard(xs: Any, out_shardings: Any) -> Any:
+    """``jax.reshard``: each leaf of ``xs`` laid out as ``out_shardings`` (a tree
+    prefix) says; JAX allows only Explicit mesh axes in the specs. Traced
+    leaves come back unchanged after the checks."""
+    leaves, tree = tree_util.tree_flatten(xs)
+    per_leaf = _broadcast_prefix(out_shardings, xs, "reshard", "out_shardings")
+    out = []
+    for leaf, spec in zip(leaves, per_leaf, strict=True):
+        sharding = as_sharding(spec, "reshard", "out_shardings")
+        if isinstance(sharding, NamedSharding):
+            for entry in sharding.spec:
+                for n in entry if isinstance(entry, tuple) else (entry,):
+                    if n is None:
+                        continue
+                    kind = sharding.mesh.axis_types[sharding.mesh.axis_names.index(n)]
+                    if kind != AxisType.Explicit:
+                        raise ValueError(
+                            "reshard: the PartitionSpec cannot contain axis names of type Auto "
+                            f"or Manual; got {sharding.spec!r} with axis {n!r} of type {kind}"
+                        )
+        aval = tracing.get_aval(leaf, "reshard", "xs")
+        check_against(sharding, aval.shape, "reshard")
+        out.append(leaf if isinstance(leaf, tracing.Tracer) else put_sharded(leaf, sharding))
+    return tree.unflatten(out)
+
+
+def make_array_from_callback(
+    shape: Sequence[int], sharding: Sharding, data_callback: Callable[[Any], Any], dtype: Any = None
+) -> Any:
+    """An array of ``shape`` laid out as ``sharding``, each device's block
+    being ``data_callback(index)`` (``index`` a tuple of slices)."""
+    shape = tuple(int(n) for n in shape)
+    sharding = as_sharding(sharding, "make_array_from_callback", "sharding")
+    check_against(sharding, shape, "make_array_from_callback")
+    expected = sharding.shard_shape(shape)
+    blocks = []
+    for device, index in sharding.devices_indices_map(shape).items():
+        block = np.asarray(data_callback(index), dtype=dtype)
+        if block.shape != tuple(expected):
+            raise ValueError(
+                f"make_array_from_callback: data_callback returned a block of shape "
+                f"{block.shape} for index {index}, expected {tuple(expected)}"
+            )
+        blocks.append((device, block))
+    return _from_blocks(shape, sharding, blocks, "make_array_from_callback")
+
+
+def make_array_from_single_device_arrays(
+    shape: Sequence[int], sharding: Sharding, arrays: Sequence[Any], *, dtype: Any = None
+) -> Any:
+    """An array of ``shape`` laid out as ``sharding`` from one array per device
+    (each on its device, of the sharding's shard shape), in any order."""
+    shape = tuple(int(n) for n in shape)
+    sharding = as_sharding(sharding, "make_array_from_single_device_arrays", "sharding")
+    check_against(sharding, shape, "make_array_from_single_device_arrays")
+    index_map = sharding.devices_indices_map(shape)
+    arrays = list(arrays)
+    if len(arrays) != len(index_map):
+        raise ValueError(
+            f"make_array_from_single_device_arrays: the sharding has {len(index_map)} devices "
+            f"but {len(arrays)} arrays were given"
+        )
+    by_device = {}
+    for k, array in enumerate(arrays):
+        device = getattr(array, "device", None)
+        if device not in index_map:
+            raise ValueError(
+                f"make_array_from_single_device_arrays: arrays[{k}] is on {device!r}, which "
+                "is not a device of the sharding"
+            )
+        if tuple(array.shape) != tuple(sharding.shard_shape(shape)):
+            raise ValueError(
+                f"make_array_from_single_device_arrays: arrays[{k}] has shape {array.shape}, "
+                f"expected the shard shape {sharding.shard_shape(shape)}"
+            )
+        by_device[device] = array
+    blocks = [(d, np.asarray(by_device[d], dtype=dtype)) for d in index_map]
+    return _from_blocks(shape, sharding, blocks, "make_array_from_single_device_arrays")
+
+
+def _from_blocks(
+    shape: tuple[int, ...], sharding: Sharding, blocks: list[tuple[Any, np.ndarray]], where: str
+) -> Any:
+    dtypes_seen = {b.dtype for _, b in blocks}
+    if len(dtypes_seen) != 1:
+        raise ValueError(
+            f"{where}: the blocks have different dtypes {sorted(map(str, dtypes_seen))}"
+        )
+    shards = [_backend_of(d).put_leaf(np.array(b, copy=True), d, False, False) for d, b in blocks]
+    dtype = shards[0].dtype
+    if _one_device(sharding) is not None:
+        return shards[0]
+    return MeshArray(shards, sharding, ShapedArray(shape, dtype, False))
