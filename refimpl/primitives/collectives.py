@@ -21,6 +21,11 @@ holding its own value ``x[m]`` for ``m`` in ``range(n)``:
 collective acting within a group) is part of every primitive's params; vmap
 does not support it (``NotImplementedError``, as JAX), pmap does.
 
+Every collective shares two constraints, numbered as in psum's block below
+and cited by their errors: (C1) every axis name is bound; (C2)
+``axis_index_groups`` is None or, with one axis name, a partition of
+``range(n)`` into groups of equal size.
+
 Outside a named axis the names are unbound: the ``lax`` functions raise
 ``NameError('Found an unbound axis name: i. ...')`` as JAX does. Device
 semantics (``refimpl.transforms.pmap``): on the reference backend a pmap's N
@@ -200,7 +205,7 @@ def axis_size(name: Any) -> int:
     if size is None:
         raise NameError(
             f"Found an unbound axis name: {name}. To fix this, call the collective under "
-            "vmap(..., axis_name=...) (or pmap) with that name"
+            "vmap(..., axis_name=...) (or pmap) with that name (C1)"
         )
     return size
 
@@ -219,13 +224,13 @@ def _check_groups(api: str, groups: Any, axes: tuple[Any, ...]) -> Any:
         return None
     groups = tuple(tuple(int(i) for i in g) for g in groups)
     if len(axes) != 1:
-        raise ValueError(f"{api}: axis_index_groups needs exactly one axis name, got {axes}")
+        raise ValueError(f"{api}: axis_index_groups needs exactly one axis name (C2), got {axes}")
     n = axis_size(axes[0])
     members = sorted(i for g in groups for i in g)
     if members != list(range(n)) or len({len(g) for g in groups}) != 1:
         raise ValueError(
             f"{api}: axis_index_groups must cover range({n}) exactly once with groups of "
-            f"equal size, got {groups}"
+            f"equal size (C2), got {groups}"
         )
     return groups
 
@@ -304,23 +309,98 @@ def _frame_size() -> tuple[Any, int]:
     return frame.name, frame.size
 
 
-# --- psum / pmax / pmin ------------------------------------------------------------------
+# === psum (with pmax and pmin, built the same way): one block ==========================
+#
+# psum(x, axis_name) over a named axis of n members, member m holding x[m]:
+#
+#     psum(x, name)[m] = sum over k in range(n) of x[k]      (the same in every m)
+#     pmax / pmin: the same with max / min (NaN propagates)
+#     axis_name a tuple of names: the sum over every member of all of them
+#     axis_index_groups = ((0, 1), (2, 3), ...): the sum over m's group only
+#     bool operands: logical or (psum), and (pmin), or (pmax)
+#     result dtype = x.dtype; strong over a pmap's devices, weak kept under vmap
+#     x a pytree: each leaf separately (one primitive with a result per leaf);
+#     a Python number leaf is the same in every member: psum gives n * x
+#
+# Constraints (shared by every collective of this module; the errors name the
+# label):
+#   (C1) every name in axis_name is bound by an enclosing vmap(axis_name=...)
+#        or pmap (NameError, JAX's "Found an unbound axis name" message);
+#   (C2) axis_index_groups is None or, with exactly one axis name, a partition
+#        of range(n) into groups of equal size (ValueError).
+# Under vmap axis_index_groups is a NotImplementedError, as in JAX (pmap has it).
+#
+# Example: vmap(lambda v: psum(v, "i"), axis_name="i")([1., 2., 3.]) is
+# [6., 6., 6.]; pmap(lambda v: psum(v, "i", axis_index_groups=((0, 1), (2, 3))),
+# axis_name="i") over four devices holding [1., 2., 3., 4.] gives [3., 3., 7., 7.].
+#
+# Rules below, in the fixed order: abstract_eval, impl, jvp, transpose, batch,
+# (no mask rule: collectives are not maskable), lowering (and the pmap pass
+# joining all-reduces), then the public binders psum, pmax, pmin and pmean.
+# The batch rule *is* the definition on the reference backend (vmap's members,
+# and a pmap's devices run in lock step as a batch). psum stays in this module:
+# it shares the axis environment (_env, _bind, the replica groups) with every
+# other collective.
+
+psum_p = CollectivePrimitive("psum", multiple_results=True)
+pmax_p = CollectivePrimitive("pmax", multiple_results=True)
+pmin_p = CollectivePrimitive("pmin", multiple_results=True)
+_ALL_REDUCES = (psum_p, pmax_p, pmin_p)
 
 
-def _reducing(name: str, reduce_fn: Any, unbatched_fn: Any) -> CollectivePrimitive:
-    prim = CollectivePrimitive(name, multiple_results=True)
+# --- psum: abstract_eval
 
-    @prim.def_abstract_eval
-    def _abstract_eval(*avals: ShapedArray, axes: tuple, axis_index_groups: Any):
-        # A reduction over devices is never weakly typed (JAX 0.10.2: psum of
-        # a weak value in a pmap is strong; under vmap the batch rule, not
-        # this, decides, and keeps it weak as JAX does).
-        return [aval.strip_weak() for aval in avals]
 
-    prim.def_impl(_unbound_impl(name))
+def _all_reduce_abstract_eval(*avals: ShapedArray, axes: tuple, axis_index_groups: Any):
+    # A reduction over devices is never weakly typed (JAX 0.10.2: psum of
+    # a weak value in a pmap is strong; under vmap the batch rule, not
+    # this, decides, and keeps it weak as JAX does).
+    return [aval.strip_weak() for aval in avals]
 
-    @prim.def_batch
-    def _batch(args, dims, *, axes, axis_index_groups):
+
+for _prim in _ALL_REDUCES:
+    _prim.def_abstract_eval(_all_reduce_abstract_eval)
+
+
+# --- psum: impl (a NotImplementedError: the batch rule below is the definition)
+
+
+for _prim in _ALL_REDUCES:
+    _prim.def_impl(_unbound_impl(_prim.name))
+
+
+# --- psum: jvp (linear; pmax and pmin have no derivative rule, as in JAX)
+
+
+@psum_p.def_jvp
+def _psum_jvp(primals, tangents, *, axes, axis_index_groups):
+    outs = _bind(psum_p, axes, *primals, axes=axes, axis_index_groups=axis_index_groups)
+    nonzero = [t for t in tangents if not isinstance(t, Zero)]
+    summed = iter(_bind(psum_p, axes, *nonzero, axes=axes, axis_index_groups=axis_index_groups))
+    return outs, [t if isinstance(t, Zero) else next(summed) for t in tangents]
+
+
+# --- psum: transpose
+
+
+@psum_p.def_transpose
+def _psum_transpose(cts, *args, axes, axis_index_groups):
+    """psum is its own transpose: ``<psum(x), c> = sum_m <x[m], psum(c)[m]>``."""
+    nonzero = [c for c in cts if not isinstance(c, Zero)]
+    summed = iter(_bind(psum_p, axes, *nonzero, axes=axes, axis_index_groups=axis_index_groups))
+    return [c if isinstance(c, Zero) else next(summed) for c in cts]
+
+
+# --- psum: batch (the definition: reduce over the batch axis)
+
+
+def _all_reduce_batch_rule(prim: CollectivePrimitive, reduce_fn: Any, unbatched_fn: Any) -> Any:
+    """``reduce_fn(x, axes)`` reduces a batched operand over its batch axis;
+    ``unbatched_fn(x, n)`` is the reduction of a value the same in all ``n``
+    members."""
+    name = prim.name
+
+    def rule(args, dims, *, axes, axis_index_groups):
         frame_name, size = _frame_size()
         if frame_name not in axes:
             return _bind(prim, axes, *args, axes=axes, axis_index_groups=axis_index_groups), list(
@@ -347,7 +427,7 @@ def _reducing(name: str, reduce_fn: Any, unbatched_fn: Any) -> CollectivePrimiti
             outs = [_strong(x) for x in outs]
         return list(outs), [None] * len(outs)
 
-    return prim
+    return rule
 
 
 def _strong(x: Any) -> Any:
@@ -374,25 +454,170 @@ def _psum_reduce(x: Any, axes: tuple[int, ...]) -> Any:
     return reductions.reduce_sum(x, axes)
 
 
-psum_p = _reducing("psum", _psum_reduce, _times)
-pmax_p = _reducing("pmax", lambda x, a: reductions.reduce_max(x, a), lambda x, n: x)
-pmin_p = _reducing("pmin", lambda x, a: reductions.reduce_min(x, a), lambda x, n: x)
+psum_p.def_batch(_all_reduce_batch_rule(psum_p, _psum_reduce, _times))
+pmax_p.def_batch(
+    _all_reduce_batch_rule(pmax_p, lambda x, a: reductions.reduce_max(x, a), lambda x, n: x)
+)
+pmin_p.def_batch(
+    _all_reduce_batch_rule(pmin_p, lambda x, a: reductions.reduce_min(x, a), lambda x, n: x)
+)
 
 
-@psum_p.def_jvp
-def _psum_jvp(primals, tangents, *, axes, axis_index_groups):
-    outs = _bind(psum_p, axes, *primals, axes=axes, axis_index_groups=axis_index_groups)
-    nonzero = [t for t in tangents if not isinstance(t, Zero)]
-    summed = iter(_bind(psum_p, axes, *nonzero, axes=axes, axis_index_groups=axis_index_groups))
-    return outs, [t if isinstance(t, Zero) else next(summed) for t in tangents]
+# --- psum: lowering (pmap on pjrt: one stablehlo.all_reduce over the replica groups)
 
 
-@psum_p.def_transpose
-def _psum_transpose(cts, *args, axes, axis_index_groups):
-    """psum is its own transpose: ``<psum(x), c> = sum_m <x[m], psum(c)[m]>``."""
-    nonzero = [c for c in cts if not isinstance(c, Zero)]
-    summed = iter(_bind(psum_p, axes, *nonzero, axes=axes, axis_index_groups=axis_index_groups))
-    return [c if isinstance(c, Zero) else next(summed) for c in cts]
+COMBINE_LIMIT = 1 << 16
+"""Operands of one all-reduce (same element type) whose sizes add up to at
+most this many elements are reduced as one flat buffer (see below)."""
+
+
+def _all_reduce_lowering(name: str):
+    """The all-reduce of several operands (``psum`` of a gradient tree): per
+    element type, the operands are flattened and concatenated into one
+    buffer, reduced by ONE single-operand ``stablehlo.all_reduce``, and sliced
+    back, when they add up to at most ``COMBINE_LIMIT`` elements; otherwise
+    one variadic ``all_reduce``.
+
+    Why: XLA CPU runs one rendezvous of the replicas per all-reduced buffer,
+    even inside a variadic op (~100 us each for 4 replicas on 2 cores,
+    whatever the size), while concatenating and slicing a small buffer costs
+    well under a microsecond. The values are the same elementwise sums.
+    (JAX 0.10.2 emits one all_reduce per leaf.)"""
+
+    def rule(ctx, *xs, axes, axis_index_groups):
+        groups = _groups_attr(ctx, name, axes, axis_index_groups)
+        by_dtype: dict[np.dtype, list[int]] = {}
+        for i, aval in enumerate(ctx.avals_in):
+            by_dtype.setdefault(np.dtype(aval.dtype), []).append(i)
+
+        def all_reduce(types: list[Any], operands: list[Any], dtype: np.dtype) -> list[Any]:
+            op = ctx.hlo.AllReduceOp(types, operands, groups)
+            ctx.scalar_block(op.regions[0], [dtype, dtype], _combiner(ctx, name, dtype))
+            return list(op.results)
+
+        outs: list[Any] = [None] * len(xs)
+        for dtype, members in by_dtype.items():
+            sizes = [int(np.prod(ctx.avals_in[i].shape, dtype=np.int64)) for i in members]
+            if len(members) > 1 and sum(sizes) <= COMBINE_LIMIT:
+                flat = [
+                    ctx.hlo.reshape(ctx.tensor_type((n,), dtype), xs[i])
+                    for i, n in zip(members, sizes, strict=True)
+                ]
+                total = ctx.tensor_type((sum(sizes),), dtype)
+                (joined,) = all_reduce([total], [ctx.hlo.concatenate(flat, 0)], dtype)
+                start = 0
+                for i, n in zip(members, sizes, strict=True):
+                    piece = ctx.hlo.slice(joined, [start], [start + n], [1])
+                    outs[i] = ctx.hlo.reshape(ctx.ir_type(ctx.avals_in[i]), piece)
+                    start += n
+            else:
+                types = [ctx.ir_type(ctx.avals_in[i]) for i in members]
+                results = all_reduce(types, [xs[i] for i in members], dtype)
+                for i, result in zip(members, results, strict=True):
+                    outs[i] = result
+        return outs
+
+    return rule
+
+
+for _prim, _name in ((psum_p, "psum"), (pmax_p, "pmax"), (pmin_p, "pmin")):
+    _prim.def_lowering(_all_reduce_lowering(_name))
+
+
+def combine_all_reduces(program: Any) -> Any:
+    """``program`` with each top-level all-reduce (psum, pmax, pmin) joined by
+    the later ones of the same primitive and parameters whose operands are
+    already computed at its position (moved up to it: they are pure, and
+    their results are only used after their old position): ``pmean(grads)``
+    then ``pmean(loss)`` in a pmap body become ONE all-reduce, so ONE
+    rendezvous of the replicas on XLA CPU (see :func:`_all_reduce_lowering`).
+    Used only for the pjrt lowering of a pmap (every replica runs the same
+    program); the results are the same elementwise reductions. Sub-programs
+    are left as they are."""
+    reducers = (psum_p, pmax_p, pmin_p)
+
+    def ready(eqn: Eqn) -> bool:
+        return all(a.id in defined for a in eqn.inputs if hasattr(a, "id"))
+
+    keys = {  # equal keys: the same reduction over the same axes and groups
+        i: (eqn.primitive.name, repr(sorted(eqn.params.items())))
+        for i, eqn in enumerate(program.eqns)
+        if eqn.primitive in reducers
+    }
+    defined = {v.id for v in (*program.in_vars, *program.const_vars)}
+    moved: set[int] = set()
+    eqns: list[Eqn] = []
+    for i, eqn in enumerate(program.eqns):
+        if i in moved:
+            continue
+        if i in keys:
+            group = [eqn]
+            for j, other_key in keys.items():
+                other = program.eqns[j]
+                if j > i and j not in moved and other_key == keys[i] and ready(other):
+                    group.append(other)
+                    moved.add(j)
+            if len(group) > 1:
+                eqn = Eqn(
+                    eqn.primitive,
+                    [a for e in group for a in e.inputs],
+                    [v for e in group for v in e.outputs],
+                    dict(eqn.params),
+                )
+        eqns.append(eqn)
+        defined.update(v.id for v in eqn.outputs)
+    if not moved:
+        return program
+    return Program(program.in_vars, eqns, program.out_vars, program.const_vars, program.consts)
+
+
+# --- psum: the public binders (psum, pmax, pmin, pmean)
+
+
+def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The sum of ``x`` (a pytree) over every member of ``axis_name`` (a name or tuple).
+
+    A Python number (not a bool) is the same in every member: its sum is
+    ``n * x``, weakly typed under pmap too (JAX's constant case); an array
+    summed over a pmap's devices is strong."""
+    leaves, tree = tree_util.tree_flatten(x)
+    if not any(type(leaf) in (int, float, complex) for leaf in leaves):
+        return _tree_collective(psum_p, "psum", x, axis_name, axis_index_groups)
+    axes = _axes_tuple(axis_name)
+    groups = _check_groups("psum", axis_index_groups, axes)
+    n = _scatter_count(axes, groups)
+    at = [i for i, leaf in enumerate(leaves) if type(leaf) not in (int, float, complex)]
+    summed = iter(
+        _bind(psum_p, axes, *[leaves[i] for i in at], axes=axes, axis_index_groups=groups)
+        if at
+        else []
+    )
+    outs = [next(summed) if i in at else _times(leaf, n) for i, leaf in enumerate(leaves)]
+    return tree_util.tree_unflatten(tree, outs)
+
+
+def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The maximum of ``x`` over every member of ``axis_name``."""
+    return _tree_collective(pmax_p, "pmax", x, axis_name, axis_index_groups)
+
+
+def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """The minimum of ``x`` over every member of ``axis_name``."""
+    return _tree_collective(pmin_p, "pmin", x, axis_name, axis_index_groups)
+
+
+def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
+    """``psum(x) / n`` with ``n`` the number of members summed over."""
+    axes = _axes_tuple(axis_name)
+    groups = _check_groups("pmean", axis_index_groups, axes)
+    n = _scatter_count(axes, groups)
+    summed = psum(x, axis_name, axis_index_groups=axis_index_groups)
+
+    # ``v / n`` with NumPy's promotion, as JAX: an integer sum becomes a mean in the
+    # default float dtype (a float one keeps its dtype: ``n`` is a weak Python int)
+    from refimpl.numpy import true_divide
+
+    return tree_util.tree_map(lambda v: true_divide(v, n), summed)
 
 
 # --- all_gather ------------------------------------------------------------------------------
@@ -828,111 +1053,6 @@ def _combiner(ctx: Any, name: str, dtype: np.dtype) -> Any:
     return lambda a, b: [op(a, b)]
 
 
-COMBINE_LIMIT = 1 << 16
-"""Operands of one all-reduce (same element type) whose sizes add up to at
-most this many elements are reduced as one flat buffer (see below)."""
-
-
-def _all_reduce_lowering(name: str):
-    """The all-reduce of several operands (``psum`` of a gradient tree): per
-    element type, the operands are flattened and concatenated into one
-    buffer, reduced by ONE single-operand ``stablehlo.all_reduce``, and sliced
-    back, when they add up to at most ``COMBINE_LIMIT`` elements; otherwise
-    one variadic ``all_reduce``.
-
-    Why: XLA CPU runs one rendezvous of the replicas per all-reduced buffer,
-    even inside a variadic op (~100 us each for 4 replicas on 2 cores,
-    whatever the size), while concatenating and slicing a small buffer costs
-    well under a microsecond. The values are the same elementwise sums.
-    (JAX 0.10.2 emits one all_reduce per leaf.)"""
-
-    def rule(ctx, *xs, axes, axis_index_groups):
-        groups = _groups_attr(ctx, name, axes, axis_index_groups)
-        by_dtype: dict[np.dtype, list[int]] = {}
-        for i, aval in enumerate(ctx.avals_in):
-            by_dtype.setdefault(np.dtype(aval.dtype), []).append(i)
-
-        def all_reduce(types: list[Any], operands: list[Any], dtype: np.dtype) -> list[Any]:
-            op = ctx.hlo.AllReduceOp(types, operands, groups)
-            ctx.scalar_block(op.regions[0], [dtype, dtype], _combiner(ctx, name, dtype))
-            return list(op.results)
-
-        outs: list[Any] = [None] * len(xs)
-        for dtype, members in by_dtype.items():
-            sizes = [int(np.prod(ctx.avals_in[i].shape, dtype=np.int64)) for i in members]
-            if len(members) > 1 and sum(sizes) <= COMBINE_LIMIT:
-                flat = [
-                    ctx.hlo.reshape(ctx.tensor_type((n,), dtype), xs[i])
-                    for i, n in zip(members, sizes, strict=True)
-                ]
-                total = ctx.tensor_type((sum(sizes),), dtype)
-                (joined,) = all_reduce([total], [ctx.hlo.concatenate(flat, 0)], dtype)
-                start = 0
-                for i, n in zip(members, sizes, strict=True):
-                    piece = ctx.hlo.slice(joined, [start], [start + n], [1])
-                    outs[i] = ctx.hlo.reshape(ctx.ir_type(ctx.avals_in[i]), piece)
-                    start += n
-            else:
-                types = [ctx.ir_type(ctx.avals_in[i]) for i in members]
-                results = all_reduce(types, [xs[i] for i in members], dtype)
-                for i, result in zip(members, results, strict=True):
-                    outs[i] = result
-        return outs
-
-    return rule
-
-
-for _prim, _name in ((psum_p, "psum"), (pmax_p, "pmax"), (pmin_p, "pmin")):
-    _prim.def_lowering(_all_reduce_lowering(_name))
-
-
-def combine_all_reduces(program: Any) -> Any:
-    """``program`` with each top-level all-reduce (psum, pmax, pmin) joined by
-    the later ones of the same primitive and parameters whose operands are
-    already computed at its position (moved up to it: they are pure, and
-    their results are only used after their old position): ``pmean(grads)``
-    then ``pmean(loss)`` in a pmap body become ONE all-reduce, so ONE
-    rendezvous of the replicas on XLA CPU (see :func:`_all_reduce_lowering`).
-    Used only for the pjrt lowering of a pmap (every replica runs the same
-    program); the results are the same elementwise reductions. Sub-programs
-    are left as they are."""
-    reducers = (psum_p, pmax_p, pmin_p)
-
-    def ready(eqn: Eqn) -> bool:
-        return all(a.id in defined for a in eqn.inputs if hasattr(a, "id"))
-
-    keys = {  # equal keys: the same reduction over the same axes and groups
-        i: (eqn.primitive.name, repr(sorted(eqn.params.items())))
-        for i, eqn in enumerate(program.eqns)
-        if eqn.primitive in reducers
-    }
-    defined = {v.id for v in (*program.in_vars, *program.const_vars)}
-    moved: set[int] = set()
-    eqns: list[Eqn] = []
-    for i, eqn in enumerate(program.eqns):
-        if i in moved:
-            continue
-        if i in keys:
-            group = [eqn]
-            for j, other_key in keys.items():
-                other = program.eqns[j]
-                if j > i and j not in moved and other_key == keys[i] and ready(other):
-                    group.append(other)
-                    moved.add(j)
-            if len(group) > 1:
-                eqn = Eqn(
-                    eqn.primitive,
-                    [a for e in group for a in e.inputs],
-                    [v for e in group for v in e.outputs],
-                    dict(eqn.params),
-                )
-        eqns.append(eqn)
-        defined.update(v.id for v in eqn.outputs)
-    if not moved:
-        return program
-    return Program(program.in_vars, eqns, program.out_vars, program.const_vars, program.consts)
-
-
 @all_gather_p.def_lowering
 def _all_gather_lowering(ctx, x, *, axes, axis_index_groups, axis_size, axis, tiled):
     groups = _groups_attr(ctx, "all_gather", axes, axis_index_groups)
@@ -1006,52 +1126,6 @@ def _tree_collective(prim: CollectivePrimitive, api: str, x: Any, axis_name: Any
     leaves, tree = tree_util.tree_flatten(x)
     outs = _bind(prim, axes, *leaves, axes=axes, axis_index_groups=groups) if leaves else []
     return tree_util.tree_unflatten(tree, list(outs))
-
-
-def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
-    """The sum of ``x`` (a pytree) over every member of ``axis_name`` (a name or tuple).
-
-    A Python number (not a bool) is the same in every member: its sum is
-    ``n * x``, weakly typed under pmap too (JAX's constant case); an array
-    summed over a pmap's devices is strong."""
-    leaves, tree = tree_util.tree_flatten(x)
-    if not any(type(leaf) in (int, float, complex) for leaf in leaves):
-        return _tree_collective(psum_p, "psum", x, axis_name, axis_index_groups)
-    axes = _axes_tuple(axis_name)
-    groups = _check_groups("psum", axis_index_groups, axes)
-    n = _scatter_count(axes, groups)
-    at = [i for i, leaf in enumerate(leaves) if type(leaf) not in (int, float, complex)]
-    summed = iter(
-        _bind(psum_p, axes, *[leaves[i] for i in at], axes=axes, axis_index_groups=groups)
-        if at
-        else []
-    )
-    outs = [next(summed) if i in at else _times(leaf, n) for i, leaf in enumerate(leaves)]
-    return tree_util.tree_unflatten(tree, outs)
-
-
-def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
-    """The maximum of ``x`` over every member of ``axis_name``."""
-    return _tree_collective(pmax_p, "pmax", x, axis_name, axis_index_groups)
-
-
-def pmin(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
-    """The minimum of ``x`` over every member of ``axis_name``."""
-    return _tree_collective(pmin_p, "pmin", x, axis_name, axis_index_groups)
-
-
-def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
-    """``psum(x) / n`` with ``n`` the number of members summed over."""
-    axes = _axes_tuple(axis_name)
-    groups = _check_groups("pmean", axis_index_groups, axes)
-    n = _scatter_count(axes, groups)
-    summed = psum(x, axis_name, axis_index_groups=axis_index_groups)
-
-    # ``v / n`` with NumPy's promotion, as JAX: an integer sum becomes a mean in the
-    # default float dtype (a float one keeps its dtype: ``n`` is a weak Python int)
-    from refimpl.numpy import true_divide
-
-    return tree_util.tree_map(lambda v: true_divide(v, n), summed)
 
 
 def _single_axis(api: str, axis_name: Any) -> Any:
