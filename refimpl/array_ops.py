@@ -29,10 +29,15 @@ def _rnp() -> Any:
     return _numpy_module
 
 
+# Operands without asking ``is_operand`` (the common ``x + 1``, ``x * y``).
+_NUMBERS = frozenset({int, float, complex, bool})
+
+
 def _binary(name: str, reflected: bool = False):
     def method(self: Any, other: Any) -> Any:
         rnp = _rnp()
-        if not rnp.is_operand(other):
+        kind = type(other)
+        if kind not in _NUMBERS and kind is not type(self) and not rnp.is_operand(other):
             return NotImplemented
         fn = getattr(rnp, name)
         return fn(other, self) if reflected else fn(self, other)

@@ -24,6 +24,17 @@ and that static key always does afterwards:
 * an output is not an array computed in the trace (a Python ``int`` from
   ``ndim``, a shape tuple, or an input returned as it is, as ``asarray(x)``
   returns ``x`` itself).
+
+A backend without jits (the reference backend) registers an *eager memo*
+instead (:func:`register_eager_memo`): for the functions of
+``_MEMO_MODULES``, called outside any trace with positional arguments that
+are its arrays and Python numbers (at least one array), the first call per
+key runs the normal path while the backend records what it applied; when
+that was one primitive on the arguments (and constants), later calls with the
+same key replay it (see ``refimpl/backends/ref/eager.py``). The key holds the
+arrays' shapes, dtypes and weak types, which of them are the same object,
+the numbers by type and value, and the config flags the result depends on
+(``enable_x64``, ``backend``).
 """
 
 from __future__ import annotations
@@ -36,11 +47,12 @@ from typing import Any
 import numpy as np
 
 from refimpl import tracing, tree_util
+from refimpl.config import config
 from refimpl.traceback_util import api_boundary
 
 _stack = tracing._stack  # the per-thread trace stack: read directly, once per call
 
-__all__ = ["fast_eager", "register", "wrap_module"]
+__all__ = ["fast_eager", "register", "register_eager_memo", "wrap_module"]
 
 # device-array type -> jit factory: make_jit(fun) -> a callable jit of fun
 _factories: dict[type, Callable[[Callable[..., Any]], Any]] = {}
@@ -52,6 +64,22 @@ _SLOW = object()  # cache value: this static key takes the normal path
 _MAX_KEYS = 64
 _SCALARS = (type(None), bool, int, str, np.dtype)
 _REPR_KEYED = (float, complex, np.generic)
+
+# The eager memo (see the module docstring): the backend's array type and its
+# record(function, args) -> (result, entry | _SLOW | None) and
+# replay(entry, args) -> result | _SLOW; None until a backend registers one.
+_memo_type: type | None = None
+_memo_record: Callable[..., Any] = None  # type: ignore[assignment]
+_memo_replay: Callable[..., Any] = None  # type: ignore[assignment]
+# Whose functions the memo serves: they promote their operands and apply
+# primitives, and never read an operand's values on the host (a function that
+# did could apply one primitive to a constant made from them, which a replay
+# would reuse). Any other function always takes the normal path.
+_MEMO_MODULES = frozenset({"refimpl.numpy._ufuncs", "refimpl.primitives.elementwise"})
+# Per function. Numbers are keyed by value, so a loop over ``x * i`` makes a
+# key per ``i``: past this many keys a new key takes the normal path, unrecorded.
+_MEMO_MAX_KEYS = 256
+_config_values = config._values
 
 
 class _NotFast(Exception):
@@ -89,6 +117,43 @@ def install_native_entry(make_native: Callable[[Callable[..., Any]], Any]) -> No
             namespace[name] = _native(wrapper)
 
 
+def register_eager_memo(
+    array_type: type, record: Callable[..., Any], replay: Callable[..., Any]
+) -> None:
+    """Serve eager calls on ``array_type`` arrays from a memo of recorded
+    applications (the reference backend; see the module docstring)."""
+    global _memo_type, _memo_record, _memo_replay
+    _memo_record, _memo_replay = record, replay
+    _memo_type = array_type
+
+
+def _memo_key(args: tuple, array_type: type) -> list | None:
+    """The memo key of positional ``args`` (see the module docstring), or None
+    when they are not all arrays of ``array_type`` and Python numbers."""
+    key = [_config_values["enable_x64"], _config_values["backend"]]
+    arrays = 0
+    for value in args:
+        kind = type(value)
+        if kind is array_type:
+            aval = value.aval
+            key.append(aval.shape)
+            key.append(aval.dtype)
+            key.append(aval.weak_type)
+            arrays += 1
+        elif kind is int or kind is bool:
+            key.append((kind, value))
+        elif kind is float or kind is complex:
+            key.append((kind, repr(value)))  # -0.0 and nan key apart and equal to themselves
+        else:
+            return None
+    if arrays == 0:
+        return None
+    if arrays > 1:  # which arguments are the same array (``x * x``): a replay reads by position
+        ids = [id(value) for value in args]
+        key.append(tuple(ids.index(i) for i in ids))
+    return key
+
+
 def _native(wrapper: Callable[..., Any]) -> Any:
     assert _make_native is not None
     native = _make_native(wrapper)
@@ -115,11 +180,30 @@ def _static_key(value: Any) -> Any:
 def fast_eager(function: Callable[..., Any]) -> Callable[..., Any]:
     """``function``, with eager calls on registered device arrays as cached jits."""
     cache: dict[Any, Any] = {}
+    memo: dict[Any, Any] | None = {} if function.__module__ in _MEMO_MODULES else None
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        # The hit path below is the whole per-call cost: keep it lean.
-        if _stack.traces or not _factories:
+        # The hit paths below are the whole per-call cost: keep them lean.
+        if _stack.traces:
+            return function(*args, **kwargs)
+        if memo is not None and _memo_type is not None and not kwargs:
+            parts = _memo_key(args, _memo_type)
+            if parts is not None:
+                memo_key = tuple(parts)
+                entry = memo.get(memo_key)
+                if entry is not None:
+                    if entry is not _SLOW:
+                        out = _memo_replay(entry, args)
+                        if out is not _SLOW:
+                            return out
+                    return function(*args, **kwargs)
+                if len(memo) < _MEMO_MAX_KEYS:
+                    out, entry = _memo_record(function, args)
+                    if entry is not None:  # (None: not known yet, record again next time)
+                        memo[memo_key] = entry
+                    return out
+        if not _factories:
             return function(*args, **kwargs)
         factories = _factories
         make_jit = None
@@ -177,6 +261,7 @@ def fast_eager(function: Callable[..., Any]) -> Callable[..., Any]:
             return function(*args, **kwargs)
 
     wrapper._fast_cache = cache  # tests read the jits and their counters
+    wrapper._eager_memo = memo  # tests read the recorded entries and their hit counters
     return wrapper
 
 

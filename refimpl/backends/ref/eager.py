@@ -13,8 +13,10 @@ from typing import Any
 import numpy as np
 
 from refimpl import tracing
+from refimpl.backends import fast_functions
 from refimpl.backends.ref.arrays import RefArray, placement
 from refimpl.core import ShapedArray
+from refimpl.primitives import base
 from refimpl.primitives.base import check_impl_outputs, impl_function
 
 # type -> dispatcher(primitive, args, in_avals, out_avals, params) -> list of arrays
@@ -59,7 +61,12 @@ def apply(
     outs = check_impl_outputs(primitive, raw, out_avals)
     if len(outs) == 1:  # (the common case, without the loop below)
         aval = out_avals[0]
-        return [RefArray(_own(outs[0], values), aval.weak_type, device, committed, aval=aval)]
+        out = RefArray(_own(outs[0], values), aval.weak_type, device, committed, aval=aval)
+        if _recording is not None:
+            _recording.append((primitive, args, in_avals, params, out))
+        return [out]
+    if _recording is not None:
+        _recording.append(None)  # several results: nothing a replay serves
     return [
         RefArray(_own(out, values), aval.weak_type, device, committed, aval=aval)
         for out, aval in zip(outs, out_avals, strict=True)
@@ -102,3 +109,101 @@ def _distinct_owners(out: np.ndarray, inputs: list[np.ndarray]) -> bool:
     """Whether every input owns its memory (no ``base``) and is not ``out``, which
     owns its own too: two live arrays that own their memory never share it."""
     return all(value is not out and value.base is None for value in inputs)
+
+
+# --- the eager memo (refimpl.backends.fast_functions) ------------------------------
+#
+# A public elementwise function called on reference arrays and Python numbers
+# promotes, checks and applies one primitive; the first call per key (the
+# arrays' types, the numbers' values, the config flags: fast_functions) runs
+# all of it, recording the application, and later calls replay only what
+# ``apply`` did with the recorded impl, params, constants and result type.
+# Errors are never recorded: a call that raises leaves no entry.
+
+# The applications of the call being recorded; None when none is (one at a
+# time, in any thread: an application of another thread can only make the
+# record fail its checks below, and a nested call is not recorded).
+_recording: list[Any] | None = None
+
+
+class MemoEntry:
+    """One recorded application: the impl and params, each operand's source
+    (an argument's position, or the constant's NumPy value), the result's
+    type, and how many calls it served (``hits``, for the tests)."""
+
+    __slots__ = ("primitive", "impl", "params", "operands", "arrays", "aval", "hits")
+
+    def __init__(self, primitive: Any, params: dict[str, Any], operands: list[Any], aval: Any):
+        self.primitive = primitive
+        self.impl = impl_function(primitive)
+        self.params = params
+        self.operands = tuple(operands)
+        self.arrays = tuple(o for o in operands if type(o) is int)
+        self.aval = aval
+        self.hits = 0
+
+
+def record(function: Any, args: tuple[Any, ...]) -> tuple[Any, Any]:
+    """``function(*args)`` and its memo entry: a :class:`MemoEntry`,
+    ``fast_functions._SLOW`` (never served from the memo), or None (could not
+    record now)."""
+    global _recording
+    if _recording is not None or base._axis_owner is not None:
+        return function(*args), None
+    log: list[Any] = []
+    _recording = log
+    try:
+        out = function(*args)
+    finally:
+        _recording = None
+    return out, _entry(log, args, out)
+
+
+def _entry(log: list[Any], args: tuple[Any, ...], out: Any) -> Any:
+    if len(log) != 1 or log[0] is None:
+        return fast_functions._SLOW  # none, several, or several results
+    primitive, operands, in_avals, params, result = log[0]
+    if result is not out or getattr(primitive, "axis_dependent", False):
+        return fast_functions._SLOW
+    sources: list[Any] = []
+    for operand, aval in zip(operands, in_avals, strict=True):
+        if type(operand) is RefArray:
+            position = next((i for i, a in enumerate(args) if a is operand), None)
+            if position is None:  # an array made inside the function
+                return fast_functions._SLOW
+            sources.append(position)
+        elif type(operand) is tracing.TypedScalar or type(operand) in (bool, int, float, complex):
+            # made from the numbers of the key (or the function's own constants)
+            sources.append(tracing.concrete_value(operand, aval))
+        else:
+            return fast_functions._SLOW
+    return MemoEntry(primitive, params, sources, result.aval)
+
+
+def replay(entry: MemoEntry, args: tuple[Any, ...]) -> Any:
+    """What ``apply`` returns for the recorded application on ``args``;
+    ``fast_functions._SLOW`` where the normal path must run (a deleted or
+    committed array: its error or its placement rule)."""
+    if base._axis_owner is not None:
+        return fast_functions._SLOW
+    values = []
+    for source in entry.operands:
+        if type(source) is int:
+            array = args[source]
+            buffer = array._buffer
+            if buffer is None or array.committed:
+                return fast_functions._SLOW
+            values.append(buffer)
+        else:
+            values.append(source)
+    raw = _run_impl(entry.impl, values, entry.params)
+    aval = entry.aval
+    if not (type(raw) is np.ndarray and raw.shape == aval.shape and raw.dtype == aval.dtype):
+        raw = check_impl_outputs(entry.primitive, raw, [aval])[0]
+    entry.hits += 1
+    if raw.base is not None or not _distinct_owners(raw, values):
+        raw = _own(raw, values)
+    return RefArray(raw, aval.weak_type, None, False, aval=aval)
+
+
+fast_functions.register_eager_memo(RefArray, record, replay)
