@@ -24,10 +24,13 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from refimpl import tracing, tree_util
+from refimpl.config import config
 from refimpl.core import Eqn, Program, ShapedArray, avals_str
 from refimpl.interpreter import eval_program
 from refimpl.primitives.base import Primitive
@@ -373,13 +376,14 @@ def checkpoint(
     refimpl's recomputation is a separate call equation in the backward pass
     and is never merged with the forward computation.
 
-    Outside any transformation ``fun`` is simply called. Under one, ``fun``
-    is traced into one ``checkpoint`` equation (visible in
-    ``ri.make_program``) whose values, JVP and batching are ``fun``'s; under
-    reverse mode it is split into a forward equation that saves only the
-    checkpoint's inputs and the residuals ``policy`` accepts, and a
-    backward equation that first recomputes the rest. A function without
-    closure cells is traced once per argument types (as ``jit``).
+    ``fun`` is traced into one ``checkpoint`` equation (visible in
+    ``ri.make_program``; evaluated at once outside any transformation)
+    whose values, JVP and batching are ``fun``'s; under reverse mode it is
+    split into a forward equation that saves only the checkpoint's inputs
+    and the residuals ``policy`` accepts, and a backward equation that
+    first recomputes the rest. As in JAX, a function is traced once per
+    argument types and static arguments, whichever ``checkpoint`` wrapper
+    of it is called.
 
     Args:
         fun: The function to checkpoint (array arguments and outputs).
@@ -426,8 +430,6 @@ def checkpoint(
                     f"checkpoint: static_argnums={statics} but the function was called with "
                     f"{len(args)} positional arguments"
                 )
-        if not tracing.is_tracing():
-            return fun(*args, **kwargs)
         dyn = tuple(a for i, a in enumerate(args) if i not in nums)
         leaves, in_tree = tree_util.tree_flatten((dyn, kwargs))
         out_trees: list[Any] = []
@@ -460,16 +462,13 @@ def checkpoint(
             return out_leaves + [v for v, w in zip(finals, written, strict=True) if w]
 
         avals = [tracing.get_aval(x, "checkpoint", i) for i, x in enumerate(leaves)]
-        key = None
-        if getattr(fun, "__closure__", None) is None:
-            # A closure may hold a different value (even a tracer) at each
-            # call; a function without one is traced once per types.
-            try:
-                key = (in_tree, tuple(avals), tuple((i, args[i]) for i in nums))
-                hash(key)
-            except TypeError:
-                key = None
-        hit = traces.get(key) if key is not None else None
+        key: Any = (in_tree, tuple(avals), tuple((i, args[i]) for i in nums), config.enable_x64)
+        try:
+            hash(key)
+            with _traces_lock:
+                hit = _traces.get(fun, {}).get(key)
+        except TypeError:  # an unhashable static argument, or fun not weakly referenceable
+            key, hit = None, None
         refs: tuple = ()
         written: tuple = ()
         if hit is not None:
@@ -480,9 +479,12 @@ def checkpoint(
             out_tree = out_trees[0]
             refs, written = touched[0]
             if key is not None and not captured and not refs:
-                # As jit's cache: the same function on the same types is traced
-                # once, so its derived Programs (and executables) are reused.
-                traces[key] = (program, out_tree)
+                # As JAX: the same function on the same types is traced once
+                # (eagerly too), so its derived Programs and executables are
+                # reused. A trace that captured an enclosing trace's tracers
+                # holds them and is valid for that trace only.
+                with _traces_lock:
+                    _traces.setdefault(fun, {})[key] = (program, out_tree)
         if not refs:
             outs = remat_p.bind(
                 *captured,
@@ -511,9 +513,14 @@ def checkpoint(
         _ref.write_back([r for r, w in zip(refs, written, strict=True) if w], outs[n_out:])
         return tree_util.tree_unflatten(out_tree, list(outs[:n_out]))
 
-    traces: dict[Any, tuple[Program, Any]] = {}
-
     return remat_f
+
+
+# Traces of checkpointed functions: function (weakly) -> (argument tree, types,
+# static arguments, x64) -> (Program, output tree). Shared by every
+# checkpoint(fun) wrapper of one function, as JAX's cache is keyed on fun.
+_traces: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_traces_lock = threading.Lock()
 
 
 remat = checkpoint

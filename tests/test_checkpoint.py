@@ -153,8 +153,9 @@ def test_traced_once_per_types_and_statics():
         _close(g(X, n), np.cos(X) * n)
     _close(g(X[0], 2.0), np.cos(X[0]) * 2.0)
     assert traces == [2.0, 3.0, 2.0]
-    # a function closing over a tracer is traced at every call (a cached
-    # Program would hold a dead tracer)
+    # a trace that captured a tracer is not kept (a cached Program would hold
+    # a dead tracer): traced at every call (JAX keeps it and raises
+    # UnexpectedTracerError at the second call)
     cell = {}
     cw = ri.checkpoint(lambda x: x * cell["w"])
 
@@ -164,8 +165,42 @@ def test_traced_once_per_types_and_statics():
 
     for w in (1.0, 2.0):
         _close(ri.grad(h)(w), X.sum())
-        cell["w"] = w  # now a constant of the trace
-        _close(ri.grad(lambda x: cw(x).sum())(X), np.full_like(X, w))
+    # as JAX, a closure's mutable state is not re-read: the first trace stands
+    for m in (ri, jax):
+        cell = {"w": 1.0}
+        cw = m.checkpoint(lambda x, cell=cell: x * cell["w"])
+        _close(m.grad(lambda x, cw=cw: cw(x).sum())(X), np.ones_like(X))
+        cell["w"] = 3.0
+        _close(m.grad(lambda x, cw=cw: cw(x).sum())(X), np.ones_like(X))
+
+
+def test_traced_once_like_jax_counting_with_a_side_effect(backend):
+    # JAX caches a checkpointed function's trace on the function (every
+    # checkpoint(f) wrapper of it) and traces eagerly too; counts from JAX
+    def run(m):
+        count = [0]
+
+        def f(x):
+            count[0] += 1
+            return m.numpy.sin(x) * x
+
+        c = m.checkpoint(f)
+        counts = []
+        for call in (
+            lambda: c(2.0),
+            lambda: m.grad(c)(2.0),
+            lambda: m.grad(m.checkpoint(f))(3.0),
+            lambda: m.jit(lambda x: c(x))(np.float32(2)),
+            lambda: m.vmap(c)(np.ones(3, np.float32)),
+            lambda: m.jvp(c, (np.float32(1),), (np.float32(1),)),
+        ):
+            count[0] = 0
+            for _ in range(10):
+                call()
+            counts.append(count[0])
+        return counts
+
+    assert run(ri) == run(jax)
 
 
 def test_remat_alias_and_checkpoint_name_identity():

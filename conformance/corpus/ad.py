@@ -320,3 +320,25 @@ def cases() -> Iterator[Case]:
         lambda ns, s: _api(ns).jacrev(lambda x: ns.np_.sin(x) * s, has_aux=False)(0.5),
         [np.float32(3.0)],
     )
+
+    # issue 29: a checkpointed function is traced once per types, eagerly and under grad/jit
+    def remat_trace_count(ns, x):
+        api, count = _api(ns), [0]
+
+        def f(x):
+            count[0] += 1
+            return ns.np_.sin(x) * x
+
+        counts = []
+        for call in (
+            lambda: api.checkpoint(f)(x),
+            lambda: api.grad(lambda y: api.checkpoint(f)(y).sum())(x),
+            lambda: ns.jit(lambda y: api.checkpoint(f)(y))(x),
+        ):
+            count[0] = 0
+            for _ in range(10):
+                call()
+            counts.append(count[0])
+        return np.array(counts, np.int32)
+
+    yield _case("checkpoint/trace_count", remat_trace_count, [XS], mode="eager")
