@@ -147,3 +147,78 @@ def test_frexp_derivative(backend, dtype):
     )
     both = lambda m: lambda x: m.frexp(x)[0] * m.frexp(x)[1]  # noqa: E731
     _same(ri.vmap(ri.grad(both(rnp)))(x), jax.vmap(jax.grad(both(jnp)))(x))
+
+
+@pytest.mark.parametrize("mode", ["one_hot", "promise_in_bounds", "clip", "fill"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_, np.float16])
+@pytest.mark.parametrize("wrap", [None, False])
+def test_take_along_axis_modes(backend, mode, dtype, wrap):
+    """Every mode JAX takes; one_hot's out-of-range index reads 0 and a NaN
+    along the axis reaches the whole row (JAX's einsum)."""
+    a = (np.arange(12).reshape(3, 4) * 1.5).astype(dtype)
+    if dtype == np.float32:
+        a[0, 2] = np.nan
+    i = np.array([[0, -1], [5, 1], [2, -7]])
+    want = jnp.take_along_axis(a, i, axis=1, mode=mode, wrap_negative_indices=wrap)
+    for got in [
+        rnp.take_along_axis(a, i, axis=1, mode=mode, wrap_negative_indices=wrap),
+        ri.jit(lambda a, i: rnp.take_along_axis(a, i, -1, mode, wrap_negative_indices=wrap))(a, i),
+    ]:
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_take_along_axis_one_hot_grad_and_errors(backend):
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    i = np.array([[[1, 0, 2, 1]]])
+    for axis, idx in [(1, i), (2, np.array([[[3], [0], [9]]]))]:
+
+        def f(m, ax=axis, ix=idx):
+            return lambda x: (m.take_along_axis(x, ix, ax, "one_hot") ** 2).sum()
+
+        _same(ri.jit(ri.grad(f(rnp)))(a), jax.grad(f(jnp))(a))
+    with pytest.raises(ValueError, match="take_along_axis: mode"):
+        rnp.take_along_axis(a, i, 1, mode="nearest")
+
+
+_XP = np.array([0.0, 90, 180, 270], np.float32)
+_FP = np.array([0.0, 1, 2, 3], np.float32)
+_XI = np.array([-10.0, 45, 300, 370, 725, 90], np.float32)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        lambda m, p: m.interp(_XI, _XP, _FP, period=p),
+        lambda m, p: m.interp(_XI, _XP[::-1].copy(), _FP, period=-p),
+        lambda m, p: m.interp(_XI, np.array([350.0, 10, 200]), np.array([1.0, 2, 3]), period=p),
+        lambda m, p: m.interp(_XI, _XP, _FP.astype(np.complex64), period=p),
+        lambda m, p: m.interp(_XI, _XP, _FP, left="extrapolate", right=-1.0),
+        lambda m, p: m.interp(_XI, _XP, _FP.astype(np.complex64)),
+        lambda m, p: m.interp(_XI, _XP, _FP.astype(np.float16)),
+        lambda m, p: m.interp(_XI.astype(np.float16), _XP.astype(np.float16), _FP),
+        lambda m, p: m.interp(_XI, np.array([0.0, 0.0, 1.0]), np.array([1.0, 2.0, 3.0])),
+    ],
+)
+def test_interp_period_extrapolate_and_types(backend, case):
+    """interp(period=) as JAX's (modulo, sorted, closed one period each way);
+    "extrapolate"; complex fp; x/xp promoted apart from fp (also with a traced
+    period)."""
+    want = case(jnp, 360)
+    _same(case(rnp, 360), want, rtol=1e-5)
+    _same(ri.jit(lambda p: case(rnp, p))(np.float32(360)), want, rtol=1e-5)
+    fj = lambda m: lambda x: m.interp(x, _XP, _FP, period=360).sum()  # noqa: E731
+    _same(ri.jit(ri.grad(fj(rnp)))(_XI), jax.grad(fj(jnp))(_XI))
+
+
+def test_interp_errors():
+    for bad, match in [
+        (dict(left="x"), "left is 'extrapolate'"),
+        (dict(period=np.array([1.0, 2.0])), "period must be a scalar"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            rnp.interp(_XI, _XP, _FP, **bad)
+    with pytest.raises(ValueError, match="equal size"):
+        rnp.interp(_XI, _XP, _FP[:2])
+    with pytest.raises(ValueError, match="complex x"):
+        rnp.interp(_XI.astype(np.complex64), _XP, _FP)

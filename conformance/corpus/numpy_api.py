@@ -486,6 +486,35 @@ def _issue29_cases() -> Iterator[Case]:
         tags=["numpy", "ad"],
         notes="JAX's custom_jvp: d mantissa = dx * 2**-exponent",
     )
+    table = np.arange(12, dtype=np.float32).reshape(3, 4)
+    table[0, 2] = np.nan
+    for mode in ("one_hot", "promise_in_bounds"):
+        yield fn_case(
+            f"np.take_along_axis/mode-{mode}",
+            lambda ns, a, i, _m=mode: ns.np_.take_along_axis(a, i, 1, mode=_m),
+            [table, np.array([[0, -1], [5, 1], [2, -7]], np.int32)],
+            expect=AGREE,
+            tags=["numpy", "indexing"],
+            notes="one_hot: a product with the one-hot encoding (out of range 0, NaN spreads)",
+        )
+    xp, fp = np.array([0.0, 90, 180, 270], np.float32), np.array([0.0, 1, 2, 3], np.float32)
+    for name, kwargs in [
+        ("period", {"period": 360}),
+        ("period-complex-fp", {"period": -360.0, "complex": True}),
+        ("extrapolate", {"left": "extrapolate", "right": "extrapolate"}),
+    ]:
+        yield fn_case(
+            f"np.interp/{name}",
+            lambda ns, x, xp, fp, _k=kwargs: ns.np_.interp(
+                x,
+                xp,
+                fp * (1 + 1j) if _k.get("complex") else fp,
+                **{k: v for k, v in _k.items() if k != "complex"},
+            ),
+            [np.array([-10.0, 45, 300, 370, 725, 90], np.float32), xp, fp],
+            expect=AGREE,
+            tags=["numpy"],
+        )
 
 
 def cases() -> Iterator[Case]:

@@ -165,7 +165,9 @@ def where(
 # --- take_along_axis, put_along_axis ------------------------------------------------------------
 
 
-def _along_axis(name: str, arr: Any, indices: Any, axis: Any) -> tuple[Any, ...]:
+def _along_axis(
+    name: str, arr: Any, indices: Any, axis: Any, *, wrap: bool = True
+) -> tuple[Any, ...]:
     """The operands of take/put_along_axis as ``(batch..., n)`` and int32
     ``(batch..., k)`` (``axis`` moved last, the other dims broadcast), negative
     indices counted from the end; also the row numbers of the batch positions."""
@@ -188,7 +190,10 @@ def _along_axis(name: str, arr: Any, indices: Any, axis: Any) -> tuple[Any, ...]
     batch = broadcast_shapes(name, _aval(arr).shape[:-1], _aval(indices).shape[:-1])
     arr = broadcast_to(arr, (*batch, n))
     indices = lax.convert_element_type(broadcast_to(indices, (*batch, k)), _INT)
-    wrapped = _where(lax.lt(indices, _int(0)), lax.add(indices, _int(n)), indices)
+    if wrap:
+        wrapped = _where(lax.lt(indices, _int(0)), lax.add(indices, _int(n)), indices)
+    else:
+        wrapped = indices
     count = int(np.prod(batch, dtype=np.int64))
     rows = lax.broadcast_in_dim(
         lax.reshape(_iota(count), batch), (*batch, k), tuple(range(len(batch)))
@@ -203,29 +208,74 @@ def _flat_targets(wrapped: Any, rows: Any, n: int, size: int) -> Any:
     return _where(inside, flat, lax.broadcast_in_dim(_int(size), _aval(flat).shape, ()))
 
 
+_TAKE_ALONG_AXIS_MODES = ("fill", "clip", "one_hot", "promise_in_bounds")
+
+
 def take_along_axis(
-    arr: ArrayLike, indices: ArrayLike, axis: int | None, mode: Any = None, fill_value: Any = None
+    arr: ArrayLike,
+    indices: ArrayLike,
+    axis: int | None = -1,
+    mode: Any = None,
+    fill_value: Any = None,
+    *,
+    wrap_negative_indices: bool | None = None,
 ) -> Array:
     """``out[..., j, ...] = arr[..., indices[..., j, ...], ...]`` along ``axis``
     (the other dims broadcast). Out-of-range indices read ``fill_value`` (NaN,
     or the integer extreme) with ``mode="fill"`` (the default) or are clamped
-    with ``mode="clip"``."""
-    mode = "fill" if mode is None else mode
-    if mode not in ("fill", "clip"):
-        raise NotImplementedError(f"take_along_axis: mode {mode!r} is not supported")
-    arr, wrapped, rows, batch, n, k, axis = _along_axis("take_along_axis", arr, indices, axis)
+    with ``mode="clip"`` and ``"promise_in_bounds"`` (XLA's clamp).
+
+    ``mode="one_hot"`` is JAX's gather-free form: the sum over the axis of
+    ``arr`` times the one-hot encoding of the indices (an out-of-range index
+    gives 0, and a NaN or inf anywhere along the axis reaches every result of
+    that row, as in JAX). Negative indices count from the end unless
+    ``wrap_negative_indices=False`` (the default for ``"promise_in_bounds"``)."""
+    mode = "fill" if mode is None else getattr(mode, "name", mode)
+    mode = mode.lower() if isinstance(mode, str) else mode
+    if mode not in _TAKE_ALONG_AXIS_MODES:
+        raise ValueError(
+            f"take_along_axis: mode must be one of {_TAKE_ALONG_AXIS_MODES}, got {mode!r}"
+        )
+    if wrap_negative_indices is None:
+        wrap_negative_indices = mode != "promise_in_bounds"
+    arr, wrapped, rows, batch, n, k, axis = _along_axis(
+        "take_along_axis", arr, indices, axis, wrap=bool(wrap_negative_indices)
+    )
     size = int(np.prod(batch, dtype=np.int64)) * n
     dtype = _aval(arr).dtype
     if size == 0:
         out = lax.broadcast_in_dim(tracing.TypedScalar(0, dtype, False), (*batch, k), ())
         return moveaxis(out, -1, axis)
-    if mode == "clip":
+    if mode == "one_hot":
+        return moveaxis(_one_hot_take(arr, wrapped, batch, n, k), -1, axis)
+    if mode in ("clip", "promise_in_bounds"):
         wrapped = lax.clamp(_int(0), wrapped, _int(n - 1))
     flat = _flat_targets(wrapped, rows, n, size)
     taken = lax.gather_along_axis(
         reshape(arr, (size,)), flat, 0, mode="fill", fill_value=fill_value
     )
     return moveaxis(taken, -1, axis)
+
+
+def _one_hot_take(arr: Any, wrapped: Any, batch: tuple[int, ...], n: int, k: int) -> Any:
+    """``sum_j arr[..., j] * (wrapped[..., i] == j)``: a batched dot product as
+    JAX's einsum (so ``0 * nan`` is NaN), an ``or`` of ``and``s for bool."""
+    hot = lax.eq(
+        lax.broadcast_in_dim(wrapped, (*batch, k, n), tuple(range(len(batch) + 1))),
+        lax.broadcasted_iota(_INT, (*batch, k, n), len(batch) + 1),
+    )
+    dtype = _aval(arr).dtype
+    if dtypes.is_bool(dtype):
+        spread = lax.broadcast_in_dim(arr, (*batch, k, n), (*range(len(batch)), len(batch) + 1))
+        return lax.reduce_or(lax.bitwise_and(hot, spread), (len(batch) + 1,))
+    nb = len(batch)
+    return lax.dot_general(
+        lax.convert_element_type(hot, dtype),
+        arr,
+        (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+        precision=lax.Precision.HIGHEST,
+        preferred_element_type=dtype,
+    )
 
 
 def put_along_axis(

@@ -560,27 +560,56 @@ def interp(
     period: Any = None,
 ):
     """Piecewise-linear interpolation of ``(xp, fp)`` at ``x`` (``xp`` increasing);
-    ``left``/``right`` (default ``fp[0]``/``fp[-1]``) outside ``[xp[0], xp[-1]]``."""
+    ``left``/``right`` (default ``fp[0]``/``fp[-1]``, ``"extrapolate"`` continues
+    the end segments) outside ``[xp[0], xp[-1]]``.
 
+    As JAX's: ``x`` and ``xp`` are promoted together and ``fp`` alone (so ``fp``
+    may be complex), the result has their common type, and a segment no wider
+    than the spacing of epsilon reads its left value. ``period`` takes
+    ``x`` and ``xp`` modulo ``|period|``, sorts ``xp`` (``fp`` along) and closes
+    the table with its last point one period left and its first one period
+    right; ``left``/``right`` are then unused."""
+
+    for value, what in [(left, "left"), (right, "right")]:
+        if isinstance(value, str) and value != "extrapolate":
+            raise ValueError(
+                f"interp: the only valid string value of {what} is 'extrapolate', got {value!r}"
+            )
+    x_aval, xp_aval, fp_aval = (aval_of(v, "interp", i) for i, v in enumerate([x, xp, fp]))
+    if xp_aval.ndim != 1 or fp_aval.shape != xp_aval.shape:
+        raise ValueError(
+            f"interp: xp and fp must be one-dimensional arrays of equal size, got shapes "
+            f"{xp_aval.shape} and {fp_aval.shape}"
+        )
+    x, xp = (as_array(v) for v in promote_dtypes_inexact("interp", x, xp))
+    fp = as_array(promote_dtypes_inexact("interp", fp)[0])
+    if dtypes.is_complex(aval_of(x, "interp", 0).dtype):
+        raise ValueError("interp: complex x values are not supported")
     if period is not None:
-        raise NotImplementedError("interp: period is not supported")
-    x, xp, fp = promote_dtypes_inexact("interp", x, xp, fp)
-    if _ndim(xp) != 1 or _ndim(fp) != 1:
-        raise ValueError("interp: xp and fp must be one-dimensional")
+        if np.ndim(period) != 0:
+            raise ValueError(f"interp: period must be a scalar, got {period!r}")
+        period = abs(asarray(period)) if not isinstance(period, (int, float)) else abs(period)
+        x, xp = remainder(x, period), remainder(xp, period)
+        xp, fp = lax.sort_key_val(xp, fp)
+        xp = concatenate([xp[-1:] - period, xp, xp[:1] + period])
+        fp = concatenate([fp[-1:], fp, fp[:1]])
     n = aval_of(xp, "interp", 1).shape[0]
-    if n == 0 or aval_of(fp, "interp", 2).shape[0] != n:
-        raise ValueError("interp: xp and fp must have the same non-zero length")
+    if n == 0:
+        raise ValueError("interp: xp and fp must be non-empty")
     i = clip(searchsorted(xp, x, side="right"), 1, n - 1)
-    x0, x1 = xp[i - 1], xp[i]
-    y0, y1 = fp[i - 1], fp[i]
-    dx = x1 - x0
-    t = (x - x0) / where(dx == 0, 1, dx)
-    out = where(dx == 0, y0, y0 + t * (y1 - y0))
-    left = fp[0] if left is None else left
-    right = fp[-1] if right is None else right
-    out = where(x < xp[0], left, out)
-    out = where(x > xp[-1], right, out)
-    return lax.convert_element_type(out, aval_of(fp, "interp", 2).dtype)
+    df = fp[i] - fp[i - 1]
+    dx = xp[i] - xp[i - 1]
+    delta = x - xp[i - 1]
+    # JAX's threshold: a segment this narrow would give NaN or huge gradients
+    epsilon = np.spacing(np.finfo(aval_of(xp, "interp", 1).dtype).eps)
+    narrow = lax.abs(dx) <= epsilon
+    out = where(narrow, fp[i - 1], fp[i - 1] + (delta / where(narrow, 1, dx)) * df)
+    if period is None:
+        if not isinstance(left, str):
+            out = where(x < xp[0], fp[0] if left is None else left, out)
+        if not isinstance(right, str):
+            out = where(x > xp[-1], fp[-1] if right is None else right, out)
+    return out
 
 
 def histogram_bin_edges(
