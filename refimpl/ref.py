@@ -492,15 +492,13 @@ def _checked_value(ref: Ref, idx: Any, value: Any, name: str) -> Any:
 
 def _indexed_shape(ref: Ref, idx: Any) -> tuple[int, ...] | None:
     """The shape of ``ref[idx]`` (None when it depends on traced indices)."""
-    from refimpl import jit as _jit
-
     try:
-        return tuple(_jit_eval_shape(_jit, ref, idx))
+        return tuple(_jit_eval_shape(ref, idx))
     except Exception:  # noqa: BLE001 - the write itself reports a bad index
         return None
 
 
-def _jit_eval_shape(_jit: Any, ref: Ref, idx: Any) -> tuple[int, ...]:
+def _jit_eval_shape(ref: Ref, idx: Any) -> tuple[int, ...]:
     aval = _aval_of_value(ref._value)
     leaves, tree = tree_util.tree_flatten(idx)
     if any(isinstance(leaf, tracing.Tracer) for leaf in leaves):

@@ -108,6 +108,10 @@ LOCAL_IMPORT_ALLOWLIST: dict[tuple[str, str], str] = {
     ("refimpl.backends.pjrt.__main__", "refimpl.backends.pjrt"): "CLI starts fast",
 }
 
+# Compiled modules inside the package: no Python imports of their own, so no
+# edge (`from refimpl import _pjrt` is not an import of refimpl/__init__.py).
+NATIVE_EXTENSIONS = {"refimpl._pjrt"}
+
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
@@ -171,6 +175,8 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[tuple[
             for alias in node.names:
                 # `from pkg import sub` imports the submodule pkg.sub
                 sub = f"{stem}.{alias.name}"
+                if sub in NATIVE_EXTENSIONS:
+                    continue
                 targets.append(sub if sub in modules else stem)
         for target in targets:
             if target == "refimpl" or target.startswith("refimpl."):

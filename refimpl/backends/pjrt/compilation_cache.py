@@ -156,9 +156,7 @@ def _source_identity() -> str:
     wrote it, so any edit of refimpl (an editable install keeps its version)
     must miss. A touched but unchanged file misses too, which is only slower.
     """
-    import refimpl
-
-    root = Path(refimpl.__file__).parent
+    root = Path(__file__).parent.parent.parent  # the refimpl package
     digest = hashlib.sha256()
     files = [*root.rglob("*.py")]
     native = sys.modules.get("refimpl._pjrt")
