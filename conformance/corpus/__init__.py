@@ -52,6 +52,7 @@ FAMILIES: Sequence[str] = (
     "special_integrals",
     "scipy_stats",
     "host_callbacks",
+    "planted",
 )
 
 
