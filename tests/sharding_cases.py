@@ -199,6 +199,15 @@ def sm_axis_index(lib, mesh_of):
     return _sm(lib, f, m, _p(lib, "a", "b"), _p(lib, "a", "b")), (X44,)
 
 
+def sm_combined_axes(lib, mesh_of):
+    m = mesh_of((2, 2), ("a", "b"))
+
+    def f(v):
+        return v + (lib.lax.axis_index("a") * 10 + lib.lax.axis_index("b")).astype(v.dtype)
+
+    return _sm(lib, f, m, _p(lib, ("b", "a")), _p(lib, ("a", "b"))), (X8,)
+
+
 def sm_not_replicated(lib, mesh_of):
     m = mesh_of((2, 2), ("a", "b"))
     return _sm(lib, lambda v: v, m, _p(lib, "a", "b"), _p(lib, None, "b")), (X44,)

@@ -282,6 +282,12 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     per_leaf = _broadcast_prefix(shardings, x, "with_sharding_constraint", "shardings")
     out = []
     for leaf, sharding in zip(leaves, per_leaf, strict=True):
+        if _foreign_single_device(sharding):
+            # another library's one-device sharding (JAX's own, in tests that
+            # pass one to both): every refimpl array is whole on one device
+            aval = tracing.get_aval(leaf, "with_sharding_constraint", "x")
+            out.append(leaf if isinstance(leaf, tracing.Tracer) else _as_array(leaf, aval))
+            continue
         sharding = as_sharding(sharding, "with_sharding_constraint", "shardings")
         if isinstance(sharding, NamedSharding):
             explicit = [
@@ -304,12 +310,28 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     return tree.unflatten(out)
 
 
+def _foreign_single_device(sharding: Any) -> bool:
+    if isinstance(sharding, (Sharding, PartitionSpec)):
+        return False
+    try:
+        return len(sharding.device_set) == 1
+    except (AttributeError, TypeError):
+        return False
+
+
+def _as_array(leaf: Any, aval: ShapedArray) -> Any:
+    if isinstance(leaf, Array):
+        return leaf
+    del aval  # put_leaf keeps a Python scalar's weak type
+    return backends.get(config.backend).put_leaf(leaf, None, False, False)
+
+
 def _broadcast_prefix(prefix: Any, full: Any, where: str, what: str) -> list[Any]:
     """One entry of the prefix tree ``prefix`` per leaf of ``full`` (a
     sharding, a PartitionSpec or None is a leaf of the prefix)."""
 
     def is_leaf(v: Any) -> bool:
-        return v is None or isinstance(v, (Sharding, PartitionSpec))
+        return v is None or isinstance(v, (Sharding, PartitionSpec)) or hasattr(v, "device_set")
 
     prefix_leaves, prefix_tree = tree_util.tree_flatten(prefix, is_leaf=is_leaf)
     if prefix_tree.num_leaves == 1 and is_leaf(prefix):
