@@ -14,7 +14,7 @@ where ``w`` runs over the *window* dims of the operand (those neither in
 ``collapsed_slice_dims`` nor in ``operand_batching_dims``, each of extent
 ``slice_sizes[d]``) and ``full(w)`` puts ``w`` at those dims, 0 elsewhere.
 The result's dims in ``offset_dims`` are the window dims (in order), its other
-dims the batch dims (in order), so its shape is (StableHLO spec, C1-C8)::
+dims the batch dims (in order), so its shape is (constraints: the gather block)::
 
     rank = len(offset_dims) + indices.ndim - 1
     shape[i] = window_sizes.next() if i in offset_dims else batch_shape.next()
@@ -140,16 +140,6 @@ def _gather_dnums_of(dn: ScatterDimensionNumbers) -> GatherDimensionNumbers:
     )
 
 
-def _scatter_dnums_of(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:
-    return ScatterDimensionNumbers(
-        update_window_dims=dn.offset_dims,
-        inserted_window_dims=dn.collapsed_slice_dims,
-        scatter_dims_to_operand_dims=dn.start_index_map,
-        operand_batching_dims=dn.operand_batching_dims,
-        scatter_indices_batching_dims=dn.start_indices_batching_dims,
-    )
-
-
 def _scatter_window(operand_shape, updates_shape, dn: ScatterDimensionNumbers) -> tuple:
     """The window of one update in operand dims: 1 at inserted and batching
     dims, the updates' window extents (in order) elsewhere."""
@@ -161,12 +151,18 @@ def _scatter_window(operand_shape, updates_shape, dn: ScatterDimensionNumbers) -
 # --- shape checks (JAX's, in JAX's order and words) ---------------------------------------
 
 
-def _sorted(name, dims, op, field):
+def _cite(label: str | None) -> str:
+    """`` (C4)``: the constraint label a gather error ends with (the scatters
+    pass none)."""
+    return f" ({label})" if label else ""
+
+
+def _sorted(name, dims, op, field, label=None):
     if any(b < a for a, b in zip(dims, dims[1:])):
-        raise TypeError(f"{name}: {field} in {op} op must be sorted; got {dims}")
+        raise TypeError(f"{name}: {field} in {op} op must be sorted; got {dims}{_cite(label)}")
 
 
-def _in_range(name, dims, rank, op, field, *, only_ends=False):
+def _in_range(name, dims, rank, op, field, *, only_ends=False, label=None):
     """JAX's two range checks: every dim, or (``only_ends``, for a tuple
     checked sorted) its first if negative, else its last if too large --
     except 0, which JAX's ``if invalid_dim:`` lets through."""
@@ -178,28 +174,30 @@ def _in_range(name, dims, rank, op, field, *, only_ends=False):
     if bad:
         raise TypeError(
             f"{name}: Invalid {field} set in {op} op; valid range is [0, {rank}); got: {bad[0]}."
+            f"{_cite(label)}"
         )
 
 
-def _unique(name, dims, op, field):
+def _unique(name, dims, op, field, label=None):
     if len(set(dims)) != len(dims):
-        raise TypeError(f"{name}: {field} in {op} op must not repeat; got: {dims}.")
+        raise TypeError(f"{name}: {field} in {op} op must not repeat; got: {dims}.{_cite(label)}")
 
 
-def _disjoint(name, a, b, op, field_a, field_b):
+def _disjoint(name, a, b, op, field_a, field_b, label=None):
     if set(a) & set(b):
         raise TypeError(
             f"{name}: {field_a} and {field_b} in {op} op must be disjoint; got: {a} and {b}."
+            f"{_cite(label)}"
         )
 
 
-def _check_indices(name: str, indices: ShapedArray, op: str) -> int:
+def _check_indices(name: str, indices: ShapedArray, op: str, label: str | None = None) -> int:
     if not dtypes.is_integer(indices.dtype):
-        raise ValueError(f"{name}: indices must have an integer type")
+        raise ValueError(f"{name}: indices must have an integer type{_cite(label)}")
     if indices.ndim == 0:
         raise TypeError(
             f"{name}: {op} index leaf dimension must be within [0, rank(indices) + 1). "
-            f"rank(indices) is 0 and {op.lower()} index leaf dimension is -1."
+            f"rank(indices) is 0 and {op.lower()} index leaf dimension is -1.{_cite(label)}"
         )
     return indices.ndim - 1
 
@@ -213,28 +211,31 @@ def _check_batching(
     indices_dims: tuple[int, ...],
     indices_field: str,
     disjoint_from: list[tuple[tuple[int, ...], str]],
+    label: str | None = None,
 ) -> tuple[int, ...]:
     """JAX's checks of the batching dims, shared by gather and scatter (in
     each op's order and words); returns the batch shape."""
     first, second = (_unique, _sorted) if op == "gather" else (_sorted, _unique)
-    first(name, operand_dims, op, "operand_batching_dims")
-    second(name, operand_dims, op, "operand_batching_dims")
-    _in_range(name, operand_dims, operand.ndim, op, "operand_batching_dims", only_ends=True)
+    first(name, operand_dims, op, "operand_batching_dims", label)
+    second(name, operand_dims, op, "operand_batching_dims", label)
+    _in_range(
+        name, operand_dims, operand.ndim, op, "operand_batching_dims", only_ends=True, label=label
+    )
     for dims, field in disjoint_from:
-        _disjoint(name, dims, operand_dims, op, field, "operand_batching_dims")
-    _unique(name, indices_dims, op, indices_field)
-    _in_range(name, indices_dims, indices.ndim, op, indices_field)
+        _disjoint(name, dims, operand_dims, op, field, "operand_batching_dims", label)
+    _unique(name, indices_dims, op, indices_field, label)
+    _in_range(name, indices_dims, indices.ndim, op, indices_field, label=label)
     title = op.capitalize()
     if indices.ndim - 1 in indices_dims:
         raise TypeError(
             f"{name}: {title} op cannot have the index vector dimension as a batching "
-            f"dimension; got {indices_dims}."
+            f"dimension; got {indices_dims}.{_cite(label)}"
         )
     if len(operand_dims) != len(indices_dims):
         space = "" if op == "gather" else " "  # JAX's gather message lacks it
         raise TypeError(
             f"{name}: {title} op requires equal numbers of operand_batching_dims and "
-            f"{indices_field}, got {operand_dims} and{space}{indices_dims}."
+            f"{indices_field}, got {operand_dims} and{space}{indices_dims}.{_cite(label)}"
         )
     operand_batch = tuple(operand.shape[d] for d in operand_dims)
     indices_batch = tuple(indices.shape[d] for d in indices_dims)
@@ -242,82 +243,9 @@ def _check_batching(
         raise TypeError(
             f"{name}: {title} op requires operand batching dimensions and indices batching "
             f"dimensions to have the same shape, got {operand_batch} and {indices_batch}."
+            f"{_cite(label)}"
         )
     return operand_batch
-
-
-def gather_shape(
-    name: str, operand: ShapedArray, indices: ShapedArray, dn: GatherDimensionNumbers, sizes
-) -> tuple[int, ...]:
-    """The output shape (module docstring), after JAX's checks of the dimension numbers."""
-    ivd = _check_indices(name, indices, "Gather")
-    _sorted(name, dn.offset_dims, "gather", "offset_dims")
-    _unique(name, dn.offset_dims, "gather", "offset_dims")
-    out_rank = len(dn.offset_dims) + indices.ndim - 1
-    for i, d in enumerate(dn.offset_dims):
-        if not 0 <= d < out_rank:
-            raise TypeError(
-                f"{name}: Offset dimension {i} in gather op is out of bounds; got {d}, but "
-                f"should have been in [0, {out_rank})"
-            )
-    if len(dn.start_index_map) != indices.shape[ivd]:
-        raise TypeError(
-            f"{name}: Gather op has {len(dn.start_index_map)} elements in start_index_map and "
-            f"the bound of dimension index_vector_dim={ivd} of indices is "
-            f"{indices.shape[ivd]}. These two numbers must be equal."
-        )
-    for i, d in enumerate(dn.start_index_map):
-        if not 0 <= d < operand.ndim:
-            raise TypeError(
-                f"{name}: Invalid start_index_map; domain is [0, {operand.ndim}), got: {i}->{d}."
-            )
-    _unique(name, dn.start_index_map, "gather", "start_index_map")
-    _sorted(name, dn.collapsed_slice_dims, "gather", "collapsed_slice_dims")
-    _in_range(name, dn.collapsed_slice_dims, operand.ndim, "gather", "collapsed_slice_dims",
-              only_ends=True)  # fmt: skip
-    _unique(name, dn.collapsed_slice_dims, "gather", "collapsed_slice_dims")
-    _check_batching(
-        name, "gather", operand, indices, dn.operand_batching_dims,
-        dn.start_indices_batching_dims, "start_indices_batching_dims",
-        [(dn.collapsed_slice_dims, "collapsed_slice_dims"),
-         (dn.start_index_map, "start_index_map")],
-    )  # fmt: skip
-    if len(sizes) != operand.ndim:
-        raise TypeError(
-            f"{name}: Gather op must have one slice size for every input dimension; got: "
-            f"len(slice_sizes)={len(sizes)}, input_shape.rank={operand.ndim}"
-        )
-    described = len(dn.offset_dims) + len(dn.collapsed_slice_dims) + len(dn.operand_batching_dims)
-    if len(sizes) != described:
-        raise TypeError(
-            f"{name}: All components of the offset index in a gather op must either be a "
-            f"offset dimension or explicitly collapsed/batching; got len(slice_sizes)="
-            f"{len(sizes)}, output_slice_sizes={dn.offset_dims}, collapsed_slice_dims="
-            f"{dn.collapsed_slice_dims}, operand_batching_dims={dn.operand_batching_dims}."
-        )
-    if indices.size:  # JAX skips this check for empty indices
-        for i, (size, bound) in enumerate(zip(sizes, operand.shape, strict=True)):
-            if not 0 <= size <= bound:
-                raise TypeError(
-                    f"{name}: Slice size at index {i} in gather op is out of range, must be "
-                    f"within [0, {bound} + 1), got {size}."
-                )
-    for i, d in enumerate(dn.collapsed_slice_dims):
-        if sizes[d] != 1:
-            raise TypeError(
-                f"{name}: Gather op can only collapse slice dims with bound 1, but bound is "
-                f"{sizes[d]} for index {d} at position {i}."
-            )
-    for i, d in enumerate(dn.operand_batching_dims):
-        if sizes[d] > 1:
-            raise TypeError(
-                f"{name}: Gather op can only have operand batching dims with bound 0/1, but "
-                f"bound is {sizes[d]} for index {d} at position {i}."
-            )
-    batch = iter(indices.shape[:-1])
-    skip = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
-    window = iter(s for d, s in enumerate(sizes) if d not in skip)
-    return tuple(next(window) if i in dn.offset_dims else next(batch) for i in range(out_rank))
 
 
 def check_scatter(
@@ -433,9 +361,150 @@ def _region(start: Sequence[int], window: Sequence[int]) -> tuple[slice, ...]:
     return tuple(slice(s, s + n) for s, n in zip(start, window, strict=True))
 
 
-# --- gather -----------------------------------------------------------------------------
+# === gather (``lax.gather``, the primitive ``general_gather``): one block ==============
+#
+# gather(operand, indices, dn, slice_sizes, mode, fill_value). The index vector
+# is the LAST dim of indices; batch_shape = indices.shape[:-1]. For each batch
+# index b (the module docstring has the same in prose):
+#
+#     start(b)[dn.start_index_map[k]]      = indices[b][k]
+#     start(b)[dn.operand_batching_dims[j]] = b[dn.start_indices_batching_dims[j]]
+#     start(b)[d]                           = 0 for every other d
+#     window dims W = the operand dims neither in collapsed_slice_dims nor in
+#                     operand_batching_dims, of extents slice_sizes[d]
+#     out[b, w] = operand[start(b) + full(w)]    (w over W; full(w): 0 off W)
+#     then the W dims go to offset_dims, the batch dims (in order) elsewhere:
+#     out.ndim = len(offset_dims) + indices.ndim - 1
+#     out.shape[i] = next extent of W if i in offset_dims else next of batch_shape
+#     out.dtype, weak type = the operand's
+#
+# A start is out of bounds when start[d] is outside [0, operand.shape[d] -
+# slice_sizes[d]] for some d in start_index_map. mode CLIP and
+# PROMISE_IN_BOUNDS (the default, mode=None) clamp it into that range;
+# FILL_OR_DROP ("fill") makes the whole window read fill_value (default NaN,
+# the minimum of a signed / maximum of an unsigned integer type, True).
+#
+# Constraints (JAX's checks, in JAX's order and words; each error ends with
+# the label). With ivd = indices.ndim - 1:
+#   (C1) indices have an integer dtype (ValueError) and rank >= 1;
+#   (C2) offset_dims are sorted, unique and in [0, out.ndim);
+#   (C3) len(start_index_map) == indices.shape[ivd]; its entries are in
+#        [0, operand.ndim) and unique;
+#   (C4) collapsed_slice_dims are sorted, in range and unique;
+#   (C5) operand_batching_dims are unique, sorted, in range and disjoint from
+#        collapsed_slice_dims and start_index_map; start_indices_batching_dims
+#        are unique, in [0, indices.ndim) and exclude ivd; both have the same
+#        length and the paired dims the same sizes;
+#   (C6) len(slice_sizes) == operand.ndim == len(offset_dims) +
+#        len(collapsed_slice_dims) + len(operand_batching_dims);
+#   (C7) 0 <= slice_sizes[d] <= operand.shape[d] (checked only when indices
+#        is non-empty, as JAX);
+#   (C8) slice_sizes[d] == 1 for d in collapsed_slice_dims, <= 1 for d in
+#        operand_batching_dims.
+# All are TypeErrors but C1's dtype. The binder also parses its arguments:
+# dimension_numbers a GatherDimensionNumbers of ints, a known mode, a scalar
+# fill_value.
+#
+# Example: operand = [[0, 1, 2], [3, 4, 5], [6, 7, 8]], indices = [[2], [0]],
+# dn = GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+# start_index_map=(0,)), slice_sizes = (1, 3): rows 2 and 0, [[6, 7, 8],
+# [0, 1, 2]]. With indices [[5]] and mode="fill": [[nan, nan, nan]].
+#
+# Rules below, in the fixed order: abstract_eval, impl, jvp, transpose, batch,
+# mask, lowering, then the public binder ``gather``. They use the helpers
+# shared with the scatters above (dimension numbers, JAX's check helpers, the
+# index computation _start/_region) and below (_plus, _clamped,
+# _start_bounds, _lowering_dnums).
 
 general_gather_p = Primitive("general_gather")
+
+
+def gather_shape(
+    name: str, operand: ShapedArray, indices: ShapedArray, dn: GatherDimensionNumbers, sizes
+) -> tuple[int, ...]:
+    """The output shape (module docstring), after JAX's checks of the dimension numbers."""
+    ivd = _check_indices(name, indices, "Gather", "C1")
+    _sorted(name, dn.offset_dims, "gather", "offset_dims", "C2")
+    _unique(name, dn.offset_dims, "gather", "offset_dims", "C2")
+    out_rank = len(dn.offset_dims) + indices.ndim - 1
+    for i, d in enumerate(dn.offset_dims):
+        if not 0 <= d < out_rank:
+            raise TypeError(
+                f"{name}: Offset dimension {i} in gather op is out of bounds; got {d}, but "
+                f"should have been in [0, {out_rank}) (C2)"
+            )
+    if len(dn.start_index_map) != indices.shape[ivd]:
+        raise TypeError(
+            f"{name}: Gather op has {len(dn.start_index_map)} elements in start_index_map and "
+            f"the bound of dimension index_vector_dim={ivd} of indices is "
+            f"{indices.shape[ivd]}. These two numbers must be equal. (C3)"
+        )
+    for i, d in enumerate(dn.start_index_map):
+        if not 0 <= d < operand.ndim:
+            raise TypeError(
+                f"{name}: Invalid start_index_map; domain is [0, {operand.ndim}), got: {i}->{d}."
+                " (C3)"
+            )
+    _unique(name, dn.start_index_map, "gather", "start_index_map", "C3")
+    _sorted(name, dn.collapsed_slice_dims, "gather", "collapsed_slice_dims", "C4")
+    _in_range(name, dn.collapsed_slice_dims, operand.ndim, "gather", "collapsed_slice_dims",
+              only_ends=True, label="C4")  # fmt: skip
+    _unique(name, dn.collapsed_slice_dims, "gather", "collapsed_slice_dims", "C4")
+    _check_batching(
+        name, "gather", operand, indices, dn.operand_batching_dims,
+        dn.start_indices_batching_dims, "start_indices_batching_dims",
+        [(dn.collapsed_slice_dims, "collapsed_slice_dims"),
+         (dn.start_index_map, "start_index_map")], label="C5",
+    )  # fmt: skip
+    if len(sizes) != operand.ndim:
+        raise TypeError(
+            f"{name}: Gather op must have one slice size for every input dimension; got: "
+            f"len(slice_sizes)={len(sizes)}, input_shape.rank={operand.ndim} (C6)"
+        )
+    described = len(dn.offset_dims) + len(dn.collapsed_slice_dims) + len(dn.operand_batching_dims)
+    if len(sizes) != described:
+        raise TypeError(
+            f"{name}: All components of the offset index in a gather op must either be a "
+            f"offset dimension or explicitly collapsed/batching; got len(slice_sizes)="
+            f"{len(sizes)}, output_slice_sizes={dn.offset_dims}, collapsed_slice_dims="
+            f"{dn.collapsed_slice_dims}, operand_batching_dims={dn.operand_batching_dims}. (C6)"
+        )
+    if indices.size:  # JAX skips this check for empty indices
+        for i, (size, bound) in enumerate(zip(sizes, operand.shape, strict=True)):
+            if not 0 <= size <= bound:
+                raise TypeError(
+                    f"{name}: Slice size at index {i} in gather op is out of range, must be "
+                    f"within [0, {bound} + 1), got {size}. (C7)"
+                )
+    for i, d in enumerate(dn.collapsed_slice_dims):
+        if sizes[d] != 1:
+            raise TypeError(
+                f"{name}: Gather op can only collapse slice dims with bound 1, but bound is "
+                f"{sizes[d]} for index {d} at position {i}. (C8)"
+            )
+    for i, d in enumerate(dn.operand_batching_dims):
+        if sizes[d] > 1:
+            raise TypeError(
+                f"{name}: Gather op can only have operand batching dims with bound 0/1, but "
+                f"bound is {sizes[d]} for index {d} at position {i}. (C8)"
+            )
+    batch = iter(indices.shape[:-1])
+    skip = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    window = iter(s for d, s in enumerate(sizes) if d not in skip)
+    return tuple(next(window) if i in dn.offset_dims else next(batch) for i in range(out_rank))
+
+
+def _scatter_dnums_of(dn: GatherDimensionNumbers) -> ScatterDimensionNumbers:
+    return ScatterDimensionNumbers(
+        update_window_dims=dn.offset_dims,
+        inserted_window_dims=dn.collapsed_slice_dims,
+        scatter_dims_to_operand_dims=dn.start_index_map,
+        operand_batching_dims=dn.operand_batching_dims,
+        scatter_indices_batching_dims=dn.start_indices_batching_dims,
+    )
+
+
+# --- gather: abstract_eval
 
 
 @general_gather_p.def_abstract_eval
@@ -449,6 +518,9 @@ def _gather_abstract_eval(
     (in order). Dtype and weak type: the operand's."""
     shape = gather_shape("gather", operand, indices, dimension_numbers, slice_sizes)
     return ShapedArray(shape, operand.dtype, operand.weak_type)
+
+
+# --- gather: impl (NumPy)
 
 
 @general_gather_p.def_impl
@@ -481,6 +553,246 @@ def _gather_impl(
         for i in range(gathered.ndim)
     ]
     return np.transpose(gathered, perm)
+
+
+# --- gather: jvp (linear in the operand; indices are integers: float0 tangents)
+
+
+@general_gather_p.def_jvp
+def _gather_jvp(primals, tangents, **params):
+    """The tangent gathered alike (a filled window's tangent is 0)."""
+    operand, indices = primals
+    ans = general_gather_p.bind(operand, indices, **params)
+    if ad_helpers.is_zero(tangents[0]):
+        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
+    if params["mode"] == GatherScatterMode.FILL_OR_DROP:
+        params = {**params, "fill_value": 0}
+    return ans, general_gather_p.bind(tangents[0], indices, **params)
+
+
+# --- gather: transpose (a scatter_add into zeros)
+
+
+@general_gather_p.def_transpose
+def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, fill_value,
+                      **params):  # fmt: skip
+    """Scatter-add the cotangent back into (strong) zeros, same mode."""
+    if isinstance(ct, ad_helpers.Zero):
+        return [ad_helpers.Zero(operand.aval), None]
+    zeros = ad_helpers.zeros(operand.aval.update(weak_type=False))
+    dn = _scatter_dnums_of(dimension_numbers)
+    return [general_scatter_add_p.bind(zeros, indices, ct, dimension_numbers=dn, **params), None]
+
+
+# --- gather: batch (one more batching dim, as JAX)
+
+
+@general_gather_p.def_batch
+def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
+    """Batch axes moved to 0. A batched operand alone: one more window dim (the
+    whole batch) at output dim 0. Batched indices alone: one more indices batch
+    dim, output dim 0. Both: one more pair of batching dims, output dim 0."""
+    (operand, indices), (bd, ibd) = args, dims
+    dn = dimension_numbers
+    size = batch_rules.axis_size_of(args, dims)
+    if ibd is None:
+        operand = batch_rules.moveaxis(operand, bd, 0)
+        dn = GatherDimensionNumbers(
+            offset_dims=(0, *_plus(dn.offset_dims)),
+            collapsed_slice_dims=_plus(dn.collapsed_slice_dims),
+            start_index_map=_plus(dn.start_index_map),
+            operand_batching_dims=_plus(dn.operand_batching_dims),
+            start_indices_batching_dims=dn.start_indices_batching_dims,
+        )
+        sizes = (size, *slice_sizes)
+    elif bd is None:
+        indices = batch_rules.moveaxis(indices, ibd, 0)
+        dn = dn._replace(
+            offset_dims=_plus(dn.offset_dims),
+            start_indices_batching_dims=_plus(dn.start_indices_batching_dims),
+        )
+        sizes = tuple(slice_sizes)
+    else:
+        operand = batch_rules.moveaxis(operand, bd, 0)
+        indices = batch_rules.moveaxis(indices, ibd, 0)
+        dn = GatherDimensionNumbers(
+            offset_dims=_plus(dn.offset_dims),
+            collapsed_slice_dims=_plus(dn.collapsed_slice_dims),
+            start_index_map=_plus(dn.start_index_map),
+            operand_batching_dims=(0, *_plus(dn.operand_batching_dims)),
+            start_indices_batching_dims=(0, *_plus(dn.start_indices_batching_dims)),
+        )
+        sizes = (1, *slice_sizes)
+    out = general_gather_p.bind(operand, indices, dimension_numbers=dn, slice_sizes=sizes, **params)
+    return out, 0
+
+
+# --- gather: mask
+
+
+@general_gather_p.def_mask
+def _gather_mask(
+    ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
+    unique_indices, mode, fill_value,
+):  # fmt: skip
+    """Masked operand dims, masked batch dims of the indices; the index
+    vector dim (last) must be unmasked.
+
+    * An operand dim ``d`` (logical ``L``) with a window ``w < padded``:
+      its start component behaves as against the unpadded operand, whose
+      in-bounds starts are ``[0, L - w]``: clamped there (CLIP,
+      PROMISE_IN_BOUNDS), or, outside it, moved past the padded bound so the
+      whole window reads ``fill_value`` (FILL_OR_DROP). The window dim (if
+      not collapsed) keeps its size ``w``; this assumes ``L >= w``, as the
+      unpadded program needs.
+    * An operand dim sliced whole (window = padded size): the start can only
+      be 0 in both programs, and the window dim has the logical size ``L``.
+    * Batch dims of the indices carry their logical sizes to the output's
+      batch dims; a masked operand batching dim is unified with its indices
+      batching dim. Output rows at padding batch positions are unspecified.
+    """
+    dn = dimension_numbers
+    op_logical, idx_logical = ctx.logical_in
+    op_shape, idx_aval = ctx.avals_in[0].shape, ctx.avals_in[1]
+    if ctx.masked(idx_logical[-1]):
+        raise ctx.unsupported(
+            f"the index vector dim (last) of the indices is masked ({ctx.show(idx_logical)})"
+        )
+    batch_logical = list(idx_logical[:-1])
+    for od, idim in zip(dn.operand_batching_dims, dn.start_indices_batching_dims, strict=True):
+        batch_logical[idim] = ctx.unify(
+            [op_logical[od], batch_logical[idim]], f"the operand's batching dim {od}"
+        )
+    dtype = idx_aval.dtype
+    fill = mode == GatherScatterMode.FILL_OR_DROP
+    component = None
+    for k, d in enumerate(dn.start_index_map):
+        w = slice_sizes[d]
+        if not ctx.masked(op_logical[d]) or w == op_shape[d]:
+            continue
+        beyond = op_shape[d] - w + 1
+        if fill and beyond > int(dtypes.iinfo(dtype).max):
+            raise ctx.unsupported(f"the index dtype {dtype.name} cannot hold {beyond}")
+        if component is None:
+            component = structural.broadcasted_iota(np.int32, idx_aval.shape, idx_aval.ndim - 1)
+        mine = elementwise.eq(component, np.int32(k))
+        bound = elementwise.sub(
+            elementwise.convert_element_type(ctx.index(op_logical[d]), dtype), np.asarray(w, dtype)
+        )
+        if fill:
+            outside = elementwise.bitwise_or(
+                elementwise.lt(indices, np.zeros((), dtype)), elementwise.gt(indices, bound)
+            )
+            moved = np.asarray(beyond, dtype)
+            indices = elementwise.select_n(elementwise.bitwise_and(mine, outside), indices, moved)
+        else:
+            clamped = elementwise.clamp(np.zeros((), dtype), indices, bound)
+            indices = elementwise.select_n(mine, indices, clamped)
+    out = general_gather_p.bind(
+        operand, indices, dimension_numbers=dn, slice_sizes=slice_sizes,
+        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
+        fill_value=fill_value,
+    )  # fmt: skip
+    skip = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    windows = iter(
+        op_logical[d] if slice_sizes[d] == op_shape[d] else Dim.constant(slice_sizes[d])
+        for d in range(len(op_shape))
+        if d not in skip
+    )
+    batches = iter(batch_logical)
+    out_logical = tuple(
+        next(windows) if i in dn.offset_dims else next(batches) for i in range(out.ndim)
+    )
+    return out, out_logical
+
+
+# --- gather: lowering (stablehlo.gather)
+
+
+@general_gather_p.def_lowering
+def _gather_lowering(ctx, operand, indices, *, dimension_numbers, slice_sizes, mode,
+                     fill_value, **_):  # fmt: skip
+    x_aval, index_aval = ctx.avals_in
+    out_aval = ctx.avals_out[0]
+    dn = dimension_numbers
+    window = [1 if d in dn.operand_batching_dims else n for d, n in enumerate(slice_sizes)]
+    starts = indices
+    if mode == GatherScatterMode.CLIP:
+        starts = _clamped(ctx, indices, index_aval, x_aval.shape, window, dn.start_index_map)
+    dims = _lowering_dnums(ctx, dn, "gather", index_aval.ndim)
+    out = ctx.hlo.gather(operand, starts, dims, list(slice_sizes), results=[ctx.ir_type(out_aval)])
+    if mode != GatherScatterMode.FILL_OR_DROP or index_aval.size == 0:
+        return [out]
+    dtype = index_aval.dtype
+    high = _start_bounds(ctx, index_aval, x_aval.shape, window, dn.start_index_map)
+    low = ctx.constant(0, dtype, index_aval.shape)
+    ok = ctx.hlo.and_(
+        ctx.compare(indices, low, "GE", dtype), ctx.compare(indices, high, "LE", dtype)
+    )
+    true = ctx.constant(True, np.dtype(bool))
+    (ok,) = ctx.reduce([ok], [np.dtype(bool)], [true], [index_aval.ndim - 1],
+                       lambda a, b: [ctx.hlo.and_(a, b)])  # fmt: skip
+    batch_dims = [i for i in range(out_aval.ndim) if i not in dn.offset_dims]
+    keep = ctx.hlo.broadcast_in_dim(ctx.tensor_type(out_aval.shape, np.dtype(bool)), ok, batch_dims)
+    fill = ctx.constant(np.asarray(fill_value).astype(x_aval.dtype), x_aval.dtype,
+                        out_aval.shape)  # fmt: skip
+    return [ctx.select(keep, out, fill)]
+
+
+# --- gather: the public binder
+
+
+def _default_fill(dtype: np.dtype) -> Any:
+    """JAX's fill: NaN for inexact dtypes, the minimum of signed and the
+    maximum of unsigned integers, True for bool."""
+    if dtypes.is_inexact(dtype):
+        return float("nan")
+    if dtypes.is_bool(dtype):
+        return True
+    info = dtypes.iinfo(dtype)
+    return int(info.min) if dtypes.is_signed_int(dtype) else int(info.max)
+
+
+def gather(
+    operand: Any,
+    start_indices: Any,
+    dimension_numbers: GatherDimensionNumbers,
+    slice_sizes: Sequence[int],
+    *,
+    unique_indices: bool = False,
+    indices_are_sorted: bool = False,
+    mode: str | GatherScatterMode | None = None,
+    fill_value: Any = None,
+):
+    """``jax.lax.gather``: XLA's gather (module docstring). ``mode=None`` is
+    ``PROMISE_IN_BOUNDS`` (clamping); with ``"fill"`` an out-of-bounds window
+    reads ``fill_value`` (default: NaN, the integer minimum (signed) or
+    maximum (unsigned), True). ``unique_indices``/``indices_are_sorted`` are
+    promises that change no result."""
+    dn = _as_dnums("gather", dimension_numbers, GatherDimensionNumbers)
+    sizes = _dims("gather", slice_sizes, "slice_sizes")
+    parsed = GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else mode
+    parsed = GatherScatterMode.from_any(parsed)
+    if parsed == GatherScatterMode.FILL_OR_DROP:
+        if fill_value is None:
+            dtype = tracing.get_aval(operand, "gather", "operand").dtype
+            fill_value = _default_fill(dtype)
+        else:  # a static parameter: a plain Python scalar, hashable and printable
+            value = np.asarray(fill_value)
+            if value.ndim != 0 or not (
+                dtypes.is_inexact(value.dtype)
+                or dtypes.is_integer(value.dtype)
+                or dtypes.is_bool(value.dtype)
+            ):
+                raise TypeError(f"gather: fill_value must be a scalar, got {fill_value!r}")
+            fill_value = value.item()
+    else:
+        fill_value = None
+    return general_gather_p.bind(
+        operand, start_indices, dimension_numbers=dn, slice_sizes=sizes,
+        indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
+        mode=parsed, fill_value=fill_value,
+    )  # fmt: skip
 
 
 # --- scatters ----------------------------------------------------------------------------
@@ -713,29 +1025,6 @@ def _gather_back(ct, indices, updates_aval, operand_shape, dn, params, fill_valu
     )  # fmt: skip
 
 
-@general_gather_p.def_jvp
-def _gather_jvp(primals, tangents, **params):
-    """The tangent gathered alike (a filled window's tangent is 0)."""
-    operand, indices = primals
-    ans = general_gather_p.bind(operand, indices, **params)
-    if ad_helpers.is_zero(tangents[0]):
-        return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
-    if params["mode"] == GatherScatterMode.FILL_OR_DROP:
-        params = {**params, "fill_value": 0}
-    return ans, general_gather_p.bind(tangents[0], indices, **params)
-
-
-@general_gather_p.def_transpose
-def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, fill_value,
-                      **params):  # fmt: skip
-    """Scatter-add the cotangent back into (strong) zeros, same mode."""
-    if isinstance(ct, ad_helpers.Zero):
-        return [ad_helpers.Zero(operand.aval), None]
-    zeros = ad_helpers.zeros(operand.aval.update(weak_type=False))
-    dn = _scatter_dnums_of(dimension_numbers)
-    return [general_scatter_add_p.bind(zeros, indices, ct, dimension_numbers=dn, **params), None]
-
-
 # linear in (operand, updates) jointly: the tangents scattered alike
 general_scatter_add_p.def_jvp(indexing.scatter_tangents_alike(general_scatter_add_p))
 general_scatter_sub_p.def_jvp(indexing.scatter_tangents_alike(general_scatter_sub_p))
@@ -913,122 +1202,6 @@ def _plus(dims: Sequence[int], n: int = 1) -> tuple[int, ...]:
     return tuple(d + n for d in dims)
 
 
-@general_gather_p.def_mask
-def _gather_mask(
-    ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_are_sorted,
-    unique_indices, mode, fill_value,
-):  # fmt: skip
-    """Masked operand dims, masked batch dims of the indices; the index
-    vector dim (last) must be unmasked.
-
-    * An operand dim ``d`` (logical ``L``) with a window ``w < padded``:
-      its start component behaves as against the unpadded operand, whose
-      in-bounds starts are ``[0, L - w]``: clamped there (CLIP,
-      PROMISE_IN_BOUNDS), or, outside it, moved past the padded bound so the
-      whole window reads ``fill_value`` (FILL_OR_DROP). The window dim (if
-      not collapsed) keeps its size ``w``; this assumes ``L >= w``, as the
-      unpadded program needs.
-    * An operand dim sliced whole (window = padded size): the start can only
-      be 0 in both programs, and the window dim has the logical size ``L``.
-    * Batch dims of the indices carry their logical sizes to the output's
-      batch dims; a masked operand batching dim is unified with its indices
-      batching dim. Output rows at padding batch positions are unspecified.
-    """
-    dn = dimension_numbers
-    op_logical, idx_logical = ctx.logical_in
-    op_shape, idx_aval = ctx.avals_in[0].shape, ctx.avals_in[1]
-    if ctx.masked(idx_logical[-1]):
-        raise ctx.unsupported(
-            f"the index vector dim (last) of the indices is masked ({ctx.show(idx_logical)})"
-        )
-    batch_logical = list(idx_logical[:-1])
-    for od, idim in zip(dn.operand_batching_dims, dn.start_indices_batching_dims, strict=True):
-        batch_logical[idim] = ctx.unify(
-            [op_logical[od], batch_logical[idim]], f"the operand's batching dim {od}"
-        )
-    dtype = idx_aval.dtype
-    fill = mode == GatherScatterMode.FILL_OR_DROP
-    component = None
-    for k, d in enumerate(dn.start_index_map):
-        w = slice_sizes[d]
-        if not ctx.masked(op_logical[d]) or w == op_shape[d]:
-            continue
-        beyond = op_shape[d] - w + 1
-        if fill and beyond > int(dtypes.iinfo(dtype).max):
-            raise ctx.unsupported(f"the index dtype {dtype.name} cannot hold {beyond}")
-        if component is None:
-            component = structural.broadcasted_iota(np.int32, idx_aval.shape, idx_aval.ndim - 1)
-        mine = elementwise.eq(component, np.int32(k))
-        bound = elementwise.sub(
-            elementwise.convert_element_type(ctx.index(op_logical[d]), dtype), np.asarray(w, dtype)
-        )
-        if fill:
-            outside = elementwise.bitwise_or(
-                elementwise.lt(indices, np.zeros((), dtype)), elementwise.gt(indices, bound)
-            )
-            moved = np.asarray(beyond, dtype)
-            indices = elementwise.select_n(elementwise.bitwise_and(mine, outside), indices, moved)
-        else:
-            clamped = elementwise.clamp(np.zeros((), dtype), indices, bound)
-            indices = elementwise.select_n(mine, indices, clamped)
-    out = general_gather_p.bind(
-        operand, indices, dimension_numbers=dn, slice_sizes=slice_sizes,
-        indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
-        fill_value=fill_value,
-    )  # fmt: skip
-    skip = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
-    windows = iter(
-        op_logical[d] if slice_sizes[d] == op_shape[d] else Dim.constant(slice_sizes[d])
-        for d in range(len(op_shape))
-        if d not in skip
-    )
-    batches = iter(batch_logical)
-    out_logical = tuple(
-        next(windows) if i in dn.offset_dims else next(batches) for i in range(out.ndim)
-    )
-    return out, out_logical
-
-
-@general_gather_p.def_batch
-def _gather_batch(args, dims, *, dimension_numbers, slice_sizes, **params):
-    """Batch axes moved to 0. A batched operand alone: one more window dim (the
-    whole batch) at output dim 0. Batched indices alone: one more indices batch
-    dim, output dim 0. Both: one more pair of batching dims, output dim 0."""
-    (operand, indices), (bd, ibd) = args, dims
-    dn = dimension_numbers
-    size = batch_rules.axis_size_of(args, dims)
-    if ibd is None:
-        operand = batch_rules.moveaxis(operand, bd, 0)
-        dn = GatherDimensionNumbers(
-            offset_dims=(0, *_plus(dn.offset_dims)),
-            collapsed_slice_dims=_plus(dn.collapsed_slice_dims),
-            start_index_map=_plus(dn.start_index_map),
-            operand_batching_dims=_plus(dn.operand_batching_dims),
-            start_indices_batching_dims=dn.start_indices_batching_dims,
-        )
-        sizes = (size, *slice_sizes)
-    elif bd is None:
-        indices = batch_rules.moveaxis(indices, ibd, 0)
-        dn = dn._replace(
-            offset_dims=_plus(dn.offset_dims),
-            start_indices_batching_dims=_plus(dn.start_indices_batching_dims),
-        )
-        sizes = tuple(slice_sizes)
-    else:
-        operand = batch_rules.moveaxis(operand, bd, 0)
-        indices = batch_rules.moveaxis(indices, ibd, 0)
-        dn = GatherDimensionNumbers(
-            offset_dims=_plus(dn.offset_dims),
-            collapsed_slice_dims=_plus(dn.collapsed_slice_dims),
-            start_index_map=_plus(dn.start_index_map),
-            operand_batching_dims=(0, *_plus(dn.operand_batching_dims)),
-            start_indices_batching_dims=(0, *_plus(dn.start_indices_batching_dims)),
-        )
-        sizes = (1, *slice_sizes)
-    out = general_gather_p.bind(operand, indices, dimension_numbers=dn, slice_sizes=sizes, **params)
-    return out, 0
-
-
 def _scatter_batch_rule(prim: Primitive):
     def rule(args, dims, *, dimension_numbers, **params):
         """Operand and updates batched at 0 (broadcast if not batched). Unbatched
@@ -1108,36 +1281,6 @@ def _lowering_dnums(ctx, dn, kind, index_ndim):
     )
 
 
-@general_gather_p.def_lowering
-def _gather_lowering(ctx, operand, indices, *, dimension_numbers, slice_sizes, mode,
-                     fill_value, **_):  # fmt: skip
-    x_aval, index_aval = ctx.avals_in
-    out_aval = ctx.avals_out[0]
-    dn = dimension_numbers
-    window = [1 if d in dn.operand_batching_dims else n for d, n in enumerate(slice_sizes)]
-    starts = indices
-    if mode == GatherScatterMode.CLIP:
-        starts = _clamped(ctx, indices, index_aval, x_aval.shape, window, dn.start_index_map)
-    dims = _lowering_dnums(ctx, dn, "gather", index_aval.ndim)
-    out = ctx.hlo.gather(operand, starts, dims, list(slice_sizes), results=[ctx.ir_type(out_aval)])
-    if mode != GatherScatterMode.FILL_OR_DROP or index_aval.size == 0:
-        return [out]
-    dtype = index_aval.dtype
-    high = _start_bounds(ctx, index_aval, x_aval.shape, window, dn.start_index_map)
-    low = ctx.constant(0, dtype, index_aval.shape)
-    ok = ctx.hlo.and_(
-        ctx.compare(indices, low, "GE", dtype), ctx.compare(indices, high, "LE", dtype)
-    )
-    true = ctx.constant(True, np.dtype(bool))
-    (ok,) = ctx.reduce([ok], [np.dtype(bool)], [true], [index_aval.ndim - 1],
-                       lambda a, b: [ctx.hlo.and_(a, b)])  # fmt: skip
-    batch_dims = [i for i in range(out_aval.ndim) if i not in dn.offset_dims]
-    keep = ctx.hlo.broadcast_in_dim(ctx.tensor_type(out_aval.shape, np.dtype(bool)), ok, batch_dims)
-    fill = ctx.constant(np.asarray(fill_value).astype(x_aval.dtype), x_aval.dtype,
-                        out_aval.shape)  # fmt: skip
-    return [ctx.select(keep, out, fill)]
-
-
 def _hlo_combiner(ctx, kind: str, dtype: np.dtype) -> Callable[..., Any]:
     if kind == "scatter":
         return lambda old, new: new
@@ -1191,59 +1334,6 @@ for _prim in SCATTERS:
 
 
 # --- the public lax functions ------------------------------------------------------------
-
-
-def _default_fill(dtype: np.dtype) -> Any:
-    """JAX's fill: NaN for inexact dtypes, the minimum of signed and the
-    maximum of unsigned integers, True for bool."""
-    if dtypes.is_inexact(dtype):
-        return float("nan")
-    if dtypes.is_bool(dtype):
-        return True
-    info = dtypes.iinfo(dtype)
-    return int(info.min) if dtypes.is_signed_int(dtype) else int(info.max)
-
-
-def gather(
-    operand: Any,
-    start_indices: Any,
-    dimension_numbers: GatherDimensionNumbers,
-    slice_sizes: Sequence[int],
-    *,
-    unique_indices: bool = False,
-    indices_are_sorted: bool = False,
-    mode: str | GatherScatterMode | None = None,
-    fill_value: Any = None,
-):
-    """``jax.lax.gather``: XLA's gather (module docstring). ``mode=None`` is
-    ``PROMISE_IN_BOUNDS`` (clamping); with ``"fill"`` an out-of-bounds window
-    reads ``fill_value`` (default: NaN, the integer minimum (signed) or
-    maximum (unsigned), True). ``unique_indices``/``indices_are_sorted`` are
-    promises that change no result."""
-    dn = _as_dnums("gather", dimension_numbers, GatherDimensionNumbers)
-    sizes = _dims("gather", slice_sizes, "slice_sizes")
-    parsed = GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else mode
-    parsed = GatherScatterMode.from_any(parsed)
-    if parsed == GatherScatterMode.FILL_OR_DROP:
-        if fill_value is None:
-            dtype = tracing.get_aval(operand, "gather", "operand").dtype
-            fill_value = _default_fill(dtype)
-        else:  # a static parameter: a plain Python scalar, hashable and printable
-            value = np.asarray(fill_value)
-            if value.ndim != 0 or not (
-                dtypes.is_inexact(value.dtype)
-                or dtypes.is_integer(value.dtype)
-                or dtypes.is_bool(value.dtype)
-            ):
-                raise TypeError(f"gather: fill_value must be a scalar, got {fill_value!r}")
-            fill_value = value.item()
-    else:
-        fill_value = None
-    return general_gather_p.bind(
-        operand, start_indices, dimension_numbers=dn, slice_sizes=sizes,
-        indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices),
-        mode=parsed, fill_value=fill_value,
-    )  # fmt: skip
 
 
 def _scatter_api(prim: Primitive, name: str):
