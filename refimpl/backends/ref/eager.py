@@ -183,8 +183,9 @@ def _entry(log: list[Any], args: tuple[Any, ...], out: Any) -> Any:
 def replay(entry: MemoEntry, args: tuple[Any, ...]) -> Any:
     """What ``apply`` returns for the recorded application on ``args``;
     ``fast_functions._SLOW`` where the normal path must run (a deleted or
-    committed array: its error or its placement rule)."""
-    if base._axis_owner is not None:
+    committed array: its error or its placement rule; a call inside one being
+    recorded, whose application the record must see)."""
+    if _recording is not None or base._axis_owner is not None:
         return fast_functions._SLOW
     values = []
     for source in entry.operands:
