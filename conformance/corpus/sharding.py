@@ -1,0 +1,299 @@
+"""Sharding and shard_map (docs/semantics.md "Sharding") over 4 devices,
+against NumPy oracles: ``device_put`` onto a ``NamedSharding``, ``jit`` with
+``in_shardings``/``out_shardings`` over 1-D and 2-D meshes,
+``with_sharding_constraint``, and ``shard_map`` with each collective.
+
+Each case observes the values and, per output, the layout: one row per
+shard, sorted by device id, ``[device id, start_0, stop_0, start_1, ...]``.
+The oracle's layout is written out from the mesh grid (devices in row-major
+order, the first mesh axis named in a spec entry the major one).
+
+An implementation with fewer than 4 devices skips these cases (as the pmap
+family: JAX needs ``XLA_FLAGS=--xla_force_host_platform_device_count=4``
+before import; refimpl's reference backend gets 4 virtual devices).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from conformance.case import Case, Oracle, script_case
+from conformance.compare import Tolerance
+from conformance.corpus.pmap import _api, _four_devices
+from conformance.namespace import Unsupported
+from conformance.observe import Raises
+
+TOL = Tolerance(ulps={"float32": 8}, atol_eps=8)
+X44 = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+X8 = np.arange(8.0, dtype=np.float32)
+MESHES = {"1d": ((4,), ("x",)), "2d": ((2, 2), ("a", "b"))}
+
+
+def _mesh(api: Any, kind: str) -> Any:
+    if not hasattr(api, "sharding") or not hasattr(api.sharding, "NamedSharding"):
+        raise Unsupported("no jax.sharding")
+    shape, names = MESHES[kind]
+    devices = np.empty(4, dtype=object)
+    devices[:] = list(api.devices()[:4])
+    auto = (api.sharding.AxisType.Auto,) * len(names)
+    return api.sharding.Mesh(devices.reshape(shape), names, axis_types=auto)
+
+
+def _ns(api: Any, mesh: Any, *spec: Any) -> Any:
+    return api.sharding.NamedSharding(mesh, api.sharding.PartitionSpec(*spec))
+
+
+def _layout(array: Any) -> np.ndarray:
+    rows = []
+    for shard in array.addressable_shards:
+        row = [shard.device.id]
+        for index, n in zip(shard.index, array.shape):
+            start, stop, _ = index.indices(n)
+            row += [start, stop]
+        rows.append(row)
+    return np.array(sorted(rows), dtype=np.int32)
+
+
+def _oracle_layout(shape: tuple[int, ...], kind: str, spec: tuple) -> np.ndarray:
+    """The layout ``NamedSharding(mesh, P(*spec))`` gives, from the mesh grid."""
+    mesh_shape, names = MESHES[kind]
+    rows = []
+    for device, coords in enumerate(np.ndindex(*mesh_shape)):
+        at = dict(zip(names, coords))
+        row = [device]
+        for d, n in enumerate(shape):
+            entry = spec[d] if d < len(spec) else None
+            axes = () if entry is None else (entry if isinstance(entry, tuple) else (entry,))
+            block, count = 0, 1
+            for axis in axes:  # the first axis named is the major one
+                size = mesh_shape[names.index(axis)]
+                block, count = block * size + at[axis], count * size
+            step = n // count
+            row += [block * step, (block + 1) * step]
+        rows.append(row)
+    return np.array(sorted(rows), dtype=np.int32)
+
+
+def _case(name: str, build: Any, expected: Any) -> Case:
+    def script(ns: Any) -> Any:
+        api = _api(ns)
+        with _four_devices(api):
+            out = build(api, ns.lax_)
+            leaves = api.tree_util.tree_leaves(out)
+            return [np.asarray(v) for v in leaves] + [_layout(v) for v in leaves]
+
+    return script_case(
+        f"sharding/{name}", script, expect=Oracle(expected), tolerance=TOL, tags=("sharding",)
+    )
+
+
+def _error_case(name: str, build: Any) -> Case:
+    def script(ns: Any) -> Any:
+        api = _api(ns)
+        with _four_devices(api):
+            return build(api, ns.lax_)
+
+    return script_case(
+        f"sharding/errors/{name}", script, expect=Raises(ValueError), tags=("sharding",)
+    )
+
+
+def _sm(api: Any, f: Any, mesh: Any, in_specs: Any, out_specs: Any) -> Any:
+    return api.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs)
+
+
+def _p(api: Any, *spec: Any) -> Any:
+    return api.sharding.PartitionSpec(*spec)
+
+
+def cases() -> Iterator[Case]:
+    # device_put onto a NamedSharding
+    for kind, spec, x in [
+        ("2d", ("a", "b"), X44),
+        ("2d", (None, "b"), X44),
+        ("2d", ("b",), X44),
+        ("2d", (("b", "a"),), X8),
+        ("2d", (("a", "b"),), X8),
+        ("1d", (None, "x"), X44),
+        ("2d", (), X44),
+    ]:
+        label = "_".join("-".join(e) if isinstance(e, tuple) else str(e) for e in spec) or "rep"
+
+        def build(api: Any, L: Any, kind=kind, spec=spec, x=x) -> Any:
+            return api.device_put(x, _ns(api, _mesh(api, kind), *spec))
+
+        def expected(kind=kind, spec=spec, x=x) -> Any:
+            return [x, _oracle_layout(x.shape, kind, spec)]
+
+        yield _case(f"device_put/{kind}/{label}", build, expected)
+
+    # jit with in/out shardings: the program's value, laid out as out_shardings says
+    def jit_1d(api: Any, L: Any) -> Any:
+        m = _mesh(api, "1d")
+        f = api.jit(lambda v: v * 2 + 1, in_shardings=_ns(api, m, "x"), out_shardings=_ns(api, m))
+        return f(X8)
+
+    yield _case("jit/1d", jit_1d, lambda: [X8 * 2 + 1, _oracle_layout((8,), "1d", ())])
+
+    def jit_2d(api: Any, L: Any) -> Any:
+        m = _mesh(api, "2d")
+        f = api.jit(
+            lambda v, w: (v @ w, v.sum(0)),
+            in_shardings=(_ns(api, m, "a", "b"), _ns(api, m, "b", None)),
+            out_shardings=(_ns(api, m, None, "a"), _ns(api, m, ("a", "b"))),
+        )
+        return f(X44, X44.T.copy())
+
+    yield _case(
+        "jit/2d",
+        jit_2d,
+        lambda: [
+            X44 @ X44.T,
+            X44.sum(0),
+            _oracle_layout((4, 4), "2d", (None, "a")),
+            _oracle_layout((4,), "2d", (("a", "b"),)),
+        ],
+    )
+
+    def wsc(api: Any, L: Any) -> Any:
+        return L.with_sharding_constraint(X44, _ns(api, _mesh(api, "2d"), "b", "a"))
+
+    yield _case("with_sharding_constraint/eager", wsc,
+                lambda: [X44, _oracle_layout((4, 4), "2d", ("b", "a"))])  # fmt: skip
+
+    def wsc_jit(api: Any, L: Any) -> Any:
+        m = _mesh(api, "2d")
+
+        def f(v: Any) -> Any:
+            return L.with_sharding_constraint(v * 3, _ns(api, m, "a", "b")).sum(1)
+
+        return api.jit(f, out_shardings=_ns(api, m, "b"))(X44)
+
+    yield _case("with_sharding_constraint/jit", wsc_jit,
+                lambda: [(X44 * 3).sum(1), _oracle_layout((4,), "2d", ("b",))])  # fmt: skip
+
+    # shard_map with each collective
+    blocks = X44.reshape(2, 2, 2, 2).transpose(0, 2, 1, 3)  # [a, b] -> the 2x2 block
+
+    def sm_psum(api: Any, L: Any) -> Any:
+        m = _mesh(api, "2d")
+        return _sm(api, lambda v: L.psum(v, "a"), m, _p(api, "a", "b"), _p(api, None, "b"))(X44)
+
+    yield _case(
+        "shard_map/psum",
+        sm_psum,
+        lambda: [X44[:2] + X44[2:], _oracle_layout((2, 4), "2d", (None, "b"))],
+    )
+
+    def sm_psum_both(api: Any, L: Any) -> Any:
+        m = _mesh(api, "2d")
+        return _sm(api, lambda v: L.psum(v, ("a", "b")), m, _p(api, ("a", "b")), _p(api))(X8)
+
+    yield _case(
+        "shard_map/psum_two_axes",
+        sm_psum_both,
+        lambda: [X8.reshape(4, 2).sum(0), _oracle_layout((2,), "2d", ())],
+    )
+
+    def sm_all_gather(api: Any, L: Any) -> Any:
+        m = _mesh(api, "2d")
+        f = _sm(api, lambda v: L.all_gather(v, "b", tiled=True), m, _p(api, "a", "b"),
+                _p(api, "a", "b"))  # fmt: skip
+        return f(X44)
+
+    def all_gather_expected() -> Any:
+        rows = [np.concatenate([blocks[a, 0], blocks[a, 1]]) for a in range(2)]
+        per_position = [[rows[a]] * 2 for a in range(2)]
+        value = np.block([[per_position[a][b] for b in range(2)] for a in range(2)])
+        return [value, _oracle_layout((8, 4), "2d", ("a", "b"))]
+
+    yield _case("shard_map/all_gather_tiled", sm_all_gather, all_gather_expected)
+
+    def sm_ppermute(api: Any, L: Any) -> Any:
+        m = _mesh(api, "1d")
+        perm = [(i, (i + 1) % 4) for i in range(4)]
+        return _sm(api, lambda v: L.ppermute(v, "x", perm), m, _p(api, "x"), _p(api, "x"))(X8)
+
+    yield _case(
+        "shard_map/ppermute_ring",
+        sm_ppermute,
+        lambda: [np.roll(X8, 2), _oracle_layout((8,), "1d", ("x",))],
+    )
+
+    def sm_psum_scatter(api: Any, L: Any) -> Any:
+        m = _mesh(api, "2d")
+        f = _sm(api, lambda v: L.psum_scatter(v, "b", scatter_dimension=1, tiled=True), m,
+                _p(api, "a", None), _p(api, "a", "b"))  # fmt: skip
+        return f(X44)
+
+    yield _case(
+        "shard_map/psum_scatter_tiled",
+        sm_psum_scatter,
+        lambda: [X44 * 2, _oracle_layout((4, 4), "2d", ("a", "b"))],
+    )
+
+    def sm_axis_index(api: Any, L: Any) -> Any:
+        m = _mesh(api, "2d")
+
+        def f(v: Any) -> Any:
+            return v + (L.axis_index("a") * 10 + L.axis_index("b")).astype(v.dtype)
+
+        return _sm(api, f, m, _p(api, ("b", "a")), _p(api, ("a", "b")))(X8)
+
+    def axis_index_expected() -> Any:
+        # block k of the input is at mesh position (a, b) = (k % 2, k // 2) (P(('b', 'a')));
+        # the output puts position (a, b)'s block at 2a + b (P(('a', 'b')))
+        out = np.empty(8, np.float32)
+        for k in range(4):
+            a, b = k % 2, k // 2
+            out[2 * (2 * a + b) : 2 * (2 * a + b) + 2] = X8[2 * k : 2 * k + 2] + 10 * a + b
+        return [out, _oracle_layout((8,), "2d", (("a", "b"),))]
+
+    yield _case("shard_map/axis_index_two_axes", sm_axis_index, axis_index_expected)
+
+    def sm_grad_in_jit(api: Any, L: Any) -> Any:
+        m = _mesh(api, "1d")
+
+        def loss(v: Any) -> Any:
+            return _sm(api, lambda b: L.psum((b**2).sum(), "x"), m, _p(api, "x"), _p(api))(v)
+
+        return api.device_put(api.jit(api.grad(loss))(X44), _ns(api, m, "x"))
+
+    yield _case(
+        "shard_map/grad_in_jit",
+        sm_grad_in_jit,
+        lambda: [2 * X44, _oracle_layout((4, 4), "1d", ("x",))],
+    )
+
+    # JAX's checks
+    def indivisible(api: Any, L: Any) -> Any:
+        return api.device_put(np.ones((3, 4), np.float32), _ns(api, _mesh(api, "2d"), "a"))
+
+    yield _error_case("device_put_indivisible", indivisible)
+
+    def rank(api: Any, L: Any) -> Any:
+        m = _mesh(api, "2d")
+        return api.jit(lambda v: v, in_shardings=_ns(api, m, "a", "b"))(np.ones(4, np.float32))
+
+    yield _error_case("jit_spec_longer_than_rank", rank)
+
+    def unknown_axis(api: Any, L: Any) -> Any:
+        return _ns(api, _mesh(api, "2d"), "c")
+
+    yield _error_case("named_sharding_unknown_axis", unknown_axis)
+
+    def not_replicated(api: Any, L: Any) -> Any:
+        m = _mesh(api, "2d")
+        return _sm(api, lambda v: v, m, _p(api, "a", "b"), _p(api, None, "b"))(X44)
+
+    yield _error_case("shard_map_output_not_replicated", not_replicated)
+
+    def sm_indivisible(api: Any, L: Any) -> Any:
+        m = _mesh(api, "2d")
+        f = _sm(api, lambda v: v, m, _p(api, "a", "b"), _p(api, "a", "b"))
+        return f(np.ones((3, 4), np.float32))
+
+    yield _error_case("shard_map_indivisible", sm_indivisible)
