@@ -222,3 +222,73 @@ def test_interp_errors():
         rnp.interp(_XI, _XP, _FP[:2])
     with pytest.raises(ValueError, match="complex x"):
         rnp.interp(_XI.astype(np.complex64), _XP, _FP)
+
+
+@pytest.mark.parametrize(
+    "repeats,axis,length",
+    [
+        (np.array([1, 2, 3, 0, 1, 2]), None, 9),
+        (np.array([1, 2, 3, 0, 1, 2]), None, 4),
+        (np.array([1, 2, 3, 0, 1, 2]), None, 20),
+        (np.array([1, 2, 1]), 1, 5),
+        (np.array([1, 0, 0]), 1, 5),
+        (np.array([0, 3]), 0, 1),
+        (np.array([2]), None, 11),
+        (2, 1, 8),
+        (np.array([1, 2, 1]), 1, 0),
+    ],
+)
+def test_repeat_total_repeat_length(backend, repeats, axis, length):
+    """With total_repeat_length the repeats may be traced; the result has that
+    length (cut short, or padded with the last element), as JAX's."""
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    want = jax.jit(lambda x, r: jnp.repeat(x, r, axis, total_repeat_length=length))(x, repeats)
+    _same(ri.jit(lambda x, r: rnp.repeat(x, r, axis, total_repeat_length=length))(x, repeats), want)
+    _same(rnp.repeat(x, repeats, axis, total_repeat_length=length), want)
+    f = lambda m: lambda x: (m.repeat(x, repeats, axis, total_repeat_length=length) ** 2).sum()  # noqa: E731
+    _same(ri.grad(f(rnp))(x), jax.grad(f(jnp))(x))
+
+
+def test_repeat_traced_needs_total_repeat_length():
+    x = np.arange(3, dtype=np.float32)
+    with pytest.raises(ri.errors.ConcretizationTypeError, match="total_repeat_length"):
+        ri.jit(lambda x, r: rnp.repeat(x, r))(x, np.array([1, 2, 3]))
+    with pytest.raises(ValueError, match="repeat: got 2 repeats for an axis of size 3"):
+        rnp.repeat(x, np.array([1, 2]), total_repeat_length=3)
+    with pytest.raises(TypeError, match="repeat: repeats must be integers"):
+        rnp.repeat(x, np.array([1.0, 2, 3]), total_repeat_length=3)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        lambda m: m.zeros(np.array(3)),
+        lambda m: m.full(np.array(2), 3.0),
+        lambda m: m.ones((np.array(2), np.int64(3)), np.int32),
+        lambda m: m.broadcast_to(1.0, np.array(3)),
+        lambda m: m.full_like(np.ones(2, np.float32), 1.0, shape=np.array(3)),
+        lambda m: m.reshape(np.arange(4, dtype=np.float32), np.array(4)),
+        lambda m: m.expand_dims(np.ones((2, 3)), np.array(1)),
+        lambda m: m.expand_dims(np.ones((2, 3)), (np.array(0), 2)),
+        lambda m: m.split(np.ones((4, 2)), np.array(2), np.array(0))[1],
+        lambda m: m.array_split(np.ones((5, 2)), np.array(2))[0],
+        lambda m: m.sum(np.ones((2, 3)), np.array(1)),
+        lambda m: m.flip(np.arange(6.0).reshape(2, 3), np.array(1)),
+    ],
+)
+def test_zero_d_arrays_as_axis_or_shape(backend, case):
+    """A 0-d NumPy integer array is one axis or one dimension, as in JAX."""
+    want = case(jnp)
+    _same(case(rnp), want)
+    _same(ri.jit(lambda: case(rnp))(), want)
+
+
+@pytest.mark.parametrize("name", ["all", "any", "min", "max", "mean", "sum", "prod", "std", "var"])
+def test_out_argument_none_accepted_other_rejected(name):
+    """NumPy's protocol argument: out=None is accepted (as the method and the
+    function), any other out raises NotImplementedError naming the function."""
+    x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    _same(getattr(rnp.asarray(x), name)(out=None), getattr(jnp.asarray(x), name)(out=None))
+    _same(getattr(rnp, name)(x, axis=1, out=None), getattr(jnp, name)(x, axis=1, out=None))
+    with pytest.raises(NotImplementedError, match=name):
+        getattr(rnp, name)(x, out=np.zeros(()))

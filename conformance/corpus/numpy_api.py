@@ -515,6 +515,27 @@ def _issue29_cases() -> Iterator[Case]:
             expect=AGREE,
             tags=["numpy"],
         )
+    for length in (4, 9):
+        yield fn_case(
+            f"np.repeat/traced-total_repeat_length-{length}",
+            lambda ns, x, r, _n=length: ns.np_.repeat(x, r, 1, total_repeat_length=_n),
+            [np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, 2, 3], np.int32)],
+            expect=AGREE,
+            tags=["numpy"],
+            notes="repeats traced under jit; the result cut short or padded with the last element",
+        )
+    yield fn_case(
+        "np.shape/zero-d-array-as-shape-and-axis",
+        lambda ns, x: (
+            ns.np_.zeros(np.array(3)),
+            ns.np_.broadcast_to(x[0], np.array(2)),
+            ns.np_.expand_dims(x, np.array(1)),
+            ns.np_.split(x, np.array(2), np.array(0))[1],
+        ),
+        [np.arange(4, dtype=np.float32)],
+        expect=AGREE,
+        tags=["numpy"],
+    )
 
 
 def cases() -> Iterator[Case]:

@@ -86,7 +86,9 @@ def _user_stacklevel() -> int:
 
 def canonical_shape(fn_name: str, shape: Shape) -> tuple[int, ...]:
     """An int or a sequence of ints (concrete, non-negative) as a shape tuple."""
-    items = shape if isinstance(shape, (Sequence, np.ndarray)) else (shape,)
+    # a 0-d NumPy array is one dimension (as in JAX), not a sequence of them
+    sequence = isinstance(shape, Sequence) or (isinstance(shape, np.ndarray) and shape.ndim > 0)
+    items = shape if sequence else (shape,)
     if isinstance(items, str):
         raise TypeError(f"{fn_name}: shape must be an int or a sequence of ints, got {shape!r}")
     dims = []

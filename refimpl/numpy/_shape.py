@@ -69,7 +69,7 @@ def normalize_axes(fn_name: str, axis: Any, ndim: int) -> tuple[int, ...]:
 
 
 def _int_tuple(fn_name: str, what: str, value: Any) -> tuple[int, ...]:
-    items = value if isinstance(value, (Sequence, np.ndarray)) else (value,)
+    items = value if _is_sequence(value) else (value,)
     return tuple(_index(fn_name, what, v) for v in items)
 
 
@@ -135,7 +135,12 @@ def transpose(a: ArrayLike, axes: Sequence[int] | None = None) -> Array:
 
 
 def _items(value: Any) -> tuple[Any, ...]:
-    return tuple(value) if isinstance(value, (Sequence, np.ndarray)) else (value,)
+    return tuple(value) if _is_sequence(value) else (value,)
+
+
+def _is_sequence(value: Any) -> bool:
+    # a 0-d NumPy array is one int (as in JAX), not a sequence of them
+    return isinstance(value, Sequence) or (isinstance(value, np.ndarray) and value.ndim > 0)
 
 
 def swapaxes(a: ArrayLike, axis1: int, axis2: int) -> Array:
@@ -277,7 +282,7 @@ def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array
     aval = aval_of(ary, "split", 0)
     axis = normalize_axis("split", axis, aval.ndim)
     size = aval.shape[axis]
-    if isinstance(indices_or_sections, (list, tuple, np.ndarray)) or (
+    if isinstance(indices_or_sections, (list, tuple)) or (
         hasattr(indices_or_sections, "ndim") and indices_or_sections.ndim > 0
     ):
         points = [_index("split", "split index", i) for i in indices_or_sections]
@@ -528,19 +533,24 @@ def repeat(
 ) -> Array:
     """Repeat each element ``repeats`` times along ``axis`` (flattened when None).
 
-    ``repeats`` is a concrete int or a concrete 1-D int array (one count per
-    element); a traced ``repeats`` would make the shape data-dependent.
+    ``repeats`` is an int or a 1-D int array (one count per element). Without
+    ``total_repeat_length`` it must be concrete (it fixes the result's shape);
+    with it, it may be traced, and the result has exactly that length along
+    ``axis``, as JAX's: cut short, or padded with the last element.
     """
     aval = aval_of(a, "repeat", 0)
     aval_of(repeats, "repeat", 1)
-    if is_traced(repeats):
-        raise tracing.ConcretizationTypeError(
-            "repeat: repeats must be concrete (not traced); it fixes the result's shape"
-        )
     if axis is None:
         a, axis = ravel(a), 0
         aval = aval_of(a, "repeat", 0)
     axis = normalize_axis("repeat", axis, aval.ndim)
+    if total_repeat_length is not None:
+        return _repeat_to_length(a, aval.shape, repeats, axis, total_repeat_length)
+    if is_traced(repeats):
+        raise tracing.ConcretizationTypeError(
+            "repeat: repeats must be concrete (not traced) unless total_repeat_length is "
+            "given; it fixes the result's shape"
+        )
     counts = np.asarray(tracing.concrete_value(repeats, aval_of(repeats, "repeat", 1)))
     if not (np.issubdtype(counts.dtype, np.integer)):
         raise TypeError(f"repeat: repeats must be integers, got dtype {counts.dtype}")
@@ -557,13 +567,50 @@ def repeat(
             result = lax.slice_in_dim(a, 0, 0, 1, axis)
         else:
             result = lax.gather_along_axis(a, positions, axis)
-    if total_repeat_length is not None:
-        length = aval_of(result, "repeat", 0).shape[axis]
-        if length != total_repeat_length:
-            raise ValueError(
-                f"repeat: total_repeat_length={total_repeat_length} but the result has {length}"
-            )
     return result
+
+
+def _repeat_to_length(a: Any, shape: tuple[int, ...], repeats: Any, axis: int, total: Any) -> Any:
+    """JAX's algorithm for a given length: a 1 at each element's first output
+    position (its exclusive cumulative count; positions past the end dropped),
+    whose cumulative sum minus 1 is the element each output position takes."""
+    try:
+        total = operator.index(total)
+    except TypeError:
+        raise TypeError(
+            f"repeat: total_repeat_length must be a concrete int, got {type(total).__name__}"
+        ) from None
+    if total < 0:
+        raise ValueError(f"repeat: total_repeat_length must not be negative, got {total}")
+    counts_aval = aval_of(repeats, "repeat", 1)
+    if not dtypes.is_integer(counts_aval.dtype):
+        raise TypeError(f"repeat: repeats must be integers, got dtype {counts_aval.dtype.name}")
+    if not is_traced(repeats):
+        counts = np.asarray(tracing.concrete_value(repeats, counts_aval))
+        if (counts < 0).any():
+            raise ValueError("repeat: repeats must not be negative")
+    size = shape[axis]
+    if counts_aval.ndim > 1 or counts_aval.size not in (1, size):
+        raise ValueError(f"repeat: got {counts_aval.size} repeats for an axis of size {size}")
+    if size == 0:
+        return as_array(a)
+    if total == 0:
+        return lax.slice_in_dim(a, 0, 0, 1, axis)
+    counts = lax.convert_element_type(
+        lax.broadcast_in_dim(lax.reshape(asarray(repeats), (counts_aval.size,)), (size,), (0,))
+        if counts_aval.size == 1
+        else lax.reshape(asarray(repeats), (size,)),
+        np.int32,
+    )
+    exclusive = lax.concatenate(
+        [np.zeros((1,), np.int32), lax.slice_in_dim(counts, 0, size - 1, 1, 0)], 0
+    )
+    starts = lax.cumsum(exclusive, 0)
+    marks = lax.scatter_add_along_axis(
+        np.zeros((total,), np.int32), starts, np.ones((size,), np.int32), 0, mode="drop"
+    )
+    positions = lax.sub(lax.cumsum(marks, 0), np.ones((), np.int32))
+    return lax.gather_along_axis(a, positions, axis)
 
 
 def _repeat_each(a: Any, shape: tuple[int, ...], axis: int, count: int) -> Any:

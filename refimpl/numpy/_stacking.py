@@ -135,7 +135,7 @@ def column_stack(tup: Any) -> Array:
 def array_split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
     """Like :func:`split`, but ``n`` sections need not divide the size: the first
     ``size % n`` parts get one extra element."""
-    if isinstance(indices_or_sections, (list, tuple, np.ndarray)):
+    if isinstance(indices_or_sections, (list, tuple)) or np.ndim(indices_or_sections) > 0:
         return split(ary, indices_or_sections, axis)
     aval = aval_of(ary, "array_split", 0)
     axis = normalize_axis("array_split", axis, aval.ndim)
