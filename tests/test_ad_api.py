@@ -244,3 +244,26 @@ def test_jacobians_keep_weak_types_as_jax(backend, case):
     for g, w in zip(got_leaves, want_leaves):
         assert np.asarray(g).dtype == np.asarray(w).dtype
         _close(g, w)
+
+
+def _functions_out_of_jit(m, np_):
+    f = lambda x: np_.sin(x) * x  # noqa: E731
+    x, ct = X, np.float32(1.5) * X
+    y, pullback = m.jit(lambda x: m.vjp(f, x))(x)
+    y2, f_jvp = m.jit(lambda x: m.linearize(f, x))(x)
+    f_t = m.jit(lambda x: m.linear_transpose(lambda t: t * x + 2.0 * t, x))(x)
+    into = m.jit(lambda pb, c: pb(c))(m.vjp(f, x)[1], ct)  # a pullback as a jit argument
+    return y, pullback(ct), y2, f_jvp(ct), f_t(ct), into
+
+
+def test_functions_returned_by_jitted_vjp_linearize_linear_transpose(backend):
+    # JAX's pullbacks are pytrees (Partial / VJP) whose leaves are the residuals
+    got = _functions_out_of_jit(ri, rnp)
+    want = _functions_out_of_jit(jax, jnp)
+    got_leaves, want_leaves = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves):
+        _close(g, w)
+    # the leaves of a pullback are arrays: it is a pytree
+    _, pullback = ri.vjp(lambda x: rnp.sin(x) * x, X)
+    assert all(isinstance(leaf, ri.Array) for leaf in ri.tree_util.tree_leaves(pullback))

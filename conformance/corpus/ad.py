@@ -342,3 +342,35 @@ def cases() -> Iterator[Case]:
         return np.array(counts, np.int32)
 
     yield _case("checkpoint/trace_count", remat_trace_count, [XS], mode="eager")
+
+    # issue 29: the functions jitted vjp/linearize/linear_transpose return are pytrees
+    # (their leaves the residuals), so they can leave a jit and enter another
+    def _sin_x(ns):
+        return lambda x: ns.np_.sin(x) * x
+
+    yield _case(
+        "jit_returns/vjp_pullback",
+        lambda ns, x, ct: ns.jit(lambda x: _api(ns).vjp(_sin_x(ns), x))(x)[1](ct),
+        [XS, _vec("ct")],
+        mode="eager",
+    )
+    yield _case(
+        "jit_returns/linearize_jvp",
+        lambda ns, x, t: ns.jit(lambda x: _api(ns).linearize(_sin_x(ns), x))(x)[1](t),
+        [XS, _vec("t")],
+        mode="eager",
+    )
+    yield _case(
+        "jit_returns/linear_transpose",
+        lambda ns, x, ct: ns.jit(lambda x: _api(ns).linear_transpose(lambda t: t * x + 2.0 * t, x))(
+            x
+        )(ct),
+        [XS, _vec("ct")],
+        mode="eager",
+    )
+    yield _case(
+        "jit_takes/vjp_pullback",
+        lambda ns, x, ct: ns.jit(lambda pb, c: pb(c))(_api(ns).vjp(_sin_x(ns), x)[1], ct),
+        [XS, _vec("ct")],
+        mode="eager",
+    )

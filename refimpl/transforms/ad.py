@@ -479,15 +479,22 @@ def _differentiable(value: Any) -> bool:
 
 
 class _Pullback:
-    """The function returned by ``vjp``: output cotangent -> input cotangents."""
+    """The function ``vjp`` returns, without its residuals: output cotangent ->
+    input cotangents. ``vjp`` hands it out as ``tree_util.Partial(pullback,
+    residuals)``, a pytree whose leaves are the residuals (as JAX's), so it
+    can be returned from or passed into ``jit``; nothing here holds a value
+    of the trace that made it."""
 
     def __init__(self, lin: Linearized, in_tree: Any, in_leaves: list, out_tree: Any) -> None:
-        self.lin = lin
+        self.linear = lin.linear
+        self.in_nonzero = lin.in_nonzero
+        self.out_nonzero = lin.out_nonzero
+        self.out_avals = lin.out_avals
         self.in_tree = in_tree
-        self.in_leaves = in_leaves
+        self.in_avals = [tangent_aval(tracing.get_aval(x, "vjp", 0)) for x in in_leaves]
         self.out_tree = out_tree
 
-    def __call__(self, ct: Any) -> tuple[Any, ...]:
+    def __call__(self, residuals: list, ct: Any) -> tuple[Any, ...]:
         tu = _tree()
         ct_leaves, ct_tree = tu.tree_flatten(ct)
         if ct_tree != self.out_tree:
@@ -495,7 +502,7 @@ class _Pullback:
                 "Tree structure of cotangent input "
                 f"{ct_tree}, does not match structure of primal output {self.out_tree}."
             )
-        for i, (leaf, aval) in enumerate(zip(ct_leaves, self.lin.out_avals, strict=True)):
+        for i, (leaf, aval) in enumerate(zip(ct_leaves, self.out_avals, strict=True)):
             if _shape_of(leaf) != aval.shape:
                 raise ValueError(
                     f"vjp: the cotangent leaf {i} has shape {_shape_of(leaf)}, but the "
@@ -503,12 +510,14 @@ class _Pullback:
                 )
         cts_in = [
             Zero(aval) if aval.dtype == dtypes.float0 else leaf
-            for leaf, aval in zip(ct_leaves, self.lin.out_avals, strict=True)
+            for leaf, aval in zip(ct_leaves, self.out_avals, strict=True)
         ]
-        cts = iter(transpose_linearized(self.lin, cts_in))
+        lin = Linearized(
+            [], self.linear, list(residuals), self.in_nonzero, self.out_nonzero, self.out_avals
+        )
+        cts = iter(transpose_linearized(lin, cts_in))
         grads = []
-        for leaf, nz in zip(self.in_leaves, self.lin.in_nonzero, strict=True):
-            aval = tangent_aval(tracing.get_aval(leaf, "vjp", 0))
+        for aval, nz in zip(self.in_avals, self.in_nonzero, strict=True):
             grads.append(_output_tangent(next(cts)) if nz else zeros_like_aval(aval))
         return tu.tree_unflatten(self.in_tree, grads)
 
@@ -562,7 +571,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False, reduce_axes: Any = 
     """
     user = _UserLinearization(fun, primals, has_aux, "vjp")
     pullback = _Pullback(user.lin, user.in_tree, user.leaves, user.out_tree)
-    return user.results(pullback)
+    return user.results(tree_util.Partial(pullback, list(user.lin.residuals)))
 
 
 class _UserLinearization:
@@ -1086,17 +1095,34 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
         (Array(0., dtype=float32), Array(2., dtype=float32))
     """
     user = _UserLinearization(fun, primals, has_aux, "linearize")
-    tu, in_tree, lin, nonzero = user.tu, user.in_tree, user.lin, user.nonzero
+    lin = user.lin
     primal_avals = [tracing.get_aval(x, "linearize", i) for i, x in enumerate(user.leaves)]
+    out_avals = [tracing.get_aval(p, "linearize", i) for i, p in enumerate(lin.primals_out)]
+    f_jvp = _LinearizedJVP(
+        lin.linear, lin.out_nonzero, out_avals, user.in_tree, primal_avals, user.nonzero,
+        user.out_tree,
+    )  # fmt: skip
+    # a pytree whose leaves are the residuals (JAX's Partial): it can leave a jit
+    return user.results(tree_util.Partial(f_jvp, list(lin.residuals)))
 
-    def f_jvp(*tangents: Any) -> Any:
+
+class _LinearizedJVP:
+    """The function ``linearize`` returns, without its residuals (which come first)."""
+
+    def __init__(self, linear, out_nonzero, out_avals, in_tree, primal_avals, nonzero, out_tree):
+        self.linear, self.out_nonzero, self.out_avals = linear, out_nonzero, out_avals
+        self.in_tree, self.primal_avals, self.nonzero = in_tree, primal_avals, nonzero
+        self.out_tree = out_tree
+
+    def __call__(self, residuals: list, *tangents: Any) -> Any:
+        tu = _tree()
         t_leaves, t_tree = tu.tree_flatten(tuple(tangents))
-        if t_tree != in_tree:
+        if t_tree != self.in_tree:
             raise TypeError(
                 f"linearize: the linearized function takes tangents with the structure of the "
-                f"primals {in_tree}, got {t_tree}"
+                f"primals {self.in_tree}, got {t_tree}"
             )
-        for t, aval in zip(t_leaves, primal_avals, strict=True):
+        for t, aval in zip(t_leaves, self.primal_avals, strict=True):
             expected = tangent_aval(aval)
             if _shape_of(t) != expected.shape or _dtype_of(t) != expected.dtype:
                 raise ValueError(
@@ -1104,12 +1130,10 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
                     f"for a primal of type {aval.str_short()}; expected "
                     f"{expected.str_short()}"
                 )
-        args = list(lin.residuals) + [t for t, nz in zip(t_leaves, nonzero) if nz]
-        outs = tracing.eval_program_bind(lin.linear, args)
-        touts = fill_zeros(outs, lin.out_nonzero, lin.primals_out)
-        return tu.tree_unflatten(user.out_tree, [_output_tangent(t) for t in touts])
-
-    return user.results(f_jvp)
+        args = list(residuals) + [t for t, nz in zip(t_leaves, self.nonzero) if nz]
+        outs = tracing.eval_program_bind(self.linear, args)
+        touts = fill_zeros(outs, self.out_nonzero, self.out_avals)
+        return tu.tree_unflatten(self.out_tree, [_output_tangent(t) for t in touts])
 
 
 def _jac_check_inputs(api: str, leaves: list, holomorphic: bool, allow_int: bool = False):
@@ -1484,10 +1508,21 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Cal
             "linear_transpose only supports [float or complex] -> [float or complex], and "
             f"integer -> integer functions, but got {in_dtypes} -> {out_dtypes}."
         )
-    out_tree = out_trees[0]
-    n_captured = len(captured)
+    transposed = _LinearTranspose(program, out_trees[0], in_tree, len(in_avals))
+    # a pytree whose leaves are the captured values (JAX's Partial): it can leave a jit
+    return tree_util.Partial(transposed, list(captured))
 
-    def transposed(out_ct: Any) -> tuple:
+
+class _LinearTranspose:
+    """The function ``linear_transpose`` returns, without the values its
+    program captured (which come first)."""
+
+    def __init__(self, program: Program, out_tree: Any, in_tree: Any, n_in: int) -> None:
+        self.program, self.out_tree, self.in_tree, self.n_in = program, out_tree, in_tree, n_in
+
+    def __call__(self, captured: list, out_ct: Any) -> tuple:
+        tu, program, out_tree, in_tree = _tree(), self.program, self.out_tree, self.in_tree
+        n_captured = len(captured)
         ct_leaves, ct_tree = tu.tree_flatten(out_ct)
         if ct_tree != out_tree:
             raise TypeError(
@@ -1506,10 +1541,8 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Cal
                 "linear_transpose: cotangent type does not match function output, expected "
                 f"{expected} but got {got}"
             )
-        linear = [False] * n_captured + [True] * len(in_avals)
-        cts = backward_pass(
-            program, linear, list(captured) + [None] * len(in_avals), list(ct_leaves)
-        )[n_captured:]
+        linear = [False] * n_captured + [True] * self.n_in
+        cts = backward_pass(program, linear, list(captured) + [None] * self.n_in, list(ct_leaves))[
+            n_captured:
+        ]
         return tu.tree_unflatten(in_tree, [_output_tangent(c) for c in cts])
-
-    return transposed
