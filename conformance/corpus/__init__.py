@@ -36,7 +36,6 @@ FAMILIES: Sequence[str] = (
     "random",
     "random_distributions",
     "pmap",
-    "pmap_paths",
     "sharding",
     "numpy_surface",
     "numpy_polynomials_histograms",
