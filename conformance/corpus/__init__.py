@@ -36,6 +36,7 @@ FAMILIES: Sequence[str] = (
     "random",
     "random_distributions",
     "pmap",
+    "pmap_paths",
     "sharding",
     "numpy_surface",
     "numpy_polynomials_histograms",
