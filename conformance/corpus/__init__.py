@@ -55,6 +55,7 @@ FAMILIES: Sequence[str] = (
     "scipy_stats",
     "host_callbacks",
     "planted",
+    "primitive_paths",
 )
 
 

@@ -1,0 +1,231 @@
+"""Branches of refimpl/primitives/ that no other case reaches (issue 36).
+
+The main job's branch coverage of ``refimpl/primitives/`` showed rule
+branches no case took; each case here is a program written against the
+public API that takes one of them, with an oracle independent of the rule:
+
+* ``mask.scatter/*``: the masking rule of the scatters (gather_scatter.py):
+  an update window dim that is masked and spans the masked operand dim, a
+  window partly past a masked operand dim (clipped into the logical size, or
+  dropped whole), masked operand batching dims, and the layouts the rule
+  refuses (``NotImplementedError`` naming the rule). NumPy oracles on the
+  unpadded values; refimpl only (JAX has no ``mask``).
+* ``paths.control/*``: ``lax.cond``/``switch``/``fori_loop`` argument forms
+  (``operand=``, a number or int8 predicate/index, one branch, bounds of
+  mixed weak types) and ``paths.errors/*`` their argument checks; ``AGREE``:
+  judged by JAX (live or recorded), errors by their built-in class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from conformance.case import AGREE, Case, script_case
+from conformance.corpus.masking import REQUIRES, Masked, _mask_case, _rows
+from conformance.observe import Raises
+
+# --- the scatters' masking rule ----------------------------------------------------------
+
+
+def _dn(L: Any, **kw: Any) -> Any:
+    return L.ScatterDimensionNumbers(**kw)
+
+
+def _rows_add(ns: Any, x: Any, u: Any) -> Any:
+    """x (4, n), u (2, n): rows 1 and 3 of x get u; the updates' window dim 1 is
+    masked and spans the operand's (masked) dim 1."""
+    L = ns.lax_
+    dn = _dn(L, update_window_dims=(1,), inserted_window_dims=(0,),
+             scatter_dims_to_operand_dims=(0,))  # fmt: skip
+    return L.scatter_add(x, np.array([[1], [3]], np.int32), u, dn)
+
+
+def _rows_add_oracle(x: np.ndarray, u: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    out[[1, 3]] += u
+    return out
+
+
+def _window(mode: str, start: int) -> Any:
+    """x (n,): a window of 2 written at ``start`` (past the logical end when
+    start > n - 2: clipped into it, or dropped)."""
+
+    def fn(ns: Any, x: Any) -> Any:
+        L = ns.lax_
+        dn = _dn(L, update_window_dims=(1,), inserted_window_dims=(),
+                 scatter_dims_to_operand_dims=(0,))  # fmt: skip
+        u = np.array([[10.0, 20.0]], np.float32)
+        return L.scatter(x, np.array([[start]], np.int32), u, dn, mode=mode)
+
+    return fn
+
+
+def _window_oracle(mode: str, start: int) -> Any:
+    def oracle(x: np.ndarray) -> np.ndarray:
+        out = x.copy()
+        s = min(max(start, 0), len(x) - 2) if mode == "clip" else start
+        if 0 <= s <= len(x) - 2:
+            out[s : s + 2] = [10.0, 20.0]
+        return out
+
+    return oracle
+
+
+def _batched(ns: Any, x: Any, u: Any) -> Any:
+    """x (n, 3), u (n,): out[b, i[b]] = u[b] (operand batching dim 0) with the
+    index i[b] = 2 where x[b, 0] > 0, else 0 (a masked batch dim of the indices)."""
+    L = ns.lax_
+    dn = _dn(L, update_window_dims=(), inserted_window_dims=(1,),
+             scatter_dims_to_operand_dims=(1,), operand_batching_dims=(0,),
+             scatter_indices_batching_dims=(0,))  # fmt: skip
+    i = L.convert_element_type(x[:, :1] > 0, np.int32) * np.int32(2)
+    return L.scatter(x, i, u, dn)
+
+
+def _batched_oracle(x: np.ndarray, u: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    for b in range(len(x)):
+        out[b, 2 if x[b, 0] > 0 else 0] = u[b]
+    return out
+
+
+def _scatter_rows() -> list[Masked]:
+    return [
+        Masked("window-spans-masked-dim", _rows_add, _rows_add_oracle, ["(4, n)", "(2, n)"],
+               "(4, n)", lambda s: [(4, s["n"]), (2, s["n"])], [(4, 6), (2, 6)],
+               lambda s: np.s_[:, : s["n"]], ({"n": 3}, {"n": 0})),
+        Masked("window-clip-into-logical", _window("clip", 5), _window_oracle("clip", 5),
+               ["(n,)"], "(n,)", lambda s: [(s["n"],)], [(8,)], _rows, ({"n": 4}, {"n": 2})),
+        Masked("window-past-logical-dropped", _window("fill", 3), _window_oracle("fill", 3),
+               ["(n,)"], "(n,)", lambda s: [(s["n"],)], [(8,)], _rows, ({"n": 4}, {"n": 5})),
+        Masked("window-negative-start-dropped", _window("fill", -1), _window_oracle("fill", -1),
+               ["(n,)"], "(n,)", lambda s: [(s["n"],)], [(8,)], _rows, ({"n": 4},)),
+        Masked("operand-batching-dims", _batched, _batched_oracle,
+               ["(n, 3)", "(n,)"], "(n, 3)",
+               lambda s: [(s["n"], 3), (s["n"],)], [(5, 3), (5,)],
+               _rows, ({"n": 3}, {"n": 1})),
+    ]  # fmt: skip
+
+
+def _refused(label: str, fun: Any, specs: list[str], shapes: list[tuple], key: str) -> Case:
+    def script(ns: Any) -> Any:
+        masked = ns.mask(lambda *a: fun(ns, *a), specs, "_")
+        args = [ns.asarray(np.zeros(s, np.float32 if k != 1 else np.int32))
+                for k, s in enumerate(shapes)]  # fmt: skip
+        return masked(args, {"n": 1})
+
+    return script_case(f"mask.scatter/refused/{label}", script,
+                       expect=Raises(NotImplementedError, key), requires=REQUIRES)  # fmt: skip
+
+
+def _scatter_2d(ns: Any, x: Any, i: Any, u: Any) -> Any:
+    """indices (2, n): the index vector dim (last) is masked."""
+    L = ns.lax_
+    dn = _dn(L, update_window_dims=(), inserted_window_dims=(0, 1),
+             scatter_dims_to_operand_dims=(0, 1))  # fmt: skip
+    return L.scatter_add(x, i, u, dn)
+
+
+def _partial_window(ns: Any, x: Any, i: Any, u: Any) -> Any:
+    """u (2, n) into x (4, 6): the masked window dim 1 does not span x's dim 1."""
+    L = ns.lax_
+    dn = _dn(L, update_window_dims=(1,), inserted_window_dims=(0,),
+             scatter_dims_to_operand_dims=(0,))  # fmt: skip
+    return L.scatter_add(x, i, u, dn)
+
+
+def _no_start(ns: Any, x: Any, i: Any, u: Any) -> Any:
+    """indices (n, 0): no start components, so a padding row cannot be dropped."""
+    L = ns.lax_
+    dn = _dn(L, update_window_dims=(1,), inserted_window_dims=(),
+             scatter_dims_to_operand_dims=())  # fmt: skip
+    return L.scatter_add(x, i, u, dn)
+
+
+def _refused_cases() -> Iterator[Case]:
+    yield _refused("index-vector-dim", _scatter_2d, ["(4, 4)", "(2, n)", "(2,)"],
+                   [(4, 4), (2, 2), (2,)], "index vector dim")  # fmt: skip
+    yield _refused("window-not-spanning", _partial_window, ["(4, 6)", "(2, 1)", "(2, n)"],
+                   [(4, 6), (2, 1), (2, 3)], "does not span")  # fmt: skip
+    yield _refused("no-start-components", _no_start, ["(4,)", "(n, 0)", "(n, 4)"],
+                   [(4,), (3, 0), (3, 4)], "without start components")  # fmt: skip
+
+
+# --- control flow: argument forms and checks of the public functions -----------------------
+
+_X = np.arange(3, dtype=np.float32)
+_ONE = np.ones(3, np.float32)
+
+
+def _double(x: Any) -> Any:
+    return x * 2.0
+
+
+def _neg(x: Any) -> Any:
+    return -x
+
+
+def _fori_sum(L: Any, lower: Any, upper: Any) -> Any:
+    return L.fori_loop(lower, upper, lambda i, c: c + i, np.int32(0) * upper)
+
+
+CONTROL: list[tuple[str, Any]] = [
+    ("cond/operand_keyword", lambda L, ns: L.cond(True, _double, _neg, operand=_X)),
+    ("cond/int_predicate", lambda L, ns: L.cond(np.int32(-2), _double, _neg, _X)),
+    ("cond/float_predicate_zero", lambda L, ns: L.cond(np.float32(0.0), _double, _neg, _X)),
+    ("cond/python_int_predicate", lambda L, ns: L.cond(3, _double, _neg, _X)),
+    ("cond/traced_float_predicate",
+     lambda L, ns: ns.jit(lambda p, x: L.cond(p, _double, _neg, x))(np.float32(0.5), _X)),
+    ("switch/operand_keyword", lambda L, ns: L.switch(1, [_double, _neg], operand=_X)),
+    ("switch/one_branch", lambda L, ns: L.switch(7, [_double], _X)),
+    ("switch/int8_index", lambda L, ns: L.switch(np.int8(1), [_double, _neg, _double], _X)),
+    ("switch/uint32_index_past_end",
+     lambda L, ns: L.switch(np.uint32(9), [_double, _neg, _double], _X)),
+    ("switch/traced_int16_index",
+     lambda L, ns: ns.jit(lambda i, x: L.switch(i, [_double, _neg], x))(np.int16(-4), _X)),
+    ("fori_loop/weak_lower_int8_upper", lambda L, ns: _fori_sum(L, 0, np.int8(5))),
+    ("fori_loop/int16_lower_weak_upper", lambda L, ns: _fori_sum(L, np.int16(1), 4)),
+    ("fori_loop/traced_bounds",
+     lambda L, ns: ns.jit(lambda lo, hi: _fori_sum(L, lo, hi))(np.int32(1), np.int32(6))),
+]  # fmt: skip
+
+CONTROL_ERRORS: list[tuple[str, Any]] = [
+    ("cond/operand_keyword_and_positional",
+     lambda L, ns: L.cond(True, _double, _neg, _X, operand=_X)),
+    ("cond/branch_not_callable", lambda L, ns: L.cond(True, _double, 3, _X)),
+    ("cond/predicate_none", lambda L, ns: L.cond(None, _double, _neg, _X)),
+    ("cond/predicate_list", lambda L, ns: L.cond([True], _double, _neg, _X)),
+    ("cond/predicate_complex", lambda L, ns: L.cond(np.complex64(1), _double, _neg, _X)),
+    ("switch/branches_not_sequence", lambda L, ns: L.switch(0, 5, _X)),
+    ("switch/branch_not_callable", lambda L, ns: L.switch(0, [_double, 1], _X)),
+    ("switch/index_not_scalar", lambda L, ns: L.switch(np.zeros(2, np.int32), [_double], _X)),
+    ("switch/operand_keyword_and_positional",
+     lambda L, ns: L.switch(0, [_double, _neg], _X, operand=_X)),
+    ("fori_loop/bounds_int32_int16", lambda L, ns: _fori_sum(L, np.int32(0), np.int16(3))),
+    ("fori_loop/bounds_signed_unsigned", lambda L, ns: _fori_sum(L, np.int32(0), np.uint32(3))),
+    ("scan/unroll_negative", lambda L, ns: L.scan(lambda c, x: (c, x), 0.0, _X, unroll=-1)),
+]  # fmt: skip
+
+
+def _on_lax(fn: Any) -> Any:
+    return lambda ns: fn(ns.lax_, ns)
+
+
+def _control_cases() -> Iterator[Case]:
+    for name, fn in CONTROL:
+        yield script_case(f"paths.control/{name}", _on_lax(fn), expect=AGREE)
+    for name, fn in CONTROL_ERRORS:
+        yield script_case(f"paths.errors/{name}", _on_lax(fn), expect=AGREE)
+
+
+def cases() -> Iterator[Case]:
+    yield from _control_cases()
+    for m in _scatter_rows():
+        for sizes in m.sizes:
+            case = _mask_case(m, sizes)
+            yield replace(case, name=case.name.replace("mask/", "mask.scatter/", 1))
+    yield from _refused_cases()
