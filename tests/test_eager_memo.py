@@ -197,6 +197,16 @@ def test_numbers_are_keyed_by_value():
     assert zero.dtype == np.float32
 
 
+def test_a_full_memo_starts_over():
+    x = rnp.asarray(np.ones(3, np.float32))
+    for k in range(300):  # a key per number
+        np.testing.assert_array_equal(np.asarray(x * k), np.full(3, k, np.float32))
+    assert 0 < len(rnp.multiply._eager_memo) <= 256
+    before = _hits(rnp.multiply)
+    np.testing.assert_array_equal(np.asarray(x * 299), np.full(3, 299, np.float32))
+    assert _hits(rnp.multiply) == before + 1
+
+
 def test_x64_is_part_of_the_key():
     config.update("enable_x64", True)
     i = rnp.asarray(np.arange(3, dtype=np.int64))

@@ -77,7 +77,8 @@ _memo_replay: Callable[..., Any] = None  # type: ignore[assignment]
 # would reuse). Any other function always takes the normal path.
 _MEMO_MODULES = frozenset({"refimpl.numpy._ufuncs", "refimpl.primitives.elementwise"})
 # Per function. Numbers are keyed by value, so a loop over ``x * i`` makes a
-# key per ``i``: past this many keys a new key takes the normal path, unrecorded.
+# key per ``i``: at this many keys the memo starts over (a record costs little
+# more than the normal path, and the keys in use come back at once).
 _MEMO_MAX_KEYS = 256
 _config_values = config._values
 
@@ -198,11 +199,12 @@ def fast_eager(function: Callable[..., Any]) -> Callable[..., Any]:
                         if out is not _SLOW:
                             return out
                     return function(*args, **kwargs)
-                if len(memo) < _MEMO_MAX_KEYS:
-                    out, entry = _memo_record(function, args)
-                    if entry is not None:  # (None: not known yet, record again next time)
-                        memo[memo_key] = entry
-                    return out
+                out, entry = _memo_record(function, args)
+                if entry is not None:  # (None: not known yet, record again next time)
+                    if len(memo) >= _MEMO_MAX_KEYS:
+                        memo.clear()
+                    memo[memo_key] = entry
+                return out
         if not _factories:
             return function(*args, **kwargs)
         factories = _factories

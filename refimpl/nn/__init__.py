@@ -40,6 +40,7 @@ from refimpl import numpy as rnp
 from refimpl.nn import initializers
 from refimpl.scipy.special import logsumexp
 from refimpl.scipy.special._common import _inexact
+from refimpl.scipy.special._logarithmic import _log_softmax, _reduction_axes, _softmax
 
 __all__ = [
     "celu",
@@ -181,41 +182,12 @@ def glu(x: Any, axis: int = -1) -> Any:
     return rnp.multiply(first, sigmoid(second))
 
 
-def _reduction_axes(name: str, ndim: int, axis: int | Sequence[int] | None) -> tuple[int, ...]:
-    if axis is None:
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    for a in axes:
-        if not -ndim <= a < max(ndim, 1):
-            raise ValueError(f"{name}: axis {a} is out of bounds for rank {ndim}")
-    return tuple(sorted({int(a) % max(ndim, 1) for a in axes}))
-
-
 def softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Any:
-    (x,) = _inexact("softmax", x)
-    axes = _reduction_axes("softmax", x.ndim, axis)
-    if where is None:
-        unnormalized = rnp.exp(rnp.subtract(x, rnp.max(x, axis=axes, keepdims=True)))
-        return rnp.divide(unnormalized, rnp.sum(unnormalized, axis=axes, keepdims=True))
-    # masked-out elements take no part and come out 0 (JAX's rule)
-    x_max = rnp.max(x, axis=axes, where=where, initial=-np.inf, keepdims=True)
-    unnormalized = rnp.exp(rnp.subtract(rnp.where(where, x, -np.inf), x_max))
-    total = rnp.sum(unnormalized, axis=axes, where=where, keepdims=True)
-    return rnp.where(where, rnp.divide(unnormalized, total), 0)
+    return _softmax(x, axis, where)
 
 
 def log_softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Any:
-    (x,) = _inexact("log_softmax", x)
-    axes = _reduction_axes("log_softmax", x.ndim, axis)
-    if where is None:
-        shifted = rnp.subtract(x, rnp.max(x, axis=axes, keepdims=True))
-        total = rnp.sum(rnp.exp(shifted), axis=axes, keepdims=True)
-        return rnp.subtract(shifted, rnp.log(total))
-    # masked-out elements take no part and come out -inf (JAX's rule)
-    x_max = rnp.max(x, axis=axes, where=where, initial=-np.inf, keepdims=True)
-    shifted = rnp.subtract(rnp.where(where, x, -np.inf), lax.stop_gradient(x_max))
-    total = rnp.sum(rnp.exp(shifted), axis=axes, where=where, keepdims=True)
-    return rnp.where(where, rnp.subtract(shifted, rnp.log(total)), -np.inf)
+    return _log_softmax(x, axis, where)
 
 
 def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> Any:

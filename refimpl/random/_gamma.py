@@ -17,6 +17,7 @@ from refimpl.custom_derivatives import custom_jvp
 from refimpl.random._basic import _check_broadcast, _float_dtype, _normal, _strong, _uniform
 from refimpl.random._keys import _as_shape, _key_data_of, _run, _split_data
 from refimpl.random._transformed import _param_shape
+from refimpl.scipy.special._logarithmic import _softmax
 from refimpl.transforms.batching import vmap
 
 # --- gamma and what is built on it ----------------------------------------------------
@@ -182,10 +183,8 @@ def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None, dtype: A
 
 
 def _dirichlet(data: Any, shape: tuple[int, ...], dtype: np.dtype, alpha: Any) -> Any:
-    from refimpl import nn
-
     log_gamma = _gamma(data, alpha, (*shape, np.shape(alpha)[-1]), dtype, True)
-    return nn.softmax(log_gamma, -1)
+    return _softmax(log_gamma, -1, None)
 
 
 __all__ = [

@@ -107,18 +107,56 @@ def logsumexp(
     return out
 
 
+# jax.nn's softmax and log_softmax live here, below refimpl.nn (which
+# re-exports them): random.dirichlet needs softmax, and refimpl.nn imports
+# random (its initializers)
+def _reduction_axes(name: str, ndim: int, axis: int | Sequence[int] | None) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    for a in axes:
+        if not -ndim <= a < max(ndim, 1):
+            raise ValueError(f"{name}: axis {a} is out of bounds for rank {ndim}")
+    return tuple(sorted({int(a) % max(ndim, 1) for a in axes}))
+
+
+def _softmax(x: Any, axis: int | Sequence[int] | None, where: Any) -> Any:
+    """``jax.nn.softmax`` (``refimpl.nn`` and ``random.dirichlet`` call it)."""
+    (x,) = _inexact("softmax", x)
+    axes = _reduction_axes("softmax", x.ndim, axis)
+    if where is None:
+        unnormalized = rnp.exp(rnp.subtract(x, rnp.max(x, axis=axes, keepdims=True)))
+        return rnp.divide(unnormalized, rnp.sum(unnormalized, axis=axes, keepdims=True))
+    # masked-out elements take no part and come out 0 (JAX's rule)
+    x_max = rnp.max(x, axis=axes, where=where, initial=-np.inf, keepdims=True)
+    unnormalized = rnp.exp(rnp.subtract(rnp.where(where, x, -np.inf), x_max))
+    total = rnp.sum(unnormalized, axis=axes, where=where, keepdims=True)
+    return rnp.where(where, rnp.divide(unnormalized, total), 0)
+
+
+def _log_softmax(x: Any, axis: int | Sequence[int] | None, where: Any) -> Any:
+    """``jax.nn.log_softmax`` (``refimpl.nn`` calls it)."""
+    (x,) = _inexact("log_softmax", x)
+    axes = _reduction_axes("log_softmax", x.ndim, axis)
+    if where is None:
+        shifted = rnp.subtract(x, rnp.max(x, axis=axes, keepdims=True))
+        total = rnp.sum(rnp.exp(shifted), axis=axes, keepdims=True)
+        return rnp.subtract(shifted, rnp.log(total))
+    # masked-out elements take no part and come out -inf (JAX's rule)
+    x_max = rnp.max(x, axis=axes, where=where, initial=-np.inf, keepdims=True)
+    shifted = rnp.subtract(rnp.where(where, x, -np.inf), lax.stop_gradient(x_max))
+    total = rnp.sum(rnp.exp(shifted), axis=axes, where=where, keepdims=True)
+    return rnp.where(where, rnp.subtract(shifted, rnp.log(total)), -np.inf)
+
+
 def softmax(x: Any, axis: Any = None) -> Any:
     """``jax.scipy.special.softmax``: ``jax.nn.softmax`` (default over all axes)."""
-    from refimpl import nn
-
-    return nn.softmax(x, axis=axis)
+    return _softmax(x, axis, None)
 
 
 def log_softmax(x: Any, axis: Any = None) -> Any:
     """``jax.scipy.special.log_softmax``: ``jax.nn.log_softmax`` (default over all axes)."""
-    from refimpl import nn
-
-    return nn.log_softmax(x, axis=axis)
+    return _log_softmax(x, axis, None)
 
 
 def rel_entr(p: Any, q: Any) -> Any:
