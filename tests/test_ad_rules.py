@@ -574,12 +574,16 @@ def test_gather(mode, axis, rng):
     def jax_fn(a):
         return jnp.take(a, indices, axis=axis, mode=mode)
 
-    out, tangent = I.gather_p.jvp_rule([x, indices], [t, np.zeros((3, 2), dtypes.float0)], **params)
+    out, tangent = I.gather_along_axis_p.jvp_rule(
+        [x, indices], [t, np.zeros((3, 2), dtypes.float0)], **params
+    )
     jout, jt = jax.jvp(jax_fn, (x,), (t,))
     _assert_close(out, jout, F32)
     _assert_close(tangent, jt, F32)
     ct = sample(rng, np.shape(jout), F32)
-    check_transpose(I.gather_p, [x, indices], [0], lambda a, _: jax_fn(a), ct, F32, **params)
+    check_transpose(
+        I.gather_along_axis_p, [x, indices], [0], lambda a, _: jax_fn(a), ct, F32, **params
+    )
 
 
 def _jax_scatter(x, indices, updates, axis, mode, add):

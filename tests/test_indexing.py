@@ -626,7 +626,7 @@ def test_gather_scatter_program():
     )(x, i)
     ri.check_program(program)
     text = str(program)
-    assert "gather[axis=1, fill_value=None, mode='clip']" in text
+    assert "gather_along_axis[axis=1, fill_value=None, mode='clip']" in text
     assert "scatter_add[axis=1, mode='drop']" in text
 
 
@@ -644,7 +644,7 @@ def test_bad_operand_types_name_primitive_and_position(bad):
         (lambda: lax.dynamic_update_slice(bad, x, (0,)), "dynamic_update_slice", "0"),
         (lambda: lax.dynamic_update_slice(x, bad, (0,)), "dynamic_update_slice", "1"),
         (lambda: lax.gather_along_axis(bad, i), "gather_along_axis", "0"),
-        (lambda: lax.gather_along_axis(x, bad), "gather", "1"),
+        (lambda: lax.gather_along_axis(x, bad), "gather_along_axis", "1"),
         (lambda: lax.scatter_along_axis(x, bad, x), "scatter", "1"),
         (lambda: lax.scatter_add_along_axis(x, i, bad), "scatter_add", "2"),
     ]
@@ -729,14 +729,14 @@ def test_primitive_names():
     prims = [
         indexing.dynamic_slice_p,
         indexing.dynamic_update_slice_p,
-        indexing.gather_p,
+        indexing.gather_along_axis_p,
         indexing.scatter_p,
         indexing.scatter_add_p,
     ]
     assert [p.name for p in prims] == [
         "dynamic_slice",
         "dynamic_update_slice",
-        "gather",
+        "gather_along_axis",  # not "gather": that names lax.gather's general_gather
         "scatter",
         "scatter_add",
     ]

@@ -37,9 +37,10 @@ Out-of-bounds starts (``GatherScatterMode``). A start is in bounds when
   -- a gather clamps, a scatter drops.
 
 The primitives are ``general_gather`` and ``general_scatter[_add|_mul|_min|_max]``
-rather than ``gather``/``scatter``: those names belong to the one-axis
-primitives of :mod:`refimpl.primitives.indexing` (``np.take`` layout) that the
-numpy layer's indexing, the masking rules and the printed programs rely on
+rather than ``gather``/``scatter``, apart from the one-axis primitives of
+:mod:`refimpl.primitives.indexing` (``np.take`` layout: ``gather_along_axis``,
+``scatter``, ``scatter_add``) that the numpy layer's indexing, the masking
+rules and the printed programs rely on
 (docs/semantics.md, "General gather and scatter").
 """
 

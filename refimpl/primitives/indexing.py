@@ -7,7 +7,7 @@
   wrap negative indices; the public functions do that first, as
   ``jax.lax.dynamic_slice`` does (statically for Python/NumPy ints, with
   ``lt``/``add``/``select_n`` equations for traced signed indices).
-* ``gather`` / ``scatter`` / ``scatter_add`` are deliberately simpler than
+* ``gather_along_axis`` / ``scatter`` / ``scatter_add`` are deliberately simpler than
   XLA's general gather and scatter: they index ONE axis with an integer array,
   with ``np.take`` semantics -- the result (or the updates) have shape
   ``operand.shape[:axis] + indices.shape + operand.shape[axis + 1:]``. That is
@@ -223,10 +223,10 @@ def default_fill_value(dtype: np.dtype) -> Any:
     return dtypes.max_value(dtype)
 
 
-gather_p = Primitive("gather")
+gather_along_axis_p = Primitive("gather_along_axis")
 
 
-@gather_p.def_abstract_eval
+@gather_along_axis_p.def_abstract_eval
 def _gather_abstract_eval(
     x: ShapedArray, indices: ShapedArray, *, axis: int, mode: str, fill_value: Any
 ) -> ShapedArray:
@@ -245,7 +245,7 @@ def _gather_abstract_eval(
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-@gather_p.def_impl
+@gather_along_axis_p.def_impl
 def _gather_impl(
     x: np.ndarray, indices: np.ndarray, *, axis: int, mode: str, fill_value: Any
 ) -> np.ndarray:
@@ -258,7 +258,7 @@ def _gather_impl(
     return np.where(keep, taken, np.asarray(fill).astype(x.dtype)).astype(x.dtype)
 
 
-@gather_p.def_mask
+@gather_along_axis_p.def_mask
 def _gather_mask(ctx, x, indices, *, axis, mode, fill_value):
     """Indices into a masked axis (logical L) behave as against the unpadded
     operand: clamped into ``[0, L - 1]`` (mode "clip"), or, from L on,
@@ -275,7 +275,7 @@ def _gather_mask(ctx, x, indices, *, axis, mode, fill_value):
         else:  # the padded size is out of range of the padded operand too
             beyond = np.asarray(ctx.avals_in[0].shape[axis], dtype)
             indices = elementwise.select_n(elementwise.lt(indices, size), beyond, indices)
-    out = gather_p.bind(x, indices, axis=axis, mode=mode, fill_value=fill_value)
+    out = gather_along_axis_p.bind(x, indices, axis=axis, mode=mode, fill_value=fill_value)
     return out, (*logical[:axis], *ctx.logical_in[1], *logical[axis + 1 :])
 
 
@@ -436,21 +436,21 @@ def batched_take(x, bd, indices, ibd, axis: int, mode: str, fill_value: Any = No
     the batch axis of the result is ``axis``."""
     size = batch_rules.shape_of(indices)[ibd]
     if bd is None:  # one operand: a plain gather, the batch axis among the index dims
-        out = gather_p.bind(x, indices, axis=axis, mode=mode, fill_value=fill_value)
+        out = gather_along_axis_p.bind(x, indices, axis=axis, mode=mode, fill_value=fill_value)
         return batch_rules.moveaxis(out, axis + ibd, axis)
     n = batch_rules.shape_of(x)[batch_rules.shift_dims((axis,), bd)[0]]
     merged, _ = _merge_into(x, bd, size, axis)
     positions = _merged_positions(indices, ibd, size, n, clip=mode == "clip")
-    return gather_p.bind(merged, positions, axis=axis, mode=mode, fill_value=fill_value)
+    return gather_along_axis_p.bind(merged, positions, axis=axis, mode=mode, fill_value=fill_value)
 
 
-@gather_p.def_batch
+@gather_along_axis_p.def_batch
 def _gather_batch(args, dims, *, axis, mode, fill_value):
     (x, indices), (bd, ibd) = args, dims
     if ibd is not None:
         return batched_take(x, bd, indices, ibd, axis, mode, fill_value), axis
     shifted = batch_rules.shift_dims((axis,), bd)[0]
-    out = gather_p.bind(x, indices, axis=shifted, mode=mode, fill_value=fill_value)
+    out = gather_along_axis_p.bind(x, indices, axis=shifted, mode=mode, fill_value=fill_value)
     index_ndim = batch_rules.ndim_of(indices)
     return out, bd if bd < shifted else bd + index_ndim - 1
 
@@ -622,16 +622,18 @@ def _dynamic_update_slice_transpose(ct, x, update, *starts):
     return [ct_x, ct_update, *rest]
 
 
-@gather_p.def_jvp
+@gather_along_axis_p.def_jvp
 def _gather_jvp(primals, tangents, *, axis, mode, fill_value):
     """The tangent gathered alike; an out-of-range read (mode "fill") reads a
     constant, whose tangent is zero."""
     x, indices = primals
-    ans = gather_p.bind(x, indices, axis=axis, mode=mode, fill_value=fill_value)
+    ans = gather_along_axis_p.bind(x, indices, axis=axis, mode=mode, fill_value=fill_value)
     if ad_helpers.is_zero(tangents[0]):
         return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
     tangent_fill = 0 if mode == "fill" else None
-    return ans, gather_p.bind(tangents[0], indices, axis=axis, mode=mode, fill_value=tangent_fill)
+    return ans, gather_along_axis_p.bind(
+        tangents[0], indices, axis=axis, mode=mode, fill_value=tangent_fill
+    )
 
 
 def _scatter_mode(gather_mode: str) -> str:
@@ -645,7 +647,7 @@ def _gather_mode(scatter_mode: str) -> tuple[str, Any]:
     return ("clip", None) if scatter_mode == "clip" else ("fill", 0)
 
 
-@gather_p.def_transpose
+@gather_along_axis_p.def_transpose
 def _gather_transpose(ct, x, indices, *, axis, mode, fill_value):
     """Scatter-add the cotangent back: repeated indices accumulate."""
     if isinstance(ct, ad_helpers.Zero):
@@ -696,7 +698,9 @@ def _scatter_add_transpose(ct, x, indices, updates, *, axis, mode):
     ct_updates = None
     if _undefined(updates):
         gather_mode, fill = _gather_mode(mode)
-        ct_updates = gather_p.bind(ct, indices, axis=axis, mode=gather_mode, fill_value=fill)
+        ct_updates = gather_along_axis_p.bind(
+            ct, indices, axis=axis, mode=gather_mode, fill_value=fill
+        )
     return [ct if _undefined(x) else None, None, ct_updates]
 
 
@@ -718,13 +722,13 @@ def _scatter_transpose(ct, x, indices, updates, *, axis, mode):
         size = ad_helpers.aval_of(x).shape[axis]
         nobody = np.full((size,), -1, np.int32)
         winners = scatter_p.bind(nobody, indices, own, axis=0, mode=mode)
-        read_back = gather_p.bind(winners, indices, axis=0, mode="clip", fill_value=None)
+        read_back = gather_along_axis_p.bind(winners, indices, axis=0, mode="clip", fill_value=None)
         won = elementwise.eq(read_back, own)
         won = structural.broadcast_in_dim(
             won, update_aval.shape, tuple(range(axis, axis + index_aval.ndim))
         )
         gather_mode, fill = _gather_mode(mode)
-        taken = gather_p.bind(ct, indices, axis=axis, mode=gather_mode, fill_value=fill)
+        taken = gather_along_axis_p.bind(ct, indices, axis=axis, mode=gather_mode, fill_value=fill)
         ct_updates = elementwise.select_n(won, ad_helpers.zeros(update_aval), taken)
     return [ct_x, None, ct_updates]
 
@@ -773,7 +777,7 @@ def _dynamic_update_slice_lowering(ctx, x, update, *starts):
     return [ctx.hlo.dynamic_update_slice(x, update, list(starts))]
 
 
-@gather_p.def_lowering
+@gather_along_axis_p.def_lowering
 def _gather_lowering(ctx, x, indices, *, axis, mode, fill_value):
     x_aval, index_aval = ctx.avals_in
     out_aval = ctx.avals_out[0]
@@ -1021,7 +1025,7 @@ def gather_along_axis(
     ndim = tracing.get_aval(operand, "gather_along_axis", 0).ndim
     axis = normalize_axis("gather_along_axis", axis, ndim)
     mode = _check_mode("gather_along_axis", mode, GATHER_MODES)
-    return gather_p.bind(
+    return gather_along_axis_p.bind(
         operand, indices, axis=axis, mode=mode, fill_value=_plain_scalar(fill_value)
     )
 

@@ -119,7 +119,7 @@ def _extremal_jvp(prim: Primitive):
         tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(x_aval))
         tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(u_aval))
         gather_mode, fill = indexing._gather_mode(mode)
-        at_updates = indexing.gather_p.bind(
+        at_updates = indexing.gather_along_axis_p.bind(
             ans, indices, axis=axis, mode=gather_mode, fill_value=fill
         )
         won = elementwise.eq(updates, at_updates)
@@ -136,7 +136,7 @@ def _extremal_jvp(prim: Primitive):
         refs = elementwise.add(count, elementwise.select(kept, ones_x, zeros_x))
         share = elementwise.div(ones_x, elementwise.max(refs, ones_x))
         x_coef = elementwise.select(kept, share, zeros_x)
-        u_share = indexing.gather_p.bind(
+        u_share = indexing.gather_along_axis_p.bind(
             share, indices, axis=axis, mode=gather_mode, fill_value=fill
         )
         u_coef = elementwise.select(won, u_share, zeros_u)

@@ -41,7 +41,7 @@ NO_JVP: dict[str, str] = {
 LINEAR: frozenset[str] = frozenset(
     """neg copy add sub mul div convert_element_type select_n reduce_sum broadcast_in_dim
     reshape squeeze transpose rev slice pad concatenate cumsum dynamic_slice
-    dynamic_update_slice gather scatter scatter_add scatter_mul dot_general
+    dynamic_update_slice gather_along_axis scatter scatter_add scatter_mul dot_general
     conv_general_dilated triangular_solve psum all_gather psum_scatter ppermute jit scan
     cond general_gather general_scatter general_scatter_add general_scatter_sub
     general_scatter_mul linear_solve all_to_all""".split()

@@ -252,10 +252,10 @@ def _chooser_jvp(prim: Primitive, arg_reduce: str):
         out_shape = ad_helpers.aval_of(out).shape
         positions = _window_positions(x_aval.shape, out_shape, params)
         size = int(np.prod(ad_helpers.aval_of(padded_x).shape))
-        patches_x = indexing.gather_p.bind(
+        patches_x = indexing.gather_along_axis_p.bind(
             structural.reshape(padded_x, (size,)), positions, axis=0, mode="clip", fill_value=None
         )
-        patches_t = indexing.gather_p.bind(
+        patches_t = indexing.gather_along_axis_p.bind(
             structural.reshape(padded_t, (size,)), positions, axis=0, mode="clip", fill_value=None
         )
         last = len(out_shape)
@@ -266,7 +266,9 @@ def _chooser_jvp(prim: Primitive, arg_reduce: str):
             structural.iota(np.int32, int(np.prod(out_shape, dtype=np.int64))), out_shape
         )
         index = elementwise.add(elementwise.mul(rows, np.int32(window)), chosen)
-        return out, indexing.gather_p.bind(flat_t, index, axis=0, mode="clip", fill_value=None)
+        return out, indexing.gather_along_axis_p.bind(
+            flat_t, index, axis=0, mode="clip", fill_value=None
+        )
 
     return rule
 
