@@ -292,3 +292,24 @@ def test_out_argument_none_accepted_other_rejected(name):
     _same(getattr(rnp, name)(x, axis=1, out=None), getattr(jnp, name)(x, axis=1, out=None))
     with pytest.raises(NotImplementedError, match=name):
         getattr(rnp, name)(x, out=np.zeros(()))
+
+
+def _padder(vector, widths, axis, kwargs):
+    vector = vector.at[: widths[0]].set(kwargs.get("fill", 10) + axis)
+    return vector.at[vector.shape[0] - widths[1] :].set(-1.0) if widths[1] else vector
+
+
+@pytest.mark.parametrize("width", [1, ((1, 2), (0, 3)), 0])
+@pytest.mark.parametrize("kwargs", [{}, {"fill": 7}])
+def test_pad_callable_mode(backend, width, kwargs):
+    """A callable mode is NumPy's protocol as JAX runs it: zeros around the
+    array, then func(vector, (before, after), axis, kwargs) per axis in order."""
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)
+    want = jnp.pad(a, width, mode=_padder, **kwargs)
+    _same(rnp.pad(a, width, mode=_padder, **kwargs), want)
+    _same(ri.jit(lambda a: rnp.pad(a, width, mode=_padder, **kwargs))(a), want)
+    square = lambda v, w, i, k: v * v  # noqa: E731
+    _same(
+        ri.grad(lambda a: rnp.pad(a, width, mode=square).sum())(a),
+        jax.grad(lambda a: jnp.pad(a, width, mode=square).sum())(a),
+    )

@@ -536,6 +536,15 @@ def _issue29_cases() -> Iterator[Case]:
         expect=AGREE,
         tags=["numpy"],
     )
+    yield fn_case(
+        "np.pad/callable-mode",
+        lambda ns, x: ns.np_.pad(
+            x, ((1, 2), (0, 3)), mode=lambda v, w, i, k: v.at[: w[0]].set(k["fill"] + i), fill=7
+        ),
+        [np.arange(12, dtype=np.float32).reshape(3, 4)],
+        expect=AGREE,
+        tags=["numpy"],
+    )
 
 
 def cases() -> Iterator[Case]:

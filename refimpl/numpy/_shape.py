@@ -28,6 +28,7 @@ from refimpl.numpy._promote import (
     is_traced,
     result_type,
 )
+from refimpl.transforms.batching import vmap
 
 Array = Any
 ArrayLike = Any
@@ -444,7 +445,7 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any)
     """
     aval = aval_of(array, "pad", 0)
     if callable(mode):
-        raise NotImplementedError("pad: a callable mode is not supported")
+        return _pad_callable(array, aval, _pad_widths(pad_width, aval.ndim), mode, kwargs)
     if mode not in _PAD_KWARGS:
         raise ValueError(f"Unimplemented padding mode '{mode}' for np.pad.")
     unknown = set(kwargs) - _PAD_KWARGS[mode]
@@ -479,6 +480,27 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any)
             x = _pad_linear_ramp(x, lo, hi, axis, ends[axis])
         else:
             x = _pad_stat(x, lo, hi, axis, mode, None if stat_length is None else stat_length[axis])
+    return as_array(x)
+
+
+def _pad_callable(
+    array: Any, aval: Any, widths: np.ndarray, func: Any, kwargs: dict[str, Any]
+) -> Array:
+    """NumPy's callable mode as JAX runs it: zeros around the array, then for
+    each axis in order ``func(vector, (before, after), axis, kwargs)`` on every
+    1-d slice along it (vmapped over the others), its result the new slice."""
+    x = _pad_constant(array, aval, widths, 0)
+    ndim = aval.ndim
+    for axis in range(ndim):
+        pair = (int(widths[axis, 0]), int(widths[axis, 1]))
+
+        def one(vector: Any, _pair: Any = pair, _axis: int = axis) -> Any:
+            return func(vector, _pair, _axis, kwargs)
+
+        fn = one
+        for _ in range(ndim - 1):
+            fn = vmap(fn)
+        x = moveaxis(fn(moveaxis(x, axis, -1)), -1, axis)
     return as_array(x)
 
 
