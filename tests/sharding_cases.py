@@ -337,6 +337,20 @@ CASES = {
 }
 
 
+#: (mesh shape, axis names, spec, rank): XLA sharding text JAX gives each
+HLO_SHARDINGS = [
+    ((2, 2), ("a", "b"), ("a", "b"), 2),
+    ((2, 2), ("a", "b"), ("a",), 2),
+    ((2, 2), ("a", "b"), (None, "b"), 2),
+    ((2, 2), ("a", "b"), ("b",), 1),
+    ((2, 2), ("a", "b"), (("b", "a"),), 1),
+    ((2, 2), ("a", "b"), ("b", "a"), 3),
+    ((2, 2), ("a", "b"), (), 2),
+    ((4,), ("x",), ("x",), 2),
+    ((4,), ("x",), (None, "x"), 2),
+]
+
+
 def observe_leaves(leaves) -> list:
     out = []
     for leaf in leaves:
@@ -381,6 +395,11 @@ def main(path: str) -> None:
             out[name] = observe_leaves(jax.tree_util.tree_leaves(fn(*args)))
         except Exception as error:  # the class is compared
             out[name] = type(error).__name__
+    hlo = {}
+    for shape, names, spec, ndim in HLO_SHARDINGS:
+        sharding = _ns(jax, mesh_of(shape, names), *spec)
+        hlo[(shape, names, spec, ndim)] = str(sharding._to_xla_hlo_sharding(ndim))
+    out["__hlo__"] = hlo
     with open(path, "wb") as f:
         pickle.dump(out, f)
 

@@ -92,5 +92,10 @@ def backend_of_device(device: Any) -> Any | None:
 
 
 register("ref", "refimpl.backends.ref.backend")
-# fast_eager registers PJRT's eager fast paths (it imports the backend module)
-register("pjrt", "refimpl.backends.pjrt.backend", then=("refimpl.backends.pjrt.fast_eager",))
+# fast_eager registers PJRT's eager fast paths (it imports the backend module);
+# spmd its route for jit with shardings (transforms.sharded.register_spmd_runner)
+register(
+    "pjrt",
+    "refimpl.backends.pjrt.backend",
+    then=("refimpl.backends.pjrt.fast_eager", "refimpl.backends.pjrt.spmd"),
+)

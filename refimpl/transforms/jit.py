@@ -1290,6 +1290,7 @@ def jit(
                 out_shardings,
                 (statics,) if isinstance(statics, int) else tuple(statics),
                 (donated,) if isinstance(donated, int) else tuple(donated),
+                backend,
             )
 
         return with_shardings if fun is None else with_shardings(fun)

@@ -350,6 +350,16 @@ def _broadcast_prefix(prefix: Any, full: Any, where: str, what: str) -> list[Any
 
 # --- jit with shardings ------------------------------------------------------------------------
 
+# backend name -> its SPMD route for jit with shardings (run(fun, name, leaves,
+# in_tree, in_shardings, out_shardings, cache) -> outputs or NotImplemented);
+# pjrt registers refimpl.backends.pjrt.spmd.run when it loads
+_SPMD_RUNNERS: dict[str, Callable[..., Any]] = {}
+
+
+def register_spmd_runner(backend: str, runner: Callable[..., Any]) -> None:
+    """Let ``backend`` run ``jit`` calls with shardings as one partitioned program."""
+    _SPMD_RUNNERS[backend] = runner
+
 
 class ShardedJit:
     """``jit(f, in_shardings=..., out_shardings=...)``: the jitted ``f`` run on
@@ -365,8 +375,11 @@ class ShardedJit:
         out_shardings: Any,
         static_argnums: Sequence[int],
         donate_argnums: Sequence[int],
+        backend: str | None = None,
     ) -> None:
         self._inner = inner
+        self._backend = backend
+        self._spmd_cache: dict[Any, Any] = {}
         self._in = in_shardings
         self._out = out_shardings
         self._static = tuple(static_argnums)
@@ -405,8 +418,21 @@ class ShardedJit:
                     f"{len(dyn_args)} dynamic positional arguments"
                 )
             per_arg = prefix if isinstance(prefix, tuple) else (prefix,) * len(dyn_args)
+            leaf_shardings: list[Any] = []
             for i, spec in zip(dynamic, per_arg, strict=True):
-                arg_list[i] = self._place_argument(arg_list[i], spec, where, f"args[{i}]", traced)
+                arg_list[i], placed_with = self._place_argument(
+                    arg_list[i], spec, where, f"args[{i}]", traced
+                )
+                leaf_shardings += placed_with
+            spmd = self._spmd_runner() if not (traced or static or self._donate) else None
+            if spmd is not None:
+                leaves, in_tree = tree_util.tree_flatten(tuple(arg_list))
+                out = spmd(
+                    self.__wrapped__, self._name, leaves, in_tree, leaf_shardings, self._out,
+                    self._spmd_cache,
+                )  # fmt: skip
+                if out is not NotImplemented:
+                    return out
         if not traced:
             for i in dynamic:
                 donate = i in self._donate or (i - n) in self._donate
@@ -433,17 +459,31 @@ class ShardedJit:
             results.append(leaf if traced else put_sharded(leaf, sharding, alias=True))
         return tree.unflatten(results)
 
-    def _place_argument(self, arg: Any, spec: Any, where: str, label: str, traced: bool) -> Any:
+    def _spmd_runner(self) -> Callable[..., Any] | None:
+        name = self._backend or config.backend
+        if name not in _SPMD_RUNNERS:
+            try:
+                backends.get(name)  # loading a backend registers its runner
+            except ImportError:
+                return None
+        return _SPMD_RUNNERS.get(name)
+
+    def _place_argument(
+        self, arg: Any, spec: Any, where: str, label: str, traced: bool
+    ) -> tuple[Any, list[Any]]:
         """``arg`` checked against (and, when concrete, laid out as) ``spec``,
-        a prefix of its tree."""
+        a prefix of its tree; and the sharding of each leaf (None: unspecified)."""
         leaves, tree = tree_util.tree_flatten(arg)
         per_leaf = _broadcast_prefix(spec, arg, where, "in_shardings")
         placed = []
+        shardings: list[Any] = []
         for leaf, one in zip(leaves, per_leaf, strict=True):
             if one is None:
                 placed.append(leaf)
+                shardings.append(None)
                 continue
             sharding = as_sharding(one, where, "in_shardings")
+            shardings.append(sharding)
             aval = tracing.get_aval(leaf, where, label)
             check_against(sharding, aval.shape, f"{where}: argument {label}")
             if isinstance(leaf, tracing.Tracer) or traced:
@@ -465,7 +505,7 @@ class ShardedJit:
                     f"{current!r} for an argument of type {aval.str_short()}"
                 )
             placed.append(put_sharded(leaf, sharding))
-        return tree.unflatten(placed)
+        return tree.unflatten(placed), shardings
 
 
 def _global(leaf: Any) -> Any:

@@ -1,0 +1,271 @@
+"""``jit`` with shardings on pjrt: one executable partitioned by XLA's SPMD
+partitioner over the mesh's devices (docs/semantics.md, "Sharding").
+
+The traced Program is lowered as for ``jit``; its ``@main`` gets an
+``mhlo.sharding`` attribute per parameter and result (HLO sharding text:
+the tile assignment over the partitions, ``last_tile_dim_replicate`` for
+mesh axes a spec does not name) and the module ``mhlo.num_partitions`` =
+mesh size. It is compiled with ``num_replicas = 1``, ``num_partitions`` =
+mesh size, ``use_spmd_partitioning`` and the mesh's devices (row-major) as
+the device assignment, and run with ONE execute over those devices: each
+device is given its own block of every argument (a sharded argument laid
+out the same way passes its blocks' buffers as they are: no transfer), and
+returns its block of every result, which become the result's shards.
+
+Used by ``transforms.sharded.ShardedJit`` (registered below) when every
+argument has a ``NamedSharding`` over one mesh of PJRT devices and the call
+has no static, keyword or donated arguments; other calls take the
+global-value route (the program on one device, outputs laid out after).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from refimpl import tracing, tree_util
+from refimpl.backends.pjrt import compilation_cache, executables
+from refimpl.backends.pjrt import runtime as pjrt_runtime
+from refimpl.backends.pjrt.arrays import PjrtArray
+from refimpl.sharding import Mesh, NamedSharding, PartitionSpec
+from refimpl.transforms import sharded
+from refimpl.transforms.jit import Jitted
+
+__all__ = ["hlo_sharding", "run"]
+
+
+def _names(entry: Any) -> tuple[str, ...]:
+    if entry is None:
+        return ()
+    if isinstance(entry, (tuple, list)):
+        return tuple(n for n in entry if n is not None)
+    return (entry,)
+
+
+def hlo_sharding(sharding: NamedSharding, ndim: int) -> str:
+    """XLA's sharding text for ``sharding`` on an array of rank ``ndim``, the
+    partitions numbered as the mesh's devices in row-major order."""
+    mesh = sharding.mesh
+    names = list(mesh.axis_names)
+    used: list[str] = []
+    tiles: list[int] = []
+    for d in range(ndim):
+        axes = _names(sharding.spec[d]) if d < len(sharding.spec) else ()
+        used += axes
+        tiles.append(int(np.prod([mesh.shape[a] for a in axes], dtype=np.int64)))
+    unused = [a for a in names if a not in used]
+    replicated = int(np.prod([mesh.shape[a] for a in unused], dtype=np.int64))
+    if all(t == 1 for t in tiles):
+        return "{replicated}"
+    partitions = np.arange(mesh.size).reshape(mesh.devices.shape)
+    order = [names.index(a) for a in used + unused]
+    shape = tiles + ([replicated] if replicated > 1 else [])
+    assignment = partitions.transpose(order).reshape(shape)
+    dims = ",".join(str(n) for n in assignment.shape)
+    ids = ",".join(str(int(i)) for i in assignment.flat)
+    suffix = " last_tile_dim_replicate" if replicated > 1 else ""
+    return f"{{devices=[{dims}]{ids}{suffix}}}"
+
+
+class _Entry:
+    """One compiled signature: the executable and what its outputs are."""
+
+    def __init__(self, executable: Any, out_tree: Any, out_avals: list[Any]) -> None:
+        self.executable = executable
+        self.out_tree = out_tree
+        self.out_avals = out_avals
+
+
+def _mesh_of(shardings: Sequence[Any]) -> Mesh | None:
+    """The one mesh of PJRT devices every sharding is over, else None."""
+    mesh = None
+    for s in shardings:
+        if s is None:
+            continue
+        if not isinstance(s, NamedSharding) or not isinstance(s.mesh, Mesh):
+            return None
+        if mesh is None:
+            mesh = s.mesh
+        elif s.mesh != mesh:
+            return None
+    if mesh is None or mesh.size < 2:
+        return None
+    pjrt_devices = executables.devices()
+    if not all(any(d is p for p in pjrt_devices) for d in mesh.devices.flat):
+        return None
+    return mesh
+
+
+def run(
+    fun: Any,
+    name: str,
+    leaves: list[Any],
+    in_tree: Any,
+    in_shardings: list[Any],
+    out_shardings: Any,
+    cache: dict[Any, Any],
+) -> Any:
+    """``fun`` on the flattened positional arguments ``leaves`` (tree
+    ``in_tree`` of the argument tuple), each laid out as ``in_shardings``
+    says, as one SPMD executable; NotImplemented when the call does not fit
+    (the caller takes the global-value route)."""
+    out_leaves_spec = out_shardings
+    mesh = _mesh_of(in_shardings)
+    if mesh is None or any(s is None for s in in_shardings):
+        return NotImplemented
+    avals = [tracing.get_aval(leaf, f"jit({name})", i) for i, leaf in enumerate(leaves)]
+    key = (
+        in_tree,
+        tuple((a.shape, a.dtype, a.weak_type) for a in avals),
+        tuple(in_shardings),
+        repr(out_shardings),
+    )
+    entry = cache.get(key)
+    if entry is None:
+        entry = _build(fun, name, leaves, in_tree, in_shardings, out_leaves_spec, mesh)
+        cache[key] = entry
+    if entry is NotImplemented:
+        return NotImplemented
+    return _execute(entry, leaves, avals, in_shardings, mesh)
+
+
+def _build(
+    fun: Any,
+    name: str,
+    leaves: list[Any],
+    in_tree: Any,
+    in_shardings: list[Any],
+    out_shardings: Any,
+    mesh: Mesh,
+) -> Any:
+    args = tree_util.tree_unflatten(in_tree, leaves)
+    traced = Jitted(fun).trace(*args)
+    program = traced.program
+    if traced.entry.ref_leaves or traced.entry.float0 is not None:
+        return NotImplemented
+    if len(program.in_avals) != len(leaves):
+        return NotImplemented
+    out_avals = list(program.out_avals)
+    outs_struct = traced.out_tree.unflatten(out_avals)
+    if out_shardings is None:
+        per_out: list[Any] = [None] * len(out_avals)
+    else:
+        per_out = sharded._broadcast_prefix(out_shardings, outs_struct, f"jit({name})", "out")
+    out_hlo = []
+    out_specs = []
+    for k, (aval, spec) in enumerate(zip(out_avals, per_out, strict=True)):
+        sharding = (
+            NamedSharding(mesh, PartitionSpec())
+            if spec is None
+            else sharded.as_sharding(spec, f"jit({name})", "out_shardings")
+        )
+        if not isinstance(sharding, NamedSharding) or sharding.mesh != mesh:
+            return NotImplemented
+        sharded.check_against(sharding, aval.shape, f"jit({name}) (output {k})")
+        out_hlo.append(hlo_sharding(sharding, aval.ndim))
+        out_specs.append((sharding, spec is None))
+    in_hlo = [hlo_sharding(s, a.ndim) for s, a in zip(in_shardings, program.in_avals, strict=True)]
+
+    # (the lowering module loads jaxlib's MLIR: only when a sharded call compiles)
+    lowering = executables._lowering()
+    module = lowering.lower_program(program, name=f"jit_{name}")
+    with lowering.mlir_context():
+        from jaxlib.mlir import ir
+
+        i32 = ir.IntegerType.get_signless(32)
+        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
+        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, mesh.size)
+        main = next(
+            op
+            for op in module.body.operations
+            if op.operation.name == "func.func"
+            and ir.StringAttr(op.attributes["sym_name"]).value == "main"
+        )
+        main.attributes["arg_attrs"] = _with_shardings(main, "arg_attrs", in_hlo)
+        main.attributes["res_attrs"] = _with_shardings(main, "res_attrs", out_hlo)
+
+    device_ids = [d.id for d in mesh.devices.flat]
+
+    def options() -> bytes:
+        from jaxlib import xla_client
+
+        opts = xla_client.CompileOptions()
+        overrides = pjrt_runtime.compile_overrides(module, executables.local_platform())
+        if overrides:
+            opts.env_option_overrides = list(overrides)
+        build = opts.executable_build_options
+        build.num_replicas = 1
+        build.num_partitions = mesh.size
+        build.use_spmd_partitioning = True
+        opts.device_assignment = xla_client.DeviceAssignment.create(
+            np.array([device_ids], dtype=np.int32)
+        )
+        return opts.SerializeAsString()
+
+    def artifact() -> bytes:
+        return lowering.to_portable_artifact(module, pjrt_runtime.stablehlo_target_version())
+
+    executable = compilation_cache.compile_cached(
+        executables.client(), lambda: lowering.module_text(module), artifact, options, None
+    )
+    entry = _Entry(executable, traced.out_tree, out_avals)
+    entry.out_specs = out_specs  # type: ignore[attr-defined]
+    return entry
+
+
+def _with_shardings(main: Any, which: str, texts: list[str]) -> Any:
+    """``main``'s ``arg_attrs``/``res_attrs`` with ``mhlo.sharding`` set in each."""
+    from jaxlib.mlir import ir
+
+    old = main.attributes[which] if which in main.attributes else None  # noqa: SIM401
+    dicts = []
+    for i, text in enumerate(texts):
+        entries: dict[str, Any] = {}
+        if old is not None:
+            existing: Any = ir.DictAttr(ir.ArrayAttr(old)[i])
+            for k in range(len(existing)):
+                entries[existing[k].name] = existing[k].attr
+        entries["mhlo.sharding"] = ir.StringAttr.get(text)
+        dicts.append(ir.DictAttr.get(entries))
+    return ir.ArrayAttr.get(dicts)
+
+
+def _execute(
+    entry: Any, leaves: list[Any], avals: list[Any], in_shardings: list[Any], mesh: Mesh
+) -> Any:
+    client = executables.client()
+    devices = list(mesh.devices.flat)
+    per_device: list[list[Any]] = [[] for _ in devices]
+    for leaf, aval, sharding in zip(leaves, avals, in_shardings, strict=True):
+        if isinstance(leaf, sharded.MeshArray) and leaf.sharding == sharding:
+            blocks = dict(zip(leaf._devices, leaf._shards, strict=True))
+            if all(isinstance(blocks.get(d), PjrtArray) for d in devices):
+                for m, device in enumerate(devices):  # already there: no data moves
+                    per_device[m].append(blocks[device].buffer())
+                continue
+        value = np.asarray(tracing.concrete_value(leaf, aval))
+        if value.dtype != aval.dtype:
+            value = value.astype(aval.dtype)
+        index_map = sharding.devices_indices_map(aval.shape)
+        for m, device in enumerate(devices):
+            block = np.ascontiguousarray(value[index_map[device]])
+            per_device[m].append(client.buffer_from_numpy(block, executables.index_of(device)))
+    launch = pjrt_runtime.native_module()._pmap_launch
+    outs = launch(entry.executable, per_device, True, [False] * len(leaves))
+    results = []
+    for j, (aval, (sharding, unspecified)) in enumerate(
+        zip(entry.out_avals, entry.out_specs, strict=True)
+    ):
+        shards = [
+            PjrtArray(outs[m][j], aval.weak_type, devices[m], True) for m in range(len(devices))
+        ]
+        if unspecified:  # as the global-value route: an unspecified output on one device
+            results.append(shards[0])
+        else:
+            results.append(sharded.MeshArray(shards, sharding, aval))
+    return entry.out_tree.unflatten(results)
+
+
+sharded.register_spmd_runner("pjrt", run)
