@@ -289,6 +289,46 @@ MUTATIONS: tuple[Mutation, ...] = (
         "ppermute under vmap/pmap (ref): member s reads from d instead of d from s",
         ("rules.pmap/ppermute", "pmap/ppermute", "vmap.collective/ppermute"),
     ),
+    Mutation(
+        "masked_scatter_window_past_end",
+        "refimpl/primitives/gather_scatter.py",
+        "bound = elementwise.sub(size, np.asarray(window[d], dtype))",
+        "bound = size",
+        "a masked scatter lets a window start up to the logical size (writes into padding)",
+        ("mask.scatter/", "mask.regions/indexing"),
+    ),
+    Mutation(
+        "sort_key_priority",
+        "refimpl/primitives/reductions.py",
+        "order = np.lexsort(keys_last[::-1], axis=-1)",
+        "order = np.lexsort(keys_last, axis=-1)",
+        "a multi-key sort (ref) orders by the last key first",
+        ("lax.sort", "np.sort", "vmap.primitive/sort"),
+    ),
+    Mutation(
+        "dynamic_slice_clamp",
+        "refimpl/primitives/indexing.py",
+        "int(np.clip(int(start), 0, dim - size))",
+        "int(np.clip(int(start), 0, dim - 1))",
+        "dynamic_slice (ref) clamps a start to the last element, not to size - slice size",
+        ("lax.dynamic_slice", "lax.dynamic_update_slice", "rules/dynamic"),
+    ),
+    Mutation(
+        "fori_loop_weak_bound_dtype",
+        "refimpl/primitives/control_flow.py",
+        "return hi.dtype if lo.weak_type else lo.dtype",
+        "return lo.dtype if lo.weak_type else hi.dtype",
+        "fori_loop with one weak bound takes the weak bound's dtype for the index",
+        ("fori_loop", "paths.control/"),
+    ),
+    Mutation(
+        "cond_number_predicate_sign",
+        "refimpl/primitives/control_flow.py",
+        "pred = (pred != 0) if dtypes.is_python_scalar(pred) else ne(pred, zero)",
+        "pred = (pred != 0) if dtypes.is_python_scalar(pred) else elementwise.gt(pred, zero)",
+        "lax.cond with a number predicate: a negative one counts as False",
+        ("cond/", "paths.control/"),
+    ),
 )
 
 
