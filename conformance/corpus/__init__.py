@@ -17,6 +17,7 @@ FAMILIES: Sequence[str] = (
     "numpy_ufuncs",
     "promotion",
     "jit_cache",
+    "jit_paths",
     "errors",
     "structural",
     "gather_scatter",
