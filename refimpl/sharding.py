@@ -263,12 +263,16 @@ class Mesh:
         return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
 
     def _key(self) -> tuple:
-        return (
-            tuple(_device_key(d) for d in self.devices.flat),
-            self.devices.shape,
-            self.axis_names,
-            self.axis_types,
-        )
+        key = self.__dict__.get("_cached_key")
+        if key is None:  # a mesh does not change: computed once (jit's cache keys hash it)
+            key = (
+                tuple(_device_key(d) for d in self.devices.flat),
+                self.devices.shape,
+                self.axis_names,
+                self.axis_types,
+            )
+            self.__dict__["_cached_key"] = key
+        return key
 
     def __eq__(self, other: Any) -> bool:
         return isinstance(other, Mesh) and (other is self or other._key() == self._key())
@@ -513,6 +517,10 @@ class NamedSharding(Sharding):
 
     def devices_indices_map(self, shape: tuple[int, ...]) -> dict[Any, tuple]:
         shape = tuple(shape)
+        cache = self.__dict__.setdefault("_indices_cache", {})
+        cached = cache.get(shape)
+        if cached is not None:  # (every sharded call asks again for the same shapes)
+            return dict(cached)
         self.check_shape(shape, "devices_indices_map")
         out = {}
         for position in np.ndindex(*self.mesh.devices.shape):
@@ -530,7 +538,9 @@ class NamedSharding(Sharding):
                 step = size // count
                 index.append(slice(piece * step, (piece + 1) * step))
             out[self.mesh.devices[position]] = tuple(index)
-        return out
+        if len(cache) < 64:
+            cache[shape] = out
+        return dict(out)
 
     def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
         self.check_shape(tuple(global_shape), "shard_shape")
@@ -552,6 +562,11 @@ class NamedSharding(Sharding):
 
     def __hash__(self) -> int:
         return hash(("NamedSharding", self.mesh, self._normal_spec()))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_indices_cache", None)
+        return state
 
     def __repr__(self) -> str:
         return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"

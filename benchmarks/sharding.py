@@ -1,0 +1,121 @@
+"""Sharded ``jit`` benchmark (issue 33): a cached call of ``jit`` with
+``in_shardings``/``out_shardings`` over 4 CPU devices, refimpl (pjrt: one
+SPMD-partitioned executable, refimpl/backends/pjrt/spmd.py) vs ``jax.jit``
+with the same shardings, and the transfer count of sharded outputs fed back.
+
+Rows: an elementwise step ``x -> sin(x) * 2 + x`` on ``P('x')`` over a 1-D
+mesh of 4, and a matmul ``(a @ b)`` on a 2x2 mesh (``P('a', 'b')`` times
+``P('b', None)``, result ``P('a', 'b')``), small inputs. Both libraries feed
+their previous output back (already laid out on the devices); calls
+alternate in blocks within one run; every call waits for its result;
+medians and the best block are reported. Goal (issue 33): refimpl <= 0.75 x
+JAX. refimpl's call is Python (transforms.sharded.ShardedJit, then one
+execute): no C++ fast path for sharded calls yet.
+
+    python benchmarks/sharding.py [--blocks 9] [--calls 100] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"  # before jax
+
+import numpy as np
+
+GOAL = 0.75
+
+
+def _setup(lib, mesh_of, row: str):
+    ns, p = lib.sharding.NamedSharding, lib.sharding.PartitionSpec
+    if row == "elementwise 1-D":
+        m = mesh_of((4,), ("x",))
+        s = ns(m, p("x"))
+        f = lib.jit(lambda x: lib.numpy.sin(x) * 2 + x, in_shardings=s, out_shardings=s)
+        x = lib.device_put(np.linspace(0, 1, 64, dtype=np.float32), s)
+        return (lambda v: f(v)), x
+    m = mesh_of((2, 2), ("a", "b"))
+    sa, sb = ns(m, p("a", "b")), ns(m, p("b", None))
+    f = lib.jit(lambda a, b: (a @ b) * 0.5, in_shardings=(sa, sb), out_shardings=sa)
+    a = lib.device_put(np.eye(8, dtype=np.float32), sa)
+    b = lib.device_put(np.eye(8, dtype=np.float32), sb)
+    return (lambda v: f(v, b)), a
+
+
+def _per_call_us(step, x, calls: int):
+    start = time.perf_counter()
+    for _ in range(calls):
+        x = step(x)
+        x.block_until_ready()
+    return (time.perf_counter() - start) / calls * 1e6, x
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--blocks", type=int, default=9)
+    parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    import jax
+
+    import refimpl as ri
+    from refimpl import sharding as rs
+    from refimpl.transforms.pmap import transfer_count
+
+    ri.config.update("backend", "pjrt")
+
+    def jax_mesh(shape, names):
+        devices = np.array(jax.devices()[: int(np.prod(shape))]).reshape(shape)
+        auto = (jax.sharding.AxisType.Auto,) * len(names)
+        return jax.sharding.Mesh(devices, names, axis_types=auto)
+
+    def ri_mesh(shape, names):
+        devices = np.empty(int(np.prod(shape)), dtype=object)
+        devices[:] = ri.devices()[: devices.size]
+        return rs.Mesh(devices.reshape(shape), names, axis_types=rs.AxisType.Auto)
+
+    results = []
+    for row in ("elementwise 1-D", "matmul 2x2"):
+        ri_step, ri_x = _setup(ri, ri_mesh, row)
+        jax_step, jax_x = _setup(jax, jax_mesh, row)
+        for _ in range(20):  # compile and warm both
+            ri_x, jax_x = ri_step(ri_x), jax_step(jax_x)
+        np.testing.assert_allclose(np.asarray(ri_x), np.asarray(jax_x), rtol=1e-4, atol=1e-5)
+        ri_times, jax_times, transfers = [], [], 0
+        for _ in range(args.blocks):
+            before = transfer_count()
+            t, ri_x = _per_call_us(ri_step, ri_x, args.calls)
+            transfers += transfer_count() - before
+            ri_times.append(t)
+            t, jax_x = _per_call_us(jax_step, jax_x, args.calls)
+            jax_times.append(t)
+        ri_med, jax_med = statistics.median(ri_times), statistics.median(jax_times)
+        results.append({
+            "row": row,
+            "refimpl_us": round(ri_med, 1),
+            "jax_us": round(jax_med, 1),
+            "ratio": round(ri_med / jax_med, 3),
+            "best_ratio": round(min(ri_times) / min(jax_times), 3),
+            "fed_back_transfers": transfers,
+            "calls": args.blocks * args.calls,
+        })  # fmt: skip
+    if args.json:
+        print(json.dumps(results, indent=1))
+        return
+    for r in results:
+        verdict = "meets" if r["ratio"] <= GOAL else "misses"
+        print(
+            f"{r['row']:>16}: refimpl {r['refimpl_us']:8.1f} us  jax {r['jax_us']:8.1f} us  "
+            f"ratio {r['ratio']:.3f} (best blocks {r['best_ratio']:.3f}; {verdict} the "
+            f"{GOAL} goal)  transfers over {r['calls']} fed-back calls: "
+            f"{r['fed_back_transfers']}"
+        )
+
+
+if __name__ == "__main__":
+    main()
