@@ -199,6 +199,20 @@ def _claim_scan_weak_init_strong_body():
     assert not carry.weak_type and ys.weak_type
 
 
+def _claim_acosh_jvp_other_root():
+    jax.config.update("jax_enable_x64", True)
+    try:
+        z, h = -0.3 + 0.2j, 1e-7
+        slope = (np.arccosh(z + h) - np.arccosh(z - h)) / (2 * h)
+        # jax's value is the principal branch (its finite differences give slope) ...
+        jax_slope = (complex(jnp.arccosh(z + h)) - complex(jnp.arccosh(z - h))) / (2 * h)
+        assert abs(jax_slope - slope) < 1e-6
+        # ... but its jvp rule gives the other root: the negated slope
+        assert abs(complex(jax.grad(jnp.arccosh, holomorphic=True)(z)) + slope) < 1e-9
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
 JAX_CLAIMS = {
     "errors.shapes/np-add-not-broadcastable": _claim_broadcast_error,
     "errors.shapes/reshape-bad-size": _claim_reshape_checked_late,
@@ -217,6 +231,7 @@ JAX_CLAIMS = {
     "donation/unusable-partial-two-donated-one-output": _claim_unusable_partial,
     "donation/unusable-dtype-mismatch": _claim_unusable_dtype,
     "scan/weak-init-strong-body": _claim_scan_weak_init_strong_body,
+    "np.complex-derivatives/arccosh": _claim_acosh_jvp_other_root,
 }
 
 

@@ -100,6 +100,7 @@ _W = np.array([0.3 - 1j, 1 + 3.5j, 1 + 3j, 1.5 + 0.5j, 2 - 1j, 2 + 3.1j], np.com
         ("logaddexp2", lambda m: lambda z: m.logaddexp2(_W, z)),
         ("arcsinh", lambda m: m.arcsinh),
         ("round", lambda m: m.round),
+        ("rint", lambda m: lambda z: m.rint(z * 3.3)),
         ("round1", lambda m: lambda z: m.round(z * 7, 1)),
         ("corrcoef", lambda m: lambda z: m.corrcoef(m.reshape(z, (2, 3)) ** 2).ravel()),
     ],
@@ -312,4 +313,24 @@ def test_pad_callable_mode(backend, width, kwargs):
     _same(
         ri.grad(lambda a: rnp.pad(a, width, mode=square).sum())(a),
         jax.grad(lambda a: jnp.pad(a, width, mode=square).sum())(a),
+    )
+
+
+def test_arccosh_complex(backend):
+    """Complex arccosh: JAX's values; the derivative of that principal branch,
+    1 / (sqrt(z - 1) sqrt(z + 1)), which JAX's jvp rule negates where Re z < 0
+    (conformance/known.py), so it is checked against finite differences."""
+    z = np.array([1.5 + 0.5j, 0.4 - 1.2j, -0.3 + 0.2j, -10 - 0.1j, 30 + 40j], np.complex64)
+    _same(rnp.arccosh(z), jnp.arccosh(z), rtol=1e-5)
+    _same(ri.jit(rnp.arccosh)(z), jnp.arccosh(z), rtol=1e-5)
+    z64, h = z.astype(np.complex128), 1e-6
+    slope = (np.arccosh(z64 + h) - np.arccosh(z64 - h)) / (2 * h)
+    t = np.ones_like(z)
+    got = ri.jit(lambda z, t: ri.jvp(rnp.arccosh, (z,), (t,))[1])(z, t)
+    np.testing.assert_allclose(np.asarray(got), slope, rtol=1e-4)
+    right = z[:2]  # Re z > 0: JAX's rule agrees
+    _same(
+        ri.vmap(ri.grad(rnp.arccosh, holomorphic=True))(right),
+        jax.vmap(jax.grad(jnp.arccosh, holomorphic=True))(right),
+        rtol=1e-5,
     )

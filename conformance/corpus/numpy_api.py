@@ -478,6 +478,21 @@ def _issue29_cases() -> Iterator[Case]:
             tolerance=Tolerance(ulps=64, atol_eps=64),
             notes="value, jvp, vjp and holomorphic grad with complex inputs",
         )
+    acosh_points = np.array([1.5 + 0.5j, 0.4 - 1.2j, -0.3 + 0.2j, -10 - 0.1j], np.complex64)
+    yield fn_case(
+        "np.complex-derivatives/arccosh",
+        lambda ns, z: (ns.np_.arccosh(z), ns.api.jvp(ns.np_.arccosh, (z,), (ns.np_.ones_like(z),))),
+        [acosh_points],
+        oracle=lambda z: (
+            np.arccosh(z.astype(np.complex128)).astype(np.complex64),
+            (
+                np.arccosh(z.astype(np.complex128)).astype(np.complex64),
+                (1 / (np.sqrt(z - 1.0) * np.sqrt(z + 1.0))).astype(np.complex64),
+            ),
+        ),
+        tags=["numpy", "ad", "complex"],
+        notes="the derivative of the principal branch, 1 / (sqrt(z - 1) sqrt(z + 1))",
+    )
     yield fn_case(
         "np.frexp/jvp",
         lambda ns, x, t: ns.api.jvp(ns.np_.frexp, (x,), (t,))[1][0],

@@ -112,6 +112,8 @@ def trunc(x: ArrayLike, /) -> Array:
 def rint(x: ArrayLike, /) -> Array:
     """Round to the nearest integer, halves to even (the dtype is kept; ints -> float)."""
     (x,) = promote_dtypes_inexact("rint", x)
+    if dtypes.is_complex(_dtype(x)):
+        return lax.complex(lax.round(real(x), 1), lax.round(imag(x), 1))
     return lax.round(x, 1)
 
 
@@ -246,6 +248,11 @@ def arccosh(x: ArrayLike, /) -> Array:
     overflow; NaN below 1."""
     (x,) = promote_dtypes_inexact("arccosh", x)
     one = scalar_like(x, 1)
+    if dtypes.is_complex(_dtype(x)):
+        # the principal branch of the product of the two square roots (Kahan's),
+        # which a single sqrt(x^2 - 1) would lose for Re x < 0
+        root = lax.mul(lax.sqrt(lax.sub(x, one)), lax.sqrt(lax.add(x, one)))
+        return lax.log(lax.add(x, root))
     big = lax.gt(x, scalar_like(x, _sqrt_max(_dtype(x))))
     root = lax.mul(lax.sqrt(lax.sub(x, one)), lax.sqrt(lax.add(x, one)))
     small = lax.log1p(lax.add(lax.sub(x, one), root))
