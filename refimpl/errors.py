@@ -30,3 +30,10 @@ class UnexpectedTracerError(Exception):
 TracerBoolConversionError = ConcretizationTypeError
 TracerIntegerConversionError = ConcretizationTypeError
 TracerArrayConversionError = ConcretizationTypeError
+
+
+# Not jax.errors' (not in __all__): here, below the primitives, so that a
+# lowering rule in refimpl/primitives can raise it without importing the
+# PJRT backend; refimpl.backends.pjrt.lowering exports it.
+class LoweringError(NotImplementedError):
+    """A Program cannot be lowered (a primitive without a lowering rule)."""

@@ -179,9 +179,9 @@ needs_plugin = pytest.mark.skipif(not runtime.plugin_available(), reason="no PJR
 
 @needs_plugin
 def test_host_callbacks_off_cpu_raise_not_implemented(monkeypatch):
-    from refimpl.backends.pjrt import executables, host_callbacks
+    from refimpl.backends.pjrt import host_callbacks, runtime
 
-    monkeypatch.setattr(executables, "local_platform", lambda: "cuda")
+    monkeypatch.setattr(runtime, "local_platform", lambda: "cuda")
     with pytest.raises(NotImplementedError, match="'cuda'"):
         host_callbacks.ensure_handler()
 

@@ -53,6 +53,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Eqn, Program, ShapedArray
+from refimpl.errors import LoweringError
 from refimpl.primitives import base, batch_rules, elementwise, indexing, reductions, structural
 from refimpl.primitives.base import Primitive, normalize_axis
 from refimpl.transforms.ad_util import Zero
@@ -1004,8 +1005,6 @@ def _replica_groups(prim_name: str, axes: tuple, groups: Any) -> np.ndarray:
     """The ``replica_groups`` of a collective over ``axes`` inside a pmap body:
     each instance of the axis (a tuple of replicas in axis-index order, set by
     pmap's lowering), split further by ``axis_index_groups``."""
-    from refimpl.backends.pjrt.lowering import LoweringError
-
     missing = [a for a in axes if a not in _env.replica_axes]
     if missing or (groups is not None and len(axes) != 1):
         raise LoweringError(

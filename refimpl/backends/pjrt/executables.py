@@ -14,6 +14,12 @@ from typing import Any
 from refimpl.backends.pjrt import compilation_cache, host_callbacks
 from refimpl.backends.pjrt import runtime as pjrt_runtime
 
+# client, local_platform: defined in runtime (host_callbacks and lowering use
+# them too), exported here
+from refimpl.backends.pjrt.runtime import client, local_platform
+from refimpl.primitives.callback import pure_callback_p
+from refimpl.primitives.debug import debug_callback_p
+
 __all__ = [
     "client",
     "default_device",
@@ -27,24 +33,6 @@ __all__ = [
 
 
 # --- client and devices ---------------------------------------------------------------
-
-
-_client: Any = None
-_client_lock = threading.Lock()
-
-
-def client() -> Any:
-    """The process-wide PJRT client (the plugin's default device count).
-
-    Found once: plugin discovery searches the file system, too slow for
-    every call. A missing plugin raises here, with the package to install.
-    """
-    global _client
-    if _client is None:
-        with _client_lock:
-            if _client is None:
-                _client = pjrt_runtime.get_client()
-    return _client
 
 
 @functools.cache
@@ -64,12 +52,6 @@ def default_device() -> Any:
 def is_pjrt_device(device: Any) -> bool:
     native = pjrt_runtime.native_module()
     return isinstance(device, native.Device)
-
-
-def local_platform() -> str:
-    """This process's PJRT platform, as JAX names it (``cpu``, ``cuda``, ``rocm``, ``tpu``)."""
-    name = str(client().platform_name).lower()
-    return {"gpu": "cuda"}.get(name, name)
 
 
 def index_of(device: Any) -> int:
@@ -178,9 +160,6 @@ class _Executables:
 def has_host_callbacks(program: Any) -> bool:
     """Whether ``program`` or a sub-program calls back to Python
     (``pure_callback``, ``debug.print``/``debug.callback``)."""
-    from refimpl.primitives.callback import pure_callback_p
-    from refimpl.primitives.debug import debug_callback_p
-
     return any(
         eqn.primitive is debug_callback_p or eqn.primitive is pure_callback_p
         for eqn in program.walk_eqns()

@@ -49,7 +49,6 @@ __all__ = [
     "attach",
     "collecting",
     "deferring_errors",
-    "emit",
     "ensure_handler",
     "register",
     "registered_count",
@@ -77,9 +76,7 @@ def ensure_handler() -> None:
         refimpl._pjrt.PjrtError: the plugin has no FFI extension or rejects
             the handler.
     """
-    from refimpl.backends.pjrt.executables import client, local_platform
-
-    platform = local_platform()
+    platform = pjrt_runtime.local_platform()
     if platform != "cpu":
         raise NotImplementedError(
             "host callbacks (pure_callback, io_callback, debug.print, debug.callback) under "
@@ -87,7 +84,7 @@ def ensure_handler() -> None:
             "handler is registered for XLA's Host (CPU) platform only. Run the function with "
             "backend='ref', or move the callback out of the jitted function."
         )
-    plugin = client().plugin
+    plugin = pjrt_runtime.client().plugin
     if plugin.path in _handler_plugins:
         return
     with _handler_lock:
@@ -219,51 +216,3 @@ _UNOWNED = CallbackSet()
 def registered_count() -> int:
     """How many callables the native registry holds (tests check for leaks)."""
     return pjrt_runtime.native_module().host_callback_count()
-
-
-def emit(
-    ctx: Any,
-    operands: list[Any],
-    callable_: Any,
-    name: str,
-    result_avals: tuple[Any, ...],
-    *,
-    has_side_effect: bool,
-    avals_in: list[Any] | None = None,
-) -> list[Any]:
-    """Emit the ``refimpl_host_callback`` custom call of a lowering rule: it
-    calls ``callable_(*operand arrays)``, which must return a sequence of
-    ``len(result_avals)`` arrays of exactly those shapes and dtypes (None
-    for none); the call's results are those arrays. ``avals_in``: the
-    operands' types when they are not the rule's (``ctx.avals_in``)."""
-    import numpy as np
-    from jaxlib.mlir import ir
-    from jaxlib.mlir.dialects import stablehlo as hlo
-
-    from refimpl.backends.pjrt.lowering import ir_type
-
-    callback_id = register(callable_, name)
-    operand_avals = ctx.avals_in if avals_in is None else avals_in
-
-    def row_major(aval: Any) -> Any:
-        minor_to_major = np.arange(len(aval.shape) - 1, -1, -1, dtype=np.int64)
-        return ir.DenseIntElementsAttr.get(minor_to_major, type=ir.IndexType.get())
-
-    attributes = {
-        "call_target_name": ir.StringAttr.get(TARGET_NAME),
-        "has_side_effect": ir.BoolAttr.get(has_side_effect),
-        "backend_config": ir.StringAttr.get(""),
-        # with a dictionary in mhlo.backend_config this is XLA's typed FFI call
-        "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1),
-        "called_computations": ir.ArrayAttr.get([]),
-        "operand_layouts": ir.ArrayAttr.get([row_major(a) for a in operand_avals]),
-        "result_layouts": ir.ArrayAttr.get([row_major(a) for a in result_avals]),
-    }
-    op = hlo.CustomCallOp.build_generic(
-        results=[ir_type(a) for a in result_avals], operands=list(operands), attributes=attributes
-    )
-    i64 = ir.IntegerType.get_signless(64)
-    op.operation.attributes["mhlo.backend_config"] = ir.DictAttr.get(
-        {"callback_id": ir.IntegerAttr.get(i64, callback_id)}
-    )
-    return list(op.results)

@@ -55,7 +55,10 @@ import numpy as np
 
 from refimpl import dtypes
 from refimpl.backends.pjrt import host_callbacks
+from refimpl.backends.pjrt.runtime import local_platform
 from refimpl.core import Literal, Program, ShapedArray, Var, subprograms
+from refimpl.errors import LoweringError
+from refimpl.primitives import debug
 
 try:  # jaxlib is only needed by the PJRT backend
     from jaxlib.mlir import ir
@@ -80,10 +83,6 @@ __all__ = [
     "module_text",
     "to_portable_artifact",
 ]
-
-
-class LoweringError(NotImplementedError):
-    """A Program cannot be lowered (a primitive without a lowering rule)."""
 
 
 # --- the MLIR context ---------------------------------------------------------------
@@ -409,12 +408,54 @@ class RuleContext:
         avals_in: list[Any] | None = None,
     ) -> list[Any]:
         """The ``refimpl_host_callback`` custom call calling ``callable_`` on the
-        host (host_callbacks.emit): the callback primitives reach the backend
+        host (emit_host_callback): the callback primitives reach the backend
         through their context instead of importing it."""
-        return host_callbacks.emit(
+        return emit_host_callback(
             self, operands, callable_, name, result_avals,
             has_side_effect=has_side_effect, avals_in=avals_in,
         )  # fmt: skip
+
+
+def emit_host_callback(
+    ctx: Any,
+    operands: list[Any],
+    callable_: Any,
+    name: str,
+    result_avals: tuple[Any, ...],
+    *,
+    has_side_effect: bool,
+    avals_in: list[Any] | None = None,
+) -> list[Any]:
+    """Emit the ``refimpl_host_callback`` custom call of a lowering rule: it
+    calls ``callable_(*operand arrays)``, which must return a sequence of
+    ``len(result_avals)`` arrays of exactly those shapes and dtypes (None
+    for none); the call's results are those arrays. ``avals_in``: the
+    operands' types when they are not the rule's (``ctx.avals_in``)."""
+    callback_id = host_callbacks.register(callable_, name)
+    operand_avals = ctx.avals_in if avals_in is None else avals_in
+
+    def row_major(aval: Any) -> Any:
+        minor_to_major = np.arange(len(aval.shape) - 1, -1, -1, dtype=np.int64)
+        return ir.DenseIntElementsAttr.get(minor_to_major, type=ir.IndexType.get())
+
+    attributes = {
+        "call_target_name": ir.StringAttr.get(host_callbacks.TARGET_NAME),
+        "has_side_effect": ir.BoolAttr.get(has_side_effect),
+        "backend_config": ir.StringAttr.get(""),
+        # with a dictionary in mhlo.backend_config this is XLA's typed FFI call
+        "api_version": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1),
+        "called_computations": ir.ArrayAttr.get([]),
+        "operand_layouts": ir.ArrayAttr.get([row_major(a) for a in operand_avals]),
+        "result_layouts": ir.ArrayAttr.get([row_major(a) for a in result_avals]),
+    }
+    op = hlo.CustomCallOp.build_generic(
+        results=[ir_type(a) for a in result_avals], operands=list(operands), attributes=attributes
+    )
+    i64 = ir.IntegerType.get_signless(64)
+    op.operation.attributes["mhlo.backend_config"] = ir.DictAttr.get(
+        {"callback_id": ir.IntegerAttr.get(i64, callback_id)}
+    )
+    return list(op.results)
 
 
 # --- building a module --------------------------------------------------------------
@@ -440,8 +481,6 @@ class ModuleBuilder:
         """The platforms this module is lowered for."""
         if self.platforms is not None:
             return self.platforms
-        from refimpl.backends.pjrt.executables import local_platform
-
         return (local_platform(),)
 
     def platform_index_value(self) -> ir.Value:
@@ -561,8 +600,6 @@ class ModuleBuilder:
             raise TypeError(
                 f"lowering: program takes {len(program.in_vars)} inputs, got {len(args)}"
             )
-        from refimpl.primitives import debug
-
         ordered = debug.has_callbacks(program)
         if ordered:
             program = debug.inline_calls_with_callbacks(program)
@@ -657,8 +694,6 @@ def lower_program(
     a leading ``tensor<i32>`` argument ``_platform_index``: the position of
     the platform the executable runs on in ``platforms``.
     """
-    from refimpl.backends.pjrt import host_callbacks
-
     # the callables of host callbacks the rules registered: kept with the module
     # until the owner of its executables adopts them (host_callbacks)
     with host_callbacks.collecting() as callbacks:

@@ -445,3 +445,29 @@ def serialize_stablehlo(module_text: str, plugin: _pjrt.Plugin | None = None) ->
 
     target = stablehlo_target_version(plugin)
     return stablehlo.serialize_portable_artifact_str(module_text, target)
+
+
+# The process-wide client of executables, host callbacks and lowering; here,
+# below all three (refimpl.backends.pjrt.executables exports them).
+_client: Any = None
+_client_lock = threading.Lock()
+
+
+def client() -> Any:
+    """The process-wide PJRT client (the plugin's default device count).
+
+    Found once: plugin discovery searches the file system, too slow for
+    every call. A missing plugin raises here, with the package to install.
+    """
+    global _client
+    if _client is None:
+        with _client_lock:
+            if _client is None:
+                _client = get_client()
+    return _client
+
+
+def local_platform() -> str:
+    """This process's PJRT platform, as JAX names it (``cpu``, ``cuda``, ``rocm``, ``tpu``)."""
+    name = str(client().platform_name).lower()
+    return {"gpu": "cuda"}.get(name, name)
