@@ -22,6 +22,9 @@ the enclosing values are passed as the primitive's leading operands.
 Carry types are loop invariant in the IR: a body's carry outputs have exactly
 (weak types included) the types of its carry inputs. The public functions
 make that so the way JAX 0.10 does where it can (see ``_promoted_carry``).
+
+``scan`` is one block below (formula, constraints, example, then its rules in
+a fixed order); while and cond keep the sections by rule.
 """
 
 from __future__ import annotations
@@ -47,44 +50,6 @@ from refimpl.primitives.structural import iota
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import batching
 from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
-
-# --- static arguments -------------------------------------------------------------------
-
-
-def _static_int(api: str, arg: str, value: Any) -> int:
-    """A Python int from ``value``; traced values and non-integers are errors."""
-    if isinstance(value, tracing.Tracer):
-        raise tracing.ConcretizationTypeError(
-            f"{api}: {arg} must be a concrete int known while tracing, got a traced value "
-            f"{value.aval.str_short()} (it depends on {value.origin})"
-        )
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{api}: {arg} must be an int, got {value!r}")
-    try:
-        return operator.index(value)  # ints, NumPy ints, concrete integer scalar arrays
-    except TypeError:
-        raise TypeError(f"{api}: {arg} must be an int, got {value!r}") from None
-
-
-def normalize_unroll(unroll: Any, length: int, api: str = "lax.scan") -> int:
-    """The scan primitive's ``unroll`` param: an int >= 1.
-
-    As in JAX 0.10: ``True`` and ``0`` mean fully unrolled (normalized to
-    ``max(length, 1)``), ``False`` means 1; a negative int is a ValueError and
-    anything that is neither int nor bool a TypeError.
-    """
-    if isinstance(unroll, tracing.Tracer):
-        raise tracing.ConcretizationTypeError(
-            f"{api}: unroll must be a concrete int or bool, got a traced value"
-        )
-    if isinstance(unroll, (bool, np.bool_)):
-        return max(length, 1) if unroll else 1
-    if not isinstance(unroll, (int, np.integer)):
-        raise TypeError(f"{api}: unroll must be an int or a bool, got {unroll!r}")
-    if unroll < 0:
-        raise ValueError(f"{api}: unroll must be a bool or a non-negative int, got {unroll}")
-    return max(length, 1) if unroll == 0 else int(unroll)
-
 
 # --- tracing Python functions into sub-programs --------------------------------------------
 
@@ -297,273 +262,12 @@ def _check_carry_types(
             )
 
 
-# --- scan -------------------------------------------------------------------------------
-
-scan_p = Primitive("scan", multiple_results=True)
-
-
-_INT32_MAX = 2**31 - 1
-
-
-def _check_scan_params(
-    n_operands: int, body: Program, num_consts: int, num_carry: int, length: int, reverse: bool,
-    unroll: int,
-) -> None:  # fmt: skip
-    if not isinstance(body, Program):
-        raise TypeError(f"scan: body must be a Program, got {type(body).__name__}")
-    for name, value in (("num_consts", num_consts), ("num_carry", num_carry), ("length", length)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise TypeError(f"scan: {name} must be a non-negative int, got {value!r}")
-    if isinstance(unroll, bool) or not isinstance(unroll, int) or unroll < 1:
-        raise TypeError(f"scan: unroll must be an int >= 1 (normalized), got {unroll!r}")
-    if not isinstance(reverse, bool):
-        raise TypeError(f"scan: reverse must be a bool, got {reverse!r}")
-    if num_consts + num_carry > n_operands:
-        raise TypeError(
-            f"scan: num_consts={num_consts} and num_carry={num_carry} exceed the "
-            f"{n_operands} operands"
-        )
-    if length > _INT32_MAX and not config.enable_x64:
-        # The step counter is an int32 without x64: such a loop could not count
-        # its steps (and would run for hours on the reference backend).
-        raise ValueError(
-            f"scan: length {length} does not fit the int32 step counter (at most "
-            f"2**31 - 1 = {_INT32_MAX}) with enable_x64 off"
-        )
-
-
-@scan_p.def_abstract_eval
-def _scan_abstract_eval(
-    *avals: ShapedArray,
-    body: Program,
-    num_consts: int,
-    num_carry: int,
-    length: int,
-    reverse: bool,
-    unroll: int,
-) -> list[ShapedArray]:
-    """Operands ``consts, carry, xs``; results ``carry, ys`` (ys: ``(length, *y.shape)``).
-
-    The body takes ``consts, carry, x`` (x: an xs leaf without its leading
-    axis) and returns ``carry, y`` with the carry's types unchanged.
-    """
-    _check_scan_params(len(avals), body, num_consts, num_carry, length, reverse, unroll)
-    carry = list(avals[num_consts : num_consts + num_carry])
-    xs = avals[num_consts + num_carry :]
-    for index, x in enumerate(xs):
-        if x.ndim == 0 or x.shape[0] != length:
-            raise TypeError(
-                f"scan: xs operand {index} has shape {x.shape}; its leading axis must be the "
-                f"scan length {length}"
-            )
-    expected_in = [*avals[:num_consts], *carry, *(x.update(shape=x.shape[1:]) for x in xs)]
-    if body.in_avals != expected_in:
-        raise TypeError(
-            f"scan: the body takes ({avals_str(body.in_avals)}) but the operands give "
-            f"({avals_str(expected_in)})"
-        )
-    carry_out = body.out_avals[:num_carry]
-    if carry_out != carry:
-        raise TypeError(
-            f"scan: the body returns the carry as ({avals_str(carry_out)}) but takes it as "
-            f"({avals_str(carry)})"
-        )
-    ys = [y.update(shape=(length, *y.shape)) for y in body.out_avals[num_carry:]]
-    return [*carry, *ys]
-
-
-@scan_p.def_impl
-def _scan_impl(
-    *args: np.ndarray,
-    body: Program,
-    num_consts: int,
-    num_carry: int,
-    length: int,
-    reverse: bool,
-    unroll: int,
-) -> list[np.ndarray]:
-    """The definition: evaluate the body ``length`` times (``unroll`` does not matter)."""
-    consts = list(args[:num_consts])
-    carry = list(args[num_consts : num_consts + num_carry])
-    xs = args[num_consts + num_carry :]
-    ys = [np.empty((length, *y.shape), y.dtype) for y in body.out_avals[num_carry:]]
-    for i in reversed(range(length)) if reverse else range(length):
-        outs = eval_program(body, [*consts, *carry, *(x[i] for x in xs)])
-        carry = outs[:num_carry]
-        for stacked, y in zip(ys, outs[num_carry:]):
-            stacked[i] = y
-    return [*carry, *ys]
-
-
-@scan_p.def_mask
-def _scan_mask(ctx, *operands, body, num_consts, num_carry, length, reverse, unroll):
-    """A scan over a masked length (the xs' leading dim, logical n) still runs
-    all ``length`` padded steps, but a step whose index is n or more leaves
-    the carry as it was (a select on the step index, which comes in as one
-    more xs: an iota). So the final carry is the unpadded program's, also
-    when reversed (then the padded steps come first); the ys rows from n on
-    are unspecified. The body is masked too: consts, carry and xs slices
-    keep their logical shapes, and the carry must come back with its own."""
-    logical = ctx.logical_in
-    carry_logical = logical[num_consts : num_consts + num_carry]
-    xs_logical = logical[num_consts + num_carry :]
-    steps = ctx.unify([x[0] for x in xs_logical], "the xs' leading dims") if xs_logical else None
-    consts = operands[:num_consts]
-    body_logical = [*logical[:num_consts], *carry_logical, *(x[1:] for x in xs_logical)]
-    ys_logical: list = []
-
-    def step(carry: list, inputs: tuple) -> tuple:
-        index, x_slices = inputs
-        outs, outs_logical = ctx.mask_subprogram(body, [*consts, *carry, *x_slices], body_logical)
-        for i, (got, want) in enumerate(zip(outs_logical[:num_carry], carry_logical)):
-            if any(g != w and not g.is_constant for g, w in zip(got, want, strict=True)):
-                raise TypeError(
-                    f"mask: scan: the body returns carry {i} with logical shape {ctx.show(got)} "
-                    f"but takes it with {ctx.show(want)}"
-                )
-        new_carry = outs[:num_carry]
-        if steps is not None and ctx.masked(steps):
-            active = lt(index, ctx.index(steps))
-            new_carry = [ctx.where(active, new, old) for new, old in zip(new_carry, carry)]
-        ys_logical[:] = outs_logical[num_carry:]
-        return new_carry, outs[num_carry:]
-
-    indices = iota(np.int32, length)
-    init = list(operands[num_consts : num_consts + num_carry])
-    xs = list(operands[num_consts + num_carry :])
-    carry, ys = _scan("lax.scan", step, init, (indices, xs), length, reverse, unroll)
-    stacked = steps if steps is not None else length
-    return [*carry, *ys], [*carry_logical, *((stacked, *y) for y in ys_logical)]
-
-
-# --- while --------------------------------------------------------------------------------
-
-while_p = Primitive("while", multiple_results=True)
-
-
-@while_p.def_abstract_eval
-def _while_abstract_eval(
-    *avals: ShapedArray, cond: Program, body: Program, cond_num_consts: int, body_num_consts: int
-) -> list[ShapedArray]:
-    """Operands ``cond consts, body consts, carry``; results: the final carry.
-
-    ``cond`` takes ``cond consts, carry`` and returns a bool scalar; ``body``
-    takes ``body consts, carry`` and returns the carry with its types unchanged.
-    """
-    for name, sub in (("cond", cond), ("body", body)):
-        if not isinstance(sub, Program):
-            raise TypeError(f"while: {name} must be a Program, got {type(sub).__name__}")
-    for name, value in (("cond_num_consts", cond_num_consts), ("body_num_consts", body_num_consts)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise TypeError(f"while: {name} must be a non-negative int, got {value!r}")
-    if cond_num_consts + body_num_consts > len(avals):
-        raise TypeError("while: cond_num_consts + body_num_consts exceed the operands")
-    cond_consts = list(avals[:cond_num_consts])
-    body_consts = list(avals[cond_num_consts : cond_num_consts + body_num_consts])
-    carry = list(avals[cond_num_consts + body_num_consts :])
-    if cond.in_avals != cond_consts + carry:
-        raise TypeError(
-            f"while: cond takes ({avals_str(cond.in_avals)}) but the operands give "
-            f"({avals_str(cond_consts + carry)})"
-        )
-    if [a.strip_weak() for a in cond.out_avals] != [ShapedArray((), np.dtype(bool))]:
-        raise TypeError(f"while: cond must return one bool[], got ({avals_str(cond.out_avals)})")
-    if body.in_avals != body_consts + carry:
-        raise TypeError(
-            f"while: body takes ({avals_str(body.in_avals)}) but the operands give "
-            f"({avals_str(body_consts + carry)})"
-        )
-    if body.out_avals != carry:
-        raise TypeError(
-            f"while: body returns ({avals_str(body.out_avals)}) but the carry is "
-            f"({avals_str(carry)})"
-        )
-    return carry
-
-
-@while_p.def_impl
-def _while_impl(
-    *args: np.ndarray, cond: Program, body: Program, cond_num_consts: int, body_num_consts: int
-) -> list[np.ndarray]:
-    cond_consts = list(args[:cond_num_consts])
-    body_consts = list(args[cond_num_consts : cond_num_consts + body_num_consts])
-    carry = list(args[cond_num_consts + body_num_consts :])
-    while eval_program(cond, [*cond_consts, *carry])[0]:
-        carry = eval_program(body, [*body_consts, *carry])
-    return carry
-
-
-# --- cond ---------------------------------------------------------------------------------
-
-cond_p = Primitive("cond", multiple_results=True)
-
-
-@cond_p.def_abstract_eval
-def _cond_abstract_eval(
-    index: ShapedArray, *operands: ShapedArray, branches: tuple[Program, ...]
-) -> list[ShapedArray]:
-    """``branches[index](operands)``; every branch takes the operands and returns
-    the same types (those are the results)."""
-    if not isinstance(branches, tuple) or not branches:
-        raise TypeError("cond: branches must be a non-empty tuple of Programs")
-    if not all(isinstance(b, Program) for b in branches):
-        raise TypeError("cond: branches must be a non-empty tuple of Programs")
-    if index.shape != () or index.dtype != np.int32:
-        raise TypeError(f"cond: the index must be an int32 scalar, got {index.str_short()}")
-    for number, branch in enumerate(branches):
-        if branch.in_avals != list(operands):
-            raise TypeError(
-                f"cond: branch {number} takes ({avals_str(branch.in_avals)}) but the operands "
-                f"are ({avals_str(operands)})"
-            )
-        if branch.out_avals != branches[0].out_avals:
-            raise TypeError(
-                f"cond: branch {number} returns ({avals_str(branch.out_avals)}) but branch 0 "
-                f"returns ({avals_str(branches[0].out_avals)})"
-            )
-    return branches[0].out_avals
-
-
-@cond_p.def_impl
-def _cond_impl(
-    index: np.ndarray, *operands: np.ndarray, branches: tuple[Program, ...]
-) -> list[np.ndarray]:
-    chosen = int(index)
-    if not 0 <= chosen < len(branches):
-        chosen = len(branches) - 1  # StableHLO case: out of range runs the last branch
-    return eval_program(branches[chosen], operands)
-
-
-@cond_p.def_mask
-def _cond_mask(ctx, index, *operands, branches):
-    """Every branch is masked with the operands' logical shapes; each output's
-    logical shape must agree across the branches (an unmasked dim agrees
-    with a masked one, as everywhere)."""
-    found: list = []
-
-    def masked(branch: Program) -> Callable:
-        def fun(*values: Any) -> list:
-            outs, logical = ctx.mask_subprogram(branch, values, ctx.logical_in[1:])
-            found.append(logical)
-            return outs
-
-        return fun
-
-    names = tuple(f"branch {i}" for i in range(len(branches)))
-    outs = _switch("lax.cond", index, [masked(b) for b in branches], tuple(operands), names)
-    out_logical = [
-        tuple(
-            ctx.unify([logical[i][d] for logical in found], f"dim {d} of the branches' output {i}")
-            for d in range(len(found[0][i]))
-        )
-        for i in range(len(outs))
-    ]
-    return list(outs), out_logical
-
-
-# --- batching rules (refimpl.transforms.batching) -------------------------------------
-# Sub-programs are batched into new Programs (``batching.batch_subprogram``) whose
-# batched inputs and outputs carry the batch axis first.
+# --- helpers shared by the rules of scan, while and cond --------------------------------
+# Batching: sub-programs are batched into new Programs (``batching.batch_subprogram``)
+# whose batched inputs and outputs carry the batch axis first. Differentiation:
+# each rule transforms the sub-program(s) once (memoized per Program, see
+# refimpl.transforms.ad) and binds the same primitive again: the derivative of a
+# loop is a loop.
 
 
 def _to_front(values: Sequence[Any], dims: Sequence[int | None]) -> list[Any]:
@@ -608,6 +312,402 @@ def _carry_fixpoint(program, fixed_batched, carry_batched, frame, carry_slice) -
         carry_batched = new
 
 
+def _split3(values: Sequence[Any], a: int, b: int) -> tuple[list, list, list]:
+    return list(values[:a]), list(values[a : a + b]), list(values[a + b :])
+
+
+def _nonzero(tangents: Sequence[Any]) -> list[bool]:
+    return [type(t) is not Zero for t in tangents]
+
+
+def _tangent_operands(tangents, nonzero, primal_avals) -> list:
+    """The tangent operands at the ``nonzero`` positions, zeros instantiated and
+    weak types matched to the tangent types of ``primal_avals``."""
+    from refimpl.transforms import ad
+
+    return [
+        ad.match_aval(t, tangent_aval(a))
+        for t, nz, a in zip(tangents, nonzero, primal_avals, strict=True)
+        if nz
+    ]
+
+
+# === scan: the whole primitive in one block =============================================
+#
+# scan[body, num_consts, num_carry, length, reverse, unroll] with operands
+# (consts, init, xs) -- num_consts and num_carry of them, the rest xs:
+#
+#     carry = init
+#     for i in (reversed(range(length)) if reverse else range(length)):
+#         carry, y = body(consts, carry, [x[i] for x in xs])
+#         ys[i] = y                                 (for each y output)
+#     results = carry, ys      ys[j].shape = (length, *y_j.shape)
+#
+# The carry keeps its exact types (weak types included) through the body.
+# ``unroll`` (an int >= 1; >= length: fully unrolled) never changes a result,
+# only the loop structure of the lowering and of the unroll pass.
+#
+# Constraints (the abstract evaluation's errors name the label):
+#   (C1) body is a Program; num_consts, num_carry and length are
+#        non-negative ints, unroll an int >= 1, reverse a bool (TypeError);
+#   (C2) num_consts + num_carry <= the number of operands (TypeError);
+#   (C3) length <= 2**31 - 1 unless enable_x64 (the step counter is an
+#        int32; ValueError);
+#   (C4) every xs operand has rank >= 1 and leading dim length (TypeError);
+#   (C5) body takes (consts, carry, xs without their leading axis), exactly
+#        those avals (TypeError);
+#   (C6) body returns the carry with exactly the avals it takes (TypeError).
+# The binder ``lax.scan`` checks the user's pytrees and arguments itself (its
+# errors say ``lax.scan: ...``) and makes C5/C6 hold by promoting the carry
+# where JAX 0.10 does (``_promoted_carry``).
+#
+# Example: lax.scan(lambda c, x: (c + x, c * x), 0., [1., 2., 3.]) is
+# (6., [0., 2., 9.]): the carries are 0, 1, 3, 6 and y_i = c_i * x_i. With
+# reverse=True the steps run i = 2, 1, 0: (6., [5., 6., 0.]).
+#
+# Rules below, in the fixed order: abstract_eval, impl, jvp (with the
+# linearize rule reverse mode uses), transpose, batch, mask, lowering, then
+# the public binder ``scan`` (and its tracing helpers). The helpers shared with
+# while and cond (tracing sub-programs, loop carries, batching and
+# differentiation helpers) are above; the unroll pass the lowering runs is
+# refimpl/transforms/scan.py (a transformation). scan stays in this module:
+# on its own it would import the interpreter, ad and batching from below their
+# layer, new upward edges for tests/test_layering.py.
+
+scan_p = Primitive("scan", multiple_results=True)
+
+
+_INT32_MAX = 2**31 - 1
+
+
+def _check_scan_params(
+    n_operands: int, body: Program, num_consts: int, num_carry: int, length: int, reverse: bool,
+    unroll: int,
+) -> None:  # fmt: skip
+    if not isinstance(body, Program):
+        raise TypeError(f"scan: body must be a Program (C1), got {type(body).__name__}")
+    for name, value in (("num_consts", num_consts), ("num_carry", num_carry), ("length", length)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise TypeError(f"scan: {name} must be a non-negative int (C1), got {value!r}")
+    if isinstance(unroll, bool) or not isinstance(unroll, int) or unroll < 1:
+        raise TypeError(f"scan: unroll must be an int >= 1 (normalized) (C1), got {unroll!r}")
+    if not isinstance(reverse, bool):
+        raise TypeError(f"scan: reverse must be a bool (C1), got {reverse!r}")
+    if num_consts + num_carry > n_operands:
+        raise TypeError(
+            f"scan: num_consts={num_consts} and num_carry={num_carry} exceed the "
+            f"{n_operands} operands (C2)"
+        )
+    if length > _INT32_MAX and not config.enable_x64:
+        # The step counter is an int32 without x64: such a loop could not count
+        # its steps (and would run for hours on the reference backend).
+        raise ValueError(
+            f"scan: length {length} does not fit the int32 step counter (at most "
+            f"2**31 - 1 = {_INT32_MAX}) with enable_x64 off (C3)"
+        )
+
+
+# --- scan: abstract_eval
+
+
+@scan_p.def_abstract_eval
+def _scan_abstract_eval(
+    *avals: ShapedArray,
+    body: Program,
+    num_consts: int,
+    num_carry: int,
+    length: int,
+    reverse: bool,
+    unroll: int,
+) -> list[ShapedArray]:
+    """Operands ``consts, carry, xs``; results ``carry, ys`` (ys: ``(length, *y.shape)``).
+
+    The body takes ``consts, carry, x`` (x: an xs leaf without its leading
+    axis) and returns ``carry, y`` with the carry's types unchanged.
+    """
+    _check_scan_params(len(avals), body, num_consts, num_carry, length, reverse, unroll)
+    carry = list(avals[num_consts : num_consts + num_carry])
+    xs = avals[num_consts + num_carry :]
+    for index, x in enumerate(xs):
+        if x.ndim == 0 or x.shape[0] != length:
+            raise TypeError(
+                f"scan: xs operand {index} has shape {x.shape}; its leading axis must be the "
+                f"scan length {length} (C4)"
+            )
+    expected_in = [*avals[:num_consts], *carry, *(x.update(shape=x.shape[1:]) for x in xs)]
+    if body.in_avals != expected_in:
+        raise TypeError(
+            f"scan: the body takes ({avals_str(body.in_avals)}) but the operands give "
+            f"({avals_str(expected_in)}) (C5)"
+        )
+    carry_out = body.out_avals[:num_carry]
+    if carry_out != carry:
+        raise TypeError(
+            f"scan: the body returns the carry as ({avals_str(carry_out)}) but takes it as "
+            f"({avals_str(carry)}) (C6)"
+        )
+    ys = [y.update(shape=(length, *y.shape)) for y in body.out_avals[num_carry:]]
+    return [*carry, *ys]
+
+
+# --- scan: impl (NumPy: the definition)
+
+
+@scan_p.def_impl
+def _scan_impl(
+    *args: np.ndarray,
+    body: Program,
+    num_consts: int,
+    num_carry: int,
+    length: int,
+    reverse: bool,
+    unroll: int,
+) -> list[np.ndarray]:
+    """The definition: evaluate the body ``length`` times (``unroll`` does not matter)."""
+    consts = list(args[:num_consts])
+    carry = list(args[num_consts : num_consts + num_carry])
+    xs = args[num_consts + num_carry :]
+    ys = [np.empty((length, *y.shape), y.dtype) for y in body.out_avals[num_carry:]]
+    for i in reversed(range(length)) if reverse else range(length):
+        outs = eval_program(body, [*consts, *carry, *(x[i] for x in xs)])
+        carry = outs[:num_carry]
+        for stacked, y in zip(ys, outs[num_carry:]):
+            stacked[i] = y
+    return [*carry, *ys]
+
+
+# --- scan: jvp (forward mode; and the linearize rule: known scan + linear scan)
+
+
+def _scan_carry_fixpoint(make: Callable, nz_consts, nz_carry, nz_xs, num_ys: int):
+    """Which carries have nonzero tangents: those whose initial tangent is
+    nonzero, plus those the body makes nonzero (iterated to a fixed point)."""
+    while True:
+        result = make(nz_consts + nz_carry + nz_xs, nz_carry + [False] * num_ys)
+        carry_out = result.out_nonzero[: len(nz_carry)]
+        grown = [a or b for a, b in zip(nz_carry, carry_out, strict=True)]
+        if grown == nz_carry:
+            return result, nz_carry
+        nz_carry = grown
+
+
+def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse, unroll):
+    """Forward mode: one scan carrying primals and tangents side by side."""
+    from refimpl.transforms import ad
+
+    nc, nk = num_consts, num_carry
+    nz_consts, nz_carry, nz_xs = _split3(_nonzero(tangents), nc, nk)
+    num_ys = len(body.out_vars) - nk
+    jp, nz_carry = _scan_carry_fixpoint(
+        lambda nz, inst: ad.jvp_program(body, nz, inst), nz_consts, nz_carry, nz_xs, num_ys
+    )
+    n_in = len(body.in_vars)
+    ntc, ntk, ntx = sum(nz_consts), sum(nz_carry), sum(nz_xs)
+    nz_ys = jp.out_nonzero[nk:]
+    p = list(range(n_in))
+    t = list(range(n_in, n_in + ntc + ntk + ntx))
+    in_order = (
+        p[:nc] + t[:ntc] + p[nc : nc + nk] + t[ntc : ntc + ntk] + p[nc + nk :] + t[ntc + ntk :]
+    )
+    n_out = len(body.out_vars)
+    po = list(range(n_out))
+    to = list(range(n_out, n_out + ntk + sum(nz_ys)))
+    out_order = po[:nk] + to[:ntk] + po[nk:] + to[ntk:]
+    new_body = ad.memo(
+        jp.program, ("scan_layout",), lambda: ad.permute_program(jp.program, in_order, out_order)
+    )
+    p_consts, p_init, p_xs = _split3(primals, nc, nk)
+    t_consts, t_init, t_xs = _split3(tangents, nc, nk)
+    t_init = _tangent_operands(t_init, nz_carry, body.in_avals[nc : nc + nk])
+    outs = scan_p.bind(
+        *p_consts,
+        *[x for x, nz in zip(t_consts, nz_consts) if nz],
+        *p_init,
+        *t_init,
+        *p_xs,
+        *[x for x, nz in zip(t_xs, nz_xs) if nz],
+        body=new_body,
+        num_consts=nc + ntc,
+        num_carry=nk + ntk,
+        length=length,
+        reverse=reverse,
+        unroll=unroll,
+    )
+    p_carry, t_carry, rest = _split3(outs, nk, ntk)
+    p_ys, t_ys = rest[:num_ys], rest[num_ys:]
+    out_avals = _scan_out_avals(body, nk, length)
+    tangents_out = ad.fill_zeros(t_carry + t_ys, nz_carry + nz_ys, out_avals)
+    return p_carry + p_ys, tangents_out
+
+
+def _scan_out_avals(body: Program, num_carry: int, length: int) -> list[ShapedArray]:
+    outs = body.out_avals
+    return outs[:num_carry] + [y.update(shape=(length, *y.shape)) for y in outs[num_carry:]]
+
+
+def _scan_linearize(primals, tangents, *, body, num_consts, num_carry, length, reverse, unroll):
+    """Partial evaluation: a known scan (primal outputs, and the per-step
+    residuals as extra stacked outputs) and a linear scan over the residuals
+    and tangents. Residuals that are loop constants are passed as constants."""
+    from refimpl.transforms import ad
+
+    nc, nk = num_consts, num_carry
+    nz_consts, nz_carry, nz_xs = _split3(_nonzero(tangents), nc, nk)
+    num_ys = len(body.out_vars) - nk
+    lp, nz_carry = _scan_carry_fixpoint(
+        lambda nz, inst: ad.linearize_program(body, nz, inst), nz_consts, nz_carry, nz_xs, num_ys
+    )
+    known, linear = lp.known, lp.linear
+    n_out = len(body.out_vars)
+    res_atoms = known.out_vars[n_out:]
+    const_vars = {id(v): i for i, v in enumerate(known.in_vars[:nc])}
+    invariant = [const_vars.get(id(a)) for a in res_atoms]  # const index, or None
+    variant_pos = [r for r, c in enumerate(invariant) if c is None]
+    invariant_pos = [r for r, c in enumerate(invariant) if c is not None]
+
+    def make_known() -> Program:
+        return Program(
+            in_vars=known.in_vars,
+            eqns=known.eqns,
+            out_vars=known.out_vars[:n_out] + [res_atoms[r] for r in variant_pos],
+            const_vars=known.const_vars,
+            consts=known.consts,
+        )
+
+    new_known = ad.memo(known, ("scan_known",), make_known)
+    p_consts, p_init, p_xs = _split3(primals, nc, nk)
+    outs = scan_p.bind(
+        *p_consts, *p_init, *p_xs,
+        body=new_known, num_consts=nc, num_carry=nk, length=length, reverse=reverse,
+        unroll=unroll,
+    )  # fmt: skip
+    p_carry, p_ys, stacked_res = outs[:nk], outs[nk:n_out], outs[n_out:]
+
+    num_res = lp.num_res
+    ntc, ntk = sum(nz_consts), sum(nz_carry)
+    res_in = list(range(num_res))
+    t_in = list(range(num_res, len(linear.in_vars)))
+    in_order = (
+        [res_in[r] for r in invariant_pos]
+        + t_in[:ntc]
+        + t_in[ntc : ntc + ntk]
+        + [res_in[r] for r in variant_pos]
+        + t_in[ntc + ntk :]
+    )
+    new_linear = ad.memo(
+        linear,
+        ("scan_linear",),
+        lambda: ad.permute_program(linear, in_order, list(range(len(linear.out_vars)))),
+    )
+    t_consts, t_init, t_xs = _split3(tangents, nc, nk)
+    nz_ys = lp.out_nonzero[nk:]
+    touts = scan_p.bind(
+        *[p_consts[invariant[r]] for r in invariant_pos],
+        *[x for x, nz in zip(t_consts, nz_consts) if nz],
+        *_tangent_operands(t_init, nz_carry, body.in_avals[nc : nc + nk]),
+        *stacked_res,
+        *[x for x, nz in zip(t_xs, nz_xs) if nz],
+        body=new_linear,
+        num_consts=len(invariant_pos) + ntc,
+        num_carry=ntk,
+        length=length,
+        reverse=reverse,
+        unroll=unroll,
+    )
+    out_avals = _scan_out_avals(body, nk, length)
+    return p_carry + p_ys, ad.fill_zeros(touts, nz_carry + nz_ys, out_avals)
+
+
+scan_p.def_jvp(_scan_jvp)
+scan_p.linearize_rule = _scan_linearize
+
+
+# --- scan: transpose (the linear scan run backwards)
+
+
+def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, unroll):
+    """The transpose of a scan linear in its carry and in some consts and xs:
+    a scan the other way round carrying the carry cotangent and the
+    accumulated cotangents of the linear consts; the xs cotangents are its ys."""
+    from refimpl.transforms import ad
+
+    nc, nk = num_consts, num_carry
+    consts, carry, xs = _split3(args, nc, nk)
+    lin_consts = [isinstance(c, UndefinedPrimal) for c in consts]
+    lin_xs = [isinstance(x, UndefinedPrimal) for x in xs]
+    linear = lin_consts + [True] * nk + lin_xs
+    body_avals = body.in_avals
+    const_avals, carry_avals, x_avals = _split3(body_avals, nc, nk)
+    nl_const_avals = [a for a, lin in zip(const_avals, lin_consts) if not lin]
+    acc_avals = [tangent_aval(a) for a, lin in zip(const_avals, lin_consts) if lin]
+    ct_carry_avals = [tangent_aval(a) for a in carry_avals]
+    nl_x_avals = [a for a, lin in zip(x_avals, lin_xs) if not lin]
+    ct_y_avals = [tangent_aval(a) for a in body.out_avals[nk:]]
+
+    def make_body() -> Program:
+        n1, n2, n3, n4 = len(nl_const_avals), len(acc_avals), nk, len(nl_x_avals)
+
+        def fun(*vals):
+            nl_consts = list(vals[:n1])
+            acc = list(vals[n1 : n1 + n2])
+            ct_carry = list(vals[n1 + n2 : n1 + n2 + n3])
+            nl_xs = list(vals[n1 + n2 + n3 : n1 + n2 + n3 + n4])
+            ct_ys = list(vals[n1 + n2 + n3 + n4 :])
+            it_c, it_x = iter(nl_consts), iter(nl_xs)
+            full = (
+                [None if lin else next(it_c) for lin in lin_consts]
+                + [None] * nk
+                + [None if lin else next(it_x) for lin in lin_xs]
+            )
+            ct_in = ad.backward_pass(body, linear, full, ct_carry + ct_ys)
+            c_cts, k_cts, x_cts = _split3(ct_in, nc, nk)
+            c_cts = [c for c, lin in zip(c_cts, lin_consts) if lin]
+            new_acc = [
+                ad.match_aval(ad.add_tangents(a, c), av)
+                for a, c, av in zip(acc, c_cts, acc_avals, strict=True)
+            ]
+            new_carry = [ad.match_aval(c, av) for c, av in zip(k_cts, ct_carry_avals, strict=True)]
+            x_out = [
+                ad.match_aval(c, tangent_aval(av))
+                for c, av, lin in zip(x_cts, x_avals, lin_xs, strict=True)
+                if lin
+            ]
+            return new_acc + new_carry + x_out
+
+        in_avals = nl_const_avals + acc_avals + ct_carry_avals + nl_x_avals + ct_y_avals
+        return ad.closed_program(fun, in_avals, "scan transpose")
+
+    body_t = ad.memo(body, ("scan_transpose", tuple(linear)), make_body)
+    ct_carry, ct_ys = list(cts[:nk]), list(cts[nk:])
+    ys_avals = [y.update(shape=(length, *y.shape)) for y in ct_y_avals]
+    outs = scan_p.bind(
+        *[c for c, lin in zip(consts, lin_consts) if not lin],
+        *[ad.zeros_like_aval(a) for a in acc_avals],
+        *[ad.match_aval(c, a) for c, a in zip(ct_carry, ct_carry_avals, strict=True)],
+        *[x for x, lin in zip(xs, lin_xs) if not lin],
+        *[ad.match_aval(c, a) for c, a in zip(ct_ys, ys_avals, strict=True)],
+        body=body_t,
+        num_consts=len(nl_const_avals),
+        num_carry=len(acc_avals) + nk,
+        length=length,
+        reverse=not reverse,
+        unroll=unroll,
+    )
+    acc_out, carry_out, xs_out = _split3(outs, len(acc_avals), nk)
+    it_acc, it_xs = iter(acc_out), iter(xs_out)
+    return (
+        [next(it_acc) if lin else None for lin in lin_consts]
+        + [ct if isinstance(a, UndefinedPrimal) else None for a, ct in zip(carry, carry_out)]
+        + [next(it_xs) if lin else None for lin in lin_xs]
+    )
+
+
+scan_p.def_transpose(_scan_transpose)
+
+
+# --- scan: batch
+
+
 @scan_p.def_batch
 def _scan_batch(args, dims, *, body, num_consts, num_carry, length, reverse, unroll):
     """Consts and carry batched on axis 0, xs and ys on axis 1 (axis 0 is the scan's)."""
@@ -642,103 +742,51 @@ def _scan_batch(args, dims, *, body, num_consts, num_carry, length, reverse, unr
     return list(outs), out_dims
 
 
-@while_p.def_batch
-def _while_batch(args, dims, *, cond, body, cond_num_consts, body_num_consts):
-    """An unbatched predicate: one loop of batched programs. A batched one: the
-    loop runs while any member's predicate holds, and a step keeps the old
-    carry of members whose predicate is already false (so every carry is
-    batched)."""
-    frame, size = batching.current_frame(), batching.current_frame().size
-    nc, nb = cond_num_consts, body_num_consts
-    batched = [d is not None for d in dims]
-    cc_b, bc_b, carry_b = batched[:nc], batched[nc : nc + nb], batched[nc + nb :]
-    carry_b = _carry_fixpoint(body, (bc_b, []), carry_b, frame, slice(0, len(carry_b)))
-    _, pred_b = batching.batch_subprogram(cond, [*cc_b, *carry_b], frame)
-    if pred_b[0]:
-        carry_b = [True] * len(carry_b)
-    cc = _to_front(args[:nc], dims[:nc])
-    bc = _to_front(args[nc : nc + nb], dims[nc : nc + nb])
-    carry = _batched_to_front(args[nc + nb :], dims[nc + nb :], carry_b, size)
-    new_cond, _ = batching.batch_subprogram(cond, [*cc_b, *carry_b], frame, name="while")
-    new_body, _ = batching.batch_subprogram(
-        body, [*bc_b, *carry_b], frame, force_out=carry_b, name="while"
-    )
-    if pred_b[0]:
-        new_cond, new_body = _any_member_loop(new_cond, new_body, nc, frame)
-        bc = [*cc, *bc]
-        nb = nc + nb
-    outs = while_p.bind(
-        *cc, *bc, *carry, cond=new_cond, body=new_body, cond_num_consts=nc, body_num_consts=nb
-    )
-    return list(outs), [0 if b else None for b in carry_b]
+# --- scan: mask
 
 
-def _any_member_loop(cond: Program, body: Program, nc: int, frame) -> tuple[Program, Program]:
-    """From the batched ``cond`` (a bool per member) and ``body``: a cond that
-    holds while any member's does, and a body (taking the cond consts too)
-    that steps only the members whose cond holds."""
+@scan_p.def_mask
+def _scan_mask(ctx, *operands, body, num_consts, num_carry, length, reverse, unroll):
+    """A scan over a masked length (the xs' leading dim, logical n) still runs
+    all ``length`` padded steps, but a step whose index is n or more leaves
+    the carry as it was (a select on the step index, which comes in as one
+    more xs: an iota). So the final carry is the unpadded program's, also
+    when reversed (then the padded steps come first); the ys rows from n on
+    are unspecified. The body is masked too: consts, carry and xs slices
+    keep their logical shapes, and the carry must come back with its own."""
+    logical = ctx.logical_in
+    carry_logical = logical[num_consts : num_consts + num_carry]
+    xs_logical = logical[num_consts + num_carry :]
+    steps = ctx.unify([x[0] for x in xs_logical], "the xs' leading dims") if xs_logical else None
+    consts = operands[:num_consts]
+    body_logical = [*logical[:num_consts], *carry_logical, *(x[1:] for x in xs_logical)]
+    ys_logical: list = []
 
-    cond_consts = cond.in_avals[:nc]
-    carry_avals = cond.in_avals[nc:]
+    def step(carry: list, inputs: tuple) -> tuple:
+        index, x_slices = inputs
+        outs, outs_logical = ctx.mask_subprogram(body, [*consts, *carry, *x_slices], body_logical)
+        for i, (got, want) in enumerate(zip(outs_logical[:num_carry], carry_logical)):
+            if any(g != w and not g.is_constant for g, w in zip(got, want, strict=True)):
+                raise TypeError(
+                    f"mask: scan: the body returns carry {i} with logical shape {ctx.show(got)} "
+                    f"but takes it with {ctx.show(want)}"
+                )
+        new_carry = outs[:num_carry]
+        if steps is not None and ctx.masked(steps):
+            active = lt(index, ctx.index(steps))
+            new_carry = [ctx.where(active, new, old) for new, old in zip(new_carry, carry)]
+        ys_logical[:] = outs_logical[num_carry:]
+        return new_carry, outs[num_carry:]
 
-    def any_cond(*values: Any) -> list[Any]:
-        return [reduce_or(_emit(cond, values, frame)[0], (0,))]
-
-    def masked_body(*values: Any) -> list[Any]:
-        cc, rest = values[:nc], values[nc:]
-        carry = rest[len(rest) - len(carry_avals) :]
-        active = _emit(cond, [*cc, *carry], frame)[0]
-        stepped = _emit(body, rest, frame)
-        results = []
-        for new, old, aval in zip(stepped, carry, carry_avals, strict=True):
-            keep = structural.broadcast_in_dim(active, aval.shape, (0,))
-            results.append(select_n(keep, old, new))
-        return results
-
-    new_cond = _traced(any_cond, cond.in_avals, "while")
-    new_body = _traced(masked_body, [*cond_consts, *body.in_avals], "while")
-    return new_cond, new_body
-
-
-@cond_p.def_batch
-def _cond_batch(args, dims, *, branches):
-    """An unbatched index: one cond of batched branches (an output batched in
-    any branch is batched in all). A batched index: every branch runs, and
-    each output selects its member's branch (an index out of range picks the
-    last branch, as the cond itself does)."""
-    frame = batching.current_frame()
-    (index, *operands), (index_dim, *operand_dims) = args, dims
-    if index_dim is None:
-        in_b = [d is not None for d in operand_dims]
-        out_b = [False] * len(branches[0].out_vars)
-        for branch in branches:
-            _, branch_b = batching.batch_subprogram(branch, in_b, frame)
-            out_b = [a or b for a, b in zip(out_b, branch_b, strict=True)]
-        new = tuple(
-            batching.batch_subprogram(b, in_b, frame, force_out=out_b, name="cond")[0]
-            for b in branches
-        )
-        outs = cond_p.bind(index, *_to_front(operands, operand_dims), branches=new)
-        return list(outs), [0 if b else None for b in out_b]
-    size = frame.size
-    last = np.asarray(len(branches) - 1, np.int32)
-    out_of_range = elementwise.bitwise_or(
-        lt(index, np.asarray(0, np.int32)), elementwise.gt(index, last)
-    )
-    which = elementwise.select(out_of_range, structural.broadcast_in_dim(last, (size,), ()), index)
-    which = batching.moveaxis(which, index_dim, 0)
-    per_branch = []
-    for branch in branches:
-        outs, out_dims = batching.batch_program(branch, operands, operand_dims, frame)
-        per_branch.append([batching.bdim_to(o, d, size, 0) for o, d in zip(outs, out_dims)])
-    results = []
-    for cases in zip(*per_branch, strict=True):
-        shape = batching.shape_of(cases[0])
-        results.append(select_n(structural.broadcast_in_dim(which, shape, (0,)), *cases))
-    return results, [0] * len(results)
+    indices = iota(np.int32, length)
+    init = list(operands[num_consts : num_consts + num_carry])
+    xs = list(operands[num_consts + num_carry :])
+    carry, ys = _scan("lax.scan", step, init, (indices, xs), length, reverse, unroll)
+    stacked = steps if steps is not None else length
+    return [*carry, *ys], [*carry_logical, *((stacked, *y) for y in ys_logical)]
 
 
-# --- lowering to StableHLO (refimpl.backends.pjrt.lowering) ---------------------------
+# --- scan: lowering
 
 
 @scan_p.def_lowering
@@ -761,37 +809,42 @@ def _scan_lowering(
     return ctx.lower_program(unroll_scans(one_scan), args)
 
 
-@while_p.def_lowering
-def _while_lowering(
-    ctx: Any, *args: Any, cond: Program, body: Program, cond_num_consts: int, body_num_consts: int
-) -> list[Any]:
-    """``stablehlo.while`` whose loop state is every operand: the consts ride along
-    unchanged, so both regions see them as block arguments."""
-    n_consts = cond_num_consts + body_num_consts
-    types = [ctx.ir_type(aval) for aval in ctx.avals_in]
-    loop = ctx.hlo.WhileOp(types, list(args))
-    with ctx.block(loop.cond, types) as state:
-        cond_consts, carry = state[:cond_num_consts], state[n_consts:]
-        ctx.hlo.return_(ctx.lower_program(cond, [*cond_consts, *carry]))
-    with ctx.block(loop.body, types) as state:
-        body_consts, carry = state[cond_num_consts:n_consts], state[n_consts:]
-        new_carry = ctx.lower_program(body, [*body_consts, *carry])
-        ctx.hlo.return_([*state[:n_consts], *new_carry])
-    return list(loop.results)[n_consts:]
+# --- scan: the public binder lax.scan
 
 
-@cond_p.def_lowering
-def _cond_lowering(ctx: Any, index: Any, *operands: Any, branches: tuple[Program, ...]) -> list:
-    """``stablehlo.case`` (an out-of-range index runs the last branch, as the
-    impl); each branch region reads the operands from the enclosing block."""
-    case = ctx.hlo.CaseOp([ctx.ir_type(aval) for aval in ctx.avals_out], index, len(branches))
-    for region, branch in zip(case.regions, branches, strict=True):
-        with ctx.block(region, []):
-            ctx.hlo.return_(ctx.lower_program(branch, operands))
-    return list(case.results)
+def _static_int(api: str, arg: str, value: Any) -> int:
+    """A Python int from ``value``; traced values and non-integers are errors."""
+    if isinstance(value, tracing.Tracer):
+        raise tracing.ConcretizationTypeError(
+            f"{api}: {arg} must be a concrete int known while tracing, got a traced value "
+            f"{value.aval.str_short()} (it depends on {value.origin})"
+        )
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{api}: {arg} must be an int, got {value!r}")
+    try:
+        return operator.index(value)  # ints, NumPy ints, concrete integer scalar arrays
+    except TypeError:
+        raise TypeError(f"{api}: {arg} must be an int, got {value!r}") from None
 
 
-# --- the public functions: scan ----------------------------------------------------------
+def normalize_unroll(unroll: Any, length: int, api: str = "lax.scan") -> int:
+    """The scan primitive's ``unroll`` param: an int >= 1.
+
+    As in JAX 0.10: ``True`` and ``0`` mean fully unrolled (normalized to
+    ``max(length, 1)``), ``False`` means 1; a negative int is a ValueError and
+    anything that is neither int nor bool a TypeError.
+    """
+    if isinstance(unroll, tracing.Tracer):
+        raise tracing.ConcretizationTypeError(
+            f"{api}: unroll must be a concrete int or bool, got a traced value"
+        )
+    if isinstance(unroll, (bool, np.bool_)):
+        return max(length, 1) if unroll else 1
+    if not isinstance(unroll, (int, np.integer)):
+        raise TypeError(f"{api}: unroll must be an int or a bool, got {unroll!r}")
+    if unroll < 0:
+        raise ValueError(f"{api}: unroll must be a bool or a non-negative int, got {unroll}")
+    return max(length, 1) if unroll == 0 else int(unroll)
 
 
 @api_boundary
@@ -1002,6 +1055,263 @@ def _trace_scan_body(
     traced = _trace(api, body, [*init_avals, *x_avals], origins, "the body output")
     _, y_tree = traced.out_tree.children()
     return traced, y_tree
+
+
+# --- while --------------------------------------------------------------------------------
+
+while_p = Primitive("while", multiple_results=True)
+
+
+@while_p.def_abstract_eval
+def _while_abstract_eval(
+    *avals: ShapedArray, cond: Program, body: Program, cond_num_consts: int, body_num_consts: int
+) -> list[ShapedArray]:
+    """Operands ``cond consts, body consts, carry``; results: the final carry.
+
+    ``cond`` takes ``cond consts, carry`` and returns a bool scalar; ``body``
+    takes ``body consts, carry`` and returns the carry with its types unchanged.
+    """
+    for name, sub in (("cond", cond), ("body", body)):
+        if not isinstance(sub, Program):
+            raise TypeError(f"while: {name} must be a Program, got {type(sub).__name__}")
+    for name, value in (("cond_num_consts", cond_num_consts), ("body_num_consts", body_num_consts)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise TypeError(f"while: {name} must be a non-negative int, got {value!r}")
+    if cond_num_consts + body_num_consts > len(avals):
+        raise TypeError("while: cond_num_consts + body_num_consts exceed the operands")
+    cond_consts = list(avals[:cond_num_consts])
+    body_consts = list(avals[cond_num_consts : cond_num_consts + body_num_consts])
+    carry = list(avals[cond_num_consts + body_num_consts :])
+    if cond.in_avals != cond_consts + carry:
+        raise TypeError(
+            f"while: cond takes ({avals_str(cond.in_avals)}) but the operands give "
+            f"({avals_str(cond_consts + carry)})"
+        )
+    if [a.strip_weak() for a in cond.out_avals] != [ShapedArray((), np.dtype(bool))]:
+        raise TypeError(f"while: cond must return one bool[], got ({avals_str(cond.out_avals)})")
+    if body.in_avals != body_consts + carry:
+        raise TypeError(
+            f"while: body takes ({avals_str(body.in_avals)}) but the operands give "
+            f"({avals_str(body_consts + carry)})"
+        )
+    if body.out_avals != carry:
+        raise TypeError(
+            f"while: body returns ({avals_str(body.out_avals)}) but the carry is "
+            f"({avals_str(carry)})"
+        )
+    return carry
+
+
+@while_p.def_impl
+def _while_impl(
+    *args: np.ndarray, cond: Program, body: Program, cond_num_consts: int, body_num_consts: int
+) -> list[np.ndarray]:
+    cond_consts = list(args[:cond_num_consts])
+    body_consts = list(args[cond_num_consts : cond_num_consts + body_num_consts])
+    carry = list(args[cond_num_consts + body_num_consts :])
+    while eval_program(cond, [*cond_consts, *carry])[0]:
+        carry = eval_program(body, [*body_consts, *carry])
+    return carry
+
+
+# --- cond ---------------------------------------------------------------------------------
+
+cond_p = Primitive("cond", multiple_results=True)
+
+
+@cond_p.def_abstract_eval
+def _cond_abstract_eval(
+    index: ShapedArray, *operands: ShapedArray, branches: tuple[Program, ...]
+) -> list[ShapedArray]:
+    """``branches[index](operands)``; every branch takes the operands and returns
+    the same types (those are the results)."""
+    if not isinstance(branches, tuple) or not branches:
+        raise TypeError("cond: branches must be a non-empty tuple of Programs")
+    if not all(isinstance(b, Program) for b in branches):
+        raise TypeError("cond: branches must be a non-empty tuple of Programs")
+    if index.shape != () or index.dtype != np.int32:
+        raise TypeError(f"cond: the index must be an int32 scalar, got {index.str_short()}")
+    for number, branch in enumerate(branches):
+        if branch.in_avals != list(operands):
+            raise TypeError(
+                f"cond: branch {number} takes ({avals_str(branch.in_avals)}) but the operands "
+                f"are ({avals_str(operands)})"
+            )
+        if branch.out_avals != branches[0].out_avals:
+            raise TypeError(
+                f"cond: branch {number} returns ({avals_str(branch.out_avals)}) but branch 0 "
+                f"returns ({avals_str(branches[0].out_avals)})"
+            )
+    return branches[0].out_avals
+
+
+@cond_p.def_impl
+def _cond_impl(
+    index: np.ndarray, *operands: np.ndarray, branches: tuple[Program, ...]
+) -> list[np.ndarray]:
+    chosen = int(index)
+    if not 0 <= chosen < len(branches):
+        chosen = len(branches) - 1  # StableHLO case: out of range runs the last branch
+    return eval_program(branches[chosen], operands)
+
+
+@cond_p.def_mask
+def _cond_mask(ctx, index, *operands, branches):
+    """Every branch is masked with the operands' logical shapes; each output's
+    logical shape must agree across the branches (an unmasked dim agrees
+    with a masked one, as everywhere)."""
+    found: list = []
+
+    def masked(branch: Program) -> Callable:
+        def fun(*values: Any) -> list:
+            outs, logical = ctx.mask_subprogram(branch, values, ctx.logical_in[1:])
+            found.append(logical)
+            return outs
+
+        return fun
+
+    names = tuple(f"branch {i}" for i in range(len(branches)))
+    outs = _switch("lax.cond", index, [masked(b) for b in branches], tuple(operands), names)
+    out_logical = [
+        tuple(
+            ctx.unify([logical[i][d] for logical in found], f"dim {d} of the branches' output {i}")
+            for d in range(len(found[0][i]))
+        )
+        for i in range(len(outs))
+    ]
+    return list(outs), out_logical
+
+
+# --- batching rules of while and cond (refimpl.transforms.batching) --------------------
+
+
+@while_p.def_batch
+def _while_batch(args, dims, *, cond, body, cond_num_consts, body_num_consts):
+    """An unbatched predicate: one loop of batched programs. A batched one: the
+    loop runs while any member's predicate holds, and a step keeps the old
+    carry of members whose predicate is already false (so every carry is
+    batched)."""
+    frame, size = batching.current_frame(), batching.current_frame().size
+    nc, nb = cond_num_consts, body_num_consts
+    batched = [d is not None for d in dims]
+    cc_b, bc_b, carry_b = batched[:nc], batched[nc : nc + nb], batched[nc + nb :]
+    carry_b = _carry_fixpoint(body, (bc_b, []), carry_b, frame, slice(0, len(carry_b)))
+    _, pred_b = batching.batch_subprogram(cond, [*cc_b, *carry_b], frame)
+    if pred_b[0]:
+        carry_b = [True] * len(carry_b)
+    cc = _to_front(args[:nc], dims[:nc])
+    bc = _to_front(args[nc : nc + nb], dims[nc : nc + nb])
+    carry = _batched_to_front(args[nc + nb :], dims[nc + nb :], carry_b, size)
+    new_cond, _ = batching.batch_subprogram(cond, [*cc_b, *carry_b], frame, name="while")
+    new_body, _ = batching.batch_subprogram(
+        body, [*bc_b, *carry_b], frame, force_out=carry_b, name="while"
+    )
+    if pred_b[0]:
+        new_cond, new_body = _any_member_loop(new_cond, new_body, nc, frame)
+        bc = [*cc, *bc]
+        nb = nc + nb
+    outs = while_p.bind(
+        *cc, *bc, *carry, cond=new_cond, body=new_body, cond_num_consts=nc, body_num_consts=nb
+    )
+    return list(outs), [0 if b else None for b in carry_b]
+
+
+def _any_member_loop(cond: Program, body: Program, nc: int, frame) -> tuple[Program, Program]:
+    """From the batched ``cond`` (a bool per member) and ``body``: a cond that
+    holds while any member's does, and a body (taking the cond consts too)
+    that steps only the members whose cond holds."""
+
+    cond_consts = cond.in_avals[:nc]
+    carry_avals = cond.in_avals[nc:]
+
+    def any_cond(*values: Any) -> list[Any]:
+        return [reduce_or(_emit(cond, values, frame)[0], (0,))]
+
+    def masked_body(*values: Any) -> list[Any]:
+        cc, rest = values[:nc], values[nc:]
+        carry = rest[len(rest) - len(carry_avals) :]
+        active = _emit(cond, [*cc, *carry], frame)[0]
+        stepped = _emit(body, rest, frame)
+        results = []
+        for new, old, aval in zip(stepped, carry, carry_avals, strict=True):
+            keep = structural.broadcast_in_dim(active, aval.shape, (0,))
+            results.append(select_n(keep, old, new))
+        return results
+
+    new_cond = _traced(any_cond, cond.in_avals, "while")
+    new_body = _traced(masked_body, [*cond_consts, *body.in_avals], "while")
+    return new_cond, new_body
+
+
+@cond_p.def_batch
+def _cond_batch(args, dims, *, branches):
+    """An unbatched index: one cond of batched branches (an output batched in
+    any branch is batched in all). A batched index: every branch runs, and
+    each output selects its member's branch (an index out of range picks the
+    last branch, as the cond itself does)."""
+    frame = batching.current_frame()
+    (index, *operands), (index_dim, *operand_dims) = args, dims
+    if index_dim is None:
+        in_b = [d is not None for d in operand_dims]
+        out_b = [False] * len(branches[0].out_vars)
+        for branch in branches:
+            _, branch_b = batching.batch_subprogram(branch, in_b, frame)
+            out_b = [a or b for a, b in zip(out_b, branch_b, strict=True)]
+        new = tuple(
+            batching.batch_subprogram(b, in_b, frame, force_out=out_b, name="cond")[0]
+            for b in branches
+        )
+        outs = cond_p.bind(index, *_to_front(operands, operand_dims), branches=new)
+        return list(outs), [0 if b else None for b in out_b]
+    size = frame.size
+    last = np.asarray(len(branches) - 1, np.int32)
+    out_of_range = elementwise.bitwise_or(
+        lt(index, np.asarray(0, np.int32)), elementwise.gt(index, last)
+    )
+    which = elementwise.select(out_of_range, structural.broadcast_in_dim(last, (size,), ()), index)
+    which = batching.moveaxis(which, index_dim, 0)
+    per_branch = []
+    for branch in branches:
+        outs, out_dims = batching.batch_program(branch, operands, operand_dims, frame)
+        per_branch.append([batching.bdim_to(o, d, size, 0) for o, d in zip(outs, out_dims)])
+    results = []
+    for cases in zip(*per_branch, strict=True):
+        shape = batching.shape_of(cases[0])
+        results.append(select_n(structural.broadcast_in_dim(which, shape, (0,)), *cases))
+    return results, [0] * len(results)
+
+
+# --- lowering of while and cond to StableHLO (refimpl.backends.pjrt.lowering) ----------
+
+
+@while_p.def_lowering
+def _while_lowering(
+    ctx: Any, *args: Any, cond: Program, body: Program, cond_num_consts: int, body_num_consts: int
+) -> list[Any]:
+    """``stablehlo.while`` whose loop state is every operand: the consts ride along
+    unchanged, so both regions see them as block arguments."""
+    n_consts = cond_num_consts + body_num_consts
+    types = [ctx.ir_type(aval) for aval in ctx.avals_in]
+    loop = ctx.hlo.WhileOp(types, list(args))
+    with ctx.block(loop.cond, types) as state:
+        cond_consts, carry = state[:cond_num_consts], state[n_consts:]
+        ctx.hlo.return_(ctx.lower_program(cond, [*cond_consts, *carry]))
+    with ctx.block(loop.body, types) as state:
+        body_consts, carry = state[cond_num_consts:n_consts], state[n_consts:]
+        new_carry = ctx.lower_program(body, [*body_consts, *carry])
+        ctx.hlo.return_([*state[:n_consts], *new_carry])
+    return list(loop.results)[n_consts:]
+
+
+@cond_p.def_lowering
+def _cond_lowering(ctx: Any, index: Any, *operands: Any, branches: tuple[Program, ...]) -> list:
+    """``stablehlo.case`` (an out-of-range index runs the last branch, as the
+    impl); each branch region reads the operands from the enclosing block."""
+    case = ctx.hlo.CaseOp([ctx.ir_type(aval) for aval in ctx.avals_out], index, len(branches))
+    for region, branch in zip(case.regions, branches, strict=True):
+        with ctx.block(region, []):
+            ctx.hlo.return_(ctx.lower_program(branch, operands))
+    return list(case.results)
 
 
 # --- the public functions: while_loop and fori_loop -----------------------------------
@@ -1539,250 +1849,7 @@ def _conforming_branch(api: str, fun: Callable, first: _Traced, first_name: str,
 __all__ = ["cond", "fori_loop", "scan", "switch", "while_loop"]
 
 
-# --- differentiation rules of scan, while and cond -------------------------------------------
-# Each transforms the sub-program(s) once (memoized per Program, see refimpl.transforms.ad)
-# and binds the same primitive again: the derivative of a loop is a loop.
-
-
-def _split3(values: Sequence[Any], a: int, b: int) -> tuple[list, list, list]:
-    return list(values[:a]), list(values[a : a + b]), list(values[a + b :])
-
-
-def _nonzero(tangents: Sequence[Any]) -> list[bool]:
-    return [type(t) is not Zero for t in tangents]
-
-
-def _scan_carry_fixpoint(make: Callable, nz_consts, nz_carry, nz_xs, num_ys: int):
-    """Which carries have nonzero tangents: those whose initial tangent is
-    nonzero, plus those the body makes nonzero (iterated to a fixed point)."""
-    while True:
-        result = make(nz_consts + nz_carry + nz_xs, nz_carry + [False] * num_ys)
-        carry_out = result.out_nonzero[: len(nz_carry)]
-        grown = [a or b for a, b in zip(nz_carry, carry_out, strict=True)]
-        if grown == nz_carry:
-            return result, nz_carry
-        nz_carry = grown
-
-
-def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse, unroll):
-    """Forward mode: one scan carrying primals and tangents side by side."""
-    from refimpl.transforms import ad
-
-    nc, nk = num_consts, num_carry
-    nz_consts, nz_carry, nz_xs = _split3(_nonzero(tangents), nc, nk)
-    num_ys = len(body.out_vars) - nk
-    jp, nz_carry = _scan_carry_fixpoint(
-        lambda nz, inst: ad.jvp_program(body, nz, inst), nz_consts, nz_carry, nz_xs, num_ys
-    )
-    n_in = len(body.in_vars)
-    ntc, ntk, ntx = sum(nz_consts), sum(nz_carry), sum(nz_xs)
-    nz_ys = jp.out_nonzero[nk:]
-    p = list(range(n_in))
-    t = list(range(n_in, n_in + ntc + ntk + ntx))
-    in_order = (
-        p[:nc] + t[:ntc] + p[nc : nc + nk] + t[ntc : ntc + ntk] + p[nc + nk :] + t[ntc + ntk :]
-    )
-    n_out = len(body.out_vars)
-    po = list(range(n_out))
-    to = list(range(n_out, n_out + ntk + sum(nz_ys)))
-    out_order = po[:nk] + to[:ntk] + po[nk:] + to[ntk:]
-    new_body = ad.memo(
-        jp.program, ("scan_layout",), lambda: ad.permute_program(jp.program, in_order, out_order)
-    )
-    p_consts, p_init, p_xs = _split3(primals, nc, nk)
-    t_consts, t_init, t_xs = _split3(tangents, nc, nk)
-    t_init = _tangent_operands(t_init, nz_carry, body.in_avals[nc : nc + nk])
-    outs = scan_p.bind(
-        *p_consts,
-        *[x for x, nz in zip(t_consts, nz_consts) if nz],
-        *p_init,
-        *t_init,
-        *p_xs,
-        *[x for x, nz in zip(t_xs, nz_xs) if nz],
-        body=new_body,
-        num_consts=nc + ntc,
-        num_carry=nk + ntk,
-        length=length,
-        reverse=reverse,
-        unroll=unroll,
-    )
-    p_carry, t_carry, rest = _split3(outs, nk, ntk)
-    p_ys, t_ys = rest[:num_ys], rest[num_ys:]
-    out_avals = _scan_out_avals(body, nk, length)
-    tangents_out = ad.fill_zeros(t_carry + t_ys, nz_carry + nz_ys, out_avals)
-    return p_carry + p_ys, tangents_out
-
-
-def _tangent_operands(tangents, nonzero, primal_avals) -> list:
-    """The tangent operands at the ``nonzero`` positions, zeros instantiated and
-    weak types matched to the tangent types of ``primal_avals``."""
-    from refimpl.transforms import ad
-
-    return [
-        ad.match_aval(t, tangent_aval(a))
-        for t, nz, a in zip(tangents, nonzero, primal_avals, strict=True)
-        if nz
-    ]
-
-
-def _scan_out_avals(body: Program, num_carry: int, length: int) -> list[ShapedArray]:
-    outs = body.out_avals
-    return outs[:num_carry] + [y.update(shape=(length, *y.shape)) for y in outs[num_carry:]]
-
-
-def _scan_linearize(primals, tangents, *, body, num_consts, num_carry, length, reverse, unroll):
-    """Partial evaluation: a known scan (primal outputs, and the per-step
-    residuals as extra stacked outputs) and a linear scan over the residuals
-    and tangents. Residuals that are loop constants are passed as constants."""
-    from refimpl.transforms import ad
-
-    nc, nk = num_consts, num_carry
-    nz_consts, nz_carry, nz_xs = _split3(_nonzero(tangents), nc, nk)
-    num_ys = len(body.out_vars) - nk
-    lp, nz_carry = _scan_carry_fixpoint(
-        lambda nz, inst: ad.linearize_program(body, nz, inst), nz_consts, nz_carry, nz_xs, num_ys
-    )
-    known, linear = lp.known, lp.linear
-    n_out = len(body.out_vars)
-    res_atoms = known.out_vars[n_out:]
-    const_vars = {id(v): i for i, v in enumerate(known.in_vars[:nc])}
-    invariant = [const_vars.get(id(a)) for a in res_atoms]  # const index, or None
-    variant_pos = [r for r, c in enumerate(invariant) if c is None]
-    invariant_pos = [r for r, c in enumerate(invariant) if c is not None]
-
-    def make_known() -> Program:
-        return Program(
-            in_vars=known.in_vars,
-            eqns=known.eqns,
-            out_vars=known.out_vars[:n_out] + [res_atoms[r] for r in variant_pos],
-            const_vars=known.const_vars,
-            consts=known.consts,
-        )
-
-    new_known = ad.memo(known, ("scan_known",), make_known)
-    p_consts, p_init, p_xs = _split3(primals, nc, nk)
-    outs = scan_p.bind(
-        *p_consts, *p_init, *p_xs,
-        body=new_known, num_consts=nc, num_carry=nk, length=length, reverse=reverse,
-        unroll=unroll,
-    )  # fmt: skip
-    p_carry, p_ys, stacked_res = outs[:nk], outs[nk:n_out], outs[n_out:]
-
-    num_res = lp.num_res
-    ntc, ntk = sum(nz_consts), sum(nz_carry)
-    res_in = list(range(num_res))
-    t_in = list(range(num_res, len(linear.in_vars)))
-    in_order = (
-        [res_in[r] for r in invariant_pos]
-        + t_in[:ntc]
-        + t_in[ntc : ntc + ntk]
-        + [res_in[r] for r in variant_pos]
-        + t_in[ntc + ntk :]
-    )
-    new_linear = ad.memo(
-        linear,
-        ("scan_linear",),
-        lambda: ad.permute_program(linear, in_order, list(range(len(linear.out_vars)))),
-    )
-    t_consts, t_init, t_xs = _split3(tangents, nc, nk)
-    nz_ys = lp.out_nonzero[nk:]
-    touts = scan_p.bind(
-        *[p_consts[invariant[r]] for r in invariant_pos],
-        *[x for x, nz in zip(t_consts, nz_consts) if nz],
-        *_tangent_operands(t_init, nz_carry, body.in_avals[nc : nc + nk]),
-        *stacked_res,
-        *[x for x, nz in zip(t_xs, nz_xs) if nz],
-        body=new_linear,
-        num_consts=len(invariant_pos) + ntc,
-        num_carry=ntk,
-        length=length,
-        reverse=reverse,
-        unroll=unroll,
-    )
-    out_avals = _scan_out_avals(body, nk, length)
-    return p_carry + p_ys, ad.fill_zeros(touts, nz_carry + nz_ys, out_avals)
-
-
-def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, unroll):
-    """The transpose of a scan linear in its carry and in some consts and xs:
-    a scan the other way round carrying the carry cotangent and the
-    accumulated cotangents of the linear consts; the xs cotangents are its ys."""
-    from refimpl.transforms import ad
-
-    nc, nk = num_consts, num_carry
-    consts, carry, xs = _split3(args, nc, nk)
-    lin_consts = [isinstance(c, UndefinedPrimal) for c in consts]
-    lin_xs = [isinstance(x, UndefinedPrimal) for x in xs]
-    linear = lin_consts + [True] * nk + lin_xs
-    body_avals = body.in_avals
-    const_avals, carry_avals, x_avals = _split3(body_avals, nc, nk)
-    nl_const_avals = [a for a, lin in zip(const_avals, lin_consts) if not lin]
-    acc_avals = [tangent_aval(a) for a, lin in zip(const_avals, lin_consts) if lin]
-    ct_carry_avals = [tangent_aval(a) for a in carry_avals]
-    nl_x_avals = [a for a, lin in zip(x_avals, lin_xs) if not lin]
-    ct_y_avals = [tangent_aval(a) for a in body.out_avals[nk:]]
-
-    def make_body() -> Program:
-        n1, n2, n3, n4 = len(nl_const_avals), len(acc_avals), nk, len(nl_x_avals)
-
-        def fun(*vals):
-            nl_consts = list(vals[:n1])
-            acc = list(vals[n1 : n1 + n2])
-            ct_carry = list(vals[n1 + n2 : n1 + n2 + n3])
-            nl_xs = list(vals[n1 + n2 + n3 : n1 + n2 + n3 + n4])
-            ct_ys = list(vals[n1 + n2 + n3 + n4 :])
-            it_c, it_x = iter(nl_consts), iter(nl_xs)
-            full = (
-                [None if lin else next(it_c) for lin in lin_consts]
-                + [None] * nk
-                + [None if lin else next(it_x) for lin in lin_xs]
-            )
-            ct_in = ad.backward_pass(body, linear, full, ct_carry + ct_ys)
-            c_cts, k_cts, x_cts = _split3(ct_in, nc, nk)
-            c_cts = [c for c, lin in zip(c_cts, lin_consts) if lin]
-            new_acc = [
-                ad.match_aval(ad.add_tangents(a, c), av)
-                for a, c, av in zip(acc, c_cts, acc_avals, strict=True)
-            ]
-            new_carry = [ad.match_aval(c, av) for c, av in zip(k_cts, ct_carry_avals, strict=True)]
-            x_out = [
-                ad.match_aval(c, tangent_aval(av))
-                for c, av, lin in zip(x_cts, x_avals, lin_xs, strict=True)
-                if lin
-            ]
-            return new_acc + new_carry + x_out
-
-        in_avals = nl_const_avals + acc_avals + ct_carry_avals + nl_x_avals + ct_y_avals
-        return ad.closed_program(fun, in_avals, "scan transpose")
-
-    body_t = ad.memo(body, ("scan_transpose", tuple(linear)), make_body)
-    ct_carry, ct_ys = list(cts[:nk]), list(cts[nk:])
-    ys_avals = [y.update(shape=(length, *y.shape)) for y in ct_y_avals]
-    outs = scan_p.bind(
-        *[c for c, lin in zip(consts, lin_consts) if not lin],
-        *[ad.zeros_like_aval(a) for a in acc_avals],
-        *[ad.match_aval(c, a) for c, a in zip(ct_carry, ct_carry_avals, strict=True)],
-        *[x for x, lin in zip(xs, lin_xs) if not lin],
-        *[ad.match_aval(c, a) for c, a in zip(ct_ys, ys_avals, strict=True)],
-        body=body_t,
-        num_consts=len(nl_const_avals),
-        num_carry=len(acc_avals) + nk,
-        length=length,
-        reverse=not reverse,
-        unroll=unroll,
-    )
-    acc_out, carry_out, xs_out = _split3(outs, len(acc_avals), nk)
-    it_acc, it_xs = iter(acc_out), iter(xs_out)
-    return (
-        [next(it_acc) if lin else None for lin in lin_consts]
-        + [ct if isinstance(a, UndefinedPrimal) else None for a, ct in zip(carry, carry_out)]
-        + [next(it_xs) if lin else None for lin in lin_xs]
-    )
-
-
-scan_p.def_jvp(_scan_jvp)
-scan_p.linearize_rule = _scan_linearize
-scan_p.def_transpose(_scan_transpose)
+# --- differentiation rules of while and cond (helpers: the shared section above) ------
 
 
 def _while_jvp(primals, tangents, *, cond, body, cond_num_consts, body_num_consts):
