@@ -32,6 +32,7 @@ FAMILIES: Sequence[str] = (
     "ad",
     "vmap",
     "vmap_axes",
+    "vmap_paths",
     "rule_edges",
     "reliability",
     "random",

@@ -1,0 +1,132 @@
+"""vmap's paths the other families leave untaken (found with
+``tools/conformance_coverage.py``), each against JAX (recorded): lists as
+``in_axes``, collectives in sub-programs whose operands are all unbatched,
+float0 outputs (tangents of integers) at any ``out_axes``, a mapped Ref
+returned, and vmap's argument and output checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from conformance.case import AGREE, Case, script_case
+from conformance.namespace import Unsupported
+from conformance.observe import Raises
+
+_R = np.random.default_rng(3638)
+X = _R.standard_normal((3, 2)).astype(np.float32)
+N = np.array([1, -2, 3], np.int32)
+
+
+def _case(name: str, script: Callable[[Any], Any]) -> Case:
+    return script_case(f"vmap.paths/{name}", script, expect=AGREE)
+
+
+def _in_axes_list(ns: Any) -> Any:
+    return ns.api.vmap(lambda x, w: x * w, in_axes=[1, None])(ns.asarray(X), ns.asarray(X[0, :1]))
+
+
+def _collective_in_loop_body(ns: Any) -> Any:
+    """Loops whose operands are all unbatched, their bodies using the axis
+    (psum of a constant, axis_index): the loop must still be batched."""
+    api, L = ns.api, ns.lax_
+
+    def f(x: Any) -> Any:
+        total = L.fori_loop(0, 3, lambda i, c: c + L.psum(1.0, "i"), 0.0)
+        idx = L.fori_loop(0, 2, lambda i, c: c + L.axis_index("i"), 0)
+        _, ys = L.scan(lambda c, t: (c, c * L.axis_index("i") + t), 1, np.arange(2, dtype=np.int32))
+        return x * total + idx, ys
+
+    return api.vmap(f, axis_name="i")(ns.asarray(X))
+
+
+def _grad_int(api: Any) -> Callable[..., Any]:
+    return api.grad(lambda x, n: (x * n).sum(), argnums=(0, 1), allow_int=True)
+
+
+def _float0_outputs(ns: Any) -> Any:
+    """Gradients w.r.t. an int input are float0: unmapped (in_axes None) and
+    mapped, stacked at out_axes 0 and 1."""
+    api = ns.api
+    g = _grad_int(api)
+    x = ns.asarray(X)
+    outs = [
+        api.vmap(g, in_axes=(0, None))(x, np.int32(2)),
+        api.vmap(g, in_axes=(0, 0))(x, N),
+        api.vmap(g, in_axes=(0, None), out_axes=1)(x, np.int32(2)),
+        api.vmap(g, in_axes=(0, 0), out_axes=(1, 0))(x, N),
+    ]
+    return [[(np.shape(t), str(np.asarray(t).dtype)) for t in api.tree_util.tree_leaves(o)]
+            for o in outs]  # fmt: skip
+
+
+def _float0_out_of_bounds(ns: Any) -> Any:
+    api = ns.api
+    return api.vmap(_grad_int(api), in_axes=(0, None), out_axes=(0, 3))(ns.asarray(X), np.int32(2))
+
+
+def _refs(ns: Any) -> Any:
+    if not hasattr(ns.api, "new_ref"):
+        raise Unsupported(f"{ns.name} has no new_ref")
+    return ns.api
+
+
+def _ref_returned(ns: Any) -> Any:
+    """A mapped Ref argument returned is the ref itself (written through)."""
+    api = _refs(ns)
+    r = api.new_ref(ns.asarray(X))
+
+    def f(r: Any) -> Any:
+        r[...] = r[...] * 2
+        return r, r[...].sum()
+
+    out, s = api.vmap(f)(r)
+    return out is r, s, api.freeze(r)
+
+
+def _ref_returned_other_axis(ns: Any) -> Any:
+    api = _refs(ns)
+    if ns.name == "jax":  # (an internal AttributeError: 'Ref' object has no attribute 'transpose')
+        raise Unsupported("JAX 0.10.2 fails inside vmap on a Ref returned at another axis")
+    r = api.new_ref(ns.asarray(X))
+    return api.vmap(lambda r: r, out_axes=1)(r)
+
+
+# Not here: a Ref made inside the vmapped function and returned (JAX 0.10.2
+# returns it; refimpl refuses it as it refuses one returned from jit: open).
+
+
+def _sizes(ns: Any) -> Any:
+    """Inconsistent sizes over positional, keyword and several groups of axes."""
+    api = ns.api
+    a3, b4, c5 = (ns.asarray(np.ones((k, 2), np.float32)) for k in (3, 4, 5))
+    return api.vmap(lambda a, b, c, d, e=None: a)(a3, a3, b4, c5, e=b4)
+
+
+ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("not_callable", lambda ns: ns.api.vmap(3)),
+    ("out_axes_str", lambda ns: ns.api.vmap(lambda x: x, out_axes="a")),
+    ("in_axes_str", lambda ns: ns.api.vmap(lambda x: x, in_axes="a")),
+    ("out_axes_out_of_bounds", lambda ns: ns.api.vmap(lambda x: x, out_axes=5)(ns.asarray(X))),
+    ("axis_size_disagrees", lambda ns: ns.api.vmap(lambda x: x, axis_size=2)(ns.asarray(X))),
+    ("axis_size_float", lambda ns: ns.api.vmap(lambda: 1.0, axis_size=1.5)()),
+    ("output_string", lambda ns: ns.api.vmap(lambda x: (x, "s"))(ns.asarray(X))),
+    ("inconsistent_sizes", _sizes),
+    ("inconsistent_sizes_ufunc", lambda ns: ns.api.vmap(np.add)(
+        ns.asarray(X), ns.asarray(np.ones((4, 2), np.float32)))),
+]  # fmt: skip
+
+
+def cases() -> Iterator[Case]:
+    yield _case("in_axes_list", _in_axes_list)
+    yield _case("collective_in_loop_body", _collective_in_loop_body)
+    yield _case("float0_outputs", _float0_outputs)
+    yield _case("float0_out_of_bounds", _float0_out_of_bounds)
+    yield _case("ref/returned", _ref_returned)
+    yield script_case("vmap.paths/ref/returned_other_axis", _ref_returned_other_axis,
+                      expect=Raises(ValueError, "only be returned with out_axes 0"))  # fmt: skip
+    for name, build in ERRORS:
+        yield _case(f"errors/{name}", build)
