@@ -797,6 +797,17 @@ def late_inputs(origin: Callable[[int], str]):
         scope.restore()
 
 
+def current_body_threads_refs() -> bool:
+    """Whether a write to a ref made outside the current trace can be kept:
+    outside any builder (the write happens now), or in a builder whose body
+    threads such refs (:func:`late_inputs`). A closed program traced for
+    reuse (a transposed program) threads none."""
+    builder = tracing.current_builder()
+    if builder is None or builder is not tracing._stack.traces[-1]:
+        return builder is None
+    return any(isinstance(s, _LateScope) and s.depth == builder.level for s in _scopes.stack)
+
+
 class _RefusingScope(_Scope):
     """A body that may not write (or touch) refs made outside it (see :func:`refuse_outer`)."""
 

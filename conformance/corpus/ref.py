@@ -279,3 +279,31 @@ def _more_cases() -> Iterator[Case]:
     closed_error = Raises(ValueError, "both closed over and passed as the argument")
     yield script_case("ref/error-closed-over-and-passed", closed_and_passed, tags=TAGS,
                       expect=closed_error)  # fmt: skip
+
+    # issue 29: a Ref argument of a custom_vjp function reaches fwd, which may
+    # save it for bwd to write (gradient statistics); eagerly and under jit(grad)
+    def custom_vjp_ref_through_rules(ns):
+        api = _api(ns)
+
+        @api.custom_vjp
+        def f(x, ref):
+            return x * ref[...]
+
+        def fwd(x, ref):
+            return x * ref[...], (ref, ref[...])
+
+        def bwd(res, g):
+            ref, value = res
+            ref[...] += g.sum()
+            return g * value, None
+
+        f.defvjp(fwd, bwd)
+        r = api.new_ref(np.float32(2))
+        x = np.array([0.5, 1.0, 2.0], np.float32)
+        loss = lambda x, r: f(x, r).sum()  # noqa: E731
+        eager = ns.to_numpy(api.grad(loss)(x, r))
+        jitted = ns.to_numpy(ns.jit(api.grad(loss))(x, r))
+        return eager, jitted, ns.to_numpy(ns.jit(f)(x, r)), ns.to_numpy(r[...])
+
+    yield script_case("ref/custom_vjp-ref-argument-through-fwd-bwd", custom_vjp_ref_through_rules,
+                      tags=TAGS)  # fmt: skip

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
-from refimpl.core import Literal, Program, ShapedArray
+from refimpl.core import AbstractRef, Literal, Program, ShapedArray
 from refimpl.primitives.elementwise import add_p, convert_element_type_p
 from refimpl.primitives.structural import broadcast_in_dim_p
 from refimpl.traceback_util import api_boundary
@@ -475,7 +475,10 @@ def _split_aux(api: str, out: Any) -> tuple[Any, Any]:
 
 
 def _differentiable(value: Any) -> bool:
-    return dtypes.is_inexact(tracing.get_aval(value, "vjp", 0).dtype)
+    aval = tracing.get_aval(value, "vjp", 0)
+    # a Ref argument is passed through as itself (a custom_vjp fwd may hand
+    # it to bwd); it has no tangent
+    return type(aval) is not AbstractRef and dtypes.is_inexact(aval.dtype)
 
 
 class _Pullback:
@@ -491,7 +494,8 @@ class _Pullback:
         self.out_nonzero = lin.out_nonzero
         self.out_avals = lin.out_avals
         self.in_tree = in_tree
-        self.in_avals = [tangent_aval(tracing.get_aval(x, "vjp", 0)) for x in in_leaves]
+        avals = [tracing.get_aval(x, "vjp", 0) for x in in_leaves]
+        self.in_avals = [a if type(a) is AbstractRef else tangent_aval(a) for a in avals]
         self.out_tree = out_tree
 
     def __call__(self, residuals: list, ct: Any) -> tuple[Any, ...]:
@@ -517,7 +521,12 @@ class _Pullback:
         )
         cts = iter(transpose_linearized(lin, cts_in))
         grads = []
-        for aval, nz in zip(self.in_avals, self.in_nonzero, strict=True):
+        for i, (aval, nz) in enumerate(zip(self.in_avals, self.in_nonzero, strict=True)):
+            if type(aval) is AbstractRef:  # JAX fails here too
+                raise ValueError(
+                    f"vjp: primal leaf {i} is a mutable array reference of type "
+                    f"{aval.str_short()}, which has no cotangent"
+                )
             grads.append(_output_tangent(next(cts)) if nz else zeros_like_aval(aval))
         return tu.tree_unflatten(self.in_tree, grads)
 
