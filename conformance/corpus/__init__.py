@@ -28,6 +28,7 @@ FAMILIES: Sequence[str] = (
     "control_flow",
     "masking",
     "masking_regions",
+    "masking_paths",
     "ad_primitives",
     "ad",
     "vmap",

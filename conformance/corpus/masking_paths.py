@@ -1,0 +1,157 @@
+"""``mask``'s paths the other masking families leave untaken (found with
+``tools/conformance_coverage.py``); refimpl only (JAX has had no ``mask``
+since 2021), so every case has its own oracle: NumPy on the unpadded
+inputs for values, and for the checks the error class and the words of
+SPEC "Masking" / docs/semantics.md (a check removed or loosened fails).
+
+* spec forms: powers, a whole ``_`` dim, a scalar ``()``, specs without
+  parentheses or with a trailing comma, nested parentheses;
+* the checks of ``mask(fun, in_shapes, out_shape)`` and of a masked call
+  (arguments, sizes, ranks, constant dims, padding too small, outputs);
+* spec syntax errors, each with the position it names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from conformance.case import Case, Oracle, script_case
+from conformance.observe import Raises
+
+REQUIRES = ("mask",)
+_R = np.random.default_rng(3639)
+V = _R.standard_normal(9).astype(np.float32)
+M = _R.standard_normal((3, 5)).astype(np.float32)
+
+
+def _case(name: str, script: Callable[[Any], Any], expect: Any) -> Case:
+    return script_case(f"mask.paths/{name}", script, expect=expect, requires=REQUIRES,
+                       tags=("masking",))  # fmt: skip
+
+
+def _run(ns: Any, fun: Callable[..., Any], in_shapes: Any, out_shape: Any, args: list,
+         sizes: dict) -> Any:  # fmt: skip
+    masked = ns.mask(fun, in_shapes, out_shape)
+    return masked([ns.asarray(a) for a in args], sizes)
+
+
+# --- values ---------------------------------------------------------------------------------
+
+
+def _power_spec(ns: Any) -> Any:
+    out = _run(ns, lambda x: ns.np_.cumsum(x * 2), ["(n**2,)"], "(n**2,)", [V], {"n": 2})
+    return np.asarray(ns.to_numpy(out))[:4]
+
+
+def _whole_dim_any(ns: Any) -> Any:
+    """``_`` dims are unconstrained: the rows of an (_, n) matrix, summed over n."""
+    out = _run(ns, lambda x: x.sum(1), ["(_, n)"], "(_,)", [M], {"n": 3})
+    return np.asarray(ns.to_numpy(out))
+
+
+def _scalar_and_bare_specs(ns: Any) -> Any:
+    """A scalar spec ``()``, a spec without parentheses, one with a trailing
+    comma and one in double parentheses, all in one call."""
+    out = _run(
+        ns, lambda x, s, y, z: (x * s + y, z.max()), ["n", "()", "n,", "((n + 1))"],
+        ("n,", "()"), [V, np.float32(3), V * 2, V], {"n": 4},
+    )  # fmt: skip
+    return [np.asarray(ns.to_numpy(out[0]))[:4], np.asarray(ns.to_numpy(out[1]))]
+
+
+def _sizes_of_two_names(ns: Any) -> Any:
+    """Two sizes in one spec (an outer product), sizes given as NumPy ints."""
+    out = _run(ns, lambda a, b: a[:, None] * b[None, :], ["(n,)", "(m,)"], "(n, m)",
+               [V[:4], V[4:9]], {"n": np.int32(3), "m": np.int64(2)})  # fmt: skip
+    return np.asarray(ns.to_numpy(out))[:3, :2]
+
+
+# --- the checks -----------------------------------------------------------------------------
+
+
+def _err(fun: Callable[..., Any], in_shapes: Any, out_shape: Any, args: Any, sizes: Any,
+         wrap: bool = True) -> Callable[[Any], Any]:  # fmt: skip
+    def script(ns: Any) -> Any:
+        masked = ns.mask(fun(ns) if fun is not None else (lambda x: x), in_shapes, out_shape)
+        given = [ns.asarray(a) for a in args] if wrap else args
+        return masked(given, sizes)
+
+    return script
+
+
+def _not_callable(ns: Any) -> Any:
+    return ns.mask(3, ["(n,)"], "(n,)")
+
+
+ERRORS: list[tuple[str, Callable[[Any], Any], type, str]] = [
+    ("not_callable", _not_callable, TypeError, "fun must be callable"),
+    ("in_shapes_not_a_list", _err(None, "(n,)", "(n,)", [V], {"n": 2}), TypeError,
+     "in_shapes must be a list"),
+    ("spec_not_a_string", _err(None, [3], "(n,)", [V], {"n": 2}), TypeError,
+     "must hold shape spec strings"),
+    ("out_shape_unknown_size", _err(None, ["(n,)"], "(m,)", [V], {"n": 2}), ValueError,
+     r"sizes \['m'\] that no input spec mentions"),
+    ("args_not_a_list", _err(None, ["(n,)"], "(n,)", V, {"n": 2}, wrap=False), TypeError,
+     "args must be a list"),
+    ("args_do_not_match", _err(None, ["(n,)"], "(n,)", [V, V], {"n": 2}), TypeError,
+     "args do not match in_shapes"),
+    ("sizes_not_a_dict", _err(None, ["(n,)"], "(n,)", [V], [2]), TypeError,
+     "logical_sizes must be a dict"),
+    ("size_unknown", _err(None, ["(n,)"], "(n,)", [V], {"n": 2, "m": 1}), ValueError,
+     r"unknown \['m'\]"),
+    ("size_bool", _err(None, ["(n,)"], "(n,)", [V], {"n": True}), TypeError,
+     "must be an integer scalar"),
+    ("rank", _err(None, ["(n, 3)"], "(n, 3)", [V], {"n": 2}), TypeError,
+     r"has rank 1 but its spec '\(n, 3\)' has rank 2"),
+    ("constant_dim", _err(None, ["(n, 4)"], "(n, 4)", [M], {"n": 2}), TypeError,
+     "dim 1 must be 4"),
+    ("padding_too_small", _err(None, ["(2*n,)"], "(2*n,)", [V], {"n": 5}), ValueError,
+     "does not fit in its padded size 9"),
+    ("output_structure", _err(lambda ns: lambda x: (x, x), ["(n,)"], "(n,)", [V], {"n": 2}),
+     TypeError, "output structure"),
+    ("output_logical_shape", _err(lambda ns: lambda x: x.sum() * x, ["(n,)"], "()", [V],
+                                  {"n": 2}), TypeError, r"output 0 has logical shape \(n,\)"),
+    ("constant_for_masked_output", _err(lambda ns: lambda x: ns.np_.ones(9, np.float32),
+                                        ["(n,)"], "(n,)", [V], {"n": 2}), TypeError,
+     r"logical shape \(9,\)"),
+    ("different_sizes_combined", _err(lambda ns: lambda x, y: x + y, ["(n,)", "(m,)"], "(n,)",
+                                      [V, V], {"n": 2, "m": 3}), TypeError,
+     "different logical sizes"),
+]  # fmt: skip
+
+
+SPEC_ERRORS: list[tuple[str, str, str]] = [
+    ("empty", "", "the spec is empty"),
+    ("unexpected_character", "(n$,)", r"unexpected character '\$'"),
+    ("underscore_in_expression", "(_ + 1,)", "'_' stands for a whole unconstrained dim"),
+    ("underscore_as_factor", "(2*_,)", "'_' stands for a whole unconstrained dim"),
+    ("missing_close", "(n,", r"expected a dim|'\)'"),
+    ("missing_close_nested", "((n + 1,)", r"expected '\)'|',' or '\)'"),
+    ("exponent_a_name", "(n**m,)", "expected an integer exponent"),
+    ("empty_dim", "(,)", "expected a dim"),
+    ("trailing_text", "n 3", "expected ',' or the end of the spec"),
+    ("too_deep", "(" + "-" * 70 + "n,)", "nests more than"),
+]
+
+
+def _spec_error(spec: str) -> Callable[[Any], Any]:
+    def script(ns: Any) -> Any:
+        return ns.mask(lambda x: x, [spec], "(n,)")
+
+    return script
+
+
+def cases() -> Iterator[Case]:
+    yield _case("spec/power", _power_spec, Oracle(lambda: np.cumsum(V[:4] * 2)))
+    yield _case("spec/whole_dim_any", _whole_dim_any, Oracle(lambda: M[:, :3].sum(1)))
+    yield _case("spec/scalar_and_bare", _scalar_and_bare_specs,
+                Oracle(lambda: [V[:4] * 3 + V[:4] * 2, np.float32(V[:5].max())]))  # fmt: skip
+    yield _case("spec/two_sizes", _sizes_of_two_names,
+                Oracle(lambda: V[:3, None] * V[4:6][None, :]))  # fmt: skip
+    for name, script, exc, key in ERRORS:
+        yield _case(f"errors/{name}", script, Raises(exc, key))
+    for name, spec, key in SPEC_ERRORS:
+        yield _case(f"errors/spec/{name}", _spec_error(spec), Raises(ValueError, key))
