@@ -12,6 +12,7 @@ normal path's own errors. Every test that expects a replay checks the entries'
 from __future__ import annotations
 
 import operator
+import threading
 
 import ml_dtypes
 import numpy as np
@@ -205,6 +206,26 @@ def test_a_full_memo_starts_over():
     before = _hits(rnp.multiply)
     np.testing.assert_array_equal(np.asarray(x * 299), np.full(3, 299, np.float32))
     assert _hits(rnp.multiply) == before + 1
+
+
+def test_threads_get_their_own_results():
+    arrays = [rnp.asarray(np.full(5, t, np.float32)) for t in range(4)]
+    failures = []
+
+    def work(t):
+        for k in range(200):
+            out = rnp.sin(arrays[t] + k % 7)
+            expected = rnp.sin.__wrapped__(rnp.add.__wrapped__(arrays[t], k % 7))
+            if np.asarray(out).tobytes() != np.asarray(expected).tobytes():
+                failures.append((t, k))
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
+    assert _hits(rnp.sin) > 0 and _hits(rnp.add) > 0
 
 
 def test_x64_is_part_of_the_key():

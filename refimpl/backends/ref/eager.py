@@ -8,6 +8,7 @@ operand is of that type.
 from __future__ import annotations
 
 from collections.abc import Callable
+from threading import get_ident
 from typing import Any
 
 import numpy as np
@@ -63,10 +64,10 @@ def apply(
         aval = out_avals[0]
         out = RefArray(_own(outs[0], values), aval.weak_type, device, committed, aval=aval)
         if _recording is not None:
-            _recording.append((primitive, args, in_avals, params, out))
+            _recording.append((get_ident(), primitive, args, in_avals, params, out))
         return [out]
     if _recording is not None:
-        _recording.append(None)  # several results: nothing a replay serves
+        _recording.append((get_ident(), None))  # several results: nothing a replay serves
     return [
         RefArray(_own(out, values), aval.weak_type, device, committed, aval=aval)
         for out, aval in zip(outs, out_avals, strict=True)
@@ -120,9 +121,9 @@ def _distinct_owners(out: np.ndarray, inputs: list[np.ndarray]) -> bool:
 # ``apply`` did with the recorded impl, params, constants and result type.
 # Errors are never recorded: a call that raises leaves no entry.
 
-# The applications of the call being recorded; None when none is (one at a
-# time, in any thread: an application of another thread can only make the
-# record fail its checks below, and a nested call is not recorded).
+# The applications of the call being recorded, each with its thread's id;
+# None when none is. One record at a time in the process: meanwhile other
+# threads and nested calls take the normal path unrecorded.
 _recording: list[Any] | None = None
 
 
@@ -131,14 +132,13 @@ class MemoEntry:
     (an argument's position, or the constant's NumPy value), the result's
     type, and how many calls it served (``hits``, for the tests)."""
 
-    __slots__ = ("primitive", "impl", "params", "operands", "arrays", "aval", "hits")
+    __slots__ = ("primitive", "impl", "params", "operands", "aval", "hits")
 
     def __init__(self, primitive: Any, params: dict[str, Any], operands: list[Any], aval: Any):
         self.primitive = primitive
         self.impl = impl_function(primitive)
         self.params = params
         self.operands = tuple(operands)
-        self.arrays = tuple(o for o in operands if type(o) is int)
         self.aval = aval
         self.hits = 0
 
@@ -160,7 +160,9 @@ def record(function: Any, args: tuple[Any, ...]) -> tuple[Any, Any]:
 
 
 def _entry(log: list[Any], args: tuple[Any, ...], out: Any) -> Any:
-    if len(log) != 1 or log[0] is None:
+    thread = get_ident()
+    log = [applied[1:] for applied in log if applied[0] == thread]
+    if len(log) != 1 or len(log[0]) == 1:
         return fast_functions._SLOW  # none, several, or several results
     primitive, operands, in_avals, params, result = log[0]
     if result is not out or getattr(primitive, "axis_dependent", False):
