@@ -35,6 +35,7 @@ from refimpl.core import Eqn, Program, ShapedArray, avals_str
 from refimpl.interpreter import eval_program
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.call import jit_call_p
+from refimpl.primitives.debug import INLINABLE_CALLS
 from refimpl.transforms import ad, batching
 from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
 from refimpl.transforms.dce import dce_program, dce_rules
@@ -170,6 +171,7 @@ def _saveable(policy: Callable | None, eqn: Eqn) -> bool:
 #: has the param ``ref_finals``: the positions of the outputs that are the
 #: written refs' final values (see ``_remat_linearize`` for why it matters).
 remat_p = Primitive("checkpoint", multiple_results=True)
+INLINABLE_CALLS[remat_p] = "program"  # lowering may inline it (primitives.debug)
 
 
 @remat_p.def_abstract_eval

@@ -83,6 +83,13 @@ def _lowering(ctx: Any, *args: Any, callback: Any, name: str) -> list:
     return []
 
 
+# Calls whose value is their program applied to their inputs, with the name of
+# that program's parameter: inlining one changes no value. jit's is known here;
+# refimpl.ad_checkpoint (checkpoint) and refimpl.custom_derivatives
+# (custom_jvp/custom_vjp), above the primitives, add theirs when imported.
+INLINABLE_CALLS: dict[Primitive, str] = {jit_call_p: "program"}
+
+
 def has_callbacks(program: Any) -> bool:
     """Whether ``program`` or any of its sub-programs has a debug_callback."""
     return any(eqn.primitive is debug_callback_p for eqn in program.walk_eqns())
@@ -93,15 +100,9 @@ def inline_calls_with_callbacks(program: Any) -> Any:
     or ``custom_vjp`` call whose sub-program has a callback replaced by that
     sub-program's equations (recursively, on fresh variables: one sub-program
     may be called several times)."""
-    from refimpl.ad_checkpoint import remat_p
-    from refimpl.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
-
-    # calls whose value is their program applied to their inputs (and the name
-    # of that program's parameter): inlining one changes no value. A checkpoint
-    # loses only its memory-saving barrier; a custom_jvp/custom_vjp call its
-    # rules, which only differentiation (already done when lowering) reads.
-    calls = {jit_call_p: "program", remat_p: "program", custom_jvp_call_p: "call",
-             custom_vjp_call_p: "call"}  # fmt: skip
+    # A checkpoint loses only its memory-saving barrier; a custom_jvp/custom_vjp
+    # call its rules, which only differentiation (already done when lowering) reads.
+    calls = INLINABLE_CALLS
 
     def inlined(eqn: Any) -> Any:
         key = calls.get(eqn.primitive)
