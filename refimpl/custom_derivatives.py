@@ -29,7 +29,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
 from refimpl.ad_checkpoint import remat_opt_fwd
-from refimpl.core import Program, ShapedArray, avals_str
+from refimpl.core import AbstractRef, Program, ShapedArray, avals_str
 from refimpl.interpreter import eval_program
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.debug import INLINABLE_CALLS
@@ -157,11 +157,23 @@ def _check_nondiff_argnums(kind: str, nondiff_argnums: Any) -> tuple[int, ...]:
     return tuple(sorted(set(nums)))
 
 
+def _is_ref(value: Any) -> bool:
+    return tracing.is_array_like(value) and type(tracing.get_aval(value, "ref", 0)) is AbstractRef
+
+
+def _ref_module() -> Any:
+    from refimpl import ref  # the ref module imports this one's users
+
+    return ref
+
+
 class _Split:
     """A call's arguments split into the non-differentiated ones and the flat
     leaves of the differentiated ones."""
 
-    def __init__(self, kind: str, args: tuple, nondiff_argnums: tuple[int, ...]) -> None:
+    def __init__(
+        self, kind: str, args: tuple, nondiff_argnums: tuple[int, ...], refs_apart: bool = False
+    ) -> None:
         if nondiff_argnums and max(nondiff_argnums) >= len(args):
             raise TypeError(
                 f"{kind}: nondiff_argnums={nondiff_argnums} but the function was called with "
@@ -173,9 +185,29 @@ class _Split:
         self.n_args = len(args)
         diff = tuple(args[i] for i in self.positions)
         self.leaves, self.in_tree = tree_util.tree_flatten(diff)
+        # Ref arguments (custom_vjp): kept out of the leaves, which are values;
+        # the function and fwd get the Ref itself back in its place, and its
+        # reads and writes are those of a ref made outside (late inputs)
+        self.ref_slots: tuple = ()
+        if refs_apart:
+            self.ref_slots = tuple((i, x) for i, x in enumerate(self.leaves) if _is_ref(x))
+            if self.ref_slots:
+                self.leaves = [x for x in self.leaves if not _is_ref(x)]
+
+    def with_refs(self, leaves: Sequence[Any]) -> list[Any]:
+        """``leaves`` (without the Ref arguments) with the Refs back in place."""
+        merged = list(leaves)
+        for i, ref in self.ref_slots:
+            merged.insert(i, ref)
+        return merged
+
+    def without_refs(self, leaves: Sequence[Any]) -> list[Any]:
+        """Per-leaf values of all arguments, the Ref arguments' dropped."""
+        slots = {i for i, _ in self.ref_slots}
+        return [x for i, x in enumerate(leaves) if i not in slots]
 
     def full_args(self, leaves: Sequence[Any]) -> list[Any]:
-        diff = tree_util.tree_unflatten(self.in_tree, list(leaves))
+        diff = tree_util.tree_unflatten(self.in_tree, self.with_refs(leaves))
         full: list[Any] = [None] * self.n_args
         for i, value in zip(self.nondiff_argnums, self.nondiff, strict=True):
             full[i] = value
@@ -184,7 +216,7 @@ class _Split:
         return full
 
     def diff_args(self, leaves: Sequence[Any]) -> tuple:
-        return tuple(tree_util.tree_unflatten(self.in_tree, list(leaves)))
+        return tuple(tree_util.tree_unflatten(self.in_tree, self.with_refs(leaves)))
 
 
 class _Refs:
@@ -457,7 +489,7 @@ class _CustomFunction:
         args = _resolve_kwargs(self._kind, self.fun, args, kwargs)
         if not tracing.is_tracing():
             return self.fun(*args)
-        split = _Split(self._kind, args, self.nondiff_argnums)
+        split = _Split(self._kind, args, self.nondiff_argnums, self._kind == "custom_vjp")
         trace = tracing.find_top_trace(split.leaves)
         if trace is None:  # a transformation is active, but not on these arguments
             return self.fun(*args)
@@ -692,7 +724,7 @@ class _VJPRules:
                 leaves.extend([None] * len(arg_leaves))
                 continue
             leaves.extend(_bwd_output_leaves(arg_ct, arg, len(arg_leaves)))
-        return leaves
+        return split.without_refs(leaves)
 
 
 def _bwd_output_leaves(arg_ct: Any, arg: Any, n_leaves: int) -> list[Any]:
@@ -741,6 +773,7 @@ def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, sy
     in_avals = call.in_avals[num_consts:]
     refs: _Refs = getattr(rules, "refs", _NO_REFS)
     n_own = len(call.out_avals) - refs.n_written
+    res, ref_res = _split_ref_residuals(res)
     touts = custom_lin_p.bind(
         *res,
         *[t for t in tangents if type(t) is not Zero],
@@ -750,6 +783,7 @@ def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, sy
         in_nonzero=tuple(nonzero),
         in_avals=tuple(in_avals),
         out_avals=tuple(tangent_aval(a) for a in call.out_avals[:n_own]),
+        ref_res=ref_res,
     )
     # The written refs' final values (the rules replace the function) do
     # not depend on the arguments.
@@ -780,11 +814,41 @@ def _custom_lin_jvp(primals, tangents, **_):
     raise TypeError(_NO_JVP)
 
 
+def _split_ref_residuals(res: list) -> tuple[list, tuple]:
+    """The array residuals of a fwd rule, and its Ref residuals with their
+    positions. JAX lets fwd return a Ref (say an argument, for bwd to write
+    statistics into); a Ref is not a value an equation can take, so it rides
+    along as a parameter of ``custom_lin`` and reaches bwd as the same Ref."""
+    if not any(_is_ref(r) for r in res):
+        return res, ()
+    refs = tuple((i, r) for i, r in enumerate(res) if _is_ref(r))
+    return [r for r in res if not _is_ref(r)], refs
+
+
+def _with_ref_residuals(res: list, ref_res: tuple) -> list:
+    res = list(res)
+    for i, ref in ref_res:
+        res.insert(i, ref)
+    return res
+
+
 @custom_lin_p.def_transpose
-def _custom_lin_transpose(cts, *args, num_res, rules, res_tree, in_nonzero, in_avals, out_avals):
-    res = list(args[:num_res])
+def _custom_lin_transpose(
+    cts, *args, num_res, rules, res_tree, in_nonzero, in_avals, out_avals, ref_res=()
+):
+    res = _with_ref_residuals(list(args[:num_res]), ref_res)
     cts = [Zero(a) if a.dtype == dtypes.float0 else c for c, a in zip(cts, out_avals, strict=True)]
-    leaves = rules.bwd(res, res_tree, cts)
+    if ref_res and not _ref_module().current_body_threads_refs():
+        # transposed inside a closed program (grad of a jit or scan holding the
+        # call): a write could not leave it
+        with _ref_module().refuse_outer(
+            f"custom_vjp: the bwd rule of {_name(rules.owner.fun)} writes a Ref its fwd "
+            "saved, while transposed inside a jit or loop (grad of jit(f)); apply jit to "
+            "the gradient instead (jit(grad(f)))"
+        ):
+            leaves = rules.bwd(res, res_tree, cts)
+    else:
+        leaves = rules.bwd(res, res_tree, cts)
     result: list[Any] = [None] * num_res
     for ct, nz, aval in zip(leaves, in_nonzero, in_avals, strict=True):
         if not nz:
@@ -807,8 +871,6 @@ def _custom_lin_transpose(cts, *args, num_res, rules, res_tree, in_nonzero, in_a
 def _check_ref_aliases(fun: Callable, args: tuple, kwargs: dict) -> None:
     """JAX's ValueError for one ref passed twice to a custom_vjp function,
     naming the two parameters (or argument positions) that receive it."""
-    from refimpl.ref import Ref
-
     try:
         params = list(inspect.signature(fun).parameters)
     except (TypeError, ValueError):
@@ -818,7 +880,7 @@ def _check_ref_aliases(fun: Callable, args: tuple, kwargs: dict) -> None:
     seen: dict[int, str] = {}
     for name, arg in named:
         for path, leaf in tree_util.flatten_with_path_strings(arg)[0]:
-            if type(leaf) is not Ref:
+            if not _is_ref(leaf):
                 continue
             where = f"{name}{path}"
             if id(leaf) in seen:
@@ -873,15 +935,13 @@ class custom_vjp(_CustomFunction):
         return None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from refimpl.ref import Ref
-
         leaves = tree_util.tree_leaves((args, kwargs))
-        if not any(type(leaf) is Ref for leaf in leaves):
+        if not any(_is_ref(leaf) for leaf in leaves):
             return super().__call__(*args, **kwargs)
         _check_ref_aliases(self.fun, args, kwargs)
         out = super().__call__(*args, **kwargs)
         for leaf in tree_util.tree_leaves(out):
-            if type(leaf) is Ref:  # JAX's error (a ref returned by the primal)
+            if _is_ref(leaf):  # JAX's error (a ref returned by the primal)
                 raise ValueError(
                     f"custom_vjp primal function {_name(self.fun)} returned a mutable array "
                     f"reference of type {leaf.aval.str_short()}, but mutable array "
@@ -895,6 +955,7 @@ class custom_vjp(_CustomFunction):
         rules = _VJPRules(self, split, None, None, _NO_REFS)
         nonzero = [type(t) is not Zero for t in tangents]
         outs, res, res_tree = rules.fwd(primals, nonzero)
+        res, ref_res = _split_ref_residuals(res)
         touts = custom_lin_p.bind(
             *res,
             *[t for t in tangents if type(t) is not Zero],
@@ -904,6 +965,7 @@ class custom_vjp(_CustomFunction):
             in_nonzero=tuple(nonzero),
             in_avals=tuple(tracing.get_aval(p, "custom_vjp", i) for i, p in enumerate(primals)),
             out_avals=tuple(tangent_aval(a) for a in rules.out_avals),
+            ref_res=ref_res,
         )
         return outs, list(touts), rules.out_tree
 
