@@ -334,3 +334,53 @@ def test_arccosh_complex(backend):
         jax.vmap(jax.grad(jnp.arccosh, holomorphic=True))(right),
         rtol=1e-5,
     )
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"fweights": np.array([1, 2, 1, 3, 1])},
+        {"aweights": np.array([0.5, 1.0, 2.0, 0.1, 1.0], np.float32)},
+        {"fweights": np.array([1, 2, 1, 3, 1]), "aweights": np.array([0.5, 1, 2, 0.1, 1])},
+        {"fweights": np.array([1, 2, 1, 3, 1]), "ddof": 0},
+        {"aweights": np.array([0.5, 1.0, 2.0, 0.1, 1.0], np.float32), "ddof": 2},
+        {"fweights": -np.array([1, 2, 1, 3, 1]), "bias": True},
+        {"dtype": np.float16},
+    ],
+)
+def test_cov_weights(backend, kwargs):
+    """fweights/aweights weight the observations as JAX's (and NumPy's);
+    negative weights count by absolute value as in JAX."""
+    x = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
+    want = jnp.cov(x, **kwargs)
+    rtol = 2e-3 if kwargs.get("dtype") == np.float16 else 1e-5
+    _same(rnp.cov(x, **kwargs), want, rtol=rtol)
+    _same(ri.jit(lambda x: rnp.cov(x, rowvar=False, **kwargs))(x.T), want, rtol=rtol)
+    if "dtype" not in kwargs:
+        f = lambda m: lambda x: m.cov(x, **kwargs).sum()  # noqa: E731
+        _same(ri.grad(f(rnp))(x), jax.grad(f(jnp))(x), rtol=1e-4)
+
+
+def test_cov_weight_errors():
+    x = np.ones((3, 5), np.float32)
+    with pytest.raises(TypeError, match="cov: fweights must be integer"):
+        rnp.cov(x, fweights=np.ones(5, np.float32))
+    with pytest.raises(RuntimeError, match="cov: incompatible numbers of samples"):
+        rnp.cov(x, aweights=np.ones(3))
+    with pytest.raises(RuntimeError, match="cov: cannot handle multidimensional fweights"):
+        rnp.cov(x, fweights=np.ones((5, 2), np.int32))
+
+
+@pytest.mark.parametrize("fn", ["sum", "prod"])
+def test_sum_prod_promote_integers(backend, fn):
+    """promote_integers=False keeps an integer dtype (bool still counts in
+    int32), as the function and the array method."""
+    x = np.arange(1, 7, dtype=np.int8)
+    for arg, kw in [(x, {}), (x.astype(np.uint8), {}), (x > 3, {}), (x, {"dtype": np.int16})]:
+        want = getattr(jnp, fn)(arg, promote_integers=False, **kw)
+        _same(getattr(rnp, fn)(arg, promote_integers=False, **kw), want)
+        _same(
+            ri.jit(lambda a, k=kw: getattr(rnp.asarray(a), fn)(promote_integers=False, **k))(arg),
+            want,
+        )
+        _same(getattr(rnp, fn)(arg, **kw), getattr(jnp, fn)(arg, **kw))

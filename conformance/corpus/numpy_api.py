@@ -552,6 +552,26 @@ def _issue29_cases() -> Iterator[Case]:
         tags=["numpy"],
     )
     yield fn_case(
+        "np.cov/fweights-aweights",
+        lambda ns, x, f, a: (ns.np_.cov(x, fweights=f), ns.np_.cov(x, fweights=f, aweights=a)),
+        [
+            np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32),
+            np.array([1, 2, 1, 3, 1], np.int32),
+            np.array([0.5, 1.0, 2.0, 0.1, 1.0], np.float32),
+        ],
+        expect=AGREE,
+        tags=["numpy"],
+        # a covariance near 0 is a difference of sums (summation order)
+        tolerance=Tolerance(ulps=64, atol_eps=8),
+    )
+    yield fn_case(
+        "np.sum/promote_integers-false",
+        lambda ns, x: (ns.np_.sum(x, promote_integers=False), ns.np_.prod(x > 2)),
+        [np.arange(1, 7, dtype=np.int8)],
+        expect=AGREE,
+        tags=["numpy", "reductions"],
+    )
+    yield fn_case(
         "np.pad/callable-mode",
         lambda ns, x: ns.np_.pad(
             x, ((1, 2), (0, 3)), mode=lambda v, w, i, k: v.at[: w[0]].set(k["fill"] + i), fill=7

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from refimpl import dtypes, lax
+from refimpl.numpy._creation import canonical_dtype
 from refimpl.numpy._linalg import einsum
-from refimpl.numpy._promote import aval_of, checked_array, promote_dtypes_inexact
+from refimpl.numpy._promote import as_array, aval_of, checked_array, promote_dtypes_inexact
 from refimpl.numpy._reductions import sum
 from refimpl.numpy._shape import concatenate, reshape
 from refimpl.numpy._ufuncs import clip, conj, imag, real, sqrt
@@ -27,13 +28,21 @@ def cov(
     ddof: int | None = None,
     fweights: Any = None,
     aweights: Any = None,
+    dtype: Any = None,
 ):
     """The covariance matrix of the variables (rows with ``rowvar``) of ``m``
-    (and ``y``); ``fweights``/``aweights`` are not supported."""
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("cov: fweights and aweights are not supported")
+    (and ``y``). ``fweights`` (integer repeat counts) and ``aweights``
+    (importance weights) weight the observations as NumPy's and JAX's: the
+    mean is the weighted average and the divisor ``sum(w) - ddof`` (with
+    ``aweights``, ``sum(w) - ddof * sum(w * aweights) / sum(w)``); weights
+    are taken by absolute value, as JAX. ``dtype`` (inexact) converts the
+    data first."""
     m = checked_array("cov", m)
     (m,) = promote_dtypes_inexact("cov", m)
+    if dtype is not None:
+        dtype = canonical_dtype("cov", dtype)
+        if not dtypes.is_inexact(dtype):
+            raise ValueError(f"cov: dtype must be a subclass of float or complex; got {dtype}")
     if _aval(m).ndim > 2:
         raise ValueError("cov: m has more than 2 dimensions")
     m = reshape(m, (1, -1)) if _aval(m).ndim < 2 else m
@@ -48,9 +57,46 @@ def cov(
         m = concatenate([m, lax.convert_element_type(y, _aval(m).dtype)], axis=0)
     n = _aval(m).shape[1]
     ddof = (0 if bias else 1) if ddof is None else ddof
-    centered = m - sum(m, axis=1, keepdims=True) / n
-    c = einsum("ij,kj->ik", centered, conj(centered)) / (n - ddof)
+    w = _observation_weights(fweights, aweights, n)
+    if dtype is not None:
+        m = m.astype(dtype)
+        w = None if w is None else w.astype(dtype)
+    if w is None:
+        centered = m - sum(m, axis=1, keepdims=True) / n
+        c = einsum("ij,kj->ik", centered, conj(centered)) / (n - ddof)
+    else:
+        w_sum = sum(w)
+        centered = m - sum(m * w, axis=1, keepdims=True) / w_sum
+        if ddof == 0:
+            divisor = w_sum
+        elif aweights is None:
+            divisor = w_sum - ddof
+        else:
+            divisor = w_sum - ddof * sum(w * abs(as_array(aweights))) / w_sum
+        c = einsum("ij,kj->ik", centered * w, conj(centered)) / divisor
     return reshape(c, ()) if _aval(c).shape == (1, 1) else c
+
+
+def _observation_weights(fweights: Any, aweights: Any, n: int) -> Any:
+    """The product of ``|fweights|`` and ``|aweights|`` (None without either),
+    each checked to be one weight per observation (NumPy's RuntimeErrors)."""
+    w = None
+    for weights, what in [(fweights, "fweights"), (aweights, "aweights")]:
+        if weights is None:
+            continue
+        weights = checked_array("cov", weights, what)
+        aval = _aval(weights, "cov", what)
+        if aval.ndim > 1:
+            raise RuntimeError(f"cov: cannot handle multidimensional {what}")
+        if aval.ndim == 0 or aval.shape[0] != n:
+            raise RuntimeError(
+                f"cov: incompatible numbers of samples ({n}) and {what} ({aval.shape})"
+            )
+        if what == "fweights" and not dtypes.is_integer(aval.dtype):
+            raise TypeError(f"cov: fweights must be integer, got {aval.dtype.name}")
+        weights = abs(weights)
+        w = weights if w is None else w * weights
+    return w
 
 
 def corrcoef(x: ArrayLike, y: ArrayLike = None, rowvar: bool = True) -> Array:

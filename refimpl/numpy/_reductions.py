@@ -99,6 +99,7 @@ class _Reduction:
         keepdims: bool = False,
         initial: ArrayLike = None,
         where: ArrayLike = None,
+        promote_integers: bool = True,
     ) -> Array:
         name = self.name
         aval = aval_of(a, name, 0)
@@ -120,7 +121,8 @@ class _Reduction:
             )
         if dtype is None:
             result_dtype = aval.dtype
-            if self.promote_integers:
+            if self.promote_integers and (promote_integers or dtypes.is_bool(result_dtype)):
+                # promote_integers=False keeps an integer dtype; bool still counts in ints
                 result_dtype = _promote_integer(result_dtype)
         else:
             result_dtype = canonical_dtype(name, dtype)
@@ -199,10 +201,12 @@ def sum(  # noqa: A001
     keepdims: bool = False,
     initial: ArrayLike = None,
     where: ArrayLike = None,
+    promote_integers: bool = True,
 ) -> Array:
-    """Sum over ``axis``; bool and narrow integers sum in the default int."""
+    """Sum over ``axis``; bool and narrow integers sum in the default int
+    (integers keep their dtype with ``promote_integers=False``)."""
     _no_out("sum", out)
-    return _sum(a, axis, dtype, keepdims, initial, where)
+    return _sum(a, axis, dtype, keepdims, initial, where, promote_integers)
 
 
 def prod(
@@ -213,10 +217,12 @@ def prod(
     keepdims: bool = False,
     initial: ArrayLike = None,
     where: ArrayLike = None,
+    promote_integers: bool = True,
 ) -> Array:
-    """Product over ``axis``; bool and narrow integers multiply in the default int."""
+    """Product over ``axis``; bool and narrow integers multiply in the default int
+    (integers keep their dtype with ``promote_integers=False``)."""
     _no_out("prod", out)
-    return _prod(a, axis, dtype, keepdims, initial, where)
+    return _prod(a, axis, dtype, keepdims, initial, where, promote_integers)
 
 
 def max(  # noqa: A001
