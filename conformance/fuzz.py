@@ -118,6 +118,11 @@ class FuzzProgram:
     # with pmap_axes: run under vmap with axis_name "i" (size 4) instead of pmap, the
     # collectives then being vmap's
     named_vmap: bool = False
+    # sharded: (mesh shape, mesh axis names, one PartitionSpec tuple per input, one per
+    # output): the steps run under the implementation's jit with in_shardings and
+    # out_shardings over a mesh of 4 devices; the result is the outputs and, per output,
+    # its layout (shard_layout)
+    sharding: tuple[tuple[int, ...], tuple[str, ...], tuple, tuple] | None = None
 
     @property
     def tolerance(self) -> Tolerance:
@@ -138,7 +143,7 @@ class FuzzProgram:
         params = ", ".join(f"v{i}" for i in range(len(self.inputs)))
         lines = [f"def {name}(ns, {params}):" if params else f"def {name}(ns):"]
         pad = "    "
-        if self.vmap_axes is not None or self.pmap_axes is not None:
+        if self.vmap_axes is not None or self.pmap_axes is not None or self.sharding:
             lines.append(f"    def member({params}):")
             pad = "        "
         index = len(self.inputs)
@@ -161,12 +166,18 @@ class FuzzProgram:
             lines.append("    with pmap_devices(ns):")
             lines.append(f"        return ns.api.pmap(member, axis_name='i', "
                          f"in_axes={self.pmap_axes!r})({params})")  # fmt: skip
+        if self.sharding is not None:
+            mesh_shape, names, in_specs, out_specs = self.sharding
+            lines.append("    with pmap_devices(ns):")
+            lines.append(f"        return sharded_jit(ns, member, {mesh_shape!r}, {names!r}, "
+                         f"{in_specs!r}, {out_specs!r})({params})")  # fmt: skip
         return "\n".join(lines)
 
     def function(self, name: str = "program") -> Callable[..., Any]:
         """The program (``name="program_residuals"``: a checkpoint program's residuals)."""
         scope: dict[str, Any] = {"np": np, "ml_dtypes": ml_dtypes, "importlib": importlib,
                                  "pmap_devices": pmap_devices, "host": host,
+                                 "sharded_jit": sharded_jit,
                                  "spd_solve": spd_solve, "newton_sqrt": newton_sqrt}  # fmt: skip
         exec(self.source(), scope)  # noqa: S102 -- our own generated source
         return scope[name]
@@ -181,6 +192,7 @@ class FuzzProgram:
             f"{header}import importlib\n\nimport ml_dtypes\nimport numpy as np\n\n"
             "from conformance import AGREE, fn_case\n"
             f"{'from conformance.fuzz import pmap_devices' + chr(10) if self.pmap_axes else ''}"
+            f"{_SHARDED_IMPORT + chr(10) if self.sharding else ''}"
             "from conformance.fuzz import host, newton_sqrt, spd_solve  # noqa: F401\n"
             f"{'from conformance.compare import Tolerance' + chr(10) if tolerance else ''}\n\n"
             f"{self.source()}\n\n\n"
@@ -1114,6 +1126,7 @@ KINDS = (
     "callback",
     "linear_solve",
     "random_more",
+    "sharding",
 )
 CHECKPOINT_POLICIES = (None, "nothing_saveable", "everything_saveable", "dots_saveable",
                        "dots_with_no_batch_dims_saveable")  # fmt: skip
@@ -1177,6 +1190,8 @@ def programs(
             return _linear_solve_program(draw, plain_ops, draw_steps)
         if kind == "random_more":
             return _random_more_program(draw)
+        if kind == "sharding":
+            return _sharding_program(draw, plain_ops, max_steps, draw_steps)
         inputs = [draw(_inputs()) for _ in range(draw(st.integers(1, 3)))]
         if kind == "checkpoint" and not any(i.shape is not None and i.dtype == F32
                                             for i in inputs):  # fmt: skip
@@ -1500,6 +1515,10 @@ class FuzzResult:
 
 @contextlib.contextmanager
 def _devices_for(program: FuzzProgram, ns: Any) -> Iterator[None]:
+    if program.sharding is not None:
+        with pmap_devices(ns):
+            yield
+        return
     if program.pmap_axes is None or program.named_vmap:
         yield
         return
@@ -1525,6 +1544,104 @@ def pmap_devices(ns: Any) -> Iterator[None]:
         raise Unsupported(f"{ns.name} has {len(api.devices())} devices, pmap programs need "
                           f"{PMAP_DEVICES}")  # fmt: skip
     yield
+
+
+_SHARDED_IMPORT = "from conformance.fuzz import pmap_devices, sharded_jit"
+
+
+def shard_layout(array: Any) -> np.ndarray:
+    """Where a sharded output's blocks are: per shard, sorted by device id,
+    ``[device id, start_0, stop_0, start_1, ...]`` (int32)."""
+    rows = []
+    for shard in array.addressable_shards:
+        row = [shard.device.id]
+        for index, n in zip(shard.index, array.shape):
+            start, stop, _ = index.indices(n)
+            row += [start, stop]
+        rows.append(row)
+    return np.array(sorted(rows), dtype=np.int32)
+
+
+def sharded_jit(
+    ns: Any, member: Callable[..., Any], mesh_shape: tuple[int, ...], names: tuple[str, ...],
+    in_specs: tuple[tuple, ...], out_specs: tuple[tuple, ...],
+) -> Callable[..., Any]:  # fmt: skip
+    """``member`` under the implementation's ``jit`` with one ``NamedSharding`` per input
+    and per output over a mesh of the first devices (Auto axes); the call returns the
+    outputs and, per output, its :func:`shard_layout`. Rendered sharding programs call
+    it themselves, so a printed case replays on its own."""
+    api = ns.api
+    count = int(np.prod(mesh_shape))
+    devices = np.empty(count, dtype=object)
+    devices[:] = list(api.devices()[:count])
+    auto = (api.sharding.AxisType.Auto,) * len(names)
+    mesh = api.sharding.Mesh(devices.reshape(mesh_shape), names, axis_types=auto)
+
+    def named(spec: tuple) -> Any:
+        return api.sharding.NamedSharding(mesh, api.sharding.PartitionSpec(*spec))
+
+    jitted = api.jit(member, in_shardings=tuple(named(s) for s in in_specs),
+                     out_shardings=tuple(named(s) for s in out_specs))  # fmt: skip
+
+    def call(*args: Any) -> Any:
+        # the inputs laid out as annotated (the harness commits pjrt inputs to one
+        # device, which a jit with a split annotation refuses, as JAX's)
+        args = tuple(
+            api.device_put(np.asarray(a), named(s)) for a, s in zip(args, in_specs, strict=True)
+        )
+        outs = jitted(*args)
+        return tuple(outs) + tuple(shard_layout(o) for o in outs)
+
+    return call
+
+
+def _draw_spec(draw: Any, shape: tuple[int, ...], mesh_shape: tuple[int, ...],
+               names: tuple[str, ...]) -> tuple:  # fmt: skip
+    """A PartitionSpec (as a tuple) for ``shape`` whose split axes divide evenly."""
+    from hypothesis import strategies as st
+
+    free = list(names)
+    spec: list[Any] = []
+    for n in shape:
+        options: list[Any] = [None]
+        for axis in free:
+            if n and n % mesh_shape[names.index(axis)] == 0:
+                options.append(axis)
+        if len(free) == 2 and n and n % 4 == 0:
+            options += [tuple(free), tuple(reversed(free))]
+        entry = draw(st.sampled_from(options))
+        spec.append(entry)
+        for axis in entry if isinstance(entry, tuple) else (entry,):
+            if axis is not None:
+                free.remove(axis)
+    while spec and spec[-1] is None:
+        spec.pop()
+    return tuple(spec)
+
+
+def _sharding_program(draw: Any, plain: list[Op], max_steps: int,
+                      draw_steps: Any) -> FuzzProgram:  # fmt: skip
+    """Plain steps under jit with in/out shardings over a 1-D (4) or 2-D (2x2) mesh;
+    every input and output gets a random PartitionSpec that divides its shape."""
+    from hypothesis import strategies as st
+
+    # arrays only (a Python scalar's layout is not an array's), none empty: JAX 0.10.2
+    # fails to lay out an empty one ("could not broadcast input array from shape (4,0)
+    # into shape (1,0)", as its pmap)
+    inputs = [i for i in (draw(_inputs()) for _ in range(draw(st.integers(1, 3))))
+              if i.shape is not None and 0 not in i.shape]  # fmt: skip
+    inputs = inputs or [Input((4, 2), F32, tuple(np.arange(8) / 4))]
+    vals = [_input_val(i) for i in inputs]
+    steps = draw_steps(draw, vals, plain, draw(st.integers(1, max_steps)))
+    produced = [k for k in range(len(inputs), len(vals))
+                if not vals[k].kind and 0 not in vals[k].shape] or [0]  # fmt: skip
+    outputs = tuple(sorted(set(draw(st.lists(st.sampled_from(produced), min_size=1,
+                                             max_size=2)))))  # fmt: skip
+    mesh_shape, names = draw(st.sampled_from([((4,), ("x",)), ((2, 2), ("a", "b"))]))
+    in_specs = tuple(_draw_spec(draw, i.shape, mesh_shape, names) for i in inputs)
+    out_specs = tuple(_draw_spec(draw, vals[o].shape, mesh_shape, names) for o in outputs)
+    return FuzzProgram(tuple(inputs), tuple(steps), outputs, jit=False,
+                       sharding=(mesh_shape, names, in_specs, out_specs))  # fmt: skip
 
 
 def observe_program(
@@ -1736,6 +1853,8 @@ def kind_of(program: FuzzProgram) -> str:
         return "random"
     if program.pmap_axes is not None:
         return "pmap"
+    if program.sharding is not None:
+        return "sharding"
     if program.ref_arg is not None:
         return "ref_arg"
     if program.checkpoint is not None:
@@ -1771,6 +1890,12 @@ def _has_kind(impl: impls_mod.Implementation, kind: str) -> bool:
             return hasattr(impl.namespace().lax_, "custom_linear_solve") and hasattr(api, "grad")
         if kind == "random_more":
             return hasattr(api, "random") and hasattr(api.random, "multinomial")
+        if kind == "sharding":
+            return (
+                hasattr(api, "sharding")
+                and hasattr(api.sharding, "NamedSharding")
+                and (api.__name__ == "refimpl" or len(api.devices()) >= PMAP_DEVICES)
+            )
         return hasattr(api, "checkpoint") and hasattr(api, "grad")
     except Exception:
         return False
@@ -2042,4 +2167,5 @@ def run_mask_fuzz(
 
 
 __all__ = ["FuzzProgram", "Input", "Step", "programs", "run_fuzz", "check_program", "OPS",
-           "KINDS", "masked_programs", "run_mask_fuzz", "want_host_devices"]  # fmt: skip
+           "KINDS", "masked_programs", "run_mask_fuzz", "want_host_devices", "sharded_jit",
+           "shard_layout"]  # fmt: skip

@@ -84,6 +84,24 @@ def jit_committed_mismatch(lib, mesh_of):
     return lib.jit(lambda v: v, in_shardings=_ns(lib, m, "a", "b")), (x,)
 
 
+def jit_committed_single_device(lib, mesh_of):
+    m = mesh_of((4,), ("x",))
+    x = lib.device_put(X8, lib.devices()[1])
+    return lib.jit(lambda v: v + 1, in_shardings=_ns(lib, m, "x"), out_shardings=_ns(lib, m)), (x,)
+
+
+def jit_committed_single_device_replicated(lib, mesh_of):
+    m = mesh_of((4,), ("x",))
+    x = lib.device_put(X8, lib.devices()[1])
+    return lib.jit(lambda v: v + 1, in_shardings=_ns(lib, m), out_shardings=_ns(lib, m, "x")), (x,)
+
+
+def jit_uncommitted(lib, mesh_of):
+    m = mesh_of((4,), ("x",))
+    x = lib.numpy.asarray(X8)
+    return lib.jit(lambda v: v + 1, in_shardings=_ns(lib, m, "x"), out_shardings=_ns(lib, m)), (x,)
+
+
 def device_put_2d(lib, mesh_of):
     m = mesh_of((2, 2), ("a", "b"))
     return (lambda v: lib.device_put(v, _ns(lib, m, "a", "b"))), (X44,)

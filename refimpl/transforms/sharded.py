@@ -490,14 +490,14 @@ class ShardedJit:
                 placed.append(leaf)
                 continue
             current = sharding_of(leaf)
+            # JAX 0.10.2: a committed array must already be laid out as the
+            # annotation says, except a single-device one for a fully
+            # replicated annotation (uncommitted arrays are moved)
             if (
                 current is not None
                 and getattr(leaf, "committed", False)
                 and current != sharding
-                and not (
-                    _one_device(current) is not None
-                    and _one_device(current) == _one_device(sharding)
-                )
+                and not (_one_device(current) is not None and sharding.is_fully_replicated)
             ):
                 raise ValueError(
                     f"{where}: the sharding passed to jit does not match the sharding of "
