@@ -267,3 +267,44 @@ def test_functions_returned_by_jitted_vjp_linearize_linear_transpose(backend):
     # the leaves of a pullback are arrays: it is a pytree
     _, pullback = ri.vjp(lambda x: rnp.sin(x) * x, X)
     assert all(isinstance(leaf, ri.Array) for leaf in ri.tree_util.tree_leaves(pullback))
+
+
+def _aux_kinds(aux):
+    return {k: (type(v).__name__ if not hasattr(v, "shape") else "array") for k, v in aux.items()}
+
+
+def _aux_fun(np_):
+    def g(x):
+        aux = {"i": 2, "f": 1.5, "np": np.ones(2, np.float32), "x": x * 2}
+        return np_.sin(x).sum(), aux
+
+    return g
+
+
+@pytest.mark.parametrize("api", ["jvp", "vjp", "linearize", "grad", "value_and_grad", "jacfwd"])
+def test_aux_leaves_that_are_not_traced_come_back_as_they_are(api):
+    """JAX returns an aux leaf that depends on no input unchanged (a Python
+    number stays a Python number, a NumPy array a NumPy array)."""
+
+    def aux_of(lib, np_):
+        g, x = _aux_fun(np_), np_.ones(3)
+        if api == "jvp":
+            return lib.jvp(g, (x,), (x,), has_aux=True)[2]
+        if api in ("vjp", "linearize"):
+            return getattr(lib, api)(g, x, has_aux=True)[2]
+        if api == "value_and_grad":
+            return lib.value_and_grad(g, has_aux=True)(x)[0][1]
+        return getattr(lib, api)(g, has_aux=True)(x)[1]
+
+    ours, theirs = aux_of(ri, rnp), aux_of(jax, jnp)
+    assert _aux_kinds(ours) == _aux_kinds(theirs)
+    assert ours["i"] == 2 and ours["f"] == 1.5
+    assert type(ours["np"]) is np.ndarray
+    np.testing.assert_allclose(np.asarray(ours["x"]), np.asarray(theirs["x"]))
+
+
+def test_pullback_of_a_wrong_cotangent_structure_is_a_value_error_as_jax():
+    with pytest.raises(ValueError, match="unexpected tree structure"):
+        jax.vjp(lambda x: (x, x), jnp.ones(3))[1](jnp.ones(3))
+    with pytest.raises(ValueError, match="unexpected tree structure"):
+        ri.vjp(lambda x: (x, x), rnp.ones(3))[1](rnp.ones(3))

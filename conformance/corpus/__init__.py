@@ -31,6 +31,7 @@ FAMILIES: Sequence[str] = (
     "masking_paths",
     "ad_primitives",
     "ad",
+    "ad_paths",
     "vmap",
     "vmap_axes",
     "vmap_paths",

@@ -448,7 +448,7 @@ def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> An
         out = fun(*tu.tree_unflatten(p_tree, list(leaves)))
         if has_aux:
             out, aux = _split_aux("jvp", out)
-            aux_leaves, aux_tree = tu.tree_flatten(aux)
+            aux_leaves, aux_tree = _aux_outputs(aux)
         else:
             aux_leaves, aux_tree = [], None
         out_leaves, out_tree = tu.tree_flatten(out)
@@ -461,8 +461,27 @@ def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> An
     primal_out = tu.tree_unflatten(out_tree, _users(outs[:n_out]))
     tangent_out = tu.tree_unflatten(out_tree, [_output_tangent(t) for t in touts[:n_out]])
     if has_aux:
-        return primal_out, tangent_out, tu.tree_unflatten(aux_tree, _users(outs[n_out:]))
+        return primal_out, tangent_out, _aux_value(aux_tree, outs[n_out:])
     return primal_out, tangent_out
+
+
+def _aux_outputs(aux: Any) -> tuple[list[Any], Any]:
+    """``aux``'s traced leaves (outputs of the differentiated program) and what
+    rebuilds it (:func:`_aux_value`): a leaf that is not a tracer -- a Python
+    number, a NumPy array, an array computed from no input -- is returned as it
+    is, as JAX returns it (not converted to an array)."""
+    leaves, tree = _tree().tree_flatten(aux)
+    traced = [isinstance(leaf, Tracer) for leaf in leaves]
+    kept = [None if t else leaf for leaf, t in zip(leaves, traced, strict=True)]
+    return [leaf for leaf, t in zip(leaves, traced, strict=True) if t], (tree, traced, kept)
+
+
+def _aux_value(info: Any, outs: Sequence[Any]) -> Any:
+    """The aux pytree from :func:`_aux_outputs`' record and the traced leaves' values."""
+    tree, traced, kept = info
+    values = iter(_users(outs))
+    leaves = [next(values) if t else leaf for t, leaf in zip(traced, kept, strict=True)]
+    return _tree().tree_unflatten(tree, leaves)
 
 
 def _split_aux(api: str, out: Any) -> tuple[Any, Any]:
@@ -501,10 +520,12 @@ class _Pullback:
     def __call__(self, residuals: list, ct: Any) -> tuple[Any, ...]:
         tu = _tree()
         ct_leaves, ct_tree = tu.tree_flatten(ct)
-        if ct_tree != self.out_tree:
-            raise TypeError(
-                "Tree structure of cotangent input "
-                f"{ct_tree}, does not match structure of primal output {self.out_tree}."
+        if ct_tree != self.out_tree:  # a ValueError with these words, as JAX 0.10.2
+            raise ValueError(
+                "unexpected tree structure.\n\nThe argument to a VJP function returned by "
+                "vjp must match the pytree structure of the differentiated function's output: "
+                f"got {ct_tree}, expected {self.out_tree} "
+                f"({tree_util.treedef_difference(ct_tree, self.out_tree)})."
             )
         for i, (leaf, aval) in enumerate(zip(ct_leaves, self.out_avals, strict=True)):
             if _shape_of(leaf) != aval.shape:
@@ -542,7 +563,7 @@ def _flat_with_aux(
         out = fun(*tu.tree_unflatten(in_tree, list(xs)))
         if has_aux:
             out, aux = _split_aux(api, out)
-            aux_leaves, aux_tree = tu.tree_flatten(aux)
+            aux_leaves, aux_tree = _aux_outputs(aux)
         else:
             aux_leaves, aux_tree = [], None
         out_leaves, out_tree = tu.tree_flatten(out)
@@ -607,7 +628,7 @@ class _UserLinearization:
         outs, n_out = self.primals_out, self.n_out
         primal_out = self.tu.tree_unflatten(self.out_tree, _users(outs[:n_out]))
         if self.has_aux:
-            return primal_out, function, self.tu.tree_unflatten(self.aux_tree, _users(outs[n_out:]))
+            return primal_out, function, _aux_value(self.aux_tree, outs[n_out:])
         return primal_out, function
 
 
@@ -770,7 +791,7 @@ def _value_and_grad(
             out = fun(*full, **kwargs)
             if has_aux:
                 out, aux = _split_aux(name, out)
-                aux_leaves, aux_tree = tu.tree_flatten(aux)
+                aux_leaves, aux_tree = _aux_outputs(aux)
             else:
                 aux_leaves, aux_tree = [], None
             _check_scalar(out)
@@ -793,7 +814,7 @@ def _value_and_grad(
         grad_tree = tu.tree_unflatten(in_tree, grads)
         g = grad_tree if isinstance(argnums, (tuple, list)) else grad_tree[0]
         if has_aux:
-            return (user_value(value), tu.tree_unflatten(aux_info[0], _users(aux_leaves))), g
+            return (user_value(value), _aux_value(aux_info[0], aux_leaves)), g
         return user_value(value), g
 
     value_and_grad_f.__name__ = f"value_and_grad({getattr(fun, '__name__', 'fun')})"
@@ -1255,7 +1276,7 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
             blocks.append(tree if isinstance(argnums, (tuple, list)) else tree[0])
         jac = tu.tree_unflatten(out_tree, blocks)
         if has_aux:
-            return jac, tu.tree_unflatten(aux_tree, _users(outs[n_out:]))
+            return jac, _aux_value(aux_tree, outs[n_out:])
         return jac
 
     jac_f.__name__ = f"{api}({getattr(fun, '__name__', 'fun')})"

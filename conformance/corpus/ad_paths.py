@@ -1,0 +1,135 @@
+"""Differentiation API paths the other AD families leave untaken (found
+with ``tools/conformance_coverage.py``), each against JAX (recorded):
+``has_aux`` of jvp/vjp/linearize/jacfwd/jacrev, Jacobians with zero-size
+and integer inputs and outputs, ``linear_transpose`` of abstract primals,
+and the checks of every entry point (callables, argnums, holomorphic and
+real-valued requirements, cotangent/tangent structures and types).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from conformance.case import AGREE, Case, script_case
+
+_R = np.random.default_rng(3640)
+X = _R.standard_normal(3).astype(np.float32)
+Z = np.zeros((0,), np.float32)
+C = (X + 1j * X[::-1]).astype(np.complex64)
+
+
+def _case(name: str, script: Callable[[Any], Any]) -> Case:
+    return script_case(f"ad.paths/{name}", script, expect=AGREE)
+
+
+def _f(np_: Any) -> Callable[[Any], Any]:
+    return lambda x: np_.sin(x) * x
+
+
+def _has_aux(ns: Any) -> Any:
+    api, np_ = ns.api, ns.np_
+    x = ns.asarray(X)
+
+    def g(x: Any) -> Any:
+        return _f(np_)(x), {"s": x.sum(), "n": 2}
+
+    p, t, aux = api.jvp(g, (x,), (ns.asarray(np.ones(3, np.float32)),), has_aux=True)
+    p2, pull, aux2 = api.vjp(g, x, has_aux=True)
+    p3, lin, aux3 = api.linearize(g, x, has_aux=True)
+    jf, auxf = api.jacfwd(g, has_aux=True)(x)
+    jr, auxr = api.jacrev(g, has_aux=True)(x)
+    return [p, t, aux, p2, pull(ns.asarray(X))[0], aux2, p3, lin(x), aux3, jf, auxf, jr, auxr]
+
+
+def _jacobian_edges(ns: Any) -> Any:
+    """Zero-size inputs and outputs, integer outputs (zeros) and, with
+    allow_int, integer inputs (float0 blocks)."""
+    api, np_ = ns.api, ns.np_
+    x, z = ns.asarray(X), ns.asarray(Z)
+
+    def two(x: Any, z: Any) -> Any:
+        return {"x": np_.sin(x), "z": z * 2, "s": (x.sum() + z.sum()) * x}
+
+    def int_out(x: Any) -> Any:
+        return np_.sin(x), (x > 0).astype(np.int32)
+
+    def int_in(x: Any, n: Any) -> Any:
+        return x * n
+
+    def shapes(tree: Any) -> Any:
+        return [(np.shape(t), str(np.asarray(t).dtype)) for t in api.tree_util.tree_leaves(tree)]
+
+    out = [
+        api.jacfwd(two, argnums=(0, 1))(x, z),
+        api.jacrev(two, argnums=(0, 1))(x, z),
+        api.jacfwd(int_out)(x),
+    ]
+    return out, shapes(api.jacrev(int_in, argnums=(0, 1), allow_int=True)(x, np.int32(3)))
+
+
+def _linear_transpose_structs(ns: Any) -> Any:
+    """linear_transpose of abstract primals (ShapeDtypeStructs)."""
+    api = ns.api
+    t = api.linear_transpose(lambda x, y: (x * 2 - y, y * 3),
+                             api.ShapeDtypeStruct((3,), np.float32),
+                             api.ShapeDtypeStruct((3,), np.float32))  # fmt: skip
+    return t((ns.asarray(X), ns.asarray(X[::-1])))
+
+
+def _holomorphic(ns: Any) -> Any:
+    api = ns.api
+    return api.grad(lambda z: (z * z).sum(), holomorphic=True)(ns.asarray(C)), api.jacfwd(
+        lambda z: z * z, holomorphic=True
+    )(ns.asarray(C))
+
+
+ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
+    ("jvp_not_callable", lambda ns: ns.api.jvp(3, (1.0,), (1.0,))),
+    ("jvp_primals_not_tuple", lambda ns: ns.api.jvp(_f(ns.np_), ns.asarray(X), ns.asarray(X))),
+    ("vjp_not_callable", lambda ns: ns.api.vjp(3, 1.0)),
+    ("linearize_not_callable", lambda ns: ns.api.linearize(3, 1.0)),
+    ("grad_not_callable", lambda ns: ns.api.grad(3)),
+    ("value_and_grad_not_callable", lambda ns: ns.api.value_and_grad(3)),
+    ("jacfwd_not_callable", lambda ns: ns.api.jacfwd(3)),
+    ("jacrev_not_callable", lambda ns: ns.api.jacrev(3)),
+    ("linear_transpose_not_callable", lambda ns: ns.api.linear_transpose(3, 1.0)),
+    ("argnums_str", lambda ns: ns.api.grad(_f(ns.np_), argnums="a")(1.0)),
+    ("argnums_float", lambda ns: ns.api.jacfwd(_f(ns.np_), argnums=0.5)(1.0)),
+    ("grad_output_not_array", lambda ns: ns.api.grad(lambda x: "s")(1.0)),
+    ("grad_output_vector", lambda ns: ns.api.grad(_f(ns.np_))(ns.asarray(X))),
+    ("grad_holomorphic_real_output", lambda ns: ns.api.grad(lambda z: (z * z).real.sum(),
+                                                           holomorphic=True)(ns.asarray(C))),
+    ("grad_holomorphic_real_input", lambda ns: ns.api.grad(lambda x: x * 1j,
+                                                          holomorphic=True)(1.0)),
+    ("jacfwd_holomorphic_real_input", lambda ns: ns.api.jacfwd(lambda x: x * 2,
+                                                              holomorphic=True)(ns.asarray(X))),
+    ("jacrev_holomorphic_real_output", lambda ns: ns.api.jacrev(lambda z: z.real,
+                                                               holomorphic=True)(ns.asarray(C))),
+    ("jacrev_int_output", lambda ns: ns.api.jacrev(lambda x: (x > 0).astype(np.int32))(
+        ns.asarray(X))),
+    ("jacfwd_int_input", lambda ns: ns.api.jacfwd(lambda n: n * 2)(np.int32(3))),
+    ("vjp_cotangent_tree", lambda ns: ns.api.vjp(lambda x: (x, x), ns.asarray(X))[1](
+        ns.asarray(X))),
+    ("vjp_cotangent_shape", lambda ns: ns.api.vjp(_f(ns.np_), ns.asarray(X))[1](
+        ns.asarray(X[:2]))),
+    ("linearize_tangent_tree", lambda ns: ns.api.linearize(_f(ns.np_), ns.asarray(X))[1](
+        ns.asarray(X), ns.asarray(X))),
+    ("linear_transpose_int_to_float", lambda ns: ns.api.linear_transpose(
+        lambda n: n * 2.0, np.int32(1))),
+    ("linear_transpose_cotangent_tree", lambda ns: ns.api.linear_transpose(
+        lambda x: x * 2, ns.asarray(X))((ns.asarray(X), ns.asarray(X)))),
+    ("linear_transpose_cotangent_shape", lambda ns: ns.api.linear_transpose(
+        lambda x: x * 2, ns.asarray(X))(ns.asarray(X[:2]))),
+]  # fmt: skip
+
+
+def cases() -> Iterator[Case]:
+    yield _case("has_aux", _has_aux)
+    yield _case("jacobian_edges", _jacobian_edges)
+    yield _case("linear_transpose_structs", _linear_transpose_structs)
+    yield _case("holomorphic", _holomorphic)
+    for name, build in ERRORS:
+        yield _case(f"errors/{name}", build)
