@@ -337,8 +337,28 @@ class _MeshSetting:
 
 
 def set_mesh(mesh: Any) -> _MeshSetting:
-    """Make ``mesh`` the current mesh (``jax.set_mesh``), for good or, as
-    ``with set_mesh(mesh):``, for a block. None clears it."""
+    """Make ``mesh`` the current mesh (``jax.set_mesh``), the one a bare
+    ``PartitionSpec`` refers to: for good, or for a block as
+    ``with set_mesh(mesh):``.
+
+    Args:
+        mesh: A ``Mesh``, or None to clear the current one.
+
+    Returns:
+        A context manager; leaving its block restores the previous mesh.
+
+    Raises:
+        TypeError: ``mesh`` is not a ``Mesh`` or None.
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> ri.config.update("ref_num_devices", 4)
+        >>> mesh = ri.make_mesh((4,), ("x",), devices=ri.devices("ref"))
+        >>> with ri.set_mesh(mesh):
+        ...     x = ri.device_put(np.arange(8.0), ri.P("x"))
+        >>> x.sharding.spec
+        PartitionSpec('x',)
+    """
     if mesh is not None and not isinstance(mesh, Mesh):
         raise TypeError(f"set_mesh: mesh must be a Mesh or None, got {type(mesh).__name__}")
     return _MeshSetting(_set_current(mesh))
@@ -364,10 +384,28 @@ def make_mesh(
     *,
     devices: Sequence[Any] | None = None,
 ) -> Mesh:
-    """A mesh of the first ``prod(axis_shapes)`` devices (of ``devices``, else
-    of the default backend) in row-major order, like ``jax.make_mesh``. As in
-    JAX 0.10.2 the axes are ``AxisType.Explicit`` unless ``axis_types`` says
-    otherwise."""
+    """A mesh of the first ``prod(axis_shapes)`` devices, like ``jax.make_mesh``.
+
+    Args:
+        axis_shapes: The size of each mesh axis.
+        axis_names: One name per axis.
+        axis_types: One ``AxisType`` per axis (or one for all); default
+            ``AxisType.Explicit`` for every axis, as JAX 0.10.2.
+        devices: The devices to lay out (default: the default backend's).
+
+    Returns:
+        A ``Mesh`` of those devices in row-major order.
+
+    Raises:
+        ValueError: ``axis_shapes`` and ``axis_names`` differ in length, or
+            the mesh needs more devices than there are.
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.config.update("ref_num_devices", 4)
+        >>> ri.make_mesh((2, 2), ("a", "b"), devices=ri.devices("ref"))
+        Mesh('a': 2, 'b': 2, axis_types=(Explicit, Explicit))
+    """
     shape = tuple(int(n) for n in axis_shapes)
     names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
     if len(shape) != len(names):

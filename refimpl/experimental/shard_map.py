@@ -85,6 +85,15 @@ def shard_map(
         ValueError: a spec names an axis the mesh lacks, is longer than its
             value's rank, splits an axis its mesh axes do not divide, or an
             output varies along a mesh axis its spec does not name.
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> ri.config.update("ref_num_devices", 4)
+        >>> mesh = ri.make_mesh((4,), ("x",), devices=ri.devices("ref"))
+        >>> f = ri.shard_map(lambda b: ri.lax.psum(b.sum(), "x"), mesh=mesh,
+        ...                  in_specs=ri.P("x"), out_specs=ri.P())
+        >>> f(np.arange(8.0))
+        Array(28., dtype=float32)
     """
     if f is None:
         return lambda g: shard_map(

@@ -523,9 +523,30 @@ def _global(leaf: Any) -> Any:
 
 
 def reshard(xs: Any, out_shardings: Any) -> Any:
-    """``jax.reshard``: each leaf of ``xs`` laid out as ``out_shardings`` (a tree
-    prefix) says; JAX allows only Explicit mesh axes in the specs. Traced
-    leaves come back unchanged after the checks."""
+    """Each leaf of ``xs`` laid out as ``out_shardings`` says (``jax.reshard``).
+
+    Args:
+        xs: A pytree of arrays.
+        out_shardings: A ``Sharding`` or ``PartitionSpec`` (over the current
+            mesh), or a tree prefix of them; as in JAX the specs may name
+            only ``Explicit`` mesh axes.
+
+    Returns:
+        The pytree with each concrete leaf laid out so (traced leaves come
+        back unchanged after the checks).
+
+    Raises:
+        ValueError: a spec names an ``Auto`` axis, or does not fit a leaf
+            (rank, divisibility).
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> ri.config.update("ref_num_devices", 4)
+        >>> mesh = ri.make_mesh((4,), ("x",), devices=ri.devices("ref"))
+        >>> y = ri.reshard(np.arange(8.0), ri.NamedSharding(mesh, ri.P("x")))
+        >>> [s.data.shape for s in y.addressable_shards]
+        [(2,), (2,), (2,), (2,)]
+    """
     leaves, tree = tree_util.tree_flatten(xs)
     per_leaf = _broadcast_prefix(out_shardings, xs, "reshard", "out_shardings")
     out = []
@@ -551,8 +572,32 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
 def make_array_from_callback(
     shape: Sequence[int], sharding: Sharding, data_callback: Callable[[Any], Any], dtype: Any = None
 ) -> Any:
-    """An array of ``shape`` laid out as ``sharding``, each device's block
-    being ``data_callback(index)`` (``index`` a tuple of slices)."""
+    """An array laid out as ``sharding``, its blocks asked from a callback.
+
+    Args:
+        shape: The global shape.
+        sharding: A ``Sharding`` (or ``PartitionSpec`` over the current mesh).
+        data_callback: ``data_callback(index)`` gives the block at ``index``
+            (a tuple of slices into the global array), once per device.
+        dtype: The dtype to convert each block to (default: as returned).
+
+    Returns:
+        The array (one block per device).
+
+    Raises:
+        ValueError: the sharding does not fit ``shape``, or a block has
+            the wrong shape.
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> ri.config.update("ref_num_devices", 4)
+        >>> mesh = ri.make_mesh((4,), ("x",), devices=ri.devices("ref"))
+        >>> value = np.arange(8.0)
+        >>> x = ri.make_array_from_callback((8,), ri.NamedSharding(mesh, ri.P("x")),
+        ...                                 lambda index: value[index])
+        >>> x
+        Array([0., 1., 2., 3., 4., 5., 6., 7.], dtype=float32)
+    """
     shape = tuple(int(n) for n in shape)
     sharding = as_sharding(sharding, "make_array_from_callback", "sharding")
     check_against(sharding, shape, "make_array_from_callback")
@@ -572,8 +617,32 @@ def make_array_from_callback(
 def make_array_from_single_device_arrays(
     shape: Sequence[int], sharding: Sharding, arrays: Sequence[Any], *, dtype: Any = None
 ) -> Any:
-    """An array of ``shape`` laid out as ``sharding`` from one array per device
-    (each on its device, of the sharding's shard shape), in any order."""
+    """An array laid out as ``sharding`` from one array per device.
+
+    Args:
+        shape: The global shape.
+        sharding: A ``Sharding`` (or ``PartitionSpec`` over the current mesh).
+        arrays: One array per device of the sharding, each on its device
+            and of the sharding's shard shape, in any order.
+        dtype: The dtype to convert the blocks to (default: theirs).
+
+    Returns:
+        The array whose blocks they are.
+
+    Raises:
+        ValueError: the wrong number of arrays, an array on a device outside
+            the sharding, or of the wrong shape.
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> ri.config.update("ref_num_devices", 4)
+        >>> mesh = ri.make_mesh((4,), ("x",), devices=ri.devices("ref"))
+        >>> parts = [ri.device_put(np.full(2, i, np.float32), d)
+        ...          for i, d in enumerate(ri.devices("ref"))]
+        >>> ri.make_array_from_single_device_arrays(
+        ...     (8,), ri.NamedSharding(mesh, ri.P("x")), parts)
+        Array([0., 0., 1., 1., 2., 2., 3., 3.], dtype=float32)
+    """
     shape = tuple(int(n) for n in shape)
     sharding = as_sharding(sharding, "make_array_from_single_device_arrays", "sharding")
     check_against(sharding, shape, "make_array_from_single_device_arrays")
