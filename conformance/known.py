@@ -178,14 +178,6 @@ KNOWN_DIFFERENCES: list[KnownDifference] = [
         differs=(r"^\['warned_not_usable'\]: expected True, got False$",),
     ),
     KnownDifference(
-        "scan/weak-init-strong-body",
-        "jax",
-        "A weak init whose body returns a strong carry: refimpl promotes the init and retraces "
-        "the body once, so the carry inside the body (and ys computed from it) is strong; jax "
-        "keeps its first trace with a weak carry. Values agree; only ys' weak_type differs.",
-        differs=(r"^\[1\]: weak_type (True|False) != expected (True|False)$",),
-    ),
-    KnownDifference(
         "np.complex-derivatives/arccosh",
         "jax",
         "arccosh of complex z: refimpl differentiates its principal branch, "

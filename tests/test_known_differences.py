@@ -191,14 +191,6 @@ def _claim_unusable_dtype():
     assert x.is_deleted() and not any("not usable" in w for w in caught)
 
 
-def _claim_scan_weak_init_strong_body():
-    def body(c, x):
-        return c + x, c * 1
-
-    carry, ys = jax.lax.scan(body, 0.0, jnp.arange(3, dtype=jnp.float32))
-    assert not carry.weak_type and ys.weak_type
-
-
 def _claim_acosh_jvp_other_root():
     jax.config.update("jax_enable_x64", True)
     try:
@@ -230,7 +222,6 @@ JAX_CLAIMS = {
     "donation/unusable-shape-mismatch": _claim_unusable_shape,
     "donation/unusable-partial-two-donated-one-output": _claim_unusable_partial,
     "donation/unusable-dtype-mismatch": _claim_unusable_dtype,
-    "scan/weak-init-strong-body": _claim_scan_weak_init_strong_body,
     "np.complex-derivatives/arccosh": _claim_acosh_jvp_other_root,
 }
 

@@ -361,6 +361,35 @@ def test_weak_init_is_made_strong_and_the_body_retraced():
     assert "convert_element_type" in str(program)
 
 
+XS3 = np.arange(3, dtype=np.float32)
+
+YS_WEAK_TYPES = {
+    "weak init, strong carry out": (lambda m: lambda c, x: (c + x, (c, c * 2, c + 1.0, x)), 0.0),
+    "strong init, weak carry out": (lambda m: lambda c, x: (1.0, (c, c * 2)), np.float32(0)),
+    "weak int init, float carry": (lambda m: lambda c, x: (c + x, c), 0),
+    "mixed carries": (lambda m: lambda c, x: ((c[0] + x, c[1] + x), c), (0.0, 0)),
+    "nested scan": (
+        lambda m: lambda c, x: (c + x, m.lax.scan(lambda d, y: (d + y, d), c, XS3)[1]),
+        0.0,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(YS_WEAK_TYPES))
+def test_ys_weak_types_match_jax(backend, name):
+    # JAX keeps the trace whose carry differs from the returned one only in
+    # weak type, so ys computed from the carry keep its weak type
+    make, init = YS_WEAK_TYPES[name]
+    ours = jax.tree_util.tree_leaves(lax.scan(make(ri), init, XS3))
+    theirs = jax.tree_util.tree_leaves(jax.lax.scan(make(jax), init, XS3))
+    assert [a.weak_type for a in ours] == [jax.typeof(b).weak_type for b in theirs]
+    assert [np.asarray(a).dtype for a in ours] == [np.asarray(b).dtype for b in theirs]
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b))
+    jitted = jax.tree_util.tree_leaves(ri.jit(lambda xs: lax.scan(make(ri), init, xs))(XS3))
+    assert [a.weak_type for a in jitted] == [a.weak_type for a in ours]
+
+
 def test_promoted_weak_int_carry_values_match_jax():
     ours = lax.scan(lambda c, x: (c * 1.5, c), 3, None, length=4)
     theirs = jax.lax.scan(lambda c, x: (c * 1.5, c), 3, None, length=4)

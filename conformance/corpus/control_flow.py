@@ -187,6 +187,22 @@ def _scan_structure_cases() -> Iterator[Case]:
         tags=["control_flow", "scan", "weak"],
     )
 
+    # issue 29: ys keep the weak types of JAX's trace (the carry taken as given)
+    def strong_init_weak_body(ns, xs):
+        return ns.lax_.scan(lambda c, x: (1.0, (c, c * 2)), xs[0], xs)
+
+    def weak_init_ys_from_carry(ns, xs):
+        return ns.lax_.scan(lambda c, x: (c + x, (c * 2, c + 1.0, x)), 0.0, xs)
+
+    for name, fn in (
+        ("scan/strong-init-weak-body", strong_init_weak_body),
+        ("scan/weak-init-ys-from-carry", weak_init_ys_from_carry),
+    ):
+        yield fn_case(
+            name, fn, [f32(1, 2)], expect=AGREE, requires=SCAN,
+            tags=["control_flow", "scan", "weak"],
+        )  # fmt: skip
+
     def eager(ns, xs):
         return ns.lax_.scan(lambda c, x: (c + x, c * x), np.float32(1), xs, unroll=2)
 

@@ -203,18 +203,22 @@ def _union(*lists: Sequence[tracing.Tracer]) -> list[tracing.Tracer]:
 # --- loop carries ---------------------------------------------------------------------------
 
 
-def _carry_target(carry_in: ShapedArray, carry_out: ShapedArray) -> ShapedArray | None:
+def _carry_target(
+    carry_in: ShapedArray, carry_out: ShapedArray, dtype_only: bool = False
+) -> ShapedArray | None:
     """The type the initial carry must be converted to, or None to leave it.
 
     * Only the weak type differs: the carry takes the body output's weak type
       (so the final carry has the weak type JAX 0.10 reports for it).
     * A weakly typed init of another dtype (``init=0`` with a float32 body):
       JAX's promotion -- the init becomes strong ``result_type(init, out dtype)``.
+
+    ``dtype_only``: the second case only (JAX's own rule).
     """
     if carry_in == carry_out or carry_in.shape != carry_out.shape:
         return None
     if carry_in.dtype == carry_out.dtype:
-        return carry_out
+        return None if dtype_only else carry_out
     if carry_in.weak_type:
         dtype, _ = dtypes.result_type((carry_in.dtype, True), (carry_out.dtype, False))
         return ShapedArray(carry_in.shape, dtype, weak_type=False)
@@ -222,12 +226,15 @@ def _carry_target(carry_in: ShapedArray, carry_out: ShapedArray) -> ShapedArray 
 
 
 def _promoted_carry(
-    leaves: Sequence[Any], carry_in: Sequence[ShapedArray], carry_out: Sequence[ShapedArray]
+    leaves: Sequence[Any],
+    carry_in: Sequence[ShapedArray],
+    carry_out: Sequence[ShapedArray],
+    dtype_only: bool = False,
 ) -> tuple[list[Any], bool]:
     """The initial carry converted where ``_carry_target`` says; whether anything changed."""
     promoted, changed = [], False
     for leaf, a_in, a_out in zip(leaves, carry_in, carry_out):
-        target = _carry_target(a_in, a_out)
+        target = _carry_target(a_in, a_out, dtype_only)
         if target is not None:
             leaf = convert_element_type(leaf, target.dtype, weak_type=target.weak_type)
             changed = True
@@ -933,20 +940,33 @@ def _scan(
 
     init_avals = _avals_of(api, init_leaves, carry_paths)
 
-    def traced_body() -> tuple[_Traced, tree_util.PyTreeDef]:
+    def traced_body(ys_weak: tuple | None = None) -> tuple[_Traced, tree_util.PyTreeDef]:
         return _cached_trace(
             (f,),
-            (api, init_tree, tuple(init_avals), xs_tree, tuple(x_avals)),
-            lambda: _trace_scan_body(api, f, init_tree, init_avals, xs_tree, x_avals),
+            (api, init_tree, tuple(init_avals), xs_tree, tuple(x_avals), ys_weak),
+            lambda: _trace_scan_body(api, f, init_tree, init_avals, xs_tree, x_avals, ys_weak),
         )
 
     body, y_tree = traced_body()
-    carry_out = body.out_avals[: len(init_leaves)]
-    init_leaves, changed = _promoted_carry(init_leaves, init_avals, carry_out)
-    if changed:  # trace again with the promoted carry (as JAX does)
+    n_init = len(init_leaves)
+    carry_out = body.out_avals[:n_init]
+    # JAX's rule: a weak init of another dtype than the carry f returns is
+    # promoted and f traced again; a carry differing only in weak type is not
+    # (JAX keeps that trace: the carry taken weak, returned strong).
+    init_leaves, changed = _promoted_carry(init_leaves, init_avals, carry_out, dtype_only=True)
+    if changed:
         init_avals = _avals_of(api, init_leaves, carry_paths)
         body, y_tree = traced_body()
-        carry_out = body.out_avals[: len(init_leaves)]
+        carry_out = body.out_avals[:n_init]
+    # refimpl's scan takes its carry with exactly the types it returns (C6):
+    # traced once more with those, its ys take the weak types of JAX's trace
+    promoted, changed = _promoted_carry(init_leaves, init_avals, carry_out)
+    if changed:
+        ys_weak = tuple(y.weak_type for y in body.out_avals[n_init : n_init + y_tree.num_leaves])
+        init_leaves = promoted
+        init_avals = _avals_of(api, init_leaves, carry_paths)
+        body, y_tree = traced_body(ys_weak)
+        carry_out = body.out_avals[:n_init]
     _check_carry_types(api, carry_paths, init_avals, carry_out)
 
     # Refs made outside that the body touched: the ones it reads are extra
@@ -1031,8 +1051,10 @@ def _trace_scan_body(
     init_avals: list[ShapedArray],
     xs_tree: tree_util.PyTreeDef,
     x_avals: list[ShapedArray],
+    ys_weak: tuple | None = None,
 ) -> tuple[_Traced, tree_util.PyTreeDef]:
-    """Trace ``f(carry, x)``; check it returns ``(carry, y)`` with the carry's structure."""
+    """Trace ``f(carry, x)``; check it returns ``(carry, y)`` with the carry's
+    structure. ``ys_weak``: weak types the y leaves take where only that differs."""
     from refimpl import ref as _ref
 
     num_carry = init_tree.num_leaves
@@ -1049,12 +1071,27 @@ def _trace_scan_body(
             )
             raise TypeError(f"{api}: the body must return a pair (carry, y), got {shown}")
         _check_carry_tree(api, init_tree, tree_util.tree_structure(out[0]))
+        if ys_weak is not None:
+            return out[0], _with_weak_types(out[1], ys_weak)
         return tuple(out)
 
     origins = [f"the carry of {api}"] * len(init_avals) + [f"the xs of {api}"] * len(x_avals)
     traced = _trace(api, body, [*init_avals, *x_avals], origins, "the body output")
     _, y_tree = traced.out_tree.children()
     return traced, y_tree
+
+
+def _with_weak_types(ys: Any, weak: tuple) -> Any:
+    leaves, tree = tree_util.tree_flatten(ys)
+    if len(leaves) != len(weak):  # a different structure this time: checked elsewhere
+        return ys
+    out = []
+    for leaf, w in zip(leaves, weak, strict=True):
+        aval = tracing.get_aval(leaf, "lax.scan", "y") if tracing.is_array_like(leaf) else None
+        if aval is not None and aval.weak_type != w:
+            leaf = convert_element_type(leaf, aval.dtype, weak_type=w)
+        out.append(leaf)
+    return tree.unflatten(out)
 
 
 # --- while --------------------------------------------------------------------------------
