@@ -26,6 +26,7 @@ FAMILIES: Sequence[str] = (
     "numpy_api",
     "donation",
     "control_flow",
+    "transform_paths",
     "masking",
     "masking_regions",
     "masking_paths",

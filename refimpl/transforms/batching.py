@@ -82,7 +82,7 @@ _frames = _Frames()
 
 def current_frame() -> AxisFrame:
     """The axis whose rule is running right now (the rules of collectives use it)."""
-    if not _frames.stack:
+    if not _frames.stack:  # pragma: no cover - rules run only under a BatchTrace's frame
         raise RuntimeError("internal error: a batch rule ran outside vmap's batching")
     return _frames.stack[-1]
 

@@ -38,7 +38,7 @@ def dce_program(
     The new Program's inputs are the old ones marked in ``used_inputs``."""
     if used_outputs is None:
         used_outputs = [True] * len(program.out_vars)
-    if len(used_outputs) != len(program.out_vars):
+    if len(used_outputs) != len(program.out_vars):  # pragma: no cover - one flag per output
         raise ValueError(
             f"dce_program: used_outputs has {len(used_outputs)} entries for a program "
             f"with {len(program.out_vars)} outputs"
