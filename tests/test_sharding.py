@@ -248,6 +248,22 @@ def test_pjrt_jit_with_shardings_is_one_partitioned_executable(on_backend):
     assert all(s_.data.device == s_.device for s_ in y.addressable_shards)
 
 
+@pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
+def test_pjrt_device_put_to_another_layout_moves_no_data_through_the_host(on_backend):
+    from refimpl.transforms.pmap import transfer_count
+
+    m = mesh_of((2, 2), ("a", "b"))
+    x = ri.device_put(sharding_cases.X44, rs.NamedSharding(m, rs.P("a", "b")))
+    for spec in (rs.P("b"), rs.P(None, ("a", "b")), rs.P()):
+        before = transfer_count()
+        y = ri.device_put(x, rs.NamedSharding(m, spec)).block_until_ready()
+        assert transfer_count() == before, spec
+        assert y.sharding.spec == spec
+        for shard in y.addressable_shards:
+            assert shard.data.device == shard.device
+            np.testing.assert_array_equal(np.asarray(shard.data), sharding_cases.X44[shard.index])
+
+
 def test_shard_map_check_vma_false_takes_the_first_member():
     ri.config.update("ref_num_devices", 4)
     try:

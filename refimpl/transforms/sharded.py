@@ -221,6 +221,12 @@ def put_sharded(x: Any, sharding: Sharding, *, donate: bool = False, alias: bool
             out = MeshArray(list(x._shards), sharding, x.aval)
             x._shards = [_deleted_copy(s) for s in x._shards]
             return out
+    if isinstance(x, MeshArray):
+        moved = _reshard_on_devices(x, sharding)
+        if moved is not None:
+            if donate:
+                x.mark_donated("device_put")
+            return moved
     if isinstance(x, Array):
         x._check_live()
     value = np.asarray(tracing.concrete_value(x, aval))
@@ -238,6 +244,35 @@ def put_sharded(x: Any, sharding: Sharding, *, donate: bool = False, alias: bool
     elif donate and isinstance(x, Array):
         x.delete()  # type: ignore[attr-defined]  # every concrete array has delete()
     return MeshArray(shards, sharding, ShapedArray(aval.shape, aval.dtype, weak))
+
+
+# target sharding -> the cache of the identity program's SPMD executables into it
+_RESHARD_CACHES: dict[Any, dict[Any, Any]] = {}
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+def _reshard_on_devices(x: MeshArray, sharding: Sharding) -> Any:
+    """``x`` laid out as ``sharding`` by its backend's SPMD route (an identity
+    program from ``x``'s layout to the new one: the partitioner moves the
+    blocks between the devices, no host round trip), or None when the
+    backend has none or the two layouts are not over one mesh."""
+    if not (
+        isinstance(sharding, NamedSharding)
+        and isinstance(x.sharding, NamedSharding)
+        and x.sharding.mesh == sharding.mesh
+    ):
+        return None
+    owner = backends.backend_of_array(x._shards[0])
+    for name, runner in list(_SPMD_RUNNERS.items()):
+        if owner is not None and backends.get(name) is owner:
+            cache = _RESHARD_CACHES.setdefault(sharding, {})
+            _, in_tree = tree_util.tree_flatten((x,))
+            out = runner(_identity, "reshard", [x], in_tree, [x.sharding], sharding, cache)
+            return None if out is NotImplemented else out
+    return None
 
 
 def _backend_of(device: Any) -> Any:
