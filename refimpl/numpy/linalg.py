@@ -23,14 +23,19 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from refimpl import dtypes, lax
+from refimpl.numpy._construct import diagonal as _diagonal
 from refimpl.numpy._creation import asarray, eye
 from refimpl.numpy._linalg import matmul
 from refimpl.numpy._promote import aval_of, checked_array, promote_dtypes_inexact
 from refimpl.numpy._reductions import max as _max
 from refimpl.numpy._reductions import min as _min
 from refimpl.numpy._reductions import prod, sum
+from refimpl.numpy._search import take_along_axis as _take_along_axis
+from refimpl.numpy._shape import broadcast_to as _broadcast_to
 from refimpl.numpy._shape import moveaxis, swapaxes
 from refimpl.numpy._stacking import cross, matrix_transpose, tensordot, vecdot
+from refimpl.numpy._stacking import outer as _outer
+from refimpl.numpy._stacking import trace as _trace
 from refimpl.numpy._ufuncs import abs as _abs
 from refimpl.numpy._ufuncs import conj, log, power, real, sign, sqrt, where
 from refimpl.primitives import decompositions as _dec
@@ -140,9 +145,7 @@ def svdvals(x: ArrayLike, /) -> Array:
 
 def _lu_solve(lu: Any, permutation: Any, b: Any) -> Any:
     """Solve ``A x = b`` (``b`` a batch of matrices) from ``A[perm] = L U``."""
-    from refimpl.numpy._search import take_along_axis
-
-    b = take_along_axis(b, permutation[..., :, None], axis=-2)
+    b = _take_along_axis(b, permutation[..., :, None], axis=-2)
     y = _dec.triangular_solve(lu, b, left_side=True, lower=True, unit_diagonal=True)
     return _dec.triangular_solve(lu, y, left_side=True, lower=False)
 
@@ -161,10 +164,8 @@ def solve(a: ArrayLike, b: ArrayLike) -> Array:
     if b_shape[-2] != a_shape[-1]:
         raise ValueError(f"solve: incompatible shapes {a_shape} and {b_shape}")
     batch = tuple(np.broadcast_shapes(a_shape[:-2], b_shape[:-2]))
-    from refimpl.numpy._shape import broadcast_to
-
-    a = broadcast_to(a, batch + a_shape[-2:])
-    b = broadcast_to(b, batch + b_shape[-2:])
+    a = _broadcast_to(a, batch + a_shape[-2:])
+    b = _broadcast_to(b, batch + b_shape[-2:])
     lu, _, permutation = _dec.lu(a)
     x = _lu_solve(lu, permutation, b)
     return x[..., 0] if vector else x
@@ -174,9 +175,7 @@ def inv(a: ArrayLike) -> Array:
     """The inverse, ``solve(a, I)``."""
     a = _matrix("inv", a)
     shape = aval_of(a, "inv", 0).shape
-    from refimpl.numpy._shape import broadcast_to
-
-    identity = broadcast_to(eye(shape[-1], dtype=aval_of(a, "inv", 0).dtype), shape)
+    identity = _broadcast_to(eye(shape[-1], dtype=aval_of(a, "inv", 0).dtype), shape)
     return solve(a, identity)
 
 
@@ -196,9 +195,7 @@ def det(a: ArrayLike) -> Array:
     if n == 0:
         return prod(a, axis=(-2, -1))  # 1 for each empty matrix
     lu, pivots, _ = _dec.lu(a)
-    from refimpl.numpy._construct import diagonal
-
-    diag = diagonal(lu, axis1=-2, axis2=-1)
+    diag = _diagonal(lu, axis1=-2, axis2=-1)
     return prod(diag, axis=-1) * _parity(pivots).astype(aval_of(a, "det", 0).dtype)
 
 
@@ -207,9 +204,7 @@ def slogdet(a: ArrayLike, *, method: str | None = None) -> SlogdetResult:
     a = _matrix("slogdet", a)
     dtype = aval_of(a, "slogdet", 0).dtype
     lu, pivots, _ = _dec.lu(a)
-    from refimpl.numpy._construct import diagonal
-
-    diag = diagonal(lu, axis1=-2, axis2=-1)
+    diag = _diagonal(lu, axis1=-2, axis2=-1)
     magnitude = _abs(diag)
     logabsdet = sum(log(magnitude), axis=-1)
     signs = (
@@ -267,9 +262,7 @@ def matrix_power(a: ArrayLike, n: int) -> Array:
     except TypeError:
         raise TypeError(f"matrix_power: exponent must be an integer, got {n!r}") from None
     if n == 0:
-        from refimpl.numpy._shape import broadcast_to
-
-        return broadcast_to(eye(shape[-1], dtype=aval_of(a, "matrix_power", 0).dtype), shape)
+        return _broadcast_to(eye(shape[-1], dtype=aval_of(a, "matrix_power", 0).dtype), shape)
     if n < 0:
         a, n = inv(a), -n
     result = None
@@ -431,9 +424,7 @@ def tensorsolve(a: ArrayLike, b: ArrayLike, axes: Any = None) -> Array:
     a = checked_array("tensorsolve", a)
     b = checked_array("tensorsolve", b, 1)
     if axes is not None:
-        from refimpl.numpy._shape import moveaxis as move
-
-        a = move(
+        a = moveaxis(
             a,
             axes,
             tuple(
@@ -451,26 +442,20 @@ def tensorsolve(a: ArrayLike, b: ArrayLike, axes: Any = None) -> Array:
 # The array-API functions jnp.linalg re-exports
 def outer(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """The outer product of two vectors."""
-    from refimpl.numpy._stacking import outer as outer_
-
     for position, x in enumerate((x1, x2)):
         if aval_of(x, "outer", position).ndim != 1:
             raise ValueError("outer: inputs must be 1-d")
-    return outer_(x1, x2)
+    return _outer(x1, x2)
 
 
 def trace(x: ArrayLike, /, *, offset: int = 0, dtype: Any = None) -> Array:
     """The sums of the diagonals of the matrices in the last two axes."""
-    from refimpl.numpy._stacking import trace as trace_
-
-    return trace_(x, offset, axis1=-2, axis2=-1, dtype=dtype)
+    return _trace(x, offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
 def diagonal(x: ArrayLike, /, *, offset: int = 0) -> Array:
     """The diagonals of the matrices in the last two axes."""
-    from refimpl.numpy._construct import diagonal as diagonal_
-
-    return diagonal_(x, offset, axis1=-2, axis2=-1)
+    return _diagonal(x, offset, axis1=-2, axis2=-1)
 
 
 __all__ = [
