@@ -612,8 +612,8 @@ def transform_error_cases() -> Iterator[Case]:
 def _pmap_cases() -> Iterator[Case]:
     from conformance.corpus.pmap import X, _pmap_case
 
-    # not here: a pmap nested in a pmap and in_axes=-1, which refimpl runs and JAX 0.10.2
-    # on CPU rejects (a shard_map mesh mismatch; axis 0 partitioned instead)
+    # a pmap nested in a pmap and in_axes=-1 (which JAX 0.10.2 on CPU rejects): in
+    # pmap_paths.py, against NumPy
     yield _pmap_case(
         "options/static_broadcasted",
         lambda api, L: api.pmap(lambda x, s: x * s, "i", static_broadcasted_argnums=1),
@@ -816,16 +816,14 @@ PMAP_ROWS: list[tuple[str, Callable[..., Any]]] = [
         lambda v: (L.all_gather(v, "i", axis=1, tiled=True) ** 2).sum()), "i")),
     ("all_gather_grouped", lambda api, L: api.pmap(
         lambda v: L.all_gather(v, "i", axis_index_groups=_G), "i")),
-    # not all_gather under vmap(in_axes=1, out_axes=1) inside pmap: refimpl's result has
-    # shape (4, 3, 3, 2) where JAX's is (4, 4, 3, 2) (a batch-rule bug, open)
+    # collectives under an unnamed vmap inside pmap (all_gather, psum_scatter, ...):
+    # in pmap_paths.py (their batch rules handed nothing on to the pmap: fixed)
     ("psum_scatter_grouped", lambda api, L: api.pmap(
         lambda v: L.psum_scatter(v, "i", scatter_dimension=0, axis_index_groups=_G, tiled=True),
         "i")),
     ("psum_scatter_grad", lambda api, L: api.pmap(api.grad(
         lambda v: (L.psum_scatter(L.concatenate([v, v * 2.0], 0), "i", tiled=True) ** 2).sum()),
         "i")),
-    # not psum_scatter under vmap(in_axes=1) inside pmap: refimpl's reference backend
-    # raises ("cannot reshape array of shape (4, 4) into (4, 3, 1)"), JAX gives (4, 3, 1) (open)
     ("ppermute_grad", lambda api, L: api.pmap(api.grad(
         lambda v: (L.ppermute(v, "i", _PERM) * v).sum()), "i")),
     ("all_to_all_grad", lambda api, L: api.pmap(api.grad(
