@@ -18,7 +18,7 @@ import functools
 import operator
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -71,7 +71,7 @@ class Tracer(ArrayOps):
     __slots__ = ()
     __array_priority__ = 100
 
-    trace: Trace
+    _trace: Trace
     aval: ShapedArray
 
     shape = property(lambda self: self.aval.shape)
@@ -144,6 +144,8 @@ class DynamicTracer(Tracer):
 
     __slots__ = ("aval", "_trace", "_var", "_origin")
 
+    _trace: Builder
+
     def __init__(self, aval: ShapedArray, builder: Builder, var: Var, origin: str) -> None:
         self.aval = aval
         self._trace = builder
@@ -152,7 +154,7 @@ class DynamicTracer(Tracer):
 
     @property
     def builder(self) -> Builder:
-        return self._trace  # type: ignore[return-value]
+        return self._trace
 
     @property
     def origin(self) -> str:
@@ -193,7 +195,8 @@ class Builder(Trace):
         """The atom standing for ``value`` (whose aval is ``aval``) in this trace."""
         if isinstance(value, Tracer):
             if value._trace is self:
-                return value._var
+                # a tracer whose trace is this Builder is one of its DynamicTracers
+                return cast(DynamicTracer, value)._var
             return self._capture(value)
         if isinstance(value, TypedScalar):
             return Literal(value.value, aval)
@@ -306,7 +309,7 @@ def find_top_trace(args: Sequence[Any]) -> Trace | None:
     trace; None means eager evaluation. A tracer of a finished trace is an
     :class:`UnexpectedTracerError`.
     """
-    top = _stack.dynamic
+    top: Trace | None = _stack.dynamic
     level = top.level if top is not None else -1
     for arg in args:
         if isinstance(arg, Tracer):
