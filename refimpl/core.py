@@ -97,7 +97,11 @@ class ShapedArray:
         return int(np.prod(self.shape, dtype=np.int64))
 
     def update(self, **changes: Any) -> ShapedArray:
-        fields = {"shape": self.shape, "dtype": self.dtype, "weak_type": self.weak_type}
+        fields: dict[str, Any] = {
+            "shape": self.shape,
+            "dtype": self.dtype,
+            "weak_type": self.weak_type,
+        }
         fields.update(changes)
         return ShapedArray(tuple(fields["shape"]), np.dtype(fields["dtype"]), fields["weak_type"])
 
@@ -308,8 +312,8 @@ def _print_program(program: Program, name: _Namer, indent: int) -> str:
         outs = " ".join(_print_binder(v, name) for v in eqn.outputs)
         pp_rule = getattr(eqn.primitive, "pp_rule", None)  # e.g. the ref ops' `a[...] <- v`
         if pp_rule is not None:
-            args = [_print_atom(a, name) for a in eqn.inputs]
-            lines.append(f"{pad}    {pp_rule(outs, args, eqn.params)}")
+            atoms = [_print_atom(a, name) for a in eqn.inputs]
+            lines.append(f"{pad}    {pp_rule(outs, atoms, eqn.params)}")
             continue
         params = ""
         if eqn.params:
