@@ -33,7 +33,7 @@ key runs the normal path while the backend records what it applied; when
 that was one primitive on the arguments (and constants), later calls with the
 same key replay it (see ``refimpl/backends/ref/eager.py``). The key holds the
 arrays' shapes, dtypes and weak types, which of them are the same object,
-the numbers by type and value, and the config flags the result depends on
+the numbers by type and bits, and the config flags the result depends on
 (``enable_x64``, ``backend``).
 """
 
@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -81,6 +82,8 @@ _MEMO_MODULES = frozenset({"refimpl.numpy._ufuncs", "refimpl.primitives.elementw
 # more than the normal path, and the keys in use come back at once).
 _MEMO_MAX_KEYS = 256
 _config_values = config._values
+_float_bits = struct.Struct("<d").pack
+_complex_bits = struct.Struct("<dd").pack
 
 
 class _NotFast(Exception):
@@ -143,8 +146,12 @@ def _memo_key(args: tuple, array_type: type) -> list | None:
             arrays += 1
         elif kind is int or kind is bool:
             key.append((kind, value))
-        elif kind is float or kind is complex:
-            key.append((kind, repr(value)))  # -0.0 and nan key apart and equal to themselves
+        elif kind is float:
+            # by bits: -0.0 and 0.0, and NaNs of either sign, key apart and each
+            # equal to itself (repr would merge the NaNs)
+            key.append((kind, _float_bits(value)))
+        elif kind is complex:
+            key.append((kind, _complex_bits(value.real, value.imag)))
         else:
             return None
     if arrays == 0:
