@@ -384,3 +384,41 @@ def test_sum_prod_promote_integers(backend, fn):
             want,
         )
         _same(getattr(rnp, fn)(arg, **kw), getattr(jnp, fn)(arg, **kw))
+
+
+_SET_A = np.array([5, 1, 3, 3, 7, 1])
+_SET_B = np.array([3, 9, 1, 1, 8])
+
+
+@pytest.mark.parametrize(
+    "x,y,kwargs",
+    [
+        (_SET_A, _SET_B, {}),
+        (_SET_A, _SET_B, {"size": 4}),
+        (_SET_A, _SET_B, {"size": 4, "fill_value": -1}),
+        (_SET_A, _SET_B, {"size": 1}),
+        (_SET_A, np.array([2, 4]), {"size": 2}),
+        (_SET_A.reshape(2, 3), _SET_B.astype(np.float32), {}),
+        (np.array([1.5, np.nan, 2.0, 1.5], np.float32), np.array([np.nan, 1.5, 0.0]), {"size": 3}),
+    ],
+)
+def test_intersect1d_return_indices(backend, x, y, kwargs):
+    """Each value's first position in each flattened input; padding (with
+    size) gets the input's length; an empty intersection pads with 0."""
+    want = jnp.intersect1d(x, y, return_indices=True, **kwargs)
+    got = rnp.intersect1d(x, y, return_indices=True, **kwargs)
+    for g, w in zip(got, want, strict=True):
+        _same(g, w)
+    if "size" in kwargs:
+        jitted = ri.jit(lambda x, y: rnp.intersect1d(x, y, return_indices=True, **kwargs))(x, y)
+        for g, w in zip(jitted, want, strict=True):
+            _same(g, w)
+
+
+@pytest.mark.parametrize("size", [2, 6])
+def test_setdiff1d_fill_and_dtype(size):
+    """setdiff1d pads with 0 by default and keeps ar1's dtype, as JAX."""
+    a, b = np.array([5, 1, 3, 3], np.uint8), np.array([3, 9, -2])
+    _same(rnp.setdiff1d(a, b, size=size), jnp.setdiff1d(a, b, size=size))
+    _same(rnp.setdiff1d(a, a, size=size), jnp.setdiff1d(a, a, size=size))
+    _same(rnp.intersect1d(a, a + 10, size=size), jnp.intersect1d(a, a + 10, size=size))

@@ -572,6 +572,16 @@ def _issue29_cases() -> Iterator[Case]:
         tags=["numpy", "reductions"],
     )
     yield fn_case(
+        "np.intersect1d/return_indices-size",
+        lambda ns, x, y: (
+            ns.np_.intersect1d(x, y, return_indices=True, size=4),
+            ns.np_.setdiff1d(x, y, size=5),
+        ),
+        [np.array([5, 1, 3, 3, 7, 1], np.int32), np.array([3, 9, 1, 1, 8], np.int32)],
+        expect=AGREE,
+        tags=["numpy"],
+    )
+    yield fn_case(
         "np.pad/callable-mode",
         lambda ns, x: ns.np_.pad(
             x, ((1, 2), (0, 3)), mode=lambda v, w, i, k: v.at[: w[0]].set(k["fill"] + i), fill=7

@@ -801,6 +801,9 @@ def _set_result(name: str, x: Any, keep: Any, size: Any, fill_value: Any) -> Arr
     if fill_value is None:
         starts = compact(_iota(n), mask, 1, _int(0))
         fill = lax.squeeze(lax.gather_along_axis(values, starts, 0, mode="clip"), (0,))
+        # nothing kept: 0, as JAX (not the smallest input value)
+        zero = lax.convert_element_type(_int(0), dtype)
+        fill = _where(lax.gt(_count(mask), _int(0)), fill, zero)
     else:
         fill = lax.convert_element_type(asarray(fill_value), dtype)
     return compact(values, mask, size, fill)
@@ -821,12 +824,35 @@ def intersect1d(
     size: int | None = None,
     fill_value: Any = None,
 ) -> Any:
-    """The sorted distinct values found in both arrays."""
+    """The sorted distinct values found in both arrays. With ``return_indices``
+    also, for each value, the index of its first occurrence in each
+    (flattened) array, as JAX's; positions past the intersection (with
+    ``size``) get the array's length."""
     del assume_unique
-    if return_indices:
-        raise NotImplementedError("intersect1d: return_indices is not supported")
     ar1, ar2 = promote_dtypes("intersect1d", asarray(ar1), asarray(ar2))
-    return _set_result("intersect1d", ar1, lambda v: isin(v, ar2), size, fill_value)
+    values = _set_result("intersect1d", ar1, lambda v: isin(v, ar2), size, fill_value)
+    if not return_indices:
+        return values
+    x1, x2 = ravel(ar1), ravel(ar2)
+    _, ordered, first = _sorted_groups(x1, equal_nan=True)
+    count = _count(lax.bitwise_and(first, isin(ordered, x2)))
+    k = _aval(values).shape[0]
+    valid = lax.lt(_iota(k), count)
+    return values, _first_index(values, x1, valid), _first_index(values, x2, valid)
+
+
+def _first_index(values: Any, x: Any, valid: Any) -> Any:
+    """For each of ``values``, the first position in the 1-d ``x`` holding it
+    (``len(x)`` where ``valid`` is False)."""
+    k, n = _aval(values).shape[0], _aval(x).shape[0]
+    if n == 0 or k == 0:
+        return lax.broadcast_in_dim(_int(n), (k,), ())
+    grid = (k, n)
+    equal = lax.eq(lax.broadcast_in_dim(values, grid, (0,)), lax.broadcast_in_dim(x, grid, (1,)))
+    positions = lax.broadcast_in_dim(_iota(n), grid, (1,))
+    missing = lax.broadcast_in_dim(_int(n), grid, ())
+    first = lax.reduce_min(_where(equal, positions, missing), (1,))
+    return _where(valid, first, lax.broadcast_in_dim(_int(n), (k,), ()))
 
 
 def setdiff1d(
@@ -837,10 +863,15 @@ def setdiff1d(
     size: int | None = None,
     fill_value: Any = None,
 ):
-    """The sorted distinct values of ``ar1`` that are not in ``ar2``."""
+    """The sorted distinct values of ``ar1`` that are not in ``ar2`` (with
+    ``size``, padded with ``fill_value``, default 0 as JAX)."""
     del assume_unique
+    own_dtype = _aval(asarray(ar1), "setdiff1d").dtype
     ar1, ar2 = promote_dtypes("setdiff1d", asarray(ar1), asarray(ar2))
-    return _set_result("setdiff1d", ar1, lambda v: isin(v, ar2, invert=True), size, fill_value)
+    fill_value = 0 if fill_value is None else fill_value
+    out = _set_result("setdiff1d", ar1, lambda v: isin(v, ar2, invert=True), size, fill_value)
+    # the values come from ar1, which keeps its dtype in JAX (no promotion with ar2)
+    return lax.convert_element_type(out, own_dtype)
 
 
 def setxor1d(
