@@ -196,9 +196,19 @@ def test_jit_donates_a_sharded_argument(on_backend):
     m = mesh_of((4,), ("x",))
     s = rs.NamedSharding(m, rs.P("x"))
     x = ri.device_put(sharding_cases.X8, s)
-    y = ri.jit(lambda v: v + 1, in_shardings=s, out_shardings=s, donate_argnums=0)(x)
-    assert x.is_deleted() and y.sharding == s
-    np.testing.assert_array_equal(np.asarray(y), sharding_cases.X8 + 1)
+    w = ri.device_put(sharding_cases.X8, s)
+    f = ri.jit(lambda v, u: (v + u, u * 2), in_shardings=s, out_shardings=s, donate_argnums=0)
+    y, _ = f(x, w)
+    assert x.is_deleted() and not w.is_deleted() and y.sharding == s
+    np.testing.assert_array_equal(np.asarray(y), sharding_cases.X8 * 2)
+    if on_backend == "pjrt":  # donated per shard in the partitioned executable
+        assert all(e is not NotImplemented for e in f._spmd_cache.values()) and f._spmd_cache
+    with pytest.raises(RuntimeError, match=r"deleted with shape=float32\[8\]"):
+        f(x, w)
+    # one array in two places, one donated: jit's ValueError before anything is deleted
+    with pytest.raises(ValueError, match="the same array is passed"):
+        f(w, w)
+    assert not w.is_deleted()
 
 
 def _hlo_meaning(text: str):

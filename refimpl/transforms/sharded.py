@@ -36,6 +36,7 @@ from refimpl.sharding import (
     SingleDeviceSharding,
     get_mesh,
 )
+from refimpl.transforms import donation
 
 __all__ = [
     "MeshArray",
@@ -111,7 +112,16 @@ class MeshArray(Array):
 
     def _check_live(self) -> None:
         for shard in self._shards:
-            shard._check_live()
+            try:
+                shard._check_live()
+            except RuntimeError as error:  # the message names the array's shape, not a block's
+                shape = self._aval.shape
+                text = str(error).replace(
+                    f"shape={shard.dtype.name}{list(shard.shape)}",
+                    f"shape={self._aval.dtype.name}{list(shape)}",
+                    1,
+                )
+                raise RuntimeError(text) from None
 
     def _value(self) -> np.ndarray:
         self._check_live()
@@ -133,7 +143,8 @@ class MeshArray(Array):
                 shard.delete()
 
     def _storage_keys(self) -> tuple[int, ...]:
-        return tuple(id(s) for s in self._shards)
+        # its blocks' storage: a block handed out by addressable_shards is the same array
+        return tuple(k for shard in self._shards for k in donation.storage_keys(shard))
 
     def delete(self) -> None:
         for shard in self._shards:
@@ -437,6 +448,15 @@ class ShardedJit:
             isinstance(leaf, tracing.Tracer) for leaf in tree_util.tree_leaves((arg_list, kwargs))
         )
         donated_arrays: list[Any] = []
+        if self._donate and not traced:  # jit's check, before anything runs or is deleted
+            leaves, paths, flags = [], [], []
+            for i in dynamic:
+                flag = i in self._donate or (i - n) in self._donate
+                for path, leaf in tree_util.flatten_with_path_strings(arg_list[i])[0]:
+                    leaves.append(leaf)
+                    paths.append(f"args[{i}]{path}")
+                    flags.append(flag)
+            donation.check_no_repeated_donation(leaves, flags, paths, self._name)
         if self._in is not None:
             if kwargs:
                 raise ValueError(
@@ -459,12 +479,16 @@ class ShardedJit:
                     arg_list[i], spec, where, f"args[{i}]", traced
                 )
                 leaf_shardings += placed_with
-            spmd = self._spmd_runner() if not (traced or static or self._donate) else None
+            spmd = self._spmd_runner() if not (traced or static) else None
             if spmd is not None:
                 leaves, in_tree = tree_util.tree_flatten(tuple(arg_list))
+                donated: list[bool] = []
+                for i, arg in enumerate(arg_list):
+                    flag = i in self._donate or (i - n) in self._donate
+                    donated += [flag] * len(tree_util.tree_leaves(arg))
                 out = spmd(
                     self.__wrapped__, self._name, leaves, in_tree, leaf_shardings, self._out,
-                    self._spmd_cache,
+                    self._spmd_cache, donated=donated,
                 )  # fmt: skip
                 if out is not NotImplemented:
                     return out

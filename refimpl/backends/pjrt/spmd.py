@@ -106,6 +106,7 @@ def run(
     in_shardings: list[Any],
     out_shardings: Any,
     cache: dict[Any, Any],
+    donated: Sequence[bool] | None = None,
 ) -> Any:
     """``fun`` on the flattened positional arguments ``leaves`` (tree
     ``in_tree`` of the argument tuple), each laid out as ``in_shardings``
@@ -115,20 +116,42 @@ def run(
     mesh = _mesh_of(in_shardings)
     if mesh is None or any(s is None for s in in_shardings):
         return NotImplemented
+    flags = tuple(donated) if donated is not None else (False,) * len(leaves)
+    if any(flags) and not _donatable(leaves, flags):
+        return NotImplemented
     avals = [tracing.get_aval(leaf, f"jit({name})", i) for i, leaf in enumerate(leaves)]
     # (``cache`` belongs to one jit object, whose out_shardings are fixed)
     key = (
         in_tree,
         tuple((a.shape, a.dtype, a.weak_type) for a in avals),
         tuple(in_shardings),
+        flags,
     )
     entry = cache.get(key)
     if entry is None:
-        entry = _build(fun, name, leaves, in_tree, in_shardings, out_leaves_spec, mesh)
+        entry = _build(fun, name, leaves, in_tree, in_shardings, out_leaves_spec, mesh, flags)
         cache[key] = entry
     if entry is NotImplemented:
         return NotImplemented
-    return _execute(entry, leaves, avals, in_shardings, mesh)
+    result = _execute(entry, leaves, avals, in_shardings, mesh, flags)
+    for leaf, flag in zip(leaves, flags, strict=True):
+        if flag and isinstance(leaf, sharded.MeshArray):
+            leaf.mark_donated(f"jit({name})")  # its blocks' buffers went to the call
+    return result
+
+
+def _donatable(leaves: Sequence[Any], flags: Sequence[bool]) -> bool:
+    """Every donated leaf a distinct live array (repeated donation and the rest
+    of jit's checks stay with the global-value route, which reports them)."""
+    seen: set[int] = set()
+    for leaf, flag in zip(leaves, flags, strict=True):
+        if not flag:
+            continue
+        keys = set(leaf._storage_keys()) if isinstance(leaf, sharded.MeshArray) else {id(leaf)}
+        if keys & seen or (isinstance(leaf, sharded.MeshArray) and leaf.is_deleted()):
+            return False
+        seen |= keys
+    return True
 
 
 def _build(
@@ -139,6 +162,7 @@ def _build(
     in_shardings: list[Any],
     out_shardings: Any,
     mesh: Mesh,
+    donated: tuple[bool, ...],
 ) -> Any:
     args = tree_util.tree_unflatten(in_tree, leaves)
     traced = Jitted(fun).trace(*args)
@@ -170,7 +194,10 @@ def _build(
 
     # (the lowering module loads jaxlib's MLIR: only when a sharded call compiles)
     lowering = executables._lowering()
-    module = lowering.lower_program(program, name=f"jit_{name}")
+    aliases = _alias_plan(program, donated, in_shardings, [s for s, _ in out_specs])
+    module = lowering.lower_program(
+        program, name=f"jit_{name}", aliases=aliases, donated=list(donated)
+    )
     with lowering.mlir_context():
         from jaxlib.mlir import ir
 
@@ -215,6 +242,25 @@ def _build(
     return entry
 
 
+def _alias_plan(
+    program: Any, donated: Sequence[bool], in_shardings: Sequence[Any], out_shardings: Sequence[Any]
+) -> dict[int, int]:
+    """Donated input ``i`` -> the first unclaimed output of the same type and
+    sharding (so that each device's block of one fits the other's buffer)."""
+    taken: set[int] = set()
+    plan: dict[int, int] = {}
+    outs = [a.strip_weak() for a in program.out_avals]
+    for i, (flag, aval) in enumerate(zip(donated, program.in_avals, strict=True)):
+        if not flag:
+            continue
+        for j, out in enumerate(outs):
+            if j not in taken and out == aval.strip_weak() and out_shardings[j] == in_shardings[i]:
+                plan[i] = j
+                taken.add(j)
+                break
+    return plan
+
+
 def _with_shardings(main: Any, which: str, texts: list[str]) -> Any:
     """``main``'s ``arg_attrs``/``res_attrs`` with ``mhlo.sharding`` set in each."""
     from jaxlib.mlir import ir
@@ -233,7 +279,12 @@ def _with_shardings(main: Any, which: str, texts: list[str]) -> Any:
 
 
 def _execute(
-    entry: Any, leaves: list[Any], avals: list[Any], in_shardings: list[Any], mesh: Mesh
+    entry: Any,
+    leaves: list[Any],
+    avals: list[Any],
+    in_shardings: list[Any],
+    mesh: Mesh,
+    donated: tuple[bool, ...],
 ) -> Any:
     client = executables.client()
     devices = list(mesh.devices.flat)
@@ -253,7 +304,7 @@ def _execute(
             block = np.ascontiguousarray(value[index_map[device]])
             per_device[m].append(client.buffer_from_numpy(block, executables.index_of(device)))
     launch = pjrt_runtime.native_module()._pmap_launch
-    outs = launch(entry.executable, per_device, True, [False] * len(leaves))
+    outs = launch(entry.executable, per_device, True, list(donated))
     results = []
     for j, (aval, (sharding, unspecified)) in enumerate(
         zip(entry.out_avals, entry.out_specs, strict=True)
