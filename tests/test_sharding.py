@@ -284,3 +284,23 @@ def test_shard_map_check_vma_false_takes_the_first_member():
         np.testing.assert_array_equal(np.asarray(f(sharding_cases.X8)), sharding_cases.X8[:2])
     finally:
         ri.config.update("ref_num_devices", 1)
+
+
+@pytest.mark.parametrize("on_backend", BACKENDS, indirect=True)
+def test_a_sharded_array_works_where_any_array_does(on_backend):
+    m = mesh_of((4,), ("x",))
+    x = ri.device_put(sharding_cases.X8, rs.NamedSharding(m, rs.P("x")))
+    v = sharding_cases.X8
+    checks = {
+        "jit": (ri.jit(lambda a: a * 2)(x), v * 2),
+        "eager": (x + 1, v + 1),
+        "numpy": (ri.numpy.sum(x), v.sum()),
+        "device_get": (ri.device_get(x), v),
+        "grad": (ri.grad(lambda a: (a**2).sum())(x), 2 * v),
+        "vmap": (ri.vmap(lambda a: a * 3)(x), v * 3),
+        "one device": (ri.device_put(x, ri.devices()[2]), v),
+        "pmap": (ri.pmap(lambda a: a - 1)(ri.device_put(v.reshape(4, 2), x.sharding)), v - 1),
+    }
+    for name, (got, expected) in checks.items():
+        np.testing.assert_allclose(np.asarray(got).ravel(), expected.ravel(), err_msg=name)
+    assert ri.device_put(x, ri.devices()[2]).device == ri.devices()[2]
