@@ -1202,6 +1202,26 @@ def _binary_fn(prim: Primitive) -> Callable[[Any, Any], Any]:
     return fn
 
 
+# Declared here for mypy: the JVP rules above call these names, which the
+# tuple assignments below bind (mypy cannot infer a type it meets before them)
+_Unary = Callable[[Any], Any]
+_Accuracy = Callable[..., Any]
+_Binary = Callable[[Any, Any], Any]
+neg: _Unary
+sign: _Unary
+floor: _Unary
+abs: _Unary  # noqa: A001
+sinh: _Unary
+cosh: _Unary
+exp: _Accuracy
+log: _Accuracy
+sin: _Accuracy
+cos: _Accuracy
+rsqrt: _Accuracy
+add: _Binary
+sub: _Binary
+div: _Binary
+pow: _Binary  # noqa: A001
 neg, sign, floor, ceil = map(_unary_fn, (neg_p, sign_p, floor_p, ceil_p))
 exp, log, log1p, expm1 = map(_unary_accuracy_fn, (exp_p, log_p, log1p_p, expm1_p))
 tanh, sin, cos, tan = map(_unary_accuracy_fn, (tanh_p, sin_p, cos_p, tan_p))
