@@ -237,7 +237,128 @@ def _control_cases() -> Iterator[Case]:
         yield _lax_case(f"paths.errors/{name}", fn)
 
 
+# --- gather / scatter: the checks of the dimension numbers (gather_scatter.py) -------------
+
+_OP = np.arange(20, dtype=np.float32).reshape(4, 5)
+_IX = np.array([[0], [2], [1]], np.int32)
+
+
+def _gather(L: Any, *, idx: Any = _IX, sizes: Any = (1, 5), mode: Any = None, **kw: Any) -> Any:
+    dn = dict(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+    dn.update(kw)
+    return L.gather(_OP, idx, L.GatherDimensionNumbers(**dn), sizes, mode=mode)
+
+
+def _scatter(L: Any, *, op: str = "scatter", idx: Any = _IX, upd: Any = None, x: Any = _OP,
+             **kw: Any) -> Any:  # fmt: skip
+    dn = dict(update_window_dims=(1,), inserted_window_dims=(0,),
+              scatter_dims_to_operand_dims=(0,))  # fmt: skip
+    dn.update(kw)
+    upd = np.ones((3, 5), x.dtype) if upd is None else upd
+    return getattr(L, op)(x, idx, upd, L.ScatterDimensionNumbers(**dn))
+
+
+_IX2 = np.array([[0, 1], [2, 3]], np.int32)
+_BOP = np.ones((2, 4, 5), np.float32)  # batching dim 0 of size 2
+_BIX = np.array([[1], [3]], np.int32)
+
+# Left out, differing from JAX: dimension_numbers given as a plain tuple (JAX: an
+# AttributeError; refimpl: a TypeError naming the argument) and float offset_dims
+# (JAX accepts (1.0,); refimpl: a TypeError).
+INDEXING_ERRORS: list[tuple[str, Any]] = [
+    ("gather/float_indices", lambda L, ns: _gather(L, idx=_IX.astype(np.float32))),
+    ("gather/offset_dims_unsorted",
+     lambda L, ns: _gather(L, idx=_IX2, sizes=(1, 1), offset_dims=(1, 0),
+                           collapsed_slice_dims=(), start_index_map=(0, 1))),
+    ("gather/offset_dims_repeated",
+     lambda L, ns: _gather(L, idx=_IX2, sizes=(1, 1), offset_dims=(1, 1),
+                           collapsed_slice_dims=(), start_index_map=(0, 1))),
+    ("gather/offset_dim_out_of_bounds", lambda L, ns: _gather(L, offset_dims=(5,))),
+    ("gather/start_index_map_length", lambda L, ns: _gather(L, start_index_map=(0, 1))),
+    ("gather/start_index_map_out_of_domain", lambda L, ns: _gather(L, start_index_map=(7,))),
+    ("gather/start_index_map_repeated",
+     lambda L, ns: _gather(L, idx=_IX2, sizes=(1, 1), offset_dims=(), collapsed_slice_dims=(0, 1),
+                           start_index_map=(0, 0))),
+    ("gather/collapsed_unsorted",
+     lambda L, ns: _gather(L, sizes=(1, 1), offset_dims=(), collapsed_slice_dims=(1, 0))),
+    ("gather/collapsed_out_of_range",
+     lambda L, ns: _gather(L, sizes=(1, 1), offset_dims=(), collapsed_slice_dims=(0, 9))),
+    ("gather/collapsed_repeated",
+     lambda L, ns: _gather(L, sizes=(1, 1), offset_dims=(), collapsed_slice_dims=(0, 0))),
+    ("gather/slice_sizes_length", lambda L, ns: _gather(L, sizes=(1,))),
+    ("gather/slice_dims_not_described", lambda L, ns: _gather(L, offset_dims=())),
+    ("gather/slice_size_too_big", lambda L, ns: _gather(L, sizes=(1, 6))),
+    ("gather/collapse_size_two", lambda L, ns: _gather(L, sizes=(2, 5))),
+    ("gather/unknown_mode", lambda L, ns: _gather(L, mode="wrap")),
+    ("gather/offset_dims_int", lambda L, ns: _gather(L, offset_dims=1)),
+    ("gather/batching_dims_repeated",
+     lambda L, ns: L.gather(_BOP, _BIX, L.GatherDimensionNumbers(
+         offset_dims=(1,), collapsed_slice_dims=(1,), start_index_map=(1,),
+         operand_batching_dims=(0, 0), start_indices_batching_dims=(0, 0)), (1, 1, 5))),
+    ("gather/batching_dims_out_of_range",
+     lambda L, ns: L.gather(_BOP, _BIX, L.GatherDimensionNumbers(
+         offset_dims=(1,), collapsed_slice_dims=(1,), start_index_map=(1,),
+         operand_batching_dims=(5,), start_indices_batching_dims=(0,)), (1, 1, 5))),
+    ("gather/batching_overlaps_collapsed",
+     lambda L, ns: L.gather(_BOP, _BIX, L.GatherDimensionNumbers(
+         offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(1,),
+         operand_batching_dims=(0,), start_indices_batching_dims=(0,)), (1, 1, 5))),
+    ("gather/batching_index_vector_dim",
+     lambda L, ns: L.gather(_BOP, _BIX, L.GatherDimensionNumbers(
+         offset_dims=(1,), collapsed_slice_dims=(1,), start_index_map=(1,),
+         operand_batching_dims=(0,), start_indices_batching_dims=(1,)), (1, 1, 5))),
+    ("gather/batching_counts_differ",
+     lambda L, ns: L.gather(_BOP, _BIX, L.GatherDimensionNumbers(
+         offset_dims=(1,), collapsed_slice_dims=(1,), start_index_map=(1,),
+         operand_batching_dims=(0,), start_indices_batching_dims=()), (1, 1, 5))),
+    ("gather/batching_shapes_differ",
+     lambda L, ns: L.gather(np.ones((3, 4, 5), np.float32), _BIX, L.GatherDimensionNumbers(
+         offset_dims=(1,), collapsed_slice_dims=(1,), start_index_map=(1,),
+         operand_batching_dims=(0,), start_indices_batching_dims=(0,)), (1, 1, 5))),
+    ("gather/batching_size_two",
+     lambda L, ns: L.gather(_BOP, _BIX, L.GatherDimensionNumbers(
+         offset_dims=(1,), collapsed_slice_dims=(1,), start_index_map=(1,),
+         operand_batching_dims=(0,), start_indices_batching_dims=(0,)), (2, 1, 5))),
+    ("scatter/float_indices", lambda L, ns: _scatter(L, idx=_IX.astype(np.float32))),
+    ("scatter/dtypes_differ", lambda L, ns: _scatter(L, upd=np.ones((3, 5), np.int32))),
+    ("scatter_add/bool", lambda L, ns: _scatter(L, op="scatter_add", x=_OP > 3)),
+    ("scatter/updates_rank", lambda L, ns: _scatter(L, upd=np.ones((3,), np.float32))),
+    ("scatter/update_window_dims_unsorted",
+     lambda L, ns: _scatter(L, upd=np.ones((3, 4, 5), np.float32), update_window_dims=(2, 1),
+                            inserted_window_dims=())),
+    ("scatter/update_window_dims_repeated",
+     lambda L, ns: _scatter(L, upd=np.ones((3, 4, 5), np.float32), update_window_dims=(1, 1),
+                            inserted_window_dims=())),
+    ("scatter/update_window_dim_out_of_range", lambda L, ns: _scatter(L, update_window_dims=(4,))),
+    ("scatter/inserted_unsorted",
+     lambda L, ns: _scatter(L, upd=np.ones((3,), np.float32), update_window_dims=(),
+                            inserted_window_dims=(1, 0))),
+    ("scatter/inserted_out_of_range",
+     lambda L, ns: _scatter(L, upd=np.ones((3,), np.float32), update_window_dims=(),
+                            inserted_window_dims=(0, 7))),
+    ("scatter/window_rank", lambda L, ns: _scatter(L, inserted_window_dims=())),
+    ("scatter/dims_to_operand_length",
+     lambda L, ns: _scatter(L, scatter_dims_to_operand_dims=(0, 1))),
+    ("scatter/dims_to_operand_domain",
+     lambda L, ns: _scatter(L, scatter_dims_to_operand_dims=(6,))),
+    ("scatter/window_bigger_than_operand",
+     lambda L, ns: _scatter(L, upd=np.ones((3, 6), np.float32))),
+    ("scatter/updates_batch_shape",
+     lambda L, ns: L.scatter(_BOP, _BIX, np.ones((3, 5), np.float32), L.ScatterDimensionNumbers(
+         update_window_dims=(1,), inserted_window_dims=(1,), scatter_dims_to_operand_dims=(1,),
+         operand_batching_dims=(0,), scatter_indices_batching_dims=(0,)))),
+]  # fmt: skip
+
+
+def _indexing_error_cases() -> Iterator[Case]:
+    for name, fn in INDEXING_ERRORS:
+        case = script_case(f"paths.errors/{name}", _on_lax(fn), expect=AGREE)
+        helpers = "".join(inspect.getsource(h) for h in (_gather, _scatter))
+        yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
+
+
 def cases() -> Iterator[Case]:
+    yield from _indexing_error_cases()
     yield from _control_cases()
     for m in _scatter_rows():
         for sizes in m.sizes:
