@@ -295,7 +295,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         "bound = elementwise.sub(size, np.asarray(window[d], dtype))",
         "bound = size",
         "a masked scatter lets a window start up to the logical size (writes into padding)",
-        ("mask.scatter/", "mask.regions/indexing"),
+        ("mask.paths/", "mask.regions/indexing"),
     ),
     Mutation(
         "sort_key_priority",

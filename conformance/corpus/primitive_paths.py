@@ -4,12 +4,13 @@ The main job's branch coverage of ``refimpl/primitives/`` showed rule
 branches no case took; each case here is a program written against the
 public API that takes one of them, with an oracle independent of the rule:
 
-* ``mask.scatter/*``: the masking rule of the scatters (gather_scatter.py):
+* ``mask.paths/*``: the masking rule of the scatters (gather_scatter.py):
   an update window dim that is masked and spans the masked operand dim, a
   window partly past a masked operand dim (clipped into the logical size, or
   dropped whole), masked operand batching dims, and the layouts the rule
-  refuses (``NotImplementedError`` naming the rule). NumPy oracles on the
-  unpadded values; refimpl only (JAX has no ``mask``).
+  refuses (``NotImplementedError`` naming the rule); ``cond`` and ``scan``
+  over a masked dim (control_flow.py). NumPy oracles on the unpadded values;
+  refimpl only (JAX has no ``mask``).
 * ``paths.control/*``: ``lax.cond``/``switch``/``fori_loop`` argument forms
   (``operand=``, a number or int8 predicate/index, one branch, bounds of
   mixed weak types) and ``paths.errors/*`` their argument checks; ``AGREE``:
@@ -94,6 +95,14 @@ def _batched_oracle(x: np.ndarray, u: np.ndarray) -> np.ndarray:
     return out
 
 
+def _scan_oracle(x: np.ndarray) -> np.ndarray:
+    c, ys = np.float32(0), []
+    for v in x:
+        ys.append(c * v)
+        c = c + v
+    return np.asarray(ys, np.float32)
+
+
 def _scatter_rows() -> list[Masked]:
     return [
         Masked("window-spans-masked-dim", _rows_add, _rows_add_oracle, ["(4, n)", "(2, n)"],
@@ -105,6 +114,14 @@ def _scatter_rows() -> list[Masked]:
                ["(n,)"], "(n,)", lambda s: [(s["n"],)], [(8,)], _rows, ({"n": 4}, {"n": 5})),
         Masked("window-negative-start-dropped", _window("fill", -1), _window_oracle("fill", -1),
                ["(n,)"], "(n,)", lambda s: [(s["n"],)], [(8,)], _rows, ({"n": 4},)),
+        Masked("cond-in-masked-program",
+               lambda ns, x: ns.lax_.cond(x.sum() > 0, lambda y: y * 2.0, lambda y: -y, x),
+               lambda x: x * 2.0 if x.sum() > 0 else -x, ["(n,)"], "(n,)",
+               lambda s: [(s["n"],)], [(6,)], _rows, ({"n": 3}, {"n": 5})),
+        Masked("scan-over-masked-dim",
+               lambda ns, x: ns.lax_.scan(lambda c, v: (c + v, c * v), np.float32(0), x)[1],
+               _scan_oracle, ["(n,)"], "(n,)", lambda s: [(s["n"],)], [(6,)], _rows,
+               ({"n": 4}, {"n": 1})),
         Masked("operand-batching-dims", _batched, _batched_oracle,
                ["(n, 3)", "(n,)"], "(n, 3)",
                lambda s: [(s["n"], 3), (s["n"],)], [(5, 3), (5,)],
@@ -119,7 +136,7 @@ def _refused(label: str, fun: Any, specs: list[str], shapes: list[tuple], key: s
                 for k, s in enumerate(shapes)]  # fmt: skip
         return masked(args, {"n": 1})
 
-    return script_case(f"mask.scatter/refused/{label}", script,
+    return script_case(f"mask.paths/refused/{label}", script,
                        expect=Raises(NotImplementedError, key), requires=REQUIRES)  # fmt: skip
 
 
@@ -210,6 +227,16 @@ CONTROL_ERRORS: list[tuple[str, Any]] = [
     ("switch/branches_not_sequence", lambda L, ns: L.switch(0, 5, _X)),
     ("switch/branch_not_callable", lambda L, ns: L.switch(0, [_double, 1], _X)),
     ("switch/index_not_scalar", lambda L, ns: L.switch(np.zeros(2, np.int32), [_double], _X)),
+    ("scan/f_not_callable", lambda L, ns: L.scan(3, 0.0, _X)),
+    ("scan/length_mismatch", lambda L, ns: L.scan(lambda c, x: (c, x), 0.0, _X, length=5)),
+    ("scan/length_traced",
+     lambda L, ns: ns.jit(lambda n: L.scan(lambda c, x: (c + 1.0, c), 0.0, None, length=n))(3)),
+    ("scan/body_returns_string", lambda L, ns: L.scan(lambda c, x: (c, "y"), 0.0, _X)),
+    ("scan/weak_int_init_float_carry", lambda L, ns: L.scan(lambda c, x: (c + x, x), 0, _X)),
+    ("while_loop/not_callable", lambda L, ns: L.while_loop(3, _double, _X)),
+    ("fori_loop/body_not_callable", lambda L, ns: L.fori_loop(0, 3, 5, _X)),
+    ("fori_loop/unroll_traced_bounds",
+     lambda L, ns: ns.jit(lambda n: L.fori_loop(0, n, lambda i, c: c * 2.0, _X, unroll=2))(3)),
     ("switch/operand_keyword_and_positional",
      lambda L, ns: L.switch(0, [_double, _neg], _X, operand=_X)),
     ("fori_loop/bounds_int32_int16", lambda L, ns: _fori_sum(L, np.int32(0), np.int16(3))),
@@ -262,7 +289,8 @@ _IX2 = np.array([[0, 1], [2, 3]], np.int32)
 _BOP = np.ones((2, 4, 5), np.float32)  # batching dim 0 of size 2
 _BIX = np.array([[1], [3]], np.int32)
 
-# Left out, differing from JAX: dimension_numbers given as a plain tuple (JAX: an
+# Left out, differing from JAX: lax.scan over a scalar xs (JAX: an IndexError;
+# refimpl: a ValueError naming xs), dimension_numbers given as a plain tuple (JAX: an
 # AttributeError; refimpl: a TypeError naming the argument) and float offset_dims
 # (JAX accepts (1.0,); refimpl: a TypeError).
 INDEXING_ERRORS: list[tuple[str, Any]] = [
@@ -290,6 +318,10 @@ INDEXING_ERRORS: list[tuple[str, Any]] = [
     ("gather/slice_size_too_big", lambda L, ns: _gather(L, sizes=(1, 6))),
     ("gather/collapse_size_two", lambda L, ns: _gather(L, sizes=(2, 5))),
     ("gather/unknown_mode", lambda L, ns: _gather(L, mode="wrap")),
+    ("gather/fill_value_not_scalar",
+     lambda L, ns: L.gather(_OP, _IX, L.GatherDimensionNumbers(
+         offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,)), (1, 5),
+         mode="fill", fill_value=np.ones(2, np.float32))),
     ("gather/offset_dims_int", lambda L, ns: _gather(L, offset_dims=1)),
     ("gather/batching_dims_repeated",
      lambda L, ns: L.gather(_BOP, _BIX, L.GatherDimensionNumbers(
@@ -363,5 +395,5 @@ def cases() -> Iterator[Case]:
     for m in _scatter_rows():
         for sizes in m.sizes:
             case = _mask_case(m, sizes)
-            yield replace(case, name=case.name.replace("mask/", "mask.scatter/", 1))
+            yield replace(case, name=case.name.replace("mask/", "mask.paths/", 1))
     yield from _refused_cases()
