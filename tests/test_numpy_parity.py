@@ -422,3 +422,34 @@ def test_setdiff1d_fill_and_dtype(size):
     _same(rnp.setdiff1d(a, b, size=size), jnp.setdiff1d(a, b, size=size))
     _same(rnp.setdiff1d(a, a, size=size), jnp.setdiff1d(a, a, size=size))
     _same(rnp.intersect1d(a, a + 10, size=size), jnp.intersect1d(a, a + 10, size=size))
+
+
+@pytest.mark.parametrize(
+    "arr",
+    [
+        np.array([[1, 2], [0, 5], [1, 2], [0, 1], [1, 2]]),
+        np.array([[1.0, np.nan], [0, 5], [1, np.nan], [0, 1], [np.nan, 2]], np.float32),
+        np.arange(24).reshape(2, 3, 4) % 3,
+    ],
+)
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"return_index": True, "return_inverse": True, "return_counts": True},
+        {"size": 6, "return_counts": True, "return_index": True},
+        {"size": 2},
+        {"size": 6, "fill_value": -1, "return_inverse": True},
+        {"equal_nan": False, "return_counts": True},
+    ],
+)
+def test_unique_axis(backend, arr, kwargs):
+    """unique along an axis: distinct slices in lexicographic order, as JAX's."""
+    for axis in range(-1, arr.ndim):
+        want = jnp.unique(arr, axis=axis, **kwargs)
+        got = rnp.unique(arr, axis=axis, **kwargs)
+        if "size" in kwargs:
+            got = ri.jit(lambda a, ax=axis: rnp.unique(a, axis=ax, **kwargs))(arr)
+        for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want)), strict=True):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))

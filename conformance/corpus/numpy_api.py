@@ -582,6 +582,15 @@ def _issue29_cases() -> Iterator[Case]:
         tags=["numpy"],
     )
     yield fn_case(
+        "np.unique/axis-size",
+        lambda ns, x: ns.np_.unique(
+            x, return_index=True, return_inverse=True, return_counts=True, axis=1, size=5
+        ),
+        [np.array([[1, 2, 1, 0, 1], [0, 5, 0, 3, 0]], np.int32)],
+        expect=AGREE,
+        tags=["numpy"],
+    )
+    yield fn_case(
         "np.pad/callable-mode",
         lambda ns, x: ns.np_.pad(
             x, ((1, 2), (0, 3)), mode=lambda v, w, i, k: v.at[: w[0]].set(k["fill"] + i), fill=7

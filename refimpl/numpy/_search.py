@@ -711,28 +711,35 @@ def unique(
     of each one's first occurrence, the inverse (the position in the result of
     each input element, shaped like ``ar``) and each one's count.
 
+    With ``axis``, the distinct slices along it, in lexicographic order (the
+    first element of a slice its most significant key, as JAX's and NumPy's);
+    the inverse then has one entry per slice.
+
     With ``size``: exactly ``size`` values; missing ones are ``fill_value``
     (default: the smallest value), their index is that of the smallest value
     and their count 0."""
-    if axis is not None:
-        raise NotImplementedError("unique: only axis=None is supported")
     ar = checked_array("unique", ar)
     shape = _aval(ar, "unique").shape
-    x = ravel(ar)
-    n = _aval(x).shape[0]
-    perm, values, first = _sorted_groups(x, equal_nan)
+    if axis is None:
+        x = ravel(ar)
+        perm, values, first = _sorted_groups(x, equal_nan)
+    else:
+        axis = normalize_axis("unique", axis, len(shape))
+        perm, values, first = _sorted_slices(moveaxis(ar, axis, 0), equal_nan)
+    n = _aval(values).shape[0]
+    rest = _aval(values).shape[1:]
     size = _static_size("unique", size, lambda: _count(first))
     starts = compact(_iota(n), first, size, _int(0)) if n else zeros((size,), _INT)
     if n:
         result = lax.gather_along_axis(values, starts, 0, mode="clip")
         if fill_value is not None:
-            valid = lax.lt(_iota(size), _count(first))
+            valid = lax.broadcast_in_dim(lax.lt(_iota(size), _count(first)), (size, *rest), (0,))
             fill = lax.convert_element_type(asarray(fill_value), _aval(values).dtype)
-            result = _where(valid, result, lax.broadcast_in_dim(fill, (size,), ()))
+            result = _where(valid, result, lax.broadcast_in_dim(fill, (size, *rest), ()))
     else:
         fill = 0 if fill_value is None else fill_value
-        result = full((size,), fill, dtype=_aval(values).dtype)
-    outputs = [result]
+        result = full((size, *rest), fill, dtype=_aval(values).dtype)
+    outputs = [result if axis is None else moveaxis(result, 0, axis)]
     if return_index:
         outputs.append(lax.gather_along_axis(perm, starts, 0, mode="clip") if n else starts)
     if return_inverse:
@@ -740,7 +747,7 @@ def unique(
         inverse = (
             lax.scatter_along_axis(zeros((n,), _INT), perm, group, 0) if n else zeros((0,), _INT)
         )
-        outputs.append(reshape(inverse, shape))
+        outputs.append(reshape(inverse, shape) if axis is None else inverse)
     if return_counts:
         bounds = compact(_iota(n), first, size + 1, _int(0)) if n else zeros((size + 1,), _INT)
         tail = lax.slice_in_dim(bounds, 1, size + 1, 1, 0)
@@ -749,6 +756,41 @@ def unique(
         padded = lax.ge(_iota(size), _count(first)) if n else lax.ge(_iota(size), _int(0))
         outputs.append(_where(padded, lax.broadcast_in_dim(_int(0), (size,), ()), counts))
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def _sorted_slices(a: Any, equal_nan: bool) -> tuple[Any, Any, Any]:
+    """``_sorted_groups`` for the slices ``a[i]``: (stable lexicographic
+    permutation, sorted slices, mask of the first slice of each run)."""
+    aval = _aval(a)
+    n, rest = aval.shape[0], aval.shape[1:]
+    m = int(np.prod(rest, dtype=np.int64))
+    if m == 0:
+        raise ValueError(
+            f"unique: the slices along axis have no elements (shape {aval.shape}); "
+            "there is nothing to compare"
+        )
+    rows = lax.reshape(a, (n, m))
+    columns = [lax.squeeze(lax.slice_in_dim(rows, j, j + 1, 1, 1), (1,)) for j in range(m)]
+    perm = lax.sort((*columns, _iota(n)), 0, num_keys=m)[-1]
+    values = lax.gather_along_axis(a, perm, 0, mode="clip")
+    if n == 0:
+        return perm, values, zeros((0,), np.dtype(bool))
+    flat = lax.reshape(values, (n, m))
+    previous = lax.slice_in_dim(flat, 0, n - 1, 1, 0)
+    current = lax.slice_in_dim(flat, 1, n, 1, 0)
+    differ = lax.ne(previous, current)
+    if equal_nan and dtypes.is_inexact(aval.dtype):
+        differ = lax.bitwise_and(
+            differ, lax.bitwise_not(lax.bitwise_and(isnan(previous), isnan(current)))
+        )
+    first = lax.concatenate(
+        [
+            lax.broadcast_in_dim(tracing.TypedScalar(True, np.dtype(bool), False), (1,), ()),
+            lax.reduce_or(differ, (1,)),
+        ],
+        0,
+    )
+    return perm, values, first
 
 
 def unique_values(x: ArrayLike, /, *, size: int | None = None, fill_value: Any = None) -> Array:
