@@ -88,5 +88,5 @@ def _as_inexact(name: str, value: Any) -> Any:
     return lax.convert_element_type(value, dtype)
 
 
-def _const(value: float, dtype: np.dtype) -> Any:
+def _const(value: float | np.floating[Any], dtype: np.dtype) -> Any:
     return np.asarray(value, dtype)

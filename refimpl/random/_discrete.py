@@ -167,7 +167,7 @@ def _lgamma_f32(x: Any) -> Any:
     one fused multiply-add. On pjrt these operations compile to what JAX's
     ``lgamma`` compiles to."""
 
-    def c(value: float) -> Any:
+    def c(value: float | np.floating[Any]) -> Any:
         return _const(value, _F32)
 
     reflect = lax.lt(x, c(0.5))

@@ -68,7 +68,7 @@ def _strong_inexact(name: str, *args: Any) -> list[Any]:
     return _inexact(name, *args, strong=True, real=True)
 
 
-def _const(x: Any, v: float) -> np.ndarray:
+def _const(x: Any, v: complex) -> np.ndarray:
     return np.asarray(v, x.dtype)
 
 

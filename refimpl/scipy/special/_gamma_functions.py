@@ -278,9 +278,9 @@ def bernoulli(n: int) -> Any:
     n = operator.index(n)
     if n < 0:
         raise ValueError(f"bernoulli: n must be a non-negative integer, got {n}")
-    numbers = [Fraction(1)]
+    numbers: list[Fraction] = [Fraction(1)]
     for m in range(1, n + 1):
-        total = sum(exact_comb(m + 1, j) * numbers[j] for j in range(m))
+        total = sum((exact_comb(m + 1, j) * numbers[j] for j in range(m)), Fraction(0))
         numbers.append(-total / (m + 1))
     dtype = dtypes.canonicalize_dtype(float)
     wide = np.array([float(b) for b in numbers], np.float64)
