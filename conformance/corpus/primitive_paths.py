@@ -19,6 +19,7 @@ public API that takes one of them, with an oracle independent of the rule:
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Iterator
 from dataclasses import replace
@@ -28,6 +29,7 @@ import numpy as np
 
 from conformance.case import AGREE, Case, script_case
 from conformance.corpus.masking import REQUIRES, Masked, _mask_case, _rows
+from conformance.namespace import Unsupported
 from conformance.observe import Raises
 
 # --- the scatters' masking rule ----------------------------------------------------------
@@ -389,7 +391,71 @@ def _indexing_error_cases() -> Iterator[Case]:
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
 
 
+# --- differentiation of the indexing primitives in one operand only (indexing.py) ---------
+
+_V = np.linspace(-1.0, 2.0, 6).astype(np.float32)
+_U = np.array([0.5, -1.5], np.float32)
+_I = np.array([4, 1], np.int32)
+
+
+def _grad_api(ns: Any) -> Any:
+    module = importlib.import_module(ns.lax_.__name__.split(".")[0])
+    if not hasattr(module, "grad"):
+        raise Unsupported(f"{ns.name} has no grad")
+    return module
+
+
+def _sq(y: Any) -> Any:
+    return (y * y).sum()
+
+
+AD_ROWS: list[tuple[str, Any]] = [
+    ("dus_grad_operand_only",
+     lambda ns, L, api: api.grad(lambda x: _sq(L.dynamic_update_slice(x, _U, (np.int32(2),))))(_V)),
+    ("dus_grad_update_only",
+     lambda ns, L, api: api.grad(lambda u: _sq(L.dynamic_update_slice(_V, u, (np.int32(5),))))(_U)),
+    ("dus_jvp_update_stopped",
+     lambda ns, L, api: api.jvp(
+         lambda x, u: L.dynamic_update_slice(x, L.stop_gradient(u), (np.int32(1),)),
+         (_V, _U), (_V, _U))),
+    ("dynamic_slice_jvp_stopped",
+     lambda ns, L, api: api.jvp(
+         lambda x: L.dynamic_slice(L.stop_gradient(x), (np.int32(3),), (2,)) * x[:2],
+         (_V,), (_V,))),
+    ("take_jvp_stopped",
+     lambda ns, L, api: api.jvp(lambda x: ns.np_.take(L.stop_gradient(x), _I) * x[:2],
+                                (_V,), (_V,))),
+    ("at_set_grad_operand_only",
+     lambda ns, L, api: api.grad(lambda x: _sq(x.at[_I].set(_U)))(_V)),
+    ("at_set_grad_updates_only",
+     lambda ns, L, api: api.grad(lambda u: _sq(ns.np_.asarray(_V).at[_I].set(u)))(_U)),
+    ("at_add_grad_updates_only",
+     lambda ns, L, api: api.grad(lambda u: _sq(ns.np_.asarray(_V).at[_I].add(u)))(_U)),
+    ("at_mul_grad_operand_only",
+     lambda ns, L, api: api.grad(lambda x: _sq(x.at[_I].multiply(_U)))(_V)),
+    ("at_max_jvp_updates_stopped",
+     lambda ns, L, api: api.jvp(lambda x, u: x.at[_I].max(L.stop_gradient(u)), (_V, _U),
+                                (_V, _U))),
+    ("at_set_jvp_operand_stopped",
+     lambda ns, L, api: api.jvp(
+         lambda x, u: ns.np_.asarray(L.stop_gradient(x)).at[_I].set(u), (_V, _U), (_V, _U))),
+    ("at_add_drop_grad",
+     lambda ns, L, api: api.grad(
+         lambda x, u: _sq(x.at[np.array([9, 2], np.int32)].add(u, mode="drop")), (0, 1))(_V, _U)),
+]  # fmt: skip
+
+
+def _ad_cases() -> Iterator[Case]:
+    from conformance.corpus.ad_primitives import AD_TOLERANCE
+
+    for name, fn in AD_ROWS:
+        case = script_case(f"paths.ad/{name}", lambda ns, fn=fn: fn(ns, ns.lax_, _grad_api(ns)),
+                           expect=AGREE, tolerance=AD_TOLERANCE)  # fmt: skip
+        yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}")
+
+
 def cases() -> Iterator[Case]:
+    yield from _ad_cases()
     yield from _indexing_error_cases()
     yield from _control_cases()
     for m in _scatter_rows():
