@@ -27,6 +27,7 @@ from refimpl.numpy import (
     _io,
     _linalg,
     _math,
+    _pad,
     _polynomial,
     _products,
     _reductions,
@@ -56,6 +57,7 @@ from refimpl.numpy._indexing import *  # noqa: F403
 from refimpl.numpy._io import *  # noqa: F403
 from refimpl.numpy._linalg import *  # noqa: F403
 from refimpl.numpy._math import *  # noqa: F403
+from refimpl.numpy._pad import *  # noqa: F403
 from refimpl.numpy._polynomial import *  # noqa: F403
 from refimpl.numpy._products import *  # noqa: F403
 from refimpl.numpy._promote import is_operand
@@ -79,6 +81,7 @@ __all__ = [
     *_linalg.__all__,
     *_reductions.__all__,
     *_shape.__all__,
+    *_pad.__all__,
     *_ufuncs.__all__,
     *_construct.__all__,
     *_math.__all__,

@@ -19,6 +19,7 @@ from refimpl.numpy import linalg
 from refimpl.numpy._construct import vander
 from refimpl.numpy._creation import arange, asarray, eye, ones, zeros
 from refimpl.numpy._linalg import matmul
+from refimpl.numpy._pad import pad
 from refimpl.numpy._promote import (
     aval_of,
     checked_array,
@@ -27,7 +28,7 @@ from refimpl.numpy._promote import (
 from refimpl.numpy._promote import require_concrete as _concrete
 from refimpl.numpy._reductions import max as max_
 from refimpl.numpy._scalars import finfo
-from refimpl.numpy._shape import concatenate, pad, reshape, stack
+from refimpl.numpy._shape import concatenate, reshape, stack
 from refimpl.numpy._stacking import convolve, roll, trace
 from refimpl.numpy._ufuncs import abs as abs_
 from refimpl.numpy._ufuncs import multiply, where
