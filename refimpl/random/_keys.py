@@ -18,7 +18,12 @@ from refimpl.array import Array
 from refimpl.transforms.jit import jit
 
 _U32 = np.dtype(np.uint32)
-_UINT_OF_BITS = {8: np.dtype(np.uint8), 16: np.dtype(np.uint16), 32: _U32, 64: np.dtype(np.uint64)}
+_UINT_OF_BITS: dict[int, np.dtype[Any]] = {
+    8: np.dtype(np.uint8),
+    16: np.dtype(np.uint16),
+    32: _U32,
+    64: np.dtype(np.uint64),
+}
 
 
 # --- typed keys ----------------------------------------------------------------------
@@ -92,8 +97,8 @@ class PRNGKeyArray:
         return PRNGKeyArray(self._data[(*index, slice(None))])
 
     def reshape(self, *shape: Any) -> PRNGKeyArray:
-        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return PRNGKeyArray(rnp.reshape(self._data, (*shape, 2)))
+        dims = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return PRNGKeyArray(rnp.reshape(self._data, (*dims, 2)))
 
     def ravel(self) -> PRNGKeyArray:
         return self.reshape(-1)
