@@ -176,7 +176,8 @@ INLINABLE_CALLS[remat_p] = "program"  # lowering may inline it (primitives.debug
 
 @remat_p.def_abstract_eval
 def _remat_abstract_eval(*avals: ShapedArray, program: Program, **_: Any) -> list[ShapedArray]:
-    if list(avals) != program.in_avals:
+    # weak types may differ (as jit's call, JAX's typematch)
+    if [a.strip_weak() for a in avals] != [a.strip_weak() for a in program.in_avals]:
         raise TypeError(
             f"checkpoint: called with ({avals_str(avals)}) but its program takes "
             f"({avals_str(program.in_avals)})"

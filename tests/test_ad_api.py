@@ -308,3 +308,43 @@ def test_pullback_of_a_wrong_cotangent_structure_is_a_value_error_as_jax():
         jax.vjp(lambda x: (x, x), jnp.ones(3))[1](jnp.ones(3))
     with pytest.raises(ValueError, match="unexpected tree structure"):
         ri.vjp(lambda x: (x, x), rnp.ones(3))[1](rnp.ones(3))
+
+
+_MIXED_WEAK = {
+    # a tangent or cotangent given strong for a weakly typed primal reaches
+    # the sub-program's linear part (it raised "called with f32[] but its
+    # program takes ~f32[]"); JAX's typematch lets it through
+    "jvp_jit": lambda m, np_: m.jvp(m.jit(lambda x: np_.sin(x) * 2.0), (1.0,), (np.float32(1),)),
+    "jvp_checkpoint": lambda m, np_: m.jvp(
+        m.checkpoint(lambda x: np_.sin(x) * 2.0), (1.0,), (np.float32(1),)
+    ),
+    "linearize_jit": lambda m, np_: m.linearize(m.jit(lambda x: np_.sin(x) * 2.0), 1.0)[1](
+        np.float32(1)
+    ),
+    "linearize_checkpoint": lambda m, np_: m.linearize(
+        m.checkpoint(lambda x: np_.sin(x) * 2.0), 1.0
+    )[1](np.float32(1)),
+    "linearize_cond": lambda m, np_: m.linearize(
+        lambda x: m.lax.cond(x > 0, lambda y: y * 2.0, lambda y: y, x), 1.0
+    )[1](np.float32(1)),
+    "vjp_jit": lambda m, np_: m.vjp(m.jit(lambda x: np_.sin(x) * 2.0), 1.0)[1](np.float32(1)),
+    "vjp_jit_weak_ct": lambda m, np_: m.vjp(m.jit(lambda x: np_.sin(x) * 2.0), np.float32(1))[1](
+        1.0
+    ),
+    "vjp_checkpoint": lambda m, np_: m.vjp(m.checkpoint(lambda x: np_.sin(x) * 2.0), 1.0)[1](
+        np.float32(1)
+    ),
+    "vjp_jit_cond": lambda m, np_: m.vjp(
+        m.jit(lambda x: m.lax.cond(x > 0, lambda y: y * 2.0, lambda y: y, x)), 1.0
+    )[1](np.float32(1)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_MIXED_WEAK))
+def test_strong_tangents_and_cotangents_of_weak_primals_through_sub_programs(backend, case):
+    got = jax.tree_util.tree_leaves(_MIXED_WEAK[case](ri, rnp))
+    want = jax.tree_util.tree_leaves(_MIXED_WEAK[case](jax, jnp))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        _close(g, w)

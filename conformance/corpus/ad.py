@@ -374,3 +374,20 @@ def cases() -> Iterator[Case]:
         [XS, _vec("ct")],
         mode="eager",
     )
+
+    # issue 29: a strong tangent/cotangent for a weakly typed primal through a
+    # jit or cond (their linear programs take the weak type; JAX's typematch)
+    def _sin2(ns):
+        return lambda x: ns.np_.sin(x) * 2.0
+
+    def _cond2(ns):
+        return lambda x: ns.lax_.cond(x > 0, lambda y: y * 2.0, lambda y: y, x)
+
+    mixed = {
+        "jvp_jit": lambda ns, t: _api(ns).jvp(ns.jit(_sin2(ns)), (1.0,), (t,)),
+        "linearize_jit": lambda ns, t: _api(ns).linearize(ns.jit(_sin2(ns)), 1.0)[1](t),
+        "linearize_cond": lambda ns, t: _api(ns).linearize(_cond2(ns), 1.0)[1](t),
+        "vjp_jit_weak_ct": lambda ns, x: _api(ns).vjp(ns.jit(_sin2(ns)), x)[1](1.0),
+    }
+    for name, fn in mixed.items():
+        yield _case(f"weak_primal_strong_tangent/{name}", fn, [np.float32(1.0)], mode="eager")

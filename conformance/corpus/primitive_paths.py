@@ -384,7 +384,38 @@ INDEXING_ERRORS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
+_M = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+# Left out, differing from JAX: slice with a zero stride (JAX: ZeroDivisionError;
+# refimpl: ValueError), a malformed padding_config (JAX: ValueError; refimpl:
+# TypeError naming C3), broadcasted_iota or concatenate with a float dimension (JAX
+# accepts 1.0 and 0.0).
+STRUCTURAL_ERRORS: list[tuple[str, Any]] = [
+    ("broadcast_in_dim/negative_shape", lambda L, ns: L.broadcast_in_dim(_X, (-1, 3), (1,))),
+    ("broadcast_in_dim/dims_count", lambda L, ns: L.broadcast_in_dim(_X, (2, 3), (0, 1))),
+    ("broadcast_in_dim/dims_not_increasing",
+     lambda L, ns: L.broadcast_in_dim(_M, (2, 3, 4), (1, 0))),
+    ("reshape/negative_size", lambda L, ns: L.reshape(_M, (-2, -3))),
+    ("slice/negative_stride", lambda L, ns: L.slice(_X, (0,), (3,), (-1,))),
+    ("concatenate/operands_array", lambda L, ns: L.concatenate(_X, 0)),
+    ("iota/bool", lambda L, ns: L.iota(np.bool_, 3)),
+    ("iota/size_float", lambda L, ns: L.iota(np.int32, 3.0)),
+    ("iota/size_negative", lambda L, ns: L.iota(np.int32, -1)),
+    ("broadcasted_iota/dimension_out_of_range",
+     lambda L, ns: L.broadcasted_iota(np.int32, (2, 3), 2)),
+    ("transpose/permutation_repeated", lambda L, ns: L.transpose(_M, (0, 0))),
+    ("rev/dimensions_repeated", lambda L, ns: L.rev(_M, (1, 1))),
+    ("squeeze/dimension_not_one", lambda L, ns: L.squeeze(_M, (0,))),
+    ("index_in_dim/out_of_bounds", lambda L, ns: L.index_in_dim(_M, 3, 1)),
+    ("index_in_dim/negative_out_of_bounds", lambda L, ns: L.index_in_dim(_M, -4, 1)),
+    ("expand_dims/out_of_range", lambda L, ns: L.expand_dims(_M, (4,))),
+]  # fmt: skip
+
+
 def _indexing_error_cases() -> Iterator[Case]:
+    for name, fn in STRUCTURAL_ERRORS:
+        case = script_case(f"paths.errors/{name}", _on_lax(fn), expect=AGREE)
+        yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}")
     for name, fn in INDEXING_ERRORS:
         case = script_case(f"paths.errors/{name}", _on_lax(fn), expect=AGREE)
         helpers = "".join(inspect.getsource(h) for h in (_gather, _scatter))

@@ -1,8 +1,9 @@
 """The ``jit`` call primitive: a nested jitted function as one equation.
 
 ``outs = jit[name=f, program={...}](args)`` means: evaluate the sub-program on
-the arguments. Its inputs must have exactly the sub-program's input types,
-weak types included (the caller's jit cache made the sub-program for them).
+the arguments. Its inputs must have the sub-program's input types; only their
+weak types may differ, as JAX's ``typematch`` allows (a tangent or cotangent
+given strong for a weakly typed primal), and the results have the program's.
 """
 
 from __future__ import annotations
@@ -18,9 +19,15 @@ from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
 jit_call_p = Primitive("jit", multiple_results=True)
 
 
+def _strip(avals: Any) -> list[ShapedArray]:
+    return [a.strip_weak() for a in avals]
+
+
 @jit_call_p.def_abstract_eval
 def _jit_call_abstract_eval(*avals: ShapedArray, program: Program, name: str) -> list[ShapedArray]:
-    if list(avals) != program.in_avals:
+    # as JAX's typematch, weak types may differ (a tangent or cotangent given
+    # strong for a weakly typed primal): the program's types stand
+    if _strip(avals) != _strip(program.in_avals):
         raise TypeError(
             f"jit({name}): called with ({avals_str(avals)}) but its program takes "
             f"({avals_str(program.in_avals)})"

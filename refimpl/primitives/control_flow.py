@@ -1169,7 +1169,8 @@ def _cond_abstract_eval(
     if index.shape != () or index.dtype != np.int32:
         raise TypeError(f"cond: the index must be an int32 scalar, got {index.str_short()}")
     for number, branch in enumerate(branches):
-        if branch.in_avals != list(operands):
+        # weak types may differ (as jit's call, JAX's typematch)
+        if [a.strip_weak() for a in branch.in_avals] != [a.strip_weak() for a in operands]:
             raise TypeError(
                 f"cond: branch {number} takes ({avals_str(branch.in_avals)}) but the operands "
                 f"are ({avals_str(operands)})"

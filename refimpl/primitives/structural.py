@@ -60,7 +60,7 @@ def _broadcast_in_dim_abstract_eval(
     shape = as_int_tuple("broadcast_in_dim", shape, "shape")
     dims = as_int_tuple("broadcast_in_dim", broadcast_dimensions, "broadcast_dimensions")
     if any(d < 0 for d in shape):
-        raise ValueError(f"broadcast_in_dim: negative dimension in shape {shape}")
+        raise TypeError(f"broadcast_in_dim: negative dimension in shape {shape}")  # as JAX
     if len(dims) != x.ndim:
         raise TypeError(
             f"broadcast_in_dim: broadcast_dimensions {dims} must have one entry per operand "
@@ -298,7 +298,10 @@ def _slice_abstract_eval(
                 f"0 <= start <= limit <= size for the operand of shape {x.shape}"
             )
         if step < 1:
-            raise ValueError(f"slice: strides must be positive, got {steps}")
+            # negative: JAX's TypeError; zero fails in JAX only by accident (a
+            # ZeroDivisionError computing the shape), a ValueError here
+            error = TypeError if step < 0 else ValueError
+            raise error(f"slice: strides must be positive, got {steps}")
     shape = tuple(_sliced_size(*dim) for dim in zip(starts, limits, steps, strict=True))
     return ShapedArray(shape, x.dtype, x.weak_type)
 
