@@ -27,7 +27,7 @@ from __future__ import annotations
 import abc
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -66,6 +66,14 @@ class Array(metaclass=abc.ABCMeta):
     weak_type = property(lambda self: self.aval.weak_type)
     ndim = property(lambda self: self.aval.ndim)
     size = property(lambda self: self.aval.size)
+
+    if TYPE_CHECKING:
+        # every backend's array type has a device; indexing is installed from
+        # ArrayOps below: mypy sees neither
+        @property
+        def device(self) -> Any: ...
+
+        def __getitem__(self, index: Any) -> Any: ...
 
     def devices(self) -> set[Any]:
         return {self.device}
@@ -140,6 +148,7 @@ for _name, _member in vars(ArrayOps).items():
     if _name in ("__slots__", "__module__", "__doc__", "__hash__", "__qualname__"):
         continue
     if isinstance(_member, property):
+        assert _member.fget is not None  # every ArrayOps property has a getter
         setattr(Array, _name, property(_checks_deletion(_member.fget)))
     elif callable(_member):
         setattr(Array, _name, _checks_deletion(_member))
@@ -154,7 +163,16 @@ _PROTOCOL = {
 
 
 # Members that ``object`` gives every type, which the protocol must replace.
-_REPLACED = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__repr__")
+_REPLACED: tuple[str, ...] = (
+    "__eq__",
+    "__ne__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__hash__",
+    "__repr__",
+)
 _REPLACED += ("__str__", "__format__")
 
 
@@ -179,7 +197,7 @@ def placement_rule(
     args: Sequence[Any],
     labels: Sequence[str] | None,
     where: str,
-    array_type: type,
+    array_type: type[Any],
     default_device: Callable[[], Any],
 ) -> tuple[Any, bool]:
     """Where a computation on ``args`` runs: (device, committed). The one rule
