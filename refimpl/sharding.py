@@ -45,6 +45,8 @@ __all__ = [
     "get_abstract_mesh",
     "get_mesh",
     "make_mesh",
+    "make_single_device_sharding",
+    "reshard",
     "set_mesh",
     "use_mesh",
 ]
@@ -617,6 +619,21 @@ def _names(entry: Any) -> tuple[str, ...]:
     if isinstance(entry, (tuple, list)):
         return tuple(n for n in entry if n is not None)
     return (entry,)
+
+
+def make_single_device_sharding(device: Any) -> SingleDeviceSharding:
+    """``jax.sharding.make_single_device_sharding``: the whole array on ``device``."""
+    return SingleDeviceSharding(device)
+
+
+# Functions of this namespace implemented above this layer, registered there
+# (``refimpl.transforms.sharded`` registers "reshard").
+_implementations: dict[str, Any] = {}
+
+
+def reshard(xs: Any, out_shardings: Any) -> Any:
+    """``jax.sharding.reshard``: ``refimpl.reshard`` (see there)."""
+    return _implementations["reshard"](xs, out_shardings)
 
 
 def abstract_sharding(ndim: int) -> NamedSharding:

@@ -158,6 +158,8 @@ def test_make_mesh_set_mesh_and_partition_spec_shardings():
             ri.lax.with_sharding_constraint(np.ones(4), rs.NamedSharding(m, rs.P("a")))
         y = ri.reshard(np.ones(4), rs.NamedSharding(m, rs.P("a")))
         assert y.sharding.spec == rs.P("a")
+        y = rs.reshard(np.ones(4), rs.NamedSharding(m, rs.P("b")))  # jax.sharding.reshard
+        assert y.sharding.spec == rs.P("b")
     finally:
         ri.config.update("ref_num_devices", 1)
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import backends, tracing, tree_util
+from refimpl import sharding as _sharding_module
 from refimpl.array import Array
 from refimpl.config import config
 from refimpl.core import ShapedArray
@@ -626,6 +627,9 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
         check_against(sharding, aval.shape, "reshard")
         out.append(leaf if isinstance(leaf, tracing.Tracer) else put_sharded(leaf, sharding))
     return tree.unflatten(out)
+
+
+_sharding_module._implementations["reshard"] = reshard
 
 
 def make_array_from_callback(
