@@ -70,8 +70,7 @@ class Array(metaclass=abc.ABCMeta):
     if TYPE_CHECKING:
         # every backend's array type has a device; indexing is installed from
         # ArrayOps below: mypy sees neither
-        @property
-        def device(self) -> Any: ...
+        device: Any
 
         def __getitem__(self, index: Any) -> Any: ...
 
