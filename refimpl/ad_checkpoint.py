@@ -31,7 +31,7 @@ from typing import Any
 
 from refimpl import tracing, tree_util
 from refimpl.config import config
-from refimpl.core import Eqn, Program, ShapedArray, avals_str
+from refimpl.core import Atom, Eqn, Program, ShapedArray, avals_str
 from refimpl.interpreter import eval_program
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.call import jit_call_p
@@ -252,7 +252,7 @@ def remat_plan(program: Program, nonzero: Sequence[bool], policy: Callable | Non
         consts=known.consts,
     )
     recompute, rec_used = dce_program(recompute)
-    saved = [v for v, u in zip(saveable, rec_used[n_in:], strict=True) if u]
+    saved: list[Atom] = [v for v, u in zip(saveable, rec_used[n_in:], strict=True) if u]
     fwd = Program(
         in_vars=list(known.in_vars),
         eqns=known.eqns,
@@ -474,6 +474,7 @@ def checkpoint(
             key, hit = None, None
         refs: tuple = ()
         written: tuple = ()
+        captured: list[tracing.Tracer]
         if hit is not None:
             program, captured, out_tree = hit[0], [], hit[1]
         else:

@@ -92,7 +92,7 @@ class JVPTrace(Trace):
             for a in args
         ):
             # No operand carries a tangent: the result is a constant of this trace.
-            primals = [
+            primals: Sequence[Any] = [
                 a.primal if isinstance(a, JVPTracer) and a._trace is self else a for a in args
             ]
             outs = primitive.bind(*primals, **params)
@@ -331,7 +331,7 @@ def backward_pass(
         for atom, ct in zip(eqn.inputs, cts_in, strict=True):
             add_ct(atom, ct)
 
-    result = []
+    result: list[Any] = []
     for var, lin in zip(program.in_vars, linear, strict=True):
         if not lin:
             result.append(None)
