@@ -452,7 +452,75 @@ REDUCTION_ERRORS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
+_LHS = np.ones((1, 2, 5), np.float32)  # N C W
+_RHS = np.ones((3, 2, 2), np.float32)  # O I W
+
+
+def _conv(L: Any, lhs: Any = _LHS, rhs: Any = _RHS, **kw: Any) -> Any:
+    kw.setdefault("window_strides", (1,))
+    kw.setdefault("padding", "VALID")
+    return L.conv_general_dilated(lhs, rhs, **kw)
+
+
+LINALG_ROWS: list[tuple[str, Any]] = [
+    ("dot_general_bool", lambda L, ns: L.dot_general(_F > 0, (_F > 0).T, (((1,), (0,)), ((), ())))),
+    ("dot_precision_pair",
+     lambda L, ns: L.dot(_F, _F.T, precision=(L.Precision.HIGHEST, L.Precision.DEFAULT))),
+    ("dot_precision_string", lambda L, ns: L.dot(_F, _F.T, precision="highest")),
+    ("dot_mixed_int8_float32", lambda L, ns: L.dot(_F.astype(np.int8), _F.T)),
+    ("conv_same_lower", lambda L, ns: _conv(L, padding="SAME_LOWER")),
+    ("conv_layout_strings",
+     lambda L, ns: _conv(L, np.ones((1, 5, 2), np.float32), np.ones((2, 2, 3), np.float32),
+                         dimension_numbers=("NWC", "WIO", "NWC"))),
+    ("conv_preferred_f32_from_int8",
+     lambda L, ns: _conv(L, _LHS.astype(np.int8), _RHS.astype(np.int8),
+                         preferred_element_type=np.float32)),
+    ("dot_general_grad_lhs_only",
+     lambda L, ns: _grad_api(ns).grad(lambda a: L.dot(a, _F.T).sum())(_F)),
+    ("conv_grad_rhs_only",
+     lambda L, ns: _grad_api(ns).grad(lambda k: (_conv(L, rhs=k) ** 2).sum())(_RHS)),
+]  # fmt: skip
+
+# Left out, differing from JAX: conv with lhs and rhs of different ranks (JAX: TypeError;
+# refimpl: ValueError) or of rank 1 (JAX: IndexError), an unknown padding string (JAX:
+# RuntimeError; refimpl: ValueError), a float feature_group_count and an unknown
+# precision name (JAX accepts both).
+LINALG_ERRORS: list[tuple[str, Any]] = [
+    ("dot_general/dtypes_differ",
+     lambda L, ns: L.dot_general(_F, _F.T.astype(np.int32), (((1,), (0,)), ((), ())))),
+    ("dot/preferred_narrower_int",
+     lambda L, ns: L.dot(_F.astype(np.int32), _F.T.astype(np.int32),
+                         preferred_element_type=np.int8)),
+    ("dot/preferred_not_a_dtype", lambda L, ns: L.dot(_F, _F.T, preferred_element_type="abc")),
+    ("conv/dtypes_differ", lambda L, ns: _conv(L, rhs=_RHS.astype(np.float16))),
+    ("conv/padding_pairs_count", lambda L, ns: _conv(L, padding=[(0, 0), (1, 1)])),
+    ("conv/padding_removes_all", lambda L, ns: _conv(L, padding=[(-4, -3)])),
+    ("conv/kernel_empty", lambda L, ns: _conv(L, rhs=np.ones((3, 2, 0), np.float32))),
+    ("conv/feature_groups_zero", lambda L, ns: _conv(L, feature_group_count=0)),
+    ("conv/both_group_counts",
+     lambda L, ns: _conv(L, np.ones((2, 2, 5), np.float32), np.ones((2, 1, 2), np.float32),
+                         feature_group_count=2, batch_group_count=2)),
+    ("conv/out_features_not_multiple",
+     lambda L, ns: _conv(L, np.ones((1, 4, 5), np.float32), np.ones((3, 2, 2), np.float32),
+                         feature_group_count=2)),
+    ("conv/batch_not_multiple",
+     lambda L, ns: _conv(L, np.ones((3, 2, 5), np.float32), np.ones((2, 2, 2), np.float32),
+                         batch_group_count=2)),
+    ("conv/layout_wrong_length",
+     lambda L, ns: _conv(L, dimension_numbers=("NCWH", "OIW", "NCW"))),
+    ("conv/dimension_numbers_bad", lambda L, ns: _conv(L, dimension_numbers=5)),
+    ("conv/string_padding_with_lhs_dilation",
+     lambda L, ns: _conv(L, padding="SAME", lhs_dilation=(2,))),
+]  # fmt: skip
+
+
 def _indexing_error_cases() -> Iterator[Case]:
+    for name, fn in LINALG_ROWS:
+        case = script_case(f"paths.linalg/{name}", _on_lax(fn), expect=AGREE)
+        yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}")
+    for name, fn in LINALG_ERRORS:
+        case = script_case(f"paths.errors/{name}", _on_lax(fn), expect=AGREE)
+        yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}")
     for name, fn in REDUCTION_ROWS:
         case = script_case(f"paths.reductions/{name}", _on_lax(fn), expect=AGREE)
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}")
