@@ -145,9 +145,7 @@ def _from_sequence(fn_name: str, seq: list | tuple, dtype: np.dtype | None) -> A
         else:
             dtype = dtypes.weak_default_dtype("f")
     if any(is_traced(leaf) for leaf in leaves):
-        from refimpl.numpy._shape import stack  # stacking needs the shape functions
-
-        return _stack_nested(seq, dtype, stack)
+        return _stack_nested(seq, dtype)
     values = [tracing.concrete_value(leaf, av) for leaf, av in zip(leaves, avals, strict=True)]
     try:
         nested = np.array(_rebuild(seq, iter(values)), dtype=dtype)
@@ -163,10 +161,23 @@ def _rebuild(seq: Any, values: Any) -> Any:
     return next(values)
 
 
-def _stack_nested(seq: Any, dtype: np.dtype, stack: Any) -> Array:
+def _stack_nested(seq: Any, dtype: np.dtype) -> Array:
     if isinstance(seq, (list, tuple)):
-        return stack([_stack_nested(item, dtype, stack) for item in seq])
+        return _stack([_stack_nested(item, dtype) for item in seq])
     return asarray(seq, dtype=dtype)
+
+
+def _stack(items: list[Any]) -> Array:
+    """``numpy.stack(items)`` (axis 0, the errors its own) for arrays of one
+    dtype: _shape.stack, which imports this module, less its promotion."""
+    if not items:
+        raise ValueError("stack: need at least one array to concatenate")
+    shapes = {aval_of(x, "stack", i).shape for i, x in enumerate(items)}
+    if len(shapes) > 1:
+        listed = ", ".join(str(aval_of(x, "stack", 0).shape) for x in items)
+        raise ValueError(f"stack: all input arrays must have the same shape, got {listed}")
+    expanded = [lax.expand_dims(x, (0,)) for x in items]
+    return as_array(expanded[0]) if len(expanded) == 1 else lax.concatenate(expanded, 0)
 
 
 def asarray(a: ArrayLike, dtype: DTypeLike = None, order: str | None = None, *, copy=None) -> Array:
@@ -247,9 +258,22 @@ def _filled(
             fill_value = lax.convert_element_type(fill_value, dtype, weak_type=weak)
     if fill_aval.shape == shape:
         return as_array(fill_value)
-    from refimpl.numpy._shape import broadcast_to  # _shape imports this module
-
     return broadcast_to(fill_value, shape)
+
+
+# numpy.broadcast_to (exported by _shape): here because _filled needs it and
+# _shape imports this module
+def broadcast_to(array: ArrayLike, shape: Any) -> Array:
+    """``array`` broadcast to ``shape`` by NumPy's rules (no rank reduction)."""
+    aval = aval_of(array, "broadcast_to", 0)
+    shape = canonical_shape("broadcast_to", shape)
+    lead = len(shape) - aval.ndim
+    fits = lead >= 0 and all(d in (1, s) for d, s in zip(aval.shape, shape[lead:], strict=True))
+    if not fits:
+        raise ValueError(
+            f"broadcast_to: cannot broadcast an array of shape {aval.shape} to shape {shape}"
+        )
+    return as_array(array) if aval.shape == shape else broadcast_to_shape(array, aval.shape, shape)
 
 
 def full(shape: Shape, fill_value: ArrayLike, dtype: DTypeLike = None) -> Array:

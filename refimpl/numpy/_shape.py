@@ -19,11 +19,10 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, lax, tracing
-from refimpl.numpy._creation import asarray, canonical_dtype, canonical_shape
+from refimpl.numpy._creation import asarray, broadcast_to, canonical_dtype
 from refimpl.numpy._promote import (
     as_array,
     aval_of,
-    broadcast_to_shape,
     convert_all,
     is_traced,
     result_type,
@@ -195,19 +194,6 @@ def flip(m: ArrayLike, axis: Any = None) -> Array:
     ndim = aval_of(m, "flip", 0).ndim
     axes = tuple(range(ndim)) if axis is None else normalize_axes("flip", axis, ndim)
     return lax.rev(m, axes) if axes else as_array(m)
-
-
-def broadcast_to(array: ArrayLike, shape: Any) -> Array:
-    """``array`` broadcast to ``shape`` by NumPy's rules (no rank reduction)."""
-    aval = aval_of(array, "broadcast_to", 0)
-    shape = canonical_shape("broadcast_to", shape)
-    lead = len(shape) - aval.ndim
-    fits = lead >= 0 and all(d in (1, s) for d, s in zip(aval.shape, shape[lead:], strict=True))
-    if not fits:
-        raise ValueError(
-            f"broadcast_to: cannot broadcast an array of shape {aval.shape} to shape {shape}"
-        )
-    return as_array(array) if aval.shape == shape else broadcast_to_shape(array, aval.shape, shape)
 
 
 # --- joining and splitting ----------------------------------------------------------------
