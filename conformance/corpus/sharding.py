@@ -268,6 +268,52 @@ def cases() -> Iterator[Case]:
         lambda: [2 * X44, _oracle_layout((4, 4), "1d", ("x",))],
     )
 
+    def sm_pmean_under_vmap(api: Any, L: Any) -> Any:
+        m = _mesh(api, "1d")
+        f = _sm(api, lambda b: L.pmean(b.sum(), "x"), m, _p(api, "x"), _p(api))
+        return api.device_put(api.vmap(f)(X44), _ns(api, m))
+
+    yield _case(
+        "shard_map/pmean_under_vmap",
+        sm_pmean_under_vmap,
+        lambda: [X44.sum(1) / 4, _oracle_layout((4,), "1d", ())],
+    )
+
+    def jit_tree(api: Any, L: Any) -> Any:
+        m = _mesh(api, "2d")
+        f = api.jit(
+            lambda p, x: {"y": p["w"] @ x, "n": (x * x).sum()},
+            in_shardings=({"w": _ns(api, m, "a")}, _ns(api, m)),
+            out_shardings={"y": _ns(api, m, "b"), "n": _ns(api, m)},
+        )
+        return f({"w": X44}, X44[0])
+
+    yield _case(
+        "jit/tree_prefixes",
+        jit_tree,
+        lambda: [
+            (X44[0] ** 2).sum(),
+            X44 @ X44[0],
+            _oracle_layout((), "2d", ()),
+            _oracle_layout((4,), "2d", ("b",)),
+        ],
+    )
+
+    def from_single_device_arrays(api: Any, L: Any) -> Any:
+        m = _mesh(api, "2d")
+        sharding = _ns(api, m, None, "b")
+        parts = [
+            api.device_put(X44[index], device)
+            for device, index in sharding.devices_indices_map((4, 4)).items()
+        ]
+        return api.make_array_from_single_device_arrays((4, 4), sharding, parts)
+
+    yield _case(
+        "make_array_from_single_device_arrays",
+        from_single_device_arrays,
+        lambda: [X44, _oracle_layout((4, 4), "2d", (None, "b"))],
+    )
+
     # JAX's checks
     def indivisible(api: Any, L: Any) -> Any:
         return api.device_put(np.ones((3, 4), np.float32), _ns(api, _mesh(api, "2d"), "a"))
