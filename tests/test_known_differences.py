@@ -205,6 +205,14 @@ def _claim_acosh_jvp_other_root():
         jax.config.update("jax_enable_x64", False)
 
 
+def _claim_vjp_jit_strong_cotangent():
+    f = jax.jit(lambda x: jnp.sin(x) * 2.0)
+    (ct,) = jax.vjp(f, 1.0)[1](np.float32(1))
+    assert not jax.typeof(ct).weak_type  # the cotangent's type, not the primal's
+    (ct,) = jax.vjp(f, 1.0)[1](1.0)
+    assert jax.typeof(ct).weak_type
+
+
 JAX_CLAIMS = {
     "errors.shapes/np-add-not-broadcastable": _claim_broadcast_error,
     "errors.shapes/reshape-bad-size": _claim_reshape_checked_late,
@@ -223,6 +231,7 @@ JAX_CLAIMS = {
     "donation/unusable-partial-two-donated-one-output": _claim_unusable_partial,
     "donation/unusable-dtype-mismatch": _claim_unusable_dtype,
     "np.complex-derivatives/arccosh": _claim_acosh_jvp_other_root,
+    "ad/weak_primal_strong_tangent/vjp_jit_strong_ct": _claim_vjp_jit_strong_cotangent,
 }
 
 
