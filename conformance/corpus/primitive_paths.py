@@ -514,7 +514,45 @@ LINALG_ERRORS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
+_Z = (np.arange(8, dtype=np.float32) - 3).astype(np.complex64).reshape(2, 4)
+
+MISC_ROWS: list[tuple[str, Any]] = [
+    ("barrier_grad",
+     lambda L, ns: _grad_api(ns).grad(
+         lambda x: (L.optimization_barrier((x, x * 2.0))[1] ** 2).sum())(_V)),
+    ("barrier_jvp_one_stopped",
+     lambda L, ns: _grad_api(ns).jvp(
+         lambda x: L.optimization_barrier((L.stop_gradient(x), x * 3.0)), (_V,), (_V,))),
+    ("fft_jvp_stopped",
+     lambda L, ns: _grad_api(ns).jvp(
+         lambda z: L.fft(L.stop_gradient(z), "FFT", (4,)) + z, (_Z,), (_Z,))),
+    ("fft_no_axes", lambda L, ns: L.fft(_Z, "FFT", ())),
+    ("irfft_grad",
+     lambda L, ns: _grad_api(ns).grad(
+         lambda z: L.fft(L.fft(z, "RFFT", (4,)), "IRFFT", (4,)).sum())(_F[:, :2].repeat(2, 1))),
+    ("top_k_axis0", lambda L, ns: L.top_k(_F, 1, axis=0)),
+    ("top_k_jvp_stopped",
+     lambda L, ns: _grad_api(ns).jvp(lambda x: L.top_k(L.stop_gradient(x), 2)[0] + x[:, :2],
+                                     (_F,), (_F,))),
+]  # fmt: skip
+
+# Left out, differing from JAX: lax.fft's argument checks (JAX: ValueError, or an
+# MLIRError for IRFFT lengths; refimpl: TypeError, pinned by tests/test_numpy_fft.py for
+# an unknown type), fft of a real operand (JAX converts it), top_k of a scalar (JAX:
+# ValueError; refimpl: TypeError).
+MISC_ERRORS: list[tuple[str, Any]] = [
+    ("top_k/k_float", lambda L, ns: L.top_k(_F, 1.5)),
+    ("top_k/k_too_big", lambda L, ns: L.top_k(_F, 4)),
+]  # fmt: skip
+
+
 def _indexing_error_cases() -> Iterator[Case]:
+    for name, fn in MISC_ROWS:
+        case = script_case(f"paths.misc/{name}", _on_lax(fn), expect=AGREE)
+        yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}")
+    for name, fn in MISC_ERRORS:
+        case = script_case(f"paths.errors/{name}", _on_lax(fn), expect=AGREE)
+        yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}")
     for name, fn in LINALG_ROWS:
         case = script_case(f"paths.linalg/{name}", _on_lax(fn), expect=AGREE)
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}")
