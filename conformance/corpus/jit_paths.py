@@ -131,6 +131,19 @@ def _float0_donated(ns: Any) -> Any:
     return out, ns.is_deleted(x)
 
 
+def _float0_with_struct(ns: Any) -> Any:
+    """A ShapeDtypeStruct next to a float0 argument: still no value to run on."""
+    api = ns.api
+    zero = np.zeros((2,), api.dtypes.float0)
+    return ns.capture(ns.jit(lambda x, t: x), api.ShapeDtypeStruct((3,), np.float32), zero)
+
+
+def _lower_compile(ns: Any) -> Any:
+    f = ns.jit(lambda x, y: x * 2 + y)
+    compiled = f.lower(ns.asarray(X), 1.0).compile()
+    return compiled(ns.asarray(X), 1.0), compiled(ns.asarray(X + 1), 2.0)
+
+
 def _structs(ns: Any) -> Any:
     api = ns.api
     s = ns.eval_shape(lambda x: x * 2, ns.asarray(X))
@@ -303,6 +316,8 @@ def cases() -> Iterator[Case]:
     yield _case("float0/direct", _float0_direct)
     yield _case("float0/under_vmap", _float0_under_vmap)
     yield _case("float0/donated", _float0_donated)
+    yield _case("float0/struct_argument", _float0_with_struct)
+    yield _case("lower_compile", _lower_compile)
     yield _case("struct/props", _structs)
     yield _case("struct/as_value", _struct_as_value)
     yield _case("method", _method)
