@@ -844,7 +844,8 @@ def _custom_lin_transpose(
         with _ref_module().refuse_outer(
             f"custom_vjp: the bwd rule of {_name(rules.owner.fun)} writes a Ref its fwd "
             "saved, while transposed inside a jit or loop (grad of jit(f)); apply jit to "
-            "the gradient instead (jit(grad(f)))"
+            "the gradient instead (jit(grad(f)))",
+            depth=tracing.current_builder().level,
         ):
             leaves = rules.bwd(res, res_tree, cts)
     else:

@@ -803,8 +803,8 @@ def current_body_threads_refs() -> bool:
     threads such refs (:func:`late_inputs`). A closed program traced for
     reuse (a transposed program) threads none."""
     builder = tracing.current_builder()
-    if builder is None or builder is not tracing._stack.traces[-1]:
-        return builder is None
+    if builder is None:
+        return True
     return any(isinstance(s, _LateScope) and s.depth == builder.level for s in _scopes.stack)
 
 

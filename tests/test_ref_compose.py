@@ -686,3 +686,23 @@ def test_custom_vjp_bwd_writing_a_saved_ref_inside_a_transposed_jit_is_refused()
     with pytest.raises(NotImplementedError, match="writes a Ref its fwd saved"):
         ri.grad(lambda x: ri.jit(f)(x, r).sum())(X)
     assert float(r[...]) == 2.0
+
+
+def _reading_vjp(ns):
+    @ns.custom_vjp
+    def f(x, ref):
+        return x * ref[...]
+
+    f.defvjp(lambda x, ref: (x * ref[...], (ref, ref[...])), lambda res, g: (g * res[1], None))
+    return f
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_custom_vjp_ref_argument_under_vmap_of_grad(backend, jit):
+    # the transposition runs under a vmap (inside a jit): bwd reads the saved Ref
+    def program(ns):
+        f, r = _reading_vjp(ns), ns.new_ref(np.float32(2.0))
+        g = ns.vmap(ns.grad(lambda x: f(x, r)))
+        return (ns.jit(g) if jit else g)(X), r[...]
+
+    _both(program)
