@@ -12,9 +12,24 @@ public API that takes one of them, with an oracle independent of the rule:
   over a masked dim (control_flow.py). NumPy oracles on the unpadded values;
   refimpl only (JAX has no ``mask``).
 * ``paths.control/*``: ``lax.cond``/``switch``/``fori_loop`` argument forms
-  (``operand=``, a number or int8 predicate/index, one branch, bounds of
-  mixed weak types) and ``paths.errors/*`` their argument checks; ``AGREE``:
-  judged by JAX (live or recorded), errors by their built-in class.
+  (``operand=``, a number or int8 predicate/index, one branch, a traced
+  bound of another dtype than the weak one);
+* ``paths.ad/*``: the indexing primitives differentiated in one operand
+  only (``stop_gradient``, ``grad`` in one argument);
+* ``paths.reductions/*``, ``paths.linalg/*``, ``paths.windowed/*``,
+  ``paths.solve/*``, ``paths.misc/*``: rule branches of reductions (complex
+  max/min/sort, jvps of stopped operands), dot/conv (bool, mixed precision,
+  layouts, SAME_LOWER), reduce_window (f16, bool, the general primitive's
+  jvp), custom_linear_solve (grad, vmap, has_aux), optimization_barrier,
+  fft and top_k;
+* ``paths.errors/*``: argument checks of the public functions (control
+  flow, gather/scatter dimension numbers, structural ops, reductions,
+  dot/conv, reduce_window, custom_linear_solve, fft/top_k) every
+  implementation rejects with JAX's built-in class. Checks where refimpl
+  raises another class than JAX are left out, each listed where it would be.
+
+Every ``paths.*`` case is ``AGREE``: judged by JAX (live or recorded). Its
+recorded source includes the row's own text, so a changed row is re-recorded.
 """
 
 from __future__ import annotations
@@ -642,7 +657,7 @@ SOLVE_ERRORS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
-def _indexing_error_cases() -> Iterator[Case]:
+def _rule_cases() -> Iterator[Case]:
     for name, fn in SOLVE_ROWS:
         case = script_case(f"paths.solve/{name}", _on_lax(fn), expect=AGREE)
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}")
@@ -747,7 +762,7 @@ def _ad_cases() -> Iterator[Case]:
 
 def cases() -> Iterator[Case]:
     yield from _ad_cases()
-    yield from _indexing_error_cases()
+    yield from _rule_cases()
     yield from _control_cases()
     for m in _scatter_rows():
         for sizes in m.sizes:
