@@ -13,6 +13,7 @@ SPEC "Masking" / docs/semantics.md (a check removed or loosened fails).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -69,6 +70,37 @@ def _sizes_of_two_names(ns: Any) -> Any:
     return np.asarray(ns.to_numpy(out))[:3, :2]
 
 
+def _strided_sum(ns: Any) -> Any:
+    """A strided slice's logical size ``(n + 1)//2`` computed at run time (the
+    sum masks the padding past it), for odd and even n."""
+    masked = ns.mask(lambda x: x[::2].sum(), ["(n,)"], "()")
+    return [np.asarray(ns.to_numpy(masked([ns.asarray(V)], {"n": n}))) for n in (5, 4, 0)]
+
+
+def _nested_jit(ns: Any) -> Any:
+    """A jit inside the masked function is masked like the caller (inlined)."""
+    inner = ns.jit(lambda y: ns.np_.cumsum(y * 2))
+    masked = ns.mask(lambda x: (inner(x), inner(x).sum()), ["(n,)"], ("(n,)", "()"))
+    out = masked([ns.asarray(V)], {"n": 6})
+    return [np.asarray(ns.to_numpy(out[0]))[:6], np.asarray(ns.to_numpy(out[1]))]
+
+
+def _masking_module(ns: Any) -> Any:
+    return importlib.import_module(f"{ns.api.__name__}.transforms.masking.transform")
+
+
+def _logical_size(ns: Any) -> Any:
+    """``logical_size("n")`` inside the masked function (the masked mean), and
+    its two errors: unknown name (KeyError), outside any masked trace
+    (RuntimeError); the masked function's repr."""
+    module = _masking_module(ns)
+    masked = ns.mask(lambda x: x.sum() / module.logical_size("n"), ["(n,)"], "()")
+    mean = np.asarray(ns.to_numpy(masked([ns.asarray(V)], {"n": 7})))
+    unknown = ns.mask(lambda x: x * module.logical_size("m"), ["(n,)"], "(n,)")
+    return [mean, ns.capture(unknown, [ns.asarray(V)], {"n": 2}),
+            ns.capture(module.logical_size, "n"), repr(masked).startswith("<masked")]  # fmt: skip
+
+
 # --- the checks -----------------------------------------------------------------------------
 
 
@@ -117,6 +149,11 @@ ERRORS: list[tuple[str, Callable[[Any], Any], type, str]] = [
     ("constant_for_masked_output", _err(lambda ns: lambda x: ns.np_.ones(9, np.float32),
                                         ["(n,)"], "(n,)", [V], {"n": 2}), TypeError,
      r"logical shape \(9,\)"),
+    ("strided_output_spec", _err(lambda ns: lambda x: x[::2], ["(n,)"], "(n,)", [V],
+                                 {"n": 5}), TypeError, r"logical shape \(\(n \+ 1\)//2,\)"),
+    ("no_masking_rule", _err(lambda ns: lambda x: ns.lax_.while_loop(
+        lambda c: c[0] < 3.0, lambda c: c + 1.0, x), ["(n,)"], "(n,)", [V], {"n": 2}),
+     NotImplementedError, "'while' has no masking rule"),
     ("different_sizes_combined", _err(lambda ns: lambda x, y: x + y, ["(n,)", "(m,)"], "(n,)",
                                       [V, V], {"n": 2, "m": 3}), TypeError,
      "different logical sizes"),
@@ -151,6 +188,13 @@ def cases() -> Iterator[Case]:
                 Oracle(lambda: [V[:4] * 3 + V[:4] * 2, np.float32(V[:5].max())]))  # fmt: skip
     yield _case("spec/two_sizes", _sizes_of_two_names,
                 Oracle(lambda: V[:3, None] * V[4:6][None, :]))  # fmt: skip
+    yield _case("strided_sum", _strided_sum,
+                Oracle(lambda: [V[:5:2].sum(), V[:4:2].sum(), np.float32(0)]))  # fmt: skip
+    yield _case("nested_jit", _nested_jit,
+                Oracle(lambda: [np.cumsum(V[:6] * 2), np.cumsum(V[:6] * 2).sum()]))  # fmt: skip
+    yield _case("logical_size", _logical_size,
+                Oracle(lambda: [V[:7].sum() / np.float32(7), Raises(KeyError, "no size named 'm'"),
+                                Raises(RuntimeError, "only available while"), True]))  # fmt: skip
     for name, script, exc, key in ERRORS:
         yield _case(f"errors/{name}", script, Raises(exc, key))
     for name, spec, key in SPEC_ERRORS:
