@@ -201,7 +201,8 @@ def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[
 
     @functools.wraps(fun)
     def named(*args: Any, **kwargs: Any) -> Any:
-        with named_scope(name or getattr(fun, "__name__", "named_call")):
+        # `name or ...` reads as str | Any | None to mypy; this is the same test
+        with named_scope(name if name else getattr(fun, "__name__", "named_call")):
             return fun(*args, **kwargs)
 
     return named

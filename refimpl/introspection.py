@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from refimpl import dtypes, tracing
-from refimpl.core import ShapedArray
+from refimpl.core import AbstractRef, ShapedArray
 from refimpl.ref import Ref
 from refimpl.transforms.jit import Jitted
 
@@ -84,7 +84,7 @@ def make_jaxpr(
     return traced
 
 
-def typeof(x: Any) -> ShapedArray:
+def typeof(x: Any) -> ShapedArray | AbstractRef:
     """The abstract value of ``x`` (shape, dtype, weak type), as ``jax.typeof``.
 
     A Python scalar is weakly typed (``~f32[]``); a tracer gives its aval

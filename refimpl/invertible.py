@@ -316,6 +316,7 @@ def _batch_rule(prim: Primitive) -> Callable:
 def _jvp_rule(primals: list, tangents: list, *, program: Program, **_: Any):
     # Forward mode keeps nothing either way: the JVP of the Program.
 
+    assert jit_call_p.jvp_rule is not None  # primitives.call defines it with jit_call_p
     return jit_call_p.jvp_rule(primals, tangents, program=program, name="invertible")
 
 
@@ -394,6 +395,7 @@ custom_ivjp_call_p.def_jvp(_jvp_rule)
 
 
 def _custom_ivjp_linearize(primals: list, tangents: list, *, program: Program, **_: Any):
+    assert jit_call_p.linearize_rule is not None  # primitives.call defines it with jit_call_p
     return jit_call_p.linearize_rule(primals, tangents, program=program, name="custom_ivjp")
 
 
@@ -416,6 +418,7 @@ def _call_ivjp(eqn: Eqn, in_values: list, out_values: list, out_cts: list) -> tu
     user_ins = tree_util.tree_unflatten(
         in_tree, [None if x is None else ad.user_value(x) for x in in_values]
     )
+    assert owner.ivjp is not None  # custom_ivjp.__call__ binds only once defivjp gave it
     result = owner.ivjp(
         user_ins,
         tree_util.tree_unflatten(out_tree, [ad.user_value(o) for o in out_values]),

@@ -52,11 +52,12 @@ function (and Ref arguments); ``linear_transpose``, ``invertible``,
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -603,7 +604,7 @@ def check_jit_refs(leaves: Sequence[Any], paths: Sequence[str], fun: Any, name: 
             )
 
 
-def closes_over_any(fun: Any, ids: set[int]) -> bool:
+def closes_over_any(fun: Any, ids: builtins.set[int]) -> bool:
     """Whether ``fun``'s closure holds one of the refs whose ids are ``ids``
     (cells holding a ref, or a list, tuple or dict with one among its leaves)."""
     fun = getattr(fun, "__wrapped__", fun)
@@ -927,4 +928,6 @@ def _no_numpy(ref: Ref) -> np.ndarray:
     )
 
 
-tracing.register_array_type(Ref, _aval_handler, _no_numpy)
+# A Ref's aval is its AbstractRef (which has the shape, dtype and weak_type
+# get_aval's callers read); tracing types its handlers for arrays' ShapedArrays
+tracing.register_array_type(Ref, cast(Callable[[Any], ShapedArray], _aval_handler), _no_numpy)

@@ -168,7 +168,7 @@ def _kind_of(cls: type) -> _NodeKind | None:
 def register_pytree_node(
     nodetype: type,
     flatten_func: Callable[[Any], tuple[Iterable[Any], Hashable]],
-    unflatten_func: Callable[[Hashable, Sequence[Any]], Any],
+    unflatten_func: Callable[[Any, Sequence[Any]], Any],
     flatten_with_keys_func: Callable[[Any], tuple[Iterable[Any], Hashable]] | None = None,
 ) -> None:
     """Make ``nodetype`` a pytree node (JAX's convention).
@@ -226,7 +226,7 @@ def register_pytree_node(
 def register_pytree_with_keys(
     nodetype: type,
     flatten_with_keys: Callable[[Any], tuple[Iterable[Any], Hashable]],
-    unflatten_func: Callable[[Hashable, Sequence[Any]], Any],
+    unflatten_func: Callable[[Any, Sequence[Any]], Any],
     flatten_func: Callable[[Any], tuple[Iterable[Any], Hashable]] | None = None,
 ) -> None:
     """:func:`register_pytree_node` with the children's key paths:

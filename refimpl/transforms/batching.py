@@ -138,7 +138,8 @@ def batch_program(
             if all(d is None for d in in_dims) and not _uses_axis(eqn, frame.name):
                 outs = prim.bind(*args, **eqn.params)
                 outs = list(outs) if prim.multiple_results else [outs]
-                out_dims: list[int | None] = [None] * len(outs)
+                # a rule's out_dims is one int | None for a single result
+                out_dims: list[Any] = [None] * len(outs)
             else:
                 if prim.batch_rule is None:
                     raise NotImplementedError(
@@ -232,7 +233,8 @@ class BatchTrace(tracing.Trace):
         return x, None
 
     def process_primitive(self, primitive: Any, args: Any, params: dict[str, Any]) -> list[Any]:
-        vals, dims = [], []
+        vals: list[Any] = []
+        dims: list[int | None] = []
         for x in args:
             if isinstance(x, BatchTracer) and x._trace is self:
                 vals.append(x.val)
@@ -475,8 +477,8 @@ def _mapped_size(
                 f"that its rank should be at least {min_rank}, but is only {len(shape)} "
                 f"(its shape is {shape})"
             )
-        axes[i] = axis % len(shape)
-        sizes.append(shape[axes[i]])
+        axis = axes[i] = axis % len(shape)
+        sizes.append(shape[axis])
     found = {s for s in sizes if s is not None}
     if axis_size is not None:
         found.add(int(axis_size))
@@ -528,7 +530,8 @@ def _vmap_call(
         call_args, call_kwargs = tree_util.tree_unflatten(in_tree, call_leaves)
         out = fun(*call_args, **call_kwargs)
         out_path_leaves, out_tree = tree_util.flatten_with_path_strings(out)
-        outs, out_dims = [], []
+        outs: list[Any] = []
+        out_dims: list[int | None] = []
         ref_outs: dict[int, Any] = {}  # output index -> a mapped Ref argument returned
         for path, leaf in out_path_leaves:
             if type(leaf).__name__ == "Ref":

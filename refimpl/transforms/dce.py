@@ -54,6 +54,7 @@ def dce_program(
         if not any(used_outs) and not getattr(eqn.primitive, "effectful", False):
             continue
         rule = dce_rules.get(eqn.primitive)
+        new_eqn: Eqn | None
         if rule is None:
             new_eqn, used_ins = eqn, [True] * len(eqn.inputs)
         else:

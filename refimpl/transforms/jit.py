@@ -544,8 +544,8 @@ class Jitted:
 
     def _readable_path(self, path: str, args: tuple[Any, ...], static_nums: frozenset[int]) -> str:
         """'[0][1]['w']' (dyn args, position 1, key w) -> "x['w']" (the parameter's name)."""
-        part, _, rest = path[1:].partition("]")
-        rest = rest.lstrip("[").partition("]")
+        part, _, tail = path[1:].partition("]")
+        rest = tail.lstrip("[").partition("]")
         if part == "0":
             dyn_positions = [i for i in range(len(args)) if i not in static_nums]
             position = dyn_positions[int(rest[0])]
