@@ -26,7 +26,8 @@ miss there is a miss of the main job.
 
 Exit status: 0 when every selected mutation was caught, 1 when one was
 missed, 2 when the harness itself could not judge (a mutation's text is not
-found exactly once, the unmutated hint cases fail, the copy was not used).
+found exactly once -- reported as NOT PLANTED, the others still run -- the
+unmutated hint cases fail, the copy was not used).
 """
 
 from __future__ import annotations
@@ -175,8 +176,8 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         "vmap_negative_in_axis",
         "refimpl/transforms/batching.py",
-        "        axes[i] = axis % len(shape)\n",
-        "        axes[i] = abs(axis) % len(shape)\n",
+        "axis = axes[i] = axis % len(shape)\n",
+        "axis = axes[i] = abs(axis) % len(shape)\n",
         "vmap counts a negative in_axes from the front",
         ("vmap.axes_rules/", "vmap.axes/"),
     ),
@@ -483,10 +484,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for m in chosen:
             print(f"{m.name:36} {m.path:38} {m.stands_for}")
         return 0
+    # a text others have edited since is reported and skipped, the rest still run
     problems = check_mutations(chosen)
     if problems:
         print("plant_bugs: cannot plant:\n  " + "\n  ".join(problems), file=sys.stderr)
-        return 2
+    unplantable = {p.split(":")[0] for p in problems}
     if args.no_hints and not args.full:
         print("plant_bugs: --no-hints needs --full", file=sys.stderr)
         return 2
@@ -494,7 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tmp = tempfile.mkdtemp(prefix="plant_bugs_")
     try:
         make_copy(tmp)
-        hints = sorted({p for m in chosen for p in m.hints})
+        hints = sorted({p for m in chosen if m.name not in unplantable for p in m.hints})
         if not args.no_hints:
             base = run_main_job(tmp, hints, args.timeout, args.exclude)
             print(f"unmutated copy on the hint cases: exit {base.status} ({base.seconds:.0f}s)")
@@ -505,6 +507,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = [["mutation", "stands for", "result", "first failing case", "s"]]
         missed = 0
         for m in chosen:
+            if m.name in unplantable:
+                rows.append([m.name, m.stands_for[:60], "NOT PLANTED", "text not found", "0"])
+                continue
             original = apply(tmp, m)
             try:
                 runs = []
@@ -528,8 +533,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{m.name}: {result} {run.first_failure}", flush=True)
         print()
         print(table(rows))
-        print(f"\n{len(chosen) - missed} of {len(chosen)} caught")
-        return 1 if missed else 0
+        planted = len(chosen) - len(unplantable)
+        print(
+            f"\n{planted - missed} of {planted} planted caught"
+            + (f"; {len(unplantable)} not planted (text not found)" if unplantable else "")
+        )
+        return 1 if missed else 2 if unplantable else 0
     finally:
         if args.keep:
             print(f"copy kept in {tmp}")
