@@ -14,7 +14,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, special, structural
+from refimpl.primitives import ad_helpers, complex_parts, special, structural
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives.prng import bitcast_convert_type
 
@@ -76,17 +76,13 @@ def _complex_part(name: str, x: Any) -> tuple[Any, ShapedArray]:
 def real(x: Any) -> Any:
     """The real part of a complex array (a float array)."""
     _complex_part("real", x)
-    import refimpl.numpy as rnp
-
-    return rnp.real(x)
+    return complex_parts.real(x)
 
 
 def imag(x: Any) -> Any:
     """The imaginary part of a complex array (a float array)."""
     _complex_part("imag", x)
-    import refimpl.numpy as rnp
-
-    return rnp.imag(x)
+    return complex_parts.imag(x)
 
 
 def conj(x: Any) -> Any:
@@ -95,9 +91,7 @@ def conj(x: Any) -> Any:
     if not dtypes.is_complex(aval.dtype):
         target = np.complex64 if aval.dtype != np.float64 else np.complex128
         return ew.convert_element_type(x, target, weak_type=aval.weak_type)
-    import refimpl.numpy as rnp
-
-    return rnp.conjugate(x)
+    return complex_parts.conj(x)
 
 
 def complex(x: Any, y: Any) -> Any:  # noqa: A001
