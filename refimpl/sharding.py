@@ -621,6 +621,33 @@ def _names(entry: Any) -> tuple[str, ...]:
     return (entry,)
 
 
+def xla_sharding_text(sharding: NamedSharding, ndim: int) -> str:
+    """XLA's sharding text (``mhlo.sharding``) for ``sharding`` on an array of
+    rank ``ndim``, the partitions numbered as the mesh's devices in row-major
+    order: the tile assignment, ``last_tile_dim_replicate`` for the mesh axes
+    the spec does not name, ``{replicated}`` when nothing is split."""
+    mesh = sharding.mesh
+    names = list(mesh.axis_names)
+    used: list[str] = []
+    tiles: list[int] = []
+    for d in range(ndim):
+        axes = _names(sharding.spec[d]) if d < len(sharding.spec) else ()
+        used += axes
+        tiles.append(int(np.prod([mesh.shape[a] for a in axes], dtype=np.int64)))
+    unused = [a for a in names if a not in used]
+    replicated = int(np.prod([mesh.shape[a] for a in unused], dtype=np.int64))
+    if all(t == 1 for t in tiles):
+        return "{replicated}"
+    partitions = np.arange(mesh.size).reshape(tuple(mesh.shape.values()))
+    order = [names.index(a) for a in used + unused]
+    shape = tiles + ([replicated] if replicated > 1 else [])
+    assignment = partitions.transpose(order).reshape(shape)
+    dims = ",".join(str(n) for n in assignment.shape)
+    ids = ",".join(str(int(i)) for i in assignment.flat)
+    suffix = " last_tile_dim_replicate" if replicated > 1 else ""
+    return f"{{devices=[{dims}]{ids}{suffix}}}"
+
+
 def make_single_device_sharding(device: Any) -> SingleDeviceSharding:
     """``jax.sharding.make_single_device_sharding``: the whole array on ``device``."""
     return SingleDeviceSharding(device)

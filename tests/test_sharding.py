@@ -306,3 +306,31 @@ def test_a_sharded_array_works_where_any_array_does(on_backend):
     for name, (got, expected) in checks.items():
         np.testing.assert_allclose(np.asarray(got).ravel(), expected.ravel(), err_msg=name)
     assert ri.device_put(x, ri.devices()[2]).device == ri.devices()[2]
+
+
+@pytest.mark.parametrize("on_backend", BACKENDS, indirect=True)
+def test_with_sharding_constraint_inside_a_program(on_backend):
+    m = mesh_of((2, 2), ("a", "b"))
+    s = rs.NamedSharding(m, rs.P("a", "b"))
+    inner = rs.NamedSharding(m, rs.P(None, "b"))
+    x = sharding_cases.X44 / 10
+
+    def f(v):
+        return ri.numpy.tanh(ri.lax.with_sharding_constraint(v * 2, inner)) @ v
+
+    def expected_grad(v):  # d/dv sum(tanh(2v) @ v), by hand
+        t = np.tanh(2 * v)
+        ones = np.ones_like(v)
+        return 2 * (1 - t**2) * (ones @ v.T) + t.T @ ones
+
+    g = ri.jit(f, in_shardings=s, out_shardings=s)
+    np.testing.assert_allclose(np.asarray(g(x)), np.tanh(2 * x) @ x, rtol=1e-5, atol=1e-6)
+    grad = ri.jit(ri.grad(lambda v: f(v).sum()), in_shardings=s, out_shardings=s)(x)
+    np.testing.assert_allclose(np.asarray(grad), expected_grad(x), rtol=1e-4, atol=1e-5)
+    assert "sharding_constraint" in str(ri.make_jaxpr(f)(x))
+    np.testing.assert_allclose(np.asarray(ri.vmap(f)(np.stack([x, x]))[1]), np.tanh(2 * x) @ x,
+                               rtol=1e-5, atol=1e-6)  # fmt: skip
+    if on_backend == "pjrt":  # the partitioned module carries it as XLA's @Sharding call
+        (entry,) = g._spmd_cache.values()
+        calls = [ln for ln in entry.module_text.splitlines() if "@Sharding" in ln]
+        assert len(calls) == 1 and "{devices=[1,2,2]0,2,1,3 last_tile_dim_replicate}" in calls[0]

@@ -26,8 +26,9 @@ def axis_size(axis_name: Any) -> int:
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """The value of the pytree ``x``, laid out as ``shardings`` (a prefix tree
     of ``Sharding``\\ s or ``PartitionSpec``\\ s over the current mesh): a
-    concrete leaf comes back as an array with that sharding, a traced one
-    unchanged after JAX's checks (rank, divisibility, Auto mesh axes only).
+    concrete leaf comes back as an array with that sharding; a traced one
+    (after JAX's checks: rank, divisibility, Auto mesh axes only) goes
+    through a ``sharding_constraint`` equation, the identity on values.
     ``shardings`` must not contain ``None`` (a ``ValueError``, as JAX)."""
     return sharded.with_sharding_constraint(x, shardings)
 

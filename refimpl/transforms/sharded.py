@@ -27,6 +27,7 @@ from refimpl import sharding as _sharding_module
 from refimpl.array import Array
 from refimpl.config import config
 from refimpl.core import ShapedArray
+from refimpl.primitives.sharding_constraint import sharding_constraint_p
 from refimpl.sharding import (
     AxisType,
     Mesh,
@@ -353,7 +354,13 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
                 )
         aval = tracing.get_aval(leaf, "with_sharding_constraint", "x")
         check_against(sharding, aval.shape, "with_sharding_constraint")
-        out.append(leaf if isinstance(leaf, tracing.Tracer) else put_sharded(leaf, sharding))
+        if not isinstance(leaf, tracing.Tracer):
+            out.append(put_sharded(leaf, sharding))
+        elif isinstance(sharding, NamedSharding) and sharding.mesh.size > 1:
+            # inside a program: an equation the SPMD lowering makes a @Sharding call
+            out.append(sharding_constraint_p.bind(leaf, sharding=sharding))
+        else:
+            out.append(leaf)
     return tree.unflatten(out)
 
 

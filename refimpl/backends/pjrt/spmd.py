@@ -29,44 +29,18 @@ from refimpl import tracing, tree_util
 from refimpl.backends.pjrt import compilation_cache, executables
 from refimpl.backends.pjrt import runtime as pjrt_runtime
 from refimpl.backends.pjrt.arrays import PjrtArray
-from refimpl.sharding import Mesh, NamedSharding, PartitionSpec
+from refimpl.primitives.sharding_constraint import lowering_for_partitions
+from refimpl.sharding import Mesh, NamedSharding, PartitionSpec, xla_sharding_text
 from refimpl.transforms import sharded
 from refimpl.transforms.jit import Jitted
 
 __all__ = ["hlo_sharding", "run"]
 
 
-def _names(entry: Any) -> tuple[str, ...]:
-    if entry is None:
-        return ()
-    if isinstance(entry, (tuple, list)):
-        return tuple(n for n in entry if n is not None)
-    return (entry,)
-
-
 def hlo_sharding(sharding: NamedSharding, ndim: int) -> str:
-    """XLA's sharding text for ``sharding`` on an array of rank ``ndim``, the
-    partitions numbered as the mesh's devices in row-major order."""
-    mesh = sharding.mesh
-    names = list(mesh.axis_names)
-    used: list[str] = []
-    tiles: list[int] = []
-    for d in range(ndim):
-        axes = _names(sharding.spec[d]) if d < len(sharding.spec) else ()
-        used += axes
-        tiles.append(int(np.prod([mesh.shape[a] for a in axes], dtype=np.int64)))
-    unused = [a for a in names if a not in used]
-    replicated = int(np.prod([mesh.shape[a] for a in unused], dtype=np.int64))
-    if all(t == 1 for t in tiles):
-        return "{replicated}"
-    partitions = np.arange(mesh.size).reshape(mesh.devices.shape)
-    order = [names.index(a) for a in used + unused]
-    shape = tiles + ([replicated] if replicated > 1 else [])
-    assignment = partitions.transpose(order).reshape(shape)
-    dims = ",".join(str(n) for n in assignment.shape)
-    ids = ",".join(str(int(i)) for i in assignment.flat)
-    suffix = " last_tile_dim_replicate" if replicated > 1 else ""
-    return f"{{devices=[{dims}]{ids}{suffix}}}"
+    """XLA's sharding text for ``sharding`` on an array of rank ``ndim``
+    (``refimpl.sharding.xla_sharding_text``)."""
+    return xla_sharding_text(sharding, ndim)
 
 
 class _Entry:
@@ -195,9 +169,10 @@ def _build(
     # (the lowering module loads jaxlib's MLIR: only when a sharded call compiles)
     lowering = executables._lowering()
     aliases = _alias_plan(program, donated, in_shardings, [s for s, _ in out_specs])
-    module = lowering.lower_program(
-        program, name=f"jit_{name}", aliases=aliases, donated=list(donated)
-    )
+    with lowering_for_partitions():  # with_sharding_constraint: @Sharding custom calls
+        module = lowering.lower_program(
+            program, name=f"jit_{name}", aliases=aliases, donated=list(donated)
+        )
     with lowering.mlir_context():
         from jaxlib.mlir import ir
 
@@ -238,6 +213,7 @@ def _build(
         executables.client(), lambda: lowering.module_text(module), artifact, options, None
     )
     entry = _Entry(executable, traced.out_tree, out_avals)
+    entry.module_text = lowering.module_text(module)  # type: ignore[attr-defined]
     entry.out_specs = out_specs  # type: ignore[attr-defined]
     return entry
 
