@@ -379,6 +379,7 @@ class _JVPRule:
         tangents = [_to_user_zero(t) if type(t) is Zero else ad.user_value(t) for t in tangents]
         p_args = split.diff_args(primals)
         t_args = split.diff_args(tangents)
+        assert owner.jvp is not None  # __call__ raised before binding without one
         out = owner.jvp(*split.nondiff, p_args, t_args)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(
@@ -518,8 +519,8 @@ class _CustomFunction:
         raise NotImplementedError
 
     def _differentiate_eagerly(self, trace: ad.JVPTrace, split: _Split) -> Any:
-        primals, tangents = zip(*[trace.primal_tangent(x) for x in split.leaves])
-        primals, tangents = list(primals), list(tangents)
+        primal_tuple, tangent_tuple = zip(*[trace.primal_tangent(x) for x in split.leaves])
+        primals, tangents = list(primal_tuple), list(tangent_tuple)
         if all(type(t) is Zero for t in tangents):  # nothing to differentiate
             return self.fun(*split.full_args(primals))
         primals_out, tangents_out, out_tree = self._apply_rules(trace, split, primals, tangents)
@@ -660,6 +661,7 @@ class _VJPRules:
         primals = [ad.user_value(p) for p in primals]
         if owner.symbolic_zeros:
             primals = [CustomVJPPrimal(p, z) for p, z in zip(primals, perturbed, strict=True)]
+        assert owner.fwd is not None  # __call__ raised before binding without one
         out = owner.fwd(*split.full_args(primals))
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(
@@ -706,6 +708,7 @@ class _VJPRules:
         cts = [_to_user_zero(c) if type(c) is Zero else ad.user_value(c) for c in cts]
         res = [ad.user_value(r) for r in res]
         ct_tree = tree_util.tree_unflatten(self.out_tree, cts)
+        assert owner.bwd is not None  # __call__ raised before binding without one
         out = owner.bwd(*split.nondiff, tree_util.tree_unflatten(res_tree, res), ct_tree)
         n_diff = len(split.positions)
         if not isinstance(out, (tuple, list)) or len(out) != n_diff:
