@@ -210,6 +210,32 @@ class ArrayOps:
     def repeat(self, repeats: Any, axis: int | None = None, **kwargs: Any) -> Any:
         return _rnp().repeat(self, repeats, axis=axis, **kwargs)
 
+    def choose(self, choices: Any, out: None = None, mode: str = "raise") -> Any:
+        return _rnp().choose(self, choices, out=out, mode=mode)
+
+    def argpartition(self, kth: int, axis: int = -1) -> Any:
+        return _rnp().argpartition(self, kth, axis=axis)
+
+    def view(self, dtype: Any = None, type: Any = None) -> Any:  # noqa: A002
+        """The bits read as ``dtype`` (``jax.Array.view``)."""
+        return _rnp()._bits.array_view(self, dtype, type)
+
+    def __divmod__(self, other: Any) -> Any:
+        return _rnp().divmod(self, other)
+
+    def __rdivmod__(self, other: Any) -> Any:
+        return _rnp().divmod(other, self)
+
+    def __array_namespace__(self, *, api_version: str | None = None) -> Any:
+        """``refimpl.numpy`` (the array API namespace, as ``jax.numpy`` for
+        ``jax.Array``); only the version JAX 0.10.2 names is available."""
+        if api_version not in (None, "2024.12"):
+            raise ValueError(
+                f"__array_namespace__: api_version={api_version!r} is not available; "
+                "available versions are: ['2024.12']"
+            )
+        return _rnp()
+
     def compress(self, condition: Any, axis: int | None = None, **kwargs: Any) -> Any:
         return _rnp().compress(condition, self, axis=axis, **kwargs)
 

@@ -453,3 +453,47 @@ def test_unique_axis(backend, arr, kwargs):
         for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want)), strict=True):
             assert g.shape == w.shape and g.dtype == w.dtype
             np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+_VIEW_SOURCES = [
+    np.array([[1.0, -2.5, 3e-8, np.inf]], np.float32),
+    np.arange(8, dtype=np.uint8).reshape(2, 4) * 37,
+    np.array([[1, -1, 300, -40000]], np.int32),
+    np.array([True, False, True, True]),
+    np.array([1 + 2j, -3.5 - 0.5j], np.complex64),
+    np.array([[1, -3], [250, 7]], np.int16),
+]
+
+
+@pytest.mark.parametrize("source", _VIEW_SOURCES, ids=lambda x: x.dtype.name)
+@pytest.mark.parametrize(
+    "dtype", [None, np.float32, np.int32, np.uint8, np.int16, np.float16, np.complex64, np.bool_]
+)
+def test_array_view(backend, source, dtype):
+    """x.view(dtype): the bits read as dtype, little-endian, the last axis
+    resized for a change of width, as jax.Array.view."""
+    try:
+        want = jnp.asarray(source).view(dtype)
+    except ValueError:
+        with pytest.raises(ValueError, match="view"):
+            rnp.asarray(source).view(dtype)
+        return
+    for got in [rnp.asarray(source).view(dtype), ri.jit(lambda x: x.view(dtype))(source)]:
+        assert got.shape == want.shape and got.dtype == want.dtype
+        assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+
+
+def test_array_protocol_methods(backend):
+    """divmod(), choose, argpartition and __array_namespace__ as jax.Array's."""
+    x = rnp.arange(5)
+    for got, want in zip(divmod(x, 3), divmod(jnp.arange(5), 3), strict=True):
+        _same(got, want)
+    for got, want in zip(divmod(7, x + 1), divmod(7, jnp.arange(5) + 1), strict=True):
+        _same(got, want)
+    pick, choices = np.array([0, 1, 0]), [np.arange(3), np.arange(3) + 10]
+    _same(rnp.asarray(pick).choose(choices), jnp.asarray(pick).choose(choices))
+    v = np.array([3, 1, 2, 0])
+    _same(rnp.asarray(v).argpartition(1), jnp.asarray(v).argpartition(1))
+    assert x.__array_namespace__() is rnp
+    with pytest.raises(ValueError, match="api_version"):
+        x.__array_namespace__(api_version="2023.12")

@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, lax
-from refimpl.numpy._creation import asarray, full_like
+from refimpl.numpy._creation import asarray, canonical_dtype, full_like
 from refimpl.numpy._math import copysign
 from refimpl.numpy._promote import (
+    as_array,
     aval_of,
     checked_array,
     promote_dtypes_inexact,
@@ -153,6 +154,80 @@ def unpackbits(
         else:
             bits = bits[..., : max(count, 0) if count >= 0 else total + count]
     return moveaxis(bits, -1, axis)
+
+
+def array_view(x: ArrayLike, dtype: Any = None, type: Any = None) -> Array:  # noqa: A002
+    """``jax.Array.view``: ``x``'s bits read as ``dtype`` (little-endian, as
+    NumPy on x86 and XLA); a change of width changes the last axis's size.
+    Bool reads as uint8 (a view as bool is ``!= 0`` of the bytes), complex as
+    its interleaved real and imaginary parts."""
+    if type is not None:
+        raise NotImplementedError("view: the type argument is not supported")
+    x = as_array(x)
+    if dtype is None:
+        return x
+    dtype = canonical_dtype("view", dtype)
+    aval = _aval(x, "view")
+    n_in, n_out = aval.dtype.itemsize * 8, dtype.itemsize * 8
+    if aval.ndim == 0:
+        if n_in != n_out:
+            raise ValueError(
+                f"view: a 0-d array can only be viewed as a dtype of its itemsize "
+                f"({aval.dtype.name} as {dtype.name})"
+            )
+        return lax.squeeze(array_view(lax.expand_dims(x, (0,)), dtype), (0,))
+    if (aval.shape[-1] * n_in) % n_out:
+        raise ValueError(
+            f"view: the last axis ({aval.shape[-1]} x {aval.dtype.name}) does not divide into "
+            f"{dtype.name} elements"
+        )
+    if aval.dtype == dtype:
+        return x
+    if dtypes.is_bool(aval.dtype):
+        return array_view(lax.convert_element_type(x, np.uint8), dtype)
+    if dtypes.is_complex(aval.dtype):
+        last = (aval.ndim,)
+        parts = lax.concatenate(
+            [lax.expand_dims(lax.real(x), last), lax.expand_dims(lax.imag(x), last)], aval.ndim
+        )
+        return array_view(reshape(parts, (*aval.shape[:-1], 2 * aval.shape[-1])), dtype)
+    if dtypes.is_bool(dtype):
+        return lax.ne(array_view(x, np.uint8), np.zeros((), np.uint8))
+    if dtypes.is_complex(dtype):
+        part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+        out = array_view(x, part)
+        return lax.complex(out[..., 0::2], out[..., 1::2])
+    if n_in == n_out:
+        return lax.bitcast_convert_type(x, dtype)
+    wide, narrow = (n_in, n_out) if n_in > n_out else (n_out, n_in)
+    wide_u, narrow_u = np.dtype(f"uint{wide}"), np.dtype(f"uint{narrow}")
+    factor = wide // narrow
+    if n_in > n_out:
+        # element k of each group holds bits [narrow * k, narrow * (k + 1)): little-endian
+        bits = lax.bitcast_convert_type(x, wide_u)
+        mask = np.asarray((1 << narrow) - 1, wide_u)
+        pieces = [
+            lax.expand_dims(
+                lax.convert_element_type(
+                    lax.bitwise_and(
+                        lax.shift_right_logical(bits, np.asarray(narrow * k, wide_u)), mask
+                    ),
+                    narrow_u,
+                ),
+                (aval.ndim,),
+            )
+            for k in range(factor)
+        ]
+        split = reshape(lax.concatenate(pieces, aval.ndim), (*aval.shape[:-1], -1))
+        return lax.bitcast_convert_type(split, dtype)
+    bits = lax.bitcast_convert_type(x, narrow_u)
+    groups = reshape(bits, (*aval.shape[:-1], aval.shape[-1] // factor, factor))
+    joined = None
+    for k in range(factor):
+        piece = lax.convert_element_type(groups[..., k], wide_u)
+        piece = lax.shift_left(piece, np.asarray(narrow * k, wide_u))
+        joined = piece if joined is None else lax.bitwise_or(joined, piece)
+    return lax.bitcast_convert_type(joined, dtype)
 
 
 __all__ = [
