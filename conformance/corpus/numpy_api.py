@@ -591,6 +591,19 @@ def _issue29_cases() -> Iterator[Case]:
         tags=["numpy"],
     )
     yield fn_case(
+        "np.array-methods/view-divmod-argpartition",
+        lambda ns, x, i: (
+            x.view(np.uint8),
+            x.view(np.int16),
+            i.view(np.float32),
+            divmod(i, 3),
+            i.argpartition(1),
+        ),
+        [np.array([[1.0, -2.5, 3e-8, np.inf]], np.float32), np.array([7, -1, 300, 2], np.int32)],
+        expect=AGREE,
+        tags=["numpy"],
+    )
+    yield fn_case(
         "np.pad/callable-mode",
         lambda ns, x: ns.np_.pad(
             x, ((1, 2), (0, 3)), mode=lambda v, w, i, k: v.at[: w[0]].set(k["fill"] + i), fill=7
