@@ -34,7 +34,7 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -192,8 +192,11 @@ def _with_leading_inputs(
     )
 
 
-def _union(*lists: Sequence[tracing.Tracer]) -> list[tracing.Tracer]:
-    seen: dict[int, tracing.Tracer] = {}
+_T = TypeVar("_T")
+
+
+def _union(*lists: Sequence[_T]) -> list[_T]:
+    seen: dict[int, _T] = {}
     for tracers in lists:
         for t in tracers:
             seen.setdefault(id(t), t)
@@ -812,7 +815,7 @@ def _scan_lowering(
         body=body, num_consts=num_consts, num_carry=num_carry, length=length, reverse=reverse,
         unroll=unroll,
     )  # fmt: skip
-    one_scan = Program(in_vars, [Eqn(scan_p, in_vars, out_vars, params)], out_vars)
+    one_scan = Program(in_vars, [Eqn(scan_p, [*in_vars], out_vars, params)], [*out_vars])
     return ctx.lower_program(unroll_scans(one_scan), args)
 
 
@@ -1425,7 +1428,8 @@ def _while_threading_refs(cond: _Traced, body: _Traced, leaves: list, tree: Any)
     c_cap, b_cap, n = len(cond.captured), len(body.captured), len(leaves)
 
     def split(traced: _Traced, ref_vars: tuple) -> tuple[list, list, list]:
-        read, written = [], []
+        read: list[tuple[Any, Var, Any]] = []
+        written: list[tuple[Any, Var, Any]] = []
         for r, w, var, final in zip(traced.refs, traced.written, *ref_vars, strict=True):
             (written if w else read).append((r, var, final))
         return read, written, [r for r, _, _ in written]
@@ -1450,7 +1454,10 @@ def _while_threading_refs(cond: _Traced, body: _Traced, leaves: list, tree: Any)
     body_const_vars = b_ins[:b_cap] + [v for _, v, _ in b_read]
     carry_vars = b_ins[b_cap:]
     state_vars = [Var(r.aval.inner) for r in c_w_refs] + [v for _, v, _ in b_written]
-    eqns, cond_finals, const_vars, consts = [], [], [], []
+    eqns: list[Eqn] = []
+    cond_finals: list[Any] = []
+    const_vars: list[Var] = []
+    consts: list[Any] = []
     if c_written:  # the cond again, keeping its writes, before the body
         cond_again = [Var(v.aval) for v in c_ins[:c_cap] + [v for _, v, _ in c_read]]
         body_const_vars += cond_again
@@ -1610,7 +1617,13 @@ class _ForiWrappers:
     _lock = threading.Lock()
 
     def __init__(self, body_fun: Callable[[Any, Any], Any], weak: bool) -> None:
-        body = weakref.ref(body_fun) if weak else (lambda: body_fun)
+        # the wrappers run only inside fori_loop, whose caller holds body_fun,
+        # so the weak reference is alive there
+        body = (
+            cast(Callable[[], Callable[[Any, Any], Any]], weakref.ref(body_fun))
+            if weak
+            else (lambda: body_fun)
+        )
 
         def scan_step(carry: tuple[Any, Any], _: Any) -> tuple[tuple[Any, Any], None]:
             i, val = carry
