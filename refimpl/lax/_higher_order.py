@@ -56,12 +56,11 @@ def computation_program(name: str, computation: Any, init_avals: list, init_tree
 
 def _is_lax_function(fn: Any) -> bool:
     """Whether ``fn`` is one of refimpl's lax monoid functions (the module's
-    or the public, possibly wrapped, one)."""
-    from refimpl import lax
-
+    or the public, possibly wrapped, one: refimpl.lax's wrappers, Python or
+    C++, name the module's function as ``__wrapped__``)."""
     names = ("add", "mul", "max", "min", "bitwise_or", "bitwise_and")
     fn = getattr(fn, "__wrapped__", fn)
-    return any(fn is getattr(ew, n) or fn is getattr(lax, n, None) for n in names)
+    return any(fn is getattr(ew, n) for n in names)
 
 
 # primitive of a one-equation computation -> (reducer, identity of a dtype)
