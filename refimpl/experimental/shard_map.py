@@ -17,9 +17,11 @@ spec does not name a mesh axis must be the same along it, which the level's
 ``out_axes=None`` checks (``check_vma=True``; with ``check_vma=False`` the
 first member's value is taken unchecked).
 
-Only the values are defined this way: the program runs on one device
-(under ``jit`` as one traced program); concrete results are laid out over
-the mesh as ``NamedSharding(mesh, out_spec)``.
+Concrete results are laid out over the mesh as ``NamedSharding(mesh,
+out_spec)``. On a backend that partitions sharded programs (pjrt), a
+concrete call runs that lock-step program under ``jit`` with the specs as
+in/out shardings, so XLA's SPMD partitioner spreads it over the mesh's
+devices; elsewhere (and under a trace) it runs as one batched program.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from refimpl.primitives import structural
 from refimpl.sharding import Mesh, NamedSharding, PartitionSpec, get_mesh
 from refimpl.transforms import pmap as _pmap
 from refimpl.transforms import sharded
+from refimpl.transforms.jit import jit
 
 __all__ = ["shard_map"]
 
@@ -129,10 +132,42 @@ def shard_map(
                 f"shard_map({name}): in_specs must be given (inferring them from the "
                 "arguments' shardings is not provided)"
             )
+        leaves = tree_util.tree_leaves(args)
+        backend = sharded.spmd_backend_of(the_mesh) if the_mesh.size > 1 else None
+        if backend is not None and not any(isinstance(v, tracing.Tracer) for v in leaves):
+            return _partitioned(the_mesh, backend)(*args)
         return _call(f, name, the_mesh, in_specs, out_specs, check_vma, args)
+
+    partitioned: dict[Any, Any] = {}
+
+    def _partitioned(the_mesh: Mesh, backend: str) -> Any:
+        """The lock-step program under jit with the specs as shardings, on a
+        backend that partitions it (pjrt's SPMD route: each device computes
+        its blocks, the collectives between them)."""
+        jitted = partitioned.get((the_mesh, backend))
+        if jitted is None:
+
+            def named(specs: Any) -> Any:
+                return tree_util.tree_map(
+                    lambda p: NamedSharding(the_mesh, p), specs, is_leaf=_is_spec
+                )
+
+            def program(*call_args: Any) -> Any:
+                return _call(f, name, the_mesh, in_specs, out_specs, check_vma, call_args)
+
+            program.__name__ = f"shard_map_{name}"
+            jitted = jit(
+                program,
+                in_shardings=named(in_specs),
+                out_shardings=named(out_specs),
+                backend=backend,
+            )
+            partitioned[(the_mesh, backend)] = jitted
+        return jitted
 
     mapped.__name__ = f"shard_map({name})"
     mapped.__wrapped__ = f  # type: ignore[attr-defined]
+    mapped._partitioned = partitioned  # type: ignore[attr-defined]  # (mesh, backend) -> jit
     return mapped
 
 

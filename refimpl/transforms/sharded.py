@@ -415,6 +415,16 @@ def register_spmd_runner(backend: str, runner: Callable[..., Any]) -> None:
     _SPMD_RUNNERS[backend] = runner
 
 
+def spmd_backend_of(mesh: Mesh) -> str | None:
+    """The name of the backend whose devices ``mesh`` holds, when that backend
+    runs sharded programs partitioned (its SPMD route is registered), else None."""
+    owner = backends.backend_of_device(next(iter(mesh.devices.flat)))
+    for name in list(_SPMD_RUNNERS):
+        if owner is not None and backends.get(name) is owner:
+            return name
+    return None
+
+
 class ShardedJit:
     """``jit(f, in_shardings=..., out_shardings=...)``: the jitted ``f`` run on
     the arguments' global values, each output then laid out as
