@@ -111,7 +111,8 @@ def _window_primitive(name: str, reduce: Any) -> Primitive:
         spans = [(w - 1) * d + 1 for w, d in zip(window_dimensions, window_dilation, strict=True)]
         views = sliding_window_view(padded, spans)
         views = views[tuple(slice(None, None, s) for s in window_strides)]
-        views = views[(Ellipsis, *(slice(None, None, d) for d in window_dilation))]
+        dilated: tuple[Any, ...] = (Ellipsis, *(slice(None, None, d) for d in window_dilation))
+        views = views[dilated]
         axes = tuple(range(x.ndim, 2 * x.ndim))
         with np.errstate(all="ignore"):
             return reduce(views, axis=axes).astype(x.dtype)
@@ -181,7 +182,8 @@ def _window_primitive(name: str, reduce: Any) -> Primitive:
 def _padding_attr(padding: Any) -> Any:
     from jaxlib.mlir import ir
 
-    return ir.DenseIntElementsAttr.get(np.asarray(padding, np.int64).reshape(-1, 2))
+    # jaxlib's stubs take a Buffer, which numpy's stubs make ndarray only on Python 3.12+
+    return ir.DenseIntElementsAttr.get(np.asarray(padding, np.int64).reshape(-1, 2))  # type: ignore[call-overload]
 
 
 def _combiner(ctx: Any, name: str, dtype: np.dtype) -> Any:
@@ -360,7 +362,11 @@ def _windows(x: np.ndarray, fill: np.ndarray, params: dict[str, Any]) -> np.ndar
     ]
     views = sliding_window_view(padded, spans)
     views = views[tuple(slice(None, None, s) for s in params["window_strides"])]
-    return views[(Ellipsis, *(slice(None, None, d) for d in params["window_dilation"]))]
+    dilated: tuple[Any, ...] = (
+        Ellipsis,
+        *(slice(None, None, d) for d in params["window_dilation"]),
+    )
+    return views[dilated]
 
 
 @reduce_window_p.def_impl
@@ -550,7 +556,7 @@ def _monoid_window_primitive(program: Any, init: Any) -> Primitive | None:
     from refimpl.lax._higher_order import _monoid_reducer
 
     reducer = _monoid_reducer(program, init)
-    table = {
+    table: dict[object, Primitive] = {
         reductions.reduce_sum: reduce_window_sum_p,
         reductions.reduce_max: reduce_window_max_p,
         reductions.reduce_min: reduce_window_min_p,
