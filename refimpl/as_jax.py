@@ -33,6 +33,10 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
+import refimpl as ri
+import refimpl.numpy as rnp
+from refimpl import config
+
 __all__ = ["aliased_jax", "main", "run", "run_module"]
 
 DOCS = "docs/numpy.md"
@@ -111,8 +115,6 @@ class _Config:
         self.__dict__["_recorded"] = {}
 
     def update(self, name: str, value: Any) -> None:
-        from refimpl import config
-
         short = name[4:] if name.startswith("jax_") else name
         if short in ("platform_name", "platforms", "default_device"):
             return  # device selection is refimpl's --backend
@@ -127,8 +129,6 @@ class _Config:
             config.update(short, value)  # the unknown-flag error
 
     def __getattr__(self, name: str) -> Any:
-        from refimpl import config
-
         short = name[4:] if name.startswith("jax_") else name
         if short == "num_cpu_devices":
             return config.ref_num_devices
@@ -181,8 +181,6 @@ def backend_of_platform(platform: str | None) -> str | None:
     ``"gpu"``/``"cuda"``/``"rocm"``/``"tpu"`` is pjrt when its plugin is of that
     platform, else JAX's "Unknown backend" ``RuntimeError``. refimpl's own names
     (``"ref"``, ``"pjrt"``) and None pass through."""
-    from refimpl import config
-
     if platform is None or platform in ("ref", "pjrt"):
         return platform
     name = str(platform).lower()
@@ -217,8 +215,6 @@ def _platform_keyword(fn: Any, keyword: str = "backend", position: int | None = 
 def _default_backend() -> str:
     """``jax.default_backend()``: the platform name (``"cpu"``, as JAX says on a
     host; pjrt's plugin platform when pjrt runs a GPU plugin)."""
-    from refimpl import config
-
     if config.backend == "pjrt":
         local = _local_pjrt_platform()
         return "gpu" if local in _GPU_PLATFORMS else (local or "cpu")
@@ -226,8 +222,6 @@ def _default_backend() -> str:
 
 
 def _backend_of_first_device(device: Any) -> str:
-    import refimpl as ri
-
     for name in ["ref"] + (["pjrt"] if _local_pjrt_platform() else []):
         if device == ri.devices(name)[0]:
             return name
@@ -242,8 +236,6 @@ def _jit(fun: Any = None, *, backend: str | None = None, device: Any = None, **k
     argument) is a backend's first device (where refimpl runs a jit of that
     backend); another device is a ``NotImplementedError``, as for
     ``ri.default_device``."""
-    import refimpl as ri
-
     backend = backend_of_platform(backend)
     if device is not None:
         backend = _backend_of_first_device(device)
@@ -252,8 +244,6 @@ def _jit(fun: Any = None, *, backend: str | None = None, device: Any = None, **k
 
 def _extras(jax_name: str) -> dict[str, Any]:
     """Names JAX spells differently from refimpl, per aliased module."""
-    import refimpl as ri
-
     if jax_name == "jax":
         return {
             "config": _CONFIG,
@@ -269,8 +259,6 @@ def _extras(jax_name: str) -> dict[str, Any]:
             "pmap": _platform_keyword(ri.pmap, position=None),
         }
     if jax_name == "jax.numpy":
-        import refimpl.numpy as rnp
-
         return {"ndarray": ri.Array} if not hasattr(rnp, "ndarray") else {}
     return {}
 
@@ -382,8 +370,6 @@ def _is_jax_module(name: str) -> bool:
 def aliased_jax(backend: str | None = None) -> Iterator[None]:
     """Within the block, ``import jax...`` gives refimpl (see the module docstring);
     with ``backend``, refimpl's default backend is set for the block."""
-    import refimpl as ri
-
     saved_modules = {n: m for n, m in sys.modules.items() if _is_jax_module(n)}
     for name in saved_modules:
         del sys.modules[name]
