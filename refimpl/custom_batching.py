@@ -33,7 +33,9 @@ from refimpl import tracing, tree_util
 from refimpl.core import Program, ShapedArray
 from refimpl.interpreter import eval_program
 from refimpl.primitives.base import Primitive
-from refimpl.transforms import batching
+from refimpl.primitives.structural import broadcast_in_dim
+from refimpl.transforms import ad, batching
+from refimpl.transforms.ad_util import Zero
 
 custom_vmap_call_p = Primitive("custom_vmap_call", multiple_results=True)
 
@@ -128,6 +130,75 @@ def _apply_rule(args, dims, call, rule, num_consts, in_tree, out_tree, name):
                 + (" (batched, batch axis first)" if is_batched else " (unbatched)")
             )
     return out_leaves, [0 if b else None for b in batched_leaves]
+
+
+@custom_vmap_call_p.def_jvp
+def _jvp(primals, tangents, *, call, rule, num_consts, in_tree, name, ref_written=(), **_):
+    """As JAX's ``custom_vmap_jvp``: the JVP is itself a custom_vmap function,
+    the JVP of the body, whose batching rule is the JVP of ``rule``; so
+    ``vmap(jvp(f))`` and ``jvp(vmap(f))`` both use the rule, and outside
+    vmap the body is differentiated."""
+    if ref_written:
+        raise NotImplementedError(
+            f"custom_vmap({name}): differentiating a function that touches a Ref made "
+            "outside it is not supported"
+        )
+    if any(type(t) is not Zero for t in tangents[:num_consts]):
+        raise TypeError(
+            f"custom_vmap({name}): differentiation with respect to a value the function "
+            "closes over is not supported (the vmap rule only sees its arguments); pass it "
+            "as an argument instead"
+        )
+    consts = list(primals[:num_consts])
+
+    def body_jvp(ps: list, ts: list) -> tuple[list, list]:
+        return ad.jvp(lambda *a: tracing.eval_program_bind(call, consts + list(a)), ps, ts)
+
+    def rule_jvp(axis_size: int, in_batched: list, ps: list, ts: list) -> Any:
+        p_batched, t_batched = in_batched
+        batched = [p or t for p, t in zip(p_batched, t_batched, strict=True)]
+        # One batching for an argument and its tangent (JAX instead vmaps the
+        # rule over the mismatched ones): the unbatched partner is broadcast.
+        ps = [
+            _broadcast(x, axis_size) if b and not pb else x
+            for x, b, pb in zip(ps, batched, p_batched, strict=True)
+        ]
+        ts = [
+            _broadcast(x, axis_size) if b and not tb else x
+            for x, b, tb in zip(ts, batched, t_batched, strict=True)
+        ]
+        flags: list[Any] = []
+
+        def primal_rule(*leaves: Any) -> list:
+            args = tree_util.tree_unflatten(in_tree, list(leaves))
+            out, out_batched = rule(
+                axis_size, list(tree_util.tree_unflatten(in_tree, batched)), *args
+            )
+            flags.append(out_batched)
+            return tree_util.tree_leaves(out)
+
+        out_p, out_t = ad.jvp(primal_rule, ps, ts)
+        out_flags = tree_util.tree_leaves(flags[0])
+        if len(out_flags) != len(out_p):
+            raise ValueError(
+                "structure of output value and output batching specification returned by "
+                f"custom vmap rule ({getattr(rule, '__name__', '<unnamed rule>')}) do not match"
+            )
+        return (list(out_p), list(out_t)), (out_flags, out_flags)
+
+    body_jvp.__name__ = f"jvp({name})"
+    jvp_fun = custom_vmap(body_jvp)
+    jvp_fun.def_vmap(rule_jvp)
+    out_p, out_t = jvp_fun(
+        list(primals[num_consts:]), [ad.instantiate(t) for t in tangents[num_consts:]]
+    )
+    return list(out_p), list(out_t)
+
+
+def _broadcast(x: Any, size: int) -> Any:
+    """``x`` repeated ``size`` times along a new leading (batch) axis."""
+    shape = tuple(np.shape(x))
+    return broadcast_in_dim(x, (size, *shape), tuple(range(1, len(shape) + 1)))
 
 
 def _resolve_kwargs(fun: Callable[..., Any], name: str, args: tuple, kwargs: dict) -> tuple:

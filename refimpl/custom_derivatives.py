@@ -470,13 +470,16 @@ class _CustomFunction:
     ) -> None:
         if not callable(fun):
             raise TypeError(f"{self._kind}: fun must be callable, got {type(fun).__name__}")
+        # First: update_wrapper copies fun.__dict__ into ours, and a wrapped
+        # custom_vmap/custom_jvp object has its own ``fun`` (its body), which
+        # must not replace ours.
+        functools.update_wrapper(self, fun)
         self.fun = fun
         nondiff_argnums = tuple(nondiff_argnums) + _argnums_of_names(
             self._kind, fun, nondiff_argnames
         )
         self.nondiff_argnums = _check_nondiff_argnums(self._kind, nondiff_argnums)
         self.symbolic_zeros = False
-        functools.update_wrapper(self, fun)
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         if instance is None:

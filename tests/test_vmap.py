@@ -344,6 +344,54 @@ def test_custom_vmap_keywords_and_errors():
         h(X, k=1)
 
 
+def _sin_with_cos_rule(cv):
+    """sin, whose vmap rule computes cos instead (so the rule's use is visible)."""
+
+    @cv.custom_vmap
+    def f(x):
+        return jnp.sin(x) if cv is jax.custom_batching else rnp.sin(x)
+
+    @f.def_vmap
+    def rule(axis_size, in_batched, xs):
+        return (jnp.cos(xs) if cv is jax.custom_batching else rnp.cos(xs)), in_batched[0]
+
+    return f
+
+
+def _custom_vmap_jvp_programs(api, cv):
+    f = _sin_with_cos_rule(cv)
+    xs, ts = np.arange(3, dtype=np.float32), np.float32([1.0, 2.0, -1.0])
+    g = api.custom_jvp(f)  # custom_jvp around custom_vmap (JAX's composition tests)
+    g.defjvp(lambda p, t: (g(p[0]), 5.0 * t[0]))
+    return [
+        api.jvp(f, (np.float32(2.0),), (np.float32(1.0),)),  # outside vmap: the body
+        api.jvp(api.vmap(f), (xs,), (ts,)),  # the rule, differentiated
+        api.vmap(lambda x, t: api.jvp(f, (x,), (t,)))(xs, ts),
+        api.vmap(lambda x: api.jvp(f, (x,), (np.float32(1.0),)))(xs),  # tangent unbatched
+        api.vmap(lambda t: api.jvp(f, (np.float32(2.0),), (t,)))(ts),  # primal unbatched
+        api.jit(api.vmap(lambda x, t: api.jvp(f, (x,), (t,))))(xs, ts),
+        api.jacfwd(api.vmap(f))(xs),
+        api.vmap(g)(xs),
+        api.vmap(lambda x: api.jvp(g, (x,), (np.float32(1.0),)))(xs),
+    ]
+
+
+def test_custom_vmap_jvp_uses_differentiated_rule(backend):
+    """jvp of a custom_vmap function (JAX's custom_batching_test jvp cases):
+    outside vmap the body is differentiated, under vmap the rule; and a
+    custom_jvp around it keeps the custom_vmap (functools.update_wrapper had
+    copied the custom_vmap's own ``fun``, its body, over the custom_jvp's)."""
+    got = _custom_vmap_jvp_programs(ri, ri.custom_batching)
+    want = _custom_vmap_jvp_programs(jax, jax.custom_batching)
+    assert_close(got, want)
+
+
+def test_custom_vmap_grad_is_an_error():
+    f = _sin_with_cos_rule(ri.custom_batching)
+    with pytest.raises(NotImplementedError, match="custom_vmap_call"):
+        ri.grad(f)(np.float32(2.0))
+
+
 # --- control flow --------------------------------------------------------------------------
 
 

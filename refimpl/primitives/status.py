@@ -29,7 +29,6 @@ NO_JVP: dict[str, str] = {
     "pmax": "collective max: differentiation not implemented (JAX has none either)",
     "pmin": "collective min: differentiation not implemented (JAX has none either)",
     "axis_index": "integer-valued, takes no differentiable operand",
-    "custom_vmap_call": "differentiating a custom_vmap function is not implemented yet",
     "invertible_lin": "the linear half of an invertible VJP: only ever transposed, "
     "never differentiated again (higher-order derivatives of ri.invertible are not supported)",
 }
