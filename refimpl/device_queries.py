@@ -234,14 +234,10 @@ def process_count(backend: str | None = None) -> int:
 
 
 def _backend_of_device(device: Any) -> str:
-    from refimpl.backends.ref.arrays import Device
-
-    if isinstance(device, Device):
-        return "ref"
-    from refimpl.backends.pjrt.executables import is_pjrt_device
-
-    if is_pjrt_device(device):
-        return "pjrt"
+    # a device exists only once its backend is loaded (the registry made it)
+    name = backends.name_of_device(device)
+    if name is not None:
+        return name
     raise TypeError(f"default_device: expected a device or None, got {type(device).__name__}")
 
 

@@ -24,7 +24,15 @@ import importlib
 import threading
 from typing import Any
 
-__all__ = ["backend_of_array", "backend_of_device", "get", "loaded", "names", "register"]
+__all__ = [
+    "backend_of_array",
+    "backend_of_device",
+    "get",
+    "loaded",
+    "name_of_device",
+    "names",
+    "register",
+]
 
 # name -> module path of the backend object (a module satisfying the protocol)
 _modules: dict[str, str] = {}
@@ -88,6 +96,14 @@ def backend_of_device(device: Any) -> Any | None:
     for backend in list(_loaded.values()):
         if backend.is_device(device):
             return backend
+    return None
+
+
+def name_of_device(device: Any) -> str | None:
+    """The name of the loaded backend that ``device`` belongs to, or None."""
+    for name, backend in list(_loaded.items()):
+        if backend.is_device(device):
+            return name
     return None
 
 
