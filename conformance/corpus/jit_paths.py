@@ -230,6 +230,9 @@ MISS_LINES = [
     "argument x: weak_type changed from False to True",
     "static argument n changed from 2 to 3",
     "tree structure of the arguments changed",
+    "the static arguments changed (which ones, or positional vs keyword)",
+    "enable_x64 changed from False to True",
+    "backend changed from",
 ]
 
 
@@ -265,6 +268,20 @@ def _explain_misses(ns: Any) -> Any:
         g = ns.jit(lambda t: t[0])
         g((ns.asarray(X),))
         g([ns.asarray(X)])
+        k = api.jit(lambda x, n: x * n, static_argnames="n")  # following config.backend
+        k(X, n=2)
+        k(X, 2)
+        api.config.update("enable_x64", True)
+        try:
+            k(X, 2)
+        finally:
+            api.config.update("enable_x64", False)
+        backend = api.config.backend
+        api.config.update("backend", "pjrt" if backend == "ref" else "ref")
+        try:
+            k(X, 2)
+        finally:
+            api.config.update("backend", backend)
     finally:
         api.config.update("explain_cache_misses", old)
         logger.removeHandler(handler)
