@@ -30,6 +30,7 @@ import numpy as np
 from refimpl import dtypes, tracing, tree_util
 from refimpl.ad_checkpoint import remat_opt_fwd
 from refimpl.core import AbstractRef, Program, ShapedArray, avals_str
+from refimpl.errors import UnexpectedTracerError
 from refimpl.interpreter import eval_program
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.debug import INLINABLE_CALLS
@@ -287,8 +288,10 @@ def _check_no_closed_over_tangents(kind: str, tangents: Sequence[Any], num_const
         raise _closed_over_error(kind)
 
 
-def _closed_over_error(kind: str) -> TypeError:
-    return TypeError(
+def _closed_over_error(kind: str) -> UnexpectedTracerError:
+    # JAX 0.10.2's class where the closed-over value is a tracer of the
+    # differentiation (it finds it as an escaped tracer); a TypeError too.
+    return UnexpectedTracerError(
         f"Detected differentiation of a {kind} function with respect to a closed-over "
         f"value. That isn't supported because the custom rule only specifies how to "
         f"differentiate the {kind} function with respect to explicit input parameters. "

@@ -23,8 +23,10 @@ class ConcretizationTypeError(TypeError):
     """A traced (abstract) value was used where Python needs a concrete one."""
 
 
-class UnexpectedTracerError(Exception):
-    """A tracer escaped the trace that made it and was used afterwards."""
+class UnexpectedTracerError(TypeError):
+    """A tracer escaped the trace that made it and was used afterwards, or a
+    custom rule is asked to differentiate a value it closes over. A
+    ``TypeError``, as JAX's (an ``except TypeError`` written for JAX catches it)."""
 
 
 TracerBoolConversionError = ConcretizationTypeError

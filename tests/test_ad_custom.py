@@ -241,3 +241,58 @@ def test_custom_vjp_nondiff_argnums_as_jax():
     got = ri.grad(lambda x: make(ri, lax)(2.0, x))(X)
     want = jax.grad(lambda x: make(jax, jax.lax)(2.0, x))(X)
     _close(got, want)
+
+
+def _closed_over_programs(api):
+    """Custom rules whose function closes over the value being differentiated
+    (JAX's CustomJVPTest/CustomVJPTest closed-over-tracer cases)."""
+
+    def jvp_closure(x):
+        @api.custom_jvp
+        def f(y):
+            return x * y
+
+        f.defjvp(lambda p, t: (x * p[0], x * t[0]))
+        return f
+
+    def vjp_closure(x):
+        @api.custom_vjp
+        def f(y):
+            return x * y
+
+        f.defvjp(lambda y: (f(y), y), lambda y, g: (x * g,))
+        return f
+
+    return [
+        lambda: api.grad(lambda x: jvp_closure(x)(x))(2.0),
+        lambda: api.jvp(lambda x: jvp_closure(x)(x), (2.0,), (1.0,)),
+        lambda: api.jit(api.grad(lambda x: jvp_closure(x)(x)))(2.0),
+        lambda: api.grad(lambda x: vjp_closure(x)(x))(2.0),
+    ]
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_differentiating_a_closed_over_value_is_an_unexpected_tracer_error(backend, index):
+    with pytest.raises(jax.errors.UnexpectedTracerError):
+        _closed_over_programs(jax)[index]()
+    with pytest.raises(ri.UnexpectedTracerError, match="with respect to a closed-over value"):
+        _closed_over_programs(ri)[index]()
+    assert issubclass(ri.UnexpectedTracerError, TypeError)  # as JAX's
+
+
+def test_closing_over_a_vmap_tracer_is_fine(backend):
+    def programs(api):
+        def outer(x):
+            @api.custom_jvp
+            def f(y):
+                return x * y
+
+            f.defjvp(lambda p, t: (x * p[0], x * t[0]))
+            return f
+
+        xs = np.arange(3, dtype=np.float32)
+        return api.vmap(lambda x: outer(x)(3.0))(xs), api.vmap(api.grad(outer(2.0)))(xs)
+
+    for got, want in zip(programs(ri), programs(jax), strict=True):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+        assert got.dtype == want.dtype
