@@ -27,7 +27,8 @@ is XLA CPU's own evaluation, ``refimpl.primitives.xla_math``; see each impl).
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -273,6 +274,10 @@ def digamma(x: Any) -> Any:
 
 
 class _NumpyOps:
+    # assigned after the class, with the functions that first use them
+    sqrt: ClassVar[Callable[..., Any]]
+    log1p: ClassVar[Callable[..., Any]]
+
     @staticmethod
     def where(c, a, b):
         return np.where(c, a, b).astype(np.result_type(a, b), copy=False)
@@ -304,6 +309,10 @@ class _NumpyOps:
 
 
 class _LaxOps:
+    # assigned after the class, with the functions that first use them
+    sqrt: ClassVar[Callable[..., Any]]
+    log1p: ClassVar[Callable[..., Any]]
+
     @staticmethod
     def where(c, a, b):
         return ew.select_n(c, b, a)
