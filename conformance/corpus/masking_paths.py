@@ -70,6 +70,12 @@ def _sizes_of_two_names(ns: Any) -> Any:
     return np.asarray(ns.to_numpy(out))[:3, :2]
 
 
+def _unary_minus(ns: Any) -> Any:
+    """A spec with a unary minus (``-n + 9``) matches one written ``9 - n``."""
+    out = _run(ns, lambda x: x * 2, ["(-n + 9,)"], "(9 - n,)", [V], {"n": 3})
+    return np.asarray(ns.to_numpy(out))[:6]
+
+
 def _strided_sum(ns: Any) -> Any:
     """A strided slice's logical size ``(n + 1)//2`` computed at run time (the
     sum masks the padding past it), for odd and even n."""
@@ -154,6 +160,13 @@ ERRORS: list[tuple[str, Callable[[Any], Any], type, str]] = [
     ("no_masking_rule", _err(lambda ns: lambda x: ns.lax_.while_loop(
         lambda c: c[0] < 3.0, lambda c: c + 1.0, x), ["(n,)"], "(n,)", [V], {"n": 2}),
      NotImplementedError, "'while' has no masking rule"),
+    ("shown_negative_leading_term", _err(None, ["(-n + 9,)"], "(n,)", [V], {"n": 3}), TypeError,
+     r"logical shape \(-n \+ 9,\)"),
+    ("shown_power", _err(None, ["(n**2,)"], "(n,)", [V], {"n": 2}), TypeError,
+     r"logical shape \(n\*\*2,\)"),
+    ("shown_floordiv_in_product", _err(lambda ns: lambda x: ns.np_.concatenate([x[::2], x[::2]]),
+                                       ["(n,)"], "(n,)", [V], {"n": 3}), TypeError,
+     r"logical shape \(2\*\(\(n \+ 1\)//2\),\)"),
     ("different_sizes_combined", _err(lambda ns: lambda x, y: x + y, ["(n,)", "(m,)"], "(n,)",
                                       [V, V], {"n": 2, "m": 3}), TypeError,
      "different logical sizes"),
@@ -188,6 +201,7 @@ def cases() -> Iterator[Case]:
                 Oracle(lambda: [V[:4] * 3 + V[:4] * 2, np.float32(V[:5].max())]))  # fmt: skip
     yield _case("spec/two_sizes", _sizes_of_two_names,
                 Oracle(lambda: V[:3, None] * V[4:6][None, :]))  # fmt: skip
+    yield _case("spec/unary_minus", _unary_minus, Oracle(lambda: V[:6] * 2))
     yield _case("strided_sum", _strided_sum,
                 Oracle(lambda: [V[:5:2].sum(), V[:4:2].sum(), np.float32(0)]))  # fmt: skip
     yield _case("nested_jit", _nested_jit,
