@@ -86,6 +86,37 @@ def _holomorphic(ns: Any) -> Any:
     )(ns.asarray(C))
 
 
+def _python_branches(ns: Any) -> Any:
+    """Python control flow on a differentiated value outside jit (its primal
+    is concrete there)."""
+    api = ns.api
+
+    def f(x: Any) -> Any:
+        return x * 2 if x > 0 else -x
+
+    return [api.grad(f)(1.5), api.grad(f)(-1.5), api.jvp(f, (-1.5,), (1.0,))]
+
+
+def _linear_transpose_duck(ns: Any) -> Any:
+    """linear_transpose of a primal given as any object with shape and dtype."""
+
+    class Spec:
+        shape = (3,)
+        dtype = np.dtype(np.float32)
+
+    return ns.api.linear_transpose(lambda x: x * 2 - x[::-1], Spec())(ns.asarray(X))
+
+
+def _vjp_of_ref(ns: Any) -> Any:
+    api = ns.api
+    if not hasattr(api, "new_ref"):
+        from conformance.namespace import Unsupported
+
+        raise Unsupported(f"{ns.name} has no new_ref")
+    r = api.new_ref(ns.asarray(X))
+    return api.vjp(lambda r: r[...] * 2, r)[1](ns.asarray(X))
+
+
 ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
     ("jvp_not_callable", lambda ns: ns.api.jvp(3, (1.0,), (1.0,))),
     ("jvp_primals_not_tuple", lambda ns: ns.api.jvp(_f(ns.np_), ns.asarray(X), ns.asarray(X))),
@@ -131,5 +162,8 @@ def cases() -> Iterator[Case]:
     yield _case("jacobian_edges", _jacobian_edges)
     yield _case("linear_transpose_structs", _linear_transpose_structs)
     yield _case("holomorphic", _holomorphic)
+    yield _case("python_branches", _python_branches)
+    yield _case("linear_transpose_duck", _linear_transpose_duck)
+    yield _case("errors/vjp_of_ref", _vjp_of_ref)
     for name, build in ERRORS:
         yield _case(f"errors/{name}", build)
