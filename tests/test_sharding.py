@@ -353,3 +353,75 @@ def test_pjrt_shard_map_runs_partitioned_over_the_mesh(on_backend):
     (jitted,) = f._partitioned.values()
     (entry,) = jitted._spmd_cache.values()
     assert entry is not NotImplemented  # one SPMD executable over the 4 devices
+
+
+@pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
+def test_pjrt_cached_sharded_call_skips_the_per_call_checks_and_keeps_their_errors(
+    on_backend, monkeypatch
+):
+    from refimpl.transforms.sharded import ShardedJit
+
+    m = mesh_of((4,), ("x",))
+    s = rs.NamedSharding(m, rs.P("x"))
+    f = ri.jit(lambda v, u: (v * 2 + u, v - u), in_shardings=s, out_shardings=s)
+    x = ri.device_put(sharding_cases.X8, s)
+    w = ri.device_put(sharding_cases.X8 + 1, s)
+    y, _ = f(x, w)  # the first call leaves the signature's plan
+    assert f._plans
+
+    def no_general_route(*args, **kwargs):
+        raise AssertionError("a cached call took the general route")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ShardedJit, "_place_argument", no_general_route)
+        y, z = f(y, w)
+    expected = (sharding_cases.X8 * 2 + sharding_cases.X8 + 1) * 2 + sharding_cases.X8 + 1
+    np.testing.assert_array_equal(np.asarray(y), expected)
+    np.testing.assert_array_equal(np.asarray(z), sharding_cases.X8 * 2)
+    assert type(y) is MeshArray and y.sharding == s and z.sharding == s
+    assert [(sh.device, sh.index) for sh in y.addressable_shards] == [
+        (d, i) for d, i in s.devices_indices_map((8,)).items()
+    ]
+    assert all(sh.data.device == sh.device for sh in y.addressable_shards)
+
+    # the checks of the general route, with its errors
+    gone = ri.device_put(sharding_cases.X8, s)
+    gone.delete()
+    with pytest.raises(RuntimeError, match=r"deleted with shape=float32\[8\]"):
+        f(gone, w)
+    donated = ri.device_put(sharding_cases.X8, s)
+    ri.device_put(donated, s, donate=True)
+    with pytest.raises(RuntimeError, match=r"deleted"):
+        f(donated, w)
+    replicated = ri.device_put(sharding_cases.X8, rs.NamedSharding(m, rs.P()))
+    with pytest.raises(ValueError, match="does not match the sharding of argument args"):
+        f(replicated, w)
+    with pytest.raises(ValueError, match="divisible|evenly"):
+        f(ri.device_put(np.arange(6.0, dtype=np.float32), rs.NamedSharding(m, rs.P())), w)
+    # another shape: compiled anew, its own plan
+    x16 = np.arange(16.0, dtype=np.float32)
+    y16, _ = f(ri.device_put(x16, s), ri.device_put(x16, s))
+    np.testing.assert_array_equal(np.asarray(y16), x16 * 3)
+    # host data is laid out by the general route, as before
+    np.testing.assert_array_equal(np.asarray(f(sharding_cases.X8, w)[1]), -np.ones(8))
+
+
+@pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
+def test_pjrt_cached_sharded_calls_from_several_threads(on_backend):
+    from concurrent.futures import ThreadPoolExecutor
+
+    m = mesh_of((4,), ("x",))
+    s = rs.NamedSharding(m, rs.P("x"))
+    f = ri.jit(lambda v: v + 1, in_shardings=s, out_shardings=s)
+    f(ri.device_put(sharding_cases.X8, s))
+
+    def chain(k):
+        y = ri.device_put(sharding_cases.X8 * k, s)
+        for _ in range(20):
+            y = f(y)
+        return np.asarray(y)
+
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(chain, range(8)))
+    for k, value in enumerate(got):
+        np.testing.assert_array_equal(value, sharding_cases.X8 * k + 20)

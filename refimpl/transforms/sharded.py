@@ -68,6 +68,26 @@ class MeshArray(Array):
         self._sharding = sharding
         self._aval = aval
 
+    @classmethod
+    def layout_of(cls, sharding: Sharding, aval: ShapedArray) -> tuple[Any, Any]:
+        """The devices and index blocks of an array of ``aval`` laid out as
+        ``sharding`` (what :meth:`assembled` takes)."""
+        index_map = sharding.devices_indices_map(aval.shape)
+        return tuple(index_map), tuple(index_map.values())
+
+    @classmethod
+    def assembled(
+        cls, shards: list[Any], sharding: Sharding, aval: ShapedArray, layout: tuple[Any, Any]
+    ) -> MeshArray:
+        """A MeshArray whose layout (:meth:`layout_of`) is already known: a
+        cached sharded call builds its outputs without recomputing it."""
+        self = cls.__new__(cls)
+        self._devices, self._indices = layout
+        self._shards = shards
+        self._sharding = sharding
+        self._aval = aval
+        return self
+
     @property
     def aval(self) -> ShapedArray:
         return self._aval
@@ -444,6 +464,9 @@ class ShardedJit:
         self._inner = inner
         self._backend = backend
         self._spmd_cache: dict[Any, Any] = {}
+        # (argument tree, backend) -> the SPMD route's per-signature plan of a
+        # cached call (calls without static, keyword or donated arguments)
+        self._plans: dict[Any, Any] = {}
         self._in = in_shardings
         self._out = out_shardings
         self._static = tuple(static_argnums)
@@ -457,6 +480,13 @@ class ShardedJit:
         return getattr(self.__dict__["_inner"], name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._plans and not kwargs:
+            leaves, in_tree = tree_util.tree_flatten(args)
+            plan = self._plans.get((in_tree, self._backend or config.backend))
+            if plan is not None:
+                out = plan(leaves)
+                if out is not NotImplemented:
+                    return out
         where = f"jit({self._name})"
         n = len(args)
         static = {i % n for i in self._static if -n <= i < n}
@@ -504,9 +534,18 @@ class ShardedJit:
                 for i, arg in enumerate(arg_list):
                     flag = i in self._donate or (i - n) in self._donate
                     donated += [flag] * len(tree_util.tree_leaves(arg))
+                sink = None
+                given = tree_util.tree_leaves(args)
+                if not (self._donate or kwargs) and all(
+                    a is b for a, b in zip(leaves, given, strict=True)
+                ):
+                    # the arguments were already laid out: later calls like
+                    # this one may skip the work that does not depend on values
+                    plan_key = (in_tree, self._backend or config.backend)
+                    sink = lambda plan: self._plans.__setitem__(plan_key, plan)  # noqa: E731
                 out = spmd(
                     self.__wrapped__, self._name, leaves, in_tree, leaf_shardings, self._out,
-                    self._spmd_cache, donated=donated,
+                    self._spmd_cache, donated=donated, plan_sink=sink,
                 )  # fmt: skip
                 if out is not NotImplemented:
                     return out

@@ -81,11 +81,14 @@ def run(
     out_shardings: Any,
     cache: dict[Any, Any],
     donated: Sequence[bool] | None = None,
+    plan_sink: Any = None,
 ) -> Any:
     """``fun`` on the flattened positional arguments ``leaves`` (tree
     ``in_tree`` of the argument tuple), each laid out as ``in_shardings``
     says, as one SPMD executable; NotImplemented when the call does not fit
-    (the caller takes the global-value route)."""
+    (the caller takes the global-value route). ``plan_sink``, when given, is
+    handed the signature's plan (:func:`_plan`) after a call whose leaves
+    are all ``MeshArray``s already laid out as ``in_shardings`` says."""
     out_leaves_spec = out_shardings
     mesh = _mesh_of(in_shardings)
     if mesh is None or any(s is None for s in in_shardings):
@@ -108,6 +111,10 @@ def run(
     if entry is NotImplemented:
         return NotImplemented
     result = _execute(entry, leaves, avals, in_shardings, mesh, flags)
+    if plan_sink is not None and not any(flags):
+        plan = _plan(entry, leaves, in_shardings, mesh)
+        if plan is not None:
+            plan_sink(plan)
     for leaf, flag in zip(leaves, flags, strict=True):
         if flag and isinstance(leaf, sharded.MeshArray):
             leaf.mark_donated(f"jit({name})")  # its blocks' buffers went to the call
@@ -252,6 +259,67 @@ def _with_shardings(main: Any, which: str, texts: list[str]) -> Any:
         entries["mhlo.sharding"] = ir.StringAttr.get(text)
         dicts.append(ir.DictAttr.get(entries))
     return ir.ArrayAttr.get(dicts)
+
+
+def _plan(entry: Any, leaves: list[Any], in_shardings: list[Any], mesh: Mesh) -> Any:
+    """The work of a call with this signature that does not depend on the
+    values, done once: a function of the next call's leaves that launches
+    ``entry`` when each is a live ``MeshArray`` of the same aval and
+    sharding as ``leaves`` (its blocks' buffers passed as they are) and
+    returns the outputs, else NotImplemented before anything runs (the
+    caller's full route then checks and reports). Donation stays with that
+    route. None when ``leaves`` are not all such arrays."""
+    devices = list(mesh.devices.flat)
+    expected = []
+    for leaf, sharding in zip(leaves, in_shardings, strict=True):
+        if type(leaf) is not sharded.MeshArray or leaf.sharding != sharding:
+            return None
+        if not all(isinstance(s, PjrtArray) for s in leaf._shards):
+            return None
+        try:  # device m's block of the argument
+            order = tuple(leaf._devices.index(d) for d in devices)
+        except ValueError:
+            return None
+        expected.append((sharding, leaf.aval, order))
+    outputs = []
+    for aval, (sharding, unspecified) in zip(entry.out_avals, entry.out_specs, strict=True):
+        layout = None if unspecified else sharded.MeshArray.layout_of(sharding, aval)
+        outputs.append((aval, sharding, layout))
+    executable = entry.executable
+    out_tree = entry.out_tree
+    launch = pjrt_runtime.native_module()._pmap_launch
+    mesh_array = sharded.MeshArray
+    ndev = len(devices)
+    no_donation: list[bool] = []
+
+    def call(args: list[Any]) -> Any:
+        if len(args) != len(expected):
+            return NotImplemented
+        per_device: list[list[Any]] = [[] for _ in range(ndev)]
+        try:
+            for leaf, (sharding, aval, order) in zip(args, expected, strict=True):
+                if type(leaf) is not mesh_array:
+                    return NotImplemented
+                if leaf._aval is not aval and leaf._aval != aval:
+                    return NotImplemented
+                if leaf._sharding is not sharding and leaf._sharding != sharding:
+                    return NotImplemented
+                shards = leaf._shards
+                for m, k in enumerate(order):
+                    per_device[m].append(shards[k].buffer())
+        except (RuntimeError, AttributeError):  # a deleted block: the full route's error
+            return NotImplemented
+        outs = launch(executable, per_device, True, no_donation)
+        results = []
+        for j, (aval, sharding, layout) in enumerate(outputs):
+            shards = [PjrtArray(outs[m][j], aval.weak_type, devices[m], True) for m in range(ndev)]
+            if layout is None:  # unspecified: on one device, as the global-value route
+                results.append(shards[0])
+            else:
+                results.append(mesh_array.assembled(shards, sharding, aval, layout))
+        return out_tree.unflatten(results)
+
+    return call
 
 
 def _execute(
