@@ -1,9 +1,10 @@
 """jit's paths the other families leave untaken (found with
 ``tools/conformance_coverage.py``), each against JAX (recorded):
 
-* calls with Ref arguments repeated with the same types (on pjrt the
-  memoized quick path), the same ref passed twice or passed and closed
-  over after such calls (the quick path must hand those to the full checks);
+* calls with Ref arguments repeated with the same types (on pjrt, with a
+  host callback in the program, the Python jit's memoized quick path), the
+  same ref passed twice after such calls (the quick path hands it to the full
+  checks), a ref passed and closed over;
 * float0 arguments given directly, eagerly and under another trace;
 * ``ShapeDtypeStruct`` results of ``eval_shape`` (ndim, size, equality,
   hash, repr) and one passed where a value is needed;
@@ -76,8 +77,9 @@ def _ref_repeated_then_twice(ns: Any) -> Any:
 
 
 def _ref_repeated_then_closed_over(ns: Any) -> Any:
-    """After calls that memoize, a ref passed that the function also closes
-    over is still an error."""
+    """A ref passed that the function also closes over is an error, also after
+    calls with other refs (a function closing over a ref it reads is never
+    memoized for the quick path: each call takes the full checks)."""
     api = _refs(ns)
     if ns.name == "jax":
         # its cached trace skips the check: XLA refuses to donate one buffer twice
