@@ -34,7 +34,7 @@ Cholesky factor whose lower triangle is all NaN; a singular matrix gives an LU w
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -363,7 +363,7 @@ def _qr_abstract_eval(a: ShapedArray, *, full_matrices: bool) -> tuple[ShapedArr
 
 @qr_p.def_impl
 def _qr_impl(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
-    mode = "complete" if full_matrices else "reduced"
+    mode: Literal["complete", "reduced"] = "complete" if full_matrices else "reduced"
 
     def one(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         q, r = np.linalg.qr(m.astype(_wide(m.dtype)), mode=mode)

@@ -43,7 +43,7 @@ from refimpl.primitives.complex_parts import conj, real
 __all__ = ["FftType", "fft"]
 
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
-_COMPLEX = {
+_COMPLEX: dict[np.dtype[Any], np.dtype[Any]] = {
     np.dtype(np.float32): np.dtype(np.complex64),
     np.dtype(np.float64): np.dtype(np.complex128),
 }
@@ -100,6 +100,8 @@ def _fft_impl(x: np.ndarray, *, fft_type: str, fft_lengths: tuple[int, ...]) -> 
     k = len(fft_lengths)
     axes = tuple(range(x.ndim - k, x.ndim))
     wide = x.astype(np.complex128 if dtypes.is_complex(x.dtype) else np.float64)
+    out: np.ndarray
+    dtype: np.dtype[Any]
     if fft_type == "FFT":
         out, dtype = np.fft.fftn(wide, axes=axes), x.dtype
     elif fft_type == "IFFT":

@@ -119,7 +119,7 @@ def _dims(name: str, value: Any, field: str) -> tuple[int, ...]:
     return tuple(int(i) for i in items)
 
 
-def _as_dnums(name: str, dn: Any, kind: type) -> Any:
+def _as_dnums(name: str, dn: Any, kind: type[Any]) -> Any:
     """``dn`` (ours, JAX's, or any object with the fields) as ``kind`` of int tuples."""
     try:
         fields = {f: getattr(dn, f) for f in kind._fields}

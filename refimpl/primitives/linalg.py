@@ -653,7 +653,7 @@ def conv_dimension_numbers(
 
 
 def _specs_from_strings(ndim: int, lhs: str, rhs: str, out: str) -> ConvDimensionNumbers:
-    layouts = ((lhs, "NC"), (rhs, "OI"), (out, "NC"))
+    layouts = ((lhs, ("N", "C")), (rhs, ("O", "I")), (out, ("N", "C")))
     for layout, (major, minor) in layouts:
         if len(layout) != ndim:
             raise TypeError(f"{_NAME}: layout {layout!r} does not have one letter per dim ({ndim})")
@@ -782,7 +782,7 @@ def _logical(shape: tuple[int, ...], spec: tuple[int, ...]) -> tuple[int, int, t
 
 def _check_padding(padding: Any, nspatial: int) -> tuple[tuple[int, int], ...]:
     try:
-        pairs = tuple((lo, hi) for lo, hi in padding)
+        pairs: tuple[tuple[Any, ...], ...] = tuple((lo, hi) for lo, hi in padding)
     except (TypeError, ValueError):
         raise TypeError(
             f"{_NAME}: padding must be a sequence of (lo, hi) pairs, got {padding!r}"

@@ -1060,8 +1060,8 @@ def _reduce_general_jvp(primals, tangents, *, program: Any, dimensions: tuple[in
     for _ in range(len(kept) + 1):
         body = vmap(body)
 
-    def tree(*values: Any) -> list[Any]:
-        values = list(values)
+    def tree(*leaves: Any) -> list[Any]:
+        values = list(leaves)
         while ad_helpers.aval_of(values[0]).shape[0] > 1:
             size = ad_helpers.aval_of(values[0]).shape[0]
             half = (size + 1) // 2
