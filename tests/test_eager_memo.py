@@ -202,6 +202,23 @@ def test_numbers_are_keyed_by_value():
     assert zero.dtype == np.float32
 
 
+@pytest.mark.parametrize("shape", [(), (0,), (2, 3)], ids=["rank0", "empty", "2x3"])
+def test_shapes_match_the_normal_path(shape):
+    x = rnp.asarray(np.full(shape, 0.5, np.float32))
+    x16 = rnp.asarray(np.full(shape, 0.5, np.float16))
+    row = rnp.asarray(np.ones(shape[-1:], np.float32))
+    served = [
+        _check_call(rnp.sin, rnp.sin.__wrapped__, (x,), jnp.sin),
+        _check_call(rnp.sin, rnp.sin.__wrapped__, (x16,), jnp.sin),
+        _check_call(rnp.add, rnp.add.__wrapped__, (x, 2), jnp.add),
+        _check_call(rnp.multiply, rnp.multiply.__wrapped__, (x16, 1.5), jnp.multiply),
+    ]
+    assert all(served)
+    # with a row of another shape, the broadcast is a second application: not served
+    served_row = _check_call(rnp.add, rnp.add.__wrapped__, (x, row), jnp.add)
+    assert served_row == (row.shape == x.shape)
+
+
 def test_a_full_memo_starts_over():
     x = rnp.asarray(np.ones(3, np.float32))
     for k in range(300):  # a key per number
