@@ -578,3 +578,17 @@ def test_a_device_reduction_of_a_weak_value_is_strong(backend, name):
         0.0, np.zeros(4, bool)
     )
     assert got.weak_type == want.weak_type
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_negative_in_and_out_axes_against_numpy(backend):
+    """in_axes=-1/-2 and out_axes=-1, called repeatedly (on pjrt the C++ fast
+    path's cached entry must keep the normalized axes: -1 there means
+    replicated). JAX 0.10.2's pmap splits axis 0 for a negative in_axes and
+    misplaces out_axes=-1, so NumPy is the oracle."""
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    b = np.arange(12, dtype=np.float32).reshape(4, 3)
+    f = ri.pmap(lambda x, y: x + y, "i", in_axes=(-1, -2), out_axes=-1, backend=backend)
+    for k in range(3):
+        want = np.moveaxis(np.moveaxis(a + k, -1, 0) + b[:, None, :], 0, -1)
+        np.testing.assert_array_equal(np.asarray(f(a + k, b)), want)
