@@ -9,8 +9,9 @@ mesh of 4, and a matmul ``(a @ b)`` on a 2x2 mesh (``P('a', 'b')`` times
 their previous output back (already laid out on the devices); calls
 alternate in blocks within one run; every call waits for its result;
 medians and the best block are reported. Goal (issue 33): refimpl <= 0.75 x
-JAX. refimpl's call is Python (transforms.sharded.ShardedJit, then one
-execute): no C++ fast path for sharded calls yet.
+JAX. refimpl's cached call is Python (the signature's plan in
+backends/pjrt/spmd.py, ~15 us) and one multi-device execute: no C++ fast
+path for sharded calls yet.
 
     python benchmarks/sharding.py [--blocks 9] [--calls 100] [--json]
 """

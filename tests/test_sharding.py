@@ -425,3 +425,26 @@ def test_pjrt_cached_sharded_calls_from_several_threads(on_backend):
         got = list(pool.map(chain, range(8)))
     for k, value in enumerate(got):
         np.testing.assert_array_equal(value, sharding_cases.X8 * k + 20)
+
+
+@pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
+def test_pjrt_cached_sharded_call_with_donation(on_backend, monkeypatch):
+    from refimpl.transforms.sharded import ShardedJit
+
+    m = mesh_of((4,), ("x",))
+    s = rs.NamedSharding(m, rs.P("x"))
+    f = ri.jit(lambda v, u: v + u, in_shardings=s, out_shardings=s, donate_argnums=0)
+    w = ri.device_put(sharding_cases.X8, s)
+    y = f(ri.device_put(sharding_cases.X8, s), w)
+    assert f._plans
+    with monkeypatch.context() as patch:
+        patch.setattr(ShardedJit, "_place_argument", None)  # a hit never gets there
+        for _ in range(3):
+            previous, y = y, f(y, w)
+            assert previous.is_deleted() and not w.is_deleted()
+    np.testing.assert_array_equal(np.asarray(y), sharding_cases.X8 * 5)
+    with pytest.raises(RuntimeError, match=r"deleted with shape=float32\[8\]"):
+        f(previous, w)
+    with pytest.raises(ValueError, match="the same array is passed"):
+        f(w, w)
+    assert not w.is_deleted()

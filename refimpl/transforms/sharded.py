@@ -465,7 +465,7 @@ class ShardedJit:
         self._backend = backend
         self._spmd_cache: dict[Any, Any] = {}
         # (argument tree, backend) -> the SPMD route's per-signature plan of a
-        # cached call (calls without static, keyword or donated arguments)
+        # cached call (calls without static or keyword arguments)
         self._plans: dict[Any, Any] = {}
         self._in = in_shardings
         self._out = out_shardings
@@ -536,9 +536,7 @@ class ShardedJit:
                     donated += [flag] * len(tree_util.tree_leaves(arg))
                 sink = None
                 given = tree_util.tree_leaves(args)
-                if not (self._donate or kwargs) and all(
-                    a is b for a, b in zip(leaves, given, strict=True)
-                ):
+                if not kwargs and all(a is b for a, b in zip(leaves, given, strict=True)):
                     # the arguments were already laid out: later calls like
                     # this one may skip the work that does not depend on values
                     plan_key = (in_tree, self._backend or config.backend)

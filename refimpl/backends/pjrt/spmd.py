@@ -111,8 +111,8 @@ def run(
     if entry is NotImplemented:
         return NotImplemented
     result = _execute(entry, leaves, avals, in_shardings, mesh, flags)
-    if plan_sink is not None and not any(flags):
-        plan = _plan(entry, leaves, in_shardings, mesh)
+    if plan_sink is not None:
+        plan = _plan(entry, name, leaves, in_shardings, mesh, flags)
         if plan is not None:
             plan_sink(plan)
     for leaf, flag in zip(leaves, flags, strict=True):
@@ -261,14 +261,23 @@ def _with_shardings(main: Any, which: str, texts: list[str]) -> Any:
     return ir.ArrayAttr.get(dicts)
 
 
-def _plan(entry: Any, leaves: list[Any], in_shardings: list[Any], mesh: Mesh) -> Any:
+def _plan(
+    entry: Any,
+    name: str,
+    leaves: list[Any],
+    in_shardings: list[Any],
+    mesh: Mesh,
+    donated: tuple[bool, ...],
+) -> Any:
     """The work of a call with this signature that does not depend on the
     values, done once: a function of the next call's leaves that launches
     ``entry`` when each is a live ``MeshArray`` of the same aval and
     sharding as ``leaves`` (its blocks' buffers passed as they are) and
     returns the outputs, else NotImplemented before anything runs (the
-    caller's full route then checks and reports). Donation stays with that
-    route. None when ``leaves`` are not all such arrays."""
+    caller's full route then checks and reports). A call with donated
+    arguments takes the plan only when no two leaves share a block's
+    storage (jit's repeated-donation check stays with that route). None
+    when ``leaves`` are not all such arrays."""
     devices = list(mesh.devices.flat)
     expected = []
     for leaf, sharding in zip(leaves, in_shardings, strict=True):
@@ -290,7 +299,9 @@ def _plan(entry: Any, leaves: list[Any], in_shardings: list[Any], mesh: Mesh) ->
     launch = pjrt_runtime.native_module()._pmap_launch
     mesh_array = sharded.MeshArray
     ndev = len(devices)
-    no_donation: list[bool] = []
+    flags = list(donated)
+    donating = any(flags)
+    where = f"jit({name})"
 
     def call(args: list[Any]) -> Any:
         if len(args) != len(expected):
@@ -309,7 +320,15 @@ def _plan(entry: Any, leaves: list[Any], in_shardings: list[Any], mesh: Mesh) ->
                     per_device[m].append(shards[k].buffer())
         except (RuntimeError, AttributeError):  # a deleted block: the full route's error
             return NotImplemented
-        outs = launch(executable, per_device, True, no_donation)
+        if donating:
+            keys = [k for leaf in args for k in leaf._storage_keys()]
+            if len(set(keys)) != len(keys):
+                return NotImplemented
+        outs = launch(executable, per_device, True, flags)
+        if donating:
+            for leaf, flag in zip(args, flags, strict=True):
+                if flag:
+                    leaf.mark_donated(where)  # its blocks' buffers went to the call
         results = []
         for j, (aval, sharding, layout) in enumerate(outputs):
             shards = [PjrtArray(outs[m][j], aval.weak_type, devices[m], True) for m in range(ndev)]
