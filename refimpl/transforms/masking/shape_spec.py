@@ -260,7 +260,9 @@ class Dim:
         return f"Dim({str(self)!r})"
 
 
-def _coerce(value: Any) -> Any:
+def _coerce(value: Any) -> Dim:
+    # NotImplemented for other types (typeshed lets it stand for any type, as
+    # the binary operators that return it do)
     if isinstance(value, Dim):
         return value
     if isinstance(value, int) and not isinstance(value, bool):

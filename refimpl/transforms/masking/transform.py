@@ -55,7 +55,7 @@ Semantics (see the report in docs/semantics.md "Masking"):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -482,7 +482,8 @@ class MaskedFunction:
         """Ranks and constant dims always; ``padded >= logical`` when the
         sizes are concrete (under an outer jit they are run-time values)."""
         concrete = {name: _concrete_int(v) for name, v in sizes.items()}
-        known = None if None in concrete.values() else concrete
+        # with no None among the values, every size is an int
+        known = None if None in concrete.values() else cast(dict[str, int], concrete)
         shown_sizes = ", ".join(
             f"{k}={v}" for k, v in sizes.items() if _concrete_int(v) is not None
         )
@@ -622,7 +623,9 @@ def _as_int32(value: Any) -> Any:
     """A size as a strong int32 scalar, so every call has one signature."""
     if isinstance(value, tracing.Tracer):
         return lax.convert_element_type(value, _INDEX)
-    return np.int32(_concrete_int(value))
+    concrete = _concrete_int(value)
+    assert concrete is not None  # _check_sizes took only concrete ints and traced ints
+    return np.int32(concrete)
 
 
 __all__ = ["MaskContext", "MaskedFunction", "MaskedValue", "logical_size", "mask"]
