@@ -22,7 +22,7 @@ import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
 from refimpl.core import Atom, Eqn, Literal, Program, Var, subprograms
-from refimpl.primitives import base
+from refimpl.primitives import base, rule_context
 from refimpl.primitives.base import check_impl_outputs
 
 Env = dict[int, np.ndarray]  # Var.id -> value
@@ -359,3 +359,7 @@ class _DonatedWriter:
         for j in list(self.pending):
             results[j] = self._write(j, values[j])
         return results  # type: ignore[return-value]
+
+
+# the rules of sub-program primitives evaluate through this (primitives.rule_context)
+rule_context.eval_program = eval_program

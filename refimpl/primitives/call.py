@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from refimpl.core import Program, ShapedArray, avals_str
+from refimpl.primitives import batch_rules, rule_context
 from refimpl.primitives.base import Primitive
 from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
 
@@ -37,9 +38,7 @@ def _jit_call_abstract_eval(*avals: ShapedArray, program: Program, name: str) ->
 
 @jit_call_p.def_impl
 def _jit_call_impl(*args: np.ndarray, program: Program, name: str) -> list[Any]:
-    from refimpl.interpreter import eval_program
-
-    return eval_program(program, args)
+    return rule_context.eval_program(program, args)
 
 
 @jit_call_p.def_lowering
@@ -52,12 +51,10 @@ def _jit_call_lowering(ctx: Any, *args: Any, program: Program, name: str) -> lis
 @jit_call_p.def_batch
 def _jit_call_batch(args: list, dims: list, *, program: Program, name: str):
     """Still one ``jit`` equation: its program batched (batch axes first)."""
-    from refimpl.transforms import batching
-
-    frame = batching.current_frame()
+    frame = rule_context.current_frame()
     in_batched = [d is not None for d in dims]
-    moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
-    new_program, out_batched = batching.batch_subprogram(program, in_batched, frame, name=name)
+    moved = [x if d is None else batch_rules.moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    new_program, out_batched = rule_context.batch_subprogram(program, in_batched, frame, name=name)
     outs = jit_call_p.bind(*moved, program=new_program, name=name)
     return list(outs), [0 if b else None for b in out_batched]
 
@@ -68,10 +65,8 @@ def _jit_call_batch(args: list, dims: list, *, program: Program, name: str):
 
 @jit_call_p.def_jvp
 def _jit_call_jvp(primals: list, tangents: list, *, program: Program, name: str):
-    from refimpl.transforms import ad
-
     nonzero = [type(t) is not Zero for t in tangents]
-    jp = ad.jvp_program(program, nonzero)
+    jp = rule_context.jvp_program(program, nonzero)
     outs = jit_call_p.bind(
         *primals,
         *[t for t in tangents if type(t) is not Zero],
@@ -86,10 +81,8 @@ def _jit_call_linearize(primals: list, tangents: list, *, program: Program, name
     """Partial evaluation: a known call computing primal outputs and residuals,
     and a linear call (recorded where the tangents live) from residuals and
     tangents to output tangents."""
-    from refimpl.transforms import ad
-
     nonzero = [type(t) is not Zero for t in tangents]
-    lp = ad.linearize_program(program, nonzero)
+    lp = rule_context.linearize_program(program, nonzero)
     known = jit_call_p.bind(*primals, program=lp.known, name=name)
     n_out = len(program.out_vars)
     residuals = known[n_out:]
@@ -103,13 +96,11 @@ jit_call_p.linearize_rule = _jit_call_linearize
 
 @jit_call_p.def_transpose
 def _jit_call_transpose(cts: list, *args: Any, program: Program, name: str) -> list:
-    from refimpl.transforms import ad
-
     linear = [isinstance(a, UndefinedPrimal) for a in args]
-    transposed = ad.transpose_program(program, linear)
+    transposed = rule_context.transpose_program(program, linear)
     cts_in = jit_call_p.bind(
         *[a for a in args if not isinstance(a, UndefinedPrimal)],
-        *[ad.instantiate(ct) for ct in cts],
+        *[rule_context.instantiate(ct) for ct in cts],
         program=transposed,
         name=f"transpose({name})",
     )

@@ -35,6 +35,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
 from refimpl.core import AbstractRef, Literal, Program, ShapedArray
+from refimpl.primitives import rule_context
 from refimpl.primitives.elementwise import add_p, convert_element_type_p
 from refimpl.primitives.structural import broadcast_in_dim_p
 from refimpl.traceback_util import api_boundary
@@ -1576,3 +1577,10 @@ class _LinearTranspose:
             n_captured:
         ]
         return tu.tree_unflatten(in_tree, [_output_tangent(c) for c in cts])
+
+
+# the rules of sub-program primitives differentiate through these (primitives.rule_context)
+rule_context.jvp_program = jvp_program
+rule_context.linearize_program = linearize_program
+rule_context.transpose_program = transpose_program
+rule_context.instantiate = instantiate

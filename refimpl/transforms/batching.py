@@ -46,7 +46,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Literal, Program
-from refimpl.primitives import batch_rules, collectives, elementwise
+from refimpl.primitives import batch_rules, collectives, elementwise, rule_context
 from refimpl.traceback_util import api_boundary
 
 # what the rules and this driver share (refimpl.primitives.batch_rules), under
@@ -615,3 +615,8 @@ def as_array(x: Any) -> Any:
     if isinstance(x, (np.ndarray, np.generic, tracing.TypedScalar, bool, int, float, complex)):
         return elementwise.copy(x)
     return x
+
+
+# the rules of sub-program primitives batch through these (primitives.rule_context)
+rule_context.batch_subprogram = batch_subprogram
+rule_context.current_frame = current_frame

@@ -1,0 +1,45 @@
+"""What the rules of a primitive holding a sub-program (``jit``'s call) need
+from the layer above: evaluating, differentiating and batching that
+sub-program.
+
+The primitives sit below the interpreter and the transformations, so they
+cannot import them; those modules fill these slots when they are imported
+(``refimpl.interpreter``, ``refimpl.transforms.ad``,
+``refimpl.transforms.batching``), which happens before any program exists
+(importing any refimpl module imports the package). A slot still empty when
+a rule runs is an internal error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "batch_subprogram",
+    "current_frame",
+    "eval_program",
+    "instantiate",
+    "jvp_program",
+    "linearize_program",
+    "transpose_program",
+]
+
+
+def _unfilled(name: str) -> Callable[..., Any]:
+    def missing(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError(f"internal error: rule_context.{name} was never filled")
+
+    return missing
+
+
+# refimpl.interpreter
+eval_program: Callable[..., Any] = _unfilled("eval_program")
+# refimpl.transforms.ad
+jvp_program: Callable[..., Any] = _unfilled("jvp_program")
+linearize_program: Callable[..., Any] = _unfilled("linearize_program")
+transpose_program: Callable[..., Any] = _unfilled("transpose_program")
+instantiate: Callable[..., Any] = _unfilled("instantiate")
+# refimpl.transforms.batching
+batch_subprogram: Callable[..., Any] = _unfilled("batch_subprogram")
+current_frame: Callable[..., Any] = _unfilled("current_frame")
