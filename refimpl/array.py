@@ -27,7 +27,7 @@ from __future__ import annotations
 import abc
 import functools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -192,9 +192,16 @@ def install_protocol(cls: type) -> None:
 Array.register(tracing.Tracer)
 
 
+class PositionLabels(Protocol):
+    """The names of a computation's operands by position, for placement
+    errors: a sequence of strings, or an object that makes one on demand."""
+
+    def __getitem__(self, index: int, /) -> str: ...
+
+
 def placement_rule(
     args: Sequence[Any],
-    labels: Sequence[str] | None,
+    labels: PositionLabels | None,
     where: str,
     array_type: type[Any],
     default_device: Callable[[], Any],

@@ -258,7 +258,8 @@ def _check_platforms(name: str, lowering_platforms: Any) -> tuple[str, ...] | No
             f"{name}.lower: lowering_platforms must be None or a tuple of platform names, "
             f"got {lowering_platforms!r}"
         )
-    platforms = tuple({"gpu": "cuda"}.get(p, p) for p in lowering_platforms)
+    # unchecked user values until the loop below: each is then one of _PLATFORMS
+    platforms: tuple[Any, ...] = tuple({"gpu": "cuda"}.get(p, p) for p in lowering_platforms)
     if not platforms:
         raise ValueError(f"{name}.lower: lowering_platforms is empty")
     for platform in platforms:
@@ -311,6 +312,7 @@ class Lowered:
             self._executables = executables(traced.entry, traced.jitted.__name__)
         else:
             entry = traced.entry
+            assert local is not None  # set whenever self._platforms is
             index = self._platforms.index(local[0]) if local[0] in self._platforms else None
             self._executables = executables_module._Executables(
                 entry.program,

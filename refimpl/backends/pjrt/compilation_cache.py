@@ -160,8 +160,9 @@ def _source_identity() -> str:
     digest = hashlib.sha256()
     files = [*root.rglob("*.py")]
     native = sys.modules.get("refimpl._pjrt")
-    if native is not None and getattr(native, "__file__", None):
-        files.append(Path(native.__file__))
+    native_file: str | None = getattr(native, "__file__", None)
+    if native is not None and native_file:
+        files.append(Path(native_file))
     for path in sorted(files):
         try:
             status = path.stat()
@@ -350,7 +351,8 @@ def _array_text(array: np.ndarray) -> str:
     array = np.ascontiguousarray(array)
     if array.dtype.hasobject:
         raise Unkeyable("an object array")
-    content = hashlib.sha256(array.view(np.uint8).reshape(-1) if array.size else b"")
+    # an ndarray is a Buffer, which numpy's stubs declare only for Python 3.12+
+    content = hashlib.sha256(array.view(np.uint8).reshape(-1) if array.size else b"")  # type: ignore[arg-type]
     return f"array({_dtype_text(array.dtype)},{array.shape},{content.hexdigest()})"
 
 
@@ -453,8 +455,8 @@ class _Fingerprint:
         if kind in (tuple, list):
             return f"{kind.__name__}(" + ",".join(self.value(v) for v in value) + ")"
         if kind is dict:
-            items = sorted((self.value(k), self.value(v)) for k, v in value.items())
-            return "dict(" + ",".join(f"{k}:{v}" for k, v in items) + ")"
+            pairs = sorted((self.value(k), self.value(v)) for k, v in value.items())
+            return "dict(" + ",".join(f"{k}:{v}" for k, v in pairs) + ")"
         if dataclasses.is_dataclass(value) and not isinstance(value, type):
             items = ",".join(
                 f"{f.name}={self.value(getattr(value, f.name))}" for f in dataclasses.fields(value)

@@ -188,7 +188,9 @@ def entry_spec(
     n = len(signature.avals)
     out_tree = entry.out_tree
     ref_outputs: tuple[int, ...] = ()
-    closure, global_names, module_globals = None, (), {}
+    closure: Any = None
+    global_names: tuple[str, ...] = ()
+    module_globals: Any = {}  # a dict; getattr's result is checked below
     if entry.ref_leaves:
         out_tree = entry.out_tree.children()[0]
         ref_outputs = tuple(aliases[i] if i in entry.ref_leaves else -1 for i in range(n))
@@ -246,6 +248,7 @@ def _out_tree_nodes(treedef: tree_util.PyTreeDef, nodes: list | None = None) -> 
         nodes.append((_NONE, 0, None, None))
     else:
         kind = tree_util._kind_of(node_type)
+        assert kind is not None  # the tree was flattened, so its node types are registered
         nodes.append((_NODE, len(children), data, kind.unflatten))
     for child in children:
         _out_tree_nodes(child, nodes)

@@ -36,13 +36,14 @@ import importlib.util
 import math
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from refimpl import _pjrt
+    # the compiled extension exists only in an installed refimpl (no stub)
+    from refimpl import _pjrt  # type: ignore[attr-defined]
 
 __all__ = [
     "CPU_PLUGIN_REQUIREMENT",
@@ -84,7 +85,7 @@ class PluginNotFoundError(RuntimeError):
 def native_module() -> ModuleType:
     """The compiled ``refimpl._pjrt`` module, with a clear error if it is missing."""
     try:
-        from refimpl import _pjrt
+        from refimpl import _pjrt  # type: ignore[attr-defined]  # built by the install
     except ImportError as err:
         raise ImportError(
             "refimpl._pjrt (the native PJRT runtime, needed by backend='pjrt') is not built; "
@@ -407,17 +408,17 @@ def compile_overrides(module: Any, platform: str) -> tuple[tuple[str, str], ...]
     if platform != "cpu":
         return exact
     with module.context:
-        sizes = [_combined_elements(op) for op in _operations(module.operation)]
-    sizes = [size for size in sizes if size is not None]
+        counted = [_combined_elements(op) for op in _operations(module.operation)]
+    sizes = [size for size in counted if size is not None]
     if not sizes or max(sizes) > SINGLE_PASS_REDUCTION_LIMIT:
         return exact
     return (*exact, ("xla_disable_hlo_passes", "tree_reduction_rewriter"))
 
 
-def _version_tuple(value: object) -> tuple[int, ...]:
+def _version_tuple(value: str | Iterable[Any]) -> tuple[int, ...]:
     if isinstance(value, str):
         return tuple(int(part) for part in value.split("."))
-    return tuple(int(part) for part in value)  # type: ignore[union-attr]
+    return tuple(int(part) for part in value)
 
 
 def stablehlo_target_version(plugin: _pjrt.Plugin | None = None) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import tracing
-from refimpl.array import Array, placement_rule
+from refimpl.array import Array, PositionLabels, placement_rule
 from refimpl.config import config
 from refimpl.core import ShapedArray
 
@@ -154,7 +154,7 @@ tracing.register_array_type(RefArray, _aval_of_array, RefArray._value)
 
 
 def placement(
-    args: Sequence[Any], labels: Sequence[str] | None = None, where: str = "a computation"
+    args: Sequence[Any], labels: PositionLabels | None = None, where: str = "a computation"
 ) -> tuple[Device, bool]:
     """Where a computation on ``args`` runs on the reference backend: (device,
     committed), by :func:`refimpl.array.placement_rule` over reference arrays."""
