@@ -7,12 +7,12 @@ device's index block of the value as an array of the device's own backend
 real per-device arrays and deleting (donating) the array deletes every
 block. Reading the value assembles the blocks.
 
-Computations see only the global value: ``jit`` with shardings runs the
-same program as without them on that value, on one device, and then lays
-each output out as ``out_shardings`` asks. That is the whole mechanism on
-both backends today: XLA's SPMD partitioner (one executable over the mesh)
-is not driven yet, so it defines the values and the placement of results,
-not the performance of a partitioned program.
+Computations see only the global value: ``jit`` with shardings means the
+same program as without them on that value, each output then laid out as
+``out_shardings`` asks. The reference backend runs it so (on one device);
+pjrt registers an SPMD route (``register_spmd_runner``: one executable
+partitioned over the mesh, refimpl/backends/pjrt/spmd.py) and other calls
+fall back to the global-value route.
 """
 
 from __future__ import annotations

@@ -14,8 +14,10 @@ returns its block of every result, which become the result's shards.
 
 Used by ``transforms.sharded.ShardedJit`` (registered below) when every
 argument has a ``NamedSharding`` over one mesh of PJRT devices and the call
-has no static, keyword or donated arguments; other calls take the
-global-value route (the program on one device, outputs laid out after).
+has no static or keyword arguments; other calls take the global-value
+route (the program on one device, outputs laid out after). A cached call
+whose arguments are already laid out runs its signature's plan
+(:func:`_plan`): the same launch without the per-call checks.
 """
 
 from __future__ import annotations
