@@ -968,7 +968,7 @@ def _scan(
         ys_weak = tuple(y.weak_type for y in body.out_avals[n_init : n_init + y_tree.num_leaves])
         init_leaves = promoted
         init_avals = _avals_of(api, init_leaves, carry_paths)
-        body, y_tree = traced_body(ys_weak)
+        body = _retyped_scan_body(api, body, init_avals, ys_weak)
         carry_out = body.out_avals[:n_init]
     _check_carry_types(api, carry_paths, init_avals, carry_out)
 
@@ -1082,6 +1082,37 @@ def _trace_scan_body(
     traced = _trace(api, body, [*init_avals, *x_avals], origins, "the body output")
     _, y_tree = traced.out_tree.children()
     return traced, y_tree
+
+
+def _retyped_scan_body(
+    api: str, body: _Traced, carry_avals: list[ShapedArray], ys_weak: tuple
+) -> _Traced:
+    """``body`` for carry inputs of ``carry_avals`` (differing from its own
+    only in weak type), its ys keeping the weak types ``ys_weak``.
+
+    Re-binds the Program's equations instead of calling the user's function
+    again: JAX traces the body once there (the carry taken weak, returned
+    strong), so a body with Python side effects (one popping from a list,
+    say) must run once here too.
+    """
+    program, n_carry = body.program, len(carry_avals)
+    n_cap, n_refs = len(body.captured), len(body.refs)
+    rest = program.in_vars[n_cap + n_carry :]
+    in_avals = [*carry_avals, *(v.aval for v in rest)]
+    n_ys = len(ys_weak)
+
+    def retyped(*args: Any) -> list[Any]:
+        outs = tracing.eval_program_bind(program, [*body.captured, *args])
+        ys = list(outs[n_carry : n_carry + n_ys])
+        for i, (y, weak) in enumerate(zip(ys, ys_weak, strict=True)):
+            if y.aval.weak_type != weak:
+                ys[i] = convert_element_type(y, y.aval.dtype, weak_type=weak)
+        return [*outs[:n_carry], *ys, *outs[n_carry + n_ys :]]
+
+    origins = [f"the carry of {api}"] * n_carry + [f"the xs of {api}"] * (len(rest) - n_refs)
+    origins += [f"a Ref made outside {api}"] * n_refs
+    new_program, captured, _ = tracing.trace_to_program(retyped, in_avals, api, origins)
+    return _Traced(new_program, list(captured), body.out_tree, body.refs, body.written)
 
 
 def _with_weak_types(ys: Any, weak: tuple) -> Any:
