@@ -71,7 +71,7 @@ else:
 try:  # a jaxlib internal (pinned jaxlib); other jaxlibs may move it: see mlir_context
     from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 except ImportError:  # pragma: no cover - depends on the installed jaxlib
-    _jax_mlir_ext = None
+    _jax_mlir_ext = None  # type: ignore[assignment]  # the optional import's fallback
 
 __all__ = [
     "LoweringError",
@@ -178,7 +178,8 @@ def constant(value: Any, dtype: np.dtype, shape: Sequence[int] = ()) -> ir.Value
         as_bytes = constant(array.astype(np.uint8), np.dtype(np.uint8))
         return hlo.convert(_tensor_type(shape, dtype), as_bytes)
     raw = array.view(np.uint16) if dtype == dtypes.bfloat16 else np.ascontiguousarray(array)
-    attr = ir.DenseElementsAttr.get(raw, type=ir_element_type(dtype), shape=list(shape))
+    # jaxlib's stubs want a Buffer: numpy's stubs give ndarray one only on Python 3.12+
+    attr = ir.DenseElementsAttr.get(raw, type=ir_element_type(dtype), shape=list(shape))  # type: ignore[call-overload]
     return hlo.constant(attr)
 
 
@@ -310,8 +311,8 @@ class RuleContext:
             return self.compare(x, constant(0, from_dtype, shape), "NE", from_dtype)
         if dtypes.is_complex(to_dtype) and not dtypes.is_complex(from_dtype):
             part = np.dtype(np.float32 if to_dtype == np.complex64 else np.float64)
-            real = self.convert(x, from_dtype, part)
-            return hlo.complex(real, constant(0, part, shape))
+            real_part = self.convert(x, from_dtype, part)
+            return hlo.complex(real_part, constant(0, part, shape))
         if dtypes.is_integer(to_dtype) and dtypes.is_floating(from_dtype):
             return self._float_to_int(x, from_dtype, to_dtype, shape)
         return hlo.convert(_tensor_type(shape, to_dtype), x)
@@ -324,7 +325,7 @@ class RuleContext:
         # is exactly "x is at least the integer maximum"; the minimum is exact.
         high = constant(float(info.max), from_dtype, shape)
         low = constant(float(info.min), from_dtype, shape)
-        result = hlo.convert(_tensor_type(shape, to_dtype), x)
+        result: ir.Value = hlo.convert(_tensor_type(shape, to_dtype), x)
         result = self.select(
             self.compare(x, high, "GE", from_dtype), constant(info.max, to_dtype, shape), result
         )
@@ -394,7 +395,9 @@ class RuleContext:
         callee = self.module.function_for(program, name)
         if self.module.multi_platform:
             args = [self.module.platform_index_value(), *args]
-        call = func.CallOp(callee, list(args))
+        # jaxlib's register_operation decorator hides func.py's CallOp(callee,
+        # args) constructor from mypy, which sees the generated class only
+        call = func.CallOp(callee, list(args))  # type: ignore[call-arg, arg-type]
         return list(call.results)
 
     def host_callback(
@@ -436,7 +439,8 @@ def emit_host_callback(
 
     def row_major(aval: Any) -> Any:
         minor_to_major = np.arange(len(aval.shape) - 1, -1, -1, dtype=np.int64)
-        return ir.DenseIntElementsAttr.get(minor_to_major, type=ir.IndexType.get())
+        # jaxlib's stubs want a Buffer: numpy's stubs give ndarray one only on Python 3.12+
+        return ir.DenseIntElementsAttr.get(minor_to_major, type=ir.IndexType.get())  # type: ignore[call-overload]
 
     attributes = {
         "call_target_name": ir.StringAttr.get(host_callbacks.TARGET_NAME),
@@ -510,14 +514,18 @@ class ModuleBuilder:
         if self.multi_platform:
             in_types.insert(0, _tensor_type((), np.dtype(np.int32)))
             if arg_attrs is not None:
-                index_attrs = {"jax.global_constant": ir.StringAttr.get("_platform_index")}
+                index_attrs: dict[str, ir.Attribute] = {
+                    "jax.global_constant": ir.StringAttr.get("_platform_index")
+                }
                 arg_attrs = [index_attrs, *arg_attrs]
         with ir.InsertionPoint(self.module.body):
             function = func.FuncOp(name, ir.FunctionType.get(in_types, out_types))
         function.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
         if arg_attrs is not None:
             function.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in arg_attrs])
-        block = function.add_entry_block()
+        # func.py's FuncOp adds add_entry_block; jaxlib's register_operation
+        # decorator hides it from mypy, which sees the generated class only
+        block = function.add_entry_block()  # type: ignore[attr-defined]
         arguments = list(block.arguments)
         if self.multi_platform:
             self._platform_values.append(arguments.pop(0))
@@ -587,7 +595,8 @@ class ModuleBuilder:
         chain = self._effect_chain()
         if chain.done and operands:
             barrier = hlo.OptimizationBarrierOp([*chain.done, *operands])
-            operands = list(barrier.results)[len(chain.done) :]
+            results: list[ir.Value] = list(barrier.results)
+            operands = results[len(chain.done) :]
         version = chain.version
         outs = self._apply_rule(eqn.primitive, operands, avals_in, avals_out, eqn.params)
         if chain.version == version and outs:  # (inlined sub-programs chained themselves)
@@ -741,7 +750,7 @@ def module_text(module: ir.Module) -> str:
 def module_hlo(module: ir.Module) -> Any:
     """The module converted to an XLA HLO computation (``as_hlo_text()``,
     what ``Lowered.compiler_ir("hlo")`` gives), by jaxlib's converter."""
-    from jaxlib import _jax
+    from jaxlib import _jax  # type: ignore[attr-defined]  # compiled, no stub
 
     buffer = io.BytesIO()
     module.operation.write_bytecode(buffer)
@@ -754,7 +763,7 @@ def to_portable_artifact(module: ir.Module, target_version: str) -> bytes:
     jaxlib's serializer legalizes CHLO operations to StableHLO first (the
     plain ``stablehlo.serialize_portable_artifact`` would refuse them).
     """
-    from jaxlib import _jax
+    from jaxlib import _jax  # type: ignore[attr-defined]  # compiled, no stub
 
     buffer = io.BytesIO()
     module.operation.write_bytecode(buffer)
