@@ -393,3 +393,35 @@ def cases() -> Iterator[Case]:
     }
     for name, fn in mixed.items():
         yield _case(f"weak_primal_strong_tangent/{name}", fn, [np.float32(1.0)], mode="eager")
+
+    # issue 29: differentiating a value a custom rule's function closes over:
+    # JAX meets it as an escaped tracer (UnexpectedTracerError, a TypeError)
+    def closure_jvp(ns, x):
+        api = _api(ns)
+
+        def loss(x):
+            @api.custom_jvp
+            def f(y):
+                return x * y
+
+            f.defjvp(lambda p, t: (x * p[0], x * t[0]))
+            return f(x)
+
+        return api.grad(loss)(x)
+
+    def closure_vjp(ns, x):
+        api = _api(ns)
+
+        def loss(x):
+            @api.custom_vjp
+            def f(y):
+                return x * y
+
+            f.defvjp(lambda y: (f(y), y), lambda y, g: (x * g,))
+            return f(x)
+
+        return api.grad(loss)(x)
+
+    closed_over = Raises(TypeError, {"jax": "unexpected tracer", "*": "closed-over value"})
+    for name, fn in (("custom_jvp", closure_jvp), ("custom_vjp", closure_vjp)):
+        yield _case(f"{name}/grad_of_closed_over_value", fn, [X0], mode="eager", expect=closed_over)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import Case, fn_case, script_case
+from conformance.compare import Tolerance
 from conformance.namespace import Unsupported
 from conformance.observe import Raises
 
@@ -307,3 +308,29 @@ def _more_cases() -> Iterator[Case]:
 
     yield script_case("ref/custom_vjp-ref-argument-through-fwd-bwd", custom_vjp_ref_through_rules,
                       tags=TAGS)  # fmt: skip
+
+    # issue 29: JAX's test_scan_vjp_systematic_readonly -- a scan body reading
+    # refs and constants it pops from lists (so it can be traced only once)
+    # with a weak carry it returns strong, under vjp
+    def scan_read_only_refs_vjp(ns):
+        api = _api(ns)
+
+        def f(mut, pure, c, xs):
+            consts = list(pure), [api.new_ref(v) for v in mut]
+
+            def body(c, x):
+                tot = 0.0
+                for is_mut in (True, False, True):
+                    const = consts[int(is_mut)].pop()
+                    tot += ns.np_.sin(const[...] if is_mut else const)
+                return [ns.np_.sin(ci) + tot for ci in c], ns.np_.sin(x) * 1.0
+
+            return ns.lax_.scan(body, c, xs, length=3)
+
+        # strong ref values (new_ref of a Python float differs: docs/semantics.md section 17)
+        args = (list(np.float32([0.3, -0.7])), [1.2], [0.5, 0.1], np.float32([0.1, 0.2, 0.3]))
+        out, pullback = api.vjp(f, *args)
+        return out, pullback(out)
+
+    yield script_case("ref/scan-read-only-refs-under-vjp", scan_read_only_refs_vjp, tags=TAGS,
+                      tolerance=Tolerance(ulps={"float32": 8}))  # fmt: skip

@@ -370,3 +370,50 @@ def cases() -> Iterator[Case]:
             args, in_axes = _batched(rng, makers)
             yield _primitive_case(name, fn, args, in_axes, variant)
     yield from _structured_cases()
+    yield from _custom_vmap_differentiated_cases()
+
+
+def _custom_vmap_differentiated_cases() -> Iterator[Case]:
+    """issue 29: jvp of a custom_vmap function (outside vmap the body, under
+    vmap the rule, differentiated), also through jit and custom_jvp."""
+
+    def sin_with_cos_rule(ns: Any) -> Any:
+        api = _api(ns)
+        cv = importlib.import_module(api.__name__ + ".custom_batching")
+
+        @cv.custom_vmap
+        def f(x):
+            return ns.np_.sin(x)
+
+        @f.def_vmap
+        def rule(axis_size, in_batched, xs):
+            return ns.np_.cos(xs), in_batched[0]
+
+        return f
+
+    xs, ts = np.float32([0.5, 1.0, 2.0]), np.float32([1.0, 2.0, -1.0])
+
+    def jvp_outside(ns):
+        return _api(ns).jvp(sin_with_cos_rule(ns), (np.float32(2.0),), (np.float32(1.0),))
+
+    def jvp_of_vmap(ns):
+        api = _api(ns)
+        return api.jvp(api.vmap(sin_with_cos_rule(ns)), (xs,), (ts,))
+
+    def vmap_of_jvp_unbatched_tangent(ns):
+        api, f = _api(ns), sin_with_cos_rule(ns)
+        return ns.jit(api.vmap(lambda x: api.jvp(f, (x,), (np.float32(1.0),))))(xs)
+
+    def custom_jvp_around_custom_vmap(ns):
+        api = _api(ns)
+        g = api.custom_jvp(sin_with_cos_rule(ns))
+        g.defjvp(lambda p, t: (g(p[0]), 5.0 * t[0]))
+        return api.vmap(g)(xs), api.vmap(lambda x: api.jvp(g, (x,), (np.float32(1.0),)))(xs)
+
+    for name, script in (
+        ("jvp_outside_vmap", jvp_outside),
+        ("jvp_of_vmap", jvp_of_vmap),
+        ("jit_vmap_of_jvp_unbatched_tangent", vmap_of_jvp_unbatched_tangent),
+        ("custom_jvp_around_custom_vmap", custom_jvp_around_custom_vmap),
+    ):
+        yield script_case(f"vmap.custom_vmap/{name}", script, tolerance=VMAP_TOLERANCE)
