@@ -68,7 +68,7 @@ OptimizerState = namedtuple("OptimizerState", ["packed_state", "tree_def", "subt
 tree_util.register_pytree_node(
     OptimizerState,
     lambda s: ((s.packed_state,), (s.tree_def, s.subtree_defs)),
-    lambda data, children: OptimizerState(list(children)[0], *data),  # type: ignore[misc]
+    lambda data, children: OptimizerState(list(children)[0], *data),
 )
 
 
