@@ -16,7 +16,8 @@ from refimpl import dtypes, tracing
 from refimpl.core import Program
 from refimpl.custom_derivatives import custom_jvp
 from refimpl.primitives import elementwise as ew
-from refimpl.primitives.linear_solve import _ad, _call_program, _check_callable, _trace_fn, _tree
+from refimpl.primitives.linear_solve import _call_program, _check_callable, _trace_fn, _tree
+from refimpl.transforms import ad
 from refimpl.transforms.ad_util import Zero
 
 # --- custom_root ------------------------------------------------------------------------------
@@ -70,7 +71,7 @@ def custom_root(
     def linearize_and_solve(flat: Sequence[Any]) -> list[Any]:
         x, rhs = flat[:n], flat[n:]
         f_flat = f_of(fn.program, fn.consts)
-        _, f_jvp = _ad().linearize(f_flat, tu.tree_unflatten(tree, list(x)))
+        _, f_jvp = ad.linearize(f_flat, tu.tree_unflatten(tree, list(x)))
         out = tangent_solve(f_jvp, tu.tree_unflatten(tree, list(rhs)))
         out_leaves, out_tree = tu.tree_flatten(out)
         if out_tree != tree:
@@ -99,7 +100,6 @@ def custom_root(
         return _call_program(sv.program, sc, guess)
 
     def root_jvp(primals: tuple, tangents: tuple) -> tuple[list, list]:
-        ad = _ad()
         fc, _, lc, _ = parts(primals)
         fc_dot = parts(tangents)[0]
         outs = root(*primals)

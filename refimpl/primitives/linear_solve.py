@@ -25,21 +25,15 @@ from typing import Any
 
 from refimpl import tracing, tree_util
 from refimpl.core import Program, ShapedArray, avals_str
+from refimpl.primitives import batch_rules, rule_context
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.elementwise import convert_element_type_p
-from refimpl.transforms import batching
-from refimpl.transforms.ad_util import UndefinedPrimal, Zero
+from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
 
 
 def _tree():
     return tree_util
-
-
-def _ad():
-    from refimpl.transforms import ad  # ad imports the primitives
-
-    return ad
 
 
 # --- tracing the user's functions -----------------------------------------------------------
@@ -140,10 +134,8 @@ def _linear_solve_abstract_eval(*avals, matvec, vecmat, solve, transpose_solve, 
 
 @linear_solve_p.def_impl
 def _linear_solve_impl(*args, matvec, vecmat, solve, transpose_solve, num_consts):
-    from refimpl.interpreter import eval_program
-
     _, _, sc, _, b = _split(args, num_consts)
-    return eval_program(solve, [*sc, *b])
+    return rule_context.eval_program(solve, [*sc, *b])
 
 
 @linear_solve_p.def_lowering
@@ -157,7 +149,6 @@ def _linear_solve_jvp(primals, tangents, **params):
     """``x_dot = solve(b_dot - (d matvec)(x))``: the tangents of the values
     ``matvec`` closes over enter through ``matvec``'s JVP at the solution;
     those of the solvers' constants are ignored (the solve is exact)."""
-    ad = _ad()
     num_consts = params["num_consts"]
     outs = linear_solve_p.bind(*primals, **params)
     mc, _, _, _, b = _split(primals, num_consts)
@@ -166,8 +157,8 @@ def _linear_solve_jvp(primals, tangents, **params):
     x, aux = outs[:n], outs[n:]
     rhs = list(b_dot)
     if any(type(t) is not Zero for t in mc_dot):
-        zeros = [Zero(ad.tangent_aval(tracing.get_aval(v, "linear_solve", 0))) for v in x]
-        _, mv_dot = ad.jvp_flat(
+        zeros = [Zero(tangent_aval(tracing.get_aval(v, "linear_solve", 0))) for v in x]
+        _, mv_dot = rule_context.jvp_flat(
             lambda *vs: _call_program(params["matvec"], vs[: len(mc)], vs[len(mc) :]),
             [*mc, *x],
             [*mc_dot, *zeros],
@@ -176,12 +167,12 @@ def _linear_solve_jvp(primals, tangents, **params):
             t if type(d) is Zero else (ew.neg(d) if type(t) is Zero else ew.sub(t, d))
             for t, d in zip(rhs, mv_dot, strict=True)
         ]
-    aux_zeros = [Zero(ad.tangent_aval(tracing.get_aval(a, "linear_solve", 0))) for a in aux]
+    aux_zeros = [Zero(tangent_aval(tracing.get_aval(a, "linear_solve", 0))) for a in aux]
     if all(type(t) is Zero for t in rhs):
-        return outs, [Zero(ad.tangent_aval(tracing.get_aval(v, "linear_solve", 0))) for v in outs]
+        return outs, [Zero(tangent_aval(tracing.get_aval(v, "linear_solve", 0))) for v in outs]
     consts = list(primals[: sum(num_consts)])
     b_avals = [tracing.get_aval(v, "linear_solve", 0) for v in x]
-    rhs = [ad.match_aval(t, ad.tangent_aval(a)) for t, a in zip(rhs, b_avals, strict=True)]
+    rhs = [rule_context.match_aval(t, tangent_aval(a)) for t, a in zip(rhs, b_avals, strict=True)]
     x_dot = linear_solve_p.bind(*consts, *rhs, **params)[:n]
     return outs, [*x_dot, *aux_zeros]
 
@@ -202,14 +193,13 @@ def _linear_solve_transpose(cts, *args, matvec, vecmat, solve, transpose_solve, 
             "custom_linear_solve: transposing with respect to the values the functions close "
             "over is not supported (as JAX)"
         )
-    ad = _ad()
     n = len(b)
     b_avals = [a.aval for a in b]
     ct_x = [
-        ad.zeros_like_aval(ad.tangent_aval(a)) if type(c) is Zero else c
+        rule_context.zeros_like_aval(tangent_aval(a)) if type(c) is Zero else c
         for c, a in zip(cts[:n], b_avals, strict=True)
     ]
-    ct_x = [ad.match_aval(c, ad.tangent_aval(a)) for c, a in zip(ct_x, b_avals, strict=True)]
+    ct_x = [rule_context.match_aval(c, tangent_aval(a)) for c, a in zip(ct_x, b_avals, strict=True)]
     outs = linear_solve_p.bind(
         *vc, *mc, *tc, *sc, *ct_x,
         matvec=vecmat, vecmat=matvec, solve=transpose_solve, transpose_solve=solve,
@@ -223,7 +213,7 @@ def _linear_solve_batch(args, dims, *, matvec, vecmat, solve, transpose_solve, n
     """Every sub-program batched with its constants' batch dims and ``b``
     (and so the solution) batched at axis 0: the solution of a batched system
     is batched even where one program alone would not make it so."""
-    frame = batching.current_frame()
+    frame = rule_context.current_frame()
     size = frame.size
     parts = _split(list(zip(args, dims, strict=True)), num_consts)
     consts_in = [[d is not None for _, d in part] for part in parts[:4]]
@@ -233,7 +223,7 @@ def _linear_solve_batch(args, dims, *, matvec, vecmat, solve, transpose_solve, n
         if program is None:
             return None
         force = [True] * len(program.out_vars)
-        return batching.batch_subprogram(
+        return rule_context.batch_subprogram(
             program, [*const_b, *([True] * n)], frame, force_out=force, name="custom_linear_solve"
         )[0]
 
@@ -245,9 +235,9 @@ def _linear_solve_batch(args, dims, *, matvec, vecmat, solve, transpose_solve, n
         num_consts=num_consts,
     )
     operands = [
-        x if d is None else batching.moveaxis(x, d, 0) for part in parts[:4] for x, d in part
+        x if d is None else batch_rules.moveaxis(x, d, 0) for part in parts[:4] for x, d in part
     ]
-    operands += [batching.bdim_to(x, d, size, 0) for x, d in parts[4]]
+    operands += [batch_rules.bdim_to(x, d, size, 0) for x, d in parts[4]]
     outs = linear_solve_p.bind(*operands, **new_params)
     return list(outs), [0] * len(outs)
 
@@ -306,7 +296,7 @@ def custom_linear_solve(
             vecmat_program, vecmat_consts = mv.program, mv.consts
         else:
             linear = [False] * len(mv.consts) + [True] * len(avals)
-            vecmat_program = _ad().transpose_program(mv.program, linear)
+            vecmat_program = rule_context.transpose_program(mv.program, linear)
             vecmat_consts = mv.consts
         vm_program, vm_consts = vecmat_program, vecmat_consts
 

@@ -20,9 +20,12 @@ __all__ = [
     "current_frame",
     "eval_program",
     "instantiate",
+    "jvp_flat",
     "jvp_program",
     "linearize_program",
+    "match_aval",
     "transpose_program",
+    "zeros_like_aval",
 ]
 
 
@@ -40,6 +43,9 @@ jvp_program: Callable[..., Any] = _unfilled("jvp_program")
 linearize_program: Callable[..., Any] = _unfilled("linearize_program")
 transpose_program: Callable[..., Any] = _unfilled("transpose_program")
 instantiate: Callable[..., Any] = _unfilled("instantiate")
+jvp_flat: Callable[..., Any] = _unfilled("jvp_flat")
+match_aval: Callable[..., Any] = _unfilled("match_aval")
+zeros_like_aval: Callable[..., Any] = _unfilled("zeros_like_aval")
 # refimpl.transforms.batching
 batch_subprogram: Callable[..., Any] = _unfilled("batch_subprogram")
 current_frame: Callable[..., Any] = _unfilled("current_frame")

@@ -1584,3 +1584,6 @@ rule_context.jvp_program = jvp_program
 rule_context.linearize_program = linearize_program
 rule_context.transpose_program = transpose_program
 rule_context.instantiate = instantiate
+rule_context.jvp_flat = jvp_flat
+rule_context.match_aval = match_aval
+rule_context.zeros_like_aval = zeros_like_aval
