@@ -213,6 +213,18 @@ def _claim_vjp_jit_strong_cotangent():
     assert jax.typeof(ct).weak_type
 
 
+def _claim_closed_over_untraced_args():
+    def loss(x):
+        @jax.custom_jvp
+        def f(y):
+            return x * y
+
+        f.defjvp(lambda p, t: (x * p[0], x * t[0]))
+        return f(np.float32(3.0))
+
+    _raises(jax.errors.UnexpectedTracerError, jax.grad(loss), np.float32(0.3))
+
+
 JAX_CLAIMS = {
     "errors.shapes/np-add-not-broadcastable": _claim_broadcast_error,
     "errors.shapes/reshape-bad-size": _claim_reshape_checked_late,
@@ -232,6 +244,7 @@ JAX_CLAIMS = {
     "donation/unusable-dtype-mismatch": _claim_unusable_dtype,
     "np.complex-derivatives/arccosh": _claim_acosh_jvp_other_root,
     "ad/weak_primal_strong_tangent/vjp_jit_strong_ct": _claim_vjp_jit_strong_cotangent,
+    "ad/custom_jvp/grad_of_closed_over_value_untraced_args": _claim_closed_over_untraced_args,
 }
 
 

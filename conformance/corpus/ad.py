@@ -425,3 +425,26 @@ def cases() -> Iterator[Case]:
     closed_over = Raises(TypeError, {"jax": "unexpected tracer", "*": "closed-over value"})
     for name, fn in (("custom_jvp", closure_jvp), ("custom_vjp", closure_vjp)):
         yield _case(f"{name}/grad_of_closed_over_value", fn, [X0], mode="eager", expect=closed_over)
+
+    # known.py: refimpl differentiates the body of a custom rule's function
+    # whose arguments the differentiation does not reach; JAX raises
+    def closure_untraced_args(ns, x):
+        api = _api(ns)
+
+        def loss(x):
+            @api.custom_jvp
+            def f(y):
+                return x * y
+
+            f.defjvp(lambda p, t: (x * p[0], x * t[0]))
+            return f(np.float32(3.0))
+
+        return api.grad(loss)(x)
+
+    yield _case(
+        "custom_jvp/grad_of_closed_over_value_untraced_args",
+        closure_untraced_args,
+        [X0],
+        mode="eager",
+        oracle=lambda x: np.float32(3.0),  # d(x * 3)/dx
+    )
