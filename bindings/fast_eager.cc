@@ -37,21 +37,29 @@ constexpr Py_ssize_t kMaxDynamic = 8;
 
 // The key part of a static argument as fast_functions._static_key makes it
 // for the common scalar kinds: (type, value) for None, bool, int and str,
-// (type, repr(value)) for float and complex. Null (no error set) for any
-// other kind: the Python wrapper keys (or refuses) it.
+// (type, bytes of the value) for float and complex -- the bits, as
+// struct.pack("d") / struct.pack("dd", real, imag) make them, because repr
+// merges NaNs of either sign. Null (no error set) for any other kind: the
+// Python wrapper keys (or refuses) it.
 PyObject* ScalarKeyPart(PyObject* value) {
   PyTypeObject* kind = Py_TYPE(value);
   if (value == Py_None || kind == &PyBool_Type || kind == &PyLong_Type || kind == &PyUnicode_Type) {
     return PyTuple_Pack(2, reinterpret_cast<PyObject*>(kind), value);
   }
-  if (kind == &PyFloat_Type || kind == &PyComplex_Type) {
-    PyObject* text = PyObject_Repr(value);
-    if (text == nullptr) return nullptr;
-    PyObject* part = PyTuple_Pack(2, reinterpret_cast<PyObject*>(kind), text);
-    Py_DECREF(text);
-    return part;
+  PyObject* bits = nullptr;
+  if (kind == &PyFloat_Type) {
+    const double number = PyFloat_AS_DOUBLE(value);
+    bits = PyBytes_FromStringAndSize(reinterpret_cast<const char*>(&number), sizeof(number));
+  } else if (kind == &PyComplex_Type) {
+    const double parts[2] = {PyComplex_RealAsDouble(value), PyComplex_ImagAsDouble(value)};
+    bits = PyBytes_FromStringAndSize(reinterpret_cast<const char*>(parts), sizeof(parts));
+  } else {
+    return nullptr;
   }
-  return nullptr;
+  if (bits == nullptr) return nullptr;
+  PyObject* part = PyTuple_Pack(2, reinterpret_cast<PyObject*>(kind), bits);
+  Py_DECREF(bits);
+  return part;
 }
 
 // True when some trace is active on this thread (the wrapper calls the

@@ -199,7 +199,7 @@ def test_cpp_hit_runs_no_python_and_equals_jax():
     x = ri.device_put(x_np, ri.devices("pjrt")[0])
     cases = [
         (rnp.sin, jnp.sin, (), {}),
-        (rnp.multiply, jnp.multiply, (2.5,), {}),  # a float static: keyed by repr
+        (rnp.multiply, jnp.multiply, (2.5,), {}),  # a float static: keyed by its bits
         (rnp.sum, jnp.sum, (), {"axis": 0}),  # a keyword static
         (rnp.where, jnp.where, (x_np, 0.0), {}),  # NumPy data: the Python wrapper
     ]
@@ -291,3 +291,23 @@ def test_cpp_entry_while_another_thread_traces():
     assert seen["hits"] == 1
     assert type(seen["y"]) is type(x)
     np.testing.assert_allclose(np.asarray(seen["y"]), np.tan(x_np), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "first, second", [(float("nan"), -float("nan")), (1j * float("nan"), complex(0, -float("nan")))]
+)
+def test_cpp_key_tells_nans_of_either_sign_apart(first, second):
+    # repr merges NaNs: a key made from it replayed ``x * nan``'s jit for ``x * -nan``
+    x = ri.device_put(np.ones(4, np.float32), ri.devices("pjrt")[0])
+    rnp.multiply(x, first)  # miss: cached
+    rnp.multiply(x, first)
+    before = rnp.multiply._eager_stats()
+    got = np.asarray(rnp.multiply(x, second))  # a new key: a miss, not the first's hit
+    after = rnp.multiply._eager_stats()
+    assert after["hits"] == before["hits"]
+    want = np.asarray(jnp.multiply(jnp.ones(4, np.float32), second))
+    np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))
+    np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
+    again = np.asarray(rnp.multiply(x, second))  # now the C++ hit for -nan
+    assert rnp.multiply._eager_stats()["hits"] == after["hits"] + 1
+    np.testing.assert_array_equal(np.signbit(again.real), np.signbit(want.real))

@@ -64,7 +64,19 @@ _SLOW = object()  # cache value: this static key takes the normal path
 # than compiling again, so a loop costs at most this many compiles.
 _MAX_KEYS = 64
 _SCALARS = (type(None), bool, int, str, np.dtype)
-_REPR_KEYED = (float, complex, np.generic)
+# Numbers are keyed by their bits: repr merges the NaNs (``x * -nan`` after
+# ``x * nan`` would replay the positive NaN). bindings/fast_eager.cc builds the
+# same key for exact floats and complexes.
+_BITS_KEYED = (float, complex, np.generic)
+
+
+def _bits(value: float | complex | np.generic) -> bytes:
+    if isinstance(value, np.generic):
+        return value.tobytes()
+    if isinstance(value, complex):
+        return struct.pack("dd", value.real, value.imag)
+    return struct.pack("d", value)
+
 
 # The eager memo (see the module docstring): the backend's array type and its
 # record(function, args) -> (result, entry | _SLOW | None) and
@@ -177,8 +189,8 @@ def _static_key(value: Any) -> Any:
     kind = type(value)
     if kind in _SCALARS or isinstance(value, type):
         return (kind, value)
-    if isinstance(value, _REPR_KEYED):
-        return (kind, repr(value))
+    if isinstance(value, _BITS_KEYED):
+        return (kind, _bits(value))
     if kind is tuple or kind is list:
         parts = tuple(_static_key(v) for v in value)
         return _SLOW if _SLOW in parts else (kind, parts)
