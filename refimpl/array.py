@@ -120,7 +120,8 @@ class Array(metaclass=abc.ABCMeta):
         self._check_live()
         if self.ndim == 0:
             raise TypeError("len() of unsized object")
-        return self.shape[0]
+        length: int = self.shape[0]  # shape is an untyped property
+        return length
 
     def __iter__(self) -> Any:
         self._check_live()

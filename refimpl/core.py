@@ -148,7 +148,9 @@ class AbstractRef:
 
     inner_aval = property(lambda self: self.inner)  # JAX's name
 
-    def update(self, inner_aval: Any = None, memory_space: Any = None, kind: Any = None):
+    def update(
+        self, inner_aval: Any = None, memory_space: Any = None, kind: Any = None
+    ) -> AbstractRef:
         """A copy with the given fields replaced (JAX's ``AbstractRef.update``)."""
         return AbstractRef(
             self.inner if inner_aval is None else inner_aval,

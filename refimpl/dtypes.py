@@ -73,7 +73,7 @@ bfloat16 = np.dtype(ml_dtypes.bfloat16)
 float0 = np.dtype([("float0", np.void, 0)])
 
 finfo = ml_dtypes.finfo
-iinfo = ml_dtypes.iinfo
+iinfo: type[Any] = ml_dtypes.iinfo  # unannotated in ml_dtypes: its calls are untyped
 
 _SHORT_NAMES: dict[np.dtype, str] = {
     np.dtype(np.bool_): "bool",
@@ -113,7 +113,8 @@ _PYTHON_SCALAR_TYPES = (bool, int, float, complex)
 
 def x64_enabled() -> bool:
     """Whether 64-bit dtypes are enabled (``config.enable_x64``)."""
-    return config.enable_x64
+    enabled: bool = config.enable_x64  # config's flags are read dynamically (Any)
+    return enabled
 
 
 # --------------------------------------------------------------------------
@@ -170,7 +171,7 @@ def is_inexact(dtype: np.dtype) -> bool:
 def _to_supported_dtype(dtype: Any) -> np.dtype:
     """``np.dtype(dtype)`` restricted to :data:`ALL_DTYPES`; TypeError otherwise."""
     try:
-        dt = np.dtype(dtype)
+        dt: np.dtype[Any] = np.dtype(dtype)
     except Exception as e:  # numpy raises TypeError, sometimes ValueError
         raise TypeError(f"dtype {dtype!r} not understood") from e
     if not dt.isnative:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import operator
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -45,7 +45,9 @@ class Trace:
     active: bool = False
     name: str = "trace"
 
-    def process_primitive(self, primitive: Any, args: Sequence[Any], params: dict[str, Any]):
+    def process_primitive(
+        self, primitive: Any, args: Sequence[Any], params: dict[str, Any]
+    ) -> list[Any]:
         """Apply ``primitive`` to ``args``; return the list of outputs.
 
         ``args`` are passed as given: each is a tracer of this trace, or a
@@ -124,7 +126,7 @@ class Tracer(ArrayOps):
     def item(self) -> Any:
         return self._concrete("item()").item()
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
@@ -132,7 +134,8 @@ class Tracer(ArrayOps):
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of unsized object")
-        return self.shape[0]
+        length: int = self.shape[0]  # shape is an untyped property
+        return length
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}<{self.aval.str_short()}>"
@@ -229,7 +232,9 @@ class Builder(Trace):
 
     # -- equations --
 
-    def process_primitive(self, primitive: Any, args: Sequence[Any], params: dict[str, Any]):
+    def process_primitive(
+        self, primitive: Any, args: Sequence[Any], params: dict[str, Any]
+    ) -> list[Any]:
         in_avals = [get_aval(a, primitive.name, i) for i, a in enumerate(args)]
         out_avals = primitive.out_avals(in_avals, params)
         return self.add_eqn(primitive, args, in_avals, out_avals, params)

@@ -95,13 +95,13 @@ def _flatten_dict(d: dict[Any, Any]) -> tuple[list[Any], tuple[Any, ...]]:
     return [d[k] for k in keys], keys
 
 
-def _flatten_defaultdict(d: collections.defaultdict) -> tuple[list[Any], Any]:
+def _flatten_defaultdict(d: collections.defaultdict[Any, Any]) -> tuple[list[Any], Any]:
     keys = _sorted_keys(d)
     return [d[k] for k in keys], (d.default_factory, keys)
 
 
 def _flatten_ordered_dict(
-    d: collections.OrderedDict,
+    d: collections.OrderedDict[Any, Any],
 ) -> tuple[list[Any], tuple[Any, ...]]:
     keys = tuple(d)
     return [d[k] for k in keys], keys
@@ -428,7 +428,7 @@ def _describe(key: _Key) -> str:
     return f"{kind.name}[{data!r}] of {len(children)}"
 
 
-def _child_paths(key: tuple[Any, Any, tuple[_Key, ...]]) -> list[str]:
+def _child_paths(key: tuple[_NodeKind, Any, tuple[_Key, ...]]) -> list[str]:
     kind, data, children = key
     return kind.keys(data, len(children))
 
@@ -1016,7 +1016,7 @@ def tree_broadcast(
     )
 
 
-class Partial(functools.partial):
+class Partial(functools.partial[Any]):
     """``functools.partial`` as a pytree: the bound arguments are its
     children, the function its node data (so it can cross ``jit``)."""
 
