@@ -706,3 +706,79 @@ def test_custom_vjp_ref_argument_under_vmap_of_grad(backend, jit):
         return (ns.jit(g) if jit else g)(X), r[...]
 
     _both(program)
+
+
+# --- vjp's pullback.with_refs (JAX's mutable_array_test vjp3 cases) -------------------------
+
+
+def _with_refs_programs(api, np_):
+    def scan_reverse():  # test_scan_vjp3_reverse
+        def f(xs):
+            def body(_, xy):
+                return (), xy[0] * xy[1]
+
+            return api.lax.scan(body, (), (xs, np_.arange(5.0)))[1].sum()
+
+        acc = api.new_ref(np_.zeros(5))
+        _, pullback = api.vjp(f, np_.ones(5))
+        returned = pullback.with_refs(acc)(1.0)
+        return len(returned), acc[...]
+
+    def accumulate_in_scan():  # test_vjp3_ref_grads_for_val_primals, smaller
+        ws, xs = np_.ones((2, 3, 3)), np_.ones((4, 2, 3))
+
+        def loss(ws, x):
+            return np_.mean(api.lax.scan(lambda a, w: (np_.dot(a, w), None), x, ws)[0])
+
+        acc = api.new_ref(np_.zeros_like(ws))
+
+        def step(_, x):
+            value, pullback = api.vjp(lambda w: loss(w, x), ws)
+            pullback.with_refs(acc)(np_.ones_like(value))
+            return (), value
+
+        api.lax.scan(step, (), xs)
+        return api.freeze(acc)
+
+    def under_vmap():  # test_vmap_with_vjp3
+        def grads(x):
+            acc = api.new_ref(np_.zeros_like(x))
+            out, pullback = api.vjp(lambda x: x * 3.0 + 1.0, x)
+            pullback.with_refs(acc)(np_.ones_like(out))
+            return api.freeze(acc)
+
+        return api.vmap(grads)(np_.ones((4,)))
+
+    def mixed_entries_in_jit():  # test_slicing_with_vjp3: a non-ref entry
+        acc = api.new_ref(np_.zeros(10))
+
+        @api.jit
+        def run():
+            _, pullback = api.vjp(api.jit(lambda x, i: x[i] ** 2), np_.arange(10.0), 5)
+            pullback.with_refs(acc, object())(1.0)
+
+        run()
+        return acc[...]
+
+    return [scan_reverse(), accumulate_in_scan(), under_vmap(), mixed_entries_in_jit()]
+
+
+def test_pullback_with_refs_accumulates_as_jax(backend):
+    got = _with_refs_programs(ri, rnp)
+    want = _with_refs_programs(jax, jnp)
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+
+
+def test_pullback_with_refs_returns_grad_refs_and_checks_its_arguments():
+    acc = ri.new_ref(np.zeros(3, np.float32))
+    _, pullback = ri.vjp(lambda x, y: (x * y).sum(), np.ones(3, np.float32), np.float32(2))
+    returned = pullback.with_refs(acc, None)(np.float32(1))
+    assert repr(returned[0]) == "GradRef()"  # JAX's placeholder
+    np.testing.assert_array_equal(np.asarray(returned[1]), np.float32(3))
+    np.testing.assert_array_equal(np.asarray(acc[...]), np.full(3, 2, np.float32))
+    with pytest.raises(TypeError, match="with_refs: got 1 entries for the 2 primals"):
+        pullback.with_refs(acc)(np.float32(1))
+    # the pullback still crosses jit as a pytree of its residuals
+    assert ri.jit(lambda pb, c: pb(c))(pullback, np.float32(1))[1] == np.float32(3)

@@ -602,7 +602,67 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False, reduce_axes: Any = 
     """
     user = _UserLinearization(fun, primals, has_aux, "vjp")
     pullback = _Pullback(user.lin, user.in_tree, user.leaves, user.out_tree)
-    return user.results(tree_util.Partial(pullback, list(user.lin.residuals)))
+    return user.results(VJPPullback(pullback, list(user.lin.residuals)))
+
+
+class GradRef:
+    """What ``pullback.with_refs(...)`` returns for a primal whose cotangent
+    went into a ref (JAX 0.10.2's ``GradRef()``)."""
+
+    def __repr__(self) -> str:
+        return "GradRef()"
+
+
+class VJPPullback(tree_util.Partial):
+    """``vjp``'s pullback: a pytree of its residuals (so it can cross
+    ``jit``) with JAX's ``with_refs``."""
+
+    def with_refs(self, *refs: Any) -> Callable[[Any], tuple]:
+        """``pullback.with_refs(*refs)(ct)``: one entry per primal; where it is
+        a ``Ref`` (a pytree of refs for a pytree primal), the cotangent is
+        added into it (``ref[...] += ct``) and ``GradRef()`` returned in its
+        place; any other entry (``None``, a placeholder object) leaves the
+        cotangent returned as usual."""
+
+        def pullback(ct: Any) -> tuple:
+            cts = self(ct)
+            if len(refs) != len(cts):
+                raise TypeError(
+                    f"vjp pullback.with_refs: got {len(refs)} entries for the {len(cts)} "
+                    "primals of the function (one per primal: a Ref, or any other "
+                    "value for a cotangent returned as usual)"
+                )
+            out: list[Any] = []
+            for entry, c in zip(refs, cts, strict=True):
+                ref_leaves = _tree().tree_leaves(entry, is_leaf=_is_ref)
+                if not ref_leaves or not all(_is_ref(r) for r in ref_leaves):
+                    out.append(c)
+                    continue
+                refs_flat = _tree().tree_flatten(entry, is_leaf=_is_ref)
+                ct_leaves = _tree().tree_leaves(c)
+                if len(refs_flat[0]) != len(ct_leaves):
+                    raise TypeError(
+                        "vjp pullback.with_refs: a pytree of refs must have the structure "
+                        f"of its primal ({len(ct_leaves)} leaves), got {len(refs_flat[0])}"
+                    )
+                for r, leaf in zip(refs_flat[0], ct_leaves, strict=True):
+                    r[...] += leaf
+                out.append(GradRef())
+            return tuple(out)
+
+        return pullback
+
+
+def _is_ref(x: Any) -> bool:
+    # by its type: refimpl.ref (the Ref class) sits above this module
+    return isinstance(getattr(x, "aval", None), AbstractRef)
+
+
+tree_util.register_pytree_node(
+    VJPPullback,
+    lambda p: ((p.args, p.keywords), p.func),
+    lambda func, xs: VJPPullback(func, *list(xs)[0], **list(xs)[1]),
+)
 
 
 class _UserLinearization:
