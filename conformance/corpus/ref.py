@@ -334,3 +334,25 @@ def _more_cases() -> Iterator[Case]:
 
     yield script_case("ref/scan-read-only-refs-under-vjp", scan_read_only_refs_vjp, tags=TAGS,
                       tolerance=Tolerance(ulps={"float32": 8}))  # fmt: skip
+
+    # issue 29: vjp's pullback.with_refs accumulating cotangents into a ref
+    # inside a scan (JAX's test_vjp3_ref_grads_for_val_primals, smaller)
+    def pullback_with_refs_in_scan(ns):
+        api, np_ = _api(ns), ns.np_
+        ws, xs = np_.ones((2, 3, 3)), np_.ones((4, 2, 3))
+
+        def loss(ws, x):
+            return np_.mean(ns.lax_.scan(lambda a, w: (np_.dot(a, w), None), x, ws)[0])
+
+        acc = api.new_ref(np_.zeros_like(ws))
+
+        def step(_, x):
+            value, pullback = api.vjp(lambda w: loss(w, x), ws)
+            pullback.with_refs(acc)(np_.ones_like(value))
+            return (), value
+
+        _, values = ns.lax_.scan(step, (), xs)
+        return values, api.freeze(acc)
+
+    yield script_case("ref/pullback-with-refs-in-scan", pullback_with_refs_in_scan, tags=TAGS,
+                      tolerance=Tolerance(ulps={"float32": 8}))  # fmt: skip
