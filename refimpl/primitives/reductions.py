@@ -36,7 +36,14 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, batch_rules, elementwise, indexing, structural
+from refimpl.primitives import (
+    ad_helpers,
+    batch_rules,
+    elementwise,
+    indexing,
+    rule_context,
+    structural,
+)
 from refimpl.primitives.base import Primitive, as_int_tuple, check_dtype_in
 
 # --- dtype classes ----------------------------------------------------------------
@@ -960,9 +967,6 @@ def fold_rows(
     into ``inits`` with ``program`` (applied to ``m`` rows at once: the program
     batched once, then evaluated ``k`` times). Where ``valid`` (``(m, k)``
     bools) is False, the element is skipped."""
-    from refimpl import interpreter
-    from refimpl.transforms.batching import AxisFrame, batch_subprogram
-
     m, k = rows[0].shape
     acc = [np.array(np.broadcast_to(i, (m,))) for i in inits]
     if m == 0 or k == 0:
@@ -970,13 +974,17 @@ def fold_rows(
     cache = program.__dict__.setdefault("_fold_cache", {})
     batched = cache.get(m)
     if batched is None:
-        batched, _ = batch_subprogram(
-            program, [True] * len(program.in_vars), AxisFrame(None, m), [True] * len(acc), "reduce"
+        batched, _ = rule_context.batch_subprogram(
+            program,
+            [True] * len(program.in_vars),
+            rule_context.axis_frame(None, m),
+            [True] * len(acc),
+            "reduce",
         )
         cache[m] = batched
     with np.errstate(all="ignore"):
         for j in range(k):
-            outs = interpreter.eval_program(batched, [*acc, *(r[:, j] for r in rows)])
+            outs = rule_context.eval_program(batched, [*acc, *(r[:, j] for r in rows)])
             if valid is None:
                 acc = [np.asarray(o, a.dtype) for o, a in zip(outs, acc, strict=True)]
             else:
@@ -1029,9 +1037,6 @@ def _reduce_general_jvp(primals, tangents, *, program: Any, dimensions: tuple[in
     reduced pairwise (halves combined by the computation, vmapped over the
     kept dims; an odd half padded with the init) under ``jvp``. The init
     values must have zero tangents."""
-    from refimpl.transforms import ad
-    from refimpl.transforms.batching import vmap
-
     operands, inits = _split_operands(primals)
     txs, tinits = _split_operands(tangents)
     if not all(ad_helpers.is_zero(t) for t in tinits):
@@ -1058,7 +1063,7 @@ def _reduce_general_jvp(primals, tangents, *, program: Any, dimensions: tuple[in
         return tracing.eval_program_bind(program, args)
 
     for _ in range(len(kept) + 1):
-        body = vmap(body)
+        body = rule_context.vmap(body)
 
     def tree(*leaves: Any) -> list[Any]:
         values = list(leaves)
@@ -1078,7 +1083,7 @@ def _reduce_general_jvp(primals, tangents, *, program: Any, dimensions: tuple[in
             return [structural.broadcast_in_dim(i, kept_shape, ()) for i in inits]
         return [structural.reshape(v, kept_shape) for v in values]
 
-    return ad.jvp_flat(tree, xs, txs)
+    return rule_context.jvp_flat(tree, xs, txs)
 
 
 def reduce_general(

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "axis_frame",
     "batch_subprogram",
     "current_frame",
     "eval_program",
@@ -25,6 +26,7 @@ __all__ = [
     "linearize_program",
     "match_aval",
     "transpose_program",
+    "vmap",
     "zeros_like_aval",
 ]
 
@@ -49,3 +51,5 @@ zeros_like_aval: Callable[..., Any] = _unfilled("zeros_like_aval")
 # refimpl.transforms.batching
 batch_subprogram: Callable[..., Any] = _unfilled("batch_subprogram")
 current_frame: Callable[..., Any] = _unfilled("current_frame")
+axis_frame: Callable[..., Any] = _unfilled("axis_frame")  # the AxisFrame class
+vmap: Callable[..., Any] = _unfilled("vmap")

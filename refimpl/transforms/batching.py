@@ -620,3 +620,5 @@ def as_array(x: Any) -> Any:
 # the rules of sub-program primitives batch through these (primitives.rule_context)
 rule_context.batch_subprogram = batch_subprogram
 rule_context.current_frame = current_frame
+rule_context.axis_frame = AxisFrame
+rule_context.vmap = vmap
