@@ -26,7 +26,10 @@ from refimpl import backends, dtypes
 from refimpl.array_ops import ArrayOps
 from refimpl.config import config
 from refimpl.core import Atom, Eqn, Literal, Program, ShapedArray, Var
-from refimpl.errors import ConcretizationTypeError, UnexpectedTracerError
+
+# re-exported: refimpl and its modules import these two from here
+from refimpl.errors import ConcretizationTypeError as ConcretizationTypeError
+from refimpl.errors import UnexpectedTracerError as UnexpectedTracerError
 
 
 class Trace:
