@@ -1864,6 +1864,21 @@ std::vector<std::vector<std::shared_ptr<Buffer>>> PythonPmapLaunch(
       handles[d].push_back(buffer->raw());
     }
   }
+  // A buffer both donated and read by this launch would be freed under its
+  // own reader: refused (the public callers check this with a message that
+  // names the arguments; this guards every other caller).
+  for (std::size_t d = 0; d < n; ++d) {
+    for (std::size_t i = 0; i < num_args; ++i) {
+      if (!(i < donated.size() && donated[i])) continue;
+      for (std::size_t j = 0; j < num_args; ++j) {
+        if (j != i && owned[d][j].get() == owned[d][i].get()) {
+          throw py::value_error(
+              "_pmap_launch: a donated buffer is also passed as another argument of the "
+              "same launch");
+        }
+      }
+    }
+  }
   std::sort(non_donatable.begin(), non_donatable.end());
   non_donatable.erase(std::unique(non_donatable.begin(), non_donatable.end()), non_donatable.end());
   const std::size_t num_outputs = executable->num_outputs();

@@ -448,3 +448,22 @@ def test_pjrt_cached_sharded_call_with_donation(on_backend, monkeypatch):
     with pytest.raises(ValueError, match="the same array is passed"):
         f(w, w)
     assert not w.is_deleted()
+
+
+@pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
+def test_pjrt_launch_refuses_a_buffer_donated_and_read_by_one_launch(on_backend):
+    # The public routes refuse f(x, x) with x donated, naming the arguments;
+    # the launch under them must refuse it too (XLA would free the buffer
+    # under its own reader: the process crashed), and change nothing.
+    from refimpl.backends.pjrt.runtime import native_module
+
+    m = mesh_of((4,), ("x",))
+    s = rs.NamedSharding(m, rs.P("x"))
+    f = ri.jit(lambda a, b: a + b, in_shardings=(s, s), out_shardings=s)
+    x = ri.device_put(np.arange(8, dtype=np.float32), s)
+    f(x, x)
+    (entry,) = f._spmd_cache.values()
+    per_device = [[shard.data.buffer(), shard.data.buffer()] for shard in x.addressable_shards]
+    with pytest.raises(ValueError, match="donated buffer is also passed"):
+        native_module()._pmap_launch(entry.executable, per_device, True, [True, False])
+    np.testing.assert_array_equal(np.asarray(f(x, x)), np.arange(8, dtype=np.float32) * 2)
