@@ -31,6 +31,7 @@ import numpy as np
 
 from refimpl import tracing, tree_util
 from refimpl.core import Program, ShapedArray
+from refimpl.errors import UnexpectedTracerError
 from refimpl.interpreter import eval_program
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.structural import broadcast_in_dim
@@ -143,18 +144,27 @@ def _jvp(primals, tangents, *, call, rule, num_consts, in_tree, name, ref_writte
             f"custom_vmap({name}): differentiating a function that touches a Ref made "
             "outside it is not supported"
         )
-    if any(type(t) is not Zero for t in tangents[:num_consts]):
-        raise TypeError(
-            f"custom_vmap({name}): differentiation with respect to a value the function "
-            "closes over is not supported (the vmap rule only sees its arguments); pass it "
-            "as an argument instead"
-        )
     consts = list(primals[:num_consts])
+    # Closed-over values being differentiated: outside vmap the body's JVP
+    # takes their tangents too (as JAX); the rule cannot (see rule_jvp).
+    const_ts = [ad.instantiate(t) for t in tangents[:num_consts]]
+    closed_over = any(type(t) is not Zero for t in tangents[:num_consts])
 
-    def body_jvp(ps: list, ts: list) -> tuple[list, list]:
-        return ad.jvp(lambda *a: tracing.eval_program_bind(call, consts + list(a)), ps, ts)
+    def body_jvp(ps: list, ts: list, *cts: list) -> tuple[list, list]:
+        def body(*a: Any) -> list:
+            return tracing.eval_program_bind(call, list(a))
 
-    def rule_jvp(axis_size: int, in_batched: list, ps: list, ts: list) -> Any:
+        if cts:
+            return ad.jvp(body, [*consts, *ps], [*cts[0], *ts])
+        return ad.jvp(lambda *a: body(*consts, *a), ps, ts)
+
+    def rule_jvp(axis_size: int, in_batched: list, ps: list, ts: list, *cts: list) -> Any:
+        if cts:
+            # JAX 0.10.2's class here too (the rule meets an escaped tracer)
+            raise UnexpectedTracerError(
+                f"custom_vmap({name}): vmap of the JVP with respect to a value the function "
+                "closes over (its vmap rule only sees its arguments); pass it as an argument"
+            )
         p_batched, t_batched = in_batched
         batched = [p or t for p, t in zip(p_batched, t_batched, strict=True)]
         # One batching for an argument and its tangent (JAX instead vmaps the
@@ -190,7 +200,9 @@ def _jvp(primals, tangents, *, call, rule, num_consts, in_tree, name, ref_writte
     jvp_fun = custom_vmap(body_jvp)
     jvp_fun.def_vmap(rule_jvp)
     out_p, out_t = jvp_fun(
-        list(primals[num_consts:]), [ad.instantiate(t) for t in tangents[num_consts:]]
+        list(primals[num_consts:]),
+        [ad.instantiate(t) for t in tangents[num_consts:]],
+        *([const_ts] if closed_over else []),
     )
     return list(out_p), list(out_t)
 

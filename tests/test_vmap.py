@@ -4,6 +4,7 @@ and Python loops."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 import jax
@@ -384,6 +385,40 @@ def test_custom_vmap_jvp_uses_differentiated_rule(backend):
     got = _custom_vmap_jvp_programs(ri, ri.custom_batching)
     want = _custom_vmap_jvp_programs(jax, jax.custom_batching)
     assert_close(got, want)
+
+
+def _closing_over(api, cv, np_, c, x):
+    @cv.custom_vmap
+    def f(x):
+        return np_.sin(x) * c
+
+    @f.def_vmap
+    def rule(axis_size, in_batched, xs):
+        return np_.cos(xs) * c, in_batched[0]
+
+    return f(x)
+
+
+def test_custom_vmap_jvp_of_a_closed_over_value(backend):
+    def programs(api, cv, np_):
+        xs = np.arange(3, dtype=np.float32)
+        closing = functools.partial(_closing_over, api, cv, np_)
+        return [
+            api.jvp(lambda c: closing(c, np.float32(2.0)), (np.float32(3.0),), (np.float32(1.0),)),
+            api.jvp(lambda c: api.vmap(lambda x: closing(c, x))(xs), (np.float32(3.0),),
+                    (np.float32(1.0),)),
+        ]  # fmt: skip
+
+    assert_close(programs(ri, ri.custom_batching, rnp), programs(jax, jax.custom_batching, jnp))
+    # vmap of the JVP: the rule cannot take the closed-over value's tangent
+    with pytest.raises(ri.UnexpectedTracerError, match="closes over"):
+        ri.vmap(
+            lambda x: ri.jvp(
+                lambda c: _closing_over(ri, ri.custom_batching, rnp, c, x),
+                (np.float32(3.0),),
+                (np.float32(1.0),),
+            )
+        )(np.arange(3, dtype=np.float32))
 
 
 def test_custom_vmap_grad_is_an_error():
