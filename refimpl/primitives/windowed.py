@@ -43,6 +43,7 @@ from refimpl.primitives import (
     structural,
 )
 from refimpl.primitives.base import Primitive, as_int_tuple
+from refimpl.primitives.computations import _monoid_reducer, computation_program
 from refimpl.primitives.linalg import padtype_to_pads
 from refimpl.transforms.masking.shape_spec import Dim
 
@@ -507,8 +508,6 @@ def reduce_window(
     whose computation is ``add``/``max``/``min`` with that monoid's identity
     as a concrete init is ``reduce_window_sum``/``max``/``min``; anything else
     is the general ``reduce_window`` primitive, whose padding holds the init."""
-    from refimpl.lax._higher_order import computation_program
-
     flat_operands, treedef = tree_util.tree_flatten(operand)
     flat_inits, init_tree = tree_util.tree_flatten(init_value)
     if treedef != init_tree:
@@ -553,8 +552,6 @@ def _monoid_window_primitive(program: Any, init: Any) -> Primitive | None:
     """reduce_window_sum/max/min when ``program`` is one add/max/min equation
     on its inputs and ``init`` is concrete and the identity (as JAX's
     ``_get_monoid_window_reducer``, reading the traced computation)."""
-    from refimpl.lax._higher_order import _monoid_reducer
-
     reducer = _monoid_reducer(program, init)
     table: dict[object, Primitive] = {
         reductions.reduce_sum: reduce_window_sum_p,
