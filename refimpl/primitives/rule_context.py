@@ -25,6 +25,7 @@ __all__ = [
     "jvp_program",
     "linearize_program",
     "match_aval",
+    "permute_program",
     "transpose_program",
     "vmap",
     "zeros_like_aval",
@@ -44,6 +45,7 @@ eval_program: Callable[..., Any] = _unfilled("eval_program")
 jvp_program: Callable[..., Any] = _unfilled("jvp_program")
 linearize_program: Callable[..., Any] = _unfilled("linearize_program")
 transpose_program: Callable[..., Any] = _unfilled("transpose_program")
+permute_program: Callable[..., Any] = _unfilled("permute_program")
 instantiate: Callable[..., Any] = _unfilled("instantiate")
 jvp_flat: Callable[..., Any] = _unfilled("jvp_flat")
 match_aval: Callable[..., Any] = _unfilled("match_aval")

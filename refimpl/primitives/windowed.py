@@ -40,6 +40,7 @@ from refimpl.primitives import (
     elementwise,
     indexing,
     reductions,
+    rule_context,
     structural,
 )
 from refimpl.primitives.base import Primitive, as_int_tuple
@@ -433,8 +434,6 @@ def _reduce_window_general_batch(args, dims, *, program, **params):
 def _reduce_window_general_jvp(primals, tangents, *, program, **params):
     """As JAX's: a reduce_window over primals and tangents together, whose
     computation is the jvp of ``program`` (the inits' tangents must be zero)."""
-    from refimpl.transforms import ad
-
     n = len(primals) // 2
     operands, inits = list(primals[:n]), list(primals[n:])
     if not all(ad_helpers.is_zero(t) for t in tangents[n:]):
@@ -444,10 +443,10 @@ def _reduce_window_general_jvp(primals, tangents, *, program, **params):
         for x, t in zip(operands, tangents[:n], strict=True)
     ]
     t_inits = [ad_helpers.zeros(ad_helpers.tangent_aval(ad_helpers.aval_of(i))) for i in inits]
-    jvp = ad.jvp_program(program, [True] * (2 * n), instantiate=True)
+    jvp = rule_context.jvp_program(program, [True] * (2 * n), instantiate=True)
     # jvp.program: (acc, elem, t_acc, t_elem) -> (outs, t_outs); the window body
     # takes (acc, t_acc, elem, t_elem)
-    body = ad.permute_program(
+    body = rule_context.permute_program(
         jvp.program,
         [*range(n), *range(2 * n, 3 * n), *range(n, 2 * n), *range(3 * n, 4 * n)],
         list(range(2 * n)),

@@ -1643,6 +1643,7 @@ class _LinearTranspose:
 rule_context.jvp_program = jvp_program
 rule_context.linearize_program = linearize_program
 rule_context.transpose_program = transpose_program
+rule_context.permute_program = permute_program
 rule_context.instantiate = instantiate
 rule_context.jvp_flat = jvp_flat
 rule_context.match_aval = match_aval
