@@ -59,8 +59,10 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from refimpl import lax, tracing, tree_util
+from refimpl import tracing, tree_util
 from refimpl.core import Literal, Program, ShapedArray
+from refimpl.primitives import elementwise as ew
+from refimpl.primitives import structural
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.call import jit_call_p
 from refimpl.transforms.jit import Jitted
@@ -124,20 +126,20 @@ def _int_operand(x: Any) -> Any:
 
 
 def _add(a: Any, b: Any) -> Any:
-    return lax.add(_int_operand(a), _int_operand(b))
+    return ew.add(_int_operand(a), _int_operand(b))
 
 
 def _mul(a: Any, b: Any) -> Any:
-    return lax.mul(_int_operand(a), _int_operand(b))
+    return ew.mul(_int_operand(a), _int_operand(b))
 
 
 def _floordiv(a: Any, k: int) -> Any:
     """``floor(a / k)`` for k > 0 (lax.div truncates toward zero)."""
-    quotient = lax.div(a, np.int32(k))
-    inexact_negative = lax.bitwise_and(
-        lax.ne(lax.rem(a, np.int32(k)), np.int32(0)), lax.lt(a, np.int32(0))
+    quotient = ew.div(a, np.int32(k))
+    inexact_negative = ew.bitwise_and(
+        ew.ne(ew.rem(a, np.int32(k)), np.int32(0)), ew.lt(a, np.int32(0))
     )
-    return lax.sub(quotient, lax.convert_element_type(inexact_negative, _INDEX))
+    return ew.sub(quotient, ew.convert_element_type(inexact_negative, _INDEX))
 
 
 # --- the context a mask rule receives --------------------------------------------------
@@ -176,8 +178,8 @@ class MaskContext:
         below ``dim``; None when that is everywhere (an unmasked dim)."""
         if dim.is_constant and dim.value >= shape[axis]:
             return None
-        positions = lax.broadcasted_iota(_INDEX, tuple(shape), axis)
-        return lax.lt(positions, _int_operand(self.size(dim)))
+        positions = structural.broadcasted_iota(_INDEX, tuple(shape), axis)
+        return ew.lt(positions, _int_operand(self.size(dim)))
 
     def valid_region(self, shape: Sequence[int], logical: Shape, axes: Sequence[int]) -> Any:
         """True inside the logical extent of every one of ``axes`` (None: all)."""
@@ -185,7 +187,7 @@ class MaskContext:
         for axis in axes:
             along = self.valid(shape, axis, logical[axis])
             if along is not None:
-                keep = along if keep is None else lax.bitwise_and(keep, along)
+                keep = along if keep is None else ew.bitwise_and(keep, along)
         return keep
 
     def fill_padding(self, x: Any, logical: Shape, axes: Sequence[int], value: Any) -> Any:
@@ -196,11 +198,11 @@ class MaskContext:
         if keep is None:
             return x
         fill = tracing.TypedScalar(value, aval.dtype, aval.weak_type)
-        return lax.select_n(keep, fill, x)
+        return ew.select_n(keep, fill, x)
 
     def where(self, keep: Any, x: Any, other: Any) -> Any:
         """``x`` where ``keep`` is True, else ``other`` (``keep`` None: ``x``)."""
-        return x if keep is None else lax.select_n(keep, other, x)
+        return x if keep is None else ew.select_n(keep, other, x)
 
     def masked(self, dim: Dim) -> bool:
         return not dim.is_constant
@@ -329,7 +331,7 @@ def _checked_result(primitive: Primitive, out: Any, logical: Shape, aval: Shaped
             f"logical shape {shape_str(tuple(logical))}; the equation has {aval.str_short()}"
         )
     if got.weak_type != aval.weak_type:
-        out = lax.convert_element_type(out, aval.dtype, weak_type=aval.weak_type)
+        out = ew.convert_element_type(out, aval.dtype, weak_type=aval.weak_type)
     return MaskedValue(out, tuple(Dim.of(d) for d in logical))
 
 
@@ -622,7 +624,7 @@ def _is_traced_int(value: Any) -> bool:
 def _as_int32(value: Any) -> Any:
     """A size as a strong int32 scalar, so every call has one signature."""
     if isinstance(value, tracing.Tracer):
-        return lax.convert_element_type(value, _INDEX)
+        return ew.convert_element_type(value, _INDEX)
     concrete = _concrete_int(value)
     assert concrete is not None  # _check_sizes took only concrete ints and traced ints
     return np.int32(concrete)
