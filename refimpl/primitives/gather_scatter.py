@@ -55,7 +55,14 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, batch_rules, elementwise, indexing, structural
+from refimpl.primitives import (
+    ad_helpers,
+    batch_rules,
+    elementwise,
+    indexing,
+    rule_context,
+    structural,
+)
 from refimpl.primitives.base import Primitive
 from refimpl.transforms.masking.shape_spec import Dim
 
@@ -990,10 +997,8 @@ for _prim in SCATTERS:
 
 def _apply_elementwise(program: Any, values: np.ndarray) -> np.ndarray:
     """``program`` (traced on a scalar) applied to each element of ``values``."""
-    from refimpl import interpreter  # the interpreter imports the primitives
-
     results = [
-        interpreter.eval_program(program, [np.asarray(v, values.dtype)])[0]
+        rule_context.eval_program(program, [np.asarray(v, values.dtype)])[0]
         for v in values.reshape(-1)
     ]
     return np.asarray(results, values.dtype).reshape(values.shape)
