@@ -299,3 +299,22 @@ def test_jit_rejects_bad_options():
         ri.jit(lambda x: x, backend="tpu9")
     with pytest.raises(TypeError, match="expected a callable"):
         ri.jit(3)
+
+
+@pytest.mark.parametrize("backend", ["ref", "pjrt"])
+def test_static_argument_whose_eq_raises_is_jaxs_value_error(backend):
+    """JAX 0.10.2: 'static arguments should be comparable using __eq__' (a
+    ValueError) when a cache lookup compares two static values and __eq__
+    raises; refimpl treated them as different and traced again."""
+
+    class Incomparable:
+        def __hash__(self):
+            return 1
+
+        def __eq__(self, other):
+            raise ValueError("cannot compare")
+
+    f = ri.jit(lambda x, b: x * 2, static_argnums=1, backend=backend)
+    f(np.ones(2, np.float32), Incomparable())
+    with pytest.raises(ValueError, match="static arguments should be comparable using __eq__"):
+        f(np.ones(2, np.float32), Incomparable())

@@ -146,6 +146,33 @@ def _lower_compile(ns: Any) -> Any:
     return compiled(ns.asarray(X), 1.0), compiled(ns.asarray(X + 1), 2.0)
 
 
+def _static_types(ns: Any) -> Any:
+    """Static values equal across types (1, 1.0, True) are separate traces."""
+    count = [0]
+
+    def f(x: Any, n: Any) -> Any:
+        count[0] += 1
+        return x * n
+
+    g = ns.jit(f, static_argnums=1)
+    outs = [g(ns.asarray(X), 1), g(ns.asarray(X), 1.0), g(ns.asarray(X), True), g(ns.asarray(X), 1)]
+    return outs, count[0]
+
+
+class _Incomparable:
+    def __hash__(self) -> int:
+        return 1
+
+    def __eq__(self, other: object) -> bool:
+        raise ValueError("cannot compare")
+
+
+def _static_not_comparable(ns: Any) -> Any:
+    h = ns.jit(lambda x, b: x * 2, static_argnums=1)
+    first = h(ns.asarray(X), _Incomparable())
+    return first, ns.capture(h, ns.asarray(X), _Incomparable())
+
+
 def _structs(ns: Any) -> Any:
     api = ns.api
     s = ns.eval_shape(lambda x: x * 2, ns.asarray(X))
@@ -317,6 +344,7 @@ ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
                                                        donate_argnames="y")),
     ("string_argument", lambda ns: ns.api.jit(_one)("abc")),
     ("function_argument", lambda ns: ns.api.jit(_one)(_one)),
+    ("eval_shape_string", lambda ns: ns.eval_shape(_one, "abc")),
 ]  # fmt: skip
 
 
@@ -337,6 +365,8 @@ def cases() -> Iterator[Case]:
     yield _case("float0/donated", _float0_donated)
     yield _case("float0/struct_argument", _float0_with_struct)
     yield _case("lower_compile", _lower_compile)
+    yield _case("static/types", _static_types)
+    yield _case("static/not_comparable", _static_not_comparable)
     yield _case("struct/props", _structs)
     yield _case("struct/as_value", _struct_as_value)
     yield _case("method", _method)

@@ -246,10 +246,16 @@ class _Static:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, _Static):
             return NotImplemented
-        try:
-            return type(self.value) is type(other.value) and bool(self.value == other.value)
-        except Exception:
+        if type(self.value) is not type(other.value):
             return False
+        try:
+            return bool(self.value == other.value)
+        except Exception as error:  # JAX's class and words: a cache lookup cannot go on
+            raise ValueError(
+                "static arguments should be comparable using __eq__. The following error was "
+                f"raised when comparing two objects of types {type(self.value)} and "
+                f"{type(other.value)}. The error was: {type(error).__name__}: {error}"
+            ) from None
 
     def __repr__(self) -> str:
         return repr(self.value)
