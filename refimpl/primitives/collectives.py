@@ -54,7 +54,15 @@ import numpy as np
 from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Eqn, Program, ShapedArray
 from refimpl.errors import LoweringError
-from refimpl.primitives import base, batch_rules, elementwise, indexing, reductions, structural
+from refimpl.primitives import (
+    base,
+    batch_rules,
+    elementwise,
+    indexing,
+    reductions,
+    rule_context,
+    structural,
+)
 from refimpl.primitives.base import Primitive, normalize_axis
 from refimpl.transforms.ad_util import Zero
 
@@ -304,9 +312,7 @@ def on_device_axis() -> bool:
 
 
 def _frame_size() -> tuple[Any, int]:
-    from refimpl.transforms import batching
-
-    frame = batching.current_frame()
+    frame = rule_context.current_frame()
     return frame.name, frame.size
 
 
