@@ -620,11 +620,20 @@ def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     n = _scatter_count(axes, groups)
     summed = psum(x, axis_name, axis_index_groups=axis_index_groups)
 
-    # ``v / n`` with NumPy's promotion, as JAX: an integer sum becomes a mean in the
-    # default float dtype (a float one keeps its dtype: ``n`` is a weak Python int)
-    from refimpl.numpy import true_divide
+    return tree_util.tree_map(lambda v: _divide_by_count(v, n), summed)
 
-    return tree_util.tree_map(lambda v: true_divide(v, n), summed)
+
+def _divide_by_count(v: Any, n: int) -> Any:
+    """``jnp.true_divide(v, n)``, written with the primitives (``numpy`` sits above):
+    an integer or bool sum becomes a mean in the default float dtype; a float one
+    keeps its dtype and weak flag, ``n`` being a weak Python int."""
+    aval = tracing.get_aval(v, "pmean", 0)
+    dtype, weak = dtypes.result_type((aval.dtype, aval.weak_type), int)
+    if not dtypes.is_inexact(dtype):
+        dtype = dtypes.weak_default_dtype("f")
+    if aval.dtype != dtype or aval.weak_type != weak:
+        v = elementwise.convert_element_type(v, dtype, weak_type=weak)
+    return elementwise.div(v, tracing.TypedScalar(n, dtype, weak))
 
 
 # --- all_gather ------------------------------------------------------------------------------
