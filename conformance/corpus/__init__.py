@@ -61,6 +61,7 @@ FAMILIES: Sequence[str] = (
     "host_callbacks",
     "planted",
     "primitive_paths",
+    "debug_callback_paths",
 )
 
 
