@@ -48,12 +48,82 @@ def exp2(x: Any, *, accuracy: Any = None) -> Any:
     return ew.exp(ew.mul(ad_helpers.scalar(math.log(2), aval), x))
 
 
-def _inverse_hyperbolic(name: str, numpy_name: str) -> Callable[[Any], Any]:
+# The inverse hyperbolic functions of an already inexact ``x``; ``refimpl.numpy``'s
+# arcsinh/arccosh/arctanh promote and call these (the numpy layer sits above lax).
+# Results are those of the formulas over the primitives: a weak ``x`` may give a
+# strong result (``abs`` and the filled ones are strong), which each layer adjusts.
+
+
+def _scalar(x: Any, value: Any) -> tracing.TypedScalar:
+    aval = _aval(x, "rnp")
+    return tracing.TypedScalar(value, aval.dtype, aval.weak_type)
+
+
+def _abs_keeping_weak(x: Any) -> Any:
+    aval = _aval(x, "absolute")
+    out = ew.abs(x)
+    out_aval = _aval(out, "absolute")
+    if aval.weak_type and not out_aval.weak_type:
+        out = ew.convert_element_type(out, out_aval.dtype, weak_type=True)
+    return out
+
+
+def _sqrt_max(dtype: np.dtype) -> float:
+    real_dtype = np.float32 if dtype == np.complex64 else dtype
+    return float(np.sqrt(float(np.finfo(np.dtype(real_dtype)).max))) / 2
+
+
+def arcsinh_of_inexact(x: Any) -> Any:
+    """``sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2)))``; ``log(2|x|)`` once x^2
+    would overflow."""
+    aval = _aval(x, "arcsinh")
+    if dtypes.is_complex(aval.dtype):
+        # asinh(z) = -i asin(i z): asin's primitive carries the complex branch cuts
+        # and its derivative 1 / sqrt(1 - w^2) gives asinh's 1 / sqrt(1 + z^2);
+        # the two multiplications by +-i are done by swapping parts (exact, no inf * 0)
+        w = ew.asin(complex(ew.neg(complex_parts.imag(x)), complex_parts.real(x)))
+        return complex(complex_parts.imag(w), ew.neg(complex_parts.real(w)))
+    a = _abs_keeping_weak(x)
+    big = ew.gt(a, _scalar(x, _sqrt_max(aval.dtype)))
+    ones = structural.broadcast_in_dim(tracing.TypedScalar(1, aval.dtype, False), aval.shape, ())
+    safe = ew.select(big, ones, a)
+    square = ew.mul(safe, safe)
+    one = _scalar(x, 1)
+    small = ew.log1p(ew.add(safe, ew.div(square, ew.add(one, ew.sqrt(ew.add(square, one))))))
+    large = ew.add(ew.log(a), _scalar(x, math.log(2)))
+    result = ew.select(big, large, small)
+    return ew.select(ew.lt(x, _scalar(x, 0)), ew.neg(result), result)
+
+
+def arccosh_of_inexact(x: Any) -> Any:
+    """``log(x + sqrt(x - 1) sqrt(x + 1))``; ``log(x) + log(2)`` once x^2 would
+    overflow; NaN below 1."""
+    aval = _aval(x, "arccosh")
+    one = _scalar(x, 1)
+    if dtypes.is_complex(aval.dtype):
+        # the principal branch of the product of the two square roots (Kahan's),
+        # which a single sqrt(x^2 - 1) would lose for Re x < 0
+        root = ew.mul(ew.sqrt(ew.sub(x, one)), ew.sqrt(ew.add(x, one)))
+        return ew.log(ew.add(x, root))
+    big = ew.gt(x, _scalar(x, _sqrt_max(aval.dtype)))
+    root = ew.mul(ew.sqrt(ew.sub(x, one)), ew.sqrt(ew.add(x, one)))
+    small = ew.log1p(ew.add(ew.sub(x, one), root))
+    large = ew.add(ew.log(x), _scalar(x, math.log(2)))
+    return ew.select(big, large, small)
+
+
+def arctanh_of_inexact(x: Any) -> Any:
+    """``log1p(2x / (1 - x)) / 2``."""
+    ratio = ew.div(ew.add(x, x), ew.sub(_scalar(x, 1), x))
+    return ew.mul(ew.log1p(ratio), _scalar(x, 0.5))
+
+
+def _inverse_hyperbolic(
+    name: str, numpy_name: str, formula: Callable[[Any], Any]
+) -> Callable[[Any], Any]:
     def fn(x: Any) -> Any:
         aval = _require(name, x, dtypes.is_inexact, "floating-point or complex types")
-        import refimpl.numpy as rnp  # the numpy layer imports the primitives
-
-        out = getattr(rnp, numpy_name)(x)
+        out = formula(x)
         if aval.weak_type:  # lax keeps a weak operand's weak type; the numpy layer does not
             out = ew.convert_element_type(out, aval.dtype, weak_type=True)
         return out
@@ -63,9 +133,9 @@ def _inverse_hyperbolic(name: str, numpy_name: str) -> Callable[[Any], Any]:
     return fn
 
 
-asinh = _inverse_hyperbolic("asinh", "arcsinh")
-acosh = _inverse_hyperbolic("acosh", "arccosh")
-atanh = _inverse_hyperbolic("atanh", "arctanh")
+asinh = _inverse_hyperbolic("asinh", "arcsinh", arcsinh_of_inexact)
+acosh = _inverse_hyperbolic("acosh", "arccosh", arccosh_of_inexact)
+atanh = _inverse_hyperbolic("atanh", "arctanh", arctanh_of_inexact)
 
 
 def _complex_part(name: str, x: Any) -> tuple[Any, ShapedArray]:

@@ -20,6 +20,7 @@ import numpy as np
 
 from refimpl import dtypes, lax
 from refimpl.custom_derivatives import custom_jvp
+from refimpl.lax._elementwise import arccosh_of_inexact, arcsinh_of_inexact, arctanh_of_inexact
 from refimpl.numpy import _ufuncs
 from refimpl.numpy._creation import asarray
 from refimpl.numpy._promote import (
@@ -220,57 +221,20 @@ def arcsinh(x: ArrayLike, /) -> Array:
     """``sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2)))``; ``log(2|x|)`` once x^2
     would overflow."""
     (x,) = promote_dtypes_inexact("arcsinh", x)
-    if dtypes.is_complex(_dtype(x)):
-        # asinh(z) = -i asin(i z): asin's primitive carries the complex branch cuts
-        # and its derivative 1 / sqrt(1 - w^2) gives asinh's 1 / sqrt(1 + z^2);
-        # the two multiplications by +-i are done by swapping parts (exact, no inf * 0)
-        w = lax.asin(lax.complex(lax.neg(imag(x)), real(x)))
-        return lax.complex(imag(w), lax.neg(real(w)))
-    a = abs(x)
-    big = lax.gt(a, scalar_like(x, _sqrt_max(_dtype(x))))
-    safe = select(big, full_like_shape(x, 1, _dtype(x)), a)
-    square = lax.mul(safe, safe)
-    small = lax.log1p(
-        lax.add(
-            safe,
-            lax.div(
-                square, lax.add(scalar_like(x, 1), lax.sqrt(lax.add(square, scalar_like(x, 1))))
-            ),
-        )
-    )
-    large = lax.add(lax.log(a), scalar_like(x, math.log(2)))
-    result = select(big, large, small)
-    return select(lax.lt(x, scalar_like(x, 0)), lax.neg(result), result)
+    return arcsinh_of_inexact(x)
 
 
 def arccosh(x: ArrayLike, /) -> Array:
     """``log(x + sqrt(x - 1) sqrt(x + 1))``; ``log(x) + log(2)`` once x^2 would
     overflow; NaN below 1."""
     (x,) = promote_dtypes_inexact("arccosh", x)
-    one = scalar_like(x, 1)
-    if dtypes.is_complex(_dtype(x)):
-        # the principal branch of the product of the two square roots (Kahan's),
-        # which a single sqrt(x^2 - 1) would lose for Re x < 0
-        root = lax.mul(lax.sqrt(lax.sub(x, one)), lax.sqrt(lax.add(x, one)))
-        return lax.log(lax.add(x, root))
-    big = lax.gt(x, scalar_like(x, _sqrt_max(_dtype(x))))
-    root = lax.mul(lax.sqrt(lax.sub(x, one)), lax.sqrt(lax.add(x, one)))
-    small = lax.log1p(lax.add(lax.sub(x, one), root))
-    large = lax.add(lax.log(x), scalar_like(x, math.log(2)))
-    return select(big, large, small)
+    return arccosh_of_inexact(x)
 
 
 def arctanh(x: ArrayLike, /) -> Array:
     """``log1p(2x / (1 - x)) / 2``."""
     (x,) = promote_dtypes_inexact("arctanh", x)
-    one = scalar_like(x, 1)
-    ratio = lax.div(lax.add(x, x), lax.sub(one, x))
-    return lax.mul(lax.log1p(ratio), scalar_like(x, 0.5))
-
-
-def _sqrt_max(dtype: np.dtype) -> float:
-    real_dtype = np.float32 if dtype == np.complex64 else dtype
-    return float(np.sqrt(float(np.finfo(np.dtype(real_dtype)).max))) / 2
+    return arctanh_of_inexact(x)
 
 
 def angle(z: ArrayLike, deg: bool = False) -> Array:
