@@ -62,6 +62,7 @@ FAMILIES: Sequence[str] = (
     "planted",
     "primitive_paths",
     "debug_callback_paths",
+    "ref_state_paths",
 )
 
 
