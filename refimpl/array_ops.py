@@ -6,7 +6,8 @@ operators get exactly NumPy-style broadcasting and JAX's type promotion.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 # What the methods forward to, installed by the user surface above this module
 # (refimpl/numpy/__init__.py: "numpy", "lax", "dlpack" modules and the "at"
@@ -33,7 +34,7 @@ def _rnp() -> Any:
 _NUMBERS = frozenset({int, float, complex, bool})
 
 
-def _binary(name: str, reflected: bool = False):
+def _binary(name: str, reflected: bool = False) -> Callable[[Any, Any], Any]:
     def method(self: Any, other: Any) -> Any:
         rnp = _rnp()
         kind = type(other)
@@ -46,7 +47,7 @@ def _binary(name: str, reflected: bool = False):
     return method
 
 
-def _unary(name: str):
+def _unary(name: str) -> Callable[[Any], Any]:
     def method(self: Any) -> Any:
         return getattr(_rnp(), name)(self)
 
@@ -55,6 +56,11 @@ def _unary(name: str):
 
 class ArrayOps:
     __slots__ = ()
+
+    if TYPE_CHECKING:
+        # every array type given these methods has them
+        dtype: Any
+        size: Any
 
     __add__ = _binary("add")
     __radd__ = _binary("add", reflected=True)
@@ -86,8 +92,8 @@ class ArrayOps:
     __le__ = _binary("less_equal")
     __gt__ = _binary("greater")
     __ge__ = _binary("greater_equal")
-    __eq__ = _binary("equal")  # type: ignore[assignment]
-    __ne__ = _binary("not_equal")  # type: ignore[assignment]
+    __eq__ = _binary("equal")
+    __ne__ = _binary("not_equal")
     __neg__ = _unary("negative")
     __pos__ = _unary("positive")
     __abs__ = _unary("abs")
@@ -275,7 +281,8 @@ class ArrayOps:
         )
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return _installed["dlpack"].dlpack_device(self)
+        device: tuple[int, int] = _installed["dlpack"].dlpack_device(self)
+        return device
 
     @property
     def real(self) -> Any:
