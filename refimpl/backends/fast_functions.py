@@ -43,7 +43,7 @@ import copy
 import functools
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -229,7 +229,7 @@ def fast_eager(function: Callable[..., Any]) -> Callable[..., Any]:
         factories = _factories
         make_jit = None
         dynamic = []
-        key = []
+        key: Any = []  # a list while built, then the tuple the cache is keyed by
         for value in args:
             kind = type(value)
             factory = factories.get(kind)
@@ -277,12 +277,13 @@ def fast_eager(function: Callable[..., Any]) -> Callable[..., Any]:
             # The normal path gives the eager result or raises its own error
             # (a deleted input, ...); if tracing failed or gave non-array
             # outputs, this key takes that path from now on.
-            if entry[1].failed:
+            if cast(Any, entry[1]).failed:  # a function attribute (set by _specialize)
                 cache[key] = _SLOW
             return function(*args, **kwargs)
 
-    wrapper._fast_cache = cache  # tests read the jits and their counters
-    wrapper._eager_memo = memo  # tests read the recorded entries and their hit counters
+    # function attributes, which mypy does not model
+    cast(Any, wrapper)._fast_cache = cache  # tests read the jits and their counters
+    cast(Any, wrapper)._eager_memo = memo  # tests read the recorded entries and their hit counters
     return wrapper
 
 
@@ -304,11 +305,11 @@ def _specialize(function: Callable[..., Any], args: tuple, kwargs: dict) -> Call
                 if not isinstance(leaf, tracing.Tracer) or any(leaf is o for o in operands):
                     raise _NotFast(function.__name__)
         except Exception:
-            specialized.failed = True
+            cast(Any, specialized).failed = True  # a function attribute
             raise
         return out
 
-    specialized.failed = False
+    cast(Any, specialized).failed = False
     specialized.__name__ = function.__name__
     specialized.__qualname__ = function.__qualname__
     return specialized
@@ -324,8 +325,8 @@ def wrap_module(namespace: dict[str, Any], names: list[str]) -> None:
             if getattr(value, "_refimpl_api_boundary", False):
                 # the boundary must sit above this wrapper, or its frame stays in
                 # the tracebacks of the user's errors (traceback_util)
-                plain = wrapper.__wrapped__
+                plain = cast(Any, wrapper).__wrapped__  # set by functools.wraps
                 wrapper = api_boundary(wrapper)
-                wrapper.__wrapped__ = plain
+                cast(Any, wrapper).__wrapped__ = plain
             _wrapped.append((namespace, name, wrapper))
             namespace[name] = wrapper if _make_native is None else _native(wrapper)
