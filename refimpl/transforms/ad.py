@@ -35,7 +35,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
 from refimpl.core import AbstractRef, Literal, Program, ShapedArray
-from refimpl.primitives import rule_context
+from refimpl.primitives import elementwise, rule_context, structural
 from refimpl.primitives.elementwise import add_p, convert_element_type_p
 from refimpl.primitives.structural import broadcast_in_dim_p
 from refimpl.traceback_util import api_boundary
@@ -1352,15 +1352,13 @@ def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -
     cotangents are the rows of an identity, pulled back through the one
     linearization ``lin`` the same way.
     """
-    import refimpl.numpy as rnp
-
     n_out = len(out_avals)
     blocks: list[list[Any]] = [[None] * len(in_avals) for _ in out_avals]
     if fwd:
         for i, aval in enumerate(in_avals):
             if aval.size == 0:
                 for j, o_aval in enumerate(out_avals):
-                    blocks[j][i] = rnp.zeros((*o_aval.shape, *aval.shape), o_aval.dtype)
+                    blocks[j][i] = _zeros((*o_aval.shape, *aval.shape), o_aval.dtype)
                 continue
             eye = _basis(aval.size, aval.shape, aval.dtype, aval.weak_type)
 
@@ -1372,10 +1370,10 @@ def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -
             cols = _map_rows(push, eye, batched)  # per output: (in size, *out shape)
             for j, o_aval in enumerate(out_avals):
                 if tangent_aval(o_aval).dtype == dtypes.float0:  # an int output: zeros (JAX)
-                    blocks[j][i] = rnp.zeros((*o_aval.shape, *aval.shape), o_aval.dtype)
+                    blocks[j][i] = _zeros((*o_aval.shape, *aval.shape), o_aval.dtype)
                     continue
-                moved = rnp.moveaxis(cols[j], 0, -1)
-                blocks[j][i] = rnp.reshape(moved, (*o_aval.shape, *aval.shape))
+                moved = _first_axis_last(cols[j])
+                blocks[j][i] = _reshape(moved, (*o_aval.shape, *aval.shape))
         return blocks
     num_res = len(lin.residuals)
     n_lin = len(lin.linear.in_vars) - num_res
@@ -1383,7 +1381,7 @@ def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -
         ct_aval = tangent_aval(aval)
         if aval.size == 0 or ct_aval.dtype == dtypes.float0:
             for i, i_aval in enumerate(in_avals):
-                blocks[j][i] = rnp.zeros((*aval.shape, *i_aval.shape), i_aval.dtype)
+                blocks[j][i] = _zeros((*aval.shape, *i_aval.shape), i_aval.dtype)
             continue
         eye = _basis(aval.size, aval.shape, ct_aval.dtype, aval.weak_type)
 
@@ -1401,9 +1399,9 @@ def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -
         rows = _map_rows(pull, eye, batched)  # per input: (out size, *in shape)
         for i, i_aval in enumerate(in_avals):
             if tangent_aval(i_aval).dtype == dtypes.float0:  # an int input (allow_int): zeros
-                blocks[j][i] = rnp.zeros((*aval.shape, *i_aval.shape), i_aval.dtype)
+                blocks[j][i] = _zeros((*aval.shape, *i_aval.shape), i_aval.dtype)
                 continue
-            blocks[j][i] = rnp.reshape(rows[i], (*aval.shape, *i_aval.shape))
+            blocks[j][i] = _reshape(rows[i], (*aval.shape, *i_aval.shape))
     return blocks
 
 
@@ -1413,9 +1411,12 @@ def _basis(size: int, shape: tuple[int, ...], dtype: Any, weak_type: bool) -> An
     jit) allocates nothing of size ``size**2``. It takes the weak type of the
     leaf it spans (as JAX's ``_std_basis``), so that the Jacobian of a weakly
     typed function stays weak."""
-    import refimpl.numpy as rnp
-
-    eye = rnp.reshape(rnp.eye(size, dtype=dtype), (size, *shape))
+    int32 = np.dtype(np.int32)
+    rows = structural.broadcasted_iota(int32, (size, size), 0)
+    cols = structural.broadcasted_iota(int32, (size, size), 1)
+    # rnp.eye's program, diagonal offset 0 included
+    on_diagonal = elementwise.eq(elementwise.add(rows, TypedScalar(0, int32, False)), cols)
+    eye = _reshape(elementwise.convert_element_type(on_diagonal, dtype), (size, *shape))
     if weak_type:
         eye = convert_element_type_p.bind(eye, new_dtype=np.dtype(dtype), weak_type=True)
     return eye
@@ -1423,12 +1424,36 @@ def _basis(size: int, shape: tuple[int, ...], dtype: Any, weak_type: bool) -> An
 
 def _map_rows(fun: Callable, rows: np.ndarray, batched: bool) -> list[Any]:
     """``fun`` applied to each row of ``rows``, results stacked on a new axis 0."""
-    import refimpl.numpy as rnp
-
     if batched:
         return list(vmap(fun)(rows))
     results = [fun(rows[k]) for k in range(rows.shape[0])]
-    return [rnp.stack([r[m] for r in results]) for m in range(len(results[0]))]
+    return [_stack([r[m] for r in results]) for m in range(len(results[0]))]
+
+
+# The Jacobian's array helpers, written with the primitives as refimpl.numpy's
+# zeros/reshape/moveaxis/stack build them (the numpy layer sits above this one).
+
+
+def _zeros(shape: tuple[int, ...], dtype: Any) -> Any:
+    return structural.broadcast_in_dim(TypedScalar(0, np.dtype(dtype), False), shape, ())
+
+
+def _reshape(x: Any, shape: tuple[int, ...]) -> Any:
+    if tracing.get_aval(x, "jacobian", 0).shape == shape:
+        return x
+    return structural.reshape(x, shape)
+
+
+def _first_axis_last(x: Any) -> Any:
+    ndim = tracing.get_aval(x, "jacobian", 0).ndim
+    if ndim <= 1:
+        return x
+    return structural.transpose(x, (*range(1, ndim), 0))
+
+
+def _stack(items: list[Any]) -> Any:
+    expanded = [structural.expand_dims(x, (0,)) for x in items]
+    return expanded[0] if len(expanded) == 1 else structural.concatenate(expanded, 0)
 
 
 def jacfwd(
