@@ -87,14 +87,14 @@ def _pjrt_addressable_shards(array: Any) -> list[Shard]:
     axis = array._shard_axis
     shards = []
     for m, piece in enumerate(pieces):
-        index = [slice(None)] * array.ndim
+        index: list[slice | int] = [slice(None)] * array.ndim
         if axis is not None:
             index[axis] = m
         shards.append(Shard(piece, piece.device, tuple(index)))
     return shards
 
 
-def install_sharding_protocol(array_type: type) -> None:
+def install_sharding_protocol(array_type: type[Any]) -> None:
     """Give the C++ PJRT array ``.sharding`` and ``.addressable_shards``
     (called once by ``refimpl.backends.pjrt.arrays``)."""
     array_type.sharding = property(_pjrt_sharding)
@@ -558,7 +558,7 @@ def _outer_device_product() -> int:
     return int(np.prod(collectives._env.device_sizes, dtype=np.int64))
 
 
-def _choose_devices(name: str, backend_name: str, devices: Any, size: int) -> list[Any] | None:
+def _choose_devices(name: str, backend_name: str, devices: Any, size: int) -> list[Any]:
     from refimpl import backends
 
     available = backends.get(backend_name).devices()
@@ -881,6 +881,7 @@ class _Entry:
         if self._module is None:
             from refimpl.backends.pjrt import host_callbacks
 
+            assert self._lower is not None  # set when the entry is made, before any use
             module = self._lower()
             # the callables of its host callbacks live as long as this entry's executable
             self._host_callbacks = host_callbacks.adopt(module)
@@ -1008,6 +1009,7 @@ class _Entry:
         if self.inner > 1:
             return self._run_nested(leaves, axes, donated)
         per_device: list[list[Any]] = [[] for _ in range(n)]
+        assert self.program is not None  # set when the entry is made, before it runs
         for leaf, axis, aval in zip(leaves, axes, self.program.in_avals, strict=True):
             if _in_place(leaf, axis, devices):
                 for m, shard in enumerate(leaf._shard_arrays()):  # already there: no data moves
@@ -1043,6 +1045,7 @@ class _Entry:
 
         client = get_client()
         per_device: list[list[Any]] = [[] for _ in self.replica_devices]
+        assert self.program is not None  # set when the entry is made, before it runs
         for leaf, axis, aval in zip(leaves, axes, self.program.in_avals, strict=True):
             value = np.asarray(tracing.concrete_value(leaf, tracing.get_aval(leaf, "pmap", 0)))
             value = value.astype(aval.dtype, copy=False)
