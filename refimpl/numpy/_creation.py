@@ -16,6 +16,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -77,6 +78,7 @@ def _requested_dtype(dtype: DTypeLike) -> np.dtype | None:
 
 def _user_stacklevel() -> int:
     """The ``stacklevel`` that points a warning at the first frame outside refimpl."""
+    frame: FrameType | None
     frame, level = sys._getframe(1), 1
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):

@@ -226,6 +226,7 @@ def as_array(value: Any, weak_type: bool | None = None) -> Any:
             return hit[1]
     out = Array(np.array(tracing.concrete_value(value, aval), copy=True), weak)
     if builder is not None:
+        assert memo is not None  # found or made above for this builder
         memo[(id(value), weak)] = (value, out)
     return out
 
