@@ -41,6 +41,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from refimpl.config import config
+
 if TYPE_CHECKING:
     # the compiled extension exists only in an installed refimpl (no stub)
     from refimpl import _pjrt  # type: ignore[attr-defined]
@@ -173,8 +175,6 @@ _FALSE = ("0", "false", "no", "off")
 
 def _gpu_setting(name: str, env_var: str) -> Any:
     """``ri.config``'s ``name`` if set, else JAX's environment variable ``env_var``."""
-    from refimpl.config import config
-
     value = getattr(config, name)
     if value is not None:
         return value
