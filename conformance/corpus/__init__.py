@@ -63,6 +63,7 @@ FAMILIES: Sequence[str] = (
     "primitive_paths",
     "debug_callback_paths",
     "ref_state_paths",
+    "prng_paths",
 )
 
 
