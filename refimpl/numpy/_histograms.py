@@ -77,6 +77,7 @@ def histogramdd(
         )
     if _items(bins) is not None:
         per_dim = _items(bins)
+        assert per_dim is not None  # _items(bins) was just not None
         if len(per_dim) != n_dims:
             raise ValueError(
                 f"histogramdd: bins must give one entry per dimension ({n_dims}), "

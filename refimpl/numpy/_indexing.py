@@ -158,7 +158,8 @@ def _normalize(x: Any, index: Any) -> tuple[Any, list[tuple[str, Any]]]:
 def _new_axes(x: Any, items: list[tuple[str, Any]]) -> tuple[Any, list[tuple[str, Any]]]:
     """``None`` and ``True`` insert a unit axis (indexed by ``:``), ``False`` an axis
     of length 0; mask parts are checked against the dims they index."""
-    new_positions, resolved = [], []
+    new_positions: list[int] = []
+    resolved: list[tuple[str, Any]] = []
     shape = aval_of(x, "getitem", 0).shape
     dim = 0
     for kind, value in items:

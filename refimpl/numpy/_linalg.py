@@ -298,6 +298,7 @@ def _greedy_pair(labels: list[str], output: str, sizes: dict[str, int]) -> tuple
             cost = int(np.prod([sizes[label] for label in kept], dtype=np.int64))
             if best is None or cost < best[0]:
                 best = (cost, i, j)
+    assert best is not None  # callers pass two or more operands
     return best[1], best[2]
 
 

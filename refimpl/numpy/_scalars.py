@@ -12,7 +12,7 @@ works as in ``jnp``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Literal
 
 import ml_dtypes
 import numpy as np
@@ -164,7 +164,11 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     return dtypes.promote_types(*(x.dtype if isinstance(x, _ScalarMeta) else x for x in (a, b)))
 
 
-def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+def can_cast(
+    from_: Any,
+    to: Any,
+    casting: Literal["no", "equiv", "safe", "same_kind", "unsafe"] = "safe",
+) -> bool:
     """``np.can_cast`` on dtypes (bfloat16 included via ml_dtypes)."""
     return bool(np.can_cast(_plain_dtype("can_cast", from_), _plain_dtype("can_cast", to), casting))
 

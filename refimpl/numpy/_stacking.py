@@ -442,7 +442,7 @@ def diff(
     n = operator.index(n)
     if n < 0:
         raise ValueError(f"diff: order must be non-negative, got {n}")
-    parts = []
+    parts: list[Any] = []
     for extra in (prepend, append):
         if extra is None:
             parts.append(None)

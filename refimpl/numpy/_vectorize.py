@@ -7,7 +7,7 @@ from __future__ import annotations
 import builtins
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -147,7 +147,7 @@ def vectorize(
 
     wrapped.__name__ = getattr(pyfunc, "__name__", "vectorized")
     wrapped.__doc__ = pyfunc.__doc__
-    wrapped.__wrapped__ = pyfunc
+    cast(Any, wrapped).__wrapped__ = pyfunc  # a function attribute, which mypy does not model
     return wrapped
 
 
