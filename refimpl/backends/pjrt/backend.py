@@ -53,7 +53,7 @@ from refimpl.backends.ref import eager
 from refimpl.core import ShapedArray
 from refimpl.primitives.elementwise import copy_p
 from refimpl.transforms import donation
-from refimpl.transforms.jit import _differences
+from refimpl.transforms.jit import _differences, float0_inner_call, with_float0_outputs
 
 __all__ = [
     "Compiled",
@@ -423,8 +423,6 @@ class Compiled:
             # final values written back (as jax's Compiled), as the jit call.
             return traced.jitted._call_with_refs(traced.entry, call, False, args, kwargs)
         if traced.entry.float0 is not None:  # float0 leaves are not in the executable
-            from refimpl.transforms.jit import float0_inner_call, with_float0_outputs
-
             inner = float0_inner_call(traced.entry, call)
             outs = _run(traced.entry.float0.inner, inner, name, self._executables)
             return with_float0_outputs(traced.entry, outs)
