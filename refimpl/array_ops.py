@@ -260,13 +260,15 @@ class ArrayOps:
     def itemsize(self) -> int:
         import numpy as np
 
-        return np.dtype(self.dtype).itemsize
+        size: int = np.dtype(self.dtype).itemsize
+        return size
 
     @property
     def nbytes(self) -> int:
         import numpy as np
 
-        return int(self.size) * np.dtype(self.dtype).itemsize
+        nbytes: int = int(self.size) * np.dtype(self.dtype).itemsize
+        return nbytes
 
     def copy(self) -> Any:
         """A new array with the same value (its own buffer, on the same backend)."""
