@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from refimpl import tree_util
+from refimpl import caches, tree_util
 from refimpl.array import placement_rule
 from refimpl.backends.pjrt.arrays import PjrtArray
 from refimpl.backends.pjrt.executables import default_device, has_host_callbacks
@@ -96,9 +96,7 @@ def make_fast_jitted(
             setattr(fast, attribute, value)
     fast.__name__ = jitted.__name__
     fast.__wrapped__ = fun
-    from refimpl import caches  # clear_caches and disable_jit reach its native cache
-
-    caches.register_fast_jitted(fast)
+    caches.register_fast_jitted(fast)  # clear_caches and disable_jit reach its native cache
     return fast
 
 
