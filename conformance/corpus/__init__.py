@@ -64,6 +64,7 @@ FAMILIES: Sequence[str] = (
     "debug_callback_paths",
     "ref_state_paths",
     "prng_paths",
+    "barrier_paths",
 )
 
 
