@@ -716,3 +716,19 @@ def test_vmap_of_grad_of_a_custom_jvp_whose_rule_selects_matches_jax():
     got = ri.vmap(ri.grad(make(ri, rnp)))(x)
     want = jax.vmap(jax.grad(make(jax, jnp)))(x)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+
+
+@pytest.mark.parametrize("backend", ["ref", "pjrt"])
+def test_psum_counts_booleans_as_jax(backend):
+    # JAX's psum sums bools as int32 (a count); summing them as bools was an OR
+    flags = np.array([True, True, False, True])
+
+    def f(L, v):
+        return L.psum(v, "i"), L.pmean(v, "i"), L.psum(True, "i")
+
+    got = ri.jit(ri.vmap(functools.partial(f, lax), axis_name="i"), backend=backend)(flags)
+    want = jax.vmap(functools.partial(f, jax.lax), axis_name="i")(flags)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.weak_type == w.weak_type
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    np.testing.assert_array_equal(np.asarray(got[0]), np.full(4, flags.sum()))

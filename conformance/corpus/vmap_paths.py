@@ -106,6 +106,18 @@ def _sizes(ns: Any) -> Any:
     return api.vmap(lambda a, b, c, d, e=None: a)(a3, a3, b4, c5, e=b4)
 
 
+def _bool_collectives(ns: Any) -> Any:
+    """psum counts booleans (summed as int32, JAX's psum), so pmean of bools is
+    the fraction that is true; a Python bool and a tree with a float too."""
+    api, L = ns.api, ns.lax_
+    flags = ns.asarray(np.array([True, True, False, True]))
+
+    def f(v: Any) -> Any:
+        return L.psum(v, "i"), L.pmean(v, "i"), L.psum((True, v, 1.0), "i"), L.pmax(v, "i")
+
+    return api.vmap(f, axis_name="i")(flags)
+
+
 ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
     ("not_callable", lambda ns: ns.api.vmap(3)),
     ("out_axes_str", lambda ns: ns.api.vmap(lambda x: x, out_axes="a")),
@@ -123,6 +135,7 @@ ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
 def cases() -> Iterator[Case]:
     yield _case("in_axes_list", _in_axes_list)
     yield _case("collective_in_loop_body", _collective_in_loop_body)
+    yield _case("bool_collectives", _bool_collectives)
     yield _case("float0_outputs", _float0_outputs)
     yield _case("float0_out_of_bounds", _float0_out_of_bounds)
     yield _case("ref/returned", _ref_returned)

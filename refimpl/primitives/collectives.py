@@ -586,8 +586,17 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
 
     A Python number (not a bool) is the same in every member: its sum is
     ``n * x``, weakly typed under pmap too (JAX's constant case); an array
-    summed over a pmap's devices is strong."""
+    summed over a pmap's devices is strong. Booleans are counted: a bool leaf
+    is summed as int32 (JAX's psum), so the sum of bools is how many are true."""
     leaves, tree = tree_util.tree_flatten(x)
+    if any(_is_bool(leaf) for leaf in leaves):
+        leaves = [
+            elementwise.convert_element_type(leaf, np.dtype(np.int32), weak_type=False)
+            if _is_bool(leaf)
+            else leaf
+            for leaf in leaves
+        ]
+        x = tree_util.tree_unflatten(tree, leaves)
     if not any(type(leaf) in (int, float, complex) for leaf in leaves):
         return _tree_collective(psum_p, "psum", x, axis_name, axis_index_groups)
     axes = _axes_tuple(axis_name)
@@ -601,6 +610,11 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     )
     outs = [next(summed) if i in at else _times(leaf, n) for i, leaf in enumerate(leaves)]
     return tree_util.tree_unflatten(tree, outs)
+
+
+def _is_bool(leaf: Any) -> bool:
+    dtype = bool if type(leaf) is bool else getattr(leaf, "dtype", None)
+    return dtype is not None and np.dtype(dtype) == np.bool_
 
 
 def pmax(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
