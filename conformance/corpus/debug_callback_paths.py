@@ -8,12 +8,11 @@ that path: a nested call used twice (fresh variables per use), one closing
 over an array (its constants), calls nested three deep, a checkpoint, a
 custom_jvp, and the printed program of a function with a callback.
 
-Left out, differing from JAX: on pjrt, a nested jit with a callback called
-a second time on a value computed from its first call's output runs that
-second callback after the callbacks that follow it (``first, inner, last,
-inner`` instead of ``first, inner, inner, last``; ``z = inner(inner(x + 1) - 3)``
-in ``_nested_jit_twice``). With the second call's operand independent of the
-first call it keeps program order (the case below).
+``nested_jit_chained`` calls the nested jit a second time on a value
+computed from its first call's output: pjrt once ran that second callback
+after the callbacks that follow it (``first, inner, last, inner``), its
+order carried by a zero passed through an optimization barrier, which the
+CPU plugin reordered; each callback now takes the previous one's result.
 
 Each case is ``AGREE``: the values every callback saw, in order
 (``ordered=True``), and the function's outputs, judged by JAX's recording.
@@ -65,6 +64,26 @@ def _nested_jit_twice(ns: Any) -> Any:
         cb("first", x)
         y = inner(x + 1)
         z = inner(x - 3)
+        cb("last", z)
+        return y, z
+
+    out = ns.jit(outer)(_X)
+    return [ns.to_numpy(o) for o in out], seen
+
+
+def _nested_jit_chained(ns: Any) -> Any:
+    api = _api(ns)
+    seen, cb = _recorder(api)
+
+    @ns.jit
+    def inner(x: Any) -> Any:
+        cb("inner", x)
+        return x * 2
+
+    def outer(x: Any) -> Any:
+        cb("first", x)
+        y = inner(x + 1)
+        z = inner(y - 3)
         cb("last", z)
         return y, z
 
@@ -193,6 +212,7 @@ def _printed(ns: Any) -> Any:
 
 ROWS: list[tuple[str, Any]] = [
     ("nested_jit_twice", _nested_jit_twice),
+    ("nested_jit_chained", _nested_jit_chained),
     ("nested_jit_constant", _nested_jit_constant),
     ("nested_three_deep", _nested_three_deep),
     ("nested_without_callback", _nested_without_callback),

@@ -571,8 +571,14 @@ class ModuleBuilder:
     def effect_dependency(self) -> ir.Value:
         """A ``tensor<ui8>`` zero available only after the previous debug
         callback (or callback-holding equation) of the current block."""
-        zero = constant(0, np.dtype(np.uint8))
         done = self._effect_chain().done
+        if len(done) == 1 and str(done[0].type) == "tensor<ui8>":
+            # the previous callback's own result, passed on: a data dependency.
+            # A zero passed through an optimization barrier with it was seen
+            # reordered by the CPU plugin (a later callback ran before an
+            # earlier one whose operand came from a nested call's result).
+            return done[0]
+        zero = constant(0, np.dtype(np.uint8))
         if not done:
             return zero
         return list(hlo.OptimizationBarrierOp([*done, zero]).results)[-1]
