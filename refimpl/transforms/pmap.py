@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from refimpl import tracing, tree_util
+from refimpl import backends, tracing, tree_util
 from refimpl.array import Array
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray
@@ -195,15 +195,21 @@ tracing.register_array_type(
 # --- pmap ---------------------------------------------------------------------------------
 
 
+def _pjrt() -> Any:
+    """What pmap's PJRT paths use of the PJRT backend (its ``pmap_support``),
+    loaded on first use; an ImportError says the runtime is missing. The
+    backends sit above the transformations, so pmap reaches them through the
+    registry rather than importing a PJRT module."""
+    return backends.get("pjrt").pmap_support
+
+
 def transfer_count() -> int:
     """Host<->device copies made by the PJRT runtime in this process so far
     (counted in C++: every transfer to a device and every read back to the
     host; all threads). A sharded array passed back to a pmap over the same
     devices adds none; a host argument adds one per device. Loads the PJRT
     runtime."""
-    from refimpl.backends.pjrt.runtime import native_module
-
-    return native_module().transfer_count()
+    return _pjrt().native_module().transfer_count()
 
 
 def _int_tuple(value: Any, what: str) -> tuple[int, ...]:
@@ -436,7 +442,7 @@ def _runs_on_pjrt(backend: str | None, devices: Any) -> bool:
     elif backend is None and config.backend != "pjrt":
         return False
     try:
-        from refimpl.backends.pjrt import fast_path  # noqa: F401
+        _pjrt()
     except ImportError:
         return False
     return True
@@ -454,17 +460,19 @@ def _fast_pmap(
     traces, the reference backend, errors) goes through ``pmap_f``."""
     import functools
 
-    from refimpl.backends.pjrt.runtime import native_module
-
-    fast = native_module().FastJitted(
-        pmap_f,
-        functools.partial(on_miss, pmap_f),
-        static,
-        (),
-        donate,
-        (),
-        follow_config,
-        pmap=True,
+    fast = (
+        _pjrt()
+        .native_module()
+        .FastJitted(
+            pmap_f,
+            functools.partial(on_miss, pmap_f),
+            static,
+            (),
+            donate,
+            (),
+            follow_config,
+            pmap=True,
+        )
     )
     for attribute in ("__name__", "__qualname__", "__doc__", "__wrapped__"):
         setattr(fast, attribute, getattr(pmap_f, attribute))
@@ -495,9 +503,8 @@ def on_miss(pmap_f: Any, fast: Any, args: tuple, kwargs: dict) -> PmapEntrySpec 
     backend, a nested pmap, shards over other devices or along another
     axis, Refs). Compiles on the first call of a Python signature; errors
     propagate before anything runs."""
-    from refimpl.backends.pjrt import fast_path
-    from refimpl.backends.pjrt.arrays import PjrtArray
-    from refimpl.backends.pjrt.executables import index_of
+    pjrt = _pjrt()
+    fast_path, PjrtArray, index_of = pjrt.fast_path, pjrt.PjrtArray, pjrt.executables.index_of
 
     with fast_path._miss_lock:
         call = pmap_f._prepare(args, kwargs)
@@ -559,8 +566,6 @@ def _outer_device_product() -> int:
 
 
 def _choose_devices(name: str, backend_name: str, devices: Any, size: int) -> list[Any]:
-    from refimpl import backends
-
     available = backends.get(backend_name).devices()
     if devices is not None:
         if len(devices) != size:
@@ -790,8 +795,7 @@ def _compile_options(device_ids: Sequence[int], module: Any) -> bytes:
     the debug options refimpl sets for ``module`` (as jit's, ``compile_overrides``)."""
     from jaxlib import xla_client
 
-    from refimpl.backends.pjrt import executables
-    from refimpl.backends.pjrt import runtime as pjrt_runtime
+    executables, pjrt_runtime = _pjrt().executables, _pjrt().runtime
 
     options = xla_client.CompileOptions()
     overrides = pjrt_runtime.compile_overrides(module, executables.local_platform())
@@ -823,7 +827,7 @@ def _compile(
     lowering reads besides the Program: the replica count, the devices in
     replica order and the replica groups of every axis name.
     """
-    from refimpl.backends.pjrt import compilation_cache, executables
+    compilation_cache, executables = _pjrt().compilation_cache, _pjrt().executables
 
     client = executables.client()
     device_ids = [d.id for d in entry.replica_devices]
@@ -834,9 +838,7 @@ def _compile(
     )
 
     def artifact() -> bytes:
-        from refimpl.backends.pjrt import runtime as pjrt_runtime
-
-        target_version = pjrt_runtime.stablehlo_target_version()
+        target_version = _pjrt().runtime.stablehlo_target_version()
         return executables._lowering().to_portable_artifact(entry.module, target_version)
 
     return compilation_cache.compile_cached(
@@ -879,8 +881,7 @@ class _Entry:
         """The StableHLO module (lowered on first use: an executable found in the
         persistent compilation cache through its program key needs none)."""
         if self._module is None:
-            from refimpl.backends.pjrt import host_callbacks
-
+            host_callbacks = _pjrt().host_callbacks
             assert self._lower is not None  # set when the entry is made, before any use
             module = self._lower()
             # the callables of its host callbacks live as long as this entry's executable
@@ -892,8 +893,7 @@ class _Entry:
     def build(
         cls, fun, name, axis_name, leaves, in_tree, axes, size, out_axes, devices, donated
     ) -> _Entry:
-        from refimpl.backends.pjrt import executables
-
+        executables = _pjrt().executables
         entry = cls()
         avals = []
         for leaf, axis in zip(leaves, axes, strict=True):
@@ -974,7 +974,7 @@ class _Entry:
 
         def lower() -> Any:
             lowering = executables._lowering()
-            from refimpl.backends.pjrt import host_callbacks
+            host_callbacks = _pjrt().host_callbacks
 
             # a failing host callback must not stop one replica before a collective
             with collectives.replica_axes(groups), host_callbacks.deferring_errors():
@@ -1000,10 +1000,7 @@ class _Entry:
     def run(self, leaves, axes, devices, donated) -> Any:
         """The Python path of a pjrt pmap call (misses, and signatures the C++
         fast path leaves to Python): same inputs, execute and outputs."""
-        from refimpl.backends.pjrt.arrays import PjrtArray
-        from refimpl.backends.pjrt.executables import client as get_client
-
-        client = get_client()
+        PjrtArray, client = _pjrt().PjrtArray, _pjrt().executables.client()
 
         n = len(devices)
         if self.inner > 1:
@@ -1041,9 +1038,7 @@ class _Entry:
     def _run_nested(self, leaves, axes, donated) -> Any:
         """Replica ``i * inner + j`` gets outer slice ``i``; outputs come from
         the replicas ``j = 0`` (the inner results were gathered over ``j``)."""
-        from refimpl.backends.pjrt.executables import client as get_client
-
-        client = get_client()
+        client = _pjrt().executables.client()
         per_device: list[list[Any]] = [[] for _ in self.replica_devices]
         assert self.program is not None  # set when the entry is made, before it runs
         for leaf, axis, aval in zip(leaves, axes, self.program.in_avals, strict=True):
@@ -1069,14 +1064,11 @@ class _Entry:
         pool busy with the other launch, and XLA aborts the process after
         40 s (seen on a 2-core machine, for jax.pmap too). The inputs are
         pinned (checked live, donated ones claimed) as the fast path's."""
-        from refimpl.backends.pjrt.runtime import native_module
-
-        native = native_module()
+        native = _pjrt().native_module()
         donated = list(donated)
         if not self.has_host_callbacks:
             return native._pmap_launch(self.executable, per_device, self.has_collectives, donated)
-        from refimpl.backends.pjrt import host_callbacks
-
+        host_callbacks = _pjrt().host_callbacks
         # A pmap inside a pmap's callback raises before it could wait for the lock.
         native._check_pmap_allowed()
         # One launch at a time: its callbacks' deferred failures are its own.
@@ -1094,10 +1086,7 @@ class _Entry:
     def _outputs(self, outs: list[list[Any]], devices: Sequence[Any]) -> Any:
         """Mapped outputs as one sharded PJRT array each; an ``out_axes=None``
         output as device 0's array."""
-        from refimpl.backends.pjrt.arrays import PjrtArray
-        from refimpl.backends.pjrt.runtime import native_module
-
-        make_sharded = native_module()._make_sharded
+        PjrtArray, make_sharded = _pjrt().PjrtArray, _pjrt().native_module()._make_sharded
         n = len(devices)
         results = []
         for j, (axis, aval) in enumerate(zip(self.out_axes, self.out_avals, strict=True)):
@@ -1195,9 +1184,7 @@ def _inner_replicas(
 
 
 def _index(device: Any) -> int:
-    from refimpl.backends.pjrt.executables import index_of
-
-    return index_of(device)
+    return _pjrt().executables.index_of(device)
 
 
 def _alias_plan(program: Program, donated: Sequence[bool]) -> dict[int, int]:

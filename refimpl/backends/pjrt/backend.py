@@ -37,8 +37,8 @@ import numpy as np
 import refimpl.numpy as rnp
 from refimpl import dtypes, tracing, tree_util
 from refimpl.array import placement_rule
+from refimpl.backends.pjrt import compilation_cache, fast_path, host_callbacks
 from refimpl.backends.pjrt import executables as executables_module
-from refimpl.backends.pjrt import fast_path
 from refimpl.backends.pjrt import runtime as pjrt_runtime
 from refimpl.backends.pjrt.arrays import PjrtArray, wrap_buffer
 from refimpl.backends.pjrt.executables import (
@@ -76,6 +76,19 @@ __all__ = [
 name = "pjrt"
 array_types = (PjrtArray,)
 is_device = is_pjrt_device
+
+# What `transforms.pmap` uses for its PJRT paths (C++ fast path, sharded
+# execution): pmap sits below the backends and reaches these through
+# `backends.get("pjrt").pmap_support` instead of importing PJRT modules.
+pmap_support = types.SimpleNamespace(
+    PjrtArray=PjrtArray,
+    compilation_cache=compilation_cache,
+    executables=executables_module,
+    fast_path=fast_path,
+    host_callbacks=host_callbacks,
+    native_module=pjrt_runtime.native_module,
+    runtime=pjrt_runtime,
+)
 
 
 def to_device(value: np.ndarray, device: Any) -> Any:
