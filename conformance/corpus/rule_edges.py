@@ -523,9 +523,9 @@ ERRORS: list[tuple[str, Callable[..., Any]]] = [
     ("reduce_window/dims_length", lambda L, ns: L.reduce_window(
         _A, np.float32(0), L.add, (2,), (1, 1), "VALID")),
     # not here (refimpl raises another class than JAX 0.10.2, open): broadcast_in_dim with
-    # decreasing dims (JAX accepts), conv rank mismatch (ValueError vs TypeError), fft
-    # lengths mismatch, integer_pow of an int to a negative power, lax.reshape to another
-    # size (JAX: ValueError at lowering), select_n without cases, triangular_solve shapes
+    # decreasing dims (JAX accepts), fft lengths mismatch, integer_pow of an int to a negative
+    # power, lax.reshape to another size (JAX: ValueError at lowering), select_n without
+    # cases, triangular_solve shapes
 ]  # fmt: skip
 
 
@@ -596,6 +596,8 @@ TRANSFORM_ERRORS: list[tuple[str, Callable[..., Any]]] = [
      lambda api, np_: api.vmap(lambda x: x, in_axes=-3)(np.ones((3, 2), np.float32))),
     ("vmap/in_axes_tuple_for_dict",
      lambda api, np_: api.vmap(lambda d: d["a"], in_axes=((0, 1),))({"a": _X})),
+    ("jit/static_argnums_true_out_of_range",
+     lambda api, np_: api.jit(lambda x: x, static_argnums=True)(_X)),
     ("checkpoint/static_argnums_unhashable", lambda api, np_: api.checkpoint(
         lambda x, s: x * 2, static_argnums=(1,))(_X, [1])),
 ]  # fmt: skip
@@ -779,6 +781,17 @@ MORE_ERRORS: list[tuple[str, Callable[..., Any]]] = [
     ("slice/start_after_limit", lambda L, ns: L.slice(_A, (1, 0), (0, 3))),
     ("rev/duplicate_dimensions", lambda L, ns: L.rev(_A, (0, 0))),
     ("eigh/not_square", lambda L, ns: L.linalg.eigh(_A)),
+    # issue 29: the class JAX 0.10.2 raises (refimpl raised another before)
+    ("top_k/rank0_operand", lambda L, ns: L.top_k(np.float32(1.0), 1)),
+    ("conv/ranks_differ", lambda L, ns: L.conv_general_dilated(
+        _C, np.ones((3, 2, 2, 2), np.float32), (1,), "VALID")),
+    ("pad/config_pairs", lambda L, ns: L.pad(_A, np.float32(0), [(1, 1), (0, 0)])),
+    ("reduce/operand_shapes_differ", lambda L, ns: L.reduce(
+        (_A, _A[0]), (np.float32(0), np.float32(0)), lambda a, b: (a[0] + b[0], a[1] + b[1]),
+        (0,))),
+    ("fft/unknown_type", lambda L, ns: L.fft(_A.astype(np.complex64), "DCT", (3,))),
+    ("custom_linear_solve/matvec_tree", lambda L, ns: L.custom_linear_solve(
+        lambda x: (x, x), np.ones(3, np.float32), lambda mv, b: b)),
     # not here (refimpl and JAX 0.10.2 differ, open): scan with unroll=0 or length=-1 (JAX
     # runs them), FFT/IRFFT of a real operand (JAX converts it), and another built-in class
     # for cholesky/qr/triangular_solve of a vector, conv padding "BOTH", slice stride 0

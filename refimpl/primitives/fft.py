@@ -168,7 +168,10 @@ def fft(x: Any, fft_type: str, fft_lengths: Any) -> Any:
     """``lax.fft``: see the module docstring (``fft_type`` a string)."""
     kind = fft_type.name if isinstance(fft_type, FftType) else fft_type
     if kind not in FFT_TYPES:
-        raise TypeError(f"fft: fft_type must be a FftType or one of {FFT_TYPES}, got {fft_type!r}")
+        # an unknown name is a ValueError, another type a TypeError, as JAX 0.10.2
+        raise (ValueError if isinstance(kind, str) else TypeError)(
+            f"fft: fft_type must be a FftType or one of {FFT_TYPES}, got {fft_type!r}"
+        )
     fft_lengths = tuple(int(n) for n in fft_lengths)
     if not fft_lengths:  # a transform over no axes: x itself, as JAX's lax.fft
         return x if isinstance(x, tracing.Tracer) else elementwise.copy(x)

@@ -634,7 +634,8 @@ def conv_dimension_numbers(
     """
     ndim = len(lhs_shape)
     if len(rhs_shape) != ndim or ndim < 2:
-        raise ValueError(
+        # ranks that differ are a TypeError, as JAX 0.10.2's shape rule
+        raise (TypeError if len(lhs_shape) != len(rhs_shape) else ValueError)(
             f"{_NAME}: lhs and rhs must have the same rank >= 2, got shapes {lhs_shape} "
             f"and {rhs_shape}"
         )
@@ -750,7 +751,8 @@ def _conv_abstract_eval(
     preferred_element_type: np.dtype | None,
 ) -> ShapedArray:
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
-        raise ValueError(
+        # ranks that differ are a TypeError, as JAX 0.10.2's shape rule
+        raise (TypeError if len(lhs.shape) != len(rhs.shape) else ValueError)(
             f"{_NAME}: lhs and rhs must have the same rank >= 2, got shapes {lhs.shape} "
             f"and {rhs.shape}"
         )

@@ -951,7 +951,8 @@ def _reduce_abstract_eval(*avals: ShapedArray, program: Any, dimensions: tuple[i
     operands, inits = _split_operands(avals)
     check_reducer("reduce", operands, inits, program)
     if any(o.shape != operands[0].shape for o in operands):
-        raise TypeError(f"reduce: operands must have one shape, got {[o.shape for o in operands]}")
+        # ValueError as JAX 0.10.2 (its shape verification)
+        raise ValueError(f"reduce: operands must have one shape, got {[o.shape for o in operands]}")
     check_axes("reduce", operands[0], dimensions)
     shape = _reduced_shape(operands[0].shape, dimensions)
     return [

@@ -128,7 +128,8 @@ def top_k(operand: Any, k: int, *, axis: int = -1) -> list[Any]:
     k = int(k) if isinstance(k, np.integer) else k
     ndim = tracing.get_aval(operand, "top_k", 0).ndim
     if ndim == 0:
-        raise TypeError("top_k operand must have >= 1 dimension, got ()")
+        # ValueError as JAX 0.10.2 (its axis check of a rank-0 operand)
+        raise ValueError("top_k: operand must have >= 1 dimension, got shape ()")
     axis = normalize_axis("top_k", axis, ndim)
     if axis == ndim - 1:  # a list, as JAX's (the primitive's results)
         return list(top_k_p.bind(operand, k=k))

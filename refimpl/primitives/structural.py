@@ -391,7 +391,8 @@ def _as_padding_config(value: Any) -> tuple[tuple[int, int, int], ...]:
             f"got {value!r}"
         ) from None
     if any(len(t) != 3 for t in triples):
-        raise TypeError(
+        # ValueError as JAX 0.10.2 (its unpacking of each entry into three)
+        raise ValueError(
             f"pad: padding_config must be a sequence of (lo, hi, interior) int triples (C3), "
             f"got {value!r}"
         )

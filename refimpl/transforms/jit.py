@@ -163,6 +163,8 @@ def _has_var_positional(sig: inspect.Signature) -> bool:
 
 
 def _int_set(value: Any, what: str, fun_name: str) -> frozenset[int]:
+    if isinstance(value, bool):  # JAX 0.10.2 takes True as argument 1 (bool is an int)
+        value = int(value)
     try:
         items = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
     except TypeError:

@@ -1,0 +1,76 @@
+"""Invalid calls raise the built-in exception class JAX 0.10.2 raises (issue 29),
+so a JAX test's ``assertRaises`` holds for refimpl; the expected class is read
+from JAX itself, and refimpl's message names the function."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.lax  # noqa: F401
+
+jax.config.update("jax_platforms", "cpu")
+
+_A = np.ones((2, 3), np.float32)
+_B = np.ones(3, np.float32)
+
+# (label, call(api, lax), a word refimpl's message must contain)
+CASES = [
+    ("top_k_rank0", lambda api, L: L.top_k(np.float32(1.0), 1), "top_k"),
+    (
+        "conv_ranks_differ",
+        lambda api, L: L.conv_general_dilated(
+            np.ones((1, 2, 5), np.float32), np.ones((3, 2, 2, 2), np.float32), (1,), "VALID"
+        ),
+        "conv_general_dilated",
+    ),
+    ("pad_pairs", lambda api, L: L.pad(_A, np.float32(0), [(1, 1), (0, 0)]), "padding_config"),
+    (
+        "reduce_shapes_differ",
+        lambda api, L: L.reduce(
+            (_A, _A[0]),
+            (np.float32(0), np.float32(0)),
+            lambda a, b: (a[0] + b[0], a[1] + b[1]),
+            (0,),
+        ),
+        "reduce",
+    ),
+    ("fft_unknown_type", lambda api, L: L.fft(_A.astype(np.complex64), "DCT", (3,)), "fft_type"),
+    (
+        "jit_static_argnums_true",
+        lambda api, L: api.jit(lambda x: x, static_argnums=True)(1.0),
+        "static_argnums",
+    ),
+    (
+        "custom_linear_solve_matvec_tree",
+        lambda api, L: L.custom_linear_solve(lambda x: (x, x), _B, lambda mv, b: b),
+        "matvec",
+    ),
+]
+
+
+def _raised(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return e
+    return None
+
+
+@pytest.mark.parametrize("label, call, word", CASES, ids=[c[0] for c in CASES])
+def test_same_class_as_jax(label, call, word):
+    expected = _raised(lambda: call(jax, jax.lax))
+    assert expected is not None, f"JAX 0.10.2 accepts {label}"
+    got = _raised(lambda: call(ri, ri.lax))
+    assert type(got) is type(expected), (label, got, expected)
+    assert word in str(got)
+
+
+def test_jit_static_argnums_true_is_argument_one():
+    # JAX takes True as static_argnums=1 (bool is an int): the second argument is static
+    f = ri.jit(lambda x, n: x * n, static_argnums=True)
+    assert float(f(np.float32(2.0), 3)) == float(
+        jax.jit(lambda x, n: x * n, static_argnums=True)(np.float32(2.0), 3)
+    )
