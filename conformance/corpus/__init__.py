@@ -65,6 +65,7 @@ FAMILIES: Sequence[str] = (
     "ref_state_paths",
     "prng_paths",
     "barrier_paths",
+    "scatter_sort_paths",
 )
 
 

@@ -54,7 +54,8 @@ def _combining_scatter(name: str) -> Primitive:
 
 def _hlo_combiner(ctx, name: str, dtype: np.dtype) -> Callable[..., Any]:
     if name == "scatter_mul":
-        if dtypes.is_bool(dtype):
+        # unreachable from the public API: at[].multiply/divide/power, its only callers, refuse bool
+        if dtypes.is_bool(dtype):  # pragma: no cover
             return ctx.hlo.and_
         return ctx.hlo.multiply
     if dtypes.is_bool(dtype):
@@ -98,7 +99,9 @@ def _scatter_mul_transpose(ct, x, indices, updates, *, axis, mode):
     of the updates that landed there (``scatter_mul`` is diagonal in ``x``)."""
     if isinstance(updates, ad_helpers.UndefinedPrimal):
         raise NotImplementedError("scatter_mul: transposing in the updates is not implemented")
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [ad_helpers.Zero(x.aval), None, None]
     return [scatter_mul_p.bind(ct, indices, updates, axis=axis, mode=mode), None, None]
 
