@@ -355,9 +355,16 @@ def _check_static_bounds(ref: Ref, idx: Any) -> None:
     """Concrete integer indices (ints, integer arrays) must lie in the ref's
     shape: an eager write out of bounds would otherwise be dropped silently."""
     entries = idx if isinstance(idx, tuple) else (idx,)
+    shape = _aval_of_value(ref._value).shape
+    used = sum(e is not None and e is not Ellipsis for e in entries)
+    if used > len(shape):
+        # ValueError as JAX 0.10.2's ref indexing (NumPy's getitem: IndexError)
+        raise ValueError(
+            f"Ref indexing: index {idx!r} has {used} entries, more than the ref's "
+            f"{len(shape)} dimensions (shape {shape})"
+        )
     if any(isinstance(e, tracing.Tracer) for e in entries):
         return
-    shape = _aval_of_value(ref._value).shape
     if any(e is Ellipsis for e in entries):
         k = next(i for i, e in enumerate(entries) if e is Ellipsis)
         rest = [e for e in entries[k + 1 :] if e is not None]

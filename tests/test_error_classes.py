@@ -43,6 +43,7 @@ CASES = [
         lambda api, L: api.jit(lambda x: x, static_argnums=True)(1.0),
         "static_argnums",
     ),
+    ("ref_too_many_indices", lambda api, L: api.new_ref(_B)[0, 1], "Ref indexing"),
     (
         "custom_linear_solve_matvec_tree",
         lambda api, L: L.custom_linear_solve(lambda x: (x, x), _B, lambda mv, b: b),
