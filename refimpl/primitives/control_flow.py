@@ -41,14 +41,13 @@ import numpy as np
 from refimpl import dtypes, tracing, tree_util
 from refimpl.config import config
 from refimpl.core import Eqn, Literal, Program, ShapedArray, Var, avals_str
-from refimpl.interpreter import eval_program
-from refimpl.primitives import elementwise, structural
+from refimpl.primitives import elementwise, rule_context, structural
 from refimpl.primitives.base import Primitive
+from refimpl.primitives.batch_rules import bdim_to, moveaxis, shape_of
 from refimpl.primitives.elementwise import add, clamp, convert_element_type, lt, ne, select_n
 from refimpl.primitives.reductions import reduce_or
 from refimpl.primitives.structural import iota
 from refimpl.traceback_util import api_boundary
-from refimpl.transforms import batching
 from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
 
 # --- tracing Python functions into sub-programs --------------------------------------------
@@ -273,7 +272,7 @@ def _check_carry_types(
 
 
 # --- helpers shared by the rules of scan, while and cond --------------------------------
-# Batching: sub-programs are batched into new Programs (``batching.batch_subprogram``)
+# Batching: sub-programs are batched into new Programs (``rule_context.batch_subprogram``)
 # whose batched inputs and outputs carry the batch axis first. Differentiation:
 # each rule transforms the sub-program(s) once (memoized per Program, see
 # refimpl.transforms.ad) and binds the same primitive again: the derivative of a
@@ -281,20 +280,17 @@ def _check_carry_types(
 
 
 def _to_front(values: Sequence[Any], dims: Sequence[int | None]) -> list[Any]:
-    return [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(values, dims)]
+    return [x if d is None else moveaxis(x, d, 0) for x, d in zip(values, dims)]
 
 
 def _batched_to_front(values, dims, want: Sequence[bool], size: int) -> list[Any]:
     """Values with the batch axis first where ``want`` (broadcast if unbatched)."""
-    return [
-        batching.bdim_to(x, d, size, 0) if w else x
-        for x, d, w in zip(values, dims, want, strict=True)
-    ]
+    return [bdim_to(x, d, size, 0) if w else x for x, d, w in zip(values, dims, want, strict=True)]
 
 
-def _emit(program: Program, values: Sequence[Any], frame: batching.AxisFrame) -> list[Any]:
+def _emit(program: Program, values: Sequence[Any], frame: Any) -> list[Any]:
     """``program``'s equations, unchanged, applied to ``values`` in the current trace."""
-    return batching.batch_program(program, values, [None] * len(values), frame)[0]
+    return rule_context.batch_program(program, values, [None] * len(values), frame)[0]
 
 
 def _traced(fun: Callable, avals: Sequence[ShapedArray], name: str) -> Program:
@@ -313,7 +309,7 @@ def _carry_fixpoint(program, fixed_batched, carry_batched, frame, carry_slice) -
     be batched on entry too (at most one round per carry)."""
     carry_batched = list(carry_batched)
     while True:
-        _, out_batched = batching.batch_subprogram(
+        _, out_batched = rule_context.batch_subprogram(
             program, [*fixed_batched[0], *carry_batched, *fixed_batched[1]], frame
         )
         new = [a or b for a, b in zip(carry_batched, out_batched[carry_slice], strict=True)]
@@ -333,10 +329,8 @@ def _nonzero(tangents: Sequence[Any]) -> list[bool]:
 def _tangent_operands(tangents, nonzero, primal_avals) -> list:
     """The tangent operands at the ``nonzero`` positions, zeros instantiated and
     weak types matched to the tangent types of ``primal_avals``."""
-    from refimpl.transforms import ad
-
     return [
-        ad.match_aval(t, tangent_aval(a))
+        rule_context.match_aval(t, tangent_aval(a))
         for t, nz, a in zip(tangents, nonzero, primal_avals, strict=True)
         if nz
     ]
@@ -479,7 +473,7 @@ def _scan_impl(
     xs = args[num_consts + num_carry :]
     ys = [np.empty((length, *y.shape), y.dtype) for y in body.out_avals[num_carry:]]
     for i in reversed(range(length)) if reverse else range(length):
-        outs = eval_program(body, [*consts, *carry, *(x[i] for x in xs)])
+        outs = rule_context.eval_program(body, [*consts, *carry, *(x[i] for x in xs)])
         carry = outs[:num_carry]
         for stacked, y in zip(ys, outs[num_carry:]):
             stacked[i] = y
@@ -503,13 +497,15 @@ def _scan_carry_fixpoint(make: Callable, nz_consts, nz_carry, nz_xs, num_ys: int
 
 def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse, unroll):
     """Forward mode: one scan carrying primals and tangents side by side."""
-    from refimpl.transforms import ad
-
     nc, nk = num_consts, num_carry
     nz_consts, nz_carry, nz_xs = _split3(_nonzero(tangents), nc, nk)
     num_ys = len(body.out_vars) - nk
     jp, nz_carry = _scan_carry_fixpoint(
-        lambda nz, inst: ad.jvp_program(body, nz, inst), nz_consts, nz_carry, nz_xs, num_ys
+        lambda nz, inst: rule_context.jvp_program(body, nz, inst),
+        nz_consts,
+        nz_carry,
+        nz_xs,
+        num_ys,
     )
     n_in = len(body.in_vars)
     ntc, ntk, ntx = sum(nz_consts), sum(nz_carry), sum(nz_xs)
@@ -523,8 +519,10 @@ def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse
     po = list(range(n_out))
     to = list(range(n_out, n_out + ntk + sum(nz_ys)))
     out_order = po[:nk] + to[:ntk] + po[nk:] + to[ntk:]
-    new_body = ad.memo(
-        jp.program, ("scan_layout",), lambda: ad.permute_program(jp.program, in_order, out_order)
+    new_body = rule_context.memo(
+        jp.program,
+        ("scan_layout",),
+        lambda: rule_context.permute_program(jp.program, in_order, out_order),
     )
     p_consts, p_init, p_xs = _split3(primals, nc, nk)
     t_consts, t_init, t_xs = _split3(tangents, nc, nk)
@@ -546,7 +544,7 @@ def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse
     p_carry, t_carry, rest = _split3(outs, nk, ntk)
     p_ys, t_ys = rest[:num_ys], rest[num_ys:]
     out_avals = _scan_out_avals(body, nk, length)
-    tangents_out = ad.fill_zeros(t_carry + t_ys, nz_carry + nz_ys, out_avals)
+    tangents_out = rule_context.fill_zeros(t_carry + t_ys, nz_carry + nz_ys, out_avals)
     return p_carry + p_ys, tangents_out
 
 
@@ -559,13 +557,15 @@ def _scan_linearize(primals, tangents, *, body, num_consts, num_carry, length, r
     """Partial evaluation: a known scan (primal outputs, and the per-step
     residuals as extra stacked outputs) and a linear scan over the residuals
     and tangents. Residuals that are loop constants are passed as constants."""
-    from refimpl.transforms import ad
-
     nc, nk = num_consts, num_carry
     nz_consts, nz_carry, nz_xs = _split3(_nonzero(tangents), nc, nk)
     num_ys = len(body.out_vars) - nk
     lp, nz_carry = _scan_carry_fixpoint(
-        lambda nz, inst: ad.linearize_program(body, nz, inst), nz_consts, nz_carry, nz_xs, num_ys
+        lambda nz, inst: rule_context.linearize_program(body, nz, inst),
+        nz_consts,
+        nz_carry,
+        nz_xs,
+        num_ys,
     )
     known, linear = lp.known, lp.linear
     n_out = len(body.out_vars)
@@ -584,7 +584,7 @@ def _scan_linearize(primals, tangents, *, body, num_consts, num_carry, length, r
             consts=known.consts,
         )
 
-    new_known = ad.memo(known, ("scan_known",), make_known)
+    new_known = rule_context.memo(known, ("scan_known",), make_known)
     p_consts, p_init, p_xs = _split3(primals, nc, nk)
     outs = scan_p.bind(
         *p_consts, *p_init, *p_xs,
@@ -604,10 +604,10 @@ def _scan_linearize(primals, tangents, *, body, num_consts, num_carry, length, r
         + [res_in[r] for r in variant_pos]
         + t_in[ntc + ntk :]
     )
-    new_linear = ad.memo(
+    new_linear = rule_context.memo(
         linear,
         ("scan_linear",),
-        lambda: ad.permute_program(linear, in_order, list(range(len(linear.out_vars)))),
+        lambda: rule_context.permute_program(linear, in_order, list(range(len(linear.out_vars)))),
     )
     t_consts, t_init, t_xs = _split3(tangents, nc, nk)
     nz_ys = lp.out_nonzero[nk:]
@@ -625,7 +625,7 @@ def _scan_linearize(primals, tangents, *, body, num_consts, num_carry, length, r
         unroll=unroll,
     )
     out_avals = _scan_out_avals(body, nk, length)
-    return p_carry + p_ys, ad.fill_zeros(touts, nz_carry + nz_ys, out_avals)
+    return p_carry + p_ys, rule_context.fill_zeros(touts, nz_carry + nz_ys, out_avals)
 
 
 scan_p.def_jvp(_scan_jvp)
@@ -639,8 +639,6 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, un
     """The transpose of a scan linear in its carry and in some consts and xs:
     a scan the other way round carrying the carry cotangent and the
     accumulated cotangents of the linear consts; the xs cotangents are its ys."""
-    from refimpl.transforms import ad
-
     nc, nk = num_consts, num_carry
     consts, carry, xs = _split3(args, nc, nk)
     lin_consts = [isinstance(c, UndefinedPrimal) for c in consts]
@@ -669,33 +667,35 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, un
                 + [None] * nk
                 + [None if lin else next(it_x) for lin in lin_xs]
             )
-            ct_in = ad.backward_pass(body, linear, full, ct_carry + ct_ys)
+            ct_in = rule_context.backward_pass(body, linear, full, ct_carry + ct_ys)
             c_cts, k_cts, x_cts = _split3(ct_in, nc, nk)
             c_cts = [c for c, lin in zip(c_cts, lin_consts) if lin]
             new_acc = [
-                ad.match_aval(ad.add_tangents(a, c), av)
+                rule_context.match_aval(rule_context.add_tangents(a, c), av)
                 for a, c, av in zip(acc, c_cts, acc_avals, strict=True)
             ]
-            new_carry = [ad.match_aval(c, av) for c, av in zip(k_cts, ct_carry_avals, strict=True)]
+            new_carry = [
+                rule_context.match_aval(c, av) for c, av in zip(k_cts, ct_carry_avals, strict=True)
+            ]
             x_out = [
-                ad.match_aval(c, tangent_aval(av))
+                rule_context.match_aval(c, tangent_aval(av))
                 for c, av, lin in zip(x_cts, x_avals, lin_xs, strict=True)
                 if lin
             ]
             return new_acc + new_carry + x_out
 
         in_avals = nl_const_avals + acc_avals + ct_carry_avals + nl_x_avals + ct_y_avals
-        return ad.closed_program(fun, in_avals, "scan transpose")
+        return rule_context.closed_program(fun, in_avals, "scan transpose")
 
-    body_t = ad.memo(body, ("scan_transpose", tuple(linear)), make_body)
+    body_t = rule_context.memo(body, ("scan_transpose", tuple(linear)), make_body)
     ct_carry, ct_ys = list(cts[:nk]), list(cts[nk:])
     ys_avals = [y.update(shape=(length, *y.shape)) for y in ct_y_avals]
     outs = scan_p.bind(
         *[c for c, lin in zip(consts, lin_consts) if not lin],
-        *[ad.zeros_like_aval(a) for a in acc_avals],
-        *[ad.match_aval(c, a) for c, a in zip(ct_carry, ct_carry_avals, strict=True)],
+        *[rule_context.zeros_like_aval(a) for a in acc_avals],
+        *[rule_context.match_aval(c, a) for c, a in zip(ct_carry, ct_carry_avals, strict=True)],
         *[x for x, lin in zip(xs, lin_xs) if not lin],
-        *[ad.match_aval(c, a) for c, a in zip(ct_ys, ys_avals, strict=True)],
+        *[rule_context.match_aval(c, a) for c, a in zip(ct_ys, ys_avals, strict=True)],
         body=body_t,
         num_consts=len(nl_const_avals),
         num_carry=len(acc_avals) + nk,
@@ -721,7 +721,7 @@ scan_p.def_transpose(_scan_transpose)
 @scan_p.def_batch
 def _scan_batch(args, dims, *, body, num_consts, num_carry, length, reverse, unroll):
     """Consts and carry batched on axis 0, xs and ys on axis 1 (axis 0 is the scan's)."""
-    frame = batching.current_frame()
+    frame = rule_context.current_frame()
     batched = [d is not None for d in dims]
     const_b = batched[:num_consts]
     xs_b = batched[num_consts + num_carry :]
@@ -730,7 +730,7 @@ def _scan_batch(args, dims, *, body, num_consts, num_carry, length, reverse, unr
         slice(0, num_carry),
     )  # fmt: skip
     n_ys = len(body.out_vars) - num_carry
-    new_body, out_b = batching.batch_subprogram(
+    new_body, out_b = rule_context.batch_subprogram(
         body, [*const_b, *carry_b, *xs_b], frame, force_out=[*carry_b, *[False] * n_ys],
         name="scan",
     )  # fmt: skip
@@ -740,7 +740,7 @@ def _scan_batch(args, dims, *, body, num_consts, num_carry, length, reverse, unr
         carry_b, frame.size,
     )  # fmt: skip
     xs = [
-        x if d is None else batching.moveaxis(x, d, 1)
+        x if d is None else moveaxis(x, d, 1)
         for x, d in zip(args[num_consts + num_carry :], dims[num_consts + num_carry :])
     ]
     outs = scan_p.bind(
@@ -807,8 +807,6 @@ def _scan_lowering(
     """The loop structure of the unroll pass (``refimpl.transforms.scan.unroll_scans``),
     lowered: a ``stablehlo.while`` over blocks of ``unroll`` inlined steps (none
     when fully unrolled) and the remaining steps after it."""
-    from refimpl.transforms.scan import unroll_scans
-
     in_vars = [Var(aval) for aval in ctx.avals_in]
     out_vars = [Var(aval) for aval in ctx.avals_out]
     params = dict(
@@ -816,7 +814,7 @@ def _scan_lowering(
         unroll=unroll,
     )  # fmt: skip
     one_scan = Program(in_vars, [Eqn(scan_p, [*in_vars], out_vars, params)], [*out_vars])
-    return ctx.lower_program(unroll_scans(one_scan), args)
+    return ctx.lower_program(rule_context.unroll_scans(one_scan), args)
 
 
 # --- scan: the public binder lax.scan
@@ -1180,8 +1178,8 @@ def _while_impl(
     cond_consts = list(args[:cond_num_consts])
     body_consts = list(args[cond_num_consts : cond_num_consts + body_num_consts])
     carry = list(args[cond_num_consts + body_num_consts :])
-    while eval_program(cond, [*cond_consts, *carry])[0]:
-        carry = eval_program(body, [*body_consts, *carry])
+    while rule_context.eval_program(cond, [*cond_consts, *carry])[0]:
+        carry = rule_context.eval_program(body, [*body_consts, *carry])
     return carry
 
 
@@ -1224,7 +1222,7 @@ def _cond_impl(
     chosen = int(index)
     if not 0 <= chosen < len(branches):
         chosen = len(branches) - 1  # StableHLO case: out of range runs the last branch
-    return eval_program(branches[chosen], operands)
+    return rule_context.eval_program(branches[chosen], operands)
 
 
 @cond_p.def_mask
@@ -1263,19 +1261,19 @@ def _while_batch(args, dims, *, cond, body, cond_num_consts, body_num_consts):
     loop runs while any member's predicate holds, and a step keeps the old
     carry of members whose predicate is already false (so every carry is
     batched)."""
-    frame, size = batching.current_frame(), batching.current_frame().size
+    frame, size = rule_context.current_frame(), rule_context.current_frame().size
     nc, nb = cond_num_consts, body_num_consts
     batched = [d is not None for d in dims]
     cc_b, bc_b, carry_b = batched[:nc], batched[nc : nc + nb], batched[nc + nb :]
     carry_b = _carry_fixpoint(body, (bc_b, []), carry_b, frame, slice(0, len(carry_b)))
-    _, pred_b = batching.batch_subprogram(cond, [*cc_b, *carry_b], frame)
+    _, pred_b = rule_context.batch_subprogram(cond, [*cc_b, *carry_b], frame)
     if pred_b[0]:
         carry_b = [True] * len(carry_b)
     cc = _to_front(args[:nc], dims[:nc])
     bc = _to_front(args[nc : nc + nb], dims[nc : nc + nb])
     carry = _batched_to_front(args[nc + nb :], dims[nc + nb :], carry_b, size)
-    new_cond, _ = batching.batch_subprogram(cond, [*cc_b, *carry_b], frame, name="while")
-    new_body, _ = batching.batch_subprogram(
+    new_cond, _ = rule_context.batch_subprogram(cond, [*cc_b, *carry_b], frame, name="while")
+    new_body, _ = rule_context.batch_subprogram(
         body, [*bc_b, *carry_b], frame, force_out=carry_b, name="while"
     )
     if pred_b[0]:
@@ -1321,16 +1319,16 @@ def _cond_batch(args, dims, *, branches):
     any branch is batched in all). A batched index: every branch runs, and
     each output selects its member's branch (an index out of range picks the
     last branch, as the cond itself does)."""
-    frame = batching.current_frame()
+    frame = rule_context.current_frame()
     (index, *operands), (index_dim, *operand_dims) = args, dims
     if index_dim is None:
         in_b = [d is not None for d in operand_dims]
         out_b = [False] * len(branches[0].out_vars)
         for branch in branches:
-            _, branch_b = batching.batch_subprogram(branch, in_b, frame)
+            _, branch_b = rule_context.batch_subprogram(branch, in_b, frame)
             out_b = [a or b for a, b in zip(out_b, branch_b, strict=True)]
         new = tuple(
-            batching.batch_subprogram(b, in_b, frame, force_out=out_b, name="cond")[0]
+            rule_context.batch_subprogram(b, in_b, frame, force_out=out_b, name="cond")[0]
             for b in branches
         )
         outs = cond_p.bind(index, *_to_front(operands, operand_dims), branches=new)
@@ -1341,14 +1339,14 @@ def _cond_batch(args, dims, *, branches):
         lt(index, np.asarray(0, np.int32)), elementwise.gt(index, last)
     )
     which = elementwise.select(out_of_range, structural.broadcast_in_dim(last, (size,), ()), index)
-    which = batching.moveaxis(which, index_dim, 0)
+    which = moveaxis(which, index_dim, 0)
     per_branch = []
     for branch in branches:
-        outs, out_dims = batching.batch_program(branch, operands, operand_dims, frame)
-        per_branch.append([batching.bdim_to(o, d, size, 0) for o, d in zip(outs, out_dims)])
+        outs, out_dims = rule_context.batch_program(branch, operands, operand_dims, frame)
+        per_branch.append([bdim_to(o, d, size, 0) for o, d in zip(outs, out_dims)])
     results = []
     for cases in zip(*per_branch, strict=True):
-        shape = batching.shape_of(cases[0])
+        shape = shape_of(cases[0])
         results.append(select_n(structural.broadcast_in_dim(which, shape, (0,)), *cases))
     return results, [0] * len(results)
 
@@ -1889,12 +1887,10 @@ def _check_no_vmap_of_cond_writes(index, leaves, refs, written, values) -> None:
     """As JAX 0.10.2, a cond whose branches write refs cannot be batched: when
     the index, an operand or a touched ref's value is batched by a vmap, or a
     written ref was made outside an active vmap, NotImplementedError."""
-    from refimpl.transforms.batching import BatchTrace
-
     top = tracing.find_top_trace([index, *leaves, *values])
     lowest = min(r._depth for r, w in zip(refs, written) if w)
-    if isinstance(top, BatchTrace) or any(
-        isinstance(t, BatchTrace) for t in tracing._stack.traces[lowest:]
+    if isinstance(top, rule_context.batch_trace) or any(
+        isinstance(t, rule_context.batch_trace) for t in tracing._stack.traces[lowest:]
     ):
         raise NotImplementedError("State effect not supported in vmap-of-cond.")
 
@@ -1937,8 +1933,6 @@ __all__ = ["cond", "fori_loop", "scan", "switch", "while_loop"]
 def _while_jvp(primals, tangents, *, cond, body, cond_num_consts, body_num_consts):
     """Forward mode: the loop carries primals and tangents; the predicate reads
     only the primals."""
-    from refimpl.transforms import ad
-
     cnc, bnc = cond_num_consts, body_num_consts
     cconsts, bconsts, init = _split3(primals, cnc, bnc)
     _, t_bconsts, t_init = _split3(tangents, cnc, bnc)
@@ -1946,9 +1940,9 @@ def _while_jvp(primals, tangents, *, cond, body, cond_num_consts, body_num_const
     if not any(nz_bconsts) and not any(nz_carry):
         outs = while_p.bind(*primals, cond=cond, body=body, cond_num_consts=cnc,
                             body_num_consts=bnc)  # fmt: skip
-        return outs, [ad.Zero(ad.tangent_aval(a)) for a in body.out_avals]
+        return outs, [Zero(tangent_aval(a)) for a in body.out_avals]
     while True:
-        jp = ad.jvp_program(body, nz_bconsts + nz_carry, nz_carry)
+        jp = rule_context.jvp_program(body, nz_bconsts + nz_carry, nz_carry)
         grown = [a or b for a, b in zip(nz_carry, jp.out_nonzero, strict=True)]
         if grown == nz_carry:
             break
@@ -1958,19 +1952,21 @@ def _while_jvp(primals, tangents, *, cond, body, cond_num_consts, body_num_const
     p = list(range(bnc + nk))
     t = list(range(bnc + nk, bnc + nk + ntb + ntk))
     in_order = p[:bnc] + t[:ntb] + p[bnc:] + t[ntb:]
-    new_body = ad.memo(
+    new_body = rule_context.memo(
         jp.program,
         ("while_layout",),
-        lambda: ad.permute_program(jp.program, in_order, list(range(len(jp.program.out_vars)))),
+        lambda: rule_context.permute_program(
+            jp.program, in_order, list(range(len(jp.program.out_vars)))
+        ),
     )
-    t_avals = [ad.tangent_aval(a) for a, nz in zip(body.out_avals, nz_carry) if nz]
+    t_avals = [tangent_aval(a) for a, nz in zip(body.out_avals, nz_carry) if nz]
 
     def make_cond() -> Program:
         extra = [Var(a) for a in t_avals]
         return Program(cond.in_vars + extra, cond.eqns, cond.out_vars, cond.const_vars,
                        cond.consts)  # fmt: skip
 
-    new_cond = ad.memo(cond, ("while_cond", tuple(nz_carry)), make_cond)
+    new_cond = rule_context.memo(cond, ("while_cond", tuple(nz_carry)), make_cond)
     outs = while_p.bind(
         *cconsts,
         *bconsts,
@@ -1982,7 +1978,7 @@ def _while_jvp(primals, tangents, *, cond, body, cond_num_consts, body_num_const
         cond_num_consts=cnc,
         body_num_consts=bnc + ntb,
     )
-    return outs[:nk], ad.fill_zeros(outs[nk:], nz_carry, body.out_avals)
+    return outs[:nk], rule_context.fill_zeros(outs[nk:], nz_carry, body.out_avals)
 
 
 _WHILE_REVERSE = (
@@ -2002,9 +1998,7 @@ def _while_linearize(primals, tangents, *, cond, body, cond_num_consts, body_num
     params = dict(cond=cond, body=body, cond_num_consts=cnc, body_num_consts=bnc)
     outs = while_p.bind(*primals, **params)
     if not any(_nonzero(tangents[cnc:])):
-        from refimpl.transforms import ad
-
-        return outs, [ad.Zero(ad.tangent_aval(a)) for a in body.out_avals]
+        return outs, [Zero(tangent_aval(a)) for a in body.out_avals]
     _, touts = _while_jvp(primals, tangents, **params)
     return outs, touts
 
@@ -2021,14 +2015,12 @@ while_p.def_transpose(_while_transpose)
 def _cond_jvp(primals, tangents, *, branches):
     """Forward mode: every branch pushed forward with the same nonzero
     tangents (the union of what the branches produce)."""
-    from refimpl.transforms import ad
-
     index, ops = primals[0], primals[1:]
     nz = _nonzero(tangents[1:])
     out_nz = [False] * len(branches[0].out_vars)
     for b in branches:
-        out_nz = [a or c for a, c in zip(out_nz, ad.jvp_program(b, nz).out_nonzero)]
-    jps = [ad.jvp_program(b, nz, out_nz) for b in branches]
+        out_nz = [a or c for a, c in zip(out_nz, rule_context.jvp_program(b, nz).out_nonzero)]
+    jps = [rule_context.jvp_program(b, nz, out_nz) for b in branches]
     outs = cond_p.bind(
         index,
         *ops,
@@ -2036,22 +2028,20 @@ def _cond_jvp(primals, tangents, *, branches):
         branches=tuple(jp.program for jp in jps),
     )
     n_out = len(branches[0].out_vars)
-    return outs[:n_out], ad.fill_zeros(outs[n_out:], out_nz, branches[0].out_avals)
+    return outs[:n_out], rule_context.fill_zeros(outs[n_out:], out_nz, branches[0].out_avals)
 
 
 def _cond_linearize(primals, tangents, *, branches):
     """Partial evaluation: a known cond returning the primal outputs and the
     residuals of every branch (zeros in the slots of the branches not taken),
     and a linear cond choosing the same branch's linear part."""
-    from refimpl.transforms import ad
-
     index, ops = primals[0], primals[1:]
     nz = _nonzero(tangents[1:])
     n_out = len(branches[0].out_vars)
     out_nz = [False] * n_out
     for b in branches:
-        out_nz = [a or c for a, c in zip(out_nz, ad.linearize_program(b, nz).out_nonzero)]
-    lps = [ad.linearize_program(b, nz, out_nz) for b in branches]
+        out_nz = [a or c for a, c in zip(out_nz, rule_context.linearize_program(b, nz).out_nonzero)]
+    lps = [rule_context.linearize_program(b, nz, out_nz) for b in branches]
     res_avals = [lp.known.out_avals[n_out:] for lp in lps]
     all_res = [a for avals in res_avals for a in avals]
     offsets = np.cumsum([0] + [len(r) for r in res_avals]).tolist()
@@ -2059,25 +2049,25 @@ def _cond_linearize(primals, tangents, *, branches):
     def known_branch(i: int) -> Program:
         def fun(*xs):
             outs = tracing.eval_program_bind(lps[i].known, xs)
-            res = [ad.zeros_like_aval(a) for a in all_res]
+            res = [rule_context.zeros_like_aval(a) for a in all_res]
             res[offsets[i] : offsets[i + 1]] = outs[n_out:]
             return outs[:n_out] + res
 
-        return ad.closed_program(fun, branches[i].in_avals, "cond known")
+        return rule_context.closed_program(fun, branches[i].in_avals, "cond known")
 
     def linear_branch(i: int) -> Program:
-        t_avals = [ad.tangent_aval(a) for a, z in zip(branches[i].in_avals, nz) if z]
+        t_avals = [tangent_aval(a) for a, z in zip(branches[i].in_avals, nz) if z]
 
         def fun(*xs):
             res = list(xs[offsets[i] : offsets[i + 1]])
             return tracing.eval_program_bind(lps[i].linear, res + list(xs[len(all_res) :]))
 
-        return ad.closed_program(fun, all_res + t_avals, "cond linear")
+        return rule_context.closed_program(fun, all_res + t_avals, "cond linear")
 
     key = ("cond_split", tuple(nz), tuple(out_nz))
-    known = tuple(ad.memo(b, key + ("known",), lambda i=i: known_branch(i))
+    known = tuple(rule_context.memo(b, key + ("known",), lambda i=i: known_branch(i))
                   for i, b in enumerate(branches))  # fmt: skip
-    linear = tuple(ad.memo(b, key + ("linear",), lambda i=i: linear_branch(i))
+    linear = tuple(rule_context.memo(b, key + ("linear",), lambda i=i: linear_branch(i))
                    for i, b in enumerate(branches))  # fmt: skip
     outs = cond_p.bind(index, *ops, branches=known)
     touts = cond_p.bind(
@@ -2086,21 +2076,19 @@ def _cond_linearize(primals, tangents, *, branches):
         *_tangent_operands(tangents[1:], nz, branches[0].in_avals),
         branches=linear,
     )
-    return outs[:n_out], ad.fill_zeros(touts, out_nz, branches[0].out_avals)
+    return outs[:n_out], rule_context.fill_zeros(touts, out_nz, branches[0].out_avals)
 
 
 def _cond_transpose(cts, index, *operands, branches):
-    from refimpl.transforms import ad
-
     if isinstance(index, UndefinedPrimal):
         raise TypeError("cond: the branch index cannot be a linear operand")
     linear = [isinstance(x, UndefinedPrimal) for x in operands]
-    transposed = tuple(ad.transpose_program(b, linear) for b in branches)
-    ct_avals = [ad.tangent_aval(a) for a in branches[0].out_avals]
+    transposed = tuple(rule_context.transpose_program(b, linear) for b in branches)
+    ct_avals = [tangent_aval(a) for a in branches[0].out_avals]
     outs = cond_p.bind(
         index,
         *[x for x, lin in zip(operands, linear) if not lin],
-        *[ad.match_aval(c, a) for c, a in zip(cts, ct_avals, strict=True)],
+        *[rule_context.match_aval(c, a) for c, a in zip(cts, ct_avals, strict=True)],
         branches=transposed,
     )
     it = iter(outs)

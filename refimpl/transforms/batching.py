@@ -622,3 +622,5 @@ rule_context.batch_subprogram = batch_subprogram
 rule_context.current_frame = current_frame
 rule_context.axis_frame = AxisFrame
 rule_context.vmap = vmap
+rule_context.batch_program = batch_program
+rule_context.batch_trace = BatchTrace

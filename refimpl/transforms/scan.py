@@ -35,6 +35,7 @@ import numpy as np
 
 from refimpl import tracing
 from refimpl.core import Eqn, Literal, Program, ShapedArray, Var
+from refimpl.primitives import rule_context
 from refimpl.primitives.control_flow import scan_p, while_loop
 from refimpl.primitives.elementwise import add, lt, mul, sub
 from refimpl.primitives.indexing import dynamic_slice_p, dynamic_update_slice_p
@@ -238,3 +239,7 @@ def _stack(rows: list[Any], aval: ShapedArray, length: int) -> Any:
         return _zeros(aval, 0)
     pieces = [_with_leading_axis(row) for row in rows]
     return pieces[0] if len(pieces) == 1 else concatenate_p.bind(*pieces, dimension=0)
+
+
+# scan's lowering rule (primitives.control_flow) unrolls through this (primitives.rule_context)
+rule_context.unroll_scans = unroll_scans

@@ -60,6 +60,9 @@ from refimpl.core import Literal, Program, ShapedArray, Var, subprograms
 from refimpl.errors import LoweringError
 from refimpl.primitives import debug
 
+# fills rule_context.unroll_scans, which scan's lowering rule (control_flow) uses
+from refimpl.transforms import scan as _scan  # noqa: F401
+
 try:  # jaxlib is only needed by the PJRT backend
     from jaxlib.mlir import ir
     from jaxlib.mlir.dialects import chlo, func
