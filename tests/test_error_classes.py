@@ -43,6 +43,11 @@ CASES = [
         lambda api, L: api.jit(lambda x: x, static_argnums=True)(1.0),
         "static_argnums",
     ),
+    (
+        "pmap_in_axes_list",
+        lambda api, L: api.pmap(lambda x: x, in_axes=[0])(np.ones((1, 3), np.float32)),
+        "in_axes",
+    ),
     ("ref_too_many_indices", lambda api, L: api.new_ref(_B)[0, 1], "Ref indexing"),
     (
         "custom_linear_solve_matvec_tree",

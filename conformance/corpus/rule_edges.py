@@ -598,6 +598,8 @@ TRANSFORM_ERRORS: list[tuple[str, Callable[..., Any]]] = [
      lambda api, np_: api.vmap(lambda d: d["a"], in_axes=((0, 1),))({"a": _X})),
     ("jit/static_argnums_true_out_of_range",
      lambda api, np_: api.jit(lambda x: x, static_argnums=True)(_X)),
+    ("pmap/in_axes_list",
+     lambda api, np_: api.pmap(lambda x: x, in_axes=[0])(np.ones((1, 3), np.float32))),
     ("ref/too_many_indices", lambda api, np_: api.new_ref(_X)[0, 1]),
     ("checkpoint/static_argnums_unhashable", lambda api, np_: api.checkpoint(
         lambda x, s: x * 2, static_argnums=(1,))(_X, [1])),

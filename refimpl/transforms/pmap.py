@@ -242,7 +242,7 @@ def pmap(
     Args:
         fun: The per-device function; it returns a pytree of arrays.
         axis_name: The name collectives (``lax.psum(x, axis_name)``, ...) use.
-        in_axes: Per positional argument (a tree prefix, lists as tuples; or
+        in_axes: Per positional argument (a tuple of tree prefixes, not a list; or
             one int/None for all): the axis to split over the devices, or
             None to give every device the whole value. Keyword arguments are
             split along axis 0.
@@ -288,8 +288,6 @@ def pmap(
         raise ValueError(
             f"pmap: arguments {sorted(set(static) & set(donate))} are both static and donated"
         )
-    if isinstance(in_axes, list):
-        in_axes = tuple(in_axes)
     if devices is not None:
         devices = list(devices)
         if not devices:
@@ -324,6 +322,12 @@ def pmap(
             statics[i] = args[i]
         dyn_pos = [i for i in range(n_args) if i not in statics]
         dyn_args = tuple(args[i] for i in dyn_pos)
+        if isinstance(in_axes, list):
+            # JAX 0.10.2's pmap does not take a list for the tuple of arguments (vmap does)
+            raise ValueError(
+                f"pmap({name}): in_axes must be an int, None or a tuple (one entry per "
+                f"positional argument), got the list {in_axes!r}"
+            )
         axes_spec = in_axes
         if isinstance(in_axes, tuple):
             if len(in_axes) == n_args and statics:
