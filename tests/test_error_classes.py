@@ -16,6 +16,14 @@ jax.config.update("jax_platforms", "cpu")
 _A = np.ones((2, 3), np.float32)
 _B = np.ones(3, np.float32)
 
+
+class _Unhashable:
+    __hash__ = None  # type: ignore[assignment]
+
+    def __call__(self, x):
+        return x
+
+
 # (label, call(api, lax), a word refimpl's message must contain)
 CASES = [
     ("top_k_rank0", lambda api, L: L.top_k(np.float32(1.0), 1), "top_k"),
@@ -48,6 +56,7 @@ CASES = [
         lambda api, L: api.pmap(lambda x: x, in_axes=[0])(np.ones((1, 3), np.float32)),
         "in_axes",
     ),
+    ("jit_unhashable_callable", lambda api, L: api.jit(_Unhashable())(_B), "hashable"),
     ("ref_too_many_indices", lambda api, L: api.new_ref(_B)[0, 1], "Ref indexing"),
     (
         "custom_linear_solve_matvec_tree",

@@ -543,6 +543,13 @@ def _t(fn: Callable[..., Any]) -> Callable[..., Any]:
     return lambda ns: fn(ns.api, ns.np_)
 
 
+class _Unhashable:
+    __hash__ = None  # type: ignore[assignment]
+
+    def __call__(self, x: Any) -> Any:
+        return x
+
+
 # not here (refimpl raises TypeError, JAX 0.10.2 ValueError; open): jit with an
 # unhashable static argument, jit with static_argnames the function lacks, a vjp
 # cotangent of another tree structure; and linear_transpose of a function that is not linear
@@ -598,6 +605,7 @@ TRANSFORM_ERRORS: list[tuple[str, Callable[..., Any]]] = [
      lambda api, np_: api.vmap(lambda d: d["a"], in_axes=((0, 1),))({"a": _X})),
     ("jit/static_argnums_true_out_of_range",
      lambda api, np_: api.jit(lambda x: x, static_argnums=True)(_X)),
+    ("jit/unhashable_callable", lambda api, np_: api.jit(_Unhashable())(_X)),
     ("pmap/in_axes_list",
      lambda api, np_: api.pmap(lambda x: x, in_axes=[0])(np.ones((1, 3), np.float32))),
     ("ref/too_many_indices", lambda api, np_: api.new_ref(_X)[0, 1]),
