@@ -66,6 +66,7 @@ FAMILIES: Sequence[str] = (
     "prng_paths",
     "barrier_paths",
     "scatter_sort_paths",
+    "sharded_paths",
 )
 
 
