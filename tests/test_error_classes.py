@@ -89,3 +89,14 @@ def test_jit_static_argnums_true_is_argument_one():
     assert float(f(np.float32(2.0), 3)) == float(
         jax.jit(lambda x, n: x * n, static_argnums=True)(np.float32(2.0), 3)
     )
+
+
+@pytest.mark.parametrize("dimension", [1.0, np.float32(0.0)])
+def test_broadcasted_iota_integral_float_dimension(dimension):
+    # JAX 0.10.2 takes an integral float dimension as that axis
+    np.testing.assert_array_equal(
+        ri.lax.broadcasted_iota(np.int32, (2, 3), dimension),
+        jax.lax.broadcasted_iota(np.int32, (2, 3), dimension),
+    )
+    with pytest.raises(TypeError, match="broadcasted_iota: dimension must be an int"):
+        ri.lax.broadcasted_iota(np.int32, (2, 3), 0.5)

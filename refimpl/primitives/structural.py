@@ -1080,6 +1080,10 @@ def concatenate(operands: Sequence[Any], dimension: int):
 
 def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int):
     """An array of ``shape`` counting 0, 1, ... along ``dimension``."""
+    if isinstance(dimension, (float, np.floating)) and float(dimension).is_integer():
+        # JAX 0.10.2 takes int(dimension): an integral float names that axis. A fraction
+        # (which JAX truncates) stays an error here.
+        dimension = int(dimension)
     if isinstance(dimension, bool) or not isinstance(dimension, (int, np.integer)):
         raise TypeError(f"broadcasted_iota: dimension must be an int, got {dimension!r}")
     return iota_p.bind(
