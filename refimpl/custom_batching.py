@@ -207,6 +207,17 @@ def _jvp(primals, tangents, *, call, rule, num_consts, in_tree, name, ref_writte
     return list(out_p), list(out_t)
 
 
+@custom_vmap_call_p.def_transpose
+def _transpose(cts, *args, name, **_):
+    # The JVP above is itself a custom_vmap (its tangents are not separable), so
+    # reverse mode cannot transpose it; JAX 0.10.2 raises ValueError here too.
+    raise ValueError(
+        f"custom_vmap({name}): reverse-mode differentiation (grad, vjp) of a custom_vmap "
+        "function is not supported (its JVP cannot be linearized); use jvp, or wrap it in "
+        "a custom_vjp"
+    )
+
+
 def _broadcast(x: Any, size: int) -> Any:
     """``x`` repeated ``size`` times along a new leading (batch) axis."""
     shape = tuple(np.shape(x))

@@ -423,7 +423,8 @@ def test_custom_vmap_jvp_of_a_closed_over_value(backend):
 
 def test_custom_vmap_grad_is_an_error():
     f = _sin_with_cos_rule(ri.custom_batching)
-    with pytest.raises(NotImplementedError, match="custom_vmap_call"):
+    # ValueError as JAX 0.10.2 ("Linearization failed ...")
+    with pytest.raises(ValueError, match=r"reverse-mode differentiation .* custom_vmap"):
         ri.grad(f)(np.float32(2.0))
 
 

@@ -550,6 +550,12 @@ class _Unhashable:
         return x
 
 
+def _custom_vmap_grad(api: Any) -> Any:
+    f = api.custom_batching.custom_vmap(lambda x: x * 2)
+    f.def_vmap(lambda axis_size, in_batched, x: (x * 2, in_batched[0]))
+    return api.grad(f)(np.float32(1.0))
+
+
 # not here (refimpl raises TypeError, JAX 0.10.2 ValueError; open): jit with an
 # unhashable static argument, jit with static_argnames the function lacks, a vjp
 # cotangent of another tree structure; and linear_transpose of a function that is not linear
@@ -606,6 +612,7 @@ TRANSFORM_ERRORS: list[tuple[str, Callable[..., Any]]] = [
     ("jit/static_argnums_true_out_of_range",
      lambda api, np_: api.jit(lambda x: x, static_argnums=True)(_X)),
     ("jit/unhashable_callable", lambda api, np_: api.jit(_Unhashable())(_X)),
+    ("custom_vmap/grad", lambda api, np_: _custom_vmap_grad(api)),
     ("pmap/in_axes_list",
      lambda api, np_: api.pmap(lambda x: x, in_axes=[0])(np.ones((1, 3), np.float32))),
     ("ref/too_many_indices", lambda api, np_: api.new_ref(_X)[0, 1]),
