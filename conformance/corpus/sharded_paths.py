@@ -13,11 +13,13 @@ per shard, ``[device id, start_0, stop_0, ...]``):
   donor's deletion is not observed: JAX 0.10.2 on CPU keeps it alive);
 * ``sharded.paths/wsc/*``: ``with_sharding_constraint`` with a
   ``PartitionSpec`` under ``set_mesh``, over a one-device mesh under
-  ``jit``, and its checks;
+  ``jit``, and its checks (a ``PartitionSpec`` with no mesh set, a value
+  that is no sharding);
 * ``sharded.paths/jit/*``: ``jit`` with shardings called twice (the cached
   plan), ``in_shardings`` as a list or with ``None`` entries,
   ``out_shardings`` with ``None``, static arguments (the global-value
-  route), donation, and its checks;
+  route), donation, called under an outer ``jit`` and ``grad``, and its
+  checks;
 * ``sharded.paths/build/*``: ``reshard`` over ``Explicit`` axes,
   ``make_array_from_callback``, ``make_array_from_single_device_arrays`` and
   their checks.
@@ -315,6 +317,24 @@ def jit_committed_mismatch(api: Any, L: Any) -> Any:
     return f(api.device_put(X8, _rep(api)))
 
 
+def jit_nested(api: Any, L: Any) -> Any:
+    f = api.jit(lambda v: v * 2.0, in_shardings=_split(api), out_shardings=_split(api))
+    y = api.jit(lambda v: f(v) + 1.0)(X8)  # the inner call sees tracers: the checks only
+    return [np.asarray(y), np.asarray(api.grad(lambda v: f(v).sum())(X8))]
+
+
+def jit_nested_expected() -> Any:
+    return [X8 * 2.0 + 1.0, np.full(8, 2.0, np.float32)]
+
+
+def wsc_spec_without_mesh(api: Any, L: Any) -> Any:
+    return L.with_sharding_constraint(X8, api.sharding.PartitionSpec("x"))
+
+
+def wsc_not_a_sharding(api: Any, L: Any) -> Any:
+    return L.with_sharding_constraint(X8, 3)
+
+
 # --- building sharded arrays -------------------------------------------------------------------
 
 
@@ -392,6 +412,7 @@ VALUES: list[tuple[str, Any, Any]] = [
     ("jit/static_argument", jit_static_argument, jit_static_argument_expected),
     ("jit/donated", jit_donated, jit_donated_expected),
     ("jit/donated_static", jit_donated_static, jit_donated_static_expected),
+    ("jit/nested", jit_nested, jit_nested_expected),
     ("build/reshard_explicit", reshard_explicit, reshard_explicit_expected),
     ("build/from_callback", from_callback, from_callback_expected),
     ("build/from_arrays_one_device", from_arrays_one_device, from_arrays_one_device_expected),
@@ -400,6 +421,8 @@ VALUES: list[tuple[str, Any, Any]] = [
 ERRORS: list[tuple[str, Any, type]] = [
     ("array/read_deleted", array_read_deleted, RuntimeError),
     ("wsc/none", wsc_none, ValueError),
+    ("wsc/spec_without_mesh", wsc_spec_without_mesh, RuntimeError),
+    ("wsc/not_a_sharding", wsc_not_a_sharding, TypeError),
     ("wsc/explicit_axis", wsc_explicit_axis, ValueError),
     ("wsc/not_a_prefix", wsc_not_a_prefix, ValueError),
     ("jit/keyword_argument", jit_keyword_argument, ValueError),
