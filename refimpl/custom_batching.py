@@ -33,6 +33,7 @@ from refimpl import tracing, tree_util
 from refimpl.core import Program, ShapedArray
 from refimpl.errors import UnexpectedTracerError
 from refimpl.interpreter import eval_program
+from refimpl.primitives import ref_context
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.structural import broadcast_in_dim
 from refimpl.transforms import ad, batching
@@ -73,7 +74,7 @@ def _batch(
     args, dims, *, call, rule, num_consts, in_tree, out_tree, name, ref_written=(), replaced=None
 ):
 
-    # Refs made outside that the function touched (ref.late_inputs): their
+    # Refs made outside that the function touched (ref_context.late_inputs): their
     # values are the last operands. The rule replaces the function, so (as in
     # JAX) its accesses do not happen: the written refs' final values are the
     # operands (unbatched: a write into an outer ref under vmap is refused).
@@ -268,21 +269,21 @@ class custom_vmap:  # noqa: N801  (JAX's name)
             )
         if not tracing.is_tracing():  # the function itself (its rule is for vmap)
             return self.fun(*args)
-        from refimpl import ref as _ref
-
         leaves, in_tree = tree_util.tree_flatten(args)
         avals = [tracing.get_aval(x, f"custom_vmap({name})", i) for i, x in enumerate(leaves)]
         out_trees: list[Any] = []
         touched: list[tuple[tuple, tuple]] = []
 
         def flat_fun(*tracers: Any) -> list[Any]:
-            with _ref.late_inputs(lambda k: f"a Ref made outside custom_vmap {name}") as scope:
+            with ref_context.late_inputs(
+                lambda k: f"a Ref made outside custom_vmap {name}"
+            ) as scope:
                 out = self.fun(*tree_util.tree_unflatten(in_tree, tracers))
                 finals = scope.finish()
                 touched.append((tuple(scope.refs), scope.written_flags))
             out_leaves, out_tree = tree_util.tree_flatten(out)
-            if any(type(leaf) is _ref.Ref for leaf in out_leaves):
-                _ref.check_no_refs(out, f"custom_vmap {name}")
+            if any(type(leaf) is ref_context.Ref for leaf in out_leaves):
+                ref_context.check_no_refs(out, f"custom_vmap {name}")
             out_trees.append(out_tree)
             written = scope.written_flags
             return out_leaves + [v for v, w in zip(finals, written, strict=True) if w]
@@ -297,7 +298,7 @@ class custom_vmap:  # noqa: N801  (JAX's name)
         outs = custom_vmap_call_p.bind(
             *captured,
             *leaves,
-            *(_ref.outer_values(refs, written) if refs else ()),
+            *(ref_context.outer_values(refs, written) if refs else ()),
             call=program,
             rule=self.vmap_rule,
             num_consts=len(captured),
@@ -308,7 +309,7 @@ class custom_vmap:  # noqa: N801  (JAX's name)
         )
         n_out = len(outs) - sum(written)
         if refs and not replaced:
-            _ref.write_back([r for r, w in zip(refs, written) if w], outs[n_out:])
+            ref_context.write_back([r for r, w in zip(refs, written) if w], outs[n_out:])
         return tree_util.tree_unflatten(out_trees[0], list(outs[:n_out]))
 
 

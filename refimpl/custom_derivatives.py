@@ -32,6 +32,7 @@ from refimpl.ad_checkpoint import remat_opt_fwd
 from refimpl.core import AbstractRef, Program, ShapedArray, avals_str
 from refimpl.errors import UnexpectedTracerError
 from refimpl.interpreter import eval_program
+from refimpl.primitives import ref_context
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.debug import INLINABLE_CALLS
 from refimpl.primitives.reductions import reduce_sum_p
@@ -162,12 +163,6 @@ def _is_ref(value: Any) -> bool:
     return tracing.is_array_like(value) and type(tracing.get_aval(value, "ref", 0)) is AbstractRef
 
 
-def _ref_module() -> Any:
-    from refimpl import ref  # the ref module imports this one's users
-
-    return ref
-
-
 class _Split:
     """A call's arguments split into the non-differentiated ones and the flat
     leaves of the differentiated ones."""
@@ -254,19 +249,17 @@ _NO_REFS = _Refs()
 def _trace_primal(kind: str, fun: Callable, split: _Split) -> tuple[Program, list, Any, _Refs]:
     """Trace the primal function on the differentiated leaves -> (program,
     captured values, output tree, the refs made outside it that it touched)."""
-    from refimpl import ref as _ref
-
     out_trees: list[Any] = []
     touched: list[_Refs] = []
 
     def flat_fun(*leaves: Any) -> list[Any]:
-        with _ref.late_inputs(lambda k: f"a Ref made outside {kind} {_name(fun)}") as scope:
+        with ref_context.late_inputs(lambda k: f"a Ref made outside {kind} {_name(fun)}") as scope:
             out = fun(*split.full_args(leaves))
             finals = scope.finish()
             touched.append(_Refs(tuple(scope.refs), scope.written_flags))
         out_leaves, out_tree = tree_util.tree_flatten(out)
-        if any(type(leaf) is _ref.Ref for leaf in out_leaves):
-            _ref.check_no_refs(out, f"{kind} {_name(fun)}")
+        if any(type(leaf) is ref_context.Ref for leaf in out_leaves):
+            ref_context.check_no_refs(out, f"{kind} {_name(fun)}")
         for i, leaf in enumerate(out_leaves):
             if not tracing.is_array_like(leaf):
                 raise TypeError(
@@ -513,12 +506,10 @@ class _CustomFunction:
         if not refs.n:
             outs = self._bind(captured, split.leaves, split, program, out_tree, refs)
             return tree_util.tree_unflatten(out_tree, outs)
-        from refimpl import ref as _ref
-
-        ref_values = _ref.outer_values(refs.refs, refs.written)
+        ref_values = ref_context.outer_values(refs.refs, refs.written)
         outs = self._bind(captured, split.leaves + ref_values, split, program, out_tree, refs)
         n_out = len(outs) - refs.n_written
-        _ref.write_back([r for r, w in zip(refs.refs, refs.written) if w], outs[n_out:])
+        ref_context.write_back([r for r, w in zip(refs.refs, refs.written) if w], outs[n_out:])
         return tree_util.tree_unflatten(out_tree, outs[:n_out])
 
     def _missing_rule(self, name: str) -> str | None:
@@ -847,10 +838,10 @@ def _custom_lin_transpose(
 ):
     res = _with_ref_residuals(list(args[:num_res]), ref_res)
     cts = [Zero(a) if a.dtype == dtypes.float0 else c for c, a in zip(cts, out_avals, strict=True)]
-    if ref_res and not _ref_module().current_body_threads_refs():
+    if ref_res and not ref_context.current_body_threads_refs():
         # transposed inside a closed program (grad of a jit or scan holding the
         # call): a write could not leave it
-        with _ref_module().refuse_outer(
+        with ref_context.refuse_outer(
             f"custom_vjp: the bwd rule of {_name(rules.owner.fun)} writes a Ref its fwd "
             "saved, while transposed inside a jit or loop (grad of jit(f)); apply jit to "
             "the gradient instead (jit(grad(f)))",

@@ -33,6 +33,7 @@ from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Eqn, Literal, Program, ShapedArray, avals_str
 from refimpl.interpreter import eval_program
 from refimpl.primitives import elementwise as ew
+from refimpl.primitives import ref_context
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.call import jit_call_p
 from refimpl.transforms import ad, batching
@@ -503,9 +504,7 @@ def _refusing_writes(name: str, fun: Callable) -> Any:
     ``NotImplementedError`` (the backward pass rebuilds inputs from outputs
     and has no place for a ref's effect). A read captures the ref's value
     now, as any closed-over value."""
-    from refimpl import ref as _ref
-
-    return _ref.refuse_outer(
+    return ref_context.refuse_outer(
         f"{name}: the function {getattr(fun, '__name__', fun)!r} writes a mutable array "
         "reference made outside it, which is not supported under a transformation"
     )

@@ -65,6 +65,7 @@ import refimpl.numpy as rnp
 from refimpl import tracing, tree_util
 from refimpl.core import AbstractRef, ShapedArray
 from refimpl.lax import convert_element_type
+from refimpl.primitives import ref_context
 from refimpl.primitives.ref_ops import addupdate_p, encode_indexer, get_p, swap_p
 from refimpl.transforms.ad import JVPTrace
 from refimpl.transforms.batching import BatchTrace, BatchTracer, bdim_to
@@ -938,3 +939,21 @@ def _no_numpy(ref: Ref) -> np.ndarray:
 # A Ref's aval is its AbstractRef (which has the shape, dtype and weak_type
 # get_aval's callers read); tracing types its handlers for arrays' ShapedArrays
 tracing.register_array_type(Ref, cast(Callable[[Any], ShapedArray], _aval_handler), _no_numpy)
+
+
+# the transformations and the control-flow rules reach these through
+# primitives.ref_context (this module sits above them)
+ref_context.Ref = Ref
+ref_context.check_jit_refs = check_jit_refs
+ref_context.check_no_refs = check_no_refs
+ref_context.check_not_closed_over = check_not_closed_over
+ref_context.closes_over_any = closes_over_any
+ref_context.current_body_threads_refs = current_body_threads_refs
+ref_context.jit_arguments = jit_arguments
+ref_context.late_inputs = late_inputs
+ref_context.outer_values = outer_values
+ref_context.refuse_earlier = refuse_earlier
+ref_context.refuse_outer = refuse_outer
+ref_context.vmap_arguments = vmap_arguments
+ref_context.vmap_write_error = vmap_write_error
+ref_context.write_back = write_back

@@ -39,9 +39,10 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
+from refimpl.errors import ShapeIndexError
 from refimpl.config import config
 from refimpl.core import Eqn, Literal, Program, ShapedArray, Var, avals_str
-from refimpl.primitives import elementwise, rule_context, structural
+from refimpl.primitives import elementwise, ref_context, rule_context, structural
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.batch_rules import bdim_to, moveaxis, shape_of
 from refimpl.primitives.elementwise import add, clamp, convert_element_type, lt, ne, select_n
@@ -155,12 +156,10 @@ def _trace(
     """Trace ``fun(*tracers)`` (one tracer per aval) into a Program with flat outputs."""
     out_trees: list[tree_util.PyTreeDef] = []
 
-    from refimpl import ref as _ref  # the ref module imports this one's users
-
     touched: list[tuple[tuple, tuple]] = []
 
     def flat_fun(*tracers: Any) -> list[Any]:
-        with _ref.late_inputs(lambda k: f"a Ref made outside {api}") as scope:
+        with ref_context.late_inputs(lambda k: f"a Ref made outside {api}") as scope:
             leaves, out_tree = _output_leaves(api, out_label, fun(*tracers))
             finals = scope.finish()
             touched.append((tuple(scope.refs), scope.written_flags))
@@ -921,13 +920,11 @@ def _scan(
 ) -> tuple[Any, Any]:
     if not callable(f):
         raise TypeError(f"{api}: f must be callable, got {type(f).__name__}")
-    from refimpl import ref as _ref  # the ref module imports this one's users
-
-    _ref.check_no_refs(init, "scan")
+    ref_context.check_no_refs(init, "scan")
     init_leaves, init_tree, carry_paths = _flatten_operands("carry", init)
     xs_leaves, xs_tree, xs_paths = _flatten_operands("xs", xs)
     for leaf, path in zip(xs_leaves, xs_paths, strict=True):
-        if isinstance(leaf, _ref.Ref):  # JAX 0.10.2 fails inside the body instead
+        if isinstance(leaf, ref_context.Ref):  # JAX 0.10.2 fails inside the body instead
             raise TypeError(
                 f"{api}: {path} is a Ref ({leaf.aval.str_short()}); scan slices arrays, "
                 "not refs: pass its value (ref[...]) as xs, or close over the ref and "
@@ -975,8 +972,8 @@ def _scan(
     program = _scan_threading_refs(body, len(init_leaves))
     read = [r for r, w in zip(body.refs, body.written, strict=True) if not w]
     written = [r for r, w in zip(body.refs, body.written, strict=True) if w]
-    consts = [*body.captured, *_ref.outer_values(read, [False] * len(read))]
-    carried = _ref.outer_values(written, [True] * len(written))
+    consts = [*body.captured, *ref_context.outer_values(read, [False] * len(read))]
+    carried = ref_context.outer_values(written, [True] * len(written))
     n_carry = len(init_leaves) + len(carried)
     outs = scan_p.bind(
         *consts,
@@ -990,7 +987,7 @@ def _scan(
         reverse=reverse,
         unroll=unroll,
     )
-    _ref.write_back(written, outs[len(init_leaves) : n_carry])
+    ref_context.write_back(written, outs[len(init_leaves) : n_carry])
     carry = init_tree.unflatten(outs[: len(init_leaves)])
     return carry, y_tree.unflatten(outs[n_carry:])
 
@@ -1022,7 +1019,7 @@ def _scan_length(
     """The number of steps: the xs leaves' common leading size, checked against ``length``."""
     for aval, path in zip(xs_avals, xs_paths):
         if aval.ndim == 0:
-            raise ValueError(
+            raise ShapeIndexError(
                 f"{api}: {path} is a scalar ({aval.str_short()}) with no leading axis to scan over"
             )
     if length is not None:
@@ -1056,14 +1053,12 @@ def _trace_scan_body(
 ) -> tuple[_Traced, tree_util.PyTreeDef]:
     """Trace ``f(carry, x)``; check it returns ``(carry, y)`` with the carry's
     structure. ``ys_weak``: weak types the y leaves take where only that differs."""
-    from refimpl import ref as _ref
-
     num_carry = init_tree.num_leaves
 
     def body(*tracers: Any) -> Any:
         carry = init_tree.unflatten(tracers[:num_carry])
         out = f(carry, xs_tree.unflatten(tracers[num_carry:]))
-        _ref.check_no_refs(out, "scan")
+        ref_context.check_no_refs(out, "scan")
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             shown = (
                 f"a {type(out).__name__} of length {len(out)}"
@@ -1402,9 +1397,7 @@ def while_loop(
 def _while_loop(api: str, cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     if not (callable(cond_fun) and callable(body_fun)):
         raise TypeError(f"{api}: cond_fun and body_fun must be callable")
-    from refimpl import ref as _ref  # the ref module imports this one's users
-
-    _ref.check_no_refs(init_val, "while_body")
+    ref_context.check_no_refs(init_val, "while_body")
     leaves, tree, paths = _flatten_operands("carry", init_val)
     avals = _avals_of(api, leaves, paths)
 
@@ -1448,8 +1441,6 @@ def _while_threading_refs(cond: _Traced, body: _Traced, leaves: list, tree: Any)
     trace, its ValueError for a ref passed twice; a ref the body writes and
     the cond reads would not be seen by JAX's cond).
     """
-    from refimpl import ref as _ref
-
     _check_while_refs(cond, body)
     c_ins, _ = cond.without_refs()
     b_ins, b_outs = body.without_refs()
@@ -1478,8 +1469,8 @@ def _while_threading_refs(cond: _Traced, body: _Traced, leaves: list, tree: Any)
         consts=cond.program.consts,
     )
     c_read_refs, b_read_refs = [r for r, _, _ in c_read], [r for r, _, _ in b_read]
-    cond_consts = [*cond.captured, *_ref.outer_values(c_read_refs, [False] * len(c_read))]
-    body_consts = [*body.captured, *_ref.outer_values(b_read_refs, [False] * len(b_read))]
+    cond_consts = [*cond.captured, *ref_context.outer_values(c_read_refs, [False] * len(c_read))]
+    body_consts = [*body.captured, *ref_context.outer_values(b_read_refs, [False] * len(b_read))]
     body_const_vars = b_ins[:b_cap] + [v for _, v, _ in b_read]
     carry_vars = b_ins[b_cap:]
     state_vars = [Var(r.aval.inner) for r in c_w_refs] + [v for _, v, _ in b_written]
@@ -1512,13 +1503,13 @@ def _while_threading_refs(cond: _Traced, body: _Traced, leaves: list, tree: Any)
         *cond_consts,
         *body_consts,
         *leaves,
-        *_ref.outer_values(carried, [True] * len(carried)),
+        *ref_context.outer_values(carried, [True] * len(carried)),
         cond=cond_program,
         body=body_program,
         cond_num_consts=len(cond_consts),
         body_num_consts=len(body_consts),
     )
-    _ref.write_back(carried, outs[n:])
+    ref_context.write_back(carried, outs[n:])
     return tree.unflatten(outs[:n])
 
 
@@ -1573,12 +1564,11 @@ def _trace_while(
     api: str, cond_fun: Callable, body_fun: Callable, tree: tree_util.PyTreeDef, avals: list
 ) -> tuple[_Traced, _Traced]:
     origins = [f"the carry of {api}"] * len(avals)
-    from refimpl import ref as _ref
 
     def checked(fun: Callable, what: str) -> Callable:
         def flat(*carry: Any) -> Any:
             out = fun(tree.unflatten(carry))
-            _ref.check_no_refs(out, what)
+            ref_context.check_no_refs(out, what)
             return out
 
         return flat
@@ -1805,10 +1795,8 @@ def switch(
 def _switch(
     api: str, index: Any, branches: Sequence[Callable], operands: tuple, names: Sequence[str]
 ) -> Any:
-    from refimpl import ref as _ref
-
     leaves, in_tree, paths = _flatten_operands("operands", operands)
-    if any(isinstance(leaf, _ref.Ref) for leaf in leaves):
+    if any(isinstance(leaf, ref_context.Ref) for leaf in leaves):
         raise ValueError(
             "cond: a mutable array reference cannot be passed as an operand; close over it"
         )
@@ -1818,7 +1806,7 @@ def _switch(
     def taking_operands(fun: Callable) -> Callable:
         def branch(*tracers: Any) -> Any:
             out = fun(*in_tree.unflatten(tracers))
-            _ref.check_no_refs(out, "cond")
+            ref_context.check_no_refs(out, "cond")
             return out
 
         return branch
@@ -1847,7 +1835,7 @@ def _switch(
     refs = _union(*(t.refs for t in traced))
     written_ids = {id(r) for t in traced for r, w in zip(t.refs, t.written) if w}
     written = [id(r) in written_ids for r in refs]
-    ref_values = _ref.outer_values(refs, written)
+    ref_values = ref_context.outer_values(refs, written)
     if written_ids:
         _check_no_vmap_of_cond_writes(index, leaves, refs, written, ref_values)
     programs = tuple(
@@ -1856,7 +1844,7 @@ def _switch(
     )
     outs = cond_p.bind(index, *captured, *leaves, *ref_values, branches=programs)
     n_out = len(outs) - sum(written)
-    _ref.write_back([r for r, w in zip(refs, written) if w], outs[n_out:])
+    ref_context.write_back([r for r, w in zip(refs, written) if w], outs[n_out:])
     return first.out_tree.unflatten(outs[:n_out])
 
 

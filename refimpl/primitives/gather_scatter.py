@@ -60,6 +60,7 @@ from refimpl.primitives import (
     batch_rules,
     elementwise,
     indexing,
+    ref_context,
     rule_context,
     structural,
 )
@@ -1405,10 +1406,8 @@ def scatter_apply(
     scalar = ShapedArray((), aval.dtype, False)
 
     def traced_func(x: Any) -> list[Any]:
-        from refimpl import ref as _ref
-
         # A write to an outer ref would leave this trace's value in it.
-        with _ref.refuse_outer("scatter_apply: func writes a mutable array reference"):
+        with ref_context.refuse_outer("scatter_apply: func writes a mutable array reference"):
             return [func(x)]
 
     program, captured, _ = tracing.trace_to_program(

@@ -35,7 +35,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
 from refimpl.core import AbstractRef, Literal, Program, ShapedArray
-from refimpl.primitives import elementwise, rule_context, structural
+from refimpl.primitives import elementwise, ref_context, rule_context, structural
 from refimpl.primitives.elementwise import add_p, convert_element_type_p
 from refimpl.primitives.structural import broadcast_in_dim_p
 from refimpl.traceback_util import api_boundary
@@ -1305,14 +1305,12 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
 
         in_avals = [tracing.get_aval(x, api, i) for i, x in enumerate(leaves)]
         if fwd:
-            from refimpl import ref as _ref
-
             # This first run gives the outputs' types; the columns are pushed
             # under a vmap, where a write to a ref made outside is JAX's vmap
             # error (JAX's jacfwd runs once, under vmap): raised here, before
             # a write could happen.
             depth = len(tracing._stack.traces)
-            with _ref.refuse_outer("", depth=depth, error=_ref.vmap_write_error):
+            with ref_context.refuse_outer("", depth=depth, error=ref_context.vmap_write_error):
                 zeros = [Zero(tangent_aval(a)) for a in in_avals]
                 outs = list(jvp_flat(flat_fun, leaves, zeros)[0])
             lin = None
@@ -1596,15 +1594,13 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Cal
     out_trees: list[Any] = []
 
     def flat_fun(*xs: Any) -> list[Any]:
-        from refimpl import ref as _ref
-
         # A read captures the ref's value now (as JAX); a write would leave
         # this trace's value in the ref (JAX fails on a linear one).
         message = (
             f"linear_transpose of {getattr(fun, '__name__', fun)!r}: the function writes a "
             "mutable array reference made outside it, which is not supported"
         )
-        with _ref.refuse_outer(message):
+        with ref_context.refuse_outer(message):
             out = fun(*tu.tree_unflatten(in_tree, list(xs)))
         out_leaves, out_tree = tu.tree_flatten(out)
         out_trees.append(out_tree)

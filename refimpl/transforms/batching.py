@@ -46,7 +46,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Literal, Program
-from refimpl.primitives import batch_rules, collectives, elementwise, rule_context
+from refimpl.primitives import batch_rules, collectives, elementwise, ref_context, rule_context
 from refimpl.traceback_util import api_boundary
 
 # what the rules and this driver share (refimpl.primitives.batch_rules), under
@@ -516,12 +516,12 @@ def _vmap_call(
         stack.enter_context(tracing.new_main(trace))
         ref_axes: dict[int, int] = {}  # id of a mapped Ref argument -> its axis
         if any(type(leaf).__name__ == "Ref" for leaf in leaves):
-            from refimpl import ref
-
             args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
             paths = [label.split(" of type ")[0].removeprefix("argument ")
                      for label in _leaf_labels(fun, args, kwargs)]  # fmt: skip
-            mapped = stack.enter_context(ref.vmap_arguments(trace, leaves, axes, paths, name))
+            mapped = stack.enter_context(
+                ref_context.vmap_arguments(trace, leaves, axes, paths, name)
+            )
             ref_axes = {id(r): axis for r, axis in mapped}
         call_leaves = [
             leaf if axis is None or id(leaf) in ref_axes else BatchTracer(trace, leaf, axis)
@@ -536,9 +536,7 @@ def _vmap_call(
         for path, leaf in out_path_leaves:
             if type(leaf).__name__ == "Ref":
                 if id(leaf) not in ref_axes:
-                    from refimpl import ref
-
-                    ref.check_no_refs(leaf, f"vmap({name})")
+                    ref_context.check_no_refs(leaf, f"vmap({name})")
                 ref_outs[len(outs)] = leaf
                 outs.append(leaf)
                 out_dims.append(ref_axes[id(leaf)])

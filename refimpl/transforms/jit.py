@@ -35,7 +35,7 @@ import numpy as np
 from refimpl import backends, dtypes, tracing, tree_util
 from refimpl.config import config
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
-from refimpl.primitives import structural
+from refimpl.primitives import ref_context, structural
 from refimpl.primitives.call import jit_call_p
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import donation, sharded
@@ -537,9 +537,7 @@ class Jitted:
         )  # fmt: skip
         donated = self._donated_leaves(args, kwargs, static_nums, donate_nums, in_tree)
         if any(type(a) is AbstractRef for a in avals):  # refs are updated in place: donated
-            from refimpl import ref
-
-            ref.check_jit_refs(leaves, paths, self.fun, self.__name__)
+            ref_context.check_jit_refs(leaves, paths, self.fun, self.__name__)
             is_ref = [type(a) is AbstractRef for a in avals]
             donated = tuple(d or r for d, r in zip(donated, is_ref, strict=True))
         backend = self.backend or config.backend
@@ -581,18 +579,16 @@ class Jitted:
 
         # Refs made outside that the function reads or writes: implicit Ref
         # arguments after the explicit leaves, found as the trace touches them
-        # (each gets a late input of the trace, see ref.late_inputs).
+        # (each gets a late input of the trace, see ref_context.late_inputs).
         closed: list[Any] = []
         written: list[bool] = []  # per Ref argument, then per closed-over ref
         n_leaves = len(sig.avals)
 
         def flat_fun(*tracers: Any) -> list[Any]:
-            from refimpl import ref
-
             def origin(k: int) -> str:
                 return f"the closed-over Ref {k} of {self.__name__}"
 
-            with ref.late_inputs(origin) as scope:
+            with ref_context.late_inputs(origin) as scope:
                 if ref_leaves:
                     out, finals = _with_refs(list(tracers))
                 else:
@@ -603,31 +599,27 @@ class Jitted:
                 closed.extend(scope.refs)
                 written.extend(scope.written_flags)
             if ref_leaves or closed:
-                ref.check_no_refs(out, f"jit({self.__name__})")
+                ref_context.check_no_refs(out, f"jit({self.__name__})")
                 return _flat_out((out, finals))
             return _flat_out(out)
 
         def _with_refs(tracers: list[Any]) -> tuple[Any, list[Any]]:
-            from refimpl import ref
-
             refs = [call.leaves[i] for i in ref_leaves]
             ref_tracers = [tracers[i] for i in ref_leaves]
-            with ref.jit_arguments(refs, ref_tracers, self.__name__):
+            with ref_context.jit_arguments(refs, ref_tracers, self.__name__):
                 for i in ref_leaves:
                     tracers[i] = call.leaves[i]
                 dyn_args, dyn_kwargs = tree_util.tree_unflatten(sig.in_tree, tracers)
                 args = _merge_static(dyn_args, call.static_args)
                 out = self.fun(*args, **dyn_kwargs, **call.static_kwargs)
-                ref.check_no_refs(out, f"jit({self.__name__})")
+                ref_context.check_no_refs(out, f"jit({self.__name__})")
                 written.extend(r._value is not t for r, t in zip(refs, ref_tracers))
                 return out, [r._value for r in refs]
 
         def _flat_out(out: Any) -> list[Any]:
             out_leaves, out_tree = tree_util.tree_flatten(out)
             if any(type(leaf).__name__ == "Ref" for leaf in out_leaves):
-                from refimpl import ref
-
-                ref.check_no_refs(out, f"jit({self.__name__})")
+                ref_context.check_no_refs(out, f"jit({self.__name__})")
             for i, leaf in enumerate(out_leaves):
                 if not tracing.is_array_like(leaf):
                     raise TypeError(
@@ -721,13 +713,6 @@ class Jitted:
                 self.__name__,
                 explain_miss(call, list(self._cache), self.spec),
             )
-        try:  # JAX 0.10.2 keys its cache on the function: an unhashable one is a TypeError
-            hash(self.fun)
-        except TypeError as err:
-            raise TypeError(
-                f"jit({self.__name__}): the jitted function must be hashable, got a "
-                f"{type(self.fun).__name__}: {err}"
-            ) from None
         entry = self._trace(call)
         if not entry.captured:  # a closure over outer tracers is valid for one trace only
             self._cache[call.signature] = entry
@@ -804,10 +789,8 @@ class Jitted:
         signature = call.signature._replace(avals=avals)
         paths = call.paths
         if entry.closed_refs:  # implicit Ref arguments: their values follow the leaves
-            from refimpl import ref
-
             ref_paths = [call.paths[i] for i in entry.ref_leaves if i < n_leaves]
-            ref.check_not_closed_over(refs, ref_paths, entry.closed_refs, self.__name__)
+            ref_context.check_not_closed_over(refs, ref_paths, entry.closed_refs, self.__name__)
             refs += entry.closed_refs
             leaves += [r._value for r in entry.closed_refs]
             signature = signature._replace(
@@ -843,14 +826,12 @@ class Jitted:
         one ``jit`` equation taking the refs' values (read in the enclosing
         trace) and returning their final values, written back into the refs
         it writes (the enclosing trace threads them in turn)."""
-        from refimpl import ref
-
         n_leaves = len(call.leaves)
         refs = [call.leaves[i] for i in entry.ref_leaves if i < n_leaves]
         ref_paths = [call.paths[i] for i in entry.ref_leaves if i < n_leaves]
-        ref.check_not_closed_over(refs, ref_paths, entry.closed_refs, self.__name__)
+        ref_context.check_not_closed_over(refs, ref_paths, entry.closed_refs, self.__name__)
         refs += entry.closed_refs
-        values = ref.outer_values(refs, entry.ref_written)
+        values = ref_context.outer_values(refs, entry.ref_written)
         leaves = list(call.leaves)
         for i, value in zip(entry.ref_leaves, values, strict=False):
             if i < n_leaves:
@@ -859,7 +840,7 @@ class Jitted:
         outs = jit_call_p.bind(*entry.captured, *leaves, program=entry.program, name=self.__name__)
         out, finals = tree_util.tree_unflatten(entry.out_tree, outs)
         pairs = [(r, v) for r, v, w in zip(refs, finals, entry.ref_written, strict=True) if w]
-        ref.write_back([r for r, _ in pairs], [v for _, v in pairs])
+        ref_context.write_back([r for r, _ in pairs], [v for _, v in pairs])
         return out
 
     def _call_float0(self, entry: CacheEntry, call: CallArgs, nested: bool) -> Any:
@@ -891,16 +872,14 @@ class Jitted:
     def _quick_ref_call(self, entry: CacheEntry, args: tuple[Any, ...]) -> Any:
         """A repeated pjrt call with Ref arguments, all arguments flat leaves of
         the same types as the memoized call: its entry without a new signature."""
-        from refimpl import ref
-
         refs = [args[i] for i in entry.ref_leaves]
         ids = {id(r) for r in refs}
-        if len(ids) != len(refs) or ref.closes_over_any(self.fun, ids):
+        if len(ids) != len(refs) or ref_context.closes_over_any(self.fun, ids):
             self._ref_memo = None  # the full path checks (and raises)
             return self(*args)
         claim = _ref_claims.claim(refs, _has_host_callbacks(entry), self.__name__)
         try:
-            leaves = [a._value if type(a) is ref.Ref else a for a in args]
+            leaves = [a._value if type(a) is ref_context.Ref else a for a in args]
             outs = _ref_fast_call(entry, self.__name__)(*leaves)
             n_user = len(outs) - len(refs)
             for r, value in zip(refs, outs[n_user:], strict=True):
@@ -993,7 +972,7 @@ def _quick_key(args: tuple[Any, ...]) -> tuple | None:
     """(type, aval) of each argument when every one is a Ref or a registered
     array type (so each is one leaf and the tree is fixed by their number);
     None otherwise."""
-    from refimpl.ref import Ref
+    Ref = ref_context.Ref
 
     key = []
     for a in args:

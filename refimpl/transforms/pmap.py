@@ -48,7 +48,7 @@ from refimpl import backends, tracing, tree_util
 from refimpl.array import Array
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray
-from refimpl.primitives import collectives
+from refimpl.primitives import collectives, ref_context
 from refimpl.sharding import PmapSharding, SingleDeviceSharding
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import batching, donation
@@ -627,7 +627,7 @@ def _check_no_ref_arguments(name: str, leaves: Sequence[Any], args: Any) -> None
     """A Ref argument is an error (JAX 0.10.2 refuses one too): the mapped
     instances would each need their own slice of one mutable buffer.
     ``args``: ``(positional, keyword)`` arguments, ``leaves`` their leaves."""
-    from refimpl.ref import Ref
+    Ref = ref_context.Ref
 
     if not any(isinstance(leaf, Ref) for leaf in leaves):
         return
@@ -658,13 +658,11 @@ def _refusing_outer_refs(fun: Callable[..., Any], name: str) -> Callable[..., An
     0.10.2 fails on both (an internal ``AttributeError``); here the first
     access raises ``NotImplementedError`` before it changes anything.
     """
-    from refimpl import ref as _ref
-
     message = _outer_ref_message(name)
 
     def guarded(*args: Any, **kwargs: Any) -> Any:
         depth = len(tracing._stack.traces) - 1  # the level of the body's trace
-        with _ref.refuse_outer(message, reads=True, depth=depth):
+        with ref_context.refuse_outer(message, reads=True, depth=depth):
             return fun(*args, **kwargs)
 
     return guarded
@@ -1157,7 +1155,6 @@ def _inner_replicas(
     """A pmap inside a pjrt pmap's body, as ``size`` replicas per outer
     replica: each takes its slice (``axis_index``), runs ``fun``, and the
     mapped results are all-gathered over the inner axis."""
-    from refimpl import ref as _ref
     from refimpl.primitives import indexing
 
     name = axis_name if axis_name is not None else _InnerAxis()
@@ -1173,7 +1170,7 @@ def _inner_replicas(
         # the inner body is traced inline, at the outer body's depth: refs the
         # outer body made before it are told apart by when they were made
         fun_name = getattr(fun, "__name__", type(fun).__name__)
-        with _ref.refuse_earlier(_outer_ref_message(fun_name)):
+        with ref_context.refuse_earlier(_outer_ref_message(fun_name)):
             out = fun(*args, **kwargs)
         flat, tree = tree_util.tree_flatten(out)
         flat_axes = batching._flatten_axes("out_axes", out_axes, out, "the output")

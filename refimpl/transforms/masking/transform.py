@@ -62,7 +62,7 @@ import numpy as np
 from refimpl import tracing, tree_util
 from refimpl.core import Literal, Program, ShapedArray
 from refimpl.primitives import elementwise as ew
-from refimpl.primitives import structural
+from refimpl.primitives import ref_context, structural
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.call import jit_call_p
 from refimpl.transforms.jit import Jitted
@@ -523,8 +523,6 @@ class MaskedFunction:
         out_trees: list[Any] = []
 
         def flat_fun(*tracers: Any) -> list[Any]:
-            from refimpl import ref as _ref
-
             args = tree_util.tree_unflatten(self.in_tree, tracers)
             # A read is a value the masked program captures (the internal jit
             # passes the ref's current value at each call); a written value
@@ -533,7 +531,7 @@ class MaskedFunction:
                 f"mask({self.__name__}): the function writes a mutable array reference made "
                 "outside it, which is not supported"
             )
-            with _ref.refuse_outer(message):
+            with ref_context.refuse_outer(message):
                 out = self.fun(*args)
             out_leaves, out_tree = tree_util.tree_flatten(out)
             out_trees.append(out_tree)
