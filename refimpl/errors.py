@@ -34,6 +34,12 @@ TracerIntegerConversionError = ConcretizationTypeError
 TracerArrayConversionError = ConcretizationTypeError
 
 
+class ShapeIndexError(IndexError, ValueError):  # noqa: N818  (an IndexError, as JAX's)
+    """An operand lacks an axis the operation needs (``scan`` over a scalar,
+    ``conv_general_dilated`` of vectors): JAX 0.10.2 fails there with an
+    ``IndexError``; a ``ValueError`` too, refimpl's class for it before (issue 29)."""
+
+
 # Not jax.errors' (not in __all__): here, below the primitives, so that a
 # lowering rule in refimpl/primitives can raise it without importing the
 # PJRT backend; refimpl.backends.pjrt.lowering exports it.

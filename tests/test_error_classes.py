@@ -57,6 +57,12 @@ CASES = [
         "in_axes",
     ),
     ("jit_unhashable_callable", lambda api, L: api.jit(_Unhashable())(_B), "hashable"),
+    ("scan_scalar_xs", lambda api, L: L.scan(lambda c, x: (c, x), 0.0, np.float32(1)), "scalar"),
+    (
+        "conv_rank1",
+        lambda api, L: L.conv_general_dilated(_B, _B[:2], (), "VALID"),
+        "conv_general_dilated",
+    ),
     ("ref_too_many_indices", lambda api, L: api.new_ref(_B)[0, 1], "Ref indexing"),
     (
         "custom_linear_solve_matvec_tree",
@@ -79,7 +85,8 @@ def test_same_class_as_jax(label, call, word):
     expected = _raised(lambda: call(jax, jax.lax))
     assert expected is not None, f"JAX 0.10.2 accepts {label}"
     got = _raised(lambda: call(ri, ri.lax))
-    assert type(got) is type(expected), (label, got, expected)
+    # refimpl may raise a subclass (ShapeIndexError: an IndexError that is also a ValueError)
+    assert isinstance(got, type(expected)), (label, got, expected)
     assert word in str(got)
 
 

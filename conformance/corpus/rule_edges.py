@@ -800,6 +800,9 @@ MORE_ERRORS: list[tuple[str, Callable[..., Any]]] = [
     ("rev/duplicate_dimensions", lambda L, ns: L.rev(_A, (0, 0))),
     ("eigh/not_square", lambda L, ns: L.linalg.eigh(_A)),
     # issue 29: the class JAX 0.10.2 raises (refimpl raised another before)
+    ("scan/scalar_xs", lambda L, ns: L.scan(lambda c, x: (c, x), 0.0, np.float32(1))),
+    ("conv/rank1", lambda L, ns: L.conv_general_dilated(
+        np.ones(5, np.float32), np.ones(2, np.float32), (), "VALID")),
     ("top_k/rank0_operand", lambda L, ns: L.top_k(np.float32(1.0), 1)),
     ("conv/ranks_differ", lambda L, ns: L.conv_general_dilated(
         _C, np.ones((3, 2, 2, 2), np.float32), (1,), "VALID")),

@@ -35,6 +35,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
+from refimpl.errors import ShapeIndexError
 from refimpl.primitives import ad_helpers, batch_rules, structural
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple
 from refimpl.primitives.elementwise import convert_values
@@ -634,8 +635,8 @@ def conv_dimension_numbers(
     """
     ndim = len(lhs_shape)
     if len(rhs_shape) != ndim or ndim < 2:
-        # ranks that differ are a TypeError, as JAX 0.10.2's shape rule
-        raise (TypeError if len(lhs_shape) != len(rhs_shape) else ValueError)(
+        # as JAX 0.10.2: ranks that differ a TypeError, equal ranks below 2 an IndexError
+        raise (TypeError if len(lhs_shape) != len(rhs_shape) else ShapeIndexError)(
             f"{_NAME}: lhs and rhs must have the same rank >= 2, got shapes {lhs_shape} "
             f"and {rhs_shape}"
         )
@@ -751,8 +752,8 @@ def _conv_abstract_eval(
     preferred_element_type: np.dtype | None,
 ) -> ShapedArray:
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
-        # ranks that differ are a TypeError, as JAX 0.10.2's shape rule
-        raise (TypeError if len(lhs.shape) != len(rhs.shape) else ValueError)(
+        # as JAX 0.10.2: ranks that differ a TypeError, equal ranks below 2 an IndexError
+        raise (TypeError if len(lhs.shape) != len(rhs.shape) else ShapeIndexError)(
             f"{_NAME}: lhs and rhs must have the same rank >= 2, got shapes {lhs.shape} "
             f"and {rhs.shape}"
         )
