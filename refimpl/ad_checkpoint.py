@@ -237,6 +237,16 @@ class RematPlan:
 
 
 def remat_plan(program: Program, nonzero: Sequence[bool], policy: Callable | None) -> RematPlan:
+    # Dead steps first: their linearization would add residuals (saved under
+    # a policy that saves them) for tangents nothing reads. JAX drops them too.
+    live, _ = dce_program(program)
+    program = Program(
+        in_vars=program.in_vars,
+        eqns=live.eqns,
+        out_vars=live.out_vars,
+        const_vars=live.const_vars,
+        consts=live.consts,
+    )
     lp = ad.linearize_program(program, nonzero)
     known = lp.known
     n_out, n_in = len(program.out_vars), len(known.in_vars)

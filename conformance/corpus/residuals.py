@@ -184,6 +184,21 @@ def _split(label: str) -> Any:
     return script
 
 
+def _dead_step(ns: Any) -> Any:
+    """A step whose result nothing reads saves nothing (its derivative's
+    residuals would feed only a tangent nothing reads): under
+    everything_saveable, x, sin x and cos x, not the dead cos's -sin."""
+    api = _api(ns)
+
+    def body(x: Any) -> Any:
+        a = ns.np_.sin(x)
+        _dead = ns.np_.cos(x) * 3.0
+        return ns.np_.sum(a * x)
+
+    f = api.checkpoint(body, policy=api.checkpoint_policies.everything_saveable)
+    return _observed(ns, f, ns.asarray(np.linspace(-1.0, 1.0, 3, dtype=np.float32)))
+
+
 def cases() -> Iterator[Case]:
     for label in POLICIES:
         yield script_case(
@@ -203,6 +218,7 @@ def cases() -> Iterator[Case]:
         yield script_case(f"residuals/jit_inside/{label}", _jit_inside(label), expect=AGREE,
                           tags=TAGS)  # fmt: skip
     yield script_case("residuals/nested", _nested, expect=AGREE, tags=TAGS)
+    yield script_case("residuals/dead_step", _dead_step, expect=AGREE, tags=TAGS)
     for label in ("default", "nothing_saveable", "everything_saveable", "dots_saveable"):
         yield script_case(
             f"residuals.split/{label}",
