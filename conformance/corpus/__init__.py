@@ -67,6 +67,7 @@ FAMILIES: Sequence[str] = (
     "barrier_paths",
     "scatter_sort_paths",
     "sharded_paths",
+    "special_edge_paths",
 )
 
 

@@ -146,12 +146,11 @@ def _polygamma_scalar(m: float, v: float) -> float:
     m = int(m)
     if m == 0:
         return _digamma_scalar(v)
-    if v <= 0 and v == math.floor(v):
-        return math.inf if m % 2 else math.nan
-    if v == math.inf:
-        return 0.0
-    if v == -math.inf:
+    if v == math.inf:  # XLA's value (its series gives NaN), not the limit 0
         return math.nan
+    # -inf is a pole as in XLA; tested apart since math.floor(-inf) raises OverflowError
+    if v == -math.inf or (v <= 0 and v == math.floor(v)):
+        return math.inf if m % 2 else math.nan
     sign = -1.0 if m % 2 == 0 else 1.0  # (-1)^(m+1)
     fact_m = math.factorial(m)
     shift = 0.0
