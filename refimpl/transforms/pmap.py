@@ -47,8 +47,8 @@ import numpy as np
 from refimpl import backends, tracing, tree_util
 from refimpl.array import Array
 from refimpl.config import config
-from refimpl.core import Program, ShapedArray
-from refimpl.primitives import collectives, ref_context
+from refimpl.core import Program, ShapedArray, subprograms
+from refimpl.primitives import collectives, indexing, ref_context
 from refimpl.sharding import PmapSharding, SingleDeviceSharding
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import batching, donation
@@ -439,9 +439,7 @@ def _runs_on_pjrt(backend: str | None, devices: Any) -> bool:
     if backend == "ref":
         return False
     if devices:
-        from refimpl.backends.ref.arrays import Device
-
-        if isinstance(devices[0], Device):
+        if backends.get("ref").is_device(devices[0]):
             return False
     elif backend is None and config.backend != "pjrt":
         return False
@@ -559,9 +557,7 @@ def _backend_name(backend: str | None, devices: Any, leaves: list[Any]) -> str:
             raise ValueError(f"pmap: unknown backend {backend!r}; use 'ref' or 'pjrt'")
         return backend
     if devices:
-        from refimpl.backends.ref.arrays import Device
-
-        return "ref" if isinstance(devices[0], Device) else "pjrt"
+        return "ref" if backends.get("ref").is_device(devices[0]) else "pjrt"
     return config.backend
 
 
@@ -787,8 +783,6 @@ def _has_collective(eqn: Any) -> str | None:
 
 
 def _subprograms(eqn: Any) -> list[Program]:
-    from refimpl.core import subprograms
-
     return subprograms(eqn)
 
 
@@ -1155,8 +1149,6 @@ def _inner_replicas(
     """A pmap inside a pjrt pmap's body, as ``size`` replicas per outer
     replica: each takes its slice (``axis_index``), runs ``fun``, and the
     mapped results are all-gathered over the inner axis."""
-    from refimpl.primitives import indexing
-
     name = axis_name if axis_name is not None else _InnerAxis()
     nest.size = size
     nest.names.append(name)
