@@ -33,6 +33,7 @@ from refimpl import tracing, tree_util
 from refimpl.config import config
 from refimpl.core import Atom, Eqn, Program, ShapedArray, avals_str
 from refimpl.interpreter import eval_program
+from refimpl.primitives import ref_context
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.call import jit_call_p
 from refimpl.primitives.debug import INLINABLE_CALLS
@@ -450,20 +451,18 @@ def checkpoint(
         touched: list[tuple[tuple, tuple]] = []
 
         def flat_fun(*xs: Any) -> list[Any]:
-            from refimpl import ref as _ref
-
             dyn_args, kw = tree_util.tree_unflatten(in_tree, list(xs))
             it = iter(dyn_args)
             full = [args[i] if i in nums else next(it) for i in range(len(args))]
             # Refs made outside that the body touches are late inputs of its
             # trace; the written ones' final values are extra outputs.
-            with _ref.late_inputs(lambda k: "a Ref made outside checkpoint") as scope:
+            with ref_context.late_inputs(lambda k: "a Ref made outside checkpoint") as scope:
                 out = fun(*full, **kw)
                 finals = scope.finish()
                 touched.append((tuple(scope.refs), scope.written_flags))
             out_leaves, out_tree = tree_util.tree_flatten(out)
-            if any(type(leaf) is _ref.Ref for leaf in out_leaves):
-                _ref.check_no_refs(out, "checkpoint / remat")
+            if any(type(leaf) is ref_context.Ref for leaf in out_leaves):
+                ref_context.check_no_refs(out, "checkpoint / remat")
             for i, leaf in enumerate(out_leaves):
                 if not tracing.is_array_like(leaf):
                     raise TypeError(
@@ -511,20 +510,18 @@ def checkpoint(
             return tree_util.tree_unflatten(out_tree, list(outs))
         # The touched refs' values are the last operands (read now, in the
         # enclosing context); the written ones take the last outputs.
-        from refimpl import ref as _ref
-
         n_out = len(program.out_vars) - sum(written)
         outs = remat_p.bind(
             *captured,
             *leaves,
-            *_ref.outer_values(refs, written),
+            *ref_context.outer_values(refs, written),
             program=program,
             prevent_cse=bool(prevent_cse),
             differentiated=False,
             policy=policy,
             ref_finals=tuple(range(n_out, len(program.out_vars))),
         )
-        _ref.write_back([r for r, w in zip(refs, written, strict=True) if w], outs[n_out:])
+        ref_context.write_back([r for r, w in zip(refs, written, strict=True) if w], outs[n_out:])
         return tree_util.tree_unflatten(out_tree, list(outs[:n_out]))
 
     return remat_f
@@ -591,13 +588,11 @@ def residual_sources(fun: Callable, *args: Any, **kwargs: Any) -> list[tuple[Sha
     found: list[tuple[ShapedArray, str]] = []
 
     def staged(*xs: Any) -> list[Any]:
-        from refimpl import ref as _ref
-
         # Staged (as under jit), so every residual is a captured value of the
         # enclosing trace rather than a constant. Refs made outside that the
         # function touches are late inputs of this trace (nothing is run:
         # they keep their values, as under make_program).
-        with _ref.late_inputs(lambda k: f"closed-over Ref {k}"):
+        with ref_context.late_inputs(lambda k: f"closed-over Ref {k}"):
             lin = ad.linearize_flat(flat_fun, xs, nonzero)
         sources = []
         for i, r in enumerate(lin.residuals):
@@ -749,8 +744,6 @@ def remat_opt_fwd(rules: Any, consts: list, primals: list, perturbed: list[bool]
     name = repr(rules)
 
     def flat_fwd(*xs: Any) -> list[Any]:
-        from refimpl import ref as _ref
-
         # JAX's remat optimization replaces a fwd whose residuals are unused
         # by the primal, dropping the fwd's ref effects under jit but not
         # eagerly: not modelled here.
@@ -758,7 +751,7 @@ def remat_opt_fwd(rules: Any, consts: list, primals: list, perturbed: list[bool]
             f"custom_vjp with optimize_remat=True: the fwd rule of {name} writes a Ref made "
             "outside it, which is not supported; use optimize_remat=False"
         )
-        with _ref.refuse_outer(message):
+        with ref_context.refuse_outer(message):
             outs, res, res_tree = rules.fwd(list(xs), perturbed)
         trees.append((res_tree, len(res)))
         outs = [ad.match_aval(o, a) for o, a in zip(outs, out_avals, strict=True)]
