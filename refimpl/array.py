@@ -33,7 +33,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.array_ops import ArrayOps
-from refimpl.sharding import SingleDeviceSharding
+from refimpl.sharding import Shard, SingleDeviceSharding
 
 __all__ = ["Array", "install_protocol", "placement_rule"]
 
@@ -81,6 +81,13 @@ class Array(metaclass=abc.ABCMeta):
     def sharding(self) -> Any:
         """Where the array lives: a ``SingleDeviceSharding`` of its device."""
         return SingleDeviceSharding(self.device)
+
+    @property
+    def addressable_shards(self) -> list[Shard]:
+        """The blocks this process holds: for an array on one device, one
+        ``Shard`` whose ``data`` is the array itself (as a JAX array on one
+        device), its index the whole array."""
+        return [Shard(self, self.device, (slice(None),) * self.ndim, 0)]
 
     @abc.abstractmethod
     def _value(self) -> np.ndarray:

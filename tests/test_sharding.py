@@ -467,3 +467,16 @@ def test_pjrt_launch_refuses_a_buffer_donated_and_read_by_one_launch(on_backend)
     with pytest.raises(ValueError, match="donated buffer is also passed"):
         native_module()._pmap_launch(entry.executable, per_device, True, [True, False])
     np.testing.assert_array_equal(np.asarray(f(x, x)), np.arange(8, dtype=np.float32) * 2)
+
+
+@pytest.mark.parametrize("backend", ["ref", "pjrt"])
+def test_a_one_device_array_has_one_addressable_shard_as_jax(backend):
+    import jax
+
+    value = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    x = ri.device_put(value, ri.devices(backend)[0])
+    (shard,) = x.addressable_shards
+    (want,) = jax.device_put(value).addressable_shards
+    assert shard.index == want.index and shard.replica_id == want.replica_id == 0
+    assert shard.device == x.device
+    np.testing.assert_array_equal(np.asarray(shard.data), value)

@@ -49,7 +49,7 @@ from refimpl.array import Array
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, subprograms
 from refimpl.primitives import collectives, indexing, ref_context
-from refimpl.sharding import PmapSharding, SingleDeviceSharding
+from refimpl.sharding import PmapSharding, Shard, SingleDeviceSharding
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import batching, donation
 
@@ -57,18 +57,6 @@ __all__ = ["ShardedArray", "pmap", "transfer_count"]
 
 
 # --- sharded results ----------------------------------------------------------------------
-
-
-class Shard:
-    """One device's piece of a :class:`ShardedArray` (``jax.Shard``'s fields)."""
-
-    __slots__ = ("data", "device", "index")
-
-    def __init__(self, data: Any, device: Any, index: tuple) -> None:
-        self.data, self.device, self.index = data, device, index
-
-    def __repr__(self) -> str:
-        return f"Shard(device={self.device!r}, index={self.index!r})"
 
 
 def _pjrt_sharding(array: Any) -> Any:
