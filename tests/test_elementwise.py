@@ -209,7 +209,7 @@ def test_round_methods(method, dtype, rng):
 @pytest.mark.parametrize("dtype", SINTS + FLOATS + COMPLEX, ids=str)
 def test_integer_pow(y, dtype, rng):
     if y < 0 and np.issubdtype(dtype, np.integer):
-        with pytest.raises(ValueError, match="integer_pow"):
+        with pytest.raises(TypeError, match="integer_pow"):  # as JAX 0.10.2
             lax.integer_pow(np.ones(3, dtype), y)
         return
     x = random_array(rng, (6,), dtype)

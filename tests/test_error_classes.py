@@ -63,6 +63,19 @@ CASES = [
         lambda api, L: L.conv_general_dilated(_B, _B[:2], (), "VALID"),
         "conv_general_dilated",
     ),
+    ("select_n_no_cases", lambda api, L: L.select_n(np.bool_(True)), "select_n"),
+    ("integer_pow_negative_int", lambda api, L: L.integer_pow(np.int32(2), -1), "integer_pow"),
+    ("qr_vector", lambda api, L: L.linalg.qr(_B), "qr"),
+    ("svd_vector", lambda api, L: L.linalg.svd(_B), "svd"),
+    ("fft_lengths_mismatch", lambda api, L: L.fft(_A.astype(np.complex64), "FFT", (4,)), "fft"),
+    ("rfft_lengths_mismatch", lambda api, L: L.fft(_A, "RFFT", (4,)), "fft"),
+    (
+        "triangular_solve_shapes",
+        lambda api, L: L.linalg.triangular_solve(
+            np.eye(3, dtype=np.float32), np.ones((2, 2), np.float32), left_side=True
+        ),
+        "triangular_solve",
+    ),
     ("ref_too_many_indices", lambda api, L: api.new_ref(_B)[0, 1], "Ref indexing"),
     (
         "custom_linear_solve_matvec_tree",

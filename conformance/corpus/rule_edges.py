@@ -523,9 +523,7 @@ ERRORS: list[tuple[str, Callable[..., Any]]] = [
     ("reduce_window/dims_length", lambda L, ns: L.reduce_window(
         _A, np.float32(0), L.add, (2,), (1, 1), "VALID")),
     # not here (refimpl raises another class than JAX 0.10.2, open): broadcast_in_dim with
-    # decreasing dims (JAX accepts), fft lengths mismatch, integer_pow of an int to a negative
-    # power, lax.reshape to another size (JAX: ValueError at lowering), select_n without
-    # cases, triangular_solve shapes
+    # decreasing dims (JAX accepts), lax.reshape to another size (JAX: ValueError at lowering)
 ]  # fmt: skip
 
 
@@ -803,6 +801,12 @@ MORE_ERRORS: list[tuple[str, Callable[..., Any]]] = [
     ("scan/scalar_xs", lambda L, ns: L.scan(lambda c, x: (c, x), 0.0, np.float32(1))),
     ("conv/rank1", lambda L, ns: L.conv_general_dilated(
         np.ones(5, np.float32), np.ones(2, np.float32), (), "VALID")),
+    ("select_n/no_cases", lambda L, ns: L.select_n(np.bool_(True))),
+    ("integer_pow/negative_int", lambda L, ns: L.integer_pow(np.int32(2), -1)),
+    ("qr/vector", lambda L, ns: L.linalg.qr(np.ones(3, np.float32))),
+    ("fft/lengths_mismatch", lambda L, ns: L.fft(_A.astype(np.complex64), "FFT", (4,))),
+    ("triangular_solve/shapes", lambda L, ns: L.linalg.triangular_solve(
+        np.eye(3, dtype=np.float32), np.ones((2, 2), np.float32), left_side=True)),
     ("top_k/rank0_operand", lambda L, ns: L.top_k(np.float32(1.0), 1)),
     ("conv/ranks_differ", lambda L, ns: L.conv_general_dilated(
         _C, np.ones((3, 2, 2, 2), np.float32), (1,), "VALID")),

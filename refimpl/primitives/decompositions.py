@@ -47,10 +47,8 @@ from refimpl.primitives.base import Primitive
 
 
 def _check_matrix(name: str, a: ShapedArray, square: bool = True) -> None:
-    if a.ndim < 2:
-        raise ValueError(
-            f"{name}: the operand must have at least 2 dimensions, got shape {a.shape}"
-        )
+    if a.ndim < 2:  # TypeError as JAX 0.10.2's shape rules
+        raise TypeError(f"{name}: the operand must have at least 2 dimensions, got shape {a.shape}")
     if square and a.shape[-1] != a.shape[-2]:
         raise ValueError(
             f"{name}: the operand must be a batch of square matrices, got shape {a.shape}"
@@ -187,8 +185,8 @@ def _triangular_solve_abstract_eval(
             f"{b.shape}"
         )
     n = a.shape[-1]
-    if (b.shape[-2] if left_side else b.shape[-1]) != n:
-        raise TypeError(
+    if (b.shape[-2] if left_side else b.shape[-1]) != n:  # ValueError as JAX 0.10.2
+        raise ValueError(
             f"triangular_solve: b of shape {b.shape} does not match a of shape {a.shape} (C2)"
         )
     if a.dtype != b.dtype:

@@ -195,7 +195,8 @@ def _integer_pow_abstract_eval(x: ShapedArray, *, y: int) -> ShapedArray:
     if not isinstance(y, int) or isinstance(y, bool):
         raise TypeError(f"integer_pow: exponent y must be an int, got {y!r}")
     if y < 0 and dtypes.is_integer(x.dtype):
-        raise ValueError(f"integer_pow: negative exponent {y} for integer dtype {x.dtype.name}")
+        # TypeError as JAX 0.10.2 ("Integers cannot be raised to negative powers")
+        raise TypeError(f"integer_pow: negative exponent {y} for integer dtype {x.dtype.name}")
     return x
 
 
@@ -427,7 +428,7 @@ select_n_p = Primitive("select_n")
 @select_n_p.def_abstract_eval
 def _select_n_abstract_eval(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
     if not cases:
-        raise TypeError("select_n requires at least one case")
+        raise ValueError("select_n requires at least one case")  # ValueError as JAX 0.10.2
     check_same_dtypes("select_n", list(cases))
     shape = elementwise_shape("select_n", list(cases))
     if which.dtype != _BOOL and which.dtype != np.int32:

@@ -77,7 +77,8 @@ def _fft_abstract_eval(
         if x.dtype not in _COMPLEX:
             raise TypeError(f"fft: RFFT takes float32 or float64, got {x.dtype.name}")
         if x.shape[-k:] != lengths:
-            raise TypeError(f"fft: RFFT of shape {x.shape} with fft_lengths {lengths}")
+            # ValueError as JAX 0.10.2's shape rule (IRFFT's mismatch JAX finds only in MLIR)
+            raise ValueError(f"fft: RFFT of shape {x.shape} with fft_lengths {lengths}")
         shape = (*x.shape[:-1], lengths[-1] // 2 + 1)
         return ShapedArray(shape, _COMPLEX[x.dtype], False)
     if x.dtype not in _REAL:
@@ -91,7 +92,7 @@ def _fft_abstract_eval(
             )
         return ShapedArray((*x.shape[:-1], lengths[-1]), _REAL[x.dtype], False)
     if x.shape[-k:] != lengths:
-        raise TypeError(f"fft: {fft_type} of shape {x.shape} with fft_lengths {lengths}")
+        raise ValueError(f"fft: {fft_type} of shape {x.shape} with fft_lengths {lengths}")
     return ShapedArray(x.shape, x.dtype, False)
 
 
