@@ -66,6 +66,8 @@ CASES = [
     ("select_n_no_cases", lambda api, L: L.select_n(np.bool_(True)), "select_n"),
     ("integer_pow_negative_int", lambda api, L: L.integer_pow(np.int32(2), -1), "integer_pow"),
     ("qr_vector", lambda api, L: L.linalg.qr(_B), "qr"),
+    ("cholesky_vector", lambda api, L: L.linalg.cholesky(_B), "cholesky"),
+    ("eigh_vector", lambda api, L: L.linalg.eigh(_B), "eigh"),
     ("svd_vector", lambda api, L: L.linalg.svd(_B), "svd"),
     ("fft_lengths_mismatch", lambda api, L: L.fft(_A.astype(np.complex64), "FFT", (4,)), "fft"),
     ("rfft_lengths_mismatch", lambda api, L: L.fft(_A, "RFFT", (4,)), "fft"),

@@ -803,6 +803,10 @@ MORE_ERRORS: list[tuple[str, Callable[..., Any]]] = [
         np.ones(5, np.float32), np.ones(2, np.float32), (), "VALID")),
     ("select_n/no_cases", lambda L, ns: L.select_n(np.bool_(True))),
     ("integer_pow/negative_int", lambda L, ns: L.integer_pow(np.int32(2), -1)),
+    ("cholesky/vector", lambda L, ns: L.linalg.cholesky(np.ones(3, np.float32))),
+    ("eigh/vector", lambda L, ns: L.linalg.eigh(np.ones(3, np.float32))),
+    ("triangular_solve/vector", lambda L, ns: L.linalg.triangular_solve(
+        np.ones(3, np.float32), np.ones(3, np.float32))),
     ("qr/vector", lambda L, ns: L.linalg.qr(np.ones(3, np.float32))),
     ("fft/lengths_mismatch", lambda L, ns: L.fft(_A.astype(np.complex64), "FFT", (4,))),
     ("triangular_solve/shapes", lambda L, ns: L.linalg.triangular_solve(
@@ -819,7 +823,7 @@ MORE_ERRORS: list[tuple[str, Callable[..., Any]]] = [
         lambda x: (x, x), np.ones(3, np.float32), lambda mv, b: b)),
     # not here (refimpl and JAX 0.10.2 differ, open): scan with unroll=0 or length=-1 (JAX
     # runs them), FFT/IRFFT of a real operand (JAX converts it), and another built-in class
-    # for cholesky/qr/triangular_solve of a vector, conv padding "BOTH", slice stride 0
+    # for conv padding "BOTH", slice stride 0
 ]  # fmt: skip
 
 

@@ -882,12 +882,19 @@ def _eigh_jvp(primals, tangents, *, lower):
 # --- the lax.linalg functions ------------------------------------------------------------------
 
 
+def _symmetrized(name: str, x: Any) -> Any:
+    """``(x + x^H) / 2``; a vector is the shape rule's TypeError (as JAX 0.10.2),
+    not the swap's axis error."""
+    _check_matrix(name, tracing.get_aval(x, name, 0), square=False)
+    rnp = _rnp()
+    return (x + rnp.conj(rnp.swapaxes(x, -1, -2))) / 2
+
+
 def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
     """``jax.lax.linalg.cholesky``: the lower Cholesky factor (``(x + x^H) / 2``
     first with ``symmetrize_input``); NaNs if ``x`` is not positive definite."""
     if symmetrize_input:
-        rnp = _rnp()
-        x = (x + rnp.conj(rnp.swapaxes(x, -1, -2))) / 2
+        x = _symmetrized("cholesky", x)
     return cholesky_p.bind(x)
 
 
@@ -915,8 +922,7 @@ def qr(x: Any, *, full_matrices: bool = True) -> tuple[Any, Any]:
 def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True) -> tuple[Any, Any]:
     """``jax.lax.linalg.eigh``: ``(v, w)``, eigenvalues ascending."""
     if symmetrize_input:
-        rnp = _rnp()
-        x = (x + rnp.conj(rnp.swapaxes(x, -1, -2))) / 2
+        x = _symmetrized("eigh", x)
     return tuple(eigh_p.bind(x, lower=bool(lower)))
 
 
