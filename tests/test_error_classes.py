@@ -68,6 +68,7 @@ CASES = [
     ("qr_vector", lambda api, L: L.linalg.qr(_B), "qr"),
     ("cholesky_vector", lambda api, L: L.linalg.cholesky(_B), "cholesky"),
     ("eigh_vector", lambda api, L: L.linalg.eigh(_B), "eigh"),
+    ("reshape_other_size", lambda api, L: L.reshape(_A, (4,)), "reshape"),
     ("svd_vector", lambda api, L: L.linalg.svd(_B), "svd"),
     ("fft_lengths_mismatch", lambda api, L: L.fft(_A.astype(np.complex64), "FFT", (4,)), "fft"),
     ("rfft_lengths_mismatch", lambda api, L: L.fft(_A, "RFFT", (4,)), "fft"),

@@ -548,7 +548,7 @@ PARAM_ERRORS = [
     (lambda x: lax.slice(x, (0, 0), (1, 1), (0, 1)), ValueError, "slice: strides must be pos"),
     (lambda x: lax.slice(x, (0.5, 0), (1, 1)), TypeError, "slice: start_indices must be a seq"),
     (lambda x: lax.pad(x, np.float32(0), [(0, 0, 0)]), ValueError, "pad: padding_config"),
-    (lambda x: lax.pad(x, np.float32(0), [(0, 0)] * 2), TypeError, "pad: padding_config"),
+    (lambda x: lax.pad(x, np.float32(0), [(0, 0)] * 2), ValueError, "pad: padding_config"),
     (lambda x: lax.pad(x, np.float32(0), [(0, 0, -1)] * 2), ValueError, "pad: interior"),
     (lambda x: lax.pad(x, np.float32(0), [(-2, -1, 0)] * 2), ValueError, "pad: padding_config"),
     (lambda x: lax.pad(x, np.int32(0), [(0, 0, 0)] * 2), TypeError, "pad: operand and padd"),

@@ -122,7 +122,8 @@ def _reshape_abstract_eval(x: ShapedArray, *, new_sizes: tuple[int, ...]) -> Sha
     if any(d < 0 for d in new_sizes):
         raise TypeError(f"reshape: negative dimension in new_sizes {new_sizes}")
     if int(np.prod(new_sizes, dtype=np.int64)) != x.size:
-        raise TypeError(f"reshape: cannot reshape array of shape {x.shape} into {new_sizes}")
+        # ValueError as JAX 0.10.2's lax.reshape (its verifier) and jnp.reshape
+        raise ValueError(f"reshape: cannot reshape array of shape {x.shape} into {new_sizes}")
     return ShapedArray(new_sizes, x.dtype, x.weak_type)
 
 
