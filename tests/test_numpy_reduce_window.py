@@ -77,8 +77,8 @@ def test_reduce_window_errors():
     # any computation is the general reduce_window (tests/test_lax_parity.py); its checks:
     with pytest.raises(TypeError, match="dtypes should match"):
         lax.reduce_window(X, np.int32(1), lambda a, b: a * b, (1, 1, 1), (1, 1, 1), "VALID")
-    with pytest.raises(TypeError, match="reduce_window_sum: the dilated window"):
-        lax.reduce_window(X, 0.0, lax.add, (1, 9, 1), (1, 1, 1), "VALID")
+    # a window larger than the operand fits nowhere: empty, as JAX 0.10.2 (not an error)
+    assert lax.reduce_window(X, 0.0, lax.add, (1, 9, 1), (1, 1, 1), "VALID").shape[1] == 0
 
 
 @pytest.mark.parametrize("window", [w for w in WINDOWS if w[4] is None])

@@ -74,13 +74,14 @@ def _window_params(name: str, x: ShapedArray, params: dict[str, Any]) -> tuple[i
         dilated = (size - 1) * values["base_dilation"][d] + 1 if size else 0
         padded = padding[d][0] + dilated + padding[d][1]
         window = (values["window_dimensions"][d] - 1) * values["window_dilation"][d] + 1
-        if window > padded:
-            raise TypeError(
-                f"{name}: the dilated window {window} does not fit in the padded dimension "
-                f"{d} of size {padded} (C3)"
-            )
-        out.append((padded - window) // values["window_strides"][d] + 1)
+        # A window larger than the padded dimension fits nowhere: an empty result, as JAX
+        # 0.10.2 (XLA's shape rule)
+        out.append(max(0, (padded - window) // values["window_strides"][d] + 1))
     return tuple(out)
+
+
+def _empty_shape(padded: Any, spans: Any, strides: Any) -> tuple[int, ...]:
+    return tuple(max(0, (p - s) // t + 1) for p, s, t in zip(padded, spans, strides, strict=True))
 
 
 def _window_primitive(name: str, reduce: Any) -> Primitive:
@@ -111,6 +112,8 @@ def _window_primitive(name: str, reduce: Any) -> Primitive:
         )
         padded[target] = x.astype(work)
         spans = [(w - 1) * d + 1 for w, d in zip(window_dimensions, window_dilation, strict=True)]
+        if any(s > p for s, p in zip(spans, shape, strict=True)):  # no window fits: empty
+            return np.empty(_empty_shape(shape, spans, window_strides), x.dtype)
         views = sliding_window_view(padded, spans)
         views = views[tuple(slice(None, None, s) for s in window_strides)]
         dilated: tuple[Any, ...] = (Ellipsis, *(slice(None, None, d) for d in window_dilation))
@@ -362,6 +365,9 @@ def _windows(x: np.ndarray, fill: np.ndarray, params: dict[str, Any]) -> np.ndar
         (w - 1) * d + 1
         for w, d in zip(params["window_dimensions"], params["window_dilation"], strict=True)
     ]
+    if any(s > p for s, p in zip(spans, shape, strict=True)):  # no window fits: empty
+        out = _empty_shape(shape, spans, params["window_strides"])
+        return np.empty((*out, *params["window_dimensions"]), x.dtype)
     views = sliding_window_view(padded, spans)
     views = views[tuple(slice(None, None, s) for s in params["window_strides"])]
     dilated: tuple[Any, ...] = (
