@@ -39,9 +39,9 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
-from refimpl.errors import ShapeIndexError
 from refimpl.config import config
 from refimpl.core import Eqn, Literal, Program, ShapedArray, Var, avals_str
+from refimpl.errors import ShapeIndexError
 from refimpl.primitives import elementwise, ref_context, rule_context, structural
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.batch_rules import bdim_to, moveaxis, shape_of

@@ -713,6 +713,13 @@ class Jitted:
                 self.__name__,
                 explain_miss(call, list(self._cache), self.spec),
             )
+        try:  # JAX 0.10.2 keys its cache on the function: an unhashable one is a TypeError
+            hash(self.fun)
+        except TypeError as err:
+            raise TypeError(
+                f"jit({self.__name__}): the jitted function must be hashable, got a "
+                f"{type(self.fun).__name__}: {err}"
+            ) from None
         entry = self._trace(call)
         if not entry.captured:  # a closure over outer tracers is valid for one trace only
             self._cache[call.signature] = entry
