@@ -142,7 +142,7 @@ def _shape_dtype_cases() -> Iterator[Case]:
         "errors.shapes/reshape-bad-size",
         lambda ns, x: ns.lax_.reshape(x, (4, 2)),
         [a23],
-        expect=Raises(TypeError, r"reshape"),
+        expect=Raises(ValueError, r"reshape"),
         tags=["errors"],
     )
     yield fn_case(

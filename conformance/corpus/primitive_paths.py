@@ -457,7 +457,8 @@ REDUCTION_ERRORS: list[tuple[str, Any]] = [
     ("argmax/index_dtype_float", lambda L, ns: L.argmax(_F, 1, np.float32)),
     ("argmax/axis_out_of_range", lambda L, ns: L.argmax(_F, 2, np.int32)),
     ("sort/scalar", lambda L, ns: L.sort(np.float32(1))),
-    ("sort/num_keys_float", lambda L, ns: L.sort((_F, _F), num_keys=1.0)),
+    # not sort(num_keys=1.0): JAX 0.10.2 raises or not depending on what ran before
+    # (a cached sort with num_keys=1 answers it, 1.0 == 1), so no recording can judge it
     ("sort/num_keys_too_many", lambda L, ns: L.sort((_F,), num_keys=2)),
     ("reduce/init_not_scalar",
      lambda L, ns: L.reduce(_F, np.zeros(2, np.float32), L.add, (1,))),
