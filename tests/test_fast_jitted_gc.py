@@ -61,8 +61,9 @@ def test_cycle_through_a_cached_static_argument_is_collected():
         def __eq__(self, other):
             return isinstance(other, Static)
 
-    class Step:  # unhashable: the Jitted keeps a private cache, not the process-wide one
-        __hash__ = None
+    class Step:  # hashable (jit requires it) but not weakly referenceable: the
+        # Jitted keeps a private cache, not the process-wide one keyed on the function
+        __slots__ = ()
 
         def __call__(self, x, s):
             return x + 1
