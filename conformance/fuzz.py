@@ -664,7 +664,7 @@ def _bit_exact(op: Op, vals: Sequence[Val]) -> bool:
 
 # --- lax.gather / lax.scatter* with random valid dimension numbers --------------------------
 #
-# Dimension numbers are drawn for the operand's shape as tests/test_lax_gather_scatter.py
+# Dimension numbers are drawn for the operand's shape as tests/surface/test_lax_gather_scatter.py
 # draws them: operand batching dims, collapsed dims, a permuted start_index_map (possibly
 # empty), zero slice sizes, index batch dims of size 0 to 3, indices up to 2 past either end
 # (in bounds for "promise_in_bounds", whose out-of-bounds behaviour is undefined). A scatter
@@ -754,7 +754,7 @@ def _scatter_params(draw: Any, v: Val) -> dict[str, Any]:
     kinds = ["scatter"] if v.dtype == BOOL else list(SCATTER_KINDS)
     kind = draw(st.sampled_from(kinds))
     # scatter_min/max with "clip": JAX's derivative ignores the clamping (inf/NaN), a
-    # known difference (tests/test_lax_gather_scatter.py), so not under a fuzzed grad
+    # known difference (tests/surface/test_lax_gather_scatter.py), so not under a fuzzed grad
     modes = ["drop", None, "promise_in_bounds"] + ([] if kind in ("scatter_min", "scatter_max")
                                                    else ["clip"])  # fmt: skip
     p = _gather_dims(draw, v.shape, draw(st.sampled_from(modes)))

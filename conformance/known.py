@@ -6,10 +6,11 @@ intended or accepted, and (``differs``) regular expressions for the
 difference lines it excuses (``"['x_deleted']: ..."``): a case with any
 other difference is still reported. Every entry's pattern, ``differs`` and
 reason are checked against JAX's actual behaviour by
-``tests/test_known_differences.py``. A case that would otherwise be reported ``differ`` or
-``error`` is reported ``known`` instead, with the reason beside it -- never
-hidden. An entry that no longer matches any failing case is listed as
-*stale* in the report, so fixed differences get their entries removed.
+``tests/conformance/test_known_differences.py``. A case that would otherwise
+be reported ``differ`` or ``error`` is reported ``known`` instead, with the
+reason beside it -- never hidden. An entry that no longer matches any
+failing case is listed as *stale* in the report, so fixed differences get
+their entries removed.
 
 This list is the one place where refimpl deliberately departs from JAX
 0.10.2; docs/semantics.md explains the same decisions in prose.

@@ -23,7 +23,7 @@ Then:
   ``complex64``, or the 64-bit ones with ``enable_x64``), and without x64
   every 64-bit dtype becomes its 32-bit counterpart.
 
-``tests/test_conformance_tools.py`` checks every pair against
+``tests/conformance/test_conformance_tools.py`` checks every pair against
 ``jax.numpy.result_type`` when jax is installed.
 """
 

@@ -17,7 +17,7 @@ its recording is *stale* and not used until regenerated with::
     python -m conformance.recorded --update  # needs jax; new and changed cases only
     python -m conformance.recorded           # every case (a new JAX version)
 
-``tests/test_conformance_recorded.py`` fails while an ``AGREE`` case has no
+``tests/conformance/test_conformance_recorded.py`` fails while an ``AGREE`` case has no
 current recording.
 
 Cases without a usable recording are judged by ``ref`` alone; the summary

@@ -289,7 +289,7 @@ TAIL_LINES=10 step smoke 120 env.log -- smoke
 step doctor 90 env.log -- "$PY" -m refimpl.backends.pjrt doctor
 
 # ---------------------------------------------------------------- transfers, donation
-TAIL_LINES=14 step transfers 120 transfers.log -- "$PY" tests/test_gpu_transfers.py
+TAIL_LINES=14 step transfers 120 transfers.log -- "$PY" tests/backends/test_gpu_transfers.py
 
 # ---------------------------------------------------------------- dispatch benchmark
 BENCH_ARGS=(--json "$OUT/bench.json")
@@ -324,13 +324,13 @@ TAIL_LINES=16 step conformance-np "$CONF_MAX" conformance.log -- \
 
 # ---------------------------------------------------------------- unit tests
 if [[ $QUICK == 1 ]]; then
-  export TEST_FILES="tests/test_gpu_transfers.py tests/test_gpu_discovery.py
-    tests/test_pjrt_arrays.py"
+  export TEST_FILES="tests/backends/test_gpu_transfers.py tests/backends/test_gpu_discovery.py
+    tests/backends/test_pjrt_arrays.py"
   TEST_LIMIT=120
 else
-  export TEST_FILES="tests/test_gpu_transfers.py tests/test_gpu_discovery.py
-    tests/test_pjrt_arrays.py tests/test_device_put.py tests/test_pjrt_donation.py
-    tests/test_fast_path.py tests/test_fast_eager.py tests/test_compilation_cache.py"
+  export TEST_FILES="tests/backends/test_gpu_transfers.py tests/backends/test_gpu_discovery.py
+    tests/backends/test_pjrt_arrays.py tests/backends/test_device_put.py tests/backends/test_pjrt_donation.py
+    tests/backends/test_fast_path.py tests/backends/test_fast_eager.py tests/backends/test_compilation_cache.py"
   TEST_LIMIT=150
 fi
 run_tests() {

@@ -3,7 +3,7 @@
 # (-DREFIMPL_SANITIZE=address,undefined) into build/sanitize, then run the
 # native and fast-path tests against that module.
 #
-#   tools/sanitize.sh                 # build + tests/native/ tests/test_fast_path.py
+#   tools/sanitize.sh                 # build + tests/native/ tests/backends/test_fast_path.py
 #   tools/sanitize.sh tests/test_x.py # build + the given pytest arguments
 #
 # CPython itself is not instrumented, so libasan is preloaded (it must come
@@ -27,7 +27,7 @@ module=$(ls "$BUILD"/_pjrt*.so)
 libasan=$(${CXX:-g++} -print-file-name=libasan.so)
 libubsan=$(${CXX:-g++} -print-file-name=libubsan.so)
 if [ $# -eq 0 ]; then
-  set -- tests/native/ tests/test_fast_path.py
+  set -- tests/native/ tests/backends/test_fast_path.py
 fi
 echo "sanitize: running pytest $* with $module"
 LD_PRELOAD="$libasan $libubsan" \

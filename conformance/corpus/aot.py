@@ -9,7 +9,7 @@ backend (the ``cpu`` branch here), and ``Compiled`` calls.
 
 Expectations are constants and NumPy oracles that JAX must meet as well
 whenever ``jax`` is in the run, so no recording is needed. Not here, because
-JAX differs on purpose (tests/test_aot.py covers refimpl's side): compiling
+JAX differs on purpose (tests/transforms/test_aot.py covers refimpl's side): compiling
 a module lowered for another platform (JAX compiles it for the CPU anyway,
 refimpl refuses with the reason) and compiling a multi-platform module (JAX
 0.10.2 fails inside ``compile``; refimpl runs it with the CPU branch).

@@ -2,7 +2,7 @@
 and ``custom_vjp(optimize_remat=True)``, gradients compared across
 implementations (``AGREE``), eagerly and under jit. (``invertible`` has no
 JAX counterpart since 2022; it is tested against plain ``grad`` in
-tests/test_invertible.py.)
+tests/transforms/test_invertible.py.)
 """
 
 from __future__ import annotations

@@ -553,7 +553,7 @@ MISC_ROWS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 # Left out, differing from JAX: lax.fft's argument checks (JAX: ValueError, or an
-# MLIRError for IRFFT lengths; refimpl: TypeError, pinned by tests/test_numpy_fft.py for
+# MLIRError for IRFFT lengths; refimpl: TypeError, pinned by tests/surface/test_numpy_fft.py for
 # an unknown type), fft of a real operand (JAX converts it), top_k of a scalar (JAX:
 # ValueError; refimpl: TypeError).
 MISC_ERRORS: list[tuple[str, Any]] = [

@@ -26,7 +26,7 @@ from conformance.case import AGREE, Case, fn_case
 from conformance.compare import Tolerance
 from conformance.namespace import Unsupported
 
-# the measured bounds (tests/test_random_distributions.py) with some room
+# the measured bounds (tests/surface/test_random_distributions.py) with some room
 GAMMA = Tolerance(ulps={"float32": 64, "float16": 4, "bfloat16": 4})
 # maxwell's three squares; atol for double_sided_maxwell's cancellation near loc
 ROW_SUM = Tolerance(ulps={"float32": 4, "float16": 2, "bfloat16": 2}, atol_eps=64)

@@ -1,6 +1,6 @@
 """Issue 16's JAX behaviours: trace reuse, methods, duck-typed eval_shape,
 option errors, huge exponents (the crash and data-loss findings are tested in
-tests/test_reliability.py and tests/test_adversarial.py)."""
+tests/backends/test_reliability.py and tests/backends/test_adversarial.py)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@
 Cody et al.), so the float32 results agree to a few ulps (worst measured on
 these inputs: 18 ulps, pjrt's expi/exp1). Tiny positive arguments are left
 out of the expn/exp1 grids: JAX evaluates every branch on every element and
-its continued fraction crawls there (tests/test_special_integrals.py checks them
+its continued fraction crawls there (tests/primitives/test_special_integrals.py checks them
 one at a time).
 """
 

@@ -375,7 +375,7 @@ def _tangent_operands(tangents, nonzero, primal_avals) -> list:
 # differentiation helpers) are above; the unroll pass the lowering runs is
 # refimpl/transforms/scan.py (a transformation). scan stays in this module:
 # on its own it would import the interpreter, ad and batching from below their
-# layer, new upward edges for tests/test_layering.py.
+# layer, new upward edges for tests/project/test_layering.py.
 
 scan_p = Primitive("scan", multiple_results=True)
 

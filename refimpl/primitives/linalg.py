@@ -234,7 +234,7 @@ def _contraction_lowering(ctx, lhs, rhs, emit):
 # _contraction_lowering, precision checks) stay above. dot_general stays in
 # this module: a module of its own would import ad_helpers/structural and be
 # imported by refimpl.lax, so it would join the import cycle that
-# tests/test_layering.py still lists for primitives/ (a new violation).
+# tests/project/test_layering.py still lists for primitives/ (a new violation).
 
 dot_general_p = Primitive("dot_general")
 

@@ -6,7 +6,7 @@
 Every primitive is found by importing refimpl (and its optional families:
 numpy, random, nn, scipy) and collecting the ``Primitive`` objects of every
 ``refimpl`` module. Differentiation is the checked part
-(``tests/test_ad_rules_status.py``): every primitive has a ``jvp_rule`` (or
+(``tests/transforms/test_ad_rules_status.py``): every primitive has a ``jvp_rule`` (or
 a ``linearize_rule``) unless ``NO_JVP`` says why not, and every primitive in
 ``LINEAR`` has a ``transpose_rule``.
 """

@@ -10,7 +10,7 @@ function below states its algorithm: the range reduction, the polynomial and
 where its coefficients come from. They were
 checked against the PJRT CPU plugin (and jaxlib 0.10.2's CPU client, which
 agrees with it) on millions of inputs: subnormals, zeros, infinities, NaNs
-and the ranges the samplers use (``tests/test_xla_math.py``).
+and the ranges the samplers use (``tests/primitives/test_xla_math.py``).
 
 Three properties of XLA's CPU code generation are part of the definition:
 

@@ -62,7 +62,7 @@ def assert_same_output(got: str, want: str, where: str) -> None:
 
 
 def _skip_without_pjrt() -> None:
-    from tests.pjrt_helpers import skip_without_pjrt
+    from tests.helpers.pjrt_helpers import skip_without_pjrt
 
     skip_without_pjrt()
 

@@ -54,7 +54,7 @@ def optax_dir() -> Path:
 
 
 def _skip_without_pjrt() -> None:
-    from tests.pjrt_helpers import skip_without_pjrt
+    from tests.helpers.pjrt_helpers import skip_without_pjrt
 
     skip_without_pjrt()
 

@@ -1,0 +1,320 @@
+"""``rnp.linalg`` and ``refimpl.scipy.linalg`` against ``jax.numpy.linalg`` and
+``jax.scipy.linalg``, on the ref backend (NumPy/LAPACK impls) and on pjrt
+(where each decomposition is lowered as a program of primitives).
+
+Unique results are compared directly (factors of Cholesky, LU, QR with
+LAPACK's sign convention; eigenvalues; singular values; solves,
+determinants, inverses, norms). Eigen- and singular vectors are compared
+through what is unique: reconstructions ``V diag(w) V^T``, orthonormality,
+and the vectors up to sign when the values are distinct.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+import refimpl.scipy.linalg as rsl
+from refimpl.primitives import decompositions
+from tests.helpers.pjrt_helpers import skip_without_pjrt
+
+jax.config.update("jax_platforms", "cpu")
+
+RNG = np.random.default_rng(42)
+TOL = 2e-4
+
+
+def general(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+def spd(*shape):
+    a = general(*shape)
+    n = shape[-1]
+    return (a @ np.swapaxes(a, -1, -2) + n * np.eye(n, dtype=np.float32)).astype(np.float32)
+
+
+def close(ours, expected, tol=TOL, what=""):
+    ours, expected = np.asarray(ours), np.asarray(expected)
+    assert ours.shape == expected.shape, (what, ours.shape, expected.shape)
+    assert ours.dtype == expected.dtype, (what, ours.dtype, expected.dtype)
+    scale = max(1.0, float(np.max(np.abs(expected), initial=0.0)))
+    np.testing.assert_allclose(ours, expected, rtol=tol, atol=tol * scale, err_msg=what)
+
+
+def both(fn, *args):
+    """(ref result, pjrt result)."""
+    skip_without_pjrt()
+    return fn(*args), ri.jit(fn, backend="pjrt")(*args)
+
+
+def compare(fn_ours, fn_jax, *args, tol=TOL):
+    expected = fn_jax(*[jnp.asarray(a) for a in args])
+    for backend, out in zip(("ref", "pjrt"), both(fn_ours, *args), strict=True):
+        outs = out if isinstance(out, tuple) else (out,)
+        exps = tuple(expected) if isinstance(expected, (tuple, list)) else (expected,)
+        assert len(outs) == len(exps)
+        for o, e in zip(outs, exps, strict=True):
+            close(o, e, tol, backend)
+
+
+SHAPES = [(3, 3), (1, 1), (2, 4, 4), (0, 3, 3)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_cholesky(shape):
+    a = spd(*shape)
+    compare(rnp.linalg.cholesky, jnp.linalg.cholesky, a)
+    compare(
+        lambda x: rnp.linalg.cholesky(x, upper=True),
+        lambda x: jnp.linalg.cholesky(x, upper=True),
+        a,
+    )
+    compare(rsl.cholesky, jsl.cholesky, a)
+    compare(lambda x: rsl.cholesky(x, lower=True), lambda x: jsl.cholesky(x, lower=True), a)
+
+
+def test_cholesky_not_positive_definite_is_nan():
+    a = -spd(3, 3)
+    expected = np.asarray(jnp.linalg.cholesky(a))
+    assert np.isnan(expected[np.tril_indices(3)]).all()
+    for out in both(rnp.linalg.cholesky, a):
+        np.testing.assert_array_equal(np.asarray(out), expected)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_solve_inv_det_slogdet(shape):
+    a = general(*shape) + 2 * np.eye(shape[-1], dtype=np.float32)
+    b = general(*shape[:-1], 2)
+    compare(rnp.linalg.solve, jnp.linalg.solve, a, b, tol=1e-3)
+    compare(rnp.linalg.inv, jnp.linalg.inv, a, tol=1e-3)
+    compare(rnp.linalg.det, jnp.linalg.det, a, tol=1e-3)
+    compare(
+        lambda x: tuple(rnp.linalg.slogdet(x)), lambda x: tuple(jnp.linalg.slogdet(x)), a, tol=1e-3
+    )
+
+
+def test_solve_vector_and_broadcast():
+    a = general(2, 3, 3) + 3 * np.eye(3, dtype=np.float32)
+    compare(rnp.linalg.solve, jnp.linalg.solve, a[0], general(3))
+    compare(rnp.linalg.solve, jnp.linalg.solve, a, general(3, 2))
+
+
+def test_singular_matrix():
+    a = np.array([[1.0, 2.0], [2.0, 4.0]], np.float32)
+    compare(rnp.linalg.det, jnp.linalg.det, a)
+    compare(lambda x: tuple(rnp.linalg.slogdet(x)), lambda x: tuple(jnp.linalg.slogdet(x)), a)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3), (2, 5, 2)])
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr(shape, mode):
+    a = general(*shape)
+    compare(lambda x: rnp.linalg.qr(x, mode), lambda x: jnp.linalg.qr(x, mode), a)
+
+
+def test_lu_and_friends():
+    a = general(4, 4)
+    compare(lambda x: decompositions.lu(x), jax.lax.linalg.lu, a)
+    compare(lambda x: decompositions.lu(x), jax.lax.linalg.lu, general(3, 5))
+    compare(lambda x: decompositions.lu(x), jax.lax.linalg.lu, general(2, 5, 3))
+    compare(rsl.lu, jsl.lu, a)
+    compare(lambda x: rsl.lu(x, permute_l=True), lambda x: jsl.lu(x, permute_l=True), a)
+    compare(rsl.lu_factor, jsl.lu_factor, a)
+    b = general(4, 2)
+    compare(
+        lambda x, y: rsl.lu_solve(rsl.lu_factor(x), y),
+        lambda x, y: jsl.lu_solve(jsl.lu_factor(x), y),
+        a,
+        b,
+    )
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("trans", [0, 1, 2, "T"])
+@pytest.mark.parametrize("unit", [False, True])
+def test_solve_triangular(lower, trans, unit):
+    a = general(4, 4) + 4 * np.eye(4, dtype=np.float32)
+    b = general(4, 3)
+
+    def ours(x, y):
+        return rsl.solve_triangular(x, y, trans=trans, lower=lower, unit_diagonal=unit)
+
+    def theirs(x, y):
+        return jsl.solve_triangular(x, y, trans=trans, lower=lower, unit_diagonal=unit)
+
+    compare(ours, theirs, a, b, tol=1e-3)
+    compare(ours, theirs, a, b[:, 0], tol=1e-3)
+
+
+def test_triangular_solve_right_side():
+    a = general(3, 3) + 3 * np.eye(3, dtype=np.float32)
+    b = general(2, 3)
+    for kwargs in ({"lower": True}, {"lower": False, "transpose_a": True}):
+        compare(
+            lambda x, y, kw=kwargs: decompositions.triangular_solve(x, y, left_side=False, **kw),
+            lambda x, y, kw=kwargs: jax.lax.linalg.triangular_solve(x, y, left_side=False, **kw),
+            a,
+            b,
+            tol=1e-3,
+        )
+
+
+def test_cho_factor_and_solve():
+    a = spd(4, 4)
+    b = general(4, 2)
+    for lower in (False, True):
+        compare(
+            lambda x, y, lo=lower: rsl.cho_solve(rsl.cho_factor(x, lower=lo), y),
+            lambda x, y, lo=lower: jsl.cho_solve(jsl.cho_factor(x, lower=lo), y),
+            a,
+            b,
+            tol=1e-3,
+        )
+    compare(
+        lambda x, y: rsl.solve(x, y, assume_a="pos"),
+        lambda x, y: jsl.solve(x, y, assume_a="pos"),
+        a,
+        b,
+    )
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (1, 1), (3, 5, 5)])
+def test_eigh(shape):
+    a = general(*shape)
+    expected_w = np.asarray(jnp.linalg.eigvalsh(a))
+    for backend, (w, v) in zip(
+        ("ref", "pjrt"), both(lambda x: tuple(rnp.linalg.eigh(x)), a), strict=True
+    ):
+        close(w, expected_w, 1e-4, backend)
+        w, v = np.asarray(w), np.asarray(v)
+        sym = (a + np.swapaxes(a, -1, -2)) / 2
+        close(v @ (w[..., None] * np.swapaxes(v, -1, -2)), sym, 1e-4, backend)
+        close(
+            np.swapaxes(v, -1, -2) @ v,
+            np.broadcast_to(np.eye(shape[-1], dtype=np.float32), shape),
+            1e-4,
+        )
+        expected_v = np.asarray(jnp.linalg.eigh(a).eigenvectors)
+        signs = np.sign(np.sum(v * expected_v, axis=-2, keepdims=True))
+        close(v * signs, expected_v, 1e-3, backend)
+    compare(rnp.linalg.eigvalsh, jnp.linalg.eigvalsh, a, tol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (3, 3), (2, 5, 2)])
+@pytest.mark.parametrize("full_matrices", [True, False])
+def test_svd(shape, full_matrices):
+    a = general(*shape)
+    m, n = shape[-2:]
+    k = min(m, n)
+    expected = jnp.linalg.svd(a, full_matrices=full_matrices)
+    for backend, (u, s, vh) in zip(
+        ("ref", "pjrt"), both(lambda x: tuple(rnp.linalg.svd(x, full_matrices)), a), strict=True
+    ):
+        close(s, expected.S, 1e-4, backend)
+        assert u.shape == expected.U.shape and vh.shape == expected.Vh.shape
+        u, s, vh = np.asarray(u), np.asarray(s), np.asarray(vh)
+        close((u[..., :, :k] * s[..., None, :]) @ vh[..., :k, :], a, 1e-4, backend)
+        close(
+            np.swapaxes(u, -1, -2) @ u,
+            np.broadcast_to(
+                np.eye(u.shape[-1], dtype=np.float32), u.shape[:-2] + (u.shape[-1],) * 2
+            ),
+            1e-4,
+        )
+        close(
+            vh @ np.swapaxes(vh, -1, -2),
+            np.broadcast_to(
+                np.eye(vh.shape[-2], dtype=np.float32), vh.shape[:-2] + (vh.shape[-2],) * 2
+            ),
+            1e-4,
+        )
+        signs = np.sign(
+            np.sum(u[..., :, :k] * np.asarray(expected.U)[..., :, :k], axis=-2, keepdims=True)
+        )
+        close(u[..., :, :k] * signs, np.asarray(expected.U)[..., :, :k], 1e-3, backend)
+    compare(rnp.linalg.svdvals, jnp.linalg.svdvals, a, tol=1e-4)
+
+
+def test_pinv_rank_power_lstsq_cond():
+    a = general(4, 3)
+    compare(rnp.linalg.pinv, jnp.linalg.pinv, a, tol=1e-3)
+    compare(rnp.linalg.matrix_rank, jnp.linalg.matrix_rank, a)
+    low_rank = general(4, 1) @ general(1, 4)
+    compare(rnp.linalg.matrix_rank, jnp.linalg.matrix_rank, low_rank)
+    square = general(3, 3) / 2
+    for n in (0, 1, 2, 5, -1, -3):
+        compare(
+            lambda x, n=n: rnp.linalg.matrix_power(x, n),
+            lambda x, n=n: jnp.linalg.matrix_power(x, n),
+            square,
+            tol=1e-3,
+        )
+    b = general(4)
+    compare(
+        lambda x, y: rnp.linalg.lstsq(x, y), lambda x, y: jnp.linalg.lstsq(x, y), a, b, tol=1e-3
+    )
+    compare(rnp.linalg.cond, jnp.linalg.cond, square, tol=1e-3)
+    compare(
+        lambda x: rnp.linalg.multi_dot([x, x.T, x]), lambda x: jnp.linalg.multi_dot([x, x.T, x]), a
+    )
+
+
+@pytest.mark.parametrize("ord_", [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf])
+def test_matrix_norms(ord_):
+    a = general(2, 3, 4)
+    compare(
+        lambda x: rnp.linalg.norm(x, ord_, axis=(1, 2)),
+        lambda x: jnp.linalg.norm(x, ord_, axis=(1, 2)),
+        a,
+    )
+    compare(
+        lambda x: rnp.linalg.norm(x, ord_, axis=(2, 0), keepdims=True),
+        lambda x: jnp.linalg.norm(x, ord_, axis=(2, 0), keepdims=True),
+        a,
+    )
+    compare(lambda x: rnp.linalg.norm(x, ord_), lambda x: jnp.linalg.norm(x, ord_), a[0])
+
+
+@pytest.mark.parametrize("ord_", [None, 1, 2, 3, 0.5, 0, np.inf, -np.inf, -1])
+def test_vector_norms(ord_):
+    v = general(3, 5)
+    compare(
+        lambda x: rnp.linalg.norm(x, ord_, axis=1), lambda x: jnp.linalg.norm(x, ord_, axis=1), v
+    )
+    compare(lambda x: rnp.linalg.norm(x[0], ord_), lambda x: jnp.linalg.norm(x[0], ord_), v)
+    order = 2 if ord_ is None else ord_
+    compare(
+        lambda x: rnp.linalg.vector_norm(x, ord=order),
+        lambda x: jnp.linalg.vector_norm(x, ord=order),
+        v,
+    )
+    compare(lambda x: rnp.linalg.norm(x), lambda x: jnp.linalg.norm(x), v.astype(np.int32))
+
+
+def test_integer_input_promotes():
+    a = np.array([[2, 1], [1, 3]], np.int32)
+    compare(rnp.linalg.det, jnp.linalg.det, a)
+    compare(rnp.linalg.inv, jnp.linalg.inv, a)
+
+
+def test_errors_name_the_function():
+    with pytest.raises(ValueError, match="inv: the last two dimensions must be square"):
+        rnp.linalg.inv(np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match="cholesky: the input must have at least 2 dimensions"):
+        rnp.linalg.cholesky(np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="qr: unsupported mode"):
+        rnp.linalg.qr(np.ones((2, 2), np.float32), mode="raw")
+    with pytest.raises(ValueError, match="norm: invalid norm order"):
+        rnp.linalg.norm(np.ones((2, 2), np.float32), 3)
+    with pytest.raises(ValueError, match="triangular_solve"):  # as JAX 0.10.2
+        decompositions.triangular_solve(
+            np.ones((2, 2), np.float32), np.ones((3, 1), np.float32), left_side=True
+        )
+    with pytest.raises(TypeError, match="solve_triangular.*position 1"):
+        rsl.solve_triangular(np.eye(2, dtype=np.float32), [1.0, 2.0])
