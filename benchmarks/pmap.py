@@ -16,7 +16,7 @@ A third row is a data-parallel SGD step of a small MLP written as JAX users
 write pmap training (parameters replicated along the device axis, the
 batch mapped, ``pmean`` of the 4 gradients and of the loss, the state fed
 back): refimpl all-reduces the gradients and the loss as one buffer (one
-rendezvous; see docs/semantics.md 15), JAX one all_reduce per leaf.
+rendezvous; see docs/semantics.md 12), JAX one all_reduce per leaf.
 
 Also reported: how long each call takes to return (both libraries return
 before the computation completes: the rest of the time is the wait), and,

@@ -3,7 +3,7 @@
 //
 // refimpl.backends.fast_functions.fast_eager wraps each public function in
 // Python: a call outside any trace on PJRT arrays becomes one cached
-// jit(backend="pjrt") per static key (docs/semantics.md 9.1). Once the PJRT
+// jit(backend="pjrt") per static key (docs/semantics.md 16.1). Once the PJRT
 // backend is loaded, the exported names are replaced by an EagerFunction
 // around that wrapper. Its __call__ builds the same key in C++ (PJRT arrays
 // and None/bool/int/str/float/complex arguments, positional or keyword),

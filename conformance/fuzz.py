@@ -520,11 +520,11 @@ OP_LIST: list[Op] = [
 #
 # A random program derives keys from an int32 seed input (``key``/``PRNGKey``, ``split``,
 # ``fold_in``) and draws from the samplers. Every sampler here is bit-equal to JAX on both
-# backends when its parameters are traced or exactly foldable (docs/semantics.md 14.1), so
+# backends when its parameters are traced or exactly foldable (docs/semantics.md 15.1), so
 # random programs are compared bit for bit in float32 (``RANDOM_TOLERANCE``);
 # ``truncated_normal`` is left out: its literal bounds are folded by XLA under jit with other
 # code than at run time. Two effects this fuzzer found once made the samplers built on
-# log, log1p and erf_inv differ by an ulp, both fixed (docs/semantics.md 14.1): XLA
+# log, log1p and erf_inv differ by an ulp, both fixed (docs/semantics.md 15.1): XLA
 # simplifies the float16 uniform of gumbel/logistic (the reference now draws it so), and
 # XLA CPU's float32 log of one input differs by an ulp between a one-element array and a
 # three-element one (log(1.1017427f): 0.09689324349 and 0.09689323604), so op-by-op eager
@@ -1049,9 +1049,9 @@ def newton_sqrt(ns: Any, x: Any) -> Any:
 # --- the remaining samplers (random_more programs) ----------------------------------------
 #
 # One sampler with its parameters passed as program inputs (XLA folds literal parameters
-# under jit with other code than at run time: docs/semantics.md 14.1) of random
+# under jit with other code than at run time: docs/semantics.md 15.1) of random
 # broadcastable shapes, and a random ``shape`` they broadcast to. Bit-equal to JAX on pjrt
-# and on ref except (docs/semantics.md 14.1.1): on ref the gamma-based samplers
+# and on ref except (docs/semantics.md 15.1.1): on ref the gamma-based samplers
 # (chisquare, t, f, generalized_normal, ball: up to 35 ulps) and maxwell on both backends
 # (2 ulps). pjrt and jax are also compared with each other, bit for bit except maxwell.
 

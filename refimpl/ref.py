@@ -47,7 +47,7 @@ value whose dtype or shape differs from the ref's slot.
 Bodies that cannot thread refs refuse them (:func:`refuse_outer`), raising
 before anything changes: ``pmap`` any access to a ref made outside its
 function (and Ref arguments); ``linear_transpose``, ``invertible``,
-``mask`` and ``scatter_apply`` a write (docs/semantics.md section 17).
+``mask`` and ``scatter_apply`` a write (docs/semantics.md section 5).
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ def new_ref(init_val: Any, *, memory_space: Any = None, kind: Any = None) -> Ref
     rematerialization) are recorded in the ref's type and otherwise unused.
 
     The held array is strongly typed (``new_ref(1.0)`` is ``Ref{f32[]}``;
-    JAX keeps a weak type there, see docs/semantics.md section 17). Writes
+    JAX keeps a weak type there, see docs/semantics.md section 5). Writes
     to the ref never change ``init_val``.
 
     A ``Ref`` is a mutable box: ``ref[idx]`` reads, ``ref[idx] = v`` and

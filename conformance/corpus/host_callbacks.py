@@ -1,4 +1,4 @@
-"""Host callbacks inside jitted programs (docs/semantics.md 14.6, 14.7):
+"""Host callbacks inside jitted programs (docs/semantics.md 15.6, 15.7):
 ``pure_callback`` at the top level and in scan, while, fori_loop, cond and
 vmap; ``debug.callback`` values and their order in and around loops and
 branches. On pjrt these are host callbacks inside the compiled program.

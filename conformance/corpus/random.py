@@ -10,7 +10,7 @@ ones through ``log``/``log1p``/``erf_inv``/``tan``/``pow`` (the reference's
 are XLA CPU's, ``refimpl.primitives.xla_math``) must agree exactly too.
 Only ``truncated_normal`` with literal bounds is compared within a few ulps:
 under ``jit`` XLA folds ``erf(bound / sqrt2)`` at compile time with other code
-than it runs, the reference never folds (docs/semantics.md 14.1).
+than it runs, the reference never folds (docs/semantics.md 15.1).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ triangular, ball) -- the same key gives JAX's samples.
 
 Keys are raw ``uint32[2]`` data and the distribution parameters are arrays
 passed as arguments (as constants, XLA would fold what depends on them at
-compile time with other code than it runs: docs/semantics.md 14.1). The
+compile time with other code than it runs: docs/semantics.md 15.1). The
 integer-valued samplers (poisson, binomial, multinomial, geometric) and
 wald, triangular are compared exactly. Within ulps (docs/semantics.md,
 section 14.1.1): the ones through ``gamma`` on the

@@ -327,7 +327,7 @@ def _more_cases() -> Iterator[Case]:
 
             return ns.lax_.scan(body, c, xs, length=3)
 
-        # strong ref values (new_ref of a Python float differs: docs/semantics.md section 17)
+        # strong ref values (new_ref of a Python float differs: docs/semantics.md section 5)
         args = (list(np.float32([0.3, -0.7])), [1.2], [0.5, 0.1], np.float32([0.1, 0.2, 0.3]))
         out, pullback = api.vjp(f, *args)
         return out, pullback(out)

@@ -1,5 +1,5 @@
 """Refs made outside a checkpointed or custom-rule function, touched inside
-it (SPEC "Ref"; JAX 0.10.2's behaviour, docs/semantics.md section 17).
+it (SPEC "Ref"; JAX 0.10.2's behaviour, docs/semantics.md section 5).
 
 A ``checkpoint`` body or a ``custom_vjp`` function under ``jit`` runs with
 its ref effects; when a rule replaces a function (``grad`` of a

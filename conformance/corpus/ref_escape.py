@@ -1,5 +1,5 @@
 """Refs made outside a body that cannot thread them (SPEC "Ref"; JAX 0.10.2's
-behaviour, docs/semantics.md section 17 "Constructs that cannot thread refs").
+behaviour, docs/semantics.md section 5 "Constructs that cannot thread refs").
 
 pmap refuses a closed-over ref, linear_transpose a write to one (both are
 errors in JAX too, worded differently); linear_transpose captures a read when

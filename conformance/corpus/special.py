@@ -6,7 +6,7 @@ These are ``AGREE`` cases judged by JAX: the question is what XLA computes
 (its edge-value conventions included). Tolerances are in float32 ulps and
 are wider than the default where the reference (the exact value, rounded)
 and XLA's float32 algorithm differ by more (each stated with the measured
-worst case on these inputs; docs/semantics.md 14.2.1).
+worst case on these inputs; docs/semantics.md 15.2.1).
 """
 
 from __future__ import annotations

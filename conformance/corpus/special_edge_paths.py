@@ -4,7 +4,7 @@ infinities and the poles, and ``erf_inv`` in float64 (Newton's refinement,
 the tails and +-1). The reference backend computes these in NumPy/``math``;
 pjrt runs XLA's expansions, so both are judged against JAX's recordings
 (``AGREE``). ``polygamma(m, +-inf)`` follows XLA (NaN at +inf; -inf a pole),
-not the mathematical limit (docs/semantics.md 14.2).
+not the mathematical limit (docs/semantics.md 15.2).
 
 Each case's recorded source includes its row.
 """

@@ -1,4 +1,4 @@
-"""The top-level utilities (SPEC section 3, docs/semantics.md 14.5-14.7).
+"""The top-level utilities (SPEC section 3, docs/semantics.md 15.5-15.7).
 
 ``jacobian``, ``custom_gradient``, ``closure_convert``, ``device_get``,
 ``typeof``, ``make_jaxpr(return_shape=True)``'s shapes, ``disable_jit``,

@@ -43,5 +43,5 @@ from refimpl.primitives.structural import *  # noqa: F403
 from refimpl.primitives.windowed import *  # noqa: F403
 
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
-# arguments (docs/semantics.md 9.1); the reference backend is unaffected.
+# arguments (docs/semantics.md 16.1); the reference backend is unaffected.
 _fast_functions.wrap_module(globals(), [n for n in list(globals()) if not n.startswith("_")])

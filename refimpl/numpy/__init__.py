@@ -114,7 +114,7 @@ for _name in (
     globals()[_name] = _sharding.accepts_out_sharding(globals()[_name])
 
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
-# arguments (docs/semantics.md 9.1); the reference backend is unaffected.
+# arguments (docs/semantics.md 16.1); the reference backend is unaffected.
 _fast_functions.wrap_module(globals(), __all__)
 
 # every array type's operators and methods (refimpl.array_ops) forward to this

@@ -422,7 +422,7 @@ def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans=Fal
         # transposed layout and then copies (a strided pass over the whole
         # result). benchmarks/vmap.py's module alone on the plugin: B=32
         # F=64 H=64 140 -> 60 us, B=128 F=256 H=512 110 -> 50 ms under load
-        # (docs/semantics.md 9.3). The same products are summed, so values
+        # (docs/semantics.md 16.3). The same products are summed, so values
         # change only with the summation order (which XLA leaves open).
         swapped_dims = ((tuple(y_kept), tuple(ans_y)), (tuple(y_batch), tuple(ans_batch)))
         product = dot_general_p.bind(y, ct, dimension_numbers=swapped_dims, **params)

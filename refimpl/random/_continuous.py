@@ -9,7 +9,7 @@ JAX 0.10.2's algorithms:
   ``ball(d, p) = g / (sum |g|^p + E) ** (1/p)`` with ``g`` generalized normal.
 * ``triangular(left, mode, right)`` by the inverse CDF.
 
-docs/semantics.md (section 14.1.1) lists where the
+docs/semantics.md (section 12.1.1) lists where the
 reference backend differs from JAX in the last bits and why.
 """
 

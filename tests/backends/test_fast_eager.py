@@ -1,5 +1,5 @@
 """Eager refimpl.numpy / refimpl.lax calls and Primitive.bind on PJRT arrays
-take cached fast-path jits (docs/semantics.md 9.1).
+take cached fast-path jits (docs/semantics.md 16.1).
 
 Oracles: JAX's jnp/lax on the same data (values, dtypes, weak types), the
 reference backend (the slow path, unchanged) for the same, and the error the

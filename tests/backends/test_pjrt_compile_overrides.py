@@ -2,7 +2,7 @@
 
 Programs whose every reduction and contraction is small are compiled for CPU
 with XLA's tree_reduction_rewriter pass off (fewer thunks, see
-docs/semantics.md section 9). Oracles: the rule as documented (which modules
+docs/semantics.md section 16). Oracles: the rule as documented (which modules
 get the override), the compiled executable's own record of its options, and
 JAX/NumPy for the values (the results must stay within float32 tolerance).
 """

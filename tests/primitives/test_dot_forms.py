@@ -1,4 +1,4 @@
-"""The forms dot_general takes beyond JAX's (docs/semantics.md 9.2, "per-example
+"""The forms dot_general takes beyond JAX's (docs/semantics.md 16.2, "per-example
 gradients"): the transpose rule contracts ``(y, ct)`` when that is already the
 cotangent's layout (no transpose equation), and the pjrt lowering emits a
 broadcast multiply when every contracted dim has size 1. Values against

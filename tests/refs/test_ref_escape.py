@@ -7,7 +7,7 @@ construct, else against NumPy formulas.
 
 Each construct either works as in JAX or raises a clear error naming it;
 either way the ref keeps its value and stays usable (a jitted write and a
-read afterwards). See docs/semantics.md section 17, "Constructs that cannot
+read afterwards). See docs/semantics.md section 5, "Constructs that cannot
 thread refs".
 """
 

@@ -188,7 +188,7 @@ def test_unary_against_jax(name, dtype, rng):
     if name == "erfcx":
         # between 9.19 and sqrt(log(float32 max)) = 9.41, erfc(x) is subnormal and
         # XLA CPU flushes it to 0, so JAX (and pjrt) return 0 there; the reference
-        # returns exp(x^2) erfc(x) itself (docs/semantics.md 14.2.1)
+        # returns exp(x^2) erfc(x) itself (docs/semantics.md 15.2.1)
         x = x[~((x.astype(np.float32) > 9.19) & (x.astype(np.float32) < 9.42))]
     want = getattr(jax.scipy.special, name)(x)
     for label, wrap in runners():

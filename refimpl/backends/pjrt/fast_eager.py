@@ -1,4 +1,4 @@
-"""Eager work on PJRT arrays as cached fast-path jits (docs/semantics.md 9.1).
+"""Eager work on PJRT arrays as cached fast-path jits (docs/semantics.md 16.1).
 
 Imported right after ``backend`` by the backend registry (``register(...,
 then=...)`` in ``refimpl/backends/__init__.py``); registers
