@@ -58,7 +58,8 @@ class MeshArray(Array):
     block per device (its own backend's array), standing for the global
     value they tile (blocks of replicated axes hold the same values)."""
 
-    __slots__ = ("_shards", "_sharding", "_aval", "_indices", "_devices")
+    # _key: the layout key (:meth:`layout_key`), None until asked for
+    __slots__ = ("_shards", "_sharding", "_aval", "_indices", "_devices", "_key")
 
     def __init__(self, shards: Sequence[Any], sharding: Sharding, aval: ShapedArray) -> None:
         index_map = sharding.devices_indices_map(aval.shape)
@@ -67,6 +68,7 @@ class MeshArray(Array):
         self._shards = list(shards)
         self._sharding = sharding
         self._aval = aval
+        self._key: object = None
 
     @classmethod
     def layout_of(cls, sharding: Sharding, aval: ShapedArray) -> tuple[Any, Any]:
@@ -77,16 +79,34 @@ class MeshArray(Array):
 
     @classmethod
     def assembled(
-        cls, shards: list[Any], sharding: Sharding, aval: ShapedArray, layout: tuple[Any, Any]
+        cls,
+        shards: list[Any],
+        sharding: Sharding,
+        aval: ShapedArray,
+        layout: tuple[Any, Any],
+        key: object = None,
     ) -> MeshArray:
-        """A MeshArray whose layout (:meth:`layout_of`) is already known: a
-        cached sharded call builds its outputs without recomputing it."""
+        """A MeshArray whose layout (:meth:`layout_of`) and layout key
+        (:meth:`layout_key`, or None) are already known: a cached sharded
+        call builds its outputs without recomputing them."""
         self = cls.__new__(cls)
         self._devices, self._indices = layout
         self._shards = shards
         self._sharding = sharding
         self._aval = aval
+        self._key = key
         return self
+
+    def layout_key(self) -> object:
+        """An object standing for this array's (sharding, aval) pair: two
+        MeshArrays have the same key object exactly when their shardings and
+        avals are equal (so the same layout), which a cached sharded call
+        (Python plan or C++ fast path) compares by identity instead of
+        comparing shardings. Computed once per array (a dict lookup)."""
+        key = self._key
+        if key is None:
+            key = self._key = layout_key_of(self._sharding, self._aval)
+        return key
 
     @property
     def aval(self) -> ShapedArray:
@@ -183,6 +203,19 @@ class MeshArray(Array):
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         value = self._value()
         return value if dtype is None else value.astype(dtype)
+
+
+# (sharding, aval) -> its layout key: one plain object per distinct pair
+_LAYOUT_KEYS: dict[tuple[Sharding, ShapedArray], object] = {}
+
+
+def layout_key_of(sharding: Sharding, aval: ShapedArray) -> object:
+    """The layout key (:meth:`MeshArray.layout_key`) of ``sharding`` and ``aval``."""
+    pair = (sharding, aval)
+    key = _LAYOUT_KEYS.get(pair)
+    if key is None:
+        key = _LAYOUT_KEYS.setdefault(pair, object())
+    return key
 
 
 tracing.register_array_type(MeshArray, lambda a: (a._check_live(), a.aval)[1], MeshArray._value)
@@ -465,8 +498,13 @@ class ShardedJit:
         self._backend = backend
         self._spmd_cache: dict[Any, Any] = {}
         # (argument tree, backend) -> the SPMD route's per-signature plan of a
-        # cached call (calls without static or keyword arguments)
+        # cached call (calls without static or keyword arguments); with
+        # (argument count, backend) -> the plan of calls whose arguments are
+        # all MeshArrays, found without flattening them
         self._plans: dict[Any, Any] = {}
+        self._flat_plans: dict[Any, Any] = {}
+        # called with each new plan (the backend's C++ fast path installs it)
+        self._plan_listeners: list[Callable[[Any], None]] = []
         self._in = in_shardings
         self._out = out_shardings
         self._static = tuple(static_argnums)
@@ -481,8 +519,15 @@ class ShardedJit:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._plans and not kwargs:
-            leaves, in_tree = tree_util.tree_flatten(args)
-            plan = self._plans.get((in_tree, self._backend or config.backend))
+            backend = self._backend or config.backend
+            for arg in args:
+                if type(arg) is not MeshArray:
+                    leaves, in_tree = tree_util.tree_flatten(args)
+                    plan = self._plans.get((in_tree, backend))
+                    break
+            else:  # each argument is a leaf: no tree to flatten
+                leaves = args  # type: ignore[assignment]
+                plan = self._flat_plans.get((len(args), backend))
             if plan is not None:
                 out = plan(leaves)
                 if out is not NotImplemented:
@@ -539,8 +584,7 @@ class ShardedJit:
                 if not kwargs and all(a is b for a, b in zip(leaves, given, strict=True)):
                     # the arguments were already laid out: later calls like
                     # this one may skip the work that does not depend on values
-                    plan_key = (in_tree, self._backend or config.backend)
-                    sink = lambda plan: self._plans.__setitem__(plan_key, plan)  # noqa: E731
+                    sink = self._plan_sink(in_tree, args)
                 out = spmd(
                     self.__wrapped__, self._name, leaves, in_tree, leaf_shardings, self._out,
                     self._spmd_cache, donated=donated, plan_sink=sink,
@@ -572,6 +616,20 @@ class ShardedJit:
             check_against(sharding, aval.shape, f"{where} (output {k})")
             results.append(leaf if traced else put_sharded(leaf, sharding, alias=True))
         return tree.unflatten(results)
+
+    def _plan_sink(self, in_tree: Any, args: tuple[Any, ...]) -> Callable[[Any], None]:
+        """Where the SPMD route hands the plan of a call like this one."""
+        backend = self._backend or config.backend
+        flat = all(type(arg) is MeshArray for arg in args)
+
+        def sink(plan: Any) -> None:
+            self._plans[in_tree, backend] = plan
+            if flat:
+                self._flat_plans[len(args), backend] = plan
+            for listener in self._plan_listeners:
+                listener(plan)
+
+        return sink
 
     def _spmd_runner(self) -> Callable[..., Any] | None:
         name = self._backend or config.backend

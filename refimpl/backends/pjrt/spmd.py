@@ -23,7 +23,7 @@ whose arguments are already laid out runs its signature's plan
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -263,6 +263,21 @@ def _with_shardings(main: Any, which: str, texts: list[str]) -> Any:
     return ir.ArrayAttr.get(dicts)
 
 
+class PlanSpec(NamedTuple):
+    """What a plan knows, for the C++ fast path (``FastSharded`` in
+    bindings/fast_sharded.h reads it by field)."""
+
+    executable: Any  # refimpl._pjrt.Executable over the mesh's devices
+    device_indices: tuple[int, ...]  # per mesh position m: the client's device index
+    in_keys: tuple[object, ...]  # per argument leaf: its layout key (MeshArray.layout_key)
+    in_orders: tuple[tuple[int, ...], ...]  # per leaf: the shard index device m reads
+    donated: tuple[bool, ...]  # per leaf
+    # per output: (dtype, shard shape, weak_type, sharding or None when
+    # unspecified (device 0's block, alone), aval, devices, indices, layout key)
+    outputs: tuple[tuple[Any, ...], ...]
+    out_tree: Any  # the outputs' PyTreeDef
+
+
 def _plan(
     entry: Any,
     name: str,
@@ -273,13 +288,14 @@ def _plan(
 ) -> Any:
     """The work of a call with this signature that does not depend on the
     values, done once: a function of the next call's leaves that launches
-    ``entry`` when each is a live ``MeshArray`` of the same aval and
-    sharding as ``leaves`` (its blocks' buffers passed as they are) and
-    returns the outputs, else NotImplemented before anything runs (the
-    caller's full route then checks and reports). A call with donated
+    ``entry`` when each is a live ``MeshArray`` of the same layout key
+    (sharding and aval) as ``leaves`` (its blocks' buffers passed as they
+    are) and returns the outputs, else NotImplemented before anything runs
+    (the caller's full route then checks and reports). A call with donated
     arguments takes the plan only when no two leaves share a block's
     storage (jit's repeated-donation check stays with that route). None
-    when ``leaves`` are not all such arrays."""
+    when ``leaves`` are not all such arrays. The function's ``spec`` is its
+    :class:`PlanSpec`."""
     devices = list(mesh.devices.flat)
     expected = []
     for leaf, sharding in zip(leaves, in_shardings, strict=True):
@@ -291,31 +307,35 @@ def _plan(
             order = tuple(leaf._devices.index(d) for d in devices)
         except ValueError:
             return None
-        expected.append((sharding, leaf.aval, order))
-    outputs = []
+        expected.append((leaf.layout_key(), order))
+    outputs: list[tuple[Any, Any, Any, Any]] = []
     for aval, (sharding, unspecified) in zip(entry.out_avals, entry.out_specs, strict=True):
-        layout = None if unspecified else sharded.MeshArray.layout_of(sharding, aval)
-        outputs.append((aval, sharding, layout))
+        if unspecified:
+            outputs.append((aval, None, None, None))
+        else:
+            layout = sharded.MeshArray.layout_of(sharding, aval)
+            outputs.append((aval, sharding, layout, sharded.layout_key_of(sharding, aval)))
     executable = entry.executable
     out_tree = entry.out_tree
     launch = pjrt_runtime.native_module()._pmap_launch
     mesh_array = sharded.MeshArray
+    assembled = mesh_array.assembled
     ndev = len(devices)
+    device_range = range(ndev)
     flags = list(donated)
     donating = any(flags)
     where = f"jit({name})"
+    single = out_tree.is_leaf
 
-    def call(args: list[Any]) -> Any:
+    def call(args: Sequence[Any]) -> Any:
         if len(args) != len(expected):
             return NotImplemented
-        per_device: list[list[Any]] = [[] for _ in range(ndev)]
+        per_device: list[list[Any]] = [[] for _ in device_range]
         try:
-            for leaf, (sharding, aval, order) in zip(args, expected, strict=True):
+            for leaf, (key, order) in zip(args, expected, strict=True):
                 if type(leaf) is not mesh_array:
                     return NotImplemented
-                if leaf._aval is not aval and leaf._aval != aval:
-                    return NotImplemented
-                if leaf._sharding is not sharding and leaf._sharding != sharding:
+                if leaf._key is not key and leaf.layout_key() is not key:
                     return NotImplemented
                 shards = leaf._shards
                 for m, k in enumerate(order):
@@ -332,14 +352,36 @@ def _plan(
                 if flag:
                     leaf.mark_donated(where)  # its blocks' buffers went to the call
         results = []
-        for j, (aval, sharding, layout) in enumerate(outputs):
-            shards = [PjrtArray(outs[m][j], aval.weak_type, devices[m], True) for m in range(ndev)]
+        for j, (aval, sharding, layout, key) in enumerate(outputs):
+            weak = aval.weak_type
             if layout is None:  # unspecified: on one device, as the global-value route
-                results.append(shards[0])
-            else:
-                results.append(mesh_array.assembled(shards, sharding, aval, layout))
-        return out_tree.unflatten(results)
+                results.append(PjrtArray(outs[0][j], weak, devices[0], True))
+                continue
+            shards = [PjrtArray(outs[m][j], weak, devices[m], True) for m in device_range]
+            results.append(assembled(shards, sharding, aval, layout, key))
+        return results[0] if single else out_tree.unflatten(results)
 
+    call.spec = PlanSpec(  # type: ignore[attr-defined]
+        executable=executable,
+        device_indices=tuple(executables.index_of(d) for d in devices),
+        in_keys=tuple(key for key, _ in expected),
+        in_orders=tuple(order for _, order in expected),
+        donated=tuple(donated),
+        outputs=tuple(
+            (
+                aval.dtype,
+                tuple(aval.shape if sharding is None else sharding.shard_shape(aval.shape)),
+                aval.weak_type,
+                sharding,
+                aval,
+                None if layout is None else layout[0],
+                None if layout is None else layout[1],
+                key,
+            )
+            for aval, sharding, layout, key in outputs
+        ),
+        out_tree=out_tree,
+    )
     return call
 
 
