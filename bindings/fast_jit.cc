@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -17,8 +16,11 @@
 
 #include "../native/buffer.h"
 #include "../native/client.h"
+#include "../native/constant_cache.h"
 #include "../native/dispatch.h"
 #include "../native/executable.h"
+#include "../native/launch.h"
+#include "../native/scalar_encoding.h"
 #include "../native/signature.h"
 #include "../native/small_vector.h"
 #include "host_callback.h"
@@ -71,35 +73,9 @@ struct Context {
 Context& g_ctx = *new Context();
 bool g_installed = false;
 
-// ============================================================ signature words
+// ============================================================ call state
 //
-// The words of a signature; values are spaced so no two kinds collide.
-enum : uint64_t {
-  kHeader = 0x5349470000000000ull,  // + x64 flag
-  kPositional = 0x100,              // then: position
-  kKeyword = 0x101,                 // (the name is a handle)
-  kStatic = 0x102,                  // (the value is a handle)
-  kTuple = 0x110,                   // then: arity
-  kList = 0x111,
-  kDict = 0x112,  // (sorted keys are handles)
-  kNone = 0x113,
-  kNamedTuple = 0x114,  // (the node kind is a handle)
-  kCustomNode = 0x115,  // (node kind and node data are handles)
-  kLeaf = 0x200,        // + LeafKind
-};
-
-enum LeafKind : uint8_t {
-  kPjrtLeaf = 1,  // then: meta pointer, client pointer, device * 2 + committed
-  kNdarrayLeaf,   // then: NumPy type number, ndim, dims
-  kNpScalarLeaf,  // then: NumPy type number
-  kBoolLeaf,
-  kIntLeaf,
-  kFloatLeaf,
-  kComplexLeaf,
-  kRefArrayLeaf,  // then: NumPy type number, weak_type, ndim, dims
-  kRefLeaf,       // a refimpl.ref.Ref holding a PJRT array; then: as kPjrtLeaf, of that array
-  kShardedLeaf,   // (pmap only) then: meta pointer, client pointer, axis, device count, devices
-};
+// The signature words and leaf kinds are native/signature.h's.
 
 // One argument leaf of a call.
 struct Leaf {
@@ -144,13 +120,8 @@ struct OutNode {
 };
 
 // What a pmap entry adds (fn->pmap): one executable over N replicas.
-struct PmapPlan {
-  std::vector<int> devices;   // client device indices, in replica order
-  std::vector<int> in_axes;   // per input leaf: the axis split over the devices, -1: replicated
-  std::vector<int> out_axes;  // per output: the stacking axis, -1: one copy (device 0's)
-  std::vector<int> aliases;   // per input leaf: the output written into its buffer, or -1
+struct PmapPlan : ReplicaPlan {
   std::vector<const ArrayMeta*> global_outputs;  // per output: the sharded type (null if -1)
-  bool has_collectives = true;
 };
 
 struct Entry {
@@ -368,9 +339,7 @@ class SignatureBuilder {
   }
 
   void PushDims(int ndim, const npy_intp* dims) {
-    Signature& sig = state_->signature;
-    sig.Push(static_cast<uint64_t>(ndim));
-    for (int d = 0; d < ndim; ++d) sig.Push(static_cast<uint64_t>(dims[d]));
+    state_->signature.PushDims(ndim, reinterpret_cast<const int64_t*>(dims));
   }
 
   // Every recursive walk counts against Python's recursion limit, so a
@@ -391,9 +360,8 @@ class SignatureBuilder {
       if (!IsLive(array)) return false;  // the deleted-array error comes from Python
       if (array->shards != nullptr) return FlattenSharded(array, x, donated);
       AddLeaf(x, kPjrtLeaf, donated);
-      sig.Push(reinterpret_cast<uint64_t>(array->meta));
-      sig.Push(reinterpret_cast<uint64_t>(array->buffer->client().get()));
-      sig.Push(static_cast<uint64_t>(array->device_index) * 2 + (array->committed ? 1 : 0));
+      sig.PushDeviceArray(array->meta, array->buffer->client().get(), array->device_index,
+                          array->committed);
       return true;
     }
     if (type == &PyTuple_Type) {
@@ -483,10 +451,8 @@ class SignatureBuilder {
     if (!IsLive(array) || array->shards != nullptr || fn_->pmap) return false;
     AddLeaf(x, kRefLeaf, /*donated=*/true);
     state_->leaves.back().held = py::reinterpret_borrow<py::object>(held);
-    Signature& sig = state_->signature;
-    sig.Push(reinterpret_cast<uint64_t>(array->meta));
-    sig.Push(reinterpret_cast<uint64_t>(array->buffer->client().get()));
-    sig.Push(static_cast<uint64_t>(array->device_index) * 2 + (array->committed ? 1 : 0));
+    state_->signature.PushDeviceArray(array->meta, array->buffer->client().get(),
+                                      array->device_index, array->committed);
     return true;
   }
 
@@ -654,7 +620,7 @@ class SignatureBuilder {
 // The storage a leaf reads: its device buffers (a sharded array's shards, a
 // Ref's array; two array objects can share one, e.g. a shard's own array),
 // or the object itself (a reference Array). Appended as (key, donated).
-void AddStorageKeys(const Leaf& leaf, SmallVector<std::pair<const void*, bool>, 16>* keys) {
+void AddStorageKeys(const Leaf& leaf, SmallVector<StorageUse, 16>* keys) {
   PyObject* object = leaf.kind == kRefLeaf ? leaf.held.ptr() : leaf.object.ptr();
   if (leaf.kind == kRefArrayLeaf) {
     keys->push_back({object, leaf.donated});
@@ -672,18 +638,14 @@ void AddStorageKeys(const Leaf& leaf, SmallVector<std::pair<const void*, bool>, 
 // twice where one of the positions is donated: the Python path raises the
 // ValueError (jit's and pmap's check, before anything runs).
 bool RepeatsDonatedArray(const CallState& state) {
-  SmallVector<std::pair<const void*, bool>, 16> keys;
+  SmallVector<StorageUse, 16> keys;
   for (const Leaf& leaf : state.leaves) {
     if (leaf.kind == kPjrtLeaf || leaf.kind == kRefArrayLeaf || leaf.kind == kRefLeaf ||
         leaf.kind == kShardedLeaf) {
       AddStorageKeys(leaf, &keys);
     }
   }
-  std::sort(keys.begin(), keys.end());
-  for (std::size_t k = 1; k < keys.size(); ++k) {
-    if (keys[k].first == keys[k - 1].first && (keys[k].second || keys[k - 1].second)) return true;
-  }
-  return false;
+  return DonatedStorageRepeats(keys.data(), keys.size());
 }
 
 // ============================================================ cache lookup
@@ -895,92 +857,22 @@ EntryPtr Miss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t nargs, PyO
 
 // ============================================================ running an entry
 
-// A device buffer of the constant value of a Python or NumPy scalar, per (client,
-// device, element type, bits): the same `1.0` is transferred once. Only
-// for arguments that are not donated (a donated input's buffer may become
-// an output's). Guarded by the GIL.
-struct ConstantKey {
-  const Client* client;
-  int device;
-  PJRT_Buffer_Type type;
-  uint64_t bits[2];
-  bool operator==(const ConstantKey& o) const {
-    return client == o.client && device == o.device && type == o.type && bits[0] == o.bits[0] &&
-           bits[1] == o.bits[1];
-  }
-};
-struct ConstantKeyHash {
-  std::size_t operator()(const ConstantKey& k) const {
-    uint64_t h = reinterpret_cast<uint64_t>(k.client) * 31 + static_cast<uint64_t>(k.device);
-    h = h * 131 + static_cast<uint64_t>(k.type);
-    h ^= k.bits[0] * 0x9e3779b97f4a7c15ull;
-    h ^= k.bits[1] * 0xc2b2ae3d27d4eb4full;
-    return static_cast<std::size_t>(h);
-  }
-};
-constexpr std::size_t kMaxConstants = 1024;
-std::unordered_map<ConstantKey, std::shared_ptr<Buffer>, ConstantKeyHash>& Constants() {
-  static auto* constants =
-      new std::unordered_map<ConstantKey, std::shared_ptr<Buffer>, ConstantKeyHash>();
-  return *constants;
-}
-
-// The bytes of Python scalar `x` as element type `type`; false if the type
-// is not one a Python scalar canonicalizes to.
+// The value of Python scalar `x` (a leaf of `kind`) as the bytes of one
+// element of `type` (native/scalar_encoding.h); false if the type is not
+// one a Python scalar canonicalizes to.
 bool ScalarBytes(PyObject* x, uint8_t kind, PJRT_Buffer_Type type, uint64_t bits[2]) {
-  bits[0] = bits[1] = 0;
-  double real = 0, imag = 0;
-  long long integer = 0;
+  HostScalar scalar;
   if (kind == kBoolLeaf) {
-    integer = x == Py_True ? 1 : 0;
-    real = static_cast<double>(integer);
+    scalar = HostScalar::Bool(x == Py_True);
   } else if (kind == kIntLeaf) {
-    integer = PyLong_AsLongLong(x);
-    real = static_cast<double>(integer);
+    scalar = HostScalar::Int(PyLong_AsLongLong(x));
   } else if (kind == kFloatLeaf) {
-    real = PyFloat_AS_DOUBLE(x);
+    scalar = HostScalar::Float(PyFloat_AS_DOUBLE(x));
   } else {
     Py_complex c = PyComplex_AsCComplex(x);
-    real = c.real;
-    imag = c.imag;
+    scalar = HostScalar::Complex(c.real, c.imag);
   }
-  switch (type) {
-    case PJRT_Buffer_Type_PRED: {
-      uint8_t v = integer != 0 ? 1 : 0;
-      std::memcpy(bits, &v, 1);
-      return true;
-    }
-    case PJRT_Buffer_Type_S32: {
-      int32_t v = static_cast<int32_t>(integer);
-      std::memcpy(bits, &v, 4);
-      return true;
-    }
-    case PJRT_Buffer_Type_S64: {
-      int64_t v = integer;
-      std::memcpy(bits, &v, 8);
-      return true;
-    }
-    case PJRT_Buffer_Type_F32: {
-      float v = static_cast<float>(real);
-      std::memcpy(bits, &v, 4);
-      return true;
-    }
-    case PJRT_Buffer_Type_F64:
-      std::memcpy(bits, &real, 8);
-      return true;
-    case PJRT_Buffer_Type_C64: {
-      float v[2] = {static_cast<float>(real), static_cast<float>(imag)};
-      std::memcpy(bits, v, 8);
-      return true;
-    }
-    case PJRT_Buffer_Type_C128: {
-      double v[2] = {real, imag};
-      std::memcpy(bits, v, 16);
-      return true;
-    }
-    default:
-      return false;
-  }
+  return EncodeScalar(scalar, type, bits);
 }
 
 // A NumPy scalar of exactly the parameter's dtype: its bytes (false
@@ -1005,22 +897,15 @@ bool NumpyScalarBytes(PyObject* x, const LeafPlan& plan, uint64_t bits[2]) {
 
 std::shared_ptr<Buffer> ScalarBuffer(Client* client, int device, PyObject* x, uint8_t kind,
                                      const LeafPlan& plan) {
-  ConstantKey key{client, device, plan.type, {0, 0}};
+  uint64_t bits[2] = {0, 0};
   if (kind == kNpScalarLeaf) {
-    if (!NumpyScalarBytes(x, plan, key.bits)) return nullptr;
-  } else if (!ScalarBytes(x, kind, plan.type, key.bits)) {
+    if (!NumpyScalarBytes(x, plan, bits)) return nullptr;
+  } else if (!ScalarBytes(x, kind, plan.type, bits)) {
     return nullptr;
   }
-  if (!plan.donated) {
-    auto& constants = Constants();
-    auto found = constants.find(key);
-    if (found != constants.end()) return found->second;
-    auto buffer = client->BufferFromHostNow(key.bits, plan.type, nullptr, 0, nullptr, device);
-    if (constants.size() >= kMaxConstants) constants.clear();
-    constants.emplace(key, buffer);
-    return buffer;
-  }
-  return client->BufferFromHostNow(key.bits, plan.type, nullptr, 0, nullptr, device);
+  // A donated input's buffer may become an output's: it must be the call's own.
+  if (plan.donated) return ScalarBufferNow(client, device, plan.type, bits);
+  return ProcessConstantCache().Get(client, device, plan.type, bits);
 }
 
 // The host array to transfer for a NumPy, NumPy-scalar or reference-Array
@@ -1177,7 +1062,7 @@ bool TransferHostInputs(const Entry& entry, const CallState& state, Launch* laun
     if (kind == kPjrtLeaf || kind == kRefLeaf) continue;  // bound in step 2
     const LeafPlan& plan = entry.inputs[i];
     std::shared_ptr<Buffer> buffer;
-    if (kind == kBoolLeaf || kind == kIntLeaf || kind == kFloatLeaf || kind == kComplexLeaf) {
+    if (IsHostScalarLeaf(kind)) {
       buffer = ScalarBuffer(client.get(), device, leaf, kind, plan);
       if (!buffer) {
         *slow = true;
@@ -1474,20 +1359,6 @@ PyObject* Run(FastJittedObject* fn, const Entry& entry, CallState& state, bool* 
 // ONE PJRT execute runs all devices, and mapped outputs come back as one
 // sharded PjrtArray each.
 
-// Serializes the launches of programs with collectives: with two in flight,
-// XLA's CPU client can start some replicas of each and none can finish
-// (their all-reduce waits for threads busy with the other launch; XLA
-// aborts after 40 s). A launch with collectives first waits for the
-// outputs of the previous one. Shared with the Python path (_pmap_launch).
-struct PmapInflight {
-  std::mutex mutex;
-  std::vector<std::shared_ptr<Buffer>> buffers;  // guarded by mutex
-};
-PmapInflight& Inflight() {
-  static auto* inflight = new PmapInflight();
-  return *inflight;
-}
-
 // A pmap inside a pmap's host callback: the error (true) instead of a hang.
 bool RefusePmapInReplicatedCallback() {
   if (!InReplicatedHostCallback()) return false;
@@ -1497,25 +1368,6 @@ bool RefusePmapInReplicatedCallback() {
                   "program's replicas, so the inner one could never start (JAX hangs here). "
                   "Compute the value with jit inside the callback, or outside the pmap.");
   return true;
-}
-
-// Runs `launch` under the inflight rule; call without the GIL.
-template <typename LaunchFn>
-void LaunchReplicated(bool has_collectives, LaunchFn&& launch) {
-  if (!has_collectives) {
-    launch();
-    return;
-  }
-  PmapInflight& inflight = Inflight();
-  std::lock_guard<std::mutex> lock(inflight.mutex);
-  for (const auto& buffer : inflight.buffers) {
-    try {
-      buffer->BlockUntilReady();
-    } catch (...) {
-      // Donated to a later call since (so that call has finished with it).
-    }
-  }
-  inflight.buffers = launch();
 }
 
 // Reads a pmap entry spec (refimpl.transforms.pmap.PmapEntrySpec, by field).
@@ -1582,17 +1434,7 @@ void FillPmapEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) 
   entry->pmap = std::move(plan);
 }
 
-// One pmap call's per-device argument lists and the buffers made for it.
-struct PmapLaunch {
-  std::size_t num_devices = 0;
-  std::size_t num_args = 0;
-  std::vector<PJRT_Buffer*> handles;             // [device * num_args + arg]
-  std::vector<std::shared_ptr<Buffer>> keep;     // inputs, alive across execute
-  std::vector<int64_t> non_donatable;            // aliased inputs PJRT must copy
-  std::vector<PJRT_Buffer*> raw_outputs;         // [device * num_outputs + output]
-  std::vector<std::shared_ptr<Buffer>> outputs;  // owned raw_outputs, same order
-  PJRT_Buffer*& at(std::size_t device, std::size_t arg) { return handles[device * num_args + arg]; }
-};
+using PmapLaunch = ReplicatedLaunch;  // native/launch.h
 
 // Host leaves (NumPy, scalars, reference Arrays, single-device PJRT arrays,
 // which are read through their host view): one piece per device (the slice
@@ -1608,8 +1450,7 @@ bool PmapTransferHostInputs(const Entry& entry, const CallState& state, PmapLaun
     if (kind == kShardedLeaf) continue;  // (Refs never reach here: FlattenRef declines pmap)
     const LeafPlan& leaf_plan = entry.inputs[i];
     const int axis = plan.in_axes[i];
-    const bool scalar =
-        kind == kBoolLeaf || kind == kIntLeaf || kind == kFloatLeaf || kind == kComplexLeaf;
+    const bool scalar = IsHostScalarLeaf(kind);
     if ((scalar || kind == kNpScalarLeaf) && axis < 0) {
       bool done = true;
       for (std::size_t m = 0; m < launch->num_devices && done; ++m) {
@@ -1642,11 +1483,7 @@ bool PmapTransferHostInputs(const Entry& entry, const CallState& state, PmapLaun
       return false;
     }
     SmallVector<int64_t, 8> piece_dims, piece_strides;
-    for (int d = 0; d < ndim; ++d) {
-      if (d == axis) continue;
-      piece_dims.push_back(dims[d]);
-      piece_strides.push_back(strides[d]);
-    }
+    DropAxis(dims, strides, ndim, axis, &piece_dims, &piece_strides);
     for (std::size_t m = 0; m < launch->num_devices; ++m) {
       std::shared_ptr<Buffer> buffer;
       if (axis < 0) {
@@ -1709,31 +1546,8 @@ bool PmapBindShardedInputs(const Entry& entry, const CallState& state, PmapLaunc
 
 // The ONE execute over all devices (GIL released), outputs owned.
 void PmapExecute(const Entry& entry, PmapLaunch* launch) {
-  const Executable& executable = *entry.executable;
-  const std::size_t n = launch->num_devices;
-  const std::size_t num_outputs = executable.num_outputs();
-  launch->raw_outputs.assign(n * num_outputs, nullptr);
-  std::vector<PJRT_Buffer* const*> argument_lists(n);
-  std::vector<PJRT_Buffer**> output_lists(n);
-  for (std::size_t m = 0; m < n; ++m) {
-    argument_lists[m] = launch->handles.data() + m * launch->num_args;
-    output_lists[m] = launch->raw_outputs.data() + m * num_outputs;
-  }
-  const std::shared_ptr<Client>& client = executable.client();
   py::gil_scoped_release release;
-  LaunchReplicated(entry.pmap->has_collectives, [&] {
-    executable.ExecuteReplicatedInto(argument_lists.data(), n, launch->num_args,
-                                     output_lists.data(), launch->non_donatable.data(),
-                                     launch->non_donatable.size());
-    for (PJRT_Buffer* raw : launch->raw_outputs) {
-      launch->outputs.push_back(std::make_shared<Buffer>(client, raw));
-    }
-    std::vector<std::shared_ptr<Buffer>> firsts;
-    if (num_outputs > 0) {
-      for (std::size_t m = 0; m < n; ++m) firsts.push_back(launch->outputs[m * num_outputs]);
-    }
-    return firsts;
-  });
+  ExecuteReplicated(*entry.executable, entry.pmap->has_collectives, launch);
 }
 
 // The result pytree: a sharded array per mapped output, device 0's array
@@ -1796,10 +1610,7 @@ bool PmapDonateInputs(FastJittedObject* fn, const Entry& entry, const CallState&
 PyObject* RunPmap(FastJittedObject* fn, const Entry& entry, CallState& state, bool* slow) {
   if (RefusePmapInReplicatedCallback()) return nullptr;
   LaunchPins pins;  // released last, with the GIL held
-  PmapLaunch launch;
-  launch.num_devices = entry.pmap->devices.size();
-  launch.num_args = state.leaves.size();
-  launch.handles.assign(launch.num_devices * launch.num_args, nullptr);
+  PmapLaunch launch(entry.pmap->devices.size(), state.leaves.size());
   try {
     if (!PmapTransferHostInputs(entry, state, &launch, slow)) return nullptr;
     if (!PmapBindShardedInputs(entry, state, &launch, slow, &pins)) return nullptr;
@@ -1837,8 +1648,7 @@ std::vector<std::vector<std::shared_ptr<Buffer>>> PythonPmapLaunch(
     throw py::value_error("_pmap_launch: one argument list per device of the executable");
   }
   LaunchPins pins;
-  std::vector<int64_t> non_donatable;
-  std::vector<std::vector<PJRT_Buffer*>> handles(n);
+  ReplicatedLaunch launch(n, num_args);
   for (std::size_t d = 0; d < n; ++d) {
     if (owned[d].size() != num_args) throw py::value_error("_pmap_launch: ragged argument lists");
     for (std::size_t i = 0; i < num_args; ++i) {
@@ -1859,52 +1669,34 @@ std::vector<std::vector<std::shared_ptr<Buffer>>> PythonPmapLaunch(
         throw py::error_already_set();
       }
       if (donate && (!may_alias || buffer->external_references() > 0)) {
-        non_donatable.push_back(static_cast<int64_t>(i));
+        launch.non_donatable.push_back(static_cast<int64_t>(i));
       }
-      handles[d].push_back(buffer->raw());
+      launch.at(d, i) = buffer->raw();
     }
   }
   // A buffer both donated and read by this launch would be freed under its
   // own reader: refused (the public callers check this with a message that
   // names the arguments; this guards every other caller).
   for (std::size_t d = 0; d < n; ++d) {
+    SmallVector<StorageUse, 16> uses;
     for (std::size_t i = 0; i < num_args; ++i) {
-      if (!(i < donated.size() && donated[i])) continue;
-      for (std::size_t j = 0; j < num_args; ++j) {
-        if (j != i && owned[d][j].get() == owned[d][i].get()) {
-          throw py::value_error(
-              "_pmap_launch: a donated buffer is also passed as another argument of the "
-              "same launch");
-        }
-      }
+      uses.push_back({owned[d][i].get(), i < donated.size() && donated[i]});
+    }
+    if (DonatedStorageRepeats(uses.data(), uses.size())) {
+      throw py::value_error(
+          "_pmap_launch: a donated buffer is also passed as another argument of the same launch");
     }
   }
-  std::sort(non_donatable.begin(), non_donatable.end());
-  non_donatable.erase(std::unique(non_donatable.begin(), non_donatable.end()), non_donatable.end());
-  const std::size_t num_outputs = executable->num_outputs();
-  std::vector<PJRT_Buffer*> raw_outputs(n * num_outputs, nullptr);
-  std::vector<PJRT_Buffer* const*> argument_lists(n);
-  std::vector<PJRT_Buffer**> output_lists(n);
-  for (std::size_t d = 0; d < n; ++d) {
-    argument_lists[d] = handles[d].data();
-    output_lists[d] = raw_outputs.data() + d * num_outputs;
-  }
-  std::vector<std::vector<std::shared_ptr<Buffer>>> outs(n);
   {
     py::gil_scoped_release release;
-    LaunchReplicated(has_collectives, [&] {
-      executable->ExecuteReplicatedInto(argument_lists.data(), n, num_args, output_lists.data(),
-                                        non_donatable.data(), non_donatable.size());
-      std::vector<std::shared_ptr<Buffer>> firsts;
-      for (std::size_t d = 0; d < n; ++d) {
-        for (std::size_t j = 0; j < num_outputs; ++j) {
-          outs[d].push_back(
-              std::make_shared<Buffer>(executable->client(), raw_outputs[d * num_outputs + j]));
-        }
-        if (num_outputs > 0) firsts.push_back(outs[d][0]);
-      }
-      return firsts;
-    });
+    ExecuteReplicated(*executable, has_collectives, &launch);
+  }
+  const std::size_t num_outputs = executable->num_outputs();
+  std::vector<std::vector<std::shared_ptr<Buffer>>> outs(n);
+  for (std::size_t d = 0; d < n; ++d) {
+    for (std::size_t j = 0; j < num_outputs; ++j) {
+      outs[d].push_back(std::move(launch.outputs[d * num_outputs + j]));
+    }
   }
   return outs;  // `pins` go with the GIL held
 }
@@ -2278,10 +2070,10 @@ void RegisterFastJit(py::module_& m) {
       },
       "Raises RuntimeError inside a host callback of a pmap, where another pmap would hang.");
   m.def(
-      "_clear_constant_cache", [] { Constants().clear(); },
+      "_clear_constant_cache", [] { ProcessConstantCache().Clear(); },
       "Drops the cached device buffers of Python scalar arguments.");
   m.def(
-      "_constant_cache_size", [] { return Constants().size(); },
+      "_constant_cache_size", [] { return ProcessConstantCache().size(); },
       "Number of cached device buffers of Python scalar arguments.");
 }
 

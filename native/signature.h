@@ -32,6 +32,48 @@ enum class HandleCompare : std::uint8_t {
   kStatic,    // same exact type and host equality, no identity shortcut
 };
 
+// The words of the fast path's signature (jit and pmap, called from Python
+// or from C++: one encoding). A signature is
+//   kHeader + x64, #positional, #keyword,
+//   per positional argument: kPositional, position, then its value;
+//   per keyword argument (sorted by name): kKeyword, the name (a handle), its value;
+// a value is kStatic + the value (a handle), or its pytree in preorder:
+// a node word (with its arity, and node kind and data as handles) or a leaf
+// word (kLeaf + LeafKind, then that kind's words). Values are spaced so no
+// two kinds collide.
+enum SignatureWord : std::uint64_t {
+  kHeader = 0x5349470000000000ull,  // + x64 flag
+  kPositional = 0x100,              // then: position
+  kKeyword = 0x101,                 // (the name is a handle)
+  kStatic = 0x102,                  // (the value is a handle)
+  kTuple = 0x110,                   // then: arity
+  kList = 0x111,
+  kDict = 0x112,  // (sorted keys are handles)
+  kNone = 0x113,
+  kNamedTuple = 0x114,  // (the node kind is a handle)
+  kCustomNode = 0x115,  // (node kind and node data are handles)
+  kLeaf = 0x200,        // + LeafKind
+};
+
+// The kinds of argument leaves, and the words that follow each one's kLeaf.
+enum LeafKind : std::uint8_t {
+  kPjrtLeaf = 1,  // a device array: meta pointer, client pointer, device * 2 + committed
+  kNdarrayLeaf,   // a host array: element type number, ndim, dims
+  kNpScalarLeaf,  // a host scalar of a given type: element type number
+  kBoolLeaf,      // host bool, int, float, complex (the value is the leaf's)
+  kIntLeaf,
+  kFloatLeaf,
+  kComplexLeaf,
+  kRefArrayLeaf,  // a reference-backend array: element type number, weak_type, ndim, dims
+  kRefLeaf,       // a mutable reference holding a device array: as kPjrtLeaf, of that array
+  kShardedLeaf,   // (pmap only) meta pointer, client pointer, axis, device count, devices
+};
+
+// Host scalars (bool, int, float, complex) are transferred per call.
+inline bool IsHostScalarLeaf(std::uint8_t kind) {
+  return kind == kBoolLeaf || kind == kIntLeaf || kind == kFloatLeaf || kind == kComplexLeaf;
+}
+
 struct Handle {
   void* object;
   HandleCompare compare;
@@ -40,6 +82,16 @@ struct Handle {
 class Signature {
  public:
   void Push(std::uint64_t word) { words_.push_back(word); }
+  // A device array's words (kPjrtLeaf, kRefLeaf): its type, client and placement.
+  void PushDeviceArray(const void* meta, const void* client, int device_index, bool committed) {
+    Push(reinterpret_cast<std::uint64_t>(meta));
+    Push(reinterpret_cast<std::uint64_t>(client));
+    Push(static_cast<std::uint64_t>(device_index) * 2 + (committed ? 1 : 0));
+  }
+  void PushDims(int ndim, const std::int64_t* dims) {
+    Push(static_cast<std::uint64_t>(ndim));
+    for (int d = 0; d < ndim; ++d) Push(static_cast<std::uint64_t>(dims[d]));
+  }
   // `object_hash` must agree with the comparison: equal objects, equal hashes.
   void PushHandle(void* object, HandleCompare compare, std::uint64_t object_hash) {
     handles_.push_back(Handle{object, compare});

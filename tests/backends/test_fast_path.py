@@ -589,3 +589,59 @@ def test_no_buffers_leak():
     _pjrt._clear_constant_cache()
     gc.collect()
     assert _pjrt.live_buffer_count() == baseline
+
+
+# --- native pieces (native/scalar_encoding.h, native/constant_cache.h) ----------------------
+
+# The canonical dtype of each Python scalar type, without and with x64.
+_CANONICAL = {
+    bool: (np.bool_, np.bool_),
+    int: (np.int32, np.int64),
+    float: (np.float32, np.float64),
+    complex: (np.complex64, np.complex128),
+}
+_HOST_SCALARS = [True, False, 0, -7, 2**31 - 1, -(2**31), 1.5, -0.0, 1e40, float("nan")]
+_HOST_SCALARS += [float("-inf"), 1 + 2j, -0.5j, complex(3e39, -1e-50)]
+
+
+@pytest.mark.parametrize("x64", [False, True])
+def test_host_scalars_reach_the_device_with_numpys_bytes(x64):
+    # Cached calls (hits): the scalar's bytes come from the C++ encoding and
+    # the constant cache; NumPy's cast of the same value is the expectation.
+    identity = pjrt_jit(lambda s: s)
+    old = ri.config.enable_x64
+    ri.config.update("enable_x64", x64)
+    try:
+        for s in _HOST_SCALARS:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # 1e40 -> inf in float32
+                expected = np.asarray(s, dtype=_CANONICAL[type(s)][x64])
+            identity(s)
+            hits = stats(identity)["hits"]
+            out = np.asarray(identity(s))
+            assert stats(identity)["hits"] == hits + 1, s
+            assert out.dtype == expected.dtype and out.tobytes() == expected.tobytes(), s
+    finally:
+        ri.config.update("enable_x64", old)
+
+
+def test_constant_cache_keeps_one_buffer_per_scalar_and_empties_when_full():
+    f = pjrt_jit(lambda x, s: x * s)
+    g = pjrt_jit(lambda s: s * 2, donate_argnums=0)
+    x = on_device(np.ones(4))
+    _pjrt._clear_constant_cache()
+    f(x, 2.0)
+    f(x, 2.0)
+    assert _pjrt._constant_cache_size() == 1
+    f(x, 3.0)
+    f(x, True)
+    assert _pjrt._constant_cache_size() == 3
+    g(5.0)  # a donated scalar's buffer is the call's own: never cached
+    g(5.0)
+    assert _pjrt._constant_cache_size() == 3
+    for k in range(1100):
+        f(x, k + 0.25)
+    assert 0 < _pjrt._constant_cache_size() <= 1024
+    np.testing.assert_array_equal(f(x, 7.25), np.full(4, 7.25, np.float32))
+    _pjrt._clear_constant_cache()
+    assert _pjrt._constant_cache_size() == 0

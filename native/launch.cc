@@ -1,0 +1,94 @@
+#include "launch.h"
+
+#include <algorithm>
+#include <mutex>
+#include <utility>
+
+namespace refimpl {
+
+bool DonatedStorageRepeats(StorageUse* uses, std::size_t count) {
+  std::sort(uses, uses + count, [](const StorageUse& a, const StorageUse& b) {
+    return a.storage < b.storage || (a.storage == b.storage && a.donated < b.donated);
+  });
+  for (std::size_t k = 1; k < count; ++k) {
+    if (uses[k].storage == uses[k - 1].storage && (uses[k].donated || uses[k - 1].donated)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void DropAxis(const std::int64_t* dims, const std::int64_t* strides, int ndim, int axis,
+              SmallVector<std::int64_t, 8>* piece_dims,
+              SmallVector<std::int64_t, 8>* piece_strides) {
+  for (int d = 0; d < ndim; ++d) {
+    if (d == axis) continue;
+    piece_dims->push_back(dims[d]);
+    piece_strides->push_back(strides[d]);
+  }
+}
+
+namespace {
+
+// The outputs of the last launch with collectives (one per device), which
+// the next one waits for. Never destroyed: launches may run at exit.
+struct Inflight {
+  std::mutex mutex;
+  std::vector<std::shared_ptr<Buffer>> buffers;  // guarded by mutex
+};
+Inflight& ProcessInflight() {
+  static auto* inflight = new Inflight();
+  return *inflight;
+}
+
+void Run(const Executable& executable, ReplicatedLaunch* launch) {
+  const std::size_t n = launch->num_devices;
+  const std::size_t num_outputs = executable.num_outputs();
+  std::vector<PJRT_Buffer*> raw_outputs(n * num_outputs, nullptr);
+  std::vector<PJRT_Buffer* const*> argument_lists(n);
+  std::vector<PJRT_Buffer**> output_lists(n);
+  for (std::size_t m = 0; m < n; ++m) {
+    argument_lists[m] = launch->handles.data() + m * launch->num_args;
+    output_lists[m] = raw_outputs.data() + m * num_outputs;
+  }
+  std::sort(launch->non_donatable.begin(), launch->non_donatable.end());
+  launch->non_donatable.erase(
+      std::unique(launch->non_donatable.begin(), launch->non_donatable.end()),
+      launch->non_donatable.end());
+  executable.ExecuteReplicatedInto(argument_lists.data(), n, launch->num_args, output_lists.data(),
+                                   launch->non_donatable.data(), launch->non_donatable.size());
+  launch->outputs.clear();
+  for (PJRT_Buffer* raw : raw_outputs) {
+    launch->outputs.push_back(std::make_shared<Buffer>(executable.client(), raw));
+  }
+}
+
+}  // namespace
+
+void ExecuteReplicated(const Executable& executable, bool has_collectives,
+                       ReplicatedLaunch* launch) {
+  if (!has_collectives) {
+    Run(executable, launch);
+    return;
+  }
+  Inflight& inflight = ProcessInflight();
+  std::lock_guard<std::mutex> lock(inflight.mutex);
+  for (const auto& buffer : inflight.buffers) {
+    try {
+      buffer->BlockUntilReady();
+    } catch (...) {
+      // Donated to a later call since (so that call has finished with it).
+    }
+  }
+  Run(executable, launch);
+  const std::size_t num_outputs = executable.num_outputs();
+  std::vector<std::shared_ptr<Buffer>> firsts;
+  if (num_outputs > 0) {
+    for (std::size_t m = 0; m < launch->num_devices; ++m) {
+      firsts.push_back(launch->outputs[m * num_outputs]);
+    }
+  }
+  inflight.buffers = std::move(firsts);
+}
+
+}  // namespace refimpl
