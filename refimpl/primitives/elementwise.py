@@ -357,7 +357,9 @@ def _min(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def _pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """float32 (and 16-bit floats, through float32) by the C library's powf,
-    which XLA CPU calls (``xla_math.pow``); other dtypes by NumPy."""
+    which XLA CPU calls (``xla_math.pow``); other dtypes by NumPy. An integer
+    exponent is converted to ``x``'s dtype first, as JAX's lowering does."""
+    y = y.astype(x.dtype, copy=False)
     if x.dtype == np.float32 or x.dtype in _LOW_PRECISION:
         return _in_float32(xla_math.pow)(x, y)
     return np.power(x, y)
@@ -399,7 +401,23 @@ def _mul_impl(x: np.ndarray, y: np.ndarray, *, out_dtype=None) -> np.ndarray:
 
 div_p = binary("div", _div, NUMERIC)
 rem_p = binary("rem", _rem, REAL_NUMERIC)
-pow_p = binary("pow", _pow, INEXACT)
+pow_p = Primitive("pow")
+pow_p.def_impl(_pow)
+
+
+@pow_p.def_abstract_eval
+def _pow_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    """An inexact base; the exponent of its dtype or any integer one (JAX)."""
+    check_dtype_in("pow", x, *INEXACT)
+    if x.dtype != y.dtype and not dtypes.is_integer(y.dtype):
+        raise TypeError(
+            "pow: the first argument must have an inexact dtype (float or complex), and the "
+            "second argument an inexact or integer dtype, and two inexact dtypes must match, "
+            f"but got {x.dtype} and {y.dtype} respectively."
+        )
+    return ShapedArray(broadcasting_shape("pow", [x, y]), x.dtype, all_weak([x, y]))
+
+
 max_p = binary("max", _max, ANY)
 min_p = binary("min", _min, ANY)
 atan2_p = binary("atan2", _atan2, FLOAT)
@@ -733,9 +751,24 @@ def _strong(x: Any) -> Any:
 
 # d x^y = tx y x^(y-1) + ty log(x) x^y, with log(x) read as 0 at x = 0 (JAX);
 # both terms strongly typed, as in JAX
+def _pow_jvp_x(tx: Any, ans: Any, x: Any, y: Any) -> Any:
+    y_aval = ad_helpers.aval_of(y)
+    if not dtypes.is_integer(y_aval.dtype):
+        return mul(tx, _strong(mul(y, pow(x, sub(y, _c(1, y))))))
+    # an integer exponent: y x^(y-1) in x's dtype, 0 where y = 0 (0^-1 is inf), as JAX
+    x_aval = ad_helpers.aval_of(x)
+    shape = np.broadcast_shapes(x_aval.shape, y_aval.shape)
+    x = ad_helpers.broadcast_to(_strong(x), shape)
+    yf = ad_helpers.broadcast_to(
+        convert_element_type_p.bind(y, new_dtype=x_aval.dtype, weak_type=False), shape
+    )
+    jac = mul(_replace_zero(yf), pow(x, sub(yf, _c(1, yf))))
+    return mul(tx, select_n(eq(yf, _c(0, yf)), jac, ad_helpers.broadcast_to(_c(0, yf), shape)))
+
+
 _binary_jvp(
     pow_p,
-    lambda tx, ans, x, y: mul(tx, _strong(mul(y, pow(x, sub(y, _c(1, y)))))),
+    _pow_jvp_x,
     lambda ty, ans, x, y: _strong(mul(ty, mul(log(_replace_zero(x)), ans))),
 )
 
@@ -1029,8 +1062,17 @@ def _minmax_lowering(op: str, direction: str):
 max_p.def_lowering(_minmax_lowering("maximum", "GT"))
 min_p.def_lowering(_minmax_lowering("minimum", "LT"))
 
-for _prim, _op in [(pow_p, "power"), (atan2_p, "atan2")]:
-    _prim.def_lowering(_hlo_binary(_op, in_float32=True))
+atan2_p.def_lowering(_hlo_binary("atan2", in_float32=True))
+
+
+@pow_p.def_lowering
+def _pow_lowering(ctx, x, y):
+    """``power``, an integer exponent converted to the base's dtype first (JAX)."""
+    x_dtype = ctx.avals_in[0].dtype
+    x, y = ctx.broadcast_operands(x, y)
+    y = ctx.convert(y, ctx.avals_in[1].dtype, x_dtype)
+    return [ctx.in_float32(ctx.hlo.power, x, y, dtype=x_dtype)]
+
 
 nextafter_p.def_lowering(_hlo_binary("next_after", dialect="chlo"))
 

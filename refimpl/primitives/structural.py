@@ -56,29 +56,39 @@ def _broadcast_in_dim_abstract_eval(
     x: ShapedArray, *, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]
 ) -> ShapedArray:
     """Operand dim ``i`` becomes output dim ``broadcast_dimensions[i]``; it must
-    have size 1 or the output's size there. Dims must be strictly increasing."""
+    have size 1 or the output's size there. Dims are distinct, in any order
+    (out of order they transpose the operand, as JAX 0.10.2's)."""
     shape = as_int_tuple("broadcast_in_dim", shape, "shape")
     dims = as_int_tuple("broadcast_in_dim", broadcast_dimensions, "broadcast_dimensions")
     if any(d < 0 for d in shape):
         raise TypeError(f"broadcast_in_dim: negative dimension in shape {shape}")  # as JAX
+    # TypeErrors worded as JAX's shape rule
     if len(dims) != x.ndim:
         raise TypeError(
-            f"broadcast_in_dim: broadcast_dimensions {dims} must have one entry per operand "
-            f"dimension of shape {x.shape}"
+            f"broadcast_in_dim: broadcast_dimensions must have length equal to operand ndim; "
+            f"got broadcast_dimensions {dims} for operand shape {x.shape}"
         )
-    if any(b <= a for a, b in zip(dims, dims[1:], strict=False)) or any(
-        not 0 <= d < len(shape) for d in dims
-    ):
+    if len(shape) < x.ndim:
         raise TypeError(
-            f"broadcast_in_dim: broadcast_dimensions {dims} must be strictly increasing "
-            f"and within the output rank {len(shape)}"
+            "broadcast_in_dim: target broadcast shape must have equal or higher rank to the "
+            f"operand shape; got operand shape {x.shape} and target shape {shape}"
+        )
+    if any(not 0 <= d < len(shape) for d in dims):
+        raise TypeError(
+            "broadcast_in_dim: broadcast_dimensions must be a subset of output dimensions, "
+            f"got {dims} for output rank {len(shape)}"
         )
     for operand_dim, out_dim in enumerate(dims):
         if x.shape[operand_dim] not in (1, shape[out_dim]):
             raise TypeError(
-                f"broadcast_in_dim: operand shape {x.shape} cannot be broadcast to {shape} "
-                f"with broadcast_dimensions {dims}"
+                "broadcast_in_dim: operand dimension sizes must either be 1, or be equal to "
+                "their corresponding dimensions in the target broadcast shape; got operand "
+                f"shape {x.shape}, target shape {shape}, broadcast_dimensions {dims}"
             )
+    if len(set(dims)) != len(dims):
+        raise TypeError(
+            f"broadcast_in_dim: broadcast_dimensions must not contain duplicates, got {dims}"
+        )
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
@@ -86,8 +96,10 @@ def _broadcast_in_dim_abstract_eval(
 def _broadcast_in_dim_impl(
     x: np.ndarray, *, shape: tuple[int, ...], broadcast_dimensions: tuple[int, ...]
 ) -> np.ndarray:
+    order = sorted(range(x.ndim), key=lambda i: broadcast_dimensions[i])
+    x = np.transpose(x, order)
     expanded_shape = [1] * len(shape)
-    for operand_dim, out_dim in enumerate(broadcast_dimensions):
+    for operand_dim, out_dim in enumerate(sorted(broadcast_dimensions)):
         expanded_shape[out_dim] = x.shape[operand_dim]
     return np.broadcast_to(x.reshape(expanded_shape), shape)
 
@@ -833,8 +845,13 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
 
     if summed:
         ct = reductions.reduce_sum(ct, tuple(sorted(summed)))
-    if ad_helpers.aval_of(ct).shape != x.aval.shape:
-        ct = reshape_p.bind(ct, new_sizes=x.aval.shape)
+    # the kept dims are in output order: operand dims sorted by their output dim
+    order = sorted(range(x.aval.ndim), key=lambda i: broadcast_dimensions[i])
+    sorted_shape = tuple(x.aval.shape[i] for i in order)
+    if ad_helpers.aval_of(ct).shape != sorted_shape:
+        ct = reshape_p.bind(ct, new_sizes=sorted_shape)
+    if order != sorted(order):
+        ct = transpose_p.bind(ct, permutation=tuple(int(i) for i in np.argsort(order)))
     return [ct]
 
 
