@@ -5,7 +5,8 @@ conventions of :mod:`refimpl.transforms.ad_util` (``Zero`` symbolic zeros,
 ``float0`` tangents of integer values, ``UndefinedPrimal`` linear operands).
 Everything here applies primitives through their ``lax`` functions, so it
 works eagerly on concrete arrays and inside any trace alike. The primitive
-modules are imported lazily: they import this module.
+modules import this module, so it reaches the primitives it applies through
+:mod:`refimpl.primitives.rule_context`, whose slots they fill.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
+from refimpl.primitives import rule_context
 from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
 
 
@@ -57,9 +59,7 @@ def zeros(aval: ShapedArray) -> Any:
         return np.zeros(aval.shape, dtypes.float0)
     if aval.shape == ():
         return scalar(0, aval)  # a literal inside a trace: no equation
-    from refimpl.primitives import structural
-
-    return structural.broadcast_in_dim(scalar(0, aval), aval.shape, ())
+    return rule_context.broadcast_in_dim(scalar(0, aval), aval.shape, ())
 
 
 def instantiate(tangent: Any, aval: ShapedArray | None = None) -> Any:
@@ -75,15 +75,13 @@ def broadcast_to(x: Any, shape: tuple[int, ...]) -> Any:
     aval = aval_of(x)
     if aval.shape == tuple(shape):
         return x
-    from refimpl.primitives import structural
-
     if aval.shape == ():
-        return structural.broadcast_in_dim(x, tuple(shape), ())
+        return rule_context.broadcast_in_dim(x, tuple(shape), ())
     if len(aval.shape) != len(shape) or any(
         d not in (1, s) for d, s in zip(aval.shape, shape, strict=True)
     ):
         raise AssertionError(f"internal error: cannot broadcast {aval.str_short()} to {shape}")
-    return structural.broadcast_in_dim(x, tuple(shape), tuple(range(len(shape))))
+    return rule_context.broadcast_in_dim(x, tuple(shape), tuple(range(len(shape))))
 
 
 def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
@@ -94,15 +92,13 @@ def unbroadcast(ct: Any, aval: ShapedArray) -> Any:
         return Zero(aval)
     ct_aval = aval_of(ct)
     if ct_aval.shape != aval.shape:
-        from refimpl.primitives import reductions, structural
-
         if aval.shape == ():
-            ct = reductions.reduce_sum(ct, tuple(range(ct_aval.ndim)))
+            ct = rule_context.reduce_sum(ct, tuple(range(ct_aval.ndim)))
         else:
             axes = tuple(
                 i for i, (c, d) in enumerate(zip(ct_aval.shape, aval.shape, strict=True)) if c != d
             )
-            ct = structural.reshape(reductions.reduce_sum(ct, axes), aval.shape)
+            ct = rule_context.reshape(rule_context.reduce_sum(ct, axes), aval.shape)
     return convert(ct, aval.dtype)
 
 
@@ -110,9 +106,7 @@ def convert(x: Any, dtype: np.dtype) -> Any:
     """``x`` as ``dtype`` (nothing applied when it already is)."""
     if aval_of(x).dtype == dtype:
         return x
-    from refimpl.primitives import elementwise
-
-    return elementwise.convert_element_type_p.bind(
+    return rule_context.convert_element_type_p.bind(
         x, new_dtype=np.dtype(dtype), weak_type=aval_of(x).weak_type
     )
 
@@ -123,9 +117,7 @@ def add_tangents(a: Any, b: Any) -> Any:
         return b
     if isinstance(b, Zero):
         return a
-    from refimpl.primitives import elementwise
-
-    return elementwise.add(a, b)
+    return rule_context.add(a, b)
 
 
 def sum_tangents(terms: Sequence[Any], out_aval: ShapedArray) -> Any:

@@ -25,7 +25,7 @@ import numpy as np
 
 from refimpl import dtypes
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, batch_rules, xla_math
+from refimpl.primitives import ad_helpers, batch_rules, rule_context, xla_math
 from refimpl.primitives.base import (
     Primitive,
     all_weak,
@@ -1328,6 +1328,13 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     """Convert ``x`` to ``new_dtype`` (canonicalized for the x64 flag)."""
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+# ad_helpers and structural's pad rules, below this module, apply these
+rule_context.add = add
+rule_context.sub = sub
+rule_context.select = select
+rule_context.convert_element_type_p = convert_element_type_p
 
 
 __all__ = [

@@ -33,7 +33,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, batch_rules, elementwise, structural
+from refimpl.primitives import ad_helpers, batch_rules, elementwise, rule_context, structural
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple, normalize_axis
 from refimpl.transforms.masking.shape_spec import Dim
 
@@ -1050,6 +1050,11 @@ def scatter_add_along_axis(
     axis = normalize_axis("scatter_add_along_axis", axis, ndim)
     mode = _check_mode("scatter_add_along_axis", mode, SCATTER_MODES)
     return scatter_add_p.bind(operand, indices, updates, axis=axis, mode=mode)
+
+
+# structural's mask rules (rev, concatenate), below this module, bind these
+rule_context.dynamic_slice_p = dynamic_slice_p
+rule_context.dynamic_update_slice_p = dynamic_update_slice_p
 
 
 __all__ = [

@@ -1185,6 +1185,10 @@ def sort_key_val(keys: Any, values: Any, dimension: int = -1, is_stable: bool = 
     return sort((keys, values), dimension=dimension, is_stable=is_stable, num_keys=1)
 
 
+# ad_helpers' unbroadcast and structural's transposes, below this module, sum
+rule_context.reduce_sum = reduce_sum
+
+
 __all__ = [
     "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or",
     "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin", "sort", "sort_key_val",

@@ -9,6 +9,12 @@ cannot import them; those modules fill these slots when they are imported
 lowering, which alone needs it), which happens before any program exists
 (importing any refimpl module imports the package). A slot still empty when
 a rule runs is an internal error.
+
+It also holds the few primitives that a primitive module's rules apply from
+a sibling module above it (the "sibling primitives" below): the modules
+``ad_helpers``, ``structural``, ``batch_rules``, ``elementwise``, ``indexing``
+and ``reductions`` import one another only in that order, and each fills its
+slots here when imported.
 """
 
 from __future__ import annotations
@@ -17,14 +23,19 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "add",
     "add_tangents",
     "axis_frame",
     "backward_pass",
     "batch_program",
     "batch_subprogram",
     "batch_trace",
+    "broadcast_in_dim",
     "closed_program",
+    "convert_element_type_p",
     "current_frame",
+    "dynamic_slice_p",
+    "dynamic_update_slice_p",
     "eval_program",
     "fill_zeros",
     "instantiate",
@@ -34,6 +45,10 @@ __all__ = [
     "match_aval",
     "memo",
     "permute_program",
+    "reduce_sum",
+    "reshape",
+    "select",
+    "sub",
     "transpose_program",
     "unroll_scans",
     "vmap",
@@ -46,6 +61,13 @@ def _unfilled(name: str) -> Callable[..., Any]:
         raise AssertionError(f"internal error: rule_context.{name} was never filled")
 
     return missing
+
+
+class _UnfilledPrimitive:
+    """A primitive slot not filled yet: binding it is an internal error."""
+
+    def __init__(self, name: str) -> None:
+        self.bind = _unfilled(name)
 
 
 # refimpl.interpreter
@@ -73,3 +95,24 @@ batch_program: Callable[..., Any] = _unfilled("batch_program")
 batch_trace: Any = _unfilled("batch_trace")  # the BatchTrace class
 # refimpl.transforms.scan (imported by the PJRT lowering, the one user)
 unroll_scans: Callable[..., Any] = _unfilled("unroll_scans")
+
+# --- sibling primitives ----------------------------------------------------------------
+# A lower primitive module's rules that apply a higher one's primitive:
+# ad_helpers' tangent arithmetic (zeros and broadcasting, unbroadcast, convert,
+# add_tangents), broadcast_in_dim's and pad's transposes (a sum; pad's also a
+# difference), pad's batch rule (a select) and the mask rules of rev and
+# concatenate (a dynamic slice, a dynamic update). Binders where the rule
+# calls the public function, primitives where it binds one directly.
+# refimpl.primitives.structural
+broadcast_in_dim: Callable[..., Any] = _unfilled("broadcast_in_dim")
+reshape: Callable[..., Any] = _unfilled("reshape")
+# refimpl.primitives.elementwise
+add: Callable[..., Any] = _unfilled("add")
+sub: Callable[..., Any] = _unfilled("sub")
+select: Callable[..., Any] = _unfilled("select")
+convert_element_type_p: Any = _UnfilledPrimitive("convert_element_type_p")
+# refimpl.primitives.indexing
+dynamic_slice_p: Any = _UnfilledPrimitive("dynamic_slice_p")
+dynamic_update_slice_p: Any = _UnfilledPrimitive("dynamic_update_slice_p")
+# refimpl.primitives.reductions
+reduce_sum: Callable[..., Any] = _unfilled("reduce_sum")

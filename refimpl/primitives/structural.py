@@ -22,7 +22,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers
+from refimpl.primitives import ad_helpers, rule_context
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple, normalize_axis
 from refimpl.transforms.masking.shape_spec import Dim
 
@@ -264,8 +264,6 @@ def _rev_mask(ctx, x, *, dimensions):
     """Reversing a masked dim (logical L, padded P) leaves the valid entries
     at ``[P - L, P)``; they are moved back to the front by padding with P
     entries and taking a P-entry window at the run-time offset ``P - L``."""
-    from refimpl.primitives.indexing import dynamic_slice_p  # indexing imports this module
-
     out = rev_p.bind(x, dimensions=dimensions)
     logical, aval = ctx.logical_in[0], ctx.avals_in[0]
     zero = tracing.TypedScalar(0, aval.dtype, aval.weak_type)
@@ -275,7 +273,7 @@ def _rev_mask(ctx, x, *, dimensions):
             grown = pad_p.bind(out, zero, padding_config=config)
             starts = [np.int32(0)] * aval.ndim
             starts[d] = ctx.index(aval.shape[d] - logical[d])
-            out = dynamic_slice_p.bind(grown, *starts, slice_sizes=aval.shape)
+            out = rule_context.dynamic_slice_p.bind(grown, *starts, slice_sizes=aval.shape)
     return out, logical
 
 
@@ -507,11 +505,9 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
     )
     ct_pv = None
     if pv_linear:
-        from refimpl.primitives import elementwise, reductions
-
         every = tuple(range(len(shape)))
-        ct_pv = elementwise.sub(
-            reductions.reduce_sum(ct, every), reductions.reduce_sum(ct_x, every)
+        ct_pv = rule_context.sub(
+            rule_context.reduce_sum(ct, every), rule_context.reduce_sum(ct_x, every)
         )
     return [ct_x if x_linear else None, ct_pv]
 
@@ -538,9 +534,7 @@ def _pad_batch(args, dims, *, padding_config):
     mask = pad_p.bind(inside, np.zeros((), bool), padding_config=tuple(config))
     out_shape = shape_of(padded)
     fill = broadcast_in_dim(value, out_shape, (bd,))
-    from refimpl.primitives import elementwise
-
-    return elementwise.select(mask, padded, fill), bd
+    return rule_context.select(mask, padded, fill), bd
 
 
 # --- pad: mask
@@ -643,8 +637,6 @@ def _concatenate_mask(ctx, *xs, dimension):
     parts are packed: operand i goes at the sum of the logical sizes before
     it, a ``dynamic_update_slice`` at a run-time offset (each later operand
     overwrites the padding of the ones before). Logical size: the sum."""
-    from refimpl.primitives.indexing import dynamic_update_slice_p  # it imports this module
-
     logicals = ctx.logical_in
     out_logical = [
         sum((logical[d] for logical in logicals), Dim.constant(0))
@@ -658,7 +650,7 @@ def _concatenate_mask(ctx, *xs, dimension):
         if offset != padded_offset:  # a masked operand before this one
             starts = [np.int32(0)] * aval.ndim
             starts[dimension] = ctx.index(offset)
-            out = dynamic_update_slice_p.bind(out, x, *starts)
+            out = rule_context.dynamic_update_slice_p.bind(out, x, *starts)
         offset, padded_offset = offset + logical[dimension], padded_offset + aval.shape[dimension]
     return out, tuple(out_logical)
 
@@ -841,10 +833,8 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
         for operand_dim, out_dim in enumerate(broadcast_dimensions)
         if x.aval.shape[operand_dim] == 1 and shape[out_dim] != 1
     ]
-    from refimpl.primitives import reductions
-
     if summed:
-        ct = reductions.reduce_sum(ct, tuple(sorted(summed)))
+        ct = rule_context.reduce_sum(ct, tuple(sorted(summed)))
     # the kept dims are in output order: operand dims sorted by their output dim
     order = sorted(range(x.aval.ndim), key=lambda i: broadcast_dimensions[i])
     sorted_shape = tuple(x.aval.shape[i] for i in order)
@@ -1123,6 +1113,11 @@ def iota(dtype: Any, size: int):
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
         raise TypeError(f"iota: size must be an int, got {size!r}")
     return broadcasted_iota(dtype, (int(size),), 0)
+
+
+# ad_helpers, below this module, broadcasts and reshapes through these slots
+rule_context.broadcast_in_dim = broadcast_in_dim
+rule_context.reshape = reshape
 
 
 __all__ = [
