@@ -106,6 +106,13 @@ LOCAL_IMPORT_ALLOWLIST: dict[tuple[str, str], str] = {
     # `python -m refimpl.backends.pjrt` parses its arguments before it loads the
     # native extension, so that --help works without it
     ("refimpl.backends.pjrt.__main__", "refimpl.backends.pjrt"): "CLI starts fast",
+    # a JAX platform name ("gpu", "tpu") is mapped to a backend by asking the
+    # PJRT plugin's platform, only when such a name is used; the native module
+    # may be missing (the import fails and the answer is "no pjrt platform")
+    ("refimpl.as_jax", "refimpl.backends.pjrt.executables"): "optional native module",
+    # the lowering loads jaxlib's MLIR (~150 ms), which a process whose
+    # executables all come from the persistent compilation cache never needs
+    ("refimpl.backends.pjrt.executables", "refimpl.backends.pjrt.lowering"): "MLIR when used",
 }
 
 # Compiled modules inside the package: no Python imports of their own, so no
