@@ -41,6 +41,7 @@ import numpy as np
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers, batch_rules
+from refimpl.primitives import composite_ops as ops
 from refimpl.primitives.base import Primitive
 
 # --- shared checks and the composite lowering ---------------------------------------------
@@ -59,8 +60,8 @@ def _check_matrix(name: str, a: ShapedArray, square: bool = True) -> None:
 
 def composite_lowering(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """A lowering rule that traces ``fn(*operands, **params)`` (written with
-    ``lax``/``refimpl.numpy`` functions) at the equation's input types and
-    inlines the resulting program."""
+    primitives: their binders and :mod:`~refimpl.primitives.composite_ops`) at
+    the equation's input types and inlines the resulting program."""
 
     def rule(ctx: Any, *args: Any, **params: Any) -> list[Any]:
         for aval in ctx.avals_in:
@@ -99,18 +100,6 @@ def _per_matrix(fn: Callable[..., Any], *arrays: np.ndarray) -> list[np.ndarray]
     return results
 
 
-def _rnp() -> Any:
-    import refimpl.numpy as rnp  # the numpy layer imports the primitives
-
-    return rnp
-
-
-def _lax() -> Any:
-    from refimpl import lax
-
-    return lax
-
-
 # --- cholesky --------------------------------------------------------------------------------
 
 cholesky_p = Primitive("cholesky")
@@ -142,22 +131,21 @@ def _wide(dtype: np.dtype) -> np.dtype:
 
 
 def _cholesky_program(a: Any) -> Any:
-    rnp, lax = _rnp(), _lax()
     n = a.shape[-1]
-    rows = lax.broadcasted_iota(np.int32, a.shape, a.ndim - 2)
-    cols = lax.broadcasted_iota(np.int32, a.shape, a.ndim - 1)
+    rows = ops.broadcasted_iota(np.int32, a.shape, a.ndim - 2)
+    cols = ops.broadcasted_iota(np.int32, a.shape, a.ndim - 1)
 
     def column(j: Any, factor: Any) -> Any:
-        a_col = lax.dynamic_slice_in_dim(a, j, 1, a.ndim - 1)  # (..., n, 1)
-        l_row = lax.dynamic_slice_in_dim(factor, j, 1, a.ndim - 2)  # (..., 1, n)
-        col = a_col - rnp.matmul(factor, rnp.swapaxes(l_row, -1, -2))
-        pivot = rnp.sqrt(lax.dynamic_slice_in_dim(col, j, 1, a.ndim - 2))  # (..., 1, 1)
-        new = rnp.where(rows == j, pivot, col / pivot)
-        return rnp.where((cols == j) & (rows >= j), new, factor)
+        a_col = ops.dynamic_slice_in_dim(a, j, 1, a.ndim - 1)  # (..., n, 1)
+        l_row = ops.dynamic_slice_in_dim(factor, j, 1, a.ndim - 2)  # (..., 1, n)
+        col = a_col - ops.matmul(factor, ops.swapaxes(l_row, -1, -2))
+        pivot = ops.sqrt(ops.dynamic_slice_in_dim(col, j, 1, a.ndim - 2))  # (..., 1, 1)
+        new = ops.where(rows == j, pivot, col / pivot)
+        return ops.where((cols == j) & (rows >= j), new, factor)
 
-    factor = lax.fori_loop(0, n, column, rnp.zeros_like(a))
-    failed = rnp.any(rnp.isnan(factor), axis=(-2, -1), keepdims=True)
-    return rnp.where(failed, rnp.where(rows >= cols, rnp.nan, 0), factor)
+    factor = ops.fori_loop(0, n, column, ops.zeros_like(a))
+    failed = ops.any(ops.isnan(factor), axis=(-2, -1), keepdims=True)
+    return ops.where(failed, ops.where(rows >= cols, np.nan, 0), factor)
 
 
 cholesky_p.def_lowering(composite_lowering("cholesky", _cholesky_program))
@@ -231,28 +219,27 @@ def _substitute(t: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _triangular_solve_program(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-    rnp, lax = _rnp(), _lax()
-    op = rnp.tril(a) if lower else rnp.triu(a)
+    op = ops.tril(a) if lower else ops.triu(a)
     n = a.shape[-1]
     if unit_diagonal:
-        op = rnp.where(rnp.eye(n, dtype=bool), rnp.ones_like(op), op)
+        op = ops.where(ops.eye(n, dtype=bool), ops.ones_like(op), op)
     forward = lower
     if transpose_a:
-        op, forward = rnp.swapaxes(op, -1, -2), not forward
+        op, forward = ops.swapaxes(op, -1, -2), not forward
     if not left_side:  # X op = B  <=>  op^T X^T = B^T
-        op, forward, b = rnp.swapaxes(op, -1, -2), not forward, rnp.swapaxes(b, -1, -2)
+        op, forward, b = ops.swapaxes(op, -1, -2), not forward, ops.swapaxes(b, -1, -2)
     axis = b.ndim - 2
 
     def row(step: Any, x: Any) -> Any:
         i = step if forward else n - 1 - step
-        a_row = lax.dynamic_slice_in_dim(op, i, 1, axis)  # (..., 1, n)
-        b_row = lax.dynamic_slice_in_dim(b, i, 1, axis)  # (..., 1, k)
-        pivot = lax.dynamic_slice_in_dim(a_row, i, 1, axis + 1)  # (..., 1, 1)
-        value = (b_row - rnp.matmul(a_row, x)) / pivot
-        return lax.dynamic_update_slice_in_dim(x, value, i, axis)
+        a_row = ops.dynamic_slice_in_dim(op, i, 1, axis)  # (..., 1, n)
+        b_row = ops.dynamic_slice_in_dim(b, i, 1, axis)  # (..., 1, k)
+        pivot = ops.dynamic_slice_in_dim(a_row, i, 1, axis + 1)  # (..., 1, 1)
+        value = (b_row - ops.matmul(a_row, x)) / pivot
+        return ops.dynamic_update_slice_in_dim(x, value, i, axis)
 
-    x = lax.fori_loop(0, n, row, rnp.zeros_like(b))
-    return x if left_side else rnp.swapaxes(x, -1, -2)
+    x = ops.fori_loop(0, n, row, ops.zeros_like(b))
+    return x if left_side else ops.swapaxes(x, -1, -2)
 
 
 triangular_solve_p.def_lowering(composite_lowering("triangular_solve", _triangular_solve_program))
@@ -302,41 +289,40 @@ def _lu_impl(a: np.ndarray) -> list[np.ndarray]:
 
 
 def _lu_program(a: Any) -> tuple[Any, Any, Any]:
-    rnp, lax = _rnp(), _lax()
     m, n = a.shape[-2:]
     batch = a.shape[:-2]
-    rows = lax.broadcasted_iota(np.int32, (m,), 0)
-    row_grid = lax.broadcasted_iota(np.int32, a.shape, a.ndim - 2)
-    col_grid = lax.broadcasted_iota(np.int32, a.shape, a.ndim - 1)
+    rows = ops.broadcasted_iota(np.int32, (m,), 0)
+    row_grid = ops.broadcasted_iota(np.int32, a.shape, a.ndim - 2)
+    col_grid = ops.broadcasted_iota(np.int32, a.shape, a.ndim - 1)
 
     def step(j: Any, carry: Any) -> Any:
         lu, pivots, perm = carry
-        column = lax.dynamic_slice_in_dim(lu, j, 1, a.ndim - 1)[..., 0]  # (..., m)
-        p = rnp.argmax(rnp.where(rows >= j, rnp.abs(column), -1.0), axis=-1)  # (...,)
-        pivots = lax.dynamic_update_slice_in_dim(
+        column = ops.dynamic_slice_in_dim(lu, j, 1, a.ndim - 1)[..., 0]  # (..., m)
+        p = ops.argmax(ops.where(rows >= j, ops.abs(column), -1.0), axis=-1)  # (...,)
+        pivots = ops.dynamic_update_slice_in_dim(
             pivots, p[..., None].astype(np.int32), j, pivots.ndim - 1
         )
         # the row order with j and p exchanged
         p_col = p[..., None]
-        order = rnp.where(rows == j, p_col, rnp.where(rows == p_col, j, rows))
-        lu = rnp.take_along_axis(lu, order[..., :, None], axis=-2)
-        perm = rnp.take_along_axis(perm, order, axis=-1)
-        pivot_row = lax.dynamic_slice_in_dim(lu, j, 1, a.ndim - 2)  # (..., 1, n)
-        pivot = lax.dynamic_slice_in_dim(pivot_row, j, 1, a.ndim - 1)  # (..., 1, 1)
-        column = lax.dynamic_slice_in_dim(lu, j, 1, a.ndim - 1)  # (..., m, 1)
-        scaled = rnp.where(pivot != 0, column / rnp.where(pivot != 0, pivot, 1), column)
-        multipliers = rnp.where(row_grid[..., :1] > j, scaled, 0)  # (..., m, 1)
-        update = multipliers * rnp.where(col_grid[..., :1, :] > j, pivot_row, 0)
+        order = ops.where(rows == j, p_col, ops.where(rows == p_col, j, rows))
+        lu = ops.take_along_axis(lu, order[..., :, None], axis=-2)
+        perm = ops.take_along_axis(perm, order, axis=-1)
+        pivot_row = ops.dynamic_slice_in_dim(lu, j, 1, a.ndim - 2)  # (..., 1, n)
+        pivot = ops.dynamic_slice_in_dim(pivot_row, j, 1, a.ndim - 1)  # (..., 1, 1)
+        column = ops.dynamic_slice_in_dim(lu, j, 1, a.ndim - 1)  # (..., m, 1)
+        scaled = ops.where(pivot != 0, column / ops.where(pivot != 0, pivot, 1), column)
+        multipliers = ops.where(row_grid[..., :1] > j, scaled, 0)  # (..., m, 1)
+        update = multipliers * ops.where(col_grid[..., :1, :] > j, pivot_row, 0)
         lu = lu - update
-        return rnp.where((col_grid == j) & (row_grid > j), multipliers, lu), pivots, perm
+        return ops.where((col_grid == j) & (row_grid > j), multipliers, lu), pivots, perm
 
     k = min(m, n)
     init = (
         a,
-        rnp.zeros((*batch, k), np.int32),
-        rnp.broadcast_to(rnp.arange(m, dtype=np.int32), (*batch, m)),
+        ops.zeros((*batch, k), np.int32),
+        ops.broadcast_to(ops.arange(m, dtype=np.int32), (*batch, m)),
     )
-    return lax.fori_loop(0, k, step, init)
+    return ops.fori_loop(0, k, step, init)
 
 
 lu_p.def_lowering(composite_lowering("lu", _lu_program))
@@ -372,32 +358,31 @@ def _qr_impl(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
 
 def _householder_qr(a: Any) -> tuple[Any, Any]:
     """Full ``(Q, R)`` by Householder reflections (LAPACK's sign choice)."""
-    rnp, lax = _rnp(), _lax()
     m, n = a.shape[-2:]
-    rows = lax.broadcasted_iota(np.int32, (m,), 0)
-    q0 = rnp.broadcast_to(rnp.eye(m, dtype=a.dtype), (*a.shape[:-2], m, m))
+    rows = ops.broadcasted_iota(np.int32, (m,), 0)
+    q0 = ops.broadcast_to(ops.eye(m, dtype=a.dtype), (*a.shape[:-2], m, m))
 
     def reflect(j: Any, carry: Any) -> Any:
         q, r = carry
-        x = lax.dynamic_slice_in_dim(r, j, 1, a.ndim - 1)[..., 0]  # column j, (..., m)
-        x = rnp.where(rows >= j, x, 0)
-        alpha = rnp.sum(rnp.where(rows == j, x, 0), axis=-1, keepdims=True)
-        below = rnp.sqrt(rnp.sum(rnp.where(rows > j, x * x, 0), axis=-1, keepdims=True))
-        norm = rnp.hypot(alpha, below)
-        beta = rnp.where(alpha >= 0, -norm, norm)
+        x = ops.dynamic_slice_in_dim(r, j, 1, a.ndim - 1)[..., 0]  # column j, (..., m)
+        x = ops.where(rows >= j, x, 0)
+        alpha = ops.sum(ops.where(rows == j, x, 0), axis=-1, keepdims=True)
+        below = ops.sqrt(ops.sum(ops.where(rows > j, x * x, 0), axis=-1, keepdims=True))
+        norm = ops.hypot(alpha, below)
+        beta = ops.where(alpha >= 0, -norm, norm)
         skip = below == 0  # H = I (tau = 0), as LAPACK's larfg
-        safe_beta = rnp.where(skip, 1, beta)
-        tau = rnp.where(skip, 0, (safe_beta - alpha) / safe_beta)
-        scale = rnp.where(skip, 1, alpha - safe_beta)
-        v = rnp.where(rows == j, 1, rnp.where(rows > j, x / scale, 0))  # (..., m)
-        vr = rnp.matmul(v[..., None, :], r)  # (..., 1, n)
+        safe_beta = ops.where(skip, 1, beta)
+        tau = ops.where(skip, 0, (safe_beta - alpha) / safe_beta)
+        scale = ops.where(skip, 1, alpha - safe_beta)
+        v = ops.where(rows == j, 1, ops.where(rows > j, x / scale, 0))  # (..., m)
+        vr = ops.matmul(v[..., None, :], r)  # (..., 1, n)
         r = r - tau[..., None] * v[..., :, None] * vr
-        qv = rnp.matmul(q, v[..., :, None])  # (..., m, 1)
+        qv = ops.matmul(q, v[..., :, None])  # (..., m, 1)
         q = q - tau[..., None] * qv * v[..., None, :]
         return q, r
 
-    q, r = lax.fori_loop(0, min(m, n), reflect, (q0, a))
-    return q, rnp.triu(r)
+    q, r = ops.fori_loop(0, min(m, n), reflect, (q0, a))
+    return q, ops.triu(r)
 
 
 def _qr_program(a: Any, *, full_matrices: bool) -> tuple[Any, Any]:
@@ -438,10 +423,9 @@ def _eigh_impl(a: np.ndarray, *, lower: bool) -> list[np.ndarray]:
 
 
 def _symmetric_from(a: Any, lower: bool) -> Any:
-    rnp = _rnp()
-    half = rnp.tril(a) if lower else rnp.triu(a)
-    strict = rnp.tril(a, -1) if lower else rnp.triu(a, 1)
-    return half + rnp.swapaxes(strict, -1, -2)
+    half = ops.tril(a) if lower else ops.triu(a)
+    strict = ops.tril(a, -1) if lower else ops.triu(a, 1)
+    return half + ops.swapaxes(strict, -1, -2)
 
 
 def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -452,61 +436,59 @@ def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
 def _jacobi_eigh(s: Any) -> tuple[Any, Any]:
     """Cyclic Jacobi: rotate away ``s[p, q]`` for every pair, sweep after
     sweep, until the off-diagonal norm is tiny. Returns (V, w) unsorted."""
-    rnp, lax = _rnp(), _lax()
     n = s.shape[-1]
-    eye = rnp.eye(n, dtype=s.dtype)
+    eye = ops.eye(n, dtype=s.dtype)
     p_of, q_of = _pairs(n)
-    index = lax.broadcasted_iota(np.int32, (n,), 0)
+    index = ops.broadcasted_iota(np.int32, (n,), 0)
     eps = float(np.finfo(np.dtype(s.dtype)).eps) if s.dtype != dtypes.bfloat16 else 2.0**-7
 
     def rotate(k: Any, carry: Any) -> Any:
         mat, vecs = carry
-        p, q = rnp.asarray(p_of)[k], rnp.asarray(q_of)[k]
+        p, q = ops.index_at(p_of, k), ops.index_at(q_of, k)
         e_p = (index == p).astype(s.dtype)
         e_q = (index == q).astype(s.dtype)
-        app = rnp.einsum("...ij,i,j->...", mat, e_p, e_p)
-        aqq = rnp.einsum("...ij,i,j->...", mat, e_q, e_q)
-        apq = rnp.einsum("...ij,i,j->...", mat, e_p, e_q)
+        app = ops.quadratic_form(mat, e_p, e_p)
+        aqq = ops.quadratic_form(mat, e_q, e_q)
+        apq = ops.quadratic_form(mat, e_p, e_q)
         nonzero = apq != 0
-        theta = (aqq - app) / rnp.where(nonzero, 2 * apq, 1)
-        t = rnp.where(theta >= 0, 1.0, -1.0) / (rnp.abs(theta) + rnp.sqrt(theta * theta + 1))
-        t = rnp.where(nonzero, t, 0)
-        c = 1 / rnp.sqrt(t * t + 1)
+        theta = (aqq - app) / ops.where(nonzero, 2 * apq, 1)
+        t = ops.where(theta >= 0, 1.0, -1.0) / (ops.abs(theta) + ops.sqrt(theta * theta + 1))
+        t = ops.where(nonzero, t, 0)
+        c = 1 / ops.sqrt(t * t + 1)
         sn = t * c
         c_, s_ = c[..., None, None], sn[..., None, None]
-        pp = rnp.outer(e_p, e_p) + rnp.outer(e_q, e_q)
-        pq = rnp.outer(e_p, e_q) - rnp.outer(e_q, e_p)
+        pp = ops.outer(e_p, e_p) + ops.outer(e_q, e_q)
+        pq = ops.outer(e_p, e_q) - ops.outer(e_q, e_p)
         rot = eye + (c_ - 1) * pp + s_ * pq
-        mat = rnp.matmul(rnp.swapaxes(rot, -1, -2), rnp.matmul(mat, rot))
-        return mat, rnp.matmul(vecs, rot)
+        mat = ops.matmul(ops.swapaxes(rot, -1, -2), ops.matmul(mat, rot))
+        return mat, ops.matmul(vecs, rot)
 
     def off_norm(mat: Any) -> Any:
-        return rnp.sqrt(rnp.sum(rnp.where(rnp.eye(n, dtype=bool), 0, mat * mat)))
+        return ops.sqrt(ops.sum(ops.where(ops.eye(n, dtype=bool), 0, mat * mat)))
 
-    scale = rnp.sqrt(rnp.sum(s * s)) * eps
+    scale = ops.sqrt(ops.sum(s * s)) * eps
 
     def sweep(carry: Any) -> Any:
         mat, vecs, count = carry
-        mat, vecs = lax.fori_loop(0, len(p_of), rotate, (mat, vecs))
+        mat, vecs = ops.fori_loop(0, len(p_of), rotate, (mat, vecs))
         return mat, vecs, count + 1
 
     def going(carry: Any) -> Any:
         mat, _, count = carry
         return (off_norm(mat) > scale) & (count < 30)
 
-    vecs0 = rnp.broadcast_to(eye, s.shape)
+    vecs0 = ops.broadcast_to(eye, s.shape)
     if n < 2:
-        return vecs0, rnp.diagonal(s, axis1=-2, axis2=-1)
-    mat, vecs, _ = lax.while_loop(going, sweep, (s, vecs0, rnp.asarray(0, dtype=np.int32)))
-    return vecs, rnp.diagonal(mat, axis1=-2, axis2=-1)
+        return vecs0, ops.diagonal(s)
+    mat, vecs, _ = ops.while_loop(going, sweep, (s, vecs0, ops.asarray(0, dtype=np.int32)))
+    return vecs, ops.diagonal(mat)
 
 
 def _eigh_program(a: Any, *, lower: bool) -> tuple[Any, Any]:
-    rnp = _rnp()
     vecs, w = _jacobi_eigh(_symmetric_from(a, lower))
-    order = rnp.argsort(w, axis=-1)
-    w = rnp.take_along_axis(w, order, axis=-1)
-    vecs = rnp.take_along_axis(vecs, order[..., None, :], axis=-1)
+    order = ops.argsort(w, axis=-1)
+    w = ops.take_along_axis(w, order, axis=-1)
+    vecs = ops.take_along_axis(vecs, order[..., None, :], axis=-1)
     return vecs, w
 
 
@@ -550,83 +532,80 @@ def _svd_impl(a: np.ndarray, *, full_matrices: bool, compute_uv: bool) -> list[n
 
 def _jacobi_svd(a: Any) -> tuple[Any, Any, Any]:
     """One-sided Jacobi on the columns of ``a`` (m >= n): (U thin, s, V), unsorted."""
-    rnp, lax = _rnp(), _lax()
     m, n = a.shape[-2:]
     p_of, q_of = _pairs(n)
-    index = lax.broadcasted_iota(np.int32, (n,), 0)
-    eye = rnp.eye(n, dtype=a.dtype)
+    index = ops.broadcasted_iota(np.int32, (n,), 0)
+    eye = ops.eye(n, dtype=a.dtype)
     eps = float(np.finfo(np.dtype(a.dtype)).eps) if a.dtype != dtypes.bfloat16 else 2.0**-7
 
     def rotate(k: Any, carry: Any) -> Any:
         u, v, worst = carry
-        p, q = rnp.asarray(p_of)[k], rnp.asarray(q_of)[k]
+        p, q = ops.index_at(p_of, k), ops.index_at(q_of, k)
         e_p = (index == p).astype(a.dtype)
         e_q = (index == q).astype(a.dtype)
-        up, uq = rnp.matmul(u, e_p), rnp.matmul(u, e_q)  # (..., m)
-        alpha, beta = rnp.sum(up * up, -1), rnp.sum(uq * uq, -1)
-        gamma = rnp.sum(up * uq, -1)
-        active = rnp.abs(gamma) > eps * rnp.sqrt(alpha * beta)
-        zeta = (beta - alpha) / rnp.where(active, 2 * gamma, 1)
-        t = rnp.where(zeta >= 0, 1.0, -1.0) / (rnp.abs(zeta) + rnp.sqrt(1 + zeta * zeta))
-        t = rnp.where(active, t, 0)
-        c = 1 / rnp.sqrt(1 + t * t)
+        up, uq = ops.matmul(u, e_p), ops.matmul(u, e_q)  # (..., m)
+        alpha, beta = ops.sum(up * up, -1), ops.sum(uq * uq, -1)
+        gamma = ops.sum(up * uq, -1)
+        active = ops.abs(gamma) > eps * ops.sqrt(alpha * beta)
+        zeta = (beta - alpha) / ops.where(active, 2 * gamma, 1)
+        t = ops.where(zeta >= 0, 1.0, -1.0) / (ops.abs(zeta) + ops.sqrt(1 + zeta * zeta))
+        t = ops.where(active, t, 0)
+        c = 1 / ops.sqrt(1 + t * t)
         sn = c * t
         c_, s_ = c[..., None, None], sn[..., None, None]
-        pp = rnp.outer(e_p, e_p) + rnp.outer(e_q, e_q)
-        pq = rnp.outer(e_p, e_q) - rnp.outer(e_q, e_p)
+        pp = ops.outer(e_p, e_p) + ops.outer(e_q, e_q)
+        pq = ops.outer(e_p, e_q) - ops.outer(e_q, e_p)
         rot = eye + (c_ - 1) * pp + s_ * pq
-        worst = worst | rnp.any(active)
-        return rnp.matmul(u, rot), rnp.matmul(v, rot), worst
+        worst = worst | ops.any(active)
+        return ops.matmul(u, rot), ops.matmul(v, rot), worst
 
     def sweep(carry: Any) -> Any:
         u, v, _, count = carry
-        u, v, active = lax.fori_loop(0, len(p_of), rotate, (u, v, rnp.asarray(False)))
+        u, v, active = ops.fori_loop(0, len(p_of), rotate, (u, v, ops.asarray(False)))
         return u, v, active, count + 1
 
     def going(carry: Any) -> Any:
         return carry[2] & (carry[3] < 30)
 
-    v0 = rnp.broadcast_to(eye, (*a.shape[:-2], n, n))
+    v0 = ops.broadcast_to(eye, (*a.shape[:-2], n, n))
     if n < 2:
         u, v = a, v0
     else:
-        init = (a, v0, rnp.asarray(True), rnp.asarray(0, dtype=np.int32))
-        u, v, _, _ = lax.while_loop(going, sweep, init)
-    s = rnp.sqrt(rnp.sum(u * u, axis=-2))  # (..., n)
-    u = u / rnp.where(s > 0, s, 1)[..., None, :]
+        init = (a, v0, ops.asarray(True), ops.asarray(0, dtype=np.int32))
+        u, v, _, _ = ops.while_loop(going, sweep, init)
+    s = ops.sqrt(ops.sum(u * u, axis=-2))  # (..., n)
+    u = u / ops.where(s > 0, s, 1)[..., None, :]
     return u, s, v
 
 
 def _svd_program(a: Any, *, full_matrices: bool, compute_uv: bool) -> tuple[Any, ...]:
-    rnp = _rnp()
     m, n = a.shape[-2:]
     wide = m >= n
-    u, s, v = _jacobi_svd(a if wide else rnp.swapaxes(a, -1, -2))
-    order = rnp.argsort(s, axis=-1, descending=True)
-    s = rnp.take_along_axis(s, order, axis=-1)
+    u, s, v = _jacobi_svd(a if wide else ops.swapaxes(a, -1, -2))
+    order = ops.argsort(s, axis=-1, descending=True)
+    s = ops.take_along_axis(s, order, axis=-1)
     if not compute_uv:
         return (s,)
-    u = rnp.take_along_axis(u, order[..., None, :], axis=-1)
-    v = rnp.take_along_axis(v, order[..., None, :], axis=-1)
+    u = ops.take_along_axis(u, order[..., None, :], axis=-1)
+    v = ops.take_along_axis(v, order[..., None, :], axis=-1)
     if full_matrices:
         u = _complete_basis(u)
         v = _complete_basis(v)
     if not wide:  # A^T = U S V^T  =>  A = V S U^T
         u, v = v, u
-    return s, u, rnp.swapaxes(v, -1, -2)
+    return s, u, ops.swapaxes(v, -1, -2)
 
 
 def _complete_basis(u: Any) -> Any:
     """``u`` (orthonormal columns, m x k) extended to an m x m orthogonal matrix:
     Q of a QR of ``u`` spans the same first k columns (up to their signs, which
     R's diagonal gives back) and completes them."""
-    rnp = _rnp()
     m, k = u.shape[-2:]
     if m == k:
         return u
     q, r = _householder_qr(u)
-    signs = rnp.where(rnp.diagonal(r, axis1=-2, axis2=-1) < 0, -1.0, 1.0).astype(u.dtype)
-    return rnp.concatenate([q[..., :, :k] * signs[..., None, :], q[..., :, k:]], axis=-1)
+    signs = ops.where(ops.diagonal(r) < 0, -1.0, 1.0).astype(u.dtype)
+    return ops.concatenate([q[..., :, :k] * signs[..., None, :], q[..., :, k:]], axis=-1)
 
 
 svd_p.def_lowering(composite_lowering("svd", _svd_program))
@@ -646,11 +625,11 @@ def _real_only(name: str, x: Any) -> None:
 
 def _mt(x: Any) -> Any:
     """The matrix transpose of the last two axes."""
-    return _rnp().swapaxes(x, -1, -2)
+    return ops.swapaxes(x, -1, -2)
 
 
 def _eye_like(x: Any, n: int) -> Any:
-    return _rnp().eye(n, dtype=ad_helpers.aval_of(x).dtype)
+    return ops.eye(n, dtype=ad_helpers.aval_of(x).dtype)
 
 
 @svd_p.def_jvp
@@ -669,32 +648,31 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
         raise NotImplementedError(
             "svd: the derivative is not implemented for full_matrices=True (as in JAX)"
         )
-    rnp = _rnp()
     s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True)
     v = _mt(vt)
-    ds_matrix = rnp.matmul(rnp.matmul(_mt(u), da), v)
-    ds = rnp.diagonal(ds_matrix, axis1=-2, axis2=-1)
+    ds_matrix = ops.matmul(ops.matmul(_mt(u), da), v)
+    ds = ops.diagonal(ds_matrix)
     if not compute_uv:
         return outs, [ds]
     k = ad_helpers.aval_of(s).shape[-1]
     eye = _eye_like(a, k)
-    row = rnp.expand_dims(s, -2)
-    col = rnp.expand_dims(s, -1)
+    row = ops.expand_dims(s, -2)
+    col = ops.expand_dims(s, -1)
     f = 1 / ((row + col) * (row - col) + eye) - eye
     ds_s = row * ds_matrix
     s_ds = col * ds_matrix
     zero_s = (s == 0).astype(ad_helpers.aval_of(s).dtype)
     s_inv = 1 / (s + zero_s) - zero_s
-    du_dv_diag = 0.5 * (ds_matrix - _mt(ds_matrix)) * (eye * rnp.expand_dims(s_inv, -2))
-    du = rnp.matmul(u, f * (ds_s + _mt(ds_s)) + du_dv_diag)
-    dv = rnp.matmul(v, f * (s_ds + _mt(s_ds)))
+    du_dv_diag = 0.5 * (ds_matrix - _mt(ds_matrix)) * (eye * ops.expand_dims(s_inv, -2))
+    du = ops.matmul(u, f * (ds_s + _mt(ds_s)) + du_dv_diag)
+    dv = ops.matmul(v, f * (s_ds + _mt(s_ds)))
     m, n = ad_helpers.aval_of(a).shape[-2:]
     if m > n:
-        dav = rnp.matmul(da, v)
-        du = du + (dav - rnp.matmul(u, rnp.matmul(_mt(u), dav))) / row
+        dav = ops.matmul(da, v)
+        du = du + (dav - ops.matmul(u, ops.matmul(_mt(u), dav))) / row
     if n > m:
-        dahu = rnp.matmul(_mt(da), u)
-        dv = dv + (dahu - rnp.matmul(v, rnp.matmul(vt, dahu))) / row
+        dahu = ops.matmul(_mt(da), u)
+        dv = dv + (dahu - ops.matmul(v, ops.matmul(vt, dahu))) / row
     return [s, u, vt], [ds, du, _mt(dv)]
 
 
@@ -722,7 +700,7 @@ for _prim in (cholesky_p, triangular_solve_p, lu_p, qr_p, eigh_p, svd_p):
 
 # --- differentiation ---------------------------------------------------------------------------
 # The standard matrix-calculus rules (as JAX's), written with the primitives
-# and the numpy layer so they run eagerly and inside any trace.
+# and composite_ops so they run eagerly and inside any trace.
 
 
 def _tangent(t: Any, like: Any) -> Any:
@@ -739,8 +717,7 @@ def _is_zero(t: Any) -> bool:
 
 def _h(x: Any) -> Any:
     """The conjugate transpose of the last two axes."""
-    rnp = _rnp()
-    return rnp.conj(rnp.swapaxes(x, -1, -2))
+    return ops.conj(ops.swapaxes(x, -1, -2))
 
 
 @cholesky_p.def_jvp
@@ -748,7 +725,6 @@ def _cholesky_jvp(primals, tangents):
     """``dL = L Phi(L^-1 dA L^-H)``, ``Phi`` the lower triangle with half the
     diagonal, applied to the whole tangent ``dA`` as JAX does (exact for a
     Hermitian ``dA``; ``cholesky(x, symmetrize_input=True)`` makes it one)."""
-    rnp = _rnp()
     (a,), (da,) = primals, tangents
     factor = cholesky_p.bind(a)
     if _is_zero(da):
@@ -756,20 +732,19 @@ def _cholesky_jvp(primals, tangents):
     da = _tangent(da, a)
     y = triangular_solve(factor, da, left_side=True, lower=True)
     x = triangular_solve(factor, y, left_side=False, lower=True, transpose_a=True, conjugate_a=True)
-    phi = rnp.tril(x, -1) + rnp.tril(rnp.triu(x)) / 2
-    return factor, rnp.matmul(factor, phi)
+    phi = ops.tril(x, -1) + ops.tril(ops.triu(x)) / 2
+    return factor, ops.matmul(factor, phi)
 
 
 def _op(a: Any, lower: bool, transpose_a: bool, conjugate_a: bool, unit_diagonal: bool) -> Any:
     """``op(A)`` as the primitive reads it (one triangle; ones on the diagonal)."""
-    rnp = _rnp()
-    m = rnp.tril(a) if lower else rnp.triu(a)
+    m = ops.tril(a) if lower else ops.triu(a)
     if unit_diagonal:
         n = a.shape[-1]
-        m = rnp.where(rnp.eye(n, dtype=bool), rnp.zeros_like(m), m)
+        m = ops.where(ops.eye(n, dtype=bool), ops.zeros_like(m), m)
     if conjugate_a:
-        m = rnp.conj(m)
-    return rnp.swapaxes(m, -1, -2) if transpose_a else m
+        m = ops.conj(m)
+    return ops.swapaxes(m, -1, -2) if transpose_a else m
 
 
 @triangular_solve_p.def_jvp
@@ -777,7 +752,6 @@ def _triangular_solve_jvp(primals, tangents, **params):
     """Linear in ``b``; in ``A``: ``dX = -op(A)^-1 op(dA) X`` (left side) or
     ``-X op(dA) op(A)^-1`` (right side); the diagonal of a unit-diagonal
     ``A`` is not read, so it has no tangent."""
-    rnp = _rnp()
     (a, b), (da, db) = primals, tangents
     x = triangular_solve_p.bind(a, b, **params)
     out = None
@@ -786,7 +760,7 @@ def _triangular_solve_jvp(primals, tangents, **params):
     if not _is_zero(da):
         op_da = _op(_tangent(da, a), params["lower"], params["transpose_a"],
                     params["conjugate_a"], params["unit_diagonal"])  # fmt: skip
-        rhs = rnp.matmul(op_da, x) if params["left_side"] else rnp.matmul(x, op_da)
+        rhs = ops.matmul(op_da, x) if params["left_side"] else ops.matmul(x, op_da)
         term = -triangular_solve_p.bind(a, rhs, **params)
         out = term if out is None else out + term
     return x, (_zero_like(x) if out is None else out)
@@ -810,7 +784,6 @@ def _lu_jvp(primals, tangents):
     """For square ``A[perm] = L U``: with ``M = L^-1 dA[perm] U^-1``,
     ``dL = L tril(M, -1)`` and ``dU = triu(M) U``; ``d lu = dL + dU``. The
     pivots and permutation are integers (no tangent)."""
-    rnp = _rnp()
     (a,), (da,) = primals, tangents
     lu_, pivots, perm = lu_p.bind(a)
     zeros = [_zero_like(pivots), _zero_like(perm)]
@@ -821,12 +794,12 @@ def _lu_jvp(primals, tangents):
         raise NotImplementedError(
             "lu: differentiation of non-square factorizations is not supported"
         )
-    da = rnp.take_along_axis(_tangent(da, a), perm[..., :, None], axis=-2)
-    lower = rnp.tril(lu_, -1) + rnp.eye(n, dtype=lu_.dtype)
-    upper = rnp.triu(lu_)
+    da = ops.take_along_axis(_tangent(da, a), perm[..., :, None], axis=-2)
+    lower = ops.tril(lu_, -1) + ops.eye(n, dtype=lu_.dtype)
+    upper = ops.triu(lu_)
     la = triangular_solve(lower, da, left_side=True, lower=True, unit_diagonal=True)
     lau = triangular_solve(upper, la, left_side=False, lower=False)
-    d_lu = rnp.matmul(lower, rnp.tril(lau, -1)) + rnp.matmul(rnp.triu(lau), upper)
+    d_lu = ops.matmul(lower, ops.tril(lau, -1)) + ops.matmul(ops.triu(lau), upper)
     return [lu_, pivots, perm], [d_lu, *zeros]
 
 
@@ -835,7 +808,6 @@ def _qr_jvp(primals, tangents, *, full_matrices):
     """For ``m >= n`` (thin ``Q``, or square): with ``C = Q^H dA R^-1`` and
     ``Omega = tril(C, -1) - tril(C, -1)^H`` (plus C's imaginary diagonal),
     ``dQ = Q (Omega - C) + dA R^-1`` and ``dR = (C - Omega) R``."""
-    rnp = _rnp()
     (a,), (da,) = primals, tangents
     q, r = qr_p.bind(a, full_matrices=full_matrices)
     if _is_zero(da):
@@ -847,13 +819,13 @@ def _qr_jvp(primals, tangents, *, full_matrices):
         )
     da = _tangent(da, a)
     dx_rinv = triangular_solve(r, da, left_side=False, lower=False)
-    c = rnp.matmul(_h(q), dx_rinv)
-    lower = rnp.tril(c, -1)
+    c = ops.matmul(_h(q), dx_rinv)
+    lower = ops.tril(c, -1)
     omega = lower - _h(lower)
     if dtypes.is_complex(a.dtype):
-        omega = omega + rnp.eye(n, dtype=a.dtype) * (c - rnp.real(c))
-    dq = rnp.matmul(q, omega - c) + dx_rinv
-    dr = rnp.matmul(c - omega, r)
+        omega = omega + ops.eye(n, dtype=a.dtype) * (c - ops.real(c))
+    dq = ops.matmul(q, omega - c) + dx_rinv
+    dr = ops.matmul(c - omega, r)
     return [q, r], [dq, dr]
 
 
@@ -862,36 +834,34 @@ def _eigh_jvp(primals, tangents, *, lower):
     """With ``S = V^H dA V`` (``dA`` symmetrized from the triangle read):
     ``dw = diag(S)``, ``dV = V (F * S)``, ``F[i, j] = 1 / (w[j] - w[i])`` off
     the diagonal and 0 on it (distinct eigenvalues assumed, as JAX)."""
-    rnp = _rnp()
     (a,), (da,) = primals, tangents
     v, w = eigh_p.bind(a, lower=lower)
     if _is_zero(da):
         return [v, w], [_zero_like(v), _zero_like(w)]
     da = _tangent(da, a)
     da = _symmetric_from(da, lower)
-    s = rnp.matmul(_h(v), rnp.matmul(da, v))
+    s = ops.matmul(_h(v), ops.matmul(da, v))
     n = a.shape[-1]
     gaps = w[..., None, :] - w[..., :, None]
-    off = ~rnp.eye(n, dtype=bool)
-    f = rnp.where(off, 1 / rnp.where(off, gaps, 1), 0).astype(a.dtype)
-    dv = rnp.matmul(v, f * s)
-    dw = rnp.real(rnp.diagonal(s, axis1=-2, axis2=-1))
+    off = ~ops.eye(n, dtype=bool)
+    f = ops.where(off, 1 / ops.where(off, gaps, 1), 0).astype(a.dtype)
+    dv = ops.matmul(v, f * s)
+    dw = ops.real(ops.diagonal(s))
     return [v, w], [dv, dw]
 
 
-# --- the lax.linalg functions ------------------------------------------------------------------
+# --- the ops.linalg functions ------------------------------------------------------------------
 
 
 def _symmetrized(name: str, x: Any) -> Any:
     """``(x + x^H) / 2``; a vector is the shape rule's TypeError (as JAX 0.10.2),
     not the swap's axis error."""
     _check_matrix(name, tracing.get_aval(x, name, 0), square=False)
-    rnp = _rnp()
-    return (x + rnp.conj(rnp.swapaxes(x, -1, -2))) / 2
+    return (x + ops.conj(ops.swapaxes(x, -1, -2))) / 2
 
 
 def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
-    """``jax.lax.linalg.cholesky``: the lower Cholesky factor (``(x + x^H) / 2``
+    """``jax.ops.linalg.cholesky``: the lower Cholesky factor (``(x + x^H) / 2``
     first with ``symmetrize_input``); NaNs if ``x`` is not positive definite."""
     if symmetrize_input:
         x = _symmetrized("cholesky", x)
@@ -902,7 +872,7 @@ def triangular_solve(
     a: Any, b: Any, *, left_side: bool = False, lower: bool = False, transpose_a: bool = False,
     conjugate_a: bool = False, unit_diagonal: bool = False,
 ) -> Any:  # fmt: skip
-    """``jax.lax.linalg.triangular_solve``."""
+    """``jax.ops.linalg.triangular_solve``."""
     return triangular_solve_p.bind(
         a, b, left_side=bool(left_side), lower=bool(lower), transpose_a=bool(transpose_a),
         conjugate_a=bool(conjugate_a), unit_diagonal=bool(unit_diagonal),
@@ -910,24 +880,24 @@ def triangular_solve(
 
 
 def lu(x: Any) -> tuple[Any, Any, Any]:
-    """``jax.lax.linalg.lu``: ``(lu, pivots, permutation)``."""
+    """``jax.ops.linalg.lu``: ``(lu, pivots, permutation)``."""
     return tuple(lu_p.bind(x))
 
 
 def qr(x: Any, *, full_matrices: bool = True) -> tuple[Any, Any]:
-    """``jax.lax.linalg.qr``: ``(q, r)``."""
+    """``jax.ops.linalg.qr``: ``(q, r)``."""
     return tuple(qr_p.bind(x, full_matrices=bool(full_matrices)))
 
 
 def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True) -> tuple[Any, Any]:
-    """``jax.lax.linalg.eigh``: ``(v, w)``, eigenvalues ascending."""
+    """``jax.ops.linalg.eigh``: ``(v, w)``, eigenvalues ascending."""
     if symmetrize_input:
         x = _symmetrized("eigh", x)
     return tuple(eigh_p.bind(x, lower=bool(lower)))
 
 
 def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True) -> Any:
-    """``jax.lax.linalg.svd``: ``(u, s, vh)``, or ``s`` without ``compute_uv``."""
+    """``jax.ops.linalg.svd``: ``(u, s, vh)``, or ``s`` without ``compute_uv``."""
     outs = svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
     if not compute_uv:
         return outs[0]

@@ -28,6 +28,7 @@ import numpy as np
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers, batch_rules, structural
+from refimpl.primitives import composite_ops as ops
 from refimpl.primitives.base import Primitive, normalize_axis
 from refimpl.primitives.decompositions import composite_lowering
 from refimpl.primitives.reductions import sort_keys
@@ -66,10 +67,8 @@ def _top_k_impl(operand: np.ndarray, *, k: int) -> list[np.ndarray]:
 
 
 def _top_k_program(operand: Any, *, k: int) -> tuple[Any, Any]:
-    import refimpl.numpy as rnp
-
-    order = rnp.argsort(operand, axis=-1, descending=True)[..., :k]
-    return rnp.take_along_axis(operand, order, axis=-1), order.astype(np.int32)
+    order = ops.argsort(operand, axis=-1, descending=True)[..., :k]
+    return ops.take_along_axis(operand, order, axis=-1), order.astype(np.int32)
 
 
 top_k_p.def_lowering(composite_lowering("top_k", _top_k_program))
@@ -114,9 +113,7 @@ def _top_k_jvp(primals, tangents, *, k):
     index_zero = ad_helpers.zero_tangent(ad_helpers.aval_of(indices))
     if ad_helpers.is_zero(t):
         return [values, indices], [ad_helpers.zero_tangent(ad_helpers.aval_of(values)), index_zero]
-    import refimpl.numpy as rnp
-
-    return [values, indices], [rnp.take_along_axis(t, indices, axis=-1), index_zero]
+    return [values, indices], [ops.take_along_axis(t, indices, axis=-1), index_zero]
 
 
 def top_k(operand: Any, k: int, *, axis: int = -1) -> list[Any]:
