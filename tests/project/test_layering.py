@@ -59,6 +59,10 @@ LAYERS: dict[str, int] = {
     # the values jvp and transpose rules exchange (Zero, UndefinedPrimal): the
     # rule interface, not the ad driver (it imports only dtypes and core)
     "refimpl.transforms.ad_util": TRACING,
+    # the eager fast-call wrapper that `lax` and `numpy` put on their public
+    # functions and that backends register their jit factory or eager memo
+    # into: the protocol side, not a backend (it imports only tracing and core)
+    "refimpl.backends.fast_functions": TRACING,
     # 3 primitives
     "refimpl.primitives": PRIMITIVES,
     # 4 the reference interpreter and the transformations
@@ -94,7 +98,6 @@ LAYERS: dict[str, int] = {
     # 6 backends (ref/, pjrt/ and what runs on them)
     "refimpl.backends.ref": BACKENDS,
     "refimpl.backends.pjrt": BACKENDS,
-    "refimpl.backends.fast_functions": BACKENDS,
     "refimpl.backends.placement": BACKENDS,
     # 7 entry points that assemble everything: the package and the jax alias
     "refimpl": ENTRY,
