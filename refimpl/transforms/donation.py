@@ -96,8 +96,12 @@ def _first_free_match(
     return None
 
 
-def warn_unusable(plan: DonationPlan, fun_name: str) -> None:
-    """The "not usable" warning for donated leaves that no output can reuse."""
+def warn_unusable(plan: DonationPlan, fun_name: str, stacklevel: int = 4) -> None:
+    """The "not usable" warning for donated leaves that no output can reuse.
+
+    ``stacklevel``: as ``warnings.warn``'s, counted from this function, so
+    the warning points at the user's call (4: from the caller's caller's caller).
+    """
     if plan.unusable_paths:
         listed = ", ".join(plan.unusable_paths)
         warnings.warn(
@@ -105,7 +109,7 @@ def warn_unusable(plan: DonationPlan, fun_name: str) -> None:
             "the same shape and dtype is left for them; they are deleted after the call all "
             "the same.",
             UserWarning,
-            stacklevel=4,
+            stacklevel=stacklevel,
         )
 
 

@@ -263,24 +263,107 @@ class _Static:
         return repr(self.value)
 
 
+class MappedAxes(NamedTuple):
+    """pmap's part of a call signature: what maps the leaves over devices.
+
+    ``in_axes`` is per dynamic leaf (None: replicated); ``out_axes`` is the
+    hashable form of pmap's ``out_axes`` prefix (``hashable_axes``).
+    """
+
+    axis_name: Any
+    size: int
+    in_axes: tuple[int | None, ...]
+    out_axes: Any
+    devices: tuple[Any, ...]
+
+
 class Signature(NamedTuple):
+    """The call signature of jit and pmap (module docstring); a pmap call's
+    has its ``mapped`` fields, a jit call's None there."""
+
     in_tree: tree_util.PyTreeDef
     avals: tuple[ShapedArray, ...]
     statics: tuple[tuple[str, bool, _Static], ...]  # (name, passed by keyword?, value)
     donated: tuple[bool, ...]
     backend: str
     x64: bool
+    mapped: MappedAxes | None = None
 
 
 @dataclass
 class CallArgs:
-    """One call's arguments split into static values and dynamic leaves."""
+    """One call's arguments split into static values and dynamic leaves.
+
+    ``traced``: the call is made while a transformation traces it (an
+    enclosing staging trace, or tracers among the leaves), so it becomes
+    an equation of that trace rather than running.
+    """
 
     signature: Signature
     leaves: list[Any]
     paths: list[str]
     static_args: dict[int, Any]
     static_kwargs: dict[str, Any]
+    traced: bool = False
+
+
+def leaf_avals(op_name: str, leaves: Sequence[Any], paths: Sequence[str]) -> tuple[Any, ...]:
+    """The avals of a jit or pmap call's leaves, for its signature (``op_name``
+    is ``jit(f)`` or ``pmap(f)``, ``paths`` name the leaves in errors).
+    Reading them is also the check that no argument is deleted (donated to
+    an earlier call, or deleted by hand): its aval raises ``RuntimeError``."""
+    try:
+        return tuple(
+            _leaf_aval(leaf, op_name, f"'{path}'") for leaf, path in zip(leaves, paths, strict=True)
+        )
+    except ShapeError as error:  # e.g. a ShapeDtypeStruct no array can have
+        where = next(
+            f"{op_name} argument {path}"
+            for leaf, path in zip(leaves, paths, strict=True)
+            if _shape_error_of(leaf) is not None
+        )
+        raise shape_error_at(error, where) from None
+
+
+def hashable_axes(axes: Any) -> Any:
+    """A pytree prefix of axes (ints and None, in tuples, lists, dicts) as a
+    hashable value equal for equal prefixes: its structure and its leaves."""
+    leaves, tree = tree_util.tree_flatten(axes, is_leaf=lambda a: a is None)
+    return tree, tuple(leaves)
+
+
+def check_call(call: CallArgs, name: str, transform: str = "jit") -> None:
+    """The check of every jit and pmap call before its entry is looked up
+    (before anything is traced, run or deleted): no array fills two leaves
+    where one is donated. (A deleted argument raised when the signature was
+    made.) A traced call donates nothing: the outer call owns the buffers."""
+    if not call.traced and any(call.signature.donated):
+        donation.check_no_repeated_donation(
+            call.leaves, call.signature.donated, call.paths, name, transform=transform
+        )
+
+
+def check_run(entry: CacheEntry, call: CallArgs, name: str, stacklevel: int) -> None:
+    """The checks of every call about to run (not traced) on a backend: no
+    abstract argument, and the "donated buffers not usable" warning (once
+    per entry; ``stacklevel`` counts the frames up to the user's call, this
+    function's own first)."""
+    for leaf, path in zip(call.leaves, call.paths, strict=True):
+        if isinstance(leaf, ShapeDtypeStruct):
+            raise TypeError(
+                f"jit({name}): argument {path} is a ShapeDtypeStruct; use "
+                ".trace(...) or eval_shape for abstract arguments"
+            )
+    if entry.donation.unusable and not entry.donation_warned:
+        warn_unusable_once(entry, name, stacklevel + 1)
+
+
+def warn_unusable_once(entry: CacheEntry, name: str, stacklevel: int) -> None:
+    """The "not usable" warning of an entry's donation plan, at its first call
+    (``stacklevel`` as :func:`check_run`'s)."""
+    if entry.donation.unusable and not entry.donation_warned:
+        entry.donation_warned = True
+        donation.warn_unusable(entry.donation, name, stacklevel + 1)
 
 
 @dataclass
@@ -313,6 +396,16 @@ class CacheEntry:
     float0: Float0Plan | None = None
     # Whether the program calls back to Python (_RefClaims; found on first use)
     host_callbacks: bool | None = None
+    # How this entry's calls run (CallPlan), decided here, once, from the
+    # program's types and effects: Ref arguments, float0 leaves, captured tracers.
+    plan: CallPlan = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        kind: CallPlan = (
+            _REF_CALL if self.ref_leaves else _FLOAT0_CALL if self.float0 else _PLAIN_CALL
+        )
+        # a closure over outer tracers is valid inside that trace only: always bound
+        self.plan = _Bound(kind) if self.captured else kind
 
     @property
     def aliases(self) -> dict[int, int]:
@@ -403,6 +496,342 @@ def with_float0_outputs(entry: CacheEntry, outs: Sequence[Any]) -> Any:
     return tree_util.tree_unflatten(entry.out_tree, leaves)
 
 
+# --- how an entry's calls run -------------------------------------------------------
+
+
+# (jitted, entry, call) -> the output pytree of a plain entry's run
+Execute = Callable[["Jitted", "CacheEntry", CallArgs], Any]
+
+
+def _execute_on_backend(jitted: Jitted, entry: CacheEntry, call: CallArgs) -> Any:
+    """Run an entry on the call's backend: the output pytree."""
+    return backends.get(call.signature.backend).execute(jitted, entry, call)
+
+
+class CallPlan:
+    """How the calls of one cache entry run, decided when the entry is made
+    (``CacheEntry.plan``) from the program's types and effects.
+
+    A call made while a transformation traces it binds one ``jit`` equation
+    into that trace (``bind``); any other call passes the checks of every
+    run (:func:`check_run`) and runs (``run``). ``execute(jitted, entry,
+    call)`` runs a plain entry and returns its output pytree (the backend's
+    executor by default; ``Compiled`` passes its own executables).
+    """
+
+    __slots__ = ()
+
+    def runs_natively(self, entry: CacheEntry) -> bool:
+        """Whether the C++ fast path can run the entry's calls as they are."""
+        return True
+
+    def __call__(
+        self, jitted: Jitted, entry: CacheEntry, call: CallArgs, args: tuple, kwargs: dict
+    ) -> Any:
+        if call.traced:
+            return self.bind(jitted, entry, call)
+        check_run(entry, call, jitted.__name__, 5)  # (5: the user's call, see check_run)
+        return self.run(jitted, entry, call, args, kwargs)
+
+    def bind(self, jitted: Jitted, entry: CacheEntry, call: CallArgs) -> Any:
+        raise NotImplementedError
+
+    def run(
+        self,
+        jitted: Jitted,
+        entry: CacheEntry,
+        call: CallArgs,
+        args: tuple,
+        kwargs: dict,
+        execute: Execute = _execute_on_backend,
+    ) -> Any:
+        raise NotImplementedError
+
+    def quick(self, jitted: Jitted, entry: CacheEntry, args: tuple) -> Any:
+        """A call found by the jitted function's quick signature (``_Memo``):
+        only plans that keep one are asked."""
+        raise NotImplementedError
+
+
+class _PlainCall(CallPlan):
+    """The program takes the leaves and returns the outputs."""
+
+    __slots__ = ()
+
+    def __call__(
+        self, jitted: Jitted, entry: CacheEntry, call: CallArgs, args: tuple, kwargs: dict
+    ) -> Any:  # (the base class's, with run inlined: the most frequent call)
+        if call.traced:
+            return self.bind(jitted, entry, call)
+        check_run(entry, call, jitted.__name__, 5)
+        return backends.get(call.signature.backend).execute(jitted, entry, call)
+
+    def bind(self, jitted: Jitted, entry: CacheEntry, call: CallArgs) -> Any:
+        # Donation is ignored here: the buffers belong to the outer call,
+        # which decides about them (as in JAX).
+        outs = jit_call_p.bind(
+            *entry.captured, *call.leaves, program=entry.program, name=jitted.__name__
+        )
+        return tree_util.tree_unflatten(entry.out_tree, outs)
+
+    def run(
+        self,
+        jitted: Jitted,
+        entry: CacheEntry,
+        call: CallArgs,
+        args: tuple,
+        kwargs: dict,
+        execute: Execute = _execute_on_backend,
+    ) -> Any:
+        return execute(jitted, entry, call)
+
+
+class _Float0Call(CallPlan):
+    """float0 leaves (tangents of integers) in or out: they carry no data and
+    stay out of the program; the other leaves run (or are bound) through the
+    inner entry and the float0 outputs are made here."""
+
+    __slots__ = ()
+
+    def runs_natively(self, entry: CacheEntry) -> bool:
+        return False  # it would pass the float0 leaves to the program
+
+    def bind(self, jitted: Jitted, entry: CacheEntry, call: CallArgs) -> Any:
+        assert entry.float0 is not None
+        leaves = [leaf for i, leaf in enumerate(call.leaves) if i not in entry.float0.inputs]
+        outs = jit_call_p.bind(
+            *entry.captured, *leaves, program=entry.program, name=jitted.__name__
+        )
+        return with_float0_outputs(entry, outs)
+
+    def run(
+        self,
+        jitted: Jitted,
+        entry: CacheEntry,
+        call: CallArgs,
+        args: tuple,
+        kwargs: dict,
+        execute: Execute = _execute_on_backend,
+    ) -> Any:
+        assert entry.float0 is not None
+        outs = execute(jitted, entry.float0.inner, float0_inner_call(entry, call))
+        return with_float0_outputs(entry, outs)
+
+
+class _RefCall(CallPlan):
+    """Ref arguments or closed-over refs: the program takes the refs' values
+    and returns ``(outputs, [final values])``, written back into the refs.
+
+    A call binds when traced, or when a ref holds a tracer of an enclosing
+    transformation (``vmap(jit(f))(ref)``): the ref accesses thread through
+    that trace, which owns the refs.
+    """
+
+    __slots__ = ()
+
+    def __call__(
+        self, jitted: Jitted, entry: CacheEntry, call: CallArgs, args: tuple, kwargs: dict
+    ) -> Any:
+        held = _held_refs(entry, call)
+        if call.traced or any(isinstance(r._value, tracing.Tracer) for r in held):
+            return self.bind(jitted, entry, call)
+        check_run(entry, call, jitted.__name__, 5)  # (5: the user's call, see check_run)
+        return self._run_held(jitted, entry, call, args, kwargs, _execute_on_backend, held)
+
+    def bind(self, jitted: Jitted, entry: CacheEntry, call: CallArgs) -> Any:
+        """One ``jit`` equation taking the refs' values (read in the enclosing
+        trace) and returning their final values, written back into the refs
+        it writes (the enclosing trace threads them in turn)."""
+        n_leaves = len(call.leaves)
+        refs = [call.leaves[i] for i in entry.ref_leaves if i < n_leaves]
+        ref_paths = [call.paths[i] for i in entry.ref_leaves if i < n_leaves]
+        ref_context.check_not_closed_over(refs, ref_paths, entry.closed_refs, jitted.__name__)
+        refs += entry.closed_refs
+        values = ref_context.outer_values(refs, entry.ref_written)
+        leaves = list(call.leaves)
+        for i, value in zip(entry.ref_leaves, values, strict=False):
+            if i < n_leaves:
+                leaves[i] = value
+        leaves += values[len(values) - len(entry.closed_refs) :]
+        outs = jit_call_p.bind(
+            *entry.captured, *leaves, program=entry.program, name=jitted.__name__
+        )
+        out, finals = tree_util.tree_unflatten(entry.out_tree, outs)
+        pairs = [(r, v) for r, v, w in zip(refs, finals, entry.ref_written, strict=True) if w]
+        ref_context.write_back([r for r, _ in pairs], [v for _, v in pairs])
+        return out
+
+    def run(
+        self,
+        jitted: Jitted,
+        entry: CacheEntry,
+        call: CallArgs,
+        args: tuple,
+        kwargs: dict,
+        execute: Execute = _execute_on_backend,
+    ) -> Any:
+        """The refs' values in, final values written back; one call at a time
+        reads, runs and writes back a ref (_RefClaims)."""
+        held = _held_refs(entry, call)
+        if any(isinstance(r._value, tracing.Tracer) for r in held):  # (Compiled runs directly)
+            return self.bind(jitted, entry, call)
+        return self._run_held(jitted, entry, call, args, kwargs, execute, held)
+
+    def _run_held(
+        self,
+        jitted: Jitted,
+        entry: CacheEntry,
+        call: CallArgs,
+        args: tuple,
+        kwargs: dict,
+        execute: Execute,
+        held: list[Any],
+    ) -> Any:
+        claim = _ref_claims.claim(held, _has_host_callbacks(entry), jitted.__name__)
+        try:
+            return self._run_claimed(jitted, entry, call, args, kwargs, execute)
+        finally:
+            _ref_claims.release(claim)
+
+    def _run_claimed(
+        self,
+        jitted: Jitted,
+        entry: CacheEntry,
+        call: CallArgs,
+        args: tuple,
+        kwargs: dict,
+        execute: Execute,
+    ) -> Any:
+        name = jitted.__name__
+        n_leaves = len(call.leaves)
+        refs = [call.leaves[i] for i in entry.ref_leaves if i < n_leaves]
+        refs_at = frozenset(entry.ref_leaves)
+        leaves = list(call.leaves)
+        for i in entry.ref_leaves:
+            if i < n_leaves:
+                leaves[i] = leaves[i]._value
+        avals = tuple(a.inner if type(a) is AbstractRef else a for a in call.signature.avals)
+        signature = call.signature._replace(avals=avals)
+        paths = call.paths
+        if entry.closed_refs:  # implicit Ref arguments: their values follow the leaves
+            ref_paths = [call.paths[i] for i in entry.ref_leaves if i < n_leaves]
+            ref_context.check_not_closed_over(refs, ref_paths, entry.closed_refs, name)
+            refs += entry.closed_refs
+            leaves += [r._value for r in entry.closed_refs]
+            signature = signature._replace(
+                avals=avals + tuple(r.aval.inner for r in entry.closed_refs),
+                donated=tuple(signature.donated) + (True,) * len(entry.closed_refs),
+            )
+            paths = paths + [f"<closed-over Ref {k}>" for k in range(len(entry.closed_refs))]
+        plain = CallArgs(signature, leaves, paths, call.static_args, call.static_kwargs)
+        del leaves
+        if (
+            not entry.closed_refs
+            and call.signature.backend == "pjrt"
+            and not kwargs
+            and not call.static_args
+            and len(call.leaves) == len(args)
+            and not any(call.signature.donated[i] for i in range(len(args)) if i not in refs_at)
+        ):
+            key = _quick_key(args)
+            if key is not None:  # the next call with the same key skips _split_args
+                jitted._memo = _Memo(key, ("pjrt", call.signature.x64), entry)
+        if call.signature.backend == "pjrt":
+            out, finals = tree_util.tree_unflatten(
+                entry.out_tree, _ref_fast_call(entry, name)(*plain.leaves)
+            )
+        else:
+            out, finals = execute(jitted, entry, plain)
+        for r, value in zip(refs, finals, strict=True):
+            r._value = value
+        return out
+
+    def quick(self, jitted: Jitted, entry: CacheEntry, args: tuple) -> Any:
+        """A repeated pjrt call with Ref arguments, all arguments flat leaves of
+        the same types as the memoized call: its entry without a new signature."""
+        refs = [args[i] for i in entry.ref_leaves]
+        ids = {id(r) for r in refs}
+        if len(ids) != len(refs) or ref_context.closes_over_any(jitted.fun, ids):
+            jitted._memo = None  # the full path checks (and raises)
+            return jitted(*args)
+        claim = _ref_claims.claim(refs, _has_host_callbacks(entry), jitted.__name__)
+        try:
+            leaves = [a._value if type(a) is ref_context.Ref else a for a in args]
+            outs = _ref_fast_call(entry, jitted.__name__)(*leaves)
+            n_user = len(outs) - len(refs)
+            for r, value in zip(refs, outs[n_user:], strict=True):
+                r._value = value
+        finally:
+            _ref_claims.release(claim)
+        user_tree = entry.out_tree.children()[0]
+        if user_tree == _NONE_TREE:  # a step returning nothing: no unflatten
+            return None
+        return tree_util.tree_unflatten(user_tree, outs[:n_user])
+
+    def runs_natively(self, entry: CacheEntry) -> bool:
+        return not entry.closed_refs  # the Python path passes their values
+
+
+class _Bound(CallPlan):
+    """An entry whose program closes over tracers of an enclosing trace: valid
+    inside that trace only, so every call binds (never cached)."""
+
+    __slots__ = ("kind",)
+
+    def runs_natively(self, entry: CacheEntry) -> bool:
+        return False
+
+    def __init__(self, kind: CallPlan) -> None:
+        self.kind = kind
+
+    def __call__(
+        self, jitted: Jitted, entry: CacheEntry, call: CallArgs, args: tuple, kwargs: dict
+    ) -> Any:
+        return self.kind.bind(jitted, entry, call)
+
+    def run(
+        self,
+        jitted: Jitted,
+        entry: CacheEntry,
+        call: CallArgs,
+        args: tuple,
+        kwargs: dict,
+        execute: Execute = _execute_on_backend,
+    ) -> Any:
+        return self.kind.bind(jitted, entry, call)
+
+
+_PLAIN_CALL = _PlainCall()
+_FLOAT0_CALL = _Float0Call()
+_REF_CALL = _RefCall()
+
+
+def _held_refs(entry: CacheEntry, call: CallArgs) -> list[Any]:
+    """The refs a call of a ``_RefCall`` entry reads and writes back: its Ref
+    arguments, then the refs the function closes over."""
+    n_leaves = len(call.leaves)
+    return [call.leaves[i] for i in entry.ref_leaves if i < n_leaves] + [*entry.closed_refs]
+
+
+class _Memo(NamedTuple):
+    """A jitted function's quick signature: the last call's arguments as flat
+    leaves (each argument's type and aval, ``_quick_key``), its backend and
+    ``enable_x64``, and its entry. A plan keeps one where the full signature
+    is the dominant cost of a repeated call (Ref arguments on pjrt)."""
+
+    key: tuple
+    env: tuple[str, bool]
+    entry: CacheEntry
+
+    def entry_for(self, jitted: Jitted, args: tuple, kwargs: dict) -> CacheEntry | None:
+        if kwargs or tracing._builders:
+            return None
+        env = (jitted.backend or config.backend, config.enable_x64)
+        if _quick_key(args) != self.key or env != self.env:
+            return None
+        return self.entry
+
+
 # --- the jitted function ------------------------------------------------------------
 
 # fun (weakly) -> ArgSpec -> the signature cache. ``jit(f)`` twice with the same
@@ -471,7 +900,7 @@ class Jitted:
         )
         self._cache: dict[Signature, CacheEntry] = _shared_cache(fun, (self.spec, backend))
         self.trace_count = 0  # traces made by this object (a shared-cache hit makes none)
-        self._ref_memo: tuple | None = None  # the last pjrt call with Ref arguments (_quick_key)
+        self._memo: _Memo | None = None  # the last call's quick signature, if its plan keeps one
         # False for the backends' own jits of single operations (eager dispatch),
         # which ri.disable_jit must not turn into calls of themselves.
         self.honours_disable_jit = True
@@ -495,7 +924,7 @@ class Jitted:
     def clear_cache(self) -> None:
         """Forget every traced signature (the next call of each traces again)."""
         self._cache.clear()
-        self._ref_memo = None
+        self._memo = None
 
     # -- signatures --
 
@@ -516,18 +945,7 @@ class Jitted:
             ) from None
         leaves = [leaf for _, leaf in path_leaves]
         paths = [self._readable_path(p, args, static_nums) for p, _ in path_leaves]
-        try:
-            avals = tuple(
-                _leaf_aval(leaf, f"jit({self.__name__})", f"'{path}'")
-                for leaf, path in zip(leaves, paths, strict=True)
-            )
-        except ShapeError as error:  # e.g. a ShapeDtypeStruct no array can have
-            where = next(
-                f"jit({self.__name__}) argument {path}"
-                for leaf, path in zip(leaves, paths, strict=True)
-                if _shape_error_of(leaf) is not None
-            )
-            raise shape_error_at(error, where) from None
+        avals = leaf_avals(f"jit({self.__name__})", leaves, paths)
         # A static passed by position and the same one passed by keyword are
         # different signatures, as in JAX.
         statics = tuple(
@@ -542,7 +960,12 @@ class Jitted:
             donated = tuple(d or r for d, r in zip(donated, is_ref, strict=True))
         backend = self.backend or config.backend
         signature = Signature(in_tree, avals, statics, donated, backend, config.enable_x64)
-        return CallArgs(signature, leaves, paths, static_args, static_kwargs)
+        # Inside a staging trace, or applied to tracers of any transformation
+        # (grad(jit(f))): one jit equation, handed to the top trace by bind.
+        traced = tracing.current_builder() is not None or any(
+            isinstance(leaf, tracing.Tracer) for leaf in leaves
+        )
+        return CallArgs(signature, leaves, paths, static_args, static_kwargs, traced)
 
     def _arg_label(self, position: int) -> str:
         names = self.spec.param_names
@@ -731,183 +1154,15 @@ class Jitted:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if config._values["disable_jit"] and self.honours_disable_jit:  # ri.disable_jit()
             return self.fun(*args, **kwargs)
-        memo = self._ref_memo
-        if memo is not None and not kwargs and not tracing._builders:
-            key = _quick_key(args)
-            if key == memo[0] and (self.backend or config.backend, config.enable_x64) == memo[1]:
-                return self._quick_ref_call(memo[2], args)
+        memo = self._memo
+        if memo is not None:  # the last call's quick signature (_Memo), if its plan keeps one
+            entry = memo.entry_for(self, args, kwargs)
+            if entry is not None:
+                return entry.plan.quick(self, entry, args)
         call = self._split_args(args, kwargs)  # a deleted argument raises here
-        # Inside a staging trace, or applied to tracers of any transformation
-        # (grad(jit(f))): one jit equation, handed to the top trace by bind.
-        nested = tracing.current_builder() is not None or any(
-            isinstance(leaf, tracing.Tracer) for leaf in call.leaves
-        )
-        if not nested and any(call.signature.donated):
-            donation.check_no_repeated_donation(
-                call.leaves, call.signature.donated, call.paths, self.__name__
-            )
+        check_call(call, self.__name__)
         entry = self._lookup(call)
-        if entry.ref_leaves:
-            return self._call_with_refs(entry, call, nested, args, kwargs)
-        if entry.float0 is not None:
-            return self._call_float0(entry, call, nested)
-        if nested or entry.captured:
-            return self._bind_nested(entry, call)
-        for leaf, path in zip(call.leaves, call.paths, strict=True):
-            if isinstance(leaf, ShapeDtypeStruct):
-                raise TypeError(
-                    f"jit({self.__name__}): argument {path} is a ShapeDtypeStruct; use "
-                    ".trace(...) or eval_shape for abstract arguments"
-                )
-        if entry.donation.unusable and not entry.donation_warned:
-            entry.donation_warned = True
-            donation.warn_unusable(entry.donation, self.__name__)
-        return backends.get(call.signature.backend).execute(self, entry, call)
-
-    def _call_with_refs(
-        self, entry: CacheEntry, call: CallArgs, nested: bool, args: Any, kwargs: Any
-    ) -> Any:
-        """A call with Ref arguments: their values in, final values written back.
-
-        Inside another trace the function is simply called (its ref accesses
-        thread through the outer trace, which owns the refs).
-        """
-        n_leaves = len(call.leaves)
-        held = [call.leaves[i] for i in entry.ref_leaves if i < n_leaves] + [*entry.closed_refs]
-        if nested or entry.captured or any(isinstance(r._value, tracing.Tracer) for r in held):
-            # e.g. vmap(jit(f))(ref): the ref holds a tracer of the enclosing transformation
-            return self._bind_with_refs(entry, call)
-        # one call at a time reads, runs and writes back a ref (_RefClaims)
-        claim = _ref_claims.claim(held, _has_host_callbacks(entry), self.__name__)
-        try:
-            return self._run_with_refs(entry, call, args, kwargs)
-        finally:
-            _ref_claims.release(claim)
-
-    def _run_with_refs(self, entry: CacheEntry, call: CallArgs, args: Any, kwargs: Any) -> Any:
-        n_leaves = len(call.leaves)
-        refs = [call.leaves[i] for i in entry.ref_leaves if i < n_leaves]
-        refs_at = frozenset(entry.ref_leaves)
-        leaves = list(call.leaves)
-        for i in entry.ref_leaves:
-            if i < n_leaves:
-                leaves[i] = leaves[i]._value
-        avals = tuple(a.inner if type(a) is AbstractRef else a for a in call.signature.avals)
-        signature = call.signature._replace(avals=avals)
-        paths = call.paths
-        if entry.closed_refs:  # implicit Ref arguments: their values follow the leaves
-            ref_paths = [call.paths[i] for i in entry.ref_leaves if i < n_leaves]
-            ref_context.check_not_closed_over(refs, ref_paths, entry.closed_refs, self.__name__)
-            refs += entry.closed_refs
-            leaves += [r._value for r in entry.closed_refs]
-            signature = signature._replace(
-                avals=avals + tuple(r.aval.inner for r in entry.closed_refs),
-                donated=tuple(signature.donated) + (True,) * len(entry.closed_refs),
-            )
-            paths = paths + [f"<closed-over Ref {k}>" for k in range(len(entry.closed_refs))]
-        plain = CallArgs(signature, leaves, paths, call.static_args, call.static_kwargs)
-        del leaves
-        if (
-            not entry.closed_refs
-            and call.signature.backend == "pjrt"
-            and not kwargs
-            and not call.static_args
-            and len(call.leaves) == len(args)
-            and not any(call.signature.donated[i] for i in range(len(args)) if i not in refs_at)
-        ):
-            key = _quick_key(args)
-            if key is not None:  # the next call with the same key skips _split_args
-                self._ref_memo = (key, ("pjrt", call.signature.x64), entry)
-        if call.signature.backend == "pjrt":
-            out, finals = tree_util.tree_unflatten(
-                entry.out_tree, _ref_fast_call(entry, self.__name__)(*plain.leaves)
-            )
-        else:
-            out, finals = backends.get(call.signature.backend).execute(self, entry, plain)
-        for r, value in zip(refs, finals, strict=True):
-            r._value = value
-        return out
-
-    def _bind_with_refs(self, entry: CacheEntry, call: CallArgs) -> Any:
-        """Inside another trace, a call with Ref arguments or closed-over refs:
-        one ``jit`` equation taking the refs' values (read in the enclosing
-        trace) and returning their final values, written back into the refs
-        it writes (the enclosing trace threads them in turn)."""
-        n_leaves = len(call.leaves)
-        refs = [call.leaves[i] for i in entry.ref_leaves if i < n_leaves]
-        ref_paths = [call.paths[i] for i in entry.ref_leaves if i < n_leaves]
-        ref_context.check_not_closed_over(refs, ref_paths, entry.closed_refs, self.__name__)
-        refs += entry.closed_refs
-        values = ref_context.outer_values(refs, entry.ref_written)
-        leaves = list(call.leaves)
-        for i, value in zip(entry.ref_leaves, values, strict=False):
-            if i < n_leaves:
-                leaves[i] = value
-        leaves += values[len(values) - len(entry.closed_refs) :]
-        outs = jit_call_p.bind(*entry.captured, *leaves, program=entry.program, name=self.__name__)
-        out, finals = tree_util.tree_unflatten(entry.out_tree, outs)
-        pairs = [(r, v) for r, v, w in zip(refs, finals, entry.ref_written, strict=True) if w]
-        ref_context.write_back([r for r, _ in pairs], [v for _, v in pairs])
-        return out
-
-    def _call_float0(self, entry: CacheEntry, call: CallArgs, nested: bool) -> Any:
-        """A call whose entry has float0 leaves: the other leaves run (or are
-        bound, nested) through the inner entry; the float0 outputs are made here."""
-        plan = entry.float0
-        assert plan is not None
-        kept = [i for i in range(len(call.leaves)) if i not in plan.inputs]
-        leaves = [call.leaves[i] for i in kept]
-        if nested or entry.captured:
-            outs = jit_call_p.bind(
-                *entry.captured, *leaves, program=entry.program, name=self.__name__
-            )
-            return with_float0_outputs(entry, outs)
-        for leaf, path in zip(call.leaves, call.paths, strict=True):
-            if isinstance(leaf, ShapeDtypeStruct):
-                raise TypeError(
-                    f"jit({self.__name__}): argument {path} is a ShapeDtypeStruct; use "
-                    ".trace(...) or eval_shape for abstract arguments"
-                )
-        if plan.inner.donation.unusable and not entry.donation_warned:
-            entry.donation_warned = True
-            donation.warn_unusable(plan.inner.donation, self.__name__)
-        outs = backends.get(call.signature.backend).execute(
-            self, plan.inner, float0_inner_call(entry, call)
-        )
-        return with_float0_outputs(entry, outs)
-
-    def _quick_ref_call(self, entry: CacheEntry, args: tuple[Any, ...]) -> Any:
-        """A repeated pjrt call with Ref arguments, all arguments flat leaves of
-        the same types as the memoized call: its entry without a new signature."""
-        refs = [args[i] for i in entry.ref_leaves]
-        ids = {id(r) for r in refs}
-        if len(ids) != len(refs) or ref_context.closes_over_any(self.fun, ids):
-            self._ref_memo = None  # the full path checks (and raises)
-            return self(*args)
-        claim = _ref_claims.claim(refs, _has_host_callbacks(entry), self.__name__)
-        try:
-            leaves = [a._value if type(a) is ref_context.Ref else a for a in args]
-            outs = _ref_fast_call(entry, self.__name__)(*leaves)
-            n_user = len(outs) - len(refs)
-            for r, value in zip(refs, outs[n_user:], strict=True):
-                r._value = value
-        finally:
-            _ref_claims.release(claim)
-        user_tree = entry.out_tree.children()[0]
-        if user_tree == _NONE_TREE:  # a step returning nothing: no unflatten
-            return None
-        return tree_util.tree_unflatten(user_tree, outs[:n_user])
-
-    def _bind_nested(self, entry: CacheEntry, call: CallArgs) -> Any:
-        """Inside another trace: one ``jit`` equation holding our program.
-
-        Donation is ignored here: the buffers belong to the outer call, which
-        decides about them (as in JAX).
-        """
-        outs = jit_call_p.bind(
-            *entry.captured, *call.leaves, program=entry.program, name=self.__name__
-        )
-        return tree_util.tree_unflatten(entry.out_tree, outs)
+        return entry.plan(self, entry, call, args, kwargs)
 
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         """Trace (or fetch from the cache) for these arguments without running."""
@@ -1284,7 +1539,7 @@ def jit(
         def with_shardings(f: Callable[..., Any]) -> Any:
             statics = () if static_argnums is None else static_argnums
             donated = () if donate_argnums is None else donate_argnums
-            return sharded.ShardedJit(
+            jitted = sharded.ShardedJit(
                 plain(f),
                 f,
                 in_shardings,
@@ -1293,6 +1548,7 @@ def jit(
                 (donated,) if isinstance(donated, int) else tuple(donated),
                 backend,
             )
+            return sharded.with_fast_path(jitted)  # pjrt: cached calls in C++
 
         return with_shardings if fun is None else with_shardings(fun)
     kwargs = dict(  # None is JAX's spelling of "none" for each

@@ -263,6 +263,28 @@ def test_unusable_warning_is_given_once_per_cache_entry():
         f(arr([1.0, 2.0]))  # a new signature, a new entry
 
 
+@pytest.mark.parametrize("backend", ["ref", "pjrt"])
+def test_unusable_warning_with_a_ref_argument_too(backend):
+    # The checks of every run are the call plan's, whatever the entry's kind:
+    # a Ref argument does not silence the warning a plain call gives.
+    def step(r, x):
+        r[...] = r[...] + 1.0
+        return x.sum()
+
+    device = ri.devices(backend)[0]
+    r = ri.new_ref(ri.device_put(np.zeros(2, np.float32), device))
+    x = ri.device_put(np.ones(3, np.float32), device)
+    f = ri.jit(step, donate_argnums=1, backend=backend)
+    with pytest.warns(UserWarning, match=r"not usable: x \(f32\[3\]\)") as record:
+        out = f(r, x)
+    assert record[0].filename == __file__  # pointing at the call
+    assert x.is_deleted()
+    assert float(out) == 3.0
+    np.testing.assert_array_equal(np.asarray(r[...]), [1.0, 1.0])
+    with no_warnings():  # once per entry
+        f(r, ri.device_put(np.ones(3, np.float32), device))
+
+
 @pytest.mark.parametrize(
     "fun, x",
     [

@@ -53,7 +53,7 @@ from refimpl.backends.ref import eager
 from refimpl.core import ShapedArray
 from refimpl.primitives.elementwise import copy_p
 from refimpl.transforms import donation
-from refimpl.transforms.jit import _differences, float0_inner_call, with_float0_outputs
+from refimpl.transforms.jit import _differences, check_call
 
 __all__ = [
     "Compiled",
@@ -427,20 +427,15 @@ class Compiled:
                 f"compiled for: {_describe(call.signature)} instead of "
                 f"{_describe(traced.call.signature)}; {_difference(call, traced.call)}"
             )
-        if any(call.signature.donated):
-            donation.check_no_repeated_donation(
-                call.leaves, call.signature.donated, call.paths, name
-            )
-        if traced.entry.ref_leaves:
-            # Ref arguments and closed-over refs: their current values in,
-            # final values written back (as jax's Compiled), as the jit call.
-            return traced.jitted._call_with_refs(traced.entry, call, False, args, kwargs)
-        if traced.entry.float0 is not None:  # float0 leaves are not in the executable
-            inner = float0_inner_call(traced.entry, call)
-            outs = _run(traced.entry.float0.inner, inner, name, self._executables)
-            return with_float0_outputs(traced.entry, outs)
-        outs = _run(traced.entry, call, name, self._executables)
-        return tree_util.tree_unflatten(traced.entry.out_tree, outs)
+        check_call(call, name)
+        # As the jit call, by the entry's plan (Ref arguments: their current
+        # values in, final values written back, as jax's Compiled; float0
+        # leaves held out), on these executables.
+        return traced.entry.plan.run(traced.jitted, traced.entry, call, args, kwargs, self._execute)
+
+    def _execute(self, jitted: Any, entry: Any, call: Any) -> Any:
+        outs = _run(entry, call, jitted.__name__, self._executables)
+        return tree_util.tree_unflatten(entry.out_tree, outs)
 
     def _executable(self) -> Any:
         return self._executables.for_device(default_device())

@@ -45,8 +45,7 @@ from refimpl.backends.pjrt.runtime import native_module
 from refimpl.config import config
 from refimpl.ref import Ref
 from refimpl.traceback_util import api_boundary
-from refimpl.transforms import donation
-from refimpl.transforms.jit import Jitted
+from refimpl.transforms.jit import Jitted, check_call, warn_unusable_once
 
 __all__ = ["make_fast_jitted", "on_miss"]
 
@@ -127,18 +126,13 @@ def on_miss(
         signature = call.signature
         if signature.backend != "pjrt":
             return None
-        if any(signature.donated):
-            donation.check_no_repeated_donation(call.leaves, signature.donated, call.paths, name)
+        check_call(call, name)  # the checks of every jit call (a repeated donated array)
         entry = jitted._lookup(call)  # traces only if the Python cache misses too
-        if entry.float0 is not None:
-            return None  # float0 leaves are held out of the program by the Python Jitted
+        if not entry.plan.runs_natively(entry):
+            return None  # float0 leaves, closed-over refs: the Python Jitted's plan runs them
         if has_host_callbacks(entry.program):
             return None  # backend._run waits for the callbacks, which run on XLA threads
-        if getattr(entry, "closed_refs", ()):
-            return None  # refs the function closes over: the Python Jitted passes their values
-        if entry.donation.unusable and not entry.donation_warned:
-            entry.donation_warned = True  # once per entry, as the reference
-            donation.warn_unusable(entry.donation, name)
+        warn_unusable_once(entry, name, 4)  # (4: the user's call, past on_miss and api_boundary)
         # A Ref argument runs on (and is written back into) the array it holds.
         leaves = [leaf._value if type(leaf) is Ref else leaf for leaf in call.leaves]
         device, committed = placement_rule(
