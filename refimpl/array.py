@@ -26,16 +26,17 @@ from __future__ import annotations
 
 import abc
 import functools
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from refimpl import dtypes, tracing
+from refimpl import backends, dtypes, tracing
 from refimpl.array_ops import ArrayOps
 from refimpl.sharding import Shard, SingleDeviceSharding
 
-__all__ = ["Array", "install_protocol", "placement_rule"]
+__all__ = ["Array", "as_array", "install_protocol", "is_refimpl_array", "placement_rule"]
 
 
 def _checks_deletion(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -241,3 +242,48 @@ def placement_rule(
     if first is not None:
         return first[1].device, True
     return default_device(), False
+
+
+def is_refimpl_array(value: Any) -> bool:
+    """A tracer or a concrete refimpl array (not NumPy data, not a Python scalar)."""
+    if isinstance(value, (np.ndarray, np.generic, tracing.TypedScalar)):
+        return False
+    return tracing.is_array_like(value) and not dtypes.is_python_scalar(value)
+
+
+def as_array(value: Any, weak_type: bool | None = None) -> Any:
+    """``value`` as a refimpl array: tracers and refimpl arrays pass through;
+    NumPy data, Python scalars and TypedScalars become a concrete ``Array`` of
+    the reference backend (its ``RefArray``, reached through the registry:
+    the backends sit above this module).
+
+    Used on results that needed no primitive (``rnp.positive(np_array)``), so
+    every public function returns a refimpl array, as jax.numpy does.
+    """
+    if is_refimpl_array(value):
+        return value
+    aval = tracing.get_aval(value, "asarray", 0)
+    weak = aval.weak_type if weak_type is None else weak_type
+    # Inside a staging trace the copy becomes a constant of the program: one
+    # copy per NumPy object and trace, as JAX's one constant per object (a
+    # closed-over NumPy weight used by every layer is kept once, not per use).
+    builder = tracing.current_builder() if isinstance(value, np.ndarray) else None
+    if builder is not None:
+        memo = _copies.get(builder)
+        if memo is None:
+            memo = _copies[builder] = {}
+        hit = memo.get((id(value), weak))
+        if hit is not None and hit[0] is value:
+            return hit[1]
+    make = backends.get("ref").RefArray
+    out = make(np.array(tracing.concrete_value(value, aval), copy=True), weak)
+    if builder is not None:
+        assert memo is not None  # found or made above for this builder
+        memo[(id(value), weak)] = (value, out)
+    return out
+
+
+# staging trace -> {(id(NumPy array), weak): (the array, its copy)}
+_copies: weakref.WeakKeyDictionary[Any, dict[tuple[int, bool], tuple[Any, Any]]] = (
+    weakref.WeakKeyDictionary()
+)

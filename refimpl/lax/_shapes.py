@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, tracing
+from refimpl.array import as_array
 from refimpl.lax._elementwise import _aval
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives import structural
@@ -186,9 +187,17 @@ def empty(shape: Any, dtype: Any, *, out_sharding: Any = None) -> Any:
 def broadcast_like(arr: Any, like_arr: Any) -> Any:
     """``arr`` broadcast (NumPy rules) to the shape of ``like_arr``."""
     shape = tracing.get_aval(like_arr, "broadcast_like", "like_arr").shape
-    from refimpl.numpy import broadcast_to
-
-    return broadcast_to(arr, shape)
+    from_shape = tracing.get_aval(arr, "broadcast_like", "arr").shape
+    lead = len(shape) - len(from_shape)
+    fits = lead >= 0 and all(d in (1, s) for d, s in zip(from_shape, shape[lead:], strict=True))
+    if not fits:
+        raise ValueError(
+            f"broadcast_like: cannot broadcast an array of shape {from_shape} to the shape "
+            f"{shape} of like_arr"
+        )
+    if from_shape == shape:
+        return as_array(arr)
+    return structural.broadcast_in_dim(arr, shape, tuple(range(lead, len(shape))))
 
 
 def index_take(src: Any, idxs: Sequence[Any], axes: Sequence[int]) -> Any:
@@ -206,11 +215,10 @@ def index_take(src: Any, idxs: Sequence[Any], axes: Sequence[int]) -> Any:
         )
     if list(axes) != sorted(set(axes)):
         raise TypeError(f"{api}: axes must be distinct and sorted (as JAX's gather), got {axes}")
-    from refimpl import numpy as rnp
-
     rest = [d for d in range(aval.ndim) if d not in axes]
     moved = structural.transpose(src, [*axes, *rest])
-    wrapped = tuple(rnp.mod(i, aval.shape[a]) for i, a in zip(idxs, axes, strict=True))
+    # the arrays' own `%` and indexing: NumPy's floor modulo, then NumPy indexing
+    wrapped = tuple(as_array(i) % aval.shape[a] for i, a in zip(idxs, axes, strict=True))
     return moved[wrapped]
 
 

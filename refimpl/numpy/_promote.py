@@ -18,12 +18,13 @@ The weak flag survives each of them: ``rnp.sqrt(2)`` is a weak float32.
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import numpy as np
 
 from refimpl import dtypes, lax, tracing
+from refimpl.array import as_array as as_array  # (moved down: lax uses it too)
+from refimpl.array import is_refimpl_array as is_refimpl_array
 from refimpl.config import config
 from refimpl.core import ShapedArray
 
@@ -31,13 +32,6 @@ from refimpl.core import ShapedArray
 def is_operand(value: Any) -> bool:
     """Whether an operator's other side is something we compute with."""
     return tracing.is_array_like(value)
-
-
-def is_refimpl_array(value: Any) -> bool:
-    """A tracer or a concrete refimpl array (not NumPy data, not a Python scalar)."""
-    if isinstance(value, (np.ndarray, np.generic, tracing.TypedScalar)):
-        return False
-    return tracing.is_array_like(value) and not dtypes.is_python_scalar(value)
 
 
 def is_traced(value: Any) -> bool:
@@ -197,42 +191,6 @@ def promote_args_inexact(fn_name: str, *args: Any) -> list[Any]:
 def promote_args_numeric(fn_name: str, *args: Any) -> list[Any]:
     """:func:`promote_dtypes_numeric`, then broadcast the shapes."""
     return _broadcast_known(fn_name, *_promote(fn_name, args, to_numeric_dtype))
-
-
-def as_array(value: Any, weak_type: bool | None = None) -> Any:
-    """``value`` as a refimpl array: tracers and refimpl arrays pass through;
-    NumPy data, Python scalars and TypedScalars become a concrete ``Array``.
-
-    Used on results that needed no primitive (``rnp.positive(np_array)``), so
-    every public function returns a refimpl array, as jax.numpy does.
-    """
-    if is_refimpl_array(value):
-        return value
-    # arrays imports array_ops, which imports us lazily
-    from refimpl.backends.ref.arrays import RefArray as Array
-
-    aval = tracing.get_aval(value, "asarray", 0)
-    weak = aval.weak_type if weak_type is None else weak_type
-    # Inside a staging trace the copy becomes a constant of the program: one
-    # copy per NumPy object and trace, as JAX's one constant per object (a
-    # closed-over NumPy weight used by every layer is kept once, not per use).
-    builder = tracing.current_builder() if isinstance(value, np.ndarray) else None
-    if builder is not None:
-        memo = _copies.get(builder)
-        if memo is None:
-            memo = _copies[builder] = {}
-        hit = memo.get((id(value), weak))
-        if hit is not None and hit[0] is value:
-            return hit[1]
-    out = Array(np.array(tracing.concrete_value(value, aval), copy=True), weak)
-    if builder is not None:
-        assert memo is not None  # found or made above for this builder
-        memo[(id(value), weak)] = (value, out)
-    return out
-
-
-# staging trace -> {(id(NumPy array), weak): (the array, its copy)}
-_copies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def checked_array(fn_name: str, value: Any, position: int | str = 0) -> Any:

@@ -17,6 +17,7 @@ from refimpl.backends.ref.arrays import Device, RefArray, default_device, placem
 from refimpl.backends.ref.execute import execute_ref
 
 __all__ = [
+    "RefArray",
     "array_types",
     "default_device",
     "devices",
@@ -29,6 +30,9 @@ __all__ = [
 ]
 
 name = "ref"
+# RefArray is also how the layers below the backends make a host array or
+# recognise one (``refimpl.array.as_array``, ``ref``, ``dlpack``): they reach
+# it as ``backends.get("ref").RefArray``, since they cannot import this package
 array_types = (RefArray,)
 # how a primitive bound outside any trace runs (Primitive.bind finds it here,
 # through the registry); a device array type may add its cached dispatch
