@@ -53,11 +53,14 @@ struct Context {
   py::object config_values;   // config._values
   py::object ref_array_type;  // refimpl.backends.ref.arrays.RefArray
   int bfloat16_num = -1;      // NumPy type number of ml_dtypes.bfloat16
-  // refimpl.ref.Ref (a __slots__ class) and the offset of its `_value` slot
-  // in the object, read and written directly: no Python code runs. Unset
-  // (null) until _install_ref_type: Ref arguments then take the Python path.
+  // refimpl.ref.Ref (a __slots__ class) and the member descriptor of its
+  // `_value` slot, read through CPython's member protocol (PyMember_GetOne:
+  // no Python code runs, and nothing here depends on the object's layout).
+  // Unset (null) until _install_ref_type: Ref arguments then take the
+  // Python path. `ref_value` points into `ref_value_descr`, which is kept.
   py::object ref_type;
-  Py_ssize_t ref_value_offset = -1;
+  py::object ref_value_descr;
+  PyMemberDef* ref_value = nullptr;
   // interned names
   py::object s_backend;
   py::object s_enable_x64;
@@ -67,6 +70,10 @@ struct Context {
   py::object s_namedtuple;
   py::object s_buffer;
   py::object s_mark_donated;
+  py::object s_aval;
+  py::object s_weak_type;
+  py::object s_check_live;
+  py::object s_clear_cache;
 };
 // Never destroyed: its references must not be dropped after the
 // interpreter has finalized.
@@ -93,9 +100,9 @@ struct CallState {
   bool any_donated = false;
   bool x64 = false;
 
-  PyObject* Keep(PyObject* object) {  // takes a new reference
-    owned.push_back(py::reinterpret_steal<py::object>(object));
-    return object;
+  py::handle Keep(py::object object) {
+    owned.push_back(std::move(object));
+    return owned.back();
   }
 };
 
@@ -151,8 +158,8 @@ struct Entry {
   py::object ref_closure;
   // The globals the function's code names (a tuple of str) and its module
   // dict: a Ref argument that is also such a global is the same error.
-  py::object ref_global_names;
-  py::object ref_globals;
+  py::tuple ref_global_names;
+  py::dict ref_globals;
   std::unique_ptr<PmapPlan> pmap;  // a pmap entry (then `outputs` are per-device types)
 
   // The signature's handles (statics, dict keys, node kinds and data) are
@@ -172,6 +179,16 @@ using EntryPtr = std::shared_ptr<Entry>;
 // them in the memory tp_alloc gives (InitFields) and FastJittedDealloc
 // destroys them (DestroyFields), so every Python reference here is owned by
 // a py::object and released by its destructor or by tp_clear.
+//
+// Raw PyObject* is left only where CPython defines the interface and
+// pybind11 has no equivalent: the vectorcall entry (FastJittedCall: its
+// arguments are borrowed for the call, and read through CallArgs) and the
+// type's slots (tp_new, tp_traverse, tp_clear, tp_dealloc, tp_getattro,
+// tp_repr, methods and getters: `self` is borrowed from the caller, a
+// returned PyObject* is the new reference the slot must return, made from a
+// py::object by release()), plus `weakrefs` below, which CPython manages.
+// Everything else holds py::object (owned) or py::handle (borrowed, from
+// an owner in scope).
 struct FastJittedObject {
   PyObject_HEAD vectorcallfunc vectorcall;
   py::object jitted;   // refimpl.transforms.jit.Jitted: misses, slow path, trace/lower
@@ -196,6 +213,39 @@ struct FastJittedObject {
 static_assert(sizeof(py::object) == sizeof(PyObject*),
               "CPython reads and writes FastJitted's __dict__ slot as a PyObject*");
 
+// ============================================================ small helpers
+
+// The arguments of one vectorcall: `args` holds the `nargs` positional
+// values then one value per name in `kwnames` (all borrowed from the caller
+// for the duration of the call).
+struct CallArgs {
+  PyObject* const* args;  // CPython's vectorcall array (see FastJittedObject)
+  size_t nargsf;
+  Py_ssize_t nargs;
+  py::handle kwnames;  // tuple of str, or null
+
+  Py_ssize_t num_keywords() const { return kwnames ? PyTuple_GET_SIZE(kwnames.ptr()) : 0; }
+  py::handle positional(Py_ssize_t i) const { return args[i]; }
+  py::handle keyword_name(Py_ssize_t k) const { return PyTuple_GET_ITEM(kwnames.ptr(), k); }
+  py::handle keyword_value(Py_ssize_t k) const { return args[nargs + k]; }
+};
+
+// obj.name, or an empty object (and no Python error) if that raises.
+py::object AttrOrNone(py::handle obj, py::handle name) {
+  py::object value = py::reinterpret_steal<py::object>(PyObject_GetAttr(obj.ptr(), name.ptr()));
+  if (!value) PyErr_Clear();
+  return value;
+}
+
+// dict[key] (borrowed), or empty (and no Python error) if absent or raising.
+py::handle DictItem(py::handle dict, py::handle key) {
+  py::handle value = PyDict_GetItemWithError(dict.ptr(), key.ptr());
+  if (!value) PyErr_Clear();
+  return value;
+}
+
+py::handle TypeOf(py::handle object) { return reinterpret_cast<PyObject*>(Py_TYPE(object.ptr())); }
+
 // ============================================================ building the signature
 
 bool Contains(const std::vector<int>& nums, Py_ssize_t position, Py_ssize_t nargs) {
@@ -205,11 +255,10 @@ bool Contains(const std::vector<int>& nums, Py_ssize_t position, Py_ssize_t narg
   return false;
 }
 
-bool ContainsName(const std::vector<py::object>& names, PyObject* name) {
-  for (const py::object& entry : names) {
-    PyObject* candidate = entry.ptr();
-    if (candidate == name) return true;
-    int equal = PyUnicode_Compare(candidate, name);
+bool ContainsName(const std::vector<py::object>& names, py::handle name) {
+  for (const py::object& candidate : names) {
+    if (candidate.is(name)) return true;
+    int equal = PyUnicode_Compare(candidate.ptr(), name.ptr());
     if (equal == 0) return true;
     if (equal == -1 && PyErr_Occurred()) PyErr_Clear();
   }
@@ -217,8 +266,8 @@ bool ContainsName(const std::vector<py::object>& names, PyObject* name) {
 }
 
 // Python's hash, as the signature's 64-bit handle hash; false if unhashable.
-bool HashOf(PyObject* object, uint64_t* out) {
-  Py_hash_t hash = PyObject_Hash(object);
+bool HashOf(py::handle object, uint64_t* out) {
+  Py_hash_t hash = PyObject_Hash(object.ptr());
   if (hash == -1 && PyErr_Occurred()) {
     PyErr_Clear();
     return false;
@@ -249,9 +298,14 @@ bool SupportedTypeNum(int num) {
   }
 }
 
-// The object in a Ref's `_value` slot (borrowed; null if unset).
-PyObject* RefSlot(PyObject* ref) {
-  return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(ref) + g_ctx.ref_value_offset);
+// The object a Ref holds (its `_value` slot), or empty if unset. Read
+// through the slot's member descriptor, so no Python code runs and the
+// Ref's layout is CPython's business.
+py::object RefValue(py::handle ref) {
+  py::object value = py::reinterpret_steal<py::object>(
+      PyMember_GetOne(reinterpret_cast<const char*>(ref.ptr()), g_ctx.ref_value));
+  if (!value) PyErr_Clear();  // unset: AttributeError
+  return value;
 }
 
 // Flattens the arguments into `state` exactly as refimpl.tree_util would,
@@ -262,16 +316,17 @@ class SignatureBuilder {
   SignatureBuilder(const FastJittedObject* fn, CallState* state) : fn_(fn), state_(state) {}
 
   // Flattens the arguments; the signature is complete (hashed) when it returns true.
-  bool Build(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-    if (!BuildWords(args, nargs, kwnames)) return false;
+  bool Build(const CallArgs& call) {
+    if (!BuildWords(call)) return false;
     state_->signature.Finish();
     return true;
   }
 
  private:
-  bool BuildWords(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  bool BuildWords(const CallArgs& call) {
     Signature& sig = state_->signature;
-    const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+    const Py_ssize_t nargs = call.nargs;
+    const Py_ssize_t nkw = call.num_keywords();
     sig.Push(kHeader + (state_->x64 ? 1 : 0));
     sig.Push(static_cast<uint64_t>(nargs));
     sig.Push(static_cast<uint64_t>(nkw));
@@ -279,8 +334,8 @@ class SignatureBuilder {
       sig.Push(kPositional);
       sig.Push(static_cast<uint64_t>(i));
       if (Contains(fn_->static_nums, i, nargs)) {
-        if (!PushStatic(args[i])) return false;
-      } else if (!Flatten(args[i], Contains(fn_->donate_nums, i, nargs))) {
+        if (!PushStatic(call.positional(i))) return false;
+      } else if (!Flatten(call.positional(i), Contains(fn_->donate_nums, i, nargs))) {
         return false;
       }
     }
@@ -291,7 +346,7 @@ class SignatureBuilder {
     for (Py_ssize_t k = 0; k < nkw; ++k) order.push_back(k);
     bool compare_failed = false;
     std::sort(order.begin(), order.end(), [&](Py_ssize_t a, Py_ssize_t b) {
-      int c = PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, a), PyTuple_GET_ITEM(kwnames, b));
+      int c = PyUnicode_Compare(call.keyword_name(a).ptr(), call.keyword_name(b).ptr());
       if (c == -1 && PyErr_Occurred()) {
         PyErr_Clear();
         compare_failed = true;
@@ -300,8 +355,8 @@ class SignatureBuilder {
     });
     if (compare_failed) return false;
     for (Py_ssize_t k : order) {
-      PyObject* name = PyTuple_GET_ITEM(kwnames, k);
-      PyObject* value = args[nargs + k];
+      const py::handle name = call.keyword_name(k);
+      const py::handle value = call.keyword_value(k);
       sig.Push(kKeyword);
       if (!PushHandle(name, HandleCompare::kEqual)) return false;
       if (ContainsName(fn_->static_names, name)) {
@@ -313,29 +368,29 @@ class SignatureBuilder {
     return true;
   }
 
-  bool PushHandle(PyObject* object, HandleCompare compare) {
+  bool PushHandle(py::handle object, HandleCompare compare) {
     uint64_t hash = 0;
     if (compare == HandleCompare::kIdentity) {
-      hash = reinterpret_cast<uint64_t>(object);
+      hash = reinterpret_cast<uint64_t>(object.ptr());
     } else if (!HashOf(object, &hash)) {
       if (compare == HandleCompare::kStatic) return false;  // Python raises TypeError
       hash = 0;  // unhashable node data: left out of the hash, as in tree_util
     }
-    Py_INCREF(object);
-    state_->Keep(object);
-    state_->signature.PushHandle(object, compare, hash);
+    state_->Keep(py::reinterpret_borrow<py::object>(object));
+    state_->signature.PushHandle(object.ptr(), compare, hash);
     return true;
   }
 
-  bool PushStatic(PyObject* value) {
+  bool PushStatic(py::handle value) {
     state_->signature.Push(kStatic);
     return PushHandle(value, HandleCompare::kStatic);
   }
 
-  void AddLeaf(PyObject* leaf, uint8_t kind, bool donated) {
+  Leaf& AddLeaf(py::handle leaf, uint8_t kind, bool donated) {
     state_->leaves.push_back(Leaf{py::reinterpret_borrow<py::object>(leaf), kind, donated});
     state_->any_donated = state_->any_donated || donated;
     state_->signature.Push(kLeaf + kind);
+    return state_->leaves.back();
   }
 
   void PushDims(int ndim, const npy_intp* dims) {
@@ -345,18 +400,18 @@ class SignatureBuilder {
   // Every recursive walk counts against Python's recursion limit, so a
   // pytree nested too deep is the RecursionError the reference backend
   // raises, never a C stack overflow.
-  bool Flatten(PyObject* x, bool donated) {
+  bool Flatten(py::handle x, bool donated) {
     if (Py_EnterRecursiveCall(" while flattening the arguments of a jitted function")) return false;
     const bool done = FlattenNode(x, donated);
     Py_LeaveRecursiveCall();
     return done;
   }
 
-  bool FlattenNode(PyObject* x, bool donated) {
-    PyTypeObject* type = Py_TYPE(x);
+  bool FlattenNode(py::handle x, bool donated) {
+    PyTypeObject* type = Py_TYPE(x.ptr());
     Signature& sig = state_->signature;
     if (type == PjrtArrayType()) {
-      auto* array = reinterpret_cast<PjrtArrayObject*>(x);
+      auto* array = reinterpret_cast<PjrtArrayObject*>(x.ptr());
       if (!IsLive(array)) return false;  // the deleted-array error comes from Python
       if (array->shards != nullptr) return FlattenSharded(array, x, donated);
       AddLeaf(x, kPjrtLeaf, donated);
@@ -365,26 +420,26 @@ class SignatureBuilder {
       return true;
     }
     if (type == &PyTuple_Type) {
-      const Py_ssize_t n = PyTuple_GET_SIZE(x);
+      const Py_ssize_t n = PyTuple_GET_SIZE(x.ptr());
       sig.Push(kTuple);
       sig.Push(static_cast<uint64_t>(n));
       for (Py_ssize_t i = 0; i < n; ++i) {
-        if (!Flatten(PyTuple_GET_ITEM(x, i), donated)) return false;
+        if (!Flatten(PyTuple_GET_ITEM(x.ptr(), i), donated)) return false;
       }
       return true;
     }
     if (type == &PyList_Type) {
-      const Py_ssize_t n = PyList_GET_SIZE(x);
+      const Py_ssize_t n = PyList_GET_SIZE(x.ptr());
       sig.Push(kList);
       sig.Push(static_cast<uint64_t>(n));
       for (Py_ssize_t i = 0; i < n; ++i) {
-        if (i >= PyList_GET_SIZE(x)) return false;  // changed under us
-        if (!Flatten(PyList_GET_ITEM(x, i), donated)) return false;
+        if (i >= PyList_GET_SIZE(x.ptr())) return false;  // changed under us
+        if (!Flatten(PyList_GET_ITEM(x.ptr(), i), donated)) return false;
       }
       return true;
     }
     if (type == &PyDict_Type) return FlattenDict(x, donated);
-    if (x == Py_None) {
+    if (x.is_none()) {
       sig.Push(kNone);
       return true;
     }
@@ -394,7 +449,7 @@ class SignatureBuilder {
     }
     if (type == &PyLong_Type) {
       int overflow = 0;
-      long long value = PyLong_AsLongLongAndOverflow(x, &overflow);
+      long long value = PyLong_AsLongLongAndOverflow(x.ptr(), &overflow);
       if (overflow != 0 || (value == -1 && PyErr_Occurred())) {
         PyErr_Clear();
         return false;  // Python raises the OverflowError
@@ -411,8 +466,8 @@ class SignatureBuilder {
       AddLeaf(x, kComplexLeaf, donated);
       return true;
     }
-    if (PyArray_CheckExact(x)) {
-      auto* array = reinterpret_cast<PyArrayObject*>(x);
+    if (PyArray_CheckExact(x.ptr())) {
+      auto* array = reinterpret_cast<PyArrayObject*>(x.ptr());
       PyArray_Descr* descr = PyArray_DESCR(array);
       if (!SupportedTypeNum(descr->type_num) || !PyArray_ISNBO(descr->byteorder)) return false;
       AddLeaf(x, kNdarrayLeaf, donated);
@@ -420,23 +475,22 @@ class SignatureBuilder {
       PushDims(PyArray_NDIM(array), PyArray_DIMS(array));
       return true;
     }
-    if (PyArray_IsScalar(x, Generic)) {
-      PyArray_Descr* descr = PyArray_DescrFromScalar(x);
-      if (descr == nullptr) {
+    if (PyArray_IsScalar(x.ptr(), Generic)) {
+      py::object descr = py::reinterpret_steal<py::object>(
+          reinterpret_cast<PyObject*>(PyArray_DescrFromScalar(x.ptr())));
+      if (!descr) {
         PyErr_Clear();
         return false;
       }
-      const int num = descr->type_num;
-      const bool native = PyArray_ISNBO(descr->byteorder);
-      Py_DECREF(descr);
-      if (!SupportedTypeNum(num) || !native) return false;
+      const auto* d = reinterpret_cast<const PyArray_Descr*>(descr.ptr());
+      const int num = d->type_num;
+      if (!SupportedTypeNum(num) || !PyArray_ISNBO(d->byteorder)) return false;
       AddLeaf(x, kNpScalarLeaf, donated);
       sig.Push(static_cast<uint64_t>(num));
       return true;
     }
-    if (type == reinterpret_cast<PyTypeObject*>(g_ctx.ref_array_type.ptr()))
-      return FlattenRefArray(x, donated);
-    if (type == reinterpret_cast<PyTypeObject*>(g_ctx.ref_type.ptr())) return FlattenRef(x);
+    if (g_ctx.ref_array_type.is(TypeOf(x))) return FlattenRefArray(x, donated);
+    if (g_ctx.ref_type.is(TypeOf(x))) return FlattenRef(x);
     return FlattenRegistered(x, donated);
   }
 
@@ -444,13 +498,12 @@ class SignatureBuilder {
   // Python signature's Ref{aval}), always donated (its final value is
   // written back into its buffer). Anything else held (a tracer, a
   // reference Array, a deleted array) takes the Python path.
-  bool FlattenRef(PyObject* x) {
-    PyObject* held = RefSlot(x);
-    if (held == nullptr || Py_TYPE(held) != PjrtArrayType()) return false;
-    auto* array = reinterpret_cast<PjrtArrayObject*>(held);
+  bool FlattenRef(py::handle x) {
+    py::object held = RefValue(x);
+    if (!held || Py_TYPE(held.ptr()) != PjrtArrayType()) return false;
+    auto* array = reinterpret_cast<PjrtArrayObject*>(held.ptr());
     if (!IsLive(array) || array->shards != nullptr || fn_->pmap) return false;
-    AddLeaf(x, kRefLeaf, /*donated=*/true);
-    state_->leaves.back().held = py::reinterpret_borrow<py::object>(held);
+    AddLeaf(x, kRefLeaf, /*donated=*/true).held = std::move(held);
     state_->signature.PushDeviceArray(array->meta, array->buffer->client().get(),
                                       array->device_index, array->committed);
     return true;
@@ -458,7 +511,7 @@ class SignatureBuilder {
 
   // A sharded array: pmap passes its shards where they are; jit and eager
   // work take the Python path, which gathers it (SPEC "The PJRT array").
-  bool FlattenSharded(PjrtArrayObject* array, PyObject* x, bool donated) {
+  bool FlattenSharded(PjrtArrayObject* array, py::handle x, bool donated) {
     if (!fn_->pmap) return false;
     const ShardSet* set = array->shards;
     AddLeaf(x, kShardedLeaf, donated);
@@ -471,27 +524,24 @@ class SignatureBuilder {
     return true;
   }
 
-  bool FlattenDict(PyObject* d, bool donated) {
+  bool FlattenDict(py::handle d, bool donated) {
     Signature& sig = state_->signature;
-    SmallVector<PyObject*, 8> keys;
-    PyObject* key;
-    PyObject* value;
-    Py_ssize_t pos = 0;
+    SmallVector<py::handle, 8> keys;
     bool all_str = true;
     bool all_int = true;
-    while (PyDict_Next(d, &pos, &key, &value)) {
-      keys.push_back(key);
-      all_str = all_str && PyUnicode_CheckExact(key);
-      all_int = all_int && PyLong_CheckExact(key);
+    for (auto item : py::reinterpret_borrow<py::dict>(d)) {
+      keys.push_back(item.first);
+      all_str = all_str && PyUnicode_CheckExact(item.first.ptr());
+      all_int = all_int && PyLong_CheckExact(item.first.ptr());
     }
     // tree_util sorts the keys; only orders C can compute without Python code.
     if (all_str) {
       std::sort(keys.begin(), keys.end(),
-                [](PyObject* a, PyObject* b) { return PyUnicode_Compare(a, b) < 0; });
+                [](py::handle a, py::handle b) { return PyUnicode_Compare(a.ptr(), b.ptr()) < 0; });
     } else if (all_int) {
       bool failed = false;
-      std::sort(keys.begin(), keys.end(), [&](PyObject* a, PyObject* b) {
-        int less = PyObject_RichCompareBool(a, b, Py_LT);
+      std::sort(keys.begin(), keys.end(), [&](py::handle a, py::handle b) {
+        int less = PyObject_RichCompareBool(a.ptr(), b.ptr(), Py_LT);
         if (less < 0) {
           PyErr_Clear();
           failed = true;
@@ -504,47 +554,31 @@ class SignatureBuilder {
     }
     sig.Push(kDict);
     sig.Push(static_cast<uint64_t>(keys.size()));
-    for (PyObject* k : keys) {
+    for (py::handle k : keys) {
       if (!PushHandle(k, HandleCompare::kEqual)) return false;
     }
-    for (PyObject* k : keys) {
-      PyObject* child = PyDict_GetItemWithError(d, k);
-      if (child == nullptr) {
-        PyErr_Clear();
-        return false;
-      }
+    for (py::handle k : keys) {
+      py::handle child = DictItem(d, k);
+      if (!child) return false;
       if (!Flatten(child, donated)) return false;
     }
     return true;
   }
 
-  bool FlattenRefArray(PyObject* x, bool donated) {
-    PyObject* buffer = PyObject_GetAttr(x, g_ctx.s_buffer.ptr());
-    if (buffer == nullptr) {
-      PyErr_Clear();
-      return false;
-    }
-    state_->Keep(buffer);
-    if (!PyArray_CheckExact(buffer)) return false;  // deleted (None): Python raises
+  bool FlattenRefArray(py::handle x, bool donated) {
+    py::handle buffer = state_->Keep(AttrOrNone(x, g_ctx.s_buffer));
+    if (!buffer || !PyArray_CheckExact(buffer.ptr()))
+      return false;  // deleted (None): Python raises
     // aval (a slot) then weak_type (a dataclass field): no Python code runs
-    PyObject* aval = PyObject_GetAttrString(x, "aval");
-    if (aval == nullptr) {
-      PyErr_Clear();
-      return false;
-    }
-    PyObject* weak = PyObject_GetAttrString(aval, "weak_type");
-    Py_DECREF(aval);
-    if (weak == nullptr) {
-      PyErr_Clear();
-      return false;
-    }
-    const int is_weak = PyObject_IsTrue(weak);
-    Py_DECREF(weak);
+    py::object aval = AttrOrNone(x, g_ctx.s_aval);
+    py::object weak = aval ? AttrOrNone(aval, g_ctx.s_weak_type) : py::object();
+    if (!weak) return false;
+    const int is_weak = PyObject_IsTrue(weak.ptr());
     if (is_weak < 0) {
       PyErr_Clear();
       return false;
     }
-    auto* array = reinterpret_cast<PyArrayObject*>(buffer);
+    auto* array = reinterpret_cast<PyArrayObject*>(buffer.ptr());
     PyArray_Descr* descr = PyArray_DESCR(array);
     if (!SupportedTypeNum(descr->type_num) || !PyArray_ISNBO(descr->byteorder)) return false;
     AddLeaf(x, kRefArrayLeaf, donated);
@@ -557,58 +591,49 @@ class SignatureBuilder {
 
   // Namedtuples and registered node types, through tree_util's own registry
   // (the "cached path": tree_util fills it with every type it has seen).
-  bool FlattenRegistered(PyObject* x, bool donated) {
-    PyObject* kind =
-        PyDict_GetItemWithError(g_ctx.registry.ptr(), reinterpret_cast<PyObject*>(Py_TYPE(x)));
-    if (kind == nullptr || kind == Py_None) {  // not seen yet, or a leaf of another type
-      PyErr_Clear();
-      return false;
-    }
-    PyObject* tag = PyObject_GetAttr(kind, g_ctx.s_tag.ptr());
-    if (tag == nullptr) {
-      PyErr_Clear();
-      return false;
-    }
-    const bool namedtuple = PyUnicode_Compare(tag, g_ctx.s_namedtuple.ptr()) == 0;
-    Py_DECREF(tag);
+  bool FlattenRegistered(py::handle x, bool donated) {
+    py::handle kind = DictItem(g_ctx.registry, TypeOf(x));
+    if (!kind || kind.is_none()) return false;  // not seen yet, or a leaf of another type
+    py::object tag = AttrOrNone(kind, g_ctx.s_tag);
+    if (!tag) return false;
+    const bool namedtuple = PyUnicode_Compare(tag.ptr(), g_ctx.s_namedtuple.ptr()) == 0;
+    if (PyErr_Occurred()) PyErr_Clear();
     Signature& sig = state_->signature;
-    if (namedtuple && PyTuple_Check(x)) {
-      const Py_ssize_t n = PyTuple_GET_SIZE(x);
+    if (namedtuple && PyTuple_Check(x.ptr())) {
+      const Py_ssize_t n = PyTuple_GET_SIZE(x.ptr());
       sig.Push(kNamedTuple);
       sig.Push(static_cast<uint64_t>(n));
       if (!PushHandle(kind, HandleCompare::kIdentity)) return false;
       for (Py_ssize_t i = 0; i < n; ++i) {
-        if (!Flatten(PyTuple_GET_ITEM(x, i), donated)) return false;
+        if (!Flatten(PyTuple_GET_ITEM(x.ptr(), i), donated)) return false;
       }
       return true;
     }
     // A registered node: its flatten function is Python code, by definition.
-    PyObject* flatten = PyObject_GetAttr(kind, g_ctx.s_flatten.ptr());
-    if (flatten == nullptr) {
-      PyErr_Clear();
-      return false;
-    }
-    PyObject* result = PyObject_CallOneArg(flatten, x);
-    Py_DECREF(flatten);
-    if (result == nullptr || !PyTuple_Check(result) || PyTuple_GET_SIZE(result) != 2) {
-      Py_XDECREF(result);
+    // It returns (children, node data), tree_util's public contract.
+    py::object flatten = AttrOrNone(kind, g_ctx.s_flatten);
+    if (!flatten) return false;
+    py::handle result = state_->Keep(
+        py::reinterpret_steal<py::object>(PyObject_CallOneArg(flatten.ptr(), x.ptr())));
+    if (!result || !PyTuple_Check(result.ptr()) || PyTuple_GET_SIZE(result.ptr()) != 2) {
       PyErr_Clear();
       return false;  // Python reports the error
     }
-    state_->Keep(result);
-    PyObject* children = PySequence_Fast(PyTuple_GET_ITEM(result, 0), "children");
-    if (children == nullptr) {
+    const py::handle node_children = PyTuple_GET_ITEM(result.ptr(), 0);
+    const py::handle node_data = PyTuple_GET_ITEM(result.ptr(), 1);
+    py::handle children = state_->Keep(
+        py::reinterpret_steal<py::object>(PySequence_Fast(node_children.ptr(), "children")));
+    if (!children) {
       PyErr_Clear();
       return false;
     }
-    state_->Keep(children);
-    const Py_ssize_t n = PySequence_Fast_GET_SIZE(children);
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(children.ptr());
     sig.Push(kCustomNode);
     sig.Push(static_cast<uint64_t>(n));
     if (!PushHandle(kind, HandleCompare::kIdentity)) return false;
-    if (!PushHandle(PyTuple_GET_ITEM(result, 1), HandleCompare::kEqual)) return false;
+    if (!PushHandle(node_data, HandleCompare::kEqual)) return false;
     for (Py_ssize_t i = 0; i < n; ++i) {
-      if (!Flatten(PySequence_Fast_GET_ITEM(children, i), donated)) return false;
+      if (!Flatten(PySequence_Fast_GET_ITEM(children.ptr(), i), donated)) return false;
     }
     return true;
   }
@@ -621,12 +646,12 @@ class SignatureBuilder {
 // Ref's array; two array objects can share one, e.g. a shard's own array),
 // or the object itself (a reference Array). Appended as (key, donated).
 void AddStorageKeys(const Leaf& leaf, SmallVector<StorageUse, 16>* keys) {
-  PyObject* object = leaf.kind == kRefLeaf ? leaf.held.ptr() : leaf.object.ptr();
+  const py::handle object = leaf.kind == kRefLeaf ? leaf.held : leaf.object;
   if (leaf.kind == kRefArrayLeaf) {
-    keys->push_back({object, leaf.donated});
+    keys->push_back({object.ptr(), leaf.donated});
     return;
   }
-  auto* array = reinterpret_cast<PjrtArrayObject*>(object);
+  auto* array = reinterpret_cast<PjrtArrayObject*>(object.ptr());
   if (array->shards != nullptr) {
     for (const auto& buffer : array->shards->buffers) keys->push_back({buffer.get(), leaf.donated});
   } else if (array->buffer) {
@@ -653,15 +678,15 @@ bool RepeatsDonatedArray(const CallState& state) {
 bool HandlesEqual(const Signature& a, const Signature& b) {
   const std::size_t n = a.handles().size();
   for (std::size_t i = 0; i < n; ++i) {
-    auto* x = static_cast<PyObject*>(a.handles()[i].object);
-    auto* y = static_cast<PyObject*>(b.handles()[i].object);
+    const py::handle x = static_cast<PyObject*>(a.handles()[i].object);
+    const py::handle y = static_cast<PyObject*>(b.handles()[i].object);
     switch (a.handles()[i].compare) {
       case HandleCompare::kIdentity:
-        if (x != y) return false;
+        if (!x.is(y)) return false;
         break;
       case HandleCompare::kEqual: {
-        if (x == y) break;
-        int equal = PyObject_RichCompareBool(x, y, Py_EQ);
+        if (x.is(y)) break;
+        int equal = PyObject_RichCompareBool(x.ptr(), y.ptr(), Py_EQ);
         if (equal < 0) PyErr_Clear();
         if (equal != 1) return false;
         break;
@@ -669,10 +694,10 @@ bool HandlesEqual(const Signature& a, const Signature& b) {
       case HandleCompare::kStatic: {
         // As refimpl.transforms.jit._Static: same type and ==, exceptions
         // mean unequal, and no identity shortcut (nan != nan retraces).
-        if (Py_TYPE(x) != Py_TYPE(y)) return false;
-        PyObject* result = PyObject_RichCompare(x, y, Py_EQ);
-        int truth = result == nullptr ? -1 : PyObject_IsTrue(result);
-        Py_XDECREF(result);
+        if (!TypeOf(x).is(TypeOf(y))) return false;
+        py::object result =
+            py::reinterpret_steal<py::object>(PyObject_RichCompare(x.ptr(), y.ptr(), Py_EQ));
+        const int truth = result ? PyObject_IsTrue(result.ptr()) : -1;
         if (truth < 0) PyErr_Clear();
         if (truth != 1) return false;
         break;
@@ -701,28 +726,59 @@ EntryPtr Find(FastJittedObject* fn, const Signature& signature) {
 
 // ============================================================ the slow path
 
-PyObject* SlowCall(FastJittedObject* fn, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+// The call's result, or empty with a Python error set (as Run's).
+py::object SlowCall(FastJittedObject* fn, const CallArgs& call) {
   ++fn->slow_calls;
-  return PyObject_Vectorcall(fn->jitted.ptr(), args, nargsf, kwnames);
+  return py::reinterpret_steal<py::object>(
+      PyObject_Vectorcall(fn->jitted.ptr(), call.args, call.nargsf, call.kwnames.ptr()));
 }
 
 // ============================================================ misses
 
 // on_miss(fast, args, kwargs): the call's EntrySpec, or None (this
 // signature's calls go to the Python Jitted). Throws on a Python error.
-py::object CallOnMiss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t nargs,
-                      PyObject* kwnames) {
-  py::tuple positional(nargs);
-  for (Py_ssize_t i = 0; i < nargs; ++i) {
-    positional[i] = py::reinterpret_borrow<py::object>(args[i]);
+py::object CallOnMiss(FastJittedObject* fn, const CallArgs& call) {
+  py::tuple positional(call.nargs);
+  for (Py_ssize_t i = 0; i < call.nargs; ++i) {
+    positional[i] = py::reinterpret_borrow<py::object>(call.positional(i));
   }
   py::dict keywords;
-  const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
-  for (Py_ssize_t k = 0; k < nkw; ++k) {
-    keywords[py::handle(PyTuple_GET_ITEM(kwnames, k))] =
-        py::reinterpret_borrow<py::object>(args[nargs + k]);
+  for (Py_ssize_t k = 0; k < call.num_keywords(); ++k) {
+    keywords[call.keyword_name(k)] = py::reinterpret_borrow<py::object>(call.keyword_value(k));
   }
   return fn->on_miss(py::handle(reinterpret_cast<PyObject*>(fn)), positional, keywords);
+}
+
+// The spec's types and output tree, read by field (refimpl.backends.pjrt.
+// fast_path's LeafType, OutType and OutNode named tuples).
+PJRT_Buffer_Type ReadLeafType(py::handle leaf_type, py::dtype* dtype, std::size_t* count) {
+  *dtype = py::dtype::from_args(leaf_type.attr("dtype"));
+  *count = 1;
+  for (py::handle d : leaf_type.attr("shape")) *count *= d.cast<std::size_t>();
+  return ElementTypeFromDtype(*dtype);
+}
+
+struct OutType {
+  PJRT_Buffer_Type type;
+  std::vector<int64_t> dims;
+  bool weak_type;
+};
+OutType ReadOutType(py::handle out_type) {
+  py::dtype dtype = py::dtype::from_args(out_type.attr("dtype"));
+  return OutType{ElementTypeFromDtype(dtype), out_type.attr("shape").cast<std::vector<int64_t>>(),
+                 out_type.attr("weak_type").cast<bool>()};
+}
+
+void ReadOutTree(Entry* entry, py::handle spec) {
+  for (py::handle node : spec.attr("out_tree")) {
+    OutNode out;
+    out.kind = static_cast<uint8_t>(node.attr("kind").cast<int>());
+    out.arity = node.attr("arity").cast<uint32_t>();
+    out.data = node.attr("data");
+    out.unflatten = node.attr("unflatten");
+    entry->outputs_may_fail = entry->outputs_may_fail || out.kind == kOutNode;
+    entry->out_tree.push_back(std::move(out));
+  }
 }
 
 // Reads the entry spec that refimpl.backends.pjrt.fast_path.on_miss returns
@@ -731,7 +787,7 @@ void FillEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) {
   entry->executable = spec.attr("executable").cast<std::shared_ptr<Executable>>();
   entry->device_index = spec.attr("device_index").cast<int>();
   entry->committed = spec.attr("committed").cast<bool>();
-  py::sequence in_avals = spec.attr("in_avals");  // (dtype, shape) per leaf
+  py::sequence in_avals = spec.attr("in_avals");  // a LeafType per leaf
   std::vector<bool> donated = spec.attr("donated").cast<std::vector<bool>>();
   std::vector<int> aliases = spec.attr("aliases").cast<std::vector<int>>();
   if (in_avals.size() != num_leaves || donated.size() != num_leaves) {
@@ -741,21 +797,17 @@ void FillEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) {
   entry->inputs.resize(num_leaves);
   for (std::size_t i = 0; i < num_leaves; ++i) {
     LeafPlan& leaf = entry->inputs[i];
-    py::tuple aval = in_avals[i].cast<py::tuple>();
-    py::dtype dtype = py::dtype::from_args(aval[0]);
-    std::size_t count = 1;
-    for (py::handle d : aval[1].cast<py::tuple>()) count *= d.cast<std::size_t>();
-    leaf.type = ElementTypeFromDtype(dtype);
+    py::dtype dtype;
+    std::size_t count = 0;
+    leaf.type = ReadLeafType(in_avals[i], &dtype, &count);
     bytes += count * static_cast<std::size_t>(dtype.itemsize());
     leaf.descr = std::move(dtype);
     leaf.donated = donated[i];
   }
   for (py::handle aval : spec.attr("out_avals")) {
-    py::tuple a = aval.cast<py::tuple>();  // (dtype, shape, weak_type)
-    py::dtype dtype = py::dtype::from_args(a[0]);
-    std::vector<int64_t> dims = a[1].cast<std::vector<int64_t>>();
+    const OutType out = ReadOutType(aval);
     const ArrayMeta* meta =
-        InternArrayMeta(ElementTypeFromDtype(dtype), dims.data(), dims.size(), a[2].cast<bool>());
+        InternArrayMeta(out.type, out.dims.data(), out.dims.size(), out.weak_type);
     entry->outputs.push_back(meta);
     bytes += meta->nbytes;
   }
@@ -785,22 +837,15 @@ void FillEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) {
       }
     }
     entry->ref_closure = spec.attr("ref_closure");
-    entry->ref_global_names = spec.attr("ref_global_names");
-    entry->ref_globals = spec.attr("ref_globals");
-    if (!PyTuple_Check(entry->ref_global_names.ptr()) || !PyDict_Check(entry->ref_globals.ptr())) {
+    py::object names = spec.attr("ref_global_names");
+    py::object globals = spec.attr("ref_globals");
+    if (!PyTuple_Check(names.ptr()) || !PyDict_Check(globals.ptr())) {
       throw py::type_error("on_miss: ref_global_names must be a tuple, ref_globals a dict");
     }
+    entry->ref_global_names = py::reinterpret_borrow<py::tuple>(names);
+    entry->ref_globals = py::reinterpret_borrow<py::dict>(globals);
   }
-  for (py::handle node : spec.attr("out_tree")) {
-    py::tuple n = node.cast<py::tuple>();  // (kind, arity, data, unflatten)
-    OutNode out;
-    out.kind = static_cast<uint8_t>(n[0].cast<int>());
-    out.arity = n[1].cast<uint32_t>();
-    out.data = n[2];
-    out.unflatten = n[3];
-    entry->outputs_may_fail = entry->outputs_may_fail || out.kind == kOutNode;
-    entry->out_tree.push_back(std::move(out));
-  }
+  ReadOutTree(entry, spec);
   // A call with Refs keeps the GIL from reading the refs to writing them
   // back, so calls from several threads on one ref run one after the other
   // (each on the previous one's result) instead of donating one buffer twice.
@@ -812,12 +857,11 @@ void FillPmapEntry(Entry* entry, const py::handle spec, std::size_t num_leaves);
 
 // The callback into Python: trace (if the Python cache misses too), lower,
 // compile, and describe the entry. Null with a Python error on failure.
-EntryPtr Miss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
-              CallState* state) {
+EntryPtr Miss(FastJittedObject* fn, const CallArgs& call, CallState* state) {
   ++fn->misses;
   auto entry = std::make_shared<Entry>();
   try {
-    py::object spec = CallOnMiss(fn, args, nargs, kwnames);
+    py::object spec = CallOnMiss(fn, call);
     entry->signature = state->signature;
     for (const Handle& handle : entry->signature.handles()) {
       entry->handle_refs.push_back(
@@ -860,16 +904,16 @@ EntryPtr Miss(FastJittedObject* fn, PyObject* const* args, Py_ssize_t nargs, PyO
 // The value of Python scalar `x` (a leaf of `kind`) as the bytes of one
 // element of `type` (native/scalar_encoding.h); false if the type is not
 // one a Python scalar canonicalizes to.
-bool ScalarBytes(PyObject* x, uint8_t kind, PJRT_Buffer_Type type, uint64_t bits[2]) {
+bool ScalarBytes(py::handle x, uint8_t kind, PJRT_Buffer_Type type, uint64_t bits[2]) {
   HostScalar scalar;
   if (kind == kBoolLeaf) {
-    scalar = HostScalar::Bool(x == Py_True);
+    scalar = HostScalar::Bool(x.ptr() == Py_True);
   } else if (kind == kIntLeaf) {
-    scalar = HostScalar::Int(PyLong_AsLongLong(x));
+    scalar = HostScalar::Int(PyLong_AsLongLong(x.ptr()));
   } else if (kind == kFloatLeaf) {
-    scalar = HostScalar::Float(PyFloat_AS_DOUBLE(x));
+    scalar = HostScalar::Float(PyFloat_AS_DOUBLE(x.ptr()));
   } else {
-    Py_complex c = PyComplex_AsCComplex(x);
+    Py_complex c = PyComplex_AsCComplex(x.ptr());
     scalar = HostScalar::Complex(c.real, c.imag);
   }
   return EncodeScalar(scalar, type, bits);
@@ -877,25 +921,25 @@ bool ScalarBytes(PyObject* x, uint8_t kind, PJRT_Buffer_Type type, uint64_t bits
 
 // A NumPy scalar of exactly the parameter's dtype: its bytes (false
 // otherwise; it is then transferred as an array).
-bool NumpyScalarBytes(PyObject* x, const LeafPlan& plan, uint64_t bits[2]) {
+bool NumpyScalarBytes(py::handle x, const LeafPlan& plan, uint64_t bits[2]) {
   bits[0] = bits[1] = 0;
-  PyArray_Descr* descr = PyArray_DescrFromScalar(x);
-  if (descr == nullptr) {
+  py::object descr_object = py::reinterpret_steal<py::object>(
+      reinterpret_cast<PyObject*>(PyArray_DescrFromScalar(x.ptr())));
+  if (!descr_object) {
     PyErr_Clear();
     return false;
   }
-  const auto* wanted = reinterpret_cast<PyArray_Descr*>(plan.descr.ptr());
+  auto* descr = reinterpret_cast<PyArray_Descr*>(descr_object.ptr());
+  auto* wanted = reinterpret_cast<PyArray_Descr*>(plan.descr.ptr());
   // (PyArray_ScalarAsCtype reads only NumPy's own types, not ml_dtypes')
-  const bool same = !PyTypeNum_ISUSERDEF(descr->type_num) &&
-                    PyArray_EquivTypes(descr, const_cast<PyArray_Descr*>(wanted)) &&
+  const bool same = !PyTypeNum_ISUSERDEF(descr->type_num) && PyArray_EquivTypes(descr, wanted) &&
                     PyDataType_ELSIZE(descr) <= static_cast<npy_intp>(sizeof(uint64_t) * 2);
-  Py_DECREF(descr);
   if (!same) return false;
-  PyArray_ScalarAsCtype(x, bits);
+  PyArray_ScalarAsCtype(x.ptr(), bits);
   return true;
 }
 
-std::shared_ptr<Buffer> ScalarBuffer(Client* client, int device, PyObject* x, uint8_t kind,
+std::shared_ptr<Buffer> ScalarBuffer(Client* client, int device, py::handle x, uint8_t kind,
                                      const LeafPlan& plan) {
   uint64_t bits[2] = {0, 0};
   if (kind == kNpScalarLeaf) {
@@ -909,99 +953,87 @@ std::shared_ptr<Buffer> ScalarBuffer(Client* client, int device, PyObject* x, ui
 }
 
 // The host array to transfer for a NumPy, NumPy-scalar or reference-Array
-// leaf, converted to the parameter's dtype (new reference, or null).
-PyObject* HostArrayOf(PyObject* leaf, uint8_t kind, const LeafPlan& plan) {
-  PyObject* source = leaf;
-  PyObject* attribute = nullptr;
+// leaf, converted to the parameter's dtype. Throws on a Python error.
+py::object HostArrayOf(py::handle leaf, uint8_t kind, const LeafPlan& plan) {
+  py::object attribute;
+  py::handle source = leaf;
   if (kind == kRefArrayLeaf) {
-    attribute = PyObject_GetAttr(leaf, g_ctx.s_buffer.ptr());
-    if (attribute == nullptr) return nullptr;
-    if (attribute == Py_None) {  // deleted since the signature: its own error
-      Py_DECREF(attribute);
-      PyObject* raised = PyObject_CallMethod(leaf, "_check_live", nullptr);
-      Py_XDECREF(raised);
-      if (raised != nullptr) PyErr_SetString(PyExc_RuntimeError, "Array has been deleted.");
-      return nullptr;
+    attribute = leaf.attr(g_ctx.s_buffer);
+    if (attribute.is_none()) {          // deleted since the signature: its own error
+      leaf.attr(g_ctx.s_check_live)();  // raises (thrown on) the array's own error
+      PyErr_SetString(PyExc_RuntimeError, "Array has been deleted.");
+      throw py::error_already_set();
     }
     source = attribute;
   }
-  auto* descr = reinterpret_cast<PyArray_Descr*>(plan.descr.inc_ref().ptr());  // stolen below
-  PyObject* array =
-      PyArray_FromAny(source, descr, 0, 0,
-                      NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST, nullptr);
-  Py_XDECREF(attribute);
+  // PyArray_FromAny steals a reference to the descriptor.
+  auto* descr = reinterpret_cast<PyArray_Descr*>(plan.descr.inc_ref().ptr());
+  py::object array = py::reinterpret_steal<py::object>(
+      PyArray_FromAny(source.ptr(), descr, 0, 0,
+                      NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_FORCECAST, nullptr));
+  if (!array) throw py::error_already_set();
   return array;
 }
 
-PyObject* BuildOutputNode(const Entry& entry, PyObject* const* leaves, std::size_t* next,
-                          std::size_t* node);
+py::object BuildOutputNode(const Entry& entry, const py::object* leaves, std::size_t* next,
+                           std::size_t* node);
 
-// The output pytree, walked recursively under Python's recursion limit.
-PyObject* BuildOutputs(const Entry& entry, PyObject* const* leaves, std::size_t* next,
-                       std::size_t* node) {
-  if (Py_EnterRecursiveCall(" while building the outputs of a jitted function")) return nullptr;
-  PyObject* built = BuildOutputNode(entry, leaves, next, node);
+// The output pytree, walked recursively under Python's recursion limit
+// (empty with a Python error on failure).
+py::object BuildOutputs(const Entry& entry, const py::object* leaves, std::size_t* next,
+                        std::size_t* node) {
+  if (Py_EnterRecursiveCall(" while building the outputs of a jitted function")) return {};
+  py::object built = BuildOutputNode(entry, leaves, next, node);
   Py_LeaveRecursiveCall();
   return built;
 }
 
-PyObject* BuildOutputNode(const Entry& entry, PyObject* const* leaves, std::size_t* next,
-                          std::size_t* node) {
+py::object BuildOutputNode(const Entry& entry, const py::object* leaves, std::size_t* next,
+                           std::size_t* node) {
   const OutNode& out = entry.out_tree[(*node)++];
   switch (out.kind) {
     case kOutLeaf:
-      return Py_NewRef(leaves[(*next)++]);
+      return leaves[(*next)++];
     case kOutNone:
-      Py_RETURN_NONE;
+      return py::none();
     case kOutTuple:
     case kOutNode: {
-      PyObject* children = PyTuple_New(out.arity);
-      if (children == nullptr) return nullptr;
+      py::object children = py::reinterpret_steal<py::object>(PyTuple_New(out.arity));
+      if (!children) return {};
       for (uint32_t i = 0; i < out.arity; ++i) {
-        PyObject* child = BuildOutputs(entry, leaves, next, node);
-        if (child == nullptr) {
-          Py_DECREF(children);
-          return nullptr;
-        }
-        PyTuple_SET_ITEM(children, i, child);
+        py::object child = BuildOutputs(entry, leaves, next, node);
+        if (!child) return {};
+        PyTuple_SET_ITEM(children.ptr(), i, child.release().ptr());  // steals
       }
       if (out.kind == kOutTuple) return children;
-      PyObject* built =
-          PyObject_CallFunctionObjArgs(out.unflatten.ptr(), out.data.ptr(), children, nullptr);
-      Py_DECREF(children);
-      return built;
+      return py::reinterpret_steal<py::object>(PyObject_CallFunctionObjArgs(
+          out.unflatten.ptr(), out.data.ptr(), children.ptr(), nullptr));
     }
     case kOutList: {
-      PyObject* list = PyList_New(out.arity);
-      if (list == nullptr) return nullptr;
+      py::object list = py::reinterpret_steal<py::object>(PyList_New(out.arity));
+      if (!list) return {};
       for (uint32_t i = 0; i < out.arity; ++i) {
-        PyObject* child = BuildOutputs(entry, leaves, next, node);
-        if (child == nullptr) {
-          Py_DECREF(list);
-          return nullptr;
-        }
-        PyList_SET_ITEM(list, i, child);
+        py::object child = BuildOutputs(entry, leaves, next, node);
+        if (!child) return {};
+        PyList_SET_ITEM(list.ptr(), i, child.release().ptr());  // steals
       }
       return list;
     }
     case kOutDict: {
-      PyObject* dict = PyDict_New();
-      if (dict == nullptr) return nullptr;
+      py::object dict = py::reinterpret_steal<py::object>(PyDict_New());
+      if (!dict) return {};
       for (uint32_t i = 0; i < out.arity; ++i) {
-        PyObject* child = BuildOutputs(entry, leaves, next, node);
-        if (child == nullptr ||
-            PyDict_SetItem(dict, PyTuple_GET_ITEM(out.data.ptr(), i), child) < 0) {
-          Py_XDECREF(child);
-          Py_DECREF(dict);
-          return nullptr;
+        py::object child = BuildOutputs(entry, leaves, next, node);
+        if (!child ||
+            PyDict_SetItem(dict.ptr(), PyTuple_GET_ITEM(out.data.ptr(), i), child.ptr()) < 0) {
+          return {};
         }
-        Py_DECREF(child);
       }
       return dict;
     }
   }
   PyErr_SetString(PyExc_SystemError, "FastJitted: bad output tree");
-  return nullptr;
+  return {};
 }
 
 // Sets the deleted-array error if an input turns out to be deleted on the
@@ -1057,7 +1089,7 @@ bool TransferHostInputs(const Entry& entry, const CallState& state, Launch* laun
   const std::shared_ptr<Client>& client = entry.executable->client();
   const int device = entry.device_index;
   for (std::size_t i = 0; i < state.leaves.size(); ++i) {
-    PyObject* leaf = state.leaves[i].object.ptr();
+    const py::handle leaf = state.leaves[i].object;
     const uint8_t kind = state.leaves[i].kind;
     if (kind == kPjrtLeaf || kind == kRefLeaf) continue;  // bound in step 2
     const LeafPlan& plan = entry.inputs[i];
@@ -1072,8 +1104,7 @@ bool TransferHostInputs(const Entry& entry, const CallState& state, Launch* laun
                (buffer = ScalarBuffer(client.get(), device, leaf, kind, plan))) {
       // a NumPy scalar of the parameter's own dtype: a cached constant buffer
     } else {
-      py::object host = py::reinterpret_steal<py::object>(HostArrayOf(leaf, kind, plan));
-      if (!host) throw py::error_already_set();
+      py::object host = HostArrayOf(leaf, kind, plan);
       auto* array = reinterpret_cast<PyArrayObject*>(host.ptr());
       buffer = client->BufferFromHostNow(
           PyArray_DATA(array), plan.type, reinterpret_cast<const int64_t*>(PyArray_DIMS(array)),
@@ -1088,77 +1119,67 @@ bool TransferHostInputs(const Entry& entry, const CallState& state, Launch* laun
 // dicts, one of the call's Ref arguments (refimpl.ref's closure check takes
 // the pytree leaves of every cell): 1 yes, 0 no, -1 cannot tell without
 // Python (a registered pytree node, or a type tree_util has not seen).
-int HoldsRefArgument(PyObject* x, const CallState& state, int depth) {
+int HoldsRefArgument(py::handle x, const CallState& state, int depth) {
   if (depth > 32) return -1;
-  PyTypeObject* type = Py_TYPE(x);
-  if (type == reinterpret_cast<PyTypeObject*>(g_ctx.ref_type.ptr())) {
+  PyTypeObject* type = Py_TYPE(x.ptr());
+  if (g_ctx.ref_type.is(TypeOf(x))) {
     for (const Leaf& leaf : state.leaves) {
-      if (leaf.kind == kRefLeaf && leaf.object.ptr() == x) return 1;
+      if (leaf.kind == kRefLeaf && leaf.object.is(x)) return 1;
     }
     return 0;
   }
-  if (PyTuple_Check(x) || PyList_Check(x)) {
-    const bool tuple = PyTuple_Check(x);
-    const Py_ssize_t n = tuple ? PyTuple_GET_SIZE(x) : PyList_GET_SIZE(x);
+  if (PyTuple_Check(x.ptr()) || PyList_Check(x.ptr())) {
+    const bool tuple = PyTuple_Check(x.ptr());
+    const Py_ssize_t n = tuple ? PyTuple_GET_SIZE(x.ptr()) : PyList_GET_SIZE(x.ptr());
     for (Py_ssize_t k = 0; k < n; ++k) {
-      if (!tuple && k >= PyList_GET_SIZE(x)) break;
-      const int found = HoldsRefArgument(tuple ? PyTuple_GET_ITEM(x, k) : PyList_GET_ITEM(x, k),
-                                         state, depth + 1);
+      if (!tuple && k >= PyList_GET_SIZE(x.ptr())) break;
+      const py::handle item = tuple ? PyTuple_GET_ITEM(x.ptr(), k) : PyList_GET_ITEM(x.ptr(), k);
+      const int found = HoldsRefArgument(item, state, depth + 1);
       if (found != 0) return found;
     }
     return 0;
   }
   if (type == &PyDict_Type) {
-    PyObject* key;
-    PyObject* value;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(x, &pos, &key, &value)) {
-      const int found = HoldsRefArgument(value, state, depth + 1);
+    for (auto item : py::reinterpret_borrow<py::dict>(x)) {
+      const int found = HoldsRefArgument(item.second, state, depth + 1);
       if (found != 0) return found;
     }
     return 0;
   }
-  if (x == Py_None || type == PjrtArrayType() || PyArray_Check(x) || type == &PyLong_Type ||
+  if (x.is_none() || type == PjrtArrayType() || PyArray_Check(x.ptr()) || type == &PyLong_Type ||
       type == &PyFloat_Type || type == &PyBool_Type || type == &PyComplex_Type ||
       type == &PyUnicode_Type || type == &PyBytes_Type) {
     return 0;
   }
   // Inside a container: a registered node's children are found by Python code.
-  PyObject* kind = PyDict_GetItemWithError(g_ctx.registry.ptr(), reinterpret_cast<PyObject*>(type));
-  if (kind == nullptr) {
-    if (PyErr_Occurred()) PyErr_Clear();
+  py::handle kind = DictItem(g_ctx.registry, TypeOf(x));
+  if (!kind) {
     // Not classified by tree_util yet: a function or class is a leaf;
     // anything else might be a node.
-    return PyCallable_Check(x) ? 0 : -1;
+    return PyCallable_Check(x.ptr()) ? 0 : -1;
   }
-  return kind == Py_None ? 0 : -1;
+  return kind.is_none() ? 0 : -1;
 }
 
 // Whether the function's closure may hold one of the call's Ref arguments
 // (then the Python path raises the error, or finds it does not).
 bool MayCloseOverRefArgument(const Entry& entry, const CallState& state) {
-  PyObject* names = entry.ref_global_names.ptr();
-  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(names); ++k) {
-    PyObject* value = PyDict_GetItemWithError(entry.ref_globals.ptr(), PyTuple_GET_ITEM(names, k));
-    if (value == nullptr) {
+  for (py::handle name : entry.ref_global_names) {
+    py::handle value = PyDict_GetItemWithError(entry.ref_globals.ptr(), name.ptr());
+    if (!value) {
       if (PyErr_Occurred()) {
         PyErr_Clear();
         return true;
       }
       continue;
     }
-    if (Py_TYPE(value) == reinterpret_cast<PyTypeObject*>(g_ctx.ref_type.ptr()) &&
-        HoldsRefArgument(value, state, 0) != 0) {
-      return true;
-    }
+    if (g_ctx.ref_type.is(TypeOf(value)) && HoldsRefArgument(value, state, 0) != 0) return true;
   }
   if (!PyTuple_Check(entry.ref_closure.ptr())) return false;  // None: no closure
-  PyObject* cells = entry.ref_closure.ptr();
-  for (Py_ssize_t c = 0; c < PyTuple_GET_SIZE(cells); ++c) {
-    PyObject* cell = PyTuple_GET_ITEM(cells, c);
-    if (!PyCell_Check(cell)) return true;
-    PyObject* contents = PyCell_GET(cell);
-    if (contents != nullptr && HoldsRefArgument(contents, state, 0) != 0) return true;
+  for (py::handle cell : py::reinterpret_borrow<py::tuple>(entry.ref_closure)) {
+    if (!PyCell_Check(cell.ptr())) return true;
+    py::handle contents = PyCell_GET(cell.ptr());
+    if (contents && HoldsRefArgument(contents, state, 0) != 0) return true;
   }
   return false;
 }
@@ -1170,7 +1191,7 @@ bool MayCloseOverRefArgument(const Entry& entry, const CallState& state) {
 // the Ref's final value. False: the call goes to the Python path.
 bool BindRefInput(const Entry& entry, const CallState& state, std::size_t i, Launch* launch) {
   const Leaf& leaf = state.leaves[i];
-  if (RefSlot(leaf.object.ptr()) != leaf.held.ptr()) return false;
+  if (!RefValue(leaf.object).is(leaf.held)) return false;
   auto* array = reinterpret_cast<PjrtArrayObject*>(leaf.held.ptr());
   if (!IsLive(array) || array->buffer->client() != entry.executable->client()) return false;
   for (std::size_t k = 0; k < state.leaves.size(); ++k) {
@@ -1246,25 +1267,19 @@ void ExecuteEntry(const Entry& entry, Launch* launch) {
   }
 }
 
-// Step 5: the result pytree of new PJRT arrays (new reference, or null).
-PyObject* MakeResult(const Entry& entry, Launch* launch) {
-  SmallVector<PyObject*, 8> arrays;
+// Step 5: the result pytree of new PJRT arrays (empty with a Python error).
+py::object MakeResult(const Entry& entry, Launch* launch) {
+  SmallVector<py::object, 8> arrays;
   for (std::size_t j = 0; j < entry.num_user_outputs; ++j) {
-    PyObject* array = MakePjrtArray(std::move(launch->outputs[j]), entry.outputs[j],
-                                    entry.device_index, entry.committed);
-    if (array == nullptr) {
-      for (PyObject* made : arrays) Py_DECREF(made);
-      return nullptr;
-    }
-    arrays.push_back(array);
+    arrays.push_back(py::reinterpret_steal<py::object>(MakePjrtArray(
+        std::move(launch->outputs[j]), entry.outputs[j], entry.device_index, entry.committed)));
+    if (!arrays.back()) return {};
   }
   if (entry.out_tree.size() == 1 && entry.out_tree[0].kind == kOutLeaf) {
-    return arrays[0];  // the common single-array result
+    return std::move(arrays[0]);  // the common single-array result
   }
   std::size_t next = 0, node = 0;
-  PyObject* result = BuildOutputs(entry, arrays.data(), &next, &node);
-  for (PyObject* made : arrays) Py_DECREF(made);
-  return result;
+  return BuildOutputs(entry, arrays.data(), &next, &node);
 }
 
 // Step 4b (SPEC "Ref"): each Ref argument takes its final value in place:
@@ -1299,11 +1314,9 @@ void WriteBackRefs(const Entry& entry, const CallState& state, Launch* launch) {
 
 // A donated reference-backend array (RefArray): its Python mark_donated.
 bool MarkRefArrayDonated(const Leaf& leaf, FastJittedObject* fn) {
-  PyObject* done =
-      PyObject_CallMethodOneArg(leaf.object.ptr(), g_ctx.s_mark_donated.ptr(), fn->name.ptr());
-  if (done == nullptr) return false;
-  Py_DECREF(done);
-  return true;
+  py::object done = py::reinterpret_steal<py::object>(
+      PyObject_CallMethodOneArg(leaf.object.ptr(), g_ctx.s_mark_donated.ptr(), fn->name.ptr()));
+  return static_cast<bool>(done);
 }
 
 // Step 6 (SPEC "Donation"): every donated device array is deleted, only once
@@ -1324,29 +1337,26 @@ bool DonateInputs(FastJittedObject* fn, const Entry& entry, const CallState& sta
   return true;
 }
 
-// Runs a cached entry. Null with a Python error on failure; sets *slow when
-// the call must go to the Python path instead (nothing has run then).
-PyObject* Run(FastJittedObject* fn, const Entry& entry, CallState& state, bool* slow) {
+// Runs a cached entry. Empty with a Python error on failure; sets *slow
+// when the call must go to the Python path instead (nothing has run then).
+py::object Run(FastJittedObject* fn, const Entry& entry, CallState& state, bool* slow) {
   LaunchPins pins;  // released last, with the GIL held
   Launch launch;
   launch.handles.resize(state.leaves.size());
   launch.owners.resize(state.leaves.size());
   try {
-    if (!TransferHostInputs(entry, state, &launch, slow)) return nullptr;
-    if (!BindDeviceInputs(entry, state, &launch, slow, &pins)) return nullptr;
+    if (!TransferHostInputs(entry, state, &launch, slow)) return {};
+    if (!BindDeviceInputs(entry, state, &launch, slow, &pins)) return {};
     ExecuteEntry(entry, &launch);
     OwnOutputs(entry.plan, entry.executable->client(), &launch);  // step 4
     WriteBackRefs(entry, state, &launch);
-    PyObject* result = MakeResult(entry, &launch);
-    if (result == nullptr || !DonateInputs(fn, entry, state, launch)) {
-      Py_XDECREF(result);
-      return nullptr;
-    }
+    py::object result = MakeResult(entry, &launch);
+    if (!result || !DonateInputs(fn, entry, state, launch)) return {};
     ++fn->hits;
     return result;
   } catch (...) {
     if (!ReportDeletedInput(state)) SetPythonErrorFromCurrentException();
-    return nullptr;
+    return {};
   }
 }
 
@@ -1380,7 +1390,7 @@ void FillPmapEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) 
   plan->aliases = spec.attr("aliases").cast<std::vector<int>>();
   plan->has_collectives = spec.attr("has_collectives").cast<bool>();
   std::vector<bool> donated = spec.attr("donated").cast<std::vector<bool>>();
-  py::sequence in_avals = spec.attr("in_avals");  // (dtype, per-device shape) per leaf
+  py::sequence in_avals = spec.attr("in_avals");  // a LeafType (one device's) per leaf
   if (in_avals.size() != num_leaves || donated.size() != num_leaves ||
       plan->in_axes.size() != num_leaves || plan->aliases.size() != num_leaves) {
     throw py::value_error("pmap on_miss: the entry spec does not match the call's leaves");
@@ -1391,19 +1401,18 @@ void FillPmapEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) 
   entry->inputs.resize(num_leaves);
   for (std::size_t i = 0; i < num_leaves; ++i) {
     LeafPlan& leaf = entry->inputs[i];
-    py::tuple aval = in_avals[i].cast<py::tuple>();
-    py::dtype dtype = py::dtype::from_args(aval[0]);
-    leaf.type = ElementTypeFromDtype(dtype);
+    py::dtype dtype;
+    std::size_t count = 0;
+    leaf.type = ReadLeafType(in_avals[i], &dtype, &count);
     leaf.descr = std::move(dtype);
     leaf.donated = donated[i];
   }
   std::size_t j = 0;
-  for (py::handle aval : spec.attr("out_avals")) {
-    py::tuple a = aval.cast<py::tuple>();  // (dtype, per-device shape, weak_type)
-    py::dtype dtype = py::dtype::from_args(a[0]);
-    std::vector<int64_t> dims = a[1].cast<std::vector<int64_t>>();
-    const PJRT_Buffer_Type type = ElementTypeFromDtype(dtype);
-    const bool weak = a[2].cast<bool>();
+  for (py::handle aval : spec.attr("out_avals")) {  // one device's OutType per output
+    OutType out = ReadOutType(aval);
+    std::vector<int64_t>& dims = out.dims;
+    const PJRT_Buffer_Type type = out.type;
+    const bool weak = out.weak_type;
     entry->outputs.push_back(InternArrayMeta(type, dims.data(), dims.size(), weak));
     const ArrayMeta* global = nullptr;
     if (j >= plan->out_axes.size()) throw py::value_error("pmap on_miss: out_axes too short");
@@ -1421,16 +1430,7 @@ void FillPmapEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) 
     throw py::value_error("pmap on_miss: the executable's output count differs from out_avals");
   }
   entry->plan = CallPlan(donated, plan->aliases, entry->outputs.size());
-  for (py::handle node : spec.attr("out_tree")) {
-    py::tuple n = node.cast<py::tuple>();  // (kind, arity, data, unflatten)
-    OutNode out;
-    out.kind = static_cast<uint8_t>(n[0].cast<int>());
-    out.arity = n[1].cast<uint32_t>();
-    out.data = n[2];
-    out.unflatten = n[3];
-    entry->outputs_may_fail = entry->outputs_may_fail || out.kind == kOutNode;
-    entry->out_tree.push_back(std::move(out));
-  }
+  ReadOutTree(entry, spec);
   entry->pmap = std::move(plan);
 }
 
@@ -1445,7 +1445,7 @@ bool PmapTransferHostInputs(const Entry& entry, const CallState& state, PmapLaun
   const PmapPlan& plan = *entry.pmap;
   const std::shared_ptr<Client>& client = entry.executable->client();
   for (std::size_t i = 0; i < state.leaves.size(); ++i) {
-    PyObject* leaf = state.leaves[i].object.ptr();
+    const py::handle leaf = state.leaves[i].object;
     const uint8_t kind = state.leaves[i].kind;
     if (kind == kShardedLeaf) continue;  // (Refs never reach here: FlattenRef declines pmap)
     const LeafPlan& leaf_plan = entry.inputs[i];
@@ -1471,8 +1471,7 @@ bool PmapTransferHostInputs(const Entry& entry, const CallState& state, PmapLaun
     }
     // kPjrtLeaf reads like a NumPy array (its __array__: a view on the CPU)
     const uint8_t host_kind = kind == kPjrtLeaf ? kNdarrayLeaf : kind;
-    py::object host = py::reinterpret_steal<py::object>(HostArrayOf(leaf, host_kind, leaf_plan));
-    if (!host) throw py::error_already_set();
+    py::object host = HostArrayOf(leaf, host_kind, leaf_plan);
     auto* array = reinterpret_cast<PyArrayObject*>(host.ptr());
     const int ndim = PyArray_NDIM(array);
     const auto* dims = reinterpret_cast<const int64_t*>(PyArray_DIMS(array));
@@ -1551,37 +1550,30 @@ void PmapExecute(const Entry& entry, PmapLaunch* launch) {
 }
 
 // The result pytree: a sharded array per mapped output, device 0's array
-// for an out_axes=None output (new reference, or null).
-PyObject* PmapResult(const Entry& entry, PmapLaunch* launch) {
+// for an out_axes=None output (empty with a Python error).
+py::object PmapResult(const Entry& entry, PmapLaunch* launch) {
   const PmapPlan& plan = *entry.pmap;
   const std::size_t n = launch->num_devices;
   const std::size_t num_outputs = entry.outputs.size();
-  SmallVector<PyObject*, 8> arrays;
+  SmallVector<py::object, 8> arrays;
   for (std::size_t j = 0; j < num_outputs; ++j) {
-    PyObject* array;
+    PyObject* made;  // a new reference, owned at once by `arrays`
     if (plan.out_axes[j] < 0) {
-      array = MakePjrtArray(launch->outputs[j], entry.outputs[j], plan.devices[0], true);
+      made = MakePjrtArray(launch->outputs[j], entry.outputs[j], plan.devices[0], true);
     } else {
       std::vector<std::shared_ptr<Buffer>> shards(n);
       for (std::size_t m = 0; m < n; ++m) shards[m] = launch->outputs[m * num_outputs + j];
-      array = MakeShardedPjrtArray(std::move(shards), plan.devices, plan.out_axes[j],
-                                   entry.outputs[j], plan.global_outputs[j]);
+      made = MakeShardedPjrtArray(std::move(shards), plan.devices, plan.out_axes[j],
+                                  entry.outputs[j], plan.global_outputs[j]);
     }
-    if (array == nullptr) {
-      for (PyObject* made : arrays) Py_DECREF(made);
-      return nullptr;
-    }
-    arrays.push_back(array);
+    arrays.push_back(py::reinterpret_steal<py::object>(made));
+    if (!arrays.back()) return {};
   }
-  PyObject* result;
   if (entry.out_tree.size() == 1 && entry.out_tree[0].kind == kOutLeaf) {
-    result = arrays[0];
-  } else {
-    std::size_t next = 0, node = 0;
-    result = BuildOutputs(entry, arrays.data(), &next, &node);
-    for (PyObject* made : arrays) Py_DECREF(made);
+    return std::move(arrays[0]);
   }
-  return result;
+  std::size_t next = 0, node = 0;
+  return BuildOutputs(entry, arrays.data(), &next, &node);
 }
 
 // Donation per shard, once the result exists (SPEC "Donation").
@@ -1606,25 +1598,22 @@ bool PmapDonateInputs(FastJittedObject* fn, const Entry& entry, const CallState&
   return true;
 }
 
-// Runs a cached pmap entry: null with a Python error, or *slow (nothing ran).
-PyObject* RunPmap(FastJittedObject* fn, const Entry& entry, CallState& state, bool* slow) {
-  if (RefusePmapInReplicatedCallback()) return nullptr;
+// Runs a cached pmap entry: empty with a Python error, or *slow (nothing ran).
+py::object RunPmap(FastJittedObject* fn, const Entry& entry, CallState& state, bool* slow) {
+  if (RefusePmapInReplicatedCallback()) return {};
   LaunchPins pins;  // released last, with the GIL held
   PmapLaunch launch(entry.pmap->devices.size(), state.leaves.size());
   try {
-    if (!PmapTransferHostInputs(entry, state, &launch, slow)) return nullptr;
-    if (!PmapBindShardedInputs(entry, state, &launch, slow, &pins)) return nullptr;
+    if (!PmapTransferHostInputs(entry, state, &launch, slow)) return {};
+    if (!PmapBindShardedInputs(entry, state, &launch, slow, &pins)) return {};
     PmapExecute(entry, &launch);
-    PyObject* result = PmapResult(entry, &launch);
-    if (result == nullptr || !PmapDonateInputs(fn, entry, state, launch)) {
-      Py_XDECREF(result);
-      return nullptr;
-    }
+    py::object result = PmapResult(entry, &launch);
+    if (!result || !PmapDonateInputs(fn, entry, state, launch)) return {};
     ++fn->hits;
     return result;
   } catch (...) {
     if (!ReportDeletedInput(state)) SetPythonErrorFromCurrentException();
-    return nullptr;
+    return {};
   }
 }
 
@@ -1706,64 +1695,66 @@ std::vector<std::vector<std::shared_ptr<Buffer>>> PythonPmapLaunch(
 bool UseFastPath(const FastJittedObject* fn) {
   if (PyList_GET_SIZE(g_ctx.builders.ptr()) != 0) return false;  // inside a trace: nested jit
   if (fn->follow_config_backend) {
-    PyObject* backend = PyDict_GetItemWithError(g_ctx.config_values.ptr(), g_ctx.s_backend.ptr());
-    if (backend == nullptr) {
-      PyErr_Clear();
-      return false;
-    }
-    if (backend != g_ctx.s_pjrt.ptr() &&
-        (!PyUnicode_Check(backend) || PyUnicode_Compare(backend, g_ctx.s_pjrt.ptr()) != 0)) {
+    py::handle backend = DictItem(g_ctx.config_values, g_ctx.s_backend);
+    if (!backend) return false;
+    if (!backend.is(g_ctx.s_pjrt) && (!PyUnicode_Check(backend.ptr()) ||
+                                      PyUnicode_Compare(backend.ptr(), g_ctx.s_pjrt.ptr()) != 0)) {
       return false;
     }
   }
   return true;
 }
 
-PyObject* FastJittedCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  auto* fn = reinterpret_cast<FastJittedObject*>(self);
-  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  if (!UseFastPath(fn)) return SlowCall(fn, args, nargsf, kwnames);
+// The call: a result (owned), or empty with a Python error set.
+py::object Call(FastJittedObject* fn, const CallArgs& call) {
+  if (!UseFastPath(fn)) return SlowCall(fn, call);
   // Inside a host callback: the Python path places the call on a device
   // that is not waiting for this callback (else it never starts).
-  if (!fn->pmap && InHostCallback()) return SlowCall(fn, args, nargsf, kwnames);
+  if (!fn->pmap && InHostCallback()) return SlowCall(fn, call);
   CallState state;
-  state.x64 =
-      PyDict_GetItemWithError(g_ctx.config_values.ptr(), g_ctx.s_enable_x64.ptr()) == Py_True;
+  state.x64 = DictItem(g_ctx.config_values, g_ctx.s_enable_x64).ptr() == Py_True;
   SignatureBuilder builder(fn, &state);
-  if (!builder.Build(args, nargs, kwnames)) {
-    if (PyErr_Occurred()) return nullptr;
-    return SlowCall(fn, args, nargsf, kwnames);
+  if (!builder.Build(call)) {
+    if (PyErr_Occurred()) return {};
+    return SlowCall(fn, call);
   }
-  if (state.any_donated && RepeatsDonatedArray(state)) return SlowCall(fn, args, nargsf, kwnames);
+  if (state.any_donated && RepeatsDonatedArray(state)) return SlowCall(fn, call);
   EntryPtr entry = Find(fn, state.signature);
   if (!entry) {
-    entry = Miss(fn, args, nargs, kwnames, &state);
-    if (!entry) return nullptr;
+    entry = Miss(fn, call, &state);
+    if (!entry) return {};
   }
-  if (entry->slow) return SlowCall(fn, args, nargsf, kwnames);
+  if (entry->slow) return SlowCall(fn, call);
   bool slow = false;
-  PyObject* result =
+  py::object result =
       entry->pmap ? RunPmap(fn, *entry, state, &slow) : Run(fn, *entry, state, &slow);
-  if (slow) return SlowCall(fn, args, nargsf, kwnames);
+  if (slow) return SlowCall(fn, call);
   return result;
+}
+
+// The vectorcall entry (CPython's protocol: borrowed arguments, a new
+// reference or null with an error set).
+PyObject* FastJittedCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  const CallArgs call{args, nargsf, PyVectorcall_NARGS(nargsf), kwnames};
+  return Call(reinterpret_cast<FastJittedObject*>(self), call).release().ptr();
 }
 
 // ============================================================ the type's plumbing
 
-std::vector<int> IntList(PyObject* sequence) {
+std::vector<int> IntList(py::handle sequence) {
   std::vector<int> out;
-  for (py::handle item : py::handle(sequence)) out.push_back(item.cast<int>());
+  for (py::handle item : sequence) out.push_back(item.cast<int>());
   return out;
 }
 
-std::vector<py::object> NameList(PyObject* sequence) {
+std::vector<py::object> NameList(py::handle sequence) {
   std::vector<py::object> out;
-  for (py::handle item : py::handle(sequence)) {
+  for (py::handle item : sequence) {
     if (!PyUnicode_Check(item.ptr()))
       throw py::type_error("FastJitted: argument names must be str");
-    PyObject* name = Py_NewRef(item.ptr());
-    PyUnicode_InternInPlace(&name);  // steals `name`, gives a new reference back
-    out.push_back(py::reinterpret_steal<py::object>(name));
+    py::str name = py::reinterpret_borrow<py::str>(item);
+    PyUnicode_InternInPlace(&name.ptr());  // swaps in the interned string's reference
+    out.push_back(std::move(name));
   }
   return out;
 }
@@ -1815,8 +1806,9 @@ PyObject* FastJittedNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
                     "FastJitted: refimpl.backends.pjrt.arrays has not been imported yet");
     return nullptr;
   }
-  auto* fn = reinterpret_cast<FastJittedObject*>(type->tp_alloc(type, 0));
-  if (fn == nullptr) return nullptr;
+  py::object self = py::reinterpret_steal<py::object>(type->tp_alloc(type, 0));
+  if (!self) return nullptr;
+  auto* fn = reinterpret_cast<FastJittedObject*>(self.ptr());
   fn->vectorcall = FastJittedCall;
   fn->weakrefs = nullptr;
   fn->follow_config_backend = follow != 0;
@@ -1833,10 +1825,9 @@ PyObject* FastJittedNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     fn->donate_names = NameList(donate_names);
   } catch (...) {
     SetPythonErrorFromCurrentException();
-    Py_DECREF(fn);
-    return nullptr;
+    return nullptr;  // `self` goes, through FastJittedDealloc
   }
-  return reinterpret_cast<PyObject*>(fn);
+  return self.release().ptr();
 }
 
 int FastJittedTraverse(PyObject* self, visitproc visit, void* arg) {
@@ -1901,7 +1892,7 @@ PyObject* FastJittedRepr(PyObject* self) {
 PyObject* ClearCache(PyObject* self, PyObject*) {
   auto* fn = reinterpret_cast<FastJittedObject*>(self);
   fn->cache->Clear();
-  return PyObject_CallMethod(fn->jitted.ptr(), "clear_cache", nullptr);
+  return PyObject_CallMethodNoArgs(fn->jitted.ptr(), g_ctx.s_clear_cache.ptr());
 }
 
 PyObject* FastCacheSize(PyObject* self, PyObject*) {
@@ -1948,9 +1939,9 @@ PyGetSetDef kFastJittedGetSet[] = {
 // ============================================================ install
 
 py::object Interned(const char* text) {
-  PyObject* s = PyUnicode_InternFromString(text);
-  if (s == nullptr) throw py::error_already_set();
-  return py::reinterpret_steal<py::object>(s);
+  py::object s = py::reinterpret_steal<py::object>(PyUnicode_InternFromString(text));
+  if (!s) throw py::error_already_set();
+  return s;
 }
 
 void Install(py::object registry, py::object builders, py::object config_values,
@@ -1973,6 +1964,10 @@ void Install(py::object registry, py::object builders, py::object config_values,
   g_ctx.s_namedtuple = Interned("namedtuple");
   g_ctx.s_buffer = Interned("_buffer");
   g_ctx.s_mark_donated = Interned("mark_donated");
+  g_ctx.s_aval = Interned("aval");
+  g_ctx.s_weak_type = Interned("weak_type");
+  g_ctx.s_check_live = Interned("_check_live");
+  g_ctx.s_clear_cache = Interned("clear_cache");
   try {
     py::dtype bf16 = py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
     g_ctx.bfloat16_num = bf16.num();
@@ -1984,20 +1979,22 @@ void Install(py::object registry, py::object builders, py::object config_values,
 }
 
 // Ref arguments take the fast path from now on: `ref_type` is refimpl.ref.Ref,
-// whose `_value` is a __slots__ member (read and written at its offset).
+// whose `_value` is a __slots__ member, read through its member descriptor.
 void InstallRefType(py::object ref_type) {
   if (!PyType_Check(ref_type.ptr())) throw py::type_error("_install_ref_type: expected a type");
   auto* type = reinterpret_cast<PyTypeObject*>(ref_type.ptr());
-  PyObject* descr = PyDict_GetItemString(type->tp_dict, "_value");
-  if (descr == nullptr || Py_TYPE(descr) != &PyMemberDescr_Type) {
+  py::object descr = py::reinterpret_borrow<py::object>(
+      PyDict_GetItemString(type->tp_dict, "_value"));  // borrowed from the type's dict
+  if (!descr || Py_TYPE(descr.ptr()) != &PyMemberDescr_Type) {
     throw py::type_error("_install_ref_type: the type has no `_value` slot");
   }
-  PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr)->d_member;
+  PyMemberDef* member = reinterpret_cast<PyMemberDescrObject*>(descr.ptr())->d_member;
   if (member->type != T_OBJECT_EX || (member->flags & READONLY) != 0) {
     throw py::type_error("_install_ref_type: `_value` is not a writable object slot");
   }
-  g_ctx.ref_value_offset = member->offset;
-  g_ctx.ref_type = ref_type;
+  g_ctx.ref_value_descr = std::move(descr);
+  g_ctx.ref_value = member;
+  g_ctx.ref_type = std::move(ref_type);
 }
 
 }  // namespace
@@ -2025,9 +2022,9 @@ void RegisterFastJit(py::module_& m) {
       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
       slots,
   };
-  PyObject* type = PyType_FromSpec(&spec);
-  if (type == nullptr) throw py::error_already_set();
-  m.add_object("FastJitted", py::handle(type));
+  py::object type = py::reinterpret_steal<py::object>(PyType_FromSpec(&spec));
+  if (!type) throw py::error_already_set();
+  m.add_object("FastJitted", type);
   py::dict kinds;
   kinds["leaf"] = static_cast<int>(kOutLeaf);
   kinds["tuple"] = static_cast<int>(kOutTuple);
@@ -2036,7 +2033,6 @@ void RegisterFastJit(py::module_& m) {
   kinds["none"] = static_cast<int>(kOutNone);
   kinds["node"] = static_cast<int>(kOutNode);
   m.attr("OUT_KINDS") = kinds;
-  Py_DECREF(type);  // the module holds it
 
   m.def("_install_fast_path", &Install, py::arg("registry"), py::arg("builders"),
         py::arg("config_values"), py::arg("ref_array_type"), py::arg("aval_factory"),

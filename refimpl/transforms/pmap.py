@@ -475,15 +475,13 @@ class PmapEntrySpec(NamedTuple):
 
     executable: Any  # refimpl._pjrt.Executable compiled for len(device_indices) replicas
     device_indices: tuple[int, ...]  # client device index per replica
-    in_avals: tuple[tuple[np.dtype, tuple[int, ...]], ...]  # per leaf: one device's (dtype, shape)
+    in_avals: tuple[Any, ...]  # per leaf: one device's fast_path.LeafType
     in_axes: tuple[int, ...]  # per leaf: the axis split over the devices, -1 replicated
     donated: tuple[bool, ...]
     aliases: tuple[int, ...]  # per leaf: the output written into its buffer, or -1
-    out_avals: tuple[
-        tuple[np.dtype, tuple[int, ...], bool], ...
-    ]  # one device's (dtype, shape, weak)
+    out_avals: tuple[Any, ...]  # per output: one device's fast_path.OutType
     out_axes: tuple[int, ...]  # per output: the stacking axis, -1 for out_axes=None
-    out_tree: tuple[tuple[int, int, Any, Any], ...]  # preorder (kind, arity, data, unflatten)
+    out_tree: tuple[Any, ...]  # preorder fast_path.OutNode
     has_collectives: bool
 
 
@@ -517,11 +515,11 @@ def on_miss(pmap_f: Any, fast: Any, args: tuple, kwargs: dict) -> PmapEntrySpec 
         return PmapEntrySpec(
             executable=entry.executable,
             device_indices=device_indices,
-            in_avals=tuple((a.dtype, a.shape) for a in program.in_avals),
+            in_avals=fast_path.leaf_types(program.in_avals),
             in_axes=tuple(-1 if a is None else a for a in call.axes),
             donated=tuple(call.donated),
             aliases=tuple(entry.aliases.get(i, -1) for i in range(len(call.leaves))),
-            out_avals=tuple((a.dtype, a.shape, a.weak_type) for a in program.out_avals),
+            out_avals=fast_path.out_types(program.out_avals),
             out_axes=tuple(-1 if a is None else a for a in entry.out_axes),
             out_tree=tuple(fast_path._out_tree_nodes(entry.out_tree)),
             has_collectives=entry.has_collectives,

@@ -144,6 +144,43 @@ def on_miss(
         return entry_spec(entry, signature, executable, device, committed, jitted.fun)
 
 
+class LeafType(NamedTuple):
+    """An input leaf's parameter type (``ReadLeafType`` in bindings/fast_jit.cc
+    reads it by field)."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+
+
+class OutType(NamedTuple):
+    """An output's type (``ReadOutType`` reads it by field)."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    weak_type: bool
+
+
+class OutNode(NamedTuple):
+    """A node of the output tree, in preorder (``ReadOutTree`` reads it by
+    field): its kind (``OUT_KINDS``), number of children, the dict keys or
+    node data, and a registered node's ``unflatten(data, children)``."""
+
+    kind: int
+    arity: int
+    data: Any = None
+    unflatten: Any = None
+
+
+def leaf_types(avals: Any) -> tuple[LeafType, ...]:
+    """The :class:`LeafType` of each aval (anything with ``dtype`` and ``shape``)."""
+    return tuple(LeafType(aval.dtype, aval.shape) for aval in avals)
+
+
+def out_types(avals: Any) -> tuple[OutType, ...]:
+    """The :class:`OutType` of each output aval."""
+    return tuple(OutType(aval.dtype, aval.shape, aval.weak_type) for aval in avals)
+
+
 class EntrySpec(NamedTuple):
     """What C++ keeps for one signature (``FillEntry`` in bindings/fast_jit.cc
     reads it by field)."""
@@ -151,11 +188,11 @@ class EntrySpec(NamedTuple):
     executable: Any  # refimpl._pjrt.Executable, compiled for `device_index`
     device_index: int
     committed: bool  # whether the outputs are committed to that device
-    in_avals: tuple[tuple[np.dtype, tuple[int, ...]], ...]  # (dtype, shape) per input leaf
+    in_avals: tuple[LeafType, ...]  # per input leaf
     donated: tuple[bool, ...]  # per input leaf
     aliases: tuple[int, ...]  # per input leaf: the output written into its buffer, or -1
-    out_avals: tuple[tuple[np.dtype, tuple[int, ...], bool], ...]  # (dtype, shape, weak_type)
-    out_tree: tuple[tuple[int, int, Any, Any], ...]  # preorder (kind, arity, data, unflatten)
+    out_avals: tuple[OutType, ...]
+    out_tree: tuple[OutNode, ...]  # preorder
     # Ref arguments: per input leaf, the output written back into that Ref
     # (its alias; the program's last outputs), or -1; () without Refs.
     ref_outputs: tuple[int, ...] = ()
@@ -196,12 +233,10 @@ def entry_spec(
         executable=executable,
         device_index=device.index,
         committed=committed,
-        in_avals=tuple((aval.dtype, aval.shape) for aval in signature.avals),  # Ref{a}: a's
+        in_avals=leaf_types(signature.avals),  # Ref{a}: a's
         donated=tuple(entry.donation.donated),
         aliases=tuple(aliases.get(i, -1) for i in range(n)),
-        out_avals=tuple(
-            (aval.dtype, aval.shape, aval.weak_type) for aval in entry.program.out_avals
-        ),
+        out_avals=out_types(entry.program.out_avals),
         out_tree=tuple(_out_tree_nodes(out_tree)),
         ref_outputs=ref_outputs,
         ref_closure=closure,
@@ -217,8 +252,8 @@ _LEAF, _TUPLE, _LIST, _DICT, _NONE, _NODE = (
 )
 
 
-def _out_tree_nodes(treedef: tree_util.PyTreeDef, nodes: list | None = None) -> list:
-    """The structure as (kind, arity, data, unflatten) nodes in preorder.
+def _out_tree_nodes(treedef: tree_util.PyTreeDef, nodes: list | None = None) -> list[OutNode]:
+    """The structure as :class:`OutNode` nodes in preorder.
 
     Tuples, lists, dicts and None are rebuilt in C++; other nodes
     (namedtuples, registered types) by their ``unflatten(data, children)``.
@@ -226,22 +261,22 @@ def _out_tree_nodes(treedef: tree_util.PyTreeDef, nodes: list | None = None) -> 
     nodes = [] if nodes is None else nodes
     node = treedef.node_data()
     if node is None:
-        nodes.append((_LEAF, 0, None, None))
+        nodes.append(OutNode(_LEAF, 0))
         return nodes
     node_type, data = node
     children = treedef.children()
     if node_type is tuple:
-        nodes.append((_TUPLE, len(children), None, None))
+        nodes.append(OutNode(_TUPLE, len(children)))
     elif node_type is list:
-        nodes.append((_LIST, len(children), None, None))
+        nodes.append(OutNode(_LIST, len(children)))
     elif node_type is dict:
-        nodes.append((_DICT, len(children), tuple(data), None))
+        nodes.append(OutNode(_DICT, len(children), tuple(data)))
     elif node_type is type(None):
-        nodes.append((_NONE, 0, None, None))
+        nodes.append(OutNode(_NONE, 0))
     else:
         kind = tree_util._kind_of(node_type)
         assert kind is not None  # the tree was flattened, so its node types are registered
-        nodes.append((_NODE, len(children), data, kind.unflatten))
+        nodes.append(OutNode(_NODE, len(children), data, kind.unflatten))
     for child in children:
         _out_tree_nodes(child, nodes)
     return nodes
