@@ -24,6 +24,7 @@
 #include "device.h"
 #include "fast_eager.h"
 #include "fast_jit.h"
+#include "fast_sharded.h"
 #include "host_callback.h"
 #include "numpy_interop.h"
 #include "pjrt_array.h"
@@ -453,6 +454,7 @@ void Init(py::module_& m) {
 
   RegisterPjrtArray(m);
   RegisterFastJit(m);
+  RegisterFastSharded(m);
   RegisterFastEager(m);
   InitHostCallbacks(m);
 

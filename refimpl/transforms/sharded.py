@@ -468,6 +468,23 @@ def register_spmd_runner(backend: str, runner: Callable[..., Any]) -> None:
     _SPMD_RUNNERS[backend] = runner
 
 
+# backend name -> what puts a ShardedJit behind the backend's fast path
+# (pjrt: refimpl.backends.pjrt.spmd.make_fast_sharded, a C++ FastSharded)
+_FAST_WRAPPERS: dict[str, Callable[[ShardedJit], Any]] = {}
+
+
+def register_fast_wrapper(backend: str, wrap: Callable[[ShardedJit], Any]) -> None:
+    """Let ``backend`` run cached sharded calls in front of a ShardedJit."""
+    _FAST_WRAPPERS[backend] = wrap
+
+
+def with_fast_path(jitted: ShardedJit) -> Any:
+    """``jitted`` behind its backend's fast path for sharded calls (the
+    backend it names, else ``config.backend`` now), or ``jitted`` itself."""
+    wrap = _FAST_WRAPPERS.get(jitted._backend or config.backend)
+    return jitted if wrap is None else wrap(jitted)
+
+
 def spmd_backend_of(mesh: Mesh) -> str | None:
     """The name of the backend whose devices ``mesh`` holds, when that backend
     runs sharded programs partitioned (its SPMD route is registered), else None."""
@@ -616,6 +633,14 @@ class ShardedJit:
             check_against(sharding, aval.shape, f"{where} (output {k})")
             results.append(leaf if traced else put_sharded(leaf, sharding, alias=True))
         return tree.unflatten(results)
+
+    def clear_cache(self) -> None:
+        """Forget every compiled signature: the SPMD executables and plans,
+        and the global-value route's cache."""
+        self._plans.clear()
+        self._flat_plans.clear()
+        self._spmd_cache.clear()
+        self._inner.clear_cache()
 
     def _plan_sink(self, in_tree: Any, args: tuple[Any, ...]) -> Callable[[Any], None]:
         """Where the SPMD route hands the plan of a call like this one."""

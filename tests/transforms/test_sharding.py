@@ -451,6 +451,62 @@ def test_pjrt_cached_sharded_call_with_donation(on_backend, monkeypatch):
 
 
 @pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
+def test_pjrt_cached_sharded_calls_run_in_cpp(on_backend, monkeypatch):
+    # bindings/fast_sharded.h: once a call has left its plan, calls whose
+    # arguments are MeshArrays of the plan's layouts run in C++, with no
+    # Python code (ShardedJit.__call__ is never entered), and give the same
+    # arrays the Python route gives.
+    from refimpl.transforms.pmap import transfer_count
+    from refimpl.transforms.sharded import ShardedJit
+
+    m = mesh_of((2, 2), ("a", "b"))
+    sa, sb = rs.NamedSharding(m, rs.P("a", "b")), rs.NamedSharding(m, rs.P("b", None))
+    f = ri.jit(
+        lambda a, b: ((a @ b) * 0.5, a + 1.0), in_shardings=(sa, sb), out_shardings=(sa, None)
+    )
+    a0 = np.arange(64.0, dtype=np.float32).reshape(8, 8) / 64
+    b0 = np.eye(8, dtype=np.float32) * 2 + 1 / 8
+    a, b = ri.device_put(a0, sa), ri.device_put(b0, sb)
+    y, z = f(a, b)  # the first call leaves the plan: from then on, C++
+    assert f._fast_stats()["hits"] == 0 and f._fast_stats()["entries"] == 1
+
+    def no_python(*args, **kwargs):
+        raise AssertionError("a cached sharded call ran ShardedJit.__call__")
+
+    expected = a0
+    with monkeypatch.context() as patch:
+        patch.setattr(ShardedJit, "__call__", no_python)
+        before = transfer_count()
+        for _ in range(5):
+            y, z = f(y, b)
+        y.block_until_ready()
+        assert transfer_count() == before  # the blocks stay where they are
+    for _ in range(6):
+        expected, last = (expected @ b0) * np.float32(0.5), expected
+    assert f._fast_stats()["hits"] == 5
+    np.testing.assert_allclose(np.asarray(y), expected, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(z), last + 1, rtol=1e-6)
+    assert type(y) is MeshArray and y.sharding == sa and y.aval == a.aval
+    assert [(sh.device, sh.index) for sh in y.addressable_shards] == [
+        (d, i) for d, i in sa.devices_indices_map((8, 8)).items()
+    ]
+    assert all(sh.data.device == sh.device for sh in y.addressable_shards)
+    assert type(z) is not MeshArray and z.device == m.devices.flat[0]  # unspecified: device 0
+    # a deleted block: the Python route's error; another layout: the Python route
+    gone = ri.device_put(a0, sa)
+    gone.delete()
+    with pytest.raises(RuntimeError, match=r"deleted with shape=float32\[8, 8\]"):
+        f(gone, b)
+    with pytest.raises(ValueError, match="does not match the sharding of argument"):
+        f(ri.device_put(a0, sb), b)
+    slow = f._fast_stats()["slow"]
+    np.testing.assert_allclose(np.asarray(f(a0, b)[1]), a0 + 1)  # host data: Python
+    assert f._fast_stats()["slow"] == slow + 1
+    f.clear_cache()
+    assert f._fast_stats()["entries"] == 0
+
+
+@pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
 def test_pjrt_launch_refuses_a_buffer_donated_and_read_by_one_launch(on_backend):
     # The public routes refuse f(x, x) with x donated, naming the arguments;
     # the launch under them must refuse it too (XLA would free the buffer

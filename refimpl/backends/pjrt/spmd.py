@@ -17,11 +17,17 @@ argument has a ``NamedSharding`` over one mesh of PJRT devices and the call
 has no static or keyword arguments; other calls take the global-value
 route (the program on one device, outputs laid out after). A cached call
 whose arguments are already laid out runs its signature's plan
-(:func:`_plan`): the same launch without the per-call checks.
+(:func:`_plan`): the same launch without the per-call checks. Each plan is
+also installed (its :class:`PlanSpec`) in the C++ ``FastSharded`` that
+``jit`` returns on pjrt (:func:`make_fast_sharded`,
+bindings/fast_sharded.h): calls whose positional arguments are MeshArrays
+with the plan's layout keys run there with no Python code, through the
+same launch (native/launch.h ``ExecuteReplicated``, pmap's).
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -31,12 +37,13 @@ from refimpl import tracing, tree_util
 from refimpl.backends.pjrt import compilation_cache, executables
 from refimpl.backends.pjrt import runtime as pjrt_runtime
 from refimpl.backends.pjrt.arrays import PjrtArray
+from refimpl.config import config
 from refimpl.primitives.sharding_constraint import lowering_for_partitions
 from refimpl.sharding import Mesh, NamedSharding, PartitionSpec, xla_sharding_text
 from refimpl.transforms import sharded
 from refimpl.transforms.jit import Jitted
 
-__all__ = ["hlo_sharding", "run"]
+__all__ = ["PlanSpec", "hlo_sharding", "make_fast_sharded", "run"]
 
 
 def hlo_sharding(sharding: NamedSharding, ndim: int) -> str:
@@ -422,8 +429,35 @@ def _execute(
         if unspecified:  # as the global-value route: an unspecified output on one device
             results.append(shards[0])
         else:
-            results.append(sharded.MeshArray(shards, sharding, aval))
+            layout = sharded.MeshArray.layout_of(sharding, aval)
+            key = sharded.layout_key_of(sharding, aval)  # fed back, it takes the fast path
+            results.append(sharded.MeshArray.assembled(shards, sharding, aval, layout, key))
     return entry.out_tree.unflatten(results)
 
 
+def make_fast_sharded(jitted: sharded.ShardedJit) -> Any:
+    """``jitted`` behind a C++ ``FastSharded`` (bindings/fast_sharded.h): each
+    new plan of ``jitted`` becomes a C++ entry, so later calls with the
+    plan's layouts run with no Python code."""
+    fast = _native.FastSharded(jitted, jitted._backend is None)
+    ref = weakref.ref(fast)  # (the ShardedJit must not keep its wrapper alive)
+
+    def install(plan: Any) -> None:
+        target = ref()
+        spec = getattr(plan, "spec", None)
+        if target is not None and spec is not None:
+            target._add_entry(spec)
+
+    jitted._plan_listeners.append(install)
+    for attribute in ("__name__", "__qualname__", "__module__", "__doc__", "__wrapped__"):
+        value = getattr(jitted, attribute, None)
+        if value is not None:
+            setattr(fast, attribute, value)
+    return fast
+
+
+_native = pjrt_runtime.native_module()
 sharded.register_spmd_runner("pjrt", run)
+if hasattr(_native, "FastSharded"):  # (an extension built before it: the Python plan only)
+    _native._install_fast_sharded(sharded.MeshArray, tracing._builders, config._values)
+    sharded.register_fast_wrapper("pjrt", make_fast_sharded)

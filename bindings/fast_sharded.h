@@ -1,0 +1,42 @@
+// refimpl._pjrt.FastSharded: the C++ fast path of jit with shardings.
+//
+// `jit(f, in_shardings=..., out_shardings=...)` on PJRT is a FastSharded in
+// front of refimpl.transforms.sharded.ShardedJit (the fallback: every call
+// the C++ side does not take, with the reference checks and errors). Once
+// a call has left its plan (refimpl/backends/pjrt/spmd.py `_plan`, one SPMD
+// executable over the mesh's devices), the plan's PlanSpec is installed
+// here as an entry. A later call hits when:
+//
+//   * it has no keyword arguments, the backend is pjrt (for backend=None,
+//     config.backend), no trace is in progress, jit is not disabled and
+//     it is not inside a host callback;
+//   * each positional argument is a MeshArray (exactly) whose layout key
+//     (MeshArray.layout_key(): one interned object per (sharding, aval)) is
+//     the entry's, by identity: the signature is the argument count, the
+//     x64 flag and these keys;
+//   * every block is a live single-device PjrtArray on the device the
+//     entry expects.
+//
+// The hit then runs with no Python code: the blocks' buffers are pinned
+// (launch_pins.h) and passed per device to native/launch.h's
+// ExecuteReplicated, the launch pmap uses (ONE execute over the devices,
+// serialized with other launches of programs with collectives), and each
+// output becomes a MeshArray (its __slots__ written at their offsets) of
+// per-device PjrtArrays, or device 0's PjrtArray for an output whose
+// sharding was left unspecified. Entries with donated arguments are not
+// installed (the Python plan runs them). Anything else goes to the
+// fallback, unchanged.
+#ifndef REFIMPL_BINDINGS_FAST_SHARDED_H_
+#define REFIMPL_BINDINGS_FAST_SHARDED_H_
+
+#include <pybind11/pybind11.h>
+
+namespace refimpl {
+namespace bindings {
+
+void RegisterFastSharded(pybind11::module_& m);
+
+}  // namespace bindings
+}  // namespace refimpl
+
+#endif  // REFIMPL_BINDINGS_FAST_SHARDED_H_
