@@ -68,6 +68,7 @@ FAMILIES: Sequence[str] = (
     "scatter_sort_paths",
     "sharded_paths",
     "special_edge_paths",
+    "windowed_paths",
 )
 
 

@@ -89,7 +89,9 @@ def _window_primitive(name: str, reduce: Any) -> Primitive:
 
     @prim.def_abstract_eval
     def _abstract_eval(x: ShapedArray, **params: Any) -> ShapedArray:
-        if name == "reduce_window_sum" and dtypes.is_bool(x.dtype):
+        # unreachable from the public API: reduce_window sends bool operands of an add
+        # computation to the general primitive, and lax.add refuses bool before that
+        if name == "reduce_window_sum" and dtypes.is_bool(x.dtype):  # pragma: no cover
             raise TypeError(f"{name}: does not accept dtype bool")
         return ShapedArray(_window_params(name, x, params), x.dtype, x.weak_type)
 
@@ -209,7 +211,9 @@ def _reduce_window_sum_jvp(primals, tangents, **params):
     """Linear: the tangent summed over the same windows."""
     (x,), (t,) = primals, tangents
     out = reduce_window_sum_p.bind(x, **params)
-    if ad_helpers.is_zero(t):
+    # unreachable from the public API: the jvp trace calls a rule only when some operand has a
+    # nonzero tangent, and this one has one operand (ad.JVPTrace.process_primitive)
+    if ad_helpers.is_zero(t):  # pragma: no cover
         return out, ad_helpers.zero_tangent(ad_helpers.aval_of(out))
     return out, reduce_window_sum_p.bind(t, **params)
 
@@ -245,7 +249,9 @@ def _chooser_jvp(prim: Primitive, arg_reduce: str):
 
         (x,), (t,) = primals, tangents
         out = prim.bind(x, **params)
-        if ad_helpers.is_zero(t):
+        # unreachable from the public API: one operand, and the jvp trace calls a rule only
+        # when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+        if ad_helpers.is_zero(t):  # pragma: no cover
             return out, ad_helpers.zero_tangent(ad_helpers.aval_of(out))
         x_aval = ad_helpers.aval_of(x)
         t = ad_helpers.instantiate(t, ad_helpers.tangent_aval(x_aval))
@@ -293,7 +299,9 @@ def _reduce_window_sum_transpose(
     dilated window span, summed over windows again (stride 1), then read at
     the operand's places in the padded, base-dilated layout."""
 
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [ad_helpers.Zero(x.aval)]
     shape = x.aval.shape
     out_shape = ad_helpers.aval_of(ct).shape
@@ -461,10 +469,6 @@ def _reduce_window_general_jvp(primals, tangents, *, program, **params):
     return outs[:n], outs[n:]
 
 
-def reduce_window_general(operands: list, inits: list, program: Any, params: dict) -> list:
-    return reduce_window_p.bind(*operands, *inits, program=program, **params)
-
-
 # --- the public lax function ---------------------------------------------------------------
 
 
@@ -564,7 +568,10 @@ def _monoid_window_primitive(program: Any, init: Any) -> Primitive | None:
         reductions.reduce_min: reduce_window_min_p,
     }
     prim = table.get(reducer)
-    if prim is reduce_window_sum_p and dtypes.is_bool(program.in_avals[0].dtype):
+    # unreachable from the public API: a computation of bools never traces to add (lax.add
+    # refuses bool; + on bool arrays is logical or); kept as JAX's guard
+    bool_sum = prim is reduce_window_sum_p and dtypes.is_bool(program.in_avals[0].dtype)
+    if bool_sum:  # pragma: no cover
         return None
     return prim
 
