@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing, tree_util
+from refimpl import backends, dtypes, tracing, tree_util
 from refimpl.core import ShapedArray
 from refimpl.primitives.callback import VMAP_METHODS, call_host, pure_callback_p
 from refimpl.primitives.elementwise import convert_element_type
@@ -142,10 +142,8 @@ def pure_callback(
         return out_leaves
 
     if not any(isinstance(x, tracing.Tracer) for x in leaves) and not tracing.current_builder():
-        from refimpl.backends.placement import device_put
-
         outs = call_host(flat_callback, [np.asarray(x) for x in leaves], result_avals)
-        return tree_util.tree_unflatten(result_tree, [device_put(o) for o in outs])
+        return tree_util.tree_unflatten(result_tree, [backends.device_put(o) for o in outs])
     outs = pure_callback_p.bind(
         *leaves, callback=flat_callback, result_avals=result_avals, vmap_method=vmap_method
     )

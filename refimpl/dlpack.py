@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from refimpl import backends
 from refimpl.core import ShapedArray
 
 __all__ = ["from_dlpack", "host_memory"]
@@ -36,8 +37,7 @@ def host_memory(x: Any, writable: bool = False) -> np.ndarray:
     Read-only unless ``writable`` (for DLPack consumers that cannot be told
     about read-only memory); the returned array keeps ``x`` alive.
     """
-    from refimpl.backends.ref.arrays import RefArray
-
+    RefArray = backends.get("ref").RefArray
     x._check_live()
     if isinstance(x, RefArray) and not writable:
         return x._value().view()
@@ -101,38 +101,33 @@ def to_dlpack(
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None, backend: Any = None):
     """A refimpl array over the memory of ``x`` (any ``__dlpack__`` exporter)."""
-    from refimpl.backends import placement
-    from refimpl.backends.ref.arrays import RefArray
-
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: expected an object with __dlpack__, got {type(x).__name__}")
     host = np.from_dlpack(x, copy=copy)
     if device is not None or backend not in (None, "ref"):
-        return placement.device_put(
+        return backends.device_put(
             np.array(host), device if device is not None else _first(backend)
         )
     if copy or not host.flags.c_contiguous:
-        return RefArray(np.array(host, order="C", copy=True))
+        return backends.get("ref").RefArray(np.array(host, order="C", copy=True))
     return _ref_array_over(host)
 
 
 def _first(backend: str) -> Any:
-    from refimpl.backends import placement
-
-    return placement.devices(backend)[0]
+    return backends.devices(backend)[0]
 
 
 def _ref_array_over(buffer: np.ndarray) -> Any:
     """A reference array sharing ``buffer`` (the constructor would copy a
     buffer it does not own); read-only, as every reference array."""
-    from refimpl.backends.ref.arrays import RefArray, default_device
-
+    ref_backend = backends.get("ref")
+    RefArray = ref_backend.RefArray
     view = buffer.view()
     view.flags.writeable = False
     array = RefArray.__new__(RefArray)
     array._buffer = view
     array.aval = ShapedArray(view.shape, view.dtype, False)
-    array.device = default_device()
+    array.device = ref_backend.default_device()
     array.committed = False
     array._deleted = False
     array._donated_to = None

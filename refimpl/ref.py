@@ -62,7 +62,7 @@ from typing import Any, cast
 import numpy as np
 
 import refimpl.numpy as rnp
-from refimpl import tracing, tree_util
+from refimpl import backends, tracing, tree_util
 from refimpl.core import AbstractRef, ShapedArray
 from refimpl.lax import convert_element_type
 from refimpl.primitives import ref_context
@@ -214,9 +214,7 @@ def new_ref(init_val: Any, *, memory_space: Any = None, kind: Any = None) -> Ref
     if isinstance(init_val, tracing.Tracer):
         value = rnp.asarray(init_val)
     else:  # a fresh buffer on the current backend's default device (or init_val's)
-        from refimpl.backends.placement import device_put
-
-        value = device_put(init_val, may_alias=False)
+        value = backends.device_put(init_val, may_alias=False)
     aval = _aval_of_value(value)
     if aval.weak_type:
         value = rnp.asarray(value, dtype=aval.dtype)
@@ -287,14 +285,11 @@ def empty_ref(ty: Any) -> Ref:
 
 def _fresh_copy(value: Any) -> Any:
     """A concrete array equal to ``value`` whose buffer nobody else holds."""
-    from refimpl.backends.ref.arrays import RefArray
-
+    RefArray = backends.get("ref").RefArray
     if isinstance(value, RefArray):
         buffer = np.array(value._value(), order="C", copy=True)
         return RefArray(buffer, False, value.device, value.committed)
-    from refimpl.backends.placement import device_put
-
-    return device_put(value, may_alias=False)
+    return backends.device_put(value, may_alias=False)
 
 
 def freeze(ref: Ref) -> Any:
@@ -407,9 +402,8 @@ def get(ref: Ref, idx: Any = ...) -> Any:
             # A body that captures the value (linear_transpose, invertible)
             # keeps it as a constant: not the buffer a later write updates in
             # place (a host copy on pjrt: a device copy would be traced here).
-            from refimpl.backends.ref.arrays import RefArray
-
-            value = _fresh_copy(value) if isinstance(value, RefArray) else np.array(value)
+            is_host = isinstance(value, backends.get("ref").RefArray)
+            value = _fresh_copy(value) if is_host else np.array(value)
         return get_p.bind(value, indexer=indexer)
     out = value if _is_whole(idx) else value[idx]
     # The held array is written in place (reference backend) or donated by the
@@ -440,9 +434,7 @@ def _update(ref: Ref, idx: Any, value: Any, want_old: bool) -> Any:
         # The caller's own array is copied (the reference backend copies it
         # into the ref's buffer): on pjrt the next jit taking the ref updates
         # its held array in place, which must be the ref's alone.
-        from refimpl.backends.ref.arrays import RefArray
-
-        private = new is not value or isinstance(ref._value, RefArray)
+        private = new is not value or isinstance(ref._value, backends.get("ref").RefArray)
         _write(ref, new if private else _fresh_copy(new))
     else:
         _write(ref, ref._value.at[idx].set(new))
@@ -517,10 +509,8 @@ def _jit_eval_shape(ref: Ref, idx: Any) -> tuple[int, ...]:
 
 
 def _write(ref: Ref, new: Any) -> None:
-    from refimpl.backends.ref.arrays import RefArray
-
     old = ref._value
-    if isinstance(old, RefArray) and not isinstance(new, tracing.Tracer):
+    if isinstance(old, backends.get("ref").RefArray) and not isinstance(new, tracing.Tracer):
         # Eager on the reference backend: the ref's buffer is written in place.
         buffer = old._value()
         buffer.flags.writeable = True

@@ -15,19 +15,25 @@ imported; ``pjrt`` (``backends/pjrt/``, the native extension) is registered
 by name and loaded on first use, so ``import refimpl`` loads no PJRT module
 and the reference backend works without the extension. ``placement`` holds
 ``devices`` and ``device_put``, which ask this registry which backend owns a
-device or an array.
+device or an array; it installs them here (:func:`install_placement`) for
+the modules below it, which call :func:`device_put` and :func:`devices` of
+this registry instead of importing a backend module.
 """
 
 from __future__ import annotations
 
 import importlib
 import threading
+from collections.abc import Callable
 from typing import Any
 
 __all__ = [
     "backend_of_array",
     "backend_of_device",
+    "device_put",
+    "devices",
     "get",
+    "install_placement",
     "loaded",
     "name_of_device",
     "names",
@@ -105,6 +111,43 @@ def name_of_device(device: Any) -> str | None:
         if backend.is_device(device):
             return name
     return None
+
+
+# ``device_put`` and ``devices`` of ``backends.placement``, which defines them
+# above the transformations (a sharded placement needs ``transforms.sharded``)
+# and fills this when imported: ``refimpl/__init__.py`` imports it before
+# anything runs. For the modules that place values but sit below it: ad's
+# cotangent seed, pmap's shards, ``ref``, ``callbacks``, ``dlpack``.
+_placement: dict[str, Callable[..., Any]] = {}
+
+
+def install_placement(device_put: Callable[..., Any], devices: Callable[..., Any]) -> None:
+    """Fill the slots behind :func:`device_put` and :func:`devices` (see above)."""
+    _placement["device_put"] = device_put
+    _placement["devices"] = devices
+
+
+def _placement_function(name: str) -> Callable[..., Any]:
+    function = _placement.get(name)
+    if function is None:
+        raise RuntimeError(
+            f"internal error: backends.{name} used before refimpl.backends.placement "
+            "installed it (import refimpl first)"
+        )
+    return function
+
+
+def device_put(
+    x: Any, device: Any = None, *, donate: bool = False, may_alias: bool | None = None
+) -> Any:
+    """``refimpl.device_put`` (``backends.placement.device_put``), for the
+    modules below it."""
+    return _placement_function("device_put")(x, device, donate=donate, may_alias=may_alias)
+
+
+def devices(backend: str | None = None) -> list[Any]:
+    """``refimpl.devices`` (``backends.placement.devices``), for the modules below it."""
+    return _placement_function("devices")(backend)
 
 
 register("ref", "refimpl.backends.ref.backend")

@@ -200,6 +200,9 @@ def _put_leaf(x: Any, device: Any, target: Any, donate: bool, alias: bool) -> An
     return target.put_leaf(x, device, donate, alias)
 
 
+# the modules below the backends place values through the registry
+backends.install_placement(device_put, devices)
+
 # The reference backend is always there (it needs no extension): loading it
 # now lets device_put and jit recognise its arrays from the first call.
 backends.get("ref")

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing, tree_util
+from refimpl import backends, dtypes, tracing, tree_util
 from refimpl.core import AbstractRef, Literal, Program, ShapedArray
 from refimpl.primitives import elementwise, ref_context, rule_context, structural
 from refimpl.primitives.elementwise import add_p, convert_element_type_p
@@ -890,9 +890,7 @@ def _on_device_of(ct: Any, value: Any) -> Any:
         return ct
     if isinstance(value, (np.ndarray, np.generic)):  # NumPy's ``device`` is the string "cpu"
         return ct
-    from refimpl.backends.placement import device_put
-
-    return device_put(ct, device)
+    return backends.device_put(ct, device)
 
 
 def _ones_like(aval: ShapedArray) -> Any:

@@ -578,8 +578,6 @@ def _choose_devices(name: str, backend_name: str, devices: Any, size: int) -> li
 
 def _shard_outputs(out: Any, out_axes: Any, devices: Sequence[Any]) -> Any:
     """Each mapped output as a ShardedArray: slice ``m`` put on ``devices[m]``."""
-    from refimpl.backends.placement import device_put
-
     leaves, tree = tree_util.tree_flatten(out)
     flat_axes = batching._flatten_axes("out_axes", out_axes, out, "the output")
     results = []
@@ -589,7 +587,9 @@ def _shard_outputs(out: Any, out_axes: Any, devices: Sequence[Any]) -> Any:
             continue
         axis %= leaf.ndim
         value = np.asarray(leaf)
-        shards = [device_put(np.take(value, m, axis=axis), d) for m, d in enumerate(devices)]
+        shards = [
+            backends.device_put(np.take(value, m, axis=axis), d) for m, d in enumerate(devices)
+        ]
         # keep the weak type the batched value had
         aval = tracing.get_aval(leaf, "pmap", 0)
         results.append(ShardedArray(shards, devices, axis, aval))
@@ -685,9 +685,7 @@ def _lock_step(
 
 
 def _weak_array(number: Any) -> Any:
-    from refimpl.backends.placement import device_put  # (backends sit above transforms)
-
-    return device_put(number)
+    return backends.device_put(number)
 
 
 # --- the pjrt route: one executable over N replicas -----------------------------------------
