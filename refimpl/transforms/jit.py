@@ -28,7 +28,7 @@ import types
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -306,12 +306,37 @@ class CallArgs:
     static_kwargs: dict[str, Any]
     traced: bool = False
 
+    @property
+    def donated(self) -> tuple[bool, ...]:
+        return self.signature.donated
 
-def leaf_avals(op_name: str, leaves: Sequence[Any], paths: Sequence[str]) -> tuple[Any, ...]:
+
+class CallLike(Protocol):
+    """What the checks of every call read of it: jit's ``CallArgs``, pmap's call."""
+
+    @property
+    def leaves(self) -> list[Any]: ...
+    @property
+    def paths(self) -> list[str]: ...
+    @property
+    def donated(self) -> Sequence[bool]: ...
+    @property
+    def traced(self) -> bool: ...
+
+
+def leaf_avals(
+    op_name: str, leaves: Sequence[Any], paths: Sequence[str] | Callable[[], Sequence[str]]
+) -> tuple[Any, ...]:
     """The avals of a jit or pmap call's leaves, for its signature (``op_name``
-    is ``jit(f)`` or ``pmap(f)``, ``paths`` name the leaves in errors).
-    Reading them is also the check that no argument is deleted (donated to
-    an earlier call, or deleted by hand): its aval raises ``RuntimeError``."""
+    is ``jit(f)`` or ``pmap(f)``, ``paths`` name the leaves in errors; a
+    function giving them is called only for an error). Reading them is also
+    the check that no argument is deleted (donated to an earlier call, or
+    deleted by hand): its aval raises ``RuntimeError``."""
+    if callable(paths):
+        try:
+            return tuple(_leaf_aval(leaf, op_name, "") for leaf in leaves)
+        except Exception:
+            paths = paths()  # the same error again, naming the leaf
     try:
         return tuple(
             _leaf_aval(leaf, op_name, f"'{path}'") for leaf, path in zip(leaves, paths, strict=True)
@@ -332,15 +357,32 @@ def hashable_axes(axes: Any) -> Any:
     return tree, tuple(leaves)
 
 
-def check_call(call: CallArgs, name: str, transform: str = "jit") -> None:
+def check_call(call: CallLike, name: str, transform: str = "jit") -> None:
     """The check of every jit and pmap call before its entry is looked up
     (before anything is traced, run or deleted): no array fills two leaves
     where one is donated. (A deleted argument raised when the signature was
-    made.) A traced call donates nothing: the outer call owns the buffers."""
-    if not call.traced and any(call.signature.donated):
+    made, :func:`leaf_avals`.) A traced call donates nothing: the outer call
+    owns the buffers."""
+    if not call.traced and any(call.donated):
         donation.check_no_repeated_donation(
-            call.leaves, call.signature.donated, call.paths, name, transform=transform
+            call.leaves, call.donated, call.paths, name, transform=transform
         )
+
+
+def check_args(call: CallLike, name: str, transform: str = "jit") -> None:
+    """No abstract argument in a jit or pmap call about to run."""
+    for i, leaf in enumerate(call.leaves):
+        if isinstance(leaf, ShapeDtypeStruct):
+            path = call.paths[i]
+            if transform == "pmap":
+                raise TypeError(
+                    f"pmap({name}): argument {path} is a ShapeDtypeStruct, which has no value "
+                    "to compute with; use eval_shape for abstract arguments"
+                )
+            raise TypeError(
+                f"jit({name}): argument {path} is a ShapeDtypeStruct; use "
+                ".trace(...) or eval_shape for abstract arguments"
+            )
 
 
 def check_run(entry: CacheEntry, call: CallArgs, name: str, stacklevel: int) -> None:
@@ -348,12 +390,7 @@ def check_run(entry: CacheEntry, call: CallArgs, name: str, stacklevel: int) -> 
     abstract argument, and the "donated buffers not usable" warning (once
     per entry; ``stacklevel`` counts the frames up to the user's call, this
     function's own first)."""
-    for leaf, path in zip(call.leaves, call.paths, strict=True):
-        if isinstance(leaf, ShapeDtypeStruct):
-            raise TypeError(
-                f"jit({name}): argument {path} is a ShapeDtypeStruct; use "
-                ".trace(...) or eval_shape for abstract arguments"
-            )
+    check_args(call, name)
     if entry.donation.unusable and not entry.donation_warned:
         warn_unusable_once(entry, name, stacklevel + 1)
 
@@ -462,6 +499,12 @@ def _leaf_aval(leaf: Any, op_name: str, position: str) -> Any:
             raise
         # the usual cause is a configuration value (a string, a callable, ...)
         # passed to a jitted function as if it were an array
+        if op_name.startswith("pmap"):
+            raise TypeError(
+                f"{error}. A pmapped function's non-array arguments must be marked static "
+                "with pmap's static_broadcasted_argnums (hashable values; each new value "
+                "traces again)"
+            ) from None
         raise TypeError(
             f"{error}. A jitted function's non-array arguments must be marked static with "
             "jit's static_argnums or static_argnames (hashable values; each new value "

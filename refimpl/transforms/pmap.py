@@ -51,7 +51,16 @@ from refimpl.core import Program, ShapedArray, subprograms
 from refimpl.primitives import collectives, indexing, ref_context
 from refimpl.sharding import PmapSharding, Shard, SingleDeviceSharding
 from refimpl.traceback_util import api_boundary
-from refimpl.transforms import batching, donation
+from refimpl.transforms import batching
+from refimpl.transforms.jit import (
+    MappedAxes,
+    Signature,
+    _Static,
+    check_args,
+    check_call,
+    hashable_axes,
+    leaf_avals,
+)
 
 __all__ = ["ShardedArray", "pmap", "transfer_count"]
 
@@ -286,7 +295,8 @@ def pmap(
                 f"pmap: devices must be distinct (one replica per device), got {devices!r}"
             )
     name = getattr(fun, "__name__", type(fun).__name__)
-    cache: dict[Any, _Entry] = {}
+    cache: dict[Signature, _Entry] = {}
+    out_axes_key = hashable_axes(out_axes)  # (a prefix may hold lists and dicts)
 
     def prepare(args: tuple, kwargs: dict) -> _Call:
         """The call's leaves, axes, devices and flags (errors as JAX's)."""
@@ -352,23 +362,19 @@ def pmap(
         if donate:
             donated = _donated_leaves(dyn_args, kwargs, dyn_pos, donate, n_args)
         traced = tracing.is_tracing() or any(isinstance(x, tracing.Tracer) for x in leaves)
-        if any(donated) and not traced:  # jit's check: before anything runs or is deleted
-            paths = _leaf_paths((dyn_args, kwargs))
-            donation.check_no_repeated_donation(leaves, donated, paths, name, transform="pmap")
-        return _Call(
+        call = _Call(
             call_fun, leaves, in_tree, axes, size, backend_name, run_devices, donated, statics,
-            traced,
+            traced, (dyn_args, kwargs),
         )  # fmt: skip
+        check_call(call, name, transform="pmap")  # jit's: before anything runs or is deleted
+        return call
 
     def entry_of(call: _Call) -> _Entry:
         """The compiled pjrt entry of a call's signature (built on first use)."""
-        key = _signature(
-            call.in_tree, call.leaves, call.axes, call.statics, call.devices, call.donated,
-            out_axes,
-        )  # fmt: skip
-        entry = cache.get(key)
+        signature = _signature(call, name, axis_name, out_axes_key)
+        entry = cache.get(signature)
         if entry is None:
-            entry = cache[key] = _Entry.build(
+            entry = cache[signature] = _Entry.build(
                 call.fun, name, axis_name, call.leaves, call.in_tree, call.axes, call.size,
                 out_axes, call.devices, call.donated,
             )  # fmt: skip
@@ -379,6 +385,7 @@ def pmap(
         call = prepare(args, kwargs)
         leaves, axes, size, donated = call.leaves, call.axes, call.size, call.donated
         if call.backend == "pjrt" and not call.traced:
+            check_args(call, name, transform="pmap")
             return entry_of(call).run(leaves, axes, call.devices, donated)
         nest = _flatten_into_replicas(size, donated) if call.backend == "pjrt" else None
         if nest is not None:
@@ -399,6 +406,7 @@ def pmap(
     pmap_f.__wrapped__ = fun  # type: ignore[attr-defined]
     pmap_f._prepare = prepare  # type: ignore[attr-defined]
     pmap_f._entry_of = entry_of  # type: ignore[attr-defined]
+    pmap_f._signature = lambda call: _signature(call, name, axis_name, out_axes_key)  # type: ignore[attr-defined]
     pmap_f._entries = lambda: list(cache.values())  # type: ignore[attr-defined]
     if _runs_on_pjrt(backend, devices):
         return _fast_pmap(pmap_f, static, donate, follow_config=backend is None and not devices)
@@ -406,7 +414,9 @@ def pmap(
 
 
 class _Call(NamedTuple):
-    """One pmap call, flattened (``prepare`` in :func:`pmap`)."""
+    """One pmap call, flattened (``prepare`` in :func:`pmap`); what jit's
+    call checks read of a call (``leaves``, ``donated``, ``paths``,
+    ``traced``) under jit's ``CallArgs`` names."""
 
     fun: Callable[..., Any]  # the function of the dynamic arguments
     leaves: list[Any]
@@ -418,6 +428,13 @@ class _Call(NamedTuple):
     donated: list[bool]
     statics: dict[int, Any]
     traced: bool
+    arguments: tuple[tuple[Any, ...], dict[str, Any]]  # (dynamic positional, keyword)
+
+    @property
+    def paths(self) -> list[str]:
+        """The leaves' paths (``args[0]['w']``, ``kwargs['b']``): made only for a
+        signature or an error, as a flatten with paths costs a few microseconds."""
+        return _leaf_paths(self.arguments)
 
 
 def _runs_on_pjrt(backend: str | None, devices: Any) -> bool:
@@ -691,22 +708,23 @@ def _weak_array(number: Any) -> Any:
 # --- the pjrt route: one executable over N replicas -----------------------------------------
 
 
-def _leaf_signature(leaf: Any) -> Any:
-    aval = tracing.get_aval(leaf, "pmap", 0)
-    return (aval.shape, aval.dtype, aval.weak_type)
-
-
-def _signature(in_tree, leaves, axes, statics, devices, donated, out_axes) -> Any:
-    static_key = tuple(sorted(statics.items()))
-    return (
-        in_tree,
-        tuple(_leaf_signature(x) for x in leaves),
-        tuple(axes),
-        static_key,
-        tuple(id(d) for d in devices),
-        tuple(donated),
-        repr(out_axes),
+def _signature(call: _Call, name: str, axis_name: Any, out_axes_key: Any) -> Signature:
+    """The call's signature: jit's (its leaves' avals read by the same
+    function, so a deleted argument raises as there; statics compared by
+    type and value) with pmap's fields named in ``mapped``."""
+    label = f"pmap({name})"
+    statics = tuple(
+        (f"args[{i}]", False, _Static(v, f"args[{i}]", name)) for i, v in call.statics.items()
+    )
+    mapped = MappedAxes(axis_name, call.size, tuple(call.axes), out_axes_key, tuple(call.devices))
+    return Signature(
+        call.in_tree,
+        leaf_avals(label, call.leaves, lambda: call.paths),  # (paths only for an error)
+        statics,
+        tuple(call.donated),
+        call.backend,
         config.enable_x64,
+        mapped,
     )
 
 

@@ -18,6 +18,7 @@ import pytest
 
 import refimpl as ri
 from refimpl import lax
+from refimpl.transforms.jit import Signature
 from tests.helpers import pmap_cases
 
 HERE = os.path.dirname(__file__)
@@ -419,6 +420,31 @@ def test_fast_pmap_pytrees_kwargs_and_statics():
     out = f(p, 5.0, scale=scale)  # another static: a new signature
     np.testing.assert_array_equal(np.asarray(out["a"]), p[0] * 5 + 3)
     assert f._fast_stats()["slow"] == 0
+
+
+def test_pmap_signature_is_jits_with_named_mapped_fields():
+    # Statics compare by type and value, as jit's (1 and True are equal and
+    # hash alike, but are two signatures: jax.pmap 0.10.2 gives [2.] then [1.]).
+    f = ri.pmap(
+        lambda x, flag: x + (1.0 if flag is True else 2.0),
+        "i",
+        static_broadcasted_argnums=1,
+        backend="pjrt",
+    )
+    x = np.zeros(4, np.float32)
+    np.testing.assert_array_equal(np.asarray(f(x, 1)), np.full(4, 2.0))
+    np.testing.assert_array_equal(np.asarray(f(x, True)), np.full(4, 1.0))
+    assert len(_entries(f)) == 2
+    # the signature: jit's type, pmap's fields by name (an out_axes list is hashable there)
+    g = ri.pmap(lambda a, b: [a, b.sum(1)], "i", out_axes=[0, 0], backend="pjrt")
+    call = g._prepare((np.ones((4, 2), np.float32), np.ones((4, 3), np.float32)), {})
+    signature = g._signature(call)
+    assert type(signature) is Signature
+    mapped = signature.mapped
+    assert mapped.axis_name == "i" and mapped.size == 4 and mapped.in_axes == (0, 0)
+    assert mapped.devices == tuple(ri.devices("pjrt")[:4])
+    assert hash(signature) == hash(g._signature(call))
+    assert [a.shape for a in signature.avals] == [(4, 2), (4, 3)]
 
 
 def test_shards_elsewhere_are_gathered_and_resplit():
