@@ -69,6 +69,7 @@ FAMILIES: Sequence[str] = (
     "sharded_paths",
     "special_edge_paths",
     "windowed_paths",
+    "fft_paths",
 )
 
 

@@ -552,10 +552,9 @@ MISC_ROWS: list[tuple[str, Any]] = [
                                      (_F,), (_F,))),
 ]  # fmt: skip
 
-# Left out, differing from JAX: lax.fft's argument checks (JAX: ValueError, or an
-# MLIRError for IRFFT lengths; refimpl: TypeError, pinned by tests/surface/test_numpy_fft.py for
-# an unknown type), fft of a real operand (JAX converts it), top_k of a scalar (JAX:
-# ValueError; refimpl: TypeError).
+# Left out, differing from JAX: lax.fft's checks where JAX 0.10.2 fails in MLIR (more than three
+# lengths, IRFFT lengths; refimpl: TypeError; the others and the operand conversions are in
+# fft_paths.py), top_k of a scalar (JAX: ValueError; refimpl: TypeError).
 MISC_ERRORS: list[tuple[str, Any]] = [
     ("top_k/k_float", lambda L, ns: L.top_k(_F, 1.5)),
     ("top_k/k_too_big", lambda L, ns: L.top_k(_F, 4)),

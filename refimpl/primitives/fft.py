@@ -66,22 +66,27 @@ def _fft_abstract_eval(
     x: ShapedArray, *, fft_type: str, fft_lengths: tuple[int, ...]
 ) -> ShapedArray:
     k = len(fft_lengths)
-    if fft_type not in FFT_TYPES:
+    # unreachable from the public API: lax.fft checks the name before binding
+    if fft_type not in FFT_TYPES:  # pragma: no cover
         raise TypeError(f"fft: fft_type must be one of {FFT_TYPES}, got {fft_type!r}")
-    if not 1 <= k <= 3 or x.ndim < k:
-        raise TypeError(
-            f"fft: 1 to 3 fft_lengths, at most the operand's rank {x.ndim}, got {fft_lengths}"
+    if x.ndim < k:  # ValueError as JAX 0.10.2's shape rule
+        raise ValueError(
+            f"fft: an operand of shape {x.shape} needs at least as many dimensions as "
+            f"fft_lengths {tuple(fft_lengths)}"
         )
+    if not 1 <= k <= 3:
+        raise TypeError(f"fft: 1 to 3 fft_lengths, got {fft_lengths}")
     lengths = tuple(int(n) for n in fft_lengths)
     if fft_type == "RFFT":
-        if x.dtype not in _COMPLEX:
-            raise TypeError(f"fft: RFFT takes float32 or float64, got {x.dtype.name}")
+        if x.dtype not in _COMPLEX:  # ValueError as JAX 0.10.2 (float16 and bfloat16 reach it)
+            raise ValueError(f"fft: RFFT takes float32 or float64, got {x.dtype.name}")
         if x.shape[-k:] != lengths:
             # ValueError as JAX 0.10.2's shape rule (IRFFT's mismatch JAX finds only in MLIR)
             raise ValueError(f"fft: RFFT of shape {x.shape} with fft_lengths {lengths}")
         shape = (*x.shape[:-1], lengths[-1] // 2 + 1)
         return ShapedArray(shape, _COMPLEX[x.dtype], False)
-    if x.dtype not in _REAL:
+    # unreachable from the public API: lax.fft makes the operand of these complex
+    if x.dtype not in _REAL:  # pragma: no cover
         raise TypeError(f"fft: {fft_type} takes complex64 or complex128, got {x.dtype.name}")
     if fft_type == "IRFFT":
         expected = (*lengths[:-1], lengths[-1] // 2 + 1)
@@ -131,14 +136,18 @@ def _fft_batch(args, dims, **params):
 def _fft_jvp(primals, tangents, **params):
     (x,), (t,) = primals, tangents
     out = fft_p.bind(x, **params)
-    if ad_helpers.is_zero(t):
+    # unreachable from the public API: one operand, and the jvp trace calls a rule only when
+    # some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+    if ad_helpers.is_zero(t):  # pragma: no cover
         return out, ad_helpers.zero_tangent(ad_helpers.aval_of(out))
     return out, fft_p.bind(t, **params)
 
 
 @fft_p.def_transpose
 def _fft_transpose(ct, x, *, fft_type: str, fft_lengths: tuple[int, ...]):
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [ad_helpers.Zero(x.aval)]
     if fft_type in ("FFT", "IFFT"):
         return [fft_p.bind(ct, fft_type=fft_type, fft_lengths=fft_lengths)]
@@ -174,6 +183,28 @@ def fft(x: Any, fft_type: str, fft_lengths: Any) -> Any:
             f"fft: fft_type must be a FftType or one of {FFT_TYPES}, got {fft_type!r}"
         )
     fft_lengths = tuple(int(n) for n in fft_lengths)
-    if not fft_lengths:  # a transform over no axes: x itself, as JAX's lax.fft
-        return x if isinstance(x, tracing.Tracer) else elementwise.copy(x)
+    converted = _convert_operand(x, kind)
+    if not fft_lengths:  # a transform over no axes: x (converted) itself, as JAX's lax.fft
+        if converted is not x or isinstance(x, tracing.Tracer):
+            return converted
+        return elementwise.copy(x)
+    x = converted
     return fft_p.bind(x, fft_type=kind, fft_lengths=fft_lengths)
+
+
+def _convert_operand(x: Any, kind: str) -> Any:
+    """As JAX 0.10.2's lax.fft: RFFT takes a real operand, the others a complex
+    one. A bool or integer operand becomes float32 (float64 from 64-bit ones)
+    first; then, but for RFFT, complex (complex128 from float64, complex64 from
+    the other floats); canonicalized for the x64 flag."""
+    dtype = tracing.get_aval(x, "fft", 0).dtype
+    if kind == "RFFT" and dtypes.is_complex(dtype):  # ValueError, as JAX
+        raise ValueError(f"fft: RFFT takes a real operand, got {dtype.name}")
+    target = dtype
+    if not dtypes.is_inexact(dtype):
+        target = np.dtype(np.float64 if dtype.itemsize == 8 else np.float32)
+    if kind != "RFFT":
+        wide = target in (np.float64, np.complex128)
+        target = np.dtype(np.complex128 if wide else np.complex64)
+    target = dtypes.canonicalize_dtype(target)
+    return x if target == dtype else elementwise.convert_element_type(x, target)
