@@ -199,6 +199,27 @@ def _dead_step(ns: Any) -> Any:
     return _observed(ns, f, ns.asarray(np.linspace(-1.0, 1.0, 3, dtype=np.float32)))
 
 
+def _scan_zero_carry(carry_shape: tuple[int, ...]) -> Any:
+    """A scan whose carry starts as zeros and whose carry tangent becomes
+    nonzero in the loop: the zero tangent is instantiated. Of rank 0 it is a
+    constant (not saved); of rank 1 a broadcast, saved under
+    everything_saveable (fuzzer, kinds=["checkpoint"] at seed 2)."""
+
+    def script(ns: Any) -> Any:
+        api = _api(ns)
+
+        def body(xs: Any) -> Any:
+            init = ns.np_.zeros(carry_shape, xs.dtype)
+            last, _ = ns.lax_.scan(lambda c, x: (ns.np_.tanh(c + x), c * 0.5), init, xs)
+            return ns.np_.sum(last)
+
+        f = api.checkpoint(body, policy=api.checkpoint_policies.everything_saveable)
+        xs = np.linspace(-1.0, 1.0, 3 * int(np.prod(carry_shape)), dtype=np.float32)
+        return _observed(ns, f, ns.asarray(xs.reshape((3,) + carry_shape)))
+
+    return script
+
+
 def cases() -> Iterator[Case]:
     for label in POLICIES:
         yield script_case(
@@ -219,6 +240,9 @@ def cases() -> Iterator[Case]:
                           tags=TAGS)  # fmt: skip
     yield script_case("residuals/nested", _nested, expect=AGREE, tags=TAGS)
     yield script_case("residuals/dead_step", _dead_step, expect=AGREE, tags=TAGS)
+    for label, shape in (("scalar", ()), ("vector", (2,))):
+        yield script_case(f"residuals/scan_zero_carry/{label}", _scan_zero_carry(shape),
+                          expect=AGREE, tags=TAGS)  # fmt: skip
     for label in ("default", "nothing_saveable", "everything_saveable", "dots_saveable"):
         yield script_case(
             f"residuals.split/{label}",

@@ -131,6 +131,17 @@ def zeros_like_aval(aval: ShapedArray) -> Any:
         return np.zeros(aval.shape, dtypes.float0)
 
     scalar = TypedScalar(0, aval.dtype, aval.weak_type)
+    if not aval.shape:
+        # As JAX's zeros (broadcasting to rank 0 applies nothing): a constant,
+        # not an equation of the staging trace. A checkpoint's forward pass
+        # would otherwise count it among the values it computes and saves (a
+        # scan's instantiated carry tangent under everything_saveable).
+        stack = tracing._stack
+        staging, stack.dynamic = stack.dynamic, None
+        try:
+            return broadcast_in_dim_p.bind(scalar, shape=(), broadcast_dimensions=())
+        finally:
+            stack.dynamic = staging
     return broadcast_in_dim_p.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=())
 
 

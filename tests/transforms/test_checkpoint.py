@@ -332,3 +332,45 @@ def test_remat_opt_program_turns_into_the_primal_under_checkpoint():
     assert "opaque_sincos" not in fwd_names and "sin" in fwd_names
     assert lin_names.count("opaque_sincos") == 1 and "remat_opt" in lin_names
     assert lax is not None
+
+
+def _scan_of_zero_carry(api, np_, shape):
+    def member(xs):
+        carry = np_.zeros(shape, xs.dtype)
+        last, _ = api.lax.scan(lambda c, x: (np_.tanh(c + x), c * 0.5), carry, xs)
+        return last
+
+    policy = api.checkpoint_policies.everything_saveable
+    return lambda xs: np_.sum(api.checkpoint(member, policy=policy)(xs))
+
+
+@pytest.mark.parametrize("xs_shape", [(1,), (3,), (3, 2)])
+def test_scan_zero_carry_tangent_saved_as_jax(xs_shape):
+    # The carry's tangent starts as a symbolic zero and becomes nonzero in the
+    # loop: the zero is instantiated. A rank-0 zero is a constant in JAX, not
+    # a computed value, so everything_saveable does not save it (found by the
+    # fuzzer, kinds=["checkpoint"] at seed 2); a rank-1 one is a
+    # broadcast_in_dim, saved by both.
+    xs = np.linspace(-1, 1, int(np.prod(xs_shape)), dtype=np.float32).reshape(xs_shape)
+    ours = saved_residuals(_scan_of_zero_carry(ri, rnp, xs_shape[1:]), xs)
+    theirs = jax_ad_checkpoint.saved_residuals(_scan_of_zero_carry(jax, jnp, xs_shape[1:]), xs)
+    assert sorted((a.shape, a.dtype) for a in ours) == sorted(
+        (a.shape, np.dtype(a.dtype)) for a, _ in theirs
+    )
+    _close(
+        ri.grad(_scan_of_zero_carry(ri, rnp, xs_shape[1:]))(xs),
+        jax.grad(_scan_of_zero_carry(jax, jnp, xs_shape[1:]))(xs),
+    )
+
+
+def test_instantiated_scalar_zero_is_a_constant_not_an_equation():
+    # grad w.r.t. an unused scalar argument: JAX's program returns the literal
+    # 0.0; no equation computes it
+    program = ri.make_program(ri.grad(lambda x, y: rnp.sum(x), argnums=(0, 1)))(
+        np.ones(3, np.float32), np.float32(2)
+    )
+    assert [e.primitive.name for e in program.eqns].count("broadcast_in_dim") == 1  # the seed
+    on_pjrt = lambda f: ri.jit(ri.grad(f), backend="pjrt")  # noqa: E731
+    for run in (ri.grad, lambda f: ri.jit(ri.grad(f)), on_pjrt):
+        out = run(lambda y, x: rnp.sum(x))(2.0, np.ones(3, np.float32))
+        assert float(out) == 0.0 and out.dtype == np.float32 and out.weak_type  # as JAX's
