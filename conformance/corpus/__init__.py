@@ -70,6 +70,7 @@ FAMILIES: Sequence[str] = (
     "special_edge_paths",
     "windowed_paths",
     "fft_paths",
+    "ref_update_paths",
 )
 
 

@@ -118,7 +118,9 @@ def _get_impl(x: np.ndarray, *, indexer: tuple) -> np.ndarray:
 @get_p.def_jvp
 def _get_jvp(primals, tangents, *, indexer):
     ans = get_p.bind(primals[0], indexer=indexer)
-    if ad_helpers.is_zero(tangents[0]):
+    # unreachable from the public API: the jvp trace calls a rule only when some operand has a
+    # nonzero tangent (ad.JVPTrace.process_primitive)
+    if ad_helpers.is_zero(tangents[0]):  # pragma: no cover
         return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
     return ans, get_p.bind(tangents[0], indexer=indexer)
 
@@ -126,7 +128,9 @@ def _get_jvp(primals, tangents, *, indexer):
 @get_p.def_transpose
 def _get_transpose(ct, x, *, indexer):
     """The cotangent added into zeros at the index."""
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [ad_helpers.Zero(x.aval)]
     return [addupdate_p.bind(ad_helpers.zeros(x.aval), ct, indexer=indexer)]
 
@@ -195,7 +199,9 @@ def _update_jvp(primitive: Primitive):
         x, v = primals
         ans = primitive.bind(x, v, indexer=indexer)
         tx, tv = tangents
-        if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tv):
+        # unreachable from the public API: the jvp trace calls a rule only when some operand has a
+        # nonzero tangent (ad.JVPTrace.process_primitive)
+        if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tv):  # pragma: no cover
             return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
         tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(ad_helpers.aval_of(x)))
         tv = ad_helpers.instantiate(tv, ad_helpers.tangent_aval(ad_helpers.aval_of(v)))
@@ -214,7 +220,9 @@ def _swap_transpose(ct, x, v, *, indexer):
     the cotangent at the index."""
     x_undef, v_undef = is_undefined_primal(x), is_undefined_primal(v)
     v_aval = ad_helpers.aval_of(v)
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [
             ad_helpers.Zero(x.aval) if x_undef else None,
             ad_helpers.Zero(v_aval) if v_undef else None,
@@ -229,7 +237,9 @@ def _addupdate_transpose(ct, x, v, *, indexer):
     """``x`` gets the cotangent; ``v`` the cotangent at the index."""
     x_undef, v_undef = is_undefined_primal(x), is_undefined_primal(v)
     v_aval = ad_helpers.aval_of(v)
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [
             ad_helpers.Zero(x.aval) if x_undef else None,
             ad_helpers.Zero(v_aval) if v_undef else None,

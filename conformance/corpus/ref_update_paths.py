@@ -1,0 +1,85 @@
+"""The checks of a ref write inside ``jit`` (refimpl/primitives/ref_ops.py; issue 36).
+
+``ref.update_paths/*``: a write into a ref inside ``jit`` whose value has
+another dtype than the ref (``int32`` into ``float32``; a ``float64`` NumPy
+scalar is converted as JAX does) or another shape than the indexed window (a
+longer vector, a scalar into a slice: no broadcasting) is refused with JAX's
+``ValueError``; the same write of the right type works. Every case is
+``AGREE``: judged by JAX (live or recorded); each case's recorded source
+includes its row and the helpers it calls.
+
+Left out, differing from JAX 0.10.2 (each open): a static index past the
+end (``r[5]`` of a 4-element ref: JAX clamps and reads ``r[3]``, refimpl
+raises ``OutOfBoundsIndexError``); ``None`` in a ref's index (see
+``ref_state_paths.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from conformance.case import AGREE, Case, script_case
+from conformance.namespace import Unsupported
+
+_X = np.array([1.5, -2.0, 0.25, 3.0], np.float32)
+_M = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+
+def _api(ns: Any) -> Any:
+    module = importlib.import_module(ns.lax_.__name__.split(".")[0])
+    if not hasattr(module, "new_ref") or not hasattr(module, "freeze"):
+        raise Unsupported(f"{ns.name} has no new_ref/freeze")
+    return module
+
+
+def _in_jit(ns: Any, write: Any, x: Any = _X) -> Any:
+    """``write(ref)`` on a ref of ``x`` inside jit; returns the ref's final value."""
+    api = _api(ns)
+
+    def f(x: Any) -> Any:
+        r = api.new_ref(x)
+        write(r)
+        return api.freeze(r)
+
+    return ns.jit(f)(x)
+
+
+def _set(index: Any, value: Any) -> Any:
+    def write(r: Any) -> None:
+        r[index] = value
+
+    return write
+
+
+def _add(index: Any, value: Any) -> Any:
+    def write(r: Any) -> None:
+        r[index] += value
+
+    return write
+
+
+ROWS: list[tuple[str, Any]] = [
+    ("set_int32_into_float32", lambda ns: _in_jit(ns, _set(0, np.int32(2)))),
+    ("set_int32_vector_into_float32",
+     lambda ns: _in_jit(ns, _set(slice(0, 2), np.ones(2, np.int32)))),
+    ("set_float64_scalar_into_float32", lambda ns: _in_jit(ns, _set(0, np.float64(2.5)))),
+    ("set_longer_vector", lambda ns: _in_jit(ns, _set(slice(0, 2), np.ones(3, np.float32)))),
+    ("set_scalar_into_slice", lambda ns: _in_jit(ns, _set(slice(0, 2), np.float32(7)))),
+    ("set_row_of_wrong_length", lambda ns: _in_jit(ns, _set(1, np.ones(3, np.float32)), _M)),
+    ("set_row", lambda ns: _in_jit(ns, _set(1, np.full(4, 9.0, np.float32)), _M)),
+    ("add_row_of_wrong_length", lambda ns: _in_jit(ns, _add(2, np.ones(5, np.float32)), _M)),
+    ("add_int32_row", lambda ns: _in_jit(ns, _add(0, np.ones(4, np.int32)), _M)),
+]  # fmt: skip
+
+
+def cases() -> Iterator[Case]:
+    helpers = "".join(inspect.getsource(h) for h in (_api, _in_jit, _set, _add))
+    for name, fn in ROWS:
+        case = script_case(f"ref.update_paths/{name}", fn, expect=AGREE, tags=["ref"])
+        yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
