@@ -502,6 +502,16 @@ def test_pjrt_cached_sharded_calls_run_in_cpp(on_backend, monkeypatch):
     slow = f._fast_stats()["slow"]
     np.testing.assert_allclose(np.asarray(f(a0, b)[1]), a0 + 1)  # host data: Python
     assert f._fast_stats()["slow"] == slow + 1
+    hits = f._fast_stats()["hits"]
+    with ri.disable_jit():  # C++ cannot run the function eagerly: the Python route
+        np.testing.assert_allclose(np.asarray(f(y, b)[1]), expected + 1)
+    assert f._fast_stats()["hits"] == hits
+    f(f(y, b)[0], b)  # (disable_jit emptied the caches) compiled anew, then C++ again
+    assert f._fast_stats()["hits"] == hits + 1
+    ri.clear_caches()  # forgets the C++ entries and the plans: compiled anew
+    assert f._fast_stats()["entries"] == 0
+    np.testing.assert_allclose(np.asarray(f(y, b)[1]), expected + 1)
+    assert f._fast_stats()["entries"] == 1
     f.clear_cache()
     assert f._fast_stats()["entries"] == 0
 

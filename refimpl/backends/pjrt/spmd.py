@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from refimpl import tracing, tree_util
+from refimpl import caches, tracing, tree_util
 from refimpl.backends.pjrt import compilation_cache, executables
 from refimpl.backends.pjrt import runtime as pjrt_runtime
 from refimpl.backends.pjrt.arrays import PjrtArray
@@ -449,6 +449,7 @@ def make_fast_sharded(jitted: sharded.ShardedJit) -> Any:
             target._add_entry(spec)
 
     jitted._plan_listeners.append(install)
+    caches.register_fast_jitted(fast)  # clear_caches and disable_jit empty its entries
     for attribute in ("__name__", "__qualname__", "__module__", "__doc__", "__wrapped__"):
         value = getattr(jitted, attribute, None)
         if value is not None:
