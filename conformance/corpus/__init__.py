@@ -71,6 +71,7 @@ FAMILIES: Sequence[str] = (
     "windowed_paths",
     "fft_paths",
     "ref_update_paths",
+    "mask_rule_paths",
 )
 
 

@@ -112,7 +112,9 @@ def _barrier_jvp(primals, tangents):
     outs = optimization_barrier_p.bind(*primals)
     live = [i for i, t in enumerate(tangents) if not ad_helpers.is_zero(t)]
     out_tangents: list[Any] = [ad_helpers.zero_tangent(ad_helpers.aval_of(o)) for o in outs]
-    if live:
+    # always taken from the public API: the jvp trace calls a rule only when some operand has a
+    # nonzero tangent (ad.JVPTrace.process_primitive)
+    if live:  # pragma: no branch
         through = optimization_barrier_p.bind(*[tangents[i] for i in live])
         for i, t in zip(live, through, strict=True):
             out_tangents[i] = t
@@ -125,7 +127,9 @@ def _barrier_transpose(cts, *args):
     result: list[Any] = [
         Zero(a.aval) if isinstance(a, ad_helpers.UndefinedPrimal) else None for a in args
     ]
-    if live:
+    # always taken from the public API: the backward pass keeps no symbolic Zero cotangent and
+    # skips an equation none of whose outputs has a cotangent (ad.backward_pass)
+    if live:  # pragma: no branch
         through = optimization_barrier_p.bind(*[cts[i] for i in live])
         for i, ct in zip(live, through, strict=True):
             result[i] = ct
