@@ -72,6 +72,7 @@ FAMILIES: Sequence[str] = (
     "fft_paths",
     "ref_update_paths",
     "mask_rule_paths",
+    "gather_scatter_paths",
 )
 
 

@@ -572,7 +572,9 @@ def _gather_jvp(primals, tangents, **params):
     """The tangent gathered alike (a filled window's tangent is 0)."""
     operand, indices = primals
     ans = general_gather_p.bind(operand, indices, **params)
-    if ad_helpers.is_zero(tangents[0]):
+    # unreachable from the public API: the jvp trace calls a rule only when some operand has a
+    # nonzero tangent, and the indices (integers) never have one (ad.JVPTrace.process_primitive)
+    if ad_helpers.is_zero(tangents[0]):  # pragma: no cover
         return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
     if params["mode"] == GatherScatterMode.FILL_OR_DROP:
         params = {**params, "fill_value": 0}
@@ -586,7 +588,9 @@ def _gather_jvp(primals, tangents, **params):
 def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes, fill_value,
                       **params):  # fmt: skip
     """Scatter-add the cotangent back into (strong) zeros, same mode."""
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [ad_helpers.Zero(operand.aval), None]
     zeros = ad_helpers.zeros(operand.aval.update(weak_type=False))
     dn = _scatter_dnums_of(dimension_numbers)
@@ -1015,10 +1019,6 @@ def _undefined(x: Any) -> bool:
     return isinstance(x, ad_helpers.UndefinedPrimal)
 
 
-def _scatter_params(params: dict) -> dict:
-    return {k: params[k] for k in ("indices_are_sorted", "unique_indices", "mode")}
-
-
 def _gather_back(ct, indices, updates_aval, operand_shape, dn, params, fill_value=0):
     """The values at the places a scatter with ``dn`` writes ``updates``
     (updates-shaped): the gather with the mirrored dimension numbers."""
@@ -1041,7 +1041,9 @@ def _additive_transpose(subtract: bool):
     def rule(ct, operand, indices, updates, *, dimension_numbers, **params):
         """The operand gets the cotangent; each update the cotangent of its
         window (zero for a dropped window), negated for scatter_sub."""
-        if isinstance(ct, ad_helpers.Zero):
+        # unreachable from the public API: the backward pass skips an equation whose one output has
+        # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+        if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
             return indexing.zero_scatter_cts(operand, updates)
         ct_updates = None
         if _undefined(updates):
@@ -1079,7 +1081,9 @@ def _scatter_jvp(primals, tangents, *, dimension_numbers, **params):
     tx, _, tu = tangents
     dn = dimension_numbers
     ans = general_scatter_p.bind(operand, indices, updates, dimension_numbers=dn, **params)
-    if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
+    # unreachable from the public API: the jvp trace calls a rule only when some operand has a
+    # nonzero tangent, and the indices (integers) never have one (ad.JVPTrace.process_primitive)
+    if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):  # pragma: no cover
         return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
     x_aval, u_aval = ad_helpers.aval_of(operand), ad_helpers.aval_of(updates)
     tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(x_aval))
@@ -1104,7 +1108,9 @@ def _scatter_transpose(ct, operand, indices, updates, *, dimension_numbers, **pa
         raise NotImplementedError(
             "scatter: transpose is only implemented where unique_indices=True"
         )
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return indexing.zero_scatter_cts(operand, updates)
     dn = dimension_numbers
     u_aval = ad_helpers.aval_of(updates)
@@ -1148,7 +1154,9 @@ def _scatter_mul_transpose(ct, operand, indices, updates, *, dimension_numbers, 
     """In the operand only: ``ct`` times the product of the updates landing at each place."""
     if _undefined(updates):
         raise NotImplementedError("scatter_mul: transposing in the updates is not implemented")
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [ad_helpers.Zero(operand.aval), None, None]
     dn = dimension_numbers
     return [
@@ -1167,7 +1175,9 @@ def _extremal_jvp(prim: Primitive):
         tx, _, tu = tangents
         dn = dimension_numbers
         ans = prim.bind(operand, indices, updates, dimension_numbers=dn, **params)
-        if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
+        # unreachable from the public API: the jvp trace calls a rule only when some operand has a
+        # nonzero tangent, and the indices (integers) never have one (ad.JVPTrace.process_primitive)
+        if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):  # pragma: no cover
             return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
         x_aval, u_aval = ad_helpers.aval_of(operand), ad_helpers.aval_of(updates)
         tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(x_aval))
