@@ -73,6 +73,7 @@ FAMILIES: Sequence[str] = (
     "ref_update_paths",
     "mask_rule_paths",
     "gather_scatter_paths",
+    "collective_paths",
 )
 
 

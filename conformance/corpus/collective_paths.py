@@ -1,0 +1,110 @@
+"""Branches of the collectives' rules under a named ``vmap`` no other case
+reaches (refimpl/primitives/collectives.py; issue 36).
+
+``collective.paths/*``: ``all_to_all`` with the concat axis before the
+split axis (untiled) and its two refusals (a split size the axis size does
+not divide, tiled; one that differs from it, untiled: ``ValueError`` in
+both), bool ``psum``/``pmax``/``pmin`` (under ``jit`` too), ``all_gather``
+(tiled or not), ``psum_scatter`` and ``ppermute`` of an operand the ``vmap``
+does not map, and ``grad`` through ``all_gather``, ``psum_scatter``,
+``all_to_all`` and ``ppermute`` (their transposes). Every case is ``AGREE``:
+judged by JAX (live or recorded); each case's recorded source includes its
+row and the helpers it calls.
+
+Left out, differing from JAX 0.10.2: ``all_to_all`` of an unmapped operand
+(JAX's vmap returns the operand; refimpl exchanges the blocks, as ``pmap``
+would), ``grad`` of ``pmax``/``pmin`` (JAX: ``NotImplementedError``; refimpl
+differentiates), an untiled ``psum_scatter`` whose dimension differs from
+the axis size (JAX's vmap computes something; refimpl: ``ValueError``), and
+the ``ppermute``/``psum_scatter``/tuple-axis ``all_gather`` checks where JAX
+fails an internal ``assert`` (``AssertionError``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from conformance.case import AGREE, Case, script_case
+from conformance.namespace import Unsupported
+
+_X = np.arange(24, dtype=np.float32).reshape(4, 6)
+_S = np.arange(16, dtype=np.float32).reshape(4, 4)
+_B = np.array([[True, False], [False, False], [True, True], [False, True]])
+_RING = [(0, 1), (1, 2), (2, 3), (3, 0)]
+
+
+def _api(ns: Any) -> Any:
+    module = importlib.import_module(ns.lax_.__name__.split(".")[0])
+    if not hasattr(module, "vmap") or not hasattr(module, "grad"):
+        raise Unsupported(f"{ns.name} has no vmap/grad")
+    return module
+
+
+def _named(ns: Any, f: Any, **kw: Any) -> Any:
+    """``f`` under a vmap whose axis is named ``i`` (4 members in every row)."""
+    return _api(ns).vmap(f, axis_name="i", **kw)
+
+
+def _unmapped(ns: Any, f: Any, y: Any) -> Any:
+    """``f(y)`` on every member, ``y`` not mapped (the mapped ``_X`` sets the size)."""
+    return _named(ns, lambda x, v: f(v), in_axes=(0, None))(_X, y)
+
+
+ROWS: list[tuple[str, Any]] = [
+    ("all_to_all_concat_before_split",
+     lambda ns, L: _named(ns, lambda x: L.all_to_all(x, "i", 1, 0))(
+         np.arange(32, dtype=np.float32).reshape(4, 2, 4))),
+    ("all_to_all_split_not_divisible_tiled",
+     lambda ns, L: _named(ns, lambda x: L.all_to_all(x, "i", 0, 0, tiled=True))(_X)),
+    ("all_to_all_split_not_axis_size",
+     lambda ns, L: _named(ns, lambda x: L.all_to_all(x, "i", 0, 0))(_X)),
+    ("psum_bool", lambda ns, L: _named(ns, lambda b: L.psum(b, "i"))(_B)),
+    ("pmax_bool", lambda ns, L: _named(ns, lambda b: L.pmax(b, "i"))(_B)),
+    ("pmin_bool", lambda ns, L: _named(ns, lambda b: L.pmin(b, "i"))(_B)),
+    ("pmax_pmin_bool_jit",
+     lambda ns, L: ns.jit(_named(ns, lambda b: (L.pmax(b, "i"), L.pmin(b, "i"))))(_B)),
+    ("all_gather_unmapped", lambda ns, L: _unmapped(ns, lambda v: L.all_gather(v, "i"), _X[0])),
+    ("all_gather_unmapped_tiled",
+     lambda ns, L: _unmapped(ns, lambda v: L.all_gather(v, "i", tiled=True), _X[0])),
+    ("all_gather_unmapped_axis1",
+     lambda ns, L: _unmapped(ns, lambda v: L.all_gather(v, "i", axis=1), _X[:2])),
+    ("psum_scatter_unmapped_tiled",
+     lambda ns, L: _unmapped(ns, lambda v: L.psum_scatter(v, "i", tiled=True), _S[:2].ravel())),
+    ("psum_scatter_unmapped",
+     lambda ns, L: _unmapped(ns, lambda v: L.psum_scatter(v, "i"), _S[:, :3])),
+    ("ppermute_unmapped", lambda ns, L: _unmapped(ns, lambda v: L.ppermute(v, "i", _RING), _X[0])),
+    ("all_gather_grad",
+     lambda ns, L: _api(ns).grad(
+         lambda x: (_named(ns, lambda r: L.all_gather(r, "i"))(x) ** 2).sum())(_X)),
+    ("psum_scatter_grad",
+     lambda ns, L: _api(ns).grad(
+         lambda x: (_named(ns, lambda r: L.psum_scatter(r, "i", scatter_dimension=0))(x) ** 2)
+         .sum())(_S)),
+    ("all_to_all_grad",
+     lambda ns, L: _api(ns).grad(
+         lambda x: (_named(ns, lambda r: L.all_to_all(r, "i", 0, 0, tiled=True))(x) * _S)
+         .sum())(_S)),
+    ("ppermute_grad",
+     lambda ns, L: _api(ns).grad(
+         lambda x: (_named(ns, lambda r: L.ppermute(r, "i", _RING))(x) * _X).sum())(_X)),
+]  # fmt: skip
+
+
+def _on_lax(fn: Any) -> Any:
+    def script(ns: Any) -> Any:
+        return fn(ns, ns.lax_)
+
+    return script
+
+
+def cases() -> Iterator[Case]:
+    helpers = "".join(inspect.getsource(h) for h in (_api, _named, _unmapped))
+    for name, fn in ROWS:
+        case = script_case(f"collective.paths/{name}", _on_lax(fn), expect=AGREE)
+        yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
