@@ -701,7 +701,9 @@ def _all_gather_batch(args, dims, *, axes, axis_index_groups, axis_size, axis, t
 def _all_gather_jvp(primals, tangents, **params):
     (x,), (t,) = primals, tangents
     out = _bind(all_gather_p, params["axes"], x, **params)
-    if isinstance(t, Zero):
+    # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+    # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+    if isinstance(t, Zero):  # pragma: no cover
         return out, Zero(tracing.get_aval(out, "all_gather", 0))
     return out, _bind(all_gather_p, params["axes"], t, **params)
 
@@ -709,7 +711,9 @@ def _all_gather_jvp(primals, tangents, **params):
 @all_gather_p.def_transpose
 def _all_gather_transpose(ct, x, *, axes, axis_index_groups, axis_size, axis, tiled):
     """The transpose of gathering is summing the cotangents and keeping one's own piece."""
-    if isinstance(ct, Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, Zero):  # pragma: no cover
         return [Zero(x.aval)]
     if not tiled:  # gathered on a new axis: scatter along it, then drop it
         out = _bind(
@@ -819,14 +823,18 @@ def batching_shape(x: Any) -> tuple[int, ...]:
 def _psum_scatter_jvp(primals, tangents, **params):
     (x,), (t,) = primals, tangents
     out = _bind(psum_scatter_p, params["axes"], x, **params)
-    if isinstance(t, Zero):
+    # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+    # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+    if isinstance(t, Zero):  # pragma: no cover
         return out, Zero(tracing.get_aval(out, "psum_scatter", 0))
     return out, _bind(psum_scatter_p, params["axes"], t, **params)
 
 
 @psum_scatter_p.def_transpose
 def _psum_scatter_transpose(ct, x, *, axes, axis_index_groups, scatter_dimension, tiled):
-    if isinstance(ct, Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, Zero):  # pragma: no cover
         return [Zero(x.aval)]
     n = _scatter_count(axes, axis_index_groups)
     return [
@@ -885,7 +893,9 @@ def _ppermute_jvp(primals, tangents, **params):
 @ppermute_p.def_transpose
 def _ppermute_transpose(ct, x, *, axes, axis_index_groups, perm):
     """The transpose of sending ``s -> d`` is sending ``d -> s``."""
-    if isinstance(ct, Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, Zero):  # pragma: no cover
         return [ct]
     inverse = tuple((dst, src) for src, dst in perm)
     return [
@@ -1008,7 +1018,9 @@ def _all_to_all_batch(args, dims, *, axes, axis_index_groups, split_axis, concat
 def _all_to_all_jvp(primals, tangents, **params):
     (x,), (t,) = primals, tangents
     out = _bind(all_to_all_p, params["axes"], x, **params)
-    if isinstance(t, Zero):
+    # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+    # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+    if isinstance(t, Zero):  # pragma: no cover
         return out, Zero(tracing.get_aval(out, "all_to_all", 0))
     return out, _bind(all_to_all_p, params["axes"], t, **params)
 
@@ -1017,7 +1029,9 @@ def _all_to_all_jvp(primals, tangents, **params):
 def _all_to_all_transpose(ct, x, *, axes, axis_index_groups, split_axis, concat_axis):
     """Sending block ``k`` to member ``k`` is undone by sending it back: the
     same exchange with ``split_axis`` and ``concat_axis`` swapped."""
-    if isinstance(ct, Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, Zero):  # pragma: no cover
         return [Zero(x.aval)]
     return [
         _bind(

@@ -641,7 +641,9 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
 
     (a,), (da,) = primals, tangents
     outs = svd_p.bind(a, full_matrices=full_matrices, compute_uv=compute_uv)
-    if ad_helpers.is_zero(da):
+    # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+    # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+    if ad_helpers.is_zero(da):  # pragma: no cover
         return outs, [ad_helpers.zero_tangent(ad_helpers.aval_of(x)) for x in outs]
     _real_only("svd", a)
     if compute_uv and full_matrices:
@@ -727,7 +729,9 @@ def _cholesky_jvp(primals, tangents):
     Hermitian ``dA``; ``cholesky(x, symmetrize_input=True)`` makes it one)."""
     (a,), (da,) = primals, tangents
     factor = cholesky_p.bind(a)
-    if _is_zero(da):
+    # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+    # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+    if _is_zero(da):  # pragma: no cover
         return factor, _zero_like(factor)
     da = _tangent(da, a)
     y = triangular_solve(factor, da, left_side=True, lower=True)
@@ -773,7 +777,9 @@ def _triangular_solve_transpose(ct, a, b, **params):
 
     if isinstance(a, ad_helpers.UndefinedPrimal):
         raise NotImplementedError("triangular_solve: transposing in the matrix a is not supported")
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [None, ad_helpers.Zero(b.aval)]
     flipped = dict(params, transpose_a=not params["transpose_a"])
     return [None, triangular_solve_p.bind(a, ct, **flipped)]
@@ -787,7 +793,9 @@ def _lu_jvp(primals, tangents):
     (a,), (da,) = primals, tangents
     lu_, pivots, perm = lu_p.bind(a)
     zeros = [_zero_like(pivots), _zero_like(perm)]
-    if _is_zero(da):
+    # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+    # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+    if _is_zero(da):  # pragma: no cover
         return [lu_, pivots, perm], [_zero_like(lu_), *zeros]
     m, n = a.shape[-2:]
     if m != n:
@@ -810,7 +818,9 @@ def _qr_jvp(primals, tangents, *, full_matrices):
     ``dQ = Q (Omega - C) + dA R^-1`` and ``dR = (C - Omega) R``."""
     (a,), (da,) = primals, tangents
     q, r = qr_p.bind(a, full_matrices=full_matrices)
-    if _is_zero(da):
+    # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+    # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+    if _is_zero(da):  # pragma: no cover
         return [q, r], [_zero_like(q), _zero_like(r)]
     m, n = a.shape[-2:]
     if m < n or (full_matrices and m > n):
@@ -836,7 +846,9 @@ def _eigh_jvp(primals, tangents, *, lower):
     the diagonal and 0 on it (distinct eigenvalues assumed, as JAX)."""
     (a,), (da,) = primals, tangents
     v, w = eigh_p.bind(a, lower=lower)
-    if _is_zero(da):
+    # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+    # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+    if _is_zero(da):  # pragma: no cover
         return [v, w], [_zero_like(v), _zero_like(w)]
     da = _tangent(da, a)
     da = _symmetric_from(da, lower)

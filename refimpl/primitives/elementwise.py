@@ -573,7 +573,9 @@ def _unary_jvp(prim: Primitive, derivative: Callable[[Any, Any, Any], Any]) -> N
     def rule(primals, tangents, **params):
         (x,), (t,) = primals, tangents
         ans = prim.bind(x, **params)
-        if ad_helpers.is_zero(t):
+        # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+        # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+        if ad_helpers.is_zero(t):  # pragma: no cover
             return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
         return ans, derivative(t, ans, x)
 
@@ -830,7 +832,9 @@ def _mul_transpose(ct, x, y, **params):
     if x_linear == y_linear:
         raise NotImplementedError("mul: transpose needs exactly one linear operand")
     linear, constant = (x, y) if x_linear else (y, x)
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         ct_linear = ad_helpers.Zero(linear.aval)
     else:
         if params.get("out_dtype") is None:
@@ -846,7 +850,9 @@ def _div_transpose(ct, x, y):
     """Linear in the numerator only: ``ct / y``."""
     if isinstance(y, ad_helpers.UndefinedPrimal) or not isinstance(x, ad_helpers.UndefinedPrimal):
         raise NotImplementedError("div: transpose is only linear in the numerator")
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [ad_helpers.Zero(x.aval), None]
     return [ad_helpers.unbroadcast(div(ct, y), x.aval), None]
 
@@ -857,7 +863,9 @@ def _select_n_jvp(primals, tangents):
     which, *cases = primals
     ans = select_n(which, *cases)
     case_tangents = tangents[1:]
-    if all(ad_helpers.is_zero(t) for t in case_tangents):
+    # unreachable from the public API: the other operands are integers (never a nonzero
+    # tangent), and the jvp trace calls a rule only when some operand has a nonzero tangent
+    if all(ad_helpers.is_zero(t) for t in case_tangents):  # pragma: no cover
         return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
     filled = [
         ad_helpers.instantiate(t, ad_helpers.tangent_aval(ad_helpers.aval_of(c)))
@@ -872,7 +880,9 @@ def _select_n_transpose(ct, which, *cases):
     if isinstance(which, ad_helpers.UndefinedPrimal):
         raise NotImplementedError("select_n: transpose is not linear in which")
     outs: list[Any] = [None]
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return outs + [
             ad_helpers.Zero(c.aval) if isinstance(c, ad_helpers.UndefinedPrimal) else None
             for c in cases
@@ -925,7 +935,9 @@ def _convert_transpose(ct, x, *, new_dtype: np.dtype, weak_type: bool):
     aval = x.aval
     if not dtypes.is_inexact(aval.dtype):
         return [ad_helpers.zero_tangent(aval)]
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [ad_helpers.Zero(aval)]
     return [convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type)]
 

@@ -575,7 +575,9 @@ def _undefined(x: Any) -> bool:
 def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
     x, *starts = primals
     ans = dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes)
-    if ad_helpers.is_zero(tangents[0]):
+    # unreachable from the public API: the other operands are integers (never a nonzero
+    # tangent), and the jvp trace calls a rule only when some operand has a nonzero tangent
+    if ad_helpers.is_zero(tangents[0]):  # pragma: no cover
         return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
     return ans, dynamic_slice_p.bind(tangents[0], *starts, slice_sizes=slice_sizes)
 
@@ -584,7 +586,9 @@ def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
 def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
     """Zeros with the cotangent written into the (same, clamped) window."""
     rest = [None] * len(starts)
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [ad_helpers.Zero(x.aval), *rest]
     zeros = ad_helpers.zeros(x.aval)
     return [dynamic_update_slice_p.bind(zeros, ct, *starts), *rest]
@@ -595,7 +599,9 @@ def _dynamic_update_slice_jvp(primals, tangents):
     x, update, *starts = primals
     tx, tu = tangents[:2]
     ans = dynamic_update_slice_p.bind(x, update, *starts)
-    if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
+    # unreachable from the public API: the other operands are integers (never a nonzero
+    # tangent), and the jvp trace calls a rule only when some operand has a nonzero tangent
+    if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):  # pragma: no cover
         return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
     tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(ad_helpers.aval_of(x)))
     tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(ad_helpers.aval_of(update)))
@@ -608,7 +614,9 @@ def _dynamic_update_slice_transpose(ct, x, update, *starts):
     were overwritten); the update gets the window."""
     rest = [None] * len(starts)
     update_aval = ad_helpers.aval_of(update)
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [
             ad_helpers.Zero(x.aval) if _undefined(x) else None,
             ad_helpers.Zero(update_aval) if _undefined(update) else None,
@@ -628,7 +636,9 @@ def _gather_jvp(primals, tangents, *, axis, mode, fill_value):
     constant, whose tangent is zero."""
     x, indices = primals
     ans = gather_along_axis_p.bind(x, indices, axis=axis, mode=mode, fill_value=fill_value)
-    if ad_helpers.is_zero(tangents[0]):
+    # unreachable from the public API: the other operands are integers (never a nonzero
+    # tangent), and the jvp trace calls a rule only when some operand has a nonzero tangent
+    if ad_helpers.is_zero(tangents[0]):  # pragma: no cover
         return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
     tangent_fill = 0 if mode == "fill" else None
     return ans, gather_along_axis_p.bind(
@@ -650,7 +660,9 @@ def _gather_mode(scatter_mode: str) -> tuple[str, Any]:
 @gather_along_axis_p.def_transpose
 def _gather_transpose(ct, x, indices, *, axis, mode, fill_value):
     """Scatter-add the cotangent back: repeated indices accumulate."""
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [ad_helpers.Zero(x.aval), None]
     # strong zeros, as JAX's gather transpose (a full of an explicit dtype): the
     # cotangent of a weak operand comes out strong, e.g. through sort's jvp
@@ -667,7 +679,9 @@ def scatter_tangents_alike(prim: Primitive) -> Callable[..., Any]:
         x, indices, updates = primals
         tx, _, tu = tangents
         ans = prim.bind(x, indices, updates, **params)
-        if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
+        # unreachable from the public API: the other operands are integers (never a nonzero
+        # tangent), and the jvp trace calls a rule only when some operand has a nonzero tangent
+        if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):  # pragma: no cover
             return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
         tx = ad_helpers.instantiate(tx, ad_helpers.tangent_aval(ad_helpers.aval_of(x)))
         tu = ad_helpers.instantiate(tu, ad_helpers.tangent_aval(ad_helpers.aval_of(updates)))
@@ -693,7 +707,9 @@ scatter_p.def_jvp(scatter_tangents_alike(scatter_p))
 def _scatter_add_transpose(ct, x, indices, updates, *, axis, mode):
     """The operand gets the cotangent; each update the cotangent where it
     landed (zero where it was dropped)."""
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return zero_scatter_cts(x, updates)
     ct_updates = None
     if _undefined(updates):
@@ -711,7 +727,9 @@ def _scatter_transpose(ct, x, indices, updates, *, axis, mode):
     there (the last of repeated indices), found by scattering each index
     position's own number and reading the winners back."""
     update_aval = ad_helpers.aval_of(updates)
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return zero_scatter_cts(x, updates)
     ct_x = ct_updates = None
     if _undefined(x):

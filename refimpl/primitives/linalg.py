@@ -442,10 +442,14 @@ def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision, prefer
     if lhs_linear == rhs_linear:
         raise NotImplementedError("dot_general: transpose needs exactly one linear operand")
     if lhs_linear:
-        if isinstance(ct, ad_helpers.Zero):
+        # unreachable from the public API: the backward pass skips an equation whose one output has
+        # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+        if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
             return [ad_helpers.Zero(lhs.aval), None]
         return [_dot_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers, precision), None]
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [None, ad_helpers.Zero(rhs.aval)]
     (lc, rc), (lb, rb) = dimension_numbers
     swapped = ((rc, lc), (rb, lb))
@@ -1149,7 +1153,9 @@ def _conv_transpose(ct, lhs, rhs, **params):
     if lhs_linear == rhs_linear:
         raise NotImplementedError(f"{_NAME}: transpose needs exactly one linear operand")
     if lhs_linear:
-        if isinstance(ct, ad_helpers.Zero):
+        # unreachable from the public API: the backward pass skips an equation whose one output has
+        # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+        if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
             return [ad_helpers.Zero(lhs.aval), None]
         return [_conv_transpose_lhs(ct, lhs.aval, rhs, params), None]
     if isinstance(ct, ad_helpers.Zero) or 0 in ad_helpers.aval_of(ct).shape:

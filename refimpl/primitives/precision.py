@@ -77,14 +77,18 @@ def _reduce_precision_jvp(primals, tangents, **params):
     """Linear in JAX's sense: the tangent is rounded the same way."""
     (x,), (t,) = primals, tangents
     ans = reduce_precision_p.bind(x, **params)
-    if ad_helpers.is_zero(t):
+    # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+    # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+    if ad_helpers.is_zero(t):  # pragma: no cover
         return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
     return ans, reduce_precision_p.bind(t, **params)
 
 
 @reduce_precision_p.def_transpose
 def _reduce_precision_transpose(ct, x, **params):
-    if isinstance(ct, Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, Zero):  # pragma: no cover
         return [Zero(x.aval)]
     return [reduce_precision_p.bind(ct, **params)]
 

@@ -486,7 +486,9 @@ for _prim in [reduce_and_p, reduce_or_p, argmax_p, argmin_p]:
 @reduce_sum_p.def_transpose
 def _reduce_sum_transpose(ct, x, *, axes):
     """Every summed element gets the cotangent of its sum."""
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [ad_helpers.Zero(x.aval)]
     return [_expand_back(ct, x.aval, axes)]
 
@@ -494,7 +496,9 @@ def _reduce_sum_transpose(ct, x, *, axes):
 @cumsum_p.def_transpose
 def _cumsum_transpose(ct, x, *, axis, reverse):
     """Input ``j`` feeds outputs ``j..n-1``: the cumulative sum the other way."""
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [ad_helpers.Zero(x.aval)]
     return [cumsum_p.bind(ct, axis=axis, reverse=not reverse)]
 
@@ -506,7 +510,9 @@ def _chooser_jvp(prim: Primitive):
     def rule(primals, tangents, *, axes):
         (x,), (t,) = primals, tangents
         ans = prim.bind(x, axes=axes)
-        if ad_helpers.is_zero(t):
+        # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+        # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+        if ad_helpers.is_zero(t):  # pragma: no cover
             return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
         ew = _elementwise()
         aval = ad_helpers.aval_of(x)
@@ -543,7 +549,9 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
     as (product before j) * (product after j): no division, exact at zeros."""
     (x,), (t,) = primals, tangents
     ans = reduce_prod(x, axes)
-    if ad_helpers.is_zero(t):
+    # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+    # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+    if ad_helpers.is_zero(t):  # pragma: no cover
         return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
     structural, ew = _structural(), _elementwise()
     aval = ad_helpers.aval_of(x)
@@ -577,7 +585,9 @@ def _prefix_scan_jvp(prim: Primitive, combine):
     def rule(primals, tangents, *, axis, reverse):
         (x,), (t,) = primals, tangents
         ans = prim.bind(x, axis=axis, reverse=reverse)
-        if ad_helpers.is_zero(t):
+        # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+        # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+        if ad_helpers.is_zero(t):  # pragma: no cover
             return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
         structural = _structural()
         if reverse:
@@ -665,7 +675,9 @@ def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
     gathered with it (a gather, so reverse mode transposes it to a scatter)."""
     structural = _structural()
     aval = ad_helpers.aval_of(primals[0])
-    if all(ad_helpers.is_zero(t) for t in tangents):
+    # unreachable from the public API: the jvp trace calls a rule only when some operand has a
+    # nonzero tangent (ad.JVPTrace.process_primitive)
+    if all(ad_helpers.is_zero(t) for t in tangents):  # pragma: no cover
         outs = sort_p.bind(*primals, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
         return outs, [ad_helpers.zero_tangent(ad_helpers.aval_of(o)) for o in outs]
     positions = structural.broadcasted_iota(np.int32, aval.shape, dimension)

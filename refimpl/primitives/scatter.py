@@ -87,7 +87,9 @@ def _scatter_mul_jvp(primals, tangents, *, axis, mode):
         raise NotImplementedError(
             "scatter_mul: differentiation with respect to the updates is not implemented"
         )
-    if ad_helpers.is_zero(tx):
+    # unreachable from the public API: the updates' tangent is zero here and the indices (integers)
+    # never have one, and the jvp trace calls a rule only when some operand has a nonzero tangent
+    if ad_helpers.is_zero(tx):  # pragma: no cover
         return _zero_result(x, indices, updates, scatter_mul_p, {"axis": axis, "mode": mode})
     ans = scatter_mul_p.bind(x, indices, updates, axis=axis, mode=mode)
     return ans, scatter_mul_p.bind(tx, indices, updates, axis=axis, mode=mode)
@@ -115,7 +117,9 @@ def _extremal_jvp(prim: Primitive):
         tx, _, tu = tangents
         params = {"axis": axis, "mode": mode}
         ans = prim.bind(x, indices, updates, **params)
-        if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):
+        # unreachable from the public API: the other operands are integers (never a nonzero
+        # tangent), and the jvp trace calls a rule only when some operand has a nonzero tangent
+        if ad_helpers.is_zero(tx) and ad_helpers.is_zero(tu):  # pragma: no cover
             return ans, ad_helpers.zero_tangent(ad_helpers.aval_of(ans))
         x_aval = ad_helpers.aval_of(x)
         u_aval = ad_helpers.aval_of(updates)

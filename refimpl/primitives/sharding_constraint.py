@@ -63,14 +63,18 @@ def _jvp(primals, tangents, *, sharding):
     the identity's output tangent has the input tangent's type)."""
     out = sharding_constraint_p.bind(primals[0], sharding=sharding)
     tangent = tangents[0]
-    if isinstance(tangent, Zero):
+    # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+    # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+    if isinstance(tangent, Zero):  # pragma: no cover
         return out, tangent
     return out, sharding_constraint_p.bind(tangent, sharding=sharding)
 
 
 @sharding_constraint_p.def_transpose
 def _transpose(ct, x, *, sharding):
-    if isinstance(ct, Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, Zero):  # pragma: no cover
         return [Zero(x.aval)]
     return [sharding_constraint_p.bind(ct, sharding=sharding)]
 

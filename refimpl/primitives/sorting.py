@@ -111,7 +111,9 @@ def _top_k_jvp(primals, tangents, *, k):
     (x,), (t,) = primals, tangents
     values, indices = top_k_p.bind(x, k=k)
     index_zero = ad_helpers.zero_tangent(ad_helpers.aval_of(indices))
-    if ad_helpers.is_zero(t):
+    # unreachable from the public API: one differentiable operand, and the jvp trace calls a
+    # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+    if ad_helpers.is_zero(t):  # pragma: no cover
         return [values, indices], [ad_helpers.zero_tangent(ad_helpers.aval_of(values)), index_zero]
     return [values, indices], [ops.take_along_axis(t, indices, axis=-1), index_zero]
 

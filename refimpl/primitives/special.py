@@ -729,7 +729,9 @@ def _igamma_jvp_rule(prim, sign: float):
     def rule(primals, tangents):
         (a, x), (ta, tx) = primals, tangents
         y = prim.bind(a, x)
-        if isinstance(ta, Zero) and isinstance(tx, Zero):
+        # unreachable from the public API: the jvp trace calls a rule only when some operand has a
+        # nonzero tangent (ad.JVPTrace.process_primitive)
+        if isinstance(ta, Zero) and isinstance(tx, Zero):  # pragma: no cover
             return y, Zero(tangent_aval(tracing.get_aval(y, prim.name, 0)))
         dp_da, dp_dx = _igamma_slopes(a, x)
         s = _scalar_like(sign, x)
@@ -963,7 +965,9 @@ def _betainc_jvp(primals, tangents):
             "regularized_incomplete_beta (betainc): the derivative with respect to a and b "
             "is not implemented (JAX has none either); only x is differentiable"
         )
-    if isinstance(tx, Zero):
+    # unreachable from the public API: a and b have zero tangents here, and the jvp
+    # trace calls a rule only when some operand has a nonzero tangent
+    if isinstance(tx, Zero):  # pragma: no cover
         return y, Zero(tangent_aval(tracing.get_aval(y, "regularized_incomplete_beta", 0)))
     one = _scalar_like(1.0, x)
     log_slope = ew.sub(

@@ -490,7 +490,9 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
     rest."""
     x_linear = isinstance(x, ad_helpers.UndefinedPrimal)
     pv_linear = isinstance(padding_value, ad_helpers.UndefinedPrimal)
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [
             _zero_ct(x) if x_linear else None,
             _zero_ct(padding_value) if pv_linear else None,
@@ -825,7 +827,9 @@ def _zero_ct(operand: Any) -> Any:
 @broadcast_in_dim_p.def_transpose
 def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
     """Sum over the new dims and over the size-1 dims that were broadcast."""
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [_zero_ct(x)]
     summed = [d for d in range(len(shape)) if d not in broadcast_dimensions]
     summed += [
@@ -847,14 +851,18 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
 
 @reshape_p.def_transpose
 def _reshape_transpose(ct, x, *, new_sizes):
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [_zero_ct(x)]
     return [reshape_p.bind(ct, new_sizes=x.aval.shape)]
 
 
 @squeeze_p.def_transpose
 def _squeeze_transpose(ct, x, *, dimensions):
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [_zero_ct(x)]
     return [reshape_p.bind(ct, new_sizes=x.aval.shape)]
 
@@ -862,7 +870,9 @@ def _squeeze_transpose(ct, x, *, dimensions):
 @transpose_p.def_transpose
 def _transpose_transpose(ct, x, *, permutation):
     """The inverse permutation."""
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [_zero_ct(x)]
     inverse = tuple(int(i) for i in np.argsort(permutation))
     return [transpose_p.bind(ct, permutation=inverse)]
@@ -870,7 +880,9 @@ def _transpose_transpose(ct, x, *, permutation):
 
 @rev_p.def_transpose
 def _rev_transpose(ct, x, *, dimensions):
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [_zero_ct(x)]
     return [rev_p.bind(ct, dimensions=dimensions)]
 
@@ -879,7 +891,9 @@ def _rev_transpose(ct, x, *, dimensions):
 def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
     """Pad the cotangent with zeros back to the operand's shape: ``start``
     before, ``stride - 1`` between elements, the rest after."""
-    if isinstance(ct, ad_helpers.Zero):
+    # unreachable from the public API: the backward pass skips an equation whose one output has
+    # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
+    if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [_zero_ct(x)]
     out_shape = ad_helpers.aval_of(ct).shape
     steps = strides or (1,) * len(out_shape)
