@@ -27,6 +27,7 @@ FAMILIES: Sequence[str] = (
     "donation",
     "control_flow",
     "transform_paths",
+    "transform_edge_paths",
     "masking",
     "masking_regions",
     "masking_paths",
@@ -74,6 +75,7 @@ FAMILIES: Sequence[str] = (
     "mask_rule_paths",
     "gather_scatter_paths",
     "collective_paths",
+    "elementwise_paths",
 )
 
 

@@ -811,7 +811,9 @@ def _linear_binary_transpose(prim: Primitive, ct_x, ct_y) -> None:
         for operand, fn in ((x, ct_x), (y, ct_y)):
             if not isinstance(operand, ad_helpers.UndefinedPrimal):
                 outs.append(None)
-            elif isinstance(ct, ad_helpers.Zero):
+            # unreachable from the public API: the backward pass never passes a symbolic Zero
+            # to a single-output rule (ad.backward_pass)
+            elif isinstance(ct, ad_helpers.Zero):  # pragma: no cover
                 outs.append(ad_helpers.Zero(operand.aval))
             else:
                 outs.append(ad_helpers.unbroadcast(fn(ct), operand.aval))
@@ -877,7 +879,8 @@ def _select_n_jvp(primals, tangents):
 @select_n_p.def_transpose
 def _select_n_transpose(ct, which, *cases):
     """Case ``i`` gets ``ct`` where ``which == i`` and zero elsewhere."""
-    if isinstance(which, ad_helpers.UndefinedPrimal):
+    # unreachable from the public API: which is bool or int32, never a linear (float) operand
+    if isinstance(which, ad_helpers.UndefinedPrimal):  # pragma: no cover
         raise NotImplementedError("select_n: transpose is not linear in which")
     outs: list[Any] = [None]
     # unreachable from the public API: the backward pass skips an equation whose one output has
