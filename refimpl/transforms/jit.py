@@ -568,6 +568,11 @@ class CallPlan:
         """Whether the C++ fast path can run the entry's calls as they are."""
         return True
 
+    def out_info(self, entry: CacheEntry) -> Any:
+        """What a call returns: its pytree of ``ShapeDtypeStruct``."""
+        structs = [aval_to_struct(a) for a in entry.program.out_avals]
+        return tree_util.tree_unflatten(entry.out_tree, structs)
+
     def __call__(
         self, jitted: Jitted, entry: CacheEntry, call: CallArgs, args: tuple, kwargs: dict
     ) -> Any:
@@ -638,6 +643,13 @@ class _Float0Call(CallPlan):
 
     def runs_natively(self, entry: CacheEntry) -> bool:
         return False  # it would pass the float0 leaves to the program
+
+    def out_info(self, entry: CacheEntry) -> Any:
+        assert entry.float0 is not None
+        structs = [aval_to_struct(a) for a in entry.program.out_avals]
+        for position, shape in entry.float0.outputs:
+            structs.insert(position, ShapeDtypeStruct(shape, dtypes.float0))
+        return tree_util.tree_unflatten(entry.out_tree, structs)
 
     def bind(self, jitted: Jitted, entry: CacheEntry, call: CallArgs) -> Any:
         assert entry.float0 is not None
@@ -814,6 +826,11 @@ class _RefCall(CallPlan):
     def runs_natively(self, entry: CacheEntry) -> bool:
         return not entry.closed_refs  # the Python path passes their values
 
+    def out_info(self, entry: CacheEntry) -> Any:
+        out_tree = entry.out_tree.children()[0]  # (outputs, [final ref values]): the outputs
+        structs = [aval_to_struct(a) for a in entry.program.out_avals[: out_tree.num_leaves]]
+        return tree_util.tree_unflatten(out_tree, structs)
+
 
 class _Bound(CallPlan):
     """An entry whose program closes over tracers of an enclosing trace: valid
@@ -823,6 +840,9 @@ class _Bound(CallPlan):
 
     def runs_natively(self, entry: CacheEntry) -> bool:
         return False
+
+    def out_info(self, entry: CacheEntry) -> Any:
+        return self.kind.out_info(entry)
 
     def __init__(self, kind: CallPlan) -> None:
         self.kind = kind
@@ -1413,15 +1433,7 @@ class Traced:
 
     @property
     def out_info(self) -> Any:
-        structs = [aval_to_struct(a) for a in self.program.out_avals]
-        out_tree = self.out_tree
-        if self.entry.ref_leaves:  # (outputs, [final ref values]): the function's outputs
-            out_tree = out_tree.children()[0]
-            structs = structs[: out_tree.num_leaves]
-        if self.entry.float0 is not None:
-            for position, shape in self.entry.float0.outputs:
-                structs.insert(position, ShapeDtypeStruct(shape, dtypes.float0))
-        return tree_util.tree_unflatten(out_tree, structs)
+        return self.entry.plan.out_info(self.entry)
 
     @property
     def aliases(self) -> dict[int, int]:
