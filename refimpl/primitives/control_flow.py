@@ -387,16 +387,26 @@ def _check_scan_params(
     n_operands: int, body: Program, num_consts: int, num_carry: int, length: int, reverse: bool,
     unroll: int,
 ) -> None:  # fmt: skip
-    if not isinstance(body, Program):
+    # unreachable from the public API (a check of the primitive's own invariants):
+    # lax.scan binds parameters it computes itself
+    if not isinstance(body, Program):  # pragma: no cover
         raise TypeError(f"scan: body must be a Program (C1), got {type(body).__name__}")
     for name, value in (("num_consts", num_consts), ("num_carry", num_carry), ("length", length)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        # unreachable from the public API (a check of the primitive's own invariants):
+        # lax.scan binds parameters it computes itself
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:  # pragma: no cover
             raise TypeError(f"scan: {name} must be a non-negative int (C1), got {value!r}")
-    if isinstance(unroll, bool) or not isinstance(unroll, int) or unroll < 1:
+    # unreachable from the public API (a check of the primitive's own invariants):
+    # lax.scan binds parameters it computes itself
+    if isinstance(unroll, bool) or not isinstance(unroll, int) or unroll < 1:  # pragma: no cover
         raise TypeError(f"scan: unroll must be an int >= 1 (normalized) (C1), got {unroll!r}")
-    if not isinstance(reverse, bool):
+    # unreachable from the public API (a check of the primitive's own invariants):
+    # lax.scan binds parameters it computes itself
+    if not isinstance(reverse, bool):  # pragma: no cover
         raise TypeError(f"scan: reverse must be a bool (C1), got {reverse!r}")
-    if num_consts + num_carry > n_operands:
+    # unreachable from the public API (a check of the primitive's own invariants):
+    # lax.scan binds parameters it computes itself
+    if num_consts + num_carry > n_operands:  # pragma: no cover
         raise TypeError(
             f"scan: num_consts={num_consts} and num_carry={num_carry} exceed the "
             f"{n_operands} operands (C2)"
@@ -432,19 +442,25 @@ def _scan_abstract_eval(
     carry = list(avals[num_consts : num_consts + num_carry])
     xs = avals[num_consts + num_carry :]
     for index, x in enumerate(xs):
-        if x.ndim == 0 or x.shape[0] != length:
+        # unreachable from the public API (a check of the primitive's own invariants):
+        # lax.scan traces the body at the operands' types and checks the carry first
+        if x.ndim == 0 or x.shape[0] != length:  # pragma: no cover
             raise TypeError(
                 f"scan: xs operand {index} has shape {x.shape}; its leading axis must be the "
                 f"scan length {length} (C4)"
             )
     expected_in = [*avals[:num_consts], *carry, *(x.update(shape=x.shape[1:]) for x in xs)]
-    if body.in_avals != expected_in:
+    # unreachable from the public API (a check of the primitive's own invariants):
+    # lax.scan traces the body at the operands' types and checks the carry first
+    if body.in_avals != expected_in:  # pragma: no cover
         raise TypeError(
             f"scan: the body takes ({avals_str(body.in_avals)}) but the operands give "
             f"({avals_str(expected_in)}) (C5)"
         )
     carry_out = body.out_avals[:num_carry]
-    if carry_out != carry:
+    # unreachable from the public API (a check of the primitive's own invariants):
+    # lax.scan traces the body at the operands' types and checks the carry first
+    if carry_out != carry:  # pragma: no cover
         raise TypeError(
             f"scan: the body returns the carry as ({avals_str(carry_out)}) but takes it as "
             f"({avals_str(carry)}) (C6)"
@@ -1136,29 +1152,44 @@ def _while_abstract_eval(
     takes ``body consts, carry`` and returns the carry with its types unchanged.
     """
     for name, sub in (("cond", cond), ("body", body)):
-        if not isinstance(sub, Program):
+        # unreachable from the public API (a check of the primitive's own invariants):
+        # lax.while_loop traces cond/body at the carry's types and checks them first
+        if not isinstance(sub, Program):  # pragma: no cover
             raise TypeError(f"while: {name} must be a Program, got {type(sub).__name__}")
     for name, value in (("cond_num_consts", cond_num_consts), ("body_num_consts", body_num_consts)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        # unreachable from the public API (a check of the primitive's own invariants):
+        # lax.while_loop traces cond/body at the carry's types and checks them first
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:  # pragma: no cover
             raise TypeError(f"while: {name} must be a non-negative int, got {value!r}")
-    if cond_num_consts + body_num_consts > len(avals):
+    # unreachable from the public API (a check of the primitive's own invariants):
+    # lax.while_loop traces cond/body at the carry's types and checks them first
+    if cond_num_consts + body_num_consts > len(avals):  # pragma: no cover
         raise TypeError("while: cond_num_consts + body_num_consts exceed the operands")
     cond_consts = list(avals[:cond_num_consts])
     body_consts = list(avals[cond_num_consts : cond_num_consts + body_num_consts])
     carry = list(avals[cond_num_consts + body_num_consts :])
-    if cond.in_avals != cond_consts + carry:
+    # unreachable from the public API (a check of the primitive's own invariants):
+    # lax.while_loop traces cond/body at the carry's types and checks them first
+    if cond.in_avals != cond_consts + carry:  # pragma: no cover
         raise TypeError(
             f"while: cond takes ({avals_str(cond.in_avals)}) but the operands give "
             f"({avals_str(cond_consts + carry)})"
         )
-    if [a.strip_weak() for a in cond.out_avals] != [ShapedArray((), np.dtype(bool))]:
+    # unreachable from the public API (a check of the primitive's own invariants):
+    # lax.while_loop traces cond/body at the carry's types and checks them first
+    cond_out = [a.strip_weak() for a in cond.out_avals]
+    if cond_out != [ShapedArray((), np.dtype(bool))]:  # pragma: no cover
         raise TypeError(f"while: cond must return one bool[], got ({avals_str(cond.out_avals)})")
-    if body.in_avals != body_consts + carry:
+    # unreachable from the public API (a check of the primitive's own invariants):
+    # lax.while_loop traces cond/body at the carry's types and checks them first
+    if body.in_avals != body_consts + carry:  # pragma: no cover
         raise TypeError(
             f"while: body takes ({avals_str(body.in_avals)}) but the operands give "
             f"({avals_str(body_consts + carry)})"
         )
-    if body.out_avals != carry:
+    # unreachable from the public API (a check of the primitive's own invariants):
+    # lax.while_loop traces cond/body at the carry's types and checks them first
+    if body.out_avals != carry:  # pragma: no cover
         raise TypeError(
             f"while: body returns ({avals_str(body.out_avals)}) but the carry is "
             f"({avals_str(carry)})"
@@ -1189,20 +1220,31 @@ def _cond_abstract_eval(
 ) -> list[ShapedArray]:
     """``branches[index](operands)``; every branch takes the operands and returns
     the same types (those are the results)."""
-    if not isinstance(branches, tuple) or not branches:
+    # unreachable from the public API (a check of the primitive's own invariants):
+    # lax.cond/switch trace every branch at the operands' types and check them first
+    if not isinstance(branches, tuple) or not branches:  # pragma: no cover
         raise TypeError("cond: branches must be a non-empty tuple of Programs")
-    if not all(isinstance(b, Program) for b in branches):
+    # unreachable from the public API (a check of the primitive's own invariants):
+    # lax.cond/switch trace every branch at the operands' types and check them first
+    if not all(isinstance(b, Program) for b in branches):  # pragma: no cover
         raise TypeError("cond: branches must be a non-empty tuple of Programs")
-    if index.shape != () or index.dtype != np.int32:
+    # unreachable from the public API (a check of the primitive's own invariants):
+    # lax.cond/switch trace every branch at the operands' types and check them first
+    if index.shape != () or index.dtype != np.int32:  # pragma: no cover
         raise TypeError(f"cond: the index must be an int32 scalar, got {index.str_short()}")
     for number, branch in enumerate(branches):
         # weak types may differ (as jit's call, JAX's typematch)
-        if [a.strip_weak() for a in branch.in_avals] != [a.strip_weak() for a in operands]:
+        # unreachable from the public API (a check of the primitive's own invariants):
+        # lax.cond/switch trace every branch at the operands' types and check them first
+        takes = [a.strip_weak() for a in branch.in_avals]
+        if takes != [a.strip_weak() for a in operands]:  # pragma: no cover
             raise TypeError(
                 f"cond: branch {number} takes ({avals_str(branch.in_avals)}) but the operands "
                 f"are ({avals_str(operands)})"
             )
-        if branch.out_avals != branches[0].out_avals:
+        # unreachable from the public API (a check of the primitive's own invariants):
+        # lax.cond/switch trace every branch at the operands' types and check them first
+        if branch.out_avals != branches[0].out_avals:  # pragma: no cover
             raise TypeError(
                 f"cond: branch {number} returns ({avals_str(branch.out_avals)}) but branch 0 "
                 f"returns ({avals_str(branches[0].out_avals)})"
