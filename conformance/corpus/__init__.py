@@ -76,6 +76,7 @@ FAMILIES: Sequence[str] = (
     "gather_scatter_paths",
     "collective_paths",
     "elementwise_paths",
+    "reduction_paths",
 )
 
 
