@@ -77,6 +77,7 @@ FAMILIES: Sequence[str] = (
     "collective_paths",
     "elementwise_paths",
     "reduction_paths",
+    "partial_tangent_paths",
 )
 
 

@@ -830,7 +830,9 @@ def _zeta_jvp(primals, tangents):
             "zeta: the derivative with respect to x (the exponent) is not a primitive rule; "
             "refimpl.scipy.special.zeta differentiates in x (through a series), lax.zeta does not"
         )
-    if isinstance(tq, Zero):
+    # unreachable from the public API: x's tangent is zero here, and the jvp trace calls a rule
+    # only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
+    if isinstance(tq, Zero):  # pragma: no cover
         return y, Zero(tangent_aval(tracing.get_aval(y, "zeta", 0)))
     slope = ew.neg(ew.mul(x, zeta_p.bind(ew.add(x, _scalar_like(1.0, x)), q)))
     return y, ew.mul(tq, slope)
