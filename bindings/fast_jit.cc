@@ -248,13 +248,6 @@ py::handle TypeOf(py::handle object) { return reinterpret_cast<PyObject*>(Py_TYP
 
 // ============================================================ building the signature
 
-bool Contains(const std::vector<int>& nums, Py_ssize_t position, Py_ssize_t nargs) {
-  for (int n : nums) {
-    if (n == position || (n < 0 && n + nargs == position)) return true;
-  }
-  return false;
-}
-
 bool ContainsName(const std::vector<py::object>& names, py::handle name) {
   for (const py::object& candidate : names) {
     if (candidate.is(name)) return true;
@@ -333,9 +326,9 @@ class SignatureBuilder {
     for (Py_ssize_t i = 0; i < nargs; ++i) {
       sig.Push(kPositional);
       sig.Push(static_cast<uint64_t>(i));
-      if (Contains(fn_->static_nums, i, nargs)) {
+      if (ArgnumsContain(fn_->static_nums, i, nargs)) {
         if (!PushStatic(call.positional(i))) return false;
-      } else if (!Flatten(call.positional(i), Contains(fn_->donate_nums, i, nargs))) {
+      } else if (!Flatten(call.positional(i), ArgnumsContain(fn_->donate_nums, i, nargs))) {
         return false;
       }
     }
@@ -708,20 +701,7 @@ bool HandlesEqual(const Signature& a, const Signature& b) {
 }
 
 EntryPtr Find(FastJittedObject* fn, const Signature& signature) {
-  // The common case: the most recent entry, and no handles to compare (no
-  // Python code can run, so no candidate list to keep alive).
-  const EntryPtr& last = fn->cache->last();
-  if (last && signature.handles().empty() && last->signature.SameWords(signature)) return last;
-  SmallVector<EntryPtr, 4> candidates;
-  fn->cache->Candidates(signature, &candidates);
-  for (const EntryPtr& candidate : candidates) {
-    // Comparing handles may run Python code; `candidates` keeps them alive.
-    if (signature.handles().empty() || HandlesEqual(signature, candidate->signature)) {
-      fn->cache->MarkUsed(candidate);
-      return candidate;
-    }
-  }
-  return nullptr;
+  return fn->cache->Find(signature, HandlesEqual);
 }
 
 // ============================================================ the slow path
@@ -816,26 +796,11 @@ void FillEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) {
   }
   entry->plan = CallPlan(donated, aliases, entry->outputs.size());
   entry->ref_outputs = spec.attr("ref_outputs").cast<std::vector<int>>();
-  entry->num_user_outputs = entry->outputs.size();
+  // Each Ref's final value is written back through its own buffer, after
+  // the result's outputs (native/dispatch.h).
+  entry->num_user_outputs =
+      ResultOutputsBeforeWriteBacks(entry->ref_outputs, donated, aliases, entry->outputs.size());
   if (!entry->ref_outputs.empty()) {
-    if (entry->ref_outputs.size() != num_leaves) {
-      throw py::value_error("on_miss: ref_outputs must have one entry per input leaf");
-    }
-    for (std::size_t i = 0; i < num_leaves; ++i) {
-      const int j = entry->ref_outputs[i];
-      if (j < 0) continue;
-      // Written back through its own buffer, after the result's outputs.
-      if (j != aliases[i] || !donated[i]) {
-        throw py::value_error("on_miss: a Ref's final value must be aliased to its input");
-      }
-      --entry->num_user_outputs;
-    }
-    for (std::size_t i = 0; i < num_leaves; ++i) {
-      const int j = entry->ref_outputs[i];
-      if (j >= 0 && static_cast<std::size_t>(j) < entry->num_user_outputs) {
-        throw py::value_error("on_miss: the Refs' final values must be the last outputs");
-      }
-    }
     entry->ref_closure = spec.attr("ref_closure");
     py::object names = spec.attr("ref_global_names");
     py::object globals = spec.attr("ref_globals");
@@ -1390,14 +1355,15 @@ void FillPmapEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) 
   plan->aliases = spec.attr("aliases").cast<std::vector<int>>();
   plan->has_collectives = spec.attr("has_collectives").cast<bool>();
   std::vector<bool> donated = spec.attr("donated").cast<std::vector<bool>>();
-  py::sequence in_avals = spec.attr("in_avals");  // a LeafType (one device's) per leaf
-  if (in_avals.size() != num_leaves || donated.size() != num_leaves ||
-      plan->in_axes.size() != num_leaves || plan->aliases.size() != num_leaves) {
+  py::sequence in_avals = spec.attr("in_avals");    // a LeafType (one device's) per leaf
+  py::sequence out_avals = spec.attr("out_avals");  // one device's OutType per output
+  if (in_avals.size() != num_leaves || donated.size() != num_leaves) {
     throw py::value_error("pmap on_miss: the entry spec does not match the call's leaves");
   }
-  if (plan->devices.empty() || entry->executable->device_indices().size() != plan->devices.size()) {
-    throw py::value_error("pmap on_miss: the executable is not compiled for those devices");
+  if (out_avals.size() != entry->executable->num_outputs()) {
+    throw py::value_error("pmap on_miss: the executable's output count differs from out_avals");
   }
+  plan->Check(num_leaves, entry->executable->device_indices().size(), out_avals.size());
   entry->inputs.resize(num_leaves);
   for (std::size_t i = 0; i < num_leaves; ++i) {
     LeafPlan& leaf = entry->inputs[i];
@@ -1407,27 +1373,14 @@ void FillPmapEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) 
     leaf.descr = std::move(dtype);
     leaf.donated = donated[i];
   }
-  std::size_t j = 0;
-  for (py::handle aval : spec.attr("out_avals")) {  // one device's OutType per output
-    OutType out = ReadOutType(aval);
-    std::vector<int64_t>& dims = out.dims;
-    const PJRT_Buffer_Type type = out.type;
-    const bool weak = out.weak_type;
-    entry->outputs.push_back(InternArrayMeta(type, dims.data(), dims.size(), weak));
-    const ArrayMeta* global = nullptr;
-    if (j >= plan->out_axes.size()) throw py::value_error("pmap on_miss: out_axes too short");
-    const int axis = plan->out_axes[j];
-    if (axis > static_cast<int>(dims.size())) throw py::value_error("pmap on_miss: bad out axis");
-    if (axis >= 0) {
-      dims.insert(dims.begin() + axis, static_cast<int64_t>(plan->devices.size()));
-      global = InternArrayMeta(type, dims.data(), dims.size(), weak);
-    }
-    plan->global_outputs.push_back(global);
-    ++j;
-  }
-  if (entry->outputs.size() != entry->executable->num_outputs() ||
-      plan->out_axes.size() != entry->outputs.size()) {
-    throw py::value_error("pmap on_miss: the executable's output count differs from out_avals");
+  for (std::size_t j = 0; j < out_avals.size(); ++j) {
+    OutType out = ReadOutType(out_avals[j]);
+    entry->outputs.push_back(
+        InternArrayMeta(out.type, out.dims.data(), out.dims.size(), out.weak_type));
+    const bool mapped = plan->GlobalDims(j, &out.dims);
+    plan->global_outputs.push_back(
+        mapped ? InternArrayMeta(out.type, out.dims.data(), out.dims.size(), out.weak_type)
+               : nullptr);
   }
   entry->plan = CallPlan(donated, plan->aliases, entry->outputs.size());
   ReadOutTree(entry, spec);

@@ -8,6 +8,32 @@
 
 namespace refimpl {
 
+std::size_t ResultOutputsBeforeWriteBacks(const std::vector<int>& written,
+                                          const std::vector<bool>& donated,
+                                          const std::vector<int>& aliases,
+                                          std::size_t num_outputs) {
+  if (written.empty()) return num_outputs;
+  const std::size_t n = written.size();
+  if (donated.size() != n || aliases.size() != n) {
+    throw std::invalid_argument("write-backs: one entry per input is required");
+  }
+  std::size_t result_outputs = num_outputs;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (written[i] < 0) continue;
+    if (written[i] != aliases[i] || !donated[i]) {
+      throw std::invalid_argument("write-backs: a reference's final value must be aliased to it");
+    }
+    if (result_outputs == 0) throw std::invalid_argument("write-backs: more than the outputs");
+    --result_outputs;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (written[i] >= 0 && static_cast<std::size_t>(written[i]) < result_outputs) {
+      throw std::invalid_argument("write-backs: the final values must be the last outputs");
+    }
+  }
+  return result_outputs;
+}
+
 CallPlan::CallPlan(const std::vector<bool>& donated, const std::vector<int>& aliases,
                    std::size_t num_outputs)
     : inputs_(donated.size()), output_sources_(num_outputs, -1) {

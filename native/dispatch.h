@@ -71,6 +71,16 @@ struct Launch {
   bool MemoryTaken(const CallPlan& plan, std::size_t i) const;
 };
 
+// The outputs written back into mutable-reference inputs (refimpl's Ref):
+// `written[i]` is the output whose value input i takes after the call, or
+// -1 (empty: none). Each must be input i's own alias (the reference keeps
+// its device memory), donated, and among the last outputs, after the ones
+// that form the result. Returns how many outputs form the result; throws
+// std::invalid_argument otherwise.
+std::size_t ResultOutputsBeforeWriteBacks(const std::vector<int>& written,
+                                          const std::vector<bool>& donated,
+                                          const std::vector<int>& aliases, std::size_t num_outputs);
+
 class Executable;
 
 // Runs `executable` on the launch's inputs into launch->raw_outputs.

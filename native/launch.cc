@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <stdexcept>
 #include <utility>
 
 namespace refimpl {
@@ -26,6 +27,27 @@ void DropAxis(const std::int64_t* dims, const std::int64_t* strides, int ndim, i
     piece_dims->push_back(dims[d]);
     piece_strides->push_back(strides[d]);
   }
+}
+
+void ReplicaPlan::Check(std::size_t num_inputs, std::size_t num_replicas,
+                        std::size_t num_outputs) const {
+  if (in_axes.size() != num_inputs || aliases.size() != num_inputs) {
+    throw std::invalid_argument("pmap plan: in_axes and aliases need one entry per input");
+  }
+  if (devices.empty() || devices.size() != num_replicas) {
+    throw std::invalid_argument("pmap plan: the executable is not compiled for those devices");
+  }
+  if (out_axes.size() != num_outputs) {
+    throw std::invalid_argument("pmap plan: out_axes needs one entry per output");
+  }
+}
+
+bool ReplicaPlan::GlobalDims(std::size_t j, std::vector<std::int64_t>* dims) const {
+  const int axis = out_axes[j];
+  if (axis < 0) return false;
+  if (axis > static_cast<int>(dims->size())) throw std::invalid_argument("pmap plan: bad out axis");
+  dims->insert(dims->begin() + axis, static_cast<std::int64_t>(devices.size()));
+  return true;
 }
 
 namespace {

@@ -46,6 +46,14 @@ struct ReplicaPlan {
   std::vector<int> out_axes;  // per output: the stacking axis, -1: one copy (device 0's)
   std::vector<int> aliases;   // per input leaf: the output written into its buffer, or -1
   bool has_collectives = true;
+
+  // Throws std::invalid_argument unless the plan fits a call of
+  // `num_inputs` leaves and an executable compiled for `num_replicas`
+  // devices with `num_outputs` outputs.
+  void Check(std::size_t num_inputs, std::size_t num_replicas, std::size_t num_outputs) const;
+  // The global dims of output j, whose per-device dims are `dims`: the
+  // device axis inserted at out_axes[j]; false for an unmapped output.
+  bool GlobalDims(std::size_t j, std::vector<std::int64_t>* dims) const;
 };
 
 // One replicated call's per-device argument lists and the buffers made for it.

@@ -20,6 +20,7 @@
 #include <memory>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "small_vector.h"
 
@@ -68,6 +69,16 @@ enum LeafKind : std::uint8_t {
   kRefLeaf,       // a mutable reference holding a device array: as kPjrtLeaf, of that array
   kShardedLeaf,   // (pmap only) meta pointer, client pointer, axis, device count, devices
 };
+
+// Whether argument `position` of a call with `nargs` positional arguments
+// is one of `nums` (static_argnums, donate_argnums; negative counts from
+// the end).
+inline bool ArgnumsContain(const std::vector<int>& nums, long position, long nargs) {
+  for (int n : nums) {
+    if (n == position || (n < 0 && n + nargs == position)) return true;
+  }
+  return false;
+}
 
 // Host scalars (bool, int, float, complex) are transferred per call.
 inline bool IsHostScalarLeaf(std::uint8_t kind) {
@@ -143,6 +154,26 @@ class SignatureCache {
         out->push_back(it->second);
       }
     }
+  }
+  // The entry cached under `signature`, or null. The most recent entry
+  // first (with no handles, no host code runs), then every entry with the
+  // same words whose handles `equal(signature, entry_signature)` says
+  // match. `equal` may run host code that changes the cache: the
+  // candidates are held while it runs.
+  template <typename Equal>
+  EntryPtr Find(const Signature& signature, Equal&& equal) {
+    if (last_ && signature.handles().empty() && last_->signature.SameWords(signature)) {
+      return last_;
+    }
+    SmallVector<EntryPtr, 4> candidates;
+    Candidates(signature, &candidates);
+    for (const EntryPtr& candidate : candidates) {
+      if (signature.handles().empty() || equal(signature, candidate->signature)) {
+        MarkUsed(candidate);
+        return candidate;
+      }
+    }
+    return nullptr;
   }
   const EntryPtr& last() const { return last_; }
   void MarkUsed(const EntryPtr& entry) {

@@ -645,3 +645,37 @@ def test_constant_cache_keeps_one_buffer_per_scalar_and_empties_when_full():
     np.testing.assert_array_equal(f(x, 7.25), np.full(4, 7.25, np.float32))
     _pjrt._clear_constant_cache()
     assert _pjrt._constant_cache_size() == 0
+
+
+def test_an_entry_whose_ref_write_back_is_not_the_refs_alias_is_refused(monkeypatch):
+    # native/dispatch.h's write-back rule guards C++ against a wrong entry
+    # spec: the Ref's final value must come back through its own buffer.
+    from refimpl.backends.pjrt import fast_path
+
+    real = fast_path.on_miss
+    corrupted = []
+
+    def wrong_write_back(*args):
+        spec = real(*args)
+        if spec is None or spec.ref_outputs != (1, -1):
+            return spec  # not the call with the Ref (output 1 is its final value)
+        corrupted.append(spec)
+        return spec._replace(ref_outputs=(0, -1))
+
+    def step(r, x):
+        r[...] = r[...] + x
+        return x * 2
+
+    old = ri.config.backend
+    ri.config.update("backend", "pjrt")
+    try:
+        x = on_device(np.ones(3))
+        r = ri.new_ref(np.ones(3, np.float32))
+        monkeypatch.setattr(fast_path, "on_miss", wrong_write_back)
+        f = pjrt_jit(step)
+        with pytest.raises(ValueError, match="aliased"):
+            f(r, x)
+        assert len(corrupted) == 1
+        np.testing.assert_array_equal(np.asarray(r[...]), np.ones(3, np.float32))
+    finally:
+        ri.config.update("backend", old)
