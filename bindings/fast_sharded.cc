@@ -12,6 +12,7 @@
 
 #include "../native/executable.h"
 #include "../native/launch.h"
+#include "../native/small_vector.h"
 #include "host_callback.h"
 #include "launch_pins.h"
 #include "numpy_interop.h"
@@ -71,6 +72,9 @@ struct ShardedEntry {
   std::vector<int> device_indices;       // per mesh position m: the client's device index
   std::vector<py::object> in_keys;       // per argument: its layout key (compared by identity)
   std::vector<std::vector<int>> orders;  // per argument: the block index device m reads
+  std::vector<bool> donated;             // per argument
+  bool any_donated = false;
+  py::object where;  // "jit(f)": the name a donated argument's error gives
   std::vector<OutputPlan> outputs;
   OutShape out_shape = kOneLeaf;
   py::object unflatten;  // kOtherTree: the output PyTreeDef's unflatten(list)
@@ -151,10 +155,12 @@ bool BindBlocks(const ShardedEntry& entry, PyObject* const* args, Py_ssize_t nar
                 ReplicatedLaunch* launch, LaunchPins* pins) {
   const Client* client = entry.executable->client().get();
   const std::size_t ndev = entry.device_indices.size();
+  SmallVector<StorageUse, 16> uses;  // (donating calls) the repeated-donation check
   for (Py_ssize_t i = 0; i < nargs; ++i) {
     PyObject* shards = SlotOf(args[i], kShards);
     if (shards == nullptr || !PyList_CheckExact(shards)) return false;
     const Py_ssize_t count = PyList_GET_SIZE(shards);
+    if (static_cast<std::size_t>(count) != ndev) return false;
     const std::vector<int>& order = entry.orders[i];
     for (std::size_t m = 0; m < ndev; ++m) {
       if (order[m] >= count) return false;
@@ -166,12 +172,52 @@ bool BindBlocks(const ShardedEntry& entry, PyObject* const* args, Py_ssize_t nar
       if (buffer->client().get() != client || array->device_index != entry.device_indices[m]) {
         return false;
       }
+      if (entry.any_donated) {
+        uses.push_back({buffer.get(), entry.donated[i]});
+        continue;  // pinned below, once no storage repeats
+      }
       if (!pins->Read(buffer) || buffer->IsDeleted()) return false;
       launch->at(m, static_cast<std::size_t>(i)) = buffer->raw();
       launch->keep.push_back(buffer);
     }
   }
+  if (!entry.any_donated) return true;
+  // One storage passed twice with a donation: jit's ValueError, from Python.
+  if (DonatedStorageRepeats(uses.data(), uses.size())) return false;
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    PyObject* shards = SlotOf(args[i], kShards);
+    const bool donated = entry.donated[i];
+    bool may_alias = true;  // false: PJRT must copy the blocks (another launch reads one)
+    for (std::size_t m = 0; m < ndev; ++m) {
+      auto* array = reinterpret_cast<PjrtArrayObject*>(PyList_GET_ITEM(shards, entry.orders[i][m]));
+      const std::shared_ptr<Buffer>& buffer = array->buffer;
+      // (as _pmap_launch: a claimed buffer is another launch's donation)
+      const bool pinned = donated ? pins->Donate(buffer, &may_alias) : pins->Read(buffer);
+      if (!pinned || buffer->IsDeleted()) return false;
+      may_alias = may_alias && buffer->external_references() == 0;
+      launch->at(m, static_cast<std::size_t>(i)) = buffer->raw();
+      launch->keep.push_back(buffer);
+    }
+    if (donated && !may_alias) launch->non_donatable.push_back(static_cast<int64_t>(i));
+  }
   return true;
+}
+
+// Each donated argument's blocks deleted as donated to the call (as
+// MeshArray.mark_donated): their buffers went to the execute.
+void MarkArgumentsDonated(const ShardedEntry& entry, PyObject* const* args, Py_ssize_t nargs) {
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    if (!entry.donated[i]) continue;
+    // (re-read: another thread may have replaced the list while the GIL was released)
+    PyObject* shards = SlotOf(args[i], kShards);
+    if (shards == nullptr || !PyList_CheckExact(shards)) continue;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(shards); ++k) {
+      PyObject* block = PyList_GET_ITEM(shards, k);
+      if (Py_TYPE(block) != PjrtArrayType()) continue;
+      MarkDonated(reinterpret_cast<PjrtArrayObject*>(block), entry.where.ptr(),
+                  /*memory_taken=*/false);
+    }
+  }
 }
 
 // A MeshArray over `blocks` (stolen), laid out as `out` says (new reference, or null).
@@ -256,6 +302,8 @@ PyObject* Run(FastShardedObject* fn, const ShardedEntry& entry, PyObject* const*
     SetPythonErrorFromCurrentException();
     return nullptr;
   }
+  // The execute ran: the donated blocks are gone whatever happens next.
+  if (entry.any_donated) MarkArgumentsDonated(entry, args, nargs);
   PyObject* result = MakeResult(entry, launch);
   if (result != nullptr) ++fn->hits;
   return result;
@@ -281,13 +329,13 @@ PyObject* FastShardedCall(PyObject* self, PyObject* const* args, size_t nargsf, 
 
 // ============================================================ installing a plan
 
-// Reads a PlanSpec (by field) into an entry; null when the C++ path does
-// not take its calls (donated arguments).
+// Reads a PlanSpec (by field) into an entry.
 EntryPtr EntryFromSpec(const py::handle spec) {
   auto entry = std::make_shared<ShardedEntry>();
-  for (bool donated : spec.attr("donated").cast<std::vector<bool>>()) {
-    if (donated) return nullptr;
-  }
+  entry->donated = spec.attr("donated").cast<std::vector<bool>>();
+  for (bool donated : entry->donated) entry->any_donated = entry->any_donated || donated;
+  entry->where = spec.attr("where");
+  if (!PyUnicode_Check(entry->where.ptr())) throw py::type_error("FastSharded: where must be str");
   entry->executable = spec.attr("executable").cast<std::shared_ptr<Executable>>();
   entry->device_indices = spec.attr("device_indices").cast<std::vector<int>>();
   const std::size_t ndev = entry->device_indices.size();
@@ -298,8 +346,9 @@ EntryPtr EntryFromSpec(const py::handle spec) {
     entry->in_keys.push_back(py::reinterpret_borrow<py::object>(key));
   }
   entry->orders = spec.attr("in_orders").cast<std::vector<std::vector<int>>>();
-  if (entry->orders.size() != entry->in_keys.size()) {
-    throw py::value_error("FastSharded: one block order per argument");
+  if (entry->orders.size() != entry->in_keys.size() ||
+      entry->donated.size() != entry->in_keys.size()) {
+    throw py::value_error("FastSharded: one block order and donation flag per argument");
   }
   for (const std::vector<int>& order : entry->orders) {
     if (order.size() != ndev) throw py::value_error("FastSharded: one block per device");
@@ -359,7 +408,6 @@ PyObject* AddEntry(PyObject* self, PyObject* spec) {
   auto* fn = reinterpret_cast<FastShardedObject*>(self);
   try {
     EntryPtr entry = EntryFromSpec(spec);
-    if (!entry) Py_RETURN_FALSE;
     std::vector<EntryPtr>& entries = *fn->entries;
     if (entries.size() >= kMaxEntries) entries.erase(entries.begin());
     entries.push_back(std::move(entry));
@@ -420,6 +468,7 @@ int FastShardedTraverse(PyObject* self, visitproc visit, void* arg) {
         Py_VISIT(out.key.ptr());
       }
       Py_VISIT(entry->unflatten.ptr());
+      Py_VISIT(entry->where.ptr());
     }
   }
   return 0;
@@ -489,9 +538,7 @@ PyObject* GetFallback(PyObject* self, void*) {
 }
 
 PyMethodDef kMethods[] = {
-    {"_add_entry", AddEntry, METH_O,
-     "Installs a plan's PlanSpec as a C++ entry; False when its calls stay in Python "
-     "(donated arguments)."},
+    {"_add_entry", AddEntry, METH_O, "Installs a plan's PlanSpec as a C++ entry."},
     {"clear_cache", ClearCache, METH_NOARGS,
      "Forgets the C++ entries, then clears the fallback's cache."},
     {"_fast_stats", FastStats, METH_NOARGS,

@@ -23,9 +23,12 @@
 // serialized with other launches of programs with collectives), and each
 // output becomes a MeshArray (its __slots__ written at their offsets) of
 // per-device PjrtArrays, or device 0's PjrtArray for an output whose
-// sharding was left unspecified. Entries with donated arguments are not
-// installed (the Python plan runs them). Anything else goes to the
-// fallback, unchanged.
+// sharding was left unspecified. Donated arguments are donated per block,
+// as the Python plan does: a call where one storage is passed twice with a
+// donation goes to the fallback (jit's ValueError); each donated block is
+// claimed for the launch (passed non-donatable when another launch reads
+// it) and its array is deleted as donated to "jit(f)" once the execute ran.
+// Anything else goes to the fallback, unchanged.
 #ifndef REFIMPL_BINDINGS_FAST_SHARDED_H_
 #define REFIMPL_BINDINGS_FAST_SHARDED_H_
 

@@ -437,14 +437,19 @@ def test_pjrt_cached_sharded_call_with_donation(on_backend, monkeypatch):
     w = ri.device_put(sharding_cases.X8, s)
     y = f(ri.device_put(sharding_cases.X8, s), w)
     assert f._plans
+    hits = f._fast_stats()["hits"]
     with monkeypatch.context() as patch:
-        patch.setattr(ShardedJit, "_place_argument", None)  # a hit never gets there
+        patch.setattr(ShardedJit, "__call__", None)  # a hit runs in C++
         for _ in range(3):
             previous, y = y, f(y, w)
             assert previous.is_deleted() and not w.is_deleted()
+            assert all(sh.data.is_deleted() for sh in previous.addressable_shards)
+    assert f._fast_stats()["hits"] == hits + 3
     np.testing.assert_array_equal(np.asarray(y), sharding_cases.X8 * 5)
     with pytest.raises(RuntimeError, match=r"deleted with shape=float32\[8\]"):
         f(previous, w)
+    with pytest.raises(RuntimeError, match=r"donated to 'jit\(<lambda>\)'"):
+        np.asarray(previous.addressable_shards[0].data)
     with pytest.raises(ValueError, match="the same array is passed"):
         f(w, w)
     assert not w.is_deleted()

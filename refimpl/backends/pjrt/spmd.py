@@ -283,6 +283,7 @@ class PlanSpec(NamedTuple):
     # unspecified (device 0's block, alone), aval, devices, indices, layout key)
     outputs: tuple[tuple[Any, ...], ...]
     out_tree: Any  # the outputs' PyTreeDef
+    where: str  # "jit(name)": what a donated argument's error names
 
 
 def _plan(
@@ -388,6 +389,7 @@ def _plan(
             for aval, sharding, layout, key in outputs
         ),
         out_tree=out_tree,
+        where=where,
     )
     return call
 
