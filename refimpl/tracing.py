@@ -67,10 +67,11 @@ class Tracer(ArrayOps):
 
     Every tracer has an ``aval``; operators go through ``refimpl.numpy`` and
     so through ``Primitive.bind``, which routes them to the owning trace.
-    Python needs a concrete value for ``bool()``, ``int()``, ``float()`` and
+    Python needs a concrete value for ``bool()``, ``int()``, ``item()`` and
     indexing; a tracer gives one only if its transformation knows it
     (:meth:`_concrete`, e.g. a JVP tracer's primal outside ``jit``), otherwise
-    it raises :class:`ConcretizationTypeError`.
+    it raises :class:`ConcretizationTypeError`. ``float()``, ``complex()`` and
+    ``tolist()`` always raise it, as in JAX.
     """
 
     __slots__ = ()
@@ -109,11 +110,14 @@ class Tracer(ArrayOps):
     def __int__(self) -> int:
         return int(self._concrete("int()"))
 
+    # float(), complex() and tolist() raise even where the value is known (a
+    # JVP tracer's primal outside jit), as JAX 0.10.2's Tracer: only bool(),
+    # int(), indexing and item() use a known value.
     def __float__(self) -> float:
-        return float(self._concrete("float()"))
+        raise self._concretization_error("float()")
 
     def __complex__(self) -> complex:
-        return complex(self._concrete("complex()"))
+        raise self._concretization_error("complex()")
 
     def __index__(self) -> int:
         return operator.index(self._concrete("use as an index (__index__)"))
@@ -124,10 +128,12 @@ class Tracer(ArrayOps):
         raise self._concretization_error("conversion to a NumPy array (np.asarray)")
 
     def tolist(self) -> Any:
-        return self._concrete("tolist()").tolist()
+        raise self._concretization_error("tolist()")
 
     def item(self) -> Any:
-        return self._concrete("item()").item()
+        value = self._concrete("item()")
+        # a Python scalar (the primal of a jvp of 2.0) is its own item
+        return value if isinstance(value, (bool, int, float, complex)) else value.item()
 
     def __iter__(self) -> Iterator[Any]:
         if self.ndim == 0:

@@ -59,6 +59,34 @@ def test_grad_python_branch_on_concrete_value():
     assert float(ri.grad(g)(-3.0)) == -3.0
 
 
+# Python conversions of a JVP tracer outside jit, with what JAX 0.10.2 gives
+# (x = 2.0): bool(), int(), indexing and item() use the known primal;
+# float(), complex() and tolist() raise even though it is known.
+_CONVERSIONS = [
+    ("bool", lambda x: x * 3 if x else x, 6.0),
+    ("int", lambda x: x * int(x), 4.0),
+    ("index", lambda x: x * [1.0, 2.0, 3.0][int(x) - 1 : int(x)][0], 4.0),
+    ("item", lambda x: x * x.item(), 4.0),
+    ("float", lambda x: x * float(x), None),
+    ("complex", lambda x: x * complex(x).real, None),
+    ("tolist", lambda x: x * x.tolist(), None),
+]
+
+
+@pytest.mark.parametrize("name,f,want", _CONVERSIONS, ids=[c[0] for c in _CONVERSIONS])
+@pytest.mark.parametrize("primal", [2.0, np.float32(2.0)], ids=["python", "numpy"])
+def test_python_conversions_of_jvp_tracer_as_jax(name, f, want, primal):
+    if want is None:
+        with pytest.raises(jax.errors.ConcretizationTypeError):
+            jax.jvp(f, (primal,), (1.0,))
+        with pytest.raises(ri.ConcretizationTypeError, match=name):
+            ri.jvp(f, (primal,), (np.float32(1.0),))
+        return
+    out, _ = jax.jvp(f, (primal,), (np.float32(1.0),))
+    got, _ = ri.jvp(f, (primal,), (np.float32(1.0),))
+    assert float(out) == want and float(got) == want
+
+
 def test_grad_python_branch_under_jit_is_concretization_error():
     def g(x):
         if x > 0:
