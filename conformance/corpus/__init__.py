@@ -78,6 +78,7 @@ FAMILIES: Sequence[str] = (
     "elementwise_paths",
     "reduction_paths",
     "partial_tangent_paths",
+    "structural_paths",
 )
 
 

@@ -573,9 +573,11 @@ def _pad_mask(ctx, x, padding_value, *, padding_config):
 @pad_p.def_lowering
 def _pad_lowering(ctx, x, padding_value, *, padding_config):
     """``stablehlo.pad`` has XLA's semantics, negative edge padding included."""
-    lows, highs, interiors = (list(column) for column in zip(*padding_config, strict=True))
-    if not padding_config:
-        lows = highs = interiors = []
+    lows: list[int] = []
+    highs: list[int] = []
+    interiors: list[int] = []
+    if padding_config:  # a rank-0 operand has none (unzipping nothing would fail)
+        lows, highs, interiors = (list(column) for column in zip(*padding_config, strict=True))
     return [ctx.hlo.pad(x, padding_value, lows, highs, interiors)]
 
 
@@ -1095,7 +1097,8 @@ def concatenate(operands: Sequence[Any], dimension: int):
     """Join ``operands`` (same dtype and rank) along ``dimension``."""
     if isinstance(operands, (str, bytes)) or not isinstance(operands, Sequence):
         raise TypeError(f"concatenate: operands must be a sequence of arrays, got {operands!r}")
-    if isinstance(dimension, bool) or not isinstance(dimension, (int, np.integer)):
+    # a bool is an int here, as in JAX 0.10.2 (True names axis 1)
+    if not isinstance(dimension, (int, np.integer)):
         raise TypeError(f"concatenate: dimension must be an int, got {dimension!r}")
     return concatenate_p.bind(*operands, dimension=int(dimension))
 
@@ -1106,7 +1109,7 @@ def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int):
         # JAX 0.10.2 takes int(dimension): an integral float names that axis. A fraction
         # (which JAX truncates) stays an error here.
         dimension = int(dimension)
-    if isinstance(dimension, bool) or not isinstance(dimension, (int, np.integer)):
+    if not isinstance(dimension, (int, np.integer)):  # a bool is an int, as in JAX 0.10.2
         raise TypeError(f"broadcasted_iota: dimension must be an int, got {dimension!r}")
     return iota_p.bind(
         dtype=_iota_dtype(dtype),
