@@ -79,6 +79,7 @@ FAMILIES: Sequence[str] = (
     "reduction_paths",
     "partial_tangent_paths",
     "structural_paths",
+    "indexing_paths",
 )
 
 

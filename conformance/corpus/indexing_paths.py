@@ -1,0 +1,99 @@
+"""Branches of the indexing rules no other case reaches (refimpl/primitives/indexing.py;
+issue 36).
+
+``indexing.paths/*``: ``lax.dynamic_slice``/``dynamic_update_slice`` with
+the start indices as one NumPy vector or one array (eagerly, under ``jit``
+and traced); ``dynamic_update_index_in_dim`` with an update of one rank
+less; ``vmap`` of a ``dynamic_update_slice`` with an empty update;
+``jnp.take`` with unsigned indices past the end (int ``fill``: the dtype's
+largest value for unsigned operands), eagerly and under ``jit``, and with
+int8 indices into an axis longer than int8 can count (``clip``: the
+lowering's range check); and the start-index checks every implementation
+rejects with JAX's class. Left out, differing from JAX 0.10.2: the same
+int8 take in ``fill`` mode (JAX wraps ``-1`` to ``199`` in int8, which
+overflows to a negative index: NaN; refimpl reads ``x[199]``). Every case
+is ``AGREE``: judged by JAX (live or recorded); each case's recorded source
+includes its row and the helpers it calls.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from conformance.case import AGREE, Case, script_case
+from conformance.namespace import Unsupported
+
+_M = np.arange(12, dtype=np.float32).reshape(3, 4)
+_LONG = np.linspace(-1.0, 1.0, 200, dtype=np.float32)
+
+
+def _api(ns: Any) -> Any:
+    module = importlib.import_module(ns.lax_.__name__.split(".")[0])
+    if not hasattr(module, "vmap"):
+        raise Unsupported(f"{ns.name} has no vmap")
+    return module
+
+
+ROWS: list[tuple[str, Any]] = [
+    ("dynamic_slice_numpy_vector_starts",
+     lambda ns, L: L.dynamic_slice(ns.asarray(_M), np.array([1, 2], np.int32), (2, 2))),
+    ("dynamic_slice_array_starts",
+     lambda ns, L: L.dynamic_slice(ns.asarray(_M), ns.asarray(np.array([2, 1], np.int32)), (1, 3))),
+    ("dynamic_slice_traced_vector_starts_jit",
+     lambda ns, L: ns.jit(lambda x, s: L.dynamic_slice(x, s, (2, 2)))(
+         _M, np.array([1, 3], np.int32))),
+    ("dynamic_update_slice_array_starts_jit",
+     lambda ns, L: ns.jit(lambda x, s: L.dynamic_update_slice(x, np.ones((1, 2), np.float32), s))(
+         _M, np.array([2, 1], np.int32))),
+    ("dynamic_update_index_in_dim_lower_rank",
+     lambda ns, L: L.dynamic_update_index_in_dim(
+         ns.asarray(_M), np.full(4, -1.0, np.float32), 1, 0)),
+    ("dynamic_update_index_in_dim_lower_rank_jit",
+     lambda ns, L: ns.jit(lambda x, u: L.dynamic_update_index_in_dim(x, u, 2, 1))(
+         _M, np.full(3, 5.0, np.float32))),
+    ("vmap_dynamic_update_slice_empty_update",
+     lambda ns, L: _api(ns).vmap(lambda x, u: L.dynamic_update_slice(x, u, (np.int32(1),)))(
+         _M, np.zeros((3, 0), np.float32))),
+    ("take_uint8_indices_fill",
+     lambda ns, L: ns.np_.take(ns.asarray(_M[0]), np.array([1, 250, 3], np.uint8), mode="fill")),
+    ("take_uint32_indices_fill_jit",
+     lambda ns, L: ns.jit(lambda x, i: ns.np_.take(x, i, mode="fill"))(
+         _M[0], np.array([3, 4000000000, 0], np.uint32))),
+    ("take_unsigned_operand_fill",
+     lambda ns, L: ns.np_.take(ns.asarray(np.arange(4, dtype=np.uint8)), np.array([1, 9, -9]),
+                               mode="fill")),
+    ("take_int8_indices_long_axis_clip_jit",
+     lambda ns, L: ns.jit(lambda x, i: ns.np_.take(x, i, mode="clip"))(
+         _LONG, np.array([-128, -1, 0, 127], np.int8))),
+]  # fmt: skip
+
+ERRORS: list[tuple[str, Any]] = [
+    ("dynamic_slice_too_few_starts",
+     lambda ns, L: L.dynamic_slice(ns.asarray(_M), (np.int32(1),), (2, 2))),
+    ("dynamic_slice_vector_start",
+     lambda ns, L: L.dynamic_slice(ns.asarray(_M), (np.array([1, 1], np.int32), np.int32(0)),
+                                   (2, 2))),
+    ("dynamic_slice_mixed_start_dtypes_jit",
+     lambda ns, L: ns.jit(lambda x: L.dynamic_slice(x, (np.int32(1), np.int16(0)), (2, 2)))(_M)),
+]  # fmt: skip
+
+
+def _on_lax(fn: Any) -> Any:
+    def script(ns: Any) -> Any:
+        return fn(ns, ns.lax_)
+
+    return script
+
+
+def cases() -> Iterator[Case]:
+    helpers = inspect.getsource(_api)
+    for group in (ROWS, ERRORS):
+        for name, fn in group:
+            case = script_case(f"indexing.paths/{name}", _on_lax(fn), expect=AGREE)
+            yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
