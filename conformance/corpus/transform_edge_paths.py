@@ -7,7 +7,14 @@ judged against JAX (recorded):
   differentiated outside ``jit`` (``jvp``/``grad``): ``bool()``, ``int()``,
   indexing and ``item()`` use the known primal; ``float()``, ``complex()`` and
   ``tolist()`` raise ``ConcretizationTypeError`` even so, as JAX 0.10.2
-  (refimpl computed with the primal: found by this family).
+  (refimpl computed with the primal: found by this family);
+* ``transform.edges/no_jvp_rule/*``: differentiating a primitive without a
+  derivative rule (``nextafter``; ``pmax`` under a named ``vmap``) is JAX's
+  ``NotImplementedError`` naming it (its message, as ``Raises``);
+* ``transform.edges/grad_identity/*``: ``grad`` of the identity of a NumPy
+  scalar or array (the cotangent seed for an output that is a NumPy value);
+* ``transform.edges/with_refs/*``: ``vjp``'s ``pullback.with_refs`` with a Ref
+  and a plain value (``GradRef()`` for the first, the cotangent for the second).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
+from conformance.observe import Raises
 
 TAGS = ("transforms",)
 
@@ -46,8 +54,51 @@ def _conversion(name: str, how: str) -> Any:
     return script
 
 
+X3 = np.array([0.5, -1.0, 2.0], np.float32)
+
+
+def _no_jvp_rule(which: str) -> Any:
+    def script(ns: Any) -> Any:
+        api, L = ns.api, ns.lax_
+        x = ns.asarray(X3)
+        if which == "nextafter_grad":
+            return api.grad(lambda v: L.nextafter(v, np.float32(1.0)).sum())(x)
+        if which == "nextafter_jvp":
+            return api.jvp(lambda v: L.nextafter(v, v), (x,), (x,))
+        return api.vmap(api.grad(lambda v: L.pmax(v, "i")), axis_name="i")(x)
+
+    return script
+
+
+def _grad_identity(value: Any) -> Any:
+    def script(ns: Any) -> Any:
+        return ns.api.grad(lambda v: v)(value)
+
+    return script
+
+
+def _with_refs(ns: Any) -> Any:
+    api = ns.api
+    x = ns.asarray(X3)
+    _, pullback = api.vjp(lambda a, b: a * b, x, x + 1.0)
+    acc = api.new_ref(ns.np_.zeros(3, np.float32))
+    got = pullback.with_refs(acc, 0.0)(ns.np_.ones(3, np.float32))
+    return {"first": repr(got[0]), "second": got[1], "ref": api.freeze(acc)}
+
+
 def cases() -> Iterator[Case]:
     for name in CONVERSIONS:
         for how in ("python", "array", "grad"):
             yield script_case(f"transform.edges/conversion/{name}/{how}",
                               _conversion(name, how), expect=AGREE, tags=TAGS)  # fmt: skip
+    for which in ("nextafter_grad", "nextafter_jvp", "pmax_named_vmap_grad"):
+        prim = "pmax" if which.startswith("pmax") else "nextafter"
+        missing = Raises(NotImplementedError, f"Differentiation rule for '{prim}' not implemented")
+        yield script_case(f"transform.edges/no_jvp_rule/{which}", _no_jvp_rule(which),
+                          expect=missing, tags=TAGS)  # fmt: skip
+    for label, value in (("numpy_scalar", np.float32(2.0)),
+                         ("numpy_array", np.array(2.0, np.float32))):  # fmt: skip
+        yield script_case(f"transform.edges/grad_identity/{label}", _grad_identity(value),
+                          expect=AGREE, tags=TAGS)  # fmt: skip
+    yield script_case("transform.edges/with_refs/ref_and_value", _with_refs, expect=AGREE,
+                      tags=TAGS + ("ref",))  # fmt: skip

@@ -88,11 +88,15 @@ class JVPTrace(Trace):
         return value, Zero(tangent_aval(tracing.get_aval(value, "jvp", 0)))
 
     def process_primitive(self, primitive: Any, args: Sequence[Any], params: dict[str, Any]):
-        if not any(
+        if not any(  # pragma: no cover - unreachable from the public API, see below
             isinstance(a, JVPTracer) and a._trace is self and type(a.tangent) is not Zero
             for a in args
         ):
             # No operand carries a tangent: the result is a constant of this trace.
+            # A JVPTracer always carries a nonzero tangent (wrap, jvp_flat and
+            # linearize keep a zero's primal instead) and this trace is chosen
+            # only for one of its tracers (it is never the dynamic trace, nor a
+            # collective's axis owner), so every caller has one: kept as a guard.
             primals: Sequence[Any] = [
                 a.primal if isinstance(a, JVPTracer) and a._trace is self else a for a in args
             ]
@@ -905,11 +909,10 @@ def _on_device_of(ct: Any, value: Any) -> Any:
 
 
 def _ones_like(aval: ShapedArray) -> Any:
-    scalar = TypedScalar(1, aval.dtype, aval.weak_type)
-    if not aval.shape:
-        # grad's seed is rank 0: a literal, so the program has no equation for it
-        return scalar
-    return broadcast_in_dim_p.bind(scalar, shape=tuple(aval.shape), broadcast_dimensions=())
+    # grad's seed: its output is checked to be rank 0 (_check_scalar), so the
+    # seed is a literal and the program has no equation for it
+    assert not aval.shape, f"internal error: grad's seed of type {aval.str_short()}"
+    return TypedScalar(1, aval.dtype, aval.weak_type)
 
 
 def grad(
