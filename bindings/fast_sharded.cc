@@ -409,6 +409,20 @@ PyObject* AddEntry(PyObject* self, PyObject* spec) {
   try {
     EntryPtr entry = EntryFromSpec(spec);
     std::vector<EntryPtr>& entries = *fn->entries;
+    // A plan for the same signature (the Python route made another one,
+    // e.g. after a call it had to handle) replaces the old entry.
+    for (auto it = entries.begin(); it != entries.end(); ++it) {
+      const ShardedEntry& old = **it;
+      if (old.x64 != entry->x64 || old.in_keys.size() != entry->in_keys.size()) continue;
+      bool same = true;
+      for (std::size_t i = 0; i < old.in_keys.size() && same; ++i) {
+        same = old.in_keys[i].ptr() == entry->in_keys[i].ptr();
+      }
+      if (same) {
+        entries.erase(it);
+        break;
+      }
+    }
     if (entries.size() >= kMaxEntries) entries.erase(entries.begin());
     entries.push_back(std::move(entry));
   } catch (...) {

@@ -507,6 +507,9 @@ def test_pjrt_cached_sharded_calls_run_in_cpp(on_backend, monkeypatch):
     slow = f._fast_stats()["slow"]
     np.testing.assert_allclose(np.asarray(f(a0, b)[1]), a0 + 1)  # host data: Python
     assert f._fast_stats()["slow"] == slow + 1
+    (plan,) = f._plans.values()
+    f._add_entry(plan.spec)  # a plan of the same signature replaces its entry
+    assert f._fast_stats()["entries"] == 1
     hits = f._fast_stats()["hits"]
     with ri.disable_jit():  # C++ cannot run the function eagerly: the Python route
         np.testing.assert_allclose(np.asarray(f(y, b)[1]), expected + 1)
