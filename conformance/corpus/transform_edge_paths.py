@@ -14,7 +14,10 @@ judged against JAX (recorded):
 * ``transform.edges/grad_identity/*``: ``grad`` of the identity of a NumPy
   scalar or array (the cotangent seed for an output that is a NumPy value);
 * ``transform.edges/with_refs/*``: ``vjp``'s ``pullback.with_refs`` with a Ref
-  and a plain value (``GradRef()`` for the first, the cotangent for the second).
+  and a plain value (``GradRef()`` for the first, the cotangent for the second);
+* ``transform.edges/vmap_sizes/*``: ``vmap``'s inconsistent-sizes error of a
+  function without a signature (a builtin: the arguments are ``args[i]``)
+  and with a leaf that is no array (its message, as ``Raises``).
 """
 
 from __future__ import annotations
@@ -86,6 +89,16 @@ def _with_refs(ns: Any) -> Any:
     return {"first": repr(got[0]), "second": got[1], "ref": api.freeze(acc)}
 
 
+def _vmap_sizes(which: str) -> Any:
+    def script(ns: Any) -> Any:
+        x3, y4 = ns.asarray(np.ones(3, np.float32)), ns.asarray(np.ones(4, np.float32))
+        if which == "builtin_function":
+            return ns.api.vmap(max)(x3, y4)
+        return ns.api.vmap(lambda a, b, c: a + b, in_axes=(0, 0, None))(x3, y4, object())
+
+    return script
+
+
 def cases() -> Iterator[Case]:
     for name in CONVERSIONS:
         for how in ("python", "array", "grad"):
@@ -100,5 +113,9 @@ def cases() -> Iterator[Case]:
                          ("numpy_array", np.array(2.0, np.float32))):  # fmt: skip
         yield script_case(f"transform.edges/grad_identity/{label}", _grad_identity(value),
                           expect=AGREE, tags=TAGS)  # fmt: skip
+    for which, key in (("builtin_function", r"axis 0 of args\[1\] of type float32\[4\]"),
+                       ("object_leaf", r"axis 0 of argument b of type float32\[4\]")):  # fmt: skip
+        yield script_case(f"transform.edges/vmap_sizes/{which}", _vmap_sizes(which),
+                          expect=Raises(ValueError, key), tags=TAGS)  # fmt: skip
     yield script_case("transform.edges/with_refs/ref_and_value", _with_refs, expect=AGREE,
                       tags=TAGS + ("ref",))  # fmt: skip
