@@ -80,6 +80,7 @@ FAMILIES: Sequence[str] = (
     "partial_tangent_paths",
     "structural_paths",
     "indexing_paths",
+    "linalg_paths",
 )
 
 

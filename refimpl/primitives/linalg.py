@@ -124,9 +124,16 @@ def _check_precision(name: str, precision: Any) -> Any:
     if precision is None:
         return None
     if isinstance(precision, (list, tuple)) and len(precision) == 2:
+        if any(p is None for p in precision):  # ValueError as JAX 0.10.2: a pair names both
+            raise ValueError(f"{name}: a precision pair must name both, got {precision!r}")
         return tuple(_one_precision(name, p, names) for p in precision)
     one = _one_precision(name, precision, names)
     return (one, one)
+
+
+def _as_count(count: Any) -> Any:
+    """A bool group count as the int it is (other values are checked by the rule)."""
+    return int(count) if isinstance(count, (bool, np.bool_)) else count
 
 
 def _one_precision(name: str, value: Any, names: tuple[str, ...]) -> str | None:
@@ -810,7 +817,7 @@ def _check_groups(
     batch groups split the lhs batch and rhs output features. At most one of
     the two counts may exceed 1."""
     for arg, count in groups.items():
-        if isinstance(count, bool) or not isinstance(count, int):
+        if not isinstance(count, int):  # a bool is an int (True is 1), as JAX 0.10.2
             raise TypeError(f"{_NAME}: {arg} must be an int, got {count!r}")
         if count < 1:
             raise ValueError(f"{_NAME}: {arg} must be >= 1, got {count}")
@@ -1343,8 +1350,9 @@ def conv_general_dilated(
         lhs_dilation=lhs_dilation,
         rhs_dilation=rhs_dilation,
         dimension_numbers=dims,
-        feature_group_count=feature_group_count,
-        batch_group_count=batch_group_count,
+        # a bool count is an int (JAX 0.10.2); the rules compute with a plain int
+        feature_group_count=_as_count(feature_group_count),
+        batch_group_count=_as_count(batch_group_count),
         precision=_check_precision(_NAME, precision),
         preferred_element_type=_preferred(_NAME, preferred_element_type),
     )

@@ -1,0 +1,110 @@
+"""Branches of ``dot_general``'s and ``conv_general_dilated``'s rules no other case
+reaches (refimpl/primitives/linalg.py; issue 36).
+
+``linalg.paths/*``: ``dot_general`` with a precision pair and a precision
+name as a string, a bool ``feature_group_count`` (an int, as JAX), ``grad``
+of a ``dot_general`` whose batch dims are not leading (the transposes' permutation back), a
+convolution with an empty output, eagerly and under ``jit``, ``vmap`` of a
+convolution over an empty batch; and the argument checks every
+implementation rejects with JAX's class: ``preferred_element_type`` that
+narrows or changes the kind, a precision pair holding ``None``, an unknown
+precision name, repeated contracting dims, a convolution layout that
+repeats a letter, operands of different ranks. Left out, JAX 0.10.2 failing
+with another class: malformed ``dimension_numbers`` (JAX: ``ValueError``
+unpacking them), a spec that is not a permutation (MLIR's verifier), an
+unknown padding name (``RuntimeError``). Every case is ``AGREE``: judged by JAX (live or
+recorded); each case's recorded source includes its row and the helpers it
+calls.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from conformance.case import AGREE, Case, script_case
+from conformance.namespace import Unsupported
+
+_A = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
+_B = np.arange(12, dtype=np.float32).reshape(3, 4) / 8 - 0.5
+_T = np.arange(24, dtype=np.float32).reshape(3, 2, 4) / 10
+_S = np.arange(30, dtype=np.float32).reshape(2, 3, 5) / 7
+_LHS = np.arange(10, dtype=np.float32).reshape(1, 2, 5) / 3
+_RHS = np.ones((3, 2, 2), np.float32)
+
+
+def _api(ns: Any) -> Any:
+    module = importlib.import_module(ns.lax_.__name__.split(".")[0])
+    if not hasattr(module, "grad"):
+        raise Unsupported(f"{ns.name} has no grad")
+    return module
+
+
+def _dot(L: Any, a: Any, b: Any, **kw: Any) -> Any:
+    return L.dot_general(a, b, (((1,), (0,)), ((), ())), **kw)
+
+
+ROWS: list[tuple[str, Any]] = [
+    ("dot_precision_pair",
+     lambda ns, L: _dot(L, ns.asarray(_A), ns.asarray(_B), precision=("default", "highest"))),
+    ("conv_bool_group_count",
+     lambda ns, L: L.conv_general_dilated(ns.asarray(_LHS), ns.asarray(_RHS), (1,), "VALID",
+                                          feature_group_count=True)),
+    ("dot_precision_string",
+     lambda ns, L: _dot(L, ns.asarray(_A), ns.asarray(_B), precision="high")),
+    # batch dim 1 of the lhs (2) and 0 of the rhs: the product is (batch, lhs free, rhs free)
+    ("dot_general_grad_batch_not_leading",
+     lambda ns, L: _api(ns).grad(
+         lambda t, s: (L.dot_general(t, s, (((2,), (2,)), ((1,), (0,)))) ** 2).sum(),
+         argnums=(0, 1))(_T[:, :, :4], np.arange(2 * 3 * 4, dtype=np.float32).reshape(2, 3, 4))),
+    ("conv_empty_output",
+     lambda ns, L: L.conv_general_dilated(ns.asarray(_LHS[:, :, :1]), ns.asarray(_RHS), (1,),
+                                          "VALID")),
+    ("conv_empty_output_jit",
+     lambda ns, L: ns.jit(lambda x, w: L.conv_general_dilated(x, w, (1,), "VALID"))(
+         _LHS[:, :, :1], _RHS)),
+    ("conv_vmap_empty_batch",
+     lambda ns, L: _api(ns).vmap(lambda w: L.conv_general_dilated(_LHS, w, (1,), "VALID"))(
+         np.zeros((0, 3, 2, 2), np.float32))),
+]  # fmt: skip
+
+ERRORS: list[tuple[str, Any]] = [
+    ("dot_preferred_narrower", lambda ns, L: _dot(L, ns.asarray(_A), ns.asarray(_B),
+                                                  preferred_element_type=np.float16)),
+    ("dot_preferred_int_for_float", lambda ns, L: _dot(L, ns.asarray(_A), ns.asarray(_B),
+                                                       preferred_element_type=np.int32)),
+    ("dot_preferred_unsigned_for_signed",
+     lambda ns, L: _dot(L, ns.asarray(_A.astype(np.int32)), ns.asarray(_B.astype(np.int32)),
+                        preferred_element_type=np.uint32)),
+    ("dot_precision_pair_with_none",
+     lambda ns, L: _dot(L, ns.asarray(_A), ns.asarray(_B), precision=(None, "highest"))),
+    ("dot_precision_unknown",
+     lambda ns, L: _dot(L, ns.asarray(_A), ns.asarray(_B), precision="best")),
+    ("dot_general_repeated_contracting",
+     lambda ns, L: L.dot_general(ns.asarray(_S), ns.asarray(_S), (((1, 1), (1, 1)), ((), ())))),
+    ("conv_layout_repeated_letter",
+     lambda ns, L: L.conv_general_dilated(ns.asarray(_LHS), ns.asarray(_RHS), (1,), "VALID",
+                                          dimension_numbers=("NCC", "OIH", "NCH"))),
+    ("conv_ranks_differ",
+     lambda ns, L: L.conv_general_dilated(ns.asarray(_LHS), ns.asarray(_RHS[0]), (1,), "VALID")),
+]  # fmt: skip
+
+
+def _on_lax(fn: Any) -> Any:
+    def script(ns: Any) -> Any:
+        return fn(ns, ns.lax_)
+
+    return script
+
+
+def cases() -> Iterator[Case]:
+    helpers = "".join(inspect.getsource(h) for h in (_api, _dot))
+    for group in (ROWS, ERRORS):
+        for name, fn in group:
+            case = script_case(f"linalg.paths/{name}", _on_lax(fn), expect=AGREE)
+            yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
