@@ -70,7 +70,8 @@ enum OutShape : uint8_t { kOneLeaf = 0, kFlatTuple, kFlatList, kOtherTree };
 struct ShardedEntry {
   std::shared_ptr<Executable> executable;
   std::vector<int> device_indices;       // per mesh position m: the client's device index
-  std::vector<py::object> in_keys;       // per argument: its layout key (compared by identity)
+  std::vector<int64_t> structure;        // the arguments' structure words (PlanSpec.in_structure)
+  std::vector<py::object> in_keys;       // per argument leaf: its layout key (compared by identity)
   std::vector<std::vector<int>> orders;  // per argument: the block index device m reads
   std::vector<bool> donated;             // per argument
   bool any_donated = false;
@@ -130,18 +131,51 @@ bool UseFastPath(const FastShardedObject* fn) {
   return !InHostCallback();  // the Python route keeps its own rules there
 }
 
-EntryPtr Find(const FastShardedObject* fn, PyObject* const* args, Py_ssize_t nargs, bool x64) {
-  PyObject* mesh_array_type = g_ctx.mesh_array_type.ptr();
-  for (Py_ssize_t i = 0; i < nargs; ++i) {
-    if (reinterpret_cast<PyObject*>(Py_TYPE(args[i])) != mesh_array_type) return nullptr;
+// The positional arguments flattened: their MeshArray leaves and the
+// structure words (PlanSpec.in_structure: 0 a leaf, 1 n a tuple, 2 n a
+// list). Borrowed: the caller's arguments hold every object.
+struct FlatArgs {
+  SmallVector<int64_t, 16> words;
+  SmallVector<PyObject*, 8> leaves;
+};
+
+// False for anything but exact tuples, lists and MeshArrays (the fallback
+// flattens other pytrees), and past a small depth.
+bool FlattenArg(PyObject* x, int depth, FlatArgs* flat) {
+  if (reinterpret_cast<PyObject*>(Py_TYPE(x)) == g_ctx.mesh_array_type.ptr()) {
+    flat->words.push_back(0);
+    flat->leaves.push_back(x);
+    return true;
   }
+  if (depth >= 8) return false;
+  const bool tuple = PyTuple_CheckExact(x);
+  if (!tuple && !PyList_CheckExact(x)) return false;
+  const Py_ssize_t n = tuple ? PyTuple_GET_SIZE(x) : PyList_GET_SIZE(x);
+  flat->words.push_back(tuple ? 1 : 2);
+  flat->words.push_back(n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    // (no Python code runs here, so a list cannot change under the walk)
+    if (!FlattenArg(tuple ? PyTuple_GET_ITEM(x, i) : PyList_GET_ITEM(x, i), depth + 1, flat)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+EntryPtr Find(const FastShardedObject* fn, const FlatArgs& flat, bool x64) {
+  const std::size_t num_words = flat.words.size();
+  const std::size_t num_leaves = flat.leaves.size();
   const std::vector<EntryPtr>& entries = *fn->entries;
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
     const ShardedEntry& entry = **it;
-    if (entry.x64 != x64 || entry.in_keys.size() != static_cast<std::size_t>(nargs)) continue;
+    if (entry.x64 != x64 || entry.in_keys.size() != num_leaves ||
+        entry.structure.size() != num_words) {
+      continue;
+    }
     bool same = true;
-    for (Py_ssize_t i = 0; i < nargs && same; ++i) {
-      same = SlotOf(args[i], kKey) == entry.in_keys[i].ptr();
+    for (std::size_t w = 0; w < num_words && same; ++w) same = flat.words[w] == entry.structure[w];
+    for (std::size_t i = 0; i < num_leaves && same; ++i) {
+      same = SlotOf(flat.leaves[i], kKey) == entry.in_keys[i].ptr();
     }
     if (same) return *it;
   }
@@ -318,20 +352,32 @@ PyObject* FastShardedCall(PyObject* self, PyObject* const* args, size_t nargsf, 
   }
   const bool x64 =
       PyDict_GetItemWithError(g_ctx.config_values.ptr(), g_ctx.s_enable_x64.ptr()) == Py_True;
+  FlatArgs flat;
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    if (!FlattenArg(args[i], 0, &flat)) return SlowCall(fn, args, nargsf, kwnames);
+  }
   // (held: another thread may replace the entries while the GIL is released)
-  EntryPtr entry = Find(fn, args, nargs, x64);
+  EntryPtr entry = Find(fn, flat, x64);
   if (!entry) return SlowCall(fn, args, nargsf, kwnames);
+  // Held too: another thread may take a leaf out of a list argument meanwhile.
+  SmallVector<py::object, 8> held;
+  for (PyObject* leaf : flat.leaves) held.push_back(py::reinterpret_borrow<py::object>(leaf));
   bool slow = false;
-  PyObject* result = Run(fn, *entry, args, nargs, &slow);
+  PyObject* result =
+      Run(fn, *entry, flat.leaves.data(), static_cast<Py_ssize_t>(flat.leaves.size()), &slow);
   if (slow) return SlowCall(fn, args, nargsf, kwnames);
   return result;
 }
 
 // ============================================================ installing a plan
 
-// Reads a PlanSpec (by field) into an entry.
+// Reads a PlanSpec (by field) into an entry; null when its arguments'
+// structure is one the C++ path does not flatten.
 EntryPtr EntryFromSpec(const py::handle spec) {
   auto entry = std::make_shared<ShardedEntry>();
+  py::object structure = spec.attr("in_structure");
+  if (structure.is_none()) return nullptr;
+  entry->structure = structure.cast<std::vector<int64_t>>();
   entry->donated = spec.attr("donated").cast<std::vector<bool>>();
   for (bool donated : entry->donated) entry->any_donated = entry->any_donated || donated;
   entry->where = spec.attr("where");
@@ -408,12 +454,16 @@ PyObject* AddEntry(PyObject* self, PyObject* spec) {
   auto* fn = reinterpret_cast<FastShardedObject*>(self);
   try {
     EntryPtr entry = EntryFromSpec(spec);
+    if (!entry) Py_RETURN_FALSE;
     std::vector<EntryPtr>& entries = *fn->entries;
     // A plan for the same signature (the Python route made another one,
     // e.g. after a call it had to handle) replaces the old entry.
     for (auto it = entries.begin(); it != entries.end(); ++it) {
       const ShardedEntry& old = **it;
-      if (old.x64 != entry->x64 || old.in_keys.size() != entry->in_keys.size()) continue;
+      if (old.x64 != entry->x64 || old.in_keys.size() != entry->in_keys.size() ||
+          old.structure != entry->structure) {
+        continue;
+      }
       bool same = true;
       for (std::size_t i = 0; i < old.in_keys.size() && same; ++i) {
         same = old.in_keys[i].ptr() == entry->in_keys[i].ptr();
@@ -552,7 +602,9 @@ PyObject* GetFallback(PyObject* self, void*) {
 }
 
 PyMethodDef kMethods[] = {
-    {"_add_entry", AddEntry, METH_O, "Installs a plan's PlanSpec as a C++ entry."},
+    {"_add_entry", AddEntry, METH_O,
+     "Installs a plan's PlanSpec as a C++ entry; False when its arguments' structure is not "
+     "tuples and lists of MeshArrays."},
     {"clear_cache", ClearCache, METH_NOARGS,
      "Forgets the C++ entries, then clears the fallback's cache."},
     {"_fast_stats", FastStats, METH_NOARGS,

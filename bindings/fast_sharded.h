@@ -10,10 +10,11 @@
 //   * it has no keyword arguments, the backend is pjrt (for backend=None,
 //     config.backend), no trace is in progress, jit is not disabled and
 //     it is not inside a host callback;
-//   * each positional argument is a MeshArray (exactly) whose layout key
-//     (MeshArray.layout_key(): one interned object per (sharding, aval)) is
-//     the entry's, by identity: the signature is the argument count, the
-//     x64 flag and these keys;
+//   * the positional arguments are MeshArrays (exactly), or tuples and
+//     lists of them (other pytrees go to the fallback), with the entry's
+//     structure, and each MeshArray's layout key (MeshArray.layout_key():
+//     one interned object per (sharding, aval)) is the entry's, by
+//     identity: the signature is the structure, the x64 flag and these keys;
 //   * every block is a live single-device PjrtArray on the device the
 //     entry expects.
 //
@@ -23,7 +24,9 @@
 // serialized with other launches of programs with collectives), and each
 // output becomes a MeshArray (its __slots__ written at their offsets) of
 // per-device PjrtArrays, or device 0's PjrtArray for an output whose
-// sharding was left unspecified. Donated arguments are donated per block,
+// sharding was left unspecified (a single output, or a flat tuple or list
+// of them, is built in C++; a nested output tree by its PyTreeDef's
+// unflatten). Donated arguments are donated per block,
 // as the Python plan does: a call where one storage is passed twice with a
 // donation goes to the fallback (jit's ValueError); each donated block is
 // claimed for the launch (passed non-donatable when another launch reads

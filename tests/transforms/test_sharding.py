@@ -525,6 +525,43 @@ def test_pjrt_cached_sharded_calls_run_in_cpp(on_backend, monkeypatch):
 
 
 @pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
+def test_pjrt_cached_sharded_calls_with_tuple_and_list_arguments_run_in_cpp(
+    on_backend, monkeypatch
+):
+    from refimpl.transforms.sharded import ShardedJit
+
+    m = mesh_of((4,), ("x",))
+    s = rs.NamedSharding(m, rs.P("x"))
+    f = ri.jit(
+        lambda pair, rest: (pair[0] + pair[1] * rest[0], [pair[1]]),
+        in_shardings=s,
+        out_shardings=s,
+    )
+    x0 = sharding_cases.X8
+    x, y, z = (ri.device_put(v, s) for v in (x0, x0 + 1, x0 * 2))
+    out, [same] = f((x, y), [z])  # the first call leaves the plan
+    expected = x0 + (x0 + 1) * (x0 * 2)
+    with monkeypatch.context() as patch:
+        patch.setattr(ShardedJit, "__call__", None)  # a hit runs in C++
+        for _ in range(3):
+            out, [same] = f((out, same), [z])
+            expected = expected + (x0 + 1) * (x0 * 2)
+    assert f._fast_stats()["hits"] == 3
+    np.testing.assert_array_equal(np.asarray(out), expected)
+    assert type(out) is MeshArray and type(same) is MeshArray and same.sharding == s
+    np.testing.assert_array_equal(np.asarray(same), x0 + 1)
+    # another structure (a tuple where the entry has a list): the Python route
+    out2, _ = f((x, y), (z,))
+    np.testing.assert_array_equal(np.asarray(out2), x0 + (x0 + 1) * (x0 * 2))
+    assert f._fast_stats()["hits"] == 3
+    # a dict argument: the Python route always (no C++ entry)
+    g = ri.jit(lambda d: d["a"] * 2, in_shardings=s, out_shardings=s)
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(g({"a": x})), x0 * 2)
+    assert g._fast_stats()["hits"] == 0 and g._fast_stats()["entries"] == 0
+
+
+@pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
 def test_pjrt_launch_refuses_a_buffer_donated_and_read_by_one_launch(on_backend):
     # The public routes refuse f(x, x) with x donated, naming the arguments;
     # the launch under them must refuse it too (XLA would free the buffer

@@ -121,7 +121,7 @@ def run(
         return NotImplemented
     result = _execute(entry, leaves, avals, in_shardings, mesh, flags)
     if plan_sink is not None:
-        plan = _plan(entry, name, leaves, in_shardings, mesh, flags)
+        plan = _plan(entry, name, leaves, in_shardings, mesh, flags, in_tree)
         if plan is not None:
             plan_sink(plan)
     for leaf, flag in zip(leaves, flags, strict=True):
@@ -276,6 +276,9 @@ class PlanSpec(NamedTuple):
 
     executable: Any  # refimpl._pjrt.Executable over the mesh's devices
     device_indices: tuple[int, ...]  # per mesh position m: the client's device index
+    # the positional arguments' structure, preorder per argument: 0 a leaf,
+    # 1 n a tuple of n, 2 n a list of n; None: another structure (no C++ entry)
+    in_structure: tuple[int, ...] | None
     in_keys: tuple[object, ...]  # per argument leaf: its layout key (MeshArray.layout_key)
     in_orders: tuple[tuple[int, ...], ...]  # per leaf: the shard index device m reads
     donated: tuple[bool, ...]  # per leaf
@@ -293,6 +296,7 @@ def _plan(
     in_shardings: list[Any],
     mesh: Mesh,
     donated: tuple[bool, ...],
+    in_tree: Any = None,
 ) -> Any:
     """The work of a call with this signature that does not depend on the
     values, done once: a function of the next call's leaves that launches
@@ -372,6 +376,7 @@ def _plan(
     call.spec = PlanSpec(  # type: ignore[attr-defined]
         executable=executable,
         device_indices=tuple(executables.index_of(d) for d in devices),
+        in_structure=_structure_words(in_tree),
         in_keys=tuple(key for key, _ in expected),
         in_orders=tuple(order for _, order in expected),
         donated=tuple(donated),
@@ -392,6 +397,27 @@ def _plan(
         where=where,
     )
     return call
+
+
+def _structure_words(in_tree: Any) -> tuple[int, ...] | None:
+    """:class:`PlanSpec`'s ``in_structure`` of the argument tuple ``in_tree``."""
+    if in_tree is None or in_tree.node_data() is None or in_tree.node_data()[0] is not tuple:
+        return None
+    words: list[int] = []
+
+    def walk(tree: Any) -> bool:
+        node = tree.node_data()
+        if node is None:
+            words.append(0)
+            return True
+        kind = {tuple: 1, list: 2}.get(node[0])
+        children = tree.children()
+        if kind is None:
+            return False
+        words.extend((kind, len(children)))
+        return all(walk(child) for child in children)
+
+    return tuple(words) if all(walk(arg) for arg in in_tree.children()) else None
 
 
 def _execute(
