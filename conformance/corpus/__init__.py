@@ -81,6 +81,7 @@ FAMILIES: Sequence[str] = (
     "structural_paths",
     "indexing_paths",
     "linalg_paths",
+    "decomposition_paths",
 )
 
 

@@ -891,9 +891,9 @@ def triangular_solve(
     )  # fmt: skip
 
 
-def lu(x: Any) -> tuple[Any, Any, Any]:
-    """``jax.ops.linalg.lu``: ``(lu, pivots, permutation)``."""
-    return tuple(lu_p.bind(x))
+def lu(x: Any) -> list[Any]:
+    """``jax.ops.linalg.lu``: ``[lu, pivots, permutation]`` (a list, as JAX 0.10.2)."""
+    return list(lu_p.bind(x))
 
 
 def qr(x: Any, *, full_matrices: bool = True) -> tuple[Any, Any]:

@@ -56,7 +56,7 @@ def both(fn, *args):
 def compare(fn_ours, fn_jax, *args, tol=TOL):
     expected = fn_jax(*[jnp.asarray(a) for a in args])
     for backend, out in zip(("ref", "pjrt"), both(fn_ours, *args), strict=True):
-        outs = out if isinstance(out, tuple) else (out,)
+        outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)  # lu: a list, as JAX
         exps = tuple(expected) if isinstance(expected, (tuple, list)) else (expected,)
         assert len(outs) == len(exps)
         for o, e in zip(outs, exps, strict=True):

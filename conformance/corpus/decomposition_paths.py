@@ -1,0 +1,107 @@
+"""Branches of the matrix decompositions' and the reducers' rules no other case
+reaches (refimpl/primitives/decompositions.py, computations.py; issue 36).
+
+* ``decomposition.paths/*``: decompositions of an empty batch of matrices
+  (eagerly and under ``vmap``), ``lu`` of
+  a singular matrix (a zero pivot), ``eigh``/``svd`` of 1x1 matrices under
+  ``jvp`` (``lu``'s result a list, as JAX); and a non-square ``cholesky``,
+  which every implementation rejects with JAX's class. Left out: ``cholesky``
+  of a matrix whose off-diagonal entries are NaN (ref and JAX 0.10.2 keep the
+  diagonal's factor, the pjrt lowering gives NaN everywhere: open), and
+  ``triangular_solve`` with batch dims that differ (JAX: ``ValueError`` from
+  its batching, refimpl: ``TypeError``).
+* ``computation.paths/*``: ``lax.reduce`` with computations JAX does not
+  read as a monoid -- the arguments swapped (``b + a``), two equations, a
+  ``sub``, ``or`` of floats refused -- and an init traced under ``jit``
+  (the general primitive, not ``reduce_sum``); and a computation that
+  returns another tree than the init (refused as JAX).
+
+Every case is ``AGREE``: judged by JAX (live or recorded; decompositions
+within 64 ulps); each case's recorded source includes its row and the
+helpers it calls.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from conformance.case import AGREE, Case, script_case
+from conformance.compare import Tolerance
+from conformance.namespace import Unsupported
+
+_SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]], np.float32)
+_X = np.array([[0.5, -1.0, 2.0, 0.25], [3.0, 0.0, -2.0, 1.0]], np.float32)
+_SINGULAR2 = np.array([[0.0, 1.0], [0.0, 2.0]], np.float32)
+_SINGULAR3 = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], np.float32)
+
+
+def _api(ns: Any) -> Any:
+    module = importlib.import_module(ns.lax_.__name__.split(".")[0])
+    if not hasattr(module, "vmap"):
+        raise Unsupported(f"{ns.name} has no vmap/jvp")
+    return module
+
+
+DECOMPOSITIONS: list[tuple[str, Any]] = [
+    ("cholesky_empty_batch",
+     lambda ns, L: L.linalg.cholesky(ns.asarray(np.zeros((0, 3, 3), np.float32)))),
+    ("qr_empty_batch", lambda ns, L: L.linalg.qr(ns.asarray(np.zeros((0, 3, 2), np.float32)))),
+    ("eigh_vmap_empty_batch",
+     lambda ns, L: _api(ns).vmap(L.linalg.eigh)(np.zeros((0, 2, 2), np.float32))),
+    ("lu_singular", lambda ns, L: L.linalg.lu(ns.asarray(_SINGULAR2))),
+    ("lu_singular_jit",
+     lambda ns, L: ns.jit(L.linalg.lu)(_SINGULAR3)),
+    ("eigh_1x1_jvp",
+     lambda ns, L: _api(ns).jvp(lambda a: L.linalg.eigh(a), (np.array([[2.0]], np.float32),),
+                                (np.array([[0.5]], np.float32),))),
+    ("svd_1x1_jvp",
+     lambda ns, L: _api(ns).jvp(lambda a: L.linalg.svd(a, full_matrices=False),
+                                (np.array([[-3.0]], np.float32),),
+                                (np.array([[0.5]], np.float32),))),
+    ("cholesky_not_square", lambda ns, L: L.linalg.cholesky(ns.asarray(_X))),
+]  # fmt: skip
+
+
+def _reduce(L: Any, x: Any, init: Any, fn: Any) -> Any:
+    return L.reduce(x, init, fn, (1,))
+
+
+COMPUTATIONS: list[tuple[str, Any]] = [
+    ("swapped_add", lambda ns, L: _reduce(L, ns.asarray(_X), np.float32(0), lambda a, b: b + a)),
+    ("two_equations",
+     lambda ns, L: _reduce(L, ns.asarray(_X), np.float32(0), lambda a, b: a + b * 1.0)),
+    ("sub_jit",
+     lambda ns, L: ns.jit(lambda x: _reduce(L, x, np.float32(0), L.sub))(_X)),
+    ("or_of_bools", lambda ns, L: _reduce(L, ns.asarray(_X > 0), False, L.bitwise_or)),
+    ("add_traced_init_jit",
+     lambda ns, L: ns.jit(lambda x, i: _reduce(L, x, i, L.add))(_X, np.float32(0))),
+    ("max_traced_init_jit",
+     lambda ns, L: ns.jit(lambda x, i: _reduce(L, x, i, L.max))(_X, np.float32(-1))),
+    ("add_nonidentity_init", lambda ns, L: _reduce(L, ns.asarray(_X), np.float32(1.5), L.add)),
+    ("tree_mismatch",
+     lambda ns, L: _reduce(L, ns.asarray(_X), np.float32(0), lambda a, b: (a + b, a))),
+]  # fmt: skip
+
+
+def _on_lax(fn: Any) -> Any:
+    def script(ns: Any) -> Any:
+        return fn(ns, ns.lax_)
+
+    return script
+
+
+def cases() -> Iterator[Case]:
+    helpers = "".join(inspect.getsource(h) for h in (_api, _reduce))
+    for name, fn in DECOMPOSITIONS:
+        case = script_case(f"decomposition.paths/{name}", _on_lax(fn), expect=AGREE,
+                           tolerance=Tolerance(ulps=64, atol_eps=16))  # fmt: skip
+        yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
+    for name, fn in COMPUTATIONS:
+        case = script_case(f"computation.paths/{name}", _on_lax(fn), expect=AGREE)
+        yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
