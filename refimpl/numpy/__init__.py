@@ -74,6 +74,10 @@ from refimpl.numpy._ufuncs import *  # noqa: F403
 from refimpl.numpy._vectorize import *  # noqa: F403
 from refimpl.numpy._window_functions import *  # noqa: F403
 
+# ufunc objects (add.reduce...) in place of the plain functions of the same names, as jnp's
+for _name in _ufunc_objects.MODULE_UFUNCS:
+    globals()[_name] = getattr(_ufunc_objects, _name)
+
 __all__ = [
     "is_operand",
     *_creation.__all__,
@@ -116,6 +120,11 @@ for _name in (
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
 # arguments (docs/semantics.md 16.1); the reference backend is unaffected.
 _fast_functions.wrap_module(globals(), __all__)
+# and the function each of the module's ufunc objects calls (rnp.add(x, y))
+_calls = {_name: globals()[_name]._call for _name in _ufunc_objects.MODULE_UFUNCS}
+_fast_functions.wrap_module(_calls, list(_calls))
+for _name, _call in _calls.items():
+    globals()[_name]._call = _call
 
 # every array type's operators and methods (refimpl.array_ops) forward to this
 # module; array_ops, below the surface, imports none of it

@@ -12,15 +12,17 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import lax
-from refimpl.numpy._creation import arange, asarray, full, zeros
+from refimpl import dtypes, lax
+from refimpl.numpy import _math, _reductions, _ufuncs
+from refimpl.numpy._creation import arange, asarray, canonical_dtype, full, zeros
 from refimpl.numpy._indexing import take
 from refimpl.numpy._promote import (
     aval_of,
     checked_array,
+    promote_dtypes_inexact,
 )
 from refimpl.numpy._shape import broadcast_to, concatenate, moveaxis, normalize_axis, reshape
-from refimpl.numpy._ufuncs import where
+from refimpl.numpy._ufuncs import real, where
 from refimpl.numpy._vectorize import vectorize
 from refimpl.transforms.batching import vmap
 from refimpl.transforms.jit import eval_shape
@@ -43,8 +45,9 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
     ``reduce`` (a ``fori_loop`` folding along one axis), ``accumulate`` (a
     ``scan``), ``reduceat``, ``outer`` (two ``vmap`` s) and ``at`` (a ``scan``
     applying ``func`` at each index in turn, so repeated indices compound).
-    ``identity`` starts empty reductions. The module's own functions
-    (``rnp.add``...) are plain functions, not ufunc objects."""
+    ``identity`` starts empty reductions. The module's ufuncs (``rnp.add``
+    and the 13 others JAX's ``jnp`` makes ufunc objects) call their own
+    function, and ``add.reduce`` is ``sum`` (and so on) as in JAX."""
 
     def __init__(
         self,
@@ -56,6 +59,11 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
         name: str | None = None,
         nargs: int | None = None,
         identity: Any = None,
+        call: Callable[..., Any] | None = None,
+        reduce: Callable[..., Any] | None = None,
+        accumulate: Callable[..., Any] | None = None,
+        at: Callable[..., Any] | None = None,
+        reduceat: Callable[..., Any] | None = None,
     ) -> None:
         self._func = func
         self.nin, self.nout = operator.index(nin), operator.index(nout)
@@ -63,6 +71,19 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
         self.identity = identity
         self.__name__ = name or getattr(func, "__name__", "ufunc")
         self.__doc__ = func.__doc__
+        # the module's ufuncs (rnp.add...) run their own functions and
+        # reductions (add.reduce is sum), as JAX's do; frompyfunc's fold
+        self._call, self._reduce, self._accumulate = call, reduce, accumulate
+        self._at, self._reduceat = at, reduceat
+
+    def _key(self) -> tuple:
+        return (self._func, self.__name__, self.identity, self.nin, self.nout, self.nargs)
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, ufunc) and self._key() == other._key()
 
     def __repr__(self) -> str:
         return f"<rnp.ufunc {self.__name__!r}>"
@@ -70,6 +91,8 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
     def __call__(self, *args: ArrayLike, out: None = None, where: None = None) -> Any:
         if out is not None or where is not None:
             raise NotImplementedError(f"{self.__name__}: the out= and where= arguments")
+        if self._call is not None:
+            return self._call(*args)
         if len(args) != self.nin:
             raise TypeError(f"{self.__name__}: takes {self.nin} arguments, got {len(args)}")
         return vectorize(self._func)(*args)
@@ -102,19 +125,27 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
         self._binary("reduce")
         if out is not None:
             raise NotImplementedError(f"{name}: the out argument")
-        if isinstance(axis, tuple):
-            raise NotImplementedError(f"{name}: a tuple of axes")
         a = checked_array(name, a)
         start = self.identity if initial is None else initial
         if where is not None:
             where = checked_array(name, where, "where")
-            if _aval(where).dtype != np.bool_:
-                raise ValueError(f"{name}: where must be boolean, got {_aval(where).dtype}")
             if start is None:
                 raise ValueError(
-                    f"{name}: {self.__name__!r} has no identity: a where mask needs initial"
+                    f"{name}: reduction operation {self.__name__!r} does not have an identity, "
+                    "so to use a where mask one has to specify 'initial'"
                 )
+            if _aval(where).dtype != np.bool_:
+                raise ValueError(
+                    f"{name}: where argument must have dtype=bool; got dtype={_aval(where).dtype}"
+                )
+        if self._reduce is not None:
+            return self._reduce(
+                a, axis=axis, dtype=dtype, keepdims=keepdims, initial=initial, where=where
+            )
+        # the dtype first: JAX's bool subtract.reduce fails there, before the axes
         dtype = self._result_dtype(a, a) if dtype is None else np.dtype(dtype)
+        if isinstance(axis, tuple):
+            raise NotImplementedError(f"{name}: a tuple of axes")
 
         if where is not None:
             where = broadcast_to(where, _aval(a).shape)
@@ -153,6 +184,8 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
         self._binary("accumulate")
         if out is not None:
             raise NotImplementedError(f"{name}: the out argument")
+        if self._accumulate is not None:
+            return self._accumulate(a, axis=axis, dtype=dtype)
         if axis is None or isinstance(axis, tuple):
             raise ValueError(f"{name}: a single integer axis is required")
         a = checked_array(name, a)
@@ -163,7 +196,8 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
         moved = moveaxis(a, axis, 0).astype(dtype)
 
         def step(acc: Any, x: Any) -> tuple[Any, Any]:
-            new = self(acc, x)
+            # in dtype, as JAX's where(i == 0, first, step) promotes a bool step
+            new = asarray(self(acc, x)).astype(dtype)
             return new, new
 
         _, rest = lax.scan(step, moved[0], moved[1:])
@@ -180,6 +214,8 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
         self._binary("reduceat")
         if out is not None:
             raise NotImplementedError(f"{name}: the out argument")
+        if self._reduceat is not None:
+            return self._reduceat(a, indices, axis=axis, dtype=dtype)
         a = checked_array(name, a)
         indices = checked_array(name, indices, "indices")
         if _aval(a).ndim == 0 or _aval(indices).ndim != 1:
@@ -224,6 +260,8 @@ class ufunc:  # noqa: N801  (NumPy's and JAX's name)
             raise NotImplementedError(
                 f"{name}: arrays are immutable; pass inplace=False for the updated copy"
             )
+        if self._at is not None:
+            return self._at(a, indices) if b is None else self._at(a, indices, b)
         operands = [a] if b is None else [a, b]
         a = checked_array(name, a)
         dtype = self._result_dtype(*operands)
@@ -262,7 +300,171 @@ def _where(condition: Any, x: Any, y: Any) -> Any:
     return where(condition, x, y)
 
 
-__all__ = [
-    "frompyfunc",
-    "ufunc",
-]
+# --- the module's ufuncs: rnp.add and the others JAX's jnp makes ufunc objects ------------
+
+
+def _at_update(method: str, counts_bool: bool) -> Callable[..., Any]:
+    """``ufunc.at`` as one scatter (``a.at[indices].add(b)``); bool operands
+    counted in int32 and tested back, as JAX's add.at and multiply.at."""
+
+    def at(a: ArrayLike, indices: Any, b: ArrayLike) -> Array:
+        a = asarray(a)
+        if counts_bool and _aval(a).dtype == np.bool_:
+            b = asarray(b).astype(np.bool_).astype(np.int32)
+            return getattr(a.astype(np.int32).at[indices], method)(b).astype(np.bool_)
+        return getattr(a.at[indices], method)(b)
+
+    return at
+
+
+def _require_integer(name: str) -> Callable[[Any], Any]:
+    def check(a: Any) -> Any:
+        dtype = _aval(a, name).dtype
+        if not (dtypes.is_integer(dtype) or dtypes.is_bool(dtype)):
+            raise ValueError(f"{name}: integer argument required; got dtype={dtype}")
+        return a
+
+    return check
+
+
+def _to_bool(a: Any) -> Any:
+    """Nonzero test; complex numbers by their real part (as JAX's logical reductions)."""
+    a = asarray(a)
+    if dtypes.is_complex(_aval(a).dtype):
+        a = real(a)
+    return a.astype(np.bool_)
+
+
+def _reduce_xor(a: Any, axes: tuple[int, ...]) -> Any:
+    zero = np.zeros((), _aval(a).dtype)
+    return lax.reduce(a, zero, lax.bitwise_xor, axes)
+
+
+def _all_ones(dtype: np.dtype) -> Any:
+    return np.array(-1).astype(dtype)
+
+
+def _bitwise_reduction(name: str, reduce: Callable, combine: Callable, identity: Callable) -> Any:
+    return _reductions._Reduction(
+        f"{name}.reduce", reduce, combine, identity, preprocess=_require_integer(f"{name}.reduce")
+    )
+
+
+def _logical_reduction(name: str, reduce: Callable, combine: Callable, identity: Callable) -> Any:
+    return _reductions._Reduction(f"{name}.reduce", reduce, combine, identity, preprocess=_to_bool)
+
+
+def _logsumexp(
+    a: ArrayLike,
+    axis: Any = None,
+    dtype: Any = None,
+    keepdims: bool = False,
+    initial: ArrayLike = None,
+    where: ArrayLike = None,
+) -> Array:
+    """``logaddexp.reduce``: log(sum(exp(a))) shifted by the (finite) maximum,
+    as JAX's; ``dtype`` is checked but unused, as there."""
+    name = "logaddexp.reduce"
+    if dtype is not None:
+        canonical_dtype(name, dtype)
+    (a,) = promote_dtypes_inexact(name, a)
+    shape = _aval(a).shape
+    axes = _reductions.reduction_axes(name, axis, len(shape))
+    amax = _reductions.max(real(a), axes, keepdims=keepdims, where=where, initial=-np.inf)
+    amax = lax.stop_gradient(lax.select(lax.is_finite(amax), amax, lax.full_like(amax, 0)))
+    amax_dims = amax if keepdims else lax.expand_dims(amax, axes)
+    exp_a = lax.exp(lax.sub(a, amax_dims.astype(_aval(a).dtype)))
+    sumexp = _reductions.sum(exp_a, axes, keepdims=keepdims, where=where)
+    result = lax.add(lax.log(sumexp), amax.astype(_aval(sumexp).dtype))
+    return result if initial is None else _math.logaddexp(initial, result)
+
+
+def _logsumexp2(
+    a: ArrayLike,
+    axis: Any = None,
+    dtype: Any = None,
+    keepdims: bool = False,
+    initial: ArrayLike = None,
+    where: ArrayLike = None,
+) -> Array:
+    """``logaddexp2.reduce``: ``logaddexp.reduce`` of ``a ln 2``, over ``ln 2``."""
+    ln2 = float(np.log(2))
+    if initial is not None:
+        initial = initial * ln2
+    a = checked_array("logaddexp2.reduce", a)
+    scaled = _logsumexp(a * ln2, axis, dtype, keepdims, initial, where)
+    return scaled / ln2
+
+
+def _module_ufunc(
+    func: Callable[..., Any], nin: int, identity: Any = None, **methods: Any
+) -> ufunc:
+    return ufunc(func, nin, 1, name=func.__name__, identity=identity, call=func, **methods)
+
+
+negative = _module_ufunc(_ufuncs.negative, 1)
+add = _module_ufunc(
+    _ufuncs.add,
+    2,
+    0,
+    reduce=_reductions.sum,
+    accumulate=_reductions.cumsum,
+    at=_at_update("add", counts_bool=True),
+)
+multiply = _module_ufunc(
+    _ufuncs.multiply,
+    2,
+    1,
+    reduce=_reductions.prod,
+    accumulate=_reductions.cumprod,
+    at=_at_update("multiply", counts_bool=True),
+)
+subtract = _module_ufunc(_ufuncs.subtract, 2, at=_at_update("subtract", counts_bool=False))
+maximum = _module_ufunc(_ufuncs.maximum, 2, reduce=_reductions._max)
+minimum = _module_ufunc(_ufuncs.minimum, 2, reduce=_reductions._min)
+bitwise_and = _module_ufunc(
+    _ufuncs.bitwise_and,
+    2,
+    -1,
+    reduce=_bitwise_reduction("bitwise_and", lax.reduce_and, lax.bitwise_and, _all_ones),
+)
+bitwise_or = _module_ufunc(
+    _ufuncs.bitwise_or,
+    2,
+    0,
+    reduce=_bitwise_reduction("bitwise_or", lax.reduce_or, lax.bitwise_or, dtypes.zero),
+)
+bitwise_xor = _module_ufunc(
+    _ufuncs.bitwise_xor,
+    2,
+    0,
+    reduce=_bitwise_reduction("bitwise_xor", _reduce_xor, lax.bitwise_xor, dtypes.zero),
+)
+logical_and = _module_ufunc(
+    _ufuncs.logical_and,
+    2,
+    True,
+    reduce=_logical_reduction("logical_and", lax.reduce_and, lax.bitwise_and, dtypes.one),
+)
+logical_or = _module_ufunc(
+    _ufuncs.logical_or,
+    2,
+    False,
+    reduce=_logical_reduction("logical_or", lax.reduce_or, lax.bitwise_or, dtypes.zero),
+)
+logical_xor = _module_ufunc(
+    _ufuncs.logical_xor,
+    2,
+    False,
+    reduce=_logical_reduction("logical_xor", _reduce_xor, lax.bitwise_xor, dtypes.zero),
+)
+logaddexp = _module_ufunc(_math.logaddexp, 2, -np.inf, reduce=_logsumexp)
+logaddexp2 = _module_ufunc(_math.logaddexp2, 2, -np.inf, reduce=_logsumexp2)
+MODULE_UFUNCS = (
+    "add", "bitwise_and", "bitwise_or", "bitwise_xor", "logaddexp", "logaddexp2", "logical_and",
+    "logical_or", "logical_xor", "maximum", "minimum", "multiply", "negative", "subtract",
+)  # fmt: skip
+
+
+# the module ufuncs are exported by refimpl.numpy in place of _ufuncs' functions
+__all__ = ["frompyfunc", "ufunc"]
