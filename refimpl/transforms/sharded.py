@@ -514,10 +514,12 @@ class ShardedJit:
         self._inner = inner
         self._backend = backend
         self._spmd_cache: dict[Any, Any] = {}
-        # (argument tree, backend) -> the SPMD route's per-signature plan of a
-        # cached call (calls without static or keyword arguments); with
-        # (argument count, backend) -> the plan of calls whose arguments are
-        # all MeshArrays, found without flattening them
+        # (argument tree, backend, enable_x64) -> the SPMD route's
+        # per-signature plan of a cached call (calls without static or keyword
+        # arguments); with (argument count, backend, enable_x64) -> the plan of
+        # calls whose arguments are all MeshArrays, found without flattening
+        # them. x64 is part of the key as of every jit signature: the function
+        # traced in the other mode may make other dtypes.
         self._plans: dict[Any, Any] = {}
         self._flat_plans: dict[Any, Any] = {}
         # called with each new plan (the backend's C++ fast path installs it)
@@ -535,16 +537,21 @@ class ShardedJit:
         return getattr(self.__dict__["_inner"], name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if config._values["disable_jit"]:
+            # as JAX: the function runs op by op; the shardings are neither
+            # checked nor applied
+            return self.__wrapped__(*args, **kwargs)
         if self._plans and not kwargs:
             backend = self._backend or config.backend
+            x64 = config._values["enable_x64"]
             for arg in args:
                 if type(arg) is not MeshArray:
                     leaves, in_tree = tree_util.tree_flatten(args)
-                    plan = self._plans.get((in_tree, backend))
+                    plan = self._plans.get((in_tree, backend, x64))
                     break
             else:  # each argument is a leaf: no tree to flatten
                 leaves = args  # type: ignore[assignment]
-                plan = self._flat_plans.get((len(args), backend))
+                plan = self._flat_plans.get((len(args), backend, x64))
             if plan is not None:
                 out = plan(leaves)
                 if out is not NotImplemented:
@@ -645,12 +652,13 @@ class ShardedJit:
     def _plan_sink(self, in_tree: Any, args: tuple[Any, ...]) -> Callable[[Any], None]:
         """Where the SPMD route hands the plan of a call like this one."""
         backend = self._backend or config.backend
+        x64 = config._values["enable_x64"]
         flat = all(type(arg) is MeshArray for arg in args)
 
         def sink(plan: Any) -> None:
-            self._plans[in_tree, backend] = plan
+            self._plans[in_tree, backend, x64] = plan
             if flat:
-                self._flat_plans[len(args), backend] = plan
+                self._flat_plans[len(args), backend, x64] = plan
             for listener in self._plan_listeners:
                 listener(plan)
 

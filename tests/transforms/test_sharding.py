@@ -591,3 +591,56 @@ def test_a_one_device_array_has_one_addressable_shard_as_jax(backend):
     assert shard.index == want.index and shard.replica_id == want.replica_id == 0
     assert shard.device == x.device
     np.testing.assert_array_equal(np.asarray(shard.data), value)
+
+
+@pytest.mark.parametrize("on_backend", BACKENDS, indirect=True)
+def test_jit_with_shardings_retraces_when_enable_x64_changes(on_backend):
+    # x64 changes what the function makes (arange(4.0) is float64 under it):
+    # the plans and executables of one mode must not serve the other
+    import jax
+    import jax.numpy as jnp
+
+    import refimpl.numpy as rnp
+
+    def f(x):
+        return x + rnp.arange(4.0)
+
+    def want(x64):
+        with jax.enable_x64(x64):
+            return (jnp.ones(4, np.float32) + jnp.arange(4.0)).dtype
+
+    m = mesh_of((2,), ("x",))
+    s = rs.NamedSharding(m, rs.P("x"))
+    g = ri.jit(f, in_shardings=s, out_shardings=s)
+    x = ri.device_put(np.ones(4, np.float32), s)
+    for _ in range(2):  # the second call of each mode is the cached one
+        assert g(x).dtype == want(False)
+    try:
+        ri.config.update("enable_x64", True)
+        for _ in range(2):
+            out = g(x)
+            assert out.dtype == want(True)
+        np.testing.assert_array_equal(np.asarray(out), np.arange(4.0) + 1)
+    finally:
+        ri.config.update("enable_x64", False)
+    assert g(x).dtype == want(False)
+
+
+@pytest.mark.parametrize("on_backend", BACKENDS, indirect=True)
+def test_jit_with_shardings_under_disable_jit_runs_the_function_eagerly(on_backend):
+    # JAX 0.10.2: the function is called on the arguments as given (a NumPy
+    # array stays one, no tracer), and the shardings are neither applied nor
+    # checked (in_shardings of another arity is no error)
+    seen = []
+
+    def f(x):
+        seen.append(type(x))
+        return x * 2
+
+    m = mesh_of((2,), ("x",))
+    s = rs.NamedSharding(m, rs.P("x"))
+    with ri.disable_jit():
+        out = ri.jit(f, in_shardings=s, out_shardings=s)(np.ones(4, np.float32))
+        assert seen == [np.ndarray] and type(out) is np.ndarray
+        out = ri.jit(f, in_shardings=(s, s))(np.ones(3, np.float32))
+        np.testing.assert_array_equal(out, np.full(3, 2, np.float32))

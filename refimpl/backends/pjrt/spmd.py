@@ -106,12 +106,14 @@ def run(
     if any(flags) and not _donatable(leaves, flags):
         return NotImplemented
     avals = [tracing.get_aval(leaf, f"jit({name})", i) for i, leaf in enumerate(leaves)]
-    # (``cache`` belongs to one jit object, whose out_shardings are fixed)
+    # (``cache`` belongs to one jit object, whose out_shardings are fixed;
+    # enable_x64 changes what tracing the function makes)
     key = (
         in_tree,
         tuple((a.shape, a.dtype, a.weak_type) for a in avals),
         tuple(in_shardings),
         flags,
+        config.enable_x64,
     )
     entry = cache.get(key)
     if entry is None:
