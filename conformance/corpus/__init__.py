@@ -82,6 +82,7 @@ FAMILIES: Sequence[str] = (
     "indexing_paths",
     "linalg_paths",
     "decomposition_paths",
+    "special_callback_paths",
 )
 
 

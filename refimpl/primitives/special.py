@@ -963,9 +963,10 @@ def _betainc_jvp(primals, tangents):
     (a, b, x), (ta, tb, tx) = primals, tangents
     y = regularized_incomplete_beta_p.bind(a, b, x)
     if not (isinstance(ta, Zero) and isinstance(tb, Zero)):
-        raise NotImplementedError(
+        # ValueError, as JAX 0.10.2 ("Betainc gradient with respect to a and b not supported")
+        raise ValueError(
             "regularized_incomplete_beta (betainc): the derivative with respect to a and b "
-            "is not implemented (JAX has none either); only x is differentiable"
+            "is not supported (JAX has none either); only x is differentiable"
         )
     # unreachable from the public API: a and b have zero tangents here, and the jvp
     # trace calls a rule only when some operand has a nonzero tangent
