@@ -83,6 +83,7 @@ FAMILIES: Sequence[str] = (
     "linalg_paths",
     "decomposition_paths",
     "special_callback_paths",
+    "along_axis_paths",
 )
 
 

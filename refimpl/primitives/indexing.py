@@ -190,9 +190,13 @@ SCATTER_MODES = ("drop", "clip")
 
 def _taken_shape(name: str, x: ShapedArray, indices: ShapedArray, axis: int) -> tuple[int, ...]:
     """``x.shape`` with dimension ``axis`` replaced by ``indices.shape``."""
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+    # unreachable from the public API: gather_along_axis/scatter_*along_axis normalize the axis
+    # first (normalize_axis), and the rules bind normalized axes
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):  # pragma: no cover
         raise TypeError(f"{name}: axis must be an int, got {axis!r}")
-    if not 0 <= axis < x.ndim:
+    # unreachable from the public API: gather_along_axis/scatter_*along_axis normalize the axis
+    # first (normalize_axis), and the rules bind normalized axes
+    if not 0 <= axis < x.ndim:  # pragma: no cover
         raise ValueError(f"{name}: axis {axis} out of range for the operand of shape {x.shape}")
     if not dtypes.is_integer(indices.dtype):
         raise TypeError(f"{name}: indices must be integers, got {indices.dtype.name}")
@@ -235,7 +239,8 @@ def _gather_abstract_eval(
     it (``mode="clip"``) or reads ``fill_value`` (``mode="fill"``; ``None`` means
     :func:`default_fill_value`, a Python scalar is converted like ``astype``)."""
     shape = _taken_shape("gather", x, indices, axis)
-    if mode not in GATHER_MODES:
+    # unreachable from the public API: gather_along_axis checks the mode first (_check_mode)
+    if mode not in GATHER_MODES:  # pragma: no cover
         raise ValueError(f"gather: mode must be one of {GATHER_MODES}, got {mode!r}")
     if fill_value is not None:
         if mode != "fill":
@@ -296,7 +301,8 @@ def scatter_primitive(name: str, combine: Any = None, *, numeric: bool = False) 
         x: ShapedArray, indices: ShapedArray, updates: ShapedArray, *, axis: int, mode: str
     ) -> ShapedArray:
         shape = _taken_shape(name, x, indices, axis)
-        if mode not in SCATTER_MODES:
+        # unreachable from the public API: the public binders check the mode first (_check_mode)
+        if mode not in SCATTER_MODES:  # pragma: no cover
             raise ValueError(f"{name}: mode must be one of {SCATTER_MODES}, got {mode!r}")
         if updates.dtype != x.dtype:
             raise TypeError(
