@@ -69,6 +69,7 @@ def clear_caches() -> None:
     for options in per_function:
         for cache in options.values():
             cache.clear()
+    jit_module.forget_memos()
     _clear_fast_caches()
 
 

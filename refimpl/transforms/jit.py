@@ -790,7 +790,7 @@ class _RefCall(CallPlan):
         ):
             key = _quick_key(args)
             if key is not None:  # the next call with the same key skips _split_args
-                jitted._memo = _Memo(key, ("pjrt", call.signature.x64), entry)
+                jitted._memo = _Memo(key, ("pjrt", call.signature.x64), entry, _memo_generation)
         if call.signature.backend == "pjrt":
             out, finals = tree_util.tree_unflatten(
                 entry.out_tree, _ref_fast_call(entry, name)(*plain.leaves)
@@ -885,14 +885,27 @@ class _Memo(NamedTuple):
     key: tuple
     env: tuple[str, bool]
     entry: CacheEntry
+    generation: int  # _memo_generation when made: clear_caches makes it stale
 
     def entry_for(self, jitted: Jitted, args: tuple, kwargs: dict) -> CacheEntry | None:
-        if kwargs or tracing._builders:
+        if kwargs or tracing._builders or self.generation != _memo_generation:
             return None
         env = (jitted.backend or config.backend, config.enable_x64)
         if _quick_key(args) != self.key or env != self.env:
             return None
         return self.entry
+
+
+# Counts clear_caches calls: a memo from before one holds an entry the caches
+# forgot, which must not run again without a new trace (each Jitted's memo is
+# not reachable from clear_caches, so it compares this number instead).
+_memo_generation = 0
+
+
+def forget_memos() -> None:
+    """Make every jitted function's quick-signature memo stale (clear_caches)."""
+    global _memo_generation
+    _memo_generation += 1
 
 
 # --- the jitted function ------------------------------------------------------------

@@ -306,3 +306,31 @@ def test_eager_loops_write_back_into_the_refs_buffer():
         np.testing.assert_array_equal(values[0], values[1])
     finally:
         ri.config.update("backend", old)
+
+
+def test_clear_caches_retraces_a_pjrt_call_with_ref_arguments():
+    # A Jitted made while config.backend is "ref" stays the Python object;
+    # its calls on pjrt with Ref arguments keep a quick-signature memo, which
+    # clear_caches must forget as it forgets the signature caches
+    old = ri.config.backend
+
+    def program(ns, count):
+        def f(r, x):
+            count("f")
+            r[...] = r[...] + x
+            return x * 2
+
+        g = ns.jit(f)
+        if ns is RI:
+            ri.config.update("backend", "pjrt")
+        r = ns.new_ref(np.zeros(3, np.float32))
+        outs = [g(r, X), g(r, X)]
+        (ri.clear_caches if ns is RI else jax.clear_caches)()
+        outs.append(g(r, X))
+        ri.config.update("backend", old)
+        return outs, r[...]
+
+    try:
+        assert _both(program) == {"f": 2}
+    finally:
+        ri.config.update("backend", old)
