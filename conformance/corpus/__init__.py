@@ -84,6 +84,7 @@ FAMILIES: Sequence[str] = (
     "decomposition_paths",
     "special_callback_paths",
     "along_axis_paths",
+    "control_flow_more_paths",
 )
 
 
