@@ -71,6 +71,18 @@ ERRORS: list[tuple[str, Any]] = [
      lambda ns, L: L.concatenate([ns.asarray(_X), ns.asarray(_X)], 0.5)),
     ("squeeze_repeated_dimensions",
      lambda ns, L: L.squeeze(ns.asarray(_X[:1, :1]), (0, 0))),
+    ("broadcast_in_dim_shape_shorter",
+     lambda ns, L: L.broadcast_in_dim(ns.asarray(_X), (3,), (0, 1))),
+    ("broadcast_in_dim_dims_out_of_range",
+     lambda ns, L: L.broadcast_in_dim(ns.asarray(_X), (2, 3), (0, 2))),
+    ("broadcast_in_dim_dims_repeated",
+     lambda ns, L: L.broadcast_in_dim(ns.asarray(_X[:1]), (3, 3), (1, 1))),
+    ("pad_config_not_triples",
+     lambda ns, L: L.pad(ns.asarray(_X), np.float32(0), [(1, 0), (0, 1)])),
+    ("transpose_permutation_short",
+     lambda ns, L: L.transpose(ns.asarray(_X), (0,))),
+    ("rev_dimension_out_of_range",
+     lambda ns, L: L.rev(ns.asarray(_X), (2,))),
 ]  # fmt: skip
 
 
