@@ -384,8 +384,9 @@ def pmap(
     def pmap_f(*args: Any, **kwargs: Any) -> Any:
         call = prepare(args, kwargs)
         leaves, axes, size, donated = call.leaves, call.axes, call.size, call.donated
-        if call.backend == "pjrt" and not call.traced:
+        if not call.traced:  # every backend's call about to run: one set of checks
             check_args(call, name, transform="pmap")
+        if call.backend == "pjrt" and not call.traced:
             return entry_of(call).run(leaves, axes, call.devices, donated)
         nest = _flatten_into_replicas(size, donated) if call.backend == "pjrt" else None
         if nest is not None:
