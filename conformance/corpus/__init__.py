@@ -85,6 +85,7 @@ FAMILIES: Sequence[str] = (
     "special_callback_paths",
     "along_axis_paths",
     "control_flow_more_paths",
+    "platform_paths",
 )
 
 
