@@ -5,9 +5,9 @@
 index is not batched), and the calls every implementation rejects with
 JAX's class: a branch or default that is not callable. Left out, differing
 from JAX 0.10.2: an unknown platform name (JAX ignores it; refimpl:
-``ValueError``) and no branch at all (JAX fails in its lowering). Every case is ``AGREE``: judged by JAX (live or
-recorded); each case's recorded source includes its row and the helpers it
-calls.
+``ValueError``) and no branch at all (JAX fails in its lowering). Every case
+is ``AGREE``: judged by JAX (live or recorded); each case's recorded source
+includes its row and the helpers it calls.
 """
 
 from __future__ import annotations
