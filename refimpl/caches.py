@@ -69,7 +69,7 @@ def clear_caches() -> None:
     for options in per_function:
         for cache in options.values():
             cache.clear()
-    jit_module.forget_memos()
+    jit_module.forget_private_caches()
     _clear_fast_caches()
 
 

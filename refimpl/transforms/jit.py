@@ -20,6 +20,7 @@ the donated NumPy buffers).
 
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 import logging
@@ -790,7 +791,7 @@ class _RefCall(CallPlan):
         ):
             key = _quick_key(args)
             if key is not None:  # the next call with the same key skips _split_args
-                jitted._memo = _Memo(key, ("pjrt", call.signature.x64), entry, _memo_generation)
+                jitted._memo = _Memo(key, ("pjrt", call.signature.x64), entry, _cache_generation)
         if call.signature.backend == "pjrt":
             out, finals = tree_util.tree_unflatten(
                 entry.out_tree, _ref_fast_call(entry, name)(*plain.leaves)
@@ -885,10 +886,10 @@ class _Memo(NamedTuple):
     key: tuple
     env: tuple[str, bool]
     entry: CacheEntry
-    generation: int  # _memo_generation when made: clear_caches makes it stale
+    generation: int  # _cache_generation when made: clear_caches makes it stale
 
     def entry_for(self, jitted: Jitted, args: tuple, kwargs: dict) -> CacheEntry | None:
-        if kwargs or tracing._builders or self.generation != _memo_generation:
+        if kwargs or tracing._builders or self.generation != _cache_generation:
             return None
         env = (jitted.backend or config.backend, config.enable_x64)
         if _quick_key(args) != self.key or env != self.env:
@@ -896,16 +897,45 @@ class _Memo(NamedTuple):
         return self.entry
 
 
-# Counts clear_caches calls: a memo from before one holds an entry the caches
-# forgot, which must not run again without a new trace (each Jitted's memo is
-# not reachable from clear_caches, so it compares this number instead).
-_memo_generation = 0
+# Counts clear_caches calls: a memo or private cache from before one holds
+# entries the caches forgot, which must not run again without a new trace
+# (each Jitted's own are not reachable from clear_caches, so they compare
+# this number instead).
+_cache_generation = 0
 
 
-def forget_memos() -> None:
-    """Make every jitted function's quick-signature memo stale (clear_caches)."""
-    global _memo_generation
-    _memo_generation += 1
+def forget_private_caches() -> None:
+    """Make every jitted function's quick-signature memo and private
+    signature cache stale (clear_caches)."""
+    global _cache_generation
+    _cache_generation += 1
+
+
+# Static values of these exact types hold nothing that could reach a function
+# (the modules' classes, such as np.float32, live as long as the process).
+_PLAIN_STATIC_TYPES = frozenset(
+    {int, float, complex, bool, str, bytes, type(None), type(Ellipsis), np.dtype}
+)
+_PLAIN_TYPE_MODULES = ("builtins", "numpy", "ml_dtypes", "refimpl")
+
+
+def _plain_static(value: Any) -> bool:
+    """Whether a static argument cannot reach back to the jitted function.
+
+    The shared cache is keyed weakly on the function but holds its entries,
+    and with them their static values, strongly: a static value reaching the
+    function (an object holding ``jit(f)``, or ``jit(f)`` itself) would keep
+    the key alive through its own value, never collected. Other values are
+    cached on the ``Jitted`` object instead, where such a cycle is plain
+    garbage."""
+    kind = type(value)
+    if kind in _PLAIN_STATIC_TYPES or isinstance(value, (np.generic, enum.Enum)):
+        return True
+    if kind is tuple or kind is frozenset:
+        return all(_plain_static(v) for v in value)
+    if kind is type:
+        return value.__module__.partition(".")[0] in _PLAIN_TYPE_MODULES
+    return False
 
 
 # --- the jitted function ------------------------------------------------------------
@@ -936,7 +966,9 @@ class Jitted:
     backend (``ref``: the NumPy interpreter; ``pjrt``: compiled by XLA).
     Python side effects in ``fun`` therefore happen once per signature.
 
-    ``jit(f)`` twice with the same options shares one cache, as in JAX.
+    ``jit(f)`` twice with the same options shares one cache, as in JAX
+    (except signatures with static values that could reach ``f``, which each
+    object caches itself: ``_plain_static``).
 
     Attributes:
         fun: The wrapped function.
@@ -976,6 +1008,10 @@ class Jitted:
         )
         self._cache: dict[Signature, CacheEntry] = _shared_cache(fun, (self.spec, backend))
         self.trace_count = 0  # traces made by this object (a shared-cache hit makes none)
+        # signatures with static values the shared cache must not hold
+        # (_plain_static), and the _cache_generation they were made in
+        self._own_cache: dict[Signature, CacheEntry] = {}
+        self._own_generation = _cache_generation
         self._memo: _Memo | None = None  # the last call's quick signature, if its plan keeps one
         # False for the backends' own jits of single operations (eager dispatch),
         # which ri.disable_jit must not turn into calls of themselves.
@@ -995,12 +1031,23 @@ class Jitted:
         return types.MethodType(self, instance)
 
     def _cache_size(self) -> int:
-        return len(self._cache)
+        return len(self._cache) + len(self._own_cache)
 
     def clear_cache(self) -> None:
         """Forget every traced signature (the next call of each traces again)."""
         self._cache.clear()
+        self._own_cache.clear()
         self._memo = None
+
+    def _cache_for(self, signature: Signature) -> dict[Signature, CacheEntry]:
+        """The cache that holds ``signature``'s entry: the shared one unless a
+        static value could reach the function (:func:`_plain_static`)."""
+        if all(_plain_static(static.value) for _, _, static in signature.statics):
+            return self._cache
+        if self._own_generation != _cache_generation:  # clear_caches since
+            self._own_cache.clear()
+            self._own_generation = _cache_generation
+        return self._own_cache
 
     # -- signatures --
 
@@ -1203,14 +1250,15 @@ class Jitted:
         )
 
     def _lookup(self, call: CallArgs) -> CacheEntry:
-        entry = self._cache.get(call.signature)
+        cache = self._cache_for(call.signature)
+        entry = cache.get(call.signature)
         if entry is not None:
             return entry
-        if config.explain_cache_misses and self._cache:
+        if config.explain_cache_misses and (self._cache or self._own_cache):
             logger.warning(
                 "TRACING CACHE MISS for jit(%s): %s",
                 self.__name__,
-                explain_miss(call, list(self._cache), self.spec),
+                explain_miss(call, [*self._cache, *self._own_cache], self.spec),
             )
         try:  # JAX 0.10.2 keys its cache on the function: an unhashable one is a TypeError
             hash(self.fun)
@@ -1221,7 +1269,7 @@ class Jitted:
             ) from None
         entry = self._trace(call)
         if not entry.captured:  # a closure over outer tracers is valid for one trace only
-            self._cache[call.signature] = entry
+            cache[call.signature] = entry
         return entry
 
     # -- calling --

@@ -318,3 +318,77 @@ def test_static_argument_whose_eq_raises_is_jaxs_value_error(backend):
     f(np.ones(2, np.float32), Incomparable())
     with pytest.raises(ValueError, match="static arguments should be comparable using __eq__"):
         f(np.ones(2, np.float32), Incomparable())
+
+
+@pytest.mark.parametrize("backend", ["ref", "pjrt"])
+@pytest.mark.parametrize("how", ["itself", "holder"])
+def test_a_static_argument_reaching_its_own_jit_does_not_keep_it_alive(backend, how):
+    # The shared cache is keyed weakly on the function: a cached static value
+    # that reaches jit(f) (and so f) must not keep that key alive forever
+    import gc
+    import weakref
+
+    class Holder:  # hashed and compared by identity
+        pass
+
+    def make():
+        def f(x, s):
+            return x + 1
+
+        g = ri.jit(f, static_argnums=1, backend=backend)
+        static = g if how == "itself" else Holder()
+        if how == "holder":
+            static.g = g
+        np.testing.assert_array_equal(np.asarray(g(np.float32(1), static)), np.float32(2))
+        before = g.trace_count
+        g(np.float32(2), static)  # the same signature: cached
+        assert g.trace_count == before
+        return weakref.ref(f), weakref.ref(g)
+
+    refs = make()
+    gc.collect()
+    assert [r() for r in refs] == [None, None]
+
+
+def test_plain_static_values_are_still_shared_by_jit_objects_of_one_function():
+    calls = []
+
+    def f(x, n, dtype, names):
+        calls.append(n)
+        return (x * n).astype(dtype)
+
+    def jitted():
+        return ri.jit(f, static_argnums=(1, 2, 3))
+
+    args = (np.ones(2, np.float32), 3, np.float32, ("a", (None, 1.5)))
+    jitted()(*args)
+    jitted()(*args)  # a new jit(f): its shared cache has the entry
+    assert calls == [3]
+    g = jitted()
+    g(*args)
+    ri.clear_caches()
+    g(*args)
+    assert calls == [3, 3]
+
+
+def test_clear_caches_forgets_entries_of_other_static_values():
+    calls = []
+
+    class Config:  # another static value: cached on the jit object itself
+        def __hash__(self):
+            return 7
+
+        def __eq__(self, other):
+            return isinstance(other, Config)
+
+    def f(x, c):
+        calls.append(1)
+        return x + 1
+
+    g = ri.jit(f, static_argnums=1)
+    g(np.float32(1), Config())
+    g(np.float32(1), Config())  # an equal value: cached
+    assert len(calls) == 1 and g._cache_size() == 1
+    ri.clear_caches()
+    g(np.float32(1), Config())
+    assert len(calls) == 2
