@@ -70,7 +70,8 @@ def _abs_keeping_weak(x: Any) -> Any:
 
 def _sqrt_max(dtype: np.dtype) -> float:
     real_dtype = np.float32 if dtype == np.complex64 else dtype
-    return float(np.sqrt(float(np.finfo(np.dtype(real_dtype)).max))) / 2
+    # ml_dtypes' finfo: NumPy's does not know bfloat16
+    return float(np.sqrt(float(dtypes.finfo(np.dtype(real_dtype)).max))) / 2
 
 
 def arcsinh_of_inexact(x: Any) -> Any:

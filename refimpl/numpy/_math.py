@@ -531,12 +531,14 @@ def _ndim(x: Any) -> int:
 
 
 def lcm(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``|x1 / gcd(x1, x2) * x2|``, and 0 when either is 0."""
+    """``|x1| * (|x2| / gcd(x1, x2))``, and 0 when either is 0; the product
+    wraps in the dtype, sign included (JAX's order: no absolute value after it)."""
     x1, x2 = _require_integers("lcm", x1, x2)
+    x1, x2 = abs(x1), abs(x2)
     divisor = gcd(x1, x2)
     zero = lax.eq(divisor, scalar_like(divisor, 0))
     safe = select(zero, full_like_shape(divisor, 1, _dtype(divisor)), divisor)
-    result = abs(lax.mul(lax.div(x1, safe), x2))
+    result = lax.mul(x1, lax.div(x2, safe))
     return select(zero, full_like_shape(divisor, 0, _dtype(divisor)), result)
 
 

@@ -69,6 +69,15 @@ def reduction_axes(fn_name: str, axis: Any, ndim: int) -> tuple[int, ...]:
     return (normalize_axis(fn_name, axis, ndim),)
 
 
+def check_where(name: str, where: Any) -> None:
+    """A reduction's ``where`` must be None or boolean (a ValueError, as JAX's)."""
+    if where is None:
+        return
+    dtype = aval_of(where, name, "where").dtype
+    if not dtypes.is_bool(dtype):
+        raise ValueError(f"{name}: where must be None or a boolean array; got dtype {dtype}")
+
+
 class _Reduction:
     """How one reduction combines: its lax reduction, binary op and identity."""
 
@@ -90,6 +99,8 @@ class _Reduction:
         self.promote_integers = promote_integers
         self.upcast_f16 = upcast_f16
         self.preprocess = preprocess
+        # sum and prod into dtype=bool are any and all (JAX's bool_op)
+        self.bool_reduction: _Reduction | None = None
 
     def __call__(
         self,
@@ -103,6 +114,7 @@ class _Reduction:
     ) -> Array:
         name = self.name
         aval = aval_of(a, name, 0)
+        check_where(name, where)
         if self.preprocess is not None:
             a = self.preprocess(a)
             aval = aval_of(a, name, 0)
@@ -126,6 +138,8 @@ class _Reduction:
                 result_dtype = _promote_integer(result_dtype)
         else:
             result_dtype = canonical_dtype(name, dtype)
+            if self.bool_reduction is not None and dtypes.is_bool(result_dtype):
+                return self.bool_reduction(a, axis, None, keepdims, initial, where)
         computation = result_dtype
         if self.upcast_f16 and dtypes.is_inexact(result_dtype):
             computation = _upcast_f16(result_dtype)
@@ -191,6 +205,7 @@ _min = _Reduction(
 )
 _all = _Reduction("all", lax.reduce_and, lax.bitwise_and, dtypes.one, preprocess=to_bool)
 _any = _Reduction("any", lax.reduce_or, lax.bitwise_or, dtypes.zero, preprocess=to_bool)
+_sum.bool_reduction, _prod.bool_reduction = _any, _all
 
 
 def sum(  # noqa: A001
@@ -280,6 +295,7 @@ def mean(
     (float32 for float16/bfloat16, rounded back). Empty -> NaN."""
     _no_out("mean", out)
     aval = aval_of(a, "mean", 0)
+    check_where("mean", where)
     axes = reduction_axes("mean", axis, aval.ndim)
     result_dtype = to_inexact_dtype(aval.dtype) if dtype is None else canonical_dtype("mean", dtype)
     computation = _upcast_f16(result_dtype)

@@ -25,10 +25,12 @@ from refimpl import dtypes, lax, tracing
 from refimpl.numpy._creation import asarray, canonical_dtype
 from refimpl.numpy._promote import aval_of, checked_array, promote_dtypes_inexact, to_inexact_dtype
 from refimpl.numpy._reductions import (
+    _promote_integer,
     _upcast_f16,
     argmax,
     argmin,
     cast,
+    check_where,
     cumprod,
     cumsum,
     max,
@@ -39,6 +41,7 @@ from refimpl.numpy._reductions import (
     sum,
 )
 from refimpl.numpy._reductions import all as all_
+from refimpl.numpy._reductions import mean as _mean
 from refimpl.numpy._search import take_along_axis
 from refimpl.numpy._shape import broadcast_to, moveaxis, normalize_axis, reshape, transpose
 from refimpl.numpy._ufuncs import (
@@ -82,12 +85,33 @@ def _var_dtypes(name: str, a_dtype: np.dtype, dtype: Any) -> tuple[np.dtype, np.
         result = canonical_dtype(name, dtype)
         if not dtypes.is_inexact(result):
             raise ValueError(f"{name}: dtype must be inexact, got {result.name}")
+        if dtypes.is_complex(a_dtype) and not dtypes.is_complex(result):
+            # JAX 0.10.2 leaves this open (NumPy's meaning is unclear): a ValueError
+            raise ValueError(
+                f"{name}: a real dtype ({result.name}) for the variance of complex values "
+                "is not supported"
+            )
         computation = result
     elif not dtypes.is_inexact(a_dtype):
         result = computation = dtypes.weak_default_dtype("f")
     else:
         result, computation = _real_dtype(a_dtype), a_dtype
     return _upcast_f16(computation), result
+
+
+def _correction(name: str, ddof: Any, correction: Any) -> Any:
+    """``correction`` (the Array API's name) or else ``ddof``; both is a ValueError (JAX)."""
+    if correction is None:
+        return ddof
+    if not isinstance(ddof, int) or ddof != 0:
+        raise ValueError(f"{name}: ddof and correction can't be provided simultaneously")
+    return correction
+
+
+def _nan_where_no_freedom(result: Any, normalizer: Any, dtype: np.dtype) -> Any:
+    """NaN where ``count - ddof <= 0`` (JAX's rule; the quotient is meaningless there)."""
+    nan = full_like_shape(result, np.nan, _aval(result).dtype)
+    return select(lax.le(normalizer, tracing.TypedScalar(0, dtype, False)), nan, result)
 
 
 def _squared_deviation(centered: Any) -> Any:
@@ -105,24 +129,30 @@ def var(
     keepdims: bool = False,
     *,
     where: ArrayLike = None,
+    mean: ArrayLike = None,
     correction: Any = None,
 ) -> Array:
-    """The variance ``sum(|a - mean|^2) / (N - ddof)`` over ``axis``."""
+    """The variance ``sum(|a - mean|^2) / (N - ddof)`` over ``axis`` (NaN where
+    ``N - ddof <= 0``); ``mean`` given is used as the mean (JAX's argument)."""
     _no_out("var", out)
-    if correction is not None:
-        ddof = correction
+    ddof = _correction("var", ddof, correction)
     a = checked_array("var", a)
     aval = _aval(a, "var")
+    check_where("var", where)
     computation, result_dtype = _var_dtypes("var", aval.dtype, dtype)
     a = cast(a, computation)
     axes = reduction_axes("var", axis, aval.ndim)
-    centered = subtract(a, mean(a, axes, dtype=computation, keepdims=True, where=where))
-    squares = _squared_deviation(centered)
+    if mean is None:
+        mean = _mean(a, axes, dtype=computation, keepdims=True, where=where)
+    else:
+        mean = cast(checked_array("var", mean, "mean"), computation)
+    squares = _squared_deviation(subtract(a, mean))
     real_computation = _real_dtype(computation)
     total = sum(squares, axes, dtype=real_computation, keepdims=keepdims, where=where)
     count = _count(a, axes, keepdims, where, real_computation)
     normalizer = lax.sub(count, tracing.TypedScalar(ddof, real_computation, False))
-    return cast(lax.div(total, normalizer), result_dtype)
+    result = lax.div(total, normalizer)
+    return cast(_nan_where_no_freedom(result, normalizer, real_computation), result_dtype)
 
 
 def _count(a: Any, axes: tuple[int, ...], keepdims: bool, where: Any, dtype: np.dtype) -> Any:
@@ -145,12 +175,14 @@ def std(
     keepdims: bool = False,
     *,
     where: ArrayLike = None,
+    mean: ArrayLike = None,
     correction: Any = None,
 ) -> Array:
     """``sqrt(var(...))``."""
     a = checked_array("std", a)
     _no_out("std", out)
-    return sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, correction=correction))
+    ddof = _correction("std", ddof, correction)
+    return sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean))
 
 
 def average(
@@ -434,6 +466,8 @@ def _nan_extreme(name: str, reduce: Any, identity: float) -> Any:
         if not dtypes.is_inexact(_aval(a).dtype):
             return reduce(a, axis, None, keepdims, initial, where)
         result = reduce(_nan_replaced(a, identity), axis, None, keepdims, initial, where)
+        if initial is not None:  # initial stands for the all-NaN slices too (JAX)
+            return result
         return select(
             _all_nan(a, axis, keepdims),
             full_like_shape(result, np.nan, _aval(result).dtype),
@@ -481,6 +515,7 @@ def nanmean(
     """The mean of the non-NaN values (NaN when there are none)."""
     _no_out("nanmean", out)
     a = checked_array("nanmean", a)
+    check_where("nanmean", where)
     aval = _aval(a, "nanmean")
     if not dtypes.is_inexact(aval.dtype):
         return mean(a, axis, dtype, keepdims=keepdims, where=where)
@@ -517,6 +552,7 @@ def nanvar(
         ddof = correction
     a = checked_array("nanvar", a)
     aval = _aval(a, "nanvar")
+    check_where("nanvar", where)
     computation, result_dtype = _var_dtypes("nanvar", aval.dtype, dtype)
     a = cast(a, computation)
     axes = reduction_axes("nanvar", axis, aval.ndim)
@@ -565,7 +601,7 @@ def nancumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: No
     return cumprod(_nan_replaced(a, 1, "nancumprod"), axis, dtype)
 
 
-def _cumulative(name: str, fn: Any, identity: int) -> Any:
+def _cumulative(name: str, fn: Any, identity: int, promote_integers: bool = False) -> Any:
     def cumulative(
         x: ArrayLike,
         /,
@@ -584,6 +620,9 @@ def _cumulative(name: str, fn: Any, identity: int) -> Any:
             axis = 0
         if aval.ndim == 0:
             raise ValueError(f"{name}: input must be at least 1-d")
+        if dtype is None and promote_integers:
+            # cumulative_sum counts narrow integers in the default int, as sum (JAX)
+            dtype = _promote_integer(aval.dtype)
         out = fn(x, axis, dtype)
         if not include_initial:
             return out
@@ -600,7 +639,7 @@ def _cumulative(name: str, fn: Any, identity: int) -> Any:
     return cumulative
 
 
-cumulative_sum = _cumulative("cumulative_sum", cumsum, 0)
+cumulative_sum = _cumulative("cumulative_sum", cumsum, 0, promote_integers=True)
 cumulative_prod = _cumulative("cumulative_prod", cumprod, 1)
 
 amax, amin = max, min

@@ -439,10 +439,26 @@ arctan2 = _promoted_binary(
 )
 equal = _promoted_binary(lax.eq, "equal", promote_args, "``x == y``.")
 not_equal = _promoted_binary(lax.ne, "not_equal", promote_args, "``x != y``.")
-less = _promoted_binary(lax.lt, "less", promote_args, "``x < y``.")
-less_equal = _promoted_binary(lax.le, "less_equal", promote_args, "``x <= y``.")
-greater = _promoted_binary(lax.gt, "greater", promote_args, "``x > y``.")
-greater_equal = _promoted_binary(lax.ge, "greater_equal", promote_args, "``x >= y``.")
+
+
+def _ordered(lax_fn: Any) -> Any:
+    """An order comparison; complex numbers by real part, then imaginary part
+    where the real parts are equal (JAX's jnp comparisons; lax's refuse complex)."""
+
+    def compare(x: Any, y: Any) -> Any:
+        if not dtypes.is_complex(aval_of(x, "rnp", 0).dtype):
+            return lax_fn(x, y)
+        real_x, real_y = lax.real(x), lax.real(y)
+        by_imag = lax_fn(lax.imag(x), lax.imag(y))
+        return select(lax.eq(real_x, real_y), by_imag, lax_fn(real_x, real_y))
+
+    return compare
+
+
+less = _promoted_binary(_ordered(lax.lt), "less", promote_args, "``x < y``.")
+less_equal = _promoted_binary(_ordered(lax.le), "less_equal", promote_args, "``x <= y``.")
+greater = _promoted_binary(_ordered(lax.gt), "greater", promote_args, "``x > y``.")
+greater_equal = _promoted_binary(_ordered(lax.ge), "greater_equal", promote_args, "``x >= y``.")
 bitwise_and = _promoted_binary(lax.bitwise_and, "bitwise_and", promote_args, "``x & y``.")
 bitwise_or = _promoted_binary(lax.bitwise_or, "bitwise_or", promote_args, "``x | y``.")
 bitwise_xor = _promoted_binary(lax.bitwise_xor, "bitwise_xor", promote_args, "``x ^ y``.")

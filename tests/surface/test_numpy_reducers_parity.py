@@ -1,0 +1,146 @@
+"""Reducers as JAX's tests/lax_numpy_reducers_test.py pins them down (issue
+29): var/std's ddof, correction and mean arguments, the where argument's
+dtype, nanmax/nanmin with initial, sum/prod into bool, cumulative_sum's
+integer promotion. Compared with JAX 0.10.2 on both backends."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+
+_X = np.arange(10.0, dtype=np.float32).reshape(2, 5) - 3.5
+
+
+def _same(got, want, rtol=1e-6):
+    assert got.shape == want.shape
+    assert got.dtype == want.dtype
+    assert got.aval.weak_type == want.aval.weak_type
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, equal_nan=True)
+
+
+# --- var and std ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("ddof, correction", [(1, 0), (2, 1), (1, 1)])
+def test_ddof_and_correction_together_is_an_error(name, ddof, correction):
+    with pytest.raises(ValueError, match="ddof and correction"):
+        getattr(jnp, name)(_X, ddof=ddof, correction=correction)
+    with pytest.raises(ValueError, match="ddof and correction"):
+        getattr(rnp, name)(_X, ddof=ddof, correction=correction)
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("kwargs", [{"correction": 1}, {"correction": 2}, {"ddof": 1}, {}])
+def test_correction_alone(backend, name, kwargs):
+    _same(getattr(rnp, name)(_X, axis=1, **kwargs), getattr(jnp, name)(_X, axis=1, **kwargs))
+
+
+@pytest.mark.parametrize("name", ["var", "std", "nanvar", "nanstd"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_complex_input_with_a_real_dtype_is_an_error(name, dtype):
+    z = _X.astype(np.complex64)
+    with pytest.raises(ValueError):
+        getattr(jnp, name)(z, dtype=dtype)
+    with pytest.raises(ValueError, match="complex"):
+        getattr(rnp, name)(z, dtype=dtype)
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("axis, keepdims", [(1, False), (0, True), (None, False)])
+def test_given_mean(backend, name, axis, keepdims):
+    mean = np.float32(0.25) + np.zeros(np.mean(_X, axis=axis, keepdims=True).shape, np.float32)
+    kwargs = dict(axis=axis, keepdims=keepdims, ddof=1, mean=mean)
+    want = getattr(jnp, name)(_X, **kwargs)
+    _same(getattr(rnp, name)(_X, **kwargs), want)
+    _same(
+        ri.jit(lambda x, m: getattr(rnp, name)(x, axis=axis, keepdims=keepdims, ddof=1, mean=m))(
+            _X, mean
+        ),
+        want,
+    )
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("size", [0, 1, 2])
+def test_no_degrees_of_freedom_is_nan(backend, name, size):
+    # JAX's tests: jnp.var(arange(size), ddof=size + k) is NaN (NumPy gives inf/-0)
+    for extra in (0, 1, 2):
+        got = getattr(rnp, name)(rnp.arange(size), ddof=size + extra)
+        assert np.isnan(np.asarray(got))
+        assert np.isnan(np.asarray(getattr(jnp, name)(jnp.arange(size), ddof=size + extra)))
+
+
+# --- where must be boolean ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["sum", "prod", "max", "min", "nansum", "nanprod", "nanmax", "nanmin", "all", "any", "mean",
+     "var", "std", "nanmean", "nanvar", "nanstd"],
+)  # fmt: skip
+def test_non_boolean_where_is_a_value_error(name):
+    kwargs = {"initial": 0.0} if name in ("max", "min", "nanmax", "nanmin") else {}
+    with pytest.raises(ValueError, match="where must be None or a boolean array"):
+        getattr(jnp, name)(jnp.zeros(10), where=jnp.ones(10, int), **kwargs)
+    with pytest.raises(ValueError, match="where must be None or a boolean array"):
+        getattr(rnp, name)(rnp.zeros(10), where=rnp.ones(10, int), **kwargs)
+
+
+# --- nanmax/nanmin with initial ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["nanmax", "nanmin"])
+@pytest.mark.parametrize(
+    "x, axis",
+    [
+        (np.zeros((0, 4), np.float32), 0),
+        (np.zeros((3, 0), np.float16), None),
+        (np.full((2, 3), np.nan, np.float32), 1),
+        (np.array([[np.nan, 2.0], [np.nan, np.nan]], np.float32), 1),
+    ],
+)
+def test_nan_extremes_with_initial(backend, name, x, axis):
+    # initial stands in for an empty or all-NaN slice: no NaN there
+    for initial in (0.0, 1.0):
+        _same(
+            getattr(rnp, name)(x, axis=axis, initial=initial),
+            getattr(jnp, name)(x, axis=axis, initial=initial),
+        )
+    if x.size:  # without initial an all-NaN slice is NaN
+        _same(getattr(rnp, name)(x, axis=axis), getattr(jnp, name)(x, axis=axis))
+
+
+# --- sum and prod into bool ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "nansum", "nanprod"])
+@pytest.mark.parametrize("dtype", [np.uint8, np.float32, np.complex64, np.bool_])
+def test_sum_and_prod_into_bool(backend, name, dtype):
+    x = np.array([[3, 0, 1], [1, 2, 5], [0, 0, 0]]).astype(dtype)
+    for axis, keepdims in [(1, False), (0, True), (None, False)]:
+        _same(
+            getattr(rnp, name)(x, axis=axis, dtype=bool, keepdims=keepdims),
+            getattr(jnp, name)(x, axis=axis, dtype=bool, keepdims=keepdims),
+        )
+
+
+# --- cumulative_sum promotes narrow integers ----------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.uint8, np.uint16, np.int32, np.bool_])
+@pytest.mark.parametrize("include_initial", [False, True])
+def test_cumulative_sum_integer_promotion(backend, dtype, include_initial):
+    x = (np.array([[100, 27, 7, 120], [1, 2, 3, 4]]) % (2 if dtype == np.bool_ else 128)).astype(
+        dtype
+    )
+    for axis in (0, 1):
+        kwargs = dict(axis=axis, include_initial=include_initial)
+        _same(rnp.cumulative_sum(x, **kwargs), jnp.cumulative_sum(x, **kwargs))
+        _same(rnp.cumulative_prod(x, **kwargs), jnp.cumulative_prod(x, **kwargs))
+    # an explicit dtype is kept
+    _same(rnp.cumulative_sum(x[0], dtype=dtype), jnp.cumulative_sum(x[0], dtype=dtype))
