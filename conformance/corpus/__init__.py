@@ -28,6 +28,7 @@ FAMILIES: Sequence[str] = (
     "control_flow",
     "transform_paths",
     "transform_edge_paths",
+    "jit_edge_paths",
     "masking",
     "masking_regions",
     "masking_paths",
