@@ -1824,6 +1824,8 @@ void FastJittedDealloc(PyObject* self) {
   FastJittedClear(self);
   DestroyFields(fn);
   type->tp_free(self);
+  // An instance of a heap type owns a reference to its type (taken by
+  // tp_alloc); CPython leaves releasing it to the type's tp_dealloc.
   Py_DECREF(type);
 }
 
