@@ -924,15 +924,41 @@ def setxor1d(
     size: int | None = None,
     fill_value: Any = None,
 ):
-    """The sorted distinct values in exactly one of the arrays."""
+    """The sorted distinct values in exactly one of the arrays. NaN equals
+    nothing, so each array holding NaN gives one NaN, last (JAX's result:
+    NaNs pad when ``fill_value`` is not given)."""
     del assume_unique
-    ar1, ar2 = promote_dtypes("setxor1d", ravel(asarray(ar1)), ravel(asarray(ar2)))
+    name = "setxor1d"
+    ar1, ar2 = promote_dtypes(name, ravel(asarray(ar1)), ravel(asarray(ar2)))
     both = concatenate([ar1, ar2])
 
-    def keep(v: Any) -> Any:
+    def keep_values(v: Any) -> Any:
         return lax.bitwise_xor(isin(v, ar1), isin(v, ar2))
 
-    return _set_result("setxor1d", both, keep, size, fill_value)
+    dtype = _aval(both).dtype
+    if not dtypes.is_inexact(dtype) or _aval(both).shape[0] == 0:
+        return _set_result(name, both, keep_values, size, fill_value)
+    nan1 = lax.reduce_or(isnan(ar1), (0,))
+    nan2 = lax.reduce_or(isnan(ar2), (0,))
+
+    def keep(v: Any) -> Any:
+        any_nan = lax.broadcast_in_dim(lax.bitwise_or(nan1, nan2), _aval(v).shape, ())
+        return _where(isnan(v), any_nan, keep_values(v))
+
+    # _set_result keeps one NaN (its NaNs form one group); the second array's goes after it
+    _, values, first = _sorted_groups(both, equal_nan=True)
+    kept = _count(lax.bitwise_and(first, keep(values)))
+    second_nan = lax.bitwise_and(nan1, nan2)
+    total = lax.add(kept, lax.convert_element_type(second_nan, _aval(kept).dtype))
+    out_size = _static_size(name, size, lambda: total)
+    result = _set_result(name, both, keep, out_size, fill_value)
+    positions = _iota(out_size)
+    nan = lax.broadcast_in_dim(np.array(np.nan, dtype), (out_size,), ())
+    as_nan = lax.bitwise_and(lax.eq(positions, kept), second_nan)
+    if fill_value is None:  # JAX pads with its result's max, NaN when it holds one
+        padding = lax.bitwise_and(lax.ge(positions, kept), lax.bitwise_or(nan1, nan2))
+        as_nan = lax.bitwise_or(as_nan, padding)
+    return _where(as_nan, nan, result)
 
 
 __all__ = [

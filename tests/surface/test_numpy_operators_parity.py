@@ -58,3 +58,32 @@ def test_inverse_hyperbolic_of_bfloat16(backend, name):
     got = getattr(rnp, name)(x)
     assert got.dtype == want.dtype == ml_dtypes.bfloat16
     np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=1e-2)
+
+
+# --- setxor1d with NaN (lax_numpy_test's set functions) -----------------------------------
+
+_N = np.nan
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ([1.0, _N, _N, 2.0], [_N, 3.0, 1.0]),
+        ([1.0, _N, 2.0], [3.0, 1.0]),
+        ([1.0, 2.0], [3.0, _N]),
+        ([_N], [_N]),
+        ([-5.0, -1.0], [-1.0, _N]),
+        ([1.0, 2.0], [3.0, 1.0]),
+    ],
+)
+@pytest.mark.parametrize("kwargs", [{}, {"size": 5}, {"size": 2}, {"size": 5, "fill_value": -1.0}])
+def test_setxor1d_keeps_each_arrays_nan(backend, a, b, kwargs):
+    # NaN is in neither set's other: each array holding NaN gives one NaN
+    a, b = np.array(a, np.float32), np.array(b, np.float32)
+    want = np.asarray(jnp.setxor1d(a, b, **kwargs))
+    got = np.asarray(rnp.setxor1d(a, b, **kwargs))
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    if "size" in kwargs:
+        jitted = ri.jit(lambda x, y: rnp.setxor1d(x, y, **kwargs))(a, b)
+        np.testing.assert_array_equal(np.asarray(jitted), want)
