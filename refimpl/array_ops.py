@@ -34,11 +34,31 @@ def _rnp() -> Any:
 _NUMBERS = frozenset({int, float, complex, bool})
 
 
+# Python containers an operator refuses outright (a TypeError, as JAX 0.10.2's,
+# rather than NotImplemented): `x == [1, 2]` would otherwise be False, and
+# `x + [1]`, `x * (2,)` would read as concatenation or repetition. By exact
+# type, so a NamedTuple or other subclass still gets to define the operator.
+_SEQUENCES = frozenset({list, tuple})
+_REJECTED = {
+    "equal": ("==", frozenset({list, tuple, set, dict})),
+    "not_equal": ("==", frozenset({list, tuple, set, dict})),  # JAX's message says ==
+    "add": ("+", _SEQUENCES),
+    "multiply": ("*", _SEQUENCES),
+}
+
+
 def _binary(name: str, reflected: bool = False) -> Callable[[Any, Any], Any]:
     def method(self: Any, other: Any) -> Any:
         rnp = _rnp()
         kind = type(other)
         if kind not in _NUMBERS and kind is not type(self) and not rnp.is_operand(other):
+            symbol, rejected = _REJECTED.get(name, ("", frozenset()))
+            if kind in rejected:
+                first, second = (kind, type(self)) if reflected else (type(self), kind)
+                raise TypeError(
+                    f"unsupported operand type(s) for {symbol}: "
+                    f"{first.__name__!r} and {second.__name__!r}"
+                )
             return NotImplemented
         fn = getattr(rnp, name)
         return fn(other, self) if reflected else fn(self, other)

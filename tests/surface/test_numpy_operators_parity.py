@@ -87,3 +87,46 @@ def test_setxor1d_keeps_each_arrays_nan(backend, a, b, kwargs):
     if "size" in kwargs:
         jitted = ri.jit(lambda x, y: rnp.setxor1d(x, y, **kwargs))(a, b)
         np.testing.assert_array_equal(np.asarray(jitted), want)
+
+
+# --- operators with Python containers (testOperatorOverloadErrors) ------------------------
+
+_OPERATORS = [
+    "__add__", "__sub__", "__mul__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
+    "__ge__", "__pow__", "__mod__", "__floordiv__", "__truediv__", "__lshift__", "__rshift__",
+    "__radd__", "__rsub__", "__rmul__", "__rpow__", "__rmod__", "__rfloordiv__",
+    "__rtruediv__", "__rlshift__", "__rrshift__",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("container", [dict, list, tuple, set])
+@pytest.mark.parametrize("name", _OPERATORS)
+def test_operator_with_a_container_as_jax(name, container):
+    # == and != refuse all four, + and * lists and tuples (concatenation,
+    # repetition); the rest return NotImplemented for Python to decide
+    data = [(1, 2), (2, 3)]
+
+    def outcome(module):
+        try:
+            return getattr(module.array(data), name)(container(data))
+        except TypeError as e:
+            return type(e)
+
+    want, got = outcome(jnp), outcome(rnp)
+    assert got is want or (want is NotImplemented and got is NotImplemented)
+
+
+def test_operator_named_tuple_subclass_still_defers():
+    from typing import NamedTuple
+
+    class Wrapped(NamedTuple):
+        value: object
+
+        def __radd__(self, other):
+            return "deferred"
+
+        def __eq__(self, other):
+            return "deferred"
+
+    assert rnp.ones(2) + Wrapped(1) == "deferred"
+    assert (rnp.ones(2) == Wrapped(1)) == "deferred"
