@@ -17,7 +17,12 @@ judged against JAX (recorded):
   and a plain value (``GradRef()`` for the first, the cotangent for the second);
 * ``transform.edges/vmap_sizes/*``: ``vmap``'s inconsistent-sizes error of a
   function without a signature (a builtin: the arguments are ``args[i]``)
-  and with a leaf that is no array (its message, as ``Raises``).
+  and with a leaf that is no array (its message, as ``Raises``);
+* ``mask.edges/*`` (refimpl only: JAX has no ``mask``; NumPy values and the
+  error words of docs/semantics.md): symbolic dims under floor division --
+  a stride-2 slice of ``2*n + 2`` elements is ``n + 1`` (an exact quotient),
+  a stride-4 slice of ``2*n + 1`` is ``n//2 + 1`` (named in the output
+  check's message), and a reshape whose valid elements make no whole rows.
 """
 
 from __future__ import annotations
@@ -99,6 +104,26 @@ def _vmap_sizes(which: str) -> Any:
     return script
 
 
+X8 = np.arange(8, dtype=np.float32)
+
+
+def _masked(fun: Callable[..., Any], in_spec: str, out_spec: str, n: int) -> Any:
+    def script(ns: Any) -> Any:
+        out = ns.mask(fun, [in_spec], out_spec)([ns.asarray(X8)], {"n": n})
+        return np.asarray(ns.to_numpy(out))
+
+    return script
+
+
+MASKED = [
+    ("floordiv_exact", lambda x: x[::2], "(2*n + 2,)", "(n + 1,)", 3, X8[::2]),
+    ("floordiv_in_message", lambda x: x[::4], "(2*n + 1,)", "(n,)", 3,
+     Raises(TypeError, r"logical shape \(n//2 \+ 1,\) \(padded \(2,\)\)")),
+    ("reshape_no_whole_rows", lambda x: x.reshape(-1, 2), "(n,)", "(n//2, 2)", 4,
+     Raises(NotImplementedError, r"valid elements \(n\) do not make whole rows")),
+]  # fmt: skip
+
+
 def cases() -> Iterator[Case]:
     for name in CONVERSIONS:
         for how in ("python", "array", "grad"):
@@ -117,5 +142,8 @@ def cases() -> Iterator[Case]:
                        ("object_leaf", r"axis 0 of argument b of type float32\[4\]")):  # fmt: skip
         yield script_case(f"transform.edges/vmap_sizes/{which}", _vmap_sizes(which),
                           expect=Raises(ValueError, key), tags=TAGS)  # fmt: skip
+    for name, fun, in_spec, out_spec, n, expect in MASKED:
+        yield script_case(f"mask.edges/{name}", _masked(fun, in_spec, out_spec, n),
+                          expect=expect, requires=("mask",), tags=("masking",))  # fmt: skip
     yield script_case("transform.edges/with_refs/ref_and_value", _with_refs, expect=AGREE,
                       tags=TAGS + ("ref",))  # fmt: skip
