@@ -18,6 +18,10 @@ judged against JAX (recorded):
 * ``transform.edges/vmap_sizes/*``: ``vmap``'s inconsistent-sizes error of a
   function without a signature (a builtin: the arguments are ``args[i]``)
   and with a leaf that is no array (its message, as ``Raises``);
+* ``transform.edges/size1_broadcast/*``: ``lax`` elementwise ops broadcast a
+  size-1 dim of an operand of the same rank (``(1, 3)`` with ``(2, 3)``, as
+  JAX 0.10.2): their tangents (``jvp``) and cotangents (``grad``, summed over
+  the broadcast dim), eagerly and under ``jit``;
 * ``mask.edges/*`` (refimpl only: JAX has no ``mask``; NumPy values and the
   error words of docs/semantics.md): symbolic dims under floor division --
   a stride-2 slice of ``2*n + 2`` elements is ``n + 1`` (an exact quotient),
@@ -124,6 +128,27 @@ MASKED = [
 ]  # fmt: skip
 
 
+ROW = np.array([[0.5, -1.0, 2.0]], np.float32)
+GRID = np.arange(6, dtype=np.float32).reshape(2, 3)
+SIZE1: dict[str, Callable[[Any], Any]] = {
+    "grad_mul": lambda ns: ns.api.grad(lambda a, b: ns.lax_.mul(a, b).sum(), argnums=(0, 1)),
+    "grad_div": lambda ns: ns.api.grad(lambda a, b: ns.lax_.div(a, b + 1).sum(), argnums=(0, 1)),
+    "jit_grad_add": lambda ns: ns.jit(
+        ns.api.grad(lambda a, b: ns.lax_.add(a, b).sum(), argnums=(0, 1))
+    ),
+    "jvp_add": lambda ns: lambda a, b: ns.api.jvp(ns.lax_.add, (a, b), (a, b)),
+    "jvp_sub": lambda ns: lambda a, b: ns.api.jvp(ns.lax_.sub, (a, b), (a, b)),
+    "jvp_mul": lambda ns: lambda a, b: ns.api.jvp(ns.lax_.mul, (a, b), (a, b)),
+}
+
+
+def _size1(name: str) -> Any:
+    def script(ns: Any) -> Any:
+        return SIZE1[name](ns)(ns.asarray(ROW), ns.asarray(GRID))
+
+    return script
+
+
 def cases() -> Iterator[Case]:
     for name in CONVERSIONS:
         for how in ("python", "array", "grad"):
@@ -142,6 +167,9 @@ def cases() -> Iterator[Case]:
                        ("object_leaf", r"axis 0 of argument b of type float32\[4\]")):  # fmt: skip
         yield script_case(f"transform.edges/vmap_sizes/{which}", _vmap_sizes(which),
                           expect=Raises(ValueError, key), tags=TAGS)  # fmt: skip
+    for name in SIZE1:
+        yield script_case(f"transform.edges/size1_broadcast/{name}", _size1(name),
+                          expect=AGREE, tags=TAGS)  # fmt: skip
     for name, fun, in_spec, out_spec, n, expect in MASKED:
         yield script_case(f"mask.edges/{name}", _masked(fun, in_spec, out_spec, n),
                           expect=expect, requires=("mask",), tags=("masking",))  # fmt: skip
