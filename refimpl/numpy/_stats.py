@@ -243,6 +243,10 @@ def _quantile(
     aval = _aval(a, name)
     if dtypes.is_complex(aval.dtype):
         raise ValueError(f"{name}: complex input is not supported")
+    # the result has a's inexact dtype (JAX's); the positions are computed in
+    # the dtype a and q join to (float32 for float16 a and float32 q)
+    (a,) = promote_dtypes_inexact(name, a)
+    result_dtype = _aval(a).dtype
     a, q = promote_dtypes_inexact(name, a, q)
     q = asarray(q)
     dtype = _aval(a).dtype
@@ -289,7 +293,7 @@ def _quantile(
         result = reshape(
             result, (nq, *(1 if d in axes else aval.shape[d] for d in range(aval.ndim)))
         )
-    return reshape(result, (*q_shape, *_aval(result).shape[1:]))
+    return cast(reshape(result, (*q_shape, *_aval(result).shape[1:])), result_dtype)
 
 
 def _interpolate(method: str, lo: Any, hi: Any, high_weight: Any, dtype: np.dtype) -> Any:

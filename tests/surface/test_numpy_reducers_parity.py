@@ -6,6 +6,7 @@ integer promotion. Compared with JAX 0.10.2 on both backends."""
 from __future__ import annotations
 
 import jax.numpy as jnp
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -144,3 +145,23 @@ def test_cumulative_sum_integer_promotion(backend, dtype, include_initial):
         _same(rnp.cumulative_prod(x, **kwargs), jnp.cumulative_prod(x, **kwargs))
     # an explicit dtype is kept
     _same(rnp.cumulative_sum(x[0], dtype=dtype), jnp.cumulative_sum(x[0], dtype=dtype))
+
+
+# --- quantile's result dtype ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile", "percentile", "nanpercentile"])
+@pytest.mark.parametrize("a_dtype", [np.float16, ml_dtypes.bfloat16, np.int8, np.float32])
+@pytest.mark.parametrize("q", [np.float32(0.3), 0.3, np.array([0.1, 0.5], np.float32)])
+def test_quantile_result_has_the_inputs_inexact_dtype(backend, name, a_dtype, q):
+    # a's dtype made inexact, whatever q's (float16 a with float32 q is float16)
+    a = np.array([[1.5, 2.0, 3.0, 0.75], [4.0, 0.5, 2.5, 1.0]]).astype(a_dtype)
+    if "percentile" in name:
+        q = q * 100
+    for method in ("linear", "nearest", "midpoint"):
+        want = getattr(jnp, name)(a, q, axis=1, method=method)
+        got = getattr(rnp, name)(a, q, axis=1, method=method)
+        assert got.dtype == want.dtype and got.aval.weak_type == want.aval.weak_type
+        np.testing.assert_allclose(
+            np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=1e-2
+        )
