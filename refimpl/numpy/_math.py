@@ -452,13 +452,9 @@ def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:  # noqa: A00
 
 
 def float_power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``x1 ** x2`` in the widest float (float64 with x64, else float32)."""
+    """``x1 ** x2`` in the inexact dtype the two promote to (as JAX's, which
+    unlike NumPy's does not widen: float16 stays float16)."""
     x1, x2 = promote_args_inexact("float_power", x1, x2)
-    widest = dtypes.canonicalize_dtype(
-        np.complex128 if dtypes.is_complex(_dtype(x1)) else np.float64
-    )
-    x1 = lax.convert_element_type(x1, widest)
-    x2 = lax.convert_element_type(x2, widest)
     return lax.pow(x1, x2)
 
 

@@ -130,3 +130,18 @@ def test_operator_named_tuple_subclass_still_defers():
 
     assert rnp.ones(2) + Wrapped(1) == "deferred"
     assert (rnp.ones(2) == Wrapped(1)) == "deferred"
+
+
+# --- float_power keeps the promoted dtype ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "x",
+    [np.float16([2, 3]), np.array([1.5, 2], ml_dtypes.bfloat16), np.float32(2), np.int8(2), 2.5],
+)
+@pytest.mark.parametrize("y", [3, 1.5, np.float16(0.5), np.int32(2)])
+def test_float_power_does_not_widen(backend, x, y):
+    # JAX's float_power is pow of the inexact promotion (NumPy's widens to float64)
+    want, got = jnp.float_power(x, y), rnp.float_power(x, y)
+    assert got.dtype == want.dtype and got.aval.weak_type == want.aval.weak_type
+    np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=1e-3)
