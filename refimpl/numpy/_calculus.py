@@ -8,6 +8,7 @@ import builtins
 import math
 from typing import Any
 
+from refimpl import dtypes
 from refimpl.numpy._creation import asarray
 from refimpl.numpy._promote import (
     aval_of,
@@ -163,6 +164,8 @@ def unwrap(
     ``axis`` replaced by their ``period``-complement (NumPy's algorithm)."""
 
     p = checked_array("unwrap", p)
+    if dtypes.is_complex(aval_of(p, "unwrap", 0).dtype):
+        raise ValueError("unwrap: complex input is not supported (as JAX)")
     (p,) = promote_dtypes_inexact("unwrap", p)
     discont = period / 2 if discont is None else discont
     dd = diff(p, axis=axis)

@@ -140,7 +140,8 @@ def signbit(x: ArrayLike, /) -> Array:
     if dtypes.is_bool(dtype) or dtypes.is_unsigned_int(dtype):
         return full_like_shape(x, False, np.dtype(bool))
     if dtypes.is_complex(dtype):
-        raise TypeError("signbit does not support complex-valued inputs")
+        # ValueError as JAX 0.10.2 (the sign of a complex number is not defined)
+        raise ValueError("signbit does not support complex-valued inputs")
     if dtypes.is_integer(dtype):
         return lax.lt(x, scalar_like(x, 0))
     bits, int_dtype = _bits(x)

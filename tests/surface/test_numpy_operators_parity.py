@@ -145,3 +145,12 @@ def test_float_power_does_not_widen(backend, x, y):
     want, got = jnp.float_power(x, y), rnp.float_power(x, y)
     assert got.dtype == want.dtype and got.aval.weak_type == want.aval.weak_type
     np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=1e-3)
+
+
+@pytest.mark.parametrize("name", ["signbit", "unwrap"])
+def test_complex_input_refused_with_jax_class(name):
+    z = np.array([1 + 1j, -2j], np.complex64)
+    with pytest.raises(ValueError):
+        getattr(jnp, name)(z)
+    with pytest.raises(ValueError, match=name):
+        getattr(rnp, name)(z)
