@@ -117,6 +117,15 @@ for _name in (
 ):  # fmt: skip
     globals()[_name] = _sharding.accepts_out_sharding(globals()[_name])
 
+# Creation functions of host data land on config.backend's default device, as
+# JAX's on its default device (refimpl's own modules keep the host versions).
+for _name in (
+    "asarray", "array", "zeros", "ones", "full", "empty", "zeros_like", "ones_like",
+    "full_like", "empty_like", "arange", "linspace", "logspace", "geomspace", "eye",
+    "identity", "tri",
+):  # fmt: skip
+    globals()[_name] = _creation.on_default_backend(globals()[_name])
+
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
 # arguments (docs/semantics.md 16.1); the reference backend is unaffected.
 _fast_functions.wrap_module(globals(), __all__)

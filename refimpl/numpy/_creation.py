@@ -10,18 +10,20 @@ Shapes, sizes and ``arange``/``linspace`` counts must be concrete.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import FrameType
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
-from refimpl import dtypes, lax, tracing
+from refimpl import backends, dtypes, lax, tracing, tree_util
+from refimpl.config import config
 from refimpl.core import ShapeError
 from refimpl.numpy._promote import (
     as_array,
@@ -499,6 +501,48 @@ def _concrete_int(fn_name: str, name: str, value: Any, allow_negative: bool = Fa
     if result < 0 and not allow_negative:
         raise ValueError(f"{fn_name}: {name} must be non-negative, got {result}")
     return result
+
+
+# --- the default backend ------------------------------------------------------------
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def on_default_backend(fun: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``fun``, a creation function, with a result made from host data alone
+    placed on ``config.backend``'s default device (uncommitted), as JAX's
+    creation functions land on the default device.
+
+    The value is computed by the reference backend (NumPy) and then moved;
+    a result of a refimpl array argument stays where its operands are, and
+    inside a trace nothing moves. Applied to the public names only
+    (``refimpl.numpy``): refimpl's own modules keep the host-side functions.
+    """
+
+    @functools.wraps(fun)
+    def creation(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        out = fun(*args, **kwargs)
+        name = config._values["backend"]
+        if name == "ref" or tracing.current_builder() is not None:
+            return out
+        return _to_backend(out, name, (args, kwargs))
+
+    return creation
+
+
+def _to_backend(out: Any, name: str, arguments: Any) -> Any:
+    target = backends.get(name)
+
+    def move(leaf: Any) -> Any:
+        owner = backends.backend_of_array(leaf)
+        if owner is None or owner is target or getattr(leaf, "committed", False):
+            return leaf
+        return target.put_leaf(leaf, None, False, False)
+
+    if any(is_refimpl_array(leaf) for leaf in tree_util.tree_leaves(arguments)):
+        return out
+    return tree_util.tree_map(move, out)
 
 
 __all__ = [

@@ -1024,3 +1024,54 @@ LAST_EXTRAS = {
 def test_last_extras_against_jax(name):
     fn, arrays = LAST_EXTRAS[name]
     run_case(fn, arrays, tol=1e-4)
+
+
+CREATIONS = {
+    "ones": lambda m: m.ones(3),
+    "zeros_int": lambda m: m.zeros((2, 2), np.int32),
+    "full_weak": lambda m: m.full(2, 3.0),
+    "asarray_scalar": lambda m: m.asarray(2.0),
+    "asarray_list": lambda m: m.asarray([1.0, 2.0]),
+    "array_numpy": lambda m: m.array(np.arange(3, dtype=np.int32)),
+    "arange": lambda m: m.arange(5),
+    "linspace": lambda m: m.linspace(0.0, 1.0, 5),
+    "eye": lambda m: m.eye(3),
+    "identity": lambda m: m.identity(2, np.float32),
+    "tri": lambda m: m.tri(3),
+    "zeros_like_numpy": lambda m: m.zeros_like(np.ones(2, np.float32)),
+}
+
+
+@pytest.mark.parametrize("name", list(CREATIONS))
+def test_creation_functions_land_on_the_config_backend(name):
+    skip_without_pjrt()
+    # docs/semantics.md: eager operations follow config.backend; JAX's
+    # creation functions land on the default device
+    make = CREATIONS[name]
+    want = make(jnp)
+    old = ri.config.backend
+    ri.config.update("backend", "pjrt")
+    try:
+        out = make(rnp)
+    finally:
+        ri.config.update("backend", old)
+    assert out.devices() == {ri.devices("pjrt")[0]} and not out.committed
+    assert out.dtype == want.dtype and out.weak_type == want.weak_type
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(want))
+    with ri.default_device(ri.devices("pjrt")[0]):
+        assert make(rnp).devices() == {ri.devices("pjrt")[0]}
+    assert make(rnp).devices() == {ri.devices("ref")[0]}  # the ref default again
+
+
+def test_creation_from_a_refimpl_array_or_in_a_trace_stays_put():
+    skip_without_pjrt()
+    on_ref = ri.device_put(np.ones(3, np.float32), ri.devices("ref")[0])
+    old = ri.config.backend
+    ri.config.update("backend", "pjrt")
+    try:
+        assert rnp.asarray(on_ref) is on_ref
+        assert rnp.zeros_like(on_ref).devices() == {ri.devices("ref")[0]}
+        inside = ri.jit(lambda: rnp.ones(3) * 2, backend="ref")()
+        assert inside.devices() == {ri.devices("ref")[0]}
+    finally:
+        ri.config.update("backend", old)
