@@ -489,20 +489,29 @@ def nextafter(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 
 def _require_integers(name: str, *args: ArrayLike) -> list[Any]:
+    """The arguments promoted, whose joint dtype must be an integer (JAX checks
+    after promoting: ``gcd(bool_array, 6)`` is an int32 gcd)."""
     for position, arg in enumerate(args):
-        if not dtypes.is_integer(aval_of(arg, name, position).dtype):
-            raise ValueError(f"{name}: arguments must be integers, got dtype {_dtype(arg).name}")
-    return promote_args_numeric(name, *args)
+        aval_of(arg, name, position)
+    promoted = promote_args(name, *args)
+    dtype = _dtype(promoted[0])
+    if not dtypes.is_integer(dtype):
+        raise ValueError(f"{name}: arguments must be integers, got dtype {dtype.name}")
+    return promoted
 
 
 def gcd(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Greatest common divisor of ``|x1|`` and ``|x2|`` by Euclid's algorithm (a
     ``while_loop`` until every remainder is 0); ``gcd(0, 0) == 0``."""
+    weak = _both_weak("gcd", x1, x2)
     x1, x2 = _require_integers("gcd", x1, x2)
     # the loop carries both at the full shape (promotion leaves rank-0 operands as they are)
     shape = np.broadcast_shapes(aval_of(x1, "gcd", 0).shape, aval_of(x2, "gcd", 1).shape)
-    a = lax.broadcast_in_dim(abs(x1), shape, _trailing(x1, shape))
-    b = lax.broadcast_in_dim(abs(x2), shape, _trailing(x2, shape))
+    # the loop runs strongly typed (its carry must keep one type); the gcd of
+    # two weak operands is weak again, as JAX's
+    dtype = _dtype(x1)
+    a = lax.convert_element_type(lax.broadcast_in_dim(abs(x1), shape, _trailing(x1, shape)), dtype)
+    b = lax.convert_element_type(lax.broadcast_in_dim(abs(x2), shape, _trailing(x2, shape)), dtype)
 
     def cond(carry: Any) -> Any:
         return lax.reduce_or(
@@ -515,7 +524,12 @@ def gcd(x1: ArrayLike, x2: ArrayLike, /) -> Array:
         safe_b = select(zero, full_like_shape(b, 1, _dtype(b)), b)
         return select(zero, a, b), select(zero, b, lax.rem(a, safe_b))
 
-    return lax.while_loop(cond, body, (a, b))[0]
+    result = lax.while_loop(cond, body, (a, b))[0]
+    return lax.convert_element_type(result, dtype, weak_type=True) if weak else result
+
+
+def _both_weak(name: str, x1: Any, x2: Any) -> bool:
+    return bool(aval_of(x1, name, 0).weak_type and aval_of(x2, name, 1).weak_type)
 
 
 def _trailing(x: Any, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -530,13 +544,15 @@ def _ndim(x: Any) -> int:
 def lcm(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``|x1| * (|x2| / gcd(x1, x2))``, and 0 when either is 0; the product
     wraps in the dtype, sign included (JAX's order: no absolute value after it)."""
+    weak = _both_weak("lcm", x1, x2)
     x1, x2 = _require_integers("lcm", x1, x2)
     x1, x2 = abs(x1), abs(x2)
     divisor = gcd(x1, x2)
     zero = lax.eq(divisor, scalar_like(divisor, 0))
     safe = select(zero, full_like_shape(divisor, 1, _dtype(divisor)), divisor)
     result = lax.mul(x1, lax.div(x2, safe))
-    return select(zero, full_like_shape(divisor, 0, _dtype(divisor)), result)
+    result = select(zero, full_like_shape(divisor, 0, _dtype(divisor)), result)
+    return lax.convert_element_type(result, _dtype(result), weak_type=True) if weak else result
 
 
 def isclose(

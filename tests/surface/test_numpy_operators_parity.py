@@ -154,3 +154,30 @@ def test_complex_input_refused_with_jax_class(name):
         getattr(jnp, name)(z)
     with pytest.raises(ValueError, match=name):
         getattr(rnp, name)(z)
+
+
+@pytest.mark.parametrize("name", ["gcd", "lcm"])
+@pytest.mark.parametrize(
+    "x, y",
+    [
+        (np.array([True, False, True]), 6),  # promoted to int32 first, then checked
+        (6, 4),  # Python ints: a weak result
+        (0, 0),
+        (np.array([4, 6, -9], np.int8), np.array([4, 6, 9], np.uint8)),
+        (np.array([True, False]), np.array([True, True])),  # bool after promotion: refused
+        (np.float32(2), 3),
+    ],
+)
+def test_gcd_lcm_promote_then_check(backend, name, x, y):
+    def outcome(module):
+        try:
+            return getattr(module, name)(x, y)
+        except ValueError:
+            return ValueError
+
+    want, got = outcome(jnp), outcome(rnp)
+    if want is ValueError:
+        assert got is ValueError
+        return
+    assert got.dtype == want.dtype and got.aval.weak_type == want.aval.weak_type
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
