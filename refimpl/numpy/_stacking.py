@@ -476,10 +476,13 @@ def ediff1d(ary: ArrayLike, to_end: Any = None, to_begin: Any = None) -> Array:
     result = diff(ravel(ary))
     dtype = aval_of(result, "ediff1d", 0).dtype
     pieces = []
+    # arrays or scalars only (a list is JAX's TypeError too)
     if to_begin is not None:
+        to_begin = checked_array("ediff1d", to_begin, "to_begin")
         pieces.append(ravel(asarray(to_begin, dtype=dtype)))
     pieces.append(result)
     if to_end is not None:
+        to_end = checked_array("ediff1d", to_end, "to_end")
         pieces.append(ravel(asarray(to_end, dtype=dtype)))
     return concatenate(pieces) if len(pieces) > 1 else result
 

@@ -181,3 +181,16 @@ def test_gcd_lcm_promote_then_check(backend, name, x, y):
         return
     assert got.dtype == want.dtype and got.aval.weak_type == want.aval.weak_type
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("kwargs", [{"to_begin": [1]}, {"to_end": [1, 2]}])
+def test_ediff1d_refuses_lists_as_jax(kwargs):
+    with pytest.raises(TypeError):
+        jnp.ediff1d(jnp.ones(3), **kwargs)
+    with pytest.raises(TypeError, match="ediff1d"):
+        rnp.ediff1d(rnp.ones(3), **kwargs)
+    arrays = {k: np.asarray(v, np.float32) for k, v in kwargs.items()}
+    np.testing.assert_array_equal(
+        np.asarray(rnp.ediff1d(rnp.arange(4.0), **arrays)),
+        np.asarray(jnp.ediff1d(jnp.arange(4.0), **arrays)),
+    )
