@@ -5,9 +5,10 @@ reaches (refimpl/primitives/decompositions.py, computations.py; issue 36).
   (eagerly and under ``vmap``), ``lu`` of
   a singular matrix (a zero pivot), ``eigh``/``svd`` of 1x1 matrices under
   ``jvp`` (``lu``'s result a list, as JAX); and a non-square ``cholesky``,
-  which every implementation rejects with JAX's class. Left out: ``cholesky``
-  of a matrix whose off-diagonal entries are NaN (ref and JAX 0.10.2 keep the
-  diagonal's factor, the pjrt lowering gives NaN everywhere: open), and
+  which every implementation rejects with JAX's class; ``cholesky`` with
+  NaN off the diagonal (LAPACK's potrf, as JAX on CPU, lets NaN propagate and
+  keeps the columns before it; only a pivot ``<= 0`` makes the whole factor
+  NaN, also after a NaN), eagerly and under ``jit``. Left out:
   ``triangular_solve`` with batch dims that differ (JAX: ``ValueError`` from
   its batching, refimpl: ``TypeError``).
 * ``computation.paths/*``: ``lax.reduce`` with computations JAX does not
@@ -39,6 +40,15 @@ _SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]], np.float3
 _X = np.array([[0.5, -1.0, 2.0, 0.25], [3.0, 0.0, -2.0, 1.0]], np.float32)
 _SINGULAR2 = np.array([[0.0, 1.0], [0.0, 2.0]], np.float32)
 _SINGULAR3 = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], np.float32)
+# NaN off the diagonal; NaN then a later pivot <= 0; NaN in the upper triangle only
+_NAN_BATCH = np.array(
+    [
+        [[4.0, np.nan, 1.0], [np.nan, 9.0, 2.0], [1.0, 2.0, 16.0]],
+        [[4.0, 1.0, 1.0], [1.0, 0.25, 2.0], [np.nan, 2.0, 16.0]],
+        [[4.0, np.nan, 1.0], [1.0, 9.0, 2.0], [1.0, 2.0, 16.0]],
+    ],
+    np.float32,
+)
 
 
 def _api(ns: Any) -> Any:
@@ -65,6 +75,9 @@ DECOMPOSITIONS: list[tuple[str, Any]] = [
                                 (np.array([[-3.0]], np.float32),),
                                 (np.array([[0.5]], np.float32),))),
     ("cholesky_not_square", lambda ns, L: L.linalg.cholesky(ns.asarray(_X))),
+    ("cholesky_nan_off_diagonal", lambda ns, L: L.linalg.cholesky(ns.asarray(_NAN_BATCH))),
+    ("cholesky_nan_off_diagonal_jit",
+     lambda ns, L: ns.jit(lambda a: L.linalg.cholesky(a, symmetrize_input=False))(_NAN_BATCH)),
 ]  # fmt: skip
 
 

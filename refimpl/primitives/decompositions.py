@@ -26,9 +26,11 @@ rejected on the PJRT backend with a NotImplementedError naming the primitive):
 * svd: one-sided Jacobi (Hestenes) on the columns, singular values sorted
   descending; a full ``U`` is completed by a QR of the thin one.
 
-Failure, as JAX on CPU: a matrix that is not positive definite gives a
-Cholesky factor whose lower triangle is all NaN; a singular matrix gives an LU with a zero pivot
-(and ``inf``/``nan`` in later solves).
+Failure, as JAX on CPU: a matrix that is not positive definite (a pivot
+``<= 0``) gives a Cholesky factor whose lower triangle is all NaN, while NaN
+in the operand only propagates (the columns before it keep their values); a
+singular matrix gives an LU with a zero pivot (and ``inf``/``nan`` in later
+solves).
 """
 
 from __future__ import annotations
@@ -135,16 +137,21 @@ def _cholesky_program(a: Any) -> Any:
     rows = ops.broadcasted_iota(np.int32, a.shape, a.ndim - 2)
     cols = ops.broadcasted_iota(np.int32, a.shape, a.ndim - 1)
 
-    def column(j: Any, factor: Any) -> Any:
+    def column(j: Any, carry: tuple[Any, Any]) -> tuple[Any, Any]:
+        factor, failed = carry
         a_col = ops.dynamic_slice_in_dim(a, j, 1, a.ndim - 1)  # (..., n, 1)
         l_row = ops.dynamic_slice_in_dim(factor, j, 1, a.ndim - 2)  # (..., 1, n)
         col = a_col - ops.matmul(factor, ops.swapaxes(l_row, -1, -2))
-        pivot = ops.sqrt(ops.dynamic_slice_in_dim(col, j, 1, a.ndim - 2))  # (..., 1, 1)
+        square = ops.dynamic_slice_in_dim(col, j, 1, a.ndim - 2)  # (..., 1, 1)
+        # LAPACK's potrf fails only on a pivot <= 0: a NaN pivot is no failure,
+        # it propagates (JAX keeps the columns before it), so NaN is no signal.
+        failed = failed | (square <= 0)
+        pivot = ops.sqrt(square)
         new = ops.where(rows == j, pivot, col / pivot)
-        return ops.where((cols == j) & (rows >= j), new, factor)
+        return ops.where((cols == j) & (rows >= j), new, factor), failed
 
-    factor = ops.fori_loop(0, n, column, ops.zeros_like(a))
-    failed = ops.any(ops.isnan(factor), axis=(-2, -1), keepdims=True)
+    no_failure = ops.zeros(a.shape[:-2] + (1, 1), np.bool_)
+    factor, failed = ops.fori_loop(0, n, column, (ops.zeros_like(a), no_failure))
     return ops.where(failed, ops.where(rows >= cols, np.nan, 0), factor)
 
 

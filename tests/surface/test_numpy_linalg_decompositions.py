@@ -87,6 +87,28 @@ def test_cholesky_not_positive_definite_is_nan():
         np.testing.assert_array_equal(np.asarray(out), expected)
 
 
+def test_cholesky_nan_propagates_and_only_a_nonpositive_pivot_fails():
+    # LAPACK's potrf (JAX on CPU) fails only on a pivot <= 0: NaN off the
+    # diagonal leaves the columns before it, NaN in an ignored upper triangle
+    # changes nothing, and a pivot <= 0 after a NaN still fails the matrix.
+    a = np.array(
+        [
+            [[4, np.nan, 1], [np.nan, 9, 2], [1, 2, 16]],
+            [[4, 1, 1], [1, 9, 2], [1, np.nan, 16]],
+            [[4, np.nan, 1], [1, 9, 2], [1, 2, 16]],
+            [[4, 1, 1], [1, 0.25, 2], [np.nan, 2, 16]],
+        ],
+        np.float32,
+    )
+    for kw in ({}, {"symmetrize_input": False}):
+        expected = np.asarray(jax.lax.linalg.cholesky(a, **kw))
+        for backend, out in zip(
+            ("ref", "pjrt"), both(lambda x, kw=kw: ri.lax.linalg.cholesky(x, **kw), a), strict=True
+        ):
+            np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-6, err_msg=backend)
+    assert np.isfinite(expected[0, 0, 0]) and np.isnan(expected[3]).sum() == 6
+
+
 @pytest.mark.parametrize("shape", SHAPES)
 def test_solve_inv_det_slogdet(shape):
     a = general(*shape) + 2 * np.eye(shape[-1], dtype=np.float32)
