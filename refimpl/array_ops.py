@@ -215,7 +215,9 @@ class ArrayOps:
         return _rnp().round(self, decimals)
 
     def __round__(self, ndigits: int | None = None) -> Any:
-        return _rnp().round(self, ndigits or 0)
+        out = _rnp().round(self, ndigits or 0)
+        # round(x) without ndigits is an integer, as round(7.5) of a float (JAX: the default int)
+        return out.astype(int) if ndigits is None else out
 
     def sort(self, axis: int | None = -1, **kwargs: Any) -> Any:
         """The sorted array (``jax.Array.sort``: returns it, does not sort in place)."""

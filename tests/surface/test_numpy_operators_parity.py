@@ -194,3 +194,15 @@ def test_ediff1d_refuses_lists_as_jax(kwargs):
         np.asarray(rnp.ediff1d(rnp.arange(4.0), **arrays)),
         np.asarray(jnp.ediff1d(jnp.arange(4.0), **arrays)),
     )
+
+
+@pytest.mark.parametrize(
+    "x", [np.float32(1.7), np.float32(-2.5), np.array([2.5, -1.5], np.float16), np.int8(7)]
+)
+def test_builtin_round_without_ndigits_is_an_integer(backend, x):
+    # round(x) of a float is an int in Python; JAX's Array.__round__ gives the default int
+    want, got = round(jnp.asarray(x)), round(rnp.asarray(x))
+    assert got.dtype == want.dtype and got.aval.weak_type == want.aval.weak_type
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    with_digits = round(rnp.asarray(x), 1)
+    assert with_digits.dtype == round(jnp.asarray(x), 1).dtype
