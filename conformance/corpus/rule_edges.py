@@ -963,4 +963,14 @@ LAST_ROWS: list[Row] = [
         x, np.array([[1], [0]]), 9.0, axis=1, inplace=False), (f32((2, 3)),)),
     Row("concatenate/transpose_three", lambda ns, a, b, c: ns.lax_.concatenate([a, b, c], 1)
         * 2.0, (f32((2, 1)), f32((2, 3)), f32((2, 2)))),
+    # issue 29: pow with an integer exponent; broadcast_in_dim with dims out of
+    # order (no grad: JAX 0.10.2's transpose rule fails there); ufunc methods
+    Row("pow/int_exponent", lambda ns, x, y: ns.lax_.pow(x, y),
+        (f32((3, 4), 0.5, 2.0), i32((3, 4), -3, 4)), diff=(0,)),
+    Row("broadcast_in_dim/out_of_order", lambda ns, x: ns.lax_.broadcast_in_dim(
+        x, (3, 4, 2), (2, 0)), (f32((2, 3)),), grad=False),
+    Row("np/ufunc_reduce_accumulate", lambda ns, x: (
+        ns.np_.add.reduce(x, axis=1), ns.np_.maximum.accumulate(x, axis=0),
+        ns.np_.logaddexp.reduce(x, axis=(0, 1)), ns.np_.multiply.outer(x[0], x[1])),
+        (f32((3, 4)),), vmap=False),
 ]  # fmt: skip
