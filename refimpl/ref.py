@@ -347,9 +347,17 @@ class OutOfBoundsIndexError(IndexError, ValueError):
     access) that is also the ``ValueError`` JAX raises ("Out of bound indexer")."""
 
 
-def _check_static_bounds(ref: Ref, idx: Any) -> None:
-    """Concrete integer indices (ints, integer arrays) must lie in the ref's
-    shape: an eager write out of bounds would otherwise be dropped silently."""
+def _bounded_index(ref: Ref, idx: Any) -> Any:
+    """``idx`` with its static integer entries checked or clamped, as JAX 0.10.2.
+
+    Eagerly (no staging trace), concrete integer indices (ints, integer
+    arrays) must lie in the ref's shape: an out-of-bounds write would otherwise
+    be dropped silently. Under a staging trace (``jit``, a loop body) JAX's
+    bounds check sees no concrete index, and a static int is clamped into its
+    axis (after adding the size to a negative one), as ``dynamic_slice``; an
+    integer array is gathered (clamped) or scattered (out-of-bounds entries
+    dropped) by the update below.
+    """
     entries = idx if isinstance(idx, tuple) else (idx,)
     shape = _aval_of_value(ref._value).shape
     used = sum(e is not None and e is not Ellipsis for e in entries)
@@ -360,22 +368,16 @@ def _check_static_bounds(ref: Ref, idx: Any) -> None:
             f"{len(shape)} dimensions (shape {shape})"
         )
     if any(isinstance(e, tracing.Tracer) for e in entries):
-        return
-    if any(e is Ellipsis for e in entries):
-        k = next(i for i, e in enumerate(entries) if e is Ellipsis)
-        rest = [e for e in entries[k + 1 :] if e is not None]
-        dims = list(range(k)) + list(range(len(shape) - len(rest), len(shape)))
-        entries = entries[:k] + entries[k + 1 :]
-    else:
-        dims = list(range(len(shape)))
-    axis = 0
-    for entry in entries:
-        if entry is None:
+        return idx
+    staged = tracing.current_builder() is not None
+    clamped = list(entries)
+    for position, axis in _entry_axes(entries, len(shape)):
+        entry, size = entries[position], shape[axis]
+        if staged:
+            if isinstance(entry, (int, np.integer)) and not isinstance(entry, (bool, np.bool_)):
+                index = int(entry) + size if entry < 0 else int(entry)
+                clamped[position] = min(max(index, 0), size - 1) if size else 0
             continue
-        if axis >= len(dims):
-            break
-        size = shape[dims[axis]]
-        axis += 1
         if isinstance(entry, (bool, np.bool_, slice)):
             continue
         if isinstance(entry, (int, np.integer)) or (
@@ -385,8 +387,21 @@ def _check_static_bounds(ref: Ref, idx: Any) -> None:
             if values.size and (values.max() >= size or values.min() < -size):
                 raise OutOfBoundsIndexError(
                     f"Out of bound indexer: index {entry!r} is out of bounds for axis "
-                    f"{dims[axis - 1]} of size {size} of the ref {ref.aval.str_short()}"
+                    f"{axis} of size {size} of the ref {ref.aval.str_short()}"
                 )
+    return tuple(clamped) if isinstance(idx, tuple) else clamped[0]
+
+
+def _entry_axes(entries: tuple, ndim: int) -> list[tuple[int, int]]:
+    """``(position in entries, axis of the ref)`` of every entry that indexes an axis."""
+    if any(e is Ellipsis for e in entries):
+        k = next(i for i, e in enumerate(entries) if e is Ellipsis)
+        rest = sum(e is not None for e in entries[k + 1 :])
+        axes = [*range(k), *range(ndim - rest, ndim)]
+    else:
+        axes = list(range(ndim))
+    positions = [i for i, e in enumerate(entries) if e is not None and e is not Ellipsis]
+    return list(zip(positions, axes, strict=False))
 
 
 def get(ref: Ref, idx: Any = ...) -> Any:
@@ -394,7 +409,7 @@ def get(ref: Ref, idx: Any = ...) -> Any:
 
     _check_ref(ref, "get")
     _cross(ref)
-    _check_static_bounds(ref, idx)
+    idx = _bounded_index(ref, idx)
     value = ref._value
     indexer = _traced_indexer(value, idx)
     if indexer is not None:
@@ -423,7 +438,7 @@ def swap(ref: Ref, idx: Any, value: Any) -> Any:
 def _update(ref: Ref, idx: Any, value: Any, want_old: bool) -> Any:
     _check_ref(ref, "swap")
     _cross(ref, write=True)
-    _check_static_bounds(ref, idx)
+    idx = _bounded_index(ref, idx)
     old = get(ref, idx) if want_old else None
     new = _checked_value(ref, idx, value, "swap")
     _check_write(ref, new)
@@ -450,7 +465,7 @@ def addupdate(ref: Ref, idx: Any, value: Any) -> None:
     """``ref[idx] += value`` as one update (no read of the old value by the caller)."""
     _check_ref(ref, "addupdate")
     _cross(ref, write=True)
-    _check_static_bounds(ref, idx)
+    idx = _bounded_index(ref, idx)
     new = _checked_value(ref, idx, value, "addupdate")
     _check_write(ref, new)
     indexer = _traced_indexer(ref._value, idx)

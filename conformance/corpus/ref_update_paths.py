@@ -4,13 +4,19 @@
 another dtype than the ref (``int32`` into ``float32``; a ``float64`` NumPy
 scalar is converted as JAX does) or another shape than the indexed window (a
 longer vector, a scalar into a slice: no broadcasting) is refused with JAX's
-``ValueError``; the same write of the right type works. Every case is
-``AGREE``: judged by JAX (live or recorded); each case's recorded source
-includes its row and the helpers it calls.
+``ValueError``; the same write of the right type works. A static index out
+of bounds inside ``jit`` (past the end, before the start, of a row, an int
+array) is clamped for reads and writes, an int array's write drops the entry
+out of bounds, as JAX (its bounds check sees no concrete index there).
+These cases are ``AGREE``: judged by JAX (live or recorded); each case's
+recorded source includes its row and the helpers it calls.
 
-Left out, differing from JAX 0.10.2 (each open): a static index past the
-end (``r[5]`` of a 4-element ref: JAX clamps and reads ``r[3]``, refimpl
-raises ``OutOfBoundsIndexError``); ``None`` in a ref's index (see
+``ref.update_paths/eager_*``: an eager static index past the end is JAX's
+``ValueError`` ("Out of bound indexer"; refimpl's ``OutOfBoundsIndexError``
+is one), read or write; one before the start is too in refimpl, where JAX
+0.10.2 clamps it (known: its check compares only ``index >= size``).
+
+Left out, differing from JAX 0.10.2 (open): ``None`` in a ref's index (see
 ``ref_state_paths.py``).
 """
 
@@ -26,6 +32,7 @@ import numpy as np
 
 from conformance.case import AGREE, Case, script_case
 from conformance.namespace import Unsupported
+from conformance.observe import Raises
 
 _X = np.array([1.5, -2.0, 0.25, 3.0], np.float32)
 _M = np.arange(12, dtype=np.float32).reshape(3, 4)
@@ -57,6 +64,17 @@ def _set(index: Any, value: Any) -> Any:
     return write
 
 
+def _read_in_jit(ns: Any, index: Any, x: Any = _X) -> Any:
+    """``ref[index]`` of a ref of ``x`` inside jit."""
+    api = _api(ns)
+    return ns.jit(lambda x: api.new_ref(x)[index])(x)
+
+
+def _eager(ns: Any, access: Any) -> Any:
+    """``access(ref)`` on a ref of ``_X`` outside any transformation."""
+    return access(_api(ns).new_ref(ns.asarray(_X)))
+
+
 def _add(index: Any, value: Any) -> Any:
     def write(r: Any) -> None:
         r[index] += value
@@ -75,6 +93,22 @@ ROWS: list[tuple[str, Any]] = [
     ("set_row", lambda ns: _in_jit(ns, _set(1, np.full(4, 9.0, np.float32)), _M)),
     ("add_row_of_wrong_length", lambda ns: _in_jit(ns, _add(2, np.ones(5, np.float32)), _M)),
     ("add_int32_row", lambda ns: _in_jit(ns, _add(0, np.ones(4, np.int32)), _M)),
+    ("get_past_the_end_jit", lambda ns: _read_in_jit(ns, 5)),
+    ("get_before_the_start_jit", lambda ns: _read_in_jit(ns, (-5, 1), _M)),
+    ("set_past_the_end_jit", lambda ns: _in_jit(ns, _set(4, np.float32(10)))),
+    ("add_before_the_start_jit", lambda ns: _in_jit(ns, _add(-9, np.float32(1)))),
+    ("set_row_past_the_end_jit",
+     lambda ns: _in_jit(ns, _set(3, np.full(4, 9.0, np.float32)), _M)),
+    ("set_int_array_past_the_end_jit",
+     lambda ns: _in_jit(ns, _set(np.array([0, 6]), np.array([-1, -2], np.float32)))),
+]  # fmt: skip
+
+_OUT_OF_BOUNDS = Raises(ValueError, "Out of bound indexer")
+
+RAISES_ROWS: list[tuple[str, Any]] = [
+    ("eager_get_past_the_end", lambda ns: _eager(ns, lambda r: r[4])),
+    ("eager_set_past_the_end", lambda ns: _eager(ns, _set(7, np.float32(1)))),
+    ("eager_add_before_the_start", lambda ns: _eager(ns, _add(-5, np.float32(1)))),
 ]  # fmt: skip
 
 
@@ -82,4 +116,9 @@ def cases() -> Iterator[Case]:
     helpers = "".join(inspect.getsource(h) for h in (_api, _in_jit, _set, _add))
     for name, fn in ROWS:
         case = script_case(f"ref.update_paths/{name}", fn, expect=AGREE, tags=["ref"])
-        yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
+        source = f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}"
+        if "_read_in_jit" in source:
+            source += inspect.getsource(_read_in_jit)
+        yield replace(case, source=source)
+    for name, fn in RAISES_ROWS:
+        yield script_case(f"ref.update_paths/{name}", fn, expect=_OUT_OF_BOUNDS, tags=["ref"])

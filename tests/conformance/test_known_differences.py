@@ -223,7 +223,15 @@ def _claim_grad_of_constant_ref_write():
     _raises(AttributeError, jax.grad(jax.jit(f)), np.ones(4, np.float32), match="accum")
 
 
+def _claim_eager_ref_index_before_the_start_clamps():
+    r = jax.new_ref(np.arange(3, dtype=np.float32))
+    r[-5] = np.float32(9)  # clamped to r[0], no error
+    np.testing.assert_array_equal(np.asarray(r[...]), [9.0, 1.0, 2.0])
+    _raises(ValueError, lambda: r[3], match="Out of bound indexer")
+
+
 JAX_CLAIMS = {
+    "ref.update_paths/eager_add_before_the_start": _claim_eager_ref_index_before_the_start_clamps,
     "errors.shapes/np-add-not-broadcastable": _claim_broadcast_error,
     "ref.paths/grad_constant_write": _claim_grad_of_constant_ref_write,
     "jit.errors/unhashable-static": _claim_unhashable_static,

@@ -550,3 +550,45 @@ def test_jit_closing_over_a_ref_it_vmaps_over(backend):
         return outs, r[...]
 
     _both(program)
+
+
+# --- static indices out of bounds ---------------------------------------------------------------
+
+
+def _static_out_of_bounds_in_jit(ns):
+    # JAX 0.10.2 checks a scalar index only when it is concrete (eagerly);
+    # under jit an int is clamped into its axis after adding the size to a
+    # negative one, for reads and writes; an integer array is gathered
+    # (clamped) and scattered (out-of-bounds entries dropped).
+    outer = ns.new_ref(np.arange(3, dtype=np.float32))
+
+    def f(x):
+        r = ns.new_ref(x)
+        m = ns.new_ref(x.reshape(2, 3))
+        reads = (r[5], r[3], r[-5], m[5], m[-3, 1], m[0, 7], outer[5], r[np.array([0, 5])])
+        r[5] = 10.0
+        r[-7] += 1.0
+        m[5] = x[3:]
+        m[-3] = x[:3] * 2
+        outer[4] = 7.0
+        r2 = ns.new_ref(x[:3])
+        r2[np.array([0, 5])] = np.array([-1.0, -2.0], np.float32)
+        return reads, ns.freeze(r), ns.freeze(m), ns.freeze(r2)
+
+    return ns.jit(f)(np.arange(6, dtype=np.float32)), ns.freeze(outer)
+
+
+def test_static_index_out_of_bounds_is_clamped_under_jit_as_jax(backend):
+    _both(_static_out_of_bounds_in_jit)
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_eager_static_index_past_the_end_raises_as_jax(write):
+    for ns in (RI, JAX):
+        r = ns.new_ref(np.arange(3, dtype=np.float32))
+        with pytest.raises(ValueError, match="Out of bound indexer"):
+            if write:
+                r[3] = 1.0
+            else:
+                _ = r[5]
+        np.testing.assert_array_equal(np.asarray(r[...]), [0.0, 1.0, 2.0])
