@@ -22,6 +22,9 @@ judged against JAX (recorded):
   size-1 dim of an operand of the same rank (``(1, 3)`` with ``(2, 3)``, as
   JAX 0.10.2): their tangents (``jvp``) and cotangents (``grad``, summed over
   the broadcast dim), eagerly and under ``jit``;
+* ``transform.edges/preferred_element_type/*``: ``grad`` of a bfloat16
+  ``dot_general``/``dot`` accumulated in float32 (the cotangents come back
+  in bfloat16), eagerly and under ``jit``;
 * ``mask.edges/*`` (refimpl only: JAX has no ``mask``; NumPy values and the
   error words of docs/semantics.md): symbolic dims under floor division --
   a stride-2 slice of ``2*n + 2`` elements is ``n + 1`` (an exact quotient),
@@ -142,6 +145,21 @@ SIZE1: dict[str, Callable[[Any], Any]] = {
 }
 
 
+def _preferred(jit: bool) -> Any:
+    def script(ns: Any) -> Any:
+        bf16 = np.dtype("bfloat16")
+        a = ns.asarray(np.array([[0.5, -1.0], [2.0, 1.5]], np.float32).astype(bf16))
+        b = ns.asarray(np.array([[1.0, 2.0], [3.0, -0.5]], np.float32).astype(bf16))
+        if jit:
+            f = lambda x, y: ns.lax_.dot(x, y, preferred_element_type=np.float32).sum()  # noqa: E731
+            return ns.jit(ns.api.grad(f, argnums=(0, 1)))(a, b)
+        dims = (((1,), (0,)), ((), ()))
+        g = lambda x, y: ns.lax_.dot_general(x, y, dims, preferred_element_type=np.float32)  # noqa: E731
+        return ns.api.grad(lambda x, y: g(x, y).sum(), argnums=(0, 1))(a, b)
+
+    return script
+
+
 def _size1(name: str) -> Any:
     def script(ns: Any) -> Any:
         return SIZE1[name](ns)(ns.asarray(ROW), ns.asarray(GRID))
@@ -169,6 +187,9 @@ def cases() -> Iterator[Case]:
                           expect=Raises(ValueError, key), tags=TAGS)  # fmt: skip
     for name in SIZE1:
         yield script_case(f"transform.edges/size1_broadcast/{name}", _size1(name),
+                          expect=AGREE, tags=TAGS)  # fmt: skip
+    for label, jit in (("dot_general_grad", False), ("jit_dot_grad", True)):
+        yield script_case(f"transform.edges/preferred_element_type/{label}", _preferred(jit),
                           expect=AGREE, tags=TAGS)  # fmt: skip
     for name, fun, in_spec, out_spec, n, expect in MASKED:
         yield script_case(f"mask.edges/{name}", _masked(fun, in_spec, out_spec, n),
