@@ -8,8 +8,6 @@ devices) and on pjrt (the CPU plugin's 4 devices).
 
 from __future__ import annotations
 
-import os
-import pickle
 import subprocess
 import sys
 
@@ -20,23 +18,14 @@ import refimpl as ri
 from refimpl import lax
 from refimpl.transforms.jit import Signature
 from tests.helpers import pmap_cases
+from tests.helpers.jax_oracle import results_on_four_devices
 
-HERE = os.path.dirname(__file__)
 BACKENDS = ["ref", "pjrt"]
 
 
 @pytest.fixture(scope="module")
 def oracle(tmp_path_factory):
-    out = tmp_path_factory.mktemp("pmap") / "jax.pkl"
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4")
-    subprocess.run(
-        [sys.executable, os.path.join(HERE, "..", "helpers", "pmap_cases.py"), str(out)],
-        check=True,
-        env=env,
-        timeout=300,
-    )
-    with open(out, "rb") as f:
-        return pickle.load(f)
+    return results_on_four_devices("pmap_cases.py", tmp_path_factory.mktemp("pmap") / "jax.pkl")
 
 
 @pytest.fixture(autouse=True)

@@ -11,11 +11,7 @@ spec and every shard's (device id, index, shape).
 
 from __future__ import annotations
 
-import os
-import pickle
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -24,23 +20,16 @@ import refimpl as ri
 from refimpl import sharding as rs
 from refimpl.transforms.sharded import MeshArray
 from tests.helpers import sharding_cases
+from tests.helpers.jax_oracle import results_on_four_devices
 
-HERE = os.path.dirname(__file__)
 BACKENDS = ["ref", "pjrt"]
 
 
 @pytest.fixture(scope="module")
 def oracle(tmp_path_factory):
-    out = tmp_path_factory.mktemp("sharding") / "jax.pkl"
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4")
-    subprocess.run(
-        [sys.executable, os.path.join(HERE, "..", "helpers", "sharding_cases.py"), str(out)],
-        check=True,
-        env=env,
-        timeout=300,
+    return results_on_four_devices(
+        "sharding_cases.py", tmp_path_factory.mktemp("sharding") / "jax.pkl"
     )
-    with open(out, "rb") as f:
-        return pickle.load(f)
 
 
 @pytest.fixture
