@@ -11,7 +11,13 @@
   operands of different shapes (refimpl's abstract evaluation raises
   ``TypeError``; JAX 0.10.2 has no check and fails in MLIR's verifier with
   ``ValueError``). The others are ``AGREE``: judged by JAX (live or
-  recorded).
+  recorded). Negative padding crops the (base-dilated) operand, as JAX
+  0.10.2: sum/max/general windows eagerly, under ``jit`` (with base and
+  window dilation), ``vmap``, ``jvp`` (max's chooser), reverse mode of the
+  sum (its transpose), and a crop past the whole operand (an empty
+  result). Left out: reverse mode of max with negative padding (JAX 0.10.2
+  fails with a ``TypeError`` from a slice at a negative start; refimpl
+  differentiates it).
 * ``mask.paths/reduce_window-*``: ``reduce_window`` sum/max/min over masked
   dims (the mask rule fills the padding with the monoid's identity and
   computes the logical output size); NumPy oracles on the unpadded values,
@@ -76,6 +82,11 @@ def _exceeds(L: Any, x: Any, init: Any, op: Any) -> Any:
     return L.reduce_window(x, init, op, (3,), (1,), "VALID")
 
 
+def _cropped(L: Any, x: Any, init: Any, op: Any, padding: Any = ((1, -1), (-2, 1)), **kw: Any):
+    """A (2, 2) window over a 2-D operand whose padding crops it (negative entries)."""
+    return L.reduce_window(x, init, op, (2, 2), (1, 1), padding, **kw)
+
+
 def _rw(L: Any, x: Any, init: Any, op: Any) -> Any:
     return L.reduce_window(x, init, op, (2,), (1,), "VALID")
 
@@ -112,6 +123,33 @@ ROWS: list[tuple[str, Any]] = [
      lambda ns, L: _exceeds(L, ns.asarray(_X[:2]), np.float32(1), L.mul)),
     ("general_window_exceeds_jit",
      lambda ns, L: ns.jit(lambda x: _exceeds(L, x, np.float32(1), L.mul))(_X[:2])),
+    ("sum_negative_padding_eager",
+     lambda ns, L: _cropped(L, ns.asarray(_M), np.float32(0), L.add)),
+    ("max_negative_padding_dilated_jit",
+     lambda ns, L: ns.jit(lambda x: _cropped(
+         L, x, np.float32(-np.inf), L.max, ((2, -1), (-1, 3)), base_dilation=(2, 1),
+         window_dilation=(1, 2)))(_M)),
+    ("general_negative_padding_jit",
+     lambda ns, L: ns.jit(lambda x: _cropped(L, x, np.float32(1), L.mul, ((-1, 0), (0, -1))))(
+         _M)),
+    ("general_negative_padding_vmap",
+     lambda ns, L: _api(ns).vmap(lambda x: L.reduce_window(x, np.float32(1), L.mul, (2,), (1,),
+                                                            ((-1, 1),)))(_M)),
+    ("max_negative_padding_jvp",
+     lambda ns, L: _api(ns).jvp(lambda x: _cropped(L, x, np.float32(-np.inf), L.max),
+                                (_M,), (_M * 0.5 - 1,))),
+    ("sum_negative_padding_grad_jit",
+     lambda ns, L: ns.jit(_api(ns).grad(
+         lambda x: (_cropped(L, x, np.float32(0), L.add, ((0, -1), (-1, -1))) ** 2).sum()))(_M)),
+    ("sum_negative_padding_dilated_grad",
+     lambda ns, L: _api(ns).grad(lambda x: _cropped(
+         L, x, np.float32(0), L.add, ((-1, 2), (-3, 0)), base_dilation=(1, 2)).sum())(_M)),
+    ("sum_crop_past_the_operand_jit",
+     lambda ns, L: ns.jit(lambda x: _cropped(L, x, np.float32(0), L.add, ((0, 0), (-3, -3))))(
+         _M)),
+    ("max_crop_past_the_operand_jvp",
+     lambda ns, L: _api(ns).jvp(
+         lambda x: _cropped(L, x, np.float32(-np.inf), L.max, ((-5, 0), (0, 0))), (_M,), (_M,))),
     ("max_bool_jit", lambda ns, L: ns.jit(lambda b: _rw(L, b, False, L.max))(_B)),
     ("min_bool_jit", lambda ns, L: ns.jit(lambda b: _rw(L, b, True, L.min))(_B)),
     ("max_bool_2d_jit",
@@ -204,7 +242,10 @@ def _on_lax(fn: Any) -> Any:
 def cases() -> Iterator[Case]:
     for name, fn in ROWS:
         case = script_case(f"window.paths/{name}", _on_lax(fn), expect=AGREE)
-        yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{_HELPERS}")
+        source = f"{case.source}\n{inspect.getsource(fn).strip()}\n{_HELPERS}"
+        if "_cropped(" in source:
+            source += inspect.getsource(_cropped)
+        yield replace(case, source=source)
     for name, fn, expect in ERRORS:
         case = script_case(f"window.paths/{name}", _on_lax(fn), expect=expect)
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{_HELPERS}")

@@ -11,8 +11,10 @@ identity as init)::
 
 Constraints: (C1) one window size, stride and dilation per operand dimension,
 all >= 1 (window sizes may be 0 only for empty windows, rejected here);
-(C2) ``padding`` is one ``(lo, hi)`` pair of non-negative ints per dimension;
-(C3) the dilated window fits in the padded operand. ``combine`` is ``+``
+(C2) ``padding`` is one ``(lo, hi)`` pair of ints per dimension; a negative
+one crops the base-dilated operand, as ``lax.pad`` (JAX 0.10.2 and XLA accept
+it); (C3) a dilated window that does not fit in the padded operand gives no
+output along that dimension. ``combine`` is ``+``
 (sums of float16/bfloat16 accumulate in float32 in the reference), ``max``
 or ``min`` (NaN propagates; bool: or / and).
 Example: ``reduce_window_max([1, 3, 2, 5], window (2,), stride (2,))`` is
@@ -64,10 +66,8 @@ def _window_params(name: str, x: ShapedArray, params: dict[str, Any]) -> tuple[i
         if len(value) != n or any(v < 1 for v in value):
             raise TypeError(f"{name}: {field} must have {n} entries, all >= 1 (C1), got {value}")
     padding = params["padding"]
-    if len(padding) != n or any(len(p) != 2 or p[0] < 0 or p[1] < 0 for p in padding):
-        raise TypeError(
-            f"{name}: padding must be {n} (lo, hi) pairs of ints >= 0 (C2), got {padding}"
-        )
+    if len(padding) != n or any(len(p) != 2 for p in padding):
+        raise TypeError(f"{name}: padding must be {n} (lo, hi) pairs of ints (C2), got {padding}")
     out = []
     for d in range(n):
         size = x.shape[d]
@@ -82,6 +82,25 @@ def _window_params(name: str, x: ShapedArray, params: dict[str, Any]) -> tuple[i
 
 def _empty_shape(padded: Any, spans: Any, strides: Any) -> tuple[int, ...]:
     return tuple(max(0, (p - s) // t + 1) for p, s, t in zip(padded, spans, strides, strict=True))
+
+
+def _padded_operand(
+    x: np.ndarray, fill: Any, padding: Any, base_dilation: Any, dtype: Any
+) -> np.ndarray:
+    """``x`` base-dilated (holes ``fill``) and padded with ``fill``: ``padded[lo
+    + i * b] = x[i]``; a negative ``lo``/``hi`` crops that many elements from
+    its end (all of them when it exceeds the length: a size-0 dimension)."""
+    grown = [
+        (max(lo, 0), (n - 1) * b + 1 if n else 0, max(hi, 0))
+        for n, b, (lo, hi) in zip(x.shape, base_dilation, padding, strict=True)
+    ]
+    padded = np.full([lo + mid + hi for lo, mid, hi in grown], fill, dtype)
+    padded[tuple(slice(lo, lo + mid, b) for (lo, mid, _), b in zip(grown, base_dilation))] = x
+    crops = []
+    for (lo, hi), size in zip(padding, padded.shape, strict=True):
+        start = max(-lo, 0)
+        crops.append(slice(start, max(start, size - max(-hi, 0))))
+    return padded[tuple(crops)]
 
 
 def _window_primitive(name: str, reduce: Any) -> Primitive:
@@ -103,16 +122,8 @@ def _window_primitive(name: str, reduce: Any) -> Primitive:
         work = x.dtype
         if name == "reduce_window_sum" and x.dtype in (np.float16, dtypes.bfloat16):
             work = np.dtype(np.float32)
-        shape = [
-            lo + ((n - 1) * b + 1 if n else 0) + hi
-            for n, b, (lo, hi) in zip(x.shape, base_dilation, padding, strict=True)
-        ]
-        padded = np.full(shape, identity, work)
-        target = tuple(
-            slice(lo, lo + (n - 1) * b + 1 if n else lo, b)
-            for n, b, (lo, hi) in zip(x.shape, base_dilation, padding, strict=True)
-        )
-        padded[target] = x.astype(work)
+        padded = _padded_operand(x.astype(work), identity, padding, base_dilation, work)
+        shape = padded.shape
         spans = [(w - 1) * d + 1 for w, d in zip(window_dimensions, window_dilation, strict=True)]
         if any(s > p for s, p in zip(spans, shape, strict=True)):  # no window fits: empty
             return np.empty(_empty_shape(shape, spans, window_strides), x.dtype)
@@ -173,6 +184,12 @@ def _window_primitive(name: str, reduce: Any) -> Primitive:
         """
         logical = ctx.logical_in[0]
         masked_axes = [d for d, dim in enumerate(logical) if ctx.masked(dim)]
+        if any(params["padding"][d][1] < 0 for d in masked_axes):
+            # it would crop the padded buffer's tail, not the logical operand's
+            raise NotImplementedError(
+                f"{name}: negative high padding of a masked dimension is not supported "
+                f"under mask, got padding {params['padding']}"
+            )
         filled = ctx.fill_padding(x, logical, masked_axes, _IDENTITY[name](ctx.avals_in[0].dtype))
         out = prim.bind(filled, **params)
         out_logical = [Dim.constant(size) for size in out.shape]
@@ -254,6 +271,9 @@ def _chooser_jvp(prim: Primitive, arg_reduce: str):
         if ad_helpers.is_zero(t):  # pragma: no cover
             return out, ad_helpers.zero_tangent(ad_helpers.aval_of(out))
         x_aval = ad_helpers.aval_of(x)
+        out_aval = ad_helpers.aval_of(out)
+        if 0 in out_aval.shape:  # no window (negative padding may crop past the operand)
+            return out, ad_helpers.zeros(ad_helpers.tangent_aval(out_aval))
         t = ad_helpers.instantiate(t, ad_helpers.tangent_aval(x_aval))
         config = [
             (lo, hi, b - 1)
@@ -262,7 +282,7 @@ def _chooser_jvp(prim: Primitive, arg_reduce: str):
         identity = _IDENTITY[prim.name](x_aval.dtype)
         padded_x = structural.pad(x, np.asarray(identity, x_aval.dtype), config)
         padded_t = structural.pad(t, ad_helpers.scalar(0, ad_helpers.aval_of(t)), config)
-        out_shape = ad_helpers.aval_of(out).shape
+        out_shape = out_aval.shape
         positions = _window_positions(x_aval.shape, out_shape, params)
         size = int(np.prod(ad_helpers.aval_of(padded_x).shape))
         patches_x = indexing.gather_along_axis_p.bind(
@@ -305,18 +325,22 @@ def _reduce_window_sum_transpose(
         return [ad_helpers.Zero(x.aval)]
     shape = x.aval.shape
     out_shape = ad_helpers.aval_of(ct).shape
-    config, starts, limits, strides = [], [], [], []
+    zero = ad_helpers.scalar(0, ad_helpers.aval_of(ct))
+    if 0 in out_shape:  # no window: nothing reaches the operand
+        return [structural.broadcast_in_dim(zero, shape, ())]
+    config, uncrop, starts, limits, strides = [], [], [], [], []
     for d, n in enumerate(shape):
         span = (window_dimensions[d] - 1) * window_dilation[d]
         lo, hi = padding[d]
         dilated = (n - 1) * base_dilation[d] + 1 if n else 0
         padded = lo + dilated + hi
-        spread = (out_shape[d] - 1) * window_strides[d] + 1 if out_shape[d] else 0
+        spread = (out_shape[d] - 1) * window_strides[d] + 1
         config.append((span, padded - spread, window_strides[d] - 1))
-        starts.append(lo)
-        limits.append(lo + dilated)
+        # negative padding cropped operand elements: zeros put them back in the layout
+        uncrop.append((max(-lo, 0), max(-hi, 0), 0))
+        starts.append(max(lo, 0))
+        limits.append(max(lo, 0) + dilated)
         strides.append(base_dilation[d])
-    zero = ad_helpers.scalar(0, ad_helpers.aval_of(ct))
     spread_ct = structural.pad(ct, zero, config)
     ones = (1,) * len(shape)
     summed = reduce_window_sum_p.bind(
@@ -327,6 +351,8 @@ def _reduce_window_sum_transpose(
         base_dilation=ones,
         window_dilation=window_dilation,
     )
+    if any(lo or hi for lo, hi, _ in uncrop):
+        summed = structural.pad(summed, zero, uncrop)
     return [structural.slice(summed, starts, limits, strides)]
 
 
@@ -358,17 +384,8 @@ def _reduce_window_abstract_eval(*avals: ShapedArray, program: Any, **params: An
 def _windows(x: np.ndarray, fill: np.ndarray, params: dict[str, Any]) -> np.ndarray:
     """The windows of ``x`` (padding and dilation holes ``fill``): shape
     ``out_shape + window_dimensions``."""
-    padding, base_dilation = params["padding"], params["base_dilation"]
-    shape = [
-        lo + ((n - 1) * b + 1 if n else 0) + hi
-        for n, b, (lo, hi) in zip(x.shape, base_dilation, padding, strict=True)
-    ]
-    padded = np.full(shape, fill, x.dtype)
-    target = tuple(
-        slice(lo, lo + (n - 1) * b + 1 if n else lo, b)
-        for n, b, (lo, hi) in zip(x.shape, base_dilation, padding, strict=True)
-    )
-    padded[target] = x
+    padded = _padded_operand(x, fill, params["padding"], params["base_dilation"], x.dtype)
+    shape = padded.shape
     spans = [
         (w - 1) * d + 1
         for w, d in zip(params["window_dimensions"], params["window_dilation"], strict=True)

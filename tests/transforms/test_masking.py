@@ -820,3 +820,17 @@ def test_error_while_loop_over_a_masked_carry_has_no_rule():
     with pytest.raises(NotImplementedError, match="'while' has no masking rule"):
         _call(lambda x: lax.while_loop(lambda v: rnp.sum(v) < 10.0, lambda v: v + 1.0, x),
               ["(n,)"], "(n,)", [X6], {"n": 2})  # fmt: skip
+
+
+def test_reduce_window_negative_padding_under_mask():
+    x = np.arange(6, dtype=np.float32)
+
+    def window(padding):
+        return lambda v: ri.lax.reduce_window(v, np.float32(0), ri.lax.add, (2,), (1,), padding)
+
+    # a negative low pad crops the logical operand's head: its windows, NumPy's sums
+    out = ri.mask(window(((-1, 0),)), ["(n,)"], "(n - 2,)")([x], dict(n=4))
+    np.testing.assert_array_equal(np.asarray(out)[:2], [1 + 2, 2 + 3])
+    # a negative high pad would crop the buffer's padding, not the logical tail
+    with pytest.raises(NotImplementedError, match="negative high padding of a masked dim"):
+        ri.mask(window(((0, -1),)), ["(n,)"], "(n - 2,)")([x], dict(n=4))
