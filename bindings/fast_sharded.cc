@@ -28,7 +28,9 @@ namespace {
 
 // ============================================================ Python context
 
-// MeshArray's slots, read and written at their offsets (no Python code runs).
+// MeshArray's slots, read and written through CPython's member protocol
+// (PyMember_GetOne/SetOne with the slots' own descriptors: no Python code
+// runs, and nothing here depends on where a slot lies in the object).
 enum Slot { kShards = 0, kSharding, kAval, kIndices, kDevices, kKey, kNumSlots };
 constexpr const char* kSlotNames[kNumSlots] = {"_shards",  "_sharding", "_aval",
                                                "_indices", "_devices",  "_key"};
@@ -36,8 +38,9 @@ constexpr const char* kSlotNames[kNumSlots] = {"_shards",  "_sharding", "_aval",
 // What a call reads from refimpl's Python modules, handed over once by
 // refimpl.backends.pjrt.spmd (references live for the process).
 struct Context {
-  py::object mesh_array_type;  // refimpl.transforms.sharded.MeshArray
-  Py_ssize_t offsets[kNumSlots] = {-1, -1, -1, -1, -1, -1};
+  py::object mesh_array_type;              // refimpl.transforms.sharded.MeshArray
+  py::object slot_descriptors[kNumSlots];  // keep each member's definition alive
+  PyMemberDef* members[kNumSlots] = {};
   py::object builders;       // tracing._builders: non-empty while tracing
   py::object config_values;  // config._values
   py::object s_backend;
@@ -49,8 +52,21 @@ struct Context {
 Context& g_ctx = *new Context();
 bool g_installed = false;
 
-PyObject*& SlotOf(PyObject* object, Slot slot) {
-  return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(object) + g_ctx.offsets[slot]);
+// A MeshArray's slot value, or an empty object when the slot is unset.
+py::object GetSlot(PyObject* object, Slot slot) {
+  PyObject* value = PyMember_GetOne(reinterpret_cast<const char*>(object), g_ctx.members[slot]);
+  if (value == nullptr) {  // an unset slot: AttributeError, which the caller reads as a miss
+    PyErr_Clear();
+    return py::object();
+  }
+  return py::reinterpret_steal<py::object>(value);
+}
+
+// Set a MeshArray's slot (the object keeps its own reference to `value`).
+void SetSlot(PyObject* object, Slot slot, PyObject* value) {
+  if (PyMember_SetOne(reinterpret_cast<char*>(object), g_ctx.members[slot], value) != 0) {
+    throw py::error_already_set();
+  }
 }
 
 // ============================================================ entries
@@ -175,7 +191,7 @@ EntryPtr Find(const FastShardedObject* fn, const FlatArgs& flat, bool x64) {
     bool same = true;
     for (std::size_t w = 0; w < num_words && same; ++w) same = flat.words[w] == entry.structure[w];
     for (std::size_t i = 0; i < num_leaves && same; ++i) {
-      same = SlotOf(flat.leaves[i], kKey) == entry.in_keys[i].ptr();
+      same = GetSlot(flat.leaves[i], kKey).ptr() == entry.in_keys[i].ptr();
     }
     if (same) return *it;
   }
@@ -191,7 +207,8 @@ bool BindBlocks(const ShardedEntry& entry, PyObject* const* args, Py_ssize_t nar
   const std::size_t ndev = entry.device_indices.size();
   SmallVector<StorageUse, 16> uses;  // (donating calls) the repeated-donation check
   for (Py_ssize_t i = 0; i < nargs; ++i) {
-    PyObject* shards = SlotOf(args[i], kShards);
+    py::object shards_list = GetSlot(args[i], kShards);
+    PyObject* shards = shards_list.ptr();
     if (shards == nullptr || !PyList_CheckExact(shards)) return false;
     const Py_ssize_t count = PyList_GET_SIZE(shards);
     if (static_cast<std::size_t>(count) != ndev) return false;
@@ -219,7 +236,8 @@ bool BindBlocks(const ShardedEntry& entry, PyObject* const* args, Py_ssize_t nar
   // One storage passed twice with a donation: jit's ValueError, from Python.
   if (DonatedStorageRepeats(uses.data(), uses.size())) return false;
   for (Py_ssize_t i = 0; i < nargs; ++i) {
-    PyObject* shards = SlotOf(args[i], kShards);
+    py::object shards_list = GetSlot(args[i], kShards);
+    PyObject* shards = shards_list.ptr();  // (the list checked above; no Python ran since)
     const bool donated = entry.donated[i];
     bool may_alias = true;  // false: PJRT must copy the blocks (another launch reads one)
     for (std::size_t m = 0; m < ndev; ++m) {
@@ -243,7 +261,8 @@ void MarkArgumentsDonated(const ShardedEntry& entry, PyObject* const* args, Py_s
   for (Py_ssize_t i = 0; i < nargs; ++i) {
     if (!entry.donated[i]) continue;
     // (re-read: another thread may have replaced the list while the GIL was released)
-    PyObject* shards = SlotOf(args[i], kShards);
+    py::object shards_list = GetSlot(args[i], kShards);
+    PyObject* shards = shards_list.ptr();
     if (shards == nullptr || !PyList_CheckExact(shards)) continue;
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(shards); ++k) {
       PyObject* block = PyList_GET_ITEM(shards, k);
@@ -262,13 +281,20 @@ PyObject* MakeMeshArray(const OutputPlan& out, PyObject* blocks) {
     Py_DECREF(blocks);
     return nullptr;
   }
-  SlotOf(array, kShards) = blocks;
-  SlotOf(array, kSharding) = Py_NewRef(out.sharding.ptr());
-  SlotOf(array, kAval) = Py_NewRef(out.aval.ptr());
-  SlotOf(array, kDevices) = Py_NewRef(out.devices.ptr());
-  SlotOf(array, kIndices) = Py_NewRef(out.indices.ptr());
-  SlotOf(array, kKey) = Py_NewRef(out.key.ptr());
-  return array;
+  py::object owned_blocks = py::reinterpret_steal<py::object>(blocks);
+  py::object owned_array = py::reinterpret_steal<py::object>(array);
+  try {
+    SetSlot(array, kShards, owned_blocks.ptr());
+    SetSlot(array, kSharding, out.sharding.ptr());
+    SetSlot(array, kAval, out.aval.ptr());
+    SetSlot(array, kDevices, out.devices.ptr());
+    SetSlot(array, kIndices, out.indices.ptr());
+    SetSlot(array, kKey, out.key.ptr());
+  } catch (py::error_already_set& error) {
+    error.restore();
+    return nullptr;
+  }
+  return owned_array.release().ptr();
 }
 
 // Output j: a MeshArray of per-device arrays, or device 0's array (new reference, or null).
@@ -638,7 +664,8 @@ void Install(py::object mesh_array_type, py::object builders, py::object config_
     throw py::type_error(
         "_install_fast_sharded(mesh_array_type: type, builders: list, config_values: dict)");
   }
-  Py_ssize_t offsets[kNumSlots];
+  py::object descriptors[kNumSlots];
+  PyMemberDef* members[kNumSlots];
   const char* const* slot_names = kSlotNames;
   for (int s = 0; s < kNumSlots; ++s) {
     py::object descr = mesh_array_type.attr(slot_names[s]);
@@ -651,9 +678,13 @@ void Install(py::object mesh_array_type, py::object builders, py::object config_
       throw py::type_error(std::string("_install_fast_sharded: ") + slot_names[s] +
                            " is not a writable object slot");
     }
-    offsets[s] = member->offset;
+    descriptors[s] = descr;
+    members[s] = member;
   }
-  for (int s = 0; s < kNumSlots; ++s) g_ctx.offsets[s] = offsets[s];
+  for (int s = 0; s < kNumSlots; ++s) {
+    g_ctx.slot_descriptors[s] = descriptors[s];
+    g_ctx.members[s] = members[s];
+  }
   g_ctx.mesh_array_type = mesh_array_type;
   g_ctx.builders = builders;
   g_ctx.config_values = config_values;
@@ -696,8 +727,8 @@ void RegisterFastSharded(py::module_& m) {
   Py_DECREF(type);  // the module holds it
   m.def("_install_fast_sharded", &Install, py::arg("mesh_array_type"), py::arg("builders"),
         py::arg("config_values"),
-        "Hands the sharded fast path the MeshArray type (its slots are read and written at "
-        "their offsets), the trace stack and config values. Called once by "
+        "Hands the sharded fast path the MeshArray type (its slots are read and written through "
+        "their member descriptors), the trace stack and config values. Called once by "
         "refimpl.backends.pjrt.spmd.");
 }
 
