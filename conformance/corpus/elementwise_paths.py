@@ -3,7 +3,10 @@ issue 36).
 
 ``elementwise.paths/*``: ``lax.mul`` with ``out_dtype`` (eagerly, under
 ``jit``, ``grad``: its transpose keeps the linear operand's dtype),
-``lax.clamp`` differentiated in the bounds only or in the operand only,
+``lax.clamp`` differentiated in the bounds only or in the operand only, and
+at ties (``x == lo``, ``x == hi``, ``lo == hi``, ``lo > hi``: JAX's rule
+gives no side the tangent at a tie; distinct tangents per argument, so a
+rule comparing with ``ge``/``le`` or giving a tie to another side differs),
 ``lax.pow`` with an integer exponent under ``grad``/``jvp`` (0 and negative
 exponents), complex ``lax.min``/``max``, ``lax.pow`` of float16, ``lax.erf``
 and ``lax.logistic`` of float64 (x64), ``grad`` through an explicit copy;
@@ -47,6 +50,13 @@ def _jvp(ns: Any, f: Any, *args: Any) -> Any:
     return _api(ns).jvp(f, args, tangents)
 
 
+# x < lo, x == lo, inside, x == hi, x > hi, lo == x == hi, x < lo == hi, x > lo == hi, lo > hi
+_LO = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 2.0], np.float32)
+_XT = np.array([-1.0, 0.0, 0.5, 1.0, 2.0, 1.0, 0.0, 2.0, 1.5], np.float32)
+_HI = np.ones(9, np.float32)
+_T = np.arange(1, 10, dtype=np.float32)
+
+
 ROWS: list[tuple[str, Any]] = [
     ("mul_out_dtype",
      lambda ns, L: L.mul(ns.asarray(_H), ns.asarray(_H[::-1]), out_dtype=np.float32)),
@@ -70,6 +80,12 @@ ROWS: list[tuple[str, Any]] = [
                         np.full(5, 0.75, np.float32))),
     ("clamp_jvp_operand_only",
      lambda ns, L: _jvp(ns, lambda x: L.clamp(np.float32(-1.0), x, np.float32(1.0)), _X)),
+    ("clamp_jvp_ties_jit",
+     lambda ns, L: ns.jit(lambda lo, x, hi: _api(ns).jvp(
+         L.clamp, (lo, x, hi), (_T, _T * 10, _T * 100)))(_LO, _XT, _HI)),
+    ("clamp_vjp_ties",
+     lambda ns, L: _api(ns).vjp(L.clamp, ns.asarray(_LO), ns.asarray(_XT), ns.asarray(_HI))[1](
+         ns.asarray(_T))),
     ("pow_int_exponent_grad",
      lambda ns, L: _api(ns).grad(lambda x: L.pow(x, np.int32(3)).sum())(_X)),
     ("pow_int_exponents_jvp",

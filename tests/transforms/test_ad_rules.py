@@ -282,6 +282,21 @@ def test_select_n_and_clamp_jvp(rng):
               jax_clamp, F32)  # fmt: skip
 
 
+def test_clamp_jvp_at_ties_gives_no_side_the_tangent():
+    # x < lo, x == lo, inside, x == hi, x > hi, lo == x == hi, x < lo == hi, x > lo == hi,
+    # lo > hi; distinct tangents per operand, so a tie given to any side (ge for gt, le
+    # for lt) shows
+    lo = np.array([0, 0, 0, 0, 0, 1, 1, 1, 2], F32)
+    x = np.array([-1, 0, 0.5, 1, 2, 1, 0, 2, 1.5], F32)
+    hi = np.ones(9, F32)
+    t = np.arange(1, 10, dtype=F32)
+    tangents = [t, t * 10, t * 100]
+    _, ours = E.clamp_p.jvp_rule([lo, x, hi], tangents)
+    _, theirs = jax.jvp(jlax.clamp, (lo, x, hi), tuple(tangents))
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    np.testing.assert_array_equal(np.asarray(theirs), [1, 0, 30, 0, 500, 0, 0, 800, 900])
+
+
 def test_convert_element_type_jvp(rng, x64):
     x, t = sample(rng, (4,), F32), sample(rng, (4,), F32)
     for new in (np.float64, np.float16):
