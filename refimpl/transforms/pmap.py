@@ -52,6 +52,7 @@ from refimpl.primitives import collectives, indexing, ref_context
 from refimpl.sharding import PmapSharding, Shard, SingleDeviceSharding
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import batching
+from refimpl.transforms.block_arrays import BlockArray
 from refimpl.transforms.jit import (
     MappedAxes,
     Signature,
@@ -98,13 +99,13 @@ def install_sharding_protocol(array_type: type[Any]) -> None:
     array_type.addressable_shards = property(_pjrt_addressable_shards)
 
 
-class ShardedArray(Array):
+class ShardedArray(BlockArray):
     """A pmap output on the reference backend: N arrays (one per virtual
     device) standing for their stack along ``sharding.sharded_dim``. Reading
     the value gathers the shards; passing it to a reference pmap uses its
     value."""
 
-    __slots__ = ("_shards", "_axis", "_aval", "_devices")
+    __slots__ = ("_axis",)
 
     def __init__(
         self,
@@ -124,17 +125,6 @@ class ShardedArray(Array):
         self._aval = aval
 
     @property
-    def aval(self) -> ShapedArray:
-        return self._aval
-
-    @property
-    def device(self) -> Any:
-        return self._devices[0]
-
-    def devices(self) -> set[Any]:
-        return set(self._devices)
-
-    @property
     def sharding(self) -> PmapSharding:
         return PmapSharding(self._devices, self._axis, self._aval.shape)
 
@@ -146,42 +136,11 @@ class ShardedArray(Array):
             for shard, device in zip(self._shards, self._devices, strict=True)
         ]
 
-    def _check_live(self) -> None:
-        for shard in self._shards:
-            shard._check_live()
-
     def _value(self) -> np.ndarray:
         self._check_live()
         value = np.stack([np.asarray(s._value()) for s in self._shards], axis=self._axis)
         value.flags.writeable = False
         return value
-
-    def is_deleted(self) -> bool:
-        return any(s.is_deleted() for s in self._shards)
-
-    def mark_donated(self, function_name: str) -> None:
-        """Delete every shard because the array was donated to ``function_name``
-        (as a sharded PJRT array: SPEC "Donation")."""
-        for shard in self._shards:
-            shard.mark_donated(function_name)
-
-    def _storage_keys(self) -> tuple[int, ...]:
-        """The identities of the storage it reads (its shards' arrays, which
-        ``addressable_shards`` hands out): the repeated-donation check."""
-        return tuple(id(s) for s in self._shards)
-
-    def delete(self) -> None:
-        for shard in self._shards:
-            shard.delete()
-
-    def block_until_ready(self) -> ShardedArray:
-        for shard in self._shards:
-            shard.block_until_ready()
-        return self
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        value = self._value()
-        return value if dtype is None else value.astype(dtype)
 
 
 tracing.register_array_type(

@@ -39,6 +39,7 @@ from refimpl.sharding import (
     get_mesh,
 )
 from refimpl.transforms import donation
+from refimpl.transforms.block_arrays import BlockArray
 
 __all__ = [
     "MeshArray",
@@ -53,13 +54,13 @@ __all__ = [
 ]
 
 
-class MeshArray(Array):
+class MeshArray(BlockArray):
     """An array laid out over several devices as ``sharding`` says: one
     block per device (its own backend's array), standing for the global
     value they tile (blocks of replicated axes hold the same values)."""
 
     # _key: the layout key (:meth:`layout_key`), None until asked for
-    __slots__ = ("_shards", "_sharding", "_aval", "_indices", "_devices", "_key")
+    __slots__ = ("_sharding", "_indices", "_key")
 
     def __init__(self, shards: Sequence[Any], sharding: Sharding, aval: ShapedArray) -> None:
         index_map = sharding.devices_indices_map(aval.shape)
@@ -109,19 +110,8 @@ class MeshArray(Array):
         return key
 
     @property
-    def aval(self) -> ShapedArray:
-        return self._aval
-
-    @property
-    def device(self) -> Any:
-        return self._devices[0]
-
-    @property
     def committed(self) -> bool:
         return True
-
-    def devices(self) -> set[Any]:
-        return set(self._devices)
 
     @property
     def sharding(self) -> Sharding:
@@ -149,9 +139,6 @@ class MeshArray(Array):
     def global_shards(self) -> list[Shard]:
         return self.addressable_shards
 
-    def addressable_data(self, index: int) -> Any:
-        return self._shards[index]
-
     def _check_live(self) -> None:
         for shard in self._shards:
             try:
@@ -172,37 +159,6 @@ class MeshArray(Array):
             value[index] = np.asarray(shard)
         value.flags.writeable = False
         return value
-
-    def is_deleted(self) -> bool:
-        return any(s.is_deleted() for s in self._shards)
-
-    def mark_donated(self, function_name: str) -> None:
-        """Delete every block because the array was donated to ``function_name``."""
-        for shard in self._shards:
-            if hasattr(shard, "mark_donated"):
-                shard.mark_donated(function_name)
-            else:
-                shard.delete()
-
-    def _storage_keys(self) -> tuple[int, ...]:
-        # its blocks' storage: a block handed out by addressable_shards is the same array
-        return tuple(k for shard in self._shards for k in donation.storage_keys(shard))
-
-    def delete(self) -> None:
-        for shard in self._shards:
-            shard.delete()
-
-    def block_until_ready(self) -> MeshArray:
-        for shard in self._shards:
-            shard.block_until_ready()
-        return self
-
-    def copy_to_host_async(self) -> None:
-        return None
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        value = self._value()
-        return value if dtype is None else value.astype(dtype)
 
 
 # (sharding, aval) -> its layout key: one plain object per distinct pair
