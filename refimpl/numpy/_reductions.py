@@ -141,7 +141,8 @@ class _Reduction:
             if self.bool_reduction is not None and dtypes.is_bool(result_dtype):
                 return self.bool_reduction(a, axis, None, keepdims, initial, where)
         computation = result_dtype
-        if self.upcast_f16 and dtypes.is_inexact(result_dtype):
+        # a 16-bit float computes in float32 unless the dtype was asked for (JAX)
+        if self.upcast_f16 and dtype is None and dtypes.is_inexact(result_dtype):
             computation = _upcast_f16(result_dtype)
         a = cast(a, computation)
         if where is not None:
@@ -298,7 +299,7 @@ def mean(
     check_where("mean", where)
     axes = reduction_axes("mean", axis, aval.ndim)
     result_dtype = to_inexact_dtype(aval.dtype) if dtype is None else canonical_dtype("mean", dtype)
-    computation = _upcast_f16(result_dtype)
+    computation = _upcast_f16(result_dtype) if dtype is None else result_dtype
     total = _sum(a, axes, computation, keepdims, None, where)
     if where is None:
         count = int(np.prod([aval.shape[d] for d in axes], dtype=np.int64))

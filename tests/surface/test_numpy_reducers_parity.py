@@ -5,6 +5,7 @@ integer promotion. Compared with JAX 0.10.2 on both backends."""
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
@@ -165,3 +166,26 @@ def test_quantile_result_has_the_inputs_inexact_dtype(backend, name, a_dtype, q)
         np.testing.assert_allclose(
             np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=1e-2
         )
+
+
+# --- 16-bit floats: upcast only without an explicit dtype (testReducerF16Casts) -----------
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "mean"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_f16_reductions_upcast_only_without_dtype(name, dtype):
+    x = (np.arange(1, 11) / 7).astype(dtype)
+
+    def primitives(program):
+        return [e.primitive.name for e in program.eqns]
+
+    def jax_primitives(fn):
+        return [e.primitive.name for e in jax.make_jaxpr(fn)(x).jaxpr.eqns]
+
+    for kwargs in ({}, {"dtype": dtype}):
+        got = primitives(ri.make_jaxpr(lambda a, kw=kwargs: getattr(rnp, name)(a, **kw))(x))
+        assert got == jax_primitives(lambda a, kw=kwargs: getattr(jnp, name)(a, **kw))
+    # without dtype: converted up, reduced, converted back; with it: no conversion
+    assert primitives(ri.make_jaxpr(lambda a: getattr(rnp, name)(a, dtype=dtype))(x))[0] != (
+        "convert_element_type"
+    )
