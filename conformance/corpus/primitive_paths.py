@@ -588,9 +588,8 @@ WINDOW_ROWS: list[tuple[str, Any]] = [
          lambda x: _rw(L, L.stop_gradient(x), -np.inf, L.max) + x[:5], (_V,), (_V,))),
 ]  # fmt: skip
 
-# Left out, differing from JAX: reduce_window with negative padding (JAX crops: f32[4])
-# and with a window larger than the padded operand (JAX: an empty result); refimpl
-# raises TypeError for both.
+# Negative padding (it crops) and a window larger than the padded operand (an empty
+# result) are window.paths/* cases (windowed_paths.py).
 WINDOW_ERRORS: list[tuple[str, Any]] = [
     ("reduce_window/tree_mismatch",
      lambda L, ns: L.reduce_window((_V, _V), np.float32(0), L.add, (2,), (1,), "VALID")),
