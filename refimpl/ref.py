@@ -380,9 +380,10 @@ def _bounded_index(ref: Ref, idx: Any) -> Any:
             continue
         if isinstance(entry, (bool, np.bool_, slice)):
             continue
+        integer = np.issubdtype(getattr(entry, "dtype", object), np.integer)
         if isinstance(entry, (int, np.integer)) or (
-            isinstance(entry, np.ndarray) and np.issubdtype(entry.dtype, np.integer)
-        ):
+            integer and (isinstance(entry, np.ndarray) or np.ndim(entry) == 0)
+        ):  # a concrete refimpl array: only a scalar one, the index JAX 0.10.2 checks
             values = np.asarray(entry)
             if values.size and (values.max() >= size or values.min() < -size):
                 raise OutOfBoundsIndexError(

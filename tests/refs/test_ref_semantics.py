@@ -583,12 +583,15 @@ def test_static_index_out_of_bounds_is_clamped_under_jit_as_jax(backend):
 
 
 @pytest.mark.parametrize("write", [False, True])
-def test_eager_static_index_past_the_end_raises_as_jax(write):
+@pytest.mark.parametrize("kind", ["int", "array"])
+def test_eager_static_index_past_the_end_raises_as_jax(write, kind):
     for ns in (RI, JAX):
         r = ns.new_ref(np.arange(3, dtype=np.float32))
+        # a concrete rank-0 array of the implementation is checked as an int
+        index = 3 if kind == "int" else ns.np.asarray(np.int32(5))
         with pytest.raises(ValueError, match="Out of bound indexer"):
             if write:
-                r[3] = 1.0
+                r[index] = 1.0
             else:
-                _ = r[5]
+                _ = r[index]
         np.testing.assert_array_equal(np.asarray(r[...]), [0.0, 1.0, 2.0])
