@@ -7,6 +7,7 @@ same eagerly (returning refimpl arrays) and under ``ri.jit``.
 """
 
 import sys as _sys
+from typing import Any as _Any
 
 from refimpl import array_ops as _array_ops
 from refimpl import dlpack as _dlpack
@@ -129,11 +130,19 @@ for _name in (
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
 # arguments (docs/semantics.md 16.1); the reference backend is unaffected.
 _fast_functions.wrap_module(globals(), __all__)
-# and the function each of the module's ufunc objects calls (rnp.add(x, y))
-_calls = {_name: globals()[_name]._call for _name in _ufunc_objects.MODULE_UFUNCS}
+# and the function each of the module's ufunc objects calls (rnp.add(x, y)):
+# a namespace whose every rebinding (the Python wrapper now, the C++ entry
+# when the PJRT backend loads) is installed in its ufunc object
+
+
+class _UfuncCalls(dict):
+    def __setitem__(self, name: str, call: _Any) -> None:
+        super().__setitem__(name, call)
+        globals()[name].install_call(call)
+
+
+_calls = _UfuncCalls({_n: globals()[_n]._call for _n in _ufunc_objects.MODULE_UFUNCS})
 _fast_functions.wrap_module(_calls, list(_calls))
-for _name, _call in _calls.items():
-    globals()[_name]._call = _call
 
 # every array type's operators and methods (refimpl.array_ops) forward to this
 # module; array_ops, below the surface, imports none of it

@@ -396,10 +396,33 @@ def _logsumexp2(
     return scaled / ln2
 
 
+class _ModuleUfunc(ufunc):
+    """``rnp.add`` and the module's other ufunc objects. Calling one is
+    calling its function: each has its own class whose ``__call__`` *is* that
+    function (the eager fast path's wrapper once ``refimpl.numpy`` installs
+    it, :meth:`install_call`), so ``rnp.add(x, y)`` costs what the function
+    does, with no Python frame of the object's own (on PJRT arrays the C++
+    eager fast path serves it). ``__wrapped__`` and the fast path's
+    ``_eager_*`` introspection are the function's, as for the module's other
+    functions."""
+
+    def install_call(self, call: Callable[..., Any]) -> None:
+        self._call = call
+        type(self).__call__ = staticmethod(call)  # type: ignore[method-assign]
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "__wrapped__" or name.startswith("_eager"):  # the fast path's counters
+            return getattr(self.__dict__["_call"], name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
 def _module_ufunc(
     func: Callable[..., Any], nin: int, identity: Any = None, **methods: Any
 ) -> ufunc:
-    return ufunc(func, nin, 1, name=func.__name__, identity=identity, call=func, **methods)
+    cls = type(f"ufunc_{func.__name__}", (_ModuleUfunc,), {"__module__": __name__})
+    made = cls(func, nin, 1, name=func.__name__, identity=identity, call=func, **methods)
+    made.install_call(func)
+    return made
 
 
 negative = _module_ufunc(_ufuncs.negative, 1)
