@@ -104,7 +104,13 @@ CROPPING = [
 
 
 @pytest.mark.parametrize("window", CROPPING)
-@pytest.mark.parametrize("monoid", [*MONOIDS, (lax.mul, jl.mul, 1.0)], ids=str)
+@pytest.mark.parametrize(
+    "monoid",
+    [*MONOIDS, (lax.mul, jl.mul, 1.0)],
+    # names, not str(): a function's repr holds its address, which differs between
+    # the xdist workers (each must collect the same test ids)
+    ids=lambda m: f"{m[0].__name__}-init{m[2]}",
+)
 def test_reduce_window_negative_padding_crops(window, monoid):
     skip_without_pjrt()
     ours, theirs, init = monoid
