@@ -542,7 +542,7 @@ def test_errors_name_the_function_and_argument():
         unary.reduce(np.ones(3))
     with pytest.raises(NotImplementedError, match="at: arrays are immutable"):
         _affine(rnp).at(np.ones(3), 0, 1.0)
-    with pytest.raises(ValueError, match="has no identity: a where mask needs initial"):
+    with pytest.raises(ValueError, match="does not have an identity, so to use a where mask"):
         _smaller(rnp).reduce(np.ones(3), where=np.ones(3, bool))
     with pytest.raises(ValueError, match="zero-size reduction"):
         _smaller(rnp).reduce(np.ones((0,)))

@@ -466,7 +466,7 @@ def test_betainc_derivative():
     x = np.array([0.2, 0.4, 0.9], np.float32)
     want = jax.vmap(jax.grad(jax.scipy.special.betainc, argnums=2))(a, b, x)
     close(ri.vmap(ri.grad(special.betainc, argnums=2))(a, b, x), want, rtol=2e-5)
-    with pytest.raises(NotImplementedError, match="a and b"):
+    with pytest.raises(ValueError, match="a and b"):  # JAX 0.10.2 raises ValueError too
         ri.grad(special.betainc, argnums=0)(a[0], b[0], x[0])
 
 
