@@ -9,6 +9,7 @@ pickles the results.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import subprocess
@@ -26,3 +27,20 @@ def results_on_four_devices(script: str, out: Path) -> dict[str, Any]:
     subprocess.run([sys.executable, str(HERE / script), str(out)], check=True, env=env, timeout=300)
     with open(out, "rb") as f:
         return pickle.load(f)
+
+
+def in_fresh_jax(body: str) -> Any:
+    """Run ``body`` (Python source that imports jax and assigns ``result``) in
+    a fresh interpreter and return ``result`` (JSON-able).
+
+    For the few oracles that read JAX's process-wide state -- its C++ jit
+    cache (``_cache_size()``) and its deleted-buffer checks: in the test
+    process, after some orders of earlier tests (both libraries' PJRT clients
+    in one process), JAX answered 0 cache entries and let a donated buffer
+    reach ``Execute``, so those comparisons ask a JAX nothing else has run in.
+    """
+    code = body + "\nimport json, sys\njson.dump(result, sys.stdout)\n"
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, timeout=300
+    )
+    return json.loads(done.stdout)

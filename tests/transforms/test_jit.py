@@ -6,6 +6,7 @@ the behaviour, so the expectation is not one we computed ourselves.
 
 from __future__ import annotations
 
+import functools
 import logging
 
 import jax
@@ -16,6 +17,7 @@ import pytest
 import refimpl as ri
 import refimpl.numpy as rnp
 from refimpl import lax
+from tests.helpers.jax_oracle import in_fresh_jax
 
 
 def both(fun, **kwargs):
@@ -30,6 +32,38 @@ def call_sequence(calls, fun, **kwargs):
         ours(*args, **kw)
         theirs(*args, **kw)
     return ours._cache_size(), theirs._cache_size()
+
+
+# The same call sequences in a fresh JAX (tests/helpers/jax_oracle.in_fresh_jax:
+# JAX's C++ cache is process-wide state that earlier tests can disturb).
+_FRESH_JAX_SIZES = """
+import jax, numpy as np
+f32 = np.float32
+sequences = {
+    "weak-vs-strong": [(1.0,), (f32(1.0),)],
+    "int-vs-float": [(1,), (1.0,)],
+    "shape": [(np.ones(3, f32),), (np.ones(4, f32),)],
+    "dtype": [(np.ones(3, f32),), (np.ones(3, np.int32),)],
+    "values": [(np.ones(3, f32),), (np.zeros(3, f32),)],
+    "f64-canonical": [(np.ones(3),), (np.ones(3, f32),)],
+}
+result = {}
+for name, calls in sequences.items():
+    f = jax.jit(lambda x: x * 2)
+    for args in calls:
+        f(*args)
+    result[name] = f._cache_size()
+g = jax.jit(lambda t: sum(jax.tree_util.tree_leaves(t)))
+two = np.ones(2, f32)
+for tree in [(two, two), [two, two], {"a": two, "b": two}, {"b": two, "a": two}]:
+    g(tree)
+result["tree-structure"] = g._cache_size()
+"""
+
+
+@functools.cache
+def _fresh_jax_cache_sizes() -> dict:
+    return in_fresh_jax(_FRESH_JAX_SIZES)
 
 
 def test_same_signature_traces_once():
@@ -57,9 +91,9 @@ def test_same_signature_traces_once():
     ],
     ids=["weak-vs-strong", "int-vs-float", "shape", "dtype", "values", "f64-canonical"],
 )
-def test_cache_entries_match_jax(calls):
-    ours, theirs = call_sequence(calls, lambda x: x * 2)
-    assert ours == theirs
+def test_cache_entries_match_jax(request, calls):
+    ours, _ = call_sequence(calls, lambda x: x * 2)
+    assert ours == _fresh_jax_cache_sizes()[request.node.callspec.id]
 
 
 def test_tree_structure_is_part_of_the_signature():
@@ -69,8 +103,8 @@ def test_tree_structure_is_part_of_the_signature():
         (({"a": np.ones(2, np.float32), "b": np.ones(2, np.float32)},), {}),
         (({"b": np.ones(2, np.float32), "a": np.ones(2, np.float32)},), {}),  # same as above
     ]
-    ours, theirs = call_sequence(calls, lambda t: jax_or_ri_sum(t))
-    assert ours == theirs == 3
+    ours, _ = call_sequence(calls, lambda t: jax_or_ri_sum(t))
+    assert ours == _fresh_jax_cache_sizes()["tree-structure"] == 3
 
 
 def jax_or_ri_sum(tree):
