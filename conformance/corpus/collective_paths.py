@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
+from conformance.corpus._tables import on_lax
 from conformance.namespace import Unsupported
 
 _X = np.arange(24, dtype=np.float32).reshape(4, 6)
@@ -96,15 +97,8 @@ ROWS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
-def _on_lax(fn: Any) -> Any:
-    def script(ns: Any) -> Any:
-        return fn(ns, ns.lax_)
-
-    return script
-
-
 def cases() -> Iterator[Case]:
     helpers = "".join(inspect.getsource(h) for h in (_api, _named, _unmapped))
     for name, fn in ROWS:
-        case = script_case(f"collective.paths/{name}", _on_lax(fn), expect=AGREE)
+        case = script_case(f"collective.paths/{name}", on_lax(fn), expect=AGREE)
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
+from conformance.corpus._tables import on_lax
 from conformance.namespace import Unsupported
 from conformance.observe import Raises
 
@@ -97,18 +98,11 @@ REFUSED: list[tuple[str, Any, Any]] = [
 ]  # fmt: skip
 
 
-def _on_lax(fn: Any) -> Any:
-    def script(ns: Any) -> Any:
-        return fn(ns, ns.lax_)
-
-    return script
-
-
 def cases() -> Iterator[Case]:
     helpers = "".join(inspect.getsource(h) for h in (_api, _grow, _counted, _vmap_cond_writing_ref))
     for name, fn in ROWS:
-        case = script_case(f"control.more_paths/{name}", _on_lax(fn), expect=AGREE)
+        case = script_case(f"control.more_paths/{name}", on_lax(fn), expect=AGREE)
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
     for name, fn, expect in REFUSED:
-        case = script_case(f"control.more_paths/{name}", _on_lax(fn), expect=expect)
+        case = script_case(f"control.more_paths/{name}", on_lax(fn), expect=expect)
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")

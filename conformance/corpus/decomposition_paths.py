@@ -34,6 +34,7 @@ import numpy as np
 
 from conformance.case import AGREE, Case, script_case
 from conformance.compare import Tolerance
+from conformance.corpus._tables import on_lax
 from conformance.namespace import Unsupported
 
 _SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]], np.float32)
@@ -102,19 +103,12 @@ COMPUTATIONS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
-def _on_lax(fn: Any) -> Any:
-    def script(ns: Any) -> Any:
-        return fn(ns, ns.lax_)
-
-    return script
-
-
 def cases() -> Iterator[Case]:
     helpers = "".join(inspect.getsource(h) for h in (_api, _reduce))
     for name, fn in DECOMPOSITIONS:
-        case = script_case(f"decomposition.paths/{name}", _on_lax(fn), expect=AGREE,
+        case = script_case(f"decomposition.paths/{name}", on_lax(fn), expect=AGREE,
                            tolerance=Tolerance(ulps=64, atol_eps=16))  # fmt: skip
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
     for name, fn in COMPUTATIONS:
-        case = script_case(f"computation.paths/{name}", _on_lax(fn), expect=AGREE)
+        case = script_case(f"computation.paths/{name}", on_lax(fn), expect=AGREE)
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
+from conformance.corpus._tables import on_lax
 from conformance.namespace import Unsupported
 
 _X = np.array([-1.5, -0.25, 0.5, 2.0, 3.5], np.float32)
@@ -116,16 +117,9 @@ ERRORS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
-def _on_lax(fn: Any) -> Any:
-    def script(ns: Any) -> Any:
-        return fn(ns, ns.lax_)
-
-    return script
-
-
 def cases() -> Iterator[Case]:
     helpers = "".join(inspect.getsource(h) for h in (_api, _jvp))
     for group, x64 in ((ROWS, False), (X64_ROWS, True), (ERRORS, False)):
         for name, fn in group:
-            case = script_case(f"elementwise.paths/{name}", _on_lax(fn), expect=AGREE, x64=x64)
+            case = script_case(f"elementwise.paths/{name}", on_lax(fn), expect=AGREE, x64=x64)
             yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")

@@ -28,6 +28,7 @@ import ml_dtypes
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
+from conformance.corpus._tables import on_lax
 from conformance.namespace import Unsupported
 
 _X = np.array([[1.0, -2.0, 0.5], [3.0, 0.25, -1.0]], np.float32)
@@ -89,16 +90,9 @@ ERRORS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
-def _on_lax(fn: Any) -> Any:
-    def script(ns: Any) -> Any:
-        return fn(ns, ns.lax_)
-
-    return script
-
-
 def cases() -> Iterator[Case]:
     helpers = inspect.getsource(_api)
     for group, x64 in ((ROWS, False), (X64_ROWS, True), (ERRORS, False)):
         for name, fn in group:
-            case = script_case(f"fft.paths/{name}", _on_lax(fn), expect=AGREE, x64=x64)
+            case = script_case(f"fft.paths/{name}", on_lax(fn), expect=AGREE, x64=x64)
             yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")

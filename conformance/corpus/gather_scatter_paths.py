@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
+from conformance.corpus._tables import on_lax
 from conformance.namespace import Unsupported
 from conformance.observe import Raises
 
@@ -161,20 +162,13 @@ REFUSED: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
-def _on_lax(fn: Any) -> Any:
-    def script(ns: Any) -> Any:
-        return fn(ns, ns.lax_)
-
-    return script
-
-
 def cases() -> Iterator[Case]:
     helpers = "".join(inspect.getsource(h) for h in (_api, _points, _rows, _apply))
     for group, x64 in ((ROWS, False), (X64_ROWS, True), (ERRORS, False)):
         for name, fn in group:
-            case = script_case(f"gather_scatter.paths/{name}", _on_lax(fn), expect=AGREE, x64=x64)
+            case = script_case(f"gather_scatter.paths/{name}", on_lax(fn), expect=AGREE, x64=x64)
             yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
     for name, fn in REFUSED:
-        case = script_case(f"gather_scatter.paths/{name}", _on_lax(fn),
+        case = script_case(f"gather_scatter.paths/{name}", on_lax(fn),
                            expect=Raises(NotImplementedError, "unique_indices=True"))  # fmt: skip
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
+from conformance.corpus._tables import on_lax
 from conformance.namespace import Unsupported
 
 _A = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
@@ -95,16 +96,9 @@ ERRORS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
-def _on_lax(fn: Any) -> Any:
-    def script(ns: Any) -> Any:
-        return fn(ns, ns.lax_)
-
-    return script
-
-
 def cases() -> Iterator[Case]:
     helpers = "".join(inspect.getsource(h) for h in (_api, _dot))
     for group in (ROWS, ERRORS):
         for name, fn in group:
-            case = script_case(f"linalg.paths/{name}", _on_lax(fn), expect=AGREE)
+            case = script_case(f"linalg.paths/{name}", on_lax(fn), expect=AGREE)
             yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")

@@ -27,6 +27,7 @@ import numpy as np
 
 from conformance.case import AGREE, Case, script_case
 from conformance.compare import Tolerance
+from conformance.corpus._tables import on_lax
 from conformance.namespace import Unsupported
 
 _A = np.array([[2.0, 0.0, 0.0], [0.5, 1.5, 0.0], [-1.0, 0.25, 3.0]], np.float32)
@@ -78,18 +79,11 @@ ROWS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
-def _on_lax(fn: Any) -> Any:
-    def script(ns: Any) -> Any:
-        return fn(ns, ns.lax_)
-
-    return script
-
-
 def cases() -> Iterator[Case]:
     helpers = "".join(inspect.getsource(h) for h in (_api, _jvp, _tri, _smul))
     for name, fn in ROWS:
         # XLA's incomplete gamma and triangular solve differ from NumPy's by more than 4 ulps
         loose = name.startswith(("igamma", "triangular"))
-        case = script_case(f"partial_tangent.paths/{name}", _on_lax(fn), expect=AGREE,
+        case = script_case(f"partial_tangent.paths/{name}", on_lax(fn), expect=AGREE,
                            tolerance=Tolerance(ulps=32) if loose else None)  # fmt: skip
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
+from conformance.corpus._tables import on_lax
 from conformance.namespace import Unsupported
 from conformance.observe import Raises
 
@@ -90,20 +91,13 @@ REFUSED: list[tuple[str, Any, Any]] = [
 ]  # fmt: skip
 
 
-def _on_lax(fn: Any) -> Any:
-    def script(ns: Any) -> Any:
-        return fn(ns, ns.lax_)
-
-    return script
-
-
 def cases() -> Iterator[Case]:
     helpers = "".join(inspect.getsource(h) for h in (_api, _logaddexp, _lse))
     for group in (ROWS, ERRORS):
         for name, fn in group:
-            case = script_case(f"reduction.paths/{name}", _on_lax(fn), expect=AGREE)
+            case = script_case(f"reduction.paths/{name}", on_lax(fn), expect=AGREE)
             yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
     for name, fn, key in REFUSED:
-        case = script_case(f"reduction.paths/{name}", _on_lax(fn),
+        case = script_case(f"reduction.paths/{name}", on_lax(fn),
                            expect=Raises(NotImplementedError, key))  # fmt: skip
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")

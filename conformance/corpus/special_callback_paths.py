@@ -28,6 +28,7 @@ import numpy as np
 
 from conformance.case import AGREE, Case, script_case
 from conformance.compare import Tolerance
+from conformance.corpus._tables import on_lax
 from conformance.namespace import Unsupported
 
 _A = np.array([0.5, 1.5, 3.0, 4.5], np.float32)
@@ -89,19 +90,12 @@ CALLBACKS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
-def _on_lax(fn: Any) -> Any:
-    def script(ns: Any) -> Any:
-        return fn(ns, ns.lax_)
-
-    return script
-
-
 def cases() -> Iterator[Case]:
     helpers = "".join(inspect.getsource(h) for h in (_api, _h, _square_rows, _callback))
     for name, fn in SPECIAL:
-        case = script_case(f"special.more_paths/{name}", _on_lax(fn), expect=AGREE,
+        case = script_case(f"special.more_paths/{name}", on_lax(fn), expect=AGREE,
                            tolerance=Tolerance(ulps=8, atol_eps=8))  # fmt: skip
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
     for name, fn in CALLBACKS:
-        case = script_case(f"callback.paths/{name}", _on_lax(fn), expect=AGREE)
+        case = script_case(f"callback.paths/{name}", on_lax(fn), expect=AGREE)
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")

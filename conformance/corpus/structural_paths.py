@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
+from conformance.corpus._tables import on_lax
 from conformance.corpus.masking import REQUIRES, Masked, _mask_case, _rows
 from conformance.namespace import Unsupported
 from conformance.observe import Raises
@@ -114,18 +115,11 @@ def _refused(label: str, fun: Any, specs: list[str], shapes: list[tuple], key: s
                        expect=Raises(NotImplementedError, key), requires=REQUIRES)  # fmt: skip
 
 
-def _on_lax(fn: Any) -> Any:
-    def script(ns: Any) -> Any:
-        return fn(ns, ns.lax_)
-
-    return script
-
-
 def cases() -> Iterator[Case]:
     helpers = inspect.getsource(_api)
     for group in (ROWS, ERRORS):
         for name, fn in group:
-            case = script_case(f"structural.paths/{name}", _on_lax(fn), expect=AGREE)
+            case = script_case(f"structural.paths/{name}", on_lax(fn), expect=AGREE)
             yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
     for m in MASKED:
         for sizes in m.sizes:

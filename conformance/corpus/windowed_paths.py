@@ -38,6 +38,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from conformance.case import AGREE, Case, script_case
+from conformance.corpus._tables import on_lax
 from conformance.corpus.masking import Masked, _mask_case
 from conformance.namespace import Unsupported
 from conformance.observe import Raises
@@ -232,22 +233,15 @@ _HELPERS = "".join(
 )
 
 
-def _on_lax(fn: Any) -> Any:
-    def script(ns: Any) -> Any:
-        return fn(ns, ns.lax_)
-
-    return script
-
-
 def cases() -> Iterator[Case]:
     for name, fn in ROWS:
-        case = script_case(f"window.paths/{name}", _on_lax(fn), expect=AGREE)
+        case = script_case(f"window.paths/{name}", on_lax(fn), expect=AGREE)
         source = f"{case.source}\n{inspect.getsource(fn).strip()}\n{_HELPERS}"
         if "_cropped(" in source:
             source += inspect.getsource(_cropped)
         yield replace(case, source=source)
     for name, fn, expect in ERRORS:
-        case = script_case(f"window.paths/{name}", _on_lax(fn), expect=expect)
+        case = script_case(f"window.paths/{name}", on_lax(fn), expect=expect)
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{_HELPERS}")
     for m in MASKED:
         for sizes in m.sizes:
