@@ -89,6 +89,18 @@ def custom_vjp_primal_tree_values(tree: Any) -> Any:
     return tree_util.tree_map(value, tree, is_leaf=lambda x: type(x) is CustomVJPPrimal)
 
 
+def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
+    """A zero tangent for each leaf of ``val`` (``jax.custom_derivatives.
+    zero_from_primal``): of the leaf's tangent type (float0 for an integer
+    or boolean leaf); a ``SymbolicZero`` of it with ``symbolic_zeros=True``."""
+
+    def zero(x: Any) -> Any:
+        aval = tangent_aval(tracing.get_aval(x, "zero_from_primal", 0))
+        return SymbolicZero(aval) if symbolic_zeros else ad.zeros_like_aval(aval)
+
+    return tree_util.tree_map(zero, val)
+
+
 def _to_user_zero(x: Any) -> Any:
     return SymbolicZero(x.aval) if type(x) is Zero else x
 
@@ -490,6 +502,7 @@ class _CustomFunction:
         if not tracing.is_tracing():
             return self.fun(*args)
         split = _Split(self._kind, args, self.nondiff_argnums, self._kind == "custom_vjp")
+        self._check_nondiff(split)
         trace = tracing.find_top_trace(split.leaves)
         if trace is None:  # a transformation is active, but not on these arguments
             return self.fun(*args)
@@ -514,6 +527,10 @@ class _CustomFunction:
 
     def _missing_rule(self, name: str) -> str | None:
         raise NotImplementedError
+
+    def _check_nondiff(self, split: _Split) -> None:
+        """custom_jvp takes a traced value among its nondiff arguments (its
+        rule sees it as it is); custom_vjp refuses one, as JAX."""
 
     def _differentiate_eagerly(self, trace: ad.JVPTrace, split: _Split) -> Any:
         primal_tuple, tangent_tuple = zip(*[trace.primal_tangent(x) for x in split.leaves])
@@ -670,6 +687,7 @@ class _VJPRules:
                 f"got {out!r:.200}."
             )
         primal_out, res = out
+        _check_ref_residuals(owner.fwd, split.full_args(primals), res)
         p_leaves, p_tree = tree_util.tree_flatten(primal_out)
         if self.out_tree is None:  # the function was not traced: fwd's outputs say
             self.out_tree = p_tree
@@ -733,11 +751,14 @@ def _bwd_output_leaves(arg_ct: Any, arg: Any, n_leaves: int) -> list[Any]:
     the whole subtree of ``arg`` at its place."""
     leaves: list[Any] = []
 
-    def take(ct: Any, sub: Any) -> None:
+    def take(ct: Any, sub: Any) -> bool:
         if ct is None:
             leaves.extend([None] * len(tree_util.tree_leaves(sub)))
         else:
             leaves.append(_from_user_zero(ct))
+        # tree_map rebuilds arg_ct's containers from these results; a user
+        # node's unflatten may refuse None children (JAX never rebuilds them)
+        return True
 
     places = tree_util.tree_unflatten(
         tree_util.tree_structure(arg), [object() for _ in range(n_leaves)]
@@ -814,6 +835,19 @@ def _custom_lin_jvp(primals, tangents, **_):
     raise TypeError(_NO_JVP)
 
 
+def _check_ref_residuals(fwd: Any, args: Any, res: Any) -> None:
+    """JAX's rule: a Ref among fwd's residuals must be one of fwd's arguments
+    (bwd may then write it); one made in fwd or closed over is refused."""
+    arg_refs = {id(leaf) for leaf in tree_util.tree_leaves(args) if _is_ref(leaf)}
+    for path, leaf in tree_util.tree_leaves_with_path(res):
+        if _is_ref(leaf) and id(leaf) not in arg_refs:
+            raise ValueError(
+                f"custom_vjp fwd function {_name(fwd)} returned a mutable array reference of "
+                f"type {leaf.aval.str_short()} at output tree path [1]"
+                f"{tree_util.keystr(path)} that was not an argument."
+            )
+
+
 def _split_ref_residuals(res: list) -> tuple[list, tuple]:
     """The array residuals of a fwd rule, and its Ref residuals with their
     positions. JAX lets fwd return a Ref (say an argument, for bwd to write
@@ -855,6 +889,18 @@ def _custom_lin_transpose(
         if not nz:
             continue
         expected = tangent_aval(aval)
+        if (
+            type(ct) is Zero
+            and expected.dtype != dtypes.float0
+            and (ct.aval.shape != expected.shape or ct.aval.dtype != expected.dtype)
+        ):
+            raise ValueError(
+                "Custom VJP bwd rule produced a SymbolicZero with a shape/dtype that does not "
+                "match the corresponding input tangent shape/dtype: the SymbolicZero had "
+                f"shape/dtype {ct.aval.str_short()} while the corresponding input had "
+                f"shape/dtype {aval.str_short()}. Consider just returning a None here instead "
+                "of a SymbolicZero object."
+            )
         if ct is None or type(ct) is Zero:
             result.append(Zero(expected))
             continue
@@ -929,6 +975,17 @@ class custom_vjp(_CustomFunction):
         self.symbolic_zeros = bool(symbolic_zeros)
         # fwd is traced into a remat_opt equation (refimpl/ad_checkpoint.py).
         self.optimize_remat = bool(optimize_remat)
+
+    def _check_nondiff(self, split: _Split) -> None:
+        # JAX's check: bwd runs later, outside the traces such a value lives in
+        if any(isinstance(x, tracing.Tracer) for x in tree_util.tree_leaves(split.nondiff)):
+            raise UnexpectedTracerError(
+                f"Found a traced value passed as an argument to the custom_vjp function "
+                f"{_name(self.fun)} in a position indicated by nondiff_argnums as "
+                "non-differentiable. Tracers cannot be passed as non-differentiable arguments "
+                "to custom_vjp functions; nondiff_argnums should only be used for arguments "
+                "that can't be or contain tracers, e.g. function-valued arguments."
+            )
 
     def _missing_rule(self, name: str) -> str | None:
         if self.fwd is None or self.bwd is None:
@@ -1066,9 +1123,14 @@ custom_jvp_call_p.def_batch(
 
 
 class _BatchedVJPRules:
-    def __init__(self, inner: Any, in_avals: list, in_batched: list, size: int) -> None:
+    def __init__(
+        self, inner: Any, in_avals: list, out_avals: list, in_batched: list, size: int
+    ) -> None:
         self.inner = inner
         self.in_avals = in_avals  # unbatched
+        # one member's outputs (unbatched), what ``inner.bwd`` takes cotangents
+        # of; not ``inner.out_avals``: a nested vmap's inner is batched itself
+        self.member_out_avals = out_avals
         self.in_batched = in_batched
         self.size = size
 
@@ -1093,7 +1155,7 @@ class _BatchedVJPRules:
 
     def bwd(self, res: list, res_tree: Any, cts: list) -> list:
         n_res = len(res)
-        out_avals = self.inner.out_avals
+        out_avals = self.member_out_avals[: len(cts)]
 
         def member(*xs: Any) -> list:
             leaves = self.inner.bwd(list(xs[:n_res]), res_tree, list(xs[n_res:]))
@@ -1121,7 +1183,7 @@ custom_vjp_call_p.def_batch(
         custom_vjp_call_p,
         "rules",
         lambda inner, call, nc, in_batched, size: _BatchedVJPRules(
-            inner, call.in_avals[nc:], in_batched, size
+            inner, call.in_avals[nc:], call.out_avals, in_batched, size
         ),
     )
 )

@@ -289,14 +289,30 @@ def full(shape: Shape, fill_value: ArrayLike, dtype: DTypeLike = None) -> Array:
     return _filled("full", shape, fill_value, dtype)
 
 
+def _float0_filled(shape: Shape, dtype: DTypeLike) -> np.ndarray | None:
+    """float0 (the tangent type of integers) has no values, so no device
+    arrays: as JAX, ``zeros``/``ones`` of it are host NumPy arrays."""
+    if dtype is None or not isinstance(dtype, (np.dtype, type, str)):
+        return None
+    try:
+        is_float0 = np.dtype(dtype) == dtypes.float0
+    except TypeError:
+        return None
+    return np.zeros(canonical_shape("zeros", shape), dtypes.float0) if is_float0 else None
+
+
 def zeros(shape: Shape, dtype: DTypeLike = None) -> Array:
     """An array of zeros (default dtype: the default float)."""
+    if (float0 := _float0_filled(shape, dtype)) is not None:
+        return float0
     dtype = dtypes.weak_default_dtype("f") if dtype is None else canonical_dtype("zeros", dtype)
     return _filled("zeros", canonical_shape("zeros", shape), 0, dtype)
 
 
 def ones(shape: Shape, dtype: DTypeLike = None) -> Array:
     """An array of ones (default dtype: the default float)."""
+    if (float0 := _float0_filled(shape, dtype)) is not None:
+        return float0
     dtype = dtypes.weak_default_dtype("f") if dtype is None else canonical_dtype("ones", dtype)
     return _filled("ones", canonical_shape("ones", shape), 1, dtype)
 

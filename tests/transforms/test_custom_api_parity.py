@@ -1,0 +1,150 @@
+"""custom_jvp / custom_vjp programs of the kinds JAX's own custom-rule tests
+run, compared with JAX 0.10.2 on both backends: nested vmap of a custom_vjp
+gradient, bwd outputs in user pytree nodes, SymbolicZero checks, traced
+nondiff arguments of custom_vjp, zero_from_primal and float0 zeros."""
+
+from __future__ import annotations
+
+import functools
+import types
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.custom_derivatives as rcd
+import refimpl.numpy as rnp
+
+JAX = types.SimpleNamespace(
+    lib=jax, np=jnp, cd=jax.custom_derivatives, tu=jax.tree_util, float0=jax.dtypes.float0
+)
+RI = types.SimpleNamespace(lib=ri, np=rnp, cd=rcd, tu=ri.tree_util, float0=ri.dtypes.float0)
+
+
+def _close(got, want):
+    got_leaves, want_leaves = ri.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves, strict=True):
+        # JAX returns a rule's Python float as it is: compare its canonical type
+        g, w = np.asarray(g), np.asarray(jnp.asarray(w))
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if w.dtype != jax.dtypes.float0:
+            np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def _sin_vjp(n):
+    @n.lib.custom_vjp
+    def f(x):
+        return n.np.sin(x)
+
+    f.defvjp(lambda x: (f(x), n.np.cos(x)), lambda c, g: (2 * c * g,))
+    return f
+
+
+def test_nested_vmap_of_a_custom_vjp_gradient(backend):
+    xx = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+
+    def prog(n):
+        f = _sin_vjp(n)
+        return (
+            n.lib.vmap(n.lib.vmap(n.lib.grad(f)))(xx),
+            n.lib.vmap(n.lib.vmap(n.lib.value_and_grad(f)))(xx),
+            n.lib.grad(lambda x: n.lib.vmap(n.lib.vmap(f))(x).sum())(xx),
+        )
+
+    want = prog(JAX)
+    _close(prog(RI), want)
+    _close(ri.jit(lambda x: ri.vmap(ri.vmap(ri.grad(_sin_vjp(RI))))(x))(xx), want[0])
+
+
+def test_a_bwd_output_node_is_not_rebuilt_with_none_children():
+    def prog(n):
+        class Box(list):
+            pass
+
+        def unflatten(_, children):
+            assert children[0] is not None, "rebuilt with a None child"
+            return Box(children)
+
+        n.tu.register_pytree_node(Box, lambda b: (list(b), None), unflatten)
+
+        @n.lib.custom_vjp
+        def f(b):
+            return b[0] * 3.0
+
+        f.defvjp(lambda b: (f(b), None), lambda _, g: (Box([2.0 * g]),))
+        return list(n.lib.grad(f)(Box([1.5])))
+
+    _close(prog(RI), prog(JAX))
+
+
+def test_a_symbolic_zero_of_another_type_from_bwd_is_a_value_error(backend):
+    def run(n):
+        @n.lib.custom_vjp
+        def f(x, y):
+            return x, y
+
+        def bwd(_, cts):
+            return cts[1], cts[0]  # swapped: each a SymbolicZero of the other's shape
+
+        f.defvjp(lambda x, y: (f(x.value, y.value), None), bwd, symbolic_zeros=True)
+        return n.lib.grad(lambda x, y: f(x, y)[1].sum() * 0 + f(x, y)[0].sum())(
+            np.ones(1, np.float32), np.ones(2, np.float32)
+        )
+
+    with pytest.raises(ValueError):
+        run(JAX)
+    with pytest.raises(ValueError, match="SymbolicZero"):
+        run(RI)
+
+
+def test_a_traced_nondiff_argument_of_custom_vjp_is_an_unexpected_tracer_error(backend):
+    def prog(n):
+        @functools.partial(n.lib.custom_vjp, nondiff_argnums=(0,))
+        def f(x, y):
+            return x * y
+
+        f.defvjp(lambda x, y: (f(x, y), y), lambda x, y, g: (x * g,))
+        return f
+
+    with pytest.raises(jax.errors.UnexpectedTracerError):
+        jax.jit(prog(JAX))(2.0, 3.0)
+    with pytest.raises(jax.errors.UnexpectedTracerError):
+        jax.vmap(prog(JAX), in_axes=(0, None))(np.ones(2, np.float32), 3.0)
+    f = prog(RI)
+    with pytest.raises(ri.errors.UnexpectedTracerError, match="nondiff_argnums"):
+        ri.jit(f)(2.0, 3.0)
+    with pytest.raises(ri.errors.UnexpectedTracerError):
+        ri.vmap(f, in_axes=(0, None))(np.ones(2, np.float32), 3.0)
+    # a concrete nondiff argument still works, differentiated or not
+    assert float(ri.grad(f, 1)(2.0, 3.0)) == float(jax.grad(prog(JAX), 1)(2.0, 3.0))
+
+
+def test_zero_from_primal(backend):
+    val = (2.0, 3, np.ones(2, np.float16), {"b": np.int8(1)})
+    want = jax.custom_derivatives.zero_from_primal(val)
+    _close(rcd.zero_from_primal(val), want)
+    zeros = rcd.zero_from_primal(val, symbolic_zeros=True)
+    assert all(type(z) is rcd.SymbolicZero for z in ri.tree_leaves(zeros))
+    assert [z.dtype for z in ri.tree_leaves(zeros)] == [
+        z.dtype for z in jax.tree_util.tree_leaves(want)
+    ]
+
+
+def test_float0_zeros_and_a_custom_jvp_passing_them_through(backend):
+    def prog(n):
+        z = n.np.zeros((), dtype=n.float0)
+
+        @n.lib.custom_jvp
+        def f(x, i):
+            return x, i
+
+        f.defjvp(lambda p, _: (p, (2.0, n.cd.zero_from_primal(p[1]))))
+        return z, n.np.ones((2,), n.float0), n.lib.jvp(f, (2.0, 3), (np.ones(()), z))
+
+    want = prog(JAX)
+    got = prog(RI)
+    _close(got, want)
+    assert isinstance(got[0], np.ndarray) and got[0].dtype == ri.dtypes.float0
