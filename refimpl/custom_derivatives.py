@@ -688,6 +688,7 @@ class _VJPRules:
             )
         primal_out, res = out
         _check_ref_residuals(owner.fwd, split.full_args(primals), res)
+        _check_ref_residuals(owner.fwd, split.full_args(primals), res)
         p_leaves, p_tree = tree_util.tree_flatten(primal_out)
         if self.out_tree is None:  # the function was not traced: fwd's outputs say
             self.out_tree = p_tree
@@ -833,6 +834,19 @@ def _custom_lin_impl(*args, **_):
 @custom_lin_p.def_jvp
 def _custom_lin_jvp(primals, tangents, **_):
     raise TypeError(_NO_JVP)
+
+def _check_ref_residuals(fwd: Any, args: Any, res: Any) -> None:
+    """JAX's rule: a Ref among fwd's residuals must be one of fwd's arguments
+    (bwd may then write it); one made in fwd or closed over is refused."""
+    arg_refs = {id(leaf) for leaf in tree_util.tree_leaves(args) if _is_ref(leaf)}
+    for path, leaf in tree_util.tree_leaves_with_path(res):
+        if _is_ref(leaf) and id(leaf) not in arg_refs:
+            raise ValueError(
+                f"custom_vjp fwd function {_name(fwd)} returned a mutable array reference of "
+                f"type {leaf.aval.str_short()} at output tree path [1]"
+                f"{tree_util.keystr(path)} that was not an argument."
+            )
+
 
 
 def _check_ref_residuals(fwd: Any, args: Any, res: Any) -> None:

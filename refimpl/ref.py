@@ -105,7 +105,15 @@ class _Scope:
 class Ref:
     """A mutable reference to an array (``jax.Ref``): see the module docstring."""
 
-    __slots__ = ("_value", "_depth", "_serial", "_memory_space", "_kind", "__weakref__")
+    __slots__ = (
+        "_value",
+        "_depth",
+        "_serial",
+        "_memory_space",
+        "_kind",
+        "_freed_at",
+        "__weakref__",
+    )
 
     def __init__(self, value: Any, depth: int, memory_space: Any = None, kind: Any = None) -> None:
         self._value = value
@@ -114,6 +122,8 @@ class Ref:
         # creation order: tells a ref made before a body from one made in it when
         # both are values of the same trace (a pmap run inline in a pjrt pmap's body)
         self._serial = next(_serials)
+        # the trace depth at which free_ref freed it inside the jit that made it
+        self._freed_at: int | None = None
 
     # -- the held array's type --
 
@@ -148,6 +158,10 @@ class Ref:
 
     def __setitem__(self, idx: Any, value: Any) -> None:
         _update(self, idx, value, want_old=False)
+
+    def addupdate(self, x: Any, idx: Any = ()) -> None:
+        """``ref[idx] += x`` as one update (JAX's method; ``idx=()``: the whole ref)."""
+        addupdate(self, idx, x)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = np.asarray(get(self, ...))
@@ -224,14 +238,17 @@ def new_ref(init_val: Any, *, memory_space: Any = None, kind: Any = None) -> Ref
 
 
 def free_ref(ref: Ref) -> tuple:
-    """``jax.free_ref``: declares ``ref`` dead. JAX 0.10.2 only marks the
-    buffer invalid for the compiler (an eager read still sees the value), and
-    so does this: it checks the argument and returns ``()``.
+    """``jax.free_ref``: declares ``ref`` dead.
 
-    A program should neither read nor write ``ref`` afterwards; refimpl does
-    not enforce it (a later read still sees the last value written), and
-    nothing is released early: the ref's array is freed when the last
-    reference to it goes away, as for any Python object.
+    As JAX 0.10.2: inside the ``jit`` (or other staged trace) that made the
+    ref, any later ``get``/``swap``/``addupdate``/``freeze``/``free_ref`` of
+    it in that trace is a ``ValueError`` (JAX's "`get` must be called on
+    `Ref` types: ~float32[]"; its double free is an internal ``KeyError``).
+    Anywhere else (eagerly, under ``grad``, a ref made outside the jit or
+    loop body that frees it) the call only checks its argument, and a later
+    read still sees the last value written, as JAX's. Nothing is released
+    early: the ref's array is freed when the last reference to it goes
+    away, as for any Python object.
 
     Args:
         ref: A ``Ref``.
@@ -249,6 +266,9 @@ def free_ref(ref: Ref) -> tuple:
         ()
     """
     _check_ref(ref, "free_ref")
+    depth = _depth_now()
+    if ref._depth == depth and tracing.current_builder() is not None:
+        ref._freed_at = depth
     return ()
 
 
@@ -330,6 +350,11 @@ def freeze(ref: Ref) -> Any:
 def _check_ref(ref: Any, name: str) -> None:
     if not isinstance(ref, Ref):
         raise TypeError(f"{name}: expected a Ref, got {type(ref).__name__}")
+    if ref._freed_at is not None and _depth_now() >= ref._freed_at:
+        raise ValueError(
+            f"`{name}` must be called on `Ref` types: ~{ref.aval.inner_aval.str_short()} "
+            "(the Ref was freed by free_ref earlier in this jit)"
+        )
 
 
 # --- get / swap / addupdate ------------------------------------------------------------------
@@ -487,8 +512,14 @@ def _traced_indexer(value: Any, idx: Any) -> tuple | None:
 def _checked_value(ref: Ref, idx: Any, value: Any, name: str) -> Any:
     aval = _aval_of_value(ref._value)
     value_aval = tracing.get_aval(value, name, "value")
+    expected = aval.shape if _is_whole(idx) else _indexed_shape(ref, idx)
+    if expected is not None and tuple(value_aval.shape) != tuple(expected):
+        raise ValueError(
+            f"Invalid shape for `{name}`. Ref shape: {aval.shape}. Expected shape: "
+            f"{tuple(expected)}. Value shape: {tuple(value_aval.shape)}."
+        )
     if value_aval.dtype != aval.dtype:
-        if not value_aval.weak_type:
+        if not (name == "swap" and _implicitly_cast(value_aval, aval.dtype)):
             raise ValueError(
                 f"Invalid dtype for `{name}`. Ref dtype: {aval.dtype.name}. "
                 f"Value dtype: {value_aval.dtype.name}."
@@ -496,15 +527,28 @@ def _checked_value(ref: Ref, idx: Any, value: Any, name: str) -> Any:
         value = convert_element_type(value, aval.dtype)
     elif value_aval.weak_type and isinstance(value, tracing.Tracer):
         value = convert_element_type(value, aval.dtype)  # a Ref's type is strong
-    expected = aval.shape if _is_whole(idx) else _indexed_shape(ref, idx)
-    if expected is not None and tuple(value_aval.shape) != tuple(expected):
-        raise ValueError(
-            f"Invalid shape for `{name}`. Ref shape: {aval.shape}. Expected shape: "
-            f"{tuple(expected)}. Value shape: {tuple(value_aval.shape)}."
-        )
     if not isinstance(value, tracing.Tracer):
         value = rnp.asarray(value, dtype=aval.dtype)
     return value
+
+
+def _implicitly_cast(value_aval: ShapedArray, dtype: Any) -> bool:
+    """Whether a write converts a value of another dtype to the ref's, as JAX
+    0.10.2's ``ref_swap``: a weakly typed float into a float ref, and any
+    integer (weak or not) into an integer ref; anything else (a weak int into
+    a float ref, a float into an int ref, a strong float32 into a bfloat16
+    ref) is the dtype error. ``addupdate`` converts nothing."""
+    kinds = {_number_kind(np.dtype(dtype)), _number_kind(value_aval.dtype)}
+    return kinds == {"int"} or (value_aval.weak_type and kinds == {"float"})
+
+
+def _number_kind(dtype: np.dtype) -> str:
+    # by name as well: ml_dtypes' float8/int4 types are not NumPy subtypes of floating/integer
+    if dtype.kind == "f" or (dtype.kind == "V" and "float" in dtype.name):
+        return "float"
+    if dtype.kind in "iu" or (dtype.kind == "V" and dtype.name.startswith(("int", "uint"))):
+        return "int"
+    return dtype.name
 
 
 def _indexed_shape(ref: Ref, idx: Any) -> tuple[int, ...] | None:

@@ -8,8 +8,13 @@ longer vector, a scalar into a slice: no broadcasting) is refused with JAX's
 of bounds inside ``jit`` (past the end, before the start, of a row, an int
 array) is clamped for reads and writes, an int array's write drops the entry
 out of bounds, as JAX (its bounds check sees no concrete index there).
-These cases are ``AGREE``: judged by JAX (live or recorded); each case's
-recorded source includes its row and the helpers it calls.
+Which writes convert the value, as JAX's ``ref_swap``: a weak float into a
+float ref (bfloat16 too) and any integer into an integer ref; a weak float
+into an int ref (``r[0] += 1.0``), a weak int into a float ref and a strong
+float32 into a bfloat16 ref are the dtype error; ``addupdate`` converts
+nothing. A read of a ref freed by ``free_ref`` in the same jit is JAX's
+``ValueError``. These cases are ``AGREE``: judged by JAX (live or recorded);
+each case's recorded source includes its row and the helpers it calls.
 
 ``ref.update_paths/eager_*``: an eager static index past the end is JAX's
 ``ValueError`` ("Out of bound indexer"; refimpl's ``OutOfBoundsIndexError``
@@ -28,6 +33,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
@@ -36,6 +42,8 @@ from conformance.observe import Raises
 
 _X = np.array([1.5, -2.0, 0.25, 3.0], np.float32)
 _M = np.arange(12, dtype=np.float32).reshape(3, 4)
+_I = np.array([1, -2, 3], np.int32)
+_B = _X.astype(ml_dtypes.bfloat16)
 
 
 def _api(ns: Any) -> Any:
@@ -62,6 +70,21 @@ def _set(index: Any, value: Any) -> Any:
         r[index] = value
 
     return write
+
+
+def _freed_in_jit(ns: Any, access: Any) -> Any:
+    """Inside jit: a ref of ``_X``, its value doubled, ``free_ref``, then
+    ``access(ref)``, returned with the doubled value (JAX checks a read of a
+    freed ref only when its result is used)."""
+    api = _api(ns)
+
+    def f(x: Any) -> Any:
+        r = api.new_ref(x)
+        y = r[...] * 2
+        api.free_ref(r)
+        return y, access(r)
+
+    return ns.jit(f)(_X)
 
 
 def _read_in_jit(ns: Any, index: Any, x: Any = _X) -> Any:
@@ -101,6 +124,20 @@ ROWS: list[tuple[str, Any]] = [
      lambda ns: _in_jit(ns, _set(3, np.full(4, 9.0, np.float32)), _M)),
     ("set_int_array_past_the_end_jit",
      lambda ns: _in_jit(ns, _set(np.array([0, 6]), np.array([-1, -2], np.float32)))),
+    # which writes convert the value (JAX's ref_swap): a weak float into a float
+    # ref and any integer into an integer ref; anything else is the dtype error
+    ("add_weak_float_into_int32", lambda ns: _in_jit(ns, _add(0, 1.0), _I)),
+    ("set_weak_int_into_float32", lambda ns: _in_jit(ns, _set(0, 1))),
+    ("set_int32_into_int16", lambda ns: _in_jit(ns, _set(1, np.int32(7)), _I.astype(np.int16))),
+    ("set_weak_float_into_bfloat16", lambda ns: _in_jit(ns, _set(1, 2.5), _B)),
+    ("set_float32_into_bfloat16", lambda ns: _in_jit(ns, _set(1, np.float32(2.5)), _B)),
+    ("addupdate_weak_float_into_bfloat16",
+     lambda ns: _in_jit(ns, lambda r: _api(ns).ref.addupdate(r, 1, 2.5), _B)),
+    ("addupdate_weak_int_into_int8",
+     lambda ns: _in_jit(ns, lambda r: _api(ns).ref.addupdate(r, 1, 3), _I.astype(np.int8))),
+    # free_ref inside the jit that made the ref: it is dead there
+    ("get_after_free_ref", lambda ns: _freed_in_jit(ns, lambda r: r[...])),
+    ("free_ref_then_nothing", lambda ns: _freed_in_jit(ns, lambda r: None)),
 ]  # fmt: skip
 
 _OUT_OF_BOUNDS = Raises(ValueError, "Out of bound indexer")
@@ -119,6 +156,8 @@ def cases() -> Iterator[Case]:
         source = f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}"
         if "_read_in_jit" in source:
             source += inspect.getsource(_read_in_jit)
+        if "_freed_in_jit" in source:
+            source += inspect.getsource(_freed_in_jit)
         yield replace(case, source=source)
     for name, fn in RAISES_ROWS:
         yield script_case(f"ref.update_paths/{name}", fn, expect=_OUT_OF_BOUNDS, tags=["ref"])

@@ -1,0 +1,219 @@
+"""Refs as JAX 0.10.2's own mutable-array programs use them: which writes
+convert a value of another dtype, free_ref inside the jit that made the
+ref, a custom_vjp fwd returning a ref that is not its argument, and the
+``Ref.addupdate`` method. Each program runs on JAX (the oracle) and on
+refimpl, on both backends."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+
+LIBS = {"jax": (jax, jnp), "ri": (ri, rnp)}
+
+
+def _outcome(fn):
+    """("ok", value) or ("raise", exception type)."""
+    try:
+        return "ok", np.asarray(fn())
+    except Exception as e:  # noqa: BLE001 - the outcome is what is compared
+        return "raise", type(e)
+
+
+def _same(lib_fn):
+    want = _outcome(lambda: lib_fn(*LIBS["jax"]))
+    got = _outcome(lambda: lib_fn(*LIBS["ri"]))
+    assert got[0] == want[0], (got, want)
+    if want[0] == "raise":
+        assert got[1] is want[1], (got, want)
+    else:
+        assert got[1].dtype == want[1].dtype
+        np.testing.assert_array_equal(got[1], want[1])
+    return want
+
+
+# --- which writes convert the value --------------------------------------------------------
+
+# (ref dtype, value maker, whole-ref write?): JAX converts a weakly typed
+# float into a float ref and any integer into an integer ref; every other
+# dtype mismatch is its ValueError "Invalid dtype for `swap`".
+WRITES = [
+    ("int32", lambda np_: 1.0, False),  # weak float into int
+    ("float32", lambda np_: 1, False),  # weak int into float
+    ("bfloat16", lambda np_: 1.0, False),  # weak float into bfloat16: converted
+    ("bfloat16", lambda np_: 1, False),
+    ("int8", lambda np_: 1, False),  # weak int into int8: converted
+    ("int16", lambda np_: np_.int32(3), False),  # strong int32 into int16: converted too
+    ("bfloat16", lambda np_: np_.float32(1.0), False),  # strong float32: refused
+    ("float32", lambda np_: np_.ones(3, "bfloat16"), True),
+    ("complex64", lambda np_: 1.0, False),
+    ("float32", lambda np_: True, False),
+    ("uint8", lambda np_: 2, False),
+]
+
+
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("case", range(len(WRITES)))
+def test_a_write_converts_as_jax(backend, case, jit):
+    dtype, make, whole = WRITES[case]
+
+    def run(lib, np_):
+        ref = lib.new_ref(np_.zeros(3, dtype))
+
+        def write(r):
+            if whole:
+                r[...] = make(np_)
+            else:
+                r[1] = make(np_)
+
+        (lib.jit(write) if jit else write)(ref)
+        return ref[...]
+
+    _same(run)
+
+
+def test_an_int_ref_incremented_by_a_float_is_the_dtype_error(backend):
+    def run(lib, np_):
+        ref = lib.new_ref(np_.array([0, 0, 0]))
+        ref[...] += 1.0
+
+    assert _same(run) == ("raise", ValueError)
+
+    def bf16(lib, np_):
+        ref = lib.new_ref(np_.array(0, dtype=ml_dtypes.bfloat16))
+        ref[...] += 1.0  # bfloat16 + weak float stays bfloat16
+        return ref[...]
+
+    assert _same(bf16)[0] == "ok"
+
+
+@pytest.mark.parametrize("dtype, value", [("bfloat16", 1.0), ("int8", 1), ("float32", 1)])
+def test_addupdate_converts_nothing(backend, dtype, value):
+    def run(lib, np_):
+        ref = lib.new_ref(np_.zeros(3, dtype))
+        lib.ref.addupdate(ref, 1, value)
+        return ref[...]
+
+    assert _same(run)[0] == "raise"
+
+
+def test_a_shape_error_is_reported_before_a_dtype_error(backend):
+    with pytest.raises(ValueError, match="Invalid shape"):
+        ri.new_ref(rnp.zeros(3, "int32"))[...] = 1.0
+    with pytest.raises(ValueError, match="Invalid shape"):
+        jax.new_ref(jnp.zeros(3, "int32"))[...] = 1.0
+
+
+# --- free_ref --------------------------------------------------------------------------------
+
+
+def _after_free(lib, what):
+    @lib.jit
+    def f(x):
+        ref = lib.empty_ref(lib.ShapeDtypeStruct((), "float32"))
+        ref[...] = 2.0 * x
+        out = ref[...]
+        lib.free_ref(ref)
+        if what == "read":
+            return ref[...]
+        if what == "write":
+            ref[...] = x
+        if what == "free":
+            lib.free_ref(ref)
+        if what == "freeze":
+            return lib.freeze(ref)
+        return out
+
+    return f
+
+
+@pytest.mark.parametrize("what", ["read", "write", "free", "freeze"])
+def test_a_ref_freed_in_the_jit_that_made_it_is_dead(backend, what):
+    with pytest.raises(Exception):  # noqa: B017, PT011 - JAX's type varies (ValueError, KeyError)
+        _after_free(jax, what)(1.0)
+    with pytest.raises(ValueError, match="freed by free_ref"):
+        _after_free(ri, what)(1.0)
+
+
+def test_free_ref_then_nothing_else_runs_and_differentiates(backend):
+    f = _after_free(ri, None)
+    assert float(f(3.0)) == 6.0
+    y, t = ri.jvp(f, (3.0,), (1.0,))
+    assert (float(y), float(t)) == (6.0, 2.0)
+    assert float(ri.grad(f)(3.0)) == 2.0
+
+
+@pytest.mark.parametrize("where", ["eager", "grad", "scan"])
+def test_free_ref_elsewhere_only_checks_its_argument(backend, where):
+    def run(lib, np_):
+        def f(x):
+            ref = lib.new_ref(x)
+            if where == "scan":
+
+                def body(c, _):
+                    lib.free_ref(ref)
+                    return c, None
+
+                lib.lax.scan(body, 0.0, None, length=1)
+            else:
+                lib.free_ref(ref)
+            return ref[...] * 2.0
+
+        if where == "grad":
+            return lib.grad(f)(1.0)
+        return lib.jit(f)(1.0) if where == "scan" else f(np_.float32(1.0))
+
+    assert _same(run)[0] == "ok"
+
+
+# --- custom_vjp residual refs ------------------------------------------------------------------
+
+
+def _fwd_returns(lib, which, jit):
+    outer = lib.new_ref(0.0)
+
+    @lib.custom_vjp
+    def f(x, ref):
+        return x
+
+    def fwd(x, ref):
+        if which == "argument":
+            return x, ref
+        if which == "new":
+            return x, (ref, lib.new_ref(1.0))
+        return x, outer
+
+    f.defvjp(fwd, lambda res, ct: (ct, None))
+    g = lib.jit(f) if jit else f
+    return lib.vjp(g, 3.0, lib.new_ref(0.0))[0]
+
+
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("which", ["new", "closed-over"])
+def test_a_custom_vjp_fwd_may_return_only_its_argument_refs(backend, which, jit):
+    with pytest.raises(ValueError, match="custom_vjp fwd function .* that was not an argument"):
+        _fwd_returns(jax, which, jit)
+    with pytest.raises(ValueError, match="custom_vjp fwd function .* that was not an argument"):
+        _fwd_returns(ri, which, jit)
+    assert float(_fwd_returns(ri, "argument", jit)) == 3.0
+
+
+# --- Ref.addupdate --------------------------------------------------------------------------
+
+
+def test_ref_addupdate_method(backend):
+    def run(lib, np_):
+        whole = lib.new_ref(np_.zeros(4))
+        whole.addupdate(1.0)
+        lib.vmap(lambda r: r.addupdate(2.0))(part := lib.new_ref(np_.zeros(4)))
+        at = lib.new_ref(np_.zeros(4))
+        at.addupdate(np_.float32(3.0), 2)
+        return np_.stack([whole[...], part[...], at[...]])
+
+    _same(run)
