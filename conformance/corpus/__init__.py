@@ -87,6 +87,7 @@ FAMILIES: Sequence[str] = (
     "along_axis_paths",
     "control_flow_more_paths",
     "platform_paths",
+    "custom_api_paths",
 )
 
 

@@ -1,0 +1,129 @@
+"""custom_jvp / custom_vjp programs from the kinds JAX's custom-rule tests run
+(issue 29), against JAX (recorded): nested vmap of a custom_vjp gradient, a
+bwd output in a user pytree node whose unflatten refuses ``None`` children,
+a ``SymbolicZero`` of the wrong type from bwd (``ValueError``), a traced
+``nondiff_argnums`` argument of custom_vjp (``UnexpectedTracerError``; a
+custom_jvp takes one), ``custom_derivatives.zero_from_primal`` and float0
+zeros passed through a custom_jvp rule.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from conformance.case import AGREE, Case, script_case
+
+TAGS = ("ad", "custom")
+XX = np.arange(6, dtype=np.float32).reshape(2, 3)
+
+
+def _sin_vjp(api: Any) -> Any:
+    @api.custom_vjp
+    def f(x):
+        return api.numpy.sin(x)
+
+    f.defvjp(lambda x: (f(x), api.numpy.cos(x)), lambda c, g: (2 * c * g,))
+    return f
+
+
+def _user_node_bwd(ns: Any) -> Any:
+    api = ns.api
+
+    class Box(list):
+        pass
+
+    def unflatten(_: Any, children: list) -> Box:
+        if children[0] is None:
+            raise AssertionError("rebuilt with a None child")
+        return Box(children)
+
+    api.tree_util.register_pytree_node(Box, lambda b: (list(b), None), unflatten)
+
+    @api.custom_vjp
+    def f(b):
+        return b[0] * 3.0
+
+    f.defvjp(lambda b: (f(b), None), lambda _, g: (Box([2.0 * g]),))
+    return list(api.grad(f)(Box([ns.asarray(np.float32(1.5))])))
+
+
+def _swapped_symbolic_zeros(ns: Any) -> Any:
+    api = ns.api
+
+    @api.custom_vjp
+    def f(x, y):
+        return x, y
+
+    f.defvjp(
+        lambda x, y: (f(x.value, y.value), None),
+        lambda _, cts: (cts[1], cts[0]),
+        symbolic_zeros=True,
+    )
+    return api.grad(lambda x, y: f(x, y)[0].sum())(
+        ns.asarray(np.ones(1, np.float32)), ns.asarray(np.ones(2, np.float32))
+    )
+
+
+def _traced_nondiff(ns: Any) -> Any:
+    api = ns.api
+
+    @functools.partial(api.custom_vjp, nondiff_argnums=(0,))
+    def f(x, y):
+        return x * y
+
+    f.defvjp(lambda x, y: (f(x, y), y), lambda x, y, g: (x * g,))
+    return api.jit(f)(2.0, 3.0)
+
+
+def _traced_nondiff_jvp(ns: Any) -> Any:
+    api = ns.api
+
+    @functools.partial(api.custom_jvp, nondiff_argnums=(0,))
+    def f(x, y):
+        return x * y
+
+    f.defjvp(lambda x, p, t: (f(x, *p), x * t[0]))
+    return api.jit(lambda x, y: api.jvp(lambda y: f(x, y), (y,), (1.0,)))(2.0, 3.0)
+
+
+def _float0_through_rule(ns: Any) -> Any:
+    api = ns.api
+    z = api.numpy.zeros((), dtype=api.dtypes.float0)
+
+    @api.custom_jvp
+    def f(x, i):
+        return x, i
+
+    f.defjvp(lambda p, _: (p, (p[0] * 2.0, api.custom_derivatives.zero_from_primal(p[1]))))
+    # the tangents only: JAX hands back the Python int primal as it is
+    primals, tangents = api.jvp(
+        f, (ns.asarray(np.float32(2.0)), 3), (ns.asarray(np.float32(1.0)), z)
+    )
+    return primals[0], tangents
+
+
+SCRIPTS: dict[str, Callable[[Any], Any]] = {
+    "vmap_vmap_grad": lambda ns: ns.api.vmap(ns.api.vmap(ns.api.grad(_sin_vjp(ns.api))))(
+        ns.asarray(XX)
+    ),
+    "vmap_vmap_value_and_grad_jit": lambda ns: ns.api.jit(
+        ns.api.vmap(ns.api.vmap(ns.api.value_and_grad(_sin_vjp(ns.api))))
+    )(ns.asarray(XX)),
+    "bwd_user_node": _user_node_bwd,
+    "bwd_symbolic_zero_of_another_shape": _swapped_symbolic_zeros,
+    "custom_vjp_traced_nondiff": _traced_nondiff,
+    "custom_jvp_traced_nondiff": _traced_nondiff_jvp,
+    "zero_from_primal": lambda ns: ns.api.custom_derivatives.zero_from_primal(
+        (2.0, 3, ns.asarray(np.ones(2, np.float16)))
+    ),
+    "float0_through_rule": _float0_through_rule,
+}
+
+
+def cases() -> Iterator[Case]:
+    for name, script in SCRIPTS.items():
+        yield script_case(f"custom.api/{name}", script, expect=AGREE, tags=TAGS)
