@@ -86,6 +86,7 @@ FAMILIES: Sequence[str] = (
     "special_callback_paths",
     "along_axis_paths",
     "control_flow_more_paths",
+    "control_flow_parity_paths",
     "platform_paths",
     "custom_api_paths",
 )

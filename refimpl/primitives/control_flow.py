@@ -1111,12 +1111,26 @@ def _retyped_scan_body(
     n_ys = len(ys_weak)
 
     def retyped(*args: Any) -> list[Any]:
-        outs = tracing.eval_program_bind(program, [*body.captured, *args])
+        # the body's own equations see the carry as it was traced: a loop or
+        # cond inside takes its operands with exactly the types it was made for
+        operands = list(args)
+        for i, v in enumerate(program.in_vars[n_cap : n_cap + n_carry]):
+            if operands[i].aval.weak_type != v.aval.weak_type:
+                operands[i] = convert_element_type(
+                    operands[i], v.aval.dtype, weak_type=v.aval.weak_type
+                )
+        outs = tracing.eval_program_bind(program, [*body.captured, *operands])
+        # the carry returned with the types it is taken with: retyping one
+        # carry can retype another it feeds (a carry shifted along a tuple)
+        carry = list(outs[:n_carry])
+        for i, (c, aval) in enumerate(zip(carry, carry_avals, strict=True)):
+            if c.aval.weak_type != aval.weak_type:
+                carry[i] = convert_element_type(c, c.aval.dtype, weak_type=aval.weak_type)
         ys = list(outs[n_carry : n_carry + n_ys])
         for i, (y, weak) in enumerate(zip(ys, ys_weak, strict=True)):
             if y.aval.weak_type != weak:
                 ys[i] = convert_element_type(y, y.aval.dtype, weak_type=weak)
-        return [*outs[:n_carry], *ys, *outs[n_carry + n_ys :]]
+        return [*carry, *ys, *outs[n_carry + n_ys :]]
 
     origins = [f"the carry of {api}"] * n_carry + [f"the xs of {api}"] * (len(rest) - n_refs)
     origins += [f"a Ref made outside {api}"] * n_refs
@@ -2030,6 +2044,13 @@ def _while_linearize(primals, tangents, *, cond, body, cond_num_consts, body_num
     if not any(_nonzero(tangents[cnc:])):
         return outs, [Zero(tangent_aval(a)) for a in body.out_avals]
     _, touts = _while_jvp(primals, tangents, **params)
+    # A carry the body returns unchanged leaves with the tangent it came in
+    # with, outside the loop (JAX's forwarding): reverse mode then reaches
+    # the while only through the carries it changes.
+    t_init = tangents[cnc + bnc :]
+    for i, (v_in, v_out) in enumerate(zip(body.in_vars[bnc:], body.out_vars, strict=True)):
+        if v_in is v_out:
+            touts[i] = t_init[i] if not isinstance(t_init[i], Zero) else touts[i]
     return outs, touts
 
 

@@ -1,0 +1,70 @@
+"""Loops as JAX's own control-flow tests run them (issue 29):
+``control.parity_paths/*``: a ``scan`` carry shifted along a tuple whose
+last component is strong (retyping one component retypes the next: JAX
+accepts it), a ``scan`` whose body runs a ``fori_loop`` that closes over the
+weak carry (the retyped body keeps the inner loop's operand types), and
+reverse mode through a ``fori_loop`` with traced bounds whose differentiated
+carry the body returns unchanged (forwarded outside the loop, as JAX), plain,
+under ``jit`` and inside ``cond``. Every case is ``AGREE``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from conformance.case import AGREE, Case, script_case
+from conformance.corpus._tables import on_lax
+from conformance.namespace import Unsupported
+
+
+def _api(ns: Any) -> Any:
+    module = importlib.import_module(ns.lax_.__name__.split(".")[0])
+    if not hasattr(module, "vmap") or not hasattr(module, "grad"):
+        raise Unsupported(f"{ns.name} has no vmap/grad")
+    return module
+
+
+def _shifted(L: Any, v: Any) -> Any:
+    """The carry shifts left each step; a weak constant enters at the end."""
+    return L.scan(lambda c, _: ((c[1], c[2], c[3], 0.0), None), (0.0, 1.0, 2.0, v),
+                  np.zeros(2, np.float32))[0]  # fmt: skip
+
+
+def _scan_of_fori(L: Any, x: Any) -> Any:
+    """The fori_loop closes over the weak scan carry and returns it strong."""
+    return L.scan(lambda c, xi: (L.fori_loop(xi, xi + 2.0, lambda i, c1: c1 * c, xi), None),
+                  x, np.ones(2, np.float32))[0]  # fmt: skip
+
+
+def _fori_identity(L: Any, x: Any) -> Any:
+    return L.fori_loop(x, x + 2.0, lambda i, c: c, x)
+
+
+ROWS: list[tuple[str, Any]] = [
+    ("scan_carry_shifted_weak_types",
+     lambda ns, L: _shifted(L, np.float32(3.0))),
+    ("scan_carry_shifted_weak_types_vmap",
+     lambda ns, L: _api(ns).vmap(lambda v: _shifted(L, v))(np.array([3.0, 4.0], np.float32))),
+    ("scan_carry_retyped_around_fori",
+     lambda ns, L: _scan_of_fori(L, 1.0)),
+    ("grad_fori_traced_bounds_forwarded_carry",
+     lambda ns, L: _api(ns).grad(lambda x: _fori_identity(L, x))(1.0)),
+    ("grad_fori_traced_bounds_forwarded_carry_jit",
+     lambda ns, L: _api(ns).grad(lambda x: ns.jit(lambda v: _fori_identity(L, v))(x))(1.0)),
+    ("grad_fori_traced_bounds_forwarded_carry_in_cond",
+     lambda ns, L: _api(ns).grad(
+         lambda x: L.cond(True, lambda v: _fori_identity(L, v), lambda v: v, x))(1.0)),
+]  # fmt: skip
+
+
+def cases() -> Iterator[Case]:
+    helpers = "".join(inspect.getsource(h) for h in (_api, _shifted, _scan_of_fori, _fori_identity))
+    for name, fn in ROWS:
+        case = script_case(f"control.parity_paths/{name}", on_lax(fn), expect=AGREE)
+        yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")

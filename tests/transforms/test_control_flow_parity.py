@@ -1,0 +1,95 @@
+"""Loops behave as in JAX 0.10.2 where JAX's own control-flow tests found them
+different (issue 29): a scan carry whose weak type the body changes along a
+tuple, a scan carry retyped under a nested loop that closes over it, and
+reverse mode through a while loop whose differentiated carry the body returns
+unchanged. Each case runs on both backends and is compared with JAX."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+from jax import lax as jlax
+
+import refimpl as ri
+import refimpl.numpy as rnp
+from refimpl import lax
+
+
+def _same(got, want):
+    got_leaves, want_leaves = ri.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves, strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        assert getattr(g, "weak_type", False) == getattr(w, "weak_type", False)
+
+
+def _shifted_carry(lax_, jnp_, v):
+    # the carry shifts left each step: the strong last component reaches a
+    # component that started weak, and a weak constant enters at the end
+    def f(carry_init):
+        def body(c, _):
+            return (c[1], c[2], c[3], 0.0), None
+
+        return lax_.scan(body, (0.0, 1.0, 2.0, carry_init), jnp_.zeros(2))
+
+    return f(v)
+
+
+def test_scan_carry_whose_weak_type_moves_along_a_tuple(backend):
+    init = np.array([3.0, 4.0, 5.0], np.float32)
+    want = jax.vmap(lambda v: _shifted_carry(jlax, jjnp, v))(init)
+    got = ri.vmap(lambda v: _shifted_carry(lax, rnp, v))(init)
+    _same(got, want)
+    jitted = ri.jit(lambda v: _shifted_carry(lax, rnp, v))(init[0])
+    _same(jitted, jax.jit(lambda v: _shifted_carry(jlax, jjnp, v))(init[0]))
+
+
+def _scan_of_fori(lax_, x):
+    # the scan carry (weak 1.0) comes back strong from the fori_loop, whose
+    # body closes over it: the scan body is retyped with a loop inside
+    def body(c, xi):
+        return lax_.fori_loop(xi, xi + 2.0, lambda i, c1: c1 * c, xi), None
+
+    return lax_.scan(body, x, np.ones(2, np.float32))[0]
+
+
+def test_scan_carry_retyped_around_a_loop_closing_over_it(backend):
+    _same(_scan_of_fori(lax, 1.0), _scan_of_fori(jlax, 1.0))
+    _, lin = ri.linearize(lambda x: _scan_of_fori(lax, x), 1.0)
+    _, jlin = jax.linearize(lambda x: _scan_of_fori(jlax, x), 1.0)
+    _same(lin(1.0), jlin(1.0))
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+        ri.grad(lambda x: _scan_of_fori(lax, x))(1.0)
+
+
+def _fori_with_traced_bounds(lax_, x):
+    return lax_.fori_loop(x, x + 2.0, lambda i, c: c, x)
+
+
+@pytest.mark.parametrize("where", ["plain", "jit", "cond"])
+def test_reverse_mode_through_a_carry_the_while_body_returns_unchanged(backend, where):
+    def wrap(lax_, api, x):
+        if where == "jit":
+            return api.jit(lambda v: _fori_with_traced_bounds(lax_, v))(x)
+        if where == "cond":
+            return lax_.cond(True, lambda v: _fori_with_traced_bounds(lax_, v), lambda v: v, x)
+        return _fori_with_traced_bounds(lax_, x)
+
+    want = jax.grad(lambda x: wrap(jlax, jax, x))(1.0)
+    _same(ri.grad(lambda x: wrap(lax, ri, x))(1.0), want)
+    _, vjp = ri.vjp(lambda x: wrap(lax, ri, x), 1.0)
+    _, jvjp = jax.vjp(lambda x: wrap(jlax, jax, x), 1.0)
+    np.testing.assert_allclose(np.asarray(vjp(1.0)[0]), np.asarray(jvjp(1.0)[0]))
+
+
+def test_reverse_mode_through_a_carry_the_while_body_changes_still_fails(backend):
+    def f(lax_, x):
+        return lax_.while_loop(lambda i: i < 5.0, lambda i: i + 1.0, x)
+
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+        jax.grad(lambda x: f(jlax, x))(1.0)
+    with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
+        ri.grad(lambda x: f(lax, x))(1.0)
