@@ -296,6 +296,15 @@ class ArrayOps:
         """A new array with the same value (its own buffer, on the same backend)."""
         return _installed["lax"].copy(self)
 
+    # copy.copy and copy.deepcopy: a new array with the same value, as JAX
+    # (traced: a copy in the trace, never a second tracer object of the same
+    # value that no trace knows).
+    def __copy__(self) -> Any:
+        return self.copy()
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self.copy()
+
     # -- DLPack (refimpl.dlpack) --
 
     def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,

@@ -15,6 +15,7 @@ Outside any trace, primitives run eagerly on concrete arrays (see
 from __future__ import annotations
 
 import functools
+import inspect
 import operator
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -474,6 +475,22 @@ def get_aval(value: Any, op_name: str, position: int | str) -> ShapedArray:
         f"{op_name}: argument at position {position} is not a valid array value: "
         f"got {type(value).__name__} {_short_repr(value)}"
     )
+
+
+def check_transform_fun(fun: Any, api: str) -> None:
+    """``TypeError`` unless ``fun`` is a function a transformation can trace
+    (JAX's check_callable): not callable; a ``staticmethod`` object (callable
+    since Python 3.10, but JAX refuses it); a generator function, whose call
+    returns a generator instead of running the body."""
+    if isinstance(fun, staticmethod):
+        raise TypeError(
+            f"{api}: staticmethod arguments are not supported, got {_short_repr(fun)} "
+            "(apply the transformation under @staticmethod instead)"
+        )
+    if not callable(fun):
+        raise TypeError(f"{api}: Expected a callable value, got {_short_repr(fun)}")
+    if inspect.isgeneratorfunction(fun):
+        raise TypeError(f"{api}: Expected a function, got a generator function: {fun!r}")
 
 
 def masked_array_error(op_name: str, position: int | str) -> ValueError:

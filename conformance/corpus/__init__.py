@@ -29,6 +29,7 @@ FAMILIES: Sequence[str] = (
     "transform_paths",
     "transform_edge_paths",
     "jit_edge_paths",
+    "api_paths",
     "masking",
     "masking_regions",
     "masking_paths",

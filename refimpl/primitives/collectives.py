@@ -180,6 +180,13 @@ def replica_axes(groups: dict[Any, tuple[tuple[int, ...], ...]]) -> Iterator[Non
         _env.replica_axes = saved
 
 
+def bound_axes() -> tuple[tuple[Any, int], ...]:
+    """The named axes bound now, outermost first, with their sizes: part of a
+    jit call's signature, since a trace may read them (``psum(1, 'i')`` is the
+    axis size, a constant of the traced program)."""
+    return tuple((name, size) for name, size, _ in _env.frames)
+
+
 def axis_size_or_none(name: Any) -> int | None:
     for bound, size, _ in reversed(_env.frames):
         if bound == name:

@@ -427,8 +427,7 @@ def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> An
         >>> ri.jvp(rnp.sin, (0.0,), (1.0,))
         (Array(0., dtype=float32, weak_type=True), Array(1., dtype=float32, weak_type=True))
     """
-    if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun!r}")
+    tracing.check_transform_fun(fun, "jvp")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
             "primal and tangent arguments to jax.jvp must be tuples or lists; "
@@ -686,8 +685,7 @@ class _UserLinearization:
     differentiated outputs only, ``results`` builds the API's return value."""
 
     def __init__(self, fun: Callable, primals: tuple, has_aux: bool, api: str) -> None:
-        if not callable(fun):
-            raise TypeError(f"Expected a callable value, got {fun!r}")
+        tracing.check_transform_fun(fun, api)
         self.tu = _tree()
         self.has_aux = has_aux
         self.leaves, self.in_tree = self.tu.tree_flatten(tuple(primals))
@@ -845,8 +843,7 @@ def _value_and_grad(
     name: str, fun, argnums, has_aux, holomorphic, allow_int, reduce_axes
 ) -> Callable:
     """``value_and_grad`` whose errors name ``name`` (the API the user called)."""
-    if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun!r}")
+    tracing.check_transform_fun(fun, name)
     nums = _argnums_tuple(name, argnums)
 
     @api_boundary
@@ -1293,8 +1290,7 @@ def _jac_check_outputs(api: str, out_avals: list, holomorphic: bool) -> None:
 
 
 def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> Callable:
-    if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun!r}")
+    tracing.check_transform_fun(fun, api)
     nums = _argnums_tuple(api, argnums)
     fwd = api == "jacfwd"
 
@@ -1592,8 +1588,7 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Cal
         >>> f_t(np.ones(2, np.float32))
         (Array([1., 1.], dtype=float32), Array([3., 3.], dtype=float32))
     """
-    if not callable(fun):
-        raise TypeError(f"Expected a callable value, got {fun!r}")
+    tracing.check_transform_fun(fun, "linear_transpose")
     tu = _tree()
     leaves, in_tree = tu.tree_flatten(tuple(primals))
     in_avals = []

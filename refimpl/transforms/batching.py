@@ -426,6 +426,7 @@ def vmap(
     """
     if not callable(fun):
         raise TypeError(f"vmap: fun must be callable, got {type(fun).__name__}")
+    tracing.check_transform_fun(fun, "vmap")
     in_axes = _check_axes_types(in_axes, out_axes)
     if axis_size is not None and (
         isinstance(axis_size, bool) or not isinstance(axis_size, (int, np.integer))

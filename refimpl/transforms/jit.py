@@ -38,6 +38,7 @@ from refimpl.config import config
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
 from refimpl.primitives import ref_context, structural
 from refimpl.primitives.call import jit_call_p
+from refimpl.primitives.collectives import bound_axes
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import donation, sharded
 from refimpl.transforms.donation import DonationPlan
@@ -148,8 +149,15 @@ class ArgSpec:
         n_params = len(positional) if sig is not None and not _has_var_positional(sig) else None
         _check_in_range(s_nums, "static_argnums", n_params, fun_name)
         _check_in_range(d_nums, "donate_argnums", n_params, fun_name)
-        s_nums, s_names = _mirror(s_nums, s_names, positional)
-        d_nums, d_names = _mirror(d_nums, d_names, positional)
+        if sig is not None:
+            _check_names(s_names, "static_argnames", sig, fun_name)
+            _check_names(d_names, "donate_argnames", sig, fun_name)
+        # As JAX: numbers and names complete each other only when one of the
+        # two is not given (None); given both, each is taken as it is.
+        if static_argnums is None or static_argnames is None:
+            s_nums, s_names = _mirror(s_nums, s_names, sig)
+        if donate_argnums is None or donate_argnames is None:
+            d_nums, d_names = _mirror(d_nums, d_names, sig)
         both = _overlap(s_nums, d_nums, n_params) | (s_names & d_names)
         if both:
             raise ValueError(
@@ -164,6 +172,8 @@ def _has_var_positional(sig: inspect.Signature) -> bool:
 
 
 def _int_set(value: Any, what: str, fun_name: str) -> frozenset[int]:
+    if value is None:  # as JAX: none given (the numbers follow from the names)
+        return frozenset()
     if isinstance(value, bool):  # JAX 0.10.2 takes True as argument 1 (bool is an int)
         value = int(value)
     try:
@@ -210,11 +220,45 @@ def _name_set(value: Any, what: str, fun_name: str) -> frozenset[str]:
     return frozenset(items)
 
 
+def _check_names(names: frozenset[str], what: str, sig: inspect.Signature, fun_name: str) -> None:
+    """``ValueError`` for a name no keyword argument of ``fun`` can have (JAX's check):
+    a positional-only or ``*args`` parameter, or, without ``**kwargs``, no parameter."""
+    params = sig.parameters.values()
+    not_keywords = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.VAR_POSITIONAL)
+    positional_only = sorted(p.name for p in params if p.kind in not_keywords and p.name in names)
+    if positional_only:
+        raise ValueError(
+            f"jit({fun_name}): {what} names {positional_only}, which cannot be passed by "
+            f"keyword (positional-only or *args parameters of {fun_name})"
+        )
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return  # **kwargs takes any other name
+    keywords = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    unknown = sorted(names - {p.name for p in params if p.kind in keywords})
+    if unknown:
+        raise ValueError(f"jit({fun_name}): {what} names {unknown}, which {fun_name} does not take")
+
+
 def _mirror(
-    nums: frozenset[int], names: frozenset[str], positional: list[str]
+    nums: frozenset[int], names: frozenset[str], sig: inspect.Signature | None
 ) -> tuple[frozenset[int], frozenset[str]]:
-    more_names = {positional[i] for i in nums if -len(positional) <= i < len(positional)}
-    more_nums = {positional.index(n) for n in names if n in positional}
+    """Each number's parameter name and each name's position (parameters that
+    can be passed either way, as JAX's inference)."""
+    if sig is None:
+        return nums, names
+    either = [
+        p.name
+        for p in sig.parameters.values()
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    n = len(either)
+    kinds = [p.kind for p in sig.parameters.values()][:n]
+    more_names = {  # a negative number names no parameter (as JAX)
+        either[i]
+        for i in nums
+        if 0 <= i < n and kinds[i] is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    }
+    more_nums = {either.index(name) for name in names if name in either}
     return nums | more_nums, names | more_names
 
 
@@ -289,6 +333,7 @@ class Signature(NamedTuple):
     backend: str
     x64: bool
     mapped: MappedAxes | None = None
+    axes: tuple[tuple[Any, int], ...] = ()  # the named axes bound at the call (bound_axes)
 
 
 @dataclass
@@ -891,6 +936,8 @@ class _Memo(NamedTuple):
     def entry_for(self, jitted: Jitted, args: tuple, kwargs: dict) -> CacheEntry | None:
         if kwargs or tracing._builders or self.generation != _cache_generation:
             return None
+        if bound_axes():  # part of the signature, which the quick key leaves out
+            return None
         env = (jitted.backend or config.backend, config.enable_x64)
         if _quick_key(args) != self.key or env != self.env:
             return None
@@ -956,6 +1003,25 @@ def _shared_cache(fun: Callable[..., Any], options: tuple) -> dict[Signature, Ca
         return {}
 
 
+def copy_wrapped_attributes(wrapper: Any, fun: Any) -> None:
+    """What ``functools.wraps`` copies (JAX's jit wraps ``fun`` so): the
+    module, names, doc and annotations, and a plain function's own attributes
+    (``f.some_value``) where they do not hide the wrapper's."""
+    for attribute in functools.WRAPPER_ASSIGNMENTS:
+        try:
+            value = getattr(fun, attribute)
+        except AttributeError:
+            continue
+        try:
+            setattr(wrapper, attribute, value)
+        except (AttributeError, TypeError):
+            pass
+    if isinstance(fun, types.FunctionType):
+        for key, value in vars(fun).items():
+            if not hasattr(wrapper, key):
+                setattr(wrapper, key, value)
+
+
 class Jitted:
     """A function compiled per call signature: what ``jit(fun)`` returns.
 
@@ -988,10 +1054,10 @@ class Jitted:
         self,
         fun: Callable[..., Any],
         *,
-        static_argnums: Any = (),
-        static_argnames: Any = (),
-        donate_argnums: Any = (),
-        donate_argnames: Any = (),
+        static_argnums: Any = None,
+        static_argnames: Any = None,
+        donate_argnums: Any = None,
+        donate_argnames: Any = None,
         backend: str | None = None,
     ) -> None:
         if not callable(fun):
@@ -1016,6 +1082,8 @@ class Jitted:
         # False for the backends' own jits of single operations (eager dispatch),
         # which ri.disable_jit must not turn into calls of themselves.
         self.honours_disable_jit = True
+        copy_wrapped_attributes(self, fun)
+        self.__name__ = getattr(fun, "__name__", type(fun).__name__)
 
     def __repr__(self) -> str:
         return f"<Jitted {self.__name__}>"
@@ -1082,7 +1150,9 @@ class Jitted:
             is_ref = [type(a) is AbstractRef for a in avals]
             donated = tuple(d or r for d, r in zip(donated, is_ref, strict=True))
         backend = self.backend or config.backend
-        signature = Signature(in_tree, avals, statics, donated, backend, config.enable_x64)
+        signature = Signature(
+            in_tree, avals, statics, donated, backend, config.enable_x64, None, bound_axes()
+        )
         # Inside a staging trace, or applied to tracers of any transformation
         # (grad(jit(f))): one jit equation, handed to the top trace by bind.
         traced = tracing.current_builder() is not None or any(
@@ -1544,6 +1614,8 @@ def _differences(new: Signature, old: Signature, paths: list[str]) -> list[str]:
         found.append(f"enable_x64 changed from {old.x64} to {new.x64}")
     if new.backend != old.backend:
         found.append(f"backend changed from {old.backend!r} to {new.backend!r}")
+    if new.axes != old.axes:
+        found.append(f"the bound named axes changed from {old.axes} to {new.axes}")
     found += _static_differences(new.statics, old.statics)
     for path, a, b in zip(paths, new.avals, old.avals, strict=True):
         for what in ("shape", "dtype", "weak_type"):
@@ -1571,10 +1643,10 @@ def _static_differences(new: tuple, old: tuple) -> list[str]:
 def jit(
     fun: Callable[..., Any] | None = None,
     *,
-    static_argnums: int | Sequence[int] | None = (),
-    static_argnames: str | Sequence[str] | None = (),
-    donate_argnums: int | Sequence[int] | None = (),
-    donate_argnames: str | Sequence[str] | None = (),
+    static_argnums: int | Sequence[int] | None = None,
+    static_argnames: str | Sequence[str] | None = None,
+    donate_argnums: int | Sequence[int] | None = None,
+    donate_argnames: str | Sequence[str] | None = None,
     backend: str | None = None,
     inline: bool = False,
     keep_unused: bool = False,
@@ -1667,11 +1739,13 @@ def jit(
             return sharded.with_fast_path(jitted)  # pjrt: cached calls in C++
 
         return with_shardings if fun is None else with_shardings(fun)
-    kwargs = dict(  # None is JAX's spelling of "none" for each
-        static_argnums=() if static_argnums is None else static_argnums,
-        static_argnames=() if static_argnames is None else static_argnames,
-        donate_argnums=() if donate_argnums is None else donate_argnums,
-        donate_argnames=() if donate_argnames is None else donate_argnames,
+    # None (not given) is kept: ArgSpec completes numbers from names and
+    # names from numbers only where one of the two is None (as JAX).
+    kwargs = dict(
+        static_argnums=static_argnums,
+        static_argnames=static_argnames,
+        donate_argnums=donate_argnums,
+        donate_argnames=donate_argnames,
         backend=backend,
     )
     if fun is None:
@@ -1680,6 +1754,8 @@ def jit(
 
 
 def _make_jitted(fun: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    if callable(fun):  # (Jitted's own check words a non-callable)
+        tracing.check_transform_fun(fun, "jit")
     fast = backends.get(kwargs["backend"] or config.backend).make_fast_jitted(fun, kwargs)
     return fast if fast is not None else Jitted(fun, **kwargs)
 
@@ -1748,6 +1824,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         >>> ri.eval_shape(lambda x: x.sum(0), ri.ShapeDtypeStruct((2, 3), "float32"))
         ShapeDtypeStruct(shape=(3,), dtype=float32)
     """
+    tracing.check_transform_fun(fun, "eval_shape")
     args, kwargs = tree_util.tree_map(_as_abstract, (args, kwargs))
     return Jitted(_structs_as_values(fun)).trace(*args, **kwargs).out_info
 

@@ -238,6 +238,7 @@ def pmap(
     """
     if not callable(fun):
         raise TypeError(f"pmap: fun must be callable, got {type(fun).__name__}")
+    tracing.check_transform_fun(fun, "pmap")
     static = _int_tuple(static_broadcasted_argnums, "static_broadcasted_argnums")
     donate = _int_tuple(donate_argnums, "donate_argnums")
     if set(static) & set(donate):
@@ -685,6 +686,7 @@ def _signature(call: _Call, name: str, axis_name: Any, out_axes_key: Any) -> Sig
         call.backend,
         config.enable_x64,
         mapped,
+        collectives.bound_axes(),
     )
 
 

@@ -45,7 +45,7 @@ from refimpl.backends.pjrt.runtime import native_module
 from refimpl.config import config
 from refimpl.ref import Ref
 from refimpl.traceback_util import api_boundary
-from refimpl.transforms.jit import Jitted, check_call, warn_unusable_once
+from refimpl.transforms.jit import Jitted, check_call, copy_wrapped_attributes, warn_unusable_once
 
 __all__ = ["make_fast_jitted", "on_miss"]
 
@@ -89,10 +89,7 @@ def make_fast_jitted(
         tuple(spec.donate_names),
         kwargs.get("backend") is None,
     )
-    for attribute in ("__name__", "__qualname__", "__module__", "__doc__"):
-        value = getattr(fun, attribute, None)
-        if value is not None:
-            setattr(fast, attribute, value)
+    copy_wrapped_attributes(fast, fun)
     fast.__name__ = jitted.__name__
     fast.__wrapped__ = fun
     caches.register_fast_jitted(fast)  # clear_caches and disable_jit reach its native cache
@@ -125,6 +122,8 @@ def on_miss(
         call = jitted._split_args(args, kwargs)  # Ref errors (passed twice, ...) raise here
         signature = call.signature
         if signature.backend != "pjrt":
+            return None
+        if signature.axes:  # bound named axes: the C++ signature does not hold them
             return None
         check_call(call, name)  # the checks of every jit call (a repeated donated array)
         entry = jitted._lookup(call)  # traces only if the Python cache misses too

@@ -1,0 +1,122 @@
+"""The public transformation API as JAX's tests/api_test.py exercises it,
+against JAX (recorded): which functions a transformation accepts (a
+generator function or a ``staticmethod`` object is a ``TypeError`` when it is
+made), ``static_argnames``/``donate_argnames`` checked against the signature
+(``ValueError``), numbers and names completing each other only when one of
+the two is not given, what ``jit`` copies from the function
+(``functools.wraps``), ``copy.copy``/``copy.deepcopy`` of arrays and of
+tracers, and the named axes bound at a call as part of jit's cache key.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from conformance.case import AGREE, Case, script_case
+
+TAGS = ("jit", "api")
+X = np.arange(3, dtype=np.float32)
+
+
+def _generator(x: Any) -> Any:
+    yield x
+
+
+_STATIC = staticmethod(lambda x: x)
+
+
+def _three(a: Any, b: Any, c: Any) -> Any:
+    return a
+
+
+def _pos_only(a: Any, /, b: Any, *args: Any, **kwargs: Any) -> Any:
+    return a
+
+
+def _times(x: Any, y: Any) -> Any:
+    return x * float(y)  # float() of a traced y: ConcretizationTypeError
+
+
+def _wrapped(api: Any) -> Any:
+    def f(x: int) -> int:
+        """The docstring."""
+        return x + 1
+
+    f.some_value = 4  # type: ignore[attr-defined]
+    jf = api.jit(f)
+    return [
+        getattr(jf, a) == getattr(f, a)
+        for a in ("__doc__", "__name__", "__module__", "__qualname__", "__annotations__")
+    ] + [jf.some_value]
+
+
+def _axis_sizes(ns: Any) -> Any:
+    g = ns.api.jit(lambda: ns.lax_.psum(1, "i"))
+    return [ns.api.vmap(g, axis_name="i", axis_size=n, out_axes=None)() for n in (2, 3, 2)]
+
+
+_TRANSFORMS: dict[str, Callable[[Any, Any], Any]] = {
+    "jit": lambda api, f: api.jit(f),
+    "grad": lambda api, f: api.grad(f),
+    "vmap": lambda api, f: api.vmap(f),
+    "jacrev": lambda api, f: api.jacrev(f),
+    "vjp": lambda api, f: api.vjp(f, 1.0),
+}
+
+
+def _made(transform: str, fun: Any) -> Callable[[Any], Any]:
+    def script(ns: Any) -> Any:
+        return ns.capture(lambda: _TRANSFORMS[transform](ns.api, fun) and None)
+
+    return script
+
+
+SCRIPTS: dict[str, Callable[[Any], Any]] = {
+    **{
+        f"{name}_of_{kind}": _made(name, fun)
+        for name in _TRANSFORMS
+        for kind, fun in [("generator", _generator), ("staticmethod", _STATIC)]
+    },
+    "static_argnames_unknown": lambda ns: ns.capture(
+        lambda: ns.api.jit(_three, static_argnames=("b", "nope")) and None
+    ),
+    "donate_argnames_unknown": lambda ns: ns.capture(
+        lambda: ns.api.jit(_three, donate_argnames="nope") and None
+    ),
+    "static_argnames_positional_only": lambda ns: ns.capture(
+        lambda: ns.api.jit(_pos_only, static_argnames="a") and None
+    ),
+    "static_argnames_var_positional": lambda ns: ns.capture(
+        lambda: ns.api.jit(_pos_only, static_argnames="args") and None
+    ),
+    "static_argnames_under_kwargs": lambda ns: ns.api.jit(_pos_only, static_argnames="zzz")(
+        ns.asarray(X), 1
+    ),
+    "static_argnums_alone_mirrors_names": lambda ns: ns.api.jit(_times, static_argnums=1)(
+        ns.asarray(X), y=2.0
+    ),
+    "static_argnums_with_empty_argnames": lambda ns: ns.capture(
+        ns.api.jit(_times, static_argnums=1, static_argnames=()), ns.asarray(X), y=2.0
+    ),
+    "static_argnames_with_empty_argnums": lambda ns: ns.capture(
+        ns.api.jit(_times, static_argnums=(), static_argnames="y"), ns.asarray(X), 2.0
+    ),
+    "static_argnums_negative_by_keyword": lambda ns: ns.capture(
+        ns.api.jit(_times, static_argnums=-1), 3.0, y=2.0
+    ),
+    "jit_wraps_the_function": lambda ns: _wrapped(ns.api),
+    "deepcopy_under_jit": lambda ns: ns.api.jit(lambda v: copy.deepcopy(v) * 2)(ns.asarray(X)),
+    "copy_of_weak_scalar_under_jit": lambda ns: ns.api.jit(lambda v: copy.copy(v))(1),
+    "grad_through_deepcopy": lambda ns: ns.api.grad(lambda v: copy.deepcopy(v) * 3.0)(2.0),
+    "deepcopy_of_an_array": lambda ns: copy.deepcopy({"a": ns.asarray(X)}),
+    "jit_cache_keyed_on_axis_size": _axis_sizes,
+}
+
+
+def cases() -> Iterator[Case]:
+    for name, script in SCRIPTS.items():
+        yield script_case(f"api.paths/{name}", script, expect=AGREE, tags=TAGS)

@@ -1,0 +1,159 @@
+"""The public transformation API behaves as JAX 0.10.2's (issue 29, JAX's
+tests/api_test.py): which functions a transformation accepts, jit's
+static/donated argument names, what jit copies from the function, copies of
+arrays and tracers, and the named axes in jit's cache key. Each case runs on
+both backends and asks JAX for the expected behaviour."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+
+import jax
+import numpy as np
+import pytest
+from jax import lax as jlax
+
+import refimpl as ri
+import refimpl.numpy as rnp
+from refimpl import core_api, lax
+
+
+def _gen(x):
+    yield x
+
+
+_STATIC = staticmethod(lambda x: x)
+
+# (name, how each library applies it to a function)
+_TRANSFORMS = [
+    ("jit", lambda m, f: m.jit(f)),
+    ("grad", lambda m, f: m.grad(f)),
+    ("value_and_grad", lambda m, f: m.value_and_grad(f)),
+    ("jacfwd", lambda m, f: m.jacfwd(f)),
+    ("jacrev", lambda m, f: m.jacrev(f)),
+    ("hessian", lambda m, f: m.hessian(f)),
+    ("vmap", lambda m, f: m.vmap(f)),
+    ("pmap", lambda m, f: m.pmap(f)),
+    ("jvp", lambda m, f: m.jvp(f, (1.0,), (1.0,))),
+    ("vjp", lambda m, f: m.vjp(f, 1.0)),
+    ("linearize", lambda m, f: m.linearize(f, 1.0)),
+    ("eval_shape", lambda m, f: m.eval_shape(f, 1.0)),
+]
+
+
+def _raised(thunk):
+    try:
+        thunk()
+    except Exception as error:
+        return type(error)
+    return None
+
+
+@pytest.mark.parametrize("fun", [_gen, _STATIC], ids=["generator", "staticmethod"])
+@pytest.mark.parametrize("name,apply", _TRANSFORMS, ids=[t[0] for t in _TRANSFORMS])
+def test_transformations_refuse_generators_and_staticmethods(backend, name, apply, fun):
+    want = _raised(lambda: apply(jax, fun))
+    assert want is TypeError  # JAX's check_callable, when the transformation is made
+    with pytest.raises(TypeError, match="generator function|staticmethod"):
+        apply(ri, fun)
+
+
+def _f(a, b, c): ...
+
+
+def _g(a, b, **kwargs): ...
+
+
+def _h(a, /, b, c, *args, **kwargs): ...
+
+
+@pytest.mark.parametrize("kind", ["static_argnames", "donate_argnames"])
+@pytest.mark.parametrize(
+    "fun,names",
+    [
+        (_f, ("b", "c")),
+        (_f, ("b", "c", "not_a_parameter")),
+        (_g, ("a", "b", "not_a_parameter")),  # **kwargs takes any name
+        (_h, ("b", "c", "not_a_parameter")),
+        (_h, ("a", "c")),  # positional-only
+        (_h, ("args", "c")),  # *args
+    ],
+)
+def test_argnames_are_checked_against_the_signature(backend, kind, fun, names):
+    want = _raised(lambda: jax.jit(fun, **{kind: names}))
+    got = _raised(lambda: ri.jit(fun, **{kind: names}))
+    assert got is want
+
+
+@pytest.mark.parametrize(
+    "options,call",
+    [
+        # both given: each taken as it is (y by keyword is traced)
+        ({"static_argnums": 1, "static_argnames": ()}, lambda f: f(1, y=2)),
+        ({"static_argnums": (), "static_argnames": "y"}, lambda f: f(2, 3)),
+        ({"static_argnums": (1,), "static_argnames": "x"}, lambda f: f(1, y=3)),
+        ({"static_argnums": (1,), "static_argnames": "x"}, lambda f: f(x="foo", y=3)),
+        # one given: the other follows from it
+        ({"static_argnums": 1}, lambda f: f(1, y="foo")),
+        ({"static_argnames": "y"}, lambda f: f(1, "foo")),
+        # a negative number names no parameter
+        ({"static_argnums": -1}, lambda f: f(1, y=2)),
+    ],
+)
+def test_static_argnums_and_argnames_complete_each_other_only_when_one_is_missing(
+    backend, options, call
+):
+    def flags(jit, tracer_type):
+        seen = []
+
+        def f(x, y):
+            seen.append((isinstance(x, tracer_type), isinstance(y, tracer_type)))
+            return 1
+
+        call(jit(f, **options))
+        return seen[-1]
+
+    assert flags(ri.jit, core_api.Tracer) == flags(jax.jit, jax.core.Tracer)
+
+
+def test_jit_copies_what_functools_wraps_copies(backend):
+    def f(x: int) -> int:
+        """The docstring."""
+        return x + 1
+
+    f.some_value = 4
+    want, got = jax.jit(f), ri.jit(f)
+    for attribute in ("__doc__", "__name__", "__module__", "__qualname__", "__annotations__"):
+        assert getattr(got, attribute) == getattr(want, attribute) == getattr(f, attribute)
+    assert got.some_value == want.some_value == 4
+    assert inspect.signature(got) == inspect.signature(f)
+
+
+@pytest.mark.parametrize("copier", [copy.copy, copy.deepcopy], ids=["copy", "deepcopy"])
+def test_copies_of_arrays_and_tracers(backend, copier):
+    x = rnp.arange(3.0)
+    y = copier(x)
+    assert isinstance(y, ri.Array) and y is not x
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(x))
+    if copier is copy.deepcopy:
+        assert copier({"a": x})["a"] is not x
+    # a traced copy is a value of the trace (JAX: the same value, weakly typed as the input)
+    want = jax.jit(lambda v: copier(v))(1)
+    got = ri.jit(lambda v: copier(v))(1)
+    assert got.dtype == want.dtype and got.weak_type == want.weak_type and int(got) == int(want)
+    assert float(ri.grad(lambda v: copier(v) * 2.0)(1.0)) == float(
+        jax.grad(lambda v: copier(v) * 2.0)(1.0)
+    )
+
+
+def test_jit_cache_depends_on_the_bound_named_axes(backend):
+    def size(lax_):
+        return lambda: lax_.psum(1, "i")
+
+    g, jg = ri.jit(size(lax)), jax.jit(size(jlax))
+    for n in (2, 3, 2):
+        want = jax.vmap(jg, axis_name="i", axis_size=n, out_axes=None)()
+        got = ri.vmap(g, axis_name="i", axis_size=n, out_axes=None)()
+        assert int(got) == int(want) == n
+    assert g._cache_size() == 2  # one trace per axis size, reused
