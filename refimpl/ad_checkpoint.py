@@ -445,13 +445,22 @@ def checkpoint(
                     f"{len(args)} positional arguments"
                 )
         dyn = tuple(a for i, a in enumerate(args) if i not in nums)
-        leaves, in_tree = tree_util.tree_flatten((dyn, kwargs))
+        all_leaves, in_tree = tree_util.tree_flatten((dyn, kwargs))
+        # A Ref argument is not a value of the trace: the body gets the Ref
+        # itself and its accesses are threaded like a closed-over ref's (JAX
+        # passes Ref arguments of remat through as refs)
+        ref_args = {i: x for i, x in enumerate(all_leaves) if type(x) is ref_context.Ref}
+        leaves = [x for i, x in enumerate(all_leaves) if i not in ref_args]
         out_trees: list[Any] = []
 
         touched: list[tuple[tuple, tuple]] = []
 
         def flat_fun(*xs: Any) -> list[Any]:
-            dyn_args, kw = tree_util.tree_unflatten(in_tree, list(xs))
+            it_xs = iter(xs)
+            full_leaves = [
+                ref_args[i] if i in ref_args else next(it_xs) for i in range(len(all_leaves))
+            ]
+            dyn_args, kw = tree_util.tree_unflatten(in_tree, full_leaves)
             it = iter(dyn_args)
             full = [args[i] if i in nums else next(it) for i in range(len(args))]
             # Refs made outside that the body touches are late inputs of its
@@ -474,7 +483,14 @@ def checkpoint(
             return out_leaves + [v for v, w in zip(finals, written, strict=True) if w]
 
         avals = [tracing.get_aval(x, "checkpoint", i) for i, x in enumerate(leaves)]
-        key: Any = (in_tree, tuple(avals), tuple((i, args[i]) for i in nums), config.enable_x64)
+        ref_avals = tuple((i, r.aval) for i, r in ref_args.items())
+        key: Any = (
+            in_tree,
+            tuple(avals),
+            ref_avals,
+            tuple((i, args[i]) for i in nums),
+            config.enable_x64,
+        )
         try:
             hash(key)
             with _traces_lock:

@@ -116,6 +116,31 @@ def _ckpt_grad_writes_differentiated(ns: Any) -> Any:
     return api.grad(api.checkpoint(body))(X)
 
 
+def _ckpt_ref_argument(ns: Any) -> Any:
+    """A Ref passed as an argument of a checkpointed function (not closed over)."""
+    api = _api(ns)
+
+    def body(x, r):
+        r[...] = r[...] + x
+        return ns.np_.sin(x) * r[...]
+
+    r = api.new_ref(np.zeros(3, np.float32))
+    eager = api.checkpoint(body)(X, r)
+    jitted = ns.jit(api.checkpoint(body))(X, r)
+    reads = api.checkpoint(lambda x, r: (ns.np_.sin(x) * r[...]).sum())
+    return {"outs": [eager, jitted], "r": api.freeze(r), "grad": api.grad(reads)(X, r)}
+
+
+def _ckpt_grad_writes_differentiated_into_ref_argument(ns: Any) -> Any:
+    api = _api(ns)
+
+    def body(x, r):
+        r[...] = r[...] + x
+        return ns.np_.sin(x).sum()
+
+    return api.grad(api.checkpoint(body))(X, api.new_ref(np.zeros(3, np.float32)))
+
+
 def _ckpt_returns_ref(ns: Any) -> Any:
     api = _api(ns)
     r = api.new_ref(np.zeros(3, np.float32))
@@ -194,6 +219,12 @@ def cases() -> Iterator[Case]:
     differentiated = "set/swap operation with a differentiated value on a non-differentiated"
     yield script_case("ref.compose/error-checkpoint-grad-writes-differentiated",
                       _ckpt_grad_writes_differentiated, tags=TAGS,
+                      expect=Raises(Exception, differentiated))  # fmt: skip
+    yield script_case("ref.compose/checkpoint-ref-argument", _ckpt_ref_argument, tags=TAGS,
+                      expect={"outs": [s * X, s * 2 * X], "r": 2 * X,
+                              "grad": c * 2 * X})  # fmt: skip
+    yield script_case("ref.compose/error-checkpoint-grad-writes-differentiated-ref-argument",
+                      _ckpt_grad_writes_differentiated_into_ref_argument, tags=TAGS,
                       expect=Raises(Exception, differentiated))  # fmt: skip
     yield script_case("ref.compose/error-checkpoint-returns-ref", _ckpt_returns_ref, tags=TAGS,
                       expect=Raises(ValueError, "traced for checkpoint / remat returned a "

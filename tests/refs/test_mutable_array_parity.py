@@ -217,3 +217,46 @@ def test_ref_addupdate_method(backend):
         return np_.stack([whole[...], part[...], at[...]])
 
     _same(run)
+
+
+# --- checkpoint with Ref arguments ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_a_ref_argument_of_a_checkpoint_is_written(backend, jit):
+    def run(lib, np_):
+        def f(y, r):
+            out = y * y
+            r[...] += out
+            return out
+
+        g = lib.checkpoint(f)
+        r = lib.new_ref(np_.float32(1.0))
+        out = (lib.jit(g) if jit else g)(np_.float32(2.0), r)
+        return np_.stack([out, r[...]])
+
+    assert _same(run)[0] == "ok"
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_grad_of_a_checkpoint_reading_a_ref_argument(backend, jit):
+    def run(lib, np_):
+        g = lib.checkpoint(lambda y, r: np_.sin(y) * r[...])
+        r = lib.new_ref(np_.float32(3.0))
+        return lib.grad(lib.jit(g) if jit else g)(np_.float32(2.0), r)
+
+    assert _same(run)[0] == "ok"
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_grad_of_a_checkpoint_writing_a_differentiated_value_into_a_ref_argument(backend, jit):
+    def run(lib, np_):
+        def f(y, r):
+            out = y * y
+            r[...] += out
+            return out
+
+        g = lib.checkpoint(f)
+        return lib.grad(lib.jit(g) if jit else g)(np_.float32(2.0), lib.new_ref(1.0))
+
+    assert _same(run) == ("raise", Exception)
