@@ -1201,3 +1201,172 @@ custom_vjp_call_p.def_batch(
         ),
     )
 )
+
+
+# --- linear_call ----------------------------------------------------------------------------
+# ``linear_call(fun, fun_transpose, residual_args, linear_args)``: ``fun``
+# applied, with ``fun_transpose`` as its transpose with respect to the linear
+# arguments (the residuals are not transposed). As JAX, the call is one
+# equation holding ``fun``'s Program; transposing it gives another linear_call
+# whose function is ``fun_transpose`` and whose transpose is ``fun`` (so
+# transposing twice gives back the original, whether or not the two are true
+# transposes of each other).
+
+linear_call_p = Primitive("linear_call", multiple_results=True)
+
+
+class _LinearTranspose:
+    """The transpose of one linear_call: a Program of ``(residuals,
+    cotangents) -> linear-input cotangents`` and the values it captured.
+    ``fun_transpose`` is traced when first needed (a call never transposed
+    never traces it), then kept."""
+
+    lowering_key = 0  # lowering reads nothing of it
+
+    def __init__(
+        self,
+        fun: Callable | None,
+        in_trees: tuple[Any, Any],
+        lin_tree: Any,
+        in_avals: list[ShapedArray],
+        traced: tuple[Program, list] | None = None,
+    ) -> None:
+        self.fun = fun
+        self.in_trees = in_trees
+        self.lin_tree = lin_tree
+        self.in_avals = in_avals
+        self.traced = traced
+
+    def __repr__(self) -> str:
+        return f"linear_call_transpose({_name(self.fun) if self.fun else 'traced'})"
+
+    def program(self) -> tuple[Program, list]:
+        if self.traced is None:
+            assert self.fun is not None
+            fun, (res_tree, ct_tree), n_res = self.fun, self.in_trees, self.in_trees[0].num_leaves
+            out_trees: list[Any] = []
+
+            def flat(*leaves: Any) -> list[Any]:
+                res = tree_util.tree_unflatten(res_tree, leaves[:n_res])
+                cts = tree_util.tree_unflatten(ct_tree, leaves[n_res:])
+                out_leaves, out_tree = tree_util.tree_flatten(fun(res, cts))
+                out_trees.append(out_tree)
+                return out_leaves
+
+            origins = [f"an argument of {_name(fun)}"] * len(self.in_avals)
+            program, captured, _ = tracing.trace_to_program(
+                flat, self.in_avals, _name(fun), origins
+            )
+            if out_trees[0] != self.lin_tree:
+                raise TypeError(
+                    "transpose output pytree structure must match that of linear inputs, got "
+                    f"output structure {out_trees[0]} and input structure {self.lin_tree}."
+                )
+            self.traced = (program, list(captured))
+        return self.traced
+
+
+def linear_call(
+    fun: Callable, fun_transpose: Callable, residual_args: Any, linear_args: Any
+) -> Any:
+    """``fun(residual_args, linear_args)``, transposed (with respect to
+    ``linear_args``) by ``fun_transpose(residual_args, cotangents)`` instead
+    of by transposing ``fun`` (``jax.custom_derivatives.linear_call``)."""
+    if not callable(fun) or not callable(fun_transpose):
+        raise TypeError(
+            f"linear_call: fun and fun_transpose must be callable, got "
+            f"{type(fun).__name__} and {type(fun_transpose).__name__}"
+        )
+    res_leaves, res_tree = tree_util.tree_flatten(residual_args)
+    lin_leaves, lin_tree = tree_util.tree_flatten(linear_args)
+    n_res = len(res_leaves)
+    out_trees: list[Any] = []
+
+    def flat(*leaves: Any) -> list[Any]:
+        res = tree_util.tree_unflatten(res_tree, leaves[:n_res])
+        lin = tree_util.tree_unflatten(lin_tree, leaves[n_res:])
+        out_leaves, out_tree = tree_util.tree_flatten(fun(res, lin))
+        out_trees.append(out_tree)
+        return out_leaves
+
+    leaves = res_leaves + lin_leaves
+    avals = [tracing.get_aval(x, "linear_call", i) for i, x in enumerate(leaves)]
+    origins = [f"an argument of {_name(fun)}"] * len(avals)
+    program, captured, _ = tracing.trace_to_program(flat, avals, _name(fun), origins)
+    transpose = _LinearTranspose(
+        fun_transpose,
+        (res_tree, out_trees[0]),
+        lin_tree,
+        avals[:n_res] + [tangent_aval(a) for a in program.out_avals],
+    )
+    outs = linear_call_p.bind(
+        *captured,
+        *leaves,
+        callee=program,
+        transpose=transpose,
+        num_consts=len(captured),
+        num_res=n_res,
+    )
+    return tree_util.tree_unflatten(out_trees[0], list(outs))
+
+
+@linear_call_p.def_abstract_eval
+def _linear_call_abstract_eval(*avals: ShapedArray, callee: Program, **_: Any) -> list:
+    return callee.out_avals
+
+
+@linear_call_p.def_impl
+def _linear_call_impl(*args: Any, callee: Program, **_: Any) -> list[Any]:
+    return eval_program(callee, args)
+
+
+@linear_call_p.def_lowering
+def _linear_call_lowering(ctx: Any, *args: Any, callee: Program, **_: Any) -> list[Any]:
+    return ctx.call(callee, "linear_call", args)
+
+
+@linear_call_p.def_jvp
+def _linear_call_jvp(primals, tangents, *, callee, transpose, num_consts, num_res):
+    # linear in the linear inputs: the tangent is the same call on their
+    # tangents; a tangent of a residual or captured value is not defined (JAX
+    # asserts there is none)
+    fixed = num_consts + num_res
+    if any(type(t) is not Zero for t in tangents[:fixed]):
+        raise NotImplementedError(
+            "linear_call: differentiating with respect to a residual argument (or a value "
+            "the function closes over) is not supported, as in JAX"
+        )
+    params = dict(callee=callee, transpose=transpose, num_consts=num_consts, num_res=num_res)
+    primals_out = linear_call_p.bind(*primals, **params)
+    lin_tangents = [
+        ad.instantiate(t) if type(t) is not Zero else ad.zeros_like_aval(t.aval)
+        for t in tangents[fixed:]
+    ]
+    tangents_out = linear_call_p.bind(*primals[:fixed], *lin_tangents, **params)
+    return list(primals_out), list(tangents_out)
+
+
+@linear_call_p.def_transpose
+def _linear_call_transpose(cts, *args, callee, transpose, num_consts, num_res):
+    t_program, t_captured = transpose.program()
+    consts, res = list(args[:num_consts]), list(args[num_consts : num_consts + num_res])
+    if any(isinstance(r, UndefinedPrimal) for r in consts + res):
+        raise NotImplementedError(
+            "linear_call: transposing with respect to a residual argument is not supported"
+        )
+    ct_avals = t_program.in_avals[len(t_captured) + num_res :]
+    cts = [
+        ad.zeros_like_aval(a) if type(c) is Zero else c for c, a in zip(cts, ct_avals, strict=True)
+    ]
+    # the transposed call's own transpose is this call's function
+    back = _LinearTranspose(None, transpose.in_trees, transpose.lin_tree, [], (callee, consts))
+    cts_out = linear_call_p.bind(
+        *t_captured,
+        *res,
+        *cts,
+        callee=t_program,
+        transpose=back,
+        num_consts=len(t_captured),
+        num_res=num_res,
+    )
+    return [None] * (num_consts + num_res) + list(cts_out)

@@ -127,3 +127,44 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
 def cases() -> Iterator[Case]:
     for name, script in SCRIPTS.items():
         yield script_case(f"custom.api/{name}", script, expect=AGREE, tags=TAGS)
+
+
+def _linear_call(ns: Any, untrue: bool) -> Any:
+    api = ns.api
+    lc = api.custom_derivatives.linear_call
+    y, x = ns.asarray(np.full(2, 3.0, np.float32)), ns.asarray(np.full(2, 6.0, np.float32))
+    tp = (lambda r, t: t / (2.0 * r)) if untrue else (lambda r, t: t / r)
+
+    def f(v):
+        return v + lc(lambda r, w: w / r, tp, y, v)
+
+    def transposed(g: Any) -> Any:
+        return lambda t: api.linear_transpose(g, x)(t)[0]
+
+    ft = transposed(f)
+    ftt = transposed(ft)
+    return f(x), ft(x), ftt(x), transposed(ftt)(x), api.jit(ft)(x), api.jvp(f, (x,), (x,))
+
+
+def _linear_call_bad_transpose(ns: Any) -> Any:
+    api = ns.api
+    f = lambda v: api.custom_derivatives.linear_call(  # noqa: E731
+        lambda r, w: w / r, lambda r, t: None, 3.0, v
+    )
+    return api.linear_transpose(f, 6.0)(1.0)
+
+
+SCRIPTS.update(
+    {
+        "linear_call_true_transpose": lambda ns: _linear_call(ns, False),
+        "linear_call_untrue_transpose": lambda ns: _linear_call(ns, True),
+        "linear_call_grad_jit": lambda ns: ns.api.grad(
+            ns.api.jit(
+                lambda v: ns.api.custom_derivatives.linear_call(
+                    lambda r, w: w * r, lambda r, t: t * (r + 1.0), 3.0, v
+                )
+            )
+        )(2.0),
+        "linear_call_bad_transpose": _linear_call_bad_transpose,
+    }
+)

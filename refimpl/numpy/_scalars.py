@@ -11,7 +11,6 @@ works as in ``jnp``.
 
 from __future__ import annotations
 
-import builtins
 import math
 from typing import Any, Literal
 
@@ -74,7 +73,7 @@ def _scalar_type(name: str, dtype: Any) -> type:
 
 
 bool_ = _scalar_type("bool_", np.bool_)
-globals()["bool"] = bool_  # jnp.bool (a module attribute: this module calls builtins.bool)
+globals()["bool"] = bool_  # jnp.bool (a module attribute; the builtin stays usable here)
 int8 = _scalar_type("int8", np.int8)
 int16 = _scalar_type("int16", np.int16)
 int32 = _scalar_type("int32", np.int32)
@@ -131,14 +130,7 @@ def _plain_dtype(fn_name: str, value: Any) -> np.dtype:
 
 
 def issubdtype(arg1: Any, arg2: Any) -> bool:
-    """``np.issubdtype`` that knows bfloat16 is a floating type and that a
-    typed key dtype is ``prng_key`` and ``extended`` (and nothing numeric)."""
-    if (
-        isinstance(arg1, dtypes.ExtendedDtype)
-        or isinstance(arg2, dtypes.ExtendedDtype)
-        or (isinstance(arg2, type) and issubclass(arg2, dtypes.extended))
-    ):
-        return dtypes.issubdtype_extended(arg1, arg2)
+    """``np.issubdtype`` that knows bfloat16 is a floating type."""
     first = (
         _plain_dtype("issubdtype", arg1)
         if not isinstance(arg1, type) or isinstance(arg1, _ScalarMeta)
@@ -150,7 +142,7 @@ def issubdtype(arg1: Any, arg2: Any) -> bool:
         return arg2 in (np.floating, np.inexact, np.number, np.generic)
     if isinstance(arg2, _ScalarMeta):
         arg2 = arg2.dtype
-    return builtins.bool(np.issubdtype(first, arg2))
+    return bool(np.issubdtype(first, arg2))
 
 
 def result_type(*args: Any) -> np.dtype:
@@ -178,9 +170,7 @@ def can_cast(
     casting: Literal["no", "equiv", "safe", "same_kind", "unsafe"] = "safe",
 ) -> bool:
     """``np.can_cast`` on dtypes (bfloat16 included via ml_dtypes)."""
-    return builtins.bool(
-        np.can_cast(_plain_dtype("can_cast", from_), _plain_dtype("can_cast", to), casting)
-    )
+    return bool(np.can_cast(_plain_dtype("can_cast", from_), _plain_dtype("can_cast", to), casting))
 
 
 def iscomplexobj(x: Any) -> bool:

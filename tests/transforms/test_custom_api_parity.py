@@ -148,3 +148,74 @@ def test_float0_zeros_and_a_custom_jvp_passing_them_through(backend):
     got = prog(RI)
     _close(got, want)
     assert isinstance(got[0], np.ndarray) and got[0].dtype == ri.dtypes.float0
+
+
+def _transposed(lib, f, example):
+    return lambda t: lib.linear_transpose(f, example)(t)[0]
+
+
+def _linear_call_programs(n, untrue):
+    """x + linear_call(x / y) with a transpose that is true (t / y) or not
+    (t / 2y): its transposes (1, 2 and 3 times), under jit, and its grad."""
+    lc = n.cd.linear_call
+    tp = (lambda r, t: t / (2.0 * r)) if untrue else (lambda r, t: t / r)
+    y = n.np.ones(2) * 3.0
+    x = n.np.ones(2) * 6.0
+
+    def f(x):
+        return x + lc(lambda r, v: v / r, tp, y, x)
+
+    ft = _transposed(n.lib, f, x)
+    ftt = _transposed(n.lib, ft, x)
+    fttt = _transposed(n.lib, ftt, x)
+    return (
+        f(x),
+        ft(x),
+        ftt(x),
+        fttt(x),
+        n.lib.jit(ft)(x),
+        n.lib.grad(lambda s: f(s * x).sum())(1.0),
+        n.lib.jvp(f, (x,), (x,)),
+    )
+
+
+@pytest.mark.parametrize("untrue", [False, True])
+def test_linear_call_is_transposed_by_its_rule(backend, untrue):
+    _close(_linear_call_programs(RI, untrue), _linear_call_programs(JAX, untrue))
+
+
+def test_linear_call_structures_and_nesting(backend):
+    def prog(n):
+        lc = n.cd.linear_call
+
+        def to_pair(x):  # a scalar to a list, transposed by a sum
+            return lc(lambda _, v: [v, v], lambda _, t: t[0] + t[1], (), 2.0 * x)
+
+        def id_(x):  # identity whose (untrue) transpose is 0
+            return lc(lambda _, v: v, lambda _, t: 0.0, (), x)
+
+        def g(x):  # calls id_ both ways: neither inner transpose is used
+            return lc(lambda _, v: id_(v), lambda _, t: id_(7.0), (), x)
+
+        gt = _transposed(n.lib, g, 5.0)
+        return (
+            _transposed(n.lib, to_pair, 3.0)([4.0, 5.0]),
+            _transposed(n.lib, id_, 5.0)(5.0),
+            g(5.0),
+            gt(5.0),
+            _transposed(n.lib, gt, 5.0)(5.0),
+            n.lib.jit(lambda x: lc(lambda _, v: v, lambda _, t: t, None, x))(0.1),
+        )
+
+    _close(prog(RI), prog(JAX))
+
+
+def test_linear_call_transpose_of_another_structure_is_a_type_error(backend):
+    def run(n):
+        f = lambda x: n.cd.linear_call(lambda r, v: v / r, lambda r, t: None, 3.0, x)  # noqa: E731
+        return _transposed(n.lib, f, 6.0)(1.0)
+
+    with pytest.raises(TypeError, match="transpose output pytree"):
+        run(JAX)
+    with pytest.raises(TypeError, match="transpose output pytree"):
+        run(RI)
