@@ -5,7 +5,9 @@ made), ``static_argnames``/``donate_argnames`` checked against the signature
 (``ValueError``), numbers and names completing each other only when one of
 the two is not given, what ``jit`` copies from the function
 (``functools.wraps``), ``copy.copy``/``copy.deepcopy`` of arrays and of
-tracers, and the named axes bound at a call as part of jit's cache key.
+tracers, the named axes bound at a call as part of jit's cache key, and the
+signature of a ``jacfwd``/``jacrev``/``hessian`` function (``static_argnames``
+of its jit name the function's parameters).
 """
 
 from __future__ import annotations
@@ -52,6 +54,18 @@ def _wrapped(api: Any) -> Any:
         getattr(jf, a) == getattr(f, a)
         for a in ("__doc__", "__name__", "__module__", "__qualname__", "__annotations__")
     ] + [jf.some_value]
+
+
+def _flagged(x: Any, flag: bool) -> Any:
+    return x * 2.0 if flag else x * 0.0
+
+
+def _static_flag_of(transform: str) -> Callable[[Any], Any]:
+    def script(ns: Any) -> Any:
+        f = ns.api.jit(getattr(ns.api, transform)(_flagged), static_argnames=["flag"])
+        return f(1.0, False), f(1.0, True)
+
+    return script
 
 
 def _axis_sizes(ns: Any) -> Any:
@@ -114,6 +128,7 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
     "grad_through_deepcopy": lambda ns: ns.api.grad(lambda v: copy.deepcopy(v) * 3.0)(2.0),
     "deepcopy_of_an_array": lambda ns: copy.deepcopy({"a": ns.asarray(X)}),
     "jit_cache_keyed_on_axis_size": _axis_sizes,
+    **{f"static_argnames_of_{t}": _static_flag_of(t) for t in ("jacfwd", "jacrev", "hessian")},
 }
 
 

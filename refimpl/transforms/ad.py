@@ -891,6 +891,7 @@ def _value_and_grad(
         return user_value(value), g
 
     value_and_grad_f.__name__ = f"value_and_grad({getattr(fun, '__name__', 'fun')})"
+    value_and_grad_f.__wrapped__ = fun  # type: ignore[attr-defined]  # fun's signature
     return value_and_grad_f
 
 
@@ -1347,6 +1348,9 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
         return jac
 
     jac_f.__name__ = f"{api}({getattr(fun, '__name__', 'fun')})"
+    # fun's signature (inspect.signature follows __wrapped__), as JAX's: jit's
+    # static_argnames of a jacfwd/jacrev function name fun's parameters
+    jac_f.__wrapped__ = fun  # type: ignore[attr-defined]
     return jac_f
 
 

@@ -157,3 +157,20 @@ def test_jit_cache_depends_on_the_bound_named_axes(backend):
         got = ri.vmap(g, axis_name="i", axis_size=n, out_axes=None)()
         assert int(got) == int(want) == n
     assert g._cache_size() == 2  # one trace per axis size, reused
+
+
+@pytest.mark.parametrize("transform", ["grad", "value_and_grad", "jacfwd", "jacrev", "hessian"])
+def test_derivative_functions_keep_the_signature_for_static_argnames(backend, transform):
+    def make(m):
+        def f(x, flag):
+            return x * 2.0 if flag else x * 0.0
+
+        return m.jit(getattr(m, transform)(f), static_argnames=["flag"])
+
+    want, got = make(jax), make(ri)
+    for flag in (False, True):
+        w, g = want(1.0, flag), got(1.0, flag)
+        np.testing.assert_array_equal(
+            np.asarray(jax.tree.leaves(g), np.float32), np.asarray(jax.tree.leaves(w), np.float32)
+        )
+    assert str(inspect.signature(getattr(ri, transform)(lambda x, flag: x))) == "(x, flag)"
