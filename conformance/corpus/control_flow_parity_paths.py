@@ -5,7 +5,10 @@ accepts it), a ``scan`` whose body runs a ``fori_loop`` that closes over the
 weak carry (the retyped body keeps the inner loop's operand types), and
 reverse mode through a ``fori_loop`` with traced bounds whose differentiated
 carry the body returns unchanged (forwarded outside the loop, as JAX), plain,
-under ``jit`` and inside ``cond``. Every case is ``AGREE``.
+under ``jit`` and inside ``cond``; ``associative_scan`` of a vmapped
+``solve`` (no combine of empty slices) and the derivative of
+``cumlogsumexp`` at a -inf input (weight 0, as JAX's logaddexp jvp, which
+replaces only +inf). Every case is ``AGREE``.
 """
 
 from __future__ import annotations
@@ -42,6 +45,19 @@ def _scan_of_fori(L: Any, x: Any) -> Any:
                   x, np.ones(2, np.float32))[0]  # fmt: skip
 
 
+def _solve_scan(ns: Any, L: Any) -> Any:
+    """associative_scan of a vmapped solve: its two-element steps leave no pair."""
+    api = _api(ns)
+    sl = importlib.import_module(api.__name__ + ".scipy.linalg")
+
+    def fn(a: Any, b: Any) -> Any:
+        (m1, v1), (m2, v2) = a, b
+        return m1 + m2, sl.solve(m1, v2) + sl.solve(m2, v1)
+
+    ms = np.repeat(np.eye(2, dtype=np.float32)[None], 6, axis=0)
+    return L.associative_scan(api.vmap(fn), (ms, np.ones((6, 2), np.float32)))
+
+
 def _fori_identity(L: Any, x: Any) -> Any:
     return L.fori_loop(x, x + 2.0, lambda i, c: c, x)
 
@@ -60,11 +76,17 @@ ROWS: list[tuple[str, Any]] = [
     ("grad_fori_traced_bounds_forwarded_carry_in_cond",
      lambda ns, L: _api(ns).grad(
          lambda x: L.cond(True, lambda v: _fori_identity(L, v), lambda v: v, x))(1.0)),
+    ("associative_scan_vmapped_solve",
+     lambda ns, L: _solve_scan(ns, L)),
+    ("cumlogsumexp_grad_minus_inf",
+     lambda ns, L: _api(ns).grad(lambda v: L.cumlogsumexp(v, axis=0).sum())(
+         np.array([-np.inf, 0.0, -np.inf, 1.0], np.float32))),
 ]  # fmt: skip
 
 
 def cases() -> Iterator[Case]:
-    helpers = "".join(inspect.getsource(h) for h in (_api, _shifted, _scan_of_fori, _fori_identity))
+    used = (_api, _shifted, _scan_of_fori, _solve_scan, _fori_identity)
+    helpers = "".join(inspect.getsource(h) for h in used)
     for name, fn in ROWS:
         case = script_case(f"control.parity_paths/{name}", on_lax(fn), expect=AGREE)
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")

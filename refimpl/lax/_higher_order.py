@@ -175,7 +175,11 @@ def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int 
             return es
         reduced = combine([take(e, 0, -1, 2) for e in es], [take(e, 1, None, 2) for e in es])
         odds = scan(reduced)
-        if size % 2 == 0:
+        if size == 2:
+            # nothing left to combine: fn is not called on empty slices (a
+            # batched fn such as vmap(solve) need not accept a zero-size batch)
+            evens = [take(e, 2, None, 2) for e in es]
+        elif size % 2 == 0:
             evens = combine([take(o, 0, -1, 1) for o in odds], [take(e, 2, None, 2) for e in es])
         else:
             evens = combine(odds, [take(e, 2, None, 2) for e in es])

@@ -65,8 +65,10 @@ cumlogsumexp_p.def_mask(reductions._cumulative_mask_rule(cumlogsumexp_p, lambda 
 
 
 def _replace_inf(x: Any) -> Any:
+    """``x`` with +inf replaced by 0, as JAX's logaddexp jvp: -inf stays, so
+    a -inf input's weight ``exp(-inf - out)`` is 0, not 1."""
     aval = ad_helpers.aval_of(x)
-    inf = ew.eq(ew.abs(x), ad_helpers.scalar(np.inf, aval))
+    inf = ew.eq(x, ad_helpers.scalar(np.inf, aval))
     return ew.select(inf, ad_helpers.zeros(aval), x)
 
 

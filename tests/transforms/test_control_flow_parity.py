@@ -93,3 +93,42 @@ def test_reverse_mode_through_a_carry_the_while_body_changes_still_fails(backend
         jax.grad(lambda x: f(jlax, x))(1.0)
     with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
         ri.grad(lambda x: f(lax, x))(1.0)
+
+
+@pytest.mark.parametrize("n", [2, 3, 43])
+def test_associative_scan_of_a_batched_fn_that_refuses_an_empty_batch(backend, n):
+    # vmap(solve) of a zero-size batch fails in refimpl; JAX's scan of two
+    # elements calls fn on empty slices, refimpl does not call it there
+    import jax.scipy.linalg as jsl
+
+    import refimpl.scipy.linalg as rsl
+
+    ms = np.repeat(np.eye(2, dtype=np.float32)[None], n, axis=0)
+    vs = np.ones((n, 2), np.float32)
+
+    def combine(api, sl):
+        def fn(a, b):
+            (m1, v1), (m2, v2) = a, b
+            return m1 + m2, sl.solve(m1, v2) + sl.solve(m2, v1)
+
+        return api.vmap(fn)
+
+    want = jlax.associative_scan(combine(jax, jsl), (ms, vs))
+    _same(lax.associative_scan(combine(ri, rsl), (ms, vs)), want)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[-np.inf, 0.0, 1.0], [0.0, -np.inf, 1.0], [-np.inf, -np.inf, 2.0], [np.inf, 0.0], [1.0, 2.0]],
+)
+def test_cumlogsumexp_derivative_of_a_minus_infinity_input_is_zero_weighted(backend, values):
+    x = np.array(values, np.float32)
+
+    def loss(lax_, v):
+        return lax_.cumlogsumexp(v, axis=0).sum()
+
+    _same(ri.grad(lambda v: loss(lax, v))(x), jax.grad(lambda v: loss(jlax, v))(x))
+    t = np.ones_like(x)
+    got = ri.jvp(lambda v: lax.cumlogsumexp(v, reverse=True), (x,), (t,))
+    want = jax.jvp(lambda v: jlax.cumlogsumexp(v, reverse=True), (x,), (t,))
+    _same(got, want)
