@@ -31,6 +31,7 @@ from refimpl.contexts import (
     disable_jit,
     enable_x64,
     ensure_compile_time_eval,
+    legacy_prng_key,
     named_call,
     named_scope,
 )
@@ -159,6 +160,7 @@ __all__ = [
     "device_get",
     "disable_jit",
     "enable_x64",
+    "legacy_prng_key",
     "ensure_compile_time_eval",
     "float0",
     "jacobian",

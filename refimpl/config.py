@@ -57,6 +57,9 @@ class Config:
         # refimpl's frames in tracebacks of errors leaving the public API:
         # "auto"/"remove_frames" filter them out, "off" keeps them (traceback_util)
         "traceback_filtering": "auto",
+        # A raw uint32 key given to a refimpl.random function: "allow" (JAX's
+        # default), "warn" (a UserWarning) or "error" (a ValueError).
+        "legacy_prng_key": "allow",
     }
 
     def __init__(self) -> None:
@@ -116,6 +119,10 @@ class Config:
             raise ValueError(
                 "config.update: traceback_filtering must be 'auto', 'remove_frames' or 'off', "
                 f"got {value!r}"
+            )
+        if name == "legacy_prng_key" and value not in ("allow", "warn", "error"):
+            raise ValueError(
+                f"config.update: legacy_prng_key must be 'allow', 'warn' or 'error', got {value!r}"
             )
         if name == "ref_num_devices" and value < 1:
             raise ValueError(f"config.update: ref_num_devices must be >= 1, got {value!r}")

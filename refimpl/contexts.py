@@ -1,4 +1,4 @@
-"""Configuration contexts and scopes: ``enable_x64``, ``disable_jit``,
+"""Configuration contexts and scopes: ``enable_x64``, ``legacy_prng_key``, ``disable_jit``,
 ``ensure_compile_time_eval``, ``named_scope`` and ``named_call``.
 """
 
@@ -56,6 +56,20 @@ def enable_x64(new_val: bool = True) -> contextlib.AbstractContextManager:
         Array([1., 1.], dtype=float64)
     """
     return _flag("enable_x64", new_val, "enable_x64")
+
+
+@contextlib.contextmanager
+def legacy_prng_key(new_val: str) -> Iterator[None]:
+    """Context manager: ``config.legacy_prng_key`` is ``new_val`` within the
+    block (``jax.legacy_prng_key``): what ``refimpl.random`` does with a raw
+    ``uint32[..., 2]`` key, "allow" it, "warn" (a UserWarning) or "error" (a
+    ValueError). The previous setting comes back when the block exits."""
+    saved = config.legacy_prng_key
+    config.update("legacy_prng_key", new_val)
+    try:
+        yield
+    finally:
+        config.update("legacy_prng_key", saved)
 
 
 @contextlib.contextmanager

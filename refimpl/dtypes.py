@@ -40,6 +40,10 @@ __all__ = [
     "X64_SENSITIVE",
     "bfloat16",
     "float0",
+    "ExtendedDtype",
+    "extended",
+    "issubdtype_extended",
+    "prng_key",
     "canonicalize_dtype",
     "dtype_to_weak_python_kind",
     "finfo",
@@ -71,6 +75,34 @@ bfloat16 = np.dtype(ml_dtypes.bfloat16)
 #: The tangent dtype of integer and bool values: a structured dtype of size 0,
 #: so a float0 array carries no data (as ``jax.dtypes.float0``).
 float0 = np.dtype([("float0", np.void, 0)])
+
+
+class extended(np.generic):  # noqa: N801 -- spelled as JAX's
+    """The scalar type of dtypes that are not NumPy dtypes (typed PRNG keys)."""
+
+
+class prng_key(extended):  # noqa: N801 -- spelled as JAX's
+    """The scalar type of typed PRNG key dtypes (``jax.random.key(0).dtype``)."""
+
+
+class ExtendedDtype:
+    """Base of the dtypes that are not NumPy dtypes (``refimpl.random``'s key
+    dtype): ``issubdtype`` places them under ``type`` (``prng_key``) and
+    ``extended``, and under no NumPy type but ``np.generic``."""
+
+    type: type = extended
+
+
+def issubdtype_extended(a: Any, b: Any) -> bool:
+    """``issubdtype(a, b)`` where ``a`` or ``b`` is an extended dtype or scalar type."""
+    if isinstance(b, type) and issubclass(b, extended):
+        if isinstance(a, ExtendedDtype):
+            return issubclass(a.type, b)
+        return isinstance(a, type) and issubclass(a, b)
+    if isinstance(a, ExtendedDtype):
+        return a == b or b is np.generic
+    return False
+
 
 finfo = ml_dtypes.finfo
 iinfo: type[Any] = ml_dtypes.iinfo  # unannotated in ml_dtypes: its calls are untyped

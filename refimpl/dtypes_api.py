@@ -49,12 +49,8 @@ class TypePromotionError(ValueError):
     """A promotion the type lattice does not allow."""
 
 
-class extended(np.generic):  # noqa: N801 -- spelled as JAX's
-    """The scalar type of dtypes that are not NumPy dtypes (typed PRNG keys)."""
-
-
-class prng_key(extended):  # noqa: N801 -- spelled as JAX's
-    """The scalar type of typed PRNG key dtypes (``jax.random.key(0).dtype``)."""
+extended = _dtypes.extended
+prng_key = _dtypes.prng_key
 
 
 def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
@@ -90,10 +86,12 @@ def canonicalize_dtype(dtype: Any, allow_extended_dtype: bool = False) -> Any:
 def issubdtype(a: Any, b: Any) -> bool:
     """Whether ``a`` is ``b`` or below it in NumPy's type hierarchy (``bfloat16``
     is floating; a typed key dtype is ``prng_key`` and ``extended``)."""
-    if isinstance(b, type) and issubclass(b, extended):
-        return isinstance(a, KeyDtype) or (isinstance(a, type) and issubclass(a, b))
-    if isinstance(b, KeyDtype) or isinstance(a, KeyDtype):
-        return isinstance(a, KeyDtype) and (isinstance(b, KeyDtype) or b is np.generic)
+    if (
+        isinstance(a, _dtypes.ExtendedDtype)
+        or isinstance(b, _dtypes.ExtendedDtype)
+        or (isinstance(b, type) and issubclass(b, extended))
+    ):
+        return _dtypes.issubdtype_extended(a, b)
     if a is None or b is None:
         return False
     a = np.dtype(a)

@@ -7,7 +7,9 @@ not divide, tiled; one that differs from it, untiled: ``ValueError`` in
 both), bool ``psum``/``pmax``/``pmin`` (under ``jit`` too), ``all_gather``
 (tiled or not), ``psum_scatter`` and ``ppermute`` of an operand the ``vmap``
 does not map, and ``grad`` through ``all_gather``, ``psum_scatter``,
-``all_to_all`` and ``ppermute`` (their transposes). Every case is ``AGREE``:
+``all_to_all`` and ``ppermute`` (their transposes), and ``all_to_all`` over a
+tuple of names (members numbered row-major over the names; tiled, untiled,
+names inner-first, ``grad``, ``jit``). Every case is ``AGREE``:
 judged by JAX (live or recorded); each case's recorded source includes its
 row and the helpers it calls.
 
@@ -38,6 +40,7 @@ _X = np.arange(24, dtype=np.float32).reshape(4, 6)
 _S = np.arange(16, dtype=np.float32).reshape(4, 4)
 _B = np.array([[True, False], [False, False], [True, True], [False, True]])
 _RING = [(0, 1), (1, 2), (2, 3), (3, 0)]
+_T = np.arange(2 * 3 * 12 * 2, dtype=np.float32).reshape(2, 3, 12, 2)
 
 
 def _api(ns: Any) -> Any:
@@ -50,6 +53,11 @@ def _api(ns: Any) -> Any:
 def _named(ns: Any, f: Any, **kw: Any) -> Any:
     """``f`` under a vmap whose axis is named ``i`` (4 members in every row)."""
     return _api(ns).vmap(f, axis_name="i", **kw)
+
+
+def _two_names(ns: Any, f: Any) -> Any:
+    """``f`` under vmaps named ``i`` (outer, 2 members) and ``j`` (inner, 3)."""
+    return _api(ns).vmap(_api(ns).vmap(f, axis_name="j"), axis_name="i")
 
 
 def _unmapped(ns: Any, f: Any, y: Any) -> Any:
@@ -94,11 +102,23 @@ ROWS: list[tuple[str, Any]] = [
     ("ppermute_grad",
      lambda ns, L: _api(ns).grad(
          lambda x: (_named(ns, lambda r: L.ppermute(r, "i", _RING))(x) * _X).sum())(_X)),
+    ("all_to_all_two_names_tiled",
+     lambda ns, L: _two_names(ns, lambda r: L.all_to_all(r, ("i", "j"), 0, 1, tiled=True))(_T)),
+    ("all_to_all_names_inner_first",
+     lambda ns, L: _two_names(ns, lambda r: L.all_to_all(r, ("j", "i"), 1, 0, tiled=True))(_T)),
+    ("all_to_all_two_names_untiled",
+     lambda ns, L: _two_names(ns, lambda r: L.all_to_all(r, ("j", "i"), 0, 0))(_T[:, :, :6])),
+    ("all_to_all_two_names_grad",
+     lambda ns, L: _api(ns).grad(lambda x: (_two_names(
+         ns, lambda r: L.all_to_all(r, ("i", "j"), 0, 0, tiled=True))(x) * _T).sum())(_T)),
+    ("all_to_all_two_names_jit",
+     lambda ns, L: ns.jit(_two_names(
+         ns, lambda r: L.all_to_all(r, ("j", "i"), 0, 1, tiled=True)))(_T)),
 ]  # fmt: skip
 
 
 def cases() -> Iterator[Case]:
-    helpers = "".join(inspect.getsource(h) for h in (_api, _named, _unmapped))
+    helpers = "".join(inspect.getsource(h) for h in (_api, _named, _two_names, _unmapped))
     for name, fn in ROWS:
         case = script_case(f"collective.paths/{name}", on_lax(fn), expect=AGREE)
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")

@@ -5,7 +5,10 @@ other case reaches (refimpl/primitives/special.py, callback.py; issue 36).
   under ``jit``; ``igamma``, ``igammac``, ``betainc``, ``bessel_i0e`` and
   ``random_gamma_grad`` of float16 under ``jit`` (the lowerings compute in
   float32 and round); ``betainc`` differentiated in ``a`` (refused with JAX's
-  ``ValueError``; refimpl raised ``NotImplementedError`` before).
+  ``ValueError``; refimpl raised ``NotImplementedError`` before);
+  ``betainc``, ``igamma`` and ``random_gamma_grad`` under ``jit(vmap)``
+  with an unmapped operand of lower rank (the lowering's program broadcasts
+  its operands first; it failed in ``select_n`` before).
   Within 8 ulps (float16 rounding of float32 results that differ by ulps).
 * ``callback.paths/*``: ``pure_callback`` under ``vmap`` with
   ``vmap_method`` ``"expand_dims"`` and ``"broadcast_all"`` and an unmapped
@@ -60,6 +63,14 @@ SPECIAL: list[tuple[str, Any]] = [
     ("random_gamma_grad_float16_jit", lambda ns, L: ns.jit(L.random_gamma_grad)(_h(_A), _h(_X))),
     ("betainc_jvp_in_a",
      lambda ns, L: _api(ns).jvp(lambda a: L.betainc(a, _X, _P), (_A,), (_A,))),
+    ("betainc_vmap_unmapped_scalars_jit",
+     lambda ns, L: ns.jit(_api(ns).vmap(
+         lambda p: L.betainc(np.float32(2), np.float32(3), p)))(_M / 6.0)),
+    ("igamma_vmap_unmapped_jit",
+     lambda ns, L: ns.jit(_api(ns).vmap(lambda x: L.igamma(_A, x)))(np.stack([_X, _X * 2]))),
+    ("random_gamma_grad_vmap_unmapped_jit",
+     lambda ns, L: ns.jit(_api(ns).vmap(
+         lambda x: L.random_gamma_grad(np.float32(2), x)))(np.stack([_X, _X * 2]))),
 ]  # fmt: skip
 
 

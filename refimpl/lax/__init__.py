@@ -6,6 +6,7 @@ A primitive's binding function lives beside the primitive in
 ``_*.py`` modules. This module only gathers the public names.
 """
 
+from refimpl import extended_arrays as _extended_arrays
 from refimpl.backends import fast_functions as _fast_functions
 
 # the functions JAX defines over the primitives
@@ -41,6 +42,10 @@ from refimpl.primitives.sorting import *  # noqa: F403
 from refimpl.primitives.special import *  # noqa: F403
 from refimpl.primitives.structural import *  # noqa: F403
 from refimpl.primitives.windowed import *  # noqa: F403
+
+# The structural functions take typed key arrays (refimpl/extended_arrays.py).
+for _name in _extended_arrays.LAX_FUNCTIONS:
+    globals()[_name] = _extended_arrays.aware(f"lax.{_name}", globals()[_name])
 
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
 # arguments (docs/semantics.md 16.1); the reference backend is unaffected.

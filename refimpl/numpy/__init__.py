@@ -11,6 +11,7 @@ from typing import Any as _Any
 
 from refimpl import array_ops as _array_ops
 from refimpl import dlpack as _dlpack
+from refimpl import extended_arrays as _extended_arrays
 from refimpl import lax as _lax
 from refimpl import sharding as _sharding
 from refimpl.backends import fast_functions as _fast_functions
@@ -126,6 +127,10 @@ for _name in (
     "identity", "tri",
 ):  # fmt: skip
     globals()[_name] = _creation.on_default_backend(globals()[_name])
+
+# The structural functions take typed key arrays (refimpl/extended_arrays.py).
+for _name in _extended_arrays.NUMPY_FUNCTIONS:
+    globals()[_name] = _extended_arrays.aware(f"numpy.{_name}", globals()[_name])
 
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
 # arguments (docs/semantics.md 16.1); the reference backend is unaffected.

@@ -142,6 +142,18 @@ def _leaves(seq: Any) -> list[Any]:
 def _from_sequence(fn_name: str, seq: list | tuple, dtype: np.dtype | None) -> Array:
     """A strong array from a nested list/tuple; the dtype joins the leaves' types."""
     leaves = _leaves(seq)
+    if dtype is not None and any(type(leaf) is int for leaf in leaves):
+        # Python ints are range-checked against the requested dtype, not the
+        # default int (array([3200590325], dtype=uint32), as JAX)
+        for leaf in leaves:
+            if type(leaf) is int and dtypes.is_integer(dtype):
+                info = np.iinfo(dtype)
+                if not info.min <= leaf <= info.max:
+                    raise OverflowError(
+                        f"{fn_name}: Python int {leaf} too large to convert to {dtype.name}"
+                    )
+        leaves = [leaf if type(leaf) is not int else _as_target(leaf, dtype) for leaf in leaves]
+        seq = _rebuild(seq, iter(leaves))
     avals = [aval_of(leaf, fn_name, 0) for leaf in leaves]
     if dtype is None:
         if avals:
@@ -156,6 +168,12 @@ def _from_sequence(fn_name: str, seq: list | tuple, dtype: np.dtype | None) -> A
     except ValueError as error:
         raise ValueError(f"{fn_name}: {error}") from None
     return as_array(nested, weak_type=False)
+
+
+def _as_target(value: int, dtype: np.dtype) -> Any:
+    """A Python int leaf as a NumPy scalar of the requested dtype (in range)."""
+    with np.errstate(all="ignore"):
+        return np.array(value if dtypes.is_integer(dtype) else float(value), dtype)[()]
 
 
 def _rebuild(seq: Any, values: Any) -> Any:

@@ -11,6 +11,7 @@ works as in ``jnp``.
 
 from __future__ import annotations
 
+import builtins
 import math
 from typing import Any, Literal
 
@@ -73,7 +74,7 @@ def _scalar_type(name: str, dtype: Any) -> type:
 
 
 bool_ = _scalar_type("bool_", np.bool_)
-globals()["bool"] = bool_  # jnp.bool (a module attribute; the builtin stays usable here)
+globals()["bool"] = bool_  # jnp.bool (a module attribute: this module calls builtins.bool)
 int8 = _scalar_type("int8", np.int8)
 int16 = _scalar_type("int16", np.int16)
 int32 = _scalar_type("int32", np.int32)
@@ -130,7 +131,14 @@ def _plain_dtype(fn_name: str, value: Any) -> np.dtype:
 
 
 def issubdtype(arg1: Any, arg2: Any) -> bool:
-    """``np.issubdtype`` that knows bfloat16 is a floating type."""
+    """``np.issubdtype`` that knows bfloat16 is a floating type and that a
+    typed key dtype is ``prng_key`` and ``extended`` (and nothing numeric)."""
+    if (
+        isinstance(arg1, dtypes.ExtendedDtype)
+        or isinstance(arg2, dtypes.ExtendedDtype)
+        or (isinstance(arg2, type) and issubclass(arg2, dtypes.extended))
+    ):
+        return dtypes.issubdtype_extended(arg1, arg2)
     first = (
         _plain_dtype("issubdtype", arg1)
         if not isinstance(arg1, type) or isinstance(arg1, _ScalarMeta)
@@ -142,7 +150,7 @@ def issubdtype(arg1: Any, arg2: Any) -> bool:
         return arg2 in (np.floating, np.inexact, np.number, np.generic)
     if isinstance(arg2, _ScalarMeta):
         arg2 = arg2.dtype
-    return bool(np.issubdtype(first, arg2))
+    return builtins.bool(np.issubdtype(first, arg2))
 
 
 def result_type(*args: Any) -> np.dtype:
@@ -170,7 +178,9 @@ def can_cast(
     casting: Literal["no", "equiv", "safe", "same_kind", "unsafe"] = "safe",
 ) -> bool:
     """``np.can_cast`` on dtypes (bfloat16 included via ml_dtypes)."""
-    return bool(np.can_cast(_plain_dtype("can_cast", from_), _plain_dtype("can_cast", to), casting))
+    return builtins.bool(
+        np.can_cast(_plain_dtype("can_cast", from_), _plain_dtype("can_cast", to), casting)
+    )
 
 
 def iscomplexobj(x: Any) -> bool:

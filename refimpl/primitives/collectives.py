@@ -991,6 +991,8 @@ def _all_to_all_batch(args, dims, *, axes, axis_index_groups, split_axis, concat
             split_axis=split_axis + shift, concat_axis=concat_axis + shift,
         )  # fmt: skip
     _no_groups_under_vmap("all_to_all", axis_index_groups)
+    if len(axes) > 1:
+        return _all_to_all_over_names(x, d, size, axes, frame_name, split_axis, concat_axis), 0
     groups = axis_index_groups if axis_index_groups is not None else (tuple(range(size)),)
     n = len(groups[0])
     split_size = batch_rules.shape_of(x)[split_axis + (d is not None and d <= split_axis)]
@@ -1019,6 +1021,62 @@ def _all_to_all_batch(args, dims, *, axes, axis_index_groups, split_axis, concat
         return indexing.gather_along_axis(flat, rows, 0)
 
     return _exchange_blocks(gathered, own_block_grouped, n, split_axis, concat_axis), 0
+
+
+def _all_to_all_over_names(
+    x: Any, d: int | None, size: int, axes: tuple, frame: Any, split_axis: int, concat_axis: int
+) -> Any:
+    """all_to_all over several names, met by the batch rule of one of them.
+
+    The members are numbered row-major over ``axes`` (``m = (before, f, after)``,
+    ``f`` this frame's index), as JAX. With the split axis cut into ``n``
+    blocks, ``out[m]`` is, sender-major along ``concat_axis``, block ``m`` of
+    every sender ``s``. In block coordinates the exchange is
+    ``U[m][s] = T[s][m]``: swapping this frame's member axis with the ``f``
+    part of the block index does the ``f`` part of it; the other names'
+    members exchange the rest through the primitive over the remaining names
+    (the frame's axis an ordinary axis there). The result is batched at 0.
+    """
+    where = axes.index(frame)
+    rest = axes[:where] + axes[where + 1 :]
+    n_before = int(np.prod([axis_size(a) for a in axes[:where]]))
+    n_after = int(np.prod([axis_size(a) for a in axes[where + 1 :]]))
+    n = n_before * size * n_after
+    x = batch_rules.bdim_to(x, d, size, 0)
+    shape = list(batch_rules.shape_of(x))
+    s = split_axis + 1
+    if shape[s] % n:
+        raise ValueError(
+            f"all_to_all: the size of split_axis ({shape[s]}) has to be divisible by the size "
+            f"of the named axes {axes} ({n})"
+        )
+    blk = shape[s] // n
+    # the block index as (before, f, after) axes at s, s+1, s+2; the block itself at s+3
+    x = structural.reshape(x, shape[:s] + [n_before, size, n_after, blk] + shape[s + 1 :])
+    perm = list(range(len(shape) + 3))
+    perm[0], perm[s + 1] = s + 1, 0
+    x = structural.transpose(x, perm)  # f part of the block index <-> member axis
+    # the other names' exchange: their block index (before, after) as one axis of
+    # n_before * n_after blocks of one, sent and received in place
+    perm = list(range(len(shape) + 3))
+    perm[s : s + 3] = [s, s + 2, s + 1]
+    x = structural.transpose(x, perm)  # (before, after, senders along f, blk)
+    shape = list(batch_rules.shape_of(x))
+    x = structural.reshape(x, shape[:s] + [n_before * n_after] + shape[s + 2 :])
+    x = _bind(all_to_all_p, rest, x, axes=rest, axis_index_groups=None, split_axis=s,
+              concat_axis=s)  # fmt: skip
+    x = structural.reshape(x, shape)  # senders (before, after, f, blk) now
+    perm = list(range(len(shape)))
+    perm[s : s + 3] = [s, s + 2, s + 1]
+    x = structural.transpose(x, perm)  # senders row-major: (before, f, after)
+    shape = list(batch_rules.shape_of(x))
+    x = structural.reshape(x, shape[:s] + [n, blk] + shape[s + 4 :])
+    # senders just before the concat axis, merged into it (sender-major)
+    c = concat_axis + 1 + (concat_axis >= split_axis)
+    at = c - 1 if c > s else c
+    x = batch_rules.moveaxis(x, s, at)
+    shape = list(batch_rules.shape_of(x))
+    return structural.reshape(x, shape[:at] + [shape[at] * shape[at + 1]] + shape[at + 2 :])
 
 
 @all_to_all_p.def_jvp
@@ -1270,7 +1328,7 @@ def all_to_all(
     ``m`` of ``split_axis``. Negative axes count from the end (of ``x`` for
     ``split_axis``, of the result for ``concat_axis``).
     """
-    axes = _single_axis("all_to_all", axis_name)
+    axes = _axes_tuple(axis_name)
     groups = _check_groups("all_to_all", axis_index_groups, axes)
     n = _scatter_count(axes, groups)
 

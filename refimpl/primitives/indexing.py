@@ -965,7 +965,18 @@ def dynamic_update_slice(
 
 
 def _zero_starts_with(ndim: int, axis: int, index: Any) -> list[Any]:
-    starts: list[Any] = [0] * ndim
+    """``index`` at ``axis`` and zeros elsewhere, the zeros of ``index``'s
+    integer dtype (JAX's ``_const(index, 0)``: an int16 index is not mixed
+    with int32 zeros); Python int zeros for a Python int index."""
+    zero: Any = 0
+    if not isinstance(index, (int, bool)):
+        try:
+            dtype = tracing.get_aval(index, "dynamic_slice_in_dim", "start_index").dtype
+        except TypeError:
+            dtype = None  # reported by the primitive
+        if dtype is not None and dtypes.is_integer(dtype):
+            zero = np.zeros((), dtype)[()]
+    starts: list[Any] = [zero] * ndim
     starts[axis] = index
     return starts
 

@@ -444,7 +444,30 @@ def _random_gamma_grad_impl(a: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.asarray(out, a.dtype)
 
 
+def _common_shape(name: str, *operands: Any) -> list[Any]:
+    """The operands of a broadcasting elementwise primitive at its result shape:
+    its lowering's composite program combines them with ``select_n``, which
+    takes equal shapes only (a batch rule leaves an unbatched operand rank-0
+    or with size-1 dims)."""
+    avals = [tracing.get_aval(v, name, i) for i, v in enumerate(operands)]
+    shape = ew.broadcasting_shape(name, avals)
+    out = []
+    for v, aval in zip(operands, avals, strict=True):
+        if aval.shape != shape:
+            if aval.shape == ():
+                v = structural.broadcast_in_dim(v, shape, ())
+            else:  # one rank, size-1 dims
+                v = structural.broadcast_in_dim(
+                    structural.reshape(v, [d for d in aval.shape if d != 1]),
+                    shape,
+                    [i for i, d in enumerate(aval.shape) if d != 1],
+                )
+        out.append(v)
+    return out
+
+
 def _random_gamma_grad_program(a: Any, x: Any) -> Any:
+    a, x = _common_shape("random_gamma_grad", a, x)
     dtype = tracing.get_aval(a, "random_gamma_grad", 0).dtype
     if dtype not in (np.float32, np.float64):  # in float32, as the impl
         wide = [ew.convert_element_type(v, np.float32) for v in (a, x)]
@@ -692,6 +715,7 @@ def _igamma_impl(complement: bool):
 
 def _igamma_program(complement: bool):
     def program(a: Any, x: Any) -> Any:
+        a, x = _common_shape("igamma", a, x)
         dtype = tracing.get_aval(a, "igamma", 0).dtype
         if dtype not in (np.float32, np.float64):
             wide = [ew.convert_element_type(v, np.float32) for v in (a, x)]
@@ -924,6 +948,7 @@ def _betainc_impl(a: np.ndarray, b: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def _betainc_program(a: Any, b: Any, x: Any) -> Any:
+    a, b, x = _common_shape("regularized_incomplete_beta", a, b, x)
     dtype = tracing.get_aval(a, "regularized_incomplete_beta", 0).dtype
     if dtype not in (np.float32, np.float64):
         wide = [ew.convert_element_type(v, np.float32) for v in (a, b, x)]

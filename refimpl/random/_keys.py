@@ -6,15 +6,19 @@ seeding, splitting and folding (``PRNGKey``, ``key``, ``split``,
 
 from __future__ import annotations
 
+import inspect
 import math
+import operator
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from refimpl import backends, dtypes, lax, tracing, tree_util
+from refimpl import backends, dtypes, extended_arrays, lax, tracing, tree_util
 from refimpl import numpy as rnp
 from refimpl.array import Array
+from refimpl.config import config
 from refimpl.transforms.jit import jit
 
 _U32 = np.dtype(np.uint32)
@@ -29,12 +33,13 @@ _UINT_OF_BITS: dict[int, np.dtype[Any]] = {
 # --- typed keys ----------------------------------------------------------------------
 
 
-class KeyDtype:
+class KeyDtype(dtypes.ExtendedDtype):
     """The dtype of typed threefry keys; prints as ``key<fry>``."""
 
     name = "key<fry>"
     impl = "threefry2x32"
     itemsize = 8
+    type = dtypes.prng_key
 
     def __repr__(self) -> str:
         return "key<fry>"
@@ -92,9 +97,7 @@ class PRNGKeyArray:
         return (self[i] for i in range(self.shape[0]))
 
     def __getitem__(self, index: Any) -> PRNGKeyArray:
-        index = index if isinstance(index, tuple) else (index,)
-        # a trailing full slice keeps the key words whatever ``index`` selects
-        return PRNGKeyArray(self._data[(*index, slice(None))])
+        return PRNGKeyArray(self._data[_data_index(index)])
 
     def reshape(self, *shape: Any) -> PRNGKeyArray:
         dims = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
@@ -102,6 +105,66 @@ class PRNGKeyArray:
 
     def ravel(self) -> PRNGKeyArray:
         return self.reshape(-1)
+
+    flatten = ravel
+
+    @property
+    def itemsize(self) -> int:
+        return KEY_DTYPE.itemsize
+
+    def transpose(self, *axes: Any) -> PRNGKeyArray:
+        """The keys' axes permuted (the key words stay last)."""
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        ndim = self.ndim
+        perm = tuple(range(ndim))[::-1] if not axes or axes == (None,) else axes
+        if sorted(int(a) % max(ndim, 1) for a in perm) != list(range(ndim)):
+            raise ValueError(f"transpose: axes {perm} are not a permutation of {ndim} key axes")
+        return PRNGKeyArray(rnp.transpose(self._data, (*(int(a) % ndim for a in perm), ndim)))
+
+    @property
+    def T(self) -> PRNGKeyArray:  # noqa: N802 (the array attribute's name)
+        return self.transpose()
+
+    def copy(self) -> PRNGKeyArray:
+        return PRNGKeyArray(rnp.array(self._data, copy=True))
+
+    def __copy__(self) -> PRNGKeyArray:
+        return self.copy()
+
+    def __deepcopy__(self, memo: Any) -> PRNGKeyArray:
+        return self.copy()
+
+    @property
+    def at(self) -> _KeyIndexUpdateHelper:
+        """``keys.at[index].get()`` / ``.set(keys2)``, on the key data."""
+        return _KeyIndexUpdateHelper(self)
+
+    # the device-array surface, answered by the key data
+    def is_deleted(self) -> bool:
+        return bool(self._data.is_deleted()) if hasattr(self._data, "is_deleted") else False
+
+    def delete(self) -> None:
+        self._data.delete()
+
+    def copy_to_host_async(self) -> None:
+        if hasattr(self._data, "copy_to_host_async"):
+            self._data.copy_to_host_async()
+
+    def devices(self) -> Any:
+        return self._data.devices()
+
+    @property
+    def sharding(self) -> Any:
+        return self._data.sharding
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        return self._data.is_fully_addressable
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        return self._data.is_fully_replicated
 
     def block_until_ready(self) -> PRNGKeyArray:
         if hasattr(self._data, "block_until_ready"):
@@ -126,6 +189,42 @@ class PRNGKeyArray:
         return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{np.asarray(self._data)}"
 
 
+def _data_index(index: Any) -> tuple:
+    """``index`` into keys as an index into their data (a trailing full slice
+    keeps the key words)."""
+    index = index if isinstance(index, tuple) else (index,)
+    return (*index, slice(None))
+
+
+class _KeyIndexUpdateHelper:
+    __slots__ = ("_keys",)
+
+    def __init__(self, keys: PRNGKeyArray) -> None:
+        self._keys = keys
+
+    def __getitem__(self, index: Any) -> _KeyIndexUpdateRef:
+        return _KeyIndexUpdateRef(self._keys, index)
+
+
+class _KeyIndexUpdateRef:
+    __slots__ = ("_index", "_keys")
+
+    def __init__(self, keys: PRNGKeyArray, index: Any) -> None:
+        self._keys, self._index = keys, index
+
+    def get(self, **kwargs: Any) -> PRNGKeyArray:
+        return PRNGKeyArray(self._keys._data.at[_data_index(self._index)].get(**kwargs))
+
+    def set(self, values: Any, **kwargs: Any) -> PRNGKeyArray:
+        if not isinstance(values, PRNGKeyArray):
+            raise TypeError(
+                "at[...].set: a key array can only be updated with keys, got "
+                f"{type(values).__name__}"
+            )
+        data = self._keys._data.at[_data_index(self._index)].set(values._data, **kwargs)
+        return PRNGKeyArray(data)
+
+
 tree_util.register_pytree_node(
     PRNGKeyArray, lambda k: ((k._data,), None), lambda _, children: PRNGKeyArray(children[0])
 )
@@ -141,7 +240,9 @@ def _register_as_array() -> None:
 _register_as_array()
 
 
-def _key_data_of(name: str, key: Any, allow_batched: bool = False) -> tuple[Any, bool]:
+def _key_data_of(
+    name: str, key: Any, allow_batched: bool = False, legacy_check: bool = True
+) -> tuple[Any, bool]:
     """(uint32[..., 2] key data, whether ``key`` was typed), checking ``key``."""
     if isinstance(key, PRNGKeyArray):
         data, typed = key._data, True
@@ -156,6 +257,8 @@ def _key_data_of(name: str, key: Any, allow_batched: bool = False) -> tuple[Any,
                 f"got {aval.str_short()}"
             )
         data, typed = key, False
+        if legacy_check:
+            _check_legacy_key(name)
     if not allow_batched and np.ndim(data) != 1:
         shape = tuple(np.shape(data))[:-1]
         raise ValueError(
@@ -165,8 +268,260 @@ def _key_data_of(name: str, key: Any, allow_batched: bool = False) -> tuple[Any,
     return data, typed
 
 
+_LEGACY_KEY_MESSAGE = (
+    "Legacy uint32 key array passed as key to jax.random function. Please create keys "
+    "using jax.random.key(). If use of a raw key array was intended, set "
+    'jax_legacy_prng_key="allow".'
+)
+
+
+def _check_legacy_key(name: str) -> None:
+    """A valid raw key under ``config.legacy_prng_key``: JAX's warning or error
+    (after the validity check, as JAX: invalid key data is a TypeError first)."""
+    mode = config.legacy_prng_key
+    if mode == "error":
+        raise ValueError(f"{name}: {_LEGACY_KEY_MESSAGE}")
+    if mode == "warn":
+        warnings.warn(_LEGACY_KEY_MESSAGE, UserWarning, stacklevel=4)
+
+
 def _wrap(data: Any, typed: bool) -> Any:
     return PRNGKeyArray(data) if typed else data
+
+
+# --- key arrays in the structural functions of numpy and lax ---------------------------
+
+# A key array is an array whose elements are keys: the structural functions of
+# refimpl.numpy and refimpl.lax apply to it (refimpl/extended_arrays.py), each by
+# its physical rule on the key data, whose trailing axis holds the two key words.
+
+
+def _is_keys(value: Any) -> bool:
+    return isinstance(value, PRNGKeyArray)
+
+
+def _refuse(name: str) -> TypeError:
+    return TypeError(
+        f"{name} does not accept dtype key<fry>: typed PRNG keys take only the structural "
+        "array operations (reshape, slicing, indexing, concatenation, broadcasting, select)"
+    )
+
+
+def _keys_arg(name: str, value: Any) -> PRNGKeyArray:
+    if not isinstance(value, PRNGKeyArray):
+        raise TypeError(
+            f"{name}: key arrays combine only with key arrays, got {type(value).__name__}"
+        )
+    return value
+
+
+def _axis(name: str, axis: Any, ndim: int) -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < max(ndim, 1):
+        raise ValueError(f"{name}: axis {axis} is out of bounds for a key array of rank {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def _axes(name: str, axes: Any, ndim: int) -> tuple[int, ...]:
+    axes = (axes,) if isinstance(axes, (int, np.integer)) else tuple(axes)
+    return tuple(_axis(name, a, ndim) for a in axes)
+
+
+def _shape_arg(shape: Any) -> tuple[int, ...]:
+    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
+
+
+def _key_fill(name: str, fill: Any, shape: tuple[int, ...]) -> Any:
+    """Key data of ``shape`` filled with ``fill`` (a key, or an integer written
+    into both key words, as JAX fills the key data)."""
+    if isinstance(fill, PRNGKeyArray):
+        return rnp.broadcast_to(fill._data, (*shape, 2))
+    return rnp.full((*shape, 2), fill, _U32)
+
+
+def _numpy_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
+    short = name.split(".", 1)[1]
+    if short in ("reshape", "ravel"):
+        keys = _keys_arg(short, a.get("a"))
+        shape = (-1,) if short == "ravel" else _shape_arg(a["shape"])
+        return keys.reshape(shape)
+    if short == "tile":
+        keys = _keys_arg(short, a["A"])
+        reps = _shape_arg(a["reps"])
+        reps = (1,) * (keys.ndim - len(reps)) + reps
+        return PRNGKeyArray(fn(keys._data, (*reps, 1)))
+    if short in ("concatenate", "stack"):
+        arrays = a["arrays"]
+        parts = (
+            list(arrays)
+            if isinstance(arrays, PRNGKeyArray)
+            else [_keys_arg(short, k) for k in arrays]
+        )
+        axis = a["axis"]
+        if short == "concatenate" and axis is None:
+            parts, axis = [k.reshape(-1) for k in parts], 0
+        ndim = parts[0].ndim + (short == "stack")
+        return PRNGKeyArray(fn([k._data for k in parts], axis=_axis(short, axis, ndim)))
+    if short == "broadcast_to":
+        keys = _keys_arg(short, a["array"])
+        return PRNGKeyArray(fn(keys._data, (*_shape_arg(a["shape"]), 2)))
+    if short == "expand_dims":
+        keys = _keys_arg(short, a["a"])
+        axes = (a["axis"],) if isinstance(a["axis"], (int, np.integer)) else tuple(a["axis"])
+        return PRNGKeyArray(fn(keys._data, _axes(short, axes, keys.ndim + len(axes))))
+    if short == "broadcast_arrays":
+        parts = [_keys_arg(short, k) for k in a["args"]]
+        return [PRNGKeyArray(d) for d in fn(*(k._data for k in parts))]
+    if short == "append":
+        keys, values = _keys_arg(short, a["arr"]), _keys_arg(short, a["values"])
+        if a["axis"] is None:
+            keys, values, axis = keys.reshape(-1), values.reshape(-1), 0
+        else:
+            axis = _axis(short, a["axis"], keys.ndim)
+        return PRNGKeyArray(rnp.concatenate([keys._data, values._data], axis=axis))
+    if short in ("array", "asarray"):
+        keys = _keys_arg(short, a["object" if short == "array" else "a"])
+        if a["dtype"] is not None and not isinstance(a["dtype"], KeyDtype):
+            raise TypeError(f"{short}: a key array cannot be converted to dtype {a['dtype']}")
+        return keys.copy() if a.get("copy") else keys
+    if short in ("empty_like", "zeros_like", "ones_like", "full_like"):
+        keys = _keys_arg(short, a["prototype" if short == "empty_like" else "a"])
+        shape = keys.shape if a["shape"] is None else _shape_arg(a["shape"])
+        fill = a["fill_value"] if short == "full_like" else int(short == "ones_like")
+        if a["dtype"] is not None and not isinstance(a["dtype"], KeyDtype):
+            return rnp.full(shape, fill, a["dtype"])
+        return PRNGKeyArray(_key_fill(short, fill, shape))
+    if short in ("empty", "zeros", "ones", "full"):
+        dtype = a["dtype"]
+        fill = a["fill_value"] if short == "full" else int(short == "ones")
+        if dtype is not None and not isinstance(dtype, KeyDtype):
+            raise _refuse(short)  # a key fill value for a numeric dtype
+        return PRNGKeyArray(_key_fill(short, fill, _shape_arg(a["shape"])))
+    if short == "result_type":
+        if all(isinstance(x, (PRNGKeyArray, KeyDtype)) for x in a["args"]):
+            return KEY_DTYPE
+        raise TypeError("result_type: typed PRNG keys do not promote with other types")
+    if short == "transpose":
+        keys = _keys_arg(short, a["a"])
+        return keys.transpose(a["axes"]) if a["axes"] is not None else keys.transpose()
+    if short == "squeeze":
+        keys = _keys_arg(short, a["a"])
+        axis = a["axis"]
+        axes = (
+            tuple(i for i, d in enumerate(keys.shape) if d == 1)
+            if axis is None
+            else _axes(short, axis, keys.ndim)
+        )
+        return PRNGKeyArray(fn(keys._data, axes))
+    if short == "swapaxes":
+        keys = _keys_arg(short, a["a"])
+        ax1, ax2 = (_axis(short, a[k], keys.ndim) for k in ("axis1", "axis2"))
+        return PRNGKeyArray(fn(keys._data, ax1, ax2))
+    if short == "moveaxis":
+        keys = _keys_arg(short, a["a"])
+        src, dst = (_axes(short, a[k], keys.ndim) for k in ("source", "destination"))
+        return PRNGKeyArray(fn(keys._data, src, dst))
+    if short == "flip":
+        keys = _keys_arg(short, a["m"])
+        axes = tuple(range(keys.ndim)) if a["axis"] is None else _axes(short, a["axis"], keys.ndim)
+        return PRNGKeyArray(fn(keys._data, axes))
+    raise _refuse(short)
+
+
+def _with_word_start(starts: Any) -> tuple:
+    """The start indices of a key slice with a start for the key-word axis: a
+    zero of the other starts' dtype (the starts of dynamic_slice share one)."""
+    starts = tuple(starts)
+    zero: Any = 0
+    if starts and not isinstance(starts[-1], (int, bool)):
+        dtype = tracing.get_aval(starts[-1], "dynamic_slice", "start_indices").dtype
+        zero = np.zeros((), dtype)[()]
+    return (*starts, zero)
+
+
+def _lax_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
+    short = name.split(".", 1)[1]
+    if short == "convert_element_type":
+        raise ValueError(f"Cannot convert_element_type from key<fry> to {a['new_dtype']}")
+    if short in ("select", "select_n"):
+        which = a["pred" if short == "select" else "which"]
+        cases = [a["on_true"], a["on_false"]] if short == "select" else list(a["cases"])
+        cases = [_keys_arg(short, c) for c in cases]
+        if _is_keys(which):
+            raise _refuse(short)
+        if np.ndim(which):  # a predicate per key: the same for both of its words
+            shape = cases[0]._data.shape
+            which = lax.broadcast_in_dim(which, shape, tuple(range(len(shape) - 1)))
+        return PRNGKeyArray(fn(which, *(c._data for c in cases)))
+    operand_name = "array" if short in ("squeeze", "expand_dims") else "operand"
+    if short == "concatenate":
+        parts = [_keys_arg(short, k) for k in a["operands"]]
+        axis = _axis(short, a["dimension"], parts[0].ndim)
+        return PRNGKeyArray(fn([k._data for k in parts], axis))
+    keys = _keys_arg(short, a[operand_name])
+    data, ndim = keys._data, keys.ndim
+    rest = {k: v for k, v in a.items() if k != operand_name}
+    if short in ("slice_in_dim", "dynamic_slice_in_dim", "index_in_dim", "dynamic_index_in_dim"):
+        rest["axis"] = _axis(short, rest["axis"], ndim)
+        return PRNGKeyArray(fn(data, **rest))
+    if short == "dynamic_update_slice_in_dim":
+        rest["update"] = _keys_arg(short, rest["update"])._data
+        rest["axis"] = _axis(short, rest["axis"], ndim)
+        return PRNGKeyArray(fn(data, **rest))
+    if short == "slice":
+        strides = rest["strides"]
+        return PRNGKeyArray(
+            fn(
+                data,
+                (*rest["start_indices"], 0),
+                (*rest["limit_indices"], 2),
+                None if strides is None else (*strides, 1),
+            )
+        )
+    if short == "dynamic_slice":
+        starts = _with_word_start(rest.pop("start_indices"))
+        sizes = (*rest.pop("slice_sizes"), 2)
+        return PRNGKeyArray(fn(data, starts, sizes, **rest))
+    if short == "dynamic_update_slice":
+        update = _keys_arg(short, rest.pop("update"))._data
+        starts = _with_word_start(rest.pop("start_indices"))
+        return PRNGKeyArray(fn(data, update, starts, **rest))
+    if short == "transpose":
+        perm = _axes(short, a["permutation"], ndim)
+        return PRNGKeyArray(fn(data, (*perm, ndim)))
+    if short == "reshape":
+        dims = a["dimensions"]
+        dims = None if dims is None else (*_axes(short, dims, ndim), ndim)
+        return PRNGKeyArray(fn(data, (*a["new_sizes"], 2), dims))
+    if short in ("squeeze", "rev"):
+        return PRNGKeyArray(fn(data, _axes(short, a["dimensions"], ndim)))
+    if short == "expand_dims":
+        dims = tuple(a["dimensions"])
+        return PRNGKeyArray(fn(data, _axes(short, dims, ndim + len(dims))))
+    if short == "broadcast_in_dim":
+        shape = tuple(a["shape"])
+        bdims = (*a["broadcast_dimensions"], len(shape))
+        return PRNGKeyArray(fn(data, (*shape, 2), bdims))
+    if short == "broadcast":
+        return PRNGKeyArray(fn(data, **rest))
+    raise _refuse(short)
+
+
+_signatures: dict[Any, inspect.Signature] = {}
+
+
+def _key_call(name: str, fn: Any, args: tuple, kwargs: dict) -> Any:
+    """A numpy or lax function called with key arrays (or the key dtype)."""
+    signature = _signatures.get(fn)
+    if signature is None:
+        signature = _signatures[fn] = inspect.signature(fn)
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    rule = _numpy_rule if name.startswith("numpy.") else _lax_rule
+    return rule(name, fn, dict(bound.arguments))
+
+
+extended_arrays.register(PRNGKeyArray, KeyDtype, _key_call)
 
 
 # --- one jitted program per call, as JAX's jit-decorated samplers ----------------------
@@ -263,6 +618,10 @@ def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
 
 
 def _check_impl(name: str, impl: Any) -> None:
+    if impl is not None and not isinstance(impl, str):
+        raise TypeError(
+            f"{name}: unrecognized type {type(impl)} for specifying PRNG implementation."
+        )
     if impl not in (None, "threefry2x32", "threefry"):
         raise ValueError(f"{name}: only the threefry2x32 PRNG is implemented, got impl={impl!r}")
 
@@ -382,7 +741,7 @@ def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
     _check_impl("wrap_key_data", impl)
     if isinstance(key_bits_array, PRNGKeyArray):
         raise TypeError("wrap_key_data: the argument is already a key array")
-    data, _ = _key_data_of("wrap_key_data", key_bits_array, allow_batched=True)
+    data, _ = _key_data_of("wrap_key_data", key_bits_array, allow_batched=True, legacy_check=False)
     return PRNGKeyArray(data)
 
 

@@ -42,6 +42,8 @@ LAYERS: dict[str, int] = {
     "refimpl.core": CORE,
     "refimpl.tree_util": CORE,
     "refimpl.traceback_util": CORE,
+    # the registry of extended arrays (typed keys) in the public functions
+    "refimpl.extended_arrays": CORE,
     # the backend protocol and registry: names -> modules, imported on first use
     # (the backends themselves are layer 6)
     "refimpl.backends": CORE,

@@ -1,0 +1,259 @@
+"""Typed key arrays as arrays of keys, against JAX 0.10.2: the structural
+functions of ``numpy`` and ``lax`` take them (refimpl/extended_arrays.py),
+their array methods, ``issubdtype``, ``jax_legacy_prng_key`` and the errors
+JAX raises (JAX's KeyArrayTest / JnpWithKeyArrayTest programs)."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.lax as rlax
+import refimpl.numpy as rnp
+from refimpl import dtypes_api
+from refimpl import random as rr
+
+
+def _keys(lib, n, shape=None, seed=123):
+    keys = lib.random.split(lib.random.key(seed), n)
+    return keys if shape is None else keys.reshape(shape)
+
+
+def _same_keys(got, want):
+    assert isinstance(got, rr.PRNGKeyArray), type(got)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(
+        np.asarray(rr.key_data(got)), np.asarray(jax.random.key_data(want))
+    )
+
+
+# (id, program over a library namespace with .numpy/.lax/.random, its key arguments)
+_NUMPY_CASES = [
+    ("reshape", lambda L: L.numpy.reshape(_keys(L, 4), (2, 2))),
+    ("ravel", lambda L: L.numpy.ravel(_keys(L, 4, (2, 2)))),
+    ("tile", lambda L: L.numpy.tile(L.random.key(123), 3)),
+    ("tile_2d", lambda L: L.numpy.tile(_keys(L, 2), (2, 2))),
+    ("concatenate", lambda L: L.numpy.concatenate([_keys(L, 2), _keys(L, 3, seed=5)], axis=0)),
+    ("concatenate_none", lambda L: L.numpy.concatenate([_keys(L, 4, (2, 2)), _keys(L, 2)], None)),
+    ("stack", lambda L: L.numpy.stack(_keys(L, 2), axis=0)),
+    ("stack_neg", lambda L: L.numpy.stack([_keys(L, 3), _keys(L, 3, seed=4)], axis=-1)),
+    ("broadcast_to", lambda L: L.numpy.broadcast_to(L.random.key(123), (3,))),
+    ("expand_dims", lambda L: L.numpy.expand_dims(_keys(L, 6, (2, 3)), axis=1)),
+    ("expand_dims_neg", lambda L: L.numpy.expand_dims(_keys(L, 6, (2, 3)), axis=-1)),
+    ("broadcast_arrays", lambda L: L.numpy.broadcast_arrays(L.random.key(1), _keys(L, 3))[0]),
+    ("append", lambda L: L.numpy.append(_keys(L, 4), L.random.key(123))),
+    ("array", lambda L: L.numpy.array(L.random.key(123))),
+    ("asarray", lambda L: L.numpy.asarray(_keys(L, 2))),
+    ("zeros_like", lambda L: L.numpy.zeros_like(_keys(L, 2))),
+    ("ones_like", lambda L: L.numpy.ones_like(_keys(L, 2))),
+    ("full_like", lambda L: L.numpy.full_like(_keys(L, 2), 100)),
+    ("full_like_key", lambda L: L.numpy.full_like(_keys(L, 2), L.random.key(42))),
+    ("zeros", lambda L: L.numpy.zeros((2,), dtype=L.random.key(0).dtype)),
+    ("full_key", lambda L: L.numpy.full((2,), L.random.key(42), dtype=L.random.key(0).dtype)),
+    ("transpose", lambda L: L.numpy.transpose(_keys(L, 6, (2, 3)))),
+    ("squeeze", lambda L: L.numpy.squeeze(_keys(L, 3, (1, 3)))),
+    ("swapaxes", lambda L: L.numpy.swapaxes(_keys(L, 6, (2, 3)), 0, 1)),
+    ("flip", lambda L: L.numpy.flip(_keys(L, 6, (2, 3)), -1)),
+    ("getitem_mask", lambda L: _keys(L, 3)[np.array([False, True, True])]),
+    ("at_get", lambda L: _keys(L, 3).at[np.array([0, 2])].get()),
+    ("at_set", lambda L: _keys(L, 3).at[1:].set(L.random.key(7))),
+    ("T", lambda L: _keys(L, 6, (2, 3)).T),
+    ("copy", lambda L: _keys(L, 2).copy()),
+]
+_LAX_CASES = [
+    ("slice_in_dim", lambda L: L.lax.slice_in_dim(_keys(L, 12, (3, 4)), 1, 3)),
+    (
+        "dynamic_slice_in_dim_int16",
+        lambda L: L.lax.dynamic_slice_in_dim(_keys(L, 12, (3, 4)), np.int16(1), 2),
+    ),
+    (
+        "dynamic_update_slice_in_dim",
+        lambda L: L.lax.dynamic_update_slice_in_dim(
+            _keys(L, 12, (3, 4)), _keys(L, 4, (1, 4), seed=9), np.int16(1), axis=0
+        ),
+    ),
+    (
+        "select",
+        lambda L: L.lax.select(
+            L.numpy.array([[True, False], [False, True], [False, True]]),
+            _keys(L, 6, (3, 2)),
+            _keys(L, 6, (3, 2), seed=8),
+        ),
+    ),
+    ("select_scalar", lambda L: L.lax.select(True, _keys(L, 3), _keys(L, 3, seed=8))),
+    ("slice", lambda L: L.lax.slice(_keys(L, 12, (3, 4)), (1, 0), (3, 4), (1, 2))),
+    ("transpose", lambda L: L.lax.transpose(_keys(L, 6, (2, 3)), (1, 0))),
+    ("concatenate", lambda L: L.lax.concatenate([_keys(L, 2), _keys(L, 3)], 0)),
+    ("broadcast_in_dim", lambda L: L.lax.broadcast_in_dim(_keys(L, 3), (2, 3), (1,))),
+    ("rev", lambda L: L.lax.rev(_keys(L, 3), (0,))),
+]
+
+
+class _Lib:
+    def __init__(self, numpy, lax, random):
+        self.numpy, self.lax, self.random = numpy, lax, random
+
+
+_PROGRAMS = [c[1] for c in _NUMPY_CASES + _LAX_CASES]
+_IDS = [f"np.{c[0]}" for c in _NUMPY_CASES] + [f"lax.{c[0]}" for c in _LAX_CASES]
+_JAX = _Lib(jnp, jax.lax, jax.random)
+_RI = _Lib(rnp, rlax, rr)
+
+
+@pytest.mark.parametrize("program", _PROGRAMS, ids=_IDS)
+def test_structural_functions_take_key_arrays(backend, program):
+    want = program(_JAX)
+    _same_keys(program(_RI), want)
+
+
+@pytest.mark.parametrize("program", _PROGRAMS, ids=_IDS)
+def test_structural_functions_take_key_arrays_under_jit(backend, program):
+    # the keys come in as an argument, so the function sees traced key data
+    want = jax.jit(lambda k: program(_JAX))(jax.random.key(0))
+    _same_keys(ri.jit(lambda k: program(_RI))(rr.key(0)), want)
+
+
+def test_key_array_program_under_vmap_and_scan(backend):
+    def body(lib, keys):
+        return lib.lax.scan(lambda c, k: (c, k.T), None, keys)[1]
+
+    want = jax.vmap(lambda k: body(_JAX, k))(_keys(_JAX, 24, (2, 3, 4)))
+    _same_keys(ri.vmap(lambda k: body(_RI, k))(_keys(_RI, 24, (2, 3, 4))), want)
+
+
+def test_key_array_methods():
+    keys = _keys(_RI, 10)
+    for dup in (
+        copy.copy(keys),
+        copy.deepcopy(keys),
+        keys.copy(),
+        ri.jit(lambda k: k.copy())(keys),
+    ):
+        np.testing.assert_array_equal(np.asarray(rr.key_data(dup)), np.asarray(rr.key_data(keys)))
+    assert keys.itemsize == jax.random.key(0).itemsize == 8
+    assert keys.flatten().shape == (10,)
+    assert keys.block_until_ready() is keys
+    assert keys.copy_to_host_async() is None
+    assert keys.is_deleted() is False
+    keys.delete()
+    assert keys.is_deleted() is True
+
+
+def test_issubdtype_of_key_dtype():
+    # the same answers as JAX, as Python bools
+    pairs = [
+        (jnp.issubdtype, jax.random.key(0).dtype, jax.dtypes),
+        (rnp.issubdtype, rr.key(0).dtype, dtypes_api),
+    ]
+    answers = []
+    for issubdtype, dtype, dts in pairs:
+        tests = [dtype, dts.prng_key, dts.extended, np.generic, np.integer, np.number]
+        answers.append(
+            [issubdtype(dtype, t) for t in tests] + [issubdtype(np.float32, dts.extended)]
+        )
+    assert answers[0] == answers[1]
+    assert all(type(a) is bool for a in answers[1])
+    assert type(rnp.issubdtype(np.float32, np.floating)) is bool
+
+
+@pytest.mark.parametrize("mode", ["warn", "error"])
+def test_legacy_prng_key_flag(backend, mode):
+    def outcome(lib, context, key):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with context(mode):
+                try:
+                    lib.random.uniform(key)
+                    error = None
+                except (TypeError, ValueError) as e:
+                    error = type(e)
+        return error, [w.category for w in caught if "Legacy uint32" in str(w.message)]
+
+    assert outcome(_RI, ri.legacy_prng_key, rr.PRNGKey(0)) == outcome(
+        _JAX, jax.legacy_prng_key, jax.random.PRNGKey(0)
+    )
+    # typed keys and invalid key data are unaffected by the flag (TypeError first)
+    assert outcome(_RI, ri.legacy_prng_key, rr.key(0)) == (None, [])
+    bad = (rnp.zeros(1, "float32"), jnp.zeros(1, "float32"))
+    assert outcome(_RI, ri.legacy_prng_key, bad[0]) == outcome(_JAX, jax.legacy_prng_key, bad[1])
+
+
+def test_legacy_prng_key_config_names():
+    assert ri.config.legacy_prng_key == jax.config.jax_legacy_prng_key == "allow"
+    with pytest.raises(ValueError):
+        ri.config.update("legacy_prng_key", "sometimes")
+
+
+def _exception(f):
+    try:
+        f()
+    except Exception as e:  # noqa: BLE001 (the type is the comparison)
+        return type(e)
+    return None
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda L: L.lax.convert_element_type(L.random.key(0), np.int32),
+        lambda L: L.random.key(0, impl=object()),
+        lambda L: L.numpy.add(L.random.key(0), 1),
+        lambda L: -L.random.key(0),
+    ],
+    ids=["convert_element_type", "impl_object", "add", "neg"],
+)
+def test_key_array_errors_are_jax_types(program):
+    want = _exception(partial(program, _JAX))
+    assert want is not None
+    assert _exception(partial(program, _RI)) is want
+
+
+def test_array_of_large_python_ints_in_requested_dtype(backend):
+    data = [3200590325, 713258242]
+    _same = np.testing.assert_array_equal
+    _same(np.asarray(rnp.array(data, dtype="uint32")), np.asarray(jnp.array(data, dtype="uint32")))
+    assert rnp.array(data, dtype="uint32").dtype == np.uint32
+    with pytest.raises(OverflowError):
+        rnp.array([2**40], dtype="uint32")
+    key = rr.wrap_key_data(rnp.array(data, dtype="uint32"))
+    want = jax.random.loggamma(jax.random.wrap_key_data(jnp.array(data, "uint32")), 0.0)
+    np.testing.assert_array_equal(np.asarray(rr.loggamma(key, 0.0)), np.asarray(want))
+
+
+def test_dynamic_slice_in_dim_zeros_take_the_index_dtype(backend):
+    x = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    for f in (
+        lambda L, i: L.lax.dynamic_slice_in_dim(x, i, 2),
+        lambda L, i: L.lax.dynamic_index_in_dim(x, i, 1, keepdims=False),
+        lambda L, i: L.lax.dynamic_update_slice_in_dim(x, np.ones((1, 4), np.float32), i, 0),
+    ):
+        for index in (np.int16(1), np.uint8(2), 1):
+            np.testing.assert_array_equal(np.asarray(f(_RI, index)), np.asarray(f(_JAX, index)))
+        got = ri.jit(lambda i, f=f: f(_RI, i))(np.int16(1))
+        np.testing.assert_array_equal(
+            np.asarray(got), np.asarray(jax.jit(lambda i, f=f: f(_JAX, i))(np.int16(1)))
+        )
+    # as JAX, dynamic_slice itself does not mix an int16 start with Python ints
+    with pytest.raises(TypeError):
+        jax.lax.dynamic_slice(x, (np.int16(1), 0), (2, 2))
+    with pytest.raises(TypeError):
+        rlax.dynamic_slice(x, (np.int16(1), 0), (2, 2))
+
+
+def test_dynamic_slice_of_keys_with_int16_starts(backend):
+    def program(L, i):
+        keys = _keys(L, 12, (3, 4))
+        return L.lax.dynamic_update_slice(
+            L.lax.dynamic_slice(keys, (i, i), (2, 2)), _keys(L, 1, (1, 1), seed=3), (i, i)
+        )
+
+    want = jax.jit(lambda i: program(_JAX, i))(np.int16(1))
+    _same_keys(ri.jit(lambda i: program(_RI, i))(np.int16(1)), want)
+    _same_keys(program(_RI, np.int16(1)), program(_JAX, np.int16(1)))
