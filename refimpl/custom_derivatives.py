@@ -1071,10 +1071,11 @@ def _batched_axis(value: Any, unbatched: ShapedArray) -> int | None:
 
 
 class _BatchedJVPRule:
-    def __init__(self, inner: Any, in_avals: list, out_avals: list) -> None:
+    def __init__(self, inner: Any, in_avals: list, out_avals: list, size: int = 0) -> None:
         self.inner = inner  # the rule of one member
         self.in_avals = in_avals  # unbatched
         self.out_avals = out_avals  # unbatched
+        self.size = size
 
     def __repr__(self) -> str:
         return f"vmap({self.inner!r})"
@@ -1088,19 +1089,31 @@ class _BatchedJVPRule:
         nz = [type(t) is not Zero for t in tangents]
         kept = [tangent_aval(a).dtype != dtypes.float0 for a in self.out_avals]
 
+        # a zero tangent output (a symbolic zero of the rule's, the same for
+        # every member) stays symbolic, as JAX: a rule applied to it next
+        # (symbolic_zeros=True) sees a SymbolicZero, not batched zeros
+        zero_out: list[bool] = []
+
         def member(*xs: Any) -> tuple[list, list]:
             it = iter(xs[n:])
             ts = [next(it) if z else Zero(tangent_aval(a)) for z, a in zip(nz, self.in_avals)]
             outs, touts = self.inner(list(xs[:n]), ts)
-            return list(outs), [ad.instantiate(t) for t, k in zip(touts, kept) if k]
+            zero_out[:] = [type(t) is Zero for t in touts]
+            return list(outs), [t for t, k, z in zip(touts, kept, zero_out) if k and not z]
 
         args = list(primals) + [t for t in tangents if type(t) is not Zero]
         avals = list(self.in_avals) + [tangent_aval(a) for a, z in zip(self.in_avals, nz) if z]
         axes = [_batched_axis(x, a) for x, a in zip(args, avals, strict=True)]
         outs, touts = _vmapped(member, axes, args)
         it = iter(touts)
-        return list(outs), [next(it) if k else Zero(tangent_aval(a))
-                            for k, a in zip(kept, self.out_avals)]  # fmt: skip
+        return list(outs), [
+            Zero(tangent_aval(a))
+            if not k
+            else Zero(tangent_aval(a.update(shape=(self.size, *a.shape))))
+            if z
+            else next(it)
+            for k, z, a in zip(kept, zero_out, self.out_avals, strict=True)
+        ]
 
 
 def _custom_call_batch(primitive: Primitive, rule_param: str, wrap: Callable):
@@ -1130,7 +1143,7 @@ custom_jvp_call_p.def_batch(
         custom_jvp_call_p,
         "jvp",
         lambda inner, call, nc, in_batched, size: _BatchedJVPRule(
-            inner, call.in_avals[nc:], call.out_avals
+            inner, call.in_avals[nc:], call.out_avals, size
         ),
     )
 )
@@ -1171,18 +1184,28 @@ class _BatchedVJPRules:
         n_res = len(res)
         out_avals = self.member_out_avals[: len(cts)]
 
+        # a zero cotangent stays symbolic (the same for every member), so a
+        # symbolic_zeros bwd sees a SymbolicZero for it under vmap, as JAX
+        zero = [type(c) is Zero for c in cts]
+
         def member(*xs: Any) -> list:
-            leaves = self.inner.bwd(list(xs[:n_res]), res_tree, list(xs[n_res:]))
+            given = iter(xs[n_res:])
+            member_cts = [
+                Zero(tangent_aval(a)) if z else next(given)
+                for z, a in zip(zero, out_avals, strict=True)
+            ]
+            leaves = self.inner.bwd(list(xs[:n_res]), res_tree, member_cts)
             return [
                 ad.zeros_like_aval(tangent_aval(a)) if ct is None or type(ct) is Zero else ct
                 for ct, a in zip(leaves, self.in_avals, strict=True)
             ]
 
         cts = [
-            batching.broadcast_batch(ad.instantiate(c), self.size, 0)
+            batching.broadcast_batch(c, self.size, 0)
             if _batched_axis(c, tangent_aval(a)) is None
             else c
-            for c, a in zip(cts, out_avals, strict=True)
+            for c, a, z in zip(cts, out_avals, zero, strict=True)
+            if not z
         ]
         leaves = _vmapped(member, [0] * (n_res + len(cts)), list(res) + cts)
 

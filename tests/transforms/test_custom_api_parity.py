@@ -219,3 +219,50 @@ def test_linear_call_transpose_of_another_structure_is_a_type_error(backend):
         run(JAX)
     with pytest.raises(TypeError, match="transpose output pytree"):
         run(RI)
+
+
+def _zero_kinds(n, log):
+    """A custom_jvp and a custom_vjp (symbolic_zeros=True) under vmap that
+    log whether each tangent/cotangent they get is a SymbolicZero."""
+    sz = n.cd.SymbolicZero
+
+    @n.lib.custom_jvp
+    def f(x, y):
+        return y
+
+    def f_jvp(primals, tangents):
+        log.append(("jvp", [type(t) is sz for t in tangents]))
+        return primals[1], tangents[1]
+
+    f.defjvp(f_jvp, symbolic_zeros=True)
+
+    @n.lib.custom_vjp
+    def g(x, y):
+        return x, y
+
+    def g_bwd(_, cts):
+        log.append(("bwd", [type(c) is sz for c in cts]))
+        return cts
+
+    g.defvjp(lambda x, y: (g(x.value, y.value), None), g_bwd, symbolic_zeros=True)
+    return f, g
+
+
+def test_symbolic_zeros_stay_symbolic_under_vmap(backend):
+    ones = np.ones(3, np.float32)
+
+    def prog(n):
+        log = []
+        f, g = _zero_kinds(n, log)
+        # f's output tangent (of the constant 1.0) is a symbolic zero, which
+        # the outer f receives as one
+        out = n.lib.jvp(n.lib.vmap(lambda x: f(x, f(x, 1.0))), (ones,), (ones,))
+        # only g's first output is used: its second cotangent is zero
+        grad = n.lib.grad(lambda x, y: n.lib.vmap(g)(x, y)[0].sum())(ones, ones)
+        jit_grad = n.lib.jit(n.lib.grad(lambda x, y: n.lib.vmap(g)(x, y)[0].sum()))(ones, ones)
+        return out, grad, jit_grad, log
+
+    want_out, want_grad, want_jit, want_log = prog(JAX)
+    got_out, got_grad, got_jit, got_log = prog(RI)
+    _close((got_out, got_grad, got_jit), (want_out, want_grad, want_jit))
+    assert got_log == want_log
