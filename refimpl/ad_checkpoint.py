@@ -330,14 +330,21 @@ remat_p.linearize_rule = _remat_linearize
 @remat_p.def_transpose
 def _remat_transpose(cts: list, *args: Any, program: Program, **params: Any) -> list:
     linear = [isinstance(a, UndefinedPrimal) for a in args]
-    transposed = ad.transpose_program(program, linear)
-    cts_in = remat_p.bind(
+    # a custom_vjp bwd inside may write a Ref its fwd saved (threaded as in jit's transpose)
+    transposed, refs, written = ad.transpose_program(program, linear, thread_refs=True)
+    n_cts = sum(linear)
+    if refs:
+        params = dict(params, ref_finals=tuple(range(n_cts, n_cts + sum(written))))
+    outs = remat_p.bind(
         *[a for a in args if not isinstance(a, UndefinedPrimal)],
         *[ad.instantiate(ct) for ct in cts],
+        *(ref_context.outer_values(refs, written) if refs else ()),
         program=transposed,
         **params,
     )
-    it = iter(cts_in)
+    if refs:
+        ref_context.write_back([r for r, w in zip(refs, written) if w], outs[n_cts:])
+    it = iter(outs[:n_cts])
     return [next(it) if lin else None for lin in linear]
 
 

@@ -997,6 +997,8 @@ class custom_vjp(_CustomFunction):
                 f"Found a traced value passed as an argument to the custom_vjp function "
                 f"{_name(self.fun)} in a position indicated by nondiff_argnums as "
                 "non-differentiable. Tracers cannot be passed as non-differentiable arguments "
+        if tracing.current_builder() is not None:
+            ref_context.bound_refs[0] += 1
                 "to custom_vjp functions; nondiff_argnums should only be used for arguments "
                 "that can't be or contain tracers, e.g. function-valued arguments."
             )

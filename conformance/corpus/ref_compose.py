@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from conformance.case import Case, script_case
+from conformance.case import AGREE, Case, script_case
 from conformance.corpus.ref import _api
 from conformance.observe import Raises
 
@@ -147,6 +147,37 @@ def _ckpt_returns_ref(ns: Any) -> Any:
     return ns.jit(lambda x: api.checkpoint(lambda x: (x, r))(x)[1][...])(X)
 
 
+def _stats_grads(ns: Any) -> Any:
+    """A custom_vjp whose fwd saves its Ref argument and whose bwd writes the
+    output cotangent into it (JAX's gradient-statistics test), differentiated
+    through a jit, a scan and a checkpoint in a scan."""
+    api = _api(ns)
+
+    @api.custom_vjp
+    def stash(r, x):
+        return x
+
+    def bwd(r, g):
+        r[...] = g
+        return None, g
+
+    stash.defvjp(lambda r, x: (x, r), bwd)
+
+    def primal(r, x):
+        return ns.np_.sin(stash(r, ns.np_.sin(x)))
+
+    def in_scan(r, x, remat):
+        body = lambda c, _: (primal(r, c), None)  # noqa: E731
+        return ns.scan(api.checkpoint(body) if remat else body, x, None, length=1)[0]
+
+    out = {}
+    for name, f in [("jit", ns.jit(primal)), ("scan", lambda r, x: in_scan(r, x, False)),
+                    ("remat_scan", lambda r, x: in_scan(r, x, True))]:  # fmt: skip
+        r = api.new_ref(np.float32(0.0))
+        out[name] = [api.grad(f, 1)(r, np.float32(1.0)), api.freeze(r)]
+    return out
+
+
 def _custom_vjp_in_jit(ns: Any) -> Any:
     api = _api(ns)
     r = api.new_ref(np.full(3, 2, np.float32))
@@ -229,6 +260,8 @@ def cases() -> Iterator[Case]:
     yield script_case("ref.compose/error-checkpoint-returns-ref", _ckpt_returns_ref, tags=TAGS,
                       expect=Raises(ValueError, "traced for checkpoint / remat returned a "
                                                 "mutable array reference"))  # fmt: skip
+    yield script_case("ref.compose/custom-vjp-bwd-writes-saved-ref", _stats_grads, tags=TAGS,
+                      expect=AGREE)  # fmt: skip
     yield script_case("ref.compose/custom-vjp-in-jit", _custom_vjp_in_jit, tags=TAGS,
                       expect={"out": s * 3, "r": np.full(3, 3, f32)})  # fmt: skip
     yield script_case("ref.compose/custom-rules-under-grad", _custom_rules_under_grad,

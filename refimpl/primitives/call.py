@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from refimpl.core import Program, ShapedArray, avals_str
-from refimpl.primitives import batch_rules, rule_context
+from refimpl.primitives import batch_rules, ref_context, rule_context
 from refimpl.primitives.base import Primitive
 from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
 
@@ -97,14 +97,20 @@ jit_call_p.linearize_rule = _jit_call_linearize
 @jit_call_p.def_transpose
 def _jit_call_transpose(cts: list, *args: Any, program: Program, name: str) -> list:
     linear = [isinstance(a, UndefinedPrimal) for a in args]
-    transposed = rule_context.transpose_program(program, linear)
-    cts_in = jit_call_p.bind(
+    # a custom_vjp bwd inside may write a Ref its fwd saved: the transposed
+    # program threads the refs it touches (their values in, written ones out)
+    transposed, refs, written = rule_context.transpose_program(program, linear, thread_refs=True)
+    outs = jit_call_p.bind(
         *[a for a in args if not isinstance(a, UndefinedPrimal)],
         *[rule_context.instantiate(ct) for ct in cts],
+        *(ref_context.outer_values(refs, written) if refs else ()),
         program=transposed,
         name=f"transpose({name})",
     )
-    it = iter(cts_in)
+    n_cts = sum(linear)
+    if refs:
+        ref_context.write_back([r for r, w in zip(refs, written) if w], outs[n_cts:])
+    it = iter(outs[:n_cts])
     return [next(it) if lin else None for lin in linear]
 
 

@@ -667,7 +667,7 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, un
     nl_x_avals = [a for a, lin in zip(x_avals, lin_xs) if not lin]
     ct_y_avals = [tangent_aval(a) for a in body.out_avals[nk:]]
 
-    def make_body() -> Program:
+    def make_body() -> tuple[Program, tuple, tuple]:
         n1, n2, n3, n4 = len(nl_const_avals), len(acc_avals), nk, len(nl_x_avals)
 
         def fun(*vals):
@@ -700,24 +700,52 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, un
             return new_acc + new_carry + x_out
 
         in_avals = nl_const_avals + acc_avals + ct_carry_avals + nl_x_avals + ct_y_avals
-        return rule_context.closed_program(fun, in_avals, "scan transpose")
+        # A custom_vjp bwd in the body may write a Ref its fwd saved: the refs
+        # the transposed body touches are threaded as a scan body's (read ones
+        # extra consts, written ones extra carries after the carry)
+        traced = _trace("scan transpose", fun, in_avals, ["a cotangent"] * len(in_avals), "")
+        assert not traced.captured, "scan transpose: the traced body must be closed"
+        if not traced.refs:
+            return traced.program, (), ()
+        (ins, outs), (ref_ins, ref_outs) = traced.without_refs(), traced.ref_vars
+        w = traced.written
+        read = [v for v, wr in zip(ref_ins, w, strict=True) if not wr]
+        w_ins = [v for v, wr in zip(ref_ins, w, strict=True) if wr]
+        w_outs = [v for v, wr in zip(ref_outs, w, strict=True) if wr]
+        k = n1 + n2 + n3
+        program = Program(
+            in_vars=ins[:n1] + read + ins[n1:k] + w_ins + ins[k:],
+            eqns=traced.program.eqns,
+            out_vars=outs[: n2 + n3] + w_outs + outs[n2 + n3 :],
+            const_vars=traced.program.const_vars,
+            consts=traced.program.consts,
+        )
+        return program, traced.refs, w
 
-    body_t = rule_context.memo(body, ("scan_transpose", tuple(linear)), make_body)
+    body_t, refs, written = rule_context.memo(body, ("scan_transpose", tuple(linear)), make_body)
+    read = [r for r, w in zip(refs, written, strict=True) if not w]
+    written_refs = [r for r, w in zip(refs, written, strict=True) if w]
     ct_carry, ct_ys = list(cts[:nk]), list(cts[nk:])
     ys_avals = [y.update(shape=(length, *y.shape)) for y in ct_y_avals]
+    n_carry = len(acc_avals) + nk
     outs = scan_p.bind(
         *[c for c, lin in zip(consts, lin_consts) if not lin],
+        *ref_context.outer_values(read, [False] * len(read)),
         *[rule_context.zeros_like_aval(a) for a in acc_avals],
         *[rule_context.match_aval(c, a) for c, a in zip(ct_carry, ct_carry_avals, strict=True)],
+        *ref_context.outer_values(written_refs, [True] * len(written_refs)),
         *[x for x, lin in zip(xs, lin_xs) if not lin],
         *[rule_context.match_aval(c, a) for c, a in zip(ct_ys, ys_avals, strict=True)],
         body=body_t,
-        num_consts=len(nl_const_avals),
-        num_carry=len(acc_avals) + nk,
+        num_consts=len(nl_const_avals) + len(read),
+        num_carry=n_carry + len(written_refs),
         length=length,
         reverse=not reverse,
         unroll=unroll,
     )
+    if written_refs:
+        ref_context.write_back(written_refs, outs[n_carry : n_carry + len(written_refs)])
+        outs = outs[:n_carry] + outs[n_carry + len(written_refs) :]
     acc_out, carry_out, xs_out = _split3(outs, len(acc_avals), nk)
     it_acc, it_xs = iter(acc_out), iter(xs_out)
     return (

@@ -17,6 +17,7 @@ from typing import Any
 
 __all__ = [
     "Ref",
+    "bound_refs",
     "check_jit_refs",
     "check_no_refs",
     "check_not_closed_over",
@@ -60,3 +61,9 @@ refuse_outer: Callable[..., Any] = _unfilled("refuse_outer")
 vmap_arguments: Callable[..., Any] = _unfilled("vmap_arguments")
 vmap_write_error: Callable[..., Any] = _unfilled("vmap_write_error")
 write_back: Callable[..., Any] = _unfilled("write_back")
+
+# How many custom_vjp calls took Ref arguments inside a staging trace: such a
+# call keeps the Ref objects themselves (its fwd and bwd get them, not values),
+# so a jit trace during which this grew is valid for those very refs only and
+# is not cached for the signature (refimpl.transforms.jit).
+bound_refs: list[int] = [0]

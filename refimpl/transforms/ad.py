@@ -1070,18 +1070,24 @@ def linearize_program(
     return result
 
 
-def transpose_program(program: Program, linear: Sequence[bool]) -> Program:
+def transpose_program(program: Program, linear: Sequence[bool], thread_refs: bool = False) -> Any:
     """The transpose of a linear Program w.r.t. its inputs marked ``linear``:
     inputs ``non-linear inputs + output cotangents``, outputs the cotangents
-    of the linear inputs (zeros instantiated). Memoized."""
-    key = ("transpose", tuple(linear))
+    of the linear inputs (zeros instantiated). Memoized.
+
+    ``thread_refs``: refs made outside that the transposition touches (a
+    custom_vjp bwd writing a Ref its fwd saved) are late inputs of the
+    trace, after the cotangents, and the written ones' final values extra
+    outputs; returns ``(program, refs, written)`` for the caller to pass
+    their values and write them back."""
+    key = ("transpose_refs" if thread_refs else "transpose", tuple(linear))
     cache = _program_cache(program)
     if key in cache:
         return cache[key]
     nonlin_avals = [a for a, lin in zip(program.in_avals, linear, strict=True) if not lin]
     ct_avals = [tangent_aval(a) for a in program.out_avals]
 
-    def fun(*args: Any) -> list[Any]:
+    def transpose(*args: Any) -> list[Any]:
         it = iter(args[: len(nonlin_avals)])
         full = [None if lin else next(it) for lin in linear]
         cts = backward_pass(program, linear, full, list(args[len(nonlin_avals) :]))
@@ -1095,9 +1101,10 @@ def transpose_program(program: Program, linear: Sequence[bool]) -> Program:
     new, captured, _ = tracing.trace_to_program(
         fun, [*nonlin_avals, *ct_avals], "transpose", origins
     )
+    touched: list[tuple[tuple, tuple]] = []
     assert not captured, "transpose_program: the program must be closed"
-    cache[key] = new
-    return new
+    cache[key] = (new, *touched[0]) if thread_refs else new
+    return cache[key]
 
 
 # --- helpers for the rules of primitives holding sub-programs -----------------------------
@@ -1106,6 +1113,15 @@ def transpose_program(program: Program, linear: Sequence[bool]) -> Program:
 def permute_program(program: Program, in_order: Sequence[int], out_order: Sequence[int]) -> Program:
     """``program`` with its inputs and outputs reordered (``new[i] = old[order[i]]``)."""
     return Program(
+    def fun(*args: Any) -> list[Any]:
+        if not thread_refs:
+            return transpose(*args)
+        with ref_context.late_inputs(lambda k: "a Ref written by a custom_vjp bwd") as scope:
+            outs = transpose(*args)
+            finals = scope.finish()
+            touched.append((tuple(scope.refs), scope.written_flags))
+        return outs + [v for v, w in zip(finals, scope.written_flags, strict=True) if w]
+
         in_vars=[program.in_vars[i] for i in in_order],
         eqns=program.eqns,
         out_vars=[program.out_vars[i] for i in out_order],

@@ -1337,8 +1337,11 @@ class Jitted:
                 f"jit({self.__name__}): the jitted function must be hashable, got a "
                 f"{type(self.fun).__name__}: {err}"
             ) from None
+        bound_refs = ref_context.bound_refs[0]
         entry = self._trace(call)
-        if not entry.captured:  # a closure over outer tracers is valid for one trace only
+        # a closure over outer tracers is valid for one trace only, and so is a
+        # trace holding Ref objects (a custom_vjp taking a Ref argument)
+        if not entry.captured and ref_context.bound_refs[0] == bound_refs:
             cache[call.signature] = entry
         return entry
 
