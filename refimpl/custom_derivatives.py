@@ -688,7 +688,6 @@ class _VJPRules:
             )
         primal_out, res = out
         _check_ref_residuals(owner.fwd, split.full_args(primals), res)
-        _check_ref_residuals(owner.fwd, split.full_args(primals), res)
         p_leaves, p_tree = tree_util.tree_flatten(primal_out)
         if self.out_tree is None:  # the function was not traced: fwd's outputs say
             self.out_tree = p_tree
@@ -834,19 +833,6 @@ def _custom_lin_impl(*args, **_):
 @custom_lin_p.def_jvp
 def _custom_lin_jvp(primals, tangents, **_):
     raise TypeError(_NO_JVP)
-
-def _check_ref_residuals(fwd: Any, args: Any, res: Any) -> None:
-    """JAX's rule: a Ref among fwd's residuals must be one of fwd's arguments
-    (bwd may then write it); one made in fwd or closed over is refused."""
-    arg_refs = {id(leaf) for leaf in tree_util.tree_leaves(args) if _is_ref(leaf)}
-    for path, leaf in tree_util.tree_leaves_with_path(res):
-        if _is_ref(leaf) and id(leaf) not in arg_refs:
-            raise ValueError(
-                f"custom_vjp fwd function {_name(fwd)} returned a mutable array reference of "
-                f"type {leaf.aval.str_short()} at output tree path [1]"
-                f"{tree_util.keystr(path)} that was not an argument."
-            )
-
 
 
 def _check_ref_residuals(fwd: Any, args: Any, res: Any) -> None:
@@ -997,8 +983,6 @@ class custom_vjp(_CustomFunction):
                 f"Found a traced value passed as an argument to the custom_vjp function "
                 f"{_name(self.fun)} in a position indicated by nondiff_argnums as "
                 "non-differentiable. Tracers cannot be passed as non-differentiable arguments "
-        if tracing.current_builder() is not None:
-            ref_context.bound_refs[0] += 1
                 "to custom_vjp functions; nondiff_argnums should only be used for arguments "
                 "that can't be or contain tracers, e.g. function-valued arguments."
             )
@@ -1013,6 +997,8 @@ class custom_vjp(_CustomFunction):
         if not any(_is_ref(leaf) for leaf in leaves):
             return super().__call__(*args, **kwargs)
         _check_ref_aliases(self.fun, args, kwargs)
+        if tracing.current_builder() is not None:
+            ref_context.bound_refs[0] += 1
         out = super().__call__(*args, **kwargs)
         for leaf in tree_util.tree_leaves(out):
             if _is_ref(leaf):  # JAX's error (a ref returned by the primal)

@@ -1086,6 +1086,7 @@ def transpose_program(program: Program, linear: Sequence[bool], thread_refs: boo
         return cache[key]
     nonlin_avals = [a for a, lin in zip(program.in_avals, linear, strict=True) if not lin]
     ct_avals = [tangent_aval(a) for a in program.out_avals]
+    touched: list[tuple[tuple, tuple]] = []
 
     def transpose(*args: Any) -> list[Any]:
         it = iter(args[: len(nonlin_avals)])
@@ -1097,11 +1098,19 @@ def transpose_program(program: Program, linear: Sequence[bool], thread_refs: boo
             if lin
         ]
 
+    def fun(*args: Any) -> list[Any]:
+        if not thread_refs:
+            return transpose(*args)
+        with ref_context.late_inputs(lambda k: "a Ref written by a custom_vjp bwd") as scope:
+            outs = transpose(*args)
+            finals = scope.finish()
+            touched.append((tuple(scope.refs), scope.written_flags))
+        return outs + [v for v, w in zip(finals, scope.written_flags, strict=True) if w]
+
     origins = ["a residual"] * len(nonlin_avals) + ["a cotangent"] * len(ct_avals)
     new, captured, _ = tracing.trace_to_program(
         fun, [*nonlin_avals, *ct_avals], "transpose", origins
     )
-    touched: list[tuple[tuple, tuple]] = []
     assert not captured, "transpose_program: the program must be closed"
     cache[key] = (new, *touched[0]) if thread_refs else new
     return cache[key]
@@ -1113,15 +1122,6 @@ def transpose_program(program: Program, linear: Sequence[bool], thread_refs: boo
 def permute_program(program: Program, in_order: Sequence[int], out_order: Sequence[int]) -> Program:
     """``program`` with its inputs and outputs reordered (``new[i] = old[order[i]]``)."""
     return Program(
-    def fun(*args: Any) -> list[Any]:
-        if not thread_refs:
-            return transpose(*args)
-        with ref_context.late_inputs(lambda k: "a Ref written by a custom_vjp bwd") as scope:
-            outs = transpose(*args)
-            finals = scope.finish()
-            touched.append((tuple(scope.refs), scope.written_flags))
-        return outs + [v for v, w in zip(finals, scope.written_flags, strict=True) if w]
-
         in_vars=[program.in_vars[i] for i in in_order],
         eqns=program.eqns,
         out_vars=[program.out_vars[i] for i in out_order],
