@@ -112,6 +112,10 @@ def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list[Any]:
     must add up to the axis size)."""
     shape = _aval(operand, "split").shape
     axis = normalize_axis("split", axis, len(shape))
+    listed = sizes if isinstance(sizes, (list, tuple, np.ndarray)) else ()
+    if any(not isinstance(s, bool) and isinstance(s, (int, np.integer)) and s < 0 for s in listed):
+        # a negative size is a bad value, not a bad type (JAX's ValueError)
+        raise ValueError(f"split: sizes must be nonnegative, got {list(sizes)}")
     sizes = _shape_tuple("split", sizes, "sizes")
     if sum(sizes) != shape[axis]:
         raise ValueError(

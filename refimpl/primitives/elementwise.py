@@ -1094,11 +1094,12 @@ nextafter_p.def_lowering(_hlo_binary("next_after", dialect="chlo"))
 
 @mul_p.def_lowering
 def _mul_lowering(ctx, x, y, *, out_dtype=None):
-    """``multiply``; with ``out_dtype`` the operands converted to it first."""
+    """``multiply``; with ``out_dtype`` the operands converted to it first
+    (after broadcasting, which builds its ops in the operands' own dtypes)."""
+    x, y = ctx.broadcast_operands(x, y)
     if out_dtype is not None:
         x = ctx.convert(x, ctx.avals_in[0].dtype, np.dtype(out_dtype))
         y = ctx.convert(y, ctx.avals_in[1].dtype, np.dtype(out_dtype))
-    x, y = ctx.broadcast_operands(x, y)
     return [ctx.hlo.multiply(x, y)]
 
 
@@ -1340,8 +1341,16 @@ def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002
 
 
 def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
-    """Convert ``x`` to ``new_dtype`` (canonicalized for the x64 flag)."""
+    """Convert ``x`` to ``new_dtype`` (canonicalized for the x64 flag).
+
+    A Python int is converted on the host first, as JAX 0.10.2 does: one
+    outside the target's range wraps (``2**32`` to int32 is 0) instead of
+    being refused as an operand too large for the default int type."""
+    if new_dtype is None:
+        raise ValueError("convert_element_type: dtype must be specified.")
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    if type(x) is int:
+        x = np.asarray(x).astype(new_dtype)
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 

@@ -795,13 +795,15 @@ def _logical(shape: tuple[int, ...], spec: tuple[int, ...]) -> tuple[int, int, t
 
 
 def _check_padding(padding: Any, nspatial: int) -> tuple[tuple[int, int], ...]:
+    # not a sequence of int pairs: a bad value (JAX's ValueError), not a bad type
     try:
         pairs: tuple[tuple[Any, ...], ...] = tuple((lo, hi) for lo, hi in padding)
+        pairs = tuple(as_int_tuple(_NAME, pair, "padding") for pair in pairs)
     except (TypeError, ValueError):
-        raise TypeError(
-            f"{_NAME}: padding must be a sequence of (lo, hi) pairs, got {padding!r}"
+        raise ValueError(
+            f"{_NAME}: padding must be a string or a sequence of (low, high) int pairs, "
+            f"got {padding!r}"
         ) from None
-    pairs = tuple(as_int_tuple(_NAME, pair, "padding") for pair in pairs)
     if len(pairs) != nspatial:
         raise TypeError(f"{_NAME}: padding {pairs} must have one pair per spatial dim ({nspatial})")
     return pairs
@@ -1278,7 +1280,8 @@ def padtype_to_pads(
     if kind == "VALID":
         return tuple((0, 0) for _ in in_shape)
     if kind not in ("SAME", "SAME_LOWER"):
-        raise ValueError(
+        # JAX 0.10.2's class for an unknown padding name
+        raise RuntimeError(
             f"{_NAME}: unknown padding {padding!r}; use 'SAME', 'SAME_LOWER' or 'VALID'"
         )
     pads = []

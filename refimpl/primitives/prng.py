@@ -20,8 +20,14 @@
     and the StableHLO lowering agree exactly).
 
 ``bitcast_convert_type(x, new_dtype)``
-    Reinterprets the bytes of each element as ``new_dtype``, which must have
-    the same width (``lax.bitcast_convert_type`` for equal widths).
+    Reinterprets the bytes of each element as ``new_dtype``. Equal widths
+    keep the shape; a narrower ``new_dtype`` (``k`` times narrower) appends a
+    trailing dim of size ``k``, lowest-addressed (least significant, on a
+    little-endian host as XLA's CPU backend) piece first; a wider one
+    (``k`` times) consumes a trailing dim that must be exactly ``k``
+    (``ValueError`` otherwise, rank 0 included). bool and complex operands or
+    targets only convert to their own dtype (``TypeError``), as JAX 0.10.2.
+    Example: ``uint32 [0x01020304] -> uint8 [[4, 3, 2, 1]]``.
 """
 
 from __future__ import annotations
@@ -162,24 +168,39 @@ def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
 bitcast_convert_type_p = Primitive("bitcast_convert_type")
 
 
+def _bitcast_shape(shape: tuple[int, ...], old: np.dtype, new: np.dtype) -> tuple[int, ...]:
+    special = (dtypes.is_bool(old) or dtypes.is_complex(old) or dtypes.is_bool(new)
+               or dtypes.is_complex(new))  # fmt: skip
+    if special and old != new:
+        raise TypeError(
+            f"bitcast_convert_type: bool and complex values convert only to their own "
+            f"dtype, got operand dtype {old.name} and new_dtype {new.name}"
+        )
+    if old.itemsize == new.itemsize:
+        return shape
+    if old.itemsize > new.itemsize:
+        return (*shape, old.itemsize // new.itemsize)
+    if not shape or shape[-1] * old.itemsize != new.itemsize:
+        raise ValueError(
+            f"bitcast_convert_type: converting an operand of shape {shape} from "
+            f"{old.name} ({8 * old.itemsize} bits) to {new.name} ({8 * new.itemsize} bits) "
+            f"needs a last dim of size {new.itemsize // old.itemsize}"
+        )
+    return shape[:-1]
+
+
 @bitcast_convert_type_p.def_abstract_eval
 def _bitcast_abstract_eval(x: ShapedArray, *, new_dtype: np.dtype) -> ShapedArray:
     new_dtype = np.dtype(new_dtype)
-    if (
-        x.dtype.itemsize != new_dtype.itemsize
-        or dtypes.is_bool(x.dtype)
-        or dtypes.is_bool(new_dtype)
-    ):
-        raise TypeError(
-            f"bitcast_convert_type: {x.dtype.name} and {new_dtype.name} must be non-bool "
-            "types of the same width (changing the width is not supported)"
-        )
-    return ShapedArray(x.shape, new_dtype)
+    return ShapedArray(_bitcast_shape(x.shape, x.dtype, new_dtype), new_dtype)
 
 
 @bitcast_convert_type_p.def_impl
 def _bitcast_impl(x: np.ndarray, *, new_dtype: np.dtype) -> np.ndarray:
-    return np.array(x, copy=True).view(np.dtype(new_dtype)).reshape(np.shape(x))
+    new_dtype = np.dtype(new_dtype)
+    shape = _bitcast_shape(np.shape(x), x.dtype, new_dtype)
+    # NumPy's view reinterprets the bytes along the last axis in memory order
+    return np.ascontiguousarray(x).reshape(-1).view(new_dtype).reshape(shape).copy()
 
 
 @bitcast_convert_type_p.def_lowering
@@ -208,7 +229,8 @@ bitcast_convert_type_p.def_mask(
 
 
 def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
-    """``lax.bitcast_convert_type`` between types of equal width."""
+    """``lax.bitcast_convert_type``: the same bytes read as ``new_dtype``
+    (a width change adds or consumes a trailing dim; see the module docstring)."""
     return bitcast_convert_type_p.bind(operand, new_dtype=dtypes.canonicalize_dtype(new_dtype))
 
 
