@@ -13,7 +13,10 @@ and ``lax.logistic`` of float64 (x64), ``grad`` through an explicit copy;
 and the calls every implementation refuses with JAX's class: ``round`` with
 an unknown rounding method, ``select_n`` with a bool predicate and three
 cases or a predicate of another shape, ``pow`` of float32 by a float16
-exponent. Every case is ``AGREE``: judged by JAX (live or recorded); each
+exponent, ``convert_element_type`` without a dtype, ``split`` with a
+negative size; ``mul``'s ``out_dtype`` with broadcasting operands under
+``jit``, and a Python int converted out of range (it wraps). Every case is
+``AGREE``: judged by JAX (live or recorded); each
 case's recorded source includes its row and the helpers it calls.
 """
 
@@ -99,6 +102,14 @@ ROWS: list[tuple[str, Any]] = [
     ("pow_float32", lambda ns, L: L.pow(ns.asarray(np.abs(_X)), ns.asarray(_X))),
     ("copy_grad",
      lambda ns, L: _api(ns).grad(lambda x: (ns.np_.array(x, copy=True) * _X).sum())(_X)),
+    # operands that broadcast (size-1 dim), converted to a wider type under jit
+    ("mul_out_dtype_broadcast_jit",
+     lambda ns, L: ns.jit(lambda a, b: L.mul(a, b, out_dtype=np.int32))(
+         np.arange(-6, 6, dtype=np.int8).reshape(3, 4), np.array([[100, -3, 0, 7]], np.int8))),
+    # a Python int is converted on the host: out of range it wraps
+    ("convert_python_int_wraps",
+     lambda ns, L: (L.convert_element_type(2**32 + 5, np.int32),
+                    L.convert_element_type(-(2**40) - 3, np.uint8))),
 ]  # fmt: skip
 
 X64_ROWS: list[tuple[str, Any]] = [
@@ -114,6 +125,8 @@ ERRORS: list[tuple[str, Any]] = [
      lambda ns, L: L.select_n(ns.asarray(_X[:2] > 0), ns.asarray(_X), ns.asarray(_X))),
     ("pow_float32_by_float16",
      lambda ns, L: L.pow(ns.asarray(_X), ns.asarray(np.float16(2.0)))),
+    ("convert_without_dtype", lambda ns, L: L.convert_element_type(ns.asarray(_X), None)),
+    ("split_negative_size", lambda ns, L: L.split(ns.asarray(_X), [7, -2])),
 ]  # fmt: skip
 
 

@@ -9,10 +9,11 @@ convolution over an empty batch; and the argument checks every
 implementation rejects with JAX's class: ``preferred_element_type`` that
 narrows or changes the kind, a precision pair holding ``None``, an unknown
 precision name, repeated contracting dims, a convolution layout that
-repeats a letter, operands of different ranks. Left out, JAX 0.10.2 failing
-with another class: malformed ``dimension_numbers`` (JAX: ``ValueError``
-unpacking them), a spec that is not a permutation (MLIR's verifier), an
-unknown padding name (``RuntimeError``). Every case is ``AGREE``: judged by JAX (live or
+repeats a letter, operands of different ranks, a padding that is not
+``(low, high)`` int pairs (``ValueError``), an unknown padding name
+(``RuntimeError``). Left out, JAX 0.10.2 failing with another class:
+malformed ``dimension_numbers`` (JAX: ``ValueError`` unpacking them), a spec
+that is not a permutation (MLIR's verifier). Every case is ``AGREE``: judged by JAX (live or
 recorded); each case's recorded source includes its row and the helpers it
 calls.
 """
@@ -93,6 +94,16 @@ ERRORS: list[tuple[str, Any]] = [
                                           dimension_numbers=("NCC", "OIH", "NCH"))),
     ("conv_ranks_differ",
      lambda ns, L: L.conv_general_dilated(ns.asarray(_LHS), ns.asarray(_RHS[0]), (1,), "VALID")),
+    # not a sequence of (low, high) int pairs: JAX's ValueError; an unknown name: RuntimeError
+    ("conv_padding_not_pairs",
+     lambda ns, L: L.conv_general_dilated(ns.asarray(_LHS), ns.asarray(_RHS), (1,), (1, 1))),
+    ("conv_padding_float_pair",
+     lambda ns, L: L.conv_general_dilated(ns.asarray(_LHS), ns.asarray(_RHS), (1,),
+                                          [(0.5, 1)])),
+    ("conv_padding_unknown_name",
+     lambda ns, L: L.conv_general_dilated(ns.asarray(_LHS), ns.asarray(_RHS), (1,), "FULL")),
+    ("padtype_to_pads_unknown_name",
+     lambda ns, L: L.padtype_to_pads((5,), (2,), (1,), "FULL")),
 ]  # fmt: skip
 
 

@@ -497,10 +497,9 @@ LINALG_ROWS: list[tuple[str, Any]] = [
      lambda L, ns: _grad_api(ns).grad(lambda k: (_conv(L, rhs=k) ** 2).sum())(_RHS)),
 ]  # fmt: skip
 
-# Left out, differing from JAX: conv with lhs and rhs of different ranks (JAX: TypeError;
-# refimpl: ValueError) or of rank 1 (JAX: IndexError), an unknown padding string (JAX:
-# RuntimeError; refimpl: ValueError), a float feature_group_count and an unknown
-# precision name (JAX accepts both).
+# Left out, differing from JAX: conv with lhs and rhs of rank 1 (JAX: IndexError), a float
+# feature_group_count and an unknown precision name (JAX accepts both; a dot algorithm
+# preset's name). Different ranks and an unknown padding name: linalg.paths.
 LINALG_ERRORS: list[tuple[str, Any]] = [
     ("dot_general/dtypes_differ",
      lambda L, ns: L.dot_general(_F, _F.T.astype(np.int32), (((1,), (0,)), ((), ())))),

@@ -8,7 +8,9 @@ mul_add) that the ``random*`` families leave untaken (issue 36).
   with a key batched next to unbatched counters (threefry's batch rule moving
   the batch axis and broadcasting rank-0 operands);
 * ``prng.paths/bitcast_*``: ``jvp`` through ``lax.bitcast_convert_type``
-  (zero tangent, as JAX) and the bool casts every implementation rejects.
+  (zero tangent, as JAX), casts to a narrower type (a trailing dim added) and
+  a wider one (the trailing dim consumed), and the bool, complex and
+  trailing-dim mismatches every implementation rejects.
 
 * ``prng.paths/own/*``: refimpl.lax's own ``threefry2x32`` and ``mul_add``
   (JAX's lax has neither; skipped there): threefry under ``vmap`` on axis 1
@@ -106,6 +108,29 @@ def _bitcast_to_bool(ns: Any) -> Any:
     return ns.lax_.bitcast_convert_type(np.ones(3, np.int8), np.bool_)
 
 
+def _bitcast_narrower(ns: Any) -> Any:
+    """A trailing dim of 4 (bytes) and of 2 (halves), eagerly and under jit."""
+    cast = ns.lax_.bitcast_convert_type
+    words = np.array([[0x01020304, 0xA0B0C0D0], [7, 0x3C003C01]], np.uint32)
+    return (cast(words, np.uint8), ns.jit(lambda w: cast(w, np.float16))(words),
+            cast(np.float32(1.5), np.int8))  # fmt: skip
+
+
+def _bitcast_wider(ns: Any) -> Any:
+    """The trailing dim consumed, eagerly and under jit."""
+    cast = ns.lax_.bitcast_convert_type
+    pieces = np.arange(16, dtype=np.uint8).reshape(2, 2, 4) * 17
+    return cast(pieces, np.int32), ns.jit(lambda p: cast(p, np.float32))(pieces)
+
+
+def _bitcast_wider_bad_dim(ns: Any) -> Any:
+    return ns.lax_.bitcast_convert_type(np.ones((2, 3), np.uint8), np.uint32)
+
+
+def _bitcast_from_complex(ns: Any) -> Any:
+    return ns.lax_.bitcast_convert_type(np.ones(2, np.complex64), np.uint32)
+
+
 ROWS: list[tuple[str, Any, bool]] = [
     ("wald_grad", _wald_grad, False),
     ("wald_grad_f64", _wald_grad_f64, True),
@@ -116,6 +141,10 @@ ROWS: list[tuple[str, Any, bool]] = [
     ("bitcast_jvp", _bitcast_jvp, False),
     ("bitcast_from_bool", _bitcast_from_bool, False),
     ("bitcast_to_bool", _bitcast_to_bool, False),
+    ("bitcast_narrower", _bitcast_narrower, False),
+    ("bitcast_wider", _bitcast_wider, False),
+    ("bitcast_wider_bad_dim", _bitcast_wider_bad_dim, False),
+    ("bitcast_from_complex", _bitcast_from_complex, False),
 ]
 
 
