@@ -7,7 +7,10 @@ the two is not given, what ``jit`` copies from the function
 (``functools.wraps``), ``copy.copy``/``copy.deepcopy`` of arrays and of
 tracers, the named axes bound at a call as part of jit's cache key, and the
 signature of a ``jacfwd``/``jacrev``/``hessian`` function (``static_argnames``
-of its jit name the function's parameters).
+of its jit name the function's parameters); a ``vjp`` cotangent of another
+dtype than its differentiable output (``ValueError``), ``jvp`` primals and
+tangents in different containers (``TypeError``), and ``linear_transpose``
+of a function with dead non-linear code.
 """
 
 from __future__ import annotations
@@ -66,6 +69,16 @@ def _static_flag_of(transform: str) -> Callable[[Any], Any]:
         return f(1.0, False), f(1.0, True)
 
     return script
+
+
+def _pullback_of(ns: Any, ct: Any) -> Any:
+    _, pullback = ns.api.vjp(lambda x: x * 2.0, np.float32(3))
+    return ns.capture(pullback, ct)
+
+
+def _transpose_past_dead_code(ns: Any) -> Any:
+    inner = ns.api.jit(lambda x: (2.0 * x, x > 0))
+    return ns.api.linear_transpose(lambda x, y: inner(x)[0], 1.0, 1.0)(3.0)
 
 
 def _axis_sizes(ns: Any) -> Any:
@@ -128,6 +141,13 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
     "grad_through_deepcopy": lambda ns: ns.api.grad(lambda v: copy.deepcopy(v) * 3.0)(2.0),
     "deepcopy_of_an_array": lambda ns: copy.deepcopy({"a": ns.asarray(X)}),
     "jit_cache_keyed_on_axis_size": _axis_sizes,
+    "vjp_cotangent_float16_for_float32": lambda ns: _pullback_of(ns, np.float16(1)),
+    "vjp_cotangent_python_int_for_float32": lambda ns: _pullback_of(ns, 1),
+    "vjp_cotangent_python_float_for_float32": lambda ns: _pullback_of(ns, 1.0),
+    "jvp_tuple_primals_list_tangents": lambda ns: ns.capture(
+        ns.api.jvp, lambda x: x * 2.0, (1.0,), [1.0]
+    ),
+    "linear_transpose_past_dead_code": _transpose_past_dead_code,
     **{f"static_argnames_of_{t}": _static_flag_of(t) for t in ("jacfwd", "jacrev", "hessian")},
 }
 

@@ -46,6 +46,7 @@ from refimpl.transforms.ad_util import (
     tangent_aval,
 )
 from refimpl.transforms.batching import vmap
+from refimpl.transforms.dce import dce_program
 
 # --- forward mode ------------------------------------------------------------------------
 
@@ -436,11 +437,12 @@ def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> An
     tu = _tree()
     p_leaves, p_tree = tu.tree_flatten(tuple(primals))
     t_leaves, t_tree = tu.tree_flatten(tuple(tangents))
-    if p_tree != t_tree:
+    # compared as given (JAX's): a tuple of primals with a list of tangents differs
+    if p_tree != t_tree or type(primals) is not type(tangents):
         raise TypeError(
             "primal and tangent arguments to jax.jvp must have the same tree structure; "
-            f"primals have tree structure {p_tree} whereas tangents have tree structure "
-            f"{t_tree}."
+            f"primals have tree structure {tu.tree_structure(primals)} whereas tangents have "
+            f"tree structure {tu.tree_structure(tangents)}."
         )
     for p, t in zip(p_leaves, t_leaves, strict=True):
         expected = tangent_aval(tracing.get_aval(p, "jvp", "primal")).dtype
@@ -548,6 +550,19 @@ class _Pullback:
                     f"vjp: the cotangent leaf {i} has shape {_shape_of(leaf)}, but the "
                     f"corresponding primal output has shape {aval.shape}"
                 )
+            # A differentiable output's cotangent has its dtype (a Python scalar
+            # its default one), as JAX 0.10.2; an integer or bool output's
+            # cotangent is not read, so any is taken.
+            if aval.dtype != dtypes.float0:
+                own = getattr(leaf, "dtype", None)  # (float0 data has no aval)
+                is_float0 = own is not None and np.dtype(own) == dtypes.float0
+                ct_dtype = dtypes.float0 if is_float0 else tracing.get_aval(leaf, "vjp", i).dtype
+                if ct_dtype != aval.dtype:
+                    raise ValueError(
+                        "unexpected JAX type (e.g. shape/dtype) for argument to VJP function: "
+                        f"cotangent leaf {i} has dtype {ct_dtype}, but the corresponding "
+                        f"output of the differentiated function has dtype {aval.dtype}"
+                    )
         cts_in = [
             Zero(aval) if aval.dtype == dtypes.float0 else leaf
             for leaf, aval in zip(ct_leaves, self.out_avals, strict=True)
@@ -1647,7 +1662,15 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Cal
             "linear_transpose only supports [float or complex] -> [float or complex], and "
             f"integer -> integer functions, but got {in_dtypes} -> {out_dtypes}."
         )
-    transposed = _LinearTranspose(program, out_trees[0], in_tree, len(in_avals))
+    # Dead code first (JAX's transpose sees only what the outputs need): a
+    # non-linear value nothing returns, such as the unused `x > 0` output of a
+    # jitted function, then has nothing to transpose.
+    program, used_inputs = dce_program(program)
+    n_captured = len(captured)
+    captured = [c for c, used in zip(captured, used_inputs[:n_captured], strict=True) if used]
+    transposed = _LinearTranspose(
+        program, out_trees[0], in_tree, in_avals, used_inputs[n_captured:]
+    )
     # a pytree whose leaves are the captured values (JAX's Partial): it can leave a jit
     return tree_util.Partial(transposed, list(captured))
 
@@ -1656,8 +1679,11 @@ class _LinearTranspose:
     """The function ``linear_transpose`` returns, without the values its
     program captured (which come first)."""
 
-    def __init__(self, program: Program, out_tree: Any, in_tree: Any, n_in: int) -> None:
-        self.program, self.out_tree, self.in_tree, self.n_in = program, out_tree, in_tree, n_in
+    def __init__(
+        self, program: Program, out_tree: Any, in_tree: Any, in_avals: list, used: list[bool]
+    ) -> None:
+        self.program, self.out_tree, self.in_tree = program, out_tree, in_tree
+        self.in_avals, self.used = in_avals, used  # the program reads the inputs marked used
 
     def __call__(self, captured: list, out_ct: Any) -> tuple:
         tu, program, out_tree, in_tree = _tree(), self.program, self.out_tree, self.in_tree
@@ -1680,11 +1706,19 @@ class _LinearTranspose:
                 "linear_transpose: cotangent type does not match function output, expected "
                 f"{expected} but got {got}"
             )
-        linear = [False] * n_captured + [True] * self.n_in
-        cts = backward_pass(program, linear, list(captured) + [None] * self.n_in, list(ct_leaves))[
-            n_captured:
+        n_in = sum(self.used)
+        linear = [False] * n_captured + [True] * n_in
+        cts = iter(
+            backward_pass(program, linear, list(captured) + [None] * n_in, list(ct_leaves))[
+                n_captured:
+            ]
+        )
+        # an input the outputs do not depend on gets zeros
+        full = [
+            next(cts) if used else Zero(tangent_aval(aval))
+            for aval, used in zip(self.in_avals, self.used, strict=True)
         ]
-        return tu.tree_unflatten(in_tree, [_output_tangent(c) for c in cts])
+        return tu.tree_unflatten(in_tree, [_output_tangent(c) for c in full])
 
 
 # the rules of sub-program primitives differentiate through these (primitives.rule_context)

@@ -10,6 +10,7 @@ import copy
 import inspect
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax as jlax
@@ -174,3 +175,62 @@ def test_derivative_functions_keep_the_signature_for_static_argnames(backend, tr
             np.asarray(jax.tree.leaves(g), np.float32), np.asarray(jax.tree.leaves(w), np.float32)
         )
     assert str(inspect.signature(getattr(ri, transform)(lambda x, flag: x))) == "(x, flag)"
+
+
+@pytest.mark.parametrize(
+    "out,ct",
+    [
+        ("f32", np.float16(1)),
+        ("f32", 1),  # a Python int is int32
+        ("f32", np.int32(1)),
+        ("f32", 1j),
+        ("f32", True),
+        ("f32", 1.0),  # a Python float is float32: taken
+        ("f32", np.float64(1)),  # float64 is float32 without x64: taken
+        ("f16", 1.0),
+        ("c64", 1.0),
+        ("c64", 1j),
+        ("i32", np.float32(1)),  # an integer output's cotangent is not read
+    ],
+)
+def test_vjp_cotangent_dtype_must_match_a_differentiable_output(backend, out, ct):
+    casts = {"f32": "float32", "f16": "float16", "c64": "complex64", "i32": "int32"}
+
+    def run(m, np_):
+        def f(x):
+            return (x * 2.0).astype(casts[out])
+
+        _, pullback = m.vjp(f, np.float32(3))
+        return pullback(ct)
+
+    want = _raised(lambda: run(jax, jnp))
+    got = _raised(lambda: run(ri, rnp))
+    assert got is want
+    if want is None:
+        w, g = run(jax, jnp), run(ri, rnp)
+        np.testing.assert_array_equal(np.asarray(g[0]), np.asarray(w[0]))
+        assert g[0].dtype == w[0].dtype
+
+
+def test_jvp_primals_and_tangents_must_be_the_same_container(backend):
+    def f(x):
+        return x * 2.0
+
+    for primals, tangents in [((1.0,), [1.0]), ([1.0], (1.0,))]:
+        assert _raised(lambda p=primals, t=tangents: jax.jvp(f, p, t)) is TypeError
+        with pytest.raises(TypeError, match="same tree structure"):
+            ri.jvp(f, primals, tangents)
+    out, tangent = ri.jvp(f, [1.0], [1.0])
+    assert float(tangent) == float(jax.jvp(f, [1.0], [1.0])[1]) == 2.0
+
+
+def test_linear_transpose_ignores_what_the_outputs_do_not_need(backend):
+    def make(m, np_):
+        inner = m.jit(lambda x: (2.0 * x, x > 0))  # a non-linear output, unused
+        return m.linear_transpose(lambda x, y: inner(x)[0], 1.0, 1.0)
+
+    want = make(jax, jnp)(3.0)
+    got = make(ri, rnp)(3.0)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and float(g) == float(w)
+    assert [float(g) for g in got] == [6.0, 0.0]
