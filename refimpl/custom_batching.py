@@ -33,7 +33,7 @@ from refimpl import tracing, tree_util
 from refimpl.core import Program, ShapedArray
 from refimpl.errors import UnexpectedTracerError
 from refimpl.interpreter import eval_program
-from refimpl.primitives import ref_context
+from refimpl.primitives import control_flow, ref_context
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.structural import broadcast_in_dim
 from refimpl.transforms import ad, batching
@@ -245,6 +245,16 @@ def _resolve_kwargs(fun: Callable[..., Any], name: str, args: tuple, kwargs: dic
     return bound.args
 
 
+def forward_def(obj: Any, name: str) -> Any:
+    """As JAX, a custom_* wrapper of another one forwards the ``def*``
+    methods it lacks to the function it wraps (``custom_vjp(custom_vmap(f))``
+    has ``def_vmap``), and only those."""
+    fun = obj.__dict__.get("fun")
+    if name.startswith("def") and fun is not None:
+        return getattr(fun, name)
+    raise AttributeError(f"{type(obj).__name__!r} object has no attribute {name!r}")
+
+
 class custom_vmap:  # noqa: N801  (JAX's name)
     """Wrap ``fun`` so that ``vmap`` uses the rule given by :meth:`def_vmap`."""
 
@@ -254,6 +264,9 @@ class custom_vmap:  # noqa: N801  (JAX's name)
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.vmap_rule: Callable[..., Any] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return forward_def(self, name)
 
     def def_vmap(self, rule: Callable[..., Any]) -> Callable[..., Any]:
         """Set the batching rule ``rule(axis_size, in_batched, *args) -> (out, out_batched)``."""
@@ -313,4 +326,28 @@ class custom_vmap:  # noqa: N801  (JAX's name)
         return tree_util.tree_unflatten(out_trees[0], list(outs[:n_out]))
 
 
-__all__ = ["custom_vmap"]
+def sequential_vmap(f: Callable[..., Any]) -> custom_vmap:
+    """``f`` as a ``custom_vmap`` whose rule maps it over the batch one
+    member at a time (a scan, as ``lax.map``), the unbatched arguments
+    passed whole to every member (``jax.custom_batching.sequential_vmap``)."""
+    wrapped = custom_vmap(f)
+
+    def rule(axis_size: int, in_batched: list, *args: Any) -> tuple[Any, Any]:
+        del axis_size
+        flags = tree_util.tree_leaves(in_batched)
+        leaves, in_tree = tree_util.tree_flatten(list(args))
+        mapped = [x for x, b in zip(leaves, flags, strict=True) if b]
+
+        def member(mapped_leaves: list) -> Any:
+            it = iter(mapped_leaves)
+            merged = [next(it) if b else x for x, b in zip(leaves, flags, strict=True)]
+            return wrapped(*tree_util.tree_unflatten(in_tree, merged))
+
+        _, out = control_flow.scan(lambda c, xs: (c, member(xs)), None, mapped)
+        return out, tree_util.tree_map(lambda _: True, out)
+
+    wrapped.def_vmap(rule)
+    return wrapped
+
+
+__all__ = ["custom_vmap", "sequential_vmap"]

@@ -30,6 +30,7 @@ import numpy as np
 from refimpl import dtypes, tracing, tree_util
 from refimpl.ad_checkpoint import remat_opt_fwd
 from refimpl.core import AbstractRef, Program, ShapedArray, avals_str
+from refimpl.custom_batching import forward_def
 from refimpl.errors import UnexpectedTracerError
 from refimpl.interpreter import eval_program
 from refimpl.primitives import ref_context
@@ -493,6 +494,9 @@ class _CustomFunction:
         if instance is None:
             return self
         return functools.partial(self, instance)
+
+    def __getattr__(self, name: str) -> Any:
+        return forward_def(self, name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         missing = self._missing_rule(_name(self.fun))

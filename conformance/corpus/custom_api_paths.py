@@ -168,3 +168,39 @@ SCRIPTS.update(
         "linear_call_bad_transpose": _linear_call_bad_transpose,
     }
 )
+
+
+def _sequential_vmap(ns: Any) -> Any:
+    api = ns.api
+    xs = ns.asarray(np.linspace(0.0, 1.0, 5).astype(np.float32))
+
+    @api.custom_batching.sequential_vmap
+    def add(x, y):
+        return {"s": x + y, "p": [x * y]}
+
+    return api.vmap(add)(xs, xs + 1.0), api.vmap(add, in_axes=(0, None))(xs, 4.0)
+
+
+def _vjp_of_vmap_forwarding(ns: Any) -> Any:
+    api = ns.api
+    xs = ns.asarray(np.linspace(0.0, 1.0, 5).astype(np.float32))
+
+    @api.custom_vjp
+    @api.custom_batching.custom_vmap
+    def f(x, y):
+        return api.numpy.sin(x) * y
+
+    f.def_vmap(lambda size, batched, x, y: (api.numpy.cos(x) * y, True))
+    f.defvjp(lambda x, y: (f(x, y), (api.numpy.cos(x), y)), lambda r, g: (r[0] * g * r[1], g))
+    return api.vmap(f)(xs, xs), api.jit(api.grad(f))(xs[1], xs[2])
+
+
+SCRIPTS.update(
+    {
+        "sequential_vmap": _sequential_vmap,
+        "custom_vjp_of_custom_vmap_def_vmap": _vjp_of_vmap_forwarding,
+        "lax_map_batch_size_zero": lambda ns: ns.api.lax.map(
+            lambda x: x * x, ns.asarray(np.arange(7, dtype=np.float32)), batch_size=0
+        ),
+    }
+)

@@ -89,8 +89,10 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
     if batch_size is None:
         _, ys = control_flow.scan(lambda c, x: (c, f(x)), None, xs)
         return ys
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"map: batch_size must be a positive int, got {batch_size!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 0:
+        raise ValueError(f"map: batch_size must be a non-negative int, got {batch_size!r}")
+    if batch_size == 0:  # JAX: no chunks, the whole axis is the remainder
+        return vmap(f)(xs)
 
     tree = tree_util
     batch_size = builtins.min(batch_size, n) if n else batch_size

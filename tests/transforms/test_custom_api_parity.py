@@ -266,3 +266,64 @@ def test_symbolic_zeros_stay_symbolic_under_vmap(backend):
     got_out, got_grad, got_jit, got_log = prog(RI)
     _close((got_out, got_grad, got_jit), (want_out, want_grad, want_jit))
     assert got_log == want_log
+
+
+def test_sequential_vmap(backend):
+    xs = np.linspace(0.0, 1.0, 5).astype(np.float32)
+
+    def prog(n):
+        cb = n.lib.custom_batching
+
+        @cb.sequential_vmap
+        def add(x, y):
+            return {"s": x + y, "p": [x * y]}
+
+        @cb.sequential_vmap
+        def fwd(x, y):
+            return n.np.sin(x) * y, (x, y)
+
+        @cb.sequential_vmap
+        def bwd(res, ct):
+            return res[0] * ct, res[1] * ct
+
+        fun = n.lib.custom_vjp(lambda x, y: fwd(x, y)[0])
+        fun.defvjp(fwd, bwd)
+        f = n.lib.vmap(n.lib.jit(fun), in_axes=(0, None))
+        out, f_vjp = n.lib.vjp(f, xs, np.float32(0.5))
+        return (
+            n.lib.vmap(add)(xs, xs + 1.0),
+            n.lib.vmap(add, in_axes=(0, None))(xs, np.float32(4.0)),
+            add(np.float32(1.0), np.float32(2.0)),
+            out,
+            f_vjp(out),
+        )
+
+    _close(prog(RI), prog(JAX))
+
+
+def test_a_custom_vjp_of_a_custom_vmap_forwards_def_vmap(backend):
+    xs = np.linspace(0.0, 1.0, 5).astype(np.float32)
+
+    def prog(n):
+        @n.lib.custom_vjp
+        @n.lib.custom_batching.custom_vmap
+        def f(x, y):
+            return n.np.sin(x) * y
+
+        f.def_vmap(lambda size, batched, x, y: (n.np.cos(x) * y, True))
+        f.defvjp(lambda x, y: (f(x, y), (n.np.cos(x), y)), lambda r, g: (r[0] * g * r[1], g))
+        return n.lib.vmap(f)(xs, xs), n.lib.grad(f)(xs[1], xs[2])
+
+    _close(prog(RI), prog(JAX))
+    with pytest.raises(AttributeError):
+        RI.lib.custom_jvp(RI.lib.custom_batching.custom_vmap(lambda x: x)).not_a_def_method  # noqa: B018
+
+
+@pytest.mark.parametrize("batch_size", [0, 3])
+def test_lax_map_batch_size_zero_is_one_vmap(backend, batch_size):
+    xs = {"a": np.arange(7, dtype=np.float32)}
+
+    def prog(n):
+        return n.lib.lax.map(lambda x: {"b": x["a"] ** 2}, xs, batch_size=batch_size)
+
+    _close(prog(RI), prog(JAX))
