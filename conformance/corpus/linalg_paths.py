@@ -5,7 +5,8 @@ reaches (refimpl/primitives/linalg.py; issue 36).
 name as a string, a bool ``feature_group_count`` (an int, as JAX), ``grad``
 of a ``dot_general`` whose batch dims are not leading (the transposes' permutation back), a
 convolution with an empty output, eagerly and under ``jit``, ``vmap`` of a
-convolution over an empty batch; and the argument checks every
+convolution over an empty batch (also with ``batch_group_count`` 2, batched
+by a loop over the members); and the argument checks every
 implementation rejects with JAX's class: ``preferred_element_type`` that
 narrows or changes the kind, a precision pair holding ``None``, an unknown
 precision name, repeated contracting dims, a convolution layout that
@@ -73,6 +74,15 @@ ROWS: list[tuple[str, Any]] = [
     ("conv_vmap_empty_batch",
      lambda ns, L: _api(ns).vmap(lambda w: L.conv_general_dilated(_LHS, w, (1,), "VALID"))(
          np.zeros((0, 3, 2, 2), np.float32))),
+    # batch_group_count > 1: a loop over the members, of which there are none
+    ("conv_batch_groups_vmap_empty_batch",
+     lambda ns, L: ns.jit(_api(ns).vmap(lambda x: L.conv_general_dilated(
+         x, np.ones((4, 3, 2), np.float32), (1,), "VALID", batch_group_count=2)))(
+             np.zeros((0, 2, 3, 5), np.float32))),
+    ("conv_batch_groups_vmap",
+     lambda ns, L: _api(ns).vmap(lambda x: L.conv_general_dilated(
+         x, np.ones((4, 3, 2), np.float32), (1,), "VALID", batch_group_count=2), in_axes=1)(
+             np.arange(2 * 3 * 3 * 5, dtype=np.float32).reshape(2, 3, 3, 5))),
 ]  # fmt: skip
 
 ERRORS: list[tuple[str, Any]] = [

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from refimpl import tracing
 from refimpl.primitives import structural
 from refimpl.primitives.structural import (
@@ -42,6 +44,20 @@ def loop_batch_rule(primitive: Any) -> Callable[..., Any]:
 
     def rule(args: Sequence[Any], dims: Sequence[int | None], **params: Any):
         size = axis_size_of(args, dims)
+        if size == 0:  # no member to run: empty results of the members' types
+            avals = []
+            for i, (x, d) in enumerate(zip(args, dims, strict=True)):
+                aval = tracing.get_aval(x, primitive.name, i)
+                if d is not None:
+                    aval = aval.update(shape=aval.shape[:d] + aval.shape[d + 1 :])
+                avals.append(aval)
+            empty = [
+                structural.broadcast_in_dim(np.zeros((), out.dtype), (0, *out.shape), ())
+                for out in primitive.out_avals(avals, params)
+            ]
+            if primitive.multiple_results:
+                return empty, [0] * len(empty)
+            return empty[0], 0
         per_member = []
         for b in range(size):
             member = [

@@ -120,3 +120,23 @@ def test_composite_special_functions_under_vmap_match_jax(backend, case):
     for got in (ri.vmap(rf)(X23), ri.jit(ri.vmap(rf))(X23)):
         assert got.shape == want.shape and got.dtype == want.dtype
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("axes", [(1, None), (None, 0), (1, 0)])
+def test_conv_with_batch_groups_over_an_empty_batch_matches_jax(backend, axes):
+    """batch_group_count > 1 batches by a loop over the members; with none, the
+    result is empty of the members' type (it indexed an empty list)."""
+    lhs = np.ones((2, 0, 1, 6, 7) if axes[0] == 1 else (2, 1, 6, 7), np.float32)
+    rhs = np.ones((0, 4, 1, 1, 2) if axes[1] == 0 else (4, 1, 1, 2), np.float32)
+
+    def conv(api):
+        return lambda a, b: api.conv_general_dilated(
+            a, b, (1, 2), ((1, 0), (0, 1)), dimension_numbers=("NCHW", "OIHW", "NCHW"),
+            batch_group_count=2,
+        )  # fmt: skip
+
+    want = jax.vmap(conv(jax.lax), axes)(lhs, rhs)
+    f = ri.vmap(conv(lax), axes)
+    for got in (f(lhs, rhs), ri.jit(f)(lhs, rhs)):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        assert got.weak_type == want.weak_type
