@@ -8,7 +8,8 @@ carry the body returns unchanged (forwarded outside the loop, as JAX), plain,
 under ``jit`` and inside ``cond``; ``associative_scan`` of a vmapped
 ``solve`` (no combine of empty slices) and the derivative of
 ``cumlogsumexp`` at a -inf input (weight 0, as JAX's logaddexp jvp, which
-replaces only +inf). Every case is ``AGREE``.
+replaces only +inf); loops and conditionals under ``disable_jit()``, run in
+Python as JAX does. Every case is ``AGREE``.
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ def _solve_scan(ns: Any, L: Any) -> Any:
     return L.associative_scan(api.vmap(fn), (ms, np.ones((6, 2), np.float32)))
 
 
+def _without_jit(ns: Any, run: Any) -> Any:
+    """``run()`` under the namespace's ``disable_jit()``."""
+    with _api(ns).disable_jit():
+        return run()
+
+
 def _fori_identity(L: Any, x: Any) -> Any:
     return L.fori_loop(x, x + 2.0, lambda i, c: c, x)
 
@@ -81,11 +88,29 @@ ROWS: list[tuple[str, Any]] = [
     ("cumlogsumexp_grad_minus_inf",
      lambda ns, L: _api(ns).grad(lambda v: L.cumlogsumexp(v, axis=0).sum())(
          np.array([-np.inf, 0.0, -np.inf, 1.0], np.float32))),
+    ("disable_jit_fori_python_loop",
+     lambda ns, L: _without_jit(ns, lambda: L.fori_loop(0, 3, lambda i, c: c + i, 1.0))),
+    ("disable_jit_scan_zero_length",
+     lambda ns, L: _without_jit(ns, lambda: L.scan(lambda c, x: (c + x, x), 0.0,
+                                                   np.zeros(0, np.float32)))),
+    ("disable_jit_scan_reverse",
+     lambda ns, L: _without_jit(ns, lambda: L.scan(lambda c, x: (c + x, (c, 2.0)), 0.0,
+                                                   np.arange(3, dtype=np.float32), reverse=True))),
+    ("disable_jit_cond_branches_of_other_types",
+     lambda ns, L: _without_jit(ns, lambda: L.cond(True, lambda x: (x, 1), lambda x: (x, 2.0),
+                                                   3.0))),
+    ("disable_jit_switch_clamped_index",
+     lambda ns, L: _without_jit(ns, lambda: L.switch(5, [lambda x: x + 1, lambda x: x * 1.0],
+                                                     1))),
+    ("disable_jit_while_python_loop",
+     lambda ns, L: _without_jit(ns, lambda: L.while_loop(lambda c: c[0] < 3,
+                                                         lambda c: (c[0] + 1, c[1] * 2.0),
+                                                         (0, 1)))),
 ]  # fmt: skip
 
 
 def cases() -> Iterator[Case]:
-    used = (_api, _shifted, _scan_of_fori, _solve_scan, _fori_identity)
+    used = (_api, _shifted, _scan_of_fori, _solve_scan, _without_jit, _fori_identity)
     helpers = "".join(inspect.getsource(h) for h in used)
     for name, fn in ROWS:
         case = script_case(f"control.parity_paths/{name}", on_lax(fn), expect=AGREE)

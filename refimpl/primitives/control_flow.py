@@ -976,6 +976,8 @@ def _scan(
             )
     xs_avals = _avals_of(api, xs_leaves, xs_paths)
     length = _scan_length(api, xs_avals, xs_paths, length)
+    if config.disable_jit:
+        return _scan_in_python(f, init, xs_leaves, xs_tree, length, bool(reverse))
     unroll = normalize_unroll(unroll, length, api)
     reverse = bool(reverse)
     x_avals = [x.update(shape=x.shape[1:]) for x in xs_avals]
@@ -1034,6 +1036,38 @@ def _scan(
     ref_context.write_back(written, outs[len(init_leaves) : n_carry])
     carry = init_tree.unflatten(outs[: len(init_leaves)])
     return carry, y_tree.unflatten(outs[n_carry:])
+
+
+def _scan_in_python(
+    f: Callable,
+    init: Any,
+    xs_leaves: list,
+    xs_tree: tree_util.PyTreeDef,
+    length: int,
+    reverse: bool,
+) -> tuple[Any, Any]:
+    """``scan`` under ``disable_jit``, as JAX 0.10.2: a Python loop calling
+    ``f`` op by op (the carry stays whatever ``f`` returns, Python scalars
+    included), the ys stacked; zero steps are JAX's ValueError (no trace
+    gives the ys' types)."""
+    if length == 0:
+        raise ValueError(
+            "zero-length scan is not supported in disable_jit() mode because the output "
+            "type is unknown."
+        )
+    carry, ys = init, []
+    steps = range(length - 1, -1, -1) if reverse else range(length)
+    for i in steps:
+        x = [structural.index_in_dim(leaf, i, 0, keepdims=False) for leaf in xs_leaves]
+        carry, y = f(carry, xs_tree.unflatten(x))
+        ys.append(y)
+    if reverse:
+        ys.reverse()
+
+    def stack(*leaves: Any) -> Any:
+        return structural.concatenate([structural.expand_dims(y, (0,)) for y in leaves], 0)
+
+    return carry, tree_util.tree_map(stack, *ys)
 
 
 def _scan_threading_refs(body: _Traced, num_carry: int) -> Program:
@@ -1481,6 +1515,19 @@ def while_loop(
 def _while_loop(api: str, cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     if not (callable(cond_fun) and callable(body_fun)):
         raise TypeError(f"{api}: cond_fun and body_fun must be callable")
+    if config.disable_jit:
+        # as JAX 0.10.2: a Python loop over the carry as arrays; a predicate
+        # that cannot be a Python bool (traced, under vmap) falls back to the loop
+        def arrays(tree: Any) -> Any:
+            return tree_util.tree_map(lambda leaf: _as_array(api, leaf), tree)
+
+        try:
+            val = arrays(init_val)
+            while cond_fun(val):
+                val = arrays(body_fun(val))
+            return val
+        except tracing.ConcretizationTypeError:
+            pass
     ref_context.check_no_refs(init_val, "while_body")
     leaves, tree, paths = _flatten_operands("carry", init_val)
     avals = _avals_of(api, leaves, paths)
@@ -1695,6 +1742,8 @@ def fori_loop(
     wrappers = _ForiWrappers.of(body_fun)
     if bounds is not None:
         start, stop = bounds
+        if config.disable_jit and stop <= start:  # JAX: its Python scan needs a step
+            return init_val
         (_, result), _ = _scan(
             api, wrappers.scan_step, (start, init_val), None, max(stop - start, 0), False,
             False if unroll is None else unroll,
@@ -1753,8 +1802,18 @@ class _ForiWrappers:
             return cls(body_fun, weak=False)
 
 
+def _as_array(api: str, leaf: Any) -> Any:
+    """``leaf`` as an array of its own type (JAX's ``lax.asarray``)."""
+    if isinstance(leaf, tracing.Tracer):
+        return leaf
+    aval = tracing.get_aval(leaf, api, "carry")
+    return convert_element_type(leaf, aval.dtype, weak_type=aval.weak_type)
+
+
 def _plus_one(i: Any) -> Any:
     """``i + 1`` in ``i``'s dtype, keeping its weak type."""
+    if type(i) is int:  # a Python loop under disable_jit counts in Python, as JAX's
+        return i + 1
     return add(i, tracing.TypedScalar(1, tracing.get_aval(i, "lax.fori_loop", "i").dtype, True))
 
 
@@ -1837,6 +1896,9 @@ def cond(
     if not dtypes.is_bool(aval.dtype):
         zero = tracing.TypedScalar(0, aval.dtype, weak_type=True)
         pred = (pred != 0) if dtypes.is_python_scalar(pred) else ne(pred, zero)
+    if config.disable_jit and not isinstance(pred, tracing.Tracer):
+        # as JAX 0.10.2: the chosen branch called op by op, its result as it returns it
+        return true_fun(*operands) if pred else false_fun(*operands)
     index = convert_element_type(pred, np.int32)
     return _switch(api, index, (false_fun, true_fun), operands, ("false_fun", "true_fun"))
 
@@ -1872,6 +1934,8 @@ def switch(
     if aval.dtype != np.int32:
         index = convert_element_type(index, np.int32)
     index = clamp(np.int32(0), index, np.int32(len(branches) - 1))
+    if config.disable_jit and not isinstance(index, tracing.Tracer):
+        return branches[int(index)](*operands)
     names = tuple(f"branch {i}" for i in range(len(branches)))
     return _switch(api, index, branches, operands, names)
 

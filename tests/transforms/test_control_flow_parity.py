@@ -132,3 +132,61 @@ def test_cumlogsumexp_derivative_of_a_minus_infinity_input_is_zero_weighted(back
     got = ri.jvp(lambda v: lax.cumlogsumexp(v, reverse=True), (x,), (t,))
     want = jax.jvp(lambda v: jlax.cumlogsumexp(v, reverse=True), (x,), (t,))
     _same(got, want)
+
+
+def _describe(value):
+    """Type and value of each leaf: a Python scalar stays one (JAX's disable_jit loops)."""
+    out = []
+    for leaf in jax.tree_util.tree_leaves(value):
+        if isinstance(leaf, (bool, int, float)):
+            out.append((type(leaf).__name__, leaf))
+        else:
+            a = np.asarray(leaf)
+            out.append((str(a.dtype), a.shape, a.tolist(), bool(getattr(leaf, "weak_type", False))))
+    return out
+
+
+_DISABLED_PROGRAMS = {
+    "fori": lambda lax_, np_: lax_.fori_loop(0, 3, lambda i, c: c + i, 1.0),
+    "fori_empty": lambda lax_, np_: lax_.fori_loop(0, 0, lambda i, c: c + i, 1.0),
+    "cond_mismatched_branches": lambda lax_, np_: lax_.cond(
+        np_.array(True), lambda x: (x, 1), lambda x: (x, 2.0), 3.0
+    ),
+    "switch_clamped": lambda lax_, np_: lax_.switch(5, [lambda x: x + 1, lambda x: x * 1.0], 1),
+    "scan": lambda lax_, np_: lax_.scan(
+        lambda c, x: (c + x, (c, 2.0)), 0.0, np_.arange(3.0), reverse=True
+    ),
+    "while": lambda lax_, np_: lax_.while_loop(
+        lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2.0), (0, 1)
+    ),
+    "vmap_cond": lambda lax_, np_: (jax if lax_ is jlax else ri).vmap(
+        lambda t: lax_.cond(t > 0, lambda x: 0, lambda x: 1, 0)
+    )(np_.array([1, -1])),
+    "vmap_while": lambda lax_, np_: (jax if lax_ is jlax else ri).vmap(
+        lambda y: lax_.while_loop(lambda x: x < 10.0, lambda x: x + 1.0, y)
+    )(np_.array([3.0, 4.0])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DISABLED_PROGRAMS))
+def test_control_flow_under_disable_jit_runs_in_python_as_jax(backend, name):
+    program = _DISABLED_PROGRAMS[name]
+    with jax.disable_jit():
+        want = program(jlax, jjnp)
+    with ri.disable_jit():
+        got = program(lax, rnp)
+    assert _describe(got) == _describe(want)
+
+
+def test_zero_length_scan_under_disable_jit_is_jaxs_value_error(backend):
+    def body(c, x):
+        return c + x, x
+
+    with jax.disable_jit(), pytest.raises(ValueError, match="zero-length scan"):
+        jlax.scan(body, 0.0, np.zeros(0, np.float32))
+    with ri.disable_jit(), pytest.raises(ValueError, match="zero-length scan"):
+        lax.scan(body, 0.0, np.zeros(0, np.float32))
+    # with jit enabled both run it
+    _same(
+        lax.scan(body, 0.0, np.zeros(0, np.float32)), jlax.scan(body, 0.0, np.zeros(0, np.float32))
+    )
