@@ -2,7 +2,8 @@
 ``tools/conformance_coverage.py``), each against JAX (recorded): lists as
 ``in_axes``, collectives in sub-programs whose operands are all unbatched,
 float0 outputs (tangents of integers) at any ``out_axes``, a mapped Ref
-returned, and vmap's argument and output checks.
+returned, ``spmd_axis_name`` (accepted; values as without it), and vmap's
+argument and output checks.
 """
 
 from __future__ import annotations
@@ -118,6 +119,15 @@ def _bool_collectives(ns: Any) -> Any:
     return api.vmap(f, axis_name="i")(flags)
 
 
+def _spmd_axis_name(ns: Any) -> Any:
+    """spmd_axis_name names mesh axes for sharding; without a mesh the values
+    are vmap's (a name or a tuple of names)."""
+    api, L = ns.api, ns.lax_
+    x = ns.asarray(X)
+    one = api.vmap(lambda v: v * 2.0, spmd_axis_name="x")(x)
+    return one, api.vmap(lambda v: L.psum(v, "i"), axis_name="i", spmd_axis_name=("x", "y"))(x)
+
+
 ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
     ("not_callable", lambda ns: ns.api.vmap(3)),
     ("out_axes_str", lambda ns: ns.api.vmap(lambda x: x, out_axes="a")),
@@ -127,6 +137,8 @@ ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
     ("axis_size_float", lambda ns: ns.api.vmap(lambda: 1.0, axis_size=1.5)()),
     ("output_string", lambda ns: ns.api.vmap(lambda x: (x, "s"))(ns.asarray(X))),
     ("inconsistent_sizes", _sizes),
+    ("spmd_axis_name_list",
+     lambda ns: ns.api.vmap(lambda x: x, spmd_axis_name=["x"])(ns.asarray(X))),
     ("inconsistent_sizes_ufunc", lambda ns: ns.api.vmap(np.add)(
         ns.asarray(X), ns.asarray(np.ones((4, 2), np.float32)))),
 ]  # fmt: skip
@@ -136,6 +148,7 @@ def cases() -> Iterator[Case]:
     yield _case("in_axes_list", _in_axes_list)
     yield _case("collective_in_loop_body", _collective_in_loop_body)
     yield _case("bool_collectives", _bool_collectives)
+    yield _case("spmd_axis_name", _spmd_axis_name)
     yield _case("float0_outputs", _float0_outputs)
     yield _case("float0_out_of_bounds", _float0_out_of_bounds)
     yield _case("ref/returned", _ref_returned)

@@ -366,6 +366,7 @@ def vmap(
     out_axes: Any = 0,
     axis_name: Any = None,
     axis_size: int | None = None,
+    spmd_axis_name: Any = None,
 ) -> Callable[..., Any]:
     """Vectorize ``fun`` over an axis of its arguments (``jax.vmap``'s conventions).
 
@@ -400,6 +401,10 @@ def vmap(
             tree prefix of the output).
         axis_name: A hashable name of the mapped axis, for collectives.
         axis_size: The axis size; needed when no argument is mapped.
+        spmd_axis_name: Mesh axis names the mapped axis is sharded over (a
+            name or a tuple of names). Taken as JAX takes it; refimpl places
+            no sharding constraints inside ``fun``, and values do not depend
+            on it.
 
     Returns:
         A function with ``fun``'s signature whose results have the mapped
@@ -432,6 +437,13 @@ def vmap(
         isinstance(axis_size, bool) or not isinstance(axis_size, (int, np.integer))
     ):
         raise TypeError(f"vmap: axis_size must be an int or None, got {axis_size!r}")
+    try:
+        hash(spmd_axis_name)
+    except TypeError:  # TypeError as JAX 0.10.2 (it hashes the names)
+        raise TypeError(
+            f"vmap: spmd_axis_name must be a hashable name or a tuple of names, got "
+            f"{spmd_axis_name!r}"
+        ) from None
     name = getattr(fun, "__name__", type(fun).__name__)
 
     @api_boundary

@@ -140,3 +140,19 @@ def test_conv_with_batch_groups_over_an_empty_batch_matches_jax(backend, axes):
     for got in (f(lhs, rhs), ri.jit(f)(lhs, rhs)):
         assert got.shape == want.shape and got.dtype == want.dtype
         assert got.weak_type == want.weak_type
+
+
+@pytest.mark.parametrize("spmd", ["x", ("x", "y")])
+def test_spmd_axis_name_is_accepted_as_jax(backend, spmd):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    want = jax.vmap(lambda v: jax.lax.psum(v, "i"), axis_name="i", spmd_axis_name=spmd)(x)
+    f = ri.vmap(lambda v: lax.psum(v, "i"), axis_name="i", spmd_axis_name=spmd)
+    for got in (f(x), ri.jit(f)(x)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_spmd_axis_name_unhashable_is_a_type_error():
+    with pytest.raises(TypeError):
+        jax.vmap(lambda v: v, spmd_axis_name=["x"])(np.ones(2))
+    with pytest.raises(TypeError, match="spmd_axis_name"):
+        ri.vmap(lambda v: v, spmd_axis_name=["x"])(np.ones(2))
