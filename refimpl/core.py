@@ -207,6 +207,14 @@ class Eqn:
     outputs: list[Var]
     params: dict[str, Any]
 
+    @property
+    def invars(self) -> list[Atom]:  # JAX's JaxprEqn spelling
+        return self.inputs
+
+    @property
+    def outvars(self) -> list[Var]:
+        return self.outputs
+
 
 @dataclass
 class Program:
@@ -225,6 +233,24 @@ class Program:
     @property
     def out_avals(self) -> list[ShapedArray]:
         return [v.aval for v in self.out_vars]
+
+    # JAX's spellings: make_jaxpr gives a ClosedJaxpr, whose ``.jaxpr`` holds
+    # ``eqns``, ``invars``, ``outvars`` and ``constvars``; a Program is both
+    @property
+    def jaxpr(self) -> Program:
+        return self
+
+    @property
+    def invars(self) -> list[Var]:
+        return self.in_vars
+
+    @property
+    def outvars(self) -> list[Atom]:
+        return self.out_vars
+
+    @property
+    def constvars(self) -> list[Var]:
+        return self.const_vars
 
     def __str__(self) -> str:
         return pretty_print(self)
