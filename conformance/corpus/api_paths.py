@@ -10,7 +10,9 @@ signature of a ``jacfwd``/``jacrev``/``hessian`` function (``static_argnames``
 of its jit name the function's parameters); a ``vjp`` cotangent of another
 dtype than its differentiable output (``ValueError``), ``jvp`` primals and
 tangents in different containers (``TypeError``), and ``linear_transpose``
-of a function with dead non-linear code.
+of a function with dead non-linear code; a linearized function given a
+tangent of another type (``ValueError``); ``len`` and a missing dtype of a
+``ShapeDtypeStruct``; ``jit(f).eval_shape``.
 """
 
 from __future__ import annotations
@@ -148,6 +150,21 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
         ns.api.jvp, lambda x: x * 2.0, (1.0,), [1.0]
     ),
     "linear_transpose_past_dead_code": _transpose_past_dead_code,
+    "linearize_tangent_of_another_type": lambda ns: ns.capture(
+        ns.api.linearize(ns.np_.sum, ns.asarray(np.array([1, 2, 3], np.int32)))[1],
+        np.ones((3, 2), np.float32),
+    ),
+    "shape_dtype_struct_len": lambda ns: len(ns.api.ShapeDtypeStruct((3, 2), np.float32)),
+    "shape_dtype_struct_len_of_scalar": lambda ns: ns.capture(
+        lambda: len(ns.api.ShapeDtypeStruct((), np.float32))
+    ),
+    "shape_dtype_struct_without_dtype": lambda ns: ns.capture(
+        lambda: ns.api.ShapeDtypeStruct((), None) and None
+    ),
+    "jitted_eval_shape": lambda ns: [
+        (s.shape, str(s.dtype), s.weak_type)
+        for s in ns.api.jit(lambda x: (x * 2, x.sum())).eval_shape(1.0)
+    ],
     **{f"static_argnames_of_{t}": _static_flag_of(t) for t in ("jacfwd", "jacrev", "hessian")},
 }
 

@@ -1257,10 +1257,14 @@ class _LinearizedJVP:
         for t, aval in zip(t_leaves, self.primal_avals, strict=True):
             expected = tangent_aval(aval)
             if _shape_of(t) != expected.shape or _dtype_of(t) != expected.dtype:
+                # (float0 has no short name: the tangent types are spelled out)
                 raise ValueError(
-                    f"linearize: a tangent of type {_dtype_of(t)}{list(_shape_of(t))} was given "
-                    f"for a primal of type {aval.str_short()}; expected "
-                    f"{expected.str_short()}"
+                    "linearized function called on tangent values inconsistent with the "
+                    f"original primal values (linearize): a tangent of type "
+                    f"{_dtype_of(t)}{list(_shape_of(t))} was given for a primal of type "
+                    f"{aval.str_short()}; expected "
+                    f"{'float0' if expected.dtype == dtypes.float0 else expected.dtype}"
+                    f"{list(expected.shape)}"
                 )
         args = list(residuals) + [t for t, nz in zip(t_leaves, self.nonzero) if nz]
         outs = tracing.eval_program_bind(self.linear, args)

@@ -53,8 +53,15 @@ class ShapeDtypeStruct:
 
     def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
         self.shape = tuple(int(d) for d in shape)
+        if dtype is None:  # np.dtype(None) would be float64 (JAX's ValueError)
+            raise ValueError("ShapeDtypeStruct: dtype must be specified.")
         self.dtype = np.dtype(dtype)
         self.weak_type = bool(weak_type)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
 
     @property
     def ndim(self) -> int:
@@ -1360,6 +1367,11 @@ class Jitted:
         check_call(call, self.__name__)
         entry = self._lookup(call)
         return entry.plan(self, entry, call, args, kwargs)
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """What ``self(*args, **kwargs)`` would return, as ``ShapeDtypeStruct``s
+        (``jax.jit(f).eval_shape``): traced, not run."""
+        return self.trace(*args, **kwargs).out_info
 
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         """Trace (or fetch from the cache) for these arguments without running."""

@@ -234,3 +234,36 @@ def test_linear_transpose_ignores_what_the_outputs_do_not_need(backend):
     for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype and float(g) == float(w)
     assert [float(g) for g in got] == [6.0, 0.0]
+
+
+def test_linearized_function_refuses_tangents_of_another_type(backend):
+    primal = np.array([1, 2, 3], np.int32)  # integer primal: float0 tangents
+    tangent = np.ones((3, 2), np.float32)
+    for jit in (lambda f: f, ri.jit):
+        assert _raised(lambda: jax.linearize(jnp.sum, primal)[1](tangent)) is ValueError
+        _, f_jvp = ri.linearize(jit(rnp.sum), primal)
+        with pytest.raises(ValueError, match="inconsistent with the original primal values"):
+            f_jvp(tangent)
+
+
+def test_shape_dtype_struct_len_and_dtype(backend):
+    for shape in [(3, 2), (1,), ()]:
+        want = _raised(lambda s=shape: len(jax.ShapeDtypeStruct(s, jnp.float32)))
+        got = _raised(lambda s=shape: len(ri.ShapeDtypeStruct(s, np.float32)))
+        assert got is want
+        if want is None:
+            assert len(ri.ShapeDtypeStruct(shape, np.float32)) == shape[0]
+    assert _raised(lambda: jax.ShapeDtypeStruct((), None)) is ValueError
+    with pytest.raises(ValueError, match="dtype must be specified"):
+        ri.ShapeDtypeStruct((), None)
+
+
+def test_jitted_eval_shape(backend):
+    def f(x):
+        return x * 2, x.sum()
+
+    for arg in (np.ones(3, np.float32), 1.0):
+        want = jax.jit(f).eval_shape(arg)
+        got = ri.jit(f).eval_shape(arg)
+        for g, w in zip(got, want, strict=True):
+            assert (g.shape, g.dtype, g.weak_type) == (w.shape, w.dtype, w.weak_type)
