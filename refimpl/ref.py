@@ -562,10 +562,23 @@ def _indexed_shape(ref: Ref, idx: Any) -> tuple[int, ...] | None:
 def _jit_eval_shape(ref: Ref, idx: Any) -> tuple[int, ...]:
     aval = _aval_of_value(ref._value)
     leaves, tree = tree_util.tree_flatten(idx)
-    if any(isinstance(leaf, tracing.Tracer) for leaf in leaves):
-        raise TypeError("traced index")
+    traced = [leaf for leaf in leaves if _is_tracer(leaf)]
     struct = ShapeDtypeStruct(aval.shape, aval.dtype)
-    return eval_shape(lambda x: x[idx], struct).shape
+    if not traced:
+        return eval_shape(lambda x: x[idx], struct).shape
+
+    # a traced index (a scan's step over a scanned ref) by its type: the
+    # window's shape does not depend on its value
+    def window(x: Any, *values: Any) -> Any:
+        it = iter(values)
+        return x[tree.unflatten([next(it) if _is_tracer(leaf) else leaf for leaf in leaves])]
+
+    index_types = [ShapeDtypeStruct(t.aval.shape, t.aval.dtype) for t in traced]
+    return eval_shape(window, struct, *index_types).shape
+
+
+def _is_tracer(x: Any) -> bool:
+    return isinstance(x, tracing.Tracer)
 
 
 def _write(ref: Ref, new: Any) -> None:

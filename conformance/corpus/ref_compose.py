@@ -178,6 +178,21 @@ def _stats_grads(ns: Any) -> Any:
     return out
 
 
+def _scan_over_ref(ns: Any) -> Any:
+    """A Ref among a scan's xs: each step reads and writes its row."""
+    api = _api(ns)
+    r = api.new_ref(np.arange(6, dtype=np.float32).reshape(3, 2))
+
+    def body(c, x_row):
+        x, row = x_row
+        row[1] = row[1] + x * c
+        return c + row[0], row[...]
+
+    eager = ns.scan(body, np.float32(1.0), (X, r))
+    jitted = ns.jit(lambda: ns.scan(body, np.float32(1.0), (X, r), reverse=True))()
+    return {"eager": eager, "jit": jitted, "r": api.freeze(r)}
+
+
 def _custom_vjp_in_jit(ns: Any) -> Any:
     api = _api(ns)
     r = api.new_ref(np.full(3, 2, np.float32))
@@ -262,6 +277,7 @@ def cases() -> Iterator[Case]:
                                                 "mutable array reference"))  # fmt: skip
     yield script_case("ref.compose/custom-vjp-bwd-writes-saved-ref", _stats_grads, tags=TAGS,
                       expect=AGREE)  # fmt: skip
+    yield script_case("ref.compose/scan-over-ref", _scan_over_ref, tags=TAGS, expect=AGREE)
     yield script_case("ref.compose/custom-vjp-in-jit", _custom_vjp_in_jit, tags=TAGS,
                       expect={"out": s * 3, "r": np.full(3, 3, f32)})  # fmt: skip
     yield script_case("ref.compose/custom-rules-under-grad", _custom_rules_under_grad,

@@ -967,13 +967,8 @@ def _scan(
     ref_context.check_no_refs(init, "scan")
     init_leaves, init_tree, carry_paths = _flatten_operands("carry", init)
     xs_leaves, xs_tree, xs_paths = _flatten_operands("xs", xs)
-    for leaf, path in zip(xs_leaves, xs_paths, strict=True):
-        if isinstance(leaf, ref_context.Ref):  # JAX 0.10.2 fails inside the body instead
-            raise TypeError(
-                f"{api}: {path} is a Ref ({leaf.aval.str_short()}); scan slices arrays, "
-                "not refs: pass its value (ref[...]) as xs, or close over the ref and "
-                "index it in the body"
-            )
+    if any(isinstance(leaf, ref_context.Ref) for leaf in xs_leaves):
+        f, xs_leaves = _scanning_refs(f, xs_leaves, xs_tree)
     xs_avals = _avals_of(api, xs_leaves, xs_paths)
     length = _scan_length(api, xs_avals, xs_paths, length)
     if config.disable_jit:
@@ -1068,6 +1063,57 @@ def _scan_in_python(
         return structural.concatenate([structural.expand_dims(y, (0,)) for y in leaves], 0)
 
     return carry, tree_util.tree_map(stack, *ys)
+
+
+def _scanning_refs(f: Callable, xs_leaves: list, xs_tree: Any) -> tuple[Callable, list]:
+    """A Ref among the xs, as JAX 0.10.2: step ``i`` of the body gets a view
+    of the ref's row ``i`` (reads and writes go to ``ref[i, ...]``). The xs
+    leaf becomes the step indices and the body reaches the ref through the
+    view, as a ref made outside it (threaded like any such ref)."""
+    refs = {k: leaf for k, leaf in enumerate(xs_leaves) if isinstance(leaf, ref_context.Ref)}
+    indices = [
+        np.arange(r.shape[0], dtype=np.int32) if r.ndim else np.zeros((), np.int32)
+        for r in refs.values()
+    ]
+    it = iter(indices)
+    leaves = [next(it) if k in refs else leaf for k, leaf in enumerate(xs_leaves)]
+
+    def body(carry: Any, x: Any) -> Any:
+        x_leaves = tree_util.tree_leaves(x)
+        views = [_ScannedRef(refs[k], i) if k in refs else i for k, i in enumerate(x_leaves)]
+        return f(carry, xs_tree.unflatten(views))
+
+    return body, leaves
+
+
+class _ScannedRef:
+    """Row ``index`` of a ref that a scan walks over (JAX's sliced ref)."""
+
+    __slots__ = ("ref", "index")
+
+    def __init__(self, ref: Any, index: Any) -> None:
+        self.ref, self.index = ref, index
+
+    shape = property(lambda self: self.ref.shape[1:])
+    dtype = property(lambda self: self.ref.dtype)
+    ndim = property(lambda self: self.ref.ndim - 1)
+
+    def _at(self, idx: Any) -> tuple:
+        return (self.index, *(idx if isinstance(idx, tuple) else (idx,)))
+
+    def __getitem__(self, idx: Any) -> Any:
+        return self.ref[self._at(idx)]
+
+    def __setitem__(self, idx: Any, value: Any) -> None:
+        self.ref[self._at(idx)] = value
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def addupdate(self, x: Any, idx: Any = ()) -> None:
+        self.ref.addupdate(x, self._at(idx))
 
 
 def _scan_threading_refs(body: _Traced, num_carry: int) -> Program:

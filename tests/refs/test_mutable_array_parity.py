@@ -34,7 +34,7 @@ def _same(lib_fn):
         assert got[1] is want[1], (got, want)
     else:
         assert got[1].dtype == want[1].dtype
-        np.testing.assert_array_equal(got[1], want[1])
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
     return want
 
 
@@ -260,3 +260,50 @@ def test_grad_of_a_checkpoint_writing_a_differentiated_value_into_a_ref_argument
         return lib.grad(lib.jit(g) if jit else g)(np_.float32(2.0), lib.new_ref(1.0))
 
     assert _same(run) == ("raise", Exception)
+
+
+# --- a Ref among a scan's xs ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_scan_over_a_ref_writes_its_rows(backend, jit, reverse):
+    def run(lib, np_):
+        ref = lib.new_ref(np_.arange(6.0).reshape(3, 2))
+        xs = np_.arange(3.0)
+
+        def body(c, x_r):
+            x, r = x_r
+            r[1] = r[1] + x * c
+            r.addupdate(np_.ones(2, "float32"))
+            return c + r[0], r[...] * len(r)
+
+        def f():
+            return lib.lax.scan(body, np_.float32(1.0), (xs, ref), reverse=reverse)
+
+        carry, ys = (lib.jit(f) if jit else f)()
+        return np_.concatenate([carry[None], ys.ravel(), ref[...].ravel()])
+
+    assert _same(run)[0] == "ok"
+
+
+def test_grad_of_a_scan_over_a_ref_made_inside(backend):
+    def run(lib, np_):
+        def f(xs):
+            ref = lib.new_ref(xs)
+            return lib.lax.scan(lambda c, r: (c + np_.sin(r[...]), None), 0.0, ref)[0]
+
+        return lib.grad(f)(np_.arange(3.0))
+
+    assert _same(run)[0] == "ok"
+
+
+def test_a_scanned_ref_row_takes_values_of_its_shape(backend):
+    def run(lib, np_):
+        def body(c, r):
+            r.addupdate(1.0)  # a scalar into a row of 2: no broadcasting
+            return c, None
+
+        lib.lax.scan(body, 0.0, lib.new_ref(np_.zeros((3, 2))))
+
+    assert _same(run) == ("raise", ValueError)
