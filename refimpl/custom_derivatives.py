@@ -781,6 +781,15 @@ def _bwd_output_leaves(arg_ct: Any, arg: Any, n_leaves: int) -> list[Any]:
     return leaves
 
 
+def _perturbed(tangent: Any) -> bool:
+    """Whether an argument is perturbed for a custom_vjp rule: a nonzero
+    tangent, and not the float0 tangent of an integer (always zero: JAX's
+    ``perturbed`` is False there, as under grad)."""
+    if type(tangent) is Zero:
+        return False
+    return tracing.get_aval(tangent, "custom_vjp", "tangent").dtype != dtypes.float0
+
+
 def _custom_vjp_call_jvp(primals, tangents, **params):
     raise TypeError(_NO_JVP)
 
@@ -790,7 +799,7 @@ def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, sy
     _check_no_ref_tangents("custom_vjp", tangents, getattr(rules, "refs", _NO_REFS))
     consts = list(primals[:num_consts])
     primals, tangents = list(primals[num_consts:]), list(tangents[num_consts:])
-    nonzero = [type(t) is not Zero for t in tangents]
+    nonzero = [_perturbed(t) for t in tangents]
     if rules.optimize_remat:
         outs, res, res_tree = remat_opt_fwd(rules, consts, primals, nonzero, call)
     else:
@@ -801,7 +810,7 @@ def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, sy
     res, ref_res = _split_ref_residuals(res)
     touts = custom_lin_p.bind(
         *res,
-        *[t for t in tangents if type(t) is not Zero],
+        *[t for t, nz in zip(tangents, nonzero, strict=True) if nz],
         num_res=len(res),
         rules=rules,
         res_tree=res_tree,
@@ -905,7 +914,9 @@ def _custom_lin_transpose(
                 f"shape/dtype {aval.str_short()}. Consider just returning a None here instead "
                 "of a SymbolicZero object."
             )
-        if ct is None or type(ct) is Zero:
+        if ct is None or type(ct) is Zero or expected.dtype == dtypes.float0:
+            # an integer input's cotangent is a float0 zero whatever bwd gave
+            # for it (JAX ignores that value)
             result.append(Zero(expected))
             continue
         got = tracing.get_aval(ct, "custom_vjp", "bwd output")
@@ -1017,12 +1028,12 @@ class custom_vjp(_CustomFunction):
         if not trace.linearize:
             raise TypeError(_NO_JVP)
         rules = _VJPRules(self, split, None, None, _NO_REFS)
-        nonzero = [type(t) is not Zero for t in tangents]
+        nonzero = [_perturbed(t) for t in tangents]
         outs, res, res_tree = rules.fwd(primals, nonzero)
         res, ref_res = _split_ref_residuals(res)
         touts = custom_lin_p.bind(
             *res,
-            *[t for t in tangents if type(t) is not Zero],
+            *[t for t, nz in zip(tangents, nonzero, strict=True) if nz],
             num_res=len(res),
             rules=rules,
             res_tree=res_tree,

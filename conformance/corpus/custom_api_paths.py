@@ -204,3 +204,25 @@ SCRIPTS.update(
         ),
     }
 )
+
+
+def _int_args_not_perturbed(ns: Any) -> Any:
+    api = ns.api
+    i = ns.asarray(np.array(7, np.int32))
+    log: list = []
+
+    @api.custom_vjp
+    def f(x, y, z):
+        return x * 2.0, x
+
+    def fwd(x, y, z):
+        log.append([x.perturbed, y.perturbed, z.perturbed])
+        return f(x.value, y.value, z.value), None
+
+    f.defvjp(fwd, lambda _, g: (g[0], g[0], g[1]), symbolic_zeros=True)
+    jac = api.jacrev(f, argnums=(0, 1, 2), allow_int=True)(4.0, i, i)
+    grads = api.grad(lambda *a: f(*a)[0], argnums=(0, 1, 2), allow_int=True)(4.0, i, i)
+    return jac, grads, log
+
+
+SCRIPTS["int_args_of_custom_vjp_not_perturbed"] = _int_args_not_perturbed

@@ -327,3 +327,29 @@ def test_lax_map_batch_size_zero_is_one_vmap(backend, batch_size):
         return n.lib.lax.map(lambda x: {"b": x["a"] ** 2}, xs, batch_size=batch_size)
 
     _close(prog(RI), prog(JAX))
+
+
+def test_integer_arguments_of_custom_vjp_are_not_perturbed(backend):
+    i = np.array(7, np.int32)
+
+    def prog(n):
+        log = []
+
+        @n.lib.custom_vjp
+        def f(x, y, z):
+            return x * 2.0, x
+
+        def fwd(x, y, z):
+            log.append([x.perturbed, y.perturbed, z.perturbed])
+            return f(x.value, y.value, z.value), None
+
+        # a cotangent given for an integer input is ignored: it is a float0 zero
+        f.defvjp(fwd, lambda _, g: (g[0], g[0], g[1]), symbolic_zeros=True)
+        jac = n.lib.jacrev(f, argnums=(0, 1, 2), allow_int=True)(4.0, i, i)
+        grads = n.lib.grad(lambda *a: f(*a)[0], argnums=(0, 1, 2), allow_int=True)(4.0, i, i)
+        return jac, grads, log
+
+    want = prog(JAX)
+    got = prog(RI)
+    _close(got[:2], want[:2])
+    assert got[2] == want[2]
