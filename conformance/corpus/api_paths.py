@@ -12,7 +12,8 @@ dtype than its differentiable output (``ValueError``), ``jvp`` primals and
 tangents in different containers (``TypeError``), and ``linear_transpose``
 of a function with dead non-linear code; a linearized function given a
 tangent of another type (``ValueError``); ``len`` and a missing dtype of a
-``ShapeDtypeStruct``; ``jit(f).eval_shape``.
+``ShapeDtypeStruct``; ``jit(f).eval_shape``; a bool as a pmap axis
+(``TypeError`` when it is made); a vmapped function's docstring.
 """
 
 from __future__ import annotations
@@ -161,6 +162,13 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
     "shape_dtype_struct_without_dtype": lambda ns: ns.capture(
         lambda: ns.api.ShapeDtypeStruct((), None) and None
     ),
+    "pmap_in_axes_false": lambda ns: ns.capture(
+        lambda: ns.api.pmap(lambda x: x, in_axes=False) and None
+    ),
+    "pmap_out_axes_true": lambda ns: ns.capture(
+        lambda: ns.api.pmap(lambda x: x, out_axes=True) and None
+    ),
+    "vmap_docstring": lambda ns: ns.api.vmap(_three).__doc__,
     "jitted_eval_shape": lambda ns: [
         (s.shape, str(s.dtype), s.weak_type)
         for s in ns.api.jit(lambda x: (x * 2, x.sum())).eval_shape(1.0)

@@ -462,7 +462,13 @@ def vmap(
 
     vmap_f.__name__ = f"vmap({name})"
     vmap_f.__qualname__ = vmap_f.__name__
-    vmap_f.__doc__ = fun.__doc__
+    # JAX's docstring of a vmapped function (the original one after it)
+    vmap_f.__doc__ = (
+        f"Vectorized version of {name}. Takes similar arguments as {name} but with "
+        f"additional array axes over which {name} is mapped."
+    )
+    if fun.__doc__:
+        vmap_f.__doc__ += "\n\nOriginal documentation:\n\n" + fun.__doc__
     vmap_f.__wrapped__ = fun  # type: ignore[attr-defined]
     return vmap_f
 

@@ -239,6 +239,14 @@ def pmap(
     if not callable(fun):
         raise TypeError(f"pmap: fun must be callable, got {type(fun).__name__}")
     tracing.check_transform_fun(fun, "pmap")
+    for label, tree in (("in_axes", in_axes), ("out_axes", out_axes)):
+        # when pmap is made, as JAX 0.10.2 (a bool is no axis: False is not 0)
+        leaves = tree_util.tree_leaves(tree, is_leaf=lambda x: x is None)
+        if not all(leaf is None or type(leaf) is int for leaf in leaves):
+            raise TypeError(
+                f"pmap {label} must be an int, None, or (nested) container with those types "
+                f"as leaves, but got {tree}."
+            )
     static = _int_tuple(static_broadcasted_argnums, "static_broadcasted_argnums")
     donate = _int_tuple(donate_argnums, "donate_argnums")
     if set(static) & set(donate):

@@ -267,3 +267,26 @@ def test_jitted_eval_shape(backend):
         got = ri.jit(f).eval_shape(arg)
         for g, w in zip(got, want, strict=True):
             assert (g.shape, g.dtype, g.weak_type) == (w.shape, w.dtype, w.weak_type)
+
+
+@pytest.mark.parametrize(
+    "in_axes,out_axes", [(False, 0), (0, True), ((0, True), 0), (1.0, 0), ((0, None), 0)]
+)
+def test_pmap_axes_must_be_ints_when_made(backend, in_axes, out_axes):
+    def f(x, y=0):
+        return x
+
+    want = _raised(lambda: jax.pmap(f, in_axes=in_axes, out_axes=out_axes))
+    got = _raised(lambda: ri.pmap(f, in_axes=in_axes, out_axes=out_axes))
+    assert got is want
+
+
+def test_vmap_docstring(backend):
+    def superfun(a):
+        """Does things with stuff."""
+
+    def plain(a):
+        pass
+
+    for f in (superfun, plain):
+        assert ri.vmap(f).__doc__ == jax.vmap(f).__doc__
