@@ -8,10 +8,12 @@ less; ``vmap`` of a ``dynamic_update_slice`` with an empty update;
 ``jnp.take`` with unsigned indices past the end (int ``fill``: the dtype's
 largest value for unsigned operands), eagerly and under ``jit``, and with
 int8 indices into an axis longer than int8 can count (``clip``: the
-lowering's range check); and the start-index checks every implementation
-rejects with JAX's class. Left out, differing from JAX 0.10.2: the same
-int8 take in ``fill`` mode (JAX wraps ``-1`` to ``199`` in int8, which
-overflows to a negative index: NaN; refimpl reads ``x[199]``). Every case
+lowering's range check); a concrete integer array as ``dynamic_slice``'s
+slice sizes and as ``transpose``'s permutation; and the start-index checks
+and ``tile``'s rep count every implementation rejects with JAX's class.
+Left out, differing from JAX 0.10.2: the same int8 take in ``fill`` mode
+(JAX wraps ``-1`` to ``199`` in int8, which overflows to a negative index:
+NaN; refimpl reads ``x[199]``). Every case
 is ``AGREE``: judged by JAX (live or recorded); each case's recorded source
 includes its row and the helpers it calls.
 """
@@ -72,6 +74,11 @@ ROWS: list[tuple[str, Any]] = [
     ("take_int8_indices_long_axis_clip_jit",
      lambda ns, L: ns.jit(lambda x, i: ns.np_.take(x, i, mode="clip"))(
          _LONG, np.array([-128, -1, 0, 127], np.int8))),
+    # a concrete integer array where static ints are expected
+    ("dynamic_slice_array_slice_sizes",
+     lambda ns, L: L.dynamic_slice(ns.asarray(_M), (1, 2), ns.np_.array([2, 2]))),
+    ("transpose_array_permutation",
+     lambda ns, L: L.transpose(ns.asarray(_M), ns.np_.array([1, 0]))),
 ]  # fmt: skip
 
 ERRORS: list[tuple[str, Any]] = [
@@ -82,6 +89,7 @@ ERRORS: list[tuple[str, Any]] = [
                                    (2, 2))),
     ("dynamic_slice_mixed_start_dtypes_jit",
      lambda ns, L: ns.jit(lambda x: L.dynamic_slice(x, (np.int32(1), np.int16(0)), (2, 2)))(_M)),
+    ("tile_reps_of_another_length", lambda ns, L: L.tile(ns.asarray(_M), (2,))),
 ]  # fmt: skip
 
 
