@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
+from conformance.observe import Raises
 
 TAGS = ("ad", "custom")
 XX = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -127,6 +128,7 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
 def cases() -> Iterator[Case]:
     for name, script in SCRIPTS.items():
         yield script_case(f"custom.api/{name}", script, expect=AGREE, tags=TAGS)
+    yield from cases_checked()
 
 
 def _linear_call(ns: Any, untrue: bool) -> Any:
@@ -226,3 +228,25 @@ def _int_args_not_perturbed(ns: Any) -> Any:
 
 
 SCRIPTS["int_args_of_custom_vjp_not_perturbed"] = _int_args_not_perturbed
+
+
+def _vmap_rule_output_of_another_type(ns: Any) -> Any:
+    api = ns.api
+    z = ns.asarray(np.array([2.0, 1.0, 3.0], np.float32))
+
+    @api.custom_batching.custom_vmap
+    def f(x):
+        return z + api.numpy.sin(x)  # f32[3] per member
+
+    # under vmap of 3 members f's output is f32[3, 3]; this rule gives f32[3]
+    f.def_vmap(lambda size, batched, xs: (z + api.numpy.cos(xs), batched[0]))
+    return api.vmap(f)(ns.asarray(np.arange(3, dtype=np.float32)))
+
+
+def cases_checked() -> Iterator[Case]:
+    yield script_case(
+        "custom.api/custom_vmap_rule_output_of_another_type",
+        _vmap_rule_output_of_another_type,
+        expect=Raises(ValueError, "custom vmap rule"),
+        tags=TAGS,
+    )

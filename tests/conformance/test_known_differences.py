@@ -213,6 +213,18 @@ def _claim_closed_over_untraced_args():
     _raises(jax.errors.UnexpectedTracerError, jax.grad(loss), np.float32(0.3))
 
 
+def _claim_custom_vmap_rule_output_unchecked():
+    z = np.array([2.0, 1.0, 3.0], np.float32)
+
+    @jax.custom_batching.custom_vmap
+    def f(x):
+        return z + jnp.sin(x)
+
+    f.def_vmap(lambda size, batched, xs: (z + jnp.cos(xs), batched[0]))
+    out = jax.vmap(f)(np.arange(3, dtype=np.float32))
+    assert out.shape == (3,), out.shape  # not f32[3, 3]: the rule's value as it is
+
+
 def _claim_grad_of_constant_ref_write():
     def f(x):
         r = jax.new_ref(np.array([2.0, 3.0, 4.0, 5.0], np.float32))
@@ -251,6 +263,7 @@ JAX_CLAIMS = {
     "np.complex-derivatives/arccosh": _claim_acosh_jvp_other_root,
     "ad/weak_primal_strong_tangent/vjp_jit_strong_ct": _claim_vjp_jit_strong_cotangent,
     "ad/custom_jvp/grad_of_closed_over_value_untraced_args": _claim_closed_over_untraced_args,
+    "custom.api/custom_vmap_rule_output_of_another_type": _claim_custom_vmap_rule_output_unchecked,
 }
 
 
