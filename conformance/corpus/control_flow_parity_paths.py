@@ -9,7 +9,8 @@ under ``jit`` and inside ``cond``; ``associative_scan`` of a vmapped
 ``solve`` (no combine of empty slices) and the derivative of
 ``cumlogsumexp`` at a -inf input (weight 0, as JAX's logaddexp jvp, which
 replaces only +inf); loops and conditionals under ``disable_jit()``, run in
-Python as JAX does. Every case is ``AGREE``.
+Python as JAX does; a scan body returning a list (the scan returns one).
+Every case is ``AGREE``.
 """
 
 from __future__ import annotations
@@ -106,6 +107,8 @@ ROWS: list[tuple[str, Any]] = [
      lambda ns, L: _without_jit(ns, lambda: L.while_loop(lambda c: c[0] < 3,
                                                          lambda c: (c[0] + 1, c[1] * 2.0),
                                                          (0, 1)))),
+    ("scan_body_returning_a_list",
+     lambda ns, L: L.scan(lambda c, x: [c + x, x * 2], 0, np.arange(3, dtype=np.int32))),
 ]  # fmt: skip
 
 

@@ -961,7 +961,7 @@ def scan(
 
 def _scan(
     api: str, f: Callable, init: Any, xs: Any, length: Any, reverse: Any, unroll: Any
-) -> tuple[Any, Any]:
+) -> Any:  # (carry, ys), a list when f returns one (as JAX)
     if not callable(f):
         raise TypeError(f"{api}: f must be callable, got {type(f).__name__}")
     ref_context.check_no_refs(init, "scan")
@@ -1030,7 +1030,9 @@ def _scan(
     )
     ref_context.write_back(written, outs[len(init_leaves) : n_carry])
     carry = init_tree.unflatten(outs[: len(init_leaves)])
-    return carry, y_tree.unflatten(outs[n_carry:])
+    ys = y_tree.unflatten(outs[n_carry:])
+    node = body.out_tree.node_data()
+    return [carry, ys] if node is not None and node[0] is list else (carry, ys)
 
 
 def _scan_in_python(
@@ -1191,9 +1193,8 @@ def _trace_scan_body(
             )
             raise TypeError(f"{api}: the body must return a pair (carry, y), got {shown}")
         _check_carry_tree(api, init_tree, tree_util.tree_structure(out[0]))
-        if ys_weak is not None:
-            return out[0], _with_weak_types(out[1], ys_weak)
-        return tuple(out)
+        pair = (out[0], out[1] if ys_weak is None else _with_weak_types(out[1], ys_weak))
+        return list(pair) if isinstance(out, list) else pair  # JAX returns f's container
 
     origins = [f"the carry of {api}"] * len(init_avals) + [f"the xs of {api}"] * len(x_avals)
     traced = _trace(api, body, [*init_avals, *x_avals], origins, "the body output")

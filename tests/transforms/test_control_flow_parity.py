@@ -190,3 +190,15 @@ def test_zero_length_scan_under_disable_jit_is_jaxs_value_error(backend):
     _same(
         lax.scan(body, 0.0, np.zeros(0, np.float32)), jlax.scan(body, 0.0, np.zeros(0, np.float32))
     )
+
+
+def test_scan_returns_the_container_its_body_returns(backend):
+    def body(c, x):
+        return [c + x, x * 2]
+
+    xs = np.arange(3, dtype=np.int32)
+    want = jlax.scan(body, 0, xs)
+    for got in (lax.scan(body, 0, xs), ri.jit(lambda v: lax.scan(body, 0, v))(xs)):
+        assert type(got) is type(want) is list
+        _same(got, want)
+    assert type(lax.scan(lambda c, x: (c + x, x), 0, xs)) is tuple
