@@ -561,9 +561,12 @@ def _vmap_call(
                 out_dims.append(ref_axes[id(leaf)])
                 continue
             if not tracing.is_array_like(leaf):
+                # JAX's words first ("Output from batched function ... is not a valid
+                # JAX type"), then which output it was
                 raise TypeError(
-                    f"vmap({name}): output{path} is a {type(leaf).__name__}, not an array; "
-                    "a vmapped function must return arrays (or pytrees of them)"
+                    f"Output from batched function {leaf!r} with type {type(leaf)} is not a "
+                    f"valid JAX type: vmap({name}) output{path} must be an array (or a pytree "
+                    "of them)"
                 )
             value, dim = trace.unpack(leaf)
             outs.append(value)
@@ -596,8 +599,8 @@ def _vmap_call(
         rank = tracing.get_aval(out, "vmap", index).ndim + (1 if dim is None else 0)
         if not -rank <= want < rank:
             raise ValueError(
-                f"vmap out_axes specification {want} is out of bounds for output leaf {index} "
-                f"of rank {rank} (including the mapped axis)"
+                f"axis {want} is out of bounds for array of dimension {rank} (vmap out_axes "
+                f"of output leaf {index}; its rank includes the mapped axis)"
             )
         results.append(bdim_to(out, dim, size, want % rank))
     return out_tree.unflatten([as_array(r) for r in results])
@@ -614,8 +617,8 @@ def _float0_batched(out: np.ndarray, dim: int | None, size: int, want: int, inde
     rank = out.ndim + (1 if dim is None else 0)
     if not -rank <= want < rank:
         raise ValueError(
-            f"vmap out_axes specification {want} is out of bounds for output leaf {index} "
-            f"of rank {rank} (including the mapped axis)"
+            f"axis {want} is out of bounds for array of dimension {rank} (vmap out_axes "
+            f"of output leaf {index}; its rank includes the mapped axis)"
         )
     if dim is not None:
         return np.moveaxis(out, dim, want % rank)

@@ -156,3 +156,29 @@ def test_spmd_axis_name_unhashable_is_a_type_error():
         jax.vmap(lambda v: v, spmd_axis_name=["x"])(np.ones(2))
     with pytest.raises(TypeError, match="spmd_axis_name"):
         ri.vmap(lambda v: v, spmd_axis_name=["x"])(np.ones(2))
+
+
+OUT_AXES_ERRORS = {
+    "out_axes_past_the_rank": (lambda v: v, 0, -4, np.ones((3, 4, 5), np.float32)),
+    "out_axes_of_an_unmapped_scalar": (lambda *v: v, (0, None), (0, -2), None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OUT_AXES_ERRORS))
+def test_out_axes_out_of_bounds_says_what_jax_says(case):
+    fun, in_axes, out_axes, x = OUT_AXES_ERRORS[case]
+    args = (x,) if x is not None else (np.arange(5), 7)
+    with pytest.raises(ValueError) as want:
+        jax.vmap(fun, in_axes=in_axes, out_axes=out_axes)(*args)
+    with pytest.raises(ValueError) as got:
+        ri.vmap(fun, in_axes=in_axes, out_axes=out_axes)(*args)
+    assert str(got.value).startswith(str(want.value))
+
+
+def test_a_non_array_output_says_what_jax_says():
+    x = np.arange(5)
+    with pytest.raises(TypeError) as want:
+        jax.vmap(lambda v: "hello")(x)
+    with pytest.raises(TypeError) as got:
+        ri.vmap(lambda v: "hello")(x)
+    assert str(got.value).startswith(str(want.value))
