@@ -13,7 +13,8 @@ tangents in different containers (``TypeError``), and ``linear_transpose``
 of a function with dead non-linear code; a linearized function given a
 tangent of another type (``ValueError``); ``len`` and a missing dtype of a
 ``ShapeDtypeStruct``; ``jit(f).eval_shape``; a bool as a pmap axis
-(``TypeError`` when it is made); a vmapped function's docstring.
+(``TypeError`` when it is made); a vmapped function's docstring; a
+custom_vjp cotangent of another dtype leaving a jit or remat sub-program.
 """
 
 from __future__ import annotations
@@ -82,6 +83,19 @@ def _pullback_of(ns: Any, ct: Any) -> Any:
 def _transpose_past_dead_code(ns: Any) -> Any:
     inner = ns.api.jit(lambda x: (2.0 * x, x > 0))
     return ns.api.linear_transpose(lambda x, y: inner(x)[0], 1.0, 1.0)(3.0)
+
+
+def _widening_vjp_under(ns: Any, wrap: str) -> Any:
+    api = ns.api
+
+    @api.custom_vjp
+    def widen(x: Any) -> Any:
+        return x.astype("float32")
+
+    widen.defvjp(lambda x: (widen(x), x), lambda x, g: (g * x.astype("float32"),))
+    f = api.jit(widen) if wrap == "jit" else api.remat(widen, policy=lambda *_, **__: True)
+    x = np.full((2, 2), 1.5, dtype=api.numpy.bfloat16)
+    return api.vjp(f, x)[1](np.ones((2, 2), np.float32))
 
 
 def _axis_sizes(ns: Any) -> Any:
@@ -169,6 +183,8 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
         lambda: ns.api.pmap(lambda x: x, out_axes=True) and None
     ),
     "vmap_docstring": lambda ns: ns.api.vmap(_three).__doc__,
+    "custom_vjp_widening_cotangent_under_jit": lambda ns: _widening_vjp_under(ns, "jit"),
+    "custom_vjp_widening_cotangent_under_remat": lambda ns: _widening_vjp_under(ns, "remat"),
     "jitted_eval_shape": lambda ns: [
         (s.shape, str(s.dtype), s.weak_type)
         for s in ns.api.jit(lambda x: (x * 2, x.sum())).eval_shape(1.0)

@@ -1108,7 +1108,7 @@ def transpose_program(program: Program, linear: Sequence[bool], thread_refs: boo
         full = [None if lin else next(it) for lin in linear]
         cts = backward_pass(program, linear, full, list(args[len(nonlin_avals) :]))
         return [
-            match_aval(ct, tangent_aval(a))
+            _transposed_ct(ct, tangent_aval(a))
             for ct, lin, a in zip(cts, linear, program.in_avals, strict=True)
             if lin
         ]
@@ -1143,6 +1143,18 @@ def permute_program(program: Program, in_order: Sequence[int], out_order: Sequen
         const_vars=program.const_vars,
         consts=program.consts,
     )
+
+
+def _transposed_ct(ct: Any, aval: ShapedArray) -> Any:
+    """An input cotangent of a transposed sub-program (jit, checkpoint): of
+    ``aval``'s type, except that a cotangent of another dtype (a custom_vjp bwd
+    returning float32 for a bfloat16 input, which JAX passes on as it is)
+    leaves the sub-program as it is, as it would without the sub-program."""
+    if type(ct) is not Zero:
+        got = tracing.get_aval(ct, "ad", 0)
+        if got.shape == aval.shape and got.dtype != aval.dtype:
+            return ct
+    return match_aval(ct, aval)
 
 
 def match_aval(value: Any, aval: ShapedArray) -> Any:

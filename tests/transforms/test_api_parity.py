@@ -290,3 +290,27 @@ def test_vmap_docstring(backend):
 
     for f in (superfun, plain):
         assert ri.vmap(f).__doc__ == jax.vmap(f).__doc__
+
+
+@pytest.mark.parametrize("wrap", ["jit", "remat", "remat_saving_all", "jit_remat"])
+def test_a_custom_vjp_cotangent_of_another_dtype_leaves_a_sub_program(backend, wrap):
+    def make(m):
+        @m.custom_vjp
+        def widen(x):
+            return x.astype("float32")
+
+        # the bwd rule returns float32 for the bfloat16 input (JAX passes it on)
+        widen.defvjp(lambda x: (widen(x), x), lambda x, g: (g * x.astype("float32"),))
+        save_all = {"policy": lambda *_, **__: True}
+        return {
+            "jit": m.jit(widen),
+            "remat": m.remat(widen),
+            "remat_saving_all": m.remat(widen, **save_all),
+            "jit_remat": m.jit(m.remat(widen, **save_all)),
+        }[wrap]
+
+    x = np.full((2, 2), 1.5, dtype=jnp.bfloat16)
+    (want,) = jax.vjp(make(jax), x)[1](np.ones((2, 2), np.float32))
+    (got,) = ri.vjp(make(ri), x)[1](np.ones((2, 2), np.float32))
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
