@@ -654,22 +654,25 @@ def check_no_refs(out: Any, what: str) -> None:
 # --- jit with ref arguments -------------------------------------------------------------------
 
 
-def check_jit_refs(leaves: Sequence[Any], paths: Sequence[str], fun: Any, name: str) -> None:
-    """JAX's errors for one ref passed twice, or passed and closed over."""
+def check_jit_refs(
+    leaves: Sequence[Any], paths: Sequence[str], fun: Any, name: str, kind: str = "jit"
+) -> None:
+    """JAX's errors for one ref passed twice, or passed and closed over
+    (``kind``: the construct tracing ``fun``, jit or cond)."""
     seen: dict[int, str] = {}
     for leaf, path in zip(leaves, paths, strict=True):
         if isinstance(leaf, Ref):
             if id(leaf) in seen:
                 raise ValueError(
                     "only one reference to a mutable array may be passed as an argument to a "
-                    f"function, but when tracing {name} for jit the mutable array reference of "
+                    f"function, but when tracing {name} for {kind} the mutable array reference of "
                     f"type {leaf.aval.str_short()} appeared at both {seen[id(leaf)]} and {path}."
                 )
             seen[id(leaf)] = path
     for cell_value in _closed_over(fun):
         if isinstance(cell_value, Ref) and id(cell_value) in seen:
             raise ValueError(
-                f"when tracing {name} for jit, a mutable array reference of type "
+                f"when tracing {name} for {kind}, a mutable array reference of type "
                 f"{cell_value.aval.str_short()} was both closed over and passed as the "
                 f"argument {seen[id(cell_value)]}"
             )

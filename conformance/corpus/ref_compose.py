@@ -193,6 +193,23 @@ def _scan_over_ref(ns: Any) -> Any:
     return {"eager": eager, "jit": jitted, "r": api.freeze(r)}
 
 
+def _cond_ref_operand(ns: Any) -> Any:
+    """A Ref passed to lax.cond as an operand: each branch gets the Ref."""
+    api = _api(ns)
+    r = api.new_ref(np.zeros(3, np.float32))
+
+    def add(x, ref):
+        ref[...] = ref[...] + x
+        return x * 2
+
+    def put(x, ref):
+        ref[1] = x[0] + 1
+        return x * 3
+
+    f = ns.jit(lambda p, x: ns.cond(p, add, put, x, r))
+    return {"true": f(True, X), "false": f(False, X), "r": api.freeze(r)}
+
+
 def _custom_vjp_in_jit(ns: Any) -> Any:
     api = _api(ns)
     r = api.new_ref(np.full(3, 2, np.float32))
@@ -278,6 +295,7 @@ def cases() -> Iterator[Case]:
     yield script_case("ref.compose/custom-vjp-bwd-writes-saved-ref", _stats_grads, tags=TAGS,
                       expect=AGREE)  # fmt: skip
     yield script_case("ref.compose/scan-over-ref", _scan_over_ref, tags=TAGS, expect=AGREE)
+    yield script_case("ref.compose/cond-ref-operand", _cond_ref_operand, tags=TAGS, expect=AGREE)
     yield script_case("ref.compose/custom-vjp-in-jit", _custom_vjp_in_jit, tags=TAGS,
                       expect={"out": s * 3, "r": np.full(3, 3, f32)})  # fmt: skip
     yield script_case("ref.compose/custom-rules-under-grad", _custom_rules_under_grad,

@@ -29,6 +29,7 @@ a fixed order); while and cond keep the sections by rule.
 
 from __future__ import annotations
 
+import inspect
 import operator
 import threading
 import weakref
@@ -1987,14 +1988,65 @@ def switch(
     return _switch(api, index, branches, operands, names)
 
 
+def _switch_with_ref_operands(
+    api: str, index: Any, branches: Sequence[Callable], operands: tuple, names: Sequence[str]
+) -> Any:
+    """Refs among the operands, as JAX 0.10.2: each branch gets the Ref
+    itself. JAX's errors first (one ref passed twice, or passed and closed
+    over, named by the branch's parameters); then each operand Ref is a
+    stand-in Ref closed over by the branches (threaded as a ref made outside
+    them) whose final value the operand Ref takes afterwards."""
+    path_leaves = tree_util.tree_flatten_with_path(operands)[0]
+    params = _positional_names(branches[-1])
+    paths = [
+        (params[keys[0].idx] if keys[0].idx < len(params) else f"operands[{keys[0].idx}]")
+        + tree_util.keystr(keys[1:])
+        for keys, _ in path_leaves
+    ]
+    leaves = [leaf for _, leaf in path_leaves]
+    for branch in branches:
+        ref_context.check_jit_refs(leaves, paths, branch, _function_name(branch), "cond")
+    outer = [leaf for leaf in leaves if isinstance(leaf, ref_context.Ref)]
+    # read as an access of the enclosing bodies (a jit closing over the ref
+    # threads it), then held by the stand-ins at the ref's own depth
+    values = ref_context.outer_values(outer, [True] * len(outer))
+    stand_ins = {
+        id(r): ref_context.Ref(v, r._depth, r._memory_space, r._kind)
+        for r, v in zip(outer, values, strict=True)
+    }
+    tree = tree_util.tree_structure(operands)
+    with_stand_ins = tree.unflatten([stand_ins.get(id(leaf), leaf) for leaf in leaves])
+
+    def closing(fun: Callable) -> Callable:
+        return lambda *_: fun(*with_stand_ins)
+
+    out = _switch(api, index, [closing(b) for b in branches], (), names)
+    for ref, value in zip(outer, values, strict=True):
+        final = stand_ins[id(ref)]._value
+        if final is not value:
+            ref_context.write_back([ref], [final])
+    return out
+
+
+def _positional_names(fun: Callable) -> list[str]:
+    try:
+        parameters = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in parameters if p.kind in kinds]
+
+
+def _function_name(fun: Callable) -> str:
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
 def _switch(
     api: str, index: Any, branches: Sequence[Callable], operands: tuple, names: Sequence[str]
 ) -> Any:
     leaves, in_tree, paths = _flatten_operands("operands", operands)
     if any(isinstance(leaf, ref_context.Ref) for leaf in leaves):
-        raise ValueError(
-            "cond: a mutable array reference cannot be passed as an operand; close over it"
-        )
+        return _switch_with_ref_operands(api, index, branches, operands, names)
     avals = _avals_of(api, leaves, paths)
     origins = [f"an operand of {api}"] * len(leaves)
 

@@ -307,3 +307,62 @@ def test_a_scanned_ref_row_takes_values_of_its_shape(backend):
         lib.lax.scan(body, 0.0, lib.new_ref(np_.zeros((3, 2))))
 
     assert _same(run) == ("raise", ValueError)
+
+
+# --- Refs among cond's operands ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("jit", [False, True])
+@pytest.mark.parametrize("pred", [False, True])
+def test_cond_passes_ref_operands_to_its_branches(backend, jit, pred):
+    def run(lib, np_):
+        ref = lib.new_ref(np_.zeros(3, "float32"))
+
+        def add(x, r):
+            r[...] += x
+            return x * 2
+
+        def put(x, r):
+            r[1] = x[0] + 1
+            return x * 3
+
+        def f(p, x):
+            return lib.lax.cond(p, add, put, x, ref)
+
+        out = (lib.jit(f) if jit else f)(pred, np_.arange(3.0, dtype="float32"))
+        return np_.concatenate([out, ref[...]])
+
+    assert _same(run)[0] == "ok"
+
+
+def test_switch_and_grad_with_ref_operands(backend):
+    def run(lib, np_):
+        ref = lib.new_ref(np_.float32(0.0))
+
+        def write(r):
+            r[...] = np_.float32(5.0)
+            return np_.float32(1.0)
+
+        out = lib.lax.switch(1, [lambda r: r[...], write], ref)
+
+        def f(x):
+            r = lib.new_ref(x)
+            lib.lax.cond(x > 0, lambda r: r.__setitem__(..., r[...] * 3.0), lambda r: None, r)
+            return r[...]
+
+        return np_.stack([out, ref[...], lib.grad(f)(np_.float32(2.0))])
+
+    assert _same(run)[0] == "ok"
+
+
+def test_cond_ref_operand_errors_name_the_parameters(backend):
+    r = ri.new_ref(0.0)
+    with pytest.raises(ValueError, match=r"for cond.*at both x1 and x2"):
+        ri.lax.cond(True, lambda x1, x2: None, lambda x1, x2: None, r, r)
+    with pytest.raises(ValueError, match="closed over and passed as the argument y_ref"):
+        ri.lax.cond(True, lambda y_ref: r[...] + y_ref[...], lambda y_ref: r[...], r)
+    j = jax.new_ref(0.0)
+    with pytest.raises(ValueError, match=r"for cond.*at both x1 and x2"):
+        jax.lax.cond(True, lambda x1, x2: None, lambda x1, x2: None, j, j)
+    with pytest.raises(ValueError, match="closed over and passed as the argument y_ref"):
+        jax.lax.cond(True, lambda y_ref: j[...] + y_ref[...], lambda y_ref: j[...], j)
