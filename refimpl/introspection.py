@@ -75,7 +75,7 @@ def make_jaxpr(
     jitted = Jitted(fun, static_argnums=static_argnums)
 
     def traced(*args: Any, **kwargs: Any) -> Any:
-        result = jitted.trace(*args, **kwargs)
+        result = jitted.trace_abstract(*args, **kwargs)  # duck-typed inputs too, as JAX
         if return_shape:
             return result.program, result.out_info
         return result.program

@@ -14,12 +14,14 @@ of a function with dead non-linear code; a linearized function given a
 tangent of another type (``ValueError``); ``len`` and a missing dtype of a
 ``ShapeDtypeStruct``; ``jit(f).eval_shape``; a bool as a pmap axis
 (``TypeError`` when it is made); a vmapped function's docstring; a
-custom_vjp cotangent of another dtype leaving a jit or remat sub-program.
+custom_vjp cotangent of another dtype leaving a jit or remat sub-program;
+``make_jaxpr`` of a duck-typed abstract input.
 """
 
 from __future__ import annotations
 
 import copy
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -185,6 +187,12 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
     "vmap_docstring": lambda ns: ns.api.vmap(_three).__doc__,
     "custom_vjp_widening_cotangent_under_jit": lambda ns: _widening_vjp_under(ns, "jit"),
     "custom_vjp_widening_cotangent_under_remat": lambda ns: _widening_vjp_under(ns, "remat"),
+    "make_jaxpr_of_a_duck_typed_input": lambda ns: [
+        (tuple(a.shape), str(a.dtype))
+        for a in ns.api.make_jaxpr(_times, static_argnums=1)(
+            types.SimpleNamespace(shape=(2, 3), dtype=np.dtype(np.float32)), 2
+        ).out_avals
+    ],
     "jitted_eval_shape": lambda ns: [
         (s.shape, str(s.dtype), s.weak_type)
         for s in ns.api.jit(lambda x: (x * 2, x.sum())).eval_shape(1.0)

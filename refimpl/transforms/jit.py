@@ -1373,6 +1373,19 @@ class Jitted:
         (``jax.jit(f).eval_shape``): traced, not run."""
         return self.trace(*args, **kwargs).out_info
 
+    def trace_abstract(self, *args: Any, **kwargs: Any) -> Traced:
+        """``trace``, with duck-typed abstract arrays (objects with ``shape``
+        and ``dtype``) among the dynamic arguments taken as ``ShapeDtypeStruct``s."""
+        static = _resolve(self.spec.static_nums, len(args))
+        args = tuple(
+            a if i in static else tree_util.tree_map(as_abstract, a) for i, a in enumerate(args)
+        )
+        kwargs = {
+            k: v if k in self.spec.static_names else tree_util.tree_map(as_abstract, v)
+            for k, v in kwargs.items()
+        }
+        return self.trace(*args, **kwargs)
+
     def trace(self, *args: Any, **kwargs: Any) -> Traced:
         """Trace (or fetch from the cache) for these arguments without running."""
         call = self._split_args(args, kwargs)
@@ -1840,7 +1853,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         ShapeDtypeStruct(shape=(3,), dtype=float32)
     """
     tracing.check_transform_fun(fun, "eval_shape")
-    args, kwargs = tree_util.tree_map(_as_abstract, (args, kwargs))
+    args, kwargs = tree_util.tree_map(as_abstract, (args, kwargs))
     return Jitted(_structs_as_values(fun)).trace(*args, **kwargs).out_info
 
 
@@ -1864,7 +1877,9 @@ def _struct_stand_in(leaf: Any) -> Any:
     return structural.broadcast_in_dim(zero, aval.shape, ())
 
 
-def _as_abstract(leaf: Any) -> Any:
+def as_abstract(leaf: Any) -> Any:
+    """A duck-typed abstract array (an object with ``shape`` and ``dtype``,
+    not array data) as a ``ShapeDtypeStruct``; anything else as it is."""
     if tracing.is_array_like(leaf) or isinstance(leaf, (bool, int, float, complex)):
         return leaf
     shape, dtype = getattr(leaf, "shape", None), getattr(leaf, "dtype", None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import types
 
 import jax
 import jax.numpy as jnp
@@ -314,3 +315,17 @@ def test_a_custom_vjp_cotangent_of_another_dtype_leaves_a_sub_program(backend, w
     (got,) = ri.vjp(make(ri), x)[1](np.ones((2, 2), np.float32))
     assert got.dtype == want.dtype == np.float32
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_make_jaxpr_takes_duck_typed_abstract_inputs(backend):
+    spec = types.SimpleNamespace(shape=(2, 3), dtype=np.dtype(np.float32))
+
+    def f(x, n):
+        return x * n
+
+    want = jax.make_jaxpr(f, static_argnums=1)(spec, 2)
+    got = ri.make_jaxpr(f, static_argnums=1)(spec, 2)
+    assert [(a.shape, a.dtype) for a in got.in_avals] == [(a.shape, a.dtype) for a in want.in_avals]
+    assert [(a.shape, a.dtype) for a in got.out_avals] == [
+        (a.shape, a.dtype) for a in want.out_avals
+    ]
