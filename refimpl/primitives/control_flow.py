@@ -965,6 +965,7 @@ def _scan(
 ) -> Any:  # (carry, ys), a list when f returns one (as JAX)
     if not callable(f):
         raise TypeError(f"{api}: f must be callable, got {type(f).__name__}")
+    _check_carried_refs(f, init)
     ref_context.check_no_refs(init, "scan")
     init_leaves, init_tree, carry_paths = _flatten_operands("carry", init)
     xs_leaves, xs_tree, xs_paths = _flatten_operands("xs", xs)
@@ -1066,6 +1067,19 @@ def _scan_in_python(
         return structural.concatenate([structural.expand_dims(y, (0,)) for y in leaves], 0)
 
     return carry, tree_util.tree_map(stack, *ys)
+
+
+def _check_carried_refs(f: Callable, init: Any) -> None:
+    """JAX's errors for a ref in the initial carry passed twice or also
+    closed over by ``f``, named by f's carry parameter (``c[0]`` and
+    ``c[1]``); checked before the carry's refs are refused."""
+    path_leaves = tree_util.tree_flatten_with_path(init)[0]
+    leaves = [leaf for _, leaf in path_leaves]
+    if not any(isinstance(leaf, ref_context.Ref) for leaf in leaves):
+        return
+    name = (_positional_names(f) or ["init"])[0]
+    paths = [name + tree_util.keystr(keys) for keys, _ in path_leaves]
+    ref_context.check_jit_refs(leaves, paths, f, _function_name(f), "scan")
 
 
 def _scanning_refs(f: Callable, xs_leaves: list, xs_tree: Any) -> tuple[Callable, list]:

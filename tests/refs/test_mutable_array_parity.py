@@ -366,3 +366,13 @@ def test_cond_ref_operand_errors_name_the_parameters(backend):
         jax.lax.cond(True, lambda x1, x2: None, lambda x1, x2: None, j, j)
     with pytest.raises(ValueError, match="closed over and passed as the argument y_ref"):
         jax.lax.cond(True, lambda y_ref: j[...] + y_ref[...], lambda y_ref: j[...], j)
+
+
+@pytest.mark.parametrize("lib", ["jax", "ri"])
+def test_scan_carry_ref_errors_name_the_carry_parameter(lib):
+    api = LIBS[lib][0]
+    r = api.new_ref(0.0)
+    with pytest.raises(ValueError, match=r"for scan .*appeared at both c\[0\] and c\[1\]"):
+        api.lax.scan(lambda c, _: (None, None), (r, r), None, length=1)
+    with pytest.raises(ValueError, match="closed over and passed as the argument y_ref"):
+        api.lax.scan(lambda y_ref, _: (r[...] + y_ref[...], None), r, None, length=1)
