@@ -81,6 +81,7 @@ def make_jaxpr(
         return result.program
 
     traced.__name__ = f"make_jaxpr({jitted.__name__})"
+    traced.__qualname__ = f"make_jaxpr({getattr(fun, '__qualname__', jitted.__name__)})"
     return traced
 
 

@@ -15,7 +15,8 @@ tangent of another type (``ValueError``); ``len`` and a missing dtype of a
 ``ShapeDtypeStruct``; ``jit(f).eval_shape``; a bool as a pmap axis
 (``TypeError`` when it is made); a vmapped function's docstring; a
 custom_vjp cotangent of another dtype leaving a jit or remat sub-program;
-``make_jaxpr`` of a duck-typed abstract input.
+``make_jaxpr`` of a duck-typed abstract input; ``device_put`` to something
+that is no device (``ValueError``).
 """
 
 from __future__ import annotations
@@ -193,6 +194,9 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
             types.SimpleNamespace(shape=(2, 3), dtype=np.dtype(np.float32)), 2
         ).out_avals
     ],
+    "device_put_to_a_string": lambda ns: ns.capture(
+        ns.api.device_put, ns.asarray(np.arange(3.0)), "cpu"
+    ),
     "jitted_eval_shape": lambda ns: [
         (s.shape, str(s.dtype), s.weak_type)
         for s in ns.api.jit(lambda x: (x * 2, x.sum())).eval_shape(1.0)

@@ -165,7 +165,11 @@ def _target_backend(device: Any) -> Any | None:
         return None
     backend = backends.backend_of_device(device)
     if backend is None:
-        raise TypeError(f"device_put: device must be a Device or None, got {type(device).__name__}")
+        # JAX 0.10.2's class: "Received invalid value" is a ValueError
+        raise ValueError(
+            f"device_put: device must be a Device, a Sharding or None; received invalid value "
+            f"{device!r} of type {type(device).__name__}"
+        )
     check = getattr(backend, "check_device", None)
     if check is not None:
         check(device)

@@ -329,3 +329,18 @@ def test_make_jaxpr_takes_duck_typed_abstract_inputs(backend):
     assert [(a.shape, a.dtype) for a in got.out_avals] == [
         (a.shape, a.dtype) for a in want.out_avals
     ]
+
+
+@pytest.mark.parametrize("device", ["cpu", 3, None], ids=["str", "int", "none"])
+def test_device_put_of_an_invalid_device_is_a_value_error(backend, device):
+    want = _raised(lambda: jax.device_put(jnp.arange(3), device))
+    got = _raised(lambda: ri.device_put(rnp.arange(3), device))
+    assert got is want
+
+
+def test_make_jaxpr_names(backend):
+    def foo(x, y):
+        return x + y
+
+    want, got = jax.make_jaxpr(foo), ri.make_jaxpr(foo)
+    assert (got.__name__, got.__qualname__) == (want.__name__, want.__qualname__)
