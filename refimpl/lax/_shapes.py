@@ -95,8 +95,8 @@ def tile(operand: Any, reps: Sequence[int]) -> Any:
     """``operand`` repeated ``reps[i]`` times along dim ``i`` (one rep per dim)."""
     shape = _aval(operand, "tile").shape
     reps = _shape_tuple("tile", reps, "reps")
-    if len(reps) != len(shape):
-        raise ValueError(
+    if len(reps) != len(shape):  # JAX 0.10.2's class
+        raise TypeError(
             f"tile: reps must have one entry per dimension of the operand (rank "
             f"{len(shape)}), got {reps}"
         )

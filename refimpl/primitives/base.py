@@ -15,6 +15,7 @@ otherwise it runs eagerly on concrete arrays.
 from __future__ import annotations
 
 import enum
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -318,6 +319,14 @@ def as_int_tuple(name: str, value: Any, arg: str) -> tuple[int, ...]:
     except TypeError:
         raise TypeError(f"{name}: {arg} must be a sequence of ints, got {value!r}") from None
     for item in items:
-        if isinstance(item, bool) or not isinstance(item, (int, np.integer)):
+        plain_int = isinstance(item, (int, np.integer)) and not isinstance(item, bool)
+        if not plain_int and not _is_int_scalar_array(item):
             raise TypeError(f"{name}: {arg} must be a sequence of ints, got {value!r}")
-    return tuple(int(i) for i in items)
+    # a concrete integer array counts as its ints (JAX accepts jnp.array([1, 0]) as a
+    # permutation or slice sizes); a traced one fails to convert, a TypeError as in JAX
+    return tuple(operator.index(i) for i in items)
+
+
+def _is_int_scalar_array(item: Any) -> bool:
+    dtype = getattr(item, "dtype", None)
+    return dtype is not None and getattr(item, "shape", None) == () and np.dtype(dtype).kind in "iu"

@@ -1286,6 +1286,7 @@ def padtype_to_pads(
         )
     pads = []
     for n, k, s in zip(in_shape, window_shape, window_strides, strict=True):
+        n, k, s = int(n), int(k), int(s)  # Python ints out, as JAX, also from NumPy shapes
         out = -(-n // s)
         total = max(0, (out - 1) * s + k - n)
         small, large = total // 2, total - total // 2

@@ -200,3 +200,34 @@ def test_padtype_to_pads_unknown_name():
 def test_split_errors_as_jax(backend, sizes, axis):
     x = np.arange(5.0)
     _assert_same(lambda: jax.lax.split(x, sizes, axis=axis), lambda: lax.split(x, sizes, axis=axis))
+
+
+def test_tile_reps_of_another_length_is_a_type_error(backend):
+    x = np.ones((2, 3), np.float32)
+    _assert_same(lambda: jax.lax.tile(x, (2,)), lambda: lax.tile(x, (2,)))
+
+
+@pytest.mark.parametrize("padding", ["SAME", "SAME_LOWER", "VALID"])
+def test_padtype_to_pads_gives_python_ints(padding):
+    shapes = [np.array(v, np.int64) for v in ((10, 9), (5, 3), (2, 2))]
+    want = jax.lax.padtype_to_pads(*shapes, padding)
+    got = lax.padtype_to_pads(*shapes, padding)
+    assert [list(p) for p in got] == [list(p) for p in want]
+    assert all(type(v) is int for pair in got for v in pair)
+
+
+def test_concrete_int_arrays_as_static_int_sequences(backend):
+    x = np.arange(42, dtype=np.int32).reshape(6, 7)
+    want = jax.lax.transpose(x, jax.numpy.array([1, 0]))
+    got = lax.transpose(x, ri.numpy.array([1, 0]))
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    want = jax.lax.dynamic_slice(x, [2, 3], jax.numpy.array([2, 2]))
+    got = lax.dynamic_slice(x, [2, 3], ri.numpy.array([2, 2]))
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    # traced, the permutation is not static: a TypeError in both (each library's own
+    # concretization error class)
+    with pytest.raises(TypeError):
+        jax.jit(lambda p: jax.lax.transpose(x, p))(np.array([1, 0]))
+    with pytest.raises(TypeError):
+        ri.jit(lambda p: lax.transpose(x, p))(np.array([1, 0]))
