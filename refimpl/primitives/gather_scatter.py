@@ -727,6 +727,10 @@ def _gather_lowering(ctx, operand, indices, *, dimension_numbers, slice_sizes, m
                      fill_value, **_):  # fmt: skip
     x_aval, index_aval = ctx.avals_in
     out_aval = ctx.avals_out[0]
+    if out_aval.size == 0:
+        # no indices: slice sizes may exceed an empty operand (allowed, as JAX), which
+        # stablehlo.gather's verifier refuses; the result is empty whatever it reads
+        return [ctx.constant(0, out_aval.dtype, out_aval.shape)]
     dn = dimension_numbers
     window = [1 if d in dn.operand_batching_dims else n for d, n in enumerate(slice_sizes)]
     starts = indices

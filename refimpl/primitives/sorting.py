@@ -8,7 +8,8 @@ Semantics (``jax.lax.top_k``)::
 
 The key is the sort primitive's total order (NaN above +inf, ``-0.0 ==
 0.0``), so NaNs come first; equal keys keep their index order (the lower
-index first). Constraints: (C1) rank >= 1; (C2) ``0 <= k <= operand.shape[-1]``.
+index first). Constraints: (C1) rank >= 1; (C2) ``0 <= k <= operand.shape[-1]``;
+(C3) ``operand.shape[-1]`` fits the int32 indices (``ValueError``, as JAX).
 Example: ``top_k([1, nan, 3, 3], 3)`` is ``([nan, 3, 3], [1, 2, 3])``.
 
 StableHLO has no top-k operation (``chlo.top_k`` is not part of the portable
@@ -43,6 +44,12 @@ def _top_k_abstract_eval(operand: ShapedArray, *, k: int) -> tuple[ShapedArray, 
         raise ValueError("top_k: the operand must have rank >= 1 (C1), got shape ()")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"top_k: k must be an int, got {k!r}")
+    size = operand.shape[-1]
+    if isinstance(size, (int, np.integer)) and size > np.iinfo(np.int32).max:
+        raise ValueError(  # JAX 0.10.2's check: the indices are int32
+            f"top_k: the indices are int32, which overflows for a last dimension of "
+            f"{size} (more than {np.iinfo(np.int32).max})"
+        )
     if not 0 <= k <= operand.shape[-1]:
         raise ValueError(
             f"top_k: k must be between 0 and the last dimension {operand.shape[-1]} (C2), got {k}"

@@ -231,3 +231,26 @@ def test_concrete_int_arrays_as_static_int_sequences(backend):
         jax.jit(lambda p: jax.lax.transpose(x, p))(np.array([1, 0]))
     with pytest.raises(TypeError):
         ri.jit(lambda p: lax.transpose(x, p))(np.array([1, 0]))
+
+
+def test_top_k_refuses_a_dimension_beyond_int32():
+    spec = jax.ShapeDtypeStruct((2**31 + 1,), np.dtype(ml_dtypes.bfloat16))
+    _assert_same(
+        lambda: jax.eval_shape(lambda x: jax.lax.top_k(x, 100), spec),
+        lambda: ri.eval_shape(lambda x: lax.top_k(x, 100), spec),
+    )
+
+
+@pytest.mark.parametrize("mode", [None, "fill", "clip"])
+def test_gather_no_indices_slice_larger_than_empty_operand(backend, mode):
+    # JAX allows slice sizes beyond an empty operand when there are no indices
+    x, idx = np.zeros((0,), np.float32), np.zeros((0, 1), np.int32)
+
+    def f(lib):
+        dn = lib.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+                                        start_index_map=(0,))  # fmt: skip
+        return lambda a, i: lib.gather(a, i, dn, (1,), mode=mode)
+
+    want = jax.jit(f(jax.lax))(x, idx)
+    for got in (f(lax)(x, idx), ri.jit(f(lax))(x, idx)):
+        assert got.shape == want.shape and got.dtype == want.dtype
