@@ -60,6 +60,10 @@ class Config:
         # A raw uint32 key given to a refimpl.random function: "allow" (JAX's
         # default), "warn" (a UserWarning) or "error" (a ValueError).
         "legacy_prng_key": "allow",
+        # JAX's jax_mutable_array_checks (its default True): refimpl always makes
+        # the checks (a ref passed twice, returned, closed over and passed), so
+        # only True is accepted.
+        "mutable_array_checks": True,
     }
 
     def __init__(self) -> None:
@@ -123,6 +127,11 @@ class Config:
         if name == "legacy_prng_key" and value not in ("allow", "warn", "error"):
             raise ValueError(
                 f"config.update: legacy_prng_key must be 'allow', 'warn' or 'error', got {value!r}"
+            )
+        if name == "mutable_array_checks" and value is not True:
+            raise ValueError(
+                "config.update: refimpl always checks mutable array references "
+                "(mutable_array_checks=False is not supported)"
             )
         if name == "ref_num_devices" and value < 1:
             raise ValueError(f"config.update: ref_num_devices must be >= 1, got {value!r}")

@@ -376,3 +376,12 @@ def test_scan_carry_ref_errors_name_the_carry_parameter(lib):
         api.lax.scan(lambda c, _: (None, None), (r, r), None, length=1)
     with pytest.raises(ValueError, match="closed over and passed as the argument y_ref"):
         api.lax.scan(lambda y_ref, _: (r[...] + y_ref[...], None), r, None, length=1)
+
+
+def test_mutable_array_checks_flag():
+    # JAX's flag (default True) is accepted; refimpl's checks cannot be turned off
+    assert jax.config.jax_mutable_array_checks is True
+    ri.config.update("mutable_array_checks", True)
+    assert ri.config.mutable_array_checks is True
+    with pytest.raises(ValueError, match="always checks mutable array references"):
+        ri.config.update("mutable_array_checks", False)
