@@ -9,8 +9,8 @@ both), bool ``psum``/``pmax``/``pmin`` (under ``jit`` too), ``all_gather``
 does not map, and ``grad`` through ``all_gather``, ``psum_scatter``,
 ``all_to_all`` and ``ppermute`` (their transposes), and ``all_to_all`` over a
 tuple of names (members numbered row-major over the names; tiled, untiled,
-names inner-first, ``grad``, ``jit``). Every case is ``AGREE``:
-judged by JAX (live or recorded); each case's recorded source includes its
+names inner-first, ``grad``, ``jit``) and ``axis_index`` of a tuple of names.
+Every case is ``AGREE``: judged by JAX (live or recorded); each case's recorded source includes its
 row and the helpers it calls.
 
 Left out, differing from JAX 0.10.2: ``all_to_all`` of an unmapped operand
@@ -111,6 +111,10 @@ ROWS: list[tuple[str, Any]] = [
     ("all_to_all_two_names_grad",
      lambda ns, L: _api(ns).grad(lambda x: (_two_names(
          ns, lambda r: L.all_to_all(r, ("i", "j"), 0, 0, tiled=True))(x) * _T).sum())(_T)),
+    ("axis_index_two_names",
+     lambda ns, L: _two_names(ns, lambda r: r + L.axis_index(("i", "j")))(_T[:, :, 0, 0])),
+    ("axis_index_names_inner_first_jit",
+     lambda ns, L: ns.jit(_two_names(ns, lambda r: r * L.axis_index(("j", "i"))))(_T[:, :, 0])),
     ("all_to_all_two_names_jit",
      lambda ns, L: ns.jit(_two_names(
          ns, lambda r: L.all_to_all(r, ("j", "i"), 0, 1, tiled=True)))(_T)),

@@ -1301,8 +1301,22 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
 
 
 def axis_index(axis_name: Any) -> Any:
-    """This member's position along ``axis_name`` (int32)."""
-    axes = _single_axis("axis_index", axis_name)
+    """This member's position along ``axis_name`` (int32); for a tuple of names,
+    its position among all their members numbered row-major (the first name
+    the slowest), as JAX."""
+    axes = _axes_tuple(axis_name)
+    if len(axes) != 1:
+        index = None
+        for name in axes:
+            own = _bind(axis_index_p, (name,), axes=(name,))
+            if index is None:
+                index = own
+            else:
+                size = np.asarray(axis_size(name), np.int32)
+                index = elementwise.add(elementwise.mul(index, size), own)
+        if index is None:  # no names: the one member of an empty product (weak, as JAX)
+            return 0
+        return index
     return _bind(axis_index_p, axes, axes=axes)
 
 

@@ -182,3 +182,21 @@ def test_a_non_array_output_says_what_jax_says():
     with pytest.raises(TypeError) as got:
         ri.vmap(lambda v: "hello")(x)
     assert str(got.value).startswith(str(want.value))
+
+
+AXIS_INDEX_NAMES = [("i", "j"), ("j", "i"), ["j", "i"], ("j",), ()]
+
+
+@pytest.mark.parametrize("names", AXIS_INDEX_NAMES, ids=str)
+def test_axis_index_of_several_names_matches_jax(backend, names):
+    """Members numbered row-major over the names, the first the slowest."""
+    x = np.zeros((2, 3), np.int32)
+
+    def run(api, vmap):
+        inner = vmap(lambda v: v + api.axis_index(names), axis_name="j")
+        return vmap(inner, axis_name="i")
+
+    want = run(jax.lax, jax.vmap)(x)
+    for got in (run(lax, ri.vmap)(x), ri.jit(run(lax, ri.vmap))(x)):
+        assert got.dtype == want.dtype and got.weak_type == want.weak_type
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
