@@ -1073,12 +1073,27 @@ def _batched_axis(value: Any, unbatched: ShapedArray) -> int | None:
     return 0 if tracing.get_aval(value, "vmap", 0).ndim == unbatched.ndim + 1 else None
 
 
+def _batch_trace_of(frame: Any) -> Any:
+    """The active vmap trace batching ``frame`` (its batch rule is running)."""
+    for trace in reversed(tracing._stack.traces):
+        if isinstance(trace, batching.BatchTrace) and trace.frame is frame:
+            return trace
+    return None  # pragma: no cover - a batch rule runs under its trace
+
+
 class _BatchedJVPRule:
-    def __init__(self, inner: Any, in_avals: list, out_avals: list, size: int = 0) -> None:
+    def __init__(
+        self, inner: Any, in_avals: list, out_avals: list, size: int = 0, trace: Any = None
+    ) -> None:
         self.inner = inner  # the rule of one member
         self.in_avals = in_avals  # unbatched
         self.out_avals = out_avals  # unbatched
         self.size = size
+        # the vmap whose batch rule made this one: while it is active the
+        # rule runs on its tracers (as JAX's batch_custom_jvp_subtrace), so a
+        # value of that vmap the rule closes over, or takes as a nondiff
+        # argument, is batched with the arguments
+        self.trace = trace
 
     def __repr__(self) -> str:
         return f"vmap({self.inner!r})"
@@ -1107,7 +1122,17 @@ class _BatchedJVPRule:
         args = list(primals) + [t for t in tangents if type(t) is not Zero]
         avals = list(self.in_avals) + [tangent_aval(a) for a, z in zip(self.in_avals, nz) if z]
         axes = [_batched_axis(x, a) for x, a in zip(args, avals, strict=True)]
-        outs, touts = _vmapped(member, axes, args)
+        builder = tracing.current_builder()
+        if (
+            self.trace is not None
+            and self.trace.active
+            and (builder is None or builder.level < self.trace.level)
+        ):
+            # (not inside a program traced since, e.g. a scan body being
+            # linearized: that program must not capture the vmap's tracers)
+            outs, touts = self._in_trace(member, axes, args)
+        else:
+            outs, touts = _vmapped(member, axes, args)
         it = iter(touts)
         return list(outs), [
             Zero(tangent_aval(a))
@@ -1117,6 +1142,20 @@ class _BatchedJVPRule:
             else next(it)
             for k, z, a in zip(kept, zero_out, self.out_avals, strict=True)
         ]
+
+    def _in_trace(self, member: Callable, axes: list, args: list) -> tuple[list, list]:
+        trace = self.trace
+        wrapped = [
+            x if axis is None else batching.BatchTracer(trace, x, axis)
+            for x, axis in zip(args, axes, strict=True)
+        ]
+        outs, touts = member(*wrapped)
+
+        def unwrap(x: Any) -> Any:
+            value, dim = trace.unpack(x)
+            return batching.bdim_to(value, dim, self.size, 0)
+
+        return [unwrap(x) for x in outs], [unwrap(t) for t in touts]
 
 
 def _custom_call_batch(primitive: Primitive, rule_param: str, wrap: Callable):
@@ -1146,7 +1185,11 @@ custom_jvp_call_p.def_batch(
         custom_jvp_call_p,
         "jvp",
         lambda inner, call, nc, in_batched, size: _BatchedJVPRule(
-            inner, call.in_avals[nc:], call.out_avals, size
+            inner,
+            call.in_avals[nc:],
+            call.out_avals,
+            size,
+            _batch_trace_of(batching.current_frame()),
         ),
     )
 )

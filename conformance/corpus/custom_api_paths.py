@@ -250,3 +250,22 @@ def cases_checked() -> Iterator[Case]:
         expect=Raises(ValueError, "custom vmap rule"),
         tags=TAGS,
     )
+
+
+def _batched_nondiff_jvp(ns: Any) -> Any:
+    api = ns.api
+
+    @functools.partial(api.custom_jvp, nondiff_argnums=(0,))
+    def f(x, y):
+        return x * y
+
+    f.defjvp(lambda x, p, t: (f(x, p[0]), 5.0 * x * t[0]))
+    two = ns.asarray(np.array([2.0, 4.0], np.float32))
+    three = ns.asarray(np.array([3.0, 1.0], np.float32))
+    g = api.vmap(f)
+    return api.jvp(lambda y: g(two, y), (three,), (three,)), api.grad(lambda y: g(two, y).sum())(
+        three
+    )
+
+
+SCRIPTS["custom_jvp_batched_nondiff_argument"] = _batched_nondiff_jvp

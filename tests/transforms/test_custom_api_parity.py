@@ -353,3 +353,21 @@ def test_integer_arguments_of_custom_vjp_are_not_perturbed(backend):
     got = prog(RI)
     _close(got[:2], want[:2])
     assert got[2] == want[2]
+
+
+def test_custom_jvp_rule_sees_a_batched_nondiff_argument(backend):
+    def prog(n):
+        @functools.partial(n.lib.custom_jvp, nondiff_argnums=(0,))
+        def f(x, y):
+            return x * y
+
+        f.defjvp(lambda x, p, t: (f(x, p[0]), 5.0 * x * t[0]))
+        g = n.lib.vmap(f)
+        two, three = np.array([2.0, 4.0], np.float32), np.array([3.0, 1.0], np.float32)
+        return (
+            n.lib.jvp(lambda y: g(two, y), (three,), (np.ones(2, np.float32),)),
+            n.lib.grad(lambda y: g(two, y).sum())(three),
+            n.lib.jit(n.lib.vmap(n.lib.grad(lambda x, y: f(x, y), 1)))(two, three),
+        )
+
+    _close(prog(RI), prog(JAX))
