@@ -9,7 +9,9 @@ under ``jit`` and inside ``cond``; ``associative_scan`` of a vmapped
 ``solve`` (no combine of empty slices) and the derivative of
 ``cumlogsumexp`` at a -inf input (weight 0, as JAX's logaddexp jvp, which
 replaces only +inf); loops and conditionals under ``disable_jit()``, run in
-Python as JAX does; a scan body returning a list (the scan returns one).
+Python as JAX does; a scan body returning a list (the scan returns one);
+a ``vmap`` of ``cond`` with a batched predicate whose branches return a
+strong and a weak value (strong, as JAX's select of the branches' outputs).
 Every case is ``AGREE``.
 """
 
@@ -109,6 +111,9 @@ ROWS: list[tuple[str, Any]] = [
                                                          (0, 1)))),
     ("scan_body_returning_a_list",
      lambda ns, L: L.scan(lambda c, x: [c + x, x * 2], 0, np.arange(3, dtype=np.int32))),
+    ("cond_vmap_batched_predicate_strong_and_weak_branches",
+     lambda ns, L: _api(ns).vmap(lambda p, v: L.cond(p, lambda x: x, lambda x: 2.0, v))(
+         np.array([True, False]), np.array([3.0, 4.0], np.float32))),
 ]  # fmt: skip
 
 

@@ -150,6 +150,8 @@ def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int 
     if not flat:
         return elems
     ndim = _aval(flat[0], "associative_scan").ndim
+    if ndim == 0:  # JAX 0.10.2's ValueError: a scalar has no axis to scan along
+        raise ValueError(f"associative_scan: axis {axis} is out of bounds for array of dimension 0")
     axis = normalize_axis("associative_scan", axis, ndim)
     n = _aval(flat[0], "associative_scan").shape[axis]
     for leaf in flat[1:]:

@@ -46,7 +46,15 @@ from refimpl.errors import ShapeIndexError
 from refimpl.primitives import elementwise, ref_context, rule_context, structural
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.batch_rules import bdim_to, moveaxis, shape_of
-from refimpl.primitives.elementwise import add, clamp, convert_element_type, lt, ne, select_n
+from refimpl.primitives.elementwise import (
+    add,
+    clamp,
+    convert_element_type,
+    convert_element_type_p,
+    lt,
+    ne,
+    select_n,
+)
 from refimpl.primitives.reductions import reduce_or
 from refimpl.primitives.structural import iota
 from refimpl.traceback_util import api_boundary
@@ -1520,10 +1528,29 @@ def _cond_batch(args, dims, *, branches):
         outs, out_dims = rule_context.batch_program(branch, operands, operand_dims, frame)
         per_branch.append([bdim_to(o, d, size, 0) for o, d in zip(outs, out_dims)])
     results = []
-    for cases in zip(*per_branch, strict=True):
+    for k, cases in enumerate(zip(*per_branch, strict=True)):
         shape = shape_of(cases[0])
-        results.append(select_n(structural.broadcast_in_dim(which, shape, (0,)), *cases))
+        out = select_n(structural.broadcast_in_dim(which, shape, (0,)), *cases)
+        # as JAX's select of the branches' own outputs: weak only if every one is
+        weak = all(_unconformed_weak_type(branch, k) for branch in branches)
+        if tracing.get_aval(out, "cond", "output").weak_type != weak:
+            out = convert_element_type(out, tracing.get_aval(out, "cond", "output").dtype,
+                                       weak_type=weak)  # fmt: skip
+        results.append(out)
     return results, [0] * len(results)
+
+
+def _unconformed_weak_type(branch: Program, k: int) -> bool:
+    """Output ``k``'s weak type as the branch computed it, before the cond
+    matched it to branch 0's (``_conforming_branch``'s weak-only conversion)."""
+    out = branch.out_vars[k]
+    for eqn in branch.eqns:
+        if any(o is out for o in eqn.outputs):
+            (source,) = eqn.inputs if eqn.primitive is convert_element_type_p else (None,)
+            if source is not None and source.aval.strip_weak() == out.aval.strip_weak():
+                return bool(source.aval.weak_type)
+            break
+    return bool(out.aval.weak_type)
 
 
 # --- lowering of while and cond to StableHLO (refimpl.backends.pjrt.lowering) ----------

@@ -202,3 +202,33 @@ def test_scan_returns_the_container_its_body_returns(backend):
         assert type(got) is type(want) is list
         _same(got, want)
     assert type(lax.scan(lambda c, x: (c + x, x), 0, xs)) is tuple
+
+
+_BATCHED_PREDICATE = {
+    # (branches returning (strong, weak), operands' in_axes)
+    "strong_operand_or_weak_constant": (lambda x: x, lambda x: 2.0, 0),
+    "weak_constant_or_strong_operand": (lambda x: 2.0, lambda x: x, 0),
+    "both_weak": (lambda x: x, lambda x: 2.0, None),
+    "strong_constant_or_weak_constant": (lambda x: np.float32(1.0), lambda x: 2.0, 0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BATCHED_PREDICATE))
+def test_vmap_of_cond_with_a_batched_predicate_is_weak_only_if_every_branch_is(backend, name):
+    true_fun, false_fun, x_axis = _BATCHED_PREDICATE[name]
+    preds = np.array([True, False])
+    x = np.array([3.0, 4.0], np.float32) if x_axis == 0 else 1.0
+
+    def run(api, lax_):
+        return api.vmap(lambda p, v: lax_.cond(p, true_fun, false_fun, v), (0, x_axis))(preds, x)
+
+    want = run(jax, jlax)
+    _same(run(ri, lax), want)
+    _same(ri.jit(lambda p: run(ri, lax))(preds), want)
+
+
+def test_associative_scan_of_a_scalar_is_jaxs_value_error(backend):
+    with pytest.raises(ValueError, match="out of bounds for array of dimension 0"):
+        jlax.associative_scan(jjnp.add, np.float32(3.0))
+    with pytest.raises(ValueError, match="out of bounds for array of dimension 0"):
+        lax.associative_scan(rnp.add, np.float32(3.0))
