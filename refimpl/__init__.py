@@ -28,12 +28,21 @@ from refimpl.caches import clear_caches
 from refimpl.callbacks import effects_barrier, pure_callback
 from refimpl.config import config
 from refimpl.contexts import (
+    debug_key_reuse,
+    default_matmul_precision,
+    default_prng_impl,
     disable_jit,
+    enable_checks,
+    enable_custom_prng,
     enable_x64,
     ensure_compile_time_eval,
     legacy_prng_key,
     named_call,
     named_scope,
+    numpy_dtype_promotion,
+    numpy_rank_promotion,
+    threefry_partitionable,
+    transfer_guard,
 )
 from refimpl.core import Program, ShapedArray, check_program
 from refimpl.custom_derivatives import custom_jvp, custom_vjp
@@ -161,6 +170,15 @@ __all__ = [
     "disable_jit",
     "enable_x64",
     "legacy_prng_key",
+    "debug_key_reuse",
+    "default_matmul_precision",
+    "default_prng_impl",
+    "enable_checks",
+    "enable_custom_prng",
+    "numpy_dtype_promotion",
+    "numpy_rank_promotion",
+    "threefry_partitionable",
+    "transfer_guard",
     "ensure_compile_time_eval",
     "float0",
     "jacobian",

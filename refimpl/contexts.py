@@ -73,6 +73,85 @@ def legacy_prng_key(new_val: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def _accepted(
+    caller: str, value: Any, supported: Callable[[Any], bool], why: str
+) -> Iterator[None]:
+    """A JAX configuration context refimpl accepts for the values it already
+    behaves as (``why`` says what refimpl does); other values are an error,
+    not silently ignored. Usable as a decorator too, as JAX's."""
+    if not supported(value):
+        raise NotImplementedError(f"{caller}({value!r}) is not supported: {why}")
+    yield
+
+
+def numpy_rank_promotion(value: str) -> contextlib.AbstractContextManager:
+    """``jax.numpy_rank_promotion``: only ``"allow"``, refimpl's broadcasting."""
+    return _accepted(
+        "numpy_rank_promotion", value, lambda v: v == "allow", "refimpl always allows it"
+    )
+
+
+def numpy_dtype_promotion(value: str) -> contextlib.AbstractContextManager:
+    """``jax.numpy_dtype_promotion``: only ``"standard"``, refimpl's lattice."""
+    return _accepted(
+        "numpy_dtype_promotion",
+        value,
+        lambda v: v == "standard",
+        "refimpl promotes by JAX's standard lattice",
+    )
+
+
+def default_matmul_precision(value: Any) -> contextlib.AbstractContextManager:
+    """``jax.default_matmul_precision``: any value; refimpl's CPU matmuls are
+    full precision, as JAX's on CPU for every setting."""
+    return _accepted("default_matmul_precision", value, lambda v: True, "")
+
+
+def enable_checks(value: bool = True) -> contextlib.AbstractContextManager:
+    """``jax.enable_checks``: refimpl checks its programs always (no effect)."""
+    return _accepted("enable_checks", value, lambda v: isinstance(v, bool), "expected a bool")
+
+
+def debug_key_reuse(value: bool) -> contextlib.AbstractContextManager:
+    """``jax.debug_key_reuse``: only False (refimpl has no key reuse checker)."""
+    return _accepted(
+        "debug_key_reuse", value, lambda v: v is False, "refimpl has no key reuse checker"
+    )
+
+
+def transfer_guard(value: str) -> contextlib.AbstractContextManager:
+    """``jax.transfer_guard``: accepted, no effect (refimpl does not guard
+    host-device transfers; a program that JAX lets run runs the same)."""
+    levels = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+    return _accepted("transfer_guard", value, lambda v: v in levels, f"one of {levels}")
+
+
+def default_prng_impl(value: str) -> contextlib.AbstractContextManager:
+    """``jax.default_prng_impl``: only ``"threefry2x32"``, refimpl's PRNG."""
+    return _accepted(
+        "default_prng_impl",
+        value,
+        lambda v: v == "threefry2x32",
+        "refimpl implements only the threefry2x32 PRNG",
+    )
+
+
+def threefry_partitionable(value: bool) -> contextlib.AbstractContextManager:
+    """``jax.threefry_partitionable``: only True, JAX 0.10.2's default and
+    refimpl's counters."""
+    return _accepted(
+        "threefry_partitionable", value, lambda v: v is True, "refimpl's bits are JAX's default"
+    )
+
+
+def enable_custom_prng(value: bool = True) -> contextlib.AbstractContextManager:
+    """``jax.enable_custom_prng``: only False (``PRNGKey`` returns raw keys)."""
+    return _accepted(
+        "enable_custom_prng", value, lambda v: v is False, "PRNGKey returns raw uint32 keys"
+    )
+
+
+@contextlib.contextmanager
 def disable_jit(disable: bool = True) -> Iterator[None]:
     """Context manager: within the block ``jit``-ed functions run their
     Python function directly, op by op (each operation eager, or recorded by

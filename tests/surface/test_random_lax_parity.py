@@ -1,0 +1,82 @@
+"""Programs of JAX's tests/random_lax_test.py against JAX 0.10.2 (issue 29):
+where refimpl.random differed in what runs or which exception is raised."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+
+import refimpl as ri
+from refimpl import random as rr
+
+
+def _exception(f):
+    try:
+        f()
+    except Exception as e:  # noqa: BLE001 (the type is the comparison)
+        return type(e)
+    return None
+
+
+@pytest.mark.parametrize("axis", [3, 1, -2])
+def test_permutation_of_a_range_checks_axis(backend, axis):
+    want = _exception(lambda: jax.random.permutation(jax.random.PRNGKey(0), 10, axis=axis))
+    assert want is ValueError
+    assert _exception(lambda: rr.permutation(rr.PRNGKey(0), 10, axis=axis)) is ValueError
+
+
+def test_permutation_of_a_range_with_axis_minus_one(backend):
+    want = jax.random.permutation(jax.random.PRNGKey(0), 10, axis=-1)
+    got = rr.permutation(rr.PRNGKey(0), 10, axis=-1)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_permutation_of_a_traced_range_is_a_concretization_error(backend):
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(jax.random.permutation)(jax.random.PRNGKey(0), 10)
+    with pytest.raises(ri.errors.ConcretizationTypeError):
+        ri.jit(rr.permutation)(rr.PRNGKey(0), 10)
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("numpy_rank_promotion", "allow"),
+        ("numpy_dtype_promotion", "standard"),
+        ("default_matmul_precision", "float32"),
+        ("debug_key_reuse", False),
+        ("enable_checks", False),
+        ("transfer_guard", "log"),
+        ("default_prng_impl", "threefry2x32"),
+        ("threefry_partitionable", True),
+    ],
+)
+def test_jax_configuration_contexts_random_tests_use(name, value):
+    # JAX's random tests decorate functions and classes with these; refimpl
+    # accepts the values it behaves as (as contexts and as decorators)
+    for lib in (jax, ri):
+        context = getattr(lib, name)
+
+        @context(value)
+        def sample(lib=lib):
+            return lib.random.uniform(lib.random.PRNGKey(0), (3,))
+
+        with context(value):
+            inside = sample()
+        np.testing.assert_array_equal(np.asarray(inside), np.asarray(sample()))
+
+
+@pytest.mark.parametrize(
+    "name, value",
+    [
+        ("numpy_rank_promotion", "raise"),
+        ("numpy_dtype_promotion", "strict"),
+        ("debug_key_reuse", True),
+        ("default_prng_impl", "rbg"),
+        ("threefry_partitionable", False),
+    ],
+)
+def test_jax_configuration_values_refimpl_does_not_model_are_errors(name, value):
+    with pytest.raises(NotImplementedError, match=name), getattr(ri, name)(value):
+        pass
