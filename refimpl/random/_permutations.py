@@ -5,12 +5,13 @@ and ``orthogonal``.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, lax, tracing
+from refimpl import dtypes, errors, lax, tracing
 from refimpl import numpy as rnp
 from refimpl.numpy import linalg
 from refimpl.random._basic import (
@@ -47,9 +48,11 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
         if not dtypes.is_integer(tracing.get_aval(x, "permutation", 1).dtype):
             raise TypeError("x must be an integer or at least 1-dimensional")
         if isinstance(x, tracing.Tracer):
-            raise TypeError(
+            raise errors.ConcretizationTypeError(
                 "permutation: argument x must be concrete (it is the length of the result)"
             )
+        if not -1 <= operator.index(axis) < 1:  # arange(x) has one axis, as JAX checks
+            raise ValueError(f"permutation: axis {axis} is out of bounds for rank 1")
         return _run("permutation", _permutation_of_range, (int(x),), data)
     ndim = np.ndim(x)
     if not -ndim <= axis < ndim:
