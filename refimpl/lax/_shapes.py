@@ -234,7 +234,16 @@ def dtype(x: Any) -> np.dtype:
     return tracing.get_aval(x, "dtype", "x").dtype
 
 
+def shape_as_value(shape: Sequence[int]) -> Any:
+    """The dims of a static ``shape`` as an int32 vector (``lax.shape_as_value``;
+    int32 also under x64, as JAX 0.10.2 for a shape without symbolic dims)."""
+    dims = _shape_tuple("shape_as_value", shape)
+    # bound (not wrapped), so the array is the current backend's
+    return ew.convert_element_type(np.array(dims, dtype=np.int32), np.int32)
+
+
 __all__ = [
+    "shape_as_value",
     "full",
     "full_like",
     "broadcast",

@@ -645,6 +645,12 @@ def conv_dimension_numbers(
     dims are taken in the order they appear in the rhs string (as in JAX).
     """
     ndim = len(lhs_shape)
+    if len(rhs_shape) != ndim and isinstance(dimension_numbers, ConvDimensionNumbers):
+        # as JAX 0.10.2: given ConvDimensionNumbers, the shape rule's ValueError
+        raise ValueError(
+            f"{_NAME}: lhs and rhs must have the same number of dimensions, got shapes "
+            f"{lhs_shape} and {rhs_shape}"
+        )
     if len(rhs_shape) != ndim or ndim < 2:
         # as JAX 0.10.2: ranks that differ a TypeError, equal ranks below 2 an IndexError
         raise (TypeError if len(lhs_shape) != len(rhs_shape) else ShapeIndexError)(

@@ -943,7 +943,9 @@ def check_reducer(name: str, operands: list, inits: list, program: Any) -> None:
     if not operands or len(operands) != len(inits):
         raise TypeError(f"{name}: takes n >= 1 operands and n init values")
     if any(i.shape != () for i in inits):
-        raise ValueError(f"{name} found non-scalar initial value: {[i.shape for i in inits]}")
+        # JAX 0.10.2's classes: reduce's ValueError, reduce_window's TypeError
+        error = TypeError if name.startswith("reduce_window") else ValueError
+        raise error(f"{name} found non-scalar initial value: {[i.shape for i in inits]}")
     if [o.dtype for o in operands] != [i.dtype for i in inits]:
         raise TypeError(
             f"{name} operand dtypes should match corresponding initial value dtypes, got "

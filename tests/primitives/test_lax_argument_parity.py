@@ -254,3 +254,37 @@ def test_gather_no_indices_slice_larger_than_empty_operand(backend, mode):
     want = jax.jit(f(jax.lax))(x, idx)
     for got in (f(lax)(x, idx), ri.jit(f(lax))(x, idx)):
         assert got.shape == want.shape and got.dtype == want.dtype
+
+
+def test_conv_ranks_differ_with_dimension_numbers_given(backend):
+    lhs, rhs = np.ones((1, 1, 1)), np.ones((1, 1, 1, 1))
+
+    def conv(lib):
+        dn = lib.ConvDimensionNumbers(lhs_spec=(0, 1, 2), rhs_spec=(0, 1, 2), out_spec=(0, 1, 2))
+        return lambda: lib.conv_general_dilated(lhs, rhs, (1,), ((0, 0),), (1,), (1,), dn)
+
+    _assert_same(conv(jax.lax), conv(lax))  # ValueError here; TypeError without them
+    _assert_same(
+        lambda: jax.lax.conv_general_dilated(lhs, rhs, (1,), ((0, 0),)),
+        lambda: lax.conv_general_dilated(lhs, rhs, (1,), ((0, 0),)),
+    )
+
+
+def test_non_scalar_init_classes(backend):
+    x, init = np.ones((4, 4), np.int32), np.zeros((1,), np.int32)
+    _assert_same(
+        lambda: jax.lax.reduce_window(x, init, jax.lax.max, (2, 2), (2, 2), "VALID"),
+        lambda: lax.reduce_window(x, init, lax.max, (2, 2), (2, 2), "VALID"),
+    )
+    _assert_same(
+        lambda: jax.lax.reduce(x, init, jax.lax.max, (0,)),
+        lambda: lax.reduce(x, init, lax.max, (0,)),
+    )
+
+
+@pytest.mark.parametrize("shape", [(), (2,), (2, 3)], ids=str)
+def test_shape_as_value(backend, shape):
+    want = jax.lax.shape_as_value(shape)
+    for got in (lax.shape_as_value(shape), ri.jit(lambda: lax.shape_as_value(shape))()):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
