@@ -9,7 +9,8 @@ less; ``vmap`` of a ``dynamic_update_slice`` with an empty update;
 largest value for unsigned operands), eagerly and under ``jit``, and with
 int8 indices into an axis longer than int8 can count (``clip``: the
 lowering's range check); a concrete integer array as ``dynamic_slice``'s
-slice sizes and as ``transpose``'s permutation; and the start-index checks
+slice sizes and as ``transpose``'s permutation; a ``gather`` under ``jit``
+with no indices and a slice size beyond its empty operand; and the start-index checks
 and ``tile``'s rep count every implementation rejects with JAX's class.
 Left out, differing from JAX 0.10.2: the same int8 take in ``fill`` mode
 (JAX wraps ``-1`` to ``199`` in int8, which overflows to a negative index:
@@ -79,6 +80,12 @@ ROWS: list[tuple[str, Any]] = [
      lambda ns, L: L.dynamic_slice(ns.asarray(_M), (1, 2), ns.np_.array([2, 2]))),
     ("transpose_array_permutation",
      lambda ns, L: L.transpose(ns.asarray(_M), ns.np_.array([1, 0]))),
+    # no indices: a slice size beyond the empty operand is allowed
+    ("gather_no_indices_empty_operand_jit",
+     lambda ns, L: ns.jit(lambda x, i: L.gather(
+         x, i, L.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
+                                        start_index_map=(0,)), (1,), mode="fill"))(
+         np.zeros((0,), np.float32), np.zeros((0, 1), np.int32))),
 ]  # fmt: skip
 
 ERRORS: list[tuple[str, Any]] = [

@@ -114,6 +114,11 @@ ERRORS: list[tuple[str, Any]] = [
      lambda ns, L: L.conv_general_dilated(ns.asarray(_LHS), ns.asarray(_RHS), (1,), "FULL")),
     ("padtype_to_pads_unknown_name",
      lambda ns, L: L.padtype_to_pads((5,), (2,), (1,), "FULL")),
+    # explicit ConvDimensionNumbers: the ranks are checked by the shape rule (ValueError)
+    ("conv_ranks_differ_dimension_numbers",
+     lambda ns, L: L.conv_general_dilated(
+         ns.asarray(_LHS), ns.asarray(_RHS[..., None]), (1,), "VALID",
+         dimension_numbers=L.ConvDimensionNumbers((0, 1, 2), (0, 1, 2), (0, 1, 2)))),
 ]  # fmt: skip
 
 

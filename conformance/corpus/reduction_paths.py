@@ -10,7 +10,8 @@ reduction pads the odd half with the init); and the calls every
 implementation refuses with JAX's class: ``vmap`` of ``lax.reduce`` with a
 batched init and its ``jvp`` with a tangent on the init (under ``jit``:
 ``NotImplementedError``), ``argmax`` over an empty axis, ``lax.reduce``
-with an init of another dtype. Every case is ``AGREE``: judged by JAX (live
+with an init of another dtype, and ``reduce``/``reduce_window`` with a
+non-scalar init. Every case is ``AGREE``: judged by JAX (live
 or recorded); each case's recorded source includes its row and the helpers
 it calls.
 """
@@ -78,6 +79,12 @@ ERRORS: list[tuple[str, Any]] = [
     ("argmax_empty_axis", lambda ns, L: L.argmax(ns.asarray(_X[:, :0]), 1, np.int32)),
     ("reduce_init_dtype",
      lambda ns, L: L.reduce(ns.asarray(_X), np.int32(0), lambda a, b: a + b, (1,))),
+    # a non-scalar init: reduce's ValueError, reduce_window's TypeError
+    ("reduce_init_not_scalar",
+     lambda ns, L: L.reduce(ns.asarray(_X), np.zeros(1, _X.dtype), L.max, (1,))),
+    ("reduce_window_init_not_scalar",
+     lambda ns, L: L.reduce_window(ns.asarray(_X), np.zeros(1, _X.dtype), L.max, (1, 2), (1, 1),
+                                   "VALID")),
 ]  # fmt: skip
 
 REFUSED: list[tuple[str, Any, Any]] = [
