@@ -44,6 +44,7 @@ def _shuffle(data: Any, x: Any, axis: int) -> Any:
 def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Any:
     """A random permutation of ``arange(x)`` (int ``x``) or of ``x`` along ``axis``."""
     data, _ = _key_data_of("permutation", key)
+    axis = operator.index(axis)
     if not np.ndim(x):
         if not dtypes.is_integer(tracing.get_aval(x, "permutation", 1).dtype):
             raise TypeError("x must be an integer or at least 1-dimensional")
@@ -51,7 +52,7 @@ def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> A
             raise errors.ConcretizationTypeError(
                 "permutation: argument x must be concrete (it is the length of the result)"
             )
-        if not -1 <= operator.index(axis) < 1:  # arange(x) has one axis, as JAX checks
+        if not -1 <= axis < 1:  # arange(x) has one axis, as JAX checks
             raise ValueError(f"permutation: axis {axis} is out of bounds for rank 1")
         return _run("permutation", _permutation_of_range, (int(x),), data)
     ndim = np.ndim(x)
@@ -100,6 +101,7 @@ def choice(
     of ``gumbel + log(p)`` (the Gumbel top-k trick).
     """
     data, _ = _key_data_of("choice", key)
+    axis = operator.index(axis)
     if not isinstance(shape, Sequence):
         raise TypeError(f"shape argument of choice must be a sequence, got {shape}")
     shape = _as_shape("choice", shape)
@@ -192,6 +194,7 @@ def categorical(
     argmax of ``logits + gumbel`` (with replacement) or the top ``k`` of one
     Gumbel perturbation (without)."""
     data, _ = _key_data_of("categorical", key)
+    axis = operator.index(axis)  # a concrete integer array too, as JAX's canonicalize_axis
     logits_shape = tuple(np.shape(logits))
     ndim = len(logits_shape)
     if not -ndim <= axis < ndim:

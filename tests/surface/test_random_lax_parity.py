@@ -80,3 +80,21 @@ def test_jax_configuration_contexts_random_tests_use(name, value):
 def test_jax_configuration_values_refimpl_does_not_model_are_errors(name, value):
     with pytest.raises(NotImplementedError, match=name), getattr(ri, name)(value):
         pass
+
+
+def test_axis_may_be_a_concrete_integer_array(backend):
+    # random_lax_test's testCategoricalWithoutReplacement draws its axis with randint
+    def program(lib):
+        key = lib.random.key(0)
+        logits = lib.random.normal(key, (8, 9))
+        axis = lib.random.randint(key, (), -2, 2)
+        x = lib.numpy.arange(12).reshape(3, 4)
+        return [
+            lib.random.categorical(key, logits, axis=axis, shape=(2, 8), replace=False),
+            lib.random.categorical(key, logits, axis=lib.numpy.int32(0)),
+            lib.random.choice(key, x, (2,), axis=lib.numpy.int32(1)),
+            lib.random.permutation(key, x, axis=lib.numpy.int32(1)),
+        ]
+
+    for got, want in zip(program(ri), program(jax), strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
