@@ -8,7 +8,9 @@ reaches (refimpl/primitives/decompositions.py, computations.py; issue 36).
   which every implementation rejects with JAX's class; ``cholesky`` with
   NaN off the diagonal (LAPACK's potrf, as JAX on CPU, lets NaN propagate and
   keeps the columns before it; only a pivot ``<= 0`` makes the whole factor
-  NaN, also after a NaN), eagerly and under ``jit``. Left out:
+  NaN, also after a NaN), eagerly and under ``jit``; ``tridiagonal_solve``
+  (eagerly, ``jit`` of ``vmap``, ``grad``, diagonals of different lengths
+  refused with JAX's ``TypeError``). Left out:
   ``triangular_solve`` with batch dims that differ (JAX: ``ValueError`` from
   its batching, refimpl: ``TypeError``).
 * ``computation.paths/*``: ``lax.reduce`` with computations JAX does not
@@ -39,6 +41,13 @@ from conformance.namespace import Unsupported
 
 _SPD = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]], np.float32)
 _X = np.array([[0.5, -1.0, 2.0, 0.25], [3.0, 0.0, -2.0, 1.0]], np.float32)
+# dl, d, du (4 rows; d dominant) and b (4 rows, 2 columns)
+_TRIDIAGONAL = (
+    np.array([0.0, 1.0, -0.5, 2.0], np.float32),
+    np.array([4.0, 5.0, 6.0, 4.5], np.float32),
+    np.array([1.0, -1.0, 0.5, 0.0], np.float32),
+    np.array([[1.0, 2.0], [0.0, -1.0], [3.0, 0.5], [-2.0, 1.0]], np.float32),
+)
 _SINGULAR2 = np.array([[0.0, 1.0], [0.0, 2.0]], np.float32)
 _SINGULAR3 = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]], np.float32)
 # NaN off the diagonal; NaN then a later pivot <= 0; NaN in the upper triangle only
@@ -79,6 +88,17 @@ DECOMPOSITIONS: list[tuple[str, Any]] = [
     ("cholesky_nan_off_diagonal", lambda ns, L: L.linalg.cholesky(ns.asarray(_NAN_BATCH))),
     ("cholesky_nan_off_diagonal_jit",
      lambda ns, L: ns.jit(lambda a: L.linalg.cholesky(a, symmetrize_input=False))(_NAN_BATCH)),
+    ("tridiagonal_solve", lambda ns, L: L.linalg.tridiagonal_solve(*_TRIDIAGONAL)),
+    ("tridiagonal_solve_vmap_jit",
+     lambda ns, L: ns.jit(_api(ns).vmap(L.linalg.tridiagonal_solve, in_axes=(None, 0, None, 2)))(
+         _TRIDIAGONAL[0], np.stack([_TRIDIAGONAL[1], _TRIDIAGONAL[1] * 2]), _TRIDIAGONAL[2],
+         np.stack([_TRIDIAGONAL[3], -_TRIDIAGONAL[3]], axis=-1))),
+    ("tridiagonal_solve_grad",
+     lambda ns, L: _api(ns).grad(lambda d, b: (L.linalg.tridiagonal_solve(
+         _TRIDIAGONAL[0], d, _TRIDIAGONAL[2], b) ** 2).sum(), argnums=(0, 1))(
+             _TRIDIAGONAL[1], _TRIDIAGONAL[3])),
+    ("tridiagonal_solve_shapes_differ",
+     lambda ns, L: L.linalg.tridiagonal_solve(_TRIDIAGONAL[0][1:], *_TRIDIAGONAL[1:])),
 ]  # fmt: skip
 
 

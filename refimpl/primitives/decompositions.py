@@ -42,8 +42,9 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, batch_rules
+from refimpl.primitives import ad_helpers, batch_rules, control_flow, structural
 from refimpl.primitives import composite_ops as ops
+from refimpl.primitives import elementwise as ew
 from refimpl.primitives.base import Primitive
 
 # --- shared checks and the composite lowering ---------------------------------------------
@@ -924,4 +925,68 @@ def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True) -> Any:
     return u, s, vh
 
 
-__all__ = ["cholesky", "eigh", "lu", "qr", "svd", "triangular_solve"]
+def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any, *, perturb_singular: bool = False) -> Any:
+    """``jax.lax.linalg.tridiagonal_solve``: ``x`` with ``A @ x = b`` for the
+    tridiagonal ``A`` with ``A[i, i-1] = dl[i]``, ``A[i, i] = d[i]``,
+    ``A[i, i+1] = du[i]`` (``dl[0]`` and ``du[m-1]`` unused).
+
+    ``dl``, ``d``, ``du``: ``(..., m)``; ``b``: ``(..., m, n)``; one inexact
+    dtype. Computed by the Thomas algorithm (a forward and a backward
+    ``lax.scan`` over ``m``), so ``jit``, ``vmap`` and derivatives come from
+    the primitives it is made of. Unlike LAPACK's ``gtsv`` (JAX on CPU) it
+    does not pivot: a system that needs row exchanges (a zero pivot) gives
+    inf/NaN. ``perturb_singular`` is accepted and changes nothing: JAX's
+    perturbs tiny pivots of a (numerically) singular system only, where
+    refimpl's result is inf/NaN.
+    """
+    name = "tridiagonal_solve"
+    del perturb_singular  # see above
+    avals = [tracing.get_aval(v, name, i) for i, v in enumerate((dl, d, du, b))]
+    if not avals[0].shape == avals[1].shape == avals[2].shape:
+        raise TypeError(f"{name} requires that all diagonal arguments have the same shape.")
+    if avals[3].shape[:-1] != avals[0].shape:
+        raise TypeError(
+            f"{name} requires that the leading ndim-1 dimensions of b equal the dimensions of "
+            "the diagonal arguments."
+        )
+    dtype = avals[3].dtype
+    if any(a.dtype != dtype for a in avals) or not dtypes.is_inexact(dtype):
+        raise TypeError(
+            f"{name}: the operands must share one floating or complex dtype, got "
+            f"{[a.dtype.name for a in avals]}"
+        )
+    rank = len(avals[0].shape)
+    n = avals[3].shape[-1]
+    # the system axis first: diagonals (m, ...), b (m, ..., n)
+    dl, d, du = (batch_rules.moveaxis(v, rank - 1, 0) for v in (dl, d, du))
+    b = batch_rules.moveaxis(b, rank - 1, 0)
+    row_shape = avals[0].shape[:-1]
+
+    def col(v: Any) -> Any:  # (...) -> (..., n)
+        return structural.broadcast_in_dim(v, (*row_shape, n), tuple(range(len(row_shape))))
+
+    def forward(carry: Any, row: Any) -> Any:
+        c_prev, y_prev = carry
+        lo, mid, up, rhs = row
+        pivot = ew.sub(mid, ew.mul(lo, c_prev))
+        c = ew.div(up, pivot)
+        y = ew.div(ew.sub(rhs, ew.mul(col(lo), y_prev)), col(pivot))
+        return (c, y), (c, y)
+
+    zero = np.zeros((), dtype)
+    start = (
+        structural.broadcast_in_dim(zero, row_shape, ()),
+        structural.broadcast_in_dim(zero, (*row_shape, n), ()),
+    )
+    _, (cs, ys) = control_flow.scan(forward, start, (dl, d, du, b))
+
+    def backward(x_next: Any, row: Any) -> Any:
+        c, y = row
+        x = ew.sub(y, ew.mul(col(c), x_next))
+        return x, x
+
+    _, xs = control_flow.scan(backward, start[1], (cs, ys), reverse=True)
+    return batch_rules.moveaxis(xs, 0, rank - 1)
+
+
+__all__ = ["cholesky", "eigh", "lu", "qr", "svd", "triangular_solve", "tridiagonal_solve"]
