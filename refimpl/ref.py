@@ -67,6 +67,7 @@ from refimpl.core import AbstractRef, ShapedArray
 from refimpl.lax import convert_element_type
 from refimpl.primitives import ref_context
 from refimpl.primitives.ref_ops import addupdate_p, encode_indexer, get_p, swap_p
+from refimpl.random import PRNGKeyArray, key_data, wrap_key_data
 from refimpl.transforms.ad import JVPTrace
 from refimpl.transforms.batching import BatchTrace, BatchTracer, bdim_to
 from refimpl.transforms.jit import ShapeDtypeStruct, eval_shape
@@ -112,6 +113,7 @@ class Ref:
         "_memory_space",
         "_kind",
         "_freed_at",
+        "_keys",
         "__weakref__",
     )
 
@@ -124,6 +126,8 @@ class Ref:
         self._serial = next(_serials)
         # the trace depth at which free_ref freed it inside the jit that made it
         self._freed_at: int | None = None
+        # holds the uint32 data of typed PRNG keys: reads wrap it, writes take keys
+        self._keys = False
 
     # -- the held array's type --
 
@@ -225,6 +229,10 @@ def new_ref(init_val: Any, *, memory_space: Any = None, kind: Any = None) -> Ref
 
     if isinstance(init_val, Ref):
         raise TypeError("new_ref: init_val is already a Ref; pass freeze(ref) or ref[...]")
+    if isinstance(init_val, PRNGKeyArray):
+        ref = new_ref(key_data(init_val), memory_space=memory_space, kind=kind)
+        ref._keys = True
+        return ref
     if isinstance(init_val, tracing.Tracer):
         value = rnp.asarray(init_val)
     else:  # a fresh buffer on the current backend's default device (or init_val's)
@@ -344,7 +352,8 @@ def freeze(ref: Ref) -> Any:
     value = ref._value
     # A concrete held array is written in place (reference backend) or donated
     # by the next jit taking the ref (pjrt): the caller gets its own copy.
-    return value if isinstance(value, tracing.Tracer) else _fresh_copy(value)
+    out = value if isinstance(value, tracing.Tracer) else _fresh_copy(value)
+    return wrap_key_data(out) if ref._keys else out
 
 
 def _check_ref(ref: Any, name: str) -> None:
@@ -432,7 +441,11 @@ def _entry_axes(entries: tuple, ndim: int) -> list[tuple[int, int]]:
 
 def get(ref: Ref, idx: Any = ...) -> Any:
     """``ref[idx]``: the value at ``idx`` now."""
+    out = _get(ref, idx)
+    return wrap_key_data(out) if ref._keys else out
 
+
+def _get(ref: Ref, idx: Any) -> Any:
     _check_ref(ref, "get")
     _cross(ref)
     idx = _bounded_index(ref, idx)
@@ -510,6 +523,12 @@ def _traced_indexer(value: Any, idx: Any) -> tuple | None:
 
 
 def _checked_value(ref: Ref, idx: Any, value: Any, name: str) -> Any:
+    if ref._keys or isinstance(value, PRNGKeyArray):
+        if not (ref._keys and isinstance(value, PRNGKeyArray)) or name != "swap":
+            got = value.dtype if isinstance(value, PRNGKeyArray) else np.result_type(value)
+            held = "key<fry>" if ref._keys else ref.dtype
+            raise ValueError(f"Invalid dtype for `{name}`. Ref dtype: {held}. Value dtype: {got}.")
+        value = key_data(value)
     aval = _aval_of_value(ref._value)
     value_aval = tracing.get_aval(value, name, "value")
     expected = aval.shape if _is_whole(idx) else _indexed_shape(ref, idx)

@@ -385,3 +385,33 @@ def test_mutable_array_checks_flag():
     assert ri.config.mutable_array_checks is True
     with pytest.raises(ValueError, match="always checks mutable array references"):
         ri.config.update("mutable_array_checks", False)
+
+
+# --- a Ref of typed PRNG keys ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["eager", "jit", "scan"])
+def test_a_ref_of_typed_keys(backend, where):
+    def run(lib, np_):
+        ref = lib.new_ref(lib.random.split(lib.random.key(0), 3))
+
+        def step():
+            ref[1] = lib.random.fold_in(ref[1], 7)
+
+        if where == "jit":
+            lib.jit(step)()
+        elif where == "scan":
+            lib.lax.scan(lambda c, _: (step(), (c, None))[1], 0, None, length=2)
+        else:
+            step()
+        return lib.random.key_data(lib.freeze(ref))
+
+    assert _same(run)[0] == "ok"
+
+
+def test_a_ref_of_keys_takes_only_keys(backend):
+    def run(lib, np_):
+        ref = lib.new_ref(lib.random.key(0))
+        ref[...] = np_.zeros(2, "uint32")
+
+    assert _same(run) == ("raise", ValueError)
