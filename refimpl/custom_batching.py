@@ -35,7 +35,6 @@ from refimpl.errors import UnexpectedTracerError
 from refimpl.interpreter import eval_program
 from refimpl.primitives import control_flow, ref_context
 from refimpl.primitives.base import Primitive
-from refimpl.primitives.structural import broadcast_in_dim
 from refimpl.transforms import ad, batching
 from refimpl.transforms.ad_util import Zero
 
@@ -167,35 +166,41 @@ def _jvp(primals, tangents, *, call, rule, num_consts, in_tree, name, ref_writte
                 "closes over (its vmap rule only sees its arguments); pass it as an argument"
             )
         p_batched, t_batched = in_batched
-        batched = [p or t for p, t in zip(p_batched, t_batched, strict=True)]
-        # One batching for an argument and its tangent (JAX instead vmaps the
-        # rule over the mismatched ones): the unbatched partner is broadcast.
-        ps = [
-            _broadcast(x, axis_size) if b and not pb else x
-            for x, b, pb in zip(ps, batched, p_batched, strict=True)
-        ]
-        ts = [
-            _broadcast(x, axis_size) if b and not tb else x
-            for x, b, tb in zip(ts, batched, t_batched, strict=True)
-        ]
+        # As JAX's custom_vmap_jvp: the rule sees as batched the arguments
+        # batched together with their tangents; an argument batched without
+        # its tangent (or a tangent without its argument) is mapped over by
+        # a vmap of the rule's JVP, whose outputs are batched only where they
+        # depend on it.
+        mutual = [p and t for p, t in zip(p_batched, t_batched, strict=True)]
+        extra = [0 if p and not t else None for p, t in zip(p_batched, t_batched, strict=True)]
+        extra += [0 if t and not p else None for p, t in zip(p_batched, t_batched, strict=True)]
         flags: list[Any] = []
+        n = len(ps)
 
         def primal_rule(*leaves: Any) -> list:
             args = tree_util.tree_unflatten(in_tree, list(leaves))
             out, out_batched = rule(
-                axis_size, list(tree_util.tree_unflatten(in_tree, batched)), *args
+                axis_size, list(tree_util.tree_unflatten(in_tree, mutual)), *args
             )
             flags.append(out_batched)
             return tree_util.tree_leaves(out)
 
-        out_p, out_t = ad.jvp(primal_rule, ps, ts)
+        def rule_jvp_flat(*xs: Any) -> list:
+            out_p, out_t = ad.jvp(primal_rule, list(xs[:n]), list(xs[n:]))
+            return [*out_p, *out_t]
+
+        outs, dims = _vmap_unrestricted(rule_jvp_flat, [*ps, *ts], extra, axis_size)
         out_flags = tree_util.tree_leaves(flags[0])
-        if len(out_flags) != len(out_p):
+        if 2 * len(out_flags) != len(outs):
             raise ValueError(
                 "structure of output value and output batching specification returned by "
                 f"custom vmap rule ({getattr(rule, '__name__', '<unnamed rule>')}) do not match"
             )
-        return (list(out_p), list(out_t)), (out_flags, out_flags)
+        m = len(out_flags)
+        outs = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(outs, dims)]
+        p_flags = [b or d is not None for b, d in zip(out_flags, dims[:m], strict=True)]
+        t_flags = [b or d is not None for b, d in zip(out_flags, dims[m:], strict=True)]
+        return (outs[:m], outs[m:]), (p_flags, t_flags)
 
     body_jvp.__name__ = f"jvp({name})"
     jvp_fun = custom_vmap(body_jvp)
@@ -219,10 +224,24 @@ def _transpose(cts, *args, name, **_):
     )
 
 
-def _broadcast(x: Any, size: int) -> Any:
-    """``x`` repeated ``size`` times along a new leading (batch) axis."""
-    shape = tuple(np.shape(x))
-    return broadcast_in_dim(x, (size, *shape), tuple(range(1, len(shape) + 1)))
+def _vmap_unrestricted(
+    fun: Callable[..., list], args: list, axes: list, size: int
+) -> tuple[list, list]:
+    """``fun`` mapped over the arguments with an axis in ``axes`` (None:
+    unmapped), returning its outputs with their batch axes (None for an
+    output that does not depend on a mapped argument), as JAX's
+    ``vmap_unrestricted``; with nothing mapped, ``fun`` itself."""
+    if all(a is None for a in axes):
+        outs = fun(*args)
+        return list(outs), [None] * len(outs)
+    trace = batching.BatchTrace(batching.AxisFrame(None, size), "vmap(custom_vmap jvp)")
+    with tracing.new_main(trace):
+        wrapped = [
+            x if a is None else batching.BatchTracer(trace, x, a)
+            for x, a in zip(args, axes, strict=True)
+        ]
+        unpacked = [trace.unpack(out) for out in fun(*wrapped)]
+    return [v for v, _ in unpacked], [d for _, d in unpacked]
 
 
 def _resolve_kwargs(fun: Callable[..., Any], name: str, args: tuple, kwargs: dict) -> tuple:

@@ -269,3 +269,29 @@ def _batched_nondiff_jvp(ns: Any) -> Any:
 
 
 SCRIPTS["custom_jvp_batched_nondiff_argument"] = _batched_nondiff_jvp
+
+
+def _custom_vmap_extra_batched(ns: Any) -> Any:
+    api = ns.api
+    xs = ns.asarray(np.arange(3, dtype=np.float32))
+    log: list = []
+
+    @api.custom_batching.custom_vmap
+    def f(x):
+        return api.numpy.sin(x)
+
+    @f.def_vmap
+    def rule(size, batched, xs):
+        log.append(list(batched))
+        return api.numpy.cos(xs), batched[0]
+
+    f_jvp = lambda p, t: api.jvp(f, [p], [t])  # noqa: E731
+    return (
+        api.vmap(f_jvp, in_axes=(None, 0), out_axes=(None, 0))(xs[1], xs + 2.0),
+        api.vmap(f_jvp, in_axes=(0, None))(xs, 4.0),
+        api.jacfwd(f)(xs + 0.72),
+        log,
+    )
+
+
+SCRIPTS["custom_vmap_jvp_batched_apart"] = _custom_vmap_extra_batched

@@ -371,3 +371,39 @@ def test_custom_jvp_rule_sees_a_batched_nondiff_argument(backend):
         )
 
     _close(prog(RI), prog(JAX))
+
+
+def test_custom_vmap_jvp_maps_over_arguments_batched_apart_from_their_tangents(backend):
+    xs, x = np.arange(3.0, dtype=np.float32), np.float32(1.0)
+
+    def prog(n):
+        cb, log = n.lib.custom_batching, []
+
+        @cb.custom_vmap
+        def f(x):
+            return n.np.sin(x)
+
+        @f.def_vmap
+        def rule(size, batched, xs):
+            log.append(list(batched))
+            return n.np.cos(xs), batched[0]
+
+        @cb.custom_vmap
+        def lin(x):
+            return 7.0 * x
+
+        lin.def_vmap(lambda size, batched, xs: (11.0 * xs, batched[0]))
+        f_jvp = lambda p, t: n.lib.jvp(f, [p], [t])  # noqa: E731
+        lin_jvp = lambda p, t: n.lib.jvp(lin, [p], [t])  # noqa: E731
+        return (
+            n.lib.vmap(f_jvp, in_axes=(None, 0), out_axes=(None, 0))(x, xs + 2.0),
+            n.lib.vmap(f_jvp, in_axes=(0, None))(xs, np.float32(4.0)),
+            n.lib.jacfwd(f)(xs + 0.72),
+            # a linear rule: the tangent of a fixed tangent stays unbatched
+            n.lib.vmap(lin_jvp, in_axes=(0, None), out_axes=(0, None))(xs, np.float32(4.0)),
+            log,
+        )
+
+    want, got = prog(JAX), prog(RI)
+    _close(got[:4], want[:4])
+    assert got[4] == want[4]
