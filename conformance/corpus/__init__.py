@@ -67,6 +67,7 @@ FAMILIES: Sequence[str] = (
     "debug_callback_paths",
     "ref_state_paths",
     "prng_paths",
+    "key_array_paths",
     "barrier_paths",
     "scatter_sort_paths",
     "sharded_paths",

@@ -1,0 +1,141 @@
+"""Typed key arrays as arrays of keys (issue 29, JAX's random tests): the
+structural functions of numpy and lax on key arrays (refimpl's physical rules,
+refimpl/extended_arrays.py), eagerly and under ``jit``/``vmap``; the key-dtype
+``issubdtype``; ``jax_legacy_prng_key``; the argument checks random_lax_test
+asserts (permutation's axis, a concrete array as axis, the traced range).
+
+Every row is ``AGREE``: judged by JAX's recording; each one's recorded source
+includes the helpers it calls. Results are key data (``random.key_data``),
+since a key array itself is not an observable value.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from conformance.case import AGREE, Case, script_case
+
+TAGS = ["random"]
+
+
+def _api(ns: Any) -> Any:
+    return importlib.import_module(ns.lax_.__name__.split(".")[0])
+
+
+def _keys(api: Any, n: int, shape: Any = None, seed: int = 123) -> Any:
+    keys = api.random.split(api.random.key(seed), n)
+    return keys if shape is None else keys.reshape(shape)
+
+
+def _numpy_structural(ns: Any) -> Any:
+    api = _api(ns)
+    np_, data = api.numpy, api.random.key_data
+    k4, k6 = _keys(api, 4), _keys(api, 6, (2, 3))
+    return [
+        data(np_.reshape(k4, (2, 2))),
+        data(np_.concatenate([k4, _keys(api, 2, seed=5)])),
+        data(np_.stack([k4, k4], axis=-1)),
+        data(np_.tile(api.random.key(1), (2, 2))),
+        data(np_.broadcast_to(api.random.key(1), (3,))),
+        data(np_.expand_dims(k6, -1)),
+        data(np_.append(k4, api.random.key(9))),
+        data(np_.transpose(k6)),
+        data(np_.flip(k6, 0)),
+        data(np_.full_like(k4, api.random.key(2))),
+        data(np_.zeros_like(k4)),
+        data(k6.T),
+        data(k4.at[np.array([0, 2])].set(api.random.key(3))),
+    ]
+
+
+def _lax_structural_jit(ns: Any) -> Any:
+    api = _api(ns)
+    lax = api.lax
+
+    def program(keys: Any, i: Any) -> Any:
+        parts = [
+            lax.slice_in_dim(keys, 1, 3),
+            lax.dynamic_slice_in_dim(keys, i, 2),
+            lax.dynamic_update_slice_in_dim(keys, keys[:1], i, 0),
+            lax.select(np.array([[True, False, True, False]] * 3), keys, keys[::-1]),
+            lax.transpose(keys, (1, 0)),
+            lax.broadcast_in_dim(keys[0], (2, 4), (1,)),
+        ]
+        return [api.random.key_data(p) for p in parts]
+
+    return ns.jit(program)(_keys(api, 12, (3, 4)), np.int16(1))
+
+
+def _vmap_scan_of_keys(ns: Any) -> Any:
+    api = _api(ns)
+
+    def body(keys: Any) -> Any:
+        out = api.lax.scan(lambda c, k: (c, k.T), None, keys)[1]
+        return api.random.key_data(api.numpy.concatenate([out, out], axis=0))
+
+    return api.vmap(body)(_keys(api, 24, (2, 3, 4)))
+
+
+def _key_dtype_issubdtype(ns: Any) -> Any:
+    api = _api(ns)
+    dtype = api.random.key(0).dtype
+    name = "jax.dtypes" if api.__name__ == "jax" else "refimpl.dtypes_api"
+    dts = importlib.import_module(name)
+    kinds = [dts.prng_key, dts.extended, np.generic, np.integer, np.number, np.unsignedinteger]
+    return [bool(api.numpy.issubdtype(dtype, k)) for k in kinds]
+
+
+def _legacy_key_error(ns: Any) -> Any:
+    api = _api(ns)
+    with api.legacy_prng_key("error"):
+        return api.random.uniform(api.random.PRNGKey(0))
+
+
+def _convert_keys(ns: Any) -> Any:
+    api = _api(ns)
+    return api.lax.convert_element_type(api.random.key(0), np.int32)
+
+
+def _permutation_range_axis(ns: Any) -> Any:
+    api = _api(ns)
+    return api.random.permutation(api.random.PRNGKey(0), 10, axis=3)
+
+
+def _categorical_array_axis(ns: Any) -> Any:
+    api = _api(ns)
+    key = api.random.key(0)
+    logits = api.random.normal(key, (8, 9))
+    axis = api.random.randint(key, (), -2, 2)
+    return api.random.categorical(key, logits, axis=axis, shape=(2, 8), replace=False)
+
+
+def _array_uint32_python_ints(ns: Any) -> Any:
+    api = _api(ns)
+    data = api.numpy.array([3200590325, 713258242], dtype="uint32")
+    return data, api.random.loggamma(api.random.wrap_key_data(data), 0.0)
+
+
+ROWS: list[tuple[str, Any]] = [
+    ("numpy_structural", _numpy_structural),
+    ("lax_structural_jit", _lax_structural_jit),
+    ("vmap_scan_of_keys", _vmap_scan_of_keys),
+    ("key_dtype_issubdtype", _key_dtype_issubdtype),
+    ("legacy_key_error", _legacy_key_error),
+    ("convert_keys", _convert_keys),
+    ("permutation_range_axis", _permutation_range_axis),
+    ("categorical_array_axis", _categorical_array_axis),
+    ("array_uint32_python_ints", _array_uint32_python_ints),
+]
+
+
+def cases() -> Iterator[Case]:
+    helpers = f"{inspect.getsource(_api)}\n{inspect.getsource(_keys)}"
+    for name, fn in ROWS:
+        case = script_case(f"key_array.paths/{name}", fn, expect=AGREE, tags=TAGS)
+        yield replace(case, source=f"{case.source}\n{helpers}")
