@@ -191,6 +191,7 @@ def pmap(
     static_broadcasted_argnums: int | Sequence[int] = (),
     devices: Sequence[Any] | None = None,
     backend: str | None = None,
+    axis_size: int | None = None,
     donate_argnums: int | Sequence[int] = (),
 ) -> Callable[..., Any]:
     """Run ``fun`` on N devices at once, one slice of the mapped arguments each.
@@ -212,6 +213,9 @@ def pmap(
             axis size); default: the first N of the backend's devices.
         backend: ``"ref"`` or ``"pjrt"``; default the devices' backend or
             ``ri.config.backend``.
+        axis_size: If given, the mapped axes' size it must equal
+            (``ValueError`` otherwise, as JAX 0.10.2; at least one argument
+            must still be mapped).
         donate_argnums: Positions of arguments whose buffers the call may
             reuse (per shard, on pjrt); donated arrays are deleted.
 
@@ -319,6 +323,13 @@ def pmap(
             size = batching._mapped_size(call_fun, dyn_args, kwargs, leaves, axes, None)
         except ValueError as error:
             raise ValueError(str(error).replace("vmap", "pmap")) from None
+        # JAX 0.10.2 checks axis_size against the mapped size only: with no
+        # mapped argument pmap is still the error above, axis_size or not
+        if axis_size is not None and axis_size != size:
+            raise ValueError(
+                f"pmap({name}): Specified axis_size {axis_size} doesn't match received "
+                f"axis_size {size}."
+            )
         if size == 0:
             raise ValueError(
                 f"pmap({name}): the mapped axis has size 0; pmap needs one slice per device "

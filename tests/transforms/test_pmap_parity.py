@@ -1,0 +1,67 @@
+"""pmap's options against JAX 0.10.2 (4 host devices, in a fresh JAX process):
+``axis_size`` (checked against the mapped size only) and collectives over
+``axis_index_groups`` of different sizes under jit and grad."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import refimpl as ri
+from refimpl import lax
+from tests.helpers.jax_oracle import in_fresh_jax
+
+JAX_PRELUDE = """
+import os
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+import numpy as np, jax
+from jax import lax
+def outcome(thunk):
+    try:
+        return np.asarray(thunk()).tolist()
+    except Exception as error:
+        return type(error).__name__
+"""
+
+PROGRAMS = {
+    "matching": "pmap(lambda x: x + 1, axis_size=2)(np.ones((2, 3), np.float32))",
+    "mismatch": "pmap(lambda x: x + 1, axis_size=3)(np.ones((2, 3), np.float32))",
+    "nothing_mapped": ("pmap(lambda x: x * 2, in_axes=None, axis_size=4)(np.float32(3.0))"),
+    "no_arguments": "pmap(lambda: lax.axis_index('i'), 'i', axis_size=2)()",
+    "uneven_jit": (
+        "jit(pmap(lambda x: lax.psum(x, 'i', axis_index_groups=[[0, 1, 2], [3]]), 'i'))"
+        "(np.arange(8, dtype=np.float32).reshape(4, 2))"
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def jax_outcomes():
+    body = JAX_PRELUDE + "from jax import pmap, jit\nresult = {\n"
+    body += "".join(f"    {k!r}: outcome(lambda: {v}),\n" for k, v in PROGRAMS.items())
+    return in_fresh_jax(body + "}\n")
+
+
+@pytest.fixture(autouse=True)
+def four_ref_devices():
+    old = ri.config.ref_num_devices
+    ri.config.update("ref_num_devices", 4)
+    yield
+    ri.config.update("ref_num_devices", old)
+
+
+def _outcome(thunk):
+    try:
+        return np.asarray(thunk()).tolist()
+    except Exception as error:  # noqa: BLE001 - compared with what JAX raised
+        return type(error).__name__
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_pmap_program_against_jax(jax_outcomes, backend, name):
+    def pmap(fun, *args, **kwargs):
+        return ri.pmap(fun, *args, backend=backend, **kwargs)
+
+    scope = {"np": np, "lax": lax, "pmap": pmap, "jit": ri.jit}
+    got = _outcome(lambda: eval(PROGRAMS[name], scope))  # noqa: S307 - our own table
+    assert got == jax_outcomes[name]
