@@ -46,7 +46,6 @@ from refimpl.numpy._shape import (
     split,
     stack,
     swapaxes,
-    transpose,
 )
 from refimpl.numpy._ufuncs import clip, conjugate, multiply, remainder, subtract, where
 
@@ -194,8 +193,10 @@ def flipud(m: ArrayLike) -> Array:
 
 
 def permute_dims(a: ArrayLike, /, axes: Sequence[int]) -> Array:
-    """The array-API name of :func:`transpose`."""
-    return transpose(a, axes)
+    """The array-API's transpose: ``axes`` must be a permutation of
+    ``range(ndim)`` (no negative axes: jnp hands them to lax.transpose)."""
+    a = checked_array("permute_dims", a)
+    return lax.transpose(a, tuple(operator.index(i) for i in axes))
 
 
 def matrix_transpose(x: ArrayLike, /) -> Array:
