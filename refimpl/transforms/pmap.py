@@ -380,6 +380,12 @@ def pmap(
                 leaf.mark_donated(f"pmap({name})")
         return out
 
+    def lower(*args: Any, **kwargs: Any) -> PmapLowered:
+        call = prepare(args, kwargs)
+        if call.backend == "pjrt" and not call.traced:
+            entry_of(call)  # trace and compile now: their errors belong to lower()
+        return PmapLowered(mapped, name, call, len(args))
+
     pmap_f.__name__ = f"pmap({name})"
     pmap_f.__qualname__ = pmap_f.__name__
     pmap_f.__doc__ = fun.__doc__
@@ -388,9 +394,102 @@ def pmap(
     pmap_f._entry_of = entry_of  # type: ignore[attr-defined]
     pmap_f._signature = lambda call: _signature(call, name, axis_name, out_axes_key)  # type: ignore[attr-defined]
     pmap_f._entries = lambda: list(cache.values())  # type: ignore[attr-defined]
+    mapped: Any = pmap_f
     if _runs_on_pjrt(backend, devices):
-        return _fast_pmap(pmap_f, static, donate, follow_config=backend is None and not devices)
-    return pmap_f
+        mapped = _fast_pmap(pmap_f, static, donate, follow_config=backend is None and not devices)
+    mapped.lower = lower
+    return mapped
+
+
+class PmapArgInfo(NamedTuple):
+    """One argument leaf of a lowered pmap: its (whole, unsplit) type and
+    whether it is donated, as JAX's ``ArgInfo``."""
+
+    aval: ShapedArray
+    donated: bool
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+
+class PmapLowered:
+    """``pmap(f).lower(*args)``, as JAX 0.10.2's ``Lowered`` of a pmap: the
+    call's signature (argument tree, leaf types, static arguments) fixed;
+    ``compile()`` gives a :class:`PmapCompiled` that runs only calls of that
+    signature. The module text is not modelled (``as_text`` is refimpl's
+    jit's only)."""
+
+    def __init__(self, mapped: Any, name: str, call: _Call, n_args: int) -> None:
+        self._mapped = mapped
+        self._name = name
+        self._statics = dict(call.statics)
+        self._n_args = n_args
+        self.in_tree = tree_util.tree_structure(call.arguments)
+        self._avals = [
+            tracing.get_aval(leaf, f"pmap({name})", i) for i, leaf in enumerate(call.leaves)
+        ]
+        self._donated = list(call.donated)
+
+    @property
+    def in_avals(self) -> Any:
+        return tree_util.tree_unflatten(self.in_tree, [a.strip_weak() for a in self._avals])
+
+    @property
+    def args_info(self) -> Any:
+        infos = [
+            PmapArgInfo(a.strip_weak(), d) for a, d in zip(self._avals, self._donated, strict=True)
+        ]
+        return tree_util.tree_unflatten(self.in_tree, infos)
+
+    def compile(self) -> PmapCompiled:
+        return PmapCompiled(self)
+
+    def __repr__(self) -> str:
+        return f"Lowered(pmap({self._name}))"
+
+
+class PmapCompiled:
+    """A compiled pmap signature (:meth:`PmapLowered.compile`): called with
+    arguments of another tree or other leaf types it is JAX's ``TypeError``;
+    the static arguments may be left out or passed again."""
+
+    def __init__(self, lowered: PmapLowered) -> None:
+        self._lowered = lowered
+        self.in_tree = lowered.in_tree
+        self.in_avals = lowered.in_avals
+        self.args_info = lowered.args_info
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        low = self._lowered
+        statics = low._statics
+        if statics and len(args) == low._n_args - len(statics):
+            it = iter(args)
+            args = tuple(statics[i] if i in statics else next(it) for i in range(low._n_args))
+        dyn = tuple(a for i, a in enumerate(args) if i not in statics)
+        leaves, tree = tree_util.tree_flatten((dyn, kwargs))
+        if tree != low.in_tree:
+            raise TypeError(
+                f"Compiled(pmap({low._name})): Function compiled with input pytree does not match "
+                f"the input pytree it was called with: compiled for {low.in_tree}, called with "
+                f"{tree}"
+            )
+        avals = [tracing.get_aval(leaf, f"pmap({low._name})", i) for i, leaf in enumerate(leaves)]
+        for i, (got, want) in enumerate(zip(avals, low._avals, strict=True)):
+            if got.shape != want.shape or got.dtype != want.dtype:
+                raise TypeError(
+                    f"Compiled(pmap({low._name})): Argument types differ from the types for "
+                    f"which this computation was compiled: leaf {i} compiled with "
+                    f"{want.str_short()} and called with {got.str_short()}"
+                )
+        return low._mapped(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Compiled(pmap({self._lowered._name}))"
 
 
 class _Call(NamedTuple):

@@ -65,3 +65,38 @@ def test_pmap_program_against_jax(jax_outcomes, backend, name):
     scope = {"np": np, "lax": lax, "pmap": pmap, "jit": ri.jit}
     got = _outcome(lambda: eval(PROGRAMS[name], scope))  # noqa: S307 - our own table
     assert got == jax_outcomes[name]
+
+
+LOWER_JAX = (
+    JAX_PRELUDE
+    + """
+f = jax.pmap(lambda x, n: x * n - lax.pmean(x, 'i'), 'i', static_broadcasted_argnums=1)
+x = np.arange(16, dtype=np.float32).reshape(4, 4)
+c = f.lower(x, 3).compile()
+result = {
+    "value": outcome(lambda: c(x)),
+    "other_tree": outcome(lambda: c([x])),
+    "other_dtype": outcome(lambda: c(x.astype(np.int32))),
+    "other_shape": outcome(lambda: c(x[:2])),
+    "in_avals": [[list(a.shape), str(a.dtype)] for a in c.in_avals[0]],
+}
+"""
+)
+
+
+@pytest.mark.parametrize("backend", ["ref", "pjrt"])
+def test_pmap_lower_compile_against_jax(backend):
+    expected = in_fresh_jax(LOWER_JAX)
+    f = ri.pmap(
+        lambda x, n: x * n - lax.pmean(x, "i"), "i", static_broadcasted_argnums=1, backend=backend
+    )
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    c = f.lower(x, 3).compile()
+    got = {
+        "value": _outcome(lambda: c(x)),
+        "other_tree": _outcome(lambda: c([x])),
+        "other_dtype": _outcome(lambda: c(x.astype(np.int32))),
+        "other_shape": _outcome(lambda: c(x[:2])),
+        "in_avals": [[list(a.shape), str(a.dtype)] for a in c.in_avals[0]],
+    }
+    assert got == expected
