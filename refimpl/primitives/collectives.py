@@ -922,8 +922,12 @@ def _ppermute_batch(args, dims, *, axes, axis_index_groups, perm):
         return taken, d
     shape = batch_rules.shape_of(taken)
     keep = structural.broadcast_in_dim(received, shape, (d,))
-    dtype = tracing.get_aval(taken, "ppermute", 0).dtype
-    zeros = structural.broadcast_in_dim(np.zeros((), dtype), shape, ())
+    aval = tracing.get_aval(taken, "ppermute", 0)
+    # the zeros take the operand's weak type: a weak value stays weak (JAX)
+    zero = elementwise.convert_element_type(
+        np.zeros((), aval.dtype), aval.dtype, weak_type=aval.weak_type
+    )
+    zeros = structural.broadcast_in_dim(zero, shape, ())
     return elementwise.select(keep, taken, zeros), d
 
 

@@ -100,3 +100,20 @@ def test_pmap_lower_compile_against_jax(backend):
         "in_avals": [[list(a.shape), str(a.dtype)] for a in c.in_avals[0]],
     }
     assert got == expected
+
+
+WEAK_JAX = (
+    JAX_PRELUDE
+    + """
+out = jax.pmap(lambda x: lax.ppermute(2.0, 'i', [(0, 1)]), 'i')(np.ones(4, np.float32))
+result = [np.asarray(out).tolist(), str(out.dtype), bool(out.weak_type)]
+"""
+)
+
+
+def test_ppermute_of_a_python_scalar_stays_weak(backend):
+    # devices no pair sends to get zeros of the operand's (weak) type
+    expected = in_fresh_jax(WEAK_JAX)
+    f = ri.pmap(lambda x: lax.ppermute(2.0, "i", [(0, 1)]), "i", backend=backend)
+    out = f(np.ones(4, np.float32))
+    assert [np.asarray(out).tolist(), str(out.dtype), bool(out.weak_type)] == expected
