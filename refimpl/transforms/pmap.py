@@ -93,10 +93,13 @@ def _pjrt_addressable_shards(array: Any) -> list[Shard]:
 
 
 def install_sharding_protocol(array_type: type[Any]) -> None:
-    """Give the C++ PJRT array ``.sharding`` and ``.addressable_shards``
-    (called once by ``refimpl.backends.pjrt.arrays``)."""
+    """Give the C++ PJRT array ``.sharding``, ``.addressable_shards`` and
+    ``is_fully_replicated``/``is_fully_addressable`` (called once by
+    ``refimpl.backends.pjrt.arrays``)."""
     array_type.sharding = property(_pjrt_sharding)
     array_type.addressable_shards = property(_pjrt_addressable_shards)
+    array_type.is_fully_replicated = property(lambda a: bool(a.sharding.is_fully_replicated))
+    array_type.is_fully_addressable = property(lambda a: bool(a.sharding.is_fully_addressable))
 
 
 class ShardedArray(BlockArray):

@@ -117,3 +117,23 @@ def test_ppermute_of_a_python_scalar_stays_weak(backend):
     f = ri.pmap(lambda x: lax.ppermute(2.0, "i", [(0, 1)]), "i", backend=backend)
     out = f(np.ones(4, np.float32))
     assert [np.asarray(out).tolist(), str(out.dtype), bool(out.weak_type)] == expected
+
+
+FLAGS_JAX = (
+    JAX_PRELUDE
+    + """
+import jax.numpy as jnp
+y = jax.pmap(lambda x: x * 2)(np.ones((4, 3), np.float32))
+a = jnp.ones(3)
+result = [y.is_fully_replicated, y.is_fully_addressable, a.is_fully_replicated,
+          a.is_fully_addressable]
+"""
+)
+
+
+def test_replication_flags_of_pmap_outputs(backend):
+    expected = in_fresh_jax(FLAGS_JAX)
+    y = ri.pmap(lambda x: x * 2, backend=backend)(np.ones((4, 3), np.float32))
+    a = ri.numpy.ones(3)
+    got = [y.is_fully_replicated, y.is_fully_addressable, a.is_fully_replicated]
+    assert got + [a.is_fully_addressable] == expected
