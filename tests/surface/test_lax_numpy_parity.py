@@ -178,3 +178,26 @@ def test_pad_linear_ramp_keeps_the_weak_type(backend, end_values):
     got = rnp.pad(rnp.asarray(1.0)[None], 2, mode="linear_ramp", end_values=end_values)
     want = jnp.pad(jnp.asarray(1.0)[None], 2, mode="linear_ramp", end_values=end_values)
     _same(got, want)
+
+
+# --- convolve's preferred_element_type, repeat of a scalar -----------------------------------
+
+
+@pytest.mark.parametrize("op", ["convolve", "correlate"])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.float16])
+def test_convolve_with_preferred_type_keeps_integers(backend, op, mode, dtype):
+    a = _RNG.randint(-5, 5, 6).astype(dtype)
+    v = _RNG.randint(-5, 5, 3).astype(dtype)
+    for x, y in [(a, v), (v, a)]:
+        got = getattr(rnp, op)(x, y, mode=mode, preferred_element_type=dtype)
+        _same(got, getattr(jnp, op)(x, y, mode=mode, preferred_element_type=dtype), rtol=1e-2)
+
+
+@pytest.mark.parametrize("axis", [0, -1, 2, None])
+@pytest.mark.parametrize("repeats", [0, 2])
+def test_repeat_of_a_scalar_whatever_the_axis(backend, axis, repeats):
+    x = np.float32(1.5)
+    _same(rnp.repeat(x, repeats, axis=axis), jnp.repeat(x, repeats, axis=axis))
+    got = rnp.repeat(x, repeats, axis=axis, total_repeat_length=3)
+    _same(got, jnp.repeat(x, repeats, axis=axis, total_repeat_length=3))
