@@ -35,7 +35,7 @@ from typing import Any
 
 import refimpl as ri
 import refimpl.numpy as rnp
-from refimpl import config, contexts
+from refimpl import config
 
 __all__ = ["aliased_jax", "main", "run", "run_module"]
 
@@ -121,11 +121,6 @@ class _Config:
         if short == "num_cpu_devices":
             config.update("ref_num_devices", int(value))
             return
-        if short in _MODELLED_VALUES:  # flags refimpl follows at one value only
-            with getattr(contexts, short)(value):  # NotImplementedError for the others
-                pass
-            self.__dict__["_recorded"][short] = value
-            return
         if short in config.snapshot():
             config.update(short, value)
         elif short in self._ACCEPTED:
@@ -147,9 +142,6 @@ class _Config:
     def read(self, name: str) -> Any:
         return self.__getattr__(name)
 
-
-# JAX flags refimpl behaves as at one value (refimpl.contexts checks it)
-_MODELLED_VALUES = ("default_prng_impl", "enable_custom_prng", "debug_key_reuse")
 
 _CONFIG = _Config()
 

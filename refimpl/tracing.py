@@ -105,22 +105,53 @@ class Tracer(ArrayOps):
             "lax.select / rnp.where instead of Python control flow."
         )
 
+    # A conversion the value's type rules out fails as it would on a concrete
+    # array, before concretization is tried (JAX 0.10.2's classes and words):
+    # bool() of several or no elements, int()/float()/complex() of a
+    # non-scalar, an index from a non-integer or non-scalar array.
+    def _check_bool(self) -> None:
+        if self.aval.size > 1:
+            raise ValueError(
+                "The truth value of an array with more than one element is ambiguous. "
+                "Use a.any() or a.all()"
+            )
+        if self.aval.size == 0:
+            raise ValueError(
+                "The truth value of an empty array is ambiguous. Use `array.size > 0` to "
+                "check that an array is not empty."
+            )
+
+    def _check_scalar(self) -> None:
+        if self.ndim != 0:
+            raise TypeError(
+                f"Only scalar arrays can be converted to Python scalars; got arr.ndim={self.ndim}"
+            )
+
+    def _check_index(self) -> None:
+        if self.ndim != 0 or not dtypes.is_integer(self.dtype):
+            raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
+
     def __bool__(self) -> bool:
+        self._check_bool()
         return bool(self._concrete("bool()"))
 
     def __int__(self) -> int:
+        self._check_scalar()
         return int(self._concrete("int()"))
 
     # float(), complex() and tolist() raise even where the value is known (a
     # JVP tracer's primal outside jit), as JAX 0.10.2's Tracer: only bool(),
     # int(), indexing and item() use a known value.
     def __float__(self) -> float:
+        self._check_scalar()
         raise self._concretization_error("float()")
 
     def __complex__(self) -> complex:
+        self._check_scalar()
         raise self._concretization_error("complex()")
 
     def __index__(self) -> int:
+        self._check_index()
         return operator.index(self._concrete("use as an index (__index__)"))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:

@@ -16,7 +16,8 @@ tangent of another type (``ValueError``); ``len`` and a missing dtype of a
 (``TypeError`` when it is made); a vmapped function's docstring; a
 custom_vjp cotangent of another dtype leaving a jit or remat sub-program;
 ``make_jaxpr`` of a duck-typed abstract input; ``device_put`` to something
-that is no device (``ValueError``).
+that is no device (``ValueError``); ``bool``/index conversions of a traced
+value its type rules out (the concrete error, not a concretization error).
 """
 
 from __future__ import annotations
@@ -196,6 +197,15 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
     ],
     "device_put_to_a_string": lambda ns: ns.capture(
         ns.api.device_put, ns.asarray(np.arange(3.0)), "cpu"
+    ),
+    "traced_bool_of_several_elements": lambda ns: ns.capture(
+        ns.api.jit(bool), ns.asarray(np.arange(3, dtype=np.int32))
+    ),
+    "traced_bool_of_no_elements": lambda ns: ns.capture(
+        ns.api.jit(bool), ns.asarray(np.arange(0, dtype=np.int32))
+    ),
+    "traced_index_of_a_float": lambda ns: ns.capture(
+        ns.api.jit(lambda x: [1, 2][x]), ns.asarray(np.float32(0))
     ),
     "jitted_eval_shape": lambda ns: [
         (s.shape, str(s.dtype), s.weak_type)

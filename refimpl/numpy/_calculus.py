@@ -13,7 +13,6 @@ from refimpl.numpy._creation import asarray
 from refimpl.numpy._promote import (
     aval_of,
     checked_array,
-    promote_dtypes,
     promote_dtypes_inexact,
 )
 from refimpl.numpy._reductions import cumsum, sum
@@ -165,18 +164,12 @@ def unwrap(
     ``axis`` replaced by their ``period``-complement (NumPy's algorithm)."""
 
     p = checked_array("unwrap", p)
-    # The result keeps the joined dtype of p and period, as jnp: an integer
-    # signal with an integer period stays integer (half period floor-divided).
-    p, period = (asarray(a) for a in promote_dtypes("unwrap", p, period))
-    p_aval = aval_of(p, "unwrap", 0)
-    if dtypes.is_complex(p_aval.dtype):
+    if dtypes.is_complex(aval_of(p, "unwrap", 0).dtype):
         raise ValueError("unwrap: complex input is not supported (as JAX)")
-    axis = normalize_axis("unwrap", axis, p_aval.ndim)
-    if p_aval.shape[axis] == 0:
-        return p
+    (p,) = promote_dtypes_inexact("unwrap", p)
     discont = period / 2 if discont is None else discont
-    half = period // 2 if dtypes.is_integer(p_aval.dtype) else period / 2
     dd = diff(p, axis=axis)
+    half = period / 2
     ddmod = remainder(dd + half, period) - half
     ddmod = where((ddmod == -half) & (dd > 0), half, ddmod)
     correction = where(abs_(dd) < discont, 0, ddmod - dd)

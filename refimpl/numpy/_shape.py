@@ -323,8 +323,7 @@ def repeat(
     """
     aval = aval_of(a, "repeat", 0)
     aval_of(repeats, "repeat", 1)
-    if axis is None or aval.ndim == 0:
-        # a rank-0 operand repeats as a 1-d one whatever the axis, as jnp
+    if axis is None:
         a, axis = ravel(a), 0
         aval = aval_of(a, "repeat", 0)
     axis = normalize_axis("repeat", axis, aval.ndim)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import operator
 import types
 
 import jax
@@ -344,3 +345,35 @@ def test_make_jaxpr_names(backend):
 
     want, got = jax.make_jaxpr(foo), ri.make_jaxpr(foo)
     assert (got.__name__, got.__qualname__) == (want.__name__, want.__qualname__)
+
+
+_INT_ARRAY = np.arange(10, dtype=np.int32)
+_EMPTY = np.arange(0, dtype=np.int32)
+
+
+@pytest.mark.parametrize(
+    "convert,value",
+    [
+        (operator.index, _INT_ARRAY),
+        (operator.index, _EMPTY),
+        (operator.index, np.float32(0)),
+        (hex, np.float32(0)),
+        (int, _INT_ARRAY),
+        (float, np.ones(1, np.float32)),
+        (complex, _EMPTY),
+        (bool, _INT_ARRAY),
+        (bool, _EMPTY),
+        (bool, np.ones(1, np.float32)),  # one element: the concretization error
+        (int, np.int32(0)),
+    ],
+)
+def test_traced_conversions_check_the_type_first(backend, convert, value):
+    want = _raised(lambda: jax.jit(convert)(value))
+    got = _raised(lambda: ri.jit(convert)(value))
+    assert want is not None and got is not None
+    # same class, or both concretization errors (JAX's Tracer*ConversionError
+    # classes are refimpl's ConcretizationTypeError)
+    if issubclass(want, jax.errors.ConcretizationTypeError) or want.__name__.startswith("Tracer"):
+        assert got is ri.errors.ConcretizationTypeError
+    else:
+        assert got is want
