@@ -35,7 +35,7 @@ from typing import Any
 
 import refimpl as ri
 import refimpl.numpy as rnp
-from refimpl import config
+from refimpl import config, contexts
 
 __all__ = ["aliased_jax", "main", "run", "run_module"]
 
@@ -74,6 +74,7 @@ MODULES = {
     "jax.core": "refimpl.core_api",
     "jax.sharding": "refimpl.sharding",
     "jax.flatten_util": "refimpl.flatten_util",
+    "jax.ops": "refimpl.ops",
     "jax.test_util": "refimpl.test_util",
     "jax.example_libraries": "refimpl.example_libraries",
     "jax.ad_checkpoint": "refimpl.ad_checkpoint",
@@ -121,6 +122,11 @@ class _Config:
         if short == "num_cpu_devices":
             config.update("ref_num_devices", int(value))
             return
+        if short in _MODELLED_VALUES:  # flags refimpl follows at one value only
+            with getattr(contexts, short)(value):  # NotImplementedError for the others
+                pass
+            self.__dict__["_recorded"][short] = value
+            return
         if short in config.snapshot():
             config.update(short, value)
         elif short in self._ACCEPTED:
@@ -142,6 +148,9 @@ class _Config:
     def read(self, name: str) -> Any:
         return self.__getattr__(name)
 
+
+# JAX flags refimpl behaves as at one value (refimpl.contexts checks it)
+_MODELLED_VALUES = ("default_prng_impl", "enable_custom_prng", "debug_key_reuse")
 
 _CONFIG = _Config()
 

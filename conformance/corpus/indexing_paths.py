@@ -12,6 +12,11 @@ lowering's range check); a concrete integer array as ``dynamic_slice``'s
 slice sizes and as ``transpose``'s permutation; a ``gather`` under ``jit``
 with no indices and a slice size beyond its empty operand; and the start-index checks
 and ``tile``'s rep count every implementation rejects with JAX's class.
+NumPy-level indexing (``x[idx]``, ``x.at[idx]``): ``mode="fill"`` for
+an update, an empty list in a tuple index, and the classes JAX raises for a
+traced index into an empty axis, index arrays that do not broadcast, an
+index of no known kind, a Python int beyond int32, an array fill_value and
+a traced mask; ``jax.ops``' segment reductions with ids out of range.
 Left out, differing from JAX 0.10.2: the same int8 take in ``fill`` mode
 (JAX wraps ``-1`` to ``199`` in int8, which overflows to a negative index:
 NaN; refimpl reads ``x[199]``). Every case
@@ -86,9 +91,35 @@ ROWS: list[tuple[str, Any]] = [
          x, i, L.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,),
                                         start_index_map=(0,)), (1,), mode="fill"))(
          np.zeros((0,), np.float32), np.zeros((0, 1), np.int32))),
+    # numpy-level indexing (lax_numpy_indexing_test): mode="fill" for an update is
+    # JAX's fill-or-drop; an empty list inside a tuple is an empty integer index
+    ("at_set_mode_fill_drops",
+     lambda ns, L: ns.asarray(_M[0]).at[ns.np_.array([1, 10, -10])].set(7.0, mode="fill")),
+    ("getitem_empty_list_in_tuple", lambda ns, L: ns.asarray(_M)[[], 1:]),
+    # jax.ops' segment reductions: ids out of range (negative ones too) drop or clip
+    ("segment_sum_ids_out_of_range",
+     lambda ns, L: _api(ns).ops.segment_sum(
+         _M.ravel()[:8], np.array([0, 4, 8, 1, 2, -6, -1, 3], np.int32), num_segments=4)),
+    ("segment_max_int_empty_segments_jit",
+     lambda ns, L: ns.jit(lambda d, i: _api(ns).ops.segment_max(d, i, 5))(
+         np.arange(6, dtype=np.int32), np.array([0, 0, 3, 3, -1, 2], np.int32))),
+    ("segment_min_clip_no_num_segments",
+     lambda ns, L: _api(ns).ops.segment_min(
+         _M[:, :2], np.array([2, -1, 2], np.int32), mode="clip")),
 ]  # fmt: skip
 
 ERRORS: list[tuple[str, Any]] = [
+    # numpy-level indexing errors with JAX's classes (lax_numpy_indexing_test)
+    ("getitem_traced_index_into_empty_axis_jit",
+     lambda ns, L: ns.jit(lambda x, i: x[0, i])(np.ones((2, 0), np.float32), 0)),
+    ("getitem_index_arrays_not_broadcastable",
+     lambda ns, L: ns.asarray(_M)[np.array([0, 1]), np.array([0, 1, 2])]),
+    ("getitem_set_as_index", lambda ns, L: ns.asarray(_M[0])[{0}]),
+    ("getitem_python_int_beyond_int32", lambda ns, L: ns.asarray(_M[0])[2**40]),
+    ("at_get_array_fill_value",
+     lambda ns, L: ns.asarray(_M[0]).at[9].get(mode="fill", fill_value=np.zeros(2, np.float32))),
+    ("getitem_traced_mask_jit",
+     lambda ns, L: ns.jit(lambda x, m: x[m])(_M[0], np.array([True, False, True, False]))),
     ("dynamic_slice_too_few_starts",
      lambda ns, L: L.dynamic_slice(ns.asarray(_M), (np.int32(1),), (2, 2))),
     ("dynamic_slice_vector_start",
