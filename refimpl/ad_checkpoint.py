@@ -38,7 +38,7 @@ from refimpl.primitives.base import Primitive
 from refimpl.primitives.call import jit_call_p
 from refimpl.primitives.debug import INLINABLE_CALLS
 from refimpl.transforms import ad, batching
-from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
+from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval, transposed_outputs
 from refimpl.transforms.dce import dce_program, dce_rules
 
 # --- checkpoint_name ------------------------------------------------------------------------
@@ -332,7 +332,8 @@ def _remat_transpose(cts: list, *args: Any, program: Program, **params: Any) -> 
     linear = [isinstance(a, UndefinedPrimal) for a in args]
     # a custom_vjp bwd inside may write a Ref its fwd saved (threaded as in jit's transpose)
     transposed, refs, written = ad.transpose_program(program, linear, thread_refs=True)
-    n_cts = sum(linear)
+    emitted = transposed_outputs(linear, program.in_avals)
+    n_cts = sum(emitted)
     if refs:
         params = dict(params, ref_finals=tuple(range(n_cts, n_cts + sum(written))))
     outs = remat_p.bind(
@@ -345,7 +346,10 @@ def _remat_transpose(cts: list, *args: Any, program: Program, **params: Any) -> 
     if refs:
         ref_context.write_back([r for r, w in zip(refs, written) if w], outs[n_cts:])
     it = iter(outs[:n_cts])
-    return [next(it) if lin else None for lin in linear]
+    return [
+        next(it) if out else Zero(tangent_aval(a)) if lin else None
+        for out, lin, a in zip(emitted, linear, program.in_avals, strict=True)
+    ]
 
 
 def _remat_dce(eqn: Eqn, used_outs: list[bool]):

@@ -84,6 +84,16 @@ class Array(metaclass=abc.ABCMeta):
         return SingleDeviceSharding(self.device)
 
     @property
+    def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole value (its sharding's answer)."""
+        return bool(self.sharding.is_fully_replicated)
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Whether this process holds every piece (always, in one process)."""
+        return bool(self.sharding.is_fully_addressable)
+
+    @property
     def addressable_shards(self) -> list[Shard]:
         """The blocks this process holds: for an array on one device, one
         ``Shard`` whose ``data`` is the array itself (as a JAX array on one

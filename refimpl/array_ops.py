@@ -141,7 +141,9 @@ class ArrayOps:
         return _rnp().reshape(self, shape, order=order)
 
     def transpose(self, *axes: Any) -> Any:
-        if len(axes) == 1 and not isinstance(axes[0], int):
+        if len(axes) == 1 and not hasattr(axes[0], "__index__"):
+            # one argument: None or a sequence of axes; an int-like (a NumPy
+            # integer too) is the 1-d permutation, as jax.Array.transpose
             axes = tuple(axes[0]) if axes[0] is not None else ()
         return _rnp().transpose(self, axes or None)
 

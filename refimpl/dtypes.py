@@ -92,6 +92,14 @@ class ExtendedDtype:
 
     type: type = extended
 
+    def physical(self, shape: tuple[int, ...]) -> tuple[tuple[int, ...], np.dtype]:
+        """The shape and dtype of the data under arrays of ``shape`` of this dtype."""
+        raise NotImplementedError
+
+    def wrap(self, data: Any) -> Any:
+        """An array of this dtype over ``data`` (of the physical shape and dtype)."""
+        raise NotImplementedError
+
 
 def issubdtype_extended(a: Any, b: Any) -> bool:
     """``issubdtype(a, b)`` where ``a`` or ``b`` is an extended dtype or scalar type."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 __all__ = [
     "ConcretizationTypeError",
+    "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
     "TracerIntegerConversionError",
@@ -27,6 +28,11 @@ class UnexpectedTracerError(TypeError):
     """A tracer escaped the trace that made it and was used afterwards, or a
     custom rule is asked to differentiate a value it closes over. A
     ``TypeError``, as JAX's (an ``except TypeError`` written for JAX catches it)."""
+
+
+class NonConcreteBooleanIndexError(IndexError):
+    """A boolean mask index is traced: the result's shape would depend on its
+    values. An ``IndexError``, as JAX's."""
 
 
 TracerBoolConversionError = ConcretizationTypeError

@@ -29,9 +29,8 @@ __all__ = ["LAX_FUNCTIONS", "NUMPY_FUNCTIONS", "aware", "register"]
 # handler(qualified name, function, args, kwargs) -> the result
 Handler = Callable[[str, Callable[..., Any], tuple, dict], Any]
 
-# extended array type -> handler; extended dtype type -> handler
-_array_types: dict[type, Handler] = {}
-_dtype_types: dict[type, Handler] = {}
+# extended array type and extended dtype type -> handler
+_types: dict[type, Handler] = {}
 
 # the public functions that see extended arrays (their physical rules live with
 # the array type; a function not listed here refuses them as any non-array)
@@ -52,21 +51,23 @@ LAX_FUNCTIONS = (
 def register(array_type: type, dtype_type: type, handler: Handler) -> None:
     """Route calls of the wrapped functions with an ``array_type`` argument (or
     a ``dtype_type`` dtype argument) to ``handler``."""
-    _array_types[array_type] = handler
-    _dtype_types[dtype_type] = handler
+    _types[array_type] = handler
+    _types[dtype_type] = handler
 
 
 def _handler_of(args: tuple, kwargs: dict) -> Handler | None:
-    for value in (*args, *kwargs.values()):
+    types = _types
+    for value in args:
         kind = type(value)
-        handler = _array_types.get(kind) or _dtype_types.get(kind)
-        if handler is not None:
-            return handler
+        if kind in types:
+            return types[kind]
         if kind is list or kind is tuple:  # concatenate's and stack's sequences
             for item in value:
-                handler = _array_types.get(type(item))
-                if handler is not None:
-                    return handler
+                if type(item) in types:
+                    return types[type(item)]
+    for value in kwargs.values():
+        if type(value) in types:
+            return types[type(value)]
     return None
 
 
@@ -78,7 +79,7 @@ def aware(qualname: str, function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if _array_types:
+        if _types:
             handler = _handler_of(args, kwargs)
             if handler is not None:
                 return handler(qualname, function, args, kwargs)

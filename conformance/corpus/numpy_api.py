@@ -614,8 +614,103 @@ def _issue29_cases() -> Iterator[Case]:
     )
 
 
+# --- jax.numpy behaviours JAX's lax_numpy_test.py pins down -------------------------------
+
+_SIGNAL = np.array([[4, -1, 3, -3, 2, 0], [1, 1, -4, 2, 5, -2]], np.int32)
+_XS = np.linspace(0.0, 1.0, 7).astype(np.float32)
+_YS = np.stack([_XS**2 - 0.5 * _XS + 1, 2 * _XS - 1], axis=1).astype(np.float32)
+
+
+def _lax_numpy_test_cases() -> Iterator[Case]:
+    yield fn_case(
+        "np.lax_numpy/unwrap_int_period",
+        lambda ns, p: (ns.np_.unwrap(p, period=4), ns.np_.unwrap(p, discont=np.pi, period=2)),
+        [_SIGNAL],
+        expect=AGREE,
+        tags=["numpy", "dtypes"],
+        notes="an integer signal with an integer period stays integer",
+    )
+    yield fn_case(
+        "np.lax_numpy/polyfit_cov_full",
+        lambda ns, x, y: (
+            ns.np_.polyfit(x, y, 2, cov=True),
+            ns.np_.polyfit(x, y[:, 0], 1, w=x + 1, cov="unscaled"),
+            ns.np_.polyfit(x, y[:, 1], 2, full=True)[2:],
+        ),
+        [_XS, _YS],
+        expect=AGREE,
+        tags=["numpy", "linalg"],
+        tolerance=Tolerance(ulps=4096, atol_eps=4096),
+        notes="coefficients with the covariance; full=True's rank, singular values, rcond",
+    )
+    yield fn_case(
+        "np.lax_numpy/lstsq_rank_deficient_residuals",
+        lambda ns, a, b: ns.np_.linalg.lstsq(a, b, rcond=-1)[1:3],
+        [np.array([[1, 2, 2], [3, 1, 1], [0, 5, 5], [2, 2, 2]], np.float32), _YS[:4]],
+        expect=AGREE,
+        tags=["numpy", "linalg"],
+        tolerance=Tolerance(ulps=4096, atol_eps=4096),
+        notes="residuals computed whatever the rank; rcond < 0 is machine precision",
+    )
+    yield fn_case(
+        "np.lax_numpy/polyder_int",
+        lambda ns, p: (ns.np_.polyder(p, 2), ns.np_.polyder(p, 0)),
+        [np.array([3, -1, 2, 5, 1], np.int32)],
+        expect=AGREE,
+        tags=["numpy", "dtypes"],
+        notes="integer coefficients give the default float",
+    )
+    yield fn_case(
+        "np.lax_numpy/compress_condition_past_axis",
+        lambda ns, c, x: ns.np_.compress(c, x, axis=1),
+        [np.array([1, 0, 0, 1]), np.arange(6, dtype=np.int32).reshape(2, 3)],
+        expect=Raises(ValueError),
+        mode="eager",
+        tags=["numpy", "errors"],
+    )
+    yield fn_case(
+        "np.lax_numpy/extract_size_past_axis",
+        lambda ns, c, x: ns.np_.extract(c, x, size=4),
+        [np.array([True, False, True]), np.arange(3, dtype=np.float32)],
+        expect=Raises(ValueError),
+        tags=["numpy", "errors"],
+    )
+    yield fn_case(
+        "np.lax_numpy/permute_dims_negative",
+        lambda ns, x: ns.np_.permute_dims(x, (-1, -2)),
+        [np.arange(6, dtype=np.int32).reshape(2, 3)],
+        expect=Raises(TypeError),
+        tags=["numpy", "errors"],
+    )
+    yield fn_case(
+        "np.lax_numpy/hypot_complex",
+        lambda ns, z: ns.np_.hypot(z, z),
+        [np.ones(3, np.complex64)],
+        expect=Raises(ValueError),
+        tags=["numpy", "errors", "complex"],
+    )
+    yield fn_case(
+        "np.lax_numpy/pad_unknown_mode",
+        lambda ns, x: ns.np_.pad(x, 1, mode="foo"),
+        [np.arange(3, dtype=np.float32)],
+        expect=Raises(NotImplementedError),
+        tags=["numpy", "errors"],
+    )
+    yield fn_case(
+        "np.lax_numpy/pad_linear_ramp_weak",
+        lambda ns: ns.np_.pad(
+            ns.np_.asarray(3.0)[None], 2, mode="linear_ramp", end_values=(1.5, -2.0)
+        ),
+        [],
+        expect=AGREE,
+        tags=["numpy", "dtypes", "weak"],
+        notes="a weak operand stays weak",
+    )
+
+
 def cases() -> Iterator[Case]:
     yield from _issue29_cases()
+    yield from _lax_numpy_test_cases()
     yield from _creation_cases()
     yield from _shape_cases()
     yield from _join_split_cases()

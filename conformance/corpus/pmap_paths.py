@@ -305,7 +305,28 @@ ERRORS: list[tuple[str, Callable[[Any, Any], Any]]] = [
     ("size_zero", lambda api, ns: api.pmap(lambda x: x)(np.zeros((0, 3), np.float32))),
     ("out_axes_out_of_bounds", lambda api, ns: api.pmap(lambda x: x, out_axes=5)(X)),
     ("ref_argument", lambda api, ns: api.pmap(lambda r: r[...])(api.new_ref(ns.asarray(X)))),
+    ("axis_size_mismatch", lambda api, ns: api.pmap(lambda x: x, axis_size=3)(X)),
+    ("axis_size_nothing_mapped", lambda api, ns: api.pmap(lambda x: x, in_axes=None,
+                                                          axis_size=N)(X)),
 ]  # fmt: skip
+
+
+def _uneven_groups(ns: Any) -> Any:
+    """The all-reduces over axis_index_groups of different sizes (JAX 0.10.2's
+    pmap takes them; pmean divides by the first group's size), with a
+    matching axis_size, and under grad."""
+    api, L = _api(ns), ns.lax_
+    out = []
+    with _four_devices(api):
+        for groups in ([[0, 1, 2], [3]], [[0, 3], [1], [2]]):
+            for op in ("psum", "pmax", "pmin", "pmean"):
+                f = api.pmap(lambda v, op=op, g=groups: getattr(L, op)(v, "i", axis_index_groups=g),
+                             "i", axis_size=N)  # fmt: skip
+                out += _leaves(api, f(X))
+        cube_sum = lambda v: L.psum(v**3, "i", axis_index_groups=[[0], [1, 2, 3]]).sum()  # noqa: E731
+        g = api.pmap(api.grad(cube_sum), "i")
+        out += _leaves(api, g(X))
+    return out
 
 
 def _collective_under_varying_cond(ns: Any) -> Any:
@@ -344,6 +365,7 @@ def cases() -> Iterator[Case]:
     yield _case("nested/collectives", _nested, Oracle(_nested_oracle))
     yield _case("nested/options", _nested_options, Oracle(_nested_options_oracle))
     yield _case("negative_axes", _negative_axes, Oracle(_negative_axes_oracle))
+    yield _case("uneven_groups", _uneven_groups, AGREE)
     for name, build in ERRORS:
         yield _case(f"errors/{name}", _err(build), AGREE)
     yield _case("errors/collective_under_varying_cond", _collective_under_varying_cond,

@@ -2,7 +2,8 @@
 issue 36).
 
 ``reduction.paths/*``: complex ``reduce_max``/``reduce_min`` and ``sort``
-under ``jit`` (the lowering's lexicographic comparisons); cumulative
+under ``jit`` (the lowering's lexicographic comparisons); ``vjp`` of
+``sort`` on an empty array; cumulative
 reductions over an empty axis under ``jit``; a general ``lax.reduce`` (a
 log-add-exp computation: not a monoid JAX recognizes) over an empty axis,
 and under ``jvp`` with an odd and an empty reduced size (the pairwise
@@ -60,6 +61,10 @@ ROWS: list[tuple[str, Any]] = [
     ("reduce_max_complex_jit", lambda ns, L: ns.jit(lambda z: L.reduce_max(z, (0,)))(_C)),
     ("reduce_min_complex_jit", lambda ns, L: ns.jit(lambda z: L.reduce_min(z, (0,)))(_C)),
     ("sort_complex_jit", lambda ns, L: ns.jit(lambda z: L.sort(z))(_C)),
+    # reverse mode of sorting an empty array: a gather along a size-0 axis, no indices
+    ("sort_empty_vjp",
+     lambda ns, L: _api(ns).vjp(L.sort, np.zeros((3, 0), np.float32))[1](
+         np.zeros((3, 0), np.float32))),
     ("sort_complex_two_keys_jit",
      lambda ns, L: ns.jit(lambda z, x: L.sort((z, x), num_keys=2))(_C, _X[0])),
     ("cumsum_empty_jit", lambda ns, L: ns.jit(lambda x: L.cumsum(x, axis=1))(_X[:, :0])),

@@ -43,7 +43,8 @@ from refimpl.primitives import scatter as _scatter
 
 Array = Any
 _INT = np.dtype(np.int32)
-_UPDATE_MODES = ("drop", "clip", "promise_in_bounds", None)
+# "fill" is accepted for updates as JAX's FILL_OR_DROP: out-of-range updates drop
+_UPDATE_MODES = ("drop", "clip", "promise_in_bounds", "fill", None)
 _GET_MODES = ("fill", "clip", "promise_in_bounds", None)
 
 
@@ -88,6 +89,11 @@ class IndexUpdateRef:
             raise ValueError(f"at[].get: mode must be one of {_GET_MODES[:-1]}, got {mode!r}")
         if mode != "fill" and fill_value is not None:
             raise ValueError("at[].get: fill_value is only used with mode='fill'")
+        fill_shape = getattr(fill_value, "shape", None) if fill_value is not None else ()
+        if fill_shape is None:
+            fill_shape = np.shape(fill_value)
+        if fill_shape != ():  # JAX's class for it: ValueError
+            raise ValueError(f"at[].get: fill_value must be a scalar, got shape {fill_shape}")
         flat = reshape(self.array, (-1,))
         size = aval_of(flat, "at[].get", 0).shape[0]
         if size == 0:

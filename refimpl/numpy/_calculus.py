@@ -13,6 +13,7 @@ from refimpl.numpy._creation import asarray
 from refimpl.numpy._promote import (
     aval_of,
     checked_array,
+    promote_dtypes,
     promote_dtypes_inexact,
 )
 from refimpl.numpy._reductions import cumsum, sum
@@ -164,12 +165,18 @@ def unwrap(
     ``axis`` replaced by their ``period``-complement (NumPy's algorithm)."""
 
     p = checked_array("unwrap", p)
-    if dtypes.is_complex(aval_of(p, "unwrap", 0).dtype):
+    # The result keeps the joined dtype of p and period, as jnp: an integer
+    # signal with an integer period stays integer (half period floor-divided).
+    p, period = (asarray(a) for a in promote_dtypes("unwrap", p, period))
+    p_aval = aval_of(p, "unwrap", 0)
+    if dtypes.is_complex(p_aval.dtype):
         raise ValueError("unwrap: complex input is not supported (as JAX)")
-    (p,) = promote_dtypes_inexact("unwrap", p)
+    axis = normalize_axis("unwrap", axis, p_aval.ndim)
+    if p_aval.shape[axis] == 0:
+        return p
     discont = period / 2 if discont is None else discont
+    half = period // 2 if dtypes.is_integer(p_aval.dtype) else period / 2
     dd = diff(p, axis=axis)
-    half = period / 2
     ddmod = remainder(dd + half, period) - half
     ddmod = where((ddmod == -half) & (dd > 0), half, ddmod)
     correction = where(abs_(dd) < discont, 0, ddmod - dd)

@@ -17,7 +17,7 @@
   otherwise). They become one ``gather`` along a single (flattened) axis;
 * boolean masks must be concrete: they are turned into integer arrays with
   ``np.nonzero`` (the result's shape depends on their values). A traced mask
-  is an ``IndexError``.
+  is a ``NonConcreteBooleanIndexError`` (an ``IndexError``, as JAX's).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import numpy as np
 
 from refimpl import dtypes, lax, tracing
 from refimpl.config import config
+from refimpl.errors import NonConcreteBooleanIndexError
 from refimpl.numpy._promote import as_array, aval_of, is_traced
 from refimpl.numpy._shape import normalize_axis, ravel
 from refimpl.numpy._ufuncs import remainder
@@ -72,9 +73,11 @@ def _classify(item: Any) -> tuple[str, Any]:
     if isinstance(item, (str, bytes)):
         raise TypeError(f"getitem: string indices are not supported, got {item!r}")
     if isinstance(item, list):
-        item = np.asarray(item)
-    if isinstance(item, float) or not tracing.is_array_like(item):
-        raise TypeError(
+        # an empty list is an empty integer index (NumPy's asarray makes it float64)
+        item = np.asarray(item) if item else np.zeros((0,), _INDEX_DTYPE)
+    if isinstance(item, (float, complex)) or not tracing.is_array_like(item):
+        # JAX: a float index is a TypeError, an object of no known kind an IndexError
+        raise (TypeError if isinstance(item, (float, complex)) else IndexError)(
             f"getitem: an index must be an int, a slice, None, Ellipsis or an integer or "
             f"boolean array, got {type(item).__name__} {item!r}"
         )
@@ -124,7 +127,7 @@ def _expand_masks(items: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
             out.append((kind, value))
             continue
         if is_traced(value):
-            raise IndexError(
+            raise NonConcreteBooleanIndexError(
                 "getitem: boolean indices must be concrete; a traced mask would make the "
                 "result's shape depend on its values (use rnp.where instead)"
             )
@@ -189,6 +192,11 @@ def _new_axes(x: Any, items: list[tuple[str, Any]]) -> tuple[Any, list[tuple[str
 def getitem(x: ArrayLike, index: Any) -> Array:
     """``x[index]`` with NumPy's rules (see the module docstring)."""
     aval_of(x, "getitem", 0)
+    if not config.enable_x64:
+        for item in _index_items(index):
+            # JAX converts a Python int index to int32 first (x.at[...] does not check)
+            if type(item) is int and not -(2**31) <= item < 2**31:
+                raise OverflowError(f"getitem: Python int {item} too large to convert to int32")
     x, items = _normalize(x, index)
     if any(kind == "array" for kind, _ in items):
         return _advanced(x, items)
@@ -239,6 +247,9 @@ def _basic(x: Any, items: list[tuple[str, Any]]) -> Any:
     x = _apply_slices(x, items)
     for axis, (kind, value) in enumerate(items):
         if kind == "scalar":  # int32, like the other (static) start indices
+            size = aval_of(x, "getitem", 0).shape[axis]
+            if size == 0:
+                raise IndexError(f"getitem: index is out of bounds for axis {axis} with size 0")
             aval = aval_of(value, "getitem", "index")
             if aval.dtype != _INDEX_DTYPE or aval.weak_type:
                 value = lax.convert_element_type(value, _INDEX_DTYPE)
@@ -285,7 +296,8 @@ def _advanced(x: Any, items: list[tuple[str, Any]]) -> Any:
     try:
         broadcast = tuple(np.broadcast_shapes(*index_shapes))
     except ValueError:
-        raise IndexError(
+        # ValueError, as JAX's broadcast of the index arrays (NumPy: IndexError)
+        raise ValueError(
             f"getitem: index arrays could not be broadcast together with shapes {index_shapes}"
         ) from None
     rest = [shape[d] for d in range(len(shape)) if d not in axes]

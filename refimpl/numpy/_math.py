@@ -316,7 +316,10 @@ def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     with ``hi = max(|x1|, |x2|)``; 0 when both are 0; inf if either is."""
     x1, x2 = _inexact("hypot", x1, x2)
     if dtypes.is_complex(_dtype(x1)):
-        raise TypeError("hypot does not support complex-valued inputs")
+        raise ValueError(
+            "jnp.hypot is not well defined for complex-valued inputs; "
+            "convert to real values first, such as with abs(x)"
+        )
     a, b = abs(x1), abs(x2)
     hi, lo = lax.max(a, b), lax.min(a, b)
     zero = lax.eq(hi, scalar_like(hi, 0))

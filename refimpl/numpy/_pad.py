@@ -131,6 +131,7 @@ def _pad_linear_ramp(x: Any, lo: int, hi: int, axis: int, ends: tuple) -> Any:
     ):
         edge = lax.squeeze(edge, (axis,))
         ramp = linspace(end, edge, count, endpoint=False, dtype=aval.dtype, axis=axis)
+        ramp = lax.convert_element_type(ramp, aval.dtype, weak_type=aval.weak_type)
         parts.append(lax.rev(ramp, (axis,)) if flip else ramp)
     return lax.concatenate([parts[0], x, parts[1]], axis)
 
@@ -160,7 +161,8 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any)
     if callable(mode):
         return _pad_callable(array, aval, _pad_widths(pad_width, aval.ndim), mode, kwargs)
     if mode not in _PAD_KWARGS:
-        raise ValueError(f"Unimplemented padding mode '{mode}' for np.pad.")
+        # NotImplementedError as jnp (NumPy raises ValueError)
+        raise NotImplementedError(f"Unimplemented padding mode '{mode}' for np.pad.")
     unknown = set(kwargs) - _PAD_KWARGS[mode]
     if unknown:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {sorted(unknown)}")

@@ -258,10 +258,14 @@ def polymul(a1: ArrayLike, a2: ArrayLike, *, trim_leading_zeros: bool = False) -
 
 
 def polyder(p: ArrayLike, m: int = 1) -> Array:
-    """The ``m``-th derivative of a polynomial."""
+    """The ``m``-th derivative of a polynomial, in the inexact dtype (integer
+    coefficients give floats, as jnp)."""
     p = checked_array("polyder", p)
-    (p,) = promote_dtypes_inexact("polyder", p) if not dtypes.is_integer(_aval(p).dtype) else (p,)
-    for _ in range(operator.index(m)):
+    m = operator.index(m)
+    if m < 0:
+        raise ValueError("polyder: the order of the derivative m must be >= 0")
+    (p,) = promote_dtypes_inexact("polyder", p)
+    for _ in range(m):
         n = _aval(p).shape[0]
         if n <= 1:
             return p[:0]
@@ -291,26 +295,62 @@ def polyfit(
     rcond: float | None = None,
     full: bool = False,
     w: ArrayLike = None,
-    cov: bool = False,
-) -> Array:
-    """Least-squares polynomial coefficients (highest power first)."""
-    if full or cov:
-        raise NotImplementedError("polyfit: full=True and cov=True are not supported")
+    cov: bool | str = False,
+) -> Any:
+    """Least-squares polynomial coefficients (highest power first).
 
+    ``full=True`` adds lstsq's residuals, rank and singular values of the
+    scaled Vandermonde matrix and ``rcond``; ``cov`` (True or ``"unscaled"``)
+    adds the coefficients' covariance, as ``jnp.polyfit``."""
     x = checked_array("polyfit", x)
     y = checked_array("polyfit", y, 1)
+    deg = operator.index(deg)
+    if deg < 0:
+        raise ValueError("polyfit: expected deg >= 0")
+    x_aval, y_aval = _aval(x, "polyfit", 0), _aval(y, "polyfit", 1)
+    if x_aval.ndim != 1:
+        raise TypeError("polyfit: expected a 1-d vector for x")
+    if x_aval.shape[0] == 0:
+        raise TypeError("polyfit: expected a non-empty vector for x")
+    if y_aval.ndim not in (1, 2):
+        raise TypeError("polyfit: expected a 1-d or 2-d array for y")
+    if x_aval.shape[0] != y_aval.shape[0]:
+        raise TypeError("polyfit: expected x and y to have the same length")
     x, y = promote_dtypes_inexact("polyfit", x, y)
-    lhs = vander(x, operator.index(deg) + 1)
+    order = deg + 1
+    length = x_aval.shape[0]
+    lhs = vander(x, order)
     if w is not None:
-        w = asarray(w)
+        (w,) = promote_dtypes_inexact("polyfit", checked_array("polyfit", w, "w"))
+        w_aval = _aval(w, "polyfit", "w")
+        if w_aval.ndim != 1 or w_aval.shape[0] != length:
+            raise TypeError("polyfit: expected a 1-d array of weights as long as y")
         lhs = lhs * w[:, None]
-        y = y * (w if _aval(y).ndim == 1 else w[:, None])
+        y = y * (w if y_aval.ndim == 1 else w[:, None])
     if rcond is None:
-        rcond = _aval(x).shape[0] * float(np.finfo(np.dtype(_aval(x).dtype)).eps)
+        rcond = length * float(np.finfo(np.dtype(_aval(x).dtype)).eps)
+    rcond = float(rcond)
     scale = linalg.norm(lhs, axis=0)
     scale = where(scale == 0, 1, scale)
-    coefficients = linalg.lstsq(lhs / scale, y, rcond)[0]
-    return (coefficients.T / scale).T
+    lhs = lhs / scale
+    coefficients, residuals, rank, singular = linalg.lstsq(lhs, y, rcond)
+    coefficients = (coefficients.T / scale).T
+    if full:
+        return coefficients, residuals, rank, singular, asarray(rcond)
+    if not cov:
+        return coefficients
+    base = linalg.inv(matmul(lhs.T, lhs)) / (scale[:, None] * scale[None, :])
+    if cov == "unscaled":
+        factor = asarray(np.ones((1,), np.float32)).astype(_aval(base).dtype)
+    else:
+        if length <= order:
+            raise ValueError(
+                "polyfit: the number of data points must exceed order to scale the covariance"
+            )
+        factor = reshape(residuals / (length - order), (-1,))
+    if y_aval.ndim == 1:
+        return coefficients, base * factor[None]
+    return coefficients, base[:, :, None] * factor[None, None, :]
 
 
 __all__ = [

@@ -85,7 +85,17 @@ def compress(
     n = _aval(a).shape[axis]
     cond_len = _aval(condition).shape[0]
     if cond_len > n:
+        # entries past the axis must be false (jnp checks them; a traced
+        # condition fails in nonzero without size anyway)
+        extra = condition[n:]
         condition = condition[:n]
+        if size is None and not is_traced(extra) and np.any(np.asarray(extra)):
+            raise ValueError("compress: condition contains entries that are out of bounds")
+    if size is not None and not 0 <= size <= min(n, cond_len):
+        raise ValueError(
+            "compress: size must be positive and not greater than the size of the array "
+            f"axis; got size={size} for a.shape[axis]={min(n, cond_len)}"
+        )
     (found,) = nonzero(condition, size=size, fill_value=-1)
     count = _aval(found).shape[0]
 

@@ -323,7 +323,8 @@ def repeat(
     """
     aval = aval_of(a, "repeat", 0)
     aval_of(repeats, "repeat", 1)
-    if axis is None:
+    if axis is None or aval.ndim == 0:
+        # a rank-0 operand repeats as a 1-d one whatever the axis, as jnp
         a, axis = ravel(a), 0
         aval = aval_of(a, "repeat", 0)
     axis = normalize_axis("repeat", axis, aval.ndim)

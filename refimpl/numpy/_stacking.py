@@ -46,7 +46,6 @@ from refimpl.numpy._shape import (
     split,
     stack,
     swapaxes,
-    transpose,
 )
 from refimpl.numpy._ufuncs import clip, conjugate, multiply, remainder, subtract, where
 
@@ -194,8 +193,10 @@ def flipud(m: ArrayLike) -> Array:
 
 
 def permute_dims(a: ArrayLike, /, axes: Sequence[int]) -> Array:
-    """The array-API name of :func:`transpose`."""
-    return transpose(a, axes)
+    """The array-API's transpose: ``axes`` must be a permutation of
+    ``range(ndim)`` (no negative axes: jnp hands them to lax.transpose)."""
+    a = checked_array("permute_dims", a)
+    return lax.transpose(a, tuple(operator.index(i) for i in axes))
 
 
 def matrix_transpose(x: ArrayLike, /) -> Array:
@@ -506,8 +507,13 @@ def _conv1d(name: str, a: Any, v: Any, mode: str, precision: Any, preferred: Any
     return reshape(out, (-1,))
 
 
-def _conv_operands(name: str, a: Any, v: Any) -> tuple[Any, Any]:
-    a, v = promote_dtypes_inexact(name, a, v)
+def _conv_operands(name: str, a: Any, v: Any, preferred: Any = None) -> tuple[Any, Any]:
+    # with preferred_element_type the operands only join (integers stay
+    # integers, as jnp); without it they compute in the inexact dtype
+    if preferred is None:
+        a, v = promote_dtypes_inexact(name, a, v)
+    else:
+        a, v = promote_dtypes(name, a, v)
     if _ndim(a) != 1 or _ndim(v) != 1:
         raise ValueError(f"{name}: only 1-d arguments are supported")
     if aval_of(a, name, 0).shape[0] == 0 or aval_of(v, name, 1).shape[0] == 0:
@@ -527,7 +533,7 @@ def convolve(
 ) -> Array:
     """Discrete linear convolution ``out[k] = sum_i a[i] v[k - i]`` of 1-d arrays
     (the longer one slides; ``mode`` as in NumPy)."""
-    a, v = _conv_operands("convolve", a, v)
+    a, v = _conv_operands("convolve", a, v, preferred_element_type)
     if aval_of(a, "convolve", 0).shape[0] < aval_of(v, "convolve", 1).shape[0]:
         a, v = v, a
     return _conv1d("convolve", a, flip(v, 0), mode, precision, preferred_element_type)
@@ -543,7 +549,7 @@ def correlate(
 ) -> Array:
     """Cross-correlation ``out[k] = sum_n a[n + k] conj(v[n])`` of 1-d arrays."""
 
-    a, v = _conv_operands("correlate", a, v)
+    a, v = _conv_operands("correlate", a, v, preferred_element_type)
     if aval_of(a, "correlate", 0).shape[0] < aval_of(v, "correlate", 1).shape[0]:
         # correlate(a, v) is correlate(v, a) reversed and conjugated
         out = _conv1d("correlate", v, conjugate(a), mode, precision, preferred_element_type)

@@ -26,7 +26,12 @@ from refimpl import dtypes, lax
 from refimpl.numpy._construct import diagonal as _diagonal
 from refimpl.numpy._creation import asarray, eye
 from refimpl.numpy._linalg import matmul
-from refimpl.numpy._promote import aval_of, checked_array, promote_dtypes_inexact
+from refimpl.numpy._promote import (
+    aval_of,
+    checked_array,
+    promote_dtypes_inexact,
+    require_concrete,
+)
 from refimpl.numpy._reductions import max as _max
 from refimpl.numpy._reductions import min as _min
 from refimpl.numpy._reductions import prod, sum
@@ -277,8 +282,9 @@ def matrix_power(a: ArrayLike, n: int) -> Array:
 
 def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None, *, numpy_resid: bool = False) -> tuple:
     """``(x, residuals, rank, s)``: ``x`` minimizes ``|a x - b|`` (the minimum-norm
-    one), from the SVD. ``residuals`` are the squared residual norms when ``a``
-    has full column rank and more rows than columns, else empty."""
+    one), from the SVD. ``residuals`` are the squared residual norms of every
+    column of ``b``; with ``numpy_resid=True`` they are empty unless ``a`` has
+    full column rank and more rows than columns (NumPy's rule)."""
     a = _matrix("lstsq", a, square=False)
     b = checked_array("lstsq", b, 1)
     a, b = promote_dtypes_inexact("lstsq", a, b)
@@ -289,24 +295,24 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None, *, numpy_resid: bool = 
     dtype = aval_of(a, "lstsq", 0).dtype
     if rcond is None:
         rcond = _eps(dtype) * max(m, n)
+    elif not isinstance(rcond, (int, float)) or rcond < 0:
+        # a negative rcond means machine precision, as NumPy's and jnp's
+        rcond = where(asarray(rcond) < 0, _eps(dtype), rcond)
     u, s, vh = svd(a, full_matrices=False)
     cutoff = rcond * _max(s, initial=0.0)
-    mask = s > cutoff
+    mask = (s > 0) & (s >= cutoff)
     rank = sum(mask).astype(np.int32)
     safe = where(mask, s, 1)
     projected = matmul(conj(_mT(u)), b) / safe[:, None]
     x = matmul(conj(_mT(vh)), where(mask[:, None], projected, 0))
-    if m > n:
-        residual = sum(_abs(matmul(a, x) - b) ** 2, axis=0)
-        residual = where(
-            rank == n, residual, asarray(np.zeros(residual.shape), dtype=residual.dtype)
-        )
-    else:
+    # jnp computes the residuals whatever the rank and shape (a static shape
+    # under jit); NumPy's empty residuals only with numpy_resid=True.
+    if numpy_resid and not (m > n and int(require_concrete("lstsq", "rank", rank)) == n):
         residual = asarray(np.zeros((0,), np.float32)).astype(real(x).dtype)
+    else:
+        residual = sum(_abs(matmul(a, x) - b) ** 2, axis=0)
     if b_vector:
         x = x[:, 0]
-        residual = residual[..., 0] if m > n else residual
-        residual = residual.reshape((-1,))[:1] if m > n else residual
     return x, residual, rank, s
 
 

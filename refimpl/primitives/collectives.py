@@ -17,14 +17,15 @@ holding its own value ``x[m]`` for ``m`` in ``range(n)``:
   ``m``-th block of size ``x.shape[a] / n`` along ``a``.
 * ``axis_index(name)[m] = m`` (int32).
 
-``axis_index_groups`` (a partition of ``range(n)`` into equal groups, each
-collective acting within a group) is part of every primitive's params; vmap
-does not support it (``NotImplementedError``, as JAX), pmap does.
+``axis_index_groups`` (a partition of ``range(n)`` into groups, each
+collective acting within a group; of equal sizes but for the all-reduces)
+is part of every primitive's params; vmap does not support it
+(``NotImplementedError``, as JAX), pmap does.
 
 Every collective shares two constraints, numbered as in psum's block below
 and cited by their errors: (C1) every axis name is bound; (C2)
 ``axis_index_groups`` is None or, with one axis name, a partition of
-``range(n)`` into groups of equal size.
+``range(n)`` into groups (of equal size, but for psum/pmax/pmin/pmean).
 
 Outside a named axis the names are unbound: the ``lax`` functions raise
 ``NameError('Found an unbound axis name: i. ...')`` as JAX does. Device
@@ -233,9 +234,15 @@ def _axes_tuple(axis_name: Any) -> tuple[Any, ...]:
     return axes
 
 
+# The all-reduces take groups of different sizes, as JAX 0.10.2 does under pmap
+# (psum over ((0, 1, 2), (3,))); pmean still divides by len(groups[0]), as JAX.
+# The other collectives' results are shaped by the group size: equal groups only.
+_UNEVEN_GROUPS_OK = ("psum", "pmax", "pmin", "pmean")
+
+
 def _check_groups(api: str, groups: Any, axes: tuple[Any, ...]) -> Any:
     """Normalize ``axis_index_groups`` to a tuple of int tuples (or None), checking
-    it partitions ``range(n)`` into equal groups (stricter than JAX)."""
+    it partitions ``range(n)`` (into equal groups, but for the all-reduces)."""
     if groups is None:
         return None
     groups = tuple(tuple(int(i) for i in g) for g in groups)
@@ -243,12 +250,35 @@ def _check_groups(api: str, groups: Any, axes: tuple[Any, ...]) -> Any:
         raise ValueError(f"{api}: axis_index_groups needs exactly one axis name (C2), got {axes}")
     n = axis_size(axes[0])
     members = sorted(i for g in groups for i in g)
-    if members != list(range(n)) or len({len(g) for g in groups}) != 1:
+    if api in _UNEVEN_GROUPS_OK:
+        if members != list(range(n)) or not all(groups):
+            raise ValueError(
+                f"{api}: axis_index_groups must cover range({n}) exactly once (C2), got {groups}"
+            )
+    elif members != list(range(n)) or len({len(g) for g in groups}) != 1:
         raise ValueError(
             f"{api}: axis_index_groups must cover range({n}) exactly once with groups of "
             f"equal size (C2), got {groups}"
         )
     return groups
+
+
+def _reduce_uneven_groups(x: Any, d: int | None, size: int, groups: Any, reduce_fn: Any) -> Any:
+    """``out[m]`` = ``reduce_fn`` over the members of ``m``'s group (groups of
+    any sizes), batch axis 0: one reduction per group, then each member
+    takes its group's."""
+    x = batch_rules.bdim_to(x, d, size, 0)
+    rest = batch_rules.shape_of(x)[1:]
+    per_group = []
+    for group in groups:
+        taken = indexing.gather_along_axis(x, np.asarray(group, np.int32), 0)
+        reduced = reduce_fn(taken, (0,))
+        per_group.append(structural.reshape(reduced, (1, *rest)))
+    stacked = structural.concatenate(per_group, 0)
+    group_of = np.zeros(size, np.int32)
+    for g, group in enumerate(groups):
+        group_of[list(group)] = g
+    return indexing.gather_along_axis(stacked, group_of, 0)
 
 
 def _no_groups_under_vmap(name: str, groups: Any) -> None:
@@ -341,7 +371,8 @@ def _frame_size() -> tuple[Any, int]:
 #   (C1) every name in axis_name is bound by an enclosing vmap(axis_name=...)
 #        or pmap (NameError, JAX's "Found an unbound axis name" message);
 #   (C2) axis_index_groups is None or, with exactly one axis name, a partition
-#        of range(n) into groups of equal size (ValueError).
+#        of range(n) into groups (ValueError); the all-reduces take groups of
+#        different sizes (JAX 0.10.2's pmap does), the others need equal ones.
 # Under vmap axis_index_groups is a NotImplementedError, as in JAX (pmap has it).
 #
 # Example: vmap(lambda v: psum(v, "i"), axis_name="i")([1., 2., 3.]) is
@@ -422,6 +453,12 @@ def _all_reduce_batch_rule(prim: CollectivePrimitive, reduce_fn: Any, unbatched_
             )
         _no_groups_under_vmap(name, axis_index_groups)
         if axis_index_groups is not None:  # (one axis: _check_groups)
+            if len({len(g) for g in axis_index_groups}) > 1:
+                outs = [
+                    _reduce_uneven_groups(x, d, size, axis_index_groups, reduce_fn)
+                    for x, d in zip(args, dims, strict=True)
+                ]
+                return outs, [0] * len(outs)
             outs = [
                 reduce_fn(_gather_groups(x, d, size, axis_index_groups), (1,))
                 for x, d in zip(args, dims, strict=True)
@@ -885,8 +922,12 @@ def _ppermute_batch(args, dims, *, axes, axis_index_groups, perm):
         return taken, d
     shape = batch_rules.shape_of(taken)
     keep = structural.broadcast_in_dim(received, shape, (d,))
-    dtype = tracing.get_aval(taken, "ppermute", 0).dtype
-    zeros = structural.broadcast_in_dim(np.zeros((), dtype), shape, ())
+    aval = tracing.get_aval(taken, "ppermute", 0)
+    # the zeros take the operand's weak type: a weak value stays weak (JAX)
+    zero = elementwise.convert_element_type(
+        np.zeros((), aval.dtype), aval.dtype, weak_type=aval.weak_type
+    )
+    zeros = structural.broadcast_in_dim(zero, shape, ())
     return elementwise.select(keep, taken, zeros), d
 
 
@@ -1124,7 +1165,9 @@ def _replica_groups(prim_name: str, axes: tuple, groups: Any) -> np.ndarray:
     instances = _env.replica_axes[axes[0]]
     if groups is None:
         return np.asarray(instances, np.int64)
-    return np.asarray([[inst[m] for m in g] for inst in instances for g in groups], np.int64)
+    rows = [[inst[m] for m in g] for inst in instances for g in groups]
+    width = max(len(row) for row in rows)  # groups of different sizes: padded with -1, as JAX
+    return np.asarray([row + [-1] * (width - len(row)) for row in rows], np.int64)
 
 
 def _joined(axes: tuple) -> list[list[int]]:

@@ -52,6 +52,12 @@ class KeyDtype(dtypes.ExtendedDtype):
     def __hash__(self) -> int:
         return hash("key<fry>")
 
+    def physical(self, shape: tuple[int, ...]) -> tuple[tuple[int, ...], np.dtype]:
+        return (*shape, 2), _U32
+
+    def wrap(self, data: Any) -> PRNGKeyArray:
+        return PRNGKeyArray(data)
+
 
 KEY_DTYPE = KeyDtype()
 

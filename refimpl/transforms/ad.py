@@ -44,6 +44,7 @@ from refimpl.transforms.ad_util import (
     UndefinedPrimal,
     Zero,
     tangent_aval,
+    transposed_outputs,
 )
 from refimpl.transforms.batching import vmap
 from refimpl.transforms.dce import dce_program
@@ -1088,7 +1089,8 @@ def linearize_program(
 def transpose_program(program: Program, linear: Sequence[bool], thread_refs: bool = False) -> Any:
     """The transpose of a linear Program w.r.t. its inputs marked ``linear``:
     inputs ``non-linear inputs + output cotangents``, outputs the cotangents
-    of the linear inputs (zeros instantiated). Memoized.
+    of the linear inputs (zeros instantiated) but the integer and bool ones
+    (``transposed_outputs``: their float0 zeros are the caller's). Memoized.
 
     ``thread_refs``: refs made outside that the transposition touches (a
     custom_vjp bwd writing a Ref its fwd saved) are late inputs of the
@@ -1107,10 +1109,11 @@ def transpose_program(program: Program, linear: Sequence[bool], thread_refs: boo
         it = iter(args[: len(nonlin_avals)])
         full = [None if lin else next(it) for lin in linear]
         cts = backward_pass(program, linear, full, list(args[len(nonlin_avals) :]))
+        emitted = transposed_outputs(linear, program.in_avals)
         return [
             _transposed_ct(ct, tangent_aval(a))
-            for ct, lin, a in zip(cts, linear, program.in_avals, strict=True)
-            if lin
+            for ct, out, a in zip(cts, emitted, program.in_avals, strict=True)
+            if out
         ]
 
     def fun(*args: Any) -> list[Any]:

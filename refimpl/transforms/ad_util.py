@@ -31,6 +31,7 @@ Transpose rule (linear primitives only)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -52,6 +53,16 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
     """The type of a tangent of ``aval`` (weak type kept for inexact types)."""
     dtype = tangent_dtype(aval.dtype)
     return ShapedArray(aval.shape, dtype, aval.weak_type and dtype == aval.dtype)
+
+
+def transposed_outputs(linear: Sequence[bool], avals: Sequence[ShapedArray]) -> list[bool]:
+    """Which inputs of a sub-program get an output in its transpose: the
+    linear ones, except integer and bool ones, whose cotangent is a float0
+    zero that a program cannot return (the caller passes it on as a zero)."""
+    return [
+        lin and tangent_dtype(a.dtype) != dtypes.float0
+        for lin, a in zip(linear, avals, strict=True)
+    ]
 
 
 class Zero:

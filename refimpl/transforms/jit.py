@@ -55,7 +55,8 @@ class ShapeDtypeStruct:
         self.shape = tuple(int(d) for d in shape)
         if dtype is None:  # np.dtype(None) would be float64 (JAX's ValueError)
             raise ValueError("ShapeDtypeStruct: dtype must be specified.")
-        self.dtype = np.dtype(dtype)
+        # an extended dtype (typed keys: ShapeDtypeStruct(key.shape, key.dtype)) as it is
+        self.dtype: Any = dtype if isinstance(dtype, dtypes.ExtendedDtype) else np.dtype(dtype)
         self.weak_type = bool(weak_type)
 
     def __len__(self) -> int:
@@ -1854,7 +1855,17 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """
     tracing.check_transform_fun(fun, "eval_shape")
     args, kwargs = tree_util.tree_map(as_abstract, (args, kwargs))
-    return Jitted(_structs_as_values(fun)).trace(*args, **kwargs).out_info
+    out = Jitted(_structs_as_values(fun)).trace(*args, **kwargs).out_info
+    # arrays of an extended dtype (typed keys over abstract key data) as one struct each
+    return tree_util.tree_map(
+        lambda x: ShapeDtypeStruct(x.shape, x.dtype) if _is_extended(x) else x,
+        out,
+        is_leaf=_is_extended,
+    )
+
+
+def _is_extended(value: Any) -> bool:
+    return isinstance(getattr(value, "dtype", None), dtypes.ExtendedDtype)
 
 
 def _structs_as_values(fun: Callable[..., Any]) -> Callable[..., Any]:
@@ -1879,7 +1890,11 @@ def _struct_stand_in(leaf: Any) -> Any:
 
 def as_abstract(leaf: Any) -> Any:
     """A duck-typed abstract array (an object with ``shape`` and ``dtype``,
-    not array data) as a ``ShapeDtypeStruct``; anything else as it is."""
+    not array data) as a ``ShapeDtypeStruct``; anything else as it is. A struct
+    of an extended dtype (typed keys) becomes that dtype's array over a struct
+    of its physical data."""
+    if isinstance(leaf, ShapeDtypeStruct) and isinstance(leaf.dtype, dtypes.ExtendedDtype):
+        return leaf.dtype.wrap(ShapeDtypeStruct(*leaf.dtype.physical(leaf.shape)))
     if tracing.is_array_like(leaf) or isinstance(leaf, (bool, int, float, complex)):
         return leaf
     shape, dtype = getattr(leaf, "shape", None), getattr(leaf, "dtype", None)

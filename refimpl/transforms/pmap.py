@@ -93,10 +93,13 @@ def _pjrt_addressable_shards(array: Any) -> list[Shard]:
 
 
 def install_sharding_protocol(array_type: type[Any]) -> None:
-    """Give the C++ PJRT array ``.sharding`` and ``.addressable_shards``
-    (called once by ``refimpl.backends.pjrt.arrays``)."""
+    """Give the C++ PJRT array ``.sharding``, ``.addressable_shards`` and
+    ``is_fully_replicated``/``is_fully_addressable`` (called once by
+    ``refimpl.backends.pjrt.arrays``)."""
     array_type.sharding = property(_pjrt_sharding)
     array_type.addressable_shards = property(_pjrt_addressable_shards)
+    array_type.is_fully_replicated = property(lambda a: bool(a.sharding.is_fully_replicated))
+    array_type.is_fully_addressable = property(lambda a: bool(a.sharding.is_fully_addressable))
 
 
 class ShardedArray(BlockArray):
@@ -191,6 +194,7 @@ def pmap(
     static_broadcasted_argnums: int | Sequence[int] = (),
     devices: Sequence[Any] | None = None,
     backend: str | None = None,
+    axis_size: int | None = None,
     donate_argnums: int | Sequence[int] = (),
 ) -> Callable[..., Any]:
     """Run ``fun`` on N devices at once, one slice of the mapped arguments each.
@@ -212,6 +216,9 @@ def pmap(
             axis size); default: the first N of the backend's devices.
         backend: ``"ref"`` or ``"pjrt"``; default the devices' backend or
             ``ri.config.backend``.
+        axis_size: If given, the mapped axes' size it must equal
+            (``ValueError`` otherwise, as JAX 0.10.2; at least one argument
+            must still be mapped).
         donate_argnums: Positions of arguments whose buffers the call may
             reuse (per shard, on pjrt); donated arrays are deleted.
 
@@ -319,6 +326,13 @@ def pmap(
             size = batching._mapped_size(call_fun, dyn_args, kwargs, leaves, axes, None)
         except ValueError as error:
             raise ValueError(str(error).replace("vmap", "pmap")) from None
+        # JAX 0.10.2 checks axis_size against the mapped size only: with no
+        # mapped argument pmap is still the error above, axis_size or not
+        if axis_size is not None and axis_size != size:
+            raise ValueError(
+                f"pmap({name}): Specified axis_size {axis_size} doesn't match received "
+                f"axis_size {size}."
+            )
         if size == 0:
             raise ValueError(
                 f"pmap({name}): the mapped axis has size 0; pmap needs one slice per device "
@@ -369,6 +383,12 @@ def pmap(
                 leaf.mark_donated(f"pmap({name})")
         return out
 
+    def lower(*args: Any, **kwargs: Any) -> PmapLowered:
+        call = prepare(args, kwargs)
+        if call.backend == "pjrt" and not call.traced:
+            entry_of(call)  # trace and compile now: their errors belong to lower()
+        return PmapLowered(mapped, name, call, len(args))
+
     pmap_f.__name__ = f"pmap({name})"
     pmap_f.__qualname__ = pmap_f.__name__
     pmap_f.__doc__ = fun.__doc__
@@ -377,9 +397,102 @@ def pmap(
     pmap_f._entry_of = entry_of  # type: ignore[attr-defined]
     pmap_f._signature = lambda call: _signature(call, name, axis_name, out_axes_key)  # type: ignore[attr-defined]
     pmap_f._entries = lambda: list(cache.values())  # type: ignore[attr-defined]
+    mapped: Any = pmap_f
     if _runs_on_pjrt(backend, devices):
-        return _fast_pmap(pmap_f, static, donate, follow_config=backend is None and not devices)
-    return pmap_f
+        mapped = _fast_pmap(pmap_f, static, donate, follow_config=backend is None and not devices)
+    mapped.lower = lower
+    return mapped
+
+
+class PmapArgInfo(NamedTuple):
+    """One argument leaf of a lowered pmap: its (whole, unsplit) type and
+    whether it is donated, as JAX's ``ArgInfo``."""
+
+    aval: ShapedArray
+    donated: bool
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+
+class PmapLowered:
+    """``pmap(f).lower(*args)``, as JAX 0.10.2's ``Lowered`` of a pmap: the
+    call's signature (argument tree, leaf types, static arguments) fixed;
+    ``compile()`` gives a :class:`PmapCompiled` that runs only calls of that
+    signature. The module text is not modelled (``as_text`` is refimpl's
+    jit's only)."""
+
+    def __init__(self, mapped: Any, name: str, call: _Call, n_args: int) -> None:
+        self._mapped = mapped
+        self._name = name
+        self._statics = dict(call.statics)
+        self._n_args = n_args
+        self.in_tree = tree_util.tree_structure(call.arguments)
+        self._avals = [
+            tracing.get_aval(leaf, f"pmap({name})", i) for i, leaf in enumerate(call.leaves)
+        ]
+        self._donated = list(call.donated)
+
+    @property
+    def in_avals(self) -> Any:
+        return tree_util.tree_unflatten(self.in_tree, [a.strip_weak() for a in self._avals])
+
+    @property
+    def args_info(self) -> Any:
+        infos = [
+            PmapArgInfo(a.strip_weak(), d) for a, d in zip(self._avals, self._donated, strict=True)
+        ]
+        return tree_util.tree_unflatten(self.in_tree, infos)
+
+    def compile(self) -> PmapCompiled:
+        return PmapCompiled(self)
+
+    def __repr__(self) -> str:
+        return f"Lowered(pmap({self._name}))"
+
+
+class PmapCompiled:
+    """A compiled pmap signature (:meth:`PmapLowered.compile`): called with
+    arguments of another tree or other leaf types it is JAX's ``TypeError``;
+    the static arguments may be left out or passed again."""
+
+    def __init__(self, lowered: PmapLowered) -> None:
+        self._lowered = lowered
+        self.in_tree = lowered.in_tree
+        self.in_avals = lowered.in_avals
+        self.args_info = lowered.args_info
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        low = self._lowered
+        statics = low._statics
+        if statics and len(args) == low._n_args - len(statics):
+            it = iter(args)
+            args = tuple(statics[i] if i in statics else next(it) for i in range(low._n_args))
+        dyn = tuple(a for i, a in enumerate(args) if i not in statics)
+        leaves, tree = tree_util.tree_flatten((dyn, kwargs))
+        if tree != low.in_tree:
+            raise TypeError(
+                f"Compiled(pmap({low._name})): Function compiled with input pytree does not match "
+                f"the input pytree it was called with: compiled for {low.in_tree}, called with "
+                f"{tree}"
+            )
+        avals = [tracing.get_aval(leaf, f"pmap({low._name})", i) for i, leaf in enumerate(leaves)]
+        for i, (got, want) in enumerate(zip(avals, low._avals, strict=True)):
+            if got.shape != want.shape or got.dtype != want.dtype:
+                raise TypeError(
+                    f"Compiled(pmap({low._name})): Argument types differ from the types for "
+                    f"which this computation was compiled: leaf {i} compiled with "
+                    f"{want.str_short()} and called with {got.str_short()}"
+                )
+        return low._mapped(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Compiled(pmap({self._lowered._name}))"
 
 
 class _Call(NamedTuple):

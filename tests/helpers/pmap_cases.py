@@ -40,6 +40,24 @@ for _op in ("psum", "pmean", "pmax", "pmin"):
     CASES[f"{_op}"] = (_p(_collective(_op)), (X423,))
     CASES[f"{_op}_groups_adjacent"] = (_p(_collective(_op, axis_index_groups=G_ADJ)), (X423,))
     CASES[f"{_op}_groups_spread"] = (_p(_collective(_op, axis_index_groups=G_SPREAD)), (X423,))
+# groups of different sizes: JAX 0.10.2's pmap all-reduces within each
+# (pmean divides by the first group's size, for every group)
+G_UNEVEN = [[0, 1, 2], [3]]
+G_UNEVEN_MIXED = [[0, 3], [1], [2]]
+for _op in ("psum", "pmean", "pmax", "pmin"):
+    CASES[f"{_op}_groups_uneven"] = (_p(_collective(_op, axis_index_groups=G_UNEVEN)), (X423,))
+    CASES[f"{_op}_groups_uneven_mixed"] = (
+        _p(_collective(_op, axis_index_groups=G_UNEVEN_MIXED)),
+        (X423,),
+    )
+CASES["psum_bool_groups_uneven"] = (_p(_collective("psum", axis_index_groups=G_UNEVEN)), (B4,))
+CASES["pmax_int_groups_uneven"] = (_p(_collective("pmax", axis_index_groups=G_UNEVEN)), (I4,))
+CASES["grad_psum_groups_uneven"] = (
+    lambda lib: lib.pmap(
+        lib.grad(lambda x: lib.lax.psum(x**3, "i", axis_index_groups=G_UNEVEN_MIXED).sum()), "i"
+    ),
+    (X423,),
+)
 CASES["psum_int"] = (_p(_collective("psum")), (I4,))
 CASES["pmax_int_groups"] = (_p(_collective("pmax", axis_index_groups=G_SPREAD)), (I4,))
 CASES["psum_tuple_tree"] = (

@@ -288,3 +288,11 @@ def test_shape_as_value(backend, shape):
     for got in (lax.shape_as_value(shape), ri.jit(lambda: lax.shape_as_value(shape))()):
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("shape", [(0,), (3, 0)], ids=str)
+def test_reverse_mode_of_sorting_an_empty_array(backend, shape):
+    x = np.zeros(shape, np.float32)
+    want = jax.vjp(jax.lax.sort, x)[1](x)[0]
+    for got in (ri.vjp(lax.sort, x)[1](x)[0], ri.jit(ri.grad(lambda v: lax.sort(v).sum()))(x)):
+        assert got.shape == want.shape and got.dtype == want.dtype

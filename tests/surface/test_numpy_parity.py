@@ -60,7 +60,7 @@ def test_pad_jit_grad_and_empty(backend):
             rtol=1e-5,
         )
     assert rnp.pad(x, 1, mode="empty").shape == jnp.pad(x, 1, mode="empty").shape
-    with pytest.raises(ValueError):
+    with pytest.raises(NotImplementedError):  # jnp's class (NumPy: ValueError)
         rnp.pad(x, 1, mode="nonsense")
     with pytest.raises(ValueError):
         rnp.pad(x, 1, mode="edge", constant_values=1)

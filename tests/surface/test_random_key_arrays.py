@@ -257,3 +257,22 @@ def test_dynamic_slice_of_keys_with_int16_starts(backend):
     want = jax.jit(lambda i: program(_JAX, i))(np.int16(1))
     _same_keys(ri.jit(lambda i: program(_RI, i))(np.int16(1)), want)
     _same_keys(program(_RI, np.int16(1)), program(_JAX, np.int16(1)))
+
+
+def test_eval_shape_of_key_dtype_structs():
+    programs = [
+        lambda lib, k: k,
+        lambda lib, k: lib.random.split(k, 3),
+        lambda lib, k: lib.random.normal(k, (4,)),
+    ]
+    for program in programs:
+        want = jax.eval_shape(
+            partial(program, jax), jax.ShapeDtypeStruct((), jax.random.key(0).dtype)
+        )
+        got = ri.eval_shape(partial(program, ri), ri.ShapeDtypeStruct((), rr.key(0).dtype))
+        assert isinstance(got, ri.ShapeDtypeStruct)
+        assert (got.shape, str(got.dtype)) == (want.shape, str(want.dtype))
+    struct = ri.ShapeDtypeStruct((2,), rr.key(0).dtype)
+    assert ri.eval_shape(lambda k: k, struct) == struct
+    out = ri.eval_shape(lambda k: rr.split(k), rr.key(1))  # concrete keys in, a struct out
+    assert (out.shape, out.dtype) == ((2,), rr.key(0).dtype)

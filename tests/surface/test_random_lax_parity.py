@@ -98,3 +98,19 @@ def test_axis_may_be_a_concrete_integer_array(backend):
 
     for got, want in zip(program(ri), program(jax), strict=True):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_as_jax_config_of_the_prng_flags():
+    from refimpl import as_jax
+
+    cfg = as_jax._Config()
+    cfg.update("jax_default_prng_impl", "threefry2x32")
+    cfg.update("jax_enable_custom_prng", False)
+    assert cfg.jax_default_prng_impl == jax.config.jax_default_prng_impl == "threefry2x32"
+    with pytest.raises(NotImplementedError, match="default_prng_impl"):
+        cfg.update("jax_default_prng_impl", "rbg")
+    cfg.update("jax_legacy_prng_key", "warn")
+    try:
+        assert ri.config.legacy_prng_key == "warn"
+    finally:
+        cfg.update("jax_legacy_prng_key", "allow")

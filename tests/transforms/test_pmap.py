@@ -156,12 +156,24 @@ def test_train_step_equals_single_device_step_on_the_whole_batch(backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(
     "groups",
-    [[[0, 1], [2]], [[0, 1], [1, 2, 3]], [[0, 1, 2], [3]], [[0, 1], [2, 4]], [[0, 0], [2, 3]]],
+    [[[0, 1], [2]], [[0, 1], [1, 2, 3]], [[0, 1], [2, 4]], [[0, 0], [2, 3]]],
 )
 def test_bad_axis_index_groups_are_value_errors(backend, groups):
     f = ri.pmap(lambda x: lax.psum(x, "i", axis_index_groups=groups), "i", backend=backend)
     with pytest.raises(ValueError, match="axis_index_groups must cover range"):
         f(np.ones(4, np.float32))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("op", ["all_gather", "psum_scatter"])
+def test_uneven_groups_need_equal_sizes_outside_all_reduces(backend, op):
+    # psum/pmax/pmin/pmean take groups of different sizes (pmap_cases'
+    # *_groups_uneven); these shape their result by the group size
+    f = ri.pmap(
+        lambda x: getattr(lax, op)(x, "i", axis_index_groups=[[0, 1, 2], [3]]), "i", backend=backend
+    )
+    with pytest.raises(ValueError, match="groups of equal size"):
+        f(np.ones((4, 3), np.float32))
 
 
 def test_groups_under_vmap_are_not_implemented():

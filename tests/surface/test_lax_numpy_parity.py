@@ -1,0 +1,203 @@
+"""jax.numpy functions as JAX's tests/lax_numpy_test.py exercises them: unwrap's
+integer dtype, polyfit's full/cov results and lstsq's residuals, polyder's
+float result, compress's bound checks, permute_dims and Array.transpose's
+argument forms, the error classes of hypot and pad, and pad's weak type.
+Compared with JAX 0.10.2 on both backends."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl.numpy as rnp
+
+_RNG = np.random.RandomState(7)
+
+
+def _same(got, want, rtol=1e-5, atol=1e-6):
+    got_leaves, want_leaves = jax.tree.leaves(got), jax.tree.leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves, strict=True):
+        assert g.shape == w.shape, (g.shape, w.shape)
+        assert g.dtype == w.dtype, (g.dtype, w.dtype)
+        assert g.aval.weak_type == w.aval.weak_type
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=atol)
+
+
+# --- unwrap ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.float32])
+@pytest.mark.parametrize("period", [2, 4, 2 * np.pi])
+@pytest.mark.parametrize("discont", [None, np.pi])
+def test_unwrap_keeps_the_joined_dtype(backend, dtype, period, discont):
+    x = _RNG.randint(-5, 5, (3, 6)).astype(dtype)
+    kwargs = dict(axis=1, period=period, discont=discont)
+    _same(rnp.unwrap(x, **kwargs), jnp.unwrap(x, **kwargs))
+
+
+def test_unwrap_empty_axis_and_rank_zero(backend):
+    x = np.zeros((2, 0), np.int32)
+    _same(rnp.unwrap(x, axis=1), jnp.unwrap(x, axis=1))
+    with pytest.raises(IndexError):
+        jnp.unwrap(np.float32(1.0))
+    with pytest.raises(IndexError):
+        rnp.unwrap(np.float32(1.0))
+
+
+# --- polyfit and lstsq -----------------------------------------------------------------------
+
+_X = np.linspace(0.0, 1.0, 7).astype(np.float32)
+_Y = (_X**2 - 0.5 * _X + 1).astype(np.float32)
+
+
+@pytest.mark.parametrize("deg", [1, 2])
+@pytest.mark.parametrize("cov", [True, "unscaled"])
+@pytest.mark.parametrize("two_rhs", [False, True])
+def test_polyfit_covariance(backend, deg, cov, two_rhs):
+    y = np.stack([_Y, _Y + _X], axis=1) if two_rhs else _Y
+    w = np.abs(_X) + 1
+    got = rnp.polyfit(_X, y, deg, w=w, cov=cov)
+    _same(got, jnp.polyfit(_X, y, deg, w=w, cov=cov), rtol=2e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("deg", [1, 3])
+def test_polyfit_full(backend, deg):
+    got = rnp.polyfit(_X, _Y, deg, full=True)
+    want = jnp.polyfit(_X, _Y, deg, full=True)
+    # the residual of an exact fit is rounding noise: compared loosely
+    _same(got[0], want[0], rtol=2e-3, atol=1e-4)
+    _same(got[1], want[1], rtol=1.0, atol=1e-3)
+    _same(got[2:], want[2:], rtol=1e-4)
+
+
+def test_polyfit_argument_checks():
+    for args in [(_X[:, None], _Y, 1), (_X, _Y[:3], 1), (np.zeros(0), np.zeros(0), 1)]:
+        with pytest.raises(TypeError):
+            jnp.polyfit(*args)
+        with pytest.raises(TypeError, match="polyfit"):
+            rnp.polyfit(*args)
+    with pytest.raises(ValueError):
+        jnp.polyfit(_X[:2], _Y[:2], 2, cov=True)
+    with pytest.raises(ValueError, match="polyfit"):
+        rnp.polyfit(_X[:2], _Y[:2], 2, cov=True)
+
+
+@pytest.mark.parametrize(
+    "shape, rhs, rank_deficient",
+    [((6, 3), (6,), False), ((6, 3), (6, 2), True), ((3, 6), (3,), False)],
+)
+@pytest.mark.parametrize("rcond", [None, -1])
+def test_lstsq_residuals_always_computed(backend, shape, rhs, rank_deficient, rcond):
+    a = _RNG.uniform(-1, 1, shape).astype(np.float32)
+    if rank_deficient:
+        a[:, 2] = a[:, 1]
+    b = _RNG.uniform(-1, 1, rhs).astype(np.float32)
+    got = rnp.linalg.lstsq(a, b, rcond=rcond)
+    want = jnp.linalg.lstsq(a, b, rcond=rcond)
+    _same(got, want, rtol=1e-3, atol=1e-5)
+
+
+# --- polyder, compress, permute_dims, transpose ----------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.float32])
+@pytest.mark.parametrize("m", [0, 1, 3])
+def test_polyder_is_inexact(backend, dtype, m):
+    p = np.array([3, -1, 2, 5, 1], dtype)
+    _same(rnp.polyder(p, m), jnp.polyder(p, m))
+
+
+def test_polyder_negative_order():
+    with pytest.raises(ValueError):
+        jnp.polyder(np.ones(3), -1)
+    with pytest.raises(ValueError, match="polyder"):
+        rnp.polyder(np.ones(3), -1)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_compress_condition_past_the_axis(backend, axis):
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    condition = np.array([1, 0, 0, 0, 0, 0, 0, 1])
+    with pytest.raises(ValueError):
+        jnp.compress(condition, x, axis=axis)
+    with pytest.raises(ValueError, match="out of bounds"):
+        rnp.compress(condition, x, axis=axis)
+    # false entries past the axis are allowed
+    condition = np.array([1, 0, 0, 0, 0, 0, 0])
+    _same(rnp.compress(condition, x, axis=axis), jnp.compress(condition, x, axis=axis))
+
+
+def test_compress_size_larger_than_the_axis(backend):
+    condition, x = np.array([True, False, True]), np.arange(3.0, dtype=np.float32)
+    with pytest.raises(ValueError):
+        jnp.extract(condition, x, size=4)
+    with pytest.raises(ValueError, match="size"):
+        rnp.extract(condition, x, size=4)
+    _same(rnp.extract(condition, x, size=3), jnp.extract(condition, x, size=3))
+
+
+def test_permute_dims_takes_a_permutation_only(backend):
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    with pytest.raises(TypeError):
+        jnp.permute_dims(x, (-1, -2))
+    with pytest.raises(TypeError):
+        rnp.permute_dims(x, (-1, -2))
+    _same(rnp.permute_dims(x, (1, 0)), jnp.permute_dims(x, (1, 0)))
+
+
+def test_transpose_method_with_one_numpy_integer(backend):
+    x = np.arange(3.0, dtype=np.float32)
+    _same(rnp.asarray(x).transpose(np.int64(0)), jnp.asarray(x).transpose(np.int64(0)))
+    _same(rnp.asarray(x).transpose(np.int64(-1)), jnp.asarray(x).transpose(np.int64(-1)))
+
+
+# --- error classes and weak types ------------------------------------------------------------
+
+
+def test_hypot_of_complex_is_a_value_error():
+    z = np.ones(3, np.complex64)
+    with pytest.raises(ValueError):
+        jnp.hypot(z, z)
+    with pytest.raises(ValueError, match="complex"):
+        rnp.hypot(z, z)
+
+
+@pytest.mark.parametrize("mode", [1, None, "foo"])
+def test_pad_unknown_mode_is_not_implemented(mode):
+    with pytest.raises(NotImplementedError):
+        jnp.pad(jnp.arange(3), 1, mode)
+    with pytest.raises(NotImplementedError, match="Unimplemented padding mode"):
+        rnp.pad(rnp.arange(3), 1, mode)
+
+
+@pytest.mark.parametrize("end_values", [0, (1.5, -2.0)])
+def test_pad_linear_ramp_keeps_the_weak_type(backend, end_values):
+    got = rnp.pad(rnp.asarray(1.0)[None], 2, mode="linear_ramp", end_values=end_values)
+    want = jnp.pad(jnp.asarray(1.0)[None], 2, mode="linear_ramp", end_values=end_values)
+    _same(got, want)
+
+
+# --- convolve's preferred_element_type, repeat of a scalar -----------------------------------
+
+
+@pytest.mark.parametrize("op", ["convolve", "correlate"])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.float16])
+def test_convolve_with_preferred_type_keeps_integers(backend, op, mode, dtype):
+    a = _RNG.randint(-5, 5, 6).astype(dtype)
+    v = _RNG.randint(-5, 5, 3).astype(dtype)
+    for x, y in [(a, v), (v, a)]:
+        got = getattr(rnp, op)(x, y, mode=mode, preferred_element_type=dtype)
+        _same(got, getattr(jnp, op)(x, y, mode=mode, preferred_element_type=dtype), rtol=1e-2)
+
+
+@pytest.mark.parametrize("axis", [0, -1, 2, None])
+@pytest.mark.parametrize("repeats", [0, 2])
+def test_repeat_of_a_scalar_whatever_the_axis(backend, axis, repeats):
+    x = np.float32(1.5)
+    _same(rnp.repeat(x, repeats, axis=axis), jnp.repeat(x, repeats, axis=axis))
+    got = rnp.repeat(x, repeats, axis=axis, total_repeat_length=3)
+    _same(got, jnp.repeat(x, repeats, axis=axis, total_repeat_length=3))
