@@ -697,6 +697,25 @@ def _lax_numpy_test_cases() -> Iterator[Case]:
         tags=["numpy", "errors"],
     )
     yield fn_case(
+        "np.lax_numpy/convolve_preferred_int",
+        lambda ns, a, v: (
+            ns.np_.convolve(a, v, mode="same", preferred_element_type=np.int8),
+            ns.np_.correlate(v, a, mode="full", preferred_element_type=np.int8),
+        ),
+        [np.array([3, -1, 2, 4, -2, 1], np.int8), np.array([1, -2, 1], np.int8)],
+        expect=AGREE,
+        tags=["numpy", "dtypes"],
+        notes="with preferred_element_type the integer operands stay integers",
+    )
+    yield fn_case(
+        "np.lax_numpy/repeat_scalar_axis",
+        lambda ns, x: (ns.np_.repeat(x, 3, axis=0), ns.np_.repeat(x, 2, axis=2)),
+        [np.float32(1.5)],
+        expect=AGREE,
+        tags=["numpy", "shapes"],
+        notes="a rank-0 operand repeats as 1-d whatever the axis",
+    )
+    yield fn_case(
         "np.lax_numpy/pad_linear_ramp_weak",
         lambda ns: ns.np_.pad(
             ns.np_.asarray(3.0)[None], 2, mode="linear_ramp", end_values=(1.5, -2.0)
