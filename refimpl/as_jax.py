@@ -74,6 +74,7 @@ MODULES = {
     "jax.core": "refimpl.core_api",
     "jax.sharding": "refimpl.sharding",
     "jax.flatten_util": "refimpl.flatten_util",
+    "jax.ops": "refimpl.ops",
     "jax.test_util": "refimpl.test_util",
     "jax.example_libraries": "refimpl.example_libraries",
     "jax.ad_checkpoint": "refimpl.ad_checkpoint",

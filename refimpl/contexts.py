@@ -63,7 +63,24 @@ def legacy_prng_key(new_val: str) -> Iterator[None]:
     """Context manager: ``config.legacy_prng_key`` is ``new_val`` within the
     block (``jax.legacy_prng_key``): what ``refimpl.random`` does with a raw
     ``uint32[..., 2]`` key, "allow" it, "warn" (a UserWarning) or "error" (a
-    ValueError). The previous setting comes back when the block exits."""
+    ValueError). The previous setting comes back when the block exits.
+
+    Args:
+        new_val: "allow", "warn" or "error".
+
+    Returns:
+        A context manager (use it in a ``with`` statement).
+
+    Raises:
+        ValueError: ``new_val`` is not one of the three (when the block is
+            entered).
+
+    Example:
+        >>> import refimpl as ri
+        >>> with ri.legacy_prng_key("allow"):
+        ...     ri.random.normal(ri.random.PRNGKey(0)).shape
+        ()
+    """
     saved = config.legacy_prng_key
     config.update("legacy_prng_key", new_val)
     try:
@@ -85,14 +102,46 @@ def _accepted(
 
 
 def numpy_rank_promotion(value: str) -> contextlib.AbstractContextManager:
-    """``jax.numpy_rank_promotion``: only ``"allow"``, refimpl's broadcasting."""
+    """``jax.numpy_rank_promotion``: only ``"allow"``, refimpl's broadcasting.
+
+    Args:
+        value: the rank promotion mode; ``"allow"``.
+
+    Returns:
+        A context manager (use it in a ``with`` statement or as a decorator).
+
+    Raises:
+        NotImplementedError: a mode other than "allow" (when the block is entered).
+
+    Example:
+        >>> import refimpl as ri
+        >>> with ri.numpy_rank_promotion("allow"):
+        ...     int(ri.numpy.add(1, 2))
+        3
+    """
     return _accepted(
         "numpy_rank_promotion", value, lambda v: v == "allow", "refimpl always allows it"
     )
 
 
 def numpy_dtype_promotion(value: str) -> contextlib.AbstractContextManager:
-    """``jax.numpy_dtype_promotion``: only ``"standard"``, refimpl's lattice."""
+    """``jax.numpy_dtype_promotion``: only ``"standard"``, refimpl's lattice.
+
+    Args:
+        value: the promotion mode; ``"standard"``.
+
+    Returns:
+        A context manager (use it in a ``with`` statement or as a decorator).
+
+    Raises:
+        NotImplementedError: a mode other than "standard" (when the block is entered).
+
+    Example:
+        >>> import refimpl as ri
+        >>> with ri.numpy_dtype_promotion("standard"):
+        ...     int(ri.numpy.add(1, 2))
+        3
+    """
     return _accepted(
         "numpy_dtype_promotion",
         value,
@@ -103,17 +152,65 @@ def numpy_dtype_promotion(value: str) -> contextlib.AbstractContextManager:
 
 def default_matmul_precision(value: Any) -> contextlib.AbstractContextManager:
     """``jax.default_matmul_precision``: any value; refimpl's CPU matmuls are
-    full precision, as JAX's on CPU for every setting."""
+    full precision, as JAX's on CPU for every setting.
+
+    Args:
+        value: any precision name (no effect).
+
+    Returns:
+        A context manager (use it in a ``with`` statement or as a decorator).
+
+    Raises:
+        NotImplementedError: never (every value is accepted).
+
+    Example:
+        >>> import refimpl as ri
+        >>> with ri.default_matmul_precision("float32"):
+        ...     int(ri.numpy.add(1, 2))
+        3
+    """
     return _accepted("default_matmul_precision", value, lambda v: True, "")
 
 
 def enable_checks(value: bool = True) -> contextlib.AbstractContextManager:
-    """``jax.enable_checks``: refimpl checks its programs always (no effect)."""
+    """``jax.enable_checks``: refimpl checks its programs always (no effect).
+
+    Args:
+        value: a bool.
+
+    Returns:
+        A context manager (use it in a ``with`` statement or as a decorator).
+
+    Raises:
+        NotImplementedError: ``value`` is not a bool (when the block is entered).
+
+    Example:
+        >>> import refimpl as ri
+        >>> with ri.enable_checks(True):
+        ...     int(ri.numpy.add(1, 2))
+        3
+    """
     return _accepted("enable_checks", value, lambda v: isinstance(v, bool), "expected a bool")
 
 
 def debug_key_reuse(value: bool) -> contextlib.AbstractContextManager:
-    """``jax.debug_key_reuse``: only False (refimpl has no key reuse checker)."""
+    """``jax.debug_key_reuse``: only False (refimpl has no key reuse checker).
+
+    Args:
+        value: False.
+
+    Returns:
+        A context manager (use it in a ``with`` statement or as a decorator).
+
+    Raises:
+        NotImplementedError: ``value`` is not False (when the block is entered).
+
+    Example:
+        >>> import refimpl as ri
+        >>> with ri.debug_key_reuse(False):
+        ...     int(ri.numpy.add(1, 2))
+        3
+    """
     return _accepted(
         "debug_key_reuse", value, lambda v: v is False, "refimpl has no key reuse checker"
     )
@@ -121,13 +218,46 @@ def debug_key_reuse(value: bool) -> contextlib.AbstractContextManager:
 
 def transfer_guard(value: str) -> contextlib.AbstractContextManager:
     """``jax.transfer_guard``: accepted, no effect (refimpl does not guard
-    host-device transfers; a program that JAX lets run runs the same)."""
+    host-device transfers; a program that JAX lets run runs the same).
+
+    Args:
+        value: one of "allow", "log", "disallow", "log_explicit",
+            "disallow_explicit".
+
+    Returns:
+        A context manager (use it in a ``with`` statement or as a decorator).
+
+    Raises:
+        NotImplementedError: another level (when the block is entered).
+
+    Example:
+        >>> import refimpl as ri
+        >>> with ri.transfer_guard("allow"):
+        ...     int(ri.numpy.add(1, 2))
+        3
+    """
     levels = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
     return _accepted("transfer_guard", value, lambda v: v in levels, f"one of {levels}")
 
 
 def default_prng_impl(value: str) -> contextlib.AbstractContextManager:
-    """``jax.default_prng_impl``: only ``"threefry2x32"``, refimpl's PRNG."""
+    """``jax.default_prng_impl``: only ``"threefry2x32"``, refimpl's PRNG.
+
+    Args:
+        value: ``"threefry2x32"``.
+
+    Returns:
+        A context manager (use it in a ``with`` statement or as a decorator).
+
+    Raises:
+        NotImplementedError: another PRNG implementation (when the block is entered).
+
+    Example:
+        >>> import refimpl as ri
+        >>> with ri.default_prng_impl("threefry2x32"):
+        ...     int(ri.numpy.add(1, 2))
+        3
+    """
     return _accepted(
         "default_prng_impl",
         value,
@@ -138,14 +268,46 @@ def default_prng_impl(value: str) -> contextlib.AbstractContextManager:
 
 def threefry_partitionable(value: bool) -> contextlib.AbstractContextManager:
     """``jax.threefry_partitionable``: only True, JAX 0.10.2's default and
-    refimpl's counters."""
+    refimpl's counters.
+
+    Args:
+        value: True.
+
+    Returns:
+        A context manager (use it in a ``with`` statement or as a decorator).
+
+    Raises:
+        NotImplementedError: ``value`` is not True (when the block is entered).
+
+    Example:
+        >>> import refimpl as ri
+        >>> with ri.threefry_partitionable(True):
+        ...     int(ri.numpy.add(1, 2))
+        3
+    """
     return _accepted(
         "threefry_partitionable", value, lambda v: v is True, "refimpl's bits are JAX's default"
     )
 
 
 def enable_custom_prng(value: bool = True) -> contextlib.AbstractContextManager:
-    """``jax.enable_custom_prng``: only False (``PRNGKey`` returns raw keys)."""
+    """``jax.enable_custom_prng``: only False (``PRNGKey`` returns raw keys).
+
+    Args:
+        value: False.
+
+    Returns:
+        A context manager (use it in a ``with`` statement or as a decorator).
+
+    Raises:
+        NotImplementedError: ``value`` is not False (when the block is entered).
+
+    Example:
+        >>> import refimpl as ri
+        >>> with ri.enable_custom_prng(False):
+        ...     int(ri.numpy.add(1, 2))
+        3
+    """
     return _accepted(
         "enable_custom_prng", value, lambda v: v is False, "PRNGKey returns raw uint32 keys"
     )

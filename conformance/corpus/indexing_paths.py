@@ -16,7 +16,8 @@ NumPy-level indexing (``x[idx]``, ``x.at[idx]``): ``mode="fill"`` for
 an update, an empty list in a tuple index, and the classes JAX raises for a
 traced index into an empty axis, index arrays that do not broadcast, an
 index of no known kind, a Python int beyond int32, an array fill_value and
-a traced mask. Left out, differing from JAX 0.10.2: the same int8 take in ``fill`` mode
+a traced mask; ``jax.ops``' segment reductions with ids out of range.
+Left out, differing from JAX 0.10.2: the same int8 take in ``fill`` mode
 (JAX wraps ``-1`` to ``199`` in int8, which overflows to a negative index:
 NaN; refimpl reads ``x[199]``). Every case
 is ``AGREE``: judged by JAX (live or recorded); each case's recorded source
@@ -95,6 +96,16 @@ ROWS: list[tuple[str, Any]] = [
     ("at_set_mode_fill_drops",
      lambda ns, L: ns.asarray(_M[0]).at[ns.np_.array([1, 10, -10])].set(7.0, mode="fill")),
     ("getitem_empty_list_in_tuple", lambda ns, L: ns.asarray(_M)[[], 1:]),
+    # jax.ops' segment reductions: ids out of range (negative ones too) drop or clip
+    ("segment_sum_ids_out_of_range",
+     lambda ns, L: _api(ns).ops.segment_sum(
+         _M.ravel()[:8], np.array([0, 4, 8, 1, 2, -6, -1, 3], np.int32), num_segments=4)),
+    ("segment_max_int_empty_segments_jit",
+     lambda ns, L: ns.jit(lambda d, i: _api(ns).ops.segment_max(d, i, 5))(
+         np.arange(6, dtype=np.int32), np.array([0, 0, 3, 3, -1, 2], np.int32))),
+    ("segment_min_clip_no_num_segments",
+     lambda ns, L: _api(ns).ops.segment_min(
+         _M[:, :2], np.array([2, -1, 2], np.int32), mode="clip")),
 ]  # fmt: skip
 
 ERRORS: list[tuple[str, Any]] = [

@@ -94,6 +94,7 @@ LAYERS: dict[str, int] = {
     "refimpl.dlpack": SURFACE,
     "refimpl.dtypes_api": SURFACE,
     "refimpl.flatten_util": SURFACE,
+    "refimpl.ops": SURFACE,
     "refimpl.core_api": SURFACE,
     "refimpl.tree": SURFACE,
     "refimpl.typing": SURFACE,

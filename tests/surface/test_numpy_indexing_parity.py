@@ -90,3 +90,52 @@ def test_runs_as_jax(backend, program):
     got = program(ri, rnp)
     assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+# --- jax.ops segment reductions ------------------------------------------------------
+
+_DATA = np.array([5, 1, 7, 2, 3, 4, 1, 3], np.float32)
+
+
+@pytest.mark.parametrize("reducer", ["segment_sum", "segment_prod", "segment_min", "segment_max"])
+@pytest.mark.parametrize(
+    "ids, kwargs",
+    [
+        # negative ids and ids past num_segments drop (not counted from the end)
+        ([0, 4, 8, 1, 2, -6, -1, 3], {"num_segments": 4}),
+        ([3, 3, 3, 4, 5, 5, -7, -6], {}),  # num_segments from the largest id
+        ([0, 0, 1, 1, 2, 2, 3, 3], {"num_segments": 6, "indices_are_sorted": True}),
+        ([0, 5, 1, 2, -1, 1, 0, 9], {"num_segments": 3, "mode": "clip"}),
+        ([0, 1, 0, 1, 2, 2, 1, 0], {"num_segments": 3, "bucket_size": 2}),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int8])
+def test_segment_reductions_as_jax(backend, reducer, ids, kwargs, dtype):
+    data, segment_ids = _DATA.astype(dtype), np.array(ids, np.int32)
+    want = getattr(jax.ops, reducer)(data, segment_ids, **kwargs)
+    got = getattr(ri.ops, reducer)(data, segment_ids, **kwargs)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    if "num_segments" in kwargs:
+        jitted = ri.jit(lambda d, i: getattr(ri.ops, reducer)(d, i, **kwargs))(data, segment_ids)
+        np.testing.assert_array_equal(np.asarray(jitted), np.asarray(want))
+
+
+@pytest.mark.parametrize("reducer", ["segment_sum", "segment_min", "segment_max"])
+def test_segment_reduction_gradients_as_jax(backend, reducer):
+    ids = np.array([0, 0, 1, 2, 2], np.int32)
+    x = np.array([1.0, 1.0, 2.0, 3.0, 5.0], np.float32)
+    want = jax.grad(lambda d: getattr(jax.ops, reducer)(d, ids, 3).sum())(x)
+    got = ri.grad(lambda d: getattr(ri.ops, reducer)(d, ids, 3).sum())(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("lib", [jax, ri], ids=["jax", "refimpl"])
+def test_segment_reduction_errors_as_jax(backend, lib):
+    concretization = jax.errors if lib is jax else ri.errors
+    with pytest.raises(concretization.ConcretizationTypeError):
+        lib.jit(lambda d, i: lib.ops.segment_sum(d, i))(np.ones(3), np.array([0, 1, 1]))
+    with pytest.raises(TypeError):
+        lib.ops.segment_sum([1.0, 2.0], [0, 0], 2)
+    with pytest.raises(ValueError):
+        lib.ops.segment_sum(np.ones(3), np.array([0, 1, 1]), num_segments=-1)
