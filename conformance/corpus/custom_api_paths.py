@@ -295,3 +295,23 @@ def _custom_vmap_extra_batched(ns: Any) -> Any:
 
 
 SCRIPTS["custom_vmap_jvp_batched_apart"] = _custom_vmap_extra_batched
+
+
+def _int_args_through_transposed_calls(ns: Any) -> Any:
+    api = ns.api
+    i = ns.asarray(np.array(7, np.int32))
+
+    @api.custom_vjp
+    def f(x, n, k):
+        return x, x
+
+    f.defvjp(
+        lambda x, n, k: ((x.value, x.value), None),
+        lambda _, g: (g[0], g[0], g[1]),
+        symbolic_zeros=True,
+    )
+    wraps = (api.jit(f), api.checkpoint(f), lambda *a: api.lax.cond(True, f, f, *a))
+    return [api.jacrev(h, argnums=(0, 1, 2), allow_int=True)(4.0, i, i) for h in wraps]
+
+
+SCRIPTS["custom_vjp_int_args_through_transposed_calls"] = _int_args_through_transposed_calls
