@@ -103,6 +103,10 @@ ROWS: list[tuple[str, Any]] = [
     ("segment_max_int_empty_segments_jit",
      lambda ns, L: ns.jit(lambda d, i: _api(ns).ops.segment_max(d, i, 5))(
          np.arange(6, dtype=np.int32), np.array([0, 0, 3, 3, -1, 2], np.int32))),
+    # x.at[basic index].multiply is differentiable in the updates (no index repeats)
+    ("at_multiply_grad_slice",
+     lambda ns, L: _api(ns).grad(lambda x, y: ns.np_.sum(x.at[1:3].multiply(y)), (0, 1))(
+         _M[0], np.array([2.0, 3.0], np.float32))),
     ("segment_min_clip_no_num_segments",
      lambda ns, L: _api(ns).ops.segment_min(
          _M[:, :2], np.array([2, -1, 2], np.int32), mode="clip")),

@@ -38,7 +38,7 @@ from refimpl.numpy import _indexing
 from refimpl.numpy._creation import asarray, ones_like
 from refimpl.numpy._promote import aval_of, is_traced
 from refimpl.numpy._shape import broadcast_to, reshape
-from refimpl.numpy._ufuncs import negative, power, true_divide
+from refimpl.numpy._ufuncs import multiply, negative, power, true_divide
 from refimpl.primitives import scatter as _scatter
 
 Array = Any
@@ -123,6 +123,8 @@ class IndexUpdateRef:
 
     def multiply(self, values: Any, **kwargs: Any) -> Array:
         """``x`` with ``x[index] *= values``."""
+        if _unique_float_factors(self.array, self.index, values, kwargs):
+            return multiply(self.array, ones_like(self.array).at[self.index].set(values, **kwargs))
         return _update(
             "multiply", self.array, self.index, values, _scatter.scatter_mul_along_axis, **kwargs
         )
@@ -141,6 +143,8 @@ class IndexUpdateRef:
 
     def _factors(self, values: Any, **kwargs: Any) -> Array:
         ones = ones_like(self.array)
+        if _unique_float_factors(self.array, self.index, values, kwargs):
+            return ones.at[self.index].set(values, **kwargs)
         return _update(
             "multiply", ones, self.index, values, _scatter.scatter_mul_along_axis, **kwargs
         )
@@ -161,6 +165,27 @@ class IndexUpdateRef:
         """``x`` with ``x[index] = func(x[index])`` (``func`` elementwise)."""
         current = _indexing.getitem(self.array, self.index)
         return self.set(func(current), **kwargs)
+
+
+def _unique_float_factors(array: Any, index: Any, values: Any, kwargs: dict) -> bool:
+    """Whether ``x.at[index].multiply(values)`` is ``x * ones.at[index].set(values)``:
+    no index repeats (a basic index, or ``unique_indices=True``, as JAX's
+    scatter_mul, which is differentiable in the updates only then) and the
+    product keeps ``x``'s inexact dtype."""
+    aval = aval_of(array, "at[].multiply", 0)
+    if not dtypes.is_inexact(aval.dtype):
+        return False
+    if dtypes.result_type(aval, asarray(values))[0] != aval.dtype:
+        return False
+    if kwargs.get("unique_indices"):
+        return True
+    for item in index if isinstance(index, tuple) else (index,):
+        if item is None or item is Ellipsis or isinstance(item, (builtins.slice, int, np.integer)):
+            continue
+        item_aval = tracing.get_aval(item, "at", "index") if tracing.is_array_like(item) else None
+        if item_aval is None or item_aval.ndim != 0 or not dtypes.is_integer(item_aval.dtype):
+            return False
+    return True
 
 
 def _full_like(x: Any, value: int) -> Any:

@@ -139,3 +139,39 @@ def test_segment_reduction_errors_as_jax(backend, lib):
         lib.ops.segment_sum([1.0, 2.0], [0, 0], 2)
     with pytest.raises(ValueError):
         lib.ops.segment_sum(np.ones(3), np.array([0, 1, 1]), num_segments=-1)
+
+
+# --- gradients of x.at[idx].multiply/divide/power where no index repeats ---------------
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda j, n: j.grad(lambda x, y: x.at[1:3].multiply(y).sum(), (0, 1))(
+            n.arange(4.0), n.array([2.0, 3.0])
+        ),
+        lambda j, n: j.grad(lambda x, y: (x.at[1].multiply(y) ** 2).sum(), (0, 1))(
+            n.arange(4.0), 3.0
+        ),
+        lambda j, n: j.grad(
+            lambda x, y: x.at[n.array([2, 0])].multiply(y, unique_indices=True).sum(), (0, 1)
+        )(n.arange(4.0), n.array([2.0, 3.0])),
+        lambda j, n: j.grad(lambda x, y: x.at[1:3].divide(y).sum(), (0, 1))(
+            n.arange(4.0), n.array([2.0, 3.0])
+        ),
+        lambda j, n: j.grad(lambda x, y: x.at[::2].power(y).sum(), (0, 1))(
+            n.arange(1.0, 5.0), n.array([2.0, 3.0])
+        ),
+        lambda j, n: j.jvp(
+            lambda x, y: x.at[0:2].multiply(y),
+            (n.arange(4.0), n.array([2.0, 3.0])),
+            (n.ones(4), n.ones(2)),
+        ),
+    ],
+)
+def test_multiply_updates_differentiable_without_repeats_as_jax(backend, program):
+    want = program(jax, jnp)
+    got = program(ri, rnp)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
