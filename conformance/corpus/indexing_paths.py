@@ -107,6 +107,14 @@ ROWS: list[tuple[str, Any]] = [
     ("at_multiply_grad_slice",
      lambda ns, L: _api(ns).grad(lambda x, y: ns.np_.sum(x.at[1:3].multiply(y)), (0, 1))(
          _M[0], np.array([2.0, 3.0], np.float32))),
+    # wrap_negative_indices=False: a negative index is out of range (dropped, filled)
+    ("at_add_no_wrap_negative_indices",
+     lambda ns, L: ns.asarray(_M[0]).at[np.array([-1, 1, -5])].add(
+         9.0, wrap_negative_indices=False)),
+    ("at_get_no_wrap_negative_indices_jit",
+     lambda ns, L: ns.jit(lambda x, i: x.at[i].get(
+         wrap_negative_indices=False, mode="fill", fill_value=-5.0))(
+         _M[0], np.array([-1, 2], np.int32))),
     ("segment_min_clip_no_num_segments",
      lambda ns, L: _api(ns).ops.segment_min(
          _M[:, :2], np.array([2, -1, 2], np.int32), mode="clip")),

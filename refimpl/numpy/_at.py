@@ -82,6 +82,8 @@ class IndexUpdateRef:
         unique_indices: bool = False,
         mode: str | None = None,
         fill_value: Any = None,
+        out_sharding: None = None,
+        wrap_negative_indices: bool = True,
     ) -> Array:
         """``x[index]``; out-of-range indices clamp, or read ``fill_value`` with
         ``mode="fill"``."""
@@ -94,11 +96,13 @@ class IndexUpdateRef:
             fill_shape = np.shape(fill_value)
         if fill_shape != ():  # JAX's class for it: ValueError
             raise ValueError(f"at[].get: fill_value must be a scalar, got shape {fill_shape}")
+        _check_out_sharding("get", out_sharding)
+        wrap = wrap_negative_indices
         flat = reshape(self.array, (-1,))
         size = aval_of(flat, "at[].get", 0).shape[0]
         if size == 0:
             return _indexing.getitem(self.array, self.index)
-        positions = _positions(self.array, self.index, clip=mode != "fill")
+        positions = _positions(self.array, self.index, clip=mode != "fill", wrap=wrap)
         if mode != "fill":
             return lax.gather_along_axis(flat, positions, 0, mode="clip")
         outside = lax.lt(positions, tracing.TypedScalar(0, _INT, False))
@@ -214,14 +218,17 @@ def _update(
     indices_are_sorted: bool = False,
     unique_indices: bool = False,
     mode: str | None = None,
+    out_sharding: None = None,
+    wrap_negative_indices: bool = True,
 ) -> Array:
+    _check_out_sharding(method, out_sharding)
     if mode not in _UPDATE_MODES:
         raise ValueError(f"at[].{method}: mode must be one of {_UPDATE_MODES[:-1]}, got {mode!r}")
     aval = aval_of(array, f"at[].{method}", 0)
     if method in ("add", "multiply") and dtypes.is_bool(aval.dtype):
         raise TypeError(f"at[].{method}: does not accept dtype bool")
     clip = mode in ("clip", "promise_in_bounds")
-    positions = _positions(array, index, clip=clip)
+    positions = _positions(array, index, clip=clip, wrap=wrap_negative_indices)
     target_shape = aval_of(positions, f"at[].{method}", 0).shape
     combine_dtype = dtypes.result_type(aval, asarray(values))[0] if method != "set" else None
     values = asarray(values) if method != "set" else _as_dtype_of(array, values, method)
@@ -246,9 +253,16 @@ def _update(
     return reshape(out, aval.shape)
 
 
-def _positions(array: Any, index: Any, *, clip: bool) -> Any:
+def _check_out_sharding(method: str, out_sharding: Any) -> None:
+    if out_sharding is not None:  # one device: no sharding to ask for
+        raise NotImplementedError(f"at[].{method}: out_sharding is not supported by refimpl")
+
+
+def _positions(array: Any, index: Any, *, clip: bool, wrap: bool = True) -> Any:
     """The flat positions (int32, shaped like ``array[index]``) of the elements
-    ``index`` selects; -1 for out-of-range ones (clamped instead with ``clip``)."""
+    ``index`` selects; -1 for out-of-range ones (clamped instead with ``clip``).
+    Negative indices count from the end unless ``wrap`` is False (JAX's
+    ``wrap_negative_indices``): then they are out of range."""
     shape = aval_of(array, "at", 0).shape
     size = int(np.prod(shape, dtype=np.int64))
     grid = lax.reshape(lax.iota(_INT, size), shape) if shape else lax.reshape(lax.iota(_INT, 1), ())
@@ -258,7 +272,7 @@ def _positions(array: Any, index: Any, *, clip: bool) -> Any:
     fixed = []
     for d, (kind, value) in enumerate(items):
         if d in padded_axes:
-            value = _fixed_index(kind, value, grid_shape[d], clip)
+            value = _fixed_index(kind, value, grid_shape[d], clip, wrap)
             kind = "int" if kind == "int" else ("scalar" if kind == "scalar" else "array")
         fixed.append((kind, value))
     if padded_axes:
@@ -269,19 +283,20 @@ def _positions(array: Any, index: Any, *, clip: bool) -> Any:
     return _indexing._basic(grid, fixed)
 
 
-def _fixed_index(kind: str, value: Any, n: int, clip: bool) -> Any:
+def _fixed_index(kind: str, value: Any, n: int, clip: bool, wrap: bool = True) -> Any:
     """An index into an axis of size ``n`` (padded to ``n + 1``): negatives
     wrapped, then out-of-range ones clamped into ``[0, n - 1]`` (``clip``) or
     sent to the padding at ``n``."""
     if kind == "int":
-        wrapped = value + n if value < 0 else value
+        wrapped = value + n if value < 0 and wrap else value
         if 0 <= wrapped < n:
             return wrapped
         return builtins.min(builtins.max(wrapped, 0), n - 1) if clip else n
     if not is_traced(value):
         concrete = np.asarray(tracing.concrete_value(value, aval_of(value, "at", "index")))
         concrete = concrete.astype(np.int64)
-        concrete = np.where(concrete < 0, concrete + n, concrete)
+        if wrap:
+            concrete = np.where(concrete < 0, concrete + n, concrete)
         if clip:
             concrete = np.clip(concrete, 0, builtins.max(n - 1, 0))
         else:
@@ -290,7 +305,7 @@ def _fixed_index(kind: str, value: Any, n: int, clip: bool) -> Any:
     index_aval = aval_of(value, "at", "index")
     value = lax.convert_element_type(value, _INT)
     zero, size = tracing.TypedScalar(0, _INT, False), tracing.TypedScalar(n, _INT, False)
-    if not dtypes.is_unsigned_int(index_aval.dtype):
+    if wrap and not dtypes.is_unsigned_int(index_aval.dtype):
         value = lax.select(lax.lt(value, zero), lax.add(value, size), value)
     if clip:
         return lax.clamp(zero, value, tracing.TypedScalar(builtins.max(n - 1, 0), _INT, False))

@@ -175,3 +175,35 @@ def test_multiply_updates_differentiable_without_repeats_as_jax(backend, program
     for g, w in zip(got, want, strict=True):
         assert g.dtype == w.dtype
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
+# --- x.at[...]'s wrap_negative_indices and out_sharding keywords -----------------------
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda j, n: n.arange(3).at[-1].set(9, wrap_negative_indices=False),
+        lambda j, n: n.arange(3.0).at[n.array([-1, 1, -4])].add(9.0, wrap_negative_indices=False),
+        lambda j, n: (
+            n.arange(3.0).at[n.array([-1, 1])].add(9.0, wrap_negative_indices=False, mode="clip")
+        ),
+        lambda j, n: (
+            n.arange(3.0)
+            .at[n.array([-1])]
+            .get(wrap_negative_indices=False, mode="fill", fill_value=-5.0)
+        ),
+        lambda j, n: j.jit(
+            lambda x, i: x.at[i].get(wrap_negative_indices=False, mode="fill", fill_value=-5.0)
+        )(n.arange(3.0), n.array([-1, 2])),
+        lambda j, n: j.jit(lambda x, i: x.at[i].set(7.0, wrap_negative_indices=False))(
+            n.arange(3.0), -1
+        ),
+        lambda j, n: n.arange(3).at[1].get(out_sharding=None),
+    ],
+)
+def test_at_keywords_as_jax(backend, program):
+    want = program(jax, jnp)
+    got = program(ri, rnp)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
