@@ -21,7 +21,7 @@ from refimpl.numpy._promote import (
     is_traced,
 )
 from refimpl.numpy._promote import require_concrete as _concrete
-from refimpl.numpy._search import flatnonzero, nonzero
+from refimpl.numpy._search import argsort, flatnonzero, nonzero
 from refimpl.numpy._shape import broadcast_to, concatenate, moveaxis, normalize_axis, ravel, reshape
 from refimpl.numpy._ufuncs import remainder, where
 
@@ -192,6 +192,8 @@ def insert(arr: ArrayLike, obj: Any, values: ArrayLike, axis: int | None = None)
     axis = normalize_axis("insert", axis, _aval(arr).ndim)
     n = _aval(arr).shape[axis]
     values = lax.convert_element_type(asarray(values), _aval(arr).dtype)
+    if not isinstance(obj, slice) and is_traced(obj):
+        return _insert_traced(arr, obj, values, axis, n)
     scalar_obj = isinstance(obj, (int, np.integer))
     positions = np.arange(n + 1)[obj] if isinstance(obj, slice) else np.atleast_1d(np.asarray(obj))
     positions = np.where(positions < 0, positions + n, positions)
@@ -214,6 +216,32 @@ def insert(arr: ArrayLike, obj: Any, values: ArrayLike, axis: int | None = None)
     joined = concatenate([moved, lax.convert_element_type(vals, _aval(arr).dtype)], axis=0)
 
     return moveaxis(take(joined, asarray(order.astype(np.int32)), axis=0), 0, axis)
+
+
+def _insert_traced(arr: Any, obj: Any, values: Any, axis: int, n: int) -> Any:
+    """:func:`insert` at traced positions (their number is static, as jnp
+    allows under jit): negative ones count from the end, the rest clipped into
+    ``[0, n]``; the same sort of keys as the concrete path, done with lax."""
+    index_aval = _aval(obj, "insert", "obj")
+    if index_aval.ndim > 1 or not dtypes.is_integer(index_aval.dtype):
+        raise TypeError("insert: obj must be an integer scalar or 1-d integer array")
+    positions = lax.convert_element_type(obj, np.int32)
+    positions = lax.clamp(np.int32(0), where(positions < 0, positions + n, positions), np.int32(n))
+    ndim = _aval(arr).ndim
+    values = reshape(values, (1,) * (ndim - _aval(values).ndim) + _aval(values).shape)
+    if index_aval.ndim == 0:  # NumPy: the values' first axis becomes the inserted slices
+        values = moveaxis(values, 0, axis)
+        k = _aval(values).shape[axis]
+        positions = broadcast_to(positions, (k,))
+    k = _aval(positions).shape[0]
+    shape = list(_aval(arr).shape)
+    shape[axis] = k
+    vals = moveaxis(broadcast_to(values, tuple(shape)), axis, 0)
+    moved = moveaxis(arr, axis, 0)
+    keys = concatenate([asarray(2 * np.arange(n, dtype=np.int32) + 1), 2 * positions])
+    order = argsort(keys, stable=True)
+    joined = concatenate([moved, lax.convert_element_type(vals, _aval(arr).dtype)], axis=0)
+    return moveaxis(take(joined, order, axis=0), 0, axis)
 
 
 def resize(a: ArrayLike, new_shape: Any) -> Array:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import refimpl.numpy as rnp
+from refimpl import jit as ri_jit
 
 _RNG = np.random.RandomState(7)
 
@@ -201,3 +202,17 @@ def test_repeat_of_a_scalar_whatever_the_axis(backend, axis, repeats):
     _same(rnp.repeat(x, repeats, axis=axis), jnp.repeat(x, repeats, axis=axis))
     got = rnp.repeat(x, repeats, axis=axis, total_repeat_length=3)
     _same(got, jnp.repeat(x, repeats, axis=axis, total_repeat_length=3))
+
+
+# --- insert at traced positions --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1])
+@pytest.mark.parametrize("index", [np.int32(0), np.int32(-1), np.int32(4), np.array([2, 0])])
+def test_insert_at_traced_positions_under_jit(backend, axis, index):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+    def run(np_, jit):
+        return jit(lambda a, i: np_.insert(a, i, np.float32(-7), axis=axis))(x, index)
+
+    _same(run(rnp, ri_jit), run(jnp, jax.jit))
