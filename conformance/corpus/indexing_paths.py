@@ -115,6 +115,11 @@ ROWS: list[tuple[str, Any]] = [
      lambda ns, L: ns.jit(lambda x, i: x.at[i].get(
          wrap_negative_indices=False, mode="fill", fill_value=-5.0))(
          _M[0], np.array([-1, 2], np.int32))),
+    # a Python scalar added into a narrower dtype (int8: 1000 wraps, as JAX)
+    ("at_add_python_int_into_int8",
+     lambda ns, L: ns.asarray(np.zeros(3, np.int8)).at[0].add(1000)),
+    ("at_min_python_float_into_float16_jit",
+     lambda ns, L: ns.jit(lambda x: x.at[1].min(-2.5))(np.zeros(3, np.float16))),
     ("segment_min_clip_no_num_segments",
      lambda ns, L: _api(ns).ops.segment_min(
          _M[:, :2], np.array([2, -1, 2], np.int32), mode="clip")),

@@ -246,6 +246,8 @@ def _update(
     if method != "set" and combine_dtype != aval.dtype:
         # JAX combines in the promoted dtype, then converts back to x's
         flat = lax.convert_element_type(flat, combine_dtype)
+    if method != "set" and aval_of(values, f"at[].{method}", 1).dtype != combine_dtype:
+        # also a weak Python scalar joining a narrower x (int8 x, int 1000: wraps, as JAX)
         values = lax.convert_element_type(values, combine_dtype)
     out = scatter(flat, reshape(positions, (-1,)), reshape(values, (-1,)), 0, mode="drop")
     if method != "set" and combine_dtype != aval.dtype:

@@ -207,3 +207,26 @@ def test_at_keywords_as_jax(backend, program):
     got = program(ri, rnp)
     assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+# --- Python scalar updates into narrower dtypes -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda j, n: n.zeros(3, n.int8).at[0].add(1),
+        lambda j, n: n.zeros(3, n.int8).at[0].add(1000),  # wraps in int8, as JAX
+        lambda j, n: n.zeros(3, n.float16).at[0].add(1.5),
+        lambda j, n: n.ones(3, n.uint8).at[0:2].multiply(3),
+        lambda j, n: n.zeros(3, n.int16).at[0].max(7),
+        lambda j, n: n.zeros(3, n.bfloat16).at[1].min(-2.0),
+        lambda j, n: n.zeros(3, n.int8).at[1].subtract(2),
+        lambda j, n: j.jit(lambda x: x.at[1].add(3))(n.zeros(3, n.int8)),
+    ],
+)
+def test_python_scalar_updates_of_narrow_dtypes_as_jax(backend, program):
+    want = program(jax, jnp)
+    got = program(ri, rnp)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
