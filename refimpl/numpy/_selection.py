@@ -22,7 +22,15 @@ from refimpl.numpy._promote import (
 )
 from refimpl.numpy._promote import require_concrete as _concrete
 from refimpl.numpy._search import argsort, flatnonzero, nonzero
-from refimpl.numpy._shape import broadcast_to, concatenate, moveaxis, normalize_axis, ravel, reshape
+from refimpl.numpy._shape import (
+    broadcast_to,
+    concatenate,
+    moveaxis,
+    normalize_axis,
+    ravel,
+    reshape,
+    sort,
+)
 from refimpl.numpy._ufuncs import remainder, where
 
 Array = Any
@@ -120,13 +128,19 @@ def delete(
     arr: ArrayLike, obj: Any, axis: int | None = None, *, assume_unique_indices: bool = False
 ):
     """``arr`` without the entries ``obj`` (an int, a slice or concrete indices;
-    a bool mask marks the entries to delete) along ``axis`` (flattened when None)."""
-    del assume_unique_indices
+    a bool mask marks the entries to delete) along ``axis`` (flattened when None).
+    With ``assume_unique_indices=True`` integer indices may be traced."""
     arr = checked_array("delete", arr)
     if axis is None:
         arr, axis = ravel(arr), 0
     axis = normalize_axis("delete", axis, _aval(arr).ndim)
     n = _aval(arr).shape[axis]
+    if (
+        assume_unique_indices
+        and is_traced(obj)
+        and dtypes.is_integer(_aval(obj, "delete", "obj").dtype)
+    ):
+        return _delete_traced_unique(arr, obj, axis, n)
     keep = np.ones(n, bool)
     if isinstance(obj, slice):
         keep[obj] = False
@@ -141,6 +155,19 @@ def delete(
             keep[index] = False
 
     return take(arr, asarray(np.nonzero(keep)[0].astype(np.int32)), axis=axis)
+
+
+def _delete_traced_unique(arr: Any, obj: Any, axis: int, n: int) -> Any:
+    """jnp's delete at traced unique indices: the kept positions are
+    ``0..n-k-1`` each shifted past the (sorted, de-offset) deleted ones."""
+    removed = lax.convert_element_type(ravel(obj), np.int32)
+    removed = lax.clamp(np.int32(0), where(removed < 0, removed + n, removed), np.int32(n))
+    k = _aval(removed).shape[0]
+    removed = sort(removed) - asarray(np.arange(k, dtype=np.int32))
+    kept = asarray(np.arange(n - k, dtype=np.int32))
+    shift = lax.convert_element_type(kept[None, :] >= removed[:, None], np.int32)
+    kept = kept + lax.reduce_sum(shift, (0,)) if k else kept
+    return take(arr, kept, axis=axis)
 
 
 # --- trim_zeros ---------------------------------------------------------------------------

@@ -216,3 +216,14 @@ def test_insert_at_traced_positions_under_jit(backend, axis, index):
         return jit(lambda a, i: np_.insert(a, i, np.float32(-7), axis=axis))(x, index)
 
     _same(run(rnp, ri_jit), run(jnp, jax.jit))
+
+
+@pytest.mark.parametrize("axis", [None, 0, -1])
+@pytest.mark.parametrize("index", [np.array([0, 2]), np.array([-1]), np.array([[1, 0]])])
+def test_delete_traced_unique_indices_under_jit(backend, axis, index):
+    x = np.arange(12, dtype=np.int32).reshape(3, 4)
+
+    def run(np_, jit):
+        return jit(lambda a, i: np_.delete(a, i, axis=axis, assume_unique_indices=True))(x, index)
+
+    _same(run(rnp, ri_jit), run(jnp, jax.jit))
