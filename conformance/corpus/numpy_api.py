@@ -716,6 +716,25 @@ def _lax_numpy_test_cases() -> Iterator[Case]:
         notes="a rank-0 operand repeats as 1-d whatever the axis",
     )
     yield fn_case(
+        "np.lax_numpy/insert_traced_position",
+        lambda ns, x, i, j: (
+            ns.np_.insert(x, i, np.float32(-7), axis=1),
+            ns.np_.insert(x, j, np.float32(9)),
+        ),
+        [np.arange(12, dtype=np.float32).reshape(3, 4), np.int32(-1), np.array([5, 0], np.int32)],
+        expect=AGREE,
+        tags=["numpy", "jit"],
+        notes="traced insert positions under jit (a static count)",
+    )
+    yield fn_case(
+        "np.lax_numpy/delete_traced_unique",
+        lambda ns, x, i: ns.np_.delete(x, i, axis=1, assume_unique_indices=True),
+        [np.arange(12, dtype=np.int32).reshape(3, 4), np.array([3, 0], np.int32)],
+        expect=AGREE,
+        tags=["numpy", "jit"],
+        notes="traced unique indices under jit",
+    )
+    yield fn_case(
         "np.lax_numpy/pad_linear_ramp_weak",
         lambda ns: ns.np_.pad(
             ns.np_.asarray(3.0)[None], 2, mode="linear_ramp", end_values=(1.5, -2.0)
