@@ -214,6 +214,10 @@ def insert(arr: ArrayLike, obj: Any, values: ArrayLike, axis: int | None = None)
     """``arr`` with ``values`` inserted before the (concrete) index or indices
     ``obj`` along ``axis`` (flattened when None), as ``np.insert``."""
     arr = checked_array("insert", arr)
+    # lists and tuples are refused for obj and values, as jnp
+    if not isinstance(obj, slice):
+        checked_array("insert", obj, 1)
+    checked_array("insert", values, 2)
     if axis is None:
         arr, axis = ravel(arr), 0
     axis = normalize_axis("insert", axis, _aval(arr).ndim)
@@ -221,18 +225,17 @@ def insert(arr: ArrayLike, obj: Any, values: ArrayLike, axis: int | None = None)
     values = lax.convert_element_type(asarray(values), _aval(arr).dtype)
     if not isinstance(obj, slice) and is_traced(obj):
         return _insert_traced(arr, obj, values, axis, n)
-    scalar_obj = isinstance(obj, (int, np.integer))
+    scalar_obj = not isinstance(obj, slice) and np.ndim(obj) == 0
     positions = np.arange(n + 1)[obj] if isinstance(obj, slice) else np.atleast_1d(np.asarray(obj))
-    positions = np.where(positions < 0, positions + n, positions)
-    if ((positions < 0) | (positions > n)).any():
-        raise IndexError(f"insert: index out of bounds for axis {axis} with size {n}")
+    # out-of-range positions are clipped into [0, n], as jnp (NumPy raises)
+    positions = np.clip(np.where(positions < 0, positions + n, positions), 0, n)
 
     ndim = _aval(arr).ndim
     values = reshape(values, (1,) * (ndim - _aval(values).ndim) + _aval(values).shape)
     if scalar_obj:  # NumPy: the values' first axis becomes the inserted slices
         values = moveaxis(values, 0, axis)
-        k = _aval(values).shape[axis]
-        positions = np.full(k, positions[0])
+    if positions.size == 1:  # one position: every slice of values goes there
+        positions = np.full(_aval(values).shape[axis], positions[0])
     k = len(positions)
     shape = list(_aval(arr).shape)
     shape[axis] = k

@@ -227,3 +227,27 @@ def test_delete_traced_unique_indices_under_jit(backend, axis, index):
         return jit(lambda a, i: np_.delete(a, i, axis=axis, assume_unique_indices=True))(x, index)
 
     _same(run(rnp, ri_jit), run(jnp, jax.jit))
+
+
+@pytest.mark.parametrize(
+    "obj, values, axis",
+    [
+        (np.array(1), np.array([1, 2, 3]), 1),
+        (np.array([1]), np.array([7, 8]), 1),
+        (10, np.array(5), None),
+        (-10, np.array(5), None),
+        (np.array([1, 9]), np.array([5, 6]), None),
+    ],
+)
+def test_insert_positions_as_jnp(backend, obj, values, axis):
+    x = np.arange(6, dtype=np.int32).reshape(3, 2)
+    _same(rnp.insert(x, obj, values, axis), jnp.insert(x, obj, values, axis))
+
+
+def test_insert_refuses_lists():
+    x = np.arange(4, dtype=np.int32)
+    for obj, values in [([1, 2], np.array([5, 6])), (1, [5, 6])]:
+        with pytest.raises(TypeError):
+            jnp.insert(x, obj, values)
+        with pytest.raises(TypeError, match="insert"):
+            rnp.insert(x, obj, values)
