@@ -49,15 +49,19 @@ logger = logging.getLogger("refimpl.jit")
 class ShapeDtypeStruct:
     """An abstract array argument or result: shape, dtype and weak_type only."""
 
-    __slots__ = ("shape", "dtype", "weak_type")
+    __slots__ = ("shape", "dtype", "weak_type", "is_ref")
 
-    def __init__(self, shape: Sequence[int], dtype: Any, weak_type: bool = False) -> None:
+    def __init__(
+        self, shape: Sequence[int], dtype: Any, weak_type: bool = False, *, is_ref: bool = False
+    ) -> None:
         self.shape = tuple(int(d) for d in shape)
         if dtype is None:  # np.dtype(None) would be float64 (JAX's ValueError)
             raise ValueError("ShapeDtypeStruct: dtype must be specified.")
         # an extended dtype (typed keys: ShapeDtypeStruct(key.shape, key.dtype)) as it is
         self.dtype: Any = dtype if isinstance(dtype, dtypes.ExtendedDtype) else np.dtype(dtype)
         self.weak_type = bool(weak_type)
+        # a Ref argument's type (jit(f).trace / lower of a function taking a Ref)
+        self.is_ref = bool(is_ref)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -74,19 +78,22 @@ class ShapeDtypeStruct:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ShapeDtypeStruct) and (
-            (self.shape, self.dtype, self.weak_type) == (other.shape, other.dtype, other.weak_type)
+            (self.shape, self.dtype, self.weak_type, self.is_ref)
+            == (other.shape, other.dtype, other.weak_type, other.is_ref)
         )
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak_type))
+        return hash((self.shape, self.dtype, self.weak_type, self.is_ref))
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+        ref = ", is_ref=True" if self.is_ref else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak}{ref})"
 
 
-def _shape_dtype_aval(s: ShapeDtypeStruct) -> ShapedArray:
-    return ShapedArray(s.shape, dtypes.canonicalize_dtype(s.dtype), s.weak_type)
+def _shape_dtype_aval(s: ShapeDtypeStruct) -> Any:
+    aval = ShapedArray(s.shape, dtypes.canonicalize_dtype(s.dtype), s.weak_type)
+    return AbstractRef(aval) if s.is_ref else aval
 
 
 def _no_value(s: ShapeDtypeStruct) -> np.ndarray:
@@ -94,6 +101,15 @@ def _no_value(s: ShapeDtypeStruct) -> np.ndarray:
 
 
 tracing.register_array_type(ShapeDtypeStruct, _shape_dtype_aval, _no_value)
+
+
+def _ref_argument(leaf: Any) -> Any:
+    """A Ref argument of a trace: ``leaf`` itself, or for an abstract one
+    (``ShapeDtypeStruct(..., is_ref=True)`` given to ``trace``/``lower``) a
+    Ref of that type made for the trace, which holds the trace's input."""
+    if type(leaf) is not ShapeDtypeStruct:
+        return leaf
+    return ref_context.Ref(np.zeros(leaf.shape, leaf.dtype), 0)
 
 
 def aval_to_struct(aval: ShapedArray) -> ShapeDtypeStruct:
@@ -1163,8 +1179,13 @@ class Jitted:
         )
         # Inside a staging trace, or applied to tracers of any transformation
         # (grad(jit(f))): one jit equation, handed to the top trace by bind.
-        traced = tracing.current_builder() is not None or any(
-            isinstance(leaf, tracing.Tracer) for leaf in leaves
+        # Under a bound axis name too (vmap(axis_name=...), pmap's lock step):
+        # a program using the axis with no batched operand (axis_index('i'))
+        # is handed to that axis's trace by bind, not run as if none were bound.
+        traced = (
+            tracing.current_builder() is not None
+            or any(isinstance(leaf, tracing.Tracer) for leaf in leaves)
+            or bool(signature.axes)
         )
         return CallArgs(signature, leaves, paths, static_args, static_kwargs, traced)
 
@@ -1228,11 +1249,11 @@ class Jitted:
             return _flat_out(out)
 
         def _with_refs(tracers: list[Any]) -> tuple[Any, list[Any]]:
-            refs = [call.leaves[i] for i in ref_leaves]
+            refs = [_ref_argument(call.leaves[i]) for i in ref_leaves]
             ref_tracers = [tracers[i] for i in ref_leaves]
             with ref_context.jit_arguments(refs, ref_tracers, self.__name__):
-                for i in ref_leaves:
-                    tracers[i] = call.leaves[i]
+                for i, ref in zip(ref_leaves, refs, strict=True):
+                    tracers[i] = ref
                 dyn_args, dyn_kwargs = tree_util.tree_unflatten(sig.in_tree, tracers)
                 args = _merge_static(dyn_args, call.static_args)
                 out = self.fun(*args, **dyn_kwargs, **call.static_kwargs)

@@ -137,3 +137,31 @@ def test_replication_flags_of_pmap_outputs(backend):
     a = ri.numpy.ones(3)
     got = [y.is_fully_replicated, y.is_fully_addressable, a.is_fully_replicated]
     assert got + [a.is_fully_addressable] == expected
+
+
+INNER_JIT_JAX = (
+    JAX_PRELUDE
+    + """
+x = np.ones(4, np.float32)
+result = [
+    outcome(lambda: jax.pmap(lambda v: jax.jit(lambda: lax.axis_index('i'))(), 'i')(x)),
+    outcome(lambda: jax.pmap(lambda v: jax.jit(lambda: lax.axis_index('i') + 1)() + v, 'i')(x)),
+    outcome(lambda: jax.vmap(lambda v: jax.jit(lambda: lax.axis_index('i'))(), axis_name='i')(x)),
+]
+"""
+)
+
+
+def test_jit_using_the_axis_with_no_mapped_operand(backend):
+    # the jit's only operand-free use of the axis: its equation goes to the
+    # axis's trace (it ran as if no axis were bound: NotImplementedError on
+    # ref, a LoweringError on pjrt)
+    expected = in_fresh_jax(INNER_JIT_JAX)
+    x = np.ones(4, np.float32)
+    got = [
+        _outcome(lambda: ri.pmap(lambda v: ri.jit(lambda: lax.axis_index("i"))(), "i")(x)),
+        _outcome(lambda: ri.pmap(lambda v: ri.jit(lambda: lax.axis_index("i") + 1)() + v, "i")(x)),
+    ]
+    inner = ri.jit(lambda: lax.axis_index("i"))
+    got.append(_outcome(lambda: ri.vmap(lambda v: inner(), axis_name="i")(x)))
+    assert got == expected
