@@ -1174,8 +1174,13 @@ class Jitted:
             is_ref = [type(a) is AbstractRef for a in avals]
             donated = tuple(d or r for d, r in zip(donated, is_ref, strict=True))
         backend = self.backend or config.backend
+        # An eager operation's jit (pjrt's one-primitive dispatch, honours_disable_jit
+        # False) applies its primitive to concrete values: the axes bound around it are
+        # none of its business, and binding it as an equation there would dispatch it
+        # to itself again.
+        axes = bound_axes() if self.honours_disable_jit else ()
         signature = Signature(
-            in_tree, avals, statics, donated, backend, config.enable_x64, None, bound_axes()
+            in_tree, avals, statics, donated, backend, config.enable_x64, None, axes
         )
         # Inside a staging trace, or applied to tracers of any transformation
         # (grad(jit(f))): one jit equation, handed to the top trace by bind.

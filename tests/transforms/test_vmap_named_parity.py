@@ -200,3 +200,15 @@ def test_axis_index_of_several_names_matches_jax(backend, names):
     for got in (run(lax, ri.vmap)(x), ri.jit(run(lax, ri.vmap))(x)):
         assert got.dtype == want.dtype and got.weak_type == want.weak_type
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("collective", ["psum", "pmax", "pmean"])
+def test_collectives_under_vmap_of_a_device_array_match_jax(backend, collective):
+    # The operand lives on the backend (rnp.asarray), so the batch rule's eager
+    # reduction runs there under the bound axis: on pjrt its one-primitive jit must
+    # not be handed back to itself as an equation (it recursed without end).
+    x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    want = jax.vmap(lambda v: getattr(jax.lax, collective)(v, "i"), axis_name="i")(x)
+    f = ri.vmap(lambda v: getattr(lax, collective)(v, "i"), axis_name="i")
+    for got in (f(rnp.asarray(x)), ri.jit(f)(rnp.asarray(x))):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
