@@ -38,7 +38,13 @@ from refimpl.primitives.base import Primitive
 from refimpl.primitives.call import jit_call_p
 from refimpl.primitives.debug import INLINABLE_CALLS
 from refimpl.transforms import ad, batching
-from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval, transposed_outputs
+from refimpl.transforms.ad_util import (
+    UndefinedPrimal,
+    Zero,
+    spread_cotangents,
+    tangent_aval,
+    transposed_outputs,
+)
 from refimpl.transforms.dce import dce_program, dce_rules
 
 # --- checkpoint_name ------------------------------------------------------------------------
@@ -345,11 +351,7 @@ def _remat_transpose(cts: list, *args: Any, program: Program, **params: Any) -> 
     )
     if refs:
         ref_context.write_back([r for r, w in zip(refs, written) if w], outs[n_cts:])
-    it = iter(outs[:n_cts])
-    return [
-        next(it) if out else Zero(tangent_aval(a)) if lin else None
-        for out, lin, a in zip(emitted, linear, program.in_avals, strict=True)
-    ]
+    return spread_cotangents(outs[:n_cts], linear, program.in_avals)
 
 
 def _remat_dce(eqn: Eqn, used_outs: list[bool]):

@@ -15,7 +15,13 @@ import numpy as np
 from refimpl.core import Program, ShapedArray, avals_str
 from refimpl.primitives import batch_rules, ref_context, rule_context
 from refimpl.primitives.base import Primitive
-from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval, transposed_outputs
+from refimpl.transforms.ad_util import (
+    UndefinedPrimal,
+    Zero,
+    spread_cotangents,
+    tangent_aval,
+    transposed_outputs,
+)
 
 jit_call_p = Primitive("jit", multiple_results=True)
 
@@ -111,11 +117,7 @@ def _jit_call_transpose(cts: list, *args: Any, program: Program, name: str) -> l
     n_cts = sum(emitted)
     if refs:
         ref_context.write_back([r for r, w in zip(refs, written) if w], outs[n_cts:])
-    it = iter(outs[:n_cts])
-    return [
-        next(it) if out else Zero(tangent_aval(a)) if lin else None
-        for out, lin, a in zip(emitted, linear, program.in_avals, strict=True)
-    ]
+    return spread_cotangents(outs[:n_cts], linear, program.in_avals)
 
 
 def _fill_zeros(values: list, nonzero: list[bool], avals: list[ShapedArray]) -> list:

@@ -65,6 +65,21 @@ def transposed_outputs(linear: Sequence[bool], avals: Sequence[ShapedArray]) -> 
     ]
 
 
+def spread_cotangents(
+    cts: Sequence[Any], linear: Sequence[bool], avals: Sequence[ShapedArray]
+) -> list[Any]:
+    """The cotangents of a sub-program's inputs from its transpose's outputs
+    ``cts`` (one per ``transposed_outputs`` entry that is True): a float0
+    ``Zero`` for a linear input the transpose does not return, None for a
+    non-linear one."""
+    it = iter(cts)
+    emitted = transposed_outputs(linear, avals)
+    return [
+        next(it) if out else Zero(tangent_aval(a)) if lin else None
+        for out, lin, a in zip(emitted, linear, avals, strict=True)
+    ]
+
+
 class Zero:
     """A symbolic zero tangent or cotangent of type ``aval``.
 
