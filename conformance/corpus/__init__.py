@@ -91,6 +91,7 @@ FAMILIES: Sequence[str] = (
     "control_flow_parity_paths",
     "platform_paths",
     "custom_api_paths",
+    "numpy_construct_paths",
 )
 
 

@@ -13,13 +13,15 @@ from typing import Any
 import numpy as np
 
 from refimpl.numpy._construct import meshgrid
-from refimpl.numpy._creation import arange, asarray, linspace, ones
+from refimpl.numpy._creation import arange, array, asarray, linspace, ones
 from refimpl.numpy._promote import (
     aval_of,
     checked_array,
+    promote_dtypes,
+    require_concrete,
 )
 from refimpl.numpy._search import nonzero
-from refimpl.numpy._shape import concatenate, ravel, reshape, stack
+from refimpl.numpy._shape import concatenate, expand_dims, ravel, stack, transpose
 
 Array = Any
 ArrayLike = Any
@@ -116,64 +118,104 @@ def fill_diagonal(a: ArrayLike, val: ArrayLike, wrap: bool = False, *, inplace: 
     return a.at[tuple(asarray(i.astype(np.int32)) for i in index)].set(values)
 
 
+def _grid_from_slice(item: slice, op_name: str) -> Array:
+    """One slice of an index object as a 1-d array: ``arange``, or ``linspace``
+    (end included) when the step is imaginary (``5j`` means 5 points). The
+    bounds decide the result's shape, so they must be concrete."""
+    where = f"jnp.{op_name}"
+    for what, bound in (("start", item.start), ("stop", item.stop), ("step", item.step)):
+        if bound is not None:
+            require_concrete(where, f"the slice {what}", bound)
+    start = item.start or 0
+    step = item.step or 1
+    if np.iscomplex(step):
+        return linspace(start, item.stop, int(abs(step)))
+    return arange(start, item.stop, step)
+
+
 class _Grid:
-    """``mgrid[...]`` / ``ogrid[...]``: dense or open grids from slices (a
-    complex step ``5j`` means that many points, end included)."""
+    """``mgrid[...]`` / ``ogrid[...]``: dense or open grids from slices. The
+    1-d ranges are promoted to one dtype first (``ogrid[0:2, 0.5:1.5]`` is all
+    float, as JAX), and ``mgrid[()]`` is the empty ``arange(0)``."""
 
     def __init__(self, sparse: bool) -> None:
         self.sparse = sparse
+        self.op_name = "ogrid" if sparse else "mgrid"
 
     def __getitem__(self, key: Any) -> Any:
-        single = isinstance(key, slice)
-        ranges = []
-        for item in (key,) if single else key:
-            start = 0 if item.start is None else item.start
-            step = 1 if item.step is None else item.step
-            if isinstance(step, complex):
-                ranges.append(linspace(start, item.stop, int(abs(step))))
-            else:
-                ranges.append(arange(start, item.stop, step))
-        if single:
-            return ranges[0]
+        if isinstance(key, slice):
+            return _grid_from_slice(key, self.op_name)
+        ranges = [_grid_from_slice(item, self.op_name) for item in key]
+        ranges = promote_dtypes(self.op_name, *ranges) if ranges else []
         grids = meshgrid(*ranges, indexing="ij", sparse=self.sparse)
         if self.sparse:
             return grids
-
+        if not grids:
+            return arange(0)
         return stack(grids, 0)
 
 
 class _Concatenator:
-    """``r_[...]`` / ``c_[...]``: slices become ``arange``s, scalars 1-d, then
-    one concatenation (``c_``: 1-d pieces become columns, joined along the last axis)."""
+    """``r_[...]`` / ``c_[...]``: slices become 1-d ranges, other items arrays
+    with at least ``ndmin`` dims, all joined along ``axis``. A leading string
+    directive sets ``"axis[,ndmin[,trans1d]]"`` (``trans1d``: where an
+    upgraded item's own dims go in the padded shape), or is ``"r"``/``"c"``
+    (a 1-d result becomes a row/column), as NumPy and JAX."""
 
-    def __init__(self, columns: bool) -> None:
-        self.columns = columns
+    def __init__(self, axis: int, ndmin: int, trans1d: int, op_name: str) -> None:
+        self.axis, self.ndmin, self.trans1d, self.op_name = axis, ndmin, trans1d, op_name
 
     def __getitem__(self, key: Any) -> Array:
         items = key if isinstance(key, tuple) else (key,)
+        axis, ndmin, trans1d, matrix = self.axis, self.ndmin, self.trans1d, -1
+        directive = items[0]
+        if isinstance(directive, str):
+            items = items[1:]
+            if directive in ("r", "c"):
+                matrix = 0 if directive == "r" else 1
+            else:
+                fields = directive.split(",")
+                defaults = [axis, ndmin, trans1d]
+                try:
+                    values = [int(f) for f in fields[:3]]
+                except ValueError:
+                    raise ValueError(
+                        f"{self.op_name}: could not understand directive {directive!r}"
+                    ) from None
+                axis, ndmin, trans1d = values + defaults[len(values) :]
         parts = []
         for item in items:
             if isinstance(item, slice):
-                start = 0 if item.start is None else item.start
-                step = 1 if item.step is None else item.step
-                part = (
-                    linspace(start, item.stop, int(abs(step)))
-                    if isinstance(step, complex)
-                    else arange(start, item.stop, step)
+                part = _grid_from_slice(item, self.op_name)
+                item_ndim = 0
+            elif isinstance(item, str):
+                raise ValueError(
+                    f"{self.op_name}: a string directive must be placed at the beginning"
                 )
             else:
                 part = asarray(item)
-                part = reshape(part, (1,)) if _aval(part).ndim == 0 else part
-            if self.columns and _aval(part).ndim == 1:
-                part = reshape(part, (-1, 1))
+                item_ndim = _aval(part, self.op_name).ndim
+            part = array(part, copy=False, ndmin=ndmin)
+            if trans1d != -1 and ndmin - item_ndim > 0:
+                # NumPy's rule: rotate the padded axes so the item's own dims
+                # land at position trans1d (negative counts from the end).
+                order = tuple(range(ndmin))
+                shift = ndmin - abs(ndmin + trans1d + 1) % ndmin
+                part = transpose(part, order[shift:] + order[:shift])
             parts.append(part)
-        return concatenate(parts, axis=-1 if self.columns else 0)
+        result = concatenate(tuple(parts), axis=axis)
+        if matrix != -1 and _aval(result).ndim == 1:
+            result = expand_dims(result, matrix)
+        return result
+
+    def __len__(self) -> int:
+        return 0
 
 
 mgrid = _Grid(sparse=False)
 ogrid = _Grid(sparse=True)
-r_ = _Concatenator(columns=False)
-c_ = _Concatenator(columns=True)
+r_ = _Concatenator(axis=0, ndmin=1, trans1d=-1, op_name="r_")
+c_ = _Concatenator(axis=-1, ndmin=2, trans1d=0, op_name="c_")
 s_ = np.s_
 index_exp = np.index_exp
 iterable = np.iterable
