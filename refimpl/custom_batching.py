@@ -10,8 +10,9 @@
         ...                      # x, y: batched ones carry the batch axis first
         return out, out_batched  # out_batched: bools, the structure of out
 
-Called outside ``vmap``, ``f`` runs its own body. Under ``vmap`` the call is
-one ``custom_vmap_call`` equation (holding ``f``'s Program and the rule), and
+Called outside ``vmap``, the call evaluates ``f``'s traced program (as JAX:
+Python scalar arguments are weak arrays, results are arrays). Under ``vmap``
+the call is one ``custom_vmap_call`` equation (holding ``f``'s Program and the rule), and
 batching it calls the rule instead of batching the body: ``in_batched`` is a
 list with one pytree of bools per positional argument; the rule returns the
 outputs (batched ones with the batch axis first, of size ``axis_size``) and a
@@ -299,8 +300,6 @@ class custom_vmap:  # noqa: N801  (JAX's name)
             raise AttributeError(
                 f"No batching rule defined for custom_vmap function {name} using def_vmap."
             )
-        if not tracing.is_tracing():  # the function itself (its rule is for vmap)
-            return self.fun(*args)
         leaves, in_tree = tree_util.tree_flatten(args)
         avals = [tracing.get_aval(x, f"custom_vmap({name})", i) for i, x in enumerate(leaves)]
         out_trees: list[Any] = []
@@ -323,6 +322,12 @@ class custom_vmap:  # noqa: N801  (JAX's name)
         origins = [f"argument {i} of {name}" for i in range(len(avals))]
         program, captured, _ = tracing.trace_to_program(flat_fun, avals, name, origins)
         refs, written = touched[0]
+        if refs and not tracing.is_tracing():
+            # Outside any transformation the function itself runs (its rule is
+            # for vmap) on the Refs it touches; without Refs the program is
+            # evaluated as JAX does, so a Python scalar argument is a weak
+            # array and the results are arrays.
+            return self.fun(*args)
         # Set by the batching rule when the rule replaces the function, so
         # nothing is written back (a write under vmap would be refused).
         replaced: list[bool] = []

@@ -315,3 +315,16 @@ def _int_args_through_transposed_calls(ns: Any) -> Any:
 
 
 SCRIPTS["custom_vjp_int_args_through_transposed_calls"] = _int_args_through_transposed_calls
+
+
+def _custom_vmap_outside_vmap(ns: Any) -> Any:
+    # Outside vmap the call evaluates the function's program: Python scalar
+    # arguments are weak arrays, the results arrays (not Python numbers).
+    api = ns.api
+    f = api.custom_batching.custom_vmap(lambda x: x + 1.0)
+    f.def_vmap(lambda size, batched, xs: (xs + 1.0, batched[0]))
+    g = api.custom_batching.sequential_vmap(lambda x, y: x * y)
+    return f(2.0), f(3), f(np.arange(3.0)), g(2, 3), g(np.arange(3), 2.0)
+
+
+SCRIPTS["custom_vmap_outside_vmap_python_scalars"] = _custom_vmap_outside_vmap
