@@ -92,6 +92,7 @@ FAMILIES: Sequence[str] = (
     "platform_paths",
     "custom_api_paths",
     "numpy_construct_paths",
+    "public_name_paths",
 )
 
 

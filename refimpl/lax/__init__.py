@@ -37,6 +37,7 @@ from refimpl.primitives.platform import *  # noqa: F403
 from refimpl.primitives.precision import *  # noqa: F403
 from refimpl.primitives.prng import *  # noqa: F403
 from refimpl.primitives.reductions import *  # noqa: F403
+from refimpl.primitives.rng_bits import *  # noqa: F403
 from refimpl.primitives.scatter import *  # noqa: F403
 from refimpl.primitives.sorting import *  # noqa: F403
 from refimpl.primitives.special import *  # noqa: F403
