@@ -1576,8 +1576,16 @@ py::object RunPmap(FastJittedObject* fn, const Entry& entry, CallState& state, b
 // fast path's inputs; outputs per device.
 std::vector<std::vector<std::shared_ptr<Buffer>>> PythonPmapLaunch(
     const std::shared_ptr<Executable>& executable, const py::sequence& per_device,
-    bool has_collectives, const std::vector<bool>& donated) {
+    bool has_collectives, const std::vector<bool>& donated,
+    const std::vector<std::shared_ptr<Executable>>& local) {
   if (RefusePmapInReplicatedCallback()) throw py::error_already_set();
+  if (!local.empty()) {
+    try {
+      CheckLocalExecutables(*executable, local);
+    } catch (const std::invalid_argument& error) {
+      throw py::value_error(std::string("_pmap_launch: ") + error.what());
+    }
+  }
   std::vector<std::vector<std::shared_ptr<Buffer>>> owned;
   for (const py::handle& args : per_device) {
     std::vector<std::shared_ptr<Buffer>> row;
@@ -1631,7 +1639,11 @@ std::vector<std::vector<std::shared_ptr<Buffer>>> PythonPmapLaunch(
   }
   {
     py::gil_scoped_release release;
-    ExecuteReplicated(*executable, has_collectives, &launch);
+    if (local.empty()) {
+      ExecuteReplicated(*executable, has_collectives, &launch);
+    } else {
+      ExecuteLocal(local, &launch);
+    }
   }
   const std::size_t num_outputs = executable->num_outputs();
   std::vector<std::vector<std::shared_ptr<Buffer>>> outs(n);
@@ -2010,10 +2022,13 @@ void RegisterFastJit(py::module_& m) {
       "execute; returns the previous value.");
   m.def("_pmap_launch", &PythonPmapLaunch, py::arg("executable"), py::arg("per_device_args"),
         py::arg("has_collectives"), py::arg("donated") = std::vector<bool>(),
+        py::arg("local") = std::vector<std::shared_ptr<Executable>>(),
         "Executable.execute_sharded under pmap's rule for programs with collectives (a launch "
         "waits for the previous one's outputs), shared with the C++ fast path; the buffers are "
         "pinned as the fast path's (an input deleted meanwhile is freed after the launch; a "
-        "donated one is claimed, and copied when another launch reads it).");
+        "donated one is claimed, and copied when another launch reads it). With `local` (one "
+        "single-device executable per device of `executable`, for a program without "
+        "communication), each device runs its own instead, one after another.");
   m.def(
       "_check_pmap_allowed",
       [] {

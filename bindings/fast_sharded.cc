@@ -85,6 +85,9 @@ enum OutShape : uint8_t { kOneLeaf = 0, kFlatTuple, kFlatList, kOtherTree };
 // One plan (refimpl.backends.pjrt.spmd.PlanSpec) of the fallback.
 struct ShardedEntry {
   std::shared_ptr<Executable> executable;
+  // Non-empty for a program without communication between devices: one
+  // single-device executable per mesh position, run instead (ExecuteLocal).
+  std::vector<std::shared_ptr<Executable>> local;
   std::vector<int> device_indices;       // per mesh position m: the client's device index
   std::vector<int64_t> structure;        // the arguments' structure words (PlanSpec.in_structure)
   std::vector<py::object> in_keys;       // per argument leaf: its layout key (compared by identity)
@@ -356,8 +359,12 @@ PyObject* Run(FastShardedObject* fn, const ShardedEntry& entry, PyObject* const*
   }
   try {
     py::gil_scoped_release release;
-    // Programs partitioned by XLA may hold collectives: serialized as pmap's.
-    ExecuteReplicated(*entry.executable, /*has_collectives=*/true, &launch);
+    if (!entry.local.empty()) {
+      ExecuteLocal(entry.local, &launch);
+    } else {
+      // Programs partitioned by XLA may hold collectives: serialized as pmap's.
+      ExecuteReplicated(*entry.executable, /*has_collectives=*/true, &launch);
+    }
   } catch (...) {
     SetPythonErrorFromCurrentException();
     return nullptr;
@@ -413,6 +420,17 @@ EntryPtr EntryFromSpec(const py::handle spec) {
   const std::size_t ndev = entry->device_indices.size();
   if (ndev == 0 || entry->executable->device_indices().size() != ndev) {
     throw py::value_error("FastSharded: the executable is not compiled for the plan's devices");
+  }
+  py::object local = spec.attr("local_executables");
+  if (!local.is_none()) {
+    entry->local = local.cast<std::vector<std::shared_ptr<Executable>>>();
+    try {
+      CheckLocalExecutables(*entry->executable, entry->local);
+    } catch (const std::invalid_argument& error) {
+      throw py::value_error(std::string("FastSharded: ") + error.what());
+    }
+    // (a local plan never donates: its executables alias nothing)
+    if (entry->any_donated) throw py::value_error("FastSharded: a local plan with donation");
   }
   for (py::handle key : spec.attr("in_keys")) {
     entry->in_keys.push_back(py::reinterpret_borrow<py::object>(key));

@@ -26,7 +26,10 @@
 // per-device PjrtArrays, or device 0's PjrtArray for an output whose
 // sharding was left unspecified (a single output, or a flat tuple or list
 // of them, is built in C++; a nested output tree by its PyTreeDef's
-// unflatten). Donated arguments are donated per block,
+// unflatten). A plan of a program whose devices need nothing from each
+// other (PlanSpec.local_executables: one single-device executable of the
+// block program per device) runs those instead, one after another on this
+// thread (native/launch.h ExecuteLocal), never with donation. Donated arguments are donated per block,
 // as the Python plan does: a call where one storage is passed twice with a
 // donation goes to the fallback (jit's ValueError); each donated block is
 // claimed for the launch (passed non-donatable when another launch reads

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace refimpl {
@@ -111,6 +112,42 @@ void ExecuteReplicated(const Executable& executable, bool has_collectives,
     }
   }
   inflight.buffers = std::move(firsts);
+}
+
+void ExecuteLocal(const std::vector<std::shared_ptr<Executable>>& per_device,
+                  ReplicatedLaunch* launch) {
+  const std::size_t n = launch->num_devices;
+  if (per_device.size() != n || n == 0) {
+    throw std::invalid_argument("local launch: one executable per device");
+  }
+  const std::size_t num_outputs = per_device[0]->num_outputs();
+  std::vector<PJRT_Buffer*> raw(num_outputs, nullptr);
+  launch->outputs.clear();
+  for (std::size_t d = 0; d < n; ++d) {
+    const Executable& executable = *per_device[d];
+    executable.ExecuteInto(launch->handles.data() + d * launch->num_args, launch->num_args,
+                           raw.data(), launch->non_donatable.data(), launch->non_donatable.size());
+    for (PJRT_Buffer* buffer : raw) {
+      launch->outputs.push_back(std::make_shared<Buffer>(executable.client(), buffer));
+    }
+  }
+}
+
+void CheckLocalExecutables(const Executable& spmd,
+                           const std::vector<std::shared_ptr<Executable>>& per_device) {
+  const std::vector<int>& devices = spmd.device_indices();
+  if (per_device.size() != devices.size()) {
+    throw std::invalid_argument("local launch: one executable per device of the program");
+  }
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    const std::shared_ptr<Executable>& local = per_device[d];
+    if (!local || local->client() != spmd.client() || local->device_indices().size() != 1 ||
+        local->device_indices()[0] != devices[d] || local->num_outputs() != spmd.num_outputs()) {
+      throw std::invalid_argument(
+          "local launch: executable " + std::to_string(d) +
+          " is not a single-device executable of the program's device with its outputs");
+    }
+  }
 }
 
 }  // namespace refimpl

@@ -531,14 +531,18 @@ def _elementwise_mask_rule(ctx, *operands: Any, **params: Any):
     return ctx.primitive.bind(*operands, **params), ctx.elementwise_logical()
 
 
-for _prim in [
+# The primitives of this module: each result element depends only on the
+# operands' elements at the same position (rank-0 operands broadcast).
+ELEMENTWISE_PRIMITIVES: frozenset[Primitive] = frozenset([
     neg_p, sign_p, floor_p, ceil_p, exp_p, log_p, log1p_p, expm1_p, tanh_p, sin_p, cos_p, tan_p,
     asin_p, acos_p, atan_p, sinh_p, cosh_p, sqrt_p, rsqrt_p, cbrt_p, logistic_p, erf_p, not_p,
     copy_p, is_finite_p, abs_p, round_p, integer_pow_p, add_p, sub_p, mul_p, div_p, rem_p, pow_p,
     max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p, shift_left_p, shift_right_logical_p,
     shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, select_n_p, clamp_p,
     convert_element_type_p,
-]:  # fmt: skip
+])  # fmt: skip
+
+for _prim in ELEMENTWISE_PRIMITIVES:
     _prim.def_mask(_elementwise_mask_rule)
 
 
@@ -546,14 +550,7 @@ for _prim in [
 # Elementwise: move batched operands' axes together, broadcast unbatched ones of
 # full rank (scalars broadcast by themselves); clamp's operand and select_n's
 # cases must be full (a scalar case cannot follow a batched which).
-for _prim in [
-    neg_p, sign_p, floor_p, ceil_p, exp_p, log_p, log1p_p, expm1_p, tanh_p, sin_p, cos_p, tan_p,
-    asin_p, acos_p, atan_p, sinh_p, cosh_p, sqrt_p, rsqrt_p, cbrt_p, logistic_p, erf_p, not_p,
-    copy_p, is_finite_p, abs_p, round_p, integer_pow_p, add_p, sub_p, mul_p, div_p, rem_p, pow_p,
-    max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p, shift_left_p, shift_right_logical_p,
-    shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
-    convert_element_type_p,
-]:  # fmt: skip
+for _prim in ELEMENTWISE_PRIMITIVES - {select_n_p, clamp_p}:
     _prim.def_batch(batch_rules.elementwise_batch_rule(_prim))
 clamp_p.def_batch(batch_rules.elementwise_batch_rule(clamp_p, full_operands=(1,)))
 select_n_p.def_batch(batch_rules.elementwise_batch_rule(select_n_p, full_operands=lambda i: i > 0))

@@ -68,6 +68,30 @@ def jit_2d_combined_axes(lib, mesh_of):
     return f, (X8,)
 
 
+def _shard_local_step(lib):
+    """Elementwise only (pjrt launches it per device: spmd._is_shard_local)."""
+    jnp = lib.numpy
+    return lambda v, w: (jnp.where(v > 3, jnp.sin(v) * 2.0 + w, w - 1), jnp.maximum(v, w) * v)
+
+
+def jit_shard_local_1d(lib, mesh_of):
+    s = _ns(lib, mesh_of((4,), ("x",)), "x")
+    f = lib.jit(_shard_local_step(lib), in_shardings=(s, s), out_shardings=(s, s))
+    return f, (X8, X8[::-1].copy())
+
+
+def jit_shard_local_2d(lib, mesh_of):
+    s = _ns(lib, mesh_of((2, 2), ("a", "b")), "a", "b")
+    f = lib.jit(_shard_local_step(lib), in_shardings=(s, s), out_shardings=(s, s))
+    return f, (X44, X44.T.copy())
+
+
+def jit_shard_local_partly_replicated(lib, mesh_of):
+    s = _ns(lib, mesh_of((2, 2), ("a", "b")), None, "b")
+    f = lib.jit(_shard_local_step(lib), in_shardings=(s, s), out_shardings=(s, s))
+    return f, (X44, X44.T.copy())
+
+
 def jit_indivisible(lib, mesh_of):
     m = mesh_of((2, 2), ("a", "b"))
     return lib.jit(lambda v: v, in_shardings=_ns(lib, m, "a", "b")), (np.ones((3, 4)),)

@@ -250,6 +250,59 @@ def test_pjrt_jit_with_shardings_is_one_partitioned_executable(on_backend):
 
 
 @pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
+@pytest.mark.parametrize(
+    "name", ["jit_shard_local_1d", "jit_shard_local_2d", "jit_shard_local_partly_replicated"]
+)
+def test_pjrt_shard_local_program_runs_one_executable_per_device(name, on_backend, oracle):
+    """An elementwise program with one sharding is launched as the block
+    program on each device (native ExecuteLocal), on the first call and on
+    the C++ fast path of fed-back calls alike, with JAX's values and layout."""
+    from refimpl.transforms.pmap import transfer_count
+
+    f, args = sharding_cases.CASES[name](ri, mesh_of)
+    out = f(*[ri.device_put(a, s) for a, s in zip(args, f._fallback._in, strict=True)])
+    (entry,) = f._fallback._spmd_cache.values()
+    assert entry.local is not None and len(entry.local) == 4  # the local route was taken
+    assert [e.device_indices for e in entry.local] == [[i] for i in entry.executable.device_indices]
+    assert _ids(sharding_cases.observe_leaves(out)) == _ids(oracle[name])
+    for got, want in zip(out, oracle[name], strict=True):
+        np.testing.assert_array_equal(np.asarray(got), want[0])
+    hits, before = f._fast_stats()["hits"], transfer_count()
+    again = f(*out)  # fed back: the C++ path, no data moves
+    assert f._fast_stats()["hits"] == hits + 1 and transfer_count() == before
+    v, w = (np.asarray(o) for o in out)
+    expected = (np.where(v > 3, np.sin(v) * 2 + w, w - 1), np.maximum(v, w) * v)
+    for got, want in zip(again, expected, strict=True):
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+        assert got.sharding == out[0].sharding
+
+
+@pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
+@pytest.mark.parametrize("name", ["jit_1d", "jit_1d_rows", "jit_2d"])
+def test_pjrt_programs_with_communication_keep_one_partitioned_executable(name, on_backend):
+    f, args = sharding_cases.CASES[name](ri, mesh_of)
+    f(*args)
+    (entry,) = f._fallback._spmd_cache.values()
+    assert entry is not NotImplemented and entry.local is None
+
+
+@pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
+def test_pjrt_local_launch_refuses_executables_of_other_devices(on_backend):
+    from refimpl.backends.pjrt import runtime
+
+    s = rs.NamedSharding(mesh_of((4,), ("x",)), rs.P("x"))
+    f = ri.jit(lambda v: v + 1, in_shardings=s, out_shardings=s)
+    x = ri.device_put(sharding_cases.X8, s)
+    f(x)
+    (entry,) = f._fallback._spmd_cache.values()
+    blocks = [[shard.buffer()] for shard in x._shards]
+    with pytest.raises(ValueError, match="single-device executable of the program's device"):
+        runtime.native_module()._pmap_launch(
+            entry.executable, blocks, True, [False], list(entry.local[::-1])
+        )
+
+
+@pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
 def test_pjrt_device_put_to_another_layout_moves_no_data_through_the_host(on_backend):
     from refimpl.transforms.pmap import transfer_count
 
