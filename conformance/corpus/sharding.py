@@ -158,6 +158,31 @@ def cases() -> Iterator[Case]:
         ],
     )
 
+    # elementwise with one sharding throughout: each device needs only its
+    # blocks (pjrt runs one single-device executable per device); called
+    # twice, the second time on the first call's sharded outputs
+    def local_step(api: Any) -> Any:
+        jnp = api.numpy
+        return lambda v, w: (jnp.where(v > 3, jnp.sin(v) * 2.0 + w, w - 1), jnp.maximum(v, w) * v)
+
+    def np_step(v: np.ndarray, w: np.ndarray) -> list[np.ndarray]:
+        first = np.where(v > 3, np.sin(v) * np.float32(2) + w, w - 1).astype(np.float32)
+        return [first, (np.maximum(v, w) * v).astype(np.float32)]
+
+    for kind, spec, x in [("1d", ("x",), X8), ("2d", ("a", "b"), X44), ("2d", (None, "b"), X44)]:
+        label = "_".join(str(e) for e in spec)
+
+        def shard_local(api: Any, L: Any, kind=kind, spec=spec, x=x) -> Any:
+            s = _ns(api, _mesh(api, kind), *spec)
+            f = api.jit(local_step(api), in_shardings=(s, s), out_shardings=(s, s))
+            return f(*f(x, x[::-1].copy()))
+
+        def shard_local_expected(kind=kind, spec=spec, x=x) -> Any:
+            layout = _oracle_layout(x.shape, kind, spec)
+            return [*np_step(*np_step(x, x[::-1].copy())), layout, layout]
+
+        yield _case(f"jit/shard_local/{kind}/{label}", shard_local, shard_local_expected)
+
     def wsc(api: Any, L: Any) -> Any:
         return L.with_sharding_constraint(X44, _ns(api, _mesh(api, "2d"), "b", "a"))
 
