@@ -7,6 +7,9 @@ recording.
   new key for each ``lax.RandomAlgorithm`` and bit width (XLA's CPU Threefry
   and Philox expansions; the reference computes them in NumPy), under ``jit``
   and under ``vmap`` (JAX's rule draws every row from the first key).
+* ``public_names/tokens/*``: ``lax.create_token``/``lax.after_all`` through
+  ``jit`` (a token argument and result next to an array) and ``after_all`` of
+  an array (TypeError).
 """
 
 from __future__ import annotations
@@ -44,6 +47,19 @@ def _rbg_bad_dtype(ns: Any) -> Any:
     return ns.lax_.rng_bit_generator(ns.asarray(_KEY), (3,), np.int32)
 
 
+def _tokens_through_jit(ns: Any) -> Any:
+    def noop(arr, token):
+        return arr * 2, ns.lax_.after_all(token, ns.lax_.create_token(arr))
+
+    token = ns.lax_.create_token()
+    arr, out = ns.jit(noop)(ns.asarray(np.arange(3, dtype=np.float32)), token)
+    return arr, type(out).__name__, out is token
+
+
+def _after_all_of_an_array(ns: Any) -> Any:
+    return ns.lax_.after_all(ns.lax_.create_token(), ns.asarray(np.ones(2, np.float32)))
+
+
 def cases() -> Iterator[Case]:
     for algorithm in (0, 1, 2):
         for dtype in (np.uint8, np.uint32):
@@ -57,3 +73,5 @@ def cases() -> Iterator[Case]:
                 )
     yield script_case("public_names/rng_bit_generator/vmap_axis1", _rbg_vmap, tags=TAGS)
     yield script_case("public_names/rng_bit_generator/bad_dtype", _rbg_bad_dtype, tags=TAGS)
+    yield script_case("public_names/tokens/through_jit", _tokens_through_jit, tags=TAGS)
+    yield script_case("public_names/tokens/after_all_array", _after_all_of_an_array, tags=TAGS)

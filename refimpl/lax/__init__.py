@@ -18,6 +18,7 @@ from refimpl.lax._higher_order import *  # noqa: F403
 from refimpl.lax._parallel import *  # noqa: F403
 from refimpl.lax._shapes import *  # noqa: F403
 from refimpl.lax._solvers import *  # noqa: F403
+from refimpl.lax._tokens import *  # noqa: F403
 from refimpl.lax._types import *  # noqa: F403
 
 # jax.lax.linalg: cholesky, eigh, lu, qr, svd, triangular_solve
