@@ -4,11 +4,15 @@ refimpl prints it), ``typeof`` and ``float0``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from refimpl import dtypes, tracing
 from refimpl.core import AbstractRef, ShapedArray
+from refimpl.primitives import collectives
 from refimpl.ref import Ref
 from refimpl.transforms.jit import Jitted
 
@@ -30,8 +34,10 @@ def make_jaxpr(
     constants included), printed as refimpl's listing, not JAX's jaxpr text
     (the equations are refimpl's primitives). With ``return_shape=True`` it
     returns ``(program, shapes)``, ``shapes`` the output pytree of
-    ``ShapeDtypeStruct``. ``axis_env`` (named axes for collectives outside
-    ``pmap``) is not supported: a ``NotImplementedError``.
+    ``ShapeDtypeStruct``. ``axis_env``, a sequence of ``(name, size)``
+    pairs, binds those axis names while ``fun`` is traced (as JAX), so a
+    collective over them (``psum(x, 'i')``) is an equation of the program
+    instead of an unbound-name ``NameError``.
 
     ``fun`` is traced as ``jit`` traces it (the same signature rules:
     Python scalars are weakly typed, ``static_argnums`` arguments are fixed
@@ -42,7 +48,7 @@ def make_jaxpr(
         fun: The function to trace.
         static_argnums: Positions of the arguments that are Python values
             fixed at trace time (not inputs of the program).
-        axis_env: Must be None.
+        axis_env: ``(axis_name, size)`` pairs bound while tracing, or None.
         return_shape: Whether to return the output shapes too.
 
     Returns:
@@ -50,12 +56,13 @@ def make_jaxpr(
         :class:`~refimpl.core.Program` (or ``(program, shapes)``).
 
     Raises:
-        TypeError: ``fun`` is not callable or ``return_shape`` is not a
-            bool; at call time, an argument is not array-like or tracing
-            ``fun`` fails (operands of incompatible shapes, ...).
+        TypeError: ``fun`` is not callable, ``return_shape`` is not a
+            bool or an ``axis_env`` size is not an int; at call time, an
+            argument is not array-like or tracing ``fun`` fails (operands
+            of incompatible shapes, ...).
+        ValueError: ``axis_env`` is not a sequence of pairs.
         ConcretizationTypeError: ``fun`` used a traced value in Python
             control flow.
-        NotImplementedError: ``axis_env`` is given.
 
     Example:
         >>> import refimpl as ri, refimpl.numpy as rnp
@@ -68,14 +75,16 @@ def make_jaxpr(
 
     if not callable(fun):
         raise TypeError(f"make_jaxpr: expected a callable, got {type(fun).__name__}")
-    if axis_env is not None:
-        raise NotImplementedError("make_jaxpr: axis_env is not supported by refimpl")
+    axes = _check_axis_env(axis_env)
     if not isinstance(return_shape, bool):
         raise TypeError(f"make_jaxpr: return_shape must be a bool, got {return_shape!r}")
     jitted = Jitted(fun, static_argnums=static_argnums)
 
     def traced(*args: Any, **kwargs: Any) -> Any:
-        result = jitted.trace_abstract(*args, **kwargs)  # duck-typed inputs too, as JAX
+        with contextlib.ExitStack() as stack:
+            for name, size in axes:
+                stack.enter_context(collectives.bound_axis(name, size))
+            result = jitted.trace_abstract(*args, **kwargs)  # duck-typed inputs too, as JAX
         if return_shape:
             return result.program, result.out_info
         return result.program
@@ -83,6 +92,25 @@ def make_jaxpr(
     traced.__name__ = f"make_jaxpr({jitted.__name__})"
     traced.__qualname__ = f"make_jaxpr({getattr(fun, '__qualname__', jitted.__name__)})"
     return traced
+
+
+def _check_axis_env(axis_env: Any) -> list[tuple[Any, int]]:
+    if axis_env is None:
+        return []
+    try:
+        pairs = [(name, size) for name, size in axis_env]
+    except (TypeError, ValueError):
+        # ValueError, as JAX's unpacking of a pair of another length
+        raise ValueError(
+            f"make_jaxpr: axis_env must be a sequence of (axis_name, size) pairs, got {axis_env!r}"
+        ) from None
+    for name, size in pairs:
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+            raise TypeError(
+                f"make_jaxpr: axis_env size of axis {name!r} must be a non-negative int, "
+                f"got {size!r}"
+            )
+    return [(name, int(size)) for name, size in pairs]
 
 
 def typeof(x: Any) -> ShapedArray | AbstractRef:

@@ -54,6 +54,17 @@ def _times(x: Any, y: Any) -> Any:
     return x * float(y)  # float() of a traced y: ConcretizationTypeError
 
 
+def _make_jaxpr_axis_env(ns: Any) -> Any:
+    # axis_env binds 'i' while tracing: the collectives are equations
+    lax = ns.api.lax
+
+    def f(x: Any) -> Any:
+        return x - lax.psum(x, "i"), lax.axis_index("i"), lax.all_gather(x * 1.0, "i")
+
+    jaxpr = ns.api.make_jaxpr(f, axis_env=[("i", 4)])(2)
+    return [(tuple(a.shape), str(a.dtype), a.weak_type) for a in jaxpr.out_avals]
+
+
 def _wrapped(api: Any) -> Any:
     def f(x: int) -> int:
         """The docstring."""
@@ -212,6 +223,7 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
         for s in ns.api.jit(lambda x: (x * 2, x.sum())).eval_shape(1.0)
     ],
     **{f"static_argnames_of_{t}": _static_flag_of(t) for t in ("jacfwd", "jacrev", "hessian")},
+    "make_jaxpr_axis_env": _make_jaxpr_axis_env,
 }
 
 

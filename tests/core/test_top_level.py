@@ -89,8 +89,6 @@ def test_make_jaxpr_static_and_return_shape():
         assert (s.shape, s.dtype) == (js.shape, js.dtype)
     assert len(program.in_vars) == len(jprogram.jaxpr.invars) == 1
     assert "sin" in str(program)
-    with pytest.raises(NotImplementedError, match="axis_env"):
-        ri.make_jaxpr(f, axis_env=[("i", 2)])
 
 
 def test_typeof_matches_jax():
