@@ -1631,15 +1631,25 @@ def _sharding_program(draw: Any, plain: list[Op], max_steps: int,
     inputs = [i for i in (draw(_inputs()) for _ in range(draw(st.integers(1, 3))))
               if i.shape is not None and 0 not in i.shape]  # fmt: skip
     inputs = inputs or [Input((4, 2), F32, tuple(np.arange(8) / 4))]
+    # one layout: every input and output of the first input's shape, all with one
+    # spec (pjrt launches such a program per device when its steps are elementwise)
+    one_layout = draw(st.booleans())
+    if one_layout:
+        inputs = [i for i in inputs if i.shape == inputs[0].shape]
     vals = [_input_val(i) for i in inputs]
     steps = draw_steps(draw, vals, plain, draw(st.integers(1, max_steps)))
     produced = [k for k in range(len(inputs), len(vals))
-                if not vals[k].kind and 0 not in vals[k].shape] or [0]  # fmt: skip
+                if not vals[k].kind and 0 not in vals[k].shape
+                and (not one_layout or vals[k].shape == inputs[0].shape)] or [0]  # fmt: skip
     outputs = tuple(sorted(set(draw(st.lists(st.sampled_from(produced), min_size=1,
                                              max_size=2)))))  # fmt: skip
     mesh_shape, names = draw(st.sampled_from([((4,), ("x",)), ((2, 2), ("a", "b"))]))
-    in_specs = tuple(_draw_spec(draw, i.shape, mesh_shape, names) for i in inputs)
-    out_specs = tuple(_draw_spec(draw, vals[o].shape, mesh_shape, names) for o in outputs)
+    if one_layout:
+        spec = _draw_spec(draw, inputs[0].shape, mesh_shape, names)
+        in_specs, out_specs = (spec,) * len(inputs), (spec,) * len(outputs)
+    else:
+        in_specs = tuple(_draw_spec(draw, i.shape, mesh_shape, names) for i in inputs)
+        out_specs = tuple(_draw_spec(draw, vals[o].shape, mesh_shape, names) for o in outputs)
     return FuzzProgram(tuple(inputs), tuple(steps), outputs, jit=False,
                        sharding=(mesh_shape, names, in_specs, out_specs))  # fmt: skip
 
