@@ -28,7 +28,7 @@ import abc
 import functools
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import numpy as np
 
@@ -133,6 +133,9 @@ class Array(metaclass=abc.ABCMeta):
 
     def tolist(self) -> Any:
         return self._value().tolist()
+
+    def tobytes(self, order: Literal["C", "F", "A", "K"] = "C") -> bytes:
+        return self._value().tobytes(order)
 
     def __len__(self) -> int:
         self._check_live()

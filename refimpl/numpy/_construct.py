@@ -241,41 +241,36 @@ def geomspace(
     dtype: Any = None,
     axis: int = 0,
 ) -> Array:
-    """A geometric sequence from ``start`` to ``stop``: ``sign * 10 ** linspace(
-    log10(|start|), log10(|stop|))`` with the ends set exactly, as NumPy."""
+    """A geometric sequence from ``start`` to ``stop``, as JAX computes it:
+    ``s * logspace(log10(start / s), log10(stop / s))`` with ``s = sign(start)``,
+    built along axis 0 and then moved to ``axis``. ``start`` and ``stop``
+    broadcast against each other; a complex sequence follows NumPy 2's path
+    (``start / s`` is real, the phase comes from ``stop / s``)."""
 
     start, stop = promote_dtypes_inexact("geomspace", start, stop)
-    signs = sign(start)
-    lo, hi = log10(lax.abs(start)), log10(lax.abs(stop))
-    result = logspace(lo, hi, num, endpoint=endpoint, base=10.0, axis=axis)
-    axis_n = normalize_axis("geomspace", axis, aval_of(result, "geomspace", 0).ndim)
-    signs = lax.expand_dims(signs, (axis_n,)) if aval_of(signs, "geomspace", 0).ndim else signs
-    result = lax.mul(*_same(result, signs))
-    if num > 0:
-        result = _set_end(result, start, 0, axis_n)
-        if endpoint and num > 1:
-            result = _set_end(result, stop, num - 1, axis_n)
-    return (
-        result
+    target = (
+        aval_of(start, "geomspace", 0).dtype
         if dtype is None
-        else lax.convert_element_type(result, canonical_dtype("geomspace", dtype))
+        else canonical_dtype("geomspace", dtype)
     )
+    computation = target if dtypes.is_inexact(target) else aval_of(start, "geomspace", 0).dtype
+    start = lax.convert_element_type(start, computation)
+    stop = lax.convert_element_type(stop, computation)
+    signs = sign(start)
+    lo = log10(lax.div(start, signs))
+    hi = log10(lax.div(*_same(stop, signs)))
+    result = logspace(lo, hi, num, endpoint=endpoint, base=10.0, dtype=computation, axis=0)
+    result = lax.mul(*_same(signs, result))
+    ndim = aval_of(result, "geomspace", 0).ndim
+    axis_n = normalize_axis("geomspace", axis, ndim)
+    if axis_n != 0:
+        order = (*range(1, axis_n + 1), 0, *range(axis_n + 1, ndim))
+        result = lax.transpose(result, order)
+    return lax.convert_element_type(result, target)
 
 
 def _same(a: Any, b: Any) -> tuple[Any, Any]:
     return tuple(promote_args("geomspace", a, b))
-
-
-def _set_end(result: Any, value: Any, index: int, axis: int) -> Any:
-    shape = aval_of(result, "geomspace", 0).shape
-    value = lax.convert_element_type(value, aval_of(result, "geomspace", 0).dtype)
-    value = lax.expand_dims(value, (axis,)) if aval_of(value, "geomspace", 0).ndim else value
-    slab = list(shape)
-    slab[axis] = 1
-    value = broadcast_to(value, tuple(slab))
-    starts = [0] * len(shape)
-    starts[axis] = index
-    return lax.dynamic_update_slice(result, value, starts)
 
 
 def fromfunction(function: Callable[..., Any], shape: Any, *, dtype: Any = float, **kwargs: Any):
