@@ -54,6 +54,7 @@ from refimpl.device_queries import (
     device_get,
     local_device_count,
     local_devices,
+    print_environment_info,
     process_count,
     process_index,
 )
@@ -190,6 +191,7 @@ __all__ = [
     "named_call",
     "named_scope",
     "process_count",
+    "print_environment_info",
     "process_index",
     "pure_callback",
     "effects_barrier",

@@ -35,7 +35,7 @@ from typing import Any
 
 import refimpl as ri
 import refimpl.numpy as rnp
-from refimpl import config, contexts
+from refimpl import config, contexts, device_queries
 
 __all__ = ["aliased_jax", "main", "run", "run_module"]
 
@@ -84,7 +84,7 @@ MODULES = {
 }
 
 #: The version of JAX whose semantics refimpl follows (``jax.__version__``).
-JAX_VERSION = "0.10.2"
+JAX_VERSION = device_queries.JAX_VERSION
 
 
 def _missing(module: str, name: str) -> AttributeError:

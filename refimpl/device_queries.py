@@ -1,13 +1,17 @@
 """Host transfer and device queries of JAX's top-level namespace:
 ``block_until_ready``, ``device_get``, ``local_devices``, ``device_count``,
-``local_device_count``, ``process_index``, ``process_count`` and the
-``default_device`` context (each with ``jax.<name>``'s signature in JAX
-0.10.2; docs/api.md, "Top-level utilities").
+``local_device_count``, ``process_index``, ``process_count``,
+``print_environment_info`` and the ``default_device`` context (each with
+``jax.<name>``'s signature in JAX 0.10.2; docs/api.md, "Top-level
+utilities").
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+import platform
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -297,3 +301,58 @@ __all__ = [
     "process_count",
     "process_index",
 ]
+
+
+# --- environment --------------------------------------------------------------------------
+
+#: The version of JAX whose semantics refimpl follows (``jax.__version__`` under
+#: ``refimpl.as_jax``).
+JAX_VERSION = "0.10.2"
+
+
+def print_environment_info(return_string: bool = False) -> str | None:
+    """Print (or return) versions and devices, as ``jax.print_environment_info``.
+
+    The lines are JAX's (``jax:    0.10.2``, ``numpy:  ...``, ``python: ...``,
+    ``device info: ...``, ``process_count: 1``, ``platform: ...``, then the
+    ``JAX_*``/``XLA_*`` environment variables); the
+    ``jax`` line is the JAX version whose semantics refimpl follows, the
+    ``jaxlib`` line names refimpl instead (it has no jaxlib), and the
+    devices are those of the default backend (``config.backend``).
+
+    Args:
+        return_string: Return the text instead of printing it.
+
+    Returns:
+        The text if ``return_string`` is true, else None (it is printed).
+
+    Raises:
+        TypeError: ``return_string`` is not a bool.
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.print_environment_info(return_string=True).splitlines()[0]
+        'jax:    0.10.2'
+    """
+    if not isinstance(return_string, bool):
+        raise TypeError(
+            f"print_environment_info: return_string must be a bool, got {return_string!r}"
+        )
+    devices = backends.get(config.backend).devices()
+    python = sys.version.replace("\n", " ")
+    lines = [
+        f"jax:    {JAX_VERSION}",
+        f"jaxlib: none (refimpl, the {config.backend} backend)",
+        f"numpy:  {np.__version__}",
+        f"python: {python}",
+        f"device info: {config.backend}-{len(devices)}, {len(devices)} local devices",
+        "process_count: 1",
+        f"platform: {platform.uname()}",
+    ]
+    # as JAX, the settings it reads from the environment
+    lines += [f"{k}={v}" for k, v in os.environ.items() if k.startswith(("JAX_", "XLA_"))]
+    text = "\n".join(lines)
+    if return_string:
+        return text
+    print(text)
+    return None
