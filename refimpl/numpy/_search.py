@@ -47,6 +47,7 @@ from refimpl.numpy._shape import (
 )
 from refimpl.numpy._ufuncs import floor_divide, isnan, remainder, to_bool
 from refimpl.numpy._ufuncs import select as _where
+from refimpl.transforms.jit import jit
 
 Array = Any
 ArrayLike = Any
@@ -390,7 +391,6 @@ def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, 
     holds (the last true condition wins, as NumPy); an extra last function is
     the default. Every function is evaluated on all of ``x``."""
     x = checked_array("piecewise", x)
-    dtype = _aval(x).dtype
     if isinstance(condlist, (list, tuple)):
         conds = [asarray(c) for c in condlist]
     else:
@@ -405,19 +405,33 @@ def piecewise(x: ArrayLike, condlist: Any, funclist: Sequence[Any], *args: Any, 
         raise ValueError(
             f"piecewise: with {n} condition(s), either {n} or {n + 1} functions are needed"
         )
-    shape = _aval(x).shape
+    # As JAX: one jit per tuple of functions (static, compared by identity),
+    # so calling piecewise again with the same functions traces none of them
+    # again; constants, conditions and extra arguments are traced arguments.
+    funcs = tuple(f if callable(f) else None for f in funclist)
+    consts = [None if callable(f) else asarray(f) for f in funclist]
+    return _piecewise_jitted(x, conds, consts, funcs, args, kw)
 
-    def value(fn: Any) -> Any:
-        out = fn(x, *args, **kw) if callable(fn) else fn
+
+def _piecewise_body(
+    x: Any, conds: list[Any], consts: list[Any], funcs: tuple[Any, ...], args: Any, kw: Any
+) -> Any:
+    dtype, shape = _aval(x).dtype, _aval(x).shape
+
+    def value(fn: Any, const: Any) -> Any:
+        out = fn(x, *args, **kw) if fn is not None else const
         return _broadcast(lax.convert_element_type(asarray(out), dtype), shape)
 
-    if len(funclist) == n + 1:
+    if len(funcs) == len(conds) + 1:
         otherwise = lax.bitwise_not(_any_of(conds, shape))
         conds = [*conds, otherwise]
     result = lax.broadcast_in_dim(tracing.TypedScalar(0, dtype, False), shape, ())
-    for cond, fn in zip(conds, funclist, strict=True):
-        result = lax.select(_broadcast(to_bool(cond), shape), value(fn), result)
+    for cond, fn, const in zip(conds, funcs, consts, strict=True):
+        result = lax.select(_broadcast(to_bool(cond), shape), value(fn, const), result)
     return result
+
+
+_piecewise_jitted = jit(_piecewise_body, static_argnums=(3,))
 
 
 def _any_of(conds: list[Any], shape: tuple[int, ...]) -> Any:
