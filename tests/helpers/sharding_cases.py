@@ -92,6 +92,21 @@ def jit_shard_local_partly_replicated(lib, mesh_of):
     return f, (X44, X44.T.copy())
 
 
+def jit_shard_local_sgd_tree(lib, mesh_of):
+    """An SGD step over parameters of two layouts with a replicated scalar
+    rate: elementwise per layout (pjrt: per-device launch too)."""
+    m = mesh_of((2, 2), ("a", "b"))
+    tree = {"w": _ns(lib, m, "a", "b"), "b": _ns(lib, m, "b")}
+    f = lib.jit(
+        lambda p, g, lr: lib.tree.map(lambda u, v: u - lr * v, p, g),
+        in_shardings=(tree, tree, _ns(lib, m)),
+        out_shardings=tree,
+    )
+    params = {"w": X44, "b": X44[0].copy()}
+    grads = {"w": X44.T * 0.5, "b": X44[1] - 3}
+    return f, (params, grads, np.float32(0.25))
+
+
 def jit_indivisible(lib, mesh_of):
     m = mesh_of((2, 2), ("a", "b"))
     return lib.jit(lambda v: v, in_shardings=_ns(lib, m, "a", "b")), (np.ones((3, 4)),)

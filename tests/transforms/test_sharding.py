@@ -278,6 +278,20 @@ def test_pjrt_shard_local_program_runs_one_executable_per_device(name, on_backen
 
 
 @pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
+def test_pjrt_shard_local_over_several_layouts_and_a_replicated_scalar(on_backend, oracle):
+    f, (params, grads, lr) = sharding_cases.jit_shard_local_sgd_tree(ri, mesh_of)
+    p_in, _, lr_in = f._fallback._in
+    put = lambda tree: {k: ri.device_put(v, p_in[k]) for k, v in tree.items()}  # noqa: E731
+    out = f(put(params), put(grads), ri.device_put(lr, lr_in))
+    (entry,) = f._fallback._spmd_cache.values()
+    assert entry.local is not None  # the per-device launch
+    leaves = sharding_cases.observe_leaves(ri.tree_util.tree_leaves(out))
+    assert _ids(leaves) == _ids(oracle["jit_shard_local_sgd_tree"])
+    for (got, _, _), (want, _, _) in zip(leaves, oracle["jit_shard_local_sgd_tree"], strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
 @pytest.mark.parametrize("name", ["jit_1d", "jit_1d_rows", "jit_2d"])
 def test_pjrt_programs_with_communication_keep_one_partitioned_executable(name, on_backend):
     f, args = sharding_cases.CASES[name](ri, mesh_of)

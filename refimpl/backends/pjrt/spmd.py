@@ -24,9 +24,9 @@ bindings/fast_sharded.h): calls whose positional arguments are MeshArrays
 with the plan's layout keys run there with no Python code, through the
 same launch (native/launch.h ``ExecuteReplicated``, pmap's).
 
-A program whose devices need nothing from each other (every input and
-output of one shape and sharding, only elementwise equations:
-:func:`_is_shard_local`) is launched as one single-device executable of the
+A program whose devices need nothing from each other (only elementwise
+equations, each over operands of one layout or rank 0:
+:func:`_block_shapes`) is launched as one single-device executable of the
 block program per device instead (``ExecuteLocal``), one after another on
 the caller's thread: for small inputs several times less per call than one
 execute over the devices, which XLA's CPU client hands to a thread per
@@ -46,6 +46,7 @@ from refimpl.backends.pjrt import compilation_cache, executables
 from refimpl.backends.pjrt import runtime as pjrt_runtime
 from refimpl.backends.pjrt.arrays import PjrtArray
 from refimpl.config import config
+from refimpl.core import Var
 from refimpl.primitives.elementwise import ELEMENTWISE_PRIMITIVES
 from refimpl.primitives.sharding_constraint import lowering_for_partitions
 from refimpl.sharding import Mesh, NamedSharding, PartitionSpec, xla_sharding_text
@@ -248,33 +249,48 @@ def _build(
     return entry
 
 
-def _is_shard_local(
+def _block_shapes(
     program: Any,
     in_shardings: Sequence[Any],
     out_specs: Sequence[tuple[Any, bool]],
     donated: Sequence[bool],
-) -> bool:
-    """Whether each device's block of every output is ``program`` applied to
-    that device's blocks of the inputs: every input and output has one
-    shape and one (specified) sharding, and every equation is elementwise
-    over operands of that shape or rank 0. Then no device needs another's
-    data, whatever the sharding. Donating calls keep the one-executable
-    route (its aliasing plan)."""
-    if any(donated) or not program.in_avals or any(unspecified for _, unspecified in out_specs):
-        return False
-    if len({*in_shardings, *(s for s, _ in out_specs)}) != 1:
-        return False
-    shape = program.in_avals[0].shape
-    if any(a.shape != shape for a in [*program.in_avals, *program.out_avals]):
-        return False
+) -> list[tuple[int, ...]] | None:
+    """Per input, the shape of one device's block, when each device's block
+    of every output is ``program`` applied to that device's blocks of the
+    inputs; else None. It is so when every equation is elementwise and the
+    operands of each that are not rank 0 (a rank-0 value is whole on every
+    device) have one layout, (shape, sharding), which its results take,
+    starting from the inputs' and ending at the outputs' as ``out_specs``
+    says: no device then needs another's data. Donating calls keep the
+    one-executable route (its aliasing plan)."""
+    if any(donated) or any(unspecified for _, unspecified in out_specs):
+        return None
     if any(v.aval.shape != () for v in program.const_vars):
-        return False
+        return None
+    layouts: dict[int, Any] = {}  # var id -> (shape, sharding); absent: rank 0
+
+    def layout_of(atom: Any) -> Any:
+        return layouts.get(atom.id) if isinstance(atom, Var) else None
+
+    for var, sharding in zip(program.in_vars, in_shardings, strict=True):
+        if var.aval.shape != ():
+            layouts[var.id] = (var.aval.shape, sharding)
     for eqn in program.eqns:
         if eqn.primitive not in ELEMENTWISE_PRIMITIVES:
-            return False
-        if any(a.aval.shape not in (shape, ()) for a in [*eqn.inputs, *eqn.outputs]):
-            return False
-    return True
+            return None
+        found = {layout_of(a) for a in eqn.inputs} - {None}
+        if len(found) > 1:
+            return None
+        layout = found.pop() if found else None
+        for out in eqn.outputs:
+            if out.aval.shape != (layout[0] if layout else ()):
+                return None
+            if layout is not None:
+                layouts[out.id] = layout
+    for atom, (sharding, _) in zip(program.out_vars, out_specs, strict=True):
+        if layout_of(atom) != (atom.aval.shape, sharding):
+            return None
+    return [s.shard_shape(v.aval.shape) for v, s in zip(program.in_vars, in_shardings, strict=True)]
 
 
 def _local_executables(
@@ -285,23 +301,26 @@ def _local_executables(
     donated: Sequence[bool],
     mesh: Mesh,
 ) -> tuple[Any, ...] | None:
-    """For a shard-local program (:func:`_is_shard_local`), the program on
-    one block, compiled once per device of the mesh (row-major), which the
-    launch runs instead of the partitioned executable (native/launch.h
-    ``ExecuteLocal``: a single-device execute per device on the caller's
-    thread instead of one execute handed to a thread per device: several
-    times less per call for small inputs). None otherwise."""
-    if not _is_shard_local(program, in_shardings, out_specs, donated):
+    """For a shard-local program (:func:`_block_shapes`), the program on
+    one device's blocks, compiled once per device of the mesh (row-major),
+    which the launch runs instead of the partitioned executable
+    (native/launch.h ``ExecuteLocal``: a single-device execute per device on
+    the caller's thread instead of one execute handed to a thread per
+    device: several times less per call for small inputs). None otherwise."""
+    shapes = _block_shapes(program, in_shardings, out_specs, donated)
+    if shapes is None:
         return None
-    block_shape = in_shardings[0].shard_shape(program.in_avals[0].shape)
-    block_avals = [a.update(shape=block_shape) for a in program.in_avals]
+    block_avals = [a.update(shape=shape) for a, shape in zip(program.in_avals, shapes, strict=True)]
     block, _, _ = tracing.trace_to_program(
         lambda *xs: tracing.eval_program_bind(program, xs),
         block_avals,
         f"jit({name})",
         [f"argument {i}" for i in range(len(block_avals))],
     )
-    expected = [a.update(shape=block_shape) for a in program.out_avals]
+    expected = [
+        a.update(shape=s.shard_shape(a.shape))
+        for a, (s, _) in zip(program.out_avals, out_specs, strict=True)
+    ]
     if list(block.out_avals) != expected or block.const_vars:
         return None
     per_block = executables._Executables(block, name=f"jit_{name}")
