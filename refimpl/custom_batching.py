@@ -30,14 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import tracing, tree_util
+from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Program, ShapedArray
 from refimpl.errors import UnexpectedTracerError
 from refimpl.interpreter import eval_program
 from refimpl.primitives import control_flow, ref_context
 from refimpl.primitives.base import Primitive
 from refimpl.transforms import ad, batching
-from refimpl.transforms.ad_util import Zero
+from refimpl.transforms.ad_util import Zero, tangent_aval
 
 custom_vmap_call_p = Primitive("custom_vmap_call", multiple_results=True)
 
@@ -139,25 +139,49 @@ def _jvp(primals, tangents, *, call, rule, num_consts, in_tree, name, ref_writte
     """As JAX's ``custom_vmap_jvp``: the JVP is itself a custom_vmap function,
     the JVP of the body, whose batching rule is the JVP of ``rule``; so
     ``vmap(jvp(f))`` and ``jvp(vmap(f))`` both use the rule, and outside
-    vmap the body is differentiated."""
+    vmap the body is differentiated. Integer and bool arguments and outputs
+    have float0 tangents, which are zeros: they are not arguments or
+    outputs of that function (as inputs they are rebuilt inside it)."""
     if ref_written:
         raise NotImplementedError(
             f"custom_vmap({name}): differentiating a function that touches a Ref made "
             "outside it is not supported"
         )
     consts = list(primals[:num_consts])
+    primals = list(primals[num_consts:])
+    in_t_avals = [
+        tangent_aval(tracing.get_aval(p, f"custom_vmap({name})", i))
+        for i, p in enumerate(consts + primals)
+    ]
+    const_t_avals, t_avals = in_t_avals[:num_consts], in_t_avals[num_consts:]
+    out_t_avals = [tangent_aval(a) for a in call.out_avals]
+    diff_in = [a.dtype != dtypes.float0 for a in t_avals]
+    diff_const = [a.dtype != dtypes.float0 for a in const_t_avals]
+    diff_out = [a.dtype != dtypes.float0 for a in out_t_avals]
+
+    def full(ts: list, avals: list, diff: list) -> list:
+        it = iter(ts)
+        return [next(it) if d else ad.zeros_like_aval(a) for a, d in zip(avals, diff, strict=True)]
+
+    def only_diff(values: list, diff: list) -> list:
+        return [v for v, d in zip(values, diff, strict=True) if d]
+
     # Closed-over values being differentiated: outside vmap the body's JVP
     # takes their tangents too (as JAX); the rule cannot (see rule_jvp).
-    const_ts = [ad.instantiate(t) for t in tangents[:num_consts]]
+    const_ts = only_diff([ad.instantiate(t) for t in tangents[:num_consts]], diff_const)
     closed_over = any(type(t) is not Zero for t in tangents[:num_consts])
 
     def body_jvp(ps: list, ts: list, *cts: list) -> tuple[list, list]:
         def body(*a: Any) -> list:
             return tracing.eval_program_bind(call, list(a))
 
+        ts = full(ts, t_avals, diff_in)
         if cts:
-            return ad.jvp(body, [*consts, *ps], [*cts[0], *ts])
-        return ad.jvp(lambda *a: body(*consts, *a), ps, ts)
+            all_ts = [*full(cts[0], const_t_avals, diff_const), *ts]
+            out_p, out_t = ad.jvp(body, [*consts, *ps], all_ts)
+        else:
+            out_p, out_t = ad.jvp(lambda *a: body(*consts, *a), ps, ts)
+        return out_p, only_diff(list(out_t), diff_out)
 
     def rule_jvp(axis_size: int, in_batched: list, ps: list, ts: list, *cts: list) -> Any:
         if cts:
@@ -167,6 +191,8 @@ def _jvp(primals, tangents, *, call, rule, num_consts, in_tree, name, ref_writte
                 "closes over (its vmap rule only sees its arguments); pass it as an argument"
             )
         p_batched, t_batched = in_batched
+        it = iter(t_batched)
+        t_batched = [bool(next(it)) if d else False for d in diff_in]
         # As JAX's custom_vmap_jvp: the rule sees as batched the arguments
         # batched together with their tangents; an argument batched without
         # its tangent (or a tangent without its argument) is mapped over by
@@ -174,7 +200,11 @@ def _jvp(primals, tangents, *, call, rule, num_consts, in_tree, name, ref_writte
         # depend on it.
         mutual = [p and t for p, t in zip(p_batched, t_batched, strict=True)]
         extra = [0 if p and not t else None for p, t in zip(p_batched, t_batched, strict=True)]
-        extra += [0 if t and not p else None for p, t in zip(p_batched, t_batched, strict=True)]
+        extra += [
+            0 if t and not p else None
+            for p, t, d in zip(p_batched, t_batched, diff_in, strict=True)
+            if d
+        ]
         flags: list[Any] = []
         n = len(ps)
 
@@ -187,31 +217,37 @@ def _jvp(primals, tangents, *, call, rule, num_consts, in_tree, name, ref_writte
             return tree_util.tree_leaves(out)
 
         def rule_jvp_flat(*xs: Any) -> list:
-            out_p, out_t = ad.jvp(primal_rule, list(xs[:n]), list(xs[n:]))
-            return [*out_p, *out_t]
+            ts_full = full(list(xs[n:]), t_avals, diff_in)
+            out_p, out_t = ad.jvp(primal_rule, list(xs[:n]), ts_full)
+            return [*out_p, *only_diff(list(out_t), diff_out)]
 
         outs, dims = _vmap_unrestricted(rule_jvp_flat, [*ps, *ts], extra, axis_size)
         out_flags = tree_util.tree_leaves(flags[0])
-        if 2 * len(out_flags) != len(outs):
+        m = len(out_flags)
+        if m + sum(diff_out) != len(outs) or m != len(diff_out):
             raise ValueError(
                 "structure of output value and output batching specification returned by "
                 f"custom vmap rule ({getattr(rule, '__name__', '<unnamed rule>')}) do not match"
             )
-        m = len(out_flags)
         outs = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(outs, dims)]
         p_flags = [b or d is not None for b, d in zip(out_flags, dims[:m], strict=True)]
-        t_flags = [b or d is not None for b, d in zip(out_flags, dims[m:], strict=True)]
+        t_flags = [
+            b or d is not None
+            for b, d in zip(only_diff(out_flags, diff_out), dims[m:], strict=True)
+        ]
         return (outs[:m], outs[m:]), (p_flags, t_flags)
 
     body_jvp.__name__ = f"jvp({name})"
     jvp_fun = custom_vmap(body_jvp)
     jvp_fun.def_vmap(rule_jvp)
     out_p, out_t = jvp_fun(
-        list(primals[num_consts:]),
-        [ad.instantiate(t) for t in tangents[num_consts:]],
+        primals,
+        only_diff([ad.instantiate(t) for t in tangents[num_consts:]], diff_in),
         *([const_ts] if closed_over else []),
     )
-    return list(out_p), list(out_t)
+    it = iter(out_t)
+    out_tangents = [next(it) if d else Zero(a) for a, d in zip(out_t_avals, diff_out, strict=True)]
+    return list(out_p), out_tangents
 
 
 @custom_vmap_call_p.def_transpose

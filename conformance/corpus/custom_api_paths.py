@@ -328,3 +328,20 @@ def _custom_vmap_outside_vmap(ns: Any) -> Any:
 
 
 SCRIPTS["custom_vmap_outside_vmap_python_scalars"] = _custom_vmap_outside_vmap
+
+
+def _custom_vmap_jvp_integer_argument(ns: Any) -> Any:
+    # The integer argument's tangent is a float0 zero, not an argument of the
+    # JVP's own custom_vmap function (nor of its rule's JVP).
+    api = ns.api
+    f = api.custom_batching.custom_vmap(lambda x, n: x * n)
+    f.def_vmap(lambda size, b, x, n: (x * n * 2.0, b[0] or b[1]))
+
+    def one(x: Any, n: Any) -> Any:
+        return api.jvp(lambda x: f(x, n), (x,), (ns.asarray(np.float32(1.0)),))
+
+    xs = ns.asarray(np.arange(3, dtype=np.float32))
+    return one(xs[1], 3), api.vmap(one)(xs, ns.asarray(np.arange(3, dtype=np.int32)))
+
+
+SCRIPTS["custom_vmap_jvp_integer_argument"] = _custom_vmap_jvp_integer_argument

@@ -58,3 +58,36 @@ def test_sequential_vmap_outside_vmap(backend):
         ri.vmap(make(rcb), in_axes=(0, None))(xs, 2.0),
         jax.vmap(make(jcb), in_axes=(0, None))(xs, 2.0),
     )
+
+
+def _scaled(cb, np_):
+    f = cb.custom_vmap(lambda x, n, p: np_.where(p, x * n, -x))
+    f.def_vmap(lambda size, b, x, n, p: (np_.where(p, x * n * 2, -x), b[0] or b[1] or b[2]))
+    return f
+
+
+def test_jvp_of_custom_vmap_with_integer_and_bool_arguments(backend):
+    # Their tangents are float0 zeros: neither an argument of the JVP's own
+    # custom_vmap function nor of its rule's JVP (refimpl raised TypeError).
+    def prog(lib, cb, np_):
+        f = _scaled(cb, np_)
+
+        def one(x, n, p):
+            return lib.jvp(lambda x: f(x, n, p), (x,), (np_.float32(1.0),))
+
+        xs = np_.arange(3.0, dtype=np_.float32)
+        ns = np_.arange(3, dtype=np_.int32)
+        ps = np_.array([True, False, True])
+        return (
+            one(np_.float32(2.0), 3, True),
+            lib.vmap(one)(xs, ns, ps),
+            lib.vmap(one, in_axes=(0, None, None))(xs, 3, True),
+            lib.jacfwd(lambda x: lib.vmap(f, in_axes=(0, None, None))(x, 3, True))(xs),
+        )
+
+    got = prog(ri, rcb, ri.numpy)
+    want = prog(jax, jcb, jax.numpy)
+    for g, w in zip(ri.tree_leaves(got), jax.tree_util.tree_leaves(want), strict=True):
+        w = np.asarray(w)
+        assert np.asarray(g).dtype == w.dtype and np.asarray(g).shape == w.shape
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6)
