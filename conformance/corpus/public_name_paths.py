@@ -10,6 +10,11 @@ recording.
 * ``public_names/tokens/*``: ``lax.create_token``/``lax.after_all`` through
   ``jit`` (a token argument and result next to an array) and ``after_all`` of
   an array (TypeError).
+* ``public_names/dot_algorithm/*``: ``dot_general`` with a
+  ``lax.DotAlgorithmPreset`` (operands converted to its types, the result to
+  the usual type, as JAX on CPU), a preset XLA's CPU backend would ignore
+  (ValueError), and JAX's precision strings (``"fastest"``, a pair of strings;
+  a mixed pair is a ValueError).
 """
 
 from __future__ import annotations
@@ -60,6 +65,31 @@ def _after_all_of_an_array(ns: Any) -> Any:
     return ns.lax_.after_all(ns.lax_.create_token(), ns.asarray(np.ones(2, np.float32)))
 
 
+_X = (np.random.RandomState(0).randn(4, 5) * 100).astype(np.float32)
+_Y = (np.random.RandomState(1).randn(5, 3) * 100).astype(np.float32)
+
+
+def _dot(precision: Any, dtype: Any, jit: bool = False):
+    def script(ns: Any) -> Any:
+        def dot(a, b):
+            return ns.lax_.dot(a, b, precision=precision)
+
+        x, y = ns.asarray(_X.astype(dtype)), ns.asarray(_Y.astype(dtype))
+        return ns.jit(dot)(x, y) if jit else dot(x, y)
+
+    return script
+
+
+def _dot_preset_member(ns: Any) -> Any:
+    preset = ns.lax_.DotAlgorithmPreset.F16_F16_F16
+    return ns.lax_.dot(ns.asarray(_X), ns.asarray(_Y), precision=preset)
+
+
+def _dot_mixed_precision_pair(ns: Any) -> Any:
+    precision = (ns.lax_.Precision.HIGH, "fastest")
+    return ns.lax_.dot(ns.asarray(_X), ns.asarray(_Y), precision=precision)
+
+
 def cases() -> Iterator[Case]:
     for algorithm in (0, 1, 2):
         for dtype in (np.uint8, np.uint32):
@@ -75,3 +105,14 @@ def cases() -> Iterator[Case]:
     yield script_case("public_names/rng_bit_generator/bad_dtype", _rbg_bad_dtype, tags=TAGS)
     yield script_case("public_names/tokens/through_jit", _tokens_through_jit, tags=TAGS)
     yield script_case("public_names/tokens/after_all_array", _after_all_of_an_array, tags=TAGS)
+    for precision, dtype in [
+        ("F16_F16_F16", np.float32), ("BF16_BF16_F32", np.float16), ("F32_F32_F32", np.int32),
+        ("F64_F64_F64", np.float32), ("DEFAULT", np.float16), ("TF32_TF32_F32", np.float32),
+        ("fastest", np.float32), (("high", "bfloat16"), np.float32),
+    ]:  # fmt: skip
+        label = "_".join(precision) if isinstance(precision, tuple) else precision
+        name = f"public_names/dot_algorithm/{label}/{np.dtype(dtype).name}"
+        yield script_case(name, _dot(precision, dtype), tags=TAGS)
+        yield script_case(f"{name}/jit", _dot(precision, dtype, jit=True), tags=TAGS)
+    yield script_case("public_names/dot_algorithm/member", _dot_preset_member, tags=TAGS)
+    yield script_case("public_names/dot_algorithm/mixed_pair", _dot_mixed_precision_pair, tags=TAGS)

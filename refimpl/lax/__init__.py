@@ -28,6 +28,7 @@ from refimpl.primitives.bits import *  # noqa: F403
 from refimpl.primitives.collectives import *  # noqa: F403
 from refimpl.primitives.control_flow import *  # noqa: F403
 from refimpl.primitives.cumlogsumexp import *  # noqa: F403
+from refimpl.primitives.dot_algorithms import *  # noqa: F403
 from refimpl.primitives.elementwise import *  # noqa: F403
 from refimpl.primitives.fft import *  # noqa: F403
 from refimpl.primitives.gather_scatter import *  # noqa: F403

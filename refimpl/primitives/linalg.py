@@ -12,8 +12,10 @@ Result dtype (JAX 0.10.2, which follows XLA's shape inference):
   the same signedness for signed integers, and not narrower.
 * The result is weakly typed iff both operands are.
 
-How it is computed (the reference; ``precision`` is recorded but ignored --
-every product is computed at the full precision of the compute type):
+How it is computed (the reference; a ``precision`` naming ``Precision``
+values is recorded but ignored -- every product is computed at the full
+precision of the compute type; a dot algorithm converts the operands and the
+result as refimpl/primitives/dot_algorithms.py says):
 
 * the *compute type* is the result type when the operands' dtypes differ or
   the result type has higher precision than them (``int8 x int8 -> int16``
@@ -27,6 +29,8 @@ every product is computed at the full precision of the compute type):
 
 from __future__ import annotations
 
+import copy
+import enum
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -36,7 +40,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
 from refimpl.errors import ShapeIndexError
-from refimpl.primitives import ad_helpers, batch_rules, structural
+from refimpl.primitives import ad_helpers, batch_rules, dot_algorithms, structural
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple
 from refimpl.primitives.elementwise import convert_values
 from refimpl.primitives.reductions import accumulation_dtype
@@ -118,31 +122,61 @@ def _from_accumulator(x: np.ndarray, compute: np.dtype, out: np.dtype) -> np.nda
     return convert_values(rounded, out)
 
 
+# JAX 0.10.2's precision strings (lowercase only) and the Precision each names
+_PRECISION_STRINGS = {
+    "highest": "HIGHEST", "float32": "HIGHEST", "high": "HIGH", "bfloat16_3x": "HIGH",
+    "tensorfloat32": "HIGH", "default": "DEFAULT", "bfloat16": "DEFAULT", "fastest": "DEFAULT",
+}  # fmt: skip
+_PRECISION_NAMES = ("DEFAULT", "HIGH", "HIGHEST")
+
+
 def _check_precision(name: str, precision: Any) -> Any:
-    """``None`` or a pair of precision names; the reference ignores it."""
-    names = ("DEFAULT", "HIGH", "HIGHEST")
+    """JAX's canonical precision: ``None``, a pair of precision names, or a dot
+    algorithm (a ``DotAlgorithm``, a ``DotAlgorithmPreset`` or a preset's name);
+    the reference ignores the names (refimpl/primitives/dot_algorithms.py says
+    what an algorithm does)."""
     if precision is None:
         return None
-    if isinstance(precision, (list, tuple)) and len(precision) == 2:
-        if any(p is None for p in precision):  # ValueError as JAX 0.10.2: a pair names both
-            raise ValueError(f"{name}: a precision pair must name both, got {precision!r}")
-        return tuple(_one_precision(name, p, names) for p in precision)
-    one = _one_precision(name, precision, names)
-    return (one, one)
+    if dot_algorithms.is_algorithm(precision):
+        return precision
+    if isinstance(precision, str):
+        if precision in _PRECISION_STRINGS:
+            one = _PRECISION_STRINGS[precision]
+            return (one, one)
+        preset = dot_algorithms.from_name(precision)
+        if preset is not None:
+            return preset
+    elif (enum_name := _precision_enum_name(precision)) is not None:
+        return (enum_name, enum_name)
+    elif isinstance(precision, (list, tuple)) and len(precision) == 2:
+        # a pair of Precision values or a pair of strings, not one of each (as JAX)
+        if all(_precision_enum_name(p) is not None for p in precision):
+            return tuple(_precision_enum_name(p) for p in precision)
+        if all(isinstance(p, str) for p in precision):
+            # refimpl's own rules pass the canonical upper-case names back in
+            names = [
+                _PRECISION_STRINGS.get(p, p if p in _PRECISION_NAMES else None) for p in precision
+            ]
+            if all(n is not None for n in names):
+                return tuple(names)
+    raise ValueError(
+        f"{name}: precision must be None, one of {sorted(_PRECISION_STRINGS)}, a "
+        "lax.Precision, a pair of those (both values or both strings), a "
+        f"lax.DotAlgorithmPreset or its name, or a lax.DotAlgorithm; got {precision!r}"
+    )
+
+
+def _precision_enum_name(value: Any) -> str | None:
+    """The name of a ``Precision`` enum member (refimpl's or jax's), else None."""
+    text = getattr(value, "name", None)
+    if isinstance(value, enum.Enum) and text in _PRECISION_NAMES:
+        return text
+    return None
 
 
 def _as_count(count: Any) -> Any:
     """A bool group count as the int it is (other values are checked by the rule)."""
     return int(count) if isinstance(count, (bool, np.bool_)) else count
-
-
-def _one_precision(name: str, value: Any, names: tuple[str, ...]) -> str | None:
-    if value is None:
-        return None
-    text = getattr(value, "name", value)  # also accepts enums like jax.lax.Precision
-    if isinstance(text, str) and text.upper() in names:
-        return text.upper()
-    raise ValueError(f"{name}: precision must be None or one of {names} (or a pair), got {value!r}")
 
 
 def _preferred(name: str, preferred_element_type: Any) -> np.dtype | None:
@@ -305,8 +339,11 @@ def _size(shape: Any) -> int:
     return int(np.prod(tuple(shape), dtype=np.int64))
 
 
-def result_dtype(name: str, lhs: np.dtype, rhs: np.dtype, preferred: np.dtype | None) -> np.dtype:
-    """The output dtype of a dot/conv (see the module docstring)."""
+def result_dtype(
+    name: str, lhs: np.dtype, rhs: np.dtype, preferred: np.dtype | None, check_width: bool = True
+) -> np.dtype:
+    """The output dtype of a dot/conv (see the module docstring). JAX skips the
+    width check of ``preferred`` for a dot with an algorithm (``check_width``)."""
     if _precision_rank(lhs) > _precision_rank(rhs):
         common = lhs
     elif _precision_rank(rhs) > _precision_rank(lhs):
@@ -319,7 +356,8 @@ def result_dtype(name: str, lhs: np.dtype, rhs: np.dtype, preferred: np.dtype | 
         return common
     if not isinstance(preferred, np.dtype) or preferred not in dtypes.ALL_DTYPES:
         raise TypeError(f"{name}: unsupported preferred_element_type (C6) {preferred!r}")
-    if not dtypes.is_floating(common) and _bit_width(preferred) < _bit_width(common):
+    narrower = _bit_width(preferred) < _bit_width(common)
+    if check_width and not dtypes.is_floating(common) and narrower:
         raise TypeError(
             f"{name}: preferred_element_type {preferred.name} must not be narrower than "
             f"the operands' type {common.name} (C6)"
@@ -343,7 +381,13 @@ def _dot_general_abstract_eval(
     dims = canonical_dot_dims(dimension_numbers)
     _check_dot_dims(lhs, rhs, dims)
     (lc, rc), (lb, rb) = dims
-    dtype = result_dtype("dot_general", lhs.dtype, rhs.dtype, preferred_element_type)
+    dtype = result_dtype(
+        "dot_general",
+        lhs.dtype,
+        rhs.dtype,
+        preferred_element_type,
+        check_width=not dot_algorithms.is_algorithm(precision),
+    )
     shape = (
         tuple(lhs.shape[d] for d in lb)
         + tuple(lhs.shape[d] for d in _free_dims(lhs.ndim, lc, lb))
@@ -365,8 +409,14 @@ def _dot_general_impl(
     preferred_element_type: np.dtype | None,
 ) -> np.ndarray:
     """Lay both operands out as (batch, free, contracted) matrices, matmul, reshape."""
-    (lc, rc), (lb, rb) = dimension_numbers
+    if dot_algorithms.is_algorithm(precision):
+        return _with_algorithm(lhs, rhs, dimension_numbers, precision, preferred_element_type)
     out_dtype = result_dtype("dot_general", lhs.dtype, rhs.dtype, preferred_element_type)
+    return _contract(lhs, rhs, dimension_numbers, out_dtype)
+
+
+def _contract(lhs: np.ndarray, rhs: np.ndarray, dimension_numbers: DotDims, out_dtype: np.dtype):
+    (lc, rc), (lb, rb) = dimension_numbers
     compute = compute_dtype(lhs.dtype, rhs.dtype, out_dtype)
     lhs_free, rhs_free = _free_dims(lhs.ndim, lc, lb), _free_dims(rhs.ndim, rc, rb)
     batch_shape = tuple(lhs.shape[d] for d in lb)
@@ -382,6 +432,19 @@ def _dot_general_impl(
     product = np.matmul(_to_accumulator(lhs_3d, compute), _to_accumulator(rhs_3d, compute))
     result = _from_accumulator(product, compute, out_dtype)
     return result.reshape(batch_shape + lhs_free_shape + rhs_free_shape)
+
+
+def _with_algorithm(lhs, rhs, dimension_numbers, algorithm, preferred_element_type):
+    """A dot with a dot algorithm, as JAX 0.10.2 on CPU (dot_algorithms.py):
+    operands converted to the algorithm's types, contracted in its accumulation
+    type, the result converted to the dot's result type."""
+    dot_algorithms.check_runs_on_cpu(algorithm)
+    out = result_dtype("dot_general", lhs.dtype, rhs.dtype, preferred_element_type, False)
+    lhs_type, rhs_type, acc = dot_algorithms.compute_types(algorithm, lhs.dtype, rhs.dtype, out)
+    product = _contract(
+        convert_values(lhs, lhs_type), convert_values(rhs, rhs_type), dimension_numbers, acc
+    )
+    return convert_values(product, out)
 
 
 # --- dot_general: jvp (bilinear: dot(t_lhs, rhs) + dot(lhs, t_rhs))
@@ -539,6 +602,8 @@ def _dot_general_lowering(
     or, when every contracted dim has size 1 and each operand's dims keep
     their order in the result, a multiply of both operands broadcast to the
     result's shape (the same single product per element)."""
+    if dot_algorithms.is_algorithm(precision):
+        return _algorithm_lowering(ctx, lhs, rhs, dimension_numbers, precision)
     (lc, rc), (lb, rb) = dimension_numbers
     lhs_shape, rhs_shape = ctx.avals_in[0].shape, ctx.avals_in[1].shape
     lhs_free = _free_dims(len(lhs_shape), lc, lb)
@@ -570,6 +635,28 @@ def _dot_general_lowering(
         return ctx.hlo.dot_general(result_type, x, y, dims)
 
     return _contraction_lowering(ctx, lhs, rhs, dot)
+
+
+def _algorithm_lowering(ctx, lhs, rhs, dimension_numbers: DotDims, algorithm: Any):
+    """The impl's conversions around the plain lowering (XLA's CPU backend would
+    ignore an algorithm attribute, so none is emitted)."""
+    dot_algorithms.check_runs_on_cpu(algorithm)
+    (lhs_aval, rhs_aval), (out_aval,) = ctx.avals_in, ctx.avals_out
+    lhs_type, rhs_type, acc = dot_algorithms.compute_types(
+        algorithm, lhs_aval.dtype, rhs_aval.dtype, out_aval.dtype
+    )
+    inner = copy.copy(ctx)
+    inner.avals_in = [lhs_aval.update(dtype=lhs_type), rhs_aval.update(dtype=rhs_type)]
+    inner.avals_out = [out_aval.update(dtype=acc)]
+    (product,) = _dot_general_lowering(
+        inner,
+        ctx.convert(lhs, lhs_aval.dtype, lhs_type),
+        ctx.convert(rhs, rhs_aval.dtype, rhs_type),
+        dimension_numbers=dimension_numbers,
+        precision=None,
+        preferred_element_type=acc,
+    )
+    return [ctx.convert(product, acc, out_aval.dtype)]
 
 
 def _spread_positions(ndim, contract, batch, free, free_start) -> list[int]:
