@@ -269,6 +269,10 @@ def _extras(jax_name: str) -> dict[str, Any]:
         }
     if jax_name == "jax.numpy":
         return {"ndarray": ri.Array} if not hasattr(rnp, "ndarray") else {}
+    if jax_name == "jax.custom_derivatives":
+        # JAX exports these here too; refimpl defines them above custom_derivatives
+        # (gradient_utils builds them from custom_vjp)
+        return {"closure_convert": ri.closure_convert, "custom_gradient": ri.custom_gradient}
     return {}
 
 

@@ -8,8 +8,6 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from refimpl import tree_util
 from refimpl.callbacks import _match_weak
 from refimpl.core import Program
@@ -137,7 +135,9 @@ def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
 
     def fwd(*args: Any) -> Any:
         value, rule = split(args)
-        example = tree_util.tree_map(lambda v: _ShapeDtype(np.shape(v), typeof(v).dtype), value)
+        # the cotangent has the value's type, weak type included (as JAX's
+        # seed for a weakly typed output), so the rule computes as JAX's does
+        example = tree_util.tree_map(lambda v: _ShapeDtype(typeof(v)), value)
         converted, consts = closure_convert(rule, example)
         return value, _VjpResidual(converted, len(args), consts)
 
@@ -167,8 +167,8 @@ def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def _ShapeDtype(shape: tuple, dtype: Any) -> Any:
-    return ShapeDtypeStruct(tuple(shape), dtype)
+def _ShapeDtype(aval: Any) -> Any:
+    return ShapeDtypeStruct(tuple(aval.shape), aval.dtype, weak_type=aval.weak_type)
 
 
 def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callable, list[Any]]:

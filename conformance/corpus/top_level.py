@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from conformance.case import Case, fn_case, script_case
+from conformance.case import AGREE, Case, fn_case, script_case
 
 TAGS = ["top_level"]
 
@@ -42,6 +42,17 @@ def _custom_gradient(ns: Any, x: Any, y: Any) -> Any:
         return a * b, lambda g: (g * 3.0, g * b)
 
     return api.grad(lambda a, b: f(a, b) * 2.0, (0, 1))(x, y)
+
+
+def _custom_gradient_of_python_floats(ns: Any) -> Any:
+    # the rule's cotangent is weakly typed like the value, as JAX's seed
+    api = _api(ns)
+
+    @api.custom_gradient
+    def f(a):
+        return a**2, lambda g: (g * 10 * a,)
+
+    return api.grad(f)(3.0), api.jit(api.grad(f))(3.0), api.grad(f)(np.float32(3.0))
 
 
 def _closure_convert(ns: Any, w: Any, x: Any) -> Any:
@@ -129,6 +140,12 @@ def cases() -> Iterator[Case]:
         _custom_gradient,
         [np.float32(1.5), np.float32(-2.0)],
         oracle=lambda x, y: (np.float32(6.0), np.float32(2 * y)),
+        tags=TAGS,
+    )
+    yield script_case(
+        "top_level/custom_gradient_of_python_floats",
+        _custom_gradient_of_python_floats,
+        expect=AGREE,
         tags=TAGS,
     )
     yield fn_case(
