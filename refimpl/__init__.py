@@ -29,6 +29,8 @@ from refimpl.caches import clear_caches
 from refimpl.callbacks import effects_barrier, pure_callback
 from refimpl.config import config
 from refimpl.contexts import (
+    check_tracer_leaks,
+    checking_leaks,
     debug_key_reuse,
     default_matmul_precision,
     default_prng_impl,
@@ -173,6 +175,8 @@ __all__ = [
     "disable_jit",
     "enable_x64",
     "legacy_prng_key",
+    "check_tracer_leaks",
+    "checking_leaks",
     "debug_key_reuse",
     "default_matmul_precision",
     "default_prng_impl",

@@ -193,6 +193,55 @@ def enable_checks(value: bool = True) -> contextlib.AbstractContextManager:
     return _accepted("enable_checks", value, lambda v: isinstance(v, bool), "expected a bool")
 
 
+def check_tracer_leaks(value: Any = True) -> contextlib.AbstractContextManager:
+    """``jax.check_tracer_leaks``: accepted, no check (refimpl does not look
+    for leaked tracers when a trace ends).
+
+    JAX with the flag raises ``Exception("Leaked trace ...")`` when a traced
+    function stores one of its tracers where it outlives the trace; refimpl,
+    as JAX without the flag, lets it escape and raises
+    ``UnexpectedTracerError`` where the leaked tracer is used. A program
+    without leaks runs the same either way.
+
+    Args:
+        value: whether JAX would check (any value, as JAX's).
+
+    Returns:
+        A context manager (use it in a ``with`` statement or as a decorator).
+
+    Raises:
+        Nothing: every value is accepted, as JAX's.
+
+    Example:
+        >>> import refimpl as ri
+        >>> with ri.check_tracer_leaks(True):
+        ...     int(ri.jit(lambda x: x + 1)(2))
+        3
+    """
+    return _accepted("check_tracer_leaks", value, lambda v: True, "")
+
+
+def checking_leaks() -> contextlib.AbstractContextManager:
+    """``jax.checking_leaks()``: ``check_tracer_leaks(True)`` (accepted, no check).
+
+    Args:
+        None: it takes no argument, as JAX's.
+
+    Returns:
+        A context manager (use it in a ``with`` statement or as a decorator).
+
+    Raises:
+        Nothing.
+
+    Example:
+        >>> import refimpl as ri
+        >>> with ri.checking_leaks():
+        ...     int(ri.jit(lambda x: x + 1)(2))
+        3
+    """
+    return check_tracer_leaks(True)
+
+
 def debug_key_reuse(value: bool) -> contextlib.AbstractContextManager:
     """``jax.debug_key_reuse``: only False (refimpl has no key reuse checker).
 

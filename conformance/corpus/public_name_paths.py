@@ -15,6 +15,9 @@ recording.
   the usual type, as JAX on CPU), a preset XLA's CPU backend would ignore
   (ValueError), and JAX's precision strings (``"fastest"``, a pair of strings;
   a mixed pair is a ValueError).
+* ``public_names/checking_leaks/no_leak``: ``jax.checking_leaks()`` around
+  programs that leak no tracer (jit, vmap, grad) runs them unchanged
+  (refimpl does not look for leaks: docs/semantics.md 15.5).
 """
 
 from __future__ import annotations
@@ -90,6 +93,15 @@ def _dot_mixed_precision_pair(ns: Any) -> Any:
     return ns.lax_.dot(ns.asarray(_X), ns.asarray(_Y), precision=precision)
 
 
+def _checking_leaks_no_leak(ns: Any) -> Any:
+    x = ns.asarray(np.arange(3, dtype=np.float32))
+    with ns.api.checking_leaks():
+        jitted = ns.jit(lambda v: v * 2)(x)
+        mapped = ns.api.vmap(lambda v: v + 1)(x)
+        slope = ns.api.grad(lambda v: v * v)(3.0)
+    return jitted, mapped, slope
+
+
 def cases() -> Iterator[Case]:
     for algorithm in (0, 1, 2):
         for dtype in (np.uint8, np.uint32):
@@ -116,3 +128,4 @@ def cases() -> Iterator[Case]:
         yield script_case(f"{name}/jit", _dot(precision, dtype, jit=True), tags=TAGS)
     yield script_case("public_names/dot_algorithm/member", _dot_preset_member, tags=TAGS)
     yield script_case("public_names/dot_algorithm/mixed_pair", _dot_mixed_precision_pair, tags=TAGS)
+    yield script_case("public_names/checking_leaks/no_leak", _checking_leaks_no_leak, tags=TAGS)
