@@ -93,6 +93,7 @@ FAMILIES: Sequence[str] = (
     "custom_api_paths",
     "numpy_construct_paths",
     "public_name_paths",
+    "numpy_selection_paths",
 )
 
 

@@ -145,17 +145,29 @@ def gradient(
 
 def trapezoid(y: ArrayLike, x: ArrayLike = None, dx: ArrayLike = 1.0, axis: int = -1) -> Array:
     """``sum((y[1:] + y[:-1]) / 2 * diff(x))`` along ``axis`` (spacing ``dx``
-    without ``x``)."""
+    without ``x``), as JAX: ``y`` and ``x`` are promoted together; an array
+    ``dx`` lines up with ``y``'s trailing axes (its ``axis`` is the integration
+    axis), and a spacing constant along that axis uses
+    ``dx * (sum(y) - (y[0] + y[-1]) / 2)``."""
 
     y = checked_array("trapezoid", y)
-    (y,) = promote_dtypes_inexact("trapezoid", y)
-    y = moveaxis(y, axis, -1)
     if x is None:
+        (y,) = promote_dtypes_inexact("trapezoid", y)
         widths = asarray(dx)
+        rank = _aval(widths).ndim
+        if rank:
+            lead = (1,) * (_aval(y).ndim - rank)
+            widths = moveaxis(reshape(widths, lead + _aval(widths).shape), axis, -1)
     else:
         x = checked_array("trapezoid", x, 1)
+        y, x = promote_dtypes_inexact("trapezoid", y, x)
         widths = diff(x) if _aval(x).ndim == 1 else moveaxis(diff(x, axis=axis), axis, -1)
-    return sum(widths * (y[..., 1:] + y[..., :-1]), axis=-1) * 0.5
+    y = moveaxis(y, axis, -1)
+    w_shape = _aval(widths).shape
+    if not w_shape or w_shape[-1] == 1:
+        width = widths[..., 0] if w_shape else widths
+        return width * (sum(y, axis=-1) - 0.5 * (y[..., 0] + y[..., -1]))
+    return 0.5 * sum(widths * (y[..., 1:] + y[..., :-1]), axis=-1)
 
 
 def unwrap(

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import ml_dtypes
@@ -21,6 +23,7 @@ import numpy as np
 from refimpl import dtypes
 from refimpl.numpy._creation import asarray
 from refimpl.numpy._promote import aval_of, is_refimpl_array
+from refimpl.numpy._shape import normalize_axes
 
 # --- constants (Python floats, as in jax.numpy) ------------------------------------------
 
@@ -184,13 +187,21 @@ def can_cast(
 
 
 def iscomplexobj(x: Any) -> bool:
-    """Whether ``x``'s dtype is complex."""
-    return dtypes.is_complex(aval_of(x, "iscomplexobj", 0).dtype)
+    """Whether ``x``'s dtype is complex. As JAX, any object is asked: ``None``
+    and strings are not complex, a nested list is read as an array."""
+    if isinstance(x, (complex, np.complexfloating)):
+        return True
+    if x is None or isinstance(x, (bool, int, float, str, np.generic)):
+        return False
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        dtype = aval_of(asarray(x), "iscomplexobj", 0).dtype
+    return dtypes.is_complex(dtype)
 
 
 def isrealobj(x: Any) -> bool:
-    """Whether ``x``'s dtype is not complex."""
-    return not dtypes.is_complex(aval_of(x, "isrealobj", 0).dtype)
+    """Whether ``x``'s dtype is not complex (any object, as :func:`iscomplexobj`)."""
+    return not iscomplexobj(x)
 
 
 def isscalar(element: Any) -> bool:
@@ -231,20 +242,43 @@ def isdtype(dtype: Any, kind: Any) -> bool:
     return False
 
 
+def _warn_sequence(fn_name: str, a: Any) -> None:
+    # JAX 0.10.2 still answers for a list/tuple but deprecates it
+    if isinstance(a, (list, tuple)):
+        warnings.warn(
+            f"{fn_name} requires ndarray or scalar arguments, got {type(a)} at position 0.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+
+
 def ndim(a: Any) -> int:
-    """The rank of ``a`` (lists are converted first)."""
-    return int(np.ndim(a)) if isinstance(a, (list, tuple)) else aval_of(a, "ndim", 0).ndim
+    """The rank of ``a`` (a list/tuple is read as an array, with JAX's
+    DeprecationWarning)."""
+    if isinstance(a, (list, tuple)):
+        _warn_sequence("ndim", a)
+        return int(np.ndim(a))
+    return aval_of(a, "ndim", 0).ndim
 
 
 def shape(a: Any) -> tuple[int, ...]:
-    """The shape of ``a``."""
-    return tuple(np.shape(a)) if isinstance(a, (list, tuple)) else aval_of(a, "shape", 0).shape
+    """The shape of ``a`` (a list/tuple as :func:`ndim`)."""
+    if isinstance(a, (list, tuple)):
+        _warn_sequence("shape", a)
+        return tuple(np.shape(a))
+    return aval_of(a, "shape", 0).shape
 
 
-def size(a: Any, axis: int | None = None) -> int:
-    """The number of elements of ``a`` (along ``axis`` if given)."""
-    dims = shape(a)
-    return int(np.prod(dims, dtype=np.int64)) if axis is None else dims[axis]
+def size(a: Any, axis: int | Sequence[int] | None = None) -> int:
+    """The number of elements of ``a``, or the product of its lengths along
+    ``axis`` (an int or a sequence of distinct axes; ``()`` gives 1)."""
+    if isinstance(a, (list, tuple)):
+        _warn_sequence("size", a)
+        dims = tuple(np.shape(a))
+    else:
+        dims = aval_of(a, "size", 0).shape
+    axes = range(len(dims)) if axis is None else normalize_axes("size", axis, len(dims))
+    return math.prod(dims[k] for k in axes)
 
 
 __all__ = [

@@ -16,12 +16,13 @@ from refimpl import dtypes, lax, tracing
 from refimpl.numpy._creation import asarray, canonical_shape, zeros
 from refimpl.numpy._indexing import take
 from refimpl.numpy._promote import (
+    as_array,
     aval_of,
     checked_array,
     is_traced,
 )
 from refimpl.numpy._promote import require_concrete as _concrete
-from refimpl.numpy._search import argsort, flatnonzero, nonzero
+from refimpl.numpy._search import argsort, flatnonzero, nonzero, unravel_index
 from refimpl.numpy._shape import (
     broadcast_to,
     concatenate,
@@ -31,7 +32,7 @@ from refimpl.numpy._shape import (
     reshape,
     sort,
 )
-from refimpl.numpy._ufuncs import remainder, where
+from refimpl.numpy._ufuncs import clip, remainder, where
 
 Array = Any
 ArrayLike = Any
@@ -290,26 +291,40 @@ def resize(a: ArrayLike, new_shape: Any) -> Array:
 def put(
     a: ArrayLike, ind: ArrayLike, v: ArrayLike, mode: str | None = None, *, inplace: bool = True
 ):
-    """A copy of ``a`` with ``ravel(a)[ind] = v`` (``inplace=False`` required)."""
+    """A copy of ``a`` with ``ravel(a)[ind] = v`` (``inplace=False`` required),
+    ``v`` repeated or cut to ``len(ind)``. As JAX: an index out of range is
+    clipped by default (``unravel_index``'s rule), ``mode="clip"`` clips to
+    ``[0, size)``, ``"wrap"`` wraps; NumPy's ``"raise"`` is not supported;
+    empty ``ind`` or ``v`` leave ``a`` unchanged."""
     if inplace:
         raise ValueError("put: jax-style arrays are immutable; pass inplace=False")
     a = checked_array("put", a)
     ind = ravel(checked_array("put", ind, 1))
-    values = ravel(asarray(v))
+    values = ravel(checked_array("put", v, 2))
+    shape = _aval(a).shape
+    size = int(np.prod(shape, dtype=np.int64))
     k = _aval(ind).shape[0]
     n = _aval(values).shape[0]
-    if n != k and n:
+    if not size or not k or not n:
+        return as_array(a)
+    if n != k:
         values = take(values, asarray((np.arange(k) % n).astype(np.int32)))
-    flat = ravel(a)
-    if mode == "wrap":
-        ind = remainder(ind, _aval(flat).shape[0])
-    at_mode = "clip" if mode == "clip" else None
-    return reshape(flat.at[ind].set(values, mode=at_mode), _aval(a).shape)
+    if mode == "clip":
+        ind = clip(ind, 0, size - 1)
+    elif mode == "wrap":
+        ind = remainder(ind, size)
+    elif mode == "raise":
+        raise NotImplementedError("put: mode='raise' is not supported (as JAX)")
+    elif mode is not None:
+        raise ValueError(f"put: mode should be one of 'wrap' or 'clip', got {mode!r}")
+    return as_array(a).at[unravel_index(ind, shape)].set(values)
 
 
 def place(arr: ArrayLike, mask: ArrayLike, vals: ArrayLike, *, inplace: bool = True) -> Array:
     """A copy of ``arr`` whose elements where ``mask`` holds take ``vals`` in
-    order, repeated as needed (``inplace=False`` required, as in JAX)."""
+    order, repeated as needed (``inplace=False`` required, as in JAX). ``mask``
+    has ``arr``'s size; empty ``vals`` is a ValueError even where ``mask`` is
+    all false (as JAX)."""
 
     if inplace:
         raise ValueError("place: jax-style arrays are immutable; pass inplace=False")
@@ -317,14 +332,17 @@ def place(arr: ArrayLike, mask: ArrayLike, vals: ArrayLike, *, inplace: bool = T
     mask = ravel(checked_array("place", mask, 1))
     flat = ravel(arr)
     size = _aval(flat).shape[0]
-    values = ravel(asarray(vals))
-    positions = flatnonzero(mask, size=size, fill_value=size)  # padding: out of range, dropped
+    values = ravel(checked_array("place", vals, 2))
+    if _aval(mask).shape[0] != size:
+        raise ValueError("place: arr and mask must be the same size")
     count = _aval(values).shape[0]
     if count == 0:
-        return arr
-
+        raise ValueError("place: cannot place values from an empty array")
+    if size == 0:
+        return as_array(arr)
+    positions = flatnonzero(mask, size=size, fill_value=size)  # padding: out of range, dropped
     cyclic = take(values, asarray((np.arange(size) % count).astype(np.int32)))
-    return reshape(flat.at[positions].set(cyclic), _aval(arr).shape)
+    return reshape(flat.at[positions].set(cyclic, mode="drop"), _aval(arr).shape)
 
 
 __all__ = [

@@ -265,6 +265,11 @@ def rot90(m: ArrayLike, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Array:
     axis toward the second)."""
     m = checked_array("rot90", m)
     ndim = _ndim(m)
+    if ndim < 2:
+        raise ValueError(
+            "rot90 requires its first argument to have ndim at least two, but got first "
+            f"argument of shape {aval_of(m, 'rot90', 0).shape}, which has ndim {ndim}"
+        )
     if len(axes) != 2:
         raise ValueError("rot90: len(axes) must be 2")
     ax0, ax1 = (normalize_axis("rot90", a, ndim) for a in axes)
