@@ -345,3 +345,12 @@ def _custom_vmap_jvp_integer_argument(ns: Any) -> Any:
 
 
 SCRIPTS["custom_vmap_jvp_integer_argument"] = _custom_vmap_jvp_integer_argument
+
+
+def _lax_map_batch_size_empty_axis(ns: Any) -> Any:
+    # no chunks and no remainder: the results are empty, not an error
+    xs = (ns.asarray(np.zeros((0, 3), np.float32)), ns.asarray(np.zeros((0,), np.int32)))
+    return ns.api.lax.map(lambda v: (v[0] * 2, v[1] + 1), xs, batch_size=np.int32(2))
+
+
+SCRIPTS["lax_map_batch_size_empty_axis"] = _lax_map_batch_size_empty_axis

@@ -6,6 +6,7 @@ odd/even recursion).
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -89,7 +90,14 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
     if batch_size is None:
         _, ys = control_flow.scan(lambda c, x: (c, f(x)), None, xs)
         return ys
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 0:
+    try:  # an integer of any kind (a bool, a NumPy integer), as JAX's divmod takes
+        batch_size = operator.index(batch_size)
+    except TypeError:
+        raise TypeError(
+            f"map: batch_size must be a non-negative int, got {type(batch_size).__name__} "
+            f"{batch_size!r}"
+        ) from None
+    if batch_size < 0:
         raise ValueError(f"map: batch_size must be a non-negative int, got {batch_size!r}")
     if batch_size == 0:  # JAX: no chunks, the whole axis is the remainder
         return vmap(f)(xs)
@@ -102,7 +110,7 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
         return tree.tree_map(lambda x: structural.slice_in_dim(x, start, stop, 1, 0), xs)
 
     results = []
-    if chunks:
+    if chunks or not n:  # an empty axis: a scan of no chunks, as JAX (results of length 0)
         main = tree.tree_map(
             lambda x: structural.reshape(x, (chunks, batch_size) + _aval(x, "map").shape[1:]),
             piece(0, chunks * batch_size),

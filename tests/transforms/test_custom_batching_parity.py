@@ -8,6 +8,7 @@ from __future__ import annotations
 import jax
 import jax.custom_batching as jcb
 import numpy as np
+import pytest
 
 import refimpl as ri
 import refimpl.custom_batching as rcb
@@ -91,3 +92,25 @@ def test_jvp_of_custom_vmap_with_integer_and_bool_arguments(backend):
         w = np.asarray(w)
         assert np.asarray(g).dtype == w.dtype and np.asarray(g).shape == w.shape
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-6)
+
+
+def test_lax_map_batch_size_of_empty_axes_and_integer_kinds(backend):
+    # an empty leading axis is a scan of no chunks (refimpl crashed in tree_map);
+    # any integer is a batch size (refimpl refused bools and NumPy integers)
+    xs = (np.zeros((0, 3), np.float32), np.zeros((0,), np.int32))
+    for bs in (1, 2, True, np.int32(2)):
+        _same(
+            ri.lax.map(lambda v: (v[0] * 2, v[1] + 1), xs, batch_size=bs),
+            jax.lax.map(lambda v: (v[0] * 2, v[1] + 1), xs, batch_size=bs),
+        )
+    _same(
+        ri.jit(lambda x: ri.lax.map(lambda v: v.sum(), x, batch_size=2))(xs[0]),
+        jax.jit(lambda x: jax.lax.map(lambda v: v.sum(), x, batch_size=2))(xs[0]),
+    )
+    five = np.arange(5.0, dtype=np.float32)
+    _same(
+        ri.lax.map(lambda v: v * 2, five, batch_size=np.int64(2)),
+        jax.lax.map(lambda v: v * 2, five, batch_size=np.int64(2)),
+    )
+    with pytest.raises(TypeError, match="map: batch_size"):  # JAX: TypeError too
+        ri.lax.map(lambda v: v, five, batch_size=2.0)
