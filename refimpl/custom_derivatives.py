@@ -210,11 +210,6 @@ class _Split:
             merged.insert(i, ref)
         return merged
 
-    def without_refs(self, leaves: Sequence[Any]) -> list[Any]:
-        """Per-leaf values of all arguments, the Ref arguments' dropped."""
-        slots = {i for i, _ in self.ref_slots}
-        return [x for i, x in enumerate(leaves) if i not in slots]
-
     def full_args(self, leaves: Sequence[Any]) -> list[Any]:
         diff = tree_util.tree_unflatten(self.in_tree, self.with_refs(leaves))
         full: list[Any] = [None] * self.n_args
@@ -226,6 +221,10 @@ class _Split:
 
     def diff_args(self, leaves: Sequence[Any]) -> tuple:
         return tuple(tree_util.tree_unflatten(self.in_tree, self.with_refs(leaves)))
+
+    def ref_values(self) -> list[Any]:
+        """The values the Ref arguments hold now."""
+        return [ref._value for _, ref in self.ref_slots]
 
 
 class _Refs:
@@ -267,6 +266,12 @@ def _trace_primal(kind: str, fun: Callable, split: _Split) -> tuple[Program, lis
 
     def flat_fun(*leaves: Any) -> list[Any]:
         with ref_context.late_inputs(lambda k: f"a Ref made outside {kind} {_name(fun)}") as scope:
+            # A Ref argument is an operand of the call even if the function
+            # never reads it: its value is differentiated like an argument's
+            # (bwd's cotangent for it flows to that value, as in JAX).
+            ref_context.outer_values(
+                [ref for _, ref in split.ref_slots], [False] * len(split.ref_slots)
+            )
             out = fun(*split.full_args(leaves))
             finals = scope.finish()
             touched.append(_Refs(tuple(scope.refs), scope.written_flags))
@@ -507,13 +512,17 @@ class _CustomFunction:
             return self.fun(*args)
         split = _Split(self._kind, args, self.nondiff_argnums, self._kind == "custom_vjp")
         self._check_nondiff(split)
-        trace = tracing.find_top_trace(split.leaves)
+        ref_values = split.ref_values()
+        trace = tracing.find_top_trace(split.leaves + ref_values)
         if trace is None:  # a transformation is active, but not on these arguments
             return self.fun(*args)
         if (
             isinstance(trace, ad.JVPTrace)
             and tracing.current_builder() is None
             and not self.optimize_remat
+            # a Ref argument holding a differentiated value: the call is
+            # traced, so that value is an operand the rules differentiate
+            and not any(isinstance(v, tracing.Tracer) and v._trace is trace for v in ref_values)
         ):
             # Differentiation outside jit: as JAX's JVPTrace.process_custom_*_call,
             # the rules run on the primal values, which are concrete (so Python
@@ -668,11 +677,37 @@ class _VJPRules:
     def optimize_remat(self) -> bool:
         return self.owner.optimize_remat
 
+    def arg_ref_slots(self) -> list[int | None]:
+        """For each ref the function touched: its position among the Ref
+        arguments (whose values are differentiated), or None for a ref
+        made outside and closed over (whose value must not be)."""
+        index = {id(ref): k for k, (_, ref) in enumerate(self.split.ref_slots)}
+        return [index.get(id(ref)) for ref in self.refs.refs]
+
     def fwd(self, primals: list, perturbed: list[bool]) -> tuple[list, list, Any]:
-        primals, _ = self.refs.split(primals)
+        primals, ref_values = self.refs.split(primals)
         perturbed, _ = self.refs.split(perturbed)
-        p_leaves, res_leaves, res_tree = self._fwd(primals, perturbed)
-        return p_leaves + self.refs.unchanged(), res_leaves, res_tree
+        # fwd runs on the values the call received: each Ref argument holds
+        # its operand's value meanwhile (outside, it may hold a tracer of a
+        # finished trace, or the differentiated value itself). fwd's writes
+        # to the refs the function writes are the call's final values of
+        # them; another write of fwd's stays, as to a closed-over ref.
+        bound = [
+            (ref, ref._value, ad.user_value(value))
+            for ref, value, k in zip(self.refs.refs, ref_values, self.arg_ref_slots(), strict=True)
+            if k is not None
+        ]
+        written = {id(r) for r, w in zip(self.refs.refs, self.refs.written, strict=True) if w}
+        try:
+            for ref, _, value in bound:
+                ref._value = value
+            p_leaves, res_leaves, res_tree = self._fwd(primals, perturbed)
+            finals = self.refs.unchanged()
+        finally:
+            for ref, outer, value in bound:
+                if ref._value is value or id(ref) in written:
+                    ref._value = outer
+        return p_leaves + finals, res_leaves, res_tree
 
     def _fwd(self, primals: list, perturbed: list[bool]) -> tuple[list, list, Any]:
         owner, split = self.owner, self.split
@@ -716,9 +751,13 @@ class _VJPRules:
         return p_leaves, res_leaves, res_tree
 
     def bwd(self, res: list, res_tree: Any, cts: list) -> list:
-        # ``cts``: of the function's own outputs (the written refs' final
-        # values have zero tangents); the refs' values get no cotangent.
-        return self._bwd(res, res_tree, cts) + [None] * self.refs.n
+        # ``cts``: of the function's own outputs. A Ref argument's value
+        # gets bwd's cotangent for that argument; a closed-over ref's none.
+        leaves = self._bwd(res, res_tree, cts)
+        slots = {i for i, _ in self.split.ref_slots}
+        ref_cts = [ct for i, ct in enumerate(leaves) if i in slots]
+        own = [ct for i, ct in enumerate(leaves) if i not in slots]
+        return own + [None if k is None else ref_cts[k] for k in self.arg_ref_slots()]
 
     def _bwd(self, res: list, res_tree: Any, cts: list) -> list:
         owner, split = self.owner, self.split
@@ -746,7 +785,7 @@ class _VJPRules:
                 leaves.extend([None] * len(arg_leaves))
                 continue
             leaves.extend(_bwd_output_leaves(arg_ct, arg, len(arg_leaves)))
-        return split.without_refs(leaves)
+        return leaves
 
 
 def _bwd_output_leaves(arg_ct: Any, arg: Any, n_leaves: int) -> list[Any]:
@@ -796,7 +835,13 @@ def _custom_vjp_call_jvp(primals, tangents, **params):
 
 def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, symbolic_zeros):
     _check_no_closed_over_tangents("custom_vjp", tangents, num_consts)
-    _check_no_ref_tangents("custom_vjp", tangents, getattr(rules, "refs", _NO_REFS))
+    refs: _Refs = getattr(rules, "refs", _NO_REFS)
+    arg_slots = rules.arg_ref_slots() if refs.n else []
+    ref_tangents = tangents[len(tangents) - refs.n :] if refs.n else []
+    # the values of refs closed over are closed-over values; a Ref
+    # argument's is differentiated as an argument
+    if any(k is None and type(t) is not Zero for k, t in zip(arg_slots, ref_tangents)):
+        raise _closed_over_error("custom_vjp")
     consts = list(primals[:num_consts])
     primals, tangents = list(primals[num_consts:]), list(tangents[num_consts:])
     nonzero = [_perturbed(t) for t in tangents]
@@ -805,7 +850,6 @@ def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, sy
     else:
         outs, res, res_tree = rules.fwd(primals, nonzero)
     in_avals = call.in_avals[num_consts:]
-    refs: _Refs = getattr(rules, "refs", _NO_REFS)
     n_own = len(call.out_avals) - refs.n_written
     res, ref_res = _split_ref_residuals(res)
     touts = custom_lin_p.bind(
@@ -819,9 +863,14 @@ def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, sy
         out_avals=tuple(tangent_aval(a) for a in call.out_avals[:n_own]),
         ref_res=ref_res,
     )
-    # The written refs' final values (the rules replace the function) do
-    # not depend on the arguments.
-    return outs, list(touts) + [Zero(tangent_aval(a)) for a in call.out_avals[n_own:]]
+    # The written refs' final values are fwd's writes: as in JAX (fwd
+    # writes the primal ref only) their tangents are the refs' tangents
+    # before the call (zero for a closed-over ref).
+    written_tangents = [t for t, w in zip(ref_tangents, refs.written, strict=True) if w]
+    return outs, list(touts) + [
+        t if type(t) is not Zero else Zero(tangent_aval(a))
+        for t, a in zip(written_tangents, call.out_avals[n_own:], strict=True)
+    ]
 
 
 custom_vjp_call_p.def_jvp(_custom_vjp_call_jvp)
@@ -926,7 +975,8 @@ def _custom_lin_transpose(
                 f"corresponding primal input: expected {expected.str_short()}, got "
                 f"{got.str_short()}."
             )
-        result.append(ad.match_aval(ct, expected) if got.dtype == expected.dtype else ct)
+        # as JAX, of bwd's own type (a strong cotangent of a weak input stays strong)
+        result.append(ct)
     return result
 
 

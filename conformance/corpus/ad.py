@@ -448,3 +448,41 @@ def cases() -> Iterator[Case]:
         mode="eager",
         oracle=lambda x: np.float32(3.0),  # d(x * 3)/dx
     )
+
+    # tangent types of a jit call are its differentiated program's (the int
+    # exponent converted to a strong float: strong), a custom_vjp bwd's
+    # cotangent keeps its type, jacfwd/jacrev blocks take the output's /
+    # input's weak type (JAX's _possible_downcast)
+    def pow_int_grad_jit(ns, x):
+        api = _api(ns)
+        return api.grad(api.jit(lambda x, n: x**n))(x, 0)
+
+    def pow_int_jvp_jit(ns, x):
+        api = _api(ns)
+        return api.jvp(api.jit(lambda x: ns.lax_.pow(x, np.int32(2))), (x,), (1.0,))
+
+    def custom_vjp_strong_ct(ns, x):
+        api = _api(ns)
+
+        @api.custom_vjp
+        def f(y):
+            return y * 3.0
+
+        f.defvjp(lambda y: (f(y), np.float32(2.0)), lambda r, g: (g * r,))
+        return api.grad(f)(x), api.grad(api.jit(f))(x)
+
+    def jac_pow(ns, x, y):
+        api = _api(ns)
+        return (
+            api.jacfwd(ns.lax_.pow, (0, 1))(x, y),
+            api.jacrev(ns.lax_.pow, (0, 1))(x, y),
+            api.jacrev(api.jacrev(ns.lax_.pow, (0, 1)), (0, 1))(x, y),
+        )
+
+    for name, fn, args in (
+        ("tangent_types/pow_int_grad_jit", pow_int_grad_jit, [0.0]),
+        ("tangent_types/pow_int_jvp_jit", pow_int_jvp_jit, [2.0]),
+        ("tangent_types/custom_vjp_strong_cotangent", custom_vjp_strong_ct, [2.0]),
+        ("tangent_types/jacobians_of_weak_pow", jac_pow, [4.0, 0.0]),
+    ):
+        yield _case(name, fn, args, mode="eager")

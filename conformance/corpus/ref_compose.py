@@ -261,6 +261,65 @@ def _custom_jvp_in_jit(ns: Any) -> Any:
     return ns.jit(h)(X)
 
 
+def _scaled_ref_vjp(api: Any) -> Any:
+    # a custom_vjp function of a Ref argument: bwd's cotangent for the Ref
+    # is the gradient of the value it holds (100 * y, not the primal's 3 * y)
+    @api.custom_vjp
+    def f(x_ref, y):
+        return x_ref[...] * 3.0 * y
+
+    def fwd(x_ref, y):
+        return f(x_ref, y), (x_ref[...], y)
+
+    def bwd(res, g):
+        return (g * 100.0 * res[1], g * res[0] * 7.0)
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def _custom_vjp_differentiated_ref_argument(ns: Any) -> Any:
+    api = _api(ns)
+    f = _scaled_ref_vjp(api)
+    x, y = np.float32(1.5), np.float32(2.0)
+
+    def g(x, y):
+        return f(api.new_ref(x), y)
+
+    return {
+        "grad": api.grad(g, (0, 1))(x, y),
+        "jit_grad": ns.jit(api.grad(g, (0, 1)))(x, y),
+        "grad_jit": api.grad(ns.jit(g), (0, 1))(x, y),
+        "sin": api.grad(lambda x: f(api.new_ref(ns.np_.sin(x)), np.float32(1.0)))(x),
+    }
+
+
+def _custom_vjp_fwd_writes_ref_argument(ns: Any) -> Any:
+    # fwd's write to the Ref argument is its final value, with the tangent
+    # the ref had before the call (JAX's fwd writes the primal ref only)
+    api = _api(ns)
+
+    @api.custom_vjp
+    def h(x_ref):
+        v = x_ref[...]
+        x_ref[...] = v * 2.0
+        return v * 3.0
+
+    def fwd(x_ref):
+        v = x_ref[...]
+        x_ref[...] = v * 2.0
+        return v * 3.0, None
+
+    h.defvjp(fwd, lambda _, g: (g * 100.0,))
+
+    def g(x):
+        r = api.new_ref(x)
+        return h(r) + r[...] * 5.0
+
+    x = np.float32(1.0)
+    return {"grad": api.grad(g)(x), "grad_jit": api.grad(ns.jit(g))(x)}
+
+
 def cases() -> Iterator[Case]:
     f32 = np.float32
     s, c = np.sin(X), np.cos(X)
@@ -306,3 +365,8 @@ def cases() -> Iterator[Case]:
     }
     yield script_case("ref.compose/error-custom-jvp-in-jit", _custom_jvp_in_jit, tags=TAGS,
                       expect=Raises(NotImplementedError, no_discharge))  # fmt: skip
+    yield script_case("ref.compose/custom-vjp-differentiated-ref-argument",
+                      _custom_vjp_differentiated_ref_argument, tags=TAGS,
+                      expect=AGREE)  # fmt: skip
+    yield script_case("ref.compose/custom-vjp-fwd-writes-ref-argument",
+                      _custom_vjp_fwd_writes_ref_argument, tags=TAGS, expect=AGREE)  # fmt: skip

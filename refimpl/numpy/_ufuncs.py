@@ -399,9 +399,10 @@ def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     if not dtypes.is_inexact(_dtype_of(base)):
         return _pow_int_int(base, exp_)
     if dtypes.is_inexact(d1) and dtypes.is_integer(d2):
-        # the base's dtype is kept; the result is weak only if both operands are
-        exp_weak = aval_of(x2, "power", 1).weak_type
-        x1, x2 = broadcast_arrays("power", x1, lax.convert_element_type(x2, d1, exp_weak))
+        # the base's dtype is kept; the result is weak only if both operands
+        # are. The exponent stays an integer: lax.pow's derivative in the
+        # base is then 0 at 0 ** 0 (not nan), as JAX's
+        x1, x2 = broadcast_arrays("power", x1, x2)
         return lax.pow(x1, x2)
     return lax.pow(base, exp_)
 

@@ -72,7 +72,7 @@ def _jit_call_batch(args: list, dims: list, *, program: Program, name: str):
 @jit_call_p.def_jvp
 def _jit_call_jvp(primals: list, tangents: list, *, program: Program, name: str):
     nonzero = [type(t) is not Zero for t in tangents]
-    jp = rule_context.jvp_program(program, nonzero)
+    jp = rule_context.jvp_program(program, nonzero, own_types=True)
     outs = jit_call_p.bind(
         *primals,
         *[t for t in tangents if type(t) is not Zero],
@@ -88,7 +88,7 @@ def _jit_call_linearize(primals: list, tangents: list, *, program: Program, name
     and a linear call (recorded where the tangents live) from residuals and
     tangents to output tangents."""
     nonzero = [type(t) is not Zero for t in tangents]
-    lp = rule_context.linearize_program(program, nonzero)
+    lp = rule_context.linearize_program(program, nonzero, own_types=True)
     known = jit_call_p.bind(*primals, program=lp.known, name=name)
     n_out = len(program.out_vars)
     residuals = known[n_out:]
@@ -105,7 +105,9 @@ def _jit_call_transpose(cts: list, *args: Any, program: Program, name: str) -> l
     linear = [isinstance(a, UndefinedPrimal) for a in args]
     # a custom_vjp bwd inside may write a Ref its fwd saved: the transposed
     # program threads the refs it touches (their values in, written ones out)
-    transposed, refs, written = rule_context.transpose_program(program, linear, thread_refs=True)
+    transposed, refs, written = rule_context.transpose_program(
+        program, linear, thread_refs=True, own_types=True
+    )
     outs = jit_call_p.bind(
         *[a for a in args if not isinstance(a, UndefinedPrimal)],
         *[rule_context.instantiate(ct) for ct in cts],

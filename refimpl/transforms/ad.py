@@ -230,13 +230,15 @@ def linearize_flat(
     primals: Sequence[Any],
     in_nonzero: Sequence[bool],
     instantiate_out: Sequence[bool] | bool = False,
+    own_types: bool = False,
 ) -> Linearized:
     """Linearize flat ``fun`` at ``primals`` w.r.t. the inputs marked in ``in_nonzero``.
 
     The primal computation runs at the current level (eagerly outside any
     trace, staged in the enclosing jit); the tangent computation is recorded
     in a linear Program. ``instantiate_out`` forces nonzero (materialized)
-    output tangents.
+    output tangents. The output tangents take their primals' weak types,
+    unless ``own_types`` (see :func:`jvp_program`).
     """
     builder = Builder("linearize")
     with new_main(builder):
@@ -256,7 +258,9 @@ def linearize_flat(
         if isinstance(instantiate_out, bool):
             instantiate_out = [instantiate_out] * len(tangents_out)
         tangents_out = [
-            t if type(t) is Zero and not inst else match_aval(t, tangent_aval(_aval(p)))
+            t
+            if (type(t) is Zero or own_types) and not inst
+            else match_aval(t, tangent_aval(_aval(p)))
             for t, inst, p in zip(tangents_out, instantiate_out, primals_out, strict=True)
         ]
         out_nonzero = [type(t) is not Zero for t in tangents_out]
@@ -1001,13 +1005,23 @@ class JVPProgram:
 
 
 def jvp_program(
-    program: Program, in_nonzero: Sequence[bool], instantiate: Sequence[bool] | bool = False
+    program: Program,
+    in_nonzero: Sequence[bool],
+    instantiate: Sequence[bool] | bool = False,
+    own_types: bool = False,
 ) -> JVPProgram:
-    """The JVP of a closed Program, itself a closed Program (memoized)."""
+    """The JVP of a closed Program, itself a closed Program (memoized).
+
+    The output tangents take the weak types of the program's outputs (a
+    loop's carry or a branch's outputs must keep one type), unless
+    ``own_types``: then they keep the types the JVP computed them with, as
+    JAX's tangents of a call (``jit``, ``checkpoint``), whose tangent types
+    come from the JVP-traced program (``grad(jit(lambda x: x ** n))`` is
+    strong where ``n`` is converted to a strong float)."""
     n_out = len(program.out_vars)
     if isinstance(instantiate, bool):
         instantiate = [instantiate] * n_out
-    key = ("jvp", tuple(in_nonzero), tuple(instantiate))
+    key = ("jvp", tuple(in_nonzero), tuple(instantiate), own_types)
     cache = _program_cache(program)
     if key in cache:
         return cache[key]
@@ -1026,7 +1040,7 @@ def jvp_program(
             lambda *xs: tracing.eval_program_bind(program, xs), primals, tangents
         )
         touts = [
-            t if type(t) is Zero and not inst else match_aval(t, tangent_aval(a))
+            t if (type(t) is Zero or own_types) and not inst else match_aval(t, tangent_aval(a))
             for t, inst, a in zip(touts, instantiate, program.out_avals, strict=True)
         ]
         out_nonzero.extend(type(t) is not Zero for t in touts)
@@ -1055,15 +1069,18 @@ class LinearizedProgram:
 
 
 def linearize_program(
-    program: Program, in_nonzero: Sequence[bool], instantiate: Sequence[bool] | bool = False
+    program: Program,
+    in_nonzero: Sequence[bool],
+    instantiate: Sequence[bool] | bool = False,
+    own_types: bool = False,
 ) -> LinearizedProgram:
     """Partial evaluation of a closed Program's JVP, primals known and
     tangents unknown (memoized). Residuals are the primal values the tangent
-    computation reads."""
+    computation reads. ``own_types``: as for :func:`jvp_program`."""
     n_out = len(program.out_vars)
     if isinstance(instantiate, bool):
         instantiate = [instantiate] * n_out
-    key = ("linearize", tuple(in_nonzero), tuple(instantiate))
+    key = ("linearize", tuple(in_nonzero), tuple(instantiate), own_types)
     cache = _program_cache(program)
     if key in cache:
         return cache[key]
@@ -1071,7 +1088,11 @@ def linearize_program(
 
     def known_fun(*primals: Any) -> list[Any]:
         lin = linearize_flat(
-            lambda *xs: tracing.eval_program_bind(program, xs), primals, in_nonzero, instantiate
+            lambda *xs: tracing.eval_program_bind(program, xs),
+            primals,
+            in_nonzero,
+            instantiate,
+            own_types,
         )
         holder.append(lin)
         return list(lin.primals_out) + list(lin.residuals)
@@ -1086,7 +1107,9 @@ def linearize_program(
     return result
 
 
-def transpose_program(program: Program, linear: Sequence[bool], thread_refs: bool = False) -> Any:
+def transpose_program(
+    program: Program, linear: Sequence[bool], thread_refs: bool = False, own_types: bool = False
+) -> Any:
     """The transpose of a linear Program w.r.t. its inputs marked ``linear``:
     inputs ``non-linear inputs + output cotangents``, outputs the cotangents
     of the linear inputs (zeros instantiated) but the integer and bool ones
@@ -1096,8 +1119,12 @@ def transpose_program(program: Program, linear: Sequence[bool], thread_refs: boo
     custom_vjp bwd writing a Ref its fwd saved) are late inputs of the
     trace, after the cotangents, and the written ones' final values extra
     outputs; returns ``(program, refs, written)`` for the caller to pass
-    their values and write them back."""
-    key = ("transpose_refs" if thread_refs else "transpose", tuple(linear))
+    their values and write them back.
+
+    The cotangents take the weak types of the linear inputs, unless
+    ``own_types``: then they keep the types the backward pass computed
+    them with (a call's, as for :func:`jvp_program`)."""
+    key = ("transpose_refs" if thread_refs else "transpose", tuple(linear), own_types)
     cache = _program_cache(program)
     if key in cache:
         return cache[key]
@@ -1111,7 +1138,7 @@ def transpose_program(program: Program, linear: Sequence[bool], thread_refs: boo
         cts = backward_pass(program, linear, full, list(args[len(nonlin_avals) :]))
         emitted = transposed_outputs(linear, program.in_avals)
         return [
-            _transposed_ct(ct, tangent_aval(a))
+            _transposed_ct(ct, tangent_aval(a), own_types)
             for ct, out, a in zip(cts, emitted, program.in_avals, strict=True)
             if out
         ]
@@ -1148,14 +1175,15 @@ def permute_program(program: Program, in_order: Sequence[int], out_order: Sequen
     )
 
 
-def _transposed_ct(ct: Any, aval: ShapedArray) -> Any:
+def _transposed_ct(ct: Any, aval: ShapedArray, own_types: bool = False) -> Any:
     """An input cotangent of a transposed sub-program (jit, checkpoint): of
     ``aval``'s type, except that a cotangent of another dtype (a custom_vjp bwd
     returning float32 for a bfloat16 input, which JAX passes on as it is)
-    leaves the sub-program as it is, as it would without the sub-program."""
+    leaves the sub-program as it is, as it would without the sub-program;
+    with ``own_types`` a cotangent of another weak type too."""
     if type(ct) is not Zero:
         got = tracing.get_aval(ct, "ad", 0)
-        if got.shape == aval.shape and got.dtype != aval.dtype:
+        if got.shape == aval.shape and (got.dtype != aval.dtype or own_types):
             return ct
     return match_aval(ct, aval)
 
@@ -1389,7 +1417,12 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
             matrix = _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, False)
         blocks = []
         for j in range(len(out_avals)):
-            per_in = matrix[j]
+            # JAX's _possible_downcast: a jacfwd block has its output's dtype
+            # and weak type, a jacrev block its input's
+            per_in = [
+                _jac_block_type(b, out_avals[j] if fwd else in_avals[i])
+                for i, b in enumerate(matrix[j])
+            ]
             tree = tu.tree_unflatten(in_tree, per_in)
             blocks.append(tree if isinstance(argnums, (tuple, list)) else tree[0])
         jac = tu.tree_unflatten(out_tree, blocks)
@@ -1463,6 +1496,15 @@ def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -
                 continue
             blocks[j][i] = _reshape(rows[i], (*aval.shape, *i_aval.shape))
     return blocks
+
+
+def _jac_block_type(block: Any, example: ShapedArray) -> Any:
+    """``block`` of ``example``'s dtype and weak type (its real part if
+    complex for a real example: the conversion keeps it)."""
+    got = tracing.get_aval(block, "jacobian", 0)
+    if got.dtype == example.dtype and got.weak_type == example.weak_type:
+        return block
+    return convert_element_type_p.bind(block, new_dtype=example.dtype, weak_type=example.weak_type)
 
 
 def _basis(size: int, shape: tuple[int, ...], dtype: Any, weak_type: bool) -> Any:
