@@ -252,20 +252,35 @@ def canonicalize_dtype(dtype: Any) -> np.dtype:
 # Python scalars and weak types
 
 
+def python_scalar_type(x: Any) -> type | None:
+    """``bool``, ``int``, ``float`` or ``complex`` for a Python scalar, else None.
+
+    A subclass of ``int``/``float``/``complex`` (an ``IntEnum`` member, ...)
+    counts as its base type, as in JAX 0.10.2 (``jit(f)(Color.RED)`` traces a
+    weak int32); NumPy scalars (``np.float64`` subclasses ``float``) do not."""
+    t = type(x)
+    if t in _PYTHON_SCALAR_TYPES:
+        return t
+    if isinstance(x, (int, float, complex)) and not isinstance(x, np.generic):
+        return int if isinstance(x, int) else float if isinstance(x, float) else complex
+    return None
+
+
 def is_python_scalar(x: Any) -> bool:
-    """True for Python ``bool``/``int``/``float``/``complex`` (not NumPy scalars)."""
-    return type(x) in _PYTHON_SCALAR_TYPES
+    """True for Python ``bool``/``int``/``float``/``complex`` and their subclasses
+    (not NumPy scalars)."""
+    return type(x) in _PYTHON_SCALAR_TYPES or python_scalar_type(x) is not None
 
 
 def python_scalar_dtype(x: Any) -> np.dtype:
     """The canonical dtype of a Python scalar: bool, int64/int32, float64/float32,
     complex128/complex64 (64-bit only with x64)."""
-    t = type(x)
+    t = python_scalar_type(x)
     if t is bool:
         return np.dtype(np.bool_)
-    if t in _PYTHON_SCALAR_TYPES:
+    if t is not None:
         return weak_default_dtype(t)
-    raise TypeError(f"python_scalar_dtype: {x!r} of type {t.__name__} is not a Python scalar")
+    raise TypeError(f"python_scalar_dtype: {x!r} of type {type(x).__name__} is not a Python scalar")
 
 
 def weak_type_of_value(x: Any) -> bool:
@@ -280,6 +295,8 @@ def weak_type_of_value(x: Any) -> bool:
         return True
     if t is bool or isinstance(x, (np.ndarray, np.generic)):
         return False
+    if python_scalar_type(x) in (int, float, complex):  # an IntEnum member, ...
+        return True
     return bool(getattr(x, "weak_type", False))
 
 
@@ -414,7 +431,7 @@ def _operand(op: Any) -> tuple[np.dtype, bool]:
         return canonicalize_dtype(op[0]), bool(op[1])
     if op is int or op is float or op is complex:
         return weak_default_dtype(op), True
-    if type(op) in _PYTHON_SCALAR_TYPES:
+    if is_python_scalar(op):
         return python_scalar_dtype(op), weak_type_of_value(op)
     dt = getattr(op, "dtype", None)
     if isinstance(dt, np.dtype):

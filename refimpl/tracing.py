@@ -549,7 +549,7 @@ def _canonical_operand_dtype(dtype: np.dtype, op_name: str, position: int | str)
 
 
 def _python_scalar_aval(value: Any, op_name: str, position: int | str) -> ShapedArray:
-    kind = type(value)  # exactly bool, int, float or complex
+    kind = dtypes.python_scalar_type(value) or type(value)  # an IntEnum member: int
     key = (kind, config._values["enable_x64"])
     aval = _python_scalar_avals.get(key)
     if aval is None:  # weak unless bool (dtypes.weak_type_of_value)

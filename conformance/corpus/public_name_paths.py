@@ -18,10 +18,14 @@ recording.
 * ``public_names/checking_leaks/no_leak``: ``jax.checking_leaks()`` around
   programs that leak no tracer (jit, vmap, grad) runs them unchanged
   (refimpl does not look for leaks: docs/semantics.md 15.5).
+* ``public_names/int_subclass/*``: an ``IntEnum`` member and an ``int``
+  subclass as jit arguments (weak int32, as a Python int), as operands under
+  vmap and grad, and as a static argument.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator
 from typing import Any
 
@@ -102,6 +106,28 @@ def _checking_leaks_no_leak(ns: Any) -> Any:
     return jitted, mapped, slope
 
 
+class _Color(enum.IntEnum):
+    RED = 1
+    GREEN = 2
+
+
+class _Count(int):
+    pass
+
+
+def _int_subclass_jit(ns: Any) -> Any:
+    double = ns.jit(lambda x: x * 2)
+    return double(_Color.GREEN), double(_Count(3)), ns.np_.add(_Color.RED, 1.5)
+
+
+def _int_subclass_transforms(ns: Any) -> Any:
+    xs = ns.asarray(np.arange(3, dtype=np.float32))
+    mapped = ns.api.vmap(lambda x, c: x * c, in_axes=(0, None))(xs, _Color.GREEN)
+    slope = ns.api.grad(lambda x, c: x * c)(2.0, _Color.GREEN)
+    static = ns.jit(lambda x, c: x * int(c), static_argnums=1)(xs, _Color.GREEN)
+    return mapped, slope, static
+
+
 def cases() -> Iterator[Case]:
     for algorithm in (0, 1, 2):
         for dtype in (np.uint8, np.uint32):
@@ -129,3 +155,5 @@ def cases() -> Iterator[Case]:
     yield script_case("public_names/dot_algorithm/member", _dot_preset_member, tags=TAGS)
     yield script_case("public_names/dot_algorithm/mixed_pair", _dot_mixed_precision_pair, tags=TAGS)
     yield script_case("public_names/checking_leaks/no_leak", _checking_leaks_no_leak, tags=TAGS)
+    yield script_case("public_names/int_subclass/jit", _int_subclass_jit, tags=TAGS)
+    yield script_case("public_names/int_subclass/transforms", _int_subclass_transforms, tags=TAGS)
