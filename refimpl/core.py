@@ -191,6 +191,10 @@ class Literal:
         self.value = np.asarray(value, dtype=aval.dtype)
         self.aval = aval
 
+    @property
+    def val(self) -> np.ndarray:  # JAX's Literal spelling
+        return self.value
+
     def __repr__(self) -> str:
         return f"Literal({self.value!r})"
 

@@ -23,6 +23,7 @@ value its type rules out (the concrete error, not a concretization error).
 from __future__ import annotations
 
 import copy
+import importlib
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -63,6 +64,18 @@ def _make_jaxpr_axis_env(ns: Any) -> Any:
 
     jaxpr = ns.api.make_jaxpr(f, axis_env=[("i", 4)])(2)
     return [(tuple(a.shape), str(a.dtype), a.weak_type) for a in jaxpr.out_avals]
+
+
+def _eval_jaxpr(ns: Any) -> Any:
+    # jax.core.eval_jaxpr of make_jaxpr's program, eagerly and under grad
+    try:  # refimpl's jax.core is refimpl.core_api
+        core = importlib.import_module(f"{ns.api.__name__}.core_api")
+    except ModuleNotFoundError:
+        core = ns.api.core
+    c = np.arange(3, dtype=np.float32)
+    p = ns.api.make_jaxpr(lambda x: ns.api.numpy.sin(x) * c)(1.0)
+    run = lambda x: core.eval_jaxpr(p.jaxpr, p.consts, x)[0]  # noqa: E731
+    return run(0.5), ns.api.grad(lambda x: run(x).sum())(0.5)
 
 
 def _wrapped(api: Any) -> Any:
@@ -224,6 +237,7 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
     ],
     **{f"static_argnames_of_{t}": _static_flag_of(t) for t in ("jacfwd", "jacrev", "hessian")},
     "make_jaxpr_axis_env": _make_jaxpr_axis_env,
+    "eval_jaxpr_of_make_jaxpr": _eval_jaxpr,
 }
 
 
