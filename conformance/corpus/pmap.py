@@ -26,6 +26,16 @@ TOL = Tolerance(ulps={"float32": 8}, atol_eps=8)
 _R = np.random.default_rng(1818)
 X = _R.standard_normal((N, 2, 3)).astype(np.float32)
 SPREAD = [[0, 2], [1, 3]]
+X_NAN = np.array(
+    [[1, np.nan, 3, np.nan], [4, 2, np.nan, np.nan], [np.nan, 5, 0, np.nan], [0, -1, 5, np.nan]],
+    np.float32,
+)
+
+
+def _skip_nan(reduce: Any, op: str, x: np.ndarray) -> np.ndarray:
+    """``reduce`` over axis 0 ignoring NaN; the identity where all are NaN."""
+    identity = -np.inf if op == "pmax" else np.inf
+    return reduce(np.where(np.isnan(x), identity, x), axis=0)
 
 
 def _api(ns: Any) -> Any:
@@ -78,6 +88,17 @@ def cases() -> Iterator[Case]:
         (X,),
         lambda: [np.stack([X[g].sum(0) for g in _groups_of(SPREAD)])],
     )
+    # a NaN is skipped by the all-reduce over devices (XLA CPU, JAX 0.10.2): the
+    # max/min of the other members, -inf/+inf where every member holds NaN
+    for op, skip_nan in (("pmax", np.nanmax), ("pmin", np.nanmin)):
+        yield _pmap_case(
+            f"{op}_nan",
+            lambda api, L, op=op: api.pmap(lambda x: getattr(L, op)(x, "i"), "i"),
+            (X_NAN,),
+            lambda skip_nan=skip_nan, op=op: [
+                np.broadcast_to(_skip_nan(skip_nan, op, X_NAN), X_NAN.shape)
+            ],
+        )
     yield _pmap_case(
         "pmax_groups",
         lambda api, L: api.pmap(lambda x: L.pmax(x, "i", axis_index_groups=SPREAD), "i"),

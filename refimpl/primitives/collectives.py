@@ -358,7 +358,9 @@ def _frame_size() -> tuple[Any, int]:
 # psum(x, axis_name) over a named axis of n members, member m holding x[m]:
 #
 #     psum(x, name)[m] = sum over k in range(n) of x[k]      (the same in every m)
-#     pmax / pmin: the same with max / min (NaN propagates)
+#     pmax / pmin: the same with max / min (under vmap NaN propagates; over a
+#       pmap's devices a NaN is skipped, -inf/+inf if all are NaN, as XLA's
+#       CPU all-reduce in JAX 0.10.2)
 #     axis_name a tuple of names: the sum over every member of all of them
 #     axis_index_groups = ((0, 1), (2, 3), ...): the sum over m's group only
 #     bool operands: logical or (psum), and (pmin), or (pmax)
@@ -452,6 +454,8 @@ def _all_reduce_batch_rule(prim: CollectivePrimitive, reduce_fn: Any, unbatched_
                 dims
             )
         _no_groups_under_vmap(name, axis_index_groups)
+        if name in ("pmax", "pmin") and frame_name in _env.device_axes:
+            args = [_nan_as_identity(x, name) for x in args]
         if axis_index_groups is not None:  # (one axis: _check_groups)
             if len({len(g) for g in axis_index_groups}) > 1:
                 outs = [
@@ -479,6 +483,22 @@ def _all_reduce_batch_rule(prim: CollectivePrimitive, reduce_fn: Any, unbatched_
         return list(outs), [None] * len(outs)
 
     return rule
+
+
+def _nan_as_identity(x: Any, name: str) -> Any:
+    """pmax/pmin over a pmap's devices skip NaN, as XLA's CPU all-reduce does in
+    JAX 0.10.2 (its max/min keeps the accumulator when a NaN arrives): a NaN
+    counts as the reduction's identity, so the result is the max/min of the
+    other members, or -inf/+inf when all are NaN. Under vmap, NaN propagates
+    (JAX's reduce_max)."""
+    aval = tracing.get_aval(x, name, 0)
+    if not dtypes.is_floating(aval.dtype):
+        return x
+    identity = -np.inf if name == "pmax" else np.inf
+    fill = structural.broadcast_in_dim(
+        tracing.TypedScalar(identity, aval.dtype, aval.weak_type), aval.shape, ()
+    )
+    return elementwise.select_n(elementwise.ne(x, x), x, fill)
 
 
 def _strong(x: Any) -> Any:
