@@ -51,6 +51,10 @@ def _binary(name: str, reflected: bool = False) -> Callable[[Any, Any], Any]:
     def method(self: Any, other: Any) -> Any:
         rnp = _rnp()
         kind = type(other)
+        if kind not in _NUMBERS and hasattr(other, "__jax_array__"):
+            # JAX's operators convert such an object (elsewhere it is a ValueError)
+            other = other.__jax_array__()
+            kind = type(other)
         if kind not in _NUMBERS and kind is not type(self) and not rnp.is_operand(other):
             symbol, rejected = _REJECTED.get(name, ("", frozenset()))
             if kind in rejected:
@@ -132,8 +136,8 @@ class ArrayOps:
     def T(self) -> Any:
         return _rnp().transpose(self)
 
-    def astype(self, dtype: Any) -> Any:
-        return _rnp().astype(self, dtype)
+    def astype(self, dtype: Any, copy: bool = False) -> Any:
+        return _rnp().astype(self, dtype, copy=copy)
 
     def reshape(self, *shape: Any, order: str = "C") -> Any:
         if len(shape) == 1 and not isinstance(shape[0], int):
@@ -183,11 +187,11 @@ class ArrayOps:
     def swapaxes(self, axis1: int, axis2: int) -> Any:
         return _rnp().swapaxes(self, axis1, axis2)
 
-    def flatten(self) -> Any:
-        return _rnp().reshape(self, (-1,))
+    def flatten(self, order: str = "C") -> Any:
+        return _rnp().ravel(self, order=order)
 
-    def ravel(self) -> Any:
-        return _rnp().reshape(self, (-1,))
+    def ravel(self, order: str = "C") -> Any:
+        return _rnp().ravel(self, order=order)
 
     def clip(self, min: Any = None, max: Any = None) -> Any:
         return _rnp().clip(self, min, max)

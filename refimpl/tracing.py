@@ -162,6 +162,9 @@ class Tracer(ArrayOps):
     def tolist(self) -> Any:
         raise self._concretization_error("tolist()")
 
+    def tobytes(self, order: str = "C") -> bytes:
+        raise self._concretization_error("tobytes()")
+
     def item(self) -> Any:
         value = self._concrete("item()")
         # a Python scalar (the primal of a jvp of 2.0) is its own item
@@ -502,6 +505,12 @@ def get_aval(value: Any, op_name: str, position: int | str) -> ShapedArray:
         if isinstance(value, np.ma.MaskedArray):
             raise masked_array_error(op_name, position)
         return ShapedArray(value.shape, _canonical_operand_dtype(value.dtype, op_name, position))
+    if hasattr(value, "__jax_array__"):
+        # JAX 0.10.2 converts these only in asarray/array and the operators
+        raise ValueError(
+            f"{op_name}: argument at position {position} defines __jax_array__, which is "
+            "not called here (as JAX): convert it first with jnp.asarray"
+        )
     raise TypeError(
         f"{op_name}: argument at position {position} is not a valid array value: "
         f"got {type(value).__name__} {_short_repr(value)}"

@@ -139,9 +139,31 @@ def _leaves(seq: Any) -> list[Any]:
     return [seq]
 
 
+def _host_value(fn_name: str, value: Any) -> Any:
+    """``value`` with the array-likes JAX converts on the host replaced: an
+    object's ``__jax_array__()`` result, a buffer (bytearray, memoryview) or an
+    object with ``__array__`` as the NumPy array it gives. ``None`` is JAX's
+    ValueError (a NumPy object array otherwise)."""
+    if value is None:
+        raise ValueError(f"{fn_name}: None is not a valid value for jnp.array")
+    if tracing.is_array_like(value) or isinstance(value, (list, tuple)):
+        return value
+    if hasattr(value, "__jax_array__"):
+        # strong, as JAX: the weak type is read from the object, not its array
+        converted = value.__jax_array__()
+        aval = aval_of(converted, fn_name, 0)
+        if aval.weak_type:
+            return lax.convert_element_type(converted, aval.dtype, weak_type=False)
+        return converted
+    if isinstance(value, (bytearray, memoryview)) or hasattr(type(value), "__array__"):
+        return np.asarray(value)
+    return value
+
+
 def _from_sequence(fn_name: str, seq: list | tuple, dtype: np.dtype | None) -> Array:
     """A strong array from a nested list/tuple; the dtype joins the leaves' types."""
-    leaves = _leaves(seq)
+    leaves = [_host_value(fn_name, leaf) for leaf in _leaves(seq)]
+    seq = _rebuild(seq, iter(leaves))
     if dtype is not None and any(type(leaf) is int for leaf in leaves):
         # Python ints are range-checked against the requested dtype, not the
         # default int (array([3200590325], dtype=uint32), as JAX)
@@ -212,6 +234,7 @@ def asarray(a: ArrayLike, dtype: DTypeLike = None, order: str | None = None, *, 
     if order not in (None, "C", "K", "A"):
         raise NotImplementedError(f"asarray: order={order!r} is not supported")
     target = None if dtype is None else canonical_dtype("asarray", dtype)
+    a = _host_value("asarray", a)
     if isinstance(a, (list, tuple)):
         return _from_sequence("asarray", a, target)
     if target is not None and type(a) is int:  # range-checked against the target, as JAX
@@ -240,8 +263,7 @@ def array(
 ) -> Array:
     """Like :func:`asarray`, but a concrete refimpl array is copied (a new buffer)
     unless ``copy=False``, and ``ndmin`` leading 1s are added as needed."""
-    if object is None:
-        raise TypeError("array: None is not a valid array value")
+    object = _host_value("array", object)  # noqa: A001
     was_array = is_refimpl_array(object) and not is_traced(object)
     dtype = None if dtype is None else canonical_dtype("array", dtype)
     result = asarray(object, dtype=dtype, order=order)
@@ -259,8 +281,17 @@ def astype(x: ArrayLike, dtype: DTypeLike, /, *, copy: bool = False) -> Array:
     is ``!= 0``; complex -> real keeps the real part."""
     aval = aval_of(x, "astype", 0)
     target = canonical_dtype("astype", dtype)
-    if aval.dtype == target and not aval.weak_type and is_refimpl_array(x) and not copy:
-        return x
+    if dtypes.is_complex(aval.dtype) and not (dtypes.is_complex(target) or dtypes.is_bool(target)):
+        # JAX 0.10.2's deprecation (a ValueError in later JAX)
+        warnings.warn(
+            "astype: casting from complex to real dtypes will soon raise a ValueError. "
+            "Please first use jnp.real or jnp.imag to take the real/imaginary component "
+            "of your input.",
+            DeprecationWarning,
+            stacklevel=_user_stacklevel(),
+        )
+    if aval.dtype == target and not aval.weak_type and is_refimpl_array(x):
+        return lax.copy(x) if copy and not is_traced(x) else x
     return lax.convert_element_type(x, target)
 
 
@@ -518,13 +549,34 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None) -> Ar
     """The ``N x M`` matrix with ones on diagonal ``k`` (above the main one if k > 0)."""
     n = _concrete_int("eye", "N", N)
     m = n if M is None else _concrete_int("eye", "M", M)
-    k = _concrete_int("eye", "k", k, allow_negative=True)
-    k = max(-n, min(m, k))  # a diagonal outside the matrix: zeros (any int k, as JAX)
     dtype = dtypes.weak_default_dtype("f") if dtype is None else canonical_dtype("eye", dtype)
     rows = lax.broadcasted_iota(np.int32, (n, m), 0)
     cols = lax.broadcasted_iota(np.int32, (n, m), 1)
-    on_diagonal = lax.eq(lax.add(rows, tracing.TypedScalar(k, np.dtype(np.int32), False)), cols)
+    on_diagonal = lax.eq(lax.add(rows, diagonal_offset("eye", k, n, m)), cols)
     return lax.convert_element_type(on_diagonal, dtype)
+
+
+def diagonal_offset(
+    fn_name: str, k: Any, n: int, m: int, error: type[Exception] = ValueError
+) -> Any:
+    """The diagonal offset ``k`` of ``eye``/``tri`` as an int32 scalar operand.
+
+    A concrete integer is clipped to ``[-n, m]`` (a diagonal outside the
+    matrix selects nothing or everything whatever its size, so any Python int
+    works, as JAX's ``eye``); a traced integer scalar is used as it is, which
+    is what lets ``jit(lambda k: jnp.eye(3, k=k))`` run as it does in JAX.
+    Anything else raises ``error`` (JAX: ``ValueError`` from ``eye``,
+    ``TypeError`` from ``tri``)."""
+    if is_traced(k):
+        aval = aval_of(k, fn_name, "k")
+        if aval.shape != () or not dtypes.is_integer(aval.dtype):
+            raise error(f"{fn_name}: k must be a scalar integer; got {aval}")
+        return lax.convert_element_type(k, np.int32)
+    try:
+        offset = operator.index(k)
+    except TypeError:
+        raise error(f"{fn_name}: k must be a scalar integer; got {k!r}") from None
+    return tracing.TypedScalar(max(-n, min(m, offset)), np.dtype(np.int32), False)
 
 
 def _concrete_int(fn_name: str, name: str, value: Any, allow_negative: bool = False) -> int:

@@ -95,12 +95,42 @@ def log10(x: ArrayLike, /) -> Array:
 
 
 def sinc(x: ArrayLike, /) -> Array:
-    """``sin(pi x) / (pi x)``, and 1 at ``x == 0``."""
+    """``sin(pi x) / (pi x)``, and 1 at ``x == 0`` (the weak type kept). At 0
+    the value and every derivative come from the Maclaurin series of
+    ``sin(y) / y``, as JAX (the quotient's own derivatives there are 0/0
+    guarded to 0: ``grad(grad(sinc))(0.)`` would be 0, not ``-pi**2 / 3``)."""
     (x,) = promote_dtypes_inexact("sinc", x)
     zero = lax.eq(x, scalar_like(x, 0))
-    safe = select(zero, full_like_shape(x, 1, _dtype(x)), x)
-    pi_x = lax.mul(safe, scalar_like(x, math.pi))
-    return select(zero, full_like_shape(x, 1, _dtype(x)), lax.div(lax.sin(pi_x), pi_x))
+    pi_x = lax.mul(scalar_like(x, math.pi), x)
+    safe = select(zero, lax.full_like(pi_x, scalar_like(x, 1)), pi_x)
+    return select(zero, _sinc_term(0)(pi_x), lax.div(lax.sin(safe), safe))
+
+
+_SINC_TERMS: dict[int, Any] = {}
+
+
+def _sinc_term(k: int) -> Any:
+    """``y -> f^(k)(0)`` shaped like ``y`` for ``f(y) = sin(y) / y`` (0 for odd
+    ``k``, ``(-1)^(k/2) / (k + 1)`` for even), whose derivative is the next
+    term times the tangent: the series of sinc at 0, to any order."""
+    fn = _SINC_TERMS.get(k)
+    if fn is None:
+
+        def term(y: Any) -> Any:
+            zeros = lax.mul(y, scalar_like(y, 0))
+            if k % 2:
+                return zeros
+            return lax.add(zeros, scalar_like(y, (-1) ** (k // 2) / (k + 1)))
+
+        fn = custom_jvp(term)
+
+        def jvp(primals: Any, tangents: Any) -> Any:
+            ((y,), (t,)) = primals, tangents
+            return _sinc_term(k)(y), lax.mul(_sinc_term(k + 1)(y), t)
+
+        fn.defjvp(jvp)
+        _SINC_TERMS[k] = fn
+    return fn
 
 
 def trunc(x: ArrayLike, /) -> Array:
@@ -563,7 +593,14 @@ def isclose(
 ) -> Array:
     """``|a - b| <= atol + rtol |b|`` elementwise (infinities equal only to
     themselves; NaNs equal only with ``equal_nan``). Integers and bools compare
-    exactly when ``a == b``, else in the default float."""
+    exactly when ``a == b``, else in the default float. Equal values are
+    close whatever the tolerances (``rtol=inf`` at 0); otherwise ``b`` must be
+    finite, so an infinite ``a`` is within an infinite ``atol`` of a finite
+    ``b`` (JAX's formula, not NumPy's). Typed keys compare equal or not."""
+    if isinstance(getattr(a, "dtype", None), dtypes.ExtendedDtype) or isinstance(
+        getattr(b, "dtype", None), dtypes.ExtendedDtype
+    ):
+        return a == b
     a, b = promote_args("isclose", a, b)
     dtype = _dtype(a)
     if not dtypes.is_inexact(dtype):
@@ -574,9 +611,9 @@ def isclose(
     real_dtype = _dtype(abs(a))
     rtol = lax.convert_element_type(rtol, real_dtype)
     atol = lax.convert_element_type(atol, real_dtype)
-    close = lax.le(abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, abs(b))))
-    infinite = lax.bitwise_or(isinf(a), isinf(b))
-    close = select(infinite, lax.eq(a, b), close)
+    in_range = lax.le(abs(lax.sub(a, b)), lax.add(atol, lax.mul(rtol, abs(b))))
+    finite_b = lax.bitwise_not(lax.bitwise_or(isinf(b), isnan(b)))
+    close = lax.bitwise_or(lax.eq(a, b), lax.bitwise_and(finite_b, in_range))
     if equal_nan:
         both_nan = lax.bitwise_and(isnan(a), isnan(b))
         close = lax.bitwise_or(close, both_nan)

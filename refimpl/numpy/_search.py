@@ -17,6 +17,7 @@ that order (a comparison of every pair: O(len(a) * len(v)) work, exact).
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -25,7 +26,7 @@ import numpy as np
 
 from refimpl import dtypes, lax, tracing
 from refimpl.numpy import _ufuncs
-from refimpl.numpy._creation import asarray, full, zeros
+from refimpl.numpy._creation import asarray, canonical_dtype, full, zeros
 from refimpl.numpy._promote import (
     as_array,
     aval_of,
@@ -33,8 +34,8 @@ from refimpl.numpy._promote import (
     broadcast_to_shape,
     checked_array,
     is_traced,
-    promote_args,
     promote_dtypes,
+    result_type,
 )
 from refimpl.numpy._shape import (
     broadcast_to,
@@ -45,7 +46,7 @@ from refimpl.numpy._shape import (
     reshape,
     stack,
 )
-from refimpl.numpy._ufuncs import floor_divide, isnan, remainder, to_bool
+from refimpl.numpy._ufuncs import add, clip, floor_divide, isnan, remainder, to_bool
 from refimpl.numpy._ufuncs import select as _where
 from refimpl.transforms.jit import jit
 
@@ -290,18 +291,26 @@ def put_along_axis(
 ) -> Array:
     """A copy of ``arr`` with ``values`` (broadcast to ``indices``) written at
     ``indices`` along ``axis``; ``inplace=False`` is required, as in JAX
-    (arrays are immutable). Out-of-range indices are dropped; of repeated ones
-    the last write wins."""
+    (arrays are immutable). ``mode`` is JAX's ``x.at[]`` one: out-of-range
+    indices are dropped (None, "drop", "fill", and "promise_in_bounds", where
+    they are the caller's error: JAX's CPU backend drops them) or clamped
+    ("clip"); negative ones count from the end first. Of repeated ones the
+    last write wins."""
     if inplace:
         raise ValueError(
             "put_along_axis: jax-style arrays are immutable; pass inplace=False to get a copy"
         )
-    if mode not in (None, "drop"):
-        raise NotImplementedError(f"put_along_axis: mode {mode!r} is not supported")
+    if mode not in (None, "drop", "fill", "clip", "promise_in_bounds"):
+        raise ValueError(
+            f"put_along_axis: mode {mode!r} is not one of 'drop', 'fill', 'clip', "
+            "'promise_in_bounds'"
+        )
     shape = _aval(arr, "put_along_axis").shape
     moved, wrapped, rows, batch, n, k, moved_axis = _along_axis(
         "put_along_axis", arr, indices, axis
     )
+    if mode == "clip":
+        wrapped = lax.clamp(_int(0), wrapped, _int(max(n - 1, 0)))
     dtype = _aval(moved).dtype
     values = lax.convert_element_type(asarray(values), dtype)
     index_ndim = len(batch) + 1
@@ -353,7 +362,7 @@ def _broadcast(x: Any, shape: tuple[int, ...]) -> Any:
 
 def choose(a: ArrayLike, choices: Sequence[ArrayLike], out: None = None, mode: str = "raise"):
     """``choices[a[i]][i]`` with everything broadcast together. ``mode``:
-    ``"raise"`` (checked now for concrete ``a``; traced ``a`` is clipped),
+    ``"raise"`` (checked now; under jit a ConcretizationTypeError, as JAX),
     ``"wrap"`` (modulo the number of choices) or ``"clip"``."""
     if out is not None:
         raise NotImplementedError("choose: the out argument is not supported")
@@ -365,10 +374,15 @@ def choose(a: ArrayLike, choices: Sequence[ArrayLike], out: None = None, mode: s
     if n == 0:
         raise ValueError("choose: choices must be non-empty")
     if mode == "raise":
-        if not is_traced(a):
-            values = np.asarray(a)
-            if values.size and (values.min() < 0 or values.max() >= n):
-                raise ValueError("choose: invalid entry in choice array")
+        if is_traced(a):
+            raise tracing.ConcretizationTypeError(
+                "choose: a is traced. The error occurred because jnp.choose was jit-compiled "
+                "with mode='raise'. Use mode='wrap' or mode='clip' instead."
+            )
+        values = np.asarray(a)
+        if values.size and (values.min() < 0 or values.max() >= n):
+            # the message starts as NumPy's (callers test it)
+            raise ValueError("invalid entry in choice array (choose)")
         mode = "clip"
     if mode == "wrap":
         a = remainder(a, n)
@@ -465,71 +479,107 @@ def ix_(*args: ArrayLike) -> tuple[Array, ...]:
 
 
 def unravel_index(indices: ArrayLike, shape: Sequence[int]) -> tuple[Array, ...]:
-    """The coordinates of flat ``indices`` in an array of ``shape`` (C order).
-    As in JAX, out-of-range indices are clipped to ``[-size, size - 1]`` and
-    negative ones count from the end."""
+    """The coordinates of flat ``indices`` in an array of ``shape`` (C order),
+    in the indices' dtype. As in JAX, negative indices count from the end and
+    out-of-range ones are clipped (past the end: the last element; before
+    ``-size``: the first); float indices are accepted too."""
 
     indices = checked_array("unravel_index", indices)
-    if not dtypes.is_integer(_aval(indices).dtype):
-        raise TypeError("unravel_index: indices must be integers")
-    dims = tuple(operator.index(d) for d in shape)
-    total = int(np.prod(dims, dtype=np.int64))
-    dtype = _aval(indices).dtype
-    low = max(-total, int(dtypes.iinfo(dtype).min))
-    high = min(total - 1, int(dtypes.iinfo(dtype).max))
-    clipped = lax.clamp(
-        tracing.TypedScalar(low, dtype, False), indices, tracing.TypedScalar(high, dtype, False)
+    given: list[Any]
+    try:
+        given = list(shape)
+    except TypeError:  # a single int, as JAX
+        given = [shape]
+    if any(np.ndim(d) != 0 for d in given):
+        raise ValueError("unravel_index: shape should be a scalar or 1D sequence")
+    dims = [operator.index(d) for d in given]
+    out: list[Any] = [0] * len(dims)
+    rest = indices
+    for i in reversed(range(len(dims))):
+        rest, out[i] = floor_divide(rest, dims[i]), remainder(rest, dims[i])
+    past_end = lax.gt(rest, _zero_like(rest))
+    if dtypes.is_unsigned_int(_aval(rest).dtype):
+        before_start: Any = False
+    else:
+        before_start = lax.lt(rest, lax.neg(_one_like(rest)))
+    return tuple(
+        where(past_end, d - 1, where(before_start, 0, coord))
+        for d, coord in zip(dims, out, strict=True)
     )
-    out = []
-    below = total
-    for dim in dims:
-        above, below = below, below // dim if dim else 0
-        coord = remainder(clipped, above) if above else clipped
-        out.append(floor_divide(coord, max(below, 1)))
-    return tuple(out)
+
+
+def _zero_like(x: Any) -> Any:
+    return tracing.TypedScalar(0, _aval(x).dtype, False)
+
+
+def _one_like(x: Any) -> Any:
+    return tracing.TypedScalar(1, _aval(x).dtype, False)
 
 
 def ravel_multi_index(
-    multi_index: Sequence[ArrayLike], dims: Sequence[int], mode: str = "raise", order: str = "C"
-):
+    multi_index: Sequence[ArrayLike],
+    dims: Sequence[int],
+    mode: str = "raise",
+    order: str = "C",
+    *,
+    dtype: Any = None,
+) -> Array:
     """The flat index ``sum(i_k * stride_k)`` of coordinates in an array of
-    ``dims``; ``mode`` "raise" (checked for concrete input; traced input is
-    clipped), "wrap" or "clip"."""
+    ``dims``; ``mode`` "raise" (concrete input only: under jit it is a
+    ConcretizationTypeError, as JAX), "wrap", "clip" or "ignore" (no check).
+    The result's dtype is ``dtype``, else the coordinates' joined with a weak
+    int (int8 coordinates give int8), strongly typed."""
 
     dims = tuple(operator.index(d) for d in dims)
     if len(multi_index) != len(dims):
         raise ValueError(
             f"ravel_multi_index: parameter multi_index must be a sequence of length {len(dims)}"
         )
-    if order not in ("C", "F"):
-        raise ValueError(f"ravel_multi_index: order must be 'C' or 'F', got {order!r}")
-    coords = [asarray(i) for i in multi_index]
+    coords = [checked_array("ravel_multi_index", i, n) for n, i in enumerate(multi_index)]
+    if dtype is None:
+        dtype = result_type("ravel_multi_index", 0, *coords)[0]
+    else:
+        dtype = canonical_dtype("ravel_multi_index", dtype)
+    if not dtypes.is_integer(dtype):
+        raise ValueError(f"ravel_multi_index: dtype={dtype} is not an integer type")
+    if math.prod(dims) - 1 > dtypes.iinfo(dtype).max:
+        raise ValueError(
+            f"ravel_multi_index: dtype={dtype} cannot hold the flat index for dims={dims}; "
+            "pass a larger integer dtype"
+        )
     for position, coord in enumerate(coords):
+        if mode == "raise" and is_traced(coord):
+            raise tracing.ConcretizationTypeError(
+                f"ravel_multi_index: index {position} is traced. The error occurred because "
+                "ravel_multi_index was jit-compiled with mode='raise'. Use mode='wrap' or "
+                "mode='clip' instead."
+            )
         if not dtypes.is_integer(_aval(coord).dtype):
             raise TypeError(f"ravel_multi_index: index {position} must be integers")
     if mode == "raise":
         for coord, dim in zip(coords, dims, strict=True):
-            if not is_traced(coord):
-                values = np.asarray(coord)
-                if values.size and (values.min() < 0 or values.max() >= dim):
-                    raise ValueError("ravel_multi_index: invalid entry in coordinates array")
-        mode = "clip"
-    coords = list(promote_args("ravel_multi_index", *coords))
-    dtype = _aval(coords[0]).dtype
-    fixed = []
-    for coord, dim in zip(coords, dims, strict=True):
-        if mode == "wrap":
-            fixed.append(remainder(coord, dim))
-        elif mode == "clip":
-            top = tracing.TypedScalar(max(dim - 1, 0), dtype, False)
-            fixed.append(lax.clamp(tracing.TypedScalar(0, dtype, False), coord, top))
-        else:
-            raise ValueError(f"ravel_multi_index: invalid mode {mode!r}")
+            values = np.asarray(coord)
+            if values.size and (values.min() < 0 or values.max() >= dim):
+                # the message starts as NumPy's (callers test it)
+                raise ValueError("invalid entry in coordinates array (ravel_multi_index)")
+    elif mode == "wrap":
+        coords = [remainder(c, dim) for c, dim in zip(coords, dims, strict=True)]
+    elif mode == "clip":
+        coords = [clip(c, 0, max(dim - 1, 0)) for c, dim in zip(coords, dims, strict=True)]
+    elif mode != "ignore":
+        raise ValueError(
+            f"ravel_multi_index: invalid mode={mode!r}; expected 'raise', 'wrap', 'clip' "
+            "or 'ignore'"
+        )
+    if order not in ("C", "F"):
+        raise ValueError(f"ravel_multi_index: order must be 'C' or 'F', got {order!r}")
     order_dims = range(len(dims)) if order == "C" else reversed(range(len(dims)))
-    flat, stride = None, 1
+    flat: Any = full((), 0, dtype)
+    stride = 1
     for d in reversed(list(order_dims)):
-        term = lax.mul(fixed[d], tracing.TypedScalar(stride, dtype, False))
-        flat = term if flat is None else lax.add(flat, term)
+        coord = lax.convert_element_type(coords[d], dtype)
+        term = lax.mul(coord, tracing.TypedScalar(stride, dtype, False))
+        flat = add(flat, term)
         stride *= dims[d]
     return flat
 
