@@ -255,9 +255,9 @@ def _transpose(cts, *args, name, **_):
     # The JVP above is itself a custom_vmap (its tangents are not separable), so
     # reverse mode cannot transpose it; JAX 0.10.2 raises ValueError here too.
     raise ValueError(
-        f"custom_vmap({name}): reverse-mode differentiation (grad, vjp) of a custom_vmap "
-        "function is not supported (its JVP cannot be linearized); use jvp, or wrap it in "
-        "a custom_vjp"
+        f"custom_vmap({name}): Linearization failed to produce known values for all output "
+        "primals: reverse-mode differentiation (grad, vjp) of a custom_vmap function is not "
+        "supported (its JVP cannot be linearized); use jvp, or wrap it in a custom_vjp"
     )
 
 
@@ -282,10 +282,13 @@ def _vmap_unrestricted(
 
 
 def _resolve_kwargs(fun: Callable[..., Any], name: str, args: tuple, kwargs: dict) -> tuple:
-    if not kwargs:
+    try:
+        signature = inspect.signature(fun)
+    except (TypeError, ValueError):  # a builtin without one: the call itself checks
         return args
     try:
-        bound = inspect.signature(fun).bind(*args, **kwargs)
+        # always bound, as JAX: a missing or extra argument is reported here
+        bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         passed = [k for k in bound.kwargs if k in kwargs]
         if passed:

@@ -114,3 +114,17 @@ def test_lax_map_batch_size_of_empty_axes_and_integer_kinds(backend):
     )
     with pytest.raises(TypeError, match="map: batch_size"):  # JAX: TypeError too
         ri.lax.map(lambda v: v, five, batch_size=2.0)
+
+
+def test_custom_vmap_errors_in_jax_words(backend):
+    # JAX's messages, matched as JAX's own tests match them
+    f = rcb.custom_vmap(lambda x, y, *, z=None: x * y)
+    f.def_vmap(lambda size, b, xs, ys: (xs * ys, True))
+    words = r"The input arguments to the custom_vmap-decorated function <lambda>(.*)\n"
+    with pytest.raises(TypeError, match=words + "missing a required argument: 'y'"):
+        f(0.5)
+    with pytest.raises(TypeError, match=words + "The following keyword arguments could not"):
+        f(0.5, 0.1, z=1.0)
+    g = _plus_one(rcb)
+    with pytest.raises(ValueError, match="Linearization failed to produce known values"):
+        ri.grad(g)(0.5)
