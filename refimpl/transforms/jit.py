@@ -411,6 +411,18 @@ def leaf_avals(
         return tuple(
             _leaf_aval(leaf, op_name, f"'{path}'") for leaf, path in zip(leaves, paths, strict=True)
         )
+    except OverflowError as error:  # a Python int outside the default int type
+        leaf, path = next(
+            (leaf, path)
+            for leaf, path in zip(leaves, paths, strict=True)
+            if _overflows(leaf, op_name, path)
+        )
+        dtype = str(error).rsplit(" ", 1)[-1]
+        raise OverflowError(
+            f"{op_name}: An overflow was encountered while parsing an argument to a jitted "
+            f"computation, whose argument path is {path}. Got {type(leaf)} with value "
+            f"{leaf}, outside the range of {dtype}"
+        ) from None
     except ShapeError as error:  # e.g. a ShapeDtypeStruct no array can have
         where = next(
             f"{op_name} argument {path}"
@@ -545,6 +557,16 @@ def _is_float0_value(value: Any) -> bool:
     if isinstance(value, tracing.Tracer):
         return _is_float0_aval(value.aval)
     return isinstance(value, np.ndarray) and value.dtype == dtypes.float0
+
+
+def _overflows(leaf: Any, op_name: str, path: str) -> bool:
+    try:
+        _leaf_aval(leaf, op_name, path)
+    except OverflowError:
+        return True
+    except Exception:  # noqa: BLE001  (only the overflowing leaf is sought)
+        return False
+    return False
 
 
 def _leaf_aval(leaf: Any, op_name: str, position: str) -> Any:
