@@ -306,7 +306,26 @@ def _dtype_cases() -> Iterator[Case]:
         )
 
 
+def _at_apply_cases() -> Iterator[Case]:
+    # x.at[idx].apply(f) is lax.scatter_apply: f once per occurrence of an
+    # index (a repeated index applies it repeatedly), as JAX
+    x = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    for label, idx, mode in (
+        ("repeated", np.array([0, 0, 2]), None),
+        ("out-of-range-drop", np.array([5, -1]), None),
+        ("out-of-range-clip", np.array([5, -1]), "clip"),
+    ):
+        yield fn_case(
+            f"np.surface/at-apply/{label}",
+            lambda ns, x, idx=idx, mode=mode: x.at[idx].apply(ns.np_.sin, mode=mode),
+            [x],
+            expect=AGREE,
+            tags=["numpy", "surface"],
+        )
+
+
 def cases() -> Iterator[Case]:
     yield from _exact_cases()
     yield from _agree_cases()
     yield from _dtype_cases()
+    yield from _at_apply_cases()

@@ -20,7 +20,8 @@ array gets one extra position holding -1 (out of range of every scatter),
 and out-of-range index values are sent there.
 
 Repeated indices: ``set`` keeps the last update (JAX leaves it unspecified),
-``add``/``multiply``/``min``/``max`` combine them all. ``divide`` and ``power``
+``add``/``multiply``/``min``/``max`` combine them all, ``apply`` applies the
+function once per occurrence (``lax.scatter_apply``, as JAX). ``divide`` and ``power``
 are ``x / ones.at[idx].multiply(v)`` and ``x ** ones.at[idx].multiply(v)``, as
 in JAX.
 """
@@ -165,10 +166,42 @@ class IndexUpdateRef:
             "max", self.array, self.index, values, _scatter.scatter_max_along_axis, **kwargs
         )
 
-    def apply(self, func: Callable[[Any], Any], **kwargs: Any) -> Array:
-        """``x`` with ``x[index] = func(x[index])`` (``func`` elementwise)."""
-        current = _indexing.getitem(self.array, self.index)
-        return self.set(func(current), **kwargs)
+    def apply(
+        self,
+        func: Callable[[Any], Any],
+        *,
+        indices_are_sorted: bool = False,
+        unique_indices: bool = False,
+        mode: str | None = None,
+        wrap_negative_indices: bool = True,
+    ) -> Array:
+        """``x`` with ``func`` (a unary scalar function) applied at
+        ``x[index]``, once per time an index selects an element (a repeated
+        index applies it repeatedly), as JAX's ``lax.scatter_apply``; not
+        differentiable, as in JAX."""
+        if mode not in _UPDATE_MODES:
+            raise ValueError(f"at[].apply: mode must be one of {_UPDATE_MODES[:-1]}, got {mode!r}")
+        array = self.array if is_traced(self.array) else asarray(self.array)
+        aval = aval_of(array, "at[].apply", 0)
+        if aval.size == 0:
+            return array
+        clip = mode in ("clip", "promise_in_bounds")
+        positions = _positions(array, self.index, clip=clip, wrap=wrap_negative_indices)
+        flat_positions = reshape(positions, (-1, 1))
+        dnums = lax.ScatterDimensionNumbers(
+            update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+        )
+        out = lax.scatter_apply(
+            reshape(array, (-1,)),
+            flat_positions,
+            func,
+            dnums,
+            update_shape=(aval_of(flat_positions, "at[].apply", 0).shape[0],),
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
+            mode="drop",  # the positions of dropped indices are out of range
+        )
+        return reshape(out, aval.shape)
 
 
 def _unique_float_factors(array: Any, index: Any, values: Any, kwargs: dict) -> bool:
