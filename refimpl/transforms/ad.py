@@ -1752,8 +1752,8 @@ class _LinearTranspose:
         ct_leaves, ct_tree = tu.tree_flatten(out_ct)
         if ct_tree != out_tree:
             raise TypeError(
-                f"linear_transpose: cotangent structure {ct_tree} does not match the output "
-                f"structure {out_tree}"
+                "linear_transpose: cotangent tree does not match function output, expected "
+                f"{out_tree} but got {ct_tree}"
             )
         # each cotangent has its output's type (JAX: "cotangent type does not match")
         ct_avals = [tracing.get_aval(c, "linear_transpose", i) for i, c in enumerate(ct_leaves)]
