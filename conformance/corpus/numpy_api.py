@@ -746,9 +746,32 @@ def _lax_numpy_test_cases() -> Iterator[Case]:
     )
 
 
+def _lax_numpy_test_cases_creation() -> Iterator[Case]:
+    """Creation and shape functions as lax_numpy_test.py's middle part
+    (testCumSumProd ... testIsComplexObj) uses them."""
+    yield fn_case(
+        "np.lax_numpy/eye_tri_traced_offset",
+        lambda ns, k: (ns.np_.eye(4, 3, k=k, dtype=np.int32), ns.np_.tri(3, 5, k=k)),
+        [np.int32(-1)],
+        expect=AGREE,
+        tags=["numpy", "jit"],
+        notes="a traced diagonal offset under jit",
+    )
+    yield fn_case(
+        "np.lax_numpy/tri_offset_overflow",
+        lambda ns: ns.np_.tri(3, k=2**33),
+        [],
+        mode="eager",
+        expect=Raises(OverflowError),
+        tags=["numpy", "errors"],
+        notes="tri's offset is an int32 (eye clips it instead)",
+    )
+
+
 def cases() -> Iterator[Case]:
     yield from _issue29_cases()
     yield from _lax_numpy_test_cases()
+    yield from _lax_numpy_test_cases_creation()
     yield from _creation_cases()
     yield from _shape_cases()
     yield from _join_split_cases()

@@ -3,7 +3,8 @@
 
 Masks are built from ``broadcasted_iota`` comparisons (``row + k >= col``) and
 applied with ``select``, so ``tril``/``triu`` keep any leading batch dims.
-Sizes and offsets (``N``, ``M``, ``k``) must be concrete.
+Sizes and offsets (``N``, ``M``, ``k``) must be concrete, except the ``k`` of
+``eye`` and ``tri``, which may be traced (as JAX's).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from refimpl.numpy._creation import (
     asarray,
     canonical_dtype,
     canonical_shape,
+    diagonal_offset,
     eye,
     full_like,
     linspace,
@@ -45,9 +47,16 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:
     """``T[i, j] = 1`` where ``j <= i + k``, else 0 (default dtype the default float)."""
     n = _concrete_int("tri", "N", N)
     m = n if M is None else _concrete_int("tri", "M", M)
-    k = _concrete_int("tri", "k", k, allow_negative=True)
+    if isinstance(k, int) and not np.iinfo(np.int32).min <= k <= np.iinfo(np.int32).max:
+        # JAX makes k an int32 array (eye clips it instead)
+        raise OverflowError(f"tri: Python int {k} too large to convert to int32")
+    if isinstance(k, (bool, float, np.bool_, np.floating)):
+        raise TypeError(f"tri: k must be an integer, got {k!r}")
     dtype = dtypes.weak_default_dtype("f") if dtype is None else canonical_dtype("tri", dtype)
-    return lax.convert_element_type(_triangle_mask(n, m, k), dtype)
+    rows = lax.broadcasted_iota(np.int32, (n, m), 0)
+    cols = lax.broadcasted_iota(np.int32, (n, m), 1)
+    mask = lax.ge(lax.add(rows, diagonal_offset("tri", k, n, m, TypeError)), cols)
+    return lax.convert_element_type(mask, dtype)
 
 
 def _masked_triangle(name: str, m: ArrayLike, k: int, lower: bool) -> Array:

@@ -1,0 +1,70 @@
+"""jax.numpy's constructors and shape functions as JAX's tests/lax_numpy_test.py
+(from testCumSumProd to testIsComplexObj) exercises them: ``eye`` and ``tri``
+with a traced diagonal offset, ``tri``'s int32 offset. Compared with JAX 0.10.2
+on both backends."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl.numpy as rnp
+from refimpl import jit as ri_jit
+
+
+def _same(got, want):
+    got_leaves, want_leaves = jax.tree.leaves(got), jax.tree.leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves, strict=True):
+        assert g.shape == w.shape, (g.shape, w.shape)
+        assert g.dtype == w.dtype, (g.dtype, w.dtype)
+        assert g.aval.weak_type == w.aval.weak_type
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
+# --- eye and tri: the diagonal offset -------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["eye", "tri"])
+@pytest.mark.parametrize("n, m", [(4, None), (4, 3), (0, 2), (3, 0)])
+@pytest.mark.parametrize("k", [-4, -1, 0, 2, 5])
+def test_traced_diagonal_offset(backend, name, n, m, k):
+    def build(np_mod):
+        return lambda k: getattr(np_mod, name)(n, M=m, k=k, dtype=np.int32)
+
+    _same(ri_jit(build(rnp))(k), jax.jit(build(jnp))(k))
+    _same(ri_jit(build(rnp))(np.int8(k)), jax.jit(build(jnp))(np.int8(k)))
+
+
+@pytest.mark.parametrize("name", ["eye", "tri"])
+def test_traced_offset_must_be_an_integer_scalar(name):
+    for k in [np.float32(1.0), np.array([1, 2], np.int32)]:
+        with pytest.raises(TypeError if name == "tri" else ValueError):
+            jax.jit(lambda k: getattr(jnp, name)(3, k=k))(k)  # noqa: B023
+        with pytest.raises(TypeError if name == "tri" else ValueError):
+            ri_jit(lambda k: getattr(rnp, name)(3, k=k))(k)  # noqa: B023
+
+
+@pytest.mark.parametrize("k", [2**33, -(2**33), 2**100])
+def test_offset_out_of_int32(backend, k):
+    # eye clips a Python int offset; tri makes it an int32 array and overflows
+    _same(rnp.eye(3, k=k), jnp.eye(3, k=k))
+    with pytest.raises(OverflowError):
+        jnp.tri(3, k=k)
+    with pytest.raises(OverflowError):
+        rnp.tri(3, k=k)
+
+
+def test_concrete_offset_errors():
+    for k in [1.0, np.array([1])]:
+        with pytest.raises(ValueError):
+            jnp.eye(3, k=k)
+        with pytest.raises(ValueError):
+            rnp.eye(3, k=k)
+    for k in [1.0, True, np.array([1])]:
+        with pytest.raises(TypeError):
+            jnp.tri(3, k=k)
+        with pytest.raises(TypeError):
+            rnp.tri(3, k=k)
