@@ -94,6 +94,7 @@ FAMILIES: Sequence[str] = (
     "numpy_construct_paths",
     "public_name_paths",
     "numpy_selection_paths",
+    "numpy_grad_paths",
     "numpy_conversion_paths",
 )
 

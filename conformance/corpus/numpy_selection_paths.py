@@ -4,7 +4,8 @@ JAX's tests/lax_numpy_test.py (its second half) uses them, judged by JAX
 
 ``np.selection.paths/*``: ``put``'s index rule per mode (an index out of
 range is clipped by default, as ``unravel_index``; ``"wrap"``; ``"clip"``),
-an empty ``v``; ``place`` with empty
+an empty ``v``; ``put_along_axis``'s modes ("clip" clamps, "fill" drops);
+``place`` with empty
 values (ValueError); ``trapezoid`` with an array ``dx`` lined up with ``y``'s
 trailing axes, and ``y`` promoted with ``x``; ``size`` along a tuple of axes
 and a repeated axis (ValueError); ``rot90`` of a vector (ValueError).
@@ -30,6 +31,13 @@ def _put(ns: Any, mode: Any) -> Any:
     return ns.np_.put(_A, _I, _V, mode=mode, inplace=False)
 
 
+def _put_along(ns: Any, mode: str) -> Any:
+    idx = np.array([[7, -1], [-9, 0]], np.int32)
+    return ns.jit(lambda a: ns.np_.put_along_axis(a, idx, 5.0, axis=1, inplace=False, mode=mode))(
+        _A
+    )
+
+
 ROWS: list[tuple[str, Any]] = [
     ("put/default_mode", lambda ns: _put(ns, None)),
     ("put/wrap", lambda ns: _put(ns, "wrap")),
@@ -47,6 +55,14 @@ ROWS: list[tuple[str, Any]] = [
     (
         "trapezoid/int_y_half_x",
         lambda ns: ns.np_.trapezoid(np.arange(3, dtype=np.int32), np.array([0, 1, 3], np.float16)),
+    ),
+    ("put_along_axis/clip", lambda ns: _put_along(ns, "clip")),
+    ("put_along_axis/fill", lambda ns: _put_along(ns, "fill")),
+    (
+        "put_along_axis/promise_in_bounds",
+        lambda ns: ns.np_.put_along_axis(
+            _A, np.array([[1], [-1]]), 5.0, axis=1, inplace=False, mode="promise_in_bounds"
+        ),
     ),
     ("size/axes_tuple", lambda ns: ns.np_.size(ns.asarray(_Y), (0, 2))),
     ("size/repeated_axis", lambda ns: ns.capture(lambda: ns.np_.size(ns.asarray(_Y), (1, -2)))),

@@ -421,7 +421,8 @@ def _posinf_to_zero(x: Array) -> Array:
     # exp(x - out) with x == out == +inf would be NaN; JAX reads +inf (the real part
     # for complex) as 0 there
     part = real(x) if dtypes.is_complex(_dtype(x)) else x
-    return select(lax.eq(part, scalar_like(part, math.inf)), full_like_shape(x, 0, _dtype(x)), x)
+    zeros = lax.full_like(x, scalar_like(x, 0))  # x's weak type kept, as JAX's tangent
+    return select(lax.eq(part, scalar_like(part, math.inf)), zeros, x)
 
 
 _CUSTOM_JVP: dict[str, Any] = {}

@@ -130,3 +130,28 @@ def test_sequence_argument_is_deprecated(backend, name):
     with pytest.warns(DeprecationWarning, match=f"{name} requires ndarray or scalar arguments"):
         got = getattr(rnp, name)([1, 2, 3])
     assert got == getattr(np, name)([1, 2, 3])
+
+
+@pytest.mark.parametrize("mode", [None, "clip", "fill", "drop", "promise_in_bounds", "wrap"])
+@pytest.mark.parametrize("index", [7, -1, -7, 2])
+def test_put_along_axis_modes(backend, mode, index):
+    idx = np.array([index, 0])
+    a = np.arange(5, dtype=np.float32)
+    if mode == "promise_in_bounds" and not -5 <= index < 5:
+        pytest.skip("out of bounds is the caller's error under promise_in_bounds")
+    _both(lambda m: m.put_along_axis(a, idx, 9.0, axis=0, inplace=False, mode=mode))
+
+
+@pytest.mark.parametrize("mode", ["clip", "promise_in_bounds"])
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_put_along_axis_modes_2d(backend, mode, axis):
+    a = _RNG.randn(3, 4).astype(np.float32)
+    idx = np.array([[2, 0, 1, 1]]) if axis == 0 else np.array([[3], [0], [2]])
+    idx = np.array([5, 0, 11]) if axis is None else idx
+    vals = np.float32(7.0)
+    _both(lambda m: m.put_along_axis(a, idx, vals, axis=axis, inplace=False, mode=mode))
+
+    def fn(m, jit):
+        return jit(lambda x, i: m.put_along_axis(x, i, vals, axis=axis, inplace=False, mode=mode))
+
+    _same(fn(rnp, ri.jit)(a, idx), fn(jnp, jax.jit)(a, idx))
