@@ -58,7 +58,7 @@ from refimpl.primitives.elementwise import (
 from refimpl.primitives.reductions import reduce_or
 from refimpl.primitives.structural import iota
 from refimpl.traceback_util import api_boundary
-from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval, transposed_outputs
+from refimpl.transforms.ad_util import UndefinedPrimal, Zero, spread_cotangents, tangent_aval
 
 # --- tracing Python functions into sub-programs --------------------------------------------
 
@@ -2374,12 +2374,7 @@ def _cond_transpose(cts, index, *operands, branches):
         *[rule_context.match_aval(c, a) for c, a in zip(cts, ct_avals, strict=True)],
         branches=transposed,
     )
-    emitted = transposed_outputs(linear, branches[0].in_avals)
-    it = iter(outs)
-    return [None] + [
-        next(it) if out else Zero(tangent_aval(a)) if lin else None
-        for out, lin, a in zip(emitted, linear, branches[0].in_avals, strict=True)
-    ]
+    return [None, *spread_cotangents(outs, linear, branches[0].in_avals)]
 
 
 cond_p.def_jvp(_cond_jvp)
