@@ -114,6 +114,25 @@ def _name(fun: Callable) -> str:
     return getattr(fun, "__name__", type(fun).__name__)
 
 
+def _canonical_numpy(args: tuple, nondiff_argnums: Sequence[int]) -> tuple:
+    """The arguments a custom_jvp/custom_vjp function runs on eagerly: NumPy
+    data of a non-canonical dtype (float64, int64 without x64) converted to
+    the canonical one, as JAX 0.10.2 binds them (``f(np.arange(2.0))``
+    sees float32); Python scalars and the ``nondiff_argnums`` ones as given."""
+
+    def canonical(leaf: Any) -> Any:
+        if isinstance(leaf, (np.ndarray, np.generic)) and leaf.dtype.kind in "biufc":
+            dtype = dtypes.canonicalize_dtype(leaf.dtype)
+            if dtype != leaf.dtype:
+                return np.asarray(leaf).astype(dtype)
+        return leaf
+
+    return tuple(
+        arg if i in nondiff_argnums else tree_util.tree_map(canonical, arg)
+        for i, arg in enumerate(args)
+    )
+
+
 def _resolve_kwargs(kind: str, fun: Callable, args: tuple, kwargs: dict) -> tuple:
     """Positional arguments from ``args``/``kwargs`` by ``fun``'s signature."""
     if not kwargs:
@@ -509,13 +528,13 @@ class _CustomFunction:
             raise AttributeError(missing)
         args = _resolve_kwargs(self._kind, self.fun, args, kwargs)
         if not tracing.is_tracing():
-            return self.fun(*args)
+            return self.fun(*_canonical_numpy(args, self.nondiff_argnums))
         split = _Split(self._kind, args, self.nondiff_argnums, self._kind == "custom_vjp")
         self._check_nondiff(split)
         ref_values = split.ref_values()
         trace = tracing.find_top_trace(split.leaves + ref_values)
         if trace is None:  # a transformation is active, but not on these arguments
-            return self.fun(*args)
+            return self.fun(*_canonical_numpy(args, self.nondiff_argnums))
         if (
             isinstance(trace, ad.JVPTrace)
             and tracing.current_builder() is None

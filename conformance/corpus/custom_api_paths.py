@@ -354,3 +354,16 @@ def _lax_map_batch_size_empty_axis(ns: Any) -> Any:
 
 
 SCRIPTS["lax_map_batch_size_empty_axis"] = _lax_map_batch_size_empty_axis
+
+
+def _custom_rules_eager_numpy(ns: Any) -> Any:
+    # NumPy float64/int64 arguments are canonicalized before the function runs
+    api = ns.api
+    f = api.custom_jvp(lambda x: x * 1)
+    f.defjvp(lambda p, t: (p[0], t[0]))
+    g = api.custom_vjp(lambda x: x * 1)
+    g.defvjp(lambda x: (x, None), lambda r, c: (c,))
+    return [np.asarray(h(a)).dtype.name for h in (f, g) for a in (np.arange(2.0), np.arange(2))]
+
+
+SCRIPTS["custom_rules_eager_numpy_arguments"] = _custom_rules_eager_numpy
