@@ -766,6 +766,22 @@ def _lax_numpy_test_cases_creation() -> Iterator[Case]:
         tags=["numpy", "errors"],
         notes="tri's offset is an int32 (eye clips it instead)",
     )
+    yield fn_case(
+        "np.lax_numpy/ldexp_extreme_exponents",
+        lambda ns, x1, x2: ns.np_.ldexp(x1, x2),
+        [np.array([0.5, 1.1754944e-38, 3.4028235e38], np.float32), np.array([128, 252, -252])],
+        expect=AGREE,
+        tags=["numpy"],
+        notes="x1 split by frexp first: 2**x2 alone would overflow",
+    )
+    yield fn_case(
+        "np.lax_numpy/polymul_trim_leading_zeros",
+        lambda ns, a1, a2: ns.np_.polymul(a1, a2, trim_leading_zeros=True),
+        [np.array([0, 0, 1, 2], np.int32), np.array([0.0, 3.0], np.float32)],
+        mode="eager",
+        expect=AGREE,
+        tags=["numpy", "shapes"],
+    )
 
 
 def cases() -> Iterator[Case]:

@@ -494,14 +494,26 @@ def float_power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 
 def ldexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``x1 * 2 ** x2`` for integer ``x2`` (``2 ** n`` is exact in floating point)."""
-    if not dtypes.is_integer(_dtype(x2, "ldexp")):
-        raise TypeError(f"ldexp: x2 must be an integer, got dtype {_dtype(x2).name}")
+    """``x1 * 2 ** x2`` for integer ``x2``, computed as JAX's: ``x1`` split by
+    :func:`frexp` first, so a small ``x1`` with a large ``x2`` (or a large
+    one with a negative ``x2``) stays finite where ``2 ** x2`` alone would
+    overflow or underflow; ``x2`` is converted to ``x1``'s float dtype; 0 and
+    infinities are returned as they are."""
+    d1, d2 = _dtype(x1, "ldexp"), aval_of(x2, "ldexp", 1).dtype
+    if dtypes.is_complex(d1) or dtypes.is_inexact(d2):
+        raise ValueError(f"ldexp: not supported for input types ({d1.name}, {d2.name})")
     (x1,) = promote_dtypes_inexact("ldexp", x1)
     dtype = _dtype(x1)
-    power_ = lax.pow(scalar_like(x1, 2.0), lax.convert_element_type(x2, dtype))
-    x1, power_ = promote_args("ldexp", x1, power_)
-    return lax.mul(x1, power_)
+    mantissa, exponent = frexp(x1)
+    exponent = _ufuncs.add(
+        lax.convert_element_type(exponent, dtype), lax.convert_element_type(x2, dtype)
+    )
+    # an exponent one past the largest can still give a finite result
+    positive = _ufuncs.greater(exponent, 0)
+    mantissa = _ufuncs.where(positive, _ufuncs.multiply(mantissa, 2), mantissa)
+    exponent = _ufuncs.where(positive, _ufuncs.subtract(exponent, 1), exponent)
+    result = _ufuncs.multiply(mantissa, _ufuncs.power(2, exponent))
+    return _ufuncs.where(_ufuncs.logical_or(isinf(x1), _ufuncs.equal(x1, 0)), x1, result)
 
 
 def fmax(x1: ArrayLike, x2: ArrayLike) -> Array:

@@ -252,9 +252,24 @@ def polysub(a1: ArrayLike, a2: ArrayLike) -> Array:
 
 
 def polymul(a1: ArrayLike, a2: ArrayLike, *, trim_leading_zeros: bool = False) -> Array:
-    """The product of two polynomials (a full convolution)."""
+    """The product of two polynomials (a full convolution). With
+    ``trim_leading_zeros`` (eager only, as JAX) the leading zero coefficients
+    of both are dropped first (unless both have one coefficient), an empty
+    one counting as ``[0]``."""
+    a1, a2 = checked_array("polymul", a1), checked_array("polymul", a2, 1)
+    if trim_leading_zeros and (_aval(a1).shape[0] > 1 or _aval(a2).shape[0] > 1):
+        a1, a2 = promote_dtypes_inexact("polymul", a1, a2)
+        a1, a2 = _trim_leading_zeros(a1), _trim_leading_zeros(a2)
+        if _aval(a1).shape[0] == 0:
+            a1 = zeros((1,), _aval(a2).dtype)
+        if _aval(a2).shape[0] == 0:
+            a2 = zeros((1,), _aval(a1).dtype)
+    return convolve(a1, a2, mode="full")
 
-    return convolve(checked_array("polymul", a1), checked_array("polymul", a2, 1), mode="full")
+
+def _trim_leading_zeros(p: Array) -> Array:
+    nonzero = np.flatnonzero(_concrete("polymul", "a coefficient array", p) != 0)
+    return p[int(nonzero[0]) :] if nonzero.size else p[:0]
 
 
 def polyder(p: ArrayLike, m: int = 1) -> Array:

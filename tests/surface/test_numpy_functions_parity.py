@@ -1,0 +1,87 @@
+"""jax.numpy functions as JAX's tests/lax_numpy_test.py (testCumSumProd ...
+testIsComplexObj) exercises them: ldexp's frexp split (extreme exponents stay
+finite), polymul's trim_leading_zeros. Compared with JAX 0.10.2 on both
+backends."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+
+import refimpl.numpy as rnp
+from refimpl import jit as ri_jit
+
+
+def _same(got, want, rtol=1e-6):
+    got_leaves, want_leaves = jax.tree.leaves(got), jax.tree.leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves, strict=True):
+        assert g.shape == w.shape, (g.shape, w.shape)
+        assert g.dtype == w.dtype, (g.dtype, w.dtype)
+        assert g.aval.weak_type == w.aval.weak_type
+        np.testing.assert_allclose(np.asarray(g, np.float64), np.asarray(w, np.float64), rtol=rtol)
+
+
+# --- ldexp -----------------------------------------------------------------------------------
+
+_FLOATS = [np.float16, ml_dtypes.bfloat16, np.float32]
+
+
+@pytest.mark.parametrize("dtype", _FLOATS)
+def test_ldexp_extreme_exponents_stay_finite(backend, dtype):
+    info = ml_dtypes.finfo(dtype)
+    span = int(np.log2(float(info.max)) - np.log2(float(info.tiny))) - 1
+    cases = [
+        (np.array(0.5, dtype), 1 << (int(info.nexp) - 1)),
+        (np.array([info.tiny, info.max], dtype), np.array([span, -span], np.int32)),
+    ]
+    for x1, x2 in cases:
+        _same(rnp.ldexp(x1, x2), jnp.ldexp(x1, x2))
+        _same(ri_jit(rnp.ldexp)(x1, x2), jax.jit(jnp.ldexp)(x1, x2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int8, np.bool_])
+def test_ldexp_values_dtypes_and_specials(backend, dtype):
+    x1 = np.array([1, 0, 3, -2, 1, 0], dtype)
+    if dtype == np.float32:
+        x1 = np.array([1.5, -0.0, np.inf, -np.inf, np.nan, 3.0], dtype)
+    x2 = np.array([-1075, 1023, 5, -3, 2, -140], np.int32)
+    _same(rnp.ldexp(x1, x2), jnp.ldexp(x1, x2))
+    _same(ri_jit(rnp.ldexp)(x1, x2), jax.jit(jnp.ldexp)(x1, x2))
+    _same(rnp.ldexp(3.0, 2), jnp.ldexp(3.0, 2))
+
+
+def test_ldexp_rejects_complex_and_inexact_exponents():
+    for x1, x2 in [(1j, 2), (1.0, 2.0)]:
+        with pytest.raises(ValueError):
+            jnp.ldexp(x1, x2)
+        with pytest.raises(ValueError):
+            rnp.ldexp(x1, x2)
+
+
+# --- polymul ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "a1, a2",
+    [
+        ([0.0, 0.0, 1.0, 2.0], [0.0, 3.0]),
+        ([0, 1, 1, 0], [1]),
+        ([False, True], [True, False, True]),
+        ([0.0, 0.0], [0.0, 2.0]),
+        ([0.0], [0.0, 0.0, 1.0]),
+        ([0.0], [0.0]),
+    ],
+)
+def test_polymul_trim_leading_zeros(backend, a1, a2):
+    a1, a2 = np.asarray(a1), np.asarray(a2)
+    if a1.dtype == np.float64:
+        a1, a2 = a1.astype(np.float32), a2.astype(np.float32)
+    for trim in (True, False):
+        _same(
+            rnp.polymul(a1, a2, trim_leading_zeros=trim),
+            jnp.polymul(a1, a2, trim_leading_zeros=trim),
+        )
