@@ -437,7 +437,9 @@ def arange(
         start, stop = 0, start
     if step is not None:
         if step == 0:
-            raise ValueError("arange: step must not be zero")
+            raise ZeroDivisionError(
+                "arange: step must not be zero (division by zero, as JAX and NumPy)"
+            )
         working = np.dtype(np.float32) if dtype in (np.float16, dtypes.bfloat16) else dtype
         size = max(0, math.ceil((stop - start) / step))
         iota = _arange_iota(working, size, start, stop, step)

@@ -1,7 +1,8 @@
 """Creation functions and array conversions as JAX's tests/lax_numpy_test.py
 (second half) uses them: ``geomspace`` with ``start``/``stop`` of different
 shapes on every axis and its complex path (NumPy 2's, as JAX), and
-``Array.tobytes`` (concrete arrays; a ConcretizationTypeError under jit).
+``Array.tobytes`` (concrete arrays; a ConcretizationTypeError under jit);
+``arange`` with a zero step (ZeroDivisionError, as JAX and NumPy).
 Compared with JAX 0.10.2 on both backends."""
 
 from __future__ import annotations
@@ -64,3 +65,11 @@ def test_tobytes_of_a_tracer(backend):
     v = np.arange(4, dtype=np.int32)
     with pytest.raises(ConcretizationTypeError, match="tobytes"):
         ri.jit(lambda a: a.tobytes())(v)
+
+
+@pytest.mark.parametrize("args", [(0, 5, 0), (1.0, 2.0, 0.0), (3, 0, 0)], ids=str)
+def test_arange_zero_step(backend, args):
+    with pytest.raises(ZeroDivisionError):
+        jnp.arange(*args)
+    with pytest.raises(ZeroDivisionError):
+        rnp.arange(*args)
