@@ -111,6 +111,7 @@ def _mlp_loss(ns: Any, params: Any, x: Any) -> Any:
 XS = _vec("xs")
 C = np.float32(0.7)
 X0 = np.float32(0.3)
+X4 = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
 Y0 = np.float32(2.0)
 
 
@@ -486,3 +487,25 @@ def cases() -> Iterator[Case]:
         ("tangent_types/jacobians_of_weak_pow", jac_pow, [4.0, 0.0]),
     ):
         yield _case(name, fn, args, mode="eager")
+
+    # out-of-range indices under reverse mode: x[idx] and x.at[idx].get()
+    # promise in-bounds indices (the read clamps, the cotangent of an index
+    # out of range is dropped, as XLA's scatter), get(mode="clip") clamps it
+    oob = np.array([5, -1, -5, 1, 9, -9])
+
+    def getitem_oob_grad(ns, x):
+        api = _api(ns)
+        return (
+            api.grad(lambda x: x[oob].sum())(x),
+            api.grad(lambda x: x.at[oob].get().sum())(x),
+            api.grad(lambda x: x.at[oob].get(mode="clip").sum())(x),
+            api.jacfwd(lambda x: x[oob])(x),
+        )
+
+    def getitem_oob_grad_2d(ns, x):
+        api = _api(ns)
+        x = ns.np_.reshape(x, (2, 2))
+        return api.grad(lambda x: x[np.array([2, -3, 1]), np.array([0, 1, 1])].sum())(x)
+
+    yield _case("gather_out_of_range/grad", getitem_oob_grad, [X4])
+    yield _case("gather_out_of_range/grad_2d", getitem_oob_grad_2d, [X4])

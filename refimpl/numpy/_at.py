@@ -86,8 +86,9 @@ class IndexUpdateRef:
         out_sharding: None = None,
         wrap_negative_indices: bool = True,
     ) -> Array:
-        """``x[index]``; out-of-range indices clamp, or read ``fill_value`` with
-        ``mode="fill"``."""
+        """``x[index]``; out-of-range indices clamp (by default their cotangents drop,
+        as JAX's promise_in_bounds; ``mode="clip"``: they go to the clamped place),
+        or read ``fill_value`` with ``mode="fill"``."""
         if mode not in _GET_MODES:
             raise ValueError(f"at[].get: mode must be one of {_GET_MODES[:-1]}, got {mode!r}")
         if mode != "fill" and fill_value is not None:
@@ -104,8 +105,17 @@ class IndexUpdateRef:
         if size == 0:
             return _indexing.getitem(self.array, self.index)
         positions = _positions(self.array, self.index, clip=mode != "fill", wrap=wrap)
-        if mode != "fill":
+        if mode == "clip":
             return lax.gather_along_axis(flat, positions, 0, mode="clip")
+        if mode != "fill":
+            # JAX's promise_in_bounds (the default): the clamped read, but the
+            # cotangent of an out-of-range index dropped (XLA's scatter skips it)
+            taken = lax.gather_along_axis(flat, positions, 0, mode="clip")
+            marked = _positions(self.array, self.index, clip=False, wrap=wrap)
+            if not is_traced(marked) and bool(np.all(np.asarray(marked) >= 0)):
+                return taken
+            inside = lax.ge(marked, tracing.TypedScalar(0, _INT, False))
+            return lax.select(inside, taken, lax.stop_gradient(taken))
         outside = lax.lt(positions, tracing.TypedScalar(0, _INT, False))
         positions = lax.select(outside, _full_like(positions, size), positions)
         return lax.gather_along_axis(flat, positions, 0, mode="fill", fill_value=fill_value)

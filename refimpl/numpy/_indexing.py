@@ -260,23 +260,55 @@ def _basic(x: Any, items: list[tuple[str, Any]]) -> Any:
     return as_array(x)
 
 
-def _index_array(value: Any, size: int) -> Any:
+def _index_array(value: Any, size: int, clamp: bool = True) -> Any:
     """An index (array or traced scalar) as int32, negatives counted from the end,
-    then clamped into ``[0, size)``. Concrete indices are normalized now (they
-    are constants, not traced values); traced ones with lax operations."""
+    then clamped into ``[0, size)`` (``clamp=False``: into ``[-1, size]``, so an
+    index still out of range stays so). Concrete indices are normalized now
+    (they are constants, not traced values); traced ones with lax operations."""
+    low, high = (0, builtins.max(size - 1, 0)) if clamp else (-1, size)
     aval = aval_of(value, "getitem", "index")
     if not is_traced(value):
         concrete = np.asarray(tracing.concrete_value(value, aval)).astype(np.int64)
         concrete = np.where(concrete < 0, concrete + size, concrete)
-        return np.clip(concrete, 0, builtins.max(size - 1, 0)).astype(_INDEX_DTYPE)
+        return np.clip(concrete, low, high).astype(_INDEX_DTYPE)
+    unsigned = dtypes.is_unsigned_int(aval.dtype)
+    if unsigned and not clamp and aval.dtype.itemsize >= _INDEX_DTYPE.itemsize:
+        value = lax.min(value, tracing.TypedScalar(size, aval.dtype, False))  # no wrap below
     if aval.dtype != _INDEX_DTYPE or aval.weak_type:
         value = lax.convert_element_type(value, _INDEX_DTYPE)
     zero = tracing.TypedScalar(0, _INDEX_DTYPE, False)
-    if not dtypes.is_unsigned_int(aval.dtype):
+    if not unsigned:
         wrapped = lax.add(value, tracing.TypedScalar(size, _INDEX_DTYPE, False))
         value = lax.select(lax.lt(value, zero), wrapped, value)
-    last = tracing.TypedScalar(builtins.max(size - 1, 0), _INDEX_DTYPE, False)
-    return lax.clamp(zero, value, last)
+    return lax.clamp(
+        tracing.TypedScalar(low, _INDEX_DTYPE, False),
+        value,
+        tracing.TypedScalar(high, _INDEX_DTYPE, False),
+    )
+
+
+def _inside(indices: list[Any], sizes: list[int], shape: tuple) -> Any:
+    """Where every index component (negatives counted from the end) is in
+    range, broadcast to ``shape``; None when all are (known statically)."""
+    inside = None
+    for index, size in zip(indices, sizes, strict=True):
+        component = _index_array(index, size, clamp=False)
+        if not is_traced(component):
+            ok = (component >= 0) & (component < size)
+            if ok.all():
+                continue
+            term: Any = np.broadcast_to(ok, shape)
+        else:
+            term = lax.bitwise_and(
+                lax.ge(component, tracing.TypedScalar(0, _INDEX_DTYPE, False)),
+                lax.lt(component, tracing.TypedScalar(size, _INDEX_DTYPE, False)),
+            )
+            term_shape = aval_of(term, "getitem", "index").shape
+            if term_shape != shape:
+                lead = len(shape) - len(term_shape)
+                term = lax.broadcast_in_dim(term, shape, tuple(range(lead, len(shape))))
+        inside = term if inside is None else lax.bitwise_and(inside, term)
+    return inside
 
 
 def _advanced(x: Any, items: list[tuple[str, Any]]) -> Any:
@@ -290,7 +322,9 @@ def _advanced(x: Any, items: list[tuple[str, Any]]) -> Any:
     for axis in axes:
         kind, value = items[axis]
         if kind == "int":
-            value = np.int32(_static_int(value, shape[axis], axis))
+            _static_int(value, shape[axis], axis)  # (its checks)
+            # among index arrays it is one more index component, as JAX's
+            value = np.int64(value)
         indices.append(value)
     index_shapes = [aval_of(i, "getitem", "index").shape for i in indices]
     try:
@@ -320,7 +354,25 @@ def _advanced(x: Any, items: list[tuple[str, Any]]) -> Any:
     if moved != list(range(len(shape))):
         x = lax.transpose(x, moved)
     x = lax.reshape(x, (int(np.prod(sizes)), *rest))
-    gathered = lax.gather_along_axis(x, flat_index, 0, mode="clip")
+    # JAX's x[idx] is a gather promising in-bounds indices: an out-of-range
+    # one reads the clamped place (its tangent too) and its cotangent is
+    # dropped (XLA's scatter skips it)
+    if len(indices) == 1:
+        index = _index_array(indices[0], sizes[0], clamp=False)
+        index_shape = aval_of(index, "getitem", "index").shape
+        if index_shape != broadcast:
+            index = lax.broadcast_in_dim(index, broadcast, ())
+        gathered = lax.gather_along_axis(x, index, 0, mode="promise_in_bounds")
+    else:
+        # one flat index cannot keep a component out of range: the clamped
+        # read, its cotangent stopped where a component is out of range
+        gathered = lax.gather_along_axis(x, flat_index, 0, mode="clip")
+        inside = _inside(indices, sizes, broadcast)
+        if inside is not None:
+            keep = lax.broadcast_in_dim(
+                inside, aval_of(gathered, "getitem", 0).shape, tuple(range(len(broadcast)))
+            )
+            gathered = lax.select(keep, gathered, lax.stop_gradient(gathered))
     if adjacent and axes[0] > 0:
         nb = len(broadcast)
         order = [*range(nb, nb + axes[0]), *range(nb), *range(nb + axes[0], nb + len(rest))]

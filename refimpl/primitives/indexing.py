@@ -13,8 +13,11 @@
   ``operand.shape[:axis] + indices.shape + operand.shape[axis + 1:]``. That is
   what ``x[idx]`` and ``x.at[idx].set/add(...)`` need once the numpy layer has
   wrapped negative indices and broadcast the updates. Out-of-range indices:
-  gather clamps them (``mode="clip"``, JAX's default for ``x[idx]``) or reads
-  a fill value (``mode="fill"``); scatters drop those updates
+  gather clamps them (``mode="clip"``) or reads a fill value (``mode="fill"``);
+  ``mode="promise_in_bounds"`` (JAX's default for ``x[idx]``) clamps them too,
+  and so does its JVP, but its transpose drops their cotangents (XLA's gather
+  clamps, its scatter skips: JAX's reverse mode of ``x[idx]``); scatters drop
+  those updates
   (``mode="drop"``, JAX's default for ``x.at[idx]``) or clamp them
   (``mode="clip"``). Negative indices are out of range here.
 
@@ -33,7 +36,14 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, batch_rules, elementwise, rule_context, structural
+from refimpl.primitives import (
+    ad_helpers,
+    barriers,
+    batch_rules,
+    elementwise,
+    rule_context,
+    structural,
+)
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple, normalize_axis
 from refimpl.transforms.masking.shape_spec import Dim
 
@@ -184,7 +194,8 @@ def _dynamic_update_slice_mask(ctx, x, update, *starts):
 
 # --- gather, scatter, scatter_add along one axis --------------------------------------------
 
-GATHER_MODES = ("clip", "fill")
+GATHER_MODES = ("clip", "fill", "promise_in_bounds")
+_CLAMPING = ("clip", "promise_in_bounds")  # gather modes that clamp their reads
 SCATTER_MODES = ("drop", "clip")
 
 
@@ -255,9 +266,9 @@ def _gather_abstract_eval(
 def _gather_impl(
     x: np.ndarray, indices: np.ndarray, *, axis: int, mode: str, fill_value: Any
 ) -> np.ndarray:
-    positions, in_range = _positions(indices, x.shape[axis], clip=mode == "clip")
+    positions, in_range = _positions(indices, x.shape[axis], clip=mode in _CLAMPING)
     taken = np.take(x, np.where(in_range, positions, 0), axis=axis)
-    if mode == "clip":
+    if mode in _CLAMPING:
         return taken
     fill = default_fill_value(x.dtype) if fill_value is None else fill_value
     keep = in_range.reshape((1,) * axis + in_range.shape + (1,) * (x.ndim - axis - 1))
@@ -275,7 +286,7 @@ def _gather_mask(ctx, x, indices, *, axis, mode, fill_value):
     if ctx.masked(dim):
         dtype = ctx.avals_in[1].dtype
         size = elementwise.convert_element_type(ctx.index(dim), dtype)
-        if mode == "clip":
+        if mode in _CLAMPING:
             last = elementwise.sub(size, np.ones((), dtype))
             indices = elementwise.clamp(np.zeros((), dtype), indices, last)
         else:  # the padded size is out of range of the padded operand too
@@ -447,8 +458,32 @@ def batched_take(x, bd, indices, ibd, axis: int, mode: str, fill_value: Any = No
         return batch_rules.moveaxis(out, axis + ibd, axis)
     n = batch_rules.shape_of(x)[batch_rules.shift_dims((axis,), bd)[0]]
     merged, _ = _merge_into(x, bd, size, axis)
+    if mode == "promise_in_bounds":
+        # merged rows cannot carry an out-of-range index past the clamp: read
+        # the clamped places; their cotangents drop by a stop_gradient there
+        positions = _merged_positions(indices, ibd, size, n, clip=True)
+        taken = gather_along_axis_p.bind(merged, positions, axis=axis, mode="clip", fill_value=None)
+        inside = _inside(batch_rules.bdim_to(indices, ibd, size, 0), n)
+        keep = structural.broadcast_in_dim(
+            inside,
+            batch_rules.shape_of(taken),
+            tuple(range(axis, axis + len(batch_rules.shape_of(inside)))),
+        )
+        return elementwise.select(keep, taken, barriers.stop_gradient(taken))
     positions = _merged_positions(indices, ibd, size, n, clip=mode == "clip")
     return gather_along_axis_p.bind(merged, positions, axis=axis, mode=mode, fill_value=fill_value)
+
+
+def _inside(indices: Any, n: int) -> Any:
+    """Where ``0 <= indices < n``."""
+    aval = tracing.get_aval(indices, "gather", 1)
+    wide = _index_dtype()
+    if dtypes.is_unsigned_int(aval.dtype) and aval.dtype.itemsize >= wide.itemsize:
+        indices = elementwise.min(indices, np.asarray(n, aval.dtype))
+    indices = elementwise.convert_element_type(indices, wide)
+    return elementwise.bitwise_and(
+        elementwise.ge(indices, np.asarray(0, wide)), elementwise.lt(indices, np.asarray(n, wide))
+    )
 
 
 @gather_along_axis_p.def_batch
@@ -655,7 +690,7 @@ def _gather_jvp(primals, tangents, *, axis, mode, fill_value):
 
 def _scatter_mode(gather_mode: str) -> str:
     """The scatter that sends a gather's cotangent back: clamped indices go to
-    the clamped place, out-of-range reads (fill) to nowhere."""
+    the clamped place, out-of-range reads (fill, promise_in_bounds) to nowhere."""
     return "clip" if gather_mode == "clip" else "drop"
 
 
@@ -818,7 +853,7 @@ def _gather_lowering(ctx, x, indices, *, axis, mode, fill_value):
     sizes = list(x_aval.shape)
     sizes[axis] = 1
     taken = ctx.hlo.gather(x, clamped, dims, sizes, results=[ctx.ir_type(out_aval)])
-    if mode == "clip":
+    if mode in _CLAMPING:
         return [taken]
     fill = default_fill_value(x_aval.dtype) if fill_value is None else fill_value
     fill = ctx.constant(np.asarray(fill).astype(x_aval.dtype), x_aval.dtype, out_aval.shape)
