@@ -290,7 +290,7 @@ def transfer_guard(value: str) -> contextlib.AbstractContextManager:
 
 
 def default_prng_impl(value: str) -> contextlib.AbstractContextManager:
-    """``jax.default_prng_impl``: only ``"threefry2x32"``, refimpl's PRNG.
+    """``jax.default_prng_impl``: only ``"threefry2x32"``, refimpl's default PRNG.
 
     Args:
         value: ``"threefry2x32"``.
@@ -311,7 +311,8 @@ def default_prng_impl(value: str) -> contextlib.AbstractContextManager:
         "default_prng_impl",
         value,
         lambda v: v == "threefry2x32",
-        "refimpl implements only the threefry2x32 PRNG",
+        "refimpl's default PRNG is threefry2x32 (rbg and unsafe_rbg keys: "
+        "random.key(seed, impl=...))",
     )
 
 

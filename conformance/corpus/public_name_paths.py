@@ -21,6 +21,9 @@ recording.
 * ``public_names/int_subclass/*``: an ``IntEnum`` member and an ``int``
   subclass as jit arguments (weak int32, as a Python int), as operands under
   vmap and grad, and as a static argument.
+* ``public_names/prng_impl/{rbg,unsafe_rbg}/*``: typed keys of the rbg PRNG
+  implementations: seeding, split, fold_in (key data), bits and samplers (XLA's
+  CPU Philox through ``lax.rng_bit_generator``), under jit and vmap.
 """
 
 from __future__ import annotations
@@ -128,6 +131,36 @@ def _int_subclass_transforms(ns: Any) -> Any:
     return mapped, slope, static
 
 
+def _prng_impl(impl: str, what: str):
+    def script(ns: Any) -> Any:
+        r = ns.api.random
+        key = r.key(11, impl=impl)
+        if what == "keys":
+            return (
+                r.key_data(key),
+                r.key_data(r.split(key, 3)),
+                r.key_data(r.fold_in(key, 5)),
+                str(key.dtype),
+                r.key_impl(key),
+            )
+        if what == "samplers":
+            return (
+                r.bits(key, (4,)),
+                r.bits(key, (3,), np.uint8),
+                r.uniform(key, (3,)),
+                r.randint(key, (4,), 0, 50),
+                r.permutation(key, 6),
+            )
+        keys = r.split(key, 3)
+        return (
+            ns.jit(lambda k: r.uniform(k, (2,)))(keys[1]),
+            ns.api.vmap(lambda k: r.bits(k, (2,)))(keys),
+            r.key_data(ns.api.vmap(r.split)(keys)),
+        )
+
+    return script
+
+
 def cases() -> Iterator[Case]:
     for algorithm in (0, 1, 2):
         for dtype in (np.uint8, np.uint32):
@@ -157,3 +190,8 @@ def cases() -> Iterator[Case]:
     yield script_case("public_names/checking_leaks/no_leak", _checking_leaks_no_leak, tags=TAGS)
     yield script_case("public_names/int_subclass/jit", _int_subclass_jit, tags=TAGS)
     yield script_case("public_names/int_subclass/transforms", _int_subclass_transforms, tags=TAGS)
+    for impl in ("rbg", "unsafe_rbg"):
+        for what in ("keys", "samplers", "transforms"):
+            yield script_case(
+                f"public_names/prng_impl/{impl}/{what}", _prng_impl(impl, what), tags=TAGS
+            )

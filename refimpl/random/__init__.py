@@ -25,6 +25,16 @@ The derivations, as in JAX 0.10.2 with ``jax_threefry_partitionable=True``
   ``[nextafter(-1, 0), 1)``;
 * the other samplers are the transformations documented on each function.
 
+The ``rbg`` and ``unsafe_rbg`` implementations (``key(seed, impl="rbg")``,
+dtype ``key<rbg>``/``key<urbg>``, ``uint32[*s, 4]`` key data) are JAX's too:
+the seed's two threefry words twice; ``bits`` are
+``lax.rng_bit_generator(key, s, uintN)`` (XLA's CPU Philox); rbg splits and
+folds in each threefry half, unsafe_rbg splits into every tenth of
+``10 * n`` key-sized draws and folds ``d`` in as the key xor the last of ten
+draws from the rbg key seeded with ``d``. The samplers are the same
+transformations of those bits (gamma loops over its keys, as JAX, since
+``vmap`` of ``rng_bit_generator`` draws from the first key only).
+
 Everything is written with ``refimpl.lax`` and ``refimpl.numpy``, so it runs
 eagerly and under ``jit`` on both backends. As in JAX, every public function
 that computes (``split``, ``fold_in``, ``bits`` and the samplers) is one

@@ -12,6 +12,7 @@ import numpy as np
 
 from refimpl import dtypes, lax, tracing
 from refimpl import numpy as rnp
+from refimpl.random import _keys
 from refimpl.random._keys import (
     _UINT_OF_BITS,
     _as_shape,
@@ -25,6 +26,9 @@ from refimpl.random._keys import (
 
 
 def _random_bits(data: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
+    if _keys._state.active != "threefry2x32":  # rbg, unsafe_rbg: XLA's generator
+        _, out = lax.rng_bit_generator(data, shape, _UINT_OF_BITS[bit_width])
+        return out
     y1, y2 = _hash_counters(data, shape)
     if bit_width == 64:
         u64 = _UINT_OF_BITS[64]

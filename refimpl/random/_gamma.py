@@ -14,6 +14,7 @@ import numpy as np
 from refimpl import lax, tracing
 from refimpl import numpy as rnp
 from refimpl.custom_derivatives import custom_jvp
+from refimpl.random import _keys
 from refimpl.random._basic import _check_broadcast, _float_dtype, _normal, _strong, _uniform
 from refimpl.random._keys import _as_shape, _key_data_of, _run, _split_data
 from refimpl.random._transformed import _param_shape
@@ -95,6 +96,10 @@ def _gamma(data: Any, a: Any, shape: tuple[int, ...], dtype: np.dtype, log_space
 
 
 def _gamma_flat(keys: Any, alphas: Any, log_space: bool) -> Any:
+    if _keys._state.active != "threefry2x32":
+        # as JAX: a loop for the rbg keys, whose bits vmap would draw from the first key
+        # only (rng_bit_generator's batching rule)
+        return lax.map(lambda ka: _gamma_one(ka[0], ka[1], log_space), (keys, alphas))
     return vmap(lambda k, al: _gamma_one(k, al, log_space))(keys, alphas)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import math
 import operator
+import threading
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -33,33 +34,51 @@ _UINT_OF_BITS: dict[int, np.dtype[Any]] = {
 # --- typed keys ----------------------------------------------------------------------
 
 
-class KeyDtype(dtypes.ExtendedDtype):
-    """The dtype of typed threefry keys; prints as ``key<fry>``."""
+# The PRNG implementations: name -> (dtype tag, key words). threefry2x32 is
+# JAX's default; rbg and unsafe_rbg draw their bits with lax.rng_bit_generator
+# (XLA's CPU Philox) and split/fold in as JAX 0.10.2's jax._src.random.rbg.
+_IMPLS: dict[str, tuple[str, int]] = {
+    "threefry2x32": ("fry", 2),
+    "rbg": ("rbg", 4),
+    "unsafe_rbg": ("urbg", 4),
+}
+_IMPL_ALIASES = {"threefry": "threefry2x32"}
 
-    name = "key<fry>"
-    impl = "threefry2x32"
-    itemsize = 8
+
+class KeyDtype(dtypes.ExtendedDtype):
+    """The dtype of typed keys of one PRNG implementation; prints as
+    ``key<fry>`` (threefry2x32), ``key<rbg>`` or ``key<urbg>`` (unsafe_rbg)."""
+
     type = dtypes.prng_key
 
+    def __init__(self, impl: str = "threefry2x32") -> None:
+        self.impl = impl
+        tag, self.width = _IMPLS[impl]
+        self.name = f"key<{tag}>"
+        self.itemsize = 4 * self.width
+
     def __repr__(self) -> str:
-        return "key<fry>"
+        return self.name
 
     __str__ = __repr__
 
     def __eq__(self, other: Any) -> bool:
-        return isinstance(other, KeyDtype) or other == "key<fry>"
+        if isinstance(other, KeyDtype):
+            return other.impl == self.impl
+        return other == self.name
 
     def __hash__(self) -> int:
-        return hash("key<fry>")
+        return hash(self.name)
 
     def physical(self, shape: tuple[int, ...]) -> tuple[tuple[int, ...], np.dtype]:
-        return (*shape, 2), _U32
+        return (*shape, self.width), _U32
 
     def wrap(self, data: Any) -> PRNGKeyArray:
-        return PRNGKeyArray(data)
+        return _KEY_CLASSES[self.impl](data)
 
 
 KEY_DTYPE = KeyDtype()
+_KEY_DTYPES = {impl: KEY_DTYPE if impl == "threefry2x32" else KeyDtype(impl) for impl in _IMPLS}
 
 
 class PRNGKeyArray:
@@ -72,6 +91,8 @@ class PRNGKeyArray:
     """
 
     __slots__ = ("_data",)
+    _impl = "threefry2x32"
+    _width = 2
 
     def __init__(self, data: Any) -> None:
         self._data = data
@@ -90,7 +111,7 @@ class PRNGKeyArray:
 
     @property
     def dtype(self) -> KeyDtype:
-        return KEY_DTYPE
+        return _KEY_DTYPES[self._impl]
 
     def __len__(self) -> int:
         if not self.shape:
@@ -103,11 +124,11 @@ class PRNGKeyArray:
         return (self[i] for i in range(self.shape[0]))
 
     def __getitem__(self, index: Any) -> PRNGKeyArray:
-        return PRNGKeyArray(self._data[_data_index(index)])
+        return type(self)(self._data[_data_index(index)])
 
     def reshape(self, *shape: Any) -> PRNGKeyArray:
         dims = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return PRNGKeyArray(rnp.reshape(self._data, (*dims, 2)))
+        return type(self)(rnp.reshape(self._data, (*dims, self._width)))
 
     def ravel(self) -> PRNGKeyArray:
         return self.reshape(-1)
@@ -116,7 +137,7 @@ class PRNGKeyArray:
 
     @property
     def itemsize(self) -> int:
-        return KEY_DTYPE.itemsize
+        return self.dtype.itemsize
 
     def transpose(self, *axes: Any) -> PRNGKeyArray:
         """The keys' axes permuted (the key words stay last)."""
@@ -126,14 +147,14 @@ class PRNGKeyArray:
         perm = tuple(range(ndim))[::-1] if not axes or axes == (None,) else axes
         if sorted(int(a) % max(ndim, 1) for a in perm) != list(range(ndim)):
             raise ValueError(f"transpose: axes {perm} are not a permutation of {ndim} key axes")
-        return PRNGKeyArray(rnp.transpose(self._data, (*(int(a) % ndim for a in perm), ndim)))
+        return type(self)(rnp.transpose(self._data, (*(int(a) % ndim for a in perm), ndim)))
 
     @property
     def T(self) -> PRNGKeyArray:  # noqa: N802 (the array attribute's name)
         return self.transpose()
 
     def copy(self) -> PRNGKeyArray:
-        return PRNGKeyArray(rnp.array(self._data, copy=True))
+        return type(self)(rnp.array(self._data, copy=True))
 
     def __copy__(self) -> PRNGKeyArray:
         return self.copy()
@@ -180,6 +201,8 @@ class PRNGKeyArray:
     def __eq__(self, other: Any) -> Any:
         if not isinstance(other, PRNGKeyArray):
             return NotImplemented
+        if other._impl != self._impl:
+            raise TypeError(f"cannot compare keys of dtypes {self.dtype} and {other.dtype}")
         return rnp.all(rnp.equal(self._data, other._data), axis=-1)
 
     def __ne__(self, other: Any) -> Any:
@@ -191,8 +214,8 @@ class PRNGKeyArray:
 
     def __repr__(self) -> str:
         if isinstance(self._data, tracing.Tracer):
-            return f"PRNGKeyArray(shape={self.shape}, dtype=key<fry>) over {self._data!r}"
-        return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{np.asarray(self._data)}"
+            return f"PRNGKeyArray(shape={self.shape}, dtype={self.dtype}) over {self._data!r}"
+        return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{np.asarray(self._data)}"
 
 
 def _data_index(index: Any) -> tuple:
@@ -219,7 +242,7 @@ class _KeyIndexUpdateRef:
         self._keys, self._index = keys, index
 
     def get(self, **kwargs: Any) -> PRNGKeyArray:
-        return PRNGKeyArray(self._keys._data.at[_data_index(self._index)].get(**kwargs))
+        return type(self._keys)(self._keys._data.at[_data_index(self._index)].get(**kwargs))
 
     def set(self, values: Any, **kwargs: Any) -> PRNGKeyArray:
         if not isinstance(values, PRNGKeyArray):
@@ -228,12 +251,41 @@ class _KeyIndexUpdateRef:
                 f"{type(values).__name__}"
             )
         data = self._keys._data.at[_data_index(self._index)].set(values._data, **kwargs)
-        return PRNGKeyArray(data)
+        return type(self._keys)(data)
 
 
-tree_util.register_pytree_node(
-    PRNGKeyArray, lambda k: ((k._data,), None), lambda _, children: PRNGKeyArray(children[0])
-)
+class _RbgKeyArray(PRNGKeyArray):
+    """Typed ``rbg`` keys (``uint32[..., 4]`` key data)."""
+
+    __slots__ = ()
+    _impl = "rbg"
+    _width = 4
+
+
+class _UnsafeRbgKeyArray(PRNGKeyArray):
+    """Typed ``unsafe_rbg`` keys (``uint32[..., 4]`` key data)."""
+
+    __slots__ = ()
+    _impl = "unsafe_rbg"
+    _width = 4
+
+
+_KEY_CLASSES: dict[str, type[PRNGKeyArray]] = {
+    "threefry2x32": PRNGKeyArray,
+    "rbg": _RbgKeyArray,
+    "unsafe_rbg": _UnsafeRbgKeyArray,
+}
+
+
+def _register_key_class(cls: type[PRNGKeyArray]) -> None:
+    def unflatten(_: Any, children: Any) -> PRNGKeyArray:
+        return cls(children[0])
+
+    tree_util.register_pytree_node(cls, lambda k: ((k._data,), None), unflatten)
+
+
+for _cls in _KEY_CLASSES.values():
+    _register_key_class(_cls)
 
 
 def _register_as_array() -> None:
@@ -247,19 +299,21 @@ _register_as_array()
 
 
 def _key_data_of(
-    name: str, key: Any, allow_batched: bool = False, legacy_check: bool = True
+    name: str, key: Any, allow_batched: bool = False, legacy_check: bool = True, width: int = 2
 ) -> tuple[Any, bool]:
     """(uint32[..., 2] key data, whether ``key`` was typed), checking ``key``."""
     if isinstance(key, PRNGKeyArray):
         data, typed = key._data, True
+        _state.parsed = key._impl
     else:
+        _state.parsed = "threefry2x32"  # a raw key is a key of the default implementation
         try:
             aval = tracing.get_aval(key, name, 0)
         except TypeError:
             raise TypeError(f"{name}: unexpected PRNG key type {type(key).__name__}") from None
-        if aval.dtype != _U32 or not aval.shape or aval.shape[-1] != 2:
+        if aval.dtype != _U32 or not aval.shape or aval.shape[-1] != width:
             raise TypeError(
-                f"{name}: a raw PRNG key must be a uint32 array of shape (..., 2), "
+                f"{name}: a raw PRNG key must be a uint32 array of shape (..., {width}), "
                 f"got {aval.str_short()}"
             )
         data, typed = key, False
@@ -291,8 +345,25 @@ def _check_legacy_key(name: str) -> None:
         warnings.warn(_LEGACY_KEY_MESSAGE, UserWarning, stacklevel=4)
 
 
-def _wrap(data: Any, typed: bool) -> Any:
-    return PRNGKeyArray(data) if typed else data
+def _wrap(data: Any, typed: bool, impl: str = "threefry2x32") -> Any:
+    return _KEY_CLASSES[impl](data) if typed else data
+
+
+class _ImplState(threading.local):
+    """The PRNG implementation of the key a public function parsed last
+    (``parsed``, read by ``_run``) and of the sampler program being traced
+    (``active``, read by the bit, split and fold-in helpers)."""
+
+    def __init__(self) -> None:
+        self.parsed = "threefry2x32"
+        self.active = "threefry2x32"
+
+
+_state = _ImplState()
+
+
+def _impl_of(key: Any) -> str:
+    return key._impl if isinstance(key, PRNGKeyArray) else "threefry2x32"
 
 
 # --- key arrays in the structural functions of numpy and lax ---------------------------
@@ -337,16 +408,28 @@ def _shape_arg(shape: Any) -> tuple[int, ...]:
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
 
 
-def _key_fill(name: str, fill: Any, shape: tuple[int, ...]) -> Any:
+def _key_fill(name: str, fill: Any, shape: tuple[int, ...], width: int = 2) -> Any:
     """Key data of ``shape`` filled with ``fill`` (a key, or an integer written
-    into both key words, as JAX fills the key data)."""
+    into every key word, as JAX fills the key data)."""
     if isinstance(fill, PRNGKeyArray):
-        return rnp.broadcast_to(fill._data, (*shape, 2))
-    return rnp.full((*shape, 2), fill, _U32)
+        return rnp.broadcast_to(fill._data, (*shape, width))
+    return rnp.full((*shape, width), fill, _U32)
+
+
+def _class_of(a: dict[str, Any]) -> type[PRNGKeyArray]:
+    """The key class of the first key array (or key dtype) among a call's arguments."""
+    for value in a.values():
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, PRNGKeyArray):
+                return type(item)
+            if isinstance(item, KeyDtype):
+                return _KEY_CLASSES[item.impl]
+    return PRNGKeyArray
 
 
 def _numpy_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
     short = name.split(".", 1)[1]
+    cls = _class_of(a)
     if short in ("reshape", "ravel"):
         keys = _keys_arg(short, a.get("a"))
         shape = (-1,) if short == "ravel" else _shape_arg(a["shape"])
@@ -355,7 +438,7 @@ def _numpy_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
         keys = _keys_arg(short, a["A"])
         reps = _shape_arg(a["reps"])
         reps = (1,) * (keys.ndim - len(reps)) + reps
-        return PRNGKeyArray(fn(keys._data, (*reps, 1)))
+        return cls(fn(keys._data, (*reps, 1)))
     if short in ("concatenate", "stack"):
         arrays = a["arrays"]
         parts = (
@@ -367,24 +450,24 @@ def _numpy_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
         if short == "concatenate" and axis is None:
             parts, axis = [k.reshape(-1) for k in parts], 0
         ndim = parts[0].ndim + (short == "stack")
-        return PRNGKeyArray(fn([k._data for k in parts], axis=_axis(short, axis, ndim)))
+        return cls(fn([k._data for k in parts], axis=_axis(short, axis, ndim)))
     if short == "broadcast_to":
         keys = _keys_arg(short, a["array"])
-        return PRNGKeyArray(fn(keys._data, (*_shape_arg(a["shape"]), 2)))
+        return cls(fn(keys._data, (*_shape_arg(a["shape"]), cls._width)))
     if short == "expand_dims":
         keys = _keys_arg(short, a["a"])
         axes = (a["axis"],) if isinstance(a["axis"], (int, np.integer)) else tuple(a["axis"])
-        return PRNGKeyArray(fn(keys._data, _axes(short, axes, keys.ndim + len(axes))))
+        return cls(fn(keys._data, _axes(short, axes, keys.ndim + len(axes))))
     if short == "broadcast_arrays":
         parts = [_keys_arg(short, k) for k in a["args"]]
-        return [PRNGKeyArray(d) for d in fn(*(k._data for k in parts))]
+        return [cls(d) for d in fn(*(k._data for k in parts))]
     if short == "append":
         keys, values = _keys_arg(short, a["arr"]), _keys_arg(short, a["values"])
         if a["axis"] is None:
             keys, values, axis = keys.reshape(-1), values.reshape(-1), 0
         else:
             axis = _axis(short, a["axis"], keys.ndim)
-        return PRNGKeyArray(rnp.concatenate([keys._data, values._data], axis=axis))
+        return cls(rnp.concatenate([keys._data, values._data], axis=axis))
     if short in ("array", "asarray"):
         keys = _keys_arg(short, a["object" if short == "array" else "a"])
         if a["dtype"] is not None and not isinstance(a["dtype"], KeyDtype):
@@ -396,16 +479,16 @@ def _numpy_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
         fill = a["fill_value"] if short == "full_like" else int(short == "ones_like")
         if a["dtype"] is not None and not isinstance(a["dtype"], KeyDtype):
             return rnp.full(shape, fill, a["dtype"])
-        return PRNGKeyArray(_key_fill(short, fill, shape))
+        return cls(_key_fill(short, fill, shape, cls._width))
     if short in ("empty", "zeros", "ones", "full"):
         dtype = a["dtype"]
         fill = a["fill_value"] if short == "full" else int(short == "ones")
         if dtype is not None and not isinstance(dtype, KeyDtype):
             raise _refuse(short)  # a key fill value for a numeric dtype
-        return PRNGKeyArray(_key_fill(short, fill, _shape_arg(a["shape"])))
+        return cls(_key_fill(short, fill, _shape_arg(a["shape"]), cls._width))
     if short == "result_type":
         if all(isinstance(x, (PRNGKeyArray, KeyDtype)) for x in a["args"]):
-            return KEY_DTYPE
+            return _KEY_DTYPES[cls._impl]
         raise TypeError("result_type: typed PRNG keys do not promote with other types")
     if short == "transpose":
         keys = _keys_arg(short, a["a"])
@@ -418,19 +501,19 @@ def _numpy_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
             if axis is None
             else _axes(short, axis, keys.ndim)
         )
-        return PRNGKeyArray(fn(keys._data, axes))
+        return cls(fn(keys._data, axes))
     if short == "swapaxes":
         keys = _keys_arg(short, a["a"])
         ax1, ax2 = (_axis(short, a[k], keys.ndim) for k in ("axis1", "axis2"))
-        return PRNGKeyArray(fn(keys._data, ax1, ax2))
+        return cls(fn(keys._data, ax1, ax2))
     if short == "moveaxis":
         keys = _keys_arg(short, a["a"])
         src, dst = (_axes(short, a[k], keys.ndim) for k in ("source", "destination"))
-        return PRNGKeyArray(fn(keys._data, src, dst))
+        return cls(fn(keys._data, src, dst))
     if short == "flip":
         keys = _keys_arg(short, a["m"])
         axes = tuple(range(keys.ndim)) if a["axis"] is None else _axes(short, a["axis"], keys.ndim)
-        return PRNGKeyArray(fn(keys._data, axes))
+        return cls(fn(keys._data, axes))
     raise _refuse(short)
 
 
@@ -447,8 +530,11 @@ def _with_word_start(starts: Any) -> tuple:
 
 def _lax_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
     short = name.split(".", 1)[1]
+    cls = _class_of(a)
     if short == "convert_element_type":
-        raise ValueError(f"Cannot convert_element_type from key<fry> to {a['new_dtype']}")
+        raise ValueError(
+            f"Cannot convert_element_type from {_KEY_DTYPES[cls._impl]} to {a['new_dtype']}"
+        )
     if short in ("select", "select_n"):
         which = a["pred" if short == "select" else "which"]
         cases = [a["on_true"], a["on_false"]] if short == "select" else list(a["cases"])
@@ -458,58 +544,58 @@ def _lax_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
         if np.ndim(which):  # a predicate per key: the same for both of its words
             shape = cases[0]._data.shape
             which = lax.broadcast_in_dim(which, shape, tuple(range(len(shape) - 1)))
-        return PRNGKeyArray(fn(which, *(c._data for c in cases)))
+        return cls(fn(which, *(c._data for c in cases)))
     operand_name = "array" if short in ("squeeze", "expand_dims") else "operand"
     if short == "concatenate":
         parts = [_keys_arg(short, k) for k in a["operands"]]
         axis = _axis(short, a["dimension"], parts[0].ndim)
-        return PRNGKeyArray(fn([k._data for k in parts], axis))
+        return cls(fn([k._data for k in parts], axis))
     keys = _keys_arg(short, a[operand_name])
     data, ndim = keys._data, keys.ndim
     rest = {k: v for k, v in a.items() if k != operand_name}
     if short in ("slice_in_dim", "dynamic_slice_in_dim", "index_in_dim", "dynamic_index_in_dim"):
         rest["axis"] = _axis(short, rest["axis"], ndim)
-        return PRNGKeyArray(fn(data, **rest))
+        return cls(fn(data, **rest))
     if short == "dynamic_update_slice_in_dim":
         rest["update"] = _keys_arg(short, rest["update"])._data
         rest["axis"] = _axis(short, rest["axis"], ndim)
-        return PRNGKeyArray(fn(data, **rest))
+        return cls(fn(data, **rest))
     if short == "slice":
         strides = rest["strides"]
-        return PRNGKeyArray(
+        return cls(
             fn(
                 data,
                 (*rest["start_indices"], 0),
-                (*rest["limit_indices"], 2),
+                (*rest["limit_indices"], cls._width),
                 None if strides is None else (*strides, 1),
             )
         )
     if short == "dynamic_slice":
         starts = _with_word_start(rest.pop("start_indices"))
-        sizes = (*rest.pop("slice_sizes"), 2)
-        return PRNGKeyArray(fn(data, starts, sizes, **rest))
+        sizes = (*rest.pop("slice_sizes"), cls._width)
+        return cls(fn(data, starts, sizes, **rest))
     if short == "dynamic_update_slice":
         update = _keys_arg(short, rest.pop("update"))._data
         starts = _with_word_start(rest.pop("start_indices"))
-        return PRNGKeyArray(fn(data, update, starts, **rest))
+        return cls(fn(data, update, starts, **rest))
     if short == "transpose":
         perm = _axes(short, a["permutation"], ndim)
-        return PRNGKeyArray(fn(data, (*perm, ndim)))
+        return cls(fn(data, (*perm, ndim)))
     if short == "reshape":
         dims = a["dimensions"]
         dims = None if dims is None else (*_axes(short, dims, ndim), ndim)
-        return PRNGKeyArray(fn(data, (*a["new_sizes"], 2), dims))
+        return cls(fn(data, (*a["new_sizes"], cls._width), dims))
     if short in ("squeeze", "rev"):
-        return PRNGKeyArray(fn(data, _axes(short, a["dimensions"], ndim)))
+        return cls(fn(data, _axes(short, a["dimensions"], ndim)))
     if short == "expand_dims":
         dims = tuple(a["dimensions"])
-        return PRNGKeyArray(fn(data, _axes(short, dims, ndim + len(dims))))
+        return cls(fn(data, _axes(short, dims, ndim + len(dims))))
     if short == "broadcast_in_dim":
         shape = tuple(a["shape"])
         bdims = (*a["broadcast_dimensions"], len(shape))
-        return PRNGKeyArray(fn(data, (*shape, 2), bdims))
+        return cls(fn(data, (*shape, cls._width), bdims))
     if short == "broadcast":
-        return PRNGKeyArray(fn(data, **rest))
+        return cls(fn(data, **rest))
     raise _refuse(short)
 
 
@@ -527,13 +613,16 @@ def _key_call(name: str, fn: Any, args: tuple, kwargs: dict) -> Any:
     return rule(name, fn, dict(bound.arguments))
 
 
-extended_arrays.register(PRNGKeyArray, KeyDtype, _key_call)
+for _cls in _KEY_CLASSES.values():
+    extended_arrays.register(_cls, KeyDtype, _key_call)
 
 
 # --- one jitted program per call, as JAX's jit-decorated samplers ----------------------
 
-# (name, body, backend) -> jit(body) on that backend, made on first use
-_programs: dict[tuple[str, Any, str], Any] = {}
+# (name, body, backend[, PRNG implementation other than threefry2x32]) -> jit(body)
+# on that backend, made on first use (one per implementation: the bit, split and
+# fold-in helpers read it while the body is traced)
+_programs: dict[tuple, Any] = {}
 
 
 def _run(name: str, body: Any, static: tuple, data: Any, *params: Any) -> Any:
@@ -559,7 +648,11 @@ def _run(name: str, body: Any, static: tuple, data: Any, *params: Any) -> Any:
                 break
     # a list or tuple argument is one array, not a pytree of scalars
     params = tuple(rnp.asarray(p) if isinstance(p, (list, tuple)) else p for p in params)
-    jitted = _programs.get((name, body, backend))
+    impl = _state.parsed
+    cache_key: tuple = (name, body, backend)
+    if impl != "threefry2x32":
+        cache_key = (*cache_key, impl)
+    jitted = _programs.get(cache_key)
     if jitted is None:
 
         def program(operands: tuple, static: tuple) -> Any:
@@ -567,8 +660,13 @@ def _run(name: str, body: Any, static: tuple, data: Any, *params: Any) -> Any:
 
         program.__name__ = program.__qualname__ = name
         jitted = jit(program, static_argnums=1, backend=backend)
-        _programs[(name, body, backend)] = jitted
-    return jitted((data, *params), static)
+        _programs[cache_key] = jitted
+    saved = _state.active
+    _state.active = impl
+    try:
+        return jitted((data, *params), static)
+    finally:
+        _state.active = saved
 
 
 def _words(data: Any) -> tuple[Any, Any]:
@@ -612,24 +710,37 @@ def _seed_data(name: str, seed: Any) -> Any:
 
 
 def PRNGKey(seed: Any, *, impl: Any = None) -> Any:  # noqa: N802 (JAX's name)
-    """A raw ``uint32[2]`` threefry key from an integer seed (``jax.random.PRNGKey``)."""
-    _check_impl("PRNGKey", impl)
-    return _seed_data("PRNGKey", seed)
+    """A raw key from an integer seed (``jax.random.PRNGKey``): ``uint32[2]``
+    for threefry2x32, ``uint32[4]`` for rbg and unsafe_rbg."""
+    return _impl_seed(_check_impl("PRNGKey", impl), _seed_data("PRNGKey", seed))
 
 
 def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
-    """A typed threefry key (dtype ``key<fry>``) from an integer seed (``jax.random.key``)."""
-    _check_impl("key", impl)
-    return PRNGKeyArray(_seed_data("key", seed))
+    """A typed key from an integer seed (``jax.random.key``): dtype ``key<fry>``
+    (threefry2x32, the default), ``key<rbg>`` or ``key<urbg>``."""
+    impl = _check_impl("key", impl)
+    return _KEY_CLASSES[impl](_impl_seed(impl, _seed_data("key", seed)))
 
 
-def _check_impl(name: str, impl: Any) -> None:
+def _impl_seed(impl: str, halfkey: Any) -> Any:
+    """rbg keys hold the threefry key twice (JAX's ``_rbg_seed``)."""
+    if impl == "threefry2x32":
+        return halfkey
+    return lax.concatenate([halfkey, halfkey], 0)
+
+
+def _check_impl(name: str, impl: Any) -> str:
+    """The implementation's canonical name (``None``: threefry2x32)."""
     if impl is not None and not isinstance(impl, str):
         raise TypeError(
             f"{name}: unrecognized type {type(impl)} for specifying PRNG implementation."
         )
-    if impl not in (None, "threefry2x32", "threefry"):
-        raise ValueError(f"{name}: only the threefry2x32 PRNG is implemented, got impl={impl!r}")
+    impl = _IMPL_ALIASES.get(impl, impl) if impl is not None else "threefry2x32"
+    if impl not in _IMPLS:
+        raise ValueError(
+            f"{name}: unknown PRNG implementation {impl!r} (refimpl has {', '.join(_IMPLS)})"
+        )
+    return impl
 
 
 def _iota_2x32(shape: tuple[int, ...]) -> tuple[Any, Any]:
@@ -709,10 +820,25 @@ def split(key: Any, num: int | Sequence[int] = 2) -> Any:
     """``num`` new keys (a leading axis, or the shape ``num``) from one key."""
     data, typed = _key_data_of("split", key)
     shape = _as_shape("split", num)
-    return _wrap(_run("split", _split_data, (shape,), data), typed)
+    return _wrap(_run("split", _split_data, (shape,), data), typed, _impl_of(key))
 
 
 def _split_data(data: Any, shape: tuple[int, ...]) -> Any:
+    """Key data of ``shape`` new keys, by the traced sampler's implementation:
+    threefry hashes the counters; rbg splits each threefry half of its key;
+    unsafe_rbg takes every tenth of ``10 * n`` draws of key-sized bits."""
+    impl = _state.active
+    if impl == "rbg":
+        halves = [_split_data_threefry(lax.slice(data, (i,), (i + 2,)), shape) for i in (0, 2)]
+        return lax.concatenate(halves, len(shape))
+    if impl == "unsafe_rbg":
+        count = math.prod(shape)
+        _, draws = lax.rng_bit_generator(data, (10 * count, 4), _U32)
+        return lax.reshape(lax.slice(draws, (0, 0), (10 * count, 4), (10, 1)), (*shape, 4))
+    return _split_data_threefry(data, shape)
+
+
+def _split_data_threefry(data: Any, shape: tuple[int, ...]) -> Any:
     y1, y2 = _hash_counters(data, shape)
     return rnp.stack([y1, y2], axis=len(shape))
 
@@ -727,10 +853,25 @@ def fold_in(key: Any, data: Any) -> Any:
         )
     if isinstance(data, int) and not isinstance(data, bool):
         data = np.uint32(data % 2**32)
-    return _wrap(_run("fold_in", _fold_in, (), kdata, data), typed)
+    return _wrap(_run("fold_in", _fold_in, (), kdata, data), typed, _impl_of(key))
 
 
 def _fold_in(kdata: Any, data: Any) -> Any:
+    """threefry: ``H(k1, k2, 0, data)``; rbg: that on each threefry half;
+    unsafe_rbg: the key xor the last of ten key-sized draws from the rbg key
+    seeded with ``data``."""
+    impl = _state.active
+    if impl == "rbg":
+        halves = [_fold_in_threefry(lax.slice(kdata, (i,), (i + 2,)), data) for i in (0, 2)]
+        return lax.concatenate(halves, 0)
+    if impl == "unsafe_rbg":
+        seeded = _impl_seed(impl, _seed_data("fold_in", lax.convert_element_type(data, _U32)))
+        _, draws = lax.rng_bit_generator(seeded, (10, 4), _U32)
+        return lax.bitwise_xor(kdata, lax.reshape(lax.slice(draws, (9, 0), (10, 4)), (4,)))
+    return _fold_in_threefry(kdata, data)
+
+
+def _fold_in_threefry(kdata: Any, data: Any) -> Any:
     k1, k2 = _words(kdata)
     y1, y2 = lax.threefry2x32(k1, k2, np.uint32(0), lax.convert_element_type(data, _U32))
     return lax.concatenate([lax.broadcast_in_dim(y, (1,), ()) for y in (y1, y2)], 0)
@@ -743,17 +884,21 @@ def key_data(keys: Any) -> Any:
 
 
 def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
-    """Typed keys over ``uint32[..., 2]`` key data."""
-    _check_impl("wrap_key_data", impl)
+    """Typed keys over ``uint32[..., 2]`` key data (``uint32[..., 4]`` for rbg
+    and unsafe_rbg)."""
+    impl = _check_impl("wrap_key_data", impl)
     if isinstance(key_bits_array, PRNGKeyArray):
         raise TypeError("wrap_key_data: the argument is already a key array")
-    data, _ = _key_data_of("wrap_key_data", key_bits_array, allow_batched=True, legacy_check=False)
-    return PRNGKeyArray(data)
+    width = _IMPLS[impl][1]
+    data, _ = _key_data_of(
+        "wrap_key_data", key_bits_array, allow_batched=True, legacy_check=False, width=width
+    )
+    return _KEY_CLASSES[impl](data)
 
 
 def key_impl(keys: Any) -> str:
     _key_data_of("key_impl", keys, allow_batched=True)
-    return "threefry2x32"
+    return _impl_of(keys)
 
 
 def clone(key: Any) -> Any:
@@ -765,9 +910,8 @@ def clone(key: Any) -> Any:
 
 
 def key_dtype(impl_spec: Any = None) -> KeyDtype:
-    """The dtype of typed keys of a PRNG implementation (only threefry2x32)."""
-    _check_impl("key_dtype", impl_spec)
-    return KEY_DTYPE
+    """The dtype of typed keys of a PRNG implementation."""
+    return _KEY_DTYPES[_check_impl("key_dtype", impl_spec)]
 
 
 __all__ = [
