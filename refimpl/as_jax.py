@@ -150,7 +150,7 @@ class _Config:
 
 
 # JAX flags refimpl behaves as at one value (refimpl.contexts checks it)
-_MODELLED_VALUES = ("default_prng_impl", "enable_custom_prng", "debug_key_reuse")
+_MODELLED_VALUES = ("enable_custom_prng", "debug_key_reuse")
 
 _CONFIG = _Config()
 

@@ -64,6 +64,9 @@ class Config:
         # the checks (a ref passed twice, returned, closed over and passed), so
         # only True is accepted.
         "mutable_array_checks": True,
+        # The PRNG implementation of keys made without impl= and of raw keys
+        # (jax_default_prng_impl): "threefry2x32", "rbg" or "unsafe_rbg".
+        "default_prng_impl": "threefry2x32",
     }
 
     def __init__(self) -> None:
@@ -127,6 +130,11 @@ class Config:
         if name == "legacy_prng_key" and value not in ("allow", "warn", "error"):
             raise ValueError(
                 f"config.update: legacy_prng_key must be 'allow', 'warn' or 'error', got {value!r}"
+            )
+        if name == "default_prng_impl" and value not in ("threefry2x32", "rbg", "unsafe_rbg"):
+            raise ValueError(
+                "config.update: default_prng_impl must be 'threefry2x32', 'rbg' or "
+                f"'unsafe_rbg', got {value!r}"
             )
         if name == "mutable_array_checks" and value is not True:
             raise ValueError(

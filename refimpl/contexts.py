@@ -289,31 +289,40 @@ def transfer_guard(value: str) -> contextlib.AbstractContextManager:
     return _accepted("transfer_guard", value, lambda v: v in levels, f"one of {levels}")
 
 
-def default_prng_impl(value: str) -> contextlib.AbstractContextManager:
-    """``jax.default_prng_impl``: only ``"threefry2x32"``, refimpl's default PRNG.
+@contextlib.contextmanager
+def default_prng_impl(value: str) -> Iterator[None]:
+    """``jax.default_prng_impl``: the PRNG implementation of keys made without
+    ``impl=`` and of raw keys within the block (``config.default_prng_impl``):
+    ``"threefry2x32"`` (the default), ``"rbg"`` or ``"unsafe_rbg"``.
 
     Args:
-        value: ``"threefry2x32"``.
+        value: the implementation's name.
 
     Returns:
         A context manager (use it in a ``with`` statement or as a decorator).
 
     Raises:
-        NotImplementedError: another PRNG implementation (when the block is entered).
+        NotImplementedError: JAX's other implementations (threefry4x32,
+            philox2x32, philox4x32), when the block is entered.
+        ValueError: a name JAX does not know either (as JAX).
 
     Example:
         >>> import refimpl as ri
-        >>> with ri.default_prng_impl("threefry2x32"):
-        ...     int(ri.numpy.add(1, 2))
-        3
+        >>> with ri.default_prng_impl("rbg"):
+        ...     str(ri.random.key(0).dtype)
+        'key<rbg>'
     """
-    return _accepted(
-        "default_prng_impl",
-        value,
-        lambda v: v == "threefry2x32",
-        "refimpl's default PRNG is threefry2x32 (rbg and unsafe_rbg keys: "
-        "random.key(seed, impl=...))",
-    )
+    if value in ("threefry4x32", "philox2x32", "philox4x32"):
+        raise NotImplementedError(
+            f"default_prng_impl({value!r}) is not supported: refimpl has the threefry2x32, "
+            "rbg and unsafe_rbg PRNG implementations"
+        )
+    saved = config.default_prng_impl
+    config.update("default_prng_impl", value)
+    try:
+        yield
+    finally:
+        config.update("default_prng_impl", saved)
 
 
 def threefry_partitionable(value: bool) -> contextlib.AbstractContextManager:

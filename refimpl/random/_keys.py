@@ -299,14 +299,20 @@ _register_as_array()
 
 
 def _key_data_of(
-    name: str, key: Any, allow_batched: bool = False, legacy_check: bool = True, width: int = 2
+    name: str,
+    key: Any,
+    allow_batched: bool = False,
+    legacy_check: bool = True,
+    width: int | None = None,
 ) -> tuple[Any, bool]:
     """(uint32[..., 2] key data, whether ``key`` was typed), checking ``key``."""
     if isinstance(key, PRNGKeyArray):
         data, typed = key._data, True
         _state.parsed = key._impl
     else:
-        _state.parsed = "threefry2x32"  # a raw key is a key of the default implementation
+        _state.parsed = config.default_prng_impl  # a raw key: the default implementation
+        if width is None:
+            width = _IMPLS[_state.parsed][1]
         try:
             aval = tracing.get_aval(key, name, 0)
         except TypeError:
@@ -363,7 +369,7 @@ _state = _ImplState()
 
 
 def _impl_of(key: Any) -> str:
-    return key._impl if isinstance(key, PRNGKeyArray) else "threefry2x32"
+    return key._impl if isinstance(key, PRNGKeyArray) else config.default_prng_impl
 
 
 # --- key arrays in the structural functions of numpy and lax ---------------------------
@@ -735,7 +741,7 @@ def _check_impl(name: str, impl: Any) -> str:
         raise TypeError(
             f"{name}: unrecognized type {type(impl)} for specifying PRNG implementation."
         )
-    impl = _IMPL_ALIASES.get(impl, impl) if impl is not None else "threefry2x32"
+    impl = _IMPL_ALIASES.get(impl, impl) if impl is not None else config.default_prng_impl
     if impl not in _IMPLS:
         raise ValueError(
             f"{name}: unknown PRNG implementation {impl!r} (refimpl has {', '.join(_IMPLS)})"

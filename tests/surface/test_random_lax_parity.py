@@ -73,7 +73,7 @@ def test_jax_configuration_contexts_random_tests_use(name, value):
         ("numpy_rank_promotion", "raise"),
         ("numpy_dtype_promotion", "strict"),
         ("debug_key_reuse", True),
-        ("default_prng_impl", "rbg"),
+        ("default_prng_impl", "philox4x32"),
         ("threefry_partitionable", False),
     ],
 )
@@ -107,8 +107,13 @@ def test_as_jax_config_of_the_prng_flags():
     cfg.update("jax_default_prng_impl", "threefry2x32")
     cfg.update("jax_enable_custom_prng", False)
     assert cfg.jax_default_prng_impl == jax.config.jax_default_prng_impl == "threefry2x32"
-    with pytest.raises(NotImplementedError, match="default_prng_impl"):
-        cfg.update("jax_default_prng_impl", "rbg")
+    cfg.update("jax_default_prng_impl", "rbg")
+    try:
+        assert ri.config.default_prng_impl == cfg.jax_default_prng_impl == "rbg"
+    finally:
+        cfg.update("jax_default_prng_impl", "threefry2x32")
+    with pytest.raises(ValueError, match="default_prng_impl"):
+        cfg.update("jax_default_prng_impl", "philox4x32")
     cfg.update("jax_legacy_prng_key", "warn")
     try:
         assert ri.config.legacy_prng_key == "warn"

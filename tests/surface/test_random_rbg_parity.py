@@ -130,3 +130,30 @@ def test_a_raw_four_word_key_is_not_a_default_key(backend):
         jax.random.bits(np.zeros(4, np.uint32), (2,))
     with pytest.raises(TypeError):
         rr.bits(rnp.zeros(4, np.uint32), (2,))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_default_prng_impl_as_jax(backend, impl):
+    def program(api):
+        raw = api.random.PRNGKey(9)
+        return (
+            str(api.random.key(9).dtype),
+            api.random.key_impl(raw),
+            np.asarray(raw),
+            np.asarray(api.random.bits(raw, (3,))),
+            np.asarray(api.random.split(raw)),
+            np.asarray(api.random.fold_in(raw, 4)),
+        )
+
+    with ri.default_prng_impl(impl):
+        got = program(ri)
+    with jax.default_prng_impl(impl):
+        want = program(jax)
+    assert got[:2] == want[:2]
+    for g, w in zip(got[2:], want[2:], strict=True):
+        _same(g, w)
+    assert ri.config.default_prng_impl == "threefry2x32"  # restored
+    with pytest.raises(NotImplementedError):
+        ri.default_prng_impl("philox4x32").__enter__()
+    with pytest.raises(ValueError):
+        ri.default_prng_impl("bogus").__enter__()
