@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from conformance.case import AGREE, Case, fn_case, rng_for
+from conformance.case import AGREE, Case, fn_case, rng_for, script_case
 from conformance.corpus.ad_primitives import AD_TOLERANCE
 from conformance.namespace import Unsupported
 from conformance.observe import Raises
@@ -509,3 +509,12 @@ def cases() -> Iterator[Case]:
 
     yield _case("gather_out_of_range/grad", getitem_oob_grad, [X4])
     yield _case("gather_out_of_range/grad_2d", getitem_oob_grad_2d, [X4])
+
+    # jacfwd calls the function on arrays (JAX's tracers), also for NumPy
+    # inputs: x.at works inside
+    def jacfwd_numpy_input(ns):
+        api = _api(ns)
+        x = np.array([1.0, 2.0], np.float32)
+        return api.jacfwd(lambda x: x.at[0].set(1.0) * x[np.array([0, 5])])(x)
+
+    yield script_case("ad/jacfwd_numpy_input_is_an_array", jacfwd_numpy_input, expect=AGREE)

@@ -1380,6 +1380,10 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
         dyn = tuple(args[i] for i in nums)
         leaves, in_tree = tu.tree_flatten(dyn)
         _jac_check_inputs(api, leaves, holomorphic, allow_int)
+        if fwd:
+            # JAX's function sees arrays (its tracers) even where a column's
+            # tangent is zero: a NumPy or Python leaf becomes an array
+            leaves = [user_value(x) for x in leaves]
         info: list[Any] = []
 
         def with_dyn(*dyn_values: Any) -> Any:

@@ -64,3 +64,17 @@ def test_tangent_types_match_jax(backend, case):
     for a, b in zip(leaves, jleaves, strict=True):
         assert (a.dtype, a.shape, a.weak_type) == (b.dtype, b.shape, b.weak_type), (a, b)
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def test_jacfwd_function_sees_arrays_for_numpy_inputs(backend):
+    # JAX's jacfwd calls the function on its tracers: a NumPy input is an
+    # array inside (x.at works, x[idx] out of range is JAX's clamped read)
+    x = np.array([1.0, 2.0], np.float32)
+    idx = np.array([0, 5])
+
+    def f(x):
+        return x.at[0].set(1.0) * x[idx]
+
+    ours = ri.jacfwd(f)(x)
+    theirs = jax.jacfwd(f)(x)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs))
