@@ -202,9 +202,10 @@ class Literal:
 Atom = Var | Literal
 
 
-@dataclass
+@dataclass(slots=True)
 class Eqn:
-    """``outputs = primitive[params](inputs)``."""
+    """``outputs = primitive[params](inputs)``. (Slots: a program holds one
+    per operation, and a reverse pass keeps its program.)"""
 
     primitive: Any  # refimpl.primitives.base.Primitive; Any avoids an import cycle
     inputs: list[Atom]

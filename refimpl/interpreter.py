@@ -28,14 +28,18 @@ from refimpl.primitives.base import check_impl_outputs
 Env = dict[int, np.ndarray]  # Var.id -> value
 
 
-def eval_program(program: Program, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+def eval_program(
+    program: Program, args: Sequence[np.ndarray], *, keep_plan: bool = True
+) -> list[np.ndarray]:
     """Evaluate ``program`` on NumPy ``args`` (one per ``in_vars``).
 
     An output may be one of the ``args`` or a constant of the program itself
     (``lambda x: x`` returns its input). Callers that hand outputs to a user
     use :func:`run_program`, which guarantees buffers the caller owns.
+    ``keep_plan=False`` for a program evaluated once: its plan (about a
+    kilobyte per equation) is not kept with it.
     """
-    plan = _plan_of(program)
+    plan = _plan_of(program, keep=keep_plan)
     env = _bind_inputs(program, plan, args)
     _run_equations(plan, env, after_equation=None)
     return [_read(env, atom) for atom in program.out_vars]
@@ -174,14 +178,16 @@ def _no_operands(env: Env) -> tuple:
     return ()
 
 
-def _plan_of(program: Program) -> _Plan:
+def _plan_of(program: Program, keep: bool = True) -> _Plan:
     plan = program.__dict__.get("_interpreter_plan")
     if (
         plan is None
         or plan.program_id != id(program)  # a copy of the Program holds other arrays
         or plan.impl_generation != base.impl_generation()
     ):
-        plan = program.__dict__["_interpreter_plan"] = _Plan(program)
+        plan = _Plan(program)
+        if keep:
+            program.__dict__["_interpreter_plan"] = plan
     return plan
 
 

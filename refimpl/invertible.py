@@ -288,7 +288,9 @@ def _call_abstract_eval(*avals: ShapedArray, program: Program, **_: Any) -> list
 
 
 def _call_impl(*args: Any, program: Program, **_: Any) -> list[Any]:
-    return eval_program(program, args)
+    # (each call traces its own program: a plan kept with it would only
+    # hold memory for as long as the residuals keep the program)
+    return eval_program(program, args, keep_plan=False)
 
 
 invertible_p.def_abstract_eval(_call_abstract_eval)

@@ -68,12 +68,27 @@ def _in_float32(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     return impl
 
 
+# Elements per piece of an XLA approximation: its NumPy emulation holds
+# about twenty float64 temporaries of its input's size at once.
+_XLA_PIECE = 1 << 12
+
+
 def _xla_f32(xla_fn: Callable[..., np.ndarray], other: Callable[..., np.ndarray]):
     """float32 by XLA CPU's approximation (``refimpl.primitives.xla_math``, so
-    that ref, pjrt and JAX agree bit for bit), other dtypes by ``other``."""
+    that ref, pjrt and JAX agree bit for bit), other dtypes by ``other``.
+    A large input is computed piece by piece (the function is elementwise:
+    the same values), so that its temporaries stay small next to the result."""
 
     def impl(x: np.ndarray) -> np.ndarray:
-        return xla_fn(x) if x.dtype == np.float32 else other(x)
+        if x.dtype != np.float32:
+            return other(x)
+        if x.size <= _XLA_PIECE:
+            return xla_fn(x)
+        flat = np.ravel(x)
+        out = np.empty(flat.shape, np.float32)
+        for start in range(0, flat.size, _XLA_PIECE):
+            out[start : start + _XLA_PIECE] = xla_fn(flat[start : start + _XLA_PIECE])
+        return out.reshape(x.shape)
 
     return impl
 
