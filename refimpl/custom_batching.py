@@ -120,16 +120,19 @@ def _apply_rule(args, dims, call, rule, num_consts, in_tree, out_tree, name):
             f"that of original custom-vmapped function.\nOriginal output: {out_tree}\n"
             f"Rule output: {rule_tree}"
         )
-    for index, (leaf, is_batched, aval) in enumerate(
-        zip(out_leaves, batched_leaves, call.out_avals[: len(out_leaves)], strict=True)
-    ):
+    # As JAX 0.10.2, the rule's outputs are the values as they are: one of
+    # another shape or dtype than the function's (batched) output is taken,
+    # and its members have the rule's type (a rule closing over an array may
+    # return it unbatched, of the member's shape). A batched output must
+    # still carry the batch axis first: without it vmap's result would not
+    # have the mapped size, which JAX returns as it is (ill-defined there).
+    for index, (leaf, is_batched) in enumerate(zip(out_leaves, batched_leaves, strict=True)):
         got = tracing.get_aval(leaf, f"custom_vmap({name})", index)
-        want = (frame.size, *aval.shape) if is_batched else aval.shape
-        if got.shape != want or got.dtype != aval.dtype:
+        if is_batched and (not got.shape or got.shape[0] != frame.size):
             raise ValueError(
                 f"custom vmap rule ({rule_name}) returned output {index} of type "
-                f"{got.str_short()}, expected {aval.dtype.name}{list(want)}"
-                + (" (batched, batch axis first)" if is_batched else " (unbatched)")
+                f"{got.str_short()} marked batched, whose first axis is not the batch axis "
+                f"of size {frame.size}"
             )
     return out_leaves, [0 if b else None for b in batched_leaves]
 

@@ -238,15 +238,59 @@ def _vmap_rule_output_of_another_type(ns: Any) -> Any:
     def f(x):
         return z + api.numpy.sin(x)  # f32[3] per member
 
-    # under vmap of 3 members f's output is f32[3, 3]; this rule gives f32[3]
+    # under vmap of 3 members f's output is f32[3, 3]; this rule gives f32[3],
+    # taken as it is (its members are scalars), as JAX
     f.def_vmap(lambda size, batched, xs: (z + api.numpy.cos(xs), batched[0]))
+    xs = ns.asarray(np.arange(3, dtype=np.float32))
+    return api.vmap(f)(xs), api.jit(api.vmap(lambda x: f(x).sum() + 1.0))(xs)
+
+
+def _vmap_rule_output_of_another_dtype(ns: Any) -> Any:
+    api = ns.api
+
+    @api.custom_batching.custom_vmap
+    def f(x):
+        return api.numpy.sin(x)
+
+    f.def_vmap(lambda size, batched, xs: (api.numpy.cos(xs).astype(np.float16), batched[0]))
+    xs = ns.asarray(np.arange(3, dtype=np.float32))
+    return api.vmap(f)(xs), api.jit(api.vmap(f))(xs)
+
+
+def _vmap_rule_output_unbatched_flag(ns: Any) -> Any:
+    api = ns.api
+
+    @api.custom_batching.custom_vmap
+    def f(x):
+        return api.numpy.sin(x)
+
+    # marked unbatched: the whole f32[3] is every member's value
+    f.def_vmap(lambda size, batched, xs: (xs, False))
+    return api.vmap(f)(ns.asarray(np.arange(3, dtype=np.float32)))
+
+
+def _vmap_rule_output_without_batch_axis(ns: Any) -> Any:
+    api = ns.api
+
+    @api.custom_batching.custom_vmap
+    def f(x):
+        return api.numpy.sin(x)
+
+    # marked batched, but its first axis has 2 members of 3
+    f.def_vmap(lambda size, batched, xs: (xs[:2], True))
     return api.vmap(f)(ns.asarray(np.arange(3, dtype=np.float32)))
 
 
 def cases_checked() -> Iterator[Case]:
+    for name, script in (
+        ("custom_vmap_rule_output_of_another_type", _vmap_rule_output_of_another_type),
+        ("custom_vmap_rule_output_of_another_dtype", _vmap_rule_output_of_another_dtype),
+        ("custom_vmap_rule_output_unbatched_flag", _vmap_rule_output_unbatched_flag),
+    ):
+        yield script_case(f"custom.api/{name}", script, expect=AGREE, tags=TAGS)
     yield script_case(
-        "custom.api/custom_vmap_rule_output_of_another_type",
-        _vmap_rule_output_of_another_type,
+        "custom.api/custom_vmap_rule_output_without_batch_axis",
+        _vmap_rule_output_without_batch_axis,
         expect=Raises(ValueError, "custom vmap rule"),
         tags=TAGS,
     )

@@ -128,3 +128,44 @@ def test_custom_vmap_errors_in_jax_words(backend):
     g = _plus_one(rcb)
     with pytest.raises(ValueError, match="Linearization failed to produce known values"):
         ri.grad(g)(0.5)
+
+
+def _rule_of_another_type(cb, np_mod, kind):
+    z = np.array([2.0, 1.0, 3.0], np.float32)
+    f = cb.custom_vmap(lambda x: z + np_mod.sin(x))
+    if kind == "shape":  # f32[3] where the function batched is f32[3, 3]
+        f.def_vmap(lambda size, b, xs: (z + np_mod.cos(xs), b[0]))
+    elif kind == "dtype":
+        f.def_vmap(lambda size, b, xs: ((z + np_mod.cos(xs)).astype(np.float16), b[0]))
+    elif kind == "extra_axis":
+        f.def_vmap(lambda size, b, xs: (np_mod.stack([xs, xs], 1), b[0]))
+    else:  # marked unbatched: every member's value
+        f.def_vmap(lambda size, b, xs: (xs, False))
+    return f
+
+
+@pytest.mark.parametrize("kind", ["shape", "dtype", "extra_axis", "unbatched"])
+def test_custom_vmap_rule_output_of_another_type_is_taken_as_jax(backend, kind):
+    r = _rule_of_another_type(rcb, ri.numpy, kind)
+    j = _rule_of_another_type(jcb, jax.numpy, kind)
+    xs = np.arange(3.0, dtype=np.float32)
+    _same(ri.vmap(r)(xs), jax.vmap(j)(xs))
+    _same(ri.jit(ri.vmap(r))(xs), jax.jit(jax.vmap(j))(xs))
+    _same(ri.vmap(ri.jit(r))(xs), jax.vmap(jax.jit(j))(xs))
+    # later operations see the rule's member type
+    _same(ri.vmap(lambda x: r(x).sum() + 1.0)(xs), jax.vmap(lambda x: j(x).sum() + 1.0)(xs))
+    if kind == "shape":  # JAX's test_jvp_closure program
+        t = xs * 2.0
+        _same(
+            ri.vmap(lambda x, tx: ri.jvp(r, [x], [tx]))(xs, t),
+            jax.vmap(lambda x, tx: jax.jvp(j, [x], [tx]))(xs, t),
+        )
+        _same(ri.jvp(ri.vmap(r), [xs], [t]), jax.jvp(jax.vmap(j), [xs], [t]))
+
+
+def test_custom_vmap_rule_output_without_the_batch_axis_is_refused(backend):
+    # deliberately stricter than JAX 0.10.2 (conformance/known.py)
+    f = rcb.custom_vmap(lambda x: x)
+    f.def_vmap(lambda size, b, xs: (xs[:2], True))
+    with pytest.raises(ValueError, match=r"custom vmap rule \(<lambda>\) .* batch axis of size 3"):
+        ri.vmap(f)(np.arange(3.0, dtype=np.float32))
