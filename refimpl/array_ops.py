@@ -136,8 +136,8 @@ class ArrayOps:
     def T(self) -> Any:
         return _rnp().transpose(self)
 
-    def astype(self, dtype: Any, copy: bool = False) -> Any:
-        return _rnp().astype(self, dtype, copy=copy)
+    def astype(self, dtype: Any, copy: bool = False, device: Any = None) -> Any:
+        return _rnp().astype(self, dtype, copy=copy, device=device)
 
     def reshape(self, *shape: Any, order: str = "C") -> Any:
         if len(shape) == 1 and not isinstance(shape[0], int):

@@ -5,7 +5,9 @@ second half) uses them, judged by JAX 0.10.2 (``AGREE``, recorded).
 (``"axis,ndmin,trans1d"``, ``"r"``, ``"c"``; one it cannot read is a
 ValueError), ``mgrid``/``ogrid`` whose ranges are promoted to one dtype,
 the empty ``mgrid[()]``; ``geomspace`` with ``start``/``stop`` of different
-shapes and on a complex path; ``Array.tobytes``.
+shapes and on a complex path; ``Array.tobytes``; ``device=`` (a placed
+``full``/``*_like`` result is strongly typed, an ``asarray`` one keeps its
+weak type); ``nanvar``/``nanstd``'s ``mean=``; ``corrcoef``'s ``dtype=``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from conformance.compare import Tolerance
 _A = np.arange(6).reshape(2, 3)
 _START = np.array([[1.0, 2.0], [0.5, 3.0]], np.float32)
 _STOP = np.array([8.0, 5.0], np.float32)
+_NANS = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]], np.float32)
 
 ROWS: list[tuple[str, Any]] = [
     ("r_/axis_-1", lambda ns: ns.np_.r_["-1", _A, _A]),
@@ -41,6 +44,15 @@ ROWS: list[tuple[str, Any]] = [
     ("geomspace/broadcast_axis_1", lambda ns: ns.np_.geomspace(_START, _STOP, 4, axis=1)),
     ("geomspace/complex_path", lambda ns: ns.np_.geomspace(1 + 1j, -100 + 2j, 4)),
     ("geomspace/jit", lambda ns: ns.jit(lambda a, b: ns.np_.geomspace(a, b, 3))(_START, _STOP)),
+    ("full/device_is_strong", lambda ns: ns.np_.full(2, 7, device=ns.api.devices()[0])),
+    ("zeros_like/device_is_strong", lambda ns: ns.np_.zeros_like(3.0, device=ns.api.devices()[0])),
+    ("asarray/device_keeps_weak", lambda ns: ns.np_.asarray(3.0, device=ns.api.devices()[0])),
+    (
+        "nanvar/mean",
+        lambda ns: ns.np_.nanvar(_NANS, axis=1, mean=np.array([[2.0], [5.0]], np.float32)),
+    ),
+    ("nanstd/mean_ddof", lambda ns: ns.np_.nanstd(_NANS, mean=3.0, ddof=1)),
+    ("corrcoef/dtype", lambda ns: ns.np_.corrcoef(_START, dtype=np.complex64)),
     ("tobytes/fortran", lambda ns: list(ns.asarray(_A.astype(np.int32)).tobytes("F"))),
 ]
 

@@ -111,11 +111,20 @@ __all__ = [
     *_stats.__all__,
 ]
 
+# JAX's device= keyword of the creation functions and astype (before
+# out_sharding in their signatures, as JAX's).
+for _name in (
+    "zeros", "ones", "full", "arange", "empty", "zeros_like", "ones_like", "full_like",
+    "empty_like", "eye", "linspace", "astype", "array", "asarray",
+):  # fmt: skip
+    strong = _name in ("full", "zeros_like", "ones_like", "full_like", "empty_like")
+    globals()[_name] = _creation.accepts_device(globals()[_name], strong=strong)
+
 # JAX's out_sharding= keyword, accepted where it leaves the result whole on
 # one device (refimpl.sharding.check_out_sharding).
 for _name in (
     "dot", "matmul", "einsum", "tensordot", "zeros", "ones", "full", "arange", "empty",
-    "zeros_like", "ones_like", "full_like", "broadcast_to",
+    "zeros_like", "ones_like", "full_like", "broadcast_to", "asarray", "array",
 ):  # fmt: skip
     globals()[_name] = _sharding.accepts_out_sharding(globals()[_name])
 

@@ -99,11 +99,14 @@ def _observation_weights(fweights: Any, aweights: Any, n: int) -> Any:
     return w
 
 
-def corrcoef(x: ArrayLike, y: ArrayLike = None, rowvar: bool = True) -> Array:
+def corrcoef(x: ArrayLike, y: ArrayLike = None, rowvar: bool = True, dtype: Any = None) -> Array:
     """The correlation coefficients ``cov[i, j] / sqrt(cov[i, i] cov[j, j])``,
-    clipped to [-1, 1]."""
+    clipped to [-1, 1]; ``dtype`` (inexact) converts the data first, as
+    :func:`cov`."""
 
-    c = cov(checked_array("corrcoef", x), y, rowvar)
+    if dtype is not None and not dtypes.is_inexact(canonical_dtype("corrcoef", dtype)):
+        raise ValueError(f"corrcoef: dtype must be a subclass of float or complex; got {dtype=}")
+    c = cov(checked_array("corrcoef", x), y, rowvar, dtype=dtype)
     if _aval(c).ndim == 0:
         return c / c
     # the diagonal is real in exact arithmetic; JAX takes its real part before the

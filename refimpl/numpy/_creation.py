@@ -11,6 +11,7 @@ Shapes, sizes and ``arange``/``linspace`` counts must be concrete.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import operator
 import os
@@ -617,6 +618,33 @@ def on_default_backend(fun: Callable[_P, _R]) -> Callable[_P, _R]:
         return _to_backend(out, name, (args, kwargs))
 
     return creation
+
+
+def accepts_device(fun: Callable[..., Any], *, strong: bool = False) -> Callable[..., Any]:
+    """``fun`` with JAX's keyword-only ``device=`` (a device or a one-device
+    sharding): given, the result is put there, committed, as JAX's creation
+    functions and ``astype`` do; ``None`` leaves placement as it was. With
+    ``strong``, a placed result is strongly typed (JAX's ``full`` and
+    ``*_like`` build it with a sharding, which drops the weak type outside
+    a trace: ``full(2, 7, device=d)`` is int32, ``full(2, 7)`` weak int32)."""
+
+    @functools.wraps(fun)
+    def placed(*args: Any, device: Any = None, **kwargs: Any) -> Any:
+        out = fun(*args, **kwargs)
+        if device is None:
+            return out
+        aval = aval_of(out, getattr(fun, "__name__", "device"), 0)
+        if strong and aval.weak_type and tracing.current_builder() is None:
+            out = lax.convert_element_type(out, aval.dtype, weak_type=False)
+        return backends.device_put(out, device)
+
+    signature = inspect.signature(fun)
+    params = list(signature.parameters.values())
+    extra = inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None)
+    at = len(params) - (params[-1].kind == inspect.Parameter.VAR_KEYWORD if params else 0)
+    params.insert(at, extra)
+    placed.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    return placed
 
 
 def _to_backend(out: Any, name: str, arguments: Any) -> Any:

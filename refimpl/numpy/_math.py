@@ -290,13 +290,17 @@ def iscomplex(x: ArrayLike, /) -> Array:
     return lax.bitwise_not(isreal(x))
 
 
-def isposinf(x: ArrayLike, /) -> Array:
-    """``x == +inf``."""
+def isposinf(x: ArrayLike, /, out: None = None) -> Array:
+    """``x == +inf`` (``out`` is not supported, as in JAX)."""
+    if out is not None:
+        raise NotImplementedError("isposinf: the 'out' argument is not supported (as JAX)")
     return _isinf_sign("isposinf", x, np.inf)
 
 
-def isneginf(x: ArrayLike, /) -> Array:
-    """``x == -inf``."""
+def isneginf(x: ArrayLike, /, out: None = None) -> Array:
+    """``x == -inf`` (``out`` is not supported, as in JAX)."""
+    if out is not None:
+        raise NotImplementedError("isneginf: the 'out' argument is not supported (as JAX)")
     return _isinf_sign("isneginf", x, -np.inf)
 
 

@@ -247,8 +247,11 @@ def concatenate(arrays: Any, axis: int | None = 0, dtype: Any = None) -> Array:
     return lax.concatenate(items, axis)
 
 
-def stack(arrays: Any, axis: int = 0, dtype: Any = None) -> Array:
-    """Join arrays of one shape along a new dimension ``axis``."""
+def stack(arrays: Any, axis: int = 0, out: None = None, dtype: Any = None) -> Array:
+    """Join arrays of one shape along a new dimension ``axis`` (``out`` is not
+    supported, as in JAX)."""
+    if out is not None:
+        raise NotImplementedError("stack: the 'out' argument is not supported (as JAX)")
     items = _operand_list("stack", arrays)
     shapes = {aval_of(x, "stack", i).shape for i, x in enumerate(items)}
     if len(shapes) > 1:

@@ -548,19 +548,23 @@ def nanvar(
     ddof: int = 0,
     keepdims: bool = False,
     where: Any = None,
-    correction: Any = None,
+    mean: Any = None,
 ) -> Array:
-    """The variance of the non-NaN values: ``sum(|a - nanmean|^2) / (count - ddof)``."""
+    """The variance of the non-NaN values: ``sum(|a - m|^2) / (count - ddof)``
+    with ``m`` the ``nanmean``, or ``mean`` when given (broadcastable against
+    ``a`` with the reduced axes kept), as JAX's ``nanvar``."""
     _no_out("nanvar", out)
-    if correction is not None:
-        ddof = correction
     a = checked_array("nanvar", a)
     aval = _aval(a, "nanvar")
     check_where("nanvar", where)
     computation, result_dtype = _var_dtypes("nanvar", aval.dtype, dtype)
     a = cast(a, computation)
     axes = reduction_axes("nanvar", axis, aval.ndim)
-    centered = subtract(a, nanmean(a, axes, dtype=computation, keepdims=True, where=where))
+    if mean is None:
+        mean = nanmean(a, axes, dtype=computation, keepdims=True, where=where)
+    else:
+        mean = cast(checked_array("nanvar", mean, "mean"), computation)
+    centered = subtract(a, mean)
     centered = _nan_replaced(centered, 0)
     real_computation = _real_dtype(computation)
     total = sum(
@@ -585,12 +589,12 @@ def nanstd(
     ddof: int = 0,
     keepdims: bool = False,
     where: Any = None,
-    correction: Any = None,
+    mean: Any = None,
 ) -> Array:
     """``sqrt(nanvar(...))``."""
     a = checked_array("nanstd", a)
     _no_out("nanstd", out)
-    return sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, where, correction))
+    return sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, where, mean))
 
 
 def nancumsum(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: None = None) -> Array:
