@@ -351,7 +351,41 @@ def _out_axes_none_varying(ns: Any) -> Any:
         return api.pmap(lambda x: x * 2, "i", out_axes=None)(X)
 
 
+# --- an unnamed vmap inside or around an unnamed pmap (AGREE) --------------------------------
+
+
+def _unnamed_callback(outer: str) -> Callable[[Any], Any]:
+    """A host callback with ``vmap_method='expand_dims'`` under an unnamed vmap
+    inside (``outer='pmap'``) or around an unnamed pmap: one call per device
+    with the vmap's members (the reference pmap's lock-step batch is not
+    the vmap's, though both are named None). Returns the value and the
+    shapes the host saw."""
+
+    def script(ns: Any) -> Any:
+        api = _api(ns)
+        seen: list[tuple[int, ...]] = []
+
+        def host(a: Any) -> Any:
+            seen.append(np.shape(a))
+            return np.asarray(a) * 2
+
+        def f(x: Any) -> Any:
+            shape = api.ShapeDtypeStruct(x.shape, x.dtype)
+            return api.pure_callback(host, shape, x, vmap_method="expand_dims")
+
+        with _four_devices(api):
+            if outer == "pmap":
+                out = api.pmap(api.vmap(f))(X[:, :, 0])
+            else:
+                out = api.vmap(api.pmap(f))(X[:, :, 0].T)
+        return _leaves(api, out) + [np.array(sorted(seen), np.int32)]
+
+    return script
+
+
 def cases() -> Iterator[Case]:
+    yield _case("unnamed/callback_in_vmap_in_pmap", _unnamed_callback("pmap"), AGREE)
+    yield _case("unnamed/callback_in_pmap_in_vmap", _unnamed_callback("vmap"), AGREE)
     for name, fun, kw in UNDER_VMAP:
         yield _under_vmap(name, fun, kw)
     yield _case("python_route/mixed_shards", _mixed_shards, Oracle(_mixed_shards_oracle))

@@ -78,16 +78,17 @@ def _jvp(primals, tangents, **params):
 @pure_callback_p.def_batch
 def _batch(args, dims, *, callback, result_avals, vmap_method):
     size = batch_rules.axis_size_of(args, dims)
-    if collectives.on_device_axis():  # a reference pmap: once per device, any vmap_method
-        vmap_method = "sequential"
-    if vmap_method not in VMAP_METHODS:
+    # a reference pmap: once per device, whatever the vmap_method, which the
+    # per-device calls keep for a vmap around the pmap (run after it here)
+    on_devices = collectives.on_device_axis()
+    if not on_devices and vmap_method not in VMAP_METHODS:
         raise NotImplementedError(
             "vmap is only supported for the pure_callback primitive when vmap_method is one "
             f"of {', '.join(repr(m) for m in VMAP_METHODS)}. Got vmap_method={vmap_method!r}."
         )
     front = [a if d is None else batch_rules.moveaxis(a, d, 0) for a, d in zip(args, dims)]
     params = {"callback": callback, "vmap_method": vmap_method}
-    if vmap_method.startswith("sequential"):
+    if on_devices or vmap_method.startswith("sequential"):
         rows = []
         for i in range(size):
             row = [a if d is None else a[i] for a, d in zip(front, dims, strict=True)]

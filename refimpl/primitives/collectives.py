@@ -73,10 +73,9 @@ from refimpl.transforms.ad_util import Zero
 class _AxisEnv(threading.local):
     def __init__(self) -> None:
         self.frames: list[tuple[Any, int, Any]] = []  # (name, size, trace), innermost last
-        # names bound by pmap (its N devices run in lock step as one batch):
-        # there axis_index_groups are allowed; under vmap they are not (as JAX).
-        self.device_axes: list[Any] = []
-        self.device_sizes: list[int] = []  # their sizes (named or not)
+        # the sizes of the pmap axes bound (named or not); whether a batch
+        # rule runs over a pmap's devices is its frame's ``device`` flag
+        self.device_sizes: list[int] = []
         # pmap's lowering: axis name -> the replica groups of the whole axis
         self.replica_axes: dict[Any, tuple[tuple[int, ...], ...]] = {}
 
@@ -160,12 +159,10 @@ def _program_uses(program: Program, name: Any) -> bool:
 def device_axis(name: Any, size: int) -> Iterator[None]:
     """Mark ``name`` as a pmap axis of ``size`` devices (not vmap members)
     while the block runs."""
-    _env.device_axes.append(name)
     _env.device_sizes.append(size)
     try:
         yield
     finally:
-        _env.device_axes.pop()
         _env.device_sizes.pop()
 
 
@@ -282,7 +279,7 @@ def _reduce_uneven_groups(x: Any, d: int | None, size: int, groups: Any, reduce_
 
 
 def _no_groups_under_vmap(name: str, groups: Any) -> None:
-    if groups is not None and _frame_size()[0] not in _env.device_axes:
+    if groups is not None and not on_device_axis():
         raise NotImplementedError(
             f"axis_index_groups not supported in vmap collectives ({name}), as in JAX"
         )
@@ -344,8 +341,10 @@ class CollectivePrimitive(Primitive):
 def on_device_axis() -> bool:
     """Whether the batch rule running now batches a pmap's devices (run in
     lock step on the reference backend) rather than vmap's members: there a
-    host callback runs once per device, as on pjrt and in JAX."""
-    return _frame_size()[0] in _env.device_axes
+    host callback runs once per device, as on pjrt and in JAX. The frame
+    says so itself: by name an unnamed vmap would be mistaken for an unnamed
+    pmap around or inside it (both are ``None``)."""
+    return bool(rule_context.current_frame().device)
 
 
 def _frame_size() -> tuple[Any, int]:
@@ -454,7 +453,7 @@ def _all_reduce_batch_rule(prim: CollectivePrimitive, reduce_fn: Any, unbatched_
                 dims
             )
         _no_groups_under_vmap(name, axis_index_groups)
-        if name in ("pmax", "pmin") and frame_name in _env.device_axes:
+        if name in ("pmax", "pmin") and on_device_axis():
             args = [_nan_as_identity(x, name) for x in args]
         if axis_index_groups is not None:  # (one axis: _check_groups)
             if len({len(g) for g in axis_index_groups}) > 1:
@@ -475,7 +474,7 @@ def _all_reduce_batch_rule(prim: CollectivePrimitive, reduce_fn: Any, unbatched_
         rest = tuple(a for a in axes if a != frame_name)
         if rest:
             outs = _bind(prim, rest, *outs, axes=rest, axis_index_groups=None)
-        if frame_name in _env.device_axes:
+        if on_device_axis():
             # over devices (pmap in lock step) the result is strong, as the
             # primitive's own abstract evaluation (JAX: strong under pmap,
             # weak kept under vmap)

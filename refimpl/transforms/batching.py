@@ -66,10 +66,14 @@ shift_dims = batch_rules.shift_dims
 
 @dataclass(frozen=True)
 class AxisFrame:
-    """One vmapped axis: its name (``None`` when unnamed) and size."""
+    """One vmapped axis: its name (``None`` when unnamed) and size;
+    ``device``: a pmap's devices run in lock step on the reference backend
+    (told apart by this, not by name: an unnamed vmap and an unnamed pmap
+    share the name ``None``)."""
 
     name: Any
     size: int
+    device: bool = False
 
 
 class _Frames(threading.local):
@@ -526,10 +530,12 @@ def _vmap_call(
     size: int,
     out_axes: Any,
     axis_name: Any,
+    device: bool = False,
 ) -> Any:
-    """Run ``fun`` under a new :class:`BatchTrace` on the mapped leaves."""
+    """Run ``fun`` under a new :class:`BatchTrace` on the mapped leaves
+    (``device``: the members are a pmap's devices, see :class:`AxisFrame`)."""
 
-    trace = BatchTrace(AxisFrame(axis_name, size), f"vmap({name})")
+    trace = BatchTrace(AxisFrame(axis_name, size, device), f"vmap({name})")
     with contextlib.ExitStack() as stack:
         stack.enter_context(collectives.bound_axis(axis_name, size, trace))
         stack.enter_context(tracing.new_main(trace))

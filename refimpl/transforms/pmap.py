@@ -771,7 +771,7 @@ def _lock_step(
         try:
             return batching._vmap_call(
                 _refusing_outer_refs(fun, name), f"pmap({name})", leaves, in_tree, axes, size,
-                out_axes, axis_name,
+                out_axes, axis_name, device=True,
             )  # fmt: skip
         except ValueError as error:
             text = str(error)
