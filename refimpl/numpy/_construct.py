@@ -166,8 +166,11 @@ def copy(a: ArrayLike, order: Any = None) -> Array:
 
 def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> list:
     """Coordinate matrices from 1-D coordinate vectors; ``indexing="xy"`` swaps
-    the first two output axes (Cartesian), ``"ij"`` does not (matrix)."""
-    del copy
+    the first two output axes (Cartesian), ``"ij"`` does not (matrix). The
+    outputs are always new arrays: ``copy=False`` (NumPy's views) is JAX's
+    ValueError."""
+    if not copy:
+        raise ValueError("meshgrid: only copy=True is supported (as jax.numpy.meshgrid)")
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     vectors = [reshape(checked_array("meshgrid", x, i), (-1,)) for i, x in enumerate(xi)]

@@ -2,7 +2,8 @@
 (second half) uses them: ``geomspace`` with ``start``/``stop`` of different
 shapes on every axis and its complex path (NumPy 2's, as JAX), and
 ``Array.tobytes`` (concrete arrays; a ConcretizationTypeError under jit);
-``arange`` with a zero step (ZeroDivisionError, as JAX and NumPy).
+``arange`` with a zero step (ZeroDivisionError, as JAX and NumPy);
+``meshgrid(copy=False)`` (ValueError, as JAX).
 Compared with JAX 0.10.2 on both backends."""
 
 from __future__ import annotations
@@ -73,3 +74,11 @@ def test_arange_zero_step(backend, args):
         jnp.arange(*args)
     with pytest.raises(ZeroDivisionError):
         rnp.arange(*args)
+
+
+def test_meshgrid_copy_false(backend):
+    with pytest.raises(ValueError, match="copy=True"):
+        jnp.meshgrid(np.arange(3), copy=False)
+    with pytest.raises(ValueError, match="copy=True"):
+        rnp.meshgrid(np.arange(3), copy=False)
+    _same(rnp.meshgrid(np.arange(3), copy=True)[0], jnp.meshgrid(np.arange(3), copy=True)[0])
