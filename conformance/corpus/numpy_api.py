@@ -782,6 +782,21 @@ def _lax_numpy_test_cases_creation() -> Iterator[Case]:
         expect=AGREE,
         tags=["numpy", "shapes"],
     )
+    yield fn_case(
+        "np.lax_numpy/diff_order_zero",
+        lambda ns, x: ns.np_.diff(x, n=0, axis=0, prepend=1, append=x),
+        [np.arange(6, dtype=np.int8).reshape(2, 3)],
+        expect=AGREE,
+        tags=["numpy", "shapes"],
+        notes="n=0 returns the input; prepend/append unused",
+    )
+    yield fn_case(
+        "np.lax_numpy/searchsorted_unknown_method",
+        lambda ns, a, v: ns.np_.searchsorted(a, v, method="bisect"),
+        [np.arange(4, dtype=np.float32), np.float32(1.5)],
+        expect=Raises(ValueError),
+        tags=["numpy", "errors"],
+    )
 
 
 def cases() -> Iterator[Case]:

@@ -595,19 +595,22 @@ def argsort(
     order: None = None,
     stable: bool = True,
     descending: bool = False,
+    dtype: Any = None,
 ) -> Array:
-    """The int32 indices that sort ``a`` along ``axis`` (flattened when None),
-    NaNs last; ties keep their order (also with ``descending``)."""
+    """The indices (int32, or ``dtype``: JAX counts them in that dtype) that
+    sort ``a`` along ``axis`` (flattened when None), NaNs last; ties keep their
+    order (also with ``descending``)."""
     if kind is not None or order is not None:
         raise TypeError("argsort: 'kind' and 'order' are not supported")
     a = checked_array("argsort", a)
+    index_dtype = _INT if dtype is None else canonical_dtype("argsort", dtype)
     if axis is None:
         a, axis = ravel(a), 0
     aval = _aval(a, "argsort")
     if aval.ndim == 0:
         raise ValueError("argsort: cannot sort a zero-dimensional array")
     axis = normalize_axis("argsort", axis, aval.ndim)
-    iota = lax.broadcasted_iota(_INT, aval.shape, axis)
+    iota = lax.broadcasted_iota(index_dtype, aval.shape, axis)
     if descending:
         # sorting the reversed array ascending and reversing back keeps ties in order
         _, index = lax.sort((lax.rev(a, (axis,)), lax.rev(iota, (axis,))), axis, num_keys=1)
@@ -617,12 +620,14 @@ def argsort(
 
 
 def lexsort(keys: Sequence[ArrayLike], axis: int = -1) -> Array:
-    """Indices sorting by the last key first, then the one before it, ... (stable)."""
-    keys = (
-        [asarray(k) for k in keys]
-        if isinstance(keys, (list, tuple))
-        else list(asarray(keys)[i] for i in range(_aval(keys).shape[0]))
-    )
+    """Indices sorting by the last key first, then the one before it, ... (stable).
+    Rank-0 keys (the rows of a 1-d array) sort to the rank-0 index 0, as JAX."""
+    if isinstance(keys, (list, tuple)):
+        keys = [asarray(k) for k in keys]
+    else:
+        if _aval(keys, "lexsort").ndim == 0:
+            raise TypeError("lexsort: iteration over a 0-d array (keys must be a sequence)")
+        keys = [asarray(keys)[i] for i in range(_aval(keys).shape[0])]
     if not keys:
         raise TypeError("lexsort: need sequence of keys with len > 0")
     shapes = {_aval(k).shape for k in keys}
@@ -630,7 +635,7 @@ def lexsort(keys: Sequence[ArrayLike], axis: int = -1) -> Array:
         raise ValueError("lexsort: all keys need to be the same shape")
     shape = shapes.pop()
     if not shape:
-        raise TypeError("lexsort: keys must be at least 1-d")
+        return full((), 0, _INT)
     axis = normalize_axis("lexsort", axis, len(shape))
     iota = lax.broadcasted_iota(_INT, shape, axis)
     *_, index = lax.sort((*reversed(keys), iota), axis, num_keys=len(keys))
@@ -652,7 +657,12 @@ def searchsorted(
     """Insertion points of ``v`` into the sorted 1-d ``a``: the number of
     elements of ``a`` before each ``v`` (``< v`` for ``side="left"``, ``<= v``
     for ``"right"``), int32, shaped like ``v``."""
-    del method  # every method gives the same answer; this one counts comparisons
+    # every method gives the same answer; this one counts comparisons
+    if method not in ("compare_all", "scan", "scan_unrolled", "sort"):
+        raise ValueError(
+            f"searchsorted: invalid argument method={method!r}, expected one of "
+            "['compare_all', 'scan', 'scan_unrolled', 'sort']"
+        )
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     a = checked_array("searchsorted", a)
@@ -664,13 +674,18 @@ def searchsorted(
     v = checked_array("searchsorted", v)
     v_shape = _aval(v).shape
     n = _aval(a).shape[0]
+    if n > np.iinfo(np.int32).max and canonical_dtype("searchsorted", np.int64) != np.int64:
+        # JAX asks for int64 positions past int32's range; without x64 that
+        # request warns and the length does not fit the int32 it gets
+        raise OverflowError(f"searchsorted: Python integer {n} out of bounds for int32")
     if n == 0:
         return lax.broadcast_in_dim(_int(0), v_shape, ())
     grid = (*v_shape, n)
     a_b = lax.broadcast_in_dim(a, grid, (len(v_shape),))
     v_b = lax.broadcast_in_dim(v, grid, tuple(range(len(v_shape))))
     before = _total_lt(a_b, v_b) if side == "left" else lax.bitwise_not(_total_lt(v_b, a_b))
-    return lax.reduce_sum(lax.convert_element_type(before, _INT), (len(v_shape),))
+    index_dtype = _INT if n <= np.iinfo(np.int32).max else np.dtype(np.int64)
+    return lax.reduce_sum(lax.convert_element_type(before, index_dtype), (len(v_shape),))
 
 
 def digitize(x: ArrayLike, bins: ArrayLike, right: bool = False, *, method: Any = None):
@@ -695,6 +710,7 @@ def partition(a: ArrayLike, kth: int, axis: int = -1) -> Array:
     layout ``jnp.partition`` produces with ``top_k``)."""
     a = checked_array("partition", a)
     aval = _aval(a, "partition")
+    _no_bool("partition", aval.dtype)
     axis = normalize_axis("partition", axis, aval.ndim)
     n = aval.shape[axis]
     kth = _kth("partition", kth, n)
@@ -712,6 +728,7 @@ def argpartition(a: ArrayLike, kth: int, axis: int = -1) -> Array:
     smallest (ascending), then the others in increasing index order."""
     a = checked_array("argpartition", a)
     aval = _aval(a, "argpartition")
+    _no_bool("argpartition", aval.dtype)
     axis = normalize_axis("argpartition", axis, aval.ndim)
     n = aval.shape[axis]
     kth = _kth("argpartition", kth, n)
@@ -722,6 +739,13 @@ def argpartition(a: ArrayLike, kth: int, axis: int = -1) -> Array:
     rest = lax.slice_in_dim(order, kth + 1, n, 1, last)
     rest = lax.sort(rest, last)  # the remaining indices in increasing order
     return moveaxis(lax.concatenate([bottom, rest], last), -1, axis)
+
+
+def _no_bool(name: str, dtype: np.dtype) -> None:
+    """JAX 0.10.2 partitions by ``top_k`` of the negated array, which a bool
+    array cannot be: its TypeError, kept so that programs fail alike."""
+    if dtypes.is_bool(dtype):
+        raise TypeError(f"{name}: bool arrays are not supported (as JAX: cast to an integer first)")
 
 
 def _kth(name: str, kth: Any, n: int) -> int:

@@ -234,6 +234,8 @@ def roll(a: ArrayLike, shift: Any, axis: Any = None) -> Array:
         shifts = [shift] * len(axes)
     if len(shifts) == 1 and len(axes) > 1:
         shifts = list(shifts) * len(axes)
+    if len(axes) == 1 and len(shifts) > 1:  # shifts and axes broadcast, as NumPy and JAX
+        axes = tuple(axes) * len(shifts)
     if len(shifts) != len(axes):
         raise ValueError("roll: shift and axis must have the same length")
     for s, ax in zip(shifts, axes, strict=True):
@@ -441,11 +443,13 @@ def diff(
 ) -> Array:
     """The ``n``-th difference ``a[1:] - a[:-1]`` along ``axis`` (bool: ``!=``)."""
     a = checked_array("diff", a)
+    n = operator.index(n)
+    if n == 0:  # as JAX: a as it is (prepend, append and axis unused, any rank)
+        return a
     ndim = _ndim(a)
     if ndim == 0:
         raise ValueError("diff: requires input that is at least one dimensional")
     axis = normalize_axis("diff", axis, ndim)
-    n = operator.index(n)
     if n < 0:
         raise ValueError(f"diff: order must be non-negative, got {n}")
     parts: list[Any] = []

@@ -11,6 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import refimpl as ri
 import refimpl.numpy as rnp
 from refimpl import jit as ri_jit
 
@@ -85,3 +86,46 @@ def test_polymul_trim_leading_zeros(backend, a1, a2):
             rnp.polymul(a1, a2, trim_leading_zeros=trim),
             jnp.polymul(a1, a2, trim_leading_zeros=trim),
         )
+
+
+# --- searchsorted ----------------------------------------------------------------------------
+
+
+def test_searchsorted_method_is_checked():
+    with pytest.raises(ValueError):
+        jnp.searchsorted(np.arange(3.0), 1.0, method="bisect")
+    with pytest.raises(ValueError):
+        rnp.searchsorted(np.arange(3.0), 1.0, method="bisect")
+
+
+def test_searchsorted_length_past_int32(backend):
+    long_a = (2**31,)
+    for lib, np_mod in [(jax, jnp), (ri, rnp)]:
+        a = lib.ShapeDtypeStruct((2**31 - 1,), np.float32)
+        v = lib.ShapeDtypeStruct((), np.float32)
+        assert lib.eval_shape(np_mod.searchsorted, a, v).dtype == np.int32
+        with (
+            pytest.warns(UserWarning, match="Explicitly requested dtype.*int64"),
+            pytest.raises(OverflowError),
+        ):
+            lib.eval_shape(np_mod.searchsorted, lib.ShapeDtypeStruct(long_a, np.float32), v)
+
+
+# --- diff ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "x, kwargs",
+    [
+        (np.arange(5, dtype=np.float32), dict(prepend=1, append=np.zeros(5, np.float32))),
+        (np.ones((3, 4), np.int8), dict(axis=0, append=np.zeros((3, 4), np.int8))),
+        (np.float32(2.0), {}),
+        (np.ones(3, np.float32), dict(axis=3)),
+    ],
+)
+def test_diff_of_order_zero_is_the_input(backend, x, kwargs):
+    _same(rnp.diff(x, n=0, **kwargs), jnp.diff(x, n=0, **kwargs))
+    _same(
+        ri_jit(lambda x: rnp.diff(x, n=0, **kwargs))(x),
+        jax.jit(lambda x: jnp.diff(x, n=0, **kwargs))(x),
+    )
