@@ -34,7 +34,7 @@ from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Program, ShapedArray
 from refimpl.errors import UnexpectedTracerError
 from refimpl.interpreter import eval_program
-from refimpl.primitives import control_flow, ref_context
+from refimpl.primitives import collectives, control_flow, ref_context
 from refimpl.primitives.base import Primitive
 from refimpl.transforms import ad, batching
 from refimpl.transforms.ad_util import Zero, tangent_aval
@@ -86,8 +86,90 @@ def _batch(
     args, dims = args[: len(args) - n_refs], dims[: len(dims) - n_refs]
     finals = [v for v, w in zip(ref_values, ref_written, strict=True) if w]
     final_dims = [d for d, w in zip(ref_dims, ref_written, strict=True) if w]
+    if batching.current_frame().device and not n_refs:
+        outs = _over_devices(args, dims, call, rule, num_consts, in_tree, out_tree, name)
+        return outs, [0] * len(outs)
     out_leaves, out_dims = _apply_rule(args, dims, call, rule, num_consts, in_tree, out_tree, name)
     return out_leaves + finals, out_dims + final_dims
+
+
+def _over_devices(args, dims, call, rule, num_consts, in_tree, out_tree, name) -> list:
+    """The call batched over a reference pmap's devices (run in lock step as
+    a batch): as in JAX and on pjrt, each device runs the function itself,
+    not the rule (which is for vmap). A vmap *around* the pmap is an outer
+    batch here, met after this one, yet in JAX it is inside each device:
+    so the result is again a custom_vmap function, of the arguments stacked
+    over devices, whose body is the function mapped over the devices and
+    whose rule is ``rule`` mapped over them (each device's rule sees the
+    vmap's members only). Outside any vmap that call runs its body."""
+    frame = batching.current_frame()
+    size, axis_name = frame.size, frame.name
+    dev_dims = list(dims)
+
+    def over_devices(fun: Callable[..., list], xs: list, axes: list, label: str) -> list:
+        tree = tree_util.tree_structure((tuple(xs), {}))
+        with collectives.device_axis(axis_name, size):
+            return batching._vmap_call(
+                fun, label, list(xs), tree, axes, size, 0, axis_name, device=True
+            )
+
+    def body(*xs: Any) -> list:
+        return over_devices(
+            lambda *a: tracing.eval_program_bind(call, list(a)), list(xs), dev_dims, f"pmap({name})"
+        )
+
+    def rule_over_devices(axis_size: int, in_batched: list, *xs: Any) -> tuple[list, list]:
+        if any(in_batched[:num_consts]):
+            raise NotImplementedError(
+                f"custom_vmap({name}): the function closes over a value batched by an "
+                "enclosing vmap; pass it as an argument instead"
+            )
+        user_batched = list(tree_util.tree_unflatten(in_tree, list(in_batched[num_consts:])))
+        # the vmap's batch axis is first: a device axis of a batched argument moved by one
+        axes = [
+            None if d is None else d + 1 if b else d
+            for d, b in zip(dev_dims, in_batched, strict=True)
+        ]
+        flags: list[list[bool]] = []
+
+        def per_device(*ys: Any) -> list:
+            out, out_batched = rule(
+                axis_size, user_batched, *tree_util.tree_unflatten(in_tree, list(ys[num_consts:]))
+            )
+            leaves, batched = _checked_rule_output(rule, out, out_batched, out_tree)
+            flags.append(batched)
+            return leaves
+
+        outs = over_devices(per_device, list(xs), axes, f"pmap({name}) vmap rule")
+        # a batched output is (devices, members, ...) there; the vmap's axis goes first
+        outs = [batching.moveaxis(x, 1, 0) if b else x for x, b in zip(outs, flags[0], strict=True)]
+        return outs, list(flags[0])
+
+    body.__name__ = f"pmap({name})"
+    fun = custom_vmap(body)
+    fun.def_vmap(rule_over_devices)
+    return list(fun(*args))
+
+
+def _checked_rule_output(rule, out, out_batched, out_tree) -> tuple[list, list]:
+    """The leaves of a rule's ``(out, out_batched)``, checked against the
+    function's output structure (JAX's errors)."""
+    rule_name = getattr(rule, "__name__", "<unnamed rule>")
+    out_leaves, rule_tree = tree_util.tree_flatten(out)
+    batched_leaves, batched_tree = tree_util.tree_flatten(out_batched)
+    if rule_tree != batched_tree:
+        raise ValueError(
+            "structure of output value and output batching specification returned by custom "
+            f"vmap rule ({rule_name}) do not match.\nOutput values: {rule_tree}\n"
+            f"Batching spec: {batched_tree}"
+        )
+    if rule_tree != out_tree:
+        raise ValueError(
+            f"structure of output returned by custom vmap rule ({rule_name}) does not match "
+            f"that of original custom-vmapped function.\nOriginal output: {out_tree}\n"
+            f"Rule output: {rule_tree}"
+        )
+    return out_leaves, batched_leaves
 
 
 def _apply_rule(args, dims, call, rule, num_consts, in_tree, out_tree, name):
@@ -106,20 +188,7 @@ def _apply_rule(args, dims, call, rule, num_consts, in_tree, out_tree, name):
     in_batched = list(tree_util.tree_unflatten(in_tree, batched))
     out, out_batched = rule(frame.size, in_batched, *call_args)
     rule_name = getattr(rule, "__name__", "<unnamed rule>")
-    out_leaves, rule_tree = tree_util.tree_flatten(out)
-    batched_leaves, batched_tree = tree_util.tree_flatten(out_batched)
-    if rule_tree != batched_tree:
-        raise ValueError(
-            "structure of output value and output batching specification returned by custom "
-            f"vmap rule ({rule_name}) do not match.\nOutput values: {rule_tree}\n"
-            f"Batching spec: {batched_tree}"
-        )
-    if rule_tree != out_tree:
-        raise ValueError(
-            f"structure of output returned by custom vmap rule ({rule_name}) does not match "
-            f"that of original custom-vmapped function.\nOriginal output: {out_tree}\n"
-            f"Rule output: {rule_tree}"
-        )
+    out_leaves, batched_leaves = _checked_rule_output(rule, out, out_batched, out_tree)
     # As JAX 0.10.2, the rule's outputs are the values as they are: one of
     # another shape or dtype than the function's (batched) output is taken,
     # and its members have the rule's type (a rule closing over an array may

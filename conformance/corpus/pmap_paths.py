@@ -383,7 +383,38 @@ def _unnamed_callback(outer: str) -> Callable[[Any], Any]:
     return script
 
 
+def _custom_vmap_under(outer: str) -> Callable[[Any], Any]:
+    """A custom_vmap function under pmap alone (``outer='none'``: each device
+    runs the function, not the rule) or in a pmap inside a vmap (the rule
+    sees the vmap's 2 members, not the 4 devices). Returns the value and the
+    rule's calls (axis size, argument shape)."""
+
+    def script(ns: Any) -> Any:
+        api = _api(ns)
+        calls: list[tuple[int, ...]] = []
+
+        @api.custom_batching.custom_vmap
+        def f(x: Any) -> Any:
+            return api.numpy.sin(x)
+
+        @f.def_vmap
+        def rule(size: int, batched: Any, xs: Any) -> Any:
+            calls.append((size, *xs.shape))
+            return api.numpy.cos(xs), batched[0]
+
+        with _four_devices(api):
+            if outer == "none":
+                out = api.pmap(f)(X[:, 0, 0])
+            else:
+                out = api.vmap(api.pmap(f))(X[:, :, 0].T)
+        return _leaves(api, out) + [np.array(calls, np.int32).reshape(-1, 2)]
+
+    return script
+
+
 def cases() -> Iterator[Case]:
+    yield _case("unnamed/custom_vmap_in_pmap", _custom_vmap_under("none"), AGREE)
+    yield _case("unnamed/custom_vmap_in_pmap_in_vmap", _custom_vmap_under("vmap"), AGREE)
     yield _case("unnamed/callback_in_vmap_in_pmap", _unnamed_callback("pmap"), AGREE)
     yield _case("unnamed/callback_in_pmap_in_vmap", _unnamed_callback("vmap"), AGREE)
     for name, fun, kw in UNDER_VMAP:

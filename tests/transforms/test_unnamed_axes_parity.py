@@ -4,7 +4,8 @@ pmap runs its devices in lock step as a batch, and that batch must not be
 taken for the vmap's (or the vmap's for it) although both are named
 ``None``. Host callbacks run once per device with the vmap's members
 batched by their ``vmap_method``; a ``custom_vmap`` function's rule sees
-the vmap's members only, and under pmap alone the function itself runs."""
+the vmap's members only (also in ``vmap(pmap(f))``, where the reference
+pmap's batch is met first), and under pmap alone the function itself runs."""
 
 from __future__ import annotations
 
@@ -38,6 +39,15 @@ def g_rule(size, batched, xs):
     log.append([size, list(batched), list(xs.shape)])
     return jnp.cos(xs), batched[0]
 
+@cb.custom_vmap
+def h(x):
+    return jax.lax.psum(x, "i")
+
+@h.def_vmap
+def h_rule(size, batched, xs):
+    log.append([size, list(batched), list(xs.shape)])
+    return jax.lax.psum(xs, "i") * 10, batched[0]
+
 x42 = np.arange(8, dtype=np.float32).reshape(4, 2)
 x24 = x42.reshape(2, 4)
 
@@ -60,6 +70,18 @@ PROGRAMS = {
     "vmap_pmap_callback_no_method": lambda: jax.vmap(jax.pmap(with_callback(None)))(x24),
     "pmap_callback_no_method": lambda: jax.pmap(with_callback(None))(x42[:, 0]),
     "pmap_vmap_custom_vmap": lambda: jax.pmap(jax.vmap(g))(x42),
+    "pmap_custom_vmap": lambda: jax.pmap(g)(x42[:, 0]),
+    "vmap_pmap_custom_vmap": lambda: jax.vmap(jax.pmap(g))(x24),
+    "vmap_pmap_custom_vmap_device_only": lambda: (
+        jax.vmap(jax.pmap(lambda a, b: g(a) * b), in_axes=(0, None))(x24, x42[:, 0])
+    ),
+    "vmap_pmap_custom_vmap_out_axes": lambda: jax.vmap(jax.pmap(g), 1, 1)(x42),
+    "jit_pmap_custom_vmap": lambda: jax.jit(jax.pmap(g))(x42[:, 0]),
+    "vmap_pmap_jvp_custom_vmap": lambda: jax.vmap(
+        jax.pmap(lambda a: jax.jvp(g, (a,), (a,)))
+    )(x24),
+    "pmap_named_custom_vmap_psum": lambda: jax.pmap(h, "i")(x42[:, 0]),
+    "vmap_pmap_named_custom_vmap_psum": lambda: jax.vmap(jax.pmap(h, "i"))(x24),
     "pmap_named_vmap_psum": lambda: jax.pmap(jax.vmap(lambda v: jax.lax.psum(v, "i")), "i")(x42),
     "vmap_pmap_named_pmax_nan": lambda: jax.vmap(
         jax.pmap(lambda v: jax.lax.pmax(v, "i"), "i")
@@ -79,6 +101,14 @@ NAMES = [
     "vmap_pmap_callback_no_method",
     "pmap_callback_no_method",
     "pmap_vmap_custom_vmap",
+    "pmap_custom_vmap",
+    "vmap_pmap_custom_vmap",
+    "vmap_pmap_custom_vmap_device_only",
+    "vmap_pmap_custom_vmap_out_axes",
+    "jit_pmap_custom_vmap",
+    "vmap_pmap_jvp_custom_vmap",
+    "pmap_named_custom_vmap_psum",
+    "vmap_pmap_named_custom_vmap_psum",
     "pmap_named_vmap_psum",
     "vmap_pmap_named_pmax_nan",
     "pmap_vmap_named_pmax_nan",
