@@ -134,11 +134,14 @@ def _walk(program, known_inputs, outs, cts_out, in_nonzero=None) -> tuple[list, 
     eqns = program.eqns
     if in_nonzero is None:
         in_nonzero = [True] * len(program.in_vars)
-    # Values that depend on a differentiated input: only they get cotangents.
-    linear_ids = {v.id for v, nz in zip(program.in_vars, in_nonzero, strict=True) if nz}
+    # Values that depend on no differentiated input get no cotangent. (Kept
+    # as this set, usually small, rather than its complement, which holds
+    # nearly every value of the program.)
+    constant_ids = {v.id for v, nz in zip(program.in_vars, in_nonzero, strict=True) if not nz}
+    constant_ids.update(v.id for v in program.const_vars)
     for eqn in eqns:
-        if any(not isinstance(a, Literal) and a.id in linear_ids for a in eqn.inputs):
-            linear_ids.update(v.id for v in eqn.outputs)
+        if all(isinstance(a, Literal) or a.id in constant_ids for a in eqn.inputs):
+            constant_ids.update(v.id for v in eqn.outputs)
     producer: dict[int, int] = {}
     for i, eqn in enumerate(eqns):
         for v in eqn.outputs:
@@ -193,7 +196,7 @@ def _walk(program, known_inputs, outs, cts_out, in_nonzero=None) -> tuple[list, 
             continue  # unused: nothing to rebuild from it
         in_values = _rebuild_inputs(eqn, i, out_values, get, env)
         if any(ct is not None for ct in out_cts):
-            in_cts = _eqn_vjp(eqn, in_values, out_values, out_cts, linear_ids)
+            in_cts = _eqn_vjp(eqn, in_values, out_values, out_cts, constant_ids)
             for atom, ct in zip(eqn.inputs, in_cts, strict=True):
                 add_ct(atom, ct)
         # Every user of these outputs (a later equation) is done.
@@ -248,12 +251,12 @@ def _rebuild_inputs(eqn: Eqn, index: int, out_values: list, get: Callable, env: 
     return [get(a) for a in eqn.inputs]
 
 
-def _eqn_vjp(eqn: Eqn, in_values: list, out_values: list, out_cts: list, linear_ids: set) -> list:
+def _eqn_vjp(eqn: Eqn, in_values: list, out_values: list, out_cts: list, constant_ids: set) -> list:
     if eqn.primitive is custom_ivjp_call_p:
         _, in_cts = _call_ivjp(eqn, in_values, out_values, out_cts)
         return [None if type(c) is Zero else c for c in in_cts]
     mask = [
-        not isinstance(a, Literal) and a.id in linear_ids and _differentiable(a.aval)
+        not isinstance(a, Literal) and a.id not in constant_ids and _differentiable(a.aval)
         for a in eqn.inputs
     ]
     prim, params = eqn.primitive, eqn.params
