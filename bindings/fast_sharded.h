@@ -29,12 +29,13 @@
 // unflatten). A plan of a program whose devices need nothing from each
 // other (PlanSpec.local_executables: one single-device executable of the
 // block program per device) runs those instead, one after another on this
-// thread (native/launch.h ExecuteLocal), never with donation. Donated arguments are donated per block,
-// as the Python plan does: a call where one storage is passed twice with a
-// donation goes to the fallback (jit's ValueError); each donated block is
-// claimed for the launch (passed non-donatable when another launch reads
-// it) and its array is deleted as donated to "jit(f)" once the execute ran.
-// Anything else goes to the fallback, unchanged.
+// thread (native/launch.h ExecuteLocal), never with donation. Donated
+// arguments are donated per block, as the Python plan does: a call where
+// one storage is passed twice with a donation goes to the fallback (jit's
+// ValueError); each donated block is claimed for the launch (passed
+// non-donatable when another launch reads it) and its array is deleted as
+// donated to "jit(f)" once the execute ran. Anything else goes to the
+// fallback, unchanged.
 #ifndef REFIMPL_BINDINGS_FAST_SHARDED_H_
 #define REFIMPL_BINDINGS_FAST_SHARDED_H_
 

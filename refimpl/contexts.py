@@ -224,14 +224,12 @@ def check_tracer_leaks(value: Any = True) -> contextlib.AbstractContextManager:
 def checking_leaks() -> contextlib.AbstractContextManager:
     """``jax.checking_leaks()``: ``check_tracer_leaks(True)`` (accepted, no check).
 
-    Args:
-        None: it takes no argument, as JAX's.
+    Args: none, as JAX's.
 
     Returns:
         A context manager (use it in a ``with`` statement or as a decorator).
 
-    Raises:
-        Nothing.
+    Raises: nothing.
 
     Example:
         >>> import refimpl as ri
