@@ -128,8 +128,11 @@ class Array(metaclass=abc.ABCMeta):
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return int(self._value())
 
-    def item(self) -> Any:
-        return self._value().item()
+    def item(self, *args: Any) -> Any:
+        """One element as a Python scalar: ``item()`` of a size-1 array, else
+        ``item(flat_index)`` or ``item(i, j, ...)`` / ``item((i, j, ...))``,
+        as NumPy (and JAX) read them."""
+        return self._value().item(*args)
 
     def tolist(self) -> Any:
         return self._value().tolist()

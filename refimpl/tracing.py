@@ -165,10 +165,12 @@ class Tracer(ArrayOps):
     def tobytes(self, order: str = "C") -> bytes:
         raise self._concretization_error("tobytes()")
 
-    def item(self) -> Any:
+    def item(self, *args: Any) -> Any:
         value = self._concrete("item()")
         # a Python scalar (the primal of a jvp of 2.0) is its own item
-        return value if isinstance(value, (bool, int, float, complex)) else value.item()
+        if isinstance(value, (bool, int, float, complex)):
+            return np.asarray(value).item(*args)
+        return value.item(*args)
 
     def __iter__(self) -> Iterator[Any]:
         if self.ndim == 0:

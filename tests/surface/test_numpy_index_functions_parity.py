@@ -109,3 +109,52 @@ def test_isclose_of_typed_keys(backend):
     want = jnp.isclose(jax.random.split(jax.random.key(0), 3), jax.random.key(0))
     _same(got, want)
     assert bool(ri.jit(rnp.isclose)(ri.random.key(1), ri.random.key(1)))
+
+
+# --- sorting, rolling and item (lax_numpy_test's testArgsortDtype ... testRoll, testItem) ---
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint32", "int8", "float32"])
+def test_argsort_index_dtype(backend, dtype):
+    x = np.random.RandomState(1).randn(10).astype(np.float32)
+    _same(rnp.argsort(x, dtype=dtype), jnp.argsort(x, dtype=dtype))
+    _same(ri.jit(lambda x: rnp.argsort(x, dtype=dtype))(x), jnp.argsort(x, dtype=dtype))
+
+
+@pytest.mark.parametrize("keys", [np.array([2.0, 1.0, 3.0], np.float32), (1, 2), [np.int32(3)]])
+def test_lexsort_of_rank_zero_keys(backend, keys):
+    _same(rnp.lexsort(keys), jnp.lexsort(keys))
+
+
+def test_lexsort_of_a_scalar_is_a_type_error(backend):
+    for np_module in (jnp, rnp):
+        with pytest.raises(TypeError):
+            np_module.lexsort(np.float32(1.0))
+
+
+@pytest.mark.parametrize("fn", ["partition", "argpartition"])
+def test_partition_of_bool_is_a_type_error(backend, fn):
+    x = np.array([True, False, True])
+    for np_module in (jnp, rnp):
+        with pytest.raises(TypeError):
+            getattr(np_module, fn)(x, 1)
+
+
+@pytest.mark.parametrize("shift, axis", [((1, 2), (1,)), ((1, 2), 0), ((2,), (0, 1)), (3, (0, 1))])
+def test_roll_broadcasts_shift_and_axis(backend, shift, axis):
+    x = np.arange(12, dtype=np.int32).reshape(3, 4)
+    _same(rnp.roll(x, shift, axis=axis), jnp.roll(x, shift, axis=axis))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8", "bool", "bfloat16", "complex64"])
+@pytest.mark.parametrize("args", [(), (5,), (1, 2), ((1, 2),), (-1,)], ids=repr)
+def test_item_with_an_index(backend, dtype, args):
+    x = np.arange(6).reshape(2, 3).astype(dtype) if args else np.ones((), dtype)
+    got, want = rnp.asarray(x).item(*args), jnp.asarray(x).item(*args)
+    assert type(got) is type(want) and got == want
+
+
+def test_item_index_out_of_range(backend):
+    for np_module in (jnp, rnp):
+        with pytest.raises(IndexError):
+            np_module.arange(6).item(6)
