@@ -84,16 +84,20 @@ def arcsinh_of_inexact(x: Any) -> Any:
         # the two multiplications by +-i are done by swapping parts (exact, no inf * 0)
         w = ew.asin(complex(ew.neg(complex_parts.imag(x)), complex_parts.real(x)))
         return complex(complex_parts.imag(w), ew.neg(complex_parts.real(w)))
-    a = _abs_keeping_weak(x)
+    # |x| as a select, whose derivative at 0 is +1 (abs's is 0), so that the
+    # derivative there is asinh's 1; each branch sees only values it is
+    # finite for (a derivative of an unused branch would be 0 * inf = NaN)
+    negative = ew.lt(x, _scalar(x, 0))
+    a = ew.select(negative, ew.neg(x), x)
     big = ew.gt(a, _scalar(x, _sqrt_max(aval.dtype)))
-    ones = structural.broadcast_in_dim(tracing.TypedScalar(1, aval.dtype, False), aval.shape, ())
+    ones = structural.broadcast_in_dim(_scalar(x, 1), aval.shape, ())
     safe = ew.select(big, ones, a)
     square = ew.mul(safe, safe)
     one = _scalar(x, 1)
     small = ew.log1p(ew.add(safe, ew.div(square, ew.add(one, ew.sqrt(ew.add(square, one))))))
-    large = ew.add(ew.log(a), _scalar(x, math.log(2)))
+    large = ew.add(ew.log(ew.select(big, a, ones)), _scalar(x, math.log(2)))
     result = ew.select(big, large, small)
-    return ew.select(ew.lt(x, _scalar(x, 0)), ew.neg(result), result)
+    return ew.select(negative, ew.neg(result), result)
 
 
 def arccosh_of_inexact(x: Any) -> Any:
