@@ -797,6 +797,26 @@ def _lax_numpy_test_cases_creation() -> Iterator[Case]:
         expect=Raises(ValueError),
         tags=["numpy", "errors"],
     )
+    yield fn_case(
+        "np.lax_numpy/histogram_integer_edges",
+        lambda ns, a, w: (
+            ns.np_.histogram(a, np.array([-5, 0, 3]), weights=w),
+            ns.np_.histogramdd(ns.np_.stack([a, a], axis=1), [np.array([-5, 0, 3])] * 2),
+        ),
+        [np.array([-4, 0, 1, 2, 2, 3], np.int32), np.array([1, 2, 0, 1, 3, 1], np.int32)],
+        expect=AGREE,
+        tags=["numpy", "dtypes"],
+        notes="integer edges become a's inexact dtype; counts the dtype a and weights join to",
+    )
+    yield fn_case(
+        "np.lax_numpy/split_float_sections",
+        lambda ns, x: (ns.np_.split(x, 3.0), ns.np_.array_split(x, 2.5)),
+        [np.arange(6, dtype=np.float32)],
+        mode="eager",
+        expect=AGREE,
+        tags=["numpy", "shapes"],
+        notes="the number of sections is read with int(), as JAX",
+    )
 
 
 def cases() -> Iterator[Case]:

@@ -40,13 +40,37 @@ def _index(fn_name: str, what: str, value: Any) -> int:
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{fn_name}: {what} must be an int, got {value!r}")
     if is_traced(value):
-        raise tracing.ConcretizationTypeError(
-            f"{fn_name}: {what} must be concrete, got a traced value {value!r}; mark it static"
-        )
+        value = _known_value(fn_name, what, value)
     try:
         return operator.index(value)
     except TypeError:
         raise TypeError(f"{fn_name}: {what} must be a concrete int, got {value!r}") from None
+
+
+def _known_value(fn_name: str, what: str, tracer: Any) -> Any:
+    """The value of a scalar tracer where it is known (a JVP tracer outside
+    jit), as JAX's ``concrete_or_error``; a ``ConcretizationTypeError`` in JAX's
+    words where it is not."""
+    if tracer.ndim != 0:
+        raise TypeError(f"{fn_name}: {what} must be a scalar, got shape {tracer.shape}")
+    try:
+        return tracer.item()
+    except tracing.ConcretizationTypeError:
+        raise tracing.ConcretizationTypeError(
+            f"Abstract tracer value encountered where concrete value is expected: "
+            f"{fn_name}: {what} must be concrete, got a traced value {tracer!r}; mark it static"
+        ) from None
+
+
+def section_count(fn_name: str, value: Any) -> int:
+    """A number of sections as JAX reads it, with ``int()``: a float counts,
+    and so does a tracer whose value is known (JVP outside jit)."""
+    if is_traced(value):
+        value = _known_value(fn_name, "the number of sections", value)
+    try:
+        return int(value)
+    except TypeError:
+        raise TypeError(f"{fn_name}: number of sections must be an int, got {value!r}") from None
 
 
 def normalize_axis(fn_name: str, axis: Any, ndim: int) -> int:
@@ -277,7 +301,7 @@ def split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array
         points = [_index("split", "split index", i) for i in indices_or_sections]
         bounds = list(zip([None, *points], [*points, None], strict=True))
     else:
-        sections = _index("split", "number of sections", indices_or_sections)
+        sections = section_count("split", indices_or_sections)
         if sections <= 0:
             raise ValueError(f"split: number of sections must be positive, got {sections}")
         part, rest = divmod(size, sections)

@@ -28,6 +28,7 @@ from refimpl.numpy._promote import (
     promote_args,
     promote_dtypes,
     promote_dtypes_inexact,
+    require_concrete,
 )
 from refimpl.numpy._reductions import max as max_
 from refimpl.numpy._reductions import min as min_
@@ -43,6 +44,7 @@ from refimpl.numpy._shape import (
     normalize_axis,
     ravel,
     reshape,
+    section_count,
     split,
     stack,
     swapaxes,
@@ -138,7 +140,7 @@ def array_split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list
         return split(ary, indices_or_sections, axis)
     aval = aval_of(ary, "array_split", 0)
     axis = normalize_axis("array_split", axis, aval.ndim)
-    sections = operator.index(indices_or_sections)
+    sections = section_count("array_split", indices_or_sections)
     if sections <= 0:
         raise ValueError(f"array_split: number of sections must be positive, got {sections}")
     part, extra = builtins.divmod(aval.shape[axis], sections)
@@ -634,14 +636,18 @@ def histogram_bin_edges(
     a: ArrayLike, bins: Any = 10, range: Any = None, weights: Any = None
 ) -> Array:  # noqa: A002
     """``bins + 1`` evenly spaced edges over ``range`` (default ``[min(a), max(a)]``,
-    widened by 0.5 each way when empty), or ``bins`` itself if it is an array."""
+    widened by 0.5 each way when empty), or ``bins`` itself if it is 1-d; in
+    ``a``'s inexact dtype either way (integer edges become floats, as JAX)."""
     a = checked_array("histogram_bin_edges", a)
 
     del weights
-    if not isinstance(bins, (int, np.integer)):
-        return asarray(bins)
     (a,) = promote_dtypes_inexact("histogram", ravel(a))
     dtype = aval_of(a, "histogram", 0).dtype
+    if not isinstance(bins, (int, np.integer)):
+        bins = asarray(bins)
+        if aval_of(bins, "histogram_bin_edges", "bins").ndim == 1:
+            return lax.convert_element_type(bins, dtype)
+        bins = operator.index(require_concrete("histogram_bin_edges", "bins", bins))
     if range is None:
         lo, hi = min_(a), max_(a)
     else:
@@ -665,6 +671,11 @@ def histogram(
     total and the bin widths."""
 
     a = checked_array("histogram", a)
+    if weights is not None:  # the counts are in the dtype a and weights join to, as JAX
+        weights = checked_array("histogram", weights)
+        if aval_of(weights, "histogram", "weights").shape != aval_of(a, "histogram", 0).shape:
+            raise ValueError("histogram: weights should have the same shape as a")
+        a, weights = promote_dtypes_inexact("histogram", a, weights)
     edges = histogram_bin_edges(a, bins, range)
     (flat,) = promote_dtypes_inexact("histogram", ravel(a))
     dtype = aval_of(flat, "histogram", 0).dtype

@@ -129,3 +129,56 @@ def test_diff_of_order_zero_is_the_input(backend, x, kwargs):
         ri_jit(lambda x: rnp.diff(x, n=0, **kwargs))(x),
         jax.jit(lambda x: jnp.diff(x, n=0, **kwargs))(x),
     )
+
+
+# --- histograms: edges in the inexact dtype, counts in the dtype a and weights join to --------
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float16, np.float32])
+@pytest.mark.parametrize("bins", [np.array([-5, 0, 3]), np.arange(-5.0, 6.0), 4])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_histogram_dtypes(backend, dtype, bins, weighted):
+    a = np.array([[-4, 0, 1, 2, 2], [3, -1, 5, 0, 1]]).astype(dtype)
+    w = np.abs(a[::-1]).astype(dtype) if weighted else None
+    _same(rnp.histogram_bin_edges(a, bins), jnp.histogram_bin_edges(a, bins), rtol=1e-3)
+    for density in (False, True):
+        got = rnp.histogram(a, bins, weights=w, density=density)
+        _same(got, jnp.histogram(a, bins, weights=w, density=density), rtol=1e-3)
+
+
+def test_histogramdd_and_2d_integer_edges(backend):
+    sample = np.array([[0, 1, 2], [1, 1, 0], [2, 0, 1], [-1, 3, 2]], np.int32)
+    edges = [np.array([-1, 0, 2]), np.array([0, 1, 3]), np.array([0, 2, 4])]
+    for density in (False, True):
+        _same(
+            rnp.histogramdd(sample, edges, density=density),
+            jnp.histogramdd(sample, edges, density=density),
+        )
+        args = (sample[:, 0], sample[:, 1], edges[:2])
+        _same(rnp.histogram2d(*args, density=density), jnp.histogram2d(*args, density=density))
+
+
+# --- split: the number of sections read with int() -------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["split", "array_split"])
+def test_split_sections_known_under_jvp(backend, name):
+    def run(lib, np_mod):
+        def f(idx):
+            return getattr(np_mod, name)(np_mod.zeros((12, 2)), idx)
+
+        def g(idx):
+            return getattr(np_mod, name)(np_mod.zeros((12, 2)), (1, idx.astype(np.int32)))
+
+        return lib.jvp(f, (3.0,), (1.0,)), lib.jvp(g, (2.0,), (1.0,))
+
+    _same(run(ri, rnp), run(jax, jnp))
+    _same(getattr(rnp, name)(np.arange(12.0), 3.0), getattr(jnp, name)(np.arange(12.0), 3.0))
+
+
+@pytest.mark.parametrize("name", ["split", "array_split"])
+def test_split_traced_sections_are_concretization_errors(name):
+    for lib, np_mod in [(jax, jnp), (ri, rnp)]:
+        for make in [lambda i: i, lambda i: [2, i]]:
+            with pytest.raises(TypeError, match="Abstract tracer value encountered where concrete"):
+                lib.jit(lambda i: getattr(np_mod, name)(np_mod.zeros((12, 2)), make(i)))(2.0)  # noqa: B023
