@@ -16,7 +16,9 @@ NumPy-level indexing (``x[idx]``, ``x.at[idx]``): ``mode="fill"`` for
 an update, an empty list in a tuple index, and the classes JAX raises for a
 traced index into an empty axis, index arrays that do not broadcast, an
 index of no known kind, a Python int beyond int32, an array fill_value and
-a traced mask; ``jax.ops``' segment reductions with ids out of range.
+a traced mask; ``jax.ops``' segment reductions with ids out of range;
+``x.at[idx]`` updates in ``promise_in_bounds`` mode with an index out of
+range (dropped) and their gradient, and updates that select nothing.
 Left out, differing from JAX 0.10.2: the same int8 take in ``fill`` mode
 (JAX wraps ``-1`` to ``199`` in int8, which overflows to a negative index:
 NaN; refimpl reads ``x[199]``). Every case
@@ -123,6 +125,23 @@ ROWS: list[tuple[str, Any]] = [
     ("segment_min_clip_no_num_segments",
      lambda ns, L: _api(ns).ops.segment_min(
          _M[:, :2], np.array([2, -1, 2], np.int32), mode="clip")),
+    # promise_in_bounds updates drop an index out of range (XLA's scatter); the
+    # gradient in the values is the transpose's clamped read; an empty selection is x
+    ("at_add_promise_in_bounds_out_of_range",
+     lambda ns, L: ns.asarray(_M[0]).at[ns.np_.array([1, 7, -9])].add(
+         2.5, mode="promise_in_bounds")),
+    ("at_max_promise_in_bounds_out_of_range_jit",
+     lambda ns, L: ns.jit(lambda x: x.at[6].max(20.0, mode="promise_in_bounds"))(_M[0])),
+    ("at_apply_promise_in_bounds_out_of_range",
+     lambda ns, L: ns.asarray(_M[0]).at[ns.np_.array([0, 9])].apply(
+         lambda v: v * 3, mode="promise_in_bounds")),
+    ("at_set_promise_in_bounds_grad",
+     lambda ns, L: _api(ns).grad(lambda y: ns.np_.sum(
+         ns.asarray(_M[0]).at[7].set(y, mode="promise_in_bounds") * _M[0]))(np.float32(1.0))),
+    ("at_add_bool_empty_selection",
+     lambda ns, L: ns.asarray(np.zeros(3, bool)).at[ns.np_.array([], np.int32)].add(True)),
+    ("at_set_empty_slice_any_values",
+     lambda ns, L: ns.asarray(_M[0]).at[1:1].set(np.ones(5, np.float32))),
 ]  # fmt: skip
 
 ERRORS: list[tuple[str, Any]] = [

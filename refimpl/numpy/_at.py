@@ -13,7 +13,8 @@ shape of ``x[idx]`` and is exactly as NumPy's indexing rules place things.
 Then one scatter (or gather) along the flattened ``x`` does the work.
 
 Out-of-range indices, as in JAX: updates drop them (``mode="drop"``, the
-default) or clamp them (``"clip"``, ``"promise_in_bounds"``); ``get`` clamps
+default, and ``"promise_in_bounds"``, as XLA's scatter and JAX's docs) or clamp
+them (``"clip"``); ``get`` clamps
 them (default) or reads ``fill_value`` (``mode="fill"``; NaN or the integer
 extreme by default). To see them, every axis indexed by an integer or an
 array gets one extra position holding -1 (out of range of every scatter),
@@ -195,8 +196,8 @@ class IndexUpdateRef:
         aval = aval_of(array, "at[].apply", 0)
         if aval.size == 0:
             return array
-        clip = mode in ("clip", "promise_in_bounds")
-        positions = _positions(array, self.index, clip=clip, wrap=wrap_negative_indices)
+        # promise_in_bounds drops an out-of-range index, as XLA's scatter (JAX's docs)
+        positions = _positions(array, self.index, clip=mode == "clip", wrap=wrap_negative_indices)
         flat_positions = reshape(positions, (-1, 1))
         dnums = lax.ScatterDimensionNumbers(
             update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
@@ -224,8 +225,12 @@ def _unique_float_factors(array: Any, index: Any, values: Any, kwargs: dict) -> 
         return False
     if dtypes.result_type(aval, asarray(values))[0] != aval.dtype:
         return False
-    if kwargs.get("unique_indices"):
-        return True
+    return bool(kwargs.get("unique_indices")) or _scalar_indices(index)
+
+
+def _scalar_indices(index: Any) -> bool:
+    """Whether ``index`` selects each element at most once by construction (ints,
+    0-d integer arrays, slices, ``None``, ``...``): JAX's ``unique_indices``."""
     for item in index if isinstance(index, tuple) else (index,):
         if item is None or item is Ellipsis or isinstance(item, (builtins.slice, int, np.integer)):
             continue
@@ -268,11 +273,14 @@ def _update(
     if mode not in _UPDATE_MODES:
         raise ValueError(f"at[].{method}: mode must be one of {_UPDATE_MODES[:-1]}, got {mode!r}")
     aval = aval_of(array, f"at[].{method}", 0)
+    positions = _positions(array, index, clip=mode == "clip", wrap=wrap_negative_indices)
+    target_shape = aval_of(positions, f"at[].{method}", 0).shape
+    if 0 in target_shape:
+        # nothing selected: x as it is, whatever the values (JAX skips the scatter
+        # before it looks at them: a bool x may be added to, any shape of values)
+        return array if is_traced(array) else asarray(array)
     if method in ("add", "multiply") and dtypes.is_bool(aval.dtype):
         raise TypeError(f"at[].{method}: does not accept dtype bool")
-    clip = mode in ("clip", "promise_in_bounds")
-    positions = _positions(array, index, clip=clip, wrap=wrap_negative_indices)
-    target_shape = aval_of(positions, f"at[].{method}", 0).shape
     combine_dtype = dtypes.result_type(aval, asarray(values))[0] if method != "set" else None
     values = asarray(values) if method != "set" else _as_dtype_of(array, values, method)
     try:
@@ -292,10 +300,36 @@ def _update(
     if method != "set" and aval_of(values, f"at[].{method}", 1).dtype != combine_dtype:
         # also a weak Python scalar joining a narrower x (int8 x, int 1000: wraps, as JAX)
         values = lax.convert_element_type(values, combine_dtype)
-    out = scatter(flat, reshape(positions, (-1,)), reshape(values, (-1,)), 0, mode="drop")
+    flat_positions, flat_values = reshape(positions, (-1,)), reshape(values, (-1,))
+    out = scatter(flat, flat_positions, flat_values, 0, mode="drop")
+    # set's tangent follows the update that won, except where indices are unique
+    unique = unique_indices or _scalar_indices(index)
+    if mode == "promise_in_bounds" and (
+        method in ("add", "subtract") or method == "set" and unique
+    ):
+        out = _promised_tangent(
+            out, array, index, flat_positions, flat_values, wrap_negative_indices
+        )
     if method != "set" and combine_dtype != aval.dtype:
         out = lax.convert_element_type(out, aval.dtype, weak_type=aval.weak_type)
     return reshape(out, aval.shape)
+
+
+def _promised_tangent(
+    out: Any, array: Any, index: Any, flat_positions: Any, flat_values: Any, wrap: bool
+) -> Any:
+    """``out`` plus a zero whose derivative in the values of out-of-range
+    updates lands at their clamped places: under ``promise_in_bounds`` JAX's
+    scatter drops them (XLA) but its transpose gathers with clamped indices, so
+    ``grad`` of ``x.at[7].add(y, mode="promise_in_bounds")`` in ``y`` is 1."""
+    if not is_traced(flat_positions) and bool(np.all(np.asarray(flat_positions) >= 0)):
+        return out
+    dropped = lax.lt(flat_positions, tracing.TypedScalar(0, _INT, False))
+    clamped = reshape(_positions(array, index, clip=True, wrap=wrap), (-1,))
+    zero = lax.sub(flat_values, lax.stop_gradient(flat_values))
+    zero = lax.select(dropped, zero, lax.stop_gradient(zero))
+    base = lax.stop_gradient(lax.sub(out, out))
+    return lax.add(out, lax.scatter_add_along_axis(base, clamped, zero, 0, mode="drop"))
 
 
 def _check_out_sharding(method: str, out_sharding: Any) -> None:

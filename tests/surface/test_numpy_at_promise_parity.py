@@ -1,0 +1,88 @@
+"""``x.at[idx]`` updates with ``mode="promise_in_bounds"`` and updates that
+select nothing, against JAX 0.10.2 (issue 29, lax_numpy_indexing_test): an
+out-of-range update drops (XLA's scatter; refimpl clamped it), its gradient as
+JAX's transpose gives it, and an empty selection returns ``x`` unchecked."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+
+_X = np.arange(1.0, 6.0, dtype=np.float32)
+_PIB = {"mode": "promise_in_bounds"}
+
+
+def _same(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("index", [7, -9, np.array([1, 7, -9]), (np.array([[0], [6]]),)])
+@pytest.mark.parametrize("method", ["set", "add", "subtract", "multiply", "min", "max"])
+@pytest.mark.parametrize("jit", [False, True])
+def test_out_of_range_update_drops_as_jax(backend, index, method, jit):
+    def program(lib, n):
+        def f(x):
+            return getattr(x.at[index], method)(2.5, **_PIB)
+
+        return (lib.jit(f) if jit else f)(n.asarray(_X))
+
+    _same(program(ri, rnp), program(jax, jnp))
+
+
+@pytest.mark.parametrize("index", [7, np.array([0, 0, 9])])
+def test_out_of_range_apply_drops_as_jax(backend, index):
+    _same(
+        rnp.asarray(_X).at[index].apply(lambda v: v * 3, **_PIB),
+        jnp.asarray(_X).at[index].apply(lambda v: v * 3, **_PIB),
+    )
+
+
+GRADS = {
+    "add_int": lambda j, n: j.grad(lambda y: (n.asarray(_X).at[7].add(y, **_PIB) * _X).sum())(1.0),
+    "add_array": lambda j, n: j.grad(
+        lambda y: (n.asarray(_X).at[np.array([1, 7])].add(y, **_PIB) * _X).sum()
+    )(np.ones(2, np.float32)),
+    "subtract_int": lambda j, n: j.grad(
+        lambda y: (n.asarray(_X).at[-8].subtract(y, **_PIB) * _X).sum()
+    )(1.0),
+    "set_int": lambda j, n: j.grad(lambda y: (n.asarray(_X).at[7].set(y, **_PIB) * _X).sum())(1.0),
+    "set_array": lambda j, n: j.jit(
+        j.grad(lambda y: (n.asarray(_X).at[np.array([1, 7])].set(y, **_PIB) * _X).sum())
+    )(np.ones(2, np.float32)),
+    "set_array_unique": lambda j, n: j.grad(
+        lambda y: n.asarray(_X).at[np.array([1, 7])].set(y, unique_indices=True, **_PIB).sum()
+    )(np.ones(2, np.float32)),
+    "multiply_int": lambda j, n: j.grad(lambda y: n.asarray(_X).at[7].multiply(y, **_PIB).sum())(
+        2.0
+    ),
+    "set_operand": lambda j, n: j.grad(
+        lambda x: (x.at[np.array([1, 7])].set(2.0, **_PIB) ** 2).sum()
+    )(n.asarray(_X)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADS))
+def test_out_of_range_update_gradient_as_jax(backend, name):
+    _same(GRADS[name](ri, rnp), GRADS[name](jax, jnp))
+
+
+EMPTY = {
+    "bool_add": lambda n: n.zeros(3, bool).at[np.array([], np.int32)].add(True),
+    "bool_multiply": lambda n: n.zeros(0, bool).at[np.array([], np.int32)].multiply(True),
+    "values_not_broadcastable": lambda n: n.zeros(3).at[1:1].set(n.ones(5)),
+    "empty_axis": lambda n: n.zeros((3, 0)).at[1].add(n.ones(4)),
+    "bool_add_slice": lambda n: n.zeros((2, 3), bool).at[:, 3:].add(n.ones(2, bool)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EMPTY))
+def test_empty_selection_returns_x_as_jax(backend, name):
+    _same(EMPTY[name](rnp), EMPTY[name](jnp))
+    _same(ri.jit(lambda: EMPTY[name](rnp))(), jax.jit(lambda: EMPTY[name](jnp))())
