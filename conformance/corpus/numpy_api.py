@@ -817,6 +817,15 @@ def _lax_numpy_test_cases_creation() -> Iterator[Case]:
         tags=["numpy", "shapes"],
         notes="the number of sections is read with int(), as JAX",
     )
+    yield fn_case(
+        "np.lax_numpy/array_of_masked_array",
+        lambda ns: ns.np_.array(np.ma.array([1, 2], mask=[True, False])),
+        [],
+        mode="eager",
+        expect=AGREE,
+        tags=["numpy"],
+        notes="array drops the mask (asarray refuses it)",
+    )
 
 
 def cases() -> Iterator[Case]:

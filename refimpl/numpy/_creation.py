@@ -10,6 +10,7 @@ Shapes, sizes and ``arange``/``linspace`` counts must be concrete.
 
 from __future__ import annotations
 
+import array as _pyarray  # the buffer type, not this module's array()
 import functools
 import inspect
 import math
@@ -142,9 +143,9 @@ def _leaves(seq: Any) -> list[Any]:
 
 def _host_value(fn_name: str, value: Any) -> Any:
     """``value`` with the array-likes JAX converts on the host replaced: an
-    object's ``__jax_array__()`` result, a buffer (bytearray, memoryview) or an
-    object with ``__array__`` as the NumPy array it gives. ``None`` is JAX's
-    ValueError (a NumPy object array otherwise)."""
+    object's ``__jax_array__()`` result, a buffer (bytearray, memoryview,
+    ``array.array``) or an object with ``__array__`` as the NumPy array it
+    gives. ``None`` is JAX's ValueError (a NumPy object array otherwise)."""
     if value is None:
         raise ValueError(f"{fn_name}: None is not a valid value for jnp.array")
     if tracing.is_array_like(value) or isinstance(value, (list, tuple)):
@@ -156,7 +157,9 @@ def _host_value(fn_name: str, value: Any) -> Any:
         if aval.weak_type:
             return lax.convert_element_type(converted, aval.dtype, weak_type=False)
         return converted
-    if isinstance(value, (bytearray, memoryview)) or hasattr(type(value), "__array__"):
+    if isinstance(value, (bytearray, memoryview, _pyarray.array)) or hasattr(
+        type(value), "__array__"
+    ):
         return np.asarray(value)
     return value
 
@@ -262,10 +265,17 @@ def array(
     order: str | None = "K",
     ndmin: int = 0,
 ) -> Array:
-    """Like :func:`asarray`, but a concrete refimpl array is copied (a new buffer)
-    unless ``copy=False``, and ``ndmin`` leading 1s are added as needed."""
+    """Like :func:`asarray`, but a refimpl array or tracer is copied (a new
+    buffer; the ``copy`` primitive) unless ``copy=False``, and ``ndmin``
+    leading 1s are added as needed."""
+    if isinstance(object, np.ma.MaskedArray):
+        # as np.array and JAX's eager jnp.array: the data, the mask dropped
+        # (asarray and every other function refuse a masked array, as JAX's)
+        object = np.asarray(object)  # noqa: A001
     object = _host_value("array", object)  # noqa: A001
-    was_array = is_refimpl_array(object) and not is_traced(object)
+    # a tracer is copied too (JAX binds copy_p): jvp/vjp/vmap of array(x)
+    # give new arrays, not their inputs
+    was_array = is_refimpl_array(object) or is_traced(object)
     dtype = None if dtype is None else canonical_dtype("array", dtype)
     result = asarray(object, dtype=dtype, order=order)
     if copy and was_array and result is object:

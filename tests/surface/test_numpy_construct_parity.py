@@ -1,15 +1,19 @@
 """jax.numpy's constructors and shape functions as JAX's tests/lax_numpy_test.py
 (from testCumSumProd to testIsComplexObj) exercises them: ``eye`` and ``tri``
-with a traced diagonal offset, ``tri``'s int32 offset. Compared with JAX 0.10.2
+with a traced diagonal offset, ``tri``'s int32 offset; ``array`` of a masked
+array, a Python buffer or a tracer. Compared with JAX 0.10.2
 on both backends."""
 
 from __future__ import annotations
+
+import array as pyarray
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import refimpl as ri
 import refimpl.numpy as rnp
 from refimpl import jit as ri_jit
 
@@ -68,3 +72,32 @@ def test_concrete_offset_errors():
             jnp.tri(3, k=k)
         with pytest.raises(TypeError):
             rnp.tri(3, k=k)
+
+
+# --- array/asarray inputs: masked arrays, buffers, tracers copied -----------------------------
+
+
+def test_array_drops_the_mask_asarray_refuses(backend):
+    masked = np.ma.array([1, 2], mask=[True, False])
+    _same(rnp.array(masked), jnp.array(masked))
+    for fn in [jnp.asarray, jax.jit(jnp.array), rnp.asarray, ri_jit(rnp.array)]:
+        with pytest.raises(ValueError, match="masked arrays are not supported"):
+            fn(masked)
+
+
+@pytest.mark.parametrize("copy", [None, True, False])
+def test_asarray_of_a_python_buffer(backend, copy):
+    buffer = pyarray.array("l", [0, 1, 2, 3])
+    _same(rnp.asarray(buffer, copy=copy), jnp.asarray(buffer, copy=copy))
+    _same(rnp.array(buffer), jnp.array(buffer))
+
+
+def test_array_copies_tracers():
+    def outputs(lib, np_mod):
+        f = lambda x: np_mod.array(x, copy=True)  # noqa: E731
+        x, xdot = np_mod.ones(10), np_mod.ones(10)
+        y, ydot = lib.jvp(f, (x,), (xdot,))
+        z = lib.vmap(f)(x)
+        return y is x, ydot is xdot, z is x
+
+    assert outputs(ri, rnp) == outputs(jax, jnp) == (False, False, False)
