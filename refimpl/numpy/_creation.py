@@ -643,10 +643,15 @@ def accepts_device(fun: Callable[..., Any], *, strong: bool = False) -> Callable
         out = fun(*args, **kwargs)
         if device is None:
             return out
-        aval = aval_of(out, getattr(fun, "__name__", "device"), 0)
-        if strong and aval.weak_type and tracing.current_builder() is None:
-            out = lax.convert_element_type(out, aval.dtype, weak_type=False)
-        return backends.device_put(out, device)
+
+        def place(leaf: Any) -> Any:
+            aval = aval_of(leaf, getattr(fun, "__name__", "device"), 0)
+            if strong and aval.weak_type and tracing.current_builder() is None:
+                leaf = lax.convert_element_type(leaf, aval.dtype, weak_type=False)
+            return backends.device_put(leaf, device)
+
+        # linspace(..., retstep=True) returns (samples, step): both placed, as JAX
+        return tuple(map(place, out)) if isinstance(out, tuple) else place(out)
 
     signature = inspect.signature(fun)
     params = list(signature.parameters.values())

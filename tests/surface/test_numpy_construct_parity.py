@@ -101,3 +101,12 @@ def test_array_copies_tracers():
         return y is x, ydot is xdot, z is x
 
     assert outputs(ri, rnp) == outputs(jax, jnp) == (False, False, False)
+
+
+def test_linspace_retstep_on_a_device(backend):
+    for lib, np_mod in [(jax, jnp), (ri, rnp)]:
+        device = lib.devices()[-1]
+        samples, step = np_mod.linspace(5, 6, 7, retstep=True, dtype=np.float32, device=device)
+        assert samples.devices() == {device}
+        assert samples.shape == (7,) and samples.dtype == np.float32
+        np.testing.assert_allclose(float(step), 1 / 6, rtol=1e-6)
