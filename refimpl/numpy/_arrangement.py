@@ -68,14 +68,18 @@ def block(arrays: Any) -> Array:
         return asarray(arrays)
     leaves = []
 
-    def collect(x: Any) -> None:
+    def collect(x: Any, level: int) -> None:
         if isinstance(x, list):
+            if not x:  # JAX's (and NumPy's) ValueError
+                raise ValueError("block: empty lists are not allowed")
             for item in x:
-                collect(item)
+                collect(item, level + 1)
         else:
+            if level != levels:
+                raise ValueError(f"block: mismatched list depths ({level} and {levels})")
             leaves.append(asarray(x))
 
-    collect(arrays)
+    collect(arrays, 0)
     ndim = max(levels, *(_aval(leaf).ndim for leaf in leaves))
 
     def assemble(x: Any, level: int) -> Any:

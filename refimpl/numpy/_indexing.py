@@ -424,8 +424,11 @@ def take(
         raise NotImplementedError("take: the out argument is not supported")
     aval = aval_of(a, "take", 0)
     index_aval = aval_of(indices, "take", 1)
+    if dtypes.is_bool(index_aval.dtype):  # positions 0 and 1, as JAX (not a mask)
+        indices = lax.convert_element_type(indices, np.int32)
+        index_aval = aval_of(indices, "take", 1)
     if not dtypes.is_integer(index_aval.dtype):
-        raise TypeError(f"take: indices must be integers, got dtype {index_aval.dtype.name}")
+        raise ValueError(f"take: indices must be integers, got dtype {index_aval.dtype.name}")
     mode = "fill" if mode is None else mode
     if mode not in _TAKE_MODES:
         raise (NotImplementedError if mode == "raise" else ValueError)(

@@ -158,7 +158,12 @@ def where(
     if x is None and y is None:
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
-        raise ValueError("where: either both or neither of x and y should be given")
+        # JAX's TypeError (NumPy's is a ValueError): None is not an operand
+        position = 1 if x is None else 2
+        raise TypeError(
+            f"where: argument at position {position} is None; "
+            "either both or neither of x and y should be given"
+        )
     if size is not None or fill_value is not None:
         raise ValueError("where: size and fill_value are only used with a lone condition")
     return _ufuncs.where(condition, x, y)
@@ -341,13 +346,8 @@ def select(condlist: Sequence[ArrayLike], choicelist: Sequence[ArrayLike], defau
     if not condlist:
         raise ValueError("select: condlist must be non-empty")
     choices = promote_dtypes("select", default, *choicelist)
-    conds = [asarray(c) for c in condlist]
-    for position, cond in enumerate(conds):
-        if not dtypes.is_bool(_aval(cond).dtype):
-            raise TypeError(
-                f"select: condlist entries must be boolean, got {_aval(cond).dtype.name} "
-                f"at position {position}"
-            )
+    # a non-bool condition is its truth value (`!= 0`), as JAX
+    conds = [to_bool(asarray(c)) for c in condlist]
     shape = broadcast_shapes("select", *(_aval(x).shape for x in [*conds, *choices]))
     result = _broadcast(choices[0], shape)
     for cond, choice in reversed(list(zip(conds, choices[1:], strict=True))):

@@ -48,31 +48,43 @@ def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
 def bincount(
     x: ArrayLike, weights: ArrayLike = None, minlength: int = 0, *, length: int | None = None
 ):
-    """``out[i]`` = the number (or summed ``weights``) of entries equal to ``i``
-    for non-negative integers ``x``; ``length`` fixes the size (needed under a
-    trace), else ``max(max(x) + 1, minlength)`` from concrete input. Entries
-    outside ``[0, length)`` are dropped."""
+    """``out[i]`` = the number (or summed ``weights``) of entries equal to ``i``;
+    as JAX, a negative entry counts in bin 0 (``x`` is clipped below at 0) and
+    a bool ``x`` counts as int32. ``length`` fixes the size (needed under a
+    trace), else ``max(max(x) + 1, minlength)`` from concrete input; entries
+    at or past it are dropped. The counts are int32, or the weights' dtype
+    (``weights`` must have ``x``'s shape)."""
     x = checked_array("bincount", x)
+    if dtypes.is_bool(_aval(x).dtype):
+        x = lax.convert_element_type(x, np.int32)
     if not dtypes.is_integer(_aval(x).dtype):
         raise TypeError(f"bincount: x must be integers, got {_aval(x).dtype.name}")
     if _aval(x).ndim != 1:
         raise ValueError("bincount: only 1-dimensional input is supported")
+    minlength = operator.index(minlength)
     if length is None:
         if is_traced(x):
             raise tracing.ConcretizationTypeError(
                 "bincount: the length argument is required under a trace (jit, vmap...)"
             )
         values = np.asarray(x)
-        length = max(int(values.max()) + 1 if values.size else 0, operator.index(minlength))
+        length = max(minlength, max(0, int(values.max())) + 1 if values.size else 0)
     if weights is None:
         weights = asarray(1, dtype=np.int32)
         dtype = np.dtype(np.int32)
     else:
         weights = checked_array("bincount", weights, 1)
-        dtype = dtypes.result_type((_aval(weights).dtype, False), (np.int32, False))[0]
-
+        if _aval(weights).shape != _aval(x).shape:
+            raise ValueError(
+                f"bincount: weights must have the shape of x, got {_aval(weights).shape} "
+                f"and {_aval(x).shape}"
+            )
+        dtype = _aval(weights).dtype
+        if dtypes.is_bool(dtype):  # JAX's add of bools
+            raise TypeError("bincount: bool weights are not supported (JAX's add refuses bool)")
     updates = broadcast_to(lax.convert_element_type(weights, dtype), _aval(x).shape)
-    return lax.scatter_add_along_axis(zeros((length,), dtype), x, updates, 0, mode="drop")
+    clipped = lax.max(x, tracing.TypedScalar(0, _aval(x).dtype, False))
+    return lax.scatter_add_along_axis(zeros((length,), dtype), clipped, updates, 0, mode="drop")
 
 
 def compress(

@@ -158,3 +158,59 @@ def test_item_index_out_of_range(backend):
     for np_module in (jnp, rnp):
         with pytest.raises(IndexError):
             np_module.arange(6).item(6)
+
+
+# --- take, where, select, block, bincount (testTake ... testBincountNegative) ---
+
+
+def test_take_index_dtypes(backend):
+    x = np.arange(5.0, dtype=np.float32)
+    _same(rnp.take(x, np.array([True, False])), jnp.take(x, np.array([True, False])))
+    for np_module in (jnp, rnp):
+        with pytest.raises(ValueError):
+            np_module.take(x, np.array([0.0, 1.0], np.float32))
+
+
+def test_where_with_one_of_x_and_y_is_a_type_error(backend):
+    for np_module in (jnp, rnp):
+        with pytest.raises(TypeError):
+            np_module.where(np.array([True]), 1)
+
+
+@pytest.mark.parametrize("cond", [[1, 0, 2], [0.5, 0.0, -1.0], [True, False, True]])
+def test_select_reads_conditions_as_truth_values(backend, cond):
+    cond = np.array(cond)
+    choices = [np.arange(3, dtype=np.int32)]
+    _same(rnp.select([cond], choices, -1), jnp.select([cond], choices, -1))
+
+
+@pytest.mark.parametrize("arrays", [[], [[1, 2], 3], [[np.ones(2)], []]], ids=repr)
+def test_block_value_errors(backend, arrays):
+    for np_module in (jnp, rnp):
+        with pytest.raises(ValueError):
+            np_module.block(arrays)
+
+
+@pytest.mark.parametrize("x_dtype", ["int32", "int8", "bool"])
+@pytest.mark.parametrize("weights_dtype", [None, "float32", "int8"])
+@pytest.mark.parametrize("length", [None, 8])
+def test_bincount_clips_negative_entries_to_bin_zero(backend, x_dtype, weights_dtype, length):
+    rng = np.random.RandomState(3)
+    x = rng.randint(-4 if x_dtype != "bool" else 0, 7 if x_dtype != "bool" else 2, 12)
+    x = x.astype(x_dtype)
+    weights = None if weights_dtype is None else rng.randint(1, 5, 12).astype(weights_dtype)
+    _same(
+        rnp.bincount(x, weights, minlength=3, length=length),
+        jnp.bincount(x, weights, minlength=3, length=length),
+    )
+    if length is not None:
+        _same(
+            ri.jit(lambda x, w: rnp.bincount(x, w, length=length))(x, weights),
+            jax.jit(lambda x, w: jnp.bincount(x, w, length=length))(x, weights),
+        )
+
+
+def test_bincount_weights_of_another_shape(backend):
+    for np_module in (jnp, rnp):
+        with pytest.raises(ValueError):
+            np_module.bincount(np.arange(3), np.ones(2, np.float32))
