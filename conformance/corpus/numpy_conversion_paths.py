@@ -10,7 +10,11 @@ input; ``ravel(order="F")``; ``ravel_multi_index``'s ``dtype`` and ``'ignore'``
 mode, its result dtype for int8 coordinates, its and ``choose``'s
 mode="raise" under jit (ConcretizationTypeError); ``unravel_index`` with a
 zero-size dimension and float indices; ``isclose`` with infinite tolerances
-and of typed keys.
+and of typed keys; ``Array.item`` with an index, ``argsort(dtype=)``,
+``lexsort`` of rank-0 keys, ``partition`` of bool (TypeError), ``roll``
+broadcasting shifts, ``bincount`` of negative entries and with int8
+weights, ``take`` of bool indices, ``select`` of an int condition, ``block``
+of mismatched depths (ValueError).
 """
 
 from __future__ import annotations
@@ -90,6 +94,25 @@ ROWS: list[tuple[str, Any]] = [
     ),
     ("isclose/inf_atol", lambda ns: _isclose(ns, np.inf, 0.0)),
     ("isclose/inf_rtol", lambda ns: _isclose(ns, 0.0, np.inf)),
+    ("item/flat_index", lambda ns: ns.asarray(np.arange(6).reshape(2, 3)).item(4)),
+    ("item/axis_indices", lambda ns: ns.asarray(np.arange(6.0).reshape(2, 3)).item((1, 2))),
+    ("argsort/dtype", lambda ns: ns.np_.argsort(_VALS, dtype="int16")),
+    ("lexsort/rank_zero_keys", lambda ns: ns.np_.lexsort(np.array([2.0, 1.0], np.float32))),
+    ("partition/bool", lambda ns: ns.capture(lambda: ns.np_.partition(np.array([True]), 0))),
+    ("roll/broadcast_shifts", lambda ns: ns.np_.roll(np.arange(6).reshape(2, 3), (1, 2), (1,))),
+    ("bincount/negative", lambda ns: ns.np_.bincount(np.array([-3, 0, 2, -1], np.int32))),
+    (
+        "bincount/int8_weights",
+        lambda ns: ns.jit(lambda x, w: ns.np_.bincount(x, w, length=4))(
+            np.array([1, -1, 1], np.int32), np.array([2, 3, 4], np.int8)
+        ),
+    ),
+    ("take/bool_indices", lambda ns: ns.np_.take(_VALS, np.array([True, False]))),
+    (
+        "select/int_condition",
+        lambda ns: ns.np_.select([np.array([2, 0, 1])], [np.arange(3.0, dtype=np.float32)]),
+    ),
+    ("block/mismatched_depth", lambda ns: ns.capture(lambda: ns.np_.block([[1, 2], 3]))),
     (
         "isclose/keys",
         lambda ns: ns.np_.isclose(
