@@ -18,7 +18,8 @@ traced index into an empty axis, index arrays that do not broadcast, an
 index of no known kind, a Python int beyond int32, an array fill_value and
 a traced mask; ``jax.ops``' segment reductions with ids out of range;
 ``x.at[idx]`` updates in ``promise_in_bounds`` mode with an index out of
-range (dropped) and their gradient, and updates that select nothing.
+range (dropped) and their gradient, updates that select nothing, and
+``get(mode="drop")``.
 Left out, differing from JAX 0.10.2: the same int8 take in ``fill`` mode
 (JAX wraps ``-1`` to ``199`` in int8, which overflows to a negative index:
 NaN; refimpl reads ``x[199]``). Every case
@@ -142,6 +143,10 @@ ROWS: list[tuple[str, Any]] = [
      lambda ns, L: ns.asarray(np.zeros(3, bool)).at[ns.np_.array([], np.int32)].add(True)),
     ("at_set_empty_slice_any_values",
      lambda ns, L: ns.asarray(_M[0]).at[1:1].set(np.ones(5, np.float32))),
+    # mode="drop" for a read is JAX's fill-or-drop: out of range reads fill_value
+    ("at_get_mode_drop_reads_fill_value_jit",
+     lambda ns, L: ns.jit(lambda x, i: x.at[i].get(mode="drop", fill_value=-3.0))(
+         _M[0], np.array([0, 9, -1], np.int32))),
 ]  # fmt: skip
 
 ERRORS: list[tuple[str, Any]] = [

@@ -30,6 +30,7 @@ in JAX.
 from __future__ import annotations
 
 import builtins
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -47,7 +48,8 @@ Array = Any
 _INT = np.dtype(np.int32)
 # "fill" is accepted for updates as JAX's FILL_OR_DROP: out-of-range updates drop
 _UPDATE_MODES = ("drop", "clip", "promise_in_bounds", "fill", None)
-_GET_MODES = ("fill", "clip", "promise_in_bounds", None)
+# "drop" is accepted for a read as JAX's FILL_OR_DROP too: it reads fill_value
+_GET_MODES = ("fill", "clip", "promise_in_bounds", "drop", None)
 
 
 class IndexUpdateHelper:
@@ -92,6 +94,7 @@ class IndexUpdateRef:
         or read ``fill_value`` with ``mode="fill"``."""
         if mode not in _GET_MODES:
             raise ValueError(f"at[].get: mode must be one of {_GET_MODES[:-1]}, got {mode!r}")
+        mode = "fill" if mode == "drop" else mode
         if mode != "fill" and fill_value is not None:
             raise ValueError("at[].get: fill_value is only used with mode='fill'")
         fill_shape = getattr(fill_value, "shape", None) if fill_value is not None else ()
@@ -273,6 +276,7 @@ def _update(
     if mode not in _UPDATE_MODES:
         raise ValueError(f"at[].{method}: mode must be one of {_UPDATE_MODES[:-1]}, got {mode!r}")
     aval = aval_of(array, f"at[].{method}", 0)
+    _warn_unsafe_cast(aval, values)
     positions = _positions(array, index, clip=mode == "clip", wrap=wrap_negative_indices)
     target_shape = aval_of(positions, f"at[].{method}", 0).shape
     if 0 in target_shape:
@@ -330,6 +334,25 @@ def _promised_tangent(
     zero = lax.select(dropped, zero, lax.stop_gradient(zero))
     base = lax.stop_gradient(lax.sub(out, out))
     return lax.add(out, lax.scatter_add_along_axis(base, clamped, zero, 0, mode="drop"))
+
+
+def _warn_unsafe_cast(aval: Any, values: Any) -> None:
+    """JAX's FutureWarning for updates its dtype promotion cannot cast safely to
+    ``x``'s dtype (a float into an int array, float32 into float16, a complex
+    Python scalar into a float array): ``x`` counts as strong, ``values`` as they are."""
+    v_aval = aval_of(asarray(values), "at[]", 1)
+    if v_aval.dtype == aval.dtype:
+        return
+    if dtypes.result_type((v_aval.dtype, v_aval.weak_type), (aval.dtype, False))[0] == aval.dtype:
+        return
+    warnings.warn(
+        "scatter inputs have incompatible types: cannot safely cast value from "
+        f"dtype={v_aval.dtype.name} to dtype={aval.dtype.name} with "
+        "jax_numpy_dtype_promotion='standard'. In future JAX releases this will "
+        "result in an error.",
+        FutureWarning,
+        stacklevel=4,
+    )
 
 
 def _check_out_sharding(method: str, out_sharding: Any) -> None:

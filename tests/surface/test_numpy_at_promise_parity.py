@@ -1,9 +1,13 @@
 """``x.at[idx]`` updates with ``mode="promise_in_bounds"`` and updates that
 select nothing, against JAX 0.10.2 (issue 29, lax_numpy_indexing_test): an
 out-of-range update drops (XLA's scatter; refimpl clamped it), its gradient as
-JAX's transpose gives it, and an empty selection returns ``x`` unchecked."""
+JAX's transpose gives it, and an empty selection returns ``x`` unchecked;
+JAX's FutureWarning for updates it cannot cast safely, and ``get``'s
+``mode="drop"`` (JAX's fill-or-drop: it reads ``fill_value``)."""
 
 from __future__ import annotations
+
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -86,3 +90,36 @@ EMPTY = {
 def test_empty_selection_returns_x_as_jax(backend, name):
     _same(EMPTY[name](rnp), EMPTY[name](jnp))
     _same(ri.jit(lambda: EMPTY[name](rnp))(), jax.jit(lambda: EMPTY[name](jnp))())
+
+
+def _warnings(program):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        program()
+    return [w.category for w in caught if "scatter inputs" in str(w.message)]
+
+
+CASTS = {
+    "python_float_into_int": lambda j, n: n.arange(4).at[0].add(2.7),
+    "python_int_into_int": lambda j, n: n.arange(4).at[0].set(2),
+    "python_int_into_int8": lambda j, n: n.arange(4, dtype=n.int8).at[0].set(300),
+    "bool_into_float": lambda j, n: n.arange(4.0).at[0].set(True),
+    "float32_into_int_jit": lambda j, n: j.jit(lambda x: x.at[0].set(np.float32(2.5)))(n.arange(4)),
+    "float32_into_float16": lambda j, n: n.zeros(4, n.float16).at[1].max(np.float32(2.5)),
+    "bfloat16_into_float32": lambda j, n: n.arange(4.0).at[0].set(n.ones((), n.bfloat16)),
+    "python_complex_into_float": lambda j, n: n.arange(4.0).at[0].min(1j),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASTS))
+def test_unsafe_cast_future_warning_as_jax(backend, name):
+    assert _warnings(lambda: CASTS[name](ri, rnp)) == _warnings(lambda: CASTS[name](jax, jnp))
+
+
+@pytest.mark.parametrize("index", [1, 7, np.array([0, 9, -1])])
+def test_get_mode_drop_reads_fill_value_as_jax(backend, index):
+    _same(
+        rnp.asarray(_X).at[index].get(mode="drop", fill_value=-3.0),
+        jnp.asarray(_X).at[index].get(mode="drop", fill_value=-3.0),
+    )
+    _same(rnp.asarray(_X).at[index].get(mode="drop"), jnp.asarray(_X).at[index].get(mode="drop"))
