@@ -826,6 +826,20 @@ def _lax_numpy_test_cases_creation() -> Iterator[Case]:
         tags=["numpy"],
         notes="array drops the mask (asarray refuses it)",
     )
+    yield fn_case(
+        "np.lax_numpy/searchsorted_complex",
+        lambda ns, a, v: (
+            ns.np_.searchsorted(a, v),
+            ns.np_.searchsorted(a, v, side="right", method="compare_all"),
+        ),
+        [
+            np.array([-1 - 1j, -1 + 0j, -1 + 2j, 0j, 1 + 1j], np.complex64),
+            np.array([-1 + 0j, -1 + 1j, 2 - 1j, -3 + 0j], np.complex64),
+        ],
+        expect=AGREE,
+        tags=["numpy", "complex"],
+        notes="complex numbers ordered by real part, then imaginary part",
+    )
 
 
 def cases() -> Iterator[Case]:

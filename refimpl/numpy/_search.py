@@ -643,10 +643,15 @@ def lexsort(keys: Sequence[ArrayLike], axis: int = -1) -> Array:
 
 
 def _total_lt(x: Any, y: Any) -> Any:
-    """``x < y`` in the sort order (NaN after everything, equal to NaN)."""
+    """``x < y`` in the sort order (NaN after everything, equal to NaN;
+    complex numbers by real part, then imaginary part, as ``lax.sort``)."""
+    if dtypes.is_complex(_aval(x).dtype):
+        x_re, y_re = _ufuncs.real(x), _ufuncs.real(y)
+        re_lt = _total_lt(x_re, y_re)
+        re_eq = lax.bitwise_not(lax.bitwise_or(re_lt, _total_lt(y_re, x_re)))
+        im_lt = _total_lt(_ufuncs.imag(x), _ufuncs.imag(y))
+        return lax.bitwise_or(re_lt, lax.bitwise_and(re_eq, im_lt))
     if not dtypes.is_floating(_aval(x).dtype):
-        if dtypes.is_complex(_aval(x).dtype):
-            raise NotImplementedError("searchsorted: complex inputs are not supported")
         return lax.lt(x, y)
     return lax.bitwise_or(lax.lt(x, y), lax.bitwise_and(lax.bitwise_not(isnan(x)), isnan(y)))
 
@@ -700,7 +705,7 @@ def digitize(x: ArrayLike, bins: ArrayLike, right: bool = False, *, method: Any 
     side = "left" if right else "right"
     increasing = searchsorted(bins, x, side=side)
     decreasing = lax.sub(_int(n), searchsorted(lax.rev(bins, (0,)), x, side=side))
-    rising = lax.ge(bins[-1], bins[0])
+    rising = _ufuncs.greater_equal(bins[-1], bins[0])  # complex: real part, then imaginary
     return _where(lax.broadcast_in_dim(rising, _aval(increasing).shape, ()), increasing, decreasing)
 
 

@@ -182,3 +182,27 @@ def test_split_traced_sections_are_concretization_errors(name):
         for make in [lambda i: i, lambda i: [2, i]]:
             with pytest.raises(TypeError, match="Abstract tracer value encountered where concrete"):
                 lib.jit(lambda i: getattr(np_mod, name)(np_mod.zeros((12, 2)), make(i)))(2.0)  # noqa: B023
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("method", ["sort", "scan", "compare_all"])
+def test_searchsorted_and_digitize_complex(backend, side, method):
+    # lexicographic: real part first, then imaginary (ties in the real part)
+    a = np.array([-2 + 1j, -1 - 1j, -1 + 0j, -1 + 2j, 0j, 1 - 3j, 1 + 1j, 3 + 0j], np.complex64)
+    v = np.array([[-1 + 0j, -1 + 1j, 1 + 1j], [5 - 1j, -3 + 0j, 1 - 3j]], np.complex64)
+    sorter = np.array([3, 0, 7, 2, 5, 1, 6, 4])
+    shuffled = a[np.argsort(sorter)]
+    _same(
+        rnp.searchsorted(a, v, side=side, method=method),
+        jnp.searchsorted(a, v, side=side, method=method),
+    )
+    _same(
+        ri_jit(lambda a, v: rnp.searchsorted(a, v, side=side, sorter=np.argsort(shuffled)))(
+            shuffled, v
+        ),
+        jax.jit(lambda a, v: jnp.searchsorted(a, v, side=side, sorter=np.argsort(shuffled)))(
+            shuffled, v
+        ),
+    )
+    right = side == "right"
+    _same(rnp.digitize(v, a[::-1], right=right), jnp.digitize(v, a[::-1], right=right))
