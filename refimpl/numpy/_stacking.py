@@ -485,6 +485,9 @@ def diff(
 def ediff1d(ary: ArrayLike, to_end: Any = None, to_begin: Any = None) -> Array:
     """``diff(ravel(ary))`` with ``to_begin``/``to_end`` attached (in ``ary``'s dtype)."""
     ary = checked_array("ediff1d", ary)
+    if dtypes.is_bool(aval_of(ary, "ediff1d", 0).dtype):
+        # JAX (and NumPy) subtract, which bools do not support (diff compares them)
+        raise TypeError("ediff1d: bool input is not supported (subtract of bools)")
     result = diff(ravel(ary))
     dtype = aval_of(result, "ediff1d", 0).dtype
     pieces = []

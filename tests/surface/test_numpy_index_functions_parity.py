@@ -214,3 +214,14 @@ def test_bincount_weights_of_another_shape(backend):
     for np_module in (jnp, rnp):
         with pytest.raises(ValueError):
             np_module.bincount(np.arange(3), np.ones(2, np.float32))
+
+
+def test_ediff1d_of_bool_is_a_type_error(backend):
+    x = np.array([True, False, True])
+    for np_module in (jnp, rnp):
+        with pytest.raises(TypeError):
+            np_module.ediff1d(x)
+    _same(
+        rnp.ediff1d(x.astype(np.int8), to_begin=np.int8(5)),
+        jnp.ediff1d(x.astype(np.int8), to_begin=np.int8(5)),
+    )
