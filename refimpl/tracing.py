@@ -99,7 +99,7 @@ class Tracer(ArrayOps):
 
     def _concretization_error(self, what: str) -> ConcretizationTypeError:
         return ConcretizationTypeError(
-            f"Abstract tracer value encountered where a concrete value is expected: {what} "
+            f"Abstract tracer value encountered where concrete value is expected: {what} "
             f"of a traced array {self.aval.str_short()}. The value depends on {self.origin}. "
             "Mark that argument static (static_argnums/static_argnames) or use lax.cond / "
             "lax.select / rnp.where instead of Python control flow."
