@@ -143,6 +143,10 @@ ROWS: list[tuple[str, Any]] = [
      lambda ns, L: ns.asarray(np.zeros(3, bool)).at[ns.np_.array([], np.int32)].add(True)),
     ("at_set_empty_slice_any_values",
      lambda ns, L: ns.asarray(_M[0]).at[1:1].set(np.ones(5, np.float32))),
+    # the gradient in a weak Python scalar update is weak (JAX promotes it first)
+    ("at_min_grad_python_scalar_weak",
+     lambda ns, L: _api(ns).grad(lambda x, y: ns.np_.sum(x.at[0].min(y)), (0, 1))(
+         _M[0], 2.0)),
     # mode="drop" for a read is JAX's fill-or-drop: out of range reads fill_value
     ("at_get_mode_drop_reads_fill_value_jit",
      lambda ns, L: ns.jit(lambda x, i: x.at[i].get(mode="drop", fill_value=-3.0))(

@@ -285,7 +285,12 @@ def _update(
         return array if is_traced(array) else asarray(array)
     if method in ("add", "multiply") and dtypes.is_bool(aval.dtype):
         raise TypeError(f"at[].{method}: does not accept dtype bool")
-    combine_dtype = dtypes.result_type(aval, asarray(values))[0] if method != "set" else None
+    combine_dtype, combine_weak = (
+        dtypes.result_type(aval, asarray(values)) if method != "set" else (None, False)
+    )
+    # JAX promotes x and the values to one type (a weak one made strong too, so a
+    # gradient in a weak Python scalar is weak again), combines, converts back
+    promoted = (combine_dtype, combine_weak) != (aval.dtype, aval.weak_type)
     values = asarray(values) if method != "set" else _as_dtype_of(array, values, method)
     try:
         values = broadcast_to(values, target_shape)
@@ -298,12 +303,12 @@ def _update(
     flat = reshape(array, (-1,))
     if aval.size == 0:
         return array if is_traced(array) else asarray(array)
-    if method != "set" and combine_dtype != aval.dtype:
-        # JAX combines in the promoted dtype, then converts back to x's
-        flat = lax.convert_element_type(flat, combine_dtype)
-    if method != "set" and aval_of(values, f"at[].{method}", 1).dtype != combine_dtype:
+    if method != "set" and promoted:
+        flat = lax.convert_element_type(flat, combine_dtype, weak_type=combine_weak)
+    v_aval = aval_of(values, f"at[].{method}", 1)
+    if method != "set" and (v_aval.dtype, v_aval.weak_type) != (combine_dtype, combine_weak):
         # also a weak Python scalar joining a narrower x (int8 x, int 1000: wraps, as JAX)
-        values = lax.convert_element_type(values, combine_dtype)
+        values = lax.convert_element_type(values, combine_dtype, weak_type=combine_weak)
     flat_positions, flat_values = reshape(positions, (-1,)), reshape(values, (-1,))
     out = scatter(flat, flat_positions, flat_values, 0, mode="drop")
     # set's tangent follows the update that won, except where indices are unique
@@ -314,7 +319,7 @@ def _update(
         out = _promised_tangent(
             out, array, index, flat_positions, flat_values, wrap_negative_indices
         )
-    if method != "set" and combine_dtype != aval.dtype:
+    if method != "set" and promoted:
         out = lax.convert_element_type(out, aval.dtype, weak_type=aval.weak_type)
     return reshape(out, aval.shape)
 

@@ -123,3 +123,16 @@ def test_get_mode_drop_reads_fill_value_as_jax(backend, index):
         jnp.asarray(_X).at[index].get(mode="drop", fill_value=-3.0),
     )
     _same(rnp.asarray(_X).at[index].get(mode="drop"), jnp.asarray(_X).at[index].get(mode="drop"))
+
+
+@pytest.mark.parametrize("method", ["add", "subtract", "multiply", "min", "max", "set"])
+@pytest.mark.parametrize("weak_x", [False, True])
+def test_update_gradient_weak_types_as_jax(backend, method, weak_x):
+    def program(lib, n):
+        x = n.asarray(2.0)[None] if weak_x else n.ones(3)
+        y = np.float32(3.0) if weak_x else 3.0
+        return lib.grad(lambda a, b: getattr(a.at[0], method)(b).sum(), (0, 1))(x, y)
+
+    for got, want in zip(program(ri, rnp), program(jax, jnp), strict=True):
+        assert got.weak_type == want.weak_type
+        _same(got, want)
