@@ -161,6 +161,8 @@ ERRORS: list[tuple[str, Any]] = [
      lambda ns, L: ns.asarray(_M)[np.array([0, 1]), np.array([0, 1, 2])]),
     ("getitem_set_as_index", lambda ns, L: ns.asarray(_M[0])[{0}]),
     ("getitem_python_int_beyond_int32", lambda ns, L: ns.asarray(_M[0])[2**40]),
+    ("getitem_int8_index_array_axis_300",
+     lambda ns, L: ns.asarray(_LONG.repeat(2)[:300])[np.array([1, -1], np.int8)]),
     ("at_get_array_fill_value",
      lambda ns, L: ns.asarray(_M[0]).at[9].get(mode="fill", fill_value=np.zeros(2, np.float32))),
     ("getitem_traced_mask_jit",

@@ -399,6 +399,8 @@ def _fixed_index(kind: str, value: Any, n: int, clip: bool, wrap: bool = True) -
         if 0 <= wrapped < n:
             return wrapped
         return builtins.min(builtins.max(wrapped, 0), n - 1) if clip else n
+    if wrap:
+        _indexing.check_index_holds_size(aval_of(value, "at", "index"), n)
     if not is_traced(value):
         concrete = np.asarray(tracing.concrete_value(value, aval_of(value, "at", "index")))
         concrete = concrete.astype(np.int64)

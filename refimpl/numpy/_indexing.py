@@ -260,6 +260,16 @@ def _basic(x: Any, items: list[tuple[str, Any]]) -> Any:
     return as_array(x)
 
 
+def check_index_holds_size(aval: Any, size: int) -> None:
+    """JAX 0.10.2 wraps a negative index array by adding the axis size in the
+    index's own dtype: a signed array too narrow for the size (int8 indices
+    into an axis of 300) is NumPy's OverflowError there, so here too."""
+    if aval.ndim == 0 or not dtypes.is_integer(aval.dtype) or dtypes.is_unsigned_int(aval.dtype):
+        return
+    if size > np.iinfo(aval.dtype).max:
+        raise OverflowError(f"Python integer {size} out of bounds for {aval.dtype.name}")
+
+
 def _index_array(value: Any, size: int, clamp: bool = True) -> Any:
     """An index (array or traced scalar) as int32, negatives counted from the end,
     then clamped into ``[0, size)`` (``clamp=False``: into ``[-1, size]``, so an
@@ -267,6 +277,7 @@ def _index_array(value: Any, size: int, clamp: bool = True) -> Any:
     (they are constants, not traced values); traced ones with lax operations."""
     low, high = (0, builtins.max(size - 1, 0)) if clamp else (-1, size)
     aval = aval_of(value, "getitem", "index")
+    check_index_holds_size(aval, size)
     if not is_traced(value):
         concrete = np.asarray(tracing.concrete_value(value, aval)).astype(np.int64)
         concrete = np.where(concrete < 0, concrete + size, concrete)
