@@ -313,8 +313,11 @@ def _update(
     out = scatter(flat, flat_positions, flat_values, 0, mode="drop")
     # set's tangent follows the update that won, except where indices are unique
     unique = unique_indices or _scalar_indices(index)
-    if mode == "promise_in_bounds" and (
-        method in ("add", "subtract") or method == "set" and unique
+    differentiable = dtypes.is_inexact(aval_of(flat_values, f"at[].{method}", 1).dtype)
+    if (
+        mode == "promise_in_bounds"
+        and differentiable
+        and (method in ("add", "subtract") or method == "set" and unique)
     ):
         out = _promised_tangent(
             out, array, index, flat_positions, flat_values, wrap_negative_indices
