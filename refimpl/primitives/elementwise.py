@@ -689,7 +689,9 @@ def _neg_transpose(ct, x):
 
 @copy_p.def_transpose
 def _copy_transpose(ct, x):
-    return [ad_helpers.Zero(x.aval) if isinstance(ct, ad_helpers.Zero) else ct]
+    # a copy of the cotangent, as JAX's: the input's cotangent is a new array,
+    # not the very object passed to the pullback
+    return [ad_helpers.Zero(x.aval) if isinstance(ct, ad_helpers.Zero) else copy(ct)]
 
 
 def _out_aval(prim: Primitive, primals: list, params: dict) -> ShapedArray:
