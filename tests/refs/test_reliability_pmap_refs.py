@@ -419,11 +419,12 @@ def test_ref_updated_inside_a_host_callback_of_a_call_updating_it_is_an_error_no
 
 
 # --- masked arrays are refused wherever inputs are converted -------------------------------
+# (except jnp.array, which in JAX 0.10.2 keeps the data and drops the mask:
+# tests/surface/test_numpy_construct_parity.py)
 
 _MASKED_ENTRIES = {
     "rnp.sum": lambda b, m: ri.numpy.sum(m),
     "rnp.asarray": lambda b, m: ri.numpy.asarray(m),
-    "rnp.array": lambda b, m: ri.numpy.array(m),
     "operator": lambda b, m: ri.numpy.ones(4) + m,
     "lax.add": lambda b, m: ri.lax.add(m, m),
     "jit": lambda b, m: ri.jit(lambda x: x.sum(), backend=b)(m),
