@@ -445,7 +445,15 @@ def _piecewise_body(
     return result
 
 
-_piecewise_jitted = jit(_piecewise_body, static_argnums=(3,))
+_piecewise_cache: list[Any] = []
+
+
+def _piecewise_jitted(*args: Any) -> Any:
+    # made on first use, not at import: jit picks its backend when made, and
+    # making the pjrt one while refimpl.numpy is still importing is a cycle
+    if not _piecewise_cache:
+        _piecewise_cache.append(jit(_piecewise_body, static_argnums=(3,)))
+    return _piecewise_cache[0](*args)
 
 
 def _any_of(conds: list[Any], shape: tuple[int, ...]) -> Any:
