@@ -16,15 +16,22 @@ from refimpl.config import config
 
 
 @contextlib.contextmanager
-def _flag(name: str, value: bool, caller: str) -> Iterator[None]:
-    if not isinstance(value, bool):
-        raise TypeError(f"{caller}: expected a bool, got {value!r}")
+def _setting(name: str, value: Any) -> Iterator[None]:
+    """``config.<name>`` is ``value`` within the block, restored after it."""
     saved = getattr(config, name)
     config.update(name, value)
     try:
         yield
     finally:
         config.update(name, saved)
+
+
+@contextlib.contextmanager
+def _flag(name: str, value: bool, caller: str) -> Iterator[None]:
+    if not isinstance(value, bool):
+        raise TypeError(f"{caller}: expected a bool, got {value!r}")
+    with _setting(name, value):
+        yield
 
 
 def enable_x64(new_val: bool = True) -> contextlib.AbstractContextManager:
@@ -81,12 +88,8 @@ def legacy_prng_key(new_val: str) -> Iterator[None]:
         ...     ri.random.normal(ri.random.PRNGKey(0)).shape
         ()
     """
-    saved = config.legacy_prng_key
-    config.update("legacy_prng_key", new_val)
-    try:
+    with _setting("legacy_prng_key", new_val):
         yield
-    finally:
-        config.update("legacy_prng_key", saved)
 
 
 @contextlib.contextmanager
@@ -315,12 +318,8 @@ def default_prng_impl(value: str) -> Iterator[None]:
             f"default_prng_impl({value!r}) is not supported: refimpl has the threefry2x32, "
             "rbg and unsafe_rbg PRNG implementations"
         )
-    saved = config.default_prng_impl
-    config.update("default_prng_impl", value)
-    try:
+    with _setting("default_prng_impl", value):
         yield
-    finally:
-        config.update("default_prng_impl", saved)
 
 
 def threefry_partitionable(value: bool) -> contextlib.AbstractContextManager:
