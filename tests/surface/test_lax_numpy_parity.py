@@ -6,6 +6,8 @@ Compared with JAX 0.10.2 on both backends."""
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -13,18 +15,12 @@ import pytest
 
 import refimpl.numpy as rnp
 from refimpl import jit as ri_jit
+from tests.helpers.parity import assert_same_as_jax
 
 _RNG = np.random.RandomState(7)
 
 
-def _same(got, want, rtol=1e-5, atol=1e-6):
-    got_leaves, want_leaves = jax.tree.leaves(got), jax.tree.leaves(want)
-    assert len(got_leaves) == len(want_leaves)
-    for g, w in zip(got_leaves, want_leaves, strict=True):
-        assert g.shape == w.shape, (g.shape, w.shape)
-        assert g.dtype == w.dtype, (g.dtype, w.dtype)
-        assert g.aval.weak_type == w.aval.weak_type
-        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=atol)
+_same = functools.partial(assert_same_as_jax, rtol=1e-5, atol=1e-6)
 
 
 # --- unwrap ----------------------------------------------------------------------------------

@@ -16,17 +16,7 @@ import pytest
 import refimpl as ri
 import refimpl.numpy as rnp
 from refimpl import jit as ri_jit
-
-
-def _same(got, want):
-    got_leaves, want_leaves = jax.tree.leaves(got), jax.tree.leaves(want)
-    assert len(got_leaves) == len(want_leaves)
-    for g, w in zip(got_leaves, want_leaves, strict=True):
-        assert g.shape == w.shape, (g.shape, w.shape)
-        assert g.dtype == w.dtype, (g.dtype, w.dtype)
-        assert g.aval.weak_type == w.aval.weak_type
-        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
-
+from tests.helpers.parity import assert_same_as_jax as _same
 
 # --- eye and tri: the diagonal offset -------------------------------------------------------
 
