@@ -171,20 +171,7 @@ def conj(x: Any) -> Any:
 
 def complex(x: Any, y: Any) -> Any:  # noqa: A001
     """``x + i y`` from two float arrays of one dtype (float32 gives complex64)."""
-    ax, ay = _aval(x, "complex", 0), _aval(y, "complex", 1)
-    for aval, arg in [(ax, "x"), (ay, "y")]:
-        if aval.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-            raise TypeError(f"complex: {arg} must be float32 or float64, got {aval.dtype.name}")
-    if ax.dtype != ay.dtype:
-        raise TypeError(
-            f"complex requires arguments to have the same dtypes, got {ax.dtype.name}, "
-            f"{ay.dtype.name}"
-        )
-    target = np.dtype(np.complex64 if ax.dtype == np.float32 else np.complex128)
-    weak = ax.weak_type and ay.weak_type
-    re = ew.convert_element_type(x, target, weak_type=weak)
-    im = ew.convert_element_type(y, target, weak_type=weak)
-    return ew.add(re, ew.mul(im, tracing.TypedScalar(1j, target, weak)))
+    return complex_parts.complex(x, y)
 
 
 # --- mulhi ----------------------------------------------------------------------------------

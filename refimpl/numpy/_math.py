@@ -325,9 +325,7 @@ def nan_to_num(
     if dtypes.is_complex(dtype):
         re = nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf)
         im = nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf)
-        re = lax.convert_element_type(re, dtype)
-        im = lax.convert_element_type(im, dtype)
-        return lax.add(re, lax.mul(im, scalar_like(x, 1j)))
+        return lax.complex(re, im)
     info = np.finfo(dtype) if dtype != dtypes.bfloat16 else _bf16_info()
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf

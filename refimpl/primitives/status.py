@@ -43,7 +43,7 @@ LINEAR: frozenset[str] = frozenset(
     dynamic_update_slice gather_along_axis scatter scatter_add scatter_mul dot_general
     conv_general_dilated triangular_solve psum all_gather psum_scatter ppermute jit scan
     cond general_gather general_scatter general_scatter_add general_scatter_sub
-    general_scatter_mul linear_solve all_to_all""".split()
+    general_scatter_mul linear_solve all_to_all real imag complex conj""".split()
 )
 
 RULES = ("abstract_eval", "impl", "jvp", "transpose", "batch", "mask", "lowering")
