@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -126,6 +126,10 @@ def sub_program_owner(prim: Any, top: Any, params: dict[str, Any]) -> Any:
     frames = _env.frames
     if not frames:
         return top
+    if getattr(prim, "axis_dependent", False):
+        # a collective bound directly (``eval_jaxpr`` of a traced program):
+        # the trace of its own axis, as the public binders' ``_bind`` picks
+        return _owner_above(top, lambda name: prim.uses_axis(name, params))
     programs = [
         sub
         for value in params.values()
@@ -134,14 +138,20 @@ def sub_program_owner(prim: Any, top: Any, params: dict[str, Any]) -> Any:
     ]
     if not programs:
         return top
+    return _owner_above(top, lambda name: any(_program_uses(p, name) for p in programs))
+
+
+def _owner_above(top: Any, uses: Callable[[Any], bool]) -> Any:
+    """The innermost active trace of a bound axis that ``uses`` accepts, when
+    it is above ``top``; ``top`` otherwise."""
     owner = None
-    for name, _, trace in frames:
+    for name, _, trace in _env.frames:
         if (
             trace is not None
             and trace.active
             and (owner is None or trace.level > owner.level)
             and (top is None or trace.level > top.level)
-            and any(_program_uses(p, name) for p in programs)
+            and uses(name)
         ):
             owner = trace
     return top if owner is None else owner
