@@ -1,6 +1,6 @@
 """Dtypes, canonicalization and JAX's type promotion lattice with weak types.
 
-refimpl supports exactly the 15 dtypes in :data:`ALL_DTYPES`. Values carry a
+refimpl supports exactly the 17 dtypes in :data:`ALL_DTYPES`. Values carry a
 ``(dtype, weak_type)`` pair; Python ``int``/``float``/``complex`` scalars are
 *weakly typed*: they adopt the dtype of the strongly typed operand they meet
 instead of widening it (``int8_array + 1`` is ``int8``).
@@ -23,6 +23,11 @@ type is formed from 32-bit inputs). Operand dtypes are canonicalized *before*
 the join and the result after it. A join that lands on a weak node gives a
 weakly typed result of that kind's default dtype (``int32``/``float32``/
 ``complex64``, or the 64-bit ones with x64).
+
+The 4-bit integers ``int4`` and ``uint4`` (ml_dtypes') hang below ``i*``
+with nothing above them (``i* -> u4, i4``), as in JAX 0.10.2: they combine
+only with themselves, ``bool`` and weakly typed ints (``int4_array + 1`` is
+``int4``); a mix with no join is a :class:`TypePromotionError`.
 """
 
 from __future__ import annotations
@@ -37,9 +42,13 @@ from refimpl.config import config
 
 __all__ = [
     "ALL_DTYPES",
+    "INT4_DTYPES",
+    "TypePromotionError",
     "X64_SENSITIVE",
     "bfloat16",
     "float0",
+    "int4",
+    "uint4",
     "ExtendedDtype",
     "extended",
     "issubdtype_extended",
@@ -66,11 +75,22 @@ __all__ = [
     "short_name",
     "weak_default_dtype",
     "weak_type_of_value",
+    "wrap_int4",
     "x64_enabled",
     "zero",
 ]
 
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
+int4 = np.dtype(ml_dtypes.int4)
+uint4 = np.dtype(ml_dtypes.uint4)
+
+#: The 4-bit integer dtypes; NumPy files them under kind ``"V"``, not ``"i"``/``"u"``.
+INT4_DTYPES: frozenset[np.dtype] = frozenset((int4, uint4))
+
+
+class TypePromotionError(ValueError):
+    """A mix of dtypes the promotion lattice does not allow (``jax.dtypes.TypePromotionError``)."""
+
 
 #: The tangent dtype of integer and bool values: a structured dtype of size 0,
 #: so a float0 array carries no data (as ``jax.dtypes.float0``).
@@ -117,10 +137,12 @@ iinfo: type[Any] = ml_dtypes.iinfo  # unannotated in ml_dtypes: its calls are un
 
 _SHORT_NAMES: dict[np.dtype, str] = {
     np.dtype(np.bool_): "bool",
+    int4: "i4",
     np.dtype(np.int8): "i8",
     np.dtype(np.int16): "i16",
     np.dtype(np.int32): "i32",
     np.dtype(np.int64): "i64",
+    uint4: "u4",
     np.dtype(np.uint8): "u8",
     np.dtype(np.uint16): "u16",
     np.dtype(np.uint32): "u32",
@@ -175,18 +197,18 @@ def is_bool(dtype: np.dtype) -> bool:
 
 
 def is_signed_int(dtype: np.dtype) -> bool:
-    """True for ``int8`` .. ``int64``."""
-    return dtype.kind == "i"
+    """True for ``int4``, ``int8`` .. ``int64``."""
+    return dtype.kind == "i" or dtype == int4
 
 
 def is_unsigned_int(dtype: np.dtype) -> bool:
-    """True for ``uint8`` .. ``uint64``."""
-    return dtype.kind == "u"
+    """True for ``uint4``, ``uint8`` .. ``uint64``."""
+    return dtype.kind == "u" or dtype == uint4
 
 
 def is_integer(dtype: np.dtype) -> bool:
     """True for signed and unsigned integers (not ``bool``)."""
-    return dtype.kind in "iu"
+    return dtype.kind in "iu" or dtype in INT4_DTYPES
 
 
 def is_floating(dtype: np.dtype) -> bool:
@@ -352,7 +374,9 @@ _WEAK_NODES = {int: "i*", float: "f*", complex: "c*"}
 
 _EDGES_X64: dict[str, tuple[str, ...]] = {
     "bool": ("i*",),
-    "i*": ("u8", "i8"),
+    "i*": ("u8", "i8", "u4", "i4"),
+    "u4": (),  # the 4-bit integers are maximal: no implicit widening
+    "i4": (),
     "u8": ("u16", "i16"),
     "u16": ("u32", "i32"),
     "u32": ("u64", "i64"),
@@ -400,9 +424,17 @@ def _join(nodes: frozenset[str], x64: bool) -> str:
     ub = _UB[x64]
     common = frozenset.intersection(*(ub[n] for n in nodes))
     least = [c for c in common if common <= ub[c]]
-    if len(least) != 1:  # cannot happen: the lattice has a top (c128) and unique joins
-        raise TypeError(f"no unique promotion for {sorted(nodes)}: {least}")
+    if len(least) != 1:  # only the 4-bit integers, which sit outside the rest, lack a join
+        names = ", ".join(sorted(repr(_NODE_NAMES.get(n) or _BY_SHORT_NAME[n].name) for n in nodes))
+        raise TypePromotionError(
+            f"Input dtypes ({names}) have no available implicit dtype promotion path: "
+            "4-bit integers (int4, uint4) promote only with themselves, bool and weakly "
+            "typed ints; convert explicitly (e.g. x.astype('int32')) to mix them"
+        )
     return least[0]
+
+
+_NODE_NAMES = {"i*": "int", "f*": "float", "c*": "complex"}
 
 
 def _node(dtype: np.dtype, weak: bool) -> str:
@@ -493,7 +525,8 @@ def jnp_result_type(*operands: Any) -> tuple[np.dtype, bool]:
     whenever every weak operand has its kind's default dtype."""
     dtype, weak = result_type(*operands)
     if weak:
-        dtype = weak_default_dtype("f" if dtype == bfloat16 else dtype.kind)
+        kind = "i" if dtype == int4 else "u" if dtype == uint4 else dtype.kind
+        dtype = weak_default_dtype("f" if dtype == bfloat16 else kind)
     return dtype, weak
 
 
@@ -511,6 +544,12 @@ def promote_types(a: Any, b: Any) -> np.dtype:
 
 # --------------------------------------------------------------------------
 # Special values
+
+
+def wrap_int4(value: int, dtype: np.dtype) -> int:
+    """A Python int reduced modulo 16 into ``int4``'s or ``uint4``'s range."""
+    low = -8 if dtype == int4 else 0
+    return (value - low) % 16 + low
 
 
 def min_value(dtype: Any) -> Any:

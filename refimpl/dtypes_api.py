@@ -45,8 +45,7 @@ finfo = _scalars.finfo
 iinfo = _scalars.iinfo
 
 
-class TypePromotionError(ValueError):
-    """A promotion the type lattice does not allow."""
+TypePromotionError = _dtypes.TypePromotionError
 
 
 extended = _dtypes.extended
@@ -95,6 +94,9 @@ def issubdtype(a: Any, b: Any) -> bool:
     if a is None or b is None:
         return False
     a = np.dtype(a)
+    if a in _dtypes.INT4_DTYPES and b in _ABSTRACT:  # ml_dtypes' int4 is no NumPy integer
+        kind = np.signedinteger if a == _dtypes.int4 else np.unsignedinteger
+        return b in (kind, np.integer, np.number, np.generic)
     if b in _ABSTRACT:  # np.floating, np.integer, ...: bfloat16 is floating
         if a == bfloat16:
             return b in (np.floating, np.inexact, np.number, np.generic)
@@ -129,4 +131,6 @@ def itemsize_bits(dtype: Any) -> int:
     """The number of bits one element of ``dtype`` takes."""
     if isinstance(dtype, KeyDtype):
         return dtype.itemsize * 8
+    if np.dtype(dtype) in _dtypes.INT4_DTYPES:
+        return 4  # stored a byte an element on the host, 4 bits wide in arithmetic
     return np.dtype(dtype).itemsize * 8

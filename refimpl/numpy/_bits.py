@@ -156,6 +156,14 @@ def unpackbits(
     return moveaxis(bits, -1, axis)
 
 
+def _view_bits(dtype: np.dtype) -> int:
+    return 4 if dtype in dtypes.INT4_DTYPES else dtype.itemsize * 8
+
+
+def _unsigned_of_bits(bits: int) -> np.dtype:
+    return dtypes.uint4 if bits == 4 else np.dtype(f"uint{bits}")
+
+
 def array_view(x: ArrayLike, dtype: Any = None, type: Any = None) -> Array:  # noqa: A002
     """``jax.Array.view``: ``x``'s bits read as ``dtype`` (little-endian, as
     NumPy on x86 and XLA); a change of width changes the last axis's size.
@@ -168,7 +176,7 @@ def array_view(x: ArrayLike, dtype: Any = None, type: Any = None) -> Array:  # n
         return x
     dtype = canonical_dtype("view", dtype)
     aval = _aval(x, "view")
-    n_in, n_out = aval.dtype.itemsize * 8, dtype.itemsize * 8
+    n_in, n_out = _view_bits(aval.dtype), _view_bits(dtype)
     if aval.ndim == 0:
         if n_in != n_out:
             raise ValueError(
@@ -200,7 +208,7 @@ def array_view(x: ArrayLike, dtype: Any = None, type: Any = None) -> Array:  # n
     if n_in == n_out:
         return lax.bitcast_convert_type(x, dtype)
     wide, narrow = (n_in, n_out) if n_in > n_out else (n_out, n_in)
-    wide_u, narrow_u = np.dtype(f"uint{wide}"), np.dtype(f"uint{narrow}")
+    wide_u, narrow_u = _unsigned_of_bits(wide), _unsigned_of_bits(narrow)
     factor = wide // narrow
     if n_in > n_out:
         # element k of each group holds bits [narrow * k, narrow * (k + 1)): little-endian

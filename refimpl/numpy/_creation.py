@@ -172,7 +172,7 @@ def _from_sequence(fn_name: str, seq: list | tuple, dtype: np.dtype | None) -> A
         # Python ints are range-checked against the requested dtype, not the
         # default int (array([3200590325], dtype=uint32), as JAX)
         for leaf in leaves:
-            if type(leaf) is int and dtypes.is_integer(dtype):
+            if type(leaf) is int and dtypes.is_integer(dtype) and dtype not in dtypes.INT4_DTYPES:
                 info = np.iinfo(dtype)
                 if not info.min <= leaf <= info.max:
                     raise OverflowError(
@@ -197,7 +197,10 @@ def _from_sequence(fn_name: str, seq: list | tuple, dtype: np.dtype | None) -> A
 
 
 def _as_target(value: int, dtype: np.dtype) -> Any:
-    """A Python int leaf as a NumPy scalar of the requested dtype (in range)."""
+    """A Python int leaf as a NumPy scalar of the requested dtype (in range;
+    4-bit targets wrap, as JAX 0.10.2 does: ``array(20, int4)`` is 4)."""
+    if dtype in dtypes.INT4_DTYPES:
+        value = dtypes.wrap_int4(value, dtype)
     with np.errstate(all="ignore"):
         return np.array(value if dtypes.is_integer(dtype) else float(value), dtype)[()]
 
@@ -242,7 +245,9 @@ def asarray(a: ArrayLike, dtype: DTypeLike = None, order: str | None = None, *, 
     if isinstance(a, (list, tuple)):
         return _from_sequence("asarray", a, target)
     if target is not None and type(a) is int:  # range-checked against the target, as JAX
-        if dtypes.is_integer(target) and not np.iinfo(target).min <= a <= np.iinfo(target).max:
+        if target in dtypes.INT4_DTYPES:
+            a = dtypes.wrap_int4(a, target)  # JAX 0.10.2 wraps into 4 bits, unchecked
+        elif dtypes.is_integer(target) and not np.iinfo(target).min <= a <= np.iinfo(target).max:
             raise OverflowError(f"asarray: Python int {a} too large to convert to {target.name}")
         with np.errstate(all="ignore"):
             return as_array(np.array(a if dtypes.is_integer(target) else float(a), target), False)

@@ -50,6 +50,13 @@ def _promote_integer(dtype: np.dtype) -> np.dtype:
     """bool and integers narrower than the default int -> the default (u)int."""
     if dtypes.is_bool(dtype):
         return dtypes.weak_default_dtype("i")
+    if dtype in dtypes.INT4_DTYPES:
+        # JAX 0.10.2 has no default accumulator for 4-bit integers: its sum/prod raise
+        # ValueError (its own wording is NumPy's "Invalid integer data type 'V'")
+        raise ValueError(
+            f"sum/prod of {dtype.name} needs an explicit dtype= to accumulate in "
+            "(4-bit integers have no default accumulation type)"
+        )
     if dtypes.is_integer(dtype):
         default = dtypes.weak_default_dtype(dtype.kind)
         return default if dtype.itemsize < default.itemsize else dtype

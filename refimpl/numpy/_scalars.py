@@ -78,10 +78,12 @@ def _scalar_type(name: str, dtype: Any) -> type:
 
 bool_ = _scalar_type("bool_", np.bool_)
 globals()["bool"] = bool_  # jnp.bool (a module attribute: this module calls builtins.bool)
+int4 = _scalar_type("int4", ml_dtypes.int4)
 int8 = _scalar_type("int8", np.int8)
 int16 = _scalar_type("int16", np.int16)
 int32 = _scalar_type("int32", np.int32)
 int64 = _scalar_type("int64", np.int64)
+uint4 = _scalar_type("uint4", ml_dtypes.uint4)
 uint8 = _scalar_type("uint8", np.uint8)
 uint16 = _scalar_type("uint16", np.uint16)
 uint32 = _scalar_type("uint32", np.uint32)
@@ -118,8 +120,8 @@ def finfo(dtype: Any) -> Any:
 
 
 def iinfo(int_type: Any) -> Any:
-    """Machine limits of an integer dtype."""
-    return np.iinfo(_plain_dtype("iinfo", int_type))
+    """Machine limits of an integer dtype (``ml_dtypes.iinfo``: handles int4/uint4)."""
+    return dtypes.iinfo(_plain_dtype("iinfo", int_type))
 
 
 def _plain_dtype(fn_name: str, value: Any) -> np.dtype:
@@ -151,6 +153,12 @@ def issubdtype(arg1: Any, arg2: Any) -> bool:
         if isinstance(arg2, (_ScalarMeta, np.dtype)):
             return np.dtype(arg2) == dtypes.bfloat16
         return arg2 in (np.floating, np.inexact, np.number, np.generic)
+    if isinstance(first, np.dtype) and first in dtypes.INT4_DTYPES:
+        # ml_dtypes' 4-bit types are not NumPy subtypes of integer; JAX places them there
+        if isinstance(arg2, (_ScalarMeta, np.dtype, str)):
+            return _same_type(first, arg2.dtype if isinstance(arg2, _ScalarMeta) else arg2)
+        kind = np.signedinteger if first == dtypes.int4 else np.unsignedinteger
+        return arg2 in (kind, np.integer, np.number, np.generic)
     if isinstance(arg2, _ScalarMeta):
         arg2 = arg2.dtype
     return builtins.bool(np.issubdtype(first, arg2))
@@ -285,8 +293,8 @@ __all__ = [
     "bfloat16", "bool", "bool_", "can_cast", "cdouble", "complex128", "complex64", "complex_",
     "complexfloating", "csingle", "double", "dtype", "e", "euler_gamma", "finfo", "float16",
     "float32", "float64", "float_", "floating", "generic", "iinfo", "inexact", "inf",
-    "int16", "int32", "int64", "int8", "int_", "integer", "iscomplexobj", "isrealobj",
+    "int16", "int32", "int4", "int64", "int8", "int_", "integer", "iscomplexobj", "isrealobj",
     "isdtype", "isscalar", "issubdtype", "nan", "ndim", "newaxis", "number", "pi", "promote_types",
     "result_type", "shape", "signedinteger", "single", "size", "uint", "uint16", "uint32",
-    "uint64", "uint8", "unsignedinteger",
+    "uint4", "uint64", "uint8", "unsignedinteger",
 ]  # fmt: skip

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import backends, tracing
+from refimpl import backends, dtypes, tracing
 from refimpl.config import config
-from refimpl.core import ShapedArray, ShapeError, shape_error_at
+from refimpl.core import Program, ShapedArray, ShapeError, shape_error_at
 
 # How many impls were (re)defined so far: the interpreter resolves each
 # equation's impl once per Program (``interpreter._Plan``) and re-resolves when
@@ -42,6 +42,76 @@ def impl_function(primitive: Primitive) -> Callable[..., Any]:
     if type(primitive).impl is Primitive.impl and primitive._impl is not None:
         return primitive._impl
     return primitive.impl
+
+
+# Primitives whose impls take int4/uint4 arrays as they are (they reinterpret
+# bits or convert between dtypes, where widening would change the answer)
+_NATIVE_INT4 = frozenset(["convert_element_type", "bitcast_convert_type"])
+# Primitives that read an int4 value's 4 bits as unsigned: widened to its nibble
+_NIBBLE_INT4 = frozenset(["shift_right_logical", "clz"])
+# and the one that reads a uint4's as signed (XLA's arithmetic shift of 1111 fills 1s)
+_SIGNED_INT4 = frozenset(["shift_right_arithmetic"])
+
+
+def _int4_widening(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``fn`` run on ``int4``/``uint4`` operands through ``int8``/``uint8``.
+
+    NumPy has few loops for ml_dtypes' 4-bit integers (``-x`` of an int4 array
+    is int8, ``np.iinfo`` refuses them), so an impl sees them widened,
+    exactly (sign-extended; the unsigned nibble for the primitives that read
+    the bits as unsigned), and each result of the widened dtype is narrowed
+    back by wrapping modulo 16, which is XLA's 4-bit two's complement
+    arithmetic. Primitives with sub-programs or callbacks (any param that is
+    a program or callable) are left alone: their inputs flow on unchanged."""
+
+    def impl(*values: Any, **params: Any) -> Any:
+        for value in values:
+            if isinstance(value, np.ndarray) and value.dtype in dtypes.INT4_DTYPES:
+                break
+        else:
+            return fn(*values, **params)
+        if any(_holds_code(p) for p in params.values()):
+            return fn(*values, **params)
+        widened: dict[np.dtype, np.dtype] = {}
+        args = []
+        for value in values:
+            if isinstance(value, np.ndarray) and value.dtype in dtypes.INT4_DTYPES:
+                if name in _NIBBLE_INT4:
+                    wide = value.view(np.uint8) & np.uint8(0x0F)
+                elif name in _SIGNED_INT4:
+                    wide = value.view(dtypes.int4).astype(np.int8)
+                else:
+                    wide = value.astype(np.int8 if value.dtype == dtypes.int4 else np.uint8)
+                widened[wide.dtype] = value.dtype
+                value = wide
+            args.append(value)
+        out = fn(*args, **params)
+        if name == "clz":  # the nibble's leading zeros counted in 8 bits
+            out = out - np.uint8(4)
+        keep = {p for p in params.values() if isinstance(p, np.dtype)}  # preferred_element_type
+        narrow = {w: n for w, n in widened.items() if w not in keep}
+
+        def back(x: Any) -> Any:
+            x = np.asarray(x)
+            if x.dtype not in narrow:
+                return x
+            low = -8 if narrow[x.dtype] == dtypes.int4 else 0  # wrap modulo 16
+            return ((x.astype(np.int64) - low) % 16 + low).astype(narrow[x.dtype])
+
+        if isinstance(out, (list, tuple)):
+            return type(out)(back(x) for x in out)
+        return back(out)
+
+    impl.__name__ = getattr(fn, "__name__", name)
+    impl.__doc__ = fn.__doc__
+    impl.__wrapped__ = fn  # type: ignore[attr-defined]
+    return impl
+
+
+def _holds_code(param: Any) -> bool:
+    if isinstance(param, tuple):
+        return any(_holds_code(p) for p in param)
+    return callable(param) or isinstance(param, Program)
 
 
 class Primitive:
@@ -76,7 +146,7 @@ class Primitive:
 
     def def_impl(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         global _impls_defined
-        self._impl = fn
+        self._impl = fn if self.name in _NATIVE_INT4 else _int4_widening(fn, self.name)
         _impls_defined += 1  # the interpreter's plans hold impls: they are out of date
         return fn
 

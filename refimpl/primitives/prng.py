@@ -176,17 +176,22 @@ def _bitcast_shape(shape: tuple[int, ...], old: np.dtype, new: np.dtype) -> tupl
             f"bitcast_convert_type: bool and complex values convert only to their own "
             f"dtype, got operand dtype {old.name} and new_dtype {new.name}"
         )
-    if old.itemsize == new.itemsize:
+    old_bits, new_bits = _bits(old), _bits(new)
+    if old_bits == new_bits:
         return shape
-    if old.itemsize > new.itemsize:
-        return (*shape, old.itemsize // new.itemsize)
-    if not shape or shape[-1] * old.itemsize != new.itemsize:
+    if old_bits > new_bits:
+        return (*shape, old_bits // new_bits)
+    if not shape or shape[-1] * old_bits != new_bits:
         raise ValueError(
             f"bitcast_convert_type: converting an operand of shape {shape} from "
-            f"{old.name} ({8 * old.itemsize} bits) to {new.name} ({8 * new.itemsize} bits) "
-            f"needs a last dim of size {new.itemsize // old.itemsize}"
+            f"{old.name} ({old_bits} bits) to {new.name} ({new_bits} bits) "
+            f"needs a last dim of size {new_bits // old_bits}"
         )
     return shape[:-1]
+
+
+def _bits(dtype: np.dtype) -> int:
+    return 4 if dtype in dtypes.INT4_DTYPES else 8 * dtype.itemsize
 
 
 @bitcast_convert_type_p.def_abstract_eval
@@ -199,8 +204,30 @@ def _bitcast_abstract_eval(x: ShapedArray, *, new_dtype: np.dtype) -> ShapedArra
 def _bitcast_impl(x: np.ndarray, *, new_dtype: np.dtype) -> np.ndarray:
     new_dtype = np.dtype(new_dtype)
     shape = _bitcast_shape(np.shape(x), x.dtype, new_dtype)
+    if x.dtype in dtypes.INT4_DTYPES or new_dtype in dtypes.INT4_DTYPES:
+        return _bitcast_nibbles(np.asarray(x), new_dtype, shape)
     # NumPy's view reinterprets the bytes along the last axis in memory order
     return np.ascontiguousarray(x).reshape(-1).view(new_dtype).reshape(shape).copy()
+
+
+def _bitcast_nibbles(x: np.ndarray, new_dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """A bitcast from or to a 4-bit type, as XLA packs them: the first of the
+    nibbles an element splits into is its lowest 4 bits (little-endian)."""
+    if x.dtype in dtypes.INT4_DTYPES:
+        nibbles = (x.view(np.uint8) & np.uint8(0x0F)).astype(
+            np.uint64
+        )  # ml_dtypes: a nibble a byte
+    else:
+        raw = np.ascontiguousarray(x).reshape(-1).view(np.uint8).astype(np.uint64)
+        nibbles = np.stack([raw & np.uint64(0x0F), raw >> np.uint64(4)], axis=-1)
+    nibbles = nibbles.reshape(-1)
+    if new_dtype in dtypes.INT4_DTYPES:
+        return nibbles.astype(np.uint8).view(new_dtype).reshape(shape).copy()
+    count = 2 * new_dtype.itemsize  # nibbles per new element, lowest first
+    groups = nibbles.reshape(-1, count)
+    packed = sum(groups[:, i] << np.uint64(4 * i) for i in range(count))
+    wide = np.asarray(packed, np.uint64).astype(np.dtype(f"u{new_dtype.itemsize}"))
+    return wide.view(new_dtype).reshape(shape).copy()
 
 
 @bitcast_convert_type_p.def_lowering

@@ -50,7 +50,11 @@ from refimpl.primitives.base import Primitive, as_int_tuple, check_dtype_in
 
 NUMBER = (lambda d: not dtypes.is_bool(d), "numeric types (not bool)")
 ANY = (lambda d: True, "any type")
-BOOL_OR_INT = (lambda d: dtypes.is_bool(d) or dtypes.is_integer(d), "bool or integer types")
+# JAX 0.10.2's logical reductions refuse the 4-bit integers (their check is NumPy's integer)
+BOOL_OR_INT = (
+    lambda d: dtypes.is_bool(d) or (dtypes.is_integer(d) and d not in dtypes.INT4_DTYPES),
+    "bool or integer types (not int4/uint4)",
+)
 NOT_COMPLEX = (lambda d: not dtypes.is_complex(d), "bool, integer or floating-point types")
 
 _LOW_PRECISION = (np.dtype(np.float16), dtypes.bfloat16)

@@ -61,8 +61,24 @@ def _ri_operand(spec: str):
     return (_dtype(spec), False)
 
 
+_NO_PROMOTION = "TypePromotionError"
+
+
+def _or_refused(fn, *args):
+    """``fn(*args)``, or the marker for a mix with no promotion path (int4/uint4
+    with anything but itself, bool and weak ints), on either side."""
+    try:
+        return fn(*args)
+    except (jax.dtypes.TypePromotionError, rd.TypePromotionError):
+        return _NO_PROMOTION
+
+
 def _jax_add(*specs: str) -> tuple[np.dtype, bool]:
     """dtype and weak_type of adding the operands in JAX."""
+    return _or_refused(_jax_add_unchecked, *specs)
+
+
+def _jax_add_unchecked(*specs: str) -> tuple[np.dtype, bool]:
 
     def f():
         vals = [_jax_value(s) for s in specs]
@@ -79,6 +95,10 @@ def _jax_add(*specs: str) -> tuple[np.dtype, bool]:
 
 def _jax_result_type(*specs: str) -> tuple[np.dtype, bool]:
     """jax.dtypes.result_type(..., return_weak_type_flag=True) of the operands."""
+    return _or_refused(_jax_result_type_unchecked, *specs)
+
+
+def _jax_result_type_unchecked(*specs: str) -> tuple[np.dtype, bool]:
     found = []
 
     def f():
@@ -94,15 +114,17 @@ def _jax_result_type(*specs: str) -> tuple[np.dtype, bool]:
 
 
 STRONG_AND_PY = NAMES + list(PY_SCALARS)
-WEAK_ARRAYS = ["~" + n for n in NAMES]
+# no public JAX operation makes a weak int4/uint4 array, and JAX 0.10.2's
+# result_type fails on one (KeyError 'V'): those are not compared
+WEAK_ARRAYS = ["~" + n for n in NAMES if n not in ("i4", "u4")]
 
 
 @pytest.mark.parametrize(("a", "b"), list(itertools.product(STRONG_AND_PY, repeat=2)))
 def test_binary_promotion_matches_jax(x64, a, b):
-    got = rd.result_type(_ri_operand(a), _ri_operand(b))
+    got = _or_refused(rd.result_type, _ri_operand(a), _ri_operand(b))
     assert got == _jax_add(a, b), (a, b)
-    assert rd.jnp_result_type(_ri_operand(a), _ri_operand(b)) == _jax_result_type(a, b)
-    assert got[0] == rd.canonicalize_dtype(got[0])
+    assert _or_refused(rd.jnp_result_type, _ri_operand(a), _ri_operand(b)) == _jax_result_type(a, b)
+    assert got == _NO_PROMOTION or got[0] == rd.canonicalize_dtype(got[0])
 
 
 @pytest.mark.skipif(_jax_convert is None, reason="jax private weak-type helper missing")
@@ -111,12 +133,12 @@ def test_weak_array_promotion_matches_jax(x64, a):
     """Weak arrays of non-default dtypes, against every operand kind."""
     a_dt = rd.canonicalize_dtype(_dtype(a[1:]))
     if a != "~bool":  # JAX can hold a weak bool, but no operation yields one
-        assert rd.result_type((a_dt, True)) == _jax_add(a)
-    assert rd.jnp_result_type((a_dt, True)) == _jax_result_type(a)
+        assert _or_refused(rd.result_type, (a_dt, True)) == _jax_add(a)
+    assert _or_refused(rd.jnp_result_type, (a_dt, True)) == _jax_result_type(a)
     for b in STRONG_AND_PY + WEAK_ARRAYS:
         ops = [(a_dt, True), _ri_operand(b)]
-        assert rd.result_type(*ops) == _jax_add(a, b), (a, b)
-        assert rd.jnp_result_type(*ops) == _jax_result_type(a, b), (a, b)
+        assert _or_refused(rd.result_type, *ops) == _jax_add(a, b), (a, b)
+        assert _or_refused(rd.jnp_result_type, *ops) == _jax_result_type(a, b), (a, b)
 
 
 def test_ternary_promotion_matches_jax(x64):
@@ -125,16 +147,20 @@ def test_ternary_promotion_matches_jax(x64):
     for _ in range(300):
         triple = rng.sample(specs, 3)
         ops = [_ri_operand(s) for s in triple]
-        assert rd.jnp_result_type(*ops) == _jax_result_type(*triple), triple
+        assert _or_refused(rd.jnp_result_type, *ops) == _jax_result_type(*triple), triple
         # n-ary result_type is the join, so order and grouping don't matter for it
-        assert rd.result_type(*ops) == rd.result_type(*reversed(ops)), triple
+        assert _or_refused(rd.result_type, *ops) == _or_refused(rd.result_type, *reversed(ops)), (
+            triple
+        )
 
 
 @pytest.mark.parametrize(("a", "b"), list(itertools.product(NAMES, repeat=2)))
 def test_promote_types_matches_jax(x64, a, b):
     da, db = _dtype(a), _dtype(b)
-    got = rd.promote_types(da, db)
-    assert got == jnp.result_type(da, db)
+    got = _or_refused(rd.promote_types, da, db)
+    assert got == _or_refused(jnp.result_type, da, db)
+    if got == _NO_PROMOTION:
+        return
     if rd.canonicalize_dtype(da) == da and rd.canonicalize_dtype(db) == db:
         # jnp.promote_types neither canonicalizes inputs nor output
         assert got == jax.dtypes.canonicalize_dtype(jnp.promote_types(da, db))
@@ -144,9 +170,9 @@ def test_promote_types_matches_jax(x64, a, b):
 @pytest.mark.parametrize("name", NAMES)
 def test_promote_types_with_python_types(x64, name, kind):
     dt = rd.canonicalize_dtype(_dtype(name))
-    want = jax.dtypes.canonicalize_dtype(jnp.promote_types(dt, kind))
-    assert rd.promote_types(dt, kind) == want
-    assert rd.promote_types(kind, dt) == want
+    want = _or_refused(lambda: jax.dtypes.canonicalize_dtype(jnp.promote_types(dt, kind)))
+    assert _or_refused(rd.promote_types, dt, kind) == want
+    assert _or_refused(rd.promote_types, kind, dt) == want
 
 
 def test_promotion_quirks(x64):
@@ -241,11 +267,11 @@ def test_canonicalize_unhashable_spec():
 
 
 def test_all_dtypes_and_short_names():
-    assert len(rd.ALL_DTYPES) == 15
+    assert len(rd.ALL_DTYPES) == 17
     assert all(isinstance(d, np.dtype) for d in rd.ALL_DTYPES)
     assert rd.bfloat16 == np.dtype(ml_dtypes.bfloat16)
     assert NAMES == [
-        "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64",
+        "bool", "i4", "i8", "i16", "i32", "i64", "u4", "u8", "u16", "u32", "u64",
         "f16", "bf16", "f32", "f64", "c64", "c128",
     ]  # fmt: skip
     assert rd.short_name("float32") == "f32"
