@@ -79,6 +79,7 @@ FAMILIES: Sequence[str] = (
     "gather_scatter_paths",
     "collective_paths",
     "elementwise_paths",
+    "complex_parts_paths",
     "reduction_paths",
     "partial_tangent_paths",
     "structural_paths",

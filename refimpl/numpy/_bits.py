@@ -203,8 +203,10 @@ def array_view(x: ArrayLike, dtype: Any = None, type: Any = None) -> Array:  # n
         return lax.ne(array_view(x, np.uint8), np.zeros((), np.uint8))
     if dtypes.is_complex(dtype):
         part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
-        out = array_view(x, part)
-        return lax.complex(out[..., 0::2], out[..., 1::2])
+        out = lax.convert_element_type(array_view(x, part), dtype)
+        # JAX 0.10.2's view builds re + 1j * im, not complex(re, im): an infinite
+        # or NaN imaginary part makes the real part NaN there too
+        return lax.add(out[..., 0::2], lax.mul(np.asarray(1j, dtype), out[..., 1::2]))
     if n_in == n_out:
         return lax.bitcast_convert_type(x, dtype)
     wide, narrow = (n_in, n_out) if n_in > n_out else (n_out, n_in)

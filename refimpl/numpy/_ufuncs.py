@@ -247,13 +247,8 @@ def reciprocal(x: ArrayLike, /) -> Array:
     return lax.integer_pow(x, -1)
 
 
-# Complex parts. There are no real/imag/complex primitives yet, so these use
-# convert_element_type (complex -> real keeps the real part) and multiplication
-# by the imaginary unit; exact for finite values.
-
-
-def _real_dtype(dtype: np.dtype) -> np.dtype:
-    return np.dtype(np.float32) if dtype == np.complex64 else np.dtype(np.float64)
+# Complex parts: the real/imag/conj primitives, which read and write each part
+# directly (an infinity or NaN in one part leaves the other alone, as XLA).
 
 
 def real(val: ArrayLike, /) -> Array:
@@ -261,7 +256,7 @@ def real(val: ArrayLike, /) -> Array:
     aval = aval_of(val, "real", 0)
     if not dtypes.is_complex(aval.dtype):
         return as_array(val)
-    return lax.convert_element_type(val, _real_dtype(aval.dtype), weak_type=aval.weak_type)
+    return lax.real(val)
 
 
 def imag(val: ArrayLike, /) -> Array:
@@ -269,7 +264,7 @@ def imag(val: ArrayLike, /) -> Array:
     aval = aval_of(val, "imag", 0)
     if not dtypes.is_complex(aval.dtype):
         return lax.broadcast_in_dim(scalar_like(val, 0), aval.shape, ())
-    return real(lax.mul(val, scalar_like(val, -1j)))
+    return lax.imag(val)
 
 
 def conjugate(x: ArrayLike, /) -> Array:
@@ -277,9 +272,7 @@ def conjugate(x: ArrayLike, /) -> Array:
     aval = aval_of(x, "conjugate", 0)
     if not dtypes.is_complex(aval.dtype):
         return as_array(x)
-    real_part = lax.convert_element_type(real(x), aval.dtype, weak_type=aval.weak_type)
-    minus_imag = lax.convert_element_type(lax.neg(imag(x)), aval.dtype, weak_type=aval.weak_type)
-    return lax.add(real_part, lax.mul(minus_imag, scalar_like(x, 1j)))
+    return lax.conj(x)
 
 
 conj = conjugate
@@ -471,7 +464,8 @@ left_shift = _promoted_binary(
 def right_shift(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``x1 >> x2``: arithmetic for signed integers, logical for unsigned."""
     x1, x2 = promote_args_numeric("right_shift", x1, x2)
-    if dtypes.is_unsigned_int(_dtype_of(x1)):
+    # uint4 shifts arithmetically in JAX 0.10.2 (ml_dtypes' uint4 is no NumPy unsignedinteger)
+    if dtypes.is_unsigned_int(_dtype_of(x1)) and _dtype_of(x1) != dtypes.uint4:
         return lax.shift_right_logical(x1, x2)
     return lax.shift_right_arithmetic(x1, x2)
 

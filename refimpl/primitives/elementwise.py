@@ -43,6 +43,11 @@ SIGNED_NUMERIC = (
     lambda d: dtypes.is_signed_int(d) or dtypes.is_inexact(d),
     "signed integer, floating-point or complex types",
 )
+# JAX 0.10.2's abs refuses int4 (narrow integers are limited to basic arithmetic and casts)
+_ABS_TYPES = (
+    lambda d: (dtypes.is_signed_int(d) and d != dtypes.int4) or dtypes.is_inexact(d),
+    "signed integer (not int4), floating-point or complex types",
+)
 REAL_NUMERIC = (lambda d: not dtypes.is_bool(d) and not dtypes.is_complex(d), "real numbers")
 INTEGER = (dtypes.is_integer, "integer types")
 BOOL_OR_INT = (lambda d: dtypes.is_bool(d) or dtypes.is_integer(d), "bool or integer types")
@@ -115,9 +120,16 @@ def unary(name: str, impl: Callable[..., np.ndarray], accepts: tuple, result_dty
 
 def _sign(x: np.ndarray) -> np.ndarray:
     if dtypes.is_complex(x.dtype):
-        magnitude = np.abs(x)
+        # XLA's: each part divided by |x| (a real division: sign(0 + inf j) is
+        # 0 + nan j, where a complex division would make both parts NaN); x
+        # itself at 0 (the zeros' signs kept)
+        magnitude = _abs(x)
         safe = np.where(magnitude == 0, 1, magnitude)
-        return np.where(magnitude == 0, 0, x / safe).astype(x.dtype)
+        out = np.empty(x.shape, x.dtype)
+        with np.errstate(invalid="ignore"):
+            out.real = np.where(magnitude == 0, x.real, x.real / safe)
+            out.imag = np.where(magnitude == 0, x.imag, x.imag / safe)
+        return out
     return np.sign(x).astype(x.dtype)
 
 
@@ -146,6 +158,10 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
 
 
 def _abs(x: np.ndarray) -> np.ndarray:
+    if dtypes.is_complex(x.dtype):
+        # XLA's |z| is NaN when either part is (its max/min propagate NaN);
+        # NumPy's hypot gives inf for inf + nan j
+        return np.where(np.isnan(x.real) | np.isnan(x.imag), np.nan, np.abs(x)).astype(x.real.dtype)
     return np.abs(x)
 
 
@@ -180,7 +196,7 @@ erf_p = unary("erf", _in_float32(_xla_f32(xla_math.erf, _erf)), FLOAT)
 not_p = unary("not", np.invert, BOOL_OR_INT)
 copy_p = unary("copy", np.copy, ANY)
 is_finite_p = unary("is_finite", np.isfinite, FLOAT, result_dtype=lambda d: np.dtype(bool))
-abs_p = unary("abs", _abs, SIGNED_NUMERIC, result_dtype=_abs_dtype)
+abs_p = unary("abs", _abs, _ABS_TYPES, result_dtype=_abs_dtype)
 
 
 round_p = Primitive("round")
@@ -523,8 +539,15 @@ def convert_values(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
         x = np.real(x)
     if new_dtype == _BOOL:
         return np.asarray(x != 0)
+    if x.dtype in dtypes.INT4_DTYPES:  # NumPy has few int4 casts (none to uint4): exact via int8
+        x = x.astype(np.int8)
+    if new_dtype in dtypes.INT4_DTYPES and not dtypes.is_inexact(x.dtype):
+        wide = x.astype(np.int64)  # two's complement wraps modulo 16 (XLA's narrowing)
+        return np.asarray(((wide + 8) % 16 - 8) if new_dtype == dtypes.int4 else wide % 16).astype(
+            new_dtype
+        )
     if dtypes.is_integer(new_dtype) and dtypes.is_inexact(x.dtype):
-        info = np.iinfo(new_dtype)
+        info = dtypes.iinfo(new_dtype)
         wide = np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0)
         saturated = np.clip(wide, float(info.min), float(info.max))
         # float64 cannot hold int64's max exactly; pick the ends explicitly

@@ -1,0 +1,184 @@
+"""The complex parts (``real``, ``imag``, ``conj``, ``complex``) and the
+functions built on them, on complex values with infinite, NaN and signed-zero
+parts, against JAX 0.10.2 on both backends: a part never leaks into the other
+(``imag(nan + inf j)`` is ``inf``), and the linear rules (jvp, vjp with JAX's
+weak types, vmap) match JAX's."""
+
+from __future__ import annotations
+
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.lax as rlax
+import refimpl.numpy as rnp
+from tests.helpers.parity import assert_same_as_jax
+
+_PARTS = [0.0, -0.0, 1.5, np.inf, -np.inf, np.nan]
+
+
+def _grid(dtype) -> np.ndarray:
+    """Every (real, imag) pair of ``_PARTS``, built part by part (no arithmetic)."""
+    pairs = list(itertools.product(_PARTS, _PARTS))
+    z = np.empty(len(pairs), dtype)
+    z.real = [a for a, _ in pairs]
+    z.imag = [b for _, b in pairs]
+    return z
+
+
+def _assert_exact(got, want) -> None:
+    """Same dtype, weak type and values: NaN where JAX has NaN, and the sign of
+    every zero and infinity."""
+    got_leaves, want_leaves = jax.tree.leaves(got), jax.tree.leaves(want)
+    assert len(got_leaves) == len(want_leaves)
+    for g, w in zip(got_leaves, want_leaves, strict=True):
+        assert (g.shape, g.dtype, g.aval.weak_type) == (w.shape, w.dtype, w.aval.weak_type)
+        g, w = np.asarray(g), np.asarray(w)
+        parts = [(g.real, w.real), (g.imag, w.imag)] if g.dtype.kind == "c" else [(g, w)]
+        for gp, wp in parts:
+            np.testing.assert_array_equal(gp, wp)
+            if gp.dtype.kind == "f":
+                np.testing.assert_array_equal(np.signbit(gp), np.signbit(wp))
+
+
+# (refimpl function, JAX function) of the complex grid
+_EXACT = {
+    "lax.real": (rlax.real, jax.lax.real),
+    "lax.imag": (rlax.imag, jax.lax.imag),
+    "lax.conj": (rlax.conj, jax.lax.conj),
+    "lax.complex": (
+        lambda z: rlax.complex(rlax.real(z), rlax.imag(z)),
+        lambda z: jax.lax.complex(jax.lax.real(z), jax.lax.imag(z)),
+    ),
+    "jnp.real": (rnp.real, jnp.real),
+    "jnp.imag": (rnp.imag, jnp.imag),
+    "jnp.conjugate": (rnp.conjugate, jnp.conjugate),
+    "Array.real": (lambda z: z.real, lambda z: z.real),
+    "Array.imag": (lambda z: z.imag, lambda z: z.imag),
+    "Array.conj": (lambda z: rnp.asarray(z).conj(), lambda z: jnp.asarray(z).conj()),
+    "jnp.nan_to_num": (rnp.nan_to_num, jnp.nan_to_num),
+    "jnp.isinf": (rnp.isinf, jnp.isinf),
+    "jnp.isnan": (rnp.isnan, jnp.isnan),
+    "jnp.isfinite": (rnp.isfinite, jnp.isfinite),
+    "jnp.isreal": (rnp.isreal, jnp.isreal),
+    "jnp.iscomplex": (rnp.iscomplex, jnp.iscomplex),
+    "jnp.round": (rnp.round, jnp.round),
+    "jnp.abs": (rnp.abs, jnp.abs),
+    "jnp.sign": (rnp.sign, jnp.sign),
+}
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("name", sorted(_EXACT))
+def test_nonfinite_parts_match_jax(backend, name, jit):
+    ours, theirs = _EXACT[name]
+    z = _grid(np.complex64)
+    fn = ri.jit(ours) if jit else ours
+    _assert_exact(fn(rnp.asarray(z)), theirs(jnp.asarray(z)))
+
+
+@pytest.mark.parametrize("name", ["lax.imag", "lax.conj", "lax.complex", "jnp.nan_to_num"])
+def test_nonfinite_parts_match_jax_complex128(backend, x64, name):
+    ours, theirs = _EXACT[name]
+    z = _grid(np.complex128)
+    _assert_exact(ri.jit(ours)(rnp.asarray(z)), theirs(jnp.asarray(z)))
+
+
+def test_angle_matches_jax(backend):
+    # atan2 of the parts: the values agree to rounding, NaN and the signs exactly
+    z = _grid(np.complex64)
+    got, want = np.asarray(rnp.angle(rnp.asarray(z))), np.asarray(jnp.angle(jnp.asarray(z)))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_weak_parts_keep_weak_type(backend):
+    _assert_exact(rlax.real(1.5 + 2j), jax.lax.real(1.5 + 2j))
+    _assert_exact(rlax.imag(1.5 + 2j), jax.lax.imag(1.5 + 2j))
+    _assert_exact(rlax.conj(1.5 + 2j), jax.lax.conj(1.5 + 2j))
+    _assert_exact(rlax.complex(1.5, -0.0), jax.lax.complex(1.5, -0.0))
+    _assert_exact(rlax.complex(np.float32(1.5), 2.0), jax.lax.complex(np.float32(1.5), 2.0))
+
+
+_LINEAR = {
+    "real": (rlax.real, jax.lax.real),
+    "imag": (rlax.imag, jax.lax.imag),
+    "conj": (rlax.conj, jax.lax.conj),
+}
+
+
+@pytest.mark.parametrize("weak", [False, True], ids=["strong", "weak"])
+@pytest.mark.parametrize("name", sorted(_LINEAR))
+def test_unary_jvp_vjp_match_jax(backend, name, weak):
+    ours, theirs = _LINEAR[name]
+    x = (1.5 - 2j) if weak else np.complex64(1.5 - 2j)
+    t = (0.25 + 3j) if weak else np.complex64(0.25 + 3j)
+    assert_same_as_jax(ri.jvp(ours, (x,), (t,)), jax.jvp(theirs, (x,), (t,)))
+    out, pullback = ri.vjp(ours, x)
+    want_out, want_pullback = jax.vjp(theirs, x)
+    assert_same_as_jax(out, want_out)
+    scale = (2 - 1j) if name == "conj" else 2.0  # (a Python scalar: a weak ct stays weak)
+    # (the cotangent of a weak input is strong for real and imag, as JAX's)
+    assert_same_as_jax(pullback(out * scale), want_pullback(want_out * scale))
+
+
+@pytest.mark.parametrize("weak", [False, True], ids=["strong", "weak"])
+def test_complex_jvp_vjp_match_jax(backend, weak):
+    x, y = (1.5, -2.0) if weak else (np.float32(1.5), np.float32(-2.0))
+    tx, ty = (0.5, 3.0) if weak else (np.float32(0.5), np.float32(3.0))
+    assert_same_as_jax(
+        ri.jvp(rlax.complex, (x, y), (tx, ty)), jax.jvp(jax.lax.complex, (x, y), (tx, ty))
+    )
+    out, pullback = ri.vjp(rlax.complex, x, y)
+    want_out, want_pullback = jax.vjp(jax.lax.complex, x, y)
+    assert_same_as_jax(pullback(out * (0.5 - 4j)), want_pullback(want_out * (0.5 - 4j)))
+
+
+def test_grad_through_parts_of_nonfinite(backend):
+    """The cotangent of ``imag`` is ``complex(0, -ct)``: built part by part, so
+    it has no NaN even where the primal has infinite parts."""
+
+    def ours(z):
+        return rnp.sum(rlax.imag(z) * 2.0 + rlax.real(rlax.conj(z)))
+
+    def theirs(z):
+        return jnp.sum(jax.lax.imag(z) * 2.0 + jax.lax.real(jax.lax.conj(z)))
+
+    z = _grid(np.complex64)
+    got = ri.grad(lambda z: ours(z), holomorphic=False)(rnp.asarray(z))
+    _assert_exact(got, jax.grad(theirs)(jnp.asarray(z)))
+
+
+def test_vmap_matches_jax(backend):
+    z = _grid(np.complex64).reshape(6, 6)
+    re = np.ascontiguousarray(z.real)
+
+    def ours(a, b):
+        return rlax.conj(rlax.complex(rlax.imag(a), b))
+
+    def theirs(a, b):
+        return jax.lax.conj(jax.lax.complex(jax.lax.imag(a), b))
+
+    got = ri.vmap(ours, in_axes=(0, 1))(rnp.asarray(z), rnp.asarray(re))
+    _assert_exact(got, jax.vmap(theirs, in_axes=(0, 1))(jnp.asarray(z), jnp.asarray(re)))
+
+
+def test_complex_broadcasts_rank0(backend):
+    x = np.array([0.0, np.inf, np.nan], np.float32)
+    _assert_exact(rlax.complex(x, np.float32(-0.0)), jax.lax.complex(x, np.float32(-0.0)))
+    _assert_exact(
+        ri.jit(rlax.complex)(np.float32(np.inf), x), jax.lax.complex(np.float32(np.inf), x)
+    )
+
+
+def test_bad_operands_are_named(x64):
+    with pytest.raises(TypeError, match="imag does not accept dtype float32"):
+        rlax.imag(np.float32(1))
+    with pytest.raises(TypeError, match="complex: x must be float32 or float64, got int32"):
+        rlax.complex(np.int32(1), np.int32(2))
+    with pytest.raises(TypeError, match="complex requires arguments to have the same dtypes"):
+        rlax.complex(np.float32(1), np.float64(2))
