@@ -98,8 +98,12 @@ def device_get(x: Any) -> Any:
 
 def _check_backend(name: str, backend: Any) -> str:
     chosen = backend if backend is not None else config.backend
+    if chosen == "cpu":  # JAX's host platform: both backends run on it (devices())
+        chosen = backends.host_backend(config.backend)
     if chosen not in backends.names():
-        raise ValueError(f"{name}: unknown backend {chosen!r}; use 'ref' or 'pjrt' (or None)")
+        raise ValueError(
+            f"{name}: unknown backend {chosen!r}; use 'ref', 'pjrt' or 'cpu' (or None)"
+        )
     return chosen
 
 
@@ -116,7 +120,8 @@ def local_devices(
 
     Args:
         process_index: The process whose devices are asked for: 0 or None.
-        backend: ``"ref"``, ``"pjrt"`` or None (the default backend).
+        backend: ``"ref"``, ``"pjrt"``, ``"cpu"`` (as ``devices``) or None (the
+            default backend).
         host_id: The older name of ``process_index``.
 
     Returns:
@@ -148,7 +153,8 @@ def device_count(backend: str | None = None) -> int:
     than JAX's.
 
     Args:
-        backend: ``"ref"``, ``"pjrt"`` or None (the default backend).
+        backend: ``"ref"``, ``"pjrt"``, ``"cpu"`` (as ``devices``) or None (the
+            default backend).
 
     Returns:
         The number of devices, an int >= 1.
@@ -171,7 +177,8 @@ def local_device_count(backend: str | None = None) -> int:
     the number of devices ``pmap`` can map over.
 
     Args:
-        backend: ``"ref"``, ``"pjrt"`` or None (the default backend).
+        backend: ``"ref"``, ``"pjrt"``, ``"cpu"`` (as ``devices``) or None (the
+            default backend).
 
     Returns:
         The number of devices, an int >= 1.
@@ -194,8 +201,8 @@ def process_index(backend: str | None = None) -> int:
     refimpl does not model multi-process runs.
 
     Args:
-        backend: ``"ref"``, ``"pjrt"`` or None (the default backend); only
-            checked.
+        backend: ``"ref"``, ``"pjrt"``, ``"cpu"`` (as ``devices``) or None (the
+            default backend); only checked.
 
     Returns:
         0.
@@ -219,8 +226,8 @@ def process_count(backend: str | None = None) -> int:
     refimpl does not model multi-process runs.
 
     Args:
-        backend: ``"ref"``, ``"pjrt"`` or None (the default backend); only
-            checked.
+        backend: ``"ref"``, ``"pjrt"``, ``"cpu"`` (as ``devices``) or None (the
+            default backend); only checked.
 
     Returns:
         1.

@@ -121,6 +121,15 @@ def name_of_device(device: Any) -> str | None:
 _placement: dict[str, Callable[..., Any]] = {}
 
 
+def host_backend(backend_in_effect: str) -> str:
+    """The backend JAX's platform name ``"cpu"`` stands for: the one in
+    effect (``backend_in_effect``) when it runs on the host CPU (``ref``
+    always; ``pjrt`` on its CPU plugin), else ``ref``."""
+    if backend_in_effect == "pjrt" and get("pjrt").devices()[0].platform == "cpu":
+        return "pjrt"
+    return "ref"
+
+
 def install_placement(device_put: Callable[..., Any], devices: Callable[..., Any]) -> None:
     """Fill the slots behind :func:`device_put` and :func:`devices` (see above)."""
     _placement["device_put"] = device_put

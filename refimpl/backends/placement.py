@@ -52,17 +52,20 @@ def devices(backend: str | None = None) -> list[Any]:
     in host memory and model placement only: which device an array is on,
     whether it is committed there. pjrt has its CPU client's devices. The
     first device is where uncommitted values go. JAX's argument is a
-    platform name (``"cpu"``); refimpl's is a backend name.
+    platform name; refimpl's is a backend name, or ``"cpu"`` (JAX's name of
+    the host platform, on which both backends run): the default backend's
+    devices when it runs on the host CPU (``ref``; ``pjrt`` on its CPU
+    plugin), else ``ref``'s.
 
     Args:
-        backend: ``"ref"``, ``"pjrt"`` or None (the default backend).
+        backend: ``"ref"``, ``"pjrt"``, ``"cpu"`` or None (the default backend).
 
     Returns:
         A list of the backend's devices, in id order (the targets of
         ``device_put`` and ``pmap``).
 
     Raises:
-        ValueError: An unknown ``backend`` (``"cpu"`` included).
+        ValueError: An unknown ``backend``.
 
     Example:
         >>> import refimpl as ri
@@ -70,8 +73,10 @@ def devices(backend: str | None = None) -> list[Any]:
         Device(id=0, platform='ref')
     """
     name = backend or config.backend
+    if name == "cpu":
+        name = backends.host_backend(config.backend)
     if name not in backends.names():
-        raise ValueError(f"devices: unknown backend {name!r}; use 'ref' or 'pjrt'")
+        raise ValueError(f"devices: unknown backend {name!r}; use 'ref', 'pjrt' or 'cpu'")
     return backends.get(name).devices()
 
 

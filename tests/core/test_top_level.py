@@ -58,6 +58,20 @@ def test_device_errors():
         ri.local_devices(1)
 
 
+def test_cpu_names_the_host_backend_in_every_device_query(backend):
+    # JAX's "cpu" is the host platform, on which both refimpl backends run:
+    # the default backend's devices, as jax.devices("cpu") is jax.devices()
+    # on a host without accelerators
+    assert jax.devices("cpu") == jax.devices()
+    assert jax.local_devices(backend="cpu") == jax.devices()
+    assert jax.device_count("cpu") == jax.device_count()
+    assert ri.devices("cpu") == ri.devices() == ri.devices(ri.default_backend())
+    assert ri.local_devices(backend="cpu") == ri.devices()
+    assert ri.device_count("cpu") == ri.device_count() == ri.local_device_count("cpu")
+    assert ri.process_index("cpu") == jax.process_index("cpu") == 0
+    assert ri.process_count("cpu") == jax.process_count("cpu") == 1
+
+
 def test_default_device_switches_backend():
     saved = ri.config.backend
     with ri.default_device(ri.devices("pjrt")[0]):
