@@ -408,10 +408,11 @@ def ptp(a: ArrayLike, axis: Any = None, out: None = None, keepdims: bool = False
 
 
 def count_nonzero(a: ArrayLike, axis: Any = None, keepdims: bool = False) -> Array:
-    """The number (int32) of nonzero elements over ``axis``."""
+    """The number of nonzero elements over ``axis``, in the default int
+    (int64 with x64, as JAX 0.10.2)."""
     a = checked_array("count_nonzero", a)
-
-    return sum(to_bool(asarray(a)), axis, dtype=np.int32, keepdims=keepdims)
+    count_dtype = dtypes.canonicalize_dtype(np.int64)
+    return sum(to_bool(asarray(a)), axis, dtype=count_dtype, keepdims=keepdims)
 
 
 # --- NaN-ignoring reductions ----------------------------------------------------------------

@@ -189,3 +189,14 @@ def test_f16_reductions_upcast_only_without_dtype(name, dtype):
     assert primitives(ri.make_jaxpr(lambda a: getattr(rnp, name)(a, dtype=dtype))(x))[0] != (
         "convert_element_type"
     )
+
+
+# --- count_nonzero --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("axis", [None, 0])
+def test_count_nonzero_counts_in_the_default_int(backend, x64, axis):
+    """int64 with x64 on (JAX's default int), not a fixed int32."""
+    x = np.array([[0.0, 1.5, -0.0], [np.nan, 0.0, 2.0]], np.float32)
+    _same(rnp.count_nonzero(x, axis=axis), jnp.count_nonzero(x, axis=axis))
+    _same(ri.jit(lambda a: rnp.count_nonzero(a, axis=axis))(x), jnp.count_nonzero(x, axis=axis))
