@@ -1163,6 +1163,9 @@ class _BatchedJVPRule:
         # value of that vmap the rule closes over, or takes as a nondiff
         # argument, is batched with the arguments
         self.trace = trace
+        # which outputs carry the batch axis (all, unless the batch rule
+        # found some unbatched: then the rule's must be unbatched there too)
+        self.out_batched = [True] * len(out_avals)
 
     def __repr__(self) -> str:
         return f"vmap({self.inner!r})"
@@ -1199,20 +1202,39 @@ class _BatchedJVPRule:
         ):
             # (not inside a program traced since, e.g. a scan body being
             # linearized: that program must not capture the vmap's tracers)
-            outs, touts = self._in_trace(member, axes, args)
-        else:
+            outs, touts = self._in_trace(member, axes, args, zero_out, kept)
+        elif all(self.out_batched):
             outs, touts = _vmapped(member, axes, args)
+        else:
+            # no operand is batched (see _custom_call_batch): one member's
+            # rule is every member's, broadcast where the outputs are batched
+            outs, touts = member(*args)
+            t_batched = self._tangent_batched(zero_out, kept)
+            outs = [
+                batching.bdim_to(x, None, self.size, 0) if b else x
+                for x, b in zip(outs, self.out_batched, strict=True)
+            ]
+            touts = [
+                batching.bdim_to(t, None, self.size, 0) if b else t
+                for t, b in zip(touts, t_batched, strict=True)
+            ]
         it = iter(touts)
         return list(outs), [
             Zero(tangent_aval(a))
             if not k
-            else Zero(tangent_aval(a.update(shape=(self.size, *a.shape))))
+            else Zero(tangent_aval(a.update(shape=(self.size, *a.shape)) if b else a))
             if z
             else next(it)
-            for k, z, a in zip(kept, zero_out, self.out_avals, strict=True)
+            for k, z, a, b in zip(kept, zero_out, self.out_avals, self.out_batched, strict=True)
         ]
 
-    def _in_trace(self, member: Callable, axes: list, args: list) -> tuple[list, list]:
+    def _tangent_batched(self, zero_out: list[bool], kept: list[bool]) -> list[bool]:
+        """``out_batched`` for the tangents the member returned (after it ran)."""
+        return [b for b, k, z in zip(self.out_batched, kept, zero_out, strict=True) if k and not z]
+
+    def _in_trace(
+        self, member: Callable, axes: list, args: list, zero_out: list[bool], kept: list[bool]
+    ) -> tuple[list, list]:
         trace = self.trace
         wrapped = [
             x if axis is None else batching.BatchTracer(trace, x, axis)
@@ -1220,31 +1242,58 @@ class _BatchedJVPRule:
         ]
         outs, touts = member(*wrapped)
 
-        def unwrap(x: Any) -> Any:
+        def unwrap(x: Any, batched: bool) -> Any:
             value, dim = trace.unpack(x)
+            if not batched:
+                if dim is not None:
+                    raise ValueError(
+                        "custom_jvp: under vmap the rule's output is batched where the "
+                        "function's is not (its operands are all unbatched)"
+                    )
+                return value
             return batching.bdim_to(value, dim, self.size, 0)
 
-        return [unwrap(x) for x in outs], [unwrap(t) for t in touts]
+        t_batched = self._tangent_batched(zero_out, kept)
+        return (
+            [unwrap(x, b) for x, b in zip(outs, self.out_batched, strict=True)],
+            [unwrap(t, b) for t, b in zip(touts, t_batched, strict=True)],
+        )
 
 
-def _custom_call_batch(primitive: Primitive, rule_param: str, wrap: Callable):
+def _custom_call_batch(
+    primitive: Primitive, rule_param: str, wrap: Callable, natural_outs: bool = False
+):
     def rule(args, dims, *, call, num_consts, symbolic_zeros, **params):
         frame = batching.current_frame()
         in_batched = [d is not None for d in dims]
         moved = [x if d is None else batching.moveaxis(x, d, 0) for x, d in zip(args, dims)]
         n_out = len(call.out_vars)
-        new_call, _ = batching.batch_subprogram(
-            call, in_batched, frame, force_out=[True] * n_out, name=primitive.name
-        )
+        out_batched = [True] * n_out
+        new_call = None
+        if natural_outs and not any(in_batched):
+            # no operand is batched: the call reached this vmap only because
+            # its program uses the vmap's axis name (``psum(x, 'i')`` of an
+            # unbatched x). Its outputs are batched only where the program
+            # makes them so, as JAX's batch_jaxpr without instantiation.
+            new_call, out_batched = batching.batch_subprogram(
+                call, in_batched, frame, name=primitive.name
+            )
+        if new_call is None or all(out_batched):
+            new_call, out_batched = batching.batch_subprogram(
+                call, in_batched, frame, force_out=[True] * n_out, name=primitive.name
+            )
         inner = params[rule_param]
+        wrapped = wrap(inner, call, num_consts, in_batched[num_consts:], frame.size)
+        if not all(out_batched):
+            wrapped.out_batched = out_batched
         outs = primitive.bind(
             *moved,
             call=new_call,
             num_consts=num_consts,
             symbolic_zeros=symbolic_zeros,
-            **{rule_param: wrap(inner, call, num_consts, in_batched[num_consts:], frame.size)},
+            **{rule_param: wrapped},
         )
-        return list(outs), [0] * n_out
+        return list(outs), [0 if b else None for b in out_batched]
 
     return rule
 
@@ -1260,6 +1309,7 @@ custom_jvp_call_p.def_batch(
             size,
             _batch_trace_of(batching.current_frame()),
         ),
+        natural_outs=True,
     )
 )
 

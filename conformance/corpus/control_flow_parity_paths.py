@@ -11,8 +11,9 @@ under ``jit`` and inside ``cond``; ``associative_scan`` of a vmapped
 replaces only +inf); loops and conditionals under ``disable_jit()``, run in
 Python as JAX does; a scan body returning a list (the scan returns one);
 a ``vmap`` of ``cond`` with a batched predicate whose branches return a
-strong and a weak value (strong, as JAX's select of the branches' outputs).
-Every case is ``AGREE``.
+strong and a weak value (strong, as JAX's select of the branches' outputs);
+the gradient of such a cond through a branch a member does not take (sqrt
+at 0: no NaN, as JAX). Every case is ``AGREE``.
 """
 
 from __future__ import annotations
@@ -114,6 +115,14 @@ ROWS: list[tuple[str, Any]] = [
     ("cond_vmap_batched_predicate_strong_and_weak_branches",
      lambda ns, L: _api(ns).vmap(lambda p, v: L.cond(p, lambda x: x, lambda x: 2.0, v))(
          np.array([True, False]), np.array([3.0, 4.0], np.float32))),
+    ("cond_vmap_grad_through_a_branch_not_taken",
+     lambda ns, L: _api(ns).grad(lambda v: _api(ns).vmap(
+         lambda x: L.cond(x > 0.0, ns.np_.sqrt, lambda y: y * 0.0, x))(v).sum())(
+         np.array([0.0, 1.0, 4.0], np.float32))),
+    ("cond_vmap_grad_closed_over_guard",
+     lambda ns, L: _api(ns).grad(lambda v: _api(ns).vmap(
+         lambda x: L.cond(x < 1e-3, lambda _: 1e-3, lambda _: ns.np_.sqrt(x), ()))(v).sum())(
+         np.array([0.0, 0.0, 9.0], np.float32))),
 ]  # fmt: skip
 
 

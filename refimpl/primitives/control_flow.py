@@ -44,6 +44,7 @@ from refimpl.config import config
 from refimpl.core import Eqn, Literal, Program, ShapedArray, Var, avals_str
 from refimpl.errors import ShapeIndexError
 from refimpl.primitives import elementwise, ref_context, rule_context, structural
+from refimpl.primitives.barriers import stop_gradient
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.batch_rules import bdim_to, moveaxis, shape_of
 from refimpl.primitives.elementwise import (
@@ -1524,8 +1525,21 @@ def _cond_batch(args, dims, *, branches):
     which = elementwise.select(out_of_range, structural.broadcast_in_dim(last, (size,), ()), index)
     which = moveaxis(which, index_dim, 0)
     per_branch = []
-    for branch in branches:
-        outs, out_dims = rule_context.batch_program(branch, operands, operand_dims, frame)
+    for i, branch in enumerate(branches):
+        # as JAX: branch i sees its float operands through stop_gradient in
+        # the members that do not take it, so a branch not taken (sqrt at 0)
+        # sends no cotangent (not 0 * inf = NaN) into them
+        taken = elementwise.eq(which, np.asarray(i, np.int32))
+        ops, ops_dims = [], []
+        for x, d in zip(operands, operand_dims, strict=True):
+            aval = tracing.get_aval(x, "cond", "operand")
+            if type(aval) is ShapedArray and dtypes.is_inexact(aval.dtype):
+                x = bdim_to(x, d, size, 0)
+                mask = structural.broadcast_in_dim(taken, shape_of(x), (0,))
+                x, d = select_n(mask, stop_gradient(x), x), 0
+            ops.append(x)
+            ops_dims.append(d)
+        outs, out_dims = rule_context.batch_program(branch, ops, ops_dims, frame)
         per_branch.append([bdim_to(o, d, size, 0) for o, d in zip(outs, out_dims)])
     results = []
     for k, cases in enumerate(zip(*per_branch, strict=True)):

@@ -232,3 +232,38 @@ def test_associative_scan_of_a_scalar_is_jaxs_value_error(backend):
         jlax.associative_scan(jjnp.add, np.float32(3.0))
     with pytest.raises(ValueError, match="out of bounds for array of dimension 0"):
         lax.associative_scan(rnp.add, np.float32(3.0))
+
+
+def _guarded_sqrt_grads(lax_, jnp_, jax_, x):
+    eps = 1e-3
+
+    def closed(v):  # the guarded value reaches the branch as a closed-over constant
+        return lax_.cond(v < eps, lambda _: eps, lambda _: jnp_.sqrt(v), ())
+
+    def operand(v):
+        return lax_.cond(v > 0.0, jnp_.sqrt, lambda y: y * 0.0, v)
+
+    def switched(v):
+        i = jnp_.clip(v, 0, 2).astype(jnp_.int32)
+        return lax_.switch(i, [lambda y: y * 0.0, jnp_.sqrt, jnp_.log], v)
+
+    def batched_grad(f):
+        return jax_.grad(lambda v: jax_.vmap(f)(v).sum())(x)
+
+    return (
+        batched_grad(closed),
+        batched_grad(operand),
+        batched_grad(switched),
+        jax_.jit(lambda v: batched_grad(operand))(x),
+    )
+
+
+def test_vmap_of_cond_sends_no_nan_cotangent_through_a_branch_not_taken(backend):
+    # with a batched index every branch runs; a member that does not take
+    # sqrt's branch at 0 must not get 0 * inf = NaN from it (JAX's
+    # testCondGradVmapNan: JAX stops the gradient of the other members' operands)
+    x = np.array([0.0, 0.0, 1.0, 4.0, 2.5], np.float32)
+    got = _guarded_sqrt_grads(lax, rnp, ri, x)
+    want = _guarded_sqrt_grads(jlax, jjnp, jax, x)
+    _same(got, want)
+    assert not np.isnan(np.asarray(got[0])).any()

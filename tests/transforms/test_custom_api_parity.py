@@ -16,6 +16,8 @@ import pytest
 import refimpl as ri
 import refimpl.custom_derivatives as rcd
 import refimpl.numpy as rnp
+from refimpl import core_api
+from tests.helpers.parity import assert_same_as_jax
 
 JAX = types.SimpleNamespace(
     lib=jax, np=jnp, cd=jax.custom_derivatives, tu=jax.tree_util, float0=jax.dtypes.float0
@@ -407,3 +409,46 @@ def test_custom_vmap_jvp_maps_over_arguments_batched_apart_from_their_tangents(b
     want, got = prog(JAX), prog(RI)
     _close(got[:4], want[:4])
     assert got[4] == want[4]
+
+
+def _psum_rule_program(n, out_axes):
+    """A custom_jvp over a collective, traced with make_jaxpr and re-bound
+    with eval_jaxpr under a named vmap whose batched argument it does not see."""
+    core = jax.core if n is JAX else core_api
+
+    @n.lib.custom_jvp
+    def f(x):
+        return n.lib.lax.psum(x, "foo")
+
+    f.defjvp(lambda xs, ts: (n.lib.lax.psum(xs[0], "foo"), ts[0] * 3.0))
+
+    def g(x):
+        p = n.lib.make_jaxpr(f)(x)
+        return core.eval_jaxpr(p.jaxpr, [], x)[0]
+
+    def direct(x):
+        p = n.lib.make_jaxpr(lambda y: n.lib.lax.psum(y, "foo"))(x)
+        return core.eval_jaxpr(p.jaxpr, [], x)[0]
+
+    def mapped(fn):
+        return lambda x: n.lib.vmap(
+            lambda _, y: fn(y), axis_name="foo", in_axes=(0, None), out_axes=out_axes
+        )(n.np.arange(4.0), x)
+
+    return (
+        mapped(g)(2.0),
+        mapped(direct)(2.0),
+        n.lib.jvp(mapped(g), (2.0,), (1.0,)),
+        n.lib.jit(mapped(g))(2.0),
+    ) + ((n.lib.grad(mapped(g))(2.0),) if out_axes is None else ())
+
+
+@pytest.mark.parametrize("out_axes", [None, 0])
+def test_a_rebound_collective_of_an_unbatched_value_stays_unbatched(backend, out_axes):
+    # JAX's collective binds to the vmap of its axis name even when no operand
+    # is batched, and a custom_jvp call whose operands are all unbatched has
+    # the outputs its program makes (psum of an unbatched x: unbatched n * x)
+    # (JAX's vmap hands back psum's Python-float result of a Python float as
+    # it is, an unbatched output; refimpl's is the weak array of that number)
+    want = jax.tree_util.tree_map(jnp.asarray, _psum_rule_program(JAX, out_axes))
+    assert_same_as_jax(_psum_rule_program(RI, out_axes), want)
