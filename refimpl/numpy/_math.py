@@ -83,15 +83,28 @@ def exp2(x: ArrayLike, /) -> Array:
 
 
 def log2(x: ArrayLike, /) -> Array:
-    """``log(x) / log(2)``, as jnp computes it."""
+    """``log(x) / log(2)``, as jnp computes it (complex: each part divided)."""
     (x,) = promote_dtypes_inexact("log2", x)
-    return lax.div(lax.log(x), lax.log(scalar_like(x, 2)))
+    return _log_in_base(x, 2)
 
 
 def log10(x: ArrayLike, /) -> Array:
-    """``log(x) / log(10)``, as jnp computes it."""
+    """``log(x) / log(10)``, as jnp computes it (complex: each part divided)."""
     (x,) = promote_dtypes_inexact("log10", x)
-    return lax.div(lax.log(x), lax.log(scalar_like(x, 10)))
+    return _log_in_base(x, 10)
+
+
+def _log_in_base(x: Any, base: int) -> Array:
+    # log(base) of a strongly typed constant, as JAX's: a weak input (a Python
+    # float) gives a strong result
+    if dtypes.is_complex(_dtype(x)):
+        # JAX divides the two parts by the real log(base): a complex division
+        # would put NaN into the imaginary part of log(0) = -inf + 0j
+        ln = lax.log(x)
+        re, im = lax.real(ln), lax.imag(ln)
+        ln_base = lax.log(np.asarray(base, _dtype(re)))
+        return lax.complex(lax.div(re, ln_base), lax.div(im, ln_base))
+    return lax.div(lax.log(x), lax.log(np.asarray(base, _dtype(x))))
 
 
 def sinc(x: ArrayLike, /) -> Array:
@@ -519,15 +532,25 @@ def ldexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 
 def fmax(x1: ArrayLike, x2: ArrayLike) -> Array:
-    """Elementwise maximum ignoring NaN (NaN only if both are)."""
+    """Elementwise maximum ignoring NaN: ``x1`` where ``x1 > x2`` or ``x2`` is
+    NaN, else ``x2`` (JAX's formula; complex compares by real part, then
+    imaginary part, and is NaN when either part is)."""
     x1, x2 = promote_args("fmax", x1, x2)
-    return select(isnan(x1), x2, select(isnan(x2), x1, lax.max(x1, x2)))
+    return select(lax.bitwise_or(_greater(x1, x2), isnan(x2)), x1, x2)
 
 
 def fmin(x1: ArrayLike, x2: ArrayLike) -> Array:
-    """Elementwise minimum ignoring NaN (NaN only if both are)."""
+    """Elementwise minimum ignoring NaN: ``x1`` where ``x1 < x2`` or ``x2`` is
+    NaN, else ``x2`` (JAX's formula, complex ordered as in ``fmax``)."""
     x1, x2 = promote_args("fmin", x1, x2)
-    return select(isnan(x1), x2, select(isnan(x2), x1, lax.min(x1, x2)))
+    return select(lax.bitwise_or(_greater(x2, x1), isnan(x2)), x1, x2)
+
+
+def _greater(x1: Any, x2: Any) -> Array:
+    if not dtypes.is_complex(_dtype(x1)):
+        return lax.gt(x1, x2)
+    re1, re2 = lax.real(x1), lax.real(x2)
+    return select(lax.eq(re1, re2), lax.gt(lax.imag(x1), lax.imag(x2)), lax.gt(re1, re2))
 
 
 def nextafter(x1: ArrayLike, x2: ArrayLike, /) -> Array:

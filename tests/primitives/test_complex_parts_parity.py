@@ -182,3 +182,38 @@ def test_bad_operands_are_named(x64):
         rlax.complex(np.int32(1), np.int32(2))
     with pytest.raises(TypeError, match="complex requires arguments to have the same dtypes"):
         rlax.complex(np.float32(1), np.float64(2))
+
+
+# --- functions JAX writes over the parts ----------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["log2", "log10"])
+def test_log_in_base_divides_each_part(backend, name):
+    """JAX divides log(z)'s two parts by the real log(base): log2(0) is
+    -inf + 0j (a complex division would make the imaginary part NaN). Values
+    with a NaN and an infinite part are left out: they test log itself."""
+    z = _grid(np.complex64)
+    keep = ~(np.isnan(z.real) & np.isinf(z.imag)) & ~(np.isinf(z.real) & np.isnan(z.imag))
+    z = z[keep]
+    ours, theirs = getattr(rnp, name), getattr(jnp, name)
+    got, want = ours(rnp.asarray(z)), theirs(jnp.asarray(z))
+    assert (got.dtype, got.aval.weak_type) == (want.dtype, want.aval.weak_type)
+    for g, w in [(got.real, want.real), (got.imag, want.imag)]:
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+    # a Python scalar gives a strong result: log(base) is a strong constant in JAX
+    assert_same_as_jax(ours(2.0), theirs(2.0))
+    assert_same_as_jax(ours(1 + 1j), theirs(1 + 1j))
+
+
+@pytest.mark.parametrize("name", ["fmax", "fmin"])
+def test_fmax_fmin_match_jax(backend, name):
+    """JAX's ``where((x1 > x2) | isnan(x2), x1, x2)``: complex ordered by real
+    part then imaginary part, NaN in either part counting as NaN; for floats
+    the tie of 0 and -0 gives x2."""
+    z = _grid(np.complex64)
+    ours, theirs = getattr(rnp, name), getattr(jnp, name)
+    _assert_exact(ours(z, z[::-1]), theirs(z, z[::-1]))
+    _assert_exact(ri.jit(ours)(z[::-1], z), theirs(z[::-1], z))
+    x = np.array([0.0, -0.0, np.nan, 1.0, np.nan], np.float32)
+    y = np.array([-0.0, 0.0, 1.0, np.nan, np.nan], np.float32)
+    _assert_exact(ours(x, y), theirs(x, y))
