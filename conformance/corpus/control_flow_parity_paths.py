@@ -123,6 +123,26 @@ ROWS: list[tuple[str, Any]] = [
      lambda ns, L: _api(ns).grad(lambda v: _api(ns).vmap(
          lambda x: L.cond(x < 1e-3, lambda _: 1e-3, lambda _: ns.np_.sqrt(x), ()))(v).sum())(
          np.array([0.0, 0.0, 9.0], np.float32))),
+    ("grad_scan_weak_init_promoted_carry",
+     lambda ns, L: _api(ns).grad(lambda c: L.scan(lambda c, x: (c * x, None), c,
+                                                  np.arange(1.0, 4.0, dtype=np.float32))[0])(1.0)),
+    ("grad_scan_weak_init_weak_value_reaches_cotangent",
+     lambda ns, L: _api(ns).grad(lambda c: L.scan(lambda c, x: ((c * 2.0) * x, None), c,
+                                                  np.arange(1.0, 4.0, dtype=np.float32))[0])(1.0)),
+    ("grad_scan_weak_init_carry_as_y",
+     lambda ns, L: _api(ns).grad(lambda c: L.scan(lambda c, x: (c * x, c), c,
+                                                  np.arange(1.0, 4.0, dtype=np.float32))[1].sum())(
+         1.0)),
+    ("grad_fori_weak_init_jit",
+     lambda ns, L: ns.jit(_api(ns).grad(
+         lambda c: L.fori_loop(0, 3, lambda i, c: c * np.float32(2.5), c)))(1.0)),
+    ("grad_scan_weak_init_inner_scan",
+     lambda ns, L: _api(ns).grad(lambda c: L.scan(
+         lambda c, x: (L.scan(lambda d, y: (d * y, None), c, np.ones(2, np.float32) * x)[0], None),
+         c, np.arange(1.0, 4.0, dtype=np.float32))[0])(1.0)),
+    ("vjp_scan_weak_carry_strong_cotangent",
+     lambda ns, L: _api(ns).vjp(lambda c: L.scan(lambda c, x: (c * 2.0, None), c, None,
+                                                 length=3)[0], 1.0)[1](np.float32(1.0))),
 ]  # fmt: skip
 
 

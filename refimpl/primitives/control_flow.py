@@ -335,14 +335,27 @@ def _nonzero(tangents: Sequence[Any]) -> list[bool]:
     return [type(t) is not Zero for t in tangents]
 
 
-def _tangent_operands(tangents, nonzero, primal_avals) -> list:
+def _tangent_operands(tangents, nonzero, primal_avals, keep_weak: bool = False) -> list:
     """The tangent operands at the ``nonzero`` positions, zeros instantiated and
-    weak types matched to the tangent types of ``primal_avals``."""
+    weak types matched to the tangent types of ``primal_avals``.
+
+    ``keep_weak``: a tangent differing only in weak type stays as it is (a
+    scan carry operand may, as JAX's; converting it here would give the
+    initial carry's cotangent that weak type back when transposed)."""
     return [
-        rule_context.match_aval(t, tangent_aval(a))
+        t
+        if keep_weak
+        and type(t) is not Zero
+        and _weak_only_mismatch(tracing.get_aval(t, "scan", "tangent"), tangent_aval(a))
+        else rule_context.match_aval(t, tangent_aval(a))
         for t, nz, a in zip(tangents, nonzero, primal_avals, strict=True)
         if nz
     ]
+
+
+def _weak_only_mismatch(given: ShapedArray, taken: ShapedArray) -> bool:
+    """Whether the two types differ, and only in weak type (JAX's ``typematch``)."""
+    return given != taken and given.strip_weak() == taken.strip_weak()
 
 
 # === scan: the whole primitive in one block =============================================
@@ -459,6 +472,14 @@ def _scan_abstract_eval(
                 f"scan: xs operand {index} has shape {x.shape}; its leading axis must be the "
                 f"scan length {length} (C4)"
             )
+    # An initial carry operand may differ from the body's carry in weak type
+    # only (JAX's scan: a weak init the body returns strong is not promoted);
+    # the results take the body's types, so a cotangent of that init is too.
+    carry_taken = body.in_avals[num_consts : num_consts + num_carry]
+    carry = [
+        taken if _weak_only_mismatch(given, taken) else given
+        for given, taken in zip(carry, carry_taken)
+    ]
     expected_in = [*avals[:num_consts], *carry, *(x.update(shape=x.shape[1:]) for x in xs)]
     # unreachable from the public API (a check of the primitive's own invariants):
     # lax.scan traces the body at the operands' types and checks the carry first
@@ -551,7 +572,7 @@ def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse
     )
     p_consts, p_init, p_xs = _split3(primals, nc, nk)
     t_consts, t_init, t_xs = _split3(tangents, nc, nk)
-    t_init = _tangent_operands(t_init, nz_carry, body.in_avals[nc : nc + nk])
+    t_init = _tangent_operands(t_init, nz_carry, body.in_avals[nc : nc + nk], keep_weak=True)
     outs = scan_p.bind(
         *p_consts,
         *[x for x, nz in zip(t_consts, nz_consts) if nz],
@@ -639,7 +660,7 @@ def _scan_linearize(primals, tangents, *, body, num_consts, num_carry, length, r
     touts = scan_p.bind(
         *[p_consts[invariant[r]] for r in invariant_pos],
         *[x for x, nz in zip(t_consts, nz_consts) if nz],
-        *_tangent_operands(t_init, nz_carry, body.in_avals[nc : nc + nk]),
+        *_tangent_operands(t_init, nz_carry, body.in_avals[nc : nc + nk], keep_weak=True),
         *stacked_res,
         *[x for x, nz in zip(t_xs, nz_xs) if nz],
         body=new_linear,
@@ -673,7 +694,16 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, un
     const_avals, carry_avals, x_avals = _split3(body_avals, nc, nk)
     nl_const_avals = [a for a, lin in zip(const_avals, lin_consts) if not lin]
     acc_avals = [tangent_aval(a) for a, lin in zip(const_avals, lin_consts) if lin]
-    ct_carry_avals = [tangent_aval(a) for a in carry_avals]
+    # A carry cotangent differing from the carry's tangent type in weak type
+    # only (a strong one given for a weak carry) is carried with its own type,
+    # as JAX's transposed scan does, so the init's cotangent has it too
+    ct_carry_avals = [
+        got
+        if type(ct) is not Zero
+        and _weak_only_mismatch(got := tracing.get_aval(ct, "scan", "cotangent"), tangent_aval(a))
+        else tangent_aval(a)
+        for ct, a in zip(cts[:nk], carry_avals, strict=True)
+    ]
     nl_x_avals = [a for a, lin in zip(x_avals, lin_xs) if not lin]
     ct_y_avals = [tangent_aval(a) for a in body.out_avals[nk:]]
 
@@ -732,7 +762,9 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, un
         )
         return program, traced.refs, w
 
-    body_t, refs, written = rule_context.memo(body, ("scan_transpose", tuple(linear)), make_body)
+    body_t, refs, written = rule_context.memo(
+        body, ("scan_transpose", tuple(linear), tuple(ct_carry_avals)), make_body
+    )
     read = [r for r, w in zip(refs, written, strict=True) if not w]
     written_refs = [r for r, w in zip(refs, written, strict=True) if w]
     ct_carry, ct_ys = list(cts[:nk]), list(cts[nk:])
@@ -1008,13 +1040,13 @@ def _scan(
         init_avals = _avals_of(api, init_leaves, carry_paths)
         body, y_tree = traced_body()
         carry_out = body.out_avals[:n_init]
-    # refimpl's scan takes its carry with exactly the types it returns (C6):
-    # traced once more with those, its ys take the weak types of JAX's trace
+    # refimpl's scan body takes its carry with exactly the types it returns
+    # (C6): retyped to those, its ys keep the weak types of JAX's trace.
     promoted, changed = _promoted_carry(init_leaves, init_avals, carry_out)
     if changed:
         ys_weak = tuple(y.weak_type for y in body.out_avals[n_init : n_init + y_tree.num_leaves])
-        init_leaves = promoted
-        init_avals = _avals_of(api, init_leaves, carry_paths)
+        init_leaves = _carry_operands(body, init_leaves, promoted)
+        init_avals = _avals_of(api, promoted, carry_paths)
         body = _retyped_scan_body(api, body, init_avals, ys_weak)
         carry_out = body.out_avals[:n_init]
     _check_carry_types(api, carry_paths, init_avals, carry_out)
@@ -1044,6 +1076,61 @@ def _scan(
     ys = y_tree.unflatten(outs[n_carry:])
     node = body.out_tree.node_data()
     return [carry, ys] if node is not None and node[0] is list else (carry, ys)
+
+
+def _carry_operands(body: _Traced, leaves: list, promoted: list) -> list:
+    """The initial carry operands of a scan whose body ``body`` was traced
+    with the carry ``leaves`` and returns it as typed by ``promoted``.
+
+    JAX's scan takes a weak init the body returns strong as it is (weak in,
+    strong out). Its cotangent is then the transposed body's: strong when the
+    body uses that carry only promoted to its strong type (``c * x``: the
+    linear body has only the strong tangent; or as the init of an inner scan
+    of that kind), weak when any weak value made from it reaches the
+    cotangent (``sin(c) * x``, or ``c`` as a y). The first kind is bound as
+    it is (C5 allows an operand differing from the body's carry in weak type
+    only), so the cotangent comes out of the transposed scan strong; the
+    other is converted here, whose transpose gives the weak cotangent.
+    """
+    program, n_cap = body.program, len(body.captured)
+    carry_vars = program.in_vars[n_cap : n_cap + len(leaves)]
+    uses: dict[int, list[tuple[Eqn, int]]] = {}
+    for eqn in program.eqns:
+        for k, atom in enumerate(eqn.inputs):
+            if isinstance(atom, Var):
+                uses.setdefault(id(atom), []).append((eqn, k))
+    returned = {id(v) for v in program.out_vars}
+
+    def promoting(eqn: Eqn, k: int, var: Var) -> bool:
+        if eqn.primitive is convert_element_type_p:
+            # an operator's promotion, not an inner scan's converted init
+            return (
+                not eqn.params["weak_type"]
+                and eqn.params["new_dtype"] == var.aval.dtype
+                and not any(e.primitive is scan_p for e, _ in uses.get(id(eqn.outputs[0]), []))
+            )
+        if eqn.primitive is scan_p:
+            # the init of an inner scan that takes it as it is (weak in, strong out)
+            nc, nk = eqn.params["num_consts"], eqn.params["num_carry"]
+            taken = eqn.params["body"].in_avals
+            return nc <= k < nc + nk and _weak_only_mismatch(var.aval, taken[k])
+        return False
+
+    def only_promoted(var: Var) -> bool:
+        return id(var) not in returned and all(
+            promoting(eqn, k, var) for eqn, k in uses.get(id(var), [])
+        )
+
+    return [
+        leaf
+        if new is not leaf
+        and _weak_only_mismatch(
+            tracing.get_aval(leaf, "lax.scan", "init"), tracing.get_aval(new, "lax.scan", "init")
+        )
+        and only_promoted(var)
+        else new
+        for leaf, new, var in zip(leaves, promoted, carry_vars, strict=True)
+    ]
 
 
 def _scan_in_python(

@@ -37,7 +37,7 @@ from refimpl import tracing
 from refimpl.core import Eqn, Literal, Program, ShapedArray, Var
 from refimpl.primitives import rule_context
 from refimpl.primitives.control_flow import scan_p, while_loop
-from refimpl.primitives.elementwise import add, lt, mul, sub
+from refimpl.primitives.elementwise import add, convert_element_type_p, lt, mul, sub
 from refimpl.primitives.indexing import dynamic_slice_p, dynamic_update_slice_p
 from refimpl.primitives.structural import broadcast_in_dim_p, concatenate_p, slice_p, squeeze_p
 
@@ -139,7 +139,15 @@ class _Unroller:
         unroll: int,
     ) -> list[Any]:
         consts = args[:num_consts]
-        carry = args[num_consts : num_consts + num_carry]
+        # an initial carry may differ from the body's in weak type only (a
+        # weak init the body returns strong): the inlined steps take the
+        # body's types, as the loop's later iterations do
+        carry = [
+            c
+            if _aval(c) == a
+            else convert_element_type_p.bind(c, new_dtype=a.dtype, weak_type=a.weak_type)
+            for c, a in zip(args[num_consts : num_consts + num_carry], body.in_avals[num_consts:])
+        ]
         xs = args[num_consts + num_carry :]
         y_avals = body.out_avals[num_carry:]
 
@@ -190,6 +198,10 @@ def _read(env: dict[int, Any], atom: Var | Literal) -> Any:
     if isinstance(atom, Literal):
         return tracing.TypedScalar(atom.value, atom.aval.dtype, atom.aval.weak_type)
     return env[atom.id]
+
+
+def _aval(x: Any) -> ShapedArray:
+    return tracing.get_aval(x, "unroll_scans", "operand")
 
 
 def _shape(x: Any) -> tuple[int, ...]:
