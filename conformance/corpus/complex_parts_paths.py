@@ -3,7 +3,9 @@
 ``complex_parts.paths/*``: ``lax.real``/``imag``/``conj``/``complex`` and the
 functions built on them (``jnp.nan_to_num``, ``isinf``, ``isnan``,
 ``isfinite``, ``isreal``, ``angle``, ``abs``, ``sign``, ``round`` of complex
-input, the ``.real``/``.imag`` properties) over every pair of parts from
+input, the ``.real``/``.imag`` properties) and the complex ``exp``, ``expm1``,
+``log``, ``log1p``, ``sqrt``, ``sin``, ``cos``, ``tan``, ``sinh``, ``cosh``,
+``tanh`` (XLA's formulas, not C99's special values) over every pair of parts from
 {0, -0, 1.5, inf, -inf, nan}, eagerly and under ``jit``, complex64 and
 (x64) complex128; the derivatives (``grad`` through ``imag``/``real``/``conj``
 of non-finite values, ``vjp`` of ``real`` of a weak input, whose cotangent
@@ -98,6 +100,17 @@ ROWS: list[tuple[str, Any]] = [
      lambda ns, L: _seen(ns, _api(ns).vmap(lambda a, b: L.conj(L.complex(L.imag(a), b)),
                                            in_axes=(0, 1))(_Z.reshape(6, 6),
                                                            _Z.real.reshape(6, 6).copy()))),
+]  # fmt: skip
+
+# XLA's complex formulas at infinite and NaN parts (not C99's special values)
+_FUNCTIONS = ("exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh")
+ROWS += [
+    (f"{name}_nonfinite", lambda ns, L, name=name: _seen(ns, getattr(ns.np_, name)(ns.asarray(_Z))))
+    for name in _FUNCTIONS
+] + [
+    (f"{name}_nonfinite_jit",
+     lambda ns, L, name=name: _seen(ns, ns.jit(getattr(ns.np_, name))(_Z)))
+    for name in ("sin", "cos")
 ]  # fmt: skip
 
 X64_ROWS: list[tuple[str, Any]] = [

@@ -165,6 +165,75 @@ def _abs(x: np.ndarray) -> np.ndarray:
     return np.abs(x)
 
 
+# --- complex functions at infinities and NaN: XLA's results ----------------------------
+# NumPy follows C99's special values (sin(inf + 0j) is nan + 0j, exp(-inf + inf j)
+# is 0); XLA's complex formulas give NaN in both parts there. Each rule below
+# replaces NumPy's result only where an input part is infinite or NaN (finite
+# inputs keep NumPy's values), as measured against XLA on every pair of parts
+# from {0, -0, +-1.5, +-3e38, +-inf, nan}.
+
+_NAN_PAIR = complex(np.nan, np.nan)
+
+
+def _any_nan(z: np.ndarray) -> np.ndarray:
+    return np.isnan(z.real) | np.isnan(z.imag)
+
+
+def _xla_complex(fn: Callable[..., np.ndarray], nan_where: Callable[..., np.ndarray]):
+    """``fn``, and for complex input both parts NaN where ``nan_where(x, out)``."""
+
+    def impl(x: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            out = np.asarray(fn(x))
+        if not dtypes.is_complex(x.dtype):
+            return out
+        return np.where(nan_where(x, out), np.asarray(_NAN_PAIR, x.dtype), out)
+
+    return impl
+
+
+def _exp_nan(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    # e^(+-inf) times cos/sin of an infinite or NaN angle
+    return np.isinf(x.real) & ~np.isfinite(x.imag)
+
+
+def _result_nan(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    return _any_nan(out)
+
+
+def _result_nan_off_imaginary_axis(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    # sin, cos, tan of (+-0, nan): C99's and XLA's results agree
+    return _any_nan(out) & (x.real != 0)
+
+
+def _result_nan_off_real_axis(x: np.ndarray, out: np.ndarray) -> np.ndarray:
+    # sinh, cosh, tanh of (nan, +-0): C99's and XLA's results agree
+    return _any_nan(out) & (x.imag != 0)
+
+
+def _expm1(x: np.ndarray) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        out = np.asarray(np.expm1(x))
+    if dtypes.is_complex(x.dtype):
+        # a real argument keeps a zero imaginary part where e^x overflows or is NaN
+        # (NumPy's inf * 0 is NaN there)
+        out = out.copy()
+        out.imag = np.where((x.imag == 0) & np.isnan(out.imag), 0, out.imag)
+    return out
+
+
+def _sqrt(x: np.ndarray) -> np.ndarray:
+    if not dtypes.is_complex(x.dtype):
+        return np.sqrt(x)
+    # XLA ignores the sign of a zero imaginary part on the negative real axis
+    # (sqrt(-1 - 0j) is +1j, NumPy's -1j), and a NaN part makes both NaN
+    z = np.array(x)
+    z.imag = np.where((x.real < 0) & (x.imag == 0), 0, x.imag)
+    with np.errstate(all="ignore"):
+        out = np.sqrt(z)
+    return np.where(_any_nan(x), np.asarray(_NAN_PAIR, x.dtype), out)
+
+
 def _abs_dtype(dtype: np.dtype) -> np.dtype:
     if dtypes.is_complex(dtype):
         return np.dtype(np.float32 if dtype == np.complex64 else np.float64)
@@ -175,20 +244,32 @@ neg_p = unary("neg", np.negative, NUMERIC)
 sign_p = unary("sign", _sign, NUMERIC)
 floor_p = unary("floor", np.floor, FLOAT)
 ceil_p = unary("ceil", np.ceil, FLOAT)
-exp_p = unary("exp", _in_float32(_xla_f32(xla_math.exp, np.exp)), INEXACT)
-log_p = unary("log", _in_float32(_xla_f32(xla_math.log, np.log)), INEXACT)
-log1p_p = unary("log1p", _in_float32(_xla_f32(xla_math.log1p, np.log1p)), INEXACT)
-expm1_p = unary("expm1", _in_float32(_xla_f32(xla_math.expm1, np.expm1)), INEXACT)
-tanh_p = unary("tanh", _in_float32(_xla_f32(xla_math.tanh, np.tanh)), INEXACT)
-sin_p = unary("sin", _in_float32(np.sin), INEXACT)
-cos_p = unary("cos", _in_float32(np.cos), INEXACT)
-tan_p = unary("tan", _in_float32(_xla_f32(xla_math.tan, np.tan)), INEXACT)
+exp_p = unary("exp", _in_float32(_xla_f32(xla_math.exp, _xla_complex(np.exp, _exp_nan))), INEXACT)
+log_p = unary(
+    "log", _in_float32(_xla_f32(xla_math.log, _xla_complex(np.log, _result_nan))), INEXACT
+)
+log1p_p = unary(
+    "log1p", _in_float32(_xla_f32(xla_math.log1p, _xla_complex(np.log1p, _result_nan))), INEXACT
+)
+expm1_p = unary("expm1", _in_float32(_xla_f32(xla_math.expm1, _expm1)), INEXACT)
+tanh_p = unary(
+    "tanh",
+    _in_float32(_xla_f32(xla_math.tanh, _xla_complex(np.tanh, _result_nan_off_real_axis))),
+    INEXACT,
+)
+sin_p = unary("sin", _in_float32(_xla_complex(np.sin, _result_nan_off_imaginary_axis)), INEXACT)
+cos_p = unary("cos", _in_float32(_xla_complex(np.cos, _result_nan_off_imaginary_axis)), INEXACT)
+tan_p = unary(
+    "tan",
+    _in_float32(_xla_f32(xla_math.tan, _xla_complex(np.tan, _result_nan_off_imaginary_axis))),
+    INEXACT,
+)
 asin_p = unary("asin", _in_float32(np.arcsin), INEXACT)
 acos_p = unary("acos", _in_float32(np.arccos), INEXACT)
 atan_p = unary("atan", _in_float32(np.arctan), INEXACT)
-sinh_p = unary("sinh", _in_float32(np.sinh), INEXACT)
-cosh_p = unary("cosh", _in_float32(np.cosh), INEXACT)
-sqrt_p = unary("sqrt", _in_float32(np.sqrt), INEXACT)
+sinh_p = unary("sinh", _in_float32(_xla_complex(np.sinh, _result_nan_off_real_axis)), INEXACT)
+cosh_p = unary("cosh", _in_float32(_xla_complex(np.cosh, _result_nan_off_real_axis)), INEXACT)
+sqrt_p = unary("sqrt", _in_float32(_sqrt), INEXACT)
 rsqrt_p = unary("rsqrt", _in_float32(_rsqrt), INEXACT)
 cbrt_p = unary("cbrt", _in_float32(np.cbrt), FLOAT)
 logistic_p = unary("logistic", _in_float32(_xla_f32(xla_math.logistic, _logistic)), INEXACT)
@@ -1010,10 +1091,48 @@ for _prim, _op in [
 
 for _prim, _op in [
     (exp_p, "exponential"), (log_p, "log"), (log1p_p, "log_plus_one"),
-    (expm1_p, "exponential_minus_one"), (tanh_p, "tanh"), (sin_p, "sine"), (cos_p, "cosine"),
-    (rsqrt_p, "rsqrt"), (cbrt_p, "cbrt"), (logistic_p, "logistic"),
+    (expm1_p, "exponential_minus_one"), (tanh_p, "tanh"), (rsqrt_p, "rsqrt"), (cbrt_p, "cbrt"),
+    (logistic_p, "logistic"),
 ]:  # fmt: skip
     _prim.def_lowering(_hlo_unary(_op, in_float32=True))
+
+
+def _sin_cos_lowering(is_sin: bool):
+    """``stablehlo.sine``/``cosine``; complex by JAX's formula over the parts
+    ``a + bi`` (XLA's complex sine gives NaN real parts on the imaginary axis,
+    sin(0 + inf j) = nan + inf j where JAX has 0 + inf j):
+    ``sin = (sin a cosh b, cos a sinh b)``, ``cos = (cos a cosh b, -sin a sinh b)``,
+    with ``sinh b, cosh b`` from ``expm1(b), expm1(-b)`` and the part that
+    is ``0 * inf`` at ``a == 0`` set to 0."""
+    real_rule = _hlo_unary("sine" if is_sin else "cosine", in_float32=True)
+
+    def rule(ctx, x):
+        dtype = ctx.avals_in[0].dtype
+        if not dtypes.is_complex(dtype):
+            return real_rule(ctx, x)
+        h = ctx.hlo
+        part = _abs_dtype(dtype)
+        shape = ctx.avals_in[0].shape
+        a, b = h.real(x), h.imag(x)
+        zero, two = ctx.constant(0, part, shape), ctx.constant(2, part, shape)
+        sin_a, cos_a = h.sine(a), h.cosine(a)
+        up, down = h.exponential_minus_one(b), h.exponential_minus_one(h.negate(b))
+        sinh_b = h.divide(h.subtract(up, down), two)
+        cosh_b = h.divide(h.add(h.add(up, down), two), two)
+        if is_sin:
+            re, im = h.multiply(sin_a, cosh_b), h.multiply(cos_a, sinh_b)
+            on_axis = h.complex(zero, im)
+        else:
+            re, im = h.multiply(cos_a, cosh_b), h.multiply(h.negate(sin_a), sinh_b)
+            on_axis = h.complex(re, zero)
+        a_is_zero = ctx.compare(a, zero, "EQ", part)
+        return [h.select(a_is_zero, on_axis, h.complex(re, im))]
+
+    return rule
+
+
+sin_p.def_lowering(_sin_cos_lowering(is_sin=True))
+cos_p.def_lowering(_sin_cos_lowering(is_sin=False))
 # tan and sqrt on their 16-bit operand, as JAX emits them: XLA computes them in
 # float32 (glibc's tanf; sqrt) and rounds, the same values; but with an explicit
 # float32 conversion XLA removes the rounding of a 16-bit product feeding them

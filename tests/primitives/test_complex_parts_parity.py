@@ -217,3 +217,35 @@ def test_fmax_fmin_match_jax(backend, name):
     x = np.array([0.0, -0.0, np.nan, 1.0, np.nan], np.float32)
     y = np.array([-0.0, 0.0, 1.0, np.nan, np.nan], np.float32)
     _assert_exact(ours(x, y), theirs(x, y))
+
+
+# --- complex functions at infinities and NaN ------------------------------------------------
+
+_FUNCTIONS = ["exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh"]
+
+
+def _assert_close_nonfinite(got, want, rtol):
+    """NaN, infinities and their signs exactly; finite parts within ``rtol``."""
+    assert (got.dtype, got.aval.weak_type) == (want.dtype, want.aval.weak_type)
+    for g, w in [(np.asarray(got).real, np.asarray(want).real),
+                 (np.asarray(got).imag, np.asarray(want).imag)]:  # fmt: skip
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+        np.testing.assert_array_equal(np.isinf(g) * np.sign(g), np.isinf(w) * np.sign(w))
+        finite = np.isfinite(w)
+        np.testing.assert_allclose(g[finite], w[finite], rtol=rtol, atol=1e-30)
+
+
+@pytest.mark.parametrize("name", _FUNCTIONS)
+def test_complex_functions_at_nonfinite_parts(backend, name):
+    """XLA's complex formulas, not C99's special values: sin(inf + 0j) is
+    nan + nan j (NumPy: nan + 0j), exp(-inf + inf j) is nan + nan j (NumPy:
+    0), sqrt(-1.5 - 0j) is +1.22j (NumPy: -1.22j); on the imaginary axis
+    sin(0 + inf j) is 0 + inf j (XLA's own complex sine: nan + inf j)."""
+    parts = [0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, np.nan]
+    pairs = list(itertools.product(parts, parts))
+    z = np.empty(len(pairs), np.complex64)
+    z.real, z.imag = [a for a, _ in pairs], [b for _, b in pairs]
+    ours, theirs = getattr(rnp, name), getattr(jnp, name)
+    want = theirs(jnp.asarray(z))
+    _assert_close_nonfinite(ours(rnp.asarray(z)), want, rtol=2e-6)
+    _assert_close_nonfinite(ri.jit(ours)(z), want, rtol=2e-6)
