@@ -187,6 +187,30 @@ class Tracer(ArrayOps):
         return f"{type(self).__name__}<{self.aval.str_short()}>"
 
 
+# A program holds one equation per operation and a reverse pass keeps its program
+# (the invertible VJP keeps nothing else), so what equations share is stored once:
+# equal output types, and parameters made of ints only (axes, shapes, dimension
+# numbers). Only exact ints: 1 == 1.0 == True, and a shared float or bool would
+# change a parameter's meaning.
+_STORED: dict[Any, Any] = {}
+_STORED_LIMIT = 1 << 16
+_NO_PARAMS: dict[str, Any] = {}
+
+
+def _ints_only(value: Any) -> bool:
+    if type(value) is int:
+        return True
+    return type(value) is tuple and all(_ints_only(v) for v in value)
+
+
+def _stored_once(value: Any) -> Any:
+    if type(value) is not ShapedArray and not (type(value) is tuple and _ints_only(value)):
+        return value
+    if len(_STORED) >= _STORED_LIMIT:
+        _STORED.clear()
+    return _STORED.setdefault(value, value)
+
+
 class DynamicTracer(Tracer):
     """A tracer of a staging trace (a ``Builder``): an abstract array that
     stands for a variable of the Program being built."""
@@ -294,7 +318,8 @@ class Builder(Trace):
         params: dict[str, Any],
     ) -> list[DynamicTracer]:
         inputs = [self.to_atom(a, av) for a, av in zip(args, in_avals, strict=True)]
-        outputs = [Var(av) for av in out_avals]
+        outputs = [Var(_stored_once(av)) for av in out_avals]
+        params = {k: _stored_once(v) for k, v in params.items()} if params else _NO_PARAMS
         self.eqns.append(Eqn(primitive, inputs, outputs, params))
         origin = _first_origin(args)
         return [DynamicTracer(v.aval, self, v, origin) for v in outputs]
