@@ -9,6 +9,7 @@ unless ``lower=True`` and ``trans`` is 0/"N", 1/"T" or 2/"C"; ``lu`` returns
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ from refimpl.numpy import linalg as _nla
 from refimpl.numpy._construct import tril, triu
 from refimpl.numpy._creation import eye
 from refimpl.numpy._promote import aval_of, checked_array, promote_dtypes_inexact
-from refimpl.numpy._search import take_along_axis
+from refimpl.numpy._search import argsort, take_along_axis
 from refimpl.numpy._shape import broadcast_to, swapaxes
 from refimpl.numpy._ufuncs import conj, where
 from refimpl.numpy.linalg import _lu_solve
@@ -131,22 +132,64 @@ def lu_solve(
     overwrite_b: bool = False,
     check_finite: bool = True,
 ):
-    """``x`` with ``a x = b`` (``trans=0``) from ``lu_factor(a)``."""
+    """``x`` with ``a x = b`` (``trans=0``), ``a^T x = b`` (1) or ``a^H x = b``
+    (2) from ``lu_factor(a)``.
+
+    As JAX 0.10.2: ``b`` is a vector when it is 1-d, or when it has one
+    dimension less than ``lu`` and its last axis is ``lu``'s (a batch of
+    vectors, with JAX's FutureWarning); otherwise a (batch of) ``(n, k)``
+    matrices. The batch dimensions of ``lu``, the pivots and ``b`` broadcast.
+    """
     del overwrite_b, check_finite
-    if trans != 0:
-        raise NotImplementedError("lu_solve: only trans=0 is supported")
+    if trans not in (0, 1, 2):
+        raise ValueError(f"'trans' value must be 0, 1, or 2, got {trans}")
     lu, piv = lu_and_piv
     lu = _matrix("lu_solve", lu)
     b = checked_array("lu_solve", b, 1)
     lu, b = promote_dtypes_inexact("lu_solve", lu, b)
-    n = aval_of(lu, "lu_solve", 0).shape[-1]
-    vector = aval_of(b, "lu_solve", 1).ndim == 1
+    lu_shape = aval_of(lu, "lu_solve", 0).shape
+    b_shape = aval_of(b, "lu_solve", 1).shape
+    n = lu_shape[-1]
+    vector = len(b_shape) == 1
+    if not vector and len(lu_shape) == len(b_shape) + 1 and b_shape[-1] == n:
+        warnings.warn(
+            "jax.scipy.linalg.lu_solve: batched 1D solves with b.ndim > 1 are "
+            "deprecated, and in the future will be treated as a batched 2D solve. "
+            "Use lu_solve(lu_and_piv, b[..., None]).squeeze(-1) to avoid this warning.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        vector = True
     if vector:
-        b = b[:, None]
+        b = b[..., None]
+        b_shape = (*b_shape, 1)
+    if b_shape[-2] != n:
+        raise ValueError(
+            f"lu_solve: b of shape {tuple(aval_of(b, 'lu_solve', 1).shape)} does not match "
+            f"the LU decomposition's {n} rows"
+        )
+    piv_shape = aval_of(piv, "lu_solve", 0).shape
+    batch = np.broadcast_shapes(lu_shape[:-2], piv_shape[:-1], b_shape[:-2])
+    lu = broadcast_to(lu, (*batch, *lu_shape[-2:]))
+    piv = broadcast_to(piv, (*batch, piv_shape[-1]))
+    b = broadcast_to(b, (*batch, *b_shape[-2:]))
     permutation = _permutation_from_pivots(piv, n)
 
-    x = _lu_solve(lu, permutation, b)
-    return x[:, 0] if vector else x
+    if trans == 0:
+        x = _lu_solve(lu, permutation, b)
+    else:
+        conj = trans == 2
+        y = _dec.triangular_solve(
+            lu, b, left_side=True, lower=False, transpose_a=True, conjugate_a=conj
+        )
+        y = _dec.triangular_solve(
+            lu, y, left_side=True, lower=True, unit_diagonal=True, transpose_a=True,
+            conjugate_a=conj,
+        )  # fmt: skip
+        # row i of the solution of the permuted system is row perm[i] of x
+        inverse = argsort(permutation, axis=-1)
+        x = take_along_axis(y, inverse[..., :, None], axis=-2)
+    return x[..., 0] if vector else x
 
 
 def _permutation_from_pivots(pivots: Any, n: int) -> Any:

@@ -11,6 +11,9 @@ and the vectors up to sign when the values are distinct.
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
@@ -340,3 +343,52 @@ def test_errors_name_the_function():
         )
     with pytest.raises(TypeError, match="solve_triangular.*position 1"):
         rsl.solve_triangular(np.eye(2, dtype=np.float32), [1.0, 2.0])
+
+
+_LU_SOLVE_SHAPES = {
+    "batch of vectors": ((3, 2, 2), (3, 2)),
+    "empty batch of vectors": ((0, 2, 2), (0, 2)),
+    "empty batch of matrices": ((0, 2, 2), (0, 2, 1)),
+    "b broadcast over lu's batch": ((3, 2, 2), (2, 4)),
+    "lu broadcast over b's batch": ((2, 2), (3, 2, 4)),
+    "two batch dims of vectors": ((4, 3, 2, 2), (4, 3, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LU_SOLVE_SHAPES))
+def test_lu_solve_batches_and_broadcasts_as_jax(backend, name):
+    # JAX 0.10.2: b with one dimension less than lu is a batch of vectors
+    # (with a FutureWarning), and the batch dimensions broadcast
+    a_shape, b_shape = _LU_SOLVE_SHAPES[name]
+    rng = np.random.RandomState(1)
+    a = (rng.randn(*a_shape) + 3 * np.eye(a_shape[-1])).astype(np.float32)
+    b = rng.randn(*b_shape).astype(np.float32)
+    vectors = len(a_shape) == len(b_shape) + 1 and a_shape[-1] == b_shape[-1]
+    with pytest.warns(FutureWarning) if vectors else _no_warning():
+        got = rsl.lu_solve(rsl.lu_factor(a), b)
+    with warnings.catch_warnings():
+        # (JAX warns when it traces its jitted lu_solve, so once per shape)
+        warnings.simplefilter("ignore", FutureWarning)
+        want = jsl.lu_solve(jsl.lu_factor(a), b)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("trans", [1, 2])
+def test_lu_solve_transposed_as_jax(backend, trans):
+    rng = np.random.RandomState(2)
+    a = (rng.randn(3, 4, 4) + 4 * np.eye(4) + 1j * rng.randn(3, 4, 4)).astype(np.complex64)
+    b = rng.randn(3, 4, 2).astype(np.float32)
+    got = rsl.lu_solve(rsl.lu_factor(a), b, trans=trans)
+    want = jsl.lu_solve(jsl.lu_factor(a), b, trans=trans)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError):
+        rsl.lu_solve(rsl.lu_factor(a), b, trans=3)
+
+
+def _no_warning():
+    stack = contextlib.ExitStack()
+    stack.enter_context(warnings.catch_warnings())
+    warnings.simplefilter("error", FutureWarning)
+    return stack
