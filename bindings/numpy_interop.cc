@@ -21,6 +21,30 @@ const py::dtype& Bfloat16Dtype() {
       .get_stored();
 }
 
+// ml_dtypes.int4 and ml_dtypes.uint4 as NumPy dtypes (one element a byte on
+// the host, in its low 4 bits), imported on first use.
+const py::dtype& Int4Dtype() {
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::dtype> storage;
+  return storage
+      .call_once_and_store_result([] {
+        py::module_ numpy = py::module_::import("numpy");
+        py::object scalar_type = py::module_::import("ml_dtypes").attr("int4");
+        return py::dtype::from_args(numpy.attr("dtype")(scalar_type));
+      })
+      .get_stored();
+}
+
+const py::dtype& Uint4Dtype() {
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::dtype> storage;
+  return storage
+      .call_once_and_store_result([] {
+        py::module_ numpy = py::module_::import("numpy");
+        py::object scalar_type = py::module_::import("ml_dtypes").attr("uint4");
+        return py::dtype::from_args(numpy.attr("dtype")(scalar_type));
+      })
+      .get_stored();
+}
+
 std::string DtypeName(const py::dtype& dtype) { return py::str(dtype).cast<std::string>(); }
 
 }  // namespace
@@ -56,11 +80,14 @@ PJRT_Buffer_Type ElementTypeFromDtype(const py::dtype& dtype) {
     default:
       // ml_dtypes types are user-defined dtypes; compare by type number.
       if (dtype.num() == Bfloat16Dtype().num()) return PJRT_Buffer_Type_BF16;
+      if (dtype.num() == Int4Dtype().num()) return PJRT_Buffer_Type_S4;
+      if (dtype.num() == Uint4Dtype().num()) return PJRT_Buffer_Type_U4;
       break;
   }
   throw py::type_error("dtype " + DtypeName(dtype) +
                        " is not supported by the PJRT runtime (supported: bool, int8-64, "
-                       "uint8-64, float16, bfloat16, float32, float64, complex64, complex128)");
+                       "uint8-64, int4, uint4, float16, bfloat16, float32, float64, complex64, "
+                       "complex128)");
 }
 
 py::dtype DtypeFromElementType(PJRT_Buffer_Type type) {
@@ -91,6 +118,10 @@ py::dtype DtypeFromElementType(PJRT_Buffer_Type type) {
       return py::dtype("float64");
     case PJRT_Buffer_Type_BF16:
       return Bfloat16Dtype();
+    case PJRT_Buffer_Type_S4:
+      return Int4Dtype();
+    case PJRT_Buffer_Type_U4:
+      return Uint4Dtype();
     case PJRT_Buffer_Type_C64:
       return py::dtype("complex64");
     case PJRT_Buffer_Type_C128:

@@ -638,7 +638,9 @@ PyObject* HostValue(PyObject* self, bool* is_view) {
       py::gil_scoped_release release;
       buffer->BlockUntilReady();
     }
-    if (meta->nbytes > 0 && buffer->IsOnCpu()) {
+    // S4/U4 device memory is packed two a byte: no view, ToHost unpacks
+    const bool packed = meta->type == PJRT_Buffer_Type_S4 || meta->type == PJRT_Buffer_Type_U4;
+    if (meta->nbytes > 0 && buffer->IsOnCpu() && !packed) {
       void* data = reinterpret_cast<void*>(buffer->UnsafePointer());
       buffer->AcquireExternalReference();
       auto* held = new std::shared_ptr<Buffer>(buffer);

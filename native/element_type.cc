@@ -15,6 +15,8 @@ std::size_t ElementByteSize(PJRT_Buffer_Type type) {
     case PJRT_Buffer_Type_F8E4M3:
     case PJRT_Buffer_Type_F8E3M4:
     case PJRT_Buffer_Type_F8E8M0FNU:
+    case PJRT_Buffer_Type_S4:  // on the host, one element a byte (unpacked)
+    case PJRT_Buffer_Type_U4:
       return 1;
     case PJRT_Buffer_Type_S16:
     case PJRT_Buffer_Type_U16:

@@ -8,8 +8,8 @@
 
 namespace refimpl {
 
-// Bytes per element of a byte-addressable type; 0 for sub-byte, token and
-// invalid types.
+// Bytes per element on the host: 1 for S4/U4 (NumPy's ml_dtypes int4/uint4
+// hold one element a byte); 0 for the other sub-byte, token and invalid types.
 std::size_t ElementByteSize(PJRT_Buffer_Type type);
 
 // XLA's short name: "pred", "s32", "bf16", "c64", ...

@@ -238,7 +238,7 @@ bitwise_not = invert
 def square(x: ArrayLike, /) -> Array:
     """``x * x`` (bool computes in the default int)."""
     (x,) = promote_dtypes_numeric("square", x)
-    return lax.integer_pow(x, 2)
+    return lax.square(x)
 
 
 def reciprocal(x: ArrayLike, /) -> Array:

@@ -128,6 +128,10 @@ def ir_element_type(dtype: np.dtype) -> ir.Type:
     dtype = np.dtype(dtype)
     if dtypes.is_bool(dtype):
         return ir.IntegerType.get_signless(1)
+    if dtype == dtypes.int4:
+        return ir.IntegerType.get_signless(4)
+    if dtype == dtypes.uint4:
+        return ir.IntegerType.get_unsigned(4)
     if dtypes.is_signed_int(dtype):
         return ir.IntegerType.get_signless(8 * dtype.itemsize)
     if dtypes.is_unsigned_int(dtype):
