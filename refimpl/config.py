@@ -11,6 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 _GPU_ALLOCATORS = ("default", "platform", "bfc", "cuda_async")
+# JAX 0.10.2's PRNG implementations (refimpl.random._keys._IMPLS)
+_PRNG_IMPLS = ("threefry2x32", "rbg", "unsafe_rbg", "threefry4x32", "philox2x32", "philox4x32")
 
 
 def _check_gpu_option(name: str, value: Any) -> Any:
@@ -65,8 +67,12 @@ class Config:
         # only True is accepted.
         "mutable_array_checks": True,
         # The PRNG implementation of keys made without impl= and of raw keys
-        # (jax_default_prng_impl): "threefry2x32", "rbg" or "unsafe_rbg".
+        # (jax_default_prng_impl): one of _PRNG_IMPLS.
         "default_prng_impl": "threefry2x32",
+        # jax_check_tracer_leaks: when a staging trace (jit, a control-flow
+        # body) or a vmap ends, raise if one of its tracers is still reachable
+        # (refimpl.tracing.check_no_leaks). Off: no cost at all.
+        "check_tracer_leaks": False,
     }
 
     def __init__(self) -> None:
@@ -88,6 +94,8 @@ class Config:
         env_filtering = os.environ.get("REFIMPL_TRACEBACK_FILTERING")
         if env_filtering:
             self._values["traceback_filtering"] = env_filtering
+        if os.environ.get("REFIMPL_CHECK_TRACER_LEAKS", "").lower() in ("1", "true"):
+            self._values["check_tracer_leaks"] = True
         env_cache = os.environ.get("REFIMPL_COMPILATION_CACHE_DIR")
         if env_cache:
             self._values["compilation_cache_dir"] = env_cache
@@ -131,10 +139,10 @@ class Config:
             raise ValueError(
                 f"config.update: legacy_prng_key must be 'allow', 'warn' or 'error', got {value!r}"
             )
-        if name == "default_prng_impl" and value not in ("threefry2x32", "rbg", "unsafe_rbg"):
+        if name == "default_prng_impl" and value not in _PRNG_IMPLS:
             raise ValueError(
-                "config.update: default_prng_impl must be 'threefry2x32', 'rbg' or "
-                f"'unsafe_rbg', got {value!r}"
+                f"config.update: default_prng_impl must be one of {', '.join(_PRNG_IMPLS)}, "
+                f"got {value!r}"
             )
         if name == "mutable_array_checks" and value is not True:
             raise ValueError(

@@ -197,23 +197,28 @@ def enable_checks(value: bool = True) -> contextlib.AbstractContextManager:
 
 
 def check_tracer_leaks(value: Any = True) -> contextlib.AbstractContextManager:
-    """``jax.check_tracer_leaks``: accepted, no check (refimpl does not look
-    for leaked tracers when a trace ends).
+    """``jax.check_tracer_leaks``: ``config.check_tracer_leaks`` is ``bool(value)``
+    within the block (JAX takes any value by its truth).
 
-    JAX with the flag raises ``Exception("Leaked trace ...")`` when a traced
-    function stores one of its tracers where it outlives the trace; refimpl,
-    as JAX without the flag, lets it escape and raises
-    ``UnexpectedTracerError`` where the leaked tracer is used. A program
-    without leaks runs the same either way.
+    With the check on, a transformation JAX checks raises
+    ``Exception("Leaked trace ...")`` when it ends while one of its tracers
+    is still reachable: the traced function stored it in a global, a
+    closure or an object. The transformations checked are JAX's: the
+    staging ones (``jit``, ``make_jaxpr``, ``eval_shape``, the bodies of
+    ``scan``/``cond``/``while_loop``, ``checkpoint``, custom rules traced
+    under them) and ``vmap``/``jacfwd``; ``grad``, ``vjp``, ``jvp`` and
+    ``linearize`` outside ``jit`` are not, as in JAX 0.10.2. A cached
+    ``jit`` that does not trace again is not checked either. Without the
+    check a leaked tracer raises ``UnexpectedTracerError`` where it is used.
 
     Args:
-        value: whether JAX would check (any value, as JAX's).
+        value: whether to check (its truth).
 
     Returns:
         A context manager (use it in a ``with`` statement or as a decorator).
 
     Raises:
-        Nothing: every value is accepted, as JAX's.
+        Nothing when entered; inside, the leak ``Exception``.
 
     Example:
         >>> import refimpl as ri
@@ -221,18 +226,20 @@ def check_tracer_leaks(value: Any = True) -> contextlib.AbstractContextManager:
         ...     int(ri.jit(lambda x: x + 1)(2))
         3
     """
-    return _accepted("check_tracer_leaks", value, lambda v: True, "")
+    return _setting("check_tracer_leaks", bool(value))
 
 
 def checking_leaks() -> contextlib.AbstractContextManager:
-    """``jax.checking_leaks()``: ``check_tracer_leaks(True)`` (accepted, no check).
+    """``jax.checking_leaks()``: ``check_tracer_leaks(True)``.
 
     Args: none, as JAX's.
 
     Returns:
         A context manager (use it in a ``with`` statement or as a decorator).
 
-    Raises: nothing.
+    Raises:
+        Nothing when entered; inside, the leak ``Exception`` of
+        :func:`check_tracer_leaks`.
 
     Example:
         >>> import refimpl as ri
@@ -294,7 +301,8 @@ def transfer_guard(value: str) -> contextlib.AbstractContextManager:
 def default_prng_impl(value: str) -> Iterator[None]:
     """``jax.default_prng_impl``: the PRNG implementation of keys made without
     ``impl=`` and of raw keys within the block (``config.default_prng_impl``):
-    ``"threefry2x32"`` (the default), ``"rbg"`` or ``"unsafe_rbg"``.
+    ``"threefry2x32"`` (the default), ``"rbg"``, ``"unsafe_rbg"``,
+    ``"threefry4x32"``, ``"philox2x32"`` or ``"philox4x32"``.
 
     Args:
         value: the implementation's name.
@@ -303,9 +311,8 @@ def default_prng_impl(value: str) -> Iterator[None]:
         A context manager (use it in a ``with`` statement or as a decorator).
 
     Raises:
-        NotImplementedError: JAX's other implementations (threefry4x32,
-            philox2x32, philox4x32), when the block is entered.
-        ValueError: a name JAX does not know either (as JAX).
+        ValueError: a name JAX does not know either (as JAX), when the block
+            is entered.
 
     Example:
         >>> import refimpl as ri
@@ -313,11 +320,6 @@ def default_prng_impl(value: str) -> Iterator[None]:
         ...     str(ri.random.key(0).dtype)
         'key<rbg>'
     """
-    if value in ("threefry4x32", "philox2x32", "philox4x32"):
-        raise NotImplementedError(
-            f"default_prng_impl({value!r}) is not supported: refimpl has the threefry2x32, "
-            "rbg and unsafe_rbg PRNG implementations"
-        )
     with _setting("default_prng_impl", value):
         yield
 

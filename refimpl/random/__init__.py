@@ -35,6 +35,11 @@ draws from the rbg key seeded with ``d``. The samplers are the same
 transformations of those bits (gamma loops over its keys, as JAX, since
 ``vmap`` of ``rng_bit_generator`` draws from the first key only).
 
+``threefry4x32``, ``philox2x32`` and ``philox4x32`` (``key<fry4>``,
+``key<phx2>``, ``key<phx4>``; 4, 1 and 2 key words) are JAX 0.10.2's
+Random123 hashes of the counters, as its ``jax._src.random`` modules of
+those names (``_keys._threefry4x32``, ``_philox2x32``, ``_philox4x32``).
+
 Everything is written with ``refimpl.lax`` and ``refimpl.numpy``, so it runs
 eagerly and under ``jit`` on both backends. As in JAX, every public function
 that computes (``split``, ``fold_in``, ``bits`` and the samplers) is one

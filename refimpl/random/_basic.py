@@ -26,9 +26,11 @@ from refimpl.random._keys import (
 
 
 def _random_bits(data: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
-    if _keys._state.active != "threefry2x32":  # rbg, unsafe_rbg: XLA's generator
+    if _keys._state.active in ("rbg", "unsafe_rbg"):  # XLA's generator
         _, out = lax.rng_bit_generator(data, shape, _UINT_OF_BITS[bit_width])
         return out
+    if _keys._state.active != "threefry2x32":
+        return _keys.counter_bits(data, bit_width, shape)
     y1, y2 = _hash_counters(data, shape)
     if bit_width == 64:
         u64 = _UINT_OF_BITS[64]

@@ -41,6 +41,11 @@ _IMPLS: dict[str, tuple[str, int]] = {
     "threefry2x32": ("fry", 2),
     "rbg": ("rbg", 4),
     "unsafe_rbg": ("urbg", 4),
+    # Random123's counter-based hashes, as JAX 0.10.2's jax._src.random
+    # threefry4x32 / philox2x32 / philox4x32 modules (_COUNTER_HASHES below)
+    "threefry4x32": ("fry4", 4),
+    "philox2x32": ("phx2", 1),
+    "philox4x32": ("phx4", 2),
 }
 _IMPL_ALIASES = {"threefry": "threefry2x32"}
 
@@ -270,10 +275,18 @@ class _UnsafeRbgKeyArray(PRNGKeyArray):
     _width = 4
 
 
+def _key_class(impl: str) -> type[PRNGKeyArray]:
+    """The typed key class of one more implementation (its name and width)."""
+    attrs = {"__slots__": (), "_impl": impl, "_width": _IMPLS[impl][1]}
+    attrs["__doc__"] = f"Typed ``{impl}`` keys (``uint32[..., {_IMPLS[impl][1]}]`` key data)."
+    return type(f"_{impl.capitalize()}KeyArray", (PRNGKeyArray,), attrs)
+
+
 _KEY_CLASSES: dict[str, type[PRNGKeyArray]] = {
     "threefry2x32": PRNGKeyArray,
     "rbg": _RbgKeyArray,
     "unsafe_rbg": _UnsafeRbgKeyArray,
+    **{impl: _key_class(impl) for impl in ("threefry4x32", "philox2x32", "philox4x32")},
 }
 
 
@@ -729,10 +742,158 @@ def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
 
 
 def _impl_seed(impl: str, halfkey: Any) -> Any:
-    """rbg keys hold the threefry key twice (JAX's ``_rbg_seed``)."""
+    """rbg keys hold the threefry key twice (JAX's ``_rbg_seed``); the
+    counter-hash implementations hash the seed's two words (``halfkey``)."""
     if impl == "threefry2x32":
         return halfkey
+    if impl in _COUNTER_HASHES:
+        hi, lo = _word(halfkey, 0), _word(halfkey, 1)
+        zero = np.uint32(0)
+        if impl == "threefry4x32":
+            return _stack_words(_threefry4x32(hi, lo, zero, zero, zero, zero, zero, zero), 0)
+        if impl == "philox2x32":
+            return _stack_words(_philox2x32(zero, hi, lo)[:1], 0)
+        return _stack_words(_philox4x32(zero, zero, hi, lo, zero, zero)[:2], 0)
     return lax.concatenate([halfkey, halfkey], 0)
+
+
+# --- the counter-based hashes of threefry4x32, philox2x32 and philox4x32 ----------------
+# Random123's functions as JAX 0.10.2 writes them (jax._src.random.threefry4x32,
+# philox2x32, philox4x32): elementwise on uint32 words, operands broadcasting.
+
+_ROTATIONS_4X32 = ((10, 26), (11, 21), (13, 27), (23, 5), (6, 20), (17, 11), (25, 10), (18, 20))
+_PHILOX_M2X32 = 0xD256D193
+_PHILOX_M4X32 = (0xD2511F53, 0xCD9E8D57)
+_PHILOX_W32 = (np.uint32(0x9E3779B9), np.uint32(0xBB67AE85))
+
+
+def _u32(x: Any) -> Any:
+    return rnp.asarray(x, _U32)
+
+
+def _rotl(x: Any, d: int) -> Any:
+    return (x << np.uint32(d)) | (x >> np.uint32(32 - d))
+
+
+def _threefry4x32(*words: Any) -> list[Any]:
+    """Threefry-4x32, 20 rounds: ``(k0..k3, x0..x3) -> 4 words``."""
+    k0, k1, k2, k3, x0, x1, x2, x3 = (_u32(w) for w in words)
+    ks = [k0, k1, k2, k3, k0 ^ k1 ^ k2 ^ k3 ^ np.uint32(0x1BD11BDA)]
+    x0, x1, x2, x3 = x0 + ks[0], x1 + ks[1], x2 + ks[2], x3 + ks[3]
+    for rnd in range(20):
+        rot0, rot1 = _ROTATIONS_4X32[rnd % 8]
+        if rnd % 2 == 0:  # mix (0, 1) and (2, 3)
+            x0 = x0 + x1
+            x1 = x0 ^ _rotl(x1, rot0)
+            x2 = x2 + x3
+            x3 = x2 ^ _rotl(x3, rot1)
+        else:  # mix (0, 3) and (2, 1)
+            x0 = x0 + x3
+            x3 = x0 ^ _rotl(x3, rot0)
+            x2 = x2 + x1
+            x1 = x2 ^ _rotl(x1, rot1)
+        if rnd % 4 == 3:  # key injection
+            i = rnd // 4
+            x0 = x0 + ks[(1 + i) % 5]
+            x1 = x1 + ks[(2 + i) % 5]
+            x2 = x2 + ks[(3 + i) % 5]
+            x3 = x3 + ks[(4 + i) % 5] + np.uint32(1 + i)
+    return [x0, x1, x2, x3]
+
+
+def _philox2x32(k0: Any, x0: Any, x1: Any) -> list[Any]:
+    """Philox-2x32, 10 rounds: ``(k0, x0, x1) -> 2 words``."""
+    k0, x0, x1 = _u32(k0), _u32(x0), _u32(x1)
+    for rnd in range(10):
+        if rnd:
+            k0 = k0 + _PHILOX_W32[0]
+        hi, lo = _mul_u32(x0, _PHILOX_M2X32)
+        x0, x1 = hi ^ x1 ^ k0, lo
+    return [x0, x1]
+
+
+def _philox4x32(k0: Any, k1: Any, *words: Any) -> list[Any]:
+    """Philox-4x32, 10 rounds: ``(k0, k1, x0..x3) -> 4 words``."""
+    k0, k1 = _u32(k0), _u32(k1)
+    x0, x1, x2, x3 = (_u32(w) for w in words)
+    for rnd in range(10):
+        if rnd:
+            k0 = k0 + _PHILOX_W32[0]
+            k1 = k1 + _PHILOX_W32[1]
+        hi0, lo0 = _mul_u32(x0, _PHILOX_M4X32[0])
+        hi1, lo1 = _mul_u32(x2, _PHILOX_M4X32[1])
+        x0, x1, x2, x3 = hi1 ^ x1 ^ k0, lo1, hi0 ^ x3 ^ k1, lo0
+    return [x0, x1, x2, x3]
+
+
+def _counter_hash(data: Any, c0: Any, c1: Any, c2: Any, c3: Any) -> list[Any]:
+    """The hash of the active implementation with key ``data`` on the
+    counter words ``c0..c3`` (philox2x32 takes the first two)."""
+    impl = _state.active
+    if impl == "threefry4x32":
+        return _threefry4x32(*(_word(data, i) for i in range(4)), c0, c1, c2, c3)
+    if impl == "philox2x32":
+        return _philox2x32(_word(data, 0), c0, c1)
+    return _philox4x32(_word(data, 0), _word(data, 1), c0, c1, c2, c3)
+
+
+_COUNTER_HASHES = ("threefry4x32", "philox2x32", "philox4x32")
+
+
+def _word(data: Any, i: int) -> Any:
+    return lax.reshape(lax.slice(data, (i,), (i + 1,)), ())
+
+
+def _stack_words(words: Sequence[Any], axis: int) -> Any:
+    return rnp.stack([_u32(w) for w in words], axis=axis)
+
+
+def _counter_split(data: Any, shape: tuple[int, ...]) -> Any:
+    """Key data of ``shape`` new keys: the hash of each key's row-major index
+    (threefry4x32 and philox4x32 in the last counter words, philox2x32 in
+    both), as many words as a key has."""
+    hi, lo = _iota_2x32(shape)
+    zeros = rnp.zeros(shape, _U32)
+    if _state.active == "philox2x32":
+        words = _counter_hash(data, hi, lo, zeros, zeros)[:1]
+    else:
+        words = _counter_hash(data, zeros, zeros, hi, lo)[: _IMPLS[_state.active][1]]
+    return _stack_words([rnp.broadcast_to(w, shape) for w in words], len(shape))
+
+
+def _counter_fold_in(kdata: Any, data: Any) -> Any:
+    zero = np.uint32(0)
+    data = lax.convert_element_type(data, _U32)
+    if _state.active == "philox2x32":
+        words = _counter_hash(kdata, zero, data, zero, zero)[:1]
+    else:
+        words = _counter_hash(kdata, zero, zero, zero, data)[: _IMPLS[_state.active][1]]
+    return _stack_words(words, 0)
+
+
+def counter_bits(data: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
+    """Random bits of the counter-hash implementations: the hash of each
+    element's row-major index (the first counter words); 32 bits are the xor
+    of the output words, 8 and 16 its low bits; 64 bits are
+    ``(y0 ^ y2) << 32 | (y1 ^ y3)`` for threefry4x32, ``y0 << 32 | y1`` for
+    the philox ones."""
+    hi, lo = _iota_2x32(shape)
+    zeros = rnp.zeros(shape, _U32)
+    words = [rnp.broadcast_to(w, shape) for w in _counter_hash(data, hi, lo, zeros, zeros)]
+    if bit_width == 64:
+        u64 = _UINT_OF_BITS[64]
+        if _state.active == "threefry4x32":
+            high, low = words[0] ^ words[2], words[1] ^ words[3]
+        else:
+            high, low = words[0], words[1]
+        high = lax.convert_element_type(high, u64)
+        return lax.shift_left(high, np.uint64(32)) | lax.convert_element_type(low, u64)
+    mixed = words[0]
+    for w in words[1:]:
+        mixed = mixed ^ w
+    if bit_width == 32:
+        return mixed
+    return lax.convert_element_type(mixed, _UINT_OF_BITS[bit_width])
 
 
 def _check_impl(name: str, impl: Any) -> str:
@@ -834,6 +995,8 @@ def _split_data(data: Any, shape: tuple[int, ...]) -> Any:
     threefry hashes the counters; rbg splits each threefry half of its key;
     unsafe_rbg takes every tenth of ``10 * n`` draws of key-sized bits."""
     impl = _state.active
+    if impl in _COUNTER_HASHES:
+        return _counter_split(data, shape)
     if impl == "rbg":
         halves = [_split_data_threefry(lax.slice(data, (i,), (i + 2,)), shape) for i in (0, 2)]
         return lax.concatenate(halves, len(shape))
@@ -867,6 +1030,8 @@ def _fold_in(kdata: Any, data: Any) -> Any:
     unsafe_rbg: the key xor the last of ten key-sized draws from the rbg key
     seeded with ``data``."""
     impl = _state.active
+    if impl in _COUNTER_HASHES:
+        return _counter_fold_in(kdata, data)
     if impl == "rbg":
         halves = [_fold_in_threefry(lax.slice(kdata, (i,), (i + 2,)), data) for i in (0, 2)]
         return lax.concatenate(halves, 0)

@@ -153,7 +153,7 @@ def test_default_prng_impl_as_jax(backend, impl):
     for g, w in zip(got[2:], want[2:], strict=True):
         _same(g, w)
     assert ri.config.default_prng_impl == "threefry2x32"  # restored
-    with pytest.raises(NotImplementedError):
-        ri.default_prng_impl("philox4x32").__enter__()
+    with ri.default_prng_impl("philox4x32"):  # JAX 0.10.2's other impls are refimpl's too
+        assert str(ri.random.key(0).dtype) == "key<phx4>"
     with pytest.raises(ValueError):
         ri.default_prng_impl("bogus").__enter__()
