@@ -31,9 +31,9 @@ def _require(name: str, x: Any, allowed: Callable[[np.dtype], bool], what: str) 
 
 
 def square(x: Any) -> Any:
-    """``x * x`` elementwise (numeric types)."""
+    """``x * x`` elementwise (numeric types; the ``square`` primitive)."""
     _require("square", x, lambda d: not dtypes.is_bool(d), "numeric types (not bool)")
-    return ew.integer_pow(x, 2)
+    return ew.square(x)
 
 
 def reciprocal(x: Any) -> Any:

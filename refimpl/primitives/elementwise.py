@@ -165,6 +165,24 @@ def _abs(x: np.ndarray) -> np.ndarray:
     return np.abs(x)
 
 
+def _square(x: np.ndarray) -> np.ndarray:
+    """``x * x``; complex ``a + bi`` as CHLO's square (JAX 0.10.2's lowering):
+    ``(a - b)(a + b) + (ab)2 i``, the real part +0 where finite ``|a| == |b|``
+    (``square(3e38 + 3e38j)`` is ``inf j``; the product ``z * z`` gives
+    ``nan + inf j``, and ``square(3e38 + 0j)`` is ``inf + 0j``, not ``inf + nan j``)."""
+    if not dtypes.is_complex(x.dtype):
+        with np.errstate(all="ignore"):
+            return np.multiply(x, x)
+    a, b = x.real, x.imag
+    with np.errstate(all="ignore"):
+        re = (a - b) * (a + b)
+        im = (a * b) * np.asarray(2, a.dtype)
+    out = np.empty(x.shape, x.dtype)
+    out.real = np.where(np.isfinite(a) & np.isfinite(b) & (np.abs(a) == np.abs(b)), 0, re)
+    out.imag = im
+    return out
+
+
 # --- complex functions at infinities and NaN: XLA's results ----------------------------
 # NumPy follows C99's special values (sin(inf + 0j) is nan + 0j, exp(-inf + inf j)
 # is 0); XLA's complex formulas give NaN in both parts there. Each rule below
@@ -270,6 +288,7 @@ atan_p = unary("atan", _in_float32(np.arctan), INEXACT)
 sinh_p = unary("sinh", _in_float32(_xla_complex(np.sinh, _result_nan_off_real_axis)), INEXACT)
 cosh_p = unary("cosh", _in_float32(_xla_complex(np.cosh, _result_nan_off_real_axis)), INEXACT)
 sqrt_p = unary("sqrt", _in_float32(_sqrt), INEXACT)
+square_p = unary("square", _square, NUMERIC)
 rsqrt_p = unary("rsqrt", _in_float32(_rsqrt), INEXACT)
 cbrt_p = unary("cbrt", _in_float32(np.cbrt), FLOAT)
 logistic_p = unary("logistic", _in_float32(_xla_f32(xla_math.logistic, _logistic)), INEXACT)
@@ -317,17 +336,20 @@ def _integer_pow_impl(x: np.ndarray, *, y: int) -> np.ndarray:
     """Repeated squaring, as XLA expands it (so rounding matches multiplies)."""
     if x.dtype in _LOW_PRECISION:
         return _integer_pow_impl(x.astype(np.float32), y=y).astype(x.dtype)
-    result = np.ones_like(x)
+    result = None  # x^0 is 1; otherwise no multiplication by 1 (1 * (inf + nan j) is NaN)
     base = x.copy()
     n = builtins.abs(y)  # the module's abs is the lax function
-    while n:
-        if n & 1:
-            result = result * base
-        n >>= 1
-        if n:
-            base = base * base
+    with np.errstate(all="ignore"):
+        while n:
+            if n & 1:
+                result = base if result is None else result * base
+            n >>= 1
+            if n:
+                base = base * base
+    if result is None:
+        result = np.ones_like(x)
     if y < 0:
-        result = np.asarray(1, x.dtype) / result
+        result = _div(np.ones_like(result), result)
     return result.astype(x.dtype, copy=False)
 
 
@@ -396,7 +418,64 @@ def _int_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def _div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if dtypes.is_integer(x.dtype):
         return _int_div(x, y)
+    if dtypes.is_complex(x.dtype):
+        return _complex_div(x, y)
     return np.true_divide(x, y).astype(x.dtype, copy=False)
+
+
+def _flush_subnormal(r: np.ndarray) -> np.ndarray:
+    # XLA's CPU code flushes subnormal results to zero (the sign kept)
+    return np.where(np.abs(r) < dtypes.finfo(r.dtype).tiny, r * 0, r)
+
+
+def _complex_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """XLA's complex division: Smith's algorithm (divide through by the larger
+    part of the denominator), then, where both parts came out NaN, C99 Annex
+    G's recovery: a zero denominator gives inf times the numerator, an
+    infinite numerator over a finite denominator an infinity, a finite one
+    over an infinite denominator a zero, each with the signs of the parts.
+    NumPy's division has no recovery (0 / (inf + inf j) is NaN there, 0 in XLA)."""
+    x, y = np.broadcast_arrays(x, y)
+    ar, ai, br, bi = x.real, x.imag, y.real, y.imag
+    one, zero, inf = (np.asarray(v, ar.dtype) for v in (1, 0, np.inf))
+    with np.errstate(all="ignore"):
+        r_over_i = _flush_subnormal(br / bi)
+        i_over_r = _flush_subnormal(bi / br)
+        denom_i, denom_r = bi + br * r_over_i, br + bi * i_over_r
+        imag_larger = np.abs(br) < np.abs(bi)
+        re = np.where(imag_larger, (ar * r_over_i + ai) / denom_i, (ar + ai * i_over_r) / denom_r)
+        im = np.where(imag_larger, (ai * r_over_i - ar) / denom_i, (ai - ar * i_over_r) / denom_r)
+
+        def unit(v: np.ndarray, where: np.ndarray) -> np.ndarray:  # +-1 where, else +-0
+            return np.copysign(np.where(where, one, zero), v)
+
+        a_inf, b_inf = (
+            (np.abs(ar) == inf, np.abs(ai) == inf),
+            (np.abs(br) == inf, np.abs(bi) == inf),
+        )
+        a_finite = np.isfinite(ar) & np.isfinite(ai)
+        b_finite = np.isfinite(br) & np.isfinite(bi)
+        zero_denominator = (br == 0) & (bi == 0) & ~(np.isnan(ar) & np.isnan(ai))
+        over_zero = np.copysign(inf, br)
+        inf_over_finite = (a_inf[0] | a_inf[1]) & b_finite
+        ur, ui = unit(ar, a_inf[0]), unit(ai, a_inf[1])
+        finite_over_inf = (b_inf[0] | b_inf[1]) & a_finite
+        vr, vi = unit(br, b_inf[0]), unit(bi, b_inf[1])
+        recovered_re = np.select(
+            [zero_denominator, inf_over_finite, finite_over_inf],
+            [over_zero * ar, inf * (ur * br + ui * bi), zero * (ar * vr + ai * vi)],
+            re,
+        )
+        recovered_im = np.select(
+            [zero_denominator, inf_over_finite, finite_over_inf],
+            [over_zero * ai, inf * (ui * br - ur * bi), zero * (ai * vr - ar * vi)],
+            im,
+        )
+        both_nan = np.isnan(re) & np.isnan(im)
+    out = np.empty(x.shape, x.dtype)
+    out.real = np.where(both_nan, recovered_re, re)
+    out.imag = np.where(both_nan, recovered_im, im)
+    return out
 
 
 def _rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -655,9 +734,10 @@ def _elementwise_mask_rule(ctx, *operands: Any, **params: Any):
 ELEMENTWISE_PRIMITIVES: frozenset[Primitive] = frozenset([
     neg_p, sign_p, floor_p, ceil_p, exp_p, log_p, log1p_p, expm1_p, tanh_p, sin_p, cos_p, tan_p,
     asin_p, acos_p, atan_p, sinh_p, cosh_p, sqrt_p, rsqrt_p, cbrt_p, logistic_p, erf_p, not_p,
-    copy_p, is_finite_p, abs_p, round_p, integer_pow_p, add_p, sub_p, mul_p, div_p, rem_p, pow_p,
-    max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p, shift_left_p, shift_right_logical_p,
-    shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p, select_n_p, clamp_p,
+    copy_p, is_finite_p, abs_p, round_p, integer_pow_p, square_p, add_p, sub_p, mul_p, div_p,
+    rem_p, pow_p, max_p, min_p, atan2_p, nextafter_p, and_p, or_p, xor_p, shift_left_p,
+    shift_right_logical_p, shift_right_arithmetic_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p,
+    select_n_p, clamp_p,
     convert_element_type_p,
 ])  # fmt: skip
 
@@ -702,7 +782,7 @@ def _c(value: Any, like: Any) -> Any:
     return ad_helpers.scalar(value, like)
 
 
-def _square(x: Any) -> Any:
+def _times_itself(x: Any) -> Any:
     return mul(x, x)
 
 
@@ -716,15 +796,17 @@ _unary_jvp(tanh_p, lambda t, ans, x: mul(add(t, mul(t, ans)), sub(_c(1, x), ans)
 _unary_jvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
 _unary_jvp(cos_p, lambda t, ans, x: mul(t, neg(sin(x))))
 # d tan = t (1 + tan^2)
-_unary_jvp(tan_p, lambda t, ans, x: mul(t, add(_c(1, x), _square(ans))))
+_unary_jvp(tan_p, lambda t, ans, x: mul(t, add(_c(1, x), _times_itself(ans))))
 # d asin = t / sqrt(1 - x^2); d acos = -t / sqrt(1 - x^2); d atan = t / (1 + x^2)
-_unary_jvp(asin_p, lambda t, ans, x: mul(t, rsqrt(sub(_c(1, x), _square(x)))))
-_unary_jvp(acos_p, lambda t, ans, x: mul(t, neg(rsqrt(sub(_c(1, x), _square(x))))))
-_unary_jvp(atan_p, lambda t, ans, x: div(t, add(_c(1, x), _square(x))))
+_unary_jvp(asin_p, lambda t, ans, x: mul(t, rsqrt(sub(_c(1, x), _times_itself(x)))))
+_unary_jvp(acos_p, lambda t, ans, x: mul(t, neg(rsqrt(sub(_c(1, x), _times_itself(x))))))
+_unary_jvp(atan_p, lambda t, ans, x: div(t, add(_c(1, x), _times_itself(x))))
 _unary_jvp(sinh_p, lambda t, ans, x: mul(t, cosh(x)))
 _unary_jvp(cosh_p, lambda t, ans, x: mul(t, sinh(x)))
 # d sqrt = t * 0.5 / sqrt(x); d rsqrt = t * (-0.5) * rsqrt(x) / x
 _unary_jvp(sqrt_p, lambda t, ans, x: mul(t, div(_c(0.5, x), ans)))
+# d square = t * (2 x)  (JAX's rule, whatever the lowering computes)
+_unary_jvp(square_p, lambda t, ans, x: mul(t, mul(_c(2, x), x)))
 _unary_jvp(rsqrt_p, lambda t, ans, x: mul(t, mul(_c(-0.5, x), div(ans, x))))
 # d cbrt = t / (3 cbrt(x)^2)  (infinite at 0, as in JAX)
 _unary_jvp(cbrt_p, lambda t, ans, x: mul(t, mul(_c(1 / 3, x), integer_pow(ans, -2))))
@@ -732,7 +814,7 @@ _unary_jvp(cbrt_p, lambda t, ans, x: mul(t, mul(_c(1 / 3, x), integer_pow(ans, -
 _unary_jvp(logistic_p, lambda t, ans, x: mul(t, mul(ans, sub(_c(1, ans), ans))))
 # d erf = t * 2/sqrt(pi) * exp(-x^2)
 _unary_jvp(
-    erf_p, lambda t, ans, x: mul(_c(2 / math.sqrt(math.pi), x), mul(t, exp(neg(_square(x)))))
+    erf_p, lambda t, ans, x: mul(_c(2 / math.sqrt(math.pi), x), mul(t, exp(neg(_times_itself(x)))))
 )
 
 
@@ -915,8 +997,8 @@ _binary_jvp(
 # atan2(x, y): d = (tx y - ty x) / (x^2 + y^2)
 _binary_jvp(
     atan2_p,
-    lambda tx, ans, x, y: mul(tx, div(y, add(_square(x), _square(y)))),
-    lambda ty, ans, x, y: mul(ty, div(neg(x), add(_square(x), _square(y)))),
+    lambda tx, ans, x, y: mul(tx, div(y, add(_times_itself(x), _times_itself(y)))),
+    lambda ty, ans, x, y: mul(ty, div(neg(x), add(_times_itself(x), _times_itself(y)))),
 )
 
 
@@ -1139,6 +1221,17 @@ cos_p.def_lowering(_sin_cos_lowering(is_sin=False))
 # (bfloat16 cauchy's tan(pi * (u - 1/2)) differed from JAX in 1 sample in 3,
 # bfloat16 triangular's sqrt((1 - u) * w * (right - mode)) in 1 in 100)
 tan_p.def_lowering(_hlo_unary("tan"))
+
+
+@square_p.def_lowering
+def _square_lowering(ctx, x):
+    """``chlo.square`` (JAX 0.10.2's; its complex form is the impl's formula);
+    integers as a product."""
+    if dtypes.is_integer(ctx.avals_in[0].dtype):
+        return [ctx.hlo.multiply(x, x)]
+    return [ctx.chlo.square(x)]
+
+
 sqrt_p.def_lowering(_hlo_unary("sqrt"))
 
 for _prim, _op in [
@@ -1305,8 +1398,9 @@ def _shift_lowering(op: str, fill_sign: bool):
         dtype = ctx.avals_in[0].dtype
         x, y = ctx.broadcast_operands(x, y)
         shape = ctx.shape_of(x)
-        bits = 8 * dtype.itemsize
-        unsigned = np.dtype(f"u{dtype.itemsize}")
+        narrow = dtype in dtypes.INT4_DTYPES  # 4 bits, held a byte an element
+        bits = 4 if narrow else 8 * dtype.itemsize
+        unsigned = dtypes.uint4 if narrow else np.dtype(f"u{dtype.itemsize}")
         amount = (
             y
             if dtypes.is_unsigned_int(dtype)
@@ -1442,6 +1536,7 @@ exp, log, log1p, expm1 = map(_unary_accuracy_fn, (exp_p, log_p, log1p_p, expm1_p
 tanh, sin, cos, tan = map(_unary_accuracy_fn, (tanh_p, sin_p, cos_p, tan_p))
 asin, acos, atan, sinh, cosh = map(_unary_fn, (asin_p, acos_p, atan_p, sinh_p, cosh_p))
 sqrt, rsqrt, cbrt, logistic = map(_unary_accuracy_fn, (sqrt_p, rsqrt_p, cbrt_p, logistic_p))
+square = _unary_fn(square_p)
 erf = _unary_fn(erf_p)
 not_, is_finite, abs = map(_unary_fn, (not_p, is_finite_p, abs_p))  # noqa: A001
 bitwise_not = not_
@@ -1524,4 +1619,5 @@ __all__ = [
     "max", "min", "atan2", "nextafter", "bitwise_and", "bitwise_or", "bitwise_xor",
     "shift_left", "shift_right_logical", "shift_right_arithmetic", "eq", "ne", "lt", "le",
     "gt", "ge", "integer_pow", "select_n", "select", "clamp", "convert_element_type", "copy",
+    "square",
 ]  # fmt: skip

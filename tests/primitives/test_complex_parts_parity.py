@@ -249,3 +249,24 @@ def test_complex_functions_at_nonfinite_parts(backend, name):
     want = theirs(jnp.asarray(z))
     _assert_close_nonfinite(ours(rnp.asarray(z)), want, rtol=2e-6)
     _assert_close_nonfinite(ri.jit(ours)(z), want, rtol=2e-6)
+
+
+def test_complex_division_and_powers_at_nonfinite_parts(backend):
+    """XLA's complex division (Smith's algorithm, then C99 Annex G's recovery
+    where both parts are NaN: 0 / (inf + inf j) is 0, 1 / (-0 + 0j) is
+    -inf + nan j; NumPy gives NaN) and integer powers as repeated products
+    (square(0 + inf j) is -inf + nan j, not a product with 1)."""
+    parts = [0.0, -0.0, 1.5, -1.5, 3e38, np.inf, -np.inf, np.nan]
+    pairs = list(itertools.product(parts, parts))
+    z = np.empty(len(pairs), np.complex64)
+    z.real, z.imag = [a for a, _ in pairs], [b for _, b in pairs]
+    x, y = np.repeat(z, len(z)), np.tile(z, len(z))
+    _assert_close_nonfinite(rnp.divide(x, y), jnp.divide(x, y), rtol=1e-6)
+    for ours, theirs in [
+        (rnp.reciprocal, jnp.reciprocal),
+        (rnp.square, jnp.square),
+        (lambda v: rlax.integer_pow(v, 3), lambda v: jax.lax.integer_pow(v, 3)),
+        (lambda v: rlax.integer_pow(v, -2), lambda v: jax.lax.integer_pow(v, -2)),
+    ]:
+        _assert_close_nonfinite(ours(z), theirs(z), rtol=1e-6)
+        _assert_close_nonfinite(ri.jit(ours)(z), theirs(z), rtol=1e-6)
