@@ -276,3 +276,33 @@ def test_eval_shape_of_key_dtype_structs():
     assert ri.eval_shape(lambda k: k, struct) == struct
     out = ri.eval_shape(lambda k: rr.split(k), rr.key(1))  # concrete keys in, a struct out
     assert (out.shape, out.dtype) == ((2,), rr.key(0).dtype)
+
+
+def _key_cotangents(lib):
+    keys = lib.random.split(lib.random.key(0), 3)
+
+    @lib.custom_jvp
+    def f(kk, x):
+        return x * 2.0
+
+    f.defjvp(lambda p, t: (f(*p), t[1] * 2.0))
+    both = dict(allow_int=True, argnums=(0, 1))
+    return (
+        lib.grad(lambda kk, x: x * 1.0, **both)(keys, 2.0),
+        lib.jit(lib.grad(lambda kk, x: x * 1.0, **both))(keys, 2.0),
+        lib.grad(f, **both)(keys, 2.0),
+        lib.vjp(lambda d: d["x"] * 2.0, {"k": keys, "x": 2.0})[1](1.0),
+        lib.value_and_grad(lambda kk: 1.0, allow_int=True)(lib.random.key(1))[1],
+    )
+
+
+def test_the_cotangent_of_a_key_array_is_float0_of_its_shape(backend):
+    # JAX: float0[key.shape], a leaf; refimpl's key arrays are pytree nodes
+    # over their key data, whose float0 cotangent must not come back as a key
+    got = ri.tree_util.tree_leaves(_key_cotangents(ri))
+    want = jax.tree_util.tree_leaves(_key_cotangents(jax))
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert type(g) is not type(rr.key(0))
+        g, w = np.asarray(g), np.asarray(w)
+        assert (g.shape, g.dtype) == (w.shape, w.dtype)
