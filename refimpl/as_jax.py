@@ -105,7 +105,7 @@ class _Config:
     """
 
     _ACCEPTED = frozenset({
-        "debug_nans", "debug_infs", "log_compiles", "check_tracer_leaks",
+        "debug_nans", "debug_infs", "log_compiles",
         "default_matmul_precision", "threefry_partitionable", "compilation_cache_dir",
         "persistent_cache_min_compile_time_secs", "persistent_cache_min_entry_size_bytes",
         "traceback_filtering", "numpy_rank_promotion", "numpy_dtype_promotion",
@@ -127,7 +127,9 @@ class _Config:
                 pass
             self.__dict__["_recorded"][short] = value
             return
-        if short in config.snapshot():
+        if short == "check_tracer_leaks":  # any value, by its truth (as JAX's)
+            config.update(short, bool(value))
+        elif short in config.snapshot():
             config.update(short, value)
         elif short in self._ACCEPTED:
             self.__dict__["_recorded"][short] = value

@@ -222,6 +222,16 @@ class _Split:
             if self.ref_slots:
                 self.leaves = [x for x in self.leaves if not _is_ref(x)]
 
+    def without_values(self) -> _Split:
+        """This split with each leaf replaced by its aval, for a rule kept in
+        a program (it needs only the structure): the leaves are the values
+        of the call, tracers of the trace that bound it, which must not
+        outlive that trace (the leak checker would find them)."""
+        copy = object.__new__(_Split)
+        copy.__dict__.update(self.__dict__)
+        copy.leaves = [tracing.get_aval(x, "custom rule", i) for i, x in enumerate(self.leaves)]
+        return copy
+
     def with_refs(self, leaves: Sequence[Any]) -> list[Any]:
         """``leaves`` (without the Ref arguments) with the Refs back in place."""
         merged = list(leaves)
@@ -384,7 +394,7 @@ class _JVPRule:
         self, owner: custom_jvp, split: _Split, out_tree: Any, out_avals: list, refs: _Refs
     ) -> None:
         self.owner = owner
-        self.split = split
+        self.split = split.without_values()
         self.out_tree = out_tree
         self.out_avals = out_avals  # the function's own outputs
         self.refs = refs
@@ -684,7 +694,7 @@ class _VJPRules:
         self, owner: custom_vjp, split: _Split, out_tree: Any, out_avals: list, refs: _Refs
     ) -> None:
         self.owner = owner
-        self.split = split
+        self.split = split.without_values()
         self.out_tree = out_tree
         self.out_avals = out_avals  # the function's own outputs
         self.refs = refs

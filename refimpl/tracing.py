@@ -15,6 +15,7 @@ Outside any trace, primitives run eagerly on concrete arrays (see
 from __future__ import annotations
 
 import functools
+import gc
 import inspect
 import operator
 import threading
@@ -458,7 +459,50 @@ def trace_to_program(
         tracers = [builder.new_input(av, o) for av, o in zip(in_avals, origins, strict=True)]
         outs = fun(*tracers)
         program = builder.build(outs)
+    if config._values["check_tracer_leaks"]:
+        # this frame's own references are not leaks: drop them first (the raw
+        # output is then not returned; no caller needs it)
+        del tracers, outs
+        check_no_leaks(builder)
+        return program, builder.captured, None
     return program, builder.captured, outs
+
+
+# --- the leak checker (jax.checking_leaks) ---------------------------------------
+
+
+def check_no_leaks(trace: Trace) -> None:
+    """Raise JAX's ``Exception("Leaked trace ...")`` if a tracer of ``trace``
+    (which has ended) is still reachable.
+
+    Called with ``config.check_tracer_leaks`` on, by the transformations JAX
+    checks (staging traces: jit, make_jaxpr, eval_shape, control-flow bodies,
+    checkpoint, custom rules staged under jit; vmap), after the frame that
+    ran the traced function has returned and dropped its own references, so
+    that a live tracer is one the function stored somewhere (a global, a
+    closure, an object). Tracers that only a reference cycle keeps alive are
+    collected first: they can never be used again. A trace that ended by an
+    exception is not checked (the traceback holds its tracers), as in JAX.
+    """
+    gc.collect()
+    leaked = [r for r in gc.get_referrers(trace) if isinstance(r, Tracer) and r._trace is trace]
+    if leaked:
+        raise _leaked_trace_error(trace, leaked)
+
+
+def _leaked_trace_error(trace: Trace, leaked: list[Tracer]) -> Exception:
+    # JAX raises a plain Exception with these first words
+    lines = []
+    for tracer in leaked:
+        holders = [type(r).__name__ for r in gc.get_referrers(tracer) if r is not leaked]
+        held = f" (referred to by {', '.join(holders)})" if holders else ""
+        lines.append(f"{tracer!r} from {tracer.origin}{held}")
+    details = "\n".join(lines)
+    return Exception(
+        f"Leaked trace {trace.name}. Leaked tracer(s):\n\n{details}\n\nA function transformed "
+        "by it stored a traced value where it outlives the transformation (a global, a "
+        "closure, an object attribute); return it instead."
+    )
 
 
 # --- abstract values of Python objects -----------------------------------------

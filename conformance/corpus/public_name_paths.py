@@ -16,14 +16,18 @@ recording.
   (ValueError), and JAX's precision strings (``"fastest"``, a pair of strings;
   a mixed pair is a ValueError).
 * ``public_names/checking_leaks/no_leak``: ``jax.checking_leaks()`` around
-  programs that leak no tracer (jit, vmap, grad) runs them unchanged
-  (refimpl does not look for leaks: docs/semantics.md 15.5).
+  programs that leak no tracer (jit, vmap, grad) runs them unchanged.
+* ``public_names/checking_leaks/outcomes``: which programs that store a
+  tracer in a list outside raise JAX's ``Exception("Leaked trace ...")``
+  under the check (jit, vmap, a scan body, make_jaxpr) and which JAX does
+  not report (grad, jvp, a tracer dropped before the trace ends).
 * ``public_names/int_subclass/*``: an ``IntEnum`` member and an ``int``
   subclass as jit arguments (weak int32, as a Python int), as operands under
   vmap and grad, and as a static argument.
 * ``public_names/prng_impl/{rbg,unsafe_rbg}/*``: typed keys of the rbg PRNG
   implementations: seeding, split, fold_in (key data), bits and samplers (XLA's
-  CPU Philox through ``lax.rng_bit_generator``), under jit and vmap.
+  CPU Philox through ``lax.rng_bit_generator``), under jit and vmap; the same
+  for ``{threefry4x32,philox2x32,philox4x32}`` (Random123's counter hashes).
 """
 
 from __future__ import annotations
@@ -109,6 +113,35 @@ def _checking_leaks_no_leak(ns: Any) -> Any:
     return jitted, mapped, slope
 
 
+def _checking_leaks_outcomes(ns: Any) -> Any:
+    x = np.arange(3, dtype=np.float32)
+
+    def keep(store: list, v: Any) -> Any:
+        store.append(v)
+        return v * 2
+
+    programs = [
+        lambda s: ns.jit(lambda v: keep(s, v))(x),
+        lambda s: ns.api.vmap(lambda v: keep(s, v))(x),
+        lambda s: ns.lax_.scan(lambda c, v: (keep(s, c), v), 0.0, x),
+        lambda s: ns.api.make_jaxpr(lambda v: keep(s, v))(1.0),
+        lambda s: ns.api.grad(lambda v: keep(s, v))(1.0),
+        lambda s: ns.api.jvp(lambda v: keep(s, v), (1.0,), (1.0,)),
+        lambda s: ns.jit(lambda v: (keep(s, v), s.clear())[0])(x),
+    ]
+    outcomes = []
+    for program in programs:
+        store: list = []
+        try:
+            with ns.api.checking_leaks():
+                program(store)
+            outcomes.append("ok")
+        except Exception as e:
+            leak = type(e) is Exception and str(e).startswith("Leaked trace")
+            outcomes.append("leak" if leak else type(e).__name__)
+    return tuple(outcomes)
+
+
 class _Color(enum.IntEnum):
     RED = 1
     GREEN = 2
@@ -188,9 +221,10 @@ def cases() -> Iterator[Case]:
     yield script_case("public_names/dot_algorithm/member", _dot_preset_member, tags=TAGS)
     yield script_case("public_names/dot_algorithm/mixed_pair", _dot_mixed_precision_pair, tags=TAGS)
     yield script_case("public_names/checking_leaks/no_leak", _checking_leaks_no_leak, tags=TAGS)
+    yield script_case("public_names/checking_leaks/outcomes", _checking_leaks_outcomes, tags=TAGS)
     yield script_case("public_names/int_subclass/jit", _int_subclass_jit, tags=TAGS)
     yield script_case("public_names/int_subclass/transforms", _int_subclass_transforms, tags=TAGS)
-    for impl in ("rbg", "unsafe_rbg"):
+    for impl in ("rbg", "unsafe_rbg", "threefry4x32", "philox2x32", "philox4x32"):
         for what in ("keys", "samplers", "transforms"):
             yield script_case(
                 f"public_names/prng_impl/{impl}/{what}", _prng_impl(impl, what), tags=TAGS

@@ -1098,7 +1098,9 @@ def linearize_program(
     cache = _program_cache(program)
     if key in cache:
         return cache[key]
-    holder: list[Linearized] = []
+    # (linear program, number of residuals, out_nonzero): not the Linearized
+    # itself, whose primals and residuals are tracers of the finished trace
+    holder: list[tuple[Program, int, list[bool]]] = []
 
     def known_fun(*primals: Any) -> list[Any]:
         lin = linearize_flat(
@@ -1108,15 +1110,15 @@ def linearize_program(
             instantiate,
             own_types,
         )
-        holder.append(lin)
+        holder.append((lin.linear, len(lin.residuals), lin.out_nonzero))
         return list(lin.primals_out) + list(lin.residuals)
 
     known, captured, _ = tracing.trace_to_program(
         known_fun, program.in_avals, "linearize", ["a primal"] * len(program.in_vars)
     )
     assert not captured, "linearize_program: the program must be closed"
-    lin = holder[0]
-    result = LinearizedProgram(known, lin.linear, len(lin.residuals), lin.out_nonzero)
+    linear, num_res, out_nonzero = holder[0]
+    result = LinearizedProgram(known, linear, num_res, out_nonzero)
     cache[key] = result
     return result
 

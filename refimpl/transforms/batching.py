@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
+from refimpl.config import config
 from refimpl.core import Literal, Program
 from refimpl.primitives import batch_rules, collectives, elementwise, ref_context, rule_context
 from refimpl.traceback_util import api_boundary
@@ -536,6 +537,28 @@ def _vmap_call(
     (``device``: the members are a pmap's devices, see :class:`AxisFrame`)."""
 
     trace = BatchTrace(AxisFrame(axis_name, size, device), f"vmap({name})")
+    outs, out_dims, ref_outs, out_tree = _run_batched(
+        trace, fun, name, leaves, in_tree, axes, size, axis_name
+    )
+    if config._values["check_tracer_leaks"]:
+        # after _run_batched returned: the tracers its frame held are gone
+        tracing.check_no_leaks(trace)
+    return _vmap_outputs(name, outs, out_dims, ref_outs, out_tree, out_axes, size)
+
+
+def _run_batched(
+    trace: BatchTrace,
+    fun: Callable[..., Any],
+    name: str,
+    leaves: list[Any],
+    in_tree: tree_util.PyTreeDef,
+    axes: list[int | None],
+    size: int,
+    axis_name: Any,
+) -> tuple[list[Any], list[int | None], dict[int, Any], tree_util.PyTreeDef]:
+    """Call ``fun`` on the mapped leaves under ``trace``: its flat outputs
+    unpacked (values of the level below, with their batch axes), the mapped
+    Ref arguments it returned (by output index), and its output tree."""
     with contextlib.ExitStack() as stack:
         stack.enter_context(collectives.bound_axis(axis_name, size, trace))
         stack.enter_context(tracing.new_main(trace))
@@ -577,8 +600,20 @@ def _vmap_call(
             value, dim = trace.unpack(leaf)
             outs.append(value)
             out_dims.append(dim)
-    out_trees = [out_tree]
-    out_tree = out_trees[0]
+    return outs, out_dims, ref_outs, out_tree
+
+
+def _vmap_outputs(
+    name: str,
+    outs: list[Any],
+    out_dims: list[int | None],
+    ref_outs: dict[int, Any],
+    out_tree: tree_util.PyTreeDef,
+    out_axes: Any,
+    size: int,
+) -> Any:
+    """The vmapped function's result: each flat output with its batch axis
+    moved to the one ``out_axes`` asks for."""
     flat_out_axes = _flatten_axes("out_axes", out_axes, out_tree.unflatten(outs), "the output")
     paths = [path for path, _ in tree_util.flatten_with_path_strings(out_tree.unflatten(outs))[0]]
     results = []

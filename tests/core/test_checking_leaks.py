@@ -1,8 +1,8 @@
-"""``jax.checking_leaks()`` and ``jax.check_tracer_leaks(v)`` are accepted
-(JAX 0.10.2 names; refimpl lacked them): a program that leaks no tracer runs
-the same inside them as in JAX, on both backends. refimpl does not look for
-leaks when a trace ends; a leaked tracer is the UnexpectedTracerError where it
-is used, as in JAX without the flag (docs/semantics.md 15.5)."""
+"""``jax.checking_leaks()`` and ``jax.check_tracer_leaks(v)`` (JAX 0.10.2
+names): a program that leaks no tracer runs the same inside them as in JAX,
+on both backends; a leak is JAX's "Leaked trace" Exception when the trace
+ends (tests/transforms/test_leak_checking.py compares which programs raise),
+and without the check the UnexpectedTracerError where it is used."""
 
 from __future__ import annotations
 
@@ -41,9 +41,14 @@ def test_check_tracer_leaks_context_and_decorator(backend, value):
     assert int(run()) == 3
 
 
-def test_a_leaked_tracer_is_an_error_where_used(backend):
+def test_a_leaked_tracer_is_an_error_where_used_without_the_check(backend):
     leaked = []
-    with ri.checking_leaks():
-        ri.jit(lambda v: leaked.append(v) or v)(1.0)
+    ri.jit(lambda v: leaked.append(v) or v)(1.0)
     with pytest.raises(ri.errors.UnexpectedTracerError):
         rnp.sin(leaked[0]) + 1
+
+
+def test_a_leaked_tracer_is_an_error_when_the_trace_ends_with_the_check(backend):
+    leaked = []
+    with ri.checking_leaks(), pytest.raises(Exception, match="Leaked trace"):
+        ri.jit(lambda v: leaked.append(v) or v)(1.0)
