@@ -103,7 +103,8 @@ ROWS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 # XLA's complex formulas at infinite and NaN parts (not C99's special values)
-_FUNCTIONS = ("exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh")
+_FUNCTIONS = ("exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+              "arcsin", "arccos", "arcsinh")  # fmt: skip
 ROWS += [
     (f"{name}_nonfinite", lambda ns, L, name=name: _seen(ns, getattr(ns.np_, name)(ns.asarray(_Z))))
     for name in _FUNCTIONS

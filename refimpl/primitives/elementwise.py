@@ -240,6 +240,25 @@ def _expm1(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def _arc_sin_cos(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """``fn`` (NumPy's arcsin or arccos) as XLA's (CHLO's) complex asin/acos:
+    the sign of a zero imaginary part on the branch cuts ``|Re z| > 1`` is
+    ignored (asin(1.5 - 0j) is pi/2 + 0.96j, NumPy's pi/2 - 0.96j), and
+    ``+-0 + nan j`` gives nan + nan j (NumPy: a finite real part)."""
+
+    def impl(x: np.ndarray) -> np.ndarray:
+        if not dtypes.is_complex(x.dtype):
+            return fn(x)
+        z = np.array(x)
+        z.imag = np.where((x.imag == 0) & (np.abs(x.real) > 1), 0, x.imag)
+        with np.errstate(all="ignore"):
+            out = fn(z)
+        on_axis_nan = (x.real == 0) & np.isnan(x.imag)
+        return np.where(on_axis_nan, np.asarray(_NAN_PAIR, x.dtype), out)
+
+    return impl
+
+
 def _sqrt(x: np.ndarray) -> np.ndarray:
     if not dtypes.is_complex(x.dtype):
         return np.sqrt(x)
@@ -282,8 +301,8 @@ tan_p = unary(
     _in_float32(_xla_f32(xla_math.tan, _xla_complex(np.tan, _result_nan_off_imaginary_axis))),
     INEXACT,
 )
-asin_p = unary("asin", _in_float32(np.arcsin), INEXACT)
-acos_p = unary("acos", _in_float32(np.arccos), INEXACT)
+asin_p = unary("asin", _in_float32(_arc_sin_cos(np.arcsin)), INEXACT)
+acos_p = unary("acos", _in_float32(_arc_sin_cos(np.arccos)), INEXACT)
 atan_p = unary("atan", _in_float32(np.arctan), INEXACT)
 sinh_p = unary("sinh", _in_float32(_xla_complex(np.sinh, _result_nan_off_real_axis)), INEXACT)
 cosh_p = unary("cosh", _in_float32(_xla_complex(np.cosh, _result_nan_off_real_axis)), INEXACT)

@@ -221,7 +221,8 @@ def test_fmax_fmin_match_jax(backend, name):
 
 # --- complex functions at infinities and NaN ------------------------------------------------
 
-_FUNCTIONS = ["exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh"]
+_FUNCTIONS = ["exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+              "arcsin", "arccos", "arcsinh"]  # fmt: skip
 
 
 def _assert_close_nonfinite(got, want, rtol):
