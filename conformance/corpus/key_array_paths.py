@@ -121,7 +121,22 @@ def _array_uint32_python_ints(ns: Any) -> Any:
     return data, api.random.loggamma(api.random.wrap_key_data(data), 0.0)
 
 
+def _key_cotangents(ns: Any) -> Any:
+    """grad/vjp with allow_int: a key array's cotangent is float0 of its shape
+    (each cotangent as its shape followed by whether its dtype is float0)."""
+    api = _api(ns)
+    keys = _keys(api, 3)
+    g = api.grad(lambda k, x: x * 1.0, allow_int=True, argnums=(0, 1))(keys, 2.0)
+    v = api.vjp(lambda d: d["x"] * 2.0, {"k": keys, "x": 2.0})[1](1.0)[0]
+    j = api.jit(api.grad(lambda k: 1.0, allow_int=True))(_keys(api, 4, (2, 2)))
+    return [
+        np.array([*np.shape(c), np.asarray(c).dtype == api.dtypes.float0])
+        for c in (g[0], v["k"], j)
+    ]
+
+
 ROWS: list[tuple[str, Any]] = [
+    ("key_cotangents_float0", _key_cotangents),
     ("numpy_structural", _numpy_structural),
     ("lax_structural_jit", _lax_structural_jit),
     ("vmap_scan_of_keys", _vmap_scan_of_keys),

@@ -122,9 +122,43 @@ ERRORS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
+_LU_A = (np.arange(12, dtype=np.float32).reshape(3, 2, 2) % 5 + 4 * np.eye(2, dtype=np.float32))
+_LU_B = np.arange(6, dtype=np.float32).reshape(3, 2) - 2
+
+# jax.scipy.linalg.lu_solve: a batch of vectors (b with one dimension less
+# than lu; JAX's FutureWarning), an empty batch, broadcast batch dimensions
+# and the transposed solve
+LU_ROWS: list[tuple[str, Any]] = [
+    ("lu_solve_batch_of_vectors",
+     lambda ns, L: importlib.import_module(_api(ns).__name__ + ".scipy.linalg").lu_solve(
+         importlib.import_module(_api(ns).__name__ + ".scipy.linalg").lu_factor(_LU_A), _LU_B)),
+    ("lu_solve_empty_batch",
+     lambda ns, L: importlib.import_module(_api(ns).__name__ + ".scipy.linalg").lu_solve(
+         importlib.import_module(_api(ns).__name__ + ".scipy.linalg").lu_factor(_LU_A[:0]),
+         _LU_B[:0])),
+    ("lu_solve_broadcast_lu",
+     lambda ns, L: importlib.import_module(_api(ns).__name__ + ".scipy.linalg").lu_solve(
+         importlib.import_module(_api(ns).__name__ + ".scipy.linalg").lu_factor(_LU_A[0]),
+         np.ones((3, 2, 4), np.float32))),
+    ("lu_solve_trans_1",
+     lambda ns, L: importlib.import_module(_api(ns).__name__ + ".scipy.linalg").lu_solve(
+         importlib.import_module(_api(ns).__name__ + ".scipy.linalg").lu_factor(_LU_A),
+         _LU_B[..., None], trans=1)),
+]  # fmt: skip
+
+
 def cases() -> Iterator[Case]:
+    yield from _lu_cases()
     helpers = "".join(inspect.getsource(h) for h in (_api, _dot))
     for group in (ROWS, ERRORS):
         for name, fn in group:
             case = script_case(f"linalg.paths/{name}", on_lax(fn), expect=AGREE)
             yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
+
+
+def _lu_cases() -> Iterator[Case]:
+    data = "_LU_A = ... (see linalg_paths.py)\n" + repr((_LU_A.tolist(), _LU_B.tolist()))
+    for name, fn in LU_ROWS:
+        case = script_case(f"linalg.paths/{name}", on_lax(fn), expect=AGREE)
+        src = inspect.getsource(fn).strip()
+        yield replace(case, source=f"{case.source}\n{src}\n{inspect.getsource(_api)}{data}")
