@@ -80,6 +80,7 @@ FAMILIES: Sequence[str] = (
     "collective_paths",
     "elementwise_paths",
     "complex_parts_paths",
+    "int4_paths",
     "reduction_paths",
     "partial_tangent_paths",
     "structural_paths",
