@@ -122,7 +122,7 @@ ERRORS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
-_LU_A = (np.arange(12, dtype=np.float32).reshape(3, 2, 2) % 5 + 4 * np.eye(2, dtype=np.float32))
+_LU_A = np.arange(12, dtype=np.float32).reshape(3, 2, 2) % 5 + 4 * np.eye(2, dtype=np.float32)
 _LU_B = np.arange(6, dtype=np.float32).reshape(3, 2) - 2
 
 # jax.scipy.linalg.lu_solve: a batch of vectors (b with one dimension less
