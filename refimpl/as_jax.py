@@ -13,7 +13,7 @@ names are spelled differently in refimpl and are translated
 (``jax.config.update("jax_...")`` -> ``ri.config.update("...")``).
 
 A name refimpl does not provide is an ``AttributeError`` naming it, e.g.
-``jax.numpy.int4 is not provided by refimpl (running under refimpl.as_jax);
+``jax.numpy.int2 is not provided by refimpl (running under refimpl.as_jax);
 see docs/numpy.md for what refimpl covers``; an unknown ``jax.*`` module is
 a ``ModuleNotFoundError`` with the same pointer.
 """
