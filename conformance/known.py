@@ -197,6 +197,16 @@ KNOWN_DIFFERENCES: list[KnownDifference] = [
         differs=(r"^\['warned_not_usable'\]: expected True, got False$",),
     ),
     KnownDifference(
+        "indexing.paths/dynamic_update_slice_uint8_start_past_its_range",
+        "jax",
+        "dynamic_update_slice clamps its start into [0, dim - size] exactly in refimpl (both "
+        "backends: the PJRT lowering widens starts narrower than int32). jax 0.10.2's XLA CPU "
+        "clamps a narrow start in its own type, where the bound wraps: a uint8 start of 127 "
+        "into 300 elements, 2 written, goes to uint8(298) = 42; with an int8 start it does so "
+        "eagerly and not under jit, so it is not a rule of the operation to follow.",
+        differs=(r"^out: off by up to .*; first at \[42\]: expected (42|-7)\.0, got (-7|42)\.0$",),
+    ),
+    KnownDifference(
         "ad/weak_primal_strong_tangent/vjp_jit_strong_ct",
         "jax",
         "A strong cotangent given to the pullback of a jitted function of a weakly typed primal: "

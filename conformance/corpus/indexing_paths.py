@@ -151,6 +151,26 @@ ROWS: list[tuple[str, Any]] = [
     ("at_get_mode_drop_reads_fill_value_jit",
      lambda ns, L: ns.jit(lambda x, i: x.at[i].get(mode="drop", fill_value=-3.0))(
          _M[0], np.array([0, 9, -1], np.int32))),
+    # a narrow signed index counted from the end in its own dtype (int8(300)
+    # wraps to 44): x[int8(-1)] of 300 elements is element 43, as JAX
+    ("getitem_int8_negative_index_1d_jit",
+     lambda ns, L: ns.jit(lambda x, i: x[i])(np.arange(300, dtype=np.float32), np.int8(-1))),
+    ("getitem_int8_negative_index_2d_exact",
+     lambda ns, L: ns.asarray(np.arange(600, dtype=np.float32).reshape(300, 2))[
+         ns.asarray(np.int8(-1))]),
+    ("at_get_int8_index_wrapped_still_negative_clamps",
+     lambda ns, L: ns.asarray(np.arange(300, dtype=np.float32)).at[
+         ns.asarray(np.int8(-128))].get()),
+    ("take_int8_indices_wrapped_fill",
+     lambda ns, L: ns.np_.take(np.arange(300, dtype=np.float32), np.array([-1, -128, 7], np.int8))),
+    ("dynamic_update_slice_int8_start_past_its_range_jit",
+     lambda ns, L: ns.jit(lambda x, i: L.dynamic_update_slice(x, np.float32([-7, -8]), (i,)))(
+         np.arange(300, dtype=np.float32), np.int8(127))),
+    # refimpl clamps the start exactly; XLA's CPU backend clamps a uint8 one
+    # against int-typed 298 = 42 (known.py)
+    ("dynamic_update_slice_uint8_start_past_its_range",
+     lambda ns, L: L.dynamic_update_slice(ns.asarray(np.arange(300, dtype=np.float32)),
+                                          np.float32([-7, -8]), (ns.asarray(np.uint8(127)),))),
 ]  # fmt: skip
 
 ERRORS: list[tuple[str, Any]] = [
@@ -175,6 +195,11 @@ ERRORS: list[tuple[str, Any]] = [
     ("dynamic_slice_mixed_start_dtypes_jit",
      lambda ns, L: ns.jit(lambda x: L.dynamic_slice(x, (np.int32(1), np.int16(0)), (2, 2)))(_M)),
     ("tile_reps_of_another_length", lambda ns, L: L.tile(ns.asarray(_M), (2,))),
+    ("at_set_int8_scalar_index_axis_300",
+     lambda ns, L: ns.asarray(np.arange(300, dtype=np.float32)).at[
+         ns.asarray(np.int8(5))].set(1.0)),
+    ("take_wrap_int8_index_axis_300",
+     lambda ns, L: ns.np_.take(np.arange(300, dtype=np.float32), np.int8(5), mode="wrap")),
 ]  # fmt: skip
 
 

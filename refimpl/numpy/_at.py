@@ -108,14 +108,16 @@ class IndexUpdateRef:
         size = aval_of(flat, "at[].get", 0).shape[0]
         if size == 0:
             return _indexing.getitem(self.array, self.index)
-        positions = _positions(self.array, self.index, clip=mode != "fill", wrap=wrap)
+        # JAX reads with a dynamic slice unless mode="fill" or an index is an array
+        sliced = mode != "fill"
+        positions = _positions(self.array, self.index, clip=sliced, wrap=wrap, sliced=sliced)
         if mode == "clip":
             return lax.gather_along_axis(flat, positions, 0, mode="clip")
         if mode != "fill":
             # JAX's promise_in_bounds (the default): the clamped read, but the
             # cotangent of an out-of-range index dropped (XLA's scatter skips it)
             taken = lax.gather_along_axis(flat, positions, 0, mode="clip")
-            marked = _positions(self.array, self.index, clip=False, wrap=wrap)
+            marked = _positions(self.array, self.index, clip=False, wrap=wrap, sliced=True)
             if not is_traced(marked) and bool(np.all(np.asarray(marked) >= 0)):
                 return taken
             inside = lax.ge(marked, tracing.TypedScalar(0, _INT, False))
@@ -368,11 +370,19 @@ def _check_out_sharding(method: str, out_sharding: Any) -> None:
         raise NotImplementedError(f"at[].{method}: out_sharding is not supported by refimpl")
 
 
-def _positions(array: Any, index: Any, *, clip: bool, wrap: bool = True) -> Any:
+def _positions(
+    array: Any, index: Any, *, clip: bool, wrap: bool = True, sliced: bool = False
+) -> Any:
     """The flat positions (int32, shaped like ``array[index]``) of the elements
     ``index`` selects; -1 for out-of-range ones (clamped instead with ``clip``).
     Negative indices count from the end unless ``wrap`` is False (JAX's
-    ``wrap_negative_indices``): then they are out of range."""
+    ``wrap_negative_indices``): then they are out of range.
+
+    A narrow signed 0-d index array (int8 into an axis of 300) is as in JAX:
+    read by a dynamic slice (``sliced``, no index array among the items), it
+    is counted from the end in its own dtype into a 1-d array and as int32
+    into more dims; otherwise (a gather or scatter) it is NumPy's
+    OverflowError, as an index array."""
     shape = aval_of(array, "at", 0).shape
     size = int(np.prod(shape, dtype=np.int64))
     grid = lax.reshape(lax.iota(_INT, size), shape) if shape else lax.reshape(lax.iota(_INT, 1), ())
@@ -380,9 +390,12 @@ def _positions(array: Any, index: Any, *, clip: bool, wrap: bool = True) -> Any:
     grid_shape = aval_of(grid, "at", 0).shape
     padded_axes = [d for d, (kind, _) in enumerate(items) if kind in ("int", "scalar", "array")]
     fixed = []
+    narrow = "raise"
+    if sliced and not any(kind == "array" for kind, _ in items):
+        narrow = "own dtype" if len(grid_shape) == 1 else "int32"
     for d, (kind, value) in enumerate(items):
         if d in padded_axes:
-            value = _fixed_index(kind, value, grid_shape[d], clip, wrap)
+            value = _fixed_index(kind, value, grid_shape[d], clip, wrap, narrow)
             kind = "int" if kind == "int" else ("scalar" if kind == "scalar" else "array")
         fixed.append((kind, value))
     if padded_axes:
@@ -393,16 +406,22 @@ def _positions(array: Any, index: Any, *, clip: bool, wrap: bool = True) -> Any:
     return _indexing._basic(grid, fixed)
 
 
-def _fixed_index(kind: str, value: Any, n: int, clip: bool, wrap: bool = True) -> Any:
+def _fixed_index(
+    kind: str, value: Any, n: int, clip: bool, wrap: bool = True, narrow: str = "raise"
+) -> Any:
     """An index into an axis of size ``n`` (padded to ``n + 1``): negatives
     wrapped, then out-of-range ones clamped into ``[0, n - 1]`` (``clip``) or
-    sent to the padding at ``n``."""
+    sent to the padding at ``n``. ``narrow``: see ``_positions``."""
     if kind == "int":
         wrapped = value + n if value < 0 and wrap else value
         if 0 <= wrapped < n:
             return wrapped
         return builtins.min(builtins.max(wrapped, 0), n - 1) if clip else n
-    if wrap:
+    if wrap and narrow == "own dtype":
+        in_dtype = _indexing.wrapped_negative(value, n)
+        if in_dtype is not None:  # what is still negative is out of range
+            value, wrap = in_dtype, False
+    elif wrap and narrow == "raise":
         _indexing.check_index_holds_size(aval_of(value, "at", "index"), n)
     if not is_traced(value):
         concrete = np.asarray(tracing.concrete_value(value, aval_of(value, "at", "index")))

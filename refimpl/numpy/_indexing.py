@@ -91,10 +91,16 @@ def _classify(item: Any) -> tuple[str, Any]:
             f"getitem: index arrays must have an integer or boolean dtype, got {aval.dtype.name}"
         )
     if aval.ndim == 0:
-        if is_traced(item):
+        if is_traced(item) or _narrow_signed(aval):
+            # a narrow signed array keeps its dtype: JAX counts a negative
+            # one from the end in that dtype (see wrapped_negative)
             return "scalar", item
         return "int", int(np.asarray(tracing.concrete_value(item, aval)))
     return "array", item
+
+
+def _narrow_signed(aval: Any) -> bool:
+    return dtypes.is_signed_int(aval.dtype) and aval.dtype.itemsize < _INDEX_DTYPE.itemsize
 
 
 def _concrete_slice(item: builtins.slice) -> builtins.slice:
@@ -251,7 +257,12 @@ def _basic(x: Any, items: list[tuple[str, Any]]) -> Any:
             if size == 0:
                 raise IndexError(f"getitem: index is out of bounds for axis {axis} with size 0")
             aval = aval_of(value, "getitem", "index")
-            if aval.dtype != _INDEX_DTYPE or aval.weak_type:
+            # JAX converts the start indices of a dynamic slice of several
+            # dims to int32; the one index into a 1-d array keeps its dtype,
+            # and dynamic_slice counts a negative one from the end in it
+            # (int8 -1 into 300 elements: -1 + int8(300) = 43)
+            one_dim = len(items) == 1 and _narrow_signed(aval) and not aval.weak_type
+            if not one_dim and (aval.dtype != _INDEX_DTYPE or aval.weak_type):
                 value = lax.convert_element_type(value, _INDEX_DTYPE)
             x = lax.dynamic_index_in_dim(x, value, axis, keepdims=True)
     removed = tuple(axis for axis, (kind, _) in enumerate(items) if kind in ("int", "scalar"))
@@ -262,12 +273,28 @@ def _basic(x: Any, items: list[tuple[str, Any]]) -> Any:
 
 def check_index_holds_size(aval: Any, size: int) -> None:
     """JAX 0.10.2 wraps a negative index array by adding the axis size in the
-    index's own dtype: a signed array too narrow for the size (int8 indices
-    into an axis of 300) is NumPy's OverflowError there, so here too."""
-    if aval.ndim == 0 or not dtypes.is_integer(aval.dtype) or dtypes.is_unsigned_int(aval.dtype):
+    index's own dtype: a signed array (0-d too) too narrow for the size (int8
+    indices into an axis of 300) is NumPy's OverflowError there, so here too
+    (gather and scatter indexing: ``x[i, idx]``, ``x.at[i].set``)."""
+    if not dtypes.is_integer(aval.dtype) or dtypes.is_unsigned_int(aval.dtype):
         return
     if size > np.iinfo(aval.dtype).max:
         raise OverflowError(f"Python integer {size} out of bounds for {aval.dtype.name}")
+
+
+def wrapped_negative(value: Any, size: int) -> Any:
+    """``value`` with its negative entries counted from the end in its own
+    dtype, as JAX's ``jnp.take`` and its dynamic slices of a 1-d array: the
+    size converted to the index dtype wraps (C-style) when it does not fit,
+    so int8 -1 into 300 elements is -1 + int8(300) = 43, and -128 is -84,
+    still out of range. None when the dtype holds ``size`` (no wrap)."""
+    aval = aval_of(value, "getitem", "index")
+    if not dtypes.is_signed_int(aval.dtype) or size <= np.iinfo(aval.dtype).max:
+        return None
+    wrapped = int(np.array(size, np.int64).astype(aval.dtype))
+    zero = tracing.TypedScalar(0, aval.dtype, False)
+    shift = tracing.TypedScalar(wrapped, aval.dtype, False)
+    return lax.select(lax.lt(value, zero), lax.add(value, shift), value)
 
 
 def _index_array(value: Any, size: int, clamp: bool = True) -> Any:
@@ -455,6 +482,11 @@ def take(
             raise IndexError(f"take: cannot take from an empty axis {axis} of shape {aval.shape}")
         shape = aval.shape[:axis] + index_aval.shape + aval.shape[axis + 1 :]
         return lax.broadcast_in_dim(tracing.TypedScalar(0, aval.dtype, aval.weak_type), shape, ())
+    if mode == "wrap":  # JAX takes the remainder by the size in the index's dtype
+        check_index_holds_size(index_aval, size)
+    narrow = wrapped_negative(indices, size) if mode == "fill" else None
+    if narrow is not None:  # normalized in the index's own dtype, as JAX
+        indices = narrow
     if index_aval.dtype != _INDEX_DTYPE or index_aval.weak_type:
         indices = lax.convert_element_type(indices, _INDEX_DTYPE)
     size_scalar = tracing.TypedScalar(size, _INDEX_DTYPE, False)
@@ -463,7 +495,7 @@ def take(
         return lax.gather_along_axis(a, remainder(indices, size_scalar), axis, mode="clip")
     if mode == "clip":
         return lax.gather_along_axis(a, indices, axis, mode="clip")
-    if not dtypes.is_unsigned_int(index_aval.dtype):
+    if narrow is None and not dtypes.is_unsigned_int(index_aval.dtype):
         indices = lax.select(lax.lt(indices, zero), lax.add(indices, size_scalar), indices)
     return lax.gather_along_axis(a, indices, axis, mode="fill", fill_value=fill_value)
 

@@ -827,14 +827,30 @@ def _other_dims(operand_ndim: int, axis: int, index_ndim: int) -> list[int]:
     return [d if d < axis else d - 1 + index_ndim for d in range(operand_ndim) if d != axis]
 
 
+def _wide_starts(ctx, starts, start_avals) -> list:
+    """Start indices narrower than 32 bits widened to int32: XLA clamps a
+    start into ``[0, dim - size]`` in the index's own type, where the bound
+    wraps when it does not fit (an int8 start of 127 into 300 elements, 2
+    written, is clamped to int8(298) = 42 by XLA's CPU backend in some
+    programs and not in others). The primitive clamps exactly, as the
+    reference interpreter."""
+    wide = np.dtype(np.int32)
+    return [
+        ctx.convert(s, a.dtype, wide) if a.dtype.itemsize < wide.itemsize else s
+        for s, a in zip(starts, start_avals, strict=True)
+    ]
+
+
 @dynamic_slice_p.def_lowering
 def _dynamic_slice_lowering(ctx, x, *starts, slice_sizes):
-    return [ctx.hlo.dynamic_slice(x, list(starts), list(slice_sizes))]
+    starts = _wide_starts(ctx, starts, ctx.avals_in[1:])
+    return [ctx.hlo.dynamic_slice(x, starts, list(slice_sizes))]
 
 
 @dynamic_update_slice_p.def_lowering
 def _dynamic_update_slice_lowering(ctx, x, update, *starts):
-    return [ctx.hlo.dynamic_update_slice(x, update, list(starts))]
+    starts = _wide_starts(ctx, starts, ctx.avals_in[2:])
+    return [ctx.hlo.dynamic_update_slice(x, update, starts)]
 
 
 @gather_along_axis_p.def_lowering

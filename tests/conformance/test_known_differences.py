@@ -201,6 +201,16 @@ def _claim_vjp_jit_strong_cotangent():
     assert jax.typeof(ct).weak_type
 
 
+def _claim_narrow_start_clamped_in_its_type():
+    x, update = jnp.arange(300.0, dtype=jnp.float32), jnp.float32([-7, -8])
+    for start, jitted in ((jnp.uint8(127), False), (jnp.uint8(127), True), (jnp.int8(127), False)):
+        dus = jax.jit(jax.lax.dynamic_update_slice) if jitted else jax.lax.dynamic_update_slice
+        written = np.nonzero(np.asarray(dus(x, update, (start,))) < 0)[0]
+        assert written.tolist() == [42, 43]  # not [127, 128]
+    jitted = jax.jit(lambda x, i: jax.lax.dynamic_update_slice(x, update, (i,)))
+    assert np.nonzero(np.asarray(jitted(x, jnp.int8(127))) < 0)[0].tolist() == [127, 128]
+
+
 def _claim_closed_over_untraced_args():
     def loss(x):
         @jax.custom_jvp
@@ -260,6 +270,9 @@ JAX_CLAIMS = {
     "donation/unusable-dtype-mismatch": _claim_unusable_dtype,
     "np.complex-derivatives/arccosh": _claim_acosh_jvp_other_root,
     "ad/weak_primal_strong_tangent/vjp_jit_strong_ct": _claim_vjp_jit_strong_cotangent,
+    "indexing.paths/dynamic_update_slice_uint8_start_past_its_range": (
+        _claim_narrow_start_clamped_in_its_type
+    ),
     "ad/custom_jvp/grad_of_closed_over_value_untraced_args": _claim_closed_over_untraced_args,
     "custom.api/custom_vmap_rule_output_without_batch_axis": (
         _claim_custom_vmap_rule_output_without_batch_axis
