@@ -58,7 +58,8 @@ class _ScalarMeta(type):
         )
 
     def __ne__(cls, other: Any) -> bool:
-        return not cls.__eq__(other)
+        # the metaclass's __eq__: ``cls.__eq__`` would find the class's own (object's)
+        return not type(cls).__eq__(cls, other)
 
     def __hash__(cls) -> int:
         return hash(cls.dtype.type)
@@ -153,15 +154,23 @@ def issubdtype(arg1: Any, arg2: Any) -> bool:
         if isinstance(arg2, (_ScalarMeta, np.dtype)):
             return np.dtype(arg2) == dtypes.bfloat16
         return arg2 in (np.floating, np.inexact, np.number, np.generic)
+    if isinstance(first, type) and first in (ml_dtypes.int4, ml_dtypes.uint4):
+        first = np.dtype(first)
     if isinstance(first, np.dtype) and first in dtypes.INT4_DTYPES:
         # ml_dtypes' 4-bit types are not NumPy subtypes of integer; JAX places them there
-        if isinstance(arg2, (_ScalarMeta, np.dtype, str)):
-            return _same_type(first, arg2.dtype if isinstance(arg2, _ScalarMeta) else arg2)
-        kind = np.signedinteger if first == dtypes.int4 else np.unsignedinteger
-        return arg2 in (kind, np.integer, np.number, np.generic)
+        if arg2 in _ABSTRACT_TYPES:
+            kind = np.signedinteger if first == dtypes.int4 else np.unsignedinteger
+            return arg2 in (kind, np.integer, np.number, np.generic)
+        return _same_type(first, arg2.dtype if isinstance(arg2, _ScalarMeta) else arg2)
     if isinstance(arg2, _ScalarMeta):
         arg2 = arg2.dtype
     return builtins.bool(np.issubdtype(first, arg2))
+
+
+_ABSTRACT_TYPES = (
+    np.generic, np.number, np.inexact, np.floating, np.complexfloating, np.integer,
+    np.signedinteger, np.unsignedinteger, np.flexible, np.character,
+)  # fmt: skip
 
 
 def result_type(*args: Any) -> np.dtype:

@@ -154,9 +154,21 @@ def test_names_and_limits_match_jax():
         r, j = rnp.iinfo(getattr(rnp, name)), jnp.iinfo(getattr(jnp, name))
         assert (r.min, r.max, r.bits) == (j.min, j.max, j.bits)
         assert dtypes_api.itemsize_bits(name) == jax.dtypes.itemsize_bits(name)
-        for kind in (np.integer, np.signedinteger, np.unsignedinteger, np.floating):
+        raw = np.dtype(name).type  # ml_dtypes' scalar type
+        for kind in (np.integer, np.signedinteger, np.unsignedinteger, np.number, np.floating):
             assert rnp.issubdtype(name, kind) == jnp.issubdtype(name, kind)
+            assert rnp.issubdtype(raw, kind) == jnp.issubdtype(raw, kind)
             assert dtypes_api.issubdtype(name, kind) == jax.dtypes.issubdtype(name, kind)
+        for a, b in [(raw, name), (name, raw), (getattr(rnp, name), raw), (raw, np.int8)]:
+            want = jnp.issubdtype(getattr(jnp, name) if a is not raw and a != name else a, b)
+            assert rnp.issubdtype(a, b) == want, (a, b)
+
+
+def test_scalar_types_compare_as_jax():
+    # != used to fail with a TypeError (the class's own __eq__ was called)
+    for r, j, other in [(rnp.int4, jnp.int4, jnp.uint4), (rnp.int8, jnp.int8, np.int8)]:
+        assert (r != getattr(rnp, other.__name__)) == (j != other)
+        assert (r != np.dtype(r)) == (j != np.dtype(j))
 
 
 def test_host_copy_and_printing(backend):
