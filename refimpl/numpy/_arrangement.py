@@ -93,11 +93,16 @@ def block(arrays: Any) -> Array:
 
 
 def sort_complex(a: ArrayLike) -> Array:
-    """``sort(a)`` as a complex array (by real part, then imaginary part)."""
-
+    """``sort(a)`` as a complex array (by real part, then imaginary part), of
+    the complex type of ``a``'s width as JAX's ``to_complex_dtype``: complex128
+    for 64-bit input (with x64), complex64 otherwise (float32, int32, bool)."""
     a = checked_array("sort_complex", a)
     dtype = _aval(a).dtype
-    target = dtype if dtypes.is_complex(dtype) else dtypes.canonicalize_dtype(np.complex128)
+    if dtypes.is_complex(dtype):
+        target = dtype
+    else:
+        wide = dtype.itemsize == 8
+        target = dtypes.canonicalize_dtype(np.complex128 if wide else np.complex64)
     return lax.convert_element_type(sort(a), target)
 
 

@@ -271,3 +271,11 @@ def test_complex_division_and_powers_at_nonfinite_parts(backend):
     ]:
         _assert_close_nonfinite(ours(z), theirs(z), rtol=1e-6)
         _assert_close_nonfinite(ri.jit(ours)(z), theirs(z), rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64, np.uint8, np.bool_])
+def test_sort_complex_dtype_follows_input_width(backend, x64, dtype):
+    """JAX's to_complex_dtype: complex64 for 32-bit and narrower input, even
+    with x64 on; complex128 for 64-bit input."""
+    a = np.array([3, 1, 2], dtype)
+    _assert_exact(rnp.sort_complex(a), jnp.sort_complex(a))
