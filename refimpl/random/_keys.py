@@ -191,6 +191,15 @@ class PRNGKeyArray:
         return self._data.sharding
 
     @property
+    def addressable_shards(self) -> list[Any]:
+        """The key data's shards, each as a key array; the index is the
+        shard's place in the key data (with its trailing key axis), as JAX's."""
+        return [
+            type(s)(type(self)(s.data), s.device, s.index, s.replica_id)
+            for s in self._data.addressable_shards
+        ]
+
+    @property
     def is_fully_addressable(self) -> bool:
         return self._data.is_fully_addressable
 

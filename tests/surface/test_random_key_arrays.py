@@ -306,3 +306,16 @@ def test_the_cotangent_of_a_key_array_is_float0_of_its_shape(backend):
         assert type(g) is not type(rr.key(0))
         g, w = np.asarray(g), np.asarray(w)
         assert (g.shape, g.dtype) == (w.shape, w.dtype)
+
+
+@pytest.mark.parametrize("n", [None, 10])
+def test_key_array_addressable_shards_as_jax(backend, n):
+    def shards(lib):
+        keys = lib.random.key(1) if n is None else lib.random.split(lib.random.key(0), n)
+        out = []
+        for s in keys.addressable_shards:
+            data = lib.random.key_data(s.data)
+            out.append((s.data.shape, str(s.data.dtype), s.index, np.asarray(data).tolist()))
+        return keys.is_fully_addressable, keys.is_fully_replicated, out
+
+    assert shards(ri) == shards(jax)
