@@ -205,10 +205,12 @@ def isfinite(x: ArrayLike, /) -> Array:
 
 
 def isinf(x: ArrayLike, /) -> Array:
-    """``x`` is +inf or -inf (in either part, for complex)."""
+    """``x`` is +inf or -inf (in either part, for complex). The result is
+    strongly typed, also for a Python float (JAX compares with a strong
+    constant)."""
     dtype = _dtype_of(x, "isinf")
     if dtypes.is_floating(dtype):
-        return lax.eq(lax.abs(x), scalar_like(x, np.inf))
+        return lax.eq(lax.abs(x), np.asarray(np.inf, dtype))
     if dtypes.is_complex(dtype):
         return lax.bitwise_or(isinf(real(x)), isinf(imag(x)))
     return full_like_shape(x, False, np.dtype(bool))

@@ -279,3 +279,11 @@ def test_sort_complex_dtype_follows_input_width(backend, x64, dtype):
     with x64 on; complex128 for 64-bit input."""
     a = np.array([3, 1, 2], dtype)
     _assert_exact(rnp.sort_complex(a), jnp.sort_complex(a))
+
+
+@pytest.mark.parametrize("value", [2.0, np.inf, complex(np.nan, np.inf), 1 + 2j, 3])
+def test_isinf_of_python_scalars_is_strong(backend, value):
+    """JAX compares with a strongly typed infinity (and or-s the parts of a
+    complex), so isinf of a Python float or complex is a strong bool."""
+    _assert_exact(rnp.isinf(value), jnp.isinf(value))
+    _assert_exact(ri.jit(rnp.isinf)(value), jnp.isinf(value))
