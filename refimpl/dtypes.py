@@ -243,7 +243,32 @@ def _to_supported_dtype(dtype: Any) -> np.dtype:
             f"dtype {dt!s} (from {dtype!r}) is not supported by refimpl; "
             f"supported dtypes: {', '.join(str(d) for d in ALL_DTYPES)}"
         )
+    if dt in INT4_DTYPES and not _int4_seen:
+        _saw_int4()
     return dt
+
+
+# Run once, when a 4-bit integer dtype first enters refimpl: the primitives
+# layer then switches its impls to ones that widen 4-bit operands, a cost
+# every other program need not pay.
+_first_int4_hooks: list[Any] = []
+_int4_seen = False
+
+
+def _saw_int4() -> None:
+    global _int4_seen
+    _int4_seen = True
+    while _first_int4_hooks:
+        _first_int4_hooks.pop(0)()
+
+
+def on_first_int4(hook: Any) -> None:
+    """Call ``hook()`` when an int4/uint4 dtype is first canonicalized (at
+    once, if one already was)."""
+    if _int4_seen:
+        hook()
+    else:
+        _first_int4_hooks.append(hook)
 
 
 @functools.lru_cache(maxsize=512)

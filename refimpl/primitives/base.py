@@ -108,6 +108,26 @@ def _int4_widening(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     return impl
 
 
+# Every primitive with an impl; their impls widen 4-bit operands only once an
+# int4/uint4 dtype has appeared (dtypes.on_first_int4), so no other program
+# pays for the check.
+_all_primitives: list[Primitive] = []
+_int4_active = False
+
+
+def _int4_impl(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    return fn if name in _NATIVE_INT4 else _int4_widening(fn, name)
+
+
+def _activate_int4() -> None:
+    global _int4_active, _impls_defined
+    _int4_active = True
+    for primitive in _all_primitives:
+        if primitive._raw_impl is not None:
+            primitive._impl = _int4_impl(primitive.name, primitive._raw_impl)
+    _impls_defined += 1  # the interpreter's plans hold impls: they are out of date
+
+
 def _holds_code(param: Any) -> bool:
     if isinstance(param, tuple):
         return any(_holds_code(p) for p in param)
@@ -120,6 +140,7 @@ class Primitive:
         self.multiple_results = multiple_results
         self._abstract_eval: Callable[..., Any] | None = None
         self._impl: Callable[..., Any] | None = None
+        self._raw_impl: Callable[..., Any] | None = None  # _impl before 4-bit widening
         self.mask_rule: Callable[..., Any] | None = None
         self.lowering: Callable[..., Any] | None = None
         # (x64, params, input avals) -> output avals of eager applications
@@ -146,7 +167,9 @@ class Primitive:
 
     def def_impl(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         global _impls_defined
-        self._impl = fn if self.name in _NATIVE_INT4 else _int4_widening(fn, self.name)
+        self._raw_impl = fn
+        self._impl = _int4_impl(self.name, fn) if _int4_active else fn
+        _all_primitives.append(self)
         _impls_defined += 1  # the interpreter's plans hold impls: they are out of date
         return fn
 
@@ -400,3 +423,6 @@ def as_int_tuple(name: str, value: Any, arg: str) -> tuple[int, ...]:
 def _is_int_scalar_array(item: Any) -> bool:
     dtype = getattr(item, "dtype", None)
     return dtype is not None and getattr(item, "shape", None) == () and np.dtype(dtype).kind in "iu"
+
+
+dtypes.on_first_int4(_activate_int4)
