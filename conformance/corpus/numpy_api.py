@@ -775,6 +775,14 @@ def _lax_numpy_test_cases_creation() -> Iterator[Case]:
         notes="x1 split by frexp first: 2**x2 alone would overflow",
     )
     yield fn_case(
+        "np.lax_numpy/ldexp_subnormals_flushed",
+        lambda ns, x1, x2: ns.np_.ldexp(x1, x2),
+        [np.array([1.0, -1.75, 3.0, 4e-45, 1e-39], np.float32), np.array([-127, -127, -127, 5, 9])],
+        expect=AGREE,
+        tags=["numpy"],
+        notes="XLA CPU's FTZ/DAZ: a subnormal x1 comes back as it is, a subnormal result is 0",
+    )
+    yield fn_case(
         "np.lax_numpy/polymul_trim_leading_zeros",
         lambda ns, a1, a2: ns.np_.polymul(a1, a2, trim_leading_zeros=True),
         [np.array([0, 0, 1, 2], np.int32), np.array([0.0, 3.0], np.float32)],

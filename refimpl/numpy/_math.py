@@ -186,7 +186,7 @@ def signbit(x: ArrayLike, /) -> Array:
         # ValueError as JAX 0.10.2 (the sign of a complex number is not defined)
         raise ValueError("signbit does not support complex-valued inputs")
     if dtypes.is_integer(dtype):
-        return lax.lt(x, scalar_like(x, 0))
+        return lax.lt(x, np.zeros((), dtype))  # a strong zero: strong also for a Python int
     bits, int_dtype = _bits(x)
     return lax.lt(bits, np.zeros((), int_dtype))
 
@@ -293,7 +293,11 @@ def isreal(x: ArrayLike, /) -> Array:
     """``imag(x) == 0`` (True for non-complex input)."""
     x = checked_array("isreal", x)
     if not dtypes.is_complex(_dtype(x, "isreal")):
-        return full_like_shape(x, True, np.dtype(bool))
+        # weak for a weak input (a Python int or float), as JAX's imag(x) == 0
+        weak = aval_of(x, "isreal", 0).weak_type
+        return lax.convert_element_type(
+            full_like_shape(x, True, np.dtype(bool)), np.dtype(bool), weak_type=weak
+        )
     return lax.eq(imag(x), scalar_like(imag(x), 0))
 
 
@@ -323,7 +327,7 @@ def _isinf_sign(name: str, x: ArrayLike, value: float) -> Array:
         raise ValueError(f"{name}: complex values are not supported")
     if not dtypes.is_floating(dtype):
         return full_like_shape(x, False, np.dtype(bool))
-    return lax.eq(x, scalar_like(x, value))
+    return lax.eq(x, np.asarray(value, dtype))  # a strong constant, as JAX's
 
 
 def nan_to_num(
@@ -528,7 +532,27 @@ def ldexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     mantissa = _ufuncs.where(positive, _ufuncs.multiply(mantissa, 2), mantissa)
     exponent = _ufuncs.where(positive, _ufuncs.subtract(exponent, 1), exponent)
     result = _ufuncs.multiply(mantissa, _ufuncs.power(2, exponent))
-    return _ufuncs.where(_ufuncs.logical_or(isinf(x1), _ufuncs.equal(x1, 0)), x1, result)
+    passed = _ufuncs.logical_or(isinf(x1), _ufuncs.equal(x1, 0))
+    if dtype in _FLUSHED_DTYPES:
+        # JAX's ldexp runs under XLA CPU's flushing of subnormals (its PJRT
+        # client sets FTZ and DAZ around every execution, whatever the host
+        # CPU): a subnormal x1 compares equal to 0 and comes back as it is,
+        # and a subnormal result is a zero of its sign. float16 is computed
+        # in float32 by XLA, where its subnormals are normal: kept.
+        tiny = scalar_like(x1, float(_finfo(dtype).tiny))
+        passed = _ufuncs.logical_or(passed, lax.lt(abs(x1), tiny))
+        flushed = lax.mul(result, scalar_like(result, 0.0))
+        result = _ufuncs.where(lax.lt(abs(result), tiny), flushed, result)
+    return _ufuncs.where(passed, x1, result)
+
+
+_FLUSHED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(dtypes.bfloat16))
+
+
+def _finfo(dtype: np.dtype) -> Any:
+    import ml_dtypes
+
+    return ml_dtypes.finfo(dtype)
 
 
 def fmax(x1: ArrayLike, x2: ArrayLike) -> Array:
