@@ -287,3 +287,13 @@ def test_isinf_of_python_scalars_is_strong(backend, value):
     complex), so isinf of a Python float or complex is a strong bool."""
     _assert_exact(rnp.isinf(value), jnp.isinf(value))
     _assert_exact(ri.jit(rnp.isinf)(value), jnp.isinf(value))
+
+
+@pytest.mark.parametrize("name", ["isreal", "iscomplex", "signbit", "isposinf", "isneginf"])
+@pytest.mark.parametrize("value", [2.0, -3, -np.inf, np.float32(2), np.int32(-3)])
+def test_predicates_of_python_scalars_weak_as_jax(backend, name, value):
+    """isreal/iscomplex of a weak real input are weak (JAX's imag(x) == 0 keeps
+    it); signbit of an int and isposinf/isneginf compare with strong constants."""
+    ours, theirs = getattr(rnp, name), getattr(jnp, name)
+    _assert_exact(ours(value), theirs(value))
+    _assert_exact(ri.jit(ours)(value), theirs(value))
