@@ -392,6 +392,13 @@ def power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     d1, d2 = _dtype_of(x1), _dtype_of(x2)
     base, exp_ = promote_args_numeric("power", x1, x2)
     if not dtypes.is_inexact(_dtype_of(base)):
+        if _dtype_of(base) in dtypes.INT4_DTYPES:
+            # JAX 0.10.2's array-exponent integer power asks NumPy for the bit
+            # width, which it has not for ml_dtypes' int4: a ValueError there too
+            raise ValueError(
+                f"power: a {_dtype_of(base).name} base needs a static integer exponent "
+                "(an array exponent is not supported for 4-bit integers)"
+            )
         return _pow_int_int(base, exp_)
     if dtypes.is_inexact(d1) and dtypes.is_integer(d2):
         # the base's dtype is kept; the result is weak only if both operands

@@ -95,6 +95,10 @@ PROGRAMS = {
     "add_float_refused": lambda np_, lax, t: np_.array(I4, np_.int4) + 1.5,
     "add_int8_refused": lambda np_, lax, t: np_.array(I4, np_.int4) + np_.ones(4, np_.int8),
     "mix_refused": lambda np_, lax, t: np_.array(I4, np_.int4) + np_.array(U4, np_.uint4),
+    "power_array_exponent_refused": lambda np_, lax, t: np_.power(
+        np_.array(I4, np_.int4), np_.array(I4, np_.int4)
+    ),
+    "power_static_exponent": lambda np_, lax, t: np_.power(np_.array(I4, np_.int4), 3),
 }
 
 
