@@ -257,6 +257,16 @@ def linearize_flat(
         tangents_out = [t for _, t in pairs]
         if isinstance(instantiate_out, bool):
             instantiate_out = [instantiate_out] * len(tangents_out)
+        # the tangent of an integer or bool output (float0, e.g. what a
+        # custom_vjp's bwd gives for it) is zero, whatever value carries it:
+        # a symbolic zero, so no float0 operand reaches a primitive (a scan
+        # carry, as JAX's loop carries no float0 tangent)
+        tangents_out = [
+            Zero(tangent_aval(_aval(p)))
+            if not inst and type(t) is not Zero and tangent_aval(_aval(p)).dtype == dtypes.float0
+            else t
+            for t, inst, p in zip(tangents_out, instantiate_out, primals_out, strict=True)
+        ]
         tangents_out = [
             t
             if (type(t) is Zero or own_types) and not inst

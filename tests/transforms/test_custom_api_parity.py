@@ -452,3 +452,30 @@ def test_a_rebound_collective_of_an_unbatched_value_stays_unbatched(backend, out
     # it is, an unbatched output; refimpl's is the weak array of that number)
     want = jax.tree_util.tree_map(jnp.asarray, _psum_rule_program(JAX, out_axes))
     assert_same_as_jax(_psum_rule_program(RI, out_axes), want)
+
+
+def _float0_carry_grads(n):
+    # a custom_vjp over a scan carry (float, int): its bwd gives the int part
+    # a float0 zero, which must not become a float0 scan operand
+    @n.lib.custom_vjp
+    def f(c):
+        return c
+
+    f.defvjp(lambda c: (c, None), lambda _, g: ((2.0 * g[0], n.np.zeros((), dtype=n.float0)),))
+
+    def foo(x, y, length):
+        out, _ = n.lib.lax.scan(lambda c, _: (f(c), None), (x, y), None, length=length)
+        return out[0] * out[1]
+
+    both = dict(allow_int=True, argnums=(0, 1))
+    return (
+        n.lib.grad(foo, **both)(2.0, 3, 1),
+        n.lib.grad(foo, **both)(2.0, 3, 3),
+        n.lib.jit(n.lib.grad(foo, **both), static_argnums=2)(2.0, 3, 2),
+        n.lib.vjp(lambda x: foo(x, 3, 2), 2.0)[1](1.0),
+    )
+
+
+def test_a_float0_cotangent_of_a_scan_carry_from_a_custom_vjp(backend):
+    got, want = _float0_carry_grads(RI), _float0_carry_grads(JAX)
+    _close(got, want)
