@@ -122,7 +122,30 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
         (2.0, 3, ns.asarray(np.ones(2, np.float16)))
     ),
     "float0_through_rule": _float0_through_rule,
+    "float0_cotangent_of_a_scan_carry": lambda ns: _float0_scan_carry(ns),
 }
+
+
+def _float0_scan_carry(ns: Any) -> Any:
+    """A custom_vjp over a (float, int) scan carry whose bwd gives the int part
+    a float0 zero: grad with allow_int (the int's cotangent as its dtype name)."""
+    api = ns.api
+
+    @api.custom_vjp
+    def f(c):
+        return c
+
+    f.defvjp(
+        lambda c: (c, None),
+        lambda _, g: ((2.0 * g[0], np.zeros((), dtype=api.dtypes.float0)),),
+    )
+
+    def foo(x, y):
+        out, _ = api.lax.scan(lambda c, _: (f(c), None), (x, y), None, length=3)
+        return out[0] * out[1]
+
+    gx, gy = api.grad(foo, allow_int=True, argnums=(0, 1))(2.0, 3)
+    return gx, np.asarray(gy).dtype == api.dtypes.float0
 
 
 def cases() -> Iterator[Case]:
