@@ -160,6 +160,12 @@ NO_LEAK = {
         )[0].sum()
     )(np.eye(3)),
     "caught_concretization_error": _caught_concretization,
+    # inner traces capture the outer tracers (closures): nothing keeps them after
+    "closure_captured_by_inner_jit_and_cond": lambda n, s: (
+        n.api.jit(lambda x: n.api.jit(lambda: x * 2)())(1.0),
+        n.api.jit(lambda x: n.lax.cond(True, lambda: x * 2, lambda: x))(1.0),
+        n.api.grad(lambda x: n.lax.fori_loop(0, 3, lambda i, c: c * x, 1.0))(2.0),
+    ),
 }
 
 
