@@ -8,7 +8,8 @@ or pack nibbles (low first), and what JAX refuses: ``abs``, the logical
 reductions, ``sum`` without ``dtype=``, and any mix with no promotion path
 (TypePromotionError, a ValueError). Values are observed as int64 with the
 dtype's name and the weak type. Every case is ``AGREE``: judged by JAX
-(live or recorded).
+(live or recorded). Python floats stored into them are checked as NumPy
+(ml_dtypes) checks them: a value outside the range is an OverflowError.
 """
 
 from __future__ import annotations
@@ -84,6 +85,9 @@ ROWS: list[tuple[str, Any]] = [
         L.bitcast_convert_type(ns.np_.array([0x1234], ns.np_.int16), ns.np_.uint4),
         L.bitcast_convert_type(_i4(ns), ns.np_.uint4),
         _i4(ns, [1, 2, 3, 4]).view(ns.np_.int8)))),
+    ("float_leaves", lambda ns, L: _seen(ns, _i4(ns, [[2.5, -1.5], [7.0, -8.0]]))),
+    ("refused_float_leaf_out_of_range", lambda ns, L: ns.capture(_i4, ns, [1.0, 7.9])),
+    ("refused_float_scalar_out_of_range", lambda ns, L: ns.capture(_u4, ns, -0.5)),
     ("refused_abs", lambda ns, L: ns.capture(L.abs, _i4(ns))),
     ("refused_reduce_or", lambda ns, L: ns.capture(L.reduce_or, _u4(ns), (0,))),
     ("refused_sum_without_dtype", lambda ns, L: ns.capture(ns.np_.sum, _i4(ns))),

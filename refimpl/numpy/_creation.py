@@ -168,6 +168,10 @@ def _from_sequence(fn_name: str, seq: list | tuple, dtype: np.dtype | None) -> A
     """A strong array from a nested list/tuple; the dtype joins the leaves' types."""
     leaves = [_host_value(fn_name, leaf) for leaf in _leaves(seq)]
     seq = _rebuild(seq, iter(leaves))
+    if dtype is not None and dtypes.is_integer(dtype):
+        for leaf in leaves:
+            if type(leaf) is float:
+                _check_float_into_int(fn_name, leaf, dtype)
     if dtype is not None and any(type(leaf) is int for leaf in leaves):
         # Python ints are range-checked against the requested dtype, not the
         # default int (array([3200590325], dtype=uint32), as JAX)
@@ -194,6 +198,27 @@ def _from_sequence(fn_name: str, seq: list | tuple, dtype: np.dtype | None) -> A
     except ValueError as error:
         raise ValueError(f"{fn_name}: {error}") from None
     return as_array(nested, weak_type=False)
+
+
+def _check_float_into_int(fn_name: str, value: float, dtype: np.dtype) -> None:
+    """A Python float stored into an integer dtype is checked as NumPy (so JAX
+    0.10.2) checks it: NaN is a ValueError; a value whose truncation is out of
+    range an OverflowError (for int4/uint4, ml_dtypes', the value itself)."""
+    if math.isnan(value):
+        raise ValueError(f"{fn_name}: cannot convert float NaN to integer")
+    info = dtypes.iinfo(dtype)
+    if dtype in dtypes.INT4_DTYPES:
+        if not info.min <= value <= info.max:
+            raise OverflowError(
+                f"{fn_name}: out of range value {value!r} cannot be converted to {dtype.name}"
+            )
+        return
+    if math.isinf(value):
+        raise OverflowError(f"{fn_name}: cannot convert float infinity to integer")
+    if not info.min <= int(value) <= info.max:
+        raise OverflowError(
+            f"{fn_name}: Python integer {int(value)} out of bounds for {dtype.name}"
+        )
 
 
 def _as_target(value: int, dtype: np.dtype) -> Any:
@@ -244,6 +269,8 @@ def asarray(a: ArrayLike, dtype: DTypeLike = None, order: str | None = None, *, 
     a = _host_value("asarray", a)
     if isinstance(a, (list, tuple)):
         return _from_sequence("asarray", a, target)
+    if target is not None and type(a) is float and dtypes.is_integer(target):
+        _check_float_into_int("asarray", a, target)
     if target is not None and type(a) is int:  # range-checked against the target, as JAX
         if target in dtypes.INT4_DTYPES:
             a = dtypes.wrap_int4(a, target)  # JAX 0.10.2 wraps into 4 bits, unchecked

@@ -98,6 +98,13 @@ PROGRAMS = {
     "power_array_exponent_refused": lambda np_, lax, t: np_.power(
         np_.array(I4, np_.int4), np_.array(I4, np_.int4)
     ),
+    # Python floats into integer dtypes are checked as NumPy checks them
+    "float_leaves_in_range": lambda np_, lax, t: np_.array([[2.5, -1.5], [7.0, -8.0]], np_.int4),
+    "float_leaf_out_of_int4": lambda np_, lax, t: np_.array([1.0, 7.9], np_.int4),
+    "float_scalar_out_of_int4": lambda np_, lax, t: np_.asarray(-8.5, np_.int4),
+    "float_leaf_out_of_int8": lambda np_, lax, t: np_.array([300.0], np_.int8),
+    "float_leaf_negative_uint8": lambda np_, lax, t: np_.array((-1.5,), np_.uint8),
+    "float_leaf_nan_int8": lambda np_, lax, t: np_.asarray(float("nan"), np_.int8),
     "power_static_exponent": lambda np_, lax, t: np_.power(np_.array(I4, np_.int4), 3),
 }
 
