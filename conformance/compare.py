@@ -6,7 +6,8 @@ Per leaf:
   bool and integer dtypes, within a tolerance counted in units in the last
   place (ulps) of the dtype for floating and complex dtypes (real and
   imaginary parts separately). NaN equals NaN; infinities must match
-  exactly. The sign of zero is not compared.
+  exactly. The sign of zero is not compared (``Tolerance(signed_zeros=True)``:
+  it is where both are zeros).
 * errors: the built-in class (TypeError, ValueError, ...) must agree; an
   expected ``Raises`` also needs its message key to match.
 * Python values: ``==``.
@@ -59,6 +60,8 @@ class Tolerance:
     ulps: float | dict[str, float] | None = None
     atol_eps: float = 0.0
     flush_denormals: bool = True
+    # where both values are zeros, their signs must match (the complex_special fuzz kind)
+    signed_zeros: bool = False
 
     def ulps_for(self, dtype: np.dtype) -> float:
         default = DEFAULT_ULPS.get(dtype.name, 4)
@@ -120,6 +123,9 @@ def float_mismatch(
     complex_values = np.iscomplexobj(expected)
     for (part, e), (_, a) in zip(_real_parts(expected), _real_parts(actual), strict=True):
         e64, a64 = e.astype(np.float64), a.astype(np.float64)
+        zero_bad = np.zeros(e64.shape, bool)
+        if tol.signed_zeros:  # before flushing: a flushed subnormal is a zero of either sign
+            zero_bad = (e64 == 0) & (a64 == 0) & (np.signbit(e64) != np.signbit(a64))
         if tol.flush_denormals:
             e64 = np.where(np.abs(e64) < tiny, 0.0, e64)
             a64 = np.where(np.abs(a64) < tiny, 0.0, a64)
@@ -130,14 +136,17 @@ def float_mismatch(
         inf_bad = (inf_e | inf_a) & ~(nan_e | nan_a) & (e64 != a64)
         with np.errstate(invalid="ignore", over="ignore"):
             diff = np.where(both_finite, np.abs(e64 - a64), 0.0)
-            scale = np.where(both_finite, magnitude if complex_values else
-                             np.maximum(np.abs(e64), np.abs(a64)), 0.0)  # fmt: skip
+            # (a complex value with a non-finite part has no finite magnitude: its
+            # finite part is then taken at its own)
+            own = np.maximum(np.abs(e64), np.abs(a64))
+            scale = np.where(both_finite, np.maximum(magnitude, own) if complex_values else
+                             own, 0.0)  # fmt: skip
             spacing = ulp(scale, part_dtype)
             allowed = tol.ulps_for(dtype) * spacing + tol.atol_eps * float(
                 _float_info(part_dtype).eps
             )
             value_bad = both_finite & (diff > allowed)
-        bad = nan_bad | inf_bad | value_bad
+        bad = nan_bad | inf_bad | value_bad | zero_bad
         label = f"{part} part " if complex_values else ""
         if value_bad.any():
             worst = float(np.max(np.where(value_bad, diff / spacing, 0)))
@@ -146,6 +155,8 @@ def float_mismatch(
             notes.append(f"{label}NaN in one and not the other")
         if inf_bad.any():
             notes.append(f"{label}infinities differ")
+        if zero_bad.any():
+            notes.append(f"{label}signs of zero differ")
         bad_total |= bad
     if not bad_total.any():
         return None

@@ -65,11 +65,21 @@ class Input:
     def value(self) -> Any:
         if self.shape is None:
             return self.values[0]
-        return np.array(self.values, dtype=np.float64).reshape(self.shape).astype(self.dtype)
+        wide = np.complex128 if self.dtype.kind == "c" else np.float64
+        return np.array(self.values, dtype=wide).reshape(self.shape).astype(self.dtype)
 
     def source(self) -> str:
+        if self.dtype.kind == "c":  # complex(re, im) keeps infinite, NaN and -0.0 parts
+            if self.shape is None:
+                return _complex_source(self.values[0])
+            parts = ", ".join(_complex_source(v) for v in self.values)
+            return f"np.array([{parts}], dtype=np.complex64).reshape({self.shape!r})"
         if self.shape is None:
             return repr(self.values[0])
+        if self.dtype in FLOATS and not all(np.isfinite(self.values)):
+            flat_src = ", ".join(_float_source(v) for v in self.values)
+            return (f"np.array([{flat_src}], dtype={DTYPE_SOURCE[self.dtype]})"
+                    f".reshape({self.shape!r})")  # fmt: skip
         flat = [v if self.dtype != BOOL else bool(v) for v in self.values]
         return f"np.array({flat!r}, dtype={DTYPE_SOURCE[self.dtype]}).reshape({self.shape!r})"
 
@@ -1109,7 +1119,119 @@ RANDOM_MORE_OPS: list[Op] = [
 ]  # fmt: skip
 
 
+# --- complex numbers with special parts (the complex_special kind) ----------------------
+
+C64 = np.dtype(np.complex64)
+DTYPE_SOURCE[C64] = "np.complex64"
+# each part of an input element: zeros of both signs, small values, values near
+# float32's largest (3e38: products and sums overflow), infinities and NaN
+COMPLEX_PARTS = (0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 3e38, -3e38, np.inf, -np.inf, np.nan)
+# Finite parts as the fuzzer's other float32 programs (4096 ulps, at the complex magnitude);
+# non-finite parts must match in position and kind (compare.py). The sign of a zero part is
+# not compared: the reference backend's complex exp, sqrt, sin, cos, tan, sinh, cosh, tanh,
+# arcsin, arccos and arcsinh give zeros of the other sign than XLA's (exp(0.5 - 0j) is
+# 1.65 - 0j there, 1.65 + 0j in JAX and on pjrt; open). Where a zero's sign decides a value
+# (branch cuts: log, sqrt, angle, the arc functions; a division by zero) the op only takes
+# exact operands (inputs, and what parts, conj, negation, add and subtract make of them),
+# whose zeros are the same everywhere.
+COMPLEX_TOLERANCE = Tolerance(ulps={"float32": 4096, "complex64": 4096}, atol_eps=4096)
+# Found by this kind on the reference backend, open: log1p of parts near float32's largest
+# overflows (log1p(3e38 + 3e38j) is inf + 0.79j; XLA 88.9 + 0.79j), and arcsin, arccos
+# (of 3e38 + nan j) and arcsinh (of nan + 3e38j) give nan where XLA's part is 89.3: these
+# ops are left out of the programs whose inputs hold such parts.
+COMPLEX_NOT_HUGE = ("c_log1p", "c_arcsin", "c_arccos", "c_arcsinh")
+
+
+def _float_source(x: float) -> str:
+    if np.isnan(x):
+        return "np.nan"
+    if np.isinf(x):
+        return "np.inf" if x > 0 else "-np.inf"
+    return repr(float(x))
+
+
+def _complex_source(z: complex) -> str:
+    return f"complex({_float_source(z.real)}, {_float_source(z.imag)})"
+
+
+def _is_complex(v: Val) -> bool:
+    return v.dtype == C64 and not v.kind
+
+
+def _c_unary(name: str, fn: str, out_dtype: np.dtype | None, exact: bool,
+             accepts: Callable[[Val], bool] = _is_complex) -> Op:  # fmt: skip
+    """``ns.np_.<fn>`` of a complex value (a Python complex scalar too: a weak one)."""
+    return Op(name, 1, accepts,
+              lambda p, v: [Val(v.shape, out_dtype or v.dtype, exact and v.exact)],
+              lambda a, p: f"ns.np_.{fn}({a[0]})", context="complex")  # fmt: skip
+
+
+def _c_binary_ok(a: Val, b: Val, exact_only: bool) -> bool:
+    if not (_is_complex(a) and _is_complex(b)) or (a.scalar and b.scalar):
+        return False
+    if exact_only and not (a.exact and b.exact):
+        return False
+    return _broadcast(a, b) is not None
+
+
+def _c_binary(name: str, fn: str, out_dtype: np.dtype | None, exact: bool,
+              exact_only: bool = False) -> Op:  # fmt: skip
+    """``ns.np_.<fn>`` of two complex values (one may be a Python complex scalar);
+    ``exact_only``: a discontinuous op (a comparison, the lexicographic fmax), which only
+    sees bit-identical operands, as elsewhere in the fuzzer."""
+    return Op(name, 2, lambda a, b: _c_binary_ok(a, b, exact_only),
+              lambda p, a, b: [Val(_broadcast(a, b), out_dtype or C64,
+                                   exact and a.exact and b.exact)],
+              lambda a, p: f"ns.np_.{fn}({a[0]}, {a[1]})", context="complex")  # fmt: skip
+
+
+def _exact_complex(v: Val) -> bool:
+    return _is_complex(v) and v.exact
+
+
+def _real_part_ok(v: Val) -> bool:
+    return v.dtype == F32 and not v.kind and not v.scalar
+
+
+# Left out, each a known difference (docs/semantics.md, "complex"): arctan (the reference
+# backend differs from XLA at NaN/infinite parts) and arctanh (both backends differ with
+# an infinite part).
+COMPLEX_OPS: list[Op] = [
+    _c_unary("c_real", "real", F32, True),
+    _c_unary("c_imag", "imag", F32, True),
+    _c_unary("c_conj", "conj", None, True),
+    _c_unary("c_negative", "negative", None, True),
+    _c_unary("c_abs", "abs", F32, False),
+    _c_unary("c_angle", "angle", F32, False, _exact_complex),
+    _c_unary("c_sign", "sign", None, False),
+    _c_unary("c_isinf", "isinf", BOOL, True),
+    _c_unary("c_isnan", "isnan", BOOL, True),
+    _c_unary("c_isfinite", "isfinite", BOOL, True),
+    _c_unary("c_nan_to_num", "nan_to_num", None, True),
+    *(_c_unary(f"c_{fn}", fn, None, False)
+      for fn in ("exp", "square", "expm1", "sin", "cos", "tan", "sinh", "cosh", "tanh")),
+    *(_c_unary(f"c_{fn}", fn, None, False, _exact_complex)  # (a zero's sign decides)
+      for fn in ("log", "sqrt", "reciprocal", "log1p", "arcsin", "arccos", "arcsinh", "log2",
+                 "log10")),
+    _c_binary("c_add", "add", None, True),
+    _c_binary("c_subtract", "subtract", None, True),
+    _c_binary("c_multiply", "multiply", None, False),
+    Op("c_divide", 2, lambda a, b: _c_binary_ok(a, b, False) and b.exact,
+       lambda p, a, b: [Val(_broadcast(a, b), C64, False)],
+       lambda a, p: f"ns.np_.divide({a[0]}, {a[1]})", context="complex"),
+    _c_binary("c_fmax", "fmax", None, True, exact_only=True),
+    _c_binary("c_fmin", "fmin", None, True, exact_only=True),
+    _c_binary("c_equal", "equal", BOOL, True, exact_only=True),
+    _c_binary("c_isclose", "isclose", BOOL, True, exact_only=True),
+    Op("c_lax_complex", 2, lambda a, b: _real_part_ok(a) and _real_part_ok(b)
+       and a.shape == b.shape,
+       lambda p, a, b: [Val(a.shape, C64, a.exact and b.exact)],
+       lambda a, p: f"ns.lax_.complex({a[0]}, {a[1]})", context="complex"),
+]  # fmt: skip
+
+
 OP_LIST += GATHER_OPS + RANDOM_OPS + PMAP_OPS + REF_OPS + CALLBACK_OPS + RANDOM_MORE_OPS
+OP_LIST += COMPLEX_OPS
 
 OPS: dict[str, Op] = {op.name: op for op in OP_LIST}
 
@@ -1127,6 +1249,7 @@ KINDS = (
     "linear_solve",
     "random_more",
     "sharding",
+    "complex_special",
 )
 CHECKPOINT_POLICIES = (None, "nothing_saveable", "everything_saveable", "dots_saveable",
                        "dots_with_no_batch_dims_saveable")  # fmt: skip
@@ -1192,6 +1315,8 @@ def programs(
             return _random_more_program(draw)
         if kind == "sharding":
             return _sharding_program(draw, plain_ops, max_steps, draw_steps)
+        if kind == "complex_special":
+            return _complex_program(draw, context_ops.get("complex", []), draw_steps)
         inputs = [draw(_inputs()) for _ in range(draw(st.integers(1, 3)))]
         if kind == "checkpoint" and not any(i.shape is not None and i.dtype == F32
                                             for i in inputs):  # fmt: skip
@@ -1416,6 +1541,52 @@ def _random_more_program(draw: Any) -> FuzzProgram:
                        exact=True, tol=tol, others_tol=others)  # fmt: skip
 
 
+def _complex_program(draw: Any, usable: list[Op], draw_steps: Any) -> FuzzProgram:
+    """1-2 complex64 inputs (small arrays, rank 0, or a Python complex scalar) whose parts
+    are zeros, small values, values near float32's largest, infinities and NaN, and maybe
+    a float32 one of such values; then 1-4 complex steps (``COMPLEX_OPS``), under jit or
+    not, a quarter of them under vmap. Non-finite parts must match exactly, zeros in sign
+    too (``COMPLEX_TOLERANCE``)."""
+    from hypothesis import strategies as st
+
+    huge = draw(st.booleans())
+    parts = st.sampled_from([p for p in COMPLEX_PARTS if huge or abs(p) != 3e38])
+    if huge:
+        usable = [op for op in usable if op.name not in COMPLEX_NOT_HUGE]
+    shape_st = st.sampled_from([(), (1,), (2,), (3,), (2, 2), (0,)])
+
+    def values(dtype: np.dtype, size: int) -> tuple[Any, ...]:
+        if dtype == C64:
+            return tuple(complex(draw(parts), draw(parts)) for _ in range(size))
+        return tuple(draw(parts) for _ in range(size))
+
+    inputs = []
+    for _ in range(draw(st.integers(1, 2))):
+        if draw(st.integers(0, 4)) == 0:
+            inputs.append(Input(None, C64, values(C64, 1)))
+            continue
+        shape = draw(shape_st)
+        inputs.append(Input(shape, C64, values(C64, int(np.prod(shape)))))
+    if all(i.shape is None for i in inputs):  # an array to map and to return
+        inputs.append(Input((2,), C64, values(C64, 2)))
+    if draw(st.integers(0, 3)) == 0:  # parts for lax.complex
+        shape = draw(st.sampled_from([i.shape for i in inputs if i.shape is not None]))
+        inputs.append(Input(shape, F32, values(F32, int(np.prod(shape)))))
+    vals = [_input_val(i) for i in inputs]
+    vmap_axes = None
+    if draw(st.integers(0, 3)) == 0:
+        batched, vmap_axes = _batched_inputs(draw, inputs, negative=True)
+        inputs = [b if b is i else Input(b.shape, b.dtype, values(b.dtype, len(b.values)))
+                  for b, i in zip(batched, inputs, strict=True)]  # fmt: skip
+    steps = draw_steps(draw, vals, usable, draw(st.integers(1, 4)))
+    produced = [k for k in range(len(inputs), len(vals))]
+    produced = produced or [k for k, i in enumerate(inputs) if i.shape is not None]
+    outputs = tuple(sorted(set(draw(st.lists(st.sampled_from(produced), min_size=1,
+                                             max_size=2)))))  # fmt: skip
+    return FuzzProgram(tuple(inputs), tuple(steps), outputs, jit=draw(st.booleans()),
+                       vmap_axes=vmap_axes, tol=COMPLEX_TOLERANCE)  # fmt: skip
+
+
 def _batched_inputs(
     draw: Any, inputs: list[Input], size: int | None = None, at_least_one: bool = False,
     negative: bool = False,
@@ -1490,6 +1661,8 @@ def _inputs() -> Any:
 
 def _input_val(i: Input) -> Val:
     if i.shape is None:
+        if isinstance(i.values[0], complex):
+            return Val((), C64, True, scalar=True)
         return Val((), I32 if isinstance(i.values[0], int) else F32, True, scalar=True)
     return Val(i.shape, i.dtype, True)
 
@@ -1842,6 +2015,8 @@ def kind_of(program: FuzzProgram) -> str:
         return "linear_solve"
     if any(s.op == "random_more" for s in program.steps):
         return "random_more"
+    if program.tol is COMPLEX_TOLERANCE:
+        return "complex_special"
     if program.exact:
         return "random"
     if program.pmap_axes is not None:
@@ -1883,6 +2058,9 @@ def _has_kind(impl: impls_mod.Implementation, kind: str) -> bool:
             return hasattr(impl.namespace().lax_, "custom_linear_solve") and hasattr(api, "grad")
         if kind == "random_more":
             return hasattr(api, "random") and hasattr(api.random, "multinomial")
+        if kind == "complex_special":
+            lax_ = impl.namespace().lax_
+            return hasattr(lax_, "complex") and hasattr(impl.namespace().np_, "isclose")
         if kind == "sharding":
             return (
                 hasattr(api, "sharding")

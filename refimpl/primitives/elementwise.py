@@ -234,9 +234,12 @@ def _expm1(x: np.ndarray) -> np.ndarray:
         out = np.asarray(np.expm1(x))
     if dtypes.is_complex(x.dtype):
         # a real argument keeps a zero imaginary part where e^x overflows or is NaN
-        # (NumPy's inf * 0 is NaN there)
+        # (NumPy's inf * 0 is NaN there), and as XLA's it is +0 whatever the sign of
+        # the argument's zero; XLA's real part is never -0 (expm1(-0-0j) is 0+0j):
+        # +0.0 turns a -0 into +0 and leaves every other value as it is
         out = out.copy()
-        out.imag = np.where((x.imag == 0) & np.isnan(out.imag), 0, out.imag)
+        out.imag = np.where(x.imag == 0, 0, out.imag)
+        out.real = out.real + 0.0
     return out
 
 

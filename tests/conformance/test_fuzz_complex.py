@@ -1,0 +1,115 @@
+"""The fuzzer's complex_special kind: complex64 values with zero, small, huge, infinite
+and NaN parts through complex ops; programs of the kind are drawn and agree on ref and
+pjrt, replay as case files, and a wrong complex op (or a NaN where an infinity is due)
+is found."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import conformance
+from conformance import RefImplementation, fuzz
+from conformance import implementations as impls_mod
+from conformance.runner import run_cases
+
+
+def _ref_and_pjrt() -> list:
+    impls = [impls_mod.get("ref"), impls_mod.get("pjrt")]
+    if not impls[1].is_available():
+        pytest.skip("pjrt cannot run here")
+    return impls
+
+
+def test_complex_special_programs_are_drawn_and_agree_on_ref_and_pjrt(tmp_path):
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    impls = _ref_and_pjrt()
+    found: list[fuzz.FuzzProgram] = []
+
+    @hypothesis_seed(11)
+    @settings(max_examples=12, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(fuzz.programs(fuzz.OP_LIST, kinds=["complex_special"], kind_odds=1))
+    def check(program):
+        assert fuzz.kind_of(program) == "complex_special", program.source()
+        assert fuzz.check_program(program, impls) == [], program.source()
+        found.append(program)
+
+    check()
+    assert len(found) >= 10
+    ops = {s.op for p in found for s in p.steps}
+    assert len(ops) >= 8 and all(op.startswith("c_") for op in ops), ops
+    values = [v for p in found for i in p.inputs if i.dtype == fuzz.C64 for v in i.values]
+    assert any(np.isnan(v.real) or np.isnan(v.imag) for v in values)
+    assert any(np.isinf(v.real) or np.isinf(v.imag) for v in values)
+    # a printed case (NaN and infinite parts in its source) replays and passes
+    special = next(p for p in found if any(
+        not np.isfinite(v) for i in p.inputs if i.dtype == fuzz.C64 for v in i.values))  # fmt: skip
+    case_file = tmp_path / "found.py"
+    case_file.write_text(special.case_source("fuzz/complex_special"))
+    (case,) = conformance.load_case_file(str(case_file))
+    suite = run_cases([case], [i.name for i in impls])
+    assert [suite.result(case.name, i.name).status for i in impls] == ["pass", "pass"]
+
+
+def test_complex_inputs_keep_their_special_parts():
+    parts = (complex(np.nan, -0.0), complex(-np.inf, 3e38), complex(-0.0, np.inf))
+    x = fuzz.Input((3,), fuzz.C64, parts)
+    value = x.value()
+    assert value.dtype == np.complex64
+    scope = {"np": np}
+    again = eval(x.source(), scope)  # noqa: S307 -- the source the fuzzer prints
+    for got in (value, again):
+        np.testing.assert_array_equal(got.real, np.float32([np.nan, -np.inf, -0.0]))
+        np.testing.assert_array_equal(np.signbit(got.real), [False, True, True])
+        np.testing.assert_array_equal(got.imag, np.float32([-0.0, 3e38, np.inf]))
+        np.testing.assert_array_equal(np.signbit(got.imag), [True, False, False])
+    scalar = fuzz.Input(None, fuzz.C64, (complex(np.inf, np.nan),))
+    assert eval(scalar.source(), scope) == scalar.value() or np.isnan(scalar.value().imag)
+    assert fuzz._input_val(scalar).scalar and fuzz._input_val(scalar).dtype == fuzz.C64
+
+
+class _NanExp(RefImplementation):
+    """exp with NaN where its real part is +inf (a wrong special value)."""
+
+    name = "fake-complex"
+
+    def make_namespace(self):
+        import refimpl.numpy as rnp
+
+        ns = RefImplementation.make_namespace(self)
+
+        def exp(x):
+            out = rnp.exp(x)
+            return rnp.where(rnp.isposinf(rnp.real(out)), rnp.nan + 0j, out)
+
+        ns.np_ = _Forward(ns.np_, exp=exp)
+        return ns
+
+
+class _Forward:
+    def __init__(self, inner, **overrides):
+        self._inner, self._overrides = inner, overrides
+        self.__name__ = inner.__name__
+
+    def __getattr__(self, name):
+        return self._overrides.get(name) or getattr(self._inner, name)
+
+
+def test_a_wrong_special_value_is_a_difference(monkeypatch):
+    monkeypatch.setitem(impls_mod._REGISTRY, "fake-complex", _NanExp)
+    impls = [impls_mod.get("ref"), impls_mod.get("fake-complex")]
+    x = fuzz.Input((2,), fuzz.C64, (complex(np.inf, 0.0), complex(0.5, -1.5)))
+    program = fuzz.FuzzProgram((x,), (fuzz.Step("c_exp", (0,)),), (1,), jit=False,
+                               tol=fuzz.COMPLEX_TOLERANCE)  # fmt: skip
+    problems = fuzz.check_program(program, impls)
+    assert problems and "NaN in one and not the other" in problems[0], problems
+    with open(os.devnull, "w") as quiet:
+        result = fuzz.run_fuzz(40, ["ref", "fake-complex"], seed=2, kinds=["complex_special"],
+                               kind_odds=1, op_names=["c_exp", "c_conj", "c_negative"],
+                               stream=quiet)  # fmt: skip
+    assert not result.ok and "ns.np_.exp" in result.case_source, result.failure
