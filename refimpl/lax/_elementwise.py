@@ -82,8 +82,14 @@ def arcsinh_of_inexact(x: Any) -> Any:
         # asinh(z) = -i asin(i z): asin's primitive carries the complex branch cuts
         # and its derivative 1 / sqrt(1 - w^2) gives asinh's 1 / sqrt(1 + z^2);
         # the two multiplications by +-i are done by swapping parts (exact, no inf * 0)
-        w = ew.asin(complex(ew.neg(complex_parts.imag(x)), complex_parts.real(x)))
-        return complex(complex_parts.imag(w), ew.neg(complex_parts.real(w)))
+        re, im = complex_parts.real(x), complex_parts.imag(x)
+        w = ew.asin(complex(ew.neg(im), re))
+        real = complex_parts.imag(w)
+        # XLA's asinh of nan +- inf j is +inf + nan j; through asin the infinity takes
+        # the sign of the NaN's sign bit
+        nan_inf = ew.bitwise_and(ew.ne(re, re), ew.eq(ew.abs(im), _scalar(im, math.inf)))
+        real = ew.select(nan_inf, ew.abs(real), real)
+        return complex(real, ew.neg(complex_parts.real(w)))
     # |x| as a select, whose derivative at 0 is +1 (abs's is 0), so that the
     # derivative there is asinh's 1; each branch sees only values it is
     # finite for (a derivative of an unused branch would be 0 * inf = NaN)
