@@ -124,7 +124,8 @@ class Array(metaclass=abc.ABCMeta):
 
     def __index__(self) -> int:
         self._check_live()
-        if not dtypes.is_integer(self.dtype) or self.ndim != 0:
+        # int4/uint4 are not NumPy integers: JAX 0.10.2 refuses them as indices too
+        if not dtypes.is_integer(self.dtype) or self.dtype in dtypes.INT4_DTYPES or self.ndim:
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return int(self._value())
 

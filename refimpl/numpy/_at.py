@@ -417,7 +417,9 @@ def _fixed_index(
         if 0 <= wrapped < n:
             return wrapped
         return builtins.min(builtins.max(wrapped, 0), n - 1) if clip else n
-    if wrap and narrow == "own dtype":
+    # an int4 index is always counted from the end in int4 (the size converts
+    # into it unchecked, as JAX 0.10.2's), never the narrow-index error
+    if wrap and (narrow == "own dtype" or aval_of(value, "at", "index").dtype == dtypes.int4):
         in_dtype = _indexing.wrapped_negative(value, n)
         if in_dtype is not None:  # what is still negative is out of range
             value, wrap = in_dtype, False

@@ -278,6 +278,8 @@ def check_index_holds_size(aval: Any, size: int) -> None:
     (gather and scatter indexing: ``x[i, idx]``, ``x.at[i].set``)."""
     if not dtypes.is_integer(aval.dtype) or dtypes.is_unsigned_int(aval.dtype):
         return
+    if aval.dtype == dtypes.int4:
+        return  # the size converts into int4 unchecked, wrapping (see _index_array)
     if size > np.iinfo(aval.dtype).max:
         raise OverflowError(f"Python integer {size} out of bounds for {aval.dtype.name}")
 
@@ -289,7 +291,7 @@ def wrapped_negative(value: Any, size: int) -> Any:
     so int8 -1 into 300 elements is -1 + int8(300) = 43, and -128 is -84,
     still out of range. None when the dtype holds ``size`` (no wrap)."""
     aval = aval_of(value, "getitem", "index")
-    if not dtypes.is_signed_int(aval.dtype) or size <= np.iinfo(aval.dtype).max:
+    if not dtypes.is_signed_int(aval.dtype) or size <= dtypes.iinfo(aval.dtype).max:
         return None
     wrapped = int(np.array(size, np.int64).astype(aval.dtype))
     zero = tracing.TypedScalar(0, aval.dtype, False)
@@ -305,6 +307,8 @@ def _index_array(value: Any, size: int, clamp: bool = True) -> Any:
     low, high = (0, builtins.max(size - 1, 0)) if clamp else (-1, size)
     aval = aval_of(value, "getitem", "index")
     check_index_holds_size(aval, size)
+    if aval.dtype == dtypes.int4 and size > 7:
+        return _int4_index_array(value, aval, size, low, high)
     if not is_traced(value):
         concrete = np.asarray(tracing.concrete_value(value, aval)).astype(np.int64)
         concrete = np.where(concrete < 0, concrete + size, concrete)
@@ -318,6 +322,23 @@ def _index_array(value: Any, size: int, clamp: bool = True) -> Any:
     if not unsigned:
         wrapped = lax.add(value, tracing.TypedScalar(size, _INDEX_DTYPE, False))
         value = lax.select(lax.lt(value, zero), wrapped, value)
+    return lax.clamp(
+        tracing.TypedScalar(low, _INDEX_DTYPE, False),
+        value,
+        tracing.TypedScalar(high, _INDEX_DTYPE, False),
+    )
+
+
+def _int4_index_array(value: Any, aval: Any, size: int, low: int, high: int) -> Any:
+    """An int4 index into an axis longer than 7, as JAX 0.10.2 reads it: a
+    negative one plus the size, both in int4 (the size wraps: -2 into 10
+    elements is -2 + int4(10) = -8), once, then clamped (or left out of range)."""
+    if not is_traced(value):
+        concrete = np.asarray(tracing.concrete_value(value, aval)).astype(np.int64)
+        shifted = (concrete + dtypes.wrap_int4(size, dtypes.int4) + 8) % 16 - 8
+        concrete = np.where(concrete < 0, shifted, concrete)
+        return np.clip(concrete, low, high).astype(_INDEX_DTYPE)
+    value = lax.convert_element_type(wrapped_negative(value, size), _INDEX_DTYPE)
     return lax.clamp(
         tracing.TypedScalar(low, _INDEX_DTYPE, False),
         value,

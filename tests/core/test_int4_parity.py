@@ -105,6 +105,17 @@ PROGRAMS = {
     "float_leaf_out_of_int8": lambda np_, lax, t: np_.array([300.0], np_.int8),
     "float_leaf_negative_uint8": lambda np_, lax, t: np_.array((-1.5,), np_.uint8),
     "float_leaf_nan_int8": lambda np_, lax, t: np_.asarray(float("nan"), np_.int8),
+    # int4 indices: a negative one plus the axis size, both in int4 (wrapping), once
+    "index_int4_array": lambda np_, lax, t: np_.arange(10)[np_.array([1, -2, 7, -8], np_.int4)],
+    "index_int4_jit": lambda np_, lax, t: t.jit(lambda i: np_.arange(10)[i])(
+        np_.array([1, -2, 7, -8], np_.int4)
+    ),
+    "index_uint4_array": lambda np_, lax, t: np_.arange(10)[np_.array([1, 15], np_.uint4)],
+    "take_int4": lambda np_, lax, t: np_.take(np_.arange(10), np_.array([1, -2], np_.int4)),
+    "at_add_int4_jit": lambda np_, lax, t: t.jit(lambda i: np_.arange(10).at[i].add(5))(
+        np_.array([-1, -8], np_.int4)
+    ),
+    "int4_scalar_is_no_index": lambda np_, lax, t: [0, 1, 2][np_.array(1, np_.int4)],
     "power_static_exponent": lambda np_, lax, t: np_.power(np_.array(I4, np_.int4), 3),
 }
 
