@@ -8,6 +8,7 @@ grad/vjp/jvp/linearize outside jit; programs that keep no tracer must run
 
 from __future__ import annotations
 
+import functools
 import types
 
 import jax
@@ -77,6 +78,24 @@ LEAKY = {
     "grad_of_jit": lambda n, s: n.api.grad(n.api.jit(lambda x: _keep(s, x)))(1.0),
     "pmap": lambda n, s: n.api.pmap(lambda x: _keep(s, x))(np.ones(1, np.float32)),
 }
+
+
+def _nondiff_rule(n):
+    @functools.partial(n.api.custom_jvp, nondiff_argnums=(0,))
+    def f(x, y):
+        return x * y
+
+    f.defjvp(lambda x, p, t: (f(x, p[0]), 5.0 * x * t[0]))
+    return f
+
+
+# a traced nondiff argument stays in the staged custom_jvp rule: JAX reports it
+LEAKY["custom_jvp_traced_nondiff_under_jit"] = lambda n, s: n.api.jit(
+    lambda x, y: n.api.grad(lambda y: _nondiff_rule(n)(x, y))(y)
+)(2.0, 3.0)
+LEAKY["custom_jvp_batched_nondiff_under_jit_vmap"] = lambda n, s: n.api.jit(
+    n.api.vmap(n.api.grad(lambda x, y: _nondiff_rule(n)(x, y), 1))
+)(np.array([2.0, 4.0], np.float32), np.array([3.0, 1.0], np.float32))
 
 # JAX 0.10.2 does not check these traces (or nothing leaks): no error
 NOT_REPORTED = {
@@ -160,6 +179,9 @@ NO_LEAK = {
         )[0].sum()
     )(np.eye(3)),
     "caught_concretization_error": _caught_concretization,
+    "custom_jvp_batched_nondiff_under_vmap": lambda n, s: n.api.vmap(
+        n.api.grad(lambda x, y: _nondiff_rule(n)(x, y), 1)
+    )(np.array([2.0, 4.0], np.float32), np.array([3.0, 1.0], np.float32)),
     # inner traces capture the outer tracers (closures): nothing keeps them after
     "closure_captured_by_inner_jit_and_cond": lambda n, s: (
         n.api.jit(lambda x: n.api.jit(lambda: x * 2)())(1.0),
