@@ -552,6 +552,10 @@ class _CustomFunction:
             # a Ref argument holding a differentiated value: the call is
             # traced, so that value is an operand the rules differentiate
             and not any(isinstance(v, tracing.Tracer) and v._trace is trace for v in ref_values)
+            # no transformation started inside the differentiation (a vmap
+            # whose tracers the function or its rule may close over: the
+            # call goes to that vmap first, as JAX's innermost trace)
+            and tracing._stack.traces[-1] is trace
         ):
             # Differentiation outside jit: as JAX's JVPTrace.process_custom_*_call,
             # the rules run on the primal values, which are concrete (so Python
@@ -1141,8 +1145,11 @@ class custom_vjp(_CustomFunction):
 # output is batched (at axis 0), so the rules' outputs and the Program's agree.
 
 
-def _vmapped(fun: Callable, axes: Sequence[int | None], args: Sequence[Any]) -> Any:
-    return vmap(fun, in_axes=tuple(axes), out_axes=0)(*args)
+def _vmapped(
+    fun: Callable, axes: Sequence[int | None], args: Sequence[Any], size: int | None = None
+) -> Any:
+    # ``size`` for when no argument is batched (a closed-over value is)
+    return vmap(fun, in_axes=tuple(axes), out_axes=0, axis_size=size)(*args)
 
 
 def _batched_axis(value: Any, unbatched: ShapedArray) -> int | None:
@@ -1326,9 +1333,19 @@ custom_jvp_call_p.def_batch(
 
 class _BatchedVJPRules:
     def __init__(
-        self, inner: Any, in_avals: list, out_avals: list, in_batched: list, size: int
+        self,
+        inner: Any,
+        in_avals: list,
+        out_avals: list,
+        in_batched: list,
+        size: int,
+        trace: Any = None,
     ) -> None:
         self.inner = inner
+        # the vmap whose batch rule made these rules: while it is active fwd
+        # runs on its tracers (as _BatchedJVPRule), so a value of that vmap
+        # fwd closes over is batched with the arguments
+        self.trace = trace
         self.in_avals = in_avals  # unbatched
         # one member's outputs (unbatched), what ``inner.bwd`` takes cotangents
         # of; not ``inner.out_avals``: a nested vmap's inner is batched itself
@@ -1352,7 +1369,20 @@ class _BatchedVJPRules:
             return list(outs), list(res)
 
         axes = [0 if b else None for b in self.in_batched]
-        outs, res = _vmapped(member, axes, primals)
+        trace, builder = self.trace, tracing.current_builder()
+        if trace is not None and trace.active and (builder is None or builder.level < trace.level):
+            wrapped = [
+                x if axis is None else batching.BatchTracer(trace, x, axis)
+                for x, axis in zip(primals, axes, strict=True)
+            ]
+            outs, res = member(*wrapped)
+
+            def unwrap(x: Any) -> Any:
+                value, dim = trace.unpack(x)
+                return batching.bdim_to(value, dim, self.size, 0)
+
+            return [unwrap(x) for x in outs], [unwrap(r) for r in res], trees[0]
+        outs, res = _vmapped(member, axes, primals, self.size)
         return list(outs), list(res), trees[0]
 
     def bwd(self, res: list, res_tree: Any, cts: list) -> list:
@@ -1395,7 +1425,12 @@ custom_vjp_call_p.def_batch(
         custom_vjp_call_p,
         "rules",
         lambda inner, call, nc, in_batched, size: _BatchedVJPRules(
-            inner, call.in_avals[nc:], call.out_avals, in_batched, size
+            inner,
+            call.in_avals[nc:],
+            call.out_avals,
+            in_batched,
+            size,
+            _batch_trace_of(batching.current_frame()),
         ),
     )
 )

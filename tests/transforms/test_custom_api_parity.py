@@ -479,3 +479,42 @@ def _float0_carry_grads(n):
 def test_a_float0_cotangent_of_a_scan_carry_from_a_custom_vjp(backend):
     got, want = _float0_carry_grads(RI), _float0_carry_grads(JAX)
     _close(got, want)
+
+
+def _rules_closing_over_a_vmap_value(n):
+    # the function and its rules close over x, a value of a vmap that runs
+    # inside the differentiation: the call goes to that vmap first
+    def jvp_h(z):
+        def f(x):
+            @n.lib.custom_jvp
+            def g(y):
+                return x * y
+
+            g.defjvp(lambda p, t: (x * p[0], x * t[0]))
+            return g(z)
+
+        return n.lib.vmap(f)(n.np.arange(3.0, dtype="float32"))
+
+    def vjp_h(z):
+        def f(x):
+            @n.lib.custom_vjp
+            def g(y):
+                return x * y
+
+            g.defvjp(lambda y: (x * y, (x, x * y, y)), lambda res, w: (res[0] * w,))
+            return g(z)
+
+        return n.lib.vmap(f)(n.np.arange(3.0, dtype="float32")).sum()
+
+    z = np.float32(3.14)
+    return (
+        n.lib.jvp(jvp_h, (z,), (np.float32(2.0),)),
+        n.lib.grad(vjp_h)(z),
+        n.lib.value_and_grad(vjp_h)(np.float32(2.0)),
+        n.lib.jit(n.lib.grad(vjp_h))(z),
+    )
+
+
+def test_rules_closing_over_a_value_of_an_inner_vmap(backend):
+    # JAX's custom_api tests test_closure_with_vmap2 (custom_jvp and custom_vjp)
+    _close(_rules_closing_over_a_vmap_value(RI), _rules_closing_over_a_vmap_value(JAX))
