@@ -123,6 +123,7 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
     ),
     "float0_through_rule": _float0_through_rule,
     "float0_cotangent_of_a_scan_carry": lambda ns: _float0_scan_carry(ns),
+    "rules_closing_over_an_inner_vmap_value": lambda ns: _closure_with_vmap(ns),
 }
 
 
@@ -146,6 +147,37 @@ def _float0_scan_carry(ns: Any) -> Any:
 
     gx, gy = api.grad(foo, allow_int=True, argnums=(0, 1))(2.0, 3)
     return gx, np.asarray(gy).dtype == api.dtypes.float0
+
+
+def _closure_with_vmap(ns: Any) -> Any:
+    """custom_jvp/custom_vjp functions and rules closing over a value of a vmap
+    that runs inside the differentiation (jvp, and grad of the sum)."""
+    api = ns.api
+
+    def jvp_h(z: Any) -> Any:
+        def f(x: Any) -> Any:
+            @api.custom_jvp
+            def g(y):
+                return x * y
+
+            g.defjvp(lambda p, t: (x * p[0], x * t[0]))
+            return g(z)
+
+        return api.vmap(f)(np.arange(3.0, dtype=np.float32))
+
+    def vjp_h(z: Any) -> Any:
+        def f(x: Any) -> Any:
+            @api.custom_vjp
+            def g(y):
+                return x * y
+
+            g.defvjp(lambda y: (x * y, (x, y)), lambda res, w: (res[0] * w,))
+            return g(z)
+
+        return api.vmap(f)(np.arange(3.0, dtype=np.float32)).sum()
+
+    z = np.float32(3.14)
+    return api.jvp(jvp_h, (z,), (np.float32(2.0),)), api.grad(vjp_h)(z)
 
 
 def cases() -> Iterator[Case]:
