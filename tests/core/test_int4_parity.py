@@ -116,6 +116,7 @@ PROGRAMS = {
         np_.array([-1, -8], np_.int4)
     ),
     "int4_scalar_is_no_index": lambda np_, lax, t: [0, 1, 2][np_.array(1, np_.int4)],
+    "pow_operator": lambda np_, lax, t: np_.array(I4, np_.int4) ** 2,
     "power_static_exponent": lambda np_, lax, t: np_.power(np_.array(I4, np_.int4), 3),
 }
 

@@ -634,8 +634,14 @@ def _fast_operator(method_name: str, function_name: str, reflected: bool) -> Any
     apply.__name__ = function_name
     fast = _operator_jitted[method_name] = make_fast_jitted(apply, {"backend": "pjrt"})
 
+    # a 4-bit base's Python int exponent must stay static (integer_pow): the
+    # fast path would trace it, and a traced exponent of int4 is refused
+    static_exponent = function_name == "power"
+
     def method(self: Any, other: Any) -> Any:
         if type(other) not in _FAST_OPERANDS or tracing.is_tracing():
+            return slow(self, other)
+        if static_exponent and self.dtype in dtypes.INT4_DTYPES:
             return slow(self, other)
         self._check_live()
         return fast(self, other)
