@@ -131,7 +131,8 @@ def _activate_int4() -> None:
 def _holds_code(param: Any) -> bool:
     if isinstance(param, tuple):
         return any(_holds_code(p) for p in param)
-    return callable(param) or isinstance(param, Program)
+    # a dtype given as its scalar type (np.int32) is callable, yet no code
+    return (callable(param) and not isinstance(param, type)) or isinstance(param, Program)
 
 
 class Primitive:
