@@ -1,7 +1,9 @@
-"""Complex expm1 and arcsinh special values as XLA's (found by the conformance fuzzer's
-complex_special kind): the imaginary part is +0 whatever the sign of the argument's
-zero (expm1(1.5 - 0j) is 3.48 + 0j; NumPy 3.48 - 0j), and the real part is never
--0 (expm1(-0 - 0j) is 0 + 0j), against JAX 0.10.2 on both backends."""
+"""Complex functions' zero parts and special values as XLA's, against JAX 0.10.2 on
+both backends (found by the conformance fuzzer's complex_special kind; NumPy's signs
+differ): expm1's imaginary part is +0 for a zero imaginary argument of either sign
+(expm1(1.5 - 0j) is 3.48 + 0j) and its real part never -0; exp, sqrt, sin, cos, tan,
+sinh, cosh, tanh, arcsin, arccos, arcsinh give their zero parts XLA's sign;
+arcsinh(nan +- inf j) is +inf + nan j whatever the NaN's sign bit."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import itertools
 
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import refimpl as ri
 import refimpl.numpy as rnp
@@ -51,3 +54,24 @@ def test_complex_arcsinh_of_nan_and_infinite_parts_matches_jax(backend):
             np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
             numbers = ~np.isnan(w)
             np.testing.assert_allclose(g[numbers], w[numbers], rtol=2e-6)
+
+
+_GRID = [0.0, -0.0, 1e-30, -1e-30, 0.5, -0.5, 1.5, -1.5, 2.0, -2.0, 10.0, -10.0, 100.0, -100.0,
+         3e38, -3e38, np.inf, -np.inf, np.nan]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["exp", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh",
+                                  "arcsin", "arccos", "arcsinh", "log", "log1p"])  # fmt: skip
+def test_complex_zero_parts_have_xla_signs(backend, name):
+    """A zero part of a complex result has XLA's sign (exp(0.5 - 0j) is 1.65 + 0j, NumPy's
+    1.65 - 0j; sin(-0 + 0.5j) is 0 + 0.52j; arccos(0.5 - 0j) is 1.05 - 0j), eager and
+    under jit."""
+    pairs = list(itertools.product(_GRID, _GRID))
+    z = np.empty(len(pairs), np.complex64)
+    z.real, z.imag = [a for a, _ in pairs], [b for _, b in pairs]
+    want = np.asarray(getattr(jnp, name)(z))
+    ours = getattr(rnp, name)
+    for got in (np.asarray(ours(rnp.asarray(z))), np.asarray(ri.jit(ours)(z))):
+        for g, w in [(got.real, want.real), (got.imag, want.imag)]:
+            zeros = (g == 0) & (w == 0)
+            np.testing.assert_array_equal(np.signbit(g[zeros]), np.signbit(w[zeros]))
