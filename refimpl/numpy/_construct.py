@@ -199,7 +199,9 @@ def meshgrid(*xi: ArrayLike, copy: bool = True, sparse: bool = False, indexing: 
 def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) -> Any:
     """``grid[k][i0, i1, ...] = ik`` for the given dimensions (stacked unless sparse)."""
     dims = canonical_shape("indices", dimensions)
-    dtype = np.dtype(np.int32) if dtype is None else canonical_dtype("indices", dtype)
+    dtype = (
+        dtypes.canonicalize_dtype(np.int64) if dtype is None else canonical_dtype("indices", dtype)
+    )
     grids = []
     for k, size in enumerate(dims):
         if sparse:

@@ -529,7 +529,7 @@ def linspace(
     start_aval = aval_of(start, "linspace", 0)
     stop_aval = aval_of(stop, "linspace", 1)
     if dtype is None:
-        joined = dtypes.result_type(start_aval.dtype, stop_aval.dtype)[0]
+        joined = dtypes.result_type(start_aval, stop_aval)[0]
         dtype = to_inexact_dtype(joined)
     else:
         dtype = canonical_dtype("linspace", dtype)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from refimpl import dtypes
 from refimpl.numpy._construct import meshgrid
 from refimpl.numpy._creation import arange, array, asarray, linspace, ones
 from refimpl.numpy._promote import (
@@ -52,7 +53,9 @@ def mask_indices(
 
 
 def _index_pair(rows: np.ndarray, cols: np.ndarray) -> tuple[Array, Array]:
-    return asarray(rows.astype(np.int32)), asarray(cols.astype(np.int32))
+    # the default int when called: int64 under x64, as JAX's
+    dtype = dtypes.canonicalize_dtype(np.int64)
+    return asarray(rows.astype(dtype)), asarray(cols.astype(dtype))
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array]:

@@ -283,7 +283,12 @@ def arctanh(x: ArrayLike, /) -> Array:
 
 def angle(z: ArrayLike, deg: bool = False) -> Array:
     """The argument ``atan2(imag(z), real(z))`` (in degrees with ``deg``)."""
-    (z,) = promote_dtypes_inexact("angle", z)
+    if dtypes.is_inexact(_dtype(z, "angle")):
+        (z,) = promote_dtypes_inexact("angle", z)
+    else:
+        # the default float (float64 under x64), as JAX's, not the float32 that
+        # inexact promotion gives narrow integers
+        z = lax.convert_element_type(z, dtypes.weak_default_dtype("f"))
     re, im = real(z), imag(z)
     result = lax.atan2(im, re)
     return rad2deg(result) if deg else result

@@ -123,13 +123,19 @@ def promote_dtypes(fn_name: str, *args: Any) -> list[Any]:
 
 
 def to_inexact_dtype(dtype: np.dtype) -> np.dtype:
-    """bool and integers compute in the default float; inexact types stay."""
-    return dtype if dtypes.is_inexact(dtype) else dtypes.weak_default_dtype("f")
+    """bool and integers of up to 32 bits compute in float32, 64-bit integers in
+    the default float (float64 under x64); inexact types stay. As JAX's table:
+    under x64 ``sin(int32)`` is float32, not the default float."""
+    if dtypes.is_inexact(dtype):
+        return dtype
+    if dtype.itemsize < 8:
+        return np.dtype(np.float32)
+    return dtypes.weak_default_dtype("f")
 
 
 def to_numeric_dtype(dtype: np.dtype) -> np.dtype:
-    """bool computes in the default int; numbers stay."""
-    return dtypes.weak_default_dtype("i") if dtypes.is_bool(dtype) else dtype
+    """bool computes in int32 (also under x64, as JAX's); numbers stay."""
+    return np.dtype(np.int32) if dtypes.is_bool(dtype) else dtype
 
 
 def promote_dtypes_inexact(fn_name: str, *args: Any) -> list[Any]:

@@ -326,24 +326,26 @@ def _arg_reduction(name: str, lax_fn: Callable) -> Callable:
     def fn(a: ArrayLike, axis: int | None = None, out: None = None, keepdims: bool = False):
         _no_out(name, out)
         aval = aval_of(a, name, 0)
+        # the default int when called (int64 under x64, as JAX's)
+        index_dtype = dtypes.canonicalize_dtype(np.int64)
         if axis is None:
             flat = ravel(a)
             if aval.size == 0:
                 raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
-            result = lax_fn(flat, 0, np.int32)
+            result = lax_fn(flat, 0, index_dtype)
             axes = tuple(range(aval.ndim))
         else:
             ax = normalize_axis(name, axis, aval.ndim)
             if aval.shape[ax] == 0:
                 raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
-            result = lax_fn(a, ax, np.int32)
+            result = lax_fn(a, ax, index_dtype)
             axes = (ax,)
         return lax.expand_dims(result, axes) if keepdims else result
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (
-        f"Index (int32) of the first {name[3:]}imum along ``axis`` (of the flattened array "
-        "when None); the first NaN wins."
+        f"Index (the default int: int64 under x64) of the first {name[3:]}imum along "
+        "``axis`` (of the flattened array when None); the first NaN wins."
     )
     return fn
 

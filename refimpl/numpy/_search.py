@@ -52,7 +52,15 @@ from refimpl.transforms.jit import jit
 
 Array = Any
 ArrayLike = Any
-_INT = np.dtype(np.int32)
+# searchsorted's positions are int32 whatever x64 says (JAX picks int64 only
+# for a sorted array longer than int32 can count)
+_I32 = np.dtype(np.int32)
+
+
+def _index_dtype() -> np.dtype:
+    """The dtype of the indices these functions return: the default int, read at
+    call time (int64 under x64, as JAX), since x64 can change between calls."""
+    return dtypes.canonicalize_dtype(np.int64)
 
 
 def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
@@ -60,11 +68,11 @@ def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
 
 
 def _int(value: int) -> tracing.TypedScalar:
-    return tracing.TypedScalar(value, _INT, False)
+    return tracing.TypedScalar(value, _index_dtype(), False)
 
 
 def _iota(n: int) -> Any:
-    return lax.iota(_INT, n)
+    return lax.iota(_index_dtype(), n)
 
 
 def _static_size(name: str, size: Any, count: Callable[[], Any]) -> int:
@@ -84,7 +92,7 @@ def _static_size(name: str, size: Any, count: Callable[[], Any]) -> int:
 
 
 def _count(mask: Any) -> Any:
-    return lax.reduce_sum(lax.convert_element_type(mask, _INT), (0,))
+    return lax.reduce_sum(lax.convert_element_type(mask, _index_dtype()), (0,))
 
 
 def compact(values: Any, mask: Any, size: int, fill: Any) -> Any:
@@ -92,7 +100,7 @@ def compact(values: Any, mask: Any, size: int, fill: Any) -> Any:
     ``size``-long result padded with ``fill``."""
     aval = _aval(values)
     n = aval.shape[0]
-    target = lax.sub(lax.cumsum(lax.convert_element_type(mask, _INT), 0), _int(1))
+    target = lax.sub(lax.cumsum(lax.convert_element_type(mask, _index_dtype()), 0), _int(1))
     target = _where(mask, target, lax.broadcast_in_dim(_int(size), (n,), ()))
     fill = lax.convert_element_type(fill, aval.dtype)
     base = lax.broadcast_in_dim(fill, (size, *aval.shape[1:]), ())
@@ -123,7 +131,7 @@ def nonzero(a: ArrayLike, *, size: int | None = None, fill_value: Any = None) ->
     for dim, fill in zip(aval.shape, fills, strict=True):
         stride = stride // dim if dim else 0
         coord = lax.rem(lax.div(flat, _int(max(stride, 1))), _int(max(dim, 1)))
-        fill = _int(0) if fill is None else asarray(fill, dtype=_INT)
+        fill = _int(0) if fill is None else asarray(fill, dtype=_index_dtype())
         out.append(_where(valid, coord, lax.broadcast_in_dim(fill, (size,), ())))
     return tuple(out)
 
@@ -196,7 +204,7 @@ def _along_axis(
     n, k = arr_aval.shape[axis], idx_aval.shape[axis]
     batch = broadcast_shapes(name, _aval(arr).shape[:-1], _aval(indices).shape[:-1])
     arr = broadcast_to(arr, (*batch, n))
-    indices = lax.convert_element_type(broadcast_to(indices, (*batch, k)), _INT)
+    indices = lax.convert_element_type(broadcast_to(indices, (*batch, k)), _index_dtype())
     if wrap:
         wrapped = _where(lax.lt(indices, _int(0)), lax.add(indices, _int(n)), indices)
     else:
@@ -269,7 +277,7 @@ def _one_hot_take(arr: Any, wrapped: Any, batch: tuple[int, ...], n: int, k: int
     JAX's einsum (so ``0 * nan`` is NaN), an ``or`` of ``and``s for bool."""
     hot = lax.eq(
         lax.broadcast_in_dim(wrapped, (*batch, k, n), tuple(range(len(batch) + 1))),
-        lax.broadcasted_iota(_INT, (*batch, k, n), len(batch) + 1),
+        lax.broadcasted_iota(_index_dtype(), (*batch, k, n), len(batch) + 1),
     )
     dtype = _aval(arr).dtype
     if dtypes.is_bool(dtype):
@@ -611,7 +619,7 @@ def argsort(
     if kind is not None or order is not None:
         raise TypeError("argsort: 'kind' and 'order' are not supported")
     a = checked_array("argsort", a)
-    index_dtype = _INT if dtype is None else canonical_dtype("argsort", dtype)
+    index_dtype = _index_dtype() if dtype is None else canonical_dtype("argsort", dtype)
     if axis is None:
         a, axis = ravel(a), 0
     aval = _aval(a, "argsort")
@@ -643,9 +651,9 @@ def lexsort(keys: Sequence[ArrayLike], axis: int = -1) -> Array:
         raise ValueError("lexsort: all keys need to be the same shape")
     shape = shapes.pop()
     if not shape:
-        return full((), 0, _INT)
+        return full((), 0, _index_dtype())
     axis = normalize_axis("lexsort", axis, len(shape))
-    iota = lax.broadcasted_iota(_INT, shape, axis)
+    iota = lax.broadcasted_iota(_index_dtype(), shape, axis)
     *_, index = lax.sort((*reversed(keys), iota), axis, num_keys=len(keys))
     return index
 
@@ -692,12 +700,12 @@ def searchsorted(
         # request warns and the length does not fit the int32 it gets
         raise OverflowError(f"searchsorted: Python integer {n} out of bounds for int32")
     if n == 0:
-        return lax.broadcast_in_dim(_int(0), v_shape, ())
+        return lax.broadcast_in_dim(tracing.TypedScalar(0, _I32, False), v_shape, ())
     grid = (*v_shape, n)
     a_b = lax.broadcast_in_dim(a, grid, (len(v_shape),))
     v_b = lax.broadcast_in_dim(v, grid, tuple(range(len(v_shape))))
     before = _total_lt(a_b, v_b) if side == "left" else lax.bitwise_not(_total_lt(v_b, a_b))
-    index_dtype = _INT if n <= np.iinfo(np.int32).max else np.dtype(np.int64)
+    index_dtype = _I32 if n <= np.iinfo(np.int32).max else np.dtype(np.int64)
     return lax.reduce_sum(lax.convert_element_type(before, index_dtype), (len(v_shape),))
 
 
@@ -709,10 +717,15 @@ def digitize(x: ArrayLike, bins: ArrayLike, right: bool = False, *, method: Any 
         raise ValueError(f"digitize: bins must be a 1-dimensional array, got {_aval(bins).shape}")
     n = _aval(bins).shape[0]
     if n == 0:
-        return lax.broadcast_in_dim(_int(0), _aval(asarray(x)).shape, ())
+        return lax.broadcast_in_dim(
+            tracing.TypedScalar(0, _I32, False), _aval(asarray(x)).shape, ()
+        )
     side = "left" if right else "right"
     increasing = searchsorted(bins, x, side=side)
-    decreasing = lax.sub(_int(n), searchsorted(lax.rev(bins, (0,)), x, side=side))
+    decreasing = lax.sub(
+        tracing.TypedScalar(n, _aval(increasing).dtype, False),
+        searchsorted(lax.rev(bins, (0,)), x, side=side),
+    )
     rising = _ufuncs.greater_equal(bins[-1], bins[0])  # complex: real part, then imaginary
     return _where(lax.broadcast_in_dim(rising, _aval(increasing).shape, ()), increasing, decreasing)
 
@@ -747,7 +760,8 @@ def argpartition(a: ArrayLike, kth: int, axis: int = -1) -> Array:
     kth = _kth("argpartition", kth, n)
     moved = moveaxis(a, axis, -1)
     last = _aval(moved).ndim - 1
-    order = argsort(moved, axis=-1)
+    # int32 whatever x64 says: JAX's indices come from top_k, whose are int32
+    order = argsort(moved, axis=-1, dtype=np.int32)
     bottom = lax.slice_in_dim(order, 0, kth + 1, 1, last)
     rest = lax.slice_in_dim(order, kth + 1, n, 1, last)
     rest = lax.sort(rest, last)  # the remaining indices in increasing order
@@ -830,7 +844,7 @@ def unique(
     n = _aval(values).shape[0]
     rest = _aval(values).shape[1:]
     size = _static_size("unique", size, lambda: _count(first))
-    starts = compact(_iota(n), first, size, _int(0)) if n else zeros((size,), _INT)
+    starts = compact(_iota(n), first, size, _int(0)) if n else zeros((size,), _index_dtype())
     if n:
         result = lax.gather_along_axis(values, starts, 0, mode="clip")
         if fill_value is not None:
@@ -844,13 +858,17 @@ def unique(
     if return_index:
         outputs.append(lax.gather_along_axis(perm, starts, 0, mode="clip") if n else starts)
     if return_inverse:
-        group = lax.sub(lax.cumsum(lax.convert_element_type(first, _INT), 0), _int(1))
+        group = lax.sub(lax.cumsum(lax.convert_element_type(first, _index_dtype()), 0), _int(1))
         inverse = (
-            lax.scatter_along_axis(zeros((n,), _INT), perm, group, 0) if n else zeros((0,), _INT)
+            lax.scatter_along_axis(zeros((n,), _index_dtype()), perm, group, 0)
+            if n
+            else zeros((0,), _index_dtype())
         )
         outputs.append(reshape(inverse, shape) if axis is None else inverse)
     if return_counts:
-        bounds = compact(_iota(n), first, size + 1, _int(0)) if n else zeros((size + 1,), _INT)
+        bounds = (
+            compact(_iota(n), first, size + 1, _int(0)) if n else zeros((size + 1,), _index_dtype())
+        )
         tail = lax.slice_in_dim(bounds, 1, size + 1, 1, 0)
         tail = _where(lax.eq(tail, _int(0)), lax.broadcast_in_dim(_int(n), (size,), ()), tail)
         counts = lax.sub(tail, lax.slice_in_dim(bounds, 0, size, 1, 0))

@@ -70,8 +70,9 @@ def bincount(
         values = np.asarray(x)
         length = max(minlength, max(0, int(values.max())) + 1 if values.size else 0)
     if weights is None:
-        weights = asarray(1, dtype=np.int32)
-        dtype = np.dtype(np.int32)
+        # counts in the default int when called (int64 under x64, as JAX's)
+        dtype = dtypes.canonicalize_dtype(np.int64)
+        weights = asarray(1, dtype=dtype)
     else:
         weights = checked_array("bincount", weights, 1)
         if _aval(weights).shape != _aval(x).shape:

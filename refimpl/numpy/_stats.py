@@ -93,7 +93,7 @@ def _var_dtypes(name: str, a_dtype: np.dtype, dtype: Any) -> tuple[np.dtype, np.
             )
         computation = result
     elif not dtypes.is_inexact(a_dtype):
-        result = computation = dtypes.weak_default_dtype("f")
+        result = computation = to_inexact_dtype(a_dtype)
     else:
         result, computation = _real_dtype(a_dtype), a_dtype
     return _upcast_f16(computation), result

@@ -131,10 +131,10 @@ def _window(name: str, M: int, terms: list[tuple[float, float]]) -> Array:
     """``sum_k a_k cos(2 pi f_k n / (M - 1))`` for ``n`` in ``0..M-1``."""
     M = operator.index(M)
     if M <= 0:  # built by broadcasting, not as a host constant, like every other result
-        return zeros((0,), np.float32)
+        return zeros((0,), dtypes.weak_default_dtype("f"))
     if M == 1:
-        return lax.broadcast_in_dim(asarray(1.0, dtype=np.float32), (1,), ())
-    n = arange(M, dtype=np.float32)
+        return lax.broadcast_in_dim(asarray(1.0, dtype=dtypes.weak_default_dtype("f")), (1,), ())
+    n = arange(M, dtype=dtypes.weak_default_dtype("f"))
     out = None
     for coefficient, frequency in terms:
         term = (
@@ -167,7 +167,7 @@ def bartlett(M: int) -> Array:
     M = operator.index(M)
     if M <= 1:
         return _window("bartlett", M, [])
-    n = arange(M, dtype=np.float32)
+    n = arange(M, dtype=dtypes.weak_default_dtype("f"))
     return 1 - abs_(2 * n / (M - 1) - 1)
 
 

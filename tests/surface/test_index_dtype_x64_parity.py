@@ -1,0 +1,122 @@
+"""The dtypes of index results and of int-to-float promotion, with x64 off and
+on, as JAX 0.10.2.
+
+JAX counts indices (``nonzero``, ``argmax``, ``argsort``, ``unique``'s
+index/inverse/counts, ``bincount``, ``indices``, ``tril_indices`` ...) in its
+default int, read when the function runs: int64 under x64. A few stay int32
+whatever x64 says: ``searchsorted``/``digitize`` (int32 unless the sorted
+array is too long for it) and ``argpartition`` (``top_k``'s int32 indices).
+Bool operands of the numeric functions (``floor_divide``, ``power``, shifts
+...) compute in int32, and bool and integers of up to 32 bits promote to
+float32 in the inexact functions (``sin``, ``var``, ``linspace``) also under
+x64; ``angle`` and the window functions use the default float. The expected
+dtypes, weak types and values are JAX's, on both backends, eagerly and
+under jit.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jjnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+
+_X = np.array([[3.0, 0.0, 1.0], [2.0, 5.0, 0.0]], np.float32)
+_XI = np.array([3, 0, 1, 2, 5, 0, 3], np.int32)
+_S = np.array([1.0, 2.0, 3.0, 5.0], np.float32)
+_B = np.array([True, False, True])
+
+# name -> a program written against a numpy module (jax.numpy or refimpl.numpy)
+_CASES = {
+    "nonzero": lambda m: m.nonzero(_X, size=4)[1],
+    "nonzero_size": lambda m: m.nonzero(_X, size=5, fill_value=-1)[0],
+    "flatnonzero": lambda m: m.flatnonzero(_X, size=4),
+    "where_one_arg": lambda m: m.where(_X > 1, size=3)[0],
+    "argwhere": lambda m: m.argwhere(_X, size=4),
+    "argmax": lambda m: m.argmax(_X),
+    "argmin_axis": lambda m: m.argmin(_X, axis=0),
+    "argmax_keepdims": lambda m: m.argmax(_X, axis=1, keepdims=True),
+    "nanargmax": lambda m: m.nanargmax(_X),
+    "nanargmin_axis": lambda m: m.nanargmin(_X, axis=1),
+    "argsort": lambda m: m.argsort(_X),
+    "argsort_descending": lambda m: m.argsort(_X, axis=0, descending=True),
+    "lexsort": lambda m: m.lexsort((_XI, -_XI)),
+    "unique_index": lambda m: m.unique(_XI, return_index=True, size=5)[1],
+    "unique_inverse": lambda m: m.unique(_XI, return_inverse=True, size=5)[1],
+    "unique_counts": lambda m: m.unique(_XI, return_counts=True, size=5)[1],
+    "unique_all_index": lambda m: m.unique_all(_XI, size=5)[1],
+    "intersect1d_index": lambda m: m.intersect1d(
+        _XI, np.int32([3, 5]), return_indices=True, size=2
+    )[1],
+    "bincount": lambda m: m.bincount(_XI, length=7),
+    "histogram2d": lambda m: m.histogram2d(_X[0], _X[1], bins=2)[0],
+    "indices": lambda m: m.indices((2, 3)),
+    "tril_indices": lambda m: m.tril_indices(3)[0],
+    "triu_indices_from": lambda m: m.triu_indices_from(np.ones((3, 4)), 1)[1],
+    "mask_indices": lambda m: m.mask_indices(3, m.triu, size=6)[1],
+    "searchsorted": lambda m: m.searchsorted(_S, _X),
+    "searchsorted_empty": lambda m: m.searchsorted(_S[:0], _X),
+    "digitize": lambda m: m.digitize(_X, _S),
+    "digitize_decreasing": lambda m: m.digitize(_X, _S[::-1], right=True),
+    "argpartition": lambda m: m.argpartition(_XI, 2),
+    "floor_divide_bool": lambda m: m.floor_divide(_B, True),
+    "power_bool": lambda m: m.power(_B, _B),
+    "left_shift_bool": lambda m: m.left_shift(_B, _B),
+    "square_bool": lambda m: m.square(_B),
+    "sin_int32": lambda m: m.sin(_XI),
+    "sqrt_uint8": lambda m: m.sqrt(_XI.astype(np.uint8)),
+    "true_divide_int16": lambda m: m.true_divide(_XI.astype(np.int16), 2),
+    "sin_int64": lambda m: m.sin(np.arange(3)),
+    "mean_int32": lambda m: m.mean(_XI),
+    "var_int32": lambda m: m.var(_XI),
+    "std_bool": lambda m: m.std(_B),
+    "linspace_int8": lambda m: m.linspace(np.int8(1), 2, 3),
+    "angle_int32": lambda m: m.angle(_XI),
+    "angle_float32": lambda m: m.angle(_S),
+    "hanning": lambda m: m.hanning(4),
+    "bartlett": lambda m: m.bartlett(4),
+}
+
+
+def _run(module, fn, jitted):
+    program = lambda: _CASES[fn](module)  # noqa: E731
+    if jitted:
+        program = (jax.jit if module is jjnp else ri.jit)(program)
+    return program()
+
+
+@pytest.fixture(params=[False, True], ids=["x32", "x64"])
+def x64_mode(request):
+    old_ri, old_jax = ri.config.enable_x64, jax.config.jax_enable_x64
+    ri.config.update("enable_x64", request.param)
+    jax.config.update("jax_enable_x64", request.param)
+    yield request.param
+    ri.config.update("enable_x64", old_ri)
+    jax.config.update("jax_enable_x64", old_jax)
+
+
+@pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("fn", sorted(_CASES))
+def test_result_dtype_is_jaxs(backend, x64_mode, fn, jitted):
+    want = _run(jjnp, fn, jitted)
+    got = _run(rnp, fn, jitted)
+    assert got.dtype == want.dtype, (fn, got.dtype, want.dtype)
+    assert bool(getattr(got, "weak_type", False)) == bool(want.weak_type)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6, atol=1e-6)
+
+
+def test_index_dtype_follows_x64_between_calls(backend):
+    """One jitted function called with x64 off, on, then off again: each call
+    gives that moment's default int (no trace reused across the flag)."""
+    old = ri.config.enable_x64
+    f = ri.jit(lambda x: (rnp.argmax(x), rnp.nonzero(x, size=2)[0], rnp.argsort(x)))
+    try:
+        for flag, want in ((False, np.int32), (True, np.int64), (False, np.int32)):
+            ri.config.update("enable_x64", flag)
+            for out in (*f(_S), rnp.argmax(_S), rnp.unique(_XI, return_inverse=True)[1]):
+                assert out.dtype == want
+    finally:
+        ri.config.update("enable_x64", old)
