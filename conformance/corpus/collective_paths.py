@@ -121,8 +121,32 @@ ROWS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
+def _pmax_pmin_grads(ns: Any) -> Any:
+    """grad through pmax/pmin under a named vmap: refimpl differentiates the
+    max/min over the members (the cotangent reaches the member holding it);
+    jax 0.10.2 has no derivative rule (NotImplementedError: a jax run skips it
+    as unsupported; docs/semantics.md, Collectives)."""
+    api = _api(ns)
+    x = np.array([1.0, 4.0, 2.0, 3.0], np.float32)
+
+    def grad_of(op: Any) -> Any:
+        return api.grad(lambda v: api.vmap(lambda e: op(e, "i"), axis_name="i")(v).sum())(x)
+
+    return [grad_of(api.lax.pmax), grad_of(api.lax.pmin)]
+
+
 def cases() -> Iterator[Case]:
     helpers = "".join(inspect.getsource(h) for h in (_api, _named, _two_names, _unmapped))
     for name, fn in ROWS:
         case = script_case(f"collective.paths/{name}", on_lax(fn), expect=AGREE)
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")
+    # judged by NumPy: 4 members each get the max (min), so its holder's
+    # cotangent is 4 and the others' 0
+    yield script_case(
+        "collective.paths/pmax_pmin_grad_under_vmap",
+        _pmax_pmin_grads,
+        expect=lambda: [
+            np.array([0.0, 4.0, 0.0, 0.0], np.float32),
+            np.array([4.0, 0.0, 0.0, 0.0], np.float32),
+        ],
+    )
