@@ -6,6 +6,7 @@ is found."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -113,3 +114,31 @@ def test_a_wrong_special_value_is_a_difference(monkeypatch):
                                kind_odds=1, op_names=["c_exp", "c_conj", "c_negative"],
                                stream=quiet)  # fmt: skip
     assert not result.ok and "ns.np_.exp" in result.case_source, result.failure
+
+
+class _NegativeZeroExp(RefImplementation):
+    """exp with NumPy's zero signs (exp(0.5 - 0j) is 1.65 - 0j; XLA's 1.65 + 0j)."""
+
+    name = "fake-zero-sign"
+
+    def make_namespace(self):
+        ns = RefImplementation.make_namespace(self)
+
+        def exp(x):
+            return ns.asarray(np.exp(np.asarray(x)))
+
+        ns.np_ = _Forward(ns.np_, exp=exp)
+        return ns
+
+
+def test_a_zero_of_the_other_sign_is_a_difference(monkeypatch):
+    """Zero parts are compared in sign in this kind (a wrong sign flips a later branch
+    cut), not in others."""
+    monkeypatch.setitem(impls_mod._REGISTRY, "fake-zero-sign", _NegativeZeroExp)
+    impls = [impls_mod.get("ref"), impls_mod.get("fake-zero-sign")]
+    x = fuzz.Input((2,), fuzz.C64, (complex(0.5, -0.0), complex(1.5, 0.0)))
+    program = fuzz.FuzzProgram((x,), (fuzz.Step("c_exp", (0,)),), (1,), jit=False,
+                               tol=fuzz.COMPLEX_TOLERANCE)  # fmt: skip
+    problems = fuzz.check_program(program, impls)
+    assert problems and "imag part signs of zero differ" in problems[0], problems
+    assert fuzz.check_program(replace(program, tol=fuzz.FUZZ_TOLERANCE), impls) == []
