@@ -142,3 +142,24 @@ def test_a_zero_of_the_other_sign_is_a_difference(monkeypatch):
     problems = fuzz.check_program(program, impls)
     assert problems and "imag part signs of zero differ" in problems[0], problems
     assert fuzz.check_program(replace(program, tol=fuzz.FUZZ_TOLERANCE), impls) == []
+
+
+def test_complex_parts_are_compared_one_by_one():
+    """NaN and infinities per part exactly; a finite part next to an infinite one within
+    the ulps of its own magnitude (the complex magnitude is infinite there); zero signs
+    only with ``signed_zeros``."""
+    from conformance.compare import Tolerance, float_mismatch
+
+    def c64(*zs):
+        return np.array(zs, np.complex64)
+
+    tol = Tolerance(ulps=4)
+    near = float(np.nextafter(np.float32(1e10), np.float32(np.inf)))
+    assert float_mismatch(c64(complex(np.inf, 1e10)), c64(complex(np.inf, near)), tol) is None
+    assert float_mismatch(c64(complex(np.inf, 1e10)), c64(complex(np.inf, 1.1e10)), tol)
+    assert float_mismatch(c64(complex(np.inf, 0.0)), c64(complex(-np.inf, 0.0)), tol)
+    assert float_mismatch(c64(complex(np.nan, 1.0)), c64(complex(np.inf, 1.0)), tol)
+    zeros = c64(complex(1.0, 0.0)), c64(complex(1.0, -0.0))
+    assert float_mismatch(*zeros, tol) is None
+    _, note = float_mismatch(*zeros, Tolerance(ulps=4, signed_zeros=True))
+    assert note == "imag part signs of zero differ"
