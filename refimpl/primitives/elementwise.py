@@ -257,7 +257,21 @@ def _arc_sin_cos(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
         with np.errstate(all="ignore"):
             out = fn(z)
         on_axis_nan = (x.real == 0) & np.isnan(x.imag)
-        return np.where(on_axis_nan, np.asarray(_NAN_PAIR, x.dtype), out)
+        out = np.where(on_axis_nan, np.asarray(_NAN_PAIR, x.dtype), out)
+        # XLA's large-argument branch (|Re z| >= sqrt(max) / 8) still applies when the
+        # imaginary part is NaN: asin(3e38 + nan j) is nan + 89.29j (log(2 |Re z|); acos's
+        # negated; an infinite one gives nan + inf j), whatever the NaN's sign bit; NumPy
+        # gives nan + nan j
+        part = np.abs(x.real).astype(np.float64)
+        big = np.isnan(x.imag) & (part >= np.sqrt(float(np.finfo(x.real.dtype).max)) / 8)
+        if big.any():
+            with np.errstate(divide="ignore", over="ignore"):
+                imag = np.log(2.0) + np.log(part)
+            big_out = np.empty(x.shape, x.dtype)
+            big_out.real = np.nan
+            big_out.imag = imag if fn is np.arcsin else -imag
+            out = np.where(big, big_out, out)
+        return out
 
     return impl
 
