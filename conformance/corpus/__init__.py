@@ -98,6 +98,7 @@ FAMILIES: Sequence[str] = (
     "numpy_selection_paths",
     "numpy_grad_paths",
     "numpy_conversion_paths",
+    "x64_dtype_paths",
 )
 
 

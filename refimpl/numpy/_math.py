@@ -283,11 +283,12 @@ def arctanh(x: ArrayLike, /) -> Array:
 
 def angle(z: ArrayLike, deg: bool = False) -> Array:
     """The argument ``atan2(imag(z), real(z))`` (in degrees with ``deg``)."""
-    if dtypes.is_inexact(_dtype(z, "angle")):
+    dtype = _dtype(z, "angle")
+    if dtypes.is_complex(dtype) or (dtypes.is_floating(dtype) and aval_of(z, "angle", 0).ndim):
         (z,) = promote_dtypes_inexact("angle", z)
     else:
-        # the default float (float64 under x64), as JAX's, not the float32 that
-        # inexact promotion gives narrow integers
+        # JAX computes integers and real scalars in the default float (float64
+        # under x64; strong), not in what inexact promotion would give them
         z = lax.convert_element_type(z, dtypes.weak_default_dtype("f"))
     re, im = real(z), imag(z)
     result = lax.atan2(im, re)

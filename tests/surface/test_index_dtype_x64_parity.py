@@ -76,6 +76,9 @@ _CASES = {
     "linspace_int8": lambda m: m.linspace(np.int8(1), 2, 3),
     "angle_int32": lambda m: m.angle(_XI),
     "angle_float32": lambda m: m.angle(_S),
+    "angle_float32_scalar": lambda m: m.angle(np.float32(-1.0)),
+    "angle_python_float": lambda m: m.angle(-1.0),
+    "angle_complex": lambda m: m.angle(np.complex64(1 - 1j)),
     "hanning": lambda m: m.hanning(4),
     "bartlett": lambda m: m.bartlett(4),
 }
