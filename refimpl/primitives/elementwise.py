@@ -321,6 +321,16 @@ def _both_infinite(x: np.ndarray) -> np.ndarray:
     return np.isinf(x.real) & np.isinf(x.imag)
 
 
+def _log1p_real_unscaled(x: np.ndarray, re: np.ndarray) -> np.ndarray:
+    """log|1 + z| where NumPy's complex64 log1p overflows for finite parts near the
+    largest float (log1p(3e38 + 3e38j) is inf + 0.79j in NumPy, 88.9 + 0.79j in XLA)."""
+    over = np.isinf(re) & np.isfinite(x.real) & np.isfinite(x.imag)
+    if not over.any():
+        return re
+    wide = np.log(np.hypot(1.0 + x.real.astype(np.float64), x.imag.astype(np.float64)))
+    return np.where(over, wide, re).astype(re.dtype)
+
+
 _ZERO_SIGNS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
     # e^x (cos y + i sin y) with the imaginary part +0 for a real argument
     "exp": lambda x, re, im: (re, _positive_zero(x.imag == 0, im)),
@@ -334,6 +344,7 @@ _ZERO_SIGNS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
     "tanh": lambda x, re, im: (re, _positive_zero((x.imag == 0) | _both_infinite(x), im)),
     "asin": lambda x, re, im: (re, im + 0.0),
     "acos": lambda x, re, im: (re, np.where(im == 0, -0.0, im).astype(im.dtype)),
+    "log1p": lambda x, re, im: (_log1p_real_unscaled(x, re), im),
 }
 
 
@@ -358,7 +369,14 @@ log_p = unary(
     "log", _in_float32(_xla_f32(xla_math.log, _xla_complex(np.log, _result_nan))), INEXACT
 )
 log1p_p = unary(
-    "log1p", _in_float32(_xla_f32(xla_math.log1p, _xla_complex(np.log1p, _result_nan))), INEXACT
+    "log1p",
+    _in_float32(
+        _xla_f32(
+            xla_math.log1p,
+            _with_zero_signs(_xla_complex(np.log1p, _result_nan), _ZERO_SIGNS["log1p"]),
+        )
+    ),
+    INEXACT,
 )
 expm1_p = unary("expm1", _in_float32(_xla_f32(xla_math.expm1, _expm1)), INEXACT)
 tanh_p = unary(

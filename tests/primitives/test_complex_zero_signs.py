@@ -100,3 +100,21 @@ def test_complex_arcsin_arccos_of_large_part_and_nan_match_jax(backend):
                 np.testing.assert_allclose(
                     g[numbers], w[numbers], rtol=2e-6, atol=np.finfo(np.float32).tiny, err_msg=name
                 )
+
+
+def test_complex_log1p_near_the_largest_float_matches_jax(backend):
+    """log1p(3e38 + 3e38j) is 88.9 + 0.79j in XLA; NumPy's complex64 log1p overflows
+    |1 + z| to inf (found by the fuzzer)."""
+    parts = [0.5, -1.5, 1e20, -1e20, 1e38, 2e38, -2e38, 3e38, -3e38, 3.4e38, np.inf, np.nan]
+    pairs = list(itertools.product(parts, parts))
+    z = np.empty(len(pairs), np.complex64)
+    z.real, z.imag = [a for a, _ in pairs], [b for _, b in pairs]
+    want = np.asarray(jnp.log1p(z))
+    for got in (np.asarray(rnp.log1p(rnp.asarray(z))), np.asarray(ri.jit(rnp.log1p)(z))):
+        for g, w in [(got.real, want.real), (got.imag, want.imag)]:
+            np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
+            numbers = ~np.isnan(w)
+            # (atol: XLA's CPU code flushes subnormal results, 0.5 / 1e38, to zero)
+            np.testing.assert_allclose(
+                g[numbers], w[numbers], rtol=2e-6, atol=np.finfo(np.float32).tiny
+            )
