@@ -154,7 +154,10 @@ def trunc(x: ArrayLike, /) -> Array:
 
 
 def rint(x: ArrayLike, /) -> Array:
-    """Round to the nearest integer, halves to even (the dtype is kept; ints -> float)."""
+    """Round to the nearest integer, halves to even (the dtype is kept; bool and
+    ints -> the default float, float64 under x64, as JAX's)."""
+    if not dtypes.is_inexact(_dtype(x, "rint")):
+        return lax.convert_element_type(x, dtypes.weak_default_dtype("f"))
     (x,) = promote_dtypes_inexact("rint", x)
     if dtypes.is_complex(_dtype(x)):
         return lax.complex(lax.round(real(x), 1), lax.round(imag(x), 1))

@@ -23,6 +23,7 @@ from refimpl.numpy._pad import pad
 from refimpl.numpy._promote import (
     aval_of,
     checked_array,
+    promote_dtypes,
     promote_dtypes_inexact,
 )
 from refimpl.numpy._promote import require_concrete as _concrete
@@ -31,7 +32,7 @@ from refimpl.numpy._scalars import finfo
 from refimpl.numpy._shape import concatenate, reshape, stack
 from refimpl.numpy._stacking import convolve, roll, trace
 from refimpl.numpy._ufuncs import abs as abs_
-from refimpl.numpy._ufuncs import multiply, where
+from refimpl.numpy._ufuncs import where
 
 Array = Any
 ArrayLike = Any
@@ -227,8 +228,9 @@ def polyval(p: ArrayLike, x: ArrayLike, *, unroll: int = 16) -> Array:
     """``p[0] x^(n-1) + ... + p[n-1]`` by Horner's rule."""
     p = checked_array("polyval", p)
     x = checked_array("polyval", x, 1)
-
-    result = multiply(x, 0) + p[0] * 0
+    p, x = promote_dtypes("polyval", p, x)
+    # Horner from a strong zero of the joined dtype, as JAX's (bool stays bool)
+    result = zeros(_aval(x).shape, _aval(x).dtype)
     for i in range(_aval(p).shape[0]):
         result = result * x + p[i]
     return result

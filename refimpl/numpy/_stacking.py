@@ -407,7 +407,11 @@ def kron(a: ArrayLike, b: ArrayLike) -> Array:
     sa, sb = aval_of(a, "kron", 0).shape, aval_of(b, "kron", 1).shape
     a_exp = reshape(a, tuple(x for d in sa for x in (d, 1)))
     b_exp = reshape(b, tuple(x for d in sb for x in (1, d)))
-    return reshape(multiply(a_exp, b_exp), tuple(x * y for x, y in zip(sa, sb, strict=True)))
+    ea, eb = aval_of(a_exp, "kron", 0).shape, aval_of(b_exp, "kron", 1).shape
+    grid = tuple(max(x, y) for x, y in zip(ea, eb, strict=True))
+    # lax.mul, as JAX's: a bool product is its TypeError, not an elementwise and
+    product = lax.mul(broadcast_to(a_exp, grid), broadcast_to(b_exp, grid))
+    return reshape(product, tuple(x * y for x, y in zip(sa, sb, strict=True)))
 
 
 def cross(

@@ -79,6 +79,13 @@ _CASES = {
     "angle_float32_scalar": lambda m: m.angle(np.float32(-1.0)),
     "angle_python_float": lambda m: m.angle(-1.0),
     "angle_complex": lambda m: m.angle(np.complex64(1 - 1j)),
+    "rint_int32": lambda m: m.rint(_XI),
+    "rint_python_int": lambda m: m.rint(3),
+    "fabs_int32": lambda m: m.fabs(_XI),
+    "polyval_bool": lambda m: m.polyval(_B, _B),
+    "polyval_int8_weak_x": lambda m: m.polyval(np.int8([1, 2]), 3),
+    "polyval_float_int_x": lambda m: m.polyval(_S, np.arange(3)),
+    "kron_int8": lambda m: m.kron(np.int8([1, 2]), np.eye(2, dtype=np.int8)),
     "hanning": lambda m: m.hanning(4),
     "bartlett": lambda m: m.bartlett(4),
 }
@@ -123,3 +130,12 @@ def test_index_dtype_follows_x64_between_calls(backend):
                 assert out.dtype == want
     finally:
         ri.config.update("enable_x64", old)
+
+
+@pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
+def test_kron_of_bool_is_a_type_error_as_jax(backend, jitted):
+    """JAX multiplies with lax.mul, which takes no bool."""
+    for module in (jjnp, rnp):
+        f = lambda m=module: m.kron(_B, _B)  # noqa: E731
+        with pytest.raises(TypeError, match="mul"):
+            (jax.jit(f) if module is jjnp else ri.jit(f))() if jitted else f()
