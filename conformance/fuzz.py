@@ -1194,7 +1194,10 @@ COMPLEX_PERIODIC = ("c_exp", "c_expm1", "c_sin", "c_cos", "c_tan", "c_sinh", "c_
 
 
 def _exact_operands(accepts: Callable[..., bool]) -> Callable[..., bool]:
-    return lambda *vals: accepts(*vals) and all(v.exact for v in vals)
+    def ok(*vals: Val) -> bool:
+        return accepts(*vals) and all(v.exact for v in vals)
+
+    return ok
 
 
 def _real_part_ok(v: Val) -> bool:
