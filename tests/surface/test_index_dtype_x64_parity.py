@@ -17,12 +17,16 @@ under jit.
 from __future__ import annotations
 
 import jax
+import jax.nn as jnn
 import jax.numpy as jjnp
+import jax.scipy.special as jss
 import numpy as np
 import pytest
 
 import refimpl as ri
+import refimpl.nn as rnn
 import refimpl.numpy as rnp
+import refimpl.scipy.special as rss
 
 _X = np.array([[3.0, 0.0, 1.0], [2.0, 5.0, 0.0]], np.float32)
 _XI = np.array([3, 0, 1, 2, 5, 0, 3], np.int32)
@@ -139,3 +143,31 @@ def test_kron_of_bool_is_a_type_error_as_jax(backend, jitted):
         f = lambda m=module: m.kron(_B, _B)  # noqa: E731
         with pytest.raises(TypeError, match="mul"):
             (jax.jit(f) if module is jjnp else ri.jit(f))() if jitted else f()
+
+
+# scipy.special and nn promote as jnp does: float32 for bool and narrow ints
+_SPECIAL_CASES = {
+    "erf_int32": lambda s, n: s.erf(_XI),
+    "erf_bool": lambda s, n: s.erf(_B),
+    "gammaln_int8": lambda s, n: s.gammaln(_XI.astype(np.int8) + 1),
+    "logsumexp_int32": lambda s, n: s.logsumexp(_XI),
+    "xlogy_int32": lambda s, n: s.xlogy(_XI, _XI),
+    "expit_uint16": lambda s, n: s.expit(_XI.astype(np.uint16)),
+    "erf_int64": lambda s, n: s.erf(np.arange(3)),
+    "softmax_int32": lambda s, n: n.softmax(_XI),
+    "gelu_int32": lambda s, n: n.gelu(_XI),
+}
+
+
+@pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("fn", sorted(_SPECIAL_CASES))
+def test_special_and_nn_promotion_is_jaxs(backend, x64_mode, fn, jitted):
+    def run(special, nn, jit):
+        program = lambda: _SPECIAL_CASES[fn](special, nn)  # noqa: E731
+        return jit(program)() if jitted else program()
+
+    want = run(jss, jnn, jax.jit)
+    got = run(rss, rnn, ri.jit)
+    assert got.dtype == want.dtype, (fn, got.dtype, want.dtype)
+    assert bool(getattr(got, "weak_type", False)) == bool(want.weak_type)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-6, atol=1e-6)

@@ -12,17 +12,18 @@ import numpy as np
 
 from refimpl import dtypes, lax, tracing
 from refimpl import numpy as rnp
+from refimpl.numpy._promote import to_inexact_dtype
 
 
 def _inexact(name: str, *args: Any, strong: bool = False, real: bool = False) -> list[Any]:
-    """The arguments promoted together to an inexact dtype (ints -> default float);
+    """The arguments promoted together to an inexact dtype (bool and ints of up to
+    32 bits -> float32, 64-bit ints -> the default float: jnp's promotion);
     ``strong``: the result is strongly typed even from Python scalars; ``real``: a
     complex dtype is a ValueError naming ``name``."""
     avals = [tracing.get_aval(a, name, i) for i, a in enumerate(args)]
     dtype, weak = dtypes.result_type(*[(a.dtype, a.weak_type) for a in avals])
     weak = weak and not strong
-    if not dtypes.is_inexact(dtype):
-        dtype = dtypes.canonicalize_dtype(float)
+    dtype = to_inexact_dtype(dtype)
     if real and dtypes.is_complex(dtype):
         raise ValueError(f"{name} does not support complex-valued inputs (got {dtype})")
     out = []
