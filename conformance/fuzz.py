@@ -1200,6 +1200,15 @@ def _exact_operands(accepts: Callable[..., bool]) -> Callable[..., bool]:
     return ok
 
 
+def _c_sum(fn: str) -> Op:
+    """``ns.np_.<fn>`` (add, subtract) of two complex values, neither a sum itself."""
+    return Op(f"c_{fn}", 2,
+              lambda a, b: _c_binary_ok(a, b, False) and not (a.summed or b.summed),
+              lambda p, a, b: [Val(_broadcast(a, b) or (), C64, a.exact and b.exact,
+                                   summed=True)],
+              lambda a, p: f"ns.np_.{fn}({a[0]}, {a[1]})", context="complex")  # fmt: skip
+
+
 def _real_part_ok(v: Val) -> bool:
     return v.dtype == F32 and not v.kind and not v.scalar
 
@@ -1223,10 +1232,8 @@ COMPLEX_OPS: list[Op] = [
       for fn in ("exp", "log", "sqrt", "square", "reciprocal", "expm1", "log1p", "sin", "cos",
                  "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arcsinh", "log2",
                  "log10")),
-    *(Op(f"c_{fn}", 2, lambda a, b: _c_binary_ok(a, b, False) and not (a.summed or b.summed),
-         lambda p, a, b: [Val(_broadcast(a, b), C64, a.exact and b.exact, summed=True)],
-         lambda a, p, fn=fn: f"ns.np_.{fn}({a[0]}, {a[1]})", context="complex")
-      for fn in ("add", "subtract")),
+    _c_sum("add"),
+    _c_sum("subtract"),
     _c_binary("c_multiply", "multiply", None, False),
     _c_binary("c_divide", "divide", None, False),
     _c_binary("c_fmax", "fmax", None, True, exact_only=True),
