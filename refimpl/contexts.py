@@ -218,7 +218,9 @@ def check_tracer_leaks(value: Any = True) -> contextlib.AbstractContextManager:
         A context manager (use it in a ``with`` statement or as a decorator).
 
     Raises:
-        Nothing when entered; inside, the leak ``Exception``.
+        Exception: inside the context, when a checked trace ends with one of
+            its tracers still reachable (JAX's "Leaked trace ..."); entering
+            raises nothing.
 
     Example:
         >>> import refimpl as ri
@@ -238,8 +240,8 @@ def checking_leaks() -> contextlib.AbstractContextManager:
         A context manager (use it in a ``with`` statement or as a decorator).
 
     Raises:
-        Nothing when entered; inside, the leak ``Exception`` of
-        :func:`check_tracer_leaks`.
+        Exception: inside the context, the leak error of
+            :func:`check_tracer_leaks`; entering raises nothing.
 
     Example:
         >>> import refimpl as ri
