@@ -124,7 +124,15 @@ def arccosh_of_inexact(x: Any) -> Any:
 
 
 def arctanh_of_inexact(x: Any) -> Any:
-    """``log1p(2x / (1 - x)) / 2``."""
+    """``log1p(2x / (1 - x)) / 2``; of a complex, ``i atan(-i x)``."""
+    if dtypes.is_complex(_aval(x, "arctanh").dtype):
+        # XLA expands chlo.atan of a complex as -i atanh(i z) and JAX lowers atanh to
+        # chlo.atanh, so i atan(-i z) is JAX's atanh bit for bit, NaN and infinite parts
+        # included; the multiplications by +-i are swaps of parts (exact, no inf * 0), and
+        # atan's derivative 1 / (1 + w^2) gives atanh's 1 / (1 - z^2)
+        re, im = complex_parts.real(x), complex_parts.imag(x)
+        w = ew.atan(complex(im, ew.neg(re)))
+        return complex(ew.neg(complex_parts.imag(w)), complex_parts.real(w))
     ratio = ew.div(ew.add(x, x), ew.sub(_scalar(x, 1), x))
     return ew.mul(ew.log1p(ratio), _scalar(x, 0.5))
 

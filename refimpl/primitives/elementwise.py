@@ -276,6 +276,49 @@ def _arc_sin_cos(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     return impl
 
 
+def _complex_atanh_parts(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The parts of ``atanh(a + b j)`` as XLA expands ``chlo.atanh`` of a complex
+    (JAX 0.10.2): ``log1p(4 |a| / ((1 - |a|)^2 + b^2)) / 4`` with the sign of
+    ``a``, and ``atan2(2b, (1 - |a|)(1 + |a|) - b^2) / 2``; past a bound on
+    either part the real part comes from ``1 / |a|`` (or 0 at an infinity) and
+    the imaginary part is +-pi/2 by the sign of ``b`` (so NaN parts and
+    infinities give XLA's results, which NumPy's do not); subnormal results
+    are flushed to zero, as XLA's CPU code does."""
+    real_dtype = a.dtype.type
+    one, zero = real_dtype(1), real_dtype(0)
+    # the bound and the 1 / eps + 2 ratio are the constants XLA's expansion uses
+    bound, tiny_ratio = (
+        (real_dtype("2.81475044e+14"), real_dtype(16777218))
+        if a.dtype == np.float32
+        else (real_dtype("8.1129638414606718e+31"), real_dtype(9007199254740994))
+    )
+    with np.errstate(all="ignore"):
+        ax, ay = np.abs(a), np.abs(b)
+        in_range = (ax < bound) & (ay < bound)
+        one_minus = one - ax
+        near = ax / (one_minus * one_minus + b * b)
+        far = np.where(np.isinf(a) | np.isinf(b), zero, (one / (ax / b + b / ax)) / b)
+        far = np.where(ay * tiny_ratio < ax, one / ax, far)
+        ratio = _flush_subnormal(np.where(in_range, near, far))
+        sign_a = np.where(a >= zero, one, -one)
+        real = sign_a * np.log1p(ratio * real_dtype(4)) * real_dtype(0.25)
+        angle = np.arctan2(b + b, one_minus * (ax + one) - b * b)
+        sign_b = np.where(b >= zero, one, -one)
+        imag = np.where(in_range, angle, sign_b * real_dtype(np.pi)) * real_dtype(0.5)
+    return _flush_subnormal(real.astype(a.dtype)), _flush_subnormal(imag.astype(a.dtype))
+
+
+def _atan(x: np.ndarray) -> np.ndarray:
+    if not dtypes.is_complex(x.dtype):
+        return np.arctan(x)
+    # atan(z) = -i atanh(i z), the multiplications by +-i as swaps of parts (exact),
+    # as XLA's chlo.atan of a complex
+    a, b = _complex_atanh_parts(-np.imag(x), np.real(x))
+    out = np.empty(x.shape, x.dtype)
+    out.real, out.imag = b, -a
+    return out
+
+
 def _sqrt(x: np.ndarray) -> np.ndarray:
     if not dtypes.is_complex(x.dtype):
         return np.sqrt(x)
@@ -421,7 +464,7 @@ asin_p = unary(
 acos_p = unary(
     "acos", _in_float32(_with_zero_signs(_arc_sin_cos(np.arccos), _ZERO_SIGNS["acos"])), INEXACT
 )
-atan_p = unary("atan", _in_float32(np.arctan), INEXACT)
+atan_p = unary("atan", _in_float32(_atan), INEXACT)
 sinh_p = unary(
     "sinh",
     _in_float32(
