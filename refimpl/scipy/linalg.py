@@ -10,11 +10,13 @@ unless ``lower=True`` and ``trans`` is 0/"N", 1/"T" or 2/"C"; ``lu`` returns
 from __future__ import annotations
 
 import warnings
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from refimpl import lax
+from refimpl import numpy as rnp
 from refimpl.numpy import linalg as _nla
 from refimpl.numpy._construct import tril, triu
 from refimpl.numpy._creation import eye
@@ -24,6 +26,7 @@ from refimpl.numpy._shape import broadcast_to, swapaxes
 from refimpl.numpy._ufuncs import conj, where
 from refimpl.numpy.linalg import _lu_solve
 from refimpl.primitives import decompositions as _dec
+from refimpl.transforms.ad import jvp
 
 Array = Any
 ArrayLike = Any
@@ -285,7 +288,116 @@ def svd(a: ArrayLike, full_matrices: bool = True, compute_uv: bool = True, **kwa
     return tuple(result) if compute_uv else result
 
 
+# Pade coefficients b_0..b_m of degree m (Higham 2005, as JAX and SciPy use).
+_PADE_B = {
+    3: (120.0, 60.0, 12.0, 1.0),
+    5: (30240.0, 15120.0, 3360.0, 420.0, 30.0, 1.0),
+    7: (17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0),
+    9: (17643225600.0, 8821612800.0, 2075673600.0, 302702400.0, 30270240.0, 2162160.0,
+        110880.0, 3960.0, 90.0, 1.0),
+    13: (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+         129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+         40840800.0, 960960.0, 16380.0, 182.0, 1.0),
+}  # fmt: skip
+
+# (theta_m thresholds on the L1 norm choosing the degree, the degrees, the
+# largest norm before scaling): JAX's float64 and float32 tables.
+_EXPM_TABLE = {
+    True: ((1.495585217958292e-002, 2.539398330063230e-001, 9.504178996162932e-001,
+            2.097847961257068e000), (3, 5, 7, 9, 13), 5.371920351148152),
+    False: ((4.258730016922831e-001, 1.880152677804762e000), (3, 5, 7), 3.925724783138660),
+}  # fmt: skip
+
+
+def _mm(a: Any, b: Any) -> Any:
+    return rnp.matmul(a, b, precision=lax.Precision.HIGHEST)
+
+
+def _pade(m: int, a: Any) -> tuple[Any, Any]:
+    """``(U, V)``: the odd and even parts of the degree-``m`` Pade numerator."""
+    b = _PADE_B[m]
+    ident = eye(a.shape[-1], dtype=a.dtype)
+    a2 = _mm(a, a)
+    if m == 13:
+        a4 = _mm(a2, a2)
+        a6 = _mm(a4, a2)
+        u = _mm(a, _mm(a6, b[13] * a6 + b[11] * a4 + b[9] * a2)
+                + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * ident)  # fmt: skip
+        v = _mm(a6, b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2
+        return u, v + b[0] * ident
+    powers = [ident, a2]
+    for _ in range(2, m // 2 + 1):
+        powers.append(_mm(powers[-1], a2))
+    odd = sum((b[2 * k + 1] * p for k, p in enumerate(powers)), start=rnp.zeros_like(a))
+    even = sum((b[2 * k] * p for k, p in enumerate(powers)), start=rnp.zeros_like(a))
+    return _mm(a, odd), even
+
+
+def expm(A: ArrayLike, *, upper_triangular: bool = False, max_squarings: int = 16) -> Array:
+    """The matrix exponential of a (batch of) square matrices, as JAX 0.10.2.
+
+    Scaling and squaring with a Pade approximant (Higham 2005): ``A`` is
+    divided by ``2**s``, ``s = max(0, floor(log2(|A|_1 / maxnorm)))``, the
+    degree (3-13 for float64/complex128, 3-7 for float32/complex64) chosen by
+    the scaled norm, and the result squared ``s`` times. When ``s`` exceeds
+    ``max_squarings`` (an infinite entry) the result is all NaN; a NaN entry
+    gives all NaN too. ``upper_triangular`` solves ``Q R = P`` triangularly.
+    """
+    a = _matrix("expm", A)
+    if aval_of(a, "expm", 0).ndim > 2:
+        return rnp.vectorize(
+            partial(expm, upper_triangular=upper_triangular, max_squarings=max_squarings),
+            signature="(n,n)->(n,n)",
+        )(a)
+    dtype = np.dtype(aval_of(a, "expm", 0).dtype)
+    if dtype not in (np.float32, np.float64, np.complex64, np.complex128):
+        raise TypeError(f"expm: A.dtype={dtype} is not supported")
+    conds, degrees, maxnorm = _EXPM_TABLE[dtype in (np.float64, np.complex128)]
+    a_l1 = _nla.norm(a, 1)
+    n_squarings = rnp.maximum(0, rnp.floor(rnp.log2(a_l1 / maxnorm)))
+    scaled = a / rnp.power(rnp.asarray(2, a_l1.dtype), n_squarings).astype(dtype)
+    idx = rnp.digitize(a_l1, rnp.asarray(conds, a_l1.dtype))
+    u, v = lax.switch(idx, [partial(_pade, m) for m in degrees], scaled)
+    p, q = u + v, v - u
+
+    def _nan(args: Any) -> Any:
+        return rnp.full_like(args[0], np.nan)
+
+    def _compute(args: Any) -> Any:
+        _, p, q = args
+        r = solve_triangular(q, p) if upper_triangular else _nla.solve(q, p)
+
+        def step(c: Any, i: Any) -> Any:
+            return lax.cond(i < n_squarings, lambda x: _mm(x, x), lambda x: x, c), None
+
+        r, _ = lax.scan(step, r, rnp.arange(max_squarings, dtype=n_squarings.dtype))
+        return r
+
+    return lax.cond(n_squarings > max_squarings, _nan, _compute, (a, p, q))
+
+
+def expm_frechet(
+    A: ArrayLike, E: ArrayLike, *, method: str | None = None, compute_expm: bool = True
+) -> Any:
+    """The Frechet derivative of :func:`expm` at ``A`` in direction ``E`` (its
+    JVP), with ``expm(A)`` first when ``compute_expm``; ``method`` is ignored."""
+    del method
+    a = _matrix("expm_frechet", A)
+    e = checked_array("expm_frechet", E, 1)
+    e_shape, a_shape = aval_of(e, "expm_frechet", 1).shape, aval_of(a, "expm_frechet", 0).shape
+    if len(e_shape) < 2 or e_shape[-1] != e_shape[-2]:
+        raise ValueError(f"expm_frechet: expected E to be a (batch of) square matrices, "
+                         f"got shape {e_shape}")  # fmt: skip
+    if a_shape != e_shape:
+        raise ValueError(f"expm_frechet: expected A and E of the same shape, got A.shape="
+                         f"{a_shape} and E.shape={e_shape}")  # fmt: skip
+    # one inexact dtype for both, since a JVP's tangent must match its primal
+    a, e = promote_dtypes_inexact("expm_frechet", a, e)
+    expm_a, frechet = jvp(expm, (a,), (e,))
+    return (expm_a, frechet) if compute_expm else frechet
+
+
 __all__ = [
-    "cho_factor", "cho_solve", "cholesky", "det", "eigh", "inv", "lu", "lu_factor", "lu_solve",
-    "qr", "solve", "solve_triangular", "svd",
+    "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "expm_frechet", "inv", "lu",
+    "lu_factor", "lu_solve", "qr", "solve", "solve_triangular", "svd",
 ]  # fmt: skip
