@@ -1213,9 +1213,6 @@ def _real_part_ok(v: Val) -> bool:
     return v.dtype == F32 and not v.kind and not v.scalar
 
 
-# Left out, each a known difference (docs/semantics.md, "complex"): arctan (the reference
-# backend differs from XLA at NaN/infinite parts) and arctanh (both backends differ with
-# an infinite part).
 COMPLEX_OPS: list[Op] = [
     _c_unary("c_real", "real", F32, True),
     _c_unary("c_imag", "imag", F32, True),
@@ -1230,8 +1227,8 @@ COMPLEX_OPS: list[Op] = [
     _c_unary("c_nan_to_num", "nan_to_num", None, True),
     *(_c_unary(f"c_{fn}", fn, None, False)
       for fn in ("exp", "log", "sqrt", "square", "reciprocal", "expm1", "log1p", "sin", "cos",
-                 "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arcsinh", "log2",
-                 "log10")),
+                 "tan", "sinh", "cosh", "tanh", "arcsin", "arccos", "arcsinh", "arctan",
+                 "arctanh", "log2", "log10")),
     _c_sum("add"),
     _c_sum("subtract"),
     _c_binary("c_multiply", "multiply", None, False),
