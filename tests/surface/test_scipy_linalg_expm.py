@@ -104,6 +104,11 @@ def test_bad_input():
         rsl.expm(np.ones((2, 3), np.float32))
     with pytest.raises(ValueError, match="expm: expected"):
         rsl.expm(np.ones(3, np.float32))
+    # JAX has Pade tables for 32- and 64-bit floats only (its TypeError)
+    with pytest.raises(TypeError, match="expm: A.dtype=float16 is not supported"):
+        rsl.expm(np.eye(2, dtype=np.float16))
+    with pytest.raises(TypeError):
+        jsl.expm(jnp.eye(2, dtype=jnp.float16))
     with pytest.raises(ValueError, match="expm_frechet: expected A and E of the same shape"):
         rsl.expm_frechet(np.eye(2), np.eye(3))
 
