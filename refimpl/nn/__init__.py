@@ -102,53 +102,58 @@ relu = _with_jvp(lambda x: rnp.maximum(x, 0), _relu_jvp)
 relu6 = _with_jvp(lambda x: rnp.minimum(rnp.maximum(x, 0), 6.0), _relu6_jvp)
 
 
+# Most activations are written, as in JAX, directly in jnp/lax operations on
+# the argument, without promoting it first: their dtypes follow those
+# operations' promotion (elu(int32) is a weak default float, hard_tanh(int32)
+# stays int32, sigmoid(int32) is logistic's TypeError, log_sigmoid(bool)
+# negative's).
+
+
+def _bool_is_an_error(name: str, x: Any) -> Any:
+    x = rnp.asarray(x)
+    if x.dtype == np.bool_:
+        raise TypeError(f"{name} does not accept dtype bool (JAX subtracts or negates it)")
+    return x
+
+
 def sigmoid(x: Any) -> Any:
-    (x,) = _inexact("sigmoid", x)
     return lax.logistic(x)
 
 
 def silu(x: Any) -> Any:
-    (x,) = _inexact("silu", x)
-    return rnp.multiply(x, lax.logistic(x))
+    return rnp.multiply(x, sigmoid(x))
 
 
 swish = silu
 
 
 def softplus(x: Any) -> Any:
-    (x,) = _inexact("softplus", x)
     # rnp.logaddexp carries JAX's custom_jvp: derivative 1/2 at x == 0
-    return rnp.logaddexp(x, rnp.zeros_like(x))
+    return rnp.logaddexp(x, 0)
 
 
 def log_sigmoid(x: Any) -> Any:
-    (x,) = _inexact("log_sigmoid", x)
     return rnp.negative(softplus(rnp.negative(x)))
 
 
 def soft_sign(x: Any) -> Any:
-    (x,) = _inexact("soft_sign", x)
     return rnp.divide(x, rnp.add(rnp.abs(x), 1))
 
 
 def elu(x: Any, alpha: Any = 1.0) -> Any:
-    (x,) = _inexact("elu", x)
     positive = rnp.greater(x, 0)
     return rnp.where(positive, x, rnp.multiply(alpha, rnp.expm1(rnp.where(positive, 0.0, x))))
 
 
 def leaky_relu(x: Any, negative_slope: Any = 1e-2) -> Any:
-    (x,) = _inexact("leaky_relu", x)
     return rnp.where(rnp.greater_equal(x, 0), x, rnp.multiply(negative_slope, x))
 
 
 def hard_tanh(x: Any) -> Any:
-    (x,) = _inexact("hard_tanh", x)
     return rnp.where(rnp.greater(x, 1), 1, rnp.where(rnp.less(x, -1), -1, x))
 
 
 def celu(x: Any, alpha: Any = 1.0) -> Any:
-    (x,) = _inexact("celu", x)
     negative_part = rnp.expm1(rnp.divide(rnp.minimum(x, 0.0), alpha))
     return rnp.add(rnp.maximum(x, 0.0), rnp.multiply(alpha, negative_part))
 
@@ -183,11 +188,16 @@ def glu(x: Any, axis: int = -1) -> Any:
 
 
 def softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Any:
-    return _softmax(x, axis, where)
+    # x - max(x) of a bool is JAX's TypeError, after a bad axis's error
+    x = rnp.asarray(x)
+    _reduction_axes("softmax", x.ndim, axis)
+    return _softmax(_bool_is_an_error("softmax", x), axis, where)
 
 
 def log_softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Any:
-    return _log_softmax(x, axis, where)
+    x = rnp.asarray(x)
+    _reduction_axes("log_softmax", x.ndim, axis)
+    return _log_softmax(_bool_is_an_error("log_softmax", x), axis, where)
 
 
 def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> Any:
@@ -234,12 +244,10 @@ def standardize(
 
 
 def hard_sigmoid(x: Any) -> Any:
-    (x,) = _inexact("hard_sigmoid", x)
     return rnp.divide(relu6(rnp.add(x, 3.0)), 6.0)
 
 
 def hard_silu(x: Any) -> Any:
-    (x,) = _inexact("hard_silu", x)
     return rnp.multiply(x, hard_sigmoid(x))
 
 
@@ -247,7 +255,6 @@ hard_swish = hard_silu
 
 
 def mish(x: Any) -> Any:
-    (x,) = _inexact("mish", x)
     return rnp.multiply(x, rnp.tanh(softplus(x)))
 
 
@@ -257,13 +264,11 @@ def squareplus(x: Any, b: Any = 4) -> Any:
 
 
 def sparse_plus(x: Any) -> Any:
-    (x,) = _inexact("sparse_plus", x)
     middle = rnp.divide(rnp.square(rnp.add(x, 1.0)), 4)
     return rnp.where(rnp.less_equal(x, -1.0), 0.0, rnp.where(rnp.greater_equal(x, 1.0), x, middle))
 
 
 def sparse_sigmoid(x: Any) -> Any:
-    (x,) = _inexact("sparse_sigmoid", x)
     return rnp.multiply(0.5, rnp.clip(rnp.add(x, 1.0), 0.0, 2.0))
 
 
@@ -296,7 +301,7 @@ _log1mexp = _with_jvp(_log1mexp_value, _log1mexp_jvp)
 def log1mexp(x: Any) -> Any:
     """``log(1 - exp(-x))`` for ``x >= 0``, without cancellation near 0 or
     underflow for large ``x``; derivative ``1 / expm1(x)``. NaN for ``x < 0``."""
-    (x,) = _inexact("log1mexp", x)
+    (x,) = _inexact("log1mexp", _bool_is_an_error("log1mexp", x))
     return _log1mexp(x)
 
 

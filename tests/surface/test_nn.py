@@ -161,3 +161,56 @@ def test_orthogonal_initializer(shape, column_axis):
     np.testing.assert_allclose(gram, np.eye(small), atol=1e-5)
     got = np.asarray(ri.random.orthogonal(ri.random.key(2), 3, (2,)))
     np.testing.assert_allclose(got, jax.random.orthogonal(jax.random.key(2), 3, (2,)), atol=2e-6)
+
+
+# Integer, bool and Python-scalar arguments: JAX writes most activations directly
+# in jnp/lax operations, so their result dtypes (and weak types, and TypeErrors)
+# are those operations' promotion, not a promotion to float first.
+_INT_ARGS = {
+    "int32": np.array([-3, -1, 0, 1, 2, 7], np.int32),
+    "bool": np.array([True, False, True, False]),
+    "uint8": np.array([0, 1, 2, 9], np.uint8),
+    "int64": np.array([-2, 0, 1, 3], np.int64),
+    "py_int": 2,
+    "py_bool": True,
+    "py_float": -0.5,
+}
+_INT_FNS = UNARY + ["gelu", "glu", "softmax", "log_softmax", "log1mexp", "identity", "tanh"]
+
+
+@pytest.fixture(params=[False, True], ids=["x64_off", "x64_on"])
+def x64_mode(request):
+    old_ri, old_jax = ri.config.enable_x64, jax.config.jax_enable_x64
+    ri.config.update("enable_x64", request.param)
+    jax.config.update("jax_enable_x64", request.param)
+    yield request.param
+    ri.config.update("enable_x64", old_ri)
+    jax.config.update("jax_enable_x64", old_jax)
+
+
+def _outcome(fn, arg, jit):
+    try:
+        out = (jit(fn) if jit else fn)(arg)
+    except TypeError:
+        return "TypeError", None
+    return f"{out.dtype}{'-weak' if getattr(out, 'weak_type', False) else ''}", np.asarray(out)
+
+
+@pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("arg", sorted(_INT_ARGS))
+@pytest.mark.parametrize("name", _INT_FNS)
+def test_integer_bool_and_scalar_arguments_as_jax(backend, x64_mode, name, arg, jitted):
+    x = _INT_ARGS[arg]
+    if name in ("glu", "softmax", "log_softmax") and np.ndim(x) == 0:
+        pytest.skip("needs an axis")
+    if arg == "uint8" and name in ("softmax", "log_softmax", "log1mexp"):
+        pytest.skip("JAX wraps x - max(x) and -x around in uint8 (NaN, -inf); refimpl does not")
+    if arg == "py_float" and name == "log1mexp":
+        pytest.skip("NaN below 0 in both")
+    want, want_value = _outcome(getattr(jax.nn, name), x, jax.jit if jitted else None)
+    got, got_value = _outcome(getattr(nn, name), x, ri.jit if jitted else None)
+    assert got == want, (name, arg, got, want)
+    if want_value is not None:
+        np.testing.assert_allclose(
+            got_value.astype(np.float64), want_value.astype(np.float64), rtol=2e-6, atol=1e-6
+        )

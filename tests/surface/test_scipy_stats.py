@@ -661,3 +661,46 @@ def test_as_jax_imports(tmp_path):
     assert out["same"]
     np.testing.assert_allclose(out["value"], want, rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(out["ranks"]), [3.0, 1.0, 2.0])
+
+
+# An int (or bool) k with a Python-scalar parameter promotes to a weak float, but
+# JAX's discrete distributions build their constants with lax._const from the
+# promoted k: strong unless k is a weak scalar, so the result is strong.
+_DISCRETE_INT_K = {
+    "bernoulli.pmf": (0.3,),
+    "bernoulli.logpmf": (0.3,),
+    "bernoulli.cdf": (0.3,),
+    "geom.pmf": (0.3,),
+    "geom.logpmf": (0.3,),
+    "poisson.cdf": (1.5,),
+    "nbinom.pmf": (3, 0.4),
+    "nbinom.logpmf": (3, 0.4),
+}
+_K_ARGS = {
+    "int32": np.array([0, 1, 2], np.int32),
+    "bool": np.array([True, False]),
+    "py_int": 1,
+    "float32": np.array([0.0, 1.0, 3.0], np.float32),
+}
+
+
+@pytest.fixture(params=[False, True], ids=["x64_off", "x64_on"])
+def x64_mode(request):
+    old_ri, old_jax = ri.config.enable_x64, jax.config.jax_enable_x64
+    ri.config.update("enable_x64", request.param)
+    jax.config.update("jax_enable_x64", request.param)
+    yield request.param
+    ri.config.update("enable_x64", old_ri)
+    jax.config.update("jax_enable_x64", old_jax)
+
+
+@pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("k", sorted(_K_ARGS))
+@pytest.mark.parametrize("name", sorted(_DISCRETE_INT_K))
+def test_discrete_integer_k_weak_type_as_jax(backend, x64_mode, name, k, jitted):
+    ours, theirs = _fns(name)
+    args = (_K_ARGS[k], *_DISCRETE_INT_K[name])
+    want = (jax.jit(theirs) if jitted else theirs)(*args)
+    got = (ri.jit(ours) if jitted else ours)(*args)
+    assert (got.dtype, bool(got.weak_type)) == (want.dtype, bool(want.weak_type))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-6, atol=1e-7)

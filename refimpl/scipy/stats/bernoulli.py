@@ -13,14 +13,15 @@ import numpy as np
 
 from refimpl import numpy as rnp
 from refimpl.scipy.special import xlog1py, xlogy
-from refimpl.scipy.stats._common import promote
+from refimpl.scipy.stats._common import lax_const, promote
 
 
 def logpmf(k: Any, p: Any, loc: Any = 0) -> Any:
     k, p, loc = promote("bernoulli.logpmf", k, p, loc)
+    zero, one = lax_const(k, 0), lax_const(k, 1)
     x = k - loc
-    log_probs = xlogy(x, p) + xlog1py(1 - x, -p)
-    return rnp.where((x < 0) | (x > 1), -np.inf, log_probs)
+    log_probs = xlogy(x, p) + xlog1py(one - x, -p)
+    return rnp.where((x < zero) | (x > one), -np.inf, log_probs)
 
 
 def pmf(k: Any, p: Any, loc: Any = 0) -> Any:
@@ -29,12 +30,14 @@ def pmf(k: Any, p: Any, loc: Any = 0) -> Any:
 
 def cdf(k: Any, p: Any) -> Any:
     k, p = promote("bernoulli.cdf", k, p)
-    bad = rnp.isnan(k) | rnp.isnan(p) | (p < 0) | (p > 1)
-    conds = [bad, k < 0, (k >= 0) & (k < 1), k >= 1]
-    return rnp.select(conds, [rnp.full_like(k, np.nan), rnp.zeros_like(k), 1 - p, rnp.ones_like(k)])
+    zero, one = lax_const(k, 0), lax_const(k, 1)
+    bad = rnp.isnan(k) | rnp.isnan(p) | (p < zero) | (p > one)
+    conds = [bad, k < zero, (k >= zero) & (k < one), k >= one]
+    return rnp.select(conds, [np.nan, zero, one - p, one])
 
 
 def ppf(q: Any, p: Any) -> Any:
     q, p = promote("bernoulli.ppf", q, p)
-    bad = rnp.isnan(q) | rnp.isnan(p) | (p < 0) | (p > 1) | (q < 0) | (q > 1)
-    return rnp.where(bad, np.nan, rnp.where(q <= 1 - p, rnp.zeros_like(q), rnp.ones_like(q)))
+    zero, one = lax_const(q, 0), lax_const(q, 1)
+    bad = rnp.isnan(q) | rnp.isnan(p) | (p < zero) | (p > one) | (q < zero) | (q > one)
+    return rnp.where(bad, np.nan, rnp.where(q <= one - p, zero, one))

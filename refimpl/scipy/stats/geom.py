@@ -12,14 +12,15 @@ import numpy as np
 
 from refimpl import numpy as rnp
 from refimpl.scipy.special import xlog1py
-from refimpl.scipy.stats._common import promote
+from refimpl.scipy.stats._common import lax_const, promote
 
 
 def logpmf(k: Any, p: Any, loc: Any = 0) -> Any:
     k, p, loc = promote("geom.logpmf", k, p, loc)
+    zero, one = lax_const(k, 0), lax_const(k, 1)
     x = k - loc
-    log_probs = xlog1py(x - 1, -p) + rnp.log(p)
-    return rnp.where(x <= 0, -np.inf, log_probs)
+    log_probs = xlog1py(x - one, -p) + rnp.log(p)
+    return rnp.where(x <= zero, -np.inf, log_probs)
 
 
 def pmf(k: Any, p: Any, loc: Any = 0) -> Any:

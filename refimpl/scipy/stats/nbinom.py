@@ -12,14 +12,15 @@ import numpy as np
 
 from refimpl import numpy as rnp
 from refimpl.scipy.special import gammaln, xlogy
-from refimpl.scipy.stats._common import promote
+from refimpl.scipy.stats._common import lax_const, promote
 
 
 def logpmf(k: Any, n: Any, p: Any, loc: Any = 0) -> Any:
     k, n, p, loc = promote("nbinom.logpmf", k, n, p, loc)
+    one = lax_const(k, 1)
     y = k - loc
     comb = gammaln(y + n) - gammaln(n) - gammaln(y + 1)
-    log_probs = comb + (xlogy(n, p) + xlogy(y, 1 - p))
+    log_probs = comb + (xlogy(n, p) + xlogy(y, one - p))
     return rnp.where(k < loc, -np.inf, log_probs)
 
 

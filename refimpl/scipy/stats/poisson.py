@@ -16,7 +16,7 @@ import numpy as np
 from refimpl import numpy as rnp
 from refimpl.numpy._promote import promote_dtypes_inexact
 from refimpl.scipy.special import entr, gammaincc, gammaln, xlogy
-from refimpl.scipy.stats._common import promote
+from refimpl.scipy.stats._common import lax_const, promote
 
 
 def logpmf(k: Any, mu: Any, loc: Any = 0) -> Any:
@@ -32,8 +32,9 @@ def pmf(k: Any, mu: Any, loc: Any = 0) -> Any:
 
 def cdf(k: Any, mu: Any, loc: Any = 0) -> Any:
     k, mu, loc = promote("poisson.logpmf", k, mu, loc)
+    zero = lax_const(k, 0)
     x = k - loc
-    return rnp.where(x < 0, rnp.zeros_like(x), gammaincc(rnp.floor(1 + x), mu))
+    return rnp.where(x < zero, zero, gammaincc(rnp.floor(1 + x), mu))
 
 
 def _summed_entropy(mu: Any, count: int, upper: Any) -> Any:
