@@ -675,6 +675,8 @@ _DISCRETE_INT_K = {
     "poisson.cdf": (1.5,),
     "nbinom.pmf": (3, 0.4),
     "nbinom.logpmf": (3, 0.4),
+    "betabinom.pmf": (3, 2.0, 1.5),
+    "betabinom.logpmf": (3, 2.0, 1.5),
 }
 _K_ARGS = {
     "int32": np.array([0, 1, 2], np.int32),

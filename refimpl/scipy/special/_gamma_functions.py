@@ -87,7 +87,8 @@ def betaln(a: Any, b: Any) -> Any:
     a, b = _inexact("betaln", a, b)
     a, b = rnp.minimum(a, b), rnp.maximum(a, b)
     small = rnp.add(lax.lgamma(a), rnp.subtract(lax.lgamma(b), lax.lgamma(rnp.add(a, b))))
-    big_b = rnp.where(rnp.less(b, 8), np.asarray(8, b.dtype), b)
+    # a Python 8: a weakly typed b keeps a weak result, as JAX's betaln
+    big_b = rnp.where(rnp.less(b, 8), 8.0, b)
     difference = rnp.subtract(
         rnp.subtract(a, rnp.multiply(a, rnp.log(big_b))),
         rnp.multiply(rnp.subtract(rnp.add(a, big_b), 0.5), rnp.log1p(rnp.divide(a, big_b))),
