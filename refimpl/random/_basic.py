@@ -149,7 +149,11 @@ def _normal_or_complex(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> An
     keys = _split_data(data, (2,))
     re = rnp.astype(_normal(keys[0], shape, real), dtype)
     im = rnp.astype(_normal(keys[1], shape, real), dtype)
-    return rnp.divide(rnp.add(re, rnp.multiply(1j, im)), np.asarray(np.sqrt(2), dtype))
+    # JAX divides by sqrt(2) in its jitted sampler, where XLA turns a division by
+    # a constant into a multiplication by the constant's reciprocal: bit for bit,
+    # the samples are (re + 1j im) * (1 / sqrt 2)
+    scale = np.asarray(real.type(1) / real.type(np.sqrt(2)), dtype)
+    return rnp.multiply(rnp.add(re, rnp.multiply(1j, im)), scale)
 
 
 def truncated_normal(
