@@ -493,6 +493,15 @@ def _custom_jvp_call_transpose(cts: list, *args: Any, call: Program, **_: Any) -
     return ad.backward_pass(call, linear, args, list(cts))
 
 
+def _vmap_inside(trace: Any) -> bool:
+    """Whether a vmap that started inside ``trace`` is still running."""
+    traces = tracing._stack.traces
+    for k, t in enumerate(traces):
+        if t is trace:
+            return any(isinstance(u, batching.BatchTrace) for u in traces[k + 1 :])
+    return False
+
+
 class _CustomFunction:
     """What ``custom_jvp`` and ``custom_vjp`` share: the wrapped function, its
     ``nondiff_argnums``, method binding, and the call: keyword arguments
@@ -552,10 +561,12 @@ class _CustomFunction:
             # a Ref argument holding a differentiated value: the call is
             # traced, so that value is an operand the rules differentiate
             and not any(isinstance(v, tracing.Tracer) and v._trace is trace for v in ref_values)
-            # no transformation started inside the differentiation (a vmap
-            # whose tracers the function or its rule may close over: the
-            # call goes to that vmap first, as JAX's innermost trace)
-            and tracing._stack.traces[-1] is trace
+            # no vmap started inside the differentiation is running (the
+            # function or its rule may close over its tracers: the call goes
+            # to that vmap first, as JAX's innermost trace); a differentiation
+            # started inside it (grad of grad) does not count: its rules run
+            # in this one's context
+            and not _vmap_inside(trace)
         ):
             # Differentiation outside jit: as JAX's JVPTrace.process_custom_*_call,
             # the rules run on the primal values, which are concrete (so Python
