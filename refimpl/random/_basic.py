@@ -152,7 +152,7 @@ def _normal_or_complex(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> An
     # JAX divides by sqrt(2) in its jitted sampler, where XLA turns a division by
     # a constant into a multiplication by the constant's reciprocal: bit for bit,
     # the samples are (re + 1j im) * (1 / sqrt 2)
-    scale = np.asarray(real.type(1) / real.type(np.sqrt(2)), dtype)
+    scale = np.asarray(np.reciprocal(np.sqrt(np.asarray(2, real))), dtype)
     return rnp.multiply(rnp.add(re, rnp.multiply(1j, im)), scale)
 
 
