@@ -33,6 +33,8 @@ from refimpl.primitives.base import (
     check_same_dtypes,
     elementwise_shape,
 )
+from refimpl.primitives.complex_special_values import flush_subnormal
+from refimpl.primitives.complex_special_values import numpy_with_xla_values as _xla_values
 
 # --- dtype classes accepted by the math functions -----------------------------
 
@@ -183,214 +185,6 @@ def _square(x: np.ndarray) -> np.ndarray:
     return out
 
 
-# --- complex functions at infinities and NaN: XLA's results ----------------------------
-# NumPy follows C99's special values (sin(inf + 0j) is nan + 0j, exp(-inf + inf j)
-# is 0); XLA's complex formulas give NaN in both parts there. Each rule below
-# replaces NumPy's result only where an input part is infinite or NaN (finite
-# inputs keep NumPy's values), as measured against XLA on every pair of parts
-# from {0, -0, +-1.5, +-3e38, +-inf, nan}.
-
-_NAN_PAIR = complex(np.nan, np.nan)
-
-
-def _any_nan(z: np.ndarray) -> np.ndarray:
-    return np.isnan(z.real) | np.isnan(z.imag)
-
-
-def _xla_complex(fn: Callable[..., np.ndarray], nan_where: Callable[..., np.ndarray]):
-    """``fn``, and for complex input both parts NaN where ``nan_where(x, out)``."""
-
-    def impl(x: np.ndarray) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            out = np.asarray(fn(x))
-        if not dtypes.is_complex(x.dtype):
-            return out
-        return np.where(nan_where(x, out), np.asarray(_NAN_PAIR, x.dtype), out)
-
-    return impl
-
-
-def _exp_nan(x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    # e^(+-inf) times cos/sin of an infinite or NaN angle
-    return np.isinf(x.real) & ~np.isfinite(x.imag)
-
-
-def _result_nan(x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    return _any_nan(out)
-
-
-def _result_nan_off_imaginary_axis(x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    # sin, cos, tan of (+-0, nan): C99's and XLA's results agree
-    return _any_nan(out) & (x.real != 0)
-
-
-def _result_nan_off_real_axis(x: np.ndarray, out: np.ndarray) -> np.ndarray:
-    # sinh, cosh, tanh of (nan, +-0): C99's and XLA's results agree
-    return _any_nan(out) & (x.imag != 0)
-
-
-def _expm1(x: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        out = np.asarray(np.expm1(x))
-    if dtypes.is_complex(x.dtype):
-        # a real argument keeps a zero imaginary part where e^x overflows or is NaN
-        # (NumPy's inf * 0 is NaN there), and as XLA's it is +0 whatever the sign of
-        # the argument's zero; XLA's real part is never -0 (expm1(-0-0j) is 0+0j):
-        # +0.0 turns a -0 into +0 and leaves every other value as it is
-        out = out.copy()
-        out.imag = np.where(x.imag == 0, 0, out.imag)
-        out.real = out.real + 0.0
-    return out
-
-
-def _arc_sin_cos(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
-    """``fn`` (NumPy's arcsin or arccos) as XLA's (CHLO's) complex asin/acos:
-    the sign of a zero imaginary part on the branch cuts ``|Re z| > 1`` is
-    ignored (asin(1.5 - 0j) is pi/2 + 0.96j, NumPy's pi/2 - 0.96j), and
-    ``+-0 + nan j`` gives nan + nan j (NumPy: a finite real part)."""
-
-    def impl(x: np.ndarray) -> np.ndarray:
-        if not dtypes.is_complex(x.dtype):
-            return fn(x)
-        z = np.array(x)
-        z.imag = np.where((x.imag == 0) & (np.abs(x.real) > 1), 0, x.imag)
-        with np.errstate(all="ignore"):
-            out = fn(z)
-        on_axis_nan = (x.real == 0) & np.isnan(x.imag)
-        out = np.where(on_axis_nan, np.asarray(_NAN_PAIR, x.dtype), out)
-        # XLA's large-argument branch (|Re z| >= sqrt(max) / 8) still applies when the
-        # imaginary part is NaN: asin(3e38 + nan j) is nan + 89.29j (log(2 |Re z|); acos's
-        # negated; an infinite one gives nan + inf j), whatever the NaN's sign bit; NumPy
-        # gives nan + nan j
-        part = np.abs(x.real).astype(np.float64)
-        big = np.isnan(x.imag) & (part >= np.sqrt(float(np.finfo(x.real.dtype).max)) / 8)
-        if big.any():
-            with np.errstate(divide="ignore", over="ignore"):
-                imag = np.log(2.0) + np.log(part)
-            big_out = np.empty(x.shape, x.dtype)
-            big_out.real = np.nan
-            big_out.imag = imag if fn is np.arcsin else -imag
-            out = np.where(big, big_out, out)
-        return out
-
-    return impl
-
-
-def _complex_atanh_parts(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The parts of ``atanh(a + b j)`` as XLA expands ``chlo.atanh`` of a complex
-    (JAX 0.10.2): ``log1p(4 |a| / ((1 - |a|)^2 + b^2)) / 4`` with the sign of
-    ``a``, and ``atan2(2b, (1 - |a|)(1 + |a|) - b^2) / 2``; past a bound on
-    either part the real part comes from ``1 / |a|`` (or 0 at an infinity) and
-    the imaginary part is +-pi/2 by the sign of ``b`` (so NaN parts and
-    infinities give XLA's results, which NumPy's do not); subnormal results
-    are flushed to zero, as XLA's CPU code does."""
-    real_dtype = a.dtype.type
-    one, zero = real_dtype(1), real_dtype(0)
-    # the bound and the 1 / eps + 2 ratio are the constants XLA's expansion uses
-    bound, tiny_ratio = (
-        (real_dtype("2.81475044e+14"), real_dtype(16777218))
-        if a.dtype == np.float32
-        else (real_dtype("8.1129638414606718e+31"), real_dtype(9007199254740994))
-    )
-    with np.errstate(all="ignore"):
-        ax, ay = np.abs(a), np.abs(b)
-        in_range = (ax < bound) & (ay < bound)
-        one_minus = one - ax
-        near = ax / (one_minus * one_minus + b * b)
-        far = np.where(np.isinf(a) | np.isinf(b), zero, (one / (ax / b + b / ax)) / b)
-        far = np.where(ay * tiny_ratio < ax, one / ax, far)
-        ratio = _flush_subnormal(np.where(in_range, near, far))
-        sign_a = np.where(a >= zero, one, -one)
-        real = sign_a * np.log1p(ratio * real_dtype(4)) * real_dtype(0.25)
-        angle = np.arctan2(b + b, one_minus * (ax + one) - b * b)
-        sign_b = np.where(b >= zero, one, -one)
-        imag = np.where(in_range, angle, sign_b * real_dtype(np.pi)) * real_dtype(0.5)
-    return _flush_subnormal(real.astype(a.dtype)), _flush_subnormal(imag.astype(a.dtype))
-
-
-def _atan(x: np.ndarray) -> np.ndarray:
-    if not dtypes.is_complex(x.dtype):
-        return np.arctan(x)
-    # atan(z) = -i atanh(i z), the multiplications by +-i as swaps of parts (exact),
-    # as XLA's chlo.atan of a complex
-    a, b = _complex_atanh_parts(-np.imag(x), np.real(x))
-    out = np.empty(x.shape, x.dtype)
-    out.real, out.imag = b, -a
-    return out
-
-
-def _sqrt(x: np.ndarray) -> np.ndarray:
-    if not dtypes.is_complex(x.dtype):
-        return np.sqrt(x)
-    # XLA ignores the sign of a zero imaginary part on the negative real axis
-    # (sqrt(-1 - 0j) is +1j, NumPy's -1j), and a NaN part makes both NaN
-    z = np.array(x)
-    z.imag = np.where((x.real < 0) & (x.imag == 0), 0, x.imag)
-    with np.errstate(all="ignore"):
-        out = np.sqrt(z)
-    return np.where(_any_nan(x), np.asarray(_NAN_PAIR, x.dtype), out)
-
-
-# --- complex functions' zero parts: XLA's signs ------------------------------------------
-# Where NumPy's complex result has a zero part, its sign can differ from XLA's (found by the
-# conformance fuzzer's complex_special kind): exp(0.5 - 0j) is 1.65 - 0j in NumPy, 1.65 + 0j
-# in XLA. Each rule gives a zero part XLA's sign, measured against XLA on every pair of
-# parts from {0, -0, +-1e-30, +-0.5, +-1.5, +-2, +-10, +-100, +-3e38, +-inf, nan}; "+ 0.0"
-# where XLA's part is never -0 (it turns -0 into +0 and leaves every other value as is).
-
-
-def _with_zero_signs(
-    impl: Callable[[np.ndarray], np.ndarray],
-    fix: Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
-) -> Callable[[np.ndarray], np.ndarray]:
-    """``impl``, its complex result's parts then passed through ``fix(x, re, im)``."""
-
-    def wrapped(x: np.ndarray) -> np.ndarray:
-        result = impl(x)
-        if not dtypes.is_complex(x.dtype):
-            return result
-        out = np.array(result)
-        out.real, out.imag = fix(x, out.real, out.imag)
-        return out
-
-    return wrapped
-
-
-def _positive_zero(where: np.ndarray, part: np.ndarray) -> np.ndarray:
-    return np.where(where & (part == 0), 0.0, part).astype(part.dtype)
-
-
-def _both_infinite(x: np.ndarray) -> np.ndarray:
-    return np.isinf(x.real) & np.isinf(x.imag)
-
-
-def _log1p_real_unscaled(x: np.ndarray, re: np.ndarray) -> np.ndarray:
-    """log|1 + z| where NumPy's complex64 log1p overflows for finite parts near the
-    largest float (log1p(3e38 + 3e38j) is inf + 0.79j in NumPy, 88.9 + 0.79j in XLA)."""
-    over = np.isinf(re) & np.isfinite(x.real) & np.isfinite(x.imag)
-    if not over.any():
-        return re
-    wide = np.log(np.hypot(1.0 + x.real.astype(np.float64), x.imag.astype(np.float64)))
-    return np.where(over, wide, re).astype(re.dtype)
-
-
-_ZERO_SIGNS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
-    # e^x (cos y + i sin y) with the imaginary part +0 for a real argument
-    "exp": lambda x, re, im: (re, _positive_zero(x.imag == 0, im)),
-    "sqrt": lambda x, re, im: (re, _positive_zero(x.imag == 0, im)),
-    "sin": lambda x, re, im: (re + 0.0, im),
-    # the part that is 0 * (something) on the imaginary axis is +0 there
-    "cos": lambda x, re, im: (re, _positive_zero(x.real == 0, im)),
-    "tan": lambda x, re, im: (_positive_zero((x.real == 0) | _both_infinite(x), re), im),
-    "sinh": lambda x, re, im: (re + 0.0, im + 0.0),
-    "cosh": lambda x, re, im: (re, im + 0.0),
-    "tanh": lambda x, re, im: (re, _positive_zero((x.imag == 0) | _both_infinite(x), im)),
-    "asin": lambda x, re, im: (re, im + 0.0),
-    "acos": lambda x, re, im: (re, np.where(im == 0, -0.0, im).astype(im.dtype)),
-    "log1p": lambda x, re, im: (_log1p_real_unscaled(x, re), im),
-}
-
-
 def _abs_dtype(dtype: np.dtype) -> np.dtype:
     if dtypes.is_complex(dtype):
         return np.dtype(np.float32 if dtype == np.complex64 else np.float64)
@@ -401,85 +195,20 @@ neg_p = unary("neg", np.negative, NUMERIC)
 sign_p = unary("sign", _sign, NUMERIC)
 floor_p = unary("floor", np.floor, FLOAT)
 ceil_p = unary("ceil", np.ceil, FLOAT)
-exp_p = unary(
-    "exp",
-    _in_float32(
-        _xla_f32(xla_math.exp, _with_zero_signs(_xla_complex(np.exp, _exp_nan), _ZERO_SIGNS["exp"]))
-    ),
-    INEXACT,
-)
-log_p = unary(
-    "log", _in_float32(_xla_f32(xla_math.log, _xla_complex(np.log, _result_nan))), INEXACT
-)
-log1p_p = unary(
-    "log1p",
-    _in_float32(
-        _xla_f32(
-            xla_math.log1p,
-            _with_zero_signs(_xla_complex(np.log1p, _result_nan), _ZERO_SIGNS["log1p"]),
-        )
-    ),
-    INEXACT,
-)
-expm1_p = unary("expm1", _in_float32(_xla_f32(xla_math.expm1, _expm1)), INEXACT)
-tanh_p = unary(
-    "tanh",
-    _in_float32(
-        _xla_f32(
-            xla_math.tanh,
-            _with_zero_signs(_xla_complex(np.tanh, _result_nan_off_real_axis), _ZERO_SIGNS["tanh"]),
-        )
-    ),
-    INEXACT,
-)
-sin_p = unary(
-    "sin",
-    _in_float32(
-        _with_zero_signs(_xla_complex(np.sin, _result_nan_off_imaginary_axis), _ZERO_SIGNS["sin"])
-    ),
-    INEXACT,
-)
-cos_p = unary(
-    "cos",
-    _in_float32(
-        _with_zero_signs(_xla_complex(np.cos, _result_nan_off_imaginary_axis), _ZERO_SIGNS["cos"])
-    ),
-    INEXACT,
-)
-tan_p = unary(
-    "tan",
-    _in_float32(
-        _xla_f32(
-            xla_math.tan,
-            _with_zero_signs(
-                _xla_complex(np.tan, _result_nan_off_imaginary_axis), _ZERO_SIGNS["tan"]
-            ),
-        )
-    ),
-    INEXACT,
-)
-asin_p = unary(
-    "asin", _in_float32(_with_zero_signs(_arc_sin_cos(np.arcsin), _ZERO_SIGNS["asin"])), INEXACT
-)
-acos_p = unary(
-    "acos", _in_float32(_with_zero_signs(_arc_sin_cos(np.arccos), _ZERO_SIGNS["acos"])), INEXACT
-)
-atan_p = unary("atan", _in_float32(_atan), INEXACT)
-sinh_p = unary(
-    "sinh",
-    _in_float32(
-        _with_zero_signs(_xla_complex(np.sinh, _result_nan_off_real_axis), _ZERO_SIGNS["sinh"])
-    ),
-    INEXACT,
-)
-cosh_p = unary(
-    "cosh",
-    _in_float32(
-        _with_zero_signs(_xla_complex(np.cosh, _result_nan_off_real_axis), _ZERO_SIGNS["cosh"])
-    ),
-    INEXACT,
-)
-sqrt_p = unary("sqrt", _in_float32(_with_zero_signs(_sqrt, _ZERO_SIGNS["sqrt"])), INEXACT)
+exp_p = unary("exp", _in_float32(_xla_f32(xla_math.exp, _xla_values("exp"))), INEXACT)
+log_p = unary("log", _in_float32(_xla_f32(xla_math.log, _xla_values("log"))), INEXACT)
+log1p_p = unary("log1p", _in_float32(_xla_f32(xla_math.log1p, _xla_values("log1p"))), INEXACT)
+expm1_p = unary("expm1", _in_float32(_xla_f32(xla_math.expm1, _xla_values("expm1"))), INEXACT)
+tanh_p = unary("tanh", _in_float32(_xla_f32(xla_math.tanh, _xla_values("tanh"))), INEXACT)
+sin_p = unary("sin", _in_float32(_xla_values("sin")), INEXACT)
+cos_p = unary("cos", _in_float32(_xla_values("cos")), INEXACT)
+tan_p = unary("tan", _in_float32(_xla_f32(xla_math.tan, _xla_values("tan"))), INEXACT)
+asin_p = unary("asin", _in_float32(_xla_values("asin")), INEXACT)
+acos_p = unary("acos", _in_float32(_xla_values("acos")), INEXACT)
+atan_p = unary("atan", _in_float32(_xla_values("atan")), INEXACT)
+sinh_p = unary("sinh", _in_float32(_xla_values("sinh")), INEXACT)
+cosh_p = unary("cosh", _in_float32(_xla_values("cosh")), INEXACT)
+sqrt_p = unary("sqrt", _in_float32(_xla_values("sqrt")), INEXACT)
 square_p = unary("square", _square, NUMERIC)
 rsqrt_p = unary("rsqrt", _in_float32(_rsqrt), INEXACT)
 cbrt_p = unary("cbrt", _in_float32(np.cbrt), FLOAT)
@@ -615,11 +344,6 @@ def _div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.true_divide(x, y).astype(x.dtype, copy=False)
 
 
-def _flush_subnormal(r: np.ndarray) -> np.ndarray:
-    # XLA's CPU code flushes subnormal results to zero (the sign kept)
-    return np.where(np.abs(r) < dtypes.finfo(r.dtype).tiny, r * 0, r)
-
-
 def _complex_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """XLA's complex division: Smith's algorithm (divide through by the larger
     part of the denominator), then, where both parts came out NaN, C99 Annex
@@ -631,8 +355,8 @@ def _complex_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     ar, ai, br, bi = x.real, x.imag, y.real, y.imag
     one, zero, inf = (np.asarray(v, ar.dtype) for v in (1, 0, np.inf))
     with np.errstate(all="ignore"):
-        r_over_i = _flush_subnormal(br / bi)
-        i_over_r = _flush_subnormal(bi / br)
+        r_over_i = flush_subnormal(br / bi)
+        i_over_r = flush_subnormal(bi / br)
         denom_i, denom_r = bi + br * r_over_i, br + bi * i_over_r
         imag_larger = np.abs(br) < np.abs(bi)
         re = np.where(imag_larger, (ar * r_over_i + ai) / denom_i, (ar + ai * i_over_r) / denom_r)
