@@ -29,17 +29,31 @@ def backend(request) -> str:
     return request.param
 
 
-@pytest.fixture
-def x64():
-    """enable_x64 on in refimpl and in jax (the oracle) alike; both restored after."""
+def _x64_both(enabled: bool):
+    """enable_x64 set in refimpl and in jax (the oracle) alike; both restored after."""
     import jax
 
     old_ri, old_jax = config.enable_x64, jax.config.jax_enable_x64
-    config.update("enable_x64", True)
-    jax.config.update("jax_enable_x64", True)
-    yield
-    config.update("enable_x64", old_ri)
-    jax.config.update("jax_enable_x64", old_jax)
+    config.update("enable_x64", enabled)
+    jax.config.update("jax_enable_x64", enabled)
+    try:
+        yield enabled
+    finally:
+        config.update("enable_x64", old_ri)
+        jax.config.update("jax_enable_x64", old_jax)
+
+
+@pytest.fixture
+def x64():
+    """enable_x64 on in refimpl and in jax alike."""
+    yield from _x64_both(True)
+
+
+@pytest.fixture(params=[False, True], ids=["x64_off", "x64_on"])
+def x64_mode(request):
+    """The test once with enable_x64 off and once on, in refimpl and in jax
+    alike; the value is the flag."""
+    yield from _x64_both(request.param)
 
 
 @pytest.fixture

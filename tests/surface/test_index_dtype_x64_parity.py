@@ -102,16 +102,6 @@ def _run(module, fn, jitted):
     return program()
 
 
-@pytest.fixture(params=[False, True], ids=["x32", "x64"])
-def x64_mode(request):
-    old_ri, old_jax = ri.config.enable_x64, jax.config.jax_enable_x64
-    ri.config.update("enable_x64", request.param)
-    jax.config.update("jax_enable_x64", request.param)
-    yield request.param
-    ri.config.update("enable_x64", old_ri)
-    jax.config.update("jax_enable_x64", old_jax)
-
-
 @pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
 @pytest.mark.parametrize("fn", sorted(_CASES))
 def test_result_dtype_is_jaxs(backend, x64_mode, fn, jitted):

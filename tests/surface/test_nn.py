@@ -178,16 +178,6 @@ _INT_ARGS = {
 _INT_FNS = UNARY + ["gelu", "glu", "softmax", "log_softmax", "log1mexp", "identity", "tanh"]
 
 
-@pytest.fixture(params=[False, True], ids=["x64_off", "x64_on"])
-def x64_mode(request):
-    old_ri, old_jax = ri.config.enable_x64, jax.config.jax_enable_x64
-    ri.config.update("enable_x64", request.param)
-    jax.config.update("jax_enable_x64", request.param)
-    yield request.param
-    ri.config.update("enable_x64", old_ri)
-    jax.config.update("jax_enable_x64", old_jax)
-
-
 def _outcome(fn, arg, jit):
     try:
         out = (jit(fn) if jit else fn)(arg)

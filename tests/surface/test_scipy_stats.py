@@ -686,16 +686,6 @@ _K_ARGS = {
 }
 
 
-@pytest.fixture(params=[False, True], ids=["x64_off", "x64_on"])
-def x64_mode(request):
-    old_ri, old_jax = ri.config.enable_x64, jax.config.jax_enable_x64
-    ri.config.update("enable_x64", request.param)
-    jax.config.update("jax_enable_x64", request.param)
-    yield request.param
-    ri.config.update("enable_x64", old_ri)
-    jax.config.update("jax_enable_x64", old_jax)
-
-
 @pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
 @pytest.mark.parametrize("k", sorted(_K_ARGS))
 @pytest.mark.parametrize("name", sorted(_DISCRETE_INT_K))
