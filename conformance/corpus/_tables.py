@@ -163,6 +163,30 @@ NP_BINARY_SHAPES = [((3, 4), (3, 4)), ((3, 4), (4,)), ((4, 1), (1, 3)), ((), (2,
                     ((0, 3), (1, 3)), ((2, 1, 3), (4, 3))]  # fmt: skip
 
 
+def complex_pairs(parts: list[float], dtype: Any) -> np.ndarray:
+    """Every (real, imag) pair of ``parts`` as a 1-D complex array, built part
+    by part (no arithmetic, which would turn inf * 0 into NaN and lose the
+    signs of zeros)."""
+    pairs = [(a, b) for a in parts for b in parts]
+    z = np.empty(len(pairs), dtype)
+    z.real = [a for a, _ in pairs]
+    z.imag = [b for _, b in pairs]
+    return z
+
+
+def seen_leaves(ns: Any, out: Any, values_of: Callable[[np.ndarray], np.ndarray]) -> list:
+    """Each leaf of ``out`` (one array, or a tuple or list of them) as
+    ``(values_of(its NumPy value), dtype name, weak type)``: what a case
+    compares when the values need a view (a complex as its float parts, a
+    narrow integer widened) that keeps the dtype's name."""
+    leaves = out if isinstance(out, (tuple, list)) else (out,)
+    seen = []
+    for leaf in leaves:
+        values = ns.to_numpy(leaf)
+        seen.append((values_of(values), values.dtype.name, ns.weak_type(leaf)))
+    return seen
+
+
 def on_lax(fn: Any) -> Any:
     """A script case that calls ``fn(ns, ns.lax_)``: the ``*_paths`` families
     write their programs against the implementation's lax. (The inner

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import itertools
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -27,18 +26,14 @@ from typing import Any
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
-from conformance.corpus._tables import on_lax
+from conformance.corpus._tables import complex_pairs, on_lax, seen_leaves
 from conformance.namespace import Unsupported
 
 _PARTS = [0.0, -0.0, 1.5, np.inf, -np.inf, np.nan]
 
 
 def _grid(dtype: Any) -> np.ndarray:
-    pairs = list(itertools.product(_PARTS, _PARTS))
-    z = np.empty(len(pairs), dtype)
-    z.real = [a for a, _ in pairs]
-    z.imag = [b for _, b in pairs]
-    return z
+    return complex_pairs(_PARTS, dtype)
 
 
 _Z = _grid(np.complex64)
@@ -52,17 +47,15 @@ def _api(ns: Any) -> Any:
     return module
 
 
+def _float_view(values: np.ndarray) -> np.ndarray:
+    if values.dtype.kind != "c":
+        return values
+    return values.view(np.float32 if values.dtype == np.complex64 else np.float64)
+
+
 def _seen(ns: Any, out: Any) -> Any:
     """Each leaf as (values, dtype name, weak type); complex values as their float view."""
-    leaves = out if isinstance(out, (tuple, list)) else (out,)
-    seen = []
-    for leaf in leaves:
-        values = ns.to_numpy(leaf)
-        name = values.dtype.name
-        if values.dtype.kind == "c":
-            values = values.view(np.float32 if values.dtype == np.complex64 else np.float64)
-        seen.append((values, name, ns.weak_type(leaf)))
-    return seen
+    return seen_leaves(ns, out, _float_view)
 
 
 ROWS: list[tuple[str, Any]] = [

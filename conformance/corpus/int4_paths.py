@@ -22,23 +22,19 @@ from typing import Any
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
-from conformance.corpus._tables import on_lax
+from conformance.corpus._tables import on_lax, seen_leaves
 
 _I4 = [1, -2, 7, -8]
 _U4 = [1, 2, 15, 0]
 
 
+def _widened(values: np.ndarray) -> np.ndarray:
+    return values if values.dtype == np.bool_ else values.astype(np.int64)
+
+
 def _seen(ns: Any, out: Any) -> Any:
     """Each leaf as (int64 values, dtype name, weak type)."""
-    leaves = out if isinstance(out, (tuple, list)) else (out,)
-    seen = []
-    for leaf in leaves:
-        values = ns.to_numpy(leaf)
-        name = values.dtype.name
-        if values.dtype != np.bool_:
-            values = values.astype(np.int64)
-        seen.append((values, name, ns.weak_type(leaf)))
-    return seen
+    return seen_leaves(ns, out, _widened)
 
 
 def _i4(ns: Any, values: Any = _I4) -> Any:

@@ -6,8 +6,6 @@ and the derivatives are JAX's."""
 
 from __future__ import annotations
 
-import itertools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -16,6 +14,7 @@ import pytest
 import refimpl as ri
 import refimpl.lax as rlax
 import refimpl.numpy as rnp
+from conformance.corpus._tables import complex_pairs
 
 _PARTS = [0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 3e38, -3e38, np.inf, -np.inf, np.nan]
 
@@ -28,12 +27,7 @@ _FNS = {
 
 
 def _grid(dtype) -> np.ndarray:
-    """Every (real, imag) pair of ``_PARTS``, built part by part (no arithmetic)."""
-    pairs = list(itertools.product(_PARTS, _PARTS))
-    z = np.empty(len(pairs), dtype)
-    z.real = [a for a, _ in pairs]
-    z.imag = [b for _, b in pairs]
-    return z
+    return complex_pairs(_PARTS, dtype)
 
 
 def _assert_close_parts(got, want, ulps: int = 4) -> None:

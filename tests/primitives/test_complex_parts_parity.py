@@ -6,8 +6,6 @@ weak types, vmap) match JAX's."""
 
 from __future__ import annotations
 
-import itertools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -16,18 +14,14 @@ import pytest
 import refimpl as ri
 import refimpl.lax as rlax
 import refimpl.numpy as rnp
+from conformance.corpus._tables import complex_pairs
 from tests.helpers.parity import assert_same_as_jax
 
 _PARTS = [0.0, -0.0, 1.5, np.inf, -np.inf, np.nan]
 
 
 def _grid(dtype) -> np.ndarray:
-    """Every (real, imag) pair of ``_PARTS``, built part by part (no arithmetic)."""
-    pairs = list(itertools.product(_PARTS, _PARTS))
-    z = np.empty(len(pairs), dtype)
-    z.real = [a for a, _ in pairs]
-    z.imag = [b for _, b in pairs]
-    return z
+    return complex_pairs(_PARTS, dtype)
 
 
 def _assert_exact(got, want) -> None:
@@ -243,9 +237,7 @@ def test_complex_functions_at_nonfinite_parts(backend, name):
     0), sqrt(-1.5 - 0j) is +1.22j (NumPy: -1.22j); on the imaginary axis
     sin(0 + inf j) is 0 + inf j (XLA's own complex sine: nan + inf j)."""
     parts = [0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, np.nan]
-    pairs = list(itertools.product(parts, parts))
-    z = np.empty(len(pairs), np.complex64)
-    z.real, z.imag = [a for a, _ in pairs], [b for _, b in pairs]
+    z = complex_pairs(parts, np.complex64)
     ours, theirs = getattr(rnp, name), getattr(jnp, name)
     want = theirs(jnp.asarray(z))
     _assert_close_nonfinite(ours(rnp.asarray(z)), want, rtol=2e-6)
@@ -258,9 +250,7 @@ def test_complex_division_and_powers_at_nonfinite_parts(backend):
     -inf + nan j; NumPy gives NaN) and integer powers as repeated products
     (square(0 + inf j) is -inf + nan j, not a product with 1)."""
     parts = [0.0, -0.0, 1.5, -1.5, 3e38, np.inf, -np.inf, np.nan]
-    pairs = list(itertools.product(parts, parts))
-    z = np.empty(len(pairs), np.complex64)
-    z.real, z.imag = [a for a, _ in pairs], [b for _, b in pairs]
+    z = complex_pairs(parts, np.complex64)
     x, y = np.repeat(z, len(z)), np.tile(z, len(z))
     _assert_close_nonfinite(rnp.divide(x, y), jnp.divide(x, y), rtol=1e-6)
     for ours, theirs in [

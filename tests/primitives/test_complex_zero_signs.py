@@ -7,14 +7,13 @@ arcsinh(nan +- inf j) is +inf + nan j whatever the NaN's sign bit."""
 
 from __future__ import annotations
 
-import itertools
-
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import refimpl as ri
 import refimpl.numpy as rnp
+from conformance.corpus._tables import complex_pairs
 
 _PARTS = [0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 3e38, -3e38, np.inf, -np.inf, np.nan]
 
@@ -32,9 +31,7 @@ def _assert_parts_equal(got, want) -> None:
 
 
 def test_complex_expm1_signs_of_zero_match_jax(backend):
-    pairs = list(itertools.product(_PARTS, _PARTS))
-    z = np.empty(len(pairs), np.complex64)
-    z.real, z.imag = [a for a, _ in pairs], [b for _, b in pairs]
+    z = complex_pairs(_PARTS, np.complex64)
     want = jnp.expm1(z)
     _assert_parts_equal(rnp.expm1(rnp.asarray(z)), want)
     _assert_parts_equal(ri.jit(rnp.expm1)(z), want)
@@ -44,9 +41,7 @@ def test_complex_arcsinh_of_nan_and_infinite_parts_matches_jax(backend):
     """XLA's asinh of nan +- inf j is +inf + nan j whatever the NaN's sign bit (found by
     the fuzzer: arcsinh(-(nan + inf j)) was -inf + nan j, through asin's -i asin(i z))."""
     parts = [0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, np.nan, -np.nan]
-    pairs = list(itertools.product(parts, parts))
-    z = np.empty(len(pairs), np.complex64)
-    z.real, z.imag = [a for a, _ in pairs], [b for _, b in pairs]
+    z = complex_pairs(parts, np.complex64)
     want = np.asarray(jnp.arcsinh(z))
     for got in (rnp.arcsinh(rnp.asarray(z)), ri.jit(rnp.arcsinh)(z)):
         got = np.asarray(got)
@@ -66,9 +61,7 @@ def test_complex_zero_parts_have_xla_signs(backend, name):
     """A zero part of a complex result has XLA's sign (exp(0.5 - 0j) is 1.65 + 0j, NumPy's
     1.65 - 0j; sin(-0 + 0.5j) is 0 + 0.52j; arccos(0.5 - 0j) is 1.05 - 0j), eager and
     under jit."""
-    pairs = list(itertools.product(_GRID, _GRID))
-    z = np.empty(len(pairs), np.complex64)
-    z.real, z.imag = [a for a, _ in pairs], [b for _, b in pairs]
+    z = complex_pairs(_GRID, np.complex64)
     want = np.asarray(getattr(jnp, name)(z))
     ours = getattr(rnp, name)
     for got in (np.asarray(ours(rnp.asarray(z))), np.asarray(ri.jit(ours)(z))):
@@ -106,9 +99,7 @@ def test_complex_log1p_near_the_largest_float_matches_jax(backend):
     """log1p(3e38 + 3e38j) is 88.9 + 0.79j in XLA; NumPy's complex64 log1p overflows
     |1 + z| to inf (found by the fuzzer)."""
     parts = [0.5, -1.5, 1e20, -1e20, 1e38, 2e38, -2e38, 3e38, -3e38, 3.4e38, np.inf, np.nan]
-    pairs = list(itertools.product(parts, parts))
-    z = np.empty(len(pairs), np.complex64)
-    z.real, z.imag = [a for a, _ in pairs], [b for _, b in pairs]
+    z = complex_pairs(parts, np.complex64)
     want = np.asarray(jnp.log1p(z))
     for got in (np.asarray(rnp.log1p(rnp.asarray(z))), np.asarray(ri.jit(rnp.log1p)(z))):
         for g, w in [(got.real, want.real), (got.imag, want.imag)]:
