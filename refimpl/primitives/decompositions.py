@@ -11,20 +11,25 @@ where a result is not unique (signs of eigen- and singular vectors), both
 follow LAPACK's conventions as far as the algorithm allows and the tests
 compare what is unique (values, reconstructions, subspaces).
 
-Algorithms of the lowerings (real floating types; complex operands are
-rejected on the PJRT backend with a NotImplementedError naming the primitive):
+Algorithms of the lowerings (real and complex floating types):
 
-* cholesky: column by column, ``L[:, j] = (A[:, j] - L L[j, :]^T) / L[j, j]``
-  with ``L[j, j] = sqrt(A[j, j] - |L[j, :j]|^2)`` (lower triangle of ``A``).
+* cholesky: column by column, ``L[:, j] = (A[:, j] - L L[j, :]^H) / L[j, j]``
+  with ``L[j, j] = sqrt(re(A[j, j] - |L[j, :j]|^2))`` (lower triangle of ``A``;
+  the diagonal's imaginary part is not read, as LAPACK's ``potrf``).
 * triangular_solve: forward/back substitution, one row of ``X`` per step.
 * lu: Gaussian elimination with partial pivoting (the first row of largest
-  ``|value|`` is the pivot, as LAPACK's ``getrf``).
-* qr: Householder reflections ``H = I - tau v v^T`` with LAPACK's ``larfg``
-  choice ``beta = -sign(alpha) ||x||`` (so R's diagonal signs match LAPACK's).
+  ``|value|`` is the pivot, as LAPACK's ``getrf``; for complex values that
+  magnitude is ``|re| + |im|``, BLAS's ``i?amax``, in the reference too).
+* qr: Householder reflections ``H = I - tau v v^H`` with LAPACK's ``larfg``
+  choice ``beta = -sign(re(alpha)) ||x||`` (so R's diagonal is real, with the
+  signs of LAPACK's), applied as ``H^H`` to ``R`` as ``geqrf`` does.
 * eigh: cyclic Jacobi rotations until the off-diagonal part is below
-  ``eps * ||A||`` (at most 30 sweeps), eigenvalues sorted ascending.
-* svd: one-sided Jacobi (Hestenes) on the columns, singular values sorted
-  descending; a full ``U`` is completed by a QR of the thin one.
+  ``eps * ||A||`` (at most 30 sweeps), eigenvalues sorted ascending; a complex
+  pair ``(p, q)`` is rotated by the real rotation of ``|A[p, q]|`` with the
+  phase of ``A[p, q]`` on its off-diagonal entries.
+* svd: one-sided Jacobi (Hestenes) on the columns (the same complex rotation
+  on the Gram matrix's pair), singular values sorted descending; a full ``U``
+  is completed by a QR of the thin one.
 
 Failure, as JAX on CPU: a matrix that is not positive definite (a pivot
 ``<= 0``) gives a Cholesky factor whose lower triangle is all NaN, while NaN
@@ -42,7 +47,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, batch_rules, control_flow, structural
+from refimpl.primitives import ad_helpers, batch_rules, complex_parts, control_flow, structural
 from refimpl.primitives import composite_ops as ops
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives.base import Primitive
@@ -61,14 +66,17 @@ def _check_matrix(name: str, a: ShapedArray, square: bool = True) -> None:
         raise TypeError(f"{name}: the operand must be floating or complex, got {a.dtype.name}")
 
 
-def composite_lowering(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+def composite_lowering(
+    name: str, fn: Callable[..., Any], *, complex_ok: bool = False
+) -> Callable[..., Any]:
     """A lowering rule that traces ``fn(*operands, **params)`` (written with
     primitives: their binders and :mod:`~refimpl.primitives.composite_ops`) at
-    the equation's input types and inlines the resulting program."""
+    the equation's input types and inlines the resulting program. Unless
+    ``complex_ok``, a complex operand is a NotImplementedError naming ``name``."""
 
     def rule(ctx: Any, *args: Any, **params: Any) -> list[Any]:
         for aval in ctx.avals_in:
-            if dtypes.is_complex(aval.dtype):
+            if not complex_ok and dtypes.is_complex(aval.dtype):
                 raise NotImplementedError(
                     f"{name}: complex operands are not supported on the pjrt backend "
                     "(the lowering is a real-arithmetic algorithm)"
@@ -142,8 +150,8 @@ def _cholesky_program(a: Any) -> Any:
         factor, failed = carry
         a_col = ops.dynamic_slice_in_dim(a, j, 1, a.ndim - 1)  # (..., n, 1)
         l_row = ops.dynamic_slice_in_dim(factor, j, 1, a.ndim - 2)  # (..., 1, n)
-        col = a_col - ops.matmul(factor, ops.swapaxes(l_row, -1, -2))
-        square = ops.dynamic_slice_in_dim(col, j, 1, a.ndim - 2)  # (..., 1, 1)
+        col = a_col - ops.matmul(factor, _h(l_row))
+        square = ops.real(ops.dynamic_slice_in_dim(col, j, 1, a.ndim - 2))  # (..., 1, 1)
         # LAPACK's potrf fails only on a pivot <= 0: a NaN pivot is no failure,
         # it propagates (JAX keeps the columns before it), so NaN is no signal.
         failed = failed | (square <= 0)
@@ -156,7 +164,7 @@ def _cholesky_program(a: Any) -> Any:
     return ops.where(failed, ops.where(rows >= cols, np.nan, 0), factor)
 
 
-cholesky_p.def_lowering(composite_lowering("cholesky", _cholesky_program))
+cholesky_p.def_lowering(composite_lowering("cholesky", _cholesky_program, complex_ok=True))
 
 
 # --- triangular_solve --------------------------------------------------------------------------
@@ -231,6 +239,8 @@ def _triangular_solve_program(a, b, *, left_side, lower, transpose_a, conjugate_
     n = a.shape[-1]
     if unit_diagonal:
         op = ops.where(ops.eye(n, dtype=bool), ops.ones_like(op), op)
+    if conjugate_a:
+        op = ops.conj(op)
     forward = lower
     if transpose_a:
         op, forward = ops.swapaxes(op, -1, -2), not forward
@@ -250,7 +260,9 @@ def _triangular_solve_program(a, b, *, left_side, lower, transpose_a, conjugate_
     return x if left_side else ops.swapaxes(x, -1, -2)
 
 
-triangular_solve_p.def_lowering(composite_lowering("triangular_solve", _triangular_solve_program))
+triangular_solve_p.def_lowering(
+    composite_lowering("triangular_solve", _triangular_solve_program, complex_ok=True)
+)
 
 
 # --- lu ---------------------------------------------------------------------------------------
@@ -281,7 +293,7 @@ def _lu_one(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     perm = np.arange(m, dtype=np.int32)
     with np.errstate(all="ignore"):
         for j in range(min(m, n)):
-            p = j + int(np.argmax(np.abs(lu[j:, j])))
+            p = j + int(np.argmax(_pivot_magnitude(lu[j:, j])))
             pivots[j] = p
             lu[[j, p]] = lu[[p, j]]
             perm[[j, p]] = perm[[p, j]]
@@ -289,6 +301,14 @@ def _lu_one(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 lu[j + 1 :, j] /= lu[j, j]
             lu[j + 1 :, j + 1 :] -= np.outer(lu[j + 1 :, j], lu[j, j + 1 :])
     return lu.astype(a.dtype), pivots, perm
+
+
+def _pivot_magnitude(column: np.ndarray) -> np.ndarray:
+    """The size ``getrf`` pivots on: BLAS's ``i?amax`` compares ``|re| + |im|``
+    of complex values (JAX on CPU picks ``2+2j`` over ``3``)."""
+    if np.iscomplexobj(column):
+        return np.abs(column.real) + np.abs(column.imag)
+    return np.abs(column)
 
 
 @lu_p.def_impl
@@ -306,7 +326,11 @@ def _lu_program(a: Any) -> tuple[Any, Any, Any]:
     def step(j: Any, carry: Any) -> Any:
         lu, pivots, perm = carry
         column = ops.dynamic_slice_in_dim(lu, j, 1, a.ndim - 1)[..., 0]  # (..., m)
-        p = ops.argmax(ops.where(rows >= j, ops.abs(column), -1.0), axis=-1)  # (...,)
+        if dtypes.is_complex(a.dtype):  # i?amax's |re| + |im|, as _pivot_magnitude
+            size = ops.abs(ops.real(column)) + ops.abs(complex_parts.imag(column))
+        else:
+            size = ops.abs(column)
+        p = ops.argmax(ops.where(rows >= j, size, -1.0), axis=-1)  # (...,)
         pivots = ops.dynamic_update_slice_in_dim(
             pivots, p[..., None].astype(np.int32), j, pivots.ndim - 1
         )
@@ -333,7 +357,7 @@ def _lu_program(a: Any) -> tuple[Any, Any, Any]:
     return ops.fori_loop(0, k, step, init)
 
 
-lu_p.def_lowering(composite_lowering("lu", _lu_program))
+lu_p.def_lowering(composite_lowering("lu", _lu_program, complex_ok=True))
 
 
 # --- qr --------------------------------------------------------------------------------------
@@ -367,6 +391,7 @@ def _qr_impl(a: np.ndarray, *, full_matrices: bool) -> list[np.ndarray]:
 def _householder_qr(a: Any) -> tuple[Any, Any]:
     """Full ``(Q, R)`` by Householder reflections (LAPACK's sign choice)."""
     m, n = a.shape[-2:]
+    is_complex = dtypes.is_complex(a.dtype)
     rows = ops.broadcasted_iota(np.int32, (m,), 0)
     q0 = ops.broadcast_to(ops.eye(m, dtype=a.dtype), (*a.shape[:-2], m, m))
 
@@ -375,18 +400,26 @@ def _householder_qr(a: Any) -> tuple[Any, Any]:
         x = ops.dynamic_slice_in_dim(r, j, 1, a.ndim - 1)[..., 0]  # column j, (..., m)
         x = ops.where(rows >= j, x, 0)
         alpha = ops.sum(ops.where(rows == j, x, 0), axis=-1, keepdims=True)
-        below = ops.sqrt(ops.sum(ops.where(rows > j, x * x, 0), axis=-1, keepdims=True))
-        norm = ops.hypot(alpha, below)
-        beta = ops.where(alpha >= 0, -norm, norm)
-        skip = below == 0  # H = I (tau = 0), as LAPACK's larfg
+        squares = ops.real(x * ops.conj(x))
+        below = ops.sqrt(ops.sum(ops.where(rows > j, squares, 0), axis=-1, keepdims=True))
+        if is_complex:  # zlarfg: beta real, tau = 0 only if x is already real beta e_j
+            alpha_re = ops.real(alpha)
+            norm = ops.hypot(ops.abs(alpha), below)
+            beta = ops.where(alpha_re >= 0, -norm, norm)
+            skip = (below == 0) & (complex_parts.imag(alpha) == 0)
+        else:
+            norm = ops.hypot(alpha, below)
+            beta = ops.where(alpha >= 0, -norm, norm)
+            skip = below == 0  # H = I (tau = 0), as LAPACK's larfg
         safe_beta = ops.where(skip, 1, beta)
         tau = ops.where(skip, 0, (safe_beta - alpha) / safe_beta)
         scale = ops.where(skip, 1, alpha - safe_beta)
         v = ops.where(rows == j, 1, ops.where(rows > j, x / scale, 0))  # (..., m)
-        vr = ops.matmul(v[..., None, :], r)  # (..., 1, n)
-        r = r - tau[..., None] * v[..., :, None] * vr
+        # R <- H^H R and Q <- Q H, H = I - tau v v^H (geqrf applies conj(tau))
+        vr = ops.matmul(ops.conj(v)[..., None, :], r)  # (..., 1, n)
+        r = r - ops.conj(tau)[..., None] * v[..., :, None] * vr
         qv = ops.matmul(q, v[..., :, None])  # (..., m, 1)
-        q = q - tau[..., None] * qv * v[..., None, :]
+        q = q - tau[..., None] * qv * ops.conj(v)[..., None, :]
         return q, r
 
     q, r = ops.fori_loop(0, min(m, n), reflect, (q0, a))
@@ -402,7 +435,7 @@ def _qr_program(a: Any, *, full_matrices: bool) -> tuple[Any, Any]:
     return q[..., :, :k], r[..., :k, :]
 
 
-qr_p.def_lowering(composite_lowering("qr", _qr_program))
+qr_p.def_lowering(composite_lowering("qr", _qr_program, complex_ok=True))
 
 
 # --- eigh -------------------------------------------------------------------------------------
@@ -431,14 +464,48 @@ def _eigh_impl(a: np.ndarray, *, lower: bool) -> list[np.ndarray]:
 
 
 def _symmetric_from(a: Any, lower: bool) -> Any:
+    """The Hermitian matrix that ``a``'s ``lower`` (or upper) triangle holds:
+    the other triangle mirrored and conjugated; a complex diagonal's imaginary
+    part is not read (LAPACK's ``heevd``)."""
     half = ops.tril(a) if lower else ops.triu(a)
     strict = ops.tril(a, -1) if lower else ops.triu(a, 1)
-    return half + ops.swapaxes(strict, -1, -2)
+    if dtypes.is_complex(ad_helpers.aval_of(a).dtype):
+        n = ad_helpers.aval_of(a).shape[-1]
+        half = ops.where(ops.eye(n, dtype=bool), ops.real(half), half)
+    return half + _h(strict)
 
 
 def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
     p, q = np.triu_indices(n, 1)
     return p.astype(np.int32), q.astype(np.int32)
+
+
+def _abs2(x: Any) -> Any:
+    """``|x|^2``, real (``x * x`` for real ``x``)."""
+    return ops.real(x * ops.conj(x))
+
+
+def _rotation(eye: Any, e_p: Any, e_q: Any, c: Any, sn: Any, phase: Any = None) -> Any:
+    """The Jacobi rotation of the pair ``(p, q)``: ``c`` at ``[p, p]`` and
+    ``[q, q]``, ``sn`` at ``[p, q]`` and ``-sn`` at ``[q, p]``; a complex
+    rotation carries ``phase`` (``|phase| = 1``) there as ``sn * phase`` and
+    ``-sn * conj(phase)``: it is ``D R D^H`` with ``D = diag(1, conj(phase))``
+    on the pair, which makes the pair's entry real for the real ``R``."""
+    c_, s_ = c[..., None, None], sn[..., None, None]
+    pp = ops.outer(e_p, e_p) + ops.outer(e_q, e_q)
+    if phase is None:
+        pq = ops.outer(e_p, e_q) - ops.outer(e_q, e_p)
+    else:
+        ph = phase[..., None, None]
+        pq = ph * ops.outer(e_p, e_q) - ops.conj(ph) * ops.outer(e_q, e_p)
+    return eye + (c_ - 1) * pp + s_ * pq
+
+
+def _split_phase(x: Any) -> tuple[Any, Any]:
+    """``(|x|, x / |x|)`` of complex ``x`` (phase 1 where ``x == 0``)."""
+    size = ops.abs(x)
+    nonzero = size != 0
+    return size, ops.where(nonzero, x / ops.where(nonzero, size, 1), 1)
 
 
 def _jacobi_eigh(s: Any) -> tuple[Any, Any]:
@@ -449,32 +516,33 @@ def _jacobi_eigh(s: Any) -> tuple[Any, Any]:
     p_of, q_of = _pairs(n)
     index = ops.broadcasted_iota(np.int32, (n,), 0)
     eps = float(np.finfo(np.dtype(s.dtype)).eps) if s.dtype != dtypes.bfloat16 else 2.0**-7
+    is_complex = dtypes.is_complex(s.dtype)
 
     def rotate(k: Any, carry: Any) -> Any:
         mat, vecs = carry
         p, q = ops.index_at(p_of, k), ops.index_at(q_of, k)
         e_p = (index == p).astype(s.dtype)
         e_q = (index == q).astype(s.dtype)
-        app = ops.quadratic_form(mat, e_p, e_p)
-        aqq = ops.quadratic_form(mat, e_q, e_q)
+        app = ops.real(ops.quadratic_form(mat, e_p, e_p))
+        aqq = ops.real(ops.quadratic_form(mat, e_q, e_q))
         apq = ops.quadratic_form(mat, e_p, e_q)
+        phase = None
+        if is_complex:  # rotate the real |apq|, the phase goes into the rotation
+            apq, phase = _split_phase(apq)
         nonzero = apq != 0
         theta = (aqq - app) / ops.where(nonzero, 2 * apq, 1)
         t = ops.where(theta >= 0, 1.0, -1.0) / (ops.abs(theta) + ops.sqrt(theta * theta + 1))
         t = ops.where(nonzero, t, 0)
         c = 1 / ops.sqrt(t * t + 1)
         sn = t * c
-        c_, s_ = c[..., None, None], sn[..., None, None]
-        pp = ops.outer(e_p, e_p) + ops.outer(e_q, e_q)
-        pq = ops.outer(e_p, e_q) - ops.outer(e_q, e_p)
-        rot = eye + (c_ - 1) * pp + s_ * pq
-        mat = ops.matmul(ops.swapaxes(rot, -1, -2), ops.matmul(mat, rot))
+        rot = _rotation(eye, e_p, e_q, c, sn, phase)
+        mat = ops.matmul(_h(rot), ops.matmul(mat, rot))
         return mat, ops.matmul(vecs, rot)
 
     def off_norm(mat: Any) -> Any:
-        return ops.sqrt(ops.sum(ops.where(ops.eye(n, dtype=bool), 0, mat * mat)))
+        return ops.sqrt(ops.sum(ops.where(ops.eye(n, dtype=bool), 0, _abs2(mat))))
 
-    scale = ops.sqrt(ops.sum(s * s)) * eps
+    scale = ops.sqrt(ops.sum(_abs2(s))) * eps
 
     def sweep(carry: Any) -> Any:
         mat, vecs, count = carry
@@ -487,9 +555,9 @@ def _jacobi_eigh(s: Any) -> tuple[Any, Any]:
 
     vecs0 = ops.broadcast_to(eye, s.shape)
     if n < 2:
-        return vecs0, ops.diagonal(s)
+        return vecs0, ops.real(ops.diagonal(s))
     mat, vecs, _ = ops.while_loop(going, sweep, (s, vecs0, ops.asarray(0, dtype=np.int32)))
-    return vecs, ops.diagonal(mat)
+    return vecs, ops.real(ops.diagonal(mat))
 
 
 def _eigh_program(a: Any, *, lower: bool) -> tuple[Any, Any]:
@@ -500,7 +568,7 @@ def _eigh_program(a: Any, *, lower: bool) -> tuple[Any, Any]:
     return vecs, w
 
 
-eigh_p.def_lowering(composite_lowering("eigh", _eigh_program))
+eigh_p.def_lowering(composite_lowering("eigh", _eigh_program, complex_ok=True))
 
 
 # --- svd --------------------------------------------------------------------------------------
@@ -545,6 +613,7 @@ def _jacobi_svd(a: Any) -> tuple[Any, Any, Any]:
     index = ops.broadcasted_iota(np.int32, (n,), 0)
     eye = ops.eye(n, dtype=a.dtype)
     eps = float(np.finfo(np.dtype(a.dtype)).eps) if a.dtype != dtypes.bfloat16 else 2.0**-7
+    is_complex = dtypes.is_complex(a.dtype)
 
     def rotate(k: Any, carry: Any) -> Any:
         u, v, worst = carry
@@ -552,18 +621,18 @@ def _jacobi_svd(a: Any) -> tuple[Any, Any, Any]:
         e_p = (index == p).astype(a.dtype)
         e_q = (index == q).astype(a.dtype)
         up, uq = ops.matmul(u, e_p), ops.matmul(u, e_q)  # (..., m)
-        alpha, beta = ops.sum(up * up, -1), ops.sum(uq * uq, -1)
-        gamma = ops.sum(up * uq, -1)
+        alpha, beta = ops.sum(_abs2(up), -1), ops.sum(_abs2(uq), -1)
+        gamma = ops.sum(ops.conj(up) * uq, -1)  # (U^H U)[p, q]
+        phase = None
+        if is_complex:  # as eigh's rotation of the Gram matrix U^H U
+            gamma, phase = _split_phase(gamma)
         active = ops.abs(gamma) > eps * ops.sqrt(alpha * beta)
         zeta = (beta - alpha) / ops.where(active, 2 * gamma, 1)
         t = ops.where(zeta >= 0, 1.0, -1.0) / (ops.abs(zeta) + ops.sqrt(1 + zeta * zeta))
         t = ops.where(active, t, 0)
         c = 1 / ops.sqrt(1 + t * t)
         sn = c * t
-        c_, s_ = c[..., None, None], sn[..., None, None]
-        pp = ops.outer(e_p, e_p) + ops.outer(e_q, e_q)
-        pq = ops.outer(e_p, e_q) - ops.outer(e_q, e_p)
-        rot = eye + (c_ - 1) * pp + s_ * pq
+        rot = _rotation(eye, e_p, e_q, c, sn, phase)
         worst = worst | ops.any(active)
         return ops.matmul(u, rot), ops.matmul(v, rot), worst
 
@@ -581,7 +650,7 @@ def _jacobi_svd(a: Any) -> tuple[Any, Any, Any]:
     else:
         init = (a, v0, ops.asarray(True), ops.asarray(0, dtype=np.int32))
         u, v, _, _ = ops.while_loop(going, sweep, init)
-    s = ops.sqrt(ops.sum(u * u, axis=-2))  # (..., n)
+    s = ops.sqrt(ops.sum(_abs2(u), axis=-2))  # (..., n)
     u = u / ops.where(s > 0, s, 1)[..., None, :]
     return u, s, v
 
@@ -589,7 +658,7 @@ def _jacobi_svd(a: Any) -> tuple[Any, Any, Any]:
 def _svd_program(a: Any, *, full_matrices: bool, compute_uv: bool) -> tuple[Any, ...]:
     m, n = a.shape[-2:]
     wide = m >= n
-    u, s, v = _jacobi_svd(a if wide else ops.swapaxes(a, -1, -2))
+    u, s, v = _jacobi_svd(a if wide else _h(a))
     order = ops.argsort(s, axis=-1, descending=True)
     s = ops.take_along_axis(s, order, axis=-1)
     if not compute_uv:
@@ -599,24 +668,25 @@ def _svd_program(a: Any, *, full_matrices: bool, compute_uv: bool) -> tuple[Any,
     if full_matrices:
         u = _complete_basis(u)
         v = _complete_basis(v)
-    if not wide:  # A^T = U S V^T  =>  A = V S U^T
+    if not wide:  # A^H = U S V^H  =>  A = V S U^H
         u, v = v, u
-    return s, u, ops.swapaxes(v, -1, -2)
+    return s, u, _h(v)
 
 
 def _complete_basis(u: Any) -> Any:
     """``u`` (orthonormal columns, m x k) extended to an m x m orthogonal matrix:
     Q of a QR of ``u`` spans the same first k columns (up to their signs, which
-    R's diagonal gives back) and completes them."""
+    R's diagonal gives back: real, as the Householder betas, also for complex
+    ``u``) and completes them."""
     m, k = u.shape[-2:]
     if m == k:
         return u
     q, r = _householder_qr(u)
-    signs = ops.where(ops.diagonal(r) < 0, -1.0, 1.0).astype(u.dtype)
+    signs = ops.where(ops.real(ops.diagonal(r)) < 0, -1.0, 1.0).astype(u.dtype)
     return ops.concatenate([q[..., :, :k] * signs[..., None, :], q[..., :, k:]], axis=-1)
 
 
-svd_p.def_lowering(composite_lowering("svd", _svd_program))
+svd_p.def_lowering(composite_lowering("svd", _svd_program, complex_ok=True))
 
 
 # --- differentiation rules (refimpl.transforms.ad): svd ---------------------------------

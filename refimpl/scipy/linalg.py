@@ -219,8 +219,9 @@ def lu(a: ArrayLike, permute_l: bool = False, overwrite_a: bool = False, check_f
     dtype = aval_of(a, "lu", 0).dtype
     lower = tril(packed[..., :, :k], -1) + eye(m, k, dtype=dtype)
     upper = triu(packed[..., :k, :])
-    # p[permutation[i], i] = 1 so that p @ (l @ u) = a
-    p = (permutation[..., :, None] == lax.iota(np.int32, m)).astype(dtype)
+    # p[permutation[i], i] = 1 so that p @ (l @ u) = a; real for complex a, as JAX's
+    p_dtype = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}
+    p = (permutation[..., :, None] == lax.iota(np.int32, m)).astype(p_dtype.get(dtype, dtype))
     p = swapaxes(p, -1, -2)
     if permute_l:
         return _nla.matmul(p, lower), upper

@@ -392,3 +392,155 @@ def _no_warning():
     stack.enter_context(warnings.catch_warnings())
     warnings.simplefilter("error", FutureWarning)
     return stack
+
+
+# --- complex operands: pjrt's lowerings against JAX (and the reference) ------------------------
+# complex64 and, with x64, complex128; tolerances from the dtype's epsilon.
+
+COMPLEX = {"c64": (np.complex64, 2e-4), "c128": (np.complex128, 1e-10)}
+
+
+@pytest.fixture(params=sorted(COMPLEX))
+def cdtype(request):
+    dtype, tol = COMPLEX[request.param]
+    if dtype == np.complex128:
+        request.getfixturevalue("x64")
+    return np.dtype(dtype), tol
+
+
+def cgeneral(dtype, *shape):
+    return (RNG.standard_normal(shape) + 1j * RNG.standard_normal(shape)).astype(dtype)
+
+
+def chermitian(dtype, *shape):
+    a = cgeneral(dtype, *shape)
+    n = shape[-1]
+    return (a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n)).astype(dtype)
+
+
+def test_complex_lu_solve_inv_det(cdtype):
+    dtype, tol = cdtype
+    a, b = cgeneral(dtype, 4, 4), cgeneral(dtype, 4, 2)
+    compare(decompositions.lu, jax.lax.linalg.lu, a, tol=tol)
+    compare(decompositions.lu, jax.lax.linalg.lu, cgeneral(dtype, 2, 3, 5), tol=tol)
+    compare(decompositions.lu, jax.lax.linalg.lu, cgeneral(dtype, 5, 3), tol=tol)
+    compare(rsl.lu, jsl.lu, a, tol=tol)  # p is real, as JAX's
+    compare(rsl.lu_factor, jsl.lu_factor, a, tol=tol)
+    compare(
+        lambda x, y: rsl.lu_solve(rsl.lu_factor(x), y, trans=2),
+        lambda x, y: jsl.lu_solve(jsl.lu_factor(x), y, trans=2),
+        a, b, tol=tol,
+    )  # fmt: skip
+    compare(rnp.linalg.solve, jnp.linalg.solve, a, b, tol=tol)
+    compare(rnp.linalg.inv, jnp.linalg.inv, cgeneral(dtype, 2, 3, 3), tol=tol)
+    compare(rnp.linalg.det, jnp.linalg.det, a, tol=tol)
+    compare(lambda x: tuple(rnp.linalg.slogdet(x)), lambda x: tuple(jnp.linalg.slogdet(x)), a,
+            tol=tol)  # fmt: skip
+
+
+def test_complex_lu_pivots_on_abs_re_plus_abs_im():
+    # LAPACK's getrf pivots on i?amax's |re| + |im|: 2+2j (4) beats 3 (3), though |2+2j| < 3
+    a = np.array([[3, 0], [2 + 2j, 1]], np.complex64)
+    compare(decompositions.lu, jax.lax.linalg.lu, a)
+    for out in both(decompositions.lu, a):
+        np.testing.assert_array_equal(np.asarray(out[1]), [1, 1])
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("trans", [0, 1, 2])
+def test_complex_solve_triangular(cdtype, lower, trans):
+    dtype, tol = cdtype
+    a = cgeneral(dtype, 4, 4) + 4 * np.eye(4, dtype=dtype)
+    b = cgeneral(dtype, 4, 3)
+    compare(
+        lambda x, y: rsl.solve_triangular(x, y, trans=trans, lower=lower),
+        lambda x, y: jsl.solve_triangular(x, y, trans=trans, lower=lower),
+        a, b, tol=tol,
+    )  # fmt: skip
+    compare(
+        lambda x, y: decompositions.triangular_solve(x, y, lower=lower, conjugate_a=True),
+        lambda x, y: jax.lax.linalg.triangular_solve(x, y, lower=lower, conjugate_a=True),
+        a, b.T, tol=tol,
+    )  # fmt: skip
+
+
+def test_complex_cholesky_and_qr(cdtype):
+    dtype, tol = cdtype
+    h, b = chermitian(dtype, 2, 4, 4), cgeneral(dtype, 2, 4, 2)
+    compare(rnp.linalg.cholesky, jnp.linalg.cholesky, h, tol=tol)
+    compare(
+        lambda x, y: rsl.cho_solve(rsl.cho_factor(x), y),
+        lambda x, y: jsl.cho_solve(jsl.cho_factor(x), y),
+        h, b, tol=tol,
+    )  # fmt: skip
+    # R's diagonal is real with LAPACK's signs, so Q and R are JAX's
+    for shape in ((5, 3), (3, 5), (2, 4, 4)):
+        for mode in ("reduced", "complete"):
+            compare(lambda x, m=mode: rnp.linalg.qr(x, m), lambda x, m=mode: jnp.linalg.qr(x, m),
+                    cgeneral(dtype, *shape), tol=tol)  # fmt: skip
+
+
+def _align_phases(v, expected):
+    """``v``'s columns times the unit phases that best match ``expected``'s."""
+    inner = np.sum(np.conj(v) * expected, axis=-2, keepdims=True)
+    return v * inner / np.abs(inner)
+
+
+def test_complex_eigh(cdtype):
+    dtype, tol = cdtype
+    h = chermitian(dtype, 2, 4, 4)
+    expected_w, expected_v = (np.asarray(o) for o in jnp.linalg.eigh(h))
+    for backend, (w, v) in zip(("ref", "pjrt"), both(lambda x: tuple(rnp.linalg.eigh(x)), h),
+                               strict=True):  # fmt: skip
+        close(w, expected_w, tol, backend)
+        v = np.asarray(v)
+        close(_align_phases(v, expected_v), expected_v, 10 * tol, backend)
+        close((v * np.asarray(w)[..., None, :]) @ np.conj(np.swapaxes(v, -1, -2)), h, tol, backend)
+    # only the lower triangle is read: the upper one is its conjugate mirror
+    lower = np.tril(h) + np.triu(cgeneral(dtype, 4, 4), 1)
+    compare(
+        lambda x: decompositions.eigh(x, symmetrize_input=False)[1],
+        lambda x: jax.lax.linalg.eigh(x, symmetrize_input=False)[1],
+        lower, tol=tol,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 3, 3)])
+def test_complex_svd(cdtype, shape):
+    dtype, tol = cdtype
+    a = cgeneral(dtype, *shape)
+    expected = jnp.linalg.svd(a, full_matrices=False)
+    for backend, (u, s, vh) in zip(
+        ("ref", "pjrt"), both(lambda x: tuple(rnp.linalg.svd(x, False)), a), strict=True
+    ):
+        close(s, expected.S, tol, backend)
+        u, vh = np.asarray(u), np.asarray(vh)
+        close((u * np.asarray(s)[..., None, :]) @ vh, a, tol, backend)
+        close(_align_phases(u, np.asarray(expected.U)), expected.U, 10 * tol, backend)
+    for backend, (u, _, vh) in zip(
+        ("ref", "pjrt"), both(lambda x: tuple(rnp.linalg.svd(x, True)), a), strict=True
+    ):
+        for q in (np.asarray(u), np.conj(np.swapaxes(np.asarray(vh), -1, -2))):
+            eye = np.broadcast_to(np.eye(q.shape[-1]), q.shape).astype(dtype)
+            close(np.conj(np.swapaxes(q, -1, -2)) @ q, eye, tol, backend)
+    compare(rnp.linalg.pinv, jnp.linalg.pinv, a, tol=10 * tol)
+
+
+def test_complex_gradients(cdtype):
+    dtype, tol = cdtype
+    a, h = cgeneral(dtype, 3, 3), chermitian(dtype, 3, 3)
+    w = RNG.standard_normal(3)
+    losses = [
+        (lambda x: rnp.linalg.det(x).real, lambda x: jnp.linalg.det(x).real, a),
+        (lambda x: (rnp.linalg.inv(x) * w).imag.sum(),
+         lambda x: (jnp.linalg.inv(x) * w).imag.sum(), a),
+        (lambda x: rnp.abs(rnp.linalg.cholesky(x) * w).sum(),
+         lambda x: jnp.abs(jnp.linalg.cholesky(x) * w).sum(), h),
+        (lambda x: rnp.abs(rnp.linalg.qr(x)[1] * w).sum(),
+         lambda x: jnp.abs(jnp.linalg.qr(x)[1] * w).sum(), a),
+        # eigenvalues and a phase-free function of the eigenvectors
+        (lambda x: (rnp.linalg.eigh(x)[0] * w).sum() + rnp.abs(rnp.linalg.eigh(x)[1][0]).sum(),
+         lambda x: (jnp.linalg.eigh(x)[0] * w).sum() + jnp.abs(jnp.linalg.eigh(x)[1][0]).sum(), h),
+    ]  # fmt: skip
+    for ours, theirs, x in losses:
+        compare(ri.grad(ours), jax.grad(theirs), x, tol=10 * tol)

@@ -73,8 +73,7 @@ def test_upper_triangular_complex_and_batch():
         close(run(lambda x: rsl.expm(x, upper_triangular=True))(a),
               jsl.expm(jnp.asarray(a), upper_triangular=True), 2e-5)  # fmt: skip
         close(run(rsl.expm)(a), jsl.expm(jnp.asarray(a)), 2e-5)
-    # complex on ref only: pjrt's lu lowering is real-only (its NotImplementedError)
-    close(rsl.expm(c), jsl.expm(jnp.asarray(c)), 2e-5)
+        close(run(rsl.expm)(c), jsl.expm(jnp.asarray(c)), 2e-5)
     # ints promote to the default float, as in JAX
     close(rsl.expm(np.eye(2, dtype=np.int32)), jsl.expm(jnp.eye(2, dtype=jnp.int32)), 1e-6)
 
@@ -150,3 +149,27 @@ def test_expm_frechet_against_jax_and_scipy(x64):
         close(got_f, want_f, 1e-11)
         close(got_f[1], spl.expm_frechet(a[1], e[1], compute_expm=False), 1e-11)
         close(run(lambda x, y: rsl.expm_frechet(x, y, compute_expm=False))(a, e), want_f, 1e-11)
+
+
+@pytest.mark.parametrize("name", ["random", "large", "rotation"])
+def test_complex128_against_jax_and_scipy(name, x64):
+    # complex lu (pjrt's lowering pivots on |re| + |im| as LAPACK's), eager on
+    # pjrt too: expm's jitted inner functions run there
+    a = CASES[name] + 1j * CASES[name][::-1]
+    want = jsl.expm(jnp.asarray(a))
+    ri.config.update("backend", "pjrt")
+    try:
+        eager_pjrt = rsl.expm(a)
+    finally:
+        ri.config.update("backend", "ref")
+    for got in [eager_pjrt] + [run(rsl.expm)(a) for _, run in runners()]:
+        close(got, want, 1e-12 if name != "large" else 1e-11)
+        close(got, spl.expm(a), 1e-12 if name != "large" else 1e-10)
+
+
+def test_complex_grad_against_jax(x64):
+    a = CASES["random"] + 1j * CASES["random"].T
+    w = RNG.standard_normal(a.shape)
+    want = jax.grad(lambda x: jnp.sum(w * jsl.expm(x)).real)(jnp.asarray(a))
+    for _, run in runners():
+        close(run(ri.grad(lambda x: (w * rsl.expm(x)).sum().real))(a), want, 1e-11)
