@@ -34,6 +34,7 @@ from refimpl.numpy._promote import (
 )
 from refimpl.numpy._ufuncs import (
     abs,
+    const_like,
     floor_divide,
     full_like_shape,
     imag,
@@ -485,10 +486,10 @@ def _with_custom_jvp(name: str) -> Any:
 def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """0 where ``x1 < 0``, ``x2`` where ``x1 == 0``, 1 where ``x1 > 0`` (NaN stays)."""
     x1, x2 = _inexact("heaviside", x1, x2)
-    zero, one = full_like_shape(x1, 0, _dtype(x1)), full_like_shape(x1, 1, _dtype(x1))
-    out = select(
-        lax.lt(x1, scalar_like(x1, 0)), zero, select(lax.gt(x1, scalar_like(x1, 0)), one, x2)
-    )
+    # JAX's lax._const: the 0 and 1 are weak only for a weak scalar x1, so the
+    # result is weak when x1 is a Python scalar and x2 weak too
+    zero, one = const_like(x1, 0), const_like(x1, 1)
+    out = select(lax.lt(x1, zero), zero, select(lax.gt(x1, zero), one, x2))
     return select(isnan(x1), x1, out)
 
 

@@ -408,7 +408,8 @@ def kron(a: ArrayLike, b: ArrayLike) -> Array:
     a_exp = reshape(a, tuple(x for d in sa for x in (d, 1)))
     b_exp = reshape(b, tuple(x for d in sb for x in (1, d)))
     ea, eb = aval_of(a_exp, "kron", 0).shape, aval_of(b_exp, "kron", 1).shape
-    grid = tuple(max(x, y) for x, y in zip(ea, eb, strict=True))
+    # each pair is (n, 1) or (1, n): n is the size, 0 included (max would make it 1)
+    grid = tuple(y if x == 1 else x for x, y in zip(ea, eb, strict=True))
     # lax.mul, as JAX's: a bool product is its TypeError, not an elementwise and
     product = lax.mul(broadcast_to(a_exp, grid), broadcast_to(b_exp, grid))
     return reshape(product, tuple(x * y for x, y in zip(sa, sb, strict=True)))

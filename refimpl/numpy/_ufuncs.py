@@ -49,6 +49,14 @@ def scalar_like(x: ArrayLike, value: Any, weak: bool | None = None) -> tracing.T
     return tracing.TypedScalar(value, aval.dtype, aval.weak_type if weak is None else weak)
 
 
+def const_like(x: ArrayLike, value: Any) -> tracing.TypedScalar:
+    """``value`` as a rank-0 constant of ``x``'s dtype, weak only when ``x`` is a
+    weak rank-0 value: JAX's ``lax._const``, so ``ne(x, 0)`` of a weak array
+    gives a strong bool (``scalar_like`` would copy the array's weak flag)."""
+    aval = aval_of(x, "rnp", 0)
+    return tracing.TypedScalar(value, aval.dtype, aval.weak_type and not aval.shape)
+
+
 def full_like_shape(x: ArrayLike, value: Any, dtype: np.dtype) -> Array:
     """An array of ``x``'s shape filled with ``value`` (strongly typed ``dtype``)."""
     shape = aval_of(x, "rnp", 0).shape
@@ -59,7 +67,7 @@ def to_bool(x: ArrayLike) -> Array:
     """``x != 0`` (``x`` itself when it already is bool)."""
     if dtypes.is_bool(_dtype_of(x)):
         return x
-    return lax.ne(x, scalar_like(x, 0))
+    return lax.ne(x, const_like(x, 0))
 
 
 def _reject_bool(fn_name: str, x: ArrayLike) -> None:

@@ -206,3 +206,56 @@ def test_builtin_round_without_ndigits_is_an_integer(backend, x):
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     with_digits = round(rnp.asarray(x), 1)
     assert with_digits.dtype == round(jnp.asarray(x), 1).dtype
+
+
+# --- weak types of constants: JAX's lax._const is weak only for a weak scalar ---------------
+
+
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
+@pytest.mark.parametrize(
+    "x, y",
+    [
+        (np.array([[1, 0, 3], [0, 2, 0]], np.int8), 2.0),  # a weak float array: strong bool
+        (2.5, np.array([0, 7, 1], np.uint32)),
+        (np.array([0, 3], np.int8), 0j),
+        (np.int8(1), 2.0),  # a weak scalar: weak bool
+        (np.array([True, False]), 1.5),
+        (0.0, 2.0),
+    ],
+)
+def test_logical_ops_of_weak_floats(backend, name, x, y):
+    want = getattr(jnp, name)(x, y)
+    for fn in (getattr(rnp, name), ri.jit(getattr(rnp, name))):
+        got = fn(x, y)
+        assert got.dtype == want.dtype and got.aval.weak_type == want.aval.weak_type
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize(
+    "x1, x2",
+    [
+        (1.5, np.array([0.5, 2, 3, 4], np.int8)),  # weak x1 and weak x2: weak
+        (0.0, 0.5),
+        (-2.0, np.float16(0.5)),
+        (np.float32(1), 0.5),
+        (np.array([np.nan, -1, 0, 2], np.float32), 0.5),
+        (np.array([-1, 0, 2], np.int8), 0.25),
+    ],
+)
+def test_heaviside_weak_type(backend, x1, x2):
+    want = jnp.heaviside(x1, x2)
+    for fn in (rnp.heaviside, ri.jit(rnp.heaviside)):
+        got = fn(x1, x2)
+        assert got.dtype == want.dtype and got.aval.weak_type == want.aval.weak_type
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize(
+    "a, b", [((0,), (0,)), ((0,), (3,)), ((2, 0), (3, 1)), ((), (0,)), ((3, 0), (0, 2))]
+)
+def test_kron_of_empty_arrays(backend, a, b):
+    x = np.arange(np.prod(a), dtype=np.float32).reshape(a)
+    y = np.arange(np.prod(b), dtype=np.float32).reshape(b)
+    want = jnp.kron(x, y)
+    got = rnp.kron(x, y)
+    assert got.shape == want.shape and got.dtype == want.dtype
