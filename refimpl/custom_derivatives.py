@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -226,17 +227,19 @@ class _Split:
         """This split with each leaf replaced by its aval, for a rule kept in
         a program (it needs only the structure): the leaves are the values
         of the call, tracers of the trace that bound it, which must not
-        outlive that trace (the leak checker would find them)."""
+        outlive that trace (the leak checker would find them). Its Ref
+        arguments are held weakly, for the same reason (:class:`_KeptRef`)."""
         copy = object.__new__(_Split)
         copy.__dict__.update(self.__dict__)
         copy.leaves = [tracing.get_aval(x, "custom rule", i) for i, x in enumerate(self.leaves)]
+        copy.ref_slots = tuple((i, _KeptRef(ref)) for i, ref in self.ref_slots)
         return copy
 
     def with_refs(self, leaves: Sequence[Any]) -> list[Any]:
         """``leaves`` (without the Ref arguments) with the Refs back in place."""
         merged = list(leaves)
         for i, ref in self.ref_slots:
-            merged.insert(i, ref)
+            merged.insert(i, _live(ref))
         return merged
 
     def full_args(self, leaves: Sequence[Any]) -> list[Any]:
@@ -254,6 +257,41 @@ class _Split:
     def ref_values(self) -> list[Any]:
         """The values the Ref arguments hold now."""
         return [ref._value for _, ref in self.ref_slots]
+
+
+class _KeptRef:
+    """A Ref argument of a custom_vjp call as its rules, kept in a program,
+    hold it: weakly. A Ref made inside a staging trace holds a tracer of that
+    trace, which a strong reference from the program would keep past its end
+    (the leak checker reports it; JAX's Ref is itself a tracer, which its
+    custom_vjp equation does not keep). While the Ref lives (someone else
+    holds it, say a Ref made outside the jit) fwd gets the Ref itself, so a
+    write of bwd to it, saved by fwd, reaches it. Once it is gone no one can
+    read it again, and fwd gets a twin of it (its type and creation order, no
+    value: fwd's binding gives it one), the same one on every later call so
+    that fwd and bwd agree on it."""
+
+    __slots__ = ("_ref", "_twin")
+
+    def __init__(self, ref: Any) -> None:
+        self._ref = weakref.ref(ref)
+        # the twin copies everything but the value now: by the time it is
+        # needed the Ref itself is gone
+        twin = object.__new__(type(ref))
+        for name in type(ref).__slots__:
+            if name not in ("_value", "__weakref__"):
+                setattr(twin, name, getattr(ref, name))
+        twin._value = None
+        self._twin = twin
+
+    def get(self) -> Any:
+        ref = self._ref()
+        return self._twin if ref is None else ref
+
+
+def _live(ref: Any) -> Any:
+    """The Ref a kept rule's fwd and bwd use for ``ref`` (a Ref or :class:`_KeptRef`)."""
+    return ref.get() if type(ref) is _KeptRef else ref
 
 
 class _Refs:
@@ -277,7 +315,7 @@ class _Refs:
     def unchanged(self) -> list[Any]:
         """The written refs' final values when the primal does not run: their
         values now (after the rule, which may write them itself)."""
-        return [r._value for r, w in zip(self.refs, self.written, strict=True) if w]
+        return [_live(r)._value for r, w in zip(self.refs, self.written, strict=True) if w]
 
     def zero_tangents(self) -> list[Any]:
         return [Zero(tangent_aval(tracing.get_aval(v, "Ref", "value").strip_weak()))
@@ -712,7 +750,13 @@ class _VJPRules:
         self.split = split.without_values()
         self.out_tree = out_tree
         self.out_avals = out_avals  # the function's own outputs
-        self.refs = refs
+        # the Ref arguments among the touched refs: held as the split holds
+        # them (weakly, the same handles)
+        kept = {
+            id(ref): handle
+            for (_, ref), (_, handle) in zip(split.ref_slots, self.split.ref_slots, strict=True)
+        }
+        self.refs = _Refs(tuple(kept.get(id(r), r) for r in refs.refs), refs.written)
 
     def __repr__(self) -> str:
         return f"vjp_of({_name(self.owner.fun)})"
@@ -736,12 +780,16 @@ class _VJPRules:
         # finished trace, or the differentiated value itself). fwd's writes
         # to the refs the function writes are the call's final values of
         # them; another write of fwd's stays, as to a closed-over ref.
+        live = [_live(r) for r in self.refs.refs]
         bound = [
             (ref, ref._value, ad.user_value(value))
-            for ref, value, k in zip(self.refs.refs, ref_values, self.arg_ref_slots(), strict=True)
+            for ref, value, k in zip(live, ref_values, self.arg_ref_slots(), strict=True)
             if k is not None
         ]
-        written = {id(r) for r, w in zip(self.refs.refs, self.refs.written, strict=True) if w}
+        written = {id(r) for r, w in zip(live, self.refs.written, strict=True) if w}
+        # a twin keeps no write of fwd's either: no one can read it, and it
+        # would hold a tracer of this differentiation
+        written |= {id(r._twin) for r in self.refs.refs if type(r) is _KeptRef}
         try:
             for ref, _, value in bound:
                 ref._value = value

@@ -97,6 +97,62 @@ LEAKY["custom_jvp_batched_nondiff_under_jit_vmap"] = lambda n, s: n.api.jit(
     n.api.vmap(n.api.grad(lambda x, y: _nondiff_rule(n)(x, y), 1))
 )(np.array([2.0, 4.0], np.float32), np.array([3.0, 1.0], np.float32))
 
+
+def _ref_vjp(n, write):
+    # a custom_vjp function taking a Ref argument; its fwd may write the Ref
+    @n.api.custom_vjp
+    def f(x_ref, y):
+        return x_ref[...] * 3.0 * y
+
+    def fwd(x_ref, y):
+        v = x_ref[...]
+        if write:
+            x_ref[...] = v * 2.0
+        return v * 3.0 * y, (v, y)
+
+    f.defvjp(fwd, lambda res, g: (g * 100.0 * res[1], g * res[0] * 7.0))
+    return f
+
+
+def _ref_made_in_jit(n, s, keep=None, write=False):
+    f = _ref_vjp(n, write)
+
+    def g(x, y):
+        r = n.api.new_ref(x)
+        out = f(r, y) + r[...]
+        if keep is not None:
+            s.append(keep(r))
+        return out
+
+    x, y = np.float32(1.5), np.float32(2.0)
+    n.api.jit(g)(x, y)
+    n.api.grad(n.api.jit(g), (0, 1))(x, y)
+    n.api.jit(n.api.grad(g, (0, 1)))(x, y)
+
+
+def _closing_over_ref_made_in_jit(n, s):
+    def g(x, y):
+        r = n.api.new_ref(x)
+
+        @n.api.custom_vjp
+        def f(y):
+            return r[...] * y
+
+        f.defvjp(lambda y: (f(y), y), lambda y, ct: (ct * 2.0,))
+        return f(y)
+
+    n.api.jit(g)(np.float32(1.5), np.float32(2.0))
+
+
+# a Ref made inside jit and passed to a custom_vjp function is a tracer of the
+# jit in JAX: kept by the program, it is reported; so is one the rule closes over
+LEAKY["custom_vjp_ref_argument_kept"] = lambda n, s: _ref_made_in_jit(n, s, keep=lambda r: r)
+LEAKY["custom_vjp_ref_argument_value_kept"] = lambda n, s: _ref_made_in_jit(
+    n, s, keep=lambda r: r[...]
+)
+LEAKY["custom_vjp_closing_over_ref_made_in_jit"] = _closing_over_ref_made_in_jit
+
+
 # JAX 0.10.2 does not check these traces (or nothing leaks): no error
 NOT_REPORTED = {
     "grad": lambda n, s: n.api.grad(lambda x: _keep(s, x))(1.0),
@@ -168,6 +224,12 @@ NO_LEAK = {
     )(np.arange(5.0)),
     "scan_of_custom_jvp_under_grad": _scan_of_custom_jvp_under_grad,
     "custom_vjp_under_jit_grad": _custom_vjp_under_jit_grad,
+    # the staged rule holds its Ref argument (fwd and bwd need it), not the
+    # Ref's value: a tracer of the finished jit
+    "custom_vjp_ref_argument_made_in_jit": _ref_made_in_jit,
+    "custom_vjp_ref_argument_made_in_jit_fwd_writes": functools.partial(
+        _ref_made_in_jit, write=True
+    ),
     "hessian_under_jit": lambda n, s: n.api.jit(
         n.api.hessian(lambda x: n.np.sum(n.np.sin(x) ** 2))
     )(np.arange(3.0)),
