@@ -228,6 +228,8 @@ def standardize(
 ) -> Any:
     if where is not None:
         raise NotImplementedError("standardize: the where= argument is not supported")
+    # JAX squares an integer x in its own dtype (wrapping) for the variance
+    original = rnp.asarray(x)
     (x,) = _inexact("standardize", x)
     axes = _reduction_axes("standardize", x.ndim, axis)
     if mean is None:
@@ -236,7 +238,8 @@ def standardize(
         if algorithm == "stable":
             variance = rnp.mean(rnp.square(rnp.subtract(x, mean)), axis=axes, keepdims=True)
         elif algorithm == "fast":
-            second = rnp.mean(rnp.square(x), axis=axes, keepdims=True)
+            squared = rnp.square(original if dtypes.is_integer(original.dtype) else x)
+            second = rnp.mean(squared, axis=axes, keepdims=True)
             variance = rnp.clip(rnp.subtract(second, rnp.square(mean)), 0)
         else:
             raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
@@ -301,7 +304,16 @@ _log1mexp = _with_jvp(_log1mexp_value, _log1mexp_jvp)
 def log1mexp(x: Any) -> Any:
     """``log(1 - exp(-x))`` for ``x >= 0``, without cancellation near 0 or
     underflow for large ``x``; derivative ``1 / expm1(x)``. NaN for ``x < 0``."""
-    (x,) = _inexact("log1mexp", _bool_is_an_error("log1mexp", x))
+    x = _bool_is_an_error("log1mexp", x)
+    if dtypes.is_integer(x.dtype):
+        # JAX negates an integer x in its own dtype (wrapping: uint8 1 gives
+        # 255, so NaN); no derivative to carry
+        (minus,) = _inexact("log1mexp", rnp.negative(x))
+        (x,) = _inexact("log1mexp", x)
+        below = rnp.less(x, np.log(2.0))
+        return rnp.where(below, rnp.log(rnp.negative(rnp.expm1(minus))),
+                         rnp.log1p(rnp.negative(rnp.exp(minus))))  # fmt: skip
+    (x,) = _inexact("log1mexp", x)
     return _log1mexp(x)
 
 

@@ -193,8 +193,6 @@ def test_integer_bool_and_scalar_arguments_as_jax(backend, x64_mode, name, arg, 
     x = _INT_ARGS[arg]
     if name in ("glu", "softmax", "log_softmax") and np.ndim(x) == 0:
         pytest.skip("needs an axis")
-    if arg == "uint8" and name in ("softmax", "log_softmax", "log1mexp"):
-        pytest.skip("JAX wraps x - max(x) and -x around in uint8 (NaN, -inf); refimpl does not")
     if arg == "py_float" and name == "log1mexp":
         pytest.skip("NaN below 0 in both")
     want, want_value = _outcome(getattr(jax.nn, name), x, jax.jit if jitted else None)
@@ -204,3 +202,40 @@ def test_integer_bool_and_scalar_arguments_as_jax(backend, x64_mode, name, arg, 
         np.testing.assert_allclose(
             got_value.astype(np.float64), want_value.astype(np.float64), rtol=2e-6, atol=1e-6
         )
+
+
+# JAX computes x - max(x) (softmax, log_softmax), -x (log1mexp) and x * x
+# (standardize's variance) in an integer x's own dtype: they wrap around
+_WRAP_ARGS = {
+    "uint8": np.array([0, 1, 2, 9], np.uint8),
+    "uint8_2d": np.array([[3, 200], [255, 0]], np.uint8),
+    "int8": np.array([-128, 127, 0], np.int8),
+    "int32": np.array([-(2**31), 2**31 - 1, 0], np.int32),
+    "uint32": np.array([0, 2**32 - 1, 5], np.uint32),
+    "uint16": np.array([1, 60000], np.uint16),
+}
+_WRAP_FNS = {
+    "softmax": lambda n, s, x: n.softmax(x),
+    "log_softmax": lambda n, s, x: n.log_softmax(x, axis=0),
+    "softmax_where": lambda n, s, x: n.softmax(x, where=np.arange(x.size).reshape(x.shape) != 1),
+    "log_softmax_where": lambda n, s, x: n.log_softmax(
+        x, where=np.arange(x.size).reshape(x.shape) != 1
+    ),
+    "log1mexp": lambda n, s, x: n.log1mexp(x),
+    "standardize": lambda n, s, x: n.standardize(x),
+    "special_softmax": lambda n, s, x: s.softmax(x),
+    "special_log_softmax": lambda n, s, x: s.log_softmax(x, axis=-1),
+}
+
+
+@pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("arg", sorted(_WRAP_ARGS))
+@pytest.mark.parametrize("name", sorted(_WRAP_FNS))
+def test_integer_arguments_wrap_around_as_jax(backend, x64_mode, name, arg, jitted):
+    x, program = _WRAP_ARGS[arg], _WRAP_FNS[name]
+    want = (jax.jit if jitted else lambda f: f)(lambda a: program(jax.nn, jax.scipy.special, a))(x)
+    got = (ri.jit if jitted else lambda f: f)(lambda a: program(nn, ri.scipy.special, a))(x)
+    assert got.dtype == want.dtype, (name, arg, got.dtype, want.dtype)
+    np.testing.assert_allclose(
+        np.asarray(got, np.float64), np.asarray(want, np.float64), rtol=2e-6, atol=1e-6
+    )

@@ -120,13 +120,36 @@ def _reduction_axes(name: str, ndim: int, axis: int | Sequence[int] | None) -> t
     return tuple(sorted({int(a) % max(ndim, 1) for a in axes}))
 
 
+def _own_or_inexact(name: str, x: Any) -> Any:
+    """An integer ``x`` as it is (JAX's softmax computes with it before any
+    conversion: ``x - max(x)`` wraps; masked out, it meets ``-inf`` and becomes
+    the default float), anything else inexact."""
+    x = rnp.asarray(x)
+    if dtypes.is_integer(x.dtype):
+        return x
+    (x,) = _inexact(name, x)
+    return x
+
+
+def _shifted(name: str, x: Any, axis: int | Sequence[int] | None) -> Any:
+    """``x - max(x)`` in an inexact dtype, computed as JAX computes it: in
+    ``x``'s own dtype, so that of an integer ``x`` wraps around (uint8 ``[0,
+    9]`` shifts to ``[247, 0]``, int8 ``[-128, 127]`` to ``[1, 0]``) before the
+    conversion to float."""
+    x = _own_or_inexact(name, x)
+    axes = _reduction_axes(name, x.ndim, axis)
+    (shifted,) = _inexact(name, rnp.subtract(x, rnp.max(x, axis=axes, keepdims=True)))
+    return shifted
+
+
 def _softmax(x: Any, axis: int | Sequence[int] | None, where: Any) -> Any:
     """``jax.nn.softmax`` (``refimpl.nn`` and ``random.dirichlet`` call it)."""
-    (x,) = _inexact("softmax", x)
-    axes = _reduction_axes("softmax", x.ndim, axis)
     if where is None:
-        unnormalized = rnp.exp(rnp.subtract(x, rnp.max(x, axis=axes, keepdims=True)))
+        unnormalized = rnp.exp(_shifted("softmax", x, axis))
+        axes = _reduction_axes("softmax", unnormalized.ndim, axis)
         return rnp.divide(unnormalized, rnp.sum(unnormalized, axis=axes, keepdims=True))
+    x = _own_or_inexact("softmax", x)
+    axes = _reduction_axes("softmax", x.ndim, axis)
     # masked-out elements take no part and come out 0 (JAX's rule)
     x_max = rnp.max(x, axis=axes, where=where, initial=-np.inf, keepdims=True)
     unnormalized = rnp.exp(rnp.subtract(rnp.where(where, x, -np.inf), x_max))
@@ -136,12 +159,13 @@ def _softmax(x: Any, axis: int | Sequence[int] | None, where: Any) -> Any:
 
 def _log_softmax(x: Any, axis: int | Sequence[int] | None, where: Any) -> Any:
     """``jax.nn.log_softmax`` (``refimpl.nn`` calls it)."""
-    (x,) = _inexact("log_softmax", x)
-    axes = _reduction_axes("log_softmax", x.ndim, axis)
     if where is None:
-        shifted = rnp.subtract(x, rnp.max(x, axis=axes, keepdims=True))
+        shifted = _shifted("log_softmax", x, axis)
+        axes = _reduction_axes("log_softmax", shifted.ndim, axis)
         total = rnp.sum(rnp.exp(shifted), axis=axes, keepdims=True)
         return rnp.subtract(shifted, rnp.log(total))
+    x = _own_or_inexact("log_softmax", x)
+    axes = _reduction_axes("log_softmax", x.ndim, axis)
     # masked-out elements take no part and come out -inf (JAX's rule)
     x_max = rnp.max(x, axis=axes, where=where, initial=-np.inf, keepdims=True)
     shifted = rnp.subtract(rnp.where(where, x, -np.inf), lax.stop_gradient(x_max))
