@@ -27,6 +27,7 @@ from refimpl.numpy import (
     _index_tricks,
     _indexing,
     _io,
+    _jit_boundary,
     _linalg,
     _math,
     _pad,
@@ -141,6 +142,12 @@ for _name in (
 for _name in _extended_arrays.NUMPY_FUNCTIONS:
     globals()[_name] = _extended_arrays.aware(f"numpy.{_name}", globals()[_name])
 
+# The functions JAX runs as jits type the tangents of their arguments as the
+# primals under jvp, as a jit boundary does (_jit_boundary.py)
+for _name in _jit_boundary.JIT_BOUNDARY:
+    if type(globals().get(_name)) is type(_jit_boundary.jit_boundary):
+        globals()[_name] = _jit_boundary.jit_boundary(globals()[_name])
+
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
 # arguments (docs/semantics.md 16.1); the reference backend is unaffected.
 _fast_functions.wrap_module(globals(), __all__)
@@ -155,7 +162,14 @@ class _UfuncCalls(dict):
         globals()[name].install_call(call)
 
 
-_calls = _UfuncCalls({_n: globals()[_n]._call for _n in _ufunc_objects.MODULE_UFUNCS})
+_calls = _UfuncCalls(
+    {
+        _n: _jit_boundary.jit_boundary(globals()[_n]._call)
+        if _n in _jit_boundary.JIT_BOUNDARY
+        else globals()[_n]._call
+        for _n in _ufunc_objects.MODULE_UFUNCS
+    }
+)
 _fast_functions.wrap_module(_calls, list(_calls))
 
 # every array type's operators and methods (refimpl.array_ops) forward to this

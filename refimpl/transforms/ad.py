@@ -203,6 +203,34 @@ def jvp_flat(
     return [p for p, _ in pairs], [t for _, t in pairs]
 
 
+def tangents_typed_as_primals(value: Any) -> Any:
+    """``value`` (an argument: an array, or lists/tuples of them) with the
+    tangent of each forward-mode tracer of a ``jvp`` given its primal's weak
+    type, as a ``jax.jit`` boundary does (JAX's jit-wrapped ``jnp``
+    functions, see ``refimpl/numpy/_jit_boundary.py``); anything else, and
+    ``linearize``'s tracers, unchanged."""
+    kind = type(value)
+    if kind is JVPTracer:
+        if value._trace.linearize:
+            # (linearize: JAX inlines most of these jits into the linear
+            # program, where they retype nothing; docs/semantics.md)
+            return value
+        primal = tangents_typed_as_primals(value.primal)
+        want = tangent_aval(value.aval)
+        tangent = value.tangent
+        if tracing.get_aval(tangent, "jvp", 0).weak_type != want.weak_type:
+            tangent = match_aval(tangent, want)
+        if primal is value.primal and tangent is value.tangent:
+            return value
+        return JVPTracer(value._trace, primal, tangent)
+    if kind is list or kind is tuple:
+        items = [tangents_typed_as_primals(v) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return kind(items)
+    return value
+
+
 # --- linearize ------------------------------------------------------------------------------
 
 
@@ -736,7 +764,7 @@ class _UserLinearization:
         out_info: list[Any] = []
         flat_fun = _flat_with_aux(fun, self.in_tree, has_aux, api, out_info)
         self.nonzero = [_differentiable(x) for x in self.leaves]
-        full = linearize_flat(flat_fun, self.leaves, self.nonzero)
+        full = linearize_flat(flat_fun, self.leaves, self.nonzero, own_types=True)
         self.out_tree, self.n_out, self.aux_tree = out_info[0]
         self.primals_out = full.primals_out
         self.lin = _drop_outputs(full, self.n_out)

@@ -1,0 +1,74 @@
+"""The ``jnp`` functions JAX 0.10.2 runs as a ``jax.jit`` (directly, or
+through a jitted helper that is the first thing to touch their array
+arguments), and the tangent retyping such a jit boundary does under ``jvp``.
+
+JAX's ``jvp`` of a jit differentiates the jitted program with input
+tangents typed as the primals (weak type included), whatever the weak
+type of the tangents it is given; the tangents out are typed by that
+program. So inside an eager ``jvp``, ``x * 2.0`` of a Python-float ``x``
+with a float32 tangent has a weakly typed tangent in JAX, where applying the
+primitives one by one gives a strong one (docs/semantics.md, "Tangent
+types and zeros"). refimpl's ``numpy`` functions are not jits: the
+functions named here retype their arguments' tangents on entry instead,
+which gives the jitted program's types. ``lax`` functions bind their
+primitive directly in JAX too, and ``reshape``, ``transpose``,
+``expand_dims``, ``broadcast_to``, ... are no jits there: they keep the
+tangents' own weak types, here as in JAX.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from refimpl import tracing
+from refimpl.transforms.ad import JVPTrace, tangents_typed_as_primals
+
+_stack = tracing._stack
+
+# Found against JAX 0.10.2: the functions whose jnp version is a jit (a
+# PjitFunction, or a ufunc object calling one), or whose first operation on
+# an argument under jvp is a jit or a conversion to the argument's own type
+# (asarray, concatenate's promotion), less those whose jvp keeps a weakly
+# typed tangent of a strong primal weak (trim_zeros).
+JIT_BOUNDARY = frozenset(
+    """
+abs absolute acos acosh add all allclose amax amin angle any append arccos arccosh arcsin
+arcsinh arctan arctan2 arctanh argmax argmin argpartition argsort argwhere around array
+asarray asin asinh atan atan2 atanh atleast_1d atleast_2d atleast_3d average bitwise_and
+bitwise_count bitwise_invert bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
+bitwise_xor block broadcast_arrays cbrt ceil clip column_stack concat concatenate conj
+conjugate convolve copy copysign corrcoef correlate cos cosh count_nonzero cov cross cumprod
+cumsum cumulative_sum deg2rad degrees delete diag diagflat diagonal diff digitize divide
+divmod dot dstack ediff1d einsum empty_like equal exp exp2 expm1 fabs flatnonzero flip
+fliplr flipud float_power floor floor_divide fmax fmin fmod frexp gcd geomspace gradient
+greater greater_equal heaviside hstack hypot i0 imag inner insert invert isclose iscomplex
+isfinite isin isinf isnan isreal kron lcm ldexp left_shift less less_equal lexsort linspace
+log log10 log1p log2 logaddexp logaddexp2 logical_and logical_not logical_or logical_xor
+logspace matmul matvec max maximum mean median min minimum mod modf moveaxis multiply
+nan_to_num nanargmax nanargmin nancumprod nancumsum nanmax nanmean nanmedian nanmin
+nanpercentile nanprod nanquantile nanstd nansum nanvar negative nextafter nonzero not_equal
+ones_like outer packbits pad partition percentile poly polyadd polyder polyfit polyint
+polysub polyval positive pow power prod ptp put_along_axis quantile rad2deg radians ravel
+real reciprocal remainder resize right_shift rint roll rollaxis rot90 round searchsorted
+setdiff1d setxor1d sign signbit sin sinc sinh sort sort_complex spacing sqrt square squeeze
+stack std subtract sum swapaxes take take_along_axis tan tanh trace trapezoid tril triu
+true_divide trunc unique unique_all unique_counts unique_inverse unique_values unpackbits
+unravel_index unstack unwrap vander var vdot vecmat vstack where zeros_like
+""".split()
+)
+
+
+def jit_boundary(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` retyping the tangents of its arguments as a jit would."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _stack.traces and any(type(t) is JVPTrace and not t.linearize for t in _stack.traces):
+            args = tangents_typed_as_primals(args)
+            if kwargs:
+                kwargs = {k: tangents_typed_as_primals(v) for k, v in kwargs.items()}
+        return function(*args, **kwargs)
+
+    return wrapper

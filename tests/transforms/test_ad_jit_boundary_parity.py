@@ -1,0 +1,118 @@
+"""Tangent weak types under eager jvp/linearize against JAX 0.10.2: JAX's
+jnp functions are jits, whose jvp types the tangents of their arguments as
+the primals (a float32 tangent of a Python-float primal is weak inside
+``x * 2.0``); lax functions and the jnp functions that are no jits
+(reshape, transpose, expand_dims) keep the tangents' own weak types."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax as jlax
+
+import refimpl as ri
+import refimpl.numpy as rnp
+from refimpl import lax as rlax
+
+
+def _unary(np_, lax):
+    return {
+        "mul_scalar": lambda x: x * 2.0,
+        "rmul_scalar": lambda x: 2.0 * x,
+        "add_scalar": lambda x: x + 1.0,
+        "div_scalar": lambda x: x / 2.0,
+        "neg": lambda x: -x,
+        "pow_int": lambda x: x**2,
+        "sin": np_.sin,
+        "exp": np_.exp,
+        "tanh": np_.tanh,
+        "abs": np_.abs,
+        "sum": np_.sum,
+        "cumsum": lambda x: np_.cumsum(np_.atleast_1d(x)),
+        "where": lambda x: np_.where(x > 0, x, 0.0),
+        "clip": lambda x: np_.clip(x, 0.0, 3.0),
+        "maximum": lambda x: np_.maximum(x, 0.0),
+        "stack": lambda x: np_.stack([x, x]),
+        "concatenate": lambda x: np_.concatenate([np_.atleast_1d(x), np_.atleast_1d(x)]),
+        "asarray": np_.asarray,
+        "real": np_.real,
+        "dot": lambda x: np_.dot(x, x),
+        "sin_then_lax_add": lambda x: lax.add(np_.sin(x), 1.0),
+        # no jits in JAX: the tangent keeps its own weak type
+        "lax_add": lambda x: lax.add(x, 1.0),
+        "lax_mul": lambda x: lax.mul(x, 2.0),
+        "lax_sin": lax.sin,
+        "reshape": lambda x: np_.reshape(x, (1,)),
+        "expand_dims": lambda x: np_.expand_dims(x, 0),
+        "transpose": np_.transpose,
+    }
+
+
+def _binary(np_):
+    return {
+        "add": lambda x, y: x + y,
+        "mul": lambda x, y: x * y,
+        "np_add": np_.add,
+        "np_multiply": np_.multiply,
+    }
+
+
+def _value(kind, v):
+    return v if kind == "weak" else np.float32(v)
+
+
+def _check(ours, theirs):
+    leaves, jleaves = jax.tree.leaves(ours), jax.tree.leaves(theirs)
+    assert len(leaves) == len(jleaves)
+    for a, b in zip(leaves, jleaves, strict=True):
+        b = jnp.asarray(b)
+        assert (a.dtype, a.shape, a.weak_type) == (b.dtype, b.shape, b.weak_type), (a, b)
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+@pytest.mark.parametrize("kinds", [("weak", "strong"), ("strong", "weak")])
+@pytest.mark.parametrize("name", list(_unary(jnp, jlax)))
+def test_jvp_unary(backend, name, kinds):
+    p, t = _value(kinds[0], 2.0), _value(kinds[1], 0.5)
+    ours = ri.jvp(_unary(rnp, rlax)[name], (p,), (t,))
+    theirs = jax.jvp(_unary(jnp, jlax)[name], (p,), (t,))
+    _check(ours, theirs)
+
+
+@pytest.mark.parametrize(
+    "kinds",
+    [
+        ("weak", "weak", "weak", "strong"),
+        ("weak", "weak", "strong", "weak"),
+        ("weak", "weak", "strong", "strong"),
+        ("strong", "strong", "weak", "weak"),
+        ("weak", "strong", "strong", "weak"),
+    ],
+)
+@pytest.mark.parametrize("name", list(_binary(jnp)))
+def test_jvp_binary(backend, name, kinds):
+    px, py, tx, ty = (_value(k, v) for k, v in zip(kinds, (2.0, 3.0, 0.5, 0.25), strict=True))
+    ours = ri.jvp(_binary(rnp)[name], (px, py), (tx, ty))
+    theirs = jax.jvp(_binary(jnp)[name], (px, py), (tx, ty))
+    _check(ours, theirs)
+
+
+def _programs(api, np_):
+    f32 = np.float32
+    return {
+        # inside a jit the jnp function's jit boundary retypes as well
+        "jit_of_jvp": lambda: api.jit(lambda x, t: api.jvp(np_.sin, (x,), (t,)))(2.0, f32(0.5)),
+        # each level of a nested jvp
+        "jvp_of_jvp": lambda: api.jvp(
+            lambda x: api.jvp(lambda y: y * 2.0, (x,), (f32(1.0),))[1], (2.0,), (f32(0.5),)
+        ),
+        # linearize: the output tangent has the linear program's type (JAX's
+        # pow derivative is strong), not the primal's weak type
+        "linearize_pow": lambda: api.linearize(lambda x: x**2.5, 2.0)[1](0.5),
+        "linearize_pow_strong_t": lambda: api.linearize(lambda x: x**2.5, 2.0)[1](f32(0.5)),
+    }
+
+
+@pytest.mark.parametrize("case", list(_programs(jax, jnp)))
+def test_programs(backend, case):
+    _check(_programs(ri, rnp)[case](), _programs(jax, jnp)[case]())
