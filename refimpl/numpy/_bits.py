@@ -48,8 +48,10 @@ def spacing(x: ArrayLike, /) -> Array:
     if dtype == np.float16:
         return lax.sub(lax.nextafter(x, inf), x)
     step = lax.sub(lax.nextafter(x, copysign(inf, x)), x)
-    tiny = float(finfo(dtype).smallest_subnormal)
-    return where(step == 0, copysign(full_like(x, tiny), x), step)
+    # finfo's smallest_subnormal is a NumPy scalar, strong: so is the result
+    # (spacing of a Python float is a strong float32, as JAX's)
+    tiny = np.asarray(finfo(dtype).smallest_subnormal, dtype)
+    return where(step == 0, copysign(tiny, x), step)
 
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}

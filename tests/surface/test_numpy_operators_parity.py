@@ -259,3 +259,17 @@ def test_kron_of_empty_arrays(backend, a, b):
     want = jnp.kron(x, y)
     got = rnp.kron(x, y)
     assert got.shape == want.shape and got.dtype == want.dtype
+
+
+@pytest.mark.parametrize(
+    "x",
+    [1.5, 0.0, -0.0, 3, np.float32(0), np.array([0, 1e-45, -3, np.inf], np.float32),
+     np.array([0, -1], np.float16), np.array([0, 1, -2], ml_dtypes.bfloat16)],
+)  # fmt: skip
+def test_spacing_of_a_python_float_is_strong(backend, x):
+    # finfo's smallest subnormal is a NumPy scalar in JAX's formula: the result is strong
+    want = jnp.spacing(x)
+    for fn in (rnp.spacing, ri.jit(rnp.spacing)):
+        got = fn(x)
+        assert got.dtype == want.dtype and got.aval.weak_type == want.aval.weak_type
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
