@@ -224,6 +224,9 @@ def _agree_cases() -> Iterator[Case]:
     with_nan[0, 1] = np.nan
     a = rng.standard_normal((4, 4)).astype(np.float32)
     spd = (a @ a.T + 4 * np.eye(4)).astype(np.float32)
+    # complex, with no ties between lu's pivot candidates (|re| + |im|, as LAPACK's)
+    ca = (a + 1j * np.vstack([x, 0.5 * x[:1]])).astype(np.complex64)
+    herm = (ca @ ca.conj().T + 4 * np.eye(4)).astype(np.complex64)
     table = [
         ("scalar-types", lambda ns, x: (ns.np_.float32(3), ns.np_.int32(x), ns.np_.uint8(7)), [x]),
         ("constants", lambda ns, x: x * ns.np_.pi + ns.np_.e + ns.np_.euler_gamma, [x]),
@@ -268,6 +271,25 @@ def _agree_cases() -> Iterator[Case]:
             "linalg-norms",
             lambda ns, a: tuple(ns.np_.linalg.norm(a, o) for o in (None, 1, 2, "nuc", -2)),
             [x],
+        ),
+        (
+            "linalg-complex-solve-lu",
+            lambda ns, a, b: (
+                ns.np_.linalg.solve(a, b),
+                ns.lax_.linalg.lu(a),
+                ns.np_.linalg.det(a),
+            ),
+            [ca, ca[:, :2].conj()],
+        ),
+        (
+            "linalg-complex-cholesky-qr-eigvalsh-svdvals",
+            lambda ns, h, a: (
+                ns.np_.linalg.cholesky(h),
+                tuple(ns.np_.linalg.qr(a[:, :3])),
+                ns.np_.linalg.eigvalsh(h),
+                ns.np_.linalg.svd(a, compute_uv=False),
+            ),
+            [herm, ca],
         ),
     ]
     for label, fn, args in table:
