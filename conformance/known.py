@@ -216,6 +216,27 @@ KNOWN_DIFFERENCES: list[KnownDifference] = [
         differs=(r"^\[0\]: weak_type (True|False) != expected (True|False)$",),
     ),
     KnownDifference(
+        "ad/weak_tangent_at_jnp/linearize_where_strong_tangent",
+        "jax",
+        "A linearized function given a strong tangent for a weakly typed primal, through "
+        "jnp.where: jax 0.10.2 keeps where's jit in its linear program (it inlines only the "
+        "elementwise jits), and that jit types the tangent as the primal (weak); refimpl's "
+        "linear program applies where's primitives to the tangent as given (strong). The "
+        "same for clip, concatenate and cumsum. Values and dtypes agree; only the weak flag "
+        "differs (docs/semantics.md, 'Weak types of tangents at jnp functions').",
+        differs=(r"^out: weak_type (True|False) != expected (True|False)$",),
+    ),
+    KnownDifference(
+        "ad/weak_tangent_at_jnp/vjp_prod_weak_cotangent",
+        "jax",
+        "The pullback of jnp.prod of a 0-d float32 given a Python-float cotangent: jax 0.10.2 "
+        "differentiates a one-element product as a reshape (the weak cotangent passes on); "
+        "refimpl's prod derivative multiplies by the strong product of the other elements "
+        "(1 here), so the input cotangent is strong. Values and dtypes agree; only the weak "
+        "flag differs.",
+        differs=(r"^\[0\]: weak_type (True|False) != expected (True|False)$",),
+    ),
+    KnownDifference(
         "np.complex-derivatives/arccosh",
         "jax",
         "arccosh of complex z: refimpl differentiates its principal branch, "

@@ -395,6 +395,26 @@ def cases() -> Iterator[Case]:
     for name, fn in mixed.items():
         yield _case(f"weak_primal_strong_tangent/{name}", fn, [np.float32(1.0)], mode="eager")
 
+    # jnp functions are jits in JAX: under jvp they type their arguments'
+    # tangents as the primals; lax functions keep the tangent's own weak type
+    def _where(ns):
+        return lambda x: ns.np_.where(x > 0, x, 0.0)
+
+    at_jnp = {
+        "jvp_mul_scalar": lambda ns, t: _api(ns).jvp(lambda x: x * 2.0, (2.0,), (t,)),
+        "jvp_sin": lambda ns, t: _api(ns).jvp(ns.np_.sin, (2.0,), (t,)),
+        "jvp_where": lambda ns, t: _api(ns).jvp(_where(ns), (2.0,), (t,)),
+        "jvp_lax_add": lambda ns, t: _api(ns).jvp(lambda x: ns.lax_.add(x, 1.0), (2.0,), (t,)),
+        "jvp_sum_weak_tangent": lambda ns, x: _api(ns).jvp(ns.np_.sum, (x,), (0.5,)),
+        "linearize_pow": lambda ns, t: _api(ns).linearize(lambda x: x**2.5, 2.0)[1](t),
+        # known.py: JAX keeps where's jit in the linear program, which retypes
+        "linearize_where_strong_tangent": lambda ns, t: _api(ns).linearize(_where(ns), 2.0)[1](t),
+        # known.py: JAX's cotangent keeps the given weak type
+        "vjp_prod_weak_cotangent": lambda ns, x: _api(ns).vjp(ns.np_.prod, x)[1](0.5),
+    }
+    for name, fn in at_jnp.items():
+        yield _case(f"weak_tangent_at_jnp/{name}", fn, [np.float32(0.5)], mode="eager")
+
     # issue 29: differentiating a value a custom rule's function closes over:
     # JAX meets it as an escaped tracer (UnexpectedTracerError, a TypeError)
     def closure_jvp(ns, x):

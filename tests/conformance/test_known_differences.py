@@ -201,6 +201,20 @@ def _claim_vjp_jit_strong_cotangent():
     assert jax.typeof(ct).weak_type
 
 
+def _claim_linearize_where_retypes_tangent():
+    f = jax.linearize(lambda x: jnp.where(x > 0, x, 0.0), 2.0)[1]
+    assert jax.typeof(f(np.float32(1))).weak_type  # the primal's type, not the tangent's
+    f = jax.linearize(lambda x: x * 2.0, 2.0)[1]
+    assert not jax.typeof(f(np.float32(1))).weak_type  # an inlined jit keeps the tangent's
+
+
+def _claim_vjp_prod_keeps_weak_cotangent():
+    (ct,) = jax.vjp(jnp.prod, np.float32(2))[1](0.5)
+    assert jax.typeof(ct).weak_type
+    (ct,) = jax.vjp(jnp.prod, np.float32(2))[1](np.float32(0.5))
+    assert not jax.typeof(ct).weak_type
+
+
 def _claim_narrow_start_clamped_in_its_type():
     x, update = jnp.arange(300.0, dtype=jnp.float32), jnp.float32([-7, -8])
     for start, jitted in ((jnp.uint8(127), False), (jnp.uint8(127), True), (jnp.int8(127), False)):
@@ -270,6 +284,10 @@ JAX_CLAIMS = {
     "donation/unusable-dtype-mismatch": _claim_unusable_dtype,
     "np.complex-derivatives/arccosh": _claim_acosh_jvp_other_root,
     "ad/weak_primal_strong_tangent/vjp_jit_strong_ct": _claim_vjp_jit_strong_cotangent,
+    "ad/weak_tangent_at_jnp/linearize_where_strong_tangent": (
+        _claim_linearize_where_retypes_tangent
+    ),
+    "ad/weak_tangent_at_jnp/vjp_prod_weak_cotangent": _claim_vjp_prod_keeps_weak_cotangent,
     "indexing.paths/dynamic_update_slice_uint8_start_past_its_range": (
         _claim_narrow_start_clamped_in_its_type
     ),
