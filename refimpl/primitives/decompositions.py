@@ -691,19 +691,8 @@ svd_p.def_lowering(composite_lowering("svd", _svd_program, complex_ok=True))
 
 # --- differentiation rules (refimpl.transforms.ad): svd ---------------------------------
 #
-# JAX's formula, real dtypes (a complex operand is a NotImplementedError
-# naming the primitive). The other decompositions' rules are in the
-# "differentiation" section below.
-
-
-def _real_only(name: str, x: Any) -> None:
-    if dtypes.is_complex(ad_helpers.aval_of(x).dtype):
-        raise NotImplementedError(f"{name}: differentiation of complex operands is not supported")
-
-
-def _mt(x: Any) -> Any:
-    """The matrix transpose of the last two axes."""
-    return ops.swapaxes(x, -1, -2)
+# JAX's formula, real and complex dtypes. The other decompositions' rules are
+# in the "differentiation" section below.
 
 
 def _eye_like(x: Any, n: int) -> Any:
@@ -712,10 +701,10 @@ def _eye_like(x: Any, n: int) -> Any:
 
 @svd_p.def_jvp
 def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
-    """With ``dS = U^T dA V``: ``ds = diag(dS)``; ``dU``/``dV`` from ``F[i, j] =
+    """With ``dS = U^H dA V``: ``ds = re(diag(dS))``; ``dU``/``dV`` from ``F[i, j] =
     1 / (s[j]^2 - s[i]^2)`` (0 on the diagonal), plus the parts of ``dA``
     outside the thin factors' spans when ``m != n`` (JAX's formula; the
-    full_matrices case is not implemented, as in JAX)."""
+    full_matrices case of a non-square ``A`` is not implemented, as in JAX)."""
 
     (a,), (da,) = primals, tangents
     outs = svd_p.bind(a, full_matrices=full_matrices, compute_uv=compute_uv)
@@ -723,15 +712,16 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     # rule only when some operand has a nonzero tangent (ad.JVPTrace.process_primitive)
     if ad_helpers.is_zero(da):  # pragma: no cover
         return outs, [ad_helpers.zero_tangent(ad_helpers.aval_of(x)) for x in outs]
-    _real_only("svd", a)
-    if compute_uv and full_matrices:
+    m, n = ad_helpers.aval_of(a).shape[-2:]
+    if compute_uv and full_matrices and m != n:
         raise NotImplementedError(
-            "svd: the derivative is not implemented for full_matrices=True (as in JAX)"
+            "svd: the derivative is not implemented for full_matrices=True of a non-square "
+            "matrix (as in JAX)"
         )
     s, u, vt = svd_p.bind(a, full_matrices=False, compute_uv=True)
-    v = _mt(vt)
-    ds_matrix = ops.matmul(ops.matmul(_mt(u), da), v)
-    ds = ops.diagonal(ds_matrix)
+    v = _h(vt)
+    ds_matrix = ops.matmul(ops.matmul(_h(u), da), v)
+    ds = ops.real(ops.diagonal(ds_matrix))
     if not compute_uv:
         return outs, [ds]
     k = ad_helpers.aval_of(s).shape[-1]
@@ -743,17 +733,16 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     s_ds = col * ds_matrix
     zero_s = (s == 0).astype(ad_helpers.aval_of(s).dtype)
     s_inv = 1 / (s + zero_s) - zero_s
-    du_dv_diag = 0.5 * (ds_matrix - _mt(ds_matrix)) * (eye * ops.expand_dims(s_inv, -2))
-    du = ops.matmul(u, f * (ds_s + _mt(ds_s)) + du_dv_diag)
-    dv = ops.matmul(v, f * (s_ds + _mt(s_ds)))
-    m, n = ad_helpers.aval_of(a).shape[-2:]
+    du_dv_diag = 0.5 * (ds_matrix - _h(ds_matrix)) * (eye * ops.expand_dims(s_inv, -2))
+    du = ops.matmul(u, f * (ds_s + _h(ds_s)) + du_dv_diag)
+    dv = ops.matmul(v, f * (s_ds + _h(s_ds)))
     if m > n:
         dav = ops.matmul(da, v)
-        du = du + (dav - ops.matmul(u, ops.matmul(_mt(u), dav))) / row
+        du = du + (dav - ops.matmul(u, ops.matmul(_h(u), dav))) / row
     if n > m:
-        dahu = ops.matmul(_mt(da), u)
+        dahu = ops.matmul(_h(da), u)
         dv = dv + (dahu - ops.matmul(v, ops.matmul(vt, dahu))) / row
-    return [s, u, vt], [ds, du, _mt(dv)]
+    return [s, u, vt], [ds, du, _h(dv)]
 
 
 # --- batching: every decomposition maps over leading axes ----------------------------------------

@@ -541,6 +541,24 @@ def test_complex_gradients(cdtype):
         # eigenvalues and a phase-free function of the eigenvectors
         (lambda x: (rnp.linalg.eigh(x)[0] * w).sum() + rnp.abs(rnp.linalg.eigh(x)[1][0]).sum(),
          lambda x: (jnp.linalg.eigh(x)[0] * w).sum() + jnp.abs(jnp.linalg.eigh(x)[1][0]).sum(), h),
+        # singular values and phase-free functions of the vectors, tall and wide
+        (lambda x: _svd_loss(rnp, x, w), lambda x: _svd_loss(jnp, x, w), cgeneral(dtype, 4, 3)),
+        (lambda x: _svd_loss(rnp, x, w), lambda x: _svd_loss(jnp, x, w), cgeneral(dtype, 3, 4)),
     ]  # fmt: skip
     for ours, theirs, x in losses:
         compare(ri.grad(ours), jax.grad(theirs), x, tol=10 * tol)
+
+
+def _svd_loss(np_, x, w):
+    u, s, vh = np_.linalg.svd(x, full_matrices=False)
+    return (s * w).sum() + np_.abs(u[0]).sum() + np_.abs(vh[:, 0]).sum()
+
+
+def test_svd_gradient_of_a_square_full_svd():
+    # JAX 0.10.2 differentiates full_matrices=True when the matrix is square (thin == full)
+    def loss(np_):
+        return lambda x: np_.abs(np_.linalg.svd(x, full_matrices=True)[0]).sum()
+
+    compare(ri.grad(loss(rnp)), jax.grad(loss(jnp)), general(3, 3), tol=1e-4)
+    with pytest.raises(NotImplementedError, match="svd: .*full_matrices=True of a non-square"):
+        ri.grad(loss(rnp))(general(4, 3))

@@ -119,7 +119,12 @@ def test_decomposition_derivatives_match_jax(name, fn, make, rng):
     _close(ri.vjp(ours, x)[1](ct), jax_pullback(ct), f"{name} vjp")
 
 
-def test_complex_svd_is_not_differentiated_yet():
-    z = (np.eye(3) * (2 + 1j)).astype(np.complex128)
-    with pytest.raises(NotImplementedError, match="svd"):
-        ri.jvp(lambda m: dec.svd(m, full_matrices=False, compute_uv=False), (z,), (z,))
+def test_complex_svd_jvp_as_jax():
+    # JAX's formula with conjugate transposes: ds = re(diag(U^H dA V))
+    rng = np.random.default_rng(5)
+    z, dz = (rng.normal(size=(2, 4, 3)) + 1j * rng.normal(size=(2, 4, 3)) for _ in range(2))
+    got = ri.jvp(lambda m: dec.svd(m, full_matrices=False, compute_uv=False), (z,), (dz,))
+    want = jax.jvp(lambda m: jlax.linalg.svd(m, full_matrices=False, compute_uv=False),
+                   (z,), (dz,))  # fmt: skip
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-10, atol=1e-10)
