@@ -146,7 +146,7 @@ def _get_composite(x: Any, *, indexer: tuple) -> Any:
     return x if all(item == "..." for item in indexer) else x[decode_indexer(indexer)]
 
 
-get_p.def_lowering(composite_lowering("get", _get_composite))
+get_p.def_lowering(composite_lowering("get", _get_composite, complex_ok=True))
 
 
 def _batched(indexer: tuple) -> tuple:
@@ -274,8 +274,8 @@ def _addupdate_composite(x: Any, v: Any, *, indexer: tuple) -> Any:
     return x + v if _is_whole(indexer) else x.at[decode_indexer(indexer)].add(v)
 
 
-swap_p.def_lowering(composite_lowering("swap", _swap_composite))
-addupdate_p.def_lowering(composite_lowering("addupdate", _addupdate_composite))
+swap_p.def_lowering(composite_lowering("swap", _swap_composite, complex_ok=True))
+addupdate_p.def_lowering(composite_lowering("addupdate", _addupdate_composite, complex_ok=True))
 
 
 # --- listings ------------------------------------------------------------------------------------

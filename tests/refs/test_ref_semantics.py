@@ -595,3 +595,21 @@ def test_eager_static_index_past_the_end_raises_as_jax(write, kind):
             else:
                 _ = r[index]
         np.testing.assert_array_equal(np.asarray(r[...]), [0.0, 1.0, 2.0])
+
+
+def test_complex_ref_inside_jit(backend):
+    # get/swap/addupdate lower to slicing programs that hold any dtype (the
+    # pjrt lowering used to refuse complex refs as if it were arithmetic)
+    def body(lib):
+        def f(x):
+            r = lib.new_ref(x)
+            r[...] = r[...] * (1 + 2j)
+            r[0] += x[1]
+            return r[...]
+
+        return f
+
+    x = np.array([1 + 1j, 2 - 1j, 0.5j], np.complex64)
+    got = ri.jit(body(ri))(x)
+    want = jax.jit(body(jax))(jnp.asarray(x))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
