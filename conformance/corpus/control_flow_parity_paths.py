@@ -143,6 +143,14 @@ ROWS: list[tuple[str, Any]] = [
     ("vjp_scan_weak_carry_strong_cotangent",
      lambda ns, L: _api(ns).vjp(lambda c: L.scan(lambda c, x: (c * 2.0, None), c, None,
                                                  length=3)[0], 1.0)[1](np.float32(1.0))),
+    ("vjp_scan_weak_init_carry_as_y_carry_alone",
+     lambda ns, L: _api(ns).vjp(lambda c: L.scan(lambda c, x: (c * x, c), c,
+                                                 np.arange(1.0, 4.0, dtype=np.float32))[0],
+                                1.0)[1](np.float32(1.0))),
+    ("vjp_scan_weak_init_carry_as_y_strong_ys_cotangent",
+     lambda ns, L: _api(ns).vjp(lambda c: L.scan(lambda c, x: (ns.np_.sin(c) * x, c), c,
+                                                 np.arange(1.0, 4.0, dtype=np.float32)),
+                                1.0)[1]((np.float32(1.0), np.ones(3, np.float32)))),
 ]  # fmt: skip
 
 

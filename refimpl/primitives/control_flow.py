@@ -789,6 +789,12 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, un
         ref_context.write_back(written_refs, outs[n_carry : n_carry + len(written_refs)])
         outs = outs[:n_carry] + outs[n_carry + len(written_refs) :]
     acc_out, carry_out, xs_out = _split3(outs, len(acc_avals), nk)
+    # a weak init bound as it is, the body returning it strong and as a y:
+    # the ys' cotangents, known only now, decide its cotangent's weak type
+    carry_out = [
+        _typed_init_cotangent(ct, a, body, nc + k, ct_ys)
+        for k, (a, ct) in enumerate(zip(carry, carry_out, strict=True))
+    ]
     it_acc, it_xs = iter(acc_out), iter(xs_out)
     return (
         [next(it_acc) if lin else None for lin in lin_consts]
@@ -1087,21 +1093,49 @@ def _carry_operands(body: _Traced, leaves: list, promoted: list) -> list:
     body uses that carry only promoted to its strong type (``c * x``: the
     linear body has only the strong tangent; or as the init of an inner scan
     of that kind), weak when any weak value made from it reaches the
-    cotangent (``sin(c) * x``, or ``c`` as a y). The first kind is bound as
-    it is (C5 allows an operand differing from the body's carry in weak type
-    only), so the cotangent comes out of the transposed scan strong; the
-    other is converted here, whose transpose gives the weak cotangent.
+    cotangent (``sin(c) * x``); for a carry returned as a y it is first the
+    ys' cotangent's (:func:`_weak_init_cotangent`). Those two kinds are bound
+    as they are (C5 allows an operand differing from the body's carry in weak
+    type only), so the transposed scan decides; the other is converted here,
+    whose transpose gives the weak cotangent.
     """
     program, n_cap = body.program, len(body.captured)
     carry_vars = program.in_vars[n_cap : n_cap + len(leaves)]
+    uses = _uses(program)
+    as_carry = {id(v) for v in program.out_vars[: len(leaves)]}
+    as_y = {id(v) for v in program.out_vars[len(leaves) :]}
+
+    def taken_as_is(var: Var) -> bool:
+        return id(var) not in as_carry and (id(var) in as_y or _only_promoted(var, uses))
+
+    return [
+        leaf
+        if new is not leaf
+        and _weak_only_mismatch(
+            tracing.get_aval(leaf, "lax.scan", "init"), tracing.get_aval(new, "lax.scan", "init")
+        )
+        and taken_as_is(var)
+        else new
+        for leaf, new, var in zip(leaves, promoted, carry_vars, strict=True)
+    ]
+
+
+def _uses(program: Program) -> dict[int, list[tuple[Eqn, int]]]:
+    """Each variable's uses in ``program``'s equations (equation, operand position)."""
     uses: dict[int, list[tuple[Eqn, int]]] = {}
     for eqn in program.eqns:
         for k, atom in enumerate(eqn.inputs):
             if isinstance(atom, Var):
                 uses.setdefault(id(atom), []).append((eqn, k))
-    returned = {id(v) for v in program.out_vars}
+    return uses
 
-    def promoting(eqn: Eqn, k: int, var: Var) -> bool:
+
+def _only_promoted(var: Var, uses: dict[int, list[tuple[Eqn, int]]]) -> bool:
+    """Whether each use of the weak ``var`` promotes it to its strong type (an
+    operator's ``convert_element_type``, or the init of an inner scan taking
+    it as it is): its cotangent then has only strong contributions in JAX."""
+
+    def promoting(eqn: Eqn, k: int) -> bool:
         if eqn.primitive is convert_element_type_p:
             # an operator's promotion, not an inner scan's converted init
             return (
@@ -1116,21 +1150,51 @@ def _carry_operands(body: _Traced, leaves: list, promoted: list) -> list:
             return nc <= k < nc + nk and _weak_only_mismatch(var.aval, taken[k])
         return False
 
-    def only_promoted(var: Var) -> bool:
-        return id(var) not in returned and all(
-            promoting(eqn, k, var) for eqn, k in uses.get(id(var), [])
-        )
+    return all(promoting(eqn, k) for eqn, k in uses.get(id(var), []))
 
-    return [
-        leaf
-        if new is not leaf
-        and _weak_only_mismatch(
-            tracing.get_aval(leaf, "lax.scan", "init"), tracing.get_aval(new, "lax.scan", "init")
-        )
-        and only_promoted(var)
-        else new
-        for leaf, new, var in zip(leaves, promoted, carry_vars, strict=True)
-    ]
+
+def _typed_init_cotangent(ct: Any, init: Any, body: Program, index: int, ct_ys: list) -> Any:
+    """The cotangent ``ct`` of the initial carry ``init`` (an operand of the
+    scan ``body`` at ``index``) with JAX's weak type (:func:`_weak_init_cotangent`)."""
+    if not isinstance(init, UndefinedPrimal) or not init.aval.weak_type:
+        return ct
+    taken = tangent_aval(body.in_avals[index])
+    if not _weak_only_mismatch(init.aval, taken):
+        return ct
+    weak = _weak_init_cotangent(body, index, ct_ys)
+    if weak is None or tracing.get_aval(ct, "scan", "cotangent").weak_type == weak:
+        return ct
+    return convert_element_type_p.bind(ct, new_dtype=taken.dtype, weak_type=weak)
+
+
+def _weak_init_cotangent(body: Program, index: int, ct_ys: Sequence[Any]) -> bool | None:
+    """The weak type of JAX's cotangent for a weak initial carry that ``body``
+    (a scan body, retyped: its carry strong, converted back to the weak type
+    the user's body was traced with) returns strong and also returns as a y,
+    given the ys' cotangents ``ct_ys``; None where that carry is no such.
+
+    In JAX the cotangent of the weak carry accumulates in its transposed body
+    starting from the ys' cotangents (``add_any`` keeps its first operand's
+    type): it is weak as the first nonzero cotangent of a y that is the carry
+    itself, and, those all zero (the ys not differentiated), weak unless every
+    other use only promotes it (:func:`_only_promoted`).
+    """
+    carry_var = body.in_vars[index]
+    uses = _uses(body)
+    first = uses.get(id(carry_var), [])
+    if len(first) != 1:
+        return None
+    eqn, _ = first[0]
+    if not (eqn.primitive is convert_element_type_p and eqn.params["weak_type"]):
+        return None
+    weak = eqn.outputs[0]
+    ys = body.out_vars[len(body.out_vars) - len(ct_ys) :]
+    if not any(y is weak for y in ys):
+        return None
+    for y, ct in zip(ys, ct_ys, strict=True):
+        if y is weak and type(ct) is not Zero:
+            return tracing.get_aval(ct, "scan", "cotangent").weak_type
+    return not _only_promoted(weak, uses)
 
 
 def _scan_in_python(
