@@ -46,7 +46,7 @@ from refimpl.transforms.ad_util import (
     tangent_aval,
     transposed_outputs,
 )
-from refimpl.transforms.batching import vmap
+from refimpl.transforms.batching import BatchTracer, vmap
 from refimpl.transforms.dce import dce_program
 
 # --- forward mode ------------------------------------------------------------------------
@@ -207,22 +207,25 @@ def tangents_typed_as_primals(value: Any) -> Any:
     """``value`` (an argument: an array, or lists/tuples of them) with the
     tangent of each forward-mode tracer of a ``jvp`` given its primal's weak
     type, as a ``jax.jit`` boundary does (JAX's jit-wrapped ``jnp``
-    functions, see ``refimpl/numpy/_jit_boundary.py``); anything else, and
-    ``linearize``'s tracers, unchanged."""
+    functions, see ``refimpl/numpy/_jit_boundary.py``); anything else
+    unchanged. The values inside ``vmap``'s and ``linearize``'s tracers are
+    retyped too (JAX binds the jit again on them, down to the ``jvp``), but
+    not ``linearize``'s own tangents: JAX inlines most of these jits into its
+    linear program, where they retype nothing (docs/semantics.md)."""
     kind = type(value)
     if kind is JVPTracer:
-        if value._trace.linearize:
-            # (linearize: JAX inlines most of these jits into the linear
-            # program, where they retype nothing; docs/semantics.md)
-            return value
         primal = tangents_typed_as_primals(value.primal)
-        want = tangent_aval(value.aval)
         tangent = value.tangent
-        if tracing.get_aval(tangent, "jvp", 0).weak_type != want.weak_type:
-            tangent = match_aval(tangent, want)
+        if not value._trace.linearize:
+            want = tangent_aval(value.aval)
+            if tracing.get_aval(tangent, "jvp", 0).weak_type != want.weak_type:
+                tangent = match_aval(tangent, want)
         if primal is value.primal and tangent is value.tangent:
             return value
         return JVPTracer(value._trace, primal, tangent)
+    if kind is BatchTracer:
+        val = tangents_typed_as_primals(value.val)
+        return value if val is value.val else BatchTracer(value._trace, val, value.bdim)
     if kind is list or kind is tuple:
         items = [tangents_typed_as_primals(v) for v in value]
         if all(a is b for a, b in zip(items, value, strict=True)):

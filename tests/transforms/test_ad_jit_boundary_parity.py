@@ -106,6 +106,11 @@ def _programs(api, np_):
         "jvp_of_jvp": lambda: api.jvp(
             lambda x: api.jvp(lambda y: y * 2.0, (x,), (f32(1.0),))[1], (2.0,), (f32(0.5),)
         ),
+        # through a vmap or grad inside the jvp (JAX binds the jit again below them)
+        "jvp_of_vmap": lambda: api.jvp(
+            api.vmap(np_.sin), (api.numpy.full(3, 2.0) * 1.0,), (np.full(3, 0.5, f32),)
+        ),
+        "jvp_of_grad": lambda: api.jvp(api.grad(lambda x: np_.sin(x) * 2.0), (2.0,), (f32(0.5),)),
         # linearize: the output tangent has the linear program's type (JAX's
         # pow derivative is strong), not the primal's weak type
         "linearize_pow": lambda: api.linearize(lambda x: x**2.5, 2.0)[1](0.5),
