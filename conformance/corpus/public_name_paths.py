@@ -21,6 +21,10 @@ recording.
   tracer in a list outside raise JAX's ``Exception("Leaked trace ...")``
   under the check (jit, vmap, a scan body, make_jaxpr) and which JAX does
   not report (grad, jvp, a tracer dropped before the trace ends).
+* ``public_names/checking_leaks/custom_vjp_ref_argument``: a ``Ref`` made
+  inside ``jit`` and passed to a ``custom_vjp`` function is no leak (jit,
+  grad of jit, jit of grad); the traced function keeping the Ref or its
+  value is one.
 * ``public_names/int_subclass/*``: an ``IntEnum`` member and an ``int``
   subclass as jit arguments (weak int32, as a Python int), as operands under
   vmap and grad, and as a static argument.
@@ -142,6 +146,50 @@ def _checking_leaks_outcomes(ns: Any) -> Any:
     return tuple(outcomes)
 
 
+def _checking_leaks_custom_vjp_ref(ns: Any) -> Any:
+    # a Ref made inside jit and passed to a custom_vjp function: the staged
+    # rule keeps no tracer of the jit; the traced function keeping the Ref or
+    # its value is a leak
+    api = ns.api
+
+    @api.custom_vjp
+    def f(x_ref: Any, y: Any) -> Any:
+        return x_ref[...] * 3.0 * y
+
+    f.defvjp(
+        lambda x_ref, y: (f(x_ref, y), (x_ref[...], y)),
+        lambda res, g: (g * 100.0 * res[1], g * res[0] * 7.0),
+    )
+
+    def g(store: list, keep: Any) -> Any:
+        def body(x: Any, y: Any) -> Any:
+            r = api.new_ref(x)
+            if keep is not None:
+                store.append(keep(r))
+            return f(r, y)
+
+        return body
+
+    x, y = np.float32(1.5), np.float32(2.0)
+    programs = [
+        lambda s: ns.jit(g(s, None))(x, y),
+        lambda s: api.grad(ns.jit(g(s, None)), (0, 1))(x, y),
+        lambda s: ns.jit(api.grad(g(s, None), (0, 1)))(x, y),
+        lambda s: ns.jit(g(s, lambda r: r))(x, y),
+        lambda s: ns.jit(g(s, lambda r: r[...]))(x, y),
+    ]
+    outcomes: list[Any] = []
+    for program in programs:
+        store: list = []
+        try:
+            with api.checking_leaks():
+                outcomes.append(program(store))
+        except Exception as e:
+            leak = type(e) is Exception and str(e).startswith("Leaked trace")
+            outcomes.append("leak" if leak else type(e).__name__)
+    return tuple(outcomes)
+
+
 class _Color(enum.IntEnum):
     RED = 1
     GREEN = 2
@@ -222,6 +270,11 @@ def cases() -> Iterator[Case]:
     yield script_case("public_names/dot_algorithm/mixed_pair", _dot_mixed_precision_pair, tags=TAGS)
     yield script_case("public_names/checking_leaks/no_leak", _checking_leaks_no_leak, tags=TAGS)
     yield script_case("public_names/checking_leaks/outcomes", _checking_leaks_outcomes, tags=TAGS)
+    yield script_case(
+        "public_names/checking_leaks/custom_vjp_ref_argument",
+        _checking_leaks_custom_vjp_ref,
+        tags=TAGS,
+    )
     yield script_case("public_names/int_subclass/jit", _int_subclass_jit, tags=TAGS)
     yield script_case("public_names/int_subclass/transforms", _int_subclass_transforms, tags=TAGS)
     for impl in ("rbg", "unsafe_rbg", "threefry4x32", "philox2x32", "philox4x32"):
