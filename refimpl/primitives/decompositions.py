@@ -393,6 +393,8 @@ def _householder_qr(a: Any) -> tuple[Any, Any]:
     m, n = a.shape[-2:]
     is_complex = dtypes.is_complex(a.dtype)
     rows = ops.broadcasted_iota(np.int32, (m,), 0)
+    row_grid = ops.broadcasted_iota(np.int32, (m, n), 0)
+    col_grid = ops.broadcasted_iota(np.int32, (m, n), 1)
     q0 = ops.broadcast_to(ops.eye(m, dtype=a.dtype), (*a.shape[:-2], m, m))
 
     def reflect(j: Any, carry: Any) -> Any:
@@ -415,11 +417,18 @@ def _householder_qr(a: Any) -> tuple[Any, Any]:
         tau = ops.where(skip, 0, (safe_beta - alpha) / safe_beta)
         scale = ops.where(skip, 1, alpha - safe_beta)
         v = ops.where(rows == j, 1, ops.where(rows > j, x / scale, 0))  # (..., m)
-        # R <- H^H R and Q <- Q H, H = I - tau v v^H (geqrf applies conj(tau))
+        # R <- H^H R and Q <- Q H, H = I - tau v v^H (geqrf applies conj(tau)), only
+        # where LAPACK applies them: R's trailing block and Q's columns from j on
+        # (elsewhere v or v^H R is zero, and 0 * a NaN tau would spread NaN)
         vr = ops.matmul(ops.conj(v)[..., None, :], r)  # (..., 1, n)
-        r = r - ops.conj(tau)[..., None] * v[..., :, None] * vr
+        update = ops.conj(tau)[..., None] * v[..., :, None] * vr
+        r = ops.where((row_grid >= j) & (col_grid > j), r - update, r)
+        # column j becomes beta e_j (alpha e_j when H = I), R's diagonal exactly real
+        head = ops.where(skip, alpha, beta)[..., None]  # (..., 1, 1)
+        column = ops.where(row_grid == j, head, 0)
+        r = ops.where((col_grid == j) & (row_grid >= j), column, r)
         qv = ops.matmul(q, v[..., :, None])  # (..., m, 1)
-        q = q - tau[..., None] * qv * ops.conj(v)[..., None, :]
+        q = ops.where(rows >= j, q - tau[..., None] * qv * ops.conj(v)[..., None, :], q)
         return q, r
 
     q, r = ops.fori_loop(0, min(m, n), reflect, (q0, a))

@@ -562,3 +562,21 @@ def test_svd_gradient_of_a_square_full_svd():
     compare(ri.grad(loss(rnp)), jax.grad(loss(jnp)), general(3, 3), tol=1e-4)
     with pytest.raises(NotImplementedError, match="svd: .*full_matrices=True of a non-square"):
         ri.grad(loss(rnp))(general(4, 3))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64])
+def test_qr_nan_stays_where_lapack_puts_it(dtype):
+    # a NaN in a later column makes that reflection NaN; LAPACK applies it to
+    # the trailing block (and Q's later columns) only, so the first column of
+    # Q and R stays finite; the lowering spread it through 0 * NaN before
+    a = np.array([[1, 2], [3, np.nan], [5, 6]], dtype)
+    if dtype == np.complex64:
+        a = a + 1j * np.array([[1, 0], [0, 1], [2, 0]], dtype)
+    expected = [np.asarray(o) for o in jnp.linalg.qr(a)]
+    for backend, out in zip(("ref", "pjrt"), both(lambda x: tuple(rnp.linalg.qr(x)), a),
+                            strict=True):  # fmt: skip
+        for o, e in zip(out, expected, strict=True):
+            o = np.asarray(o)
+            np.testing.assert_array_equal(np.isnan(o), np.isnan(e), err_msg=backend)
+            finite = ~np.isnan(e)
+            close(o[finite], e[finite], what=backend)
