@@ -26,6 +26,7 @@ from refimpl.numpy._creation import asarray
 from refimpl.numpy._promote import (
     as_array,
     aval_of,
+    broadcast_shapes,
     checked_array,
     promote_args,
     promote_args_inexact,
@@ -57,6 +58,12 @@ def _dtype(x: ArrayLike, name: str = "rnp") -> np.dtype:
 
 def _inexact(name: str, *args: ArrayLike) -> list[Any]:
     return promote_args_inexact(name, *args)
+
+
+def _broadcast_check(name: str, *args: ArrayLike) -> None:
+    """A ValueError for shapes that do not broadcast, also of one rank: JAX's
+    formula broadcasts them itself (``where``) before any lax operation."""
+    broadcast_shapes(name, *(aval_of(a, name, i).shape for i, a in enumerate(args)))
 
 
 # --- unary ----------------------------------------------------------------------------
@@ -258,6 +265,7 @@ def _frexp_value(x: Array) -> tuple[Array, Array]:
 
 def copysign(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``|x1|`` with the sign of ``x2`` (``-0.0`` counts as negative)."""
+    _broadcast_check("copysign", x1, x2)
     x1, x2 = _inexact("copysign", x1, x2)
     if dtypes.is_complex(_dtype(x1)):
         raise TypeError("copysign does not support complex-valued inputs")
@@ -382,13 +390,13 @@ def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     a, b = abs(x1), abs(x2)
     hi, lo = lax.max(a, b), lax.min(a, b)
     zero = lax.eq(hi, scalar_like(hi, 0))
-    safe_hi = select(zero, full_like_shape(hi, 1, _dtype(hi)), hi)
+    # JAX's lax._ones keeps the weak type, its inf (lax._const) is weak for a
+    # weak scalar only: hypot of two Python scalars is weak
+    safe_hi = select(zero, scalar_like(hi, 1), hi)
     ratio = lax.div(lo, safe_hi)
     out = lax.mul(hi, lax.sqrt(lax.add(scalar_like(hi, 1), lax.mul(ratio, ratio))))
     out = select(zero, hi, out)
-    return select(
-        lax.bitwise_or(isinf(x1), isinf(x2)), full_like_shape(hi, np.inf, _dtype(hi)), out
-    )
+    return select(lax.bitwise_or(isinf(x1), isinf(x2)), const_like(hi, np.inf), out)
 
 
 def logaddexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
@@ -485,6 +493,7 @@ def _with_custom_jvp(name: str) -> Any:
 
 def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """0 where ``x1 < 0``, ``x2`` where ``x1 == 0``, 1 where ``x1 > 0`` (NaN stays)."""
+    _broadcast_check("heaviside", x1, x2)
     x1, x2 = _inexact("heaviside", x1, x2)
     # JAX's lax._const: the 0 and 1 are weak only for a weak scalar x1, so the
     # result is weak when x1 is a Python scalar and x2 weak too
@@ -497,7 +506,8 @@ def fmod(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """C's ``fmod``: the remainder with the sign of ``x1``; integer ``x % 0`` is 0."""
     x1, x2 = promote_args_numeric("fmod", x1, x2)
     if dtypes.is_integer(_dtype(x2)):
-        x2 = select(lax.eq(x2, scalar_like(x2, 0)), full_like_shape(x2, 1, _dtype(x2)), x2)
+        # JAX's lax._ones: weak for a weak x2
+        x2 = select(lax.eq(x2, scalar_like(x2, 0)), scalar_like(x2, 1), x2)
     return lax.rem(x1, x2)
 
 
@@ -608,6 +618,7 @@ def _require_integers(name: str, *args: ArrayLike) -> list[Any]:
 def gcd(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Greatest common divisor of ``|x1|`` and ``|x2|`` by Euclid's algorithm (a
     ``while_loop`` until every remainder is 0); ``gcd(0, 0) == 0``."""
+    _broadcast_check("gcd", x1, x2)
     weak = _both_weak("gcd", x1, x2)
     x1, x2 = _require_integers("gcd", x1, x2)
     # the loop carries both at the full shape (promotion leaves rank-0 operands as they are)
@@ -649,6 +660,7 @@ def _ndim(x: Any) -> int:
 def lcm(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``|x1| * (|x2| / gcd(x1, x2))``, and 0 when either is 0; the product
     wraps in the dtype, sign included (JAX's order: no absolute value after it)."""
+    _broadcast_check("lcm", x1, x2)
     weak = _both_weak("lcm", x1, x2)
     x1, x2 = _require_integers("lcm", x1, x2)
     x1, x2 = abs(x1), abs(x2)

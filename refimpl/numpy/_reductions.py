@@ -28,7 +28,7 @@ import numpy as np
 
 from refimpl import dtypes, lax, tracing
 from refimpl.numpy._creation import canonical_dtype
-from refimpl.numpy._promote import aval_of, to_inexact_dtype
+from refimpl.numpy._promote import aval_of, broadcast_shapes, to_inexact_dtype
 from refimpl.numpy._shape import normalize_axes, normalize_axis, ravel
 from refimpl.numpy._ufuncs import select, to_bool
 
@@ -211,8 +211,18 @@ _min = _Reduction(
     _combine_bool_or(lax.min, lax.bitwise_and),
     None,
 )
-_all = _Reduction("all", lax.reduce_and, lax.bitwise_and, dtypes.one, preprocess=to_bool)
-_any = _Reduction("any", lax.reduce_or, lax.bitwise_or, dtypes.zero, preprocess=to_bool)
+
+
+def _cast_to_bool(a: Any) -> Any:
+    """JAX's conversion for its logical reductions: complex numbers by their
+    real part (``all([1j])`` is False there, True in NumPy)."""
+    if dtypes.is_complex(aval_of(a, "rnp", 0).dtype):
+        a = lax.real(a)
+    return to_bool(a)
+
+
+_all = _Reduction("all", lax.reduce_and, lax.bitwise_and, dtypes.one, preprocess=_cast_to_bool)
+_any = _Reduction("any", lax.reduce_or, lax.bitwise_or, dtypes.zero, preprocess=_cast_to_bool)
 _sum.bool_reduction, _prod.bool_reduction = _any, _all
 
 
@@ -312,6 +322,13 @@ def mean(
         count = int(np.prod([aval.shape[d] for d in axes], dtype=np.int64))
         normalizer: Any = tracing.TypedScalar(count, computation, False)
     else:
+        where_shape = aval_of(where, "mean", 1).shape
+        if broadcast_shapes("mean", where_shape, aval.shape) != aval.shape:
+            # JAX's broadcast_to of the mask: a ValueError
+            raise ValueError(
+                f"mean: where of shape {where_shape} does not broadcast to the shape "
+                f"{aval.shape} of the array"
+            )
         mask = lax.broadcast_in_dim(to_bool(where), aval.shape, _right_aligned(where, aval.ndim))
         normalizer = _sum(mask, axes, computation, keepdims, None, None)
     return cast(lax.div(total, normalizer), result_dtype)

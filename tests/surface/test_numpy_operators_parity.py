@@ -273,3 +273,63 @@ def test_spacing_of_a_python_float_is_strong(backend, x):
         got = fn(x)
         assert got.dtype == want.dtype and got.aval.weak_type == want.aval.weak_type
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+# --- shapes that do not broadcast: JAX's error classes ----------------------------------------
+
+_BINARY = ["add", "subtract", "equal", "logical_and", "arctan2", "hypot", "copysign",
+           "heaviside", "fmax", "nextafter", "power", "floor_divide", "fmod",
+           "isclose"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", _BINARY)
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ((3,), (2, 4)),  # ranks differ: numpy-level broadcasting, a ValueError
+        ((2, 1, 3), (4, 2)),
+        ((3,), (4,)),  # one rank: the lax operation's TypeError (where-based formulas: ValueError)
+        ((2, 3), (2, 4)),
+    ],
+)
+def test_incompatible_shapes_raise_jax_class(name, a, b):
+    x, y = np.ones(a, np.float32), np.ones(b, np.float32)
+
+    def raised(module):
+        with pytest.raises((TypeError, ValueError)) as info:
+            getattr(module, name)(x, y)
+        return info.type
+
+    assert raised(rnp) is raised(jnp)
+
+
+@pytest.mark.parametrize("name", ["gcd", "lcm"])
+@pytest.mark.parametrize("a, b", [((3,), (2, 4)), ((3,), (4,))])
+def test_gcd_lcm_incompatible_shapes(name, a, b):
+    x, y = np.ones(a, np.int32), np.ones(b, np.int32)
+    with pytest.raises(ValueError):
+        getattr(jnp, name)(x, y)
+    with pytest.raises(ValueError, match=name):
+        getattr(rnp, name)(x, y)
+
+
+@pytest.mark.parametrize("name", ["hypot", "fmod"])
+@pytest.mark.parametrize(
+    "x1, x2",
+    [
+        (3, 2),  # two Python scalars: weak (JAX's lax._ones keeps the weak type)
+        (3.0, 4),
+        (7, 0),
+        (np.inf, 1.0),
+        (np.array([3, 0, -2], np.int8), 2.0),
+        (np.array([0.0, np.inf, 3], np.float32), 0.0),
+        (np.float16(3), np.float16(0)),
+        (np.array([5, 0], np.int8), np.array([0, 2], np.int8)),
+    ],
+)
+def test_hypot_fmod_of_python_scalars_are_weak(backend, name, x1, x2):
+    want = getattr(jnp, name)(x1, x2)
+    for fn in (getattr(rnp, name), ri.jit(getattr(rnp, name))):
+        got = fn(x1, x2)
+        assert got.dtype == want.dtype and got.aval.weak_type == want.aval.weak_type
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

@@ -5,6 +5,8 @@ integer promotion. Compared with JAX 0.10.2 on both backends."""
 
 from __future__ import annotations
 
+import warnings
+
 import jax
 import jax.numpy as jnp
 import ml_dtypes
@@ -200,3 +202,46 @@ def test_count_nonzero_counts_in_the_default_int(backend, x64, axis):
     x = np.array([[0.0, 1.5, -0.0], [np.nan, 0.0, 2.0]], np.float32)
     _same(rnp.count_nonzero(x, axis=axis), jnp.count_nonzero(x, axis=axis))
     _same(ri.jit(lambda a: rnp.count_nonzero(a, axis=axis))(x), jnp.count_nonzero(x, axis=axis))
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "mean", "var", "std", "nanmean", "nanvar"])
+@pytest.mark.parametrize("a, w", [((3,), (4,)), ((2, 1, 3), (4, 1)), ((), (3,)), ((0, 4), (3, 4))])
+def test_where_of_another_shape(backend, name, a, w):
+    # a where that does not broadcast with the array is JAX's ValueError; one
+    # that broadcasts it to a larger shape reduces that shape (sum, max) or is
+    # a ValueError too (mean and var broadcast the mask to the array's shape)
+    x, where = np.ones(a, np.float32), np.ones(w, bool)
+    kwargs = {"initial": 0.0} if name == "max" else {}
+
+    def outcome(module):
+        try:
+            return getattr(module, name)(x, where=where, **kwargs)
+        except ValueError:
+            return ValueError
+
+    want, got = outcome(jnp), outcome(rnp)
+    if want is ValueError:
+        assert got is ValueError
+    else:
+        _same(got, want)
+
+
+_Z = np.array([[1j, 0j, 2 + 0j], [1 + 1j, 3j, -1 + 0j]], np.complex64)
+
+
+@pytest.mark.parametrize("name", ["all", "any"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("where", [None, np.array([True, True, False])])
+def test_logical_reductions_of_complex_read_the_real_part(backend, name, axis, where):
+    # JAX's all/any cast complex to bool by the real part (NumPy: x != 0)
+    want = getattr(jnp, name)(_Z, axis=axis, where=where)
+    got = getattr(rnp, name)(_Z, axis=axis, where=where)
+    _same(got, want)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod"])
+def test_complex_sum_prod_into_bool_read_the_real_part(backend, name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        want = getattr(jnp, name)(_Z, axis=1, dtype=bool)
+    _same(getattr(rnp, name)(_Z, axis=1, dtype=bool), want)
