@@ -414,6 +414,18 @@ def cases() -> Iterator[Case]:
     }
     for name, fn in at_jnp.items():
         yield _case(f"weak_tangent_at_jnp/{name}", fn, [np.float32(0.5)], mode="eager")
+    # a weakly typed array: rules multiply by JAX's lax._const, strong for an
+    # array; known.py: refimpl composes arcsinh (JAX's asinh rule keeps it weak)
+    on_weak_array = {
+        "jvp_sqrt_weak_array": lambda ns, t: _api(ns).jvp(
+            ns.np_.sqrt, (ns.np_.full(3, 2.0),), (t,)
+        ),
+        "jvp_arcsinh_weak_array": lambda ns, t: _api(ns).jvp(
+            ns.np_.arcsinh, (ns.np_.full(3, 2.0),), (t,)
+        ),
+    }
+    for name, fn in on_weak_array.items():
+        yield _case(f"weak_tangent_at_jnp/{name}", fn, [np.full(3, 0.5, np.float32)], mode="eager")
 
     # issue 29: differentiating a value a custom rule's function closes over:
     # JAX meets it as an escaped tracer (UnexpectedTracerError, a TypeError)

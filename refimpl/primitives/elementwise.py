@@ -698,6 +698,14 @@ def _c(value: Any, like: Any) -> Any:
     return ad_helpers.scalar(value, like)
 
 
+def _const(value: Any, like: Any) -> Any:
+    """JAX's ``lax._const`` in the rules that use it: weak only for a weakly
+    typed rank-0 ``like`` (a Python scalar there), strong for an array, so
+    the derivative of ``sqrt`` of a weak array is strong, as JAX's."""
+    aval = ad_helpers.aval_of(like)
+    return ad_helpers.scalar(value, aval.update(weak_type=aval.weak_type and not aval.shape))
+
+
 def _times_itself(x: Any) -> Any:
     return mul(x, x)
 
@@ -712,25 +720,26 @@ _unary_jvp(tanh_p, lambda t, ans, x: mul(add(t, mul(t, ans)), sub(_c(1, x), ans)
 _unary_jvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
 _unary_jvp(cos_p, lambda t, ans, x: mul(t, neg(sin(x))))
 # d tan = t (1 + tan^2)
-_unary_jvp(tan_p, lambda t, ans, x: mul(t, add(_c(1, x), _times_itself(ans))))
+_unary_jvp(tan_p, lambda t, ans, x: mul(t, add(_const(1, x), _times_itself(ans))))
 # d asin = t / sqrt(1 - x^2); d acos = -t / sqrt(1 - x^2); d atan = t / (1 + x^2)
-_unary_jvp(asin_p, lambda t, ans, x: mul(t, rsqrt(sub(_c(1, x), _times_itself(x)))))
-_unary_jvp(acos_p, lambda t, ans, x: mul(t, neg(rsqrt(sub(_c(1, x), _times_itself(x))))))
-_unary_jvp(atan_p, lambda t, ans, x: div(t, add(_c(1, x), _times_itself(x))))
+_unary_jvp(asin_p, lambda t, ans, x: mul(t, rsqrt(sub(_const(1, x), _times_itself(x)))))
+_unary_jvp(acos_p, lambda t, ans, x: mul(t, neg(rsqrt(sub(_const(1, x), _times_itself(x))))))
+_unary_jvp(atan_p, lambda t, ans, x: div(t, add(_const(1, x), _times_itself(x))))
 _unary_jvp(sinh_p, lambda t, ans, x: mul(t, cosh(x)))
 _unary_jvp(cosh_p, lambda t, ans, x: mul(t, sinh(x)))
 # d sqrt = t * 0.5 / sqrt(x); d rsqrt = t * (-0.5) * rsqrt(x) / x
-_unary_jvp(sqrt_p, lambda t, ans, x: mul(t, div(_c(0.5, x), ans)))
+_unary_jvp(sqrt_p, lambda t, ans, x: mul(t, div(_const(0.5, x), ans)))
 # d square = t * (2 x)  (JAX's rule, whatever the lowering computes)
-_unary_jvp(square_p, lambda t, ans, x: mul(t, mul(_c(2, x), x)))
-_unary_jvp(rsqrt_p, lambda t, ans, x: mul(t, mul(_c(-0.5, x), div(ans, x))))
+_unary_jvp(square_p, lambda t, ans, x: mul(t, mul(_const(2, x), x)))
+_unary_jvp(rsqrt_p, lambda t, ans, x: mul(t, mul(_const(-0.5, x), div(ans, x))))
 # d cbrt = t / (3 cbrt(x)^2)  (infinite at 0, as in JAX)
-_unary_jvp(cbrt_p, lambda t, ans, x: mul(t, mul(_c(1 / 3, x), integer_pow(ans, -2))))
+_unary_jvp(cbrt_p, lambda t, ans, x: mul(t, mul(_const(1 / 3, x), integer_pow(ans, -2))))
 # d logistic = t s (1 - s), s = logistic(x)
 _unary_jvp(logistic_p, lambda t, ans, x: mul(t, mul(ans, sub(_c(1, ans), ans))))
 # d erf = t * 2/sqrt(pi) * exp(-x^2)
 _unary_jvp(
-    erf_p, lambda t, ans, x: mul(_c(2 / math.sqrt(math.pi), x), mul(t, exp(neg(_times_itself(x)))))
+    erf_p,
+    lambda t, ans, x: mul(_const(2 / math.sqrt(math.pi), x), mul(t, exp(neg(_times_itself(x))))),
 )
 
 
@@ -767,7 +776,7 @@ def _integer_pow_jvp(primals, tangents, *, y: int):
     if y == 1:
         factor = _c(y, x)
     else:  # (x itself rather than x^1: no equation for it, as in JAX)
-        factor = mul(_c(y, x), x if y == 2 else integer_pow(x, y - 1))
+        factor = mul(_const(y, x), x if y == 2 else integer_pow(x, y - 1))
     return ans, mul(t, factor)
 
 

@@ -121,3 +121,38 @@ def _programs(api, np_):
 @pytest.mark.parametrize("case", list(_programs(jax, jnp)))
 def test_programs(backend, case):
     _check(_programs(ri, rnp)[case](), _programs(jax, jnp)[case]())
+
+
+# JAX's rules multiply by lax._const(x, c): a Python scalar (weak) for a
+# weakly typed rank-0 x, a strong array constant otherwise, so the tangent of
+# sqrt of a weakly typed array is strong
+_CONST_RULES = {
+    "sqrt": lambda np_, lax: np_.sqrt,
+    "tan": lambda np_, lax: np_.tan,
+    "arcsin": lambda np_, lax: np_.arcsin,
+    "arccos": lambda np_, lax: np_.arccos,
+    "arctan": lambda np_, lax: np_.arctan,
+    "cbrt": lambda np_, lax: np_.cbrt,
+    "square": lambda np_, lax: np_.square,
+    "reciprocal": lambda np_, lax: np_.reciprocal,
+    "rsqrt": lambda np_, lax: lax.rsqrt,
+    "erf": lambda np_, lax: lax.erf,
+    "integer_pow": lambda np_, lax: lambda x: lax.integer_pow(x, 3),
+    # weak-preserving ones (JAX's _one): stay weak
+    "log1p": lambda np_, lax: np_.log1p,
+    "tanh": lambda np_, lax: np_.tanh,
+}
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+@pytest.mark.parametrize("tangent_kind", ["weak", "strong"])
+@pytest.mark.parametrize("name", list(_CONST_RULES))
+def test_rule_constants_of_weak_arrays(backend, name, tangent_kind, shape):
+    def run(api, np_, lax):
+        x = lax.broadcast_in_dim(0.5, shape, ())
+        t = np.full(shape, 0.25, np.float32)
+        if tangent_kind == "weak":
+            t = lax.broadcast_in_dim(0.25, shape, ())
+        return api.jvp(_CONST_RULES[name](np_, lax), (x,), (t,))
+
+    _check(run(ri, rnp, rlax), run(jax, jnp, jlax))
