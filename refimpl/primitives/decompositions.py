@@ -78,8 +78,8 @@ def composite_lowering(
         for aval in ctx.avals_in:
             if not complex_ok and dtypes.is_complex(aval.dtype):
                 raise NotImplementedError(
-                    f"{name}: complex operands are not supported on the pjrt backend "
-                    "(the lowering is a real-arithmetic algorithm)"
+                    f"{name}: complex operands ({aval.dtype.name}) are not supported on the "
+                    "pjrt backend (the lowering is a real-arithmetic algorithm)"
                 )
 
         def flat(*tracers: Any) -> list[Any]:
