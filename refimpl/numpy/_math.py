@@ -26,7 +26,6 @@ from refimpl.numpy._creation import asarray
 from refimpl.numpy._promote import (
     as_array,
     aval_of,
-    broadcast_shapes,
     checked_array,
     promote_args,
     promote_args_inexact,
@@ -58,12 +57,6 @@ def _dtype(x: ArrayLike, name: str = "rnp") -> np.dtype:
 
 def _inexact(name: str, *args: ArrayLike) -> list[Any]:
     return promote_args_inexact(name, *args)
-
-
-def _broadcast_check(name: str, *args: ArrayLike) -> None:
-    """A ValueError for shapes that do not broadcast, also of one rank: JAX's
-    formula broadcasts them itself (``where``) before any lax operation."""
-    broadcast_shapes(name, *(aval_of(a, name, i).shape for i, a in enumerate(args)))
 
 
 # --- unary ----------------------------------------------------------------------------
@@ -265,7 +258,6 @@ def _frexp_value(x: Array) -> tuple[Array, Array]:
 
 def copysign(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``|x1|`` with the sign of ``x2`` (``-0.0`` counts as negative)."""
-    _broadcast_check("copysign", x1, x2)
     x1, x2 = _inexact("copysign", x1, x2)
     if dtypes.is_complex(_dtype(x1)):
         raise TypeError("copysign does not support complex-valued inputs")
@@ -493,7 +485,6 @@ def _with_custom_jvp(name: str) -> Any:
 
 def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """0 where ``x1 < 0``, ``x2`` where ``x1 == 0``, 1 where ``x1 > 0`` (NaN stays)."""
-    _broadcast_check("heaviside", x1, x2)
     x1, x2 = _inexact("heaviside", x1, x2)
     # JAX's lax._const: the 0 and 1 are weak only for a weak scalar x1, so the
     # result is weak when x1 is a Python scalar and x2 weak too
@@ -618,7 +609,6 @@ def _require_integers(name: str, *args: ArrayLike) -> list[Any]:
 def gcd(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """Greatest common divisor of ``|x1|`` and ``|x2|`` by Euclid's algorithm (a
     ``while_loop`` until every remainder is 0); ``gcd(0, 0) == 0``."""
-    _broadcast_check("gcd", x1, x2)
     weak = _both_weak("gcd", x1, x2)
     x1, x2 = _require_integers("gcd", x1, x2)
     # the loop carries both at the full shape (promotion leaves rank-0 operands as they are)
@@ -660,7 +650,6 @@ def _ndim(x: Any) -> int:
 def lcm(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     """``|x1| * (|x2| / gcd(x1, x2))``, and 0 when either is 0; the product
     wraps in the dtype, sign included (JAX's order: no absolute value after it)."""
-    _broadcast_check("lcm", x1, x2)
     weak = _both_weak("lcm", x1, x2)
     x1, x2 = _require_integers("lcm", x1, x2)
     x1, x2 = abs(x1), abs(x2)

@@ -149,13 +149,12 @@ def promote_dtypes_numeric(fn_name: str, *args: Any) -> list[Any]:
 
 
 def broadcast_shapes(fn_name: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
-    """NumPy's broadcast of ``shapes``; a ValueError naming ``fn_name`` otherwise
-    (JAX's ``lax.broadcast_shapes``)."""
+    """NumPy's broadcast of ``shapes``; a TypeError naming ``fn_name`` otherwise."""
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
         listed = ", ".join(str(tuple(s)) for s in shapes)
-        raise ValueError(f"{fn_name}: incompatible shapes for broadcasting: {listed}") from None
+        raise TypeError(f"{fn_name}: incompatible shapes for broadcasting: {listed}") from None
 
 
 def broadcast_arrays(fn_name: str, *args: Any) -> list[Any]:
@@ -172,14 +171,7 @@ def _broadcast_known(fn_name: str, args: list[Any], shapes: list[Any]) -> list[A
     nonscalar.discard(())
     if len(nonscalar) <= 1:  # equal shapes or rank 0: nothing to insert
         return args
-    try:
-        shape = broadcast_shapes(fn_name, *shapes)
-    except ValueError as e:
-        # JAX broadcasts (a ValueError) only across ranks; operands of one rank
-        # go to the lax operation as they are, whose shape rule raises TypeError
-        if len({len(s) for s in nonscalar}) == 1:
-            raise TypeError(str(e)) from None
-        raise
+    shape = broadcast_shapes(fn_name, *shapes)
     return [
         a if s in ((), shape) else broadcast_to_shape(a, s, shape)
         for a, s in zip(args, shapes, strict=True)

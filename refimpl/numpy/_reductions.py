@@ -153,7 +153,8 @@ class _Reduction:
             computation = _upcast_f16(result_dtype)
         a = cast(a, computation)
         if where is not None:
-            aval_of(where, name, "where")
+            # a mask that does not broadcast: an error naming the reduction
+            broadcast_shapes(name, aval_of(where, name, "where").shape, aval.shape)
             a = select(to_bool(where), a, self._masked_value(computation, initial))
         result = self.reduce(a, axes)
         if initial is not None:
@@ -317,18 +318,19 @@ def mean(
     axes = reduction_axes("mean", axis, aval.ndim)
     result_dtype = to_inexact_dtype(aval.dtype) if dtype is None else canonical_dtype("mean", dtype)
     computation = _upcast_f16(result_dtype) if dtype is None else result_dtype
+    if where is not None:
+        where_shape = aval_of(where, "mean", 1).shape
+        if broadcast_shapes("mean", where_shape, aval.shape) != aval.shape:
+            # a shape error, so a TypeError (SPEC; JAX's broadcast_to raises ValueError)
+            raise TypeError(
+                f"mean: where of shape {where_shape} does not broadcast to the shape "
+                f"{aval.shape} of the array"
+            )
     total = _sum(a, axes, computation, keepdims, None, where)
     if where is None:
         count = int(np.prod([aval.shape[d] for d in axes], dtype=np.int64))
         normalizer: Any = tracing.TypedScalar(count, computation, False)
     else:
-        where_shape = aval_of(where, "mean", 1).shape
-        if broadcast_shapes("mean", where_shape, aval.shape) != aval.shape:
-            # JAX's broadcast_to of the mask: a ValueError
-            raise ValueError(
-                f"mean: where of shape {where_shape} does not broadcast to the shape "
-                f"{aval.shape} of the array"
-            )
         mask = lax.broadcast_in_dim(to_bool(where), aval.shape, _right_aligned(where, aval.ndim))
         normalizer = _sum(mask, axes, computation, keepdims, None, None)
     return cast(lax.div(total, normalizer), result_dtype)

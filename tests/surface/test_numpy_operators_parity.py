@@ -275,44 +275,6 @@ def test_spacing_of_a_python_float_is_strong(backend, x):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
-# --- shapes that do not broadcast: JAX's error classes ----------------------------------------
-
-_BINARY = ["add", "subtract", "equal", "logical_and", "arctan2", "hypot", "copysign",
-           "heaviside", "fmax", "nextafter", "power", "floor_divide", "fmod",
-           "isclose"]  # fmt: skip
-
-
-@pytest.mark.parametrize("name", _BINARY)
-@pytest.mark.parametrize(
-    "a, b",
-    [
-        ((3,), (2, 4)),  # ranks differ: numpy-level broadcasting, a ValueError
-        ((2, 1, 3), (4, 2)),
-        ((3,), (4,)),  # one rank: the lax operation's TypeError (where-based formulas: ValueError)
-        ((2, 3), (2, 4)),
-    ],
-)
-def test_incompatible_shapes_raise_jax_class(name, a, b):
-    x, y = np.ones(a, np.float32), np.ones(b, np.float32)
-
-    def raised(module):
-        with pytest.raises((TypeError, ValueError)) as info:
-            getattr(module, name)(x, y)
-        return info.type
-
-    assert raised(rnp) is raised(jnp)
-
-
-@pytest.mark.parametrize("name", ["gcd", "lcm"])
-@pytest.mark.parametrize("a, b", [((3,), (2, 4)), ((3,), (4,))])
-def test_gcd_lcm_incompatible_shapes(name, a, b):
-    x, y = np.ones(a, np.int32), np.ones(b, np.int32)
-    with pytest.raises(ValueError):
-        getattr(jnp, name)(x, y)
-    with pytest.raises(ValueError, match=name):
-        getattr(rnp, name)(x, y)
-
-
 @pytest.mark.parametrize("name", ["hypot", "fmod"])
 @pytest.mark.parametrize(
     "x1, x2",
