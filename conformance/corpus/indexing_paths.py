@@ -171,6 +171,33 @@ ROWS: list[tuple[str, Any]] = [
     ("dynamic_update_slice_uint8_start_past_its_range",
      lambda ns, L: L.dynamic_update_slice(ns.asarray(np.arange(300, dtype=np.float32)),
                                           np.float32([-7, -8]), (ns.asarray(np.uint8(127)),))),
+    # indices int32 cannot hold convert to int32 where JAX converts, wrapping:
+    # a gather counts negatives from the end first (uint32 2**31 is -2**31,
+    # out of range: clamped to 0; NumPy int64 2**32 - 1 is -1, not the last)
+    ("getitem_uint32_index_array_beyond_int32_wraps",
+     lambda ns, L: ns.asarray(np.arange(10, dtype=np.float32))[np.array([2**31, 3], np.uint32)]),
+    ("getitem_numpy_int64_index_array_wraps_after_the_sign",
+     lambda ns, L: ns.asarray(np.arange(10, dtype=np.float32))[
+         np.array([2**32 - 1, -(2**32) + 1], np.int64)]),
+    ("at_set_uint32_index_beyond_int32_dropped_jit",
+     lambda ns, L: ns.jit(lambda x, i: x.at[i].set(-1.0))(
+         np.arange(10, dtype=np.float32), np.array([2**32 - 1, 2], np.uint32))),
+    # a dynamic slice of several dims converts first (int32 -2**31 + 3 < 0: row 0)
+    ("getitem_2d_uint32_scalar_index_beyond_int32_jit",
+     lambda ns, L: ns.jit(lambda x, i: x[i])(_M, np.uint32(2**31))),
+    # one of a 1-d array, and take's clip and wrap, stay in the index's dtype
+    ("getitem_1d_uint32_scalar_index_clamps_in_its_dtype_jit",
+     lambda ns, L: ns.jit(lambda x, i: x[i])(np.arange(10, dtype=np.float32), np.uint32(2**31))),
+    ("take_clip_uint32_index_beyond_int32",
+     lambda ns, L: ns.np_.take(np.arange(10, dtype=np.float32), np.array([2**31], np.uint32),
+                               mode="clip")),
+    ("take_wrap_uint32_index_beyond_int32",
+     lambda ns, L: ns.np_.take(np.arange(10, dtype=np.float32), np.array([2**31], np.uint32),
+                               mode="wrap")),
+    # take_along_axis converts to int32 before counting from the end (-1: the last)
+    ("take_along_axis_uint32_index_converted_first",
+     lambda ns, L: ns.np_.take_along_axis(np.arange(10, dtype=np.float32),
+                                          np.array([2**32 - 1, 2**31], np.uint32), axis=0)),
 ]  # fmt: skip
 
 ERRORS: list[tuple[str, Any]] = [

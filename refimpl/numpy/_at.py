@@ -108,6 +108,8 @@ class IndexUpdateRef:
         size = aval_of(flat, "at[].get", 0).shape[0]
         if size == 0:
             return _indexing.getitem(self.array, self.index)
+        if mode is None or mode == "promise_in_bounds":
+            _indexing.check_python_ints(self.index, "at[].get")
         # JAX reads with a dynamic slice unless mode="fill" or an index is an array
         sliced = mode != "fill"
         positions = _positions(self.array, self.index, clip=sliced, wrap=wrap, sliced=sliced)
@@ -411,35 +413,32 @@ def _fixed_index(
 ) -> Any:
     """An index into an axis of size ``n`` (padded to ``n + 1``): negatives
     wrapped, then out-of-range ones clamped into ``[0, n - 1]`` (``clip``) or
-    sent to the padding at ``n``. ``narrow``: see ``_positions``."""
+    sent to the padding at ``n``. ``narrow``: see ``_positions``; an index
+    array is converted to int32 as JAX converts it there (``"raise"``: a
+    gather or scatter, ``"int32"``: a dynamic slice of several dims, ``"own
+    dtype"``: one of a 1-d array; see ``_indexing.index_as_int32``)."""
     if kind == "int":
         wrapped = value + n if value < 0 and wrap else value
         if 0 <= wrapped < n:
             return wrapped
         return builtins.min(builtins.max(wrapped, 0), n - 1) if clip else n
+    index_aval = aval_of(value, "at", "index")
+    order = {"raise": "gather", "int32": "int32", "own dtype": "exact"}[narrow]
     # an int4 index is always counted from the end in int4 (the size converts
     # into it unchecked, as JAX 0.10.2's), never the narrow-index error
-    if wrap and (narrow == "own dtype" or aval_of(value, "at", "index").dtype == dtypes.int4):
-        in_dtype = _indexing.wrapped_negative(value, n)
-        if in_dtype is not None:  # what is still negative is out of range
-            value, wrap = in_dtype, False
-    elif wrap and narrow == "raise":
-        _indexing.check_index_holds_size(aval_of(value, "at", "index"), n)
+    if index_aval.dtype == dtypes.int4:
+        order = "exact"
+    elif wrap and order == "gather":
+        _indexing.check_index_holds_size(index_aval, n)
+    value = _indexing.index_as_int32(value, n, order, normalize=wrap, as_given=True)
     if not is_traced(value):
-        concrete = np.asarray(tracing.concrete_value(value, aval_of(value, "at", "index")))
-        concrete = concrete.astype(np.int64)
-        if wrap:
-            concrete = np.where(concrete < 0, concrete + n, concrete)
+        concrete = np.asarray(value).astype(np.int64)
         if clip:
             concrete = np.clip(concrete, 0, builtins.max(n - 1, 0))
         else:
             concrete = np.where((concrete < 0) | (concrete >= n), n, concrete)
         return concrete.astype(_INT)
-    index_aval = aval_of(value, "at", "index")
-    value = lax.convert_element_type(value, _INT)
     zero, size = tracing.TypedScalar(0, _INT, False), tracing.TypedScalar(n, _INT, False)
-    if wrap and not dtypes.is_unsigned_int(index_aval.dtype):
-        value = lax.select(lax.lt(value, zero), lax.add(value, size), value)
     if clip:
         return lax.clamp(zero, value, tracing.TypedScalar(builtins.max(n - 1, 0), _INT, False))
     inside = lax.bitwise_and(lax.ge(value, zero), lax.lt(value, size))

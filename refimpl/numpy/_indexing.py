@@ -69,7 +69,13 @@ def _classify(item: Any) -> tuple[str, Any]:
     if isinstance(item, (bool, np.bool_)):
         return "bool", bool(item)
     if isinstance(item, (int, np.integer)):
-        return "int", int(item)
+        if -(2**31) <= int(item) < 2**31:
+            return "int", int(item)
+        # beyond int32 JAX reads it as an array of its dtype (a Python int:
+        # int64), which converts to int32 where JAX converts (see index_as_int32)
+        if not -(2**63) <= int(item) < 2**64 and isinstance(item, int):
+            raise OverflowError(f"getitem: Python int {item} too large to convert to int64")
+        return "scalar", np.asarray(item)
     if isinstance(item, (str, bytes)):
         raise TypeError(f"getitem: string indices are not supported, got {item!r}")
     if isinstance(item, list):
@@ -91,16 +97,32 @@ def _classify(item: Any) -> tuple[str, Any]:
             f"getitem: index arrays must have an integer or boolean dtype, got {aval.dtype.name}"
         )
     if aval.ndim == 0:
-        if is_traced(item) or _narrow_signed(aval):
+        if is_traced(item) or _narrow_signed(aval) or not _fits_int32(item, aval):
             # a narrow signed array keeps its dtype: JAX counts a negative
-            # one from the end in that dtype (see wrapped_negative)
+            # one from the end in that dtype (see wrapped_negative); one
+            # beyond int32 is converted as JAX converts it (see index_as_int32)
             return "scalar", item
         return "int", int(np.asarray(tracing.concrete_value(item, aval)))
     return "array", item
 
 
+def _fits_int32(item: Any, aval: Any) -> bool:
+    """Whether a concrete 0-d index array reads the same in every int32
+    conversion: its value, as given (a NumPy int64 array is not yet wrapped to
+    x64-off's int32) and as canonicalized, within int32."""
+    values: list[Any] = [tracing.concrete_value(item, aval)]
+    if isinstance(item, (np.ndarray, np.generic)):
+        values.append(item)
+    return all(-(2**31) <= int(np.asarray(v)) < 2**31 for v in values)
+
+
 def _narrow_signed(aval: Any) -> bool:
     return dtypes.is_signed_int(aval.dtype) and aval.dtype.itemsize < _INDEX_DTYPE.itemsize
+
+
+def _wide(aval: Any) -> bool:
+    """An integer dtype int32 cannot hold: uint32, int64, uint64."""
+    return aval.dtype.itemsize >= _INDEX_DTYPE.itemsize and aval.dtype != _INDEX_DTYPE
 
 
 def _concrete_slice(item: builtins.slice) -> builtins.slice:
@@ -198,15 +220,22 @@ def _new_axes(x: Any, items: list[tuple[str, Any]]) -> tuple[Any, list[tuple[str
 def getitem(x: ArrayLike, index: Any) -> Array:
     """``x[index]`` with NumPy's rules (see the module docstring)."""
     aval_of(x, "getitem", 0)
-    if not config.enable_x64:
-        for item in _index_items(index):
-            # JAX converts a Python int index to int32 first (x.at[...] does not check)
-            if type(item) is int and not -(2**31) <= item < 2**31:
-                raise OverflowError(f"getitem: Python int {item} too large to convert to int32")
+    check_python_ints(index, "getitem")
     x, items = _normalize(x, index)
     if any(kind == "array" for kind, _ in items):
         return _advanced(x, items)
     return _basic(x, items)
+
+
+def check_python_ints(index: Any, name: str) -> None:
+    """With x64 off JAX converts a Python int index to int32 first, refusing
+    one beyond it (``x[i]``, ``x.at[i].get()``; not ``get(mode="clip")`` nor
+    the updates, which read it as int64 and wrap, see ``index_as_int32``)."""
+    if config.enable_x64:
+        return
+    for item in _index_items(index):
+        if type(item) is int and not -(2**31) <= item < 2**31:
+            raise OverflowError(f"{name}: Python int {item} too large to convert to int32")
 
 
 def _static_int(index: int, size: int, axis: int) -> int:
@@ -258,10 +287,12 @@ def _basic(x: Any, items: list[tuple[str, Any]]) -> Any:
                 raise IndexError(f"getitem: index is out of bounds for axis {axis} with size 0")
             aval = aval_of(value, "getitem", "index")
             # JAX converts the start indices of a dynamic slice of several
-            # dims to int32; the one index into a 1-d array keeps its dtype,
-            # and dynamic_slice counts a negative one from the end in it
-            # (int8 -1 into 300 elements: -1 + int8(300) = 43)
-            one_dim = len(items) == 1 and _narrow_signed(aval) and not aval.weak_type
+            # dims to int32 (wrapping: uint32 2**31 is -2**31, then clamped
+            # to 0); the one index into a 1-d array keeps its dtype, and
+            # dynamic_slice counts a negative one from the end in it (int8 -1
+            # into 300 elements: -1 + int8(300) = 43) and clamps in it (int64
+            # 2**32 reads the last element)
+            one_dim = len(items) == 1 and (_narrow_signed(aval) or _wide(aval))
             if not one_dim and (aval.dtype != _INDEX_DTYPE or aval.weak_type):
                 value = lax.convert_element_type(value, _INDEX_DTYPE)
             x = lax.dynamic_index_in_dim(x, value, axis, keepdims=True)
@@ -299,29 +330,89 @@ def wrapped_negative(value: Any, size: int) -> Any:
     return lax.select(lax.lt(value, zero), lax.add(value, shift), value)
 
 
+def index_as_int32(
+    value: Any, size: int, order: str, normalize: bool = True, as_given: bool = False
+) -> Any:
+    """An integer index (an array or a traced scalar) as the int32 position JAX
+    0.10.2 makes of it in an axis of ``size``; a result outside ``[0, size)``
+    is out of range (the caller clamps it, fills or drops). Negative values
+    count from the end (not with ``normalize=False``), and where that happens
+    relative to the conversion to int32, which wraps modulo 2**32, is JAX's:
+
+    * ``"gather"`` (gather and scatter indexing, ``x[idx]``, ``x.at[idx]``):
+      counted from the end in the index's own dtype, then converted; so
+      uint32 2**31 is -2**31 and int64 2**32 - 1 is -1, both out of range
+      (not counted from the end: only the sign before the conversion does
+      that), and int64 -2**32 + 1 into 10 elements is 11. With ``as_given``
+      a NumPy array is read as given, before x64-off's conversion to int32
+      (``x[idx]`` adds the size to it first; ``take`` converts it first);
+    * ``"int32"`` (the start indices of a dynamic slice of several dims):
+      converted first, then counted from the end (int64 2**32 - 1 is -1, the
+      last element);
+    * ``"exact"`` (the start of a dynamic slice of a 1-d array, ``take``):
+      counted from the end and compared in the index's own dtype, so nothing
+      wraps.
+
+    A narrow signed index whose dtype cannot hold ``size`` counts from the
+    end with the size wrapped into it (``wrapped_negative``), except in the
+    order ``"int32"``.
+
+    Concrete indices are converted now (they are constants, not traced
+    values); traced ones with lax operations."""
+    aval = aval_of(value, "getitem", "index")
+    signed = dtypes.is_signed_int(aval.dtype)
+    if not is_traced(value):
+        given = value if as_given and order == "gather" and isinstance(value, np.ndarray) else None
+        raw = np.asarray(given if given is not None else tracing.concrete_value(value, aval))
+        if order != "int32" and signed and normalize and aval.dtype.itemsize < 4:
+            narrow = wrapped_negative(value, size)
+            if narrow is not None:
+                raw, normalize = np.asarray(narrow), False
+        if raw.dtype.kind == "u" and order != "int32":  # no sign: not counted from the end
+            as_int = np.minimum(raw, size) if order == "exact" else raw
+            return np.asarray(as_int).astype(np.int64).astype(_INDEX_DTYPE)
+        concrete = raw.astype(np.int64)
+        if order == "int32":
+            concrete = concrete.astype(_INDEX_DTYPE).astype(np.int64)
+        if normalize:
+            concrete = np.where(concrete < 0, concrete + size, concrete)
+        if order == "exact":
+            concrete = np.clip(concrete, -1, size)
+        return concrete.astype(_INDEX_DTYPE)
+    if order == "int32" and (aval.dtype != _INDEX_DTYPE or aval.weak_type):
+        value = lax.convert_element_type(value, _INDEX_DTYPE)
+        aval, signed = aval_of(value, "getitem", "index"), True
+    if order != "int32" and signed and normalize:
+        narrow = wrapped_negative(value, size)
+        if narrow is not None:
+            value, normalize = narrow, False
+    if signed and normalize:
+        shift = tracing.TypedScalar(size, aval.dtype, False)
+        negative = lax.lt(value, tracing.TypedScalar(0, aval.dtype, False))
+        value = lax.select(negative, lax.add(value, shift), value)
+    if order == "exact" and _wide(aval):
+        high = tracing.TypedScalar(size, aval.dtype, False)
+        if signed:
+            value = lax.clamp(tracing.TypedScalar(-1, aval.dtype, False), value, high)
+        else:
+            value = lax.min(value, high)
+    if aval.dtype != _INDEX_DTYPE or aval.weak_type:
+        value = lax.convert_element_type(value, _INDEX_DTYPE)
+    return value
+
+
 def _index_array(value: Any, size: int, clamp: bool = True) -> Any:
-    """An index (array or traced scalar) as int32, negatives counted from the end,
-    then clamped into ``[0, size)`` (``clamp=False``: into ``[-1, size]``, so an
-    index still out of range stays so). Concrete indices are normalized now
-    (they are constants, not traced values); traced ones with lax operations."""
+    """An index (array or traced scalar) as int32 (``index_as_int32``'s
+    ``"gather"`` order), then clamped into ``[0, size)`` (``clamp=False``:
+    into ``[-1, size]``, so an index out of range stays so)."""
     low, high = (0, builtins.max(size - 1, 0)) if clamp else (-1, size)
     aval = aval_of(value, "getitem", "index")
     check_index_holds_size(aval, size)
     if aval.dtype == dtypes.int4 and size > 7:
         return _int4_index_array(value, aval, size, low, high)
+    value = index_as_int32(value, size, "gather", as_given=True)
     if not is_traced(value):
-        concrete = np.asarray(tracing.concrete_value(value, aval)).astype(np.int64)
-        concrete = np.where(concrete < 0, concrete + size, concrete)
-        return np.clip(concrete, low, high).astype(_INDEX_DTYPE)
-    unsigned = dtypes.is_unsigned_int(aval.dtype)
-    if unsigned and not clamp and aval.dtype.itemsize >= _INDEX_DTYPE.itemsize:
-        value = lax.min(value, tracing.TypedScalar(size, aval.dtype, False))  # no wrap below
-    if aval.dtype != _INDEX_DTYPE or aval.weak_type:
-        value = lax.convert_element_type(value, _INDEX_DTYPE)
-    zero = tracing.TypedScalar(0, _INDEX_DTYPE, False)
-    if not unsigned:
-        wrapped = lax.add(value, tracing.TypedScalar(size, _INDEX_DTYPE, False))
-        value = lax.select(lax.lt(value, zero), wrapped, value)
+        return np.clip(np.asarray(value), low, high).astype(_INDEX_DTYPE)
     return lax.clamp(
         tracing.TypedScalar(low, _INDEX_DTYPE, False),
         value,
@@ -503,21 +594,22 @@ def take(
             raise IndexError(f"take: cannot take from an empty axis {axis} of shape {aval.shape}")
         shape = aval.shape[:axis] + index_aval.shape + aval.shape[axis + 1 :]
         return lax.broadcast_in_dim(tracing.TypedScalar(0, aval.dtype, aval.weak_type), shape, ())
-    if mode == "wrap":  # JAX takes the remainder by the size in the index's dtype
-        check_index_holds_size(index_aval, size)
-    narrow = wrapped_negative(indices, size) if mode == "fill" else None
-    if narrow is not None:  # normalized in the index's own dtype, as JAX
-        indices = narrow
-    if index_aval.dtype != _INDEX_DTYPE or index_aval.weak_type:
-        indices = lax.convert_element_type(indices, _INDEX_DTYPE)
-    size_scalar = tracing.TypedScalar(size, _INDEX_DTYPE, False)
-    zero = tracing.TypedScalar(0, _INDEX_DTYPE, False)
+    # JAX clamps ("clip") and takes the remainder ("wrap") in the indices' own
+    # dtype, exactly (uint32 2**31 clamps to the last element); its "fill"
+    # gather converts them to int32 after counting negatives from the end
+    # (int64 2**32 + 1 reads element 1)
     if mode == "wrap":
-        return lax.gather_along_axis(a, remainder(indices, size_scalar), axis, mode="clip")
-    if mode == "clip":
+        check_index_holds_size(index_aval, size)
+        if size > dtypes.iinfo(index_aval.dtype).max:  # (unsigned: exact in int32)
+            indices = lax.convert_element_type(indices, _INDEX_DTYPE)
+        dtype = aval_of(indices, "take", 1).dtype
+        in_dtype = tracing.TypedScalar(size, dtype, False)
+        indices = lax.convert_element_type(remainder(indices, in_dtype), _INDEX_DTYPE)
         return lax.gather_along_axis(a, indices, axis, mode="clip")
-    if narrow is None and not dtypes.is_unsigned_int(index_aval.dtype):
-        indices = lax.select(lax.lt(indices, zero), lax.add(indices, size_scalar), indices)
+    if mode == "clip":
+        indices = index_as_int32(indices, size, "exact", normalize=False)
+        return lax.gather_along_axis(a, indices, axis, mode="clip")
+    indices = index_as_int32(indices, size, "gather")
     return lax.gather_along_axis(a, indices, axis, mode="fill", fill_value=fill_value)
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, lax, tracing
-from refimpl.numpy import _ufuncs
+from refimpl.numpy import _indexing, _ufuncs
 from refimpl.numpy._creation import asarray, canonical_dtype, full, zeros
 from refimpl.numpy._promote import (
     as_array,
@@ -181,11 +181,14 @@ def where(
 
 
 def _along_axis(
-    name: str, arr: Any, indices: Any, axis: Any, *, wrap: bool = True
+    name: str, arr: Any, indices: Any, axis: Any, *, wrap: bool = True, order: str = "gather"
 ) -> tuple[Any, ...]:
-    """The operands of take/put_along_axis as ``(batch..., n)`` and int32
-    ``(batch..., k)`` (``axis`` moved last, the other dims broadcast), negative
-    indices counted from the end; also the row numbers of the batch positions."""
+    """The operands of take/put_along_axis as ``(batch..., n)`` and the default
+    int ``(batch..., k)`` (``axis`` moved last, the other dims broadcast),
+    negative indices counted from the end; also the row numbers of the batch
+    positions. The indices are converted to int32 first as JAX converts them
+    (``order``: see ``_indexing.index_as_int32``; a value outside ``[0, n)``
+    is out of range)."""
     arr_aval, idx_aval = _aval(arr, name, 0), _aval(indices, name, 1)
     if not dtypes.is_integer(idx_aval.dtype):
         raise TypeError(f"{name}: indices must be integers, got {idx_aval.dtype.name}")
@@ -204,11 +207,10 @@ def _along_axis(
     n, k = arr_aval.shape[axis], idx_aval.shape[axis]
     batch = broadcast_shapes(name, _aval(arr).shape[:-1], _aval(indices).shape[:-1])
     arr = broadcast_to(arr, (*batch, n))
-    indices = lax.convert_element_type(broadcast_to(indices, (*batch, k)), _index_dtype())
-    if wrap:
-        wrapped = _where(lax.lt(indices, _int(0)), lax.add(indices, _int(n)), indices)
-    else:
-        wrapped = indices
+    indices = broadcast_to(indices, (*batch, k))
+    if n > 0:
+        indices = _indexing.index_as_int32(indices, n, order, normalize=wrap)
+    wrapped = lax.convert_element_type(indices, _index_dtype())
     count = int(np.prod(batch, dtype=np.int64))
     rows = lax.broadcast_in_dim(
         lax.reshape(_iota(count), batch), (*batch, k), tuple(range(len(batch)))
@@ -253,8 +255,13 @@ def take_along_axis(
         )
     if wrap_negative_indices is None:
         wrap_negative_indices = mode != "promise_in_bounds"
+    # JAX converts the indices to int32 before counting negatives from the
+    # end (int64 2**32 - 1 is -1, the last element); with no negatives to
+    # count it gathers with them as they are: exact clamps, and the "fill"
+    # gather's own conversion to int32
+    order = "int32" if wrap_negative_indices else "gather" if mode == "fill" else "exact"
     arr, wrapped, rows, batch, n, k, axis = _along_axis(
-        "take_along_axis", arr, indices, axis, wrap=bool(wrap_negative_indices)
+        "take_along_axis", arr, indices, axis, wrap=bool(wrap_negative_indices), order=order
     )
     size = int(np.prod(batch, dtype=np.int64)) * n
     dtype = _aval(arr).dtype

@@ -161,3 +161,81 @@ def test_special_and_nn_promotion_is_jaxs(backend, x64_mode, fn, jitted):
     assert got.dtype == want.dtype, (fn, got.dtype, want.dtype)
     assert bool(getattr(got, "weak_type", False)) == bool(want.weak_type)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=2e-6, atol=1e-6)
+
+
+# Index arrays of dtypes int32 cannot hold (int64, uint32, uint64), with values
+# beyond int32: JAX converts them to int32 (wrapping modulo 2**32) where its
+# indexing converts, which depends on the path: a gather or scatter (x[idx],
+# x.at[idx].set, take's "fill") counts negatives from the end first, a
+# dynamic slice of several dims converts first, a dynamic slice of a 1-d
+# array, take's "clip" and "wrap" work in the index's own dtype
+_WIDE_INDICES = [
+    ("int64", 2**32 - 1),
+    ("int64", 2**32 + 1),
+    ("int64", -(2**32) + 1),
+    ("uint32", 2**31),
+    ("uint32", 2**32 - 1),
+    ("uint64", 2**63),
+]
+_X1 = np.arange(10, dtype=np.int32) * 10
+_X2 = _X1[:12].reshape(2, 5)
+_WIDE_OPS = {
+    "getitem": lambda m, i: m.asarray(_X1)[i],
+    "getitem_2d": lambda m, i: m.asarray(_X2)[i],
+    "getitem_2d_second": lambda m, i: m.asarray(_X2)[1, i],
+    "getitem_with_array": lambda m, i: m.asarray(_X2)[i, np.array([0, 3])],
+    "get_clip": lambda m, i: m.asarray(_X1).at[i].get(mode="clip"),
+    "get_fill": lambda m, i: m.asarray(_X1).at[i].get(mode="fill", fill_value=-7),
+    "set": lambda m, i: m.asarray(_X1).at[i].set(99),
+    "add_clip": lambda m, i: m.asarray(_X1).at[i].add(5, mode="clip"),
+    "set_2d": lambda m, i: m.asarray(_X2).at[i, 1].set(99),
+    "take": lambda m, i: m.take(_X1, i),
+    "take_clip": lambda m, i: m.take(_X1, i, mode="clip"),
+    "take_wrap": lambda m, i: m.take(_X1, i, mode="wrap"),
+    "take_along_axis": lambda m, i: m.take_along_axis(_X1, m.reshape(i, (-1,)), axis=0),
+    "take_along_axis_clip": lambda m, i: m.take_along_axis(
+        _X1, m.reshape(i, (-1,)), axis=0, mode="promise_in_bounds"
+    ),
+    "put_along_axis": lambda m, i: m.put_along_axis(
+        _X1, m.reshape(i, (-1,)), 99, axis=0, inplace=False
+    ),
+}
+
+
+@pytest.mark.parametrize("form", ["eager_0d", "eager_1d", "jit_0d"])
+@pytest.mark.parametrize("op", sorted(_WIDE_OPS))
+@pytest.mark.parametrize("index", _WIDE_INDICES, ids=lambda v: f"{v[0]}({v[1]})")
+def test_wide_index_converts_as_jax(backend, x64_mode, index, op, form):
+    dtype, value = index
+    i = np.array(value if form.endswith("0d") else [value], dtype)
+
+    def run(module, jit):
+        program = lambda j: _WIDE_OPS[op](module, j)  # noqa: E731
+        return jit(program)(i) if form.startswith("jit") else program(i)
+
+    want, got = run(jjnp, jax.jit), run(rnp, ri.jit)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize("jitted", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize(
+    "value", [2**31, 2**32 + 1, -(2**31) - 1, -(2**32) + 1, np.int64(2**32 - 1)]
+)
+def test_static_int_beyond_int32_under_x64_as_jax(backend, x64, value, jitted):
+    """A Python or NumPy int beyond int32 is read as an array of its dtype
+    (int64 for a Python int), then converted where JAX converts. (Not an
+    unsigned one into a 1-d array: JAX reads np.uint32(2**31) as the first
+    element eagerly and the last under jit.)"""
+    programs = [
+        lambda m: m.asarray(_X1)[value],
+        lambda m: m.asarray(_X2)[value],
+        lambda m: m.asarray(_X2)[1, value],
+        lambda m: m.asarray(_X2)[value, 1:3],
+        lambda m: m.asarray(_X1).at[value].set(99),
+        lambda m: m.asarray(_X1).at[value].get(mode="fill", fill_value=-7),
+    ]
+    for program in programs:
+        want = (jax.jit if jitted else lambda f: f)(lambda p=program: p(jjnp))()
+        got = (ri.jit if jitted else lambda f: f)(lambda p=program: p(rnp))()
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

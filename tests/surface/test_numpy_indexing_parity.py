@@ -39,6 +39,12 @@ ERRORS = {
     "float_index": (lambda j, n: n.zeros(3)[0.0], TypeError),
     "python_int_beyond_int32": (lambda j, n: n.arange(5.0)[2**40], OverflowError),
     "negative_python_int_beyond_int32": (lambda j, n: n.arange(5.0)[-(2**40)], OverflowError),
+    # x.at[i].get() reads as x[i] does (its updates and get(mode="fill") do not check)
+    "at_get_python_int_beyond_int32": (lambda j, n: n.arange(5.0).at[2**40].get(), OverflowError),
+    "at_get_negative_python_int_beyond_int32": (
+        lambda j, n: n.arange(5.0).at[-(2**31) - 1].get(),
+        OverflowError,
+    ),
     "array_fill_value": (
         lambda j, n: n.arange(3.0).at[5].get(mode="fill", fill_value=n.array([1.0, 2.0])),
         ValueError,
