@@ -290,9 +290,10 @@ def _quantile(
     # q's dims first, then the kept dims (unit dims in place of the reduced ones)
     result = moveaxis(result, -1, 0)
     if keepdims:
-        result = reshape(
-            result, (nq, *(1 if d in axes else aval.shape[d] for d in range(aval.ndim)))
-        )
+        kept_shape = tuple(1 if d in axes else aval.shape[d] for d in range(aval.ndim))
+        if aval.ndim == 0:
+            kept_shape = (1,)  # JAX reduces a rank-0 a as a 1-element vector
+        result = reshape(result, (nq, *kept_shape))
     return cast(reshape(result, (*q_shape, *_aval(result).shape[1:])), result_dtype)
 
 

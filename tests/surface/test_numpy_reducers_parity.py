@@ -241,3 +241,19 @@ def test_complex_sum_prod_into_bool_read_the_real_part(backend, name):
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         want = getattr(jnp, name)(_Z, axis=1, dtype=bool)
     _same(getattr(rnp, name)(_Z, axis=1, dtype=bool), want)
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [("median", ()), ("nanmedian", ()), ("quantile", (0.3,)),
+     ("nanpercentile", (np.array([3.0, 50.0], np.float32),))],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    "x", [np.float32(2.5), 2.5, np.ones((), np.int8), np.ones((2, 3), np.float16)]
+)
+@pytest.mark.parametrize("axis", [None, ()])
+def test_quantiles_keepdims_of_a_scalar(backend, name, args, x, axis):
+    # JAX reduces a rank-0 array as a one-element vector: keepdims leaves a unit dim
+    want = getattr(jnp, name)(x, *args, axis=axis, keepdims=True)
+    got = getattr(rnp, name)(x, *args, axis=axis, keepdims=True)
+    _same(got, want)
