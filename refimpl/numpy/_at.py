@@ -108,18 +108,21 @@ class IndexUpdateRef:
         size = aval_of(flat, "at[].get", 0).shape[0]
         if size == 0:
             return _indexing.getitem(self.array, self.index)
+        index = self.index
         if mode is None or mode == "promise_in_bounds":
-            _indexing.check_python_ints(self.index, "at[].get")
+            _indexing.check_python_ints(index, "at[].get")
+        if mode == "clip":
+            index = _static_ints_clamped(index)
         # JAX reads with a dynamic slice unless mode="fill" or an index is an array
         sliced = mode != "fill"
-        positions = _positions(self.array, self.index, clip=sliced, wrap=wrap, sliced=sliced)
+        positions = _positions(self.array, index, clip=sliced, wrap=wrap, sliced=sliced)
         if mode == "clip":
             return lax.gather_along_axis(flat, positions, 0, mode="clip")
         if mode != "fill":
             # JAX's promise_in_bounds (the default): the clamped read, but the
             # cotangent of an out-of-range index dropped (XLA's scatter skips it)
             taken = lax.gather_along_axis(flat, positions, 0, mode="clip")
-            marked = _positions(self.array, self.index, clip=False, wrap=wrap, sliced=True)
+            marked = _positions(self.array, index, clip=False, wrap=wrap, sliced=True)
             if not is_traced(marked) and bool(np.all(np.asarray(marked) >= 0)):
                 return taken
             inside = lax.ge(marked, tracing.TypedScalar(0, _INT, False))
@@ -365,6 +368,27 @@ def _warn_unsafe_cast(aval: Any, values: Any) -> None:
         FutureWarning,
         stacklevel=4,
     )
+
+
+def _static_ints_clamped(index: Any) -> Any:
+    """``index`` with its static ints (Python or NumPy) beyond int32 brought
+    to int32's bounds: ``get(mode="clip")`` clamps a static int exactly, as
+    JAX's static slice does (2**31 reads the last element; without ``clip``
+    such an int is read as an int64 array and wraps, see
+    ``_indexing.index_as_int32``). An axis is shorter than 2**31, so the
+    bound clamps the same way. Not among index arrays (a gather: they wrap,
+    and with x64 off a Python int beyond int32 is JAX's OverflowError)."""
+    items = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(item, list) or getattr(item, "ndim", 0) > 0 for item in items):
+        _indexing.check_python_ints(index, "at[].get")
+        return index
+    fixed = tuple(
+        builtins.min(builtins.max(int(item), -(2**31)), 2**31 - 1)
+        if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_))
+        else item
+        for item in items
+    )
+    return fixed if isinstance(index, tuple) else fixed[0]
 
 
 def _check_out_sharding(method: str, out_sharding: Any) -> None:

@@ -239,3 +239,21 @@ def test_static_int_beyond_int32_under_x64_as_jax(backend, x64, value, jitted):
         want = (jax.jit if jitted else lambda f: f)(lambda p=program: p(jjnp))()
         got = (ri.jit if jitted else lambda f: f)(lambda p=program: p(rnp))()
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+@pytest.mark.parametrize(
+    "value", [2**31, -(2**31) - 1, 2**32 + 1, np.int64(2**32 - 1), np.uint32(2**31)]
+)
+def test_get_clip_of_a_static_int_beyond_int32_as_jax(backend, x64_mode, value):
+    """get(mode="clip") clamps a static int exactly (JAX's static slice),
+    unless an index array makes it a gather."""
+    programs = [
+        lambda m: m.asarray(_X2).at[value].get(mode="clip"),
+        lambda m: m.asarray(_X2).at[1, value].get(mode="clip"),
+        lambda m: m.asarray(_X1).at[value].get(mode="clip"),
+        lambda m: m.asarray(_X2).at[value, 1:3].get(mode="clip"),
+    ]
+    if x64_mode or not isinstance(value, int):
+        programs.append(lambda m: m.asarray(_X2).at[value, np.array([0, 1])].get(mode="clip"))
+    for program in programs:
+        np.testing.assert_array_equal(np.asarray(program(rnp)), np.asarray(program(jjnp)))
