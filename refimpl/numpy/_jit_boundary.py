@@ -30,13 +30,13 @@ _stack = tracing._stack
 # Found against JAX 0.10.2: the functions whose jnp version is a jit (a
 # PjitFunction, or a ufunc object calling one), or whose first operation on
 # an argument under jvp is a jit or a conversion to the argument's own type
-# (asarray, concatenate's promotion), less those whose jvp keeps a weakly
+# (asarray, astype, concatenate's promotion), less those whose jvp keeps a weakly
 # typed tangent of a strong primal weak (trim_zeros).
 JIT_BOUNDARY = frozenset(
     """
 abs absolute acos acosh add all allclose amax amin angle any append arccos arccosh arcsin
 arcsinh arctan arctan2 arctanh argmax argmin argpartition argsort argwhere around array
-asarray asin asinh atan atan2 atanh atleast_1d atleast_2d atleast_3d average bitwise_and
+asarray astype asin asinh atan atan2 atanh atleast_1d atleast_2d atleast_3d average bitwise_and
 bitwise_count bitwise_invert bitwise_left_shift bitwise_not bitwise_or bitwise_right_shift
 bitwise_xor block broadcast_arrays cbrt ceil clip column_stack concat concatenate conj
 conjugate convolve copy copysign corrcoef correlate cos cosh count_nonzero cov cross cumprod

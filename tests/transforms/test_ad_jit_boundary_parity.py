@@ -35,6 +35,7 @@ def _unary(np_, lax):
         "stack": lambda x: np_.stack([x, x]),
         "concatenate": lambda x: np_.concatenate([np_.atleast_1d(x), np_.atleast_1d(x)]),
         "asarray": np_.asarray,
+        "astype_method": lambda x: x.astype(np.float32),
         "real": np_.real,
         "dot": lambda x: np_.dot(x, x),
         "sin_then_lax_add": lambda x: lax.add(np_.sin(x), 1.0),
