@@ -525,6 +525,11 @@ def _batched_starts(starts, dims, size: int, limits: list[int]) -> list[Any]:
     wide = _index_dtype()
     out = []
     for start, d, limit in zip(starts, dims, limits, strict=True):
+        dtype = tracing.get_aval(start, "dynamic_slice", "start").dtype
+        if dtype != wide and limit <= dtypes.iinfo(dtype).max:
+            # clamped in its own dtype first: converting a uint32 start of
+            # 2**31 to x64-off's int32 would wrap it below 0
+            start = elementwise.clamp(np.asarray(0, dtype), start, np.asarray(limit, dtype))
         start = elementwise.convert_element_type(start, wide)
         start = batch_rules.bdim_to(start, d, size, 0)
         out.append(elementwise.clamp(np.asarray(0, wide), start, np.asarray(limit, wide)))

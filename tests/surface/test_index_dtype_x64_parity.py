@@ -257,3 +257,20 @@ def test_get_clip_of_a_static_int_beyond_int32_as_jax(backend, x64_mode, value):
         programs.append(lambda m: m.asarray(_X2).at[value, np.array([0, 1])].get(mode="clip"))
     for program in programs:
         np.testing.assert_array_equal(np.asarray(program(rnp)), np.asarray(program(jjnp)))
+
+
+@pytest.mark.parametrize("index", _WIDE_INDICES[:5], ids=lambda v: f"{v[0]}({v[1]})")
+def test_wide_index_under_vmap_as_jax(backend, x64_mode, index):
+    """vmap of a dynamic slice at batched starts clamps each start in its own
+    dtype, as JAX's batched gather (uint32 2**31 is the last element)."""
+    dtype, value = index
+    i = np.array([value, 3], dtype)
+    programs = [
+        lambda j, m, L: j.vmap(lambda k: m.asarray(_X1)[k])(i),
+        lambda j, m, L: j.vmap(lambda k: m.asarray(_X2)[k])(i),
+        lambda j, m, L: j.vmap(lambda k: L.dynamic_slice(_X1, (k,), (3,)))(i),
+    ]
+    for program in programs:
+        want = program(jax, jjnp, jax.lax)
+        got = program(ri, rnp, ri.lax)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
