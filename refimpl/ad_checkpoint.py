@@ -336,8 +336,12 @@ remat_p.linearize_rule = _remat_linearize
 @remat_p.def_transpose
 def _remat_transpose(cts: list, *args: Any, program: Program, **params: Any) -> list:
     linear = [isinstance(a, UndefinedPrimal) for a in args]
-    # a custom_vjp bwd inside may write a Ref its fwd saved (threaded as in jit's transpose)
-    transposed, refs, written = ad.transpose_program(program, linear, thread_refs=True)
+    # a custom_vjp bwd inside may write a Ref its fwd saved (threaded as in jit's transpose).
+    # The cotangents keep the types the backward pass gives them, as JAX's
+    # remat transpose (a scan's strong cotangent of a weak init stays strong).
+    transposed, refs, written = ad.transpose_program(
+        program, linear, thread_refs=True, own_types=True
+    )
     emitted = transposed_outputs(linear, program.in_avals)
     n_cts = sum(emitted)
     if refs:

@@ -325,9 +325,16 @@ class _Refs:
 _NO_REFS = _Refs()
 
 
-def _trace_primal(kind: str, fun: Callable, split: _Split) -> tuple[Program, list, Any, _Refs]:
+def _trace_primal(
+    kind: str,
+    fun: Callable,
+    split: _Split,
+    rule_writes: Callable[[list], set[int]] | None = None,
+) -> tuple[Program, list, Any, _Refs]:
     """Trace the primal function on the differentiated leaves -> (program,
-    captured values, output tree, the refs made outside it that it touched)."""
+    captured values, output tree, the refs made outside it that it touched).
+    ``rule_writes(leaves)``: the ids of the Ref arguments a rule that may
+    replace the function (custom_vjp's fwd) writes; they count as written."""
     out_trees: list[Any] = []
     touched: list[_Refs] = []
 
@@ -341,7 +348,19 @@ def _trace_primal(kind: str, fun: Callable, split: _Split) -> tuple[Program, lis
             )
             out = fun(*split.full_args(leaves))
             finals = scope.finish()
-            touched.append(_Refs(tuple(scope.refs), scope.written_flags))
+            written = scope.written_flags
+            args = {id(ref) for _, ref in split.ref_slots}
+            unwritten = args - {id(r) for r, w in zip(scope.refs, written, strict=True) if w}
+            if rule_writes is not None and unwritten:
+                # Under differentiation fwd replaces the function and its
+                # writes to a Ref argument land (JAX's fwd writes the primal
+                # ref), also where the function writes none: such a Ref
+                # argument's final value is one of the call's outputs too.
+                extra = rule_writes(list(leaves)) & unwritten
+                written = tuple(
+                    w or id(r) in extra for r, w in zip(scope.refs, written, strict=True)
+                )
+            touched.append(_Refs(tuple(scope.refs), written))
         out_leaves, out_tree = tree_util.tree_flatten(out)
         if any(type(leaf) is ref_context.Ref for leaf in out_leaves):
             ref_context.check_no_refs(out, f"{kind} {_name(fun)}")
@@ -352,7 +371,7 @@ def _trace_primal(kind: str, fun: Callable, split: _Split) -> tuple[Program, lis
                     f"{type(leaf).__name__}, not an array"
                 )
         out_trees.append(out_tree)
-        written = scope.written_flags
+        written = touched[-1].written
         return out_leaves + [v for v, w in zip(finals, written, strict=True) if w]
 
     avals = [tracing.get_aval(x, _name(fun), i) for i, x in enumerate(split.leaves)]
@@ -610,7 +629,9 @@ class _CustomFunction:
             # the rules run on the primal values, which are concrete (so Python
             # may branch on them); the function itself is not traced.
             return self._differentiate_eagerly(trace, split)
-        program, captured, out_tree, refs = _trace_primal(self._kind, self.fun, split)
+        program, captured, out_tree, refs = _trace_primal(
+            self._kind, self.fun, split, self._rule_writes(split)
+        )
         if not refs.n:
             outs = self._bind(captured, split.leaves, split, program, out_tree, refs)
             return tree_util.tree_unflatten(out_tree, outs)
@@ -622,6 +643,9 @@ class _CustomFunction:
 
     def _missing_rule(self, name: str) -> str | None:
         raise NotImplementedError
+
+    def _rule_writes(self, split: _Split) -> Callable[[list], set[int]] | None:
+        return None
 
     def _check_nondiff(self, split: _Split) -> None:
         """custom_jvp takes a traced value among its nondiff arguments (its
@@ -1115,6 +1139,7 @@ class custom_vjp(_CustomFunction):
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
         self.optimize_remat = False
+        self._probing = False  # fwd is being traced to find its Ref writes
 
     def defvjp(
         self,
@@ -1148,6 +1173,39 @@ class custom_vjp(_CustomFunction):
         if self.fwd is None or self.bwd is None:
             return f"No VJP defined for custom_vjp function {name} using defvjp."
         return None
+
+    def _rule_writes(self, split: _Split) -> Callable[[list], set[int]] | None:
+        # (not while fwd is being traced so: a fwd calling the function itself
+        # would trace fwd again without end)
+        if not split.ref_slots or self.fwd is None or self.optimize_remat or self._probing:
+            return None
+        fwd, symbolic_zeros = self.fwd, self.symbolic_zeros
+
+        def writes(leaves: list) -> set[int]:
+            """The Ref arguments fwd writes, found by tracing it on the
+            leaves' types (its program is dropped); all of them if fwd cannot
+            be traced so (it may branch on values it gets concretely)."""
+            found: set[int] = set()
+
+            def flat(*xs: Any) -> list[Any]:
+                with ref_context.late_inputs(lambda k: f"a Ref made outside {_name(fwd)}") as scope:
+                    args = [CustomVJPPrimal(x, True) for x in xs] if symbolic_zeros else list(xs)
+                    fwd(*split.full_args(args))
+                    scope.finish()
+                    found.update(id(r) for r, w in zip(scope.refs, scope.written_flags) if w)
+                return []
+
+            avals = [tracing.get_aval(x, _name(fwd), i) for i, x in enumerate(leaves)]
+            self._probing = True
+            try:
+                tracing.trace_to_program(flat, avals, _name(fwd), [_name(fwd)] * len(avals))
+            except Exception:
+                return {id(ref) for _, ref in split.ref_slots}
+            finally:
+                self._probing = False
+            return found
+
+        return writes
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves = tree_util.tree_leaves((args, kwargs))

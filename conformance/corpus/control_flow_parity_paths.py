@@ -13,7 +13,8 @@ Python as JAX does; a scan body returning a list (the scan returns one);
 a ``vmap`` of ``cond`` with a batched predicate whose branches return a
 strong and a weak value (strong, as JAX's select of the branches' outputs);
 the gradient of such a cond through a branch a member does not take (sqrt
-at 0: no NaN, as JAX). Every case is ``AGREE``.
+at 0: no NaN, as JAX); the strong cotangent of a weak scan init through a
+``checkpoint`` (its transpose keeps the scan's type). Every case is ``AGREE``.
 """
 
 from __future__ import annotations
@@ -151,6 +152,10 @@ ROWS: list[tuple[str, Any]] = [
      lambda ns, L: _api(ns).vjp(lambda c: L.scan(lambda c, x: (ns.np_.sin(c) * x, c), c,
                                                  np.arange(1.0, 4.0, dtype=np.float32)),
                                 1.0)[1]((np.float32(1.0), np.ones(3, np.float32)))),
+    ("grad_checkpoint_scan_weak_init_promoted_carry",
+     lambda ns, L: _api(ns).grad(_api(ns).checkpoint(
+         lambda c: L.scan(lambda c, x: (c * x, None), c,
+                          np.arange(1.0, 4.0, dtype=np.float32))[0]))(1.0)),
 ]  # fmt: skip
 
 

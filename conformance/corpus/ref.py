@@ -309,6 +309,44 @@ def _more_cases() -> Iterator[Case]:
     yield script_case("ref/custom_vjp-ref-argument-through-fwd-bwd", custom_vjp_ref_through_rules,
                       tags=TAGS)  # fmt: skip
 
+    # a custom_vjp whose fwd (not the function) writes its Ref argument, read
+    # after the call: under differentiation the read sees fwd's write with
+    # the tangent the ref had before (JAX: fwd writes the primal ref only)
+    def custom_vjp_fwd_only_writes_ref_argument(ns):
+        api = _api(ns)
+
+        @api.custom_vjp
+        def f(x_ref, y):
+            return x_ref[...] * 3.0 * y
+
+        def fwd(x_ref, y):
+            v = x_ref[...]
+            x_ref[...] = v * 2.0
+            return v * 3.0 * y, (v, y)
+
+        f.defvjp(fwd, lambda res, g: (g * 100.0 * res[1], g * res[0] * 7.0))
+
+        def g(x, y):
+            r = api.new_ref(x)
+            return f(r, y) + r[...]
+
+        x, y = np.float32(1.5), np.float32(2.0)
+        vg = api.value_and_grad(g, (0, 1))
+        return [
+            ns.to_numpy(v)
+            for v in api.tree_util.tree_leaves(
+                (
+                    ns.jit(g)(x, y),
+                    vg(x, y),
+                    ns.jit(vg)(x, y),
+                    api.value_and_grad(ns.jit(g), (0, 1))(x, y),
+                )
+            )
+        ]
+
+    yield script_case("ref/custom_vjp-fwd-only-writes-ref-argument",
+                      custom_vjp_fwd_only_writes_ref_argument, tags=TAGS)  # fmt: skip
+
     # issue 29: JAX's test_scan_vjp_systematic_readonly -- a scan body reading
     # refs and constants it pops from lists (so it can be traced only once)
     # with a weak carry it returns strong, under vjp

@@ -54,8 +54,36 @@ def _writes(api, np_):
     return h
 
 
+def _fwd_only_writes(api, np_):
+    # fwd writes the Ref argument, the function does not: under
+    # differentiation fwd replaces the function, so its write lands (JAX)
+    @api.custom_vjp
+    def f(x_ref, y):
+        return x_ref[...] * 3.0 * y
+
+    def fwd(x_ref, y):
+        v = x_ref[...]
+        x_ref[...] = v * 2.0
+        return v * 3.0 * y, (v, y)
+
+    f.defvjp(fwd, lambda res, g: (g * 100.0 * res[1], g * res[0] * 7.0))
+    return f
+
+
 def _programs(api, np_):
     f, h = _scaled(api, np_), _writes(api, np_)
+    k = _fwd_only_writes(api, np_)
+
+    def read_after(x, y):  # the read sees fwd's write, with x's tangent
+        r = api.new_ref(x)
+        return k(r, y) + r[...]
+
+    def read_before(x, y):
+        r = api.new_ref(x)
+        v = r[...]
+        return v + k(r, y)
+
+    vg = api.value_and_grad
 
     def g(x, y):
         return f(api.new_ref(x), y)
@@ -82,6 +110,20 @@ def _programs(api, np_):
         "fwd_writes": lambda: (api.grad(g_write)(F(1.0)), api.jit(api.grad(g_write))(F(1.0))),
         "fwd_writes_grad_jit": lambda: api.grad(api.jit(g_write))(F(1.0)),
         "primal": lambda: (f(api.new_ref(F(1.5)), F(2.0)), api.jit(g)(F(1.5), F(2.0))),
+        "fwd_only_writes": lambda: (
+            read_after(F(1.5), F(2.0)),
+            api.jit(read_after)(F(1.5), F(2.0)),
+            vg(read_after, (0, 1))(F(1.5), F(2.0)),
+            api.jit(vg(read_after, (0, 1)))(F(1.5), F(2.0)),
+            vg(api.jit(read_after), (0, 1))(F(1.5), F(2.0)),
+            api.vjp(read_after, F(1.5), F(2.0))[1](F(1.0)),
+            api.vjp(read_after, F(1.5), F(2.0))[0],
+        ),
+        "fwd_only_writes_read_before": lambda: (
+            vg(read_before, (0, 1))(F(1.5), F(2.0)),
+            api.jit(vg(read_before, (0, 1)))(F(1.5), F(2.0)),
+            vg(api.jit(read_before), (0, 1))(F(1.5), F(2.0)),
+        ),
     }
 
 

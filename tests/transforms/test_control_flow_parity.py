@@ -330,6 +330,11 @@ def _weak_init_derivatives(api, np_, lax_, name):
         "vjp of a strong cotangent": api.vjp(carry, init)[1](strong_one),
         "jvp": api.jvp(carry, (init,), (init,)),
         "linearize": api.linearize(carry, init)[1](init),
+        # checkpoint's transpose keeps the cotangent the scan's gives
+        "checkpoint grad": api.grad(
+            api.checkpoint(lambda c: sum(api.tree_util.tree_leaves(carry(c))))
+        )(init),
+        "checkpoint vjp": api.vjp(api.checkpoint(carry), init)[1](strong_one),
     }
 
 
@@ -391,6 +396,9 @@ def _carry_as_y_derivatives(api, np_, lax_, name):
     out["jvp"] = api.jvp(both, (1.0,), (one,))
     out["linearize"] = api.linearize(both, 1.0)[1](one)
     out["strong init"] = api.vjp(carry, one)[1](one)
+    out["checkpoint grad"] = api.grad(api.checkpoint(carry))(1.0)
+    weak_ys = api.tree_util.tree_map(lambda y: makers["weak"](np.shape(y)), ys)
+    out["checkpoint vjp"] = api.vjp(api.checkpoint(both), 1.0)[1]((one, weak_ys))
     return out
 
 
