@@ -517,11 +517,13 @@ OP_LIST: list[Op] = [
        requires=("lax_.reduce_xor",)),
     Op("approx_max_k", 1,
        lambda v: _arrays(v) and v.dtype == F32 and v.exact and len(v.shape) >= 1
-       and v.shape[-1] > 0,
+       and v.shape[-1] > 1,
        lambda p, v: [Val(v.shape[:-1] + (p["k"],), F32, True),
                      Val(v.shape[:-1] + (p["k"],), I32, True)],
        lambda a, p: f"ns.lax_.approx_max_k({a[0]}, {p['k']})",
-       lambda draw, v: {"k": draw(__import__("hypothesis").strategies.integers(1, v.shape[-1]))},
+       # k >= 2: with k == 1 JAX's CPU result breaks ties at the last index and passes
+       # over NaN, where refimpl's exact top-k does not (docs/semantics.md, approx_max_k)
+       lambda draw, v: {"k": draw(__import__("hypothesis").strategies.integers(2, v.shape[-1]))},
        requires=("lax_.approx_max_k",)),
     Op("scan", 1, lambda v: _arrays(v) and v.dtype in (F32, BF16) and len(v.shape) >= 1,
        lambda p, v: [Val(v.shape[1:], v.dtype, False), Val(v.shape, v.dtype, False)],
