@@ -31,6 +31,7 @@ from refimpl.numpy._promote import (
     promote_dtypes_inexact,
     promote_dtypes_numeric,
 )
+from refimpl.primitives import ad_helpers
 
 Array = Any  # a refimpl array or tracer
 ArrayLike = Any  # anything the numpy layer accepts as an operand
@@ -53,8 +54,7 @@ def const_like(x: ArrayLike, value: Any) -> tracing.TypedScalar:
     """``value`` as a rank-0 constant of ``x``'s dtype, weak only when ``x`` is a
     weak rank-0 value: JAX's ``lax._const``, so ``ne(x, 0)`` of a weak array
     gives a strong bool (``scalar_like`` would copy the array's weak flag)."""
-    aval = aval_of(x, "rnp", 0)
-    return tracing.TypedScalar(value, aval.dtype, aval.weak_type and not aval.shape)
+    return ad_helpers.lax_const(value, aval_of(x, "rnp", 0))
 
 
 def full_like_shape(x: ArrayLike, value: Any, dtype: np.dtype) -> Array:

@@ -51,6 +51,15 @@ def scalar(value: Any, like: ShapedArray | Any) -> tracing.TypedScalar:
     return tracing.TypedScalar(value, aval.dtype, aval.weak_type)
 
 
+def lax_const(value: Any, like: ShapedArray | Any) -> tracing.TypedScalar:
+    """``value`` as a rank-0 constant of ``like``'s dtype, weakly typed only
+    when ``like`` is a weakly typed rank-0 value: JAX's ``lax._const`` (so a
+    constant next to a weak array is strong, where :func:`scalar` would copy
+    the array's weak flag)."""
+    aval = like if isinstance(like, ShapedArray) else aval_of(like)
+    return tracing.TypedScalar(value, aval.dtype, aval.weak_type and not aval.shape)
+
+
 def zeros(aval: ShapedArray) -> Any:
     """Zeros of type ``aval``, as an operand for other primitives: a rank-0
     one is a typed scalar (a literal inside a trace), ``float0`` zeros a

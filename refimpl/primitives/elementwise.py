@@ -698,12 +698,9 @@ def _c(value: Any, like: Any) -> Any:
     return ad_helpers.scalar(value, like)
 
 
-def _const(value: Any, like: Any) -> Any:
-    """JAX's ``lax._const`` in the rules that use it: weak only for a weakly
-    typed rank-0 ``like`` (a Python scalar there), strong for an array, so
-    the derivative of ``sqrt`` of a weak array is strong, as JAX's."""
-    aval = ad_helpers.aval_of(like)
-    return ad_helpers.scalar(value, aval.update(weak_type=aval.weak_type and not aval.shape))
+# JAX's lax._const in the rules that use it: the derivative of sqrt of a weak
+# array is strong, as JAX's
+_const = ad_helpers.lax_const
 
 
 def _times_itself(x: Any) -> Any:
