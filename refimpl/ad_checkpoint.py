@@ -346,13 +346,19 @@ def _remat_transpose(cts: list, *args: Any, program: Program, **params: Any) -> 
     n_cts = sum(emitted)
     if refs:
         params = dict(params, ref_finals=tuple(range(n_cts, n_cts + sum(written))))
-    outs = remat_p.bind(
+    operands = [
         *[a for a in args if not isinstance(a, UndefinedPrimal)],
         *[ad.instantiate(ct) for ct in cts],
         *(ref_context.outer_values(refs, written) if refs else ()),
-        program=transposed,
-        **params,
-    )
+    ]
+    if not refs and tracing.find_top_trace(operands) is None:
+        # Eagerly, JAX's remat impl evaluates the transposed program equation
+        # by equation on the values given (eval_jaxpr), so a strong cotangent
+        # of a weak output gives a strong input cotangent; traced (under jit)
+        # the call's outputs have the program's types, as below.
+        outs = tracing.eval_program_bind(transposed, operands)
+    else:
+        outs = remat_p.bind(*operands, program=transposed, **params)
     if refs:
         ref_context.write_back([r for r, w in zip(refs, written) if w], outs[n_cts:])
     return spread_cotangents(outs[:n_cts], linear, program.in_avals)

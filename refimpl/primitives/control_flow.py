@@ -481,6 +481,12 @@ def _scan_abstract_eval(
         for given, taken in zip(carry, carry_taken)
     ]
     expected_in = [*avals[:num_consts], *carry, *(x.update(shape=x.shape[1:]) for x in xs)]
+    # consts and xs may too (JAX's typematch): eagerly, a checkpoint's transpose
+    # evaluates a transposed scan on cotangents whose weak types are the given ones
+    expected_in = [
+        taken if _weak_only_mismatch(given, taken) else given
+        for given, taken in zip(expected_in, body.in_avals)
+    ]
     # unreachable from the public API (a check of the primitive's own invariants):
     # lax.scan traces the body at the operands' types and checks the carry first
     if body.in_avals != expected_in:  # pragma: no cover

@@ -16,6 +16,7 @@ from refimpl import lax
 from refimpl.ad_checkpoint import checkpoint_name, remat_p, saved_residuals
 from refimpl.primitives.base import Primitive
 from refimpl.transforms.dce import dce_program
+from tests.helpers.parity import assert_same_as_jax
 
 RNG = np.random.RandomState(0)
 X = RNG.randn(4, 5).astype(np.float32)
@@ -374,3 +375,35 @@ def test_instantiated_scalar_zero_is_a_constant_not_an_equation():
     for run in (ri.grad, lambda f: ri.jit(ri.grad(f)), on_pjrt):
         out = run(lambda y, x: rnp.sum(x))(2.0, np.ones(3, np.float32))
         assert float(out) == 0.0 and out.dtype == np.float32 and out.weak_type  # as JAX's
+
+
+# JAX's remat evaluates its transposed program equation by equation eagerly
+# (eval_jaxpr on the values given), so a strong cotangent of a weak output
+# gives a strong input cotangent; under jit the call's outputs have the
+# program's (weak) types. The scan case: the transposed scan is bound with
+# cotangents whose weak types are the given ones.
+def _checkpoint_pullbacks(api, np_, lax_):
+    xs = np_.arange(3.0, dtype=np_.float32)
+    bodies = {
+        "c*2": lambda c: c * 2.0,
+        "sin": lambda c: np_.sin(c) * 3.0,
+        "scan": lambda c: lax_.scan(lambda d, x: (d * 2.0, d * x), c, xs),
+    }
+    strong = np_.float32(1.0)
+    out = {}
+    for name, f in bodies.items():
+        ct = (strong, np_.ones(3, np_.float32)) if name == "scan" else strong
+        pullback = api.vjp(api.checkpoint(f), 1.0)[1]
+        out[name] = pullback(ct)
+        out[name + " jit"] = api.jit(lambda x, c, f=f: api.vjp(api.checkpoint(f), x)[1](c))(1.0, ct)
+    return out
+
+
+def test_checkpoint_pullback_of_a_strong_cotangent_has_jaxs_weak_types(backend):
+    got = _checkpoint_pullbacks(ri, rnp, lax)
+    want = _checkpoint_pullbacks(jax, jnp, jax.lax)
+    for mode in want:
+        try:
+            assert_same_as_jax(got[mode], want[mode], atol=1e-6)
+        except AssertionError as err:
+            raise AssertionError(mode) from err
