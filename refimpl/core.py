@@ -17,6 +17,7 @@ No NumPy math happens here; this module only describes programs.
 
 from __future__ import annotations
 
+import enum
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -336,6 +337,17 @@ def _print_param(value: Any, name: _Namer, indent: int) -> str:
     return repr(value)
 
 
+def _print_precision(value: Any) -> str:
+    # JAX prints dot/conv precision as its enum members (``Precision.HIGHEST``)
+    # and an algorithm preset by its bare name; programs and tests read them so.
+    if isinstance(value, tuple):
+        parts = [p if p is None else f"Precision.{p}" if isinstance(p, str) else p for p in value]
+        return "(" + ", ".join(str(p) for p in parts) + ")"
+    if isinstance(value, enum.Enum):
+        return value.name
+    return repr(value)
+
+
 def _print_program(program: Program, name: _Namer, indent: int) -> str:
     pad = " " * indent
     consts = " ".join(_print_binder(v, name) for v in program.const_vars)
@@ -351,7 +363,8 @@ def _print_program(program: Program, name: _Namer, indent: int) -> str:
         params = ""
         if eqn.params:
             items = ", ".join(
-                f"{k}={_print_param(v, name, indent)}" for k, v in sorted(eqn.params.items())
+                f"{k}={_print_precision(v) if k == 'precision' else _print_param(v, name, indent)}"
+                for k, v in sorted(eqn.params.items())
             )
             params = f"[{items}]"
         args = " ".join(_print_atom(a, name) for a in eqn.inputs)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import refimpl as ri
 import refimpl.numpy as rnp
@@ -27,3 +28,32 @@ def test_closed_program_has_jaxs_spellings():
     assert got.jaxpr.constvars == []
     (eqn,) = got.jaxpr.eqns
     assert eqn.invars == got.jaxpr.invars and eqn.outvars == got.jaxpr.outvars
+
+
+def _precision_param(text: str) -> str:
+    """The ``precision=...`` parameter as printed, whitespace dropped."""
+    flat = "".join(text.split())
+    start = flat.index("precision=") + len("precision=")
+    depth, end = 0, start
+    while depth or flat[end] not in ",]":
+        depth += {"(": 1, ")": -1}.get(flat[end], 0)
+        end += 1
+    return flat[start:end]
+
+
+@pytest.mark.parametrize("precision", ["highest", "fastest", ("high", "default"), "F32_F32_F32"])
+def test_printed_precision_as_jax(precision):
+    # lax_autodiff_test reads `Precision.HIGHEST` in a dot's printed pullback.
+    def printed(api, lax, np_):
+        if precision == "F32_F32_F32":
+            prec = lax.DotAlgorithmPreset.F32_F32_F32
+        else:
+            prec = precision
+        x = np_.ones((2,), np.float32)
+        y = np_.ones((2, 3), np.float32)
+        dot = lambda a, b: lax.dot(a, b, precision=prec)  # noqa: E731
+        out, pullback = api.vjp(dot, x, y)
+        return _precision_param(str(api.make_jaxpr(pullback)(out)))
+
+    want = printed(jax, jax.lax, jnp)
+    assert printed(ri, ri.lax, rnp) == want
