@@ -1,5 +1,9 @@
 """Branches of the combining scatters and ``top_k`` no other case reaches (issue 36).
 
+* ``scatter_sort.paths/top_k_*``, ``approx_max_k_*``, ``*partition_*``:
+  ``top_k``'s float order (IEEE totalOrder: ``0.0`` above ``-0.0``, ``-NaN``
+  last) and the functions that inherit it, judged by JAX.
+
 * ``scatter_sort.paths/*``: ``x.at[i].min/max`` of booleans (the lowering's
   ``and``/``or`` combiner: pjrt compiles it, ref runs ``np.minimum``),
   eagerly and under ``jit``; ``x.at[i].multiply`` differentiated or
@@ -33,6 +37,9 @@ _UB = np.array([False, True, True])
 _I = np.array([1, 3, 1], np.int32)
 _V = np.arange(1.0, 5.0, dtype=np.float32)
 _U = np.array([2.0, -1.0, 3.0], np.float32)
+# top_k's order is IEEE totalOrder (0.0 above -0.0, -NaN below -inf), not sort's
+_Z = np.array([-0.0, 0.0, -0.0, 0.0], np.float32)
+_N = np.array([-np.nan, -np.inf, np.nan, 1.0, -0.0], np.float32)
 
 
 def _api(ns: Any) -> Any:
@@ -47,6 +54,12 @@ ROWS: list[tuple[str, Any]] = [
     ("bool_max", lambda ns: ns.np_.asarray(_B).at[_I].max(_UB)),
     ("bool_min_jit", lambda ns: ns.jit(lambda x: x.at[_I].min(_UB))(ns.np_.asarray(_B))),
     ("bool_max_jit", lambda ns: ns.jit(lambda x: x.at[_I].max(_UB))(ns.np_.asarray(_B))),
+    ("top_k_signed_zero", lambda ns: ns.lax_.top_k(ns.np_.asarray(_Z), 2)),
+    ("top_k_nan_sign_jit", lambda ns: ns.jit(lambda x: ns.lax_.top_k(x, 5))(ns.np_.asarray(_N))),
+    ("approx_max_k_signed_zero", lambda ns: ns.lax_.approx_max_k(ns.np_.asarray(_Z[None]), 2)),
+    ("partition_signed_zero",
+     lambda ns: ns.np_.signbit(ns.np_.partition(ns.np_.asarray(_Z), 1))),
+    ("argpartition_nan_sign", lambda ns: ns.np_.argpartition(ns.np_.asarray(_N), 2)),
 ]  # fmt: skip
 
 # refused by both with NotImplementedError, which the runner reads as "unsupported" unless the

@@ -44,10 +44,23 @@ def _approx_k(
     moved = (
         structural.transpose(operand, _to_last(aval.ndim, dim)) if dim != aval.ndim - 1 else operand
     )
-    if largest:  # top_k's order: NaN first, then descending; ties: lower index first
+    last = aval.ndim - 1
+    if largest and count < size:
+        # XLA CPU turns the fallback's sort-and-slice into its TopK, so the
+        # order is top_k's (totalOrder: 0.0 above -0.0, +NaN first)
         values, indices = sorting.top_k(moved, count)
+    elif largest:
+        iota = structural.broadcasted_iota(np.int32, moved_shape(aval.shape, dim), last)
+        # nothing sliced off: XLA keeps the sort, whose GT comparator holds
+        # -0.0 == 0.0; descending and stable (ties: lower index first) is
+        # the ascending stable sort of the reversed axis, reversed
+        values, indices = reductions.sort(
+            (structural.rev(moved, (last,)), structural.rev(iota, (last,))),
+            dimension=-1, num_keys=1,
+        )  # fmt: skip
+        values, indices = structural.rev(values, (last,)), structural.rev(indices, (last,))
     else:  # ascending, NaN last; ties: lower index first (a stable sort)
-        iota = structural.broadcasted_iota(np.int32, moved_shape(aval.shape, dim), aval.ndim - 1)
+        iota = structural.broadcasted_iota(np.int32, moved_shape(aval.shape, dim), last)
         values, indices = reductions.sort((moved, iota), dimension=-1, num_keys=1)
         values = structural.slice_in_dim(values, 0, count, axis=aval.ndim - 1)
         indices = structural.slice_in_dim(indices, 0, count, axis=aval.ndim - 1)

@@ -748,7 +748,7 @@ def partition(a: ArrayLike, kth: int, axis: int = -1) -> Array:
     n = aval.shape[axis]
     kth = _kth("partition", kth, n)
     moved = moveaxis(a, axis, -1)
-    ascending = lax.sort(moved, _aval(moved).ndim - 1)
+    ascending = _total_order_ascending(moved)
     bottom = lax.slice_in_dim(ascending, 0, kth + 1, 1, -1 % _aval(moved).ndim)
     top = lax.rev(
         lax.slice_in_dim(ascending, kth + 1, n, 1, _aval(moved).ndim - 1), (_aval(moved).ndim - 1,)
@@ -768,11 +768,26 @@ def argpartition(a: ArrayLike, kth: int, axis: int = -1) -> Array:
     moved = moveaxis(a, axis, -1)
     last = _aval(moved).ndim - 1
     # int32 whatever x64 says: JAX's indices come from top_k, whose are int32
-    order = argsort(moved, axis=-1, dtype=np.int32)
+    if dtypes.is_floating(_aval(moved).dtype):
+        order = lax.top_k(lax.neg(moved), n)[1]  # see _total_order_ascending
+    else:
+        order = argsort(moved, axis=-1, dtype=np.int32)
     bottom = lax.slice_in_dim(order, 0, kth + 1, 1, last)
     rest = lax.slice_in_dim(order, kth + 1, n, 1, last)
     rest = lax.sort(rest, last)  # the remaining indices in increasing order
     return moveaxis(lax.concatenate([bottom, rest], last), -1, axis)
+
+
+def _total_order_ascending(x: Any) -> Any:
+    """``x`` sorted along its last axis. A float axis is in ``top_k``'s IEEE
+    totalOrder (``-NaN`` first, ``-0.0`` before ``0.0``, ``+NaN`` last), as
+    JAX 0.10.2's partitions, which take ``top_k`` of the negated array (negation
+    reverses that order exactly); integers sort as the sort primitive does
+    (JAX's negation would move the minimum integer to the top: see
+    docs/semantics.md)."""
+    if dtypes.is_floating(_aval(x).dtype):
+        return lax.neg(lax.top_k(lax.neg(x), _aval(x).shape[-1])[0])
+    return lax.sort(x, _aval(x).ndim - 1)
 
 
 def _no_bool(name: str, dtype: np.dtype) -> None:

@@ -6,18 +6,23 @@ Semantics (``jax.lax.top_k``)::
     values  = operand[..., order[:k]]
     indices = order[:k]                      (int32)
 
-The key is the sort primitive's total order (NaN above +inf, ``-0.0 ==
-0.0``), so NaNs come first; equal keys keep their index order (the lower
-index first). Constraints: (C1) rank >= 1; (C2) ``0 <= k <= operand.shape[-1]``;
+The key is IEEE 754's totalOrder, as JAX 0.10.2's ``top_k`` (XLA's TopK
+compares floats by their bits read as sign-magnitude integers): ``-NaN <
+-inf < ... < -0.0 < +0.0 < ... < +inf < +NaN``, NaNs ordered by payload
+within their sign. This is not the ``sort`` primitive's order (which has
+``-0.0 == 0.0`` and every NaN equal and last): ``top_k([-0., 0.], 1)`` picks
+index 1. Equal keys (equal bits) keep their index order (the lower index
+first). Constraints: (C1) rank >= 1; (C2) ``0 <= k <= operand.shape[-1]``;
 (C3) ``operand.shape[-1]`` fits the int32 indices (``ValueError``, as JAX).
-Example: ``top_k([1, nan, 3, 3], 3)`` is ``([nan, 3, 3], [1, 2, 3])``.
+Example: ``top_k([1, nan, 3, 3], 3)`` is ``([nan, 3, 3], [1, 2, 3])``;
+``top_k([-nan, -inf, 1], 3)`` is ``([1, -inf, -nan], [2, 1, 0])``.
 
 StableHLO has no top-k operation (``chlo.top_k`` is not part of the portable
 set used here), so the lowering is a program of primitives: a stable
-descending sort of ``(operand, iota)`` and a slice.
+descending sort of ``(total-order key, iota)`` and a slice.
 
 Mask rule: a masked last axis has its padding filled with the dtype's lowest
-value, which sorts after every valid entry (see ``_top_k_mask``).
+value in that order, which sorts after every valid entry (see ``_top_k_mask``).
 """
 
 from __future__ import annotations
@@ -28,11 +33,11 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import ad_helpers, batch_rules, structural
+from refimpl.primitives import ad_helpers, batch_rules, prng, structural
 from refimpl.primitives import composite_ops as ops
+from refimpl.primitives import elementwise as ew
 from refimpl.primitives.base import Primitive, normalize_axis
 from refimpl.primitives.decompositions import composite_lowering
-from refimpl.primitives.reductions import sort_keys
 from refimpl.transforms.masking.shape_spec import Dim
 
 top_k_p = Primitive("top_k", multiple_results=True)
@@ -44,6 +49,8 @@ def _top_k_abstract_eval(operand: ShapedArray, *, k: int) -> tuple[ShapedArray, 
         raise ValueError("top_k: the operand must have rank >= 1 (C1), got shape ()")
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"top_k: k must be an int, got {k!r}")
+    if dtypes.is_complex(operand.dtype):  # ValueError as JAX 0.10.2: no order on complex numbers
+        raise ValueError(f"top_k: the operand must be real, got {operand.dtype}")
     size = operand.shape[-1]
     if isinstance(size, (int, np.integer)) and size > np.iinfo(np.int32).max:
         raise ValueError(  # JAX 0.10.2's check: the indices are int32
@@ -60,21 +67,50 @@ def _top_k_abstract_eval(operand: ShapedArray, *, k: int) -> tuple[ShapedArray, 
     )
 
 
+def _bits_dtype(dtype: np.dtype) -> np.dtype:
+    """The signed integer dtype of a float dtype's width."""
+    return np.dtype(f"int{8 * np.dtype(dtype).itemsize}")
+
+
+def _total_order_key(x: np.ndarray) -> np.ndarray:
+    """An array whose ascending order is ``top_k``'s order of ``x``: for
+    floats the bits as signed integers with a negative number's magnitude bits
+    flipped (sign-magnitude to two's complement, so ``-0.0 < 0.0`` and NaNs
+    sit beyond the infinities by sign and payload); bools as uint8."""
+    if dtypes.is_floating(x.dtype):
+        bits = np.ascontiguousarray(x).view(_bits_dtype(x.dtype))
+        magnitude = np.iinfo(bits.dtype).max
+        return np.where(bits < 0, bits ^ bits.dtype.type(magnitude), bits)
+    if dtypes.is_bool(x.dtype):
+        return x.astype(np.uint8)
+    return x
+
+
 @top_k_p.def_impl
 def _top_k_impl(operand: np.ndarray, *, k: int) -> list[np.ndarray]:
     n = operand.shape[-1]
-    reversed_ = operand[..., ::-1]
-    keys = sort_keys(reversed_)
-    # np.lexsort: the last key is the primary one; stable, ascending. On the
-    # reversed axis, ties end up with the higher original index first, so the
-    # tail read backwards has the lower index first.
-    ascending = np.lexsort(keys[::-1], axis=-1)
+    key = _total_order_key(operand)[..., ::-1]
+    # A stable ascending sort of the reversed axis puts ties with the higher
+    # original index first, so its tail read backwards has the lower index first.
+    ascending = np.argsort(key, axis=-1, kind="stable")
     order = (n - 1 - ascending[..., ::-1][..., :k]).astype(np.int32)
     return [np.take_along_axis(operand, order, axis=-1), order]
 
 
+def _total_order_key_program(operand: Any) -> Any:
+    """``_total_order_key`` as primitives (a bitcast, a compare, a xor)."""
+    dtype = tracing.get_aval(operand, "top_k", 0).dtype
+    if not dtypes.is_floating(dtype):
+        return operand  # the sort primitive orders ints and bools so already
+    bits_dtype = _bits_dtype(dtype)
+    bits = prng.bitcast_convert_type(operand, bits_dtype)
+    magnitude = tracing.TypedScalar(np.iinfo(bits_dtype).max, bits_dtype, False)
+    negative = ew.lt_p.bind(bits, tracing.TypedScalar(0, bits_dtype, False))
+    return ew.select(negative, ew.xor_p.bind(bits, magnitude), bits)
+
+
 def _top_k_program(operand: Any, *, k: int) -> tuple[Any, Any]:
-    order = ops.argsort(operand, axis=-1, descending=True)[..., :k]
+    order = ops.argsort(_total_order_key_program(operand), axis=-1, descending=True)[..., :k]
     return ops.take_along_axis(operand, order, axis=-1), order.astype(np.int32)
 
 
@@ -95,8 +131,8 @@ def _top_k_mask(ctx, operand, *, k):
     last dim of both results is ``k`` (unmasked).
 
     A masked last dim (logical ``n``): its padding is filled with the
-    dtype's lowest value (-inf, the integer minimum, False). The sort order
-    puts NaN first and breaks ties by the lower index, and every valid index
+    dtype's lowest value in ``top_k``'s order (a NaN with every bit set, the
+    integer minimum, False). Ties go to the lower index, and every valid index
     precedes the padding, so while ``k <= n`` the padding is never chosen
     and both results equal the unpadded program's. ``k > n`` is an error in
     the unpadded program but ``n`` is only known at run time here: the
@@ -105,7 +141,12 @@ def _top_k_mask(ctx, operand, *, k):
     """
     logical = ctx.logical_in[0]
     if ctx.masked(logical[-1]):
-        lowest = dtypes.min_value(ctx.avals_in[0].dtype)
+        dtype = ctx.avals_in[0].dtype
+        lowest = (
+            np.array(-1, _bits_dtype(dtype)).view(dtype)[()]
+            if dtypes.is_floating(dtype)
+            else dtypes.min_value(dtype)
+        )
         operand = ctx.fill_padding(operand, logical, (len(logical) - 1,), lowest)
     values, indices = top_k_p.bind(operand, k=k)
     out_logical = (*logical[:-1], Dim.constant(k))
@@ -127,9 +168,10 @@ def _top_k_jvp(primals, tangents, *, k):
 
 def top_k(operand: Any, k: int, *, axis: int = -1) -> list[Any]:
     """``jax.lax.top_k``: ``(values, indices)`` of the ``k`` largest entries along
-    ``axis`` (the last by default), largest first (NaN first; ties: lower index
-    first). Another axis is moved last around the primitive (JAX's primitive
-    takes ``axis`` itself; the values are the same)."""
+    ``axis`` (the last by default), largest first in IEEE totalOrder (+NaN
+    first, -NaN last, ``0.0`` above ``-0.0``; ties: lower index first).
+    Another axis is moved last around the primitive (JAX's primitive takes
+    ``axis`` itself; the values are the same)."""
 
     k = int(k) if isinstance(k, np.integer) else k
     ndim = tracing.get_aval(operand, "top_k", 0).ndim
