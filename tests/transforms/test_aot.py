@@ -212,6 +212,36 @@ def test_out_info_weak_types_as_jax():
     assert [weak for _, _, weak in lowered] == [False, False]
 
 
+@pytest.mark.parametrize("backend", ["ref", "pjrt"])
+def test_compiled_call_ignores_weak_types_as_jax(backend):
+    """A Compiled called with arguments differing from its compiled types only
+    in weak type runs, with the compiled output types (JAX 0.10.2 compares the
+    avals with weak types stripped); another dtype or shape is a TypeError."""
+
+    def f(x, n):
+        return x * 2, n + 1
+
+    def run(m, np_, **options):
+        compiled = m.jit(f, **options).lower(1.5, np_.int32(3)).compile()
+        outs = []
+        for args in [(1.5, np_.int32(3)), (np_.float32(2.0), 4), (np.float32(3.0), np.int32(5))]:
+            got = compiled(*args)
+            outs.append([(np.dtype(o.dtype), bool(o.weak_type), float(o)) for o in got])
+        errors = []
+        for args in [(1, 3), (np_.ones(2), 3), (np_.float16(1.0), 3)]:
+            try:
+                compiled(*args)
+                errors.append(None)
+            except Exception as error:  # noqa: BLE001 - the class is compared
+                errors.append(type(error))
+        return outs, errors
+
+    ours = run(ri, ri.numpy, backend=backend)
+    theirs = run(jax, jax.numpy)
+    assert ours == theirs
+    assert ours[1] == [TypeError] * 3
+
+
 def test_compiled_analyses():
     compiled = ri.jit(lambda a, b: a * b + 1.0, backend="pjrt").trace(X, Y).lower().compile()
     # the CPU plugin does not implement PJRT_Executable_GetCostAnalysis

@@ -420,8 +420,9 @@ class Compiled:
         traced = self._traced
         name = traced.jitted.__name__
         call = traced.jitted._split_args(args, kwargs)
-        expected = traced.call.signature._replace(backend="pjrt")
-        if call.signature._replace(backend="pjrt") != expected:
+        # weak types aside, as JAX's check_arg_avals_for_call: a weak type
+        # changes no buffer, and the results keep the compiled types
+        if _strong(call.signature) != _strong(traced.call.signature):
             raise TypeError(
                 f"Compiled({name}): called with arguments of another signature than it was "
                 f"compiled for: {_describe(call.signature)} instead of "
@@ -493,6 +494,13 @@ def _describe(signature: Any) -> str:
         return "(" + ", ".join(a.text for a in shown) + ")"
     text = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
     return f"({text},)" if len(args) == 1 and not kwargs else f"({text})"
+
+
+def _strong(signature: Any) -> Any:
+    """``signature`` on the pjrt backend with its leaf types strong (a Ref's
+    type as it is)."""
+    avals = tuple(a.strip_weak() if hasattr(a, "strip_weak") else a for a in signature.avals)
+    return signature._replace(backend="pjrt", avals=avals)
 
 
 def _difference(call: Any, compiled: Any) -> str:
