@@ -147,7 +147,7 @@ def _rand_like(rng: np.random.RandomState, x: Any) -> Any:
     if dtype == dtypes.float0 or not dtypes.is_inexact(dtype):
         return np.zeros(shape, dtypes.float0)
     if dtypes.is_complex(dtype):
-        value = (rng.randn(*shape) + 1j * rng.randn(*shape)).astype(dtype)
+        value = np.asarray(rng.randn(*shape) + 1j * rng.randn(*shape)).astype(dtype)
     else:
         value = np.asarray(rng.randn(*shape)).astype(dtype)
     return value.item() if _is_python_scalar(x) else value

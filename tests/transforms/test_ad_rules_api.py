@@ -14,6 +14,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import jax.test_util
 import ml_dtypes
 import numpy as np
 import pytest
@@ -402,3 +403,12 @@ def test_complex_abs_matches_jax(rng):
     (theirs,) = jax.vjp(jax.lax.abs, z)[1](ct)
     assert np.asarray(ours).dtype == np.complex64
     np.testing.assert_allclose(np.asarray(ours), theirs, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.float32])
+@pytest.mark.parametrize("op", ["neg", "exp", "conj"])
+def test_check_grads_of_a_rank0_array(op, dtype):
+    # lax_autodiff_test's records with shape (): JAX's check_grads runs them.
+    x = np.asarray(0.5 + (0.25j if dtype == np.complex64 else 0), dtype)
+    jax.test_util.check_grads(getattr(jax.lax, op), (x,), 2, ["fwd", "rev"])
+    check_grads(getattr(rlax, op), (x,), 2, ["fwd", "rev"])
