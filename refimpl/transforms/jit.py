@@ -1643,6 +1643,40 @@ class Traced:
     def out_info(self) -> Any:
         return self.entry.plan.out_info(self.entry)
 
+    # JAX's Traced spellings
+    @property
+    def jaxpr(self) -> Program:
+        """The traced program (what ``make_jaxpr`` returns)."""
+        return self.program
+
+    @property
+    def fun_name(self) -> str:
+        return self.jitted.__name__
+
+    @property
+    def out_avals(self) -> Any:
+        """The output types as ``ShapedArray``s, in the output pytree."""
+        return tree_util.tree_map(
+            lambda s: (
+                s
+                if isinstance(s.dtype, dtypes.ExtendedDtype)
+                else ShapedArray(tuple(s.shape), np.dtype(s.dtype), bool(s.weak_type))
+            ),
+            self.out_info,
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the function on arguments of the traced types, weak types aside:
+        JAX's Traced evaluates its jaxpr on them, so the results' weak types
+        follow the arguments, as a jit call's."""
+        call = self.jitted._split_args(args, kwargs)
+        if _weak_stripped(call.signature) != _weak_stripped(self.call.signature):
+            raise TypeError(
+                f"Traced({self.jitted.__name__}): called with arguments of other types than "
+                f"it was traced for: {explain_miss(call, [self.call.signature], self.jitted.spec)}"
+            )
+        return self.jitted(*args, **kwargs)
+
     @property
     def aliases(self) -> dict[int, int]:
         """Donated input leaf -> output leaf reusing its buffer (flatten order)."""
@@ -1660,6 +1694,11 @@ class Traced:
 
     def __repr__(self) -> str:
         return f"Traced({self.jitted.__name__}):\n{self.program}"
+
+
+def _weak_stripped(signature: Signature) -> Signature:
+    avals = tuple(a.strip_weak() if isinstance(a, ShapedArray) else a for a in signature.avals)
+    return signature._replace(avals=avals)
 
 
 # --- explaining cache misses -----------------------------------------------------------

@@ -377,3 +377,36 @@ def test_traced_conversions_check_the_type_first(backend, convert, value):
         assert got is ri.errors.ConcretizationTypeError
     else:
         assert got is want
+
+
+def _types(tree, leaves):
+    return [(tuple(a.shape), np.dtype(a.dtype), bool(a.weak_type)) for a in leaves(tree)]
+
+
+def test_traced_stage_spellings_as_jax(backend):
+    """``jit(f).trace(...)`` has JAX's ``jaxpr``, ``fun_name`` and ``out_avals``,
+    and calling it runs ``f`` on arguments of the traced types (weak types
+    aside; the results' weak types follow the arguments, as JAX's evaluation
+    of the jaxpr)."""
+
+    def f(x, y):
+        return x * 2, y + 1
+
+    def run(m, np_):
+        traced = m.jit(f).trace(1.5, np_.ones(2, np_.float32))
+        calls = [
+            traced(1.5, np_.ones(2, np_.float32)),
+            traced(np_.float32(3.0), np_.arange(2, dtype=np_.float32)),
+        ]
+        return (
+            traced.fun_name,
+            _types(traced.out_avals, m.tree_util.tree_leaves),
+            [_types(c, m.tree_util.tree_leaves) for c in calls],
+            [[np.asarray(a).tolist() for a in c] for c in calls],
+            len(traced.jaxpr.eqns) == len(m.make_jaxpr(f)(1.5, np_.ones(2, np_.float32)).eqns),
+        )
+
+    assert run(ri, rnp) == run(jax, jnp)
+    traced = ri.jit(f).trace(1.5, rnp.ones(2, rnp.float32))
+    with pytest.raises(TypeError, match="Traced"):
+        traced(1.5, rnp.ones(3, rnp.float32))  # JAX evaluates on the wrong shape
