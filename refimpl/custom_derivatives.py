@@ -479,6 +479,9 @@ class _JVPRule:
         tangents = [_to_user_zero(t) if type(t) is Zero else ad.user_value(t) for t in tangents]
         p_args = split.diff_args(primals)
         t_args = split.diff_args(tangents)
+        if not owner.symbolic_zeros:
+            # a key's tangent is float0[key.shape], as JAX's (not a key over float0 data)
+            t_args = ad.extended_cotangents(tree_util, t_args)
         assert owner.jvp is not None  # __call__ raised before binding without one
         out = owner.jvp(*split.nondiff, p_args, t_args)
         if not isinstance(out, (tuple, list)) or len(out) != 2:

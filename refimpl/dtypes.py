@@ -122,7 +122,18 @@ class ExtendedDtype:
 
 
 def issubdtype_extended(a: Any, b: Any) -> bool:
-    """``issubdtype(a, b)`` where ``a`` or ``b`` is an extended dtype or scalar type."""
+    """``issubdtype(a, b)`` where ``a`` or ``b`` is an extended dtype or scalar type.
+    An array is no dtype here, as in JAX: a NumPy array is a TypeError, a key
+    array (which NumPy cannot convert) a ValueError; other arrays give False."""
+    for arg in (a, b):
+        if isinstance(arg, np.ndarray):
+            raise TypeError("issubdtype: cannot construct a dtype from an array")
+        found = getattr(arg, "dtype", None)
+        if not isinstance(arg, ExtendedDtype) and isinstance(found, ExtendedDtype):
+            raise ValueError(
+                f"issubdtype: could not convert an array of dtype {found} to a NumPy dtype "
+                "(pass its .dtype)"
+            )
     if isinstance(b, type) and issubclass(b, extended):
         if isinstance(a, ExtendedDtype):
             return issubclass(a.type, b)

@@ -187,6 +187,10 @@ class PRNGKeyArray:
         return self._data.devices()
 
     @property
+    def device(self) -> Any:
+        return self._data.device
+
+    @property
     def sharding(self) -> Any:
         return self._data.sharding
 
@@ -198,6 +202,24 @@ class PRNGKeyArray:
             type(s)(type(self)(s.data), s.device, s.index, s.replica_id)
             for s in self._data.addressable_shards
         ]
+
+    @property
+    def global_shards(self) -> list[Any]:
+        """The shards over every process's devices: the addressable ones (one process)."""
+        return self.addressable_shards
+
+    def addressable_data(self, index: int) -> PRNGKeyArray:
+        """Shard ``index``'s keys, as JAX's ``addressable_data``."""
+        return self.addressable_shards[index].data
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.itemsize
+
+    def on_device_size_in_bytes(self) -> int:
+        """The key data's bytes on its devices (JAX's key arrays answer the same)."""
+        found = getattr(self._data, "on_device_size_in_bytes", None)
+        return int(found()) if found is not None else self.nbytes
 
     @property
     def is_fully_addressable(self) -> bool:

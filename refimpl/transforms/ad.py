@@ -625,10 +625,10 @@ class _Pullback:
                     f"{aval.str_short()}, which has no cotangent"
                 )
             grads.append(_output_tangent(next(cts)) if nz else zeros_like_aval(aval))
-        return _extended_cotangents(tu, tu.tree_unflatten(self.in_tree, grads))
+        return extended_cotangents(tu, tu.tree_unflatten(self.in_tree, grads))
 
 
-def _extended_cotangents(tu: Any, tree: Any) -> Any:
+def extended_cotangents(tu: Any, tree: Any) -> Any:
     """``tree`` with each array of an extended dtype (a typed PRNG key, a
     pytree node over its key data, whose cotangent came back as float0 key
     data) replaced by float0 zeros of the key array's own shape, as JAX's
@@ -959,7 +959,7 @@ def _value_and_grad(
         for leaf, nz in zip(leaves, nonzero, strict=True):
             aval = tangent_aval(tracing.get_aval(leaf, name, 0))
             grads.append(_output_tangent(next(cts)) if nz else zeros_like_aval(aval))
-        grad_tree = _extended_cotangents(tu, tu.tree_unflatten(in_tree, grads))
+        grad_tree = extended_cotangents(tu, tu.tree_unflatten(in_tree, grads))
         g = grad_tree if isinstance(argnums, (tuple, list)) else grad_tree[0]
         if has_aux:
             return (user_value(value), _aux_value(aux_info[0], aux_leaves)), g

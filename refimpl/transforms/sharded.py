@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import backends, tracing, tree_util
+from refimpl import backends, dtypes, tracing, tree_util
 from refimpl import sharding as _sharding_module
 from refimpl.array import Array
 from refimpl.config import config
@@ -767,15 +767,21 @@ def make_array_from_callback(
     check_against(sharding, shape, "make_array_from_callback")
     expected = sharding.shard_shape(shape)
     blocks = []
+    extended = None
     for device, index in sharding.devices_indices_map(shape).items():
-        block = np.asarray(data_callback(index), dtype=dtype)
-        if block.shape != tuple(expected):
+        value = data_callback(index)
+        block_shape = tuple(np.shape(value))
+        if isinstance(getattr(value, "dtype", None), dtypes.ExtendedDtype):
+            extended, block_shape = value.dtype, tuple(value.shape)
+            value = _extended_data(value)
+        block = np.asarray(value, dtype=dtype)
+        if block_shape != tuple(expected):
             raise ValueError(
                 f"make_array_from_callback: data_callback returned a block of shape "
-                f"{block.shape} for index {index}, expected {tuple(expected)}"
+                f"{block_shape} for index {index}, expected {tuple(expected)}"
             )
         blocks.append((device, block))
-    return _from_blocks(shape, sharding, blocks, "make_array_from_callback")
+    return _from_extended_blocks(extended, shape, sharding, blocks, "make_array_from_callback")
 
 
 def make_array_from_single_device_arrays(
@@ -831,8 +837,36 @@ def make_array_from_single_device_arrays(
                 f"expected the shard shape {sharding.shard_shape(shape)}"
             )
         by_device[device] = array
+    extended = None
+    for d, array in by_device.items():
+        if isinstance(getattr(array, "dtype", None), dtypes.ExtendedDtype):
+            extended, by_device[d] = array.dtype, _extended_data(array)
     blocks = [(d, np.asarray(by_device[d], dtype=dtype)) for d in index_map]
-    return _from_blocks(shape, sharding, blocks, "make_array_from_single_device_arrays")
+    return _from_extended_blocks(
+        extended, shape, sharding, blocks, "make_array_from_single_device_arrays"
+    )
+
+
+def _extended_data(value: Any) -> Any:
+    """The data under an array of an extended dtype (a typed key array is a
+    pytree node over it)."""
+    (data,) = tree_util.tree_leaves(value)
+    return data
+
+
+def _from_extended_blocks(
+    extended: Any,
+    shape: tuple[int, ...],
+    sharding: Sharding,
+    blocks: list[tuple[Any, np.ndarray]],
+    where: str,
+) -> Any:
+    """:func:`_from_blocks`, for blocks of an extended dtype (typed keys, as
+    JAX's) built over their data, whose trailing dims the sharding leaves whole."""
+    if extended is None:
+        return _from_blocks(shape, sharding, blocks, where)
+    physical_shape, _ = extended.physical(shape)
+    return extended.wrap(_from_blocks(tuple(physical_shape), sharding, blocks, where))
 
 
 def _from_blocks(

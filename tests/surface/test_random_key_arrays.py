@@ -319,3 +319,102 @@ def test_key_array_addressable_shards_as_jax(backend, n):
         return keys.is_fully_addressable, keys.is_fully_replicated, out
 
     assert shards(ri) == shards(jax)
+
+
+def test_key_array_size_and_global_shards_as_jax(backend):
+    # KeyArrayTest.test_array_impl_attributes reads these on a key array
+    def attrs(lib):
+        keys = lib.random.split(lib.random.key(0), 10)
+        first = keys.addressable_data(0)
+        return (
+            keys.nbytes,
+            keys.on_device_size_in_bytes(),
+            len(keys.global_shards),
+            str(first.dtype),
+            first.shape,
+            np.asarray(lib.random.key_data(first)).tolist(),
+        )
+
+    assert attrs(ri) == attrs(jax)
+
+
+@pytest.mark.parametrize("shape", [(), (3,)])
+def test_custom_jvp_rule_sees_a_float0_key_tangent(backend, shape):
+    # KeyArrayTest.test_key_array_custom_jvp: the rule's tangent of a key
+    # argument is float0[key.shape], as JAX's (refimpl passed a key over
+    # float0 key data)
+    def run(lib):
+        seen = []
+
+        def draw(key):
+            return lib.random.normal(key.reshape(-1)[0], (3,)).sum()
+
+        def f_raw(x, key):
+            return x * draw(key)
+
+        f = lib.custom_jvp(f_raw)
+
+        @f.defjvp
+        def f_jvp(primals, tangents):
+            (x, key), (x_dot, key_dot) = primals, tangents
+            seen.append((type(key_dot).__name__ == "PRNGKeyArray", key_dot.shape, key_dot.dtype))
+            return x * draw(key), x_dot * draw(key)
+
+        key = lib.random.key(28)
+        if shape:
+            key = lib.random.split(key, shape)
+        grads = [float(lib.grad(f)(0.5, key)), float(lib.jit(lib.grad(f))(0.5, key))]
+        return grads, seen
+
+    got, want = run(ri), run(jax)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+    assert got[1] == [(False, shape, ri.dtypes.float0)] * 2
+    assert [(k, s, np.dtype(d)) for k, s, d in want[1]] == got[1]
+
+
+def _issubdtype_outcome(fn, a, b):
+    try:
+        return fn(a, b)
+    except (TypeError, ValueError) as e:
+        return type(e)
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["key_array", "key_array_extended", "key_array_as_second", "numpy_array", "jnp_array"],
+)
+def test_issubdtype_of_an_array_against_key_types_as_jax(backend, case):
+    # JAX converts a dtype argument with np.dtype: a key array cannot be
+    # (ValueError), a NumPy array is no dtype (TypeError); refimpl answered False
+    def args(lib, dts):
+        return {
+            "key_array": (lib.random.key(0), dts.prng_key),
+            "key_array_extended": (lib.random.key(0), dts.extended),
+            "key_array_as_second": (lib.random.key(0).dtype, lib.random.key(0)),
+            "numpy_array": (np.zeros(3), dts.prng_key),
+            "jnp_array": (lib.numpy.zeros(3), dts.prng_key),
+        }[case]
+
+    want = _issubdtype_outcome(jnp.issubdtype, *args(_JAX, jax.dtypes))
+    assert _issubdtype_outcome(rnp.issubdtype, *args(_RI, dtypes_api)) == want
+    assert _issubdtype_outcome(dtypes_api.issubdtype, *args(_RI, dtypes_api)) == want
+
+
+@pytest.mark.parametrize("how", ["callback", "single_device_arrays"])
+def test_make_array_of_keys_as_jax(backend, how):
+    # KeyArrayTest.test_make_array_from_callback / _single_device_arrays
+    # (refimpl: 'unsupported dtype object' / 'not a device of the sharding')
+    def make(lib):
+        devices = lib.devices()[:1]
+        mesh = lib.sharding.Mesh(np.array(devices), ("x",))
+        sharding = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec("x"))
+        if how == "callback":
+            ids = lib.numpy.arange(3)
+            return lib.make_array_from_callback(
+                (3,), sharding, lambda index: lib.vmap(lib.random.key)(ids[index[0]])
+            )
+        keys = lib.random.split(lib.random.key(0), 3)
+        arrays = [lib.device_put(keys, devices[0])]
+        return lib.make_array_from_single_device_arrays((3,), sharding, arrays)
+
+    _same_keys(make(ri), make(jax))
