@@ -2143,9 +2143,20 @@ def cond(
     JAX's older spelling of one operand.
     """
     api = "lax.cond"
-    operands = _operand_keyword(api, operands, operand)
     if not (callable(true_fun) and callable(false_fun)):
+        # JAX's older form cond(pred, true_operand, true_fun, false_operand,
+        # false_fun), which JAX 0.10.2 still accepts: each branch its operand
+        if callable(false_fun) and len(operands) == 2 and callable(operands[1]):
+            x_true, f_true, x_false, f_false = true_fun, false_fun, *operands
+            return cond(
+                pred,
+                lambda x, _: f_true(x),
+                lambda _, x: f_false(x),
+                x_true,
+                x_false,
+            )
         raise TypeError(f"{api}: true_fun and false_fun must be callable")
+    operands = _operand_keyword(api, operands, operand)
     if pred is None or isinstance(pred, (list, tuple)):
         raise TypeError(f"{api}: pred must be a bool or number scalar, got {pred!r}")
     aval = tracing.get_aval(pred, api, "pred")

@@ -17,6 +17,7 @@ import refimpl as ri
 import refimpl.numpy as rnp
 from refimpl import lax
 from refimpl.primitives.control_flow import cond_p, scan_p, while_p
+from tests.helpers.parity import assert_same_as_jax
 
 jax.config.update("jax_platforms", "cpu")
 
@@ -457,3 +458,44 @@ def test_fori_loop_reuses_the_trace_of_the_same_body_as_jax_and_does_not_keep_it
     del body
     gc.collect()
     assert alive() is None
+
+
+# JAX 0.10.2 still accepts cond's older form cond(pred, true_operand,
+# true_fun, false_operand, false_fun) (the fallback in lax.cond when the
+# second argument is not callable), used throughout its own cond tests.
+def _per_branch_operand_conds(api, np_, lax_):
+    def fun(x, y, z):
+        return lax_.cond(lax_.lt(x, 3), y, lambda y: y, z, lambda z: lax_.neg(z))
+
+    y, z = np_.array([1, 2]), np_.array([3, 4])
+    two_or_times = lambda x: lax_.cond(x < 3, None, lambda _: 2.0, x, lambda x: 2.0 * x)  # noqa: E731
+    sin_or_cos = lambda x, w: lax_.cond(  # noqa: E731
+        x < 3, None, lambda _: 2.0 * np_.sin(w), x, lambda x: 2.0 * np_.cos(x)
+    )
+    out = {
+        "eager": [fun(np_.array(2), y, z), fun(np_.array(4), y, z)],
+        "jit": api.jit(fun)(np_.array(4), y, z),
+        "vmap unbatched pred": api.vmap(fun, (None, 0, 0))(np_.array(4), y, z),
+        "vmap batched pred": api.vmap(fun, (0, 0, None))(np_.array([2, 4]), y, np_.array(5)),
+        "tuple operands": lax_.cond(True, (0, 0), lambda x: (x[0], 0), (1, 1), lambda x: x),
+        "jvp": [api.jvp(two_or_times, (x,), (x,)) for x in (3.14, 2.72)],
+        "grad": [api.grad(two_or_times)(x) for x in (3.14, 2.72)],
+        "jit grad": [api.grad(api.jit(sin_or_cos), (0, 1))(x, 5.8) for x in (3.14, 2.72)],
+    }
+    with api.disable_jit():  # the chosen branch's result as it returns it
+        out["disable_jit"] = np_.asarray(two_or_times(3.14))
+    return out
+
+
+def test_cond_with_an_operand_per_branch_as_jax(backend):
+    got = _per_branch_operand_conds(ri, rnp, lax)
+    want = _per_branch_operand_conds(jax, jnp, jax.lax)
+    for mode in want:
+        try:
+            assert_same_as_jax(got[mode], want[mode], atol=1e-6)
+        except AssertionError as err:
+            raise AssertionError(mode) from err
+    # not that form (one operand after a non-callable): still the TypeError
+    for bad in (jax.lax.cond, lax.cond):
+        with pytest.raises(TypeError, match="callable"):
+            bad(True, 1.0, lambda x: x, 2.0)
