@@ -14,7 +14,10 @@ a ``vmap`` of ``cond`` with a batched predicate whose branches return a
 strong and a weak value (strong, as JAX's select of the branches' outputs);
 the gradient of such a cond through a branch a member does not take (sqrt
 at 0: no NaN, as JAX); the strong cotangent of a weak scan init through a
-``checkpoint`` (its transpose keeps the scan's type). Every case is ``AGREE``.
+``checkpoint`` (its transpose keeps the scan's type), and a strong
+cotangent of a weak checkpoint output pulled back eagerly (strong, as JAX's
+remat evaluates its transposed program on the values given); ``cond`` in
+JAX's older form with an operand per branch. Every case is ``AGREE``.
 """
 
 from __future__ import annotations
@@ -156,6 +159,21 @@ ROWS: list[tuple[str, Any]] = [
      lambda ns, L: _api(ns).grad(_api(ns).checkpoint(
          lambda c: L.scan(lambda c, x: (c * x, None), c,
                           np.arange(1.0, 4.0, dtype=np.float32))[0]))(1.0)),
+    ("vjp_checkpoint_weak_primal_strong_cotangent",
+     lambda ns, L: _api(ns).vjp(_api(ns).checkpoint(lambda c: c * 2.0), 1.0)[1](np.float32(1.0))),
+    ("vjp_checkpoint_scan_strong_cotangents",
+     lambda ns, L: _api(ns).vjp(_api(ns).checkpoint(
+         lambda c: L.scan(lambda d, x: (d * 2.0, d * x), c, np.arange(3.0, dtype=np.float32))),
+         1.0)[1]((np.float32(1.0), np.ones(3, np.float32)))),
+    ("cond_operand_per_branch",
+     lambda ns, L: L.cond(np.int32(4) < 3, np.array([1, 2]), lambda y: y,
+                          np.array([3, 4]), lambda z: L.neg(z))),
+    ("vmap_cond_operand_per_branch_batched_pred",
+     lambda ns, L: _api(ns).vmap(lambda x, y: L.cond(x < 3, y, lambda y: y, 5, lambda z: L.neg(z)))(
+         np.array([2, 4]), np.array([1, 2]))),
+    ("grad_cond_operand_per_branch",
+     lambda ns, L: _api(ns).grad(
+         lambda x: L.cond(x < 3, None, lambda _: 2.0, x, lambda x: 2.0 * x))(3.14)),
 ]  # fmt: skip
 
 
