@@ -96,8 +96,13 @@ def _shape_dtype_aval(s: ShapeDtypeStruct) -> Any:
     return AbstractRef(aval) if s.is_ref else aval
 
 
+class _NoValueError(TypeError):
+    """A ``ShapeDtypeStruct`` used as a value (eval_shape reads one its
+    function returns as its own type instead)."""
+
+
 def _no_value(s: ShapeDtypeStruct) -> np.ndarray:
-    raise TypeError(f"{s!r} is abstract: it has a shape and dtype but no value to compute with")
+    raise _NoValueError(f"{s!r} is abstract: it has a shape and dtype but no value to compute with")
 
 
 tracing.register_array_type(ShapeDtypeStruct, _shape_dtype_aval, _no_value)
@@ -1942,7 +1947,12 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """
     tracing.check_transform_fun(fun, "eval_shape")
     args, kwargs = tree_util.tree_map(as_abstract, (args, kwargs))
-    out = Jitted(_structs_as_values(fun)).trace(*args, **kwargs).out_info
+    try:
+        # jit(fun)'s own cache, as JAX's eval_shape (jit(fun).trace): a later
+        # jit(fun) call of these types traces nothing, nor another eval_shape
+        out = Jitted(fun).trace(*args, **kwargs).out_info
+    except _NoValueError:
+        out = Jitted(_structs_as_values(fun)).trace(*args, **kwargs).out_info
     # arrays of an extended dtype (typed keys over abstract key data) as one struct each
     return tree_util.tree_map(
         lambda x: ShapeDtypeStruct(x.shape, x.dtype) if _is_extended(x) else x,

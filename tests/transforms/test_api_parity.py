@@ -410,3 +410,29 @@ def test_traced_stage_spellings_as_jax(backend):
     traced = ri.jit(f).trace(1.5, rnp.ones(2, rnp.float32))
     with pytest.raises(TypeError, match="Traced"):
         traced(1.5, rnp.ones(3, rnp.float32))  # JAX evaluates on the wrong shape
+
+
+def test_eval_shape_shares_the_jit_trace_cache(backend):
+    """JAX's eval_shape is ``jit(f).trace``: eval_shape twice, or eval_shape
+    then ``jit(f)`` with the same types, traces ``f`` once; a function
+    returning a ShapeDtypeStruct still reports it as its own type."""
+
+    def run(m, np_):
+        counts = []
+        for second in ("eval_shape", "jit"):
+            traces: list[int] = []
+
+            def f(x, traces=traces):
+                traces.append(1)
+                return x * 2
+
+            m.eval_shape(f, np_.ones(3, np_.float32))
+            if second == "jit":
+                m.jit(f)(np_.ones(3, np_.float32))
+            else:
+                m.eval_shape(f, np_.ones(3, np_.float32))
+            counts.append(len(traces))
+        out = m.eval_shape(lambda x: (x, m.ShapeDtypeStruct((2,), np_.float32)), 1.0)
+        return counts, [(s.shape, np.dtype(s.dtype), bool(s.weak_type)) for s in out]
+
+    assert run(ri, rnp) == run(jax, jnp)
