@@ -148,6 +148,7 @@ class AbstractRef:
     size = property(lambda self: self.inner.size)
 
     inner_aval = property(lambda self: self.inner)  # JAX's name
+    sharding = property(lambda self: self.inner.sharding)  # the held array type's
 
     def update(
         self, inner_aval: Any = None, memory_space: Any = None, kind: Any = None

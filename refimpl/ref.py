@@ -140,6 +140,11 @@ class Ref:
     ndim = property(lambda self: self.aval.ndim)
     size = property(lambda self: self.aval.size)
 
+    @property
+    def sharding(self) -> Any:
+        """The held array's sharding (JAX's ``Ref.sharding``; a concrete ref's)."""
+        return self._value.sharding
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")

@@ -105,6 +105,26 @@ def _add(index: Any, value: Any) -> Any:
     return write
 
 
+def _ref_sharding(ns: Any) -> Any:
+    """A ref's sharding and its type's are the held array's (eagerly and traced)."""
+    api = _api(ns)
+    x = api.device_put(_X)
+    ref = api.new_ref(x)
+    traced = []
+
+    def read(r: Any) -> Any:
+        traced.append(api.typeof(r).sharding.spec == api.typeof(r[...]).sharding.spec)
+        return r[...]
+
+    y = api.jit(read)(ref)
+    return np.array([
+        ref.sharding == x.sharding,
+        y.sharding == x.sharding,
+        api.typeof(ref).sharding == api.typeof(x).sharding,
+        *traced,
+    ])  # fmt: skip
+
+
 ROWS: list[tuple[str, Any]] = [
     ("set_int32_into_float32", lambda ns: _in_jit(ns, _set(0, np.int32(2)))),
     ("set_int32_vector_into_float32",
@@ -138,6 +158,7 @@ ROWS: list[tuple[str, Any]] = [
     # free_ref inside the jit that made the ref: it is dead there
     ("get_after_free_ref", lambda ns: _freed_in_jit(ns, lambda r: r[...])),
     ("free_ref_then_nothing", lambda ns: _freed_in_jit(ns, lambda r: None)),
+    ("sharding_of_a_ref_and_its_type", _ref_sharding),
 ]  # fmt: skip
 
 _OUT_OF_BOUNDS = Raises(ValueError, "Out of bound indexer")

@@ -415,3 +415,34 @@ def test_a_ref_of_keys_takes_only_keys(backend):
         ref[...] = np_.zeros(2, "uint32")
 
     assert _same(run) == ("raise", ValueError)
+
+
+# --- a Ref's sharding ----------------------------------------------------------------------
+
+
+def test_a_ref_and_its_type_have_the_held_arrays_sharding(backend):
+    # mutable_array_test's sharding_persists and explicit_sharding_after_indexing
+    def run(lib, np_):
+        mesh = lib.make_mesh((1,), ("i",), devices=lib.devices()[:1])
+        spec = lib.sharding.PartitionSpec("i")
+        x = lib.device_put(np_.arange(2), lib.sharding.NamedSharding(mesh, spec))
+        ref = lib.new_ref(x)
+        traced = []
+
+        @lib.jit
+        def read(r):
+            traced.append(lib.typeof(r).sharding.spec == lib.typeof(r[...]).sharding.spec)
+            return r[...]
+
+        y = read(ref)
+        return [
+            ref.sharding == x.sharding,
+            ref[...].sharding == x.sharding,
+            lib.jit(lambda: ref[...])().sharding == x.sharding,
+            y.sharding == x.sharding,
+            lib.typeof(ref).sharding == lib.typeof(x).sharding,
+            *traced,
+        ]
+
+    outcome, value = _same(run)
+    assert outcome == "ok" and value.tolist() == [True] * 6
