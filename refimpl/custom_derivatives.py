@@ -363,7 +363,8 @@ def _trace_primal(
             touched.append(_Refs(tuple(scope.refs), written))
         out_leaves, out_tree = tree_util.tree_flatten(out)
         if any(type(leaf) is ref_context.Ref for leaf in out_leaves):
-            ref_context.check_no_refs(out, f"{kind} {_name(fun)}")
+            # JAX names the custom_vjp function its "primal function" (matched by regex)
+            ref_context.check_no_refs(out, f"{kind} primal function {_name(fun)}")
         for i, leaf in enumerate(out_leaves):
             if not tracing.is_array_like(leaf):
                 raise TypeError(
