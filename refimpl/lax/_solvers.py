@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from refimpl import dtypes, tracing
+from refimpl.array import as_array
 from refimpl.core import Program
 from refimpl.custom_derivatives import custom_jvp
 from refimpl.primitives import elementwise as ew
@@ -127,7 +128,9 @@ def custom_root(
         return outs, [*sol_dot, *aux_dot]
 
     root.defjvp(root_jvp)
-    outs = root(*fn.consts, *sv.consts, *ls_consts, *leaves)
+    # eagerly, a solution or aux leaf that solve returns as a constant comes
+    # out of its program as NumPy data or a TypedScalar: an array, as JAX's
+    outs = [as_array(o) for o in root(*fn.consts, *sv.consts, *ls_consts, *leaves)]
     x = tu.tree_unflatten(tree, list(outs[:n]))
     if has_aux:
         return x, tu.tree_unflatten(sv.out_tree[1], list(outs[n:]))

@@ -173,7 +173,11 @@ def solve(a: ArrayLike, b: ArrayLike) -> Array:
     b = _broadcast_to(b, batch + b_shape[-2:])
     lu, _, permutation = _dec.lu(a)
     x = _lu_solve(lu, permutation, b)
-    return x[..., 0] if vector else x
+    x = x[..., 0] if vector else x
+    # weak when a and b both are (JAX's solve is a custom_linear_solve typed as b)
+    if aval_of(b, "solve", 1).weak_type:
+        x = lax.convert_element_type(x, aval_of(x, "solve", 0).dtype, weak_type=True)
+    return x
 
 
 def inv(a: ArrayLike) -> Array:

@@ -772,3 +772,56 @@ def test_igamma_grad_a(runner, rng):
           lax.igamma_grad_a(np.float32(1.5), np.float32(2.0)), exact=False)  # fmt: skip
     with pytest.raises(TypeError, match="igamma_grad_a: .*int32"):
         lax.igamma_grad_a(np.int32(1), np.int32(2))
+
+
+# From JAX's custom_root tests: a solve returning constants as its aux
+# (eagerly they came out of refimpl's program as NumPy data and a
+# TypedScalar), and a Newton solve whose while_loop carries weak values
+# through jnp.linalg.solve (weak when a and b both are, as JAX's).
+def _custom_root_cases(api, np_, lax_):
+    orig = {"converged": np.array(1.0), "grad": np.array([1.0, 2.0, 3.0])}
+    b = np.array([0.5, -1.0], np.float32)
+
+    def root_aux(b):
+        return lax_.custom_root(
+            lambda x: x - b, b, lambda f, y: (y, orig), lambda g, y: y, has_aux=True
+        )
+
+    def newton(func, x0):
+        def body(state):
+            it, x, fx, dfx = state
+            step = np_.linalg.solve(dfx.reshape((-1, fx.size)), fx.ravel()).reshape(fx.shape)
+            return it + 1, x - step, func(x - step), api.jacobian(func)(x - step)
+
+        def cond(state):
+            return (np_.max(np_.abs(state[2])) > 1e-16) & (state[0] < 20)
+
+        return lax_.while_loop(cond, body, (0, x0, func(x0), api.jacobian(func)(x0)))[1]
+
+    def sqrt_cubed(x):
+        return lax_.custom_root(lambda y: y**2 - x**3, 1.0, newton, lambda f, y: y / f(1.0))
+
+    weak = np_.broadcast_to(np_.asarray(2.0), (2,))
+    return {
+        "aux eager": root_aux(b),
+        "aux jit": api.jit(root_aux)(b),
+        "newton": api.value_and_grad(sqrt_cubed)(5.0),
+        "newton jit": api.jit(sqrt_cubed)(5.0),
+        "solve weak": [
+            np_.linalg.solve(np_.eye(2) * 2.0 + 0.0 * weak[:, None], weak),
+            np_.linalg.solve(np_.broadcast_to(np_.asarray(2.0), (1, 1)), weak[:1]),
+        ],
+    }
+
+
+def test_custom_root_aux_and_weak_newton_as_jax(backend):
+    got = _custom_root_cases(ri, rnp, lax)
+    want = _custom_root_cases(jax, jnp, jlax)
+    for mode in want:
+        got_leaves, want_leaves = jax.tree.leaves(got[mode]), jax.tree.leaves(want[mode])
+        assert len(got_leaves) == len(want_leaves), mode
+        for g, w in zip(got_leaves, want_leaves, strict=True):
+            assert isinstance(g, ri.Array), (mode, type(g))
+            assert g.dtype == w.dtype and g.shape == w.shape, mode
+            assert g.weak_type == w.weak_type, mode
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5)
