@@ -35,7 +35,7 @@ def reduce(
 
     ``computation(accumulators, elements)`` takes and returns pytrees shaped
     as ``init_values`` (rank-0 values). As JAX, one operand whose computation
-    is ``add``/``mul``/``max``/``min`` (``bitwise_or``/``bitwise_and`` on bools
+    is ``add``/``mul``/``max``/``min`` (``bitwise_or``/``bitwise_and``/``bitwise_xor`` on bools
     and integers) with that monoid's identity as a concrete init becomes
     ``reduce_sum`` etc.; anything else is the general ``reduce`` primitive,
     which folds each output's elements in order starting from the init.

@@ -1,5 +1,5 @@
 """``jax.lax``'s enums and typing aliases: ``Precision``, ``RoundingMethod``,
-``DotDimensionNumbers``, ``ConvGeneralDilatedDimensionNumbers``,
+``AccuracyMode``, ``Tolerance``, ``DotDimensionNumbers``, ``ConvGeneralDilatedDimensionNumbers``,
 ``PrecisionLike`` (annotations only, as JAX's).
 """
 
@@ -27,6 +27,31 @@ class RoundingMethod(enum.IntEnum):
     TO_NEAREST_EVEN = 1
 
 
+class AccuracyMode(enum.Enum):
+    """The ``accuracy=`` of the transcendental functions. Accepted and not
+    used: refimpl computes one implementation (docs/semantics.md)."""
+
+    HIGHEST = 1
+    DEFAULT = 2
+
+
+class Tolerance:
+    """An ``accuracy=`` as tolerances (``atol`` with ``rtol`` or ``ulps``),
+    checked as JAX 0.10.2 checks them; accepted and not used, as
+    ``AccuracyMode``."""
+
+    def __init__(self, atol: float = 0.0, rtol: float = 0.0, ulps: int = 0):
+        if atol < 0.0 or rtol < 0.0 or ulps < 0:
+            raise ValueError(
+                f"Tolerance: atol, rtol and ulps must be non-negative, got {atol}, {rtol}, {ulps}"
+            )
+        if atol == 0.0 and rtol == 0.0 and ulps == 0:
+            raise ValueError("Tolerance: at least one of atol, rtol or ulps must be set")
+        self.atol = atol
+        self.rtol = rtol
+        self.ulps = ulps
+
+
 # --- typing aliases (annotations only, as JAX's) -------------------------------------------
 
 DotDimensionNumbers = tuple[
@@ -42,6 +67,8 @@ PrecisionLike = str | tuple[Any, Any] | Any | None
 __all__ = [
     "Precision",
     "RoundingMethod",
+    "AccuracyMode",
+    "Tolerance",
     "ConvGeneralDilatedDimensionNumbers",
     "DotDimensionNumbers",
     "PrecisionLike",

@@ -1,7 +1,7 @@
 """User computations of ``reduce`` and ``reduce_window`` as Programs:
 ``computation_program`` traces ``computation(accumulators, elements)``;
 ``_monoid_reducer`` recognises a traced computation that is one monoid
-primitive (add, mul, max, min, or, and) with its identity as the init, which
+primitive (add, mul, max, min, or, and, xor) with its identity as the init, which
 ``lax.reduce`` and ``lax.reduce_window`` turn into the reduce_* primitives
 (as JAX's monoid path). ``refimpl.lax._higher_order`` exports them.
 """
@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, tracing, tree_util
+from refimpl.primitives import bits, reductions
 from refimpl.primitives import elementwise as ew
-from refimpl.primitives import reductions
 
 
 def computation_program(name: str, computation: Any, init_avals: list, init_tree: Any) -> Any:
@@ -55,7 +55,7 @@ def _is_lax_function(fn: Any) -> bool:
     """Whether ``fn`` is one of refimpl's lax monoid functions (the module's
     or the public, possibly wrapped, one: refimpl.lax's wrappers, Python or
     C++, name the module's function as ``__wrapped__``)."""
-    names = ("add", "mul", "max", "min", "bitwise_or", "bitwise_and")
+    names = ("add", "mul", "max", "min", "bitwise_or", "bitwise_and", "bitwise_xor")
     fn = getattr(fn, "__wrapped__", fn)
     return any(fn is getattr(ew, n) for n in names)
 
@@ -69,6 +69,7 @@ def _monoid_table() -> dict:
         ew.min_p: (reductions.reduce_min, dtypes.max_value),
         ew.or_p: (reductions.reduce_or, dtypes.zero),
         ew.and_p: (reductions.reduce_and, lambda d: np.asarray(-1).astype(d)),
+        ew.xor_p: (bits.reduce_xor, dtypes.zero),
     }
 
 
@@ -98,7 +99,7 @@ def _monoid_reducer(program: Any, init: Any) -> Callable[..., Any] | None:
         return None
     reducer, identity = entry
     dtype = program.in_avals[0].dtype
-    if eqn.primitive in (ew.or_p, ew.and_p) and not (
+    if eqn.primitive in (ew.or_p, ew.and_p, ew.xor_p) and not (
         dtypes.is_bool(dtype) or dtypes.is_integer(dtype)
     ):
         return None

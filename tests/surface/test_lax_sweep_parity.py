@@ -1,0 +1,64 @@
+"""Behaviours of JAX 0.10.2's lax found by its own tests/lax_test.py (issue 29),
+each compared with JAX itself on both backends."""
+
+from __future__ import annotations
+
+import operator
+
+import jax
+import numpy as np
+import pytest
+
+import refimpl as ri
+from refimpl import lax
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.int8, np.bool_])
+@pytest.mark.parametrize("op_name", ["bitwise_xor", "operator.xor"])
+def test_reduce_with_xor_is_the_reduce_xor_primitive(backend, dtype, op_name):
+    """As JAX's monoid path: xor with the identity 0 becomes ``reduce_xor``."""
+    x = np.random.RandomState(0).randint(0, 7, (3, 4, 5)).astype(dtype)
+    init = np.zeros((), dtype)
+
+    def op(module):
+        return operator.xor if op_name == "operator.xor" else module.bitwise_xor
+
+    def run(module, x):
+        return module.reduce(x, init, op(module), (0, 2))
+
+    want = run(jax.lax, x)
+    for got in (run(lax, x), ri.jit(lambda x: run(lax, x))(x)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    # refimpl reads the traced computation, so operator.xor counts too (JAX
+    # recognises lax.bitwise_xor by identity only: docs/semantics.md)
+    program = ri.make_jaxpr(lambda x: run(lax, x))(x)
+    assert [e.primitive.name for e in program.eqns] == ["reduce_xor"]
+    if op_name == "bitwise_xor":
+        assert jax.make_jaxpr(lambda x: run(jax.lax, x))(x).eqns[0].primitive.name == "reduce_xor"
+    # not the identity: the general reduce, as JAX
+    other = ri.make_jaxpr(lambda x: lax.reduce(x, np.ones((), dtype), op(lax), (0,)))(x)
+    assert [e.primitive.name for e in other.eqns] == ["reduce"]
+
+
+@pytest.mark.parametrize("name", ["logistic", "tanh", "exp", "expm1"])
+def test_accuracy_mode_and_tolerance_are_accepted(backend, name):
+    x = np.arange(-4.0, 4.0, 0.5, dtype=np.float32)
+    for accuracy in ("HIGHEST", "DEFAULT", "tolerance"):
+
+        def fn(module, accuracy=accuracy):
+            acc = (
+                module.Tolerance(atol=1e-2)
+                if accuracy == "tolerance"
+                else getattr(module.AccuracyMode, accuracy)
+            )
+            return lambda x: getattr(module, name)(x, accuracy=acc)
+
+        want = jax.vmap(jax.grad(fn(jax.lax)))(x)
+        got = ri.jit(ri.vmap(ri.grad(fn(lax))))(x)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+    for bad in (dict(atol=-1.0), dict()):
+        with pytest.raises(ValueError):
+            jax.lax.Tolerance(**bad)
+        with pytest.raises(ValueError, match="Tolerance"):
+            lax.Tolerance(**bad)
