@@ -124,7 +124,8 @@ def batch_program(
     """
     env: dict[int, tuple[Any, int | None]] = {}
     for var, const in zip(program.const_vars, program.consts, strict=True):
-        env[var.id] = (const, None)
+        # with its variable's weak type (a NumPy constant is strong)
+        env[var.id] = (tracing._const_operand(const, var.aval), None)
     for var, value, dim in zip(program.in_vars, values, dims, strict=True):
         env[var.id] = (value, dim)
 

@@ -5,11 +5,13 @@ axis names. Each case runs on both backends and is compared with JAX."""
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax as jlax
 
 import refimpl as ri
+import refimpl.numpy as rnp
 from refimpl import lax
 
 BACKENDS = ["ref", "pjrt"]
@@ -76,3 +78,29 @@ def test_axis_index_outside_a_named_axis_is_a_name_error(backend):
     )
     with pytest.raises(NameError, match="unbound axis name: i"):
         lax.axis_index("i")
+
+
+def _types(tree, leaves):
+    return [(a.shape, np.dtype(a.dtype), bool(a.weak_type)) for a in leaves(tree)]
+
+
+def test_batched_programs_keep_weak_constants_weak(backend):
+    """A program's weakly typed constant stays weak when vmap batches the
+    program (it was read back as a strong NumPy array): vmap(jit(f)) with a
+    closed-over weak scalar, and the nested Jacobians of a cond, whose
+    batched branches then disagreed in weak type (a TypeError)."""
+
+    def run(m, np_, lax_):
+        c0 = np_.asarray(2.0)
+        f = lambda x: lax_.cond(x > 0, np_.sin, np_.cos, x)  # noqa: E731
+        outs = [
+            m.vmap(m.jit(lambda x: (x, c0 + 1)))(np_.ones(3, np_.float32)),
+            m.hessian(f)(1.0),
+            m.jacfwd(m.jacrev(f))(1.0),
+            m.jit(m.jacrev(m.jacrev(f)))(1.0),
+            m.vmap(lambda t: m.jvp(m.grad(f), (1.0,), (t,)))(np_.ones(2, np_.float32)),
+        ]
+        return [(_types(o, m.tree_util.tree_leaves), np.asarray(o).round(5).tolist())
+                for o in (m.tree_util.tree_leaves(outs))]  # fmt: skip
+
+    assert run(ri, rnp, lax) == run(jax, jnp, jlax)
