@@ -671,7 +671,8 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False, reduce_axes: Any = 
         fun: The function to differentiate.
         *primals: Its arguments (pytrees of arrays or scalars).
         has_aux: Whether ``fun`` returns ``(out, aux)``.
-        reduce_axes: Accepted for JAX compatibility; must be empty.
+        reduce_axes: JAX's deprecated parameter: anything but empty is
+            a ``NotImplementedError``, as in JAX.
 
     Returns:
         ``(fun(*primals), pullback)`` (``(out, pullback, aux)`` with
@@ -689,6 +690,7 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False, reduce_axes: Any = 
         >>> pullback(1.0)
         (Array(1., dtype=float32, weak_type=True),)
     """
+    _refuse_reduce_axes(reduce_axes, "vjp")
     user = _UserLinearization(fun, primals, has_aux, "vjp")
     pullback = _Pullback(user.lin, user.in_tree, user.leaves, user.out_tree)
     return user.results(VJPPullback(pullback, list(user.lin.residuals)))
@@ -892,7 +894,8 @@ def value_and_grad(
         holomorphic: Differentiate a complex ``fun`` of complex inputs as
             holomorphic.
         allow_int: Accept integer/bool inputs (their gradient is float0 zeros).
-        reduce_axes: Accepted for JAX compatibility; must be empty.
+        reduce_axes: JAX's deprecated parameter: anything but empty is
+            a ``NotImplementedError``, as in JAX.
 
     Returns:
         A function with ``fun``'s signature returning ``(value, gradient)``
@@ -914,10 +917,17 @@ def value_and_grad(
     )
 
 
+def _refuse_reduce_axes(reduce_axes: Any, what: str) -> None:
+    """JAX 0.10.2 keeps the ``reduce_axes`` parameter only to refuse it."""
+    if reduce_axes:
+        raise NotImplementedError(f"reduce_axes argument to {what} is deprecated")
+
+
 def _value_and_grad(
     name: str, fun, argnums, has_aux, holomorphic, allow_int, reduce_axes
 ) -> Callable:
     """``value_and_grad`` whose errors name ``name`` (the API the user called)."""
+    _refuse_reduce_axes(reduce_axes, "grad")
     tracing.check_transform_fun(fun, name)
     nums = _argnums_tuple(name, argnums)
 
@@ -1008,7 +1018,8 @@ def grad(
         holomorphic: Differentiate a complex ``fun`` of complex inputs as
             holomorphic.
         allow_int: Accept integer/bool inputs (their gradient is float0 zeros).
-        reduce_axes: Accepted for JAX compatibility; must be empty.
+        reduce_axes: JAX's deprecated parameter: anything but empty is
+            a ``NotImplementedError``, as in JAX.
 
     Returns:
         A function with ``fun``'s signature returning the gradient, with the
@@ -1723,7 +1734,8 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Cal
         fun: A linear function of array pytrees.
         *primals: Example arguments (or ``ShapeDtypeStruct``s) giving the
             input types.
-        reduce_axes: Accepted for JAX compatibility and ignored.
+        reduce_axes: JAX's deprecated parameter: anything but empty is
+            a ``NotImplementedError``, as in JAX.
 
     Returns:
         ``f_t(ct)``: takes a cotangent of ``fun``'s output structure and
@@ -1745,6 +1757,7 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Cal
         >>> f_t(np.ones(2, np.float32))
         (Array([1., 1.], dtype=float32), Array([3., 3.], dtype=float32))
     """
+    _refuse_reduce_axes(reduce_axes, "transpose")
     tracing.check_transform_fun(fun, "linear_transpose")
     tu = _tree()
     leaves, in_tree = tu.tree_flatten(tuple(primals))

@@ -436,3 +436,21 @@ def test_eval_shape_shares_the_jit_trace_cache(backend):
         return counts, [(s.shape, np.dtype(s.dtype), bool(s.weak_type)) for s in out]
 
     assert run(ri, rnp) == run(jax, jnp)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m: m.grad(jnp.sin, reduce_axes=("i",)),
+        lambda m: m.value_and_grad(jnp.sin, reduce_axes=("i",)),
+        lambda m: m.vjp(jnp.sin, 1.0, reduce_axes=("i",)),
+        lambda m: m.linear_transpose(lambda x: 2 * x, 1.0, reduce_axes=("i",)),
+    ],
+    ids=["grad", "value_and_grad", "vjp", "linear_transpose"],
+)
+def test_reduce_axes_is_refused_as_jax(make):
+    """JAX 0.10.2 keeps the deprecated ``reduce_axes`` parameter only to
+    raise NotImplementedError when it is given (refimpl ignored it)."""
+    assert _raised(lambda: make(jax)) is NotImplementedError
+    assert _raised(lambda: make(ri)) is NotImplementedError
+    assert _raised(lambda: ri.grad(rnp.sin, reduce_axes=())(1.0)) is None
