@@ -454,8 +454,7 @@ def ensure_compile_time_eval() -> Iterator[None]:
         stack.dynamic = saved
 
 
-@contextlib.contextmanager
-def named_scope(name: str) -> Iterator[None]:
+def named_scope(name: str) -> contextlib.AbstractContextManager[None]:
     """Context manager naming the operations of its block, as ``jax.named_scope``.
 
     refimpl's programs carry no name stacks, so this is a documented no-op
@@ -471,7 +470,7 @@ def named_scope(name: str) -> Iterator[None]:
         values are what they would be without it.
 
     Raises:
-        TypeError: ``name`` is not a str (raised when the block is entered).
+        TypeError: ``name`` is not a str (when called, as JAX's).
 
     Example:
         >>> import refimpl as ri, refimpl.numpy as rnp
@@ -481,7 +480,7 @@ def named_scope(name: str) -> Iterator[None]:
     """
     if not isinstance(name, str):
         raise TypeError(f"named_scope: name must be a str, got {type(name).__name__}")
-    yield
+    return contextlib.nullcontext()
 
 
 def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[..., Any]:

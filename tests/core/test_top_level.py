@@ -183,6 +183,11 @@ def test_named_scope_and_named_call():
     assert float(f(2.0)) == 6.0
     with pytest.raises(TypeError, match="named_scope: name must be a str"), ri.named_scope(3):
         pass
+    # refused when called, before any block is entered, as JAX's
+    with pytest.raises(TypeError):
+        jax.named_scope(3)
+    with pytest.raises(TypeError, match="named_scope: name must be a str"):
+        ri.named_scope(3)
 
 
 def test_jacobian_is_jacrev():
