@@ -39,7 +39,7 @@ from refimpl.primitives.base import Primitive
 from refimpl.primitives.debug import INLINABLE_CALLS
 from refimpl.primitives.reductions import reduce_sum_p
 from refimpl.transforms import ad, batching
-from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
+from refimpl.transforms.ad_util import UndefinedPrimal, Zero, no_forward_mode_error, tangent_aval
 from refimpl.transforms.batching import vmap
 
 
@@ -950,7 +950,7 @@ def _perturbed(tangent: Any) -> bool:
 
 
 def _custom_vjp_call_jvp(primals, tangents, **params):
-    raise TypeError(_NO_JVP)
+    raise no_forward_mode_error(_NO_JVP)
 
 
 def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, symbolic_zeros):
@@ -1009,12 +1009,12 @@ def _custom_lin_abstract_eval(*avals, out_avals, **_):
 
 @custom_lin_p.def_impl
 def _custom_lin_impl(*args, **_):
-    raise TypeError(_NO_JVP)
+    raise no_forward_mode_error(_NO_JVP)
 
 
 @custom_lin_p.def_jvp
 def _custom_lin_jvp(primals, tangents, **_):
-    raise TypeError(_NO_JVP)
+    raise no_forward_mode_error(_NO_JVP)
 
 
 def _check_ref_residuals(fwd: Any, args: Any, res: Any) -> None:
@@ -1230,7 +1230,7 @@ class custom_vjp(_CustomFunction):
 
     def _apply_rules(self, trace, split, primals, tangents):
         if not trace.linearize:
-            raise TypeError(_NO_JVP)
+            raise no_forward_mode_error(_NO_JVP)
         rules = _VJPRules(self, split, None, None, _NO_REFS)
         nonzero = [_perturbed(t) for t in tangents]
         outs, res, res_tree = rules.fwd(primals, nonzero)

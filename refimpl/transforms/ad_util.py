@@ -115,3 +115,17 @@ class UndefinedPrimal:
 
 def is_undefined_primal(x: Any) -> bool:
     return isinstance(x, UndefinedPrimal)
+
+
+def no_forward_mode_error(message: str) -> TypeError:
+    """The TypeError of forward mode of a function that defines only reverse
+    mode (a ``custom_vjp``'s JVP), marked so that a construct whose
+    linearization traces its body's forward mode (``while_loop``) can defer
+    it, as JAX's ``custom_lin`` does, to the evaluation of the linear part."""
+    error = TypeError(message)
+    error.refimpl_no_forward_mode = True  # type: ignore[attr-defined]
+    return error
+
+
+def is_no_forward_mode_error(error: BaseException) -> bool:
+    return getattr(error, "refimpl_no_forward_mode", False) is True
