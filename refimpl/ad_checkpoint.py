@@ -155,6 +155,30 @@ class checkpoint_policies:  # noqa: N801 -- a namespace, spelled as JAX's
 
         return _policy_fn(policy, f"save_only_these_names{tuple(names)}")
 
+    # Host offloading: refimpl has no memory kinds, so a residual a policy
+    # would offload to ``offload_dst`` is saved where it is (same values).
+    @staticmethod
+    def offload_dot_with_no_batch_dims(offload_src: str, offload_dst: str) -> Callable[..., bool]:
+        return _policy_fn(
+            checkpoint_policies.dots_with_no_batch_dims_saveable,
+            f"offload_dot_with_no_batch_dims({offload_src!r}, {offload_dst!r})",
+        )
+
+    @staticmethod
+    def save_and_offload_only_these_names(
+        *,
+        names_which_can_be_saved: Sequence[str],
+        names_which_can_be_offloaded: Sequence[str],
+        offload_src: str,
+        offload_dst: str,
+    ) -> Callable[..., bool]:
+        kept = frozenset(names_which_can_be_saved) | frozenset(names_which_can_be_offloaded)
+
+        def policy(prim: Primitive, *_: Any, **params: Any) -> bool:
+            return prim is name_p and params["name"] in kept
+
+        return _policy_fn(policy, f"save_and_offload_only_these_names{tuple(sorted(kept))}")
+
     @staticmethod
     def save_from_both_policies(a: Callable, b: Callable) -> Callable[..., bool]:
         def policy(prim: Primitive, *avals: Any, **params: Any) -> bool:
@@ -400,7 +424,7 @@ def _static_argnums(static_argnums: Any) -> tuple[int, ...]:
 def checkpoint(
     fun: Callable,
     *,
-    prevent_cse: bool = True,
+    prevent_cse: bool | Sequence[bool] = True,
     policy: Callable[..., bool] | None = None,
     static_argnums: int | Sequence[int] = (),
 ) -> Callable:
@@ -424,7 +448,8 @@ def checkpoint(
 
     Args:
         fun: The function to checkpoint (array arguments and outputs).
-        prevent_cse: Recorded on the equation; changes nothing in refimpl.
+        prevent_cse: A bool, or a tuple of bools (one per argument, as
+            JAX's); recorded on the equation; changes nothing in refimpl.
         policy: ``policy(primitive, *input_avals, **params) -> bool``, which
             intermediates to save (``ri.checkpoint_policies``); None saves
             none (``nothing_saveable``).
@@ -436,7 +461,8 @@ def checkpoint(
 
     Raises:
         TypeError: ``fun`` or ``policy`` is not callable, ``static_argnums``
-            is not an int or a tuple of ints; at call time, an output leaf
+            is not an int or a tuple of ints, ``prevent_cse`` is not a bool
+            or a sequence; at call time, an output leaf
             is not an array.
         ValueError: At call time, a ``static_argnums`` position is not among
             the positional arguments.
@@ -456,6 +482,12 @@ def checkpoint(
         raise TypeError(f"checkpoint: fun must be callable, got {type(fun).__name__}")
     if policy is not None and not callable(policy):
         raise TypeError(f"checkpoint: policy must be callable or None, got {policy!r}")
+    if isinstance(prevent_cse, Sequence):
+        prevent_cse = tuple(prevent_cse)
+    if not isinstance(prevent_cse, (tuple, bool)):  # JAX's check, when checkpoint is made
+        raise TypeError(
+            f"checkpoint: prevent_cse must be a bool or tuple of bools, got {type(prevent_cse)}"
+        )
     statics = _static_argnums(static_argnums)
 
     @functools.wraps(fun)

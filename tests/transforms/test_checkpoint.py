@@ -407,3 +407,56 @@ def test_checkpoint_pullback_of_a_strong_cotangent_has_jaxs_weak_types(backend):
             assert_same_as_jax(got[mode], want[mode], atol=1e-6)
         except AssertionError as err:
             raise AssertionError(mode) from err
+
+
+def _offload_policies(m):
+    cp = m.checkpoint_policies
+    return [
+        cp.offload_dot_with_no_batch_dims("device", "pinned_host"),
+        cp.save_and_offload_only_these_names(
+            names_which_can_be_saved=["a"],
+            names_which_can_be_offloaded=["b"],
+            offload_src="device",
+            offload_dst="pinned_host",
+        ),
+    ]
+
+
+def _named_dots(np_, name_fn):
+    def f(x, w):
+        a = name_fn(np_.sin(x @ w), "a")
+        b = name_fn(np_.cos(a @ w), "b")
+        return np_.sum(np_.tanh(b @ w))
+
+    return f
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["offload_dots", "save_and_offload_names"])
+def test_offload_policies_save_what_jax_keeps(backend, which):
+    """JAX 0.10.2's host-offload policies (CPU runs them): the residuals they
+    offload are kept, so the same residual count as JAX and the gradient;
+    refimpl has no memory kinds and keeps them on the device."""
+    rf = ri.checkpoint(_named_dots(rnp, checkpoint_name), policy=_offload_policies(ri)[which])
+    jf = jax.checkpoint(
+        _named_dots(jnp, jax.ad_checkpoint.checkpoint_name), policy=_offload_policies(jax)[which]
+    )
+    _close(ri.grad(rf)(X, W), jax.grad(jf)(X, W))
+    assert len(saved_residuals(rf, X, W)) == len(jax_ad_checkpoint.saved_residuals(jf, X, W))
+
+
+@pytest.mark.parametrize("prevent_cse", [1, None, "yes", [True], (True, False)])
+def test_prevent_cse_types_as_jax(prevent_cse):
+    """prevent_cse is a bool or a sequence of bools (JAX's check when
+    checkpoint is made: anything else is a TypeError)."""
+
+    def made(m):
+        try:
+            m.checkpoint(lambda x, y: x * y, prevent_cse=prevent_cse)
+        except Exception as error:  # noqa: BLE001 - the class is compared
+            return type(error)
+        return None
+
+    assert made(ri) is made(jax)
+    if made(jax) is None:
+        g = ri.grad(ri.checkpoint(lambda x, y: x * y, prevent_cse=prevent_cse))(2.0, 3.0)
+        assert float(g) == 3.0
