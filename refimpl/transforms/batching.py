@@ -494,6 +494,13 @@ def _mapped_size(
         if axis is None:
             sizes.append(None)
             continue
+        if not (
+            hasattr(leaf, "shape")
+            or hasattr(leaf, "__jax_array__")
+            or isinstance(leaf, (bool, int, float, complex))
+        ):
+            # the type before the rank, as JAX: a mapped string is no array
+            raise TypeError(f"Argument {leaf!r} of type {type(leaf)} is not a valid JAX type")
         shape = np.shape(leaf) if not hasattr(leaf, "shape") else tuple(leaf.shape)
         if not -len(shape) <= axis < len(shape):
             min_rank = axis + 1 if axis >= 0 else -axis

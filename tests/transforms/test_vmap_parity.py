@@ -104,3 +104,19 @@ def test_batched_programs_keep_weak_constants_weak(backend):
                 for o in (m.tree_util.tree_leaves(outs))]  # fmt: skip
 
     assert run(ri, rnp, lax) == run(jax, jnp, jlax)
+
+
+@pytest.mark.parametrize("value", ["a", object(), [1.0], np.float32(1), 1.0], ids=repr)
+def test_a_mapped_non_array_is_a_type_error_before_the_rank(value):
+    """vmap checks a mapped argument's type before its rank, as JAX: a string
+    or an object is the TypeError 'not a valid JAX type' (refimpl raised the
+    rank-0 ValueError); a scalar stays the ValueError."""
+
+    def raised(m):
+        try:
+            m.vmap(lambda x: x)(value)
+        except Exception as error:  # noqa: BLE001 - the class is compared
+            return type(error)
+        return None
+
+    assert raised(ri) is raised(jax) is not None
