@@ -241,6 +241,78 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+def _compiled_weak_call(ns: Any) -> Any:
+    # a Compiled compares argument types with weak types stripped
+    compiled = ns.api.jit(lambda x: x * 2).lower(1.5).compile()
+    return compiled(np.float32(2.0)), compiled(ns.asarray(np.float32(3.0)))
+
+
+def _traced_stage(ns: Any) -> Any:
+    traced = ns.api.jit(lambda x, y: (x * 2, y + 1)).trace(1.5, ns.asarray(X))
+    avals = ns.api.tree_util.tree_leaves(traced.out_avals)
+    return (
+        traced.fun_name,
+        [(tuple(a.shape), str(a.dtype), a.weak_type) for a in avals],
+        traced(np.float32(2.0), ns.asarray(X)),
+    )
+
+
+def _eval_shape_traces(ns: Any) -> Any:
+    # eval_shape is jit(f).trace: it shares jit(f)'s signature cache
+    traces: list[int] = []
+
+    def f(x: Any) -> Any:
+        traces.append(1)
+        return x * 2
+
+    ns.api.eval_shape(f, ns.asarray(X))
+    ns.api.eval_shape(f, ns.asarray(X))
+    ns.api.jit(f)(ns.asarray(X))
+    return len(traces)
+
+
+def _nested_jacobians_of_cond(ns: Any) -> Any:
+    lax, np_ = ns.api.lax, ns.api.numpy
+
+    def f(x: Any) -> Any:
+        return lax.cond(x > 0, np_.sin, np_.cos, x)
+
+    return ns.api.hessian(f)(1.0), ns.api.jacfwd(ns.api.jacrev(f))(-1.0)
+
+
+def _vmap_jit_weak_constant(ns: Any) -> Any:
+    c0 = ns.api.numpy.asarray(2.0)
+    return ns.api.vmap(ns.api.jit(lambda x: (x, c0 + 1)))(ns.asarray(X))
+
+
+def _offload_policy_grad(ns: Any) -> Any:
+    cp = ns.api.checkpoint_policies
+    policy = cp.offload_dot_with_no_batch_dims("device", "pinned_host")
+    w = np.eye(3, dtype=np.float32) * 0.5
+
+    def f(x: Any) -> Any:
+        return ns.api.numpy.sum(ns.api.numpy.sin(x @ w) @ w)
+
+    return ns.api.grad(ns.api.checkpoint(f, policy=policy))(ns.asarray(np.ones((2, 3), np.float32)))
+
+
+SCRIPTS.update(
+    {
+        "compiled_call_with_a_strong_argument": _compiled_weak_call,
+        "traced_stage_out_avals_and_call": _traced_stage,
+        "eval_shape_shares_the_jit_cache": _eval_shape_traces,
+        "nested_jacobians_of_cond": _nested_jacobians_of_cond,
+        "vmap_of_jit_with_a_weak_constant": _vmap_jit_weak_constant,
+        "offload_policy_grad": _offload_policy_grad,
+        "vmap_of_a_string": lambda ns: ns.capture(ns.api.vmap(lambda x: x), "a"),
+        "named_scope_of_an_int": lambda ns: ns.capture(lambda: ns.api.named_scope(3) and None),
+        "checkpoint_prevent_cse_int": lambda ns: ns.capture(
+            lambda: ns.api.checkpoint(lambda x: x, prevent_cse=1) and None
+        ),
+    }
+)
+
+
 def cases() -> Iterator[Case]:
     for name, script in SCRIPTS.items():
         yield script_case(f"api.paths/{name}", script, expect=AGREE, tags=TAGS)
