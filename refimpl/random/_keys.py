@@ -236,6 +236,7 @@ class PRNGKeyArray:
 
     def __eq__(self, other: Any) -> Any:
         if not isinstance(other, PRNGKeyArray):
+            _refuse_comparison("equal", self, other)
             return NotImplemented
         if other._impl != self._impl:
             raise TypeError(f"cannot compare keys of dtypes {self.dtype} and {other.dtype}")
@@ -243,15 +244,29 @@ class PRNGKeyArray:
 
     def __ne__(self, other: Any) -> Any:
         if not isinstance(other, PRNGKeyArray):
+            _refuse_comparison("not_equal", self, other)
             return NotImplemented
         return rnp.logical_not(self == other)
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise TypeError(
+            "a typed PRNG key array cannot be converted to a NumPy array; use "
+            "random.key_data(keys) for its key data"
+        )
+
     def __repr__(self) -> str:
         if isinstance(self._data, tracing.Tracer):
             return f"PRNGKeyArray(shape={self.shape}, dtype={self.dtype}) over {self._data!r}"
         return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{np.asarray(self._data)}"
+
+
+def _refuse_comparison(name: str, keys: PRNGKeyArray, other: Any) -> None:
+    """JAX's TypeError for comparing keys with a number or a numeric array
+    (other objects compare unequal, by Python's default)."""
+    if isinstance(other, (int, float, complex, np.ndarray, np.generic)) or hasattr(other, "dtype"):
+        raise TypeError(f"{name} does not accept dtypes {keys.dtype}, {rnp.result_type(other)}.")
 
 
 def _data_index(index: Any) -> tuple:
@@ -560,6 +575,24 @@ def _numpy_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
         keys = _keys_arg(short, a["a"])
         src, dst = (_axes(short, a[k], keys.ndim) for k in ("source", "destination"))
         return cls(fn(keys._data, src, dst))
+    if short == "where":
+        if a["x"] is None or a["y"] is None:
+            raise _refuse("where")  # where(keys) compares keys with zero
+        x, y = a["x"], a["y"]
+        if not (isinstance(x, PRNGKeyArray) and isinstance(y, PRNGKeyArray)) or x._impl != y._impl:
+            raise ValueError(
+                f"where: dtype={_KEY_DTYPES[cls._impl]} "
+                "is not a valid dtype for JAX type promotion (keys combine only with "
+                "keys of their own implementation)"
+            )
+        return cls(fn(rnp.expand_dims(a["condition"], -1), x._data, y._data))
+    if short in ("equal", "not_equal"):
+        x, y = a["x"], a["y"]
+        if not (isinstance(x, PRNGKeyArray) and isinstance(y, PRNGKeyArray)):
+            keys, other = (x, y) if isinstance(x, PRNGKeyArray) else (y, x)
+            _refuse_comparison(short, keys, other)
+            raise _refuse(short)
+        return x == y if short == "equal" else x != y
     if short == "flip":
         keys = _keys_arg(short, a["m"])
         axes = tuple(range(keys.ndim)) if a["axis"] is None else _axes(short, a["axis"], keys.ndim)
@@ -1051,8 +1084,12 @@ def fold_in(key: Any, data: Any) -> Any:
             "fold_in accepts a scalar, but was given an array of "
             f"shape {np.shape(data)} != (). Use jax.vmap for batching."
         )
-    if isinstance(data, int) and not isinstance(data, bool):
-        data = np.uint32(data % 2**32)
+    if isinstance(data, int) and not isinstance(data, (bool, np.integer)):
+        # JAX converts with jnp.uint32: a Python int outside it overflows
+        # (NumPy and JAX integers wrap, as their conversions do)
+        if not 0 <= data < 2**32:
+            raise OverflowError(f"fold_in: Python integer {data} out of bounds for uint32")
+        data = np.uint32(data)
     return _wrap(_run("fold_in", _fold_in, (), kdata, data), typed, _impl_of(key))
 
 

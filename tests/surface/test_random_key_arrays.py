@@ -66,6 +66,10 @@ _NUMPY_CASES = [
     ("at_set", lambda L: _keys(L, 3).at[1:].set(L.random.key(7))),
     ("T", lambda L: _keys(L, 6, (2, 3)).T),
     ("copy", lambda L: _keys(L, 2).copy()),
+    (
+        "where",
+        lambda L: L.numpy.where(L.numpy.array([True, False, True]), _keys(L, 3), L.random.key(5)),
+    ),
 ]
 _LAX_CASES = [
     ("slice_in_dim", lambda L: L.lax.slice_in_dim(_keys(L, 12, (3, 4)), 1, 3)),
@@ -418,3 +422,65 @@ def test_make_array_of_keys_as_jax(backend, how):
         return lib.make_array_from_single_device_arrays((3,), sharding, arrays)
 
     _same_keys(make(ri), make(jax))
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda L: L.numpy.equal(_keys(L, 3), _keys(L, 3)),
+        lambda L: L.numpy.not_equal(_keys(L, 3), L.random.key(123)),
+        lambda L: L.numpy.equal(_keys(L, 3).at[1].set(L.random.key(9)), _keys(L, 3)),
+    ],
+    ids=["equal", "not_equal_broadcast", "equal_after_set"],
+)
+def test_jnp_equal_of_key_arrays_as_jax(backend, program):
+    got, want = program(_RI), program(_JAX)
+    assert np.asarray(got).dtype == np.bool_
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def _outcome(program, lib):
+    try:
+        out = program(lib)
+    except (TypeError, ValueError, OverflowError) as e:
+        return type(e)
+    if isinstance(getattr(out, "dtype", None), (jax.dtypes.prng_key, ri.dtypes.ExtendedDtype)) or (
+        "key" in str(getattr(out, "dtype", ""))
+    ):
+        return np.asarray(lib.random.key_data(out)).tolist()
+    return np.asarray(out).tolist() if hasattr(out, "shape") else out
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda L: L.random.key(0) == 1,
+        lambda L: L.random.key(0) != L.random.PRNGKey(0),
+        lambda L: L.random.key(0) == None,  # noqa: E711 -- Python's default: unequal
+        lambda L: L.random.key(0) == "a",
+        lambda L: L.numpy.equal(_keys(L, 2), 1),
+        lambda L: L.numpy.where(True, L.random.key(0), 1),
+        lambda L: L.numpy.where(True, L.random.key(0), L.random.key(0, impl="rbg")),
+        lambda L: L.numpy.where(_keys(L, 2)),
+        lambda L: np.asarray(L.random.key(0)),
+        lambda L: L.random.fold_in(L.random.key(0), -1),
+        lambda L: L.random.fold_in(L.random.key(0), 2**32),
+        lambda L: L.random.fold_in(L.random.PRNGKey(0), -(2**31)),
+        lambda L: L.random.fold_in(L.random.key(0), 2**32 - 1),
+        lambda L: L.random.fold_in(L.random.key(0), np.int32(-1)),
+        lambda L: L.random.fold_in(L.random.key(0), np.int64(2**40)),
+        lambda L: L.jit(L.random.fold_in)(L.random.key(0), -1),
+    ],
+    ids=[
+        "key_eq_int", "key_ne_raw_key", "key_eq_none", "key_eq_str", "jnp_equal_int",
+        "where_key_int", "where_two_impls", "where_condition_only", "np_asarray",
+        "fold_in_negative_int", "fold_in_int_2_32", "fold_in_raw_key_negative",
+        "fold_in_int_max", "fold_in_numpy_negative", "fold_in_numpy_wide", "fold_in_jit_negative",
+    ],
+)  # fmt: skip
+def test_key_comparisons_conversions_and_fold_in_data_as_jax(backend, program):
+    # JAX: comparing keys with numbers and converting keys to NumPy are
+    # TypeErrors, jnp.where mixing keys with other dtypes a ValueError, a
+    # Python int fold_in datum outside uint32 an OverflowError (NumPy and
+    # traced integers wrap); refimpl answered False, an object array, or wrapped
+    assert _outcome(program, ri) == _outcome(program, jax)
