@@ -72,10 +72,12 @@ def _stop_gradient_lowering(ctx, x):
 def stop_gradient(x: Any) -> Any:
     """The identity on the pytree ``x`` whose derivative is zero.
 
-    As JAX: leaves of float or complex dtype go through the ``stop_gradient``
-    primitive (a Python float becomes a weakly typed array); other leaves
-    (integers, bools, float0) are returned unchanged, since they carry no
-    gradient.
+    As JAX 0.10.2: float and complex leaves go through the ``stop_gradient``
+    primitive (a Python float becomes a weakly typed array). A traced integer
+    or bool leaf goes through it too (under ``jit`` an equation; under a
+    derivative the result is a plain value, as a float one's), while a
+    concrete one is returned unchanged (a Python int stays one, as JAX's
+    eager result is an int); a float0 tangent is returned unchanged.
     """
 
     def stop(leaf: Any) -> Any:
@@ -84,7 +86,7 @@ def stop_gradient(x: Any) -> Any:
         if isinstance(leaf, np.ndarray) and leaf.dtype == dtypes.float0:
             return leaf  # a float0 tangent carries no data
         aval = tracing.get_aval(leaf, "stop_gradient", 0)
-        if dtypes.is_inexact(aval.dtype):
+        if dtypes.is_inexact(aval.dtype) or isinstance(leaf, tracing.Tracer):
             return stop_gradient_p.bind(leaf)
         return leaf
 

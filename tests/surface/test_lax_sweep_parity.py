@@ -62,3 +62,30 @@ def test_accuracy_mode_and_tolerance_are_accepted(backend, name):
             jax.lax.Tolerance(**bad)
         with pytest.raises(ValueError, match="Tolerance"):
             lax.Tolerance(**bad)
+
+
+def test_stop_gradient_of_traced_integers_is_the_primitive(backend):
+    """As JAX 0.10.2 (its issue 33689): a traced integer leaf goes through
+    ``stop_gradient`` too, so under a derivative it comes out a plain value
+    like a float leaf, and under jit it is an equation."""
+    x = np.arange(3, dtype=np.int32)
+    names = [str(e.primitive) for e in jax.make_jaxpr(jax.lax.stop_gradient)(x).eqns]
+    ours = [e.primitive.name for e in ri.make_jaxpr(lax.stop_gradient)(x).eqns]
+    assert ours == names == ["stop_gradient"]
+
+    def types(module, numpy):
+        seen = []
+
+        def loss(v):
+            y, i = module.stop_gradient((v * 2.0, numpy.round(v).astype(numpy.int32)))
+            seen.append((type(y), type(i)))
+            return numpy.sum(v * y) + numpy.sum(i)
+
+        return loss, seen
+
+    loss, seen = types(lax, ri.numpy)
+    jloss, jseen = types(jax.lax, jax.numpy)
+    v = np.array([0.5, 1.5, 2.5], np.float32)
+    np.testing.assert_array_equal(np.asarray(ri.grad(loss)(v)), np.asarray(jax.grad(jloss)(v)))
+    assert jseen[0][0] is jseen[0][1] and seen[0][0] is seen[0][1]
+    assert lax.stop_gradient(3) == 3 and isinstance(lax.stop_gradient(3), int)
