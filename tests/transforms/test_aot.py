@@ -242,6 +242,38 @@ def test_compiled_call_ignores_weak_types_as_jax(backend):
     assert ours[1] == [TypeError] * 3
 
 
+@pytest.mark.parametrize("backend", ["ref", "pjrt"])
+def test_compiled_takes_the_dynamic_arguments_alone_as_jax(backend):
+    """JAX's Compiled of a function with static arguments is called with the
+    dynamic ones alone (the static ones were fixed by lower); refimpl also
+    takes the whole call. Its args_info, out_info and in_tree are JAX's."""
+
+    def f(n, x, *, scale):
+        return x * n * scale
+
+    def run(m, np_, **options):
+        compiled = (
+            m.jit(f, static_argnums=0, static_argnames="scale", **options)
+            .lower(3, np_.float32(2.0), scale=2)
+            .compile()
+        )
+        out = compiled(np_.float32(5.0))
+        info = m.tree_util.tree_leaves(compiled.args_info)
+        return (
+            float(out),
+            [(a.shape, np.dtype(a.dtype), a.donated) for a in info],
+            compiled.in_tree.num_leaves,
+            (compiled.out_info.shape, np.dtype(compiled.out_info.dtype)),
+        )
+
+    assert run(ri, ri.numpy, backend=backend) == run(jax, jax.numpy)
+    compiled = ri.jit(f, static_argnums=0, static_argnames="scale", backend=backend)
+    compiled = compiled.lower(3, np.float32(2.0), scale=2).compile()
+    assert float(compiled(3, np.float32(5.0), scale=2)) == 30.0
+    with pytest.raises(TypeError, match="Compiled"):
+        compiled(np.ones(2, np.float32))
+
+
 def test_compiled_analyses():
     compiled = ri.jit(lambda a, b: a * b + 1.0, backend="pjrt").trace(X, Y).lower().compile()
     # the CPU plugin does not implement PJRT_Executable_GetCostAnalysis
