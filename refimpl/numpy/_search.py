@@ -906,10 +906,9 @@ def _sorted_slices(a: Any, equal_nan: bool) -> tuple[Any, Any, Any]:
     n, rest = aval.shape[0], aval.shape[1:]
     m = int(np.prod(rest, dtype=np.int64))
     if m == 0:
-        raise ValueError(
-            f"unique: the slices along axis have no elements (shape {aval.shape}); "
-            "there is nothing to compare"
-        )
+        # empty slices are all equal: one group (NumPy and JAX agree)
+        first = lax.eq(_iota(n), _int(0))
+        return _iota(n), a, first
     rows = lax.reshape(a, (n, m))
     columns = [lax.squeeze(lax.slice_in_dim(rows, j, j + 1, 1, 1), (1,)) for j in range(m)]
     perm = lax.sort((*columns, _iota(n)), 0, num_keys=m)[-1]

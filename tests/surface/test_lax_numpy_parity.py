@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import refimpl.numpy as rnp
+from refimpl import errors as ri_errors
 from refimpl import jit as ri_jit
 from tests.helpers.parity import assert_same_as_jax
 
@@ -247,3 +248,21 @@ def test_insert_refuses_lists():
             jnp.insert(x, obj, values)
         with pytest.raises(TypeError, match="insert"):
             rnp.insert(x, obj, values)
+
+
+# --- unique along an axis whose slices are empty -----------------------------------------------
+
+
+@pytest.mark.parametrize("shape, axis", [((0, 4), 1), ((3, 0), 0), ((2, 0, 3), 2), ((0, 4), 0)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.bool_])
+def test_unique_empty_slices_are_one_group(backend, shape, axis, dtype):
+    x = np.zeros(shape, dtype)
+    flags = dict(return_index=True, return_inverse=True, return_counts=True)
+
+    _same(rnp.unique(x, axis=axis), jnp.unique(x, axis=axis))
+    _same(rnp.unique(x, axis=axis, **flags), jnp.unique(x, axis=axis, **flags))
+    # under jit the length is still data-dependent without size=, in JAX too
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(lambda a: jnp.unique(a, axis=axis))(x)
+    with pytest.raises(ri_errors.ConcretizationTypeError):
+        ri_jit(lambda a: rnp.unique(a, axis=axis))(x)
