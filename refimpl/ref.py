@@ -62,7 +62,7 @@ from typing import Any, cast
 import numpy as np
 
 import refimpl.numpy as rnp
-from refimpl import backends, tracing, tree_util
+from refimpl import backends, traceback_util, tracing, tree_util
 from refimpl.core import AbstractRef, ShapedArray
 from refimpl.lax import convert_element_type
 from refimpl.primitives import ref_context
@@ -114,6 +114,7 @@ class Ref:
         "_kind",
         "_freed_at",
         "_keys",
+        "_site",
         "__weakref__",
     )
 
@@ -128,6 +129,8 @@ class Ref:
         self._freed_at: int | None = None
         # holds the uint32 data of typed PRNG keys: reads wrap it, writes take keys
         self._keys = False
+        # where a ref made inside a trace was made (named if it is returned)
+        self._site: str | None = None
 
     # -- the held array's type --
 
@@ -247,7 +250,10 @@ def new_ref(init_val: Any, *, memory_space: Any = None, kind: Any = None) -> Ref
         value = rnp.asarray(value, dtype=aval.dtype)
         if _aval_of_value(value).weak_type:
             value = convert_element_type(value, aval.dtype)
-    return Ref(value, _depth_now(), memory_space, kind)
+    ref = Ref(value, _depth_now(), memory_space, kind)
+    if isinstance(value, tracing.Tracer):
+        ref._site = traceback_util.user_site()
+    return ref
 
 
 def free_ref(ref: Ref) -> tuple:
@@ -663,15 +669,25 @@ def _cross(ref: Ref, write: bool = False) -> None:
 # --- returning refs is an error ---------------------------------------------------------------
 
 
-def check_no_refs(out: Any, what: str) -> None:
-    """JAX's error for a ref among a traced function's outputs."""
+def check_no_refs(
+    out: Any, what: str, fun_name: str | None = None, arg_paths: dict[int, str] | None = None
+) -> None:
+    """JAX's error for a ref among a traced function's outputs; ``arg_paths``
+    names the Ref arguments (by id) for JAX's note on where the ref came from."""
     paths = tree_util.flatten_with_path_strings(out)[0]
     for path, leaf in paths:
         if isinstance(leaf, Ref):
+            if arg_paths and id(leaf) in arg_paths:
+                origin = f"passed in as the argument {arg_paths[id(leaf)]}"
+            elif leaf._site is not None:
+                origin = f"created on line {leaf._site}"
+            else:
+                origin = None
             raise ValueError(
-                f"function traced for {what} returned a mutable array reference of type "
-                f"{leaf.aval.str_short()} at output tree path result{path}, but mutable "
-                "array references cannot be returned."
+                f"function {fun_name + ' ' if fun_name else ''}traced for {what} returned a "
+                f"mutable array reference of type {leaf.aval.str_short()} at output tree path "
+                f"result{path}, but mutable array references cannot be returned."
+                + (f"\n\nThe returned mutable array was {origin}." if origin else "")
             )
 
 

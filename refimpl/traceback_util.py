@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import sys
 import threading
 import types
 from collections.abc import Callable
@@ -45,6 +46,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _is_refimpl(frame: types.FrameType) -> bool:
     return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR)
+
+
+def user_site() -> str | None:
+    """``file:line (function)`` of the innermost caller outside refimpl (and
+    outside the contextlib frames of refimpl's context managers)."""
+    frame = sys._getframe(1)
+    while frame is not None and (
+        _is_refimpl(frame) or os.path.abspath(frame.f_code.co_filename) == _CONTEXTLIB
+    ):
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return None
+    return f"{frame.f_code.co_filename}:{frame.f_lineno} ({frame.f_code.co_name})"
 
 
 def _keep(entry: types.TracebackType) -> bool:

@@ -1276,7 +1276,7 @@ class Jitted:
                 closed.extend(scope.refs)
                 written.extend(scope.written_flags)
             if ref_leaves or closed:
-                ref_context.check_no_refs(out, f"jit({self.__name__})")
+                ref_context.check_no_refs(out, "jit", self.__name__)
                 return _flat_out((out, finals))
             return _flat_out(out)
 
@@ -1289,14 +1289,15 @@ class Jitted:
                 dyn_args, dyn_kwargs = tree_util.tree_unflatten(sig.in_tree, tracers)
                 args = _merge_static(dyn_args, call.static_args)
                 out = self.fun(*args, **dyn_kwargs, **call.static_kwargs)
-                ref_context.check_no_refs(out, f"jit({self.__name__})")
+                arg_paths = {id(r): call.paths[i] for i, r in zip(ref_leaves, refs, strict=True)}
+                ref_context.check_no_refs(out, "jit", self.__name__, arg_paths)
                 written.extend(r._value is not t for r, t in zip(refs, ref_tracers))
                 return out, [r._value for r in refs]
 
         def _flat_out(out: Any) -> list[Any]:
             out_leaves, out_tree = tree_util.tree_flatten(out)
             if any(type(leaf).__name__ == "Ref" for leaf in out_leaves):
-                ref_context.check_no_refs(out, f"jit({self.__name__})")
+                ref_context.check_no_refs(out, "jit", self.__name__)
             for i, leaf in enumerate(out_leaves):
                 if not tracing.is_array_like(leaf):
                     raise TypeError(

@@ -104,3 +104,31 @@ def test_distinct_refs_into_a_custom_vjp_primal_still_run():
     f.defvjp(lambda x_ref, y_ref: (None, None), lambda _, g: (None, None))
     assert float(f(ri.new_ref(1.0), ri.new_ref(2.0))) == 3.0
     assert np.isfinite(float(f(ri.new_ref(1.0), y_ref=ri.new_ref(2.0))))
+
+
+# mutable_array_test's return_from_jit and return_from_jit_arg: JAX's
+# ValueError says where the returned ref came from
+RETURNED_REF = [
+    (
+        lambda lib: lib.jit(lib.new_ref)(np.arange(3)),
+        r"traced for jit returned a mutable array reference.*\n\n.*was created on line",
+    ),
+    (
+        lambda lib: lib.jit(lambda x_ref: x_ref)(lib.new_ref(np.arange(3))),
+        r"traced for jit returned a mutable array reference.*\n\n"
+        r".*was passed in as the argument x_ref",
+    ),
+    (
+        lambda lib: lib.jit(lambda x: [x, lib.new_ref(x)])(1.0),
+        r"traced for jit returned a mutable array reference.*\n\n.*was created on line",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", range(len(RETURNED_REF)))
+def test_a_ref_returned_by_jit_says_where_it_came_from(backend, case):
+    run, words = RETURNED_REF[case]
+    with pytest.raises(ValueError, match=words):
+        run(jax)
+    with pytest.raises(ValueError, match=words):
+        run(ri)
