@@ -1017,6 +1017,18 @@ def _custom_lin_jvp(primals, tangents, **_):
     raise no_forward_mode_error(_NO_JVP)
 
 
+# evaluating the linear part under jit on pjrt, or under vmap, is forward mode
+# too: JAX's TypeError rather than a missing lowering or batching rule
+@custom_lin_p.def_lowering
+def _custom_lin_lowering(ctx, *args, **_):
+    raise no_forward_mode_error(_NO_JVP)
+
+
+@custom_lin_p.def_batch
+def _custom_lin_batch(args, dims, **_):
+    raise no_forward_mode_error(_NO_JVP)
+
+
 def _check_ref_residuals(fwd: Any, args: Any, res: Any) -> None:
     """JAX's rule: a Ref among fwd's residuals must be one of fwd's arguments
     (bwd may then write it); one made in fwd or closed over is refused."""
