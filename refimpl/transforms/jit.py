@@ -1675,13 +1675,41 @@ class Traced:
         """Run the function on arguments of the traced types, weak types aside:
         JAX's Traced evaluates its jaxpr on them, so the results' weak types
         follow the arguments, as a jit call's."""
-        call = self.jitted._split_args(args, kwargs)
+        args, kwargs, call = self.call_with_statics(args, kwargs)
         if _weak_stripped(call.signature) != _weak_stripped(self.call.signature):
             raise TypeError(
                 f"Traced({self.jitted.__name__}): called with arguments of other types than "
                 f"it was traced for: {explain_miss(call, [self.call.signature], self.jitted.spec)}"
             )
         return self.jitted(*args, **kwargs)
+
+    def call_with_statics(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any], CallArgs]:
+        """A call of this trace (or of its Compiled) as a call of the jitted
+        function: JAX's takes the dynamic arguments alone (the static ones
+        were fixed when it was traced), merged back here; refimpl also takes
+        the whole call."""
+        static_args, static_kwargs = self.call.static_args, self.call.static_kwargs
+
+        def types(call: CallArgs) -> Signature:  # the backend aside too (Compiled)
+            return _weak_stripped(call.signature)._replace(backend="")
+
+        want = types(self.call)
+        try:
+            call: CallArgs | None = self.jitted._split_args(args, kwargs)
+        except TypeError:  # a dynamic argument where a static one goes (unhashable)
+            call = None
+        if call is not None and (not (static_args or static_kwargs) or types(call) == want):
+            return args, kwargs, call
+        merged = list(args)
+        for i in sorted(static_args):
+            merged.insert(min(i, len(merged)), static_args[i])
+        merged_kwargs = {**static_kwargs, **kwargs}
+        merged_call = self.jitted._split_args(tuple(merged), merged_kwargs)
+        if call is None or types(merged_call) == want:
+            return tuple(merged), merged_kwargs, merged_call
+        return args, kwargs, call
 
     @property
     def aliases(self) -> dict[int, int]:

@@ -454,3 +454,21 @@ def test_reduce_axes_is_refused_as_jax(make):
     assert _raised(lambda: make(jax)) is NotImplementedError
     assert _raised(lambda: make(ri)) is NotImplementedError
     assert _raised(lambda: ri.grad(rnp.sin, reduce_axes=())(1.0)) is None
+
+
+def test_traced_takes_the_dynamic_arguments_alone_as_jax(backend):
+    """JAX's Traced of a function with static arguments is called with the
+    dynamic ones alone (the static ones were fixed by trace); refimpl also
+    takes the whole call."""
+
+    def f(x, n, *, scale):
+        return x * n * scale
+
+    def run(m, np_):
+        traced = m.jit(f, static_argnums=1, static_argnames="scale").trace(2.0, 3, scale=2)
+        out = traced(np_.float32(5.0))
+        return float(out), np.dtype(out.dtype), bool(out.weak_type)
+
+    assert run(ri, rnp) == run(jax, jnp)
+    traced = ri.jit(f, static_argnums=1, static_argnames="scale").trace(2.0, 3, scale=2)
+    assert float(traced(5.0, 3, scale=2)) == 30.0

@@ -419,7 +419,7 @@ class Compiled:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         traced = self._traced
         name = traced.jitted.__name__
-        args, kwargs, call = _call_with_statics(traced, args, kwargs)
+        args, kwargs, call = traced.call_with_statics(args, kwargs)
         # weak types aside, as JAX's check_arg_avals_for_call: a weak type
         # changes no buffer, and the results keep the compiled types
         if _strong(call.signature) != _strong(traced.call.signature):
@@ -507,34 +507,6 @@ def _describe(signature: Any) -> str:
         return "(" + ", ".join(a.text for a in shown) + ")"
     text = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
     return f"({text},)" if len(args) == 1 and not kwargs else f"({text})"
-
-
-def _call_with_statics(traced: Any, args: tuple, kwargs: dict) -> tuple[Any, Any, Any]:
-    """A Compiled's call as a call of its jitted function: JAX's takes the
-    dynamic arguments alone (the static ones were fixed when it was lowered),
-    which are merged back here; refimpl also takes the whole call."""
-    jitted, static_args, static_kwargs = (
-        traced.jitted,
-        traced.call.static_args,
-        traced.call.static_kwargs,
-    )
-    try:
-        call = jitted._split_args(args, kwargs)
-    except TypeError:  # a dynamic argument where a static one goes (unhashable)
-        call = None
-    if call is not None and (
-        not (static_args or static_kwargs)
-        or _strong(call.signature) == _strong(traced.call.signature)
-    ):
-        return args, kwargs, call
-    merged = list(args)
-    for i in sorted(static_args):
-        merged.insert(min(i, len(merged)), static_args[i])
-    merged_kwargs = {**static_kwargs, **kwargs}
-    merged_call = jitted._split_args(tuple(merged), merged_kwargs)
-    if call is None or _strong(merged_call.signature) == _strong(traced.call.signature):
-        return tuple(merged), merged_kwargs, merged_call
-    return args, kwargs, call
 
 
 def _strong(signature: Any) -> Any:
