@@ -157,6 +157,29 @@ ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
 ]  # fmt: skip
 
 
+def _printed_dot_precision(ns: Any) -> Any:
+    # lax_autodiff_test reads the precision in a dot's printed pullback.
+    x, y = ns.asarray(X), ns.asarray(np.outer(X, X[::-1]))
+    out = []
+    for precision in ("highest", ("high", "default")):
+        dot = lambda a, b, p=precision: ns.lax_.dot(a, b, precision=p)  # noqa: E731
+        value, pullback = ns.api.vjp(dot, x, y)
+        text = str(ns.api.make_jaxpr(pullback)(value))
+        out.append([name in text for name in ("Precision.HIGHEST", "Precision.HIGH,", "'HIGH")])
+    return out
+
+
+def _check_grads_rank0_complex(ns: Any) -> Any:
+    # JAX's check_grads draws a rank-0 complex tangent for a rank-0 complex array.
+    import importlib
+
+    check_grads = importlib.import_module(ns.api.__name__ + ".test_util").check_grads
+    z = np.asarray(0.5 + 0.25j, np.complex64)
+    for op in (ns.lax_.exp, ns.lax_.conj):
+        check_grads(op, (z,), 2, ["fwd", "rev"])
+    return True
+
+
 def cases() -> Iterator[Case]:
     yield _case("has_aux", _has_aux)
     yield _case("jacobian_edges", _jacobian_edges)
@@ -165,5 +188,7 @@ def cases() -> Iterator[Case]:
     yield _case("python_branches", _python_branches)
     yield _case("linear_transpose_duck", _linear_transpose_duck)
     yield _case("errors/vjp_of_ref", _vjp_of_ref)
+    yield _case("printed_dot_precision", _printed_dot_precision)
+    yield _case("check_grads_rank0_complex", _check_grads_rank0_complex)
     for name, build in ERRORS:
         yield _case(f"errors/{name}", build)
