@@ -235,12 +235,33 @@ _ZERO_SIGNS: dict[str, Callable[..., tuple[np.ndarray, np.ndarray]]] = {
 }
 
 
+def _log1p(x: np.ndarray) -> np.ndarray:
+    """``log1p``; for a complex ``z = a + bi`` not NumPy's ``log(1 + z)``,
+    which loses the real part's digits to the rounding of ``1 + z`` near 0
+    and near the circle ``|1 + z| = 1`` (complex64 ``log1p(1e-5)`` had real
+    part 1.0014e-05; XLA 9.99995e-06), but ``log|1 + z| = log1p(a (2 + a) +
+    b^2) / 2`` and ``atan2(b, 1 + a)``, in float64 for complex64, where the
+    squares cannot overflow (NumPy's beyond ``|z| = 1e150``)."""
+    out = np.log1p(x)
+    if not np.iscomplexobj(x):
+        return out
+    small = np.abs(x) < 1e150  # False at NaN and infinite parts
+    if not small.any():
+        return out
+    wide = x.astype(np.complex128)
+    a, b = wide.real, wide.imag
+    accurate = np.empty(x.shape, x.dtype)  # parts set one by one: + 1j * b loses -0.0
+    accurate.real = 0.5 * np.log1p(a * (2.0 + a) + b * b)
+    accurate.imag = np.arctan2(b, 1.0 + a)
+    return np.where(small, accurate, out)
+
+
 # --- the functions ------------------------------------------------------------------------
 # NumPy's function and where XLA's result is NaN in both parts
 _NAN_WHERE: dict[str, tuple[Callable[..., np.ndarray], Callable[..., np.ndarray]]] = {
     "exp": (np.exp, _exp_nan),
     "log": (np.log, _result_nan),
-    "log1p": (np.log1p, _result_nan),
+    "log1p": (_log1p, _result_nan),
     "sin": (np.sin, _result_nan_off_imaginary_axis),
     "cos": (np.cos, _result_nan_off_imaginary_axis),
     "tan": (np.tan, _result_nan_off_imaginary_axis),

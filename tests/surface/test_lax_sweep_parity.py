@@ -89,3 +89,29 @@ def test_stop_gradient_of_traced_integers_is_the_primitive(backend):
     np.testing.assert_array_equal(np.asarray(ri.grad(loss)(v)), np.asarray(jax.grad(jloss)(v)))
     assert jseen[0][0] is jseen[0][1] and seen[0][0] is seen[0][1]
     assert lax.stop_gradient(3) == 3 and isinstance(lax.stop_gradient(3), int)
+
+
+def _ulps(got, want):
+    """The larger part's distance in float32 ulps of the float64 reference."""
+    got = np.asarray(got)
+    spacing = lambda v: np.spacing(np.abs(v).astype(np.float32))  # noqa: E731
+    return max(
+        np.max(np.abs(got.real - want.real) / spacing(want.real)),
+        np.max(np.abs(got.imag - want.imag) / spacing(want.imag)),
+    )
+
+
+@pytest.mark.parametrize("scale", [1e-5, 1e-3, 0.45, 3.0])
+def test_complex64_log1p_is_accurate_near_zero_and_the_unit_circle(backend, scale):
+    """JAX's testLog1pNearOne: complex64 ``log1p(1e-5)`` within an ulp (it was
+    NumPy's ``log(1 + z)``, 1.0014e-05); likewise where ``|1 + z|`` is near 1."""
+    z = np.complex64(1e-5)
+    want = np.log1p(np.float32(1e-5)).astype(np.complex64)
+    for got in (lax.log1p(z), ri.jit(lax.log1p)(z)):
+        np.testing.assert_array_almost_equal_nulp(np.asarray(got), want)
+    rng = np.random.RandomState(0)
+    z = ((rng.randn(500) + 1j * rng.randn(500)) * scale).astype(np.complex64)
+    exact = np.log1p(z.astype(np.complex128))
+    assert _ulps(jax.jit(jax.lax.log1p)(z), exact) <= 8  # XLA: within a few ulps
+    for got in (lax.log1p(z), ri.jit(lax.log1p)(z)):
+        assert _ulps(got, exact) <= 8  # pjrt under jit is XLA itself
