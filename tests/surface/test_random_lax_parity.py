@@ -118,3 +118,25 @@ def test_as_jax_config_of_the_prng_flags():
         assert ri.config.legacy_prng_key == "warn"
     finally:
         cfg.update("jax_legacy_prng_key", "allow")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "jax_debug_key_reuse",
+        "jax_enable_custom_prng",
+        "jax_threefry_partitionable",
+        "jax_numpy_rank_promotion",
+        "jax_numpy_dtype_promotion",
+        "jax_default_matmul_precision",
+        "jax_enable_checks",
+        "jax_transfer_guard",
+    ],
+)
+def test_as_jax_config_reads_the_flags_random_tests_skip_on(name):
+    # random_test reads config.threefry_partitionable.value (and the others)
+    # in skipIf at class definition: refimpl raised AttributeError for a flag
+    # it never had set; the value read is JAX's default, the one refimpl follows
+    from refimpl import as_jax
+
+    assert getattr(as_jax._Config(), name) == getattr(jax.config, name)
