@@ -6,7 +6,7 @@ For the duration of the run, ``jax`` and its submodules are aliases of
 refimpl's (``jax.numpy`` -> ``refimpl.numpy``, ``jax.lax`` -> ``refimpl.lax``,
 ``jax.random``, ``jax.nn``, ``jax.nn.initializers``, ``jax.scipy.special``,
 ``jax.scipy.linalg``, ``jax.tree``, ``jax.tree_util``, ``jax.dlpack``,
-``jax.debug``, ``jax.errors``, ``jax.typing``), put
+``jax.debug``, ``jax.errors``, ``jax.typing``, ``jax.ref``), put
 in ``sys.modules`` in front of any real JAX and taken out again afterwards,
 with a meta-path finder for ``jax.*`` modules not imported yet. A few JAX
 names are spelled differently in refimpl and are translated
@@ -61,6 +61,7 @@ MODULES = {
     "jax.debug": "refimpl.debug",
     "jax.errors": "refimpl.errors",
     "jax.typing": "refimpl.typing",
+    "jax.ref": "refimpl.ref",
     # jax.scipy.stats and its distribution modules (``import jax.scipy.stats.norm``)
     "jax.scipy.stats": "refimpl.scipy.stats",
     **{

@@ -95,3 +95,16 @@ def test_command_line(tmp_path):
     )
     assert out.returncode != 0
     assert "jax.numpy.nope is not provided by refimpl" in out.stderr
+
+
+def test_jax_ref_module_is_refimpls(tmp_path):
+    # mutable-array programs import JAX's public jax.ref module
+    program = "import jax.ref\nr = jax.ref.new_ref(1.0)\njax.ref.addupdate(r, (), 2.0)\n"
+    program += "print(float(jax.ref.freeze(r)), jax.ref.Ref.__module__)\n"
+    for backend in ("ref", "pjrt"):
+        out = subprocess.run(
+            [sys.executable, "-m", "refimpl.as_jax", "--backend", backend,
+             str(write(tmp_path, program, "refs.py"))],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert out.split() == ["3.0", "refimpl.ref"]
