@@ -463,6 +463,7 @@ def vmap(
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
         axes = _flatten_axes("in_axes", in_axes, args, "the positional arguments")
         axes += [0] * (len(leaves) - len(axes))
+        _check_mapped_types(leaves, axes)
         size = _mapped_size(fun, args, kwargs, leaves, axes, axis_size)
         return _vmap_call(fun, name, leaves, in_tree, axes, size, out_axes, axis_name)
 
@@ -477,6 +478,18 @@ def vmap(
         vmap_f.__doc__ += "\n\nOriginal documentation:\n\n" + fun.__doc__
     vmap_f.__wrapped__ = fun  # type: ignore[attr-defined]
     return vmap_f
+
+
+def _check_mapped_types(leaves: list[Any], axes: list[int | None]) -> None:
+    """vmap checks a mapped leaf's type before its rank, as JAX: a mapped
+    string is no array (pmap, as JAX's, reads it as unmapped instead)."""
+    for leaf, axis in zip(leaves, axes, strict=True):
+        if axis is not None and not (
+            hasattr(leaf, "shape")
+            or hasattr(leaf, "__jax_array__")
+            or isinstance(leaf, (bool, int, float, complex))
+        ):
+            raise TypeError(f"Argument {leaf!r} of type {type(leaf)} is not a valid JAX type")
 
 
 def _mapped_size(
@@ -494,13 +507,6 @@ def _mapped_size(
         if axis is None:
             sizes.append(None)
             continue
-        if not (
-            hasattr(leaf, "shape")
-            or hasattr(leaf, "__jax_array__")
-            or isinstance(leaf, (bool, int, float, complex))
-        ):
-            # the type before the rank, as JAX: a mapped string is no array
-            raise TypeError(f"Argument {leaf!r} of type {type(leaf)} is not a valid JAX type")
         shape = np.shape(leaf) if not hasattr(leaf, "shape") else tuple(leaf.shape)
         if not -len(shape) <= axis < len(shape):
             min_rank = axis + 1 if axis >= 0 else -axis
