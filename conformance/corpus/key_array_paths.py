@@ -135,7 +135,66 @@ def _key_cotangents(ns: Any) -> Any:
     ]
 
 
+def _where_equal_of_keys(ns: Any) -> Any:
+    api = _api(ns)
+    keys, key = _keys(api, 3), api.random.key(5)
+    picked = api.numpy.where(api.numpy.array([True, False, True]), keys, key)
+    return [
+        api.random.key_data(picked),
+        api.random.key_data(api.jit(api.numpy.where)(np.array([False, True, False]), keys, key)),
+        api.numpy.equal(keys, picked),
+        api.numpy.not_equal(keys, key),
+    ]
+
+
+def _key_equals_number(ns: Any) -> Any:
+    api = _api(ns)
+    return api.random.key(0) == 1
+
+
+def _fold_in_python_int_outside_uint32(ns: Any) -> Any:
+    api = _api(ns)
+    return api.random.fold_in(api.random.key(0), -1)
+
+
+def _custom_jvp_key_tangent(ns: Any) -> Any:
+    """The tangent a custom_jvp rule sees for a key argument: float0 of the
+    key array's shape (its shape, then whether its dtype is float0)."""
+    api = _api(ns)
+    seen = []
+
+    @api.custom_jvp
+    def f(x, keys):
+        return x * api.random.normal(keys[0])
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x, keys), (x_dot, keys_dot) = primals, tangents
+        seen.append(np.array([*keys_dot.shape, np.dtype(keys_dot.dtype) == api.dtypes.float0]))
+        return f(x, keys), x_dot * api.random.normal(keys[0])
+
+    grad = api.grad(f)(1.5, _keys(api, 3))
+    return grad, seen[0]
+
+
+def _make_array_from_callback_of_keys(ns: Any) -> Any:
+    api = _api(ns)
+    devices = api.devices()[:1]
+    mesh = api.sharding.Mesh(np.array(devices), ("x",))
+    sharding = api.sharding.NamedSharding(mesh, api.sharding.PartitionSpec("x"))
+    seeds = api.numpy.arange(4)
+    keys = api.make_array_from_callback(
+        (4,), sharding, lambda index: api.vmap(api.random.key)(seeds[index[0]])
+    )
+    return api.random.key_data(keys)
+
+
 ROWS: list[tuple[str, Any]] = [
+    ("where_equal_of_keys", _where_equal_of_keys),
+    ("key_equals_number", _key_equals_number),
+    ("fold_in_python_int_outside_uint32", _fold_in_python_int_outside_uint32),
+    ("custom_jvp_key_tangent", _custom_jvp_key_tangent),
+    ("make_array_from_callback_of_keys", _make_array_from_callback_of_keys),
     ("key_cotangents_float0", _key_cotangents),
     ("numpy_structural", _numpy_structural),
     ("lax_structural_jit", _lax_structural_jit),
