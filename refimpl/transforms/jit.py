@@ -1790,6 +1790,16 @@ def _static_differences(new: tuple, old: tuple) -> list[str]:
 # --- the public entry points --------------------------------------------------------------
 
 
+def _check_compiler_options(where: str, options: Any) -> None:
+    if options is not None and not (
+        isinstance(options, dict) and all(isinstance(k, str) for k in options)
+    ):
+        raise TypeError(
+            f"{where}: compiler_options must be a dict from option names (str) to values, "
+            f"or None, got {options!r}"
+        )
+
+
 def jit(
     fun: Callable[..., Any] | None = None,
     *,
@@ -1802,6 +1812,7 @@ def jit(
     keep_unused: bool = False,
     in_shardings: Any = None,
     out_shardings: Any = None,
+    compiler_options: dict[str, Any] | None = None,
 ) -> Any:
     """Compile ``fun`` per call signature, like ``jax.jit``.
 
@@ -1840,6 +1851,9 @@ def jit(
             returned laid out as it says (``refimpl.transforms.sharded``).
             The program itself runs on the global values, on one device
             (docs/semantics.md, "Sharding").
+        compiler_options: Accepted for JAX's signature (a dict of XLA option
+            names to values, or None): neither backend takes XLA options,
+            so it changes nothing (an unknown option is not detected).
 
     Returns:
         A ``Jitted`` callable with ``fun``'s signature (on ``backend="pjrt"``
@@ -1865,6 +1879,7 @@ def jit(
         True
     """
     del inline, keep_unused  # no observable effect (see above)
+    _check_compiler_options("jit", compiler_options)
     if in_shardings is not None or out_shardings is not None:
         plain = jit(
             static_argnums=static_argnums,

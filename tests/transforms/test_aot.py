@@ -274,6 +274,26 @@ def test_compiled_takes_the_dynamic_arguments_alone_as_jax(backend):
         compiled(np.ones(2, np.float32))
 
 
+@pytest.mark.parametrize("backend", ["ref", "pjrt"])
+def test_compiler_options_are_accepted_as_jax(backend):
+    """jit(compiler_options=...) and Lowered.compile(compiler_options=...)
+    take JAX 0.10.2's dict of XLA options (refimpl's jit raised TypeError on
+    the keyword); they change no value. A non-dict is refimpl's TypeError."""
+    options = {"xla_embed_ir_in_executable": True}
+
+    def run(m, **kw):
+        f = lambda x: m.numpy.sqrt(x**2) + 1.0  # noqa: E731
+        return [
+            float(m.jit(f, compiler_options=options, **kw)(2.0)),
+            float(m.jit(f, **kw).lower(2.0).compile(compiler_options=options)(2.0)),
+            float(m.jit(f, **kw).lower(2.0).compile(options)(2.0)),
+        ]
+
+    assert run(ri, backend=backend) == run(jax) == [3.0] * 3
+    with pytest.raises(TypeError, match="compiler_options"):
+        ri.jit(lambda x: x, compiler_options=["xla_embed_ir_in_executable"])
+
+
 def test_compiled_analyses():
     compiled = ri.jit(lambda a, b: a * b + 1.0, backend="pjrt").trace(X, Y).lower().compile()
     # the CPU plugin does not implement PJRT_Executable_GetCostAnalysis

@@ -53,7 +53,7 @@ from refimpl.backends.ref import eager
 from refimpl.core import ShapedArray
 from refimpl.primitives.elementwise import copy_p
 from refimpl.transforms import donation
-from refimpl.transforms.jit import _differences, check_call
+from refimpl.transforms.jit import _check_compiler_options, _differences, check_call
 
 __all__ = [
     "Compiled",
@@ -385,12 +385,17 @@ class Lowered:
             lambda s: type(s)(s.shape, s.dtype) if s.weak_type else s, self._traced.out_info
         )
 
-    def compile(self) -> Compiled:
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> Compiled:
         """Compile for this process's PJRT platform (now, not at the first call).
+
+        ``compiler_options`` (XLA option names to values) is accepted for
+        JAX's signature and changes nothing: the plugin compiles with its
+        defaults.
 
         A module lowered only for other platforms cannot be compiled here: the
         local plugin compiles for its own platform alone.
         """
+        _check_compiler_options("Lowered.compile", compiler_options)
         local = executables_module.local_platform()
         if local not in self.lowering_platforms:
             plugin = executables_module.client().plugin.path
