@@ -110,6 +110,48 @@ def matmul(
 _ELLIPSIS_LABELS = "0123456789" + "".join(chr(c) for c in range(0x100, 0x200))
 
 
+_SUBLIST_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _subscripts(name: str, subscripts: Any, operands: tuple) -> tuple[str, tuple]:
+    """``(subscripts, operands)`` as the string form, from either that form or
+    NumPy's interleaved one, ``einsum(a, [0, 1], b, [1, 2], [0, 2])``: operands
+    each followed by its list of axis labels (ints 0-51, or ``...``), then
+    optionally the output's list."""
+    if isinstance(subscripts, str):
+        return subscripts, operands
+    items = (subscripts, *operands)
+
+    def letters(sublist: Any) -> str:
+        if isinstance(sublist, (str, bytes)) or not hasattr(sublist, "__iter__"):
+            raise TypeError(
+                f"{name}: subscripts must be a string like 'ij,jk->ik' or, interleaved "
+                f"with the operands, lists of axis labels; got {sublist!r}"
+            )
+        out = []
+        for label in sublist:
+            if label is Ellipsis:
+                out.append("...")
+                continue
+            if isinstance(label, (bool, np.bool_)) or not isinstance(label, (int, np.integer)):
+                raise TypeError(f"{name}: a sublist label must be an int or ..., got {label!r}")
+            if not 0 <= int(label) < len(_SUBLIST_LETTERS):
+                raise ValueError(
+                    f"{name}: a sublist label must be in [0, {len(_SUBLIST_LETTERS)}), got {label}"
+                )
+            out.append(_SUBLIST_LETTERS[int(label)])
+        return "".join(out)
+
+    arrays = items[0::2]
+    inputs = [letters(sublist) for sublist in items[1::2]]
+    spec = ",".join(inputs[: len(arrays)])
+    if len(items) % 2:
+        # an odd count: the last item is the output's sublist, not an operand
+        arrays, spec = arrays[:-1], ",".join(inputs)
+        spec += "->" + letters(items[-1])
+    return spec, tuple(arrays)
+
+
 def einsum(
     subscripts: str,
     /,
@@ -135,11 +177,7 @@ def einsum(
     """
     if out is not None:
         raise NotImplementedError("einsum: the out argument is not supported")
-    if not isinstance(subscripts, str):
-        raise TypeError(
-            "einsum: subscripts must be a string like 'ij,jk->ik' (the interleaved "
-            f"operand/sublist form is not supported), got {type(subscripts).__name__}"
-        )
+    subscripts, operands = _subscripts("einsum", subscripts, operands)
     if not operands:
         raise ValueError("einsum: at least one operand is required")
     for position, operand in enumerate(operands):
@@ -364,8 +402,7 @@ def einsum_path(subscripts: str, /, *operands: ArrayLike, optimize: Any = "auto"
     for three or more operands, while either path gives the same einsum.
     ``description`` is a text listing each contraction. An explicit path as
     ``optimize`` is returned as it is (after checking)."""
-    if not isinstance(subscripts, str):
-        raise TypeError("einsum_path: subscripts must be a string like 'ij,jk->ik'")
+    subscripts, operands = _subscripts("einsum_path", subscripts, operands)
     if not operands:
         raise ValueError("einsum_path: at least one operand is required")
     shapes = [tuple(aval_of(x, "einsum_path", i + 1).shape) for i, x in enumerate(operands)]

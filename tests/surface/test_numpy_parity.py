@@ -10,6 +10,7 @@ import pytest
 
 import refimpl as ri
 import refimpl.numpy as rnp
+from tests.helpers.parity import assert_same_as_jax
 
 _SHAPES = [(4,), (3, 5), (2, 1, 3), (1,)]
 _WIDTHS = [0, 2, (1, 3), ((0, 4),), "per_axis", 7]
@@ -497,3 +498,48 @@ def test_array_protocol_methods(backend):
     assert x.__array_namespace__() is rnp
     with pytest.raises(ValueError, match="api_version"):
         x.__array_namespace__(api_version="2023.12")
+
+
+# --- einsum's interleaved operand/sublist form ---------------------------------------------------
+
+
+def _einsum_interleaved_cases():
+    a = _RNG_EINSUM.randn(3, 4).astype(np.float32)
+    b = _RNG_EINSUM.randn(4, 5).astype(np.float32)
+    c = _RNG_EINSUM.randn(2, 3, 4).astype(np.float32)
+    sq = _RNG_EINSUM.randn(3, 3).astype(np.float32)
+    return [
+        (a, [0, 1], b, [1, 2], [0, 2]),
+        (a, [0, 1], b, [1, 2]),
+        (sq, [0, 0]),
+        (sq, [0, 0], [0]),
+        (c, [Ellipsis, 0, 1], b, [1, 2], [Ellipsis, 0, 2]),
+        (a, [0, 1], []),
+        (a, [26, 51], b, [51, 1], [26, 1]),
+    ]
+
+
+_RNG_EINSUM = np.random.RandomState(11)
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_einsum_interleaved_sublists_as_jax(backend, case):
+    args = _einsum_interleaved_cases()[case]
+    want = jnp.einsum(*args)
+    assert_same_as_jax(rnp.einsum(*args), want, rtol=1e-5, atol=1e-5)
+    arrays = [x for x in args if isinstance(x, np.ndarray)]
+    sublists = [x for x in args if not isinstance(x, np.ndarray)]
+
+    def interleave(*xs):
+        out = []
+        for x, s in zip(xs, sublists, strict=False):
+            out += [x, s]
+        return [*out, *sublists[len(xs) :]]
+
+    got = ri.jit(lambda *xs: rnp.einsum(*interleave(*xs)))(*arrays)
+    assert_same_as_jax(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_einsum_path_interleaved():
+    a, b = np.ones((3, 4), np.float32), np.ones((4, 5), np.float32)
+    assert rnp.einsum_path(a, [0, 1], b, [1, 2], [0, 2])[0] == rnp.einsum_path("ab,bc->ac", a, b)[0]
