@@ -744,6 +744,41 @@ def _lax_numpy_test_cases() -> Iterator[Case]:
         tags=["numpy", "dtypes", "weak"],
         notes="a weak operand stays weak",
     )
+    yield fn_case(
+        "np.lax_numpy/unique_empty_slices",
+        lambda ns: (
+            ns.np_.unique(
+                np.zeros((0, 4), np.float32),
+                axis=1,
+                return_index=True,
+                return_inverse=True,
+                return_counts=True,
+            ),
+            ns.np_.unique(np.zeros((3, 0), np.int8), axis=0),
+        ),
+        [],
+        mode="eager",
+        expect=AGREE,
+        tags=["numpy"],
+        notes="slices with no elements along the axis are all equal: one group (eager: "
+        "under jit the result's length needs size=, in JAX too)",
+    )
+    yield fn_case(
+        "np.lax_numpy/einsum_interleaved",
+        lambda ns, a, b, c: (
+            ns.np_.einsum(a, [0, 1], b, [1, 2], [0, 2]),
+            ns.np_.einsum(c, [Ellipsis, 0, 1], b, [1, 2]),
+            ns.np_.einsum(a, [26, 51], [51]),
+        ),
+        [
+            np.arange(12, dtype=np.float32).reshape(3, 4) / 7,
+            np.arange(20, dtype=np.float32).reshape(4, 5) / 9,
+            np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 5,
+        ],
+        expect=AGREE,
+        tags=["numpy"],
+        notes="NumPy's operand/sublist form, with ... and an output sublist",
+    )
 
 
 def _lax_numpy_test_cases_creation() -> Iterator[Case]:
