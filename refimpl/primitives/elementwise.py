@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import backends, dtypes, tracing
 from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers, batch_rules, rule_context, xla_math
 from refimpl.primitives.base import (
@@ -1524,6 +1524,12 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
     if type(x) is int:
         x = np.asarray(x).astype(new_dtype)
+    if isinstance(x, tracing.Tracer) or backends.backend_of_array(x) is not None:
+        aval = tracing.get_aval(x, "convert_element_type", 0)
+        if aval.dtype == new_dtype and aval.weak_type == bool(weak_type):
+            # as JAX 0.10.2: an array or tracer already of that type is returned
+            # itself (no copy, no equation); NumPy data still becomes an array
+            return x
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 

@@ -115,3 +115,22 @@ def test_complex64_log1p_is_accurate_near_zero_and_the_unit_circle(backend, scal
     assert _ulps(jax.jit(jax.lax.log1p)(z), exact) <= 8  # XLA: within a few ulps
     for got in (lax.log1p(z), ri.jit(lax.log1p)(z)):
         assert _ulps(got, exact) <= 8  # pjrt under jit is XLA itself
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_, np.complex64])
+def test_convert_element_type_to_its_own_type_is_the_operand(backend, dtype):
+    """As JAX 0.10.2 (its testConvertElementTypeAvoidsCopies): an array or
+    tracer already of the type is returned itself, with no copy and no
+    equation; a weak one made strong, another dtype or NumPy data convert."""
+    x = ri.device_put(np.zeros(5, dtype))
+    assert lax.convert_element_type(x, dtype) is x
+    assert lax.convert_element_type(x, np.int8) is not x
+    assert isinstance(lax.convert_element_type(np.zeros(5, dtype), dtype), ri.Array)
+    cases = [(np.ones(3, dtype), dtype), (np.ones(3, dtype), np.int8), (1.0, np.float32)]
+    for arg, target in cases:
+        ours = ri.make_jaxpr(lambda v, t=target: lax.convert_element_type(v, t))(arg)
+        theirs = jax.make_jaxpr(lambda v, t=target: jax.lax.convert_element_type(v, t))(arg)
+        assert len(ours.eqns) == len(theirs.eqns)
+    weak = lax.mul(2.0, 1.0)
+    strong = lax.convert_element_type(weak, np.float32)
+    assert weak.weak_type and strong is not weak and not strong.weak_type
