@@ -36,7 +36,10 @@ def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
 
 
 def _rademacher(data: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
-    coin = rnp.astype(rnp.less(_uniform(data, shape, np.dtype(np.float32), 0.0, 1.0), 0.5), dtype)
+    # JAX's coin is bernoulli(key, 0.5): a uniform of the Python float's dtype,
+    # the default float (float64 with x64; jit retraces when x64 changes)
+    coin_dtype = dtypes.canonicalize_dtype(float)
+    coin = rnp.astype(rnp.less(_uniform(data, shape, coin_dtype, 0.0, 1.0), 0.5), dtype)
     return rnp.astype(rnp.subtract(rnp.multiply(2, coin), 1), dtype)
 
 

@@ -116,3 +116,22 @@ def test_wide_counters_are_the_64_bit_row_major_index():
         product = [int(v) * c for v in a]
         _same(high, np.array([p >> 32 for p in product], np.uint32))
         _same(low, np.array([p & 0xFFFFFFFF for p in product], np.uint32))
+
+
+@pytest.mark.parametrize("impl", ["threefry2x32", "rbg"])
+def test_rademacher_coin_is_a_default_float_uniform(backend, x64_mode, impl):
+    # JAX's rademacher is bernoulli(key, 0.5): a uniform of the default float
+    # dtype (float64 with x64), so the signs under x64 come from 64-bit draws
+    # (refimpl drew float32 ones: other signs in rademacher, and through it in
+    # double_sided_maxwell and generalized_normal)
+    def draws(lib):
+        key = lib.random.key(7, impl=impl)
+        return [
+            lib.random.rademacher(key, (64,)),
+            lib.jit(lambda k: lib.random.rademacher(k, (64,), np.int32))(key),
+            np.sign(lib.random.double_sided_maxwell(key, 0.0, 1.0, (64,))),
+            np.sign(lib.random.generalized_normal(key, 1.5, (64,))),
+        ]
+
+    for got, want in zip(draws(ri), draws(jax), strict=True):
+        _same(got, want)
