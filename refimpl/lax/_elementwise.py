@@ -199,7 +199,7 @@ def mulhi(x: Any, y: Any, /) -> Any:
     assembled from N/2-bit halves in unsigned N-bit arithmetic (each partial
     product fits), and the signed result corrects the unsigned one:
     ``hi_s(a, b) = hi_u(a, b) - (a < 0 ? b : 0) - (b < 0 ? a : 0)`` mod 2**N.
-    A scalar operand is broadcast; otherwise shapes and dtypes must match.
+    Shapes broadcast as the binary ops' (a rank-0 operand, size-1 dims).
     """
 
     api = "mulhi"
@@ -210,16 +210,12 @@ def mulhi(x: Any, y: Any, /) -> Any:
     dtype = ay.dtype if ax.weak_type and not ay.weak_type else ax.dtype
     x = ew.convert_element_type(x, dtype) if ax.dtype != dtype or ax.weak_type else x
     y = ew.convert_element_type(y, dtype) if ay.dtype != dtype or ay.weak_type else y
-    if ax.shape != ay.shape:
-        if ax.shape == ():
-            x = structural.broadcast_in_dim(x, ay.shape, ())
-        elif ay.shape == ():
-            y = structural.broadcast_in_dim(y, ax.shape, ())
-        else:
-            raise TypeError(
-                f"{api}: x and y must have the same shape, got {ax.shape} and {ay.shape}"
-            )
-    shape = tracing.get_aval(x, api, "x").shape
+    # JAX's binary shape rule: a rank-0 operand or size-1 dims broadcast
+    shape = ew.broadcasting_shape(api, [ax, ay])
+    if ax.shape != shape:
+        x = structural.broadcast_in_dim(x, shape, tuple(range(len(ax.shape))))
+    if ay.shape != shape:
+        y = structural.broadcast_in_dim(y, shape, tuple(range(len(ay.shape))))
     bits = 8 * np.dtype(dtype).itemsize
     half = bits // 2
     unsigned = np.dtype(f"u{bits // 8}")

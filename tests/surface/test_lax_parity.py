@@ -42,6 +42,23 @@ def test_binary_broadcast_integer_and_shift(backend):
         )
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+@pytest.mark.parametrize("shapes", _BROADCAST_SHAPES + [((), (3, 4)), ((2, 3), (2, 3))])
+def test_mulhi_broadcasts_size_one_dims(backend, shapes, dtype, rng):
+    # lax_vmap_test's mulhi records batch a (3, 4) against a (3, 1) operand.
+    info = np.iinfo(dtype)
+    x = rng.integers(info.min, info.max, shapes[0], dtype=dtype, endpoint=True)
+    y = rng.integers(info.min, info.max, shapes[1], dtype=dtype, endpoint=True)
+    want = jax.lax.mulhi(x, y)
+    for got in (lax.mulhi(x, y), ri.jit(lax.mulhi)(x, y)):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    xs, ys = np.stack([x, ~x]), np.stack([y, ~y])
+    np.testing.assert_array_equal(
+        np.asarray(ri.vmap(lax.mulhi)(xs, ys)), np.asarray(jax.vmap(jax.lax.mulhi)(xs, ys))
+    )
+
+
 @pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "max", "pow", "atan2"])
 def test_binary_broadcast_gradients(backend, name, rng):
     x = rng.uniform(0.5, 2.0, (3, 4)).astype(np.float32)
