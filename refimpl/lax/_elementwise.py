@@ -112,10 +112,14 @@ def arccosh_of_inexact(x: Any) -> Any:
     aval = _aval(x, "arccosh")
     one = _scalar(x, 1)
     if dtypes.is_complex(aval.dtype):
-        # the principal branch of the product of the two square roots (Kahan's),
-        # which a single sqrt(x^2 - 1) would lose for Re x < 0
-        root = ew.mul(ew.sqrt(ew.sub(x, one)), ew.sqrt(ew.add(x, one)))
-        return ew.log(ew.add(x, root))
+        # acosh z = |Im w| + i sign(Im z) Re w for w = acos z (cosh(i w) =
+        # cos w = z; the principal branch), as XLA's chlo.acosh: accurate near
+        # 0 and 1 where log(z + sqrt(z - 1) sqrt(z + 1)) cancels
+        w = ew.acos(x)
+        re_w, im_w = complex_parts.real(w), complex_parts.imag(w)
+        y = complex_parts.imag(x)
+        negative = ew.lt(y, _scalar(y, 0))  # -0.0 counts as positive, as XLA's
+        return complex(ew.abs(im_w), ew.select(negative, ew.neg(re_w), re_w))
     big = ew.gt(x, _scalar(x, _sqrt_max(aval.dtype)))
     root = ew.mul(ew.sqrt(ew.sub(x, one)), ew.sqrt(ew.add(x, one)))
     small = ew.log1p(ew.add(ew.sub(x, one), root))

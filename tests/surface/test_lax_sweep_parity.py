@@ -134,3 +134,24 @@ def test_convert_element_type_to_its_own_type_is_the_operand(backend, dtype):
     weak = lax.mul(2.0, 1.0)
     strong = lax.convert_element_type(weak, np.float32)
     assert weak.weak_type and strong is not weak and not strong.weak_type
+
+
+@pytest.mark.parametrize("scale", [1e-4, 0.3, 3.0])
+def test_complex64_acosh_matches_xla_near_zero(backend, scale):
+    """Complex ``acosh`` through ``acos`` (``|Im w| + i sign(Im z) Re w``), as
+    XLA's chlo.acosh: ``log(z + sqrt(z - 1) sqrt(z + 1))`` lost the real part
+    near 0 (``acosh(1e-4 + 2e-4j)`` had real part 1.9990e-04; JAX 2.0000e-04)."""
+    rng = np.random.RandomState(0)
+    z = ((rng.randn(500) + 1j * rng.randn(500)) * scale).astype(np.complex64)
+    z[:4] = [0.5, 0.5 - 0j, -0.0 - 0j, 1e-4 + 2e-4j]  # -0.0 counts as positive, as XLA's
+    want = np.asarray(jax.jit(jax.lax.acosh)(z))
+    for got in (lax.acosh(z), ri.jit(lax.acosh)(z)):
+        got = np.asarray(got)
+        np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
+        np.testing.assert_allclose(got.real, want.real, rtol=4e-6, atol=1e-37)
+        np.testing.assert_allclose(got.imag, want.imag, rtol=4e-6, atol=1e-37)
+    # the derivative is acosh's (finite differences in complex128)
+    x, t = z[4:10].astype(np.complex128), np.ones(6, np.complex128)
+    fd = (np.arccosh(x + 1e-7 * t) - np.arccosh(x - 1e-7 * t)) / 2e-7
+    got = ri.jvp(lax.acosh, (z[4:10],), (t.astype(np.complex64),))[1]
+    np.testing.assert_allclose(np.asarray(got), fd, rtol=2e-3, atol=2e-3 / scale)
