@@ -229,3 +229,19 @@ def cases() -> Iterator[Case]:
         [i32],
         oracle=lambda v: np.maximum.accumulate(v[:, ::-1], axis=1)[:, ::-1],
     )
+    # mulhi broadcasts size-1 dims as the other binary ops (JAX 0.10.2)
+    col = i32[:, :1].copy()
+    for mode in ("jit", "eager"):
+        yield fn_case(
+            f"lax.mulhi/size_one_dims/{mode}",
+            lambda ns, x, y: ns.lax_.mulhi(x, y),
+            [i32, col],
+            expect=AGREE,
+            mode=mode,
+        )
+    yield fn_case(
+        "lax.mulhi/size_one_dims/vmap",
+        lambda ns, x, y: ns.api.vmap(ns.lax_.mulhi, (1, None))(x[:, None, :] ^ x[:, :, None], y),
+        [i32[:, :3], col],
+        expect=AGREE,
+    )
