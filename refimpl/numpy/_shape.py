@@ -99,21 +99,25 @@ def _int_tuple(fn_name: str, what: str, value: Any) -> tuple[int, ...]:
 # --- reshape and transpose ---------------------------------------------------------------
 
 
-def _resolve_shape(fn_name: str, shape: Any, size: int, old_shape: tuple[int, ...]) -> tuple:
-    """``shape`` with its one ``-1`` (if any) replaced so that the size is ``size``."""
+def _resolve_shape(
+    fn_name: str, shape: Any, size: int, old_shape: tuple[int, ...], error: type = TypeError
+) -> tuple:
+    """``shape`` with its one ``-1`` (if any) replaced so that the size is ``size``.
+    A shape that cannot hold the array is ``error``: JAX 0.10.2's TypeError,
+    NumPy's ValueError for a NumPy array (``jnp.reshape`` calls its own method)."""
     new = _int_tuple(fn_name, "shape", shape)
     unknown = [i for i, d in enumerate(new) if d == -1]
     if len(unknown) > 1:
-        raise ValueError(f"{fn_name}: can only specify one unknown dimension (-1), got {new}")
+        raise error(f"{fn_name}: can only specify one unknown dimension (-1), got {new}")
     if any(d < -1 for d in new):
-        raise ValueError(f"{fn_name}: invalid dimension in shape {new}")
+        raise error(f"{fn_name}: invalid dimension in shape {new}")
     known = int(np.prod([d for d in new if d != -1], dtype=np.int64))
     if unknown:
         if known == 0 or size % known:
-            raise ValueError(f"{fn_name}: cannot reshape array of shape {old_shape} into {new}")
+            raise error(f"{fn_name}: cannot reshape array of shape {old_shape} into {new}")
         new = tuple(size // known if d == -1 else d for d in new)
     if int(np.prod(new, dtype=np.int64)) != size:
-        raise ValueError(f"{fn_name}: cannot reshape array of shape {old_shape} into {new}")
+        raise error(f"{fn_name}: cannot reshape array of shape {old_shape} into {new}")
     return new
 
 
@@ -123,7 +127,8 @@ def reshape(a: ArrayLike, shape: Any, order: str = "C", *, copy: Any = None) -> 
     ``order="C"`` reads and writes row-major; ``"F"`` column-major.
     """
     aval = aval_of(a, "reshape", 0)
-    new = _resolve_shape("reshape", shape, aval.size, aval.shape)
+    error = ValueError if isinstance(a, np.ndarray) else TypeError
+    new = _resolve_shape("reshape", shape, aval.size, aval.shape, error)
     if order == "F":
         reversed_axes = tuple(range(aval.ndim))[::-1]
         flat = lax.reshape(_transpose(a, reversed_axes), new[::-1])

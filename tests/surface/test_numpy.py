@@ -682,3 +682,33 @@ def test_operators_and_methods_like_jax():
     for ours, jitted, wanted in zip(ours_eager, ours_jit, expected, strict=True):
         compare(ours, wanted)
         compare(jitted, wanted)
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, -1), (-1, -1)])
+def test_reshape_bad_shape_error_class_as_jax(backend, shape):
+    # JAX 0.10.2: TypeError for its arrays and tracers; a NumPy array's own
+    # reshape (jnp.reshape calls it) says ValueError.
+    x = np.ones((2, 3, 4), np.float32)
+
+    def error_class(fn):
+        try:
+            fn()
+        except (TypeError, ValueError) as error:
+            return type(error)
+        return None
+
+    pairs = [
+        (lambda: jnp.reshape(jnp.asarray(x), shape), lambda: rnp.reshape(rnp.asarray(x), shape)),
+        (lambda: jnp.asarray(x).reshape(shape), lambda: rnp.asarray(x).reshape(shape)),
+        (lambda: jnp.reshape(x, shape), lambda: rnp.reshape(x, shape)),
+        (
+            lambda: jax.jit(lambda v: v.reshape(shape))(x),
+            lambda: ri.jit(lambda v: v.reshape(shape))(x),
+        ),
+        (
+            lambda: jax.vmap(lambda v: jnp.reshape(v, shape))(x[None]),
+            lambda: ri.vmap(lambda v: rnp.reshape(v, shape))(x[None]),
+        ),
+    ]
+    for theirs, ours in pairs:
+        assert error_class(ours) == error_class(theirs) is not None
