@@ -145,6 +145,16 @@ def _shape_dtype_cases() -> Iterator[Case]:
         expect=Raises(ValueError, r"reshape"),
         tags=["errors"],
     )
+    for mode in ("jit", "eager"):
+        # jnp.reshape of an array (not a NumPy one) to a wrong size: JAX's TypeError
+        yield fn_case(
+            f"errors.shapes/np-reshape-bad-size/{mode}",
+            lambda ns, x: ns.np_.reshape(x, (5, -1)),
+            [a23],
+            expect=Raises(TypeError, r"reshape"),
+            tags=["errors"],
+            mode=mode,
+        )
     yield fn_case(
         "errors.shapes/broadcast_in_dim-bad",
         lambda ns, x: ns.lax_.broadcast_in_dim(x, (4, 3), (0, 1)),
