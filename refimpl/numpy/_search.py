@@ -383,7 +383,8 @@ def choose(a: ArrayLike, choices: Sequence[ArrayLike], out: None = None, mode: s
         raise NotImplementedError("choose: the out argument is not supported")
     a = checked_array("choose", a)
     if not dtypes.is_integer(_aval(a).dtype):
-        raise TypeError(f"choose: a must be integers, got {_aval(a).dtype.name}")
+        # ValueError, as JAX 0.10.2 (NumPy's is a TypeError)
+        raise ValueError(f"choose: a must be integers, got {_aval(a).dtype.name}")
     choices = list(promote_dtypes("choose", *choices)) if choices else []
     n = len(choices)
     if n == 0:
@@ -411,6 +412,10 @@ def choose(a: ArrayLike, choices: Sequence[ArrayLike], out: None = None, mode: s
         raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     shape = broadcast_shapes("choose", _aval(a).shape, *(_aval(c).shape for c in choices))
     stacked = stack([_broadcast(c, shape) for c in choices], axis=0)
+    if _aval(stacked).weak_type:
+        # JAX gathers from jnp.array(choices), and an array built from a list is
+        # strongly typed even when every element is weak
+        stacked = lax.convert_element_type(stacked, _aval(stacked).dtype)
     index = lax.expand_dims(_broadcast(a, shape), (0,))
     return take_along_axis(stacked, index, 0)[0]
 

@@ -266,3 +266,28 @@ def test_unique_empty_slices_are_one_group(backend, shape, axis, dtype):
         jax.jit(lambda a: jnp.unique(a, axis=axis))(x)
     with pytest.raises(ri_errors.ConcretizationTypeError):
         ri_jit(lambda a: rnp.unique(a, axis=axis))(x)
+
+
+# --- choose: the result of an array built from the choices --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "choices",
+    [[1.0, 2.0], [1, 2], [np.float32(1.5), 2.0], [jnp.array(1.0), 2], [np.ones(2, np.int8), 3]],
+)
+@pytest.mark.parametrize("mode", ["raise", "clip", "wrap"])
+def test_choose_result_is_strongly_typed(backend, choices, mode):
+    index = np.array([0, 1], np.int32)
+    # the jnp scalar as the same weak scalar made by refimpl
+    r_choices = [rnp.array(1.0) if isinstance(c, jax.Array) else c for c in choices]
+    _same(rnp.choose(index, r_choices, mode=mode), jnp.choose(index, choices, mode=mode))
+    if mode != "raise":
+        got = ri_jit(lambda i: rnp.choose(i, r_choices, mode=mode))(index)
+        _same(got, jax.jit(lambda i: jnp.choose(i, choices, mode=mode))(index))
+
+
+def test_choose_refuses_a_float_index_with_jax_class():
+    with pytest.raises(ValueError):
+        jnp.choose(np.array([0.0, 1.0]), [1.0, 2.0])
+    with pytest.raises(ValueError, match="choose"):
+        rnp.choose(np.array([0.0, 1.0]), [1.0, 2.0])
