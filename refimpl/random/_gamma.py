@@ -13,6 +13,7 @@ import numpy as np
 
 from refimpl import lax, tracing
 from refimpl import numpy as rnp
+from refimpl.custom_batching import custom_vmap
 from refimpl.custom_derivatives import custom_jvp
 from refimpl.random import _keys
 from refimpl.random._basic import _check_broadcast, _float_dtype, _normal, _strong, _uniform
@@ -89,18 +90,81 @@ def _gamma(data: Any, a: Any, shape: tuple[int, ...], dtype: np.dtype, log_space
     count = math.prod(shape)
     if count == 0:
         return rnp.zeros(shape, dtype)
-    keys = _split_data(data, (count,))
     alphas = rnp.reshape(a, (count,))
+    if _keys._state.active != "threefry2x32":
+        # the rbg keys are split in the loop's program (JAX splits them in
+        # random_gamma_p's, so under vmap it splits the batch's keys at once)
+        return rnp.reshape(_gamma_samples()(data, alphas, log_space), shape)
+    keys = _split_data(data, (count,))
     samples = _gamma_samples()(keys, alphas, log_space)
     return rnp.reshape(samples, shape)
 
 
 def _gamma_flat(keys: Any, alphas: Any, log_space: bool) -> Any:
+    """One sample per alpha: from ``keys`` (one per alpha) for threefry; for
+    the rbg implementations ``keys`` is the one key they are split from."""
     if _keys._state.active != "threefry2x32":
         # as JAX: a loop for the rbg keys, whose bits vmap would draw from the first key
         # only (rng_bit_generator's batching rule)
-        return lax.map(lambda ka: _gamma_one(ka[0], ka[1], log_space), (keys, alphas))
+        return _gamma_loop(log_space)(keys, alphas)
     return vmap(lambda k, al: _gamma_one(k, al, log_space))(keys, alphas)
+
+
+_gamma_loops: dict[bool, Any] = {}
+
+
+def _batched_first(axis_size: int, in_batched: list, *args: Any) -> list:
+    """``args`` each with the batch axis first (broadcast where unbatched)."""
+    return [
+        a if batched else rnp.broadcast_to(a, (axis_size, *np.shape(a)))
+        for a, batched in zip(args, in_batched, strict=True)
+    ]
+
+
+def _gamma_loop(log_space: bool) -> Any:
+    """The samples of the keys split from ``data`` and of ``alphas`` (one each
+    per sample) by a loop over them, which ``vmap`` does not batch: as JAX's
+    ``random_gamma_p``, whose batching rule runs its loop over the batch's
+    samples too (after splitting the batch's keys under vmap), so under
+    ``vmap`` each batch element draws what it would alone (batching the loop
+    would batch its ``rng_bit_generator``, which draws every row from the
+    first key). A nested vmap of unsafe_rbg keys still differs: JAX splits the
+    flattened batch's keys under one vmap, refimpl under one per level."""
+    if log_space not in _gamma_loops:
+
+        @custom_vmap
+        def samples(keys: Any, alphas: Any) -> Any:
+            return lax.map(lambda ka: _gamma_one(ka[0], ka[1], log_space), (keys, alphas))
+
+        @samples.def_vmap
+        def _samples_rule(axis_size: int, in_batched: list, keys: Any, alphas: Any) -> tuple:
+            # an enclosing vmap of the rule below: its batch joins the loop too
+            keys, alphas = _batched_first(axis_size, in_batched, keys, alphas)
+            count = np.shape(alphas)[1]
+            flat = samples(
+                rnp.reshape(keys, (axis_size * count, np.shape(keys)[-1])),
+                rnp.reshape(alphas, (axis_size * count,)),
+            )
+            return rnp.reshape(flat, (axis_size, count)), True
+
+        @custom_vmap
+        def loop(data: Any, alphas: Any) -> Any:
+            return samples(_split_data(data, (np.shape(alphas)[0],)), alphas)
+
+        @loop.def_vmap
+        def _rule(axis_size: int, in_batched: list, data: Any, alphas: Any) -> tuple:
+            data, alphas = _batched_first(axis_size, in_batched, data, alphas)
+            count = np.shape(alphas)[1]
+            # JAX's order: each batch key split under vmap, then one loop
+            keys = vmap(lambda d: _split_data(d, (count,)))(data)
+            flat = samples(
+                rnp.reshape(keys, (axis_size * count, np.shape(keys)[-1])),
+                rnp.reshape(alphas, (axis_size * count,)),
+            )
+            return rnp.reshape(flat, (axis_size, count)), True
+
+        _gamma_loops[log_space] = loop
+    return _gamma_loops[log_space]
 
 
 _gamma_with_jvp: list = []

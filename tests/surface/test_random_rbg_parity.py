@@ -157,3 +157,37 @@ def test_default_prng_impl_as_jax(backend, impl):
         assert str(ri.random.key(0).dtype) == "key<phx4>"
     with pytest.raises(ValueError):
         ri.default_prng_impl("bogus").__enter__()
+
+
+_GAMMA_UNDER_VMAP = {
+    "gamma_batched_alpha": lambda L, k: L.vmap(lambda a: L.random.gamma(k, a, (3,)))(
+        L.numpy.array([0.5, 1.0, 2.0])
+    ),
+    "loggamma_jit": lambda L, k: L.jit(L.vmap(lambda a: L.random.loggamma(k, a, (2,))))(
+        L.numpy.array([0.5, 2.0])
+    ),
+    "gamma_same_alpha": lambda L, k: L.vmap(lambda a: L.random.gamma(k, a))(L.numpy.ones(2)),
+    "beta": lambda L, k: L.vmap(lambda a: L.random.beta(k, a, 2.0))(L.numpy.array([0.5, 1.0])),
+    "dirichlet": lambda L, k: L.vmap(lambda a: L.random.dirichlet(k, a))(
+        L.numpy.array([[0.5, 1.0], [2.0, 3.0]])
+    ),
+    "keys_and_alphas": lambda L, k: L.vmap(lambda kk, a: L.random.gamma(kk, a))(
+        L.random.split(k, 3), L.numpy.array([0.5, 1.0, 3.0])
+    ),
+}
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("program", list(_GAMMA_UNDER_VMAP), ids=list(_GAMMA_UNDER_VMAP))
+def test_gamma_under_vmap_draws_as_jax(backend, impl, program):
+    # JAX's random_gamma_p batching rule runs its loop over the batch's samples
+    # (and splits the batch's keys under vmap first), so a batch element with
+    # an unbatched key draws what it would alone (unsafe_rbg: the keys its
+    # batched split gives); refimpl batched the loop, whose rng_bit_generator
+    # drew every row from the first key (random_lax_test's testIssue1789 on
+    # the RBG classes)
+    def run(lib):
+        with lib.default_prng_impl(impl):
+            return _GAMMA_UNDER_VMAP[program](lib, lib.random.PRNGKey(0))
+
+    _same(run(ri), run(jax))
