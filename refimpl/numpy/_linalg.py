@@ -134,10 +134,13 @@ def _subscripts(name: str, subscripts: Any, operands: tuple) -> tuple[str, tuple
                 out.append("...")
                 continue
             if isinstance(label, (bool, np.bool_)) or not isinstance(label, (int, np.integer)):
-                raise TypeError(f"{name}: a sublist label must be an int or ..., got {label!r}")
+                raise TypeError(
+                    f"{name}: subscripts in the interleaved form are ints or ..., got {label!r}"
+                )
             if not 0 <= int(label) < len(_SUBLIST_LETTERS):
                 raise ValueError(
-                    f"{name}: a sublist label must be in [0, {len(_SUBLIST_LETTERS)}), got {label}"
+                    f"{name}: subscripts in the interleaved form are in "
+                    f"[0, {len(_SUBLIST_LETTERS)}), got {label}"
                 )
             out.append(_SUBLIST_LETTERS[int(label)])
         return "".join(out)
