@@ -17,7 +17,9 @@ at 0: no NaN, as JAX); the strong cotangent of a weak scan init through a
 ``checkpoint`` (its transpose keeps the scan's type), and a strong
 cotangent of a weak checkpoint output pulled back eagerly (strong, as JAX's
 remat evaluates its transposed program on the values given); ``cond`` in
-JAX's older form with an operand per branch. Every case is ``AGREE``.
+JAX's older form with an operand per branch; ``vmap`` with ``out_axes=None``
+of an operand a ``cond``, ``while_loop`` or ``scan`` returns unchanged
+(forwarded, unbatched, as JAX's). Every case is ``AGREE``.
 """
 
 from __future__ import annotations
@@ -174,11 +176,38 @@ ROWS: list[tuple[str, Any]] = [
     ("grad_cond_operand_per_branch",
      lambda ns, L: _api(ns).grad(
          lambda x: L.cond(x < 3, None, lambda _: 2.0, x, lambda x: 2.0 * x))(3.14)),
+    ("vmap_cond_forwarded_operand_out_axes_none",
+     lambda ns, L: _api(ns).vmap(
+         lambda x, y: L.cond(x < 3, lambda x, y: (x * 2, y), lambda x, y: (x * 3, y), x, y),
+         in_axes=(0, None), out_axes=(0, None))(np.arange(3, dtype=np.int32), np.float32(3.0))),
+    ("vmap_while_readonly_carry_out_axes_none",
+     lambda ns, L: _api(ns).vmap(
+         lambda w, x, n: L.while_loop(lambda v: v[0] < n, lambda v: (v[0] + 1, v[1] @ v[2], v[2]),
+                                      (0, x, w))[2],
+         in_axes=(None, 0, 0), out_axes=None)(
+         np.ones((2, 2), np.float32), np.ones((4, 2), np.float32), np.arange(4, dtype=np.int32))),
+    ("vmap_scan_readonly_carry_in_cond_out_axes_none",
+     lambda ns, L: _api(ns).vmap(
+         lambda x, y: L.cond(x < 0, lambda _, y: _scan_readonly(L, y),
+                             lambda _, y: _scan_readonly(L, y), x, y),
+         (0, None), None)(np.arange(3.0, dtype=np.float32), 3.0)),
 ]  # fmt: skip
 
 
+def _scan_readonly(L: Any, y: Any) -> Any:
+    return L.scan(lambda y, _: (y, None), y, None, length=1)[0]
+
+
 def cases() -> Iterator[Case]:
-    used = (_api, _shifted, _scan_of_fori, _solve_scan, _without_jit, _fori_identity)
+    used = (
+        _api,
+        _scan_readonly,
+        _shifted,
+        _scan_of_fori,
+        _solve_scan,
+        _without_jit,
+        _fori_identity,
+    )
     helpers = "".join(inspect.getsource(h) for h in used)
     for name, fn in ROWS:
         case = script_case(f"control.parity_paths/{name}", on_lax(fn), expect=AGREE)

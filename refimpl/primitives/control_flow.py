@@ -1084,6 +1084,17 @@ def _scan(
         unroll=unroll,
     )
     ref_context.write_back(written, outs[len(init_leaves) : n_carry])
+    # JAX's forwarding: a carry the body returns unchanged is the init, a y
+    # that is an x the xs
+    outs = list(outs)
+    nc = len(consts)
+    for j, leaf in enumerate(init_leaves):
+        if _forwarding_index(program, j) == nc + j:
+            outs[j] = _forwarded(outs[j], leaf)
+    for j in range(n_carry, len(outs)):
+        k = _forwarding_index(program, j)
+        if k is not None and k >= nc + n_carry:
+            outs[j] = _forwarded(outs[j], xs_leaves[k - nc - n_carry])
     carry = init_tree.unflatten(outs[: len(init_leaves)])
     ys = y_tree.unflatten(outs[n_carry:])
     node = body.out_tree.node_data()
@@ -1816,6 +1827,15 @@ def _while_loop(api: str, cond_fun: Callable, body_fun: Callable, init_val: Any)
         cond_num_consts=len(cond.captured),
         body_num_consts=len(body.captured),
     )
+    # a carry the body returns unchanged and cond_fun does not read is the
+    # initial value (JAX makes it a body constant)
+    nb, nc = len(body.captured), len(cond.captured)
+    outs = list(outs)
+    for j, leaf in enumerate(leaves):
+        if _forwarding_index(body.program, j) == nb + j and not _reads(
+            cond.program, cond.program.in_vars[nc + j]
+        ):
+            outs[j] = _forwarded(outs[j], leaf)
     return tree.unflatten(outs)
 
 
@@ -2108,6 +2128,48 @@ def _as_index(bound: Any, dtype: np.dtype) -> Any:
     return convert_element_type(bound, dtype)
 
 
+# --- JAX's input-to-output forwarding ------------------------------------------------
+
+
+def _forwarded(out: Any, value: Any) -> Any:
+    """``value`` (an input the loop or conditional returns unchanged) in
+    place of the output ``out`` computed for it, as JAX's ``cond``, ``scan``
+    and ``while_loop`` forward such an output outside the primitive (under
+    ``vmap`` it then keeps the input's batching: ``out_axes=None`` takes an
+    unbatched operand a batched predicate leaves alone). An array or a
+    tracer of the output's type is forwarded itself; NumPy data and Python
+    scalars as an array of the output's type (JAX's ``lax.asarray``)."""
+    try:
+        want = tracing.get_aval(out, "forwarding", 0)
+        got = tracing.get_aval(value, "forwarding", 0)
+    except TypeError:
+        return out
+    if got.shape != want.shape:
+        return out
+    host = isinstance(value, (np.ndarray, np.generic, tracing.TypedScalar))
+    if host or dtypes.is_python_scalar(value):
+        return convert_element_type(value, want.dtype, weak_type=want.weak_type)
+    return value if got == want else out
+
+
+def _forwarding_index(program: Program, out_index: int) -> int | None:
+    """The input position that output ``out_index`` of ``program`` returns as it is."""
+    atom = program.out_vars[out_index]
+    if not isinstance(atom, Var):
+        return None
+    for i, var in enumerate(program.in_vars):
+        if var is atom:
+            return i
+    return None
+
+
+def _reads(program: Program, var: Var) -> bool:
+    """Whether ``program`` uses its input ``var`` (an equation reads it or it is an output)."""
+    if any(atom is var for atom in program.out_vars):
+        return True
+    return any(atom is var for eqn in program.eqns for atom in eqn.inputs)
+
+
 # --- the public functions: cond and switch -------------------------------------------
 
 
@@ -2315,7 +2377,15 @@ def _switch(
     outs = cond_p.bind(index, *captured, *leaves, *ref_values, branches=programs)
     n_out = len(outs) - sum(written)
     ref_context.write_back([r for r, w in zip(refs, written) if w], outs[n_out:])
-    return first.out_tree.unflatten(outs[:n_out])
+    # an output every branch returns as the same operand is that operand (JAX)
+    inputs = [*captured, *leaves]
+    results = list(outs[:n_out])
+    for j in range(n_out):
+        where = {_forwarding_index(p, j) for p in programs}
+        (k,) = where if len(where) == 1 else (None,)
+        if k is not None and k < len(inputs):
+            results[j] = _forwarded(results[j], inputs[k])
+    return first.out_tree.unflatten(results)
 
 
 def _branch_threading_refs(traced: _Traced, refs: Sequence[Any], written: Sequence[bool]):

@@ -499,3 +499,71 @@ def test_cond_with_an_operand_per_branch_as_jax(backend):
     for bad in (jax.lax.cond, lax.cond):
         with pytest.raises(TypeError, match="callable"):
             bad(True, 1.0, lambda x: x, 2.0)
+
+
+# JAX's cond, while_loop and scan return an output that the branches or the
+# body give back unchanged as that input itself (cond: the same operand in
+# every branch; while_loop: a carry cond_fun does not read; scan: a carry,
+# or an x as the y), so under vmap it keeps the input's batching: out_axes=None
+# takes it when a batched predicate leaves it alone (JAX's
+# test_cond_vmap_forwarding_doesnt_promote, test_while_readonly_carry_optimization,
+# test_scan_readonly_carry_optimization).
+def _forwarding_programs(api, np_, lax_):
+    def cond_pair(x, y):
+        return lax_.cond(x < 3, lambda x, y: (x * 2, y), lambda x, y: (x * 3, y), x, y)
+
+    def while_readonly(w, x, c_max):
+        _, x, w = lax_.while_loop(
+            lambda v: v[0] < c_max, lambda v: (v[0] + 1, v[1] @ v[2], v[2]), (0, x, w)
+        )
+        return w, x
+
+    def scan_in_cond(x, y):
+        def g(_, y):
+            return lax_.scan(lambda y, _: (y, None), y, None, length=1)[0]
+
+        return lax_.cond(x < 0, g, g, x, y)
+
+    def scan_ys_are_xs(x, xs):
+        return lax_.cond(
+            x < 1, lambda xs: lax_.scan(lambda c, x: (c, x), 0.0, xs)[1], lambda xs: xs, xs
+        )
+
+    w = np_.ones((2, 2))
+    return {
+        "cond": api.vmap(cond_pair, in_axes=(0, None), out_axes=(0, None))(
+            np_.arange(3), np_.array(3.0)
+        ),
+        "cond of a Python scalar": api.vmap(cond_pair, in_axes=(0, None), out_axes=(0, None))(
+            np_.arange(3), 3.0
+        ),
+        "while": api.vmap(while_readonly, in_axes=(None, 0, 0), out_axes=(None, 0))(
+            w, np_.ones((4, 2)), np_.arange(4)
+        ),
+        "scan carry": api.vmap(scan_in_cond, (0, None), None)(np_.arange(3.0), 3.0),
+        "scan ys": api.vmap(scan_ys_are_xs, (0, None), None)(np_.arange(3.0), np_.ones(4)),
+        "jit": api.jit(api.vmap(cond_pair, in_axes=(0, None), out_axes=(0, None)))(
+            np_.arange(3), np_.array(3.0)
+        ),
+        "grad": api.grad(lambda y: api.vmap(scan_in_cond, (0, None), None)(np_.arange(3.0), y))(
+            2.0
+        ),
+    }
+
+
+def test_outputs_returned_unchanged_keep_their_batching_as_jax(backend):
+    got = _forwarding_programs(ri, rnp, lax)
+    want = _forwarding_programs(jax, jnp, jax.lax)
+    for mode in want:
+        try:
+            assert_same_as_jax(got[mode], want[mode])
+        except AssertionError as err:
+            raise AssertionError(mode) from err
+    y = rnp.array(3.0)  # the operand itself, as JAX's
+    assert (
+        ri.vmap(
+            lambda x: lax.cond(x < 3, lambda x, y: (x, y), lambda x, y: (-x, y), x, y)[1],
+            out_axes=None,
+        )(rnp.arange(3))
+        is y
+    )
