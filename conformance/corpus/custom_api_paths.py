@@ -184,6 +184,7 @@ def cases() -> Iterator[Case]:
     for name, script in SCRIPTS.items():
         yield script_case(f"custom.api/{name}", script, expect=AGREE, tags=TAGS)
     yield from cases_checked()
+    yield from _while_custom_vjp_cases()
 
 
 def _linear_call(ns: Any, untrue: bool) -> Any:
@@ -466,3 +467,65 @@ def _custom_rules_eager_numpy(ns: Any) -> Any:
 
 
 SCRIPTS["custom_rules_eager_numpy_arguments"] = _custom_rules_eager_numpy
+
+
+def _while_calling_custom_vjp(ns: Any) -> Any:
+    """A while loop whose body calls a custom_vjp function, and its linearization."""
+    api = _sin_vjp(ns.api)
+
+    def loop(x: Any) -> Any:
+        body = lambda c: (c[0] + 1, api(c[1]), c[2] * 2.0)  # noqa: E731
+        return ns.api.lax.while_loop(lambda c: c[0] < 3, body, (0, x, x))
+
+    return ns.api.linearize(loop, ns.asarray(np.float32(0.5)))
+
+
+def _while_custom_vjp_linearized(ns: Any) -> Any:
+    # linearize records the tangent loop unevaluated: it succeeds as in JAX
+    return _while_calling_custom_vjp(ns)[0]
+
+
+def _while_custom_vjp_linear_applied(ns: Any) -> Any:
+    return _while_calling_custom_vjp(ns)[1](ns.asarray(np.float32(1.0)))
+
+
+def _while_custom_vjp_grad(ns: Any) -> Any:
+    # reverse mode reaches the while: its own error, as JAX's
+    return ns.api.grad(lambda x: _while_grad_loop(ns, x))(ns.asarray(np.float32(0.5)))
+
+
+def _while_grad_loop(ns: Any, x: Any) -> Any:
+    f = _sin_vjp(ns.api)
+    return ns.api.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, f(c[1])), (0, x))[1]
+
+
+def _custom_vjp_linear_part_vmapped(ns: Any) -> Any:
+    lin = ns.api.linearize(_sin_vjp(ns.api), ns.asarray(np.float32(0.5)))[1]
+    return ns.api.vmap(lin)(ns.asarray(np.ones(2, np.float32)))
+
+
+def _while_custom_vjp_cases() -> Iterator[Case]:
+    yield script_case(
+        "custom.api/custom_vjp_linear_part_vmapped",
+        _custom_vjp_linear_part_vmapped,
+        expect=Raises(TypeError, "forward-mode autodiff"),
+        tags=TAGS,
+    )
+    yield script_case(
+        "custom.api/while_calling_custom_vjp_linearized",
+        _while_custom_vjp_linearized,
+        expect=AGREE,
+        tags=TAGS,
+    )
+    yield script_case(
+        "custom.api/while_calling_custom_vjp_linear_function_applied",
+        _while_custom_vjp_linear_applied,
+        expect=Raises(TypeError, "forward-mode autodiff"),
+        tags=TAGS,
+    )
+    yield script_case(
+        "custom.api/while_calling_custom_vjp_grad",
+        _while_custom_vjp_grad,
+        expect=Raises(ValueError, "Reverse-mode differentiation does not work"),
+        tags=TAGS,
+    )

@@ -59,7 +59,14 @@ from refimpl.primitives.elementwise import (
 from refimpl.primitives.reductions import reduce_or
 from refimpl.primitives.structural import iota
 from refimpl.traceback_util import api_boundary
-from refimpl.transforms.ad_util import UndefinedPrimal, Zero, spread_cotangents, tangent_aval
+from refimpl.transforms.ad_util import (
+    UndefinedPrimal,
+    Zero,
+    is_no_forward_mode_error,
+    no_forward_mode_error,
+    spread_cotangents,
+    tangent_aval,
+)
 
 # --- tracing Python functions into sub-programs --------------------------------------------
 
@@ -2527,7 +2534,15 @@ def _while_linearize(primals, tangents, *, cond, body, cond_num_consts, body_num
     outs = while_p.bind(*primals, **params)
     if not any(_nonzero(tangents[cnc:])):
         return outs, [Zero(tangent_aval(a)) for a in body.out_avals]
-    _, touts = _while_jvp(primals, tangents, **params)
+    try:
+        _, touts = _while_jvp(primals, tangents, **params)
+    except TypeError as e:
+        if not is_no_forward_mode_error(e):
+            raise
+        # A body with no forward mode (a custom_vjp): JAX records the tangent
+        # loop unevaluated, so linearize succeeds and the error comes when the
+        # linear function is applied (reverse mode: the while's own error).
+        return outs, _deferred_tangents(str(e), tangents[cnc:], body.out_avals)
     # A carry the body returns unchanged leaves with the tangent it came in
     # with, outside the loop (JAX's forwarding): reverse mode then reaches
     # the while only through the carries it changes.
@@ -2539,6 +2554,42 @@ def _while_linearize(primals, tangents, *, cond, body, cond_num_consts, body_num
 
 
 def _while_transpose(cts, *args, cond, body, cond_num_consts, body_num_consts):
+    raise ValueError(_WHILE_REVERSE)
+
+
+#: The tangent outputs of a while whose body has no forward mode, under
+#: linearize: evaluating them is that error, transposing them the while's.
+while_no_jvp_p = Primitive("while_no_jvp", multiple_results=True)
+
+
+def _deferred_tangents(message: str, tangents: Sequence[Any], out_avals: Sequence[Any]) -> list:
+    inexact = [dtypes.is_inexact(a.dtype) for a in out_avals]
+    t_avals = tuple(tangent_aval(a) for a, f in zip(out_avals, inexact, strict=True) if f)
+    outs = iter(
+        while_no_jvp_p.bind(
+            *[t for t in tangents if not isinstance(t, Zero)], message=message, out_avals=t_avals
+        )
+    )
+    return [next(outs) if f else Zero(tangent_aval(a)) for a, f in zip(out_avals, inexact)]
+
+
+@while_no_jvp_p.def_abstract_eval
+def _while_no_jvp_abstract_eval(*avals, message, out_avals):
+    return list(out_avals)
+
+
+def _while_no_jvp_raise(*args, message, out_avals, **_):
+    raise no_forward_mode_error(message)
+
+
+while_no_jvp_p.def_impl(_while_no_jvp_raise)
+while_no_jvp_p.def_jvp(lambda primals, tangents, **params: _while_no_jvp_raise(**params))
+while_no_jvp_p.def_batch(lambda args, dims, **params: _while_no_jvp_raise(**params))
+while_no_jvp_p.def_lowering(lambda ctx, *args, **params: _while_no_jvp_raise(**params))
+
+
+@while_no_jvp_p.def_transpose
+def _while_no_jvp_transpose(cts, *args, message, out_avals):
     raise ValueError(_WHILE_REVERSE)
 
 
