@@ -859,7 +859,9 @@ def unique(
 
     With ``size``: exactly ``size`` values; missing ones are ``fill_value``
     (default: the smallest value), their index is that of the smallest value
-    and their count 0."""
+    and their count 0. An input without elements, as JAX 0.10.2: an empty axis
+    needs ``fill_value``, and the index and counts are only those of the
+    groups found (see ``_unique_of_no_elements``)."""
     ar = checked_array("unique", ar)
     shape = _aval(ar, "unique").shape
     if axis is None:
@@ -870,6 +872,15 @@ def unique(
         perm, values, first = _sorted_slices(moveaxis(ar, axis, 0), equal_nan)
     n = _aval(values).shape[0]
     rest = _aval(values).shape[1:]
+    if n == 0 and size and fill_value is None:
+        raise ValueError(
+            "unique: for zero-sized input with nonzero size argument, fill_value must be "
+            "specified (there is no smallest value to pad with)"
+        )
+    if size is not None and 0 in (n, *rest):
+        return _unique_of_no_elements(
+            values, shape, axis, n, size, fill_value, return_index, return_inverse, return_counts
+        )
     size = _static_size("unique", size, lambda: _count(first))
     starts = compact(_iota(n), first, size, _int(0)) if n else zeros((size,), _index_dtype())
     if n:
@@ -904,6 +915,37 @@ def unique(
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
+def _unique_of_no_elements(
+    values: Any,
+    shape: tuple,
+    axis: int | None,
+    n: int,
+    size: int,
+    fill_value: Any,
+    return_index: bool,
+    return_inverse: bool,
+    return_counts: bool,
+) -> Any:
+    """``unique(..., size=size)`` of an input without elements, as JAX 0.10.2
+    gives it: ``size`` rows of ``fill_value`` (or the one group of empty slices
+    when no ``fill_value``), and the index and counts of the groups found,
+    not padded to ``size`` (none for an empty axis; one, ``[0]`` and ``[n]``, for
+    ``n`` empty slices)."""
+    groups = 1 if n else 0
+    rows = size if fill_value is not None else groups
+    fill = 0 if fill_value is None else fill_value
+    result = full((rows, *_aval(values).shape[1:]), fill, dtype=_aval(values).dtype)
+    outputs = [result if axis is None else moveaxis(result, 0, axis)]
+    if return_index:
+        outputs.append(zeros((groups,), _index_dtype()))
+    if return_inverse:
+        inverse = zeros((n,), _index_dtype())
+        outputs.append(reshape(inverse, shape) if axis is None else inverse)
+    if return_counts:
+        outputs.append(full((groups,), n, dtype=_index_dtype()))
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
 def _sorted_slices(a: Any, equal_nan: bool) -> tuple[Any, Any, Any]:
     """``_sorted_groups`` for the slices ``a[i]``: (stable lexicographic
     permutation, sorted slices, mask of the first slice of each run)."""
@@ -914,12 +956,13 @@ def _sorted_slices(a: Any, equal_nan: bool) -> tuple[Any, Any, Any]:
         # empty slices are all equal: one group (NumPy and JAX agree)
         first = lax.eq(_iota(n), _int(0))
         return _iota(n), a, first
+    if n == 0:
+        # no slices: nothing to sort (a gather from an empty axis is not valid StableHLO)
+        return _iota(0), a, zeros((0,), np.dtype(bool))
     rows = lax.reshape(a, (n, m))
     columns = [lax.squeeze(lax.slice_in_dim(rows, j, j + 1, 1, 1), (1,)) for j in range(m)]
     perm = lax.sort((*columns, _iota(n)), 0, num_keys=m)[-1]
     values = lax.gather_along_axis(a, perm, 0, mode="clip")
-    if n == 0:
-        return perm, values, zeros((0,), np.dtype(bool))
     flat = lax.reshape(values, (n, m))
     previous = lax.slice_in_dim(flat, 0, n - 1, 1, 0)
     current = lax.slice_in_dim(flat, 1, n, 1, 0)

@@ -291,3 +291,31 @@ def test_choose_refuses_a_float_index_with_jax_class():
         jnp.choose(np.array([0.0, 1.0]), [1.0, 2.0])
     with pytest.raises(ValueError, match="choose"):
         rnp.choose(np.array([0.0, 1.0]), [1.0, 2.0])
+
+
+# --- unique(size=...) of an input without elements ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "shape, axis", [((0,), None), ((0, 4), 0), ((0, 4), 1), ((3, 0), 1), ((2, 0, 3), 2)]
+)
+@pytest.mark.parametrize("kwargs", [dict(size=0), dict(size=3, fill_value=1), dict(size=2)])
+@pytest.mark.parametrize(
+    "flags", [{}, dict(return_index=True, return_inverse=True, return_counts=True)]
+)
+def test_unique_size_of_no_elements_as_jax(backend, shape, axis, kwargs, flags):
+    x = np.zeros(shape, np.float32)
+
+    def call(np_, a):
+        return np_.unique(a, axis=axis, **kwargs, **flags)
+
+    empty_axis = shape[0 if axis is None else axis] == 0
+    if empty_axis and kwargs.get("size") and "fill_value" not in kwargs:
+        # size= and no fill_value for an empty axis: ValueError in JAX 0.10.2
+        with pytest.raises(ValueError):
+            call(jnp, x)
+        with pytest.raises(ValueError, match="fill_value"):
+            call(rnp, x)
+        return
+    _same(call(rnp, x), call(jnp, x))
+    _same(ri_jit(lambda a: call(rnp, a))(x), jax.jit(lambda a: call(jnp, a))(x))
