@@ -779,6 +779,30 @@ def _lax_numpy_test_cases() -> Iterator[Case]:
         tags=["numpy"],
         notes="NumPy's operand/sublist form, with ... and an output sublist",
     )
+    yield fn_case(
+        "np.lax_numpy/unique_size_no_elements",
+        lambda ns, x, y: (
+            ns.np_.unique(
+                x, return_index=True, return_inverse=True, return_counts=True, size=3, fill_value=1
+            ),
+            ns.np_.unique(y, axis=1, return_index=True, return_counts=True, size=2),
+        ),
+        [np.zeros((0, 4), np.float32), np.zeros((0, 3), np.int8)],
+        expect=AGREE,
+        tags=["numpy", "jit"],
+        notes="index and counts are those of the groups found, not padded to size",
+    )
+    yield fn_case(
+        "np.lax_numpy/choose_weak_choices",
+        lambda ns, i: (
+            ns.np_.choose(i, [1.0, 2.5], mode="clip"),
+            ns.np_.choose(i, [1, np.int8(3)], mode="wrap"),
+        ),
+        [np.array([0, 1, 3], np.int32)],
+        expect=AGREE,
+        tags=["numpy", "jit", "weak"],
+        notes="the result is strongly typed, as an array built from the choices",
+    )
 
 
 def _lax_numpy_test_cases_creation() -> Iterator[Case]:
