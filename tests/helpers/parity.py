@@ -16,3 +16,15 @@ def assert_same_as_jax(got, want, rtol=1e-6, atol=0.0):
         assert g.dtype == w.dtype, (g.dtype, w.dtype)
         assert g.aval.weak_type == w.aval.weak_type
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=atol)
+
+
+def assert_modes_same_as_jax(got, want, rtol=1e-6, atol=0.0):
+    """``got`` and ``want`` map a mode name (eager, jit, vjp, ...) to its
+    result: the same modes, each ``assert_same_as_jax``; a failure names
+    its mode."""
+    assert got.keys() == want.keys(), (sorted(got), sorted(want))
+    for mode in want:
+        try:
+            assert_same_as_jax(got[mode], want[mode], rtol=rtol, atol=atol)
+        except AssertionError as err:
+            raise AssertionError(f"mode {mode!r}") from err

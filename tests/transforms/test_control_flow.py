@@ -17,7 +17,7 @@ import refimpl as ri
 import refimpl.numpy as rnp
 from refimpl import lax
 from refimpl.primitives.control_flow import cond_p, scan_p, while_p
-from tests.helpers.parity import assert_same_as_jax
+from tests.helpers.parity import assert_modes_same_as_jax
 
 jax.config.update("jax_platforms", "cpu")
 
@@ -490,11 +490,7 @@ def _per_branch_operand_conds(api, np_, lax_):
 def test_cond_with_an_operand_per_branch_as_jax(backend):
     got = _per_branch_operand_conds(ri, rnp, lax)
     want = _per_branch_operand_conds(jax, jnp, jax.lax)
-    for mode in want:
-        try:
-            assert_same_as_jax(got[mode], want[mode], atol=1e-6)
-        except AssertionError as err:
-            raise AssertionError(mode) from err
+    assert_modes_same_as_jax(got, want, atol=1e-6)
     # not that form (one operand after a non-callable): still the TypeError
     for bad in (jax.lax.cond, lax.cond):
         with pytest.raises(TypeError, match="callable"):
@@ -554,11 +550,7 @@ def _forwarding_programs(api, np_, lax_):
 def test_outputs_returned_unchanged_keep_their_batching_as_jax(backend):
     got = _forwarding_programs(ri, rnp, lax)
     want = _forwarding_programs(jax, jnp, jax.lax)
-    for mode in want:
-        try:
-            assert_same_as_jax(got[mode], want[mode])
-        except AssertionError as err:
-            raise AssertionError(mode) from err
+    assert_modes_same_as_jax(got, want)
     y = rnp.array(3.0)  # the operand itself, as JAX's
     assert (
         ri.vmap(
