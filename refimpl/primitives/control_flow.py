@@ -43,7 +43,7 @@ from refimpl import dtypes, tracing, tree_util
 from refimpl.config import config
 from refimpl.core import Eqn, Literal, Program, ShapedArray, Var, avals_str
 from refimpl.errors import ShapeIndexError
-from refimpl.primitives import elementwise, ref_context, rule_context, structural
+from refimpl.primitives import debug, elementwise, ref_context, rule_context, structural
 from refimpl.primitives.barriers import stop_gradient
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.batch_rules import bdim_to, moveaxis, shape_of
@@ -2160,7 +2160,13 @@ def _forwarded(out: Any, value: Any) -> Any:
 
 
 def _forwarding_index(program: Program, out_index: int) -> int | None:
-    """The input position that output ``out_index`` of ``program`` returns as it is."""
+    """The input position that output ``out_index`` of ``program`` returns as
+    it is. None for a program with debug callbacks: the pjrt lowering orders
+    a later callback after the loop or conditional through the primitive's
+    outputs, and with such an output forwarded a later callback was seen
+    running first (conformance host_callbacks/debug-callback-order)."""
+    if debug.has_callbacks(program):
+        return None
     atom = program.out_vars[out_index]
     if not isinstance(atom, Var):
         return None
