@@ -53,7 +53,12 @@ from refimpl.backends.ref import eager
 from refimpl.core import ShapedArray
 from refimpl.primitives.elementwise import copy_p
 from refimpl.transforms import donation
-from refimpl.transforms.jit import _check_compiler_options, _differences, check_call
+from refimpl.transforms.jit import (
+    _check_compiler_options,
+    _differences,
+    _weak_stripped,
+    check_call,
+)
 
 __all__ = [
     "Compiled",
@@ -427,7 +432,9 @@ class Compiled:
         args, kwargs, call = traced.call_with_statics(args, kwargs)
         # weak types aside, as JAX's check_arg_avals_for_call: a weak type
         # changes no buffer, and the results keep the compiled types
-        if _strong(call.signature) != _strong(traced.call.signature):
+        if _weak_stripped(call.signature)._replace(backend="pjrt") != _weak_stripped(
+            traced.call.signature
+        )._replace(backend="pjrt"):
             raise TypeError(
                 f"Compiled({name}): called with arguments of another signature than it was "
                 f"compiled for: {_describe(call.signature)} instead of "
@@ -512,13 +519,6 @@ def _describe(signature: Any) -> str:
         return "(" + ", ".join(a.text for a in shown) + ")"
     text = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
     return f"({text},)" if len(args) == 1 and not kwargs else f"({text})"
-
-
-def _strong(signature: Any) -> Any:
-    """``signature`` on the pjrt backend with its leaf types strong (a Ref's
-    type as it is)."""
-    avals = tuple(a.strip_weak() if hasattr(a, "strip_weak") else a for a in signature.avals)
-    return signature._replace(backend="pjrt", avals=avals)
 
 
 def _difference(call: Any, compiled: Any) -> str:
