@@ -91,13 +91,6 @@ KNOWN_DIFFERENCES: list[KnownDifference] = [
         differs=(r"^out: expected ValueError matching 'custom vmap rule' to be raised, got ",),
     ),
     KnownDifference(
-        "jit.errors/unhashable-static",
-        "jax",
-        "SPEC: an unhashable static argument is a TypeError naming it; jax raises ValueError "
-        "('Non-hashable static arguments are not supported').",
-        differs=(r"^out: expected TypeError .*, got ValueError: Non-hashable static",),
-    ),
-    KnownDifference(
         "jit.cache/same-signature-numpy-and-array",
         "jax",
         "One trace in both; but jax's _cache_size() counts C++ fast-path entries, which are "

@@ -46,6 +46,13 @@ class ShapeIndexError(IndexError, ValueError):  # noqa: N818  (an IndexError, as
     ``IndexError``; a ``ValueError`` too, refimpl's class for it before (issue 29)."""
 
 
+class NonHashableStaticArgumentError(ValueError, TypeError):  # noqa: N818  (as JAX's)
+    """A static argument of ``jit`` or ``pmap`` cannot be hashed: JAX 0.10.2
+    raises a ``ValueError`` ("Non-hashable static arguments are not
+    supported"); it is a ``TypeError`` too, as the SPEC asks (and refimpl's
+    class for it before, issue 29)."""
+
+
 # Not jax.errors' (not in __all__): here, below the primitives, so that a
 # lowering rule in refimpl/primitives can raise it without importing the
 # PJRT backend; refimpl.backends.pjrt.lowering exports it.

@@ -36,6 +36,7 @@ import numpy as np
 from refimpl import backends, dtypes, tracing, tree_util
 from refimpl.config import config
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
+from refimpl.errors import NonHashableStaticArgumentError
 from refimpl.primitives import ref_context, structural
 from refimpl.primitives.call import jit_call_p
 from refimpl.primitives.collectives import bound_axes
@@ -309,10 +310,12 @@ class _Static:
     def __init__(self, value: Any, label: str, fun_name: str) -> None:
         try:
             self.hash = hash(value)
-        except TypeError:
-            raise TypeError(
-                f"jit({fun_name}): static argument {label} has unhashable type "
-                f"{type(value).__name__}; static arguments must be hashable"
+        except TypeError as err:
+            raise NonHashableStaticArgumentError(
+                f"jit({fun_name}): Non-hashable static arguments are not supported: static "
+                f"argument {label} has unhashable type {type(value).__name__}. An error occurred "
+                f"while trying to hash an object of type {type(value)}, {value!r}. The error "
+                f"was: TypeError: {err}"
             ) from None
         self.value = value
 

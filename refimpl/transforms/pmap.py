@@ -48,6 +48,7 @@ from refimpl import backends, tracing, tree_util
 from refimpl.array import Array
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, subprograms
+from refimpl.errors import NonHashableStaticArgumentError
 from refimpl.primitives import collectives, indexing, ref_context
 from refimpl.sharding import PmapSharding, Shard, SingleDeviceSharding
 from refimpl.traceback_util import api_boundary
@@ -286,11 +287,11 @@ def pmap(
         for i in list(statics):
             try:
                 hash(args[i])
-            except TypeError as err:
-                raise ValueError(
-                    f"pmap({name}): Non-hashable static arguments are not supported. An error "
-                    f"occurred while trying to hash an object of type {type(args[i])}, "
-                    f"{args[i]!r}. The error was: TypeError: {err}"
+            except TypeError:  # JAX 0.10.2's pmap words it so (jit's wording differs)
+                raise NonHashableStaticArgumentError(
+                    f"pmap({name}): Non-hashable static arguments are not supported, as this can "
+                    f"lead to unexpected cache-misses. Static argument (index {i}) of type "
+                    f"{type(args[i])} for function {name} is non-hashable."
                 ) from None
             statics[i] = args[i]
         dyn_pos = [i for i in range(n_args) if i not in statics]
