@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
@@ -62,6 +63,11 @@ ROWS: list[tuple[str, Any]] = [
     ("real", lambda ns, L: _seen(ns, L.real(ns.asarray(_Z)))),
     ("imag", lambda ns, L: _seen(ns, L.imag(ns.asarray(_Z)))),
     ("conj_jit", lambda ns, L: _seen(ns, ns.jit(L.conj)(_Z))),
+    # float32 becomes complex64; float16, bfloat16 (no complex type) and int8 are TypeErrors
+    ("conj_real_dtypes",
+     lambda ns, L: [ns.capture(f, x.astype(dt)) for f in (L.conj, ns.jit(L.conj))
+                    for dt in (np.float32, np.float16, ml_dtypes.bfloat16, np.int8)
+                    for x in (np.array([1.5, -0.0, np.inf], np.float32),)]),
     ("complex_of_parts",
      lambda ns, L: _seen(ns, L.complex(ns.np_.real(ns.asarray(_Z)), ns.np_.imag(ns.asarray(_Z))))),
     ("complex_jit_rank0",

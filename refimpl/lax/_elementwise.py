@@ -179,8 +179,16 @@ def imag(x: Any) -> Any:
 
 
 def conj(x: Any) -> Any:
-    """The complex conjugate; a float input becomes complex (as JAX's lax.conj)."""
-    aval = _require("conj", x, dtypes.is_inexact, "floating-point or complex types")
+    """The complex conjugate; a float input becomes complex (as JAX's lax.conj).
+
+    Only float32 and float64 have a complex type to become, so JAX 0.10.2
+    refuses float16 and bfloat16 as it refuses integers and bool."""
+    aval = _require(
+        "conj",
+        x,
+        lambda d: dtypes.is_complex(d) or d in (np.float32, np.float64),
+        "float32, float64 or complex types",
+    )
     if not dtypes.is_complex(aval.dtype):
         target = np.complex64 if aval.dtype != np.float64 else np.complex128
         return ew.convert_element_type(x, target, weak_type=aval.weak_type)

@@ -82,6 +82,23 @@ def test_nonfinite_parts_match_jax_complex128(backend, x64, name):
     _assert_exact(ri.jit(ours)(rnp.asarray(z)), theirs(jnp.asarray(z)))
 
 
+@pytest.mark.parametrize(
+    "dtype", ["float16", "bfloat16", "float32", "float64", "int32", "uint8", "bool", "complex64"]
+)
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_conj_accepts_the_dtypes_jax_does(backend, dtype, jit):
+    # JAX 0.10.2's lax.conj takes float32, float64 (each becomes complex) and complex
+    # types; float16 and bfloat16 have no complex type: a TypeError, as integers
+    x = np.ones(3, jnp.dtype(dtype))
+    try:
+        want = jax.lax.conj(jnp.asarray(x))
+    except TypeError:
+        with pytest.raises(TypeError, match=f"conj does not accept dtype {dtype}"):
+            (ri.jit(rlax.conj) if jit else rlax.conj)(rnp.asarray(x))
+        return
+    _assert_exact((ri.jit(rlax.conj) if jit else rlax.conj)(rnp.asarray(x)), want)
+
+
 def test_angle_matches_jax(backend):
     # atan2 of the parts: the values agree to rounding, NaN and the signs exactly
     z = _grid(np.complex64)
