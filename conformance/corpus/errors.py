@@ -178,6 +178,40 @@ def _shape_dtype_cases() -> Iterator[Case]:
     )
 
 
+def _scan_length_cases() -> Iterator[Case]:
+    # issue 29: scan's length errors begin with JAX 0.10.2's exact words,
+    # which programs and their tests match
+    a3, a4 = np.zeros(3, np.float32), np.zeros(4, np.float32)
+    yield fn_case(
+        "errors.scan/leading-sizes-differ-words",
+        lambda ns, x, y: ns.lax_.scan(lambda c, v: (c, v), 0.0, (x, y)),
+        [a3, a4],
+        expect=Raises(ValueError, r"^scan got values with different leading axis sizes: 3, 4\."),
+        tags=["errors"],
+        mode="eager",
+    )
+    yield fn_case(
+        "errors.scan/length-disagrees-words",
+        lambda ns, x: ns.lax_.scan(lambda c, v: (c, v), 0.0, x, length=5),
+        [a3],
+        expect=Raises(
+            ValueError,
+            r"^scan got `length` argument of 5 which disagrees with leading axis sizes \[3\]\.",
+        ),
+        tags=["errors"],
+        mode="eager",
+    )
+    yield fn_case(
+        "errors.scan/no-values-no-length-words",
+        lambda ns, x: ns.lax_.scan(lambda c, v: (c, v), x, None),
+        [a3],
+        expect=Raises(ValueError, r"^scan got no values to scan over and `length` not provided\."),
+        tags=["errors"],
+        mode="eager",
+    )
+
+
 def cases() -> Iterator[Case]:
     yield from _bad_operand_cases()
     yield from _shape_dtype_cases()
+    yield from _scan_length_cases()

@@ -1347,6 +1347,10 @@ def _scan_length(
             raise ShapeIndexError(
                 f"{api}: {path} is a scalar ({aval.str_short()}) with no leading axis to scan over"
             )
+    # Each message starts with JAX 0.10.2's own words (programs and tests
+    # match them, e.g. "scan got values with different leading axis sizes:
+    # 2, 1."); refimpl's account of which leaf follows.
+    sizes_listed = [aval.shape[0] for aval in xs_avals]
     if length is not None:
         length = _static_int(api, "length", length)
         if length < 0:
@@ -1354,17 +1358,23 @@ def _scan_length(
         for aval, path in zip(xs_avals, xs_paths):
             if aval.shape[0] != length:
                 raise ValueError(
-                    f"{api}: length={length} disagrees with the leading axis size "
-                    f"{aval.shape[0]} of {path} (shape {aval.shape})"
+                    f"scan got `length` argument of {length} which disagrees with leading "
+                    f"axis sizes {sizes_listed}. ({api}: length={length} disagrees with the "
+                    f"leading axis size {aval.shape[0]} of {path} (shape {aval.shape}))"
                 )
         return length
     if not xs_avals:
-        raise ValueError(f"{api}: got no xs to scan over and no length; pass length=")
-    sizes = {aval.shape[0] for aval in xs_avals}
-    if len(sizes) > 1:
+        raise ValueError(
+            "scan got no values to scan over and `length` not provided. "
+            f"({api}: got no xs to scan over and no length; pass length=)"
+        )
+    if len(set(sizes_listed)) > 1:
         listed = ", ".join(f"{p} has {a.shape[0]}" for p, a in zip(xs_paths, xs_avals))
-        raise ValueError(f"{api}: the xs leaves have different leading axis sizes: {listed}")
-    return sizes.pop()
+        raise ValueError(
+            "scan got values with different leading axis sizes: "
+            f"{', '.join(map(str, sizes_listed))}. ({api}: {listed})"
+        )
+    return sizes_listed[0]
 
 
 def _trace_scan_body(
