@@ -32,6 +32,17 @@ recording.
   implementations: seeding, split, fold_in (key data), bits and samplers (XLA's
   CPU Philox through ``lax.rng_bit_generator``), under jit and vmap; the same
   for ``{threefry4x32,philox2x32,philox4x32}`` (Random123's counter hashes).
+* ``public_names/primitive_objects/*``: ``lax.<name>_p`` (JAX's primitive
+  objects) bound directly, eagerly and under ``jit``, and found as the
+  primitive of a traced program's equations.
+* ``public_names/composite/*``: ``lax.composite`` (values eagerly, under
+  ``jit`` and ``eval_shape``, static attributes, pytree results; no JVP
+  rule: ValueError; a closed-over traced value: UnexpectedTracerError).
+* ``public_names/ragged_dot/*``: ``lax.ragged_dot`` and
+  ``lax.ragged_dot_general`` in their three modes (ragged non-contracting,
+  contracting and batch dimension), with per-batch group sizes, empty groups
+  and rows past the last group, under ``jit``, ``grad`` and ``vmap``, and
+  the shape errors.
 """
 
 from __future__ import annotations
@@ -43,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
+from conformance.compare import Tolerance
 
 TAGS = ["lax"]
 
@@ -242,6 +254,124 @@ def _prng_impl(impl: str, what: str):
     return script
 
 
+_M = np.random.RandomState(2).randn(2, 3).astype(np.float32)
+
+
+def _primitive_bind(jit: bool):
+    def script(ns: Any) -> Any:
+        L = ns.lax_
+
+        def binds(x):
+            return (
+                L.add_p.bind(x, x),
+                L.neg_p.bind(x),
+                L.integer_pow_p.bind(x, y=2),
+                L.reduce_sum_p.bind(x, axes=(1,)),
+                L.transpose_p.bind(x, permutation=(1, 0)),
+            )
+
+        x = ns.asarray(_M)
+        return ns.jit(binds)(x) if jit else binds(x)
+
+    return script
+
+
+def _primitive_in_program(ns: Any) -> Any:
+    L = ns.lax_
+    x = ns.asarray(_M)
+    programs = {
+        "dynamic_slice": lambda v: L.dynamic_slice(v, (0, 1), (1, 2)),
+        "reduce_max": lambda v: L.reduce(v, np.float32(-np.inf), L.max, (0,)),
+        "scan": lambda v: L.scan(lambda c, a: (c + a, a), v[0], v),
+        "cond": lambda v: L.cond(v[0, 0] > 0, lambda u: u, lambda u: -u, v),
+    }
+    return [
+        getattr(L, f"{name}_p") in [e.primitive for e in ns.api.make_jaxpr(f)(x).eqns]
+        for name, f in programs.items()
+    ]
+
+
+def _composite(what: str):
+    def script(ns: Any) -> Any:
+        L, api = ns.lax_, ns.api
+        square = L.composite(lambda v: v**2, name="my.square")
+        x = ns.asarray(_M)
+        if what == "values":
+            pair = L.composite(lambda a, b: {"s": a + b, "p": a * b}, "my.pair")
+            top = L.composite(lambda v, *, k: L.top_k(v, k), "my.top_k", version=1)
+            return (
+                square(x),
+                ns.jit(square)(x),
+                api.eval_shape(square, x).shape,
+                pair(x, 2.0),
+                top(x, k=2),
+                ns.jit(top, static_argnames="k")(x, k=1),
+                L.composite(lambda: ns.np_.float32(1), "my.one")(),
+            )
+        if what == "jvp":
+            return api.jvp(square, (x,), (x,))
+        if what == "grad":
+            return api.grad(lambda v: square(v).sum())(x)
+
+        def closing(v, scale):
+            return L.composite(lambda u: u / scale, "my.scale")(v)
+
+        assert what == "closure"
+        eager = closing(x, x + 1)  # concrete: fine
+        return eager, ns.jit(closing)(x, x + 1)
+
+    return script
+
+
+_SUM_ORDER = Tolerance(ulps=64, atol_eps=64)
+_GS = np.array([3, 0, 4], np.int32)
+_LHS = np.random.RandomState(3).randn(9, 4).astype(np.float32)
+_RHS = np.random.RandomState(4).randn(3, 4, 5).astype(np.float32)
+
+
+def _ragged(what: str):
+    def script(ns: Any) -> Any:
+        L, api = ns.lax_, ns.api
+        D = L.RaggedDotDimensionNumbers
+        lhs, rhs, gs = ns.asarray(_LHS), ns.asarray(_RHS), ns.asarray(_GS)
+        rng = np.random.RandomState(5)
+        if what == "basic":  # rows 7 and 8 are past the last group
+            return L.ragged_dot(lhs, rhs, gs), ns.jit(L.ragged_dot)(lhs, rhs, gs)
+        if what == "preferred":
+            ints = ns.asarray(np.arange(18, dtype=np.int8).reshape(9, 2))
+            return L.ragged_dot(ints, ns.asarray(np.ones((3, 2, 2), np.int8)), gs,
+                                preferred_element_type=np.int32)  # fmt: skip
+        if what == "grad":
+            return api.grad(lambda a, b: L.ragged_dot(a, b, gs).sum(), (0, 1))(lhs, rhs)
+        if what == "vmap":
+            # (JAX's rule batches all three operands at axis 0 only)
+            sizes = ns.asarray(np.array([[3, 0, 4], [1, 6, 2]], np.int32))
+            return api.vmap(L.ragged_dot)(
+                ns.np_.stack([lhs, -lhs]), ns.np_.stack([rhs, rhs]), sizes
+            )
+        if what == "contracting":
+            numbers = D((([2], [1]), ([0], [0])), [2], [])
+            sizes = ns.asarray(np.array([[2, 0, 3], [1, 1, 1]], np.int32))
+            a = ns.asarray(rng.randn(2, 4, 5).astype(np.float32))
+            b = ns.asarray(rng.randn(2, 5, 3).astype(np.float32))
+            return L.ragged_dot_general(a, b, sizes, numbers)
+        if what == "batch":
+            numbers = D((([2], [1]), ([0], [0])), [0], [])
+            a = ns.asarray(rng.randn(4, 3, 5).astype(np.float32))
+            b = ns.asarray(rng.randn(4, 5, 2).astype(np.float32))
+            return L.ragged_dot_general(a, b, ns.asarray(np.array([1, 3], np.int32)), numbers)
+        if what == "noncontracting_batched":
+            numbers = D((([2], [2]), ([0], [1])), [1], [0])
+            sizes = ns.asarray(np.array([[2, 2, 2], [1, 4, 1]], np.int32))
+            a = ns.asarray(rng.randn(2, 6, 5).astype(np.float32))
+            b = ns.asarray(rng.randn(3, 2, 5, 7).astype(np.float32))
+            return L.ragged_dot_general(a, b, sizes, numbers)
+        assert what == "group_size_mismatch"
+        return L.ragged_dot(lhs, rhs, ns.asarray(np.array([9, 0], np.int32)))
+
+    return script
+
+
 def cases() -> Iterator[Case]:
     for algorithm in (0, 1, 2):
         for dtype in (np.uint8, np.uint32):
@@ -282,3 +412,17 @@ def cases() -> Iterator[Case]:
             yield script_case(
                 f"public_names/prng_impl/{impl}/{what}", _prng_impl(impl, what), tags=TAGS
             )
+    for jit in (False, True):
+        name = f"public_names/primitive_objects/bind{'/jit' if jit else ''}"
+        yield script_case(name, _primitive_bind(jit), tags=TAGS)
+    yield script_case("public_names/primitive_objects/in_program", _primitive_in_program, tags=TAGS)
+    for what in ("values", "jvp", "grad", "closure"):  # (vmap: unsupported on all three)
+        yield script_case(f"public_names/composite/{what}", _composite(what), tags=TAGS)
+    for what in (
+        "basic", "preferred", "grad", "vmap", "contracting", "batch", "noncontracting_batched",
+        "group_size_mismatch",
+    ):  # fmt: skip
+        # (summation order: XLA's and NumPy's sums of the g * k products differ in the last bits)
+        yield script_case(
+            f"public_names/ragged_dot/{what}", _ragged(what), tags=TAGS, tolerance=_SUM_ORDER
+        )

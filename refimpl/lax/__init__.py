@@ -16,6 +16,8 @@ from refimpl.lax._dot import *  # noqa: F403
 from refimpl.lax._elementwise import *  # noqa: F403
 from refimpl.lax._higher_order import *  # noqa: F403
 from refimpl.lax._parallel import *  # noqa: F403
+from refimpl.lax._primitive_objects import primitive_object as _primitive_object
+from refimpl.lax._ragged_dot import *  # noqa: F403
 from refimpl.lax._shapes import *  # noqa: F403
 from refimpl.lax._solvers import *  # noqa: F403
 from refimpl.lax._tokens import *  # noqa: F403
@@ -26,6 +28,7 @@ from refimpl.primitives import decompositions as linalg  # noqa: F401  (jax.lax.
 from refimpl.primitives.barriers import *  # noqa: F403
 from refimpl.primitives.bits import *  # noqa: F403
 from refimpl.primitives.collectives import *  # noqa: F403
+from refimpl.primitives.composite import *  # noqa: F403
 from refimpl.primitives.control_flow import *  # noqa: F403
 from refimpl.primitives.cumlogsumexp import *  # noqa: F403
 from refimpl.primitives.dot_algorithms import *  # noqa: F403
@@ -53,3 +56,10 @@ for _name in _extended_arrays.LAX_FUNCTIONS:
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
 # arguments (docs/semantics.md 16.1); the reference backend is unaffected.
 _fast_functions.wrap_module(globals(), [n for n in list(globals()) if not n.startswith("_")])
+
+
+def __getattr__(name: str) -> object:
+    """``lax.<name>_p``: JAX's primitive objects, which are refimpl's own
+    (refimpl/lax/_primitive_objects.py); looked up when first read, since
+    some primitive modules import this package."""
+    return _primitive_object(name)
