@@ -140,7 +140,9 @@ class ArrayOps:
         return _rnp().astype(self, dtype, copy=copy, device=device)
 
     def reshape(self, *shape: Any, order: str = "C") -> Any:
-        if len(shape) == 1 and not isinstance(shape[0], int):
+        # one argument is the shape, unless it is one size: an int or, as
+        # jax.Array.reshape takes it, a 0-d array (x.reshape(np.array(6)))
+        if len(shape) == 1 and not isinstance(shape[0], int) and getattr(shape[0], "ndim", 1) != 0:
             shape = tuple(shape[0])
         return _rnp().reshape(self, shape, order=order)
 

@@ -552,6 +552,18 @@ def _issue29_cases() -> Iterator[Case]:
         tags=["numpy"],
     )
     yield fn_case(
+        "np.shape/zero-d-array-as-method-reshape-size",
+        lambda ns, x: (
+            x.reshape(np.array(4)),
+            x.reshape(np.array(2), 2),
+            x.reshape(np.array([4, 1])),
+        ),
+        [np.arange(4, dtype=np.float32)],
+        expect=AGREE,
+        tags=["numpy"],
+        notes="jax.Array.reshape takes one 0-d array as the size (issue 29 audit)",
+    )
+    yield fn_case(
         "np.cov/fweights-aweights",
         lambda ns, x, f, a: (ns.np_.cov(x, fweights=f), ns.np_.cov(x, fweights=f, aweights=a)),
         [

@@ -387,6 +387,8 @@ def _(L):
         L.jnp.sum(x, axis=np.array(1)),
         L.jnp.expand_dims(x, np.array(0)),
         L.jnp.reshape(x, (np.array(3), np.array(2))),
+        L.jnp.asarray(x).reshape(np.array(6)),
+        L.jnp.asarray(x).reshape(np.array(2), np.array(3)),
     )
 
 
