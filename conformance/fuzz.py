@@ -35,6 +35,7 @@ import numpy as np
 from conformance import implementations as impls_mod
 from conformance.case import AGREE, Case, fn_case  # noqa: F401 (AGREE: case files)
 from conformance.compare import Tolerance, compare
+from conformance.implementations import HOST_DEVICES, want_host_devices
 from conformance.namespace import Unsupported, is_unsupported_error
 from conformance.observe import ANY, ErrorObs, Observation, observe
 
@@ -814,7 +815,7 @@ GATHER_OPS: list[Op] = [
 
 # --- collectives (pmap programs: the member program runs on 4 devices, axis "i") -----------
 
-PMAP_DEVICES = 4
+PMAP_DEVICES = HOST_DEVICES
 
 
 def _ppermute_params(draw: Any, v: Val) -> dict[str, Any]:
@@ -2099,19 +2100,6 @@ def _has_kind(impl: impls_mod.Implementation, kind: str) -> bool:
         return hasattr(api, "checkpoint") and hasattr(api, "grad")
     except Exception:
         return False
-
-
-def want_host_devices(count: int = PMAP_DEVICES) -> None:
-    """Ask XLA's CPU client for ``count`` host devices (pmap programs), by adding
-    ``--xla_force_host_platform_device_count`` to ``XLA_FLAGS`` -- only effective before
-    jaxlib initializes its backend, so only done when jax is not imported yet and the
-    flag is not set already."""
-    import os
-
-    flags = os.environ.get("XLA_FLAGS", "")
-    if "jax" in sys.modules or "xla_force_host_platform_device_count" in flags:
-        return
-    os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={count}".strip()
 
 
 def _ad_source(program: FuzzProgram, name: str) -> str:

@@ -290,6 +290,22 @@ class PjrtImplementation(RefImplementation):
 
 # --- jax -------------------------------------------------------------------------------
 
+HOST_DEVICES = 4  # what the pmap, collective and sharding cases are written for
+
+
+def want_host_devices(count: int = HOST_DEVICES) -> None:
+    """Ask XLA's CPU client for ``count`` host devices by adding
+    ``--xla_force_host_platform_device_count`` to ``XLA_FLAGS``, so that JAX runs the
+    cases written for several devices instead of skipping them. XLA reads the flag
+    once, when jaxlib starts its backend: so this is done only when jax is not
+    imported yet and the flag is not set already (a user's own setting wins)."""
+    import sys
+
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "jax" in sys.modules or "xla_force_host_platform_device_count" in flags:
+        return
+    os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={count}".strip()
+
 
 class JaxImplementation(Implementation):
     """Real JAX on its CPU backend: the behaviour refimpl follows."""
@@ -301,6 +317,7 @@ class JaxImplementation(Implementation):
     def available(self) -> bool:
         quiet_native_logs()  # before jaxlib loads
         exact_16bit_oracle()
+        want_host_devices()  # the pmap and sharding cases run on 4 devices
         try:
             import jax  # noqa: F401
         except Exception as exc:

@@ -187,6 +187,19 @@ def _printed(ns: Any) -> Any:
     return ["1:3" in text, "<-" in text]
 
 
+def _differentiated_ref_argument(ns: Any) -> Any:
+    """A Ref among the arguments grad/jacrev/jvp differentiate: JAX's ValueError."""
+    api = _api(ns)
+    r = api.new_ref(ns.asarray(_X))
+    return [
+        ns.capture(api.grad(lambda r: r[...].sum()), r),
+        ns.capture(ns.jit(api.grad(lambda x, r: (x * r[...]).sum(), argnums=1)), _X, r),
+        ns.capture(api.jacrev(lambda r: r[...]), r),
+        ns.capture(api.jvp, lambda r: r[...].sum(), (r,), (_X,)),
+        ns.to_numpy(api.grad(lambda x, r: (x * r[...]).sum())(_X, r)),  # not differentiated
+    ]
+
+
 ROWS: list[tuple[str, Any]] = [
     ("array_index", _array_index),
     ("traced_index", _traced_index),
@@ -198,6 +211,7 @@ ROWS: list[tuple[str, Any]] = [
     ("grad_swap_value_only", _grad_swap_value_only),
     ("vmap_updates", _vmap_updates),
     ("printed", _printed),
+    ("differentiated_ref_argument", _differentiated_ref_argument),
 ]
 
 

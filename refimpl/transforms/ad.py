@@ -490,6 +490,7 @@ def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> An
             f"primals have tree structure {tu.tree_structure(primals)} whereas tangents have "
             f"tree structure {tu.tree_structure(tangents)}."
         )
+    _refuse_ref_leaves("jvp", p_leaves, reverse=False)
     for p, t in zip(p_leaves, t_leaves, strict=True):
         expected = tangent_aval(tracing.get_aval(p, "jvp", "primal")).dtype
         got = _dtype_of(t)
@@ -556,6 +557,33 @@ def _split_aux(api: str, out: Any) -> tuple[Any, Any]:
     return out[0], out[1]
 
 
+def _held_type(aval: AbstractRef) -> str:
+    """The type a ref holds as JAX's messages spell it (``float32[3]``)."""
+    return f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
+
+
+def _refuse_ref_leaves(name: str, leaves: Sequence[Any], reverse: bool) -> None:
+    """A mutable array reference has no tangent or cotangent of its own: as
+    an argument ``grad``/``jacrev``/``jvp``/``jacfwd`` differentiate, JAX
+    0.10.2 fails on it with a ``ValueError`` (reverse mode: its "Expected
+    cotangent type Ref{float32[3]} but got float32[3]"). Refused before
+    ``fun`` runs. (``vjp`` refuses it when the pullback is called, as JAX.)"""
+    for i, leaf in enumerate(leaves):
+        aval = tracing.get_aval(leaf, name, i)
+        if type(aval) is AbstractRef:
+            inner = _held_type(aval)
+            what = (
+                f"Expected cotangent type Ref{{{inner}}} but got {inner}"
+                if reverse
+                else f"`get` must be called on `Ref` types: {inner}"
+            )
+            raise ValueError(
+                f"{name}: {what}: differentiated argument leaf {i} is a mutable array "
+                f"reference, which has no {'co' if reverse else ''}tangent; differentiate "
+                "the value it holds (ref[...]) instead"
+            )
+
+
 def _differentiable(value: Any) -> bool:
     aval = tracing.get_aval(value, "vjp", 0)
     # a Ref argument is passed through as itself (a custom_vjp fwd may hand
@@ -620,9 +648,10 @@ class _Pullback:
         grads = []
         for i, (aval, nz) in enumerate(zip(self.in_avals, self.in_nonzero, strict=True)):
             if type(aval) is AbstractRef:  # JAX fails here too
+                inner = _held_type(aval)
                 raise ValueError(
-                    f"vjp: primal leaf {i} is a mutable array reference of type "
-                    f"{aval.str_short()}, which has no cotangent"
+                    f"vjp: Expected cotangent type Ref{{{inner}}} but got {inner}: primal "
+                    f"leaf {i} is a mutable array reference, which has no cotangent"
                 )
             grads.append(_output_tangent(next(cts)) if nz else zeros_like_aval(aval))
         return extended_cotangents(tu, tu.tree_unflatten(self.in_tree, grads))
@@ -937,6 +966,7 @@ def _value_and_grad(
         _dyn_args(name, args, nums)
         dyn = tuple(args[i] for i in nums)
         leaves, in_tree = tu.tree_flatten(dyn)
+        _refuse_ref_leaves(name, leaves, reverse=True)
         for leaf in leaves:
             _check_input_dtype_revderiv(name, holomorphic, allow_int, leaf)
         aux_info: list[Any] = []
@@ -1447,6 +1477,7 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
         _dyn_args(api, args, nums)
         dyn = tuple(args[i] for i in nums)
         leaves, in_tree = tu.tree_flatten(dyn)
+        _refuse_ref_leaves(api, leaves, reverse=not fwd)
         _jac_check_inputs(api, leaves, holomorphic, allow_int)
         if fwd:
             # JAX's function sees arrays (its tracers) even where a column's

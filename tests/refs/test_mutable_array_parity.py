@@ -446,3 +446,41 @@ def test_a_ref_and_its_type_have_the_held_arrays_sharding(backend):
 
     outcome, value = _same(run)
     assert outcome == "ok" and value.tolist() == [True] * 6
+
+
+# --- a Ref among the differentiated arguments ----------------------------------------------
+
+
+def _doubled_sum(r):
+    r[...] = r[...] * 2
+    return r[...].sum()
+
+
+REF_DERIVATIVES = {
+    "grad": lambda lib, r: lib.grad(lambda r: r[...].sum())(r),
+    "grad_writing": lambda lib, r: lib.grad(_doubled_sum)(r),
+    "grad_argnums": lambda lib, r: lib.grad(lambda x, r: (x * r[...]).sum(), argnums=(0, 1))(
+        np.ones(3, np.float32), r
+    ),
+    "grad_in_a_tuple": lambda lib, r: lib.grad(lambda p: (p[0] * p[1][...]).sum())(
+        (np.ones(3, np.float32), r)
+    ),
+    "value_and_grad_jit": lambda lib, r: lib.jit(lib.value_and_grad(lambda r: r[...].sum()))(r),
+    "jacrev": lambda lib, r: lib.jacrev(lambda r: r[...])(r),
+    "jacfwd": lambda lib, r: lib.jacfwd(lambda r: r[...])(r),
+    "jvp": lambda lib, r: lib.jvp(lambda r: r[...].sum(), (r,), (np.ones(3, np.float32),)),
+    "vjp_pullback": lambda lib, r: lib.vjp(lambda r: r[...].sum(), r)[1](np.float32(1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REF_DERIVATIVES))
+def test_a_differentiated_ref_argument_is_jaxs_value_error(backend, name):
+    # JAX 0.10.2: "Expected cotangent type Ref{float32[3]} but got float32[3]" in
+    # reverse mode, "`get` must be called on `Ref` types" in forward mode
+    # (refimpl returned zeros, and an identity Jacobian)
+    prog = REF_DERIVATIVES[name]
+    outcome = _same(lambda lib, np_: prog(lib, lib.new_ref(np_.ones(3, np.float32))))
+    assert outcome == ("raise", ValueError)
+    reverse = name not in ("jacfwd", "jvp")
+    with pytest.raises(ValueError, match="Expected cotangent type" if reverse else "`get`"):
+        prog(ri, ri.new_ref(rnp.ones(3, np.float32)))
