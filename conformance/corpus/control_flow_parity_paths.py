@@ -19,7 +19,9 @@ cotangent of a weak checkpoint output pulled back eagerly (strong, as JAX's
 remat evaluates its transposed program on the values given); ``cond`` in
 JAX's older form with an operand per branch; ``vmap`` with ``out_axes=None``
 of an operand a ``cond``, ``while_loop`` or ``scan`` returns unchanged
-(forwarded, unbatched, as JAX's). Every case is ``AGREE``.
+(forwarded, unbatched, as JAX's); ``custom_linear_solve`` of a weak ``b``
+(weak, as JAX's result typed as ``b``; eagerly the solver's own type).
+Every case is ``AGREE``.
 """
 
 from __future__ import annotations
@@ -191,6 +193,13 @@ ROWS: list[tuple[str, Any]] = [
          lambda x, y: L.cond(x < 0, lambda _, y: _scan_readonly(L, y),
                              lambda _, y: _scan_readonly(L, y), x, y),
          (0, None), None)(np.arange(3.0, dtype=np.float32), 3.0)),
+    ("custom_linear_solve_weak_b",
+     lambda ns, L: L.custom_linear_solve(lambda x: 2 * x, 3.0, lambda mv, y: y / 2)),
+    ("custom_linear_solve_weak_b_jit_strong_solver",
+     lambda ns, L: ns.jit(lambda b: L.custom_linear_solve(
+         lambda x: 2 * x, b, lambda mv, y: y / np.float32(2)))(3.0)),
+    ("custom_linear_solve_weak_b_eager_strong_solver",
+     lambda ns, L: L.custom_linear_solve(lambda x: 2 * x, 3.0, lambda mv, y: y / np.float32(2))),
 ]  # fmt: skip
 
 

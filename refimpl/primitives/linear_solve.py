@@ -285,8 +285,9 @@ def custom_linear_solve(
         transpose_solve = solve
     tu = _tree()
     leaves, tree = tu.tree_flatten(b)
+    # b's own types, weak ones included: JAX traces the solvers at them and
+    # types the solution as b (so a weak b gives a weak solution under jit)
     avals = [tracing.get_aval(v, api, f"b{i}") for i, v in enumerate(leaves)]
-    avals = [a.update(weak_type=False) if a.weak_type else a for a in avals]
     mv = _trace_fn(api, "matvec", "b", matvec, tree, avals)
 
     def matvec_fn(x: Any) -> Any:
@@ -322,14 +323,28 @@ def custom_linear_solve(
         matvec=mv.program, vecmat=vecmat_program, solve=sv.program,
         transpose_solve=tsolve_program, num_consts=num_consts,
     )  # fmt: skip
-    x = tu.tree_unflatten(tree, list(outs[: len(avals)]))
+    outs = list(outs)
+    if not any(isinstance(o, tracing.Tracer) for o in outs):
+        outs[: len(avals)] = _as_solved_eagerly(outs[: len(avals)], sv.program.out_avals)
+    x = tu.tree_unflatten(tree, outs[: len(avals)])
     if has_aux:
         return x, tu.tree_unflatten(sv.out_tree[1], list(outs[len(avals) :]))
     return x
 
 
+def _as_solved_eagerly(xs: list[Any], solve_avals: Sequence[ShapedArray]) -> list[Any]:
+    """Eagerly the solution has ``solve``'s own weak types, not ``b``'s: JAX
+    0.10.2's eager ``custom_linear_solve`` runs the solve program itself
+    (its impl), while under ``jit`` the result is typed as ``b``."""
+    return [
+        x if x.aval.weak_type == a.weak_type
+        else convert_element_type_p.bind(x, new_dtype=a.dtype, weak_type=a.weak_type)
+        for x, a in zip(xs, solve_avals, strict=False)
+    ]  # fmt: skip
+
+
 def ad_match(value: Any, aval: ShapedArray) -> Any:
-    """``value`` strongly typed as ``aval`` (a Python scalar ``b`` becomes an array)."""
+    """``value`` typed as ``aval`` (a Python scalar ``b`` becomes an array)."""
 
     got = tracing.get_aval(value, "custom_linear_solve", 0)
     if got == aval:
