@@ -61,7 +61,7 @@ from refimpl.device_queries import (
     process_index,
 )
 from refimpl.experimental.shard_map import shard_map
-from refimpl.gradient_utils import closure_convert, custom_gradient, jacobian
+from refimpl.gradient_utils import closure_convert, custom_gradient, fwd_and_bwd, jacobian
 from refimpl.introspection import float0, make_jaxpr, typeof
 from refimpl.invertible import custom_ivjp, invertible
 from refimpl.ref import Ref, empty_ref, free_ref, freeze, new_ref
@@ -128,6 +128,7 @@ __all__ = [
     "device_put",
     "devices",
     "eval_shape",
+    "fwd_and_bwd",
     "grad",
     "hessian",
     "jacfwd",

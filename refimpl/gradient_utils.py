@@ -1,5 +1,5 @@
 """Differentiation helpers of JAX's top-level namespace: ``jacobian``,
-``custom_gradient`` and ``closure_convert``.
+``custom_gradient``, ``closure_convert`` and ``fwd_and_bwd``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from refimpl.core import Program
 from refimpl.custom_derivatives import custom_vjp
 from refimpl.introspection import typeof
 from refimpl.primitives.call import jit_call_p
-from refimpl.transforms.ad import jacrev
-from refimpl.transforms.jit import Jitted, ShapeDtypeStruct
+from refimpl.tracing import check_transform_fun
+from refimpl.transforms.ad import _argnums_tuple, jacrev, vjp
+from refimpl.transforms.jit import Jitted, ShapeDtypeStruct, jit
 
 # --- differentiation -----------------------------------------------------------------------
 
@@ -245,8 +246,48 @@ def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callab
     return converted, consts
 
 
+def fwd_and_bwd(
+    fun: Callable[..., Any],
+    argnums: int | Sequence[int],
+    has_aux: bool = False,
+    jitted: bool = True,
+) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``jax.fwd_and_bwd``: ``fwd(*args)`` is ``vjp`` of ``fun`` with respect to
+    the positional arguments ``argnums`` (``(out, residuals)``, or
+    ``(out, residuals, aux)`` under ``has_aux``); ``bwd(residuals, ct)`` is the
+    pullback's cotangents (one, for an int ``argnums``). With ``jitted`` both
+    are ``jit``s, so a pullback made in one call is reused by the next
+    (the residuals are a pytree). As JAX 0.10.2, ``fwd`` ignores keyword
+    arguments (``fun`` sees its defaults)."""
+    check_transform_fun(fun, "fwd_and_bwd")
+    indices = _argnums_tuple("fwd_and_bwd", argnums)
+
+    def fwd(*args: Any, **kwargs: Any) -> Any:
+        if any(not -len(args) <= i < len(args) for i in indices):
+            raise ValueError(
+                f"jax.fwd_and_bwd: argnums {argnums} out of bounds for a function called "
+                f"with {len(args)} positional arguments"
+            )
+        chosen = [i % len(args) for i in indices]
+
+        def partial_fun(*dynamic: Any) -> Any:
+            full = list(args)
+            for i, value in zip(chosen, dynamic, strict=True):
+                full[i] = value
+            return fun(*full)
+
+        return vjp(partial_fun, *[args[i] for i in chosen], has_aux=has_aux)
+
+    def bwd(residuals: Any, cotangent: Any) -> Any:
+        cotangents = residuals(cotangent)
+        return cotangents[0] if isinstance(argnums, int) else cotangents
+
+    return (jit(fwd), jit(bwd)) if jitted else (fwd, bwd)
+
+
 __all__ = [
     "closure_convert",
     "custom_gradient",
+    "fwd_and_bwd",
     "jacobian",
 ]

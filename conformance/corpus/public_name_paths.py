@@ -43,6 +43,9 @@ recording.
   contracting and batch dimension), with per-batch group sizes, empty groups
   and rows past the last group, under ``jit``, ``grad`` and ``vmap``, and
   the shape errors.
+* ``public_names/fwd_and_bwd/*``: ``jax.fwd_and_bwd``'s forward value and
+  residuals, the backward pass reused for two cotangents, jitted or not, with
+  ``has_aux``, an int and a tuple ``argnums``.
 """
 
 from __future__ import annotations
@@ -372,6 +375,26 @@ def _ragged(what: str):
     return script
 
 
+def _fwd_and_bwd(jitted: bool, has_aux: bool):
+    def script(ns: Any) -> Any:
+        np_ = ns.np_
+
+        def loss(x, w):
+            value = np_.sum(np_.tanh(x * w))
+            return (value, {"xw": x * w}) if has_aux else value
+
+        x, w = ns.asarray(_M[0]), ns.asarray(_M[1])
+        results = []
+        for argnums in (0, (1, 0)):
+            fwd, bwd = ns.api.fwd_and_bwd(loss, argnums, has_aux=has_aux, jitted=jitted)
+            out = fwd(x, w)
+            residuals = out[1]
+            results.append((out[0], out[2:], bwd(residuals, np.float32(1)), bwd(residuals, 2.0)))
+        return results
+
+    return script
+
+
 def cases() -> Iterator[Case]:
     for algorithm in (0, 1, 2):
         for dtype in (np.uint8, np.uint32):
@@ -426,3 +449,9 @@ def cases() -> Iterator[Case]:
         yield script_case(
             f"public_names/ragged_dot/{what}", _ragged(what), tags=TAGS, tolerance=_SUM_ORDER
         )
+    for jitted in (True, False):
+        for has_aux in (False, True):
+            mode = ("jit" if jitted else "plain") + ("_aux" if has_aux else "")
+            yield script_case(
+                f"public_names/fwd_and_bwd/{mode}", _fwd_and_bwd(jitted, has_aux), tags=TAGS
+            )
