@@ -252,13 +252,38 @@ def fwd_and_bwd(
     has_aux: bool = False,
     jitted: bool = True,
 ) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """``jax.fwd_and_bwd``: ``fwd(*args)`` is ``vjp`` of ``fun`` with respect to
-    the positional arguments ``argnums`` (``(out, residuals)``, or
-    ``(out, residuals, aux)`` under ``has_aux``); ``bwd(residuals, ct)`` is the
-    pullback's cotangents (one, for an int ``argnums``). With ``jitted`` both
-    are ``jit``s, so a pullback made in one call is reused by the next
-    (the residuals are a pytree). As JAX 0.10.2, ``fwd`` ignores keyword
-    arguments (``fun`` sees its defaults)."""
+    """``jax.fwd_and_bwd``: the forward and backward passes of ``fun`` as two functions.
+
+    ``fwd(*args)`` is :func:`refimpl.vjp` of ``fun`` with respect to the
+    positional arguments ``argnums``; ``bwd(residuals, ct)`` applies the
+    pullback. With ``jitted`` both are ``jit``s, so the residuals (a pytree)
+    made by one call of ``fwd`` are reused by any number of ``bwd`` calls
+    without retracing. As JAX 0.10.2, ``fwd`` ignores keyword arguments
+    (``fun`` runs with its defaults).
+
+    Args:
+        fun: The function to differentiate.
+        argnums: The positional argument(s) to differentiate (int or sequence).
+        has_aux: Whether ``fun`` returns ``(out, aux)``.
+        jitted: Whether ``fwd`` and ``bwd`` are jitted.
+
+    Returns:
+        ``(fwd, bwd)``: ``fwd(*args)`` returns ``(out, residuals)`` (``(out,
+        residuals, aux)`` with ``has_aux``); ``bwd(residuals, ct)`` returns the
+        cotangent of the argument ``argnums`` (a tuple of them for a sequence).
+
+    Raises:
+        TypeError: ``fun`` is not callable or ``argnums`` not ints.
+        ValueError: ``argnums`` is out of range for ``fwd``'s arguments; ``ct``
+            has another shape than the output (as :func:`refimpl.vjp`'s pullback).
+
+    Example:
+        >>> import refimpl as ri, refimpl.numpy as rnp
+        >>> fwd, bwd = ri.fwd_and_bwd(lambda x, w: rnp.sum(x * w), argnums=1)
+        >>> y, residuals = fwd(rnp.arange(3.0), rnp.ones(3))
+        >>> bwd(residuals, 2.0)
+        Array([0., 2., 4.], dtype=float32)
+    """
     check_transform_fun(fun, "fwd_and_bwd")
     indices = _argnums_tuple("fwd_and_bwd", argnums)
 
