@@ -657,10 +657,12 @@ def combine_all_reduces(program: Any) -> Any:
 def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     """The sum of ``x`` (a pytree) over every member of ``axis_name`` (a name or tuple).
 
-    A Python number (not a bool) is the same in every member: its sum is
-    ``n * x``, weakly typed under pmap too (JAX's constant case); an array
-    summed over a pmap's devices is strong. Booleans are counted: a bool leaf
-    is summed as int32 (JAX's psum), so the sum of bools is how many are true."""
+    A Python number or NumPy value (not a bool) is the same in every member:
+    its sum is ``n * x`` computed by Python or NumPy, a value of the same kind
+    (JAX's constant case: ``psum(1, 'i')`` is the Python int ``n``, usable as
+    ``range(n)`` under jit too); an array summed over a pmap's devices is
+    strong. Booleans are counted: a bool leaf is summed as int32 (JAX's psum),
+    so the sum of bools is how many are true."""
     leaves, tree = tree_util.tree_flatten(x)
     if any(_is_bool(leaf) for leaf in leaves):
         leaves = [
@@ -670,19 +672,33 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
             for leaf in leaves
         ]
         x = tree_util.tree_unflatten(tree, leaves)
-    if not any(type(leaf) in (int, float, complex) for leaf in leaves):
+    if not any(_is_host_constant(leaf) for leaf in leaves):
         return _tree_collective(psum_p, "psum", x, axis_name, axis_index_groups)
     axes = _axes_tuple(axis_name)
     groups = _check_groups("psum", axis_index_groups, axes)
     n = _scatter_count(axes, groups)
-    at = [i for i, leaf in enumerate(leaves) if type(leaf) not in (int, float, complex)]
+    at = [i for i, leaf in enumerate(leaves) if not _is_host_constant(leaf)]
     summed = iter(
         _bind(psum_p, axes, *[leaves[i] for i in at], axes=axes, axis_index_groups=groups)
         if at
         else []
     )
-    outs = [next(summed) if i in at else _times(leaf, n) for i, leaf in enumerate(leaves)]
+    outs = [next(summed) if i in at else _host_times(leaf, n) for i, leaf in enumerate(leaves)]
     return tree_util.tree_unflatten(tree, outs)
+
+
+def _is_host_constant(leaf: Any) -> bool:
+    """A Python number or a NumPy scalar/array: psum's constant case."""
+    return type(leaf) in (int, float, complex) or isinstance(leaf, (np.ndarray, np.generic))
+
+
+def _host_times(leaf: Any, n: int) -> Any:
+    """``n * leaf`` as JAX's ``lax._const(leaf, n) * leaf``: a Python number stays
+    one (of its own type); a NumPy value is multiplied by ``n`` as a NumPy value
+    of its canonical dtype (so NumPy's promotion gives the result's dtype)."""
+    if type(leaf) in (int, float, complex):
+        return type(leaf)(n) * leaf
+    return np.array(n, dtypes.canonicalize_dtype(leaf.dtype)) * leaf
 
 
 def _is_bool(leaf: Any) -> bool:
@@ -714,6 +730,8 @@ def _divide_by_count(v: Any, n: int) -> Any:
     """``jnp.true_divide(v, n)``, written with the primitives (``numpy`` sits above):
     an integer or bool sum becomes a mean in the default float dtype; a float one
     keeps its dtype and weak flag, ``n`` being a weak Python int."""
+    if _is_host_constant(v):  # psum's constant case: Python's or NumPy's division
+        return v / n
     aval = tracing.get_aval(v, "pmean", 0)
     dtype, weak = dtypes.result_type((aval.dtype, aval.weak_type), int)
     if not dtypes.is_inexact(dtype):
@@ -828,6 +846,14 @@ def _psum_scatter_abstract_eval(x, *, axes, axis_index_groups, scatter_dimension
             )
         shape[scatter_dimension] //= n
     else:
+        # one slice per member: JAX checks it when it traces (pjrt's verifier
+        # would only refuse the program later)
+        n = _scatter_count(axes, axis_index_groups)
+        if shape[scatter_dimension] != n:
+            raise ValueError(
+                f"psum_scatter: operand scatter dimension size {shape[scatter_dimension]} "
+                f"must match shard count {n}"
+            )
         del shape[scatter_dimension]
     return x.update(shape=tuple(shape))
 
