@@ -102,6 +102,21 @@ def _convert_keys(ns: Any) -> Any:
     return api.lax.convert_element_type(api.random.key(0), np.int32)
 
 
+def _astype_keys(ns: Any) -> Any:
+    """A key array converts only to its own key dtype; the others are ValueErrors."""
+    api = _api(ns)
+    keys, data = _keys(api, 2), api.random.key_data
+    return [
+        ns.capture(ns.jit(lambda k: k.astype(np.float32)), keys),
+        data(ns.jit(lambda k: k.astype(k.dtype))(keys)),
+        ns.capture(api.numpy.astype, keys, np.uint32),
+        data(api.numpy.astype(keys, keys.dtype)),
+        data(api.lax.convert_element_type(keys, keys.dtype)),
+        ns.capture(lambda: api.numpy.asarray(keys, dtype=np.float32)),
+        ns.capture(api.numpy.astype, np.zeros(2, np.uint32), keys.dtype),
+    ]
+
+
 def _permutation_range_axis(ns: Any) -> Any:
     api = _api(ns)
     return api.random.permutation(api.random.PRNGKey(0), 10, axis=3)
@@ -202,6 +217,7 @@ ROWS: list[tuple[str, Any]] = [
     ("key_dtype_issubdtype", _key_dtype_issubdtype),
     ("legacy_key_error", _legacy_key_error),
     ("convert_keys", _convert_keys),
+    ("astype_keys", _astype_keys),
     ("permutation_range_axis", _permutation_range_axis),
     ("categorical_array_axis", _categorical_array_axis),
     ("array_uint32_python_ints", _array_uint32_python_ints),

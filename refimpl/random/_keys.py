@@ -131,6 +131,14 @@ class PRNGKeyArray:
     def __getitem__(self, index: Any) -> PRNGKeyArray:
         return type(self)(self._data[_data_index(index)])
 
+    def astype(self, dtype: Any) -> PRNGKeyArray:
+        """As JAX 0.10.2: a traced key array converts only to its own key dtype
+        (``jnp.astype``'s rule); a concrete one has no ``astype`` at all (JAX's
+        eager key array leaves the method abstract: ``NotImplementedError``)."""
+        if not isinstance(self._data, tracing.Tracer):
+            raise NotImplementedError("Cannot call abstract method astype")
+        return rnp.astype(self, dtype)
+
     def reshape(self, *shape: Any) -> PRNGKeyArray:
         dims = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         return type(self)(rnp.reshape(self._data, (*dims, self._width)))
@@ -535,9 +543,11 @@ def _numpy_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
         return cls(rnp.concatenate([keys._data, values._data], axis=axis))
     if short in ("array", "asarray"):
         keys = _keys_arg(short, a["object" if short == "array" else "a"])
-        if a["dtype"] is not None and not isinstance(a["dtype"], KeyDtype):
-            raise TypeError(f"{short}: a key array cannot be converted to dtype {a['dtype']}")
+        if a["dtype"] is not None:
+            _check_conversion(keys, a["dtype"])
         return keys.copy() if a.get("copy") else keys
+    if short == "astype":
+        return _convert(a["x"], a["dtype"])
     if short in ("empty_like", "zeros_like", "ones_like", "full_like"):
         keys = _keys_arg(short, a["prototype" if short == "empty_like" else "a"])
         shape = keys.shape if a["shape"] is None else _shape_arg(a["shape"])
@@ -600,6 +610,26 @@ def _numpy_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
     raise _refuse(short)
 
 
+def _check_conversion(keys: PRNGKeyArray, dtype: Any) -> PRNGKeyArray:
+    """``keys`` converted to ``dtype``: JAX 0.10.2 converts a key array only to
+    its own key dtype (it is returned as it is); any other dtype is its
+    ``ValueError`` (``jnp.astype``, ``lax.convert_element_type``, ``jnp.asarray``
+    with a dtype, a traced key's ``astype``)."""
+    if dtype == keys.dtype:
+        return keys
+    name = dtype if isinstance(dtype, KeyDtype) else np.dtype(dtype).name
+    raise ValueError(f"Cannot convert_element_type from {keys.dtype} to {name}")
+
+
+def _convert(value: Any, dtype: Any) -> PRNGKeyArray:
+    """``value`` (a key array, or an array converted to a key dtype: the same
+    ``ValueError``) converted to ``dtype``."""
+    if not _is_keys(value):
+        source = tracing.get_aval(value, "convert_element_type", "x").dtype
+        raise ValueError(f"Cannot convert_element_type from {source} to {dtype}")
+    return _check_conversion(value, dtype)
+
+
 def _with_word_start(starts: Any) -> tuple:
     """The start indices of a key slice with a start for the key-word axis: a
     zero of the other starts' dtype (the starts of dynamic_slice share one)."""
@@ -615,9 +645,7 @@ def _lax_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
     short = name.split(".", 1)[1]
     cls = _class_of(a)
     if short == "convert_element_type":
-        raise ValueError(
-            f"Cannot convert_element_type from {_KEY_DTYPES[cls._impl]} to {a['new_dtype']}"
-        )
+        return _convert(a["x"], a["new_dtype"])
     if short in ("select", "select_n"):
         which = a["pred" if short == "select" else "which"]
         cases = [a["on_true"], a["on_false"]] if short == "select" else list(a["cases"])
