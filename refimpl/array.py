@@ -69,11 +69,13 @@ class Array(metaclass=abc.ABCMeta):
     size = property(lambda self: self.aval.size)
 
     if TYPE_CHECKING:
-        # every backend's array type has a device; indexing is installed from
-        # ArrayOps below: mypy sees neither
+        # every backend's array type has a device; indexing and copy are
+        # installed from ArrayOps below: mypy sees neither
         device: Any
 
         def __getitem__(self, index: Any) -> Any: ...
+
+        def copy(self) -> Any: ...
 
     def devices(self) -> set[Any]:
         return {self.device}
@@ -99,6 +101,42 @@ class Array(metaclass=abc.ABCMeta):
         ``Shard`` whose ``data`` is the array itself (as a JAX array on one
         device), its index the whole array."""
         return [Shard(self, self.device, (slice(None),) * self.ndim, 0)]
+
+    @property
+    def global_shards(self) -> list[Shard]:
+        """Every block of the array in all processes: the addressable ones (one
+        process)."""
+        return self.addressable_shards
+
+    def addressable_data(self, index: int) -> Any:
+        """The data of the ``index``-th addressable shard (the array itself for
+        an array on one device; the deleted-array error for a deleted array)."""
+        self._check_live()
+        return self.addressable_shards[index].data
+
+    # JAX's asynchronous-dispatch queries: refimpl computes every value before
+    # the call that makes it returns, so the value is always ready.
+
+    def is_ready(self) -> bool:
+        """Whether the value is computed: always True (the deleted-array error
+        for a deleted array)."""
+        self._check_live()
+        return True
+
+    def copy_to_host_async(self) -> None:
+        """Start copying the value to the host: nothing to wait for in refimpl
+        (the deleted-array error for a deleted array)."""
+        self._check_live()
+
+    def on_device_size_in_bytes(self) -> int:
+        """Bytes the value occupies on its device: one element size each (a
+        4-bit element takes a byte, as on XLA's CPU)."""
+        self._check_live()
+        return int(self.size) * int(self.dtype.itemsize)
+
+    def clone(self) -> Any:
+        """A new array of the same value (``jax.Array.clone``)."""
+        return self.copy()
 
     @abc.abstractmethod
     def _value(self) -> np.ndarray:

@@ -46,6 +46,9 @@ recording.
 * ``public_names/fwd_and_bwd/*``: ``jax.fwd_and_bwd``'s forward value and
   residuals, the backward pass reused for two cotangents, jitted or not, with
   ``has_aux``, an int and a tuple ``argnums``.
+* ``public_names/array_queries/*``: ``jax.Array``'s ``is_ready``,
+  ``copy_to_host_async``, ``on_device_size_in_bytes``, ``addressable_data``,
+  ``global_shards`` and ``clone``, of an eager and a jit result.
 """
 
 from __future__ import annotations
@@ -395,6 +398,25 @@ def _fwd_and_bwd(jitted: bool, has_aux: bool):
     return script
 
 
+def _array_queries(jit: bool):
+    def script(ns: Any) -> Any:
+        x = ns.asarray(_M)
+        y = ns.jit(lambda v: v * 2)(x) if jit else x * 2
+        clone = y.clone()
+        return (
+            y.is_ready(),
+            y.copy_to_host_async(),
+            y.on_device_size_in_bytes(),
+            y.addressable_data(0),
+            len(y.global_shards),
+            y.global_shards[0].data,
+            clone,
+            clone is y,
+        )
+
+    return script
+
+
 def cases() -> Iterator[Case]:
     for algorithm in (0, 1, 2):
         for dtype in (np.uint8, np.uint32):
@@ -455,3 +477,6 @@ def cases() -> Iterator[Case]:
             yield script_case(
                 f"public_names/fwd_and_bwd/{mode}", _fwd_and_bwd(jitted, has_aux), tags=TAGS
             )
+    for jit in (False, True):
+        name = f"public_names/array_queries/{'jit' if jit else 'eager'}"
+        yield script_case(name, _array_queries(jit), tags=TAGS)
