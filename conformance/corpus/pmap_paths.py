@@ -308,7 +308,26 @@ ERRORS: list[tuple[str, Callable[[Any, Any], Any]]] = [
     ("axis_size_mismatch", lambda api, ns: api.pmap(lambda x: x, axis_size=3)(X)),
     ("axis_size_nothing_mapped", lambda api, ns: api.pmap(lambda x: x, in_axes=None,
                                                           axis_size=N)(X)),
+    ("psum_scatter_wrong_size", lambda api, ns: api.pmap(lambda x: ns.lax_.psum_scatter(x, "i"),
+                                                         "i")(X)),
 ]  # fmt: skip
+
+
+def _psum_constants(ns: Any) -> Any:
+    """psum of values that are no tracers (a Python int, a NumPy scalar) is
+    computed by Python/NumPy, as JAX's constant case: ``psum(1, 'i')`` is the
+    int 4, so ``range`` of it builds a permutation, under jit too."""
+    api, L = _api(ns), ns.lax_
+
+    def rotate(x: Any) -> Any:
+        n = L.psum(1, "i")
+        turned = L.ppermute(x, "i", [(i, (i + 1) % n) for i in range(n)])
+        return turned * L.pmean(np.float32(3), "i") + L.psum(np.int32(2), "i")
+
+    with _four_devices(api):
+        return _leaves(api, api.pmap(rotate, "i")(X)) + _leaves(
+            api, api.jit(api.pmap(rotate, "i"))(X)
+        )
 
 
 def _uneven_groups(ns: Any) -> Any:
@@ -431,6 +450,7 @@ def cases() -> Iterator[Case]:
     yield _case("nested/options", _nested_options, Oracle(_nested_options_oracle))
     yield _case("negative_axes", _negative_axes, Oracle(_negative_axes_oracle))
     yield _case("uneven_groups", _uneven_groups, AGREE)
+    yield _case("psum_constants", _psum_constants, AGREE)
     for name, build in ERRORS:
         yield _case(f"errors/{name}", _err(build), AGREE)
     yield _case("errors/collective_under_varying_cond", _collective_under_varying_cond,
