@@ -20,7 +20,8 @@ remat evaluates its transposed program on the values given); ``cond`` in
 JAX's older form with an operand per branch; ``vmap`` with ``out_axes=None``
 of an operand a ``cond``, ``while_loop`` or ``scan`` returns unchanged
 (forwarded, unbatched, as JAX's); ``custom_linear_solve`` of a weak ``b``
-(weak, as JAX's result typed as ``b``; eagerly the solver's own type).
+(weak, as JAX's result typed as ``b``; eagerly the solver's own type);
+a ``scan`` ``length`` of 2.5 (``int(length)`` steps, as JAX).
 Every case is ``AGREE``.
 """
 
@@ -200,6 +201,8 @@ ROWS: list[tuple[str, Any]] = [
          lambda x: 2 * x, b, lambda mv, y: y / np.float32(2)))(3.0)),
     ("custom_linear_solve_weak_b_eager_strong_solver",
      lambda ns, L: L.custom_linear_solve(lambda x: 2 * x, 3.0, lambda mv, y: y / np.float32(2))),
+    ("scan_length_taken_by_int",
+     lambda ns, L: L.scan(lambda c, x: (c + 1, c), 0, None, length=2.5)),
 ]  # fmt: skip
 
 

@@ -30,7 +30,6 @@ a fixed order); while and cond keep the sections by rule.
 from __future__ import annotations
 
 import inspect
-import operator
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -925,18 +924,20 @@ def _scan_lowering(
 
 
 def _static_int(api: str, arg: str, value: Any) -> int:
-    """A Python int from ``value``; traced values and non-integers are errors."""
+    """``int(value)``, as JAX 0.10.2's scan takes ``length`` (so ``2.0``,
+    ``2.5`` and ``True`` are 2, 2 and 1 steps); a traced value is a
+    ``ConcretizationTypeError``, and what ``int`` refuses keeps its class
+    (``TypeError`` for a list or an array of several elements, ``ValueError``
+    for a string that is no number)."""
     if isinstance(value, tracing.Tracer):
         raise tracing.ConcretizationTypeError(
             f"{api}: {arg} must be a concrete int known while tracing, got a traced value "
             f"{value.aval.str_short()} (it depends on {value.origin})"
         )
-    if isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{api}: {arg} must be an int, got {value!r}")
     try:
-        return operator.index(value)  # ints, NumPy ints, concrete integer scalar arrays
-    except TypeError:
-        raise TypeError(f"{api}: {arg} must be an int, got {value!r}") from None
+        return int(value)
+    except (TypeError, ValueError) as err:
+        raise type(err)(f"{api}: {arg} must be an int, got {value!r} ({err})") from None
 
 
 def normalize_unroll(unroll: Any, length: int, api: str = "lax.scan") -> int:

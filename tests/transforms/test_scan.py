@@ -484,10 +484,23 @@ def test_error_xs_leaf_without_leading_axis():
         lax.scan(lambda c, x: (c, x), 0.0, (np.zeros(2), 1.0))
 
 
-@pytest.mark.parametrize("length", [2.0, "3", True])
-def test_error_length_not_an_int(length):
-    with pytest.raises(TypeError, match="length must be an int"):
+@pytest.mark.parametrize("length", [2.0, 2.5, np.float32(2.0), "3", True])
+def test_length_is_taken_by_int_as_jax(length):
+    # JAX 0.10.2's scan takes int(length): 2.0 and 2.5 are 2 steps, True 1
+    want = jax.lax.scan(lambda c, x: (c + 1, c), 0, None, length=length)[1]
+    got = lax.scan(lambda c, x: (c + 1, c), 0, None, length=length)[1]
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert got.shape == want.shape
+
+
+@pytest.mark.parametrize(
+    ("length", "error"), [([1], TypeError), (np.array([2, 3]), TypeError), ("abc", ValueError)]
+)
+def test_error_length_int_refuses(length, error):
+    with pytest.raises(error, match="length must be an int"):
         lax.scan(lambda c, x: (c, x), 0.0, None, length=length)
+    with pytest.raises(error):  # (JAX's own class)
+        jax.lax.scan(lambda c, x: (c, x), 0.0, None, length=length)
 
 
 def test_error_negative_length():
