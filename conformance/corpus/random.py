@@ -24,6 +24,7 @@ import numpy as np
 from conformance.case import AGREE, Case, fn_case
 from conformance.compare import Tolerance
 from conformance.namespace import Unsupported
+from conformance.observe import Raises
 
 FOLDED = Tolerance(ulps={"float32": 8, "float16": 2, "bfloat16": 2}, atol_eps=8)
 
@@ -102,3 +103,26 @@ def cases() -> Iterator[Case]:
                     tolerance=FOLDED if folded else None,
                     tags=("quick",) if (seed, mode) == (0, "jit") and name in QUICK else (),
                 )
+    # issue 29: any Python int seed in int64's range, negative ones folded to
+    # 64 bits (x64 off: to 32); a Python bool is a Python int (seed 1), a
+    # NumPy bool is not an integer (TypeError) -- as JAX 0.10.2
+    for label, seed in (
+        ("2_31", 2**31),
+        ("2_63_minus_1", 2**63 - 1),
+        ("minus_1", -1),
+        ("true", True),
+    ):
+        yield fn_case(
+            f"random/key_seed_{label}",
+            lambda ns, seed=seed: _random(ns).key_data(_random(ns).key(seed)),
+            (),
+            expect=AGREE,
+            mode="eager",
+        )
+    yield fn_case(
+        "random/key_seed_numpy_bool",
+        lambda ns: _random(ns).key(np.bool_(True)),
+        (),
+        expect=Raises(TypeError),
+        mode="eager",
+    )

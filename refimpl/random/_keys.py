@@ -793,9 +793,12 @@ def _words(data: Any) -> tuple[Any, Any]:
 def _seed_data(name: str, seed: Any) -> Any:
     if isinstance(seed, PRNGKeyArray):
         raise TypeError(f"{name}: seed must be an integer, got a key array")
-    if isinstance(seed, (bool, np.bool_)):
+    if isinstance(seed, np.bool_):
         raise TypeError(f"{name}: seed must be an integer, got {seed!r}")
+    # a Python bool is a Python int (JAX 0.10.2: PRNGKey(True) is PRNGKey(1)
+    # eagerly; under jit it is a bool array, the dtype error below)
     if isinstance(seed, int):
+        seed = int(seed)
         if not -(2**63) <= seed < 2**63:  # as JAX: a Python int seed must fit int64
             raise OverflowError("Python int too large to convert to C long")
         if dtypes.x64_enabled():

@@ -422,7 +422,8 @@ def _(L):
 @case("random/seeds_any_python_int")
 def _(L):
     # random_test's testPRNGKeyArrayOverflow-like seeds: folded to 64 bits
-    seeds = [2**31, 2**32 + 5, 2**63 - 1, -1, -(2**31) - 1, -(2**63)]
+    # (a Python bool is a Python int: True is seed 1)
+    seeds = [2**31, 2**32 + 5, 2**63 - 1, -1, -(2**31) - 1, -(2**63), True, np.uint64(2**63 + 7)]
     keys = [L.random.key_data(L.random.PRNGKey(s)) for s in seeds]
     return keys, [L.random.key_data(L.random.key(s)) for s in seeds]
 
@@ -430,6 +431,16 @@ def _(L):
 @case("random/seed_past_int64_overflows")
 def _(L):
     return L.random.PRNGKey(2**63)
+
+
+@case("random/bool_seed_under_jit_is_a_type_error")
+def _(L):
+    return L.jax.jit(L.random.PRNGKey)(True)
+
+
+@case("random/numpy_bool_seed_is_a_type_error")
+def _(L):
+    return L.random.key(np.bool_(True))
 
 
 @case("random/seed_past_int32_overflows_under_jit")
