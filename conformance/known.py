@@ -249,16 +249,6 @@ KNOWN_DIFFERENCES: list[KnownDifference] = [
         "Re z < 0: the negated derivative there. Values agree; real z > 1 agrees.",
         differs=(r"^\[1\]\[1\]: real part off by .*imag part off by .*elements",),
     ),
-    KnownDifference(
-        "ad/custom_jvp/grad_of_closed_over_value_untraced_args",
-        "jax",
-        "A custom_jvp/custom_vjp function closing over the differentiated value and called on "
-        "arguments the differentiation does not reach: refimpl runs the function itself (no "
-        "argument is traced, so no custom rule applies) and differentiates through it (the "
-        "true derivative, d(x * 3)/dx = 3); jax 0.10.2 raises UnexpectedTracerError. Where an "
-        "argument is differentiated too, both raise (UnexpectedTracerError).",
-        statuses=("error",),
-    ),
 ]
 
 

@@ -398,6 +398,40 @@ def _closed_over_error(kind: str) -> UnexpectedTracerError:
     )
 
 
+def _jvp_traces(tree: Any) -> set[int]:
+    """The differentiations (JVP traces, also below a vmap's) whose tracers
+    are among ``tree``'s leaves."""
+    found = set()
+    for leaf in tree_util.tree_leaves(tree):
+        while isinstance(leaf, tracing.Tracer):
+            if isinstance(leaf, ad.JVPTracer):
+                found.add(id(leaf._trace))
+                leaf = leaf.primal
+            elif isinstance(leaf, batching.BatchTracer):
+                leaf = leaf.val
+            else:
+                break
+    return found
+
+
+def _no_closed_over_jvp_tracers(kind: str, fun: Callable, out: Any, args: Any) -> Any:
+    """``out``, the function run as it is on arguments no differentiation
+    perturbs; a differentiated value it closes over is JAX 0.10.2's
+    UnexpectedTracerError. JAX runs the function below every JVP trace whose
+    tangents of the arguments are zero, so such a value is an escaped tracer
+    there (a vmap's tracer is not: vmap runs it in its own subtrace)."""
+    if _jvp_traces(out) - _jvp_traces(args):
+        raise UnexpectedTracerError(
+            f"Encountered an unexpected tracer: the {kind} function {_name(fun)} reads a "
+            "value that an enclosing jvp/grad differentiates, and none of its arguments is "
+            "differentiated there. Differentiation with respect to a closed-over value is "
+            "not supported: the function runs outside that differentiation (its rule gives "
+            "the derivative), where the value is an escaped tracer. Pass it to the function "
+            "as an argument."
+        )
+    return out
+
+
 def _call_abstract_eval(*avals: ShapedArray, call: Program, **_: Any) -> list[ShapedArray]:
     if list(avals) != call.in_avals:
         raise TypeError(
@@ -614,7 +648,8 @@ class _CustomFunction:
         ref_values = split.ref_values()
         trace = tracing.find_top_trace(split.leaves + ref_values)
         if trace is None:  # a transformation is active, but not on these arguments
-            return self.fun(*_canonical_numpy(args, self.nondiff_argnums))
+            out = self.fun(*_canonical_numpy(args, self.nondiff_argnums))
+            return _no_closed_over_jvp_tracers(self._kind, self.fun, out, args)
         if (
             isinstance(trace, ad.JVPTrace)
             and tracing.current_builder() is None
@@ -659,7 +694,8 @@ class _CustomFunction:
         primal_tuple, tangent_tuple = zip(*[trace.primal_tangent(x) for x in split.leaves])
         primals, tangents = list(primal_tuple), list(tangent_tuple)
         if all(type(t) is Zero for t in tangents):  # nothing to differentiate
-            return self.fun(*split.full_args(primals))
+            args = split.full_args(primals)
+            return _no_closed_over_jvp_tracers(self._kind, self.fun, self.fun(*args), args)
         primals_out, tangents_out, out_tree = self._apply_rules(trace, split, primals, tangents)
         if any(isinstance(p, tracing.Tracer) and p._trace is trace for p in primals_out):
             # the rule computed its primal output from a value this trace
@@ -949,7 +985,10 @@ def _perturbed(tangent: Any) -> bool:
     return tracing.get_aval(tangent, "custom_vjp", "tangent").dtype != dtypes.float0
 
 
-def _custom_vjp_call_jvp(primals, tangents, **params):
+def _custom_vjp_call_jvp(primals, tangents, *, num_consts, **params):
+    # JAX runs fwd before its custom_lin refuses forward mode: a
+    # differentiated closed-over value is met first (an escaped tracer)
+    _check_no_closed_over_tangents("custom_vjp", tangents, num_consts)
     raise no_forward_mode_error(_NO_JVP)
 
 
@@ -1241,10 +1280,13 @@ class custom_vjp(_CustomFunction):
         return out
 
     def _apply_rules(self, trace, split, primals, tangents):
-        if not trace.linearize:
-            raise no_forward_mode_error(_NO_JVP)
         rules = _VJPRules(self, split, None, None, _NO_REFS)
         nonzero = [_perturbed(t) for t in tangents]
+        if not trace.linearize:
+            # as JAX's JVPTrace: fwd runs, then custom_lin refuses forward
+            # mode (so fwd's own errors, e.g. an escaped closed-over tracer, come first)
+            rules.fwd(primals, nonzero)
+            raise no_forward_mode_error(_NO_JVP)
         outs, res, res_tree = rules.fwd(primals, nonzero)
         res, ref_res = _split_ref_residuals(res)
         touts = custom_lin_p.bind(

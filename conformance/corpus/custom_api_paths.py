@@ -180,7 +180,70 @@ def _closure_with_vmap(ns: Any) -> Any:
     return api.jvp(jvp_h, (z,), (np.float32(2.0),)), api.grad(vjp_h)(z)
 
 
+def _closing_over(api: Any, x: Any, kind: str, use: bool = True) -> Any:
+    """A custom_jvp/custom_vjp function closing over ``x`` (reading it, or not)."""
+
+    def fun(y):
+        return x + y if use else 2.0 * y
+
+    if kind == "jvp":
+        g = api.custom_jvp(fun)
+        g.defjvp(lambda p, t: (g(p[0]), 2.0 * t[0]))
+    else:
+        g = api.custom_vjp(fun)
+        g.defvjp(lambda y: (g(y), None), lambda _, c: (2.0 * c,))
+    return g
+
+
+def _closed_over_unperturbed_call(ns: Any, kind: str, how: str) -> Any:
+    """The function reads a differentiated value while none of its arguments
+    is differentiated: JAX 0.10.2 runs it below that differentiation, where
+    the value is an escaped tracer (UnexpectedTracerError)."""
+    api, one = ns.api, np.float32(1.0)
+    x0 = ns.asarray(np.float32(3.0))
+    if how == "jvp":
+        return api.jvp(lambda x: _closing_over(api, x, kind)(one), (x0,), (x0,))
+    if how == "grad_jit":
+        return api.jit(api.grad(lambda x: _closing_over(api, x, kind)(one)))(x0)
+    if how == "inner_jvp":  # an enclosing (outer) differentiation's value
+
+        def inner(x):
+            return api.jvp(lambda y: _closing_over(api, x, kind)(one) * y, (one,), (one,))
+
+        return api.jvp(inner, (x0,), (x0,))
+    ones = ns.asarray(np.ones(2, np.float32))  # how == "vmap_inside": unbatched call
+    return api.jvp(
+        lambda x: api.vmap(lambda z: _closing_over(api, x, kind)(one) + z)(ones), (x0,), (x0,)
+    )
+
+
+def _closed_over_unused(ns: Any, kind: str) -> Any:
+    api = ns.api
+    x0 = ns.asarray(np.float32(3.0))
+    return api.jvp(
+        lambda x: _closing_over(api, x, kind, use=False)(np.float32(1.0)) + x, (x0,), (x0,)
+    )
+
+
+def _closed_over_cases() -> Iterator[Case]:
+    for kind in ("jvp", "vjp"):
+        for how in ("jvp", "grad_jit", "inner_jvp", "vmap_inside"):
+            yield script_case(
+                f"custom.api/closed_over_unperturbed_call_{kind}_{how}",
+                functools.partial(_closed_over_unperturbed_call, kind=kind, how=how),
+                expect=AGREE,
+                tags=TAGS,
+            )
+    yield script_case(
+        "custom.api/closed_over_unused_jvp",
+        functools.partial(_closed_over_unused, kind="jvp"),
+        expect=AGREE,
+        tags=TAGS,
+    )
+
+
 def cases() -> Iterator[Case]:
+    yield from _closed_over_cases()
     for name, script in SCRIPTS.items():
         yield script_case(f"custom.api/{name}", script, expect=AGREE, tags=TAGS)
     yield from cases_checked()

@@ -231,18 +231,6 @@ def _claim_narrow_start_clamped_in_its_type():
     assert np.nonzero(np.asarray(jitted(x, jnp.int8(127))) < 0)[0].tolist() == [127, 128]
 
 
-def _claim_closed_over_untraced_args():
-    def loss(x):
-        @jax.custom_jvp
-        def f(y):
-            return x * y
-
-        f.defjvp(lambda p, t: (x * p[0], x * t[0]))
-        return f(np.float32(3.0))
-
-    _raises(jax.errors.UnexpectedTracerError, jax.grad(loss), np.float32(0.3))
-
-
 def _claim_custom_vmap_rule_output_without_batch_axis():
     @jax.custom_batching.custom_vmap
     def f(x):
@@ -300,7 +288,6 @@ JAX_CLAIMS = {
     "indexing.paths/dynamic_update_slice_uint8_start_past_its_range": (
         _claim_narrow_start_clamped_in_its_type
     ),
-    "ad/custom_jvp/grad_of_closed_over_value_untraced_args": _claim_closed_over_untraced_args,
     "custom.api/custom_vmap_rule_output_without_batch_axis": (
         _claim_custom_vmap_rule_output_without_batch_axis
     ),

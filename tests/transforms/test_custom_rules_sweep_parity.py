@@ -1,0 +1,129 @@
+"""custom_api_test.py's second sweep (issue 29, class 3), compared with JAX
+0.10.2 on both backends: a custom_jvp/custom_vjp function that reads a
+differentiated value while the differentiation reaches none of its
+arguments is JAX's UnexpectedTracerError (JAX runs the function below that
+differentiation, where the value has escaped); a vmap's value may be read."""
+
+from __future__ import annotations
+
+import types
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+from tests.helpers.parity import assert_same_as_jax
+
+JAX = types.SimpleNamespace(lib=jax, np=jnp, UTE=jax.errors.UnexpectedTracerError)
+RI = types.SimpleNamespace(lib=ri, np=rnp, UTE=ri.UnexpectedTracerError)
+
+
+def _closing_over(n, x, kind, use=True):
+    """A custom_jvp / custom_vjp function of ``y`` that reads ``x`` (or not)."""
+
+    def fun(y):
+        return x + y if use else 2.0 * y
+
+    if kind == "jvp":
+        g = n.lib.custom_jvp(fun)
+        g.defjvp(lambda p, t: (g(p[0]), 2.0 * t[0]))
+    else:
+        g = n.lib.custom_vjp(fun)
+        g.defvjp(lambda y: (g(y), None), lambda _, c: (2.0 * c,))
+    return g
+
+
+def _programs(n, kind, use=True):
+    lib, one = n.lib, np.float32(1.0)
+    g = lambda x: _closing_over(n, x, kind, use)  # noqa: E731
+    ones = n.np.ones(2)
+    return {
+        "jvp": lambda: lib.jvp(lambda x: g(x)(one), (3.0,), (1.0,)),
+        "grad": lambda: lib.grad(lambda x: g(x)(one))(3.0),
+        "linearize": lambda: lib.linearize(lambda x: g(x)(one), 3.0)[0],
+        "jit_of_jvp": lambda: lib.jit(lambda x: lib.jvp(lambda x: g(x)(one), (x,), (1.0,)))(3.0),
+        "jit_of_grad": lambda: lib.jit(lib.grad(lambda x: g(x)(one)))(3.0),
+        "vmap_inside": lambda: lib.jvp(
+            lambda x: lib.vmap(lambda z: g(x)(one) + z)(ones), (3.0,), (1.0,)
+        ),
+        "vmap_outside": lambda: lib.vmap(lambda x: lib.jvp(lambda x: g(x)(one), (x,), (1.0,)))(
+            ones
+        ),
+        "outer_jvp": lambda: lib.jvp(
+            lambda x: lib.jvp(lambda y: g(x)(one) * y, (2.0,), (1.0,)), (3.0,), (1.0,)
+        ),
+        "argnums": lambda: lib.grad(lambda x, w: g(x)(w), argnums=0)(3.0, 1.0),
+    }
+
+
+PROGRAMS = sorted(_programs(JAX, "jvp"))
+
+
+@pytest.mark.parametrize("kind", ["jvp", "vjp"])
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_reading_a_differentiated_value_no_argument_carries_is_an_escaped_tracer(
+    backend, kind, name
+):
+    with pytest.raises(jax.errors.UnexpectedTracerError):
+        _programs(JAX, kind)[name]()
+    with pytest.raises(ri.UnexpectedTracerError, match="closed-over value"):
+        _programs(RI, kind)[name]()
+
+
+def test_custom_jvp_closing_over_the_value_it_is_called_on_is_an_escaped_tracer(backend):
+    # custom_api_test's test_closed_over_tracers_error_message, with the
+    # argument perturbed too: the rule's call of the function reads it
+    for n in (JAX, RI):
+
+        def f(x, n=n):
+            return _closing_over(n, x, "jvp")(x)
+
+        with pytest.raises(n.UTE):
+            n.lib.jvp(f, (3.0,), (1.0,))
+        with pytest.raises(n.UTE):
+            n.lib.grad(f)(3.0)
+
+
+@pytest.mark.parametrize("kind", ["jvp", "vjp"])
+def test_a_closed_over_value_the_function_does_not_read_is_fine(backend, kind):
+    def prog(n):
+        return n.lib.jvp(
+            lambda x: _closing_over(n, x, kind, use=False)(np.float32(1.0)) + x, (3.0,), (1.0,)
+        )
+
+    assert_same_as_jax(prog(RI), prog(JAX))
+
+
+@pytest.mark.parametrize("kind", ["jvp", "vjp"])
+def test_a_closed_over_vmap_value_is_fine(backend, kind):
+    # custom_api_test's test_closure_with_vmap2 / test_closed_over_vmap_tracer:
+    # the vmap runs the function in its own subtrace
+    def prog(n):
+        def h(z):
+            return n.lib.vmap(lambda x: _closing_over(n, x, kind)(z))(n.np.arange(3.0))
+
+        if kind == "jvp":
+            return n.lib.jvp(h, (np.float32(1.0),), (np.float32(2.0),))
+        return n.lib.grad(lambda z: h(z).sum())(np.float32(1.0))
+
+    assert_same_as_jax(prog(RI), prog(JAX))
+
+
+def test_a_custom_vjp_bwd_may_read_an_enclosing_differentiation(backend):
+    # custom_api_test's test_bwd_closes_over_tracer: the rules (not the
+    # function) read the enclosing grad's value
+    def prog(n):
+        def f(y):
+            @n.lib.custom_vjp
+            def g(x):
+                return 2.0 * n.np.sin(x)
+
+            g.defvjp(lambda x: (g(x), ()), lambda _, c: (2.0 * n.np.cos(y) * c,))
+            return n.lib.grad(g)(1.0)
+
+        return n.lib.grad(f)(np.float32(4.0)), n.lib.jit(n.lib.vmap(f))(n.np.arange(3.0))
+
+    assert_same_as_jax(prog(RI), prog(JAX))
