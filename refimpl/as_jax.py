@@ -10,7 +10,9 @@ refimpl's (``jax.numpy`` -> ``refimpl.numpy``, ``jax.lax`` -> ``refimpl.lax``,
 in ``sys.modules`` in front of any real JAX and taken out again afterwards,
 with a meta-path finder for ``jax.*`` modules not imported yet. A few JAX
 names are spelled differently in refimpl and are translated
-(``jax.config.update("jax_...")`` -> ``ri.config.update("...")``).
+(``jax.config.update("jax_...")`` -> ``ri.config.update("...")``; JAX's
+config States such as ``jax.log_compiles(True)``; one process's
+``jax.process_indices()``).
 
 A name refimpl does not provide is an ``AttributeError`` naming it, e.g.
 ``jax.numpy.int2 is not provided by refimpl (running under refimpl.as_jax);
@@ -111,6 +113,8 @@ class _Config:
         "persistent_cache_min_compile_time_secs", "persistent_cache_min_entry_size_bytes",
         "traceback_filtering", "numpy_rank_promotion", "numpy_dtype_promotion",
         "enable_checks", "transfer_guard", "cpu_collectives_implementation",
+        "transfer_guard_host_to_device", "transfer_guard_device_to_host",
+        "transfer_guard_device_to_device",
     })  # fmt: skip
 
     def __init__(self) -> None:
@@ -169,9 +173,68 @@ _READ_DEFAULTS: dict[str, Any] = {
     "default_matmul_precision": None,
     "enable_checks": False,
     "transfer_guard": None,
+    "debug_nans": False,
+    "debug_infs": False,
+    "log_compiles": False,
+    "transfer_guard_host_to_device": None,
+    "transfer_guard_device_to_host": None,
+    "transfer_guard_device_to_device": None,
 }
 
 _CONFIG = _Config()
+
+_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+
+
+class _FlagState:
+    """``jax.<flag>``, JAX's config State object: ``jax.<flag>(value)`` is a
+    context manager (and decorator) setting the flag for a block, through
+    ``jax.config`` (so the flags refimpl only records stay without effect);
+    ``.value`` reads it."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    @property
+    def value(self) -> Any:
+        return _CONFIG.read(self._name)
+
+    def __call__(self, new_value: Any = True) -> Any:
+        if self._name.startswith("transfer_guard") and new_value not in (None, *_GUARD_LEVELS):
+            raise ValueError(
+                f"new enum value must be None or in {list(_GUARD_LEVELS)}, got {new_value} "
+                f"of type {type(new_value)}."
+            )
+        return _flag_block(self._name, new_value)
+
+
+@contextlib.contextmanager
+def _flag_block(name: str, value: Any) -> Iterator[None]:
+    saved = _CONFIG.read(name)
+    _CONFIG.update(name, value)
+    try:
+        yield
+    finally:
+        _CONFIG.update(name, saved)
+
+
+# JAX's State objects for flags refimpl follows (explain_cache_misses) or
+# records without effect (the diagnostics and transfer guards)
+_FLAG_STATES = (
+    "debug_nans", "debug_infs", "log_compiles", "explain_cache_misses",
+    "transfer_guard_host_to_device", "transfer_guard_device_to_host",
+    "transfer_guard_device_to_device",
+)  # fmt: skip
+
+
+def _copy_to_host_async(tree: Any) -> Any:
+    """``jax.copy_to_host_async``: each leaf's ``copy_to_host_async()`` (where it
+    has one); the tree itself."""
+    for leaf in ri.tree_util.tree_leaves(tree):
+        copy = getattr(leaf, "copy_to_host_async", None)
+        if copy is not None:
+            copy()
+    return tree
 
 
 def _private(name: str) -> types.ModuleType:
@@ -285,6 +348,15 @@ def _extras(jax_name: str) -> dict[str, Any]:
             "process_index": _platform_keyword(ri.process_index),
             "process_count": _platform_keyword(ri.process_count),
             "pmap": _platform_keyword(ri.pmap, position=None),
+            # one process: JAX's process queries (host_* are their old names)
+            "process_indices": lambda backend=None: [
+                ri.process_index(backend_of_platform(backend))
+            ],
+            "host_count": _platform_keyword(ri.process_count),
+            "host_id": _platform_keyword(ri.process_index),
+            "host_ids": lambda backend=None: [ri.process_index(backend_of_platform(backend))],
+            "copy_to_host_async": _copy_to_host_async,
+            **{name: _FlagState(name) for name in _FLAG_STATES},
         }
     if jax_name == "jax.numpy":
         return {"ndarray": ri.Array} if not hasattr(rnp, "ndarray") else {}
