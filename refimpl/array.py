@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import numpy as np
 
 from refimpl import backends, dtypes, tracing
+from refimpl.config import config
 from refimpl.array_ops import ArrayOps
 from refimpl.sharding import Shard, SingleDeviceSharding
 
@@ -205,6 +206,18 @@ class Array(metaclass=abc.ABCMeta):
             return format(self._value().item(), spec)
         return format(str(self), spec)
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickling, as ``jax.Array``'s: the NumPy value and the weak type;
+        unpickled, the array is put on the default device of the backend in
+        effect, uncommitted (a deleted array is the deleted-array error)."""
+        return (_unpickle_array, (np.array(self._value()), bool(self.weak_type)))
+
+
+def _unpickle_array(value: np.ndarray, weak_type: bool) -> Any:
+    # the default backend's put of a reference array (device None: uncommitted)
+    default = backends.get(config.backend)
+    return default.put_leaf(as_array(value, weak_type), None, False, False)
+
 
 # The operators and numpy-like methods, each behind the deletion check.
 for _name, _member in vars(ArrayOps).items():
@@ -236,7 +249,7 @@ _REPLACED: tuple[str, ...] = (
     "__hash__",
     "__repr__",
 )
-_REPLACED += ("__str__", "__format__")
+_REPLACED += ("__str__", "__format__", "__reduce__")
 
 
 def install_protocol(cls: type) -> None:

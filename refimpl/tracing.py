@@ -163,6 +163,10 @@ class Tracer(ArrayOps):
     def tolist(self) -> Any:
         raise self._concretization_error("tolist()")
 
+    def __reduce__(self) -> Any:
+        # pickling needs the value (JAX 0.10.2's error too)
+        raise self._concretization_error("pickling (__reduce__)")
+
     def tobytes(self, order: str = "C") -> bytes:
         raise self._concretization_error("tobytes()")
 

@@ -19,6 +19,7 @@ of mismatched depths (ValueError).
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterator
 from typing import Any
 
@@ -55,7 +56,24 @@ def _astype_copy(ns: Any) -> Any:
     return ns.is_deleted(x)
 
 
+def _pickled(ns: Any, x: Any) -> list:
+    y = pickle.loads(pickle.dumps(x))
+    return [y, ns.weak_type(y), y.committed]
+
+
 ROWS: list[tuple[str, Any]] = [
+    # an array pickles as its value and weak type; it comes back uncommitted
+    ("pickle/weak", lambda ns: _pickled(ns, ns.np_.asarray(2.0) * 1.0)),
+    (
+        "pickle/jit_committed",
+        lambda ns: _pickled(
+            ns,
+            ns.jit(lambda x: x * 2)(
+                ns.device_put(np.arange(4, dtype=np.int8), ns.api.devices()[0])
+            ),
+        ),
+    ),
+    ("pickle/traced", lambda ns: ns.capture(ns.jit(lambda x: pickle.dumps(x) and x), 1.0)),
     ("asarray/array_protocol", lambda ns: ns.np_.asarray(_HostArray())),
     ("array/bytearray_ndmin", lambda ns: ns.np_.array(bytearray(b"\x2a\xf3"), ndmin=2)),
     ("asarray/memoryview", lambda ns: ns.np_.asarray(memoryview(b"\x01\x02"))),
