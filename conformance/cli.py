@@ -203,6 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.native_logs:
         os.environ["REFIMPL_PJRT_LOG"] = "1"
     implementations.quiet_native_logs()
+    implementations.prepare_jax_flags()  # before any implementation loads XLA
     names, left_out, error = choose_implementations(args.impl)
     if args.maxfail < 0:
         error = f"--maxfail must be >= 0 (0: no limit), got {args.maxfail}"

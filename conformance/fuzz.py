@@ -35,7 +35,7 @@ import numpy as np
 from conformance import implementations as impls_mod
 from conformance.case import AGREE, Case, fn_case  # noqa: F401 (AGREE: case files)
 from conformance.compare import Tolerance, compare
-from conformance.implementations import HOST_DEVICES, want_host_devices
+from conformance.implementations import HOST_DEVICES, prepare_jax_flags, want_host_devices
 from conformance.namespace import Unsupported, is_unsupported_error
 from conformance.observe import ANY, ErrorObs, Observation, observe
 
@@ -1970,7 +1970,7 @@ def run_fuzz(
     from hypothesis import HealthCheck, given, settings
     from hypothesis import seed as hypothesis_seed
 
-    want_host_devices()
+    prepare_jax_flags()
     names = list(impl_names or impls_mod.registered_names())
     impls = [impls_mod.get(name) if isinstance(name, str) else name for name in names]
     impls = [i for i in impls if i.is_available()]

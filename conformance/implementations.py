@@ -299,12 +299,35 @@ def want_host_devices(count: int = HOST_DEVICES) -> None:
     cases written for several devices instead of skipping them. XLA reads the flag
     once, when jaxlib starts its backend: so this is done only when jax is not
     imported yet and the flag is not set already (a user's own setting wins)."""
-    import sys
-
     flags = os.environ.get("XLA_FLAGS", "")
-    if "jax" in sys.modules or "xla_force_host_platform_device_count" in flags:
+    if _jax_backend_started() or "xla_force_host_platform_device_count" in flags:
         return
     os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={count}".strip()
+
+
+def prepare_jax_flags() -> None:
+    """Put the jax oracle's XLA flags (exact 16-bit rounding, 4 host devices) in
+    ``XLA_FLAGS`` at the start of a process that may run jax: XLA may read them
+    as soon as any XLA library is loaded, the PJRT plugin of the pjrt
+    implementation included (checked: with the plugin loaded first, a flag added
+    afterwards no longer gave JAX its 4 devices)."""
+    exact_16bit_oracle()
+    want_host_devices()
+
+
+def _jax_backend_started() -> bool:
+    """Whether jaxlib has made its backends (after which XLA_FLAGS is read no more):
+    importing jax does not start them, its first device query or computation does."""
+    import sys
+
+    if "jax" not in sys.modules:
+        return False
+    try:
+        from jax._src import xla_bridge  # private: JAX has no public "started" query
+
+        return bool(xla_bridge._backends)
+    except Exception:
+        return True  # cannot tell: leave the flags alone
 
 
 class JaxImplementation(Implementation):

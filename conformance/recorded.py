@@ -248,6 +248,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "cases); keep the others as they are",
     )
     args = parser.parse_args(argv)
+    from conformance import implementations
+
+    implementations.prepare_jax_flags()  # before the corpus or refimpl loads XLA
     from conformance.corpus import all_cases
 
     recordings = record(all_cases(), args.output, update=args.update)
