@@ -48,7 +48,7 @@ from refimpl import backends, tracing, tree_util
 from refimpl.array import Array
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, subprograms
-from refimpl.errors import NonHashableStaticArgumentError
+from refimpl.errors import NonHashableStaticArgumentError, ShapeIndexError
 from refimpl.primitives import collectives, indexing, ref_context
 from refimpl.sharding import PmapSharding, Shard, SingleDeviceSharding
 from refimpl.traceback_util import api_boundary
@@ -213,8 +213,9 @@ def pmap(
             between devices is a ``ValueError``).
         static_broadcasted_argnums: Positions of hashable Python arguments
             passed to every device as they are (not traced).
-        devices: The devices to run on (their number must be the mapped
-            axis size); default: the first N of the backend's devices.
+        devices: The devices to run on: the first N of them (N the mapped
+            axis size, as JAX 0.10.2; fewer than N is a ``ValueError``);
+            default: the first N of the backend's devices.
         backend: ``"ref"`` or ``"pjrt"``; default the devices' backend or
             ``ri.config.backend``.
         axis_size: If given, the mapped axes' size it must equal
@@ -234,7 +235,7 @@ def pmap(
 
     Raises:
         ValueError: inconsistent mapped sizes, more devices needed than
-            there are, ``len(devices)`` not the axis size, or an
+            there are, fewer ``devices`` than the axis size, or an
             ``out_axes=None`` output that differs between devices.
         TypeError: ``fun`` not callable, or malformed argnums.
 
@@ -323,6 +324,7 @@ def pmap(
         _check_no_ref_arguments(name, leaves, (dyn_args, kwargs))
         axes = batching._flatten_axes("in_axes", axes_spec, dyn_args, "the positional arguments")
         axes += [0] * (len(leaves) - len(axes))
+        _check_axes_within_rank(leaves, axes)
         try:
             size = batching._mapped_size(call_fun, dyn_args, kwargs, leaves, axes, None)
         except ValueError as error:
@@ -626,6 +628,24 @@ def on_miss(pmap_f: Any, fast: Any, args: tuple, kwargs: dict) -> PmapEntrySpec 
         )
 
 
+def _check_axes_within_rank(leaves: list[Any], axes: list[int | None]) -> None:
+    """An ``in_axes`` entry beyond the rank of an array argument: JAX 0.10.2's
+    pmap reads the mapped size as ``shape[axis]``, an ``IndexError``;
+    ``ShapeIndexError`` is a ``ValueError`` too (vmap's class, and refimpl's
+    pmap's before). A value without ``shape`` (a Python number, a string) is
+    left to the mapped-size checks (JAX: no argument with a mapped axis)."""
+    for leaf, axis in zip(leaves, axes, strict=True):
+        if axis is None or not hasattr(leaf, "shape"):
+            continue
+        shape = tuple(leaf.shape)
+        if not -len(shape) <= axis < len(shape):
+            raise ShapeIndexError(
+                f"pmap was requested to map its argument along axis {axis}, which implies "
+                f"that its rank should be at least {axis + 1 if axis >= 0 else -axis}, but "
+                f"is only {len(shape)} (its shape is {shape})"
+            )
+
+
 def _donated_leaves(
     dyn_args: tuple, kwargs: dict, dyn_pos: list[int], donate: tuple[int, ...], n_args: int
 ) -> list[bool]:
@@ -654,13 +674,14 @@ def _outer_device_product() -> int:
 def _choose_devices(name: str, backend_name: str, devices: Any, size: int) -> list[Any]:
     available = backends.get(backend_name).devices()
     if devices is not None:
-        if len(devices) != size:
+        # JAX 0.10.2 maps over devices[:size]: more devices than slices is
+        # fine (the rest stay idle), fewer is an error (a ValueError there too)
+        if len(devices) < size:
             raise ValueError(
-                "Leading axis size of input to pmapped function must equal the number of "
-                f"local devices passed to pmap. Got axis_size={size}, "
-                f"num_local_devices={len(devices)}."
+                f"pmap({name}): the mapped axis has size {size}, but only {len(devices)} "
+                "devices were passed to pmap (it runs on the first axis-size of them)"
             )
-        return devices
+        return devices[:size]
     outer = _outer_device_product()
     if size * outer > len(available):
         raise ValueError(
