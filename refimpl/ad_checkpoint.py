@@ -27,7 +27,7 @@ import operator
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from refimpl import tracing, tree_util
 from refimpl.config import config
@@ -187,10 +187,38 @@ class checkpoint_policies:  # noqa: N801 -- a namespace, spelled as JAX's
         return _policy_fn(policy, "save_from_both_policies")
 
 
+class _Answer:
+    """A policy's answer for one equation's outputs, as JAX's
+    ``jax.ad_checkpoint.Saveable``/``Recompute`` (both truthy, as JAX's: it
+    tells them apart by identity, not by ``bool``)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+Saveable = _Answer("Saveable")
+Recompute = _Answer("Recompute")
+
+
+class Offloadable(NamedTuple):
+    """Save the outputs in memory ``dst`` (moved from ``src``) for the backward
+    pass. refimpl has no memory kinds: an offloaded residual is saved where it
+    is, as the offload policies do (docs/semantics.md 9.2)."""
+
+    src: str
+    dst: str
+
+
 def _saveable(policy: Callable | None, eqn: Eqn) -> bool:
     if policy is None:
         return False
-    return bool(policy(eqn.primitive, *[a.aval for a in eqn.inputs], **eqn.params))
+    answer = policy(eqn.primitive, *[a.aval for a in eqn.inputs], **eqn.params)
+    if answer is Recompute:
+        return False
+    return answer is Saveable or isinstance(answer, Offloadable) or bool(answer)
 
 
 # --- the checkpoint primitive ---------------------------------------------------------------

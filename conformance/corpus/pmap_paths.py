@@ -310,7 +310,18 @@ ERRORS: list[tuple[str, Callable[[Any, Any], Any]]] = [
                                                           axis_size=N)(X)),
     ("psum_scatter_wrong_size", lambda api, ns: api.pmap(lambda x: ns.lax_.psum_scatter(x, "i"),
                                                          "i")(X)),
+    ("in_axes_beyond_rank", lambda api, ns: api.pmap(lambda x: x, in_axes=3)(X)),
+    ("in_axes_negative_beyond_rank", lambda api, ns: api.pmap(lambda x: x, in_axes=-4)(X)),
 ]  # fmt: skip
+
+
+def _more_devices_than_slices(ns: Any) -> Any:
+    """devices= longer than the mapped axis: JAX 0.10.2 runs on the first
+    axis-size devices of the list (eager and under jit)."""
+    api, L = _api(ns), ns.lax_
+    with _four_devices(api):
+        f = api.pmap(lambda x: L.psum(x, "i") + L.axis_index("i"), "i", devices=api.devices()[::-1])
+        return _leaves(api, f(X[:2])) + _leaves(api, api.jit(f)(X[:3]))
 
 
 def _psum_constants(ns: Any) -> Any:
@@ -451,6 +462,7 @@ def cases() -> Iterator[Case]:
     yield _case("negative_axes", _negative_axes, Oracle(_negative_axes_oracle))
     yield _case("uneven_groups", _uneven_groups, AGREE)
     yield _case("psum_constants", _psum_constants, AGREE)
+    yield _case("more_devices_than_slices", _more_devices_than_slices, AGREE)
     for name, build in ERRORS:
         yield _case(f"errors/{name}", _err(build), AGREE)
     yield _case("errors/collective_under_varying_cond", _collective_under_varying_cond,
