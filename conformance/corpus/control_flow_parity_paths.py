@@ -21,7 +21,9 @@ JAX's older form with an operand per branch; ``vmap`` with ``out_axes=None``
 of an operand a ``cond``, ``while_loop`` or ``scan`` returns unchanged
 (forwarded, unbatched, as JAX's); ``custom_linear_solve`` of a weak ``b``
 (weak, as JAX's result typed as ``b``; eagerly the solver's own type);
-a ``scan`` ``length`` of 2.5 (``int(length)`` steps, as JAX).
+a ``scan`` ``length`` of 2.5 (``int(length)`` steps, as JAX); a Python
+int ``switch`` index or ``cond`` predicate beyond int32 (wrapped to int32,
+``pred != 0``, as JAX).
 Every case is ``AGREE``.
 """
 
@@ -203,6 +205,10 @@ ROWS: list[tuple[str, Any]] = [
      lambda ns, L: L.custom_linear_solve(lambda x: 2 * x, 3.0, lambda mv, y: y / np.float32(2))),
     ("scan_length_taken_by_int",
      lambda ns, L: L.scan(lambda c, x: (c + 1, c), 0, None, length=2.5)),
+    ("switch_big_python_int_index",
+     lambda ns, L: L.switch(2**40 + 1, [lambda: 1.0, lambda: 2.0, lambda: 3.0])),
+    ("cond_big_python_int_pred",
+     lambda ns, L: ns.jit(lambda: L.cond(2**32, lambda: 1.0, lambda: 2.0))()),
 ]  # fmt: skip
 
 

@@ -2245,6 +2245,8 @@ def cond(
     operands = _operand_keyword(api, operands, operand)
     if pred is None or isinstance(pred, (list, tuple)):
         raise TypeError(f"{api}: pred must be a bool or number scalar, got {pred!r}")
+    if type(pred) is int:  # JAX's pred != 0 on the Python int itself: 2**40 is True
+        pred = pred != 0
     aval = tracing.get_aval(pred, api, "pred")
     if aval.shape != ():
         raise TypeError(f"{api}: pred must be a scalar, got shape {aval.shape}")
@@ -2279,6 +2281,8 @@ def switch(
         raise TypeError(f"{api}: branches must be a sequence of callables") from None
     if not all(callable(b) for b in branches):
         raise TypeError(f"{api}: branches must be a sequence of callables")
+    if type(index) is int:  # JAX converts it to int32 as NumPy does: 2**40 + 1 wraps to 1
+        index = convert_element_type(index, np.int32)
     aval = tracing.get_aval(index, api, "index")
     if aval.shape != ():
         raise TypeError(f"{api}: index must be a scalar, got shape {aval.shape}")

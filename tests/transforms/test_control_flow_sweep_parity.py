@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jjnp
+import pytest
 from jax import lax as jlax
 
 import refimpl as ri
@@ -53,3 +54,29 @@ def test_custom_linear_solve_of_a_weak_b_is_weak_as_jax(backend):
     want = _linear_solve_modes(jax, jjnp, jlax)
     got = _linear_solve_modes(ri, rnp, lax)
     assert_modes_same_as_jax(got, want)
+
+
+# --- a Python int index or predicate out of int32's range
+
+
+def _big_int_modes(jx, lax_, v):
+    branches = [lambda: 1.0, lambda: 2.0, lambda: 3.0]
+    with jx.disable_jit():
+        python_switch = lax_.switch(v, branches)
+    return python_switch, {
+        "switch": lax_.switch(v, branches),
+        "switch_jit": jx.jit(lambda: lax_.switch(v, branches))(),
+        "cond": lax_.cond(v, lambda: 1.0, lambda: 2.0),
+        "cond_jit": jx.jit(lambda: lax_.cond(v, lambda: 1.0, lambda: 2.0))(),
+    }
+
+
+@pytest.mark.parametrize("v", [2**40 + 1, -(2**40), 2**31, 2**32 + 2, 2**63 - 1, -(2**63)])
+def test_switch_and_cond_of_a_big_python_int_as_jax(backend, v):
+    # JAX converts a switch index to int32 as NumPy does (2**40 + 1 wraps to
+    # 1, then the clamp) and takes a cond predicate as pred != 0 on the int
+    want_python, want = _big_int_modes(jax, jlax, v)
+    got_python, got = _big_int_modes(ri, lax, v)
+    assert_modes_same_as_jax(got, want)
+    # under disable_jit the chosen branch runs in Python: its own float
+    assert type(got_python) is type(want_python) and got_python == want_python
