@@ -49,6 +49,9 @@ recording.
 * ``public_names/array_queries/*``: ``jax.Array``'s ``is_ready``,
   ``copy_to_host_async``, ``on_device_size_in_bytes``, ``addressable_data``,
   ``global_shards`` and ``clone``, of an eager and a jit result.
+* ``public_names/policy_answers``: checkpoint policies answering
+  ``ad_checkpoint.Saveable``/``Recompute``/``Offloadable``: the gradients
+  and values of each.
 """
 
 from __future__ import annotations
@@ -417,6 +420,24 @@ def _array_queries(jit: bool):
     return script
 
 
+def _policy_answers(ns: Any) -> Any:
+    import importlib
+
+    answers = importlib.import_module(f"{ns.api.__name__}.ad_checkpoint")
+    np_ = ns.np_
+
+    def f(v):
+        return np_.sin(np_.sin(v) * 2.0).sum()
+
+    x = ns.asarray(_M[0])
+    policies = [
+        lambda prim, *_, **__: answers.Saveable,
+        lambda prim, *_, **__: answers.Recompute,
+        lambda prim, *_, **__: answers.Offloadable("device", "pinned_host"),
+    ]
+    return [ns.api.value_and_grad(ns.api.checkpoint(f, policy=p))(x) for p in policies]
+
+
 def cases() -> Iterator[Case]:
     for algorithm in (0, 1, 2):
         for dtype in (np.uint8, np.uint32):
@@ -480,3 +501,4 @@ def cases() -> Iterator[Case]:
     for jit in (False, True):
         name = f"public_names/array_queries/{'jit' if jit else 'eager'}"
         yield script_case(name, _array_queries(jit), tags=TAGS)
+    yield script_case("public_names/policy_answers", _policy_answers, tags=TAGS)
