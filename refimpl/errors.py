@@ -6,12 +6,26 @@ subclasses ``TracerBoolConversionError`` (``bool`` of a tracer),
 ``TracerArrayConversionError`` (``np.asarray`` of a tracer), so those names
 are aliases of it: an ``except`` clause written for any of them catches
 refimpl's error (and also the other two cases, which JAX would tell apart).
+
+JAX's other error classes are here with JAX's bases so that programs can name
+them (``except jax.errors.JaxRuntimeError``), though refimpl raises none of
+them: it has no runtime that fails after a program starts
+(``JaxRuntimeError``), no symbolic shapes (``InconclusiveDimensionOperation``),
+no jaxpr type checker (``JaxprTypeError``) and no key-reuse checking
+(``KeyReuseError``); its errors are the plain ``TypeError``/``IndexError``
+where JAX 0.10.2 raises ``JAXTypeError``/``JAXIndexError`` (subclasses of those).
 """
 
 from __future__ import annotations
 
 __all__ = [
     "ConcretizationTypeError",
+    "InconclusiveDimensionOperation",
+    "JAXIndexError",
+    "JAXTypeError",
+    "JaxRuntimeError",
+    "JaxprTypeError",
+    "KeyReuseError",
     "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
@@ -33,6 +47,32 @@ class UnexpectedTracerError(TypeError):
 class NonConcreteBooleanIndexError(IndexError):
     """A boolean mask index is traced: the result's shape would depend on its
     values. An ``IndexError``, as JAX's."""
+
+
+class JAXTypeError(TypeError):
+    """JAX's ``TypeError`` subclass for some of its type errors (refimpl raises
+    plain ``TypeError``, which an ``except TypeError`` catches alike)."""
+
+
+class JAXIndexError(IndexError):
+    """JAX's ``IndexError`` subclass (refimpl raises plain ``IndexError``)."""
+
+
+class KeyReuseError(JAXTypeError):
+    """A PRNG key used twice under ``jax_debug_key_reuse`` (refimpl runs with
+    key-reuse checking off, its one value)."""
+
+
+class JaxRuntimeError(RuntimeError):
+    """An error of XLA's runtime while a compiled program runs."""
+
+
+class JaxprTypeError(TypeError):
+    """An ill-typed jaxpr found by JAX's checker (``jax_enable_checks``)."""
+
+
+class InconclusiveDimensionOperation(Exception):  # noqa: N818  (JAX's name)
+    """A comparison of symbolic dimensions JAX cannot decide (shape polymorphism)."""
 
 
 TracerBoolConversionError = ConcretizationTypeError

@@ -26,7 +26,7 @@ import collections
 import dataclasses
 import functools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = [
     "PyTreeDef",
@@ -1103,3 +1103,11 @@ __all__ += [
     "tree_reduce", "tree_reduce_associative", "tree_transpose", "treedef_children",
     "treedef_is_leaf", "treedef_tuple",
 ]  # fmt: skip
+
+# The annotation types of key paths (``jax.tree_util.KeyEntry``/``KeyPath``):
+# an entry is one of the key classes above (or a user node's own key), a path
+# the tuple of entries from the root to a leaf.
+KeyEntry = TypeVar("KeyEntry", bound=Any)
+KeyPath = tuple[KeyEntry, ...]
+
+__all__ += ["KeyEntry", "KeyPath"]

@@ -28,7 +28,16 @@ _NEW = {  # resolved here, missing before (the names test files reach)
     "dynamic_slice_p scan_p reduce_sum_p reduce_prod_p reduce_max_p reduce_min_p reduce_and_p "
     "reduce_or_p reduce_xor_p add_p mul_p sin_p cos_p dot_general_p while_p cond_p gather_p "
     "scatter_add_p",
+    "jax.ad_checkpoint": "Saveable Recompute Offloadable",
+    "jax.errors": "JaxRuntimeError JAXTypeError JAXIndexError KeyReuseError JaxprTypeError "
+    "InconclusiveDimensionOperation",
+    "jax.tree_util": "KeyEntry KeyPath",
 }
+
+# jax.Array methods added (the array of either backend, eager or a jit result)
+_NEW_ARRAY = (
+    "is_ready copy_to_host_async on_device_size_in_bytes addressable_data global_shards clone"
+)
 
 _RESOLVED = {  # resolved before too
     "jax": "jit vmap grad jvp vjp linearize linear_transpose make_jaxpr eval_shape "
@@ -72,6 +81,27 @@ def test_name_resolves(backend, module, name):
     assert hasattr(importlib.import_module(module), name)  # (a real JAX 0.10.2 name)
     with as_jax.aliased_jax(backend):
         assert hasattr(importlib.import_module(module), name), f"{module}.{name}"
+
+
+@pytest.mark.parametrize("name", _NEW_ARRAY.split())
+def test_array_method_resolves(backend, name):
+    assert hasattr(jax.numpy.ones(3), name)
+    with as_jax.aliased_jax(backend):
+        import jax as aliased
+
+        for x in (aliased.numpy.ones(3), aliased.jit(lambda: aliased.numpy.ones(3))()):
+            assert hasattr(x, name)
+
+
+@pytest.mark.parametrize("name", _NEW["jax.errors"].split())
+def test_error_classes_have_jax_bases(name):
+    import jax.errors
+
+    from refimpl import errors
+
+    bases = (TypeError, IndexError, RuntimeError, ValueError, Exception)
+    theirs, ours = getattr(jax.errors, name), getattr(errors, name)
+    assert [issubclass(theirs, b) for b in bases] == [issubclass(ours, b) for b in bases]
 
 
 @pytest.mark.parametrize("module, name", sorted(_MISSING))
