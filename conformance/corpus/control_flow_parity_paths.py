@@ -23,7 +23,8 @@ of an operand a ``cond``, ``while_loop`` or ``scan`` returns unchanged
 (weak, as JAX's result typed as ``b``; eagerly the solver's own type);
 a ``scan`` ``length`` of 2.5 (``int(length)`` steps, as JAX); a Python
 int ``switch`` index or ``cond`` predicate beyond int32 (wrapped to int32,
-``pred != 0``, as JAX).
+``pred != 0``, as JAX); ``cumlogsumexp`` of complex numbers (JAX's
+complex logaddexp folded from the init -inf).
 Every case is ``AGREE``.
 """
 
@@ -209,6 +210,11 @@ ROWS: list[tuple[str, Any]] = [
      lambda ns, L: L.switch(2**40 + 1, [lambda: 1.0, lambda: 2.0, lambda: 3.0])),
     ("cond_big_python_int_pred",
      lambda ns, L: ns.jit(lambda: L.cond(2**32, lambda: 1.0, lambda: 2.0))()),
+    ("cumlogsumexp_complex",
+     lambda ns, L: L.cumlogsumexp(np.array([1 + 1j, 2 - 1j, 0.5j, -3 + 4j], np.complex64))),
+    ("cumlogsumexp_complex_reverse_jit",
+     lambda ns, L: ns.jit(lambda v: L.cumlogsumexp(v, reverse=True))(
+         np.array([1 + 1j, 2 - 1j, 0.5j, -3 + 4j], np.complex64))),
 ]  # fmt: skip
 
 

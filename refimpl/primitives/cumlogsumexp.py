@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers, reductions
+from refimpl.primitives import complex_parts as cp
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives.base import Primitive, check_dtype_in
 
@@ -23,7 +24,7 @@ cumlogsumexp_p = Primitive("cumlogsumexp")
 
 @cumlogsumexp_p.def_abstract_eval
 def _cumlogsumexp_abstract_eval(x: ShapedArray, *, axis: int, reverse: bool) -> ShapedArray:
-    check_dtype_in("cumlogsumexp", x, dtypes.is_floating, "floating-point types")
+    check_dtype_in("cumlogsumexp", x, dtypes.is_inexact, "floating-point or complex types")
     reductions.check_axis("cumlogsumexp", x, axis)
     return x
 
@@ -39,6 +40,19 @@ def _np_logaddexp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(delta), a + b, stable).astype(a.dtype)
 
 
+def _np_logaddexp_complex(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """JAX's complex logaddexp (see ``logaddexp``) on NumPy values, with the
+    reference's exp, log1p and max (XLA's order of complex numbers)."""
+    amax = ew.max_p.impl(a, b)
+    delta = (a + b) - amax * np.asarray(2, a.dtype)  # a complex product: -inf * 2 is -inf + nan j
+    out = amax + ew.log1p_p.impl(ew.exp_p.impl(delta))
+    pi, two_pi = (np.asarray(v, out.real.dtype) for v in (np.pi, 2 * np.pi))
+    rem = np.fmod(out.imag + pi, two_pi)
+    wrapped = np.zeros_like(out)
+    wrapped.real, wrapped.imag = out.real, np.where(rem < 0, rem + two_pi, rem) - pi
+    return wrapped
+
+
 @cumlogsumexp_p.def_impl
 def _cumlogsumexp_impl(x: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray:
     """Output ``i`` folds its window with logaddexp in increasing index order,
@@ -50,13 +64,19 @@ def _cumlogsumexp_impl(x: np.ndarray, *, axis: int, reverse: bool) -> np.ndarray
     n = v.shape[0]
     if n == 0:
         return x
-    out = v.copy()
+    if dtypes.is_complex(x.dtype):
+        # the fold starts from reduce_window's init -inf, which the complex
+        # formula does not leave unchanged (it wraps the imaginary part)
+        combine = _np_logaddexp_complex
+        out = combine(np.full_like(v, complex(-np.inf, 0)), v)
+    else:  # (logaddexp(-inf, v) is v)
+        combine, out = _np_logaddexp, v.copy()
     if reverse:  # out[i] = (...(v[i] + v[i+1]) + ...) + v[n-1]
         for k in range(1, n):
-            out[: n - k] = _np_logaddexp(out[: n - k], v[k:])
+            out[: n - k] = combine(out[: n - k], v[k:])
     else:  # out[i] = (...(v[0] + v[1]) + ...) + v[i]
         for i in range(1, n):
-            out[i] = _np_logaddexp(out[i - 1], v[i])
+            out[i] = combine(out[i - 1], v[i])
     return np.moveaxis(out, 0, axis)
 
 
@@ -66,15 +86,32 @@ cumlogsumexp_p.def_mask(reductions._cumulative_mask_rule(cumlogsumexp_p, lambda 
 
 def _replace_inf(x: Any) -> Any:
     """``x`` with +inf replaced by 0, as JAX's logaddexp jvp: -inf stays, so
-    a -inf input's weight ``exp(-inf - out)`` is 0, not 1."""
+    a -inf input's weight ``exp(-inf - out)`` is 0, not 1 (complex: where
+    the real part is +inf)."""
     aval = ad_helpers.aval_of(x)
-    inf = ew.eq(x, ad_helpers.scalar(np.inf, aval))
+    re = cp.real(x) if dtypes.is_complex(aval.dtype) else x
+    inf = ew.eq(re, ad_helpers.scalar(np.inf, ad_helpers.aval_of(re)))
     return ew.select(inf, ad_helpers.zeros(aval), x)
 
 
+def _wrap_pi(x: Any) -> Any:
+    """``x`` wrapped into ``[-pi, pi)`` as JAX's ``_wrap_between(x, pi)``."""
+    pi, two_pi = ad_helpers.lax_const(np.pi, x), ad_helpers.lax_const(2 * np.pi, x)
+    rem = ew.rem(ew.add(x, pi), two_pi)
+    rem = ew.select(ew.lt(rem, ad_helpers.lax_const(0, x)), ew.add(rem, two_pi), rem)
+    return ew.sub(rem, pi)
+
+
 def logaddexp(a: Any, b: Any) -> Any:
-    """``log(exp(a) + exp(b))`` by JAX's formula (see ``_np_logaddexp``)."""
+    """``log(exp(a) + exp(b))`` by JAX's formula (see ``_np_logaddexp``);
+    complex: JAX 0.10.2's ``max + log1p(exp(a + b - 2 max))``, its imaginary
+    part wrapped into ``[-pi, pi)``."""
     aval = ad_helpers.aval_of(a)
+    if dtypes.is_complex(aval.dtype):
+        amax = ew.max(a, b)
+        delta = ew.sub(ew.add(a, b), ew.mul(amax, ad_helpers.lax_const(2, amax)))
+        out = ew.add(amax, ew.log1p(ew.exp(delta)))
+        return cp.complex(cp.real(out), _wrap_pi(cp.imag(out)))
     amax = ew.max(a, b)
     delta = ew.sub(a, b)
     stable = ew.add(amax, ew.log1p(ew.exp(ew.neg(ew.abs(delta)))))
@@ -121,6 +158,15 @@ def _cumlogsumexp_lowering(ctx, x, *, axis: int, reverse: bool):
         tail = ctx.in_float32(ctx.hlo.exponential, ctx.hlo.negate(ctx.hlo.abs(delta)), dtype=dtype)
         tail = ctx.in_float32(ctx.hlo.log_plus_one, tail, dtype=dtype)
         return [ctx.select(ctx.is_nan(delta, dtype), ctx.hlo.add(a, b), ctx.hlo.add(amax, tail))]
+
+    if dtypes.is_complex(dtype):  # the body is the traced complex logaddexp
+        scalar = ShapedArray((), dtype)
+        program, _, _ = tracing.trace_to_program(
+            lambda a, b: [logaddexp(a, b)], [scalar, scalar], "cumlogsumexp", ["a", "b"]
+        )
+
+        def body(a, b):  # noqa: F811 (the complex body replaces the real one)
+            return ctx.lower_program(program, [a, b])
 
     ctx.scalar_block(op.regions[0], [dtype, dtype], body)
     return [op.results[0]]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jjnp
+import numpy as np
 import pytest
 from jax import lax as jlax
 
@@ -80,3 +81,30 @@ def test_switch_and_cond_of_a_big_python_int_as_jax(backend, v):
     assert_modes_same_as_jax(got, want)
     # under disable_jit the chosen branch runs in Python: its own float
     assert type(got_python) is type(want_python) and got_python == want_python
+
+
+# --- cumlogsumexp of complex numbers
+
+
+def _complex_cumlogsumexp_modes(jx, lax_, x):
+    f = lax_.cumlogsumexp
+    return {
+        "eager": f(x),
+        "reverse": f(x, reverse=True),
+        "axis1": f(x.reshape(2, -1), axis=1),
+        "jit": jx.jit(lambda v: f(v, reverse=True))(x),
+        "vmap": jx.vmap(f)(x.reshape(2, -1)),
+        "jvp": jx.jvp(f, (x,), (x,)),
+        "jacfwd": jx.jacfwd(f, holomorphic=True)(x[:4]),
+        "infinities": f(np.array([-np.inf, 1 + 5j, np.inf, 2j], np.complex64)),
+    }
+
+
+def test_cumlogsumexp_of_complex_numbers_as_jax(backend):
+    # JAX 0.10.2 takes any number: complex folds its logaddexp from
+    # reduce_window's init -inf (the imaginary part wrapped into [-pi, pi))
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(8) + 4j * rng.standard_normal(8)).astype(np.complex64)
+    want = _complex_cumlogsumexp_modes(jax, jlax, x)
+    got = _complex_cumlogsumexp_modes(ri, lax, x)
+    assert_modes_same_as_jax(got, want, rtol=2e-6, atol=2e-6)
