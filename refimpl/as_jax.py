@@ -145,6 +145,8 @@ class _Config:
         short = name[4:] if name.startswith("jax_") else name
         if short == "num_cpu_devices":
             return config.ref_num_devices
+        if short == "x64_enabled":  # jax.config.x64_enabled: jax_enable_x64's value
+            return config.enable_x64
         if short in self.__dict__["_recorded"]:
             return self.__dict__["_recorded"][short]
         try:
@@ -179,6 +181,17 @@ _READ_DEFAULTS: dict[str, Any] = {
     "transfer_guard_host_to_device": None,
     "transfer_guard_device_to_host": None,
     "transfer_guard_device_to_device": None,
+    # read-only facts of a one-process host run: JAX 0.10.2's defaults
+    "platforms": None,
+    "default_device": None,
+    "random_seed_offset": 0,
+    "softmax_custom_jvp": False,
+    "use_simplified_jaxpr_constants": False,
+    "raise_persistent_cache_errors": False,
+    "persistent_cache_min_compile_time_secs": 1.0,
+    "include_full_tracebacks_in_locations": True,
+    "remove_size_one_mesh_axis_from_type": False,
+    "use_shardy_partitioner": True,
 }
 
 _CONFIG = _Config()

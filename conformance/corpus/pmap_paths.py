@@ -172,6 +172,18 @@ def _donate_sharded(ns: Any) -> Any:
         return [np.asarray(z), y.is_deleted()]
 
 
+def _donate_unsharded(ns: Any) -> Any:
+    """A donated argument the call must first split over the devices (a
+    single-device array): SPEC, a donated input is deleted (JAX 0.10.2 donates
+    its resharded copy and leaves the argument alive; docs/semantics.md)."""
+    api = _api(ns)
+    _refimpl_only(api, "JAX 0.10.2's pmap donates the resharded copy of an unsharded argument")
+    with _four_devices(api):
+        x = api.numpy.asarray(X)
+        z = api.pmap(lambda v: v + 1, "i", donate_argnums=0)(x)
+        return [np.asarray(z), x.is_deleted()]
+
+
 def _shards_protocol(ns: Any) -> Any:
     """Per output (out_axes 0 and 1): the value rebuilt from its shards, the
     devices, the sharding's device count, delete() and __array__(dtype)."""
@@ -456,6 +468,7 @@ def cases() -> Iterator[Case]:
     yield _case("statics_with_full_in_axes", _statics_with_full_in_axes,
                 Oracle(lambda: [X * 2 + X, X - X[0]]))  # fmt: skip
     yield _case("donate_sharded", _donate_sharded, Oracle(lambda: [X * 2 + 1, True]))
+    yield _case("donate_unsharded", _donate_unsharded, Oracle(lambda: [X + 1, True]))
     yield _case("shards_protocol", _shards_protocol, Oracle(_shards_oracle))
     yield _case("nested/collectives", _nested, Oracle(_nested_oracle))
     yield _case("nested/options", _nested_options, Oracle(_nested_options_oracle))

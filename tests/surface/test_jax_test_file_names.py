@@ -165,6 +165,24 @@ def test_config_states(backend, flag):
     assert got == want
 
 
+_READ_ONLY = (  # flags JAX's test files read (skipIf, tolerances): read-only facts here
+    "jax_platforms jax_default_device jax_random_seed_offset jax_softmax_custom_jvp "
+    "jax_use_simplified_jaxpr_constants jax_raise_persistent_cache_errors "
+    "jax_persistent_cache_min_compile_time_secs jax_include_full_tracebacks_in_locations "
+    "jax_remove_size_one_mesh_axis_from_type jax_use_shardy_partitioner x64_enabled "
+    "jax_enable_x64 jax_threefry_partitionable jax_enable_checks jax_debug_nans"
+).split()
+
+
+@pytest.mark.parametrize("flag", _READ_ONLY)
+def test_config_reads_as_jax(backend, flag):
+    want = getattr(jax.config, flag)
+    with as_jax.aliased_jax(backend):
+        import jax as aliased
+
+        assert getattr(aliased.config, flag) == want
+
+
 def test_transfer_guard_state_checks_its_level():
     with pytest.raises(ValueError, match="new enum value must be None or in"):
         jax.transfer_guard_host_to_device("bogus")
