@@ -9,6 +9,9 @@
   ``<t, vjp(c)>`` against ``<numerical jvp(t), c>`` (a transpose is right
   iff these agree for every ``t`` and ``c``);
 
+* ``"lin"`` mode: as forward mode, with the JVP taken through
+  ``linearize`` (the linear function applied to the tangent);
+
 and recursively, for ``order > 1``, the derivatives of those derivatives:
 ``jvp(f)`` as a function of ``(primals, tangents)`` and
 ``x -> vjp(f, x)[1](f(x))``. Random directions come from a fixed seed, so a
@@ -220,6 +223,7 @@ def check_jvp(
     rng = np.random.RandomState(0)
     tangent = tree_map(functools.partial(_rand_like, rng), tuple(args))
     v_out, t_out = f_jvp(tuple(args), tangent)
+    _check_dtypes_match(v_out, t_out, f"{err_msg or 'JVP'} tangent output")  # as JAX's
     v_expected = f(*args)
     _check_dtypes_match(v_out, v_expected, f"{err_msg or 'JVP'} primal output")
     t_expected = numerical_jvp(f, args, tangent, eps=eps)
@@ -267,10 +271,17 @@ def check_grads(
     eps: float | None = None,
 ) -> None:
     """Check ``f``'s derivatives at ``args`` up to ``order`` by finite
-    differences, in forward (``"fwd"``) and/or reverse (``"rev"``) mode; an
-    ``AssertionError`` says which derivative differs."""
-    if isinstance(modes, str) or not set(modes) <= {"fwd", "rev"}:
-        raise ValueError(f"check_grads: modes must be a subset of ('fwd', 'rev'), got {modes!r}")
+    differences, in forward (``"fwd"``), reverse (``"rev"``) and/or
+    linearized (``"lin"``: ``linearize``'s linear function as the JVP) mode,
+    as JAX 0.10.2's; an ``AssertionError`` says which derivative differs.
+    ``modes`` may be one mode's name. (JAX ignores a name it does not know,
+    checking nothing for it: here that is a ``ValueError``.)"""
+    if isinstance(modes, str):
+        modes = (modes,)
+    if not set(modes) <= {"fwd", "rev", "lin"}:
+        raise ValueError(
+            f"check_grads: modes must be a subset of ('fwd', 'rev', 'lin'), got {modes!r}"
+        )
     if not isinstance(order, int) or order < 1:
         raise ValueError(f"check_grads: order must be a positive int, got {order!r}")
     api = _api()
@@ -293,5 +304,25 @@ def check_grads(
                     return vjp_fun(out)
 
                 check(pullback_of_output, fun_args, level - 1, msg)
+        if "lin" in modes:
+            msg = f"LIN of {what}" if what else "LIN"
+            check_jvp(
+                fun, functools.partial(_jvp_from_linearize, fun), fun_args, atol, rtol, eps, msg
+            )
+            if level > 1:
+                check(
+                    functools.partial(_jvp_from_linearize, fun),
+                    (fun_args, fun_args),
+                    level - 1,
+                    msg,
+                )
 
     check(f, args, order, "")
+
+
+def _jvp_from_linearize(
+    f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
+) -> Any:
+    """``jvp`` through ``linearize``: the output and the linear function applied."""
+    out, f_lin = _api().linearize(f, *primals)
+    return out, f_lin(*tangents)

@@ -412,3 +412,53 @@ def test_check_grads_of_a_rank0_array(op, dtype):
     x = np.asarray(0.5 + (0.25j if dtype == np.complex64 else 0), dtype)
     jax.test_util.check_grads(getattr(jax.lax, op), (x,), 2, ["fwd", "rev"])
     check_grads(getattr(rlax, op), (x,), 2, ["fwd", "rev"])
+
+
+def _wrong_bwd(api):
+    """sin whose custom_vjp backward pass is 2 cos (the forward pass is right)."""
+    f = api.custom_vjp(lambda x: api.numpy.sin(x))
+    f.defvjp(lambda x: (api.numpy.sin(x), x), lambda x, ct: (2 * api.numpy.cos(x) * ct,))
+    return f
+
+
+def _check_grads_outcome(api, check, program, modes, order):
+    fun, args = program(api)
+    try:
+        check(fun, args, order=order, modes=modes)
+    except (AssertionError, TypeError) as e:
+        return type(e).__name__
+    return "ok"
+
+
+_CHECK_GRADS_PROGRAMS = {
+    "tanh_of_product": lambda api: (
+        lambda x, y: api.numpy.tanh(x * y),
+        (np.linspace(-1, 1, 4), np.float64(0.5)),
+    ),
+    "loop": lambda api: (
+        lambda x: api.lax.fori_loop(0, 3, lambda i, c: api.numpy.sin(c) * x, x),
+        (np.linspace(0.1, 1, 3),),
+    ),
+    "wrong_custom_vjp": lambda api: (_wrong_bwd(api), (np.linspace(0.1, 1, 3),)),
+    # (its reverse mode differs: JAX's finite difference of the integer output
+    # is not zero, refimpl's is)
+    "integer_output": lambda api: (lambda x: (x * 2).astype(np.int32), (np.arange(3.0),)),
+}
+_MODES = [("fwd", "rev", "lin"), ("lin",), "rev", ("fwd",)]
+
+
+@pytest.mark.parametrize(
+    "program,modes",
+    [(p, m) for p in ("loop", "tanh_of_product", "wrong_custom_vjp") for m in _MODES]
+    + [("integer_output", ("fwd",)), ("integer_output", "lin")],
+    ids=str,
+)
+def test_check_grads_modes_as_jax(x64, program, modes):
+    # JAX 0.10.2's check_grads takes "lin" (the JVP through linearize), a mode's
+    # name alone, and asserts the JVP's output and tangent dtypes match (an
+    # integer output's float0 tangent fails, as JAX); refimpl refused "lin" and
+    # a string, and never compared those dtypes
+    prog, order = _CHECK_GRADS_PROGRAMS[program], 1 if program == "integer_output" else 2
+    want = _check_grads_outcome(jax, jax.test_util.check_grads, prog, modes, order)
+    got = _check_grads_outcome(ri, check_grads, prog, modes, order)
+    assert got == want
