@@ -699,6 +699,11 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, un
     accumulated cotangents of the linear consts; the xs cotangents are its ys."""
     nc, nk = num_consts, num_carry
     consts, carry, xs = _split3(args, nc, nk)
+    lin_k = _linear_carries(body, consts, carry, xs)
+    if not all(lin_k):
+        return _scan_transpose_known_carry(
+            cts, consts, carry, xs, lin_k, body=body, length=length, reverse=reverse, unroll=unroll
+        )
     lin_consts = [isinstance(c, UndefinedPrimal) for c in consts]
     lin_xs = [isinstance(x, UndefinedPrimal) for x in xs]
     linear = lin_consts + [True] * nk + lin_xs
@@ -812,6 +817,102 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, un
         [next(it_acc) if lin else None for lin in lin_consts]
         + [ct if isinstance(a, UndefinedPrimal) else None for a, ct in zip(carry, carry_out)]
         + [next(it_xs) if lin else None for lin in lin_xs]
+    )
+
+
+def _outputs_reached(program: Program, reached_in: Sequence[bool]) -> list[bool]:
+    """Which outputs of ``program`` depend on the inputs marked in ``reached_in``."""
+    reached = {id(v) for v, r in zip(program.in_vars, reached_in, strict=True) if r}
+    for eqn in program.eqns:
+        if any(isinstance(a, Var) and id(a) in reached for a in eqn.inputs):
+            reached.update(id(v) for v in eqn.outputs)
+    return [isinstance(v, Var) and id(v) in reached for v in program.out_vars]
+
+
+def _linear_carries(body: Program, consts: list, carry: list, xs: list) -> list[bool]:
+    """The carries of a scan being transposed that its linear inputs reach
+    (a fixpoint over the steps): a linear carry may start as a constant zero."""
+    lin_c, lin_x = ([isinstance(v, UndefinedPrimal) for v in g] for g in (consts, xs))
+    lin_k = [isinstance(c, UndefinedPrimal) for c in carry]
+    while True:
+        reached = _outputs_reached(body, lin_c + lin_k + lin_x)[: len(carry)]
+        new = [a or b for a, b in zip(lin_k, reached, strict=True)]
+        if new == lin_k:
+            return lin_k
+        lin_k = new
+
+
+def _scan_transpose_known_carry(cts, consts, carry, xs, lin_k, *, body, length, reverse, unroll):
+    """The transpose of a linear scan with a carry that is not linear: a
+    fori_loop's counter in a custom_jvp rule's tangent computation or under
+    linear_transpose (JAX's partial evaluation splits it off before it
+    transposes). A forward scan computes that carry's value at each step,
+    and the transposed scan reads those values as xs."""
+    nc, nk = len(consts), len(carry)
+    lin_c, lin_x = ([isinstance(v, UndefinedPrimal) for v in g] for g in (consts, xs))
+    c_avals, k_avals, x_avals = _split3(body.in_avals, nc, nk)
+    known_k_avals = [a for a, lin in zip(k_avals, lin_k) if not lin]
+    n_known, n_lin = len(known_k_avals), nk - len(known_k_avals)
+
+    def known_step(*vals):
+        # no linear input reaches a known carry (the scan is linear in
+        # them): zeros stand in for the linear inputs
+        it = iter(vals)
+        full = [
+            rule_context.zeros_like_aval(a) if lin else next(it)
+            for a, lin in zip(body.in_avals, lin_c + lin_k + lin_x, strict=True)
+        ]
+        new_carry = tracing.eval_program_bind(body, full)[:nk]
+        before = [v for v, lin in zip(full[nc : nc + nk], lin_k) if not lin]
+        return [v for v, lin in zip(new_carry, lin_k) if not lin] + before
+
+    def known(values, flags):
+        return [v for v, lin in zip(values, flags, strict=True) if not lin]
+
+    known_consts = known(consts, lin_c)
+    outs = scan_p.bind(
+        *known_consts,
+        *known(carry, lin_k),
+        *known(xs, lin_x),
+        body=_traced(
+            known_step,
+            known(c_avals, lin_c) + known_k_avals + known(x_avals, lin_x),
+            "scan",
+        ),
+        num_consts=len(known_consts),
+        num_carry=n_known,
+        length=length,
+        reverse=reverse,
+        unroll=unroll,
+    )
+    stacked = outs[n_known:]  # each step's value of the known carries
+
+    def linear_step(*vals):
+        cs, lk = vals[:nc], iter(vals[nc : nc + n_lin])
+        xv, kv = vals[nc + n_lin : len(vals) - n_known], iter(vals[len(vals) - n_known :])
+        full_carry = [next(lk) if lin else next(kv) for lin in lin_k]
+        outs = tracing.eval_program_bind(body, [*cs, *full_carry, *xv])
+        return [o for o, lin in zip(outs[:nk], lin_k) if lin] + outs[nk:]
+
+    lin_k_avals = [a for a, lin in zip(k_avals, lin_k) if lin]
+    ct = _scan_transpose(
+        [c for c, lin in zip(cts[:nk], lin_k) if lin] + list(cts[nk:]),
+        *consts,
+        *[c for c, lin in zip(carry, lin_k) if lin],
+        *xs,
+        *stacked,
+        body=_traced(linear_step, c_avals + lin_k_avals + x_avals + known_k_avals, "scan"),
+        num_consts=nc,
+        num_carry=n_lin,
+        length=length,
+        reverse=reverse,
+        unroll=unroll,
+    )
+    ct_carry = iter(ct[nc : nc + n_lin])
+    return (
+        ct[:nc]
+        + [next(ct_carry) if lin else None for lin in lin_k]
+        + ct[nc + n_lin : nc + n_lin + len(xs)]
     )
 
 

@@ -127,3 +127,37 @@ def test_a_custom_vjp_bwd_may_read_an_enclosing_differentiation(backend):
         return n.lib.grad(f)(np.float32(4.0)), n.lib.jit(n.lib.vmap(f))(n.np.arange(3.0))
 
     assert_same_as_jax(prog(RI), prog(JAX))
+
+
+def _fori_tangent_programs(n):
+    """A scan or fori_loop whose carry has a part that is not linear (the
+    counter) inside a linear computation: a custom_jvp rule's tangent, a
+    linear_transpose'd function (JAX splits the counter off by partial
+    evaluation before transposing)."""
+    lib, lax = n.lib, n.lib.lax
+
+    def doubled(t):
+        return lax.fori_loop(0, 3, lambda i, c: c * 2.0 + i * 0.0, t)
+
+    def scanned(t):
+        body = lambda c, x: ((c[0] + 1, c[1] * x), c[1])  # noqa: E731
+        (_, out), ys = lax.scan(body, (0, t), n.np.arange(1.0, 4.0))
+        return out + ys.sum()
+
+    f = lib.custom_jvp(lambda x: x * 8.0)
+    f.defjvp(lambda p, t: (f(p[0]), doubled(t[0])))
+    x = np.float32(2.0)
+    return {
+        "linear_transpose_fori": lambda: lib.linear_transpose(doubled, x)(x),
+        "linear_transpose_scan": lambda: lib.linear_transpose(scanned, x)(x),
+        "jit_linear_transpose": lambda: lib.jit(lib.linear_transpose(scanned, x))(x),
+        "grad_custom_jvp_fori_rule": lambda: lib.grad(f)(x),
+        "jit_grad_custom_jvp_fori_rule": lambda: lib.jit(lib.grad(f))(x),
+        "vmap_grad_custom_jvp_fori_rule": lambda: lib.vmap(lib.grad(f))(n.np.arange(3.0)),
+        "vjp_custom_jvp_fori_rule": lambda: lib.vjp(lambda x: f(x) * x, x)[1](x),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_fori_tangent_programs(JAX)))
+def test_transposing_a_scan_whose_carry_is_partly_not_linear(backend, name):
+    assert_same_as_jax(_fori_tangent_programs(RI)[name](), _fori_tangent_programs(JAX)[name]())
