@@ -349,8 +349,14 @@ ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
 
 
 # Not here: static_argnums=True (JAX reads it as 1 and reports it out of range,
-# a ValueError; refimpl refuses a bool, a TypeError: open) and an unhashable
-# static argument (a TypeError in refimpl, listed in known.py).
+# a ValueError; refimpl refuses a bool, a TypeError: open). An unhashable static
+# argument is jit.errors/unhashable-static (jit_cache.py).
+
+
+def _int_of_a_numpy_constant(ns: Any) -> Any:
+    """int() of jnp.asarray(NumPy data) inside jit: refimpl's value is a concrete
+    constant of the program; JAX 0.10.2's a tracer (known.py)."""
+    return ns.to_numpy(ns.jit(lambda x: x + int(ns.np_.asarray(np.int32(3))))(1)).tolist()
 
 
 def cases() -> Iterator[Case]:
@@ -376,5 +382,7 @@ def cases() -> Iterator[Case]:
     yield _case("static_argnames_none", _static_argnames_none)
     yield script_case("jit.paths/explain_cache_misses", _explain_misses,
                       expect=[True] * len(MISS_LINES) + [len(MISS_LINES)])  # fmt: skip
+    yield script_case("jit.paths/numpy_constant/int_of_asarray", _int_of_a_numpy_constant,
+                      expect=4)  # fmt: skip
     for name, build in ERRORS:
         yield _case(f"errors/{name}", _err(build))

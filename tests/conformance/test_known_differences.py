@@ -70,9 +70,9 @@ def _claim_broadcast_error():
     _raises(ValueError, jnp.add, jnp.ones((2, 3)), jnp.ones(4), match="Incompatible shapes")
 
 
-def _claim_unhashable_static():
-    f = jax.jit(lambda x, s: x, static_argnums=1)
-    _raises(ValueError, f, 1.0, [1, 2], match="Non-hashable static arguments")
+def _claim_int_of_a_numpy_constant():
+    f = jax.jit(lambda x: x + int(jnp.asarray(np.int32(3))))
+    _raises(jax.errors.ConcretizationTypeError, f, 1, match="Abstract tracer value")
 
 
 def _claim_cache_size_keyed_on_python_type():
@@ -262,7 +262,7 @@ JAX_CLAIMS = {
     "ref.update_paths/eager_add_before_the_start": _claim_eager_ref_index_before_the_start_clamps,
     "errors.shapes/np-add-not-broadcastable": _claim_broadcast_error,
     "ref.paths/grad_constant_write": _claim_grad_of_constant_ref_write,
-    "jit.errors/unhashable-static": _claim_unhashable_static,
+    "jit.paths/numpy_constant/int_of_asarray": _claim_int_of_a_numpy_constant,
     "jit.cache/same-signature-numpy-and-array": _claim_cache_size_keyed_on_python_type,
     "jit.cache/weak-output-fed-back": _claim_cache_size_weak_output,
     "device_put/may_alias=[FN]*/donate=True": _claim_device_put_donate_on_device_keeps_input,
