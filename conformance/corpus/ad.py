@@ -176,6 +176,23 @@ def cases() -> Iterator[Case]:
         mode="eager",
         expect=Raises(ValueError, "Reverse-mode differentiation does not work for lax.while_loop"),
     )
+    # reverse mode of a while_loop whose carry has no tangent works (JAX 0.10.2):
+    # the loop passes the carry through untouched, or it does not depend on x
+    yield _case(
+        "while_loop.grad/carry_not_differentiated",
+        lambda ns, x: [
+            _api(ns).grad(lambda x: ns.lax_.while_loop(lambda c: False, lambda c: c * 2.0, x))(x),
+            _api(ns).grad(
+                lambda x: ns.lax_.while_loop(lambda c: c < 3.0, lambda c: c + 1.0, 0.0) * x
+            )(x),
+            _api(ns).grad(
+                lambda x: ns.lax_.while_loop(
+                    lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1]), (0, x)
+                )[1]
+            )(x),
+        ],
+        [np.float32(0.9)],
+    )
     yield _case(
         "nested_jit.grad",
         lambda ns, x: _api(ns).grad(lambda x: ns.jit(lambda y: ns.lax_.sin(y) * y)(x) * 3.0)(x),

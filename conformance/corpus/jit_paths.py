@@ -353,6 +353,13 @@ ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
 # argument is jit.errors/unhashable-static (jit_cache.py).
 
 
+def _identity_of_scalars(ns: Any) -> Any:
+    """A jitted identity returns arrays for Python and NumPy scalars (weak for
+    Python's), not the argument objects."""
+    f = ns.jit(lambda x: x)
+    return [f(v) for v in (1.0, 1, True, 1j, np.float32(1.0), np.int64(2))] + [f((1.0, 2))]
+
+
 def _int_of_a_numpy_constant(ns: Any) -> Any:
     """int() of jnp.asarray(NumPy data) inside jit: refimpl's value is a concrete
     constant of the program; JAX 0.10.2's a tracer (known.py)."""
@@ -382,6 +389,7 @@ def cases() -> Iterator[Case]:
     yield _case("static_argnames_none", _static_argnames_none)
     yield script_case("jit.paths/explain_cache_misses", _explain_misses,
                       expect=[True] * len(MISS_LINES) + [len(MISS_LINES)])  # fmt: skip
+    yield _case("identity_of_scalars", _identity_of_scalars)
     yield script_case("jit.paths/numpy_constant/int_of_asarray", _int_of_a_numpy_constant,
                       expect=4)  # fmt: skip
     for name, build in ERRORS:

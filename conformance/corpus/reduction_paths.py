@@ -59,6 +59,12 @@ def _lse(L: Any, x: Any, dims: Any = (1,), init: Any = _NEG_INF) -> Any:
 
 ROWS: list[tuple[str, Any]] = [
     ("reduce_max_complex_jit", lambda ns, L: ns.jit(lambda z: L.reduce_max(z, (0,)))(_C)),
+    # jnp.sum/mean of bfloat16 accumulate in float32 and round once (exactly as JAX;
+    # lax.reduce_sum's own bf16 accumulation order is XLA's: docs/semantics.md 6.2)
+    ("sum_bf16_wide_accumulation",
+     lambda ns, L: [float(ns.to_numpy(f(ns.np_.asarray(x, ns.np_.bfloat16))))
+                    for f in (ns.np_.sum, ns.jit(ns.np_.sum), ns.np_.mean)
+                    for x in (np.ones(100000), np.random.RandomState(0).rand(4096))]),
     ("reduce_min_complex_jit", lambda ns, L: ns.jit(lambda z: L.reduce_min(z, (0,)))(_C)),
     ("sort_complex_jit", lambda ns, L: ns.jit(lambda z: L.sort(z))(_C)),
     # reverse mode of sorting an empty array: a gather along a size-0 axis, no indices
