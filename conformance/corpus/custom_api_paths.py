@@ -242,8 +242,45 @@ def _closed_over_cases() -> Iterator[Case]:
     )
 
 
+def _doubled_three_times(ns: Any, t: Any) -> Any:
+    return ns.api.lax.fori_loop(0, 3, lambda i, c: c * 2.0 + i * 0.0, t)
+
+
+def _fori_in_jvp_rule(ns: Any) -> Any:
+    """A custom_jvp rule whose tangent is a fori_loop (a counter carried
+    beside the linear value), reverse-differentiated: JAX splits the counter
+    off before it transposes the loop."""
+    api = ns.api
+    f = api.custom_jvp(lambda x: x * 8.0)
+    f.defjvp(lambda p, t: (f(p[0]), _doubled_three_times(ns, t[0])))
+    x = ns.asarray(np.float32(2.0))
+    return api.grad(f)(x), api.jit(api.grad(f))(x), api.vmap(api.grad(f))(ns.asarray(XX[0]))
+
+
+def _linear_transpose_scan_counter(ns: Any) -> Any:
+    api = ns.api
+    xs = ns.asarray(np.arange(1, 4, dtype=np.float32))
+
+    def scanned(t):
+        body = lambda c, x: ((c[0] + 1, c[1] * x), c[1])  # noqa: E731
+        (_, out), ys = api.lax.scan(body, (0, t), xs)
+        return out + ys.sum()
+
+    x = np.float32(2.0)
+    return api.linear_transpose(scanned, x)(x), api.jit(api.linear_transpose(scanned, x))(x)
+
+
+def _known_carry_cases() -> Iterator[Case]:
+    for name, script in (
+        ("custom_jvp_rule_fori_tangent_grad", _fori_in_jvp_rule),
+        ("linear_transpose_scan_with_counter", _linear_transpose_scan_counter),
+    ):
+        yield script_case(f"custom.api/{name}", script, expect=AGREE, tags=TAGS)
+
+
 def cases() -> Iterator[Case]:
     yield from _closed_over_cases()
+    yield from _known_carry_cases()
     for name, script in SCRIPTS.items():
         yield script_case(f"custom.api/{name}", script, expect=AGREE, tags=TAGS)
     yield from cases_checked()
