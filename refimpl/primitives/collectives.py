@@ -663,6 +663,7 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     ``range(n)`` under jit too); an array summed over a pmap's devices is
     strong. Booleans are counted: a bool leaf is summed as int32 (JAX's psum),
     so the sum of bools is how many are true."""
+    _check_no_keys("psum", x)
     leaves, tree = tree_util.tree_flatten(x)
     if any(_is_bool(leaf) for leaf in leaves):
         leaves = [
@@ -685,6 +686,21 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     )
     outs = [next(summed) if i in at else _host_times(leaf, n) for i, leaf in enumerate(leaves)]
     return tree_util.tree_unflatten(tree, outs)
+
+
+def _check_no_keys(api: str, x: Any) -> None:
+    """The reducing collectives add, compare or divide their operands: typed
+    PRNG keys (pytree nodes over their data in refimpl, so looked for before
+    flattening) are none of those, a TypeError as JAX 0.10.2's (whose
+    ``add``, ``max``, ``min`` refuse the key dtype)."""
+    is_key = lambda v: isinstance(getattr(v, "dtype", None), dtypes.ExtendedDtype)  # noqa: E731
+    for leaf in tree_util.tree_leaves(x, is_leaf=is_key):
+        dtype = getattr(leaf, "dtype", None)
+        if isinstance(dtype, dtypes.ExtendedDtype):
+            raise TypeError(
+                f"{api} does not accept dtype {dtype}: it reduces numbers (integer, floating, "
+                "complexfloating), not typed PRNG keys"
+            )
 
 
 def _is_host_constant(leaf: Any) -> bool:
@@ -1328,6 +1344,7 @@ def _all_to_all_lowering(ctx, x, *, axes, axis_index_groups, split_axis, concat_
 def _tree_collective(prim: CollectivePrimitive, api: str, x: Any, axis_name: Any, groups: Any):
     axes = _axes_tuple(axis_name)
     groups = _check_groups(api, groups, axes)
+    _check_no_keys(api, x)
     leaves, tree = tree_util.tree_flatten(x)
     outs = _bind(prim, axes, *leaves, axes=axes, axis_index_groups=groups) if leaves else []
     return tree_util.tree_unflatten(tree, list(outs))
@@ -1370,6 +1387,8 @@ def psum_scatter(
     """``psum(x)`` with each member keeping only its own slice along ``scatter_dimension``."""
     axes = _single_axis("psum_scatter", axis_name)
     groups = _check_groups("psum_scatter", axis_index_groups, axes)
+
+    _check_no_keys("psum_scatter", x)
 
     def scatter(leaf: Any) -> Any:
         ndim = tracing.get_aval(leaf, "psum_scatter", 0).ndim

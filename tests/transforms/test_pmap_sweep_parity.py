@@ -1,7 +1,8 @@
 """Programs of JAX's pmap_test.py (its 0.10.2 behaviour) run on JAX, on 4 host
 devices in a fresh process, and on refimpl's ref and pjrt backends.
 
-Each program is one expression over ``pmap, jit, vmap, lax, jnp, np, devices``
+Each program is one expression over ``pmap, jit, vmap, lax, jnp, np, devices,
+random``
 and the helper ``note`` (it records the kind of a value seen while tracing
 in ``SEEN``); both sides compare the kind (a Python type, a NumPy value or an
 array, with dtype and weak type), shape and values of every leaf; where JAX
@@ -44,12 +45,12 @@ def leaves(v):
 def outcome(thunk):
     del SEEN[:]
     try:
-        out = [kind(v) for v in leaves(thunk())]
+        value = thunk()
     except Exception as error:
         mro = type(error).__mro__
         builtin = next(c.__name__ for c in mro if c.__module__ == "builtins")
         return ["raises", builtin, [c.__name__ for c in mro]]
-    return [out, list(SEEN)]
+    return [[kind(v) for v in leaves(value)], list(SEEN)]  # (outside: no error hides here)
 """
 
 JAX_PRELUDE = (
@@ -57,7 +58,7 @@ JAX_PRELUDE = (
 import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
 import numpy as np, jax
-from jax import pmap, jit, vmap, lax, devices
+from jax import pmap, jit, vmap, lax, devices, random
 import jax.numpy as jnp
 """
     + SHARED
@@ -140,6 +141,31 @@ PROGRAMS = {
     "in_axes_negative_beyond_rank": "pmap(lambda x: x, in_axes=-3)(np.ones((4, 3), np.float32))",
     "mapped_scalar": "pmap(lambda x: x)(np.float32(3))",
     "mapped_python_scalar": "pmap(lambda x, y: x * y, in_axes=(None, 0))(2.0, 3.0)",
+    # the reducing collectives of typed PRNG keys: TypeError (JAX's add/max/min
+    # refuse the key dtype; refimpl summed the keys' data)
+    **{
+        f"keys_{op}": f"pmap(lambda k: lax.{op}(k, 'i'), 'i')(random.split(random.key(0), 4))"
+        for op in ("psum", "pmax", "pmin", "pmean")
+    },
+    "keys_psum_scatter": (
+        "pmap(lambda k: lax.psum_scatter(random.split(k, 4), 'i'), 'i')"
+        "(random.split(random.key(0), 4))"
+    ),
+    "keys_in_a_psum_tree": (
+        "pmap(lambda k, x: lax.psum((x, k), 'i'), 'i')(random.split(random.key(0), 4), np.ones(4))"
+    ),
+    "keys_psum_under_vmap": (
+        "vmap(lambda k: lax.psum(k, 'i'), axis_name='i')(random.split(random.key(0), 4))"
+    ),
+    "keys_pmean_under_vmap": (
+        "vmap(lambda k: lax.pmean(k, 'i'), axis_name='i')(random.split(random.key(0), 4))"
+    ),
+    # what stays allowed: moving keys, and raw uint32 keys (numbers)
+    "keys_all_to_all": (
+        "random.key_data(pmap(lambda k: lax.all_to_all(random.split(k, 4), 'i', 0, 0), 'i')"
+        "(random.split(random.key(0), 4)))"
+    ),
+    "raw_keys_psum": "pmap(lambda k: lax.psum(k, 'i'), 'i')(random.split(random.PRNGKey(0), 4))",
 }
 
 
@@ -167,6 +193,7 @@ def _scope() -> dict:
         "lax": ri.lax,
         "jnp": ri.numpy,
         "devices": ri.devices,
+        "random": ri.random,
     }
     exec(SHARED, scope)  # noqa: S102 - our own helper source, shared with the oracle
     return scope
