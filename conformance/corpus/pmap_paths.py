@@ -324,6 +324,10 @@ ERRORS: list[tuple[str, Callable[[Any, Any], Any]]] = [
                                                          "i")(X)),
     ("in_axes_beyond_rank", lambda api, ns: api.pmap(lambda x: x, in_axes=3)(X)),
     ("in_axes_negative_beyond_rank", lambda api, ns: api.pmap(lambda x: x, in_axes=-4)(X)),
+    ("psum_of_typed_keys", lambda api, ns: api.pmap(lambda k: ns.lax_.psum(k, "i"), "i")(
+        api.random.split(api.random.key(0), N))),
+    ("pmax_of_typed_keys", lambda api, ns: api.pmap(lambda k: ns.lax_.pmax(k, "i"), "i")(
+        api.random.split(api.random.key(0), N))),
 ]  # fmt: skip
 
 
