@@ -219,8 +219,8 @@ class ArrayOps:
     def ptp(self, *args: Any, **kwargs: Any) -> Any:
         return _rnp().ptp(self, *args, **kwargs)
 
-    def round(self, decimals: int = 0) -> Any:
-        return _rnp().round(self, decimals)
+    def round(self, decimals: int = 0, out: None = None) -> Any:
+        return _rnp().round(self, decimals, out=out)  # (out: NumPy's protocol, None only)
 
     def __round__(self, ndigits: int | None = None) -> Any:
         out = _rnp().round(self, ndigits or 0)
@@ -278,8 +278,10 @@ class ArrayOps:
     def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
         return _rnp().diagonal(self, offset, axis1, axis2)
 
-    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Any:
-        return _rnp().trace(self, offset, axis1, axis2, dtype)
+    def trace(
+        self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: None = None
+    ) -> Any:
+        return _rnp().trace(self, offset, axis1, axis2, dtype, out=out)
 
     @property
     def mT(self) -> Any:  # noqa: N802 - the array API's name

@@ -546,10 +546,25 @@ class _JVPRule:
         touts = []
         for t, aval in zip(t_leaves, self.out_avals, strict=True):
             expected = tangent_aval(aval)
-            if type(t) is Zero or expected.dtype == dtypes.float0:
+            if type(t) is Zero:
                 touts.append(Zero(expected))
                 continue
-            got = tracing.get_aval(t, "custom_jvp", "tangent")
+            if getattr(t, "dtype", None) == dtypes.float0:  # a NumPy float0 array
+                got = ShapedArray(np.shape(t), dtypes.float0)
+            else:
+                got = tracing.get_aval(t, "custom_jvp", "tangent")
+            if expected.dtype == dtypes.float0:
+                # an integer or bool output's tangent is float0 zeros (a
+                # SymbolicZero or None too), JAX's check: not integer zeros
+                if got.dtype != dtypes.float0 or got.shape != expected.shape:
+                    raise TypeError(
+                        "Custom JVP rule must produce primal and tangent outputs with "
+                        "corresponding shapes and dtypes, but got:\n  primal "
+                        f"{_aval_str(aval)} with tangent {_aval_str(got)}, expecting tangent "
+                        f"{_aval_str(expected)}"
+                    )
+                touts.append(Zero(expected))
+                continue
             if got.shape != expected.shape or got.dtype != expected.dtype:
                 raise TypeError(
                     "Custom JVP rule must produce primal and tangent outputs with "
@@ -558,6 +573,13 @@ class _JVPRule:
                 )
             touts.append(t)
         return p_leaves, touts
+
+
+def _aval_str(aval: ShapedArray) -> str:
+    """``float32[2]``, as JAX's messages print a type (no weak mark; float0 too)."""
+    if aval.dtype == dtypes.float0:
+        return f"float0[{','.join(map(str, aval.shape))}]"
+    return aval.update(weak_type=False).str_short()
 
 
 def _is_zero(x: Any) -> bool:

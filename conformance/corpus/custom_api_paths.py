@@ -270,6 +270,30 @@ def _linear_transpose_scan_counter(ns: Any) -> Any:
     return api.linear_transpose(scanned, x)(x), api.jit(api.linear_transpose(scanned, x))(x)
 
 
+def _int_output_tangent(ns: Any, tangent: Any) -> Any:
+    """A custom_jvp rule's tangent of an integer output: JAX 0.10.2 takes
+    float0 zeros (or a symbolic zero) and refuses integer zeros (TypeError)."""
+    api = ns.api
+    f = api.custom_jvp(lambda x: (x * 2.0, np.int32(3)))
+    f.defjvp(lambda p, t: (f(p[0]), (t[0] * 5.0, tangent)))
+    return api.jit(lambda x: api.jvp(f, (x,), (np.float32(1.0),)))(np.float32(1.0))
+
+
+def _int_output_cases() -> Iterator[Case]:
+    yield script_case(
+        "custom.api/custom_jvp_int_output_float0_tangent",
+        lambda ns: _int_output_tangent(ns, np.zeros((), ns.api.dtypes.float0)),
+        expect=AGREE,
+        tags=TAGS,
+    )
+    yield script_case(
+        "custom.api/custom_jvp_int_output_int_tangent",
+        lambda ns: _int_output_tangent(ns, np.zeros((), np.int32)),
+        expect=AGREE,
+        tags=TAGS,
+    )
+
+
 def _known_carry_cases() -> Iterator[Case]:
     for name, script in (
         ("custom_jvp_rule_fori_tangent_grad", _fori_in_jvp_rule),
@@ -281,6 +305,7 @@ def _known_carry_cases() -> Iterator[Case]:
 def cases() -> Iterator[Case]:
     yield from _closed_over_cases()
     yield from _known_carry_cases()
+    yield from _int_output_cases()
     for name, script in SCRIPTS.items():
         yield script_case(f"custom.api/{name}", script, expect=AGREE, tags=TAGS)
     yield from cases_checked()

@@ -52,6 +52,8 @@ recording.
 * ``public_names/policy_answers``: checkpoint policies answering
   ``ad_checkpoint.Saveable``/``Recompute``/``Offloadable``: the gradients
   and values of each.
+* ``public_names/array_out_none``: ``x.round(out=None)``,
+  ``x.trace(out=None)`` (NumPy's protocol argument), eager and under ``jit``.
 """
 
 from __future__ import annotations
@@ -438,6 +440,19 @@ def _policy_answers(ns: Any) -> Any:
     return [ns.api.value_and_grad(ns.api.checkpoint(f, policy=p))(x) for p in policies]
 
 
+def _array_out_none(ns: Any) -> Any:
+    def calls(v):
+        return (
+            v.round(out=None),
+            v.round(1, out=None),
+            v.trace(out=None),
+            v.trace(1, 0, 1, None, None),
+        )
+
+    x = ns.asarray(_M / 3)
+    return calls(x), ns.jit(calls)(x)
+
+
 def cases() -> Iterator[Case]:
     for algorithm in (0, 1, 2):
         for dtype in (np.uint8, np.uint32):
@@ -502,3 +517,4 @@ def cases() -> Iterator[Case]:
         name = f"public_names/array_queries/{'jit' if jit else 'eager'}"
         yield script_case(name, _array_queries(jit), tags=TAGS)
     yield script_case("public_names/policy_answers", _policy_answers, tags=TAGS)
+    yield script_case("public_names/array_out_none", _array_out_none, tags=TAGS)

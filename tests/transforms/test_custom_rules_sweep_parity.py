@@ -161,3 +161,51 @@ def _fori_tangent_programs(n):
 @pytest.mark.parametrize("name", sorted(_fori_tangent_programs(JAX)))
 def test_transposing_a_scan_whose_carry_is_partly_not_linear(backend, name):
     assert_same_as_jax(_fori_tangent_programs(RI)[name](), _fori_tangent_programs(JAX)[name]())
+
+
+def _int_output_tangent(n, tangent, primal=lambda x: np.int32(3)):
+    """A custom_jvp with an integer (or bool) output beside a float one,
+    whose rule gives ``tangent(x)`` as that output's tangent."""
+    f = n.lib.custom_jvp(lambda x: (x * 2.0, primal(x)))
+    f.defjvp(lambda p, t: (f(p[0]), (t[0] * 5.0, tangent(p[0]))))
+    return f
+
+
+INT_TANGENTS = {
+    "int32_zeros": lambda x: np.zeros((), np.int32),
+    "python_zero": lambda x: 0,
+    "float32_zero": lambda x: np.float32(0.0),
+    "float0_of_another_shape": lambda x: np.zeros((2,), jax.dtypes.float0),
+}
+
+
+@pytest.mark.parametrize("mode", ["jvp", "grad", "jit_jvp"])
+@pytest.mark.parametrize("tangent", sorted(INT_TANGENTS))
+def test_an_integer_output_tangent_other_than_float0_is_a_type_error(backend, tangent, mode):
+    def run(n):
+        f = _int_output_tangent(n, INT_TANGENTS[tangent])
+        lib = n.lib
+        return {
+            "jvp": lambda: lib.jvp(f, (1.0,), (1.0,)),
+            "grad": lambda: lib.grad(lambda x: f(x)[0])(1.0),
+            "jit_jvp": lambda: lib.jit(lambda x: lib.jvp(f, (x,), (1.0,)))(1.0),
+        }[mode]()
+
+    with pytest.raises(TypeError, match="corresponding shapes and dtypes"):
+        run(JAX)
+    with pytest.raises(TypeError, match="expecting tangent float0"):
+        run(RI)
+
+
+@pytest.mark.parametrize("bool_output", [False, True])
+def test_float0_tangents_of_integer_and_bool_outputs(backend, bool_output):
+    def run(n):
+        primal = (lambda x: x > 0) if bool_output else (lambda x: np.int32(3))
+        f = _int_output_tangent(n, lambda x: np.zeros((), jax.dtypes.float0), primal)
+        (p, q), (tp, tq) = n.lib.jit(lambda x: n.lib.jvp(f, (x,), (1.0,)))(np.float32(1.0))
+        return (p, q, tp), np.asarray(tq).dtype, n.lib.grad(lambda x: f(x)[0])(np.float32(1.0))
+
+    (got, got_dtype, got_grad), (want, want_dtype, want_grad) = run(RI), run(JAX)
+    assert_same_as_jax(got, want)
+    assert got_dtype == want_dtype == jax.dtypes.float0
+    assert_same_as_jax(got_grad, want_grad)
