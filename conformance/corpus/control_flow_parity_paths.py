@@ -20,7 +20,8 @@ remat evaluates its transposed program on the values given); ``cond`` in
 JAX's older form with an operand per branch; ``vmap`` with ``out_axes=None``
 of an operand a ``cond``, ``while_loop`` or ``scan`` returns unchanged
 (forwarded, unbatched, as JAX's); ``custom_linear_solve`` of a weak ``b``
-(weak, as JAX's result typed as ``b``; eagerly the solver's own type);
+(weak, as JAX's result typed as ``b``; eagerly the solver's own type, a
+strong cotangent giving a strong one);
 a ``scan`` ``length`` of 2.5 (``int(length)`` steps, as JAX); a Python
 int ``switch`` index or ``cond`` predicate beyond int32 (wrapped to int32,
 ``pred != 0``, as JAX); ``cumlogsumexp`` of complex numbers (JAX's
@@ -202,6 +203,13 @@ ROWS: list[tuple[str, Any]] = [
     ("custom_linear_solve_weak_b_jit_strong_solver",
      lambda ns, L: ns.jit(lambda b: L.custom_linear_solve(
          lambda x: 2 * x, b, lambda mv, y: y / np.float32(2)))(3.0)),
+    ("custom_linear_solve_weak_b_strong_cotangent",
+     lambda ns, L: _api(ns).vjp(lambda b: L.custom_linear_solve(
+         lambda x: 2 * x, b, lambda mv, y: y / 2, symmetric=True), 3.0)[1](np.float32(1.0))),
+    ("custom_linear_solve_weak_b_vmap_batched_matvec",
+     lambda ns, L: _api(ns).vmap(lambda s: L.custom_linear_solve(
+         lambda x: s * x, 3.0, lambda mv, y: y / s, symmetric=True))(
+         np.array([1.0, 2.0], np.float32))),
     ("custom_linear_solve_weak_b_eager_strong_solver",
      lambda ns, L: L.custom_linear_solve(lambda x: 2 * x, 3.0, lambda mv, y: y / np.float32(2))),
     ("scan_length_taken_by_int",
@@ -215,6 +223,11 @@ ROWS: list[tuple[str, Any]] = [
     ("cumlogsumexp_complex_reverse_jit",
      lambda ns, L: ns.jit(lambda v: L.cumlogsumexp(v, reverse=True))(
          np.array([1 + 1j, 2 - 1j, 0.5j, -3 + 4j], np.complex64))),
+    # issue 29 (StaticForiGrad): bounds a JVP tracer holds concretely make a
+    # scan, so reverse mode differentiates a body that uses the carry
+    ("grad_fori_concrete_traced_bounds_scan",
+     lambda ns, L: _api(ns).value_and_grad(
+         lambda x: L.fori_loop(x, x + 2.0, lambda i, c: c * 2.0 + i, x))(1.0)),
 ]  # fmt: skip
 
 

@@ -110,6 +110,29 @@ def _call_program(program: Program, consts: Sequence[Any], values: Sequence[Any]
     return tracing.eval_program_bind(program, [*consts, *values])
 
 
+def _bind(*args: Any, **params: Any) -> list[Any]:
+    """``linear_solve_p.bind``, except on concrete operands, where JAX 0.10.2's
+    impl runs the solve program op by op: the solution then has the types
+    the solver computes from the operands given (a strong cotangent or a
+    strong solver gives a strong solution), not ``b``'s as under ``jit``."""
+    if any(isinstance(a, tracing.Tracer) for a in args):
+        return list(linear_solve_p.bind(*args, **params))
+    _, _, sc, _, b = _split(args, params["num_consts"])
+    outs = _call_program(params["solve"], sc, b)
+    # (a leaf the solver returns as a constant comes out as NumPy data)
+    return [
+        o if isinstance(o, tracing.Tracer) or hasattr(o, "aval")
+        else convert_element_type_p.bind(o, new_dtype=a.dtype, weak_type=a.weak_type)
+        for o, a in zip(outs, params["solve"].out_avals, strict=True)
+    ]  # fmt: skip
+
+
+def _own_weak_type(value: Any, aval: ShapedArray) -> ShapedArray:
+    """``aval`` with ``value``'s weak type: JAX binds tangents and cotangents
+    as they are, so a strong cotangent of a weak ``b`` stays strong."""
+    return aval.update(weak_type=tracing.get_aval(value, "linear_solve", 0).weak_type)
+
+
 # --- the linear_solve primitive -------------------------------------------------------------
 
 linear_solve_p = Primitive("linear_solve", multiple_results=True)
@@ -156,7 +179,7 @@ def _linear_solve_jvp(primals, tangents, **params):
     ``matvec`` closes over enter through ``matvec``'s JVP at the solution;
     those of the solvers' constants are ignored (the solve is exact)."""
     num_consts = params["num_consts"]
-    outs = linear_solve_p.bind(*primals, **params)
+    outs = _bind(*primals, **params)
     mc, _, _, _, b = _split(primals, num_consts)
     mc_dot, _, _, _, b_dot = _split(tangents, num_consts)
     n = len(b)
@@ -178,8 +201,11 @@ def _linear_solve_jvp(primals, tangents, **params):
         return outs, [Zero(tangent_aval(tracing.get_aval(v, "linear_solve", 0))) for v in outs]
     consts = list(primals[: sum(num_consts)])
     b_avals = [tracing.get_aval(v, "linear_solve", 0) for v in x]
-    rhs = [rule_context.match_aval(t, tangent_aval(a)) for t, a in zip(rhs, b_avals, strict=True)]
-    x_dot = linear_solve_p.bind(*consts, *rhs, **params)[:n]
+    rhs = [
+        rule_context.match_aval(t, _own_weak_type(t, tangent_aval(a)))
+        for t, a in zip(rhs, b_avals, strict=True)
+    ]
+    x_dot = _bind(*consts, *rhs, **params)[:n]
     return outs, [*x_dot, *aux_zeros]
 
 
@@ -205,8 +231,11 @@ def _linear_solve_transpose(cts, *args, matvec, vecmat, solve, transpose_solve, 
         rule_context.zeros_like_aval(tangent_aval(a)) if type(c) is Zero else c
         for c, a in zip(cts[:n], b_avals, strict=True)
     ]
-    ct_x = [rule_context.match_aval(c, tangent_aval(a)) for c, a in zip(ct_x, b_avals, strict=True)]
-    outs = linear_solve_p.bind(
+    ct_x = [
+        rule_context.match_aval(c, _own_weak_type(c, tangent_aval(a)))
+        for c, a in zip(ct_x, b_avals, strict=True)
+    ]
+    outs = _bind(
         *vc, *mc, *tc, *sc, *ct_x,
         matvec=vecmat, vecmat=matvec, solve=transpose_solve, transpose_solve=solve,
         num_consts=(num_consts[1], num_consts[0], num_consts[3], num_consts[2]),
@@ -244,7 +273,7 @@ def _linear_solve_batch(args, dims, *, matvec, vecmat, solve, transpose_solve, n
         x if d is None else batch_rules.moveaxis(x, d, 0) for part in parts[:4] for x, d in part
     ]
     operands += [batch_rules.bdim_to(x, d, size, 0) for x, d in parts[4]]
-    outs = linear_solve_p.bind(*operands, **new_params)
+    outs = _bind(*operands, **new_params)
     return list(outs), [0] * len(outs)
 
 
@@ -318,29 +347,15 @@ def custom_linear_solve(
         tsolve_program, tsolve_consts = ts.program, ts.consts
     num_consts = (len(mv.consts), len(vecmat_consts), len(sv.consts), len(tsolve_consts))
     operands = [ad_match(v, a) for v, a in zip(leaves, avals, strict=True)]
-    outs = linear_solve_p.bind(
+    outs = _bind(
         *mv.consts, *vecmat_consts, *sv.consts, *tsolve_consts, *operands,
         matvec=mv.program, vecmat=vecmat_program, solve=sv.program,
         transpose_solve=tsolve_program, num_consts=num_consts,
     )  # fmt: skip
-    outs = list(outs)
-    if not any(isinstance(o, tracing.Tracer) for o in outs):
-        outs[: len(avals)] = _as_solved_eagerly(outs[: len(avals)], sv.program.out_avals)
     x = tu.tree_unflatten(tree, outs[: len(avals)])
     if has_aux:
         return x, tu.tree_unflatten(sv.out_tree[1], list(outs[len(avals) :]))
     return x
-
-
-def _as_solved_eagerly(xs: list[Any], solve_avals: Sequence[ShapedArray]) -> list[Any]:
-    """Eagerly the solution has ``solve``'s own weak types, not ``b``'s: JAX
-    0.10.2's eager ``custom_linear_solve`` runs the solve program itself
-    (its impl), while under ``jit`` the result is typed as ``b``."""
-    return [
-        x if x.aval.weak_type == a.weak_type
-        else convert_element_type_p.bind(x, new_dtype=a.dtype, weak_type=a.weak_type)
-        for x, a in zip(xs, solve_avals, strict=False)
-    ]  # fmt: skip
 
 
 def ad_match(value: Any, aval: ShapedArray) -> Any:

@@ -48,6 +48,16 @@ def _linear_solve_modes(jx, jnp_, lax_):
         "grad": jx.grad(symmetric)(3.0),
         "vmap": jx.vmap(solve)(jnp_.arange(3.0) * 1.0),
         "strong_b": solve(jnp_.float32(3.0)),
+        # tangents and cotangents are bound as they are (a strong one stays strong)
+        "jvp_strong_tangent": jx.jvp(solve, (3.0,), (jnp_.float32(1.0),)),
+        "vjp_strong_cotangent": jx.vjp(symmetric, 3.0)[1](jnp_.float32(1.0)),
+        "linearize_strong_tangent": jx.linearize(solve, 3.0)[1](jnp_.float32(1.0)),
+        # eagerly under vmap the batched solver runs on the operands given
+        "vmap_batched_matvec": jx.vmap(
+            lambda s: lax_.custom_linear_solve(
+                lambda x: s * x, 3.0, lambda mv, y: y / s, symmetric=True
+            )
+        )(jnp_.array([1.0, 2.0])),
     }
 
 
