@@ -198,8 +198,10 @@ class ArrayOps:
     def clip(self, min: Any = None, max: Any = None) -> Any:
         return _rnp().clip(self, min, max)
 
-    def dot(self, other: Any) -> Any:
-        return _rnp().dot(self, other)
+    def dot(self, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+        return _rnp().dot(
+            self, b, precision=precision, preferred_element_type=preferred_element_type
+        )
 
     def conj(self) -> Any:
         return _rnp().conj(self)

@@ -1,7 +1,8 @@
 """``x.round(out=None)`` and ``x.trace(out=None)``: jax.Array's methods take
 NumPy's ``out`` protocol argument (None only; another value is JAX 0.10.2's
 NotImplementedError), as the reductions' methods already did (issue 29
-class 5). Against JAX on both backends, eager and under jit."""
+class 5); ``x.dot(b, precision=, preferred_element_type=)`` takes jax.Array's
+keywords. Against JAX on both backends, eager and under jit."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ _CALLS = {
     "round_decimals": lambda x: x.round(1, out=None),
     "trace": lambda x: x.trace(out=None),
     "trace_positional": lambda x: x.trace(1, 0, 1, None, None),
+    "dot_precision": lambda x: x.dot(x.T, precision=jax.lax.Precision.HIGHEST),
+    "dot_preferred": lambda x: x.astype(np.int8).dot(
+        x.T.astype(np.int8), preferred_element_type=np.int32
+    ),
 }
 
 
