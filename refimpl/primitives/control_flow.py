@@ -2231,11 +2231,21 @@ def _fori_index_dtype(api: str, lower: Any, upper: Any) -> np.dtype:
 
 
 def _concrete_bounds(lower: Any, upper: Any) -> tuple[int, int] | None:
-    """Both bounds as Python ints when neither is traced (JAX: ``core.is_concrete``)."""
-    if isinstance(lower, tracing.Tracer) or isinstance(upper, tracing.Tracer):
-        return None
+    """Both bounds as Python ints when both are concrete (JAX's
+    ``core.is_concrete``): not traced, or differentiated outside jit, whose
+    JVP tracer holds a concrete primal -- so ``grad`` of
+    ``fori_loop(x, x + 2., body, x)`` is a scan that reverse mode can
+    differentiate (JAX's testStaticForiGrad)."""
+    values = []
+    for bound in (lower, upper):
+        while isinstance(bound, tracing.Tracer):
+            try:
+                bound = bound._concrete("a fori_loop bound")
+            except tracing.ConcretizationTypeError:
+                return None
+        values.append(bound)
     try:
-        return int(lower), int(upper)
+        return int(values[0]), int(values[1])
     except TypeError:
         return None
 

@@ -44,7 +44,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from refimpl import backends, tracing, tree_util
+from refimpl import backends, dtypes, tracing, tree_util
 from refimpl.array import Array
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, subprograms
@@ -601,8 +601,10 @@ def on_miss(pmap_f: Any, fast: Any, args: tuple, kwargs: dict) -> PmapEntrySpec 
         if call.backend != "pjrt" or call.traced:
             return None
         entry = pmap_f._entry_of(call)
-        if entry.inner > 1 or entry.has_host_callbacks:
-            return None  # host callbacks: the Python path waits for them (_launch)
+        if entry.inner > 1 or entry.has_host_callbacks or entry.float0_outs:
+            # host callbacks: the Python path waits for them (_launch); float0
+            # outputs: it makes them (_outputs)
+            return None
         device_indices = tuple(index_of(d) for d in call.devices)
         if tuple(entry.executable.device_indices) != device_indices:
             return None
@@ -626,6 +628,12 @@ def on_miss(pmap_f: Any, fast: Any, args: tuple, kwargs: dict) -> PmapEntrySpec 
             out_tree=tuple(fast_path._out_tree_nodes(entry.out_tree)),
             has_collectives=entry.has_collectives,
         )
+
+
+def _is_float0(value: Any) -> bool:
+    aval = getattr(value, "aval", None)
+    dtype = aval.dtype if aval is not None else getattr(value, "dtype", None)
+    return dtype == dtypes.float0
 
 
 def _check_axes_within_rank(leaves: list[Any], axes: list[int | None]) -> None:
@@ -969,7 +977,10 @@ class _Entry:
         self.executable: Any = None
         self.out_tree: Any = None
         self.out_axes: list[int | None] = []
-        self.out_avals: list[ShapedArray] = []
+        self.out_avals: list[ShapedArray] = []  # every output's, float0 ones included
+        # float0 outputs (tangents of integers): no data, kept out of the
+        # program and made on the host (flat output position -> per-device shape)
+        self.float0_outs: dict[int, tuple[int, ...]] = {}
         self.inner = 1
         self.replica_devices: list[Any] = []
         self.aliases: dict[int, int] = {}
@@ -1007,13 +1018,16 @@ class _Entry:
                 aval = aval.update(shape=tuple(shape))
             avals.append(aval)
         out_trees = []
+        float0s: list[dict[int, tuple[int, ...]]] = []
 
         def flat_fun(*tracers: Any) -> list[Any]:
             args, kwargs = tree_util.tree_unflatten(in_tree, list(tracers))
             out = _refusing_outer_refs(fun, name)(*args, **kwargs)
             flat, tree = tree_util.tree_flatten(out)
             out_trees.append(tree)
-            return flat
+            # (as jit's Float0Plan: a float0 leaf is no program output)
+            float0s.append({i: tuple(np.shape(v)) for i, v in enumerate(flat) if _is_float0(v)})
+            return [v for i, v in enumerate(flat) if i not in float0s[-1]]
 
         nest = _Nest(len(tracing._stack.traces) + 1)
         saved, _nest.current = _nest.current, nest
@@ -1042,10 +1056,18 @@ class _Entry:
         )
         entry.has_host_callbacks = executables.has_host_callbacks(program)
         entry.out_tree = out_trees[0]
+        entry.float0_outs = float0s[0]
+        all_avals = list(program.out_avals)
+        in_program = iter(_varying_outputs(program, [a is not None for a in axes], axis_name))
+        for i, per_device in sorted(entry.float0_outs.items()):
+            all_avals.insert(i, ShapedArray(per_device, dtypes.float0))
+        # a float0 output holds nothing: the same on every device
+        varying = [
+            False if i in entry.float0_outs else next(in_program) for i in range(len(all_avals))
+        ]
         flat_axes = batching._flatten_axes(
-            "out_axes", out_axes, entry.out_tree.unflatten(program.out_avals), "the output"
+            "out_axes", out_axes, entry.out_tree.unflatten(all_avals), "the output"
         )
-        varying = _varying_outputs(program, [a is not None for a in axes], axis_name)
         for i, (want, var) in enumerate(zip(flat_axes, varying, strict=True)):
             if want is None and var:
                 raise ValueError(
@@ -1053,7 +1075,7 @@ class _Entry:
                     "devices (an out_axes=None output must be the same on every device)"
                 )
             if want is not None:
-                rank = program.out_avals[i].ndim + 1
+                rank = all_avals[i].ndim + 1
                 if not -rank <= want < rank:
                     raise ValueError(
                         f"pmap out_axes specification {want} is out of bounds for output {i} "
@@ -1061,7 +1083,7 @@ class _Entry:
                     )
                 flat_axes[i] = want % rank
         entry.out_axes = flat_axes
-        entry.out_avals = program.out_avals
+        entry.out_avals = all_avals
         aliases = entry.aliases = _alias_plan(program, donated)
         # replica r = i * inner + j for outer index i and inner index j
         groups = {}
@@ -1192,10 +1214,18 @@ class _Entry:
         PjrtArray, make_sharded = _pjrt().PjrtArray, _pjrt().native_module()._make_sharded
         n = len(devices)
         results = []
-        for j, (axis, aval) in enumerate(zip(self.out_axes, self.out_avals, strict=True)):
+        j = 0  # the program's output
+        for i, (axis, aval) in enumerate(zip(self.out_axes, self.out_avals, strict=True)):
+            if i in self.float0_outs:  # a NumPy float0 array, as JAX's
+                shape = list(aval.shape)
+                if axis is not None:
+                    shape.insert(axis, n)
+                results.append(np.zeros(tuple(shape), dtypes.float0))
+                continue
             weak = aval.weak_type
             shards = [PjrtArray(outs[m][j], weak, devices[m], True) for m in range(n)]
             results.append(shards[0] if axis is None else make_sharded(shards, axis))
+            j += 1
         return self.out_tree.unflatten(results)
 
 

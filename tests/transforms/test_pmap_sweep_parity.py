@@ -2,7 +2,7 @@
 devices in a fresh process, and on refimpl's ref and pjrt backends.
 
 Each program is one expression over ``pmap, jit, vmap, lax, jnp, np, devices,
-random``
+random, jax_grad``
 and the helper ``note`` (it records the kind of a value seen while tracing
 in ``SEEN``); both sides compare the kind (a Python type, a NumPy value or an
 array, with dtype and weak type), shape and values of every leaf; where JAX
@@ -25,8 +25,9 @@ SEEN = []
 def kind(v):
     if type(v) in (bool, int, float, complex):
         return [type(v).__name__, v if not isinstance(v, complex) else [v.real, v.imag]]
-    if isinstance(v, (np.ndarray, np.generic)):
-        return ["numpy", str(v.dtype), np.asarray(v).tolist()]
+    if isinstance(v, (np.ndarray, np.generic)):  # (float0 holds no data: its shape)
+        data = np.asarray(v).tolist() if v.dtype.kind != "V" else list(v.shape)
+        return ["numpy", str(v.dtype), data]
     a = np.asarray(v)
     value = a.tolist() if a.dtype.kind != "c" else [a.real.tolist(), a.imag.tolist()]
     return ["array", str(a.dtype), bool(getattr(v, "weak_type", False)), list(a.shape), value]
@@ -59,6 +60,7 @@ import os
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
 import numpy as np, jax
 from jax import pmap, jit, vmap, lax, devices, random
+from jax import grad as jax_grad
 import jax.numpy as jnp
 """
     + SHARED
@@ -166,6 +168,20 @@ PROGRAMS = {
         "(random.split(random.key(0), 4)))"
     ),
     "raw_keys_psum": "pmap(lambda k: lax.psum(k, 'i'), 'i')(random.split(random.PRNGKey(0), 4))",
+    # float0 outputs (the gradient of an integer input): NumPy float0 arrays
+    # as JAX's; pjrt kept them in the program and refused their dtype
+    "grad_allow_int_float0_output": (
+        "pmap(jax_grad(lambda x, i: (x * i).sum(), argnums=(0, 1), allow_int=True))"
+        "(np.ones((4, 2), np.float32), np.arange(8, dtype=np.int32).reshape(4, 2))"
+    ),
+    "float0_output_out_axes_1": (
+        "pmap(jax_grad(lambda x, i: (x * i).sum(), argnums=(0, 1), allow_int=True), out_axes=1)"
+        "(np.ones((4, 2), np.float32), np.arange(8, dtype=np.int32).reshape(4, 2))"
+    ),
+    "float0_output_in_jit": (
+        "jit(pmap(jax_grad(lambda x, i: (x * i).sum(), argnums=(0, 1), allow_int=True)))"
+        "(np.ones((4, 2), np.float32), np.arange(8, dtype=np.int32).reshape(4, 2))"
+    ),
 }
 
 
@@ -194,6 +210,7 @@ def _scope() -> dict:
         "jnp": ri.numpy,
         "devices": ri.devices,
         "random": ri.random,
+        "jax_grad": ri.grad,
     }
     exec(SHARED, scope)  # noqa: S102 - our own helper source, shared with the oracle
     return scope
