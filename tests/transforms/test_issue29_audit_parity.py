@@ -598,7 +598,23 @@ def _(L):
 def _(L):
     # lax_control_flow_test's testStaticForiGrad
     func = lambda x: L.lax.fori_loop(x, x + 2.0, lambda i, c: c, x)  # noqa: E731
-    return L.jax.grad(func)(1.0), L.jax.jit(L.jax.grad(func))(1.0)
+    # bounds a JVP tracer holds concretely make a scan (JAX's is_concrete),
+    # so a body that uses the carry is differentiable in reverse mode too
+    doubling = lambda x: L.lax.fori_loop(x, x + 2.0, lambda i, c: c * 2.0 + i, x)  # noqa: E731
+    return (
+        _both(L, L.jax.grad(func), 1.0),
+        L.jax.grad(doubling)(1.0),
+        L.jax.value_and_grad(doubling)(F32(2.5)),
+        L.jax.vjp(doubling, 1.0)[1](1.0),
+        L.jax.jvp(L.jax.grad(doubling), (1.0,), (1.0,)),
+    )
+
+
+@case("else/static_fori_grad_under_jit_is_a_while")
+def _(L):
+    # under jit the bounds are staged: a while loop, not reverse-differentiable
+    doubling = lambda x: L.lax.fori_loop(x, x + 2.0, lambda i, c: c * 2.0, x)  # noqa: E731
+    return L.jax.jit(L.jax.grad(doubling))(1.0)
 
 
 @case("else/cond_grad_vmap_nan")
