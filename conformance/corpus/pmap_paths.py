@@ -331,6 +331,17 @@ ERRORS: list[tuple[str, Callable[[Any, Any], Any]]] = [
 ]  # fmt: skip
 
 
+def _float0_outputs(ns: Any) -> Any:
+    """The gradient of an integer input (``allow_int``) out of pmap: a NumPy
+    float0 array at the output's out_axes (pjrt refused its dtype)."""
+    api = _api(ns)
+    ints = np.arange(N * 2, dtype=np.int32).reshape(N, 2)
+    g = api.grad(lambda x, i: (x * i).sum(), argnums=(0, 1), allow_int=True)
+    with _four_devices(api):
+        x = X[:, 0, :2]
+        return [api.pmap(g)(x, ints), api.pmap(g, out_axes=1)(x, ints)]
+
+
 def _more_devices_than_slices(ns: Any) -> Any:
     """devices= longer than the mapped axis: JAX 0.10.2 runs on the first
     axis-size devices of the list (eager and under jit)."""
@@ -480,6 +491,7 @@ def cases() -> Iterator[Case]:
     yield _case("uneven_groups", _uneven_groups, AGREE)
     yield _case("psum_constants", _psum_constants, AGREE)
     yield _case("more_devices_than_slices", _more_devices_than_slices, AGREE)
+    yield _case("float0_outputs", _float0_outputs, AGREE)
     for name, build in ERRORS:
         yield _case(f"errors/{name}", _err(build), AGREE)
     yield _case("errors/collective_under_varying_cond", _collective_under_varying_cond,
