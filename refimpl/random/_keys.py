@@ -6,6 +6,7 @@ seeding, splitting and folding (``PRNGKey``, ``key``, ``split``,
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import operator
@@ -139,12 +140,29 @@ class PRNGKeyArray:
             raise NotImplementedError("Cannot call abstract method astype")
         return rnp.astype(self, dtype)
 
+    def __getattr__(self, name: str) -> Any:
+        # (only for names the class lacks) jax.Array's numeric methods and
+        # properties, which JAX 0.10.2's concrete key array leaves abstract
+        if name not in _ABSTRACT_ARRAY_MEMBERS:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        if not isinstance(self._data, tracing.Tracer):
+            raise NotImplementedError(f"Cannot call abstract method {name}")
+        if name in _ABSTRACT_ARRAY_PROPERTIES:
+            raise _refuse(name)
+        return functools.partial(_refused_method, name)
+
     def reshape(self, *shape: Any) -> PRNGKeyArray:
         dims = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         return type(self)(rnp.reshape(self._data, (*dims, self._width)))
 
     def ravel(self) -> PRNGKeyArray:
         return self.reshape(-1)
+
+    def squeeze(self, axis: Any = None) -> PRNGKeyArray:
+        return rnp.squeeze(self, axis)
+
+    def swapaxes(self, axis1: int, axis2: int) -> PRNGKeyArray:
+        return rnp.swapaxes(self, axis1, axis2)
 
     flatten = ravel
 
@@ -448,6 +466,23 @@ def _impl_of(key: Any) -> str:
 
 def _is_keys(value: Any) -> bool:
     return isinstance(value, PRNGKeyArray)
+
+
+# jax.Array members that JAX 0.10.2's concrete key array leaves abstract (a
+# NotImplementedError "Cannot call abstract method sum"); on a traced key they
+# are jax.numpy's functions, which refuse keys (mostly a TypeError; JAX's
+# ValueError for some 0-d shape checks, and view/conj/clip return the key)
+_ABSTRACT_ARRAY_PROPERTIES = frozenset({"real", "imag", "mT", "flat"})
+_ABSTRACT_ARRAY_MEMBERS = _ABSTRACT_ARRAY_PROPERTIES | frozenset({
+    "all", "any", "argmax", "argmin", "argpartition", "argsort", "byteswap", "choose",
+    "clip", "compress", "conj", "conjugate", "cumprod", "cumsum", "diagonal", "dot", "item",
+    "max", "mean", "min", "nonzero", "prod", "ptp", "repeat", "round", "searchsorted", "sort",
+    "std", "sum", "to_device", "trace", "var", "view",
+})  # fmt: skip
+
+
+def _refused_method(name: str, *args: Any, **kwargs: Any) -> Any:
+    raise _refuse(name)
 
 
 def _refuse(name: str) -> TypeError:

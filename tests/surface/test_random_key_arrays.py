@@ -524,3 +524,38 @@ def test_key_array_astype_and_conversions_as_jax(backend, program):
     # array leaves it abstract: NotImplementedError); a traced key's astype is
     # jnp.astype. refimpl: AttributeError, TypeError, the dtype's class in words
     assert _conversion(program, ri) == _conversion(program, jax)
+
+
+_ABSTRACT_ON_CONCRETE_KEYS = [
+    "all", "any", "argmax", "argmin", "argsort", "choose", "clip", "compress", "conj",
+    "cumprod", "cumsum", "diagonal", "dot", "item", "max", "mean", "min", "nonzero", "prod",
+    "ptp", "repeat", "round", "searchsorted", "sort", "std", "sum", "trace", "var", "view",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", _ABSTRACT_ON_CONCRETE_KEYS + ["real", "imag"])
+def test_numeric_members_of_a_concrete_key_array_are_abstract_as_jax(backend, name):
+    # JAX 0.10.2's concrete key array leaves jax.Array's numeric members
+    # abstract: NotImplementedError "Cannot call abstract method sum" (refimpl:
+    # AttributeError)
+    for lib in (jax, ri):
+        with pytest.raises(NotImplementedError, match=f"Cannot call abstract method {name}$"):
+            member = getattr(_keys(lib, 2), name)
+            member()
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "round", "cumsum", "prod", "max", "std"])
+def test_numeric_methods_of_a_traced_key_array_are_type_errors_as_jax(backend, name):
+    for lib in (jax, ri):
+        with pytest.raises(TypeError):
+            lib.jit(lambda k: getattr(k, name)())(_keys(lib, 2))
+
+
+@pytest.mark.parametrize(
+    "program",
+    [lambda k: k.reshape(1, 2).squeeze(), lambda k: k.reshape(1, 2).squeeze(0),
+     lambda k: k.reshape(2, 1).swapaxes(0, 1)],
+    ids=["squeeze", "squeeze_axis", "swapaxes"],
+)  # fmt: skip
+def test_squeeze_and_swapaxes_methods_of_key_arrays(backend, program):
+    _same_keys(program(_keys(ri, 2)), program(_keys(jax, 2)))
