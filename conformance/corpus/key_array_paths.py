@@ -102,6 +102,14 @@ def _convert_keys(ns: Any) -> Any:
     return api.lax.convert_element_type(api.random.key(0), np.int32)
 
 
+def _traced_numeric_methods(ns: Any) -> Any:
+    """jax.Array's numeric methods of a traced key array refuse it (TypeError)."""
+    api = _api(ns)
+    keys = _keys(api, 2)
+    return [ns.capture(ns.jit(lambda k, m=m: getattr(k, m)()), keys)
+            for m in ("sum", "mean", "round", "cumsum", "prod", "max", "std")]  # fmt: skip
+
+
 def _astype_keys(ns: Any) -> Any:
     """A key array converts only to its own key dtype; the others are ValueErrors."""
     api = _api(ns)
@@ -218,6 +226,7 @@ ROWS: list[tuple[str, Any]] = [
     ("legacy_key_error", _legacy_key_error),
     ("convert_keys", _convert_keys),
     ("astype_keys", _astype_keys),
+    ("traced_numeric_methods", _traced_numeric_methods),
     ("permutation_range_axis", _permutation_range_axis),
     ("categorical_array_axis", _categorical_array_axis),
     ("array_uint32_python_ints", _array_uint32_python_ints),
