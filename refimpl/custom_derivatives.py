@@ -621,10 +621,11 @@ def _vmap_inside(trace: Any) -> bool:
 
 class _CustomFunction:
     """What ``custom_jvp`` and ``custom_vjp`` share: the wrapped function, its
-    ``nondiff_argnums``, method binding, and the call: keyword arguments
-    resolved to positions; outside a trace the function itself runs (its
-    rules matter only to transformations); under a trace the primal is traced
-    into a Program and bound as one call equation carrying the rules."""
+    ``nondiff_argnums``, and the call: keyword arguments resolved to
+    positions; outside a trace the function itself runs (its rules matter
+    only to transformations); under a trace the primal is traced into a
+    Program and bound as one call equation carrying the rules. Not a
+    descriptor, as JAX 0.10.2's: a class attribute does not bind ``self``."""
 
     _kind = ""
     # custom_vjp's defvjp may set it: such a fwd's Ref effects are checked on
@@ -649,11 +650,6 @@ class _CustomFunction:
         )
         self.nondiff_argnums = _check_nondiff_argnums(self._kind, nondiff_argnums)
         self.symbolic_zeros = False
-
-    def __get__(self, instance: Any, owner: Any = None) -> Any:
-        if instance is None:
-            return self
-        return functools.partial(self, instance)
 
     def __getattr__(self, name: str) -> Any:
         return forward_def(self, name)

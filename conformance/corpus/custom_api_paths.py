@@ -294,7 +294,20 @@ def _int_output_cases() -> Iterator[Case]:
     )
 
 
+def _as_class_attribute(ns: Any) -> Any:
+    """A custom_jvp as a class attribute: JAX 0.10.2's is not a descriptor,
+    so ``m.f(x)`` does not pass ``m`` (a missing-argument TypeError)."""
+    api = ns.api
+    f = api.custom_jvp(lambda self, x: x * 3.0, nondiff_argnums=(0,))
+    f.defjvp(lambda s, p, t: (f(s, *p), t[0] * 6.0))
+    m = type("M", (), {"f": f})()
+    return m.f(ns.asarray(np.float32(2.0)))
+
+
 def _known_carry_cases() -> Iterator[Case]:
+    yield script_case(
+        "custom.api/custom_jvp_as_class_attribute", _as_class_attribute, expect=AGREE, tags=TAGS
+    )
     for name, script in (
         ("custom_jvp_rule_fori_tangent_grad", _fori_in_jvp_rule),
         ("linear_transpose_scan_with_counter", _linear_transpose_scan_counter),

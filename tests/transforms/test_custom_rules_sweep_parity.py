@@ -209,3 +209,27 @@ def test_float0_tangents_of_integer_and_bool_outputs(backend, bool_output):
     assert_same_as_jax(got, want)
     assert got_dtype == want_dtype == jax.dtypes.float0
     assert_same_as_jax(got_grad, want_grad)
+
+
+@pytest.mark.parametrize("kind", ["jvp", "vjp"])
+def test_a_custom_function_is_not_a_method_descriptor(backend, kind):
+    # JAX 0.10.2's custom_jvp/custom_vjp define no __get__: as a class
+    # attribute it is called without self (a missing-argument TypeError);
+    # called through the class with self given, it runs
+    def make(n):
+        if kind == "jvp":
+            f = n.lib.custom_jvp(lambda self, x: x * self.k, nondiff_argnums=(0,))
+            f.defjvp(lambda s, p, t: (f(s, *p), t[0] * s.k * 2.0))
+        else:
+            f = n.lib.custom_vjp(lambda self, x: x * self.k, nondiff_argnums=(0,))
+            f.defvjp(lambda s, x: (f(s, x), None), lambda s, _, g: (g * s.k * 2.0,))
+        return type("M", (), {"f": f, "k": 3.0})
+
+    for n in (JAX, RI):
+        m = make(n)()
+        with pytest.raises(TypeError, match="missing"):
+            m.f(np.float32(2.0))
+    got_m, want_m = make(RI)(), make(JAX)()
+    got = RI.lib.grad(lambda x: type(got_m).f(got_m, x))(np.float32(2.0))
+    want = jax.grad(lambda x: type(want_m).f(want_m, x))(np.float32(2.0))
+    assert_same_as_jax(got, want)
