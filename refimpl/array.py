@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import numpy as np
 
 from refimpl import backends, dtypes, tracing
-from refimpl.config import config
 from refimpl.array_ops import ArrayOps
+from refimpl.config import config
 from refimpl.sharding import Shard, SingleDeviceSharding
 
 __all__ = ["Array", "as_array", "install_protocol", "is_refimpl_array", "placement_rule"]
@@ -134,6 +134,14 @@ class Array(metaclass=abc.ABCMeta):
         4-bit element takes a byte, as on XLA's CPU)."""
         self._check_live()
         return int(self.size) * int(self.dtype.itemsize)
+
+    def to_device(self, device: Any, *, stream: Any = None) -> Any:
+        """A copy of the array on ``device`` (a device or a sharding): the
+        array API's spelling of ``device_put``; a ``stream`` is JAX's
+        ``NotImplementedError``."""
+        if stream is not None:
+            raise NotImplementedError("stream argument of array.to_device()")
+        return backends.device_put(self, device)
 
     def clone(self) -> Any:
         """A new array of the same value (``jax.Array.clone``)."""

@@ -53,6 +53,24 @@ def test_clone_is_a_new_array_of_the_same_value(backend):
     assert_same_as_jax(clone, want)  # the clone outlives the original
 
 
+def test_to_device(backend):
+    want = jnp.asarray(_X).to_device(jax.devices()[0])
+    x = rnp.asarray(_X)
+    got = x.to_device(x.device)
+    assert_same_as_jax(got, want)
+    assert got.device == x.device
+    for device in ri.devices("ref")[:1] + ri.devices("pjrt")[:1]:  # across backends too
+        moved = x.to_device(device)
+        assert moved.device == device
+        assert_same_as_jax(moved, want)
+    sharding = ri.sharding.SingleDeviceSharding(x.device)
+    assert_same_as_jax(x.to_device(sharding), want)
+    with pytest.raises(NotImplementedError, match="stream"):
+        jnp.asarray(_X).to_device(jax.devices()[0], stream=1)
+    with pytest.raises(NotImplementedError, match="stream"):
+        x.to_device(x.device, stream=1)
+
+
 def test_deleted_array(backend):
     got = rnp.asarray(_X)
     got.delete()
