@@ -36,7 +36,8 @@ _NEW = {  # resolved here, missing before (the names test files reach)
 
 # jax.Array methods added (the array of either backend, eager or a jit result)
 _NEW_ARRAY = (
-    "is_ready copy_to_host_async on_device_size_in_bytes addressable_data global_shards clone"
+    "is_ready copy_to_host_async on_device_size_in_bytes addressable_data global_shards clone "
+    "to_device"
 )
 
 _RESOLVED = {  # resolved before too
