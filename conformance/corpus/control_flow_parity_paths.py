@@ -25,7 +25,8 @@ strong cotangent giving a strong one);
 a ``scan`` ``length`` of 2.5 (``int(length)`` steps, as JAX); a Python
 int ``switch`` index or ``cond`` predicate beyond int32 (wrapped to int32,
 ``pred != 0``, as JAX); ``cumlogsumexp`` of complex numbers (JAX's
-complex logaddexp folded from the init -inf).
+complex logaddexp folded from the init -inf); ``vmap`` of a scan or while
+whose carry a cond on a batched predicate makes strong (runs, as JAX).
 Every case is ``AGREE``.
 """
 
@@ -228,6 +229,16 @@ ROWS: list[tuple[str, Any]] = [
     ("grad_fori_concrete_traced_bounds_scan",
      lambda ns, L: _api(ns).value_and_grad(
          lambda x: L.fori_loop(x, x + 2.0, lambda i, c: c * 2.0 + i, x))(1.0)),
+    ("vmap_scan_carry_made_strong_by_batched_cond",
+     lambda ns, L: _api(ns).vmap(lambda p: L.scan(
+         lambda c, x: (L.cond(p > x, lambda c: c + x, lambda c: c * 2.0, c), c), 1.0,
+         np.arange(1.0, 4.0, dtype=np.float32)))(np.array([0.0, 3.0], np.float32))),
+    ("vmap_while_carry_made_strong_by_batched_cond",
+     lambda ns, L: _api(ns).vmap(lambda p: L.while_loop(
+         lambda c: c[0] < 3,
+         lambda c: (c[0] + 1, L.cond(p > 1.0, lambda v: v + np.float32(1), lambda v: v * 2.0,
+                                     c[1])),
+         (0, 1.0)))(np.array([0.0, 3.0], np.float32))),
 ]  # fmt: skip
 
 

@@ -501,6 +501,14 @@ def _scan_abstract_eval(
             f"({avals_str(expected_in)}) (C5)"
         )
     carry_out = body.out_avals[:num_carry]
+    # A batched body may return strong a carry it takes weak (vmap of a cond
+    # whose batched predicate selects between a strong and a weak branch
+    # output): JAX's scan runs it, its carry results typed as the body returns
+    # them.
+    carry = [
+        out if _weak_only_mismatch(out, taken) else taken
+        for out, taken in zip(carry_out, carry, strict=True)
+    ]
     # unreachable from the public API (a check of the primitive's own invariants):
     # lax.scan traces the body at the operands' types and checks the carry first
     if carry_out != carry:  # pragma: no cover
@@ -1621,6 +1629,12 @@ def _while_abstract_eval(
             f"while: body takes ({avals_str(body.in_avals)}) but the operands give "
             f"({avals_str(body_consts + carry)})"
         )
+    # as scan's: a batched body may return strong a carry it takes weak (JAX's
+    # while results are the body's output types)
+    carry = [
+        out if _weak_only_mismatch(out, taken) else taken
+        for out, taken in zip(body.out_avals, carry, strict=True)
+    ]
     # unreachable from the public API (a check of the primitive's own invariants):
     # lax.while_loop traces cond/body at the carry's types and checks them first
     if body.out_avals != carry:  # pragma: no cover

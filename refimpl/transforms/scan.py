@@ -36,7 +36,7 @@ import numpy as np
 from refimpl import tracing
 from refimpl.core import Eqn, Literal, Program, ShapedArray, Var
 from refimpl.primitives import rule_context
-from refimpl.primitives.control_flow import scan_p, while_loop
+from refimpl.primitives.control_flow import _weak_only_mismatch, scan_p, while_loop
 from refimpl.primitives.elementwise import add, convert_element_type_p, lt, mul, sub
 from refimpl.primitives.indexing import dynamic_slice_p, dynamic_update_slice_p
 from refimpl.primitives.structural import broadcast_in_dim_p, concatenate_p, slice_p, squeeze_p
@@ -142,11 +142,19 @@ class _Unroller:
         # an initial carry may differ from the body's in weak type only (a
         # weak init the body returns strong): the inlined steps take the
         # body's types, as the loop's later iterations do
+        # (and a batched body may return strong a carry it takes weak: the
+        # loop then carries the body's output types)
+        carry_avals = [
+            out if _weak_only_mismatch(out, taken) else taken
+            for out, taken in zip(
+                body.out_avals, body.in_avals[num_consts : num_consts + num_carry]
+            )
+        ]
         carry = [
             c
             if _aval(c) == a
             else convert_element_type_p.bind(c, new_dtype=a.dtype, weak_type=a.weak_type)
-            for c, a in zip(args[num_consts : num_consts + num_carry], body.in_avals[num_consts:])
+            for c, a in zip(args[num_consts : num_consts + num_carry], carry_avals)
         ]
         xs = args[num_consts + num_carry :]
         y_avals = body.out_avals[num_carry:]

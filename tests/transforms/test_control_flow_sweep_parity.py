@@ -118,3 +118,44 @@ def test_cumlogsumexp_of_complex_numbers_as_jax(backend):
     want = _complex_cumlogsumexp_modes(jax, jlax, x)
     got = _complex_cumlogsumexp_modes(ri, lax, x)
     assert_modes_same_as_jax(got, want, rtol=2e-6, atol=2e-6)
+
+
+# --- vmap of a loop whose body's cond selects a strong and a weak value
+
+
+def _loop_of_cond_modes(jx, lax_):
+    xs = np.arange(1.0, 4.0, dtype=np.float32)
+    preds = np.array([0.0, 3.0], np.float32)
+
+    def step(p, c, x):
+        # batched p: a select of a strong (c + x) and a weak (c * 2.0) value
+        return lax_.cond(p > x, lambda c: c + x, lambda c: c * 2.0, c)
+
+    def scan(p, init=1.0):
+        return lax_.scan(lambda c, x: (step(p, c, x), c), init, xs)
+
+    def while_(p):
+        body = lambda c: (c[0] + 1, step(p, c[1], xs[0]))  # noqa: E731
+        return lax_.while_loop(lambda c: c[0] < 3, body, (0, 1.0))
+
+    def fori(p, n=3):
+        return lax_.fori_loop(0, n, lambda i, c: step(p, c, xs[0] * i), 1.0)
+
+    return {
+        "scan": jx.vmap(scan)(preds),
+        "scan_jit": jx.jit(jx.vmap(scan))(preds),
+        "scan_vmap_of_jvp": jx.vmap(lambda p: jx.jvp(lambda s: scan(p, s), (1.0,), (1.0,)))(preds),
+        "scan_jvp_of_vmap": jx.jvp(lambda s: jx.vmap(lambda p: scan(p, s))(preds), (1.0,), (1.0,)),
+        "while": jx.vmap(while_)(preds),
+        "while_jit": jx.jit(jx.vmap(while_))(preds),
+        "fori": jx.vmap(fori)(preds),
+        "fori_traced_bounds": jx.vmap(fori)(preds, np.array([2, 3])),
+    }
+
+
+def test_vmap_of_a_loop_whose_carry_a_batched_cond_makes_strong_as_jax(backend):
+    # JAX's scan and while run a batched body that returns strong a carry it
+    # takes weak, the results typed as the body returns them (refimpl: C6)
+    want = _loop_of_cond_modes(jax, jlax)
+    got = _loop_of_cond_modes(ri, lax)
+    assert_modes_same_as_jax(got, want)
