@@ -74,3 +74,35 @@ def _no_leaked_trace(request):
         tracing._stack.__dict__.clear()
         tracing._stack.__init__()
         pytest.fail(f"{request.node.nodeid} left active traces behind: {leaked}")
+
+
+# --- the default run's sample of long parametrizations ------------------------------
+#
+# Some tests are parametrized over every dtype pair, op and argument form JAX
+# distinguishes (up to 1,500 cases for one test function). The default run
+# (`python -m pytest`) keeps EXHAUSTIVE_KEEP of them per test function, spread
+# evenly over the parametrization order so that every axis of the grid is
+# still exercised, and marks the rest `exhaustive`; CI runs them all
+# (`-m "not slow"`), and so does `-m exhaustive` or `-m "slow or not slow"`.
+EXHAUSTIVE_KEEP = 24
+
+
+def _spread(count: int, keep: int) -> set[int]:
+    """``keep`` indices out of ``range(count)``, evenly spaced, first and last included."""
+    return {round(i * (count - 1) / (keep - 1)) for i in range(keep)}
+
+
+@pytest.hookimpl(tryfirst=True)  # before the -m option deselects by marker
+def pytest_collection_modifyitems(config, items):
+    groups: dict[tuple, list] = {}
+    for item in items:
+        if getattr(item, "callspec", None) is not None:
+            key = (str(item.path), item.cls, getattr(item, "originalname", item.name))
+            groups.setdefault(key, []).append(item)
+    for group in groups.values():
+        if len(group) <= EXHAUSTIVE_KEEP:
+            continue
+        kept = _spread(len(group), EXHAUSTIVE_KEEP)
+        for index, item in enumerate(group):
+            if index not in kept:
+                item.add_marker(pytest.mark.exhaustive)
