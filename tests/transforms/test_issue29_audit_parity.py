@@ -649,6 +649,277 @@ def _(L):
     return [(o.shape, str(o.dtype)) for o in out]
 
 
+# --- wider variants the audit probed (all agreed) ------------------------------------------
+
+
+@case("weak/more/jacobians_with_aux_under_jit_and_checkpoint")
+def _(L):
+    f = lambda x: (L.jnp.sin(x) * 2.0, {"a": x * 3.0})  # noqa: E731
+    return (
+        L.jax.jit(L.jax.jacfwd(f, has_aux=True))(1.0),
+        L.jax.jit(L.jax.jacrev(f, has_aux=True))(1.0),
+        L.jax.jacrev(L.jax.jit(f), has_aux=True)(1.0),
+        L.jax.jacfwd(L.jax.checkpoint(f), has_aux=True)(1.0),
+    )
+
+
+@case("weak/more/switch_vjp_and_linearize")
+def _(L):
+    f = lambda x: L.lax.switch(1, [lambda v: v * 2.0, L.jnp.sin, L.jnp.cos], x)  # noqa: E731
+    y, pb = L.jax.vjp(f, 1.0)
+    y2, pb2 = L.jax.vjp(L.jax.jit(f), 1.0)
+    return y, pb(1.0), y2, pb2(1.0), L.jax.linearize(f, 1.0)[1](1.0)
+
+
+@case("weak/more/scan_weak_init_vmap_jit_jvp")
+def _(L):
+    xs = L.jnp.arange(3, dtype=F32)
+    f = lambda c: L.lax.scan(lambda c, x: (c * x + x, c), c, xs)  # noqa: E731
+    return (
+        L.jax.vmap(lambda c: f(c))(F32([0.0, 1.0])),
+        L.jax.jit(f)(1.0),
+        L.jax.jit(L.jax.grad(lambda c: f(c)[0]))(0.5),
+        L.jax.jvp(f, (0.5,), (1.0,)),
+    )
+
+
+@case("lax/more/binary_ops_size_one_dims_grad_vmap")
+def _(L):
+    a = np.arange(6, dtype=F32).reshape(1, 6)
+    b = np.arange(6, dtype=F32).reshape(6, 1)
+    i = np.arange(4, dtype=np.int32).reshape(4, 1)
+    j = np.arange(3, dtype=np.int32).reshape(1, 3)
+    return (
+        _both(L, L.lax.mul, a, b),
+        _both(L, L.lax.sub, b, a),
+        _both(L, L.lax.div, a + 1, b + 1),
+        _both(L, L.lax.pow, a, b * 0 + 2),
+        _both(L, L.lax.rem, i + 5, j + 1),
+        _both(L, L.lax.shift_left, i, j),
+        _both(L, L.lax.eq, a, b),
+        _both(L, L.lax.nextafter, a, b),
+        L.jax.grad(lambda x: L.lax.mul(x, b).sum())(a),
+        L.jax.vmap(lambda x: L.lax.add(x, b))(np.ones((2, 1, 6), F32)),
+    )
+
+
+@case("lax/more/reduce_computations_grad_vmap")
+def _(L):
+    x = np.arange(1, 13, dtype=F32).reshape(3, 4)
+    xi = np.arange(12, dtype=np.int32).reshape(3, 4)
+    return (
+        _both(L, lambda v: L.lax.reduce(v, F32(0), L.lax.add, (1,)), x),
+        _both(L, lambda v: L.lax.reduce(v, F32(3), L.lax.max, (0,)), x),
+        _both(L, lambda v: L.lax.reduce(v, np.int32(-1), L.lax.bitwise_or, (0, 1)), xi),
+        _both(
+            L, lambda v: L.lax.reduce(v, F32(-np.inf), lambda a, b: L.jnp.maximum(a, b), (1,)), x
+        ),
+        _both(L, lambda v: L.lax.reduce(v > 3, True, L.lax.bitwise_and, (1,)), x),
+        _both(
+            L,
+            lambda v: L.lax.reduce(
+                [v, v * 2], [F32(0), F32(0)], lambda a, b: [a[0] + b[0], a[1] + b[1]], (0,)
+            ),
+            x,
+        ),
+        L.jax.vmap(lambda v: L.lax.reduce(v, F32(1), lambda a, b: a * b, (0,)))(x),
+        L.jax.grad(lambda v: L.lax.reduce(v, F32(0), L.lax.add, (0, 1)))(x),
+        L.jax.grad(lambda v: L.lax.reduce(v, F32(-np.inf), L.lax.max, (0,)).sum())(x),
+    )
+
+
+@case("lax/more/reduce_window_computations")
+def _(L):
+    x = np.arange(1, 13, dtype=F32).reshape(3, 4)
+
+    def argmax(a, b):
+        p = a[0] >= b[0]
+        return L.lax.select(p, a[0], b[0]), L.lax.select(p, a[1], b[1])
+
+    ix = np.arange(12, dtype=np.int32).reshape(3, 4)
+    return (
+        _both(L, lambda v: L.lax.reduce_window(v, F32(0), L.lax.add, (2, 2), (1, 1), "SAME"), x),
+        _both(
+            L, lambda v: L.lax.reduce_window(v, F32(-np.inf), L.lax.max, (2, 2), (1, 2), "VALID"), x
+        ),
+        _both(L, lambda v: L.lax.reduce_window(v, F32(1), L.lax.mul, (2, 1), (1, 1), "VALID"), x),
+        _both(
+            L,
+            lambda v, i: L.lax.reduce_window(
+                (v, i), (F32(-np.inf), np.int32(0)), argmax, (2, 2), (1, 1), "VALID"
+            ),
+            x,
+            ix,
+        ),
+        _both(
+            L,
+            lambda v: L.lax.reduce_window(
+                v,
+                F32(0),
+                lambda a, b: a + b,
+                (2, 2),
+                (1, 1),
+                ((1, 0), (0, 1)),
+                base_dilation=(2, 1),
+                window_dilation=(1, 2),
+            ),
+            x,
+        ),
+        L.jax.grad(
+            lambda v: L.lax.reduce_window(v, F32(0), L.lax.add, (2, 2), (1, 1), "VALID").sum()
+        )(x),
+        L.jax.vmap(
+            lambda v: L.lax.reduce_window(v, F32(1), lambda a, b: a * b, (2,), (1,), "VALID")
+        )(x),
+    )
+
+
+@case("lax/more/top_k_axis_grad_vmap_jvp")
+def _(L):
+    x = np.array([[3, 1, 4, 1], [5, 9, 2, 6], [5, 3, 5, 8]], F32)
+    return (
+        _both(L, lambda v: L.lax.top_k(v, 2, axis=-1), x),
+        _both(L, lambda v: L.lax.top_k(v, 3, axis=0), x),
+        L.jax.grad(lambda v: L.lax.top_k(v, 2, axis=0)[0].sum())(x),
+        L.jax.vmap(lambda v: L.lax.top_k(v, 1, axis=0))(x),
+        L.jax.jvp(lambda v: L.lax.top_k(v, 2, axis=0)[0], (x,), (x,)),
+    )
+
+
+@case("jnp/more/take_along_axis_modes")
+def _(L):
+    x = np.arange(12, dtype=F32).reshape(3, 4)
+    i = np.array([[0, 3], [1, 5], [2, -1]], np.int32)
+    return [
+        _both(L, lambda v, m=m: L.jnp.take_along_axis(v, i, axis=1, mode=m), x)
+        for m in ("clip", "fill", "one_hot", "promise_in_bounds")
+    ] + [
+        L.jax.vmap(lambda v, j: L.jnp.take_along_axis(v, j, axis=0, mode="one_hot"))(x, i % 4),
+        _both(
+            L,
+            lambda v: L.jnp.take_along_axis(
+                v, i[:, :1] % 4, axis=None if False else 1, mode="one_hot"
+            ),
+            x,
+        ),
+    ]
+
+
+@case("jnp/more/repeat_total_repeat_length_axes_vmap_grad")
+def _(L):
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+    return (
+        _both(
+            L,
+            lambda r: L.jnp.repeat(x, r, axis=1, total_repeat_length=7),
+            np.array([1, 2, 3], np.int32),
+        ),
+        _both(
+            L,
+            lambda r: L.jnp.repeat(x, r, axis=0, total_repeat_length=3),
+            np.array([2, 2], np.int32),
+        ),
+        _both(L, lambda r: L.jnp.repeat(x, r, total_repeat_length=4), np.int32(2)),
+        L.jax.vmap(lambda r: L.jnp.repeat(x[0], r, total_repeat_length=5))(
+            np.array([[1, 2, 2], [0, 0, 5]], np.int32)
+        ),
+        L.jax.grad(lambda v: L.jnp.repeat(v, np.array([1, 2, 3]), total_repeat_length=6).sum())(
+            x[0]
+        ),
+    )
+
+
+@case("random/more/categorical_axes_and_batches")
+def _(L):
+    k = L.random.key(5)
+    logits = L.jnp.log(np.array([[0.1, 0.2, 0.3, 0.4], [0.4, 0.3, 0.2, 0.1]], F32))
+    return (
+        L.random.categorical(k, logits, axis=-1, mode="highest"),
+        L.random.categorical(k, logits, axis=0, mode="highest"),
+        L.random.categorical(k, logits, axis=1, shape=(3, 2), mode="highest"),
+        L.random.categorical(k, logits, axis=-1, shape=(2, 2), replace=False),
+        L.random.categorical(k, logits, axis=0, shape=(2, 4), replace=False),
+        L.random.categorical(k, logits[0], shape=(4,), replace=False, mode="highest"),
+        L.jax.vmap(lambda k: L.random.categorical(k, logits[0], shape=(2,), replace=False))(
+            L.random.split(k, 3)
+        ),
+    )
+
+
+@case("vmap/more/axis_env_across_sizes")
+def _(L):
+    f = L.jax.jit(lambda v: L.lax.psum(v, "i") + L.lax.axis_index("i"))
+    out = []
+    for n in (2, 3, 2):
+        out.append(L.jax.vmap(f, axis_name="i")(np.ones(n, F32)))
+    g = L.jax.jit(lambda v: L.lax.axis_size("i") * v) if hasattr(L.lax, "axis_size") else None
+    if g:
+        out += [L.jax.vmap(g, axis_name="i")(np.ones(n, F32)) for n in (2, 5)]
+    return out
+
+
+@case("else/more/remat_trace_counts_policies")
+def _(L):
+    counts = []
+    for wrap in (
+        lambda f: L.jax.checkpoint(f),
+        lambda f: L.jax.checkpoint(f, prevent_cse=False),
+        lambda f: L.jax.remat(f, policy=L.jax.checkpoint_policies.nothing_saveable),
+    ):
+        c = [0]
+
+        def f(x):
+            c[0] += 1  # noqa: B023 - called in this iteration only
+            return L.jnp.sin(x) * 2.0
+
+        g = wrap(f)
+        for _ in range(5):
+            L.jax.grad(g)(F32(1.0))
+            g(F32(2.0))
+            L.jax.vjp(g, F32(1.0))
+            L.jax.jvp(g, (F32(1.0),), (F32(1.0),))
+        counts.append(c[0])
+    return counts
+
+
+@case("else/more/cond_switch_grad_vmap_nan")
+def _(L):
+    x = np.array([0.0, 0.0, 1.0, 4.0], F32)
+
+    def f(v):
+        return L.lax.cond(v > 0, L.jnp.sqrt, lambda y: y * 0.0, v)
+
+    def s(v):
+        return L.lax.switch(
+            L.jnp.clip(v, 0, 2).astype(np.int32), [lambda y: y * 0.0, L.jnp.sqrt, L.jnp.log], v
+        )
+
+    return (
+        L.jax.grad(lambda v: L.jax.vmap(f)(v).sum())(x),
+        L.jax.grad(lambda v: L.jax.vmap(s)(v).sum())(x),
+        L.jax.jit(L.jax.grad(lambda v: L.jax.vmap(f)(v).sum()))(x),
+        L.jax.vmap(L.jax.grad(f))(x),
+        L.jax.jacrev(L.jax.vmap(f))(x),
+    )
+
+
+@case("refs/more/scan_reading_a_ref_grad_vjp")
+def _(L):
+    def f(x):
+        r = L.jax.new_ref(x * 2)
+
+        def body(c, _):
+            return c + L.jnp.sin(r[...]), None
+
+        return L.lax.scan(body, x, None, length=3)[0]
+
+    return (
+        L.jax.grad(lambda x: f(x).sum())(XS),
+        L.jax.jit(L.jax.grad(lambda x: f(x).sum()))(XS),
+        L.jax.vjp(f, XS)[1](XS),
+    )
+
+
 # --- the comparison -----------------------------------------------------------------------------
 
 
