@@ -107,6 +107,14 @@ def _linear_transpose_duck(ns: Any) -> Any:
     return ns.api.linear_transpose(lambda x: x * 2 - x[::-1], Spec())(ns.asarray(X))
 
 
+def _linear_transpose_int_jit(ns: Any) -> Any:
+    """linear_transpose of an integer function through jits (issue 29): the
+    integer cotangents reach the jit's transpose."""
+    api, i = ns.api, np.array([1, 2, 3], np.int32)
+    f = ns.jit(lambda x, y: (x + 2 * y, ns.jit(lambda z: -z)(y).sum()))
+    return api.linear_transpose(f, i, i)((i, np.int32(5)))
+
+
 def _vjp_of_ref(ns: Any) -> Any:
     api = ns.api
     if not hasattr(api, "new_ref"):
@@ -187,6 +195,7 @@ def cases() -> Iterator[Case]:
     yield _case("holomorphic", _holomorphic)
     yield _case("python_branches", _python_branches)
     yield _case("linear_transpose_duck", _linear_transpose_duck)
+    yield _case("linear_transpose_int_jit", _linear_transpose_int_jit)
     yield _case("errors/vjp_of_ref", _vjp_of_ref)
     yield _case("printed_dot_precision", _printed_dot_precision)
     yield _case("check_grads_rank0_complex", _check_grads_rank0_complex)

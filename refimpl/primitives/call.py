@@ -100,9 +100,25 @@ def _jit_call_linearize(primals: list, tangents: list, *, program: Program, name
 jit_call_p.linearize_rule = _jit_call_linearize
 
 
+def integer_cotangents(cts: list) -> bool:
+    """Whether integer cotangents reach a sub-program: only when
+    ``linear_transpose`` transposes an integer function (reverse mode gives
+    integer values float0 cotangents)."""
+    return any(
+        type(ct) is not Zero
+        and np.issubdtype(np.dtype(getattr(ct, "dtype", np.float32)), np.integer)
+        for ct in cts
+    )
+
+
 @jit_call_p.def_transpose
 def _jit_call_transpose(cts: list, *args: Any, program: Program, name: str) -> list:
     linear = [isinstance(a, UndefinedPrimal) for a in args]
+    if integer_cotangents(cts):
+        # linear_transpose of an integer function (JAX 0.10.2 runs it): a
+        # transposed call takes and returns only float cotangents, so the
+        # body is transposed in place, equation by equation
+        return rule_context.backward_pass(program, linear, list(args), list(cts))
     # a custom_vjp bwd inside may write a Ref its fwd saved: the transposed
     # program threads the refs it touches (their values in, written ones out)
     transposed, refs, written = rule_context.transpose_program(

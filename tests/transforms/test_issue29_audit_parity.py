@@ -563,6 +563,19 @@ def _(L):
     return t(np.int32(3))
 
 
+@case("else/linear_transpose_of_integer_functions_through_jit")
+def _(L):
+    # the integer cotangents reach the jit's transpose (refimpl's transposed
+    # call took float cotangents only); checkpoint's is JAX's TypeError too
+    i = np.array([1, 2, 3], np.int32)
+    f = L.jax.jit(lambda x, y: (x + 2 * y, L.jax.jit(lambda z: -z)(y).sum()))
+    return (
+        L.jax.linear_transpose(L.jax.jit(lambda x: x * 3), np.int16(1))(np.int16(2)),
+        L.jax.linear_transpose(f, i, i)((i, np.int32(5))),
+        L.jax.jit(lambda c: L.jax.linear_transpose(L.jax.jit(lambda x: x + x), i)(c))(i),
+    )
+
+
 @case("else/linear_transpose_of_gt")
 def _(L):
     # api_test: the comparison's output is dropped before transposing
