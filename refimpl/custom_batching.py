@@ -322,15 +322,35 @@ def _jvp(primals, tangents, *, call, rule, num_consts, in_tree, name, ref_writte
     return list(out_p), out_tangents
 
 
-@custom_vmap_call_p.def_transpose
-def _transpose(cts, *args, name, **_):
-    # The JVP above is itself a custom_vmap (its tangents are not separable), so
-    # reverse mode cannot transpose it; JAX 0.10.2 raises ValueError here too.
-    raise ValueError(
+def _linearization_failed(name: str) -> ValueError:
+    return ValueError(
         f"custom_vmap({name}): Linearization failed to produce known values for all output "
         "primals: reverse-mode differentiation (grad, vjp) of a custom_vmap function is not "
         "supported (its JVP cannot be linearized); use jvp, or wrap it in a custom_vjp"
     )
+
+
+def _linearize(primals, tangents, *, name, **params):
+    """Under linearize (grad, vjp, linearize): JAX 0.10.2's partial evaluation
+    of the JVP above finds its primal outputs unknown (they come out of a
+    custom_vmap taking the tangents) and raises, before any transpose; with
+    no tangent there is nothing to linearize."""
+    if any(type(t) is not Zero for t in tangents):
+        raise _linearization_failed(name)
+    outs = custom_vmap_call_p.bind(*primals, name=name, **params)
+    return list(outs), [
+        Zero(tangent_aval(tracing.get_aval(o, name, i))) for i, o in enumerate(outs)
+    ]
+
+
+custom_vmap_call_p.linearize_rule = _linearize
+
+
+@custom_vmap_call_p.def_transpose
+def _transpose(cts, *args, name, **_):
+    # The JVP above is itself a custom_vmap (its tangents are not separable), so
+    # reverse mode cannot transpose it; JAX 0.10.2 raises ValueError here too.
+    raise _linearization_failed(name)
 
 
 def _vmap_unrestricted(

@@ -304,6 +304,31 @@ def _as_class_attribute(ns: Any) -> Any:
     return m.f(ns.asarray(np.float32(2.0)))
 
 
+def _custom_vmap_reverse(ns: Any, how: str) -> Any:
+    """Reverse mode linearizes a custom_vmap call taking a tangent: JAX
+    0.10.2's partial evaluation finds its primal unknown (ValueError)."""
+    api = ns.api
+    xs = ns.asarray(np.arange(3, dtype=np.float32))
+    if how == "grad_of_vmap_sequential":
+        seq = api.custom_batching.sequential_vmap(lambda x, y: x + y)
+        return api.grad(lambda x: api.vmap(seq)(x, x).sum())(xs)
+    f = api.custom_batching.custom_vmap(lambda x: api.numpy.sin(x))
+    f.def_vmap(lambda size, batched, xs: (api.numpy.cos(xs), batched[0]))
+    if how == "linearize":
+        return api.linearize(f, np.float32(0.5))[0]
+    return api.vjp(api.vmap(f), xs)[1](xs)  # the rule applied first: runs
+
+
+def _custom_vmap_reverse_cases() -> Iterator[Case]:
+    for how in ("grad_of_vmap_sequential", "linearize", "vjp_of_vmap"):
+        yield script_case(
+            f"custom.api/custom_vmap_reverse_{how}",
+            functools.partial(_custom_vmap_reverse, how=how),
+            expect=AGREE,
+            tags=TAGS,
+        )
+
+
 def _known_carry_cases() -> Iterator[Case]:
     yield script_case(
         "custom.api/custom_jvp_as_class_attribute", _as_class_attribute, expect=AGREE, tags=TAGS
@@ -319,6 +344,7 @@ def cases() -> Iterator[Case]:
     yield from _closed_over_cases()
     yield from _known_carry_cases()
     yield from _int_output_cases()
+    yield from _custom_vmap_reverse_cases()
     for name, script in SCRIPTS.items():
         yield script_case(f"custom.api/{name}", script, expect=AGREE, tags=TAGS)
     yield from cases_checked()

@@ -233,3 +233,45 @@ def test_a_custom_function_is_not_a_method_descriptor(backend, kind):
     got = RI.lib.grad(lambda x: type(got_m).f(got_m, x))(np.float32(2.0))
     want = jax.grad(lambda x: type(want_m).f(want_m, x))(np.float32(2.0))
     assert_same_as_jax(got, want)
+
+
+def _custom_vmap_reverse_programs(n):
+    lib = n.lib
+    cb = lib.custom_batching
+
+    f = cb.custom_vmap(lambda x: n.np.sin(x))
+    f.def_vmap(lambda size, batched, xs: (n.np.cos(xs), batched[0]))
+    seq = cb.sequential_vmap(lambda x, y: x + y)
+    xs = n.np.arange(3.0)
+    return {
+        "grad": lambda: lib.grad(f)(0.5),
+        "grad_of_vmap_sequential": lambda: lib.grad(lambda x: lib.vmap(seq)(x, x).sum())(xs),
+        "linearize": lambda: lib.linearize(f, 0.5)[0],
+        "jit_grad": lambda: lib.jit(lib.grad(lambda x: f(x) * 2.0))(0.5),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_custom_vmap_reverse_programs(JAX)))
+def test_linearizing_a_custom_vmap_function_is_a_value_error(backend, name):
+    # custom_api_test's test_partial_eval_raises (and test_sequential_vmap
+    # under grad): JAX's partial evaluation finds the primal unknown
+    with pytest.raises(ValueError, match="Linearization failed"):
+        _custom_vmap_reverse_programs(JAX)[name]()
+    with pytest.raises(ValueError, match="Linearization failed"):
+        _custom_vmap_reverse_programs(RI)[name]()
+
+
+def test_reverse_mode_runs_where_no_custom_vmap_call_is_linearized(backend):
+    # no tangent reaches the call, or a vmap inside the differentiation
+    # applies the rule first (the rule's operations are differentiated)
+    def prog(n):
+        f = n.lib.custom_batching.custom_vmap(lambda x: n.np.sin(x))
+        f.def_vmap(lambda size, batched, xs: (n.np.cos(xs), batched[0]))
+        xs = n.np.arange(3.0)
+        return (
+            n.lib.grad(lambda x, c: x * f(c), argnums=0)(np.float32(2.0), np.float32(0.5)),
+            n.lib.vjp(n.lib.vmap(f), xs)[1](xs),
+            n.lib.grad(lambda x: n.lib.vmap(f)(x).sum())(xs),
+        )
+
+    assert_same_as_jax(prog(RI), prog(JAX))
