@@ -23,7 +23,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from refimpl import tracing, tree_util
+import numpy as np
+
+from refimpl import dtypes, tracing, tree_util
 from refimpl.core import Program, ShapedArray, avals_str
 from refimpl.primitives import batch_rules, rule_context
 from refimpl.primitives import elementwise as ew
@@ -119,10 +121,13 @@ def _bind(*args: Any, **params: Any) -> list[Any]:
         return list(linear_solve_p.bind(*args, **params))
     _, _, sc, _, b = _split(args, params["num_consts"])
     outs = _call_program(params["solve"], sc, b)
-    # (a leaf the solver returns as a constant comes out as NumPy data)
+    # (a leaf the solver returns as a constant comes out as NumPy data, a
+    # Python scalar or a TypedScalar: an array of the program's type)
     return [
-        o if isinstance(o, tracing.Tracer) or hasattr(o, "aval")
-        else convert_element_type_p.bind(o, new_dtype=a.dtype, weak_type=a.weak_type)
+        convert_element_type_p.bind(o, new_dtype=a.dtype, weak_type=a.weak_type)
+        if isinstance(o, (np.ndarray, np.generic, tracing.TypedScalar))
+        or dtypes.is_python_scalar(o)
+        else o
         for o, a in zip(outs, params["solve"].out_avals, strict=True)
     ]  # fmt: skip
 

@@ -48,6 +48,10 @@ def _linear_solve_modes(jx, jnp_, lax_):
         "grad": jx.grad(symmetric)(3.0),
         "vmap": jx.vmap(solve)(jnp_.arange(3.0) * 1.0),
         "strong_b": solve(jnp_.float32(3.0)),
+        # an aux leaf the solver returns as a constant is an array eagerly
+        "aux_constant": lax_.custom_linear_solve(
+            lambda x: 2 * x, 3.0, lambda mv, y: (y / 2, jnp_.int32(3)), has_aux=True
+        ),
         # tangents and cotangents are bound as they are (a strong one stays strong)
         "jvp_strong_tangent": jx.jvp(solve, (3.0,), (jnp_.float32(1.0),)),
         "vjp_strong_cotangent": jx.vjp(symmetric, 3.0)[1](jnp_.float32(1.0)),
