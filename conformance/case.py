@@ -175,6 +175,11 @@ def _raw(arg: Any) -> Any:
 
 
 def _source_of(fn: Callable[..., Any]) -> str:
+    if isinstance(fn, functools.partial):
+        # the function's text and the bound arguments: a partial's repr holds the
+        # function's address, which would make the recorded fingerprint per process
+        bound = [repr(a) for a in fn.args] + [f"{k}={v!r}" for k, v in fn.keywords.items()]
+        return f"{_source_of(fn.func)}\n# partial({', '.join(bound)})"
     try:
         return inspect.getsource(fn).strip()
     except (OSError, TypeError):

@@ -36,3 +36,18 @@ def test_missing_or_stale_finds_new_and_changed_cases():
         agree[0].name,
         agree[1].name,
     ]
+
+
+def test_agree_case_sources_hold_no_object_addresses():
+    # a fingerprint hashes the case's source text: an address in it (a partial's
+    # or a function object's repr) changes per process, and the recording is
+    # stale in every other process (12 custom.api cases were, until their
+    # functools.partial sources showed the function's text instead)
+    import re
+
+    addressed = [
+        c.name
+        for c in all_cases()
+        if c.expect is AGREE and re.search(r" at 0x[0-9a-fA-F]+", c.source or "")
+    ]
+    assert not addressed, f"source text with an object address: {addressed[:10]}"
