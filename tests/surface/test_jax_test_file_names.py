@@ -12,7 +12,9 @@ the other test files use that refimpl lacked before this change (marked
 
 from __future__ import annotations
 
+import functools
 import importlib
+import os
 
 import jax
 import numpy as np
@@ -175,8 +177,32 @@ _READ_ONLY = (  # flags JAX's test files read (skipIf, tolerances): read-only fa
 ).split()
 
 
+# flags other test modules set on this process's jax when imported (many set
+# jax_platforms="cpu", and an xdist worker imports every module at collection):
+# for them JAX's own reading comes from a fresh interpreter
+_SET_BY_OTHER_TESTS = frozenset({"jax_platforms"})
+
+
+@functools.cache
+def _fresh_jax_reading(flag: str) -> str:
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    code = f"import jax; print(repr(jax.config.{flag}))"
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
 @pytest.mark.parametrize("flag", _READ_ONLY)
 def test_config_reads_as_jax(backend, flag):
+    if flag in _SET_BY_OTHER_TESTS:
+        with as_jax.aliased_jax(backend):
+            import jax as aliased
+
+            assert repr(getattr(aliased.config, flag)) == _fresh_jax_reading(flag)
+        return
     want = getattr(jax.config, flag)
     with as_jax.aliased_jax(backend):
         import jax as aliased
