@@ -21,6 +21,13 @@ def _restore_config():
         config.update(name, value)
 
 
+@pytest.fixture
+def four_ref_devices() -> None:
+    """The reference backend simulates 4 devices (pmap programs, as the pjrt
+    backend's CPU plugin has); ``_restore_config`` puts the count back."""
+    config.update("ref_num_devices", 4)
+
+
 @pytest.fixture(params=["ref", "pjrt"])
 def backend(request) -> str:
     """Runs the test once per backend, each the default backend of jit and

@@ -27,12 +27,7 @@ def needs(backend: str) -> None:
         skip_without_pjrt()
 
 
-@pytest.fixture(autouse=True)
-def _four_ref_devices():
-    old = ri.config.ref_num_devices
-    ri.config.update("ref_num_devices", 4)
-    yield
-    ri.config.update("ref_num_devices", old)
+pytestmark = pytest.mark.usefixtures("four_ref_devices")  # tests/conftest.py
 
 
 # The child loads the same native module as this process (a sanitized or

@@ -28,12 +28,7 @@ def oracle(tmp_path_factory):
     return results_on_four_devices("pmap_cases.py", tmp_path_factory.mktemp("pmap") / "jax.pkl")
 
 
-@pytest.fixture(autouse=True)
-def four_ref_devices():
-    old = ri.config.ref_num_devices
-    ri.config.update("ref_num_devices", 4)
-    yield
-    ri.config.update("ref_num_devices", old)
+pytestmark = pytest.mark.usefixtures("four_ref_devices")  # tests/conftest.py
 
 
 def _on(backend: str, build):

@@ -51,12 +51,7 @@ def jax_outcomes():
     return in_fresh_jax(body + "}\n")
 
 
-@pytest.fixture(autouse=True)
-def four_ref_devices():
-    old = ri.config.ref_num_devices
-    ri.config.update("ref_num_devices", 4)
-    yield
-    ri.config.update("ref_num_devices", old)
+pytestmark = pytest.mark.usefixtures("four_ref_devices")  # tests/conftest.py
 
 
 @pytest.mark.parametrize("name", list(PROGRAMS))

@@ -126,12 +126,7 @@ def jax_results():
     return in_fresh_jax(prelude + SOURCE)
 
 
-@pytest.fixture(autouse=True)
-def four_ref_devices():
-    old = ri.config.ref_num_devices
-    ri.config.update("ref_num_devices", 4)
-    yield
-    ri.config.update("ref_num_devices", old)
+pytestmark = pytest.mark.usefixtures("four_ref_devices")  # tests/conftest.py
 
 
 def _refimpl_results():
