@@ -19,6 +19,7 @@ import gc
 import inspect
 import operator
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, cast
 
@@ -49,6 +50,19 @@ class Trace:
     level: int = -1
     active: bool = False
     name: str = "trace"
+    #: weak references to the tracers this trace made, kept only by traces
+    #: the leak checker will check (None otherwise, and then free): the check
+    #: reads them instead of scanning the whole heap for referrers
+    _tracer_refs: list[weakref.ref[Tracer]] | None = None
+
+    def _watch_tracers(self) -> None:
+        """Keep weak references to this trace's tracers if the leak checker is on."""
+        self._tracer_refs = [] if config._values["check_tracer_leaks"] else None
+
+    def _watch(self, tracer: Tracer) -> None:
+        refs = self._tracer_refs
+        if refs is not None:
+            refs.append(weakref.ref(tracer))
 
     def process_primitive(
         self, primitive: Any, args: Sequence[Any], params: dict[str, Any]
@@ -220,7 +234,7 @@ class DynamicTracer(Tracer):
     """A tracer of a staging trace (a ``Builder``): an abstract array that
     stands for a variable of the Program being built."""
 
-    __slots__ = ("aval", "_trace", "_var", "_origin")
+    __slots__ = ("aval", "_trace", "_var", "_origin", "__weakref__")
 
     _trace: Builder
 
@@ -229,6 +243,8 @@ class DynamicTracer(Tracer):
         self._trace = builder
         self._var = var
         self._origin = origin
+        if builder._tracer_refs is not None:
+            builder._watch(self)
 
     @property
     def builder(self) -> Builder:
@@ -261,6 +277,7 @@ class Builder(Trace):
         self._capture_vars: dict[int, Var] = {}  # id(outer tracer) -> inner var
         self._const_vars_by_id: dict[int, Var] = {}
         self._keepalive: list[Any] = []  # keeps ids in the maps above unique
+        self._watch_tracers()
 
     # -- inputs and atoms --
 
@@ -488,10 +505,22 @@ def check_no_leaks(trace: Trace) -> None:
     collected first: they can never be used again. A trace that ended by an
     exception is not checked (the traceback holds its tracers), as in JAX.
     """
-    gc.collect()
-    leaked = [r for r in gc.get_referrers(trace) if isinstance(r, Tracer) and r._trace is trace]
+    leaked = _live_tracers(trace)
+    if leaked:
+        # a live tracer may be garbage in a reference cycle: collect (a full
+        # collection, slow in a large heap) only when there is one
+        del leaked
+        gc.collect()
+        leaked = _live_tracers(trace)
     if leaked:
         raise _leaked_trace_error(trace, leaked)
+
+
+def _live_tracers(trace: Trace) -> list[Tracer]:
+    refs = trace._tracer_refs
+    if refs is None:  # the check was turned on while the trace ran: scan the heap
+        return [r for r in gc.get_referrers(trace) if isinstance(r, Tracer) and r._trace is trace]
+    return [t for t in (ref() for ref in refs) if t is not None]
 
 
 def _leaked_trace_error(trace: Trace, leaked: list[Tracer]) -> Exception:

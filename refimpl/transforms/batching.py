@@ -208,10 +208,12 @@ class BatchTracer(tracing.Tracer):
     """A batched value inside ``vmap``: ``val`` holds every member, stacked
     along axis ``bdim``; ``aval`` is one member's type."""
 
-    __slots__ = ("_trace", "val", "bdim", "aval")
+    __slots__ = ("_trace", "val", "bdim", "aval", "__weakref__")
 
     def __init__(self, trace: BatchTrace, val: Any, bdim: int) -> None:
         self._trace = trace
+        if trace._tracer_refs is not None:
+            trace._watch(self)
         self.val = val
         self.bdim = bdim
         aval = tracing.get_aval(val, trace.name, 0)
@@ -232,6 +234,7 @@ class BatchTrace(tracing.Trace):
     def __init__(self, frame: AxisFrame, name: str = "vmap") -> None:
         self.frame = frame
         self.name = name
+        self._watch_tracers()
 
     def unpack(self, x: Any) -> tuple[Any, int | None]:
         if isinstance(x, BatchTracer) and x._trace is self:
