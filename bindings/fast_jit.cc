@@ -129,6 +129,7 @@ struct OutNode {
 // What a pmap entry adds (fn->pmap): one executable over N replicas.
 struct PmapPlan : ReplicaPlan {
   std::vector<const ArrayMeta*> global_outputs;  // per output: the sharded type (null if -1)
+  py::object axis_name = py::none();  // the pmap's axis name (its outputs' NamedSharding)
 };
 
 struct Entry {
@@ -1352,6 +1353,7 @@ void FillPmapEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) 
   plan->devices = spec.attr("device_indices").cast<std::vector<int>>();
   plan->in_axes = spec.attr("in_axes").cast<std::vector<int>>();
   plan->out_axes = spec.attr("out_axes").cast<std::vector<int>>();
+  plan->axis_name = spec.attr("axis_name");
   plan->aliases = spec.attr("aliases").cast<std::vector<int>>();
   plan->has_collectives = spec.attr("has_collectives").cast<bool>();
   std::vector<bool> donated = spec.attr("donated").cast<std::vector<bool>>();
@@ -1517,7 +1519,7 @@ py::object PmapResult(const Entry& entry, PmapLaunch* launch) {
       std::vector<std::shared_ptr<Buffer>> shards(n);
       for (std::size_t m = 0; m < n; ++m) shards[m] = launch->outputs[m * num_outputs + j];
       made = MakeShardedPjrtArray(std::move(shards), plan.devices, plan.out_axes[j],
-                                  entry.outputs[j], plan.global_outputs[j]);
+                                  entry.outputs[j], plan.global_outputs[j], plan.axis_name);
     }
     arrays.push_back(py::reinterpret_steal<py::object>(made));
     if (!arrays.back()) return {};

@@ -107,7 +107,8 @@ PyObject* MakePjrtArray(std::shared_ptr<Buffer> buffer, const ArrayMeta* meta, i
 
 PyObject* MakeShardedPjrtArray(std::vector<std::shared_ptr<Buffer>> buffers,
                                std::vector<int> device_indices, int axis,
-                               const ArrayMeta* shard_meta, const ArrayMeta* meta) {
+                               const ArrayMeta* shard_meta, const ArrayMeta* meta,
+                               py::object axis_name) {
   if (buffers.empty() || buffers.size() != device_indices.size()) {
     PyErr_SetString(PyExc_ValueError, "sharded PjrtArray: one buffer per device is required");
     return nullptr;
@@ -118,6 +119,7 @@ PyObject* MakeShardedPjrtArray(std::vector<std::shared_ptr<Buffer>> buffers,
   set->device_indices = std::move(device_indices);
   set->axis = axis;
   set->shard_meta = shard_meta;
+  set->axis_name = std::move(axis_name);
   const int first = set->device_indices[0];
   PyObject* self = MakePjrtArray(nullptr, meta, first, /*committed=*/false);
   if (self == nullptr) {
@@ -333,6 +335,12 @@ PyObject* GetShardAxis(PyObject* self, void*) {
   return PyLong_FromLong(set->axis);
 }
 
+PyObject* GetShardAxisName(PyObject* self, void*) {
+  const ShardSet* set = AsArray(self)->shards;
+  if (set == nullptr) Py_RETURN_NONE;
+  return Py_NewRef(set->axis_name.ptr());
+}
+
 PyGetSetDef kGetSet[] = {
     {"shape", GetShape, nullptr, "Tuple of dimensions.", nullptr},
     {"dtype", GetDtype, nullptr, "NumPy dtype of the elements.", nullptr},
@@ -345,6 +353,8 @@ PyGetSetDef kGetSet[] = {
     {"committed", GetCommitted, nullptr, "Whether the array is committed to its device.", nullptr},
     {"_shard_axis", GetShardAxis, nullptr,
      "The axis split over the devices of a sharded array (a pmap output), or None.", nullptr},
+    {"_shard_axis_name", GetShardAxisName, nullptr,
+     "The pmap axis name a sharded array was made with, or None.", nullptr},
     {"_donated_to", GetDonatedTo, nullptr, "Name of the function the array was donated to.",
      nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
@@ -373,6 +383,34 @@ PyObject* ShardArrays(PyObject* self, PyObject*) {
       return nullptr;
     }
     PyList_SET_ITEM(list, static_cast<Py_ssize_t>(m), shard);
+  }
+  return list;
+}
+
+// The blocks of a sharded array as JAX 0.10.2's shards: per device, an array
+// over the shard's buffer whose type keeps the split axis with size 1 (the
+// same bytes: shard m is the block [m:m+1] along the axis). Like
+// _shard_arrays, they share the buffers (deleting one deletes the array's).
+PyObject* ShardBlocks(PyObject* self, PyObject*) {
+  if (!RequireLive(self)) return nullptr;
+  PjrtArrayObject* array = AsArray(self);
+  const ShardSet* set = array->shards;
+  if (set == nullptr) return ShardArrays(self, nullptr);
+  std::vector<int64_t> dims = array->meta->dims;
+  dims[set->axis] = 1;
+  const ArrayMeta* block_meta =
+      InternArrayMeta(array->meta->type, dims.data(), dims.size(), array->meta->weak_type);
+  if (block_meta == nullptr) return nullptr;
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(set->buffers.size()));
+  if (list == nullptr) return nullptr;
+  for (std::size_t m = 0; m < set->buffers.size(); ++m) {
+    PyObject* block =
+        MakePjrtArray(set->buffers[m], block_meta, set->device_indices[m], /*committed=*/true);
+    if (block == nullptr) {
+      Py_DECREF(list);
+      return nullptr;
+    }
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(m), block);
   }
   return list;
 }
@@ -750,6 +788,9 @@ PyMethodDef kMethods[] = {
     {"_shard_arrays", ShardArrays, METH_NOARGS,
      "The per-device arrays (views sharing the buffers) of a sharded array, in device "
      "order; [self] for an array on one device."},
+    {"_shard_blocks", ShardBlocks, METH_NOARGS,
+     "As _shard_arrays, each typed as its block of the global array (the split axis kept, "
+     "size 1: JAX's shard shape)."},
     {"is_deleted", IsDeleted, METH_NOARGS, "Whether the buffer has been deleted or donated."},
     {"delete", Delete, METH_NOARGS, "Frees the device memory now; the array is unusable after."},
     {"mark_donated", MarkDonatedMethod, METH_O,
@@ -812,7 +853,7 @@ void RegisterPjrtArray(py::module_& m) {
   m.add_object("PjrtArray", py::handle(type));
   m.def(
       "_make_sharded",
-      [](const py::sequence& shards, int axis) {
+      [](const py::sequence& shards, int axis, py::object axis_name) {
         std::vector<std::shared_ptr<Buffer>> buffers;
         std::vector<int> devices;
         const ArrayMeta* shard_meta = nullptr;
@@ -842,12 +883,12 @@ void RegisterPjrtArray(py::module_& m) {
         dims.insert(dims.begin() + axis, static_cast<int64_t>(buffers.size()));
         const ArrayMeta* meta =
             InternArrayMeta(shard_meta->type, dims.data(), dims.size(), shard_meta->weak_type);
-        PyObject* made =
-            MakeShardedPjrtArray(std::move(buffers), std::move(devices), axis, shard_meta, meta);
+        PyObject* made = MakeShardedPjrtArray(std::move(buffers), std::move(devices), axis,
+                                              shard_meta, meta, std::move(axis_name));
         if (made == nullptr) throw py::error_already_set();
         return py::reinterpret_steal<py::object>(made);
       },
-      py::arg("shards"), py::arg("axis"),
+      py::arg("shards"), py::arg("axis"), py::arg("axis_name") = py::none(),
       "One array sharded over the shards' devices (their buffers shared): shard m is the "
       "slice m along `axis` of the result.");
   m.def("transfer_count", &Buffer::TransferCount,

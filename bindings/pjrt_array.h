@@ -55,6 +55,9 @@ struct ShardSet {
   int axis = 0;
   const ArrayMeta* shard_meta = nullptr;  // the type of one shard
   std::shared_ptr<Client> client;
+  // The pmap's axis name (JAX 0.10.2 names the mesh axis of the output's
+  // NamedSharding after it); None when the array was not made by a pmap.
+  pybind11::object axis_name = pybind11::none();
 };
 
 struct PjrtArrayObject {
@@ -81,7 +84,8 @@ PyObject* MakePjrtArray(std::shared_ptr<Buffer> buffer, const ArrayMeta* meta, i
 // reference; null with a Python error set).
 PyObject* MakeShardedPjrtArray(std::vector<std::shared_ptr<Buffer>> buffers,
                                std::vector<int> device_indices, int axis,
-                               const ArrayMeta* shard_meta, const ArrayMeta* meta);
+                               const ArrayMeta* shard_meta, const ArrayMeta* meta,
+                               pybind11::object axis_name = pybind11::none());
 
 // Whether the array still has its buffer(s) (deleted arrays have none).
 // Whether every shard's device buffer is still there: a shard handed out by

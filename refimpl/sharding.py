@@ -6,13 +6,14 @@ device holds which index block of it (docs/semantics.md, "Sharding"):
 * :class:`Sharding`, the base type (``isinstance(x.sharding, Sharding)``, and
   the type annotations of libraries such as optax);
 * :class:`SingleDeviceSharding`, the whole array on one device;
-* :class:`PmapSharding`, slice ``m`` of the sharded axis on ``devices[m]``
-  (pmap outputs);
 * :class:`Mesh` (devices in an n-d grid with named axes), :func:`make_mesh`,
   :func:`set_mesh`/:func:`use_mesh` (the mesh a bare ``PartitionSpec`` means),
   :class:`PartitionSpec` and :class:`NamedSharding` (array axis ``i`` cut
   into as many blocks as the mesh axes ``spec[i]`` have devices; the mesh
-  axes the spec does not name replicate each block).
+  axes the spec does not name replicate each block). A pmap output's is a
+  NamedSharding too (over a 1-d mesh named after the pmap's axis, as JAX
+  0.10.2, which has no ``PmapSharding`` any more:
+  ``refimpl.transforms.pmap.output_sharding``).
 
 The arrays laid out this way are ``refimpl.transforms.sharded.MeshArray``.
 """
@@ -38,7 +39,6 @@ __all__ = [
     "Mesh",
     "NamedSharding",
     "PartitionSpec",
-    "PmapSharding",
     "P",
     "Sharding",
     "SingleDeviceSharding",
@@ -132,40 +132,6 @@ class SingleDeviceSharding(Sharding):
 
     def __repr__(self) -> str:
         return f"SingleDeviceSharding(device={self._device!r})"
-
-
-class PmapSharding(Sharding):
-    """Where each slice of a pmap output lives: slice ``m`` along
-    ``sharded_dim`` on ``devices[m]``."""
-
-    def __init__(self, devices: Sequence[Any], axis: int, shape: tuple[int, ...]) -> None:
-        self.devices = tuple(devices)
-        self.sharded_dim = axis
-        self.shape = shape
-
-    @property
-    def device_set(self) -> set[Any]:
-        return set(self.devices)
-
-    @property
-    def is_fully_replicated(self) -> bool:
-        return False
-
-    def devices_indices_map(self, shape: tuple[int, ...]) -> dict[Any, tuple]:
-        out = {}
-        for m, device in enumerate(self.devices):
-            index: list[Any] = [slice(None)] * len(shape)
-            index[self.sharded_dim] = m
-            out[device] = tuple(index)
-        return out
-
-    def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
-        shape = list(global_shape)
-        del shape[self.sharded_dim]
-        return tuple(shape)
-
-    def __repr__(self) -> str:
-        return f"PmapSharding(devices={list(self.devices)}, sharded_dim={self.sharded_dim})"
 
 
 class PartitionSpec(tuple):

@@ -50,7 +50,7 @@ from refimpl.config import config
 from refimpl.core import Program, ShapedArray, subprograms
 from refimpl.errors import NonHashableStaticArgumentError, ShapeIndexError
 from refimpl.primitives import collectives, indexing, ref_context
-from refimpl.sharding import PmapSharding, Shard, SingleDeviceSharding
+from refimpl.sharding import Mesh, NamedSharding, PartitionSpec, Shard, SingleDeviceSharding
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import batching
 from refimpl.transforms.block_arrays import BlockArray
@@ -70,27 +70,39 @@ __all__ = ["ShardedArray", "pmap", "transfer_count"]
 # --- sharded results ----------------------------------------------------------------------
 
 
+#: The mesh axis name of the outputs of a pmap without ``axis_name`` (JAX 0.10.2's).
+UNNAMED_AXIS = "_internal_pmap_axis_name"
+
+
+def output_sharding(devices: Sequence[Any], axis: int, axis_name: Any) -> NamedSharding:
+    """The sharding of a pmap output stacked along ``axis`` over ``devices``,
+    as JAX 0.10.2 (which runs pmap as a shard_map under jit): a 1-d mesh of
+    the devices, in pmap's order, whose one axis is the pmap's ``axis_name``
+    (or :data:`UNNAMED_AXIS`), split at ``axis``. Its blocks keep the mapped
+    axis with size 1: device ``m`` holds ``[m:m+1]`` along it."""
+    name = UNNAMED_AXIS if axis_name is None else axis_name
+    mesh = Mesh(np.array(list(devices), dtype=object), (name,))
+    return NamedSharding(mesh, PartitionSpec(*[None] * axis, name))
+
+
 def _pjrt_sharding(array: Any) -> Any:
-    """``PjrtArray.sharding``: a PmapSharding for a sharded array, else the one device."""
+    """``PjrtArray.sharding``: a pmap output's NamedSharding for a sharded array,
+    else the one device."""
     axis = array._shard_axis
     if axis is None:
         return SingleDeviceSharding(array.device)
     devices = [shard.device for shard in array._shard_arrays()]
-    return PmapSharding(devices, axis, array.shape)
+    return output_sharding(devices, axis, array._shard_axis_name)
 
 
 def _pjrt_addressable_shards(array: Any) -> list[Shard]:
-    """``PjrtArray.addressable_shards``: per device, a 1-device PjrtArray
-    sharing the shard's buffer, its device and its index in the global array."""
-    pieces = array._shard_arrays()
-    axis = array._shard_axis
-    shards = []
-    for m, piece in enumerate(pieces):
-        index: list[slice | int] = [slice(None)] * array.ndim
-        if axis is not None:
-            index[axis] = m
-        shards.append(Shard(piece, piece.device, tuple(index)))
-    return shards
+    """``PjrtArray.addressable_shards``: per device, a 1-device PjrtArray over
+    the shard's buffer typed as its block (the mapped axis kept, size 1, as
+    JAX's), its device and its index in the global array."""
+    if array._shard_axis is None:
+        return [Shard(array, array.device, (slice(None),) * array.ndim)]
+    index_map = array.sharding.devices_indices_map(array.shape)
+    return [Shard(block, block.device, index_map[block.device]) for block in array._shard_blocks()]
 
 
 def install_sharding_protocol(array_type: type[Any]) -> None:
@@ -105,11 +117,13 @@ def install_sharding_protocol(array_type: type[Any]) -> None:
 
 class ShardedArray(BlockArray):
     """A pmap output on the reference backend: N arrays (one per virtual
-    device) standing for their stack along ``sharding.sharded_dim``. Reading
-    the value gathers the shards; passing it to a reference pmap uses its
-    value."""
+    device), the blocks ``[m:m+1]`` along the mapped axis ``_axis`` (JAX
+    0.10.2's shard shape: the axis kept with size 1), standing for their
+    concatenation; ``sharding`` is the pmap output's NamedSharding
+    (:func:`output_sharding`). Reading the value gathers the shards; passing
+    it to a reference pmap uses its value."""
 
-    __slots__ = ("_axis",)
+    __slots__ = ("_axis", "_axis_name")
 
     def __init__(
         self,
@@ -117,23 +131,26 @@ class ShardedArray(BlockArray):
         devices: Sequence[Any],
         axis: int,
         aval: ShapedArray | None = None,
+        axis_name: Any = None,
     ) -> None:
         self._shards = list(shards)
         self._devices = tuple(devices)
         self._axis = axis
+        self._axis_name = axis_name
         if aval is None:  # (pmap passes the one it computed once per signature)
-            piece = self._shards[0].aval
-            shape = list(piece.shape)
-            shape.insert(axis, len(self._shards))
-            aval = ShapedArray(tuple(shape), piece.dtype, piece.weak_type)
+            block = self._shards[0].aval
+            shape = list(block.shape)
+            shape[axis] = len(self._shards)
+            aval = ShapedArray(tuple(shape), block.dtype, block.weak_type)
         self._aval = aval
 
     @property
-    def sharding(self) -> PmapSharding:
-        return PmapSharding(self._devices, self._axis, self._aval.shape)
+    def sharding(self) -> NamedSharding:
+        return output_sharding(self._devices, self._axis, self._axis_name)
 
     @property
     def addressable_shards(self) -> list[Shard]:
+        """Per device, its block (the array it holds) and its place."""
         index_map = self.sharding.devices_indices_map(self._aval.shape)
         return [
             Shard(shard, device, index_map[device])
@@ -142,7 +159,7 @@ class ShardedArray(BlockArray):
 
     def _value(self) -> np.ndarray:
         self._check_live()
-        value = np.stack([np.asarray(s._value()) for s in self._shards], axis=self._axis)
+        value = np.concatenate([np.asarray(s._value()) for s in self._shards], axis=self._axis)
         value.flags.writeable = False
         return value
 
@@ -380,7 +397,7 @@ def pmap(
             )
         out = _lock_step(call.fun, name, leaves, call.in_tree, axes, size, out_axes, axis_name)
         if not call.traced:  # concrete results: one shard per (virtual) device
-            out = _shard_outputs(out, out_axes, call.devices)
+            out = _shard_outputs(out, out_axes, call.devices, axis_name)
         for leaf, is_donated in zip(leaves, donated, strict=True):
             if is_donated and isinstance(leaf, Array) and hasattr(leaf, "mark_donated"):
                 leaf.mark_donated(f"pmap({name})")
@@ -585,6 +602,7 @@ class PmapEntrySpec(NamedTuple):
     out_axes: tuple[int, ...]  # per output: the stacking axis, -1 for out_axes=None
     out_tree: tuple[Any, ...]  # preorder fast_path.OutNode
     has_collectives: bool
+    axis_name: Any  # the pmap's axis name, given to its sharded outputs
 
 
 def on_miss(pmap_f: Any, fast: Any, args: tuple, kwargs: dict) -> PmapEntrySpec | None:
@@ -627,6 +645,7 @@ def on_miss(pmap_f: Any, fast: Any, args: tuple, kwargs: dict) -> PmapEntrySpec 
             out_axes=tuple(-1 if a is None else a for a in entry.out_axes),
             out_tree=tuple(fast_path._out_tree_nodes(entry.out_tree)),
             has_collectives=entry.has_collectives,
+            axis_name=entry.axis_name,
         )
 
 
@@ -705,8 +724,9 @@ def _choose_devices(name: str, backend_name: str, devices: Any, size: int) -> li
     return list(available[:size])
 
 
-def _shard_outputs(out: Any, out_axes: Any, devices: Sequence[Any]) -> Any:
-    """Each mapped output as a ShardedArray: slice ``m`` put on ``devices[m]``."""
+def _shard_outputs(out: Any, out_axes: Any, devices: Sequence[Any], axis_name: Any) -> Any:
+    """Each mapped output as a ShardedArray: block ``m`` (slice ``m`` with the
+    mapped axis kept, size 1, as JAX 0.10.2's shards) put on ``devices[m]``."""
     leaves, tree = tree_util.tree_flatten(out)
     flat_axes = batching._flatten_axes("out_axes", out_axes, out, "the output")
     results = []
@@ -717,11 +737,11 @@ def _shard_outputs(out: Any, out_axes: Any, devices: Sequence[Any]) -> Any:
         axis %= leaf.ndim
         value = np.asarray(leaf)
         shards = [
-            backends.device_put(np.take(value, m, axis=axis), d) for m, d in enumerate(devices)
+            backends.device_put(np.take(value, [m], axis=axis), d) for m, d in enumerate(devices)
         ]
         # keep the weak type the batched value had
         aval = tracing.get_aval(leaf, "pmap", 0)
-        results.append(ShardedArray(shards, devices, axis, aval))
+        results.append(ShardedArray(shards, devices, axis, aval, axis_name))
     return tree.unflatten(results)
 
 
@@ -986,6 +1006,7 @@ class _Entry:
         self.aliases: dict[int, int] = {}
         self.has_collectives = True
         self.has_host_callbacks = False
+        self.axis_name: Any = None  # the pmap's (its outputs' sharding names it)
         self._module: Any = None
         self._host_callbacks: Any = None
         self._lower: Callable[[], Any] | None = None
@@ -1009,6 +1030,7 @@ class _Entry:
     ) -> _Entry:
         executables = _pjrt().executables
         entry = cls()
+        entry.axis_name = axis_name
         avals = []
         for leaf, axis in zip(leaves, axes, strict=True):
             aval = tracing.get_aval(leaf, f"pmap({name})", 0)
@@ -1224,7 +1246,9 @@ class _Entry:
                 continue
             weak = aval.weak_type
             shards = [PjrtArray(outs[m][j], weak, devices[m], True) for m in range(n)]
-            results.append(shards[0] if axis is None else make_sharded(shards, axis))
+            results.append(
+                shards[0] if axis is None else make_sharded(shards, axis, self.axis_name)
+            )
             j += 1
         return self.out_tree.unflatten(results)
 

@@ -144,7 +144,7 @@ def test_device_put_refuses_a_sharded_array_and_its_shard_donated_together(backe
     with pytest.raises(ValueError, match="the same array appears twice"):
         ri.device_put((a, shard), donate=True)
     assert not a.is_deleted() and not shard.is_deleted()  # a failed call changes nothing
-    np.testing.assert_array_equal(np.asarray(shard), [0.0, 1.0, 2.0])
+    np.testing.assert_array_equal(np.asarray(shard), [[0.0, 1.0, 2.0]])  # (a (1, 3) block)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
