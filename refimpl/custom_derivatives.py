@@ -1029,6 +1029,9 @@ def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, sy
     in_avals = call.in_avals[num_consts:]
     n_own = len(call.out_avals) - refs.n_written
     res, ref_res = _split_ref_residuals(res)
+    own_avals = call.out_avals[:n_own]
+    if hasattr(rules, "fwd_out_avals"):  # under vmap fwd may batch more outputs
+        own_avals = rules.fwd_out_avals(own_avals)
     touts = custom_lin_p.bind(
         *res,
         *[t for t, nz in zip(tangents, nonzero, strict=True) if nz],
@@ -1037,7 +1040,7 @@ def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, sy
         res_tree=res_tree,
         in_nonzero=tuple(nonzero),
         in_avals=tuple(in_avals),
-        out_avals=tuple(tangent_aval(a) for a in call.out_avals[:n_own]),
+        out_avals=tuple(tangent_aval(a) for a in own_avals),
         ref_res=ref_res,
     )
     # The written refs' final values are fwd's writes: as in JAX (fwd
@@ -1334,15 +1337,11 @@ class custom_vjp(_CustomFunction):
 
 # --- vmap of functions with custom rules -----------------------------------------------------
 # The primal Program is batched like any sub-program; the rules are wrapped so that the
-# user's functions run under vmap too (they see one member's values, as in JAX). Every
-# output is batched (at axis 0), so the rules' outputs and the Program's agree.
-
-
-def _vmapped(
-    fun: Callable, axes: Sequence[int | None], args: Sequence[Any], size: int | None = None
-) -> Any:
-    # ``size`` for when no argument is batched (a closed-over value is)
-    return vmap(fun, in_axes=tuple(axes), out_axes=0, axis_size=size)(*args)
+# user's functions run under vmap too (they see one member's values, as in JAX), under
+# the vmap's axis name. A batched output carries the batch axis at 0; as in JAX, an
+# output the same for every member (a psum over the vmap's name) stays unbatched, for
+# custom_vjp always (so the vmap's broadcast of it sums its cotangent before bwd sees it)
+# and for custom_jvp when no operand is batched.
 
 
 def _batched_axis(value: Any, unbatched: ShapedArray) -> int | None:
@@ -1362,7 +1361,13 @@ def _batch_trace_of(frame: Any) -> Any:
 
 class _BatchedJVPRule:
     def __init__(
-        self, inner: Any, in_avals: list, out_avals: list, size: int = 0, trace: Any = None
+        self,
+        inner: Any,
+        in_avals: list,
+        out_avals: list,
+        size: int = 0,
+        trace: Any = None,
+        axis_name: Any = None,
     ) -> None:
         self.inner = inner  # the rule of one member
         self.in_avals = in_avals  # unbatched
@@ -1376,6 +1381,7 @@ class _BatchedJVPRule:
         # which outputs carry the batch axis (all, unless the batch rule
         # found some unbatched: then the rule's must be unbatched there too)
         self.out_batched = [True] * len(out_avals)
+        self.axis_name = axis_name
 
     def __repr__(self) -> str:
         return f"vmap({self.inner!r})"
@@ -1404,30 +1410,11 @@ class _BatchedJVPRule:
         args = list(primals) + [t for t in tangents if type(t) is not Zero]
         avals = list(self.in_avals) + [tangent_aval(a) for a, z in zip(self.in_avals, nz) if z]
         axes = [_batched_axis(x, a) for x, a in zip(args, avals, strict=True)]
-        builder = tracing.current_builder()
-        if (
-            self.trace is not None
-            and self.trace.active
-            and (builder is None or builder.level < self.trace.level)
-        ):
-            # (not inside a program traced since, e.g. a scan body being
-            # linearized: that program must not capture the vmap's tracers)
-            outs, touts = self._in_trace(member, axes, args, zero_out, kept)
-        elif all(self.out_batched):
-            outs, touts = _vmapped(member, axes, args)
-        else:
-            # no operand is batched (see _custom_call_batch): one member's
-            # rule is every member's, broadcast where the outputs are batched
-            outs, touts = member(*args)
-            t_batched = self._tangent_batched(zero_out, kept)
-            outs = [
-                batching.bdim_to(x, None, self.size, 0) if b else x
-                for x, b in zip(outs, self.out_batched, strict=True)
-            ]
-            touts = [
-                batching.bdim_to(t, None, self.size, 0) if b else t
-                for t, b in zip(touts, t_batched, strict=True)
-            ]
+        outs, touts = self._unwrap(
+            _run_batched_rule(self.trace, self.axis_name, self.size, member, axes, args),
+            zero_out,
+            kept,
+        )
         it = iter(touts)
         return list(outs), [
             Zero(tangent_aval(a))
@@ -1442,18 +1429,14 @@ class _BatchedJVPRule:
         """``out_batched`` for the tangents the member returned (after it ran)."""
         return [b for b, k, z in zip(self.out_batched, kept, zero_out, strict=True) if k and not z]
 
-    def _in_trace(
-        self, member: Callable, axes: list, args: list, zero_out: list[bool], kept: list[bool]
+    def _unwrap(
+        self, pairs: tuple[list, list], zero_out: list[bool], kept: list[bool]
     ) -> tuple[list, list]:
-        trace = self.trace
-        wrapped = [
-            x if axis is None else batching.BatchTracer(trace, x, axis)
-            for x, axis in zip(args, axes, strict=True)
-        ]
-        outs, touts = member(*wrapped)
+        """The rule's (value, batch axis) outputs and tangents, batched at
+        axis 0 where the function's outputs are (unbatched where not)."""
 
-        def unwrap(x: Any, batched: bool) -> Any:
-            value, dim = trace.unpack(x)
+        def unwrap(pair: tuple[Any, int | None], batched: bool) -> Any:
+            value, dim = pair
             if not batched:
                 if dim is not None:
                     raise ValueError(
@@ -1463,6 +1446,7 @@ class _BatchedJVPRule:
                 return value
             return batching.bdim_to(value, dim, self.size, 0)
 
+        outs, touts = pairs
         t_batched = self._tangent_batched(zero_out, kept)
         return (
             [unwrap(x, b) for x, b in zip(outs, self.out_batched, strict=True)],
@@ -1470,8 +1454,35 @@ class _BatchedJVPRule:
         )
 
 
+def _run_batched_rule(
+    trace: Any, axis_name: Any, size: int, fun: Callable, axes: list, args: list
+) -> Any:
+    """``fun``'s outputs (a pytree) as (value, batch axis) pairs, run on
+    ``args`` batched at ``axes``. Under the vmap's ``trace`` while it is
+    active, as JAX's batch_custom_jvp_subtrace: a value of that vmap a rule
+    closes over, or takes as a nondiff argument, is batched with the
+    arguments (not inside a program traced since, e.g. a scan body being
+    linearized: that program must not capture the vmap's tracers). Else (a
+    program holding the call differentiated after the vmap returned) under a
+    new vmap of the same name and size, so a rule may use a collective over
+    it."""
+    builder = tracing.current_builder()
+    if trace is not None and trace.active and (builder is None or builder.level < trace.level):
+        wrapped = [
+            x if axis is None else batching.BatchTracer(trace, x, axis)
+            for x, axis in zip(args, axes, strict=True)
+        ]
+        return tree_util.tree_map(trace.unpack, fun(*wrapped))
+    leaves, in_tree = tree_util.tree_flatten((tuple(args), {}))
+    fresh = batching.BatchTrace(batching.AxisFrame(axis_name, size), "vmap(custom rule)")
+    values, dims, _, out_tree = batching._run_batched(
+        fresh, fun, "custom rule", leaves, in_tree, axes, size, axis_name
+    )
+    return out_tree.unflatten(list(zip(values, dims, strict=True)))
+
+
 def _custom_call_batch(
-    primitive: Primitive, rule_param: str, wrap: Callable, natural_outs: bool = False
+    primitive: Primitive, rule_param: str, wrap: Callable, natural_outs: Callable
 ):
     def rule(args, dims, *, call, num_consts, symbolic_zeros, **params):
         frame = batching.current_frame()
@@ -1480,11 +1491,12 @@ def _custom_call_batch(
         n_out = len(call.out_vars)
         out_batched = [True] * n_out
         new_call = None
-        if natural_outs and not any(in_batched):
-            # no operand is batched: the call reached this vmap only because
-            # its program uses the vmap's axis name (``psum(x, 'i')`` of an
-            # unbatched x). Its outputs are batched only where the program
-            # makes them so, as JAX's batch_jaxpr without instantiation.
+        inner = params[rule_param]
+        if natural_outs(inner, in_batched):
+            # the outputs are batched only where the program makes them so,
+            # as JAX's batch_jaxpr without instantiation: ``psum(x, 'i')`` is
+            # the same for every member (a custom_jvp's call reaches this
+            # vmap with no operand batched only for such a name)
             new_call, out_batched = batching.batch_subprogram(
                 call, in_batched, frame, name=primitive.name
             )
@@ -1492,10 +1504,8 @@ def _custom_call_batch(
             new_call, out_batched = batching.batch_subprogram(
                 call, in_batched, frame, force_out=[True] * n_out, name=primitive.name
             )
-        inner = params[rule_param]
         wrapped = wrap(inner, call, num_consts, in_batched[num_consts:], frame.size)
-        if not all(out_batched):
-            wrapped.out_batched = out_batched
+        wrapped.out_batched = out_batched
         outs = primitive.bind(
             *moved,
             call=new_call,
@@ -1503,7 +1513,8 @@ def _custom_call_batch(
             symbolic_zeros=symbolic_zeros,
             **{rule_param: wrapped},
         )
-        return list(outs), [0 if b else None for b in out_batched]
+        # (read after the bind: a custom_vjp's fwd, if it ran, may batch more)
+        return list(outs), [0 if b else None for b in wrapped.out_batched]
 
     return rule
 
@@ -1518,8 +1529,10 @@ custom_jvp_call_p.def_batch(
             call.out_avals,
             size,
             _batch_trace_of(batching.current_frame()),
+            batching.current_frame().name,
         ),
-        natural_outs=True,
+        # (with an operand batched the rule's vmap batches every output)
+        natural_outs=lambda inner, in_batched: not any(in_batched),
     )
 )
 
@@ -1533,6 +1546,7 @@ class _BatchedVJPRules:
         in_batched: list,
         size: int,
         trace: Any = None,
+        axis_name: Any = None,
     ) -> None:
         self.inner = inner
         # the vmap whose batch rule made these rules: while it is active fwd
@@ -1545,6 +1559,11 @@ class _BatchedVJPRules:
         self.member_out_avals = out_avals
         self.in_batched = in_batched
         self.size = size
+        # which outputs carry the batch axis (set by the batch rule): fwd's
+        # must be unbatched where the primal program's are
+        self.out_batched = [True] * len(out_avals)
+        self.grown: set[int] = set()  # outputs only fwd batches (see fwd)
+        self.axis_name = axis_name
 
     def __repr__(self) -> str:
         return f"vmap({self.inner!r})"
@@ -1556,27 +1575,34 @@ class _BatchedVJPRules:
     def fwd(self, primals: list, perturbed: list[bool]) -> tuple[list, list, Any]:
         trees: list[Any] = []
 
-        def member(*xs: Any) -> tuple[list, list]:
+        def member(*xs: Any) -> list:
             outs, res, res_tree = self.inner.fwd(list(xs), perturbed)
             trees.append(res_tree)
-            return list(outs), list(res)
+            return [*outs, *res]
 
         axes = [0 if b else None for b in self.in_batched]
-        trace, builder = self.trace, tracing.current_builder()
-        if trace is not None and trace.active and (builder is None or builder.level < trace.level):
-            wrapped = [
-                x if axis is None else batching.BatchTracer(trace, x, axis)
-                for x, axis in zip(primals, axes, strict=True)
-            ]
-            outs, res = member(*wrapped)
+        pairs = _run_batched_rule(self.trace, self.axis_name, self.size, member, axes, primals)
+        values, dims = [v for v, _ in pairs], [d for _, d in pairs]
+        n = len(self.out_batched)
+        # an output fwd batches where the program does not is batched (JAX's
+        # out_dims2: the batched call's output dims are fwd's once it ran)
+        self.grown |= {
+            k for k, d in enumerate(dims[:n]) if d is not None and not self.out_batched[k]
+        }
+        self.out_batched = [b or d is not None for b, d in zip(self.out_batched, dims)]
+        batched = self.out_batched + [True] * (len(values) - n)
+        outs = [
+            batching.bdim_to(v, d, self.size, 0) if b else v
+            for v, d, b in zip(values, dims, batched, strict=True)
+        ]
+        return outs[:n], outs[n:], trees[0]
 
-            def unwrap(x: Any) -> Any:
-                value, dim = trace.unpack(x)
-                return batching.bdim_to(value, dim, self.size, 0)
-
-            return [unwrap(x) for x in outs], [unwrap(r) for r in res], trees[0]
-        outs, res = _vmapped(member, axes, primals, self.size)
-        return list(outs), list(res), trees[0]
+    def fwd_out_avals(self, avals: Sequence[ShapedArray]) -> list[ShapedArray]:
+        """The batched call's output avals after fwd ran (see ``fwd``)."""
+        return [
+            a.update(shape=(self.size, *a.shape)) if k in self.grown else a
+            for k, a in enumerate(avals)
+        ]
 
     def bwd(self, res: list, res_tree: Any, cts: list) -> list:
         n_res = len(res)
@@ -1605,7 +1631,9 @@ class _BatchedVJPRules:
             for c, a, z in zip(cts, out_avals, zero, strict=True)
             if not z
         ]
-        leaves = _vmapped(member, [0] * (n_res + len(cts)), list(res) + cts)
+        # under the vmap's name, as JAX's batch_custom_vjp_bwd: bwd may use
+        # a collective over it (its transpose runs after the vmap returned)
+        leaves = vmap(member, axis_name=self.axis_name, axis_size=self.size)(*res, *cts)
 
         return [
             ct if batched else reduce_sum_p.bind(ct, axes=(0,))
@@ -1624,7 +1652,13 @@ custom_vjp_call_p.def_batch(
             in_batched,
             size,
             _batch_trace_of(batching.current_frame()),
+            batching.current_frame().name,
         ),
+        # always, as JAX's _custom_vjp_call_vmap: an output the same for
+        # every member (a psum over the vmap's name) stays unbatched, so the
+        # vmap's broadcast of it sums its cotangent before bwd sees it (not
+        # with refs written: their outputs follow the refs)
+        natural_outs=lambda inner, in_batched: not getattr(inner, "refs", _NO_REFS).n_written,
     )
 )
 

@@ -693,3 +693,60 @@ def _while_custom_vjp_cases() -> Iterator[Case]:
         expect=Raises(ValueError, "Reverse-mode differentiation does not work"),
         tags=TAGS,
     )
+
+
+def _psum_output_under_named_vmap(ns: Any) -> Any:
+    """A custom_vjp whose output is a psum over the vmap's axis name (and one
+    whose fwd batches that output, JAX's out_dims2), differentiated around
+    the vmap, inside jit and through a jitted vmap: the psum output stays
+    unbatched, so bwd sees the summed cotangent."""
+    api, lax = ns.api, ns.api.lax
+    x, w = ns.asarray(np.arange(1.0, 4.0, dtype=np.float32)), np.float32([1.0, 2.0, 3.0])
+
+    @api.custom_vjp
+    def q(v):
+        return lax.psum(v, "i")
+
+    q.defvjp(lambda v: (lax.psum(v, "i"), None), lambda _, g: (g * 5.0,))
+
+    @api.custom_vjp
+    def p(v):
+        return lax.psum(v, "i")
+
+    p.defvjp(lambda v: (v * 3.0, None), lambda _, g: (g * 5.0,))
+
+    def loss(f: Any, jit_inside: bool = False) -> Any:
+        mapped = api.vmap(f, axis_name="i")
+        mapped = api.jit(mapped) if jit_inside else mapped
+        return lambda v: (mapped(v) * w).sum()
+
+    return (
+        api.value_and_grad(loss(q))(x),
+        api.jit(api.grad(loss(q)))(x),
+        api.grad(loss(q, jit_inside=True))(x),
+        api.value_and_grad(loss(p))(x),
+    )
+
+
+def _psum_rules_after_the_vmap(ns: Any) -> Any:
+    """grad of a jitted vmap of a custom_jvp whose rule uses psum over the
+    vmap's name: the rule runs when the jit's program is linearized, after
+    the vmap returned, under a vmap of the same name."""
+    api, lax = ns.api, ns.api.lax
+
+    @api.custom_jvp
+    def h(v):
+        return lax.psum(v, "i")
+
+    h.defjvp(lambda p, t: (lax.psum(p[0], "i"), 5.0 * lax.psum(t[0], "i")))
+    w = np.float32([1.0, 2.0, 3.0])
+    mapped = api.jit(api.vmap(h, axis_name="i"))
+    return api.grad(lambda v: (mapped(v) * w).sum())(ns.asarray(np.float32([1.0, 2.0, 4.0])))
+
+
+SCRIPTS.update(
+    {
+        "custom_vjp_psum_output_under_named_vmap": _psum_output_under_named_vmap,
+        "custom_jvp_psum_rule_grad_of_jit_vmap": _psum_rules_after_the_vmap,
+    }
+)
