@@ -13,7 +13,8 @@
   SPEC "pmap and collectives" takes a 2-D shard_map / NumPy as the oracle);
 * the sharded outputs' protocol (``addressable_shards``, ``sharding``,
   ``devices()``, ``delete``, ``block_until_ready``, ``__array__(dtype)``)
-  and donation of a sharded array;
+  and donation of a sharded array; their sharding (AGREE: JAX 0.10.2's
+  NamedSharding over the pmap's devices, shards of the ``(1, ...)`` blocks);
 * pmap's argument checks (AGREE: the built-in class JAX raises).
 
 Values come from NumPy; the error cases from JAX's recordings.
@@ -351,6 +352,40 @@ def _more_devices_than_slices(ns: Any) -> Any:
         return _leaves(api, f(X[:2])) + _leaves(api, api.jit(f)(X[:3]))
 
 
+def _output_sharding(out_axes: int, axis_name: Any, reverse: bool = False, size: int = N):
+    """A pmap output's sharding as JAX 0.10.2 answers it (pmap runs as a
+    shard_map under jit): a NamedSharding over a 1-D mesh of the pmap's
+    devices named after ``axis_name`` (or ``'_internal_pmap_axis_name'``),
+    the spec naming it at ``out_axes``; shards keep the mapped axis, size 1."""
+
+    def script(ns: Any) -> Any:
+        api = _api(ns)
+        with _four_devices(api):
+            devices = api.devices()[:size]
+            devices = devices[::-1] if reverse else devices
+            f = api.pmap(lambda v: v * 2, axis_name, out_axes=out_axes, devices=devices)
+            y = f(X[:size])
+            s, shards = y.sharding, y.addressable_shards
+            index = [
+                [(i.start, i.stop) if isinstance(i, slice) else ("int", i) for i in x.index]
+                for x in shards
+            ]
+            return [
+                type(s).__name__,
+                [str(e) for e in s.spec],
+                [str(n) for n in s.mesh.axis_names],
+                [d.id for d in s.mesh.devices.flat],
+                [tuple(x.data.shape) for x in shards],
+                [x.device.id for x in shards],
+                str(index),
+                tuple(s.shard_shape(y.shape)),
+                [bool(y.is_fully_replicated), s.num_devices],
+                [np.asarray(x.data) for x in shards],
+            ]
+
+    return script
+
+
 def _psum_constants(ns: Any) -> Any:
     """psum of values that are no tracers (a Python int, a NumPy scalar) is
     computed by Python/NumPy, as JAX's constant case: ``psum(1, 'i')`` is the
@@ -485,6 +520,12 @@ def cases() -> Iterator[Case]:
     yield _case("donate_sharded", _donate_sharded, Oracle(lambda: [X * 2 + 1, True]))
     yield _case("donate_unsharded", _donate_unsharded, Oracle(lambda: [X + 1, True]))
     yield _case("shards_protocol", _shards_protocol, Oracle(_shards_oracle))
+    yield _case("output_sharding/named", _output_sharding(0, "i"), AGREE)
+    yield _case("output_sharding/unnamed", _output_sharding(0, None), AGREE)
+    yield _case("output_sharding/out_axes_1", _output_sharding(1, "i"), AGREE)
+    yield _case("output_sharding/out_axes_2", _output_sharding(2, "i"), AGREE)
+    yield _case("output_sharding/reversed_devices", _output_sharding(0, "i", True), AGREE)
+    yield _case("output_sharding/two_devices", _output_sharding(0, "i", size=2), AGREE)
     yield _case("nested/collectives", _nested, Oracle(_nested_oracle))
     yield _case("nested/options", _nested_options, Oracle(_nested_options_oracle))
     yield _case("negative_axes", _negative_axes, Oracle(_negative_axes_oracle))
