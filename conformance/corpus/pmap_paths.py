@@ -352,6 +352,29 @@ def _more_devices_than_slices(ns: Any) -> Any:
         return _leaves(api, f(X[:2])) + _leaves(api, api.jit(f)(X[:3]))
 
 
+def _describe_sharding(y: Any) -> list[Any]:
+    """What an array says of its layout: sharding type, spec and mesh (empty
+    for a sharding without them), shards (shape, device, index, values),
+    shard_shape, is_fully_replicated, device count."""
+    s, shards = y.sharding, y.addressable_shards
+    mesh = getattr(s, "mesh", None)
+    index = [
+        [(i.start, i.stop) if isinstance(i, slice) else ("int", i) for i in x.index] for x in shards
+    ]
+    return [
+        type(s).__name__,
+        [str(e) for e in getattr(s, "spec", ())],
+        [str(n) for n in getattr(mesh, "axis_names", ())],
+        [d.id for d in (mesh.devices.flat if mesh is not None else ())],
+        [tuple(x.data.shape) for x in shards],
+        [x.device.id for x in shards],
+        str(index),
+        tuple(s.shard_shape(y.shape)),
+        [bool(y.is_fully_replicated), s.num_devices],
+        [np.asarray(x.data) for x in shards],
+    ]
+
+
 def _output_sharding(out_axes: int, axis_name: Any, reverse: bool = False, size: int = N):
     """A pmap output's sharding as JAX 0.10.2 answers it (pmap runs as a
     shard_map under jit): a NamedSharding over a 1-D mesh of the pmap's
@@ -364,26 +387,26 @@ def _output_sharding(out_axes: int, axis_name: Any, reverse: bool = False, size:
             devices = api.devices()[:size]
             devices = devices[::-1] if reverse else devices
             f = api.pmap(lambda v: v * 2, axis_name, out_axes=out_axes, devices=devices)
-            y = f(X[:size])
-            s, shards = y.sharding, y.addressable_shards
-            index = [
-                [(i.start, i.stop) if isinstance(i, slice) else ("int", i) for i in x.index]
-                for x in shards
-            ]
-            return [
-                type(s).__name__,
-                [str(e) for e in s.spec],
-                [str(n) for n in s.mesh.axis_names],
-                [d.id for d in s.mesh.devices.flat],
-                [tuple(x.data.shape) for x in shards],
-                [x.device.id for x in shards],
-                str(index),
-                tuple(s.shard_shape(y.shape)),
-                [bool(y.is_fully_replicated), s.num_devices],
-                [np.asarray(x.data) for x in shards],
-            ]
+            return _describe_sharding(f(X[:size]))
 
     return script
+
+
+def _unmapped_output_sharding(ns: Any) -> Any:
+    """An ``out_axes=None`` output (known: refimpl's is device 0's array, JAX
+    0.10.2's is replicated over the pmap's mesh, ``P()``)."""
+    api, L = _api(ns), ns.lax_
+    with _four_devices(api):
+        return _describe_sharding(api.pmap(lambda v: L.psum(v, "i"), "i", out_axes=None)(X))
+
+
+def _jit_of_output_sharding(ns: Any) -> Any:
+    """jit of a pmap output (known: refimpl gathers it and answers one
+    device; JAX 0.10.2 keeps the pmap's NamedSharding)."""
+    api = _api(ns)
+    with _four_devices(api):
+        y = api.pmap(lambda v: v * 2, "i")(X)
+        return _describe_sharding(api.jit(lambda a: a + 1)(y))
 
 
 def _psum_constants(ns: Any) -> Any:
@@ -526,6 +549,8 @@ def cases() -> Iterator[Case]:
     yield _case("output_sharding/out_axes_2", _output_sharding(2, "i"), AGREE)
     yield _case("output_sharding/reversed_devices", _output_sharding(0, "i", True), AGREE)
     yield _case("output_sharding/two_devices", _output_sharding(0, "i", size=2), AGREE)
+    yield _case("output_sharding/unmapped_output", _unmapped_output_sharding, AGREE)
+    yield _case("output_sharding/jit_of_output", _jit_of_output_sharding, AGREE)
     yield _case("nested/collectives", _nested, Oracle(_nested_oracle))
     yield _case("nested/options", _nested_options, Oracle(_nested_options_oracle))
     yield _case("negative_axes", _negative_axes, Oracle(_negative_axes_oracle))
