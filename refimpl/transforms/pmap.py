@@ -33,7 +33,10 @@ Two ways of running, with one meaning:
   (:func:`on_miss` describes a new signature's entry once).
 
 On the reference backend mapped outputs are :class:`ShardedArray`\\ s (a
-Python class: slices ``device_put`` on the virtual devices).
+Python class: the ``(1, ...)`` blocks ``device_put`` on the virtual
+devices). On both, a mapped output's ``.sharding`` is JAX 0.10.2's
+``NamedSharding`` over a 1-D mesh of the pmap's devices named after its
+``axis_name`` (:func:`output_sharding`), its shards the blocks ``[m:m+1]``.
 """
 
 from __future__ import annotations
@@ -243,7 +246,8 @@ def pmap(
 
     Returns:
         The mapped function. Its outputs have the mapped axis (size N) at
-        ``out_axes``: on pjrt each is one PJRT array sharded over the
+        ``out_axes`` and JAX 0.10.2's ``NamedSharding`` (a 1-D mesh of the
+        devices named ``axis_name``): on pjrt each is one PJRT array sharded over the
         devices (``refimpl._pjrt.PjrtArray``, the type ``device_put``
         returns), on the reference backend a :class:`ShardedArray`; an
         ``out_axes=None`` output is device 0's array. On pjrt the function
