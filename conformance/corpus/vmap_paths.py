@@ -144,7 +144,26 @@ ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
 ]  # fmt: skip
 
 
+def _jvp_of_while_made_strong(ns: Any) -> Any:
+    """jvp and linearize of a vmapped while loop whose carry a cond on a
+    batched predicate makes strong (taken weak, returned strong)."""
+    api, lax = ns.api, ns.api.lax
+    preds = ns.asarray(np.float32([0.0, 3.0]))
+
+    def while_(p: Any, init: Any) -> Any:
+        def step(c: Any) -> Any:
+            return lax.cond(p > 1.0, lambda v: v + np.float32(1.0), lambda v: v * 2.0, c)
+
+        return lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, step(c[1])), (0, init))[1]
+
+    def mapped(s: Any) -> Any:
+        return api.vmap(lambda p: while_(p, s))(preds)
+
+    return api.jvp(mapped, (1.0,), (1.0,)), api.linearize(mapped, 1.0)[1](1.0)
+
+
 def cases() -> Iterator[Case]:
+    yield _case("jvp_of_while_carry_made_strong_by_batched_cond", _jvp_of_while_made_strong)
     yield _case("in_axes_list", _in_axes_list)
     yield _case("collective_in_loop_body", _collective_in_loop_body)
     yield _case("bool_collectives", _bool_collectives)

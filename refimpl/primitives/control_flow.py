@@ -2640,7 +2640,10 @@ def _while_jvp(primals, tangents, *, cond, body, cond_num_consts, body_num_const
             jp.program, in_order, list(range(len(jp.program.out_vars)))
         ),
     )
-    t_avals = [tangent_aval(a) for a, nz in zip(body.out_avals, nz_carry) if nz]
+    # the tangents typed as the body takes its carry: a batched body may
+    # return strong a carry it takes weak (see _while_abstract_eval)
+    carry_avals = body.in_avals[bnc:]
+    t_avals = [tangent_aval(a) for a, nz in zip(carry_avals, nz_carry) if nz]
 
     def make_cond() -> Program:
         extra = [Var(a) for a in t_avals]
@@ -2653,7 +2656,7 @@ def _while_jvp(primals, tangents, *, cond, body, cond_num_consts, body_num_const
         *bconsts,
         *[x for x, nz in zip(t_bconsts, nz_bconsts) if nz],
         *init,
-        *_tangent_operands(t_init, nz_carry, body.out_avals),
+        *_tangent_operands(t_init, nz_carry, carry_avals),
         cond=new_cond,
         body=new_body,
         cond_num_consts=cnc,
