@@ -940,6 +940,7 @@ class _VJPRules:
         cts = [_to_user_zero(c) if type(c) is Zero else ad.user_value(c) for c in cts]
         res = [ad.user_value(r) for r in res]
         ct_tree = tree_util.tree_unflatten(self.out_tree, cts)
+        ct_tree = _key_cotangents(ct_tree)
         assert owner.bwd is not None  # __call__ raised before binding without one
         out = owner.bwd(*split.nondiff, tree_util.tree_unflatten(res_tree, res), ct_tree)
         n_diff = len(split.positions)
@@ -960,6 +961,23 @@ class _VJPRules:
                 continue
             leaves.extend(_bwd_output_leaves(arg_ct, arg, len(arg_leaves)))
         return leaves
+
+
+def _key_cotangents(tree: Any) -> Any:
+    """``tree`` with a key output's cotangent as JAX gives it to ``bwd``:
+    float0 zeros of the key array's shape (not a key over float0 data), or a
+    ``SymbolicZero`` of that type under ``symbolic_zeros=True``, as a
+    ``custom_jvp`` rule's key tangent."""
+
+    def is_key(v: Any) -> bool:
+        return isinstance(getattr(v, "dtype", None), dtypes.ExtendedDtype)
+
+    def float0(key: Any) -> Any:
+        if any(type(d) is SymbolicZero for d in tree_util.tree_leaves(key)):
+            return SymbolicZero(ShapedArray(key.shape, dtypes.float0))
+        return np.zeros(key.shape, dtypes.float0)
+
+    return tree_util.tree_map(lambda v: float0(v) if is_key(v) else v, tree, is_leaf=is_key)
 
 
 def _bwd_output_leaves(arg_ct: Any, arg: Any, n_leaves: int) -> list[Any]:

@@ -200,6 +200,38 @@ def _custom_jvp_key_tangent(ns: Any) -> Any:
     return grad, seen[0]
 
 
+def _custom_vjp_key_cotangent(ns: Any) -> Any:
+    """The cotangent a custom_vjp bwd rule sees for a key output (random_test's
+    test_keyarray_custom_vjp): float0 of the key array's shape, a SymbolicZero
+    of that type under symbolic_zeros (its shape, then whether its dtype is
+    float0 and whether it is a SymbolicZero), eagerly and under jit."""
+    api = _api(ns)
+    seen = []
+    for symbolic_zeros in (False, True):
+
+        @api.custom_vjp
+        def f(_, state):
+            return state
+
+        def fwd(_, state, symbolic_zeros=symbolic_zeros):
+            if symbolic_zeros:
+                state = api.tree.map(lambda x: x.value, state)
+            return state, None
+
+        def bwd(_, state_bar):
+            ct = state_bar[1]
+            is_zero = type(ct).__name__ == "SymbolicZero"
+            seen.append(np.array([*ct.shape, np.dtype(ct.dtype) == api.dtypes.float0, is_zero]))
+            return state_bar[0], state_bar
+
+        f.defvjp(fwd, bwd, symbolic_zeros=symbolic_zeros)
+        for state in [(8.0, api.random.key(123)), (8.0, _keys(api, 3))]:
+            grad = api.grad(lambda t, state=state: f(t, state)[0])
+            seen.append(grad(3.0))
+            seen.append(api.jit(grad)(3.0))
+    return seen
+
+
 def _make_array_from_callback_of_keys(ns: Any) -> Any:
     api = _api(ns)
     devices = api.devices()[:1]
@@ -217,6 +249,7 @@ ROWS: list[tuple[str, Any]] = [
     ("key_equals_number", _key_equals_number),
     ("fold_in_python_int_outside_uint32", _fold_in_python_int_outside_uint32),
     ("custom_jvp_key_tangent", _custom_jvp_key_tangent),
+    ("custom_vjp_key_cotangent", _custom_vjp_key_cotangent),
     ("make_array_from_callback_of_keys", _make_array_from_callback_of_keys),
     ("key_cotangents_float0", _key_cotangents),
     ("numpy_structural", _numpy_structural),
