@@ -1504,8 +1504,8 @@ void PmapExecute(const Entry& entry, PmapLaunch* launch) {
   ExecuteReplicated(*entry.executable, entry.pmap->has_collectives, launch);
 }
 
-// The result pytree: a sharded array per mapped output, device 0's array
-// for an out_axes=None output (empty with a Python error).
+// The result pytree: a sharded array per mapped output, a replicated one
+// (axis -1) for an out_axes=None output (empty with a Python error).
 py::object PmapResult(const Entry& entry, PmapLaunch* launch) {
   const PmapPlan& plan = *entry.pmap;
   const std::size_t n = launch->num_devices;
@@ -1513,11 +1513,12 @@ py::object PmapResult(const Entry& entry, PmapLaunch* launch) {
   SmallVector<py::object, 8> arrays;
   for (std::size_t j = 0; j < num_outputs; ++j) {
     PyObject* made;  // a new reference, owned at once by `arrays`
-    if (plan.out_axes[j] < 0) {
-      made = MakePjrtArray(launch->outputs[j], entry.outputs[j], plan.devices[0], true);
+    std::vector<std::shared_ptr<Buffer>> shards(n);
+    for (std::size_t m = 0; m < n; ++m) shards[m] = launch->outputs[m * num_outputs + j];
+    if (plan.out_axes[j] < 0) {  // out_axes=None: replicated, every device's copy kept
+      made = MakeShardedPjrtArray(std::move(shards), plan.devices, -1, entry.outputs[j],
+                                  entry.outputs[j], plan.axis_name);
     } else {
-      std::vector<std::shared_ptr<Buffer>> shards(n);
-      for (std::size_t m = 0; m < n; ++m) shards[m] = launch->outputs[m * num_outputs + j];
       made = MakeShardedPjrtArray(std::move(shards), plan.devices, plan.out_axes[j],
                                   entry.outputs[j], plan.global_outputs[j], plan.axis_name);
     }

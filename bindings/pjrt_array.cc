@@ -395,7 +395,7 @@ PyObject* ShardBlocks(PyObject* self, PyObject*) {
   if (!RequireLive(self)) return nullptr;
   PjrtArrayObject* array = AsArray(self);
   const ShardSet* set = array->shards;
-  if (set == nullptr) return ShardArrays(self, nullptr);
+  if (set == nullptr || set->axis < 0) return ShardArrays(self, nullptr);  // (replicated)
   std::vector<int64_t> dims = array->meta->dims;
   dims[set->axis] = 1;
   const ArrayMeta* block_meta =
@@ -621,9 +621,11 @@ void ReleaseView(PyObject* capsule) {
 PyObject* GatheredValue(PyObject* self) {
   const ShardSet& set = *AsArray(self)->shards;
   const ArrayMeta* shard = set.shard_meta;
-  const std::size_t n = set.buffers.size();
+  // a replicated array (axis -1): every buffer holds the whole value; the first is read
+  const bool replicated = set.axis < 0;
+  const std::size_t n = replicated ? 1 : set.buffers.size();
   std::vector<npy_intp> dims;
-  dims.push_back(static_cast<npy_intp>(n));
+  if (!replicated) dims.push_back(static_cast<npy_intp>(n));
   dims.insert(dims.end(), shard->dims.begin(), shard->dims.end());
   auto* descr = reinterpret_cast<PyArray_Descr*>(shard->dtype);
   Py_INCREF(descr);
@@ -644,7 +646,7 @@ PyObject* GatheredValue(PyObject* self) {
     return nullptr;
   }
   PyObject* value = slabs;
-  if (set.axis != 0) {
+  if (!replicated && set.axis != 0) {
     // result dim i is slab dim i + 1 before `axis`, the device dim at it, dim i after
     std::vector<npy_intp> order;
     for (int i = 0; i < static_cast<int>(dims.size()); ++i) {
@@ -878,11 +880,13 @@ void RegisterPjrtArray(py::module_& m) {
         }
         if (shard_meta == nullptr) throw py::value_error("_make_sharded: no shards");
         const int rank = static_cast<int>(shard_meta->dims.size());
-        if (axis < 0 || axis > rank) throw py::value_error("_make_sharded: axis out of range");
-        std::vector<int64_t> dims = shard_meta->dims;
-        dims.insert(dims.begin() + axis, static_cast<int64_t>(buffers.size()));
-        const ArrayMeta* meta =
-            InternArrayMeta(shard_meta->type, dims.data(), dims.size(), shard_meta->weak_type);
+        if (axis < -1 || axis > rank) throw py::value_error("_make_sharded: axis out of range");
+        const ArrayMeta* meta = shard_meta;  // axis -1: replicated, each shard the whole value
+        if (axis >= 0) {
+          std::vector<int64_t> dims = shard_meta->dims;
+          dims.insert(dims.begin() + axis, static_cast<int64_t>(buffers.size()));
+          meta = InternArrayMeta(shard_meta->type, dims.data(), dims.size(), shard_meta->weak_type);
+        }
         PyObject* made = MakeShardedPjrtArray(std::move(buffers), std::move(devices), axis,
                                               shard_meta, meta, std::move(axis_name));
         if (made == nullptr) throw py::error_already_set();
@@ -890,7 +894,8 @@ void RegisterPjrtArray(py::module_& m) {
       },
       py::arg("shards"), py::arg("axis"), py::arg("axis_name") = py::none(),
       "One array sharded over the shards' devices (their buffers shared): shard m is the "
-      "slice m along `axis` of the result.");
+      "slice m along `axis` of the result; axis -1: replicated (every shard is the whole "
+      "value, a pmap's out_axes=None output).");
   m.def("transfer_count", &Buffer::TransferCount,
         "Host<->device copies made by this process so far (transfers to a device and "
         "ToHost reads; a NumPy view of CPU memory is no copy).");

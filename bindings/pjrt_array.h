@@ -52,7 +52,7 @@ const ArrayMeta* InternArrayMeta(PJRT_Buffer_Type type, const int64_t* dims, std
 struct ShardSet {
   std::vector<std::shared_ptr<Buffer>> buffers;
   std::vector<int> device_indices;
-  int axis = 0;
+  int axis = 0;                           // -1: replicated (every buffer holds the whole value)
   const ArrayMeta* shard_meta = nullptr;  // the type of one shard
   std::shared_ptr<Client> client;
   // The pmap's axis name (JAX 0.10.2 names the mesh axis of the output's

@@ -58,14 +58,6 @@ def difference_lines(detail: str) -> list[str]:
 
 KNOWN_DIFFERENCES: list[KnownDifference] = [
     KnownDifference(
-        "pmap.paths/output_sharding/unmapped_output",
-        "jax",
-        "A pmap's out_axes=None output is device 0's array in refimpl (SingleDeviceSharding, "
-        "one shard); jax 0.10.2 runs pmap as a shard_map and answers the value replicated "
-        "over the pmap's mesh (NamedSharding with P(), one shard per device). The value is "
-        "the same (docs/semantics.md, pmap).",
-    ),
-    KnownDifference(
         "pmap.paths/output_sharding/jit_of_output",
         "jax",
         "jit of a pmap output gathers it in refimpl (one device, SingleDeviceSharding); "

@@ -393,8 +393,8 @@ def _output_sharding(out_axes: int, axis_name: Any, reverse: bool = False, size:
 
 
 def _unmapped_output_sharding(ns: Any) -> Any:
-    """An ``out_axes=None`` output (known: refimpl's is device 0's array, JAX
-    0.10.2's is replicated over the pmap's mesh, ``P()``)."""
+    """An ``out_axes=None`` output: replicated over the pmap's mesh (``P()``,
+    one copy per device, ``replica_id`` m), as JAX 0.10.2."""
     api, L = _api(ns), ns.lax_
     with _four_devices(api):
         return _describe_sharding(api.pmap(lambda v: L.psum(v, "i"), "i", out_axes=None)(X))

@@ -77,14 +77,18 @@ __all__ = ["ShardedArray", "pmap", "transfer_count"]
 UNNAMED_AXIS = "_internal_pmap_axis_name"
 
 
-def output_sharding(devices: Sequence[Any], axis: int, axis_name: Any) -> NamedSharding:
+def output_sharding(devices: Sequence[Any], axis: int | None, axis_name: Any) -> NamedSharding:
     """The sharding of a pmap output stacked along ``axis`` over ``devices``,
     as JAX 0.10.2 (which runs pmap as a shard_map under jit): a 1-d mesh of
     the devices, in pmap's order, whose one axis is the pmap's ``axis_name``
     (or :data:`UNNAMED_AXIS`), split at ``axis``. Its blocks keep the mapped
-    axis with size 1: device ``m`` holds ``[m:m+1]`` along it."""
+    axis with size 1: device ``m`` holds ``[m:m+1]`` along it. An
+    ``out_axes=None`` output (``axis`` None or -1) is replicated: ``P()``,
+    every device holds the whole value."""
     name = UNNAMED_AXIS if axis_name is None else axis_name
     mesh = Mesh(np.array(list(devices), dtype=object), (name,))
+    if axis is None or axis < 0:
+        return NamedSharding(mesh, PartitionSpec())
     return NamedSharding(mesh, PartitionSpec(*[None] * axis, name))
 
 
@@ -102,10 +106,15 @@ def _pjrt_addressable_shards(array: Any) -> list[Shard]:
     """``PjrtArray.addressable_shards``: per device, a 1-device PjrtArray over
     the shard's buffer typed as its block (the mapped axis kept, size 1, as
     JAX's), its device and its index in the global array."""
-    if array._shard_axis is None:
+    axis = array._shard_axis
+    if axis is None:
         return [Shard(array, array.device, (slice(None),) * array.ndim)]
     index_map = array.sharding.devices_indices_map(array.shape)
-    return [Shard(block, block.device, index_map[block.device]) for block in array._shard_blocks()]
+    replicated = axis < 0  # (an out_axes=None output: copy m of the whole value)
+    return [
+        Shard(block, block.device, index_map[block.device], m if replicated else 0)
+        for m, block in enumerate(array._shard_blocks())
+    ]
 
 
 def install_sharding_protocol(array_type: type[Any]) -> None:
@@ -122,7 +131,8 @@ class ShardedArray(BlockArray):
     """A pmap output on the reference backend: N arrays (one per virtual
     device), the blocks ``[m:m+1]`` along the mapped axis ``_axis`` (JAX
     0.10.2's shard shape: the axis kept with size 1), standing for their
-    concatenation; ``sharding`` is the pmap output's NamedSharding
+    concatenation, or (``_axis`` None, an ``out_axes=None`` output) N copies
+    of the whole value; ``sharding`` is the pmap output's NamedSharding
     (:func:`output_sharding`). Reading the value gathers the shards; passing
     it to a reference pmap uses its value."""
 
@@ -132,7 +142,7 @@ class ShardedArray(BlockArray):
         self,
         shards: Sequence[Any],
         devices: Sequence[Any],
-        axis: int,
+        axis: int | None,
         aval: ShapedArray | None = None,
         axis_name: Any = None,
     ) -> None:
@@ -143,7 +153,8 @@ class ShardedArray(BlockArray):
         if aval is None:  # (pmap passes the one it computed once per signature)
             block = self._shards[0].aval
             shape = list(block.shape)
-            shape[axis] = len(self._shards)
+            if axis is not None:
+                shape[axis] = len(self._shards)
             aval = ShapedArray(tuple(shape), block.dtype, block.weak_type)
         self._aval = aval
 
@@ -153,16 +164,21 @@ class ShardedArray(BlockArray):
 
     @property
     def addressable_shards(self) -> list[Shard]:
-        """Per device, its block (the array it holds) and its place."""
+        """Per device, its block (the array it holds) and its place; copy
+        ``m`` of a replicated output has ``replica_id`` m."""
         index_map = self.sharding.devices_indices_map(self._aval.shape)
+        replicated = self._axis is None
         return [
-            Shard(shard, device, index_map[device])
-            for shard, device in zip(self._shards, self._devices, strict=True)
+            Shard(shard, device, index_map[device], m if replicated else 0)
+            for m, (shard, device) in enumerate(zip(self._shards, self._devices, strict=True))
         ]
 
     def _value(self) -> np.ndarray:
         self._check_live()
-        value = np.concatenate([np.asarray(s._value()) for s in self._shards], axis=self._axis)
+        if self._axis is None:  # replicated: every shard is the whole value
+            value = np.array(self._shards[0]._value())
+        else:
+            value = np.concatenate([np.asarray(s._value()) for s in self._shards], axis=self._axis)
         value.flags.writeable = False
         return value
 
@@ -250,7 +266,9 @@ def pmap(
         devices named ``axis_name``): on pjrt each is one PJRT array sharded over the
         devices (``refimpl._pjrt.PjrtArray``, the type ``device_put``
         returns), on the reference backend a :class:`ShardedArray`; an
-        ``out_axes=None`` output is device 0's array. On pjrt the function
+        ``out_axes=None`` output is the same array type replicated over the
+        devices (``P()``: every device holds the whole value, as JAX
+        0.10.2). On pjrt the function
         is a C++ ``FastJitted`` in pmap mode (a cached call runs no Python
         code); its ``_fast_stats()`` counts hits, misses and slow calls.
 
@@ -633,9 +651,9 @@ def on_miss(pmap_f: Any, fast: Any, args: tuple, kwargs: dict) -> PmapEntrySpec 
         for leaf, axis in zip(call.leaves, call.axes, strict=True):
             if not (isinstance(leaf, PjrtArray) and leaf._shard_axis is not None):
                 continue
-            if leaf._shard_axis != axis or [s.device for s in leaf._shard_arrays()] != list(
-                call.devices
-            ):
+            if leaf._shard_axis != _shard_axis_of(axis) or [
+                s.device for s in leaf._shard_arrays()
+            ] != list(call.devices):
                 return None
         program = entry.program
         return PmapEntrySpec(
@@ -730,21 +748,26 @@ def _choose_devices(name: str, backend_name: str, devices: Any, size: int) -> li
 
 def _shard_outputs(out: Any, out_axes: Any, devices: Sequence[Any], axis_name: Any) -> Any:
     """Each mapped output as a ShardedArray: block ``m`` (slice ``m`` with the
-    mapped axis kept, size 1, as JAX 0.10.2's shards) put on ``devices[m]``."""
+    mapped axis kept, size 1, as JAX 0.10.2's shards) put on ``devices[m]``;
+    an ``out_axes=None`` output as one copy of it per device (replicated)."""
     leaves, tree = tree_util.tree_flatten(out)
     flat_axes = batching._flatten_axes("out_axes", out_axes, out, "the output")
     results = []
     for leaf, axis in zip(leaves, flat_axes, strict=True):
-        if axis is None or not isinstance(leaf, Array):
+        if not isinstance(leaf, Array):
             results.append(leaf)
             continue
-        axis %= leaf.ndim
         value = np.asarray(leaf)
+        aval = tracing.get_aval(leaf, "pmap", 0)
+        if axis is None:
+            copies = [backends.device_put(value, d) for d in devices]
+            results.append(ShardedArray(copies, devices, None, aval, axis_name))
+            continue
+        axis %= leaf.ndim
         shards = [
             backends.device_put(np.take(value, [m], axis=axis), d) for m, d in enumerate(devices)
         ]
-        # keep the weak type the batched value had
-        aval = tracing.get_aval(leaf, "pmap", 0)
+        # (aval: the weak type the batched value had)
         results.append(ShardedArray(shards, devices, axis, aval, axis_name))
     return tree.unflatten(results)
 
@@ -1236,7 +1259,7 @@ class _Entry:
 
     def _outputs(self, outs: list[list[Any]], devices: Sequence[Any]) -> Any:
         """Mapped outputs as one sharded PJRT array each; an ``out_axes=None``
-        output as device 0's array."""
+        output as a replicated one (each device's copy)."""
         PjrtArray, make_sharded = _pjrt().PjrtArray, _pjrt().native_module()._make_sharded
         n = len(devices)
         results = []
@@ -1250,17 +1273,23 @@ class _Entry:
                 continue
             weak = aval.weak_type
             shards = [PjrtArray(outs[m][j], weak, devices[m], True) for m in range(n)]
-            results.append(
-                shards[0] if axis is None else make_sharded(shards, axis, self.axis_name)
-            )
+            # out_axes=None: replicated (axis -1), every device's copy kept
+            results.append(make_sharded(shards, -1 if axis is None else axis, self.axis_name))
             j += 1
         return self.out_tree.unflatten(results)
 
 
+def _shard_axis_of(in_axis: int | None) -> int:
+    """The ``_shard_axis`` of a PJRT array that is in place for ``in_axis``:
+    the axis itself, or -1 (replicated, a copy on every device) for None."""
+    return -1 if in_axis is None else in_axis
+
+
 def _in_place(leaf: Any, axis: int | None, devices: Sequence[Any]) -> bool:
-    """Whether ``leaf`` is a PJRT array sharded along ``axis`` over ``devices``."""
+    """Whether ``leaf`` is a PJRT array sharded along ``axis`` over ``devices``
+    (for ``axis`` None: replicated over them)."""
     shard_axis = getattr(leaf, "_shard_axis", None)
-    if shard_axis is None or shard_axis != axis:
+    if shard_axis is None or shard_axis != _shard_axis_of(axis):
         return False
     return [s.device for s in leaf._shard_arrays()] == list(devices)
 

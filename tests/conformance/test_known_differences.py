@@ -241,15 +241,6 @@ def _claim_custom_vmap_rule_output_without_batch_axis():
     assert out.shape == (2,), out.shape  # not the mapped size 3: the rule's value as it is
 
 
-def _claim_pmap_unmapped_output_is_replicated():
-    n = len(jax.devices())  # (as many as this process's jax has)
-    x = np.arange(2.0 * n, dtype=np.float32).reshape(n, 2)
-    y = jax.pmap(lambda v: jax.lax.psum(v, "i"), "i", out_axes=None)(x)
-    assert isinstance(y.sharding, jax.sharding.NamedSharding), y.sharding
-    assert tuple(y.sharding.spec) == () and y.is_fully_replicated
-    assert len(y.addressable_shards) == n
-
-
 def _claim_jit_of_pmap_output_keeps_its_sharding():
     n = len(jax.devices())
     y = jax.pmap(lambda v: v * 2, "i")(np.ones((n, 2), np.float32))
@@ -308,7 +299,6 @@ JAX_CLAIMS = {
     "custom.api/custom_vmap_rule_output_without_batch_axis": (
         _claim_custom_vmap_rule_output_without_batch_axis
     ),
-    "pmap.paths/output_sharding/unmapped_output": _claim_pmap_unmapped_output_is_replicated,
     "pmap.paths/output_sharding/jit_of_output": _claim_jit_of_pmap_output_keeps_its_sharding,
 }
 

@@ -33,6 +33,7 @@ def describe(y):
         "shard_shapes": [list(x.data.shape) for x in shards],
         "shard_indices": [_index(x.index) for x in shards],
         "shard_devices": [x.device.id for x in shards],
+        "replica_ids": [x.replica_id for x in shards],
         "shard_values": [np.asarray(x.data).tolist() for x in shards],
         "shard_shape": list(s.shard_shape(y.shape)),
         "replicated": [bool(y.is_fully_replicated), bool(s.is_fully_replicated)],
@@ -66,6 +67,17 @@ PROGRAMS = {
     "pytree_outputs": f"pmap(lambda v: (v, v.sum(), [v + 1]), 'j')({X})",
     "fed_back_to_pmap": f"pmap(lambda v: v + 1, 'k')(pmap(lambda v: v * 2, 'i')({X}))",
     "with_psum": f"pmap(lambda v: lax.psum(v, 'i') + v, 'i')({X})",
+    "out_axes_none": f"pmap(lambda v: lax.psum(v, 'i'), 'i', out_axes=None)({X})",
+    "out_axes_none_unnamed": (
+        f"pmap(lambda v, w: w * 2, in_axes=(0, None), out_axes=None)({X}, np.ones(3))"
+    ),
+    "out_axes_none_in_a_tree": (
+        f"pmap(lambda v: (lax.pmax(v, 'i'), v), 'i', out_axes=(None, 1))({X})"
+    ),
+    "out_axes_none_fed_back": (
+        f"pmap(lambda v, w: v + w, 'i', in_axes=(0, None))"
+        f"({X}, pmap(lambda v: lax.psum(v, 'i'), 'i', out_axes=None)({X}))"
+    ),
 }
 
 
@@ -136,3 +148,35 @@ def test_a_block_feeds_jit_and_eager_ops(backend):
     np.testing.assert_array_equal(np.asarray(ri.jit(lambda a: a + 1)(block)), [[9.0, 11.0]])
     np.testing.assert_array_equal(np.asarray(block * 2), [[16.0, 20.0]])
     np.testing.assert_array_equal(np.asarray(block.reshape(2)), [8.0, 10.0])
+
+
+def test_a_replicated_output_fed_back_moves_no_data():
+    # out_axes=None: one copy per device, passed where it is to in_axes=None (C++ and Python)
+    from refimpl.transforms.pmap import transfer_count
+
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    total = ri.pmap(lambda v: lax_psum(v), "i", out_axes=None, backend="pjrt")(x)
+    add = ri.pmap(lambda v, w: v + w, "i", in_axes=(0, None), backend="pjrt")
+    add(x, total)  # the miss: compiles, and transfers x
+    for _ in range(2):
+        before = transfer_count()
+        out = add(ri.pmap(lambda v: v, "i", backend="pjrt")(x), total)
+        assert transfer_count() - before == 4  # x's four slices only
+    np.testing.assert_array_equal(np.asarray(out), x + x.sum(0))
+    assert add._fast_stats()["hits"] >= 1
+
+
+def lax_psum(v):
+    return ri.lax.psum(v, "i")
+
+
+def test_a_replicated_output_in_eager_ops_jit_and_device_put(backend):
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    total = ri.pmap(lambda v: ri.lax.psum(v, "i"), "i", out_axes=None)(x)
+    want = x.sum(0)
+    np.testing.assert_array_equal(np.asarray(total * 2), want * 2)
+    np.testing.assert_array_equal(np.asarray(ri.jit(lambda a: a + 1)(total)), want + 1)
+    np.testing.assert_array_equal(np.asarray(ri.device_put(total, ri.devices()[2])), want)
+    assert float(total.sum()) == float(want.sum())
+    total.delete()
+    assert total.is_deleted()
