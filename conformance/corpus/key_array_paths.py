@@ -232,6 +232,28 @@ def _custom_vjp_key_cotangent(ns: Any) -> Any:
     return seen
 
 
+def _float0_tangent_of_a_key(ns: Any) -> Any:
+    """jvp, linearize and vjp take JAX's float0[key.shape] as a key's tangent
+    or cotangent and give one back for a key output (each result: its shape,
+    then whether its dtype is float0)."""
+    api = _api(ns)
+    f0 = api.dtypes.float0
+
+    def form(v):
+        return np.array([*v.shape, np.dtype(v.dtype) == f0])
+
+    split = lambda k: api.random.split(k)  # noqa: E731
+    _, t = api.jvp(split, (api.random.key(0),), (np.zeros((), f0),))
+    _, t_jit = api.jvp(api.jit(split), (api.random.key(0),), (np.zeros((), f0),))
+    _, t_data = api.jvp(api.random.key_data, (_keys(api, 3),), (np.zeros((3,), f0),))
+    t_lin = api.linearize(split, api.random.key(0))[1](np.zeros((), f0))
+    (ct,) = api.vjp(lambda k: api.random.split(k, 3), api.random.key(1))[1](np.zeros((3,), f0))
+    _, ct_pair = api.vjp(lambda t, k: (t, k), 3.0, api.random.key(1))[1](
+        (np.float32(1.0), np.zeros((), f0))
+    )
+    return [form(v) for v in (t, t_jit, t_data, t_lin, ct, ct_pair)]
+
+
 def _make_array_from_callback_of_keys(ns: Any) -> Any:
     api = _api(ns)
     devices = api.devices()[:1]
@@ -250,6 +272,7 @@ ROWS: list[tuple[str, Any]] = [
     ("fold_in_python_int_outside_uint32", _fold_in_python_int_outside_uint32),
     ("custom_jvp_key_tangent", _custom_jvp_key_tangent),
     ("custom_vjp_key_cotangent", _custom_vjp_key_cotangent),
+    ("float0_tangent_of_a_key", _float0_tangent_of_a_key),
     ("make_array_from_callback_of_keys", _make_array_from_callback_of_keys),
     ("key_cotangents_float0", _key_cotangents),
     ("numpy_structural", _numpy_structural),

@@ -482,7 +482,7 @@ def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> An
         )
     tu = _tree()
     p_leaves, p_tree = tu.tree_flatten(tuple(primals))
-    t_leaves, t_tree = tu.tree_flatten(tuple(tangents))
+    t_leaves, t_tree = tu.tree_flatten(key_tangents_in(tu, tuple(primals), tuple(tangents)))
     # compared as given (JAX's): a tuple of primals with a list of tangents differs
     if p_tree != t_tree or type(primals) is not type(tangents):
         raise TypeError(
@@ -524,6 +524,7 @@ def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> An
     out_tree, n_out, aux_tree = out_info[0]
     primal_out = tu.tree_unflatten(out_tree, _users(outs[:n_out]))
     tangent_out = tu.tree_unflatten(out_tree, [_output_tangent(t) for t in touts[:n_out]])
+    tangent_out = extended_cotangents(tu, tangent_out)  # a key's: float0[key.shape]
     if has_aux:
         return primal_out, tangent_out, _aux_value(aux_tree, outs[n_out:])
     return primal_out, tangent_out
@@ -610,6 +611,7 @@ class _Pullback:
 
     def __call__(self, residuals: list, ct: Any) -> tuple[Any, ...]:
         tu = _tree()
+        ct = key_tangents_in(tu, _float0_like(tu, self.out_tree, self.out_avals), ct)
         ct_leaves, ct_tree = tu.tree_flatten(ct)
         if ct_tree != self.out_tree:  # a ValueError with these words, as JAX 0.10.2
             raise ValueError(
@@ -669,6 +671,39 @@ def extended_cotangents(tu: Any, tree: Any) -> Any:
     return tu.tree_map(
         lambda v: np.zeros(v.shape, dtypes.float0) if extended(v) else v, tree, is_leaf=extended
     )
+
+
+def key_tangents_in(tu: Any, like: Any, tree: Any) -> Any:
+    """``tree`` (tangents or cotangents given by the user) with each float0
+    array (of a key array's shape) at the place of a key in ``like`` (the
+    primals, or a tree of that structure), made the key node over float0 key
+    data that refimpl differentiates: the inverse of :func:`extended_cotangents`,
+    so ``jvp``/``linearize``/``vjp`` take JAX's ``float0[key.shape]`` for a
+    key. Anything else is left as given (for the caller's own checks)."""
+
+    def extended(v: Any) -> bool:
+        return isinstance(getattr(v, "dtype", None), dtypes.ExtendedDtype)
+
+    def inward(key: Any, t: Any) -> Any:
+        if not extended(key) or extended(t) or _dtype_of(t) != dtypes.float0:
+            return t
+        # float0 key data of t's shape (another shape than the key's stays
+        # the caller's shape error, as JAX's)
+        (data,) = tu.tree_leaves(key)
+        words = _shape_of(data)[len(key.shape) :]
+        zeros = np.zeros((*_shape_of(t), *words), dtypes.float0)
+        return tu.tree_unflatten(tu.tree_structure(key), [zeros])
+
+    try:
+        return tu.tree_map(inward, like, tree, is_leaf=extended)
+    except (TypeError, ValueError):  # another structure: the caller reports it
+        return tree
+
+
+def _float0_like(tu: Any, treedef: Any, avals: list) -> Any:
+    """A tree of ``treedef`` over float0 zeros of ``avals``' shapes (its key
+    nodes are keys of the right shapes, for :func:`key_tangents_in`)."""
+    return tu.tree_unflatten(treedef, [np.zeros(a.shape, dtypes.float0) for a in avals])
 
 
 def _flat_with_aux(
@@ -1389,7 +1424,8 @@ class _LinearizedJVP:
 
     def __call__(self, residuals: list, *tangents: Any) -> Any:
         tu = _tree()
-        t_leaves, t_tree = tu.tree_flatten(tuple(tangents))
+        like = _float0_like(tu, self.in_tree, self.primal_avals)
+        t_leaves, t_tree = tu.tree_flatten(key_tangents_in(tu, like, tuple(tangents)))
         if t_tree != self.in_tree:
             raise TypeError(
                 f"linearize: the linearized function takes tangents with the structure of the "
@@ -1410,7 +1446,8 @@ class _LinearizedJVP:
         args = list(residuals) + [t for t, nz in zip(t_leaves, self.nonzero) if nz]
         outs = tracing.eval_program_bind(self.linear, args)
         touts = fill_zeros(outs, self.out_nonzero, self.out_avals)
-        return tu.tree_unflatten(self.out_tree, [_output_tangent(t) for t in touts])
+        out = tu.tree_unflatten(self.out_tree, [_output_tangent(t) for t in touts])
+        return extended_cotangents(tu, out)  # a key's tangent: float0[key.shape]
 
 
 def _jac_check_inputs(api: str, leaves: list, holomorphic: bool, allow_int: bool = False):

@@ -107,6 +107,63 @@ def test_custom_vjp_bwd_sees_float0_cotangent_of_a_key(backend, keys, symbolic_z
         assert g_type == RiSymbolicZero.__name__
 
 
+# --- float0[key.shape] as the tangent or cotangent of a key, given by the user ------------
+
+
+def _f0(np_, shape):
+    return np.zeros(shape, jax.dtypes.float0)
+
+
+KEY_TANGENTS = {
+    "jvp_split": lambda lib, np_: lib.jvp(
+        lambda k: lib.random.split(k), (lib.random.key(0),), (_f0(np_, ()),)
+    ),
+    "jvp_jit_split": lambda lib, np_: lib.jvp(
+        lib.jit(lambda k: lib.random.split(k)), (lib.random.key(0),), (_f0(np_, ()),)
+    ),
+    "jvp_uniform": lambda lib, np_: lib.jvp(
+        lambda x, k: x * lib.random.uniform(k), (1.0, lib.random.key(0)), (1.0, _f0(np_, ()))
+    ),
+    "jvp_key_data_of_3": lambda lib, np_: lib.jvp(
+        lib.random.key_data, (lib.random.split(lib.random.key(0), 3),), (_f0(np_, (3,)),)
+    ),
+    "jvp_wrong_shape": lambda lib, np_: lib.jvp(
+        lambda k: lib.random.split(k), (lib.random.key(0),), (_f0(np_, (2,)),)
+    ),
+    "linearize_split": lambda lib, np_: lib.linearize(
+        lambda k: lib.random.split(k), lib.random.key(0)
+    )[1](_f0(np_, ())),
+    "vjp_key_output": lambda lib, np_: lib.vjp(lambda t, k: (t, k), 3.0, lib.random.key(1))[1](
+        (np_.float32(1.0), _f0(np_, ()))
+    ),
+    "vjp_keys_output": lambda lib, np_: lib.vjp(
+        lambda k: lib.random.split(k, 3), lib.random.key(1)
+    )[1](_f0(np_, (3,))),
+}
+
+
+def _tangent_form(v):
+    """float0 arrays by shape (their bytes are nothing), the rest as _plain."""
+    if isinstance(v, (list, tuple)) and not (
+        isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], str)
+    ):
+        return [_tangent_form(x) for x in v]
+    if isinstance(v, np.ndarray) and v.dtype == jax.dtypes.float0:
+        return ("float0", np.asarray(v.shape))
+    return v
+
+
+@pytest.mark.parametrize("name", sorted(KEY_TANGENTS))
+def test_float0_tangent_of_a_key(backend, name):
+    want = _outcome(lambda: KEY_TANGENTS[name](*LIBS["jax"]))
+    got = _outcome(lambda: KEY_TANGENTS[name](*LIBS["ri"]))
+    assert got[0] == want[0], (got, want)
+    if want[0] == "raise":
+        assert got[1].__name__ == want[1].__name__, (got, want)
+    else:
+        _assert_same(_tangent_form(got[1]), _tangent_form(want[1]))
+
+
 # --- key arrays and seeds, as random_test.py's KeyArrayTest / LaxRandomTest ---------------
 
 
