@@ -51,6 +51,10 @@ __all__ = [
     "use_mesh",
 ]
 
+#: the memory kind of a sharding given none, as JAX 0.10.2 resolves it on CPU
+#: devices (every refimpl device, ref and pjrt, has only this one)
+DEFAULT_MEMORY_KIND = "device"
+
 
 class Sharding:
     """Where each piece of an array lives: ``devices_indices_map(shape)`` maps
@@ -108,7 +112,8 @@ class SingleDeviceSharding(Sharding):
 
     def __init__(self, device: Any, *, memory_kind: str | None = None) -> None:
         self._device = device
-        self.memory_kind = memory_kind
+        # JAX resolves "no memory kind" to the device's default one ('device')
+        self.memory_kind = DEFAULT_MEMORY_KIND if memory_kind is None else memory_kind
 
     @property
     def device(self) -> Any:
@@ -131,7 +136,7 @@ class SingleDeviceSharding(Sharding):
         return hash(("SingleDeviceSharding", id(self._device)))
 
     def __repr__(self) -> str:
-        return f"SingleDeviceSharding(device={self._device!r})"
+        return f"SingleDeviceSharding(device={self._device!r}, memory_kind={self.memory_kind})"
 
 
 class PartitionSpec(tuple):
@@ -142,7 +147,8 @@ class PartitionSpec(tuple):
         return super().__new__(cls, partitions)
 
     def __repr__(self) -> str:
-        return f"PartitionSpec{tuple.__repr__(self)}"
+        # JAX 0.10.2 prints its short name: P('x', None)
+        return f"P{tuple.__repr__(self)}"
 
     def __reduce__(self) -> Any:
         return (PartitionSpec, tuple(self))
@@ -256,9 +262,21 @@ class Mesh:
         _set_current(self._entered.pop())
 
     def __repr__(self) -> str:
+        return (
+            f"Mesh(axis_sizes={self.axis_sizes}, axis_names={self.axis_names}, "
+            f"axis_types={_types_text(self.axis_types)})"
+        )
+
+    def __str__(self) -> str:
+        # the short form, as JAX prints a mesh inside a NamedSharding
         shape = ", ".join(f"'{n}': {s}" for n, s in self.shape.items())
-        types = ", ".join(t.name for t in self.axis_types)
-        return f"Mesh({shape}, axis_types=({types}{',' if len(self.axis_types) == 1 else ''}))"
+        return f"Mesh({shape}, axis_types={_types_text(self.axis_types)})"
+
+
+def _types_text(axis_types: tuple[AxisType, ...]) -> str:
+    """``(Auto, Explicit)``: a tuple of axis types as JAX prints it."""
+    names = ", ".join(t.name for t in axis_types)
+    return f"({names}{',' if len(axis_types) == 1 else ''})"
 
 
 def _device_key(device: Any) -> tuple:
@@ -325,7 +343,7 @@ def set_mesh(mesh: Any) -> _MeshSetting:
         >>> with ri.set_mesh(mesh):
         ...     x = ri.device_put(np.arange(8.0), ri.P("x"))
         >>> x.sharding.spec
-        PartitionSpec('x',)
+        P('x',)
     """
     if mesh is not None and not isinstance(mesh, Mesh):
         raise TypeError(f"set_mesh: mesh must be a Mesh or None, got {type(mesh).__name__}")
@@ -372,7 +390,7 @@ def make_mesh(
         >>> import refimpl as ri
         >>> ri.config.update("ref_num_devices", 4)
         >>> ri.make_mesh((2, 2), ("a", "b"), devices=ri.devices("ref"))
-        Mesh('a': 2, 'b': 2, axis_types=(Explicit, Explicit))
+        Mesh(axis_sizes=(2, 2), axis_names=('a', 'b'), axis_types=(Explicit, Explicit))
     """
     shape = tuple(int(n) for n in axis_shapes)
     names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
@@ -467,6 +485,10 @@ class NamedSharding(Sharding):
             )
         self.mesh: Any = mesh  # a Mesh, or an AbstractMesh (a type's sharding)
         self.spec = PartitionSpec() if spec is None else PartitionSpec(*spec)
+        # JAX resolves "no memory kind" to the devices' default one ('device');
+        # a sharding over an AbstractMesh has no devices and keeps None
+        if memory_kind is None and isinstance(mesh, Mesh):
+            memory_kind = DEFAULT_MEMORY_KIND
         self.memory_kind = memory_kind
         seen: set[str] = set()
         for entry in self.spec:
@@ -575,7 +597,9 @@ class NamedSharding(Sharding):
         return state
 
     def __repr__(self) -> str:
-        return f"NamedSharding(mesh={self.mesh!r}, spec={self.spec!r})"
+        # JAX 0.10.2: the mesh in its short form, the memory kind when there is one
+        kind = "" if self.memory_kind is None else f", memory_kind={self.memory_kind}"
+        return f"NamedSharding(mesh={self.mesh!s}, spec={self.spec!r}{kind})"
 
 
 def _names(entry: Any) -> tuple[str, ...]:

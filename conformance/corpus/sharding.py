@@ -368,3 +368,41 @@ def cases() -> Iterator[Case]:
         return f(np.ones((3, 4), np.float32))
 
     yield _error_case("shard_map_indivisible", sm_indivisible)
+
+    # How JAX 0.10.2 prints shardings and which memory kind it gives a
+    # sharding made without one ('device' on CPU; None over an AbstractMesh).
+    def reprs(api: Any, L: Any) -> Any:
+        m = _mesh(api, "2d")
+        named = _ns(api, m, "a")
+        put = api.device_put(X8, _ns(api, _mesh(api, "1d"), "x"))
+        return [
+            repr(_p(api, "a", None)), repr(_p(api)), repr(_p(api, ("a", "b"))),
+            repr(m), str(m), repr(named), named.memory_kind,
+            put.sharding.memory_kind, api.numpy.ones(3).sharding.memory_kind,
+            repr(api.sharding.NamedSharding(m.abstract_mesh, _p(api, "a")).memory_kind),
+        ]  # fmt: skip
+
+    yield script_case(
+        "sharding/reprs_and_memory_kind",
+        lambda ns: _run_plain(ns, reprs),
+        expect=[
+            "P('a', None)",
+            "P()",
+            "P(('a', 'b'),)",
+            "Mesh(axis_sizes=(2, 2), axis_names=('a', 'b'), axis_types=(Auto, Auto))",
+            "Mesh('a': 2, 'b': 2, axis_types=(Auto, Auto))",
+            "NamedSharding(mesh=Mesh('a': 2, 'b': 2, axis_types=(Auto, Auto)), spec=P('a',), "
+            "memory_kind=device)",
+            "device",
+            "device",
+            "device",
+            "None",
+        ],  # fmt: skip
+        tags=("sharding",),
+    )
+
+
+def _run_plain(ns: Any, build: Any) -> Any:
+    api = _api(ns)
+    with _four_devices(api):
+        return build(api, ns.lax_)

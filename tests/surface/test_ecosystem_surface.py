@@ -114,7 +114,7 @@ def test_arrays_have_a_single_device_sharding(backend):
 
 def test_partition_spec_mesh_and_named_sharding():
     spec = sharding.PartitionSpec("data", None)
-    assert tuple(spec) == ("data", None) and repr(spec) == "PartitionSpec('data', None)"
+    assert tuple(spec) == ("data", None) and repr(spec) == "P('data', None)"
     mesh = sharding.Mesh(np.array(ri.devices()[:1]), ("data",))
     named = sharding.NamedSharding(mesh, spec)
     assert named.shard_shape((4, 3)) == (4, 3) and named.is_fully_replicated
