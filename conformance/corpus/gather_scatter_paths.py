@@ -10,7 +10,8 @@
   in the operand; ``lax.scatter_min``/``scatter_max`` of bools under ``jit``
   (the and/or combiner); a scatter whose index vector is empty (the lowering's
   explicit zero start), eagerly and under ``jit``; a bool gather in
-  ``fill`` mode (filled with ``True``); uint64 indices under x64;
+  ``fill`` mode (filled with ``True``); uint64 indices under x64; ``vmap``
+  of ``dynamic_slice`` and of indexing over a batch of size 0 under ``jit``;
 * refused by every implementation with JAX's class: ``lax.scatter`` not
   transposable without ``unique_indices`` (``grad``), ``lax.scatter_mul``
   differentiated in its updates without ``unique_indices``.
@@ -130,6 +131,15 @@ ROWS: list[tuple[str, Any]] = [
          b, np.array([[1], [9], [-2]], np.int32),
          L.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,)),
          (1,), mode="fill"))(_V > 0)),
+    # vmap over a batch of size 0 under jit: the batch rules flatten the
+    # (empty) batch into the gathered axis, which StableHLO's gather cannot
+    # slice (lax_vmap_test's batch sizes)
+    ("vmap_empty_batch_dynamic_slice_jit",
+     lambda ns, L: ns.jit(_api(ns).vmap(lambda x, i: L.dynamic_slice(x, (i,), (2,)),
+                                        in_axes=(None, 0)))(_V, np.zeros((0,), np.int32))),
+    ("vmap_empty_batch_index_jit",
+     lambda ns, L: ns.jit(_api(ns).vmap(lambda x, i: x[i], in_axes=(0, -1)))(
+         np.zeros((0, 5), np.float32), np.zeros((2, 0), np.int32))),
 ]  # fmt: skip
 
 X64_ROWS: list[tuple[str, Any]] = [

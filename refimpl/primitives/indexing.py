@@ -873,7 +873,13 @@ def _gather_lowering(ctx, x, indices, *, axis, mode, fill_value):
     )
     sizes = list(x_aval.shape)
     sizes[axis] = 1
-    taken = ctx.hlo.gather(x, clamped, dims, sizes, results=[ctx.ir_type(out_aval)])
+    if x_aval.shape[axis] == 0:
+        # StableHLO rejects a slice of size 1 from an empty axis. Nothing can
+        # be read from it: the result is empty (vmap over a batch of size 0
+        # flattens the batch into the gathered axis) or all fill values.
+        taken = ctx.constant(np.zeros((), x_aval.dtype), x_aval.dtype, out_aval.shape)
+    else:
+        taken = ctx.hlo.gather(x, clamped, dims, sizes, results=[ctx.ir_type(out_aval)])
     if mode in _CLAMPING:
         return [taken]
     fill = default_fill_value(x_aval.dtype) if fill_value is None else fill_value
