@@ -162,8 +162,29 @@ def _jvp_of_while_made_strong(ns: Any) -> Any:
     return api.jvp(mapped, (1.0,), (1.0,)), api.linearize(mapped, 1.0)[1](1.0)
 
 
+def _grad_of_scan_made_strong(ns: Any) -> Any:
+    """grad of a vmapped fori_loop (a scan) whose carry a cond on a batched
+    predicate makes strong, the branches in both orders (known: the weak type
+    of the init's cotangent, see conformance/known.py)."""
+    api, lax = ns.api, ns.api.lax
+    preds = ns.asarray(np.float32([0.0, 3.0]))
+
+    def grad_of(add_first: bool) -> Any:
+        def step(p: Any, c: Any, x: Any) -> Any:
+            add, mul = (lambda v: v + x), (lambda v: v * 2.0)
+            return lax.cond(p > x, *((add, mul) if add_first else (mul, add)), c)
+
+        def loop(p: Any, s: Any) -> Any:
+            return lax.fori_loop(0, 3, lambda i, c: step(p, c, np.float32(1.0) * i), s)
+
+        return api.grad(lambda s: api.vmap(lambda p: loop(p, s))(preds).sum())(1.0)
+
+    return grad_of(True), grad_of(False)
+
+
 def cases() -> Iterator[Case]:
     yield _case("jvp_of_while_carry_made_strong_by_batched_cond", _jvp_of_while_made_strong)
+    yield _case("grad_of_scan_carry_made_strong_by_batched_cond", _grad_of_scan_made_strong)
     yield _case("in_axes_list", _in_axes_list)
     yield _case("collective_in_loop_body", _collective_in_loop_body)
     yield _case("bool_collectives", _bool_collectives)
