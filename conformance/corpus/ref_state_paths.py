@@ -9,8 +9,9 @@ whose reads are unused (zero cotangents), ``grad`` through an ``addupdate``
 (``ref.addupdate``) and a ``swap`` in jit (their transposes), ``vmap`` over a jitted ref update,
 and the printed program.
 
-Left out, differing from JAX: ``None`` in a ref's index inside ``jit``
-(``r[None, 1]``: refimpl indexes as NumPy, JAX 0.10.2 raises ValueError), an
+Left out, differing from JAX: ``None`` in a ref's index
+(``r[None, 1]``: refimpl indexes as NumPy, JAX 0.10.2 raises ValueError; judged
+by NumPy in ``ref.update_paths/none_in_index``, known), an
 index with more entries than the ref has dims (``r[0, 1]`` of a 1-D ref: refimpl
 raises IndexError, JAX ValueError), and an ``addupdate`` of a constant into a
 ref holding a constant under ``grad`` of a jit (JAX raises AttributeError;

@@ -21,8 +21,11 @@ each case's recorded source includes its row and the helpers it calls.
 is one), read or write; one before the start is too in refimpl, where JAX
 0.10.2 clamps it (known: its check compares only ``index >= size``).
 
-Left out, differing from JAX 0.10.2 (open): ``None`` in a ref's index (see
-``ref_state_paths.py``).
+``ref.update_paths/none_in_index``: ``None`` in a ref's index adds a unit
+axis, as NumPy (the oracle), eagerly and inside ``jit``, read and write, as
+JAX's own mutable_array_test (test_none_index, skipped there) expects; JAX
+0.10.2 drops it from a 1-D ref's index and raises ValueError on a 2-D ref
+(known).
 """
 
 from __future__ import annotations
@@ -163,6 +166,23 @@ ROWS: list[tuple[str, Any]] = [
 
 _OUT_OF_BOUNDS = Raises(ValueError, "Out of bound indexer")
 
+
+def _none_in_index(ns: Any) -> Any:
+    """``None`` in a ref's index, eagerly and inside jit, reads and a write."""
+    api = _api(ns)
+    vector, matrix = api.new_ref(ns.asarray(_X)), api.new_ref(ns.asarray(_M))
+    reads = [vector[None], matrix[None, 1], matrix[..., None]]
+    in_jit = ns.jit(lambda x: api.new_ref(x)[None, 1])(_M)
+    matrix[0, None] = np.full((1, 4), 7.0, np.float32)
+    return [*reads, in_jit, api.freeze(matrix)]
+
+
+def _none_in_index_numpy() -> Any:
+    written = _M.copy()
+    written[0, None] = 7.0
+    return [_X[None], _M[None, 1], _M[..., None], _M[None, 1], written]
+
+
 RAISES_ROWS: list[tuple[str, Any]] = [
     ("eager_get_past_the_end", lambda ns: _eager(ns, lambda r: r[4])),
     ("eager_set_past_the_end", lambda ns: _eager(ns, _set(7, np.float32(1)))),
@@ -182,3 +202,6 @@ def cases() -> Iterator[Case]:
         yield replace(case, source=source)
     for name, fn in RAISES_ROWS:
         yield script_case(f"ref.update_paths/{name}", fn, expect=_OUT_OF_BOUNDS, tags=["ref"])
+    yield script_case(
+        "ref.update_paths/none_in_index", _none_in_index, expect=_none_in_index_numpy, tags=["ref"]
+    )

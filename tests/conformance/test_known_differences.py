@@ -266,7 +266,34 @@ def _claim_eager_ref_index_before_the_start_clamps():
     _raises(ValueError, lambda: r[3], match="Out of bound indexer")
 
 
+def _claim_grad_of_scan_carry_weak_by_branch_order():
+    preds = np.float32([0.0, 3.0])
+
+    def weak(add_first):
+        def step(p, c, x):
+            add, mul = (lambda v: v + x), (lambda v: v * 2.0)
+            return jax.lax.cond(p > x, *((add, mul) if add_first else (mul, add)), c)
+
+        def loop(p, s):
+            return jax.lax.fori_loop(0, 3, lambda i, c: step(p, c, np.float32(1.0) * i), s)
+
+        g = jax.grad(lambda s: jax.vmap(lambda p: loop(p, s))(preds).sum())(1.0)
+        return jax.typeof(g).weak_type
+
+    # add_any types the sum as the later (first summed) branch's cotangent
+    assert weak(True) and not weak(False)
+
+
+def _claim_none_in_a_ref_index():
+    vector = jax.new_ref(np.arange(4, dtype=np.float32))
+    assert vector[None].shape == (4,)  # dropped, not a unit axis
+    matrix = jax.new_ref(np.zeros((3, 4), np.float32))
+    _raises(ValueError, lambda: matrix[None, 1], match="not enough values to unpack")
+    _raises(ValueError, lambda: jax.jit(lambda: matrix[None, 1])())
+
+
 JAX_CLAIMS = {
+    "ref.update_paths/none_in_index": _claim_none_in_a_ref_index,
     "ref.update_paths/eager_add_before_the_start": _claim_eager_ref_index_before_the_start_clamps,
     "errors.shapes/np-add-not-broadcastable": _claim_broadcast_error,
     "ref.paths/grad_constant_write": _claim_grad_of_constant_ref_write,
@@ -300,6 +327,9 @@ JAX_CLAIMS = {
         _claim_custom_vmap_rule_output_without_batch_axis
     ),
     "pmap.paths/output_sharding/jit_of_output": _claim_jit_of_pmap_output_keeps_its_sharding,
+    "vmap.paths/grad_of_scan_carry_made_strong_by_batched_cond": (
+        _claim_grad_of_scan_carry_weak_by_branch_order
+    ),
 }
 
 
