@@ -254,6 +254,28 @@ def _float0_tangent_of_a_key(ns: Any) -> Any:
     return [form(v) for v in (t, t_jit, t_data, t_lin, ct, ct_pair)]
 
 
+def _truncated_normal_grad_of_bounds(ns: Any) -> Any:
+    """random_lax_test: the derivative of truncated_normal by its bounds (the
+    nextafter clip is not differentiated, as JAX's stop_gradient there)."""
+    api = _api(ns)
+    key = api.random.key(7)
+
+    def total(lo: Any, hi: Any) -> Any:
+        return api.random.truncated_normal(key, lo, hi, (3,)).sum()
+
+    return [api.grad(total, (0, 1))(-0.5, 0.7), api.jit(api.grad(total))(-2.5, 1.0)]
+
+
+def _split_num_concrete_array(ns: Any) -> Any:
+    """split's num as a concrete 0-d integer array, alone or in a tuple."""
+    api = _api(ns)
+    key = api.random.key(7)
+    return [
+        api.random.key_data(api.random.split(key, api.numpy.array(3))),
+        api.random.key_data(api.random.split(key, (api.numpy.array(2), 3))),
+    ]
+
+
 def _make_array_from_callback_of_keys(ns: Any) -> Any:
     api = _api(ns)
     devices = api.devices()[:1]
@@ -273,6 +295,8 @@ ROWS: list[tuple[str, Any]] = [
     ("custom_jvp_key_tangent", _custom_jvp_key_tangent),
     ("custom_vjp_key_cotangent", _custom_vjp_key_cotangent),
     ("float0_tangent_of_a_key", _float0_tangent_of_a_key),
+    ("truncated_normal_grad_of_bounds", _truncated_normal_grad_of_bounds),
+    ("split_num_concrete_array", _split_num_concrete_array),
     ("make_array_from_callback_of_keys", _make_array_from_callback_of_keys),
     ("key_cotangents_float0", _key_cotangents),
     ("numpy_structural", _numpy_structural),

@@ -186,8 +186,10 @@ def _truncated_normal(
     b = lax.erf(lax.mul(upper, inv_sqrt2))
     u = _uniform(data, shape, dtype, a, b)
     out = lax.mul(sqrt2, lax.erf_inv(u))
-    low = lax.nextafter(lower, np.asarray(np.inf, dtype))
-    high = lax.nextafter(upper, np.asarray(-np.inf, dtype))
+    # the clip bounds are not differentiated (JAX's stop_gradient: nextafter
+    # has no derivative rule); the gradient flows through erf and the sample
+    low = lax.nextafter(lax.stop_gradient(lower), np.asarray(np.inf, dtype))
+    high = lax.nextafter(lax.stop_gradient(upper), np.asarray(-np.inf, dtype))
     return rnp.clip(out, low, high)
 
 

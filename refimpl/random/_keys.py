@@ -1100,6 +1100,18 @@ def _hash_counters(data: Any, shape: tuple[int, ...]) -> tuple[Any, Any]:
     return lax.threefry2x32(k1, k2, hi, lo)
 
 
+def _concrete_int(d: Any) -> Any:
+    """A concrete 0-d integer array as the int it holds; anything else
+    unchanged. ``split``'s ``num`` (or an entry of a tuple ``num``) may be
+    one, as JAX's ``split(key, jnp.array(3))``, which reads it with
+    ``operator.index`` (an array of another rank, a traced one, a float is
+    still the TypeError)."""
+    concrete = isinstance(d, Array) and not isinstance(d, tracing.Tracer)
+    if concrete and d.ndim == 0 and isinstance(d.dtype, np.dtype) and d.dtype.kind in "iu":
+        return operator.index(d)
+    return d
+
+
 def _as_shape(name: str, shape: Any) -> tuple[int, ...]:
     if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
         shape = (shape,)
@@ -1116,7 +1128,9 @@ def _as_shape(name: str, shape: Any) -> tuple[int, ...]:
 def split(key: Any, num: int | Sequence[int] = 2) -> Any:
     """``num`` new keys (a leading axis, or the shape ``num``) from one key."""
     data, typed = _key_data_of("split", key)
-    shape = _as_shape("split", num)
+    if isinstance(num, Sequence):
+        num = tuple(_concrete_int(d) for d in num)
+    shape = _as_shape("split", _concrete_int(num))
     return _wrap(_run("split", _split_data, (shape,), data), typed, _impl_of(key))
 
 
