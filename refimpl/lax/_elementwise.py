@@ -275,7 +275,7 @@ def igamma_grad_a(a: Any, x: Any) -> Any:
         v if av.shape == out.shape else structural.broadcast_in_dim(v, out.shape, ())
         for v, av in zip((a, x), avals, strict=True)
     )  # a scalar beside an array: its rank-0 value everywhere
-    return ew.convert_element_type(special._igamma_slopes(a, x)[0], out.dtype, out.weak_type)
+    return ew.convert_element_type(special._igamma_dp_da(a, x), out.dtype, out.weak_type)
 
 
 __all__ = [

@@ -737,16 +737,18 @@ for _prim, _complement in ((igamma_p, False), (igammac_p, True)):
     _prim.def_lowering(_lowering)
 
 
-def _igamma_slopes(a: Any, x: Any) -> tuple[Any, Any]:
-    """``(dP/da, dP/dx)``: ``dP/dx = x^(a-1) e^-x / Gamma(a)``, and ``dP/da``
-    from the implicit derivative of a Gamma sample, ``random_gamma_grad =
-    -(dP/da) / (dP/dx)``, which already evaluates dP/da by Cephes' series and
-    fraction differentiated term by term (JAX's ``igamma_grad_a`` is the same
-    quantity)."""
+def _igamma_dp_dx(a: Any, x: Any) -> Any:
+    """``dP/dx = x^(a-1) e^-x / Gamma(a)``."""
     one = _scalar_like(1.0, x)
-    dp_dx = ew.exp(ew.sub(ew.sub(ew.mul(ew.sub(a, one), ew.log(x)), x), lgamma_p.bind(a)))
-    dp_da = ew.neg(ew.mul(random_gamma_grad_p.bind(a, x), dp_dx))
-    return dp_da, dp_dx
+    return ew.exp(ew.sub(ew.sub(ew.mul(ew.sub(a, one), ew.log(x)), x), lgamma_p.bind(a)))
+
+
+def _igamma_dp_da(a: Any, x: Any) -> Any:
+    """``dP/da`` from the implicit derivative of a Gamma sample,
+    ``random_gamma_grad = -(dP/da) / (dP/dx)``, which already evaluates dP/da
+    by Cephes' series and fraction differentiated term by term (JAX's
+    ``igamma_grad_a`` is the same quantity, and not differentiable either)."""
+    return ew.neg(ew.mul(random_gamma_grad_p.bind(a, x), _igamma_dp_dx(a, x)))
 
 
 def _igamma_jvp_rule(prim, sign: float):
@@ -757,13 +759,15 @@ def _igamma_jvp_rule(prim, sign: float):
         # nonzero tangent (ad.JVPTrace.process_primitive)
         if isinstance(ta, Zero) and isinstance(tx, Zero):  # pragma: no cover
             return y, Zero(tangent_aval(tracing.get_aval(y, prim.name, 0)))
-        dp_da, dp_dx = _igamma_slopes(a, x)
         s = _scalar_like(sign, x)
+        # each slope only where its tangent is nonzero, as JAX's defjvp: dP/da
+        # is not differentiable, so a second derivative in x alone must not
+        # meet it
         parts = []
         if not isinstance(ta, Zero):
-            parts.append(ew.mul(ta, ew.mul(s, dp_da)))
+            parts.append(ew.mul(ta, ew.mul(s, _igamma_dp_da(a, x))))
         if not isinstance(tx, Zero):
-            parts.append(ew.mul(tx, ew.mul(s, dp_dx)))
+            parts.append(ew.mul(tx, ew.mul(s, _igamma_dp_dx(a, x))))
         return y, parts[0] if len(parts) == 1 else ew.add(parts[0], parts[1])
 
     return rule

@@ -486,6 +486,27 @@ def _reduce_window_general_jvp(primals, tangents, *, program, **params):
     return outs[:n], outs[n:]
 
 
+_LINEARIZATION_FAILED = (
+    "Linearization failed to produce known values for all output primals. This is "
+    "typically caused by attempting to differentiate a function uses an operation that "
+    "does not support reverse-mode autodiff."
+)
+
+
+def _reduce_window_general_linearize(primals, tangents, **params):
+    """Under linearize (grad, vjp, linearize): the jvp above computes primals
+    and tangents in one reduce_window, so JAX 0.10.2's partial evaluation finds
+    the primal outputs unknown and raises ValueError, before any transpose
+    (forward mode only, as JAX's)."""
+    outs = _reduce_window_general_jvp(primals, tangents, **params)  # its checks first
+    if not all(ad_helpers.is_zero(t) for t in tangents):
+        raise ValueError(_LINEARIZATION_FAILED)
+    return outs  # pragma: no cover - a rule is called only with some nonzero tangent
+
+
+reduce_window_p.linearize_rule = _reduce_window_general_linearize
+
+
 # --- the public lax function ---------------------------------------------------------------
 
 
