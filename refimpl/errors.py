@@ -1,11 +1,13 @@
 """``jax.errors``: the exceptions refimpl raises that JAX programs catch by name.
 
-refimpl raises one :class:`ConcretizationTypeError` where JAX raises its
-subclasses ``TracerBoolConversionError`` (``bool`` of a tracer),
-``TracerIntegerConversionError`` (``int``/``index``) and
-``TracerArrayConversionError`` (``np.asarray`` of a tracer), so those names
-are aliases of it: an ``except`` clause written for any of them catches
-refimpl's error (and also the other two cases, which JAX would tell apart).
+A traced value Python needs concretely raises JAX 0.10.2's class for the
+use: :class:`TracerBoolConversionError` (``bool`` of a tracer: ``if``,
+``and``, ``while``; a :class:`ConcretizationTypeError`),
+:class:`TracerIntegerConversionError` (``__index__``: ``range``, ``hex``,
+indexing a list) and :class:`TracerArrayConversionError` (``np.asarray``, a
+NumPy function of a tracer) -- those two subclass :class:`JAXTypeError`, not
+``ConcretizationTypeError``, as in JAX -- and :class:`ConcretizationTypeError`
+itself for the rest (``int()``, ``float()``, ``item()``, ``tolist()``, ...).
 
 JAX's other error classes are here with JAX's bases so that programs can name
 them (``except jax.errors.JaxRuntimeError``), though refimpl raises none of
@@ -34,8 +36,28 @@ __all__ = [
 ]
 
 
-class ConcretizationTypeError(TypeError):
+class JAXTypeError(TypeError):
+    """JAX's ``TypeError`` subclass for some of its type errors (the base of
+    the concretization errors; elsewhere refimpl raises plain ``TypeError``,
+    which an ``except TypeError`` catches alike)."""
+
+
+class ConcretizationTypeError(JAXTypeError):
     """A traced (abstract) value was used where Python needs a concrete one."""
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """``bool()`` of a traced value (``if x > 0:`` under ``jit``)."""
+
+
+class TracerIntegerConversionError(JAXTypeError):
+    """A traced value used as an index (``__index__``: ``range(n)``, ``hex``,
+    ``[...][i]``); not a ``ConcretizationTypeError``, as in JAX 0.10.2."""
+
+
+class TracerArrayConversionError(JAXTypeError):
+    """A traced value converted to a NumPy array (``np.asarray(x)``, a NumPy
+    function of it); not a ``ConcretizationTypeError``, as in JAX 0.10.2."""
 
 
 class UnexpectedTracerError(TypeError):
@@ -47,11 +69,6 @@ class UnexpectedTracerError(TypeError):
 class NonConcreteBooleanIndexError(IndexError):
     """A boolean mask index is traced: the result's shape would depend on its
     values. An ``IndexError``, as JAX's."""
-
-
-class JAXTypeError(TypeError):
-    """JAX's ``TypeError`` subclass for some of its type errors (refimpl raises
-    plain ``TypeError``, which an ``except TypeError`` catches alike)."""
 
 
 class JAXIndexError(IndexError):
@@ -73,11 +90,6 @@ class JaxprTypeError(TypeError):
 
 class InconclusiveDimensionOperation(Exception):  # noqa: N818  (JAX's name)
     """A comparison of symbolic dimensions JAX cannot decide (shape polymorphism)."""
-
-
-TracerBoolConversionError = ConcretizationTypeError
-TracerIntegerConversionError = ConcretizationTypeError
-TracerArrayConversionError = ConcretizationTypeError
 
 
 class ShapeIndexError(IndexError, ValueError):  # noqa: N818  (an IndexError, as JAX's)

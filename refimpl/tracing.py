@@ -32,6 +32,9 @@ from refimpl.core import Atom, Eqn, Literal, Program, ShapedArray, Var
 
 # re-exported: refimpl and its modules import these two from here
 from refimpl.errors import ConcretizationTypeError as ConcretizationTypeError
+from refimpl.errors import TracerArrayConversionError as TracerArrayConversionError
+from refimpl.errors import TracerBoolConversionError as TracerBoolConversionError
+from refimpl.errors import TracerIntegerConversionError as TracerIntegerConversionError
 from refimpl.errors import UnexpectedTracerError as UnexpectedTracerError
 
 
@@ -86,8 +89,10 @@ class Tracer(ArrayOps):
     Python needs a concrete value for ``bool()``, ``int()``, ``item()`` and
     indexing; a tracer gives one only if its transformation knows it
     (:meth:`_concrete`, e.g. a JVP tracer's primal outside ``jit``), otherwise
-    it raises :class:`ConcretizationTypeError`. ``float()``, ``complex()`` and
-    ``tolist()`` always raise it, as in JAX.
+    it raises :class:`ConcretizationTypeError` (JAX 0.10.2's
+    ``TracerBoolConversionError`` for ``bool()``, ``TracerIntegerConversionError``
+    for ``__index__``; ``TracerArrayConversionError`` for ``__array__``).
+    ``float()``, ``complex()`` and ``tolist()`` always raise it, as in JAX.
     """
 
     __slots__ = ()
@@ -146,9 +151,21 @@ class Tracer(ArrayOps):
         if self.ndim != 0 or not dtypes.is_integer(self.dtype):
             raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
 
+    def _conversion_error(self, cls: type[Exception], lead: str, what: str) -> Exception:
+        """JAX 0.10.2's class and first sentence for this conversion, then
+        where the value came from (refimpl's concretization message)."""
+        return cls(f"{lead} {self._concretization_error(what)}")
+
     def __bool__(self) -> bool:
         self._check_bool()
-        return bool(self._concrete("bool()"))
+        try:
+            value = self._concrete("bool()")
+        except ConcretizationTypeError:
+            lead = (
+                f"Attempted boolean conversion of traced array with shape {self.aval.str_short()}."
+            )
+            raise self._conversion_error(TracerBoolConversionError, lead, "bool()") from None
+        return bool(value)
 
     def __int__(self) -> int:
         self._check_scalar()
@@ -167,12 +184,23 @@ class Tracer(ArrayOps):
 
     def __index__(self) -> int:
         self._check_index()
-        return operator.index(self._concrete("use as an index (__index__)"))
+        what = "use as an index (__index__)"
+        try:
+            value = self._concrete(what)
+        except ConcretizationTypeError:
+            lead = f"The __index__() method was called on traced array {self.aval.str_short()}."
+            raise self._conversion_error(TracerIntegerConversionError, lead, what) from None
+        return operator.index(value)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         # As in JAX: even a tracer with a known value is not silently turned
         # into NumPy data (the result would drop out of the transformation).
-        raise self._concretization_error("conversion to a NumPy array (np.asarray)")
+        lead = (
+            "The numpy.ndarray conversion method __array__() was called on traced array "
+            f"{self.aval.str_short()}."
+        )
+        what = "conversion to a NumPy array (np.asarray)"
+        raise self._conversion_error(TracerArrayConversionError, lead, what)
 
     def tolist(self) -> Any:
         raise self._concretization_error("tolist()")

@@ -17,7 +17,8 @@ tangent of another type (``ValueError``); ``len`` and a missing dtype of a
 custom_vjp cotangent of another dtype leaving a jit or remat sub-program;
 ``make_jaxpr`` of a duck-typed abstract input; ``device_put`` to something
 that is no device (``ValueError``); ``bool``/index conversions of a traced
-value its type rules out (the concrete error, not a concretization error).
+value its type rules out (the concrete error, not a concretization error),
+and the class of each conversion a traced value cannot make.
 """
 
 from __future__ import annotations
@@ -296,8 +297,36 @@ def _offload_policy_grad(ns: Any) -> Any:
     return ns.api.grad(ns.api.checkpoint(f, policy=policy))(ns.asarray(np.ones((2, 3), np.float32)))
 
 
+def _conversion_error_classes(ns: Any) -> Any:
+    # JAX 0.10.2 names the conversion a traced value cannot make: bool() a
+    # TracerBoolConversionError (a ConcretizationTypeError), __index__ a
+    # TracerIntegerConversionError and __array__ a TracerArrayConversionError
+    # (neither a ConcretizationTypeError); int()/float()/item() the base class
+    errors = ns.api.errors
+    uses = {
+        "if": lambda x: 1 if x else 0,
+        "range": lambda x: sum(range(x)),
+        "list_index": lambda x: [1, 2, 3][x],
+        "np.asarray": lambda x: np.asarray(x),
+        "np.sin": lambda x: np.sin(x),
+        "int": lambda x: int(x),
+        "item": lambda x: x.item(),
+    }
+    seen = []
+    for name, use in uses.items():
+        for transform in (ns.api.jit, ns.api.vmap):
+            try:
+                transform(use)(np.ones(2, np.int32) if transform is ns.api.vmap else 1)
+                seen.append((name, "no error"))
+            except TypeError as exc:
+                concretization = isinstance(exc, errors.ConcretizationTypeError)
+                seen.append((name, type(exc).__name__, concretization))
+    return seen
+
+
 SCRIPTS.update(
     {
+        "tracer_conversion_error_classes": _conversion_error_classes,
         "compiled_call_with_a_strong_argument": _compiled_weak_call,
         "traced_stage_out_avals_and_call": _traced_stage,
         "eval_shape_shares_the_jit_cache": _eval_shape_traces,

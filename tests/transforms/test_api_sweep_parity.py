@@ -8,6 +8,8 @@ The sharding reprs are asked of JAX on 4 host devices in a fresh process
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import pytest
 
@@ -69,3 +71,60 @@ def test_sharding_texts_as_jax(jax_sharding_texts, backend, name):
     }
     exec(MESH_SOURCE, scope)  # noqa: S102 - our own source, shared with the oracle
     assert eval(SHARDING_TEXTS[name], scope) == jax_sharding_texts[name]  # noqa: S307
+
+
+# ---------------------------------------------------------------------------
+# the class of a conversion a traced value cannot make
+# ---------------------------------------------------------------------------
+
+CONVERSIONS = {
+    "bool": lambda x: bool(x),
+    "if": lambda x: 1 if x > 0 else 0,
+    "and": lambda x: (x > 0) and True,
+    "int": lambda x: int(x),
+    "float": lambda x: float(x),
+    "index": lambda x: operator.index(x),
+    "hex": lambda x: hex(x),
+    "range": lambda x: sum(range(x)),
+    "list_index": lambda x: [1, 2, 3][x],
+    "asarray": lambda x: np.asarray(x),
+    "np_function": lambda x: np.sin(x),
+    "item": lambda x: x.item(),
+    "tolist": lambda x: x.tolist(),
+}
+
+
+def _conversion_error(api, transform: str, use) -> tuple[str, bool, bool]:
+    wrap = {"jit": api.jit, "vmap": api.vmap}[transform]
+    arg = np.ones(2, np.int32) if transform == "vmap" else np.int32(1)
+    with pytest.raises(TypeError) as info:
+        wrap(use)(arg)
+    exc = info.value
+    return (
+        type(exc).__name__,
+        isinstance(exc, api.errors.ConcretizationTypeError),
+        isinstance(exc, api.errors.TracerBoolConversionError),
+    )
+
+
+@pytest.mark.parametrize("transform", ["jit", "vmap"])
+@pytest.mark.parametrize("name", list(CONVERSIONS))
+def test_conversion_error_class_as_jax(backend, transform, name):
+    import jax
+
+    use = CONVERSIONS[name]
+    assert _conversion_error(ri, transform, use) == _conversion_error(jax, transform, use)
+
+
+def test_conversion_errors_catch_by_jax_names():
+    # except clauses written for JAX: each catches only its own conversion
+    with pytest.raises(ri.errors.TracerIntegerConversionError):
+        ri.jit(lambda n: list(range(n)))(3)
+    with pytest.raises(ri.errors.TracerArrayConversionError):
+        ri.grad(lambda x: np.exp(x))(np.zeros(3, np.float32))
+    bool_error = ri.errors.TracerBoolConversionError
+    assert not issubclass(ri.errors.TracerIntegerConversionError, bool_error)
+    assert issubclass(bool_error, ri.errors.ConcretizationTypeError)
+    assert issubclass(ri.errors.ConcretizationTypeError, ri.errors.JAXTypeError)
+    # a JVP tracer outside jit still converts (its primal is known)
+    assert ri.grad(lambda x: x * 2.0 if x > 0 else -x)(1.0) == 2.0
