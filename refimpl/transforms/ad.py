@@ -482,7 +482,9 @@ def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> An
         )
     tu = _tree()
     p_leaves, p_tree = tu.tree_flatten(tuple(primals))
-    t_leaves, t_tree = tu.tree_flatten(key_tangents_in(tu, tuple(primals), tuple(tangents)))
+    t_leaves, t_tree = tu.tree_flatten(tuple(tangents))
+    if t_tree != p_tree:  # float0[key.shape] for a key? (only then: no cost otherwise)
+        t_leaves, t_tree = tu.tree_flatten(key_tangents_in(tu, tuple(primals), tuple(tangents)))
     # compared as given (JAX's): a tuple of primals with a list of tangents differs
     if p_tree != t_tree or type(primals) is not type(tangents):
         raise TypeError(
@@ -611,8 +613,10 @@ class _Pullback:
 
     def __call__(self, residuals: list, ct: Any) -> tuple[Any, ...]:
         tu = _tree()
-        ct = key_tangents_in(tu, _float0_like(tu, self.out_tree, self.out_avals), ct)
         ct_leaves, ct_tree = tu.tree_flatten(ct)
+        if ct_tree != self.out_tree:  # float0[key.shape] for a key?
+            ct = key_tangents_in(tu, _float0_like(tu, self.out_tree, self.out_avals), ct)
+            ct_leaves, ct_tree = tu.tree_flatten(ct)
         if ct_tree != self.out_tree:  # a ValueError with these words, as JAX 0.10.2
             raise ValueError(
                 "unexpected tree structure.\n\nThe argument to a VJP function returned by "
@@ -1424,8 +1428,10 @@ class _LinearizedJVP:
 
     def __call__(self, residuals: list, *tangents: Any) -> Any:
         tu = _tree()
-        like = _float0_like(tu, self.in_tree, self.primal_avals)
-        t_leaves, t_tree = tu.tree_flatten(key_tangents_in(tu, like, tuple(tangents)))
+        t_leaves, t_tree = tu.tree_flatten(tuple(tangents))
+        if t_tree != self.in_tree:  # float0[key.shape] for a key?
+            like = _float0_like(tu, self.in_tree, self.primal_avals)
+            t_leaves, t_tree = tu.tree_flatten(key_tangents_in(tu, like, tuple(tangents)))
         if t_tree != self.in_tree:
             raise TypeError(
                 f"linearize: the linearized function takes tangents with the structure of the "
