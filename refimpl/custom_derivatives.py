@@ -1357,9 +1357,9 @@ class custom_vjp(_CustomFunction):
 # The primal Program is batched like any sub-program; the rules are wrapped so that the
 # user's functions run under vmap too (they see one member's values, as in JAX), under
 # the vmap's axis name. A batched output carries the batch axis at 0; as in JAX, an
-# output the same for every member (a psum over the vmap's name) stays unbatched, for
-# custom_vjp always (so the vmap's broadcast of it sums its cotangent before bwd sees it)
-# and for custom_jvp when no operand is batched.
+# output the same for every member (a psum over the vmap's name) stays unbatched (so
+# the vmap's broadcast of it sums its cotangent before a bwd sees it, and out_axes=None
+# takes it), unless the rule, once it ran, batches it.
 
 
 def _batched_axis(value: Any, unbatched: ShapedArray) -> int | None:
@@ -1428,11 +1428,9 @@ class _BatchedJVPRule:
         args = list(primals) + [t for t in tangents if type(t) is not Zero]
         avals = list(self.in_avals) + [tangent_aval(a) for a, z in zip(self.in_avals, nz) if z]
         axes = [_batched_axis(x, a) for x, a in zip(args, avals, strict=True)]
-        outs, touts = self._unwrap(
-            _run_batched_rule(self.trace, self.axis_name, self.size, member, axes, args),
-            zero_out,
-            kept,
-        )
+        pairs = _run_batched_rule(self.trace, self.axis_name, self.size, member, axes, args)
+        self._grow(pairs, zero_out, kept)
+        outs, touts = self._unwrap(pairs, zero_out, kept)
         it = iter(touts)
         return list(outs), [
             Zero(tangent_aval(a))
@@ -1446,6 +1444,17 @@ class _BatchedJVPRule:
     def _tangent_batched(self, zero_out: list[bool], kept: list[bool]) -> list[bool]:
         """``out_batched`` for the tangents the member returned (after it ran)."""
         return [b for b, k, z in zip(self.out_batched, kept, zero_out, strict=True) if k and not z]
+
+    def _grow(self, pairs: tuple[list, list], zero_out: list[bool], kept: list[bool]) -> None:
+        """Batch the outputs the rule batches (its primal or tangent) where
+        the function's program does not: the batched call's output dims are
+        then the rule's, as JAX's out_dims2 once the rule ran."""
+        outs, touts = pairs
+        batched = [d is not None for _, d in outs]
+        given = [k for k, (kp, z) in enumerate(zip(kept, zero_out, strict=True)) if kp and not z]
+        for k, (_, d) in zip(given, touts, strict=True):
+            batched[k] = batched[k] or d is not None
+        self.out_batched = [a or b for a, b in zip(self.out_batched, batched, strict=True)]
 
     def _unwrap(
         self, pairs: tuple[list, list], zero_out: list[bool], kept: list[bool]
@@ -1513,12 +1522,11 @@ def _custom_call_batch(
         if natural_outs(inner, in_batched):
             # the outputs are batched only where the program makes them so,
             # as JAX's batch_jaxpr without instantiation: ``psum(x, 'i')`` is
-            # the same for every member (a custom_jvp's call reaches this
-            # vmap with no operand batched only for such a name)
+            # the same for every member
             new_call, out_batched = batching.batch_subprogram(
                 call, in_batched, frame, name=primitive.name
             )
-        if new_call is None or all(out_batched):
+        if new_call is None:
             new_call, out_batched = batching.batch_subprogram(
                 call, in_batched, frame, force_out=[True] * n_out, name=primitive.name
             )
@@ -1549,8 +1557,7 @@ custom_jvp_call_p.def_batch(
             _batch_trace_of(batching.current_frame()),
             batching.current_frame().name,
         ),
-        # (with an operand batched the rule's vmap batches every output)
-        natural_outs=lambda inner, in_batched: not any(in_batched),
+        natural_outs=lambda inner, in_batched: True,
     )
 )
 

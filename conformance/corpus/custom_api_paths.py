@@ -744,8 +744,32 @@ def _psum_rules_after_the_vmap(ns: Any) -> Any:
     return api.grad(lambda v: (mapped(v) * w).sum())(ns.asarray(np.float32([1.0, 2.0, 4.0])))
 
 
+def _psum_output_out_axes_none(ns: Any) -> Any:
+    """vmap(..., out_axes=None) of a custom_jvp and a custom_vjp whose output
+    is a psum over the vmap's name (the operand batched): the output is
+    unbatched, so out_axes=None takes it; with jvp of the custom_jvp."""
+    api, lax = ns.api, ns.api.lax
+    x = ns.asarray(np.arange(1.0, 4.0, dtype=np.float32))
+
+    @api.custom_jvp
+    def h(v):
+        return lax.psum(v, "i")
+
+    h.defjvp(lambda p, t: (lax.psum(p[0], "i"), 5.0 * lax.psum(t[0], "i")))
+
+    @api.custom_vjp
+    def q(v):
+        return lax.psum(v, "i")
+
+    q.defvjp(lambda v: (lax.psum(v, "i"), None), lambda _, g: (g * 5.0,))
+    mapped_h = api.vmap(h, axis_name="i", out_axes=None)
+    mapped_q = api.vmap(q, axis_name="i", out_axes=None)
+    return mapped_h(x), api.jvp(mapped_h, (x,), (x,)), mapped_q(x), api.grad(mapped_q)(x)
+
+
 SCRIPTS.update(
     {
+        "custom_rules_psum_output_out_axes_none": _psum_output_out_axes_none,
         "custom_vjp_psum_output_under_named_vmap": _psum_output_under_named_vmap,
         "custom_jvp_psum_rule_grad_of_jit_vmap": _psum_rules_after_the_vmap,
     }

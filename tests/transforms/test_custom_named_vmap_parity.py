@@ -4,7 +4,8 @@ on both backends: an output that is the same for every member stays unbatched
 (its cotangent is summed by the vmap's broadcast before bwd sees it), fwd may
 batch an output the primal does not (then it is batched), and the rules may
 call collectives over the name also when the call is differentiated after the
-vmap returned (grad of jit of vmap)."""
+vmap returned (grad of jit of vmap); ``out_axes=None`` takes such an output
+(a custom_jvp's too, whose operands are batched)."""
 
 from __future__ import annotations
 
@@ -66,7 +67,14 @@ def _functions(api: Any) -> dict[str, Any]:
 
     jvp_psum.defjvp(lambda p, t: (lax.psum(p[0], "i"), 5.0 * lax.psum(t[0], "i")))
 
+    @api.custom_jvp
+    def jvp_batched_tangent(x):
+        return lax.psum(x, "i")
+
+    jvp_batched_tangent.defjvp(lambda p, t: (lax.psum(p[0], "i"), 5.0 * t[0]))
+
     return {
+        "jvp_batched_tangent": jvp_batched_tangent,
         "psum_out": psum_out,
         "constant_out": constant_out,
         "fwd_batches": fwd_batches,
@@ -87,6 +95,14 @@ MODES = {
     "grad_of_vmap": lambda api, f: api.value_and_grad(_loss(api, f))(X),
     "jit_grad_of_vmap": lambda api, f: api.jit(api.value_and_grad(_loss(api, f)))(X),
     "grad_of_jit_vmap": lambda api, f: api.grad(_loss(api, f, jit_inside=True))(X),
+    # an output the same for every member is unbatched: out_axes=None takes it
+    "out_axes_none": lambda api, f: api.vmap(f, axis_name="i", out_axes=None)(X),
+    "jvp_of_out_axes_none": lambda api, f: api.jvp(
+        api.vmap(f, axis_name="i", out_axes=None), (X,), (X,)
+    ),
+    "grad_of_out_axes_none": lambda api, f: api.grad(
+        lambda x: api.vmap(f, axis_name="i", out_axes=None)(x).sum()
+    )(X),
     "vmap_of_grad": lambda api, f: api.vmap(api.grad(f), axis_name="i")(X),
     "vjp_of_vmap": lambda api, f: (lambda y_pb: y_pb[1](y_pb[0]))(
         api.vjp(api.vmap(f, axis_name="i"), X)
@@ -112,8 +128,9 @@ def test_custom_rule_under_named_vmap_matches_jax(backend, name, mode):
         pytest.skip("JAX 0.10.2 fails here (NameError), see JAX_FAILS")
     want, got = _run(jax, name, mode), _run(ri, name, mode)
     if isinstance(want, Exception):
-        # (fwd batching an output the jit's program made unbatched: both
-        # fail on the cotangent's broadcast, a TypeError)
+        # (a rule batching an output the jit's program made unbatched: both
+        # fail on the cotangent's broadcast, a TypeError; out_axes=None of a
+        # batched output, a ValueError; jvp of a custom_vjp, a TypeError)
         assert type(got) is type(want), (got, want)
         return
     assert not isinstance(got, Exception), got
