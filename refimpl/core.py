@@ -120,11 +120,19 @@ class ShapedArray:
         dims = ",".join(str(d) for d in self.shape)
         return f"{mark}{dtypes.short_name(self.dtype)}[{dims}]"
 
+    def _long_text(self) -> str:
+        """``float32[2,3]``: the type with the dtype's full name, as JAX 0.10.2
+        prints a ShapedArray (``str_short`` is the IR's ``f32[2,3]``)."""
+        name = "float0" if self.dtype == dtypes.float0 else self.dtype.name
+        return f"{name}[{','.join(str(d) for d in self.shape)}]"
+
     def __str__(self) -> str:
-        return self.str_short()
+        # JAX 0.10.2: '~float32[]' (``jax.typeof(1.0)``), the weak mark kept
+        return f"{'~' if self.weak_type else ''}{self._long_text()}"
 
     def __repr__(self) -> str:
-        return f"ShapedArray({self.shape}, {self.dtype.name}, weak_type={self.weak_type})"
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self._long_text()}{weak})"
 
 
 @dataclass(frozen=True)

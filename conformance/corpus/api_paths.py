@@ -18,7 +18,8 @@ custom_vjp cotangent of another dtype leaving a jit or remat sub-program;
 ``make_jaxpr`` of a duck-typed abstract input; ``device_put`` to something
 that is no device (``ValueError``); ``bool``/index conversions of a traced
 value its type rules out (the concrete error, not a concretization error),
-and the class of each conversion a traced value cannot make.
+and the class of each conversion a traced value cannot make; how a type
+prints (``str``/``repr`` of ``jax.typeof``).
 """
 
 from __future__ import annotations
@@ -324,8 +325,17 @@ def _conversion_error_classes(ns: Any) -> Any:
     return seen
 
 
+def _type_texts(ns: Any) -> Any:
+    # JAX 0.10.2 prints a type with the dtype's full name and the weak mark,
+    # its repr naming weak_type only when set
+    jnp = ns.api.numpy
+    values = [jnp.ones((2, 3)), 1.0, jnp.asarray(3) * 2, jnp.ones(2, jnp.bfloat16), X > 1]
+    return [(str(ns.api.typeof(v)), repr(ns.api.typeof(v))) for v in values]
+
+
 SCRIPTS.update(
     {
+        "typeof_text": _type_texts,
         "tracer_conversion_error_classes": _conversion_error_classes,
         "compiled_call_with_a_strong_argument": _compiled_weak_call,
         "traced_stage_out_avals_and_call": _traced_stage,

@@ -128,3 +128,41 @@ def test_conversion_errors_catch_by_jax_names():
     assert issubclass(ri.errors.ConcretizationTypeError, ri.errors.JAXTypeError)
     # a JVP tracer outside jit still converts (its primal is known)
     assert ri.grad(lambda x: x * 2.0 if x > 0 else -x)(1.0) == 2.0
+
+
+# ---------------------------------------------------------------------------
+# how a type prints (jax.typeof, a jaxpr variable's aval)
+# ---------------------------------------------------------------------------
+
+TYPED_VALUES = {
+    "f32_vector": lambda api: api.numpy.ones((2, 3)),
+    "weak_scalar": lambda api: 1.0,
+    "weak_int_array": lambda api: api.numpy.asarray(3) * 2,
+    "bool": lambda api: np.array([True, False]),
+    "bf16": lambda api: api.numpy.ones(2, api.numpy.bfloat16),
+    "uint8": lambda api: np.arange(3, dtype=np.uint8),
+    "complex64": lambda api: np.ones((1, 2), np.complex64),
+}
+
+
+def _type_texts(api, make) -> tuple[str, str, bool]:
+    aval = api.typeof(make(api))
+    return str(aval), repr(aval), aval.weak_type
+
+
+@pytest.mark.parametrize("name", list(TYPED_VALUES))
+def test_typeof_prints_as_jax(name):
+    import jax
+
+    make = TYPED_VALUES[name]
+    assert _type_texts(ri, make) == _type_texts(jax, make)
+
+
+def test_jaxpr_variable_avals_print_as_jax():
+    import jax
+
+    def texts(api):
+        closed = api.make_jaxpr(lambda x, y: (x + 1, y * 2))(1.0, np.ones(2, np.int32))
+        return [str(v.aval) for v in closed.jaxpr.invars + closed.jaxpr.outvars]
+
+    assert texts(ri) == texts(jax)
