@@ -266,7 +266,7 @@ def default_device(device: Any) -> Iterator[None]:
 
     Args:
         device: The first device of a backend (``ri.devices("pjrt")[0]``),
-            or None.
+            a platform name (``"cpu"``, ``"pjrt"``: its first device), or None.
 
     Returns:
         A context manager (use it in a ``with`` statement).
@@ -284,6 +284,10 @@ def default_device(device: Any) -> Iterator[None]:
     if device is None:
         yield
         return
+    if isinstance(device, str):
+        # a platform name, as JAX 0.10.2 takes one ("cpu"): its first device
+        # (refimpl.devices resolves "cpu" to the default backend's devices)
+        device = backends.devices(device)[0]
     backend = _backend_of_device(device)
     if device != backends.get(backend).devices()[0]:
         raise NotImplementedError(

@@ -19,7 +19,7 @@ custom_vjp cotangent of another dtype leaving a jit or remat sub-program;
 that is no device (``ValueError``); ``bool``/index conversions of a traced
 value its type rules out (the concrete error, not a concretization error),
 and the class of each conversion a traced value cannot make; how a type
-prints (``str``/``repr`` of ``jax.typeof``).
+prints (``str``/``repr`` of ``jax.typeof``); ``default_device("cpu")``.
 """
 
 from __future__ import annotations
@@ -333,8 +333,15 @@ def _type_texts(ns: Any) -> Any:
     return [(str(ns.api.typeof(v)), repr(ns.api.typeof(v))) for v in values]
 
 
+def _default_platform(ns: Any) -> Any:
+    # JAX 0.10.2's default_device takes a platform name too
+    with ns.api.default_device("cpu"):
+        return ns.api.jit(lambda x: x + 1)(1), ns.api.numpy.add(1, 1)
+
+
 SCRIPTS.update(
     {
+        "default_device_of_a_platform_name": _default_platform,
         "typeof_text": _type_texts,
         "tracer_conversion_error_classes": _conversion_error_classes,
         "compiled_call_with_a_strong_argument": _compiled_weak_call,

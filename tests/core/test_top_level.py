@@ -82,9 +82,12 @@ def test_default_device_switches_backend():
     assert ri.config.backend == saved
     with (
         pytest.raises(TypeError, match="default_device: expected a device"),
-        ri.default_device("cpu"),
+        ri.default_device(3),
     ):
         pass
+    with ri.default_device("pjrt"):  # a platform name, as JAX 0.10.2 takes one
+        assert ri.config.backend == "pjrt"
+    assert ri.config.backend == saved
 
 
 def test_make_jaxpr_static_and_return_shape():

@@ -166,3 +166,23 @@ def test_jaxpr_variable_avals_print_as_jax():
         return [str(v.aval) for v in closed.jaxpr.invars + closed.jaxpr.outvars]
 
     assert texts(ri) == texts(jax)
+
+
+# ---------------------------------------------------------------------------
+# jax.default_device with a platform name (api_test's test_jit_default_platform)
+# ---------------------------------------------------------------------------
+
+
+def test_default_device_takes_a_platform_name(backend):
+    import jax
+
+    def run(api):
+        with api.default_device("cpu"):
+            out = api.jit(lambda x: x + 1)(1)
+            eager = api.numpy.add(1, 1)
+        return [(np.asarray(v).tolist(), str(v.dtype), v.weak_type) for v in (out, eager)]
+
+    assert run(ri) == run(jax)
+    with ri.default_device("cpu"):
+        placed = ri.jit(lambda x: x + 1)(1)
+    assert placed.device == ri.devices("cpu")[0]  # the default backend's first device
