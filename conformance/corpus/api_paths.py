@@ -19,7 +19,7 @@ custom_vjp cotangent of another dtype leaving a jit or remat sub-program;
 that is no device (``ValueError``); ``bool``/index conversions of a traced
 value its type rules out (the concrete error, not a concretization error),
 and the class of each conversion a traced value cannot make; how a type
-prints (``str``/``repr`` of ``jax.typeof``); ``default_device("cpu")``.
+prints (``str``/``repr`` of ``jax.typeof``); ``default_device("cpu")``; ``ShapeDtypeStruct.update``.
 """
 
 from __future__ import annotations
@@ -339,8 +339,16 @@ def _default_platform(ns: Any) -> Any:
         return ns.api.jit(lambda x: x + 1)(1), ns.api.numpy.add(1, 1)
 
 
+def _struct_update(ns: Any) -> Any:
+    # JAX 0.10.2's ShapeDtypeStruct.update keeps the fields not given
+    s = ns.api.ShapeDtypeStruct((2,), np.float32, weak_type=True)
+    u = s.update(shape=(3,), dtype=np.int32)
+    return repr(u), u.weak_type, u.sharding, repr(s.update(weak_type=False)), s.sharding
+
+
 SCRIPTS.update(
     {
+        "shape_dtype_struct_update": _struct_update,
         "default_device_of_a_platform_name": _default_platform,
         "typeof_text": _type_texts,
         "tracer_conversion_error_classes": _conversion_error_classes,

@@ -77,6 +77,25 @@ class ShapeDtypeStruct:
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
+    @property
+    def sharding(self) -> None:
+        """None, as JAX 0.10.2's for a struct made without one (refimpl's
+        structs carry no sharding)."""
+        return None
+
+    def update(self, **changes: Any) -> ShapeDtypeStruct:
+        """A copy with some of ``shape``, ``dtype``, ``weak_type``, ``is_ref``
+        replaced (JAX 0.10.2's ``ShapeDtypeStruct.update``)."""
+        fields = {"shape": self.shape, "dtype": self.dtype, "weak_type": self.weak_type}
+        fields["is_ref"] = self.is_ref
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"ShapeDtypeStruct.update: unknown fields {sorted(unknown)}")
+        fields.update(changes)
+        return ShapeDtypeStruct(
+            fields["shape"], fields["dtype"], fields["weak_type"], is_ref=fields["is_ref"]
+        )
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ShapeDtypeStruct) and (
             (self.shape, self.dtype, self.weak_type, self.is_ref)

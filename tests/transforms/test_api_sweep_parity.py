@@ -186,3 +186,28 @@ def test_default_device_takes_a_platform_name(backend):
     with ri.default_device("cpu"):
         placed = ri.jit(lambda x: x + 1)(1)
     assert placed.device == ri.devices("cpu")[0]  # the default backend's first device
+
+
+# ---------------------------------------------------------------------------
+# ShapeDtypeStruct.update and .sharding
+# ---------------------------------------------------------------------------
+
+SDS_UPDATES = {
+    "shape": {"shape": (3, 1)},
+    "dtype": {"dtype": np.int16},
+    "weak_off": {"weak_type": False},
+    "several": {"shape": (), "dtype": np.bool_, "weak_type": True},
+    "nothing": {},
+}
+
+
+@pytest.mark.parametrize("name", list(SDS_UPDATES))
+def test_shape_dtype_struct_update_as_jax(name):
+    import jax
+
+    def run(api):
+        s = api.ShapeDtypeStruct((2,), np.float32, weak_type=True)
+        u = s.update(**SDS_UPDATES[name])
+        return (repr(u), u.shape, str(u.dtype), u.weak_type, u.sharding, s == u)
+
+    assert run(ri) == run(jax)
