@@ -853,7 +853,10 @@ def remat_opt_fwd(rules: Any, consts: list, primals: list, perturbed: list[bool]
         with ref_context.refuse_outer(message):
             outs, res, res_tree = rules.fwd(list(xs), perturbed)
         trees.append((res_tree, len(res)))
-        outs = [ad.match_aval(o, a) for o, a in zip(outs, out_avals, strict=True)]
+        # under vmap fwd may batch an output the primal does not (see
+        # custom_derivatives._BatchedVJPRules.fwd): it is then batched
+        typed = rules.fwd_out_avals(out_avals) if hasattr(rules, "fwd_out_avals") else out_avals
+        outs = [ad.match_aval(o, a) for o, a in zip(outs, typed, strict=True)]
         return [*outs, *res]
 
     try:
