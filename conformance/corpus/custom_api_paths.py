@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import AGREE, Case, script_case
+from conformance.namespace import Unsupported
 from conformance.observe import Raises
 
 TAGS = ("ad", "custom")
@@ -341,6 +342,12 @@ def _known_carry_cases() -> Iterator[Case]:
 
 
 def cases() -> Iterator[Case]:
+    yield script_case(
+        "custom.api/custom_vjp_bwd_psum_eager_grad_of_named_vmap",
+        _bwd_psum_eager_grad,
+        expect=lambda: np.float32([20.5, 34.0, 47.5]),  # 13.5 * x + 7
+        tags=TAGS,
+    )
     yield from _closed_over_cases()
     yield from _known_carry_cases()
     yield from _int_output_cases()
@@ -765,6 +772,28 @@ def _psum_output_out_axes_none(ns: Any) -> Any:
     mapped_h = api.vmap(h, axis_name="i", out_axes=None)
     mapped_q = api.vmap(q, axis_name="i", out_axes=None)
     return mapped_h(x), api.jvp(mapped_h, (x,), (x,)), mapped_q(x), api.grad(mapped_q)(x)
+
+
+def _bwd_psum_eager_grad(ns: Any) -> Any:
+    """Eager grad of a named vmap of a custom_vjp whose bwd uses psum over the
+    vmap's name: JAX 0.10.2 raises NameError (unbound axis name) eagerly and
+    runs it under jit; refimpl gives the jit answer eagerly (the oracle's
+    numbers are JAX's under jit)."""
+    if ns.name == "jax":
+        raise Unsupported("JAX 0.10.2 raises NameError for it eagerly (not under jit)")
+    api, lax = ns.api, ns.api.lax
+
+    @api.custom_vjp
+    def f(v):
+        return lax.psum(v, "i"), v * 2.0
+
+    f.defvjp(
+        lambda v: ((lax.psum(v, "i"), v * 2.0), v),
+        lambda r, g: (lax.psum(g[0], "i") * r + g[1] * 7.0,),
+    )
+    x = ns.asarray(np.arange(1.0, 4.0, dtype=np.float32))
+    mapped = api.vmap(lambda u: f(u)[0] * 1.5 + f(u)[1], axis_name="i")
+    return api.grad(lambda v: mapped(v).sum())(x)
 
 
 SCRIPTS.update(
