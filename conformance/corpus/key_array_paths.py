@@ -276,6 +276,29 @@ def _split_num_concrete_array(ns: Any) -> Any:
     ]
 
 
+def _uniform_bounds_shape_errors(ns: Any) -> Any:
+    """The error class of uniform's minval/maxval of a shape that does not
+    broadcast to ``shape`` (JAX's arithmetic's TypeError, or its lowering's
+    ValueError), beside randint's checked ValueError."""
+    api = _api(ns)
+    key, zeros = api.random.key(7), api.numpy.zeros
+    calls = [
+        lambda: api.random.uniform(key, (3,), minval=zeros(2)),
+        lambda: api.random.uniform(key, (3,), minval=zeros((2, 3))),
+        lambda: api.random.uniform(key, (3,), maxval=zeros((2, 3))),
+        lambda: api.random.uniform(key, (), minval=zeros(3)),
+        lambda: api.random.randint(key, (3,), zeros(2, "int32"), 5),
+    ]
+    names = []
+    for call in calls:
+        try:
+            call()
+            names.append("no error")
+        except (TypeError, ValueError) as e:
+            names.append(type(e).__name__)
+    return names
+
+
 def _make_array_from_callback_of_keys(ns: Any) -> Any:
     api = _api(ns)
     devices = api.devices()[:1]
@@ -297,6 +320,7 @@ ROWS: list[tuple[str, Any]] = [
     ("float0_tangent_of_a_key", _float0_tangent_of_a_key),
     ("truncated_normal_grad_of_bounds", _truncated_normal_grad_of_bounds),
     ("split_num_concrete_array", _split_num_concrete_array),
+    ("uniform_bounds_shape_errors", _uniform_bounds_shape_errors),
     ("make_array_from_callback_of_keys", _make_array_from_callback_of_keys),
     ("key_cotangents_float0", _key_cotangents),
     ("numpy_structural", _numpy_structural),

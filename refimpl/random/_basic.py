@@ -69,7 +69,9 @@ def _strong(value: Any, dtype: np.dtype) -> Any:
     return lax.convert_element_type(value, dtype)
 
 
-def _check_broadcast(name: str, shape: tuple[int, ...], *others: Any) -> None:
+def _check_broadcast(
+    name: str, shape: tuple[int, ...], *others: Any, error: type[Exception] = ValueError
+) -> None:
     for other in others:
         other_shape = tuple(np.shape(other))
         try:
@@ -77,11 +79,27 @@ def _check_broadcast(name: str, shape: tuple[int, ...], *others: Any) -> None:
         except ValueError:
             joined = None
         if joined != shape:
-            raise ValueError(
+            raise error(
                 f"{name} parameter shapes must be broadcast-compatible with shape argument, "
                 f"and the result of broadcasting the shapes must equal the shape argument, "
                 f"but got result {joined} for shape argument {shape}."
             )
+
+
+def _uniform_shape_error(shape: tuple[int, ...], minval: Any, maxval: Any) -> type[Exception]:
+    """The class of JAX 0.10.2's error for a ``minval``/``maxval`` that does
+    not broadcast to ``shape`` (the other samplers check first, a
+    ValueError; uniform checks nothing and its arithmetic fails): a TypeError
+    where ``minval``, ``maxval`` and the sample do not broadcast together
+    (``mul``) or ``minval`` has more axes than ``shape`` (``max``); else a
+    ValueError, where the larger sample's reshape to ``shape`` fails to lower."""
+    shapes = [tuple(np.shape(v)) for v in (minval, maxval)]
+    try:
+        np.broadcast_shapes(shape, *shapes)
+    except ValueError:
+        return TypeError
+    # (max takes a 0-d sample with any minval: that one fails at lowering too)
+    return TypeError if shape and len(shapes[0]) > len(shape) else ValueError
 
 
 def _uniform(data: Any, shape: tuple[int, ...], dtype: np.dtype, minval: Any, maxval: Any):
@@ -91,7 +109,8 @@ def _uniform(data: Any, shape: tuple[int, ...], dtype: np.dtype, minval: Any, ma
         raise TypeError(f"uniform only accepts 8-, 16-, 32-, or 64-bit dtypes, got {dtype}")
     minval = _strong(minval, dtype)
     maxval = _strong(maxval, dtype)
-    _check_broadcast("uniform", shape, minval, maxval)
+    error = _uniform_shape_error(shape, minval, maxval)
+    _check_broadcast("uniform", shape, minval, maxval, error=error)
     rng_bits = 8 if nmant < 8 else nbits
     uint = _UINT_OF_BITS[nbits]
     raw = _random_bits(data, rng_bits, shape)
@@ -116,7 +135,8 @@ def uniform(
     data, _ = _key_data_of("uniform", key)
     dtype = _float_dtype("uniform", dtype)
     shape = _as_shape("uniform", shape)
-    _check_broadcast("uniform", shape, minval, maxval)
+    error = _uniform_shape_error(shape, minval, maxval)
+    _check_broadcast("uniform", shape, minval, maxval, error=error)
     return _run("uniform", _uniform, (shape, dtype), data, minval, maxval)
 
 

@@ -248,6 +248,23 @@ LAX_PROGRAMS = {
         lib.random.key(KEY), np_.array([3])
     ),
     "split_num_float_error": lambda lib, np_: lib.random.split(lib.random.key(KEY), 3.0),
+    # uniform's minval/maxval of a shape that does not broadcast: JAX's TypeError
+    # (a ValueError for a 0-d shape); the other samplers' ValueError
+    "uniform_minval_shape_error": lambda lib, np_: lib.random.uniform(
+        lib.random.key(KEY), (3,), minval=np_.zeros(2)
+    ),
+    "uniform_maxval_rank_error": lambda lib, np_: lib.random.uniform(
+        lib.random.key(KEY), (3,), maxval=np_.ones((2, 3))
+    ),
+    "uniform_minval_rank_error": lambda lib, np_: lib.random.uniform(
+        lib.random.key(KEY), (3,), minval=np_.zeros((2, 3))
+    ),
+    "uniform_0d_shape_error": lambda lib, np_: lib.random.uniform(
+        lib.random.key(KEY), (), minval=np_.zeros(3)
+    ),
+    "randint_shape_error": lambda lib, np_: lib.random.randint(
+        lib.random.key(KEY), (3,), np_.zeros(2, "int32"), 5
+    ),
 }
 
 
