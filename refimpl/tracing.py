@@ -330,9 +330,10 @@ class Builder(Trace):
     def _capture(self, outer: Tracer) -> Var:
         if not outer._trace.active:
             raise UnexpectedTracerError(
-                f"A tracer from the finished trace of {outer._trace.name!r} was used in "
-                f"{self.name!r}: a traced value escaped (e.g. stored in a global or a closure "
-                "that outlived its jit/scan). Pass it as an argument instead."
+                f"{_escaped_lead(outer)}A tracer from the finished trace of "
+                f"{outer._trace.name!r} was used in {self.name!r}: a traced value escaped (e.g. "
+                "stored in a global or a closure that outlived its jit/scan). Pass it as an "
+                "argument instead."
             )
         key = id(outer)
         if key not in self._capture_vars:
@@ -442,13 +443,20 @@ def find_top_trace(args: Sequence[Any]) -> Trace | None:
             trace = arg._trace
             if not trace.active:
                 raise UnexpectedTracerError(
-                    f"A tracer from the finished trace of {trace.name!r} was used after that "
-                    "trace ended: a traced value escaped (e.g. stored in a global or a closure "
-                    "that outlived its jit/scan/grad). Pass it as an argument instead."
+                    f"{_escaped_lead(arg)}A tracer from the finished trace of {trace.name!r} "
+                    "was used after that trace ended: a traced value escaped (e.g. stored in a "
+                    "global or a closure that outlived its jit/scan/grad). Pass it as an "
+                    "argument instead."
                 )
             if trace.level > level:
                 top, level = trace, trace.level
     return top
+
+
+def _escaped_lead(tracer: Tracer) -> str:
+    """JAX 0.10.2's first words for an escaped tracer, naming its type as JAX
+    prints it (``int32[4,3]``), which JAX's tests search for."""
+    return f"Encountered an unexpected tracer of type {tracer.aval}. "
 
 
 class new_main:

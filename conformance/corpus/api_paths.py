@@ -19,7 +19,8 @@ custom_vjp cotangent of another dtype leaving a jit or remat sub-program;
 that is no device (``ValueError``); ``bool``/index conversions of a traced
 value its type rules out (the concrete error, not a concretization error),
 and the class of each conversion a traced value cannot make; how a type
-prints (``str``/``repr`` of ``jax.typeof``); ``default_device("cpu")``; ``ShapeDtypeStruct.update``.
+prints (``str``/``repr`` of ``jax.typeof``); ``default_device("cpu")``;
+``ShapeDtypeStruct.update``; the words of an escaped tracer's error.
 """
 
 from __future__ import annotations
@@ -346,8 +347,23 @@ def _struct_update(ns: Any) -> Any:
     return repr(u), u.weak_type, u.sharding, repr(s.update(weak_type=False)), s.sharding
 
 
+def _escaped_tracer_words(ns: Any) -> Any:
+    # JAX 0.10.2's error for a tracer used after its jit ended names its type
+    # as JAX prints it; JAX's tests search the message for both
+    saved: list[Any] = []
+    jnp = ns.api.numpy
+    ns.api.jit(lambda x: saved.append(x) or x)(jnp.ones((4, 3), dtype=jnp.int32))
+    try:
+        saved[0] + 1
+    except TypeError as exc:
+        text = str(exc)
+        return type(exc).__name__, "int32[4,3]" in text, "Encountered an unexpected tracer" in text
+    return "no error"
+
+
 SCRIPTS.update(
     {
+        "escaped_tracer_names_its_type": _escaped_tracer_words,
         "shape_dtype_struct_update": _struct_update,
         "default_device_of_a_platform_name": _default_platform,
         "typeof_text": _type_texts,

@@ -211,3 +211,50 @@ def test_shape_dtype_struct_update_as_jax(name):
         return (repr(u), u.shape, str(u.dtype), u.weak_type, u.sharding, s == u)
 
     assert run(ri) == run(jax)
+
+
+# ---------------------------------------------------------------------------
+# escaped tracers (api_test's test_escaped_tracers_*): the class and JAX's
+# words, with the tracer's type as JAX prints it
+# ---------------------------------------------------------------------------
+
+
+def _escaped_jit(api, saved):
+    api.jit(lambda x: saved.append(x) or x)(api.numpy.ones((4, 3), dtype=api.numpy.int32))
+    return lambda: saved[0] + 1
+
+
+def _escaped_into_jit(api, saved):
+    api.jit(lambda x: saved.append(x) or x)(0.0)
+    return lambda: api.jit(lambda x: x)(saved[0])
+
+
+def _escaped_from_grad(api, saved):
+    def outer(x):
+        api.grad(lambda y: saved.append(y) or y)(0.0)
+        return x + saved[0]
+
+    return lambda: api.grad(outer)(2.0)
+
+
+def _escaped_into_closure(api, saved):
+    api.jit(lambda x: saved.append(x) or x)(0.0)
+    return lambda: api.jit(lambda x: saved[0])(0.0)
+
+
+ESCAPES = {
+    "used_eagerly": (_escaped_jit, r"int32\[4,3\]"),
+    "passed_to_jit": (_escaped_into_jit, "Encountered an unexpected tracer"),
+    "from_grad": (_escaped_from_grad, "unexpected tracer"),
+    "closed_over": (_escaped_into_closure, "Encountered an unexpected tracer"),
+}
+
+
+@pytest.mark.parametrize("name", list(ESCAPES))
+def test_escaped_tracer_error_as_jax(backend, name):
+    import jax
+
+    build, words = ESCAPES[name]
+    for api in (jax, ri):
+        with pytest.raises(api.errors.UnexpectedTracerError, match=words):
+            build(api, [])()
