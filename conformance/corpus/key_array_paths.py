@@ -299,6 +299,15 @@ def _uniform_bounds_shape_errors(ns: Any) -> Any:
     return names
 
 
+def _wrap_numpy_key_data(ns: Any) -> Any:
+    """random_test's test_numpy_construction: keys wrapped over NumPy key data
+    are on the default device (device, devices(), key data)."""
+    api = _api(ns)
+    keys = api.random.wrap_key_data(np.array([[42, 173], [1, 2]], np.uint32))
+    device = api.devices()[0]
+    return [keys.device == device, keys.devices() == {device}, api.random.key_data(keys)]
+
+
 def _make_array_from_callback_of_keys(ns: Any) -> Any:
     api = _api(ns)
     devices = api.devices()[:1]
@@ -321,6 +330,7 @@ ROWS: list[tuple[str, Any]] = [
     ("truncated_normal_grad_of_bounds", _truncated_normal_grad_of_bounds),
     ("split_num_concrete_array", _split_num_concrete_array),
     ("uniform_bounds_shape_errors", _uniform_bounds_shape_errors),
+    ("wrap_numpy_key_data", _wrap_numpy_key_data),
     ("make_array_from_callback_of_keys", _make_array_from_callback_of_keys),
     ("key_cotangents_float0", _key_cotangents),
     ("numpy_structural", _numpy_structural),

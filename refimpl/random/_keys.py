@@ -1212,6 +1212,10 @@ def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
     data, _ = _key_data_of(
         "wrap_key_data", key_bits_array, allow_batched=True, legacy_check=False, width=width
     )
+    if isinstance(data, np.ndarray):
+        # NumPy key data is put on the default device, as JAX's: the key array
+        # is over a device array (its device, devices(), sharding are that one's)
+        data = rnp.asarray(data)
     return _KEY_CLASSES[impl](data)
 
 

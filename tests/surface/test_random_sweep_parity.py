@@ -214,6 +214,16 @@ PROGRAMS = {
     "categorical_replace_false": lambda lib, np_: lib.random.categorical(
         lib.random.key(11), np_.zeros((3, 5)), shape=(2, 3), replace=False
     ),
+    # random_test's test_numpy_construction: NumPy key data is put on the device
+    "wrap_numpy_key_data": lambda lib, np_: [
+        (lambda k: [k.device == lib.devices()[0], k.devices() == {lib.devices()[0]}, k])(
+            lib.random.wrap_key_data(np.array([42, 173], np.uint32), impl="threefry2x32")
+        ),
+        isinstance(
+            lib.random.wrap_key_data(np.array([42, 173], np.uint32)).sharding,
+            lib.sharding.SingleDeviceSharding,
+        ),
+    ],
     "permutation_jit_error": lambda lib, np_: lib.jit(lib.random.permutation)(
         lib.random.key(0), 10
     ),
