@@ -212,6 +212,10 @@ class PRNGKeyArray:
     def devices(self) -> Any:
         return self._data.devices()
 
+    def unsafe_buffer_pointer(self) -> int:
+        """The key data's buffer address (JAX's key array answers with its base array's)."""
+        return self._data.unsafe_buffer_pointer()
+
     @property
     def device(self) -> Any:
         return self._data.device

@@ -224,6 +224,10 @@ PROGRAMS = {
             lib.sharding.SingleDeviceSharding,
         ),
     ],
+    # test_array_impl_attributes: a key array's buffer is its key data's
+    "key_unsafe_buffer_pointer": lambda lib, np_: (
+        lambda k: k.unsafe_buffer_pointer() == lib.random.key_data(k).unsafe_buffer_pointer()
+    )(_make_keys(lib, np_, 10)),
     "permutation_jit_error": lambda lib, np_: lib.jit(lib.random.permutation)(
         lib.random.key(0), 10
     ),
