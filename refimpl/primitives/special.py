@@ -34,7 +34,14 @@ import numpy as np
 
 from refimpl import tracing
 from refimpl.core import ShapedArray
-from refimpl.primitives import batch_rules, control_flow, reductions, structural, xla_math
+from refimpl.primitives import (
+    batch_rules,
+    control_flow,
+    reductions,
+    rule_context,
+    structural,
+    xla_math,
+)
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives.base import (
     Primitive,
@@ -488,6 +495,29 @@ def _random_gamma_grad_lowering(ctx, a, x):
 
 
 random_gamma_grad_p.def_lowering(_random_gamma_grad_lowering)
+
+
+@random_gamma_grad_p.def_jvp
+def _random_gamma_grad_jvp(primals, tangents):
+    """JAX 0.10.2's ``lax.random_gamma_grad`` is the program above traced
+    inline (no primitive): its derivative is the program's, the loops'
+    iterates differentiated, in forward mode only (reverse mode meets the
+    while loops: ValueError)."""
+    outs, touts = rule_context.jvp_flat(
+        lambda a, x: [_random_gamma_grad_program(a, x)], list(primals), list(tangents)
+    )
+    return outs[0], touts[0]
+
+
+def _random_gamma_grad_linearize(primals, tangents):
+    """Reverse mode (grad, vjp, linearize) refuses as JAX's, whose partial
+    evaluation meets the program's while loops."""
+    if any(not isinstance(t, Zero) for t in tangents):
+        raise ValueError(control_flow._WHILE_REVERSE)
+    return _random_gamma_grad_jvp(primals, tangents)  # pragma: no cover - never all zero
+
+
+random_gamma_grad_p.linearize_rule = _random_gamma_grad_linearize
 
 
 def random_gamma_grad(a: Any, x: Any) -> Any:
