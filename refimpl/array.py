@@ -160,20 +160,32 @@ class Array(metaclass=abc.ABCMeta):
     def __bool__(self) -> bool:
         return bool(self._value())
 
+    def _check_scalar(self) -> None:
+        # JAX 0.10.2 refuses any non-0-d array, a (1,) one too (NumPy only
+        # deprecates that), in its words
+        if self.ndim != 0:
+            raise TypeError(
+                f"Only scalar arrays can be converted to Python scalars; got arr.ndim={self.ndim}"
+            )
+
     def __int__(self) -> int:
+        self._check_scalar()
         return int(self._value())
 
     def __float__(self) -> float:
+        self._check_scalar()
         return float(self._value())
 
     def __complex__(self) -> complex:
+        self._check_scalar()
         return complex(self._value())
 
     def __index__(self) -> int:
         self._check_live()
         # int4/uint4 are not NumPy integers: JAX 0.10.2 refuses them as indices too
         if not dtypes.is_integer(self.dtype) or self.dtype in dtypes.INT4_DTYPES or self.ndim:
-            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+            # JAX 0.10.2's words (its tests match them, case and all)
+            raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
         return int(self._value())
 
     def item(self, *args: Any) -> Any:

@@ -152,18 +152,19 @@ class Tracer(ArrayOps):
             raise TypeError("Only integer scalar arrays can be converted to a scalar index.")
 
     def _conversion_error(self, cls: type[Exception], lead: str, what: str) -> Exception:
-        """JAX 0.10.2's class and first sentence for this conversion, then
-        where the value came from (refimpl's concretization message)."""
-        return cls(f"{lead} {self._concretization_error(what)}")
+        """JAX 0.10.2's class and first sentence for this conversion (``lead``
+        ending in the value's shape as JAX words it, ``with shape bool[]``),
+        then where the value came from (refimpl's concretization message)."""
+        aval = self.aval
+        shape = str(aval.strip_weak()) if isinstance(aval, ShapedArray) else str(aval)
+        return cls(f"{lead} with shape {shape}. {self._concretization_error(what)}")
 
     def __bool__(self) -> bool:
         self._check_bool()
         try:
             value = self._concrete("bool()")
         except ConcretizationTypeError:
-            lead = (
-                f"Attempted boolean conversion of traced array with shape {self.aval.str_short()}."
-            )
+            lead = "Attempted boolean conversion of traced array"
             raise self._conversion_error(TracerBoolConversionError, lead, "bool()") from None
         return bool(value)
 
@@ -188,17 +189,14 @@ class Tracer(ArrayOps):
         try:
             value = self._concrete(what)
         except ConcretizationTypeError:
-            lead = f"The __index__() method was called on traced array {self.aval.str_short()}."
+            lead = "The __index__() method was called on traced array"
             raise self._conversion_error(TracerIntegerConversionError, lead, what) from None
         return operator.index(value)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         # As in JAX: even a tracer with a known value is not silently turned
         # into NumPy data (the result would drop out of the transformation).
-        lead = (
-            "The numpy.ndarray conversion method __array__() was called on traced array "
-            f"{self.aval.str_short()}."
-        )
+        lead = "The numpy.ndarray conversion method __array__() was called on traced array"
         what = "conversion to a NumPy array (np.asarray)"
         raise self._conversion_error(TracerArrayConversionError, lead, what)
 

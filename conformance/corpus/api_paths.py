@@ -20,7 +20,8 @@ that is no device (``ValueError``); ``bool``/index conversions of a traced
 value its type rules out (the concrete error, not a concretization error),
 and the class of each conversion a traced value cannot make; how a type
 prints (``str``/``repr`` of ``jax.typeof``); ``default_device("cpu")``;
-``ShapeDtypeStruct.update``; the words of an escaped tracer's error.
+``ShapeDtypeStruct.update``; the words of an escaped tracer's error and of
+Python conversions of arrays.
 """
 
 from __future__ import annotations
@@ -361,8 +362,36 @@ def _escaped_tracer_words(ns: Any) -> Any:
     return "no error"
 
 
+def _scalar_conversion_words(ns: Any) -> Any:
+    # JAX 0.10.2's class and first words for Python conversions of arrays,
+    # concrete and traced (its tests match them case and all)
+    import operator
+    import re
+
+    jnp = ns.api.numpy
+    tries = [
+        (int, jnp.arange(1, dtype="float32")),
+        (float, jnp.arange(3)),
+        (operator.index, jnp.float32(0)),
+        (hex, jnp.arange(2)),
+        (ns.api.jit(bool), jnp.int32(0)),
+        (ns.api.jit(lambda x: 1 if x > 0 else 0), 0),
+        (ns.api.jit(operator.index), jnp.int32(0)),
+    ]
+    seen = []
+    for fn, value in tries:
+        try:
+            fn(value)
+            seen.append("no error")
+        except TypeError as exc:
+            words = re.match(r"[^.;:\n]*", str(exc)).group(0)  # the first phrase
+            seen.append((type(exc).__name__, words))
+    return seen
+
+
 SCRIPTS.update(
     {
+        "scalar_conversion_words": _scalar_conversion_words,
         "escaped_tracer_names_its_type": _escaped_tracer_words,
         "shape_dtype_struct_update": _struct_update,
         "default_device_of_a_platform_name": _default_platform,
