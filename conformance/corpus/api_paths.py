@@ -20,8 +20,8 @@ that is no device (``ValueError``); ``bool``/index conversions of a traced
 value its type rules out (the concrete error, not a concretization error),
 and the class of each conversion a traced value cannot make; how a type
 prints (``str``/``repr`` of ``jax.typeof``); ``default_device("cpu")``;
-``ShapeDtypeStruct.update``; the words of an escaped tracer's error and of
-Python conversions of arrays.
+``ShapeDtypeStruct.update``; the words of an escaped tracer's error, of
+Python conversions of arrays and of a few API errors.
 """
 
 from __future__ import annotations
@@ -389,8 +389,35 @@ def _scalar_conversion_words(ns: Any) -> Any:
     return seen
 
 
+def _api_error_words(ns: Any) -> Any:
+    # whether each error carries the words JAX 0.10.2's tests match
+    import re
+
+    api = ns.api
+    tries = [
+        ("Expected a callable value", lambda: api.jit(3)),
+        (
+            "static_argnames and donate_argnames cannot intersect",
+            lambda: api.jit(lambda x: x, static_argnames="x", donate_argnames="x"),
+        ),
+        (
+            "may_alias and donate cannot be True at the same time",
+            lambda: api.device_put(api.numpy.arange(3), may_alias=True, donate=True),
+        ),
+    ]
+    seen = []
+    for words, thunk in tries:
+        try:
+            thunk()
+            seen.append("no error")
+        except (TypeError, ValueError) as exc:
+            seen.append((type(exc).__name__, bool(re.search(words, str(exc)))))
+    return seen
+
+
 SCRIPTS.update(
     {
+        "api_error_words": _api_error_words,
         "scalar_conversion_words": _scalar_conversion_words,
         "escaped_tracer_names_its_type": _escaped_tracer_words,
         "shape_dtype_struct_update": _struct_update,

@@ -138,7 +138,8 @@ def device_put(
     if not isinstance(donate, bool):
         raise TypeError(f"device_put: donate must be a bool, got {donate!r}")
     if may_alias and donate:
-        raise ValueError("device_put: may_alias=True and donate=True cannot both be set")
+        # JAX 0.10.2's words
+        raise ValueError("device_put: may_alias and donate cannot be True at the same time.")
     if isinstance(device, (Sharding, PartitionSpec)):
         sharding = sharded.as_sharding(device, "device_put", "device")
         leaves, tree = tree_util.tree_flatten(x)

@@ -209,9 +209,11 @@ class ArgSpec:
             d_nums, d_names = _mirror(d_nums, d_names, sig)
         both = _overlap(s_nums, d_nums, n_params) | (s_names & d_names)
         if both:
+            # JAX 0.10.2's words first (it compares the names, numbers mirrored)
             raise ValueError(
-                f"jit({fun_name}): argument(s) {sorted(both, key=str)} are both static and "
-                "donated; an argument may be one or the other"
+                f"static_argnames and donate_argnames cannot intersect: jit({fun_name}): "
+                f"argument(s) {sorted(both, key=str)} are both static and donated; an argument "
+                "may be one or the other"
             )
         return cls(s_nums, s_names, d_nums, d_names, tuple(positional), fun_name)
 
@@ -1134,7 +1136,8 @@ class Jitted:
         backend: str | None = None,
     ) -> None:
         if not callable(fun):
-            raise TypeError(f"jit: expected a callable, got {type(fun).__name__}")
+            # JAX 0.10.2's words
+            raise TypeError(f"Expected a callable value, got {fun!r} (jit)")
         if backend not in (None, "ref", "pjrt"):
             raise ValueError(f"jit: backend must be None, 'ref' or 'pjrt', got {backend!r}")
         self.fun = fun

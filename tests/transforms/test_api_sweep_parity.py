@@ -8,6 +8,7 @@ The sharding reprs are asked of JAX on 4 host devices in a fresh process
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -315,3 +316,57 @@ def test_conversion_error_words_as_jax(backend, program, error, words):
     for api in (jax, ri):
         with pytest.raises(getattr(api.errors, error), match=words):
             api.jit(program)(0)
+
+
+# ---------------------------------------------------------------------------
+# API errors in JAX's words: the class and the regex api_test.py matches
+# (the vmap ones agreed already and stay as a guard)
+# ---------------------------------------------------------------------------
+
+_X10 = np.random.RandomState(0).randn(10, 4).astype("float32")
+_U10 = np.random.RandomState(1).randn(10, 2).astype("float32")
+
+API_ERRORS = {
+    "jit_of_noncallable": (TypeError, r"Expected a callable value.*", lambda api: api.jit(3)),
+    "static_and_donated_names": (
+        ValueError,
+        "static_argnames and donate_argnames cannot intersect",
+        lambda api: api.jit(lambda x: x, static_argnames="x", donate_argnames="x"),
+    ),
+    "device_put_alias_and_donate": (
+        ValueError,
+        "may_alias and donate cannot be True at the same time.",
+        lambda api: api.device_put(api.numpy.arange(3), may_alias=True, donate=True),
+    ),
+    "vmap_sizes": (
+        ValueError,
+        "vmap got inconsistent sizes for array axes to be mapped:\n"
+        r"  \* one axis had size 10: axis 0 of argument a of type float32\[10,4\];",
+        lambda api: api.vmap(lambda a, b: a.sum() + b.sum(), in_axes=(0, 1))(_X10, _U10),
+    ),
+    "vmap_scalar": (
+        ValueError,
+        r"rank should be at least 1, but is only 0 \(its shape is \(\)\)",
+        lambda api: api.vmap(lambda x: x)(1.0),
+    ),
+    "vmap_empty": (
+        ValueError,
+        "vmap wrapped function must be passed at least one argument containing an array",
+        lambda api: api.vmap(lambda x: x)({}),
+    ),
+    "grad_not_enough_args": (
+        TypeError,
+        "differentiating with respect to argnums=0 requires at least 1 positional",
+        lambda api: functools.partial(api.grad(lambda x, y: x + y), x=0.0)(y=1.0),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(API_ERRORS))
+def test_api_error_words_as_jax(backend, name):
+    import jax
+
+    error, words, program = API_ERRORS[name]
+    for api in (jax, ri):
+        with pytest.raises(error, match=words):
+            program(api)

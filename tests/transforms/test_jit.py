@@ -355,7 +355,7 @@ def test_jit_rejects_bad_options():
         ri.jit(lambda x: x, static_argnums="x")
     with pytest.raises(ValueError, match="backend"):
         ri.jit(lambda x: x, backend="tpu9")
-    with pytest.raises(TypeError, match="expected a callable"):
+    with pytest.raises(TypeError, match="Expected a callable value"):  # JAX's words
         ri.jit(3)
 
 
