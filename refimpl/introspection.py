@@ -135,7 +135,7 @@ def typeof(x: Any) -> ShapedArray | AbstractRef:
     Example:
         >>> import numpy as np, refimpl as ri
         >>> print(ri.typeof(1.0), ri.typeof(np.ones((2, 3), np.float32)))
-        ~f32[] f32[2,3]
+        ~float32[] float32[2,3]
     """
 
     if isinstance(x, Ref):
