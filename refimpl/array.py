@@ -162,7 +162,7 @@ class Array(metaclass=abc.ABCMeta):
 
     def _check_scalar(self) -> None:
         # JAX 0.10.2 refuses any non-0-d array, a (1,) one too (NumPy only
-        # deprecates that), in its words
+        # deprecates that), in its words -- before a deleted array's error, as JAX
         if self.ndim != 0:
             raise TypeError(
                 f"Only scalar arrays can be converted to Python scalars; got arr.ndim={self.ndim}"

@@ -404,6 +404,11 @@ def _api_error_words(ns: Any) -> Any:
             "may_alias and donate cannot be True at the same time",
             lambda: api.device_put(api.numpy.arange(3), may_alias=True, donate=True),
         ),
+        (
+            r"as an abstract array\. The problematic value is of type .* and was passed to "
+            r"the function at path x\['a'\]\.",
+            lambda: api.jit(lambda x: x)({"a": "foo"}),
+        ),
     ]
     seen = []
     for words, thunk in tries:

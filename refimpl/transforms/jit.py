@@ -619,15 +619,21 @@ def _leaf_aval(leaf: Any, op_name: str, position: str) -> Any:
         if tracing.is_array_like(leaf) or "not a valid array value" not in str(error):
             raise
         # the usual cause is a configuration value (a string, a callable, ...)
-        # passed to a jitted function as if it were an array
+        # passed to a jitted function as if it were an array; JAX 0.10.2's
+        # words first (its tests match them), then refimpl's advice
+        path = position.strip("'") if isinstance(position, str) else position
+        lead = (
+            f"Error interpreting argument to {op_name} as an abstract array. The problematic "
+            f"value is of type {type(leaf)} and was passed to the function at path {path}. "
+        )
         if op_name.startswith("pmap"):
             raise TypeError(
-                f"{error}. A pmapped function's non-array arguments must be marked static "
+                f"{lead}{error}. A pmapped function's non-array arguments must be marked static "
                 "with pmap's static_broadcasted_argnums (hashable values; each new value "
                 "traces again)"
             ) from None
         raise TypeError(
-            f"{error}. A jitted function's non-array arguments must be marked static with "
+            f"{lead}{error}. A jitted function's non-array arguments must be marked static with "
             "jit's static_argnums or static_argnames (hashable values; each new value "
             "traces again)"
         ) from None

@@ -512,10 +512,16 @@ def test_deleted_array_errors():
     x = on_device(np.ones(3))
     x.delete()
     assert x.is_deleted()
-    for use in (np.asarray, repr, float, lambda a: a + 1, lambda a: a.unsafe_buffer_pointer()):
+    for use in (np.asarray, repr, lambda a: a + 1, lambda a: a.unsafe_buffer_pointer()):
         with pytest.raises((RuntimeError, TypeError), match="has been deleted"):
             use(x)
     x.delete()  # deleting twice is fine
+    # float() checks the rank first, as JAX 0.10.2 ("Only scalar arrays ..."):
+    # a deleted scalar says it is deleted
+    scalar = on_device(np.float32(1.0))
+    scalar.delete()
+    with pytest.raises((RuntimeError, TypeError), match="has been deleted"):
+        float(scalar)
 
 
 # --- threads, the GIL, leaks ---------------------------------------------------------------------

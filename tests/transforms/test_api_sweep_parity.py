@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import re
 
 import numpy as np
 import pytest
@@ -337,6 +338,23 @@ API_ERRORS = {
         ValueError,
         "may_alias and donate cannot be True at the same time.",
         lambda api: api.device_put(api.numpy.arange(3), may_alias=True, donate=True),
+    ),
+    "jit_bad_input": (
+        TypeError,
+        "Error interpreting argument to .* as an abstract array. The problematic value is of "
+        "type .* and was passed to the function at path x.",
+        lambda api: api.jit(lambda x: x)("foo"),
+    ),
+    "jit_bad_input_dtype_object": (
+        TypeError,
+        "Error interpreting argument to .* as an abstract array. The problematic value is of "
+        "type .* and was passed to the function at path x.",
+        lambda api: api.jit(lambda x: x)(api.numpy.int32),
+    ),
+    "jit_bad_input_nested": (
+        TypeError,
+        re.escape("was passed to the function at path x['a']."),
+        lambda api: api.jit(lambda x: x)({"a": "foo"}),
     ),
     "vmap_sizes": (
         ValueError,
