@@ -174,11 +174,12 @@ PROGRAMS = {
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_mutable_array_test_program_agrees(backend, name):
+    before = jax.config.jax_mutable_array_checks  # (True in JAX 0.10.2) restored for later tests
     jax.config.update("jax_mutable_array_checks", True)
     try:
         _same(PROGRAMS[name])
     finally:
-        jax.config.update("jax_mutable_array_checks", False)
+        jax.config.update("jax_mutable_array_checks", before)
 
 
 # --- None in a ref's index: NumPy's unit axis (JAX 0.10.2 does not implement it) ----------
