@@ -24,7 +24,6 @@ from refimpl.primitives.base import Primitive
 # Primitives without a derivative rule, and why.
 NO_JVP: dict[str, str] = {
     "nextafter": "not differentiable in JAX either (no rule there)",
-    "random_gamma_grad": "itself a derivative (of Gamma samples); JAX has no rule either",
     "general_scatter_apply": "lax.scatter_apply is not differentiable in JAX either",
     "pmax": "collective max: differentiation not implemented (JAX has none either)",
     "pmin": "collective min: differentiation not implemented (JAX has none either)",
