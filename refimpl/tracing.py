@@ -63,9 +63,11 @@ class Trace:
         self._tracer_refs = [] if config._values["check_tracer_leaks"] else None
 
     def _watch(self, tracer: Tracer) -> None:
+        """Record ``tracer``; its constructor calls this only while
+        ``_tracer_refs`` is a list (the check costs nothing otherwise)."""
         refs = self._tracer_refs
-        if refs is not None:
-            refs.append(weakref.ref(tracer))
+        assert refs is not None
+        refs.append(weakref.ref(tracer))
 
     def process_primitive(
         self, primitive: Any, args: Sequence[Any], params: dict[str, Any]
