@@ -51,7 +51,7 @@ def check_shape(shape: tuple[Any, ...], dtype: np.dtype) -> None:
     PJRT plugin assumes. Checking it here, once, means no primitive can hand
     such a shape to NumPy or to XLA (where it would crash the process).
     """
-    if not isinstance(dtype, np.dtype):
+    if not isinstance(dtype, (np.dtype, dtypes.ExtendedDtype)):
         dtype = np.dtype(dtype)
     count = 1
     for dim in shape:
@@ -104,7 +104,10 @@ class ShapedArray:
             "weak_type": self.weak_type,
         }
         fields.update(changes)
-        return ShapedArray(tuple(fields["shape"]), np.dtype(fields["dtype"]), fields["weak_type"])
+        dtype = fields["dtype"]
+        if not isinstance(dtype, dtypes.ExtendedDtype):
+            dtype = np.dtype(dtype)
+        return ShapedArray(tuple(fields["shape"]), dtype, fields["weak_type"])
 
     def strip_weak(self) -> ShapedArray:
         return self.update(weak_type=False) if self.weak_type else self
@@ -118,7 +121,9 @@ class ShapedArray:
     def str_short(self) -> str:
         mark = "~" if self.weak_type else ""
         dims = ",".join(str(d) for d in self.shape)
-        return f"{mark}{dtypes.short_name(self.dtype)}[{dims}]"
+        # an extended dtype (a typed key's) has no short name: ``key<fry>[]``
+        name = self.dtype.name if isinstance(self.dtype, dtypes.ExtendedDtype) else None
+        return f"{mark}{name or dtypes.short_name(self.dtype)}[{dims}]"
 
     def _long_text(self) -> str:
         """``float32[2,3]``: the type with the dtype's full name, as JAX 0.10.2

@@ -124,7 +124,8 @@ def typeof(x: Any) -> ShapedArray | AbstractRef:
     no sharding or memory-space fields.
 
     Args:
-        x: An array, NumPy array, Python scalar, tracer or ``Ref``.
+        x: An array, NumPy array, Python scalar, tracer, ``Ref`` or typed
+            key array (whose type is ``key<fry>[...]``, of the key dtype).
 
     Returns:
         ``x``'s :class:`~refimpl.core.ShapedArray`.
@@ -140,6 +141,10 @@ def typeof(x: Any) -> ShapedArray | AbstractRef:
 
     if isinstance(x, Ref):
         return x.aval
+    if isinstance(getattr(x, "dtype", None), dtypes.ExtendedDtype):
+        # a typed key array (eager or over a tracer): its logical type,
+        # ``key<fry>[3]`` as JAX 0.10.2, not the uint32 key data's under it
+        return ShapedArray(tuple(x.shape), x.dtype)
     return tracing.get_aval(x, "typeof", 0)
 
 

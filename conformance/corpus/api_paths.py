@@ -335,6 +335,22 @@ def _type_texts(ns: Any) -> Any:
     return [(str(ns.api.typeof(v)), repr(ns.api.typeof(v))) for v in values]
 
 
+def _typed_key_types(ns: Any) -> Any:
+    # JAX 0.10.2: a typed key's type is key<fry>[...] (its logical shape and
+    # key dtype), eager and under jit; an old-style key is its uint32 data
+    api = ns.api
+    keys = api.random.split(api.random.key(0), 3)
+    inside = []
+    api.jit(lambda k: inside.append(str(api.typeof(k))) or k)(keys)
+    return (
+        str(api.typeof(keys[0])),
+        repr(api.typeof(keys)),
+        str(api.typeof(keys).dtype),
+        inside,
+        str(api.typeof(api.random.PRNGKey(0))),
+    )
+
+
 def _default_platform(ns: Any) -> Any:
     # JAX 0.10.2's default_device takes a platform name too
     with ns.api.default_device("cpu"):
@@ -428,6 +444,7 @@ SCRIPTS.update(
         "shape_dtype_struct_update": _struct_update,
         "default_device_of_a_platform_name": _default_platform,
         "typeof_text": _type_texts,
+        "typeof_of_typed_keys": _typed_key_types,
         "tracer_conversion_error_classes": _conversion_error_classes,
         "compiled_call_with_a_strong_argument": _compiled_weak_call,
         "traced_stage_out_avals_and_call": _traced_stage,

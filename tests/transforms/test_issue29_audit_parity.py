@@ -933,6 +933,37 @@ def _(L):
     )
 
 
+# --- left from earlier rounds (docs/parity_audit.md's second table) -----------------------------
+
+
+@case("left/typeof_of_typed_keys")
+def _(L):
+    # api_test / random_test: jax.typeof of a typed key array is its logical
+    # type, key<fry>[...] (not the uint32 key data's), eager, under jit and vmap
+    k = L.random.key(0)
+    keys = L.random.split(k, 3)
+    seen = []
+
+    def f(key):
+        seen.append(str(L.jax.typeof(key)))
+        return key
+
+    L.jax.jit(f)(keys)
+    L.jax.vmap(f)(keys)
+    t = L.jax.typeof(keys)
+    return (
+        str(L.jax.typeof(k)),
+        repr(L.jax.typeof(keys)),
+        str(t.dtype),
+        t.shape,
+        t.weak_type,
+        L.jax.typeof(k) == L.jax.typeof(L.random.key(1)),
+        str(L.jax.typeof(L.random.key(0, impl="rbg"))),
+        str(L.jax.typeof(L.random.PRNGKey(0))),
+        tuple(seen),
+    )
+
+
 # --- the comparison -----------------------------------------------------------------------------
 
 
