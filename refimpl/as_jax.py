@@ -253,8 +253,11 @@ def _copy_to_host_async(tree: Any) -> Any:
 def _private(name: str) -> types.ModuleType:
     """The few ``jax._src`` modules libraries import at their top level (chex:
     ``compiler``, ``xla_bridge``): empty stand-ins, since refimpl has no XLA
-    compiler or backend registry to patch."""
+    compiler or backend registry to patch; ``core`` holds only
+    ``ShardingTypeError``, the one class JAX 0.10.2 defines nowhere public."""
     module = types.ModuleType(f"jax._src.{name}")
+    if name == "core":
+        module.ShardingTypeError = ri.errors.ShardingTypeError  # type: ignore[attr-defined]
     if name == "xla_bridge":
         module._backends = {}  # type: ignore[attr-defined]
     if name == "compiler":
@@ -440,12 +443,12 @@ class _Loader(importlib.abc.Loader):
         if spec.name == "jax._src":
             package = types.ModuleType("jax._src", "JAX's internals: only the stand-ins below.")
             package.__path__ = []
-            for child in ("compiler", "xla_bridge"):
+            for child in ("compiler", "xla_bridge", "core"):
                 module = _private(child)
                 setattr(package, child, module)
                 sys.modules[module.__name__] = module
             return package
-        if spec.name in ("jax._src.compiler", "jax._src.xla_bridge"):
+        if spec.name in ("jax._src.compiler", "jax._src.xla_bridge", "jax._src.core"):
             return _private(spec.name.rpartition(".")[2])
         target_name = target_of(spec.name)
         if target_name is None:

@@ -110,3 +110,12 @@ class NonHashableStaticArgumentError(ValueError, TypeError):  # noqa: N818  (as 
 # PJRT backend; refimpl.backends.pjrt.lowering exports it.
 class LoweringError(NotImplementedError):
     """A Program cannot be lowered (a primitive without a lowering rule)."""
+
+
+# Not jax.errors' (not in __all__): JAX 0.10.2 defines it in jax._src.core
+# (as_jax's jax._src.core stand-in names it there).
+class ShardingTypeError(Exception):
+    """An operation on arrays sharded over Explicit mesh axes whose result's
+    sharding JAX cannot type: a mesh axis on two dimensions, sharded
+    contracting dimensions, operands sharded differently (issue 33). An
+    ``Exception``, as JAX's (not a ``TypeError``)."""
