@@ -351,6 +351,17 @@ def _typed_key_types(ns: Any) -> Any:
     )
 
 
+def _jitted_function_text(ns: Any) -> Any:
+    # JAX 0.10.2 prints a jitted function as its C++ wrapper, the wrapped
+    # callable's repr inside; nested jits nest
+    def f(x):
+        return x
+
+    api = ns.api
+    texts = [repr(api.jit(f)), str(api.jit(f)), repr(api.jit(api.jit(f)))]
+    return [text.replace(repr(f), "F") for text in texts]
+
+
 def _default_platform(ns: Any) -> Any:
     # JAX 0.10.2's default_device takes a platform name too
     with ns.api.default_device("cpu"):
@@ -445,6 +456,7 @@ SCRIPTS.update(
         "default_device_of_a_platform_name": _default_platform,
         "typeof_text": _type_texts,
         "typeof_of_typed_keys": _typed_key_types,
+        "jitted_function_text": _jitted_function_text,
         "tracer_conversion_error_classes": _conversion_error_classes,
         "compiled_call_with_a_strong_argument": _compiled_weak_call,
         "traced_stage_out_avals_and_call": _traced_stage,

@@ -1168,7 +1168,9 @@ class Jitted:
         self.__name__ = getattr(fun, "__name__", type(fun).__name__)
 
     def __repr__(self) -> str:
-        return f"<Jitted {self.__name__}>"
+        # JAX 0.10.2's words (its C++ jit wrapper's class), the wrapped
+        # callable's own repr inside: <PjitFunction of <function f at 0x...>>
+        return f"<PjitFunction of {self.fun!r}>"
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         """As a class attribute, bind ``self`` like a plain function would.

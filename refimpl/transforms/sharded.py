@@ -492,6 +492,10 @@ class ShardedJit:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.__dict__["_inner"], name)
 
+    def __repr__(self) -> str:
+        # as every jit's, JAX 0.10.2's words
+        return f"<PjitFunction of {self.__wrapped__!r}>"
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if config._values["disable_jit"]:
             # as JAX: the function runs op by op; the shardings are neither

@@ -104,7 +104,7 @@ def test_repr_and_jitted_attribute():
         return x
 
     g = ri.jit(step, backend="pjrt")
-    assert repr(g) == "<Jitted step>"
+    assert repr(g) == f"<PjitFunction of {step!r}>"  # JAX 0.10.2's words
     assert g._jitted.fun is step
     with pytest.raises(AttributeError):
         g._jitted = None

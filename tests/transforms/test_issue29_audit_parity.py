@@ -964,6 +964,25 @@ def _(L):
     )
 
 
+@case("left/repr_of_a_jitted_function")
+def _(L):
+    # api_test: a jitted function prints as JAX's C++ wrapper,
+    # <PjitFunction of <function f at 0x...>>, the wrapped callable's repr
+    # inside (nested jits nest)
+    def f(x):
+        return x
+
+    mesh = L.jax.sharding.Mesh(L.jax.devices()[:1], ("x",))
+    sharded = L.jax.jit(f, in_shardings=L.jax.sharding.NamedSharding(mesh, L.jax.P()))
+    texts = (
+        repr(L.jax.jit(f)),
+        str(L.jax.jit(f)),
+        repr(L.jax.jit(L.jax.jit(f))),
+        repr(sharded),
+    )
+    return tuple(t.replace(repr(f), "F") for t in texts)
+
+
 # --- the comparison -----------------------------------------------------------------------------
 
 

@@ -62,7 +62,16 @@ def _bind_method(fast: Any, instance: Any, owner: type | None = None) -> Any:
     return fast if instance is None else types.MethodType(fast, instance)
 
 
+def _repr(fast: Any) -> str:
+    """The refimpl Jitted's repr (JAX 0.10.2's ``<PjitFunction of ...>``), so
+    both backends print a jitted function alike (it replaces the C++ type's
+    own ``<Jitted name>``)."""
+    jitted = fast._jitted
+    return repr(jitted) if jitted is not None else f"<PjitFunction of {fast.__name__}>"
+
+
 _pjrt.FastJitted.__get__ = _bind_method
+_pjrt.FastJitted.__repr__ = _repr
 
 
 def make_fast_jitted(

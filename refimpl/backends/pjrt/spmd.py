@@ -583,8 +583,16 @@ def make_fast_sharded(jitted: sharded.ShardedJit) -> Any:
     return fast
 
 
+def _fast_sharded_repr(fast: Any) -> str:
+    """The ShardedJit's repr (JAX 0.10.2's ``<PjitFunction of ...>``), over the
+    C++ type's own ``<Jitted name>``."""
+    fallback = fast._fallback
+    return repr(fallback) if fallback is not None else f"<PjitFunction of {fast.__name__}>"
+
+
 _native = pjrt_runtime.native_module()
 sharded.register_spmd_runner("pjrt", run)
 if hasattr(_native, "FastSharded"):  # (an extension built before it: the Python plan only)
+    _native.FastSharded.__repr__ = _fast_sharded_repr
     _native._install_fast_sharded(sharded.MeshArray, tracing._builders, config._values)
     sharded.register_fast_wrapper("pjrt", make_fast_sharded)
