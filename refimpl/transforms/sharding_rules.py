@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from refimpl.core import Eqn, Literal, Program, ShapedArray
+from refimpl.core import Eqn, Literal, Program, ShapedArray, subprograms
 from refimpl.errors import ShardingTypeError
 from refimpl.sharding import AxisType, NamedSharding, PartitionSpec
 
@@ -231,6 +231,26 @@ def _illegal_result(eqn: Eqn, specs: list[Spec], out_aval: Any, out_spec: Spec) 
     )
 
 
+def _pieces(ctx: Context, entry: Any) -> int:
+    """How many blocks a spec entry cuts its axis into."""
+    count = 1
+    for name in _names(entry):
+        count *= ctx.mesh.shape[name]
+    return count
+
+
+def _sharding_text(ctx: Context, spec: Spec) -> str:
+    """A type's sharding as JAX 0.10.2 prints it in its errors (over the
+    abstract mesh)."""
+    sizes = ", ".join(f"'{n}': {ctx.mesh.shape[n]}" for n in ctx.mesh.axis_names)
+    types = ", ".join(t.name for t in ctx.mesh.axis_types)
+    comma = "," if len(ctx.mesh.axis_types) == 1 else ""
+    return (
+        f"NamedSharding(mesh=AbstractMesh({sizes}, axis_types=({types}{comma})), "
+        f"spec={PartitionSpec(*spec)!r})"
+    )
+
+
 def _register(*names: str) -> Callable[[Rule], Rule]:
     def deco(rule: Rule) -> Rule:
         for name in names:
@@ -256,7 +276,7 @@ ELEMENTWISE = (
     "neg nextafter not or polygamma population_count pow real reduce_precision "
     "regularized_incomplete_beta rem round rsqrt shift_left shift_right_arithmetic "
     "shift_right_logical sign sin sinh sqrt square stop_gradient sub tan tanh xor zeta "
-    "random_gamma_grad convert_element_type bitcast_convert_type select_n clamp"
+    "random_gamma_grad"
 ).split()
 
 
@@ -291,3 +311,614 @@ def elementwise_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
                     )
             out.append(chosen)
     return [tuple(out)] * len(eqn.outputs)
+
+
+def _operand_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    return [specs[0]] * len(eqn.outputs)
+
+
+@_register("convert_element_type", "reduce_precision", "copy", "name", "rev")
+def same_as_operand_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The operand's sharding, unchanged (casts, ``rev``: JAX keeps the spec
+    even where reversing moves data). Example: ``convert f32[8@x] -> i32[8@x]``."""
+    return _operand_rule(ctx, eqn, specs)
+
+
+@_register("bitcast_convert_type")
+def bitcast_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The operand's sharding; a width change adds (unsplit) or drops the
+    minor axis. Example: ``bitcast f32[8@x] -> u16[8@x,2]``."""
+    ndim = eqn.outputs[0].aval.ndim
+    spec = specs[0][:ndim] + (None,) * (ndim - len(specs[0]))
+    return [spec]
+
+
+@_register("clamp")
+def clamp_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The middle operand's sharding (JAX does not broadcast the bounds'
+    shardings). Example: ``clamp 0 f32[8@x] 1 -> f32[8@x]``."""
+    return [specs[1]]
+
+
+@_register("select_n")
+def select_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The cases must all be sharded alike, and a non-scalar predicate as they
+    are; the result is sharded as the cases. Example:
+    ``select_n bool[8@x] f32[8@x] f32[8@x] -> f32[8@x]``."""
+    which, cases = specs[0], specs[1:]
+    first = cases[0]
+    if any(c != first for c in cases[1:]):
+        shown = ", ".join(_sharding_text(ctx, c) for c in cases)
+        raise ShardingTypeError(f"select cases must have the same shardings, got [{shown}].")
+    if eqn.inputs[0].aval.shape and which != first:
+        raise ShardingTypeError(
+            "select `which` must be scalar or have the same sharding as cases, got `which` "
+            f"sharding {_sharding_text(ctx, which)} but case sharding "
+            f"{_sharding_text(ctx, first)}."
+        )
+    return [first]
+
+
+@_register("broadcast_in_dim")
+def broadcast_in_dim_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """Each operand axis keeps its sharding at its new position; new axes are
+    unsplit. Example: ``broadcast_in_dim[(0,), (8, 3)] f32[8@x] -> f32[8@x,3]``."""
+    positions = dict(zip(eqn.params["broadcast_dimensions"], specs[0]))
+    return [tuple(positions.get(i) for i in range(len(eqn.params["shape"])))]
+
+
+@_register("transpose")
+def transpose_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The operand's entries permuted. Example: ``transpose[(1, 0)] f32[8@x,4]
+    -> f32[4,8@x]``."""
+    return [tuple(specs[0][i] for i in eqn.params["permutation"])]
+
+
+@_register("squeeze")
+def squeeze_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The squeezed axes' entries dropped. Example: ``squeeze[(1,)] f32[8@x,1]
+    -> f32[8@x]``."""
+    dropped = {d % len(specs[0]) for d in eqn.params["dimensions"]} if specs[0] else set()
+    return [tuple(e for i, e in enumerate(specs[0]) if i not in dropped)]
+
+
+@_register(
+    "reduce_sum",
+    "reduce_max",
+    "reduce_min",
+    "reduce_prod",
+    "reduce_and",
+    "reduce_or",
+    "reduce_xor",
+    "argmax",
+    "argmin",
+)
+def reduce_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The reduced axes' entries dropped, sharded or not (the partial results
+    are combined across devices). Example: ``reduce_sum[(0,)] f32[8@x,4] -> f32[4]``."""
+    axes = set(eqn.params["axes"])
+    return [tuple(e for i, e in enumerate(specs[0]) if i not in axes)] * len(eqn.outputs)
+
+
+@_register("reduce")
+def variadic_reduce_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """``reduce`` (operands, then their initial values): each operand's
+    entries less the reduced dimensions. Example: ``reduce[(0,)] f32[8@x,4] 0.0
+    -> f32[4]``."""
+    dims = set(eqn.params.get("dimensions", eqn.params.get("axes", ())))
+    n = len(eqn.outputs)
+    return [tuple(e for i, e in enumerate(s) if i not in dims) for s in specs[:n]]
+
+
+@_register("cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp")
+def cumulative_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The operand's sharding; the scanned axis must be unsplit. Example:
+    ``cumsum[axis=1] f32[8@x,4] -> f32[8@x,4]``; ``cumsum[axis=0] f32[8@x]`` raises."""
+    axis = eqn.params["axis"]
+    if specs[0][axis] is not None:
+        raise ShardingTypeError(
+            "Input should be unsharded over the axis being reduced. Got input "
+            f"type={_aval_text(eqn.inputs[0].aval, specs[0])} and axis={axis}"
+        )
+    return [specs[0]]
+
+
+@_register("sort")
+def sort_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The operands' common sharding; the sorted axis must be unsplit and all
+    operands sharded alike. Example: ``sort[dimension=1] f32[8@x,4] -> f32[8@x,4]``."""
+    dim = eqn.params["dimension"]
+    for spec in specs:
+        if spec[dim] is not None:
+            raise ShardingTypeError(
+                "Arguments to sort must be unsharded over the sorting dimension. Got arg "
+                f"sharding={_sharding_text(ctx, spec)} and sorting dimension={dim}"
+            )
+        if spec != specs[0]:
+            shown = " ".join(_sharding_text(ctx, s) for s in specs)
+            raise ShardingTypeError(f"Arguments to sort must have equal shardings, got: {shown}")
+    return list(specs[: len(eqn.outputs)])
+
+
+@_register("top_k")
+def top_k_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The operand's sharding for both outputs; the last (selected) axis must
+    be unsplit. Example: ``top_k[k=2] f32[8@x,4] -> f32[8@x,2], i32[8@x,2]``."""
+    if specs[0] and specs[0][-1] is not None:
+        raise ShardingTypeError(
+            "top_k: the last (selected) axis must be unsharded; got "
+            f"{_aval_text(eqn.inputs[0].aval, specs[0])}"
+        )
+    return [specs[0], specs[0]]
+
+
+@_register(
+    "slice",
+    "dynamic_slice",
+    "pad",
+    "reduce_window_sum",
+    "reduce_window_max",
+    "reduce_window_min",
+    "reduce_window",
+)
+def varying_shape_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The operand's sharding, where every split axis whose size changes
+    still divides evenly over its mesh axes (else it raises). Example:
+    ``slice[2:6] f32[8@x]`` on a mesh x=4 -> ``f32[4@x]``; ``f32[3]`` raises."""
+    operand, spec = eqn.inputs[0].aval, specs[0]
+    what = {
+        "slice": "slicing",
+        "dynamic_slice": "dynamic_slice",
+        "pad": "padding",
+    }.get(eqn.primitive.name, "reduce_window")
+    outs = []
+    for out_var in eqn.outputs:
+        out_shape = out_var.aval.shape
+        for before, after, entry in zip(operand.shape, out_shape, spec):
+            pieces = _pieces(ctx, entry)
+            if before != after and entry is not None and after % pieces:
+                raise ShardingTypeError(
+                    f"{what} on sharded dims where out dim ({after}) is not divisible by mesh "
+                    f"axes ({pieces}) with spec ({entry}) is not implemented. Got input "
+                    f"type={_aval_text(operand, spec)} and output shape={tuple(out_shape)}"
+                )
+        outs.append(spec)
+    return outs
+
+
+@_register("dynamic_update_slice")
+def dynamic_update_slice_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The operand's sharding; the update must be sharded alike. Example:
+    ``dynamic_update_slice f32[8@x] f32[4@x] i -> f32[8@x]``."""
+    if specs[1] != specs[0]:
+        raise ShardingTypeError(
+            "dynamic_update_slice operand sharding must be equal to update sharding, got "
+            f"operand sharding {_aval_text(eqn.inputs[0].aval, specs[0])} and update "
+            f"sharding {_aval_text(eqn.inputs[1].aval, specs[1])}."
+        )
+    return [specs[0]]
+
+
+@_register("concatenate")
+def concatenate_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The operands' common sharding (they must agree, the joined axis
+    included). Example: ``concatenate[0] f32[8@x] f32[8@x] -> f32[16@x]``."""
+    if any(s != specs[0] for s in specs[1:]):
+        shown = ", ".join(_sharding_text(ctx, s) for s in specs)
+        raise ShardingTypeError(
+            f"All operands should have the same sharding. Got shardings {shown}"
+        )
+    return [specs[0]]
+
+
+@_register("dot_general")
+def dot_general_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """Batch axes (lhs and rhs agree), then lhs's free axes, then rhs's; a
+    contracting axis split on both sides, or split differently, raises.
+    Example: ``dot_general f32[8@x,4] f32[4,3] -> f32[8@x,3]``."""
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    lhs, rhs = specs
+    lhs_batch, rhs_batch = tuple(lhs[i] for i in lb), tuple(rhs[i] for i in rb)
+    lhs_con, rhs_con = tuple(lhs[i] for i in lc), tuple(rhs[i] for i in rc)
+    _check_specs_match(
+        lhs_batch,
+        rhs_batch,
+        "dot_general requires lhs batch dimensions and rhs batch dimensions to have the "
+        f"consistent sharding, got {lhs_batch} and {rhs_batch}.",
+    )
+    _check_specs_match(
+        lhs_con,
+        rhs_con,
+        "dot_general requires contracting dimensions to have consistent sharding, got "
+        f"{lhs_con} and {rhs_con}.",
+    )
+    for a, b in zip(lhs_con, rhs_con):
+        if a is not None and b is not None:
+            raise ShardingTypeError(
+                "Contracting dimensions are sharded and it is ambiguous how the output should "
+                "be sharded. Please specify the output sharding via the `out_sharding` "
+                f"parameter. Got lhs_contracting_spec={lhs_con} and "
+                f"rhs_contracting_spec={rhs_con}"
+            )
+    lhs_free = tuple(e for i, e in enumerate(lhs) if i not in set(lc) | set(lb))
+    rhs_free = tuple(e for i, e in enumerate(rhs) if i not in set(rc) | set(rb))
+    return [lhs_batch + lhs_free + rhs_free]
+
+
+def _check_specs_match(lhs: Spec, rhs: Spec, message: str) -> None:
+    if any(a is not None and b is not None and a != b for a, b in zip(lhs, rhs)):
+        raise ShardingTypeError(message)
+
+
+@_register("sharding_constraint")
+def sharding_constraint_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The constraint's own spec. Example: ``sharding_constraint[P(None, 'x')]
+    f32[8@x,4] -> f32[8,4@x]``."""
+    sharding = eqn.params["sharding"]
+    if not isinstance(sharding, NamedSharding):
+        return replicated_rule(ctx, eqn, specs)
+    return [_full_spec(sharding, eqn.outputs[0].aval.ndim)]
+
+
+@_register("optimization_barrier")
+def identity_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """Each operand's sharding to its output. Example: ``optimization_barrier
+    f32[8@x] i32[] -> f32[8@x], i32[]``."""
+    return list(specs)
+
+
+# --- indexing ---------------------------------------------------------------
+
+
+def _gather_refusal(eqn: Eqn, specs: list[Spec]) -> ShardingTypeError:
+    operand, indices = (_aval_text(a.aval, s) for a, s in zip(eqn.inputs, specs))
+    return ShardingTypeError(
+        "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather "
+        "indexing as out sharding could not be resolved unambiguously (or would require "
+        f"collectives on inputs). Got operand={operand}, indices={indices}"
+    )
+
+
+@_register("general_gather")
+def gather_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """``lax.gather``: the operand's axes sliced into must be unsplit (or taken
+    whole), the indices unsplit but for batching axes (which must agree with
+    the operand's); then offset axes carry the operand's entries and the
+    other axes the indices'. Example: ``x[:, i]`` of ``f32[8@x,4]`` -> ``f32[8@x,2]``."""
+    dn, sizes = eqn.params["dimension_numbers"], eqn.params["slice_sizes"]
+    operand_aval = eqn.inputs[0].aval
+    operand, indices = specs[0], list(specs[1])
+    if all(e is None for e in operand) and all(e is None for e in indices):
+        return [_replicated(eqn.outputs[0].aval)]
+    batching = list(zip(dn.operand_batching_dims, dn.start_indices_batching_dims))
+    whole_or_unsplit = all(
+        sizes[i] == operand_aval.shape[i] or operand[i] is None for i in dn.start_index_map
+    )
+    batches_agree = all(
+        indices[j] == operand[i] or operand[i] is None or indices[j] is None for i, j in batching
+    )
+    indices_unsplit = all(
+        e is None for j, e in enumerate(indices) if j not in dn.start_indices_batching_dims
+    )
+    if not (whole_or_unsplit and batches_agree and indices_unsplit):
+        raise _gather_refusal(eqn, specs)
+    for i, j in batching:
+        indices[j] = indices[j] or operand[i]
+    skipped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    offset_entries = iter(operand[i] for i in range(len(operand)) if i not in skipped)
+    index_entries = iter(indices)
+    out = [
+        next(offset_entries) if k in dn.offset_dims else next(index_entries)
+        for k in range(eqn.outputs[0].aval.ndim)
+    ]
+    return [tuple(out)]
+
+
+@_register("gather_along_axis")
+def take_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """refimpl's ``take`` along one axis (JAX: a gather with one collapsed
+    axis): that axis of the operand and the indices must be unsplit; the
+    result is the operand's entries around the indices' (unsplit) axes.
+    Example: ``x[:, i]`` of ``f32[8@x,4]`` -> ``f32[8@x,2]``."""
+    axis = eqn.params["axis"]
+    operand, indices = specs
+    if operand[axis] is not None or any(e is not None for e in indices):
+        raise _gather_refusal(eqn, specs)
+    return [operand[:axis] + indices + operand[axis + 1 :]]
+
+
+def _scatter_refusal(eqn: Eqn, specs: list[Spec]) -> ShardingTypeError:
+    operand, indices, updates = (_aval_text(a.aval, s) for a, s in zip(eqn.inputs, specs))
+    return ShardingTypeError(
+        "Use `.at[...].set/add/mul/...(out_sharding=)` to provide output PartitionSpec for "
+        "the scatter update as out sharding could not be resolved unambiguously (or would "
+        f"require collectives on inputs). Got operand={operand}, indices={indices}, "
+        f"updates={updates}"
+    )
+
+
+@_register(
+    "general_scatter",
+    "general_scatter_add",
+    "general_scatter_mul",
+    "general_scatter_min",
+    "general_scatter_max",
+    "general_scatter_sub",
+    "general_scatter_apply",
+)
+def scatter_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """``lax.scatter*`` (simplified from JAX's rule, no batching axes): the
+    operand's axes written into (not whole) and the indices must be unsplit,
+    the updates' scatter axes too; a window axis may be split in the operand
+    or the updates, alike if both. Result: the operand's entries, window axes
+    taking the updates' split. Example: ``scatter_add f32[8,4@x] i32[2,1] f32[2,4@x]
+    -> f32[8,4@x]``."""
+    dn = eqn.params["dimension_numbers"]
+    operand_aval, _, updates_aval = (a.aval for a in eqn.inputs)
+    operand, indices, updates = specs
+    if dn.operand_batching_dims or any(e is not None for e in indices):
+        raise _scatter_refusal(eqn, specs)
+    window_operand_dims = [i for i in range(len(operand)) if i not in set(dn.inserted_window_dims)]
+    out = list(operand)
+    for operand_dim in dn.inserted_window_dims:
+        if operand[operand_dim] is not None:
+            raise _scatter_refusal(eqn, specs)
+    for k, update_dim in enumerate(dn.update_window_dims):
+        operand_dim = window_operand_dims[k]
+        whole = updates_aval.shape[update_dim] == operand_aval.shape[operand_dim]
+        mine, theirs = operand[operand_dim], updates[update_dim]
+        if not whole and (mine is not None or theirs is not None):
+            raise _scatter_refusal(eqn, specs)
+        if mine is not None and theirs is not None and mine != theirs:
+            raise _scatter_refusal(eqn, specs)
+        out[operand_dim] = mine or theirs
+    scatter_axes = [j for j in range(len(updates)) if j not in set(dn.update_window_dims)]
+    if any(updates[j] is not None for j in scatter_axes):
+        raise _scatter_refusal(eqn, specs)
+    return [tuple(out)]
+
+
+@_register("scatter")
+def scatter_along_axis_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """refimpl's scatter along one axis (``x.at[i].set``): that axis of the
+    operand, the indices and the updates' index axes must be unsplit; the
+    result is sharded as the operand. Example: ``x.at[i].set(u)`` of
+    ``f32[4,8@x]`` along axis 0 -> ``f32[4,8@x]``."""
+    axis = eqn.params["axis"]
+    operand, indices, updates = specs[:3]
+    n_index = eqn.inputs[1].aval.ndim
+    around = operand[:axis] + (None,) * n_index + operand[axis + 1 :]
+    if operand[axis] is not None or any(e is not None for e in indices):
+        raise _scatter_refusal(eqn, specs)
+    for mine, theirs in zip(around, updates):
+        if theirs is not None and theirs != mine:
+            raise _scatter_refusal(eqn, specs)
+    return [operand]
+
+
+# --- sub-programs -----------------------------------------------------------
+
+
+def _only_subprogram(eqn: Eqn) -> Program | None:
+    found = subprograms(eqn)
+    if len(found) != 1:
+        return None
+    (program,) = found
+    if len(program.in_vars) != len(eqn.inputs) or len(program.out_vars) != len(eqn.outputs):
+        return None
+    return program
+
+
+@_register(
+    "jit",
+    "checkpoint",
+    "remat_opt",
+    "custom_jvp_call",
+    "custom_vjp_call",
+    "composite",
+    "custom_vmap_call",
+    "invertible",
+)
+def call_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """A call of one sub-program (a nested ``jit``, ``checkpoint``, a custom
+    derivative's primal): the sub-program's own output shardings. Example:
+    ``jit{x * 3} f32[8@x] -> f32[8@x]``."""
+    program = _only_subprogram(eqn)
+    if program is None:
+        return replicated_rule(ctx, eqn, specs)
+    return propagate(ctx, program, specs)
+
+
+def _join(ctx: Context, what: str, first: list[Spec], other: list[Spec]) -> list[Spec]:
+    """Two typings of the same values (cond's branches, a loop's carry in
+    and out): Explicit axes must agree; under Auto a disagreement is replicated."""
+    if first == other:
+        return first
+    if ctx.explicit:
+        raise ShardingTypeError(
+            f"{what} must have identical shardings, got "
+            f"{[PartitionSpec(*s) for s in first]} and {[PartitionSpec(*s) for s in other]}"
+        )
+    return [a if a == b else (None,) * len(a) for a, b in zip(first, other)]
+
+
+@_register("cond")
+def cond_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """Each branch typed with the operands' shardings; the branches must
+    agree (JAX types ``cond``'s outputs as its branches'). Example:
+    ``cond i{x + 1 | x - 1} f32[8@x] -> f32[8@x]``."""
+    outs = None
+    for branch in eqn.params["branches"]:
+        typed = propagate(ctx, branch, specs[1:])
+        outs = typed if outs is None else _join(ctx, "cond branches' outputs", outs, typed)
+    return outs if outs is not None else replicated_rule(ctx, eqn, specs)
+
+
+@_register("while")
+def while_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The carry's sharding, which the body must keep (Explicit axes);
+    under Auto a carry the body reshards is replicated. Example:
+    ``while{c * 2} f32[8@x] -> f32[8@x]``."""
+    n_consts = eqn.params["cond_num_consts"] + eqn.params["body_num_consts"]
+    body_consts = specs[eqn.params["cond_num_consts"] : n_consts]
+    carry = specs[n_consts:]
+    out = propagate(ctx, eqn.params["body"], body_consts + carry)
+    carry = _join(ctx, "while_loop body's carry input and output", carry, out)
+    if carry != out:  # Auto: once more from the widened carry
+        carry = _join(ctx, "", carry, propagate(ctx, eqn.params["body"], body_consts + carry))
+    return carry
+
+
+@_register("scan")
+def scan_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The carry keeps its sharding (as ``while``); each ``x`` slice loses
+    the scanned (leading) axis and each stacked ``y`` gains an unsplit one.
+    Example: ``scan{c + x, x * 2} 0.0 f32[8@x] -> f32[], f32[8]``."""
+    n_consts, n_carry = eqn.params["num_consts"], eqn.params["num_carry"]
+    consts = specs[:n_consts]
+    carry = specs[n_consts : n_consts + n_carry]
+    xs = [s[1:] for s in specs[n_consts + n_carry :]]
+    out = propagate(ctx, eqn.params["body"], consts + carry + xs)
+    joined = _join(ctx, "scan body's carry input and output", carry, out[:n_carry])
+    if joined != out[:n_carry]:  # Auto: once more from the widened carry
+        out = propagate(ctx, eqn.params["body"], consts + joined + xs)
+        joined = _join(ctx, "", joined, out[:n_carry])
+    return joined + [(None,) + s for s in out[n_carry:]]
+
+
+# --- reshape ----------------------------------------------------------------
+
+
+class _Unsupported(Exception):
+    """A reshape JAX cannot type on Explicit axes."""
+
+
+def _split_groups(old: tuple[int, ...], new: tuple[int, ...]) -> list[Any] | None:
+    """``new`` read as ``old`` with one axis split into consecutive axes: per
+    old axis its size (kept) or the list of new sizes it becomes. None if
+    ``new`` is no such split; ``_Unsupported`` if it splits two axes.
+    Trailing size-1 axes common to both are set aside first, and a split
+    axis's group takes the size-1 axes after it unless the next new size is
+    the next old one (JAX 0.10.2's reading)."""
+    if len(new) <= len(old):
+        return None
+    ones = 0
+    while old and new and old[-1] == 1 and new[-1] == 1:
+        old, new, ones = old[:-1], new[:-1], ones + 1
+    groups: list[Any] = []
+    i = j = 0
+    split_seen = False
+    while j < len(new):
+        if i >= len(old):
+            return None
+        if old[i] == new[j]:
+            groups.append(old[i])
+            i, j = i + 1, j + 1
+            continue
+        if split_seen:
+            raise _Unsupported
+        split_seen = True
+        group = [new[j]]
+        while True:
+            product = _product(group)
+            more_ones = j + 1 < len(new) and new[j + 1] == 1
+            if product == old[i] and not more_ones:
+                break
+            if product > old[i]:
+                return None
+            if product == old[i] and i + 1 < len(old) and new[j + 1] == old[i + 1]:
+                break
+            j += 1
+            if j >= len(new):
+                return None
+            group.append(new[j])
+        groups.append(group)
+        i, j = i + 1, j + 1
+    if i != len(old):
+        return None
+    return groups + [1] * ones
+
+
+def _product(sizes: list[int]) -> int:
+    out = 1
+    for n in sizes:
+        out *= n
+    return out
+
+
+def _spread(ctx: Context, names: tuple[str, ...], sizes: list[int]) -> list[Any]:
+    """Mesh axes ``names`` (major first) laid over consecutive array axes of
+    ``sizes``: each array axis takes names while its size still divides;
+    a size a name does not divide is unsupported."""
+    left = list(names)
+    out = []
+    for size in sizes:
+        taken: list[str] = []
+        while size > 1 and left:
+            size, remainder = divmod(size, ctx.mesh.shape[left[0]])
+            if remainder:
+                raise _Unsupported
+            taken.append(left.pop(0))
+        out.append(_entry(tuple(taken)))
+    if left:
+        raise _Unsupported
+    return out
+
+
+def _reshape_spec(ctx: Context, old: tuple[int, ...], new: tuple[int, ...], spec: Spec) -> Spec:
+    if all(e is None for e in spec):
+        return (None,) * len(new)
+    if [n for n in old if n != 1] == [n for n in new if n != 1]:
+        # only size-1 axes come or go: the others keep their entries
+        kept = iter(e for n, e in zip(old, spec) if n != 1)
+        return tuple(None if n == 1 else next(kept) for n in new)
+    groups = _split_groups(old, new)
+    if groups is not None:
+        out: list[Any] = []
+        for group, entry in zip(groups, spec):
+            if not isinstance(group, list):
+                out.append(entry)
+            elif entry is None:
+                out.extend([None] * len(group))
+            else:
+                out.extend(_spread(ctx, _names(entry), group))
+        return tuple(out)
+    groups = _split_groups(new, old) if len(new) < len(old) else None
+    if groups is None:
+        raise _Unsupported
+    entries = iter(spec)
+    out = []
+    for size, group in zip(new, groups):
+        if not isinstance(group, list):
+            out.append(next(entries))
+            continue
+        merged = [next(entries) for _ in group]
+        if all(e is None for e in merged):
+            out.append(None)
+            continue
+        flat = [n for e in merged for n in (_names(e) or (None,))]
+        while flat[-1] is None:
+            flat.pop()
+        if None in flat:
+            raise _Unsupported
+        out.extend(_spread(ctx, tuple(flat), [size]))
+    return tuple(out)
+
+
+@_register("reshape")
+def reshape_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """Unsplit operands, and size-1 axes coming or going, are simple; else
+    only one axis may be split into several (its mesh axes spread over the
+    new axes, major first, each taking what divides it) or several merged
+    into one (their mesh axes joined, the unsplit ones only at the end);
+    others raise. Example: ``reshape f32[8@x] -> f32[4@x,2]`` on x=4."""
+    old = eqn.inputs[0].aval.shape
+    new = tuple(eqn.params["new_sizes"])
+    try:
+        return [_reshape_spec(ctx, old, new, specs[0])]
+    except _Unsupported:
+        raise ShardingTypeError(
+            "This reshape is not supported. Please specify the sharding of the output via the "
+            "`out_sharding` argument of jax.lax.reshape. Got operand type: "
+            f"{_aval_text(eqn.inputs[0].aval, specs[0])}, new sizes: {new}"
+        ) from None
