@@ -362,6 +362,15 @@ def _jitted_function_text(ns: Any) -> Any:
     return [text.replace(repr(f), "F") for text in texts]
 
 
+def _cost_analysis_kinds(ns: Any) -> Any:
+    # what Lowered/Compiled.cost_analysis() return: JAX 0.10.2 on CPU a dict
+    # (XLA's HLO cost analysis), refimpl the plugin's answer (None on CPU);
+    # JAX's contract allows None ("if unavailable")
+    lowered = ns.api.jit(lambda x: x * 2).lower(X)
+    analyses = [lowered.cost_analysis(), lowered.compile().cost_analysis()]
+    return [type(analysis).__name__ for analysis in analyses]
+
+
 def _default_platform(ns: Any) -> Any:
     # JAX 0.10.2's default_device takes a platform name too
     with ns.api.default_device("cpu"):
@@ -457,6 +466,7 @@ SCRIPTS.update(
         "typeof_text": _type_texts,
         "typeof_of_typed_keys": _typed_key_types,
         "jitted_function_text": _jitted_function_text,
+        "cost_analysis_kinds": _cost_analysis_kinds,
         "tracer_conversion_error_classes": _conversion_error_classes,
         "compiled_call_with_a_strong_argument": _compiled_weak_call,
         "traced_stage_out_avals_and_call": _traced_stage,

@@ -292,7 +292,14 @@ def _claim_none_in_a_ref_index():
     _raises(ValueError, lambda: jax.jit(lambda: matrix[None, 1])())
 
 
+def _claim_cost_analysis_is_a_dict_on_cpu():
+    lowered = jax.jit(lambda x: x * 2).lower(np.arange(3, dtype=np.float32))
+    for analysis in (lowered.cost_analysis(), lowered.compile().cost_analysis()):
+        assert isinstance(analysis, dict) and "flops" in analysis and "bytes accessed" in analysis
+
+
 JAX_CLAIMS = {
+    "api.paths/cost_analysis_kinds": _claim_cost_analysis_is_a_dict_on_cpu,
     "ref.update_paths/none_in_index": _claim_none_in_a_ref_index,
     "ref.update_paths/eager_add_before_the_start": _claim_eager_ref_index_before_the_start_clamps,
     "errors.shapes/np-add-not-broadcastable": _claim_broadcast_error,

@@ -415,6 +415,16 @@ class Lowered:
         self._executables.for_device(default_device())  # compile now, not on first call
         return compiled
 
+    def cost_analysis(self) -> dict[str, float] | None:
+        """The compiled module's cost properties (``Compiled.cost_analysis``), or
+        None where the plugin does not provide them (JAX 0.10.2's contract:
+        "None if unavailable"). JAX analyses the unoptimised HLO in-process;
+        refimpl has no HLO cost model, so it asks the plugin, which needs the
+        executable; a module lowered for other platforms only has none here."""
+        if executables_module.local_platform() not in self.lowering_platforms:
+            return None
+        return self.compile().cost_analysis()
+
     def __repr__(self) -> str:
         return f"Lowered({self._traced.jitted.__name__})"
 
