@@ -1048,3 +1048,20 @@ def test_cost_analysis_is_the_plugins_or_none(backend):
     assert lowered.compile().cost_analysis() is None
     want = jax.jit(lambda x: x * 2).lower(np.arange(3, dtype=F32))
     assert isinstance(want.cost_analysis(), dict)
+
+
+def test_nested_pmap_runs_where_jax_raises(backend):
+    # JAX 0.10.2's pmap (a shard_map underneath) rejects a pmap nested in a
+    # pmap, even 1 x 1, with its context-mesh ValueError; refimpl runs it, as
+    # JAX's own pmap_test.testNestedBasic expects (docs/semantics.md, pmap's
+    # "Left different"; values against JAX's shard_map in
+    # tests/transforms/test_pmap.py::test_nested_2x2_against_shard_map)
+    x = np.arange(1.0, dtype=F32).reshape(1, 1) + 3
+
+    def body(v):
+        return jlax.psum(jlax.psum(v, "j"), "i")
+
+    with pytest.raises(ValueError, match="should match the mesh passed to shard_map"):
+        jax.pmap(jax.pmap(body, "j"), "i")(x)
+    got = ri.pmap(ri.pmap(lambda v: rlax.psum(rlax.psum(v, "j"), "i"), "j"), "i")(x)
+    np.testing.assert_array_equal(np.asarray(got), x)
