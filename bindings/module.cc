@@ -26,6 +26,7 @@
 #include "fast_jit.h"
 #include "fast_sharded.h"
 #include "host_callback.h"
+#include "kv_store.h"
 #include "numpy_interop.h"
 #include "pjrt_array.h"
 #include "py_errors.h"
@@ -258,7 +259,7 @@ void Init(py::module_& m) {
   // ------------------------------------------------------------------ Client
   py::class_<Client, std::shared_ptr<Client>>(m, "Client", "A PJRT client of one plugin.")
       .def(py::init([](std::shared_ptr<Plugin> plugin, std::optional<int64_t> cpu_device_count,
-                       std::optional<py::dict> options) {
+                       std::optional<py::dict> options, const py::object& kv_store) {
              if (!plugin) throw py::type_error("Client() needs a Plugin");
              Client::Options opts;
              if (cpu_device_count.has_value()) {
@@ -273,17 +274,24 @@ void Init(py::module_& m) {
                  opts.emplace_back(name, FromPython(name, item.second));
                }
              }
+             std::shared_ptr<KeyValueStore> store = KeyValueStoreFromPython(kv_store);
+             // Released: a multi-process plugin calls the store (which takes
+             // the GIL) from Client_Create while it exchanges topologies.
              py::gil_scoped_release release;
-             return Client::Create(std::move(plugin), opts);
+             return Client::Create(std::move(plugin), opts, std::move(store));
            }),
            py::arg("plugin"), py::arg("cpu_device_count") = py::none(),
-           py::arg("options") = py::none(),
+           py::arg("options") = py::none(), py::arg("kv_store") = py::none(),
            "Creates a client. `cpu_device_count` sets the CPU plugin's named "
-           "create option of that name; `options` passes other named options.")
+           "create option of that name; `options` passes other named options; "
+           "`kv_store` (get(key, timeout_ms) -> bytes, put(key, value)) becomes "
+           "the kv_get/kv_put callbacks of a multi-process client.")
       .def_property_readonly("plugin", &Client::plugin)
       .def_property_readonly("platform_name", &Client::platform_name)
       .def_property_readonly("platform_version", &Client::platform_version)
       .def_property_readonly("process_index", &Client::process_index)
+      .def_property_readonly("global_device_count", &Client::global_device_count)
+      .def_property_readonly("process_count", &Client::process_count)
       .def("devices",
            [](const std::shared_ptr<Client>& c) {
              std::vector<Device> devices;
@@ -457,6 +465,7 @@ void Init(py::module_& m) {
   RegisterFastSharded(m);
   RegisterFastEager(m);
   InitHostCallbacks(m);
+  RegisterKeyValueStore(m);
 
   m.def("live_buffer_count", &Buffer::LiveCount, "Number of Buffer objects alive in this process.");
   m.def("abi_info", &AbiInfo,

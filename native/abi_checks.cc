@@ -26,6 +26,8 @@ static_assert(kSize<PJRT_Event_Await_Args> == 24, "PJRT_Event_Await_Args");
 static_assert(kSize<PJRT_Event_Destroy_Args> == 24, "PJRT_Event_Destroy_Args");
 static_assert(kSize<PJRT_NamedValue> == 56, "PJRT_NamedValue");
 static_assert(kSize<PJRT_Client_Create_Args> == 88, "PJRT_Client_Create_Args");
+static_assert(kSize<PJRT_KeyValueGetCallback_Args> == 80, "PJRT_KeyValueGetCallback_Args");
+static_assert(kSize<PJRT_KeyValuePutCallback_Args> == 64, "PJRT_KeyValuePutCallback_Args");
 static_assert(kSize<PJRT_Client_Destroy_Args> == 24, "PJRT_Client_Destroy_Args");
 static_assert(kSize<PJRT_Client_PlatformName_Args> == 40, "PJRT_Client_PlatformName_Args");
 static_assert(kSize<PJRT_Client_PlatformVersion_Args> == 40, "PJRT_Client_PlatformVersion_Args");

@@ -1,5 +1,8 @@
 #include "client.h"
 
+#include <algorithm>
+#include <cstring>
+#include <memory>
 #include <stdexcept>
 
 #include "buffer.h"
@@ -49,21 +52,69 @@ struct NamedValueList {
   std::vector<PJRT_NamedValue> values;
 };
 
+void DeleteValue(char* value) { delete[] value; }
+
+// Turns the store's failure into the plugin's PJRT_Error (its callback_error
+// contract); an unexpected exception is INTERNAL. Never lets one escape into C.
+template <typename Args>
+PJRT_Error* Fail(const Args* args, PJRT_Error_Code code, const char* message) {
+  if (args->callback_error == nullptr) return nullptr;  // no way to report: plugin bug
+  return (*args->callback_error)(code, message, std::strlen(message));
+}
+
 }  // namespace
+
+PJRT_Error* KeyValueGetCallback(PJRT_KeyValueGetCallback_Args* args) {
+  auto* store = static_cast<KeyValueStore*>(args->user_arg);
+  try {
+    std::string value = store->Get(std::string(args->key, args->key_size), args->timeout_in_ms);
+    // The plugin copies the value, then calls the deleter (also for size 0).
+    auto owned = std::make_unique<char[]>(value.size() + 1);
+    std::memcpy(owned.get(), value.data(), value.size());
+    args->value_size = value.size();
+    args->value = owned.release();
+    args->value_deleter_callback = &DeleteValue;
+    return nullptr;
+  } catch (const KeyValueError& e) {
+    return Fail(args, e.code(), e.what());
+  } catch (const std::exception& e) {
+    return Fail(args, PJRT_Error_Code_INTERNAL, e.what());
+  }
+}
+
+PJRT_Error* KeyValuePutCallback(PJRT_KeyValuePutCallback_Args* args) {
+  auto* store = static_cast<KeyValueStore*>(args->user_arg);
+  try {
+    store->Put(std::string(args->key, args->key_size), std::string(args->value, args->value_size));
+    return nullptr;
+  } catch (const KeyValueError& e) {
+    return Fail(args, e.code(), e.what());
+  } catch (const std::exception& e) {
+    return Fail(args, PJRT_Error_Code_INTERNAL, e.what());
+  }
+}
 
 Client::Client(std::shared_ptr<Plugin> plugin, PJRT_Client* client)
     : plugin_(std::move(plugin)), client_(client) {}
 
-std::shared_ptr<Client> Client::Create(std::shared_ptr<Plugin> plugin, const Options& options) {
+std::shared_ptr<Client> Client::Create(std::shared_ptr<Plugin> plugin, const Options& options,
+                                       std::shared_ptr<KeyValueStore> kv_store) {
   if (!plugin) throw std::invalid_argument("Client::Create: null plugin");
   const PJRT_Api* api = plugin->api();
   NamedValueList named(options);
   auto args = MakeArgs<PJRT_Client_Create_Args>();
   args.create_options = named.values.empty() ? nullptr : named.values.data();
   args.num_options = named.values.size();
+  if (kv_store) {
+    args.kv_get_callback = &KeyValueGetCallback;
+    args.kv_get_user_arg = kv_store.get();
+    args.kv_put_callback = &KeyValuePutCallback;
+    args.kv_put_user_arg = kv_store.get();
+  }
   CheckPjrt(api, api->PJRT_Client_Create(&args), "PJRT_Client_Create");
   // From here on the handle is owned by the Client object.
   std::shared_ptr<Client> client(new Client(std::move(plugin), args.client));
+  client->kv_store_ = std::move(kv_store);
 
   auto name = MakeArgs<PJRT_Client_PlatformName_Args>();
   name.client = client->client_;
@@ -83,7 +134,32 @@ std::shared_ptr<Client> Client::Create(std::shared_ptr<Plugin> plugin, const Opt
     client->process_index_ = index.process_index;
   }
   client->LoadDevices();
+  client->CountGlobalDevices();
   return client;
+}
+
+void Client::CountGlobalDevices() {
+  const PJRT_Api* a = api();
+  auto list = MakeArgs<PJRT_Client_Devices_Args>();
+  list.client = client_;
+  CheckPjrt(a, a->PJRT_Client_Devices(&list), "PJRT_Client_Devices");
+  global_device_count_ = static_cast<int>(list.num_devices);
+  std::vector<int> seen;
+  for (std::size_t i = 0; i < list.num_devices; ++i) {
+    int index = 0;
+    if (a->PJRT_DeviceDescription_ProcessIndex != nullptr) {
+      auto desc = MakeArgs<PJRT_Device_GetDescription_Args>();
+      desc.device = list.devices[i];
+      CheckPjrt(a, a->PJRT_Device_GetDescription(&desc), "PJRT_Device_GetDescription");
+      auto proc = MakeArgs<PJRT_DeviceDescription_ProcessIndex_Args>();
+      proc.device_description = desc.device_description;
+      CheckPjrt(a, a->PJRT_DeviceDescription_ProcessIndex(&proc),
+                "PJRT_DeviceDescription_ProcessIndex");
+      index = proc.process_index;
+    }
+    if (std::find(seen.begin(), seen.end(), index) == seen.end()) seen.push_back(index);
+  }
+  process_count_ = seen.empty() ? 1 : static_cast<int>(seen.size());
 }
 
 Client::~Client() {

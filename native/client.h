@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,14 +37,45 @@ struct HostArray {
   std::vector<int64_t> byte_strides;
 };
 
+// The key-value store a multi-process client exchanges its topology through
+// (PJRT_Client_Create's kv_get/kv_put callbacks, which call these). Both may
+// be called from any plugin thread, concurrently; they block. A failure is a
+// KeyValueError carrying the PJRT error code the plugin should see.
+class KeyValueStore {
+ public:
+  virtual ~KeyValueStore() = default;
+  // The value of `key`, waiting up to `timeout_ms` for another process to set it.
+  virtual std::string Get(const std::string& key, int timeout_ms) = 0;
+  virtual void Put(const std::string& key, const std::string& value) = 0;
+};
+
+class KeyValueError : public std::runtime_error {
+ public:
+  KeyValueError(PJRT_Error_Code code, const std::string& message)
+      : std::runtime_error(message), code_(code) {}
+  PJRT_Error_Code code() const { return code_; }
+
+ private:
+  PJRT_Error_Code code_;
+};
+
+// The two C callbacks Client::Create passes for `store` (user_arg: the
+// KeyValueStore*). Exposed so a test can call them as a plugin would.
+PJRT_Error* KeyValueGetCallback(PJRT_KeyValueGetCallback_Args* args);
+PJRT_Error* KeyValuePutCallback(PJRT_KeyValuePutCallback_Args* args);
+
 class Client : public std::enable_shared_from_this<Client> {
  public:
   using Options = std::vector<std::pair<std::string, NamedValue>>;
 
   // Creates a client with the given create options (e.g. the CPU plugin's
   // {"cpu_device_count", int64_t{8}}).
-  static std::shared_ptr<Client> Create(std::shared_ptr<Plugin> plugin,
-                                        const Options& options = {});
+  // With `kv_store`, the client also gets the key-value callbacks (a
+  // multi-process client's create options name the node: node_id,
+  // num_nodes); the Client keeps the store alive as long as the plugin's
+  // client, which may call it until PJRT_Client_Destroy.
+  static std::shared_ptr<Client> Create(std::shared_ptr<Plugin> plugin, const Options& options = {},
+                                        std::shared_ptr<KeyValueStore> kv_store = nullptr);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
@@ -55,6 +87,10 @@ class Client : public std::enable_shared_from_this<Client> {
   const std::string& platform_name() const { return platform_name_; }
   const std::string& platform_version() const { return platform_version_; }
   int process_index() const { return process_index_; }
+  // All devices of the run (PJRT_Client_Devices) and the distinct process
+  // indexes among them: a client of one process has process_count() 1.
+  int global_device_count() const { return global_device_count_; }
+  int process_count() const { return process_count_; }
   const std::vector<DeviceInfo>& devices() const { return devices_; }
   // Index in devices() of `device`, or -1.
   int DeviceIndex(const PJRT_Device* device) const;
@@ -92,12 +128,17 @@ class Client : public std::enable_shared_from_this<Client> {
  private:
   Client(std::shared_ptr<Plugin> plugin, PJRT_Client* client);
   void LoadDevices();
+  void CountGlobalDevices();
 
   std::shared_ptr<Plugin> plugin_;
+  // Outlives client_: ~Client destroys the PJRT client first.
+  std::shared_ptr<KeyValueStore> kv_store_;
   PJRT_Client* client_ = nullptr;
   std::string platform_name_;
   std::string platform_version_;
   int process_index_ = 0;
+  int global_device_count_ = 0;
+  int process_count_ = 1;
   std::vector<DeviceInfo> devices_;
 };
 

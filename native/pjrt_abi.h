@@ -200,10 +200,42 @@ typedef struct PJRT_MultiSlice_Config PJRT_MultiSlice_Config;
 typedef struct PJRT_SendCallbackInfo PJRT_SendCallbackInfo;
 typedef struct PJRT_RecvCallbackInfo PJRT_RecvCallbackInfo;
 
-/* Key-value store callbacks of PJRT_Client_Create; refimpl passes NULL, so
- * their argument structs are not declared. */
-typedef PJRT_Error* (*PJRT_KeyValueGetCallback)(void* args);
-typedef PJRT_Error* (*PJRT_KeyValuePutCallback)(void* args);
+/* Key-value store callbacks of PJRT_Client_Create (xla/pjrt/c/pjrt_c_api.h):
+ * the store a multi-process client exchanges its topology through. The
+ * plugin fills `callback_error`; a callback that fails returns what it
+ * returns for the error's code and message. refimpl passes them only after
+ * ri.distributed.initialize (native/client.cc); try_get stays NULL. */
+typedef PJRT_Error* PJRT_CallbackError(PJRT_Error_Code code, const char* message,
+                                       size_t message_size);
+
+typedef void (*PJRT_KeyValueGetCallback_ValueDeleter)(char* value);
+
+typedef struct PJRT_KeyValueGetCallback_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  const char* key;
+  size_t key_size;
+  int timeout_in_ms;
+  PJRT_CallbackError* callback_error;
+  void* user_arg;
+  char* value;                                                  /* out */
+  size_t value_size;                                            /* out */
+  PJRT_KeyValueGetCallback_ValueDeleter value_deleter_callback; /* out */
+} PJRT_KeyValueGetCallback_Args;
+
+typedef struct PJRT_KeyValuePutCallback_Args {
+  size_t struct_size;
+  PJRT_Extension_Base* extension_start;
+  const char* key;
+  size_t key_size;
+  const char* value;
+  size_t value_size;
+  PJRT_CallbackError* callback_error;
+  void* user_arg;
+} PJRT_KeyValuePutCallback_Args;
+
+typedef PJRT_Error* (*PJRT_KeyValueGetCallback)(PJRT_KeyValueGetCallback_Args* args);
+typedef PJRT_Error* (*PJRT_KeyValuePutCallback)(PJRT_KeyValuePutCallback_Args* args);
 typedef PJRT_Error* (*PJRT_KeyValueTryGetCallback)(void* args);
 
 /* --------------------------------------------------------------- client -- */

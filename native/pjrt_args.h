@@ -28,6 +28,8 @@ REFIMPL_PJRT_STRUCT_SIZE(PJRT_Error_Destroy_Args, error);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Error_Message_Args, message_size);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Error_GetCode_Args, code);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_NamedValue, value_size);
+REFIMPL_PJRT_STRUCT_SIZE(PJRT_KeyValueGetCallback_Args, value_deleter_callback);
+REFIMPL_PJRT_STRUCT_SIZE(PJRT_KeyValuePutCallback_Args, user_arg);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Executable_Serialize_Args, serialized_executable_deleter);
 REFIMPL_PJRT_STRUCT_SIZE(PJRT_Executable_DeserializeAndLoad_Args,
                          overridden_serialized_compile_options_size);

@@ -54,6 +54,7 @@ LAYERS: dict[str, int] = {
     # the sharding types (Mesh, NamedSharding, PartitionSpec): values that
     # abstract values and arrays name (imports only config and the registry)
     "refimpl.sharding": CORE,
+    "refimpl.kv_store": CORE,  # the standard library only
     # 2 tracing: the trace stack, Tracer and the operators every array-like shares
     "refimpl.array_ops": TRACING,
     "refimpl.tracing": TRACING,
@@ -102,6 +103,7 @@ LAYERS: dict[str, int] = {
     "refimpl.backends.ref": BACKENDS,
     "refimpl.backends.pjrt": BACKENDS,
     "refimpl.backends.placement": BACKENDS,
+    "refimpl.distributed": BACKENDS,  # sets up pjrt's client for a multi-process run
     # 7 entry points that assemble everything: the package and the jax alias
     "refimpl": ENTRY,
     "refimpl.as_jax": ENTRY,

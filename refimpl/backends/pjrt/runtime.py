@@ -303,13 +303,68 @@ def get_client(num_devices: int | None = None) -> _pjrt.Client:
             raise ValueError(f"num_devices must be >= 1, got {num_devices}")
     plugin = get_plugin()
     options = client_create_options(plugin_kind(plugin.path), num_devices)
-    key = (plugin.path, tuple(sorted(options.items())))
+    node = multi_process_node  # set by ri.distributed.initialize
+    if node is not None:
+        options = {**options, **node.create_options()}
+    key = (plugin.path, tuple(sorted((k, repr(v)) for k, v in options.items())))
     with _clients_lock:
         client = _clients.get(key)
         if client is None:
-            client = native_module().Client(plugin, options=options or None)
+            store = None if node is None else node.store
+            client = native_module().Client(plugin, options=options or None, kv_store=store)
+            if node is not None:
+                node.check_client(client, plugin.path)  # before it is cached
             _clients[key] = client
         return client
+
+
+class MultiProcessNode:
+    """This process as a node of a multi-process run (``ri.distributed.initialize``).
+
+    What the PJRT client gets from it: the create options XLA's GPU plugin
+    reads for a node (``node_id``, ``num_nodes``, ``visible_devices``) and
+    ``store`` (``get(key, timeout_ms)``/``put(key, value)`` on bytes) as the
+    ``kv_get``/``kv_put`` callbacks of ``PJRT_Client_Create``, through which
+    the nodes' clients exchange their topologies.
+    """
+
+    def __init__(
+        self, node_id: int, num_nodes: int, visible_devices: list[int] | None, store: Any
+    ) -> None:
+        self.node_id, self.num_nodes = node_id, num_nodes
+        self.visible_devices, self.store = visible_devices, store
+
+    def create_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {"node_id": self.node_id, "num_nodes": self.num_nodes}
+        if self.visible_devices is not None:
+            options["visible_devices"] = list(self.visible_devices)
+        return options
+
+    def check_client(self, client: _pjrt.Client, plugin_path: str) -> None:
+        """Raises RuntimeError when ``client`` does not span ``num_nodes`` processes.
+
+        A plugin that ignores the multi-process create options (the CPU
+        plugin) still makes a client: one that reports one process, all its
+        devices addressable. That is detected here, after creation.
+        """
+        if client.process_count == self.num_nodes:
+            return
+        calls = getattr(self.store, "calls", "?")
+        raise RuntimeError(
+            f"refimpl.distributed.initialize(num_processes={self.num_nodes}, "
+            f"process_id={self.node_id}): the PJRT plugin {plugin_path} "
+            f"(platform {client.platform_name!r}) cannot run several processes. Its client, "
+            "created with create options node_id/num_nodes and the kv_get/kv_put key-value "
+            f"callbacks, reports {client.process_count} process ({client.global_device_count} "
+            f"devices, all addressable, process_index {client.process_index}): the plugin "
+            "lacks multi-process support (it ignores num_nodes; it called the key-value store "
+            f"{calls} times to exchange topologies). JAX's multi-process CPU runs build their "
+            "client inside jaxlib, not through the PJRT plugin C API."
+        )
+
+
+multi_process_node: MultiProcessNode | None = None
+"""Set while ``ri.distributed`` is initialized; read when a client is created."""
 
 
 @functools.cache
