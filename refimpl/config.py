@@ -43,6 +43,10 @@ class Config:
         # jit runs its Python function op by op (refimpl.contexts.disable_jit).
         "disable_jit": False,
         "ref_num_devices": 1,
+        # Simulated processes the reference devices are split among; this
+        # process is process 0, the others' devices are not addressable
+        # (refimpl.backends.ref.arrays.Device; docs/semantics.md "Beyond one process").
+        "ref_num_processes": 1,
         # x[i] with a static int i outside the axis: False clamps it (JAX's
         # rule), True raises IndexError (NumPy's) (refimpl.numpy._indexing).
         "checked_indexing": False,
@@ -149,8 +153,8 @@ class Config:
                 "config.update: refimpl always checks mutable array references "
                 "(mutable_array_checks=False is not supported)"
             )
-        if name == "ref_num_devices" and value < 1:
-            raise ValueError(f"config.update: ref_num_devices must be >= 1, got {value!r}")
+        if name in ("ref_num_devices", "ref_num_processes") and value < 1:
+            raise ValueError(f"config.update: {name} must be >= 1, got {value!r}")
         if name == "compilation_cache_max_size" and value < 0:
             raise ValueError(
                 f"config.update: compilation_cache_max_size must be >= 0, got {value!r}"

@@ -137,11 +137,20 @@ def local_devices(
     """
     chosen = _check_backend("local_devices", backend)
     index = process_index if process_index is not None else host_id
-    if index not in (None, 0):
+    devices = list(backends.get(chosen).devices())
+    count = _process_count(devices)
+    if index is not None and not (isinstance(index, int) and 0 <= index < count):
         raise ValueError(
-            f"local_devices: process_index {index!r} does not exist; refimpl runs one process (0)"
+            f"local_devices: process_index {index!r} does not exist; there are {count} "
+            "process(es) (0 is this one)"
         )
-    return list(backends.get(chosen).devices())
+    wanted = 0 if index is None else index
+    return [d for d in devices if getattr(d, "process_index", 0) == wanted]
+
+
+def _process_count(devices: list[Any]) -> int:
+    # one process, unless ref_num_processes simulates others (their devices listed too)
+    return 1 + max((getattr(d, "process_index", 0) for d in devices), default=0)
 
 
 def device_count(backend: str | None = None) -> int:
@@ -167,7 +176,7 @@ def device_count(backend: str | None = None) -> int:
         >>> ri.device_count("ref") == len(ri.devices("ref"))
         True
     """
-    return len(local_devices(backend=_check_backend("device_count", backend)))
+    return len(backends.get(_check_backend("device_count", backend)).devices())
 
 
 def local_device_count(backend: str | None = None) -> int:
@@ -240,8 +249,8 @@ def process_count(backend: str | None = None) -> int:
         >>> ri.process_count()
         1
     """
-    _check_backend("process_count", backend)
-    return 1
+    chosen = _check_backend("process_count", backend)
+    return _process_count(list(backends.get(chosen).devices()))
 
 
 def _backend_of_device(device: Any) -> str:

@@ -56,6 +56,14 @@ __all__ = [
 DEFAULT_MEMORY_KIND = "device"
 
 
+def is_addressable(device: Any) -> bool:
+    """Whether this process holds ``device``'s memory (JAX: its
+    ``process_index`` is this process's). Every pjrt device is: the client
+    lists only its addressable devices. A reference device is unless
+    ``ref_num_processes`` gave it to another (simulated) process."""
+    return bool(getattr(device, "addressable", True))
+
+
 class Sharding:
     """Where each piece of an array lives: ``devices_indices_map(shape)`` maps
     each device to the index (a tuple of slices) of the piece it holds."""
@@ -69,7 +77,15 @@ class Sharding:
 
     @property
     def is_fully_addressable(self) -> bool:
-        return True
+        return all(is_addressable(d) for d in self.device_set)
+
+    @property
+    def addressable_devices(self) -> set[Any]:
+        return {d for d in self.device_set if is_addressable(d)}
+
+    @property
+    def has_addressable_devices(self) -> bool:
+        return any(is_addressable(d) for d in self.device_set)
 
     @property
     def is_fully_replicated(self) -> bool:
@@ -80,7 +96,10 @@ class Sharding:
         return len(self.device_set)
 
     def addressable_devices_indices_map(self, shape: tuple[int, ...]) -> dict[Any, tuple]:
-        return self.devices_indices_map(shape)
+        index_map = self.devices_indices_map(shape)
+        if all(is_addressable(d) for d in index_map):
+            return index_map
+        return {d: index for d, index in index_map.items() if is_addressable(d)}
 
     def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
         """The shape of one device's piece (every piece has the same shape here)."""

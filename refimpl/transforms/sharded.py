@@ -63,7 +63,7 @@ class MeshArray(BlockArray):
     __slots__ = ("_sharding", "_indices", "_key")
 
     def __init__(self, shards: Sequence[Any], sharding: Sharding, aval: ShapedArray) -> None:
-        index_map = sharding.devices_indices_map(aval.shape)
+        index_map = sharding.addressable_devices_indices_map(aval.shape)  # this process's
         self._devices = tuple(index_map)
         self._indices = tuple(index_map.values())
         self._shards = list(shards)
@@ -74,8 +74,8 @@ class MeshArray(BlockArray):
     @classmethod
     def layout_of(cls, sharding: Sharding, aval: ShapedArray) -> tuple[Any, Any]:
         """The devices and index blocks of an array of ``aval`` laid out as
-        ``sharding`` (what :meth:`assembled` takes)."""
-        index_map = sharding.devices_indices_map(aval.shape)
+        ``sharding`` (what :meth:`assembled` takes): the addressable ones."""
+        index_map = sharding.addressable_devices_indices_map(aval.shape)
         return tuple(index_map), tuple(index_map.values())
 
     @classmethod
@@ -123,7 +123,7 @@ class MeshArray(BlockArray):
 
     @property
     def is_fully_addressable(self) -> bool:
-        return True
+        return self._sharding.is_fully_addressable
 
     @property
     def addressable_shards(self) -> list[Shard]:
@@ -137,7 +137,30 @@ class MeshArray(BlockArray):
 
     @property
     def global_shards(self) -> list[Shard]:
-        return self.addressable_shards
+        """Every device's shard; ``data`` is None on another process's devices (JAX)."""
+        if self.is_fully_addressable:
+            return self.addressable_shards
+        local = dict(zip(self._devices, self._shards, strict=True))
+        seen: dict[str, int] = {}
+        out = []
+        for device, index in self._sharding.devices_indices_map(self._aval.shape).items():
+            key = repr(index)
+            out.append(Shard(local.get(device), device, index, seen.get(key, 0)))
+            seen[key] = seen.get(key, 0) + 1
+        return out
+
+    def _has_full_value(self) -> bool:
+        # this process's blocks cover the value (e.g. replicated over its devices)
+        if self.is_fully_addressable:
+            return True
+        every = self._sharding.devices_indices_map(self._aval.shape).values()
+        return {repr(i) for i in self._indices} == {repr(i) for i in every}
+
+    def __repr__(self) -> str:
+        if self._has_full_value():
+            return super().__repr__()
+        weak = ", weak_type=True" if self._aval.weak_type else ""
+        return f"Array(shape={self._aval.shape}, dtype={self._aval.dtype.name}{weak})"
 
     def _check_live(self) -> None:
         for shard in self._shards:
@@ -154,12 +177,21 @@ class MeshArray(BlockArray):
 
     def _value(self) -> np.ndarray:
         self._check_live()
+        if not self._has_full_value():
+            raise RuntimeError(_NON_ADDRESSABLE)
         value = np.empty(self._aval.shape, dtype=self._aval.dtype)
         for shard, index in zip(self._shards, self._indices, strict=True):
             value[index] = np.asarray(shard)
         value.flags.writeable = False
         return value
 
+
+_NON_ADDRESSABLE = (  # JAX 0.10.2's words
+    "Fetching value for `jax.Array` that spans non-addressable (non process local) devices is "
+    "not possible. You can use `jax.experimental.multihost_utils.process_allgather` to print "
+    "the global array or use `.addressable_shards` method of jax.Array to inspect the "
+    "addressable (process local) shards."
+)
 
 # (sharding, aval) -> its layout key: one plain object per distinct pair
 _LAYOUT_KEYS: dict[tuple[Sharding, ShapedArray], object] = {}
@@ -254,7 +286,7 @@ def put_sharded(x: Any, sharding: Sharding, *, donate: bool = False, alias: bool
     value = np.asarray(tracing.concrete_value(x, aval))
     weak = aval.weak_type
     shards = []
-    for device, index in sharding.devices_indices_map(aval.shape).items():
+    for device, index in sharding.addressable_devices_indices_map(aval.shape).items():
         block = np.array(value[index], copy=True)
         backend = _backend_of(device)
         piece = backend.put_leaf(block, device, False, False)
@@ -772,7 +804,7 @@ def make_array_from_callback(
     expected = sharding.shard_shape(shape)
     blocks = []
     extended = None
-    for device, index in sharding.devices_indices_map(shape).items():
+    for device, index in sharding.addressable_devices_indices_map(shape).items():
         value = data_callback(index)
         block_shape = tuple(np.shape(value))
         if isinstance(getattr(value, "dtype", None), dtypes.ExtendedDtype):
@@ -820,7 +852,7 @@ def make_array_from_single_device_arrays(
     shape = tuple(int(n) for n in shape)
     sharding = as_sharding(sharding, "make_array_from_single_device_arrays", "sharding")
     check_against(sharding, shape, "make_array_from_single_device_arrays")
-    index_map = sharding.devices_indices_map(shape)
+    index_map = sharding.addressable_devices_indices_map(shape)  # one array per local device
     arrays = list(arrays)
     if len(arrays) != len(index_map):
         raise ValueError(

@@ -49,7 +49,7 @@ from refimpl.config import config
 from refimpl.core import Var
 from refimpl.primitives.elementwise import ELEMENTWISE_PRIMITIVES
 from refimpl.primitives.sharding_constraint import lowering_for_partitions
-from refimpl.sharding import Mesh, NamedSharding, PartitionSpec, xla_sharding_text
+from refimpl.sharding import Mesh, NamedSharding, PartitionSpec, is_addressable, xla_sharding_text
 from refimpl.transforms import sharded
 from refimpl.transforms.jit import Jitted
 
@@ -404,7 +404,7 @@ def _plan(
     storage (jit's repeated-donation check stays with that route). None
     when ``leaves`` are not all such arrays. The function's ``spec`` is its
     :class:`PlanSpec`."""
-    devices = list(mesh.devices.flat)
+    devices = [d for d in mesh.devices.flat if is_addressable(d)]  # this process's
     expected = []
     for leaf, sharding in zip(leaves, in_shardings, strict=True):
         if type(leaf) is not sharded.MeshArray or leaf.sharding != sharding:
@@ -527,7 +527,7 @@ def _execute(
     donated: tuple[bool, ...],
 ) -> Any:
     client = executables.client()
-    devices = list(mesh.devices.flat)
+    devices = [d for d in mesh.devices.flat if is_addressable(d)]  # this process's
     per_device: list[list[Any]] = [[] for _ in devices]
     for leaf, aval, sharding in zip(leaves, avals, in_shardings, strict=True):
         if isinstance(leaf, sharded.MeshArray) and leaf.sharding == sharding:

@@ -27,13 +27,27 @@ from refimpl.core import ShapedArray
 
 
 class Device:
-    """A virtual device of the reference backend (``ref_num_devices`` of them)."""
+    """A virtual device of the reference backend (``ref_num_devices`` of them).
 
-    __slots__ = ("id", "platform")
+    ``process_index``: the process of a (simulated) multi-process run that
+    holds the device. With ``ref_num_processes`` P > 1 the devices are split
+    into P contiguous groups (device i belongs to process ``i * P // N``, as
+    JAX numbers the devices of a multi-host run); this process is process 0,
+    and the other groups stand for devices of processes that do not exist:
+    nothing can be placed on them or read from them (:attr:`addressable`).
+    """
 
-    def __init__(self, id: int, platform: str = "ref") -> None:
+    __slots__ = ("id", "platform", "process_index")
+
+    def __init__(self, id: int, platform: str = "ref", process_index: int = 0) -> None:
         self.id = id
         self.platform = platform
+        self.process_index = process_index
+
+    @property
+    def addressable(self) -> bool:
+        """Whether this process holds the device's memory (it is process 0)."""
+        return self.process_index == 0
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id}, platform={self.platform!r})"
@@ -46,7 +60,13 @@ class Device:
 
 
 def ref_devices() -> list[Device]:
-    return [Device(i) for i in range(config.ref_num_devices)]
+    count, processes = config.ref_num_devices, config.ref_num_processes
+    if processes > count:
+        raise ValueError(
+            f"ref_num_processes={processes} needs at least as many devices, "
+            f"but ref_num_devices={count}"
+        )
+    return [Device(i, "ref", i * processes // count) for i in range(count)]
 
 
 def default_device() -> Device:

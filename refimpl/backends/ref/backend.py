@@ -15,6 +15,7 @@ from refimpl import dtypes, tracing
 from refimpl.backends.ref import eager
 from refimpl.backends.ref.arrays import Device, RefArray, default_device, placement, ref_devices
 from refimpl.backends.ref.execute import execute_ref
+from refimpl.config import config
 
 __all__ = [
     "RefArray",
@@ -48,10 +49,18 @@ def is_device(device: Any) -> bool:
 
 
 def check_device(device: Device) -> None:
-    if device not in ref_devices():
+    devices = ref_devices()
+    if device not in devices:
         raise ValueError(
-            f"device_put: {device} is not one of devices('ref') = {ref_devices()}; "
+            f"device_put: {device} is not one of devices('ref') = {devices}; "
             'set ri.config.update("ref_num_devices", n) for more virtual devices'
+        )
+    index = devices[devices.index(device)].process_index
+    if index != 0:
+        raise ValueError(
+            f"device_put: {device} belongs to process {index} (simulated: ref_num_processes="
+            f"{config.ref_num_processes}); this process (0) can place data only on its own "
+            "devices, ri.local_devices()"
         )
 
 
