@@ -112,14 +112,17 @@ def local_devices(
 ) -> list[Any]:
     """The devices of ``backend`` (default: ``config.backend``) in this process.
 
-    refimpl runs in one process, so ``process_index`` (or the older
-    ``host_id``) may only be 0 or None, and this is ``devices(backend)``.
+    refimpl runs in one process: this is ``devices(backend)``, unless
+    ``ref_num_processes`` splits the reference devices among simulated
+    processes (docs/semantics.md "Beyond one process"); then
+    ``process_index`` (or the older ``host_id``) picks whose devices, None
+    meaning this process's (0).
     The reference backend has ``config.ref_num_devices`` simulated devices
     (default 1); pjrt's CPU client has its own count, which may differ
     from JAX's.
 
     Args:
-        process_index: The process whose devices are asked for: 0 or None.
+        process_index: The process whose devices are asked for (None: this one).
         backend: ``"ref"``, ``"pjrt"``, ``"cpu"`` (as ``devices``) or None (the
             default backend).
         host_id: The older name of ``process_index``.
@@ -128,7 +131,7 @@ def local_devices(
         A list of the backend's devices, in id order.
 
     Raises:
-        ValueError: An unknown ``backend``, or a process index other than 0.
+        ValueError: An unknown ``backend``, or a process index that does not exist.
 
     Example:
         >>> import refimpl as ri
@@ -204,10 +207,12 @@ def local_device_count(backend: str | None = None) -> int:
 
 
 def process_index(backend: str | None = None) -> int:
-    """This process's index among the processes: always 0 (refimpl runs one).
+    """This process's index among the processes: always 0.
 
     JAX numbers the processes of a multi-host run (``jax.distributed``);
-    refimpl does not model multi-process runs.
+    refimpl's runs have one process (``ri.distributed.initialize`` works with
+    ``num_processes=1`` only on the installed plugins), or several simulated
+    ones of which this is process 0 (``ref_num_processes``).
 
     Args:
         backend: ``"ref"``, ``"pjrt"``, ``"cpu"`` (as ``devices``) or None (the
@@ -229,17 +234,18 @@ def process_index(backend: str | None = None) -> int:
 
 
 def process_count(backend: str | None = None) -> int:
-    """How many processes take part: always 1 (refimpl runs one).
+    """How many processes take part: 1, or ``ref_num_processes`` on the reference backend.
 
     JAX counts the processes of a multi-host run (``jax.distributed``);
-    refimpl does not model multi-process runs.
+    refimpl runs one process and can simulate others' devices on the
+    reference backend (docs/semantics.md "Beyond one process").
 
     Args:
         backend: ``"ref"``, ``"pjrt"``, ``"cpu"`` (as ``devices``) or None (the
             default backend); only checked.
 
     Returns:
-        1.
+        The number of processes that hold ``backend``'s devices.
 
     Raises:
         ValueError: An unknown ``backend``.
