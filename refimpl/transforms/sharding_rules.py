@@ -39,6 +39,17 @@ __all__ = ["RULES", "output_shardings"]
 Spec = tuple[Any, ...]
 
 
+class Meshless(tuple):
+    """The spec of a value whose type names no mesh (JAX 0.10.2: an empty
+    abstract mesh): constants, iotas, unsharded arguments, and what is
+    computed from those alone. It reads as unsplit on every axis, but the
+    rules that require operands sharded alike (``select_n``,
+    ``concatenate``, ``sort``, a loop's carry) leave it out, as JAX does; an
+    output of this kind is written ``P()``."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class Context:
     """What every rule may need besides its operands: the mesh and whether
@@ -52,6 +63,13 @@ class Context:
 Rule = Callable[[Context, Eqn, list[Spec]], list[Spec]]
 
 RULES: dict[str, Rule] = {}
+
+#: Under Auto axes, where a rule would raise on Explicit ones: what XLA's
+#: propagation is known to choose instead, per primitive (default: replicated).
+AUTO_FALLBACKS: dict[str, Rule] = {}
+
+#: Primitives whose output is typed on the mesh whatever their operands.
+TYPING_PRIMITIVES = {"sharding_constraint"}
 
 
 def output_shardings(program: Program, in_shardings: Sequence[Any], where: str) -> list:
@@ -96,7 +114,7 @@ def output_shardings(program: Program, in_shardings: Sequence[Any], where: str) 
     explicit = all(t == AxisType.Explicit for t in mesh.axis_types)
     ctx = Context(mesh, explicit)
     in_specs = [
-        _full_spec(s, v.aval.ndim) if isinstance(s, NamedSharding) else _replicated(v.aval)
+        _full_spec(s, v.aval.ndim) if isinstance(s, NamedSharding) else _meshless(v.aval)
         for s, v in zip(in_shardings, program.in_vars)
     ]
     try:
@@ -104,21 +122,23 @@ def output_shardings(program: Program, in_shardings: Sequence[Any], where: str) 
     except ShardingTypeError as error:
         error.add_note(f"(while typing the outputs of {where})")
         raise
-    return [NamedSharding(mesh, PartitionSpec(*_as_written(ctx, s))) for s in out_specs]
+    return [
+        NamedSharding(mesh, PartitionSpec(*_as_written(ctx, spec, named))) for spec in out_specs
+    ]
 
 
 def propagate(ctx: Context, program: Program, in_specs: Sequence[Spec]) -> list[Spec]:
     """Run the rules over ``program``'s equations: the spec of each output.
-    Constants (``const_vars``, literals) are replicated."""
+    Constants (``const_vars``, literals) are :class:`Meshless`."""
     env: dict[int, Spec] = {}
     for var, spec in zip(program.in_vars, in_specs):
         env[id(var)] = spec
     for var in program.const_vars:
-        env[id(var)] = _replicated(var.aval)
+        env[id(var)] = _meshless(var.aval)
 
     def read(atom: Any) -> Spec:
         if isinstance(atom, Literal) or id(atom) not in env:
-            return _replicated(atom.aval)
+            return _meshless(atom.aval)
         return env[id(atom)]
 
     for eqn in program.eqns:
@@ -132,8 +152,12 @@ def propagate(ctx: Context, program: Program, in_specs: Sequence[Spec]) -> list[
 def apply_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     """One equation's output specs: its rule's, checked for a mesh axis named
     twice (JAX's "illegally sharded result"); under Auto axes a failing rule
-    gives replicated outputs instead of raising."""
-    rule = RULES.get(eqn.primitive.name, replicated_rule)
+    gives replicated outputs instead of raising. Operands that all name no
+    mesh give outputs that name none (but for ``sharding_constraint``)."""
+    name = eqn.primitive.name
+    if all(isinstance(s, Meshless) for s in specs) and name not in TYPING_PRIMITIVES:
+        return [_meshless(v.aval) for v in eqn.outputs]
+    rule = RULES.get(name, replicated_rule)
     try:
         outs = rule(ctx, eqn, specs)
         for out_var, spec in zip(eqn.outputs, outs):
@@ -144,7 +168,7 @@ def apply_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     except ShardingTypeError:
         if ctx.explicit:
             raise
-        return [_replicated(v.aval) for v in eqn.outputs]
+        outs = AUTO_FALLBACKS.get(name, replicated_rule)(ctx, eqn, specs)
     if not ctx.explicit:
         outs = [_first_use_only(s) for s in outs]
     return list(outs)
@@ -179,6 +203,15 @@ def _replicated(aval: Any) -> Spec:
     return (None,) * getattr(aval, "ndim", 0)
 
 
+def _meshless(aval: Any) -> Meshless:
+    return Meshless((None,) * getattr(aval, "ndim", 0))
+
+
+def _typed(specs: Sequence[Spec]) -> list[Spec]:
+    """The specs of the operands whose types name the mesh."""
+    return [s for s in specs if not isinstance(s, Meshless)]
+
+
 def _duplicated(spec: Spec) -> bool:
     names = [n for e in spec for n in _names(e)]
     return len(names) != len(set(names))
@@ -195,21 +228,31 @@ def _first_use_only(spec: Spec) -> Spec:
     return tuple(out)
 
 
-def _as_written(ctx: Context, spec: Spec) -> Spec:
-    """JAX 0.10.2 writes an Explicit type's spec one entry per axis
-    (``P('x', None)``) and XLA's chosen Auto sharding without trailing Nones
-    (``P('x',)``)."""
+def _as_written(ctx: Context, spec: Spec, inputs: list[NamedSharding]) -> Spec:
+    """The spec as JAX 0.10.2 writes it: a value naming no mesh ``P()``; an
+    Explicit type one entry per axis (``P('x', None)``); under Auto axes the
+    first input's spec as the caller wrote it where it lays the output out
+    alike (JAX reuses an input's sharding XLA's choice equals), else XLA's
+    choice without trailing Nones (``P('x',)``)."""
+    if isinstance(spec, Meshless):
+        return ()
     if ctx.explicit:
         return spec
+    for sharding in inputs:
+        if len(sharding.spec) <= len(spec) and _full_spec(sharding, len(spec)) == spec:
+            return tuple(sharding.spec)
     out = list(spec)
     while out and out[-1] is None:
         out.pop()
     return tuple(out)
 
 
-def _aval_text(aval: Any, spec: Spec) -> str:
-    """JAX's short type with its sharding: ``f32[8@x,1]``."""
-    text = aval.str_short() if isinstance(aval, ShapedArray) else str(aval)
+def _aval_text(aval: Any, spec: Spec, long: bool = False) -> str:
+    """JAX's type with its sharding: short ``f32[8@x,1]`` or long ``float32[8@x,1]``."""
+    if isinstance(aval, ShapedArray):
+        text = aval._long_text() if long else aval.str_short()
+    else:
+        text = str(aval)
     head = text[: text.index("[") + 1]
     dims = []
     for size, entry in zip(aval.shape, spec):
@@ -221,6 +264,11 @@ def _aval_text(aval: Any, spec: Spec) -> str:
         else:
             dims.append(f"{size}@({','.join(names)})")
     return f"{head}{','.join(dims)}]"
+
+
+def _shaped_text(aval: Any, spec: Spec) -> str:
+    """A type as JAX's repr writes it: ``ShapedArray(float32[8@x,4])``."""
+    return f"ShapedArray({_aval_text(aval, spec, long=True)})"
 
 
 def _illegal_result(eqn: Eqn, specs: list[Spec], out_aval: Any, out_spec: Spec) -> str:
@@ -346,11 +394,14 @@ def select_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     are; the result is sharded as the cases. Example:
     ``select_n bool[8@x] f32[8@x] f32[8@x] -> f32[8@x]``."""
     which, cases = specs[0], specs[1:]
-    first = cases[0]
-    if any(c != first for c in cases[1:]):
+    typed = _typed(cases)
+    if not typed:
+        return [cases[0]]
+    first = typed[0]
+    if any(c != first for c in typed[1:]):
         shown = ", ".join(_sharding_text(ctx, c) for c in cases)
         raise ShardingTypeError(f"select cases must have the same shardings, got [{shown}].")
-    if eqn.inputs[0].aval.shape and which != first:
+    if eqn.inputs[0].aval.shape and not isinstance(which, Meshless) and which != first:
         raise ShardingTypeError(
             "select `which` must be scalar or have the same sharding as cases, got `which` "
             f"sharding {_sharding_text(ctx, which)} but case sharding "
@@ -428,16 +479,17 @@ def sort_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     """The operands' common sharding; the sorted axis must be unsplit and all
     operands sharded alike. Example: ``sort[dimension=1] f32[8@x,4] -> f32[8@x,4]``."""
     dim = eqn.params["dimension"]
-    for spec in specs:
+    typed = _typed(specs)
+    for spec in typed:
         if spec[dim] is not None:
             raise ShardingTypeError(
                 "Arguments to sort must be unsharded over the sorting dimension. Got arg "
                 f"sharding={_sharding_text(ctx, spec)} and sorting dimension={dim}"
             )
-        if spec != specs[0]:
-            shown = " ".join(_sharding_text(ctx, s) for s in specs)
+        if spec != typed[0]:
+            shown = " ".join(_sharding_text(ctx, s) for s in typed)
             raise ShardingTypeError(f"Arguments to sort must have equal shardings, got: {shown}")
-    return list(specs[: len(eqn.outputs)])
+    return [typed[0]] * len(eqn.outputs)
 
 
 @_register("top_k")
@@ -490,25 +542,33 @@ def varying_shape_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
 def dynamic_update_slice_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     """The operand's sharding; the update must be sharded alike. Example:
     ``dynamic_update_slice f32[8@x] f32[4@x] i -> f32[8@x]``."""
-    if specs[1] != specs[0]:
+    operand, update = specs[:2]
+    if update != operand or isinstance(update, Meshless) != isinstance(operand, Meshless):
         raise ShardingTypeError(
             "dynamic_update_slice operand sharding must be equal to update sharding, got "
-            f"operand sharding {_aval_text(eqn.inputs[0].aval, specs[0])} and update "
-            f"sharding {_aval_text(eqn.inputs[1].aval, specs[1])}."
+            f"operand sharding {_typed_text(ctx, eqn.inputs[0].aval, operand)} and update "
+            f"sharding {_typed_text(ctx, eqn.inputs[1].aval, update)}."
         )
-    return [specs[0]]
+    return [operand]
+
+
+def _typed_text(ctx: Context, aval: Any, spec: Spec) -> str:
+    """JAX's type with its mesh's axis types: ``float32[4,4@x]({Explicit: ('x',)})``."""
+    axes = "{}" if isinstance(spec, Meshless) else f"{{Explicit: {tuple(ctx.mesh.axis_names)}}}"
+    return f"{_aval_text(aval, spec, long=True)}({axes})"
 
 
 @_register("concatenate")
 def concatenate_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     """The operands' common sharding (they must agree, the joined axis
     included). Example: ``concatenate[0] f32[8@x] f32[8@x] -> f32[16@x]``."""
-    if any(s != specs[0] for s in specs[1:]):
+    typed = _typed(specs)
+    if any(s != typed[0] for s in typed[1:]):
         shown = ", ".join(_sharding_text(ctx, s) for s in specs)
         raise ShardingTypeError(
             f"All operands should have the same sharding. Got shardings {shown}"
         )
-    return [specs[0]]
+    return [typed[0]]
 
 
 @_register("dot_general")
@@ -571,7 +631,7 @@ def identity_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
 
 
 def _gather_refusal(eqn: Eqn, specs: list[Spec]) -> ShardingTypeError:
-    operand, indices = (_aval_text(a.aval, s) for a, s in zip(eqn.inputs, specs))
+    operand, indices = (_shaped_text(a.aval, s) for a, s in zip(eqn.inputs, specs))
     return ShardingTypeError(
         "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather "
         "indexing as out sharding could not be resolved unambiguously (or would require "
@@ -628,7 +688,7 @@ def take_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
 
 
 def _scatter_refusal(eqn: Eqn, specs: list[Spec]) -> ShardingTypeError:
-    operand, indices, updates = (_aval_text(a.aval, s) for a, s in zip(eqn.inputs, specs))
+    operand, indices, updates = (_shaped_text(a.aval, s) for a, s in zip(eqn.inputs, specs))
     return ShardingTypeError(
         "Use `.at[...].set/add/mul/...(out_sharding=)` to provide output PartitionSpec for "
         "the scatter update as out sharding could not be resolved unambiguously (or would "
@@ -729,17 +789,60 @@ def call_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     return propagate(ctx, program, specs)
 
 
-def _join(ctx: Context, what: str, first: list[Spec], other: list[Spec]) -> list[Spec]:
-    """Two typings of the same values (cond's branches, a loop's carry in
-    and out): Explicit axes must agree; under Auto a disagreement is replicated."""
-    if first == other:
-        return first
-    if ctx.explicit:
-        raise ShardingTypeError(
-            f"{what} must have identical shardings, got "
-            f"{[PartitionSpec(*s) for s in first]} and {[PartitionSpec(*s) for s in other]}"
-        )
-    return [a if a == b else (None,) * len(a) for a, b in zip(first, other)]
+def _join_one(ctx: Context, a: Spec, b: Spec) -> Spec | None:
+    """One value typed twice: one that names no mesh takes the other's type;
+    else they must be equal (None: they are not)."""
+    if isinstance(a, Meshless):
+        return b
+    if isinstance(b, Meshless) or a == b:
+        return a
+    return None
+
+
+def _join(ctx: Context, eqn: Eqn, first: list[Spec], other: list[Spec]) -> list[Spec]:
+    """cond's branches' typings of its outputs (``first`` the false branch's):
+    as :func:`_join_one`; JAX 0.10.2 raises a ``TypeError`` where they
+    differ; under Auto a disagreement is replicated."""
+    out = []
+    for k, (a, b) in enumerate(zip(first, other)):
+        joined = _join_one(ctx, a, b)
+        if joined is None:
+            if ctx.explicit:
+                aval = eqn.outputs[k].aval
+                raise TypeError(
+                    "cond branches must have equal output types but they differ.\n\n"
+                    f"The output of true_fun has type {_aval_text(aval, b, long=True)} but "
+                    "the corresponding output of false_fun has type "
+                    f"{_aval_text(aval, a, long=True)}."
+                )
+            joined = (None,) * len(a)
+        out.append(joined)
+    return out
+
+
+def _loop_carry(
+    ctx: Context, eqn: Eqn, loop: str, carry_in: list[Spec], carry_out: list[Spec]
+) -> list[Spec]:
+    """A loop's carry: the body must give it back typed as it came in (an
+    input naming no mesh takes the body's type). JAX 0.10.2 raises a
+    ``TypeError`` otherwise; under Auto a disagreement is replicated."""
+    out = []
+    for k, (a, b) in enumerate(zip(carry_in, carry_out)):
+        joined = _join_one(ctx, a, b)
+        if joined is None:
+            if ctx.explicit:
+                aval = eqn.outputs[k].aval
+                raise TypeError(
+                    f"{loop} body function carry input and carry output must have equal "
+                    "types, but they differ:\n\nThe input carry component "
+                    f"{k} has type {_aval_text(aval, a, long=True)} but the corresponding "
+                    f"output carry component has type {_aval_text(aval, b, long=True)}.\n\n"
+                    "Revise the function so that all output types match the corresponding "
+                    "input types."
+                )
+            joined = (None,) * len(a)
+        out.append(joined)
+    return out
 
 
 @_register("cond")
@@ -750,7 +853,7 @@ def cond_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     outs = None
     for branch in eqn.params["branches"]:
         typed = propagate(ctx, branch, specs[1:])
-        outs = typed if outs is None else _join(ctx, "cond branches' outputs", outs, typed)
+        outs = typed if outs is None else _join(ctx, eqn, outs, typed)
     return outs if outs is not None else replicated_rule(ctx, eqn, specs)
 
 
@@ -762,10 +865,9 @@ def while_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     n_consts = eqn.params["cond_num_consts"] + eqn.params["body_num_consts"]
     body_consts = specs[eqn.params["cond_num_consts"] : n_consts]
     carry = specs[n_consts:]
-    out = propagate(ctx, eqn.params["body"], body_consts + carry)
-    carry = _join(ctx, "while_loop body's carry input and output", carry, out)
-    if carry != out:  # Auto: once more from the widened carry
-        carry = _join(ctx, "", carry, propagate(ctx, eqn.params["body"], body_consts + carry))
+    for _ in range(2):  # the carry's type, then a check that the body keeps it
+        out = propagate(ctx, eqn.params["body"], body_consts + carry)
+        carry = _loop_carry(ctx, eqn, "while_loop", carry, out)
     return carry
 
 
@@ -777,13 +879,17 @@ def scan_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     n_consts, n_carry = eqn.params["num_consts"], eqn.params["num_carry"]
     consts = specs[:n_consts]
     carry = specs[n_consts : n_consts + n_carry]
-    xs = [s[1:] for s in specs[n_consts + n_carry :]]
-    out = propagate(ctx, eqn.params["body"], consts + carry + xs)
-    joined = _join(ctx, "scan body's carry input and output", carry, out[:n_carry])
-    if joined != out[:n_carry]:  # Auto: once more from the widened carry
-        out = propagate(ctx, eqn.params["body"], consts + joined + xs)
-        joined = _join(ctx, "", joined, out[:n_carry])
-    return joined + [(None,) + s for s in out[n_carry:]]
+    xs = [type(s)(s[1:]) for s in specs[n_consts + n_carry :]]
+    for _ in range(2):  # the carry's type, then a check that the body keeps it
+        out = propagate(ctx, eqn.params["body"], consts + carry + xs)
+        carry = _loop_carry(ctx, eqn, "scan", carry, out[:n_carry])
+    return carry + [_stacked(s) for s in out[n_carry:]]
+
+
+def _stacked(spec: Spec) -> Spec:
+    """A scan's stacked output: an unsplit leading axis before the body's."""
+    out = (None,) + tuple(spec)
+    return Meshless(out) if isinstance(spec, Meshless) else out
 
 
 # --- reshape ----------------------------------------------------------------
@@ -896,12 +1002,14 @@ def _reshape_spec(ctx: Context, old: tuple[int, ...], new: tuple[int, ...], spec
         if all(e is None for e in merged):
             out.append(None)
             continue
-        flat = [n for e in merged for n in (_names(e) or (None,))]
+        # the merged axes' mesh axes in order; an unsplit axis may only trail
+        flat: list[str | None] = [n for e in merged for n in (_names(e) or (None,))]
         while flat[-1] is None:
             flat.pop()
-        if None in flat:
+        names = tuple(n for n in flat if n is not None)
+        if len(names) != len(flat):
             raise _Unsupported
-        out.extend(_spread(ctx, tuple(flat), [size]))
+        out.extend(_spread(ctx, names, [size]))
     return tuple(out)
 
 
@@ -920,5 +1028,65 @@ def reshape_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
         raise ShardingTypeError(
             "This reshape is not supported. Please specify the sharding of the output via the "
             "`out_sharding` argument of jax.lax.reshape. Got operand type: "
-            f"{_aval_text(eqn.inputs[0].aval, specs[0])}, new sizes: {new}"
+            f"{_aval_text(eqn.inputs[0].aval, specs[0], long=True)}, new sizes: {new}"
         ) from None
+
+
+# --- Auto axes: XLA's choices where Explicit axes raise ---------------------
+
+
+def _auto_fallback(*names: str) -> Callable[[Rule], Rule]:
+    def deco(rule: Rule) -> Rule:
+        for name in names:
+            AUTO_FALLBACKS[name] = rule
+        return rule
+
+    return deco
+
+
+@_auto_fallback(
+    "dynamic_update_slice",
+    "scatter",
+    "general_scatter",
+    "general_scatter_add",
+    "general_scatter_mul",
+    "general_scatter_min",
+    "general_scatter_max",
+    "general_scatter_sub",
+    "general_scatter_apply",
+    "cumsum",
+    "cumprod",
+    "cummax",
+    "cummin",
+    "cumlogsumexp",
+)
+def keep_operand_layout(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """Auto: an update or a cumulative op keeps its operand's layout (XLA
+    communicates instead). Example: ``cumsum f32[8@x]`` -> ``f32[8@x]``."""
+    return [specs[0]] * len(eqn.outputs)
+
+
+@_auto_fallback("select_n")
+def first_typed_case(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """Auto: cases sharded differently take the first split entry per axis.
+    Example: ``select_n p f32[8@x] f32[8]`` -> ``f32[8@x]``."""
+    cases = _typed(specs[1:]) or specs[1:]
+    out = tuple(next((c[i] for c in cases if c[i] is not None), None) for i in range(len(cases[0])))
+    return [_first_use_only(out)]
+
+
+@_auto_fallback("general_gather")
+def gather_keeps_whole_axes(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """Auto: a gather the Explicit rule refuses keeps the operand's entries on
+    the offset axes it takes whole, the others unsplit. Example: ``gather``
+    of rows of ``f32[4@x,8@y]`` -> ``f32[2,8@y]``."""
+    dn, sizes = eqn.params["dimension_numbers"], eqn.params["slice_sizes"]
+    operand_aval, operand = eqn.inputs[0].aval, specs[0]
+    skipped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
+    offset = iter(
+        operand[i] if sizes[i] == operand_aval.shape[i] and i not in dn.start_index_map else None
+        for i in range(len(operand))
+        if i not in skipped
+    )
+    out = [next(offset) if k in dn.offset_dims else None for k in range(eqn.outputs[0].aval.ndim)]
+    return [tuple(out)]

@@ -1,0 +1,252 @@
+"""Programs whose output shardings JAX 0.10.2 types from sharded inputs (issue 33).
+
+Each case is ``(mesh_shape, mesh_names, in_specs, build, args)``: ``build(lib)``
+returns the function (written once for ``jax`` and ``refimpl``), ``in_specs``
+one spec tuple per argument (``None``: a plain, unsharded array; ``()``:
+replicated over the mesh). Every case
+runs on a mesh of Explicit axes and on one of Auto axes.
+
+Run as a script (``python tests/helpers/sharding_rules_cases.py OUT``) it
+records in OUT (a pickle) what ``jax.jit(f)(*sharded_args)`` gives on 4 CPU
+devices: per case and axis type, the outputs' specs as written
+(``("specs", [spec, ...])``) or the exception (``("error", class name,
+message)``). XLA_FLAGS is set before jax is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+
+import numpy as np
+
+X8 = np.arange(8.0, dtype=np.float32)
+X84 = np.arange(32.0, dtype=np.float32).reshape(8, 4)
+X44 = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+X48 = np.arange(32.0, dtype=np.float32).reshape(4, 8)
+X248 = np.arange(64.0, dtype=np.float32).reshape(2, 4, 8)
+W43 = np.ones((4, 3), np.float32)
+I2 = np.array([0, 2], np.int32)
+
+ONE = ((4,), ("x",))
+TWO = ((2, 2), ("x", "y"))
+
+
+def _case(mesh, specs, build, *args):
+    return (mesh[0], mesh[1], specs, build, args)
+
+
+def _scan(lib):
+    return lambda x: lib.lax.scan(lambda c, r: (c + r, r * 2), lib.numpy.zeros(4, x.dtype), x)
+
+
+def _while(lib):
+    return lambda x: lib.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 2), (0, x))
+
+
+def _custom_vjp(lib):
+    @lib.custom_vjp
+    def double(x):
+        return x * 2
+
+    double.defvjp(lambda x: (x * 2, None), lambda _, g: (g * 2,))
+    return lambda x: double(x) + 1
+
+
+def _gather(lib):
+    dn = lib.lax.GatherDimensionNumbers(
+        offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,)
+    )
+    return lambda x: lib.lax.gather(x, I2[:, None], dn, (1, 8))
+
+
+def _scatter_add(lib):
+    dn = lib.lax.ScatterDimensionNumbers(
+        update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+    )
+    return lambda x, u: lib.lax.scatter_add(x, I2[:, None], u, dn)
+
+
+CASES = {
+    # elementwise and broadcasting
+    "mul_scalar": _case(ONE, [("x",)], lambda lib: lambda x: x * 2, X8),
+    "add_unsharded": _case(ONE, [("x",), None], lambda lib: lambda x, y: x + y, X8, X8),
+    "add_numpy_constant": _case(ONE, [("x",)], lambda lib: lambda x: x + np.ones(8), X8),
+    "outer_product": _case(ONE, [("x",)], lambda lib: lambda x: x[:, None] * x[None, :], X8),
+    "sin_2d": _case(TWO, [("x", "y")], lambda lib: lambda x: lib.numpy.sin(x), X44),
+    "add_2d_conflict": _case(
+        TWO, [("x", None), ("y", None)], lambda lib: lambda a, b: a + b, X44, X44
+    ),
+    "add_2d_complement": _case(
+        TWO, [("x", None), (None, "y")], lambda lib: lambda a, b: a * b, X44, X44
+    ),
+    "row_broadcast": _case(TWO, [("x", "y"), None], lambda lib: lambda a, b: a + b, X44, X44[0]),
+    "compare_where": _case(ONE, [("x",)], lambda lib: lambda x: lib.numpy.where(x > 2, x, 0.0), X8),
+    "astype": _case(ONE, [("x",)], lambda lib: lambda x: x.astype(lib.numpy.int32), X8),
+    "clip": _case(ONE, [("x",)], lambda lib: lambda x: lib.numpy.clip(x, 1.0, 5.0), X8),
+    "multi_axis_spec": _case(TWO, [(("x", "y"),)], lambda lib: lambda x: lib.numpy.exp(x) + 1, X8),
+    # reductions
+    "sum_all": _case(ONE, [("x",)], lambda lib: lambda x: x.sum(), X8),
+    "sum_sharded_axis": _case(ONE, [("x", None)], lambda lib: lambda x: x.sum(0), X84),
+    "max_free_axis": _case(ONE, [("x", None)], lambda lib: lambda x: x.max(1), X84),
+    "argmax_2d": _case(TWO, [("x", "y")], lambda lib: lambda x: lib.numpy.argmax(x, axis=1), X44),
+    "mean_2d": _case(TWO, [("x", "y")], lambda lib: lambda x: x.mean(0), X44),
+    "prod_keepdims": _case(ONE, [(None, "x")], lambda lib: lambda x: x.prod(0, keepdims=True), X48),
+    # reshape, transpose, squeeze, expand_dims
+    "reshape_split": _case(ONE, [("x",)], lambda lib: lambda x: x.reshape(4, 2), X8),
+    "reshape_split_minor": _case(ONE, [("x",)], lambda lib: lambda x: x.reshape(2, 4), X8),
+    "reshape_merge": _case(ONE, [("x", None)], lambda lib: lambda x: x.reshape(32), X84),
+    "reshape_merge_minor": _case(ONE, [(None, "x")], lambda lib: lambda x: x.reshape(32), X84),
+    "reshape_2d_split": _case(TWO, [(("x", "y"),)], lambda lib: lambda x: x.reshape(4, 2), X8),
+    "reshape_3d_merge": _case(TWO, [("x", "y", None)], lambda lib: lambda x: x.reshape(8, 8), X248),
+    "reshape_unsupported": _case(ONE, [(None, "x")], lambda lib: lambda x: x.reshape(8, 4), X48),
+    "transpose": _case(TWO, [("x", None)], lambda lib: lambda x: x.T, X44),
+    "expand_squeeze": _case(
+        ONE, [("x",)], lambda lib: lambda x: lib.numpy.squeeze(x[None, :, None], (0, 2)) * 3, X8
+    ),
+    # dot_general
+    "matmul_free": _case(ONE, [("x", None), None], lambda lib: lambda a, w: a @ w, X84, W43),
+    "matmul_contracting": _case(ONE, [(None, "x"), None], lambda lib: lambda a, w: a @ w, X84, W43),
+    "matmul_both_contracting": _case(
+        ONE, [(None, "x"), ("x", None)], lambda lib: lambda a, b: a @ b, X44, X44
+    ),
+    "matmul_2d": _case(TWO, [("x", None), (None, "y")], lambda lib: lambda a, b: a @ b, X44, X44),
+    "batched_matmul": _case(
+        TWO,
+        [("x", None, None), ("x", None, "y")],
+        lambda lib: lambda a, b: lib.numpy.einsum("bij,bjk->bik", a, b),
+        X248.reshape(2, 8, 4),
+        X248,
+    ),
+    # slicing, indexing, concatenation
+    "slice_even": _case(ONE, [("x",)], lambda lib: lambda x: x[:4], X8),
+    "slice_free_axis": _case(ONE, [("x", None)], lambda lib: lambda x: x[:, 1:3], X84),
+    "slice_uneven": _case(ONE, [("x",)], lambda lib: lambda x: x[1:4], X8),
+    "dynamic_slice": _case(
+        ONE, [(None, "x")], lambda lib: lambda x: lib.lax.dynamic_slice_in_dim(x, 1, 2, 0), X48
+    ),
+    "gather_free_axis": _case(TWO, [(None, "y")], _gather, X48),
+    "gather_sharded_axis": _case(TWO, [("x", "y")], _gather, X48),
+    "scatter_add_window": _case(
+        ONE, [(None, "x"), (None, "x")], _scatter_add, X48, np.ones((2, 8), np.float32)
+    ),
+    "scatter_add_sharded_rows": _case(
+        ONE, [("x", None), None], _scatter_add, X48, np.ones((2, 8), np.float32)
+    ),
+    "at_set_row": _case(ONE, [(None, "x")], lambda lib: lambda x: x.at[1].set(5.0), X48),
+    "update_slice": _case(
+        ONE,
+        [(None, "x"), (None, "x")],
+        lambda lib: lambda x, u: lib.lax.dynamic_update_slice(x, u, (1, 0)),
+        X48,
+        X48[:2],
+    ),
+    "update_slice_constant": _case(
+        ONE,
+        [(None, "x")],
+        lambda lib: lambda x: lib.lax.dynamic_update_slice(x, lib.numpy.ones((1, 8)), (0, 0)),
+        X48,
+    ),
+    "broadcast_to": _case(
+        TWO, [("y",)], lambda lib: lambda x: lib.numpy.broadcast_to(x, (4, 8)), X8
+    ),
+    "top_k": _case(ONE, [("x", None)], lambda lib: lambda x: lib.lax.top_k(x, 2), X84),
+    "select_mixed_typed": _case(
+        ONE,
+        [("x",), ()],
+        lambda lib: lambda x, y: lib.numpy.where(x > 2, x, y),
+        X8,
+        X8,
+    ),
+    "take_free_axis": _case(ONE, [("x", None)], lambda lib: lambda x: x[:, I2], X84),
+    "take_sharded_axis": _case(ONE, [("x", None)], lambda lib: lambda x: x[I2], X84),
+    "concatenate": _case(
+        ONE,
+        [("x", None), ("x", None)],
+        lambda lib: lambda a, b: lib.numpy.concatenate([a, b], 1),
+        X84,
+        X84,
+    ),
+    "concatenate_mixed": _case(
+        ONE, [("x",), None], lambda lib: lambda a, b: lib.numpy.concatenate([a, b]), X8, X8
+    ),
+    "pad_free_axis": _case(
+        ONE, [("x", None)], lambda lib: lambda x: lib.numpy.pad(x, ((0, 0), (1, 1))), X84
+    ),
+    "flip": _case(ONE, [("x",)], lambda lib: lambda x: lib.numpy.flip(x), X8),
+    "cumsum_free_axis": _case(
+        ONE, [("x", None)], lambda lib: lambda x: lib.numpy.cumsum(x, axis=1), X84
+    ),
+    "cumsum_sharded_axis": _case(ONE, [("x",)], lambda lib: lambda x: lib.numpy.cumsum(x), X8),
+    "sort_free_axis": _case(
+        ONE, [("x", None)], lambda lib: lambda x: lib.numpy.sort(x, axis=1), X84
+    ),
+    "sort_sharded_axis": _case(ONE, [("x",)], lambda lib: lambda x: lib.numpy.sort(x), X8),
+    # constants and several outputs
+    "iota_and_input": _case(
+        ONE, [("x",)], lambda lib: lambda x: (lib.numpy.arange(8.0), x, 3.0), X8
+    ),
+    # control flow and calls
+    "stop_gradient": _case(
+        TWO, [(None, "y")], lambda lib: lambda x: lib.lax.stop_gradient(x) * 2, X44
+    ),
+    "nested_jit": _case(
+        TWO, [("x", "y")], lambda lib: lambda x: lib.jit(lambda v: v.sum(0))(x) + 1, X44
+    ),
+    "checkpoint": _case(
+        ONE, [("x", None)], lambda lib: lambda x: lib.checkpoint(lambda v: v @ W43)(x), X84
+    ),
+    "custom_vjp": _case(ONE, [("x",)], _custom_vjp, X8),
+    "cond_branches_differ": _case(
+        ONE,
+        [("x", None)],
+        lambda lib: lambda x: lib.lax.cond(True, lambda v: v, lambda v: v.T, x),
+        X44,
+    ),
+    "cond": _case(
+        ONE,
+        [("x",)],
+        lambda lib: lambda x: lib.lax.cond(x[0] > 0, lambda v: v + 1, lambda v: v * 2, x),
+        X8,
+    ),
+    "scan": _case(ONE, [(None, "x")], _scan, X44),
+    "while": _case(ONE, [("x",)], _while, X8),
+    "relu_custom_jvp": _case(
+        TWO, [("x", "y")], lambda lib: lambda x: lib.numpy.logaddexp(x, 1.0), X44
+    ),
+}
+
+AXIS_TYPES = ("Explicit", "Auto")
+
+
+def as_written(spec) -> tuple:
+    """A PartitionSpec as a tuple of plain entries (names, tuples of names, None)."""
+    return tuple(tuple(e) if isinstance(e, (tuple, list)) else e for e in spec)
+
+
+def _record_jax() -> dict:
+    import jax
+    from jax.sharding import AxisType, NamedSharding, PartitionSpec
+
+    results = {}
+    for name, (shape, names, specs, build, args) in CASES.items():
+        for kind in AXIS_TYPES:
+            mesh = jax.make_mesh(shape, names, axis_types=(getattr(AxisType, kind),) * len(names))
+            placed = [
+                a if s is None else jax.device_put(a, NamedSharding(mesh, PartitionSpec(*s)))
+                for a, s in zip(args, specs)
+            ]
+            try:
+                out = jax.jit(build(jax))(*placed)
+                leaves = jax.tree_util.tree_leaves(out)
+                results[name, kind] = ("specs", [as_written(leaf.sharding.spec) for leaf in leaves])
+            except Exception as e:  # noqa: BLE001  (recorded: the test compares it)
+                results[name, kind] = ("error", type(e).__name__, str(e))
+    return results
+
+
+if __name__ == "__main__":
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+    with open(sys.argv[1], "wb") as f:
+        pickle.dump(_record_jax(), f)
