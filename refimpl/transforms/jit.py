@@ -37,12 +37,15 @@ from refimpl import backends, dtypes, tracing, tree_util
 from refimpl.config import config
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
 from refimpl.errors import NonHashableStaticArgumentError
+from refimpl.primitives import base as primitive_base
 from refimpl.primitives import ref_context, structural
 from refimpl.primitives.call import jit_call_p
 from refimpl.primitives.collectives import bound_axes
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import donation, sharded
 from refimpl.transforms.donation import DonationPlan
+
+_MeshArray = sharded.MeshArray
 
 logger = logging.getLogger("refimpl.jit")
 
@@ -1161,6 +1164,7 @@ class Jitted:
         self._own_cache: dict[Signature, CacheEntry] = {}
         self._own_generation = _cache_generation
         self._memo: _Memo | None = None  # the last call's quick signature, if its plan keeps one
+        self._sharded: Any = None  # _over_mesh's jit, made on the first sharded call
         # False for the backends' own jits of single operations (eager dispatch),
         # which ri.disable_jit must not turn into calls of themselves.
         self.honours_disable_jit = True
@@ -1190,6 +1194,7 @@ class Jitted:
         self._cache.clear()
         self._own_cache.clear()
         self._memo = None
+        self._sharded = None
 
     def _cache_for(self, signature: Signature) -> dict[Signature, CacheEntry]:
         """The cache that holds ``signature``'s entry: the shared one unless a
@@ -1451,10 +1456,42 @@ class Jitted:
             entry = memo.entry_for(self, args, kwargs)
             if entry is not None:
                 return entry.plan.quick(self, entry, args)
+        over_mesh = self._sharded
+        if (
+            over_mesh is not None  # a call before had sharded arguments
+            and args
+            and not kwargs
+            and all(type(a) is _MeshArray for a in args)
+            and tracing.current_builder() is None
+            and not (self.honours_disable_jit and bound_axes())
+        ):  # (each argument a MeshArray, nothing traced: the test below, sooner)
+            return over_mesh(*args)
         call = self._split_args(args, kwargs)  # a deleted argument raises here
+        if not call.traced and _MeshArray in map(type, call.leaves):
+            # sharded arguments: the call runs over their mesh, as jit with
+            # their shardings (sharded.ShardedJit; docs/semantics.md "Sharding")
+            return self._over_mesh()(*args, **kwargs)
         check_call(call, self.__name__)
         entry = self._lookup(call)
         return entry.plan(self, entry, call, args, kwargs)
+
+    def _over_mesh(self) -> Any:
+        """This function as ``jit`` with each argument's own sharding as its
+        ``in_shardings`` and the outputs laid out by the sharding rule
+        (made once; on pjrt behind the C++ fast path for sharded calls)."""
+        over_mesh = self._sharded
+        if over_mesh is None:
+            jitted = sharded.ShardedJit(
+                self,
+                self.fun,
+                None,
+                None,
+                tuple(self.spec.static_nums),
+                tuple(self.spec.donate_nums),
+                self.backend,
+            )
+            over_mesh = self._sharded = sharded.with_fast_path(jitted)
+        return over_mesh
 
     def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
         """What ``self(*args, **kwargs)`` would return, as ``ShapeDtypeStruct``s
@@ -1879,10 +1916,15 @@ def jit(
             current mesh) for every argument, or a tuple with an entry (a
             tree prefix, None: unspecified) per dynamic positional argument.
             Arguments are checked against them (rank, divisibility, a
-            committed array's own sharding) and laid out so.
+            committed array's own sharding) and laid out so. An unspecified
+            argument keeps its own sharding (a sharded array's) or is
+            replicated over the mesh; so does every argument of a call with
+            sharded arrays among its arguments and no ``in_shardings``.
         out_shardings: None or a tree prefix of the outputs: each output is
-            returned laid out as it says (``refimpl.transforms.sharded``).
-            The program itself runs on the global values, on one device
+            returned laid out as it says (``refimpl.transforms.sharded``);
+            an unspecified output of a call over a mesh is laid out as the
+            sharding rule types it (docs/sharding_rules.md). Either way the
+            values are the function's on the global values
             (docs/semantics.md, "Sharding").
         compiler_options: Accepted for JAX's signature (a dict of XLA option
             names to values, or None): neither backend takes XLA options,
@@ -1956,6 +1998,43 @@ def _make_jitted(fun: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         tracing.check_transform_fun(fun, "jit")
     fast = backends.get(kwargs["backend"] or config.backend).make_fast_jitted(fun, kwargs)
     return fast if fast is not None else Jitted(fun, **kwargs)
+
+
+# --- eager operations on sharded arrays ---------------------------------------------------
+
+# (primitive, its params' key) -> the jit over the operands' mesh of that one
+# application (Jitted._over_mesh), made on first use
+_EAGER_OVER_MESH: dict[Any, Any] = {}
+
+
+def eager_over_mesh(primitive: Any, args: tuple[Any, ...], params: dict[str, Any]) -> Any:
+    """``primitive.bind(*args, **params)`` outside a trace with a ``MeshArray``
+    operand (the reference backend registers it as that type's eager binder):
+    the application as a jit over the operands' mesh, so that its result is
+    laid out by the sharding rule as JAX 0.10.2 lays out an eager operation's
+    (``x * 2`` keeps ``x``'s sharding, ``x.sum()`` is replicated) and, on
+    pjrt, computed partitioned on the blocks where they are. Under
+    ``disable_jit``, NotImplemented: the normal path computes on the global
+    value (one device)."""
+    if config._values["disable_jit"]:
+        return NotImplemented
+    try:
+        key: Any = (primitive, primitive_base._params_key(params))
+    except primitive_base._NoKey:  # params of no stable key (a program): not kept
+        key = None
+    over_mesh = _EAGER_OVER_MESH.get(key) if key is not None else None
+    if over_mesh is None:
+
+        def apply(*operands: Any) -> Any:
+            return primitive.bind(*operands, **params)
+
+        apply.__name__ = primitive.name
+        plain = Jitted(apply)
+        plain.honours_disable_jit = False  # an eager operation, not a user's jit
+        over_mesh = plain._over_mesh()
+        if key is not None:
+            _EAGER_OVER_MESH[key] = over_mesh
+    return over_mesh(*args)
 
 
 def make_program(fun: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Program]:

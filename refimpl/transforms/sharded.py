@@ -9,7 +9,13 @@ block. Reading the value assembles the blocks.
 
 Computations see only the global value: ``jit`` with shardings means the
 same program as without them on that value, each output then laid out as
-``out_shardings`` asks. The reference backend runs it so (on one device);
+``out_shardings`` asks, or, where it asks nothing, as the sharding rule
+types it (``sharding_rules.output_shardings``, JAX 0.10.2's types). A
+plain ``jit`` called with sharded arrays among its arguments is the same
+call with each argument's own sharding as its ``in_shardings`` (NumPy
+data, Python scalars and uncommitted arrays replicated over the mesh), and
+an eager operation on a sharded array is a jit of that one operation
+(``jit.eager_over_mesh``). The reference backend runs it so (on one device);
 pjrt registers an SPMD route (``register_spmd_runner``: one executable
 partitioned over the mesh, refimpl/backends/pjrt/spmd.py) and other calls
 fall back to the global-value route.
@@ -40,6 +46,7 @@ from refimpl.sharding import (
 )
 from refimpl.transforms import donation
 from refimpl.transforms.block_arrays import BlockArray
+from refimpl.transforms.sharding_rules import output_shardings
 
 __all__ = [
     "MeshArray",
@@ -486,8 +493,12 @@ def spmd_backend_of(mesh: Mesh) -> str | None:
 class ShardedJit:
     """``jit(f, in_shardings=..., out_shardings=...)``: the jitted ``f`` run on
     the arguments' global values, each output then laid out as
-    ``out_shardings`` says (the arguments as ``in_shardings`` says are checked,
-    and NumPy/uncommitted inputs take it)."""
+    ``out_shardings`` says, an unspecified one as the sharding rule types it
+    (the arguments as ``in_shardings`` says are checked, and NumPy/uncommitted
+    inputs take it; unspecified ones keep their own sharding or are
+    replicated: :func:`inferred_shardings`). With neither (``in_shardings``
+    and ``out_shardings`` None) it is a plain jit's route for calls with
+    sharded arguments (``Jitted._over_mesh``)."""
 
     def __init__(
         self,
@@ -524,6 +535,12 @@ class ShardedJit:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.__dict__["_inner"], name)
 
+    @property
+    def _jitted(self) -> Any:
+        """The plain ``Jitted`` behind this one (its cache, its spec)."""
+        inner = self.__dict__["_inner"]
+        return getattr(inner, "_jitted", inner)
+
     def __repr__(self) -> str:
         # as every jit's, JAX 0.10.2's words
         return f"<PjitFunction of {self.__wrapped__!r}>"
@@ -557,6 +574,7 @@ class ShardedJit:
             isinstance(leaf, tracing.Tracer) for leaf in tree_util.tree_leaves((arg_list, kwargs))
         )
         donated_arrays: list[Any] = []
+        leaf_shardings: list[Any] = []
         if self._donate and not traced:  # jit's check, before anything runs or is deleted
             leaves, paths, flags = [], [], []
             for i in dynamic:
@@ -582,31 +600,46 @@ class ShardedJit:
                     f"{len(dyn_args)} dynamic positional arguments"
                 )
             per_arg = prefix if isinstance(prefix, tuple) else (prefix,) * len(dyn_args)
-            leaf_shardings: list[Any] = []
             for i, spec in zip(dynamic, per_arg, strict=True):
                 arg_list[i], placed_with = self._place_argument(
                     arg_list[i], spec, where, f"args[{i}]", traced
                 )
                 leaf_shardings += placed_with
-            spmd = self._spmd_runner() if not (traced or static) else None
-            if spmd is not None:
-                leaves, in_tree = tree_util.tree_flatten(tuple(arg_list))
-                donated: list[bool] = []
-                for i, arg in enumerate(arg_list):
-                    flag = i in self._donate or (i - n) in self._donate
-                    donated += [flag] * len(tree_util.tree_leaves(arg))
-                sink = None
-                given = tree_util.tree_leaves(args)
-                if not kwargs and all(a is b for a, b in zip(leaves, given, strict=True)):
-                    # the arguments were already laid out: later calls like
-                    # this one may skip the work that does not depend on values
-                    sink = self._plan_sink(in_tree, args)
-                out = spmd(
-                    self.__wrapped__, self._name, leaves, in_tree, leaf_shardings, self._out,
-                    self._spmd_cache, donated=donated, plan_sink=sink,
-                )  # fmt: skip
-                if out is not NotImplemented:
-                    return out
+        mesh_shardings = None
+        if not traced:
+            # unspecified leaves take their own sharding (a MeshArray's) or
+            # are replicated over the arguments' mesh, as JAX 0.10.2
+            dyn_leaves = tree_util.tree_leaves([arg_list[i] for i in dynamic])
+            if kwargs:  # the program's inputs: the positional leaves, then the keywords'
+                statics = self._jitted.spec.static_names
+                dyn_leaves += tree_util.tree_leaves(
+                    {k: v for k, v in kwargs.items() if k not in statics}
+                )
+            given_shardings = leaf_shardings if self._in is not None else [None] * len(dyn_leaves)
+            mesh_shardings = inferred_shardings(dyn_leaves, given_shardings, where)
+        spmd = self._spmd_runner() if mesh_shardings and not (static or kwargs) else None
+        if spmd is not None:
+            leaves, in_tree = tree_util.tree_flatten(tuple(arg_list))
+            donated: list[bool] = []
+            for i, arg in enumerate(arg_list):
+                flag = i in self._donate or (i - n) in self._donate
+                donated += [flag] * len(tree_util.tree_leaves(arg))
+            sink = None
+            given = tree_util.tree_leaves(args)
+            if all(a is b for a, b in zip(leaves, given, strict=True)):
+                # the arguments were already laid out: later calls like
+                # this one may skip the work that does not depend on values
+                sink = self._plan_sink(in_tree, args)
+            out = spmd(
+                self.__wrapped__, self._name, leaves, in_tree, mesh_shardings, self._out,
+                self._spmd_cache, donated=donated, plan_sink=sink,
+            )  # fmt: skip
+            if out is not NotImplemented:
+                return out
+        ruled = None
+        if mesh_shardings and (self._out is None or _has_none(self._out)):
+            # the outputs the rule lays out: from the program's types
+            ruled = self._ruled_outputs(arg_list, kwargs, mesh_shardings, where)
         if not traced:
             for i in dynamic:
                 donate = i in self._donate or (i - n) in self._donate
@@ -618,12 +651,18 @@ class ShardedJit:
         out = self._inner(*arg_list, **kwargs)
         for array in donated_arrays:
             array.mark_donated(where)
-        if self._out is None:
+        if self._out is None and ruled is None:
             return out
-        per_leaf = _broadcast_prefix(self._out, out, where, "out_shardings")
         leaves, tree = tree_util.tree_flatten(out)
+        if self._out is None:
+            per_leaf: list[Any] = [None] * len(leaves)
+        else:
+            per_leaf = _broadcast_prefix(self._out, out, where, "out_shardings")
         results = []
         for k, (leaf, spec) in enumerate(zip(leaves, per_leaf, strict=True)):
+            if spec is None and ruled is not None and not traced:
+                results.append(put_sharded(leaf, ruled[k], alias=True))
+                continue
             if spec is None:
                 results.append(leaf)
                 continue
@@ -640,6 +679,20 @@ class ShardedJit:
         self._flat_plans.clear()
         self._spmd_cache.clear()
         self._inner.clear_cache()
+
+    def _ruled_outputs(
+        self, arg_list: list[Any], kwargs: dict[str, Any], in_shardings: list[Any], where: str
+    ) -> list[Any] | None:
+        """The sharding the rule (:func:`rule_out_shardings`) gives each output
+        of the program of a call of these arguments (traced, or found in the
+        plain jit's cache), or None when the program's inputs are not these
+        leaves one for one."""
+        traced = self._jitted.trace(*arg_list, **kwargs)
+        program = traced.program
+        if len(program.in_vars) != len(in_shardings) or traced.entry.float0 is not None:
+            return None
+        mesh = next(s.mesh for s in in_shardings)
+        return rule_out_shardings(program, in_shardings, mesh, where)
 
     def _plan_sink(self, in_tree: Any, args: tuple[Any, ...]) -> Callable[[Any], None]:
         """Where the SPMD route hands the plan of a call like this one."""
@@ -703,6 +756,68 @@ class ShardedJit:
                 )
             placed.append(put_sharded(leaf, sharding))
         return tree.unflatten(placed), shardings
+
+
+def _has_none(prefix: Any) -> bool:
+    """Whether a prefix tree of shardings leaves some outputs unspecified."""
+    return any(v is None for v in tree_util.tree_leaves(prefix, is_leaf=lambda v: v is None))
+
+
+def inferred_shardings(leaves: Sequence[Any], given: Sequence[Any], where: str) -> list[Any] | None:
+    """The sharding of each argument leaf of a call over a mesh: ``given``'s
+    entry where it is not None, else the leaf's own (a ``MeshArray`` with a
+    ``NamedSharding``), else replicated (``P()``) over the mesh, as JAX
+    0.10.2 lays out a NumPy array, a Python scalar or an uncommitted array
+    next to sharded ones. None when no leaf or given sharding is over a
+    mesh of two or more devices (the call is not a sharded one).
+
+    Raises ValueError as JAX does for leaves over two meshes, and for a
+    committed array on other devices than the mesh's."""
+    own = [
+        leaf.sharding
+        if type(leaf) is MeshArray and isinstance(leaf.sharding, NamedSharding)
+        else None
+        for leaf in leaves
+    ]
+    named = [
+        s
+        for s in (*given, *own)
+        if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and s.mesh.size > 1
+    ]
+    if not named:
+        return None
+    mesh = named[0].mesh
+    for s in named[1:]:
+        if s.mesh != mesh:
+            raise ValueError(
+                f"{where}: Mesh for all inputs should be equal. Got one mesh: {mesh!r} and "
+                f"another mesh: {s.mesh!r}"
+            )
+    replicated = NamedSharding(mesh, PartitionSpec())
+    devices = set(mesh.devices.flat)
+    out = []
+    for k, (leaf, one, mine) in enumerate(zip(leaves, given, own, strict=True)):
+        if one is None and mine is None and getattr(leaf, "committed", False):
+            current = sharding_of(leaf)
+            if current is not None and set(current.device_set) != devices:
+                raise ValueError(
+                    f"{where}: Received incompatible devices for jitted computation. Got "
+                    f"argument {k} with device ids {sorted(d.id for d in current.device_set)} "
+                    f"and a sharded argument with device ids {sorted(d.id for d in devices)}"
+                )
+        out.append(one if one is not None else mine if mine is not None else replicated)
+    return out
+
+
+def rule_out_shardings(
+    program: Any, in_shardings: Sequence[Any], mesh: Mesh, where: str
+) -> list[NamedSharding]:
+    """The ``NamedSharding`` of each output of ``program`` run on inputs laid
+    out as ``in_shardings`` (docs/sharding_rules.md: ``sharding_rules.
+    output_shardings``), replicated over ``mesh`` where the rule knows none."""
+    found = output_shardings(program, list(in_shardings), where)
+    replicated = NamedSharding(mesh, PartitionSpec())
+    return [s if s is not None else replicated for s in found]
 
 
 def _global(leaf: Any) -> Any:

@@ -49,7 +49,7 @@ from refimpl.config import config
 from refimpl.core import Var
 from refimpl.primitives.elementwise import ELEMENTWISE_PRIMITIVES
 from refimpl.primitives.sharding_constraint import lowering_for_partitions
-from refimpl.sharding import Mesh, NamedSharding, PartitionSpec, is_addressable, xla_sharding_text
+from refimpl.sharding import Mesh, NamedSharding, is_addressable, xla_sharding_text
 from refimpl.transforms import sharded
 from refimpl.transforms.jit import Jitted
 
@@ -181,19 +181,25 @@ def _build(
         per_out: list[Any] = [None] * len(out_avals)
     else:
         per_out = sharded._broadcast_prefix(out_shardings, outs_struct, f"jit({name})", "out")
+    # unspecified outputs: laid out as the rule types them (sharding_rules)
+    ruled = (
+        sharded.rule_out_shardings(program, in_shardings, mesh, f"jit({name})")
+        if any(spec is None for spec in per_out)
+        else None
+    )
     out_hlo = []
     out_specs = []
     for k, (aval, spec) in enumerate(zip(out_avals, per_out, strict=True)):
         sharding = (
-            NamedSharding(mesh, PartitionSpec())
-            if spec is None
+            ruled[k]
+            if ruled is not None and spec is None
             else sharded.as_sharding(spec, f"jit({name})", "out_shardings")
         )
         if not isinstance(sharding, NamedSharding) or sharding.mesh != mesh:
             return NotImplemented
         sharded.check_against(sharding, aval.shape, f"jit({name}) (output {k})")
         out_hlo.append(hlo_sharding(sharding, aval.ndim))
-        out_specs.append((sharding, spec is None))
+        out_specs.append((sharding, False))
     in_hlo = [hlo_sharding(s, a.ndim) for s, a in zip(in_shardings, program.in_avals, strict=True)]
 
     # (the lowering module loads jaxlib's MLIR: only when a sharded call compiles)

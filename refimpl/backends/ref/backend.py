@@ -16,6 +16,8 @@ from refimpl.backends.ref import eager
 from refimpl.backends.ref.arrays import Device, RefArray, default_device, placement, ref_devices
 from refimpl.backends.ref.execute import execute_ref
 from refimpl.config import config
+from refimpl.transforms.jit import eager_over_mesh
+from refimpl.transforms.sharded import MeshArray
 
 __all__ = [
     "RefArray",
@@ -38,6 +40,8 @@ array_types = (RefArray,)
 # how a primitive bound outside any trace runs (Primitive.bind finds it here,
 # through the registry); a device array type may add its cached dispatch
 # to eager.binders
+# (a sharded array's: a jit over its mesh, its result laid out by the sharding rule)
+eager.register_eager_binder(MeshArray, eager_over_mesh)
 
 
 def devices() -> list[Device]:

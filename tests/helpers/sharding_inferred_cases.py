@@ -1,0 +1,269 @@
+"""Sharded arrays through plain ``jit`` and eager operations, run by JAX (4
+CPU devices) and by refimpl (both backends): no ``in_shardings`` or
+``out_shardings`` (or only one of the two), so each output's layout is the
+one the sharding rule gives (docs/sharding_rules.md).
+
+Each case is ``build(lib, mesh_of)`` returning a function of no arguments
+whose result is compared; ``mesh_of(shape, names, auto=False)`` makes a mesh
+of the first devices, its axes Explicit (``make_mesh``'s default) or Auto.
+Compared per output leaf as in ``sharding_cases.observe_leaves``: the value,
+the spec, every shard's (device id, index, shape); an exception becomes its
+class name.
+
+Run as a script (``python tests/helpers/sharding_inferred_cases.py OUT``) it
+records JAX's observations in OUT (a pickle); XLA_FLAGS is set before jax
+is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+
+import numpy as np
+
+from tests.helpers.sharding_cases import observe_leaves
+
+X8 = np.arange(8.0, dtype=np.float32)
+X48 = np.arange(32.0, dtype=np.float32).reshape(4, 8) / 8
+
+
+def _put(lib, value, mesh, *spec):
+    sharding = lib.sharding.NamedSharding(mesh, lib.sharding.PartitionSpec(*spec))
+    return lib.device_put(value, sharding)
+
+
+# --- plain jit ---------------------------------------------------------------------------
+
+
+def jit_mul_1d(lib, mesh_of):
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    return lambda: lib.jit(lambda a: a * 2)(x)
+
+
+def jit_sum_1d(lib, mesh_of):
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    return lambda: lib.jit(lambda a: (a.sum(), a * a))(x)
+
+
+def jit_with_numpy_and_scalar(lib, mesh_of):
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    return lambda: lib.jit(lambda a, b, c: a + b * c)(x, np.ones(8, np.float32), 3.0)
+
+
+def jit_two_sharded(lib, mesh_of):
+    m = mesh_of((4,), ("x",))
+    x, y = _put(lib, X8, m, "x"), _put(lib, X8 + 1, m, "x")
+    return lambda: lib.jit(lambda a, b: (a + b, a * b - 1))(x, y)
+
+
+def jit_replicated_input(lib, mesh_of):
+    x = _put(lib, X8, mesh_of((4,), ("x",)), None)
+    return lambda: lib.jit(lambda a: a * 2 + 1)(x)
+
+
+def jit_fed_back(lib, mesh_of):
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    f = lib.jit(lambda a: a * 2 + 1)
+    return lambda: f(f(f(x)))
+
+
+def jit_keyword_and_static(lib, mesh_of):
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    f = lib.jit(lambda a, n, b: a * n + b, static_argnums=1)
+    return lambda: f(x, 3, b=np.ones(8, np.float32))
+
+
+def jit_2d(lib, mesh_of):
+    a = _put(lib, X48, mesh_of((2, 2), ("a", "b")), "a", "b")
+    return lambda: lib.jit(lambda v: (v * 2, v.sum(0), v.sum(1), v.T, v.sum()))(a)
+
+
+def jit_2d_rows(lib, mesh_of):
+    a = _put(lib, X48, mesh_of((2, 2), ("a", "b")), "a")
+    return lambda: lib.jit(lambda v: (v + 1, v.sum(0), v.sum(1)))(a)
+
+
+def jit_2d_auto(lib, mesh_of):
+    a = _put(lib, X48, mesh_of((2, 2), ("a", "b"), auto=True), "a", "b")
+    return lambda: lib.jit(lambda v: (v * 2, lib.numpy.sin(v) + v))(a)
+
+
+def jit_1d_auto(lib, mesh_of):
+    x = _put(lib, X8, mesh_of((4,), ("x",), auto=True), "x")
+    return lambda: lib.jit(lambda a, b: a * b + 1)(x, np.ones(8, np.float32))
+
+
+def jit_pytree(lib, mesh_of):
+    m = mesh_of((4,), ("x",))
+    tree = {"w": _put(lib, X48, m, None, "x"), "b": _put(lib, X8, m, "x"), "s": 2.0}
+    return lambda: lib.jit(lambda t: {"w": t["w"] * t["s"], "b": t["b"] + t["s"]})(tree)
+
+
+def jit_in_shardings_only(lib, mesh_of):
+    s = lib.sharding.NamedSharding(mesh_of((4,), ("x",)), lib.sharding.PartitionSpec("x"))
+    return lambda: lib.jit(lambda a: (a * 2, a.sum()), in_shardings=s)(X8)
+
+
+def jit_out_shardings_only(lib, mesh_of):
+    m = mesh_of((4,), ("x",))
+    x = _put(lib, X8, m, "x")
+    s = lib.sharding.NamedSharding(m, lib.sharding.PartitionSpec())
+    return lambda: lib.jit(lambda a: (a * 2, a + 1), out_shardings=(s, None))(x)
+
+
+def jit_error_two_meshes(lib, mesh_of):
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    y = _put(lib, X8, mesh_of((2, 2), ("a", "b")), "a")
+    return lambda: lib.jit(lambda a, b: a + b)(x, y)
+
+
+def jit_error_committed_single_device(lib, mesh_of):
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    y = lib.device_put(X8, lib.devices()[0])
+    return lambda: lib.jit(lambda a, b: a + b)(x, y)
+
+
+def jit_error_axis_twice(lib, mesh_of):
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    return lambda: lib.jit(lambda a: a[:, None] * a[None, :])(x)
+
+
+# --- eager operations --------------------------------------------------------------------
+
+
+def eager_mul(lib, mesh_of):
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    return lambda: x * 2
+
+
+def eager_sin_and_sum(lib, mesh_of):
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    return lambda: (lib.numpy.sin(x), x.sum())
+
+
+def eager_two_sharded(lib, mesh_of):
+    m = mesh_of((4,), ("x",))
+    x, y = _put(lib, X8, m, "x"), _put(lib, X8 + 1, m, "x")
+    return lambda: (x + y, x * y)
+
+
+def eager_with_numpy(lib, mesh_of):
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    return lambda: x + np.ones(8, np.float32)
+
+
+def eager_2d(lib, mesh_of):
+    a = _put(lib, X48, mesh_of((2, 2), ("a", "b")), "a", "b")
+    return lambda: (a * 2, a.sum(0), a.sum(1), a.T, a.sum())
+
+
+def eager_2d_auto(lib, mesh_of):
+    a = _put(lib, X48, mesh_of((2, 2), ("a", "b"), auto=True), None, "b")
+    return lambda: (a - 1, lib.numpy.exp(a))
+
+
+# --- a data-parallel training step through plain jit --------------------------------------
+
+
+def mlp_data_parallel_plain_jit(lib, mesh_of):
+    """Params replicated (P()), batch split over 'x', ``jit(step)`` with no
+    shardings; three steps, each fed the previous step's parameters."""
+    m = mesh_of((4,), ("x",))
+    params, batch = _mlp_data()
+    params = {k: _put(lib, v, m) for k, v in params.items()}
+    x, y = _put(lib, batch[0], m, "x"), _put(lib, batch[1], m, "x")
+    step = lib.jit(lambda p, x, y: _mlp_step(lib, p, x, y))
+
+    def run():
+        p = params
+        for _ in range(3):
+            p, loss = step(p, x, y)
+        return p, loss
+
+    return run
+
+
+def mlp_data_parallel_plain_jit_auto(lib, mesh_of):
+    """As ``mlp_data_parallel_plain_jit`` over a mesh of Auto axes."""
+    return mlp_data_parallel_plain_jit(lib, lambda s, n: mesh_of(s, n, auto=True))
+
+
+def mlp_single_device_reference(lib, mesh_of):
+    """The same three steps on one device (the values the sharded step must give)."""
+    del mesh_of
+    params, (x, y) = _mlp_data()
+    step = lib.jit(lambda p, x, y: _mlp_step(lib, p, x, y))
+
+    def run():
+        p = params
+        for _ in range(3):
+            p, loss = step(p, x, y)
+        return p, loss
+
+    return run
+
+
+def _mlp_data():
+    rng = np.random.default_rng(0)
+    params = {
+        "w1": rng.normal(size=(4, 8)).astype(np.float32) / 2,
+        "b1": np.zeros(8, np.float32),
+        "w2": rng.normal(size=(8, 2)).astype(np.float32) / 3,
+    }
+    x = rng.normal(size=(16, 4)).astype(np.float32)
+    y = rng.normal(size=(16, 2)).astype(np.float32)
+    return params, (x, y)
+
+
+def _mlp_step(lib, p, x, y):
+    def loss(p):
+        h = lib.numpy.tanh(x @ p["w1"] + p["b1"])
+        return ((h @ p["w2"] - y) ** 2).mean()
+
+    value, grads = lib.value_and_grad(loss)(p)
+    return lib.tree_util.tree_map(lambda w, g: w - 0.1 * g, p, grads), value
+
+
+CASES = {
+    name: fn
+    for name, fn in list(globals().items())
+    if callable(fn) and not name.startswith("_") and name.split("_")[0] in ("jit", "eager", "mlp")
+}
+
+#: values only (the single-device reference: its layout is not the point)
+VALUES_ONLY = {"mlp_single_device_reference"}
+
+#: Where refimpl's sharding rule still raises and JAX does not: the gradient
+#: of ``x @ w`` (batch split) contracts two split axes, which JAX's transpose
+#: rule types with the primal's sharding (its dot_general ``out_sharding``
+#: parameter), refimpl's dot_general has no such parameter (the rule raises
+#: ShardingTypeError on Explicit axes; Auto axes are fine)
+RULE_GAPS = {"mlp_data_parallel_plain_jit"}
+
+
+def main(path: str) -> None:
+    os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
+    import jax
+    from jax.sharding import AxisType, Mesh
+
+    def mesh_of(shape, names, auto=False):
+        count = int(np.prod(shape))
+        devices = np.array(jax.devices()[:count]).reshape(shape)
+        kind = AxisType.Auto if auto else AxisType.Explicit
+        return Mesh(devices, names, axis_types=(kind,) * len(names))
+
+    out = {}
+    for name, build in CASES.items():
+        try:
+            out[name] = observe_leaves(jax.tree_util.tree_leaves(build(jax, mesh_of)()))
+        except Exception as error:  # the class is compared
+            out[name] = type(error).__name__
+    with open(path, "wb") as f:
+        pickle.dump(out, f)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    main(sys.argv[1])
