@@ -371,6 +371,26 @@ def _cost_analysis_kinds(ns: Any) -> Any:
     return [type(analysis).__name__ for analysis in analyses]
 
 
+def _ad_host_outputs(ns: Any) -> Any:
+    # JAX 0.10.2's jvp/linearize/vjp return a primal output the function gave
+    # as host data (a Python number, a NumPy array) untouched
+    api = ns.api
+    host = (float, int, np.ndarray, np.generic)
+
+    def kinds(leaves: Any) -> list[str]:
+        return [type(v).__name__ if type(v) in host else "array" for v in leaves]
+
+    def f(x: Any) -> Any:
+        return x * 2, 2.0, X, 3
+
+    x = api.numpy.ones(3)
+    return [
+        kinds(api.jvp(f, (x,), (x,))[0]),
+        kinds(api.linearize(f, x)[0]),
+        kinds(api.vjp(f, x)[0]),
+    ]
+
+
 def _default_platform(ns: Any) -> Any:
     # JAX 0.10.2's default_device takes a platform name too
     with ns.api.default_device("cpu"):
@@ -467,6 +487,7 @@ SCRIPTS.update(
         "typeof_of_typed_keys": _typed_key_types,
         "jitted_function_text": _jitted_function_text,
         "cost_analysis_kinds": _cost_analysis_kinds,
+        "ad_primal_outputs_keep_host_values": _ad_host_outputs,
         "tracer_conversion_error_classes": _conversion_error_classes,
         "compiled_call_with_a_strong_argument": _compiled_weak_call,
         "traced_stage_out_avals_and_call": _traced_stage,

@@ -171,6 +171,29 @@ def _users(values: Sequence[Any]) -> list[Any]:
     return [user_value(v) for v in values]
 
 
+_TRACED = object()  # (_host_outputs) an output leaf the function computed
+
+
+def _host_outputs(leaves: Sequence[Any]) -> list[Any]:
+    """Per output leaf of a differentiated function, the leaf itself where it
+    is host data the function returned as it is (a Python number, a NumPy
+    array), else ``_TRACED``: JAX 0.10.2's ``jvp``, ``linearize`` and ``vjp``
+    hand such a primal output back untouched (``2.0`` stays a float, a NumPy
+    array stays one), only computed outputs are arrays."""
+    return [
+        leaf
+        if dtypes.is_python_scalar(leaf) or isinstance(leaf, (np.ndarray, np.generic))
+        else _TRACED
+        for leaf in leaves
+    ]
+
+
+def _primal_outputs(values: Sequence[Any], host: Sequence[Any]) -> list[Any]:
+    """``values`` as the user gets them: arrays, but the host data of
+    :func:`_host_outputs` as the function returned it."""
+    return [user_value(v) if h is _TRACED else h for v, h in zip(values, host, strict=True)]
+
+
 def instantiate(tangent: Any) -> Any:
     """A symbolic zero as an array; anything else unchanged."""
     return zeros_like_aval(tangent.aval) if type(tangent) is Zero else tangent
@@ -518,13 +541,13 @@ def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> An
         else:
             aux_leaves, aux_tree = [], None
         out_leaves, out_tree = tu.tree_flatten(out)
-        out_info.append((out_tree, len(out_leaves), aux_tree))
+        out_info.append((out_tree, len(out_leaves), aux_tree, _host_outputs(out_leaves)))
         return out_leaves + aux_leaves
 
     tangents_in = [_input_tangent(p, t) for p, t in zip(p_leaves, t_leaves, strict=True)]
     outs, touts = jvp_flat(flat_fun, p_leaves, tangents_in)
-    out_tree, n_out, aux_tree = out_info[0]
-    primal_out = tu.tree_unflatten(out_tree, _users(outs[:n_out]))
+    out_tree, n_out, aux_tree, host = out_info[0]
+    primal_out = tu.tree_unflatten(out_tree, _primal_outputs(outs[:n_out], host))
     tangent_out = tu.tree_unflatten(out_tree, [_output_tangent(t) for t in touts[:n_out]])
     tangent_out = extended_cotangents(tu, tangent_out)  # a key's: float0[key.shape]
     if has_aux:
@@ -714,7 +737,8 @@ def _flat_with_aux(
     fun: Callable, in_tree: Any, has_aux: bool, api: str, out_info: list[Any]
 ) -> Callable[..., list[Any]]:
     """``fun`` on flat leaves returning ``out leaves + aux leaves``; each call
-    appends ``(out_tree, number of out leaves, aux_tree or None)`` to ``out_info``."""
+    appends ``(out_tree, number of out leaves, aux_tree or None, host outputs)``
+    to ``out_info`` (:func:`_host_outputs` of the out leaves)."""
     tu = _tree()
 
     def flat_fun(*xs: Any) -> list[Any]:
@@ -725,7 +749,7 @@ def _flat_with_aux(
         else:
             aux_leaves, aux_tree = [], None
         out_leaves, out_tree = tu.tree_flatten(out)
-        out_info.append((out_tree, len(out_leaves), aux_tree))
+        out_info.append((out_tree, len(out_leaves), aux_tree, _host_outputs(out_leaves)))
         return out_leaves + aux_leaves
 
     return flat_fun
@@ -838,14 +862,14 @@ class _UserLinearization:
         flat_fun = _flat_with_aux(fun, self.in_tree, has_aux, api, out_info)
         self.nonzero = [_differentiable(x) for x in self.leaves]
         full = linearize_flat(flat_fun, self.leaves, self.nonzero, own_types=True)
-        self.out_tree, self.n_out, self.aux_tree = out_info[0]
+        self.out_tree, self.n_out, self.aux_tree, self.host = out_info[0]
         self.primals_out = full.primals_out
         self.lin = _drop_outputs(full, self.n_out)
 
     def results(self, function: Callable) -> tuple:
         """``(primal_out, function)``, with ``aux`` appended under ``has_aux``."""
         outs, n_out = self.primals_out, self.n_out
-        primal_out = self.tu.tree_unflatten(self.out_tree, _users(outs[:n_out]))
+        primal_out = self.tu.tree_unflatten(self.out_tree, _primal_outputs(outs[:n_out], self.host))
         if self.has_aux:
             return primal_out, function, _aux_value(self.aux_tree, outs[n_out:])
         return primal_out, function
@@ -1550,7 +1574,7 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
         else:
             full = linearize_flat(flat_fun, leaves, [True] * len(leaves))
             outs = full.primals_out
-        out_tree, n_out, aux_tree = info[0]
+        out_tree, n_out, aux_tree, _ = info[0]
         out_avals = [tracing.get_aval(o, api, i) for i, o in enumerate(outs[:n_out])]
         _jac_check_outputs(api, out_avals, holomorphic)
         if not fwd:

@@ -983,6 +983,39 @@ def _(L):
     return tuple(t.replace(repr(f), "F") for t in texts)
 
 
+def _kinds(tree):
+    """Each leaf's kind: host data by its Python type, an array as 'array'."""
+    leaves = jax.tree_util.tree_leaves(tree) if isinstance(tree, tuple) else [tree]
+    host = (float, int, np.ndarray, np.generic)
+    return tuple(type(x).__name__ if type(x) in host else "array" for x in leaves)
+
+
+@case("left/ad_outputs_pass_host_values_through")
+def _(L):
+    # api_test: jvp, linearize and vjp hand back a primal output the function
+    # returned as host data (a Python number, a NumPy array) untouched, as
+    # they hand back has_aux's aux; computed outputs and tangents are arrays
+    a = np.ones(3, F32)
+
+    def f(x):
+        return x * 2, 2.0, a, 3, np.float32(4)
+
+    x = L.jnp.ones(3)
+    p, t = L.jax.jvp(f, (x,), (x,))
+    lin_p, f_jvp = L.jax.linearize(f, x)
+    vjp_p, _ = L.jax.vjp(f, x)
+    aux = L.jax.jvp(lambda x: (x, (2.0, a)), (x,), (x,), has_aux=True)[2]
+    return (
+        _kinds(p),
+        _kinds(t[:3]),
+        _kinds(lin_p),
+        _kinds(f_jvp(x)[:3]),
+        _kinds(vjp_p),
+        _kinds(aux),
+        p[1:4],
+    )
+
+
 # --- the comparison -----------------------------------------------------------------------------
 
 
