@@ -875,11 +875,19 @@ def while_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
 def scan_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     """The carry keeps its sharding (as ``while``); each ``x`` slice loses
     the scanned (leading) axis and each stacked ``y`` gains an unsplit one.
-    Example: ``scan{c + x, x * 2} 0.0 f32[8@x] -> f32[], f32[8]``."""
+    The ``xs`` must be unsplit along the scanned axis on Explicit axes (a
+    ``ValueError``, as JAX's ``lax.scan``). Example: ``scan{c + x, x * 2}
+    0.0 f32[4,8@x] -> f32[8@x], f32[4,8@x]``."""
     n_consts, n_carry = eqn.params["num_consts"], eqn.params["num_carry"]
     consts = specs[:n_consts]
     carry = specs[n_consts : n_consts + n_carry]
-    xs = [type(s)(s[1:]) for s in specs[n_consts + n_carry :]]
+    stacked = specs[n_consts + n_carry :]
+    if ctx.explicit and any(s and s[0] is not None for s in stacked):
+        raise ValueError(
+            "0th dimension of all xs should be replicated. Got "
+            + ", ".join(str(PartitionSpec(*s)) for s in stacked)
+        )
+    xs = [type(s)(s[1:]) for s in stacked]
     for _ in range(2):  # the carry's type, then a check that the body keeps it
         out = propagate(ctx, eqn.params["body"], consts + carry + xs)
         carry = _loop_carry(ctx, eqn, "scan", carry, out[:n_carry])
@@ -1013,6 +1021,27 @@ def _reshape_spec(ctx: Context, old: tuple[int, ...], new: tuple[int, ...], spec
     return tuple(out)
 
 
+def _reshape_without_ones(
+    ctx: Context, old: tuple[int, ...], new: tuple[int, ...], spec: Spec
+) -> Spec:
+    """Beyond JAX: the reshape read without its size-1 axes (unsplit), which
+    refimpl's own decompositions add where JAX's jaxprs have none
+    (``jnp.tile``: ``f32[8@x,4] -> f32[1,8@x,1,4]``, a broadcast, then
+    ``-> f32[8,8]``); ``_Unsupported`` if that fails too or a size-1 axis is split."""
+    if 1 not in old and 1 not in new:
+        raise _Unsupported
+    if any(e is not None for n, e in zip(old, spec) if n == 1):
+        raise _Unsupported
+    kept = _reshape_spec(
+        ctx,
+        tuple(n for n in old if n != 1),
+        tuple(n for n in new if n != 1),
+        tuple(e for n, e in zip(old, spec) if n != 1),
+    )
+    entries = iter(kept)
+    return tuple(None if n == 1 else next(entries) for n in new)
+
+
 @_register("reshape")
 def reshape_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     """Unsplit operands, and size-1 axes coming or going, are simple; else
@@ -1024,6 +1053,10 @@ def reshape_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     new = tuple(eqn.params["new_sizes"])
     try:
         return [_reshape_spec(ctx, old, new, specs[0])]
+    except _Unsupported:
+        pass
+    try:
+        return [_reshape_without_ones(ctx, old, new, specs[0])]
     except _Unsupported:
         raise ShardingTypeError(
             "This reshape is not supported. Please specify the sharding of the output via the "
@@ -1090,3 +1123,93 @@ def gather_keeps_whole_axes(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[S
     )
     out = [next(offset) if k in dn.offset_dims else None for k in range(eqn.outputs[0].aval.ndim)]
     return [tuple(out)]
+
+
+@_auto_fallback("reshape")
+def reshape_keeps_leading_axes(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """Auto: a reshape the rule refuses keeps the entries of the leading
+    axes it leaves alone. Example: ``f32[2@x,4,8@y] -> f32[2,32]`` -> ``f32[2@x,32]``."""
+    old, new = eqn.inputs[0].aval.shape, eqn.params["new_sizes"]
+    out: list[Any] = [None] * len(new)
+    for i, (a, b) in enumerate(zip(old, new)):
+        if a != b:
+            break
+        out[i] = specs[0][i]
+    return [tuple(out)]
+
+
+# --- linear algebra, FFT, convolution ---------------------------------------
+
+
+LINALG = ("cholesky", "eigh", "lu", "qr", "svd")
+
+
+@_register(*LINALG)
+def linalg_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """Batched matrix decompositions: the two matrix axes must be unsplit;
+    each output keeps the batch axes' entries, the rest unsplit. Example:
+    ``cholesky f32[4@x,3,3] -> f32[4@x,3,3]``."""
+    spec = specs[0]
+    batch, matrix = spec[:-2], spec[-2:]
+    if any(e is not None for e in matrix):
+        raise ShardingTypeError(
+            f"Input 0 to {eqn.primitive.name} must be unsharded on non-batch dimensions, "
+            f"but got {PartitionSpec(*spec)}."
+        )
+    return [batch + (None,) * (v.aval.ndim - len(batch)) for v in eqn.outputs]
+
+
+@_register("triangular_solve")
+def triangular_solve_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """``a`` and ``b`` share their batch entries; the axes the solve
+    contracts must be unsplit; the result is sharded as ``b``. Example:
+    ``triangular_solve f32[4@x,3,3] f32[4@x,3,2] -> f32[4@x,3,2]``."""
+    a, b = specs
+    left, transpose_a = eqn.params["left_side"], eqn.params["transpose_a"]
+    if a[:-2] != b[:-2]:
+        raise ShardingTypeError(
+            "All inputs to triangular_solve must have the same batch sharding, but got "
+            f"{a[:-2]} and {b[:-2]}."
+        )
+    if a[-2:][left ^ transpose_a] is not None:
+        raise ShardingTypeError(
+            "triangular solve input `a` must be unsharded on the contracting axis, but got "
+            f"{PartitionSpec(*a)} with left_side={left} and transpose_a={transpose_a}."
+        )
+    if b[-2:][not left] is not None:
+        raise ShardingTypeError(
+            "triangular solve input `b` must be unsharded on the contracting axis, but got "
+            f"{PartitionSpec(*b)} with left_side={left}."
+        )
+    return [b]
+
+
+@_register("fft")
+def fft_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The operand's spec, the transformed axes included (JAX 0.10.2 keeps
+    the type's sharding as it is). Example: ``fft f32[8@x,4] -> c64[8@x,4]``."""
+    return [specs[0]]
+
+
+@_register("conv_general_dilated")
+def conv_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """The kernel must be replicated and the input's feature axis unsplit;
+    the result is laid out as the input (a spatial axis whose size changes
+    must still divide). Example: ``conv f32[4@x,2,8] f32[3,2,3] -> f32[4@x,3,8]``."""
+    lhs, rhs = specs
+    feature = eqn.params["dimension_numbers"].lhs_spec[1]
+    if any(e is not None for e in rhs) or lhs[feature] is not None:
+        raise ShardingTypeError(
+            "Please specify the output sharding via `out_sharding` parameter of "
+            "`conv_general_dilated`"
+        )
+    operand, out_shape = eqn.inputs[0].aval, eqn.outputs[0].aval.shape
+    for before, after, entry in zip(operand.shape, out_shape, lhs):
+        pieces = _pieces(ctx, entry)
+        if before != after and entry is not None and after % pieces:
+            raise ShardingTypeError(
+                f"conv_general_dilated on sharded dims where out dim ({after}) is not "
+                f"divisible by mesh axes ({pieces}) with spec ({entry}) is not implemented. "
+                f"Got input type={_aval_text(operand, lhs)} and output shape={tuple(out_shape)}"
+            )
+    return [lhs]

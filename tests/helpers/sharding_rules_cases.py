@@ -27,6 +27,7 @@ X44 = np.arange(16.0, dtype=np.float32).reshape(4, 4)
 X48 = np.arange(32.0, dtype=np.float32).reshape(4, 8)
 X248 = np.arange(64.0, dtype=np.float32).reshape(2, 4, 8)
 W43 = np.ones((4, 3), np.float32)
+X444 = np.ones((4, 4, 4), np.float32)
 I2 = np.array([0, 2], np.int32)
 
 ONE = ((4,), ("x",))
@@ -214,6 +215,90 @@ CASES = {
     "while": _case(ONE, [("x",)], _while, X8),
     "relu_custom_jvp": _case(
         TWO, [("x", "y")], lambda lib: lambda x: lib.numpy.logaddexp(x, 1.0), X44
+    ),
+    # transformations, jnp compositions, linear algebra, FFT, convolution, windows
+    "grad_sumsq": _case(ONE, [("x",)], lambda lib: lib.grad(lambda x: (x**2).sum()), X8),
+    "vmap_dot": _case(ONE, [("x", None)], lambda lib: lib.vmap(lambda r: r @ r), X84),
+    "softmax": _case(ONE, [("x", None)], lambda lib: lambda x: lib.nn.softmax(x, axis=-1), X84),
+    "softmax_sharded": _case(ONE, [("x",)], lambda lib: lambda x: lib.nn.softmax(x), X8),
+    "norm": _case(ONE, [("x", None)], lambda lib: lambda x: lib.numpy.linalg.norm(x, axis=1), X84),
+    "tile": _case(ONE, [("x", None)], lambda lib: lambda x: lib.numpy.tile(x, (1, 2)), X84),
+    "repeat": _case(ONE, [("x",)], lambda lib: lambda x: lib.numpy.repeat(x, 2), X8),
+    "stack": _case(
+        ONE, [("x",), ("x",)], lambda lib: lambda a, b: lib.numpy.stack([a, b], 1), X8, X8
+    ),
+    "split": _case(ONE, [("x", None)], lambda lib: lambda x: lib.numpy.split(x, 2, axis=1), X84),
+    "split_sharded": _case(ONE, [("x",)], lambda lib: lambda x: lib.numpy.split(x, 2), X8),
+    "expand_dims": _case(ONE, [("x",)], lambda lib: lambda x: lib.numpy.expand_dims(x, 1), X8),
+    "ravel_2d": _case(TWO, [("x", "y")], lambda lib: lambda x: x.ravel(), X44),
+    "reshape_3d": _case(TWO, [("x", None, "y")], lambda lib: lambda x: x.reshape(2, 32), X248),
+    "swapaxes_3d": _case(
+        TWO, [("x", None, "y")], lambda lib: lambda x: lib.numpy.swapaxes(x, 0, 2), X248
+    ),
+    "mean_int": _case(
+        ONE, [("x",)], lambda lib: lambda x: lib.numpy.mean(x.astype(lib.numpy.int32)), X8
+    ),
+    "var": _case(ONE, [("x", None)], lambda lib: lambda x: lib.numpy.var(x, axis=0), X84),
+    "argsort": _case(ONE, [("x", None)], lambda lib: lambda x: lib.numpy.argsort(x, axis=1), X84),
+    "cholesky": _case(
+        ONE,
+        [("x", None, None)],
+        lambda lib: (
+            lambda x: lib.numpy.linalg.cholesky(x @ x.transpose(0, 2, 1) + 8 * lib.numpy.eye(4))
+        ),
+        X444,
+    ),
+    "fft": _case(ONE, [("x", None)], lambda lib: lambda x: lib.numpy.fft.fft(x).real, X84),
+    "conv": _case(
+        ONE,
+        [("x", None, None), None],
+        lambda lib: lambda x, w: lib.lax.conv(x, w, (1,), "SAME"),
+        np.ones((4, 2, 8), np.float32),
+        np.ones((3, 2, 3), np.float32),
+    ),
+    "integer_pow": _case(ONE, [("x",)], lambda lib: lambda x: x**3, X8),
+    "outer_jnp": _case(ONE, [("x",), None], lambda lib: lambda a, b: lib.numpy.outer(a, b), X8, X8),
+    "dot_vec": _case(ONE, [("x",), ("x",)], lambda lib: lambda a, b: a @ b, X8, X8),
+    "matvec_contract": _case(
+        ONE, [("x",), None], lambda lib: lambda a, w: a @ w, X8, np.ones((8, 3), np.float32)
+    ),
+    "random_normal_plus": _case(
+        ONE, [("x",)], lambda lib: lambda x: x + lib.random.normal(lib.random.key(0), (8,)), X8
+    ),
+    "roll": _case(ONE, [("x",)], lambda lib: lambda x: lib.numpy.roll(x, 1), X8),
+    "diff": _case(ONE, [("x", None)], lambda lib: lambda x: lib.numpy.diff(x, axis=1), X84),
+    "triu": _case(ONE, [("x", None)], lambda lib: lambda x: lib.numpy.triu(x), X44),
+    "max_pool": _case(
+        ONE,
+        [("x", None)],
+        lambda lib: (
+            lambda x: lib.lax.reduce_window(x, -np.inf, lib.lax.max, (1, 2), (1, 2), "VALID")
+        ),
+        X84,
+    ),
+    "reduce_window_sharded": _case(
+        ONE,
+        [("x", None)],
+        lambda lib: lambda x: lib.lax.reduce_window(x, 0.0, lib.lax.add, (2, 1), (2, 1), "VALID"),
+        X84,
+    ),
+    "argmax_sharded": _case(ONE, [("x",)], lambda lib: lambda x: lib.numpy.argmax(x), X8),
+    "any": _case(ONE, [("x",)], lambda lib: lambda x: lib.numpy.any(x > 3), X8),
+    "scan_xs": _case(
+        ONE,
+        [("x", None)],
+        lambda lib: lambda x: lib.lax.scan(lambda c, r: (c + r.sum(), r * 2), 0.0, x),
+        X84,
+    ),
+    "fori": _case(
+        ONE, [("x",)], lambda lib: lambda x: lib.lax.fori_loop(0, 3, lambda i, v: v * 2, x), X8
+    ),
+    "map": _case(ONE, [(None, "x")], lambda lib: lambda x: lib.lax.map(lambda r: r * 2, x), X44),
+    "remat_grad": _case(
+        ONE,
+        [("x",)],
+        lambda lib: lib.grad(lambda x: lib.checkpoint(lambda v: lib.numpy.sin(v))(x).sum()),
+        X8,
     ),
 }
 

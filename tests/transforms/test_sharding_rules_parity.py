@@ -29,6 +29,10 @@ from tests.helpers.jax_oracle import results_on_four_devices
 AUTO_DIFFERENT = {
     "cond_branches_differ": "XLA lays the result out as one branch's (here the operand's "
     "own, P('x', None)); refimpl's rules replicate where the branches disagree",
+    "ravel_2d": "merging f32[4@x,4@y] into f32[16], XLA keeps only 'x'; the Explicit rule "
+    "(and refimpl) joins both, P(('x', 'y'))",
+    "roll": "refimpl's roll is two uneven slices (refused on Explicit axes, so replicated) "
+    "and a concatenate; XLA keeps P('x') through them",
 }
 
 #: Cases whose refimpl Program is not JAX's jaxpr, so that the rules meet other
@@ -62,7 +66,7 @@ def _refimpl_result(name: str, kind: str):
     shardings = [None if s is None else NamedSharding(mesh, PartitionSpec(*s)) for s in specs]
     try:
         out = sharding_rules.output_shardings(program, shardings, f"jit({name})")
-    except (ShardingTypeError, TypeError) as e:
+    except (ShardingTypeError, TypeError, ValueError) as e:
         return ("error", type(e).__name__, str(e))
     return ("specs", [cases.as_written(s.spec) for s in out])
 
