@@ -299,3 +299,17 @@ def test_kv_callbacks_report_a_lost_coordinator():
 
     code, message = native_module()._kv_callbacks_probe(Broken(), "get", b"k")
     assert code == 13 and "boom" in message  # PJRT_Error_Code_INTERNAL
+
+
+def test_signatures_are_jaxs():
+    jax_distributed = pytest.importorskip("jax.distributed")
+    import inspect
+
+    from refimpl import distributed
+
+    for name in ("initialize", "shutdown", "is_initialized"):
+        ours = inspect.signature(getattr(distributed, name))
+        theirs = inspect.signature(getattr(jax_distributed, name))
+        assert [(p.name, p.default) for p in ours.parameters.values()] == [
+            (p.name, p.default) for p in theirs.parameters.values()
+        ], name
