@@ -401,8 +401,8 @@ def _unmapped_output_sharding(ns: Any) -> Any:
 
 
 def _jit_of_output_sharding(ns: Any) -> Any:
-    """jit of a pmap output (known: refimpl gathers it and answers one
-    device; JAX 0.10.2 keeps the pmap's NamedSharding)."""
+    """jit of a pmap output: it runs over the pmap's NamedSharding, which
+    its output keeps (JAX 0.10.2)."""
     api = _api(ns)
     with _four_devices(api):
         y = api.pmap(lambda v: v * 2, "i")(X)

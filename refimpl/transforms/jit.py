@@ -46,6 +46,7 @@ from refimpl.transforms import donation, sharded
 from refimpl.transforms.donation import DonationPlan
 
 _MeshArray = sharded.MeshArray
+_SPLIT_TYPES = sharded.SPLIT_TYPES
 
 logger = logging.getLogger("refimpl.jit")
 
@@ -1467,7 +1468,11 @@ class Jitted:
         ):  # (each argument a MeshArray, nothing traced: the test below, sooner)
             return over_mesh(*args)
         call = self._split_args(args, kwargs)  # a deleted argument raises here
-        if not call.traced and _MeshArray in map(type, call.leaves):
+        if (
+            not call.traced
+            and not _SPLIT_TYPES.keys().isdisjoint(map(type, call.leaves))
+            and any(map(sharded.is_split, call.leaves))
+        ):
             # sharded arguments: the call runs over their mesh, as jit with
             # their shardings (sharded.ShardedJit; docs/semantics.md "Sharding")
             return self._over_mesh()(*args, **kwargs)

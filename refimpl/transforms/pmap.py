@@ -55,7 +55,7 @@ from refimpl.errors import NonHashableStaticArgumentError, ShapeIndexError
 from refimpl.primitives import collectives, indexing, ref_context
 from refimpl.sharding import Mesh, NamedSharding, PartitionSpec, Shard, SingleDeviceSharding
 from refimpl.traceback_util import api_boundary
-from refimpl.transforms import batching
+from refimpl.transforms import batching, sharded
 from refimpl.transforms.block_arrays import BlockArray
 from refimpl.transforms.jit import (
     MappedAxes,
@@ -186,6 +186,10 @@ class ShardedArray(BlockArray):
 tracing.register_array_type(
     ShardedArray, lambda a: (a._check_live(), a.aval)[1], ShardedArray._value
 )
+
+
+# jit of a pmap output runs over its NamedSharding (as JAX 0.10.2), not its gathered value
+sharded.register_split_type(ShardedArray)
 
 
 # --- pmap ---------------------------------------------------------------------------------

@@ -644,7 +644,7 @@ class ShardedJit:
             for i in dynamic:
                 donate = i in self._donate or (i - n) in self._donate
                 leaves, tree = tree_util.tree_flatten(arg_list[i])
-                if any(isinstance(leaf, MeshArray) for leaf in leaves):
+                if any(map(is_split, leaves)):
                     if donate:
                         donated_arrays += [v for v in leaves if isinstance(v, MeshArray)]
                     arg_list[i] = tree.unflatten([_global(v) for v in leaves])
@@ -763,20 +763,42 @@ def _has_none(prefix: Any) -> bool:
     return any(v is None for v in tree_util.tree_leaves(prefix, is_leaf=lambda v: v is None))
 
 
+# array type -> None (every array of it is split over a mesh: MeshArray) or
+# a test of one array (a pmap output: pjrt's PjrtArray over its shards);
+# registered by the modules that make such arrays (pmap, the pjrt backend)
+SPLIT_TYPES: dict[type, Callable[[Any], bool] | None] = {MeshArray: None}
+
+
+def register_split_type(cls: type, test: Callable[[Any], bool] | None = None) -> None:
+    """Let a plain ``jit`` call or an eager operation with an array of type
+    ``cls`` (for which ``test`` holds) among its operands run over the
+    array's mesh, its ``sharding`` being a NamedSharding (a pmap output's)."""
+    SPLIT_TYPES[cls] = test
+
+
+def is_split(leaf: Any) -> bool:
+    """Whether ``leaf`` is a concrete array laid out over several devices
+    (:data:`SPLIT_TYPES`)."""
+    kind = type(leaf)
+    if kind not in SPLIT_TYPES:
+        return False
+    test = SPLIT_TYPES[kind]
+    return test is None or test(leaf)
+
+
 def inferred_shardings(leaves: Sequence[Any], given: Sequence[Any], where: str) -> list[Any] | None:
     """The sharding of each argument leaf of a call over a mesh: ``given``'s
-    entry where it is not None, else the leaf's own (a ``MeshArray`` with a
-    ``NamedSharding``), else replicated (``P()``) over the mesh, as JAX
-    0.10.2 lays out a NumPy array, a Python scalar or an uncommitted array
-    next to sharded ones. None when no leaf or given sharding is over a
-    mesh of two or more devices (the call is not a sharded one).
+    entry where it is not None, else the leaf's own (a ``MeshArray``'s or a
+    pmap output's ``NamedSharding``: :func:`is_split`), else replicated
+    (``P()``) over the mesh, as JAX 0.10.2 lays out a NumPy array, a Python
+    scalar or an uncommitted array next to sharded ones. None when no leaf
+    or given sharding is over a mesh of two or more devices (the call is
+    not a sharded one).
 
     Raises ValueError as JAX does for leaves over two meshes, and for a
     committed array on other devices than the mesh's."""
     own = [
-        leaf.sharding
-        if type(leaf) is MeshArray and isinstance(leaf.sharding, NamedSharding)
-        else None
+        leaf.sharding if is_split(leaf) and isinstance(leaf.sharding, NamedSharding) else None
         for leaf in leaves
     ]
     named = [
@@ -821,12 +843,13 @@ def rule_out_shardings(
 
 
 def _global(leaf: Any) -> Any:
-    """A MeshArray's global value as an uncommitted array of the default
-    backend (the program runs on one device); anything else as it is."""
-    if not isinstance(leaf, MeshArray):
+    """A split array's (:func:`is_split`) global value as an uncommitted array
+    of the default backend (the program runs on one device); anything else
+    as it is."""
+    if not is_split(leaf):
         return leaf
-    value = leaf._value()
-    if leaf.aval.weak_type and value.ndim == 0:
+    value = leaf._value() if isinstance(leaf, MeshArray) else np.asarray(leaf)
+    if tracing.get_aval(leaf, "jit", "argument").weak_type and value.ndim == 0:
         return backends.get(config.backend).put_leaf(value.item(), None, False, False)
     return backends.get(config.backend).put_leaf(np.array(value), None, False, False)
 

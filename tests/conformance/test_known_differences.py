@@ -241,14 +241,6 @@ def _claim_custom_vmap_rule_output_without_batch_axis():
     assert out.shape == (2,), out.shape  # not the mapped size 3: the rule's value as it is
 
 
-def _claim_jit_of_pmap_output_keeps_its_sharding():
-    n = len(jax.devices())
-    y = jax.pmap(lambda v: v * 2, "i")(np.ones((n, 2), np.float32))
-    z = jax.jit(lambda a: a + 1)(y)
-    assert isinstance(z.sharding, jax.sharding.NamedSharding), z.sharding
-    assert z.sharding.mesh.axis_names == ("i",) and len(z.addressable_shards) == n
-
-
 def _claim_grad_of_constant_ref_write():
     def f(x):
         r = jax.new_ref(np.array([2.0, 3.0, 4.0, 5.0], np.float32))
@@ -298,7 +290,16 @@ def _claim_cost_analysis_is_a_dict_on_cpu():
         assert isinstance(analysis, dict) and "flops" in analysis and "bytes accessed" in analysis
 
 
+def _claim_multivariate_normal_factors_with_lapack():
+    cov = np.eye(3, dtype=np.float32)
+    assert "lapack_ssyevd_ffi" in jax.jit(jax.numpy.linalg.eigh).lower(cov).as_text()
+    assert "lapack_sgesdd_ffi" in jax.jit(jax.numpy.linalg.svd).lower(cov).as_text()
+
+
 JAX_CLAIMS = {
+    "random_more/multivariate_normal_[es][iv][gd]*": (
+        _claim_multivariate_normal_factors_with_lapack
+    ),
     "api.paths/cost_analysis_kinds": _claim_cost_analysis_is_a_dict_on_cpu,
     "ref.update_paths/none_in_index": _claim_none_in_a_ref_index,
     "ref.update_paths/eager_add_before_the_start": _claim_eager_ref_index_before_the_start_clamps,
@@ -333,7 +334,6 @@ JAX_CLAIMS = {
     "custom.api/custom_vmap_rule_output_without_batch_axis": (
         _claim_custom_vmap_rule_output_without_batch_axis
     ),
-    "pmap.paths/output_sharding/jit_of_output": _claim_jit_of_pmap_output_keeps_its_sharding,
     "vmap.paths/grad_of_scan_carry_made_strong_by_batched_cond": (
         _claim_grad_of_scan_carry_weak_by_branch_order
     ),

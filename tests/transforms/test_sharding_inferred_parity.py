@@ -147,3 +147,15 @@ def test_under_a_trace_nothing_changes(on_backend):
     with ri.disable_jit():
         np.testing.assert_array_equal(np.asarray(inner(x)), cases.X8 * 3)
         np.testing.assert_array_equal(np.asarray(rnp.sin(x)), np.sin(cases.X8))
+
+
+@pytest.mark.parametrize("on_backend", BACKENDS, indirect=True)
+def test_jit_of_a_pmap_output_keeps_its_sharding(on_backend):
+    # JAX 0.10.2: the jit runs over the pmap output's NamedSharding (1-D mesh
+    # of the pmap's axis), which its output keeps
+    y = ri.pmap(lambda v: v * 2, "i")(np.ones((4, 2), np.float32))
+    z = ri.jit(lambda a: a + 1)(y)
+    assert z.sharding == y.sharding and len(z.addressable_shards) == 4
+    np.testing.assert_array_equal(np.asarray(z), np.full((4, 2), 3.0, np.float32))
+    w = rnp.sin(y)  # eager too
+    assert w.sharding == y.sharding

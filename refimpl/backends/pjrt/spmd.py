@@ -598,6 +598,8 @@ def _fast_sharded_repr(fast: Any) -> str:
 
 _native = pjrt_runtime.native_module()
 sharded.register_spmd_runner("pjrt", run)
+# a pmap output (a PjrtArray over its shards) passed to jit: the call runs over its mesh
+sharded.register_split_type(PjrtArray, lambda array: array._shard_axis is not None)
 if hasattr(_native, "FastSharded"):  # (an extension built before it: the Python plan only)
     _native.FastSharded.__repr__ = _fast_sharded_repr
     _native._install_fast_sharded(sharded.MeshArray, tracing._builders, config._values)

@@ -17,6 +17,7 @@ from refimpl.backends.ref.arrays import Device, RefArray, default_device, placem
 from refimpl.backends.ref.execute import execute_ref
 from refimpl.config import config
 from refimpl.transforms.jit import eager_over_mesh
+from refimpl.transforms.pmap import ShardedArray
 from refimpl.transforms.sharded import MeshArray
 
 __all__ = [
@@ -40,8 +41,10 @@ array_types = (RefArray,)
 # how a primitive bound outside any trace runs (Primitive.bind finds it here,
 # through the registry); a device array type may add its cached dispatch
 # to eager.binders
-# (a sharded array's: a jit over its mesh, its result laid out by the sharding rule)
+# (a sharded array's and a pmap output's: a jit over its mesh, its result laid
+# out by the sharding rule)
 eager.register_eager_binder(MeshArray, eager_over_mesh)
+eager.register_eager_binder(ShardedArray, eager_over_mesh)
 
 
 def devices() -> list[Device]:
