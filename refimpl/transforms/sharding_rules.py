@@ -391,12 +391,17 @@ def clamp_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
 @_register("select_n")
 def select_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     """The cases must all be sharded alike, and a non-scalar predicate as they
-    are; the result is sharded as the cases. Example:
-    ``select_n bool[8@x] f32[8@x] f32[8@x] -> f32[8@x]``."""
+    are; the result is sharded as the cases, or as the predicate where all
+    cases are constants. Example: ``select_n bool[8@x] f32[8@x] f32[8@x] ->
+    f32[8@x]``."""
     which, cases = specs[0], specs[1:]
     typed = _typed(cases)
     if not typed:
-        return [cases[0]]
+        # constant cases: JAX's jnp.where and AD's transposes broadcast them
+        # to the predicate's sharding (broadcast_in_dim's sharding parameter,
+        # which refimpl's Programs do not carry)
+        split_which = eqn.inputs[0].aval.shape and not isinstance(which, Meshless)
+        return [which if split_which else cases[0]]
     first = typed[0]
     if any(c != first for c in typed[1:]):
         shown = ", ".join(_sharding_text(ctx, c) for c in cases)

@@ -300,6 +300,81 @@ CASES = {
         lambda lib: lib.grad(lambda x: lib.checkpoint(lambda v: lib.numpy.sin(v))(x).sum()),
         X8,
     ),
+    # indexing, mixed specs, 2-D meshes, AD
+    "int_index_sharded": _case(ONE, [("x", None)], lambda lib: lambda x: x[2], X84),
+    "int_index_free": _case(ONE, [("x", None)], lambda lib: lambda x: x[:, 2], X84),
+    "dyn_index_sharded": _case(
+        ONE, [("x", None), None], lambda lib: lambda x, i: x[i], X84, np.int32(1)
+    ),
+    "tuple_vs_single": _case(TWO, [(("x", "y"),), ("x",)], lambda lib: lambda a, b: a + b, X8, X8),
+    "dot_dup": _case(ONE, [("x", None), (None, "x")], lambda lib: lambda a, b: a @ b, X84, X44),
+    "dot_batch_mismatch": _case(
+        TWO,
+        [("x", None, None), ("y", None, None)],
+        lambda lib: lambda a, b: lib.numpy.einsum("bij,bjk->bik", a, b),
+        X248.reshape(2, 8, 4),
+        X248,
+    ),
+    "partial_2d": _case(TWO, [("x",)], lambda lib: lambda x: (x * 2).sum(), X8),
+    "y_only": _case(TWO, [(None, "y")], lambda lib: lambda x: x.T @ x, X44),
+    "max_tuple": _case(TWO, [(("x", "y"), None)], lambda lib: lambda x: x.max(1), X84),
+    "take_along": _case(
+        ONE,
+        [("x", None)],
+        lambda lib: (
+            lambda x: lib.numpy.take_along_axis(x, lib.numpy.zeros((8, 2), lib.numpy.int32), axis=1)
+        ),
+        X84,
+    ),
+    "einsum_t": _case(
+        ONE, [("x", None)], lambda lib: lambda x: lib.numpy.einsum("ij,kj->ik", x, x), X84
+    ),
+    "while_consts": _case(
+        ONE,
+        [("x",), None],
+        lambda lib: lambda x, y: lib.lax.while_loop(lambda c: c.sum() < 100, lambda c: c + y, x),
+        X8,
+        X8,
+    ),
+    "logsumexp": _case(
+        ONE, [("x", None)], lambda lib: lambda x: lib.scipy.special.logsumexp(x, axis=1), X84
+    ),
+    "mean_keepdims_sub": _case(
+        ONE, [("x", None)], lambda lib: lambda x: x - x.mean(1, keepdims=True), X84
+    ),
+    "std_sharded": _case(ONE, [("x", None)], lambda lib: lambda x: x.std(0), X84),
+    "where_mask": _case(
+        ONE, [("x",), ("x",)], lambda lib: lambda x, m: lib.numpy.where(m > 3, x, -x), X8, X8
+    ),
+    "astype_bf16": _case(ONE, [("x",)], lambda lib: lambda x: x.astype(lib.numpy.bfloat16) * 2, X8),
+    "minimum": _case(ONE, [("x",), None], lambda lib: lambda a, b: lib.numpy.minimum(a, b), X8, X8),
+    "arange_plus": _case(ONE, [("x",)], lambda lib: lambda x: x + lib.numpy.arange(8.0), X8),
+    "full_like_add": _case(
+        ONE, [("x",)], lambda lib: lambda x: lib.numpy.full_like(x, 2.0) + x, X8
+    ),
+    "flatten_3d": _case(TWO, [("x", "y", None)], lambda lib: lambda x: x.reshape(-1), X248),
+    "split_3d": _case(TWO, [(("x", "y"), None)], lambda lib: lambda x: x.reshape(2, 2, 2, 4), X84),
+    "grad_relu": _case(ONE, [("x",)], lambda lib: lib.grad(lambda x: lib.nn.relu(x).sum()), X8),
+    "jvp": _case(
+        ONE, [("x",)], lambda lib: lambda x: lib.jvp(lambda v: lib.numpy.sin(v) * v, (x,), (x,)), X8
+    ),
+    "value_and_grad_2d": _case(
+        TWO, [("x", "y")], lambda lib: lib.value_and_grad(lambda x: (x * x).sum()), X44
+    ),
+    "vmap_matmul": _case(ONE, [("x", None, None)], lambda lib: lib.vmap(lambda m: m @ m.T), X444),
+    "cumsum_reverse": _case(
+        ONE, [(None, "x")], lambda lib: lambda x: lib.lax.cumsum(x, axis=0, reverse=True), X44
+    ),
+    "clamp_lax": _case(ONE, [("x",)], lambda lib: lambda x: lib.lax.clamp(0.0, x, 3.0), X8),
+    "select_n_lax": _case(
+        ONE, [("x",), ("x",)], lambda lib: lambda x, y: lib.lax.select(x > y, x, y), X8, X8
+    ),
+    "pad_sharded_even": _case(ONE, [("x",)], lambda lib: lambda x: lib.numpy.pad(x, (4, 4)), X8),
+    "concat_sharded_axis": _case(
+        ONE, [("x",), ("x",)], lambda lib: lambda a, b: lib.numpy.concatenate([a, b]), X8, X8
+    ),
+    "rev_2d": _case(TWO, [("x", "y")], lambda lib: lambda x: x[::-1, ::-1], X44),
+    "strided_slice": _case(ONE, [("x",)], lambda lib: lambda x: x[::2], X8),
 }
 
 AXIS_TYPES = ("Explicit", "Auto")

@@ -33,6 +33,8 @@ AUTO_DIFFERENT = {
     "(and refimpl) joins both, P(('x', 'y'))",
     "roll": "refimpl's roll is two uneven slices (refused on Explicit axes, so replicated) "
     "and a concatenate; XLA keeps P('x') through them",
+    "tuple_vs_single": "P(('x', 'y')) + P('x') on one axis: Explicit raises, so the rules "
+    "replicate; XLA keeps P(('x', 'y'))",
 }
 
 #: Cases whose refimpl Program is not JAX's jaxpr, so that the rules meet other
@@ -41,6 +43,8 @@ PROGRAM_DIFFERENT = {
     "at_set_row": "refimpl's x.at[1].set(v) flattens x (reshape f32[4,8@x] -> f32[32]) and "
     "scatters along the flat axis; JAX scatters into f32[4,8@x] (P(None, 'x')); on Explicit "
     "axes that reshape raises",
+    "take_along": "refimpl's take_along_axis flattens x (reshape f32[8@x,4] -> f32[32]) and "
+    "gathers along the flat axis; JAX gathers with x's axis 0 as a batching axis (P('x', None))",
 }
 
 #: Explicit-axis errors whose words refimpl cannot reproduce from its Program.
