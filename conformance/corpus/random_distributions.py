@@ -72,6 +72,15 @@ ROWS: list[tuple[str, Any, tuple, Tolerance | None]] = [
     ("triangular", lambda R, k, a, m, b: R.triangular(k, a, m, b, (6, 2)),
      (F32(-1.0), F32([0.0, 0.5]), F32(2.0)), None),
     ("ball", lambda R, k, p: R.ball(k, 3, p, (5,)), (F32(2.0),), GAMMA),
+    # mean + factor @ normal draws; eigh/svd: the factor's columns carry the
+    # eigenvectors' signs (pjrt's Jacobi lowering: other signs than LAPACK's,
+    # conformance/known.py)
+    *[(f"multivariate_normal_{method}",
+       lambda R, k, mean, cov, method=method: R.multivariate_normal(k, mean, cov, (4,),
+                                                                    method=method),
+       (F32([1.0, -1.0, 0.5]), F32([[2.0, 0.5, 0.1], [0.5, 1.0, 0.3], [0.1, 0.3, 1.5]])),
+       Tolerance(ulps={"float32": 64}, atol_eps=64))
+      for method in ("cholesky", "eigh", "svd")],
 ]  # fmt: skip
 
 

@@ -290,7 +290,16 @@ def _claim_cost_analysis_is_a_dict_on_cpu():
         assert isinstance(analysis, dict) and "flops" in analysis and "bytes accessed" in analysis
 
 
+def _claim_multivariate_normal_factors_with_lapack():
+    cov = np.eye(3, dtype=np.float32)
+    assert "lapack_ssyevd_ffi" in jax.jit(jax.numpy.linalg.eigh).lower(cov).as_text()
+    assert "lapack_sgesdd_ffi" in jax.jit(jax.numpy.linalg.svd).lower(cov).as_text()
+
+
 JAX_CLAIMS = {
+    "random_more/multivariate_normal_[es][iv][gd]*": (
+        _claim_multivariate_normal_factors_with_lapack
+    ),
     "api.paths/cost_analysis_kinds": _claim_cost_analysis_is_a_dict_on_cpu,
     "ref.update_paths/none_in_index": _claim_none_in_a_ref_index,
     "ref.update_paths/eager_add_before_the_start": _claim_eager_ref_index_before_the_start_clamps,

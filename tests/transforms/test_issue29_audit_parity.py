@@ -1098,3 +1098,32 @@ def test_nested_pmap_runs_where_jax_raises(backend):
         jax.pmap(jax.pmap(body, "j"), "i")(x)
     got = ri.pmap(ri.pmap(lambda v: rlax.psum(rlax.psum(v, "j"), "i"), "j"), "i")(x)
     np.testing.assert_array_equal(np.asarray(got), x)
+
+
+@pytest.mark.parametrize("method", ["eigh", "svd"])
+def test_multivariate_normal_factor_signs_on_pjrt(method):
+    # JAX 0.10.2 factors cov with LAPACK (syevd / gesdd custom calls); pjrt's
+    # lowering is Jacobi, whose vectors may have other column signs: its
+    # samples are JAX's draws through JAX's factor with some columns negated
+    # (known.py random_more/multivariate_normal_*; the reference backend,
+    # LAPACK through NumPy, gives JAX's samples: tests/surface/test_random.py)
+    cov = np.array([[2.0, 0.5, 0.1], [0.5, 1.0, 0.3], [0.1, 0.3, 1.5]], F32)
+    mean = np.array([1.0, -1.0, 0.5], F32)
+    got = np.asarray(
+        ri.jit(lambda k: rrandom.multivariate_normal(k, mean, cov, (4,), method=method),
+               backend="pjrt")(rrandom.key(0))
+    )  # fmt: skip
+    key = jrandom.key(0)
+    want = np.asarray(jrandom.multivariate_normal(key, mean, cov, (4,), method=method))
+    if method == "eigh":
+        w, v = np.linalg.eigh(cov.astype(np.float64))
+        factor = v * np.sqrt(w)
+    else:
+        u, s, _ = np.linalg.svd(cov.astype(np.float64))
+        factor = u * np.sqrt(s)
+    z = np.asarray(jrandom.normal(key, (4, 3)), np.float64)
+    np.testing.assert_allclose(mean + z @ factor.T, want, atol=1e-5)  # JAX's algorithm
+    flips = [np.diag(signs) for signs in np.array(np.meshgrid(*[[1, -1]] * 3)).reshape(3, -1).T]
+    errors = [np.abs(mean + z @ (factor @ flip).T - got).max() for flip in flips]
+    assert min(errors) < 1e-5, errors
+    assert not np.allclose(got, want, atol=1e-3)  # (the difference this documents)
