@@ -324,7 +324,7 @@ ELEMENTWISE = (
     "neg nextafter not or polygamma population_count pow real reduce_precision "
     "regularized_incomplete_beta rem round rsqrt shift_left shift_right_arithmetic "
     "shift_right_logical sign sin sinh sqrt square stop_gradient sub tan tanh xor zeta "
-    "random_gamma_grad"
+    "random_gamma_grad threefry2x32"
 ).split()
 
 

@@ -106,3 +106,18 @@ def test_the_table_covers_both_mesh_ranks_and_enough_programs():
 def test_no_sharded_input_gives_none(four_ref_devices):
     program = ri.make_program(lambda x: (x * 2, x.sum()))(np.ones(4))
     assert sharding_rules.output_shardings(program, [None], "f") == [None, None]
+
+
+def test_sharding_type_error_is_jaxs_class_and_names_the_computation(four_ref_devices):
+    from refimpl.as_jax import aliased_jax
+
+    mesh = ri.make_mesh((4,), ("x",))
+    program = ri.make_program(lambda x: x[:, None] * x[None, :])(np.ones(8))
+    with pytest.raises(ShardingTypeError, match="illegally sharded result") as info:
+        sharding_rules.output_shardings(program, [NamedSharding(mesh, PartitionSpec("x"))], "f")
+    assert not isinstance(info.value, TypeError)  # an Exception, as JAX's
+    assert info.value.__notes__ == ["(while typing the outputs of f)"]
+    with aliased_jax():
+        from jax._src.core import ShardingTypeError as aliased
+
+    assert aliased is ShardingTypeError
