@@ -324,6 +324,8 @@ def cases() -> Iterator[Case]:
         ],
     )
 
+    yield from _inferred_cases()
+
     def from_single_device_arrays(api: Any, L: Any) -> Any:
         m = _mesh(api, "2d")
         sharding = _ns(api, m, None, "b")
@@ -400,6 +402,73 @@ def cases() -> Iterator[Case]:
         ],  # fmt: skip
         tags=("sharding",),
     )
+
+
+def _explicit_mesh(api: Any, kind: str) -> Any:
+    """The mesh of ``_mesh`` with Explicit axes (``make_mesh``'s default in
+    JAX 0.10.2): the layouts of results the sharding rule types as JAX does."""
+    auto = _mesh(api, kind)
+    explicit = (api.sharding.AxisType.Explicit,) * len(auto.axis_names)
+    return api.sharding.Mesh(auto.devices, auto.axis_names, axis_types=explicit)
+
+
+def _inferred_cases() -> Iterator[Case]:
+    """Sharded arrays through a plain ``jit`` (no shardings, or only one of
+    the two) and eager operations: each result laid out as the sharding rule
+    types it (docs/sharding_rules.md), NumPy data and scalars replicated."""
+
+    def plain_1d(api: Any, L: Any) -> Any:
+        x = api.device_put(X8, _ns(api, _explicit_mesh(api, "1d"), "x"))
+        f = api.jit(lambda v, w, c: (v * w + c, (v * 2).sum()))
+        return f(x, np.ones(8, np.float32), 3.0)
+
+    yield _case("plain_jit/1d", plain_1d, lambda: [X8 + 3, X8.sum() * 2,
+                _oracle_layout((8,), "1d", ("x",)), _oracle_layout((), "1d", ())])  # fmt: skip
+
+    def plain_2d(api: Any, L: Any) -> Any:
+        a = api.device_put(X44, _ns(api, _explicit_mesh(api, "2d"), "a", "b"))
+        return api.jit(lambda v: (v * 2, v.sum(0), v.T))(a)
+
+    yield _case("plain_jit/2d", plain_2d, lambda: [X44 * 2, X44.sum(0), X44.T,
+                _oracle_layout((4, 4), "2d", ("a", "b")), _oracle_layout((4,), "2d", ("b",)),
+                _oracle_layout((4, 4), "2d", ("b", "a"))])  # fmt: skip
+
+    def plain_fed_back(api: Any, L: Any) -> Any:
+        f = api.jit(lambda v: v * 2 + 1)
+        return f(f(api.device_put(X8, _ns(api, _explicit_mesh(api, "1d"), "x"))))
+
+    yield _case("plain_jit/fed_back", plain_fed_back,
+                lambda: [(X8 * 2 + 1) * 2 + 1, _oracle_layout((8,), "1d", ("x",))])  # fmt: skip
+
+    def in_shardings_only(api: Any, L: Any) -> Any:
+        s = _ns(api, _explicit_mesh(api, "1d"), "x")
+        return api.jit(lambda v: (v + 1, v.sum()), in_shardings=s)(X8)
+
+    yield _case("plain_jit/in_shardings_only", in_shardings_only, lambda: [X8 + 1, X8.sum(),
+                _oracle_layout((8,), "1d", ("x",)), _oracle_layout((), "1d", ())])  # fmt: skip
+
+    def eager_1d(api: Any, L: Any) -> Any:
+        x = api.device_put(X8, _ns(api, _explicit_mesh(api, "1d"), "x"))
+        return x * 2, api.numpy.sin(x), x.sum(), x + x
+
+    split, whole = _oracle_layout((8,), "1d", ("x",)), _oracle_layout((), "1d", ())
+    yield _case("eager/1d", eager_1d, lambda: [X8 * 2, np.sin(X8), X8.sum(), X8 * 2,
+                split, split, whole, split])  # fmt: skip
+
+    def eager_2d(api: Any, L: Any) -> Any:
+        a = api.device_put(X44, _ns(api, _explicit_mesh(api, "2d"), None, "b"))
+        return a - 1, a.sum(1)
+
+    columns = _oracle_layout((4, 4), "2d", (None, "b"))
+    yield _case("eager/2d", eager_2d, lambda: [X44 - 1, X44.sum(1),
+                columns, _oracle_layout((4,), "2d", ())])  # fmt: skip
+
+    def two_meshes(api: Any, L: Any) -> Any:
+        x = api.device_put(X8, _ns(api, _explicit_mesh(api, "1d"), "x"))
+        y = api.device_put(X8, _ns(api, _explicit_mesh(api, "2d"), "a"))
+        return api.jit(lambda v, w: v + w)(x, y)
+
+    yield _error_case("plain_jit_two_meshes", two_meshes)
 
 
 def _run_plain(ns: Any, build: Any) -> Any:
