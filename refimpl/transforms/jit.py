@@ -2039,7 +2039,40 @@ def eager_over_mesh(primitive: Any, args: tuple[Any, ...], params: dict[str, Any
         over_mesh = plain._over_mesh()
         if key is not None:
             _EAGER_OVER_MESH[key] = over_mesh
-    return over_mesh(*args)
+    return over_mesh(*_scalars_on_mesh(args))
+
+
+# (mesh, scalar's repr, dtype, weak type) -> that scalar replicated over the mesh
+_SCALARS_ON_MESH: dict[Any, Any] = {}
+
+
+def _scalars_on_mesh(args: tuple[Any, ...]) -> Sequence[Any]:
+    """``args`` with each promoted Python scalar (the ``2`` of ``x * 2``)
+    replicated over the mesh of the first MeshArray among them, kept for
+    the next operation with that scalar: the arguments are then all
+    MeshArrays, whose cached calls pjrt's C++ path serves with no transfer
+    (a scalar moved to the devices on every call would be one per device)."""
+    if all(type(a) is not tracing.TypedScalar for a in args):
+        return args
+    mesh = next(
+        (a.sharding.mesh for a in args if type(a) is _MeshArray and hasattr(a.sharding, "mesh")),
+        None,
+    )
+    if mesh is None:
+        return args
+    out = []
+    for a in args:
+        if type(a) is tracing.TypedScalar:
+            key = (mesh, repr(a.value.item()), a.value.dtype, a.aval.weak_type)
+            held = _SCALARS_ON_MESH.get(key)
+            if held is None or held.is_deleted():
+                if len(_SCALARS_ON_MESH) >= 256:  # (a loop over many values: start over)
+                    _SCALARS_ON_MESH.clear()
+                replicated = sharded.NamedSharding(mesh, sharded.PartitionSpec())
+                held = _SCALARS_ON_MESH[key] = sharded.put_sharded(a, replicated)
+            a = held
+        out.append(a)
+    return out
 
 
 def make_program(fun: Callable[..., Any], **jit_kwargs: Any) -> Callable[..., Program]:

@@ -30,7 +30,7 @@ import numpy as np
 
 from refimpl import backends, dtypes, tracing, tree_util
 from refimpl import sharding as _sharding_module
-from refimpl.array import Array
+from refimpl.array import Array, as_array
 from refimpl.config import config
 from refimpl.core import ShapedArray
 from refimpl.primitives.sharding_constraint import sharding_constraint_p
@@ -849,9 +849,9 @@ def _global(leaf: Any) -> Any:
     if not is_split(leaf):
         return leaf
     value = leaf._value() if isinstance(leaf, MeshArray) else np.asarray(leaf)
-    if tracing.get_aval(leaf, "jit", "argument").weak_type and value.ndim == 0:
-        return backends.get(config.backend).put_leaf(value.item(), None, False, False)
-    return backends.get(config.backend).put_leaf(np.array(value), None, False, False)
+    weak = tracing.get_aval(leaf, "jit", "argument").weak_type  # kept, at any rank
+    whole = as_array(np.array(value), weak)
+    return backends.get(config.backend).put_leaf(whole, None, False, False)
 
 
 # --- building and moving sharded arrays --------------------------------------------------------

@@ -159,3 +159,43 @@ def test_jit_of_a_pmap_output_keeps_its_sharding(on_backend):
     np.testing.assert_array_equal(np.asarray(z), np.full((4, 2), 3.0, np.float32))
     w = rnp.sin(y)  # eager too
     assert w.sharding == y.sharding
+
+
+@pytest.mark.parametrize("on_backend", BACKENDS, indirect=True)
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.uint8])
+def test_dtypes_and_weak_types_as_on_one_device(on_backend, dtype):
+    # the layout changes, nothing else: the same dtype and weak type as the
+    # operation on an unsharded array (int32 * 2.5 is a weak float32, as JAX)
+    m = mesh_of((4,), ("x",))
+    value = np.arange(8).astype(dtype)
+    split, whole = ri.device_put(value, rs.NamedSharding(m, rs.P("x"))), ri.device_put(value)
+    ops = [
+        lambda v: v * 2,
+        lambda v: v * 2.5,
+        lambda v: 1 - v,
+        lambda v: v * float("nan"),
+        lambda v: rnp.maximum(v, 3),
+    ]
+    for op in ops:
+        for got, want in [(op(split), op(whole)), (ri.jit(op)(split), ri.jit(op)(whole))]:
+            assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+            np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+            assert got.sharding.spec == rs.P("x")
+    twice = op(op(split))  # the promoted scalar is kept on the mesh: used again
+    np.testing.assert_array_equal(np.asarray(twice), np.asarray(op(op(whole))))
+
+
+@pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
+def test_pjrt_eager_operations_move_no_data(on_backend):
+    from refimpl.transforms.pmap import transfer_count
+
+    x = ri.device_put(cases.X8, rs.NamedSharding(mesh_of((4,), ("x",)), rs.P("x")))
+    y = x * 2 + 1  # the first use of each scalar moves it to the mesh's devices
+    before = transfer_count()
+    for _ in range(3):
+        y = rnp.sin(y * 2 + 1) + x  # partitioned, the scalars kept on the mesh
+    assert transfer_count() == before
+    expected = cases.X8 * 2 + 1
+    for _ in range(3):
+        expected = np.sin(expected * 2 + 1) + cases.X8
+    np.testing.assert_allclose(np.asarray(y), expected, rtol=1e-6)
