@@ -181,6 +181,18 @@ def _random_gamma_grad_jvp(ns: Any) -> Any:
     )(a, x)
 
 
+def _random_gamma_grad_linearize(ns: Any) -> Any:
+    # JAX 0.10.2 linearizes the inline program (its while loops go whole into
+    # the linear function): linearize runs, eagerly and under jit
+    a, x = ns.asarray(np.abs(X) + 0.3), ns.asarray(np.abs(X[::-1]) * 2 + 0.2)
+
+    def run(a: Any, x: Any) -> Any:
+        primal, f_jvp = ns.api.linearize(ns.lax_.random_gamma_grad, a, x)
+        return primal, f_jvp(x, a)
+
+    return run(a, x), ns.api.jit(run)(a, x)
+
+
 def _igamma_second_order_in_x(ns: Any) -> Any:
     # d/dx of igamma is differentiable in x; its slope in a (unused here) is not
     f = lambda x: ns.lax_.igamma(np.float32(2), x)  # noqa: E731
@@ -228,6 +240,8 @@ def cases() -> Iterator[Case]:
     # rounding accumulates (refimpl's primal is the float64 impl's, rounded)
     yield script_case("ad.paths/random_gamma_grad_jvp", _random_gamma_grad_jvp, expect=AGREE,
                       tolerance=Tolerance(ulps=1024))  # fmt: skip
+    yield script_case("ad.paths/random_gamma_grad_linearize", _random_gamma_grad_linearize,
+                      expect=AGREE, tolerance=Tolerance(ulps=1024))  # fmt: skip
     yield _case("check_grads_rank0_complex", _check_grads_rank0_complex)
     for name, build in ERRORS:
         yield _case(f"errors/{name}", build)

@@ -510,11 +510,18 @@ def _random_gamma_grad_jvp(primals, tangents):
 
 
 def _random_gamma_grad_linearize(primals, tangents):
-    """Reverse mode (grad, vjp, linearize) refuses as JAX's, whose partial
-    evaluation meets the program's while loops."""
-    if any(not isinstance(t, Zero) for t in tangents):
-        raise ValueError(control_flow._WHILE_REVERSE)
-    return _random_gamma_grad_jvp(primals, tangents)  # pragma: no cover - never all zero
+    """As JAX's linearize of the inline program: the program linearized, its
+    while loops partially evaluated as a whole (both their primal and tangent
+    parts go to the linear program, as JAX's while partial evaluation does),
+    so linearize runs and only a transpose (grad, vjp) meets the loops:
+    ValueError."""
+    outs, touts = rule_context.jvp_flat(
+        lambda a, x: [_random_gamma_grad_program(a, x)],
+        list(primals),
+        list(tangents),
+        linearize=True,
+    )
+    return outs[0], touts[0]
 
 
 random_gamma_grad_p.linearize_rule = _random_gamma_grad_linearize

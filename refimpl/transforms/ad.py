@@ -210,13 +210,19 @@ def add_tangents(x: Any, y: Any) -> Any:
 
 
 def jvp_flat(
-    fun: Callable[..., Sequence[Any]], primals: Sequence[Any], tangents: Sequence[Any]
+    fun: Callable[..., Sequence[Any]],
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    linearize: bool = False,
 ) -> tuple[list[Any], list[Any]]:
     """``fun`` (flat in, flat out) pushed forward: (primal outs, tangent outs).
 
     Tangents may be ``Zero``; output tangents are ``Zero`` where structurally zero.
+    ``linearize``: the tangents are a linear program's tracers (a primitive's
+    linearize rule inlining its program), so sub-program primitives in
+    ``fun`` use their own linearize rules (partial evaluation).
     """
-    with new_main(JVPTrace()) as trace:
+    with new_main(JVPTrace(linearize)) as trace:
         tracers = [
             p if type(t) is Zero else JVPTracer(trace, p, t)
             for p, t in zip(primals, tangents, strict=True)

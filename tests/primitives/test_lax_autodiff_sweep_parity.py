@@ -270,3 +270,35 @@ def test_random_gamma_grad_forward_mode_as_jax(backend):
     assert _raised(lambda: grad(jax)(_GA)) == "ValueError"
     assert _raised(lambda: grad(ri)(_GA)) == "ValueError"
     assert _raised(lambda: ri.jit(grad(ri))(_GA)) == "ValueError"
+
+
+def test_random_gamma_grad_linearize_as_jax(backend):
+    """JAX 0.10.2 linearizes the inline program (its while loops' partial
+    evaluation moves each loop whole into the linear function), so
+    ``linearize`` runs, eagerly and under jit, and only a transpose (vjp of
+    the linear function, grad of a linearized Gamma sample) is the while-loop
+    ValueError (refimpl refused linearize itself)."""
+    ones = np.ones(4, f32)
+
+    def linearized(ns, jit):
+        def run(a, x):
+            primal, f_jvp = ns.linearize(ns.lax.random_gamma_grad, a, x)
+            return primal, f_jvp(ones, ones * 0.5), f_jvp(ones * 2, ones * 0)
+
+        return (ns.jit(run) if jit else run)(_GA, _GX)
+
+    want = linearized(jax, jit=False)
+    for jit in (False, True):
+        assert_same_as_jax(linearized(ri, jit), want, rtol=1e-4, atol=1e-6)
+
+    def sample_tangent(ns):  # linearize of a Gamma sample in its shape (second order inside)
+        return ns.linearize(lambda al: ns.random.gamma(ns.random.key(0), al), _GA[:2])[1](
+            np.ones(2, f32)
+        )
+
+    assert_same_as_jax(sample_tangent(ri), sample_tangent(jax), rtol=1e-4, atol=1e-6)
+    transpose = lambda ns: ns.linear_transpose(  # noqa: E731
+        ns.linearize(lambda a: ns.lax.random_gamma_grad(a, _GX), _GA)[1], _GA
+    )(_GA)
+    assert _raised(lambda: transpose(jax)) == "ValueError"
+    assert _raised(lambda: transpose(ri)) == "ValueError"
