@@ -199,3 +199,13 @@ def test_pjrt_eager_operations_move_no_data(on_backend):
     for _ in range(3):
         expected = np.sin(expected * 2 + 1) + cases.X8
     np.testing.assert_allclose(np.asarray(y), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("on_backend", BACKENDS, indirect=True)
+def test_sharded_call_with_no_outputs(on_backend):
+    # (pjrt: no C++ entry for an executable with no outputs; the plan is
+    # left out rather than refused)
+    s = rs.NamedSharding(mesh_of((4,), ("x",)), rs.P("x"))
+    x = ri.device_put(cases.X8, s)
+    for f in (ri.jit(lambda a: None), ri.jit(lambda a: None, in_shardings=s)):
+        assert f(x) is None and f(x) is None

@@ -410,6 +410,8 @@ def _plan(
     storage (jit's repeated-donation check stays with that route). None
     when ``leaves`` are not all such arrays. The function's ``spec`` is its
     :class:`PlanSpec`."""
+    if not entry.out_avals:  # nothing to launch for (the C++ path takes no such entry)
+        return None
     devices = [d for d in mesh.devices.flat if is_addressable(d)]  # this process's
     expected = []
     for leaf, sharding in zip(leaves, in_shardings, strict=True):
