@@ -13,9 +13,13 @@ out the same way passes its blocks' buffers as they are: no transfer), and
 returns its block of every result, which become the result's shards.
 
 Used by ``transforms.sharded.ShardedJit`` (registered below) when every
-argument has a ``NamedSharding`` over one mesh of PJRT devices and the call
-has no static or keyword arguments; other calls take the global-value
-route (the program on one device, outputs laid out after). A cached call
+argument leaf has a ``NamedSharding`` over one mesh of PJRT devices (the
+one ``in_shardings`` gives, else its own, else replicated:
+``sharded.inferred_shardings``; a plain ``jit`` called with sharded arrays
+comes here too) and the call has no static or keyword arguments; each
+output is laid out as ``out_shardings`` says, else as the sharding rule
+types it (``sharded.rule_out_shardings``). Other calls take the
+global-value route (the program on one device, outputs laid out after). A cached call
 whose arguments are already laid out runs its signature's plan
 (:func:`_plan`): the same launch without the per-call checks. Each plan is
 also installed (its :class:`PlanSpec`) in the C++ ``FastSharded`` that
@@ -199,12 +203,12 @@ def _build(
             return NotImplemented
         sharded.check_against(sharding, aval.shape, f"jit({name}) (output {k})")
         out_hlo.append(hlo_sharding(sharding, aval.ndim))
-        out_specs.append((sharding, False))
+        out_specs.append(sharding)
     in_hlo = [hlo_sharding(s, a.ndim) for s, a in zip(in_shardings, program.in_avals, strict=True)]
 
     # (the lowering module loads jaxlib's MLIR: only when a sharded call compiles)
     lowering = executables._lowering()
-    aliases = _alias_plan(program, donated, in_shardings, [s for s, _ in out_specs])
+    aliases = _alias_plan(program, donated, in_shardings, out_specs)
     with lowering_for_partitions():  # with_sharding_constraint: @Sharding custom calls
         module = lowering.lower_program(
             program, name=f"jit_{name}", aliases=aliases, donated=list(donated)
@@ -258,7 +262,7 @@ def _build(
 def _block_shapes(
     program: Any,
     in_shardings: Sequence[Any],
-    out_specs: Sequence[tuple[Any, bool]],
+    out_specs: Sequence[Any],
     donated: Sequence[bool],
 ) -> list[tuple[int, ...]] | None:
     """Per input, the shape of one device's block, when each device's block
@@ -269,7 +273,7 @@ def _block_shapes(
     starting from the inputs' and ending at the outputs' as ``out_specs``
     says: no device then needs another's data. Donating calls keep the
     one-executable route (its aliasing plan)."""
-    if any(donated) or any(unspecified for _, unspecified in out_specs):
+    if any(donated):
         return None
     if any(v.aval.shape != () for v in program.const_vars):
         return None
@@ -293,7 +297,7 @@ def _block_shapes(
                 return None
             if layout is not None:
                 layouts[out.id] = layout
-    for atom, (sharding, _) in zip(program.out_vars, out_specs, strict=True):
+    for atom, sharding in zip(program.out_vars, out_specs, strict=True):
         if layout_of(atom) != (atom.aval.shape, sharding):
             return None
     return [s.shard_shape(v.aval.shape) for v, s in zip(program.in_vars, in_shardings, strict=True)]
@@ -303,7 +307,7 @@ def _local_executables(
     program: Any,
     name: str,
     in_shardings: Sequence[Any],
-    out_specs: Sequence[tuple[Any, bool]],
+    out_specs: Sequence[Any],
     donated: Sequence[bool],
     mesh: Mesh,
 ) -> tuple[Any, ...] | None:
@@ -325,7 +329,7 @@ def _local_executables(
     )
     expected = [
         a.update(shape=s.shard_shape(a.shape))
-        for a, (s, _) in zip(program.out_avals, out_specs, strict=True)
+        for a, s in zip(program.out_avals, out_specs, strict=True)
     ]
     if list(block.out_avals) != expected or block.const_vars:
         return None
@@ -381,8 +385,9 @@ class PlanSpec(NamedTuple):
     in_keys: tuple[object, ...]  # per argument leaf: its layout key (MeshArray.layout_key)
     in_orders: tuple[tuple[int, ...], ...]  # per leaf: the shard index device m reads
     donated: tuple[bool, ...]  # per leaf
-    # per output: (dtype, shard shape, weak_type, sharding or None when
-    # unspecified (device 0's block, alone), aval, devices, indices, layout key)
+    # per output: (dtype, shard shape, weak_type, sharding, aval, devices,
+    # indices, layout key); C++ also reads a sharding None as device 0's block
+    # alone, which no plan makes since unspecified outputs follow the rule
     outputs: tuple[tuple[Any, ...], ...]
     out_tree: Any  # the outputs' PyTreeDef
     where: str  # "jit(name)": what a donated argument's error names
@@ -425,12 +430,9 @@ def _plan(
             return None
         expected.append((leaf.layout_key(), order))
     outputs: list[tuple[Any, Any, Any, Any]] = []
-    for aval, (sharding, unspecified) in zip(entry.out_avals, entry.out_specs, strict=True):
-        if unspecified:
-            outputs.append((aval, None, None, None))
-        else:
-            layout = sharded.MeshArray.layout_of(sharding, aval)
-            outputs.append((aval, sharding, layout, sharded.layout_key_of(sharding, aval)))
+    for aval, sharding in zip(entry.out_avals, entry.out_specs, strict=True):
+        layout = sharded.MeshArray.layout_of(sharding, aval)
+        outputs.append((aval, sharding, layout, sharded.layout_key_of(sharding, aval)))
     executable = entry.executable
     local = list(entry.local or ())
     out_tree = entry.out_tree
@@ -471,9 +473,6 @@ def _plan(
         results = []
         for j, (aval, sharding, layout, key) in enumerate(outputs):
             weak = aval.weak_type
-            if layout is None:  # unspecified: on one device, as the global-value route
-                results.append(PjrtArray(outs[0][j], weak, devices[0], True))
-                continue
             shards = [PjrtArray(outs[m][j], weak, devices[m], True) for m in device_range]
             results.append(assembled(shards, sharding, aval, layout, key))
         return results[0] if single else out_tree.unflatten(results)
@@ -554,18 +553,13 @@ def _execute(
     launch = pjrt_runtime.native_module()._pmap_launch
     outs = launch(entry.executable, per_device, True, list(donated), list(entry.local or ()))
     results = []
-    for j, (aval, (sharding, unspecified)) in enumerate(
-        zip(entry.out_avals, entry.out_specs, strict=True)
-    ):
+    for j, (aval, sharding) in enumerate(zip(entry.out_avals, entry.out_specs, strict=True)):
         shards = [
             PjrtArray(outs[m][j], aval.weak_type, devices[m], True) for m in range(len(devices))
         ]
-        if unspecified:  # as the global-value route: an unspecified output on one device
-            results.append(shards[0])
-        else:
-            layout = sharded.MeshArray.layout_of(sharding, aval)
-            key = sharded.layout_key_of(sharding, aval)  # fed back, it takes the fast path
-            results.append(sharded.MeshArray.assembled(shards, sharding, aval, layout, key))
+        layout = sharded.MeshArray.layout_of(sharding, aval)
+        key = sharded.layout_key_of(sharding, aval)  # fed back, it takes the fast path
+        results.append(sharded.MeshArray.assembled(shards, sharding, aval, layout, key))
     return entry.out_tree.unflatten(results)
 
 
