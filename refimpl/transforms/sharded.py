@@ -605,7 +605,7 @@ class ShardedJit:
                     arg_list[i], spec, where, f"args[{i}]", traced
                 )
                 leaf_shardings += placed_with
-        mesh_shardings = None
+        mesh_shardings = typed = None
         if not traced:
             # unspecified leaves take their own sharding (a MeshArray's) or
             # are replicated over the arguments' mesh, as JAX 0.10.2
@@ -616,7 +616,9 @@ class ShardedJit:
                     {k: v for k, v in kwargs.items() if k not in statics}
                 )
             given_shardings = leaf_shardings if self._in is not None else [None] * len(dyn_leaves)
-            mesh_shardings = inferred_shardings(dyn_leaves, given_shardings, where)
+            inferred = inferred_shardings(dyn_leaves, given_shardings, where)
+            if inferred is not None:
+                mesh_shardings, typed = inferred
         spmd = self._spmd_runner() if mesh_shardings and not (static or kwargs) else None
         if spmd is not None:
             leaves, in_tree = tree_util.tree_flatten(tuple(arg_list))
@@ -632,14 +634,15 @@ class ShardedJit:
                 sink = self._plan_sink(in_tree, args)
             out = spmd(
                 self.__wrapped__, self._name, leaves, in_tree, mesh_shardings, self._out,
-                self._spmd_cache, donated=donated, plan_sink=sink,
+                self._spmd_cache, donated=donated, plan_sink=sink, typed_shardings=typed,
             )  # fmt: skip
             if out is not NotImplemented:
                 return out
         ruled = None
-        if mesh_shardings and (self._out is None or _has_none(self._out)):
+        if mesh_shardings and typed is not None and (self._out is None or _has_none(self._out)):
             # the outputs the rule lays out: from the program's types
-            ruled = self._ruled_outputs(arg_list, kwargs, mesh_shardings, where)
+            mesh = mesh_shardings[0].mesh
+            ruled = self._ruled_outputs(arg_list, kwargs, typed, mesh, where)
         if not traced:
             for i in dynamic:
                 donate = i in self._donate or (i - n) in self._donate
@@ -681,7 +684,12 @@ class ShardedJit:
         self._inner.clear_cache()
 
     def _ruled_outputs(
-        self, arg_list: list[Any], kwargs: dict[str, Any], in_shardings: list[Any], where: str
+        self,
+        arg_list: list[Any],
+        kwargs: dict[str, Any],
+        in_shardings: list[Any],
+        mesh: Mesh,
+        where: str,
     ) -> list[Any] | None:
         """The sharding the rule (:func:`rule_out_shardings`) gives each output
         of the program of a call of these arguments (traced, or found in the
@@ -691,7 +699,6 @@ class ShardedJit:
         program = traced.program
         if len(program.in_vars) != len(in_shardings) or traced.entry.float0 is not None:
             return None
-        mesh = next(s.mesh for s in in_shardings)
         return rule_out_shardings(program, in_shardings, mesh, where)
 
     def _plan_sink(self, in_tree: Any, args: tuple[Any, ...]) -> Callable[[Any], None]:
@@ -786,14 +793,19 @@ def is_split(leaf: Any) -> bool:
     return test is None or test(leaf)
 
 
-def inferred_shardings(leaves: Sequence[Any], given: Sequence[Any], where: str) -> list[Any] | None:
+def inferred_shardings(
+    leaves: Sequence[Any], given: Sequence[Any], where: str
+) -> tuple[list[Any], list[Any]] | None:
     """The sharding of each argument leaf of a call over a mesh: ``given``'s
     entry where it is not None, else the leaf's own (a ``MeshArray``'s or a
     pmap output's ``NamedSharding``: :func:`is_split`), else replicated
     (``P()``) over the mesh, as JAX 0.10.2 lays out a NumPy array, a Python
-    scalar or an uncommitted array next to sharded ones. None when no leaf
-    or given sharding is over a mesh of two or more devices (the call is
-    not a sharded one).
+    scalar or an uncommitted array next to sharded ones; and what the
+    sharding rule is told of each (the same, but None for those replicated
+    ones: their JAX type names no mesh, so they take part in no agreement
+    check, ``jnp.where(p, x, np_array)``). None when no leaf or given
+    sharding is over a mesh of two or more devices (the call is not a
+    sharded one).
 
     Raises ValueError as JAX does for leaves over two meshes, and for a
     committed array on other devices than the mesh's."""
@@ -817,7 +829,7 @@ def inferred_shardings(leaves: Sequence[Any], given: Sequence[Any], where: str) 
             )
     replicated = NamedSharding(mesh, PartitionSpec())
     devices = set(mesh.devices.flat)
-    out = []
+    out, typed = [], []
     for k, (leaf, one, mine) in enumerate(zip(leaves, given, own, strict=True)):
         if one is None and mine is None and getattr(leaf, "committed", False):
             current = sharding_of(leaf)
@@ -827,16 +839,19 @@ def inferred_shardings(leaves: Sequence[Any], given: Sequence[Any], where: str) 
                     f"argument {k} with device ids {sorted(d.id for d in current.device_set)} "
                     f"and a sharded argument with device ids {sorted(d.id for d in devices)}"
                 )
-        out.append(one if one is not None else mine if mine is not None else replicated)
-    return out
+        named_one = one if one is not None else mine
+        out.append(named_one if named_one is not None else replicated)
+        typed.append(named_one)
+    return out, typed
 
 
 def rule_out_shardings(
     program: Any, in_shardings: Sequence[Any], mesh: Mesh, where: str
 ) -> list[NamedSharding]:
-    """The ``NamedSharding`` of each output of ``program`` run on inputs laid
-    out as ``in_shardings`` (docs/sharding_rules.md: ``sharding_rules.
-    output_shardings``), replicated over ``mesh`` where the rule knows none."""
+    """The ``NamedSharding`` of each output of ``program`` run on inputs typed
+    as ``in_shardings`` (None: a value whose type names no mesh; see
+    docs/sharding_rules.md: ``sharding_rules.output_shardings``), replicated
+    over ``mesh`` where the rule knows none."""
     found = output_shardings(program, list(in_shardings), where)
     replicated = NamedSharding(mesh, PartitionSpec())
     return [s if s is not None else replicated for s in found]

@@ -113,6 +113,21 @@ def jit_out_shardings_only(lib, mesh_of):
     return lambda: lib.jit(lambda a: (a * 2, a + 1), out_shardings=(s, None))(x)
 
 
+def jit_where_with_numpy(lib, mesh_of):
+    # values whose type names no mesh (NumPy data, uncommitted arrays) take
+    # part in no agreement check of the rule: select with them is fine
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    f = lib.jit(lambda a, b, c: (lib.numpy.where(a > 2, a, b), lib.numpy.where(a > 2, c, a)))
+    return lambda: f(x, np.ones(8, np.float32), lib.numpy.zeros(8, np.float32))
+
+
+def jit_error_where_with_replicated(lib, mesh_of):
+    # a value laid out P() over the mesh names it: select's cases disagree
+    m = mesh_of((4,), ("x",))
+    x, r = _put(lib, X8, m, "x"), _put(lib, np.ones(8, np.float32), m)
+    return lambda: lib.jit(lambda a, b: lib.numpy.where(a > 2, a, b))(x, r)
+
+
 def jit_error_two_meshes(lib, mesh_of):
     x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
     y = _put(lib, X8, mesh_of((2, 2), ("a", "b")), "a")
@@ -152,6 +167,12 @@ def eager_two_sharded(lib, mesh_of):
 def eager_with_numpy(lib, mesh_of):
     x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
     return lambda: x + np.ones(8, np.float32)
+
+
+def eager_where_with_uncommitted(lib, mesh_of):
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    u = lib.numpy.ones(8, np.float32)
+    return lambda: (lib.numpy.where(u > 0, u, x), lib.numpy.where(x > 2, x, u), u + x)
 
 
 def eager_2d(lib, mesh_of):

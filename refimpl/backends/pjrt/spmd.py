@@ -107,13 +107,16 @@ def run(
     cache: dict[Any, Any],
     donated: Sequence[bool] | None = None,
     plan_sink: Any = None,
+    typed_shardings: Sequence[Any] | None = None,
 ) -> Any:
     """``fun`` on the flattened positional arguments ``leaves`` (tree
     ``in_tree`` of the argument tuple), each laid out as ``in_shardings``
     says, as one SPMD executable; NotImplemented when the call does not fit
     (the caller takes the global-value route). ``plan_sink``, when given, is
     handed the signature's plan (:func:`_plan`) after a call whose leaves
-    are all ``MeshArray``s already laid out as ``in_shardings`` says."""
+    are all ``MeshArray``s already laid out as ``in_shardings`` says.
+    ``typed_shardings`` is what the sharding rule is told of each leaf
+    (``sharded.inferred_shardings``; default ``in_shardings``)."""
     out_leaves_spec = out_shardings
     mesh = _mesh_of(in_shardings)
     if mesh is None or any(s is None for s in in_shardings):
@@ -124,16 +127,20 @@ def run(
     avals = [tracing.get_aval(leaf, f"jit({name})", i) for i, leaf in enumerate(leaves)]
     # (``cache`` belongs to one jit object, whose out_shardings are fixed;
     # enable_x64 changes what tracing the function makes)
+    typed = tuple(in_shardings if typed_shardings is None else typed_shardings)
     key = (
         in_tree,
         tuple((a.shape, a.dtype, a.weak_type) for a in avals),
         tuple(in_shardings),
+        typed,
         flags,
         config.enable_x64,
     )
     entry = cache.get(key)
     if entry is None:
-        entry = _build(fun, name, leaves, in_tree, in_shardings, out_leaves_spec, mesh, flags)
+        entry = _build(
+            fun, name, leaves, in_tree, in_shardings, out_leaves_spec, mesh, flags, typed
+        )
         cache[key] = entry
     if entry is NotImplemented:
         return NotImplemented
@@ -171,6 +178,7 @@ def _build(
     out_shardings: Any,
     mesh: Mesh,
     donated: tuple[bool, ...],
+    typed: Sequence[Any],
 ) -> Any:
     args = tree_util.tree_unflatten(in_tree, leaves)
     traced = Jitted(fun).trace(*args)
@@ -187,7 +195,7 @@ def _build(
         per_out = sharded._broadcast_prefix(out_shardings, outs_struct, f"jit({name})", "out")
     # unspecified outputs: laid out as the rule types them (sharding_rules)
     ruled = (
-        sharded.rule_out_shardings(program, in_shardings, mesh, f"jit({name})")
+        sharded.rule_out_shardings(program, typed, mesh, f"jit({name})")
         if any(spec is None for spec in per_out)
         else None
     )
