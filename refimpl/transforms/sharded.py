@@ -44,7 +44,7 @@ from refimpl.sharding import (
     SingleDeviceSharding,
     get_mesh,
 )
-from refimpl.transforms import donation
+from refimpl.transforms import dce, donation
 from refimpl.transforms.block_arrays import BlockArray
 from refimpl.transforms.sharding_rules import output_shardings
 
@@ -523,6 +523,8 @@ class ShardedJit:
         self._flat_plans: dict[Any, Any] = {}
         # called with each new plan (the backend's C++ fast path installs it)
         self._plan_listeners: list[Callable[[Any], None]] = []
+        # id(program) -> (program, which of its inputs it reads): _reads_split
+        self._used_inputs: dict[int, tuple[Any, list[bool]]] = {}
         self._in = in_shardings
         self._out = out_shardings
         self._static = tuple(static_argnums)
@@ -617,6 +619,16 @@ class ShardedJit:
                 )
             given_shardings = leaf_shardings if self._in is not None else [None] * len(dyn_leaves)
             inferred = inferred_shardings(dyn_leaves, given_shardings, where)
+            plain = self._in is None and self._out is None
+            if (
+                inferred is not None
+                and plain
+                and not self._reads_split(arg_list, kwargs, dyn_leaves)
+            ):
+                # JAX 0.10.2 prunes the arguments the program does not read
+                # (keep_unused=False): with no sharded one left, it is the
+                # plain jit, on one device
+                inferred = None
             if inferred is not None:
                 mesh_shardings, typed = inferred
         spmd = self._spmd_runner() if mesh_shardings and not (static or kwargs) else None
@@ -681,6 +693,7 @@ class ShardedJit:
         self._plans.clear()
         self._flat_plans.clear()
         self._spmd_cache.clear()
+        self._used_inputs.clear()
         self._inner.clear_cache()
 
     def _ruled_outputs(
@@ -700,6 +713,19 @@ class ShardedJit:
         if len(program.in_vars) != len(in_shardings) or traced.entry.float0 is not None:
             return None
         return rule_out_shardings(program, in_shardings, mesh, where)
+
+    def _reads_split(self, arg_list: list[Any], kwargs: dict[str, Any], leaves: list[Any]) -> bool:
+        """Whether the program of a call of these arguments reads one of the
+        split arrays (:func:`is_split`) among its input ``leaves`` (dead
+        code aside: ``dce.dce_program``'s used inputs, found once per
+        program)."""
+        program = self._jitted.trace(*arg_list, **kwargs).program
+        if len(program.in_vars) != len(leaves):
+            return True
+        held = self._used_inputs.get(id(program))
+        if held is None or held[0] is not program:
+            held = self._used_inputs[id(program)] = (program, dce.dce_program(program)[1])
+        return any(used and is_split(leaf) for used, leaf in zip(held[1], leaves, strict=True))
 
     def _plan_sink(self, in_tree: Any, args: tuple[Any, ...]) -> Callable[[Any], None]:
         """Where the SPMD route hands the plan of a call like this one."""

@@ -121,6 +121,15 @@ def jit_where_with_numpy(lib, mesh_of):
     return lambda: f(x, np.ones(8, np.float32), lib.numpy.zeros(8, np.float32))
 
 
+def jit_sharded_argument_unread(lib, mesh_of):
+    # JAX prunes unread arguments: none sharded left, the plain jit (one
+    # device); with one output reading it, every output is over the mesh
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    unread = lib.jit(lambda a, b: (b * 2, lib.numpy.ones(3)))
+    read = lib.jit(lambda a, b: (a * 0 + b, lib.numpy.ones(3)))
+    return lambda: (unread(x, np.ones(8, np.float32)), read(x, np.ones(8, np.float32)))
+
+
 def jit_error_where_with_replicated(lib, mesh_of):
     # a value laid out P() over the mesh names it: select's cases disagree
     m = mesh_of((4,), ("x",))
