@@ -391,6 +391,33 @@ def _ad_host_outputs(ns: Any) -> Any:
     ]
 
 
+def _unhashable_statics(ns: Any) -> Any:
+    # JAX 0.10.2: a jnp/lax/nn function that is a jit with static arguments
+    # refuses an unhashable one (ValueError); one that is no jit reads a 0-d
+    # integer array as its int
+    api, jnp, ax = ns.api, ns.np_, np.array(1)
+    x = ns.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    calls = [
+        lambda: jnp.cumsum(x, ax),
+        lambda: jnp.sort(x, axis=[1]),
+        lambda: jnp.median(x, ax),
+        lambda: jnp.linalg.norm(x, axis=ax),
+        lambda: api.nn.log_softmax(x, ax),
+        lambda: ns.lax_.fft(x.astype(np.complex64), "FFT", [4]),
+        lambda: jnp.sum(x, ax),
+        lambda: ns.lax_.cumsum(x, ax),
+        lambda: api.nn.softmax(x, ax),
+    ]
+    seen = []
+    for call in calls:
+        try:
+            call()
+            seen.append("ok")
+        except (TypeError, ValueError) as exc:
+            seen.append(type(exc).__name__)
+    return seen
+
+
 def _default_platform(ns: Any) -> Any:
     # JAX 0.10.2's default_device takes a platform name too
     with ns.api.default_device("cpu"):
@@ -488,6 +515,7 @@ SCRIPTS.update(
         "jitted_function_text": _jitted_function_text,
         "cost_analysis_kinds": _cost_analysis_kinds,
         "ad_primal_outputs_keep_host_values": _ad_host_outputs,
+        "unhashable_static_arguments": _unhashable_statics,
         "tracer_conversion_error_classes": _conversion_error_classes,
         "compiled_call_with_a_strong_argument": _compiled_weak_call,
         "traced_stage_out_avals_and_call": _traced_stage,

@@ -37,7 +37,9 @@ import numpy as np
 
 from refimpl import custom_derivatives, dtypes, lax
 from refimpl import numpy as rnp
+from refimpl._static_args import hashable_statics
 from refimpl.nn import initializers
+from refimpl.primitives.reductions import integer_value
 from refimpl.scipy.special import logsumexp
 from refimpl.scipy.special._common import _inexact
 from refimpl.scipy.special._logarithmic import _log_softmax, _reduction_axes, _softmax
@@ -178,6 +180,7 @@ def gelu(x: Any, approximate: bool = True) -> Any:
     return rnp.multiply(rnp.multiply(0.5, x), lax.erfc(rnp.multiply(rnp.negative(x), sqrt_half)))
 
 
+@hashable_statics("nn.glu", ("axis",))  # a jit with these static in JAX 0.10.2
 def glu(x: Any, axis: int = -1) -> Any:
     x = rnp.asarray(x)
     size = x.shape[axis]
@@ -190,16 +193,19 @@ def glu(x: Any, axis: int = -1) -> Any:
 def softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Any:
     # x - max(x) of a bool is JAX's TypeError, after a bad axis's error
     x = rnp.asarray(x)
+    axis = integer_value(axis)  # a 0-d integer array, as JAX's (no jit: read as an int)
     _reduction_axes("softmax", x.ndim, axis)
     return _softmax(_bool_is_an_error("softmax", x), axis, where)
 
 
+@hashable_statics("nn.log_softmax", ("axis",))  # a jit with these static in JAX 0.10.2
 def log_softmax(x: Any, axis: int | Sequence[int] | None = -1, where: Any = None) -> Any:
     x = rnp.asarray(x)
     _reduction_axes("log_softmax", x.ndim, axis)
     return _log_softmax(_bool_is_an_error("log_softmax", x), axis, where)
 
 
+@hashable_statics("nn.one_hot", ("axis",))  # JAX 0.10.2 jits its body with axis static
 def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> Any:
     if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)):
         raise TypeError(f"one_hot: num_classes must be a concrete int, got {num_classes!r}")
@@ -216,6 +222,7 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> A
     return rnp.astype(rnp.equal(lhs, rhs), dtype)
 
 
+@hashable_statics("nn.standardize", ("axis", "algorithm"))  # a jit with these static in JAX 0.10.2
 def standardize(
     x: Any,
     axis: int | Sequence[int] | None = -1,
@@ -317,6 +324,7 @@ def log1mexp(x: Any) -> Any:
     return _log1mexp(x)
 
 
+@hashable_statics("nn.logmeanexp", ("axis", "keepdims"))  # a jit with these static in JAX 0.10.2
 def logmeanexp(x: Any, axis: Any = None, where: Any = None, keepdims: bool = False) -> Any:
     """``logsumexp(x, axis) - log(n)`` with ``n`` the number of reduced elements."""
     if where is not None:

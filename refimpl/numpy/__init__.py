@@ -14,6 +14,7 @@ from refimpl import dlpack as _dlpack
 from refimpl import extended_arrays as _extended_arrays
 from refimpl import lax as _lax
 from refimpl import sharding as _sharding
+from refimpl._static_args import hashable_statics as _hashable_statics
 from refimpl.backends import fast_functions as _fast_functions
 from refimpl.numpy import (
     _arrangement,
@@ -147,6 +148,14 @@ for _name in _extended_arrays.NUMPY_FUNCTIONS:
 for _name in _jit_boundary.JIT_BOUNDARY:
     if type(globals().get(_name)) is type(_jit_boundary.jit_boundary):
         globals()[_name] = _jit_boundary.jit_boundary(globals()[_name])
+
+# The functions JAX jits with static arguments refuse unhashable ones there
+# (a 0-d NumPy array or a list as axis: JAX's ValueError)
+for _name in _jit_boundary.STATIC_ARGNAMES:
+    if type(globals().get(_name)) is type(_jit_boundary.jit_boundary):
+        globals()[_name] = _hashable_statics(
+            f"numpy.{_name}", _jit_boundary.STATIC_ARGNAMES[_name]
+        )(globals()[_name])
 
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
 # arguments (docs/semantics.md 16.1); the reference backend is unaffected.

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from refimpl import dtypes, lax
+from refimpl._static_args import hashable_statics
 from refimpl.numpy._construct import diagonal as _diagonal
 from refimpl.numpy._creation import asarray, eye
 from refimpl.numpy._linalg import matmul
@@ -475,3 +476,21 @@ __all__ = [
     "solve", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot",
     "vector_norm",
 ]  # fmt: skip
+
+
+# The functions jnp.linalg runs as a jit with static arguments (JAX 0.10.2's
+# static_argnames): an unhashable one is JAX's ValueError (refimpl/_static_args.py)
+_STATIC_ARGNAMES = {
+    "cholesky": ("upper", "symmetrize_input"),
+    "cond": ("p",),
+    "eigh": ("UPLO", "symmetrize_input"),
+    "eigvalsh": ("UPLO", "symmetrize_input"),
+    "matrix_power": ("n",),
+    "matrix_rank": ("hermitian",),
+    "norm": ("ord", "axis", "keepdims"),
+    "qr": ("mode",),
+    "slogdet": ("method",),
+    "svd": ("full_matrices", "compute_uv", "hermitian", "subset_by_index"),
+}
+for _name, _static in _STATIC_ARGNAMES.items():
+    globals()[_name] = hashable_statics(f"numpy.linalg.{_name}", _static)(globals()[_name])

@@ -174,7 +174,7 @@ def _cumlogsumexp_lowering(ctx, x, *, axis: int, reverse: bool):
 
 def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     """Inclusive ``log(cumsum(exp(operand)))`` along ``axis``, computed stably."""
-    return cumlogsumexp_p.bind(operand, axis=axis, reverse=bool(reverse))
+    return cumlogsumexp_p.bind(operand, axis=reductions.integer_value(axis), reverse=bool(reverse))
 
 
 __all__ = [

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, tracing
+from refimpl._static_args import hashable_statics
 from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers, batch_rules, elementwise, structural
 from refimpl.primitives import elementwise as ew
@@ -174,6 +175,7 @@ def _fft_transpose(ct, x, *, fft_type: str, fft_lengths: tuple[int, ...]):
     return [ew.mul(conj(half), scale)]
 
 
+@hashable_statics("lax.fft", ("fft_type", "fft_lengths"))  # JAX 0.10.2: a jit, these static
 def fft(x: Any, fft_type: str, fft_lengths: Any) -> Any:
     """``lax.fft``: see the module docstring (``fft_type`` a string)."""
     kind = fft_type.name if isinstance(fft_type, FftType) else fft_type

@@ -1163,9 +1163,18 @@ def argmin(operand: Any, axis: int, index_dtype: Any = np.int32) -> Any:
     return argmin_p.bind(operand, **_arg_params("argmin", axis, index_dtype))
 
 
+def integer_value(value: Any) -> Any:
+    """A 0-d integer NumPy array as its int (JAX 0.10.2's lax functions that
+    are no jit read ``int(axis)``); anything else unchanged, for the
+    primitive's own check."""
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iu":
+        return int(value)
+    return value
+
+
 def _cumulative_fn(prim: Primitive) -> Callable[..., Any]:
     def fn(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
-        return prim.bind(operand, axis=axis, reverse=bool(reverse))
+        return prim.bind(operand, axis=integer_value(axis), reverse=bool(reverse))
 
     fn.__name__ = prim.name
     fn.__doc__ = (

@@ -1016,6 +1016,54 @@ def _(L):
     )
 
 
+def _outcomes(calls):
+    """Each thunk's outcome: 'ok' or the class of what it raised."""
+    seen = []
+    for call in calls:
+        try:
+            call()
+            seen.append("ok")
+        except Exception as error:  # noqa: BLE001 - the class is compared
+            seen.append(type(error).__name__)
+    return tuple(seen)
+
+
+@case("left/unhashable_static_arguments")
+def _(L):
+    # lax_numpy_test / lax_test: the functions JAX 0.10.2 runs as a jit with
+    # static arguments refuse an unhashable one (a 0-d NumPy array or a list
+    # as axis: ValueError); the ones that are no jit read a 0-d integer array
+    # as its int (sum, take, flip, lax.cumsum, nn.softmax)
+    jnp, ax = L.jnp, np.array(1)
+    x = L.jnp.asarray(np.arange(12, dtype=F32).reshape(3, 4))
+    return _outcomes(
+        [
+            lambda: jnp.cumsum(x, ax),
+            lambda: jnp.cumsum(x, axis=[1]),
+            lambda: jnp.sort(x, ax),
+            lambda: jnp.argsort(x, axis=ax),
+            lambda: jnp.swapaxes(x, ax, 0),
+            lambda: jnp.diagonal(x, 0, ax, 0),
+            lambda: jnp.quantile(x, 0.5, axis=ax),
+            lambda: jnp.diff(x, axis=ax),
+            lambda: jnp.median(x, ax),
+            lambda: jnp.take_along_axis(x, np.zeros((3, 1), np.int32), ax),
+            lambda: jnp.rot90(x, 1, [0, 1]),
+            lambda: jnp.linalg.norm(x, axis=ax),
+            lambda: L.jax.nn.log_softmax(x, ax),
+            lambda: L.jax.nn.one_hot(np.array([1, 2]), 3, axis=np.array(0)),
+            lambda: L.lax.fft(x.astype(np.complex64), "FFT", [4]),
+            lambda: jnp.sum(x, ax),
+            lambda: jnp.take(x, 0, ax),
+            lambda: jnp.flip(x, ax),
+            lambda: L.lax.cumsum(x, ax),
+            lambda: L.lax.cumlogsumexp(x, ax),
+            lambda: L.jax.nn.softmax(x, ax),
+            lambda: jnp.cumsum(x, np.int64(1)),
+        ]
+    )
+
+
 # --- the comparison -----------------------------------------------------------------------------
 
 
