@@ -418,6 +418,12 @@ def _unhashable_statics(ns: Any) -> Any:
     return seen
 
 
+def _eye_numpy_integer_k(ns: Any) -> Any:
+    # JAX 0.10.2 (x64 off): a NumPy integer k wraps to int32, a Python int is exact
+    ks = (np.int64(2**40), np.int64(2**32 + 1), np.uint64(2**33 + 1), 2**40)
+    return [ns.np_.eye(3, 4, k=k) for k in ks]
+
+
 def _default_platform(ns: Any) -> Any:
     # JAX 0.10.2's default_device takes a platform name too
     with ns.api.default_device("cpu"):
@@ -516,6 +522,8 @@ SCRIPTS.update(
         "cost_analysis_kinds": _cost_analysis_kinds,
         "ad_primal_outputs_keep_host_values": _ad_host_outputs,
         "unhashable_static_arguments": _unhashable_statics,
+        "eye_of_a_numpy_integer_k": _eye_numpy_integer_k,
+        "prng_key_of_none": lambda ns: ns.capture(ns.api.random.PRNGKey, None),
         "tracer_conversion_error_classes": _conversion_error_classes,
         "compiled_call_with_a_strong_argument": _compiled_weak_call,
         "traced_stage_out_avals_and_call": _traced_stage,

@@ -595,6 +595,11 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None) -> Ar
     n = _concrete_int("eye", "N", N)
     m = n if M is None else _concrete_int("eye", "M", M)
     dtype = dtypes.weak_default_dtype("f") if dtype is None else canonical_dtype("eye", dtype)
+    if isinstance(k, (np.integer, np.ndarray)) and np.asarray(k).dtype.kind in "iu":
+        # JAX 0.10.2 makes a NumPy integer k an array of the canonical integer
+        # type first: with x64 off an int64 wraps to int32 (2**40 -> 0, the
+        # identity); a Python int is taken exactly
+        k = np.asarray(k).astype(dtypes.canonicalize_dtype(np.int64))[()]
     rows = lax.broadcasted_iota(np.int32, (n, m), 0)
     cols = lax.broadcasted_iota(np.int32, (n, m), 1)
     on_diagonal = lax.eq(lax.add(rows, diagonal_offset("eye", k, n, m)), cols)

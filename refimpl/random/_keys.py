@@ -834,6 +834,8 @@ def _seed_data(name: str, seed: Any) -> Any:
         raise TypeError(f"{name}: seed must be an integer, got a key array")
     if isinstance(seed, np.bool_):
         raise TypeError(f"{name}: seed must be an integer, got {seed!r}")
+    if seed is None:  # JAX 0.10.2 converts the seed with jnp.asarray first: its words
+        raise ValueError(f"{name}: None is not a valid value for jnp.array (the seed)")
     # a Python bool is a Python int (JAX 0.10.2: PRNGKey(True) is PRNGKey(1)
     # eagerly; under jit it is a bool array, the dtype error below)
     if isinstance(seed, int):

@@ -1064,6 +1064,31 @@ def _(L):
     )
 
 
+@case("left/eye_of_a_numpy_integer_k")
+def _(L):
+    # lax_numpy_test: JAX 0.10.2 makes a NumPy integer k an array of the
+    # canonical integer type (x64 off: an int64 wraps to int32, so
+    # np.int64(2**40) is the main diagonal); a Python int is exact (zeros)
+    ks = (np.int64(2**40), np.int64(2**32 + 1), np.int64(-(2**32) + 2), np.uint64(2**33 + 1))
+    return (
+        *(L.jnp.eye(3, 4, k=k) for k in ks),
+        L.jnp.eye(3, 4, k=np.array(2**40)),
+        L.jnp.eye(3, 4, k=2**40),
+        L.jnp.eye(3, 4, k=np.int32(1)),
+    )
+
+
+@case("left/prng_key_of_none", words="None is not a valid value for jnp.array")
+def _(L):
+    # random_test: a None seed is jnp.asarray's ValueError
+    return L.random.PRNGKey(None)
+
+
+@case("left/key_of_none", words="None is not a valid value for jnp.array")
+def _(L):
+    return L.random.key(None)
+
+
 # --- the comparison -----------------------------------------------------------------------------
 
 
