@@ -5,7 +5,12 @@ with the same shardings, and the transfer count of sharded outputs fed back.
 
 Rows: an elementwise step ``x -> sin(x) * 2 + x`` on ``P('x')`` over a 1-D
 mesh of 4, and a matmul ``(a @ b)`` on a 2x2 mesh (``P('a', 'b')`` times
-``P('b', None)``, result ``P('a', 'b')``), small inputs. Both libraries feed
+``P('b', None)``, result ``P('a', 'b')``), small inputs. The "plain jit, own
+shardings" rows are the users' path: the same programs under ``jit(f)``
+with no shardings, called with the arrays as laid out (each argument's own
+sharding is its in_sharding; the output is laid out as the sharding rule
+types it in refimpl, as XLA's propagation chooses in JAX on these Auto
+axes) and fed their own output back. Both libraries feed
 their previous output back (already laid out on the devices); calls
 alternate in blocks within one run; every call waits for its result;
 medians and the best block are reported. Goal (issue 33): refimpl <= 0.75 x
@@ -33,17 +38,23 @@ import numpy as np
 GOAL = 0.75
 
 
+ROWS = ("elementwise 1-D", "matmul 2x2", "plain jit elementwise 1-D", "plain jit matmul 2x2")
+
+
 def _setup(lib, mesh_of, row: str):
     ns, p = lib.sharding.NamedSharding, lib.sharding.PartitionSpec
-    if row == "elementwise 1-D":
+    plain = row.startswith("plain jit")  # jit(f): no shardings, the arguments' own
+    if row.endswith("elementwise 1-D"):
         m = mesh_of((4,), ("x",))
         s = ns(m, p("x"))
-        f = lib.jit(lambda x: lib.numpy.sin(x) * 2 + x, in_shardings=s, out_shardings=s)
+        kw = {} if plain else {"in_shardings": s, "out_shardings": s}
+        f = lib.jit(lambda x: lib.numpy.sin(x) * 2 + x, **kw)
         x = lib.device_put(np.linspace(0, 1, 64, dtype=np.float32), s)
         return (lambda v: f(v)), x, f
     m = mesh_of((2, 2), ("a", "b"))
     sa, sb = ns(m, p("a", "b")), ns(m, p("b", None))
-    f = lib.jit(lambda a, b: (a @ b) * 0.5, in_shardings=(sa, sb), out_shardings=sa)
+    kw = {} if plain else {"in_shardings": (sa, sb), "out_shardings": sa}
+    f = lib.jit(lambda a, b: (a @ b) * 0.5, **kw)
     a = lib.device_put(np.eye(8, dtype=np.float32), sa)
     b = lib.device_put(np.eye(8, dtype=np.float32), sb)
     return (lambda v: f(v, b)), a, f
@@ -58,9 +69,21 @@ def _per_call_us(step, x, calls: int):
 
 
 def _cpp_hits(f) -> int:
-    """Calls of refimpl's jitted ``f`` that ran in C++ so far (0 without the fast path)."""
-    stats = getattr(f, "_fast_stats", None)
+    """Calls of refimpl's jitted ``f`` that ran in C++ so far (0 without the fast path).
+    A plain ``jit(f)`` called with sharded arguments runs them through its jit over
+    the arguments' mesh (``Jitted._over_mesh``, made on the first sharded call), whose
+    C++ path counts them (the plain jit's own C++ path serves unsharded calls)."""
+    over_mesh = getattr(f, "_sharded", None)  # (pjrt: f is the C++ FastJitted)
+    stats = getattr(over_mesh if over_mesh is not None else f, "_fast_stats", None)
     return stats()["hits"] if stats is not None else 0
+
+
+def _spec(x) -> str:
+    """The output's layout as its PartitionSpec, trailing Nones dropped."""
+    spec = list(x.sharding.spec)
+    while spec and spec[-1] is None:
+        spec.pop()
+    return "P(" + ", ".join(repr(e) for e in spec) + ")"
 
 
 def main() -> None:
@@ -89,7 +112,7 @@ def main() -> None:
         return rs.Mesh(devices.reshape(shape), names, axis_types=rs.AxisType.Auto)
 
     results = []
-    for row in ("elementwise 1-D", "matmul 2x2"):
+    for row in ROWS:
         ri_step, ri_x, ri_f = _setup(ri, ri_mesh, row)
         jax_step, jax_x, _ = _setup(jax, jax_mesh, row)
         for _ in range(20):  # compile and warm both
@@ -114,6 +137,8 @@ def main() -> None:
             "fed_back_transfers": transfers,
             "cpp_hits": hits,
             "calls": args.blocks * args.calls,
+            "refimpl_out_spec": _spec(ri_x),
+            "jax_out_spec": _spec(jax_x),
         })  # fmt: skip
     if args.json:
         print(json.dumps(results, indent=1))
@@ -121,10 +146,11 @@ def main() -> None:
     for r in results:
         verdict = "meets" if r["ratio"] <= GOAL else "misses"
         print(
-            f"{r['row']:>16}: refimpl {r['refimpl_us']:8.1f} us  jax {r['jax_us']:8.1f} us  "
+            f"{r['row']:>26}: refimpl {r['refimpl_us']:8.1f} us  jax {r['jax_us']:8.1f} us  "
             f"ratio {r['ratio']:.3f} (best blocks {r['best_ratio']:.3f}; {verdict} the "
             f"{GOAL} goal)  over {r['calls']} fed-back calls: {r['fed_back_transfers']} "
-            f"transfers, {r['cpp_hits']} C++ hits"
+            f"transfers, {r['cpp_hits']} C++ hits; output {r['refimpl_out_spec']} "
+            f"(jax {r['jax_out_spec']})"
         )
 
 
