@@ -214,7 +214,10 @@ class Array(metaclass=abc.ABCMeta):
         return (self[i] for i in range(self.shape[0]))
 
     def __repr__(self) -> str:
-        body = np.array2string(self._value(), separator=", ", prefix="Array(")
+        if self.size == 0:  # as JAX 0.10.2 (and NumPy): an empty array names its shape
+            body = f"[], shape={tuple(self.shape)}"
+        else:
+            body = np.array2string(self._value(), separator=", ", prefix="Array(")
         weak = ", weak_type=True" if self.weak_type else ""
         return f"Array({body}, dtype={self.dtype.name}{weak})"
 

@@ -177,7 +177,11 @@ class AbstractRef:
         return f"Ref{{{self.inner.str_short()}}}"
 
     def __str__(self) -> str:
-        return self.str_short()
+        # JAX 0.10.2's str and repr of a Ref type (jax.typeof(ref)) spell the
+        # dtype out, Ref{float32[3]}; listings keep the short form (str_short)
+        return f"Ref{{{self.inner}}}"
+
+    __repr__ = __str__
 
 
 _var_ids = itertools.count()

@@ -524,6 +524,12 @@ SCRIPTS.update(
         "unhashable_static_arguments": _unhashable_statics,
         "eye_of_a_numpy_integer_k": _eye_numpy_integer_k,
         "prng_key_of_none": lambda ns: ns.capture(ns.api.random.PRNGKey, None),
+        "ref_type_and_empty_array_texts": lambda ns: [
+            str(ns.api.typeof(ns.api.new_ref(ns.api.numpy.ones(3)))),
+            repr(ns.api.typeof(ns.api.new_ref(ns.api.numpy.ones(3)))),
+            repr(ns.api.numpy.zeros((0, 3))),
+            repr(ns.api.numpy.zeros((2, 0), np.int32)),
+        ],
         "tracer_conversion_error_classes": _conversion_error_classes,
         "compiled_call_with_a_strong_argument": _compiled_weak_call,
         "traced_stage_out_avals_and_call": _traced_stage,

@@ -1089,6 +1089,15 @@ def _(L):
     return L.random.key(None)
 
 
+@case("left/type_and_array_texts")
+def _(L):
+    # api_test / mutable_array_test: a Ref type prints with the dtype spelled
+    # out (str and repr: Ref{float32[3]}); an empty array's repr names its shape
+    ref_type = L.jax.typeof(L.jax.new_ref(L.jnp.ones(3)))
+    empties = (np.zeros((0, 3), F32), np.zeros((2, 0), np.int32), np.zeros(0, F32))
+    return (str(ref_type), repr(ref_type), *(repr(L.jnp.asarray(e)) for e in empties))
+
+
 # --- the comparison -----------------------------------------------------------------------------
 
 
