@@ -661,7 +661,7 @@ class ShardedJit:
                 leaves, tree = tree_util.tree_flatten(arg_list[i])
                 if any(map(is_split, leaves)):
                     if donate:
-                        donated_arrays += [v for v in leaves if isinstance(v, MeshArray)]
+                        donated_arrays += [v for v in leaves if is_split(v)]  # pmap's too
                     arg_list[i] = tree.unflatten([_global(v) for v in leaves])
         out = self._inner(*arg_list, **kwargs)
         for array in donated_arrays:
