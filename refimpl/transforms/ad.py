@@ -34,10 +34,11 @@ from typing import Any
 import numpy as np
 
 from refimpl import backends, dtypes, tracing, tree_util
-from refimpl.core import AbstractRef, Literal, Program, ShapedArray
+from refimpl.core import AbstractRef, Literal, Program, ShapedArray, Var
 from refimpl.primitives import elementwise, ref_context, rule_context, structural
 from refimpl.primitives.elementwise import add_p, convert_element_type_p
 from refimpl.primitives.structural import broadcast_in_dim_p
+from refimpl.sharding import AxisType, NamedSharding, PartitionSpec
 from refimpl.traceback_util import api_boundary
 from refimpl.tracing import Builder, Trace, Tracer, TypedScalar, new_main
 from refimpl.transforms.ad_util import (
@@ -48,6 +49,8 @@ from refimpl.transforms.ad_util import (
 )
 from refimpl.transforms.batching import BatchTracer, vmap
 from refimpl.transforms.dce import dce_program
+from refimpl.transforms.jit import _scalars_on_mesh
+from refimpl.transforms.sharded import MeshArray, is_split, put_sharded
 
 # --- forward mode ------------------------------------------------------------------------
 
@@ -266,6 +269,25 @@ def tangents_typed_as_primals(value: Any) -> Any:
 # --- linearize ------------------------------------------------------------------------------
 
 
+class _LinearBuilder(Builder):
+    """The builder of a linear program (``linearize_flat``). A concrete
+    sharded array its equations use (a residual of an eager linearization:
+    ``2 * x`` in the tangent of ``x ** 2``) becomes a residual *input*, passed
+    as it is, instead of a NumPy constant: the backward (or forward) pass then
+    applies its eager operations to the sharded array over its mesh, as JAX
+    0.10.2 (whose residuals are its arrays), rather than to a gathered copy
+    on one device (docs/semantics.md, "Sharding")."""
+
+    def _add_const(self, value: Any, aval: ShapedArray) -> Any:
+        if not is_split(value):
+            return super()._add_const(value, aval)
+        key = id(value)
+        if key not in self._capture_vars:
+            self._capture_vars[key] = Var(aval)
+            self.captured.append(value)  # kept alive by the list: ids stay unique
+        return self._capture_vars[key]
+
+
 class Linearized:
     """The result of linearizing a flat function at a point.
 
@@ -300,7 +322,7 @@ def linearize_flat(
     output tangents. The output tangents take their primals' weak types,
     unless ``own_types`` (see :func:`jvp_program`).
     """
-    builder = Builder("linearize")
+    builder = _LinearBuilder("linearize")
     with new_main(builder):
         tangents_in = []
         for p, nz in zip(primals, in_nonzero, strict=True):
@@ -471,6 +493,38 @@ def _input_tangent(primal: Any, tangent: Any) -> Any:
     return tangent
 
 
+def _cotangent_layout(primal: Any) -> Any:
+    """Where the cotangent of the argument leaf ``primal`` lives: None for an
+    unsharded one; for a sharded array (``is_split``), its own sharding on a
+    mesh with Explicit axes (JAX 0.10.2 types a cotangent as its primal, and
+    an Explicit sharding is part of the type), else P() over its mesh -- the
+    layout a cotangent the backward pass computed off the mesh gets (Auto
+    axes: JAX's eager backward operations run over the mesh and keep
+    whatever layout they compute)."""
+    if not is_split(primal):
+        return None
+    sharding = primal.sharding
+    mesh = sharding.mesh
+    if AxisType.Explicit in mesh.axis_types:  # spelled as JAX types it: one entry per axis
+        spec = tuple(sharding.spec) + (None,) * (primal.ndim - len(sharding.spec))
+        return NamedSharding(mesh, PartitionSpec(*spec))
+    return NamedSharding(mesh, PartitionSpec())
+
+
+def _laid_out(ct: Any, layout: Any) -> Any:
+    """The cotangent ``ct`` of an argument leaf laid out as
+    :func:`_cotangent_layout` says (``layout`` None: unchanged)."""
+    if layout is None or isinstance(ct, Tracer) or type(ct) is Zero:
+        return ct
+    explicit = AxisType.Explicit in layout.mesh.axis_types
+    if is_split(ct) and not explicit:
+        return ct  # Auto axes: a cotangent already over the mesh keeps its layout
+    if isinstance(ct, MeshArray) and ct.sharding == layout:
+        # the same blocks; only the spec's spelling (P() vs P(None, None)) differs
+        return MeshArray(list(ct._shards), layout, ct.aval)
+    return put_sharded(ct, layout)
+
+
 def _output_tangent(tangent: Any) -> Any:
     """A tangent for the user: zeros instantiated (float0 for integer primals)."""
     if type(tangent) is Zero:
@@ -638,6 +692,7 @@ class _Pullback:
         self.in_tree = in_tree
         avals = [tracing.get_aval(x, "vjp", 0) for x in in_leaves]
         self.in_avals = [a if type(a) is AbstractRef else tangent_aval(a) for a in avals]
+        self.in_layouts = [_cotangent_layout(x) for x in in_leaves]
         self.out_tree = out_tree
 
     def __call__(self, residuals: list, ct: Any) -> tuple[Any, ...]:
@@ -688,7 +743,10 @@ class _Pullback:
                     f"vjp: Expected cotangent type Ref{{{inner}}} but got {inner}: primal "
                     f"leaf {i} is a mutable array reference, which has no cotangent"
                 )
-            grads.append(_output_tangent(next(cts)) if nz else zeros_like_aval(aval))
+            if nz:
+                grads.append(_laid_out(_output_tangent(next(cts)), self.in_layouts[i]))
+            else:
+                grads.append(zeros_like_aval(aval))
         return extended_cotangents(tu, tu.tree_unflatten(self.in_tree, grads))
 
 
@@ -1067,7 +1125,8 @@ def _value_and_grad(
         grads = []
         for leaf, nz in zip(leaves, nonzero, strict=True):
             aval = tangent_aval(tracing.get_aval(leaf, name, 0))
-            grads.append(_output_tangent(next(cts)) if nz else zeros_like_aval(aval))
+            g = _output_tangent(next(cts)) if nz else zeros_like_aval(aval)
+            grads.append(_laid_out(g, _cotangent_layout(leaf)) if nz else g)
         grad_tree = extended_cotangents(tu, tu.tree_unflatten(in_tree, grads))
         g = grad_tree if isinstance(argnums, (tuple, list)) else grad_tree[0]
         if has_aux:
@@ -1082,8 +1141,14 @@ def _value_and_grad(
 def _on_device_of(ct: Any, value: Any) -> Any:
     """The output cotangent seed placed where the (concrete) output lives, so
     an eager backward pass runs on the output's backend and device."""
+    if type(ct) is Zero or isinstance(value, Tracer):
+        return ct
+    if is_split(value):  # over the output's mesh, laid out as it
+        if type(ct) is TypedScalar:  # grad's seed: replicated once and kept, no transfer per call
+            return _scalars_on_mesh((value, ct))[1]
+        return put_sharded(ct, value.sharding)
     device = getattr(value, "device", None)
-    if type(ct) is Zero or isinstance(value, Tracer) or device is None or callable(device):
+    if device is None or callable(device):
         return ct
     if isinstance(value, (np.ndarray, np.generic)):  # NumPy's ``device`` is the string "cpu"
         return ct
