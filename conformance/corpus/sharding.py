@@ -463,6 +463,28 @@ def _inferred_cases() -> Iterator[Case]:
     yield _case("eager/2d", eager_2d, lambda: [X44 - 1, X44.sum(1),
                 columns, _oracle_layout((4,), "2d", ())])  # fmt: skip
 
+    def eager_grad_1d(api: Any, L: Any) -> Any:
+        # eager AD keeps the mesh: the gradient typed as its primal (JAX
+        # 0.10.2 needs set_mesh for an eager backward pass over Explicit axes)
+        mesh = _explicit_mesh(api, "1d")
+        x = api.device_put(X8, _ns(api, mesh, "x"))
+        with api.set_mesh(mesh):
+            value, g = api.value_and_grad(lambda v: (v**2).sum())(x)
+            return value, g, api.grad(lambda v: (v * 3.0).sum())(x)
+
+    yield _case("eager_ad/grad_1d", eager_grad_1d, lambda: [(X8**2).sum(), 2 * X8,
+                np.full(8, 3.0, np.float32), whole, split, split])  # fmt: skip
+
+    def eager_vjp_jvp_2d(api: Any, L: Any) -> Any:
+        mesh = _explicit_mesh(api, "2d")
+        a = api.device_put(X44, _ns(api, mesh, None, "b"))
+        with api.set_mesh(mesh):
+            (ct,) = api.vjp(api.numpy.sin, a)[1](api.numpy.ones_like(a))
+            return ct, api.jvp(lambda v: v * v, (a,), (a,))
+
+    yield _case("eager_ad/vjp_jvp_2d", eager_vjp_jvp_2d, lambda: [np.cos(X44), X44 * X44,
+                2 * X44 * X44, columns, columns, columns])  # fmt: skip
+
     def two_meshes(api: Any, L: Any) -> Any:
         x = api.device_put(X8, _ns(api, _explicit_mesh(api, "1d"), "x"))
         y = api.device_put(X8, _ns(api, _explicit_mesh(api, "2d"), "a"))
