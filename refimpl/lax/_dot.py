@@ -28,7 +28,9 @@ def dot(
                 f"got lhs_shape={ls} rhs_shape={rs}"
             )
         dimension_numbers = (((len(ls) - 1,), (0,)), ((), ()))
-    return linalg.dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type)
+    return linalg.dot_general(
+        lhs, rhs, dimension_numbers, precision, preferred_element_type, out_sharding=out_sharding
+    )
 
 
 def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:

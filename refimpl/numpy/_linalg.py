@@ -30,7 +30,15 @@ def _preferred(fn_name: str, preferred_element_type: Any) -> np.dtype | None:
     return canonical_dtype(fn_name, preferred_element_type)
 
 
-def _contract(fn_name: str, a: Any, b: Any, dims: Any, precision: Any, preferred: Any) -> Any:
+def _contract(
+    fn_name: str,
+    a: Any,
+    b: Any,
+    dims: Any,
+    precision: Any,
+    preferred: Any,
+    out_sharding: Any = None,
+) -> Any:
     """``dot_general`` with a ``fn_name``-level error for mismatched contractions."""
     (a_contract, b_contract), _ = dims
     a_shape, b_shape = aval_of(a, fn_name, 0).shape, aval_of(b, fn_name, 1).shape
@@ -39,7 +47,9 @@ def _contract(fn_name: str, a: Any, b: Any, dims: Any, precision: Any, preferred
             f"{fn_name}: contracting dimensions must have the same size, got operand "
             f"shapes {a_shape} and {b_shape}"
         )
-    return lax.dot_general(a, b, dims, precision=precision, preferred_element_type=preferred)
+    return lax.dot_general(
+        a, b, dims, precision=precision, preferred_element_type=preferred, out_sharding=out_sharding
+    )
 
 
 # --- dot and matmul --------------------------------------------------------------------
@@ -51,20 +61,24 @@ def dot(
     *,
     precision: Any = None,
     preferred_element_type: Any = None,
+    out_sharding: Any = None,
 ) -> Array:
     """NumPy's ``dot``: a product with a scalar; the inner product of vectors;
     otherwise the sum over ``a``'s last axis and ``b``'s second-to-last (its
     only, if ``b`` is a vector). Result shape ``a.shape[:-1] + b.shape[:-2] +
-    b.shape[-1:]``."""
+    b.shape[-1:]``. ``out_sharding``: the result's sharding over a mesh (see
+    ``lax.dot_general``)."""
     a, b = promote_dtypes("dot", a, b)
     preferred = _preferred("dot", preferred_element_type)
     a_ndim, b_ndim = aval_of(a, "dot", 0).ndim, aval_of(b, "dot", 1).ndim
     if a_ndim == 0 or b_ndim == 0:
+        if out_sharding is not None:
+            raise NotImplementedError("dot: out_sharding with a scalar operand")
         product = multiply(a, b)
         return product if preferred is None else lax.convert_element_type(product, preferred)
     b_axis = 0 if b_ndim == 1 else b_ndim - 2
     dims = (((a_ndim - 1,), (b_axis,)), ((), ()))
-    return _contract("dot", a, b, dims, precision, preferred)
+    return _contract("dot", a, b, dims, precision, preferred, out_sharding)
 
 
 def matmul(
@@ -73,10 +87,14 @@ def matmul(
     *,
     precision: Any = None,
     preferred_element_type: Any = None,
+    out_sharding: Any = None,
 ) -> Array:
     """NumPy's ``matmul`` (``a @ b``): matrix products over the last two axes,
     with the leading (batch) axes broadcast. A 1-D ``a`` is a row vector and a
-    1-D ``b`` a column vector; their added axis is removed again."""
+    1-D ``b`` a column vector; their added axis is removed again.
+    ``out_sharding``: the result's sharding over a mesh (see
+    ``lax.dot_general``), of the result's rank; matmul of a vector takes
+    none (NotImplementedError)."""
     a, b = promote_dtypes("matmul", a, b)
     preferred = _preferred("matmul", preferred_element_type)
     a_shape, b_shape = aval_of(a, "matmul", 0).shape, aval_of(b, "matmul", 1).shape
@@ -99,7 +117,9 @@ def matmul(
     b = broadcast_to(b, batch + b_shape[-2:])
     nb = len(batch)
     dims = (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
-    result = _contract("matmul", a, b, dims, precision, preferred)
+    if out_sharding is not None and (a_vector or b_vector):
+        raise NotImplementedError("matmul: out_sharding with a vector operand")
+    result = _contract("matmul", a, b, dims, precision, preferred, out_sharding)
     squeezed = ((nb,) if a_vector else ()) + ((nb + 1,) if b_vector else ())
     return lax.squeeze(result, squeezed) if squeezed else result
 

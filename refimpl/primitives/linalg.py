@@ -38,6 +38,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from refimpl import dtypes, tracing
+from refimpl import sharding as sharding_types
 from refimpl.core import ShapedArray
 from refimpl.errors import ShapeIndexError
 from refimpl.primitives import ad_helpers, batch_rules, dot_algorithms, structural
@@ -280,6 +281,41 @@ def _contraction_lowering(ctx, lhs, rhs, emit):
 dot_general_p = Primitive("dot_general")
 
 
+class AsPrimal:
+    """The ``out_sharding`` of a dot_general that a transpose rule emits for a
+    cotangent: typed as its primal is typed. JAX 0.10.2's transpose rules pass
+    the primal operand's sharding (``x.aval.sharding``); refimpl's avals carry
+    no sharding, so this marker stands for it and the sharding rule
+    (transforms/sharding_rules.py) types the product from its operands: batch
+    and free axes keep their entries, and a contracted axis split on both
+    sides is summed over that mesh axis (unsplit in the result). With the
+    cotangent laid out as the forward product was, that is the primal's own
+    layout (its free axes are the cotangent's, its contracted axes were
+    unsplit for the forward product to type); docs/sharding_rules.md,
+    "Gradients". No effect on values; every other rule ignores it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "AsPrimal"
+
+    def __reduce__(self) -> str:
+        return "AS_PRIMAL"
+
+
+AS_PRIMAL = AsPrimal()
+
+
+def _dot_params(precision: Any, preferred_element_type: Any, out_sharding: Any) -> dict:
+    """A dot_general's params; ``out_sharding`` only when one is given, so
+    the equations of programs without one read as before (and as JAX prints
+    them)."""
+    params = {"precision": precision, "preferred_element_type": preferred_element_type}
+    if out_sharding is not None:
+        params["out_sharding"] = out_sharding
+    return params
+
+
 DotDims = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]]
 
 
@@ -376,6 +412,7 @@ def _dot_general_abstract_eval(
     dimension_numbers: DotDims,
     precision: Any,
     preferred_element_type: np.dtype | None,
+    out_sharding: Any = None,
 ) -> ShapedArray:
     """Output dims: batch dims, then lhs free dims, then rhs free dims (XLA order)."""
     dims = canonical_dot_dims(dimension_numbers)
@@ -407,6 +444,7 @@ def _dot_general_impl(
     dimension_numbers: DotDims,
     precision: Any,
     preferred_element_type: np.dtype | None,
+    out_sharding: Any = None,
 ) -> np.ndarray:
     """Lay both operands out as (batch, free, contracted) matrices, matmul, reshape."""
     if dot_algorithms.is_algorithm(precision):
@@ -483,7 +521,8 @@ def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans=Fal
     x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
     layout = list(x_batch) + x_kept + x_contract_by_y
     swapped_layout = list(x_batch) + x_contract_by_y + x_kept
-    params = {"precision": precision, "preferred_element_type": None}
+    # typed as x is (JAX passes x's sharding): the marker stands for it
+    params = _dot_params(precision, None, AS_PRIMAL)
     if layout != sorted(layout) and swapped_layout == sorted(swapped_layout):
         # dot_general(y, ct) is already in x's layout: no transpose. JAX
         # always contracts (ct, y) and transposes; for ``x @ w`` that is
@@ -506,7 +545,9 @@ def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans=Fal
 
 
 @dot_general_p.def_transpose
-def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
+def _dot_general_transpose(
+    ct, lhs, rhs, *, dimension_numbers, precision, preferred_element_type, out_sharding=None
+):
     lhs_linear = isinstance(lhs, ad_helpers.UndefinedPrimal)
     rhs_linear = isinstance(rhs, ad_helpers.UndefinedPrimal)
     if lhs_linear == rhs_linear:
@@ -530,18 +571,26 @@ def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, precision, prefer
 
 
 @dot_general_p.def_batch
-def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_element_type):
+def _dot_general_batch(
+    args, dims, *, dimension_numbers, precision, preferred_element_type, out_sharding=None
+):
     """Both batched: the batch axes become one more (leading) dot batch dim.
     One batched: its batch axis is a free dim, found in the result after the
-    dot batch dims and the free dims that precede it."""
+    dot batch dims and the free dims that precede it. A given ``out_sharding``
+    gains an unsplit entry for the batch axis (JAX: None there)."""
     (lhs, rhs), (lbd, rbd) = args, dims
     (lc, rc), (lb, rb) = dimension_numbers
-    params = {"precision": precision, "preferred_element_type": preferred_element_type}
+
+    def bind(new_dims, out_bd):
+        sharding = _with_unsplit_axis(out_sharding, out_bd)
+        params = _dot_params(precision, preferred_element_type, sharding)
+        return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), out_bd
+
     if lbd is not None and rbd is not None:
         lhs, rhs = batch_rules.moveaxis(lhs, lbd, 0), batch_rules.moveaxis(rhs, rbd, 0)
         shift = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
         new_dims = ((shift(lc), shift(rc)), ((0, *shift(lb)), (0, *shift(rb))))
-        return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), 0
+        return bind(new_dims, 0)
     if lbd is not None:
         lc2, lb2 = batch_rules.shift_dims(lc, lbd), batch_rules.shift_dims(lb, lbd)
         new_dims = ((lc2, rc), (lb2, rb))
@@ -553,14 +602,25 @@ def _dot_general_batch(args, dims, *, dimension_numbers, precision, preferred_el
         lhs_free = _free_dims(batch_rules.ndim_of(lhs), lc, lb)
         free = _free_dims(batch_rules.ndim_of(rhs), rc2, rb2)
         out_bd = len(lb) + len(lhs_free) + free.index(rbd)
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=new_dims, **params), out_bd
+    return bind(new_dims, out_bd)
+
+
+def _with_unsplit_axis(out_sharding: Any, axis: int) -> Any:
+    """``out_sharding`` (a NamedSharding) with an unsplit entry inserted at ``axis``."""
+    if not isinstance(out_sharding, sharding_types.NamedSharding):
+        return out_sharding  # None or AS_PRIMAL (no axis entries)
+    spec = list(out_sharding.spec) + [None] * (axis - len(out_sharding.spec))
+    spec.insert(axis, None)
+    return sharding_types.NamedSharding(out_sharding.mesh, sharding_types.PartitionSpec(*spec))
 
 
 # --- dot_general: mask
 
 
 @dot_general_p.def_mask
-def _dot_general_mask(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
+def _dot_general_mask(
+    ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type, out_sharding=None
+):
     """Masked contracting dims contribute zero: both operands' padding along
     them is set to 0 first (with a select, so a NaN or inf in the padding
     cannot leak through ``0 * x``). Batch dims are unified; the result's
@@ -585,8 +645,7 @@ def _dot_general_mask(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_
         lhs,
         rhs,
         dimension_numbers=dimension_numbers,
-        precision=precision,
-        preferred_element_type=preferred_element_type,
+        **_dot_params(precision, preferred_element_type, out_sharding),
     )
     return out, out_logical
 
@@ -596,12 +655,22 @@ def _dot_general_mask(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_
 
 @dot_general_p.def_lowering
 def _dot_general_lowering(
-    ctx, lhs, rhs, *, dimension_numbers: DotDims, precision: Any, preferred_element_type: Any
+    ctx,
+    lhs,
+    rhs,
+    *,
+    dimension_numbers: DotDims,
+    precision: Any,
+    preferred_element_type: Any,
+    out_sharding: Any = None,
 ):
     """``stablehlo.dot_general`` (same output dim order: batch, lhs free, rhs free),
     or, when every contracted dim has size 1 and each operand's dims keep
     their order in the result, a multiply of both operands broadcast to the
-    result's shape (the same single product per element)."""
+    result's shape (the same single product per element). ``out_sharding``
+    types the result for the sharding rule only: XLA's partitioner lays out
+    the intermediate values itself (the program's parameters and results
+    carry the annotations)."""
     if dot_algorithms.is_algorithm(precision):
         return _algorithm_lowering(ctx, lhs, rhs, dimension_numbers, precision)
     (lc, rc), (lb, rb) = dimension_numbers
@@ -687,19 +756,79 @@ def dot_general(
     dimension_numbers: Any,
     precision: Any = None,
     preferred_element_type: Any = None,
+    *,
+    out_sharding: Any = None,
 ) -> Any:
     """General tensor contraction.
 
     ``dimension_numbers = ((lhs_contracting, rhs_contracting), (lhs_batch,
     rhs_batch))``. The result has the batch dims, then lhs's free dims, then
     rhs's free dims. See the module docstring for dtypes and accumulation.
+    ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` over the
+    current mesh, as JAX 0.10.2) is the result's sharding over a mesh: the
+    sharding rule takes it as given (docs/sharding_rules.md), as where both
+    operands split a contracted axis; values do not depend on it.
     """
+    out_sharding = canonical_out_sharding(out_sharding)
+    if not any(_over_a_mesh(x) for x in (lhs, rhs)):
+        # an eager product on one device stays there: a split out_sharding
+        # is refused as before (NotImplementedError), not silently dropped
+        sharding_types.check_out_sharding("dot_general", out_sharding)
     return dot_general_p.bind(
         lhs,
         rhs,
         dimension_numbers=canonical_dot_dims(dimension_numbers),
-        precision=_check_precision("dot_general", precision),
-        preferred_element_type=_preferred("dot_general", preferred_element_type),
+        **_dot_params(
+            _check_precision("dot_general", precision),
+            _preferred("dot_general", preferred_element_type),
+            out_sharding,
+        ),
+    )
+
+
+def _check_explicit_axes(sharding: Any) -> None:
+    """JAX 0.10.2 types a product only over Explicit axes: an out_sharding
+    naming an Auto (or Manual) axis is its ValueError."""
+    types = dict(zip(sharding.mesh.axis_names, sharding.mesh.axis_types))
+    for entry in sharding.spec:
+        for name in entry if isinstance(entry, tuple) else (entry,):
+            kind = types.get(name)
+            if name is not None and kind is not None and kind != sharding_types.AxisType.Explicit:
+                raise ValueError(
+                    "PartitionSpec passed to dot_general cannot contain axis names that are of "
+                    f"type Auto or Manual. Got PartitionSpec: {sharding.spec} with axis name: "
+                    f"{name} of type: {kind}."
+                )
+
+
+def _over_a_mesh(x: Any) -> bool:
+    """A traced value (its program may run over a mesh) or a sharded array."""
+    if isinstance(x, tracing.Tracer):
+        return True
+    sharding = getattr(x, "sharding", None)
+    return sharding is not None and len(getattr(sharding, "device_set", ())) > 1
+
+
+def canonical_out_sharding(out_sharding: Any) -> Any:
+    """A NamedSharding (kept), a PartitionSpec (over the current mesh, else
+    JAX 0.10.2's ValueError) or None, as a NamedSharding or None."""
+    if out_sharding is None:
+        return None
+    if isinstance(out_sharding, sharding_types.NamedSharding):
+        _check_explicit_axes(out_sharding)
+        return out_sharding
+    if isinstance(out_sharding, sharding_types.PartitionSpec):
+        mesh = sharding_types.get_mesh()
+        if mesh is None:
+            raise ValueError(
+                "Using PartitionSpec when you are not under a mesh context is not allowed. "
+                "Please pass a NamedSharding instance or enter into a mesh context via "
+                f"`jax.set_mesh`. Got {out_sharding}"
+            )
+        return canonical_out_sharding(sharding_types.NamedSharding(mesh, out_sharding))
+    raise TypeError(
+        "out_sharding must be a NamedSharding, a PartitionSpec or None, got "
+        f"{type(out_sharding).__name__}"
     )
 
 

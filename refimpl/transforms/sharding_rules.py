@@ -31,6 +31,7 @@ from typing import Any
 
 from refimpl.core import Eqn, Literal, Program, ShapedArray, subprograms
 from refimpl.errors import ShardingTypeError
+from refimpl.primitives.linalg import AS_PRIMAL
 from refimpl.sharding import AxisType, NamedSharding, PartitionSpec
 
 __all__ = ["RULES", "output_shardings"]
@@ -580,9 +581,18 @@ def concatenate_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
 def dot_general_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     """Batch axes (lhs and rhs agree), then lhs's free axes, then rhs's; a
     contracting axis split on both sides, or split differently, raises.
-    Example: ``dot_general f32[8@x,4] f32[4,3] -> f32[8@x,3]``."""
+    Example: ``dot_general f32[8@x,4] f32[4,3] -> f32[8@x,3]``. A given
+    ``out_sharding`` is the result's, unchecked (JAX 0.10.2); the marker a
+    transpose rule passes (``AS_PRIMAL``: the cotangent typed as its primal)
+    sums contracted axes however they are split: ``dot_general[AS_PRIMAL]
+    f32[8@x,4] f32[8@x,3] (contracting 0) -> f32[4,3]``."""
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     lhs, rhs = specs
+    out_sharding = eqn.params.get("out_sharding")
+    if isinstance(out_sharding, NamedSharding):
+        return [_full_spec(out_sharding, eqn.outputs[0].aval.ndim)]
+    if out_sharding is AS_PRIMAL:
+        return [_dot_as_primal(lhs, rhs, lc, rc, lb, rb)]
     lhs_batch, rhs_batch = tuple(lhs[i] for i in lb), tuple(rhs[i] for i in rb)
     lhs_con, rhs_con = tuple(lhs[i] for i in lc), tuple(rhs[i] for i in rc)
     _check_specs_match(
@@ -608,6 +618,17 @@ def dot_general_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     lhs_free = tuple(e for i, e in enumerate(lhs) if i not in set(lc) | set(lb))
     rhs_free = tuple(e for i, e in enumerate(rhs) if i not in set(rc) | set(rb))
     return [lhs_batch + lhs_free + rhs_free]
+
+
+def _dot_as_primal(lhs: Spec, rhs: Spec, lc, rc, lb, rb) -> Spec:
+    """A cotangent's product typed as its primal: batch axes (the split entry
+    of the two), the free axes, contracted axes summed (whatever their split)."""
+    batch = tuple(
+        a if a is not None else b for a, b in zip((lhs[i] for i in lb), (rhs[i] for i in rb))
+    )
+    lhs_free = tuple(e for i, e in enumerate(lhs) if i not in set(lc) | set(lb))
+    rhs_free = tuple(e for i, e in enumerate(rhs) if i not in set(rc) | set(rb))
+    return batch + lhs_free + rhs_free
 
 
 def _check_specs_match(lhs: Spec, rhs: Spec, message: str) -> None:

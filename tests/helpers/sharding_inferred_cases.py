@@ -235,6 +235,114 @@ def mlp_single_device_reference(lib, mesh_of):
     return run
 
 
+def mlp_grad_explicit(lib, mesh_of):
+    """The commonest program over ``make_mesh``'s Explicit axes: params P(),
+    batch P('x'), ``jit(grad(loss))``. AD's transposed ``x @ w`` contracts
+    the batch axis split on both sides; JAX types it as ``w`` (P())."""
+    m = mesh_of((4,), ("x",))
+    params, batch = _mlp_data()
+    params = {k: _put(lib, v, m) for k, v in params.items()}
+    x, y = _put(lib, batch[0], m, "x"), _put(lib, batch[1], m, "x")
+    return lambda: lib.jit(lambda p, x, y: lib.grad(_mlp_loss(lib, x, y))(p))(params, x, y)
+
+
+def mlp_value_and_grad_explicit(lib, mesh_of):
+    """``value_and_grad`` of the same loss (the value is P(), the grads P())."""
+    m = mesh_of((4,), ("x",))
+    params, batch = _mlp_data()
+    params = {k: _put(lib, v, m) for k, v in params.items()}
+    x, y = _put(lib, batch[0], m, "x"), _put(lib, batch[1], m, "x")
+    step = lib.jit(lambda p, x, y: lib.value_and_grad(_mlp_loss(lib, x, y))(p))
+    return lambda: step(params, x, y)
+
+
+def mlp_model_parallel_2x2(lib, mesh_of, auto=False):
+    """A 2 x 2 mesh ('data', 'model'): w1 split on its output axis, b1 too,
+    w2 on its input axis, the batch on 'data'; ``h @ w2`` contracts 'model'
+    on both sides, so it names its result's sharding (``out_sharding``, as
+    JAX needs on Explicit axes; none on Auto ones). Three steps, each fed the previous one's
+    parameters; every parameter keeps its sharding."""
+    m = mesh_of((2, 2), ("data", "model"), auto=auto)
+    params, (x, y) = _mlp_data()
+    specs = {"w1": (None, "model"), "b1": ("model",), "w2": ("model", None)}
+    params = {k: _put(lib, v, m, *specs[k]) for k, v in params.items()}
+    x, y = _put(lib, x, m, "data", None), _put(lib, y, m, "data", None)
+    # (JAX refuses out_sharding over Auto axes; XLA's propagation needs none)
+    out = None if auto else lib.sharding.NamedSharding(m, lib.sharding.PartitionSpec("data", None))
+
+    def loss(x, y):
+        def of(p):
+            h = lib.numpy.tanh(x @ p["w1"] + p["b1"])
+            return ((lib.numpy.matmul(h, p["w2"], out_sharding=out) - y) ** 2).mean()
+
+        return of
+
+    def step(p, x, y):
+        value, grads = lib.value_and_grad(loss(x, y))(p)
+        return lib.tree_util.tree_map(lambda w, g: w - 0.1 * g, p, grads), value
+
+    jitted = lib.jit(step)
+
+    def run():
+        p = params
+        for _ in range(3):
+            p, value = jitted(p, x, y)
+        return p, value
+
+    return run
+
+
+def mlp_model_parallel_2x2_auto(lib, mesh_of):
+    """As ``mlp_model_parallel_2x2`` over Auto axes."""
+    return mlp_model_parallel_2x2(lib, mesh_of, auto=True)
+
+
+def mlp_lax_dot_general_out_sharding_2x2(lib, mesh_of):
+    """``lax.dot_general`` with ``out_sharding`` (a PartitionSpec under
+    ``set_mesh``) contracting an axis split on both sides, and its grad."""
+    m = mesh_of((2, 2), ("data", "model"))
+    a = _put(lib, X48, m, "data", "model")
+    b = _put(lib, X48.T.copy(), m, "model", None)
+
+    def f(a, b):
+        spec = lib.sharding.PartitionSpec("data", None)
+        return lib.lax.dot_general(a, b, (((1,), (0,)), ((), ())), out_sharding=spec)
+
+    grad = lib.grad(lambda a, b: (f(a, b) ** 2).sum(), argnums=(0, 1))
+
+    def run():
+        with lib.set_mesh(m):  # (outside jit: JAX refuses set_mesh inside)
+            return lib.jit(f)(a, b), lib.jit(grad)(a, b)
+
+    return run
+
+
+def mlp_error_out_sharding_on_auto_axes(lib, mesh_of):
+    """``out_sharding`` naming Auto mesh axes: JAX 0.10.2's ValueError."""
+    m = mesh_of((2, 2), ("data", "model"), auto=True)
+    a, b = _put(lib, X48, m, "data", "model"), _put(lib, X48.T.copy(), m, "model", None)
+    out = lib.sharding.NamedSharding(m, lib.sharding.PartitionSpec("data", None))
+    return lambda: lib.jit(lambda a, b: lib.numpy.matmul(a, b, out_sharding=out))(a, b)
+
+
+def jit_vmap_matmul_out_sharding(lib, mesh_of):
+    """``vmap`` of a product with ``out_sharding``: the batch axis unsplit."""
+    m = mesh_of((2, 2), ("data", "model"))
+    a = _put(lib, np.stack([X48, X48 + 1]), m, None, "data", "model")
+    b = _put(lib, np.stack([X48.T, X48.T * 2]), m, None, "model", None)
+    out = lib.sharding.NamedSharding(m, lib.sharding.PartitionSpec("data", None))
+    f = lib.vmap(lambda a, b: lib.numpy.matmul(a, b, out_sharding=out))
+    return lambda: lib.jit(f)(a, b)
+
+
+def _mlp_loss(lib, x, y):
+    def loss(p):
+        h = lib.numpy.tanh(x @ p["w1"] + p["b1"])
+        return ((h @ p["w2"] - y) ** 2).mean()
+
+    return loss
+
+
 def _mlp_data():
     rng = np.random.default_rng(0)
     params = {
@@ -264,13 +372,6 @@ CASES = {
 
 #: values only (the single-device reference: its layout is not the point)
 VALUES_ONLY = {"mlp_single_device_reference"}
-
-#: Where refimpl's sharding rule still raises and JAX does not: the gradient
-#: of ``x @ w`` (batch split) contracts two split axes, which JAX's transpose
-#: rule types with the primal's sharding (its dot_general ``out_sharding``
-#: parameter), refimpl's dot_general has no such parameter (the rule raises
-#: ShardingTypeError on Explicit axes; Auto axes are fine)
-RULE_GAPS = {"mlp_data_parallel_plain_jit"}
 
 
 def main(path: str) -> None:
