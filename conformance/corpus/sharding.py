@@ -30,6 +30,8 @@ TOL = Tolerance(ulps={"float32": 8}, atol_eps=8)
 X44 = np.arange(16.0, dtype=np.float32).reshape(4, 4)
 X8 = np.arange(8.0, dtype=np.float32)
 MESHES = {"1d": ((4,), ("x",)), "2d": ((2, 2), ("a", "b"))}
+W44 = ((np.arange(16) % 3 - 1) / 4).astype(np.float32).reshape(4, 4)
+W42 = W44[:, :2].copy()
 
 
 def _mesh(api: Any, kind: str) -> Any:
@@ -484,6 +486,59 @@ def _inferred_cases() -> Iterator[Case]:
 
     yield _case("eager_ad/vjp_jvp_2d", eager_vjp_jvp_2d, lambda: [np.cos(X44), X44 * X44,
                 2 * X44 * X44, columns, columns, columns])  # fmt: skip
+
+    def grad_data_parallel(api: Any, L: Any) -> Any:
+        # params P(), batch split: AD's transposed x @ w contracts the split
+        # batch axis; JAX types it as w (P()), refimpl's rule as the primal
+        mesh = _explicit_mesh(api, "1d")
+        w = api.device_put(W42, _ns(api, mesh))
+        x = api.device_put(X44 / 16, _ns(api, mesh, "x"))
+        loss = lambda w, x: ((x @ w) ** 2).mean()  # noqa: E731
+        return api.jit(api.value_and_grad(loss))(w, x)
+
+    def grad_data_parallel_expected() -> Any:
+        x, w = (X44 / 16).astype(np.float64), W42.astype(np.float64)
+        y = x @ w
+        f32 = np.float32
+        return [f32((y**2).mean()), (x.T @ (2 * y / y.size)).astype(f32),
+                _oracle_layout((), "1d", ()), _oracle_layout((4, 2), "1d", ())]  # fmt: skip
+
+    yield _case("plain_jit/grad_data_parallel", grad_data_parallel, grad_data_parallel_expected)
+
+    def grad_model_parallel(api: Any, L: Any) -> Any:
+        # 2 x 2: w1 split on 'b' (out), w2 on 'b' (in); h @ w2 contracts 'b'
+        # on both sides, so it names its result's sharding (out_sharding)
+        mesh = _explicit_mesh(api, "2d")
+        x = api.device_put(X44 / 16, _ns(api, mesh, "a", None))
+        w1 = api.device_put(W44, _ns(api, mesh, None, "b"))
+        w2 = api.device_put(W44.T.copy(), _ns(api, mesh, "b", None))
+        out = _ns(api, mesh, "a", None)
+
+        def forward(w1, w2, x):
+            return api.numpy.matmul(api.numpy.tanh(x @ w1), w2, out_sharding=out)
+
+        grads = api.grad(lambda w1, w2, x: (forward(w1, w2, x) ** 2).sum(), argnums=(0, 1))
+        return api.jit(forward)(w1, w2, x), api.jit(grads)(w1, w2, x)
+
+    def grad_model_parallel_expected() -> Any:
+        x, w1, w2 = (X44 / 16).astype(np.float64), W44.astype(np.float64), W44.T.astype(np.float64)
+        h = np.tanh(x @ w1)
+        y = h @ w2
+        dh = (2 * y) @ w2.T * (1 - h**2)
+        return [y.astype(np.float32), (x.T @ dh).astype(np.float32),
+                (h.T @ (2 * y)).astype(np.float32),
+                _oracle_layout((4, 4), "2d", ("a",)), _oracle_layout((4, 4), "2d", (None, "b")),
+                _oracle_layout((4, 4), "2d", ("b",))]  # fmt: skip
+
+    yield _case("plain_jit/grad_model_parallel", grad_model_parallel, grad_model_parallel_expected)
+
+    def out_sharding_auto_axes(api: Any, L: Any) -> Any:
+        mesh = _mesh(api, "2d")
+        x = api.device_put(X44, _ns(api, mesh, "a", "b"))
+        out = _ns(api, mesh, "a", None)
+        return api.jit(lambda v: api.numpy.matmul(v, v, out_sharding=out))(x)
+
+    yield _error_case("out_sharding_auto_axes", out_sharding_auto_axes)
 
     def two_meshes(api: Any, L: Any) -> Any:
         x = api.device_put(X8, _ns(api, _explicit_mesh(api, "1d"), "x"))
