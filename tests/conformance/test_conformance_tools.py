@@ -431,7 +431,7 @@ def test_missing_native_extension_is_an_error_naming_it():
 
 
 @pytest.mark.parametrize("kind", ["random", "pmap", "ref", "ref_arg", "checkpoint", "callback",
-                                  "linear_solve", "random_more"])  # fmt: skip
+                                  "linear_solve", "random_more", "sharding_plain"])  # fmt: skip
 def test_fuzz_kind_smoke_on_ref_and_pjrt(kind, tmp_path):
     """A fixed-seed run of programs of one kind: ref and pjrt agree, programs of that
     kind were really drawn and run (not rejected), and one printed as a case file
@@ -464,6 +464,123 @@ def test_fuzz_kind_smoke_on_ref_and_pjrt(kind, tmp_path):
     (case,) = conformance.load_case_file(str(case_file))
     suite = run_cases([case], [i.name for i in impls])
     assert [suite.result(case.name, i.name).status for i in impls] == ["pass"] * len(impls)
+
+
+# --- the sharding_plain kind: sharded arguments through a plain jit and eagerly ---------------
+
+
+def _sharding_plain_programs() -> dict:
+    """Hand-built ``sharding_plain`` programs (issue 33): ``f32[8@x,4] * 0.5`` (a Python
+    scalar as it is) under a plain jit and eagerly, on Explicit and Auto axes; and
+    ``f32[4,4@x] @ f32[4@x,4]``, which contracts a split axis: on Explicit axes JAX 0.10.2's
+    ShardingTypeError (the program's result is then "ShardingTypeError"), on Auto axes a
+    value. Used here and, against JAX, in a subprocess."""
+    from conformance import fuzz
+
+    f32 = np.dtype(np.float32)
+    x = fuzz.Input((8, 4), f32, tuple(np.arange(32) / 4 - 4))
+    half = fuzz.Input(None, f32, (0.5,))
+    scale = (fuzz.Step("sin", (0,)), fuzz.Step("multiply", (2, 1)))
+    a = fuzz.Input((4, 4), f32, tuple(np.arange(16) / 4))
+    matmul = (fuzz.Step("matmul", (0, 1)),)
+    programs = {}
+    for axis_type in ("Explicit", "Auto"):
+        for jit in (True, False):
+            programs[f"scale/{axis_type}/{jit}"] = fuzz.FuzzProgram(
+                (x, half), scale, (3,), jit=False,
+                sharded_args=((4,), ("x",), axis_type, (("x",), None), jit))  # fmt: skip
+        programs[f"matmul/{axis_type}"] = fuzz.FuzzProgram(
+            (a, a), matmul, (2,), jit=False,
+            sharded_args=((4,), ("x",), axis_type, ((None, "x"), ("x",)), True))  # fmt: skip
+    return programs
+
+
+def _run_program(program, impl_name: str):
+    impl = impls_mod.get(impl_name)
+    with impl.session():
+        return program.function()(impl.namespace(), *(i.value() for i in program.inputs))
+
+
+@pytest.mark.parametrize("impl_name", ["ref", "pjrt"])
+def test_sharding_plain_programs_return_each_outputs_spec_and_layout(impl_name):
+    """A sharding_plain program's result is its outputs, then per output its spec (trailing
+    Nones dropped) and its shards' (device, index bounds); under jit and eagerly, on both
+    axis types; a program the rules refuse returns "ShardingTypeError" (Explicit), the
+    same program on Auto axes a value."""
+    if impl_name == "pjrt" and "pjrt" not in _impls():
+        pytest.skip("pjrt cannot run here")
+    programs = _sharding_plain_programs()
+    rows = [[d, 2 * d, 2 * d + 2, 0, 4] for d in range(4)]
+    for axis_type in ("Explicit", "Auto"):
+        for jit in (True, False):
+            value, (spec, layout) = _run_program(programs[f"scale/{axis_type}/{jit}"], impl_name)
+            x = np.arange(32, dtype=np.float32).reshape(8, 4) / 4 - 4
+            np.testing.assert_allclose(np.asarray(value), np.sin(x) * 0.5, rtol=1e-6)
+            assert spec == "P('x',)"
+            np.testing.assert_array_equal(layout, rows)
+    assert _run_program(programs["matmul/Explicit"], impl_name) == "ShardingTypeError"
+    value, (spec, layout) = _run_program(programs["matmul/Auto"], impl_name)
+    a = np.arange(16, dtype=np.float32).reshape(4, 4) / 4
+    np.testing.assert_allclose(np.asarray(value), a @ a, rtol=1e-6)
+
+
+def test_sharding_plain_programs_compare_the_layout_and_run_eagerly(monkeypatch):
+    """An implementation whose plain jit lays its outputs out otherwise (here replicated)
+    differs in a jitted sharding_plain program, by the spec and shards, and not in the
+    same program run eagerly (which calls no jit)."""
+    import refimpl as ri
+    from conformance import fuzz
+    from refimpl import sharding as rs
+
+    def replicating_jit(fun, **kwargs):
+        inner = ri.jit(fun, **kwargs)
+
+        def call(*args):
+            return tuple(ri.device_put(o, rs.NamedSharding(o.sharding.mesh, rs.P()))
+                         for o in inner(*args))  # fmt: skip
+
+        return call
+
+    class Replicating(RefImplementation):
+        name = "fake-replicating"
+
+        def make_namespace(self):
+            ns = RefImplementation.make_namespace(self)
+            ns.extras["api"] = _Forward(ri, jit=replicating_jit)
+            return ns
+
+    monkeypatch.setitem(impls_mod._REGISTRY, "fake-replicating", Replicating)
+    impls = [impls_mod.get("ref"), impls_mod.get("fake-replicating")]
+    programs = _sharding_plain_programs()
+    for axis_type in ("Explicit", "Auto"):
+        (problem,) = fuzz.check_program(programs[f"scale/{axis_type}/True"], impls)
+        assert "expected \"P('x',)\", got 'P()'" in problem, problem
+        assert fuzz.check_program(programs[f"scale/{axis_type}/False"], impls) == []
+
+
+_SHARDING_PLAIN_VS_JAX = """
+from conformance.implementations import prepare_jax_flags
+prepare_jax_flags()
+from conformance import fuzz, implementations as impls_mod
+from tests.conformance.test_conformance_tools import _run_program, _sharding_plain_programs
+impls = [impls_mod.get(n) for n in ("ref", "pjrt", "jax") if impls_mod.get(n).is_available()]
+assert [i.name for i in impls][-1] == "jax", impls
+for name, program in _sharding_plain_programs().items():
+    print(name, fuzz.check_program(program, impls))
+print("jax matmul/Explicit:", _run_program(_sharding_plain_programs()["matmul/Explicit"], "jax"))
+"""
+
+
+def test_sharding_plain_programs_agree_with_jax_on_four_devices():
+    """The hand-built programs on ref (and pjrt) against JAX 0.10.2 on 4 CPU devices (a
+    subprocess: this process's jax may have one device): values, specs, shards, and
+    JAX's ShardingTypeError for the Explicit contraction of a split axis."""
+    pytest.importorskip("jax")
+    done = _run_python(_SHARDING_PLAIN_VS_JAX, {"XLA_FLAGS": None, "PYTHONPATH": os.getcwd()})
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == "jax matmul/Explicit: ShardingTypeError", lines
+    assert [line.split(" ", 1)[1] for line in lines[:-1]] == ["[]"] * 6, lines
 
 
 def test_fuzz_callback_programs_count_the_host_calls():
