@@ -49,7 +49,6 @@ from refimpl.transforms.ad_util import (
 )
 from refimpl.transforms.batching import BatchTracer, vmap
 from refimpl.transforms.dce import dce_program
-from refimpl.transforms.jit import _scalars_on_mesh
 from refimpl.transforms.sharded import MeshArray, is_split, put_sharded
 
 # --- forward mode ------------------------------------------------------------------------
@@ -1143,10 +1142,12 @@ def _on_device_of(ct: Any, value: Any) -> Any:
     an eager backward pass runs on the output's backend and device."""
     if type(ct) is Zero or isinstance(value, Tracer):
         return ct
-    if is_split(value):  # over the output's mesh, laid out as it
-        if type(ct) is TypedScalar:  # grad's seed: replicated once and kept, no transfer per call
-            return _scalars_on_mesh((value, ct))[1]
-        return put_sharded(ct, value.sharding)
+    if is_split(value):
+        # a literal, typed with no mesh as jit(grad)'s seed: placed on the
+        # mesh by the first operation with a sharded operand (JAX types the
+        # seed's broadcast as the primal; refimpl's broadcast carries no
+        # sharding, and a P() seed would clash with split loop carries)
+        return ct
     device = getattr(value, "device", None)
     if device is None or callable(device):
         return ct

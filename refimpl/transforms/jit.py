@@ -2068,8 +2068,12 @@ def _scalars_on_mesh(args: tuple[Any, ...]) -> Sequence[Any]:
             if held is None or held.is_deleted():
                 if len(_SCALARS_ON_MESH) >= 256:  # (a loop over many values: start over)
                     _SCALARS_ON_MESH.clear()
+                    sharded.SCALARS_ON_MESH.clear()
                 replicated = sharded.NamedSharding(mesh, sharded.PartitionSpec())
                 held = _SCALARS_ON_MESH[key] = sharded.put_sharded(a, replicated)
+                # typed with no mesh, as the scalar it stands for (a cond's
+                # branch broadcasting it agrees with a split one, as in jit)
+                sharded.SCALARS_ON_MESH[id(held)] = held
             a = held
         out.append(a)
     return out

@@ -819,6 +819,12 @@ def is_split(leaf: Any) -> bool:
     return test is None or test(leaf)
 
 
+#: id -> a Python scalar an eager operation replicated over a mesh and keeps
+#: (``jit._scalars_on_mesh``): laid out P() there, but typed as the Python
+#: scalar it stands for, with no mesh (JAX 0.10.2's type of ``2`` in ``x * 2``)
+SCALARS_ON_MESH: dict[int, Any] = {}
+
+
 def inferred_shardings(
     leaves: Sequence[Any], given: Sequence[Any], where: str
 ) -> tuple[list[Any], list[Any]] | None:
@@ -836,7 +842,11 @@ def inferred_shardings(
     Raises ValueError as JAX does for leaves over two meshes, and for a
     committed array on other devices than the mesh's."""
     own = [
-        leaf.sharding if is_split(leaf) and isinstance(leaf.sharding, NamedSharding) else None
+        leaf.sharding
+        if is_split(leaf)
+        and isinstance(leaf.sharding, NamedSharding)
+        and SCALARS_ON_MESH.get(id(leaf)) is not leaf
+        else None
         for leaf in leaves
     ]
     named = [

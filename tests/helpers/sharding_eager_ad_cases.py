@@ -130,6 +130,25 @@ def jacrev_sum_squares(lib, mesh_of):
     return lambda: lib.jacrev(_sum_squares)(x)
 
 
+def grad_scan(lib, mesh_of):
+    """A loop carry split over 'x' meets the seed's cotangent (typed with no
+    mesh, as jit(grad)'s literal seed) in the transposed scan."""
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+
+    def loss(v):
+        body = lambda c, _: (c * lib.numpy.sin(c), None)  # noqa: E731
+        return lib.lax.scan(body, v, None, length=3)[0].sum()
+
+    return lambda: lib.grad(loss)(x)
+
+
+def grad_cond(lib, mesh_of):
+    """The transposed branches broadcast the seed (one of them only)."""
+    x = _put(lib, X8, mesh_of((4,), ("x",)), "x")
+    loss = lambda v: lib.lax.cond(True, lambda u: (u * u).sum(), lambda u: u.sum(), v)  # noqa: E731
+    return lambda: lib.grad(loss)(x)
+
+
 # --- an MLP loss: params P(), batch split ------------------------------------------------
 
 
