@@ -407,6 +407,7 @@ def _unhashable_statics(ns: Any) -> Any:
         lambda: jnp.sum(x, ax),
         lambda: ns.lax_.cumsum(x, ax),
         lambda: api.nn.softmax(x, ax),
+        lambda: jnp.fft.fft(x, axis=ax),  # hashed by the 1-d transform: TypeError
     ]
     seen = []
     for call in calls:

@@ -165,6 +165,10 @@ def _other_axes(x: Any, k: int, inverse: bool) -> Any:
 
 
 def _one(name: str, a: Any, n: Any, axis: int, norm: Any, kind: str) -> Array:
+    try:
+        hash(axis)  # JAX 0.10.2's 1-d transforms hash their axis first
+    except TypeError as error:  # a 0-d NumPy array, a list: JAX's TypeError
+        raise TypeError(f"{error} (the axis of numpy.fft.{name})") from None
     return _transform(name, a, None if n is None else (n,), (axis,), norm, kind)
 
 

@@ -1060,6 +1060,8 @@ def _(L):
             lambda: L.lax.cumlogsumexp(x, ax),
             lambda: L.jax.nn.softmax(x, ax),
             lambda: jnp.cumsum(x, np.int64(1)),
+            lambda: jnp.fft.fft(x, axis=ax),  # JAX hashes it: TypeError
+            lambda: jnp.fft.rfft(x, axis=np.int64(1)),
         ]
     )
 
