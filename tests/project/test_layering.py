@@ -55,6 +55,8 @@ LAYERS: dict[str, int] = {
     # abstract values and arrays name (imports only config and the registry)
     "refimpl.sharding": CORE,
     "refimpl.kv_store": CORE,  # the standard library only
+    # which arguments JAX makes static (the unhashable-static-argument check): stdlib only
+    "refimpl._static_args": CORE,
     # 2 tracing: the trace stack, Tracer and the operators every array-like shares
     "refimpl.array_ops": TRACING,
     "refimpl.tracing": TRACING,
