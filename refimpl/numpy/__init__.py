@@ -123,10 +123,10 @@ for _name in (
     globals()[_name] = _creation.accepts_device(globals()[_name], strong=strong)
 
 # JAX's out_sharding= keyword, accepted where it leaves the result whole on
-# one device (refimpl.sharding.check_out_sharding). dot and matmul take their
-# own (lax.dot_general's: the result's sharding over a mesh).
+# one device (refimpl.sharding.check_out_sharding). dot, matmul and einsum
+# take their own (lax.dot_general's: the result's sharding over a mesh).
 for _name in (
-    "einsum", "tensordot", "zeros", "ones", "full", "arange", "empty",
+    "tensordot", "zeros", "ones", "full", "arange", "empty",
     "zeros_like", "ones_like", "full_like", "broadcast_to", "asarray", "array",
 ):  # fmt: skip
     globals()[_name] = _sharding.accepts_out_sharding(globals()[_name])

@@ -19,6 +19,7 @@ from refimpl.numpy._creation import canonical_dtype
 from refimpl.numpy._promote import as_array, aval_of, promote_dtypes
 from refimpl.numpy._shape import broadcast_to
 from refimpl.numpy._ufuncs import multiply
+from refimpl.primitives import linalg
 
 Array = Any
 ArrayLike = Any
@@ -183,6 +184,7 @@ def einsum(
     optimize: Any = "auto",
     precision: Any = None,
     preferred_element_type: Any = None,
+    out_sharding: Any = None,
 ) -> Array:
     """Einstein summation: ``einsum("ij,jk->ik", a, b)`` is ``a @ b``.
 
@@ -196,7 +198,11 @@ def einsum(
     :func:`einsum_path` (or opt_einsum) gives it, a list of tuples of
     positions in the current operand list, each contracted (left to right)
     into one operand appended at the end; any other value (``"auto"``,
-    ``True``, ``"greedy"``...) means the greedy order.
+    ``True``, ``"greedy"``...) means the greedy order. ``out_sharding``
+    (as ``lax.dot_general``'s) is the result's sharding over a mesh, given
+    to the one ``dot_general`` of a two-operand einsum (its axes in that
+    product's order, as JAX 0.10.2); other einsums take none
+    (NotImplementedError: JAX types them in Auto mode, not modelled).
     """
     if out is not None:
         raise NotImplementedError("einsum: the out argument is not supported")
@@ -216,7 +222,13 @@ def einsum(
         terms.append((x, labels))
     sizes = _check_sizes(terms)
     path = _given_path(optimize, len(terms))
-    result, labels = _contract_greedily(terms, output, sizes, precision, preferred, path)
+    if out_sharding is not None:
+        if len(terms) != 2:
+            raise NotImplementedError("einsum: out_sharding with other than two operands")
+        out_sharding = (linalg.canonical_out_sharding(out_sharding), output)
+    result, labels = _contract_greedily(
+        terms, output, sizes, precision, preferred, path, out_sharding
+    )
     if preferred is not None and aval_of(result, "einsum", 0).dtype != preferred:
         result = lax.convert_element_type(result, preferred)
     permutation = tuple(labels.index(label) for label in output)
@@ -389,6 +401,7 @@ def _contract_greedily(
     precision: Any,
     preferred: Any,
     path: list[tuple[int, ...]] | None = None,
+    out_sharding: Any = None,
 ) -> tuple[Any, str]:
     """Contract the operands along ``path`` (steps as :func:`einsum_path`'s),
     then pairwise, each time the pair whose result is smallest (ties: the
@@ -412,7 +425,9 @@ def _contract_greedily(
         combined = picked[0]
         for n, other in enumerate(picked[1:], start=2):
             needed_now = needed.union(*(set(labels) for _, labels in picked[n:]))
-            combined = _contract_pair(combined, other, needed_now, precision, preferred)
+            combined = _contract_pair(
+                combined, other, needed_now, precision, preferred, out_sharding
+            )
         terms.append(_sum_unused(*combined, needed))
     return _sum_unused(*terms[0], set(output))
 
@@ -485,7 +500,12 @@ def _sum_unused(x: Any, labels: str, needed: set[str]) -> tuple[Any, str]:
 
 
 def _contract_pair(
-    left: tuple[Any, str], right: tuple[Any, str], needed: set[str], precision: Any, preferred: Any
+    left: tuple[Any, str],
+    right: tuple[Any, str],
+    needed: set[str],
+    precision: Any,
+    preferred: Any,
+    out_sharding: Any = None,
 ) -> tuple[Any, str]:
     """One ``dot_general``: shared labels still needed later are batch dims, the
     other shared labels are contracted."""
@@ -501,10 +521,25 @@ def _contract_pair(
         ),
         (tuple(a_labels.index(c) for c in batch), tuple(b_labels.index(c) for c in batch)),
     )
-    result = _contract("einsum", a, b, dims, precision, preferred)
     free_a = [label for label in a_labels if label not in shared]
     free_b = [label for label in b_labels if label not in shared]
-    return result, "".join(batch + free_a + free_b)
+    labels = "".join(batch + free_a + free_b)
+    sharding = None
+    if out_sharding is not None:
+        given, output = out_sharding
+        sharding = _product_sharding(given, output, labels)
+    result = _contract("einsum", a, b, dims, precision, preferred, sharding)
+    return result, labels
+
+
+def _product_sharding(out_sharding: Any, output: str, labels: str) -> Any:
+    """The einsum's ``out_sharding`` (its entries in ``output`` order) in the
+    order of the product's axes (``labels``), as JAX's ``_get_inverse_sharding``."""
+    if any(label not in output for label in labels):
+        raise NotImplementedError("einsum: out_sharding with a label summed after the product")
+    spec = tuple(out_sharding.spec) + (None,) * (len(output) - len(out_sharding.spec))
+    entries = [spec[output.index(label)] for label in labels]
+    return type(out_sharding)(out_sharding.mesh, type(out_sharding.spec)(*entries))
 
 
 __all__ = ["dot", "einsum", "einsum_path", "matmul"]

@@ -335,6 +335,26 @@ def jit_vmap_matmul_out_sharding(lib, mesh_of):
     return lambda: lib.jit(f)(a, b)
 
 
+def jit_einsum_out_sharding(lib, mesh_of):
+    """``jnp.einsum`` with ``out_sharding`` contracting an axis both operands
+    split (the product's axes in the output's order, and transposed), and
+    the gradient through it."""
+    m = mesh_of((2, 2), ("data", "model"))
+    a = _put(lib, X48, m, "data", "model")
+    b = _put(lib, X48.T.copy(), m, "model", None)
+    ns = lambda *spec: lib.sharding.NamedSharding(m, lib.sharding.PartitionSpec(*spec))  # noqa: E731
+    einsum = lib.numpy.einsum
+
+    def f(a, b):
+        return (
+            einsum("ij,jk->ik", a, b, out_sharding=ns("data", None)),
+            einsum("ij,jk->ki", a, b, out_sharding=ns(None, "data")),
+        )
+
+    grad = lib.grad(lambda a, b: (f(a, b)[1] ** 2).sum(), argnums=(0, 1))
+    return lambda: (lib.jit(f)(a, b), lib.jit(grad)(a, b))
+
+
 def _mlp_loss(lib, x, y):
     def loss(p):
         h = lib.numpy.tanh(x @ p["w1"] + p["b1"])
