@@ -540,6 +540,24 @@ def _inferred_cases() -> Iterator[Case]:
 
     yield _error_case("out_sharding_auto_axes", out_sharding_auto_axes)
 
+    def eager_grad_loops(api: Any, L: Any) -> Any:
+        # the seed's cotangent meets a split loop carry / cond branch
+        mesh = _explicit_mesh(api, "1d")
+        x = api.device_put(X8 / 8, _ns(api, mesh, "x"))
+        body = lambda c, _: (c * api.numpy.sin(c), None)  # noqa: E731
+        scan = lambda v: L.scan(body, v, None, length=3)[0].sum()  # noqa: E731
+        cond = lambda v: L.cond(True, lambda u: (u * u).sum(), lambda u: u.sum(), v)  # noqa: E731
+        with api.set_mesh(mesh):
+            return api.grad(scan)(x), api.grad(cond)(x)
+
+    def loops_oracle() -> list:
+        c, d = (X8 / 8).astype(np.float64), np.ones(8)
+        for _ in range(3):  # d(c sin c)/dc = sin c + c cos c, chained
+            c, d = c * np.sin(c), d * (np.sin(c) + c * np.cos(c))
+        return [d.astype(np.float32), X8 / 4, split, split]
+
+    yield _case("eager_ad/grad_scan_cond", eager_grad_loops, loops_oracle)
+
     def two_meshes(api: Any, L: Any) -> Any:
         x = api.device_put(X8, _ns(api, _explicit_mesh(api, "1d"), "x"))
         y = api.device_put(X8, _ns(api, _explicit_mesh(api, "2d"), "a"))
