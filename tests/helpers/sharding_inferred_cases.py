@@ -355,6 +355,26 @@ def jit_einsum_out_sharding(lib, mesh_of):
     return lambda: (lib.jit(f)(a, b), lib.jit(grad)(a, b))
 
 
+def eager_matmul_out_sharding(lib, mesh_of):
+    """Eager ``jnp.matmul``/``jnp.einsum``/``jnp.dot`` (a PartitionSpec under
+    ``set_mesh``) of sharded arrays with ``out_sharding``, contracting an
+    axis both split: laid out as given."""
+    m = mesh_of((2, 2), ("data", "model"))
+    a, b = _put(lib, X48, m, "data", "model"), _put(lib, X48.T.copy(), m, "model", None)
+    ns = lambda *spec: lib.sharding.NamedSharding(m, lib.sharding.PartitionSpec(*spec))  # noqa: E731
+
+    def run():
+        with lib.set_mesh(m):
+            dot = lib.numpy.dot(a, b, out_sharding=lib.sharding.PartitionSpec(None, "data"))
+        return (
+            lib.numpy.matmul(a, b, out_sharding=ns("data", None)),
+            lib.numpy.einsum("ij,jk->ki", a, b, out_sharding=ns("data", None)),
+            dot,
+        )
+
+    return run
+
+
 def _mlp_loss(lib, x, y):
     def loss(p):
         h = lib.numpy.tanh(x @ p["w1"] + p["b1"])
