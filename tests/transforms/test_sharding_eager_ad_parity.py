@@ -105,3 +105,17 @@ def test_pjrt_eager_pullbacks_move_no_data(on_backend, auto):
         assert transfer_count() == before
         for leaf in ri.tree_util.tree_leaves(out):
             assert leaf.sharding.spec == rs.P("x")
+
+
+@pytest.mark.parametrize("on_backend", BACKENDS, indirect=True)
+def test_eager_gradient_of_a_pmap_output_keeps_its_sharding(on_backend):
+    """A pmap output is a sharded argument too (``sharded.is_split``): its
+    gradient, pullback and tangent come back laid out as it, as JAX 0.10.2's
+    (NamedSharding over the pmap axis; probed on 4 CPU devices)."""
+    y = ri.pmap(lambda v: v * 2)(np.arange(8.0, dtype=np.float32).reshape(4, 2))
+    grad = ri.grad(lambda v: (v**2).sum())(y)
+    (pulled,) = ri.vjp(ri.numpy.sin, y)[1](y)
+    _, tangent = ri.jvp(ri.numpy.sin, (y,), (y,))
+    for out, want in [(grad, 2 * np.asarray(y)), (pulled, np.cos(y) * y), (tangent, np.cos(y) * y)]:
+        assert out.sharding == y.sharding
+        np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)
