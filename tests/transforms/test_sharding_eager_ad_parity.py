@@ -119,3 +119,28 @@ def test_eager_gradient_of_a_pmap_output_keeps_its_sharding(on_backend):
     for out, want in [(grad, 2 * np.asarray(y)), (pulled, np.cos(y) * y), (tangent, np.cos(y) * y)]:
         assert out.sharding == y.sharding
         np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("on_backend", BACKENDS, indirect=True)
+@pytest.mark.parametrize("auto", [False, True])
+def test_eager_data_parallel_steps_equal_single_device_steps(on_backend, auto):
+    """Three eager steps (value_and_grad, then ``w - 0.1 * g``), params P(),
+    batch split over 'x': the parameters stay replicated over the mesh (on
+    Explicit axes spelled one entry per axis, as JAX types them) and equal
+    the single-device steps'."""
+    m = mesh_of((4,), ("x",), auto)
+    params, (x, y) = cases._mlp_data()
+    single = dict(params)
+    p = {k: ri.device_put(v, rs.NamedSharding(m, rs.P())) for k, v in params.items()}
+    xs, ys = (ri.device_put(v, rs.NamedSharding(m, rs.P("x"))) for v in (x, y))
+    step = lambda w, g: w - 0.1 * g  # noqa: E731
+    with ri.set_mesh(m):
+        for _ in range(3):
+            _, g = ri.value_and_grad(lambda q: cases._mlp_loss(ri, q, xs, ys))(p)
+            p = ri.tree_util.tree_map(step, p, g)
+            _, g = ri.value_and_grad(lambda q: cases._mlp_loss(ri, q, x, y))(single)
+            single = ri.tree_util.tree_map(step, single, g)
+    for k, value in p.items():
+        want = rs.P() if auto else rs.P(*(None,) * value.ndim)
+        assert value.sharding.mesh == m and tuple(value.sharding.spec) == tuple(want)
+        np.testing.assert_allclose(np.asarray(value), np.asarray(single[k]), rtol=1e-5, atol=1e-6)
