@@ -162,6 +162,8 @@ def apply_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     try:
         outs = rule(ctx, eqn, specs)
         for out_var, spec in zip(eqn.outputs, outs):
+            if not _divides(ctx, spec, out_var.aval):
+                raise ShardingTypeError(_uneven_result(ctx, eqn, specs, out_var.aval, spec))
             if _duplicated(spec):
                 if not ctx.explicit:
                     continue
@@ -171,7 +173,8 @@ def apply_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
             raise
         outs = AUTO_FALLBACKS.get(name, replicated_rule)(ctx, eqn, specs)
     if not ctx.explicit:
-        outs = [_first_use_only(s) for s in outs]
+        # XLA never splits an axis unevenly: what a fallback would, it leaves unsplit
+        outs = [_even_only(ctx, _first_use_only(s), v.aval) for s, v in zip(outs, eqn.outputs)]
     return list(outs)
 
 
@@ -277,6 +280,29 @@ def _illegal_result(eqn: Eqn, specs: list[Spec], out_aval: Any, out_spec: Spec) 
     return (
         f"{eqn.primitive.name} operation with inputs: {inputs} produces an illegally "
         f"sharded result: {_aval_text(out_aval, out_spec)}"
+    )
+
+
+def _divides(ctx: Context, spec: Spec, aval: Any) -> bool:
+    """Whether every split axis of ``aval`` is a whole number of blocks (a
+    sharding that does not divide is no array layout: no rule may give one)."""
+    shape = getattr(aval, "shape", ())
+    return all(size % _pieces(ctx, e) == 0 for size, e in zip(shape, spec))
+
+
+def _even_only(ctx: Context, spec: Spec, aval: Any) -> Spec:
+    """Auto axes: ``spec`` with the entries its axes' sizes do not divide unsplit."""
+    if _divides(ctx, spec, aval):
+        return spec
+    out = tuple(e if size % _pieces(ctx, e) == 0 else None for size, e in zip(aval.shape, spec))
+    return Meshless(out) if isinstance(spec, Meshless) else out
+
+
+def _uneven_result(ctx: Context, eqn: Eqn, specs: list[Spec], aval: Any, spec: Spec) -> str:
+    inputs = ", ".join(_aval_text(a.aval, s) for a, s in zip(eqn.inputs, specs))
+    return (
+        f"{eqn.primitive.name} operation with inputs: {inputs} would split its result "
+        f"unevenly: {_aval_text(aval, spec)} (a mesh axis on an axis its size does not divide)"
     )
 
 
@@ -677,8 +703,13 @@ def gather_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     if all(e is None for e in operand) and all(e is None for e in indices):
         return [_replicated(eqn.outputs[0].aval)]
     batching = list(zip(dn.operand_batching_dims, dn.start_indices_batching_dims))
+    # JAX checks the axes in start_index_map only, then asserts the others
+    # (an AssertionError for a window narrower than a split offset axis):
+    # refimpl refuses every axis sliced narrower than a split one
     whole_or_unsplit = all(
-        sizes[i] == operand_aval.shape[i] or operand[i] is None for i in dn.start_index_map
+        sizes[i] == operand_aval.shape[i] or operand[i] is None
+        for i in range(len(operand))
+        if i not in dn.operand_batching_dims
     )
     batches_agree = all(
         indices[j] == operand[i] or operand[i] is None or indices[j] is None for i, j in batching
@@ -733,35 +764,68 @@ def _scatter_refusal(eqn: Eqn, specs: list[Spec]) -> ShardingTypeError:
     "general_scatter_apply",
 )
 def scatter_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
-    """``lax.scatter*`` (simplified from JAX's rule, no batching axes): the
-    operand's axes written into (not whole) and the indices must be unsplit,
-    the updates' scatter axes too; a window axis may be split in the operand
-    or the updates, alike if both. Result: the operand's entries, window axes
-    taking the updates' split. Example: ``scatter_add f32[8,4@x] i32[2,1] f32[2,4@x]
-    -> f32[8,4@x]``."""
+    """``lax.scatter*`` (JAX 0.10.2's rule, the gather's inverse): batching
+    axes may be split, alike wherever split (operand, indices, updates); a
+    window axis split in the operand or the updates must be whole and split
+    alike in both; inserted window axes, the indices' other axes and the
+    updates' scatter axes unsplit. Result: the operand's entries, its
+    unsplit batching and window axes taking the split found. Example:
+    ``scatter_add f32[8,4@x] i32[2,1] f32[2,4@x] -> f32[8,4@x]``."""
     dn = eqn.params["dimension_numbers"]
-    operand_aval, _, updates_aval = (a.aval for a in eqn.inputs)
+    operand_aval, indices_aval, updates_aval = (a.aval for a in eqn.inputs)
     operand, indices, updates = specs
-    if dn.operand_batching_dims or any(e is not None for e in indices):
+    index_vector_dim = indices_aval.ndim - 1
+    batching = list(
+        zip(
+            dn.operand_batching_dims,
+            dn.scatter_indices_batching_dims,
+            _updates_batching_dims(dn, index_vector_dim, updates_aval.ndim),
+        )
+    )
+    skipped = set(dn.inserted_window_dims) | set(dn.operand_batching_dims)
+    windows = list(zip(dn.update_window_dims, [i for i in range(len(operand)) if i not in skipped]))
+    updates_batching = {u for _, _, u in batching}
+    ok = (
+        all(
+            len({e for e in (operand[o], indices[i], updates[u]) if e is not None}) <= 1
+            for o, i, u in batching
+        )
+        and all(
+            (updates_aval.shape[u] == operand_aval.shape[o] and updates[u] == operand[o])
+            or (updates[u] is None and operand[o] is None)
+            for u, o in windows
+        )
+        and all(operand[o] is None for o in dn.inserted_window_dims)
+        and all(
+            e is None
+            for u, e in enumerate(updates)
+            if u not in updates_batching and u not in dn.update_window_dims
+        )
+        and all(
+            e is None
+            for i, e in enumerate(indices[:index_vector_dim])
+            if i not in dn.scatter_indices_batching_dims
+        )
+        and indices[index_vector_dim] is None
+    )
+    if not ok:
         raise _scatter_refusal(eqn, specs)
-    window_operand_dims = [i for i in range(len(operand)) if i not in set(dn.inserted_window_dims)]
     out = list(operand)
-    for operand_dim in dn.inserted_window_dims:
-        if operand[operand_dim] is not None:
-            raise _scatter_refusal(eqn, specs)
-    for k, update_dim in enumerate(dn.update_window_dims):
-        operand_dim = window_operand_dims[k]
-        whole = updates_aval.shape[update_dim] == operand_aval.shape[operand_dim]
-        mine, theirs = operand[operand_dim], updates[update_dim]
-        if not whole and (mine is not None or theirs is not None):
-            raise _scatter_refusal(eqn, specs)
-        if mine is not None and theirs is not None and mine != theirs:
-            raise _scatter_refusal(eqn, specs)
-        out[operand_dim] = mine or theirs
-    scatter_axes = [j for j in range(len(updates)) if j not in set(dn.update_window_dims)]
-    if any(updates[j] is not None for j in scatter_axes):
-        raise _scatter_refusal(eqn, specs)
+    for o, i, u in batching:
+        out[o] = out[o] or indices[i] or updates[u]
+    for u, o in windows:
+        out[o] = out[o] or updates[u]
     return [tuple(out)]
+
+
+def _updates_batching_dims(dn: Any, index_vector_dim: int, updates_ndim: int) -> list[int]:
+    """The updates' axis for each of the indices' batching axes: the updates'
+    scatter axes are the indices' axes but the index vector, in order."""
+    scatter_axes: list[int | None] = list(range(index_vector_dim))
+    for k in dn.update_window_dims:
+        scatter_axes.insert(k, None)
+    assert len(scatter_axes) == updates_ndim
+    return [scatter_axes.index(i) for i in dn.scatter_indices_batching_dims]
 
 
 @_register("scatter")

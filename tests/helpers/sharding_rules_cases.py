@@ -29,6 +29,7 @@ X248 = np.arange(64.0, dtype=np.float32).reshape(2, 4, 8)
 W43 = np.ones((4, 3), np.float32)
 X444 = np.ones((4, 4, 4), np.float32)
 I2 = np.array([0, 2], np.int32)
+X41 = np.arange(4.0, dtype=np.float32).reshape(4, 1)
 
 ONE = ((4,), ("x",))
 TWO = ((2, 2), ("x", "y"))
@@ -60,6 +61,28 @@ def _gather(lib):
         offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,)
     )
     return lambda x: lib.lax.gather(x, I2[:, None], dn, (1, 8))
+
+
+def _gather_window(size):
+    """A gather of one window of ``size`` rows of f32[4@x,1] (no index)."""
+
+    def build(lib):
+        dn = lib.lax.GatherDimensionNumbers((0,), (1,), ())
+        return lambda x: lib.lax.gather(x, np.zeros((0,), np.int32), dn, (size, 1))
+
+    return build
+
+
+def _scatter_batched(*dims_and_index_shape):
+    """A scatter_add with batching axes: dimension numbers, then the indices' shape."""
+    *dims, index_shape = dims_and_index_shape
+
+    def build(lib):
+        dn = lib.lax.ScatterDimensionNumbers(*dims)
+        indices = np.zeros(index_shape, np.int32)
+        return lambda x: lib.lax.scatter_add(x, indices, np.ones(index_shape[0], np.float32), dn)
+
+    return build
 
 
 def _scatter_add(lib):
@@ -375,6 +398,15 @@ CASES = {
     ),
     "rev_2d": _case(TWO, [("x", "y")], lambda lib: lambda x: x[::-1, ::-1], X44),
     "strided_slice": _case(ONE, [("x",)], lambda lib: lambda x: x[::2], X8),
+    # issue 33's fuzzer (sharding_plain): a window narrower than a split axis
+    "gather_narrow_window": _case(ONE, [("x", None)], _gather_window(1), X41),
+    "gather_narrow_window_2": _case(ONE, [("x", None)], _gather_window(2), X41),
+    "scatter_add_batching": _case(
+        ONE, [()], _scatter_batched((), (1,), (1,), (0,), (0,), (2, 1)), X48[:2, :3]
+    ),
+    "scatter_add_batching_split": _case(
+        ONE, [(None, "x")], _scatter_batched((), (0,), (0,), (1,), (0,), (8, 1)), X8[None]
+    ),
 }
 
 AXIS_TYPES = ("Explicit", "Auto")
