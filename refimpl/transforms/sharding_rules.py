@@ -1117,19 +1117,27 @@ def _reshape_without_ones(
     """Beyond JAX: the reshape read without its size-1 axes (unsplit), which
     refimpl's own decompositions add where JAX's jaxprs have none
     (``jnp.tile``: ``f32[8@x,4] -> f32[1,8@x,1,4]``, a broadcast, then
-    ``-> f32[8,8]``); ``_Unsupported`` if that fails too or a size-1 axis is split."""
+    ``-> f32[8,8]``); ``_Unsupported`` if that fails too or a size-1 axis is split.
+    On Explicit axes the split axes must also come through whole (only
+    unsplit axes merged or split): JAX refuses ``f32[4@x,8] -> f32[1,32]``,
+    which XLA (Auto axes) lays out as ``f32[1,32@x]``."""
     if 1 not in old and 1 not in new:
         raise _Unsupported
     if any(e is not None for n, e in zip(old, spec) if n == 1):
         raise _Unsupported
-    kept = _reshape_spec(
-        ctx,
-        tuple(n for n in old if n != 1),
-        tuple(n for n in new if n != 1),
-        tuple(e for n, e in zip(old, spec) if n != 1),
-    )
+    old_kept = tuple(n for n in old if n != 1)
+    new_kept = tuple(n for n in new if n != 1)
+    spec_kept = tuple(e for n, e in zip(old, spec) if n != 1)
+    kept = _reshape_spec(ctx, old_kept, new_kept, spec_kept)
+    if ctx.explicit and _split_axes(old_kept, spec_kept) != _split_axes(new_kept, kept):
+        raise _Unsupported
     entries = iter(kept)
     return tuple(None if n == 1 else next(entries) for n in new)
+
+
+def _split_axes(shape: tuple[int, ...], spec: Spec) -> list[tuple[int, Any]]:
+    """The (size, entry) of each split axis, in order."""
+    return [(n, e) for n, e in zip(shape, spec) if e is not None]
 
 
 @_register("reshape")

@@ -30,6 +30,7 @@ W43 = np.ones((4, 3), np.float32)
 X444 = np.ones((4, 4, 4), np.float32)
 I2 = np.array([0, 2], np.int32)
 X41 = np.arange(4.0, dtype=np.float32).reshape(4, 1)
+X143 = np.arange(12.0, dtype=np.float32).reshape(1, 4, 3)
 
 ONE = ((4,), ("x",))
 TWO = ((2, 2), ("x", "y"))
@@ -406,6 +407,12 @@ CASES = {
     ),
     "scatter_add_batching_split": _case(
         ONE, [(None, "x")], _scatter_batched((), (0,), (0,), (1,), (0,), (8, 1)), X8[None]
+    ),
+    "reshape_add_leading_one": _case(
+        ONE, [("x", None)], lambda lib: lambda x: x.reshape(1, 32), X48
+    ),
+    "reshape_drop_one_merge": _case(
+        TWO, [(None, ("x", "y"), None)], lambda lib: lambda x: x.reshape(12), X143
     ),
 }
 
