@@ -564,6 +564,53 @@ def _inferred_cases() -> Iterator[Case]:
         return api.jit(lambda v, w: v + w)(x, y)
 
     yield _error_case("plain_jit_two_meshes", two_meshes)
+    yield from _fuzzer_rule_cases()
+
+
+class ShardingTypeError(Exception):
+    """Stands for JAX's ``jax._src.core.ShardingTypeError`` (and refimpl's):
+    expected exceptions are compared by class name."""
+
+
+def _fuzzer_rule_cases() -> Iterator[Case]:
+    """Rule differences issue 33's ``sharding_plain`` fuzzer found: a gather
+    window narrower than its split axis (Auto: replicated, never an uneven
+    split), a scatter with batching axes, a reshape moving a split axis next
+    to a new size-1 axis (Explicit: refused, as JAX)."""
+    x41 = np.arange(4.0, dtype=np.float32).reshape(4, 1)
+
+    def gather_narrow_window(api: Any, L: Any) -> Any:
+        x = api.device_put(x41, _ns(api, _mesh(api, "1d"), "x"))
+        dn = L.GatherDimensionNumbers((0,), (1,), ())
+        gather = lambda v: L.gather(v, np.zeros((0,), np.int32), dn, (2, 1))  # noqa: E731
+        return gather(x), api.jit(gather)(x)
+
+    whole = _oracle_layout((2,), "1d", ())
+    yield _case("plain_jit/gather_narrow_window", gather_narrow_window,
+                lambda: [x41[:2, 0], x41[:2, 0], whole, whole])  # fmt: skip
+
+    def scatter_batching(api: Any, L: Any) -> Any:
+        x = api.device_put(X44[:2, :3], _ns(api, _explicit_mesh(api, "1d")))
+        dn = L.ScatterDimensionNumbers((), (1,), (1,), (0,), (0,))
+        ones = np.ones(2, np.float32)
+        add = lambda v: L.scatter_add(v, np.zeros((2, 1), np.int32), ones, dn)  # noqa: E731
+        return add(x), api.jit(add)(x)
+
+    added = X44[:2, :3] + np.array([1, 0, 0], np.float32)
+    rows = _oracle_layout((2, 3), "1d", ())
+    yield _case("plain_jit/scatter_add_batching", scatter_batching,
+                lambda: [added, added, rows, rows])  # fmt: skip
+
+    def reshape_leading_one(api: Any, L: Any) -> Any:
+        x = api.device_put(X44, _ns(api, _explicit_mesh(api, "1d"), "x"))
+        return api.jit(lambda v: v.reshape(1, 16))(x)
+
+    yield script_case(
+        "sharding/errors/reshape_leading_one_explicit",
+        lambda ns: _run_plain(ns, reshape_leading_one),
+        expect=Raises(ShardingTypeError, "This reshape is not supported"),
+        tags=("sharding",),
+    )
 
 
 def _run_plain(ns: Any, build: Any) -> Any:
