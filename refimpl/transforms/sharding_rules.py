@@ -1206,6 +1206,19 @@ def first_typed_case(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     return [_first_use_only(out)]
 
 
+@_auto_fallback("concatenate")
+def agreed_entries(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """Auto: operands sharded differently give, per axis, the entry the split
+    ones agree on (unsplit where two differ), as XLA. Example:
+    ``concatenate f32[2,4@y] f32[2@x,4]`` -> ``f32[4@x,8@y]``."""
+    typed = _typed(specs) or specs
+    out = []
+    for i in range(len(typed[0])):
+        split = {s[i] for s in typed if s[i] is not None}
+        out.append(split.pop() if len(split) == 1 else None)
+    return [_first_use_only(tuple(out))]
+
+
 @_auto_fallback("general_gather")
 def gather_keeps_whole_axes(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     """Auto: a gather the Explicit rule refuses keeps the operand's entries on

@@ -414,6 +414,20 @@ CASES = {
     "reshape_drop_one_merge": _case(
         TWO, [(None, ("x", "y"), None)], lambda lib: lambda x: x.reshape(12), X143
     ),
+    "concat_one_split": _case(
+        TWO,
+        [(), ("x",)],
+        lambda lib: lambda a, b: lib.numpy.concatenate([a, b]),
+        X48[:2, :3],
+        X48[:2, :3],
+    ),
+    "concat_split_unlike": _case(
+        TWO,
+        [(None, "y"), ("x", None)],
+        lambda lib: lambda a, b: lib.numpy.concatenate([a, b], axis=1),
+        X48[:2, :4],
+        X48[:2, :4],
+    ),
 }
 
 AXIS_TYPES = ("Explicit", "Auto")
