@@ -51,6 +51,14 @@ class Meshless(tuple):
     __slots__ = ()
 
 
+class Broadcasted(tuple):
+    """The spec of a ``broadcast_in_dim``'s result. Read as any spec, but
+    where operands of an elementwise op disagree on Auto axes XLA keeps the
+    other operands' entries (:func:`full_operands_win`)."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class Context:
     """What every rule may need besides its operands: the mesh and whether
@@ -229,7 +237,12 @@ def _first_use_only(spec: Spec) -> Spec:
         kept = tuple(n for n in _names(entry) if n not in seen)
         seen.update(kept)
         out.append(_entry(kept))
-    return tuple(out)
+    return _like(spec, out)
+
+
+def _like(spec: Spec, entries: Sequence[Any]) -> Spec:
+    """``entries`` as a spec of ``spec``'s kind (Meshless, Broadcasted, plain)."""
+    return type(spec)(entries) if isinstance(spec, (Meshless, Broadcasted)) else tuple(entries)
 
 
 def _as_written(ctx: Context, spec: Spec, inputs: list[NamedSharding]) -> Spec:
@@ -294,8 +307,9 @@ def _even_only(ctx: Context, spec: Spec, aval: Any) -> Spec:
     """Auto axes: ``spec`` with the entries its axes' sizes do not divide unsplit."""
     if _divides(ctx, spec, aval):
         return spec
-    out = tuple(e if size % _pieces(ctx, e) == 0 else None for size, e in zip(aval.shape, spec))
-    return Meshless(out) if isinstance(spec, Meshless) else out
+    return _like(
+        spec, [e if size % _pieces(ctx, e) == 0 else None for size, e in zip(aval.shape, spec)]
+    )
 
 
 def _uneven_result(ctx: Context, eqn: Eqn, specs: list[Spec], aval: Any, spec: Spec) -> str:
@@ -447,7 +461,7 @@ def broadcast_in_dim_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spe
     """Each operand axis keeps its sharding at its new position; new axes are
     unsplit. Example: ``broadcast_in_dim[(0,), (8, 3)] f32[8@x] -> f32[8@x,3]``."""
     positions = dict(zip(eqn.params["broadcast_dimensions"], specs[0]))
-    return [tuple(positions.get(i) for i in range(len(eqn.params["shape"])))]
+    return [Broadcasted(positions.get(i) for i in range(len(eqn.params["shape"])))]
 
 
 @_register("transpose")
@@ -1204,6 +1218,29 @@ def first_typed_case(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
     cases = _typed(specs[1:]) or specs[1:]
     out = tuple(next((c[i] for c in cases if c[i] is not None), None) for i in range(len(cases[0])))
     return [_first_use_only(out)]
+
+
+@_auto_fallback(*ELEMENTWISE)
+def full_operands_win(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
+    """Auto: where the operands disagree on an axis, the entry the operands
+    that are no broadcast's result agree on (else the broadcasts'), unsplit
+    where those differ too, as XLA. Example: ``add f32[3,2@y]`` and a
+    broadcast ``f32[3,2@x]`` -> ``f32[3,2@y]``."""
+    shaped = [s for a, s in zip(eqn.inputs, specs) if a.aval.shape]
+    if not shaped:
+        return [_replicated(v.aval) for v in eqn.outputs]
+    full = [s for s in shaped if not isinstance(s, Broadcasted)]
+    broadcast = [s for s in shaped if isinstance(s, Broadcasted)]
+    out = []
+    for axis in range(len(shaped[0])):
+        entry = None
+        for group in (full, broadcast):
+            split = {s[axis] for s in group if s[axis] is not None}
+            if split:
+                entry = split.pop() if len(split) == 1 else None
+                break
+        out.append(entry)
+    return [_first_use_only(tuple(out))] * len(eqn.outputs)
 
 
 @_auto_fallback("concatenate")

@@ -428,6 +428,12 @@ CASES = {
         X48[:2, :4],
         X48[:2, :4],
     ),
+    "add_broadcast_unlike": _case(
+        TWO, [(None, "y"), ("x",)], lambda lib: lambda a, b: a + b, X48[:3, :2], X8[:2]
+    ),
+    "add_unlike_broadcast": _case(
+        TWO, [("x",), (None, "y")], lambda lib: lambda a, b: a + b, X8[:2], X48[:3, :2]
+    ),
 }
 
 AXIS_TYPES = ("Explicit", "Auto")
