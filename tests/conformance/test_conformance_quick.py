@@ -48,6 +48,7 @@ from conformance.fuzz import (
 from conformance.known import KnownDifference
 from conformance.observe import ErrorObs, Observation, expected_observation
 from conformance.runner import run_cases
+from tests.helpers.jax_oracle import clear_jax_jit_cache
 
 
 def _summary(suite) -> str:
@@ -65,6 +66,7 @@ def test_quick_subset_passes_on_ref():
 
 def test_quick_slice_agrees_with_jax():
     pytest.importorskip("jax")
+    clear_jax_jit_cache()  # the jit.cache cases read JAX's C++ cache sizes
     cases = conformance.select_cases(quick=True)[::6]  # a slice: a jax compile costs ~0.2 s
     suite = run_cases(cases, ["ref", "jax"])
     assert suite.ok(), _summary(suite)
