@@ -23,7 +23,11 @@ import sys
 
 import numpy as np
 
-from tests.helpers.sharding_cases import observe_leaves
+if __name__ == "__main__":  # run as JAX's oracle script: CI sets PYTHONSAFEPATH, so the
+    # repository root must be put on sys.path before the tests package is imported
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from tests.helpers.sharding_cases import observe_leaves  # noqa: E402
 
 X8 = np.arange(8.0, dtype=np.float32)
 X48 = np.arange(32.0, dtype=np.float32).reshape(4, 8) / 8
@@ -436,5 +440,4 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     main(sys.argv[1])
