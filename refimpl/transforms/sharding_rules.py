@@ -340,13 +340,21 @@ def _sharding_text(ctx: Context, spec: Spec) -> str:
     )
 
 
-def _register(*names: str) -> Callable[[Rule], Rule]:
-    def deco(rule: Rule) -> Rule:
-        for name in names:
-            RULES[name] = rule
-        return rule
+def _registrar(table: dict[str, Rule]) -> Callable[..., Callable[[Rule], Rule]]:
+    """A decorator factory entering a rule into ``table`` under each name given."""
 
-    return deco
+    def register(*names: str) -> Callable[[Rule], Rule]:
+        def deco(rule: Rule) -> Rule:
+            for name in names:
+                table[name] = rule
+            return rule
+
+        return deco
+
+    return register
+
+
+_register = _registrar(RULES)
 
 
 # --- rules ------------------------------------------------------------------
@@ -1180,13 +1188,7 @@ def reshape_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list[Spec]:
 # --- Auto axes: XLA's choices where Explicit axes raise ---------------------
 
 
-def _auto_fallback(*names: str) -> Callable[[Rule], Rule]:
-    def deco(rule: Rule) -> Rule:
-        for name in names:
-            AUTO_FALLBACKS[name] = rule
-        return rule
-
-    return deco
+_auto_fallback = _registrar(AUTO_FALLBACKS)
 
 
 @_auto_fallback(
