@@ -15,6 +15,7 @@ observations in OUT (a pickle); XLA_FLAGS is set before jax is imported.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import sys
@@ -23,6 +24,32 @@ import numpy as np
 
 X44 = np.arange(16.0, dtype=np.float32).reshape(4, 4)
 X8 = np.arange(8.0, dtype=np.float32)
+
+
+def typed_mesh(sharding_module, devices, shape, names, auto=False):
+    """A mesh of the first devices of ``devices`` in row-major order, every axis
+    Auto or every axis Explicit; ``sharding_module`` is ``jax.sharding`` or
+    ``refimpl.sharding`` (the same names in both)."""
+    count = int(np.prod(shape))
+    grid = np.array(list(devices)[:count], dtype=object).reshape(shape)
+    kind = sharding_module.AxisType.Auto if auto else sharding_module.AxisType.Explicit
+    return sharding_module.Mesh(grid, names, axis_types=(kind,) * len(names))
+
+
+@contextlib.contextmanager
+def four_devices_on(backend):
+    """refimpl's default backend set to ``backend`` with 4 reference devices,
+    both restored after (the tests' ``on_backend`` fixtures)."""
+    import refimpl as ri  # (this module also runs as JAX's oracle script)
+
+    old = ri.config.ref_num_devices, ri.config.backend
+    ri.config.update("ref_num_devices", 4)
+    ri.config.update("backend", backend)
+    try:
+        yield backend
+    finally:
+        ri.config.update("ref_num_devices", old[0])
+        ri.config.update("backend", old[1])
 
 
 def _ns(lib, mesh, *spec):
@@ -438,12 +465,9 @@ def observe_leaves(leaves) -> list:
 def main(path: str) -> None:
     os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
     import jax
-    from jax.sharding import AxisType, Mesh
 
     def mesh_of(shape, names):
-        count = int(np.prod(shape))
-        devices = np.array(jax.devices()[:count]).reshape(shape)
-        return Mesh(devices, names, axis_types=(AxisType.Auto,) * len(names))
+        return typed_mesh(jax.sharding, jax.devices(), shape, names, auto=True)
 
     out = {}
     for name, build in CASES.items():

@@ -28,6 +28,12 @@ import sys
 
 import numpy as np
 
+if __name__ == "__main__":  # run as JAX's oracle script: CI sets PYTHONSAFEPATH, so the
+    # repository root must be put on sys.path before the tests package is imported
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from tests.helpers.sharding_cases import typed_mesh  # noqa: E402
+
 X8 = np.arange(8.0, dtype=np.float32) / 4
 X48 = np.arange(32.0, dtype=np.float32).reshape(4, 8) / 8
 
@@ -274,13 +280,9 @@ def run_case(lib, name, mesh_of_types):
 def main(path: str) -> None:
     os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
     import jax
-    from jax.sharding import AxisType, Mesh
 
     def mesh_of(shape, names, auto=False):
-        count = int(np.prod(shape))
-        devices = np.array(jax.devices()[:count]).reshape(shape)
-        kind = AxisType.Auto if auto else AxisType.Explicit
-        return Mesh(devices, names, axis_types=(kind,) * len(names))
+        return typed_mesh(jax.sharding, jax.devices(), shape, names, auto)
 
     out = {name: run_case(jax, name, mesh_of) for name in CASES}
     with open(path, "wb") as f:
@@ -288,5 +290,4 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     main(sys.argv[1])

@@ -27,7 +27,7 @@ if __name__ == "__main__":  # run as JAX's oracle script: CI sets PYTHONSAFEPATH
     # repository root must be put on sys.path before the tests package is imported
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from tests.helpers.sharding_cases import observe_leaves  # noqa: E402
+from tests.helpers.sharding_cases import observe_leaves, typed_mesh  # noqa: E402
 
 X8 = np.arange(8.0, dtype=np.float32)
 X48 = np.arange(32.0, dtype=np.float32).reshape(4, 8) / 8
@@ -421,13 +421,9 @@ VALUES_ONLY = {"mlp_single_device_reference"}
 def main(path: str) -> None:
     os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
     import jax
-    from jax.sharding import AxisType, Mesh
 
     def mesh_of(shape, names, auto=False):
-        count = int(np.prod(shape))
-        devices = np.array(jax.devices()[:count]).reshape(shape)
-        kind = AxisType.Auto if auto else AxisType.Explicit
-        return Mesh(devices, names, axis_types=(kind,) * len(names))
+        return typed_mesh(jax.sharding, jax.devices(), shape, names, auto)
 
     out = {}
     for name, build in CASES.items():

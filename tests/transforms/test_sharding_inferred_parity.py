@@ -20,7 +20,7 @@ from refimpl import sharding as rs
 from refimpl.transforms.sharded import MeshArray
 from tests.helpers import sharding_inferred_cases as cases
 from tests.helpers.jax_oracle import results_on_four_devices
-from tests.helpers.sharding_cases import observe_leaves
+from tests.helpers.sharding_cases import four_devices_on, observe_leaves, typed_mesh
 
 BACKENDS = ["ref", "pjrt"]
 
@@ -34,19 +34,12 @@ def oracle(tmp_path_factory):
 
 @pytest.fixture
 def on_backend(request):
-    old = ri.config.ref_num_devices, ri.config.backend
-    ri.config.update("ref_num_devices", 4)
-    ri.config.update("backend", request.param)
-    yield request.param
-    ri.config.update("ref_num_devices", old[0])
-    ri.config.update("backend", old[1])
+    with four_devices_on(request.param) as backend:
+        yield backend
 
 
 def mesh_of(shape, names, auto=False):
-    count = int(np.prod(shape))
-    devices = np.array(ri.devices()[:count], dtype=object).reshape(shape)
-    kind = rs.AxisType.Auto if auto else rs.AxisType.Explicit
-    return rs.Mesh(devices, names, axis_types=(kind,) * len(names))
+    return typed_mesh(rs, ri.devices(), shape, names, auto)
 
 
 def _observe(name):
