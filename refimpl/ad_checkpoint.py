@@ -21,7 +21,6 @@ inputs (``nothing_saveable``).
 
 from __future__ import annotations
 
-import functools
 import inspect
 import operator
 import threading
@@ -29,7 +28,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from refimpl import tracing, tree_util
+from refimpl import _wraps, tracing, tree_util
 from refimpl.config import config
 from refimpl.core import Atom, Eqn, Program, ShapedArray, avals_str
 from refimpl.interpreter import eval_program
@@ -518,7 +517,7 @@ def checkpoint(
         )
     statics = _static_argnums(static_argnums)
 
-    @functools.wraps(fun)
+    @_wraps.wraps(fun)  # dressed as fun, as JAX's (a partial's name is its function's)
     def remat_f(*args: Any, **kwargs: Any) -> Any:
         nums = tuple(i + len(args) if i < 0 else i for i in statics)
         for i in nums:

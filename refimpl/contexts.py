@@ -501,6 +501,8 @@ def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[
     Raises:
         TypeError: ``fun`` is not callable, or ``name`` is neither a str nor
             None.
+        AttributeError: ``name`` is None and ``fun`` has no ``__name__`` (a
+            ``functools.partial``), as JAX 0.10.2.
 
     Example:
         >>> import refimpl as ri, refimpl.numpy as rnp
@@ -513,10 +515,15 @@ def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[
     if name is not None and not isinstance(name, str):
         raise TypeError(f"named_call: name must be a str or None, got {type(name).__name__}")
 
+    if name is None:
+        # as JAX 0.10.2: a callable without a __name__ (a functools.partial)
+        # needs name= (AttributeError here, when named_call is made)
+        name = fun.__name__
+    scope = name
+
     @functools.wraps(fun)
     def named(*args: Any, **kwargs: Any) -> Any:
-        # `name or ...` reads as str | Any | None to mypy; this is the same test
-        with named_scope(name if name else getattr(fun, "__name__", "named_call")):
+        with named_scope(scope):
             return fun(*args, **kwargs)
 
     return named

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing
+from refimpl import _wraps, dtypes, tracing
 from refimpl.core import AbstractRef, ShapedArray
 from refimpl.primitives import collectives
 from refimpl.ref import Ref
@@ -89,8 +89,15 @@ def make_jaxpr(
             return result.program, result.out_info
         return result.program
 
-    traced.__name__ = f"make_jaxpr({jitted.__name__})"
-    traced.__qualname__ = f"make_jaxpr({getattr(fun, '__qualname__', jitted.__name__)})"
+    # as JAX's: dressed as fun (_wraps.wraps), then named make_jaxpr(f) where
+    # fun has names (a partial keeps its function's name, unprefixed); the
+    # module is the library's (JAX: "jax")
+    _wraps.wraps(fun)(traced)
+    traced.__module__ = "refimpl"
+    if hasattr(fun, "__qualname__"):
+        traced.__qualname__ = f"make_jaxpr({fun.__qualname__})"
+    if hasattr(fun, "__name__"):
+        traced.__name__ = f"make_jaxpr({fun.__name__})"
     return traced
 
 

@@ -27,7 +27,9 @@ Python conversions of arrays and of a few API errors.
 from __future__ import annotations
 
 import copy
+import functools
 import importlib
+import inspect
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -93,6 +95,47 @@ def _wrapped(api: Any) -> Any:
         getattr(jf, a) == getattr(f, a)
         for a in ("__doc__", "__name__", "__module__", "__qualname__", "__annotations__")
     ] + [jf.some_value]
+
+
+def _dressed(fun: Any) -> Any:
+    """The names, docstring and signature a transformed function carries."""
+    return [
+        getattr(fun, "__name__", None),
+        getattr(fun, "__qualname__", None),
+        getattr(fun, "__doc__", None),
+        str(inspect.signature(fun)),
+    ]
+
+
+def _transformed_names(ns: Any) -> Any:
+    # JAX 0.10.2 dresses each transformed function as the function (its
+    # util.wraps): name, qualname, docstring (its own words for vmap, grad and
+    # the Jacobians), signature; a partial is named after its function
+    api = ns.api
+    base = functools.partial(_three_args, z=2.0)
+    return {
+        f"{name} of {label}": _dressed(make(fun))
+        for label, fun in (("a function", _three_args), ("a partial", base))
+        for name, make in (
+            ("vmap", api.vmap),
+            ("grad", api.grad),
+            ("grad_argnums", lambda h: api.grad(h, argnums=(0, 1))),
+            ("value_and_grad", api.value_and_grad),
+            ("jacfwd", api.jacfwd),
+            ("jacrev", api.jacrev),
+            ("hessian", api.hessian),
+            ("pmap", api.pmap),
+            ("checkpoint", api.checkpoint),
+            ("jit", api.jit),
+            ("jit_of_vmap", lambda h: api.jit(api.vmap(h))),
+            ("make_jaxpr", api.make_jaxpr),
+        )
+    }
+
+
+def _three_args(x: Any, y: Any = 1.0, z: Any = 1.0) -> Any:
+    """Multiplies three numbers."""
+    return x * y * z
 
 
 def _flagged(x: Any, flag: bool) -> Any:
@@ -185,6 +228,7 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
         ns.api.jit(_times, static_argnums=-1), 3.0, y=2.0
     ),
     "jit_wraps_the_function": lambda ns: _wrapped(ns.api),
+    "transformed_functions_are_dressed_as_the_function": _transformed_names,
     "deepcopy_under_jit": lambda ns: ns.api.jit(lambda v: copy.deepcopy(v) * 2)(ns.asarray(X)),
     "copy_of_weak_scalar_under_jit": lambda ns: ns.api.jit(lambda v: copy.copy(v))(1),
     "grad_through_deepcopy": lambda ns: ns.api.grad(lambda v: copy.deepcopy(v) * 3.0)(2.0),

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from refimpl import tracing, tree_util
+from refimpl import _wraps, tracing, tree_util
 from refimpl.primitives import structural
 from refimpl.sharding import Mesh, NamedSharding, PartitionSpec, get_mesh
 from refimpl.transforms import pmap as _pmap
@@ -165,8 +165,7 @@ def shard_map(
             partitioned[(the_mesh, backend)] = jitted
         return jitted
 
-    mapped.__name__ = f"shard_map({name})"
-    mapped.__wrapped__ = f  # type: ignore[attr-defined]
+    _wraps.wraps(f)(mapped)  # dressed as f, as JAX's; refimpl's messages say shard_map({name})
     mapped._partitioned = partitioned  # type: ignore[attr-defined]  # (mesh, backend) -> jit
     return mapped
 

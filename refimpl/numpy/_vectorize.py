@@ -5,9 +5,10 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import re
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -145,10 +146,9 @@ def vectorize(
             fn = vmap(fn)
         return fn(*arrays)
 
-    wrapped.__name__ = getattr(pyfunc, "__name__", "vectorized")
-    wrapped.__doc__ = pyfunc.__doc__
-    cast(Any, wrapped).__wrapped__ = pyfunc  # a function attribute, which mypy does not model
-    return wrapped
+    # as JAX 0.10.2's vectorize: functools.wraps (pyfunc's names, module,
+    # docstring, attributes; __wrapped__ gives inspect.signature pyfunc's)
+    return functools.update_wrapper(wrapped, pyfunc)
 
 
 def apply_along_axis(

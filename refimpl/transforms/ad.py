@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import backends, dtypes, tracing, tree_util
+from refimpl import _wraps, backends, dtypes, tracing, tree_util
 from refimpl.core import AbstractRef, Literal, Program, ShapedArray, Var
 from refimpl.primitives import elementwise, ref_context, rule_context, structural
 from refimpl.primitives.elementwise import add_p, convert_element_type_p
@@ -1132,9 +1132,9 @@ def _value_and_grad(
             return (user_value(value), _aux_value(aux_info[0], aux_leaves)), g
         return user_value(value), g
 
-    value_and_grad_f.__name__ = f"value_and_grad({getattr(fun, '__name__', 'fun')})"
-    value_and_grad_f.__wrapped__ = fun  # type: ignore[attr-defined]  # fun's signature
-    return value_and_grad_f
+    # dressed as fun (JAX's name, docstring and fun's signature)
+    doc = _wraps.ad_doc(_wraps.VALUE_AND_GRAD_DOC, fun, argnums)
+    return _wraps.wraps(fun, doc=doc)(value_and_grad_f)
 
 
 def _on_device_of(ct: Any, value: Any) -> Any:
@@ -1209,9 +1209,8 @@ def grad(
         (_, aux), g = vg(*args, **kwargs) if has_aux else (((None, None)), vg(*args, **kwargs)[1])
         return (g, aux) if has_aux else g
 
-    grad_f.__name__ = f"grad({getattr(fun, '__name__', 'fun')})"
-    grad_f.__wrapped__ = fun  # type: ignore[attr-defined]
-    return grad_f
+    doc = _wraps.ad_doc(_wraps.GRAD_DOC, fun, argnums)
+    return _wraps.wraps(fun, doc=doc)(grad_f)
 
 
 # --- transforming sub-programs (for the rules of jit, scan, cond, ...) ----------------
@@ -1672,11 +1671,11 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
             return jac, _aux_value(aux_tree, outs[n_out:])
         return jac
 
-    jac_f.__name__ = f"{api}({getattr(fun, '__name__', 'fun')})"
-    # fun's signature (inspect.signature follows __wrapped__), as JAX's: jit's
-    # static_argnames of a jacfwd/jacrev function name fun's parameters
-    jac_f.__wrapped__ = fun  # type: ignore[attr-defined]
-    return jac_f
+    # dressed as fun, with fun's signature (inspect.signature follows
+    # __wrapped__), as JAX's: jit's static_argnames of a jacfwd/jacrev
+    # function name fun's parameters
+    doc = _wraps.ad_doc(_wraps.JACOBIAN_DOC, fun, argnums)
+    return _wraps.wraps(fun, doc=doc)(jac_f)
 
 
 def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -> list[list]:

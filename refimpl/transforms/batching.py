@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing, tree_util
+from refimpl import _wraps, dtypes, tracing, tree_util
 from refimpl.config import config
 from refimpl.core import Literal, Program
 from refimpl.primitives import batch_rules, collectives, elementwise, ref_context, rule_context
@@ -470,17 +470,9 @@ def vmap(
         size = _mapped_size(fun, args, kwargs, leaves, axes, axis_size)
         return _vmap_call(fun, name, leaves, in_tree, axes, size, out_axes, axis_name)
 
-    vmap_f.__name__ = f"vmap({name})"
-    vmap_f.__qualname__ = vmap_f.__name__
-    # JAX's docstring of a vmapped function (the original one after it)
-    vmap_f.__doc__ = (
-        f"Vectorized version of {name}. Takes similar arguments as {name} but with "
-        f"additional array axes over which {name} is mapped."
-    )
-    if fun.__doc__:
-        vmap_f.__doc__ += "\n\nOriginal documentation:\n\n" + fun.__doc__
-    vmap_f.__wrapped__ = fun  # type: ignore[attr-defined]
-    return vmap_f
+    # dressed as fun (vmap(f).__name__ == "f"), with JAX's docstring of a
+    # vmapped function (the original one after it)
+    return _wraps.wraps(fun, doc=_wraps.vmap_doc(fun))(vmap_f)
 
 
 def _check_mapped_types(leaves: list[Any], axes: list[int | None]) -> None:

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from refimpl import backends, dtypes, tracing, tree_util
+from refimpl import _wraps, backends, dtypes, tracing, tree_util
 from refimpl.config import config
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
 from refimpl.errors import NonHashableStaticArgumentError
@@ -1105,6 +1105,20 @@ def copy_wrapped_attributes(wrapper: Any, fun: Any) -> None:
         for key, value in vars(fun).items():
             if not hasattr(wrapper, key):
                 setattr(wrapper, key, value)
+    # JAX's util.wraps where it differs from functools.wraps: a partial is
+    # named after its function, a nameless callable "<unnamed function>", no
+    # docstring reads ""
+    name = _wraps.fun_name(fun)
+    for attribute, value in (
+        ("__name__", name),
+        ("__qualname__", getattr(fun, "__qualname__", name)),
+        ("__doc__", getattr(fun, "__doc__", None) or ""),
+        ("__annotations__", getattr(fun, "__annotations__", {})),
+    ):
+        try:
+            setattr(wrapper, attribute, value)
+        except (AttributeError, TypeError):
+            pass
 
 
 class Jitted:
@@ -1151,8 +1165,7 @@ class Jitted:
         if backend not in (None, "ref", "pjrt"):
             raise ValueError(f"jit: backend must be None, 'ref' or 'pjrt', got {backend!r}")
         self.fun = fun
-        self.__name__ = getattr(fun, "__name__", type(fun).__name__)
-        self.__doc__ = getattr(fun, "__doc__", None)
+        self.__name__ = _wraps.fun_name(fun)  # also the label of listings and messages
         self.__wrapped__ = fun
         self.backend = backend
         self.spec = ArgSpec.build(
@@ -1170,7 +1183,6 @@ class Jitted:
         # which ri.disable_jit must not turn into calls of themselves.
         self.honours_disable_jit = True
         copy_wrapped_attributes(self, fun)
-        self.__name__ = getattr(fun, "__name__", type(fun).__name__)
 
     def __repr__(self) -> str:
         # JAX 0.10.2's words (its C++ jit wrapper's class), the wrapped

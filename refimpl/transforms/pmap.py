@@ -47,7 +47,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from refimpl import backends, dtypes, tracing, tree_util
+from refimpl import _wraps, backends, dtypes, tracing, tree_util
 from refimpl.array import Array
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, subprograms
@@ -435,10 +435,8 @@ def pmap(
             entry_of(call)  # trace and compile now: their errors belong to lower()
         return PmapLowered(mapped, name, call, len(args))
 
-    pmap_f.__name__ = f"pmap({name})"
-    pmap_f.__qualname__ = pmap_f.__name__
-    pmap_f.__doc__ = fun.__doc__
-    pmap_f.__wrapped__ = fun  # type: ignore[attr-defined]
+    # dressed as fun (pmap(f).__name__ == "f"); refimpl's messages say pmap({name})
+    _wraps.wraps(fun)(pmap_f)
     pmap_f._prepare = prepare  # type: ignore[attr-defined]
     pmap_f._entry_of = entry_of  # type: ignore[attr-defined]
     pmap_f._signature = lambda call: _signature(call, name, axis_name, out_axes_key)  # type: ignore[attr-defined]
@@ -609,8 +607,11 @@ def _fast_pmap(
             pmap=True,
         )
     )
-    for attribute in ("__name__", "__qualname__", "__doc__", "__wrapped__"):
+    # pmap_f's dress (_wraps.wraps: fun's name, module, docstring, signature);
+    # fun's own attributes came with pmap_f's __dict__
+    for attribute in ("__name__", "__qualname__", "__module__", "__doc__", "__annotations__"):
         setattr(fast, attribute, getattr(pmap_f, attribute))
+    fast.__wrapped__ = pmap_f.__wrapped__  # type: ignore[attr-defined]
     return fast
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import backends, dtypes, tracing, tree_util
+from refimpl import _wraps, backends, dtypes, tracing, tree_util
 from refimpl import sharding as _sharding_module
 from refimpl.array import Array, as_array
 from refimpl.config import config
@@ -529,10 +529,13 @@ class ShardedJit:
         self._out = out_shardings
         self._static = tuple(static_argnums)
         self._donate = tuple(donate_argnums)
-        self._name = getattr(fun, "__name__", type(fun).__name__)
+        self._name = _wraps.fun_name(fun)  # JAX's name of a partial, a nameless callable
         self.__wrapped__ = fun
         self.__name__ = self._name
-        self.__doc__ = getattr(fun, "__doc__", None)
+        self.__qualname__ = getattr(fun, "__qualname__", self._name)
+        self.__doc__ = getattr(fun, "__doc__", None) or ""
+        self.__module__ = getattr(fun, "__module__", "<unknown module>")
+        self.__annotations__ = getattr(fun, "__annotations__", {})
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.__dict__["_inner"], name)

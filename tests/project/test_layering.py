@@ -57,6 +57,8 @@ LAYERS: dict[str, int] = {
     "refimpl.kv_store": CORE,  # the standard library only
     # which arguments JAX makes static (the unhashable-static-argument check): stdlib only
     "refimpl._static_args": CORE,
+    # the names and docstrings transformed functions carry (JAX's util.wraps): stdlib only
+    "refimpl._wraps": CORE,
     # 2 tracing: the trace stack, Tracer and the operators every array-like shares
     "refimpl.array_ops": TRACING,
     "refimpl.tracing": TRACING,
