@@ -25,7 +25,7 @@ import enum
 import functools
 import inspect
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -353,7 +353,9 @@ def set_mesh(mesh: Any) -> _MeshSetting:
         A context manager; leaving its block restores the previous mesh.
 
     Raises:
-        TypeError: ``mesh`` is not a ``Mesh`` or None.
+        ValueError: ``mesh`` is not a ``Mesh`` or None; called while a
+            transformation traces (inside ``jit``, ``grad``, ``vmap``...),
+            where JAX 0.10.2 refuses it too (``with mesh:`` is allowed).
 
     Example:
         >>> import numpy as np, refimpl as ri
@@ -364,9 +366,23 @@ def set_mesh(mesh: Any) -> _MeshSetting:
         >>> x.sharding.spec
         P('x',)
     """
-    if mesh is not None and not isinstance(mesh, Mesh):
-        raise TypeError(f"set_mesh: mesh must be a Mesh or None, got {type(mesh).__name__}")
+    if mesh is not None and not isinstance(mesh, Mesh):  # JAX 0.10.2's class and words
+        raise ValueError(f"Expected mesh of type `jax.sharding.Mesh`. Got {type(mesh)}")
+    _check_outside_traces("set_mesh")
     return _MeshSetting(_set_current(mesh))
+
+
+#: tests of whether a transformation traces in this thread (refimpl.tracing,
+#: a layer above, installs its own: ``tracing.is_tracing``)
+TRACING_TESTS: list[Callable[[], bool]] = []
+
+
+def _check_outside_traces(name: str) -> None:
+    """JAX 0.10.2 refuses to change the current mesh while any transformation
+    traces (its ``core.trace_state_clean()``): the mesh is part of the types
+    a trace has already given its values."""
+    if any(test() for test in TRACING_TESTS):
+        raise ValueError(f"`{name}` can only be used outside of `jax.jit`.")
 
 
 @contextlib.contextmanager
@@ -375,6 +391,7 @@ def use_mesh(mesh: Any) -> Iterator[Any]:
     (the spelling of older JAX releases; :func:`set_mesh` is 0.10.2's)."""
     if not isinstance(mesh, Mesh):
         raise TypeError(f"use_mesh: mesh must be a Mesh, got {type(mesh).__name__}")
+    _check_outside_traces("use_mesh")
     previous = _set_current(mesh)
     try:
         yield mesh

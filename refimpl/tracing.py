@@ -26,6 +26,7 @@ from typing import Any, cast
 import numpy as np
 
 from refimpl import backends, dtypes
+from refimpl import sharding as _sharding
 from refimpl.array_ops import ArrayOps
 from refimpl.config import config
 from refimpl.core import Atom, Eqn, Literal, Program, ShapedArray, Var
@@ -427,6 +428,9 @@ def current_builder() -> Builder | None:
 def is_tracing() -> bool:
     """Whether any transformation is active in this thread."""
     return bool(_stack.traces)
+
+
+_sharding.TRACING_TESTS.append(is_tracing)  # (set_mesh refuses to run under a trace)
 
 
 def find_top_trace(args: Sequence[Any]) -> Trace | None:

@@ -565,6 +565,7 @@ def _inferred_cases() -> Iterator[Case]:
 
     yield _error_case("plain_jit_two_meshes", two_meshes)
     yield from _fuzzer_rule_cases()
+    yield from _closure_cases()
 
 
 class ShardingTypeError(Exception):
@@ -617,3 +618,23 @@ def _run_plain(ns: Any, build: Any) -> Any:
     api = _api(ns)
     with _four_devices(api):
         return build(api, ns.lax_)
+
+
+def _closure_cases() -> Iterator[Case]:
+    """Issue 33's leftovers: ``set_mesh`` while a transformation traces."""
+
+    def set_mesh_inside_jit(api: Any, L: Any) -> Any:
+        mesh = _explicit_mesh(api, "1d")
+
+        def f(v: Any) -> Any:
+            with api.set_mesh(mesh):
+                return v * 2
+
+        return api.jit(f)(X8)
+
+    yield script_case(
+        "sharding/errors/set_mesh_inside_jit",
+        lambda ns: _run_plain(ns, set_mesh_inside_jit),
+        expect=Raises(ValueError, "can only be used outside of `jax.jit`"),
+        tags=("sharding",),
+    )
