@@ -249,6 +249,10 @@ class Program:
     out_vars: list[Atom]
     const_vars: list[Var] = field(default_factory=list)
     consts: list[np.ndarray] = field(default_factory=list)
+    # per const var, the sharding of the sharded array it was captured from
+    # (None for others), as the trace that captured it saw it; empty when
+    # none was (what the sharding rule types a closed-over sharded array by)
+    const_shardings: list[Any] = field(default_factory=list)
 
     @property
     def in_avals(self) -> list[ShapedArray]:

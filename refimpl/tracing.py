@@ -302,6 +302,7 @@ class Builder(Trace):
         self.eqns: list[Eqn] = []
         self.const_vars: list[Var] = []
         self.consts: list[np.ndarray] = []
+        self.const_shardings: list[Any] = []  # per const: its source's (CONST_SHARDINGS)
         self.captured: list[Tracer] = []  # lower-level tracers, in capture order
         self._capture_vars: dict[int, Var] = {}  # id(outer tracer) -> inner var
         self._const_vars_by_id: dict[int, Var] = {}
@@ -350,6 +351,8 @@ class Builder(Trace):
             self._keepalive.append(value)
             self.const_vars.append(var)
             self.consts.append(concrete_value(value, aval))
+            sharding_of = CONST_SHARDINGS.get(type(value))
+            self.const_shardings.append(sharding_of(value) if sharding_of else None)
         return self._const_vars_by_id[key]
 
     # -- equations --
@@ -390,6 +393,9 @@ class Builder(Trace):
             out_vars=out_atoms,
             const_vars=self.const_vars,
             consts=self.consts,
+            const_shardings=(
+                self.const_shardings if any(s is not None for s in self.const_shardings) else []
+            ),
         )
 
 
@@ -401,6 +407,12 @@ def _first_origin(args: Sequence[Any]) -> str:
 
 
 # --- the stack of active traces -----------------------------------------------
+
+
+#: array type -> the sharding a closed-over array of that type keeps in the
+#: program's ``const_shardings`` (refimpl.transforms.sharded registers its
+#: sharded arrays': JAX 0.10.2 types such a constant by its sharding)
+CONST_SHARDINGS: dict[type, Callable[[Any], Any]] = {}
 
 
 class _TraceStack(threading.local):

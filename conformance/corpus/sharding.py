@@ -621,7 +621,41 @@ def _run_plain(ns: Any, build: Any) -> Any:
 
 
 def _closure_cases() -> Iterator[Case]:
-    """Issue 33's leftovers: ``set_mesh`` while a transformation traces."""
+    """Issue 33's leftovers: ``jit`` of a function closing over an array split
+    on Explicit axes (its sharding is part of its type, as JAX 0.10.2:
+    outputs typed by it; over one device JAX's device-assignment error), and
+    ``set_mesh`` while a transformation traces."""
+
+    def closure_replicated_argument(api: Any, L: Any) -> Any:
+        mesh = _explicit_mesh(api, "1d")
+        c = api.device_put(X8, _ns(api, mesh, "x"))
+        r = api.device_put(X8 + 1, _ns(api, mesh))
+        return api.jit(lambda a: (a * c, a * 2))(r)
+
+    yield _case("plain_jit/closure_replicated_argument", closure_replicated_argument,
+                lambda: [X8 * (X8 + 1), (X8 + 1) * 2, _oracle_layout((8,), "1d", ("x",)),
+                         _oracle_layout((8,), "1d", ())])  # fmt: skip
+
+    def closure_under_set_mesh(api: Any, L: Any) -> Any:
+        mesh = _explicit_mesh(api, "2d")
+        c = api.device_put(X44, _ns(api, mesh, "a", "b"))
+        with api.set_mesh(mesh):
+            return api.jit(lambda a: (a + c, c.sum(0)))(np.ones((4, 4), np.float32))
+
+    yield _case("plain_jit/closure_under_set_mesh", closure_under_set_mesh,
+                lambda: [X44 + 1, X44.sum(0), _oracle_layout((4, 4), "2d", ("a", "b")),
+                         _oracle_layout((4,), "2d", ("b",))])  # fmt: skip
+
+    def closure_one_device(api: Any, L: Any) -> Any:
+        c = api.device_put(X8, _ns(api, _explicit_mesh(api, "1d"), "x"))
+        return api.jit(lambda a: a + c)(np.ones(8, np.float32))
+
+    yield script_case(
+        "sharding/errors/closure_over_explicit_axes_one_device",
+        lambda ns: _run_plain(ns, closure_one_device),
+        expect=Raises(ValueError, "Length of device assignment 1 is not equal"),
+        tags=("sharding",),
+    )
 
     def set_mesh_inside_jit(api: Any, L: Any) -> Any:
         mesh = _explicit_mesh(api, "1d")

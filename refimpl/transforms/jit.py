@@ -1490,6 +1490,22 @@ class Jitted:
             return self._over_mesh()(*args, **kwargs)
         check_call(call, self.__name__)
         entry = self._lookup(call)
+        if (
+            entry.program.const_shardings
+            and not call.traced
+            and sharded.const_shardings(entry.program)
+        ):
+            # a closed-over sharded array over Explicit axes types the program
+            # over its mesh (JAX 0.10.2): the call is one over that mesh
+            return self._over_mesh()(*args, **kwargs)
+        return entry.plan(self, entry, call, args, kwargs)
+
+    def _call_on_one_device(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """The call as the plain jit runs it, whatever the program closes
+        over (the global-value route of a call over a mesh, ShardedJit's)."""
+        call = self._split_args(args, kwargs)
+        check_call(call, self.__name__)
+        entry = self._lookup(call)
         return entry.plan(self, entry, call, args, kwargs)
 
     def _over_mesh(self) -> Any:

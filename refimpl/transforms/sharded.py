@@ -46,7 +46,7 @@ from refimpl.sharding import (
 )
 from refimpl.transforms import dce, donation
 from refimpl.transforms.block_arrays import BlockArray
-from refimpl.transforms.sharding_rules import output_shardings
+from refimpl.transforms.sharding_rules import first_output_on_mesh, output_shardings
 
 __all__ = [
     "MeshArray",
@@ -214,6 +214,31 @@ def layout_key_of(sharding: Sharding, aval: ShapedArray) -> object:
 
 
 tracing.register_array_type(MeshArray, lambda a: (a._check_live(), a.aval)[1], MeshArray._value)
+# a closed-over MeshArray keeps its sharding in the program's types (const_shardings)
+tracing.CONST_SHARDINGS[MeshArray] = lambda a: a.sharding
+
+
+def const_shardings(program: Any) -> list[Any]:
+    """Per constant of ``program``, the ``NamedSharding`` of the sharded array
+    it closes over where JAX 0.10.2 types the constant by it: a mesh of two
+    or more devices whose axes are all Explicit (there the sharding is part
+    of the array's type, so the program is typed, and runs, over that
+    mesh); None for every other constant (over Auto axes the type names no
+    mesh: JAX runs the program where its arguments say and the constant
+    goes along, replicated). Empty when no constant is so typed."""
+    held = getattr(program, "const_shardings", None)
+    if not held:
+        return []
+    typed = [
+        s
+        if isinstance(s, NamedSharding)
+        and isinstance(s.mesh, Mesh)
+        and s.mesh.size > 1
+        and all(t == AxisType.Explicit for t in s.mesh.axis_types)
+        else None
+        for s in held
+    ]
+    return typed if any(s is not None for s in typed) else []
 
 
 # --- shardings named by the user -------------------------------------------------------------
@@ -611,6 +636,7 @@ class ShardedJit:
                 )
                 leaf_shardings += placed_with
         mesh_shardings = typed = None
+        consts: list[Any] = []  # the closed-over arrays' shardings (const_shardings)
         if not traced:
             # unspecified leaves take their own sharding (a MeshArray's) or
             # are replicated over the arguments' mesh, as JAX 0.10.2
@@ -621,11 +647,16 @@ class ShardedJit:
                     {k: v for k, v in kwargs.items() if k not in statics}
                 )
             given_shardings = leaf_shardings if self._in is not None else [None] * len(dyn_leaves)
-            inferred = inferred_shardings(dyn_leaves, given_shardings, where)
+            program = self._jitted.trace(*arg_list, **kwargs).program
+            consts = [s for s in const_shardings(program) if s is not None]
+            inferred = inferred_shardings(dyn_leaves, given_shardings, where, consts)
             plain = self._in is None and self._out is None
+            if inferred is None and consts and self._out is None:
+                _check_one_device(program, consts[0].mesh, where)
             if (
                 inferred is not None
                 and plain
+                and not consts
                 and not self._reads_split(arg_list, kwargs, dyn_leaves)
             ):
                 # JAX 0.10.2 prunes the arguments the program does not read
@@ -654,9 +685,13 @@ class ShardedJit:
             if out is not NotImplemented:
                 return out
         ruled = None
-        if mesh_shardings and typed is not None and (self._out is None or _has_none(self._out)):
+        if (
+            mesh_shardings is not None
+            and typed is not None
+            and (self._out is None or _has_none(self._out))
+        ):
             # the outputs the rule lays out: from the program's types
-            mesh = mesh_shardings[0].mesh
+            mesh = (mesh_shardings or consts)[0].mesh
             ruled = self._ruled_outputs(arg_list, kwargs, typed, mesh, where)
         if not traced:
             for i in dynamic:
@@ -666,7 +701,10 @@ class ShardedJit:
                     if donate:
                         donated_arrays += [v for v in leaves if is_split(v)]  # pmap's too
                     arg_list[i] = tree.unflatten([_global(v) for v in leaves])
-        out = self._inner(*arg_list, **kwargs)
+        if consts:  # (the plain jit's own call would send it over the mesh again)
+            out = self._jitted._call_on_one_device(tuple(arg_list), kwargs)
+        else:
+            out = self._inner(*arg_list, **kwargs)
         for array in donated_arrays:
             array.mark_donated(where)
         if self._out is None and ruled is None:
@@ -794,6 +832,20 @@ class ShardedJit:
         return tree.unflatten(placed), shardings
 
 
+def _check_one_device(program: Any, mesh: Mesh, where: str) -> None:
+    """A call over one device (no sharded argument, no current mesh) of a
+    program closing over an array split on Explicit axes: JAX 0.10.2's
+    ``ValueError`` when an output's type names that mesh (its device
+    assignment, the arguments' one device, is not the mesh's size)."""
+    n = len(program.in_vars)
+    text = first_output_on_mesh(program, [None] * n, where, const_shardings(program))
+    if text is not None:
+        raise ValueError(
+            f"Length of device assignment 1 is not equal to the size of the mesh {mesh.size} "
+            f"of aval {text}. Please enter your `jit` into a mesh context via `jax.set_mesh`."
+        )
+
+
 def _has_none(prefix: Any) -> bool:
     """Whether a prefix tree of shardings leaves some outputs unspecified."""
     return any(v is None for v in tree_util.tree_leaves(prefix, is_leaf=lambda v: v is None))
@@ -829,7 +881,7 @@ SCALARS_ON_MESH: dict[int, Any] = {}
 
 
 def inferred_shardings(
-    leaves: Sequence[Any], given: Sequence[Any], where: str
+    leaves: Sequence[Any], given: Sequence[Any], where: str, consts: Sequence[Any] = ()
 ) -> tuple[list[Any], list[Any]] | None:
     """The sharding of each argument leaf of a call over a mesh: ``given``'s
     entry where it is not None, else the leaf's own (a ``MeshArray``'s or a
@@ -840,10 +892,16 @@ def inferred_shardings(
     ones: their JAX type names no mesh, so they take part in no agreement
     check, ``jnp.where(p, x, np_array)``). None when no leaf or given
     sharding is over a mesh of two or more devices (the call is not a
-    sharded one).
+    sharded one). ``consts`` are the shardings the program's closed-over
+    arrays are typed by (:func:`const_shardings`, Nones left out): they
+    must be over the arguments' mesh, and without sharded arguments the
+    call runs over theirs only inside ``set_mesh`` of it, as JAX 0.10.2,
+    which takes its devices from the arguments and the current mesh, never
+    from a constant.
 
-    Raises ValueError as JAX does for leaves over two meshes, and for a
-    committed array on other devices than the mesh's."""
+    Raises ValueError as JAX does for leaves (or constants) over two
+    meshes, for a committed array on other devices than the mesh's, and
+    for a current mesh other than the constants' one."""
     own = [
         leaf.sharding
         if is_split(leaf)
@@ -857,6 +915,17 @@ def inferred_shardings(
         for s in (*given, *own)
         if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh) and s.mesh.size > 1
     ]
+    if consts:
+        current = get_mesh()
+        if current is not None and current != consts[0].mesh:
+            # (JAX 0.10.2 checks each primitive's operands against the current mesh)
+            raise ValueError(
+                f"{where}: context mesh {current!r} should match the aval mesh "
+                f"{consts[0].mesh!r} of a closed-over array"
+            )
+        if not named and current is None:
+            return None  # one device: the caller checks the outputs' types
+        named += consts
     if not named:
         return None
     mesh = named[0].mesh
@@ -891,7 +960,7 @@ def rule_out_shardings(
     as ``in_shardings`` (None: a value whose type names no mesh; see
     docs/sharding_rules.md: ``sharding_rules.output_shardings``), replicated
     over ``mesh`` where the rule knows none."""
-    found = output_shardings(program, list(in_shardings), where)
+    found = output_shardings(program, list(in_shardings), where, const_shardings(program))
     replicated = NamedSharding(mesh, PartitionSpec())
     return [s if s is not None else replicated for s in found]
 

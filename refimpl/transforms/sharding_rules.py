@@ -81,7 +81,12 @@ AUTO_FALLBACKS: dict[str, Rule] = {}
 TYPING_PRIMITIVES = {"sharding_constraint"}
 
 
-def output_shardings(program: Program, in_shardings: Sequence[Any], where: str) -> list:
+def output_shardings(
+    program: Program,
+    in_shardings: Sequence[Any],
+    where: str,
+    const_shardings: Sequence[Any] = (),
+) -> list:
     """The ``NamedSharding`` of each output of ``program``, as JAX 0.10.2 types it.
 
     Args:
@@ -91,6 +96,10 @@ def output_shardings(program: Program, in_shardings: Sequence[Any], where: str) 
             NamedShardings must share one mesh.
         where: The caller's name for the computation (``jit(f)``), added as a
             note to the errors raised.
+        const_shardings: One ``NamedSharding`` or ``None`` per entry of
+            ``program.const_vars`` (empty: all None): the sharding a
+            closed-over array keeps in the types, as JAX 0.10.2 types one
+            over Explicit axes (``sharded.const_shardings``).
 
     Returns:
         One ``NamedSharding`` over that mesh per output of ``program``
@@ -109,10 +118,40 @@ def output_shardings(program: Program, in_shardings: Sequence[Any], where: str) 
         >>> [s.spec for s in output_shardings(prog, [NamedSharding(mesh, P('x'))], 'f')]
         [P('x',), P()]
     """
-    n_out = len(program.out_vars)
-    named = [s for s in in_shardings if isinstance(s, NamedSharding)]
+    typed = _typed_outputs(program, in_shardings, where, const_shardings)
+    if typed is None:
+        return [None] * len(program.out_vars)
+    ctx, named, out_specs = typed
+    return [
+        NamedSharding(ctx.mesh, PartitionSpec(*_as_written(ctx, spec, named))) for spec in out_specs
+    ]
+
+
+def first_output_on_mesh(
+    program: Program, in_shardings: Sequence[Any], where: str, const_shardings: Sequence[Any]
+) -> str | None:
+    """JAX's text of the first output whose type names the mesh
+    (``f32[8@x]({Explicit: ('x',)})``), or None when every output's type
+    names none: what JAX 0.10.2 checks against its device assignment."""
+    typed = _typed_outputs(program, in_shardings, where, const_shardings)
+    if typed is None:
+        return None
+    ctx, _, out_specs = typed
+    for var, spec in zip(program.out_vars, out_specs, strict=True):
+        if not isinstance(spec, Meshless):
+            return _typed_text(ctx, var.aval, spec, long=False)
+    return None
+
+
+def _typed_outputs(
+    program: Program, in_shardings: Sequence[Any], where: str, const_shardings: Sequence[Any]
+) -> tuple[Context, list[NamedSharding], list[Spec]] | None:
+    """The context, the inputs' NamedShardings and each output's spec; None
+    when no input or constant is typed over a mesh."""
+    consts = list(const_shardings) or [None] * len(program.const_vars)
+    named = [s for s in (*in_shardings, *consts) if isinstance(s, NamedSharding)]
     if not named:
-        return [None] * n_out
+        return None
     mesh = named[0].mesh
     for s in named[1:]:
         if s.mesh != mesh:
@@ -122,28 +161,37 @@ def output_shardings(program: Program, in_shardings: Sequence[Any], where: str) 
             )
     explicit = all(t == AxisType.Explicit for t in mesh.axis_types)
     ctx = Context(mesh, explicit)
-    in_specs = [
-        _full_spec(s, v.aval.ndim) if isinstance(s, NamedSharding) else _meshless(v.aval)
-        for s, v in zip(in_shardings, program.in_vars)
-    ]
+
+    def spec_of(sharding: Any, var: Any) -> Spec:
+        if isinstance(sharding, NamedSharding):
+            return _full_spec(sharding, var.aval.ndim)
+        return _meshless(var.aval)
+
+    in_specs = [spec_of(s, v) for s, v in zip(in_shardings, program.in_vars)]
+    const_specs = [spec_of(s, v) for s, v in zip(consts, program.const_vars, strict=True)]
     try:
-        out_specs = propagate(ctx, program, in_specs)
+        out_specs = propagate(ctx, program, in_specs, const_specs)
     except ShardingTypeError as error:
         error.add_note(f"(while typing the outputs of {where})")
         raise
-    return [
-        NamedSharding(mesh, PartitionSpec(*_as_written(ctx, spec, named))) for spec in out_specs
-    ]
+    return ctx, named, out_specs
 
 
-def propagate(ctx: Context, program: Program, in_specs: Sequence[Spec]) -> list[Spec]:
+def propagate(
+    ctx: Context,
+    program: Program,
+    in_specs: Sequence[Spec],
+    const_specs: Sequence[Spec] = (),
+) -> list[Spec]:
     """Run the rules over ``program``'s equations: the spec of each output.
-    Constants (``const_vars``, literals) are :class:`Meshless`."""
+    Constants (``const_vars``, literals) are :class:`Meshless`, but for the
+    closed-over sharded arrays ``const_specs`` types (one per const var, or
+    empty)."""
     env: dict[int, Spec] = {}
     for var, spec in zip(program.in_vars, in_specs):
         env[id(var)] = spec
-    for var in program.const_vars:
-        env[id(var)] = _meshless(var.aval)
+    for k, var in enumerate(program.const_vars):
+        env[id(var)] = const_specs[k] if const_specs else _meshless(var.aval)
 
     def read(atom: Any) -> Spec:
         if isinstance(atom, Literal) or id(atom) not in env:
@@ -606,10 +654,10 @@ def dynamic_update_slice_rule(ctx: Context, eqn: Eqn, specs: list[Spec]) -> list
     return [operand]
 
 
-def _typed_text(ctx: Context, aval: Any, spec: Spec) -> str:
+def _typed_text(ctx: Context, aval: Any, spec: Spec, long: bool = True) -> str:
     """JAX's type with its mesh's axis types: ``float32[4,4@x]({Explicit: ('x',)})``."""
     axes = "{}" if isinstance(spec, Meshless) else f"{{Explicit: {tuple(ctx.mesh.axis_names)}}}"
-    return f"{_aval_text(aval, spec, long=True)}({axes})"
+    return f"{_aval_text(aval, spec, long=long)}({axes})"
 
 
 @_register("concatenate")

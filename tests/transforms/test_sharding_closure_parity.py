@@ -59,3 +59,36 @@ def test_case_against_jax(oracle, name, on_backend):
         np.testing.assert_allclose(g_value, e_value, rtol=2e-5, atol=2e-6)
         assert g_spec == e_spec
         assert g_shards == e_shards
+
+
+@pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
+@pytest.mark.parametrize("auto", [False, True])
+def test_pjrt_call_closing_over_a_sharded_array_is_a_cpp_hit(on_backend, auto):
+    from refimpl.transforms.pmap import transfer_count
+
+    m = mesh_of((4,), ("x",), auto)
+    c = ri.device_put(cases.X8, rs.NamedSharding(m, rs.P("x")))
+    x = ri.device_put(cases.X8 + 1, rs.NamedSharding(m, rs.P("x")))
+    f = ri.jit(lambda a: a * c + 1)
+    y = f(x)
+    over_mesh = f._jitted._sharded  # the plain jit's jit over the mesh (C++ FastSharded)
+    hits, before = over_mesh._fast_stats()["hits"], transfer_count()
+    for _ in range(3):
+        y = f(y)
+    assert over_mesh._fast_stats()["hits"] == hits + 3 and transfer_count() == before
+    assert y.sharding.spec == rs.P("x")
+    expected = cases.X8 + 1
+    for _ in range(4):
+        expected = expected * cases.X8 + 1
+    np.testing.assert_allclose(np.asarray(y), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("on_backend", BACKENDS, indirect=True)
+def test_error_repeats_on_a_cached_call(on_backend):
+    # the signature's cache entry (and pjrt's C++ path) never serves the
+    # closure's call on one device: every call refuses it
+    c = ri.device_put(cases.X8, rs.NamedSharding(mesh_of((4,), ("x",)), rs.P("x")))
+    f = ri.jit(lambda a: a + c)
+    for _ in range(3):
+        with pytest.raises(ValueError, match="Length of device assignment 1"):
+            f(cases.ONES8)

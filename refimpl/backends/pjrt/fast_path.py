@@ -45,6 +45,7 @@ from refimpl.backends.pjrt.runtime import native_module
 from refimpl.config import config
 from refimpl.ref import Ref
 from refimpl.traceback_util import api_boundary
+from refimpl.transforms import sharded
 from refimpl.transforms.jit import Jitted, check_call, copy_wrapped_attributes, warn_unusable_once
 
 __all__ = ["make_fast_jitted", "on_miss"]
@@ -138,6 +139,8 @@ def on_miss(
         entry = jitted._lookup(call)  # traces only if the Python cache misses too
         if not entry.plan.runs_natively(entry):
             return None  # float0 leaves, closed-over refs: the Python Jitted's plan runs them
+        if entry.program.const_shardings and sharded.const_shardings(entry.program):
+            return None  # closes over an array split on Explicit axes: a call over its mesh
         if has_host_callbacks(entry.program):
             return None  # backend._run waits for the callbacks, which run on XLA threads
         warn_unusable_once(entry, name, 4)  # (4: the user's call, past on_miss and api_boundary)
