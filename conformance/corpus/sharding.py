@@ -623,8 +623,9 @@ def _run_plain(ns: Any, build: Any) -> Any:
 def _closure_cases() -> Iterator[Case]:
     """Issue 33's leftovers: ``jit`` of a function closing over an array split
     on Explicit axes (its sharding is part of its type, as JAX 0.10.2:
-    outputs typed by it; over one device JAX's device-assignment error), and
-    ``set_mesh`` while a transformation traces."""
+    outputs typed by it; over one device JAX's device-assignment error),
+    eager indexing of a split array (JAX's gather), and ``set_mesh`` while a
+    transformation traces."""
 
     def closure_replicated_argument(api: Any, L: Any) -> Any:
         mesh = _explicit_mesh(api, "1d")
@@ -650,6 +651,30 @@ def _closure_cases() -> Iterator[Case]:
         c = api.device_put(X8, _ns(api, _explicit_mesh(api, "1d"), "x"))
         return api.jit(lambda a: a + c)(np.ones(8, np.float32))
 
+    def eager_index(api: Any, L: Any) -> Any:
+        # a concrete array over several devices is indexed with a gather
+        # when an index picks part of an axis: Auto axes leave a split axis
+        # so indexed replicated, keep the others' split
+        mesh = _mesh(api, "1d")
+        x = api.device_put(X8, _ns(api, mesh, "x"))
+        a = api.device_put(X44, _ns(api, mesh, "x", None))
+        return x[::2], x[0:2], a[:, 1:3], a[0]
+
+    yield _case("eager/index_partial_slices", eager_index,
+                lambda: [X8[::2], X8[0:2], X44[:, 1:3], X44[0], _oracle_layout((4,), "1d", ()),
+                         _oracle_layout((2,), "1d", ()), _oracle_layout((4, 2), "1d", ("x",)),
+                         _oracle_layout((4,), "1d", ())])  # fmt: skip
+
+    def eager_index_explicit(api: Any, L: Any) -> Any:
+        x = api.device_put(X8, _ns(api, _explicit_mesh(api, "1d"), "x"))
+        return x[::2]
+
+    yield script_case(
+        "sharding/errors/index_split_axis_explicit",
+        lambda ns: _run_plain(ns, eager_index_explicit),
+        expect=Raises(ShardingTypeError, "for the gather indexing as out sharding could not"),
+        tags=("sharding",),
+    )
     yield script_case(
         "sharding/errors/closure_over_explicit_axes_one_device",
         lambda ns: _run_plain(ns, closure_one_device),

@@ -34,6 +34,7 @@ from refimpl.errors import NonConcreteBooleanIndexError
 from refimpl.numpy._promote import as_array, aval_of, is_traced
 from refimpl.numpy._shape import normalize_axis, ravel
 from refimpl.numpy._ufuncs import remainder
+from refimpl.transforms import sharded
 
 Array = Any
 ArrayLike = Any
@@ -224,7 +225,88 @@ def getitem(x: ArrayLike, index: Any) -> Array:
     x, items = _normalize(x, index)
     if any(kind == "array" for kind, _ in items):
         return _advanced(x, items)
+    if sharded.is_split(x) and _partial_static(items, aval_of(x, "getitem", 0).shape):
+        return _basic_gather(x, items)
     return _basic(x, items)
+
+
+def _partial_static(items: list[tuple[str, Any]], shape: tuple[int, ...]) -> bool:
+    """Whether static ints and slices (no traced index) pick part of some
+    axis: an int, or a slice whose step is not +-1 or that leaves elements
+    out (JAX 0.10.2's ``has_partial_slices``)."""
+    partial = False
+    for (kind, value), size in zip(items, shape, strict=True):
+        if kind == "scalar":
+            return False  # (a dynamic slice, as JAX's)
+        if kind == "int":
+            partial = True
+        elif kind == "slice":
+            start, stop, step = value.indices(size)
+            partial |= abs(step) != 1 or len(range(start, stop, step)) != size
+    return partial
+
+
+def _basic_gather(x: Any, items: list[tuple[str, Any]]) -> Any:
+    """Static ints and slices of an array split over a mesh, outside a trace,
+    as one ``gather``: JAX 0.10.2 indexes a concrete array over several
+    devices so whenever an index picks part of an axis (``x[0:2]``,
+    ``x[::2]``, ``x[0]``), never with ``slice``, so the gather's sharding
+    rule types the result (over Explicit axes it refuses a split axis
+    indexed so; over Auto ones it leaves that result replicated). As JAX's
+    ``_index_to_gather``: an int is one index component, its axis
+    collapsed; a slice of step 1 one component (its start) and a window of
+    its length, a whole axis a whole window without one; any other step an
+    ``arange`` of positions along a new batch axis of the indices (a
+    negative step reverses the axis first)."""
+    shape = aval_of(x, "getitem", 0).shape
+    reversed_axes = tuple(
+        axis
+        for axis, (kind, value) in enumerate(items)
+        if kind == "slice" and value.indices(shape[axis])[2] < 0
+    )
+    if reversed_axes:
+        x = lax.rev(x, reversed_axes)
+    batch_shape: list[int] = []
+    components: list[tuple[Any, int | None]] = []  # (positions, batch axis or None)
+    offset_dims, collapsed, start_map, sizes = [], [], [], []
+    out_axis = 0
+    for axis, (kind, value) in enumerate(items):
+        size = shape[axis]
+        if kind == "int":
+            components.append((_static_int(value, size, axis), None))
+            collapsed.append(axis)
+            start_map.append(axis)
+            sizes.append(1)
+            continue
+        start, stop, step = value.indices(size)
+        count = len(range(start, stop, step))
+        if step < 0:  # (on the reversed axis)
+            start, step = size - 1 - start, -step
+        if step == 1 and count == size:
+            offset_dims.append(out_axis)
+            sizes.append(size)
+        elif step == 1:
+            components.append((start, None))
+            start_map.append(axis)
+            offset_dims.append(out_axis)
+            sizes.append(count)
+        else:
+            components.append((np.arange(start, start + count * step, step), len(batch_shape)))
+            batch_shape.append(count)
+            collapsed.append(axis)
+            start_map.append(axis)
+            sizes.append(1)
+        out_axis += 1
+    indices = np.zeros((*batch_shape, len(components)), _INDEX_DTYPE)
+    for k, (positions, batch_axis) in enumerate(components):
+        if batch_axis is None:
+            indices[..., k] = positions
+        else:
+            along = [1] * len(batch_shape)
+            along[batch_axis] = batch_shape[batch_axis]
+            indices[..., k] = np.reshape(positions, along)
+    dnums = lax.GatherDimensionNumbers(tuple(offset_dims), tuple(collapsed), tuple(start_map))
+    return as_array(lax.gather(x, indices, dnums, tuple(sizes), mode="promise_in_bounds"))
 
 
 def check_python_ints(index: Any, name: str) -> None:

@@ -244,6 +244,75 @@ def with_mesh_inside_jit(lib, mesh_of, auto=False):
     return lambda: lib.jit(f)(X8)
 
 
+# --- eager broadcasting over a mesh ------------------------------------------------------------
+
+
+def broadcast_eager_and_jit(lib, mesh_of, auto=False):
+    m = mesh_of((4,), ("x",), auto)
+    a, b = _put(lib, X48, m, "x"), _put(lib, X48, m, None, "x")
+    row, col = ONES8, np.ones((4, 1), np.float32)
+    r = _put(lib, X8, m)
+    add = lib.jit(lambda u, v: u + v)
+    return lambda: (
+        a + row,
+        a + lib.numpy.ones(8),
+        a + col,
+        b + row,
+        a + r,
+        row * b,
+        add(a, row),
+        add(b, row),
+        add(a, r),
+    )
+
+
+# --- eager basic indexing of a sharded array ---------------------------------------------------
+
+
+def _index_cases(lib, m):
+    x = _put(lib, X8, m, "x")
+    a = _put(lib, X48, m, "x", None)
+    b = _put(lib, X48, m, None, "x")
+    return x, a, b
+
+
+INDEXES = {
+    "x[0:2]": lambda x, a, b: x[0:2],
+    "x[0]": lambda x, a, b: x[0],
+    "x[-1]": lambda x, a, b: x[-1],
+    "x[::2]": lambda x, a, b: x[::2],
+    "x[:]": lambda x, a, b: x[:],
+    "x[None]": lambda x, a, b: x[None],
+    "x[...]": lambda x, a, b: x[...],
+    "x[::-1]": lambda x, a, b: x[::-1],
+    "a[0]": lambda x, a, b: a[0],
+    "a[1:3]": lambda x, a, b: a[1:3],
+    "a[0, 1]": lambda x, a, b: a[0, 1],
+    "a[:, 0]": lambda x, a, b: a[:, 0],
+    "a[:, 1:3]": lambda x, a, b: a[:, 1:3],
+    "a[:, ::2]": lambda x, a, b: a[:, ::2],
+    "a[..., 0]": lambda x, a, b: a[..., 0],
+    "a[:, None]": lambda x, a, b: a[:, None],
+    "a[::-1]": lambda x, a, b: a[::-1],
+    "b[0]": lambda x, a, b: b[0],
+    "b[1:3]": lambda x, a, b: b[1:3],
+    "b[:, 0]": lambda x, a, b: b[:, 0],
+    "b[:, 2:6]": lambda x, a, b: b[:, 2:6],
+    "b[-1, ::2]": lambda x, a, b: b[-1, ::2],
+}
+
+
+def _index_case(index):
+    def build(lib, mesh_of, auto=False):
+        x, a, b = _index_cases(lib, mesh_of((4,), ("x",), auto))
+        return lambda: INDEXES[index](x, a, b)
+
+    return build
+
+
+INDEX_CASES = {f"index {k}": _index_case(k) for k in INDEXES}
+
+
 def _auto(build):
     return lambda lib, mesh_of: build(lib, mesh_of, auto=True)
 
@@ -261,6 +330,7 @@ _BUILDERS = {
     and not name.startswith("_")
     and name.split("_")[0] in ("closure", "set", "with", "broadcast")
 }
+_BUILDERS.update(INDEX_CASES)
 
 #: case name -> build(lib, mesh_of): each case over Explicit axes, and (name
 #: ending "_auto") over Auto axes
@@ -274,7 +344,7 @@ for _name, _build in _BUILDERS.items():
 SAME_WORDS = {
     name
     for name in CASES
-    if name.split("_")[0] in ("closure", "set")
+    if name.startswith(("closure_", "set_", "index "))
     and not name.startswith(("closure_other_mesh", "closure_under_other"))
 }
 
