@@ -637,6 +637,7 @@ class ShardedJit:
                 leaf_shardings += placed_with
         mesh_shardings = typed = None
         consts: list[Any] = []  # the closed-over arrays' shardings (const_shardings)
+        program_of_call: Any = None  # (the plain jit's trace of this call: once)
         if not traced:
             # unspecified leaves take their own sharding (a MeshArray's) or
             # are replicated over the arguments' mesh, as JAX 0.10.2
@@ -647,7 +648,8 @@ class ShardedJit:
                     {k: v for k, v in kwargs.items() if k not in statics}
                 )
             given_shardings = leaf_shardings if self._in is not None else [None] * len(dyn_leaves)
-            program = self._jitted.trace(*arg_list, **kwargs).program
+            program_of_call = self._jitted.trace(*arg_list, **kwargs)
+            program = program_of_call.program
             consts = [s for s in const_shardings(program) if s is not None]
             inferred = inferred_shardings(dyn_leaves, given_shardings, where, consts)
             plain = self._in is None and self._out is None
@@ -657,7 +659,7 @@ class ShardedJit:
                 inferred is not None
                 and plain
                 and not consts
-                and not self._reads_split(arg_list, kwargs, dyn_leaves)
+                and not self._reads_split(program, dyn_leaves)
             ):
                 # JAX 0.10.2 prunes the arguments the program does not read
                 # (keep_unused=False): with no sharded one left, it is the
@@ -692,7 +694,7 @@ class ShardedJit:
         ):
             # the outputs the rule lays out: from the program's types
             mesh = (mesh_shardings or consts)[0].mesh
-            ruled = self._ruled_outputs(arg_list, kwargs, typed, mesh, where)
+            ruled = self._ruled_outputs(program_of_call, typed, mesh, where)
         if not traced:
             for i in dynamic:
                 donate = i in self._donate or (i - n) in self._donate
@@ -738,29 +740,20 @@ class ShardedJit:
         self._inner.clear_cache()
 
     def _ruled_outputs(
-        self,
-        arg_list: list[Any],
-        kwargs: dict[str, Any],
-        in_shardings: list[Any],
-        mesh: Mesh,
-        where: str,
+        self, traced: Any, in_shardings: list[Any], mesh: Mesh, where: str
     ) -> list[Any] | None:
         """The sharding the rule (:func:`rule_out_shardings`) gives each output
-        of the program of a call of these arguments (traced, or found in the
-        plain jit's cache), or None when the program's inputs are not these
-        leaves one for one."""
-        traced = self._jitted.trace(*arg_list, **kwargs)
+        of the program of a call (``traced``: the plain jit's trace of it), or
+        None when the program's inputs are not its leaves one for one."""
         program = traced.program
         if len(program.in_vars) != len(in_shardings) or traced.entry.float0 is not None:
             return None
         return rule_out_shardings(program, in_shardings, mesh, where)
 
-    def _reads_split(self, arg_list: list[Any], kwargs: dict[str, Any], leaves: list[Any]) -> bool:
-        """Whether the program of a call of these arguments reads one of the
-        split arrays (:func:`is_split`) among its input ``leaves`` (dead
-        code aside: ``dce.dce_program``'s used inputs, found once per
-        program)."""
-        program = self._jitted.trace(*arg_list, **kwargs).program
+    def _reads_split(self, program: Any, leaves: list[Any]) -> bool:
+        """Whether ``program`` (a call's) reads one of the split arrays
+        (:func:`is_split`) among its input ``leaves`` (dead code aside:
+        ``dce.dce_program``'s used inputs, found once per program)."""
         if len(program.in_vars) != len(leaves):
             return True
         held = self._used_inputs.get(id(program))
