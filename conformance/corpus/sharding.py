@@ -651,6 +651,16 @@ def _closure_cases() -> Iterator[Case]:
         c = api.device_put(X8, _ns(api, _explicit_mesh(api, "1d"), "x"))
         return api.jit(lambda a: a + c)(np.ones(8, np.float32))
 
+    def grad_of_jit_closure(api: Any, L: Any) -> Any:
+        # outside jit: JAX makes the closed-over array a residual argument of
+        # the backward jit (over Auto axes its gradient comes out P('x'));
+        # refimpl's backward pass runs on one device (conformance/known.py)
+        c = api.device_put(X8, _ns(api, _mesh(api, "1d"), "x"))
+        return api.grad(api.jit(lambda w: (w * c).sum()))(np.ones(8, np.float32))
+
+    yield _case("plain_jit/grad_of_jit_closure_auto", grad_of_jit_closure,
+                lambda: [X8, np.array([[0, 0, 8]], np.int32)])  # fmt: skip
+
     def eager_index(api: Any, L: Any) -> Any:
         # a concrete array over several devices is indexed with a gather
         # when an index picks part of an axis: Auto axes leave a split axis

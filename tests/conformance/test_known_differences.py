@@ -23,7 +23,7 @@ from conformance import recorded
 from conformance.case import AGREE
 from conformance.known import KNOWN_DIFFERENCES, KnownDifference
 from conformance.runner import run_cases
-from tests.helpers.jax_oracle import clear_jax_jit_cache
+from tests.helpers.jax_oracle import clear_jax_jit_cache, in_fresh_jax
 
 jax = pytest.importorskip("jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -299,6 +299,21 @@ def _claim_multivariate_normal_factors_with_lapack():
     assert "lapack_sgesdd_ffi" in jax.jit(jax.numpy.linalg.svd).lower(cov).as_text()
 
 
+def _claim_grad_of_jit_closure_over_the_mesh():
+    # (in a fresh JAX with 4 CPU devices)
+    spec = in_fresh_jax(
+        "import os\n"
+        "os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=4'\n"
+        "import jax, numpy as np\n"
+        "from jax.sharding import AxisType, NamedSharding, PartitionSpec as P\n"
+        "m = jax.make_mesh((4,), ('x',), axis_types=(AxisType.Auto,))\n"
+        "c = jax.device_put(np.arange(8.0, dtype=np.float32), NamedSharding(m, P('x')))\n"
+        "g = jax.grad(jax.jit(lambda w: (w * c).sum()))(np.ones(8, np.float32))\n"
+        "result = [str(g.sharding.spec), len(g.addressable_shards)]\n"
+    )
+    assert spec == ["P('x',)", 4]
+
+
 JAX_CLAIMS = {
     "random_more/multivariate_normal_[es][iv][gd]*": (
         _claim_multivariate_normal_factors_with_lapack
@@ -340,6 +355,7 @@ JAX_CLAIMS = {
     "vmap.paths/grad_of_scan_carry_made_strong_by_batched_cond": (
         _claim_grad_of_scan_carry_weak_by_branch_order
     ),
+    "sharding/plain_jit/grad_of_jit_closure_auto": _claim_grad_of_jit_closure_over_the_mesh,
 }
 
 
