@@ -661,6 +661,16 @@ def _closure_cases() -> Iterator[Case]:
     yield _case("plain_jit/grad_of_jit_closure_auto", grad_of_jit_closure,
                 lambda: [X8, np.array([[0, 0, 8]], np.int32)])  # fmt: skip
 
+    def under_set_mesh_unsharded(api: Any, L: Any) -> Any:
+        # no argument or constant names the mesh: refimpl runs the call on
+        # one device; JAX lays its output replicated over the current mesh
+        # (conformance/known.py)
+        with api.set_mesh(_explicit_mesh(api, "1d")):
+            return api.jit(lambda a: a * 2)(X8)
+
+    yield _case("plain_jit/under_set_mesh_unsharded", under_set_mesh_unsharded,
+                lambda: [X8 * 2, np.array([[0, 0, 8]], np.int32)])  # fmt: skip
+
     def eager_index(api: Any, L: Any) -> Any:
         # a concrete array over several devices is indexed with a gather
         # when an index picks part of an axis: Auto axes leave a split axis

@@ -314,6 +314,20 @@ def _claim_grad_of_jit_closure_over_the_mesh():
     assert spec == ["P('x',)", 4]
 
 
+def _claim_jit_under_set_mesh_is_over_the_mesh():
+    result = in_fresh_jax(
+        "import os\n"
+        "os.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=4'\n"
+        "import jax, jax.numpy as jnp, numpy as np\n"
+        "m = jax.make_mesh((4,), ('x',))\n"
+        "with jax.set_mesh(m):\n"
+        "    y = jax.jit(lambda a: a * 2)(np.arange(8.0, dtype=np.float32))\n"
+        "    z = jnp.ones(8)\n"
+        "result = [[str(v.sharding.spec), len(v.addressable_shards)] for v in (y, z)]\n"
+    )
+    assert result == [["P(None,)", 4], ["P(None,)", 4]]
+
+
 JAX_CLAIMS = {
     "random_more/multivariate_normal_[es][iv][gd]*": (
         _claim_multivariate_normal_factors_with_lapack
@@ -356,6 +370,7 @@ JAX_CLAIMS = {
         _claim_grad_of_scan_carry_weak_by_branch_order
     ),
     "sharding/plain_jit/grad_of_jit_closure_auto": _claim_grad_of_jit_closure_over_the_mesh,
+    "sharding/plain_jit/under_set_mesh_unsharded": _claim_jit_under_set_mesh_is_over_the_mesh,
 }
 
 
