@@ -435,6 +435,32 @@ def _ad_host_outputs(ns: Any) -> Any:
     ]
 
 
+def _ad_own_inputs(ns: Any) -> Any:
+    # JAX 0.10.2's tracers hold the user's own primals and tangents: where no
+    # operation made a new value, jvp, linearize, its linear function and
+    # vjp's pullback hand back the NumPy array or Python number the user
+    # passed (identity, a swap, lax.add's tangent); a jnp function (a jit)
+    # and vjp's primal output give arrays
+    api, lax = ns.api, ns.lax_
+    a, t, s, ts = np.arange(3.0, dtype=np.float32), np.ones(3, np.float32), 2.0, 1.5
+    given = {"a": a, "t": t, "s": s, "ts": ts}
+
+    def which(tree: Any) -> list[str]:
+        leaves = api.tree_util.tree_leaves(tree)
+        return [next((n for n, g in given.items() if v is g), "other") for v in leaves]
+
+    swap = lambda x, y: (y, x)  # noqa: E731
+    return [
+        which(api.jvp(swap, (a, s), (t, ts))),
+        which(api.jvp(lambda x: lax.add(x, 1.0), (a,), (t,))[1]),
+        which(api.jvp(api.numpy.asarray, (a,), (t,))),
+        which(api.linearize(swap, a, s)[0]),
+        which(api.linearize(swap, a, s)[1](t, ts)),
+        which(api.vjp(swap, a, s)[0]),
+        which(api.vjp(swap, a, s)[1]((ts, t))),
+    ]
+
+
 def _unhashable_statics(ns: Any) -> Any:
     # JAX 0.10.2: a jnp/lax/nn function that is a jit with static arguments
     # refuses an unhashable one (ValueError); one that is no jit reads a 0-d
@@ -566,6 +592,7 @@ SCRIPTS.update(
         "jitted_function_text": _jitted_function_text,
         "cost_analysis_kinds": _cost_analysis_kinds,
         "ad_primal_outputs_keep_host_values": _ad_host_outputs,
+        "ad_hands_back_the_users_own_inputs": _ad_own_inputs,
         "unhashable_static_arguments": _unhashable_statics,
         "eye_of_a_numpy_integer_k": _eye_numpy_integer_k,
         "prng_key_of_none": lambda ns: ns.capture(ns.api.random.PRNGKey, None),

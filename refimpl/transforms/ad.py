@@ -190,10 +190,36 @@ def _host_outputs(leaves: Sequence[Any]) -> list[Any]:
     ]
 
 
-def _primal_outputs(values: Sequence[Any], host: Sequence[Any]) -> list[Any]:
+def _is_given(value: Any, given: Sequence[Any]) -> bool:
+    return any(value is g for g in given)
+
+
+def _primal_outputs(
+    values: Sequence[Any], host: Sequence[Any], given: Sequence[Any] = ()
+) -> list[Any]:
     """``values`` as the user gets them: arrays, but the host data of
-    :func:`_host_outputs` as the function returned it."""
-    return [user_value(v) if h is _TRACED else h for v, h in zip(values, host, strict=True)]
+    :func:`_host_outputs` as the function returned it, and (``jvp``,
+    ``linearize``) a value that is one of the primals the user ``given`` as
+    that object (:func:`_as_given`)."""
+    return [
+        v if _is_given(v, given) else user_value(v) if h is _TRACED else h
+        for v, h in zip(values, host, strict=True)
+    ]
+
+
+def _as_given(value: Any, given: Sequence[Any]) -> Any:
+    """A result for the user that is one of the objects the user passed in
+    (``given``) handed back as that object, anything else as
+    :func:`_output_tangent` makes it. JAX's tracers hold the user's own
+    primals and tangents and nothing converts them on the way out: where no
+    operation made a new value (the function returned its input, a rule
+    passed a tangent through: ``jvp(lambda x: x, (a,), (t,))`` is ``(a, t)``,
+    ``lax.add(x, 1.0)``'s tangent is ``t``; a linearized or transposed
+    identity returns its argument) a NumPy array or a Python number comes
+    back as itself, not as an array."""
+    if _is_given(value, given):
+        return value
+    return _output_tangent(value)
 
 
 def instantiate(tangent: Any) -> Any:
@@ -259,6 +285,36 @@ def tangents_typed_as_primals(value: Any) -> Any:
         return value if val is value.val else BatchTracer(value._trace, val, value.bdim)
     if kind is list or kind is tuple:
         items = [tangents_typed_as_primals(v) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return kind(items)
+    return value
+
+
+def _is_host(value: Any) -> bool:
+    return dtypes.is_python_scalar(value) or isinstance(value, (np.ndarray, np.generic))
+
+
+def jit_outputs_made_arrays(value: Any) -> Any:
+    """``value`` (a jitted ``jnp`` function's result: an array, or
+    lists/tuples of them) as a ``jax.jit`` boundary returns it under an
+    eager ``jvp``: a forward-mode tracer still holding the user's own host
+    data (a NumPy array or Python number the function passed through, its
+    tangent included) holds arrays instead, as JAX's jit computes new ones
+    (``jvp(jnp.asarray, (a,), (t,))`` gives arrays, ``jvp(lambda x: x, ...)``
+    gives ``(a, t)`` back: :func:`_as_given`). ``linearize``'s tracers are
+    left as they are (JAX forwards such values through the jits it inlines)."""
+    kind = type(value)
+    if kind is JVPTracer and not value._trace.linearize:
+        primal = jit_outputs_made_arrays(value.primal)
+        tangent = value.tangent
+        primal = user_value(primal) if _is_host(primal) else primal
+        tangent = user_value(tangent) if _is_host(tangent) else tangent
+        if primal is value.primal and tangent is value.tangent:
+            return value
+        return JVPTracer(value._trace, primal, tangent)
+    if kind is list or kind is tuple:
+        items = [jit_outputs_made_arrays(v) for v in value]
         if all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return kind(items)
@@ -606,11 +662,11 @@ def jvp(fun: Callable, primals: Any, tangents: Any, has_aux: bool = False) -> An
     tangents_in = [_input_tangent(p, t) for p, t in zip(p_leaves, t_leaves, strict=True)]
     outs, touts = jvp_flat(flat_fun, p_leaves, tangents_in)
     out_tree, n_out, aux_tree, host = out_info[0]
-    primal_out = tu.tree_unflatten(out_tree, _primal_outputs(outs[:n_out], host))
-    tangent_out = tu.tree_unflatten(out_tree, [_output_tangent(t) for t in touts[:n_out]])
+    primal_out = tu.tree_unflatten(out_tree, _primal_outputs(outs[:n_out], host, p_leaves))
+    tangent_out = tu.tree_unflatten(out_tree, [_as_given(t, t_leaves) for t in touts[:n_out]])
     tangent_out = extended_cotangents(tu, tangent_out)  # a key's: float0[key.shape]
     if has_aux:
-        return primal_out, tangent_out, _aux_value(aux_tree, outs[n_out:])
+        return primal_out, tangent_out, _aux_value(aux_tree, outs[n_out:], p_leaves)
     return primal_out, tangent_out
 
 
@@ -625,10 +681,12 @@ def _aux_outputs(aux: Any) -> tuple[list[Any], Any]:
     return [leaf for leaf, t in zip(leaves, traced, strict=True) if t], (tree, traced, kept)
 
 
-def _aux_value(info: Any, outs: Sequence[Any]) -> Any:
-    """The aux pytree from :func:`_aux_outputs`' record and the traced leaves' values."""
+def _aux_value(info: Any, outs: Sequence[Any], given: Sequence[Any] = ()) -> Any:
+    """The aux pytree from :func:`_aux_outputs`' record and the traced leaves'
+    values (one of the primals ``given`` by the user as that object, as
+    :func:`_primal_outputs`)."""
     tree, traced, kept = info
-    values = iter(_users(outs))
+    values = iter(_primal_outputs(outs, [_TRACED] * len(outs), given))
     leaves = [next(values) if t else leaf for t, leaf in zip(traced, kept, strict=True)]
     return _tree().tree_unflatten(tree, leaves)
 
@@ -742,8 +800,8 @@ class _Pullback:
                     f"vjp: Expected cotangent type Ref{{{inner}}} but got {inner}: primal "
                     f"leaf {i} is a mutable array reference, which has no cotangent"
                 )
-            if nz:
-                grads.append(_laid_out(_output_tangent(next(cts)), self.in_layouts[i]))
+            if nz:  # (a cotangent the user gave, passed through, is handed back as given)
+                grads.append(_laid_out(_as_given(next(cts), ct_leaves), self.in_layouts[i]))
             else:
                 grads.append(zeros_like_aval(aval))
         return extended_cotangents(tu, tu.tree_unflatten(self.in_tree, grads))
@@ -928,13 +986,17 @@ class _UserLinearization:
         self.out_tree, self.n_out, self.aux_tree, self.host = out_info[0]
         self.primals_out = full.primals_out
         self.lin = _drop_outputs(full, self.n_out)
+        # linearize hands back a primal the user gave as that object, as JAX's
+        # (vjp's outputs are arrays: JAX 0.10.2's vjp converts them too)
+        self.given = self.leaves if api == "linearize" else []
 
     def results(self, function: Callable) -> tuple:
         """``(primal_out, function)``, with ``aux`` appended under ``has_aux``."""
         outs, n_out = self.primals_out, self.n_out
-        primal_out = self.tu.tree_unflatten(self.out_tree, _primal_outputs(outs[:n_out], self.host))
+        primals = _primal_outputs(outs[:n_out], self.host, self.given)
+        primal_out = self.tu.tree_unflatten(self.out_tree, primals)
         if self.has_aux:
-            return primal_out, function, _aux_value(self.aux_tree, outs[n_out:])
+            return primal_out, function, _aux_value(self.aux_tree, outs[n_out:], self.given)
         return primal_out, function
 
 
@@ -1547,7 +1609,7 @@ class _LinearizedJVP:
         args = list(residuals) + [t for t, nz in zip(t_leaves, self.nonzero) if nz]
         outs = tracing.eval_program_bind(self.linear, args)
         touts = fill_zeros(outs, self.out_nonzero, self.out_avals)
-        out = tu.tree_unflatten(self.out_tree, [_output_tangent(t) for t in touts])
+        out = tu.tree_unflatten(self.out_tree, [_as_given(t, t_leaves) for t in touts])
         return extended_cotangents(tu, out)  # a key's tangent: float0[key.shape]
 
 

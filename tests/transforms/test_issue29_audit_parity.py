@@ -1016,6 +1016,49 @@ def _(L):
     )
 
 
+def _which(tree, **given):
+    """Each leaf: the name of the user's object it is (``is``), else its kind."""
+    leaves = jax.tree_util.tree_leaves(tree, is_leaf=lambda x: x is None)
+    names = [next((n for n, g in given.items() if x is g), None) for x in leaves]
+    return tuple(n or k for n, k in zip(names, _kinds(tuple(leaves)), strict=True))
+
+
+@case("left/ad_hands_back_the_users_own_inputs")
+def _(L):
+    # api_test's jvp of an identity: JAX's tracers hold the user's own primals
+    # and tangents, and nothing converts them on the way out; where no
+    # operation made a new value the NumPy array or Python number the user
+    # passed comes back as itself (jvp, linearize and its linear function,
+    # vjp's pullback, aux), where one did (a jitted jnp function under jvp,
+    # vjp's primal) an array does
+    a, t, s, ts = np.arange(3.0, dtype=F32), np.ones(3, F32), 2.0, 1.5
+    names = {"a": a, "t": t, "s": s, "ts": ts}
+    ident = lambda x: x  # noqa: E731
+    swap = lambda x, y: (y, x)  # noqa: E731
+    lin_p, lin_f = L.jax.linearize(swap, a, s)
+    return (
+        _which(L.jax.jvp(ident, (a,), (t,)), **names),
+        _which(L.jax.jvp(swap, (a, s), (t, ts)), **names),
+        _which(L.jax.jvp(lambda x: (x, {"k": x}), (a,), (t,), has_aux=True), **names),
+        # a rule passing the tangent through (lax.add of a constant): the tangent
+        _which(L.jax.jvp(lambda x: L.lax.add(x, 1.0), (a,), (t,)), **names),
+        # jnp functions are jits in JAX: new arrays, also for an identity
+        _which(L.jax.jvp(L.jnp.asarray, (a,), (t,)), **names),
+        _which(L.jax.jvp(lambda x: x + 0, (a,), (t,)), **names),
+        _which(L.jax.jvp(L.jnp.squeeze, (a,), (t,)), **names),
+        # ... but no jit: concatenate of one array, a same-shape reshape, .T
+        _which(L.jax.jvp(lambda x: L.jnp.concatenate([x]), (a,), (t,)), **names),
+        _which(L.jax.jvp(lambda x: (x.reshape(3), x.T, x[...]), (a,), (t,)), **names),
+        _which((lin_p, lin_f(t, ts)), **names),
+        _which(L.jax.linearize(lambda x: (x * 2, x), a, has_aux=True)[2], **names),
+        _which(L.jax.linearize(lambda x: (x, x * 2), a)[1](t), **names),
+        # vjp's primal output is an array; its pullback returns what it was given
+        _which(L.jax.vjp(ident, a)[0], **names),
+        _which(L.jax.vjp(swap, a, s)[1]((ts, t)), **names),
+        _which(L.jax.vjp(lambda x: x * 2, s)[1](ts), **names),
+    )
+
+
 def _outcomes(calls):
     """Each thunk's outcome: 'ok' or the class of what it raised."""
     seen = []
