@@ -458,6 +458,9 @@ def _ad_own_inputs(ns: Any) -> Any:
         which(api.linearize(swap, a, s)[1](t, ts)),
         which(api.vjp(swap, a, s)[0]),
         which(api.vjp(swap, a, s)[1]((ts, t))),
+        which(api.linear_transpose(swap, a, s)((s, a))),
+        which(api.vmap(lambda x, y: (y, x))(a, a)),
+        which(api.vmap(lambda x: (a, s), out_axes=None)(a)),
     ]
 
 

@@ -186,10 +186,11 @@ def fft(x: Any, fft_type: str, fft_lengths: Any) -> Any:
         )
     fft_lengths = tuple(int(n) for n in fft_lengths)
     converted = _convert_operand(x, kind)
-    if not fft_lengths:  # a transform over no axes: x (converted) itself, as JAX's lax.fft
-        if converted is not x or isinstance(x, tracing.Tracer):
-            return converted
-        return elementwise.copy(x)
+    if not fft_lengths:
+        # a transform over no axes: x (converted) itself, as JAX's lax.fft; a
+        # new array, as its jit returns (so a NumPy value under vmap does not
+        # come back as itself: batching._vmap_outputs)
+        return converted if converted is not x else elementwise.copy(x)
     x = converted
     return fft_p.bind(x, fft_type=kind, fft_lengths=fft_lengths)
 

@@ -2084,7 +2084,8 @@ class _LinearTranspose:
             next(cts) if used else Zero(tangent_aval(aval))
             for aval, used in zip(self.in_avals, self.used, strict=True)
         ]
-        return tu.tree_unflatten(in_tree, [_output_tangent(c) for c in full])
+        # (a cotangent given, passed through, comes back as given: _as_given)
+        return tu.tree_unflatten(in_tree, [_as_given(c, ct_leaves) for c in full])
 
 
 # the rules of sub-program primitives differentiate through these (primitives.rule_context)

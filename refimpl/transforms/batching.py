@@ -552,7 +552,7 @@ def _vmap_call(
     if config._values["check_tracer_leaks"]:
         # after _run_batched returned: the tracers its frame held are gone
         tracing.check_no_leaks(trace)
-    return _vmap_outputs(name, outs, out_dims, ref_outs, out_tree, out_axes, size)
+    return _vmap_outputs(name, outs, out_dims, ref_outs, out_tree, out_axes, size, not device)
 
 
 def _run_batched(
@@ -620,9 +620,17 @@ def _vmap_outputs(
     out_tree: tree_util.PyTreeDef,
     out_axes: Any,
     size: int,
+    hands_back: bool = True,
 ) -> Any:
     """The vmapped function's result: each flat output with its batch axis
-    moved to the one ``out_axes`` asks for."""
+    moved to the one ``out_axes`` asks for.
+
+    With ``hands_back`` (vmap; not pmap's members), host data no operation
+    touched comes back as it is, as JAX 0.10.2's (its tracers hold the
+    user's values): a NumPy argument the function returns at its own batch
+    axis (``vmap(lambda x: x)(a)`` is ``a``), an ``out_axes=None`` output the
+    function returned as a NumPy array or Python number; a NumPy argument
+    whose axis moves is moved by NumPy (an ``ndarray``, as JAX's)."""
     flat_out_axes = _flatten_axes("out_axes", out_axes, out_tree.unflatten(outs), "the output")
     paths = [path for path, _ in tree_util.flatten_with_path_strings(out_tree.unflatten(outs))[0]]
     results = []
@@ -641,10 +649,10 @@ def _vmap_outputs(
                     f"at vmap out_axes{paths[index]}, got axis spec None but output was "
                     f"batched on axis {dim}"
                 )
-            results.append(out)
+            results.append(out if hands_back and _is_host(out) else as_array(out))
             continue
         if _is_float0(out):
-            results.append(_float0_batched(out, dim, size, want, index))
+            results.append(as_array(_float0_batched(out, dim, size, want, index)))
             continue
         rank = tracing.get_aval(out, "vmap", index).ndim + (1 if dim is None else 0)
         if not -rank <= want < rank:
@@ -652,8 +660,15 @@ def _vmap_outputs(
                 f"axis {want} is out of bounds for array of dimension {rank} (vmap out_axes "
                 f"of output leaf {index}; its rank includes the mapped axis)"
             )
-        results.append(bdim_to(out, dim, size, want % rank))
-    return out_tree.unflatten([as_array(r) for r in results])
+        if hands_back and dim is not None and isinstance(out, np.ndarray):
+            results.append(out if dim == want % rank else np.moveaxis(out, dim, want % rank))
+            continue
+        results.append(as_array(bdim_to(out, dim, size, want % rank)))
+    return out_tree.unflatten(results)
+
+
+def _is_host(value: Any) -> bool:
+    return dtypes.is_python_scalar(value) or isinstance(value, (np.ndarray, np.generic))
 
 
 def _is_float0(x: Any) -> bool:

@@ -1056,6 +1056,34 @@ def _(L):
         _which(L.jax.vjp(ident, a)[0], **names),
         _which(L.jax.vjp(swap, a, s)[1]((ts, t)), **names),
         _which(L.jax.vjp(lambda x: x * 2, s)[1](ts), **names),
+        _which(L.jax.linear_transpose(swap, a, s)((s, a)), **names),
+        _which(L.jax.linear_transpose(lambda x: (x, x), a)((a, a)), **names),
+    )
+
+
+@case("left/vmap_hands_back_the_users_own_inputs")
+def _(L):
+    # batching_test: vmap's tracers hold the user's values too; an output no
+    # operation touched comes back as the function returned it (at its own
+    # batch axis, or out_axes=None), a NumPy argument whose axis moves is
+    # moved by NumPy, an unbatched output broadcast is an array; jits and
+    # jax.lax.fft (a jit in JAX) make arrays
+    a, b = np.arange(3.0, dtype=F32), np.ones((2, 3), F32)
+    names = {"a": a, "b": b}
+    ident = lambda x: x  # noqa: E731
+    vmap = L.jax.vmap
+    return (
+        _which(vmap(ident)(a), **names),
+        _which(vmap(lambda x, y: (y, x))(a, a), **names),
+        _which(vmap(ident, in_axes=1, out_axes=1)(b), **names),
+        _which(vmap(ident, in_axes=1, out_axes=0)(b), **names),
+        _which(vmap(lambda x: (a, 2.0, 3), out_axes=None)(a), **names),
+        _which(vmap(lambda x, y: y, in_axes=(0, None), out_axes=None)(a, b), **names),
+        _which(vmap(lambda x: (a, 2.0))(a), **names),
+        _which(vmap(vmap(ident))(b), **names),
+        _which(vmap(lambda x: (x.reshape(3), L.jnp.asarray(x)))(b), **names),
+        _which(L.jax.jit(vmap(ident))(a), **names),
+        _which(vmap(lambda v: L.lax.fft(v, "FFT", ()))(b.astype(np.complex64)), **names),
     )
 
 
