@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from refimpl import dtypes, lax
 from refimpl.numpy._creation import canonical_dtype
 from refimpl.numpy._linalg import einsum
@@ -45,9 +47,14 @@ def cov(
             raise ValueError(f"cov: dtype must be a subclass of float or complex; got {dtype}")
     if _aval(m).ndim > 2:
         raise ValueError("cov: m has more than 2 dimensions")
-    m = reshape(m, (1, -1)) if _aval(m).ndim < 2 else m
-    if not rowvar and _aval(m).shape[0] != 1:
+    # a 2-d m with rowvar=False is transposed even with one row (NumPy 2.2's
+    # rule, and JAX's): (1, n) is n variables of one observation each
+    if not rowvar and _aval(m).ndim == 2:
         m = m.T
+    m = reshape(m, (1, -1)) if _aval(m).ndim < 2 else m
+    if _aval(m).shape[0] == 0:
+        # no variables: JAX's empty (0, 0) matrix is float32 whatever m's dtype
+        return lax.broadcast_in_dim(lax.convert_element_type(0.0, np.float32), (0, 0), ())
     if y is not None:
         y = checked_array("cov", y, 1)
         (y,) = promote_dtypes_inexact("cov", y)
@@ -56,6 +63,12 @@ def cov(
             y = y.T
         m = concatenate([m, lax.convert_element_type(y, _aval(m).dtype)], axis=0)
     n = _aval(m).shape[1]
+    if n == 0:
+        # no observations: every covariance is NaN (JAX's; the formula below
+        # would give 0 / -ddof)
+        k = _aval(m).shape[0]
+        shape = () if k == 1 else (k, k)
+        return lax.broadcast_in_dim(lax.convert_element_type(np.nan, _aval(m).dtype), shape, ())
     ddof = (0 if bias else 1) if ddof is None else ddof
     w = _observation_weights(fweights, aweights, n)
     if dtype is not None:
