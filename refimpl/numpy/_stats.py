@@ -43,7 +43,14 @@ from refimpl.numpy._reductions import (
 from refimpl.numpy._reductions import all as all_
 from refimpl.numpy._reductions import mean as _mean
 from refimpl.numpy._search import take_along_axis
-from refimpl.numpy._shape import broadcast_to, moveaxis, normalize_axis, reshape, transpose
+from refimpl.numpy._shape import (
+    broadcast_to,
+    moveaxis,
+    normalize_axes,
+    normalize_axis,
+    reshape,
+    transpose,
+)
 from refimpl.numpy._ufuncs import (
     conjugate,
     full_like_shape,
@@ -185,6 +192,30 @@ def std(
     return sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean))
 
 
+def _weights_like(name: str, w: Any, shape: tuple[int, ...], axis: Any) -> Any:
+    """``w`` broadcast to the array's ``shape``: ``w`` has that shape, or one
+    weight per position along ``axis`` (an int or a tuple, in the tuple's
+    order: weights of shape ``(shape[2], shape[0])`` for ``axis=(2, 0)``), as
+    JAX's average and weighted quantiles."""
+    w_shape = _aval(w).shape
+    if w_shape == shape:
+        return w
+    if axis is None:
+        raise ValueError(f"{name}: axis must be specified when shapes of a and weights differ")
+    axes = (
+        normalize_axes(name, axis, len(shape))
+        if isinstance(axis, (tuple, list))
+        else (normalize_axis(name, axis, len(shape)),)
+    )
+    if w_shape != tuple(shape[ax] for ax in axes):
+        raise ValueError(
+            f"{name}: shape of weights {w_shape} must be consistent with shape of a "
+            f"along axis {axis}: {tuple(shape[ax] for ax in axes)}"
+        )
+    order = tuple(int(i) for i in np.argsort(axes))
+    return lax.broadcast_in_dim(transpose(w, order), shape, tuple(sorted(axes)))
+
+
 def average(
     a: ArrayLike,
     axis: Any = None,
@@ -207,16 +238,7 @@ def average(
             tracing.TypedScalar(count, _aval(avg).dtype, False), _aval(avg).shape, ()
         )
     a, w = promote_dtypes_inexact("average", a, weights)
-    w_aval = _aval(w)
-    if w_aval.shape != aval.shape:
-        if axis is None:
-            raise ValueError("average: axis must be specified when shapes of a and weights differ")
-        if w_aval.ndim != 1:
-            raise ValueError("average: 1D weights expected when shapes of a and weights differ")
-        (ax,) = reduction_axes("average", axis, aval.ndim)
-        if w_aval.shape[0] != aval.shape[ax]:
-            raise ValueError("average: length of weights not compatible with specified axis")
-        w = lax.broadcast_in_dim(w, aval.shape, (ax,))
+    w = _weights_like("average", w, aval.shape, axis)
     axes = reduction_axes("average", axis, aval.ndim)
     scale = sum(w, axes, keepdims=keepdims)
     avg = lax.div(sum(multiply(a, w), axes, keepdims=keepdims), scale)
@@ -227,7 +249,7 @@ def average(
 
 # --- quantiles -------------------------------------------------------------------------------
 
-_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
 def _i32(value: int) -> tracing.TypedScalar:
@@ -235,7 +257,14 @@ def _i32(value: int) -> tracing.TypedScalar:
 
 
 def _quantile(
-    name: str, a: Any, q: Any, axis: Any, method: str, keepdims: bool, ignore_nan: bool
+    name: str,
+    a: Any,
+    q: Any,
+    axis: Any,
+    method: str,
+    keepdims: bool,
+    ignore_nan: bool,
+    weights: Any = None,
 ) -> Array:
     if method not in _METHODS:
         raise ValueError(f"{name}: method must be one of {_METHODS}, got {method!r}")
@@ -243,9 +272,21 @@ def _quantile(
     aval = _aval(a, name)
     if dtypes.is_complex(aval.dtype):
         raise ValueError(f"{name}: complex input is not supported")
-    # the result has a's inexact dtype (JAX's); the positions are computed in
-    # the dtype a and q join to (float32 for float16 a and float32 q)
-    (a,) = promote_dtypes_inexact(name, a)
+    # the result has a's inexact dtype (JAX's; joined with the weights' when
+    # given); the positions are computed in the dtype a and q join to
+    # (float32 for float16 a and float32 q)
+    if weights is not None:
+        weights = checked_array(name, weights, "weights")
+        if dtypes.is_complex(aval_of(weights, name, "weights").dtype):
+            raise ValueError(f"{name}: weights cannot be complex")
+        if method != "inverted_cdf":
+            raise NotImplementedError(
+                f"{name}: method {method!r} does not take weights; only 'inverted_cdf' does"
+            )
+        a, weights = promote_dtypes_inexact(name, a, weights)
+        weights = _weights_like(name, weights, aval.shape, axis)
+    else:
+        (a,) = promote_dtypes_inexact(name, a)
     result_dtype = _aval(a).dtype
     a, q = promote_dtypes_inexact(name, a, q)
     q = asarray(q)
@@ -263,6 +304,15 @@ def _quantile(
     grid = (*batch, nq)
     if n == 0:
         result = lax.broadcast_in_dim(tracing.TypedScalar(np.nan, dtype, False), grid, ())
+    elif method == "inverted_cdf":
+        # the weights (1 each without them) travel with the values they weigh
+        w = (
+            full_like_shape(x, 1, dtype)
+            if weights is None
+            else reshape(transpose(cast(weights, dtype), (*kept, *axes)), (*batch, n))
+        )
+        x, w = lax.sort((x, w), last, num_keys=1)
+        result = _inverted_cdf(x, w, q_flat, ignore_nan)
     else:
         x = lax.sort(x, last)
         nans = lax.reduce_sum(lax.convert_element_type(isnan(x), np.int32), (last,))
@@ -297,6 +347,46 @@ def _quantile(
     return cast(reshape(result, (*q_shape, *_aval(result).shape[1:])), result_dtype)
 
 
+def _inverted_cdf(x: Any, w: Any, q: Any, ignore_nan: bool) -> Any:
+    """Per slice of the sorted ``x`` (..., n) with weights ``w``, the first
+    value whose running weight reaches ``q`` (nq,) of the total: the
+    (..., nq) result. NaN values weigh nothing; a negative or NaN weight
+    anywhere in a slice, or a NaN value (only an all-NaN slice when
+    ``ignore_nan``), makes its results NaN (JAX 0.10.2's weighted quantile)."""
+    *batch, n = _aval(x).shape
+    last, nq = len(batch), _aval(q).shape[0]
+    grid, batch_dims = (*batch, nq), tuple(range(last))
+    zeros = full_like_shape(w, 0, _aval(w).dtype)
+    bad = lax.bitwise_or(lax.lt(w, zeros), isnan(w))
+    nan_data = isnan(x)
+    running = lax.cumsum(select(lax.bitwise_or(bad, nan_data), zeros, w), last)
+    total = reshape(lax.slice_in_dim(running, n - 1, n, axis=last), tuple(batch))
+    target = lax.mul(
+        lax.broadcast_in_dim(q, grid, (last,)),
+        lax.broadcast_in_dim(total, grid, batch_dims),
+    )
+    # how many running weights fall short of the target: the index taken
+    short = lax.lt(
+        lax.broadcast_in_dim(running, (*grid, n), (*batch_dims, last + 1)),
+        lax.broadcast_in_dim(target, (*grid, n), (*batch_dims, last)),
+    )
+    index = lax.reduce_sum(lax.convert_element_type(short, np.int32), (last + 1,))
+    valid = lax.reduce_sum(lax.convert_element_type(logical_not(nan_data), np.int32), (last,))
+    if not ignore_nan:
+        valid = lax.broadcast_in_dim(_i32(n), tuple(batch), ())
+    limit = lax.broadcast_in_dim(lax.sub(valid, _i32(1)), grid, batch_dims)
+    index = lax.max(lax.broadcast_in_dim(_i32(0), grid, ()), lax.min(index, limit))
+    result = take_along_axis(x, index, last)
+    no_value = lax.eq(valid, _i32(0)) if ignore_nan else _any_last(nan_data)
+    force_nan = lax.bitwise_or(_any_last(bad), no_value)
+    nan = lax.broadcast_in_dim(tracing.TypedScalar(np.nan, _aval(x).dtype, False), grid, ())
+    return select(lax.broadcast_in_dim(force_nan, grid, batch_dims), nan, result)
+
+
+def _any_last(mask: Any) -> Any:
+    return lax.reduce_or(mask, (_aval(mask).ndim - 1,))
+
+
 def _interpolate(method: str, lo: Any, hi: Any, high_weight: Any, dtype: np.dtype) -> Any:
     if method == "lower":
         return lo
@@ -318,11 +408,14 @@ def quantile(
     overwrite_input: bool = False,
     method: str = "linear",
     keepdims: bool = False,
+    *,
+    weights: ArrayLike = None,
 ) -> Array:
-    """The ``q``-th quantiles (``0 <= q <= 1``) over ``axis``."""
+    """The ``q``-th quantiles (``0 <= q <= 1``) over ``axis``; ``weights``
+    (only with ``method="inverted_cdf"``) weigh the values."""
     a = checked_array("quantile", a)
     _no_out("quantile", out)
-    return _quantile("quantile", a, q, axis, method, keepdims, ignore_nan=False)
+    return _quantile("quantile", a, q, axis, method, keepdims, False, weights)
 
 
 def nanquantile(
@@ -333,11 +426,13 @@ def nanquantile(
     overwrite_input: bool = False,
     method: str = "linear",
     keepdims: bool = False,
+    *,
+    weights: ArrayLike = None,
 ) -> Array:
     """:func:`quantile` of the non-NaN values."""
     a = checked_array("nanquantile", a)
     _no_out("nanquantile", out)
-    return _quantile("nanquantile", a, q, axis, method, keepdims, ignore_nan=True)
+    return _quantile("nanquantile", a, q, axis, method, keepdims, True, weights)
 
 
 def percentile(
@@ -348,12 +443,15 @@ def percentile(
     overwrite_input: bool = False,
     method: str = "linear",
     keepdims: bool = False,
+    *,
+    weights: ArrayLike = None,
 ) -> Array:
     """``quantile(a, q / 100)``."""
     a = checked_array("percentile", a)
     _no_out("percentile", out)
     (q,) = promote_dtypes_inexact("percentile", q)
-    return quantile(a, lax.div(q, scalar_like(q, 100)), axis, None, False, method, keepdims)
+    q = lax.div(q, scalar_like(q, 100))
+    return quantile(a, q, axis, None, False, method, keepdims, weights=weights)
 
 
 def nanpercentile(
@@ -364,12 +462,15 @@ def nanpercentile(
     overwrite_input: bool = False,
     method: str = "linear",
     keepdims: bool = False,
+    *,
+    weights: ArrayLike = None,
 ) -> Array:
     """``nanquantile(a, q / 100)``."""
     a = checked_array("nanpercentile", a)
     _no_out("nanpercentile", out)
     (q,) = promote_dtypes_inexact("nanpercentile", q)
-    return nanquantile(a, lax.div(q, scalar_like(q, 100)), axis, None, False, method, keepdims)
+    q = lax.div(q, scalar_like(q, 100))
+    return nanquantile(a, q, axis, None, False, method, keepdims, weights=weights)
 
 
 def median(
