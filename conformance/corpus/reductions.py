@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from conformance.case import SMALL, Case, Domain, fn_case, rng_for, sample, special_floats
+from conformance.case import AGREE, SMALL, Case, Domain, fn_case, rng_for, sample, special_floats
 from conformance.compare import Tolerance
 from conformance.corpus._tables import BF16, BOOL, F16, F32, I8, I32, U8, canonical, short
 from conformance.observe import Raises
@@ -279,7 +279,72 @@ def _error_cases() -> Iterator[Case]:
         )
 
 
+def _weights_and_cov_cases() -> Iterator[Case]:
+    """Found by the sweep of JAX's lax_numpy_reducers_test table (issue 29):
+    average with one weight per position of a tuple axis, the quantiles'
+    weights with method="inverted_cdf" (NaN values, a negative weight, an
+    all-NaN slice), and cov without observations, without variables and of
+    one row with rowvar=False. Judged by JAX."""
+    rng = np.random.default_rng(29)
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    w = rng.uniform(0.5, 2.0, (4, 2)).astype(np.float32)
+    with_nan = x.copy()
+    with_nan[0, 1, :] = np.nan
+    with_nan[1, 0, 2] = np.nan
+    weights = rng.uniform(0.5, 2.0, (2, 3, 4)).astype(np.float32)
+    negative = weights.copy()
+    negative[1, 2, 0] = -1.0
+    q = np.array([0.1, 0.5, 0.9], np.float32)
+    table = [
+        (
+            "average/nd-weights",
+            lambda ns, x, w: ns.np_.average(x, (2, 0), w, returned=True),
+            [x, w],
+        ),
+        (
+            "quantile/inverted-cdf-weights",
+            lambda ns, x, w: (
+                ns.np_.quantile(x, 0.5, axis=-1, weights=w, method="inverted_cdf"),
+                ns.np_.percentile(x, 100 * q, axis=None, weights=w, method="inverted_cdf"),
+                ns.np_.quantile(x, q, axis=1, method="inverted_cdf", keepdims=True),
+            ),
+            [x, weights],
+        ),
+        (
+            "quantile/inverted-cdf-nan-and-negative-weights",
+            lambda ns, x, w, n: (
+                ns.np_.quantile(x, q, axis=-1, weights=w, method="inverted_cdf"),
+                ns.np_.nanquantile(x, q, axis=-1, weights=w, method="inverted_cdf"),
+                ns.np_.nanpercentile(x, 50.0, axis=0, weights=n, method="inverted_cdf"),
+            ),
+            [with_nan, weights, negative],
+        ),
+        (
+            "cov/empty-and-one-row",
+            lambda ns, e, r: (
+                ns.np_.cov(e),
+                ns.np_.cov(e.T),
+                ns.np_.cov(e[0]),
+                ns.np_.cov(r, rowvar=False, ddof=0),
+            ),
+            [np.zeros((3, 0), np.float16), x[0, :1]],
+        ),
+    ]
+    for label, fn, args in table:
+        for mode in ("jit", "eager"):
+            yield fn_case(
+                f"reductions.weights/{label}" + ("/eager" if mode == "eager" else ""),
+                fn,
+                args,
+                expect=AGREE,
+                mode=mode,
+                tolerance=Tolerance(ulps=64, atol_eps=16),
+                tags=["reductions", "numpy"],
+            )
+
+
 def cases() -> Iterator[Case]:
+    yield from _weights_and_cov_cases()
     yield from _lax_reduce_cases()
     yield from _arg_cases()
     yield from _cumulative_cases()
