@@ -4,12 +4,15 @@ ptp and their nan* forms) over its dtypes, shapes, axes, keepdims, dtype=,
 initial=, where= and promote_integers=, then average (1-d and n-d weights),
 var/std with ddof/correction/mean, nanvar, cov, median, quantile and
 percentile (all methods, weighted inverted_cdf), cumulative_sum/prod with
-include_initial, and the error cases. Each case runs on JAX (the oracle) and
-on refimpl, eager and under jit: the same shape, dtype, weak type, values
-within JAX's per-dtype tolerances (NaN equal), or an exception of JAX's class.
+include_initial, and the error cases; and the reducers of
+tests/lax_numpy_test.py (argmin/argmax and nan forms with keepdims,
+cumsum/cumprod/nancumsum/nancumprod with dtype=, count_nonzero, empty
+reductions). Each case runs on JAX (the oracle) and on refimpl, eager and
+under jit: the same shape, dtype, weak type, values within JAX's per-dtype
+tolerances (NaN equal), or an exception of JAX's class.
 
 The default run checks a deterministic spread of each test's cases; the
-whole table (about 160,000 cases) is `-m slow`, sampled to SWEEP_PER_KEY
+whole table (about 175,000 cases) is `-m slow`, sampled to SWEEP_PER_KEY
 cases per (test, function) unless REFIMPL_REDUCER_SWEEP=all."""
 
 from __future__ import annotations
@@ -495,10 +498,58 @@ def _cumulative_cases() -> Iterator[Case]:
                    lambda m, d=dt: m.mean(np.full(100_000, 1e-5, dtype=d)))  # fmt: skip
 
 
+def rand_some_equal(rs: np.random.RandomState, shape: Any, dtype: np.dtype) -> Any:
+    # ties for argmin/argmax: a third of the values repeat the first one
+    values = 3 * rs.randn(*_shape_of(shape))
+    if values.size:
+        values.flat[rs.rand(values.size) < 0.3] = values.flat[0]
+    return _cast(values, shape, dtype)
+
+
+def _lax_numpy_cases() -> Iterator[Case]:
+    """The reducers of JAX's tests/lax_numpy_test.py: JAX_ARGMINMAX_RECORDS
+    (testArgMinMax), testCumSumProd and testNanCumSumProd with dtype=,
+    testCountNonzero, ptp with keepdims, and the empty reductions JAX refuses."""
+    for name, rng in (("argmin", rand_some_equal), ("argmax", rand_some_equal),
+                      ("nanargmin", rand_some_nan), ("nanargmax", rand_some_nan)):  # fmt: skip
+        for shape in NONEMPTY_SHAPES:
+            for dt in (d for d in DEFAULT if _valid(shape, d)):
+                for axis, kd in _product(range(-_ndim(shape), _ndim(shape)), (False, True)):
+                    yield Case(
+                        "testArgMinMax", name, (shape, dt, axis, kd), _one(rng, shape, dt),
+                        lambda m, x, n=name, a=axis, k=kd: getattr(m, n)(x, axis=a, keepdims=k),
+                    )  # fmt: skip
+    outs = [d for d in DEFAULT if d != np.float16]
+    for op, rng in (("cumsum", rand_default), ("cumprod", rand_default),
+                    ("nancumsum", rand_some_nan), ("nancumprod", rand_some_nan)):  # fmt: skip
+        for shape in ALL_SHAPES:
+            for axis in [None, *range(-_ndim(shape), _ndim(shape))]:
+                for dt, out in _product([d for d in ALL if _valid(shape, d)], outs):
+                    yield Case(
+                        "testCumSumProd", op, (shape, axis, dt, out), _one(rng, shape, dt),
+                        lambda m, x, op=op, a=axis, o=out: getattr(m, op)(x, axis=a, dtype=o),
+                    )  # fmt: skip
+    for shape in ALL_SHAPES:
+        for dt in (d for d in ALL if _valid(shape, d)):
+            for axis in [None, *range(-_ndim(shape), _ndim(shape))]:
+                yield Case(
+                    "testCountNonzero", "count_nonzero", (shape, dt, axis),
+                    _one(rand_some_zero, shape, dt), lambda m, x, a=axis: m.count_nonzero(x, a),
+                )  # fmt: skip
+    for shape in EMPTY_ARRAY:
+        for name in ("argmin", "argmax", "nanargmin", "nanargmax", "max", "min", "ptp"):
+            for axis in [None, *range(-len(shape), len(shape))]:
+                yield Case(
+                    "testEmptyReductions", name, (shape, axis),
+                    _one(rand_default, shape, np.dtype(np.float32)),
+                    lambda m, x, n=name, a=axis: getattr(m, n)(x, a),
+                )  # fmt: skip
+
+
 def all_cases() -> list[Case]:
     return [
         *_reducer_cases(), *_initial_and_where_cases(), *_average_cases(), *_var_cases(),
-        *_cov_cases(), *_quantile_cases(), *_cumulative_cases(),
+        *_cov_cases(), *_quantile_cases(), *_cumulative_cases(), *_lax_numpy_cases(),
     ]  # fmt: skip
 
 
