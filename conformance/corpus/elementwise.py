@@ -328,6 +328,33 @@ def _edge_cases() -> Iterator[Case]:
             )
 
 
+def _complex_atan2_cases() -> Iterator[Case]:
+    """JAX 0.10.2's ``lax.atan2`` (and so ``jnp.arctan2``) takes complex
+    operands: values and the holomorphic derivative (issue 29's operator sweep)."""
+    x = np.array([1 + 1j, 2 - 0.5j, -1 + 0.3j, 0.5j], np.complex64)
+    y = np.array([0.5 + 0.2j, 1j, -2 + 0j, 1.5 - 1j], np.complex64)
+    yield fn_case(
+        "lax.atan2/c64/complex-operands",
+        lambda ns, x, y: ns.lax_.atan2(x, y),
+        [x, y],
+        expect=AGREE,
+        tags=["elementwise", "lax"],
+        tolerance=APPROX,
+        source="lambda ns, x, y: ns.lax_.atan2(x, y)",
+    )
+    yield fn_case(
+        "lax.atan2/c64/complex-operands-grad",
+        lambda ns, x, y: ns.api.grad(lambda a, b: ns.np_.real(ns.np_.arctan2(a, b)).sum(), (0, 1))(
+            x, y
+        ),
+        [x, y],
+        expect=AGREE,
+        tags=["elementwise", "lax", "ad"],
+        tolerance=APPROX,
+        source="lambda ns, x, y: grad(lambda a, b: real(arctan2(a, b)).sum(), (0, 1))(x, y)",
+    )
+
+
 # --- select_n, clamp, convert_element_type ---------------------------------------------------
 
 
@@ -424,5 +451,6 @@ def cases() -> Iterator[Case]:
     for op in UNARY_OPS + BINARY_OPS:
         yield from _op_cases(op)
     yield from _edge_cases()
+    yield from _complex_atan2_cases()
     yield from _select_clamp_cases()
     yield from _convert_cases()

@@ -473,6 +473,14 @@ def _pow(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _atan2(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Floats by NumPy (16-bit floats through float32). Complex operands, which
+    JAX 0.10.2's ``lax.atan2`` takes too, by XLA's expansion
+    ``-i log((y + i x) / sqrt(y^2 + x^2))``, here in complex128 and rounded once."""
+    if dtypes.is_complex(x.dtype):
+        wx, wy = x.astype(np.complex128), y.astype(np.complex128)
+        with np.errstate(all="ignore"):
+            out = -1j * np.log((wy + 1j * wx) / np.sqrt(wy * wy + wx * wx))
+        return out.astype(x.dtype)
     return _in_float32(np.arctan2)(x, y)
 
 
@@ -527,7 +535,7 @@ def _pow_abstract_eval(x: ShapedArray, y: ShapedArray) -> ShapedArray:
 
 max_p = binary("max", _max, ANY)
 min_p = binary("min", _min, ANY)
-atan2_p = binary("atan2", _atan2, FLOAT)
+atan2_p = binary("atan2", _atan2, INEXACT)
 nextafter_p = binary("nextafter", _nextafter, FLOAT)
 and_p = binary("and", np.bitwise_and, BOOL_OR_INT)
 or_p = binary("or", np.bitwise_or, BOOL_OR_INT)
