@@ -66,6 +66,7 @@ from conformance.corpus._tables import (
     wide,
     wide_to,
 )
+from conformance.observe import Raises
 
 
 @dataclass(frozen=True)
@@ -355,6 +356,21 @@ def _complex_atan2_cases() -> Iterator[Case]:
     )
 
 
+def _grad_of_rejected_operand_cases() -> Iterator[Case]:
+    """A primitive without a derivative rule, given operands it rejects, under
+    ``grad``: JAX 0.10.2 reports the operands (TypeError) before the missing
+    rule (NotImplementedError); so do both backends."""
+    yield fn_case(
+        "lax.nextafter/c64/grad-reports-the-dtype-first",
+        lambda ns, x: ns.api.grad(lambda a: ns.np_.real(ns.np_.nextafter(a, a)).sum())(x),
+        [np.array([1 + 1j, 2.0], np.complex64)],
+        mode="eager",
+        expect=Raises(TypeError),
+        tags=["elementwise", "ad", "errors"],
+        source="lambda ns, x: grad(lambda a: real(nextafter(a, a)).sum())(x)",
+    )
+
+
 # --- select_n, clamp, convert_element_type ---------------------------------------------------
 
 
@@ -452,5 +468,6 @@ def cases() -> Iterator[Case]:
         yield from _op_cases(op)
     yield from _edge_cases()
     yield from _complex_atan2_cases()
+    yield from _grad_of_rejected_operand_cases()
     yield from _select_clamp_cases()
     yield from _convert_cases()

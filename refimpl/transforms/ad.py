@@ -113,6 +113,10 @@ class JVPTrace(Trace):
         if rule is None:
             rule = primitive.jvp_rule
         if rule is None:
+            # Operands the primitive rejects are reported as such first (a
+            # TypeError for complex nextafter), as JAX, which type-checks
+            # while tracing jnp's inline-jitted functions, before any rule
+            primitive.bind(*primals, **params)
             raise NotImplementedError(
                 f"Differentiation rule for '{primitive.name}' not implemented"
             )

@@ -532,3 +532,22 @@ def test_arctan2_takes_complex_operands(backend, name):
     want_grad = loss(jnp, jax)(x, y)
     for got in (loss(rnp, ri)(x, y), ri.jit(loss(rnp, ri))(x, y)):
         assert_same(got, want_grad, 1e-5)
+
+
+def test_grad_of_an_op_without_a_rule_reports_rejected_operands_first(backend):
+    """``grad`` of complex ``nextafter``: JAX 0.10.2 raises the dtype's
+    TypeError (it type-checks while tracing jnp's inline-jitted function);
+    refimpl raised NotImplementedError for the missing rule. Real operands
+    still get NotImplementedError on both."""
+    z = np.array([1 + 1j, 2.0], np.complex64)
+
+    def loss(module, api):
+        return api.grad(lambda a: module.real(module.nextafter(a, a)).sum())
+
+    for module, api in ((jnp, jax), (rnp, ri)):
+        with pytest.raises(TypeError):
+            loss(module, api)(z)
+        with pytest.raises(NotImplementedError):
+            api.grad(module.nextafter)(1.0, 2.0)
+    with pytest.raises(TypeError):
+        ri.jit(loss(rnp, ri))(z)
