@@ -578,6 +578,22 @@ def promote_types(a: Any, b: Any) -> np.dtype:
     return result_type(a, b)[0]
 
 
+def promote_types_uncanonical(a: Any, b: Any) -> np.dtype:
+    """``jnp.promote_types``: the join of two dtypes on the lattice, nothing
+    canonicalized (so without x64 ``int64, uint64 -> float64``; ``uint32,
+    int32`` still joins at ``int32`` there, the x32 lattice's edge). The
+    Python types ``int``, ``float``, ``complex`` sit at their weak nodes; a
+    weak join is its kind's 64-bit dtype."""
+    nodes = frozenset(
+        _WEAK_NODES[x] if x in (int, float, complex) else _SHORT_NAMES[_to_supported_dtype(x)]
+        for x in (a, b)
+    )
+    node = _join(nodes, config.enable_x64)
+    if node.endswith("*"):
+        return np.dtype({"i": np.int64, "f": np.float64, "c": np.complex128}[node[0]])
+    return np.dtype(_BY_SHORT_NAME[node])
+
+
 # --------------------------------------------------------------------------
 # Special values
 

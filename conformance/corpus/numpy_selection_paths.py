@@ -67,6 +67,26 @@ ROWS: list[tuple[str, Any]] = [
     ("size/axes_tuple", lambda ns: ns.np_.size(ns.asarray(_Y), (0, 2))),
     ("size/repeated_axis", lambda ns: ns.capture(lambda: ns.np_.size(ns.asarray(_Y), (1, -2)))),
     ("rot90/vector", lambda ns: ns.capture(lambda: ns.np_.rot90(ns.asarray(_V)))),
+    # classes JAX's lax_numpy_test functions sweep found (test_lax_numpy_sweep_parity.py)
+    ("delete/list_obj", lambda ns: ns.capture(lambda: ns.np_.delete(_V, [0, 2]))),
+    (
+        "extract/fill_value_none",
+        lambda ns: ns.capture(lambda: ns.np_.extract(_V > 0, _V, fill_value=None)),
+    ),
+    ("vecdot/axes_differ", lambda ns: ns.capture(lambda: ns.np_.vecdot(_Y, _V))),
+    (
+        "promote_types/float64_without_x64",
+        lambda ns: np.zeros((), ns.np_.promote_types(np.int32, np.float64)),
+    ),
+    ("polyint/weak_constant", lambda ns: ns.np_.polyint(np.ones(2, np.int32), 1, 2.0)),
+    ("polyint/list_constants", lambda ns: ns.capture(lambda: ns.np_.polyint(_V, 2, [1.0, 2.0]))),
+    ("polyadd/one_empty", lambda ns: ns.capture(lambda: ns.np_.polyadd(_V, _V[:0]))),
+    (
+        "polymul/empty_is_zero",
+        lambda ns: ns.np_.polymul(np.ones(2, np.int8), np.zeros(0, np.float16)),
+    ),
+    ("vsplit/one_d", lambda ns: ns.np_.vsplit(np.arange(6.0, dtype=np.float32), 2)),
+    ("dsplit/two_d", lambda ns: ns.capture(lambda: ns.np_.dsplit(np.ones((2, 4), np.float32), 2))),
 ]
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from refimpl import dtypes, lax
 from refimpl.numpy import linalg
 from refimpl.numpy._construct import vander
-from refimpl.numpy._creation import arange, asarray, eye, ones, zeros
+from refimpl.numpy._creation import arange, asarray, broadcast_to, eye, ones, zeros
 from refimpl.numpy._linalg import matmul
 from refimpl.numpy._pad import pad
 from refimpl.numpy._promote import (
@@ -243,14 +243,27 @@ def _poly_pad(a: Any, b: Any) -> tuple[Any, Any]:
 
 def polyadd(a1: ArrayLike, a2: ArrayLike) -> Array:
     """The sum of two polynomials (coefficients highest power first)."""
-    a1, a2 = _poly_pad(checked_array("polyadd", a1), checked_array("polyadd", a2, 1))
+    a1, a2 = _poly_pad(*_not_one_empty("polyadd", a1, a2))
     return a1 + a2
 
 
 def polysub(a1: ArrayLike, a2: ArrayLike) -> Array:
     """The difference of two polynomials."""
-    a1, a2 = _poly_pad(checked_array("polysub", a1), checked_array("polysub", a2, 1))
+    a1, a2 = _poly_pad(*_not_one_empty("polysub", a1, a2))
     return a1 - a2
+
+
+def _not_one_empty(name: str, a1: ArrayLike, a2: ArrayLike) -> tuple[Array, Array]:
+    """Both checked; one empty and the other not is a ValueError, as JAX
+    0.10.2 (it adds the shorter into ``longer.at[-0:]``, the whole array)."""
+    a1, a2 = checked_array(name, a1), checked_array(name, a2, 1)
+    n1, n2 = _aval(a1).shape[0], _aval(a2).shape[0]
+    if min(n1, n2) == 0 < max(n1, n2):
+        raise ValueError(
+            f"Incompatible types for broadcasting: input type=[{min(n1, n2)}] and requested "
+            f"type=[{max(n1, n2)}]"
+        )
+    return a1, a2
 
 
 def polymul(a1: ArrayLike, a2: ArrayLike, *, trim_leading_zeros: bool = False) -> Array:
@@ -259,13 +272,14 @@ def polymul(a1: ArrayLike, a2: ArrayLike, *, trim_leading_zeros: bool = False) -
     of both are dropped first (unless both have one coefficient), an empty
     one counting as ``[0]``."""
     a1, a2 = checked_array("polymul", a1), checked_array("polymul", a2, 1)
+    a1, a2 = promote_dtypes_inexact("polymul", a1, a2)
     if trim_leading_zeros and (_aval(a1).shape[0] > 1 or _aval(a2).shape[0] > 1):
-        a1, a2 = promote_dtypes_inexact("polymul", a1, a2)
         a1, a2 = _trim_leading_zeros(a1), _trim_leading_zeros(a2)
-        if _aval(a1).shape[0] == 0:
-            a1 = zeros((1,), _aval(a2).dtype)
-        if _aval(a2).shape[0] == 0:
-            a2 = zeros((1,), _aval(a1).dtype)
+    # an empty polynomial counts as [0], as JAX 0.10.2 (also without trimming)
+    if _aval(a1).shape[0] == 0:
+        a1 = zeros((1,), _aval(a2).dtype)
+    if _aval(a2).shape[0] == 0:
+        a2 = zeros((1,), _aval(a1).dtype)
     return convolve(a1, a2, mode="full")
 
 
@@ -292,15 +306,25 @@ def polyder(p: ArrayLike, m: int = 1) -> Array:
 
 
 def polyint(p: ArrayLike, m: int = 1, k: ArrayLike = None) -> Array:
-    """The ``m``-th antiderivative (integration constants ``k``, default 0)."""
+    """The ``m``-th antiderivative (integration constants ``k``, default 0).
+    As JAX 0.10.2, ``p`` and ``k`` (an array or a scalar, not a list: a
+    TypeError) promote together, so a weak ``k`` with an integer ``p`` gives
+    weak floats (``m=0`` returns that promoted ``p``); ``k`` has one or ``m``
+    constants (a ValueError otherwise)."""
     p = checked_array("polyint", p)
-    (p,) = promote_dtypes_inexact("polyint", p)
+    k_arr = checked_array("polyint", 0 if k is None else k, 1)
+    p, k_arr = promote_dtypes_inexact("polyint", p, k_arr)
     m = operator.index(m)
-    constants = np.zeros(m) if k is None else np.broadcast_to(np.asarray(k, np.float64), (m,))
+    if m < 0:
+        raise ValueError("Order of integral must be positive (see polyder)")
+    k_shape = aval_of(k_arr, "polyint", 1).shape
+    if len(k_shape) > 1 or (k_shape and k_shape[0] not in (1, m)):
+        raise ValueError("k must be a scalar or a rank-1 array of length 1 or m.")
+    constants = broadcast_to(reshape(k_arr, (-1,)), (m,))
     for i in range(m):
         n = _aval(p).shape[0]
         divisors = asarray(np.arange(n, 0, -1), dtype=_aval(p).dtype)
-        tail = asarray(constants[i], dtype=_aval(p).dtype).reshape((1,))
+        tail = reshape(constants[i], (1,))
         p = concatenate([p / divisors, tail])
     return p
 

@@ -188,8 +188,13 @@ def _operand(value: Any) -> Any:
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:
-    """The dtype two strongly typed dtypes promote to (JAX's lattice)."""
-    return dtypes.promote_types(*(x.dtype if isinstance(x, _ScalarMeta) else x for x in (a, b)))
+    """The dtype two dtypes promote to on JAX's lattice, not canonicalized, as
+    ``jnp.promote_types`` in JAX 0.10.2: without x64 too ``int32, float64 ->
+    float64``; the Python types are weak, and a weak result is its kind's
+    64-bit dtype (``int, int -> int64``)."""
+    return dtypes.promote_types_uncanonical(
+        *(x.dtype if isinstance(x, _ScalarMeta) else x for x in (a, b))
+    )
 
 
 def can_cast(

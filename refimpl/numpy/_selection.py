@@ -133,6 +133,8 @@ def compress(
 def extract(condition: ArrayLike, arr: ArrayLike, *, size: int | None = None, fill_value: Any = 0):
     """``compress(ravel(condition), ravel(arr))``."""
     condition = ravel(checked_array("extract", condition))
+    # fill_value is checked even without size=, as JAX 0.10.2 (None is a TypeError)
+    aval_of(fill_value, "extract", 2)
     return compress(
         condition != 0, ravel(checked_array("extract", arr, 1)), size=size, fill_value=fill_value
     )
@@ -159,6 +161,8 @@ def delete(
     if isinstance(obj, slice):
         keep[obj] = False
     else:
+        # a list or tuple is a TypeError, as JAX 0.10.2's check_arraylike
+        aval_of(obj, "delete", 1)
         index = np.asarray(obj)
         if index.dtype == bool:
             keep &= ~index

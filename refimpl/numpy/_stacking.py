@@ -149,23 +149,30 @@ def array_split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list
     return split(ary, [int(p) for p in points], axis)
 
 
+def _split_axis(name: str, ary: ArrayLike, axis: int) -> int:
+    """``axis`` of ``ary``, as JAX 0.10.2 reads it from the shape: an array
+    without that axis is its IndexError (NumPy's ValueError asks for 2 or 3
+    dims; JAX's vsplit takes a 1-d array)."""
+    if _ndim(ary) <= axis:
+        raise IndexError(
+            f"{name}: tuple index out of range (axis {axis} of a {_ndim(ary)}-d array)"
+        )
+    return axis
+
+
 def hsplit(ary: ArrayLike, indices_or_sections: Any) -> list[Array]:
     """Split along axis 1 (axis 0 for 1-d)."""
-    return split(ary, indices_or_sections, 0 if _ndim(ary) == 1 else 1)
+    return split(ary, indices_or_sections, _split_axis("hsplit", ary, 0 if _ndim(ary) == 1 else 1))
 
 
 def vsplit(ary: ArrayLike, indices_or_sections: Any) -> list[Array]:
-    """Split along axis 0 (inputs of at least 2 dims)."""
-    if _ndim(ary) < 2:
-        raise ValueError("vsplit: only works on arrays of 2 or more dimensions")
-    return split(ary, indices_or_sections, 0)
+    """Split along axis 0."""
+    return split(ary, indices_or_sections, _split_axis("vsplit", ary, 0))
 
 
 def dsplit(ary: ArrayLike, indices_or_sections: Any) -> list[Array]:
-    """Split along axis 2 (inputs of at least 3 dims)."""
-    if _ndim(ary) < 3:
-        raise ValueError("dsplit: only works on arrays of 3 or more dimensions")
-    return split(ary, indices_or_sections, 2)
+    """Split along axis 2."""
+    return split(ary, indices_or_sections, _split_axis("dsplit", ary, 2))
 
 
 def append(arr: ArrayLike, values: ArrayLike, axis: int | None = None) -> Array:
@@ -348,6 +355,10 @@ def vecdot(
 ):
     """``sum(conj(x1) * x2, axis)`` with the other axes broadcast."""
 
+    # the contracted axes must match (JAX 0.10.2's ValueError), before broadcasting
+    s1, s2 = aval_of(x1, "vecdot", 0).shape, aval_of(x2, "vecdot", 1).shape
+    if s1[normalize_axis("vecdot", axis, len(s1))] != s2[normalize_axis("vecdot", axis, len(s2))]:
+        raise ValueError(f"axes must match; got shapes {s1} and {s2} with axis={axis}")
     x1, x2 = promote_args("vecdot", x1, x2)
     x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
     return einsum(
