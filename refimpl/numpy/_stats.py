@@ -288,9 +288,13 @@ def _quantile(
     else:
         (a,) = promote_dtypes_inexact(name, a)
     result_dtype = _aval(a).dtype
-    a, q = promote_dtypes_inexact(name, a, q)
+    # JAX computes the positions (and linear's interpolation) in q's own
+    # inexact dtype, a Python scalar's being the default float: a bfloat16 a
+    # with q=0.3 finds its positions in float32 (joined with a, bfloat16,
+    # they would round to a neighbouring element)
+    (q,) = promote_dtypes_inexact(name, q)
     q = asarray(q)
-    dtype = _aval(a).dtype
+    dtype = _aval(q).dtype
     axes = reduction_axes(name, axis, aval.ndim)
     kept = [d for d in range(aval.ndim) if d not in axes]
     n = int(np.prod([aval.shape[d] for d in axes], dtype=np.int64))
@@ -303,16 +307,16 @@ def _quantile(
     nq = _aval(q_flat).shape[0]
     grid = (*batch, nq)
     if n == 0:
-        result = lax.broadcast_in_dim(tracing.TypedScalar(np.nan, dtype, False), grid, ())
+        result = lax.broadcast_in_dim(tracing.TypedScalar(np.nan, result_dtype, False), grid, ())
     elif method == "inverted_cdf":
         # the weights (1 each without them) travel with the values they weigh
         w = (
-            full_like_shape(x, 1, dtype)
+            full_like_shape(x, 1, result_dtype)
             if weights is None
-            else reshape(transpose(cast(weights, dtype), (*kept, *axes)), (*batch, n))
+            else reshape(transpose(weights, (*kept, *axes)), (*batch, n))
         )
         x, w = lax.sort((x, w), last, num_keys=1)
-        result = _inverted_cdf(x, w, q_flat, ignore_nan)
+        result = _inverted_cdf(x, w, cast(q_flat, result_dtype), ignore_nan)
     else:
         x = lax.sort(x, last)
         nans = lax.reduce_sum(lax.convert_element_type(isnan(x), np.int32), (last,))
@@ -330,12 +334,12 @@ def _quantile(
         high_i = lax.convert_element_type(lax.min(lax.max(high, zero), top), np.int32)
 
         lo, hi = take_along_axis(x, low_i, last), take_along_axis(x, high_i, last)
-        result = _interpolate(method, lo, hi, high_weight, dtype)
+        result = cast(_interpolate(method, lo, hi, high_weight, dtype), result_dtype)
         # a NaN in the slice (or, ignoring NaNs, no value at all) gives NaN
         invalid = lax.eq(count, _i32(0)) if ignore_nan else lax.gt(nans, _i32(0))
         if not ignore_nan:
             invalid = lax.broadcast_in_dim(invalid, grid, tuple(range(last)))
-        nan = lax.broadcast_in_dim(tracing.TypedScalar(np.nan, dtype, False), grid, ())
+        nan = lax.broadcast_in_dim(tracing.TypedScalar(np.nan, result_dtype, False), grid, ())
         result = select(invalid, nan, result)
     # q's dims first, then the kept dims (unit dims in place of the reduced ones)
     result = moveaxis(result, -1, 0)
@@ -388,15 +392,19 @@ def _any_last(mask: Any) -> Any:
 
 
 def _interpolate(method: str, lo: Any, hi: Any, high_weight: Any, dtype: np.dtype) -> Any:
+    """The quantile from the values ``lo``/``hi`` (a's dtype) either side of
+    the position and its fraction ``high_weight`` (q's ``dtype``): linear
+    interpolates in q's dtype, midpoint averages in a's (as JAX)."""
     if method == "lower":
         return lo
     if method == "higher":
         return hi
     if method == "midpoint":
-        return lax.mul(lax.add(lo, hi), tracing.TypedScalar(0.5, dtype, False))
+        return lax.mul(lax.add(lo, hi), tracing.TypedScalar(0.5, _aval(lo).dtype, False))
     if method == "nearest":
         return select(lax.le(high_weight, tracing.TypedScalar(0.5, dtype, False)), lo, hi)
     one = tracing.TypedScalar(1, dtype, False)
+    lo, hi = cast(lo, dtype), cast(hi, dtype)
     return lax.add(lax.mul(lo, lax.sub(one, high_weight)), lax.mul(hi, high_weight))
 
 

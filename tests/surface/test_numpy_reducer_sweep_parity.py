@@ -675,3 +675,20 @@ def test_reducer_table_spread(backend, test, name):
 @pytest.mark.parametrize("test, name", KEYS, ids=[f"{t}-{n}" for t, n in KEYS])
 def test_reducer_table_sweep(backend, test, name):
     _check(_sample(TABLE[test][name], SWEEP_PER_KEY, f"{test}-{name}"))
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile", "percentile", "nanpercentile"])
+@pytest.mark.parametrize("method", ["linear", "nearest", "lower", "midpoint"])
+def test_quantile_positions_in_the_dtype_of_q(backend, name, method):
+    """JAX finds the positions in q's own dtype (a Python scalar's: float32),
+    not joined with a bfloat16 a, where they round to a neighbouring element."""
+    rs = np.random.RandomState(7)
+    x = (5 * rs.randn(4, 47, 7)).astype(BF16)
+    scale = 100.0 if "percentile" in name else 1.0
+    for q in (0.37 * scale, 0.813 * scale, np.float32(0.291 * scale)):
+        want = getattr(jnp, name)(x, q, axis=(1, 2), method=method)
+        for jit in (False, True):
+            fn = lambda x, q=q: getattr(rnp, name)(x, q, axis=(1, 2), method=method)  # noqa: E731
+            got = (ri.jit(fn) if jit else fn)(x)
+            assert (got.dtype, got.aval.weak_type) == (want.dtype, want.aval.weak_type)
+            np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(want, np.float32))
