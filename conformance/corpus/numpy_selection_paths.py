@@ -86,6 +86,12 @@ ROWS: list[tuple[str, Any]] = [
         lambda ns: ns.np_.polymul(np.ones(2, np.int8), np.zeros(0, np.float16)),
     ),
     ("vsplit/one_d", lambda ns: ns.np_.vsplit(np.arange(6.0, dtype=np.float32), 2)),
+    (
+        "dot/scalar_preferred_element_type",
+        lambda ns: ns.np_.dot(
+            np.int8(3), np.array([2.7246094, -4.3], np.float16), preferred_element_type=np.float32
+        ),
+    ),
     ("dsplit/two_d", lambda ns: ns.capture(lambda: ns.np_.dsplit(np.ones((2, 4), np.float32), 2))),
 ]
 

@@ -75,8 +75,12 @@ def dot(
     if a_ndim == 0 or b_ndim == 0:
         if out_sharding is not None:
             raise NotImplementedError("dot: out_sharding with a scalar operand")
-        product = multiply(a, b)
-        return product if preferred is None else lax.convert_element_type(product, preferred)
+        if preferred is None:
+            return multiply(a, b)
+        # as JAX 0.10.2, a dot_general contracting nothing: the product is
+        # formed in the preferred type (int8 * float16 -> exact float32), not
+        # rounded to the operands' type first
+        return _contract("dot", a, b, (((), ()), ((), ())), precision, preferred, None)
     b_axis = 0 if b_ndim == 1 else b_ndim - 2
     dims = (((a_ndim - 1,), (b_axis,)), ((), ()))
     return _contract("dot", a, b, dims, precision, preferred, out_sharding)

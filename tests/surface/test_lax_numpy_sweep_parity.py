@@ -144,6 +144,18 @@ _FIXED = [
     ),
     Case("dsplit", "two_d", lambda m: lambda x: m.dsplit(x, 2), (np.ones((2, 4), np.float32),)),
     Case("hsplit", "zero_d", lambda m: lambda x: m.hsplit(x, 1), (np.float32(1),)),
+    Case(
+        "dot",
+        "scalar_preferred",
+        lambda m: lambda a, b: m.dot(a, b, preferred_element_type=np.float32),
+        (np.int8(3), np.array([[2.7246094, 1.0], [0.5, -1.1]], np.float16)),
+    ),
+    Case(
+        "dot",
+        "preferred_scalar",
+        lambda m: lambda a, b: m.dot(a, b, preferred_element_type=np.float32),
+        (np.array([2.7246094, -4.3], np.float16), np.array(3, np.int8)),
+    ),
 ]
 
 
