@@ -53,8 +53,10 @@ def cov(
         m = m.T
     m = reshape(m, (1, -1)) if _aval(m).ndim < 2 else m
     if _aval(m).shape[0] == 0:
-        # no variables: JAX's empty (0, 0) matrix is float32 whatever m's dtype
-        return lax.broadcast_in_dim(lax.convert_element_type(0.0, np.float32), (0, 0), ())
+        # no variables: JAX's empty (0, 0) matrix has the default float dtype
+        # (float32, float64 with x64) whatever m's dtype
+        zero = lax.convert_element_type(0.0, dtypes.weak_default_dtype(float))
+        return lax.broadcast_in_dim(zero, (0, 0), ())
     if y is not None:
         y = checked_array("cov", y, 1)
         (y,) = promote_dtypes_inexact("cov", y)

@@ -692,3 +692,17 @@ def test_quantile_positions_in_the_dtype_of_q(backend, name, method):
             got = (ri.jit(fn) if jit else fn)(x)
             assert (got.dtype, got.aval.weak_type) == (want.dtype, want.aval.weak_type)
             np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(want, np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int8])
+def test_cov_without_variables_has_the_default_float_dtype(backend, x64, dtype):
+    """JAX's (0, 0) answer is an empty array of the default float (float64
+    with x64), whatever m's dtype."""
+    x = np.zeros((0, 5), dtype)
+    want = jnp.cov(x)
+    for got in (rnp.cov(x), ri.jit(rnp.cov)(x)):
+        assert (got.shape, got.dtype, got.aval.weak_type) == (
+            want.shape,
+            want.dtype,
+            want.aval.weak_type,
+        )
