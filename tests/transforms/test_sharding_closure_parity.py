@@ -19,27 +19,14 @@ import pytest
 import refimpl as ri
 from refimpl import sharding as rs
 from tests.helpers import sharding_closure_cases as cases
-from tests.helpers.jax_oracle import results_on_four_devices
-from tests.helpers.sharding_cases import four_devices_on, typed_mesh
+from tests.helpers.sharding_fixtures import (  # noqa: F401 (a fixture)
+    BACKENDS,
+    four_device_backend,
+    jax_oracle,
+    mesh_of,
+)
 
-BACKENDS = ["ref", "pjrt"]
-
-
-@pytest.fixture(scope="module")
-def oracle(tmp_path_factory):
-    return results_on_four_devices(
-        "sharding_closure_cases.py", tmp_path_factory.mktemp("closure") / "jax.pkl"
-    )
-
-
-@pytest.fixture
-def on_backend(request):
-    with four_devices_on(request.param) as backend:
-        yield backend
-
-
-def mesh_of(shape, names, auto=False):
-    return typed_mesh(rs, ri.devices(), shape, names, auto)
+oracle = jax_oracle("sharding_closure_cases.py")
 
 
 @pytest.mark.parametrize("on_backend", BACKENDS, indirect=True)

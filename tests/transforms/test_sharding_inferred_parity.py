@@ -19,27 +19,15 @@ import refimpl.numpy as rnp
 from refimpl import sharding as rs
 from refimpl.transforms.sharded import MeshArray
 from tests.helpers import sharding_inferred_cases as cases
-from tests.helpers.jax_oracle import results_on_four_devices
-from tests.helpers.sharding_cases import four_devices_on, observe_leaves, typed_mesh
+from tests.helpers.sharding_cases import observe_leaves
+from tests.helpers.sharding_fixtures import (  # noqa: F401 (a fixture)
+    BACKENDS,
+    four_device_backend,
+    jax_oracle,
+    mesh_of,
+)
 
-BACKENDS = ["ref", "pjrt"]
-
-
-@pytest.fixture(scope="module")
-def oracle(tmp_path_factory):
-    return results_on_four_devices(
-        "sharding_inferred_cases.py", tmp_path_factory.mktemp("inferred") / "jax.pkl"
-    )
-
-
-@pytest.fixture
-def on_backend(request):
-    with four_devices_on(request.param) as backend:
-        yield backend
-
-
-def mesh_of(shape, names, auto=False):
-    return typed_mesh(rs, ri.devices(), shape, names, auto)
+oracle = jax_oracle("sharding_inferred_cases.py")
 
 
 def _observe(name):
