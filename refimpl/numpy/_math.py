@@ -86,26 +86,27 @@ def exp2(x: ArrayLike, /) -> Array:
 def log2(x: ArrayLike, /) -> Array:
     """``log(x) / log(2)``, as jnp computes it (complex: each part divided)."""
     (x,) = promote_dtypes_inexact("log2", x)
-    return _log_in_base(x, 2)
+    return _scaled_log(x, lambda part: lax.div(part, lax.log(np.asarray(2, _dtype(part)))))
 
 
 def log10(x: ArrayLike, /) -> Array:
-    """``log(x) / log(10)``, as jnp computes it (complex: each part divided)."""
+    """``log(x) * log10(e)``, as jnp computes it: the constant rounded to x's
+    real dtype, a product and not a division by ``log(10)`` (the two differ in
+    the last bit: float32 ``log10(2)`` is 0.30103 vs 0.30102998); complex:
+    each part multiplied."""
     (x,) = promote_dtypes_inexact("log10", x)
-    return _log_in_base(x, 10)
+    return _scaled_log(x, lambda part: lax.mul(part, np.asarray(math.log10(math.e), _dtype(part))))
 
 
-def _log_in_base(x: Any, base: int) -> Array:
-    # log(base) of a strongly typed constant, as JAX's: a weak input (a Python
+def _scaled_log(x: Any, scale: Any) -> Array:
+    # the constants are strongly typed, as JAX's: a weak input (a Python
     # float) gives a strong result
     if dtypes.is_complex(_dtype(x)):
-        # JAX divides the two parts by the real log(base): a complex division
+        # JAX scales the two parts by a real constant: a complex division
         # would put NaN into the imaginary part of log(0) = -inf + 0j
         ln = lax.log(x)
-        re, im = lax.real(ln), lax.imag(ln)
-        ln_base = lax.log(np.asarray(base, _dtype(re)))
-        return lax.complex(lax.div(re, ln_base), lax.div(im, ln_base))
-    return lax.div(lax.log(x), lax.log(np.asarray(base, _dtype(x))))
+        return lax.complex(scale(lax.real(ln)), scale(lax.imag(ln)))
+    return scale(lax.log(x))
 
 
 def sinc(x: ArrayLike, /) -> Array:
