@@ -288,10 +288,7 @@ def tangents_typed_as_primals(value: Any) -> Any:
         val = tangents_typed_as_primals(value.val)
         return value if val is value.val else BatchTracer(value._trace, val, value.bdim)
     if kind is list or kind is tuple:
-        items = [tangents_typed_as_primals(v) for v in value]
-        if all(a is b for a, b in zip(items, value, strict=True)):
-            return value
-        return kind(items)
+        return _items_mapped(tangents_typed_as_primals, value)
     return value
 
 
@@ -318,11 +315,17 @@ def jit_outputs_made_arrays(value: Any) -> Any:
             return value
         return JVPTracer(value._trace, primal, tangent)
     if kind is list or kind is tuple:
-        items = [jit_outputs_made_arrays(v) for v in value]
-        if all(a is b for a, b in zip(items, value, strict=True)):
-            return value
-        return kind(items)
+        return _items_mapped(jit_outputs_made_arrays, value)
     return value
+
+
+def _items_mapped(fn: Callable[[Any], Any], items: list[Any] | tuple[Any, ...]) -> Any:
+    """``fn`` of each item of a list or tuple; the same object when ``fn``
+    changed none (callers compare results by identity)."""
+    mapped = [fn(v) for v in items]
+    if all(a is b for a, b in zip(mapped, items, strict=True)):
+        return items
+    return type(items)(mapped)
 
 
 # --- linearize ------------------------------------------------------------------------------
