@@ -2091,8 +2091,17 @@ class _LinearTranspose:
             next(cts) if used else Zero(tangent_aval(aval))
             for aval, used in zip(self.in_avals, self.used, strict=True)
         ]
-        # (a cotangent given, passed through, comes back as given: _as_given)
-        return tu.tree_unflatten(in_tree, [_as_given(c, ct_leaves) for c in full])
+        # an input the function returns as it is (no equation: JAX's transpose
+        # has nothing to run) hands the cotangent back as given (_as_given);
+        # one an equation reads gets that equation's transpose, a new array
+        # in JAX even where it passes the cotangent through (add's)
+        returned = {id(v) for v in program.out_vars}
+        as_is = iter(id(v) in returned for v in program.in_vars[n_captured:])
+        results = [
+            _as_given(c, ct_leaves) if used and next(as_is) else _output_tangent(c)
+            for c, used in zip(full, self.used, strict=True)
+        ]
+        return tu.tree_unflatten(in_tree, results)
 
 
 # the rules of sub-program primitives differentiate through these (primitives.rule_context)

@@ -552,7 +552,8 @@ def _vmap_call(
     if config._values["check_tracer_leaks"]:
         # after _run_batched returned: the tracers its frame held are gone
         tracing.check_no_leaks(trace)
-    return _vmap_outputs(name, outs, out_dims, ref_outs, out_tree, out_axes, size, not device)
+    given = None if device else leaves  # (pmap's members hand nothing back)
+    return _vmap_outputs(name, outs, out_dims, ref_outs, out_tree, out_axes, size, given)
 
 
 def _run_batched(
@@ -620,13 +621,13 @@ def _vmap_outputs(
     out_tree: tree_util.PyTreeDef,
     out_axes: Any,
     size: int,
-    hands_back: bool = True,
+    given: list[Any] | None = None,
 ) -> Any:
     """The vmapped function's result: each flat output with its batch axis
     moved to the one ``out_axes`` asks for.
 
-    With ``hands_back`` (vmap; not pmap's members), host data no operation
-    touched comes back as it is, as JAX 0.10.2's (its tracers hold the
+    With ``given`` (vmap's argument leaves; None for pmap's members), host
+    data no operation touched comes back as it is, as JAX 0.10.2's (its tracers hold the
     user's values): a NumPy argument the function returns at its own batch
     axis (``vmap(lambda x: x)(a)`` is ``a``), an ``out_axes=None`` output the
     function returned as a NumPy array or Python number; a NumPy argument
@@ -649,7 +650,7 @@ def _vmap_outputs(
                     f"at vmap out_axes{paths[index]}, got axis spec None but output was "
                     f"batched on axis {dim}"
                 )
-            results.append(out if hands_back and _is_host(out) else as_array(out))
+            results.append(out if given is not None and _is_host(out) else as_array(out))
             continue
         if _is_float0(out):
             results.append(as_array(_float0_batched(out, dim, size, want, index)))
@@ -660,7 +661,14 @@ def _vmap_outputs(
                 f"axis {want} is out of bounds for array of dimension {rank} (vmap out_axes "
                 f"of output leaf {index}; its rank includes the mapped axis)"
             )
-        if hands_back and dim is not None and isinstance(out, np.ndarray):
+        if (
+            given is not None
+            and dim is not None
+            and isinstance(out, np.ndarray)
+            and any(out is g for g in given)
+        ):
+            # the user's own NumPy argument (not a NumPy value a rule made,
+            # e.g. an empty batch's result: a new array in JAX)
             results.append(out if dim == want % rank else np.moveaxis(out, dim, want % rank))
             continue
         results.append(as_array(bdim_to(out, dim, size, want % rank)))

@@ -1282,3 +1282,33 @@ def test_multivariate_normal_factor_signs_on_pjrt(method):
     errors = [np.abs(mean + z @ (factor @ flip).T - got).max() for flip in flips]
     assert min(errors) < 1e-5, errors
     assert not np.allclose(got, want, atol=1e-3)  # (the difference this documents)
+
+
+@pytest.mark.parametrize(
+    "name, fun, n_args",
+    [
+        ("identity", lambda x: x, 1),
+        ("pair", lambda x, y: (x, y), 2),
+        ("add", lambda x, y: x + 3.0 * y, 2),
+        ("plus_zero", lambda x: x + 0.0, 1),
+        ("sum", lambda x, y: x + y, 2),
+    ],
+)
+def test_linear_transpose_hands_back_only_what_no_equation_read(backend, name, fun, n_args):
+    """JAX 0.10.2: a cotangent comes back as the user's NumPy array only for
+    an input the function returns as it is; one an equation reads (add's
+    transpose passes it through) is a new Array. (Found by CI: the
+    linear_transpose docstring's example.)"""
+    ct = np.ones(2, np.float32)
+    n_out = 2 if name == "pair" else 1
+    arg = (ct, ct) if n_out == 2 else ct
+
+    def kinds(lib):
+        spec = lib.ShapeDtypeStruct((2,), np.float32)
+        out = lib.linear_transpose(fun, *[spec] * n_args)(arg)
+        return [type(v) is np.ndarray for v in out], [np.asarray(v) for v in out]
+
+    (got_host, got), (want_host, want) = kinds(ri), kinds(jax)
+    assert got_host == want_host
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
