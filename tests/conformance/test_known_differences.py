@@ -42,6 +42,9 @@ def test_pattern_matches_only_cases_that_differ_by_what_it_excuses(entry):
     for case in cases:
         assert suite.result(case.name, "ref").status == "pass", conformance.summary_text(suite)
         result = suite.result(case.name, entry.impl)
+        if result.status == "skip" and "devices, the cases need" in result.detail:
+            # (.ci/run gives JAX 4 host devices, as the main job does)
+            pytest.skip(f"{case.name}: {result.detail}")
         assert result.status == "known" and result.known_reason == entry.reason, (
             f"{case.name} on {entry.impl}: {result.status}\n{result.detail}"
         )
