@@ -40,3 +40,17 @@ def mesh_of(shape, names, auto=False):
     """A refimpl mesh of the default backend's first devices, every axis
     Explicit (or, with ``auto``, Auto)."""
     return typed_mesh(rs, ri.devices(), shape, names, auto)
+
+
+def fed_back_as_cpp_hits(f, y, calls=3):
+    """``y`` fed back to the plain ``jit`` ``f`` ``calls`` times: every call a
+    hit of the C++ FastSharded of its jit over the mesh, and no data moved.
+    Returns the last output and that jit over the mesh."""
+    from refimpl.transforms.pmap import transfer_count
+
+    over_mesh = f._jitted._sharded  # the plain jit's jit over the mesh (C++ FastSharded)
+    hits, before = over_mesh._fast_stats()["hits"], transfer_count()
+    for _ in range(calls):
+        y = f(y)
+    assert over_mesh._fast_stats()["hits"] == hits + calls and transfer_count() == before
+    return y, over_mesh

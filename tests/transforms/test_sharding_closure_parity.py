@@ -21,6 +21,7 @@ from refimpl import sharding as rs
 from tests.helpers import sharding_closure_cases as cases
 from tests.helpers.sharding_fixtures import (  # noqa: F401 (a fixture)
     BACKENDS,
+    fed_back_as_cpp_hits,
     four_device_backend,
     jax_oracle,
     mesh_of,
@@ -51,18 +52,13 @@ def test_case_against_jax(oracle, name, on_backend):
 @pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
 @pytest.mark.parametrize("auto", [False, True])
 def test_pjrt_call_closing_over_a_sharded_array_is_a_cpp_hit(on_backend, auto):
-    from refimpl.transforms.pmap import transfer_count
 
     m = mesh_of((4,), ("x",), auto)
     c = ri.device_put(cases.X8, rs.NamedSharding(m, rs.P("x")))
     x = ri.device_put(cases.X8 + 1, rs.NamedSharding(m, rs.P("x")))
     f = ri.jit(lambda a: a * c + 1)
     y = f(x)
-    over_mesh = f._jitted._sharded  # the plain jit's jit over the mesh (C++ FastSharded)
-    hits, before = over_mesh._fast_stats()["hits"], transfer_count()
-    for _ in range(3):
-        y = f(y)
-    assert over_mesh._fast_stats()["hits"] == hits + 3 and transfer_count() == before
+    y, over_mesh = fed_back_as_cpp_hits(f, y)
     assert y.sharding.spec == rs.P("x")
     expected = cases.X8 + 1
     for _ in range(4):

@@ -22,6 +22,7 @@ from tests.helpers import sharding_inferred_cases as cases
 from tests.helpers.sharding_cases import observe_leaves
 from tests.helpers.sharding_fixtures import (  # noqa: F401 (a fixture)
     BACKENDS,
+    fed_back_as_cpp_hits,
     four_device_backend,
     jax_oracle,
     mesh_of,
@@ -99,16 +100,11 @@ def test_pjrt_fed_back_step_moves_no_data(on_backend):
 
 @pytest.mark.parametrize("on_backend", ["pjrt"], indirect=True)
 def test_pjrt_fed_back_call_is_a_cpp_hit(on_backend):
-    from refimpl.transforms.pmap import transfer_count
 
     x = ri.device_put(cases.X8, rs.NamedSharding(mesh_of((4,), ("x",)), rs.P("x")))
     f = ri.jit(lambda a: a * 2 + 1)
     y = f(x)
-    over_mesh = f._jitted._sharded  # the plain jit's jit over the mesh (C++ FastSharded)
-    hits, before = over_mesh._fast_stats()["hits"], transfer_count()
-    for _ in range(3):
-        y = f(y)
-    assert over_mesh._fast_stats()["hits"] == hits + 3 and transfer_count() == before
+    y, over_mesh = fed_back_as_cpp_hits(f, y)
     assert len(over_mesh._fallback._spmd_cache) == 1  # one compiled signature
     np.testing.assert_array_equal(np.asarray(y), ((cases.X8 * 2 + 1) * 2 + 1) * 2 * 2 + 1 + 2)
 
