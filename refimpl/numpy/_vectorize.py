@@ -157,9 +157,14 @@ def apply_along_axis(
     """``func1d`` applied to every 1-d slice along ``axis`` (by ``vmap`` over
     the other axes); the function's output dims take the place of ``axis``."""
 
+    given = arr
     arr = checked_array("apply_along_axis", arr, 2)
     ndim = _aval(arr).ndim
     axis = normalize_axis("apply_along_axis", axis, ndim)
+    if ndim == 1:
+        # No slice to map over: as JAX 0.10.2, func1d sees the input as given,
+        # so a NumPy array in gives func1d's own (NumPy) result back.
+        return func1d(given, *args, **kwargs)
 
     def one(x: Any) -> Any:
         return func1d(x, *args, **kwargs)
