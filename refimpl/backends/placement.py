@@ -140,6 +140,8 @@ def device_put(
     if may_alias and donate:
         # JAX 0.10.2's words
         raise ValueError("device_put: may_alias and donate cannot be True at the same time.")
+    if _is_device_tree(device):
+        return _put_per_prefix(x, device, donate, may_alias)
     if isinstance(device, (Sharding, PartitionSpec)):
         sharding = sharded.as_sharding(device, "device_put", "device")
         leaves, tree = tree_util.tree_flatten(x)
@@ -162,6 +164,46 @@ def device_put(
     alias = may_alias is None or may_alias
     return tree_util.tree_unflatten(
         tree, [_put_leaf(leaf, device, target, donate, alias) for leaf in leaves]
+    )
+
+
+def _is_one_target(d: Any) -> bool:
+    """None, a Sharding, a PartitionSpec or a device: one target for a subtree."""
+    return (
+        d is None
+        or isinstance(d, (Sharding, PartitionSpec))
+        or backends.backend_of_device(d) is not None
+    )
+
+
+def _is_device_tree(device: Any) -> bool:
+    """A pytree of targets (``(s1, (s2, s3))``), not one target."""
+    return not _is_one_target(device) and not tree_util.treedef_is_leaf(
+        tree_util.tree_structure(device, is_leaf=_is_one_target)
+    )
+
+
+def _put_per_prefix(x: Any, device: Any, donate: bool, may_alias: bool | None) -> Any:
+    """``device_put(x, device)`` where ``device`` is a pytree of targets: as
+    JAX 0.10.2, a tree prefix of ``x`` whose every target places the subtree
+    of ``x`` at its position (``device_put((a, (b, c)), (s1, s2))`` puts ``b``
+    and ``c`` by ``s2``)."""
+    targets, spec = tree_util.tree_flatten(device, is_leaf=_is_one_target)
+    try:
+        subtrees = spec.flatten_up_to(x)
+    except ValueError:
+        raise ValueError(  # JAX 0.10.2's words
+            "device_put device specification must be a tree prefix of the corresponding "
+            f"value; got specification {device!r} for value tree "
+            f"{tree_util.tree_structure(x)!r}."
+        ) from None
+    if donate:  # one array donated twice would be gone before its second use
+        _check_donated_once(tree_util.tree_leaves(x))
+    return spec.unflatten(
+        [
+            device_put(sub, target, donate=donate, may_alias=may_alias)
+            for sub, target in zip(subtrees, targets, strict=True)
+        ]
     )
 
 
@@ -205,6 +247,10 @@ def _put_leaf(x: Any, device: Any, target: Any, donate: bool, alias: bool) -> An
     the default backend's default device)."""
     if isinstance(x, tracing.Tracer):
         return x  # placement and donation only concern concrete buffers
+    if device is None and isinstance(x, sharded.MeshArray):
+        # an array laid out over a mesh keeps its layout (as JAX 0.10.2's
+        # device_put(x)): by the SPEC table over its own sharding
+        return sharded.put_sharded(x, x.sharding, donate=donate, alias=alias)
     if target is None:
         target = backends.backend_of_array(x) or backends.get(config.backend)
     return target.put_leaf(x, device, donate, alias)

@@ -1,0 +1,134 @@
+"""The held-back run of JAX's tests/api_test.py, first half (JitTest and
+APITest up to its middle; lane APIA of issue 29): the programs that differed
+on refimpl, run on JAX 0.10.2 and on refimpl (ref and pjrt) and compared.
+
+Each case is the source of a function ``case(jax, jnp, np, P)`` returning
+JSON-able facts (``summary`` turns arrays into dtype, weak type, shape and
+values; an exception into its class name). JAX answers every case once, in a
+fresh interpreter with 4 host devices (JAX reads ``XLA_FLAGS`` when it
+starts); refimpl runs the same source with ``import jax`` aliased to it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from refimpl.as_jax import aliased_jax
+from tests.helpers.jax_oracle import in_fresh_jax
+
+# shared by both sides: arrays as [dtype, weak, shape, values]; errors as their class
+SUMMARY = """
+def summary(x):
+    if isinstance(x, (list, tuple)):
+        return [summary(v) for v in x]
+    if isinstance(x, dict):
+        return {str(k): summary(v) for k, v in sorted(x.items())}
+    if hasattr(x, "dtype") and hasattr(x, "shape") and not isinstance(x, type):
+        v = np.asarray(x)
+        return [str(v.dtype), bool(getattr(x, "weak_type", False)), list(v.shape), v.tolist()]
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    return type(x).__name__
+
+
+def run(case, *args):
+    try:
+        return summary(case(*args))
+    except Exception as e:  # noqa: BLE001 -- the class is the fact compared
+        return ["raised", type(e).__name__]
+"""
+
+# name -> source of ``case(jax, jnp, np, P)``
+CASES = {
+    # test_device_put_sharding: device_put(x) with no device keeps x's layout
+    # (and is x itself); may_alias=False copies it, still laid out so
+    "device_put_keeps_sharding": """
+def case(jax, jnp, np, P):
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:4]), ("x",))
+    s = jax.sharding.NamedSharding(mesh, P("x"))
+    y = jax.device_put(jnp.arange(4), s)
+    w = jax.device_put(y)
+    c = jax.device_put(y, may_alias=False)
+    return [w is y, w.sharding == s, c is y, c.sharding == s, c, y.is_deleted()]
+""",
+    "device_put_keeps_sharding_donated": """
+def case(jax, jnp, np, P):
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:4]), ("x",))
+    s = jax.sharding.NamedSharding(mesh, P("x"))
+    y = jax.device_put(jnp.arange(8.0), s)
+    d = jax.device_put(y, donate=True)
+    return [d.sharding == s, d]
+""",
+    # test_device_put_sharding_tree / _tree_prefix: a pytree of targets
+    "device_put_sharding_tree": """
+def case(jax, jnp, np, P):
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:2]).reshape((2, 1)), ("x", "y"))
+    s1, s2, s3 = (jax.sharding.NamedSharding(mesh, p) for p in (P("x"), P("y"), P("x", "y")))
+    x, y = jnp.arange(2), jnp.arange(2) + 10
+    z = (jnp.arange(2) + 100).reshape((2, 1))
+    out = jax.device_put((x, (y, z)), device=(s1, (s2, s3)))
+    return [out[0].sharding == s1, out[1][0].sharding == s2, out[1][1].sharding == s3, out]
+""",
+    "device_put_sharding_tree_prefix": """
+def case(jax, jnp, np, P):
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:2]).reshape((2, 1)), ("x", "y"))
+    s1, s2 = (jax.sharding.NamedSharding(mesh, p) for p in (P("x"), P("y")))
+    x, y, z = jnp.arange(2), jnp.arange(2) + 10, jnp.arange(2) + 100
+    out = jax.device_put((x, (y, z)), device=(s1, s2))
+    return [out[0].sharding == s1, out[1][0].sharding == s2, out[1][1].sharding == s2, out]
+""",
+    "device_put_tree_of_devices_and_none": """
+def case(jax, jnp, np, P):
+    d1 = jax.devices()[1]
+    out = jax.device_put({"a": np.arange(3.0), "b": (1.5, None)}, device={"a": d1, "b": None})
+    return [out["a"].devices() == {d1}, out]
+""",
+    "device_put_tree_not_a_prefix_same_leaves": """
+def case(jax, jnp, np, P):
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:2]).reshape((2, 1)), ("x", "y"))
+    s1, s2 = (jax.sharding.NamedSharding(mesh, p) for p in (P("x"), P("y")))
+    x = jnp.arange(2)
+    return jax.device_put((x, (x, x)), device=((s1, s2), s2))
+""",
+    "device_put_tree_not_a_prefix_other_leaves": """
+def case(jax, jnp, np, P):
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:2]).reshape((2, 1)), ("x", "y"))
+    s1, s2 = (jax.sharding.NamedSharding(mesh, p) for p in (P("x"), P("y")))
+    x = jnp.arange(2)
+    return jax.device_put((x, x, x), device=(s1, s2))
+""",
+}
+
+
+def _jax_results() -> dict:
+    body = (
+        'import os\nos.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"\n'
+        "import numpy as np\nimport jax, jax.numpy as jnp\n"
+        "from jax.sharding import PartitionSpec as P\n" + SUMMARY + "result = {}\n"
+    )
+    for name, source in CASES.items():
+        body += source + f"result[{name!r}] = run(case, jax, jnp, np, P)\n"
+    return in_fresh_jax(body)
+
+
+@pytest.fixture(scope="module")
+def jax_results() -> dict:
+    return _jax_results()
+
+
+def _refimpl_result(name: str) -> object:
+    scope: dict = {"np": __import__("numpy")}
+    with aliased_jax():
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+        from jax.sharding import PartitionSpec as P
+
+        exec(SUMMARY + CASES[name], scope)  # noqa: S102 -- our own sources
+        return scope["run"](scope["case"], jax, jnp, np, P)
+
+
+@pytest.mark.usefixtures("four_ref_devices")
+@pytest.mark.parametrize("name", list(CASES))
+def test_api_first_half_as_jax(jax_results, backend, name):
+    assert _refimpl_result(name) == jax_results[name]
