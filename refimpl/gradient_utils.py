@@ -8,10 +8,13 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from refimpl import tree_util
 from refimpl.callbacks import _match_weak
 from refimpl.core import Program
 from refimpl.custom_derivatives import custom_vjp
+from refimpl.dtypes import float0, is_inexact
 from refimpl.introspection import typeof
 from refimpl.primitives.call import jit_call_p
 from refimpl.tracing import check_transform_fun
@@ -67,16 +70,21 @@ class _VjpResidual:
     the traced rule (static: the pytree's aux data) and the values it closes
     over (its children)."""
 
-    def __init__(self, rule: Callable[..., Any], n_args: int, consts: list[Any]) -> None:
+    def __init__(
+        self, rule: Callable[..., Any], n_args: int, consts: list[Any], float0_mask: tuple
+    ) -> None:
         self.rule = rule
         self.n_args = n_args
         self.consts = consts
+        # per leaf of the value: True where its cotangent is float0 (an
+        # integer or boolean output), which the traced rule does not take
+        self.float0_mask = float0_mask
 
 
 tree_util.register_pytree_node(
     _VjpResidual,
-    lambda r: (r.consts, (r.rule, r.n_args)),
-    lambda aux, consts: _VjpResidual(aux[0], aux[1], list(consts)),
+    lambda r: (r.consts, (r.rule, r.n_args, r.float0_mask)),
+    lambda aux, consts: _VjpResidual(aux[0], aux[1], list(consts), aux[2]),
 )
 
 
@@ -136,14 +144,26 @@ def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
 
     def fwd(*args: Any) -> Any:
         value, rule = split(args)
-        # the cotangent has the value's type, weak type included (as JAX's
-        # seed for a weakly typed output), so the rule computes as JAX's does
-        example = tree_util.tree_map(lambda v: _ShapeDtype(typeof(v)), value)
-        converted, consts = closure_convert(rule, example)
-        return value, _VjpResidual(converted, len(args), consts)
+        leaves, tree = tree_util.tree_flatten(value)
+        avals = [typeof(v) for v in leaves]
+        # the cotangent has the value's tangent type, as JAX traces the rule:
+        # a float leaf's type, weak type included (JAX's seed for a weakly
+        # typed output), and float0 zeros for an integer or boolean leaf
+        mask = tuple(not is_inexact(a.dtype) for a in avals)
+
+        def dense_rule(*dense: Any) -> Any:
+            given = iter(dense)
+            full = [np.zeros(a.shape, float0) if z else next(given) for a, z in zip(avals, mask)]
+            return rule(tree_util.tree_unflatten(tree, full))
+
+        example = [_ShapeDtype(a) for a, z in zip(avals, mask) if not z]
+        converted, consts = closure_convert(dense_rule, *example)
+        return value, _VjpResidual(converted, len(args), consts, mask)
 
     def bwd(residual: _VjpResidual, ct: Any) -> tuple:
-        cts = residual.rule(ct, *residual.consts)
+        ct_leaves = tree_util.tree_leaves(ct)
+        dense = [c for c, z in zip(ct_leaves, residual.float0_mask, strict=True) if not z]
+        cts = residual.rule(*dense, *residual.consts)
         n_args = residual.n_args
         if n_args == 1 and not isinstance(cts, tuple):
             cts = (cts,)

@@ -55,6 +55,24 @@ def _custom_gradient_of_python_floats(ns: Any) -> Any:
     return api.grad(f)(3.0), api.jit(api.grad(f))(3.0), api.grad(f)(np.float32(3.0))
 
 
+def _custom_gradient_integer_output(ns: Any) -> Any:
+    # an integer output's cotangent is float0 (its tangent type): the rule is
+    # traced for that, and grad runs (JAX 0.10.2's test_stop_gradient_on_ints)
+    api = _api(ns)
+
+    @api.custom_gradient
+    def f(a):
+        i = ns.lax_.convert_element_type(ns.np_.round(a), np.int32)
+        return (a * 2.0, i), lambda g: (g[0] * 3.0,)
+
+    def loss(a):
+        y, i = f(a)
+        return ns.np_.sum(f(y)[0])
+
+    x = ns.asarray(np.arange(3.0, dtype=np.float32))
+    return api.grad(loss)(x), api.jit(api.grad(loss))(x), f(x)[1]
+
+
 def _closure_convert(ns: Any, w: Any, x: Any) -> Any:
     api = _api(ns)
 
@@ -145,6 +163,12 @@ def cases() -> Iterator[Case]:
     yield script_case(
         "top_level/custom_gradient_of_python_floats",
         _custom_gradient_of_python_floats,
+        expect=AGREE,
+        tags=TAGS,
+    )
+    yield script_case(
+        "top_level/custom_gradient_integer_output",
+        _custom_gradient_integer_output,
         expect=AGREE,
         tags=TAGS,
     )

@@ -1,0 +1,115 @@
+"""The held-back run of JAX's tests/lax_test.py (lane LAX of issue 29): the
+programs of its test methods that differed on refimpl, run on JAX 0.10.2 and
+on refimpl (ref and pjrt) and compared.
+
+Each case is the source of a function ``case(jax, jnp, np, lax)`` returning
+facts (``summary`` turns arrays into dtype, weak type, shape and values; an
+exception into its class name). JAX runs the source in this process;
+refimpl runs the same source with ``import jax`` aliased to it
+(``refimpl.as_jax.aliased_jax``), on each backend.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import pytest
+
+from refimpl.as_jax import aliased_jax
+
+# shared by both sides: arrays as [dtype, weak, shape, values]; errors as their class
+SUMMARY = """
+import numpy as np
+
+
+def summary(x):
+    if isinstance(x, (list, tuple)):
+        return [summary(v) for v in x]
+    if isinstance(x, dict):
+        return {str(k): summary(v) for k, v in sorted(x.items())}
+    if hasattr(x, "dtype") and hasattr(x, "shape") and not isinstance(x, type):
+        v = np.asarray(x)
+        values = v.tolist() if v.dtype.kind != "V" else None
+        weak = bool(getattr(getattr(x, "aval", None), "weak_type", False))
+        return [str(v.dtype), weak, list(v.shape), values]
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    return type(x).__name__
+
+
+def run(case):
+    import jax
+    import jax.numpy as jnp
+    from jax import lax
+
+    try:
+        return summary(case(jax, jnp, np, lax))
+    except Exception as e:  # noqa: BLE001 -- the class is the fact compared
+        return ["raised", type(e).__name__]
+"""
+
+# name -> source of ``case(jax, jnp, np, lax)``
+CASES = {
+    # test_stop_gradient_on_ints: a custom_gradient function with an integer
+    # output; its rule is traced for float0 cotangents of that output (JAX's
+    # tangent type), and grad runs (refimpl traced it for int32 and raised
+    # "unsupported dtype float0" when the float0 cotangent came)
+    "custom_gradient_integer_output": """
+def case(jax, jnp, np, lax):
+    @jax.custom_gradient
+    def f(x):
+        return (x, jnp.round(x).astype(jnp.int32)), lambda g: jnp.ones_like(x)
+    def loss(x):
+        y, i = f(x)
+        y_ng, i_ng = lax.stop_gradient((y, i))
+        return jnp.sum(f(y)[0]) + jnp.sum(y_ng)
+    x = jnp.arange(3.0)
+    return [jax.grad(loss)(x), jax.jit(jax.grad(loss))(x), f(x)[1]]
+""",
+    # the rule reads the float cotangent beside an integer output, and the
+    # cotangent of a weakly typed float output keeps its weak type
+    "custom_gradient_integer_output_rule_reads_float_ct": """
+def case(jax, jnp, np, lax):
+    @jax.custom_gradient
+    def f(x):
+        i = (jnp.asarray(x) > 1).astype(jnp.int32)
+        return {"i": i, "y": 3.0 * x}, lambda g: (2.0 * g["y"],)
+    grad = jax.grad(lambda x: f(x)["y"])
+    ct = {"i": np.zeros((), jax.dtypes.float0), "y": 1.0}
+    return [grad(2.0), jax.jit(grad)(2.0), jax.vjp(f, 1.5)[1](ct)]
+""",
+}
+
+
+def _run(source: str):
+    scope: dict = {}
+    exec(SUMMARY + source, scope)  # noqa: S102 -- our own sources
+    return scope["run"](scope["case"])
+
+
+def _close(got, want) -> bool:
+    """Equal facts, floats within a relative 1e-5 (values of different CPUs'
+    kernels may differ in the last bits)."""
+    if isinstance(want, list) and isinstance(got, list):
+        return len(got) == len(want) and all(_close(g, w) for g, w in zip(got, want))
+    if isinstance(want, dict) and isinstance(got, dict):
+        return got.keys() == want.keys() and all(_close(got[k], want[k]) for k in want)
+    if isinstance(want, float) and isinstance(got, float):
+        if math.isnan(want):
+            return math.isnan(got)
+        return math.isclose(got, want, rel_tol=1e-5, abs_tol=1e-6)
+    return type(got) is type(want) and got == want
+
+
+@pytest.fixture(scope="module")
+def jax_results():
+    assert jax.__name__ == "jax"
+    return {name: _run(source) for name, source in CASES.items()}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_lax_heldback_as_jax(jax_results, backend, name):
+    with aliased_jax(backend):
+        got = _run(CASES[name])
+    assert _close(got, jax_results[name]), (got, jax_results[name])
