@@ -97,6 +97,43 @@ def case(jax, jnp, np, P):
     x = jnp.arange(2)
     return jax.device_put((x, x, x), device=(s1, s2))
 """,
+    # test_jit_lower_compile, _donate_argnums_available, _compile_vmap,
+    # _compile_executable: the stages' JAX attributes
+    "aot_in_avals_and_in_tree": """
+def case(jax, jnp, np, P):
+    lowered = jax.jit(lambda x: jnp.sqrt(x ** 2) + 1.0).lower(1.0)
+    compiled = lowered.compile()
+    tree = jax.tree.flatten(((0,), {}))[1]
+    return [compiled(1.0), lowered.in_avals == compiled.in_avals, str(compiled.in_avals),
+            lowered.in_tree == tree, compiled.in_tree == tree]
+""",
+    "aot_donate_argnums": """
+def case(jax, jnp, np, P):
+    f = lambda a, b, c: b + c
+    stages = [
+        jax.jit(f, static_argnums=0, donate_argnums=2).lower(1, 2.0, 3.0),
+        jax.jit(f, donate_argnames="c").lower(1, 2.0, 3.0),
+        jax.jit(f, donate_argnums=(2,)).lower(1, 2.0, c=3.0),
+        jax.jit(lambda *a: a[0] + 4.0, donate_argnums=(0,)).lower(1.0, 1.0),
+        jax.jit(f).lower(1, 2.0, 3.0),
+    ]
+    return [[list(s.donate_argnums), list(s.compile().donate_argnums)] for s in stages]
+""",
+    "aot_compiled_under_vmap": """
+def case(jax, jnp, np, P):
+    compiled = jax.jit(lambda x: x + 4).lower(1.0).compile()
+    return jax.vmap(lambda x: compiled(x) + 2)(jnp.ones(3))
+""",
+    "aot_compiled_under_grad": """
+def case(jax, jnp, np, P):
+    compiled = jax.jit(lambda x: x * 4).lower(1.0).compile()
+    return jax.grad(compiled)(1.0)
+""",
+    "aot_runtime_executable": """
+def case(jax, jnp, np, P):
+    return [jax.jit(f).lower(1.0).compile().runtime_executable() is not None
+            for f in (lambda x: x, lambda x: x + 4)]
+""",
 }
 
 

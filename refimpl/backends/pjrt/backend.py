@@ -364,6 +364,11 @@ class Lowered:
         raise ValueError(f"unknown dialect: {dialect}")
 
     @property
+    def in_tree(self) -> Any:
+        """The ``(args, kwargs)`` treedef of the call (its dynamic arguments)."""
+        return self._traced.call.signature.in_tree
+
+    @property
     def in_avals(self) -> Any:
         """The argument types, as the ``(args, kwargs)`` pytree of the call."""
         signature = self._traced.call.signature
@@ -378,6 +383,13 @@ class Lowered:
             for aval, donated in zip(signature.avals, signature.donated, strict=True)
         ]
         return tree_util.tree_unflatten(signature.in_tree, infos)
+
+    @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        """The flat indices of the donated argument leaves (JAX's spelling: the
+        positions in ``tree_leaves(args_info)``, static arguments not counted)."""
+        leaves = tree_util.tree_leaves(self.args_info)
+        return tuple(i for i, info in enumerate(leaves) if info.donated)
 
     @property
     def out_info(self) -> Any:
@@ -439,6 +451,15 @@ class Compiled:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         traced = self._traced
         name = traced.jitted.__name__
+        for leaf in tree_util.tree_leaves((args, kwargs)):
+            if isinstance(leaf, tracing.Tracer):
+                # compiled for one signature: vmap/grad/jit cannot trace into it
+                # (JAX 0.10.2's words)
+                raise TypeError(
+                    "Cannot apply JAX transformations to a function lowered and compiled "
+                    "for a particular signature. Detected argument of Tracer type "
+                    f"{type(leaf)}."
+                )
         args, kwargs, call = traced.call_with_statics(args, kwargs)
         # weak types aside, as JAX's check_arg_avals_for_call: a weak type
         # changes no buffer, and the results keep the compiled types
@@ -468,6 +489,19 @@ class Compiled:
     @property
     def in_tree(self) -> Any:
         return self._traced.call.signature.in_tree
+
+    @property
+    def in_avals(self) -> Any:
+        return Lowered.in_avals.fget(self)  # type: ignore[attr-defined]
+
+    @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        return Lowered.donate_argnums.fget(self)  # type: ignore[attr-defined]
+
+    def runtime_executable(self) -> Any:
+        """The plugin's loaded executable for the default device (JAX's
+        ``Compiled.runtime_executable()``: the XLA one)."""
+        return self._executable()
 
     def _execute(self, jitted: Any, entry: Any, call: Any) -> Any:
         outs = _run(entry, call, jitted.__name__, self._executables)
