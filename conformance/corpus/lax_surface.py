@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import ml_dtypes
 import numpy as np
 
-from conformance.case import AGREE, Case, fn_case, rng_for
+from conformance.case import AGREE, Case, fn_case, rng_for, script_case
 from conformance.compare import Tolerance
 from conformance.observe import Weak
 
@@ -243,5 +243,15 @@ def cases() -> Iterator[Case]:
         "lax.mulhi/size_one_dims/vmap",
         lambda ns, x, y: ns.api.vmap(ns.lax_.mulhi, (1, None))(x[:, None, :] ^ x[:, :, None], y),
         [i32[:, :3], col],
+        expect=AGREE,
+    )
+    # shape_as_value of a non-empty static shape is a NumPy int32 vector, of
+    # () an empty array of the implementation (JAX 0.10.2)
+    yield script_case(
+        "lax.shape_as_value/kinds",
+        lambda ns: [
+            (isinstance(v, np.ndarray), v)
+            for v in (ns.lax_.shape_as_value(s) for s in [(), (2,), (2, 3)])
+        ],
         expect=AGREE,
     )

@@ -236,8 +236,14 @@ def dtype(x: Any) -> np.dtype:
 
 def shape_as_value(shape: Sequence[int]) -> Any:
     """The dims of a static ``shape`` as an int32 vector (``lax.shape_as_value``;
-    int32 also under x64, as JAX 0.10.2 for a shape without symbolic dims)."""
+    int32 also under x64, as JAX 0.10.2 for a shape without symbolic dims).
+
+    As JAX 0.10.2's, the vector of a non-empty shape is a NumPy array (a
+    constant; under ``jit`` an output or operand like any other), and that of
+    ``()`` an empty array of the current backend (JAX's ``full``)."""
     dims = _shape_tuple("shape_as_value", shape)
+    if dims:
+        return np.asarray(dims, dtype=np.int32)
     # bound (not wrapped), so the array is the current backend's
     return ew.convert_element_type(np.array(dims, dtype=np.int32), np.int32)
 

@@ -79,6 +79,18 @@ def case(jax, jnp, np, lax):
     ct = {"i": np.zeros((), jax.dtypes.float0), "y": 1.0}
     return [grad(2.0), jax.jit(grad)(2.0), jax.vjp(f, 1.5)[1](ct)]
 """,
+    # test_shape_as_value_handles_static_shapes: a non-empty static shape's
+    # vector is a NumPy int32 array (an Array for ``()``); under jit an Array
+    "shape_as_value_kinds": """
+def case(jax, jnp, np, lax):
+    out = []
+    for shape in [(), (2,), (2, 3)]:
+        v = lax.shape_as_value(shape)
+        w = jax.jit(lambda: lax.shape_as_value(shape))()
+        kinds = [isinstance(v, np.ndarray), isinstance(v, jax.Array), isinstance(w, jax.Array)]
+        out.append([kinds, v, w])
+    return out
+""",
 }
 
 
