@@ -255,3 +255,12 @@ def cases() -> Iterator[Case]:
         ],
         expect=AGREE,
     )
+    # a primitive's repr and str are its name (JAX 0.10.2: print(eqn.primitive) shows add)
+    yield script_case(
+        "lax.primitive_repr_is_its_name",
+        lambda ns: [
+            repr(e.primitive) + "|" + str(e.primitive)
+            for e in ns.api.make_jaxpr(lambda x: ns.lax_.sin(x) + 1.0)(np.float32(1.0)).eqns
+        ],
+        expect=AGREE,
+    )

@@ -158,7 +158,8 @@ class Primitive:
         self.linearize_rule: Callable[..., Any] | None = None
 
     def __repr__(self) -> str:
-        return f"Primitive({self.name})"
+        # its name, as JAX 0.10.2's (``print(eqn.primitive)`` shows ``add``)
+        return self.name
 
     # -- rule registration (used as decorators) --
 

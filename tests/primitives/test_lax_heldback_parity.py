@@ -91,6 +91,15 @@ def case(jax, jnp, np, lax):
         out.append([kinds, v, w])
     return out
 """,
+    # testDynamicSliceUnsignedNoNormalization prints/compares an equation's
+    # primitive: its repr and str are its name, as JAX's
+    "primitive_repr_is_its_name": """
+def case(jax, jnp, np, lax):
+    f = lambda x, i: lax.dynamic_slice(x, [i], [1])
+    jaxpr = jax.make_jaxpr(f)(np.arange(200), np.uint32(7))
+    prims = [e.primitive for e in jaxpr.eqns]
+    return [repr(prims[0]), str(prims[0]), f"{lax.add_p}", repr([lax.sin_p]), len(prims)]
+""",
 }
 
 
