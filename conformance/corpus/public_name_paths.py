@@ -37,7 +37,8 @@ recording.
   primitive of a traced program's equations.
 * ``public_names/composite/*``: ``lax.composite`` (values eagerly, under
   ``jit`` and ``eval_shape``, static attributes, pytree results; no JVP
-  rule: ValueError; a closed-over traced value: UnexpectedTracerError).
+  rule: ValueError; a closed-over traced value or a traced attribute:
+  UnexpectedTracerError).
 * ``public_names/ragged_dot/*``: ``lax.ragged_dot`` and
   ``lax.ragged_dot_general`` in their three modes (ragged non-contracting,
   contracting and batch dimension), with per-batch group sizes, empty groups
@@ -324,6 +325,11 @@ def _composite(what: str):
         if what == "grad":
             return api.grad(lambda v: square(v).sum())(x)
 
+        if what == "traced_attribute":
+            # an attribute is static: a traced one raises even unread (eager: runs)
+            attr = L.composite(lambda u, **_: u * 2, "my.attr")
+            return attr(x, tensor=x + 1), ns.jit(lambda v: attr(v, tensor=v + 1))(x)
+
         def closing(v, scale):
             return L.composite(lambda u: u / scale, "my.scale")(v)
 
@@ -497,7 +503,8 @@ def cases() -> Iterator[Case]:
         name = f"public_names/primitive_objects/bind{'/jit' if jit else ''}"
         yield script_case(name, _primitive_bind(jit), tags=TAGS)
     yield script_case("public_names/primitive_objects/in_program", _primitive_in_program, tags=TAGS)
-    for what in ("values", "jvp", "grad", "closure"):  # (vmap: unsupported on all three)
+    # (vmap: unsupported on all three)
+    for what in ("values", "jvp", "grad", "closure", "traced_attribute"):
         yield script_case(f"public_names/composite/{what}", _composite(what), tags=TAGS)
     for what in (
         "basic", "preferred", "grad", "vmap", "contracting", "batch", "noncontracting_batched",

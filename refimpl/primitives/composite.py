@@ -97,6 +97,16 @@ def composite(decomposition: Callable[..., Any], name: str, version: int = 0) ->
     def call(*args: Any, **attributes: Any) -> Any:
         flat, in_tree = tree_util.tree_flatten(args)
         avals = [tracing.get_aval(x, name, i) for i, x in enumerate(flat)]
+        if any(isinstance(v, tracing.Tracer) for v in attributes.values()):
+            # an attribute is static: a traced one is refused up front, as in
+            # JAX 0.10.2, whether or not the decomposition reads it
+            raise UnexpectedTracerError(
+                f"Found a JAX Tracer as an attribute in the decomposition for the composite "
+                f"op '{name}'. This means that the decomposition function closes over a value "
+                "that is involved in a JAX transformation. Any values that aren't explicitly "
+                "known at compile time must be explicitly passed as arguments to the composite."
+                "\n\nNote: If you are passing jax arrays as attributes, use numpy arrays instead."
+            )
         out_tree: list[Any] = []
 
         def flat_decomposition(*tracers: Any) -> list[Any]:

@@ -100,6 +100,22 @@ def case(jax, jnp, np, lax):
     prims = [e.primitive for e in jaxpr.eqns]
     return [repr(prims[0]), str(prims[0]), f"{lax.add_p}", repr([lax.sin_p]), len(prims)]
 """,
+    # test_composite_unsupported_attribute_dtypes: a traced attribute (a jnp
+    # array made under jit) is an UnexpectedTracerError even where the
+    # decomposition ignores it; eager, a jax array attribute runs
+    "composite_traced_attribute": """
+def case(jax, jnp, np, lax):
+    def f(x, attr):
+        return lax.composite(lambda x, **_: lax.sin(x), "my.tangent")(x, tensor=attr(x))
+    x = jnp.ones(3)
+    out = [f(x, lambda x: jnp.zeros((1, 2), jnp.float32))]
+    for attr in [lambda x: jnp.zeros((1, 2), jnp.float32), lambda x: x]:
+        try:
+            out.append(jax.jit(lambda x: f(x, attr))(x))
+        except jax.errors.UnexpectedTracerError as e:
+            out.append(["UnexpectedTracerError", "as an attribute" in str(e)])
+    return out
+""",
 }
 
 
