@@ -1686,6 +1686,7 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
         leaves, in_tree = tu.tree_flatten(dyn)
         _refuse_ref_leaves(api, leaves, reverse=not fwd)
         _jac_check_inputs(api, leaves, holomorphic, allow_int)
+        given = leaves
         if fwd:
             # JAX's function sees arrays (its tracers) even where a column's
             # tangent is zero: a NumPy or Python leaf becomes an array
@@ -1737,7 +1738,8 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
             blocks.append(tree if isinstance(argnums, (tuple, list)) else tree[0])
         jac = tu.tree_unflatten(out_tree, blocks)
         if has_aux:
-            return jac, _aux_value(aux_tree, outs[n_out:])
+            aux = _aux_value(aux_tree, outs[n_out:])
+            return jac, _given_back(aux, leaves, given) if fwd else aux
         return jac
 
     # dressed as fun, with fun's signature (inspect.signature follows
@@ -1745,6 +1747,17 @@ def _jacobian(api: str, fun, argnums, has_aux, holomorphic, allow_int=False) -> 
     # function name fun's parameters
     doc = _wraps.ad_doc(_wraps.JACOBIAN_DOC, fun, argnums)
     return _wraps.wraps(fun, doc=doc)(jac_f)
+
+
+def _given_back(tree: Any, converted: list[Any], given: list[Any]) -> Any:
+    """``tree`` with each of the arrays ``converted`` from a user's input
+    replaced by that input as given: jacfwd's aux returning its argument
+    hands back the user's own object, as JAX 0.10.2's (its jvp's primal is
+    the argument itself; a NumPy float64 stays float64)."""
+    by_id = {id(c): g for c, g in zip(converted, given, strict=True) if c is not g}
+    if not by_id:
+        return tree
+    return _tree().tree_map(lambda v: by_id.get(id(v), v), tree)
 
 
 def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -> list[list]:

@@ -134,6 +134,21 @@ def case(jax, jnp, np, P):
     return [jax.jit(f).lower(1.0).compile().runtime_executable() is not None
             for f in (lambda x: x, lambda x: x + 4)]
 """,
+    # test_hessian_aux: jacfwd's (and so hessian's) aux returning its
+    # argument hands back the user's own object (a NumPy float64 stays so)
+    "jacfwd_aux_is_the_argument": """
+def case(jax, jnp, np, P):
+    x = np.arange(3.0)
+    out = []
+    for jac in (jax.jacfwd, jax.hessian):
+        j, aux = jac(lambda x: ((x ** 2).sum(), x), has_aux=True)(x)
+        out.append([j, aux is x, type(aux).__name__, str(aux.dtype)])
+    j, aux = jax.jacfwd(lambda x: (x * 2.0, {"x": x, "y": x + 1}), has_aux=True)(3.0)
+    out.append([j, aux["x"] == 3.0, type(aux["x"]).__name__, aux["y"]])
+    j, aux = jax.jacfwd(lambda x, y: (x * y, (y, x)), argnums=1, has_aux=True)(x, np.float32(2))
+    out.append([j, type(aux[0]).__name__, type(aux[1]).__name__, str(aux[1].dtype)])
+    return out
+""",
 }
 
 
