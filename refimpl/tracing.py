@@ -120,6 +120,11 @@ class Tracer(ArrayOps):
         itself be a tracer of a lower level), or raise the concretization error."""
         raise self._concretization_error(what)
 
+    def _without_host_data(self) -> Tracer:
+        """This value, made a new array where it holds the user's own host
+        data untouched (``BatchTracer``'s override); other tracers hold none."""
+        return self
+
     def _concretization_error(self, what: str) -> ConcretizationTypeError:
         return ConcretizationTypeError(
             f"Abstract tracer value encountered where concrete value is expected: {what} "

@@ -182,7 +182,19 @@ def _grad_of_scan_made_strong(ns: Any) -> Any:
     return grad_of(True), grad_of(False)
 
 
+def _jnp_no_op_of_numpy(ns: Any) -> Any:
+    """jax.numpy functions that compute nothing, vmapped over float64/int64
+    NumPy data: JAX's are jits (a new float32/int32 array), but asarray and
+    reshape hand the NumPy argument back (its own dtype)."""
+    api, jnp = ns.api, ns.np_
+    f64, i64 = np.ones((2, 3)), np.arange(6).reshape(2, 3)
+    jitted = [jnp.ravel, jnp.squeeze, jnp.positive, jnp.real, jnp.round, jnp.atleast_1d]
+    passed = [jnp.asarray, lambda v: jnp.reshape(v, (3,))]
+    return [api.vmap(f)(a) for f in jitted + passed for a in (f64, i64)]
+
+
 def cases() -> Iterator[Case]:
+    yield _case("jnp_no_op_of_numpy_argument", _jnp_no_op_of_numpy)
     yield _case("jvp_of_while_carry_made_strong_by_batched_cond", _jvp_of_while_made_strong)
     yield _case("grad_of_scan_carry_made_strong_by_batched_cond", _grad_of_scan_made_strong)
     yield _case("in_axes_list", _in_axes_list)

@@ -65,12 +65,18 @@ unravel_index unstack unwrap vander var vdot vecmat vstack where zeros_like
 # the user's own NumPy primal and tangent come back (docs/semantics.md).
 NOT_JITS = frozenset({"concatenate", "concat"})
 
+# Under vmap, the ones that hand the user's own NumPy argument back when they
+# compute nothing (no jit in JAX 0.10.2: ``vmap(jnp.asarray)`` of a float64
+# NumPy array is that array); every other name here gives a new array.
+VMAP_PASS_THROUGH = NOT_JITS | {"asarray", "astype"}
+
 
 def jit_boundary(function: Callable[..., Any]) -> Callable[..., Any]:
     """``function`` retyping the tangents of its arguments as a jit would,
     and (a jit computes new arrays) returning no host data its arguments'
     tracers held (a NumPy primal or tangent passed through, e.g. by
-    ``asarray``)."""
+    ``asarray``; under vmap, a NumPy argument ``ravel`` or ``squeeze``
+    left as it was: a float64 one comes back a float32 Array, as in JAX)."""
 
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -80,11 +86,25 @@ def jit_boundary(function: Callable[..., Any]) -> Callable[..., Any]:
                 kwargs = {k: tangents_typed_as_primals(v) for k, v in kwargs.items()}
             out = function(*args, **kwargs)
             return out if jitless else jit_outputs_made_arrays(out)
-        return function(*args, **kwargs)
+        out = function(*args, **kwargs)
+        if passes_through or not _stack.traces or (is_array and kwargs.get("copy") is False):
+            return out  # (``array(x, copy=False)`` is ``asarray``)
+        return _without_host_data(out)
 
     jitless = getattr(function, "__name__", None) in NOT_JITS
+    passes_through = getattr(function, "__name__", None) in VMAP_PASS_THROUGH
+    is_array = getattr(function, "__name__", None) == "array"
 
     return wrapper
+
+
+def _without_host_data(out: Any) -> Any:
+    """``out`` (an array, or a list or tuple of them: ``broadcast_arrays``)
+    with each tracer's untouched host data made an array
+    (``Tracer._without_host_data``: vmap's tracers hold the user's NumPy)."""
+    if isinstance(out, (list, tuple)):
+        return type(out)(_without_host_data(o) for o in out)
+    return out._without_host_data() if isinstance(out, tracing.Tracer) else out
 
 
 # Found against JAX 0.10.2 (``jnp.<name>._jit_info.static_argnames``, less

@@ -209,6 +209,7 @@ class BatchTracer(tracing.Tracer):
     along axis ``bdim``; ``aval`` is one member's type."""
 
     __slots__ = ("_trace", "val", "bdim", "aval", "__weakref__")
+    _trace: BatchTrace
 
     def __init__(self, trace: BatchTrace, val: Any, bdim: int) -> None:
         self._trace = trace
@@ -222,6 +223,19 @@ class BatchTracer(tracing.Tracer):
     @property
     def origin(self) -> str:
         return f"a value batched by {self._trace.name}"
+
+    def _without_host_data(self) -> BatchTracer:
+        # vmap's NumPy argument, untouched, made a refimpl array (its dtype
+        # canonical: float64 -> float32 without x64), as JAX's jitted
+        # jax.numpy functions return (numpy/_jit_boundary.py)
+        val = self.val
+        if isinstance(val, tracing.Tracer):
+            new = val._without_host_data()
+        elif isinstance(val, np.ndarray):
+            new = as_array(val)
+        else:
+            return self
+        return self if new is val else BatchTracer(self._trace, new, self.bdim)
 
 
 class BatchTrace(tracing.Trace):
