@@ -26,8 +26,10 @@ a ``scan`` ``length`` of 2.5 (``int(length)`` steps, as JAX); a Python
 int ``switch`` index or ``cond`` predicate beyond int32 (wrapped to int32,
 ``pred != 0``, as JAX); ``cumlogsumexp`` of complex numbers (JAX's
 complex logaddexp folded from the init -inf); ``vmap`` of a scan or while
-whose carry a cond on a batched predicate makes strong (runs, as JAX).
-Every case is ``AGREE``.
+whose carry a cond on a batched predicate makes strong (runs, as JAX);
+one scan body and one cond branch reading ``axis_size('i')`` under vmaps
+of two sizes (each call its own size: the trace cache keys the axes bound,
+as JAX's). Every case is ``AGREE``.
 """
 
 from __future__ import annotations
@@ -85,6 +87,18 @@ def _without_jit(ns: Any, run: Any) -> Any:
 
 def _fori_identity(L: Any, x: Any) -> Any:
     return L.fori_loop(x, x + 2.0, lambda i, c: c, x)
+
+
+def _axis_sizes(ns: Any, L: Any, loop: str) -> Any:
+    """The same body under vmaps of sizes 2, 3 and 2 (JAX's
+    test_caches_depend_on_axis_env)."""
+    api = _api(ns)
+    step = lambda c, *_: c + L.axis_size("i")  # noqa: E731
+    run = {
+        "scan": lambda: L.scan(lambda c, _: (step(c), None), 0, None, length=1)[0],
+        "cond": lambda: L.cond(True, step, step, 0),
+    }[loop]
+    return [api.vmap(run, axis_name="i", axis_size=n, out_axes=None)() for n in (2, 3, 2)]
 
 
 ROWS: list[tuple[str, Any]] = [
@@ -239,6 +253,10 @@ ROWS: list[tuple[str, Any]] = [
          lambda c: (c[0] + 1, L.cond(p > 1.0, lambda v: v + np.float32(1), lambda v: v * 2.0,
                                      c[1])),
          (0, 1.0)))(np.array([0.0, 3.0], np.float32))),
+    ("scan_axis_size_per_vmap_call",
+     lambda ns, L: _axis_sizes(ns, L, "scan")),
+    ("cond_axis_size_per_vmap_call",
+     lambda ns, L: _axis_sizes(ns, L, "cond")),
 ]  # fmt: skip
 
 
@@ -255,6 +273,7 @@ def cases() -> Iterator[Case]:
         _solve_scan,
         _without_jit,
         _fori_identity,
+        _axis_sizes,
     )
     helpers = "".join(inspect.getsource(h) for h in used)
     for name, fn in ROWS:

@@ -46,6 +46,7 @@ from refimpl.primitives import debug, elementwise, ref_context, rule_context, st
 from refimpl.primitives.barriers import stop_gradient
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.batch_rules import bdim_to, moveaxis, shape_of
+from refimpl.primitives.collectives import bound_axes
 from refimpl.primitives.elementwise import (
     add,
     clamp,
@@ -108,7 +109,8 @@ class _Traced:
 
 
 # Traces of control-flow functions, per first function (weakly) and then per
-# (other functions, api, operand structure and types, x64): see _cached_trace.
+# (other functions, api, operand structure and types, x64, named axes bound):
+# see _cached_trace.
 _function_traces: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _function_traces_lock = threading.Lock()
 
@@ -118,12 +120,15 @@ def _cached_trace(funs: tuple[Callable, ...], key: tuple, trace: Callable[[], An
 
     Calling ``while_loop``/``cond``/``switch`` again with the same function
     objects and operands of the same structure and types (and the same x64
-    flag) reuses the Programs instead of tracing again. A trace that captured
+    flag, and the same named axes bound, since a function may read their
+    sizes: ``axis_size('i')`` is a constant of its trace, as in JAX, whose
+    cache keys the axis environment too) reuses the Programs instead of
+    tracing again. A trace that captured
     tracers of an enclosing trace is valid for that trace only and is not
     kept. As in JAX, a function that reads mutable Python state is not
     re-read: its first trace stands (docs/semantics.md).
     """
-    full_key = (funs[1:], key, config.enable_x64)
+    full_key = (funs[1:], key, config.enable_x64, bound_axes())
     try:
         with _function_traces_lock:
             hit = _function_traces.get(funs[0], {}).get(full_key)
