@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 from refimpl import _wraps, tracing, tree_util
 from refimpl.config import config
-from refimpl.core import Atom, Eqn, Program, ShapedArray, avals_str
+from refimpl.core import Atom, Eqn, Program, ShapedArray, avals_str, subprograms
 from refimpl.interpreter import eval_program
 from refimpl.primitives import ref_context
 from refimpl.primitives.base import Primitive
@@ -692,32 +692,88 @@ def residual_sources(fun: Callable, *args: Any, **kwargs: Any) -> list[tuple[Sha
         # they keep their values, as under make_program).
         with ref_context.late_inputs(lambda k: f"closed-over Ref {k}"):
             lin = ad.linearize_flat(flat_fun, xs, nonzero)
-        sources = []
+        sources = _constant_sources(lin.linear)
         for i, r in enumerate(lin.residuals):
             key, source = _source(r, xs, names)
             sources.append((key, i, tracing.get_aval(r, "saved_residuals", i), source))
-        found.extend((aval, source) for _, _, aval, source in sorted(sources))
+        # a value is saved once, however many residuals forward it (JAX's
+        # residuals are a set of variables)
+        seen: set[tuple] = set()
+        for key, _, aval, source in sorted(sources, key=operator.itemgetter(0, 1)):
+            if key[0] == 0 or key not in seen:
+                seen.add(key)
+                found.append((aval, source))
         return list(lin.primals_out)
 
     tracing.trace_to_program(staged, avals, "saved_residuals", ["an argument"] * len(avals))
     return found
 
 
+def _constant_sources(linear: Program) -> list[tuple[tuple, int, ShapedArray, str]]:
+    """The concrete arrays the linear program (or a jit inside it) holds:
+    JAX saves them as residuals too (``from a constant``). A scalar is left
+    out: JAX inlines a NumPy scalar (not saved), though it saves a concrete
+    ``jnp`` scalar ``from a literal``; refimpl's program no longer tells them apart."""
+    consts: dict[int, Any] = {}
+    programs = [linear] + [sub for eqn in linear.walk_eqns() for sub in subprograms(eqn)]
+    for program in programs:
+        for value in program.consts:
+            consts.setdefault(id(value), value)
+    out = []
+    for i, value in enumerate(consts.values()):
+        aval = tracing.get_aval(value, "saved_residuals", i)
+        if aval.shape != ():
+            out.append(((0, 1), i - len(consts), aval, "from a constant"))
+    return out
+
+
 def _source(value: Any, inputs: Sequence[Any], names: Sequence[str]) -> tuple[tuple, str]:
-    """(sort key, description): JAX lists constants, then arguments in order,
-    then equations' outputs in program order."""
-    var = getattr(value, "_var", None)
+    """(sort key, description): JAX lists literals and constants, then
+    arguments in order, then equations' outputs in program order."""
     for i, x in enumerate(inputs):
-        if value is x or (var is not None and getattr(x, "_var", None) is var):
-            return (1, i), f"from the argument {names[i] if i < len(names) else i}"
+        if value is x:
+            return _argument(i, names)
+    var = getattr(value, "_var", None)
     builder = getattr(value, "_trace", None)
     if var is None or not isinstance(builder, tracing.Builder):
-        return (0, 0), "from a constant"
-    for position, eqn in enumerate(builder.eqns):
+        return (0, 1), "from a constant"
+    input_vars = [getattr(x, "_var", None) for x in inputs]
+    return _source_of_var(var, builder.eqns, input_vars, names)
+
+
+def _argument(i: int, names: Sequence[str]) -> tuple[tuple, str]:
+    return (1, i), f"from the argument {names[i] if i < len(names) else i}"
+
+
+def _source_of_var(
+    var: Any, eqns: Sequence[Eqn], input_vars: Sequence[Any], names: Sequence[str]
+) -> tuple[tuple, str]:
+    for i, v in enumerate(input_vars):
+        if v is not None and v is var:
+            return _argument(i, names)
+    for position, eqn in enumerate(eqns):
         for k, out in enumerate(eqn.outputs):
             if out is var:
-                return (2, position), _describe_output(eqn, k)
-    return (0, 0), "from a constant"
+                forwarded = _forwarded_operand(eqn, k)
+                if forwarded is not None:
+                    return _source_of_var(forwarded, eqns[:position], input_vars, names)
+                return (2, position, k), _describe_output(eqn, k)
+    return (0, 1), "from a constant"
+
+
+def _forwarded_operand(eqn: Eqn, k: int) -> Any:
+    """The operand a jit's output ``k`` is, when its program returns one of
+    its inputs unchanged: JAX's jit forwards such an output (the residual is
+    where the operand comes from, e.g. an argument), so it is not an output
+    of the jitted function."""
+    program = eqn.params.get("program")
+    if eqn.primitive is not jit_call_p or not isinstance(program, Program):
+        return None
+    out = program.out_vars[k]
+    for j, v in enumerate(program.in_vars):
+        if v is out:
+            return eqn.inputs[j]
+    return None
 
 
 def _describe_output(eqn: Eqn, k: int) -> str:
@@ -731,6 +787,8 @@ def _describe_output(eqn: Eqn, k: int) -> str:
             for j, out in enumerate(sub.outputs):
                 if out is inner:
                     return _describe_output(sub, j)
+    if eqn.primitive is jit_call_p:
+        return f"output of jitted function '{eqn.params.get('name')}'"
     return f"output of {eqn.primitive.name}"
 
 

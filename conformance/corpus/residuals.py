@@ -17,6 +17,11 @@ look at what is saved:
   ``float32[]`` residual "from a literal", refimpl does not) and
   ``dots_saveable`` of a checkpointed ``jit`` (JAX applies the policy inside
   the jit, refimpl does not): both open differences;
+* ``residuals/constants/<variant>``: api_test's ``saved_residuals`` utility
+  (a NumPy constant array is saved "from a constant", also inside a ``jit``,
+  whose residual arguments are "from the argument"), a closed-over concrete
+  array, a ``jit`` forwarding an argument: the count, residuals and the
+  sources' words;
 * ``residuals.split/<policy>``: ``vjp`` of a checkpointed function whose body
   calls a host function (``pure_callback`` of a value not differentiated):
   how many times it runs in the forward pass (``vjp``) and in the backward
@@ -29,6 +34,7 @@ look at what is saved:
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -220,6 +226,42 @@ def _scan_zero_carry(carry_shape: tuple[int, ...]) -> Any:
     return script
 
 
+def _sources(ns: Any, fun: Any, *args: Any) -> dict[str, Any]:
+    """The count, the residuals and their sources' words, without the
+    ``from file:line`` JAX adds to an equation's output (refimpl's equations
+    carry no source lines; JAX's is empty for a jit's output)."""
+    words = sorted(
+        re.sub(r" from(\s*| \S*\.py:\d+.*)$", "", source)
+        for _, source in ns.impl.saved_residuals(fun, *args)
+    )
+    return {**_observed(ns, fun, *args), "sources": words}
+
+
+def _constants(variant: str) -> Any:
+    """api_test's saved_residuals utility: a NumPy array the linear part
+    multiplies by is saved ``from a constant`` (also inside a jit, whose
+    residual arguments are forwarded: ``from the argument``); a closed-over
+    concrete array too; a jit's output that is its input is the input."""
+
+    def script(ns: Any) -> Any:
+        np_, name = ns.np_, _name(ns)
+        if variant == "closed_over_array":
+            c = ns.asarray(np.arange(3.0, dtype=np.float32))
+            return _sources(ns, lambda x: x * c, np.float32(2.0))
+        if variant == "jit_forwarded_argument":
+            f = ns.jit(lambda x, y: np_.sin(x) * y)
+            return _sources(ns, f, np.float32(1.0), np.float32(2.0))
+
+        def f(x1: Any, x2: Any, y: Any) -> Any:
+            z = name(np_.sin(np.float32(3.0)), "z")
+            return z * ((x1 * x2) * y) * np.array([3.0], np.float32)
+
+        fun = ns.jit(f) if variant == "numpy_constant_jit" else f
+        return _sources(ns, fun, np.float32(2.0), np.float32(3.0), np.float32(4.0))
+
+    return script
+
+
 def cases() -> Iterator[Case]:
     for label in POLICIES:
         yield script_case(
@@ -239,6 +281,10 @@ def cases() -> Iterator[Case]:
         yield script_case(f"residuals/jit_inside/{label}", _jit_inside(label), expect=AGREE,
                           tags=TAGS)  # fmt: skip
     yield script_case("residuals/nested", _nested, expect=AGREE, tags=TAGS)
+    for variant in ("numpy_constant", "numpy_constant_jit", "closed_over_array",
+                    "jit_forwarded_argument"):  # fmt: skip
+        yield script_case(f"residuals/constants/{variant}", _constants(variant), expect=AGREE,
+                          tags=TAGS)  # fmt: skip
     yield script_case("residuals/dead_step", _dead_step, expect=AGREE, tags=TAGS)
     for label, shape in (("scalar", ()), ("vector", (2,))):
         yield script_case(f"residuals/scan_zero_carry/{label}", _scan_zero_carry(shape),

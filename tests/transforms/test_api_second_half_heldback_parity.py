@@ -1,0 +1,270 @@
+"""Programs from the second half of JAX's tests/api_test.py (RematTest,
+JaxprTest, the batched ``lax.map``, NamedCallTest, CustomVmapTest's
+``sequential_vmap``, the integer-overflow checks), run on refimpl's ref and
+pjrt backends and compared with JAX 0.10.2 live: values, dtypes, weak types
+and exception classes, and what ``saved_residuals`` reports.
+
+The held-back run's tally and what stays different are in
+docs/parity_audit.md ("Issue 29 held-back run: api_test.py, second half").
+"""
+
+from __future__ import annotations
+
+import re
+import types
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import custom_batching as jax_custom_batching
+from jax import lax as jlax
+from jax._src.ad_checkpoint import saved_residuals as jax_saved_residuals
+from jax.ad_checkpoint import checkpoint_name as jax_checkpoint_name
+
+import refimpl as ri
+import refimpl.numpy as rnp
+from refimpl import lax as rlax
+from refimpl.ad_checkpoint import residual_sources
+from tests.helpers.parity import assert_same_as_jax
+
+JAX = types.SimpleNamespace(
+    api=jax, np=jnp, lax=jlax, name=jax_checkpoint_name, batching=jax_custom_batching
+)
+REF = types.SimpleNamespace(
+    api=ri, np=rnp, lax=rlax, name=ri.ad_checkpoint.checkpoint_name, batching=ri.custom_batching
+)
+
+# ---------------------------------------------------------------------------
+# saved_residuals: constants, and a jit's forwarded arguments
+# ---------------------------------------------------------------------------
+
+
+def _residuals_program(case: str, m: types.SimpleNamespace):
+    """(function, arguments) of api_test's saved_residuals checks and the
+    variants the held-back run found different."""
+    np_ = m.np
+
+    def utility(x, y):
+        x1, x2 = x
+        z = m.name(np_.sin(3.0), "z")
+        return z * ((x1 * x2) * y) * np.array([3.0])
+
+    const = m.np.arange(3.0)
+    programs = {
+        # api_test's test_saved_residuals_utility (a NumPy constant: JAX saves it)
+        "utility": (utility, ((2.0, 3.0), 4.0)),
+        # ... and _jit: the jit forwards its arguments, saved as themselves
+        "utility_jit": (m.api.jit(utility), ((2.0, 3.0), 4.0)),
+        "closed_over_array": (lambda x: x * const, (2.0,)),
+        "numpy_vector": (lambda x: np_.sin(x * np.ones(3, np.float32)), (2.0,)),
+        "jit_numpy_vector": (m.api.jit(lambda x: x * np.ones(3, np.float32)), (np_.ones(3),)),
+        "jit_forwards_both": (m.api.jit(lambda x, y: x * y), (np_.ones(3), np_.ones(3))),
+        "jit_forwards_one": (m.api.jit(lambda x, y: np_.sin(x) * y), (1.0, 2.0)),
+        "numpy_scalar": (lambda x: x * np.float32(3.0), (2.0,)),
+        "names_denylist": (
+            m.api.checkpoint(
+                _named_product(m), policy=m.api.checkpoint_policies.save_any_names_but_these("w")
+            ),
+            (1.0,),
+        ),
+    }
+    return programs[case]
+
+
+def _named_product(m):
+    def f(x):
+        y = m.name(m.np.multiply(2.0, 2.0), "y")
+        z = m.name(m.np.multiply(2.0, 2.0), "z")
+        w = m.name(m.np.multiply(2.0, 2.0), "w")
+        return (((x * y) * z) * w) * m.np.multiply(2.0, 2.0)
+
+    return f
+
+
+def _words(source: str) -> str:
+    # JAX appends the equation's source line ("from file.py:12 (f)"), empty
+    # for a jit's output; refimpl's equations carry no source lines
+    return re.sub(r" from(\s*| \S*\.py:\d+.*)$", "", source)
+
+
+def _listing(pairs) -> list[tuple]:
+    return [(tuple(a.shape), str(a.dtype), _words(s)) for a, s in pairs]
+
+
+RESIDUAL_CASES = [
+    "utility",
+    "utility_jit",
+    "closed_over_array",
+    "numpy_vector",
+    "jit_numpy_vector",
+    "jit_forwards_both",
+    "jit_forwards_one",
+    "numpy_scalar",
+    "names_denylist",
+]
+
+
+@pytest.mark.parametrize("case", RESIDUAL_CASES)
+def test_saved_residuals_list_what_jax_saves(backend, case):
+    """The residuals in JAX's order, with their sources: a constant array the
+    linear part reads (NumPy or a closed-over concrete array, also inside a
+    jit) is saved ``from a constant``; a jit's residual output that is its
+    input is that input (``from the argument x``); a jit's computed one is an
+    ``output of jitted function '<name>'``."""
+    fun, args = _residuals_program(case, JAX)
+    want = _listing(jax_saved_residuals(fun, *args))
+    fun, args = _residuals_program(case, REF)
+    assert _listing(residual_sources(fun, *args)) == want
+
+
+# ---------------------------------------------------------------------------
+# programs that agree: kept so that they stay so
+# ---------------------------------------------------------------------------
+
+HI = "highest"
+
+
+def _sum(m, f):
+    return lambda *a: m.np.sum(f(*a))
+
+
+def _scan_sin(m, policy):
+    to_scan = lambda c, _: (m.np.sin(c), m.np.sin(c))  # noqa: E731
+    return m.api.checkpoint(
+        lambda x: _sum(m, lambda x: m.lax.scan(to_scan, x, None, length=3)[1])(x), policy=policy
+    )
+
+
+def _save(prim_name):
+    return lambda prim, *_, **__: str(prim) == prim_name
+
+
+def _funky_cond(m, policy):
+    """api_test's remat_of_cond_funky_custom_jvp: a custom_jvp whose rule
+    calls a jit, under a cond, checkpointed."""
+
+    @m.api.custom_jvp
+    def sin(x):
+        return m.np.sin(x)
+
+    @sin.defjvp
+    def _(p, t):
+        y, c = m.api.jit(lambda: (m.np.sin(p[0]), m.np.cos(p[0])))()
+        return y, c * t[0]
+
+    apply = lambda x: m.lax.cond(x.sum() > -m.np.inf, sin, lambda x: x, x)  # noqa: E731
+    return m.api.checkpoint(apply, policy=policy)
+
+
+def _dots_in_scan(m):
+    """api_test's remat_checkpoint_dots_inside_scan."""
+
+    def f(W):
+        @partial(m.api.remat, policy=m.api.checkpoint_policies.checkpoint_dots)
+        def g(x):
+            for _ in range(3):
+                x = m.np.sin(m.np.dot(x, W, precision=HI))
+            return x
+
+        return m.lax.scan(lambda x, _: (g(x), None), m.np.ones((5,)), None, length=2)[0]
+
+    return _sum(m, f)
+
+
+def _while_sin(m):
+    def f(x):
+        return m.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, m.np.sin(c[1])), (0, x))[1]
+
+    return m.api.remat(f)
+
+
+def _programs(m):
+    """name -> thunk of a result, per library."""
+    cp = m.api.checkpoint_policies
+    api = m.api
+    w = np.full((5, 5), 0.1, np.float32)
+    return {
+        "remat_of_scan_nothing": lambda: api.grad(_scan_sin(m, cp.nothing_saveable))(3.0),
+        "remat_of_scan_save_cos": lambda: api.grad(api.grad(_scan_sin(m, _save("cos"))))(3.0),
+        "remat_of_scan_everything": lambda: api.jit(api.grad(_scan_sin(m, cp.everything_saveable)))(
+            3.0
+        ),
+        "funky_cond_save_sin": lambda: api.grad(api.grad(_funky_cond(m, _save("sin"))))(3.0),
+        "funky_cond_nothing": lambda: api.linearize(_funky_cond(m, cp.nothing_saveable), 4.0)[1](
+            1.0
+        ),
+        "dots_inside_scan_grad": lambda: api.grad(_dots_in_scan(m))(w),
+        "remat_of_while_linearize": lambda: api.linearize(_while_sin(m), 3.0)[1](1.0),
+        "batch_map_remainder": lambda: m.lax.map(lambda x: x * 2.0, m.np.arange(6.0), batch_size=4),
+        "batch_map_grad": lambda: api.grad(lambda xs: m.lax.map(m.np.sin, xs, batch_size=4).sum())(
+            m.np.arange(6.0)
+        ),
+        "batch_map_tree": lambda: m.lax.map(
+            lambda x: {"b": x["a"] ** 2}, {"a": np.arange(16)}, batch_size=8
+        ),
+        "named_call_grad": lambda: api.grad(api.named_call(m.np.sum, name="test"))(
+            m.np.array([1.0])
+        ),
+        "named_call_vmap": lambda: api.vmap(api.named_call(m.np.sum, name="test"))(
+            m.np.array([1.0])
+        ),
+        "sequential_vmap_mixed": lambda: api.vmap(
+            m.batching.sequential_vmap(lambda x, y: x + y), in_axes=(0, None)
+        )(m.np.arange(3.0), 4.0),
+    }
+
+
+PROGRAMS = sorted(_programs(JAX))
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_held_back_programs_agree(backend, name):
+    want = _programs(JAX)[name]()
+    got = _programs(REF)[name]()
+    assert jax.tree.structure(got) == jax.tree.structure(want)
+    assert_same_as_jax(got, want, rtol=2e-6, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# errors
+# ---------------------------------------------------------------------------
+
+
+def _overflow(m, how):
+    big = int(np.iinfo(np.int32).max) + 1
+    return {
+        "jit_identity": lambda: m.api.jit(lambda x: x)(big),
+        "jit_closure": lambda: m.api.jit(lambda x: m.api.jit(lambda: x + 0)())(big),
+        "asarray": lambda: m.np.asarray(big),
+        "device_put": lambda: m.api.device_put(-big - 1),
+    }[how]
+
+
+def _raised(thunk):
+    try:
+        thunk()
+    except Exception as error:
+        return type(error).__name__
+    return None
+
+
+@pytest.mark.parametrize("how", ["jit_identity", "jit_closure", "asarray", "device_put"])
+def test_integer_overflow_is_jax_error(backend, how):
+    want = _raised(_overflow(JAX, how))
+    assert want == "OverflowError"
+    assert _raised(_overflow(REF, how)) == want
+
+
+def test_remat_concreteness_error_is_jax_class(backend):
+    def f(m):
+        @partial(m.api.remat, static_argnums=(1,))
+        def g(x, _):
+            return x if x > 0 else m.np.sin(x)
+
+        return lambda: g(3.0, 1.0)
+
+    want = _raised(f(JAX))
+    assert want == "TracerBoolConversionError"
+    assert _raised(f(REF)) == want
