@@ -892,7 +892,9 @@ def _rev_transpose(ct, x, *, dimensions):
 @slice_p.def_transpose
 def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
     """Pad the cotangent with zeros back to the operand's shape: ``start``
-    before, ``stride - 1`` between elements, the rest after."""
+    before, ``stride - 1`` between elements, the rest after. The zero is
+    strong, so the result is strong even for a weak cotangent (JAX 0.10.2:
+    ``vjp(lambda x: x[1], x)[1](1.0)`` is ``float32``, not ``~float32``)."""
     # unreachable from the public API: the backward pass skips an equation whose one output has
     # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
     if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
@@ -905,7 +907,7 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
         (start, size - (start + (n - 1) * step + 1), step - 1)
         for start, size, n, step in zip(start_indices, x.aval.shape, out_shape, steps, strict=True)
     )
-    return [_pad_zeros(ct, config)]
+    return [_pad_zeros(ct, config, weak=False)]
 
 
 @concatenate_p.def_transpose
@@ -984,9 +986,27 @@ def _iota_lowering(ctx, *, dtype, shape, dimension):
 # --- the public lax functions ------------------------------------------------------
 
 
+# JAX 0.10.2's lax functions return an array or tracer as it is where they
+# would change nothing (a reshape to its own shape, squeeze of no dims, the
+# identity transpose, concatenate of one operand): no equation is traced, and
+# under vmap the user's NumPy argument comes back as it is (float64 kept).
+# NumPy data still goes through the primitive, so becomes an array.
+
+
+def _unchanged(operand: Any) -> bool:
+    """JAX's ``isinstance(operand, Array)``: a tracer or a refimpl array."""
+    if isinstance(operand, (np.ndarray, np.generic, tracing.TypedScalar)):
+        return False
+    return tracing.is_array_like(operand) and not dtypes.is_python_scalar(operand)
+
+
 def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
     """Row-major reshape to ``new_sizes``; ``dimensions`` transposes the operand first."""
     new_sizes = as_int_tuple("reshape", new_sizes, "new_sizes")
+    shape = tracing.get_aval(operand, "reshape", 0).shape
+    same_dims = dimensions is None or tuple(dimensions) == tuple(range(len(shape)))
+    if shape and new_sizes == shape and same_dims and _unchanged(operand):
+        return operand
     if dimensions is not None:
         operand = transpose(operand, dimensions)
     return reshape_p.bind(operand, new_sizes=new_sizes)
@@ -1020,6 +1040,8 @@ def _normalized_unique(name: str, dims: Any, ndim: int, arg: str) -> tuple[int, 
 def squeeze(array: Any, dimensions: Sequence[int]):
     """Remove the size-1 ``dimensions`` (negative ones count from the end)."""
     dims = _normalized_unique("squeeze", dimensions, _ndim(array, "squeeze"), "dimensions")
+    if not dims and _unchanged(array):
+        return array
     return squeeze_p.bind(array, dimensions=tuple(sorted(dims)))
 
 
@@ -1038,9 +1060,10 @@ def expand_dims(array: Any, dimensions: Sequence[int]):
 
 def transpose(operand: Any, permutation: Sequence[int]):
     """Permute dimensions: output dim ``i`` is operand dim ``permutation[i]``."""
-    return transpose_p.bind(
-        operand, permutation=as_int_tuple("transpose", permutation, "permutation")
-    )
+    permutation = as_int_tuple("transpose", permutation, "permutation")
+    if permutation == tuple(range(_ndim(operand, "transpose"))) and _unchanged(operand):
+        return operand
+    return transpose_p.bind(operand, permutation=permutation)
 
 
 def rev(operand: Any, dimensions: Sequence[int]):
@@ -1097,6 +1120,8 @@ def concatenate(operands: Sequence[Any], dimension: int):
     """Join ``operands`` (same dtype and rank) along ``dimension``."""
     if isinstance(operands, (str, bytes)) or not isinstance(operands, Sequence):
         raise TypeError(f"concatenate: operands must be a sequence of arrays, got {operands!r}")
+    if len(operands) == 1 and _unchanged(operands[0]):
+        return operands[0]  # (whatever ``dimension`` is, as JAX)
     # a bool is an int here, as in JAX 0.10.2 (True names axis 1)
     if not isinstance(dimension, (int, np.integer)):
         raise TypeError(f"concatenate: dimension must be an int, got {dimension!r}")

@@ -149,6 +149,24 @@ def case(jax, jnp, np, P):
     out.append([j, type(aux[0]).__name__, type(aux[1]).__name__, str(aux[1].dtype)])
     return out
 """,
+    # test_vjp_of_int_index: slice's transpose pads with a strong zero, so
+    # x[1]'s cotangent is strong even when the cotangent given is weak
+    "slice_transpose_is_strong": """
+def case(jax, jnp, np, P):
+    lax = jax.lax
+    out = []
+    fs = [lambda x: x[1], lambda x: x[1:3], lambda x: x[::2],
+          lambda x: lax.slice(x, (0,), (4,), (2,))]
+    for x in (jnp.ones(4), jnp.broadcast_to(2.0, (4,)), np.ones(4)):
+        for f in fs:
+            shape = np.shape(f(jnp.asarray(x)))
+            ct = lax.broadcast(1.0, shape) if shape else 1.0
+            out.append(jax.vjp(f, x)[1](ct))
+    p, pullback = jax.vjp(lambda x, i: x[i], np.ones(2) * 2, 1)
+    out.append([p, pullback(1.0)[0], jax.jit(jax.vjp(lambda x: x[1], jnp.ones(3))[1])(1.0)])
+    out.append(jax.linear_transpose(lambda x: x[1:2], jnp.ones(3))(lax.broadcast(1.0, (1,))))
+    return out
+""",
 }
 
 
