@@ -3,10 +3,11 @@
 
 ``platform.paths/*``: ``platform_dependent`` under ``vmap`` (the platform
 index is not batched), and the calls every implementation rejects with
-JAX's class: a branch or default that is not callable. Left out, differing
-from JAX 0.10.2: an unknown platform name (JAX ignores it; refimpl:
-``ValueError``) and no branch at all (JAX fails in its lowering). Every case
-is ``AGREE``: judged by JAX (live or recorded); each case's recorded source
+JAX's class: a branch or default that is not callable; a platform name no
+program runs on (``other=``, taken and never chosen, as JAX's
+test_issue_29329) and a branch for another platform returning another tree
+(eagerly only the chosen branch runs, as JAX). Every case is ``AGREE``:
+judged by JAX (live or recorded); each case's recorded source
 includes its row and the helpers it calls.
 """
 
@@ -43,6 +44,13 @@ ROWS: list[tuple[str, Any]] = [
     ("branch_not_callable", lambda ns, L: L.platform_dependent(_X, cpu=3.0)),
     ("default_not_callable",
      lambda ns, L: L.platform_dependent(_X, cpu=lambda v: v, default=1.0)),
+    ("other_platform_name",
+     lambda ns, L: L.platform_dependent(_X, default=lambda v: v * 2.0, other=lambda v: -v)),
+    ("other_platform_name_jit",
+     lambda ns, L: ns.jit(lambda x: L.platform_dependent(
+         x, default=lambda v: v * 2.0, other=lambda v: -v))(_X)),
+    ("eager_other_branch_returns_another_tree",
+     lambda ns, L: L.platform_dependent(_X, cpu=lambda v: v + 1.0, tpu=lambda v: (v, v))),
 ]  # fmt: skip
 
 

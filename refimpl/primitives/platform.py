@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from refimpl import tracing
 from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers
 from refimpl.primitives.base import Primitive
@@ -62,10 +63,10 @@ def _platform_index_abstract_eval(
 ) -> ShapedArray:
     """An int32 scalar: ``branch_for(the running platform, platforms, has_default)``."""
     if not isinstance(platforms, tuple) or not all(
-        isinstance(names, tuple) and all(n in KNOWN_PLATFORMS for n in names) for names in platforms
+        isinstance(names, tuple) and all(isinstance(n, str) for n in names) for names in platforms
     ):
         raise TypeError(
-            f"platform_index: platforms must be a tuple of tuples of {KNOWN_PLATFORMS}, "
+            f"platform_index: platforms must be a tuple of tuples of platform names, "
             f"got {platforms!r}"
         )
     return ShapedArray((), np.dtype(np.int32), weak_type=False)
@@ -106,25 +107,27 @@ def _platform_index_lowering(
 
 
 def _platform_names(name: str) -> tuple[str, ...]:
+    """The platforms a keyword names: itself. Any name is taken, as by JAX
+    0.10.2 (``other=``, ``CPU=``: a platform no program runs on, so that
+    branch is never chosen), but ``gpu``, which is ambiguous."""
     if name == "gpu":  # JAX 0.10.2 refuses it too: which GPU platform is ambiguous
         raise ValueError("lax.platform_dependent: use 'cuda' or 'rocm', not 'gpu'")
-    if name not in KNOWN_PLATFORMS:
-        raise ValueError(
-            f"lax.platform_dependent: unknown platform {name!r} (known: "
-            f"{', '.join(KNOWN_PLATFORMS)})"
-        )
     return (name,)
 
 
 def platform_dependent(*args: Any, default: Callable[..., Any] | None = None, **per_platform):
     """``jax.lax.platform_dependent``: ``per_platform[p](*args)`` on platform ``p``.
 
-    Keyword arguments name platforms (``cpu``, ``cuda``, ``rocm``, ``tpu``; ``gpu``
-    is a ValueError, as in JAX); ``default`` runs on any other platform. All
-    branches are traced (they must return the same pytree and types, as for
-    ``lax.switch``); which one runs is decided when the program runs: on the
-    reference backend that is ``cpu``; on PJRT the platform the program was
-    lowered for (see ``Traced.lower(lowering_platforms=...)``).
+    Keyword arguments name platforms (``cpu``, ``cuda``, ``rocm``, ``tpu``, or
+    any other name, which no program runs on; ``gpu`` is a ValueError, as in
+    JAX); ``default`` runs on any other platform. Where the index is known
+    at once (eagerly, and under ``vmap``/``grad``, which do not stage it)
+    only the chosen branch runs, as in JAX. Staged (``jit``, inside a
+    ``cond`` or loop body) all branches are traced (they must return the
+    same pytree and types, as for ``lax.switch``); which one runs is decided
+    when the program runs: on the reference backend that is ``cpu``; on PJRT
+    the platform the program was lowered for (see
+    ``Traced.lower(lowering_platforms=...)``).
     """
 
     branches: list[Callable[..., Any]] = []
@@ -141,7 +144,10 @@ def platform_dependent(*args: Any, default: Callable[..., Any] | None = None, **
             raise TypeError("lax.platform_dependent: default must be callable")
         branches.append(default)
         names.append("default")
-    if not branches:
-        raise TypeError("lax.platform_dependent: give at least one platform branch or default")
     index = platform_index_p.bind(platforms=tuple(platforms), has_default=default is not None)
+    if not isinstance(index, tracing.Tracer):
+        # known now (not staged by jit or a cond): only the chosen branch
+        # runs, on the arguments as given, as JAX 0.10.2's
+        # ``branches[int(platform_index)](*args)``
+        return branches[int(index)](*args)
     return _switch("lax.platform_dependent", index, branches, args, names)

@@ -6,9 +6,12 @@ or by exception class."""
 from __future__ import annotations
 
 import jax
+import jax.numpy as jjnp
+import numpy as np
 from jax import lax as jlax
 
 import refimpl as ri
+import refimpl.numpy as rnp
 from refimpl import lax
 from tests.helpers.parity import assert_modes_same_as_jax
 
@@ -57,3 +60,75 @@ def test_control_flow_traces_read_the_axis_sizes_bound_at_each_call(backend):
     want = _axis_env_modes(jax, jlax)
     got = _axis_env_modes(ri, lax)
     assert_modes_same_as_jax(got, want)
+
+
+# --- platform_dependent: any platform name; eagerly only the chosen branch runs
+
+
+def _platform_modes(jx, jnp_, lax_):
+    x = np.arange(3, dtype=np.float32)
+    pd = lax_.platform_dependent
+
+    def raising(_):
+        raise RuntimeError("a branch for another platform ran")
+
+    def pair(v):
+        return v, v
+
+    def cpu_or_other(v):
+        return pd(v, default=jnp_.sin, other=jnp_.cos)
+
+    return {
+        # JAX's test_issue_29329 names a platform "other"
+        "other": cpu_or_other(x),
+        "other_jit": jx.jit(cpu_or_other)(x),
+        "other_vmap": jx.vmap(cpu_or_other)(x),
+        "other_grad": jx.grad(lambda v: cpu_or_other(v).sum())(x),
+        "upper_case_name": pd(x, CPU=jnp_.cos, default=jnp_.sin),
+        # known now: the other branches are not traced (nor must they agree)
+        "eager_tpu_raises": pd(x, cpu=jnp_.sin, tpu=raising),
+        "eager_tpu_returns_a_pair": pd(x, cpu=jnp_.sin, tpu=pair),
+        "vmap_tpu_raises": jx.vmap(lambda v: pd(v, cpu=jnp_.sin, tpu=raising))(x),
+        "jvp_tpu_raises": jx.jvp(lambda v: pd(v, cpu=jnp_.sin, tpu=raising), (x,), (x,)),
+    }
+
+
+def test_platform_dependent_takes_any_platform_name_and_runs_one_branch_eagerly(backend):
+    want = _platform_modes(jax, jjnp, jlax)
+    got = _platform_modes(ri, rnp, lax)
+    assert_modes_same_as_jax(got, want)
+
+
+def _platform_outcomes(jx, jnp_, lax_):
+    """Per call: the result's type (a branch's own value comes back as it is
+    eagerly) or the exception class."""
+    x = np.arange(3, dtype=np.float32)
+    pd = lax_.platform_dependent
+
+    def raising(_):
+        raise RuntimeError("traced")
+
+    calls = {
+        "python_float": lambda: pd(cpu=lambda: 1.0, default=lambda: 2.0),
+        "numpy_identity": lambda: pd(x, cpu=lambda v: v, default=lambda v: v),
+        "quantum_only": lambda: pd(x, quantum=jnp_.cos),
+        "no_branch": lambda: pd(x),
+        "gpu": lambda: pd(x, gpu=jnp_.cos, default=jnp_.sin),
+        "jit_tpu_raises": lambda: jx.jit(lambda v: pd(v, cpu=jnp_.sin, tpu=raising))(x),
+        "cond_tpu_raises": lambda: lax_.cond(
+            True, lambda v: pd(v, cpu=jnp_.sin, tpu=raising), lambda v: v, x
+        ),
+    }
+    out = {}
+    for name, call in calls.items():
+        try:
+            value = call()
+        except Exception as err:  # noqa: BLE001 (the class is the observation)
+            out[name] = type(err).__name__
+        else:
+            out[name] = "array" if isinstance(value, jx.Array) else type(value).__name__
+    return out
+
+
+def test_platform_dependent_outcomes_as_jax(backend):
+    assert _platform_outcomes(ri, rnp, lax) == _platform_outcomes(jax, jjnp, jlax)
