@@ -193,8 +193,26 @@ def _jnp_no_op_of_numpy(ns: Any) -> Any:
     return [api.vmap(f)(a) for f in jitted + passed for a in (f64, i64)]
 
 
+def _lax_no_op_of_numpy(ns: Any) -> Any:
+    """lax functions that change nothing (reshape to the same shape, squeeze
+    of no dims, the identity transpose, concatenate of one operand,
+    broadcast with no sizes) return their operand itself: under vmap the
+    float64 NumPy argument comes back float64, as in JAX."""
+    api, lax = ns.api, ns.lax_
+    f64 = np.ones((2, 3, 4))
+    fns = [
+        lambda v: lax.reshape(v, v.shape),
+        lambda v: lax.squeeze(v, ()),
+        lambda v: lax.transpose(v, (0, 1)),
+        lambda v: lax.concatenate([v], 1),
+        lambda v: lax.broadcast(v, ()),
+    ]
+    return [api.vmap(f)(f64) for f in fns]
+
+
 def cases() -> Iterator[Case]:
     yield _case("jnp_no_op_of_numpy_argument", _jnp_no_op_of_numpy)
+    yield _case("lax_no_op_of_numpy_argument", _lax_no_op_of_numpy)
     yield _case("jvp_of_while_carry_made_strong_by_batched_cond", _jvp_of_while_made_strong)
     yield _case("grad_of_scan_carry_made_strong_by_batched_cond", _grad_of_scan_made_strong)
     yield _case("in_axes_list", _in_axes_list)

@@ -66,6 +66,8 @@ def full_like(
 def broadcast(operand: Any, sizes: Sequence[int], *, out_sharding: Any = None) -> Any:
     """``operand`` with new leading dims ``sizes``."""
     sizes = _shape_tuple("broadcast", sizes, "sizes")
+    if not sizes:  # JAX 0.10.2: asarray(operand), no equation (structural._unchanged)
+        return as_array(operand)
     shape = _aval(operand, "broadcast").shape
     dims = tuple(range(len(sizes), len(sizes) + len(shape)))
     return structural.broadcast_in_dim(operand, sizes + shape, dims)

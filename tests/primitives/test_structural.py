@@ -557,7 +557,7 @@ PARAM_ERRORS = [
     (lambda x: lax.concatenate([x, x], -1), TypeError, "concatenate: dimension -1 out of range"),
     (lambda x: lax.concatenate([], 0), ValueError, "concatenate: requires at least one"),
     (lambda x: lax.concatenate(x, 0), TypeError, "concatenate: operands must be a sequence"),
-    (lambda x: lax.concatenate([x], 0.0), TypeError, "concatenate: dimension must be an int"),
+    (lambda x: lax.concatenate([x, x], 0.0), TypeError, "concatenate: dimension must be an int"),
     (lambda x: lax.iota(np.bool_, 3), TypeError, "iota: dtype must be an integer, floating"),
     (lambda x: lax.iota(np.int32, -1), TypeError, "iota: negative dimension"),
     (lambda x: lax.iota(np.int32, 2.0), TypeError, "iota: size must be an int"),

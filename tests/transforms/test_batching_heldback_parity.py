@@ -165,3 +165,37 @@ def test_vmap_of_jnp_ravel_of_float64_numpy_is_float32_as_jax(backend):
     want = jax.vmap(jnp.ravel)(x)
     got = ri.vmap(ri.numpy.ravel)(x)
     assert_same_as_jax(got, want)
+
+
+# --- lax functions that change nothing: no equation, the operand as it is
+#
+# JAX 0.10.2's lax.reshape to the operand's shape, squeeze of no dims, the
+# identity transpose, concatenate of one operand and broadcast with no sizes
+# return an array or tracer itself (refimpl bound a primitive): no equation
+# in the jaxpr, and under vmap the NumPy argument itself (float64 kept).
+
+_LAX_NO_OPS = {
+    "reshape_same": lambda lax_: lambda v: lax_.reshape(v, v.shape),
+    "reshape_same_dims": lambda lax_: lambda v: lax_.reshape(v, v.shape, (0, 1)),
+    "squeeze_none": lambda lax_: lambda v: lax_.squeeze(v, ()),
+    "transpose_identity": lambda lax_: lambda v: lax_.transpose(v, (0, 1)),
+    "concatenate_one": lambda lax_: lambda v: lax_.concatenate([v], 0),
+    "broadcast_none": lambda lax_: lambda v: lax_.broadcast(v, ()),
+    "collapse_one_dim": lambda lax_: lambda v: lax_.collapse(v, 0, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LAX_NO_OPS))
+def test_lax_function_that_changes_nothing_as_jax(backend, name):
+    want_f, got_f = _LAX_NO_OPS[name](jax.lax), _LAX_NO_OPS[name](ri.lax)
+    x = np.ones((2, 3), np.float32)
+    want_eqns = [str(e.primitive) for e in jax.make_jaxpr(want_f)(x).eqns]
+    got_eqns = [str(e.primitive) for e in ri.make_jaxpr(got_f)(x).eqns]
+    assert got_eqns == want_eqns == []
+    batch = np.ones((4, 2, 3))  # float64
+    assert _kind(ri.vmap(got_f)(batch)) == _kind(jax.vmap(want_f)(batch))
+    a = ri.numpy.ones((2, 3))
+    assert got_f(a) is a  # an array comes back as it is, as JAX's
+    got, want = got_f(x), want_f(x)  # NumPy data goes through: an array
+    assert type(got) is not np.ndarray and type(want) is not np.ndarray
+    assert_same_as_jax(got, want)
