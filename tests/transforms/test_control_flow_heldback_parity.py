@@ -132,3 +132,69 @@ def _platform_outcomes(jx, jnp_, lax_):
 
 def test_platform_dependent_outcomes_as_jax(backend):
     assert _platform_outcomes(ri, rnp, lax) == _platform_outcomes(jax, jjnp, jlax)
+
+
+# --- a representative sample of the held-back programs that agree
+
+
+def _agreeing_modes(jx, jnp_, lax_):
+    rng = np.random.RandomState(0)
+    d = rng.randn(2).astype(np.float32)
+    as_ = rng.randn(5, 3).astype(np.float32)
+    c = rng.randn(4).astype(np.float32)
+
+    def step(c, a):
+        b = jnp_.cos(jnp_.sum(jnp_.sin(a)) + jnp_.sum(jnp_.cos(c)) + jnp_.sum(d))
+        return jnp_.sin(c * b), b
+
+    def scan(c, as_, **kw):
+        return lax_.scan(step, c, as_, **kw)
+
+    def ckpt_scan(c, as_):
+        return jx.checkpoint(scan)(c, as_)
+
+    x9 = jnp_.arange(9.0).reshape((3, 3))
+
+    def loop(x):
+        return lax_.while_loop(lambda x: x[0, 2] <= 8, lambda x: x * x, x)
+
+    branches = [lambda x: 3.0 * x, jnp_.sin, lambda x: -x]
+
+    def switch(x):
+        return lax_.switch(lax_.convert_element_type(x // 1, np.int32), branches, x)
+
+    def cond(x):
+        return lax_.cond(x < 2, lambda x: 3.0 * x, jnp_.sin, x)
+
+    def safe(x):
+        return lax_.cond(x < 1e-3, lambda _: 1e-3, lambda _: jnp_.sqrt(x), ())
+
+    def fori(x):
+        return lax_.fori_loop(0, 3, lambda i, x: x * (i + 1), x)
+
+    ones = jnp_.ones(5, dtype=np.int16)
+    return {
+        "scan_unroll2": scan(c, as_, unroll=2),
+        "scan_jvp_jit": jx.jvp(jx.jit(scan), (c, as_), (c, as_)),
+        "scan_grad_ckpt": jx.grad(lambda c: ckpt_scan(c, as_)[0].sum())(c),
+        "scan_vmap": jx.vmap(scan, (0, 1))(rng.randn(7, 4), rng.randn(5, 7, 3)),
+        "scan_reverse": lax_.scan(lambda c, x: (c + x, c + x), 0, np.arange(6), reverse=True),
+        "while_jvp": jx.jvp(loop, (x9,), (x9,)),
+        "while_linearize": jx.linearize(loop, x9)[1](x9),
+        "fori_jvp": jx.jvp(
+            lambda x: lax_.fori_loop(0, 3, lambda i, x: x * (i + 1), x), (2.0,), (1.0,)
+        ),
+        "switch_grad": [jx.grad(switch)(x) for x in (-0.7, 0.7, 2.7)],
+        "cond_linearize": jx.linearize(cond, 4.0)[1](2.0),
+        "cond_vmap_grad_nan": jx.grad(lambda x: jx.vmap(safe)(x).sum())(np.zeros(3, np.float32)),
+        "scan_weak_init": lax_.scan(lambda c, x: (c + x, x), 0, ones),
+        "while_weak_init": lax_.while_loop(lambda v: v < 2, lambda v: v + ones[0], 0),
+        "associative_scan": lax_.associative_scan(jnp_.add, np.arange(10) + 7, reverse=True),
+        "map_empty": lax_.map(lambda x: x * x, jnp_.array([])),
+    }
+
+
+def test_held_back_programs_that_agree(backend):
+    want = _agreeing_modes(jax, jjnp, jlax)
+    got = _agreeing_modes(ri, rnp, lax)
+    assert_modes_same_as_jax(got, want, rtol=2e-5, atol=1e-6)
