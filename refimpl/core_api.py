@@ -29,10 +29,15 @@ __all__ = [
     "Trace",
     "Tracer",
     "ensure_compile_time_eval",
+    "eval_context",
     "eval_jaxpr",
 ]
 
 AbstractValue = ShapedArray
+
+# JAX 0.10.2's jax.core.eval_context: inside a trace, operations on values
+# that are not tracers run now (the name JAX's ensure_compile_time_eval builds on)
+eval_context = ensure_compile_time_eval
 
 
 def eval_jaxpr(jaxpr: Program, consts: Sequence[Any], *args: Any) -> list[Any]:

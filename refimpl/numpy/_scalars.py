@@ -226,12 +226,21 @@ def isrealobj(x: Any) -> bool:
     return not iscomplexobj(x)
 
 
+def _unwrapped(a: Any) -> Any:
+    """An object defining ``__jax_array__`` read as the array it gives: JAX
+    0.10.2's ``isscalar`` calls it, and its ``shape``/``ndim``/``size`` read
+    the object's attributes (NumPy's), where every other function refuses it."""
+    if hasattr(type(a), "__jax_array__") and not is_refimpl_array(a):
+        return a.__jax_array__()
+    return a
+
+
 def isscalar(element: Any) -> bool:
     """A Python/NumPy scalar, or a rank-0 array (as jnp, where arrays of rank 0 count)."""
     if isinstance(element, (list, tuple, str, bytes)) or element is None:
         return False
     try:
-        return aval_of(element, "isscalar", 0).ndim == 0
+        return aval_of(_unwrapped(element), "isscalar", 0).ndim == 0
     except TypeError:
         return False
 
@@ -280,7 +289,7 @@ def ndim(a: Any) -> int:
     if isinstance(a, (list, tuple)):
         _warn_sequence("ndim", a)
         return int(np.ndim(a))
-    return aval_of(a, "ndim", 0).ndim
+    return aval_of(_unwrapped(a), "ndim", 0).ndim
 
 
 def shape(a: Any) -> tuple[int, ...]:
@@ -288,7 +297,7 @@ def shape(a: Any) -> tuple[int, ...]:
     if isinstance(a, (list, tuple)):
         _warn_sequence("shape", a)
         return tuple(np.shape(a))
-    return aval_of(a, "shape", 0).shape
+    return aval_of(_unwrapped(a), "shape", 0).shape
 
 
 def size(a: Any, axis: int | Sequence[int] | None = None) -> int:
@@ -298,7 +307,7 @@ def size(a: Any, axis: int | Sequence[int] | None = None) -> int:
         _warn_sequence("size", a)
         dims = tuple(np.shape(a))
     else:
-        dims = aval_of(a, "size", 0).shape
+        dims = aval_of(_unwrapped(a), "size", 0).shape
     axes = range(len(dims)) if axis is None else normalize_axes("size", axis, len(dims))
     return math.prod(dims[k] for k in axes)
 

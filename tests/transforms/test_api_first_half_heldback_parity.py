@@ -167,6 +167,37 @@ def case(jax, jnp, np, P):
     out.append(jax.linear_transpose(lambda x: x[1:2], jnp.ones(3))(lax.broadcast(1.0, (1,))))
     return out
 """,
+    # test_dunder_jax_array: shape queries of an object defining __jax_array__
+    "shape_queries_of_a_jax_array_object": """
+def case(jax, jnp, np, P):
+    class Wrapped:
+        def __init__(self, value):
+            self.value = value
+        def __jax_array__(self):
+            return self.value
+        dtype = property(lambda self: self.value.dtype)
+        shape = property(lambda self: self.value.shape)
+    out = []
+    for value in (jnp.array(1), jnp.array([1.0, 2.0]), jnp.ones((2, 3), jnp.int8)):
+        w = Wrapped(value)
+        out.append([jnp.isscalar(w), jnp.size(w), list(jnp.shape(w)), jnp.ndim(w),
+                    str(jnp.dtype(w)), jnp.size(w, 0) if jnp.ndim(w) else None])
+    out.append(jax.jit(lambda x: jnp.size(Wrapped(x)) + jnp.ndim(Wrapped(x)))(jnp.ones(3)))
+    return out
+""",
+    # test_eval_context: jax.core.eval_context inside a jit
+    "core_eval_context": """
+def case(jax, jnp, np, P):
+    seen = []
+    @jax.jit
+    def f(x):
+        with jax.core.eval_context():
+            y = jnp.add(1, 1)
+            seen.append(isinstance(y, jax.core.Tracer))
+            assert y == 2
+        return x + y
+    return [f(1.0), seen]
+""",
 }
 
 
