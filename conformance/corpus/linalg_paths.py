@@ -158,7 +158,26 @@ LU_ROWS: list[tuple[str, Any]] = [
 ]  # fmt: skip
 
 
+def _dot_one_term_sign_of_zero(ns: Any) -> Any:
+    """Dots contracting one element (or none): XLA multiplies, so the
+    product's sign of zero survives (-1 * 0 is -0.0; a sum from +0.0 loses it)."""
+    jnp, lax = ns.np_, ns.lax_
+    neg, zero = np.float32([[-1.0], [2.0]]), np.float32([[0.0, 1.0]])
+    return (
+        jnp.matmul(neg, zero),
+        jnp.dot(np.float32([-1.0]), np.float32([0.0])),
+        lax.dot_general(neg[None], zero[None], (((2,), (1,)), ((0,), (0,)))),
+        jnp.tensordot(np.float32(-1.0), np.float32(0.0), 0),
+    )
+
+
 def cases() -> Iterator[Case]:
+    yield script_case(
+        "linalg.paths/dot_one_term_sign_of_zero",
+        _dot_one_term_sign_of_zero,
+        expect=AGREE,
+        tolerance=Tolerance(signed_zeros=True),
+    )
     yield from _lu_cases()
     helpers = "".join(inspect.getsource(h) for h in (_api, _dot))
     for group in (ROWS, ERRORS):

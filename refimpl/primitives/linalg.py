@@ -467,7 +467,14 @@ def _contract(lhs: np.ndarray, rhs: np.ndarray, dimension_numbers: DotDims, out_
     rhs_3d = rhs.transpose(list(rb) + list(rc) + rhs_free).reshape(
         batch, contracted, _size(rhs_free_shape)
     )
-    product = np.matmul(_to_accumulator(lhs_3d, compute), _to_accumulator(rhs_3d, compute))
+    lhs_acc, rhs_acc = _to_accumulator(lhs_3d, compute), _to_accumulator(rhs_3d, compute)
+    if contracted == 1:
+        # one term (or no contracting dims): XLA rewrites the dot as a
+        # multiply, so the product's sign of zero survives (-1 * 0 is -0.0,
+        # where a sum starting from +0.0 gives 0.0), as JAX 0.10.2 eager and jit
+        product = lhs_acc * rhs_acc  # (batch, free, 1) * (batch, 1, free)
+    else:
+        product = np.matmul(lhs_acc, rhs_acc)
     result = _from_accumulator(product, compute, out_dtype)
     return result.reshape(batch_shape + lhs_free_shape + rhs_free_shape)
 

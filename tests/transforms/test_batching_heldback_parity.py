@@ -199,3 +199,48 @@ def test_lax_function_that_changes_nothing_as_jax(backend, name):
     got, want = got_f(x), want_f(x)  # NumPy data goes through: an array
     assert type(got) is not np.ndarray and type(want) is not np.ndarray
     assert_same_as_jax(got, want)
+
+
+# --- a dot contracting one element keeps the product's sign of zero
+#
+# batching_test's testNpMaximumPerExampleGrad: the per-example gradient is an
+# outer product (a dot contracting one element); XLA rewrites such a dot as a
+# multiply, so -x * 0 is -0.0 in JAX, eager and under jit. refimpl's matmul
+# summed from +0.0 and gave 0.0.
+
+_NEG = np.array([[-1.0], [2.0]], np.float32)
+_ZERO = np.array([[0.0, 1.0]], np.float32)
+
+_ONE_TERM_DOTS = {
+    "matmul": lambda ns: ns.numpy.matmul(_NEG, _ZERO),
+    "batched": lambda ns: ns.numpy.matmul(_NEG[None], _ZERO[None]),
+    "vector_dot": lambda ns: ns.numpy.dot(np.float32([-1.0]), np.float32([0.0])),
+    "two_unit_dims": lambda ns: ns.lax.dot_general(
+        _NEG.reshape(2, 1, 1), _ZERO.reshape(1, 1, 2), (((1, 2), (0, 1)), ((), ()))
+    ),
+    "bfloat16_preferred_f32": lambda ns: ns.lax.dot_general(
+        _NEG.astype(jnp.bfloat16),
+        _ZERO.astype(jnp.bfloat16),
+        (((1,), (0,)), ((), ())),
+        preferred_element_type=np.float32,
+    ),
+    "complex64": lambda ns: ns.numpy.matmul(_NEG.astype(np.complex64), _ZERO.astype(np.complex64)),
+    "tensordot_no_axes": lambda ns: ns.numpy.tensordot(np.float32(-1.0), np.float32(0.0), 0),
+    "per_example_grad": lambda ns: ns.vmap(
+        ns.grad(lambda w, x: ns.numpy.sum(ns.numpy.maximum(ns.numpy.dot(x, w), 0.0) ** 2)),
+        (None, 0),
+    )(np.eye(2, dtype=np.float32), np.float32([[-1.0, 2.0], [3.0, -4.0]])),
+}
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("name", sorted(_ONE_TERM_DOTS))
+def test_dot_of_one_term_keeps_the_sign_of_zero_as_jax(backend, name, jit):
+    program = _ONE_TERM_DOTS[name]
+    if jit:
+        want, got = jax.jit(lambda: program(jax))(), ri.jit(lambda: program(ri))()
+    else:
+        want, got = program(jax), program(ri)
+    assert_same_as_jax(got, want)
+    w, g = np.asarray(want), np.asarray(got)
+    np.testing.assert_array_equal(np.signbit(g.real), np.signbit(w.real))
