@@ -17,6 +17,8 @@ look at what is saved:
   ``float32[]`` residual "from a literal", refimpl does not) and
   ``dots_saveable`` of a checkpointed ``jit`` (JAX applies the policy inside
   the jit, refimpl does not): both open differences;
+* ``residuals/dead_scan_carry``, ``residuals/dead_cond_output``: a scan
+  carry or cond output nothing reads is not saved under everything_saveable;
 * ``residuals/constants/<variant>``: api_test's ``saved_residuals`` utility
   (a NumPy constant array is saved "from a constant", also inside a ``jit``,
   whose residual arguments are "from the argument"), a closed-over concrete
@@ -205,6 +207,29 @@ def _dead_step(ns: Any) -> Any:
     return _observed(ns, f, ns.asarray(np.linspace(-1.0, 1.0, 3, dtype=np.float32)))
 
 
+def _dead_loop_part(kind: str) -> Any:
+    """A scan carry (or a cond output) nothing reads is dead, with what
+    computes it, so everything_saveable saves nothing of it: a ``(3,)``
+    stack of the live carry's ``sin`` inputs, not the dead carry's too
+    (api_test's DCETest: JAX's dce_jaxpr prunes scan carries to a fixpoint
+    and cond outputs in every branch)."""
+
+    def script(ns: Any) -> Any:
+        api, np_, lax = _api(ns), ns.np_, ns.lax_
+
+        def body(x: Any) -> Any:
+            if kind == "scan_carry":
+                step = lambda c, _: ((np_.sin(c[0]), np_.cos(c[1]) * c[0]), None)  # noqa: E731
+                return lax.scan(step, (x, x), None, length=3)[0][0]
+            branches = (lambda x: (x, x), lambda x: (np_.sin(x), np_.exp(np_.cos(x))))
+            return lax.cond(x > 0, branches[1], branches[0], x)[0]
+
+        f = api.checkpoint(body, policy=api.checkpoint_policies.everything_saveable)
+        return _observed(ns, f, np.float32(2.0))
+
+    return script
+
+
 def _scan_zero_carry(carry_shape: tuple[int, ...]) -> Any:
     """A scan whose carry starts as zeros and whose carry tangent becomes
     nonzero in the loop: the zero tangent is instantiated. Of rank 0 it is a
@@ -286,6 +311,8 @@ def cases() -> Iterator[Case]:
         yield script_case(f"residuals/constants/{variant}", _constants(variant), expect=AGREE,
                           tags=TAGS)  # fmt: skip
     yield script_case("residuals/dead_step", _dead_step, expect=AGREE, tags=TAGS)
+    for kind in ("scan_carry", "cond_output"):
+        yield script_case(f"residuals/dead_{kind}", _dead_loop_part(kind), expect=AGREE, tags=TAGS)
     for label, shape in (("scalar", ()), ("vector", (2,))):
         yield script_case(f"residuals/scan_zero_carry/{label}", _scan_zero_carry(shape),
                           expect=AGREE, tags=TAGS)  # fmt: skip

@@ -14,17 +14,22 @@ primitive); ``None`` deletes the equation. Primitives holding a Program
 (``jit``, ``checkpoint``) get a rule that removes dead outputs and inputs of
 the sub-program; ``remat_opt`` (``custom_vjp(optimize_remat=True)``) has
 the rule that turns it into a call of the primal function when its residual
-outputs are unused. An equation with no used output is dead unless its
+outputs are unused. ``scan`` keeps the carries its used outputs need,
+through the loop (a fixpoint, as JAX's ``dce_jaxpr``), and drops the unused
+``ys``; ``cond`` drops the unused outputs of every branch and the operands no
+branch still reads. An equation with no used output is dead unless its
 primitive is ``effectful`` (``debug_callback``: it has no outputs and exists
 for its effect); no other refimpl primitive has side effects.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 from refimpl.core import Eqn, Literal, Program
 from refimpl.primitives.call import jit_call_p
+from refimpl.primitives.control_flow import cond_p, scan_p
 
 #: primitive -> rule(eqn, used_outs: list[bool]) -> (new eqn or None, used_inputs: list[bool])
 dce_rules: dict[object, Callable[[Eqn, list[bool]], tuple[Eqn | None, list[bool]]]] = {}
@@ -100,8 +105,61 @@ def _call_rule(program_param: str) -> Callable:
     return rule
 
 
+def _taking(program: Program, original: Program, keep: Sequence[bool]) -> Program:
+    """``program`` (a DCE of ``original``) taking ``original``'s inputs marked
+    in ``keep``: a loop's carry or a branch's operand is an input whether or
+    not this program still reads it."""
+    in_vars = [v for v, k in zip(original.in_vars, keep, strict=True) if k]
+    return dataclasses.replace(program, in_vars=in_vars)
+
+
+def _scan_rule(eqn: Eqn, used_outs: list[bool]) -> tuple[Eqn | None, list[bool]]:
+    """A carry is live when its output is used or the body computes a live
+    output from it: grow the live carries until the body needs no other
+    (JAX's fixpoint). Dead carries and unused ``ys`` leave the loop."""
+    body: Program = eqn.params["body"]
+    n_consts, n_carry = eqn.params["num_consts"], eqn.params["num_carry"]
+    live_carry, used_ys = list(used_outs[:n_carry]), list(used_outs[n_carry:])
+    while True:
+        new_body, used_ins = dce_program(body, live_carry + used_ys)
+        reads = used_ins[n_consts : n_consts + n_carry]
+        if not any(r and not c for r, c in zip(reads, live_carry, strict=True)):
+            break
+        live_carry = [c or r for c, r in zip(live_carry, reads, strict=True)]
+    keep = used_ins[:n_consts] + live_carry + used_ins[n_consts + n_carry :]
+    params = dict(eqn.params)
+    params.update(
+        body=_taking(new_body, body, keep),
+        num_consts=sum(used_ins[:n_consts]),
+        num_carry=sum(live_carry),
+    )
+    outputs = [v for v, k in zip(eqn.outputs, live_carry + used_ys, strict=True) if k]
+    operands = [a for a, k in zip(eqn.inputs, keep, strict=True) if k]
+    return Eqn(eqn.primitive, operands, outputs, params), keep
+
+
+def _cond_rule(eqn: Eqn, used_outs: list[bool]) -> tuple[Eqn | None, list[bool]]:
+    """Every branch loses the unused outputs; an operand stays when some
+    branch still reads it (all branches take the same operands)."""
+    branches: tuple[Program, ...] = eqn.params["branches"]
+    pruned = [dce_program(b, used_outs) for b in branches]
+    keep = [any(used[i] for _, used in pruned) for i in range(len(eqn.inputs) - 1)]
+    params = dict(eqn.params)
+    params["branches"] = tuple(_taking(new, b, keep) for (new, _), b in zip(pruned, branches))
+    index, *operands = eqn.inputs
+    new_eqn = Eqn(
+        eqn.primitive,
+        [index] + [a for a, k in zip(operands, keep, strict=True) if k],
+        [v for v, u in zip(eqn.outputs, used_outs, strict=True) if u],
+        params,
+    )
+    return new_eqn, [True] + keep
+
+
 def _register_call_rules() -> None:
     dce_rules[jit_call_p] = _call_rule("program")
+    dce_rules[scan_p] = _scan_rule
+    dce_rules[cond_p] = _cond_rule
 
 
 _register_call_rules()

@@ -1,5 +1,5 @@
 """Programs from the second half of JAX's tests/api_test.py (RematTest,
-JaxprTest, the batched ``lax.map``, NamedCallTest, CustomVmapTest's
+JaxprTest, DCETest, the batched ``lax.map``, NamedCallTest, CustomVmapTest's
 ``sequential_vmap``, the integer-overflow checks), run on refimpl's ref and
 pjrt backends and compared with JAX 0.10.2 live: values, dtypes, weak types
 and exception classes, and what ``saved_residuals`` reports.
@@ -27,6 +27,9 @@ import refimpl as ri
 import refimpl.numpy as rnp
 from refimpl import lax as rlax
 from refimpl.ad_checkpoint import residual_sources
+from refimpl.core import check_program
+from refimpl.tracing import eval_program_bind
+from refimpl.transforms.dce import dce_program
 from tests.helpers.parity import assert_same_as_jax
 
 JAX = types.SimpleNamespace(
@@ -117,6 +120,133 @@ def test_saved_residuals_list_what_jax_saves(backend, case):
     want = _listing(jax_saved_residuals(fun, *args))
     fun, args = _residuals_program(case, REF)
     assert _listing(residual_sources(fun, *args)) == want
+
+
+# ---------------------------------------------------------------------------
+# dead-code elimination of scan carries and cond outputs (DCETest)
+# ---------------------------------------------------------------------------
+
+
+def _dce_program(case: str, m: types.SimpleNamespace):
+    """(function, arguments) of api_test's DCETest programs."""
+    np_, lax_ = m.np, m.lax
+
+    def carry_chain(lst):
+        def body(c, _):
+            return [c[0]] + [c1 + c2 for c1, c2 in zip(c[:-1], c[1:])], None
+
+        return lax_.scan(body, lst, None, length=len(lst))[0]
+
+    hidden = [1, 2, 3, 5, 8]
+
+    def carry_hidden(lst):
+        def body(c, _):
+            _ = np_.sin(np.array([3.0, 1.0, 4.0]))
+            sub = [c[i] for i in hidden]
+            sub = [sub[0]] + [a * b for a, b in zip(sub[:-1], sub[1:])]
+            new = list(c)
+            for i, e in zip(hidden, sub):
+                new[i] = e
+            return new, None
+
+        return lax_.scan(body, lst, np.arange(len(lst), dtype="float32"))[0]
+
+    def rotate(lst):
+        return lax_.scan(lambda c, _: ([c[-1], *c[:-1]], c[-1]), lst, None, length=len(lst))[1]
+
+    def cumprod(xs):
+        return lax_.scan(lambda c, x: (c * x, c), np.float32(1.0), xs)
+
+    def cond(second):
+        def f(x1, x2):
+            return lax_.cond(
+                x1 > 0, lambda a, b: (np_.sin(a), np_.sin(b)), lambda a, b: second(a, b), x1, x2
+            )
+
+        return f
+
+    one = np.float32(1.0)
+    programs = {
+        "scan_carry_chain": (carry_chain, ([1.0, 2.0, 3.0, 4.0],)),
+        "scan_carry_hidden": (carry_hidden, ([float(i) for i in range(1, 11)],)),
+        "scan_extensive_out": (rotate, ([1.0, 2.0, 3.0, 4.0],)),
+        "scan_extensive_in": (cumprod, (np.arange(1.0, 5.0, dtype="float32"),)),
+        "cond_same": (cond(lambda a, b: (np_.sin(a), np_.sin(b))), (one, one)),
+        "cond_first": (cond(lambda a, b: (np_.sin(a), np_.sin(a))), (one, one)),
+        "cond_swap": (cond(lambda a, b: (np_.sin(b), np_.sin(a))), (one, one)),
+    }
+    return programs[case]
+
+
+# case -> the used-output patterns api_test tries
+DCE_USES = {
+    "scan_carry_chain": [(1, 1, 1, 0), (0, 0, 1, 0), (1, 1, 0, 0), (0, 0, 0, 1)],
+    "scan_carry_hidden": [
+        tuple(int(i == 8) for i in range(10)),
+        tuple(int(i in (6, 7, 9)) for i in range(10)),
+        tuple(int(i == 3) for i in range(10)),
+    ],
+    "scan_extensive_out": [(1,), (0,)],
+    "scan_extensive_in": [(1, 0), (0, 1), (0, 0)],
+    "cond_same": [(1, 1), (0, 0), (1, 0)],
+    "cond_first": [(1, 0)],
+    "cond_swap": [(1, 0)],
+}
+
+
+def _jax_dce(fun, args, used):
+    from jax._src import core as jcore
+    from jax._src.interpreters import partial_eval as pe
+
+    jaxpr = jax.make_jaxpr(fun)(*args).jaxpr
+    pruned, used_inputs = pe.dce_jaxpr(jaxpr, list(used))
+    n_eqns = len(pruned.eqns) + sum(len(s.eqns) for s in jcore.subjaxprs(pruned))
+    return [bool(u) for u in used_inputs], n_eqns
+
+
+@pytest.mark.parametrize(
+    "case,used", [(c, u) for c, uses in DCE_USES.items() for u in uses], ids=str
+)
+def test_dce_prunes_scan_carries_and_cond_outputs_as_jax(backend, case, used):
+    """A scan carry is live when a used output needs it through the loop (a
+    fixpoint); an unused cond output goes from every branch, and an operand
+    no branch reads leaves the cond. The same inputs stay used, the same
+    number of equations (sub-programs included) remain, and the pruned
+    program computes the used outputs."""
+    want_used, want_eqns = _jax_dce(*_dce_program(case, JAX), used)
+    fun, args = _dce_program(case, REF)
+    program = ri.make_jaxpr(fun)(*args)
+    pruned, used_inputs = dce_program(program, [bool(u) for u in used])
+    check_program(pruned)
+    assert used_inputs == want_used
+    assert sum(1 for _ in pruned.walk_eqns()) == want_eqns
+    flat = [rnp.asarray(a) for a in jax.tree.leaves(args)]
+    full = ri.jit(lambda *a: eval_program_bind(program, list(a)))(*flat)
+    kept = [a for a, u in zip(flat, used_inputs) if u]
+    got = ri.jit(lambda *a: eval_program_bind(pruned, list(a)))(*kept)
+    want = [o for o, u in zip(full, used) if u]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["scan", "cond"])
+def test_checkpoint_saves_nothing_of_a_dead_carry(backend, kind):
+    """everything_saveable of a scan with a carry nothing reads (a cond with
+    an output nothing reads): JAX saves what the live part needs only."""
+
+    def fun(m):
+        def body(x):
+            if kind == "scan":
+                step = lambda c, _: ((m.np.sin(c[0]), m.np.cos(c[1]) * c[0]), None)  # noqa: E731
+                return m.lax.scan(step, (x, x), None, length=3)[0][0]
+            live = lambda x: (m.np.sin(x), m.np.exp(m.np.cos(x)))  # noqa: E731
+            return m.lax.cond(x > 0, live, lambda x: (x, x), x)[0]
+
+        return m.api.checkpoint(body, policy=m.api.checkpoint_policies.everything_saveable)
+
+    want = [(tuple(a.shape), str(a.dtype)) for a, _ in jax_saved_residuals(fun(JAX), 2.0)]
+    got = [(tuple(a.shape), str(a.dtype)) for a, _ in residual_sources(fun(REF), 2.0)]
+    assert got == want
 
 
 # ---------------------------------------------------------------------------
