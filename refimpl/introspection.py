@@ -5,13 +5,14 @@ refimpl prints it), ``typeof`` and ``float0``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from refimpl import _wraps, dtypes, tracing
-from refimpl.core import AbstractRef, ShapedArray
+from refimpl.core import AbstractRef, Program, ShapedArray
 from refimpl.primitives import collectives
 from refimpl.ref import Ref
 from refimpl.transforms.jit import Jitted
@@ -85,9 +86,10 @@ def make_jaxpr(
             for name, size in axes:
                 stack.enter_context(collectives.bound_axis(name, size))
             result = jitted.trace_abstract(*args, **kwargs)  # duck-typed inputs too, as JAX
+        program = _captured_as_consts(result.program, result.entry.captured)
         if return_shape:
-            return result.program, result.out_info
-        return result.program
+            return program, result.out_info
+        return program
 
     # as JAX's: dressed as fun (_wraps.wraps), then named make_jaxpr(f) where
     # fun has names (a partial keeps its function's name, unprefixed); the
@@ -99,6 +101,25 @@ def make_jaxpr(
     if hasattr(fun, "__name__"):
         traced.__name__ = f"make_jaxpr({fun.__name__})"
     return traced
+
+
+def _captured_as_consts(program: Program, captured: list[Any]) -> Program:
+    """The outer tracers ``fun`` closes over (under an enclosing ``vmap``,
+    ``jit`` or ``grad``), which the jit's program takes as leading inputs,
+    made its constants instead, as JAX 0.10.2's ``make_jaxpr`` (its
+    ``consts`` hold the tracers; the inputs are ``fun``'s own), so
+    ``eval_jaxpr(p.jaxpr, p.consts, *args)`` takes ``fun``'s arguments."""
+    if not captured:
+        return program
+    k = len(captured)
+    shardings = program.const_shardings
+    return dataclasses.replace(
+        program,
+        in_vars=list(program.in_vars[k:]),
+        const_vars=list(program.in_vars[:k]) + list(program.const_vars),
+        consts=list(captured) + list(program.consts),
+        const_shardings=[None] * k + list(shardings) if shardings else [],
+    )
 
 
 def _check_axis_env(axis_env: Any) -> list[tuple[Any, int]]:

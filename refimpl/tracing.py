@@ -795,6 +795,10 @@ def eval_program_bind(program: Program, args: Sequence[Any]) -> list[Any]:
 
 
 def _const_operand(value: np.ndarray, aval: ShapedArray) -> Any:
+    if isinstance(value, Tracer):
+        # an outer tracer make_jaxpr's program closed over (under vmap, jit,
+        # grad): its constant, bound as it is
+        return value
     if aval.shape == ():
         return TypedScalar(value, aval.dtype, aval.weak_type)
     if aval.weak_type:

@@ -198,6 +198,18 @@ def case(jax, jnp, np, P):
         return x + y
     return [f(1.0), seen]
 """,
+    # test_vmap_make_jaxpr_close_over_tracer: a closed-over outer tracer is
+    # a constant of make_jaxpr's program (eval_jaxpr takes fun's arguments)
+    "make_jaxpr_closing_over_a_tracer": """
+def case(jax, jnp, np, P):
+    def run(inp):
+        jaxpr = jax.make_jaxpr(lambda x: x * 2 + inp)(1)
+        counts = (len(jaxpr.consts), len(jaxpr.jaxpr.invars), len(jaxpr.jaxpr.constvars))
+        return jax.core.eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, 3)[0], counts
+    out = [jax.vmap(run)(jnp.arange(2)), jax.jit(run)(5), jax.grad(lambda x: run(x)[0])(2.0)]
+    out.append(jax.vmap(run, out_axes=(0, None))(jnp.arange(3.0)))
+    return out
+""",
 }
 
 
