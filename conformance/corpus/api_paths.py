@@ -621,6 +621,110 @@ SCRIPTS.update(
 )
 
 
+# --- lane APIA of issue 29 (api_test.py's first half held back) -----------------
+
+
+def _device_put_tree_of_targets(ns: Any) -> Any:
+    """device_put with a pytree of targets that is a tree prefix of x."""
+    api = ns.api
+    d0 = api.devices()[0]
+    x = (np.arange(3.0), (np.float32(2), [1.5]))
+    out = api.device_put(x, (d0, None))
+    bad = ns.capture(lambda: api.device_put((1.0, 2.0, 3.0), (d0, d0)))
+    return [out, out[0].devices() == {d0}, bad]
+
+
+def _slice_transpose_strong(ns: Any) -> Any:
+    """x[1]'s cotangent is strong for a Python-float cotangent (slice's transpose)."""
+    api = ns.api
+    x = api.numpy.ones(4)
+    cts = [
+        api.vjp(lambda x: x[1], x)[1](1.0),
+        api.vjp(lambda x: x[1:3], x)[1](api.lax.broadcast(1.0, (2,))),
+        api.vjp(lambda x: x[::2], api.numpy.broadcast_to(2.0, (4,)))[1](
+            api.lax.broadcast(1.0, (2,))
+        ),
+    ]
+    return [[ct, ns.weak_type(ct[0])] for ct in cts]
+
+
+def _jacfwd_aux_is_the_argument(ns: Any) -> Any:
+    """jacfwd/hessian's aux returning the argument hands back the user's object."""
+    api = ns.api
+    x = np.arange(3.0)
+    out = []
+    for jac in (api.jacfwd, api.hessian):
+        j, aux = jac(lambda x: ((x**2).sum(), x), has_aux=True)(x)
+        out.append([j, aux is x, str(aux.dtype)])
+    return out
+
+
+def _aot_stage_attributes(ns: Any) -> Any:
+    """Lowered/Compiled donate_argnums, in_avals, in_tree; a Compiled under vmap."""
+    api = ns.api
+    lowered = api.jit(lambda a, b, c: b + c, static_argnums=0, donate_argnums=2).lower(1, 2.0, 3.0)
+    compiled = lowered.compile()
+    tree = api.tree.flatten(((0, 0), {}))[1]
+    under_vmap = ns.capture(lambda: api.vmap(compiled)(np.ones(3, np.float32), np.ones(3)))
+    return [
+        list(lowered.donate_argnums),
+        list(compiled.donate_argnums),
+        str(compiled.in_avals) == str(lowered.in_avals),
+        compiled.in_tree == tree,
+        lowered.in_tree == tree,
+        compiled.runtime_executable() is not None,
+        under_vmap,
+    ]
+
+
+class _Wrapped:
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __jax_array__(self) -> Any:
+        return self.value
+
+    dtype = property(lambda self: self.value.dtype)
+    shape = property(lambda self: self.value.shape)
+
+
+def _shape_queries_of_jax_array_objects(ns: Any) -> Any:
+    """shape/ndim/size/isscalar of an object defining __jax_array__."""
+    jnp = ns.api.numpy
+    out = []
+    for value in (jnp.array(1), jnp.ones((2, 3), jnp.int8)):
+        w = _Wrapped(value)
+        out.append([jnp.isscalar(w), jnp.size(w), list(jnp.shape(w)), jnp.ndim(w)])
+    return out
+
+
+def _make_jaxpr_closing_over_a_tracer(ns: Any) -> Any:
+    """A closed-over outer tracer is a constant of make_jaxpr's program."""
+    api = ns.api
+    try:  # refimpl's jax.core is refimpl.core_api
+        core = importlib.import_module(f"{api.__name__}.core_api")
+    except ModuleNotFoundError:
+        core = api.core
+
+    def run(inp: Any) -> Any:
+        p = api.make_jaxpr(lambda x: x * 2 + inp)(1)
+        return core.eval_jaxpr(p.jaxpr, p.consts, 3)[0]
+
+    return [api.vmap(run)(api.numpy.arange(2)), api.jit(run)(5)]
+
+
+SCRIPTS.update(
+    {
+        "device_put_a_tree_of_targets": _device_put_tree_of_targets,
+        "slice_transpose_is_strong": _slice_transpose_strong,
+        "jacfwd_aux_is_the_argument": _jacfwd_aux_is_the_argument,
+        "aot_stage_attributes": _aot_stage_attributes,
+        "shape_queries_of_jax_array_objects": _shape_queries_of_jax_array_objects,
+        "make_jaxpr_closing_over_a_tracer": _make_jaxpr_closing_over_a_tracer,
+    }
+)
+
+
 def cases() -> Iterator[Case]:
     for name, script in SCRIPTS.items():
         yield script_case(f"api.paths/{name}", script, expect=AGREE, tags=TAGS)
