@@ -249,7 +249,16 @@ def _remat_impl(*args: Any, program: Program, **_: Any) -> list[Any]:
 
 
 @remat_p.def_lowering
-def _remat_lowering(ctx: Any, *args: Any, program: Program, **_: Any) -> list[Any]:
+def _remat_lowering(
+    ctx: Any, *args: Any, program: Program, differentiated: bool = False,
+    prevent_cse: bool = True, **_: Any,
+) -> list[Any]:  # fmt: skip
+    # JAX's remat_lowering: the backward pass's recomputation reads its
+    # operands through an optimization barrier, so XLA cannot merge it with
+    # the forward pass's computation of the same values (CSE), which would
+    # keep those values alive instead of recomputing them.
+    if differentiated and prevent_cse and args:
+        args = tuple(ctx.hlo.OptimizationBarrierOp(list(args)).results)
     return ctx.call(program, "checkpoint", args)
 
 

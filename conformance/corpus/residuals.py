@@ -19,6 +19,8 @@ look at what is saved:
   the jit, refimpl does not): both open differences;
 * ``residuals/dead_scan_carry``, ``residuals/dead_cond_output``: a scan
   carry or cond output nothing reads is not saved under everything_saveable;
+* ``residuals.barrier/prevent_cse=<bool>``: whether ``jit(grad(f))``'s HLO
+  has the optimization barrier a checkpoint's recomputation reads through;
 * ``residuals/constants/<variant>``: api_test's ``saved_residuals`` utility
   (a NumPy constant array is saved "from a constant", also inside a ``jit``,
   whose residual arguments are "from the argument"), a closed-over concrete
@@ -230,6 +232,24 @@ def _dead_loop_part(kind: str) -> Any:
     return script
 
 
+def _barrier(prevent_cse: bool) -> Any:
+    """api_test's no_cse_widget tests: the compiled backward pass reads the
+    recomputation's operands through an optimization barrier (XLA may then
+    not merge it with the forward pass) when ``prevent_cse``; the primal
+    function has none."""
+
+    def script(ns: Any) -> Any:
+        api, lax = _api(ns), ns.lax_
+        g = api.checkpoint(lambda x: lax.sin(lax.sin(x)), prevent_cse=prevent_cse)
+
+        def barrier(f: Any) -> bool:
+            return "opt-barrier" in ns.jit(f).lower(np.float32(2.0)).as_text("hlo")
+
+        return {"primal": barrier(g), "grad": barrier(api.grad(g))}
+
+    return script
+
+
 def _scan_zero_carry(carry_shape: tuple[int, ...]) -> Any:
     """A scan whose carry starts as zeros and whose carry tangent becomes
     nonzero in the loop: the zero tangent is instantiated. Of rank 0 it is a
@@ -311,6 +331,9 @@ def cases() -> Iterator[Case]:
         yield script_case(f"residuals/constants/{variant}", _constants(variant), expect=AGREE,
                           tags=TAGS)  # fmt: skip
     yield script_case("residuals/dead_step", _dead_step, expect=AGREE, tags=TAGS)
+    for prevent_cse in (True, False):
+        yield script_case(f"residuals.barrier/prevent_cse={prevent_cse}", _barrier(prevent_cse),
+                          expect=AGREE, tags=TAGS)  # fmt: skip
     for kind in ("scan_carry", "cond_output"):
         yield script_case(f"residuals/dead_{kind}", _dead_loop_part(kind), expect=AGREE, tags=TAGS)
     for label, shape in (("scalar", ()), ("vector", (2,))):

@@ -1,6 +1,7 @@
-"""Programs from the second half of JAX's tests/api_test.py (RematTest,
-JaxprTest, DCETest, the batched ``lax.map``, NamedCallTest, CustomVmapTest's
-``sequential_vmap``, the integer-overflow checks), run on refimpl's ref and
+"""Programs from the second half of JAX's tests/api_test.py (RematTest and
+its optimization barrier, JaxprTest, DCETest, the batched ``lax.map``,
+NamedCallTest, CustomVmapTest's ``sequential_vmap``, the integer-overflow
+checks), run on refimpl's ref and
 pjrt backends and compared with JAX 0.10.2 live: values, dtypes, weak types
 and exception classes, and what ``saved_residuals`` reports.
 
@@ -247,6 +248,37 @@ def test_checkpoint_saves_nothing_of_a_dead_carry(backend, kind):
     want = [(tuple(a.shape), str(a.dtype)) for a, _ in jax_saved_residuals(fun(JAX), 2.0)]
     got = [(tuple(a.shape), str(a.dtype)) for a, _ in residual_sources(fun(REF), 2.0)]
     assert got == want
+
+
+# ---------------------------------------------------------------------------
+# the recomputation's optimization barrier (RematTest's no_cse_widget tests)
+# ---------------------------------------------------------------------------
+
+
+def _hlo_barriers(m, variant):
+    nothing = lambda *_, **__: False  # noqa: E731
+    make = {
+        "remat": m.api.remat,
+        "policy": partial(m.api.remat, policy=nothing),
+        "checkpoint": partial(m.api.checkpoint, policy=nothing),
+        "no_prevent_cse": partial(m.api.remat, prevent_cse=False),
+    }[variant]
+    g = make(lambda x: (m.lax.sin(m.lax.sin(x)), 3.0))
+    f = lambda x: g(x)[0]  # noqa: E731
+
+    def has(fun):
+        text = m.api.jit(fun).lower(2.0).as_text("hlo")
+        return ("opt-barrier" in text, "while" in text, "conditional" in text)
+
+    return {"primal": has(f), "grad": has(m.api.grad(f))}
+
+
+@pytest.mark.parametrize("variant", ["remat", "policy", "checkpoint", "no_prevent_cse"])
+def test_recomputation_reads_through_a_barrier_as_jax(backend, variant):
+    """With prevent_cse (the default), jit(grad(f))'s HLO reads the
+    recomputation's operands through an optimization barrier, so XLA cannot
+    merge it with the forward pass; the primal function has none."""
+    assert _hlo_barriers(REF, variant) == _hlo_barriers(JAX, variant)
 
 
 # ---------------------------------------------------------------------------
