@@ -41,6 +41,7 @@ from refimpl.primitives import base as primitive_base
 from refimpl.primitives import ref_context, structural
 from refimpl.primitives.call import jit_call_p
 from refimpl.primitives.collectives import bound_axes
+from refimpl.sharding import NamedSharding, PartitionSpec, Sharding, get_mesh
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import donation, sharded
 from refimpl.transforms.donation import DonationPlan
@@ -54,10 +55,16 @@ logger = logging.getLogger("refimpl.jit")
 class ShapeDtypeStruct:
     """An abstract array argument or result: shape, dtype and weak_type only."""
 
-    __slots__ = ("shape", "dtype", "weak_type", "is_ref")
+    __slots__ = ("shape", "dtype", "weak_type", "is_ref", "_sharding")
 
     def __init__(
-        self, shape: Sequence[int], dtype: Any, weak_type: bool = False, *, is_ref: bool = False
+        self,
+        shape: Sequence[int],
+        dtype: Any,
+        weak_type: bool = False,
+        *,
+        is_ref: bool = False,
+        sharding: Any = None,
     ) -> None:
         self.shape = tuple(int(d) for d in shape)
         if dtype is None:  # np.dtype(None) would be float64 (JAX's ValueError)
@@ -67,6 +74,7 @@ class ShapeDtypeStruct:
         self.weak_type = bool(weak_type)
         # a Ref argument's type (jit(f).trace / lower of a function taking a Ref)
         self.is_ref = bool(is_ref)
+        self._sharding = _struct_sharding(sharding)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -82,37 +90,69 @@ class ShapeDtypeStruct:
         return int(np.prod(self.shape, dtype=np.int64))
 
     @property
-    def sharding(self) -> None:
-        """None, as JAX 0.10.2's for a struct made without one (refimpl's
-        structs carry no sharding)."""
-        return None
+    def sharding(self) -> Any:
+        """The ``sharding=`` it was made with (None without one), as JAX
+        0.10.2's: a ``PartitionSpec`` given outside a mesh is resolved when
+        read, a ``TypeError`` while no mesh is set (JAX's class)."""
+        if isinstance(self._sharding, PartitionSpec):
+            mesh = get_mesh()
+            if mesh is None:
+                raise TypeError(
+                    "When specifying PartitionSpec to `ShapeDtypeStruct`, the context mesh "
+                    "cannot be empty. Please use `jax.set_mesh` to set the mesh context."
+                )
+            return NamedSharding(mesh, self._sharding)
+        return self._sharding
 
     def update(self, **changes: Any) -> ShapeDtypeStruct:
-        """A copy with some of ``shape``, ``dtype``, ``weak_type``, ``is_ref``
-        replaced (JAX 0.10.2's ``ShapeDtypeStruct.update``)."""
+        """A copy with some of ``shape``, ``dtype``, ``weak_type``, ``is_ref``,
+        ``sharding`` replaced (JAX 0.10.2's ``ShapeDtypeStruct.update``)."""
         fields = {"shape": self.shape, "dtype": self.dtype, "weak_type": self.weak_type}
         fields["is_ref"] = self.is_ref
+        fields["sharding"] = self._sharding
         unknown = set(changes) - set(fields)
         if unknown:
             raise TypeError(f"ShapeDtypeStruct.update: unknown fields {sorted(unknown)}")
         fields.update(changes)
         return ShapeDtypeStruct(
-            fields["shape"], fields["dtype"], fields["weak_type"], is_ref=fields["is_ref"]
+            fields["shape"],
+            fields["dtype"],
+            fields["weak_type"],
+            is_ref=fields["is_ref"],
+            sharding=fields["sharding"],
         )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ShapeDtypeStruct) and (
-            (self.shape, self.dtype, self.weak_type, self.is_ref)
-            == (other.shape, other.dtype, other.weak_type, other.is_ref)
+            (self.shape, self.dtype, self.weak_type, self.is_ref, self._sharding)
+            == (other.shape, other.dtype, other.weak_type, other.is_ref, other._sharding)
         )
 
     def __hash__(self) -> int:
-        return hash((self.shape, self.dtype, self.weak_type, self.is_ref))
+        return hash((self.shape, self.dtype, self.weak_type, self.is_ref, self._sharding))
 
     def __repr__(self) -> str:
+        # JAX 0.10.2's order: shape, dtype, sharding, weak_type
+        sharding = f", sharding={self._sharding!r}" if self._sharding is not None else ""
         weak = ", weak_type=True" if self.weak_type else ""
         ref = ", is_ref=True" if self.is_ref else ""
-        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak}{ref})"
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak}{ref})"
+
+
+def _struct_sharding(sharding: Any) -> Any:
+    """``ShapeDtypeStruct(sharding=...)``: None, a ``Sharding``, or a
+    ``PartitionSpec`` (over the context mesh when one is set, as JAX 0.10.2's;
+    kept as the spec otherwise); anything else is JAX's ``ValueError``."""
+    if sharding is None or isinstance(sharding, Sharding):
+        return sharding
+    if isinstance(sharding, PartitionSpec):
+        mesh = get_mesh()
+        return sharding if mesh is None else NamedSharding(mesh, sharding)
+    raise ValueError(
+        "sharding should be an instance of `jax.sharding.Sharding`, "
+        "`jax.sharding.PartitionSpec` or `jax.experimental.layout.Format`. "
+        f"Got {sharding} of type {type(sharding)}."
+    )
 
 
 def _shape_dtype_aval(s: ShapeDtypeStruct) -> Any:

@@ -571,6 +571,22 @@ class ShardedJit:
         inner = self.__dict__["_inner"]
         return getattr(inner, "_jitted", inner)
 
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """The plain jit's output structs, each carrying its ``out_shardings``
+        entry (one given None carries none), as JAX 0.10.2's."""
+        out = self.__dict__["_inner"].eval_shape(*args, **kwargs)
+        if self._out is None:
+            return out
+        where = f"jit({self._name})"
+        leaves, tree = tree_util.tree_flatten(out)
+        per_leaf = _broadcast_prefix(self._out, out, where, "out_shardings")
+        return tree.unflatten(
+            [
+                leaf if spec is None else leaf.update(sharding=as_sharding(spec, where, "sharding"))
+                for leaf, spec in zip(leaves, per_leaf, strict=True)
+            ]
+        )
+
     def __repr__(self) -> str:
         # as every jit's, JAX 0.10.2's words
         return f"<PjitFunction of {self.__wrapped__!r}>"

@@ -210,6 +210,40 @@ def case(jax, jnp, np, P):
     out.append(jax.vmap(run, out_axes=(0, None))(jnp.arange(3.0)))
     return out
 """,
+    # test_eval_shape_out_shardings, test_shapedtypestruct_sharding_error:
+    # ShapeDtypeStruct(sharding=...) and a jit's out_shardings in eval_shape
+    "shape_dtype_struct_sharding": """
+def case(jax, jnp, np, P):
+    d = jax.devices()[0]
+    s = jax.sharding.SingleDeviceSharding(d)
+    a = jax.ShapeDtypeStruct((8,), np.float32, sharding=s, weak_type=True)
+    b = jax.ShapeDtypeStruct((8,), np.float32, weak_type=True)
+    out = [a.sharding == s, a == b, hash(a) == hash(b), a.update(sharding=None) == b,
+           a.update(shape=(2,)).sharding == s, a.weak_type]
+    try:
+        jax.ShapeDtypeStruct((8,), np.float32, sharding=3)
+        out.append("no error")
+    except Exception as e:
+        out.append(type(e).__name__)
+    spec = jax.ShapeDtypeStruct((8, 2), np.float32, sharding=P("x"))
+    try:
+        spec.sharding
+        out.append("no error")
+    except Exception as e:
+        out.append(type(e).__name__)
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:4]), ("x",))
+    with jax.set_mesh(mesh):
+        inside = jax.ShapeDtypeStruct((8,), np.float32, sharding=P("x"))
+        out.append([inside.sharding == jax.sharding.NamedSharding(mesh, P("x")),
+                    spec.sharding.spec == P("x")])
+    f = jax.jit(lambda x: (x * 2, x), out_shardings=(s, None))
+    o1, o2 = f.eval_shape(np.arange(8))
+    out.append([o1.sharding == s, o2.sharding, o1.shape, str(o1.dtype)])
+    out.append(jax.jit(lambda x: x * 2, out_shardings=s).eval_shape(np.ones(3)).sharding == s)
+    out.append(jax.eval_shape(lambda x: x * 2, a).sharding)
+    out.append(jax.jit(lambda x: x + 1).lower(a).compile()(np.ones(8, np.float32)))
+    return out
+""",
 }
 
 
