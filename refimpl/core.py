@@ -280,7 +280,21 @@ class Program:
     def constvars(self) -> list[Var]:
         return self.const_vars
 
+    @property
+    def literals(self) -> list[np.ndarray]:
+        # JAX's ClosedJaxpr.literals: its constants (the same list as consts)
+        return self.consts
+
     def __str__(self) -> str:
+        return pretty_print(self)
+
+    def pretty_print(self, **options: Any) -> str:
+        """JAX's ``ClosedJaxpr.pretty_print(use_color=False, ...)``: the listing
+        ``str`` gives (as JAX's). Its options (``use_color``, ``source_info``,
+        ``print_shapes``, ...) are keywords only, as JAX's; refimpl's listing
+        has no colours, source lines or name stacks to switch, so they change
+        nothing."""
+        del options
         return pretty_print(self)
 
     def walk_eqns(self) -> Iterator[Eqn]:
