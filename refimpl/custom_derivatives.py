@@ -135,14 +135,19 @@ def _canonical_numpy(args: tuple, nondiff_argnums: Sequence[int]) -> tuple:
 
 
 def _resolve_kwargs(kind: str, fun: Callable, args: tuple, kwargs: dict) -> tuple:
-    """Positional arguments from ``args``/``kwargs`` by ``fun``'s signature."""
-    if not kwargs:
+    """Positional arguments from ``args``/``kwargs`` by ``fun``'s signature.
+
+    Always bound, as JAX's ``resolve_kwargs``: a missing or an extra argument
+    is its wrapped TypeError here, before ``fun`` or a rule runs."""
+    target = fun
+    if isinstance(fun, functools.partial):
+        target = lambda *a, **k: None  # noqa: E731 - a partial's signature is opaque
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):  # a builtin without one: the call itself checks
         return args
     try:
-        target = fun
-        if isinstance(fun, functools.partial):
-            target = lambda *a, **k: None  # noqa: E731 - a partial's signature is opaque
-        bound = inspect.signature(target).bind(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         passed = [k for k in bound.kwargs if k in kwargs]
         if passed:

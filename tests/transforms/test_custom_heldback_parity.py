@@ -2,6 +2,9 @@
 lane CUSTOM): the programs of its tests where refimpl differed, compared with
 JAX 0.10.2 live on both backends.
 
+* the arguments of a custom_jvp/custom_vjp call are always bound to the
+  function's signature (defaults applied), a missing or extra one is JAX's
+  wrapped TypeError before anything runs;
 * ``make_jaxpr(f)(x).pretty_print(use_color=False)`` and ``.literals``
   (custom_api_test's test_pretty_print): the listing ``str`` gives and the
   constants, as JAX's ClosedJaxpr.
@@ -19,9 +22,73 @@ import pytest
 
 import refimpl as ri
 import refimpl.numpy as rnp
+from tests.helpers.parity import assert_same_as_jax
 
 JAX = types.SimpleNamespace(lib=jax, np=jnp)
 RI = types.SimpleNamespace(lib=ri, np=rnp)
+
+# --- argument binding ---------------------------------------------------------------------------
+
+
+def _kw_functions(n: Any) -> dict[str, Any]:
+    @n.lib.custom_jvp
+    def jvp_f(x, y, *, z=None):
+        return n.np.sin(x), x + n.np.cos(y)
+
+    jvp_f.defjvp(lambda p, t: 1 / 0)  # never runs: the binding fails first
+
+    @n.lib.custom_vjp
+    def vjp_f(x, y, *, z=None):
+        return n.np.sin(x), x + n.np.cos(y)
+
+    vjp_f.defvjp(lambda x, y: 1 / 0, lambda r, c: 1 / 0)
+    return {"custom_jvp": jvp_f, "custom_vjp": vjp_f}
+
+
+@pytest.mark.parametrize("kind", ["custom_jvp", "custom_vjp"])
+@pytest.mark.parametrize(
+    "call,words",
+    [
+        (lambda f: f(0.5), "missing a required argument: 'y'"),
+        (lambda f: f(0.5, 0.1, 0.2), "too many positional arguments"),
+        (lambda f: f(0.5, 0.1, z=1.0), "could not be resolved to positions: z"),
+    ],
+    ids=["missing", "extra", "keyword_only"],
+)
+def test_arguments_are_bound_before_anything_runs(kind, call, words):
+    # custom_api_test's test_resolve_kwargs_error_message
+    for n in (JAX, RI):
+        with pytest.raises(TypeError, match=f"decorated function {kind[7:]}_f could not be") as e:
+            call(_kw_functions(n)[kind])
+        assert words in str(e.value)
+
+
+def test_defaults_are_arguments_of_the_rules(backend):
+    # a parameter left to its default is bound (JAX's apply_defaults): the
+    # custom_jvp rule gets it among the primals, custom_vjp's fwd among its
+    # arguments and bwd owes it a cotangent
+    def prog(n: Any) -> Any:
+        @n.lib.custom_jvp
+        def f(x, y, c=1.0):
+            return c * (x + y)
+
+        f.defjvp(lambda p, t: (f(*p), len(p) * t[0]))
+
+        @n.lib.custom_vjp
+        def g(x, y, c=1.0):
+            return c * (x + y)
+
+        g.defvjp(lambda *a: (g(*a), len(a)), lambda k, ct: (ct * k,) * k)
+        jit = n.lib.jit
+        return (
+            jit(lambda x, t: n.lib.jvp(f, (x, 2.0), (t, 1.0)))(1.0, 1.0),
+            jit(n.lib.grad(f))(1.0, 2.0),
+            n.lib.grad(g, (0, 1))(1.0, 2.0),
+            jit(n.lib.grad(g))(1.0, 2.0),
+        )
+
+    assert_same_as_jax(prog(RI), prog(JAX))
+
 
 # --- the ClosedJaxpr methods ---------------------------------------------------------------------
 
