@@ -77,6 +77,10 @@ class Config:
         # body) or a vmap ends, raise if one of its tracers is still reachable
         # (refimpl.tracing.check_no_leaks). Off: no cost at all.
         "check_tracer_leaks": False,
+        # jax_no_tracing (refimpl.contexts.no_tracing): a user's jit that would
+        # trace (a cache miss) raises RuntimeError instead; eager operations'
+        # own jits are exempt.
+        "no_tracing": False,
     }
 
     def __init__(self) -> None:

@@ -175,6 +175,34 @@ def default_matmul_precision(value: Any) -> contextlib.AbstractContextManager:
     return _accepted("default_matmul_precision", value, lambda v: True, "")
 
 
+def no_tracing(new_val: bool = True) -> contextlib.AbstractContextManager:
+    """``jax.no_tracing``: within the block a jitted function that would trace
+    (a cache miss: a new function, or new argument types) raises
+    ``RuntimeError`` instead, as JAX 0.10.2's; calls that hit the cache run.
+    It sets ``config.no_tracing``. (JAX's eager operations are jits too, so an
+    eager operation new to JAX's cache raises there; refimpl's eager
+    operations never do.)
+
+    Args:
+        new_val: True to refuse tracing in the block, False to allow it.
+
+    Returns:
+        A context manager (use it in a ``with`` statement).
+
+    Raises:
+        TypeError: ``new_val`` is not a bool (when the block is entered).
+
+    Example:
+        >>> import refimpl as ri
+        >>> f = ri.jit(lambda x: x + 1)
+        >>> _ = f(1.0)
+        >>> with ri.no_tracing():
+        ...     float(f(2.0))
+        3.0
+    """
+    return _flag("no_tracing", new_val, "no_tracing")
+
+
 def enable_checks(value: bool = True) -> contextlib.AbstractContextManager:
     """``jax.enable_checks``: refimpl checks its programs always (no effect).
 

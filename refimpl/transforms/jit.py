@@ -1490,6 +1490,10 @@ class Jitted:
                 f"jit({self.__name__}): the jitted function must be hashable, got a "
                 f"{type(self.fun).__name__}: {err}"
             ) from None
+        if config._values["no_tracing"] and self.honours_disable_jit:  # ri.no_tracing()
+            raise RuntimeError(  # JAX 0.10.2's words (less its source location)
+                f"re-tracing function {self.__name__} for `jit`, but 'no_tracing' is set"
+            )
         bound_refs = ref_context.bound_refs[0]
         entry = self._trace(call)
         # a closure over outer tracers is valid for one trace only, and so is a

@@ -244,6 +244,24 @@ def case(jax, jnp, np, P):
     out.append(jax.jit(lambda x: x + 1).lower(a).compile()(np.ones(8, np.float32)))
     return out
 """,
+    # test_no_tracing: a jit that would trace inside no_tracing() raises
+    "no_tracing": """
+def case(jax, jnp, np, P):
+    f = jax.jit(lambda x: x)
+    x, y = jnp.arange(3), jnp.arange(4)
+    f(x)
+    out = []
+    with jax.no_tracing():
+        out.append(f(x))
+        for thunk in (lambda: f(y), lambda: jax.jit(lambda v: v * 2)(x)):
+            try:
+                thunk()
+                out.append("ran")
+            except RuntimeError as e:
+                out.append([type(e).__name__, "no_tracing" in str(e)])
+    out.append(f(y))
+    return out
+""",
 }
 
 
