@@ -943,7 +943,7 @@ class _VJPRules:
         if not owner.symbolic_zeros:
             cts = [ad.instantiate(c) for c in cts]
         cts = [_to_user_zero(c) if type(c) is Zero else ad.user_value(c) for c in cts]
-        res = [ad.user_value(r) for r in res]
+        res = [r.value if type(r) is _Constant else ad.user_value(r) for r in res]
         ct_tree = tree_util.tree_unflatten(self.out_tree, cts)
         ct_tree = _key_cotangents(ct_tree)
         assert owner.bwd is not None  # __call__ raised before binding without one
@@ -1051,7 +1051,7 @@ def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, sy
         outs, res, res_tree = rules.fwd(primals, nonzero)
     in_avals = call.in_avals[num_consts:]
     n_own = len(call.out_avals) - refs.n_written
-    res, ref_res = _split_ref_residuals(res)
+    res, static_res = _split_static_residuals(res)
     own_avals = call.out_avals[:n_own]
     if hasattr(rules, "fwd_out_avals"):  # under vmap fwd may batch more outputs
         own_avals = rules.fwd_out_avals(own_avals)
@@ -1064,7 +1064,7 @@ def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, sy
         in_nonzero=tuple(nonzero),
         in_avals=tuple(in_avals),
         out_avals=tuple(tangent_aval(a) for a in own_avals),
-        ref_res=ref_res,
+        static_res=static_res,
     )
     # The written refs' final values are fwd's writes: as in JAX (fwd
     # writes the primal ref only) their tangents are the refs' tangents
@@ -1125,31 +1125,71 @@ def _check_ref_residuals(fwd: Any, args: Any, res: Any) -> None:
             )
 
 
-def _split_ref_residuals(res: list) -> tuple[list, tuple]:
-    """The array residuals of a fwd rule, and its Ref residuals with their
-    positions. JAX lets fwd return a Ref (say an argument, for bwd to write
-    statistics into); a Ref is not a value an equation can take, so it rides
-    along as a parameter of ``custom_lin`` and reaches bwd as the same Ref."""
-    if not any(_is_ref(r) for r in res):
-        return res, ()
-    refs = tuple((i, r) for i, r in enumerate(res) if _is_ref(r))
-    return [r for r in res if not _is_ref(r)], refs
+def _split_static_residuals(res: list) -> tuple[list, tuple]:
+    """The residuals of a fwd rule that are ``custom_lin``'s operands, and
+    those that ride along as its parameter, with their positions, and reach
+    bwd as themselves:
+
+    * a Ref: JAX lets fwd return one (say an argument, for bwd to write
+      statistics into); a Ref is not a value an equation can take;
+    * a constant (:func:`_constant_residual`): JAX 0.10.2 keeps Python
+      numbers and NumPy data out of its trace, also under jit, so bwd can
+      read them in Python (``range(n)``, ``(g,) * n``, ``if flag:``)."""
+    static: list[tuple[int, Any]] = []
+    operands: list[Any] = []
+    for i, r in enumerate(res):
+        if _is_ref(r):
+            static.append((i, r))
+        elif (constant := _constant_residual(r)) is not None:
+            static.append((i, _Constant(constant)))
+        else:
+            operands.append(r)
+    return operands, tuple(static)
 
 
-def _with_ref_residuals(res: list, ref_res: tuple) -> list:
+def _constant_residual(r: Any) -> Any:
+    """A residual leaf as bwd sees it when it is a constant, else None: a
+    Python number (bool, int, float, complex) as it is, as JAX 0.10.2 (its
+    TypedInt/TypedFloat/TypedComplex, also under jit, scan and checkpoint).
+    An int out of its canonical dtype's range stays an operand (and its
+    conversion error). NumPy data stays an operand too: JAX keeps it
+    constant only where the call is linearized directly (its TypedNdArray),
+    inside a differentiated jit, checkpoint or scan it is traced."""
+    if isinstance(r, (bool, float, complex)):
+        return r
+    if isinstance(r, int):
+        info = np.iinfo(dtypes.canonicalize_dtype(np.int64))
+        return r if info.min <= r <= info.max else None
+    return None
+
+
+class _Constant:
+    """A constant residual on its way to bwd (which gets ``value`` itself,
+    not an array of it: ``_VJPRules._bwd``)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+def _with_static_residuals(res: list, static_res: tuple) -> list:
     res = list(res)
-    for i, ref in ref_res:
-        res.insert(i, ref)
+    for i, value in static_res:
+        res.insert(i, value)
     return res
 
 
 @custom_lin_p.def_transpose
 def _custom_lin_transpose(
-    cts, *args, num_res, rules, res_tree, in_nonzero, in_avals, out_avals, ref_res=()
+    cts, *args, num_res, rules, res_tree, in_nonzero, in_avals, out_avals, static_res=()
 ):
-    res = _with_ref_residuals(list(args[:num_res]), ref_res)
+    res = _with_static_residuals(list(args[:num_res]), static_res)
     cts = [Zero(a) if a.dtype == dtypes.float0 else c for c, a in zip(cts, out_avals, strict=True)]
-    if ref_res and not ref_context.current_body_threads_refs():
+    if any(_is_ref(r) for _, r in static_res) and not ref_context.current_body_threads_refs():
         # transposed inside a closed program (grad of a jit or scan holding the
         # call): a write could not leave it
         with ref_context.refuse_outer(
@@ -1332,7 +1372,7 @@ class custom_vjp(_CustomFunction):
             rules.fwd(primals, nonzero)
             raise no_forward_mode_error(_NO_JVP)
         outs, res, res_tree = rules.fwd(primals, nonzero)
-        res, ref_res = _split_ref_residuals(res)
+        res, static_res = _split_static_residuals(res)
         touts = custom_lin_p.bind(
             *res,
             *[t for t, nz in zip(tangents, nonzero, strict=True) if nz],
@@ -1342,7 +1382,7 @@ class custom_vjp(_CustomFunction):
             in_nonzero=tuple(nonzero),
             in_avals=tuple(tracing.get_aval(p, "custom_vjp", i) for i, p in enumerate(primals)),
             out_avals=tuple(tangent_aval(a) for a in rules.out_avals),
-            ref_res=ref_res,
+            static_res=static_res,
         )
         return outs, list(touts), rules.out_tree
 
@@ -1604,11 +1644,15 @@ class _BatchedVJPRules:
 
     def fwd(self, primals: list, perturbed: list[bool]) -> tuple[list, list, Any]:
         trees: list[Any] = []
+        # constant residuals are the same for every member and stay constants
+        # (_split_static_residuals): not batched, handed back in their places
+        constants: list[tuple[int, Any]] = []
 
         def member(*xs: Any) -> list:
             outs, res, res_tree = self.inner.fwd(list(xs), perturbed)
             trees.append(res_tree)
-            return [*outs, *res]
+            constants[:] = [(i, r) for i, r in enumerate(res) if _constant_residual(r) is not None]
+            return [*outs, *(r for r in res if _constant_residual(r) is None)]
 
         axes = [0 if b else None for b in self.in_batched]
         pairs = _run_batched_rule(self.trace, self.axis_name, self.size, member, axes, primals)
@@ -1625,7 +1669,10 @@ class _BatchedVJPRules:
             batching.bdim_to(v, d, self.size, 0) if b else v
             for v, d, b in zip(values, dims, batched, strict=True)
         ]
-        return outs[:n], outs[n:], trees[0]
+        # a batched residual is an array (vmap hands back a NumPy argument a
+        # member returned as it is, which must not pass for a constant)
+        res = [ad.user_value(r) for r in outs[n:]]
+        return outs[:n], _with_static_residuals(res, tuple(constants)), trees[0]
 
     def fwd_out_avals(self, avals: Sequence[ShapedArray]) -> list[ShapedArray]:
         """The batched call's output avals after fwd ran (see ``fwd``)."""
@@ -1635,7 +1682,9 @@ class _BatchedVJPRules:
         ]
 
     def bwd(self, res: list, res_tree: Any, cts: list) -> list:
-        n_res = len(res)
+        # the constant residuals (_Constant) go to every member as they are
+        batched_res = [r for r in res if type(r) is not _Constant]
+        n_res = len(batched_res)
         out_avals = self.member_out_avals[: len(cts)]
 
         # a zero cotangent stays symbolic (the same for every member), so a
@@ -1648,7 +1697,9 @@ class _BatchedVJPRules:
                 Zero(tangent_aval(a)) if z else next(given)
                 for z, a in zip(zero, out_avals, strict=True)
             ]
-            leaves = self.inner.bwd(list(xs[:n_res]), res_tree, member_cts)
+            member_res = iter(xs[:n_res])
+            res_of_member = [r if type(r) is _Constant else next(member_res) for r in res]
+            leaves = self.inner.bwd(res_of_member, res_tree, member_cts)
             return [
                 ad.zeros_like_aval(tangent_aval(a)) if ct is None or type(ct) is Zero else ct
                 for ct, a in zip(leaves, self.in_avals, strict=True)
@@ -1663,7 +1714,7 @@ class _BatchedVJPRules:
         ]
         # under the vmap's name, as JAX's batch_custom_vjp_bwd: bwd may use
         # a collective over it (its transpose runs after the vmap returned)
-        leaves = vmap(member, axis_name=self.axis_name, axis_size=self.size)(*res, *cts)
+        leaves = vmap(member, axis_name=self.axis_name, axis_size=self.size)(*batched_res, *cts)
 
         return [
             ct if batched else reduce_sum_p.bind(ct, axes=(0,))

@@ -803,3 +803,78 @@ SCRIPTS.update(
         "custom_jvp_psum_rule_grad_of_jit_vmap": _psum_rules_after_the_vmap,
     }
 )
+
+
+def _constant_residuals(ns: Any) -> Any:
+    """custom_api_test's held-back run: a custom_vjp residual that is a
+    Python number reaches bwd as itself, also under jit and vmap, so bwd can
+    use it in Python (``range(n)``, ``(g,) * n``, ``if flag:``); JAX 0.10.2
+    keeps it out of its trace (refimpl made it an array, a tracer under jit)."""
+    api = ns.api
+
+    @api.custom_vjp
+    def f(x):
+        return 2.0 * x
+
+    def bwd(res, g):
+        n, flag = res
+        out = sum((g,) * n)
+        return (out * 3.0 if flag else out,)
+
+    f.defvjp(lambda x: (f(x), (3, True)), bwd)
+    xs = np.arange(3.0, dtype=np.float32)
+    return (
+        api.grad(f)(1.5),
+        api.jit(api.grad(f))(1.5),
+        api.grad(api.jit(f))(1.5),
+        api.vmap(api.grad(f))(xs),
+        api.grad(lambda v: api.vmap(f)(v).sum())(xs),
+    )
+
+
+def _custom_call_binding(ns: Any) -> Any:
+    """A custom_jvp call's arguments are bound to the function's signature
+    before anything runs, as JAX's resolve_kwargs: a missing one is JAX's
+    TypeError (refimpl ran the function: Python's own TypeError, other
+    words), a default is one of the rule's primals."""
+    api = ns.api
+
+    @api.custom_jvp
+    def f(x, y, c=1.0):
+        return c * (x + y)
+
+    f.defjvp(lambda p, t: (f(*p), len(p) * t[0]))
+    return (
+        api.jit(lambda x, t: api.jvp(f, (x, 2.0), (t, 1.0)))(1.0, 1.0),
+        ns.capture(f, 0.5),
+        ns.capture(f, 0.5, 0.1, 0.2, 0.3),
+    )
+
+
+def _jaxpr_pretty_print(ns: Any) -> Any:
+    """custom_api_test's test_pretty_print: ClosedJaxpr.pretty_print (with
+    JAX's keyword options) is the listing str gives; literals are the
+    constants (refimpl's Program had neither)."""
+    api = ns.api
+
+    @api.custom_jvp
+    def f(x):
+        return x + np.arange(1.0, 2.0, dtype=np.float32)
+
+    f.defjvp(lambda p, t: (f(*p), t[0]))
+    program = api.make_jaxpr(f)(np.array([4.2], np.float32))
+    closed = api.make_jaxpr(lambda v: v * np.float32(3.0) + np.ones(1, np.float32))(2.0)
+    return (
+        program.pretty_print(use_color=False) == str(program),
+        closed.literals is closed.consts,
+        [np.asarray(c) for c in closed.literals],
+    )
+
+
+SCRIPTS.update(
+    {
+        "custom_vjp_constant_residuals": _constant_residuals,
+        "custom_call_binds_its_arguments": _custom_call_binding,
+        "jaxpr_pretty_print_and_literals": _jaxpr_pretty_print,
+    }
+)

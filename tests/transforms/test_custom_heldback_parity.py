@@ -2,6 +2,10 @@
 lane CUSTOM): the programs of its tests where refimpl differed, compared with
 JAX 0.10.2 live on both backends.
 
+* custom_vjp residuals that are Python numbers reach bwd as themselves,
+  also under jit, vmap, checkpoint and cond, so bwd can read them in Python
+  (``range(n)``, ``(g,) * n``, ``if flag:``), as JAX's (its
+  TypedInt/TypedFloat/TypedComplex; bool as it is);
 * the arguments of a custom_jvp/custom_vjp call are always bound to the
   function's signature (defaults applied), a missing or extra one is JAX's
   wrapped TypeError before anything runs;
@@ -26,6 +30,90 @@ from tests.helpers.parity import assert_same_as_jax
 
 JAX = types.SimpleNamespace(lib=jax, np=jnp)
 RI = types.SimpleNamespace(lib=ri, np=rnp)
+
+# JAX's internal literal classes are its Python number / ndarray subclasses
+_JAX_LITERALS = {"TypedInt": "int", "TypedFloat": "float", "TypedComplex": "complex"}
+
+
+def _kind(value: Any) -> str:
+    """What bwd saw: the Python kind of a number, else "data" (an array, a
+    tracer, NumPy data: JAX's TypedNdArray where refimpl has an array)."""
+    name = _JAX_LITERALS.get(type(value).__name__, type(value).__name__)
+    return name if name in ("int", "float", "complex", "bool") else "data"
+
+
+# --- constant residuals -------------------------------------------------------------------------
+
+RESIDUALS = {
+    # bwd repeats ct n times in Python and multiplies by the flag's branch
+    "int_and_flag": lambda n, x: (3, True),
+    "float": lambda n, x: (2.5, False),
+    "complex": lambda n, x: (2, 1j),
+    "with_data": lambda n, x: (2, (np.float32(2.0), n.np.sin(x), 0.5)),
+}
+
+
+def _with_residuals(n: Any, res_fn: Any, seen: list) -> Any:
+    @n.lib.custom_vjp
+    def f(x):
+        return 2.0 * x
+
+    def bwd(res, ct):
+        seen.append(n.lib.tree_util.tree_map(_kind, res))
+        count, other = res
+        out = ct * 0.0
+        for _ in range(int(count)):  # a traced count would not convert
+            out = out + ct
+        if isinstance(other, bool) and other:
+            out = out * 3.0
+        return (out,)
+
+    f.defvjp(lambda x: (f(x), res_fn(n, x)), bwd)
+    return f
+
+
+MODES = {
+    "grad": lambda n, f: n.lib.grad(f)(1.5),
+    "jit_grad": lambda n, f: n.lib.jit(n.lib.grad(f))(1.5),
+    "grad_jit": lambda n, f: n.lib.grad(n.lib.jit(f))(1.5),
+    "vmap_grad": lambda n, f: n.lib.vmap(n.lib.grad(f))(np.arange(3.0, dtype=np.float32)),
+    "grad_vmap": lambda n, f: n.lib.grad(lambda x: n.lib.vmap(f)(x).sum())(
+        np.arange(3.0, dtype=np.float32)
+    ),
+    "jit_grad_vmap": lambda n, f: n.lib.jit(n.lib.grad(lambda x: n.lib.vmap(f)(x).sum()))(
+        np.arange(3.0, dtype=np.float32)
+    ),
+    "grad_checkpoint": lambda n, f: n.lib.grad(n.lib.checkpoint(f))(1.5),
+    "grad_cond": lambda n, f: n.lib.grad(lambda x: n.lib.lax.cond(x > 0, f, lambda y: y, x))(1.5),
+}
+# the default run: each residual kind once eagerly and under jit, the
+# vmap/remat/cond modes on one
+DEFAULT = {(r, m) for r in RESIDUALS for m in ("grad", "jit_grad")} | {
+    ("int_and_flag", m) for m in MODES
+}
+
+
+def _run(n: Any, res_name: str, mode: str) -> tuple:
+    seen: list = []
+    out = MODES[mode](n, _with_residuals(n, RESIDUALS[res_name], seen))
+    return out, seen
+
+
+@pytest.mark.parametrize(
+    "res_name,mode",
+    [
+        pytest.param(r, m, marks=() if (r, m) in DEFAULT else pytest.mark.slow)
+        for r in RESIDUALS
+        for m in MODES
+    ],
+)
+def test_custom_vjp_constant_residuals_reach_bwd_as_constants(backend, res_name, mode):
+    want, want_seen = _run(JAX, res_name, mode)
+    got, got_seen = _run(RI, res_name, mode)
+    # (JAX may run bwd more than once, e.g. under cond: what it saw counts)
+    assert sorted(set(got_seen)) == sorted(set(want_seen))
+    assert_same_as_jax(got, want)
+
 
 # --- argument binding ---------------------------------------------------------------------------
 
