@@ -239,6 +239,9 @@ class Eqn:
     def outvars(self) -> list[Var]:
         return self.outputs
 
+    def __str__(self) -> str:
+        return print_eqn(self)
+
 
 @dataclass
 class Program:
@@ -384,27 +387,37 @@ def _print_precision(value: Any) -> str:
     return repr(value)
 
 
+def print_eqn(eqn: Eqn) -> str:
+    """One equation as a listing shows it (JAX's ``str(eqn)``): ``b:f32[] =
+    sin a``, its variables named afresh; one without outputs (a
+    ``debug_callback``) is its right-hand side alone, as JAX's."""
+    return _print_eqn(eqn, _Namer(), 0)
+
+
+def _print_eqn(eqn: Eqn, name: _Namer, indent: int) -> str:
+    outs = " ".join(_print_binder(v, name) for v in eqn.outputs)
+    pp_rule = getattr(eqn.primitive, "pp_rule", None)  # e.g. the ref ops' `a[...] <- v`
+    if pp_rule is not None:
+        return str(pp_rule(outs, [_print_atom(a, name) for a in eqn.inputs], eqn.params))
+    params = ""
+    if eqn.params:
+        items = ", ".join(
+            f"{k}={_print_precision(v) if k == 'precision' else _print_param(v, name, indent)}"
+            for k, v in sorted(eqn.params.items())
+        )
+        params = f"[{items}]"
+    args = " ".join(_print_atom(a, name) for a in eqn.inputs)
+    lhs = f"{outs} = " if outs else ""
+    return f"{lhs}{eqn.primitive.name}{params} {args}".rstrip()
+
+
 def _print_program(program: Program, name: _Namer, indent: int) -> str:
     pad = " " * indent
     consts = " ".join(_print_binder(v, name) for v in program.const_vars)
     ins = " ".join(_print_binder(v, name) for v in program.in_vars)
     lines = [f"{{ lambda {consts} ; {ins}. let".replace("lambda  ;", "lambda ;")]
     for eqn in program.eqns:
-        outs = " ".join(_print_binder(v, name) for v in eqn.outputs)
-        pp_rule = getattr(eqn.primitive, "pp_rule", None)  # e.g. the ref ops' `a[...] <- v`
-        if pp_rule is not None:
-            atoms = [_print_atom(a, name) for a in eqn.inputs]
-            lines.append(f"{pad}    {pp_rule(outs, atoms, eqn.params)}")
-            continue
-        params = ""
-        if eqn.params:
-            items = ", ".join(
-                f"{k}={_print_precision(v) if k == 'precision' else _print_param(v, name, indent)}"
-                for k, v in sorted(eqn.params.items())
-            )
-            params = f"[{items}]"
-        args = " ".join(_print_atom(a, name) for a in eqn.inputs)
-        lines.append(f"{pad}    {outs} = {eqn.primitive.name}{params} {args}".rstrip())
+        lines.append(f"{pad}    {_print_eqn(eqn, name, indent)}")
     outs = ", ".join(_print_atom(a, name) for a in program.out_vars)
     lines.append(
         f"{pad}  in ({outs},) }}" if len(program.out_vars) == 1 else f"{pad}  in ({outs}) }}"

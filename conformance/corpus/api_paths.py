@@ -728,3 +728,23 @@ SCRIPTS.update(
 def cases() -> Iterator[Case]:
     for name, script in SCRIPTS.items():
         yield script_case(f"api.paths/{name}", script, expect=AGREE, tags=TAGS)
+
+
+# --- lane APIB of issue 29 (api_test.py's second half held back) ----------------
+
+
+def _eqn_texts(ns: Any) -> Any:
+    """str of a make_jaxpr equation is its listing line (``a:f32[] = sin b``,
+    its variables named afresh); one without outputs has no ``=``."""
+    api, x = ns.api, np.float32(1.0)
+    program = api.make_jaxpr(lambda x, y: api.numpy.sin(x) * y)(x, x)
+
+    def printed(v: Any) -> Any:
+        api.debug.print("{}", v)
+        return v
+
+    callback = api.make_jaxpr(printed)(np.int32(0)).eqns[0]
+    return [[str(e) for e in program.eqns], " = " in str(callback)]
+
+
+SCRIPTS.update({"str_of_an_equation": _eqn_texts})

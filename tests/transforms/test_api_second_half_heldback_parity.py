@@ -1,5 +1,5 @@
 """Programs from the second half of JAX's tests/api_test.py (RematTest and
-its optimization barrier, JaxprTest, DCETest, the batched ``lax.map``,
+its optimization barrier, JaxprTest (``str`` of an equation), DCETest, the batched ``lax.map``,
 NamedCallTest, CustomVmapTest's ``sequential_vmap``, the integer-overflow
 checks), run on refimpl's ref and
 pjrt backends and compared with JAX 0.10.2 live: values, dtypes, weak types
@@ -248,6 +248,31 @@ def test_checkpoint_saves_nothing_of_a_dead_carry(backend, kind):
     want = [(tuple(a.shape), str(a.dtype)) for a, _ in jax_saved_residuals(fun(JAX), 2.0)]
     got = [(tuple(a.shape), str(a.dtype)) for a, _ in residual_sources(fun(REF), 2.0)]
     assert got == want
+
+
+# ---------------------------------------------------------------------------
+# str of one equation (JaxprTest's test_eqn_repr_with_no_lhs)
+# ---------------------------------------------------------------------------
+
+
+def _eqn_texts(m):
+    x = np.float32(1.0)
+    program = m.api.make_jaxpr(lambda x, y: m.np.sin(x) * y)(x, x)
+
+    def printed(x):
+        m.api.debug.print("{}", x)
+        return x
+
+    callback = m.api.make_jaxpr(printed)(np.int32(0)).eqns[0]
+    name = str(callback.primitive.name)
+    text = str(callback)
+    return [str(e) for e in program.eqns], text.startswith(name + "["), " = " in text
+
+
+def test_str_of_an_equation_is_its_listing_line_as_jax():
+    """``str(eqn)``: ``a:f32[] = sin b``, the variables named afresh; one
+    without outputs (a debug callback) is its right-hand side alone."""
+    assert _eqn_texts(REF) == _eqn_texts(JAX)
 
 
 # ---------------------------------------------------------------------------
