@@ -906,6 +906,12 @@ def remat_opt_fwd(rules: Any, consts: list, primals: list, perturbed: list[bool]
     avals = [tracing.get_aval(p, "custom_vjp", i) for i, p in enumerate(primals)]
     out_avals = call.out_avals
     trees: list[Any] = []
+    # fwd's Python-number residuals: bwd gets them as they are, not outputs
+    # of the traced fwd (custom_derivatives._split_static_residuals; imported
+    # here, custom_derivatives imports this module)
+    from refimpl.custom_derivatives import _constant_residual
+
+    constants: list[tuple[int, Any]] = []
     name = repr(rules)
 
     def flat_fwd(*xs: Any) -> list[Any]:
@@ -923,7 +929,8 @@ def remat_opt_fwd(rules: Any, consts: list, primals: list, perturbed: list[bool]
         # custom_derivatives._BatchedVJPRules.fwd): it is then batched
         typed = rules.fwd_out_avals(out_avals) if hasattr(rules, "fwd_out_avals") else out_avals
         outs = [ad.match_aval(o, a) for o, a in zip(outs, typed, strict=True)]
-        return [*outs, *res]
+        constants[:] = [(i, r) for i, r in enumerate(res) if _constant_residual(r) is not None]
+        return [*outs, *(r for r in res if _constant_residual(r) is None)]
 
     try:
         fwd, captured, _ = tracing.trace_to_program(
@@ -936,6 +943,7 @@ def remat_opt_fwd(rules: Any, consts: list, primals: list, perturbed: list[bool]
             f"with Python control flow (use lax.cond / lax.select): {err}"
         ) from err
     res_tree, num_res = trees[0]
+    num_res -= len(constants)
     outs = remat_opt_p.bind(
         *consts,
         *captured,
@@ -947,4 +955,7 @@ def remat_opt_fwd(rules: Any, consts: list, primals: list, perturbed: list[bool]
         num_res=num_res,
     )
     n_out = len(out_avals)
-    return list(outs[:n_out]), list(outs[n_out:]), res_tree
+    res = list(outs[n_out:])
+    for i, value in constants:
+        res.insert(i, value)
+    return list(outs[:n_out]), res, res_tree

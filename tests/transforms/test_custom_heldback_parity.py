@@ -115,6 +115,31 @@ def test_custom_vjp_constant_residuals_reach_bwd_as_constants(backend, res_name,
     assert_same_as_jax(got, want)
 
 
+@pytest.mark.parametrize("mode", ["grad", "vmap_grad", "grad_vmap"])
+def test_optimize_remat_keeps_python_number_residuals(backend, mode):
+    # optimize_remat traces fwd into a program: a Python-number residual is
+    # no output of it, bwd gets it as it is (as JAX where the call is
+    # linearized directly; JAX traces it under jit(grad), refimpl does not)
+    def prog(n: Any) -> Any:
+        seen: list = []
+
+        @n.lib.custom_vjp
+        def f(x):
+            return n.np.sin(x)
+
+        def bwd(res, ct):
+            count, cos, half = res
+            seen.append((_kind(count), _kind(half)))
+            return (sum((ct,) * count) * cos * half,)
+
+        f.defvjp(lambda x: (n.np.sin(x), (2, n.np.cos(x), 0.5)), bwd, optimize_remat=True)
+        return MODES[mode](n, f), sorted(set(seen))
+
+    (got, got_seen), (want, want_seen) = prog(RI), prog(JAX)
+    assert got_seen == want_seen
+    assert_same_as_jax(got, want)
+
+
 # --- argument binding ---------------------------------------------------------------------------
 
 
