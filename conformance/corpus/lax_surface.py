@@ -264,3 +264,21 @@ def cases() -> Iterator[Case]:
         ],
         expect=AGREE,
     )
+    # convert_element_type to a NumPy value's own dtype under jvp gives arrays
+    # (JAX 0.10.2 binds it for a concrete primal); vjp hands the cotangent back
+    # as given (no equation on the tangent side)
+    yield script_case(
+        "lax.convert_element_type/own_dtype_under_jvp",
+        lambda ns: [
+            [isinstance(v, np.ndarray), v]
+            for v in ns.api.tree_util.tree_leaves(
+                [
+                    ns.api.jvp(
+                        lambda x: ns.lax_.convert_element_type(x, np.float32), (f32,), (f32,)
+                    ),
+                    ns.api.vjp(lambda x: ns.lax_.convert_element_type(x, np.float32), f32)[1](f32),
+                ]
+            )
+        ],
+        expect=AGREE,
+    )

@@ -1059,7 +1059,9 @@ def _convert_jvp(primals, tangents, *, new_dtype: np.dtype, weak_type: bool):
     out_aval = ad_helpers.aval_of(ans)
     if ad_helpers.is_zero(t) or not dtypes.is_inexact(new_dtype):
         return ans, ad_helpers.zero_tangent(out_aval)
-    return ans, convert_element_type_p.bind(t, new_dtype=new_dtype, weak_type=weak_type)
+    # the wrapper, as JAX's: a traced tangent already of the type is itself
+    # (no equation in a linearized program, so vjp hands a cotangent back as given)
+    return ans, convert_element_type(t, new_dtype, weak_type)
 
 
 @convert_element_type_p.def_transpose
@@ -1534,11 +1536,25 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
         x = np.asarray(x).astype(new_dtype)
     if isinstance(x, tracing.Tracer) or backends.backend_of_array(x) is not None:
         aval = tracing.get_aval(x, "convert_element_type", 0)
-        if aval.dtype == new_dtype and aval.weak_type == bool(weak_type):
+        if (
+            aval.dtype == new_dtype
+            and aval.weak_type == bool(weak_type)
+            and not _differentiates_host_data(x)
+        ):
             # as JAX 0.10.2: an array or tracer already of that type is returned
             # itself (no copy, no equation); NumPy data still becomes an array
             return x
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+def _differentiates_host_data(x: Any) -> bool:
+    """True for a forward-mode tracer whose innermost primal is NumPy data:
+    JAX 0.10.2 binds the conversion for such a (concrete) tracer, so ``jvp``
+    of ``convert_element_type(x, x.dtype)`` at a NumPy ``x`` returns arrays
+    (the NumPy value itself came back)."""
+    while isinstance(x, tracing.Tracer) and hasattr(x, "primal"):
+        x = x.primal
+    return isinstance(x, np.ndarray | np.generic)
 
 
 # ad_helpers and structural's pad rules, below this module, apply these

@@ -116,6 +116,19 @@ def case(jax, jnp, np, lax):
             out.append(["UnexpectedTracerError", "as an attribute" in str(e)])
     return out
 """,
+    # lax_autodiff_test testConvertElementTypeGrad: convert_element_type to a
+    # NumPy value's own dtype under jvp/linearize gives arrays (JAX binds it
+    # for a concrete primal); vjp hands the cotangent back as given (no
+    # equation on the tangent side)
+    "convert_to_own_dtype_under_jvp": """
+def case(jax, jnp, np, lax):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
+    c = lambda x: lax.convert_element_type(x, x.dtype)
+    kinds = lambda tree: [isinstance(v, np.ndarray) for v in jax.tree.leaves(tree)]
+    grad = jax.grad(lambda x: c(x).sum())
+    out = [jax.jvp(c, (x,), (x,)), jax.linearize(c, x)[0], jax.vjp(c, x)[1](x), grad(x)]
+    return [out, [kinds(o) for o in out]]
+""",
 }
 
 
