@@ -594,7 +594,7 @@ def checkpoint(
         if hit is not None:
             program, captured, out_tree = hit[0], [], hit[1]
         else:
-            origins = ["an argument of a checkpointed function"] * len(avals)
+            origins = _trace_origins(fun, args, nums, kwargs, len(all_leaves), ref_args)
             program, captured, _ = tracing.trace_to_program(flat_fun, avals, "checkpoint", origins)
             out_tree = out_trees[0]
             refs, written = touched[0]
@@ -661,6 +661,20 @@ def print_saved_residuals(fun: Callable, *args: Any, **kwargs: Any) -> None:
     names refimpl's primitive."""
     for aval, source in residual_sources(fun, *args, **kwargs):
         print(f"{aval.str_short().lstrip('~')} {source}")
+
+
+def _trace_origins(
+    fun: Callable, args: tuple, nums: tuple, kwargs: dict, n_leaves: int, refs: dict
+) -> list[str]:
+    """Where each traced leaf of a checkpointed call comes from, for the
+    concreteness errors: ``argument x of f`` (as jit's; JAX names the
+    argument too), or a general phrase where the names are not known."""
+    name = getattr(fun, "__name__", None)
+    dynamic = tuple(() if i in nums else a for i, a in enumerate(args))  # statics: no leaves
+    names = _argument_names(fun, dynamic, {}) if not kwargs and name else []
+    if len(names) != n_leaves:
+        return ["an argument of a checkpointed function"] * (n_leaves - len(refs))
+    return [f"argument {n} of {name}" for i, n in enumerate(names) if i not in refs]
 
 
 def _argument_names(fun: Callable, args: tuple, kwargs: dict) -> list[str]:
