@@ -68,6 +68,8 @@ class Sharding:
     """Where each piece of an array lives: ``devices_indices_map(shape)`` maps
     each device to the index (a tuple of slices) of the piece it holds."""
 
+    memory_kind: str | None = None
+
     @property
     def device_set(self) -> set[Any]:
         raise NotImplementedError
@@ -100,6 +102,29 @@ class Sharding:
         if all(is_addressable(d) for d in index_map):
             return index_map
         return {d: index for d, index in index_map.items() if is_addressable(d)}
+
+    def _device_list(self) -> tuple[Any, ...]:
+        """The devices in the order the sharding numbers them (JAX's device assignment)."""
+        return tuple(sorted(self.device_set, key=lambda d: d.id))
+
+    def is_equivalent_to(self, other: Sharding, ndim: int) -> bool:
+        """JAX's ``Sharding.is_equivalent_to``: whether an array of rank ``ndim``
+        is laid out alike by both (their classes and spellings aside, e.g. a
+        spec with trailing ``None`` s): the same devices in the same order, each
+        holding the same piece, in the same memory kind."""
+        devices = self._device_list()
+        if devices != other._device_list() or self.memory_kind != other.memory_kind:
+            return False
+        # every split of a dimension is into a divisor of the device count
+        shape = (len(devices),) * ndim
+
+        def pieces(sharding: Sharding) -> dict[Any, tuple]:
+            return {
+                d: tuple(i.indices(n) if isinstance(i, slice) else i for i, n in zip(idx, shape))
+                for d, idx in sharding.devices_indices_map(shape).items()
+            }
+
+        return pieces(self) == pieces(other)
 
     def shard_shape(self, global_shape: tuple[int, ...]) -> tuple[int, ...]:
         """The shape of one device's piece (every piece has the same shape here)."""
@@ -551,6 +576,9 @@ class NamedSharding(Sharding):
     @property
     def num_devices(self) -> int:
         return self.mesh.size
+
+    def _device_list(self) -> tuple[Any, ...]:
+        return tuple(self.mesh.devices.flat)
 
     @property
     def is_fully_replicated(self) -> bool:

@@ -60,6 +60,11 @@ built on it), ``_discrete`` (poisson, binomial, multinomial, geometric) and
 normal, ball).
 """
 
+import functools
+import inspect
+from typing import Any
+
+from refimpl import sharding as _sharding
 from refimpl.random import (
     _basic,
     _continuous,
@@ -86,3 +91,35 @@ __all__ = [
     *_discrete.__all__,
     *_continuous.__all__,
 ]
+
+
+# JAX 0.10.2's samplers that take ``out_sharding=`` (keyword only): the
+# result laid out as that sharding (a NamedSharding, or a PartitionSpec of the
+# mesh set by ``set_mesh``). With ``jax_threefry_partitionable`` (the default)
+# the values do not depend on the layout, so the sample is drawn as without
+# the keyword and then resharded (refimpl.reshard), eagerly and under a trace.
+_OUT_SHARDING = (
+    "ball", "bernoulli", "beta", "bits", "categorical", "cauchy", "chisquare", "dirichlet",
+    "exponential", "f", "gamma", "generalized_normal", "geometric", "gumbel", "laplace",
+    "loggamma", "logistic", "lognormal", "maxwell", "multivariate_normal", "normal",
+    "orthogonal", "pareto", "permutation", "poisson", "rademacher", "randint", "rayleigh",
+    "t", "triangular", "truncated_normal", "uniform", "wald",
+)  # fmt: skip
+
+
+def _accepts_out_sharding(sampler: Any) -> Any:
+    @functools.wraps(sampler)
+    def laid_out(*args: Any, out_sharding: Any = None, **kwargs: Any) -> Any:
+        sample = sampler(*args, **kwargs)
+        return sample if out_sharding is None else _sharding.reshard(sample, out_sharding)
+
+    signature = inspect.signature(sampler)
+    keyword = inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None)
+    laid_out.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*signature.parameters.values(), keyword]
+    )
+    return laid_out
+
+
+for _name in _OUT_SHARDING:
+    globals()[_name] = _accepts_out_sharding(globals()[_name])
