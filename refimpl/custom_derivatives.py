@@ -134,17 +134,37 @@ def _canonical_numpy(args: tuple, nondiff_argnums: Sequence[int]) -> tuple:
     )
 
 
+# fun -> its signature (None: it has none), computed once per function: every
+# call binds its arguments (_resolve_kwargs)
+_SIGNATURES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_OPAQUE = inspect.signature(lambda *a, **k: None)  # a partial's signature is opaque, as JAX's
+
+
+def _signature(fun: Callable) -> inspect.Signature | None:
+    try:
+        return _SIGNATURES[fun]
+    except (KeyError, TypeError):  # not seen yet; or not weakly referable / unhashable
+        pass
+    signature: inspect.Signature | None = _OPAQUE
+    if not isinstance(fun, functools.partial):
+        try:
+            signature = inspect.signature(fun)
+        except (TypeError, ValueError):
+            signature = None
+    try:
+        _SIGNATURES[fun] = signature
+    except TypeError:
+        pass
+    return signature
+
+
 def _resolve_kwargs(kind: str, fun: Callable, args: tuple, kwargs: dict) -> tuple:
     """Positional arguments from ``args``/``kwargs`` by ``fun``'s signature.
 
     Always bound, as JAX's ``resolve_kwargs``: a missing or an extra argument
     is its wrapped TypeError here, before ``fun`` or a rule runs."""
-    target = fun
-    if isinstance(fun, functools.partial):
-        target = lambda *a, **k: None  # noqa: E731 - a partial's signature is opaque
-    try:
-        signature = inspect.signature(target)
-    except (TypeError, ValueError):  # a builtin without one: the call itself checks
+    signature = _signature(fun)
+    if signature is None:  # a builtin without one: the call itself checks
         return args
     try:
         bound = signature.bind(*args, **kwargs)
