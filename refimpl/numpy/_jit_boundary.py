@@ -67,8 +67,26 @@ NOT_JITS = frozenset({"concatenate", "concat"})
 
 # Under vmap, the ones that hand the user's own NumPy argument back when they
 # compute nothing (no jit in JAX 0.10.2: ``vmap(jnp.asarray)`` of a float64
-# NumPy array is that array); every other name here gives a new array.
-VMAP_PASS_THROUGH = NOT_JITS | {"asarray", "astype"}
+# NumPy array is that array), with the arguments that still make them copy
+# (name -> (the argument, its position, the value that copies, its default));
+# every other name here gives a new array.
+VMAP_PASS_THROUGH: dict[str, tuple[str, int, Any, Any]] = {
+    "asarray": ("copy", -1, True, None),  # (copy is keyword-only)
+    "array": ("copy", 2, True, True),
+    "astype": ("copy", -1, True, False),
+    # axis=None ravels each operand, and jnp.ravel is a jit
+    "concatenate": ("axis", 1, None, 0),
+    "concat": ("axis", -1, None, 0),
+}
+
+
+def _passes_through(name: str | None, args: tuple, kwargs: dict[str, Any]) -> bool:
+    """Whether the ``name`` call hands an argument's host data back as it is."""
+    if name not in VMAP_PASS_THROUGH:
+        return False
+    arg, position, copies, default = VMAP_PASS_THROUGH[name]
+    given = args[position] if 0 <= position < len(args) else kwargs.get(arg, default)
+    return given is not copies
 
 
 def jit_boundary(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -87,13 +105,12 @@ def jit_boundary(function: Callable[..., Any]) -> Callable[..., Any]:
             out = function(*args, **kwargs)
             return out if jitless else jit_outputs_made_arrays(out)
         out = function(*args, **kwargs)
-        if passes_through or not _stack.traces or (is_array and kwargs.get("copy") is False):
-            return out  # (``array(x, copy=False)`` is ``asarray``)
+        if not _stack.traces or _passes_through(name, args, kwargs):
+            return out
         return _without_host_data(out)
 
-    jitless = getattr(function, "__name__", None) in NOT_JITS
-    passes_through = getattr(function, "__name__", None) in VMAP_PASS_THROUGH
-    is_array = getattr(function, "__name__", None) == "array"
+    name = getattr(function, "__name__", None)
+    jitless = name in NOT_JITS
 
     return wrapper
 

@@ -48,6 +48,10 @@ _NO_OP_PROGRAMS = {
     "hstack_one": (lambda ns: lambda v: ns.numpy.hstack([v]), _INT64),
     "einsum_identity": (lambda ns: lambda v: ns.numpy.einsum("i->i", v), _INT64),
     "array_copy": (lambda ns: ns.numpy.array, _INT64),
+    "asarray_copy": (lambda ns: lambda v: ns.numpy.asarray(v, copy=True), _INT64),
+    "astype_copy": (lambda ns: lambda v: ns.numpy.astype(v, np.int32, copy=True), _INT64),
+    "concatenate_axis_none": (lambda ns: lambda v: ns.numpy.concatenate([v], None), _INT64),
+    "concat_axis_none": (lambda ns: lambda v: ns.numpy.concat([v], axis=None), _INT64),
     "method_ravel": (lambda ns: lambda v: v.ravel(), _INT64),
     "method_flatten": (lambda ns: lambda v: v.flatten(), _INT64),
     "method_squeeze": (lambda ns: lambda v: v.squeeze(), _INT64),
@@ -57,6 +61,7 @@ _NO_OP_PROGRAMS = {
     # JAX: the NumPy argument itself (no jit)
     "asarray": (lambda ns: ns.numpy.asarray, _INT64),
     "array_no_copy": (lambda ns: lambda v: ns.numpy.array(v, copy=False), _INT64),
+    "array_copy_none": (lambda ns: lambda v: ns.numpy.array(v, None, None), _INT64),
     "astype_same": (lambda ns: lambda v: v.astype(v.dtype), _INT64),
     "reshape_same": (lambda ns: lambda v: ns.numpy.reshape(v, (3,)), _INT64),
     "transpose": (lambda ns: ns.numpy.transpose, _INT64),
