@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from conformance.case import Case, Oracle, script_case
+from conformance.case import AGREE, Case, Oracle, script_case
 from conformance.compare import Tolerance
 from conformance.corpus.pmap import _api, _four_devices
 from conformance.namespace import Unsupported
@@ -566,6 +566,7 @@ def _inferred_cases() -> Iterator[Case]:
     yield _error_case("plain_jit_two_meshes", two_meshes)
     yield from _fuzzer_rule_cases()
     yield from _closure_cases()
+    yield from _random_out_sharding_cases()
 
 
 class ShardingTypeError(Exception):
@@ -716,4 +717,30 @@ def _closure_cases() -> Iterator[Case]:
         lambda ns: _run_plain(ns, set_mesh_inside_jit),
         expect=Raises(ValueError, "can only be used outside of `jax.jit`"),
         tags=("sharding",),
+    )
+
+
+def _random_out_sharding_cases() -> Iterator[Case]:
+    """``jax.random``'s ``out_sharding=`` (JAX's RandomOutShardingTest): the
+    sample drawn as without it, laid out as asked (a NamedSharding, or a
+    PartitionSpec of the mesh ``set_mesh`` sets), and ``is_equivalent_to`` of
+    the result's sharding."""
+
+    def script(ns: Any) -> Any:
+        api = _api(ns)
+        with _four_devices(api):
+            mesh = _explicit_mesh(api, "1d")
+            s = _ns(api, mesh, "x")
+            with api.set_mesh(mesh):
+                key = api.random.key(0)
+                outs = [
+                    api.random.uniform(key, (8,), out_sharding=s),
+                    api.random.randint(key, (4, 2), 0, 10, out_sharding=_p(api, "x")),
+                    api.random.bernoulli(key, 0.3, (8,), out_sharding=s),
+                ]
+            same = [o.sharding.is_equivalent_to(s, o.ndim) for o in outs]
+            return [np.asarray(o) for o in outs] + [_layout(o) for o in outs] + [np.array(same)]
+
+    yield script_case(
+        "sharding/random_out_sharding", script, expect=AGREE, tolerance=TOL, tags=("sharding",)
     )
