@@ -312,7 +312,8 @@ LOWERING_READS: dict[str, tuple[str, ...]] = {
     "refimpl.custom_derivatives._call_lowering": ("call",),
     "refimpl.custom_derivatives._custom_jvp_call_lowering": ("call", "jvp"),
     "refimpl.custom_batching._lowering": ("call", "name", "ref_written"),
-    "refimpl.ad_checkpoint._remat_lowering": ("program",),  # not the policy
+    # not the policy; the barrier before a recomputation depends on the other two
+    "refimpl.ad_checkpoint._remat_lowering": ("program", "differentiated", "prevent_cse"),
     "refimpl.ad_checkpoint._remat_opt_lowering": ("fwd", "num_call_consts"),
 }
 
