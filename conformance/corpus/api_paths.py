@@ -748,3 +748,25 @@ def _eqn_texts(ns: Any) -> Any:
 
 
 SCRIPTS.update({"str_of_an_equation": _eqn_texts})
+
+
+def _primitive_impl_is_the_function(ns: Any) -> Any:
+    """``old = p.impl; p.def_impl(counting(old))``: JAX's Primitive.impl is an
+    attribute, so the saved rule stays the old function (no recursion), and
+    an eager ``lax.sin`` runs the counting one once."""
+    sin_p = ns.api.lax.sin_p
+    saved, calls = sin_p.impl, []
+
+    def counting(*args: Any, **params: Any) -> Any:
+        calls.append(1)
+        return saved(*args, **params)
+
+    try:
+        sin_p.def_impl(counting)
+        y = ns.api.lax.sin(np.float32(1.0))
+    finally:
+        sin_p.def_impl(saved)
+    return [y, len(calls), sin_p.impl is saved]
+
+
+SCRIPTS.update({"primitive_impl_is_the_function": _primitive_impl_is_the_function})

@@ -415,6 +415,51 @@ def test_held_back_programs_agree(backend, name):
 
 
 # ---------------------------------------------------------------------------
+# Primitive.impl is the function, so its monkeypatching idiom counts calls
+# (RematTest's test_remat_basic)
+# ---------------------------------------------------------------------------
+
+
+def _impl_calls_of_linear_function(m, remat_variant):
+    remat = {
+        "remat": m.api.remat,
+        "policy": partial(m.api.remat, policy=lambda *_, **__: False),
+        "checkpoint": partial(m.api.checkpoint, policy=lambda *_, **__: False),
+    }[remat_variant]
+    g = remat(lambda x: (m.lax.sin(m.lax.sin(x)), 3.0))
+    _, f_lin = m.api.linearize(lambda x: g(x)[0], 2.0)
+    calls = {"sin": 0, "cos": 0}
+    saved = {name: getattr(m.lax, f"{name}_p").impl for name in calls}
+
+    def counting(name):
+        def impl(*args, **params):
+            calls[name] += 1
+            return saved[name](*args, **params)
+
+        return impl
+
+    try:
+        for name in calls:
+            getattr(m.lax, f"{name}_p").def_impl(counting(name))
+        tangent = f_lin(3.0)
+    finally:
+        for name, impl in saved.items():
+            getattr(m.lax, f"{name}_p").def_impl(impl)
+    return calls, float(tangent)
+
+
+@pytest.mark.parametrize("variant", ["remat", "policy", "checkpoint"])
+def test_linear_function_of_a_remat_recomputes_once(backend, variant):
+    """``old = p.impl; p.def_impl(counting(old))`` (JAX's Primitive.impl is
+    an attribute): the linear function of a remat recomputes ``sin`` once and
+    evaluates ``cos`` twice, as JAX's."""
+    got_calls, got = _impl_calls_of_linear_function(REF, variant)
+    want_calls, want = _impl_calls_of_linear_function(JAX, variant)
+    assert got_calls == want_calls
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------
 # errors
 # ---------------------------------------------------------------------------
 
