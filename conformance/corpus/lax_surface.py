@@ -282,3 +282,15 @@ def cases() -> Iterator[Case]:
         ],
         expect=AGREE,
     )
+    # Precision: str is the name, repr Precision.NAME, built from an alias (JAX 0.10.2)
+    yield script_case(
+        "lax.Precision/names_and_aliases",
+        lambda ns: [
+            str(ns.lax_.Precision.HIGH),
+            repr(ns.lax_.Precision.HIGHEST),
+            repr(ns.lax_.Precision("float32")),
+            repr(ns.lax_.Precision("tensorfloat32")),
+            repr(ns.lax_.Precision("fastest")),
+        ],
+        expect=AGREE,
+    )

@@ -129,6 +129,22 @@ def case(jax, jnp, np, lax):
     out = [jax.jvp(c, (x,), (x,)), jax.linearize(c, x)[0], jax.vjp(c, x)[1](x), grad(x)]
     return [out, [kinds(o) for o in out]]
 """,
+    # testDot's precision parameters: Precision's str is its name, its repr
+    # Precision.NAME, and it is built from an alias ('highest', 'float32', ...)
+    "precision_names_and_aliases": """
+def case(jax, jnp, np, lax):
+    P = lax.Precision
+    aliases = ["highest", "float32", "high", "tensorfloat32", "bfloat16_3x", "default", None]
+    out = [str(P.DEFAULT), repr(P.HIGHEST), f"{P.HIGH}", str((P.DEFAULT, P.HIGHEST))]
+    out += [repr(P(a)) for a in aliases] + [P(2).name]
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    out.append(lax.dot(x, x.T, precision=P("highest")))
+    try:
+        P("nope")
+    except ValueError:
+        out.append("ValueError")
+    return out
+""",
 }
 
 
@@ -159,7 +175,10 @@ def jax_results():
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_lax_heldback_as_jax(jax_results, backend, name):
-    with aliased_jax(backend):
-        got = _run(CASES[name])
-    assert _close(got, jax_results[name]), (got, jax_results[name])
+def test_lax_heldback_as_jax(jax_results, name):
+    # both backends in one test: the cases are cheap, and with fewer than
+    # conftest's EXHAUSTIVE_KEEP per function every one runs by default
+    for backend in ("ref", "pjrt"):
+        with aliased_jax(backend):
+            got = _run(CASES[name])
+        assert _close(got, jax_results[name]), (backend, got, jax_results[name])
