@@ -1898,7 +1898,12 @@ def _while_lowering(
 @cond_p.def_lowering
 def _cond_lowering(ctx: Any, index: Any, *operands: Any, branches: tuple[Program, ...]) -> list:
     """``stablehlo.case`` (an out-of-range index runs the last branch, as the
-    impl); each branch region reads the operands from the enclosing block."""
+    impl); each branch region reads the operands from the enclosing block.
+    An index known while lowering (``platform_dependent``'s for one
+    platform) emits that branch alone, as JAX's lowering does."""
+    known = ctx.module.known_branch(index)
+    if known is not None:
+        return list(ctx.lower_program(branches[known], operands))
     case = ctx.hlo.CaseOp([ctx.ir_type(aval) for aval in ctx.avals_out], index, len(branches))
     for region, branch in zip(case.regions, branches, strict=True):
         with ctx.block(region, []):

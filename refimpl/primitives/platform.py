@@ -7,7 +7,8 @@ platform the program runs on. ``platform_index_p`` is the only new primitive:
 * **impl** (the reference backend, whose platform is ``cpu``): the index of
   the branch that lists ``cpu``, else the default branch;
 * **lowering**: for one lowering platform, that platform's branch index as a
-  constant (XLA then keeps only that branch of the ``stablehlo.case``); for
+  constant, which the ``cond`` it feeds reads while lowering: only that
+  branch is emitted, as JAX's lowering (no ``stablehlo.case``); for
   several, a function of the module's leading ``_platform_index`` argument
   (the position of the running platform in ``lowering_platforms``), so the
   ``stablehlo.case`` picks the branch when the executable runs;
@@ -96,7 +97,11 @@ def _platform_index_lowering(
     i32 = np.dtype(np.int32)
     branches = [branch_for(p, platforms, has_default) for p in lowering_platforms]
     if len(lowering_platforms) == 1:
-        return [ctx.constant(branches[0], i32)]
+        # a constant the cond it feeds reads while lowering: only that branch
+        # is emitted (as JAX's lowering, which knows the platform)
+        value = ctx.constant(branches[0], i32)
+        ctx.module.know_branch(value, branches[0])
+        return [value]
     # several platforms: branches[_platform_index], as a chain of selects
     which = ctx.module.platform_index_value()
     result = ctx.constant(branches[-1], i32)

@@ -64,12 +64,19 @@ def test_lowering_for_absent_platforms_verifies(platform):
         for line in difflib.unified_diff(cpu.splitlines(), text.splitlines(), lineterm="", n=0)
         if line[:1] in "+-" and not line.startswith(("+++", "---"))
     ]
-    # only the branch index of platform_dependent differs (cpu: 0, tpu: 1, default: 2)
+    # only platform_dependent differs: its branch index (cpu: 0, tpu: 1,
+    # default: 2) and the one branch emitted for it (as JAX, no stablehlo.case)
     want = {"cuda": "2", "rocm": "2", "tpu": "1"}[platform]
-    assert changed == [
-        "-    %c = stablehlo.constant dense<0> : tensor<i32>",
-        f"+    %c = stablehlo.constant dense<{want}> : tensor<i32>",
-    ]
+    assert "stablehlo.case" not in cpu and "stablehlo.case" not in text
+    assert "-    %c = stablehlo.constant dense<0> : tensor<i32>" in changed
+    assert f"+    %c = stablehlo.constant dense<{want}> : tensor<i32>" in changed
+    branch = {  # the scalar of each branch: v * 2.0 (cpu), v * 3.0 (tpu), v - 1.0
+        "tpu": ["dense<3.000000e+00>"],
+        "cuda": ["dense<1.000000e+00>", "stablehlo.subtract"],
+        "rocm": ["dense<1.000000e+00>", "stablehlo.subtract"],
+    }[platform]
+    assert all(any(op in line for line in changed if line[0] == "+") for op in branch)
+    assert len(changed) == {"tpu": 4, "cuda": 6, "rocm": 6}[platform]
 
 
 def test_no_platform_dependence_same_text():

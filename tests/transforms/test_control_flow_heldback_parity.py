@@ -198,3 +198,42 @@ def test_held_back_programs_that_agree(backend):
     want = _agreeing_modes(jax, jjnp, jlax)
     got = _agreeing_modes(ri, rnp, lax)
     assert_modes_same_as_jax(got, want, rtol=2e-5, atol=1e-6)
+
+
+# --- platform_dependent lowered for one platform emits the chosen branch alone
+
+
+def _platform_lowering_texts(jx, jnp_, lax_):
+    x = np.arange(3, dtype=np.float32)
+    pd = lax_.platform_dependent
+
+    def two(v):
+        return pd(v, cpu=jnp_.sin, default=jnp_.cos)
+
+    def identical(v):
+        return pd(v, cpu=jnp_.sin, tpu=jnp_.sin, default=lambda v: v)
+
+    def sines_and_cosines(text):
+        return text.count("stablehlo.sine"), text.count("stablehlo.cosine")
+
+    def jvp(v):
+        return jx.jvp(two, (v,), (v,))
+
+    return {
+        "two": sines_and_cosines(jx.jit(two).lower(x).as_text()),
+        "identical": sines_and_cosines(jx.jit(identical).lower(x).as_text()),
+        "vmap": sines_and_cosines(jx.jit(jx.vmap(two)).lower(x).as_text()),
+        "jvp": sines_and_cosines(jx.jit(jvp).lower(x).as_text()),
+        "in_cond": sines_and_cosines(
+            jx.jit(lambda v: lax_.cond(True, two, jnp_.negative, v)).lower(x).as_text()
+        ),
+    }
+
+
+def test_platform_dependent_lowers_only_the_chosen_branch_as_jax(backend):
+    want = _platform_lowering_texts(jax, jjnp, jlax)
+    assert _platform_lowering_texts(ri, rnp, lax) == want
+    # a cond whose index is a constant of the program keeps its case, as JAX
+    f = lambda v: lax.cond(True, rnp.sin, rnp.cos, v)  # noqa: E731
+    text = ri.jit(f).lower(np.float32(1)).as_text()
+    assert "stablehlo.sine" in text and "stablehlo.cosine" in text

@@ -485,6 +485,9 @@ class ModuleBuilder:
         self.platforms = tuple(platforms) if platforms is not None else None
         self.multi_platform = self.platforms is not None and len(self.platforms) > 1
         self._platform_values: list[ir.Value] = []
+        # platform_index values known at lowering (one platform), with their
+        # branch: a cond on one lowers that branch alone (known_branch)
+        self._known_branches: list[tuple[ir.Value, int]] = []
         # per block: values available only after the block's latest debug callback
         self._effect_chains: list[tuple[ir.Block, _EffectChain]] = []
 
@@ -493,6 +496,18 @@ class ModuleBuilder:
         if self.platforms is not None:
             return self.platforms
         return (local_platform(),)
+
+    def know_branch(self, value: ir.Value, branch: int) -> None:
+        """Record that ``value`` (a ``platform_index`` lowered for one
+        platform) is the constant ``branch``."""
+        self._known_branches.append((value, branch))
+
+    def known_branch(self, value: ir.Value) -> int | None:
+        """The branch ``value`` is known to be (see ``know_branch``), else None."""
+        for known, branch in self._known_branches:
+            if known == value:
+                return branch
+        return None
 
     def platform_index_value(self) -> ir.Value:
         """The ``_platform_index`` argument of the function being emitted."""
