@@ -25,7 +25,9 @@ class Precision(enum.Enum):
 
     @classmethod
     def _missing_(cls, value: object) -> Precision | None:
-        return _PRECISION_ALIASES.get(value)  # type: ignore[arg-type]
+        if value is None or isinstance(value, str):
+            return _PRECISION_ALIASES.get(value)
+        return None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}.{self.name}"
@@ -34,7 +36,7 @@ class Precision(enum.Enum):
         return self.name
 
 
-_PRECISION_ALIASES = {
+_PRECISION_ALIASES: dict[str | None, Precision] = {
     "highest": Precision.HIGHEST,
     "float32": Precision.HIGHEST,
     "high": Precision.HIGH,
