@@ -1,12 +1,12 @@
 """Programs from the second half of JAX's tests/api_test.py (RematTest and
-its optimization barrier, JaxprTest (``str`` of an equation), DCETest, the batched ``lax.map``,
-NamedCallTest, CustomVmapTest's ``sequential_vmap``, the integer-overflow
-checks), run on refimpl's ref and
-pjrt backends and compared with JAX 0.10.2 live: values, dtypes, weak types
-and exception classes, and what ``saved_residuals`` reports.
+its optimization barrier, JaxprTest (``str`` of an equation), DCETest, the
+batched ``lax.map``, NamedCallTest, CustomVmapTest's ``sequential_vmap``,
+the integer-overflow checks), run on refimpl's ref and pjrt backends and
+compared with JAX 0.10.2 live: values, dtypes, weak types and exception
+classes, and what ``saved_residuals`` reports.
 
 The held-back run's tally and what stays different are in
-docs/parity_audit.md ("Issue 29 held-back run: api_test.py, second half").
+docs/parity_audit.md ("Lane APIB: JAX's api_test.py, second half, held back").
 """
 
 from __future__ import annotations
