@@ -40,6 +40,7 @@ from refimpl.transforms import ad, batching
 from refimpl.transforms.ad_util import (
     UndefinedPrimal,
     Zero,
+    constant_residual,
     spread_cotangents,
     tangent_aval,
     transposed_outputs,
@@ -921,10 +922,7 @@ def remat_opt_fwd(rules: Any, consts: list, primals: list, perturbed: list[bool]
     out_avals = call.out_avals
     trees: list[Any] = []
     # fwd's Python-number residuals: bwd gets them as they are, not outputs
-    # of the traced fwd (custom_derivatives._split_static_residuals; imported
-    # here, custom_derivatives imports this module)
-    from refimpl.custom_derivatives import _constant_residual
-
+    # of the traced fwd (as custom_derivatives._split_static_residuals)
     constants: list[tuple[int, Any]] = []
     name = repr(rules)
 
@@ -943,8 +941,8 @@ def remat_opt_fwd(rules: Any, consts: list, primals: list, perturbed: list[bool]
         # custom_derivatives._BatchedVJPRules.fwd): it is then batched
         typed = rules.fwd_out_avals(out_avals) if hasattr(rules, "fwd_out_avals") else out_avals
         outs = [ad.match_aval(o, a) for o, a in zip(outs, typed, strict=True)]
-        constants[:] = [(i, r) for i, r in enumerate(res) if _constant_residual(r) is not None]
-        return [*outs, *(r for r in res if _constant_residual(r) is None)]
+        constants[:] = [(i, r) for i, r in enumerate(res) if constant_residual(r) is not None]
+        return [*outs, *(r for r in res if constant_residual(r) is None)]
 
     try:
         fwd, captured, _ = tracing.trace_to_program(

@@ -39,7 +39,13 @@ from refimpl.primitives.base import Primitive
 from refimpl.primitives.debug import INLINABLE_CALLS
 from refimpl.primitives.reductions import reduce_sum_p
 from refimpl.transforms import ad, batching
-from refimpl.transforms.ad_util import UndefinedPrimal, Zero, no_forward_mode_error, tangent_aval
+from refimpl.transforms.ad_util import (
+    UndefinedPrimal,
+    Zero,
+    constant_residual,
+    no_forward_mode_error,
+    tangent_aval,
+)
 from refimpl.transforms.batching import vmap
 
 
@@ -1160,27 +1166,11 @@ def _split_static_residuals(res: list) -> tuple[list, tuple]:
     for i, r in enumerate(res):
         if _is_ref(r):
             static.append((i, r))
-        elif (constant := _constant_residual(r)) is not None:
+        elif (constant := constant_residual(r)) is not None:
             static.append((i, _Constant(constant)))
         else:
             operands.append(r)
     return operands, tuple(static)
-
-
-def _constant_residual(r: Any) -> Any:
-    """A residual leaf as bwd sees it when it is a constant, else None: a
-    Python number (bool, int, float, complex) as it is, as JAX 0.10.2 (its
-    TypedInt/TypedFloat/TypedComplex, also under jit, scan and checkpoint).
-    An int out of its canonical dtype's range stays an operand (and its
-    conversion error). NumPy data stays an operand too: JAX keeps it
-    constant only where the call is linearized directly (its TypedNdArray),
-    inside a differentiated jit, checkpoint or scan it is traced."""
-    if isinstance(r, (bool, float, complex)):
-        return r
-    if isinstance(r, int):
-        info = np.iinfo(dtypes.canonicalize_dtype(np.int64))
-        return r if info.min <= r <= info.max else None
-    return None
 
 
 class _Constant:
@@ -1671,8 +1661,8 @@ class _BatchedVJPRules:
         def member(*xs: Any) -> list:
             outs, res, res_tree = self.inner.fwd(list(xs), perturbed)
             trees.append(res_tree)
-            constants[:] = [(i, r) for i, r in enumerate(res) if _constant_residual(r) is not None]
-            return [*outs, *(r for r in res if _constant_residual(r) is None)]
+            constants[:] = [(i, r) for i, r in enumerate(res) if constant_residual(r) is not None]
+            return [*outs, *(r for r in res if constant_residual(r) is None)]
 
         axes = [0 if b else None for b in self.in_batched]
         pairs = _run_batched_rule(self.trace, self.axis_name, self.size, member, axes, primals)

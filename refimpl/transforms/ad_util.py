@@ -129,3 +129,19 @@ def no_forward_mode_error(message: str) -> TypeError:
 
 def is_no_forward_mode_error(error: BaseException) -> bool:
     return getattr(error, "refimpl_no_forward_mode", False) is True
+
+
+def constant_residual(r: Any) -> Any:
+    """A custom_vjp residual leaf as bwd sees it when it is a constant, else None: a
+    Python number (bool, int, float, complex) as it is, as JAX 0.10.2 (its
+    TypedInt/TypedFloat/TypedComplex, also under jit, scan and checkpoint).
+    An int out of its canonical dtype's range stays an operand (and its
+    conversion error). NumPy data stays an operand too: JAX keeps it
+    constant only where the call is linearized directly (its TypedNdArray),
+    inside a differentiated jit, checkpoint or scan it is traced."""
+    if isinstance(r, (bool, float, complex)):
+        return r
+    if isinstance(r, int):
+        info = np.iinfo(dtypes.canonicalize_dtype(np.int64))
+        return r if info.min <= r <= info.max else None
+    return None
