@@ -294,3 +294,15 @@ def cases() -> Iterator[Case]:
         ],
         expect=AGREE,
     )
+    # jacfwd pushes real zero tangents for the other differentiated inputs
+    # (JAX 0.10.2's one basis over all of them): d2 pow / dx2 at y = 0 is +0
+    yield script_case(
+        "lax.pow/jacfwd_second_derivative_sign_at_zero_exponent",
+        lambda ns: [
+            [bool(np.signbit(ns.to_numpy(v))), v]
+            for v in ns.api.tree_util.tree_leaves(
+                ns.api.jacfwd(ns.api.jacfwd(ns.lax_.pow, (0, 1)), (0, 1))(4.0, 0.0)
+            )
+        ],
+        expect=AGREE,
+    )

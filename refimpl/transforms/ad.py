@@ -1779,7 +1779,10 @@ def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -
             eye = _basis(aval.size, aval.shape, aval.dtype, aval.weak_type)
 
             def push(t: Any, i: int = i) -> list[Any]:
-                tangents = [t if k == i else Zero(tangent_aval(a)) for k, a in enumerate(in_avals)]
+                # the other inputs' tangents are real zeros, as in JAX's one
+                # basis over all of them: their +0 terms count (the sign of a
+                # zero entry, as pow's second derivative at y = 0)
+                tangents = [t if k == i else _zero_tangent(a) for k, a in enumerate(in_avals)]
                 _, touts = jvp_flat(flat_fun, leaves, tangents)
                 return [instantiate(o) for o in touts[:n_out]]
 
@@ -1861,6 +1864,17 @@ def _map_rows(fun: Callable, rows: np.ndarray, batched: bool) -> list[Any]:
 
 def _zeros(shape: tuple[int, ...], dtype: Any) -> Any:
     return structural.broadcast_in_dim(TypedScalar(0, np.dtype(dtype), False), shape, ())
+
+
+def _zero_tangent(aval: ShapedArray) -> Any:
+    """Zeros of ``aval``'s tangent type (a symbolic ``Zero`` for float0)."""
+    t_aval = tangent_aval(aval)
+    if t_aval.dtype == dtypes.float0:
+        return Zero(t_aval)
+    zeros = _zeros(tuple(t_aval.shape), t_aval.dtype)
+    if t_aval.weak_type:
+        zeros = convert_element_type_p.bind(zeros, new_dtype=t_aval.dtype, weak_type=True)
+    return zeros
 
 
 def _reshape(x: Any, shape: tuple[int, ...]) -> Any:

@@ -145,6 +145,21 @@ def case(jax, jnp, np, lax):
         out.append("ValueError")
     return out
 """,
+    # lax_autodiff_test testPowSecondDerivative: jacfwd pushes real zero
+    # tangents for the other differentiated inputs (JAX's one basis over all
+    # of them), so d2 pow / dx2 at y = 0 is +0 (refimpl gave -0)
+    "jacfwd_other_inputs_real_zero_tangents": """
+def case(jax, jnp, np, lax):
+    signs = lambda tree: [np.signbit(np.asarray(v)).tolist() for v in jax.tree.leaves(tree)]
+    pow_ = lax.pow
+    out = [
+        jax.jacfwd(jax.jacfwd(pow_, (0, 1)), (0, 1))(4.0, 0.0),
+        jax.jacfwd(jax.jacfwd(pow_, (0, 1)), 0)(4.0, 0.0),
+        jax.jacfwd(jax.jacfwd(pow_, 0), (0, 1))(4.0, 0.0),
+        jax.jacfwd(lambda x, y: (x * y, y), (0, 1))(np.float32(2.0), np.arange(2.0)),
+    ]
+    return [out, [signs(o) for o in out]]
+""",
 }
 
 
