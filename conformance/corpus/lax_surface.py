@@ -306,3 +306,13 @@ def cases() -> Iterator[Case]:
         ],
         expect=AGREE,
     )
+    # jacrev pulls back real zero cotangents for the other outputs (JAX 0.10.2's
+    # one basis over all of them): their +0 terms count
+    yield script_case(
+        "lax.neg/jacrev_other_outputs_zero_signs",
+        lambda ns: [
+            [bool(np.signbit(ns.to_numpy(v))), v]
+            for v in ns.api.jacrev(lambda x: (x * 0.0, -x * 0.0))(np.float32(1.0))
+        ],
+        expect=AGREE,
+    )

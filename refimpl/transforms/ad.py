@@ -1805,7 +1805,9 @@ def _jacobian_blocks(fwd, flat_fun, leaves, in_avals, out_avals, lin, batched) -
         eye = _basis(aval.size, aval.shape, ct_aval.dtype, aval.weak_type)
 
         def pull(ct: Any, j: int = j) -> list[Any]:
-            cts = [ct if m == j else Zero(tangent_aval(a)) for m, a in enumerate(out_avals)]
+            # the other outputs' cotangents are real zeros, as in JAX's one
+            # basis over all of them (their +0 terms count, as in push)
+            cts = [ct if m == j else _zero_tangent(a) for m, a in enumerate(out_avals)]
             cts = [c for c, nz in zip(cts, lin.out_nonzero, strict=True) if nz]
             got = backward_pass(
                 lin.linear,

@@ -160,6 +160,19 @@ def case(jax, jnp, np, lax):
     ]
     return [out, [signs(o) for o in out]]
 """,
+    # the same for jacrev (and hessian): the other outputs' cotangents are
+    # real zeros, as in JAX's one basis over all of them
+    "jacrev_other_outputs_real_zero_cotangents": """
+def case(jax, jnp, np, lax):
+    signs = lambda tree: [np.signbit(np.asarray(v)).tolist() for v in jax.tree.leaves(tree)]
+    out = [
+        jax.jacrev(lambda x: (x * 0.0, -x * 0.0))(1.0),
+        jax.jacrev(jax.jacrev(lax.pow, (0, 1)), (0, 1))(4.0, 0.0),
+        jax.hessian(lax.pow, (0, 1))(4.0, 0.0),
+        jax.jacrev(lambda x: {"a": -x * 0.0, "b": x[:1] * 0.0})(np.ones(2, np.float32)),
+    ]
+    return [out, [signs(o) for o in out]]
+""",
 }
 
 
