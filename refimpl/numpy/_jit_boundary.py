@@ -120,7 +120,9 @@ def _without_host_data(out: Any) -> Any:
     with each tracer's untouched host data made an array
     (``Tracer._without_host_data``: vmap's tracers hold the user's NumPy)."""
     if isinstance(out, (list, tuple)):
-        return type(out)(_without_host_data(o) for o in out)
+        items = [_without_host_data(o) for o in out]
+        # a NamedTuple (unique_all's UniqueAllResult, eigh's ...) takes its fields one by one
+        return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
     return out._without_host_data() if isinstance(out, tracing.Tracer) else out
 
 

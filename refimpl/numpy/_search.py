@@ -987,12 +987,6 @@ def unique_values(x: ArrayLike, /, *, size: int | None = None, fill_value: Any =
     return unique(x, size=size, fill_value=fill_value)
 
 
-def unique_counts(x: ArrayLike, /, *, size: int | None = None, fill_value: Any = None) -> Any:
-    """``(values, counts)`` of ``unique(x, return_counts=True)``."""
-    x = checked_array("unique_counts", x)
-    return unique(x, return_counts=True, size=size, fill_value=fill_value)
-
-
 def isin(
     element: ArrayLike,
     test_elements: ArrayLike,
@@ -1153,5 +1147,5 @@ __all__ = [
     "argpartition", "argsort", "argwhere", "choose", "digitize", "flatnonzero", "intersect1d",
     "isin", "ix_", "lexsort", "nonzero", "partition", "piecewise", "put_along_axis",
     "ravel_multi_index", "searchsorted", "select", "setdiff1d", "setxor1d", "take_along_axis",
-    "union1d", "unique", "unique_counts", "unique_values", "unravel_index", "where",
+    "union1d", "unique", "unique_values", "unravel_index", "where",
 ]  # fmt: skip

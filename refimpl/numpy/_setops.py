@@ -1,5 +1,5 @@
-"""``unique_inverse`` and ``unique_all`` (the array-API set functions over
-``unique``).
+"""``unique_counts``, ``unique_inverse`` and ``unique_all`` (the array-API set
+functions over ``unique``, whose results are NamedTuples as in JAX 0.10.2).
 """
 
 from __future__ import annotations
@@ -12,6 +12,11 @@ from refimpl.numpy._search import unique
 ArrayLike = Any
 
 
+class UniqueCountsResult(NamedTuple):
+    values: Any
+    counts: Any
+
+
 class UniqueInverseResult(NamedTuple):
     values: Any
     inverse_indices: Any
@@ -22,6 +27,12 @@ class UniqueAllResult(NamedTuple):
     indices: Any
     inverse_indices: Any
     counts: Any
+
+
+def unique_counts(x: ArrayLike, /, *, size: int | None = None, fill_value: Any = None):
+    """``(values, counts)`` of :func:`unique`."""
+    x = checked_array("unique_counts", x)
+    return UniqueCountsResult(*unique(x, return_counts=True, size=size, fill_value=fill_value))
 
 
 def unique_inverse(x: ArrayLike, /, *, size: int | None = None, fill_value: Any = None):
@@ -46,6 +57,7 @@ def unique_all(x: ArrayLike, /, *, size: int | None = None, fill_value: Any = No
 
 
 __all__ = [
+    "unique_counts",
     "unique_all",
     "unique_inverse",
 ]

@@ -1075,3 +1075,25 @@ def test_creation_from_a_refimpl_array_or_in_a_trace_stays_put():
         assert inside.devices() == {ri.devices("ref")[0]}
     finally:
         ri.config.update("backend", old)
+
+
+_NAMED_RESULTS = {
+    "unique_all": lambda m, x: m.unique_all(x, size=5),
+    "unique_inverse": lambda m, x: m.unique_inverse(x, size=5),
+    "unique_counts": lambda m, x: m.unique_counts(x, size=5),
+    "slogdet": lambda m, x: m.linalg.slogdet(m.reshape(x[:4], (2, 2)).astype(np.float32) + 1),
+    "eigh": lambda m, x: m.linalg.eigh(m.eye(2) * x[0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NAMED_RESULTS))
+def test_named_tuple_results_under_jit(backend, name):
+    """A jnp function's NamedTuple result comes out of a jit as that NamedTuple
+    with JAX's fields and values (the jit boundary rebuilds it field by field)."""
+    fn = _NAMED_RESULTS[name]
+    x = np.array([3, 1, 3, 2, 1, 5, 3], np.int32)
+    want = jax.jit(lambda x: fn(jnp, x))(x)
+    got = ri.jit(lambda x: fn(rnp, x), backend=backend)(x)
+    assert got._fields == want._fields  # JAX's class is private (_UniqueAllResult)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5)
