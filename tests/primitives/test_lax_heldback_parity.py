@@ -17,37 +17,21 @@ import jax
 import pytest
 
 from refimpl.as_jax import aliased_jax
+from tests.helpers.case_summary import SUMMARY_SOURCE
 
-# shared by both sides: arrays as [dtype, weak, shape, values]; errors as their class
-SUMMARY = """
-import numpy as np
-
-
-def summary(x):
-    if isinstance(x, (list, tuple)):
-        return [summary(v) for v in x]
-    if isinstance(x, dict):
-        return {str(k): summary(v) for k, v in sorted(x.items())}
-    if hasattr(x, "dtype") and hasattr(x, "shape") and not isinstance(x, type):
-        v = np.asarray(x)
-        values = v.tolist() if v.dtype.kind != "V" else None
-        weak = bool(getattr(getattr(x, "aval", None), "weak_type", False))
-        return [str(v.dtype), weak, list(v.shape), values]
-    if x is None or isinstance(x, (bool, int, float, str)):
-        return x
-    return type(x).__name__
-
-
-def run(case):
+# the facts both sides report (tests/helpers/case_summary.py), and the
+# arguments this file's cases take
+SUMMARY = (
+    SUMMARY_SOURCE
+    + """
+def run_case(case):
     import jax
     import jax.numpy as jnp
     from jax import lax
 
-    try:
-        return summary(case(jax, jnp, np, lax))
-    except Exception as e:  # noqa: BLE001 -- the class is the fact compared
-        return ["raised", type(e).__name__]
+    return run(case, jax, jnp, np, lax)
 """
+)
 
 # name -> source of ``case(jax, jnp, np, lax)``
 CASES = {
@@ -179,7 +163,7 @@ def case(jax, jnp, np, lax):
 def _run(source: str):
     scope: dict = {}
     exec(SUMMARY + source, scope)  # noqa: S102 -- our own sources
-    return scope["run"](scope["case"])
+    return scope["run_case"](scope["case"])
 
 
 def _close(got, want) -> bool:

@@ -14,29 +14,11 @@ from __future__ import annotations
 import pytest
 
 from refimpl.as_jax import aliased_jax
+from tests.helpers.case_summary import SUMMARY_SOURCE
 from tests.helpers.jax_oracle import in_fresh_jax
 
-# shared by both sides: arrays as [dtype, weak, shape, values]; errors as their class
-SUMMARY = """
-def summary(x):
-    if isinstance(x, (list, tuple)):
-        return [summary(v) for v in x]
-    if isinstance(x, dict):
-        return {str(k): summary(v) for k, v in sorted(x.items())}
-    if hasattr(x, "dtype") and hasattr(x, "shape") and not isinstance(x, type):
-        v = np.asarray(x)
-        return [str(v.dtype), bool(getattr(x, "weak_type", False)), list(v.shape), v.tolist()]
-    if x is None or isinstance(x, (bool, int, float, str)):
-        return x
-    return type(x).__name__
-
-
-def run(case, *args):
-    try:
-        return summary(case(*args))
-    except Exception as e:  # noqa: BLE001 -- the class is the fact compared
-        return ["raised", type(e).__name__]
-"""
+# the facts both sides report (tests/helpers/case_summary.py)
+SUMMARY = SUMMARY_SOURCE
 
 # name -> source of ``case(jax, jnp, np, P)``
 CASES = {
