@@ -85,6 +85,7 @@ MODULES = {
     "jax.custom_derivatives": "refimpl.custom_derivatives",
     "jax.custom_batching": "refimpl.custom_batching",
     "jax.experimental": "refimpl.experimental",
+    "jax.extend": "refimpl.extend",
 }
 
 #: The version of JAX whose semantics refimpl follows (``jax.__version__``).

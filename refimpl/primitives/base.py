@@ -198,7 +198,8 @@ class Primitive:
     # -- rules --
 
     def abstract_eval(self, *avals: ShapedArray, **params: Any) -> Any:
-        assert self._abstract_eval is not None, f"{self.name} has no abstract_eval"
+        if self._abstract_eval is None:  # JAX's error for a primitive without the rule
+            raise NotImplementedError(f"Abstract evaluation for '{self.name}' not implemented")
         return self._abstract_eval(*avals, **params)
 
     @property
@@ -211,7 +212,7 @@ class Primitive:
         return self._impl if self._impl is not None else self._no_impl
 
     def _no_impl(self, *values: np.ndarray, **params: Any) -> Any:
-        raise AssertionError(f"{self.name} has no impl")
+        raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented")
 
     # -- application --
 

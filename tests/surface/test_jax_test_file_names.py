@@ -34,6 +34,11 @@ _NEW = {  # resolved here, missing before (the names test files reach)
     "jax.errors": "JaxRuntimeError JAXTypeError JAXIndexError KeyReuseError JaxprTypeError "
     "InconclusiveDimensionOperation",
     "jax.tree_util": "KeyEntry KeyPath",
+    # jax.extend (lane LEFT): what libraries walking jaxprs or defining primitives use
+    "jax.extend.core": "Primitive ClosedJaxpr Jaxpr JaxprEqn Var Literal jaxpr_as_fun "
+    "check_jaxpr primitives",
+    "jax.extend.core.primitives": "add_p mul_p sin_p dot_general_p scan_p while_p cond_p",
+    "jax.extend.backend": "get_backend get_default_device backends",
 }
 
 # jax.Array methods added (the array of either backend, eager or a jit result)
@@ -71,6 +76,9 @@ _MISSING = {
     ("jax", "live_arrays"): "refimpl keeps no registry of live arrays",
     ("jax", "make_user_context"): "refimpl's jit cache has no user contexts",
     ("jax", "smap"): "single-axis shard_map: not modelled",
+    ("jax.extend", "linear_util"): "JAX's internal traceable-function wrappers",
+    ("jax.extend", "source_info_util"): "refimpl's equations carry no source information",
+    ("jax.extend", "random"): "user-defined PRNG implementations (define_prng_impl)",
 }
 
 

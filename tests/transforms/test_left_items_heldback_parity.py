@@ -1,0 +1,97 @@
+"""Behaviours earlier held-back lanes (issue 29) found and left, probed again
+against JAX 0.10.2 live on both backends (lane LEFT, docs/parity_audit.md).
+
+- ``jax.extend``: the core data structures (``ClosedJaxpr``, ``JaxprEqn``,
+  ``Var``, ``Literal``, ``jaxpr_as_fun``, ``primitives``), a user-defined
+  ``Primitive`` and ``backend.get_backend().platform``, under ``as_jax``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import jax
+import numpy as np
+import pytest
+
+from refimpl import as_jax
+
+
+def _jaxpr_summary(jx, core):
+    """What a program walking a jaxpr reads: the classes of its parts, the
+    primitive names, the literal values and what jaxpr_as_fun gives."""
+    closed = jx.make_jaxpr(lambda x: jx.numpy.sin(x) * 2.0 + x)(1.0)
+    eqns = closed.jaxpr.eqns
+    return {
+        "closed": isinstance(closed, core.ClosedJaxpr),
+        "jaxpr": isinstance(closed.jaxpr, core.Jaxpr),
+        "eqns": [isinstance(e, core.JaxprEqn) for e in eqns],
+        "names": [e.primitive.name for e in eqns],
+        "is_lax_p": [e.primitive is getattr(core.primitives, f"{e.primitive}_p") for e in eqns],
+        "atoms": [[type(a).__name__ for a in e.invars] for e in eqns],
+        "literals": [float(a.val) for e in eqns for a in e.invars if isinstance(a, core.Literal)],
+        "vars": all(isinstance(v, core.Var) for v in closed.jaxpr.invars),
+        "as_fun": [round(float(v), 5) for v in core.jaxpr_as_fun(closed)(3.0)],
+        "as_fun_jit": [round(float(v), 5) for v in jx.jit(core.jaxpr_as_fun(closed))(3.0)],
+    }
+
+
+def test_extend_core_walks_a_jaxpr_as_jax(backend):
+    want = _jaxpr_summary(jax, importlib.import_module("jax.extend.core"))
+    with as_jax.aliased_jax(backend):
+        jx = importlib.import_module("jax")
+        got = _jaxpr_summary(jx, importlib.import_module("jax.extend.core"))
+    assert got == want
+
+
+def test_extend_backend_platform_as_jax(backend):
+    from jax.extend import backend as theirs
+
+    with as_jax.aliased_jax(backend):
+        jex = importlib.import_module("jax.extend")
+        ours = jex.backend.get_backend()
+        assert ours.platform == theirs.get_backend().platform == "cpu"
+        assert ours.device_count() == len(ours.devices()) >= 1
+        assert jex.backend.get_default_device() == ours.devices()[0]
+        assert list(jex.backend.backends()) == ["cpu"]
+        with pytest.raises(RuntimeError):
+            jex.backend.get_backend("tpu")
+
+
+def _define_twice(core, shaped):
+    p = core.Primitive("twice")
+    p.def_impl(lambda x: x * 2)
+    p.def_abstract_eval(lambda a: shaped(a.shape, a.dtype))
+    return p
+
+
+def test_extend_user_primitive_without_rules_raises_as_jax():
+    from jax.extend import core as theirs
+
+    with as_jax.aliased_jax("ref"):
+        core = importlib.import_module("jax.extend.core")
+        jx = importlib.import_module("jax")
+        for Prim, j in ((theirs.Primitive, jax), (core.Primitive, jx)):
+            p = Prim("foo")
+            with pytest.raises(NotImplementedError, match="Abstract evaluation for 'foo'"):
+                j.jit(lambda x, p=p: p.bind(x))(1.0)
+            p.def_abstract_eval(lambda a: a)
+            with pytest.raises(NotImplementedError, match="Evaluation rule for 'foo'"):
+                p.bind(1.0)
+
+
+def test_extend_user_primitive_runs_on_ref_as_jax():
+    x = np.arange(3.0, dtype=np.float32)
+    from jax.extend import core as theirs
+
+    p = _define_twice(theirs, jax.core.ShapedArray)
+    want = np.asarray(p.bind(x))  # (JAX's jit needs an MLIR rule; ref's interpreter runs it)
+    with as_jax.aliased_jax("ref"):
+        jx = importlib.import_module("jax")
+        core = importlib.import_module("jax.extend.core")
+        q = _define_twice(core, jx.core.ShapedArray)
+        got = (q.bind(x), jx.jit(q.bind)(x), jx.make_jaxpr(q.bind)(x))
+        assert [e.primitive for e in got[2].jaxpr.eqns] == [q]
+    for g in got[:2]:
+        np.testing.assert_array_equal(np.asarray(g), want)
+        assert g.dtype == want.dtype
