@@ -56,6 +56,7 @@ from refimpl.primitives import collectives, indexing, ref_context
 from refimpl.sharding import Mesh, NamedSharding, PartitionSpec, Shard, SingleDeviceSharding
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import batching, sharded
+from refimpl.transforms.ad import JVPTracer
 from refimpl.transforms.block_arrays import BlockArray
 from refimpl.transforms.jit import (
     MappedAxes,
@@ -424,6 +425,8 @@ def pmap(
         out = _lock_step(call.fun, name, leaves, call.in_tree, axes, size, out_axes, axis_name)
         if not call.traced:  # concrete results: one shard per (virtual) device
             out = _shard_outputs(out, out_axes, call.devices, axis_name)
+        else:
+            out = tree_util.tree_map(_host_data_made_array, out)
         for leaf, is_donated in zip(leaves, donated, strict=True):
             if is_donated and isinstance(leaf, Array) and hasattr(leaf, "mark_donated"):
                 leaf.mark_donated(f"pmap({name})")
@@ -867,6 +870,26 @@ def _lock_step(
 
 def _weak_array(number: Any) -> Any:
     return backends.device_put(number)
+
+
+def _host_data_made_array(value: Any) -> Any:
+    """A traced pmap's output, with the user's own host data that an outer
+    ``vmap`` or ``jvp`` tracer still holds (an argument the body passed
+    through untouched) made a new array: JAX 0.10.2's pmap always computes
+    new arrays, so ``vmap(pmap(lambda x: x))(a)`` of a float64 NumPy ``a`` is
+    a float32 Array (the outer vmap would otherwise hand ``a`` itself back)."""
+    if isinstance(value, batching.BatchTracer):
+        val = _host_data_made_array(value.val)
+        return value if val is value.val else batching.BatchTracer(value._trace, val, value.bdim)
+    if isinstance(value, JVPTracer):
+        primal = _host_data_made_array(value.primal)
+        tangent = _host_data_made_array(value.tangent)
+        if primal is value.primal and tangent is value.tangent:
+            return value
+        return JVPTracer(value._trace, primal, tangent)  # type: ignore[arg-type]
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype != dtypes.float0:
+        return batching.as_array(value)
+    return value
 
 
 # --- the pjrt route: one executable over N replicas -----------------------------------------

@@ -1,0 +1,99 @@
+"""The held-back run of JAX's tests/pmap_test.py, first half (PythonPmapTest
+up to testGradOfAllToAllReplicaGroups; lane PMAPA of issue 29): the programs
+that differed on refimpl, run on JAX 0.10.2 and on refimpl (ref and pjrt) and
+compared.
+
+Each case is the source of a function ``case(jax, jnp, np, P)`` returning
+JSON-able facts (``summary`` turns arrays into dtype, weak type, shape and
+values; an exception into its class name). JAX answers every case once, in a
+fresh interpreter with 4 host devices (JAX reads ``XLA_FLAGS`` when it
+starts); refimpl runs the same source with ``import jax`` aliased to it, over
+4 devices on both backends.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from refimpl.as_jax import aliased_jax
+from tests.helpers.case_summary import SUMMARY_SOURCE
+from tests.helpers.jax_oracle import in_fresh_jax
+
+# name -> source of ``case(jax, jnp, np, P)``
+CASES = {
+    # testVmapOfPmap, testVmapOfPmapNonLeadingAxis, testVmapOfPmapTuple: a
+    # pmap that passes its argument through, under vmap, still computes a new
+    # array (float32 from a float64 NumPy argument), as any pmap output
+    "vmap_of_pmap_identity_numpy": """
+def case(jax, jnp, np, P):
+    x = np.arange(2 * 4 * 3, dtype=np.float64).reshape(2, 4, 3) / 4
+    out = jax.vmap(jax.pmap(lambda v: v, axis_name="i"))(x)
+    return [isinstance(out, np.ndarray), out]
+""",
+    "vmap_of_pmap_non_leading_axis_numpy": """
+def case(jax, jnp, np, P):
+    x = np.arange(4 * 2 * 3, dtype=np.float64).reshape(4, 2, 3)
+    return jax.vmap(jax.pmap(lambda v: v, axis_name="i"), in_axes=2, out_axes=2)(x)
+""",
+    "vmap_of_pmap_tuple_numpy": """
+def case(jax, jnp, np, P):
+    ax = np.arange(4 * 2 * 3, dtype=np.float64).reshape(4, 2, 3)
+    ay = np.arange(4 * 3 * 2, dtype=np.int64).reshape(4, 3, 2)
+    az1 = np.arange(4 * 2, dtype=np.float64).reshape(4, 2)
+    az2 = np.arange(2 * 4 * 2, dtype=np.float64).reshape(2, 4, 2)
+    f1 = jax.pmap(lambda *x: x, axis_name="i")
+    return jax.vmap(f1, in_axes=(1, 2, (None, 0)), out_axes=(1, 2, 0))(ax, ay, (az1, az2))
+""",
+    "vmap_of_pmap_out_axes_none_numpy": """
+def case(jax, jnp, np, P):
+    f = jax.pmap(lambda x, y: y, in_axes=(0, None), out_axes=None)
+    out = jax.vmap(f, in_axes=(None, 0))(np.ones(4), np.arange(2, dtype=np.float64))
+    return [isinstance(out, np.ndarray), out]
+""",
+    # the same under jvp: the primal and the tangent come out new arrays
+    "jvp_of_pmap_identity_numpy": """
+def case(jax, jnp, np, P):
+    x = np.arange(4 * 3, dtype=np.float64).reshape(4, 3)
+    p, t = jax.jvp(jax.pmap(lambda v: v), (x,), (np.ones((4, 3)),))
+    return [isinstance(p, np.ndarray), isinstance(t, np.ndarray), p, t]
+""",
+    "vmap_of_jvp_of_pmap_identity_numpy": """
+def case(jax, jnp, np, P):
+    x = np.arange(2 * 4, dtype=np.float64).reshape(2, 4)
+    return jax.vmap(lambda a: jax.jvp(jax.pmap(lambda v: v), (a,), (a,)))(x)
+""",
+}
+
+
+def _jax_results() -> dict:
+    body = (
+        'import os\nos.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"\n'
+        "import numpy as np\nimport jax, jax.numpy as jnp\n"
+        "from jax.sharding import PartitionSpec as P\n" + SUMMARY_SOURCE + "result = {}\n"
+    )
+    for name, source in CASES.items():
+        body += source + f"result[{name!r}] = run(case, jax, jnp, np, P)\n"
+    return in_fresh_jax(body)
+
+
+@pytest.fixture(scope="module")
+def jax_results() -> dict:
+    return _jax_results()
+
+
+def _refimpl_result(name: str) -> object:
+    scope: dict = {"np": __import__("numpy")}
+    with aliased_jax():
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+        from jax.sharding import PartitionSpec as P
+
+        exec(SUMMARY_SOURCE + CASES[name], scope)  # noqa: S102 -- our own sources
+        return scope["run"](scope["case"], jax, jnp, np, P)
+
+
+@pytest.mark.usefixtures("four_ref_devices")
+@pytest.mark.parametrize("name", list(CASES))
+def test_pmap_first_half_as_jax(jax_results, backend, name):
+    assert _refimpl_result(name) == jax_results[name]
