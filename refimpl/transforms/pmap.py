@@ -61,6 +61,7 @@ from refimpl.transforms.block_arrays import BlockArray
 from refimpl.transforms.jit import (
     MappedAxes,
     Signature,
+    _check_compiler_options,
     _Static,
     check_args,
     check_call,
@@ -436,7 +437,18 @@ def pmap(
         call = prepare(args, kwargs)
         if call.backend == "pjrt" and not call.traced:
             entry_of(call)  # trace and compile now: their errors belong to lower()
-        return PmapLowered(mapped, name, call, len(args))
+
+        def pjrt_entry() -> _Entry:
+            # the module of this signature (as_text, cost_analysis, ...): the
+            # pjrt call's own entry, else one built over the first PJRT devices
+            if call.backend == "pjrt" and not call.traced:
+                return entry_of(call)
+            return _Entry.build(
+                call.fun, name, axis_name, call.leaves, call.in_tree, call.axes, call.size,
+                out_axes, _pjrt_devices(name, call.size), call.donated,
+            )  # fmt: skip
+
+        return PmapLowered(mapped, name, call, len(args), axis_name, pjrt_entry)
 
     # dressed as fun (pmap(f).__name__ == "f"); refimpl's messages say pmap({name})
     _wraps.wraps(fun)(pmap_f)
@@ -471,10 +483,19 @@ class PmapLowered:
     """``pmap(f).lower(*args)``, as JAX 0.10.2's ``Lowered`` of a pmap: the
     call's signature (argument tree, leaf types, static arguments) fixed;
     ``compile()`` gives a :class:`PmapCompiled` that runs only calls of that
-    signature. The module text is not modelled (``as_text`` is refimpl's
-    jit's only)."""
+    signature. ``as_text``, ``compiler_ir`` and the analyses read the pjrt
+    backend's module of the signature (built over the first PJRT devices for
+    a pmap on the reference backend)."""
 
-    def __init__(self, mapped: Any, name: str, call: _Call, n_args: int) -> None:
+    def __init__(
+        self,
+        mapped: Any,
+        name: str,
+        call: _Call,
+        n_args: int,
+        axis_name: Any,
+        pjrt_entry: Callable[[], _Entry],
+    ) -> None:
         self._mapped = mapped
         self._name = name
         self._statics = dict(call.statics)
@@ -484,6 +505,18 @@ class PmapLowered:
             tracing.get_aval(leaf, f"pmap({name})", i) for i, leaf in enumerate(call.leaves)
         ]
         self._donated = list(call.donated)
+        self._size = call.size
+        self._devices = call.devices
+        self._axis_name = axis_name
+        self._pjrt_entry = pjrt_entry
+        self._entry: _Entry | None = None
+
+    def _module_entry(self) -> _Entry:
+        """The PJRT entry whose StableHLO module and executable ``as_text``,
+        ``compiler_ir`` and the analyses read (made on first use)."""
+        if self._entry is None:
+            self._entry = self._pjrt_entry()
+        return self._entry
 
     @property
     def in_avals(self) -> Any:
@@ -496,7 +529,53 @@ class PmapLowered:
         ]
         return tree_util.tree_unflatten(self.in_tree, infos)
 
-    def compile(self) -> PmapCompiled:
+    @property
+    def out_tree(self) -> Any:
+        return self._module_entry().out_tree
+
+    @property
+    def out_info(self) -> Any:
+        """The outputs' types (``ShapeDtypeStruct``, strongly typed, the mapped
+        axis included), in the output pytree, as JAX's ``Lowered.out_info``."""
+        from refimpl.transforms.jit import ShapeDtypeStruct
+
+        entry = self._module_entry()
+        infos = []
+        for aval, axis in zip(entry.out_avals, entry.out_axes, strict=True):
+            shape = list(aval.shape)
+            if axis is not None:
+                shape.insert(axis, self._size)
+            sharding = output_sharding(self._devices, axis, self._axis_name)
+            infos.append(ShapeDtypeStruct(tuple(shape), aval.dtype, sharding=sharding))
+        return tree_util.tree_unflatten(entry.out_tree, infos)
+
+    def as_text(self, dialect: str | None = None) -> str:
+        """The StableHLO module, as text (``dialect="hlo"``: XLA's HLO text), as
+        jit's ``Lowered.as_text``; the module is the one the pjrt backend runs
+        (one replica per device, ``mhlo.num_replicas`` set)."""
+        if dialect == "hlo":
+            return self.compiler_ir("hlo").as_hlo_text()
+        return _pjrt().executables._lowering().module_text(self.compiler_ir(dialect))
+
+    def compiler_ir(self, dialect: str | None = None) -> Any:
+        """The StableHLO ``ir.Module`` (``dialect`` None or ``"stablehlo"``) or
+        XLA's HLO computation (``"hlo"``); another dialect is JAX's ``ValueError``."""
+        if dialect in (None, "stablehlo"):
+            return self._module_entry().module
+        if dialect == "hlo":
+            module = self._module_entry().module
+            return _pjrt().executables._lowering().module_hlo(module)
+        raise ValueError(f"unknown dialect: {dialect}")
+
+    def cost_analysis(self) -> dict[str, float] | None:
+        """The compiled module's cost properties, or None where the plugin has
+        none (as jit's ``Lowered.cost_analysis``)."""
+        return self.compile().cost_analysis()
+
+    def compile(self, compiler_options: dict[str, Any] | None = None) -> PmapCompiled:
+        """``compiler_options`` is taken for JAX's signature, as jit's
+        ``Lowered.compile``: the plugin compiles with its defaults."""
+        _check_compiler_options("Lowered.compile", compiler_options)
         return PmapCompiled(self)
 
     def __repr__(self) -> str:
@@ -538,8 +617,59 @@ class PmapCompiled:
                 )
         return low._mapped(*args, **kwargs)
 
+    @property
+    def out_tree(self) -> Any:
+        return self._lowered.out_tree
+
+    @property
+    def out_info(self) -> Any:
+        return self._lowered.out_info
+
+    def as_text(self) -> str:
+        """The StableHLO module this executable was compiled from."""
+        return self._lowered.as_text()
+
+    def runtime_executable(self) -> Any:
+        """The plugin's loaded executable (one replica per device)."""
+        return self._lowered._module_entry().executable
+
+    def cost_analysis(self) -> dict[str, float] | None:
+        """The plugin's cost properties, or None where it has none (the CPU
+        plugin answers UNIMPLEMENTED), as jit's ``Compiled.cost_analysis``."""
+        try:
+            return self.runtime_executable().cost_analysis()
+        except _pjrt().native_module().PjrtError as err:
+            if "UNIMPLEMENTED" in str(err):
+                return None
+            raise
+
+    def memory_analysis(self) -> Any:
+        """The executable's memory statistics under JAX's ``CompiledMemoryStats``
+        field names, or None where the plugin has none (as jit's)."""
+        import types
+
+        try:
+            stats = self.runtime_executable().memory_stats()
+        except _pjrt().native_module().PjrtError as err:
+            if "UNIMPLEMENTED" in str(err):
+                return None
+            raise
+        return None if stats is None else types.SimpleNamespace(**stats)
+
     def __repr__(self) -> str:
         return f"Compiled(pmap({self._lowered._name}))"
+
+
+def _pjrt_devices(name: str, size: int) -> list[Any]:
+    """The first ``size`` PJRT devices, for the module of a pmap lowered on the
+    reference backend (its text and analyses are those of the pjrt program)."""
+    devices = _pjrt().executables.devices()
+    if len(devices) < size:
+        raise ValueError(
+            f"pmap({name}): its module needs {size} PJRT devices (one replica each), but "
+            f"the PJRT client has {len(devices)}"
+        )
+    return list(devices[:size])
 
 
 class _Call(NamedTuple):

@@ -62,6 +62,46 @@ def case(jax, jnp, np, P):
     x = np.arange(2 * 4, dtype=np.float64).reshape(2, 4)
     return jax.vmap(lambda a: jax.jvp(jax.pmap(lambda v: v), (a,), (a,)))(x)
 """,
+    # testLowerAsText, testLowerCompilerIR, testLowerCompileCompilerIR,
+    # testLowerCompileAsText, testLowerCostAnalysis and its compiled and
+    # memory forms, test_jit_lower_compile_with_compiler_options(_multiple):
+    # a lowered pmap has jit's Lowered/Compiled methods (the module text, its
+    # IR, the analyses; compiler_options taken); "mhlo" is no dialect
+    "lowered_pmap_module_text_and_analyses": """
+def case(jax, jnp, np, P):
+    f = jax.pmap(lambda v: v - jax.lax.pmean(v, "i"), axis_name="i")
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    low = f.lower(x)
+    texts = [type(low.as_text(*d)).__name__ for d in ((), ("hlo",), ("stablehlo",))]
+    irs = [low.compiler_ir(*d) is not None for d in ((), ("hlo",), ("stablehlo",))]
+    low.cost_analysis()  # doesn't raise (None where the plugin has no cost model)
+    c1 = low.compile()
+    c2 = low.compile(compiler_options={"xla_embed_ir_in_executable": True})
+    c2.cost_analysis()
+    c2.memory_analysis()
+    out = [texts, irs, c1 is not c2, c2.runtime_executable() is not None,
+           isinstance(c2.as_text(), str), c2(x)]
+    for thunk in (lambda: low.as_text(dialect="mhlo"), lambda: low.compiler_ir("mhlo")):
+        try:
+            thunk()
+            out.append("ran")
+        except ValueError as e:
+            out.append([type(e).__name__, str(e)])
+    return out
+""",
+    # Lowered.out_info / out_tree of a pmap: the stacked outputs' types and
+    # shardings (NamedSharding over the pmap's devices), out_axes honoured
+    "lowered_pmap_out_info": """
+def case(jax, jnp, np, P):
+    f = jax.pmap(lambda v, w: (v * 2, {"s": jax.lax.psum(w, "i")}), axis_name="i",
+                 out_axes=(1, None))
+    x = np.ones((4, 3), np.float32)
+    low = f.lower(x, np.arange(4))
+    c = low.compile()
+    # (JAX's Compiled.out_info adds a device layout, which refimpl does not model)
+    compiled_info = [[s.shape, str(s.dtype)] for s in jax.tree_util.tree_leaves(c.out_info)]
+    return [str(low.out_info), str(low.out_tree), compiled_info, str(c.out_tree)]
+""",
 }
 
 
