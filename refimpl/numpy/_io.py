@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from refimpl import dlpack
@@ -37,9 +38,21 @@ ndarray = _ndarray_type()  # as jnp.ndarray is jax.Array: isinstance(x, rnp.ndar
 
 
 def load(file: Any, *args: Any, **kwargs: Any) -> Any:
-    """``numpy.load``, with a loaded array (not an ``.npz`` archive) as a refimpl array."""
+    """``numpy.load``, with a loaded array (not an ``.npz`` archive) as a refimpl array.
+
+    As JAX 0.10.2: NumPy writes bfloat16 as the raw void type ``V2``, so that
+    comes back as bfloat16; a dtype no Array holds (``object``, strings) stays
+    the NumPy array NumPy loaded, not a TypeError.
+    """
     out = np.load(file, *args, **kwargs)
-    return asarray(out) if isinstance(out, np.ndarray) else out
+    if not isinstance(out, np.ndarray):
+        return out
+    if out.dtype == np.dtype("V2"):
+        out = out.view(ml_dtypes.bfloat16)
+    try:
+        return asarray(out)
+    except TypeError:  # a dtype refimpl's arrays do not hold
+        return out
 
 
 def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0) -> Array:

@@ -244,7 +244,11 @@ def insert(arr: ArrayLike, obj: Any, values: ArrayLike, axis: int | None = None)
     if not isinstance(obj, slice) and is_traced(obj):
         return _insert_traced(arr, obj, values, axis, n)
     scalar_obj = not isinstance(obj, slice) and np.ndim(obj) == 0
-    positions = np.arange(n + 1)[obj] if isinstance(obj, slice) else np.atleast_1d(np.asarray(obj))
+    # a slice picks positions among the n existing ones (obj.indices(n)), as
+    # NumPy and jnp: insert(x, slice(1, -1), v) puts v before x[1] .. x[n-2]
+    positions = (
+        np.arange(*obj.indices(n)) if isinstance(obj, slice) else np.atleast_1d(np.asarray(obj))
+    )
     # out-of-range positions are clipped into [0, n], as jnp (NumPy raises)
     positions = np.clip(np.where(positions < 0, positions + n, positions), 0, n)
 

@@ -373,8 +373,8 @@ def repeat(
     if (counts < 0).any():
         raise ValueError("repeat: repeats must not be negative")
     size = aval.shape[axis]
-    if counts.ndim == 0:
-        result = _repeat_each(a, aval.shape, axis, int(counts))
+    if counts.ndim == 0 or counts.shape == (1,):  # one count for all, as np/jnp broadcast it
+        result = _repeat_each(a, aval.shape, axis, int(counts.reshape(())))
     else:
         if counts.shape != (size,):
             raise ValueError(f"repeat: got {counts.shape[0]} repeats for an axis of size {size}")
