@@ -87,6 +87,12 @@ class ShapedArray:
     weak_type: bool = False
 
     def __post_init__(self) -> None:
+        # a user's ShapedArray((4, 4), np.float32) (jax.core.ShapedArray, e.g.
+        # to lower a function) holds an np.dtype and a tuple, as JAX's
+        if not isinstance(self.dtype, (np.dtype, dtypes.ExtendedDtype)):
+            object.__setattr__(self, "dtype", np.dtype(self.dtype))
+        if type(self.shape) is not tuple:
+            object.__setattr__(self, "shape", tuple(self.shape))
         check_shape(self.shape, self.dtype)
 
     @property

@@ -1576,8 +1576,15 @@ class Jitted:
         return self.trace(*args, **kwargs).out_info
 
     def trace_abstract(self, *args: Any, **kwargs: Any) -> Traced:
-        """``trace``, with duck-typed abstract arrays (objects with ``shape``
-        and ``dtype``) among the dynamic arguments taken as ``ShapeDtypeStruct``s."""
+        """``trace`` (which takes duck-typed abstract arrays too)."""
+        return self.trace(*args, **kwargs)
+
+    def trace(self, *args: Any, **kwargs: Any) -> Traced:
+        """Trace (or fetch from the cache) for these arguments without running.
+
+        Abstract arrays among the dynamic arguments (``ShapedArray``s, any
+        object with ``shape`` and ``dtype``) are taken as ``ShapeDtypeStruct``s,
+        as JAX 0.10.2's ``trace``/``lower`` take them (a call does not)."""
         static = _resolve(self.spec.static_nums, len(args))
         args = tuple(
             a if i in static else tree_util.tree_map(as_abstract, a) for i, a in enumerate(args)
@@ -1586,10 +1593,6 @@ class Jitted:
             k: v if k in self.spec.static_names else tree_util.tree_map(as_abstract, v)
             for k, v in kwargs.items()
         }
-        return self.trace(*args, **kwargs)
-
-    def trace(self, *args: Any, **kwargs: Any) -> Traced:
-        """Trace (or fetch from the cache) for these arguments without running."""
         call = self._split_args(args, kwargs)
         entry = self._lookup(call)
         return Traced(self, entry, call)
@@ -2262,8 +2265,8 @@ def as_abstract(leaf: Any) -> Any:
     of its physical data."""
     if isinstance(leaf, ShapeDtypeStruct) and isinstance(leaf.dtype, dtypes.ExtendedDtype):
         return leaf.dtype.wrap(ShapeDtypeStruct(*leaf.dtype.physical(leaf.shape)))
-    if tracing.is_array_like(leaf) or isinstance(leaf, (bool, int, float, complex)):
-        return leaf
+    if tracing.is_array_like(leaf) or isinstance(leaf, (bool, int, float, complex, type)):
+        return leaf  # (a class, e.g. np.int32, is no abstract array: tracing reports it)
     shape, dtype = getattr(leaf, "shape", None), getattr(leaf, "dtype", None)
     if shape is None or dtype is None:
         return leaf  # not array-like at all: tracing reports it, naming the argument

@@ -63,6 +63,7 @@ from refimpl.transforms.jit import (
     Signature,
     _check_compiler_options,
     _Static,
+    as_abstract,
     check_args,
     check_call,
     hashable_axes,
@@ -434,6 +435,14 @@ def pmap(
         return out
 
     def lower(*args: Any, **kwargs: Any) -> PmapLowered:
+        # abstract arrays (ShapedArray, ShapeDtypeStruct, any object with shape
+        # and dtype) stand for arguments of their types, as jit's trace
+        n_args = len(args)
+        statics = {i % n_args for i in static if -n_args <= i < n_args}
+        args = tuple(
+            a if i in statics else tree_util.tree_map(as_abstract, a) for i, a in enumerate(args)
+        )
+        kwargs = tree_util.tree_map(as_abstract, kwargs)
         call = prepare(args, kwargs)
         if call.backend == "pjrt" and not call.traced:
             entry_of(call)  # trace and compile now: their errors belong to lower()

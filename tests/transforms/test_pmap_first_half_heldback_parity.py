@@ -102,6 +102,32 @@ def case(jax, jnp, np, P):
     compiled_info = [[s.shape, str(s.dtype)] for s in jax.tree_util.tree_leaves(c.out_info)]
     return [str(low.out_info), str(low.out_tree), compiled_info, str(c.out_tree)]
 """,
+    # testLowerShapedArray: lower (and jit's trace) take a ShapedArray, or any
+    # object with shape and dtype, for an argument of that type; a call does not
+    "lower_with_abstract_arguments": """
+def case(jax, jnp, np, P):
+    class Duck:
+        shape = (4, 4)
+        dtype = np.dtype(np.float32)
+
+    sa = jax.core.ShapedArray((4, 4), np.float32)
+    weak = jax.core.ShapedArray((4, 4), np.float32, weak_type=True)
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    f = jax.jit(lambda v: v * 2)
+    p = jax.pmap(lambda v: v - jax.lax.pmean(v, "i"), axis_name="i")
+    ps = jax.pmap(lambda v, n: v * n, static_broadcasted_argnums=1)
+    out = [str(sa), sa.dtype.name, f.lower(sa).compile()(x), str(f.lower(weak).in_avals),
+           str(f.trace(sa).out_info), f.lower(Duck()).compile()(x),
+           p.lower(sa).compile()(x), str(p.lower(sa).in_avals), p.lower(Duck()).compile()(x),
+           ps.lower(sa, 3).compile()(x)]
+    for thunk in (lambda: f(sa), lambda: p(sa), lambda: f.lower(np.int32)):
+        try:
+            thunk()
+            out.append("ran")
+        except TypeError as e:
+            out.append(type(e).__name__)
+    return out
+""",
 }
 
 
