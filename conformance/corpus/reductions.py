@@ -343,8 +343,30 @@ def _weights_and_cov_cases() -> Iterator[Case]:
             )
 
 
+def _percentile_position_cases() -> Iterator[Case]:
+    """percentile's position ``q / 100 * (n - 1)`` with a float16 q: JAX's
+    compiled program multiplies q by XLA's folded constant
+    ``f16(f16(1/100) * 328) = 3.28125`` and rounds once (94.0 here), where
+    refimpl rounds after each operation (93.9375): the lower element is the
+    neighbouring one. Judged by JAX; known.py names the difference (lane LEFT)."""
+    a = np.arange(329, dtype=np.float16).reshape(1, 47, 7)
+    q = np.float16(28.640625)
+    yield fn_case(
+        "reductions.percentile/f16-q-position-xla-folds-constants",
+        lambda ns, a, q: (
+            ns.np_.percentile(a, q, axis=(1, 2), method="lower"),
+            ns.np_.percentile(a, q, axis=(1, 2)),
+        ),
+        [a, q],
+        expect=AGREE,
+        mode="eager",  # (inside a jit, XLA folds pjrt's program as JAX's)
+        tags=["reductions", "numpy"],
+    )
+
+
 def cases() -> Iterator[Case]:
     yield from _weights_and_cov_cases()
+    yield from _percentile_position_cases()
     yield from _lax_reduce_cases()
     yield from _arg_cases()
     yield from _cumulative_cases()

@@ -74,6 +74,16 @@ def _claim_broadcast_error():
     _raises(ValueError, jnp.add, jnp.ones((2, 3)), jnp.ones(4), match="Incompatible shapes")
 
 
+def _claim_percentile_position_folded_by_xla():
+    # XLA multiplies a float16 q by fl(fl(1/100) * 328) = 3.28125 (one rounding):
+    # position 94.0, so the lower element is 94; per operation it is 93.9375
+    a = np.arange(329, dtype=np.float16)
+    q = np.float16(28.640625)
+    assert float(jnp.percentile(a, q, method="lower")) == 94.0
+    assert float(np.float16(np.float16(q / np.float16(100)) * np.float16(328))) == 93.9375
+    assert float(np.float16(q * np.float16(np.float16(0.01) * np.float16(328)))) == 94.0
+
+
 def _claim_int_of_a_numpy_constant():
     f = jax.jit(lambda x: x + int(jnp.asarray(np.int32(3))))
     _raises(jax.errors.ConcretizationTypeError, f, 1, match="Abstract tracer value")
@@ -339,6 +349,9 @@ JAX_CLAIMS = {
     "ref.update_paths/none_in_index": _claim_none_in_a_ref_index,
     "ref.update_paths/eager_add_before_the_start": _claim_eager_ref_index_before_the_start_clamps,
     "errors.shapes/np-add-not-broadcastable": _claim_broadcast_error,
+    "reductions.percentile/f16-q-position-xla-folds-constants": (
+        _claim_percentile_position_folded_by_xla
+    ),
     "ref.paths/grad_constant_write": _claim_grad_of_constant_ref_write,
     "jit.paths/numpy_constant/int_of_asarray": _claim_int_of_a_numpy_constant,
     "jit.cache/same-signature-numpy-and-array": _claim_cache_size_keyed_on_python_type,

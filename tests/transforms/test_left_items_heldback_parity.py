@@ -95,3 +95,22 @@ def test_extend_user_primitive_runs_on_ref_as_jax():
     for g in got[:2]:
         np.testing.assert_array_equal(np.asarray(g), want)
         assert g.dtype == want.dtype
+
+
+def test_percentile_float16_q_position_is_folded_only_by_xla(backend):
+    """jnp.percentile's q / 100 * (n - 1) with a float16 q: JAX's XLA folds it
+    into q * 3.28125 rounded once (94.0); refimpl rounds per operation
+    (93.9375) except where XLA compiles it too, pjrt inside a jit (known.py
+    reductions.percentile/f16-q-position-xla-folds-constants)."""
+    import refimpl as ri
+
+    a = np.arange(329, dtype=np.float16)
+    q = np.float16(28.640625)
+    assert float(jax.numpy.percentile(a, q, method="lower")) == 94.0
+    eager = ri.numpy.percentile(a, q, method="lower")
+    jitted = ri.jit(lambda a, q: ri.numpy.percentile(a, q, method="lower"))(a, q)
+    assert float(eager) == 93.0
+    assert float(jitted) == (94.0 if backend == "pjrt" else 93.0)
+    # a float32 q's position is not near an integer here: all agree
+    for got in (ri.numpy.percentile(a, np.float32(q)), jax.numpy.percentile(a, np.float32(q))):
+        np.testing.assert_allclose(np.float32(got), 93.9375, rtol=1e-3)
