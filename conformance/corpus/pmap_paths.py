@@ -466,6 +466,44 @@ def _out_axes_none_varying(ns: Any) -> Any:
         return api.pmap(lambda x: x * 2, "i", out_axes=None)(X)
 
 
+# --- pmap_test's held-back run, first half (issue 29, lane PMAPA; AGREE) ---------------------
+
+
+def _passthrough_under_vmap_and_jvp(ns: Any) -> Any:
+    """A pmap that returns its argument untouched, under vmap and jvp: a new
+    array (float32 from a float64 NumPy argument), as every pmap output."""
+    api = _api(ns)
+    a = np.arange(2 * N * 3, dtype=np.float64).reshape(2, N, 3) / 4
+    with _four_devices(api):
+        ident = api.pmap(lambda v: v, "i")
+        return [api.vmap(ident)(a), *api.jvp(ident, (a[0],), (np.ones((N, 3)),))]
+
+
+def _lowered_module_and_analyses(ns: Any) -> Any:
+    """A lowered/compiled pmap's module text, IR, analyses and out_info."""
+    api = _api(ns)
+    with _four_devices(api):
+        low = api.pmap(lambda v: v - ns.lax_.pmean(v, "i"), "i", out_axes=1).lower(X)
+        compiled = low.compile(compiler_options={"xla_embed_ir_in_executable": True})
+        low.cost_analysis()
+        compiled.memory_analysis()
+        texts = [isinstance(low.as_text(*d), str) for d in ((), ("hlo",), ("stablehlo",))]
+        infos = [[list(s.shape), str(s.dtype)] for s in api.tree_util.tree_leaves(low.out_info)]
+        return [texts, low.compiler_ir() is not None, isinstance(compiled.as_text(), str),
+                compiled.runtime_executable() is not None, infos, compiled(X)]  # fmt: skip
+
+
+def _lower_abstract_arguments(ns: Any) -> Any:
+    """lower takes a ShapedArray (any object with shape and dtype) for an
+    argument of that type, pmap's and jit's."""
+    api = _api(ns)
+    sa = api.core.ShapedArray(X.shape, np.float32)
+    with _four_devices(api):
+        p = api.pmap(lambda v: v * 2, "i").lower(sa).compile()
+        j = api.jit(lambda v: v + 1).lower(sa).compile()
+        return [p(X), j(X)]
+
+
 # --- an unnamed vmap inside or around an unnamed pmap (AGREE) --------------------------------
 
 
@@ -558,6 +596,9 @@ def cases() -> Iterator[Case]:
     yield _case("psum_constants", _psum_constants, AGREE)
     yield _case("more_devices_than_slices", _more_devices_than_slices, AGREE)
     yield _case("float0_outputs", _float0_outputs, AGREE)
+    yield _case("heldback/passthrough_under_vmap_and_jvp", _passthrough_under_vmap_and_jvp, AGREE)
+    yield _case("heldback/lowered_module_and_analyses", _lowered_module_and_analyses, AGREE)
+    yield _case("heldback/lower_abstract_arguments", _lower_abstract_arguments, AGREE)
     for name, build in ERRORS:
         yield _case(f"errors/{name}", _err(build), AGREE)
     yield _case("errors/collective_under_varying_cond", _collective_under_varying_cond,
