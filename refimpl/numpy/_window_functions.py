@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import math
-import operator
 from typing import Any
 
 import numpy as np
@@ -115,7 +114,7 @@ def kaiser(M: int, beta: ArrayLike) -> Array:
     """The Kaiser window ``I0(beta sqrt(1 - (2n/(M-1) - 1)^2)) / I0(beta)``,
     ``n = 0..M-1``, in the default float dtype; ``M <= 1`` gives ``ones(M)``."""
 
-    M = operator.index(_concrete("kaiser", "M", M).item() if not isinstance(M, int) else M)
+    M = _window_length("kaiser", M)
     dtype = dtypes.canonicalize_dtype(np.float64)
     if M <= 1:
         return ones((max(M, 0),), dtype)
@@ -127,9 +126,16 @@ def kaiser(M: int, beta: ArrayLike) -> Array:
 # --- window functions ----------------------------------------------------------------------
 
 
+def _window_length(name: str, M: Any) -> int:
+    """``int(M)``, as JAX's ``core.concrete_or_error(int, M)``: a float or a
+    0-d array is taken (``hanning(5.0)``, as NumPy); a traced ``M`` is a
+    ConcretizationTypeError, since it fixes the window's length."""
+    return int(_concrete(name, "M", M))
+
+
 def _window(name: str, M: int, terms: list[tuple[float, float]]) -> Array:
     """``sum_k a_k cos(2 pi f_k n / (M - 1))`` for ``n`` in ``0..M-1``."""
-    M = operator.index(M)
+    M = _window_length(name, M)
     if M <= 0:  # built by broadcasting, not as a host constant, like every other result
         return zeros((0,), dtypes.weak_default_dtype("f"))
     if M == 1:
@@ -164,7 +170,7 @@ def blackman(M: int) -> Array:
 def bartlett(M: int) -> Array:
     """The triangular window ``1 - |2 n / (M - 1) - 1|``."""
 
-    M = operator.index(M)
+    M = _window_length("bartlett", M)
     if M <= 1:
         return _window("bartlett", M, [])
     n = arange(M, dtype=dtypes.weak_default_dtype("f"))

@@ -115,6 +115,18 @@ CASES = {
         np_.repeat(M6, np_.array([1, 3, 0, 1, 1, 2])),
         np_.repeat(M6.reshape(2, 3), np_.array([1, 3, 2]), 1),
     ],
+    # testWindowFunction: the length is int(M), concrete (a float is taken, as NumPy)
+    "window_float_length": lambda lib, np_: (
+        [getattr(np_, name)(5.0) for name in ("hanning", "hamming", "blackman", "bartlett")]
+        + [np_.kaiser(5.0, 1.0), np_.hanning(np.int32(4))]
+    ),
+    "window_traced_length": lambda lib, np_: (
+        [
+            _outcome(lambda: lib.jit(getattr(np_, name))(5))[1]
+            for name in ("hanning", "hamming", "blackman", "bartlett")
+        ]
+        + [_outcome(lambda: lib.jit(np_.kaiser)(5, 1.0))[1]]
+    ),
 }
 
 
