@@ -213,6 +213,13 @@ ROWS: list[tuple[str, Any]] = [
          lambda x, y: L.cond(x < 0, lambda _, y: _scan_readonly(L, y),
                              lambda _, y: _scan_readonly(L, y), x, y),
          (0, None), None)(np.arange(3.0, dtype=np.float32), 3.0)),
+    # a carry the body returns unchanged is the init object itself, eagerly
+    # (a float64 NumPy array stays float64, a Python int an int: lane LEFT)
+    ("loops_hand_back_untouched_host_carries",
+     lambda ns, L: (
+         L.fori_loop(0, 3, lambda i, c: (c[0], c[1], c[2] + 1), (np.arange(3.0), 2, 0)),
+         L.while_loop(lambda c: c[1] < 3, lambda c: (c[0], c[1] + 1), (np.int64(4), 0)),
+         L.scan(lambda c, x: (c, x), 1.5, np.arange(3, dtype=np.int32))[0])),
     ("custom_linear_solve_weak_b",
      lambda ns, L: L.custom_linear_solve(lambda x: 2 * x, 3.0, lambda mv, y: y / 2)),
     ("custom_linear_solve_weak_b_jit_strong_solver",

@@ -1212,7 +1212,7 @@ def _scan(
     nc = len(consts)
     for j, leaf in enumerate(init_leaves):
         if _forwarding_index(program, j) == nc + j:
-            outs[j] = _forwarded(outs[j], leaf)
+            outs[j] = _forwarded(outs[j], leaf, carry=True)
     for j in range(n_carry, len(outs)):
         k = _forwarding_index(program, j)
         if k is not None and k >= nc + n_carry:
@@ -1978,7 +1978,7 @@ def _while_loop(api: str, cond_fun: Callable, body_fun: Callable, init_val: Any)
         if _forwarding_index(body.program, j) == nb + j and not _reads(
             cond.program, cond.program.in_vars[nc + j]
         ):
-            outs[j] = _forwarded(outs[j], leaf)
+            outs[j] = _forwarded(outs[j], leaf, carry=True)
     return tree.unflatten(outs)
 
 
@@ -2284,14 +2284,17 @@ def _as_index(bound: Any, dtype: np.dtype) -> Any:
 # --- JAX's input-to-output forwarding ------------------------------------------------
 
 
-def _forwarded(out: Any, value: Any) -> Any:
+def _forwarded(out: Any, value: Any, *, carry: bool = False) -> Any:
     """``value`` (an input the loop or conditional returns unchanged) in
     place of the output ``out`` computed for it, as JAX's ``cond``, ``scan``
     and ``while_loop`` forward such an output outside the primitive (under
     ``vmap`` it then keeps the input's batching: ``out_axes=None`` takes an
     unbatched operand a batched predicate leaves alone). An array or a
-    tracer of the output's type is forwarded itself; NumPy data and Python
-    scalars as an array of the output's type (JAX's ``lax.asarray``)."""
+    tracer of the output's type is forwarded itself. NumPy data and Python
+    scalars: a loop's ``carry`` is the object given (JAX 0.10.2's scan and
+    while_loop hand back the init as it is, a float64 NumPy array or a
+    Python int included); a ``cond`` operand or a scan's ``x`` is an array
+    of the output's type (JAX's ``lax.asarray``)."""
     try:
         want = tracing.get_aval(out, "forwarding", 0)
         got = tracing.get_aval(value, "forwarding", 0)
@@ -2301,6 +2304,8 @@ def _forwarded(out: Any, value: Any) -> Any:
         return out
     host = isinstance(value, (np.ndarray, np.generic, tracing.TypedScalar))
     if host or dtypes.is_python_scalar(value):
+        if carry and not isinstance(value, tracing.TypedScalar):
+            return value
         return convert_element_type(value, want.dtype, weak_type=want.weak_type)
     return value if got == want else out
 

@@ -114,3 +114,50 @@ def test_percentile_float16_q_position_is_folded_only_by_xla(backend):
     # a float32 q's position is not near an integer here: all agree
     for got in (ri.numpy.percentile(a, np.float32(q)), jax.numpy.percentile(a, np.float32(q))):
         np.testing.assert_allclose(np.float32(got), 93.9375, rtol=1e-3)
+
+
+def _leaf_kind(v):
+    """What a program sees of a result leaf: host object or array, dtype,
+    weak type, value."""
+    array = hasattr(v, "weak_type") and not isinstance(v, np.ndarray)
+    kind = "array" if array else type(v).__name__
+    return kind, str(np.asarray(v).dtype), getattr(v, "weak_type", None), np.asarray(v).tolist()
+
+
+def _untouched_carries(jx):
+    L = jx.lax
+    a64 = np.arange(3.0)
+    out = {}
+    for name, init in (("int", 0), ("float", 1.5), ("np64", a64), ("npint", np.int64(4))):
+        out[f"fori/{name}"] = L.fori_loop(0, 3, lambda i, c: (c[0], c[1] + 1), (init, 0))
+        out[f"fori_unrolled/{name}"] = L.fori_loop(0, 3, lambda i, c: c, init, unroll=True)
+        out[f"while/{name}"] = L.while_loop(
+            lambda c: c[1] < 3, lambda c: (c[0], c[1] + 1), (init, 0)
+        )
+        out[f"scan/{name}"] = L.scan(lambda c, x: (c, x), init, np.arange(3))
+        out[f"jit_fori/{name}"] = jx.jit(lambda c: L.fori_loop(0, 3, lambda i, c: c, c))(init)
+        out[f"jvp_scan/{name}"] = jx.jvp(
+            lambda x, init=init: L.scan(
+                lambda c, _: ((c[0], c[1] * x), None), (init, 1.0), None, length=2
+            )[0],
+            (2.0,),
+            (1.0,),
+        )[0]
+        out[f"cond/{name}"] = L.cond(True, lambda x: x, lambda x: x, init)
+    out["while_cond_reads"] = L.while_loop(
+        lambda c: c[1] < c[0], lambda c: (c[0], c[1] + 1), (3, 0)
+    )
+    out["vmap_out_axes_none"] = jx.vmap(
+        lambda x: L.fori_loop(0, 3, lambda i, c: (c[0], c[1] + x), (a64, x))[0], out_axes=None
+    )(np.arange(2.0, dtype=np.float32))
+    return jax.tree_util.tree_map(_leaf_kind, out)
+
+
+def test_loops_hand_back_untouched_host_carries_as_jax(backend):
+    """A carry the loop body returns unchanged is the init object itself in
+    JAX 0.10.2 (eagerly: a float64 NumPy array, a Python int), an array from
+    a jit; a cond operand and a scan's x become arrays."""
+    want = _untouched_carries(jax)
+    with as_jax.aliased_jax(backend):
+        got = _untouched_carries(importlib.import_module("jax"))
+    assert got == want
