@@ -236,8 +236,14 @@ def _unwrapped(a: Any) -> Any:
 
 
 def isscalar(element: Any) -> bool:
-    """A Python/NumPy scalar, or a rank-0 array (as jnp, where arrays of rank 0 count)."""
-    if isinstance(element, (list, tuple, str, bytes)) or element is None:
+    """A Python/NumPy scalar, or a rank-0 array (as jnp, where arrays of rank 0 count).
+
+    Whatever ``np.isscalar`` calls a scalar counts first, as JAX 0.10.2: strings,
+    bytes and ``numbers.Number`` objects (``Fraction``) too, though no array holds them.
+    """
+    if np.isscalar(element):
+        return True
+    if isinstance(element, (list, tuple)) or element is None:
         return False
     try:
         return aval_of(_unwrapped(element), "isscalar", 0).ndim == 0

@@ -14,6 +14,7 @@ CPU); an exception by its class's name.
 from __future__ import annotations
 
 import io
+from fractions import Fraction
 
 import jax
 import jax.numpy as jnp
@@ -127,6 +128,12 @@ CASES = {
         ]
         + [_outcome(lambda: lib.jit(np_.kaiser)(5, 1.0))[1]]
     ),
+    # testIsScalar / testIsNotScalar: what np.isscalar calls a scalar counts, as JAX
+    "isscalar_objects": lambda lib, np_: [
+        np_.isscalar(v)
+        for v in ("a", b"a", np.str_("x"), Fraction(1, 2), 1j, False, 1, 1.0, np.int32(5))
+        + (np.array(16), None, [1], slice(4), (), np.array([0]), np_.ones(()), np_.ones(2))
+    ],
 }
 
 
