@@ -76,6 +76,7 @@ MODULES = {
     },
     "jax.core": "refimpl.core_api",
     "jax.sharding": "refimpl.sharding",
+    "jax.stages": "refimpl.stages",
     "jax.distributed": "refimpl.distributed",
     "jax.flatten_util": "refimpl.flatten_util",
     "jax.ops": "refimpl.ops",

@@ -60,6 +60,7 @@ from refimpl.transforms.ad import JVPTracer
 from refimpl.transforms.block_arrays import BlockArray
 from refimpl.transforms.jit import (
     MappedAxes,
+    ShapeDtypeStruct,
     Signature,
     _check_compiler_options,
     _Static,
@@ -546,8 +547,6 @@ class PmapLowered:
     def out_info(self) -> Any:
         """The outputs' types (``ShapeDtypeStruct``, strongly typed, the mapped
         axis included), in the output pytree, as JAX's ``Lowered.out_info``."""
-        from refimpl.transforms.jit import ShapeDtypeStruct
-
         entry = self._module_entry()
         infos = []
         for aval, axis in zip(entry.out_avals, entry.out_axes, strict=True):

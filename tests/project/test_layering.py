@@ -103,6 +103,7 @@ LAYERS: dict[str, int] = {
     "refimpl.core_api": SURFACE,
     "refimpl.tree": SURFACE,
     "refimpl.typing": SURFACE,
+    "refimpl.stages": SURFACE,  # jax.stages: the types of jit's and pmap's stages
     # 6 backends (ref/, pjrt/ and what runs on them)
     "refimpl.backends.ref": BACKENDS,
     "refimpl.backends.pjrt": BACKENDS,

@@ -128,6 +128,23 @@ def case(jax, jnp, np, P):
             out.append(type(e).__name__)
     return out
 """,
+    # jax.stages (as pmap_test's Lowered/Compiled are): the stage objects'
+    # types; a pmap function has no trace, so it is no Wrapped (JAX's protocol)
+    "stages_types": """
+def case(jax, jnp, np, P):
+    import jax.stages as s
+
+    f = jax.jit(lambda v: v * 2)
+    p = jax.pmap(lambda v: v * 2)
+    x = np.ones((4, 4), np.float32)
+    lf, lp = f.lower(x), p.lower(x)
+    return [isinstance(f, s.Wrapped), isinstance(p, s.Wrapped), isinstance(len, s.Wrapped),
+            isinstance(f.trace(x), s.Traced), isinstance(lf, s.Lowered),
+            isinstance(lf.compile(), s.Compiled), isinstance(lp, s.Lowered),
+            isinstance(lp.compile(), s.Compiled), isinstance(lf, s.Compiled),
+            isinstance(lf.args_info[0][0], s.ArgInfo), isinstance(lp.args_info[0][0], s.ArgInfo),
+            s.CompilerOptions == dict[str, str | bool]]
+""",
 }
 
 

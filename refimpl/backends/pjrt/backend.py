@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 import refimpl.numpy as rnp
-from refimpl import dtypes, tracing, tree_util
+from refimpl import dtypes, stages, tracing, tree_util
 from refimpl.array import placement_rule
 from refimpl.backends.pjrt import compilation_cache, fast_path, host_callbacks
 from refimpl.backends.pjrt import executables as executables_module
@@ -723,3 +723,8 @@ def _fast_operator(method_name: str, function_name: str, reflected: bool) -> Any
 
 for _method, (_function, _reflected) in _OPERATORS.items():
     setattr(PjrtArray, _method, _fast_operator(_method, _function, _reflected))
+
+# jit's stages are jax.stages' types (refimpl.stages)
+stages.Lowered.register(Lowered)
+stages.Compiled.register(Compiled)
+stages.ArgInfo.register(ArgInfo)
