@@ -22,6 +22,7 @@ Values come from NumPy; the error cases from JAX's recordings.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -504,6 +505,21 @@ def _lower_abstract_arguments(ns: Any) -> Any:
         return [p(X), j(X)]
 
 
+def _stages_types(ns: Any) -> Any:
+    """jax.stages: the types of jit's and pmap's stage objects (a pmap
+    function has no trace: no Wrapped)."""
+    api = _api(ns)
+    stages = importlib.import_module(f"{api.__name__}.stages")
+    f = api.jit(lambda v: v * 2)
+    with _four_devices(api):
+        p = api.pmap(lambda v: v * 2)
+        lf, lp = f.lower(X), p.lower(X)
+        return [isinstance(f, stages.Wrapped), isinstance(p, stages.Wrapped),
+                isinstance(f.trace(X), stages.Traced), isinstance(lf, stages.Lowered),
+                isinstance(lp, stages.Lowered), isinstance(lp.compile(), stages.Compiled),
+                isinstance(lp.args_info[0][0], stages.ArgInfo)]  # fmt: skip
+
+
 # --- an unnamed vmap inside or around an unnamed pmap (AGREE) --------------------------------
 
 
@@ -599,6 +615,7 @@ def cases() -> Iterator[Case]:
     yield _case("heldback/passthrough_under_vmap_and_jvp", _passthrough_under_vmap_and_jvp, AGREE)
     yield _case("heldback/lowered_module_and_analyses", _lowered_module_and_analyses, AGREE)
     yield _case("heldback/lower_abstract_arguments", _lower_abstract_arguments, AGREE)
+    yield _case("heldback/stages_types", _stages_types, AGREE)
     for name, build in ERRORS:
         yield _case(f"errors/{name}", _err(build), AGREE)
     yield _case("errors/collective_under_varying_cond", _collective_under_varying_cond,
