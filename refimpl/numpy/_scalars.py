@@ -251,12 +251,32 @@ def isscalar(element: Any) -> bool:
         return False
 
 
+def _ml_info(info: Any, dt: np.dtype) -> Any:
+    """``ml_dtypes.finfo``/``iinfo`` of ``dt``, or None where it has none."""
+    try:
+        return info(dt)
+    except (TypeError, ValueError):
+        return None
+
+
+def _real_floating(dt: np.dtype) -> bool:
+    # every ml_dtypes float (float8_*, float4_e2m1fn, bfloat16) counts, as JAX
+    # 0.10.2 (NumPy gives most of them kind "V")
+    return dtypes.is_floating(dt) or (dt.kind == "V" and _ml_info(ml_dtypes.finfo, dt) is not None)
+
+
+def _narrow_int(dt: np.dtype, signed: bool) -> bool:
+    # the sub-byte integers ml_dtypes adds (int2/uint2 ...) have kind "V"
+    info = _ml_info(ml_dtypes.iinfo, dt) if dt.kind == "V" else None
+    return info is not None and (int(info.min) < 0) == signed
+
+
 _KINDS = {
     "bool": dtypes.is_bool,
-    "signed integer": dtypes.is_signed_int,
-    "unsigned integer": dtypes.is_unsigned_int,
-    "integral": dtypes.is_integer,
-    "real floating": dtypes.is_floating,
+    "signed integer": lambda d: dtypes.is_signed_int(d) or _narrow_int(d, True),
+    "unsigned integer": lambda d: dtypes.is_unsigned_int(d) or _narrow_int(d, False),
+    "integral": lambda d: dtypes.is_integer(d) or _ml_info(ml_dtypes.iinfo, d) is not None,
+    "real floating": _real_floating,
     "complex floating": dtypes.is_complex,
     "numeric": lambda d: not dtypes.is_bool(d),
 }

@@ -518,6 +518,7 @@ class PmapLowered:
         self._size = call.size
         self._devices = call.devices
         self._axis_name = axis_name
+        self._in_axes = list(call.axes)
         self._pjrt_entry = pjrt_entry
         self._entry: _Entry | None = None
 
@@ -632,6 +633,22 @@ class PmapCompiled:
     @property
     def out_info(self) -> Any:
         return self._lowered.out_info
+
+    @property
+    def input_shardings(self) -> Any:
+        """Each argument leaf's sharding over the pmap's devices (split at its
+        in_axes entry, replicated for None), as the ``(args, kwargs)`` tree."""
+        low = self._lowered
+        shardings = [output_sharding(low._devices, axis, low._axis_name) for axis in low._in_axes]
+        return tree_util.tree_unflatten(low.in_tree, shardings)
+
+    @property
+    def output_shardings(self) -> Any:
+        """Each output's sharding (split at its out_axes entry), in the output tree."""
+        low = self._lowered
+        entry = low._module_entry()
+        shardings = [output_sharding(low._devices, axis, low._axis_name) for axis in entry.out_axes]
+        return tree_util.tree_unflatten(entry.out_tree, shardings)
 
     def as_text(self) -> str:
         """The StableHLO module this executable was compiled from."""

@@ -84,6 +84,15 @@ def _saved_and_loaded(np_, arr, allow_pickle):
     return np_.load(f, allow_pickle=allow_pickle)
 
 
+_KIND_NAMES = (
+    "bool",
+    "signed integer",
+    "unsigned integer",
+    "integral",
+    "real floating",
+    "complex floating",
+    "numeric",
+)
 D34 = np.arange(12, dtype=np.float32).reshape(3, 4)
 M6 = np.array([1, 2, 3, 4, 5, 6], np.int32)
 
@@ -133,6 +142,12 @@ CASES = {
         np_.isscalar(v)
         for v in ("a", b"a", np.str_("x"), Fraction(1, 2), 1j, False, 1, 1.0, np.int32(5))
         + (np.array(16), None, [1], slice(4), (), np.array([0]), np_.ones(()), np_.ones(2))
+    ],
+    # test_isdtype: every ml_dtypes float is "real floating", int2 an integer, as JAX
+    "isdtype_ml_dtypes": lambda lib, np_: [
+        np_.isdtype(np.dtype(getattr(ml_dtypes, name)), kind)
+        for name in ("float8_e4m3fn", "float8_e4m3b11fnuz", "float4_e2m1fn", "int2", "uint4")
+        for kind in _KIND_NAMES
     ],
 }
 

@@ -128,6 +128,16 @@ def case(jax, jnp, np, P):
             out.append(type(e).__name__)
     return out
 """,
+    # a compiled pmap's input_shardings/output_shardings (JAX's Compiled has
+    # them): NamedShardings over the pmap's devices, split at in_axes/out_axes
+    "compiled_pmap_shardings": """
+def case(jax, jnp, np, P):
+    p = jax.pmap(lambda v, w: (v * 2, w), axis_name="i", in_axes=(0, None), out_axes=(1, None))
+    c1 = p.lower(np.ones((4, 3), np.float32), np.float32(2)).compile()
+    q = jax.pmap(lambda v, w: v * w, in_axes=(1,))
+    c2 = q.lower(np.ones((3, 4), np.float32), w=np.ones(4, np.float32)).compile()
+    return [str(c.input_shardings) + str(c.output_shardings) for c in (c1, c2)]
+""",
     # jax.stages (as pmap_test's Lowered/Compiled are): the stage objects'
     # types; a pmap function has no trace, so it is no Wrapped (JAX's protocol)
     "stages_types": """
