@@ -13,9 +13,11 @@ and a repeated axis (ValueError); ``rot90`` of a vector (ValueError).
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from conformance.case import Case, script_case
@@ -93,7 +95,31 @@ ROWS: list[tuple[str, Any]] = [
         ),
     ),
     ("dsplit/two_d", lambda ns: ns.capture(lambda: ns.np_.dsplit(np.ones((2, 4), np.float32), 2))),
+    # classes lax_numpy_test's other methods found (test_lax_numpy_methods_heldback_parity.py)
+    ("insert/slice_among_n", lambda ns: ns.np_.insert(_A, slice(1, -1), 7.0, axis=1)),
+    ("repeat/one_element_repeats", lambda ns: ns.np_.repeat(_A, np.array([2]), axis=0)),
+    ("hanning/float_length", lambda ns: ns.np_.hanning(5.0)),
+    ("kaiser/traced_length", lambda ns: ns.capture(lambda: ns.jit(ns.np_.kaiser)(5, 1.0))),
+    (
+        "isscalar/str_and_bytes",
+        lambda ns: np.array([ns.np_.isscalar("a"), ns.np_.isscalar(b"")]),
+    ),
+    (
+        "isdtype/float8_real_floating",
+        lambda ns: np.array(
+            [ns.np_.isdtype(np.dtype(ml_dtypes.float8_e4m3fn), "real floating")]
+            + [ns.np_.isdtype(np.dtype(ml_dtypes.int2), "signed integer")]
+        ),
+    ),
+    ("load/bfloat16", lambda ns: _saved_and_loaded(ns, np.arange(4).astype(ml_dtypes.bfloat16))),
 ]
+
+
+def _saved_and_loaded(ns: Any, arr: np.ndarray) -> Any:
+    f = io.BytesIO()
+    ns.np_.save(f, arr)
+    f.seek(0)
+    return ns.np_.load(f)
 
 
 def cases() -> Iterator[Case]:
