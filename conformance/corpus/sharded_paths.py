@@ -348,6 +348,19 @@ def reshard_explicit_expected() -> Any:
     return [X8, ROW]
 
 
+def reshard_traced_under_set_mesh(api: Any, L: Any) -> Any:
+    # a traced reshard is an equation laying out the jit's output (lane LEFT)
+    mesh, P = _explicit_mesh(api), api.sharding.PartitionSpec
+    with api.set_mesh(mesh):
+        xs = api.reshard(X8, api.sharding.NamedSharding(mesh, P("x")))
+        y = api.jit(lambda v: api.reshard(v * 2, P(None)))(xs)
+    return [np.asarray(y), _layout(y)]
+
+
+def reshard_traced_under_set_mesh_expected() -> Any:
+    return [X8 * 2, REP]
+
+
 def reshard_auto_axis(api: Any, L: Any) -> Any:
     return api.reshard(X8, _split(api))
 
@@ -414,6 +427,8 @@ VALUES: list[tuple[str, Any, Any]] = [
     ("jit/donated_static", jit_donated_static, jit_donated_static_expected),
     ("jit/nested", jit_nested, jit_nested_expected),
     ("build/reshard_explicit", reshard_explicit, reshard_explicit_expected),
+    ("build/reshard_traced_under_set_mesh", reshard_traced_under_set_mesh,
+     reshard_traced_under_set_mesh_expected),
     ("build/from_callback", from_callback, from_callback_expected),
     ("build/from_arrays_one_device", from_arrays_one_device, from_arrays_one_device_expected),
 ]  # fmt: skip

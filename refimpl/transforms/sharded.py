@@ -999,8 +999,8 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
             only ``Explicit`` mesh axes.
 
     Returns:
-        The pytree with each concrete leaf laid out so (traced leaves come
-        back unchanged after the checks).
+        The pytree with each concrete leaf laid out so; a traced leaf is the
+        ``sharding_constraint`` equation's output (the identity on values).
 
     Raises:
         ValueError: a spec names an ``Auto`` axis, or does not fit a leaf
@@ -1032,7 +1032,10 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
                         )
         aval = tracing.get_aval(leaf, "reshard", "xs")
         check_against(sharding, aval.shape, "reshard")
-        out.append(leaf if isinstance(leaf, tracing.Tracer) else put_sharded(leaf, sharding))
+        if isinstance(leaf, tracing.Tracer):  # the constraint's equation, as JAX's reshard
+            out.append(sharding_constraint_p.bind(leaf, sharding=sharding))
+        else:
+            out.append(put_sharded(leaf, sharding))
     return tree.unflatten(out)
 
 

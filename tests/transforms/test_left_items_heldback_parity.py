@@ -161,3 +161,39 @@ def test_loops_hand_back_untouched_host_carries_as_jax(backend):
     with as_jax.aliased_jax(backend):
         got = _untouched_carries(importlib.import_module("jax"))
     assert got == want
+
+
+_RESHARD_PROGRAM = """
+import numpy as np
+from jax.sharding import AxisType, PartitionSpec as P
+mesh = jax.make_mesh((4,), ("x",), axis_types=(AxisType.Explicit,))
+with jax.set_mesh(mesh):
+    xs = jax.sharding.reshard(np.arange(8.0, dtype=np.float32), P("x"))
+    f = jax.jit(lambda v: jax.sharding.reshard(v * 2, P(None)))
+    params = jax.make_jaxpr(f)(xs).eqns[0].params  # (refimpl's jit: "program")
+    eqns = [str(e.primitive) for e in params.get("jaxpr", params.get("program")).eqns]
+    out = f(xs)
+    g = jax.grad(lambda v: jax.sharding.reshard(v * 2, P(None)).sum())(xs)
+    result = [eqns[-1], str(out.sharding.spec), np.asarray(out).tolist(), str(g.sharding.spec)]
+"""
+
+
+def test_reshard_under_jit_is_the_constraint_equation(backend):
+    """``reshard`` of a traced value inside ``jit`` under ``set_mesh`` is an
+    equation (refimpl's ``sharding_constraint``, JAX's ``reshard``) that lays
+    out the jit's output (replicated here, where the argument is split); it
+    came back unchanged, so the output kept the argument's P('x')."""
+    from refimpl import config
+    from tests.helpers.jax_oracle import in_fresh_jax
+
+    want = in_fresh_jax(
+        "import os\nos.environ['XLA_FLAGS'] = '--xla_force_host_platform_device_count=4'\n"
+        "import jax\n" + _RESHARD_PROGRAM
+    )
+    config.update("ref_num_devices", 4)
+    with as_jax.aliased_jax(backend):
+        scope = {"jax": importlib.import_module("jax")}
+        exec(_RESHARD_PROGRAM, scope)
+    got = scope["result"]
+    assert want[0] == "reshard" and got[0] == "sharding_constraint"
+    assert got[1:] == want[1:]
