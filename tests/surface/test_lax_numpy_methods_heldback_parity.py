@@ -149,6 +149,51 @@ CASES = {
         for name in ("float8_e4m3fn", "float8_e4m3b11fnuz", "float4_e2m1fn", "int2", "uint4")
         for kind in _KIND_NAMES
     ],
+    # programs that agree, kept as a guard (the probes' representatives)
+    "pad_modes_and_weak_types": lambda lib, np_: (
+        [
+            np_.pad(D34, ((1, 2), (2, 0)), mode=mode, **kw)
+            for mode, kw in (
+                ("constant", {"constant_values": ((0.5, -3.0), (1, 2))}),
+                ("edge", {}),
+                ("wrap", {}),
+                ("maximum", {"stat_length": ((1, 2), (2, 2))}),
+                ("median", {"stat_length": 2}),
+                ("symmetric", {"reflect_type": "odd"}),
+                ("reflect", {"reflect_type": "even"}),
+                ("linear_ramp", {"end_values": ((1, 2), (-8.0, 2.0))}),
+            )
+        ]
+        + [np_.pad(np_.asarray(1.0)[None], 1, mode=m) for m in ("constant", "mean", "edge")]
+    ),
+    "nonzero_argwhere_size_fill": lambda lib, np_: (
+        [
+            lib.jit(lambda v: np_.nonzero(v, size=size, fill_value=fill))(D34 % 3)
+            for size, fill in ((2, None), (10, -1), (10, (7, 8)))
+        ]
+        + [lib.jit(lambda v: np_.argwhere(v, size=10, fill_value=(7, 8)))(D34 % 3)]
+    ),
+    "take_along_axis_modes": lambda lib, np_: [
+        np_.take_along_axis(
+            np_.arange(10.0), np_.array([-11, -10, -1, 0, 9, 10]), axis=0, mode=mode
+        )
+        for mode in (None, "fill", "clip", "one_hot")
+    ],
+    "array_weak_types": lambda lib, np_: (
+        [
+            f(v, dtype=dtype)
+            for f in (np_.array, np_.asarray, lib.jit(np_.asarray))
+            for v in (1, 1.0, np.int32(1), np.float32(1))
+            for dtype in (None, float)
+        ]
+        + [np_.array([1]), np_.array([np_.asarray(1.0)]), np_.array([0, np.int16(1)])]
+    ),
+    "like_weak_types": lambda lib, np_: [
+        getattr(np_, name)(np_.asarray(2.0) * np_.ones(3), *args, dtype=dtype, shape=shape)
+        for name, args in (("full_like", (-100,)), ("ones_like", ()), ("zeros_like", ()))
+        for dtype in (None, float)
+        for shape in (None, (2,))
+    ],
 }
 
 
