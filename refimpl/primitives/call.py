@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from refimpl import backends, dtypes, tracing
+from refimpl.config import config
 from refimpl.core import Program, ShapedArray, avals_str
 from refimpl.primitives import batch_rules, ref_context, rule_context
 from refimpl.primitives.base import Primitive
@@ -28,6 +30,35 @@ jit_call_p = Primitive("jit", multiple_results=True)
 
 def _strip(avals: Any) -> list[ShapedArray]:
     return [a.strip_weak() for a in avals]
+
+
+def _host_data(x: Any) -> bool:
+    """NumPy data, a Python scalar or a reference array: what a PJRT jit
+    copies in (float0 data stays on the host)."""
+    from refimpl.backends.ref.arrays import RefArray  # (it imports the primitives)
+
+    if isinstance(x, (tracing.TypedScalar, RefArray)) or dtypes.is_python_scalar(x):
+        return True
+    return isinstance(x, (np.ndarray, np.generic)) and x.dtype != dtypes.float0
+
+
+def bind_call(*args: Any, program: Program, name: str) -> list[Any]:
+    """``jit_call_p.bind``, for the calls a jit's rules derive from it (its
+    jvp, known, linear, transposed or batched program). Run eagerly on host
+    data or reference arrays alone (``grad(jit(f))(2.0)``), such a call runs
+    on the configured backend, as the jit itself called on that data does;
+    an eager operation on host data runs on the reference backend
+    (docs/semantics.md 2), which would interpret the jit's programs on pjrt."""
+    from refimpl.primitives import base
+
+    # (not while a named axis is bound: a collective inside goes to its trace)
+    if config.backend != "ref" and base._axis_owner is None and all(map(_host_data, args)):
+        in_avals = [tracing.get_aval(a, "jit", i) for i, a in enumerate(args)]
+        params = {"program": program, "name": name}
+        out_avals = jit_call_p.eager_out_avals(in_avals, params)
+        dispatch = backends.get(config.backend).eager_dispatch
+        return list(dispatch(jit_call_p, tuple(args), in_avals, out_avals, params))
+    return jit_call_p.bind(*args, program=program, name=name)
 
 
 @jit_call_p.def_abstract_eval
@@ -61,7 +92,7 @@ def _jit_call_batch(args: list, dims: list, *, program: Program, name: str):
     in_batched = [d is not None for d in dims]
     moved = [x if d is None else batch_rules.moveaxis(x, d, 0) for x, d in zip(args, dims)]
     new_program, out_batched = rule_context.batch_subprogram(program, in_batched, frame, name=name)
-    outs = jit_call_p.bind(*moved, program=new_program, name=name)
+    outs = bind_call(*moved, program=new_program, name=name)
     return list(outs), [0 if b else None for b in out_batched]
 
 
@@ -73,7 +104,7 @@ def _jit_call_batch(args: list, dims: list, *, program: Program, name: str):
 def _jit_call_jvp(primals: list, tangents: list, *, program: Program, name: str):
     nonzero = [type(t) is not Zero for t in tangents]
     jp = rule_context.jvp_program(program, nonzero, own_types=True)
-    outs = jit_call_p.bind(
+    outs = bind_call(
         *primals,
         *[t for t in tangents if type(t) is not Zero],
         program=jp.program,
@@ -89,11 +120,11 @@ def _jit_call_linearize(primals: list, tangents: list, *, program: Program, name
     tangents to output tangents."""
     nonzero = [type(t) is not Zero for t in tangents]
     lp = rule_context.linearize_program(program, nonzero, own_types=True)
-    known = jit_call_p.bind(*primals, program=lp.known, name=name)
+    known = bind_call(*primals, program=lp.known, name=name)
     n_out = len(program.out_vars)
     residuals = known[n_out:]
     nz_tangents = [t for t in tangents if type(t) is not Zero]
-    touts = jit_call_p.bind(*residuals, *nz_tangents, program=lp.linear, name=f"linear({name})")
+    touts = bind_call(*residuals, *nz_tangents, program=lp.linear, name=f"linear({name})")
     return known[:n_out], _fill_zeros(touts, lp.out_nonzero, program.out_avals)
 
 
@@ -124,7 +155,7 @@ def _jit_call_transpose(cts: list, *args: Any, program: Program, name: str) -> l
     transposed, refs, written = rule_context.transpose_program(
         program, linear, thread_refs=True, own_types=True
     )
-    outs = jit_call_p.bind(
+    outs = bind_call(
         *[a for a in args if not isinstance(a, UndefinedPrimal)],
         *[rule_context.instantiate(ct) for ct in cts],
         *(ref_context.outer_values(refs, written) if refs else ()),
