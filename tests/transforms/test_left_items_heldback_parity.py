@@ -243,3 +243,18 @@ def test_reshard_under_jit_is_the_constraint_equation(backend):
     got = scope["result"]
     assert want[0] == "reshard" and got[0] == "sharding_constraint"
     assert got[1:] == want[1:]
+
+
+def _remat_facts(jx):
+    return jx.remat.__name__, jx.remat is jx.checkpoint, float(jx.grad(jx.remat(_sq))(3.0))
+
+
+def _sq(x):
+    return x * x
+
+
+def test_remat_is_a_function_named_remat_as_jax(backend):
+    """JAX 0.10.2's ``jax.remat`` is its own function, named ``remat``."""
+    with as_jax.aliased_jax(backend):
+        got = _remat_facts(importlib.import_module("jax"))
+    assert got == _remat_facts(jax) == ("remat", False, 6.0)
