@@ -112,9 +112,9 @@ class _Config:
 
     _ACCEPTED = frozenset({
         "debug_nans", "debug_infs", "log_compiles",
-        "default_matmul_precision", "threefry_partitionable", "compilation_cache_dir",
+        "default_matmul_precision", "compilation_cache_dir",
         "persistent_cache_min_compile_time_secs", "persistent_cache_min_entry_size_bytes",
-        "traceback_filtering", "numpy_rank_promotion", "numpy_dtype_promotion",
+        "traceback_filtering",
         "enable_checks", "transfer_guard", "cpu_collectives_implementation",
         "transfer_guard_host_to_device", "transfer_guard_device_to_host",
         "transfer_guard_device_to_device",
@@ -164,8 +164,17 @@ class _Config:
         return self.__getattr__(name)
 
 
-# JAX flags refimpl behaves as at one value (refimpl.contexts checks it)
-_MODELLED_VALUES = ("enable_custom_prng", "debug_key_reuse")
+# JAX flags refimpl behaves as at one value (refimpl.contexts checks it):
+# setting another is NotImplementedError, never recorded and ignored (the
+# others change results: threefry_partitionable=False draws other bits, the
+# promotion modes raise where refimpl would compute)
+_MODELLED_VALUES = (
+    "enable_custom_prng",
+    "debug_key_reuse",
+    "threefry_partitionable",
+    "numpy_rank_promotion",
+    "numpy_dtype_promotion",
+)
 
 # what reading a flag refimpl has no setting for gives: JAX 0.10.2's default,
 # the one value refimpl behaves as (random_test reads these in skipIf)

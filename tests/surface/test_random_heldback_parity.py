@@ -1,0 +1,330 @@
+# ruff: noqa: B023  (the lambdas are called within their loop iteration)
+"""JAX 0.10.2's tests/random_test.py, held back (issue 29): its PrngTest,
+KeyArrayTest and JnpWithKeyArrayTest programs (typed and raw keys, the three
+implementations by ``default_prng_impl`` and ``impl=``, seeds, key data
+round trips, key arrays through ``jit``/``vmap``/``scan``/``lax`` structural
+operations and the ``jnp`` functions that take them, the known values of the
+default ``threefry_partitionable=True`` bits), call conventions adapted, run
+on JAX (the oracle, live) and on refimpl on both backends.
+
+Compared: a key array by its dtype's name, shape and key data; an array by
+dtype, weak type, shape and values (floats to a tolerance); an exception by
+its class's name. And the one class the sweep found: ``jax.config.update``
+of a flag refimpl follows at one value only (``jax_threefry_partitionable``,
+``jax_numpy_rank_promotion``, ``jax_numpy_dtype_promotion``) to another value
+was recorded and ignored, so JAX's programs silently drew other bits.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+
+LIBS = {"jax": (jax, jnp), "ri": (ri, rnp)}
+
+
+def _form(v):
+    if isinstance(v, (list, tuple)):
+        return [_form(x) for x in v]
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    lib = ri if not isinstance(v, jax.Array) else jax
+    if lib.numpy.issubdtype(v.dtype, lib.dtypes.prng_key):
+        return ("key", str(v.dtype), tuple(v.shape), np.asarray(lib.random.key_data(v)))
+    return ("array", np.asarray(v), bool(getattr(v, "weak_type", False)))
+
+
+def _outcome(fn):
+    try:
+        return "ok", _form(fn())
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return "raise", type(e).__name__
+
+
+def _assert_same(got, want, path="out"):
+    if isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), (path, got, want)
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            _assert_same(g, w, f"{path}[{i}]")
+    elif isinstance(want, tuple) and want[0] == "key":
+        assert got[:3] == want[:3], (path, got, want)
+        np.testing.assert_array_equal(got[3], want[3], err_msg=path)
+    elif isinstance(want, tuple):
+        assert got[0] == want[0], (path, got, want)
+        g, w = got[1], want[1]
+        assert (g.dtype, g.shape, got[2]) == (w.dtype, w.shape, want[2]), (path, got, want)
+        if w.dtype.kind == "f":
+            np.testing.assert_allclose(g, w, rtol=2e-6, atol=1e-6, err_msg=path)
+        else:
+            np.testing.assert_array_equal(g, w, err_msg=path)
+    else:
+        assert got == want, (path, got, want)
+
+
+def _check(program):
+    want = _outcome(lambda: program(*LIBS["jax"]))
+    got = _outcome(lambda: program(*LIBS["ri"]))
+    assert got[0] == want[0], (got, want)
+    _assert_same(got[1], want[1])
+
+
+def _make_keys(lib, np_, *shape, seed=28):
+    seeds = seed + np_.arange(math.prod(shape), dtype=np_.uint32)
+    return lib.vmap(lib.random.key)(seeds).reshape(shape)
+
+
+IMPLS = ["threefry2x32", "rbg", "unsafe_rbg"]
+
+
+def _prng_programs():
+    progs = {}
+    for kn in ("key", "PRNGKey"):
+
+        def mk(lib, kn=kn):
+            return getattr(lib.random, kn)
+
+        progs[f"bits_error_int8_{kn}"] = lambda lib, np_, mk=mk: lib.random.bits(
+            mk(lib)(0), (3, 4), np.dtype("int8")
+        )
+        for impl in IMPLS:
+
+            def selection(lib, np_, mk=mk, impl=impl):
+                with lib.default_prng_impl(impl):
+                    k = mk(lib)(1701)
+                    k1, k2 = lib.random.split(k, 2)
+                    bits = [lib.random.bits(k, (3,), np.dtype(f"uint{w}")) for w in (8, 16, 32)]
+                    return [k, k1, k2, mk(lib)(42, impl=impl), *bits]
+
+            progs[f"default_impl_{impl}_{kn}"] = selection
+
+        def symmetry(lib, np_, mk=mk):
+            key = mk(lib)(72)
+            folds = [lib.random.fold_in(key, i) for i in range(3)]
+            vfolds = lib.vmap(
+                lambda k, _: lib.random.fold_in(k, lib.lax.axis_index("b")),
+                in_axes=(None, 0),
+                axis_name="b",
+            )(key, np_.ones(3))
+            return [*folds, vfolds, lib.random.split(key, 3)]
+
+        progs[f"split_fold_in_symmetry_{kn}"] = symmetry
+        for seed, typ in [(-1, int), (-3, np.int64), (2**31 + 99, int), (-(2**31) - 100, int)]:
+            for jit in (False, True):
+
+                def seeds(lib, np_, mk=mk, seed=seed, typ=typ, jit=jit):
+                    f = lib.jit(mk(lib)) if jit else mk(lib)
+                    return lib.random.key_data(f(typ(seed)))
+
+                progs[f"seed_{seed}_{typ.__name__}_jit{jit}_{kn}"] = seeds
+    progs["key_impl_round_trip"] = lambda lib, np_: [
+        [
+            lib.random.key(42, impl=lib.random.key_impl(lib.random.key(42, impl=impl))),
+            lib.random.wrap_key_data(
+                lib.random.key_data(lib.random.key(42, impl=impl)),
+                impl=lib.random.key_impl(lib.random.key(42, impl=impl)),
+            ),
+            str(lib.random.key_impl(lib.random.key(42, impl=impl))),
+        ]
+        for impl in IMPLS
+    ]
+    progs["seed_errors"] = lambda lib, np_: [
+        _outcome(lambda: lib.random.key(_make_keys(lib, np_)))[0],
+        _outcome(lambda: lib.random.PRNGKey(np.arange(4)))[0],
+        _outcome(lambda: lib.random.key(np.pi))[0],
+        _outcome(lambda: lib.random.key(42, impl="unlikely name"))[0],
+    ]
+    return progs
+
+
+def _key_array_programs():
+    def k(lib, np_, *shape):
+        return _make_keys(lib, np_, *shape)
+
+    return {
+        "structural_under_jit": lambda lib, np_: [
+            lib.jit(lambda x: lib.lax.slice_in_dim(x, 1, 3))(k(lib, np_, 3, 4)),
+            lib.jit(partial(lib.lax.dynamic_slice_in_dim, slice_size=2))(
+                k(lib, np_, 3, 4), np.int16(1)
+            ),
+            lib.jit(partial(lib.lax.dynamic_update_slice_in_dim, axis=0))(
+                k(lib, np_, 3, 4), k(lib, np_, 1, 4), np.int16(1)
+            ),
+            lib.jit(lambda x: x.T)(k(lib, np_, 3, 4)),
+            lib.jit(lambda x: x[1, 2:4, 3])(k(lib, np_, 3, 4, 5)),
+            lib.jit(lambda x: x[:, 2:4, 3:4])(k(lib, np_, 3, 4, 5)),
+            lib.vmap(lib.jit(lambda x: x.T))(k(lib, np_, 3, 4, 5)),
+            lib.jit(lambda ks: lib.lax.scan(lambda _, x: (None, x.T), None, ks))(k(lib, np_, 3, 4))[
+                1
+            ],
+            lib.lax.select(True, k(lib, np_, 3), k(lib, np_, 3)),
+            lib.jit(lib.lax.select)(
+                np_.array([True, False, False, True, False, True]).reshape(3, 2),
+                k(lib, np_, 3, 2),
+                k(lib, np_, 3, 2),
+            ),
+        ],
+        "indexing_shapes": lambda lib, np_: (
+            [
+                fn(k(lib, np_, 2, 3)).shape
+                for fn in (
+                    lambda x: x[None, None, None, 0, None, None, None, 1],
+                    lambda x: x[..., 1:, None],
+                    lambda x: x[None, 0, ..., 1, None],
+                    lambda x: x[:, 1],
+                )
+            ]
+            + [_outcome(lambda: k(lib, np_)[0])[0], _outcome(lambda: k(lib, np_, 2, 3)[0, 1, 2])[0]]
+        ),
+        "key_data_under_transforms": lambda lib, np_: [
+            f(k(lib, np_, 3, 4)).shape
+            for f in (
+                lib.random.key_data,
+                lib.jit(lib.random.key_data),
+                lib.vmap(lib.random.key_data),
+                lib.vmap(lib.jit(lib.random.key_data)),
+            )
+        ],
+        "eval_shape_and_attributes": lambda lib, np_: [
+            lib.eval_shape(lambda x: lib.random.bits(x, (5,), np_.uint16), k(lib, np_)).shape,
+            str(lib.eval_shape(lambda x: lib.random.bits(x, (5,), np_.uint16), k(lib, np_)).dtype),
+            k(lib, np_).dtype.name,
+            k(lib, np_, 10).itemsize,
+            k(lib, np_, 2, 3).size,
+            k(lib, np_, 2, 3).ndim,
+            _outcome(lambda: hash(k(lib, np_)))[0],
+            np_.result_type(k(lib, np_)) == k(lib, np_).dtype,
+        ],
+        "custom_jvp_key_tangent": lambda lib, np_: _custom_jvp_key(lib, k(lib, np_)),
+    }
+
+
+def _custom_jvp_key(lib, key):
+    seen = []
+
+    def f_raw(x, key):
+        return x * lib.random.normal(key, ())
+
+    f = lib.custom_jvp(f_raw)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        x, key = primals
+        seen.append(tangents[1])
+        r = lib.random.normal(key, ())
+        return x * r, tangents[0] * r
+
+    out = [lib.grad(f_raw)(0.0, key), lib.grad(f)(0.0, key)]
+    return [*out, str(seen[0].dtype), seen[0].shape]
+
+
+def _jnp_programs():
+    progs = {}
+    funcs = {
+        "reshape": lambda lib, np_, ks: np_.reshape(ks, (2, 2)),
+        "tile": lambda lib, np_, ks: np_.tile(ks[0], 3),
+        "concatenate": lambda lib, np_, ks: np_.concatenate([ks[:2], ks[2:]], axis=0),
+        "broadcast_to": lambda lib, np_, ks: np_.broadcast_to(ks[0], (3,)),
+        "expand_dims": lambda lib, np_, ks: np_.expand_dims(ks, 1),
+        "broadcast_arrays": lambda lib, np_, ks: np_.broadcast_arrays(ks[0], ks)[0],
+        "append": lambda lib, np_, ks: np_.append(ks, ks[0]),
+        "ravel": lambda lib, np_, ks: np_.ravel(ks.reshape(2, 2)),
+        "stack": lambda lib, np_, ks: np_.stack(ks, axis=0),
+        "array": lambda lib, np_, ks: np_.asarray(ks, dtype=ks.dtype),
+        "getitem_mask": lambda lib, np_, ks: ks[np.array([False, True, True, False])],
+        "at_get": lambda lib, np_, ks: ks.at[np.array([0, 2])].get(),
+        "at_set": lambda lib, np_, ks: ks.at[1:3].set(ks[0]),
+        "equality": lambda lib, np_, ks: [ks[0] == ks, ks[0] != ks.at[2:].set(ks[0])],
+        "zeros_like": lambda lib, np_, ks: np_.zeros_like(ks),
+        "full_like": lambda lib, np_, ks: np_.full_like(ks, 100),
+        "full_like_key": lambda lib, np_, ks: np_.full_like(ks, ks[1]),
+        "ones": lambda lib, np_, ks: np_.ones(ks.shape, dtype=ks.dtype),
+        "full_key": lambda lib, np_, ks: np_.full(ks.shape, ks[1], dtype=ks.dtype),
+        "add_int_error": lambda lib, np_, ks: np_.add(ks, 1),
+        "neg_error": lambda lib, np_, ks: -ks,
+        "convert_error": lambda lib, np_, ks: lib.lax.convert_element_type(ks, int),
+        "clone": lambda lib, np_, ks: lib.random.clone(ks),
+    }
+    for name, fn in funcs.items():
+        for jit in (False, True):
+
+            def prog(lib, np_, fn=fn, jit=jit):
+                ks = lib.random.split(lib.random.key(123), 4)
+                return (lib.jit(partial(fn, lib, np_)) if jit else partial(fn, lib, np_))(ks)
+
+            progs[f"{name}_jit{jit}"] = prog
+    return progs
+
+
+_DEFAULT_VALUES = [  # random_test's known-value cases, at the default bits
+    ("beta", "rbg", np.float32, {"a": 0.8, "b": 0.9}),
+    ("bits", "threefry2x32", np.uint16, {}),
+    ("cauchy", "threefry2x32", np.float32, {}),
+    ("dirichlet", "threefry2x32", np.float32, {"alpha": np.array([0.5, 0.6, 0.7], "float32")}),
+    ("gamma", "threefry2x32", np.float32, {"a": 0.8}),
+    ("gumbel", "rbg", np.float32, {}),
+    ("loggamma", "threefry2x32", np.float32, {"a": 0.8}),
+    ("maxwell", "rbg", np.float32, {}),
+    ("normal", "rbg", np.float32, {}),
+    ("pareto", "threefry2x32", np.float32, {"b": 0.5}),
+    ("poisson", "threefry2x32", np.int32, {"lam": 5}),
+    ("randint", "rbg", np.int32, {"minval": 0, "maxval": 10}),
+    ("truncated_normal", "threefry2x32", np.float32, {"lower": 0, "upper": 2}),
+    ("weibull_min", "rbg", np.float32, {"scale": 1, "concentration": 1}),
+]
+
+
+def _value_programs():
+    progs = {}
+    for name, impl, dtype, params in _DEFAULT_VALUES:
+
+        def prog(lib, np_, name=name, impl=impl, dtype=dtype, params=params):
+            with lib.default_prng_impl(impl):
+                key = lib.random.key(zlib.adler32((name + impl).encode()))
+                return getattr(lib.random, name)(key, **params, shape=(2,), dtype=dtype)
+
+        progs[f"{name}_{impl}"] = prog
+    return progs
+
+
+PROGRAMS = {
+    **{f"prng/{n}": p for n, p in _prng_programs().items()},
+    **{f"keys/{n}": p for n, p in _key_array_programs().items()},
+    **{f"jnp/{n}": p for n, p in _jnp_programs().items()},
+    **{f"values/{n}": p for n, p in _value_programs().items()},
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_random_test_program_agrees(backend, name):
+    _check(PROGRAMS[name])
+
+
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("jax_threefry_partitionable", False),
+        ("jax_numpy_rank_promotion", "raise"),
+        ("jax_numpy_dtype_promotion", "strict"),
+    ],
+)
+def test_as_jax_config_update_refuses_a_flag_value_refimpl_does_not_model(flag, value):
+    # JAX 0.10.2 draws other bits with jax_threefry_partitionable=False (its
+    # random_test's known values) and raises under the strict promotion
+    # modes; refimpl follows one value of each, so setting another is
+    # NotImplementedError (was recorded and ignored: silently other results)
+    from refimpl import as_jax
+
+    cfg = as_jax._Config()
+    with pytest.raises(NotImplementedError, match=flag[4:]):
+        cfg.update(flag, value)
+    assert getattr(cfg, flag) == getattr(jax.config, flag)  # still the default
+    cfg.update(flag, getattr(jax.config, flag))  # the modelled value is accepted
