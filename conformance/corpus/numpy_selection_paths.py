@@ -112,6 +112,14 @@ ROWS: list[tuple[str, Any]] = [
         ),
     ),
     ("load/bfloat16", lambda ns: _saved_and_loaded(ns, np.arange(4).astype(ml_dtypes.bfloat16))),
+    (
+        "arccosh/complex_real_axis_jvp",
+        lambda ns: ns.api.jvp(
+            ns.np_.arccosh,
+            (np.array([1.25, 1.6, 3.0], np.complex64),),
+            (np.ones(3, np.complex64),),
+        ),
+    ),
 ]
 
 

@@ -110,21 +110,52 @@ def arccosh_of_inexact(x: Any) -> Any:
     """``log(x + sqrt(x - 1) sqrt(x + 1))``; ``log(x) + log(2)`` once x^2 would
     overflow; NaN below 1."""
     aval = _aval(x, "arccosh")
-    one = _scalar(x, 1)
     if dtypes.is_complex(aval.dtype):
-        # acosh z = |Im w| + i sign(Im z) Re w for w = acos z (cosh(i w) =
-        # cos w = z; the principal branch), as XLA's chlo.acosh: accurate near
-        # 0 and 1 where log(z + sqrt(z - 1) sqrt(z + 1)) cancels
-        w = ew.acos(x)
-        re_w, im_w = complex_parts.real(w), complex_parts.imag(w)
-        y = complex_parts.imag(x)
-        negative = ew.lt(y, _scalar(y, 0))  # -0.0 counts as positive, as XLA's
-        return complex(ew.abs(im_w), ew.select(negative, ew.neg(re_w), re_w))
+        return _complex_acosh()(x)
+    one = _scalar(x, 1)
     big = ew.gt(x, _scalar(x, _sqrt_max(aval.dtype)))
     root = ew.mul(ew.sqrt(ew.sub(x, one)), ew.sqrt(ew.add(x, one)))
     small = ew.log1p(ew.add(ew.sub(x, one), root))
     large = ew.add(ew.log(x), _scalar(x, math.log(2)))
     return ew.select(big, large, small)
+
+
+_COMPLEX_ACOSH: list[Any] = []
+
+
+def _complex_acosh() -> Any:
+    """Complex acosh with the principal branch's derivative
+    ``1 / (sqrt(z - 1) sqrt(z + 1))`` as its jvp (a ``custom_jvp``, built on
+    first use: ``refimpl.custom_derivatives`` imports this module's users).
+    Differentiating the value's formula instead goes through acos's jvp
+    ``-1 / sqrt(1 - z^2)``, whose square root flips sign with the zero
+    imaginary part of ``1 - z^2`` on the real axis: d acosh(1.6 + 0j) came out
+    -0.8006, not JAX's (and the finite differences') +0.8006."""
+    if not _COMPLEX_ACOSH:
+        from refimpl.custom_derivatives import custom_jvp
+
+        fn = custom_jvp(_complex_acosh_value)
+
+        def jvp(primals: Any, tangents: Any) -> Any:
+            ((z,), (t,)) = primals, tangents
+            one = _scalar(z, 1)
+            root = ew.mul(ew.sqrt(ew.sub(z, one)), ew.sqrt(ew.add(z, one)))
+            return fn(z), ew.div(t, root)
+
+        fn.defjvp(jvp)
+        _COMPLEX_ACOSH.append(fn)
+    return _COMPLEX_ACOSH[0]
+
+
+def _complex_acosh_value(x: Any) -> Any:
+    """acosh z = |Im w| + i sign(Im z) Re w for w = acos z (cosh(i w) = cos w
+    = z; the principal branch), as XLA's chlo.acosh: accurate near 0 and 1
+    where log(z + sqrt(z - 1) sqrt(z + 1)) cancels."""
+    w = ew.acos(x)
+    re_w, im_w = complex_parts.real(w), complex_parts.imag(w)
+    y = complex_parts.imag(x)
+    negative = ew.lt(y, _scalar(y, 0))  # -0.0 counts as positive, as XLA's
+    return complex(ew.abs(im_w), ew.select(negative, ew.neg(re_w), re_w))
 
 
 def arctanh_of_inexact(x: Any) -> Any:

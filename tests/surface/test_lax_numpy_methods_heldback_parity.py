@@ -93,6 +93,7 @@ _KIND_NAMES = (
     "complex floating",
     "numeric",
 )
+Z_REAL = np.array([1.25, 1.6, 3.0], np.complex64)
 D34 = np.arange(12, dtype=np.float32).reshape(3, 4)
 M6 = np.array([1, 2, 3, 4, 5, 6], np.int32)
 
@@ -148,6 +149,14 @@ CASES = {
         np_.isdtype(np.dtype(getattr(ml_dtypes, name)), kind)
         for name in ("float8_e4m3fn", "float8_e4m3b11fnuz", "float4_e2m1fn", "int2", "uint4")
         for kind in _KIND_NAMES
+    ],
+    # testOpGrad (arccosh of complex64 from rand_positive: real z > 1, zero
+    # imaginary part): the principal derivative 1 / (sqrt(z - 1) sqrt(z + 1))
+    "arccosh_complex_real_axis_derivatives": lambda lib, np_: [
+        lib.jvp(np_.arccosh, (Z_REAL,), (np.ones(3, np.complex64),)),
+        lib.vjp(np_.arccosh, Z_REAL)[1](np.ones(3, np.complex64)),
+        lib.jit(lambda z: lib.jvp(np_.arccosh, (z,), (np.ones(3, np.complex64),)))(Z_REAL),
+        lib.lax.acosh(Z_REAL),
     ],
     # programs that agree, kept as a guard (the probes' representatives)
     "pad_modes_and_weak_types": lambda lib, np_: (
