@@ -2094,10 +2094,8 @@ def eager_over_mesh(primitive: Any, args: tuple[Any, ...], params: dict[str, Any
     laid out by the sharding rule as JAX 0.10.2 lays out an eager operation's
     (``x * 2`` keeps ``x``'s sharding, ``x.sum()`` is replicated) and, on
     pjrt, computed partitioned on the blocks where they are. Under
-    ``disable_jit``, NotImplemented: the normal path computes on the global
-    value (one device)."""
-    if config._values["disable_jit"]:
-        return NotImplemented
+    ``disable_jit`` too (JAX's eager operations are jits that the flag does not
+    reach: ``sin(x)`` keeps ``x``'s sharding)."""
     try:
         key: Any = (primitive, primitive_base._params_key(params))
     except primitive_base._NoKey:  # params of no stable key (a program): not kept

@@ -592,9 +592,11 @@ class ShardedJit:
         return f"<PjitFunction of {self.__wrapped__!r}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if config._values["disable_jit"]:
+        if config._values["disable_jit"] and getattr(self._inner, "honours_disable_jit", True):
             # as JAX: the function runs op by op; the shardings are neither
-            # checked nor applied
+            # checked nor applied. Not for an eager operation's own jit (pjrt's
+            # one-primitive dispatch): run op by op, its one op would dispatch
+            # to this jit again, without end.
             return self.__wrapped__(*args, **kwargs)
         if self._plans and not kwargs:
             backend = self._backend or config.backend
