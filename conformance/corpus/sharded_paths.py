@@ -194,6 +194,19 @@ def put_under_jit_expected() -> Any:
     return X8 * 2.0
 
 
+def eager_under_disable_jit(api: Any, L: Any) -> Any:
+    # an eager operation on a sharded array is a jit over its mesh that
+    # disable_jit does not reach: the result keeps the sharding (lane PMAPB)
+    y = api.device_put(X8, _split(api))
+    with api.disable_jit():
+        doubled, total = y * 2.0, y.sum()
+    return [np.asarray(doubled), _layout(doubled), np.asarray(total), _layout(total)]
+
+
+def eager_under_disable_jit_expected() -> Any:
+    return [X8 * 2.0, ROW, X8.sum(), _oracle_layout((), "1d", ())]
+
+
 # --- with_sharding_constraint ------------------------------------------------------------------
 
 
@@ -417,6 +430,8 @@ VALUES: list[tuple[str, Any, Any]] = [
      put_single_device_sharding_expected),
     ("device_put/python_scalar", put_python_scalar, put_python_scalar_expected),
     ("device_put/under_jit", put_under_jit, put_under_jit_expected),
+    ("device_put/eager_under_disable_jit", eager_under_disable_jit,
+     eager_under_disable_jit_expected),
     ("wsc/spec_under_set_mesh", wsc_spec_under_set_mesh, wsc_spec_under_set_mesh_expected),
     ("wsc/one_device_mesh_jit", wsc_one_device_mesh_jit, wsc_one_device_mesh_jit_expected),
     ("wsc/tree", wsc_tree, wsc_tree_expected),
