@@ -330,7 +330,11 @@ class Builder(Trace):
             return self._capture(value)
         if isinstance(value, TypedScalar):
             return Literal(value.value, aval)
-        if aval.shape == () and (dtypes.is_python_scalar(value) or isinstance(value, np.generic)):
+        # a Python, NumPy or 0-d NumPy array scalar is inlined, as JAX 0.10.2's
+        # literals (a refimpl Array stays a constant, as JAX's Array)
+        if aval.shape == () and (
+            dtypes.is_python_scalar(value) or isinstance(value, (np.generic, np.ndarray))
+        ):
             return Literal(value, aval)
         return self._add_const(value, aval)
 

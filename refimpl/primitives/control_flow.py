@@ -2432,7 +2432,9 @@ def switch(
         raise ValueError(f"{api}: branches is empty")
     if len(branches) == 1:
         return branches[0](*operands)
-    if aval.dtype != np.int32:
+    if aval.dtype != np.int32 or aval.weak_type:
+        # as JAX 0.10.2: a weak index (a Python int argument) is made a strong
+        # int32 first, an equation of the program before the clamp
         index = convert_element_type(index, np.int32)
     index = clamp(np.int32(0), index, np.int32(len(branches) - 1))
     if config.disable_jit and not isinstance(index, tracing.Tracer):

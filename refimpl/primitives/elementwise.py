@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import backends, dtypes, tracing
-from refimpl.core import ShapedArray
+from refimpl.core import Literal, ShapedArray
 from refimpl.primitives import ad_helpers, batch_rules, rule_context, xla_math
 from refimpl.primitives.base import (
     Primitive,
@@ -1544,7 +1544,41 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
             # as JAX 0.10.2: an array or tracer already of that type is returned
             # itself (no copy, no equation); NumPy data still becomes an array
             return x
+    folded = _fold_scalar_constant(x, new_dtype, bool(weak_type))
+    if folded is not None:
+        return folded
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
+
+
+def _fold_scalar_constant(x: Any, new_dtype: np.dtype, weak_type: bool) -> Any:
+    """Inside a staging trace, a Python, NumPy or literal scalar converted to
+    a strong dtype (or to its own type) is converted now, on the host, and
+    stands in the program as a literal (``3.0:f16[]``), as JAX 0.10.2 folds
+    it: no equation, so ``make_jaxpr(lambda: convert_element_type(3., f16))``
+    is ``{ lambda ; . let  in (3.0:f16[],) }``, and ``jnp.float32(2.)`` in a
+    traced function is the literal ``2.0:f32[]``. Outside a trace the
+    conversion runs (an array, as JAX's)."""
+    builder = tracing.current_builder()
+    scalar = isinstance(x, (bool, int, float, complex, np.generic, tracing.TypedScalar)) or (
+        isinstance(x, np.ndarray) and x.shape == ()
+    )
+    if builder is None or not scalar or isinstance(new_dtype, dtypes.ExtendedDtype):
+        return None
+    aval = tracing.get_aval(x, "convert_element_type", 0)
+    if aval.dtype == new_dtype and aval.weak_type == weak_type:
+        value = tracing.concrete_value(x, aval)
+    elif weak_type or new_dtype == dtypes.float0:
+        return None
+    else:
+        value = np.asarray(tracing.concrete_value(x, aval))
+        if dtypes.is_complex(value.dtype) and not dtypes.is_complex(new_dtype):
+            value = value.real
+        if not np.all(np.isfinite(value)) and np.issubdtype(new_dtype, np.integer):
+            return None  # as JAX: inf/nan to an integer is left to the primitive
+        value = value.astype(new_dtype)
+    out_aval = aval.update(dtype=new_dtype, weak_type=weak_type)
+    literal: Any = Literal(value, out_aval)  # a tracer standing for a literal, as JAX's
+    return tracing.DynamicTracer(out_aval, builder, literal, "a constant")
 
 
 def _differentiates_host_data(x: Any) -> bool:

@@ -1574,12 +1574,35 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
     lin = user.lin
     primal_avals = [tracing.get_aval(x, "linearize", i) for i, x in enumerate(user.leaves)]
     out_avals = [tracing.get_aval(p, "linearize", i) for i, p in enumerate(lin.primals_out)]
+    linear, residuals = _residuals_as_inputs(lin.linear, list(lin.residuals))
     f_jvp = _LinearizedJVP(
-        lin.linear, lin.out_nonzero, out_avals, user.in_tree, primal_avals, user.nonzero,
+        linear, lin.out_nonzero, out_avals, user.in_tree, primal_avals, user.nonzero,
         user.out_tree,
     )  # fmt: skip
     # a pytree whose leaves are the residuals (JAX's Partial): it can leave a jit
-    return user.results(tree_util.Partial(f_jvp, list(lin.residuals)))
+    return user.results(tree_util.Partial(f_jvp, residuals))
+
+
+def _residuals_as_inputs(linear: Program, residuals: list[Any]) -> tuple[Program, list[Any]]:
+    """The residuals computed eagerly (the linear program's constants) made
+    leading inputs, their values arrays among the ``Partial``'s leaves, as
+    JAX 0.10.2's ``linearize``: so ``make_jaxpr(f_jvp)`` takes them as its
+    constants (``{ lambda a:f32[]; b:f32[]. let c:f32[] = mul b a ...``)
+    instead of inlining a scalar one as a literal."""
+    if not linear.const_vars or any(s is not None for s in linear.const_shardings):
+        return linear, residuals
+    from refimpl.array import as_array  # the backends sit above the array module
+
+    values = [
+        c if isinstance(c, Tracer) else as_array(c, weak_type=v.aval.weak_type)
+        for v, c in zip(linear.const_vars, linear.consts, strict=True)
+    ]
+    program = Program(
+        in_vars=list(linear.const_vars) + list(linear.in_vars),
+        eqns=linear.eqns,
+        out_vars=linear.out_vars,
+    )
+    return program, values + residuals
 
 
 class _LinearizedJVP:
