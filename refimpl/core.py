@@ -246,7 +246,11 @@ class Eqn:
         return self.outputs
 
     def __str__(self) -> str:
-        return print_eqn(self)
+        # JAX's str(eqn) (make_jaxpr's equations are JAX's API); refimpl's
+        # listing line is print_eqn's
+        from refimpl.jaxpr_text import eqn_text  # jaxpr_text imports this module
+
+        return eqn_text(self)
 
 
 @dataclass

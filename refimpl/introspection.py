@@ -1,5 +1,5 @@
-"""Looking at programs and types: ``make_jaxpr`` (the traced program, as
-refimpl prints it), ``typeof`` and ``float0``.
+"""Looking at programs and types: ``make_jaxpr`` (the traced program,
+printed as JAX prints a jaxpr), ``typeof`` and ``float0``.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import numpy as np
 
 from refimpl import _wraps, dtypes, tracing
 from refimpl.core import AbstractRef, Program, ShapedArray
+from refimpl.jaxpr_text import jaxpr_text
 from refimpl.primitives import collectives
 from refimpl.ref import Ref
 from refimpl.transforms.jit import Jitted
@@ -32,8 +33,9 @@ def make_jaxpr(
     """``jax.make_jaxpr``: a function returning ``fun``'s traced program.
 
     The result is refimpl's closed :class:`~refimpl.core.Program` (its
-    constants included), printed as refimpl's listing, not JAX's jaxpr text
-    (the equations are refimpl's primitives). With ``return_shape=True`` it
+    constants included) as a :class:`ClosedJaxpr`, which prints JAX 0.10.2's
+    jaxpr text (:mod:`refimpl.jaxpr_text`; the equations are refimpl's
+    primitives). With ``return_shape=True`` it
     returns ``(program, shapes)``, ``shapes`` the output pytree of
     ``ShapeDtypeStruct``. ``axis_env``, a sequence of ``(name, size)``
     pairs, binds those axis names while ``fun`` is traced (as JAX), so a
@@ -54,7 +56,7 @@ def make_jaxpr(
 
     Returns:
         A function with ``fun``'s signature returning the traced
-        :class:`~refimpl.core.Program` (or ``(program, shapes)``).
+        :class:`ClosedJaxpr` (or ``(jaxpr, shapes)``).
 
     Raises:
         TypeError: ``fun`` is not callable, ``return_shape`` is not a
@@ -68,10 +70,7 @@ def make_jaxpr(
     Example:
         >>> import refimpl as ri, refimpl.numpy as rnp
         >>> print(ri.make_jaxpr(lambda x: rnp.sin(x) * 2.0)(1.0))
-        { lambda ; a:~f32[]. let
-            b:~f32[] = sin a
-            c:~f32[] = mul b 2.0:~f32[]
-          in (c,) }
+        { lambda ; a:f32[]. let b:f32[] = sin a; c:f32[] = mul b 2.0:f32[] in (c,) }
     """
 
     if not callable(fun):
@@ -86,7 +85,7 @@ def make_jaxpr(
             for name, size in axes:
                 stack.enter_context(collectives.bound_axis(name, size))
             result = jitted.trace_abstract(*args, **kwargs)  # duck-typed inputs too, as JAX
-        program = _captured_as_consts(result.program, result.entry.captured)
+        program = ClosedJaxpr.of(_captured_as_consts(result.program, result.entry.captured))
         if return_shape:
             return program, result.out_info
         return program
@@ -101,6 +100,31 @@ def make_jaxpr(
     if hasattr(fun, "__name__"):
         traced.__name__ = f"make_jaxpr({fun.__name__})"
     return traced
+
+
+class ClosedJaxpr(Program):
+    """What ``make_jaxpr`` returns: refimpl's closed :class:`Program` (every
+    field and method of it, so transformations and ``eval_jaxpr`` take it
+    as one), printed as JAX 0.10.2 prints a ClosedJaxpr
+    (:func:`refimpl.jaxpr_text.jaxpr_text`: JAX's names, parameter
+    rendering and layout, no weak-type mark) instead of refimpl's listing."""
+
+    @classmethod
+    def of(cls, program: Program) -> ClosedJaxpr:
+        return cls(**{f.name: getattr(program, f.name) for f in dataclasses.fields(Program)})
+
+    def __str__(self) -> str:
+        return jaxpr_text(self)
+
+    __repr__ = __str__
+
+    def pretty_print(self, **options: Any) -> str:
+        """JAX's ``ClosedJaxpr.pretty_print(use_color=False, ...)``: the text
+        ``str`` gives. Its keyword options (``use_color``, ``source_info``,
+        ``print_shapes``, ``name_stack``, ``width`` ...) are accepted;
+        ``width`` sets the margin, the others change nothing (refimpl keeps
+        no colours, source lines or name stacks)."""
+        return jaxpr_text(self, options.get("width", 80))
 
 
 def _captured_as_consts(program: Program, captured: list[Any]) -> Program:

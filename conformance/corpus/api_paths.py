@@ -286,6 +286,29 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
     **{f"static_argnames_of_{t}": _static_flag_of(t) for t in ("jacfwd", "jacrev", "hessian")},
     "make_jaxpr_axis_env": _make_jaxpr_axis_env,
     "eval_jaxpr_of_make_jaxpr": _eval_jaxpr,
+    # make_jaxpr's text is JAX's: names, parameters, layout, no weak mark
+    "make_jaxpr_text_of_a_cond": lambda ns: str(
+        ns.api.make_jaxpr(
+            lambda x: ns.api.lax.cond(x > 0, lambda a: a + 1, lambda a: a - 1, x * 2.0)
+        )(3.0)
+    ),
+    "make_jaxpr_text_of_a_jit": lambda ns: str(
+        ns.api.make_jaxpr(ns.api.jit(lambda x: ns.api.numpy.cos(x)))(2.0)
+    ),
+    # linearize's residuals are the linear jaxpr's constants
+    "make_jaxpr_text_of_a_linearized_function": lambda ns: str(
+        ns.api.make_jaxpr(ns.api.linearize(ns.api.numpy.sin, 3.0)[1])(1.0)
+    ),
+    # a scalar constant converted while tracing is a literal, no equation
+    "make_jaxpr_text_of_a_folded_conversion": lambda ns: str(
+        ns.api.make_jaxpr(lambda: ns.api.lax.convert_element_type(3.0, np.float16))()
+    ),
+    # switch makes a weak index int32 before clamping it
+    "make_jaxpr_text_of_a_switch": lambda ns: str(
+        ns.api.make_jaxpr(
+            lambda i, x: ns.api.lax.switch(i, [ns.api.numpy.sin, ns.api.numpy.cos], x)
+        )(1, 1.0)
+    ),
 }
 
 
