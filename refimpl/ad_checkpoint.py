@@ -764,9 +764,10 @@ def residual_sources(fun: Callable, *args: Any, **kwargs: Any) -> list[tuple[Sha
 
 def _constant_sources(linear: Program) -> list[tuple[tuple, int, ShapedArray, str]]:
     """The concrete arrays the linear program (or a jit inside it) holds:
-    JAX saves them as residuals too (``from a constant``). A scalar is left
-    out: JAX inlines a NumPy scalar (not saved), though it saves a concrete
-    ``jnp`` scalar ``from a literal``; refimpl's program no longer tells them apart."""
+    JAX saves them as residuals too (``from a constant``), a concrete ``jnp``
+    scalar included (a NumPy or Python scalar is a literal in both programs,
+    not saved). Inside a jit, refimpl's linearization makes a scalar constant
+    a literal too, so a jit's closed-over ``jnp`` scalar is not counted."""
     consts: dict[int, Any] = {}
     programs = [linear] + [sub for eqn in linear.walk_eqns() for sub in subprograms(eqn)]
     for program in programs:
@@ -775,8 +776,7 @@ def _constant_sources(linear: Program) -> list[tuple[tuple, int, ShapedArray, st
     out = []
     for i, value in enumerate(consts.values()):
         aval = tracing.get_aval(value, "saved_residuals", i)
-        if aval.shape != ():
-            out.append(((0, 1), i - len(consts), aval, "from a constant"))
+        out.append(((0, 1), i - len(consts), aval, "from a constant"))
     return out
 
 

@@ -258,3 +258,31 @@ def test_remat_is_a_function_named_remat_as_jax(backend):
     with as_jax.aliased_jax(backend):
         got = _remat_facts(importlib.import_module("jax"))
     assert got == _remat_facts(jax) == ("remat", False, 6.0)
+
+
+def _residual_counts(jx, jnp_scalar, saved_residuals):
+    n = np.float32(3.0)
+    functions = {
+        "closed-over jnp scalar": lambda x: jx.numpy.sin(x) * jnp_scalar,
+        "closed-over NumPy scalar": lambda x: jx.numpy.sin(x) * n,
+        "Python float": lambda x: jx.numpy.sin(x) * 3.0,
+        "jnp scalar made inside": lambda x: jx.numpy.sin(x) * jx.numpy.float32(2.0),
+        "jit over a NumPy scalar": jx.jit(lambda x: jx.numpy.sin(x) * n),
+    }
+    return {name: len(saved_residuals(f, 1.0)) for name, f in functions.items()}
+
+
+def test_saved_residuals_count_a_concrete_jnp_scalar_as_jax(backend):
+    """A concrete jnp scalar the linear part reads is a saved constant in JAX
+    0.10.2 ('from a constant' / 'from a literal'); a NumPy or Python scalar
+    is inlined. (A jit closing over a jnp scalar stays one short here: its
+    linearization makes the scalar a literal, docs/semantics.md.)"""
+    import jax._src.ad_checkpoint as jax_ad_checkpoint
+
+    from refimpl import ad_checkpoint
+
+    want = _residual_counts(jax, jax.numpy.float32(3.0), jax_ad_checkpoint.saved_residuals)
+    with as_jax.aliased_jax(backend):
+        jx = importlib.import_module("jax")
+        got = _residual_counts(jx, jx.numpy.float32(3.0), ad_checkpoint.saved_residuals)
+    assert got == want
