@@ -130,7 +130,7 @@ class PRNGKeyArray:
         return (self[i] for i in range(self.shape[0]))
 
     def __getitem__(self, index: Any) -> PRNGKeyArray:
-        return type(self)(self._data[_data_index(index)])
+        return type(self)(self._data[_data_index(index, self.ndim)])
 
     def astype(self, dtype: Any) -> PRNGKeyArray:
         """As JAX 0.10.2: a traced key array converts only to its own key dtype
@@ -299,11 +299,28 @@ def _refuse_comparison(name: str, keys: PRNGKeyArray, other: Any) -> None:
         raise TypeError(f"{name} does not accept dtypes {keys.dtype}, {rnp.result_type(other)}.")
 
 
-def _data_index(index: Any) -> tuple:
-    """``index`` into keys as an index into their data (a trailing full slice
-    keeps the key words)."""
+def _data_index(index: Any, ndim: int) -> tuple:
+    """``index`` into keys of rank ``ndim`` as an index into their data (a
+    trailing full slice keeps the key words). Too many indices are counted
+    against the keys' rank, not the data's (which has one axis more)."""
     index = index if isinstance(index, tuple) else (index,)
+    consumed = sum(_indexed_axes(item) for item in index)
+    if consumed > ndim:
+        raise IndexError(
+            f"getitem: too many indices for array: array is {ndim}-dimensional, but "
+            f"{consumed} were indexed"
+        )
     return (*index, slice(None))
+
+
+def _indexed_axes(item: Any) -> int:
+    """How many key axes one index item consumes: none for ``None``, ``...``
+    and a Python bool; a boolean mask its rank; anything else one."""
+    if item is None or item is Ellipsis or isinstance(item, bool):
+        return 0
+    if getattr(item, "dtype", None) == np.bool_:
+        return np.ndim(item)
+    return 1
 
 
 class _KeyIndexUpdateHelper:
@@ -323,7 +340,9 @@ class _KeyIndexUpdateRef:
         self._keys, self._index = keys, index
 
     def get(self, **kwargs: Any) -> PRNGKeyArray:
-        return type(self._keys)(self._keys._data.at[_data_index(self._index)].get(**kwargs))
+        return type(self._keys)(
+            self._keys._data.at[_data_index(self._index, self._keys.ndim)].get(**kwargs)
+        )
 
     def set(self, values: Any, **kwargs: Any) -> PRNGKeyArray:
         if not isinstance(values, PRNGKeyArray):
@@ -331,7 +350,9 @@ class _KeyIndexUpdateRef:
                 "at[...].set: a key array can only be updated with keys, got "
                 f"{type(values).__name__}"
             )
-        data = self._keys._data.at[_data_index(self._index)].set(values._data, **kwargs)
+        data = self._keys._data.at[_data_index(self._index, self._keys.ndim)].set(
+            values._data, **kwargs
+        )
         return type(self._keys)(data)
 
 

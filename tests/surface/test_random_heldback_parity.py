@@ -328,3 +328,21 @@ def test_as_jax_config_update_refuses_a_flag_value_refimpl_does_not_model(flag, 
         cfg.update(flag, value)
     assert getattr(cfg, flag) == getattr(jax.config, flag)  # still the default
     cfg.update(flag, getattr(jax.config, flag))  # the modelled value is accepted
+
+
+@pytest.mark.parametrize(
+    "shape, index",
+    [((), (0,)), ((2, 3), (0, 1, 2)), ((2, 3), (0, 1, None, 2)), ((3,), (np.array([True] * 3), 0))],
+)
+def test_too_many_indices_counts_the_key_axes(backend, shape, index):
+    # random_test's test_key_array_indexing_0d/_nd: the IndexError names the
+    # key array's rank and the indexed count, as JAX's (refimpl counted the
+    # key data's extra word axis: "1-dimensional, but 2 were indexed" for a 0-d key)
+    import re
+
+    def message(lib, np_):
+        with pytest.raises(IndexError) as info:
+            _make_keys(lib, np_, *shape)[index]
+        return re.search(r"\d+-dimensional, but \d+ were indexed", str(info.value)).group()
+
+    assert message(ri, rnp) == message(jax, jnp)
