@@ -26,6 +26,7 @@ differ from the ones JAX's tracing emits, docs/semantics.md 15.5).
 from __future__ import annotations
 
 import collections
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -177,7 +178,8 @@ def _str_value(value: Any) -> str:
         return "float0" if value == dtypes.float0 else value.name
     if isinstance(value, frozenset):
         return "frozenset({" + ", ".join(repr(e) for e in sorted(value)) + "})"
-    return str(value)
+    # as JAX's: an object's address is masked, so the text is reproducible
+    return re.sub(r" at 0x([0-9a-fA-F]+)", lambda m: " at 0x" + "X" * len(m.group(1)), str(value))
 
 
 def _fun_name(fun: Any) -> str:
