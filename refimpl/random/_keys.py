@@ -677,8 +677,18 @@ def _check_conversion(keys: PRNGKeyArray, dtype: Any) -> PRNGKeyArray:
     with a dtype, a traced key's ``astype``)."""
     if dtype == keys.dtype:
         return keys
-    name = dtype if isinstance(dtype, KeyDtype) else np.dtype(dtype).name
-    raise ValueError(f"Cannot convert_element_type from {keys.dtype} to {name}")
+    raise ValueError(f"Cannot convert_element_type from {keys.dtype} to {_target_name(dtype)}")
+
+
+def _target_name(dtype: Any) -> Any:
+    """The conversion's target as JAX names it: canonical (``int`` is int32
+    without x64), or the key dtype itself."""
+    if isinstance(dtype, KeyDtype):
+        return dtype
+    try:
+        return dtypes.canonicalize_dtype(dtype).name
+    except TypeError:  # a dtype refimpl has no arrays of: its NumPy name
+        return np.dtype(dtype).name
 
 
 def _convert(value: Any, dtype: Any) -> PRNGKeyArray:

@@ -346,3 +346,15 @@ def test_too_many_indices_counts_the_key_axes(backend, shape, index):
         return re.search(r"\d+-dimensional, but \d+ were indexed", str(info.value)).group()
 
     assert message(ri, rnp) == message(jax, jnp)
+
+
+@pytest.mark.parametrize("target", [int, float, "int64", np.uint8, bool])
+def test_conversion_error_names_the_canonical_target(backend, target):
+    # JnpWithKeyArrayTest.test_errors: lax.convert_element_type(key, int) is
+    # JAX's ValueError naming int32 without x64 (refimpl named int64)
+    def message(lib, np_):
+        with pytest.raises(ValueError) as info:
+            lib.lax.convert_element_type(lib.random.key(123), target)
+        return str(info.value)
+
+    assert message(ri, rnp) == message(jax, jnp)
