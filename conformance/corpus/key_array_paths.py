@@ -320,7 +320,43 @@ def _make_array_from_callback_of_keys(ns: Any) -> Any:
     return api.random.key_data(keys)
 
 
+def _too_many_key_indices(ns: Any) -> Any:
+    """random_test's test_key_array_indexing_0d/_nd: the IndexError counts
+    the key array's axes (not the key data's word axis)."""
+    import re
+
+    api = _api(ns)
+    counts = []
+    for keys, index in [
+        (api.random.key(1), (0,)),
+        (_keys(api, 6, (2, 3)), (0, 1, 2)),
+        (_keys(api, 6, (2, 3)), (0, 1, None, 2)),
+    ]:
+        try:
+            keys[index]
+            counts.append("no error")
+        except IndexError as e:
+            counts.append(re.search(r"\d+-dimensional, but \d+ were indexed", str(e)).group())
+    return counts
+
+
+def _convert_key_error_message(ns: Any) -> Any:
+    """JnpWithKeyArrayTest.test_errors: converting a key names the canonical
+    target dtype (int32 for ``int`` without x64)."""
+    api = _api(ns)
+    messages = []
+    for target in (int, float, "int64"):
+        try:
+            api.lax.convert_element_type(api.random.key(123), target)
+            messages.append("no error")
+        except ValueError as e:
+            messages.append(str(e))
+    return messages
+
+
 ROWS: list[tuple[str, Any]] = [
+    ("too_many_key_indices", _too_many_key_indices),
+    ("convert_key_error_message", _convert_key_error_message),
     ("where_equal_of_keys", _where_equal_of_keys),
     ("key_equals_number", _key_equals_number),
     ("fold_in_python_int_outside_uint32", _fold_in_python_int_outside_uint32),
