@@ -330,6 +330,9 @@ ERRORS: list[tuple[str, Callable[[Any, Any], Any]]] = [
         api.random.split(api.random.key(0), N))),
     ("pmax_of_typed_keys", lambda api, ns: api.pmap(lambda k: ns.lax_.pmax(k, "i"), "i")(
         api.random.split(api.random.key(0), N))),
+    # an inner pmap naming its own devices (pmap_test.testNestedPmapsError; lane PMAPB)
+    ("nested_explicit_devices", lambda api, ns: api.pmap(
+        lambda x: api.pmap(lambda y: y * 2, devices=api.devices()[:3])(x))(X)),
 ]  # fmt: skip
 
 

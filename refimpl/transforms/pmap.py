@@ -885,6 +885,14 @@ def _outer_device_product() -> int:
 
 def _choose_devices(name: str, backend_name: str, devices: Any, size: int) -> list[Any]:
     available = backends.get(backend_name).devices()
+    if devices is not None and collectives._env.device_sizes:
+        # an inner pmap runs on its outer pmap's devices: it cannot pick its
+        # own (JAX's pmap_test words it so; JAX 0.10.2 raises a ValueError for
+        # every nested pmap)
+        raise ValueError(
+            f"pmap({name}): Nested pmap with explicit devices argument: only the "
+            "outermost pmap may name its devices"
+        )
     if devices is not None:
         # JAX 0.10.2 maps over devices[:size]: more devices than slices is
         # fine (the rest stay idle), fewer is an error (a ValueError there too)

@@ -93,6 +93,23 @@ def case(jax, jnp, np, P):
     with jax.disable_jit():
         return [jax.pmap(jax.grad(foo))(x), jax.pmap(jv)(x, x)[1]]
 """,
+    # testNestedPmapsError: an inner pmap naming its own devices is a
+    # ValueError (JAX 0.10.2 raises one for any nested pmap; refimpl runs the
+    # others, docs/semantics.md), eager and under jit, as JAX's
+    "nested_pmap_with_explicit_devices": """
+def case(jax, jnp, np, P):
+    def foo(x):
+        return jax.pmap(lambda y: jax.lax.psum(y, "j"), axis_name="j", devices=jax.devices())(x)
+    out = []
+    for eager in (False, True):
+        with jax.disable_jit(eager):
+            try:
+                jax.pmap(foo, axis_name="i")(jnp.ones((4, 1)))
+                out.append("ran")
+            except ValueError:
+                out.append("ValueError")
+    return out
+""",
 }
 
 
