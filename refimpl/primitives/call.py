@@ -15,7 +15,7 @@ import numpy as np
 from refimpl import backends, dtypes, tracing
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, avals_str
-from refimpl.primitives import batch_rules, ref_context, rule_context
+from refimpl.primitives import base, batch_rules, ref_context, rule_context
 from refimpl.primitives.base import Primitive
 from refimpl.transforms.ad_util import (
     UndefinedPrimal,
@@ -35,9 +35,8 @@ def _strip(avals: Any) -> list[ShapedArray]:
 def _host_data(x: Any) -> bool:
     """NumPy data, a Python scalar or a reference array: what a PJRT jit
     copies in (float0 data stays on the host)."""
-    from refimpl.backends.ref.arrays import RefArray  # (it imports the primitives)
-
-    if isinstance(x, (tracing.TypedScalar, RefArray)) or dtypes.is_python_scalar(x):
+    ref_array = backends.get("ref").RefArray  # (a higher layer: looked up, not imported)
+    if isinstance(x, (tracing.TypedScalar, ref_array)) or dtypes.is_python_scalar(x):
         return True
     return isinstance(x, (np.ndarray, np.generic)) and x.dtype != dtypes.float0
 
@@ -49,8 +48,6 @@ def bind_call(*args: Any, program: Program, name: str) -> list[Any]:
     on the configured backend, as the jit itself called on that data does;
     an eager operation on host data runs on the reference backend
     (docs/semantics.md 2), which would interpret the jit's programs on pjrt."""
-    from refimpl.primitives import base
-
     # (not while a named axis is bound: a collective inside goes to its trace)
     if config.backend != "ref" and base._axis_owner is None and all(map(_host_data, args)):
         in_avals = [tracing.get_aval(a, "jit", i) for i, a in enumerate(args)]
