@@ -78,7 +78,6 @@ _MISSING = {
     ("jax", "smap"): "single-axis shard_map: not modelled",
     ("jax.extend", "linear_util"): "JAX's internal traceable-function wrappers",
     ("jax.extend", "source_info_util"): "refimpl's equations carry no source information",
-    ("jax.extend", "random"): "user-defined PRNG implementations (define_prng_impl)",
 }
 
 
