@@ -346,12 +346,13 @@ def _filled(
 ) -> Array:
     """``fill_value`` broadcast to ``shape``; converted to ``dtype`` (weak if ``weak``)
     unless ``dtype`` is None."""
+    if dtype is not None and dtypes.is_python_scalar(fill_value):
+        # converted straight to dtype, never through its own weak type first
+        # (JAX's: full(n, 0x85a308d3, uint32) fills, beyond int32's range)
+        fill_value = scalar_as(fill_value, dtype, weak)
     fill_aval = aval_of(fill_value, fn_name, "fill_value")
     if dtype is not None and (fill_aval.dtype, fill_aval.weak_type) != (dtype, weak):
-        if dtypes.is_python_scalar(fill_value):
-            fill_value = scalar_as(fill_value, dtype, weak)
-        else:
-            fill_value = lax.convert_element_type(fill_value, dtype, weak_type=weak)
+        fill_value = lax.convert_element_type(fill_value, dtype, weak_type=weak)
     if fill_aval.shape == shape:
         return as_array(fill_value)
     return broadcast_to(fill_value, shape)

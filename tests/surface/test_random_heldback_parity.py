@@ -358,3 +358,18 @@ def test_conversion_error_names_the_canonical_target(backend, target):
         return str(info.value)
 
     assert message(ri, rnp) == message(jax, jnp)
+
+
+@pytest.mark.parametrize(
+    "fill, dtype",
+    [(0x85A308D3, np.uint32), (2**32 - 1, np.uint32), (2**40, np.int64), (-1, np.uint32)],
+)
+def test_full_converts_a_python_scalar_straight_to_the_dtype(backend, fill, dtype):
+    # testThreefry2x32Large fills jnp.full((n,), 0x85a308d3, jnp.uint32): a
+    # Python int beyond int32 is converted straight to the requested dtype, as
+    # JAX's (refimpl read it as a weak int32 first: OverflowError)
+    def program(lib, np_):
+        return [np_.full((3,), fill, dtype), np_.full_like(np_.zeros(2, dtype), fill)]
+
+    _check(program)
+
