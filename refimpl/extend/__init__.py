@@ -8,6 +8,8 @@ provide (docs/api.md, "jax.extend").
   (the ``<name>_p`` objects of ``jax.lax``).
 - :mod:`refimpl.extend.backend`: ``get_backend()`` (its ``platform``,
   ``devices()``, ``device_count()``), ``get_default_device()``, ``backends()``.
+- :mod:`refimpl.extend.random`: ``threefry_2x32`` (the hash) and
+  ``threefry2x32_p``.
 
 ``linear_util``, ``source_info_util``, ``random.define_prng_impl``, ``mlir``
 and ``ffi`` are JAX internals or XLA lowerings refimpl has no counterpart for:
@@ -16,6 +18,6 @@ under ``refimpl.as_jax`` they are ``ModuleNotFoundError``/``AttributeError``.
 
 from __future__ import annotations
 
-from refimpl.extend import backend, core
+from refimpl.extend import backend, core, random
 
-__all__ = ["backend", "core"]
+__all__ = ["backend", "core", "random"]

@@ -373,3 +373,38 @@ def test_full_converts_a_python_scalar_straight_to_the_dtype(backend, fill, dtyp
 
     _check(program)
 
+
+def test_extend_random_threefry_2x32_known_values(backend):
+    # PrngTest.testThreefry2x32/Large/Empty: jax.extend.random.threefry_2x32,
+    # the Random123 reference values (was a missing module under as_jax)
+    import jax.extend.random as jxr
+
+    import refimpl.extend.random as rxr
+
+    u = np.iinfo(np.uint32).max
+
+    def program(xr, lib, np_):
+        large = np_.concatenate(
+            [np_.full((5,), 0x243F6A88, np_.uint32), np_.full((5,), 0x85A308D3, np_.uint32)]
+        )
+        with lib.disable_jit():
+            empty = xr.threefry_2x32(
+                (np.uint32(0x13198A2E), np.uint32(0x03707344)), np_.ones((10, 0), np_.uint32)
+            )
+        return [
+            xr.threefry_2x32(np.uint32([0, 0]), np.uint32([0, 0])),
+            xr.threefry_2x32(np.uint32([u, u]), np.uint32([u, u])),
+            xr.threefry_2x32(
+                np.uint32([0x13198A2E, 0x03707344]), np.uint32([0x243F6A88, 0x85A308D3])
+            ),
+            xr.threefry_2x32((np.uint32(0x13198A2E), np.uint32(0x03707344)), large),
+            lib.jit(xr.threefry_2x32)(np.uint32([1, 2]), np_.arange(7, dtype=np_.uint32)),
+            empty,
+            _outcome(lambda: xr.threefry_2x32(np.uint32([0, 0]), np_.arange(4)))[0],
+        ]
+
+    want = _outcome(lambda: program(jxr, jax, jnp))
+    got = _outcome(lambda: program(rxr, ri, rnp))
+    assert got[0] == want[0] == "ok", (got, want)
+    _assert_same(got[1], want[1])
+    assert [hex(int(w)) for w in got[1][2][1]] == ["0xc4923a9c", "0x483df7a0"]

@@ -1,0 +1,67 @@
+"""``jax.extend.random``: the Threefry-2x32 hash itself, as JAX 0.10.2's
+``threefry_2x32`` (random_test checks it against the known values of the
+reference implementation) and its primitive ``threefry2x32_p``.
+
+``define_prng_impl``, ``seed_with_impl``, ``random_seed`` and the
+``*_prng_impl`` objects are JAX's PRNG implementation interface; refimpl
+has its fixed set of implementations (``impl=`` by name, docs/semantics.md
+15.1), so under ``refimpl.as_jax`` they are ``AttributeError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any as _Any
+
+import numpy as _np
+
+from refimpl import lax as _lax
+from refimpl import numpy as _rnp
+from refimpl import tracing as _tracing
+from refimpl.primitives.prng import threefry2x32 as _threefry2x32
+from refimpl.primitives.prng import threefry2x32_p
+
+__all__ = ["threefry2x32_p", "threefry_2x32"]
+
+
+def threefry_2x32(keypair: _Any, count: _Any) -> _Any:
+    """The Threefry-2x32 hash of the words of ``count`` under ``keypair``.
+
+    As JAX's: ``keypair`` is two uint32 scalars (a pair, or a ``uint32[2]``
+    array); ``count``'s words, flattened (an odd count padded with one zero
+    word), are hashed as the pairs (first half, second half), and the outputs
+    concatenated back into ``count``'s shape.
+
+    Args:
+        keypair: the key's two uint32 words.
+        count: a uint32 array of any shape.
+
+    Returns:
+        A uint32 array of ``count``'s shape.
+
+    Raises:
+        TypeError: a key word or ``count`` is not uint32 (JAX's message).
+
+    Example:
+        >>> import numpy as np
+        >>> from refimpl.extend.random import threefry_2x32
+        >>> [hex(int(w)) for w in threefry_2x32(np.uint32([0, 0]), np.uint32([0, 0]))]
+        ['0x6b200159', '0x99ba4efe']
+    """
+    key1, key2 = keypair
+    dtypes = [_dtype(key1), _dtype(key2), _dtype(count)]
+    if any(d != _np.uint32 for d in dtypes):
+        names = [str(d) for d in dtypes]
+        raise TypeError(f"threefry_2x32 requires uint32 arguments, got {names}")
+    shape = _np.shape(count)
+    words = _rnp.ravel(count)
+    odd = words.shape[0] % 2
+    if odd:  # a zero word pads the last pair; its output word is dropped
+        words = _rnp.concatenate([words, _rnp.zeros((1,), _np.uint32)])
+    half = words.shape[0] // 2
+    y1, y2 = _threefry2x32(key1, key2, words[:half], words[half:])
+    out = _rnp.concatenate([y1, y2])
+    return _lax.reshape(out[:-1] if odd else out, shape)
+
+
+def _dtype(x: _Any) -> _np.dtype:
+    return _np.dtype(_tracing.get_aval(x, "threefry_2x32", "x").dtype)
