@@ -354,7 +354,22 @@ def _convert_key_error_message(ns: Any) -> Any:
     return messages
 
 
+def _extend_threefry_2x32(ns: Any) -> Any:
+    """random_test's testThreefry2x32: jax.extend.random.threefry_2x32 on the
+    Random123 known-answer inputs, and an odd count (padded with a zero word)."""
+    api = _api(ns)
+    xr = importlib.import_module(f"{api.__name__}.extend.random")
+    u = np.iinfo(np.uint32).max
+    return [
+        xr.threefry_2x32(np.uint32([0, 0]), np.uint32([0, 0])),
+        xr.threefry_2x32(np.uint32([u, u]), np.uint32([u, u])),
+        xr.threefry_2x32(np.uint32([0x13198A2E, 0x03707344]), np.uint32([0x243F6A88, 0x85A308D3])),
+        xr.threefry_2x32(np.uint32([1, 2]), np.arange(7, dtype=np.uint32).reshape(7, 1)),
+    ]
+
+
 ROWS: list[tuple[str, Any]] = [
+    ("extend_threefry_2x32", _extend_threefry_2x32),
     ("too_many_key_indices", _too_many_key_indices),
     ("convert_key_error_message", _convert_key_error_message),
     ("where_equal_of_keys", _where_equal_of_keys),
