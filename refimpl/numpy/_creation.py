@@ -378,8 +378,20 @@ def full(shape: Shape, fill_value: ArrayLike, dtype: DTypeLike = None) -> Array:
     broadcasts to ``shape``). Without ``dtype`` the result has ``fill_value``'s
     type, weak for Python scalars: ``full(3, 2.0)`` is a weak float32."""
     shape = canonical_shape("full", shape)
+    if dtype is None and type(fill_value) is int:
+        fill_value = _weak_int_fill(fill_value)
     dtype = None if dtype is None else canonical_dtype("full", dtype)
     return _filled("full", shape, fill_value, dtype)
+
+
+def _weak_int_fill(value: int) -> Any:
+    """A Python int fill without a dtype, as JAX's ``full`` takes it: the weak
+    default int, wrapped modulo 2**64 (``full(2, 2**40)`` is ``[0, 0]``
+    without x64), not range-checked as ``asarray`` is; 2**64 and beyond
+    overflow JAX's conversion to a C long."""
+    if not -(2**63) <= value < 2**64:
+        raise OverflowError("full: Python int too large to convert to C long")
+    return scalar_as(value, dtypes.weak_default_dtype("i"), weak=True)
 
 
 def _float0_filled(shape: Shape, dtype: DTypeLike) -> np.ndarray | None:

@@ -408,3 +408,11 @@ def test_extend_random_threefry_2x32_known_values(backend):
     assert got[0] == want[0] == "ok", (got, want)
     _assert_same(got[1], want[1])
     assert [hex(int(w)) for w in got[1][2][1]] == ["0xc4923a9c", "0x483df7a0"]
+
+
+@pytest.mark.parametrize("fill", [2**31, 2**40, -(2**40), 2**63, 2**63 - 1, 2**64])
+def test_full_of_a_wide_python_int_without_dtype(backend, fill):
+    # JAX's full types a Python int fill as the weak default int, wrapped
+    # modulo 2**64 (2**64 and beyond: OverflowError); refimpl range-checked it
+    # as asarray does (OverflowError for all)
+    _check(lambda lib, np_: [np_.full((2,), fill), lib.jit(lambda: np_.full((2,), fill))()])
