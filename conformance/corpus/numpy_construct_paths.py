@@ -55,6 +55,7 @@ ROWS: list[tuple[str, Any]] = [
     ("corrcoef/dtype", lambda ns: ns.np_.corrcoef(_START, dtype=np.complex64)),
     ("tobytes/fortran", lambda ns: list(ns.asarray(_A.astype(np.int32)).tobytes("F"))),
     # random_test's testThreefry2x32Large: a Python int beyond int32 fills uint32
+    ("full/python_int_wraps_without_dtype", lambda ns: ns.np_.full((2,), 2**40)),
     ("full/python_int_beyond_int32", lambda ns: ns.np_.full((2,), 0x85A308D3, np.uint32)),
     (
         "full_like/python_int_beyond_int32",
