@@ -149,12 +149,13 @@ def _jit_call_transpose(cts: list, *args: Any, program: Program, name: str) -> l
         return rule_context.backward_pass(program, linear, list(args), list(cts))
     # a custom_vjp bwd inside may write a Ref its fwd saved: the transposed
     # program threads the refs it touches (their values in, written ones out)
+    ct_nonzero = [type(ct) is not Zero for ct in cts]
     transposed, refs, written = rule_context.transpose_program(
-        program, linear, thread_refs=True, own_types=True
+        program, linear, thread_refs=True, own_types=True, ct_nonzero=ct_nonzero
     )
     outs = bind_call(
         *[a for a in args if not isinstance(a, UndefinedPrimal)],
-        *[rule_context.instantiate(ct) for ct in cts],
+        *[ct for ct in cts if type(ct) is not Zero],
         *(ref_context.outer_values(refs, written) if refs else ()),
         program=transposed,
         name=f"transpose({name})",

@@ -1409,7 +1409,11 @@ def linearize_program(
 
 
 def transpose_program(
-    program: Program, linear: Sequence[bool], thread_refs: bool = False, own_types: bool = False
+    program: Program,
+    linear: Sequence[bool],
+    thread_refs: bool = False,
+    own_types: bool = False,
+    ct_nonzero: Sequence[bool] | None = None,
 ) -> Any:
     """The transpose of a linear Program w.r.t. its inputs marked ``linear``:
     inputs ``non-linear inputs + output cotangents``, outputs the cotangents
@@ -1424,19 +1428,28 @@ def transpose_program(
 
     The cotangents take the weak types of the linear inputs, unless
     ``own_types``: then they keep the types the backward pass computed
-    them with (a call's, as for :func:`jvp_program`)."""
-    key = ("transpose_refs" if thread_refs else "transpose", tuple(linear), own_types)
+    them with (a call's, as for :func:`jvp_program`).
+
+    ``ct_nonzero``: which output cotangents are inputs; the others are
+    symbolic zeros inside, so they add no ``0 * x`` terms (as JAX's call
+    transposes: a +0 term would turn a -0 cotangent into +0). Default: all."""
+    ct_nonzero = [True] * len(program.out_vars) if ct_nonzero is None else list(ct_nonzero)
+    kind = "transpose_refs" if thread_refs else "transpose"
+    key = (kind, tuple(linear), own_types, tuple(ct_nonzero))
     cache = _program_cache(program)
     if key in cache:
         return cache[key]
     nonlin_avals = [a for a, lin in zip(program.in_avals, linear, strict=True) if not lin]
-    ct_avals = [tangent_aval(a) for a in program.out_avals]
+    out_ct_avals = [tangent_aval(a) for a in program.out_avals]
+    ct_avals = [a for a, nz in zip(out_ct_avals, ct_nonzero, strict=True) if nz]
     touched: list[tuple[tuple, tuple]] = []
 
     def transpose(*args: Any) -> list[Any]:
         it = iter(args[: len(nonlin_avals)])
         full = [None if lin else next(it) for lin in linear]
-        cts = backward_pass(program, linear, full, list(args[len(nonlin_avals) :]))
+        given = iter(args[len(nonlin_avals) :])
+        out_cts = [next(given) if nz else Zero(a) for a, nz in zip(out_ct_avals, ct_nonzero)]
+        cts = backward_pass(program, linear, full, out_cts)
         emitted = transposed_outputs(linear, program.in_avals)
         return [
             _transposed_ct(ct, tangent_aval(a), own_types)

@@ -156,6 +156,22 @@ def case(jax, jnp, np, lax):
         jax.jacrev(lambda x: {"a": -x * 0.0, "b": x[:1] * 0.0})(np.ones(2, np.float32)),
     ]
     return [out, [signs(o) for o in out]]
+""",  # pmap_test's testGradOfJvp (lane PMAPA): a jit's transpose takes only
+    # the nonzero output cotangents, as JAX's call transpose prunes symbolic
+    # zeros; refimpl instantiated the unused primal output's, and its
+    # 0 * cos(0) term turned the -0 gradient into +0
+    "jit_transpose_takes_only_nonzero_cotangents": """
+def case(jax, jnp, np, lax):
+    def f(x):
+        return jnp.sum(jax.jvp(jax.jit(jnp.sin), (x,), (1.0,))[1])
+    def g(x):
+        return jnp.sum(jax.jvp(jax.jit(jnp.sin), (x,), (jnp.ones(3),))[1])
+    def two(x):
+        y, t = jax.jvp(jax.jit(lambda v: (jnp.sin(v), jnp.cos(v))), (x,), (1.0,))
+        return t[0] + 0.0 * y[1]
+    out = [jax.grad(f)(0.0), jax.jit(jax.grad(f))(0.0), jax.grad(g)(jnp.zeros(3)),
+           jax.grad(two)(0.0), jax.vjp(jax.jit(jnp.sin), 0.0)[1](-1.0)]
+    return [out, [np.signbit(np.asarray(o)).tolist() for o in out]]
 """,
 }
 
