@@ -669,9 +669,7 @@ def remat(
         >>> ri.remat.__name__, float(ri.grad(ri.remat(lambda x: x * x))(3.0))
         ('remat', 6.0)
     """
-    return checkpoint(
-        fun, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums
-    )
+    return checkpoint(fun, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums)
 
 
 def saved_residuals(fun: Callable, *args: Any) -> list[ShapedArray]:
