@@ -19,6 +19,7 @@ debug.callback"):
 
 from __future__ import annotations
 
+import logging
 import string
 from collections.abc import Callable
 from typing import Any
@@ -29,7 +30,7 @@ from refimpl import tracing, tree_util
 from refimpl.array import Array
 from refimpl.primitives.debug import debug_callback_p
 
-__all__ = ["callback", "print"]
+__all__ = ["callback", "log", "print"]
 
 _print = print
 
@@ -101,6 +102,33 @@ def print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:  
         ValueError: ``fmt`` is not a valid format string (checked at once,
             not when the values arrive).
     """
+
+    def show(text: str) -> None:
+        # one write per line: pmap replicas print from several threads, and
+        # print's separate write of the newline could let another line in between
+        _print(text + "\n", end="")
+
+    _formatted_call(fmt, args, kwargs, ordered, show)
+
+
+def log(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:
+    """Log ``fmt.format(*args, **kwargs)`` with the runtime values at INFO
+    level, as JAX 0.10.2's ``jax.debug.log`` (``debug.print`` through Python
+    logging; JAX's logger is ``jax._src.debugging``, refimpl's
+    ``refimpl.debug``). Runs when and as often as ``debug.print`` would.
+
+    Raises: as :func:`print`.
+    """
+    _formatted_call(fmt, args, kwargs, ordered, _LOGGER.info)
+
+
+_LOGGER = logging.getLogger(__name__)
+
+
+def _formatted_call(
+    fmt: str, args: tuple, kwargs: dict, ordered: bool, emit: Callable[[str], None]
+) -> None:
+    """``emit(fmt.format(...))`` with the runtime values (``print``, ``log``)."""
     if not isinstance(fmt, str):
         raise TypeError(f"debug.print: fmt must be a str, got {type(fmt).__name__}")
     if not isinstance(ordered, bool):
@@ -119,8 +147,6 @@ def print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:  
         )
 
     def show(*call_args: Any, **call_kwargs: Any) -> None:
-        # one write per line: pmap replicas print from several threads, and
-        # print's separate write of the newline could let another line in between
-        _print(fmt.format(*call_args, **call_kwargs) + "\n", end="")
+        emit(fmt.format(*call_args, **call_kwargs))
 
     _bind("debug.print", show, args, kwargs)

@@ -21,6 +21,7 @@ The arrays laid out this way are ``refimpl.transforms.sharded.MeshArray``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import functools
 import inspect
@@ -34,6 +35,7 @@ from refimpl import backends
 from refimpl.config import config
 
 __all__ = [
+    "AbstractDevice",
     "AbstractMesh",
     "AxisType",
     "Mesh",
@@ -278,7 +280,10 @@ class Mesh:
 
     @property
     def abstract_mesh(self) -> AbstractMesh:
-        return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
+        device = _abstract_device(self.devices.flat[0])
+        return AbstractMesh(
+            self.axis_sizes, self.axis_names, self.axis_types, abstract_device=device
+        )
 
     def _key(self) -> tuple:
         key = self.__dict__.get("_cached_key")
@@ -474,17 +479,47 @@ def make_mesh(
     return Mesh(grid.reshape(shape), names, axis_types)
 
 
+@dataclasses.dataclass(frozen=True)
+class AbstractDevice:
+    """The kind of device an :class:`AbstractMesh` stands for, as JAX 0.10.2's
+    ``jax.sharding.AbstractDevice`` (a value: equal when its fields are)."""
+
+    device_kind: str
+    num_cores: int | None
+    platform: str
+
+    def __repr__(self) -> str:
+        return (
+            f"AbstractDevice(device_kind={self.device_kind}, num_cores={self.num_cores}, "
+            f"platform={self.platform})"
+        )
+
+
+def _abstract_device(device: Any) -> AbstractDevice:
+    # refimpl's devices have no device_kind: their platform stands for it ("cpu" on pjrt, as JAX's)
+    platform = device.platform
+    kind = getattr(device, "device_kind", None) or platform
+    return AbstractDevice(kind, getattr(device, "num_cores", None), platform)
+
+
 class AbstractMesh:
     """A mesh's axis names, sizes and types without devices (the mesh of a
     type's sharding, ``jax.typeof(x).sharding.mesh``); refimpl's arrays have
-    the empty one."""
+    the empty one. ``abstract_device`` (None unless given; a concrete mesh's
+    gives its devices' kind) takes part in equality, as JAX's."""
 
     def __init__(
-        self, axis_sizes: tuple[int, ...] = (), axis_names: tuple[str, ...] = (), axis_types=None
+        self,
+        axis_sizes: tuple[int, ...] = (),
+        axis_names: tuple[str, ...] = (),
+        axis_types=None,
+        *,
+        abstract_device: AbstractDevice | None = None,
     ) -> None:
         self.axis_sizes = tuple(axis_sizes)
         self.axis_names = tuple(axis_names)
         self.axis_types = tuple(axis_types or (AxisType.Auto,) * len(self.axis_names))
+        self.abstract_device = abstract_device
 
     @property
     def shape(self) -> dict[str, int]:
@@ -511,13 +546,13 @@ class AbstractMesh:
         return self
 
     def __eq__(self, other: Any) -> bool:
-        return isinstance(other, AbstractMesh) and (
-            (self.axis_sizes, self.axis_names, self.axis_types)
-            == (other.axis_sizes, other.axis_names, other.axis_types)
-        )
+        return isinstance(other, AbstractMesh) and self._key() == other._key()
+
+    def _key(self) -> tuple:
+        return (self.axis_sizes, self.axis_names, self.axis_types, self.abstract_device)
 
     def __hash__(self) -> int:
-        return hash((self.axis_sizes, self.axis_names, self.axis_types))
+        return hash(self._key())
 
     def __repr__(self) -> str:
         return f"AbstractMesh({self.axis_sizes}, axis_types={self.axis_types})"
