@@ -204,6 +204,9 @@ _READ_DEFAULTS: dict[str, Any] = {
     "include_full_tracebacks_in_locations": True,
     "remove_size_one_mesh_axis_from_type": False,
     "use_shardy_partitioner": True,
+    # the JAX 0.10.2 behaviour refimpl follows (api_test and random_test branch on them)
+    "use_direct_linearize": True,
+    "high_dynamic_range_gumbel": False,
 }
 
 _CONFIG = _Config()

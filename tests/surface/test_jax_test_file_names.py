@@ -189,7 +189,8 @@ _READ_ONLY = (  # flags JAX's test files read (skipIf, tolerances): read-only fa
     "jax_use_simplified_jaxpr_constants jax_raise_persistent_cache_errors "
     "jax_persistent_cache_min_compile_time_secs jax_include_full_tracebacks_in_locations "
     "jax_remove_size_one_mesh_axis_from_type jax_use_shardy_partitioner x64_enabled "
-    "jax_enable_x64 jax_threefry_partitionable jax_enable_checks jax_debug_nans"
+    "jax_enable_x64 jax_threefry_partitionable jax_enable_checks jax_debug_nans "
+    "jax_use_direct_linearize jax_high_dynamic_range_gumbel"
 ).split()
 
 
