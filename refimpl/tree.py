@@ -15,6 +15,7 @@ below every user-surface module):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "map_with_path",
     "reduce",
     "reduce_associative",
+    "static",
     "structure",
     "transpose",
     "unflatten",
@@ -60,3 +62,13 @@ leaves = tree_util.tree_leaves
 structure = tree_util.tree_structure
 flatten = tree_util.tree_flatten
 unflatten = tree_util.tree_unflatten
+
+
+def static(**kwargs: Any) -> Any:
+    """A ``dataclasses.field`` marked static (``metadata["static"] = True``),
+    as ``jax.tree.static``: ``tree_util.register_dataclass`` then keeps it in
+    the tree structure, not among the leaves. ``kwargs`` are
+    ``dataclasses.field``'s; a ``metadata`` of the caller's is merged over
+    the mark (so ``metadata={"static": False}`` wins, as JAX's)."""
+    metadata = {"static": True, **(kwargs.pop("metadata", None) or {})}
+    return dataclasses.field(metadata=metadata, **kwargs)

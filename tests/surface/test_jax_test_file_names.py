@@ -42,6 +42,7 @@ _NEW = {  # resolved here, missing before (the names test files reach)
     # lane NAMES: api_test's AbstractMesh(..., abstract_device=); debug.print through logging
     "jax.sharding": "AbstractDevice",
     "jax.debug": "log",
+    "jax.tree": "static",
 }
 
 # jax.Array methods added (the array of either backend, eager or a jit result)
@@ -299,3 +300,31 @@ def test_debug_log(backend):
         import jax as aliased
 
         assert records(aliased) == want
+
+
+def test_tree_static_field(backend):
+    import dataclasses
+
+    def facts(api):
+        @api.tree_util.register_dataclass
+        @dataclasses.dataclass
+        class Op:
+            x: object
+            op: str = api.tree.static(default="mul")
+            k: int = api.tree.static(default=3, kw_only=True)
+
+        m = Op(api.numpy.ones(2))
+        leaves, treedef = api.tree.flatten(m)
+        back = api.tree.unflatten(treedef, leaves)
+        marks = [
+            dict(api.tree.static(default=1).metadata),
+            dict(api.tree.static(metadata={"a": 1, "static": False}).metadata),
+        ]
+        doubled = api.jit(lambda m: m.x * 2 if m.op == "mul" else m.x)(m)
+        return len(leaves), back.op, back.k, marks, doubled.tolist()
+
+    want = facts(jax)
+    with as_jax.aliased_jax(backend):
+        import jax as aliased
+
+        assert facts(aliased) == want
