@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -248,9 +248,13 @@ class Eqn:
     def __str__(self) -> str:
         # JAX's str(eqn) (make_jaxpr's equations are JAX's API); refimpl's
         # listing line is print_eqn's
-        from refimpl.jaxpr_text import eqn_text  # jaxpr_text imports this module
+        return EQN_TEXT[0](self) if EQN_TEXT else print_eqn(self)
 
-        return eqn_text(self)
+
+# str(eqn)'s printer: JAX's equation text, from refimpl.jaxpr_text, which
+# builds on this module and fills the slot when imported (the package imports
+# it); a process that never imports it gets refimpl's listing line.
+EQN_TEXT: list[Callable[[Eqn], str]] = []
 
 
 @dataclass

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import core, dtypes
 from refimpl.core import Eqn, Literal, Program, Var, _print_precision
 
 WIDTH = 80  # JAX's default format width
@@ -435,3 +435,6 @@ def eqn_text(eqn: Eqn, width: int = WIDTH) -> str:
     """One equation as JAX 0.10.2's ``str(eqn)``, its variables named afresh
     (outputs first: ``a:f32[] = sin b``)."""
     return layout(_eqn(eqn, _Names(), {}), width)
+
+
+core.EQN_TEXT.append(eqn_text)

@@ -14,6 +14,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.core import ShapedArray
+from refimpl.custom_derivatives import custom_jvp
 from refimpl.primitives import ad_helpers, complex_parts, special, structural
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives.prng import bitcast_convert_type
@@ -126,14 +127,12 @@ _COMPLEX_ACOSH: list[Any] = []
 def _complex_acosh() -> Any:
     """Complex acosh with the principal branch's derivative
     ``1 / (sqrt(z - 1) sqrt(z + 1))`` as its jvp (a ``custom_jvp``, built on
-    first use: ``refimpl.custom_derivatives`` imports this module's users).
+    first use: a module-level custom_jvp would be built at import).
     Differentiating the value's formula instead goes through acos's jvp
     ``-1 / sqrt(1 - z^2)``, whose square root flips sign with the zero
     imaginary part of ``1 - z^2`` on the real axis: d acosh(1.6 + 0j) came out
     -0.8006, not JAX's (and the finite differences') +0.8006."""
     if not _COMPLEX_ACOSH:
-        from refimpl.custom_derivatives import custom_jvp
-
         fn = custom_jvp(_complex_acosh_value)
 
         def jvp(primals: Any, tangents: Any) -> Any:

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import _wraps, backends, dtypes, tracing, tree_util
+from refimpl.array import as_array
 from refimpl.core import AbstractRef, Literal, Program, ShapedArray, Var
 from refimpl.primitives import elementwise, ref_context, rule_context, structural
 from refimpl.primitives.elementwise import add_p, convert_element_type_p
@@ -1604,8 +1605,6 @@ def _residuals_as_inputs(linear: Program, residuals: list[Any]) -> tuple[Program
     instead of inlining a scalar one as a literal."""
     if not linear.const_vars or any(s is not None for s in linear.const_shardings):
         return linear, residuals
-    from refimpl.array import as_array  # the backends sit above the array module
-
     values = [
         c if isinstance(c, Tracer) else as_array(c, weak_type=v.aval.weak_type)
         for v, c in zip(linear.const_vars, linear.consts, strict=True)

@@ -59,6 +59,8 @@ LAYERS: dict[str, int] = {
     "refimpl._static_args": CORE,
     # the names and docstrings transformed functions carry (JAX's util.wraps): stdlib only
     "refimpl._wraps": CORE,
+    # JAX's jaxpr text of a Program (make_jaxpr's str): reads only core and dtypes
+    "refimpl.jaxpr_text": CORE,
     # 2 tracing: the trace stack, Tracer and the operators every array-like shares
     "refimpl.array_ops": TRACING,
     "refimpl.tracing": TRACING,
