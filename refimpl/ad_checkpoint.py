@@ -403,6 +403,8 @@ def _remat_transpose(cts: list, *args: Any, program: Program, **params: Any) -> 
     transposed, refs, written = ad.transpose_program(
         program, linear, thread_refs=True, own_types=True
     )
+    if not refs and any(type(ct) is Zero for ct in cts):
+        return _pruned_remat_transpose(cts, args, program, params)
     emitted = transposed_outputs(linear, program.in_avals)
     n_cts = sum(emitted)
     if refs:
@@ -423,6 +425,25 @@ def _remat_transpose(cts: list, *args: Any, program: Program, **params: Any) -> 
     if refs:
         ref_context.write_back([r for r, w in zip(refs, written) if w], outs[n_cts:])
     return spread_cotangents(outs[:n_cts], linear, program.in_avals)
+
+
+def _pruned_remat_transpose(cts: list, args: tuple, program: Program, params: dict) -> list:
+    """The transpose of a remat whose outputs ``cts`` marks as symbolic
+    zeros: JAX's linearization has no tangent path to an unused output (its
+    linear jaxpr is dead-code eliminated), so the program loses those outputs
+    and what only they need (a scan's carry, through the loop) before it is
+    transposed; their zero cotangents add no ``0 * x`` terms (a -0 would
+    stay -0 where JAX gives a symbolic zero, instantiated +0)."""
+    nonzero = [ct for ct in cts if type(ct) is not Zero]
+    pruned, used_ins = dce_program(program, [type(ct) is not Zero for ct in cts])
+    if not nonzero:  # every output's cotangent is zero: so is every input's
+        used_ins = [False] * len(args)
+    kept = [a for a, u in zip(args, used_ins, strict=True) if u]
+    it = iter(_remat_transpose(nonzero, *kept, program=pruned, **params) if kept else [])
+    return [
+        next(it) if u else Zero(tangent_aval(a.aval)) if isinstance(a, UndefinedPrimal) else None
+        for a, u in zip(args, used_ins, strict=True)
+    ]
 
 
 def _remat_dce(eqn: Eqn, used_outs: list[bool]):

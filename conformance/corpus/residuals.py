@@ -17,8 +17,9 @@ look at what is saved:
   ``float32[]`` residual "from a literal", refimpl does not) and
   ``dots_saveable`` of a checkpointed ``jit`` (JAX applies the policy inside
   the jit, refimpl does not): both open differences;
-* ``residuals/dead_scan_carry``, ``residuals/dead_cond_output``: a scan
-  carry or cond output nothing reads is not saved under everything_saveable;
+* ``residuals/dead_scan_carry``, ``residuals/dead_scan_ys``,
+  ``residuals/dead_cond_output``: a scan carry, a scan's ys or a cond output
+  nothing reads is not saved under everything_saveable;
 * ``residuals.barrier/prevent_cse=<bool>``: whether ``jit(grad(f))``'s HLO
   has the optimization barrier a checkpoint's recomputation reads through;
 * ``residuals/constants/<variant>``: api_test's ``saved_residuals`` utility
@@ -223,6 +224,9 @@ def _dead_loop_part(kind: str) -> Any:
             if kind == "scan_carry":
                 step = lambda c, _: ((np_.sin(c[0]), np_.cos(c[1]) * c[0]), None)  # noqa: E731
                 return lax.scan(step, (x, x), None, length=3)[0][0]
+            if kind == "scan_ys":  # an unused y leaves the loop too
+                step = lambda c, _: (np_.sin(c), np_.cos(c) * 3.0)  # noqa: E731
+                return lax.scan(step, x, None, length=3)[0]
             branches = (lambda x: (x, x), lambda x: (np_.sin(x), np_.exp(np_.cos(x))))
             return lax.cond(x > 0, branches[1], branches[0], x)[0]
 
@@ -334,7 +338,7 @@ def cases() -> Iterator[Case]:
     for prevent_cse in (True, False):
         yield script_case(f"residuals.barrier/prevent_cse={prevent_cse}", _barrier(prevent_cse),
                           expect=AGREE, tags=TAGS)  # fmt: skip
-    for kind in ("scan_carry", "cond_output"):
+    for kind in ("scan_carry", "scan_ys", "cond_output"):
         yield script_case(f"residuals/dead_{kind}", _dead_loop_part(kind), expect=AGREE, tags=TAGS)
     for label, shape in (("scalar", ()), ("vector", (2,))):
         yield script_case(f"residuals/scan_zero_carry/{label}", _scan_zero_carry(shape),

@@ -1309,14 +1309,16 @@ def _typed_init_cotangent(ct: Any, init: Any, body: Program, index: int, ct_ys: 
 def _weak_init_cotangent(body: Program, index: int, ct_ys: Sequence[Any]) -> bool | None:
     """The weak type of JAX's cotangent for a weak initial carry that ``body``
     (a scan body, retyped: its carry strong, converted back to the weak type
-    the user's body was traced with) returns strong and also returns as a y,
-    given the ys' cotangents ``ct_ys``; None where that carry is no such.
+    the user's body was traced with) returns strong and was bound as it is
+    (:func:`_carry_operands`), given the ys' cotangents ``ct_ys``; None where
+    that carry is no such.
 
     In JAX the cotangent of the weak carry accumulates in its transposed body
     starting from the ys' cotangents (``add_any`` keeps its first operand's
     type): it is weak as the first nonzero cotangent of a y that is the carry
-    itself, and, those all zero (the ys not differentiated), weak unless every
-    other use only promotes it (:func:`_only_promoted`).
+    itself, and, those all zero (the ys not differentiated, or dropped as
+    unused by dead-code elimination, as JAX's DCE drops them), weak unless
+    every other use only promotes it (:func:`_only_promoted`).
     """
     carry_var = body.in_vars[index]
     uses = _uses(body)
@@ -1328,8 +1330,6 @@ def _weak_init_cotangent(body: Program, index: int, ct_ys: Sequence[Any]) -> boo
         return None
     weak = eqn.outputs[0]
     ys = body.out_vars[len(body.out_vars) - len(ct_ys) :]
-    if not any(y is weak for y in ys):
-        return None
     for y, ct in zip(ys, ct_ys, strict=True):
         if y is weak and type(ct) is not Zero:
             return tracing.get_aval(ct, "scan", "cotangent").weak_type

@@ -15,7 +15,8 @@ primitive); ``None`` deletes the equation. Primitives holding a Program
 the sub-program; ``remat_opt`` (``custom_vjp(optimize_remat=True)``) has
 the rule that turns it into a call of the primal function when its residual
 outputs are unused. ``scan`` keeps the carries its used outputs need,
-through the loop (a fixpoint, as JAX's ``dce_jaxpr``; its ``ys`` all stay);
+through the loop (a fixpoint, as JAX's ``dce_jaxpr``) and drops the unused
+``ys``;
 ``cond`` drops the unused outputs of every branch and the operands no
 branch still reads. An equation with no used output is dead unless its
 primitive is ``effectful`` (``debug_callback``: it has no outputs and exists
@@ -116,13 +117,13 @@ def _taking(program: Program, original: Program, keep: Sequence[bool]) -> Progra
 def _scan_rule(eqn: Eqn, used_outs: list[bool]) -> tuple[Eqn | None, list[bool]]:
     """A carry is live when its output is used or the body computes a live
     output from it: grow the live carries until the body needs no other
-    (JAX's fixpoint). Dead carries leave the loop. The ``ys`` all stay (JAX
-    drops unused ones too; dropping them here loses the weak type of a
-    checkpointed scan's init cotangent, test_control_flow_parity's
-    weak-init cases: left)."""
+    (JAX's fixpoint). Dead carries and unused ``ys`` leave the loop (a weak
+    init returned as a dropped y keeps its weak cotangent: the scan's
+    transpose decides it from the body's other uses,
+    ``control_flow._weak_init_cotangent``)."""
     body: Program = eqn.params["body"]
     n_consts, n_carry = eqn.params["num_consts"], eqn.params["num_carry"]
-    live_carry, used_ys = list(used_outs[:n_carry]), [True] * (len(used_outs) - n_carry)
+    live_carry, used_ys = list(used_outs[:n_carry]), list(used_outs[n_carry:])
     while True:
         new_body, used_ins = dce_program(body, live_carry + used_ys)
         reads = used_ins[n_consts : n_consts + n_carry]

@@ -158,6 +158,14 @@ def _dce_program(case: str, m: types.SimpleNamespace):
     def cumprod(xs):
         return lax_.scan(lambda c, x: (c * x, c), np.float32(1.0), xs)
 
+    def unused_ys(xs):
+        # an unused computed y leaves the loop with its equations
+        return lax_.scan(lambda c, x: (c * x, (np_.sin(c) * x, c)), np.float32(1.0), xs)
+
+    def weak_init_as_y(xs):
+        # a weak init the body returns strong and as a y (refimpl's retyped body)
+        return lax_.scan(lambda c, x: (np_.sin(c) * x, c), 1.0, xs)
+
     def cond(second):
         def f(x1, x2):
             return lax_.cond(
@@ -172,6 +180,8 @@ def _dce_program(case: str, m: types.SimpleNamespace):
         "scan_carry_hidden": (carry_hidden, ([float(i) for i in range(1, 11)],)),
         "scan_extensive_out": (rotate, ([1.0, 2.0, 3.0, 4.0],)),
         "scan_extensive_in": (cumprod, (np.arange(1.0, 5.0, dtype="float32"),)),
+        "scan_unused_ys": (unused_ys, (np.arange(1.0, 5.0, dtype="float32"),)),
+        "scan_weak_init_as_y": (weak_init_as_y, (np.arange(1.0, 5.0, dtype="float32"),)),
         "cond_same": (cond(lambda a, b: (np_.sin(a), np_.sin(b))), (one, one)),
         "cond_first": (cond(lambda a, b: (np_.sin(a), np_.sin(a))), (one, one)),
         "cond_swap": (cond(lambda a, b: (np_.sin(b), np_.sin(a))), (one, one)),
@@ -189,10 +199,18 @@ DCE_USES = {
     ],
     "scan_extensive_out": [(1,), (0,)],
     "scan_extensive_in": [(1, 0), (0, 1), (0, 0)],
+    "scan_unused_ys": [(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 0)],
+    "scan_weak_init_as_y": [(1, 0), (0, 1)],
     "cond_same": [(1, 1), (0, 0), (1, 0)],
     "cond_first": [(1, 0)],
     "cond_swap": [(1, 0)],
 }
+
+
+# refimpl's scan body takes its carry with the types it returns (docs/semantics.md,
+# C6): a weak init returned strong is converted back to weak inside, one
+# equation JAX's body has not
+RETYPED_CARRY_EQNS = {"scan_weak_init_as_y": 1}
 
 
 def _jax_dce(fun, args, used):
@@ -220,7 +238,7 @@ def test_dce_prunes_scan_carries_and_cond_outputs_as_jax(backend, case, used):
     pruned, used_inputs = dce_program(program, [bool(u) for u in used])
     check_program(pruned)
     assert used_inputs == want_used
-    assert sum(1 for _ in pruned.walk_eqns()) == want_eqns
+    assert sum(1 for _ in pruned.walk_eqns()) == want_eqns + RETYPED_CARRY_EQNS.get(case, 0)
     flat = [rnp.asarray(a) for a in jax.tree.leaves(args)]
     full = ri.jit(lambda *a: eval_program_bind(program, list(a)))(*flat)
     kept = [a for a, u in zip(flat, used_inputs) if u]
@@ -248,6 +266,60 @@ def test_checkpoint_saves_nothing_of_a_dead_carry(backend, kind):
     want = [(tuple(a.shape), str(a.dtype)) for a, _ in jax_saved_residuals(fun(JAX), 2.0)]
     got = [(tuple(a.shape), str(a.dtype)) for a, _ in residual_sources(fun(REF), 2.0)]
     assert got == want
+
+
+# a checkpointed scan's unused ys: dropped, the weak init's cotangent kept weak
+_UNUSED_Y_BODIES = {
+    "sin(c)*x, c": lambda np_: lambda c, x: (np_.sin(c) * x, c),
+    "c*x+sin(c), c": lambda np_: lambda c, x: (c * x + np_.sin(c), c),
+    "c*x, c": lambda np_: lambda c, x: (c * x, c),
+}
+
+
+def _checkpointed_carry(m, name, policy=None):
+    body = _UNUSED_Y_BODIES[name](m.np)
+    xs = np.arange(1.0, 4.0, dtype=np.float32)
+    return m.api.checkpoint(lambda c: m.lax.scan(body, c, xs)[0], policy=policy)
+
+
+@pytest.mark.parametrize("name", sorted(_UNUSED_Y_BODIES))
+def test_checkpoint_drops_unused_ys_keeping_weak_types(backend, name):
+    """DCE drops a checkpointed scan's unused ys (JAX saves nothing for
+    them); a weak init the body returns as such a y keeps JAX's weak
+    cotangent (refimpl's transpose decides it from the body's other uses)."""
+    for jit in (False, True):
+        run = lambda m, f, jit=jit: m.api.jit(m.api.grad(f)) if jit else m.api.grad(f)  # noqa: E731
+        got = run(REF, _checkpointed_carry(REF, name))(1.0)
+        want = run(JAX, _checkpointed_carry(JAX, name))(1.0)
+        assert_same_as_jax(got, want, atol=1e-6)
+    saveable = "everything_saveable"
+    want = jax_saved_residuals(
+        _checkpointed_carry(JAX, name, getattr(jax.checkpoint_policies, saveable)), 1.0
+    )
+    got = residual_sources(
+        _checkpointed_carry(REF, name, getattr(ri.checkpoint_policies, saveable)), 1.0
+    )
+    assert [(tuple(a.shape), str(a.dtype)) for a, _ in got] == [
+        (tuple(a.shape), str(a.dtype)) for a, _ in want
+    ]
+
+
+def _grad_of_one_carry(m, jit):
+    xs = np.arange(1.0, 4.0, dtype=np.float32)
+    body = lambda c, x: ((c[0] * x, m.np.sin(c[1])), c)  # noqa: E731
+    carry = m.api.checkpoint(lambda c: m.lax.scan(body, c, xs)[0])
+    grad = m.api.grad(lambda c: carry(c)[0])
+    return (m.api.jit(grad) if jit else grad)((1.0, 2.0))
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_checkpoint_transpose_drops_outputs_of_zero_cotangent(backend, jit):
+    """grad of one carry of a checkpointed scan: JAX's linear program has no
+    tangent path for the other carry (its ys dropped, the carry dead), so its
+    cotangent is a zero, +0, not 0 * cos(...) = -0 through the loop."""
+    got, want = _grad_of_one_carry(REF, jit), _grad_of_one_carry(JAX, jit)
+    assert_same_as_jax(got, want, atol=0)
+    assert [np.signbit(np.asarray(g)) for g in got] == [np.signbit(np.asarray(w)) for w in want]
 
 
 # ---------------------------------------------------------------------------
