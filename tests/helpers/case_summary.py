@@ -49,3 +49,41 @@ def run(case, *args):
     except Exception as e:  # noqa: BLE001 -- the class is the fact compared
         return ["raised", type(e).__name__]
 """
+
+
+# --- the runners of the files whose cases are ``case(jax, jnp, np, P)`` ------------------
+
+_FOUR_DEVICE_JAX = (
+    'import os\nos.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"\n'
+    "import numpy as np\nimport jax, jax.numpy as jnp\n"
+    "from jax.sharding import PartitionSpec as P\n"
+)
+
+
+def jax_facts(cases: dict[str, str]) -> dict[str, object]:
+    """Each case's facts on JAX 0.10.2, all in one fresh interpreter with 4
+    host devices (JAX reads ``XLA_FLAGS`` only when it starts)."""
+    from tests.helpers.jax_oracle import in_fresh_jax
+
+    body = _FOUR_DEVICE_JAX + SUMMARY_SOURCE + "result = {}\n"
+    for name, source in cases.items():
+        body += source + f"result[{name!r}] = run(case, jax, jnp, np, P)\n"
+    return in_fresh_jax(body)
+
+
+def refimpl_facts(source: str) -> object:
+    """The case's facts on refimpl (the current backend), ``import jax``
+    aliased to it."""
+    from refimpl.as_jax import aliased_jax
+
+    scope: dict = {}
+    with aliased_jax():
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+        from jax.sharding import PartitionSpec as P
+
+        # the check of the check: these names are refimpl's, not JAX's
+        assert type(jnp.zeros(())).__module__.startswith("refimpl."), "jax is not aliased"
+        exec(SUMMARY_SOURCE + source, scope)  # noqa: S102 -- the tests' own sources
+        return scope["run"](scope["case"], jax, jnp, np, P)

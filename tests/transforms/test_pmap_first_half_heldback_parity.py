@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from refimpl.as_jax import aliased_jax
-from tests.helpers.case_summary import SUMMARY_SOURCE
-from tests.helpers.jax_oracle import in_fresh_jax
+from tests.helpers.case_summary import jax_facts, refimpl_facts
 
 # name -> source of ``case(jax, jnp, np, P)``
 CASES = {
@@ -159,14 +157,7 @@ def case(jax, jnp, np, P):
 
 
 def _jax_results() -> dict:
-    body = (
-        'import os\nos.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"\n'
-        "import numpy as np\nimport jax, jax.numpy as jnp\n"
-        "from jax.sharding import PartitionSpec as P\n" + SUMMARY_SOURCE + "result = {}\n"
-    )
-    for name, source in CASES.items():
-        body += source + f"result[{name!r}] = run(case, jax, jnp, np, P)\n"
-    return in_fresh_jax(body)
+    return jax_facts(CASES)
 
 
 @pytest.fixture(scope="module")
@@ -175,15 +166,7 @@ def jax_results() -> dict:
 
 
 def _refimpl_result(name: str) -> object:
-    scope: dict = {"np": __import__("numpy")}
-    with aliased_jax():
-        import jax
-        import jax.numpy as jnp
-        import numpy as np
-        from jax.sharding import PartitionSpec as P
-
-        exec(SUMMARY_SOURCE + CASES[name], scope)  # noqa: S102 -- our own sources
-        return scope["run"](scope["case"], jax, jnp, np, P)
+    return refimpl_facts(CASES[name])
 
 
 @pytest.mark.usefixtures("four_ref_devices")
