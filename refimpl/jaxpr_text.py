@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import core, dtypes
-from refimpl.core import Eqn, Literal, Program, Var, _print_precision
+from refimpl.core import Eqn, Literal, Program, Var, _letters, _print_precision
 
 WIDTH = 80  # JAX's default format width
 
@@ -124,15 +124,6 @@ def layout(doc: Any, width: int = WIDTH) -> str:
 
 
 # --- names -------------------------------------------------------------------------------
-
-
-def _letters(n: int) -> str:
-    name = ""
-    while True:
-        name = chr(ord("a") + n % 26) + name
-        n //= 26
-        if n == 0:
-            return name
 
 
 class _Names:
