@@ -44,15 +44,20 @@ def _triangle_mask(n: int, m: int, k: int) -> Array:
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:
-    """``T[i, j] = 1`` where ``j <= i + k``, else 0 (default dtype the default float)."""
+    """``T[i, j] = 1`` where ``j <= i + k``, else 0.
+
+    As JAX 0.10.2: the default dtype is float32 even under x64 (its "strange
+    default"), and ``k`` becomes an array of the default int, so a Python int
+    beyond int32 is an OverflowError without x64 and runs with it (``eye``
+    clips it instead)."""
     n = _concrete_int("tri", "N", N)
     m = n if M is None else _concrete_int("tri", "M", M)
-    if isinstance(k, int) and not np.iinfo(np.int32).min <= k <= np.iinfo(np.int32).max:
-        # JAX makes k an int32 array (eye clips it instead)
-        raise OverflowError(f"tri: Python int {k} too large to convert to int32")
+    k_type = np.iinfo(dtypes.canonicalize_dtype(np.int64))
+    if isinstance(k, int) and not k_type.min <= k <= k_type.max:
+        raise OverflowError(f"tri: Python int {k} too large to convert to {k_type.dtype}")
     if isinstance(k, (bool, float, np.bool_, np.floating)):
         raise TypeError(f"tri: k must be an integer, got {k!r}")
-    dtype = dtypes.weak_default_dtype("f") if dtype is None else canonical_dtype("tri", dtype)
+    dtype = np.dtype(np.float32) if dtype is None else canonical_dtype("tri", dtype)
     rows = lax.broadcasted_iota(np.int32, (n, m), 0)
     cols = lax.broadcasted_iota(np.int32, (n, m), 1)
     mask = lax.ge(lax.add(rows, diagonal_offset("tri", k, n, m, TypeError)), cols)

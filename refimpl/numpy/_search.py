@@ -520,7 +520,10 @@ def unravel_index(indices: ArrayLike, shape: Sequence[int]) -> tuple[Array, ...]
         given = [shape]
     if any(np.ndim(d) != 0 for d in given):
         raise ValueError("unravel_index: shape should be a scalar or 1D sequence")
-    dims = [operator.index(d) for d in given]
+    # a NumPy integer (an element of an ndarray shape too) keeps its dtype and
+    # joins the coordinates' promotion, as JAX's divmod by it: indices of
+    # int8 in shape np.array([3, 4]) come out in the default int
+    dims = [d if isinstance(d, np.integer) else operator.index(d) for d in given]
     out: list[Any] = [0] * len(dims)
     rest = indices
     for i in reversed(range(len(dims))):

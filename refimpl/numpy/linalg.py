@@ -306,7 +306,8 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: Any = None, *, numpy_resid: bool = 
     u, s, vh = svd(a, full_matrices=False)
     cutoff = rcond * _max(s, initial=0.0)
     mask = (s > 0) & (s >= cutoff)
-    rank = sum(mask).astype(np.int32)
+    # the default int, as JAX's mask.sum() (int64 under x64)
+    rank = sum(mask).astype(dtypes.canonicalize_dtype(np.int64))
     safe = where(mask, s, 1)
     projected = matmul(conj(_mT(u)), b) / safe[:, None]
     x = matmul(conj(_mT(vh)), where(mask[:, None], projected, 0))

@@ -209,3 +209,32 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_lax_numpy_method_program(backend, name):
     _same(CASES[name])
+
+
+# --- the same programs with x64 off and on (JAX's tests run in both modes) ------------------
+
+X64_CASES = {
+    # testTri: float32 by default even under x64; k an array of the default int
+    "tri_default_dtype_and_big_k": lambda lib, np_: [
+        np_.tri(3),
+        np_.tri(3, 2, 1),
+        lib.jit(lambda k: np_.tri(3, k=k))(1),
+        _outcome(lambda: np_.tri(2, k=2**33)),
+    ],
+    # testUnravelIndex: NumPy integers in the shape join the coordinates' promotion
+    "unravel_index_numpy_int_shape": lambda lib, np_: [
+        np_.unravel_index(idx, shape)
+        for idx in (np.int8(5), np.array([5, 7], np.uint8), np.int32(5))
+        for shape in ((3, 4), np.array([3, 4]), np.array([3, 4], np.int8), (np.int16(3), 4))
+    ],
+    # testPolyfit (full=True) / lstsq: the rank in the default int
+    "lstsq_rank_default_int": lambda lib, np_: [
+        np_.linalg.lstsq(np.eye(3, 2, dtype=np.float32), np.ones(3, np.float32))[2],
+        np_.polyfit(np.arange(5.0, dtype="f4"), np.arange(5.0, dtype="f4") ** 2, 2, full=True)[2],
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(X64_CASES))
+def test_lax_numpy_method_program_x64_modes(backend, x64_mode, name):
+    _same(X64_CASES[name])
