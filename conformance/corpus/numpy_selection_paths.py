@@ -113,6 +113,10 @@ ROWS: list[tuple[str, Any]] = [
     ),
     ("load/bfloat16", lambda ns: _saved_and_loaded(ns, np.arange(4).astype(ml_dtypes.bfloat16))),
     (
+        "unravel_index/numpy_int_shape",
+        lambda ns: ns.np_.unravel_index(np.array([5, 7], np.int8), np.array([3, 4])),
+    ),
+    (
         "arccosh/complex_real_axis_jvp",
         lambda ns: ns.api.jvp(
             ns.np_.arccosh,
