@@ -562,19 +562,15 @@ class PmapLowered:
         """The StableHLO module, as text (``dialect="hlo"``: XLA's HLO text), as
         jit's ``Lowered.as_text``; the module is the one the pjrt backend runs
         (one replica per device, ``mhlo.num_replicas`` set)."""
-        if dialect == "hlo":
-            return self.compiler_ir("hlo").as_hlo_text()
-        return _pjrt().executables._lowering().module_text(self.compiler_ir(dialect))
+        return _pjrt().module_text(self._module, dialect)
 
     def compiler_ir(self, dialect: str | None = None) -> Any:
         """The StableHLO ``ir.Module`` (``dialect`` None or ``"stablehlo"``) or
         XLA's HLO computation (``"hlo"``); another dialect is JAX's ``ValueError``."""
-        if dialect in (None, "stablehlo"):
-            return self._module_entry().module
-        if dialect == "hlo":
-            module = self._module_entry().module
-            return _pjrt().executables._lowering().module_hlo(module)
-        raise ValueError(f"unknown dialect: {dialect}")
+        return _pjrt().module_ir(self._module, dialect)
+
+    def _module(self) -> Any:
+        return self._module_entry().module
 
     def cost_analysis(self) -> dict[str, float] | None:
         """The compiled module's cost properties, or None where the plugin has
@@ -661,25 +657,12 @@ class PmapCompiled:
     def cost_analysis(self) -> dict[str, float] | None:
         """The plugin's cost properties, or None where it has none (the CPU
         plugin answers UNIMPLEMENTED), as jit's ``Compiled.cost_analysis``."""
-        try:
-            return self.runtime_executable().cost_analysis()
-        except _pjrt().native_module().PjrtError as err:
-            if "UNIMPLEMENTED" in str(err):
-                return None
-            raise
+        return _pjrt().executable_cost_analysis(self.runtime_executable())
 
     def memory_analysis(self) -> Any:
         """The executable's memory statistics under JAX's ``CompiledMemoryStats``
         field names, or None where the plugin has none (as jit's)."""
-        import types
-
-        try:
-            stats = self.runtime_executable().memory_stats()
-        except _pjrt().native_module().PjrtError as err:
-            if "UNIMPLEMENTED" in str(err):
-                return None
-            raise
-        return None if stats is None else types.SimpleNamespace(**stats)
+        return _pjrt().executable_memory_analysis(self.runtime_executable())
 
     def __repr__(self) -> str:
         return f"Compiled(pmap({self._lowered._name}))"

@@ -82,6 +82,54 @@ name = "pjrt"
 array_types = (PjrtArray,)
 is_device = is_pjrt_device
 
+# --- what jit's and pmap's stages (Lowered, Compiled) read of a module and an executable ---
+
+
+def module_ir(lowered: Any, dialect: str | None = None) -> Any:
+    """The module ``lowered()`` gives: the StableHLO ``ir.Module`` (``dialect``
+    None or ``"stablehlo"``), or XLA's HLO computation (``"hlo"``), as JAX's
+    ``Lowered.compiler_ir``; another dialect is JAX's ValueError (checked
+    before anything is lowered)."""
+    if dialect in (None, "stablehlo"):
+        return lowered()
+    if dialect == "hlo":
+        return executables_module._lowering().module_hlo(lowered())
+    raise ValueError(f"unknown dialect: {dialect}")
+
+
+def module_text(lowered: Any, dialect: str | None = None) -> str:
+    """The module ``lowered()`` gives, as text (``dialect="hlo"``: XLA's HLO
+    text), as JAX's ``Lowered.as_text``."""
+    if dialect == "hlo":
+        return module_ir(lowered, "hlo").as_hlo_text()
+    return executables_module._lowering().module_text(module_ir(lowered, dialect))
+
+
+def _unless_unimplemented(query: Any) -> Any:
+    """``query()``, or None where the plugin answers UNIMPLEMENTED (JAX's
+    contract for the analyses: "None if unavailable")."""
+    try:
+        return query()
+    except pjrt_runtime.native_module().PjrtError as err:
+        if "UNIMPLEMENTED" in str(err):
+            return None
+        raise
+
+
+def executable_cost_analysis(executable: Any) -> dict[str, float] | None:
+    """The plugin's cost properties (``PJRT_Executable_GetCostAnalysis``), or
+    None where it has none (the CPU plugin)."""
+    return _unless_unimplemented(executable.cost_analysis)
+
+
+def executable_memory_analysis(executable: Any) -> Any:
+    """``PJRT_Executable_GetCompiledMemoryStats`` as an object with JAX's
+    ``CompiledMemoryStats`` field names (``argument_size_in_bytes``, ...), or
+    None where the plugin has none."""
+    stats = _unless_unimplemented(executable.memory_stats)
+    return None if stats is None else types.SimpleNamespace(**stats)
+
+
 # What `transforms.pmap` uses for its PJRT paths (C++ fast path, sharded
 # execution): pmap sits below the backends and reaches these through
 # `backends.get("pjrt").pmap_support` instead of importing PJRT modules.
@@ -93,6 +141,10 @@ pmap_support = types.SimpleNamespace(
     host_callbacks=host_callbacks,
     native_module=pjrt_runtime.native_module,
     runtime=pjrt_runtime,
+    module_ir=module_ir,
+    module_text=module_text,
+    executable_cost_analysis=executable_cost_analysis,
+    executable_memory_analysis=executable_memory_analysis,
 )
 
 
@@ -350,18 +402,15 @@ class Lowered:
 
     def as_text(self, dialect: str | None = None) -> str:
         """The StableHLO module, as text (``dialect="hlo"``: XLA's HLO text)."""
-        if dialect == "hlo":
-            return self.compiler_ir("hlo").as_hlo_text()
-        return executables_module._lowering().module_text(self.compiler_ir(dialect))
+        return module_text(self._module, dialect)
 
     def compiler_ir(self, dialect: str | None = None) -> Any:
         """The lowered module: the StableHLO ``ir.Module`` (``dialect`` None or
         ``"stablehlo"``), or XLA's HLO computation (``"hlo"``), as JAX's."""
-        if dialect in (None, "stablehlo"):
-            return self._executables.module
-        if dialect == "hlo":
-            return executables_module._lowering().module_hlo(self._executables.module)
-        raise ValueError(f"unknown dialect: {dialect}")
+        return module_ir(self._module, dialect)
+
+    def _module(self) -> Any:
+        return self._executables.module
 
     @property
     def in_tree(self) -> Any:
@@ -511,33 +560,16 @@ class Compiled:
         return self._executables.for_device(default_device())
 
     def cost_analysis(self) -> dict[str, float] | None:
-        """The plugin's cost properties (``PJRT_Executable_GetCostAnalysis``), or
-        None where the plugin does not provide them (the CPU plugin answers
-        UNIMPLEMENTED)."""
-        native = pjrt_runtime.native_module()
-        try:
-            return self._executable().cost_analysis()
-        except native.PjrtError as err:
-            if "UNIMPLEMENTED" in str(err):
-                return None
-            raise
+        """The plugin's cost properties, or None where it has none."""
+        return executable_cost_analysis(self._executable())
 
     def memory_analysis(self) -> Any:
-        """``PJRT_Executable_GetCompiledMemoryStats`` as an object with JAX's
-        ``CompiledMemoryStats`` field names (``argument_size_in_bytes``, ...), or
-        None where the plugin does not provide them."""
-        native = pjrt_runtime.native_module()
-        try:
-            stats = self._executable().memory_stats()
-        except native.PjrtError as err:
-            if "UNIMPLEMENTED" in str(err):
-                return None
-            raise
-        return None if stats is None else types.SimpleNamespace(**stats)
+        """The executable's memory statistics under JAX's field names, or None."""
+        return executable_memory_analysis(self._executable())
 
     def as_text(self) -> str:
         """The StableHLO module this executable was compiled from."""
-        return executables_module._lowering().module_text(self._executables.module)
+        return module_text(lambda: self._executables.module)
 
     def __repr__(self) -> str:
         return f"Compiled({self._traced.jitted.__name__})"
