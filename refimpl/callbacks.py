@@ -1,4 +1,4 @@
-"""Host callbacks: ``pure_callback`` and ``effects_barrier``."""
+"""Host callbacks: ``pure_callback``, ``io_callback`` and ``effects_barrier``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 
 from refimpl import backends, dtypes, tracing, tree_util
 from refimpl.core import ShapedArray
-from refimpl.primitives.callback import VMAP_METHODS, call_host, pure_callback_p
+from refimpl.primitives.callback import VMAP_METHODS, call_host, io_callback_p, pure_callback_p
 from refimpl.primitives.elementwise import convert_element_type
 
 # --- host callbacks --------------------------------------------------------------------------
@@ -107,8 +107,6 @@ def pure_callback(
         Array([0.      , 0.841471], dtype=float32)
     """
 
-    if not callable(callback):
-        raise TypeError(f"pure_callback: callback must be callable, got {type(callback).__name__}")
     if sharding is not None:
         raise NotImplementedError("pure_callback: sharding is not supported by refimpl")
     if vmap_method is not None and vmap_method not in (*VMAP_METHODS, "legacy_vectorized"):
@@ -118,29 +116,9 @@ def pure_callback(
             "pure_callback: vmap_method='legacy_vectorized' is deprecated "
             "in JAX and not supported by refimpl; use 'expand_dims'"
         )
-    result_leaves, result_tree = tree_util.tree_flatten(result_shape_dtypes)
-    try:
-        result_avals = tuple(ShapedArray(tuple(r.shape), np.dtype(r.dtype)) for r in result_leaves)
-    except (AttributeError, TypeError):
-        raise TypeError(
-            "pure_callback: result_shape_dtypes must be a pytree of objects with .shape and "
-            f".dtype (ShapeDtypeStruct), got {result_shape_dtypes!r:.100}"
-        ) from None
-    for k, aval in enumerate(result_avals):
-        _check_result_dtype(aval.dtype, k, len(result_avals))
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-
-    def flat_callback(*values: Any) -> list:
-        call_args, call_kwargs = tree_util.tree_unflatten(in_tree, list(values))
-        outs = callback(*call_args, **call_kwargs)
-        out_leaves, out_tree = tree_util.tree_flatten(outs)
-        if out_tree != result_tree:
-            raise TypeError(
-                f"pure_callback: the callback returned structure {out_tree}, "
-                f"result_shape_dtypes has {result_tree}"
-            )
-        return out_leaves
-
+    flat_callback, leaves, result_avals, result_tree = _flat_call(
+        "pure_callback", callback, result_shape_dtypes, args, kwargs
+    )
     if not any(isinstance(x, tracing.Tracer) for x in leaves) and not tracing.current_builder():
         outs = call_host(flat_callback, [np.asarray(x) for x in leaves], result_avals)
         return tree_util.tree_unflatten(result_tree, [backends.device_put(o) for o in outs])
@@ -150,7 +128,118 @@ def pure_callback(
     return tree_util.tree_unflatten(result_tree, list(outs))
 
 
-def _check_result_dtype(dtype: np.dtype, k: int, n: int) -> None:
+def io_callback(
+    callback: Callable[..., Any],
+    result_shape_dtypes: Any,
+    *args: Any,
+    sharding: Any = None,
+    ordered: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """``jax.experimental.io_callback``: ``callback(*args, **kwargs)`` run on
+    the host for its side effects, its results of the declared shapes and
+    dtypes.
+
+    ``pure_callback``'s call (the same checks on ``result_shape_dtypes`` and
+    the results) with an effect: a call is never removed, even when its
+    results are unused (a ``jit`` whose outputs ignore it still runs it), and
+    runs once per execution of its site (per loop iteration). Under
+    ``jit(backend="pjrt")`` the host calls of one program (io_callback,
+    ``debug.callback``) run in program order whatever ``ordered`` says, which
+    JAX keeps only for ordered ones. Not differentiable (JAX's ValueError);
+    ``vmap`` calls an unordered one per batch element in order and stacks
+    the results, and refuses an ordered one (JAX's ValueError).
+
+    Args:
+        callback: A Python function of NumPy arrays returning the structure
+            of ``result_shape_dtypes``.
+        result_shape_dtypes: A pytree of ``ShapeDtypeStruct`` declaring the results.
+        *args: Positional arguments for ``callback`` (pytrees of arrays).
+        sharding: Must be None.
+        ordered: Whether calls must keep program order (they always do here).
+        **kwargs: Keyword arguments for ``callback`` (pytrees of arrays).
+
+    Returns:
+        The pytree of arrays ``callback`` returned, with the declared shapes
+        and dtypes.
+
+    Raises:
+        TypeError: As ``pure_callback`` (a non-callable callback, a wrong
+            result structure or shape, an unsupported result dtype).
+        ValueError: Differentiating through it (``IO callbacks do not support
+            JVP.``); ``vmap`` of an ordered one; a 64-bit result dtype with
+            x64 disabled.
+        NotImplementedError: A ``sharding``.
+        RuntimeError: On pjrt, the callback raised or returned a wrong result
+            inside a compiled program (the message names ``io_callback``).
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> from refimpl.experimental import io_callback
+        >>> log = []
+        >>> def record(x):
+        ...     log.append(float(x))
+        ...     return np.float32(2 * x)
+        >>> @ri.jit
+        ... def f(x):
+        ...     io_callback(record, ri.ShapeDtypeStruct((), np.float32), x, ordered=True)
+        ...     return x + 1
+        >>> f(np.float32(3.0))
+        Array(4., dtype=float32)
+        >>> log
+        [3.0]
+    """
+
+    if sharding is not None:
+        raise NotImplementedError("io_callback: sharding is not supported by refimpl")
+    flat_callback, leaves, result_avals, result_tree = _flat_call(
+        "io_callback", callback, result_shape_dtypes, args, kwargs
+    )
+    if not any(isinstance(x, tracing.Tracer) for x in leaves) and not tracing.current_builder():
+        values = [np.asarray(x) for x in leaves]
+        outs = call_host(flat_callback, values, result_avals, "io_callback")
+        return tree_util.tree_unflatten(result_tree, [backends.device_put(o) for o in outs])
+    outs = io_callback_p.bind(
+        *leaves, callback=flat_callback, result_avals=result_avals, ordered=bool(ordered)
+    )
+    return tree_util.tree_unflatten(result_tree, list(outs))
+
+
+def _flat_call(
+    name: str, callback: Any, result_shape_dtypes: Any, args: tuple, kwargs: dict
+) -> tuple[Callable[..., list], list, tuple[ShapedArray, ...], Any]:
+    """The checks pure_callback and io_callback share -> (the callback on flat
+    NumPy values returning flat results, the flat operands, the declared
+    result avals, the results' tree)."""
+    if not callable(callback):
+        raise TypeError(f"{name}: callback must be callable, got {type(callback).__name__}")
+    result_leaves, result_tree = tree_util.tree_flatten(result_shape_dtypes)
+    try:
+        result_avals = tuple(ShapedArray(tuple(r.shape), np.dtype(r.dtype)) for r in result_leaves)
+    except (AttributeError, TypeError):
+        raise TypeError(
+            f"{name}: result_shape_dtypes must be a pytree of objects with .shape and "
+            f".dtype (ShapeDtypeStruct), got {result_shape_dtypes!r:.100}"
+        ) from None
+    for k, aval in enumerate(result_avals):
+        _check_result_dtype(name, aval.dtype, k, len(result_avals))
+    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+
+    def flat_callback(*values: Any) -> list:
+        call_args, call_kwargs = tree_util.tree_unflatten(in_tree, list(values))
+        outs = callback(*call_args, **call_kwargs)
+        out_leaves, out_tree = tree_util.tree_flatten(outs)
+        if out_tree != result_tree:
+            raise TypeError(
+                f"{name}: the callback returned structure {out_tree}, "
+                f"result_shape_dtypes has {result_tree}"
+            )
+        return out_leaves
+
+    return flat_callback, leaves, result_avals, result_tree
+
+
+def _check_result_dtype(name: str, dtype: np.dtype, k: int, n: int) -> None:
     """A declared result dtype must be one a program can hold, as in JAX: an
     unsupported one (object, strings) is a TypeError, a 64-bit one without x64
     JAX's ValueError (the result would otherwise be 64-bit under jit only)."""
@@ -158,10 +247,10 @@ def _check_result_dtype(dtype: np.dtype, k: int, n: int) -> None:
     try:
         canonical = dtypes.canonicalize_dtype(dtype)
     except TypeError as error:
-        raise TypeError(f"pure_callback: result_shape_dtypes{where}: {error}") from None
+        raise TypeError(f"{name}: result_shape_dtypes{where}: {error}") from None
     if canonical != dtype:
         raise ValueError(
-            f"pure_callback: result_shape_dtypes{where} declares {dtype}: result_shape_dtypes "
+            f"{name}: result_shape_dtypes{where} declares {dtype}: result_shape_dtypes "
             "cannot specify 64-bit types when `jax_enable_x64` is disabled"
         )
 
@@ -178,5 +267,6 @@ def _match_weak(x: Any, aval: ShapedArray) -> Any:
 
 __all__ = [
     "effects_barrier",
+    "io_callback",
     "pure_callback",
 ]

@@ -1,5 +1,7 @@
-"""``jax.experimental``: the parts refimpl provides (``checkify``, for chex)."""
+"""``jax.experimental``: the parts refimpl provides (``checkify``, for chex;
+``io_callback``)."""
 
+from refimpl.callbacks import io_callback
 from refimpl.experimental import checkify
 
-__all__ = ["checkify"]
+__all__ = ["checkify", "io_callback"]

@@ -29,20 +29,31 @@ from refimpl.core import ShapedArray
 from refimpl.primitives import batch_rules, collectives, structural
 from refimpl.primitives.base import Primitive
 
-__all__ = ["call_host", "pure_callback_p"]
+__all__ = ["call_host", "io_callback_p", "pure_callback_p"]
 
 pure_callback_p = Primitive("pure_callback", multiple_results=True)
+
+# ``io_callback``: the same host call with an effect, so never removed (DCE
+# keeps an effectful equation; the pjrt lowering marks it side-effecting and
+# chains it with debug callbacks in program order, ordered or not)
+io_callback_p = Primitive("io_callback", multiple_results=True)
+io_callback_p.effectful = True  # type: ignore[attr-defined]
 
 VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all")
 
 
-def call_host(callback: Any, values: list[Any], result_avals: tuple[ShapedArray, ...]) -> list:
+def call_host(
+    callback: Any,
+    values: list[Any],
+    result_avals: tuple[ShapedArray, ...],
+    name: str = "pure_callback",
+) -> list:
     """Run ``callback`` on host values; its flat results checked against
-    ``result_avals`` and cast to their dtypes."""
+    ``result_avals`` and cast to their dtypes (``name`` is the API messages name)."""
     outs = callback(*values)
     if len(outs) != len(result_avals):
         raise TypeError(
-            f"pure_callback: the callback returned {len(outs)} arrays, "
+            f"{name}: the callback returned {len(outs)} arrays, "
             f"result_shape_dtypes declares {len(result_avals)}"
         )
     checked = []
@@ -50,7 +61,7 @@ def call_host(callback: Any, values: list[Any], result_avals: tuple[ShapedArray,
         array = np.asarray(out)
         if array.shape != aval.shape:
             raise TypeError(
-                f"pure_callback: result {i} of the callback has shape {array.shape}, "
+                f"{name}: result {i} of the callback has shape {array.shape}, "
                 f"result_shape_dtypes declares {aval.shape}"
             )
         checked.append(array.astype(aval.dtype, copy=False))
@@ -118,3 +129,65 @@ def _lowering(ctx: Any, *args: Any, callback, result_avals, vmap_method):
     return ctx.host_callback(
         list(args), run, "pure_callback", tuple(result_avals), has_side_effect=False
     )
+
+
+# --- io_callback -----------------------------------------------------------------------------
+#
+# * jvp/transpose: JAX's ValueError (only reached with a nonzero tangent).
+# * batch: unordered, one call per element in order and the results stacked
+#   (JAX maps the call with lax.map); ordered, JAX's ValueError.
+# * impl: the host call at execution; pjrt: pure_callback's host callback
+#   with a side effect, in the block's effect chain (as debug_callback).
+
+
+@io_callback_p.def_abstract_eval
+def _io_abstract_eval(*avals: ShapedArray, callback, result_avals, ordered):
+    return list(result_avals)
+
+
+@io_callback_p.def_impl
+def _io_impl(*values: Any, callback, result_avals, ordered):
+    return call_host(callback, list(values), result_avals, "io_callback")
+
+
+@io_callback_p.def_jvp
+def _io_jvp(primals, tangents, **params):
+    raise ValueError("IO callbacks do not support JVP.")
+
+
+@io_callback_p.def_batch
+def _io_batch(args, dims, *, callback, result_avals, ordered):
+    if ordered:
+        raise ValueError("Cannot `vmap` ordered IO callback.")
+    size = batch_rules.axis_size_of(args, dims)
+    front = [a if d is None else batch_rules.moveaxis(a, d, 0) for a, d in zip(args, dims)]
+    rows = []
+    for i in range(size):
+        row = [a if d is None else a[i] for a, d in zip(front, dims, strict=True)]
+        rows.append(
+            io_callback_p.bind(*row, callback=callback, result_avals=result_avals, ordered=False)
+        )
+    outs = [
+        structural.concatenate([structural.expand_dims(r[k], (0,)) for r in rows], 0)
+        for k in range(len(result_avals))
+    ]
+    return outs, [0] * len(outs)
+
+
+@io_callback_p.def_lowering
+def _io_lowering(ctx: Any, *args: Any, callback, result_avals, ordered):
+    def run(*values: np.ndarray) -> list:
+        outs = call_host(callback, list(values[:-1]), result_avals, "io_callback")
+        return [*outs, np.zeros((), np.uint8)]  # the last operand/result order the call
+
+    # a side effect: XLA keeps it even when its results are unused, and the
+    # extra u8 chains it after the block's previous effects (debug_callback's
+    # chain: lowering.ModuleBuilder.effect_dependency), ordered or not
+    u8 = ShapedArray((), np.dtype(np.uint8))
+    dependency = ctx.module.effect_dependency()
+    *outs, done = ctx.host_callback(
+        [*args, dependency], run, "io_callback", (*result_avals, u8), has_side_effect=True,
+        avals_in=[*ctx.avals_in, u8],
+    )  # fmt: skip
+    ctx.module.effect_done([done])
+    return outs

@@ -91,8 +91,10 @@ INLINABLE_CALLS: dict[Primitive, str] = {jit_call_p: "program"}
 
 
 def has_callbacks(program: Any) -> bool:
-    """Whether ``program`` or any of its sub-programs has a debug_callback."""
-    return any(eqn.primitive is debug_callback_p for eqn in program.walk_eqns())
+    """Whether ``program`` or any of its sub-programs has an effectful host
+    callback (debug_callback, io_callback): the calls the pjrt lowering keeps
+    in program order."""
+    return any(getattr(eqn.primitive, "effectful", False) for eqn in program.walk_eqns())
 
 
 def inline_calls_with_callbacks(program: Any) -> Any:

@@ -20,7 +20,8 @@ through the loop (a fixpoint, as JAX's ``dce_jaxpr``) and drops the unused
 ``cond`` drops the unused outputs of every branch and the operands no
 branch still reads. An equation with no used output is dead unless its
 primitive is ``effectful`` (``debug_callback``: it has no outputs and exists
-for its effect); no other refimpl primitive has side effects.
+for its effect; ``io_callback``, kept with its results unused); no other
+refimpl primitive has side effects.
 """
 
 from __future__ import annotations

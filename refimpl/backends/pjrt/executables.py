@@ -17,7 +17,7 @@ from refimpl.backends.pjrt import runtime as pjrt_runtime
 # client, local_platform: defined in runtime (host_callbacks and lowering use
 # them too), exported here
 from refimpl.backends.pjrt.runtime import client, local_platform
-from refimpl.primitives.callback import pure_callback_p
+from refimpl.primitives.callback import io_callback_p, pure_callback_p
 from refimpl.primitives.debug import debug_callback_p
 
 __all__ = [
@@ -159,11 +159,9 @@ class _Executables:
 
 def has_host_callbacks(program: Any) -> bool:
     """Whether ``program`` or a sub-program calls back to Python
-    (``pure_callback``, ``debug.print``/``debug.callback``)."""
-    return any(
-        eqn.primitive is debug_callback_p or eqn.primitive is pure_callback_p
-        for eqn in program.walk_eqns()
-    )
+    (``pure_callback``, ``io_callback``, ``debug.print``/``debug.callback``)."""
+    callbacks = (debug_callback_p, pure_callback_p, io_callback_p)
+    return any(eqn.primitive in callbacks for eqn in program.walk_eqns())
 
 
 _entry_lock = threading.Lock()

@@ -651,7 +651,7 @@ class ModuleBuilder:
             operands = [self._read(env, atom) for atom in eqn.inputs]
             if (
                 ordered
-                and eqn.primitive is not debug.debug_callback_p
+                and not getattr(eqn.primitive, "effectful", False)  # (chains itself)
                 and any(debug.has_callbacks(sub) for sub in subprograms(eqn))
             ):
                 outs = self._apply_after_effects(eqn, operands, avals_in, avals_out)

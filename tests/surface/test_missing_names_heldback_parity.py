@@ -1,0 +1,159 @@
+"""Issue 29, lane NAMES2: public JAX 0.10.2 names refimpl lacked, now
+provided under ``refimpl.as_jax`` and compared with JAX live.
+
+* ``jax.experimental.io_callback``: eager, ``jit`` (kept when its results
+  are unused, in order), ``vmap`` (unordered: per element; ordered: JAX's
+  ValueError), ``grad``/``jvp`` (JAX's ValueError unless no tangent reaches
+  it), loops and branches, pytrees and keyword arguments, cast results.
+
+Each program runs on JAX and, with ``jax`` aliased to refimpl, on the ref
+and pjrt backends; a program's summary is per leaf (dtype, weak type,
+shape, values) or the exception's class and message start, with the values
+the callback saw.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import numpy as np
+import pytest
+
+from refimpl import as_jax
+
+# --- io_callback ------------------------------------------------------------------------------
+
+
+_PHRASES = (
+    "IO callbacks do not support JVP.",
+    "Cannot `vmap` ordered IO callback.",
+    "result_shape_dtypes cannot specify 64-bit types when `jax_enable_x64` is disabled",
+)
+
+
+def _summary(api: Any, thunk: Callable[[], Any], seen: list) -> tuple:
+    seen.clear()
+    try:
+        out = thunk()
+        result: Any = [
+            (str(x.dtype), bool(x.aval.weak_type), x.shape, np.asarray(x).tolist())
+            for x in api.tree_util.tree_leaves(out)
+        ]
+    except (ValueError, TypeError) as error:  # JAX's exceptions for these programs
+        # the class and which of JAX's phrases the message has (refimpl prefixes its API name)
+        result = (type(error).__name__, [p for p in _PHRASES if p in str(error)])
+    api.effects_barrier()
+    return result, list(seen)
+
+
+def _io_programs(api: Any) -> dict[str, Callable[[], Any]]:
+    """io_callback programs of python_callback_test/api_test's kinds."""
+    io_callback = importlib.import_module(api.__name__ + ".experimental").io_callback
+    lax, jnp = api.lax, api.numpy
+    f32, i32 = api.ShapeDtypeStruct((), jnp.float32), api.ShapeDtypeStruct((), jnp.int32)
+    seen = _SEEN
+
+    def record(x):
+        seen.append(np.asarray(x).tolist())
+        return np.asarray(x) * 2
+
+    def io(x, spec=f32, **kw):
+        return io_callback(record, spec, x, **kw)
+
+    def five(x):
+        for i in range(5):
+            io(x + i, ordered=True)
+        return x
+
+    def nested(x):
+        inner = api.jit(lambda y: (io(y, ordered=True), y)[1])
+        return inner(x) + io(x + 10, ordered=True)
+
+    def scan_sum(xs):
+        return lax.scan(lambda c, x: (c + io(x, ordered=True), None), 0.0, xs)[0]
+
+    def branch(p, x):
+        return lax.cond(p, io, lambda x: x, x)
+
+    def tree(x):
+        def cb(a, b):
+            return {"s": a + b["c"], "t": a * 0}
+
+        return io_callback(cb, {"s": f32, "t": f32}, x, {"c": x})
+
+    return {
+        "eager": lambda: io(1.0),
+        "eager_int": lambda: io(3, i32),
+        "jit": lambda: api.jit(lambda x: io(x) + 1)(1.0),
+        "jit_unused": lambda: api.jit(lambda x: (io(x), x + 1)[1])(2.0),
+        "jit_unused_ordered": lambda: api.jit(lambda x: (io(x, ordered=True), x + 1)[1])(2.0),
+        "ordered_five": lambda: api.jit(five)(0.0),
+        "nested_jit": lambda: api.jit(nested)(1.0),
+        "jit_twice": lambda: [api.jit(io)(v) for v in (1.0, 2.0)],
+        "vmap": lambda: api.vmap(io)(jnp.arange(3.0)),
+        "jit_vmap": lambda: api.jit(api.vmap(io))(jnp.arange(3.0)),
+        "vmap_ordered": lambda: api.vmap(lambda x: io(x, ordered=True))(jnp.arange(3.0)),
+        "grad": lambda: api.grad(io)(1.0),
+        "jit_grad": lambda: api.jit(api.grad(io))(1.0),
+        "jvp": lambda: api.jvp(io, (1.0,), (1.0,)),
+        "grad_no_tangent": lambda: api.grad(lambda x: io(1.0) * x)(2.0),
+        "jvp_no_tangent": lambda: api.jvp(lambda x: io(2.0) + x, (1.0,), (1.0,)),
+        "scan": lambda: scan_sum(jnp.arange(3.0)),
+        "jit_scan": lambda: api.jit(scan_sum)(jnp.arange(3.0)),
+        "fori_loop": lambda: api.jit(
+            lambda: lax.fori_loop(0, 3, lambda i, c: c + io(i, i32, ordered=True), 0)
+        )(),
+        "fori_loop_unused": lambda: api.jit(
+            lambda: lax.fori_loop(0, 3, lambda i, c: (io(i, i32), c + 1)[1], 0)
+        )(),
+        "cond_true": lambda: api.jit(branch)(True, 3.0),
+        "cond_false": lambda: api.jit(branch)(False, 3.0),
+        "checkpoint": lambda: api.jit(api.checkpoint(io))(1.0),
+        "tree": lambda: api.jit(tree)(1.5),
+        "kwargs": lambda: io_callback(lambda a, *, k: a + k, f32, 1.0, k=np.float32(2)),
+        "cast_result": lambda: api.jit(lambda x: io_callback(np.float64, f32, x))(1.0),
+        "no_results": lambda: api.jit(lambda x: io_callback(lambda a: record(a) and None, None, x))(
+            4.0
+        ),
+        "x64_result_dtype": lambda: io(1.0, api.ShapeDtypeStruct((), np.float64)),
+    }
+
+
+_SEEN: list = []  # the values the callbacks saw, in order
+_IO_NAMES = list(_io_programs(jax))
+
+
+def _io_on(api: Any, name: str) -> tuple:
+    return _summary(api, _io_programs(api)[name], _SEEN)
+
+
+@pytest.mark.parametrize("name", _IO_NAMES)
+def test_io_callback_as_jax(backend, name):
+    want = _io_on(jax, name)
+    with as_jax.aliased_jax(backend):
+        import jax as aliased
+
+        got = _io_on(aliased, name)
+    assert got == want
+
+
+def test_io_callback_errors_name_io_callback(backend):
+    """A wrong result or a raising callback: refimpl's classes (JAX raises
+    JaxRuntimeError for all: docs/semantics.md 15.7), named io_callback."""
+    import refimpl as ri
+    from refimpl.experimental import io_callback
+
+    f32 = ri.ShapeDtypeStruct((), np.float32)
+    with pytest.raises(TypeError, match=r"io_callback: result 0 .* shape \(2,\)"):
+        io_callback(lambda a: np.zeros(2, np.float32), f32, 1.0)
+    with pytest.raises(TypeError, match="io_callback: callback must be callable"):
+        io_callback(3, f32, 1.0)
+    with pytest.raises(NotImplementedError, match="sharding"):
+        io_callback(np.sin, f32, 1.0, sharding=ri.devices()[0])
+    bad = ri.jit(lambda x: io_callback(lambda a: 1 / 0, f32, x), backend=backend)
+    raised = ZeroDivisionError if backend == "ref" else RuntimeError
+    with pytest.raises(raised, match="division by zero"):
+        bad(1.0)
