@@ -135,7 +135,8 @@ def _lowering(ctx: Any, *args: Any, callback, result_avals, vmap_method):
 #
 # * jvp/transpose: JAX's ValueError (only reached with a nonzero tangent).
 # * batch: unordered, one call per element in order and the results stacked
-#   (JAX maps the call with lax.map); ordered, JAX's ValueError.
+#   (JAX maps the call with lax.map); ordered, JAX's ValueError (except over
+#   a reference pmap's devices: once per device).
 # * impl: the host call at execution; pjrt: pure_callback's host callback
 #   with a side effect, in the block's effect chain (as debug_callback).
 
@@ -157,7 +158,9 @@ def _io_jvp(primals, tangents, **params):
 
 @io_callback_p.def_batch
 def _io_batch(args, dims, *, callback, result_avals, ordered):
-    if ordered:
+    # a reference pmap's device axis: once per device, in device order, as
+    # JAX's pmap runs an ordered one (only a vmap refuses it)
+    if ordered and not collectives.on_device_axis():
         raise ValueError("Cannot `vmap` ordered IO callback.")
     size = batch_rules.axis_size_of(args, dims)
     front = [a if d is None else batch_rules.moveaxis(a, d, 0) for a, d in zip(args, dims)]
@@ -165,7 +168,7 @@ def _io_batch(args, dims, *, callback, result_avals, ordered):
     for i in range(size):
         row = [a if d is None else a[i] for a, d in zip(front, dims, strict=True)]
         rows.append(
-            io_callback_p.bind(*row, callback=callback, result_avals=result_avals, ordered=False)
+            io_callback_p.bind(*row, callback=callback, result_avals=result_avals, ordered=ordered)
         )
     outs = [
         structural.concatenate([structural.expand_dims(r[k], (0,)) for r in rows], 0)

@@ -119,6 +119,9 @@ def _io_programs(api: Any) -> dict[str, Callable[[], Any]]:
             4.0
         ),
         "x64_result_dtype": lambda: io(1.0, api.ShapeDtypeStruct((), np.float64)),
+        # pmap runs an ordered one per device (JAX's process has one device here)
+        "pmap_ordered": lambda: api.pmap(lambda x: io(x, ordered=True))(jnp.arange(1.0)),
+        "pmap": lambda: api.pmap(io)(jnp.arange(1.0)),
     }
 
 
@@ -157,3 +160,28 @@ def test_io_callback_errors_name_io_callback(backend):
     raised = ZeroDivisionError if backend == "ref" else RuntimeError
     with pytest.raises(raised, match="division by zero"):
         bad(1.0)
+
+
+@pytest.mark.parametrize("ordered", [False, True])
+def test_io_callback_per_device_under_pmap(backend, four_ref_devices, ordered):
+    """Once per device, ordered or not (JAX on 4 devices: [0, 2, 4, 6], each
+    device's value seen once); a vmap inside refuses an ordered one."""
+    import refimpl as ri
+    from refimpl.experimental import io_callback
+
+    seen = []
+
+    def record(x):
+        seen.append(float(x))
+        return np.asarray(x) * 2
+
+    f32 = ri.ShapeDtypeStruct((), np.float32)
+    out = ri.pmap(lambda x: io_callback(record, f32, x, ordered=ordered))(
+        np.arange(4.0, dtype=np.float32)
+    )
+    assert np.asarray(out).tolist() == [0.0, 2.0, 4.0, 6.0]
+    assert sorted(seen) == [0.0, 1.0, 2.0, 3.0]
+    if ordered:
+        inner = ri.vmap(lambda x: io_callback(record, f32, x, ordered=True))
+        with pytest.raises(ValueError, match="Cannot `vmap` ordered IO callback"):
+            ri.pmap(inner)(np.ones((4, 2), np.float32))
