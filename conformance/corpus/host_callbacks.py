@@ -1,7 +1,8 @@
 """Host callbacks inside jitted programs (docs/semantics.md 15.6, 15.7):
 ``pure_callback`` at the top level and in scan, while, fori_loop, cond and
 vmap; ``debug.callback`` values and their order in and around loops and
-branches. On pjrt these are host callbacks inside the compiled program.
+branches; ``io_callback``'s effects (kept unused, in order, per vmap element).
+On pjrt these are host callbacks inside the compiled program.
 Expectations are NumPy oracles and constants that JAX meets as well, so
 nothing is recorded.
 """
@@ -92,6 +93,35 @@ def _debug_order(ns: Any) -> Any:
     return seen
 
 
+def _io_callback(ns: Any) -> Any:
+    return importlib.import_module(_api(ns).__name__ + ".experimental").io_callback
+
+
+def _io_effects(ns: Any) -> Any:
+    """The values io_callback sees and returns, in order: a call whose result
+    nothing uses (kept: it is an effect), ordered calls around a nested jit
+    and in a scan, and a vmap (once per element)."""
+    api, io_callback = _api(ns), _io_callback(ns)
+    seen = []
+    spec = api.ShapeDtypeStruct((), np.float32)
+
+    def record(v):
+        seen.append(float(np.asarray(v)))
+        return np.asarray(v) * 2
+
+    def f(x):
+        io_callback(record, spec, x)  # unused
+        y = ns.jit(lambda v: io_callback(record, spec, v + 1, ordered=True))(x)
+        ys = ns.lax_.scan(lambda c, t: (c, io_callback(record, spec, c + t, ordered=True)), y,
+                          np.arange(2, dtype=np.float32))[1]  # fmt: skip
+        return y, ys
+
+    out = ns.jit(f)(np.float32(1))
+    batched = api.vmap(lambda v: io_callback(record, spec, v))(np.float32([5, 6]))
+    api.effects_barrier()
+    return seen, [np.asarray(o).tolist() for o in (*out, batched)]
+
+
 def cases() -> Iterator[Case]:
     yield fn_case("host_callbacks/pure_callback-jit", _top, [X], oracle=lambda x: np.cumsum(x) * 2,
                   tags=TAGS)  # fmt: skip
@@ -129,5 +159,11 @@ def cases() -> Iterator[Case]:
         "host_callbacks/debug-callback-order",
         _debug_order,
         expect=[("before", 1.0), ("while", 1.0), ("while", 2.0), ("cond", 4.0), ("after", 4.0)],
+        tags=TAGS,
+    )
+    yield script_case(
+        "host_callbacks/io-callback-effects",
+        _io_effects,
+        expect=([1.0, 2.0, 4.0, 5.0, 5.0, 6.0], [4.0, [8.0, 10.0], [10.0, 12.0]]),
         tags=TAGS,
     )
