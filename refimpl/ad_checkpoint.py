@@ -30,11 +30,12 @@ from typing import Any, NamedTuple
 
 from refimpl import _wraps, tracing, tree_util
 from refimpl.config import config
-from refimpl.core import Atom, Eqn, Program, ShapedArray, avals_str, subprograms
+from refimpl.core import Atom, Eqn, Program, ShapedArray, Var, avals_str, subprograms
 from refimpl.interpreter import eval_program
 from refimpl.primitives import ref_context
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.call import jit_call_p
+from refimpl.primitives.control_flow import cond_p, scan_p
 from refimpl.primitives.debug import INLINABLE_CALLS
 from refimpl.transforms import ad, batching
 from refimpl.transforms.ad_util import (
@@ -221,6 +222,53 @@ def _saveable(policy: Callable | None, eqn: Eqn) -> bool:
     return answer is Saveable or isinstance(answer, Offloadable) or bool(answer)
 
 
+def _saveable_outputs(policy: Callable | None, eqn: Eqn) -> list[bool]:
+    """Which of ``eqn``'s outputs the policy lets the forward pass keep.
+
+    The policy sees the equations inside a loop, a branch or a jit call too,
+    as JAX's partial evaluation passes it into their jaxprs: a scan's stacked
+    residual (a ``y``) is saved when the body computes it with an equation
+    the policy accepts, a cond's output when every branch does or computes
+    nothing for it (a constant: the zeros of a residual only another branch
+    has; an operand given back, as ``lambda x: x``), a jit call's
+    output when its program does. So ``save_cos`` keeps a scan's ``cos``
+    values and the backward pass recomputes no loop."""
+    if _saveable(policy, eqn):
+        return [True] * len(eqn.outputs)
+    if policy is None:
+        return [False] * len(eqn.outputs)
+    if eqn.primitive is scan_p:
+        n_carry = eqn.params["num_carry"]
+        return [False] * n_carry + _program_saveable(policy, eqn.params["body"])[n_carry:]
+    if eqn.primitive is jit_call_p and isinstance(eqn.params.get("program"), Program):
+        return _program_saveable(policy, eqn.params["program"])
+    if eqn.primitive is cond_p:
+        masks = [_program_saveable(policy, b, free_too=True) for b in eqn.params["branches"]]
+        return [all(col) for col in zip(*masks, strict=True)]
+    return [False] * len(eqn.outputs)
+
+
+def _program_saveable(policy: Callable, program: Program, free_too: bool = False) -> list[bool]:
+    """For each of ``program``'s outputs: computed by an equation (output)
+    the policy accepts; with ``free_too``, also a constant, a literal or an
+    input given back (a branch computes nothing for it)."""
+    made: dict[int, bool] = {}
+    for e in program.eqns:
+        for v, s in zip(e.outputs, _saveable_outputs(policy, e), strict=True):
+            made[id(v)] = s
+    return [made.get(id(v), free_too) for v in program.out_vars]
+
+
+def _recomputed(eqn: Eqn, saved: list[bool]) -> Eqn:
+    """``eqn`` in the recomputation: the outputs the forward pass saves are
+    its inputs there, so the equation's own copies get fresh, unread names
+    (dead-code elimination then drops what only they needed)."""
+    if not any(saved):
+        return eqn
+    outs = [Var(v.aval) if s else v for v, s in zip(eqn.outputs, saved, strict=True)]
+    return Eqn(eqn.primitive, eqn.inputs, outs, eqn.params)
+
+
 # --- the checkpoint primitive ---------------------------------------------------------------
 
 #: ``outs = checkpoint[program, prevent_cse, differentiated, policy](args)``:
@@ -321,10 +369,15 @@ def remat_plan(program: Program, nonzero: Sequence[bool], policy: Callable | Non
     residuals = known.out_vars[n_out:]
     # Outputs of the equations the policy accepts become inputs of the
     # recomputation; dead-code elimination keeps the ones it actually reads.
-    saveable = [v for e in known.eqns if _saveable(policy, e) for v in e.outputs]
+    masks = [_saveable_outputs(policy, e) for e in known.eqns]
+    saveable = [v for e, m in zip(known.eqns, masks) for v, s in zip(e.outputs, m) if s]
     recompute = Program(
         in_vars=list(known.in_vars) + saveable,
-        eqns=[e for e in known.eqns if not _saveable(policy, e)],
+        eqns=[
+            _recomputed(e, m)
+            for e, m in zip(known.eqns, masks, strict=True)
+            if not _saveable(policy, e)
+        ],
         out_vars=list(residuals),
         const_vars=known.const_vars,
         consts=known.consts,
