@@ -118,6 +118,16 @@ class ShapedArray:
     def strip_weak(self) -> ShapedArray:
         return self.update(weak_type=False) if self.weak_type else self
 
+    def to_tangent_aval(self) -> ShapedArray:
+        """The type of a tangent of this type (JAX's method, which transpose
+        rules call on an ``UndefinedPrimal``'s aval): itself for inexact
+        dtypes, ``float0`` for the others; the weak type kept, as JAX's."""
+        if not isinstance(self.dtype, dtypes.ExtendedDtype) and dtypes.is_inexact(self.dtype):
+            return self
+        return self.update(dtype=dtypes.float0)
+
+    to_ct_aval = to_tangent_aval  # (a cotangent's type is a tangent's)
+
     @property
     def sharding(self) -> Any:
         """The type's sharding (``jax.typeof(x).sharding``): unsplit over the

@@ -10,6 +10,7 @@ zeros passed through a custom_jvp rule.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -876,5 +877,116 @@ SCRIPTS.update(
         "custom_vjp_constant_residuals": _constant_residuals,
         "custom_call_binds_its_arguments": _custom_call_binding,
         "jaxpr_pretty_print_and_literals": _jaxpr_pretty_print,
+    }
+)
+
+
+def _user_primitive(ns: Any) -> Any:
+    """A primitive defined the JAX 0.10.2 way (``jax.extend.core.Primitive``,
+    its rules through ``jax.interpreters.ad``/``batching``/``mlir``) under jit,
+    jvp, grad and vmap (lane INTERP, issue 29)."""
+    api, jnp = ns.api, ns.np_
+    core = importlib.import_module(f"{api.__name__}.extend.core")
+    ad = importlib.import_module(f"{api.__name__}.interpreters.ad")
+    batching = importlib.import_module(f"{api.__name__}.interpreters.batching")
+    mlir = importlib.import_module(f"{api.__name__}.interpreters.mlir")
+    p = core.Primitive("user_multiply_add")
+    p.def_impl(lambda x, y, z: np.add(np.multiply(x, y), z))
+    p.def_abstract_eval(lambda x, y, z: api.core.ShapedArray(x.shape, x.dtype))
+    mlir.register_lowering(p, mlir.lower_fun(lambda x, y, z: x * y + z, multiple_results=False))
+
+    def jvp(primals, tangents):
+        x, y, z = primals
+        xt, yt, zt = (ad.instantiate_zeros(t) for t in tangents)
+        return p.bind(x, y, z), p.bind(xt, y, p.bind(x, yt, zt))
+
+    def transpose(ct, x, y, z):  # linear in x and z (y is a constant)
+        if type(ct) is ad.Zero:
+            return ad.Zero(x.aval.to_tangent_aval()), None, ct
+        return p.bind(ct, y, jnp.zeros_like(y)), None, ct
+
+    ad.primitive_jvps[p] = jvp
+    ad.primitive_transposes[p] = transpose
+    batching.primitive_batchers[p] = lambda args, dims: (p.bind(*args), dims[0])
+    v = ns.asarray(np.arange(3, dtype=np.float32))
+    w = ns.asarray(np.array([1.0, 2.0, 4.0], np.float32))
+
+    def affine(a, b):
+        return p.bind(a, 3.0 * jnp.ones_like(a), b)
+
+    return {
+        "eager": p.bind(v, w, w),
+        "jit": ns.jit(lambda a, b: p.bind(a, a, b))(v, w),
+        "jvp": api.jvp(lambda a: p.bind(a, a, w), (v,), (w,)),
+        "grad": ns.jit(api.grad(lambda a, b: jnp.sum(affine(a, b)), (0, 1)))(v, w),
+        "vmap": api.vmap(lambda a, b: p.bind(a, a, b))(v, w),
+        "vmap_grad": api.vmap(api.grad(lambda a, b: affine(a, b)))(v, w),
+    }
+
+
+def _user_primitive_helpers(ns: Any) -> Any:
+    """The rule builders of ``jax.interpreters``: ``defjvp2``, ``deflinear``,
+    ``defvectorized``, ``defbroadcasting`` and a ``multiple_results``
+    primitive, under jit, grad, linear_transpose and vmap."""
+    api, jnp = ns.api, ns.np_
+    core = importlib.import_module(f"{api.__name__}.extend.core")
+    ad = importlib.import_module(f"{api.__name__}.interpreters.ad")
+    batching = importlib.import_module(f"{api.__name__}.interpreters.batching")
+    mlir = importlib.import_module(f"{api.__name__}.interpreters.mlir")
+    shaped = api.core.ShapedArray
+
+    def unary(name, impl, lowered):
+        p = core.Primitive(name)
+        p.def_impl(impl)
+        p.def_abstract_eval(lambda a: shaped(a.shape, a.dtype))
+        mlir.register_lowering(p, mlir.lower_fun(lowered, multiple_results=False))
+        return p
+
+    exp_ = unary("user_exp", np.exp, jnp.exp)
+    ad.defjvp2(exp_, lambda g, ans, x: g * ans)
+    batching.defvectorized(exp_)
+    dbl = unary("user_double", lambda x: 2 * x, lambda x: 2 * x)
+    ad.deflinear(dbl, lambda ct: [2 * ct])
+    hyp = core.Primitive("user_hypot")
+    hyp.def_impl(lambda x, y: np.sqrt(x * x + y * y))
+    hyp.def_abstract_eval(lambda a, b: shaped(np.broadcast_shapes(a.shape, b.shape), a.dtype))
+    batching.defbroadcasting(hyp)
+    mlir.register_lowering(
+        hyp, mlir.lower_fun(lambda x, y: jnp.sqrt(x * x + y * y), multiple_results=False)
+    )
+    sc = core.Primitive("user_sincos")
+    sc.multiple_results = True
+    sc.def_impl(lambda x: (np.sin(x), np.cos(x)))
+    sc.def_abstract_eval(lambda a: (shaped(a.shape, a.dtype), shaped(a.shape, a.dtype)))
+    mlir.register_lowering(
+        sc, mlir.lower_fun(lambda x: (jnp.sin(x), jnp.cos(x)), multiple_results=True)
+    )
+
+    def sc_jvp(primals, tangents):
+        s, c = sc.bind(*primals)
+        t = ad.instantiate_zeros(tangents[0])
+        return (s, c), (c * t, -s * t)
+
+    ad.primitive_jvps[sc] = sc_jvp
+    batching.primitive_batchers[sc] = lambda args, dims: (sc.bind(*args), (dims[0], dims[0]))
+    v = ns.asarray(np.arange(3, dtype=np.float32))
+    m = ns.asarray(np.ones((3, 2), np.float32))
+    return {
+        "exp_grad": ns.jit(api.grad(lambda x: jnp.sum(exp_.bind(x))))(v),
+        "exp_vmap": api.vmap(exp_.bind)(v),
+        "double_transpose": api.linear_transpose(dbl.bind, v)(v),
+        "double_jvp": api.jvp(dbl.bind, (v,), (v,)),
+        "hypot_vmap": ns.jit(api.vmap(hyp.bind, in_axes=(0, None)))(v, m[0]),
+        "hypot_vmap_axes": api.vmap(hyp.bind, in_axes=(1, 0))(m.T, m),
+        "sincos_jit": ns.jit(sc.bind)(v),
+        "sincos_grad": api.grad(lambda x: sum(sc.bind(x)))(ns.asarray(np.float32(1.0))),
+        "sincos_vmap": api.vmap(sc.bind)(v),
+    }
+
+
+SCRIPTS.update(
+    {
+        "user_primitive_rules": _user_primitive,
+        "user_primitive_rule_builders": _user_primitive_helpers,
     }
 )

@@ -115,6 +115,12 @@ _all_primitives: list[Primitive] = []
 _int4_active = False
 
 
+def all_primitives() -> list[Primitive]:
+    """Every primitive with an evaluation rule, each once (the rule tables of
+    ``jax.interpreters`` iterate over them)."""
+    return list({id(p): p for p in _all_primitives}.values())
+
+
 def _int4_impl(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn if name in _NATIVE_INT4 else _int4_widening(fn, name)
 

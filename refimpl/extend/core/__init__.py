@@ -12,12 +12,12 @@ as they do in JAX for ``make_jaxpr(f)(x)`` and its ``.jaxpr``). Its equations
 under ``jit`` (its abstract evaluation gets and returns ``ShapedArray``\\ s).
 Without rules, ``bind`` raises JAX's ``NotImplementedError``\\ s ("Evaluation
 rule for 'foo' not implemented", "Abstract evaluation for 'foo' not
-implemented"). Differences (docs/semantics.md, "jax.extend"): the impl is
-given NumPy arrays (JAX: the values bound, arrays or Python scalars); a
-program holding a user primitive runs on the reference backend only (the pjrt
-backend has no StableHLO lowering for it: ``LoweringError``, a
-``NotImplementedError``, as JAX's missing MLIR rule); JAX's
-``interpreters.ad``/``batching`` registrations are not provided.
+implemented"). Its differentiation, batching and lowering rules are registered
+through ``jax.interpreters`` (refimpl.interpreters). Differences
+(docs/semantics.md, "jax.extend"): the impl is given NumPy arrays (JAX: the
+values bound, arrays or Python scalars); on the pjrt backend a program holding
+a user primitive needs its lowering (``mlir.register_lowering``), else
+``LoweringError``, a ``NotImplementedError``, as JAX's missing MLIR rule.
 """
 
 from __future__ import annotations
