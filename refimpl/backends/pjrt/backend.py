@@ -51,6 +51,7 @@ from refimpl.backends.pjrt.executables import (
 )
 from refimpl.backends.ref import eager
 from refimpl.core import ShapedArray
+from refimpl.primitives.base import check_impl_outputs, impl_function
 from refimpl.primitives.elementwise import copy_p
 from refimpl.transforms import donation
 from refimpl.transforms.jit import (
@@ -629,6 +630,8 @@ def eager_dispatch(
     function binding just that primitive; its own cache then holds one
     executable per operand signature.
     """
+    if primitive.lowering is None:
+        return _impl_on_host(primitive, args, in_avals, out_avals, params)
     key = (primitive, _freeze(params))
     jitted = _eager_jitted.get(key)
     if jitted is None:
@@ -638,6 +641,28 @@ def eager_dispatch(
                 jitted = _eager_jitted[key] = _jit_primitive(primitive, params)
     outs = jitted(*[_fast_operand(arg) for arg in args])
     return list(outs) if primitive.multiple_results else [outs]
+
+
+def _impl_on_host(
+    primitive: Any,
+    args: tuple[Any, ...],
+    in_avals: list[ShapedArray],
+    out_avals: list[ShapedArray],
+    params: dict[str, Any],
+) -> list[Any]:
+    """A primitive with no StableHLO lowering (a user's ``Primitive`` given
+    no ``mlir.register_lowering``) applied eagerly: its impl on the host, as
+    JAX's eager ``bind`` calls the impl, the results put on the operands'
+    device (under ``jit`` such a primitive is a ``LoweringError``)."""
+    device, committed = placement(
+        args, [f"{i} of {primitive.name}" for i in range(len(args))], primitive.name
+    )
+    values = [tracing.concrete_value(a, aval) for a, aval in zip(args, in_avals, strict=True)]
+    outs = check_impl_outputs(primitive, impl_function(primitive)(*values, **params), out_avals)
+    return [
+        wrap_buffer(to_device(out, device), aval.weak_type, device, committed)
+        for out, aval in zip(outs, out_avals, strict=True)
+    ]
 
 
 def _fast_operand(arg: Any) -> Any:
