@@ -39,8 +39,8 @@ def impl_function(primitive: Primitive) -> Callable[..., Any]:
     """The function :attr:`Primitive.impl` is (no wrapper frame, for the
     eager and interpreter loops); one that raises when there is none, or a
     subclass's own ``impl``."""
-    if type(primitive).impl is Primitive.impl and primitive._impl is not None:
-        return primitive._impl
+    if type(primitive).impl is Primitive.impl and primitive._eval_rule is not None:
+        return primitive._eval_rule
     return primitive.impl
 
 
@@ -129,8 +129,8 @@ def _activate_int4() -> None:
     global _int4_active, _impls_defined
     _int4_active = True
     for primitive in _all_primitives:
-        if primitive._raw_impl is not None:
-            primitive._impl = _int4_impl(primitive.name, primitive._raw_impl)
+        if primitive._raw_eval_rule is not None:
+            primitive._eval_rule = _int4_impl(primitive.name, primitive._raw_eval_rule)
     _impls_defined += 1  # the interpreter's plans hold impls: they are out of date
 
 
@@ -145,9 +145,9 @@ class Primitive:
     def __init__(self, name: str, *, multiple_results: bool = False) -> None:
         self.name = name
         self.multiple_results = multiple_results
-        self._abstract_eval: Callable[..., Any] | None = None
-        self._impl: Callable[..., Any] | None = None
-        self._raw_impl: Callable[..., Any] | None = None  # _impl before 4-bit widening
+        self._abstract_rule: Callable[..., Any] | None = None
+        self._eval_rule: Callable[..., Any] | None = None
+        self._raw_eval_rule: Callable[..., Any] | None = None  # _eval_rule before 4-bit widening
         self.mask_rule: Callable[..., Any] | None = None
         self.lowering: Callable[..., Any] | None = None
         # (x64, params, input avals) -> output avals of eager applications
@@ -170,13 +170,13 @@ class Primitive:
     # -- rule registration (used as decorators) --
 
     def def_abstract_eval(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        self._abstract_eval = fn
+        self._abstract_rule = fn
         return fn
 
     def def_impl(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         global _impls_defined
-        self._raw_impl = fn
-        self._impl = _int4_impl(self.name, fn) if _int4_active else fn
+        self._raw_eval_rule = fn
+        self._eval_rule = _int4_impl(self.name, fn) if _int4_active else fn
         _all_primitives.append(self)
         _impls_defined += 1  # the interpreter's plans hold impls: they are out of date
         return fn
@@ -204,9 +204,9 @@ class Primitive:
     # -- rules --
 
     def abstract_eval(self, *avals: ShapedArray, **params: Any) -> Any:
-        if self._abstract_eval is None:  # JAX's error for a primitive without the rule
+        if self._abstract_rule is None:  # JAX's error for a primitive without the rule
             raise NotImplementedError(f"Abstract evaluation for '{self.name}' not implemented")
-        return self._abstract_eval(*avals, **params)
+        return self._abstract_rule(*avals, **params)
 
     @property
     def impl(self) -> Callable[..., Any]:
@@ -215,7 +215,7 @@ class Primitive:
         was when a later ``def_impl`` replaces it, so the monkeypatching idiom
         ``old = p.impl; p.def_impl(counting(old)); ...; p.def_impl(old)``
         works (api_test's RematTest counts sin calls so)."""
-        return self._impl if self._impl is not None else self._no_impl
+        return self._eval_rule if self._eval_rule is not None else self._no_impl
 
     def _no_impl(self, *values: np.ndarray, **params: Any) -> Any:
         raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented")

@@ -83,9 +83,9 @@ def all_primitives() -> list[Entry]:
 def rule_status(prim: Primitive, rule: str) -> str:
     """ "yes", "n/a" (not needed), "no: <reason>" (documented) or "missing"."""
     if rule == "abstract_eval":
-        return "yes" if prim._abstract_eval is not None else "missing"
+        return "yes" if prim._abstract_rule is not None else "missing"
     if rule == "impl":
-        return "yes" if prim._impl is not None else "missing"
+        return "yes" if prim._eval_rule is not None else "missing"
     if rule == "jvp":
         if prim.jvp_rule is not None or getattr(prim, "linearize_rule", None) is not None:
             return "yes"
