@@ -87,6 +87,7 @@ MODULES = {
     "jax.custom_batching": "refimpl.custom_batching",
     "jax.experimental": "refimpl.experimental",
     "jax.extend": "refimpl.extend",
+    "jax.interpreters": "refimpl.interpreters",
 }
 
 #: The version of JAX whose semantics refimpl follows (``jax.__version__``).

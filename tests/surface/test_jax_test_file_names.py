@@ -25,7 +25,8 @@ from refimpl import as_jax
 _NEW = {  # resolved here, missing before (the names test files reach)
     "jax": "fwd_and_bwd process_indices host_count host_id host_ids copy_to_host_async "
     "debug_nans debug_infs log_compiles explain_cache_misses transfer_guard_host_to_device "
-    "transfer_guard_device_to_host transfer_guard_device_to_device no_tracing",
+    "transfer_guard_device_to_host transfer_guard_device_to_device no_tracing "
+    "interpreters",  # (lane INTERP, below)
     "jax.lax": "composite ragged_dot ragged_dot_general RaggedDotDimensionNumbers "
     "dynamic_slice_p scan_p reduce_sum_p reduce_prod_p reduce_max_p reduce_min_p reduce_and_p "
     "reduce_or_p reduce_xor_p add_p mul_p sin_p cos_p dot_general_p while_p cond_p gather_p "
@@ -45,6 +46,14 @@ _NEW = {  # resolved here, missing before (the names test files reach)
     "jax.tree": "static",
     # lane NAMES2 (tests/surface/test_missing_names_heldback_parity.py)
     "jax.experimental": "io_callback",
+    # lane INTERP: a user primitive's rules (test_user_primitives_heldback_parity.py)
+    "jax.interpreters": "ad batching mlir",
+    "jax.interpreters.ad": "primitive_jvps primitive_transposes defjvp defjvp2 deflinear "
+    "deflinear2 defbilinear Zero UndefinedPrimal is_undefined_primal instantiate_zeros "
+    "zeros_like_aval add_tangents add_jaxvals get_primitive_transpose JVPTrace JVPTracer",
+    "jax.interpreters.batching": "primitive_batchers defvectorized defbroadcasting defreducer "
+    "bdim_at_front broadcast",
+    "jax.interpreters.mlir": "register_lowering lower_fun",
 }
 
 # jax.Array methods added (the array of either backend, eager or a jit result)
@@ -85,7 +94,15 @@ _MISSING = {
     ("jax.extend", "linear_util"): "JAX's internal traceable-function wrappers",
     ("jax.extend", "source_info_util"): "refimpl's equations carry no source information",
     # lane NAMES (a names audit of issue 29's test files and the namespaces they use)
-    ("jax", "interpreters"): "ad/batching/mlir rule registries: refimpl has its own rules",
+    # lane INTERP: what of jax.interpreters a user primitive's definition does not need
+    ("jax.interpreters", "partial_eval"): "JAX's partial evaluation of wrapped functions",
+    ("jax.interpreters", "pxla"): "JAX's sharded-execution internals",
+    ("jax.interpreters.ad", "jvp"): "JAX's internal linear_util transformation (use jax.jvp)",
+    ("jax.interpreters.ad", "add_jaxvals_p"): "refimpl sums tangents with add (no add_any)",
+    ("jax.interpreters.batching", "fancy_primitive_batchers"): "rules given JAX's axis data",
+    ("jax.interpreters.batching", "register_vmappable"): "custom vmappable types: not modelled",
+    ("jax.interpreters.mlir", "LoweringRuleContext"): "refimpl emits StableHLO its own way",
+    ("jax.interpreters.mlir", "ir_constant"): "JAX's MLIR emission helpers: not provided",
     ("jax.lax", "pcast"): "varying/invariant types of shard_map are not modelled (docs/api.md)",
     ("jax.sharding", "use_abstract_mesh"): "tracing under a device-less mesh: not modelled",
     ("jax", "monitoring"): "JAX's compile/cache event listeners: refimpl emits no such events",
