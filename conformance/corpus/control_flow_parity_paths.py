@@ -168,6 +168,15 @@ ROWS: list[tuple[str, Any]] = [
      lambda ns, L: _api(ns).grad(lambda c: L.scan(
          lambda c, x: (L.scan(lambda d, y: (d * y, None), c, np.ones(2, np.float32) * x)[0], None),
          c, np.arange(1.0, 4.0, dtype=np.float32))[0])(1.0)),
+    # the weak value reaches only an unused y: JAX's cotangent is strong
+    ("grad_scan_weak_init_weak_value_only_in_an_unused_y",
+     lambda ns, L: _api(ns).grad(lambda c: L.scan(lambda c, x: (c * x, 2 * c), c,
+                                                  np.arange(1.0, 4.0, dtype=np.float32))[0])(1.0)),
+    # the last use decides (JAX's cotangent sum keeps its first term's type)
+    ("grad_scan_weak_init_last_use_promotes",
+     lambda ns, L: _api(ns).grad(lambda c: L.scan(lambda c, x: (ns.np_.sin(c) * x + c * x, None),
+                                                  c, np.arange(1.0, 4.0, dtype=np.float32))[0])(
+         1.0)),
     ("vjp_scan_weak_carry_strong_cotangent",
      lambda ns, L: _api(ns).vjp(lambda c: L.scan(lambda c, x: (c * 2.0, None), c, None,
                                                  length=3)[0], 1.0)[1](np.float32(1.0))),

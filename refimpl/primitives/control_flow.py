@@ -1229,23 +1229,23 @@ def _carry_operands(body: _Traced, leaves: list, promoted: list) -> list:
 
     JAX's scan takes a weak init the body returns strong as it is (weak in,
     strong out). Its cotangent is then the transposed body's: strong when the
-    body uses that carry only promoted to its strong type (``c * x``: the
-    linear body has only the strong tangent; or as the init of an inner scan
-    of that kind), weak when any weak value made from it reaches the
-    cotangent (``sin(c) * x``); for a carry returned as a y it is first the
-    ys' cotangent's (:func:`_weak_init_cotangent`). Those two kinds are bound
-    as they are (C5 allows an operand differing from the body's carry in weak
-    type only), so the transposed scan decides; the other is converted here,
-    whose transpose gives the weak cotangent.
+    uses that reach a nonzero cotangent only promote that carry to its strong
+    type (``c * x``: the linear body has only the strong tangent; or as the
+    init of an inner scan of that kind), weak when any weak value made from
+    it reaches one (``sin(c) * x``, or ``2 * c`` as a differentiated y); for
+    a carry returned as a y it is first the ys' cotangent's. Which ys have a
+    nonzero cotangent is known only at the transpose, so such an init is
+    bound as it is (C5 allows an operand differing from the body's carry in
+    weak type only) and the transposed scan decides
+    (:func:`_weak_init_cotangent`). Only a carry the body returns as another
+    carry is converted here.
     """
     program, n_cap = body.program, len(body.captured)
     carry_vars = program.in_vars[n_cap : n_cap + len(leaves)]
-    uses = _uses(program)
     as_carry = {id(v) for v in program.out_vars[: len(leaves)]}
-    as_y = {id(v) for v in program.out_vars[len(leaves) :]}
 
     def taken_as_is(var: Var) -> bool:
-        return id(var) not in as_carry and (id(var) in as_y or _only_promoted(var, uses))
+        return id(var) not in as_carry
 
     return [
         leaf
@@ -1259,20 +1259,39 @@ def _carry_operands(body: _Traced, leaves: list, promoted: list) -> list:
     ]
 
 
-def _uses(program: Program) -> dict[int, list[tuple[Eqn, int]]]:
-    """Each variable's uses in ``program``'s equations (equation, operand position)."""
+def _uses(program: Program, eqns: Sequence[Eqn] | None = None) -> dict[int, list[tuple[Eqn, int]]]:
+    """Each variable's uses in ``program``'s equations, or in ``eqns`` of
+    them (equation, operand position)."""
     uses: dict[int, list[tuple[Eqn, int]]] = {}
-    for eqn in program.eqns:
+    for eqn in program.eqns if eqns is None else eqns:
         for k, atom in enumerate(eqn.inputs):
             if isinstance(atom, Var):
                 uses.setdefault(id(atom), []).append((eqn, k))
     return uses
 
 
-def _only_promoted(var: Var, uses: dict[int, list[tuple[Eqn, int]]]) -> bool:
-    """Whether each use of the weak ``var`` promotes it to its strong type (an
-    operator's ``convert_element_type``, or the init of an inner scan taking
-    it as it is): its cotangent then has only strong contributions in JAX."""
+def _live_eqns(program: Program, live_outs: Sequence[bool]) -> tuple[list[Eqn], set[int]]:
+    """The equations of ``program`` (a scan body) that compute one of the
+    outputs marked in ``live_outs`` (backwards liveness), and the ids of the
+    variables they compute or read."""
+    live = {id(v) for v, k in zip(program.out_vars, live_outs, strict=True) if k}
+    kept = []
+    for eqn in reversed(program.eqns):
+        if any(id(v) in live for v in eqn.outputs):
+            kept.append(eqn)
+            live.update(id(a) for a in eqn.inputs if isinstance(a, Var))
+    return kept[::-1], live
+
+
+def _last_use_promotes(var: Var, uses: dict[int, list[tuple[Eqn, int]]], live: set[int]) -> bool:
+    """Whether the last use of the weak ``var`` promotes it to its strong type
+    (an operator's ``convert_element_type``, or the init of an inner scan
+    whose cotangent for it is strong), or nothing uses it. JAX's transposed
+    body accumulates ``var``'s cotangent from the last use back, and the sum
+    keeps its first term's type (``add_any``), so that use decides: a
+    promotion's term is strong, any other's weak (``sin(c) * x + c * x`` is
+    strong, ``c * x + sin(c) * x`` weak). ``uses`` are the uses that reach a
+    nonzero cotangent, ``live`` the variables they read or compute."""
 
     def promoting(eqn: Eqn, k: int) -> bool:
         if eqn.primitive is convert_element_type_p:
@@ -1283,13 +1302,24 @@ def _only_promoted(var: Var, uses: dict[int, list[tuple[Eqn, int]]]) -> bool:
                 and not any(e.primitive is scan_p for e, _ in uses.get(id(eqn.outputs[0]), []))
             )
         if eqn.primitive is scan_p:
-            # the init of an inner scan that takes it as it is (weak in, strong out)
+            # the init of an inner scan taking it as it is (weak in, strong
+            # out): promoting when that scan's cotangent for it is strong
             nc, nk = eqn.params["num_consts"], eqn.params["num_carry"]
-            taken = eqn.params["body"].in_avals
-            return nc <= k < nc + nk and _weak_only_mismatch(var.aval, taken[k])
+            inner: Program = eqn.params["body"]
+            if not (nc <= k < nc + nk and _weak_only_mismatch(var.aval, inner.in_avals[k])):
+                return False
+            ys_weak = [
+                aval.weak_type if id(v) in live else None
+                for v, aval in zip(eqn.outputs[nk:], inner.out_avals[nk:], strict=True)
+            ]
+            return not _weak_carry_cotangent(inner, k, ys_weak)
         return False
 
-    return all(promoting(eqn, k) for eqn, k in uses.get(id(var), []))
+    var_uses = uses.get(id(var), [])
+    if not var_uses:
+        return True
+    last = var_uses[-1][0]
+    return all(promoting(eqn, k) for eqn, k in var_uses if eqn is last)
 
 
 def _typed_init_cotangent(ct: Any, init: Any, body: Program, index: int, ct_ys: list) -> Any:
@@ -1311,29 +1341,42 @@ def _weak_init_cotangent(body: Program, index: int, ct_ys: Sequence[Any]) -> boo
     (a scan body, retyped: its carry strong, converted back to the weak type
     the user's body was traced with) returns strong and was bound as it is
     (:func:`_carry_operands`), given the ys' cotangents ``ct_ys``; None where
-    that carry is no such.
+    that carry is no such (:func:`_weak_carry_cotangent`)."""
+    ys_weak = [
+        None if type(ct) is Zero else tracing.get_aval(ct, "scan", "cotangent").weak_type
+        for ct in ct_ys
+    ]
+    return _weak_carry_cotangent(body, index, ys_weak)
+
+
+def _weak_carry_cotangent(body: Program, index: int, ys_weak: Sequence[bool | None]) -> bool | None:
+    """:func:`_weak_init_cotangent` given each y's cotangent's weak type, None
+    for a zero cotangent.
 
     In JAX the cotangent of the weak carry accumulates in its transposed body
     starting from the ys' cotangents (``add_any`` keeps its first operand's
     type): it is weak as the first nonzero cotangent of a y that is the carry
     itself, and, those all zero (the ys not differentiated, or dropped as
     unused by dead-code elimination, as JAX's DCE drops them), weak unless
-    every other use only promotes it (:func:`_only_promoted`).
+    the last use that reaches a nonzero cotangent promotes it
+    (:func:`_last_use_promotes`): JAX's transposed body has no term for a y
+    of zero cotangent (``2 * c`` as an unused y leaves the cotangent strong).
     """
     carry_var = body.in_vars[index]
-    uses = _uses(body)
-    first = uses.get(id(carry_var), [])
+    first = _uses(body).get(id(carry_var), [])
     if len(first) != 1:
         return None
     eqn, _ = first[0]
     if not (eqn.primitive is convert_element_type_p and eqn.params["weak_type"]):
         return None
     weak = eqn.outputs[0]
-    ys = body.out_vars[len(body.out_vars) - len(ct_ys) :]
-    for y, ct in zip(ys, ct_ys, strict=True):
-        if y is weak and type(ct) is not Zero:
-            return tracing.get_aval(ct, "scan", "cotangent").weak_type
-    return not _only_promoted(weak, uses)
+    n_carry = len(body.out_vars) - len(ys_weak)
+    ys = body.out_vars[n_carry:]
+    for y, w in zip(ys, ys_weak, strict=True):
+        if y is weak and w is not None:
+            return w
+    eqns, live = _live_eqns(body, [True] * n_carry + [w is not None for w in ys_weak])
+    return not _last_use_promotes(weak, _uses(body, eqns), live)
 
 
 def _scan_in_python(

@@ -1,0 +1,107 @@
+"""Weak types and signs of zero that earlier held-back lanes (issue 29) left,
+probed again against JAX 0.10.2 live on both backends (lane WEAK0,
+docs/parity_audit.md).
+
+- A weak scan init the body returns strong: the cotangent's weak type is
+  decided at the transpose by the uses that reach a nonzero cotangent
+  (a weak value reaching only an unused y leaves it strong), and the last
+  such use decides (JAX's cotangent sum keeps its first term's type).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import jax
+import numpy as np
+import pytest
+
+import refimpl as ri
+import refimpl.numpy as rnp
+
+# the part of the jax namespace these programs use, as refimpl's
+RJAX = SimpleNamespace(
+    numpy=rnp,
+    lax=ri.lax,
+    tree=ri.tree,
+    **{f: getattr(ri, f) for f in ("grad", "jit", "vmap", "vjp", "jvp", "checkpoint")},
+)
+
+
+def _facts(tree):
+    """Per leaf: dtype, weak type, values (rounded) and sign bits (a NaN's
+    sign is not compared: XLA's differs between its own code paths)."""
+    out = []
+    for leaf in jax.tree.leaves(tree):
+        a = np.asarray(leaf)
+        out.append(
+            (
+                str(a.dtype),
+                bool(getattr(leaf, "weak_type", False)),
+                np.round(a.astype(np.float64), 4).tolist(),
+                np.where(np.isnan(a), False, np.signbit(a)).tolist(),
+            )
+        )
+    return out
+
+
+def _same(got, want):
+    g, w = _facts(got), _facts(want)
+    assert len(g) == len(w)
+    for (gd, gw, gv, gs), (wd, ww, wv, ws) in zip(g, w, strict=True):
+        assert (gd, gw) == (wd, ww)
+        np.testing.assert_allclose(gv, wv, rtol=1e-5, atol=1e-6)
+        assert gs == ws, (gv, wv)
+
+
+# --- a weak scan init whose weak value reaches only some outputs --------------
+
+_SCAN_BODIES = {
+    # the weak value reaches an unused y only: strong when the y is unused
+    "2c": lambda jx: lambda c, x: (c * x, 2 * c),
+    "sin(c)*x": lambda jx: lambda c, x: (c * x, jx.numpy.sin(c) * x),
+    # the last use decides: a promotion's term is strong, any other's weak
+    "sin(c)*x + c*x": lambda jx: lambda c, x: (jx.numpy.sin(c) * x + c * x, None),
+    "c*x + sin(c)*x": lambda jx: lambda c, x: (c * x + jx.numpy.sin(c) * x, None),
+    "c*x, (2c, c*x)": lambda jx: lambda c, x: (c * x, (2 * c, c * x)),
+    "c*x, (c*x, 2c)": lambda jx: lambda c, x: (c * x, (c * x, 2 * c)),
+    # an inner scan whose weak y is unused
+    "inner scan, unused y": lambda jx: (
+        lambda c, x: (
+            jx.lax.scan(lambda d, y: (d * y, 2 * d), c, x * jx.numpy.ones(2, "float32"))[0] * x,
+            None,
+        )
+    ),
+}
+
+
+def _scan_derivatives(jx, name):
+    body = _SCAN_BODIES[name](jx)
+    xs = jx.numpy.arange(1.0, 4.0)
+
+    def carry(c):
+        return jx.lax.scan(body, c, xs)[0]
+
+    def everything(c):
+        out, ys = jx.lax.scan(body, c, xs)
+        return out + sum(y.sum() for y in jx.tree.leaves(ys))
+
+    return {
+        "grad": jx.grad(carry)(1.0),
+        "jit grad": jx.jit(jx.grad(carry))(1.0),
+        "checkpoint grad": jx.grad(jx.checkpoint(carry))(1.0),
+        "grad of all": jx.grad(everything)(1.0),
+        "checkpoint grad of all": jx.grad(jx.checkpoint(everything))(1.0),
+        "vjp": jx.vjp(carry, 1.0)[1](np.float32(1.0)),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_SCAN_BODIES))
+def test_weak_scan_init_cotangent_from_the_uses_reaching_it(backend, name):
+    got, want = _scan_derivatives(RJAX, name), _scan_derivatives(jax, name)
+    assert got.keys() == want.keys()
+    for mode in want:
+        try:
+            _same(got[mode], want[mode])
+        except AssertionError as err:
+            raise AssertionError(f"mode {mode!r}") from err
