@@ -6,12 +6,13 @@ They are refimpl's own rule tables seen through JAX's names: registering a
 rule sets the same attribute of the primitive (``jvp_rule``,
 ``transpose_rule``, ``batch_rule``, ``lowering``) that refimpl's built-in
 primitives fill next to their definitions, so the transformations treat a
-user's rule like any other (docs/semantics.md 15.4). ``partial_eval``,
-``pxla`` and ``xla`` (JAX's tracing and lowering internals) are not provided.
+user's rule like any other (docs/semantics.md 15.4); ``xla.apply_primitive``
+is the impl of a primitive defined by its lowering. ``partial_eval`` and
+``pxla`` (JAX's tracing and sharded-execution internals) are not provided.
 """
 
 from __future__ import annotations
 
-from refimpl.interpreters import ad, batching, mlir
+from refimpl.interpreters import ad, batching, mlir, xla
 
-__all__ = ["ad", "batching", "mlir"]
+__all__ = ["ad", "batching", "mlir", "xla"]
