@@ -86,6 +86,7 @@ MODULES = {
     "jax.custom_derivatives": "refimpl.custom_derivatives",
     "jax.custom_batching": "refimpl.custom_batching",
     "jax.experimental": "refimpl.experimental",
+    "jax.monitoring": "refimpl.monitoring",
     "jax.extend": "refimpl.extend",
     "jax.interpreters": "refimpl.interpreters",
 }
@@ -140,7 +141,14 @@ class _Config:
             config.update(short, bool(value))
         elif short in config.snapshot():
             config.update(short, value)
-        elif short in self._ACCEPTED:
+        elif short in self._ACCEPTED or short in _NO_EFFECT:
+            self.__dict__["_recorded"][short] = value
+        elif short in _AT_DEFAULT:  # read as JAX's default, the behaviour refimpl has
+            if value != _AT_DEFAULT[short]:
+                raise NotImplementedError(
+                    f"jax.config.update({name!r}, {value!r}): refimpl behaves as JAX 0.10.2's "
+                    f"default {_AT_DEFAULT[short]!r} only (docs/api.md, configuration flags)"
+                )
             self.__dict__["_recorded"][short] = value
         else:
             config.update(short, value)  # the unknown-flag error
@@ -157,8 +165,9 @@ class _Config:
             return getattr(config, short)
         except AttributeError:
             pass
-        if short in _READ_DEFAULTS:
-            return _READ_DEFAULTS[short]
+        for defaults in (_READ_DEFAULTS, _AT_DEFAULT, _NO_EFFECT):
+            if short in defaults:
+                return defaults[short]
         raise _missing("jax.config", name)
 
     def read(self, name: str) -> Any:
@@ -208,6 +217,111 @@ _READ_DEFAULTS: dict[str, Any] = {
     # the JAX 0.10.2 behaviour refimpl follows (api_test and random_test branch on them)
     "use_direct_linearize": True,
     "high_dynamic_range_gumbel": False,
+}
+
+# JAX 0.10.2 flags whose default describes refimpl (it has no other mode):
+# read as that default, updated to it, any other value NotImplementedError
+_AT_DEFAULT: dict[str, Any] = {
+    "check_vma": False,  # shard_map's varying types are not modelled
+    "auto_pcast": True,
+    "disable_vmap_shmap_error": False,
+    "disallow_mesh_context_manager": False,
+    "eager_constant_folding": False,
+    "allow_f16_reductions": True,
+    "check_static_indices": False,
+    "custom_vjp3": False,  # JAX's experimental rewrites of custom_vjp, remat, scan
+    "remat3": False,
+    "scan3": False,
+    "refs_to_pins": False,
+    "disable_bwd_checks": False,  # refimpl checks a custom_vjp bwd's output types
+    "error_checking_behavior_divide": "ignore",  # refimpl never raises on these values
+    "error_checking_behavior_nan": "ignore",
+    "error_checking_behavior_oob": "ignore",
+    "log_checkpoint_residuals": False,
+    "no_execution": False,
+    "thread_guard": False,
+    "sort_devices_by_process_index": True,
+    "array_garbage_collection_guard": None,
+    "experimental_unsafe_xla_runtime_errors": False,
+    "enable_compilation_cache": True,  # (the cache is on once compilation_cache_dir is set)
+}
+
+# JAX 0.10.2 flags of diagnostics, performance, dumps, other platforms (GPU,
+# TPU, Pallas), other hosts and jax2tf/export: read as JAX's default, any
+# value recorded, without effect (refimpl computes the same values whatever
+# they say; it has none of those platforms, dumps or multi-host transports)
+_NO_EFFECT: dict[str, Any] = {
+    "backend_target": "",
+    "xla_backend": "",
+    "platform_name": "",
+    "pjrt_client_create_options": None,
+    "cpu_enable_async_dispatch": True,
+    "cpu_collectives_implementation": "gloo",
+    "cpu_get_global_topology_timeout_minutes": 5,
+    "cpu_get_local_topology_timeout_minutes": 2,
+    "cuda_visible_devices": "all",
+    "rocm_visible_devices": "all",
+    "oneapi_visible_devices": "all",
+    "mock_gpu_topology": "",
+    "mock_num_gpu_processes": 0,
+    "use_magma": "auto",
+    "bcoo_cusparse_lowering": False,
+    "threefry_gpu_kernel_lowering": False,
+    "ragged_dot_use_gpu_pallas_triton_lowering": False,
+    "ragged_dot_use_ragged_dot_instruction": True,
+    "pallas_enable_debug_checks": False,
+    "pallas_poison_buffers": False,
+    "pallas_use_mosaic_gpu": True,
+    "pallas_verbose_errors": False,
+    "mosaic_allow_hlo": False,
+    "use_emit_pipeline_primitive": False,
+    "enable_pgle": False,
+    "pgle_aggregation_percentile": 90,
+    "pgle_profiling_runs": 3,
+    "compilation_cache_check_contents": False,
+    "compilation_cache_expect_pgle": False,
+    "compilation_cache_include_metadata_in_key": False,
+    "persistent_cache_enable_xla_caches": "xla_gpu_per_fusion_autotune_cache_dir",
+    "persistent_cache_min_entry_size_bytes": 0,
+    "remove_custom_partitioning_ptr_from_cache_key": False,
+    "compiler_detailed_logging_min_ops": 10,
+    "compiler_enable_remat_pass": True,
+    "disable_most_optimizations": False,
+    "exec_time_optimization_effort": 0.0,
+    "memory_fitting_effort": 0.0,
+    "memory_fitting_level": "O2",
+    "optimization_level": "UNKNOWN",
+    "xla_profile_version": 0,
+    "embedded_constants_max_bytes": 32,
+    "captured_constants_report_frames": 0,
+    "captured_constants_warn_bytes": 2000000000,
+    "dump_ir_to": "",
+    "dump_ir_modes": "stablehlo",
+    "include_debug_info_in_dumps": True,
+    "hlo_source_file_canonicalization_regex": None,
+    "traceback_in_locations_limit": 100,
+    "tracer_error_num_traceback_frames": 5,
+    "source_url_schema": None,
+    "pprint_use_color": True,
+    "logging_level": "NOTSET",
+    "debug_log_modules": "",
+    "check_proxy_envs": True,
+    "debug_leaked_clients_on_clear_backends": False,
+    "distributed_debug": False,
+    "enable_preemption_service": True,
+    "enable_recoverability": False,
+    "share_binary_between_hosts": False,
+    "share_binary_between_hosts_timeout_ms": 1200000,
+    "force_dcn_cross_host_transfers": False,
+    "cross_host_transfer_socket_address": "",
+    "cross_host_transfer_timeout_seconds": None,
+    "cross_host_transfer_transfer_size": None,
+    "cross_host_transport_addresses": "",
+    "export_calling_convention_version": 10,
+    "export_ignore_forward_compatibility": False,
+    "serialization_version": 0,
+    "jax2tf_associative_scan_reductions": False,
+    "jax2tf_default_native_serialization": True,
 }
 
 _CONFIG = _Config()

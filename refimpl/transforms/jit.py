@@ -33,7 +33,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from refimpl import _wraps, backends, dtypes, tracing, tree_util
+from refimpl import _wraps, backends, dtypes, monitoring, tracing, tree_util
 from refimpl.config import config
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
 from refimpl.errors import NonHashableStaticArgumentError
@@ -1495,7 +1495,11 @@ class Jitted:
                 f"re-tracing function {self.__name__} for `jit`, but 'no_tracing' is set"
             )
         bound_refs = ref_context.bound_refs[0]
-        entry = self._trace(call)
+        if tracing.is_tracing():
+            entry = self._trace(call)
+        else:  # JAX's monitoring event for a trace at the top level only
+            with monitoring.timed(monitoring.JAXPR_TRACE_EVENT, self.__name__):
+                entry = self._trace(call)
         # a closure over outer tracers is valid for one trace only, and so is a
         # trace holding Ref objects (a custom_vjp taking a Ref argument)
         if not entry.captured and ref_context.bound_refs[0] == bound_refs:

@@ -185,3 +185,240 @@ def test_io_callback_per_device_under_pmap(backend, four_ref_devices, ordered):
         inner = ri.vmap(lambda x: io_callback(record, f32, x, ordered=True))
         with pytest.raises(ValueError, match="Cannot `vmap` ordered IO callback"):
             ri.pmap(inner)(np.ones((4, 2), np.float32))
+
+
+# --- jax.monitoring ---------------------------------------------------------------------------
+
+_COMPILE_EVENTS = (
+    "/jax/core/compile/jaxpr_trace_duration",
+    "/jax/core/compile/jaxpr_to_mlir_module_duration",
+    "/jax/core/compile/backend_compile_duration",
+)
+
+
+def _listen(monitoring: Any, kinds: tuple[str, ...]) -> tuple[list, Callable[[], None]]:
+    """Listeners of the three kinds log_elapsed_time records, for JAX's
+    compile events of the functions named f and g -> (the log, unregister)."""
+    log: list = []
+
+    def keep(kind: str, event: str, fun_name: Any) -> None:
+        short = event.rsplit("/", 1)[1]
+        if (
+            event in _COMPILE_EVENTS
+            and short in kinds
+            and fun_name in ("f", "g", "jit(f)", "jit(g)")
+        ):
+            log.append((kind, short, fun_name))
+
+    def duration(event, secs, **kw):
+        assert isinstance(secs, float) and secs >= 0
+        keep("duration", event, kw.get("fun_name"))
+
+    def span(event, start, end, **kw):
+        assert end >= start
+        keep("span", event, kw.get("fun_name"))
+
+    def scalar(event, value, **kw):
+        keep("scalar", event, kw.get("fun_name"))
+
+    monitoring.register_event_duration_secs_listener(duration)
+    monitoring.register_event_time_span_listener(span)
+    monitoring.register_scalar_listener(scalar)
+
+    def unregister() -> None:
+        monitoring.unregister_event_duration_listener(duration)
+        monitoring.unregister_event_time_span_listener(span)
+        monitoring.unregister_scalar_listener(scalar)
+
+    return log, unregister
+
+
+def _event_programs(api: Any) -> dict[str, Callable[[], Any]]:
+    """Programs of fresh functions (so that each traces and compiles anew)."""
+
+    def f(x):
+        return x * 2
+
+    def g(x):
+        return api.jit(f)(x) + 1
+
+    def twice():
+        api.jit(f)(1.0)
+        return api.jit(f)(2.0)  # a cache hit: no events
+
+    def bad(x):
+        return x.no_such_attribute
+
+    return {
+        "jit": lambda: api.jit(f)(1.0),
+        "jit_twice": twice,
+        "jit_two_shapes": lambda: [api.jit(f)(np.ones(n, np.float32)) for n in (2, 3)],
+        "nested": lambda: api.jit(g)(1.0),
+        "lower": lambda: api.jit(f).lower(1.0),
+        "lower_compile": lambda: api.jit(f).lower(1.0).compile(),
+        "trace_error": lambda: api.jit(_named(bad, "f"))(1.0),
+    }
+
+
+def _named(fun: Callable, name: str) -> Callable:
+    fun.__name__ = fun.__qualname__ = name
+    return fun
+
+
+def _events_on(api: Any, name: str, kinds: tuple[str, ...]) -> list:
+    monitoring = importlib.import_module(api.__name__ + ".monitoring")
+    program = _event_programs(api)[name]
+    log, unregister = _listen(monitoring, kinds)
+    try:
+        program()
+    except AttributeError:
+        pass
+    finally:
+        unregister()
+    return log
+
+
+@pytest.mark.parametrize("name", list(_event_programs(jax)))
+def test_monitoring_compile_events_as_jax(backend, name):
+    """JAX's trace event on both backends; pjrt also lowers and compiles, with
+    JAX's two events (the ref backend interprets: a jit call records only its
+    trace; ``lower``/``compile`` lower and compile on pjrt there too)."""
+    kinds = ("jaxpr_trace_duration",)
+    if backend == "pjrt" or name.startswith("lower"):
+        kinds += ("jaxpr_to_mlir_module_duration", "backend_compile_duration")
+    want = _events_on(jax, name, kinds)
+    with as_jax.aliased_jax(backend):
+        import jax as aliased
+
+        got = _events_on(aliased, name, kinds)
+    assert got == want
+    assert name == "jit_twice" or want  # (the check has something to compare)
+
+
+def test_monitoring_listener_api_as_jax():
+    """Every kind of listener gets its events with their metadata; an
+    unregistered one no more; unregistering twice is JAX's AssertionError."""
+
+    def run(monitoring: Any) -> list:
+        log: list = []
+        listeners = {
+            "event": lambda e, **kw: log.append(("event", e, kw)),
+            "duration": lambda e, d, **kw: log.append(("duration", e, d, kw)),
+            "span": lambda e, s, t, **kw: log.append(("span", e, s, t, kw)),
+            "scalar": lambda e, v, **kw: log.append(("scalar", e, v, kw)),
+        }
+        register = {
+            "event": (monitoring.register_event_listener, monitoring.unregister_event_listener),
+            "duration": (
+                monitoring.register_event_duration_secs_listener,
+                monitoring.unregister_event_duration_listener,
+            ),
+            "span": (
+                monitoring.register_event_time_span_listener,
+                monitoring.unregister_event_time_span_listener,
+            ),
+            "scalar": (monitoring.register_scalar_listener, monitoring.unregister_scalar_listener),
+        }
+        for kind, (add, _) in register.items():
+            add(listeners[kind])
+        try:
+            monitoring.record_event("/test/a", step=1, tag="x")
+            monitoring.record_event_duration_secs("/test/b", 0.25, step=2)
+            monitoring.record_event_time_span("/test/c", 1.0, 3.0)
+            monitoring.record_scalar("/test/d", 7, unit="n")
+        finally:
+            for kind, (_, remove) in register.items():
+                remove(listeners[kind])
+        monitoring.record_event("/test/after")
+        with pytest.raises(AssertionError):
+            monitoring.unregister_event_listener(listeners["event"])
+        return log
+
+    want = run(jax.monitoring)
+    with as_jax.aliased_jax("ref"):
+        import jax as aliased
+
+        got = run(aliased.monitoring)
+    assert got == want and len(want) == 4
+
+
+def test_monitoring_clear_event_listeners():
+    """refimpl clears the four kinds (JAX 0.10.2 keeps its scalar listeners:
+    its function rebinds a local name; docs/api.md)."""
+    from refimpl import monitoring
+
+    seen: list = []
+    monitoring.register_event_listener(lambda e, **kw: seen.append(e))
+    monitoring.register_scalar_listener(lambda e, v, **kw: seen.append(e))
+    monitoring.clear_event_listeners()
+    monitoring.record_event("/test/a")
+    monitoring.record_scalar("/test/b", 1)
+    assert seen == []
+
+
+# --- jax.config: JAX 0.10.2's flags refimpl had no entry for ----------------------------------
+
+# JAX's values are enums of its own (ExplicitX64Mode, RuntimeTracebackMode): not modelled
+_CONFIG_UNREAD = {"jax_explicit_x64_dtypes", "jax_send_traceback_to_runtime"}
+
+
+def _flag_names() -> list[str]:
+    from refimpl.as_jax import _AT_DEFAULT, _NO_EFFECT
+
+    names = {n: n for n in jax.config.values}
+    return [names.get(f"jax_{n}", n) for n in sorted({*_AT_DEFAULT, *_NO_EFFECT})]
+
+
+def test_every_jax_config_flag_reads_under_as_jax():
+    """Each of JAX 0.10.2's flags reads under as_jax, but for its two enum
+    flags (docs/api.md)."""
+    with as_jax.aliased_jax("ref"):
+        import jax as aliased
+
+        unread = set()
+        for name in jax.config.values:
+            try:
+                getattr(aliased.config, name)
+            except AttributeError:
+                unread.add(name)
+    assert unread == _CONFIG_UNREAD
+
+
+@pytest.mark.parametrize("name", _flag_names())
+def test_config_flag_reads_jax_default_and_updates(name):
+    """Read: JAX's default. Update to it: accepted. Another value: recorded
+    without effect (diagnostics, performance, other platforms) or
+    NotImplementedError (a mode refimpl does not have)."""
+    from refimpl.as_jax import _AT_DEFAULT
+
+    default = jax.config.values[name]
+    short = name[4:] if name.startswith("jax_") else name
+    with as_jax.aliased_jax("ref"):
+        import jax as aliased
+
+        config = aliased.config
+        assert getattr(config, name) == default
+        config.update(name, default)
+        other = _another_value(default)
+        if short == "platform_name":  # device selection: refimpl's backend, the update ignored
+            config.update(name, "cpu")
+        elif short in _AT_DEFAULT:
+            with pytest.raises(NotImplementedError, match="default"):
+                config.update(name, other)
+            assert getattr(config, name) == default
+        else:
+            config.update(name, other)
+            try:
+                assert getattr(config, name) == other
+            finally:
+                config.update(name, default)
+
+
+def _another_value(default: Any) -> Any:
+    if isinstance(default, bool):
+        return not default
+    if isinstance(default, (int, float)):
+        return default + 1
+    if default is None:
+        return "set"
+    return f"{default}-other"

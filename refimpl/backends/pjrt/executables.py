@@ -11,6 +11,7 @@ import functools
 import threading
 from typing import Any
 
+from refimpl import monitoring
 from refimpl.backends.pjrt import compilation_cache, host_callbacks
 from refimpl.backends.pjrt import runtime as pjrt_runtime
 
@@ -94,8 +95,11 @@ class _Executables:
         donated: Any = None,
         platforms: tuple[str, ...] | None = None,
         platform_index: int | None = None,
+        fun_name: str | None = None,
     ) -> None:
         self._program = program
+        # the name monitoring's lowering and compile events carry (JAX's "jit(f)")
+        self._fun_name = f"jit({name})" if fun_name is None else fun_name
         self._lowering = {"name": name, "aliases": aliases, "donated": donated}
         self._platforms = platforms
         self._module: Any = None
@@ -116,9 +120,10 @@ class _Executables:
         if self._module is None:
             with self._lock:
                 if self._module is None:
-                    module = _lowering().lower_program(
-                        self._program, platforms=self._platforms, **self._lowering
-                    )
+                    with monitoring.timed(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, self._fun_name):
+                        module = _lowering().lower_program(
+                            self._program, platforms=self._platforms, **self._lowering
+                        )
                     # the callables of its host callbacks live as long as these executables
                     self._host_callbacks = host_callbacks.adopt(module)
                     self._module = module
@@ -146,13 +151,18 @@ class _Executables:
             with self._lock:  # two threads missing at once compile once
                 executable = self._by_device.get(index)
                 if executable is None:
-                    executable = compilation_cache.compile_cached(
-                        client(),
-                        lambda: _lowering().module_text(self.module),
-                        self.artifact,
-                        lambda: _compile_options(device.id, self.module),
-                        lambda: self._program_key(device.id),
-                    )
+                    if compilation_cache.cache_dir() is None:
+                        # lowered before the compile's event (JAX's order); with the
+                        # persistent cache on, only a miss lowers (inside that event)
+                        _ = self.module
+                    with monitoring.timed(monitoring.BACKEND_COMPILE_EVENT, self._fun_name):
+                        executable = compilation_cache.compile_cached(
+                            client(),
+                            lambda: _lowering().module_text(self.module),
+                            self.artifact,
+                            lambda: _compile_options(device.id, self.module),
+                            lambda: self._program_key(device.id),
+                        )
                     self._by_device[index] = executable
         return executable
 

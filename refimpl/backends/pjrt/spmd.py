@@ -341,7 +341,7 @@ def _local_executables(
     ]
     if list(block.out_avals) != expected or block.const_vars:
         return None
-    per_block = executables._Executables(block, name=f"jit_{name}")
+    per_block = executables._Executables(block, name=f"jit_{name}", fun_name=f"jit({name})")
     return tuple(per_block.for_device(d) for d in mesh.devices.flat)
 
 
