@@ -984,8 +984,35 @@ def _user_primitive_helpers(ns: Any) -> Any:
     }
 
 
+def _user_primitive_by_lowering(ns: Any) -> Any:
+    """A primitive defined by its lowering: ``xla.apply_primitive`` as its
+    impl, a ``mlir.lower_fun`` rule, ``defjvp`` and ``defvectorized``."""
+    api, jnp = ns.api, ns.np_
+    core = importlib.import_module(f"{api.__name__}.extend.core")
+    ad = importlib.import_module(f"{api.__name__}.interpreters.ad")
+    batching = importlib.import_module(f"{api.__name__}.interpreters.batching")
+    mlir = importlib.import_module(f"{api.__name__}.interpreters.mlir")
+    xla = importlib.import_module(f"{api.__name__}.interpreters.xla")
+    p = core.Primitive("user_lowered_sin")
+    p.def_impl(functools.partial(xla.apply_primitive, p))
+    p.def_abstract_eval(lambda a, *, k: api.core.ShapedArray(a.shape, a.dtype))
+    mlir.register_lowering(
+        p, mlir.lower_fun(lambda x, *, k: jnp.sin(x) * k, multiple_results=False)
+    )
+    ad.defjvp(p, lambda g, x, *, k: g * jnp.cos(x) * k)
+    batching.defvectorized(p)
+    v = ns.asarray(np.arange(3, dtype=np.float32))
+    return {
+        "eager": p.bind(v, k=2.0),
+        "jit": ns.jit(lambda a: p.bind(a, k=2.0))(v),
+        "grad": ns.jit(api.grad(lambda a: jnp.sum(p.bind(a, k=2.0))))(v),
+        "vmap_grad": api.vmap(api.grad(lambda a: p.bind(a, k=2.0)))(v),
+    }
+
+
 SCRIPTS.update(
     {
+        "user_primitive_by_lowering": _user_primitive_by_lowering,
         "user_primitive_rules": _user_primitive,
         "user_primitive_rule_builders": _user_primitive_helpers,
     }
