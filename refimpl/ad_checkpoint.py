@@ -28,6 +28,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from refimpl import _wraps, tracing, tree_util
 from refimpl.config import config
 from refimpl.core import Atom, Eqn, Program, ShapedArray, Var, avals_str, subprograms
@@ -269,6 +271,156 @@ def _recomputed(eqn: Eqn, saved: list[bool]) -> Eqn:
     return Eqn(eqn.primitive, eqn.inputs, outs, eqn.params)
 
 
+def _policy_split(eqns: list[Eqn], policy: Callable | None) -> tuple[list, list, list]:
+    """``eqns`` (computing residuals) as the forward pass's equations, the
+    recomputation's, and the values the forward pass may save (the
+    recomputation's extra inputs; dead-code elimination keeps those it
+    reads)."""
+    fwd: list[Eqn] = []
+    rec: list[Eqn] = []
+    saveable: list[Any] = []
+    for e in eqns:
+        if _saveable(policy, e):
+            fwd.append(e)
+            saveable.extend(e.outputs)
+            continue
+        split = _SPLITS[e.primitive](e, policy) if e.primitive in _SPLITS and policy else None
+        if split is not None:
+            fwd.append(split[0])
+            rec.append(split[1])
+            saveable.extend(split[2])
+            continue
+        mask = _saveable_outputs(policy, e)
+        fwd.append(e)
+        rec.append(_recomputed(e, mask))
+        saveable.extend(v for v, s in zip(e.outputs, mask, strict=True) if s)
+    return fwd, rec, saveable
+
+
+def _split_scan(eqn: Eqn, policy: Callable) -> tuple[Eqn, Eqn, list] | None:
+    """A scan split by the policy step by step, as JAX's scan partial
+    evaluation: the forward loop also stacks, as extra ``ys``, each step's
+    values the policy saves; the recomputation is the loop again over those
+    stacks, recomputing each step's residuals from them and recomputing the
+    carries it reads (JAX's dead-code fixed point keeps them: no carry is
+    stacked). So ``checkpoint_dots`` saves a loop's matmuls and recomputes
+    its sines. None when the body saves nothing: the loop is recomputed
+    whole."""
+    params = eqn.params
+    body: Program = params["body"]
+    b_fwd, b_rec, b_saved = _policy_split(body.eqns, policy)
+    if not b_saved:
+        return None
+    fwd_body = Program(
+        in_vars=list(body.in_vars),
+        eqns=b_fwd,
+        out_vars=[*body.out_vars, *b_saved],
+        const_vars=body.const_vars,
+        consts=body.consts,
+    )
+    fwd_params = dict(params, body=fwd_body)
+    avals = scan_p.abstract_eval(*[a.aval for a in eqn.inputs], **fwd_params)
+    stacked = [Var(a) for a in avals[len(eqn.outputs) :]]
+    rec_body = Program(
+        in_vars=[*body.in_vars, *b_saved],
+        eqns=b_rec,
+        out_vars=list(body.out_vars),
+        const_vars=body.const_vars,
+        consts=body.consts,
+    )
+    rec = Eqn(scan_p, [*eqn.inputs, *stacked], list(eqn.outputs), dict(params, body=rec_body))
+    fwd = Eqn(scan_p, list(eqn.inputs), [*eqn.outputs, *stacked], fwd_params)
+    return fwd, rec, stacked
+
+
+def _split_cond(eqn: Eqn, policy: Callable) -> tuple[Eqn, Eqn, list] | None:
+    """A cond split by the policy branch by branch, as JAX's cond partial
+    evaluation: the forward cond also returns the values its taken branch's
+    policy saves (zeros for the other branches' ones); the recomputation is
+    the cond again, each branch recomputing its residuals from its own saved
+    values. None when no branch saves anything."""
+    branches: tuple[Program, ...] = eqn.params["branches"]
+    splits = [_policy_split(b.eqns, policy) for b in branches]
+    if not any(saved for _, _, saved in splits):
+        return None
+    slots = [v.aval for _, _, saved in splits for v in saved]
+    fwd_branches, rec_branches, start = [], [], 0
+    for b, (b_fwd, b_rec, b_saved) in zip(branches, splits, strict=True):
+        mine = range(start, start + len(b_saved))
+        zeros = [Var(a) for i, a in enumerate(slots) if i not in mine]
+        it_zero, it_mine = iter(zeros), iter(b_saved)
+        extra = [next(it_mine) if i in mine else next(it_zero) for i in range(len(slots))]
+        fwd_branches.append(
+            Program(
+                in_vars=list(b.in_vars),
+                eqns=b_fwd,
+                out_vars=[*b.out_vars, *extra],
+                const_vars=[*b.const_vars, *zeros],
+                consts=[*b.consts, *[np.zeros(v.aval.shape, v.aval.dtype) for v in zeros]],
+            )
+        )
+        # the other branches' slots are inputs this branch does not read
+        ins = [v if i in mine else Var(v.aval) for i, v in enumerate(extra)]
+        rec_branches.append(
+            Program(
+                in_vars=[*b.in_vars, *ins],
+                eqns=b_rec,
+                out_vars=list(b.out_vars),
+                const_vars=b.const_vars,
+                consts=b.consts,
+            )
+        )
+        start += len(b_saved)
+    saved = [Var(a) for a in slots]
+    fwd_params = dict(eqn.params, branches=tuple(fwd_branches))
+    rec_params = dict(eqn.params, branches=tuple(rec_branches))
+    fwd = Eqn(eqn.primitive, list(eqn.inputs), [*eqn.outputs, *saved], fwd_params)
+    rec = Eqn(eqn.primitive, [*eqn.inputs, *saved], list(eqn.outputs), rec_params)
+    return fwd, rec, saved
+
+
+def _split_jit(eqn: Eqn, policy: Callable) -> tuple[Eqn, Eqn, list] | None:
+    """A jit call split by the policy, as JAX's pjit partial evaluation: the
+    forward call also returns the values its program's policy saves; the
+    recomputation calls a program recomputing the outputs from its inputs
+    and those values. None when it saves nothing."""
+    program = eqn.params.get("program")
+    if not isinstance(program, Program):
+        return None
+    p_fwd, p_rec, p_saved = _policy_split(program.eqns, policy)
+    if not p_saved:
+        return None
+    fwd_program = Program(
+        in_vars=list(program.in_vars),
+        eqns=p_fwd,
+        out_vars=[*program.out_vars, *p_saved],
+        const_vars=program.const_vars,
+        consts=program.consts,
+    )
+    rec_program = Program(
+        in_vars=[*program.in_vars, *p_saved],
+        eqns=p_rec,
+        out_vars=list(program.out_vars),
+        const_vars=program.const_vars,
+        consts=program.consts,
+    )
+    saved = [Var(v.aval) for v in p_saved]
+    fwd = Eqn(
+        jit_call_p, list(eqn.inputs), [*eqn.outputs, *saved], dict(eqn.params, program=fwd_program)
+    )
+    rec = Eqn(
+        jit_call_p, [*eqn.inputs, *saved], list(eqn.outputs), dict(eqn.params, program=rec_program)
+    )
+    return fwd, rec, saved
+
+
+_SPLITS: dict[Any, Callable[[Eqn, Callable], tuple[Eqn, Eqn, list] | None]] = {
+    scan_p: _split_scan,
+    cond_p: _split_cond,
+    jit_call_p: _split_jit,
+}
+
+
 # --- the checkpoint primitive ---------------------------------------------------------------
 
 #: ``outs = checkpoint[program, prevent_cse, differentiated, policy](args)``:
@@ -369,15 +521,10 @@ def remat_plan(program: Program, nonzero: Sequence[bool], policy: Callable | Non
     residuals = known.out_vars[n_out:]
     # Outputs of the equations the policy accepts become inputs of the
     # recomputation; dead-code elimination keeps the ones it actually reads.
-    masks = [_saveable_outputs(policy, e) for e in known.eqns]
-    saveable = [v for e, m in zip(known.eqns, masks) for v, s in zip(e.outputs, m) if s]
+    fwd_eqns, rec_eqns, saveable = _policy_split(known.eqns, policy)
     recompute = Program(
         in_vars=list(known.in_vars) + saveable,
-        eqns=[
-            _recomputed(e, m)
-            for e, m in zip(known.eqns, masks, strict=True)
-            if not _saveable(policy, e)
-        ],
+        eqns=rec_eqns,
         out_vars=list(residuals),
         const_vars=known.const_vars,
         consts=known.consts,
@@ -386,7 +533,7 @@ def remat_plan(program: Program, nonzero: Sequence[bool], policy: Callable | Non
     saved: list[Atom] = [v for v, u in zip(saveable, rec_used[n_in:], strict=True) if u]
     fwd = Program(
         in_vars=list(known.in_vars),
-        eqns=known.eqns,
+        eqns=fwd_eqns,
         out_vars=list(known.out_vars[:n_out]) + saved,
         const_vars=known.const_vars,
         consts=known.consts,

@@ -14,9 +14,11 @@ look at what is saved:
   (dots with and without batch dims, named values, a checkpoint inside a
   larger function, nested checkpoints, ``jit`` inside). Not here: Python-scalar
   literals in an un-checkpointed function (JAX 0.10.2 counts each as a
-  ``float32[]`` residual "from a literal", refimpl does not) and
-  ``dots_saveable`` of a checkpointed ``jit`` (JAX applies the policy inside
-  the jit, refimpl does not): both open differences;
+  ``float32[]`` residual "from a literal", refimpl does not: an open
+  difference);
+* ``residuals/policy_inside/<scan|scan_reverse|cond>/<policy>``: a policy
+  sees inside a loop or a branch (and a ``jit``, ``residuals/jit_inside``),
+  as JAX's partial evaluation;
 * ``residuals/dead_scan_carry``, ``residuals/dead_scan_ys``,
   ``residuals/dead_cond_output``: a scan carry, a scan's ys or a cond output
   nothing reads is not saved under everything_saveable;
@@ -236,6 +238,45 @@ def _dead_loop_part(kind: str) -> Any:
     return script
 
 
+def _policy_inside(kind: str, label: str) -> Any:
+    """A policy sees the equations inside a scan or a cond (RematTest's
+    test_remat_checkpoint_dots_outside_{scan,cond}, test_remat_of_scan_policy):
+    a loop saves a stack of each step's dots (or cosines) and recomputes its
+    sines from them, a cond the taken branch's values; the saved residuals
+    and the gradient."""
+
+    def script(ns: Any) -> Any:
+        api, np_, lax = _api(ns), ns.np_, ns.lax_
+        cp = api.checkpoint_policies
+        policy = {
+            "dots_saveable": cp.dots_saveable,
+            "save_cos": lambda prim, *_, **__: str(prim) == "cos",
+            "nothing_saveable": cp.nothing_saveable,
+        }[label]
+
+        def layers(w: Any) -> Any:
+            def f(x: Any) -> Any:
+                for _ in range(2):
+                    x = np_.sin(np_.dot(x, w, precision="highest"))
+                return np_.cos(x) * x
+
+            return f
+
+        def body(w: Any) -> Any:
+            x = np_.ones((3,), np.float32)
+            if kind == "cond":
+                return np_.sum(lax.cond(np_.sum(x) > 0, layers(w), lambda x: x, x))
+            step = lambda c, _: (layers(w)(c), np_.sum(c))  # noqa: E731
+            last, ys = lax.scan(step, x, None, length=2, reverse=kind == "scan_reverse")
+            return np_.sum(last) + np_.sum(ys)
+
+        f = api.checkpoint(body, policy=policy)
+        w = ns.asarray(np.linspace(-0.5, 0.5, 9, dtype=np.float32).reshape(3, 3))
+        return {**_observed(ns, f, w), "grad": api.grad(f)(w)}
+
+    return script
+
+
 def _barrier(prevent_cse: bool) -> Any:
     """api_test's no_cse_widget tests: the compiled backward pass reads the
     recomputation's operands through an optimization barrier (XLA may then
@@ -324,11 +365,14 @@ def cases() -> Iterator[Case]:
         yield script_case(
             f"residuals/checkpoint_inside/{label}", _inside(label), expect=AGREE, tags=TAGS
         )
-    # not dots_saveable: JAX applies the policy inside the nested jit (saving its two
-    # dots), refimpl treats the jit equation as one unsaveable unit (open difference)
-    for label in ("default", "everything_saveable"):
+    # dots_saveable: the policy sees inside the nested jit (saving its two dots), as JAX's
+    for label in ("default", "everything_saveable", "dots_saveable"):
         yield script_case(f"residuals/jit_inside/{label}", _jit_inside(label), expect=AGREE,
                           tags=TAGS)  # fmt: skip
+    for kind in ("scan", "scan_reverse", "cond"):
+        for label in ("dots_saveable", "save_cos", "nothing_saveable"):
+            yield script_case(f"residuals/policy_inside/{kind}/{label}",
+                              _policy_inside(kind, label), expect=AGREE, tags=TAGS)  # fmt: skip
     yield script_case("residuals/nested", _nested, expect=AGREE, tags=TAGS)
     for variant in ("numpy_constant", "numpy_constant_jit", "closed_over_array",
                     "jit_forwarded_argument"):  # fmt: skip

@@ -58,8 +58,8 @@ def _cond_apply_true(ns, f, x):
 
 
 def _funky_sin(ns, kind):
-    """A custom_jvp sine whose rule computes (sin, cos) in a jit call or a
-    cond (test_remat_of_{scan,cond}_funky_custom_jvp[2])."""
+    """A custom_jvp sine whose rule computes (sin, cos) in a jit call, a scan
+    or a cond (test_remat_of_{scan,cond}_funky_custom_jvp[2])."""
 
     @ns.api.custom_jvp
     def sin(x):
@@ -70,6 +70,8 @@ def _funky_sin(ns, kind):
         both = lambda xs: (ns.np.sin(xs[0]), ns.np.cos(xs[1]))  # noqa: E731
         if kind == "jit":
             y, c = ns.api.jit(lambda: (ns.np.sin(x), ns.np.cos(x)))()
+        elif kind == "scan":
+            y, c = _scan_apply(ns, both, (x, x))
         else:
             y, c = _cond_apply_true(ns, both, (x, x))
         return y, c * xdot
@@ -111,6 +113,35 @@ def _dots_inside_scan(ns):
     return _vjp_counts(ns, f, np.ones((5, 5), np.float32))
 
 
+def _dots_outside(kind):
+    """test_remat_checkpoint_dots_outside_{scan,cond}: the policy sees the
+    loop's (the branch's) dots, saves them and recomputes the sines."""
+
+    def run(ns):
+        def f(W):
+            x = ns.np.ones((5,))
+            g = _dots(W, ns)
+            if kind == "scan":
+                return ns.lax.scan(lambda c, _: (g(c), None), x, None, length=2)[0]
+            return ns.lax.cond(x.sum() > 0, g, lambda c: c, x)
+
+        f = ns.api.checkpoint(f, policy=ns.api.checkpoint_policies.checkpoint_dots)
+        return _vjp_counts(ns, f, np.ones((5, 5), np.float32))
+
+    return run
+
+
+def _dots_in_jit(ns):
+    # a checkpointed jit: the policy saves the jit's dots (JAX's pjit partial eval)
+    def f(x, w):
+        return ns.np.sum(ns.np.sin(x @ w) * ns.np.exp(x @ w))
+
+    g = ns.api.checkpoint(ns.api.jit(f), policy=ns.api.checkpoint_policies.dots_saveable)
+    x, w = np.ones((3, 4), np.float32), np.ones((4, 5), np.float32)
+    _, f_lin = ns.api.linearize(g, x, w)
+    return _counts(str(ns.api.make_jaxpr(f_lin)(x, w)), " sin ", " cos ", " exp ", " dot_")
+
+
 def _dots_inside_cond(ns):
     def f(W):
         x = ns.np.ones((5,))
@@ -136,6 +167,15 @@ CASES = {
     "scan_funky_jit_nothing": lambda ns: _funky(
         ns, _scan_apply, "jit", ns.api.checkpoint_policies.nothing_saveable
     ),
+    # save_sin was (1, 1)
+    "scan_funky_jit_save_sin": lambda ns: _funky(ns, _scan_apply, "jit", save_sin),
+    # test_remat_of_scan_funky_custom_jvp2: save_cos was (1, 1) (JAX's 1 sin: the
+    # rule's loop recomputes its carry), save_sin was (1, 1)
+    "scan_funky_scan_save_cos": lambda ns: _funky(ns, _scan_apply, "scan", save_cos),
+    "scan_funky_scan_save_sin": lambda ns: _funky(ns, _scan_apply, "scan", save_sin),
+    "scan_funky_scan_nothing": lambda ns: _funky(
+        ns, _scan_apply, "scan", ns.api.checkpoint_policies.nothing_saveable
+    ),
     # test_remat_of_cond_funky_custom_jvp: save_cos was (0, 1)
     "cond_funky_jit_save_cos": lambda ns: _funky(ns, _cond_apply, "jit", save_cos),
     "cond_funky_jit_save_sin": lambda ns: _funky(ns, _cond_apply, "jit", save_sin),
@@ -151,6 +191,11 @@ CASES = {
     # test_remat_checkpoint_dots_inside_{scan,cond}
     "dots_inside_scan": _dots_inside_scan,
     "dots_inside_cond": _dots_inside_cond,
+    # test_remat_checkpoint_dots_outside_{scan,cond}: was (3, 3, 9), (2, 3, 8)
+    "dots_outside_scan": _dots_outside("scan"),
+    "dots_outside_cond": _dots_outside("cond"),
+    # was (1, 1, 1, 4): the jit's sin, cos, exp recomputed from its saved dots
+    "dots_saveable_in_a_jit": _dots_in_jit,
 }
 DEFAULT = {
     "scan_policy_save_cos",
@@ -159,6 +204,10 @@ DEFAULT = {
     "cond_funky_cond_save_cos",
     "cond_policy_save_cos",
     "scan_nothing_saveable",
+    "scan_funky_scan_save_sin",
+    "dots_outside_scan",
+    "dots_outside_cond",
+    "dots_saveable_in_a_jit",
 }
 
 
@@ -171,18 +220,48 @@ def test_checkpoint_policy_counts_as_jax(backend, name):
     assert CASES[name](REF) == CASES[name](JAX)
 
 
-def test_policy_inside_control_flow_keeps_values(backend):
-    # what the policy saves changes the equations, never the derivatives
-    def run(ns):
-        sin = _funky_sin(ns, "jit")
-        f = ns.api.checkpoint(partial(_scan_apply, ns, sin), policy=save_cos)
-        g = ns.api.checkpoint(
-            lambda x: ns.lax.cond(x > 0, ns.np.sin, lambda c: c, x), policy=save_cos
-        )
-        return [
-            float(np.round(ns.api.grad(f)(3.0), 5)),
-            float(np.round(ns.api.grad(g)(3.0), 5)),
-            float(np.round(ns.api.linearize(f, 4.0)[1](1.0), 5)),
-        ]
+def _loop_rev(ns, f, x):
+    carry, ys = ns.lax.scan(lambda c, y: (f(c) * y, f(c) + y), x, ns.np.arange(3.0), reverse=True)
+    return carry + ns.np.sum(ys)
 
-    assert run(REF) == run(JAX)
+
+APPLY = {"scan": _scan_apply, "scan_reverse": _loop_rev, "cond": _cond_apply}
+POLICIES = ("save_cos", "save_sin", "checkpoint_dots")
+
+
+def _policy(ns, name):
+    return {"save_cos": save_cos, "save_sin": save_sin}.get(name) or getattr(
+        ns.api.checkpoint_policies, name
+    )
+
+
+VALUE_CASES = [
+    (apply, kind)
+    if (apply, kind) in {("scan", "jit"), ("scan_reverse", "scan"), ("cond", "cond")}
+    else pytest.param(apply, kind, marks=pytest.mark.slow)
+    for apply in APPLY
+    for kind in ("jit", "scan", "cond")
+]
+
+
+@pytest.mark.parametrize(("apply", "kind"), VALUE_CASES)
+def test_policy_inside_control_flow_keeps_values(backend, apply, kind):
+    # what the policy saves changes the equations, never the derivatives:
+    # grad, grad of grad, jit(grad), jvp, vmap(grad) under each policy
+    def run(ns):
+        out = []
+        for name in POLICIES:
+            sin = _funky_sin(ns, kind)
+            g = ns.api.checkpoint(partial(APPLY[apply], ns, sin), policy=_policy(ns, name))
+            xs = np.array([0.3, -0.6], np.float32)
+            vals = [
+                ns.api.grad(g)(0.7),
+                ns.api.grad(ns.api.grad(g))(0.7),
+                ns.api.jit(ns.api.grad(g))(0.7),
+                *ns.api.jvp(g, (0.7,), (1.0,)),
+                *ns.api.vmap(ns.api.grad(g))(xs),
+            ]
+            out.append([float(np.asarray(v)) for v in vals])
+        return np.array(out)
+
+    np.testing.assert_allclose(run(REF), run(JAX), rtol=1e-5, atol=1e-6)
