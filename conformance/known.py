@@ -298,17 +298,6 @@ KNOWN_DIFFERENCES: list[KnownDifference] = [
         differs=(r"^\[0\]: weak_type (True|False) != expected (True|False)$",),
     ),
     KnownDifference(
-        "ad/weak_tangent_at_jnp/jvp_arcsinh_weak_array",
-        "jax",
-        "The jvp of arcsinh of a weakly typed array (jnp.full(3, 2.0)): jax 0.10.2's asinh "
-        "primitive has its own rule, whose constant keeps the weak type (a weak tangent); "
-        "refimpl computes arcsinh from sqrt, log1p, ..., and sqrt's derivative multiplies by "
-        "a strong constant for an array, as JAX's sqrt rule (a strong tangent). The same for "
-        "arccosh and i0; exp2, sinc, deg2rad/rad2deg and diagflat differ the other way. "
-        "Values and dtypes agree; only the weak flag differs.",
-        differs=(r"^\[1\]: weak_type (True|False) != expected (True|False)$",),
-    ),
-    KnownDifference(
         "np.complex-derivatives/arccosh",
         "jax",
         "arccosh of complex z: refimpl differentiates its principal branch, "

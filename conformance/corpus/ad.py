@@ -432,7 +432,7 @@ def cases() -> Iterator[Case]:
     for name, fn in at_jnp.items():
         yield _case(f"weak_tangent_at_jnp/{name}", fn, [np.float32(0.5)], mode="eager")
     # a weakly typed array: rules multiply by JAX's lax._const, strong for an
-    # array; known.py: refimpl composes arcsinh (JAX's asinh rule keeps it weak)
+    # array; arcsinh takes JAX's asinh rule (which keeps it weak)
     on_weak_array = {
         "jvp_sqrt_weak_array": lambda ns, t: _api(ns).jvp(
             ns.np_.sqrt, (ns.np_.full(3, 2.0),), (t,)

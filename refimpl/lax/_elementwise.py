@@ -75,25 +75,60 @@ def _sqrt_max(dtype: np.dtype) -> float:
     return float(np.sqrt(float(dtypes.finfo(np.dtype(real_dtype)).max))) / 2
 
 
+# JAX's asinh/acosh/atanh are primitives with their own jvp rules; refimpl's
+# real ones are formulas, so they take JAX's rules as custom_jvp rules (built
+# on first use: a module-level custom_jvp would be built at import). The
+# formulas' own derivatives are right in value but not in the sign of a zero:
+# asinh'' at 0 is JAX's -0.0 only through rsqrt's rule.
+_REAL_INVERSE_HYPERBOLIC: dict[str, Any] = {}
+
+
+def _with_jax_jvp(name: str, value: Callable[[Any], Any]) -> Any:
+    if name not in _REAL_INVERSE_HYPERBOLIC:
+        fn = custom_jvp(value)
+
+        def jvp(primals: Any, tangents: Any) -> Any:
+            ((x,), (g,)) = primals, tangents
+            one = _scalar(x, 1)
+            if name == "asinh":  # g rsqrt(x^2 + 1)
+                t = ew.mul(g, ew.rsqrt(ew.add(ew.square(x), one)))
+            elif name == "acosh":  # g rsqrt(x^2 - 1)
+                t = ew.mul(g, ew.rsqrt(ew.sub(ew.square(x), one)))
+            else:  # atanh: (1 / (1 + x)) (g / (1 - x))
+                t = ew.mul(ew.integer_pow(ew.add(one, x), -1), ew.div(g, ew.sub(one, x)))
+            return fn(x), t
+
+        fn.defjvp(jvp)
+        _REAL_INVERSE_HYPERBOLIC[name] = fn
+    return _REAL_INVERSE_HYPERBOLIC[name]
+
+
 def arcsinh_of_inexact(x: Any) -> Any:
     """``sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2)))``; ``log(2|x|)`` once x^2
-    would overflow."""
+    would overflow; JAX's derivative ``1 / sqrt(x^2 + 1)``."""
+    if dtypes.is_complex(_aval(x, "arcsinh").dtype):
+        return _complex_asinh(x)
+    return _with_jax_jvp("asinh", _real_asinh)(x)
+
+
+def _complex_asinh(x: Any) -> Any:
+    # asinh(z) = -i asin(i z): asin's primitive carries the complex branch cuts
+    # and its derivative 1 / sqrt(1 - w^2) gives asinh's 1 / sqrt(1 + z^2);
+    # the two multiplications by +-i are done by swapping parts (exact, no inf * 0)
+    re, im = complex_parts.real(x), complex_parts.imag(x)
+    w = ew.asin(complex(ew.neg(im), re))
+    real = complex_parts.imag(w)
+    # XLA's asinh of nan +- inf j is +inf + nan j; through asin the infinity takes
+    # the sign of the NaN's sign bit
+    nan_inf = ew.bitwise_and(ew.ne(re, re), ew.eq(ew.abs(im), _scalar(im, math.inf)))
+    real = ew.select(nan_inf, ew.abs(real), real)
+    return complex(real, ew.neg(complex_parts.real(w)))
+
+
+def _real_asinh(x: Any) -> Any:
     aval = _aval(x, "arcsinh")
-    if dtypes.is_complex(aval.dtype):
-        # asinh(z) = -i asin(i z): asin's primitive carries the complex branch cuts
-        # and its derivative 1 / sqrt(1 - w^2) gives asinh's 1 / sqrt(1 + z^2);
-        # the two multiplications by +-i are done by swapping parts (exact, no inf * 0)
-        re, im = complex_parts.real(x), complex_parts.imag(x)
-        w = ew.asin(complex(ew.neg(im), re))
-        real = complex_parts.imag(w)
-        # XLA's asinh of nan +- inf j is +inf + nan j; through asin the infinity takes
-        # the sign of the NaN's sign bit
-        nan_inf = ew.bitwise_and(ew.ne(re, re), ew.eq(ew.abs(im), _scalar(im, math.inf)))
-        real = ew.select(nan_inf, ew.abs(real), real)
-        return complex(real, ew.neg(complex_parts.real(w)))
-    # |x| as a select, whose derivative at 0 is +1 (abs's is 0), so that the
-    # derivative there is asinh's 1; each branch sees only values it is
-    # finite for (a derivative of an unused branch would be 0 * inf = NaN)
+    # |x| as a select; each branch sees only values it is finite for (the
+    # derivative is JAX's rule's, _with_jax_jvp)
     negative = ew.lt(x, _scalar(x, 0))
     a = ew.select(negative, ew.neg(x), x)
     big = ew.gt(a, _scalar(x, _sqrt_max(aval.dtype)))
@@ -104,15 +139,21 @@ def arcsinh_of_inexact(x: Any) -> Any:
     small = ew.log1p(ew.add(safe, ew.div(square, ew.add(one, ew.sqrt(ew.add(square, one))))))
     large = ew.add(ew.log(ew.select(big, a, ones)), _scalar(x, math.log(2)))
     result = ew.select(big, large, small)
-    return ew.select(negative, ew.neg(result), result)
+    result = ew.select(negative, ew.neg(result), result)
+    # asinh(-0) is -0 (XLA's); the formula gives +0
+    return ew.select(ew.eq(x, _scalar(x, 0)), x, result)
 
 
 def arccosh_of_inexact(x: Any) -> Any:
     """``log(x + sqrt(x - 1) sqrt(x + 1))``; ``log(x) + log(2)`` once x^2 would
-    overflow; NaN below 1."""
-    aval = _aval(x, "arccosh")
-    if dtypes.is_complex(aval.dtype):
+    overflow; NaN below 1; JAX's derivative ``1 / sqrt(x^2 - 1)``."""
+    if dtypes.is_complex(_aval(x, "arccosh").dtype):
         return _complex_acosh()(x)
+    return _with_jax_jvp("acosh", _real_acosh)(x)
+
+
+def _real_acosh(x: Any) -> Any:
+    aval = _aval(x, "arccosh")
     one = _scalar(x, 1)
     big = ew.gt(x, _scalar(x, _sqrt_max(aval.dtype)))
     root = ew.mul(ew.sqrt(ew.sub(x, one)), ew.sqrt(ew.add(x, one)))
@@ -158,7 +199,8 @@ def _complex_acosh_value(x: Any) -> Any:
 
 
 def arctanh_of_inexact(x: Any) -> Any:
-    """``log1p(2x / (1 - x)) / 2``; of a complex, ``i atan(-i x)``."""
+    """``log1p(2x / (1 - x)) / 2``; of a complex, ``i atan(-i x)``; JAX's
+    derivative ``(1 / (1 + x)) (1 / (1 - x))``."""
     if dtypes.is_complex(_aval(x, "arctanh").dtype):
         # XLA expands chlo.atan of a complex as -i atanh(i z) and JAX lowers atanh to
         # chlo.atanh, so i atan(-i z) is JAX's atanh bit for bit, NaN and infinite parts
@@ -167,6 +209,10 @@ def arctanh_of_inexact(x: Any) -> Any:
         re, im = complex_parts.real(x), complex_parts.imag(x)
         w = ew.atan(complex(im, ew.neg(re)))
         return complex(ew.neg(complex_parts.imag(w)), complex_parts.real(w))
+    return _with_jax_jvp("atanh", _real_atanh)(x)
+
+
+def _real_atanh(x: Any) -> Any:
     ratio = ew.div(ew.add(x, x), ew.sub(_scalar(x, 1), x))
     return ew.mul(ew.log1p(ratio), _scalar(x, 0.5))
 

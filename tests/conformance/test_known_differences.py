@@ -231,12 +231,6 @@ def _claim_vjp_prod_keeps_weak_cotangent():
     assert not jax.typeof(ct).weak_type
 
 
-def _claim_arcsinh_of_weak_array_keeps_weak_tangent():
-    x, t = jnp.full(3, 2.0), np.full(3, 0.5, np.float32)
-    assert jax.typeof(jax.jvp(jnp.arcsinh, (x,), (t,))[1]).weak_type
-    assert not jax.typeof(jax.jvp(jnp.sqrt, (x,), (t,))[1]).weak_type
-
-
 def _claim_narrow_start_clamped_in_its_type():
     x, update = jnp.arange(300.0, dtype=jnp.float32), jnp.float32([-7, -8])
     for start, jitted in ((jnp.uint8(127), False), (jnp.uint8(127), True), (jnp.int8(127), False)):
@@ -373,9 +367,6 @@ JAX_CLAIMS = {
         _claim_linearize_where_retypes_tangent
     ),
     "ad/weak_tangent_at_jnp/vjp_prod_weak_cotangent": _claim_vjp_prod_keeps_weak_cotangent,
-    "ad/weak_tangent_at_jnp/jvp_arcsinh_weak_array": (
-        _claim_arcsinh_of_weak_array_keeps_weak_tangent
-    ),
     "indexing.paths/dynamic_update_slice_uint8_start_past_its_range": (
         _claim_narrow_start_clamped_in_its_type
     ),

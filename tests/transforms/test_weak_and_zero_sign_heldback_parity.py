@@ -6,6 +6,9 @@ docs/parity_audit.md).
   decided at the transpose by the uses that reach a nonzero cotangent
   (a weak value reaching only an unused y leaves it strong), and the last
   such use decides (JAX's cotangent sum keeps its first term's type).
+- A jit's transpose traces with the cotangents' own weak types.
+- asinh/acosh/atanh differentiate by JAX's jvp rules (signs of zeros of
+  higher derivatives), and asinh(-0.0) is -0.0.
 """
 
 from __future__ import annotations
@@ -100,6 +103,40 @@ def _scan_derivatives(jx, name):
 def test_weak_scan_init_cotangent_from_the_uses_reaching_it(backend, name):
     got, want = _scan_derivatives(RJAX, name), _scan_derivatives(jax, name)
     assert got.keys() == want.keys()
+    for mode in want:
+        try:
+            _same(got[mode], want[mode])
+        except AssertionError as err:
+            raise AssertionError(f"mode {mode!r}") from err
+
+
+# --- asinh/acosh/atanh: JAX's jvp rules --------------------------------------
+
+_POINTS = {
+    "arcsinh": [0.0, -0.0, 0.5, -2.0],
+    "arccosh": [1.0, 1.5, 3.0],
+    "arctanh": [0.0, -0.0, 0.5, -0.9],
+}
+
+
+def _inverse_hyperbolic(jx, name):
+    f = getattr(jx.numpy, name)
+    x = jx.numpy.array(_POINTS[name], "float32")
+    d2 = jx.vmap(jx.grad(jx.grad(f)))
+    return {
+        "value": f(x),
+        "d1": jx.vmap(jx.grad(f))(x),
+        "d2": d2(x),
+        "jit d2": jx.jit(d2)(x),
+        "d3": jx.vmap(jx.grad(jx.grad(jx.grad(f))))(x),
+        "weak d2": jx.grad(jx.grad(getattr(jx.lax, name.replace("arc", "a"))))(0.5),
+        "jvp of a weak array": jx.jvp(f, (jx.numpy.full(3, 2.0),), (np.full(3, 0.5, "float32"),)),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_POINTS))
+def test_inverse_hyperbolic_derivatives_as_jax(backend, name):
+    got, want = _inverse_hyperbolic(RJAX, name), _inverse_hyperbolic(jax, name)
     for mode in want:
         try:
             _same(got[mode], want[mode])
