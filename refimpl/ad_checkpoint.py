@@ -37,6 +37,7 @@ from refimpl.interpreter import eval_program
 from refimpl.primitives import ref_context
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.call import jit_call_p
+from refimpl.primitives.callback import io_callback_p
 from refimpl.primitives.control_flow import cond_p, scan_p
 from refimpl.primitives.debug import INLINABLE_CALLS
 from refimpl.transforms import ad, batching
@@ -551,6 +552,11 @@ def remat_plan(program: Program, nonzero: Sequence[bool], policy: Callable | Non
 
 
 def _remat_linearize(primals: list, tangents: list, *, program: Program, **params: Any):
+    if any(eqn.primitive is io_callback_p for eqn in program.walk_eqns()):
+        # the recomputation would repeat the callback's effects (JAX 0.10.2's words)
+        raise NotImplementedError(
+            "Effects not supported in partial-eval of `checkpoint`/`remat`: [io_callback]"
+        )
     nonzero = [type(t) is not Zero for t in tangents]
     policy = params["policy"]
     plan = ad.memo(

@@ -46,6 +46,7 @@ from refimpl.primitives import debug, elementwise, ref_context, rule_context, st
 from refimpl.primitives.barriers import stop_gradient
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.batch_rules import bdim_to, moveaxis, shape_of
+from refimpl.primitives.callback import io_callback_p
 from refimpl.primitives.collectives import bound_axes
 from refimpl.primitives.elementwise import (
     add,
@@ -1795,12 +1796,19 @@ def _while_batch(args, dims, *, cond, body, cond_num_consts, body_num_consts):
     carry of members whose predicate is already false (so every carry is
     batched)."""
     frame, size = rule_context.current_frame(), rule_context.current_frame().size
+    if not frame.device and _io_callbacks((cond, body), ordered=True):  # (JAX's class too)
+        raise Exception("Ordered IO effects not supported in vmap.")
     nc, nb = cond_num_consts, body_num_consts
     batched = [d is not None for d in dims]
     cc_b, bc_b, carry_b = batched[:nc], batched[nc : nc + nb], batched[nc + nb :]
     carry_b = _carry_fixpoint(body, (bc_b, []), carry_b, frame, slice(0, len(carry_b)))
     _, pred_b = rule_context.batch_subprogram(cond, [*cc_b, *carry_b], frame)
     if pred_b[0]:
+        if not frame.device and _io_callbacks((cond, body)):
+            # every member would run the effects of the steps it does not take
+            raise Exception(
+                "Unordered IO effects not supported in while_loop with batched predicate"
+            )
         carry_b = [True] * len(carry_b)
     cc = _to_front(args[:nc], dims[:nc])
     bc = _to_front(args[nc : nc + nb], dims[nc : nc + nb])
@@ -1846,6 +1854,16 @@ def _any_member_loop(cond: Program, body: Program, nc: int, frame) -> tuple[Prog
     return new_cond, new_body
 
 
+def _io_callbacks(programs: Any, ordered: bool = False) -> bool:
+    """Whether ``programs`` hold an io_callback (an ordered one with
+    ``ordered``): JAX 0.10.2's vmap of a cond or while refuses them."""
+    return any(
+        eqn.primitive is io_callback_p and (eqn.params["ordered"] or not ordered)
+        for program in programs
+        for eqn in program.walk_eqns()
+    )
+
+
 @cond_p.def_batch
 def _cond_batch(args, dims, *, branches):
     """An unbatched index: one cond of batched branches (an output batched in
@@ -1853,6 +1871,8 @@ def _cond_batch(args, dims, *, branches):
     each output selects its member's branch (an index out of range picks the
     last branch, as the cond itself does)."""
     frame = rule_context.current_frame()
+    if not frame.device and _io_callbacks(branches):  # (a pmap's devices each run theirs)
+        raise NotImplementedError("IO effect not supported in vmap-of-cond.")
     (index, *operands), (index_dim, *operand_dims) = args, dims
     if index_dim is None:
         in_b = [d is not None for d in operand_dims]

@@ -31,6 +31,9 @@ _PHRASES = (
     "IO callbacks do not support JVP.",
     "Cannot `vmap` ordered IO callback.",
     "result_shape_dtypes cannot specify 64-bit types when `jax_enable_x64` is disabled",
+    "IO effect not supported in vmap-of-cond.",
+    "Unordered IO effects not supported in while_loop with batched predicate",
+    "Effects not supported in partial-eval of `checkpoint`/`remat`",
 )
 
 
@@ -42,7 +45,7 @@ def _summary(api: Any, thunk: Callable[[], Any], seen: list) -> tuple:
             (str(x.dtype), bool(x.aval.weak_type), x.shape, np.asarray(x).tolist())
             for x in api.tree_util.tree_leaves(out)
         ]
-    except (ValueError, TypeError) as error:  # JAX's exceptions for these programs
+    except Exception as error:  # JAX's exceptions for these programs
         # the class and which of JAX's phrases the message has (refimpl prefixes its API name)
         result = (type(error).__name__, [p for p in _PHRASES if p in str(error)])
     api.effects_barrier()
@@ -119,10 +122,28 @@ def _io_programs(api: Any) -> dict[str, Callable[[], Any]]:
             4.0
         ),
         "x64_result_dtype": lambda: io(1.0, api.ShapeDtypeStruct((), np.float64)),
+        # vmap of control flow holding one, checkpoint under grad, custom_jvp (JAX's refusals)
+        "vmap_cond": lambda: api.vmap(branch)(jnp.array([True, False]), jnp.arange(2.0)),
+        "vmap_cond_unbatched_index": lambda: api.vmap(lambda x: branch(True, x))(jnp.arange(2.0)),
+        "vmap_while": lambda: api.vmap(
+            lambda x: lax.while_loop(lambda c: c < 3, lambda c: io(c) * 0 + c + 1, x)
+        )(jnp.arange(2.0)),
+        "vmap_scan": lambda: api.vmap(scan_sum)(jnp.ones((2, 3))),
+        "grad_checkpoint": lambda: api.grad(api.checkpoint(lambda x: io(2.0) * x))(3.0),
+        "grad_custom_jvp": lambda: api.grad(_custom_jvp_io(api, io))(1.0),
+        "vmap_unbatched_operand": lambda: api.vmap(lambda x, y: io(y) + x, in_axes=(0, None))(
+            jnp.arange(2.0), 5.0
+        ),
         # pmap runs an ordered one per device (JAX's process has one device here)
         "pmap_ordered": lambda: api.pmap(lambda x: io(x, ordered=True))(jnp.arange(1.0)),
         "pmap": lambda: api.pmap(io)(jnp.arange(1.0)),
     }
+
+
+def _custom_jvp_io(api: Any, io: Callable) -> Callable:
+    f = api.custom_jvp(io)
+    f.defjvp(lambda p, t: (f(p[0]), t[0] * 3))
+    return f
 
 
 _SEEN: list = []  # the values the callbacks saw, in order
