@@ -39,6 +39,7 @@ from refimpl import custom_derivatives, dtypes, lax
 from refimpl import numpy as rnp
 from refimpl._static_args import hashable_statics
 from refimpl.nn import initializers
+from refimpl.numpy._shape import reshape as _reshape  # arrays, also of NumPy data
 from refimpl.primitives.reductions import integer_value
 from refimpl.scipy.special import logsumexp
 from refimpl.scipy.special._common import _inexact
@@ -415,7 +416,7 @@ def dot_product_attention(
 
     logits_dtype = dtypes.promote_types(q.dtype, np.float32)
     # (B, T, K, G, H) x (B, S, K, H) -> (B, K, G, T, S): query head n = k * G + g
-    qg = rnp.reshape(q.astype(logits_dtype), (B, T, K, G, H))
+    qg = _reshape(q.astype(logits_dtype), (B, T, K, G, H))
     logits = rnp.einsum("BTKGH,BSKH->BKGTS", qg, k.astype(logits_dtype))
     logits = rnp.multiply(logits, np.asarray(scale, logits_dtype))
 
@@ -436,7 +437,7 @@ def dot_product_attention(
         tb, tn, tt, ts = t.shape
         if tn == 1:
             return rnp.expand_dims(t, 2)  # (tB, 1, 1, tT, tS)
-        return rnp.reshape(t, (tb, K, G, tt, ts))
+        return _reshape(t, (tb, K, G, tt, ts))
 
     if bias is not None:
         logits = rnp.add(logits, grouped(rnp.asarray(bias), "bias")).astype(logits_dtype)
@@ -473,7 +474,7 @@ def dot_product_attention(
                 f"{fn}: {name} must be an integer array of shape (B,) = ({B},), "
                 f"got {lengths.dtype}{list(lengths.shape)}"
             )
-        keep = both(keep, rnp.reshape(rnp.less(pos[None, :], lengths[:, None]), shape))
+        keep = both(keep, _reshape(rnp.less(pos[None, :], lengths[:, None]), shape))
     if keep is not None:
         big = min(float(dtypes.finfo(logits_dtype).max), float(np.finfo(np.float32).max))
         logits = rnp.where(keep, logits, np.asarray(-0.7 * big, logits_dtype))
@@ -481,7 +482,7 @@ def dot_product_attention(
     probs = softmax(logits, axis=-1).astype(k.dtype)
     # (B, K, G, T, S) x (B, S, K, H) -> (B, T, K, G, H)
     out = rnp.einsum("BKGTS,BSKH->BTKGH", probs, v)
-    out = rnp.reshape(out, (B, T, N, H))
+    out = _reshape(out, (B, T, N, H))
     if query_seq_lengths is not None:
         valid = rnp.less(rnp.arange(T)[None, :], rnp.asarray(query_seq_lengths)[:, None])
         out = rnp.multiply(out, valid[:, :, None, None].astype(out.dtype))
@@ -489,7 +490,7 @@ def dot_product_attention(
         out = out[0]
     if return_residual:
         lse = logsumexp(logits, axis=-1).astype(k.dtype)  # (B, K, G, T)
-        lse = rnp.reshape(rnp.transpose(lse, (0, 3, 1, 2)), (B, T, N))
+        lse = _reshape(rnp.transpose(lse, (0, 3, 1, 2)), (B, T, N))
         if unbatched:
             lse = lse[0]
         return out, lax.stop_gradient(lse)

@@ -25,6 +25,7 @@ import numpy as np
 
 from refimpl import dtypes, random
 from refimpl import numpy as rnp
+from refimpl.numpy._shape import reshape as _reshape  # arrays, also of NumPy data
 
 __all__ = [
     "constant",
@@ -203,7 +204,7 @@ def orthogonal(scale: float = 1.0, column_axis: int = -1, dtype: Any = None):
         n_rows = math.prod(shape) // n_cols
         q = random.orthogonal(key, n_rows, (), dtype, n_cols)
         rest = tuple(d for i, d in enumerate(shape) if i != column_axis % len(shape))
-        q = rnp.reshape(q, (*rest, n_cols))
+        q = _reshape(q, (*rest, n_cols))
         q = rnp.moveaxis(q, -1, column_axis)
         return rnp.multiply(np.asarray(scale, dtype), q)
 

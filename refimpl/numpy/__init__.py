@@ -158,6 +158,9 @@ for _name in _jit_boundary.STATIC_ARGNAMES:
             f"numpy.{_name}", _jit_boundary.STATIC_ARGNAMES[_name]
         )(globals()[_name])
 
+# jnp.reshape hands a NumPy array or scalar to its own reshape method, as JAX's
+reshape = _shape.forwarding_to_numpy(globals()["reshape"])
+
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
 # arguments (docs/semantics.md 16.1); the reference backend is unaffected.
 _fast_functions.wrap_module(globals(), __all__)

@@ -15,6 +15,7 @@ from refimpl import lax, tracing
 from refimpl import numpy as rnp
 from refimpl.custom_batching import custom_vmap
 from refimpl.custom_derivatives import custom_jvp
+from refimpl.numpy._shape import reshape as _reshape  # arrays, also of NumPy data
 from refimpl.random import _keys
 from refimpl.random._basic import _check_broadcast, _float_dtype, _normal, _strong, _uniform
 from refimpl.random._keys import _as_shape, _key_data_of, _run, _split_data
@@ -90,14 +91,14 @@ def _gamma(data: Any, a: Any, shape: tuple[int, ...], dtype: np.dtype, log_space
     count = math.prod(shape)
     if count == 0:
         return rnp.zeros(shape, dtype)
-    alphas = rnp.reshape(a, (count,))
+    alphas = _reshape(a, (count,))
     if _keys._state.active != "threefry2x32":
         # the rbg keys are split in the loop's program (JAX splits them in
         # random_gamma_p's, so under vmap it splits the batch's keys at once)
-        return rnp.reshape(_gamma_samples()(data, alphas, log_space), shape)
+        return _reshape(_gamma_samples()(data, alphas, log_space), shape)
     keys = _split_data(data, (count,))
     samples = _gamma_samples()(keys, alphas, log_space)
-    return rnp.reshape(samples, shape)
+    return _reshape(samples, shape)
 
 
 def _gamma_flat(keys: Any, alphas: Any, log_space: bool) -> Any:
@@ -142,10 +143,10 @@ def _gamma_loop(log_space: bool) -> Any:
             keys, alphas = _batched_first(axis_size, in_batched, keys, alphas)
             count = np.shape(alphas)[1]
             flat = samples(
-                rnp.reshape(keys, (axis_size * count, np.shape(keys)[-1])),
-                rnp.reshape(alphas, (axis_size * count,)),
+                _reshape(keys, (axis_size * count, np.shape(keys)[-1])),
+                _reshape(alphas, (axis_size * count,)),
             )
-            return rnp.reshape(flat, (axis_size, count)), True
+            return _reshape(flat, (axis_size, count)), True
 
         @custom_vmap
         def loop(data: Any, alphas: Any) -> Any:
@@ -158,10 +159,10 @@ def _gamma_loop(log_space: bool) -> Any:
             # JAX's order: each batch key split under vmap, then one loop
             keys = vmap(lambda d: _split_data(d, (count,)))(data)
             flat = samples(
-                rnp.reshape(keys, (axis_size * count, np.shape(keys)[-1])),
-                rnp.reshape(alphas, (axis_size * count,)),
+                _reshape(keys, (axis_size * count, np.shape(keys)[-1])),
+                _reshape(alphas, (axis_size * count,)),
             )
-            return rnp.reshape(flat, (axis_size, count)), True
+            return _reshape(flat, (axis_size, count)), True
 
         _gamma_loops[log_space] = loop
     return _gamma_loops[log_space]

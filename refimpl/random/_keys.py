@@ -21,6 +21,7 @@ from refimpl import backends, dtypes, extended_arrays, lax, tracing, tree_util
 from refimpl import numpy as rnp
 from refimpl.array import Array
 from refimpl.config import config
+from refimpl.numpy._shape import reshape as _reshape  # arrays, also of NumPy data
 from refimpl.transforms.jit import jit
 
 _U32 = np.dtype(np.uint32)
@@ -153,7 +154,7 @@ class PRNGKeyArray:
 
     def reshape(self, *shape: Any) -> PRNGKeyArray:
         dims = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
-        return type(self)(rnp.reshape(self._data, (*dims, self._width)))
+        return type(self)(_reshape(self._data, (*dims, self._width)))
 
     def ravel(self) -> PRNGKeyArray:
         return self.reshape(-1)

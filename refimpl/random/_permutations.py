@@ -14,6 +14,7 @@ import numpy as np
 from refimpl import dtypes, errors, lax, tracing
 from refimpl import numpy as rnp
 from refimpl.numpy import linalg
+from refimpl.numpy._shape import reshape as _reshape  # arrays, also of NumPy data
 from refimpl.random._basic import (
     _check_broadcast,
     _gumbel,
@@ -177,9 +178,9 @@ def _choice(
             ind = rnp.astype(_top_k_indices(g, n_draws), int_dtype)
         result = ind if a is None else rnp.take(a, ind, axis=axis)
     if a is None:
-        return rnp.reshape(result, shape)
+        return _reshape(result, shape)
     a_shape = np.shape(a)
-    return rnp.reshape(result, (*a_shape[:axis], *shape, *a_shape[axis + 1 :]))
+    return _reshape(result, (*a_shape[:axis], *shape, *a_shape[axis + 1 :]))
 
 
 def categorical(
@@ -236,17 +237,17 @@ def _categorical(
         logits_shape = list(shape[len(shape) - len(batch_shape) :])
         logits_shape.insert(axis, logits.shape[axis])
         noise = _gumbel(data, (*prefix, *logits_shape), logits.dtype, mode)
-        expanded = rnp.reshape(logits, (1,) * len(prefix) + logits.shape)
+        expanded = _reshape(logits, (1,) * len(prefix) + logits.shape)
         return rnp.argmax(rnp.add(noise, expanded), axis=neg_axis)
     perturbed = rnp.add(logits, _gumbel(data, logits.shape, logits.dtype, mode))
     k = math.prod(prefix)
     n = logits.shape[axis]
     moved = rnp.moveaxis(perturbed, axis, -1)
-    flat = rnp.reshape(moved, (-1, n))
+    flat = _reshape(moved, (-1, n))
     rows = [_top_k_indices(flat[i], k) for i in range(flat.shape[0])]
-    indices = rnp.reshape(rnp.stack(rows), (*batch_shape, k))
+    indices = _reshape(rnp.stack(rows), (*batch_shape, k))
     perm = (indices.ndim - 1, *range(indices.ndim - 1))
-    return rnp.reshape(rnp.transpose(indices, perm), shape)
+    return _reshape(rnp.transpose(indices, perm), shape)
 
 
 def orthogonal(

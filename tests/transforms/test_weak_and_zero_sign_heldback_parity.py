@@ -9,6 +9,7 @@ docs/parity_audit.md).
 - A jit's transpose traces with the cotangents' own weak types.
 - asinh/acosh/atanh differentiate by JAX's jvp rules (signs of zeros of
   higher derivatives), and asinh(-0.0) is -0.0.
+- jnp.reshape hands a NumPy array or scalar to its own reshape method.
 """
 
 from __future__ import annotations
@@ -142,3 +143,39 @@ def test_inverse_hyperbolic_derivatives_as_jax(backend, name):
             _same(got[mode], want[mode])
         except AssertionError as err:
             raise AssertionError(f"mode {mode!r}") from err
+
+
+# --- jnp.reshape of NumPy data: NumPy's own method -----------------------------
+
+
+def _reshapes(jx):
+    a64 = np.arange(6.0).reshape(2, 3)
+    jnp = jx.numpy
+    out = {
+        "float64 array": jnp.reshape(a64, (3, 2)),
+        "same shape": jnp.reshape(a64, (2, 3)),
+        "-1, order F": jnp.reshape(np.arange(6, dtype=np.int8), (-1, 2), order="F"),
+        "numpy scalar": jnp.reshape(np.float32(2), ()),
+        "python scalar": jnp.reshape(2.0, (1,)),
+        "ravel": jnp.ravel(a64),
+        "squeeze": jnp.squeeze(a64[:1]),
+        "transpose": jnp.transpose(a64),
+        "jit": jx.jit(lambda x: jnp.reshape(x, -1))(a64),
+    }
+    try:
+        jnp.reshape(a64, (4,))
+    except Exception as err:  # NumPy's error: its message, not JAX's
+        out["error"] = type(err).__name__
+    return out
+
+
+def _kind(value):
+    if isinstance(value, str):
+        return value
+    kind = "numpy" if isinstance(value, (np.ndarray, np.generic)) else "array"
+    return (kind, str(np.asarray(value).dtype), np.shape(value), np.asarray(value).tolist())
+
+
+def test_reshape_of_numpy_data_is_numpys_as_jax(backend):
+    got, want = _reshapes(RJAX), _reshapes(jax)
+    assert {k: _kind(v) for k, v in got.items()} == {k: _kind(v) for k, v in want.items()}

@@ -20,6 +20,7 @@ import numpy as np
 from refimpl import dtypes, lax
 from refimpl import numpy as rnp
 from refimpl.numpy._promote import checked_array
+from refimpl.numpy._shape import reshape as _reshape  # arrays, also of NumPy data
 from refimpl.scipy.stats._common import promote
 from refimpl.transforms.batching import vmap
 
@@ -68,9 +69,9 @@ def mode(
     if axis is None:
         axis, x = 0, rnp.ravel(x)
     x = rnp.moveaxis(x, axis, 0)
-    x = rnp.reshape(x, (x.shape[0], math.prod(x.shape[1:])))
+    x = _reshape(x, (x.shape[0], math.prod(x.shape[1:])))
     values, counts = vmap(_mode_1d, in_axes=1)(x)
-    return ModeResult(rnp.reshape(values, out_shape), rnp.reshape(counts, out_shape))
+    return ModeResult(_reshape(values, out_shape), _reshape(counts, out_shape))
 
 
 def _rank_1d(a: Any, method: str) -> Any:

@@ -19,6 +19,7 @@ import numpy as np
 from refimpl import dtypes, random
 from refimpl import numpy as rnp
 from refimpl.numpy._promote import checked_array, promote_dtypes_inexact
+from refimpl.numpy._shape import reshape as _reshape  # arrays, also of NumPy data
 from refimpl.scipy import linalg
 from refimpl.scipy.special import logsumexp, ndtr
 from refimpl.transforms.batching import vmap
@@ -166,7 +167,7 @@ class gaussian_kde:  # noqa: N801 (JAX's name)
         d, m = points.shape
         if d != self.d:
             if d == 1 and m == self.d:
-                points = rnp.reshape(points, (self.d, 1))
+                points = _reshape(points, (self.d, 1))
             else:
                 raise ValueError(f"points have dimension {d}, dataset has dimension {self.d}")
         return points
