@@ -47,7 +47,8 @@ _NEW = {  # resolved here, missing before (the names test files reach)
     # lane NAMES2 (tests/surface/test_missing_names_heldback_parity.py)
     "jax.experimental": "io_callback",
     # lane INTERP: a user primitive's rules (test_user_primitives_heldback_parity.py)
-    "jax.interpreters": "ad batching mlir",
+    "jax.interpreters": "ad batching mlir xla",
+    "jax.interpreters.xla": "apply_primitive",
     "jax.interpreters.ad": "primitive_jvps primitive_transposes defjvp defjvp2 deflinear "
     "deflinear2 defbilinear Zero UndefinedPrimal is_undefined_primal instantiate_zeros "
     "zeros_like_aval add_tangents add_jaxvals get_primitive_transpose JVPTrace JVPTracer",
@@ -103,6 +104,7 @@ _MISSING = {
     ("jax.interpreters.batching", "register_vmappable"): "custom vmappable types: not modelled",
     ("jax.interpreters.mlir", "LoweringRuleContext"): "refimpl emits StableHLO its own way",
     ("jax.interpreters.mlir", "ir_constant"): "JAX's MLIR emission helpers: not provided",
+    ("jax.interpreters.xla", "Backend"): "XLA's client class: refimpl's backends are its own",
     ("jax.lax", "pcast"): "varying/invariant types of shard_map are not modelled (docs/api.md)",
     ("jax.sharding", "use_abstract_mesh"): "tracing under a device-less mesh: not modelled",
     ("jax", "monitoring"): "JAX's compile/cache event listeners: refimpl emits no such events",
