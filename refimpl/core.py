@@ -404,8 +404,8 @@ def _print_precision(value: Any) -> str:
     # JAX prints dot/conv precision as its enum members (``Precision.HIGHEST``)
     # and an algorithm preset by its bare name; programs and tests read them so.
     if isinstance(value, tuple):
-        parts = [p if p is None else f"Precision.{p}" if isinstance(p, str) else p for p in value]
-        return "(" + ", ".join(str(p) for p in parts) + ")"
+        parts = [f"Precision.{p}" if isinstance(p, str) else repr(p) for p in value]
+        return "(" + ", ".join(parts) + ")"
     if isinstance(value, enum.Enum):
         return value.name
     return repr(value)

@@ -309,6 +309,12 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
             lambda i, x: ns.api.lax.switch(i, [ns.api.numpy.sin, ns.api.numpy.cos], x)
         )(1, 1.0)
     ),
+    # jnp products name the result type and hold Precision members (testPrecision)
+    "make_jaxpr_text_of_a_jnp_dot": lambda ns: str(
+        ns.api.make_jaxpr(
+            lambda a, b: ns.api.numpy.dot(a, b, precision=ns.api.lax.Precision.HIGHEST)
+        )(np.ones((2, 2), np.float32), np.ones((2, 3), np.float32))
+    ),
 }
 
 

@@ -11,42 +11,9 @@ from typing import Any
 
 from refimpl.primitives import linalg
 
-
-class Precision(enum.Enum):
-    """Dot/conv precision names (the reference computes every one exactly).
-
-    As JAX 0.10.2's: built from a member's alias as well
-    (``Precision("highest")``, ``"float32"``, ``"tensorfloat32"``, ...); its
-    ``str`` is the name and its ``repr`` ``Precision.NAME``."""
-
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
-
-    @classmethod
-    def _missing_(cls, value: object) -> Precision | None:
-        if value is None or isinstance(value, str):
-            return _PRECISION_ALIASES.get(value)
-        return None
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}.{self.name}"
-
-    def __str__(self) -> str:
-        return self.name
-
-
-_PRECISION_ALIASES: dict[str | None, Precision] = {
-    "highest": Precision.HIGHEST,
-    "float32": Precision.HIGHEST,
-    "high": Precision.HIGH,
-    "bfloat16_3x": Precision.HIGH,
-    "tensorfloat32": Precision.HIGH,
-    "default": Precision.DEFAULT,
-    "bfloat16": Precision.DEFAULT,
-    "fastest": Precision.DEFAULT,
-    None: Precision.DEFAULT,
-}
+# Precision lives with the dot/conv rules, which keep its members in their
+# equations' ``precision`` parameter (as JAX's); lax re-exports it.
+Precision = linalg.Precision
 
 
 class RoundingMethod(enum.IntEnum):

@@ -48,6 +48,10 @@ def _contract(
             f"{fn_name}: contracting dimensions must have the same size, got operand "
             f"shapes {a_shape} and {b_shape}"
         )
+    if preferred is None:
+        # as JAX 0.10.2's jnp products: the equation names the result type
+        # (``preferred_element_type=float32``; the operands are promoted alike)
+        preferred = aval_of(a, fn_name, 0).dtype
     return lax.dot_general(
         a, b, dims, precision=precision, preferred_element_type=preferred, out_sharding=out_sharding
     )

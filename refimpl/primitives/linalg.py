@@ -131,11 +131,58 @@ _PRECISION_STRINGS = {
 _PRECISION_NAMES = ("DEFAULT", "HIGH", "HIGHEST")
 
 
+class Precision(enum.Enum):
+    """Dot/conv precision names (the reference computes every one exactly).
+
+    As JAX 0.10.2's: built from a member's alias as well
+    (``Precision("highest")``, ``"float32"``, ``"tensorfloat32"``, ...); its
+    ``str`` is the name and its ``repr`` ``Precision.NAME``."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value: object) -> Precision | None:
+        if value is None or isinstance(value, str):
+            return _PRECISION_ALIASES.get(value)
+        return None
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_PRECISION_ALIASES: dict[str | None, Precision] = {
+    "highest": Precision.HIGHEST,
+    "float32": Precision.HIGHEST,
+    "high": Precision.HIGH,
+    "bfloat16_3x": Precision.HIGH,
+    "tensorfloat32": Precision.HIGH,
+    "default": Precision.DEFAULT,
+    "bfloat16": Precision.DEFAULT,
+    "fastest": Precision.DEFAULT,
+    None: Precision.DEFAULT,
+}
+
+
 def _check_precision(name: str, precision: Any) -> Any:
-    """JAX's canonical precision: ``None``, a pair of precision names, or a dot
-    algorithm (a ``DotAlgorithm``, a ``DotAlgorithmPreset`` or a preset's name);
-    the reference ignores the names (refimpl/primitives/dot_algorithms.py says
-    what an algorithm does)."""
+    """JAX's canonical precision: ``None``, a pair of ``Precision`` members
+    (``(Precision.HIGHEST, Precision.HIGHEST)``, as JAX's equations hold and
+    its tests compare), or a dot algorithm (a ``DotAlgorithm``, a
+    ``DotAlgorithmPreset`` or a preset's name); the reference ignores the
+    members (refimpl/primitives/dot_algorithms.py says what an algorithm
+    does)."""
+    canonical = _precision_names(name, precision)
+    if isinstance(canonical, tuple) and all(isinstance(n, str) for n in canonical):
+        return tuple(Precision[n] for n in canonical)
+    return canonical
+
+
+def _precision_names(name: str, precision: Any) -> Any:
+    """``_check_precision`` with the pair as names."""
     if precision is None:
         return None
     if dot_algorithms.is_algorithm(precision):

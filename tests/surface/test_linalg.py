@@ -231,7 +231,9 @@ def test_dot_general_program_params():
     program = ri.make_program(
         lambda x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ())), precision="highest")
     )(a, b)
-    assert program.eqns[0].params["precision"] == ("HIGHEST", "HIGHEST")
+    # JAX 0.10.2's canonical pair of Precision members (jtu.assert_dot_precision compares them)
+    highest = lax.Precision.HIGHEST
+    assert program.eqns[0].params["precision"] == (highest, highest)
 
 
 def test_dot_general_errors():

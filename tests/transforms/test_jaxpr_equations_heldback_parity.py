@@ -265,3 +265,44 @@ def test_policy_inside_control_flow_keeps_values(backend, apply, kind):
         return np.array(out)
 
     np.testing.assert_allclose(run(REF), run(JAX), rtol=1e-5, atol=1e-6)
+
+
+# lax_numpy_test's testPrecision (jtu.assert_dot_precision: every dot_general's
+# ``precision`` pair equals the lax.Precision given) and testPreferredElementType
+# (the equation's ``preferred_element_type`` is the result type)
+PRODUCTS = {
+    "dot": lambda ns: ns.np.dot,
+    "matmul": lambda ns: ns.np.matmul,
+    "vdot": lambda ns: ns.np.vdot,
+    "vecdot": lambda ns: ns.np.vecdot,
+    "inner": lambda ns: ns.np.inner,
+    "tensordot": lambda ns: partial(ns.np.tensordot, axes=1),
+    "einsum": lambda ns: partial(ns.np.einsum, "ij,jk"),
+}
+
+
+def _dot_params(ns, f, *args):
+    jaxpr = ns.api.make_jaxpr(f)(*args)
+    return [
+        (e.params["precision"], np.dtype(e.params["preferred_element_type"]))
+        for e in jaxpr.eqns
+        if str(e.primitive) == "dot_general"
+    ]
+
+
+@pytest.mark.parametrize("name", list(PRODUCTS))
+def test_products_name_precision_and_result_type_as_jax(backend, name):
+    ones = np.ones((2, 2), np.float32)
+    for args in ((ones, ones), (ones.astype(np.int32), ones.astype(np.int32))):
+        got = _dot_params(
+            REF, partial(PRODUCTS[name](REF), precision=rlax.Precision.HIGHEST), *args
+        )
+        want = _dot_params(
+            JAX, partial(PRODUCTS[name](JAX), precision=jlax.Precision.HIGHEST), *args
+        )
+        assert [(tuple(map(repr, p)), t) for p, t in got] == [
+            (tuple(map(repr, p)), t) for p, t in want
+        ]
+        assert got and all(p == (rlax.Precision.HIGHEST,) * 2 for p, _ in got)
+        plain = _dot_params(REF, PRODUCTS[name](REF), *args)
+        assert [t for _, t in plain] == [t for _, t in _dot_params(JAX, PRODUCTS[name](JAX), *args)]
