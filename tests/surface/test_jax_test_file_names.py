@@ -46,6 +46,11 @@ _NEW = {  # resolved here, missing before (the names test files reach)
     "jax.tree": "static",
     # lane NAMES2 (tests/surface/test_missing_names_heldback_parity.py)
     "jax.experimental": "io_callback",
+    "jax.monitoring": "register_event_listener register_event_duration_secs_listener "
+    "register_event_time_span_listener register_scalar_listener record_event "
+    "record_event_duration_secs record_event_time_span record_scalar clear_event_listeners "
+    "unregister_event_listener unregister_event_duration_listener "
+    "unregister_event_time_span_listener unregister_scalar_listener",
     # lane INTERP: a user primitive's rules (test_user_primitives_heldback_parity.py)
     "jax.interpreters": "ad batching mlir xla",
     "jax.interpreters.xla": "apply_primitive",
@@ -105,9 +110,19 @@ _MISSING = {
     ("jax.interpreters.mlir", "LoweringRuleContext"): "refimpl emits StableHLO its own way",
     ("jax.interpreters.mlir", "ir_constant"): "JAX's MLIR emission helpers: not provided",
     ("jax.interpreters.xla", "Backend"): "XLA's client class: refimpl's backends are its own",
+    # lane NAMES2: JAX's pcast is an identity on values that changes shard_map's
+    # varying-manual-axes type (a ValueError outside shard_map, under vmap too);
+    # refimpl's shard_map has no such type and its axis frames do not tell a
+    # shard_map axis from a vmap one, so neither the type nor the checks could be kept
     ("jax.lax", "pcast"): "varying/invariant types of shard_map are not modelled (docs/api.md)",
+    # JAX traces (trace/lower only; running is a ValueError) under a device-less
+    # mesh whose shardings type the values; refimpl's values live on one device
     ("jax.sharding", "use_abstract_mesh"): "tracing under a device-less mesh: not modelled",
-    ("jax", "monitoring"): "JAX's compile/cache event listeners: refimpl emits no such events",
+    # refimpl's PRNG implementations are a fixed set dispatched by name (seeding,
+    # split, fold_in and every sampler's bits, refimpl/random/_keys.py); a user
+    # PRNGImpl needs a registry entry in each and its functions mapped over key batches
+    ("jax.extend.random", "define_prng_impl"): "user PRNG implementations: not modelled",
+    ("jax.extend.random", "threefry_prng_impl"): "JAX's PRNGImpl objects: refimpl names impls",
 }
 
 
