@@ -148,7 +148,9 @@ def io_callback(
     ``debug.callback``) run in program order whatever ``ordered`` says, which
     JAX keeps only for ordered ones. Not differentiable (JAX's ValueError);
     ``vmap`` calls an unordered one per batch element in order and stacks
-    the results, and refuses an ordered one (JAX's ValueError).
+    the results, and refuses an ordered one (JAX's ValueError); as JAX,
+    ``vmap`` refuses one inside a ``cond`` branch or a ``while`` (ordered, or
+    with a batched predicate), and ``grad`` one inside a ``checkpoint``.
 
     Args:
         callback: A Python function of NumPy arrays returning the structure
@@ -169,7 +171,10 @@ def io_callback(
         ValueError: Differentiating through it (``IO callbacks do not support
             JVP.``); ``vmap`` of an ordered one; a 64-bit result dtype with
             x64 disabled.
-        NotImplementedError: A ``sharding``.
+        NotImplementedError: A ``sharding``; ``vmap`` of a ``cond`` holding
+            one; ``grad``/``linearize`` of a ``checkpoint`` holding one.
+        Exception: ``vmap`` of a ``while`` holding an ordered one, or an
+            unordered one with a batched predicate (JAX's class).
         RuntimeError: On pjrt, the callback raised or returned a wrong result
             inside a compiled program (the message names ``io_callback``).
 
