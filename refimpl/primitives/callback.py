@@ -5,7 +5,7 @@ arrays and returns arrays of the declared ``result_avals`` (shapes must
 match; a different dtype is cast, as JAX 0.10.2 does). Being pure, it may
 be removed when its results are unused and may run any number of times.
 
-* jvp: none, JAX's ValueError (wrap it in a ``custom_jvp``).
+* jvp, transpose: none, JAX's ValueErrors (wrap it in a ``custom_jvp``/``custom_vjp``).
 * batch: by ``vmap_method``, as JAX: ``sequential``/``sequential_unrolled``
   call it per element and stack; ``expand_dims`` moves batch axes to the
   front and gives unbatched operands a size-1 axis; ``broadcast_all``
@@ -86,6 +86,15 @@ def _jvp(primals, tangents, **params):
     )
 
 
+@pure_callback_p.def_transpose
+def _transpose(cts, *args, **params):
+    # reached by linear_transpose of a function through one (JAX 0.10.2's words)
+    raise ValueError(
+        "Pure callbacks do not support transpose. Please use `jax.custom_vjp` to use "
+        "callbacks while taking gradients."
+    )
+
+
 @pure_callback_p.def_batch
 def _batch(args, dims, *, callback, result_avals, vmap_method):
     size = batch_rules.axis_size_of(args, dims)
@@ -133,7 +142,7 @@ def _lowering(ctx: Any, *args: Any, callback, result_avals, vmap_method):
 
 # --- io_callback -----------------------------------------------------------------------------
 #
-# * jvp/transpose: JAX's ValueError (only reached with a nonzero tangent).
+# * jvp/transpose: JAX's ValueErrors (jvp only reached with a nonzero tangent).
 # * batch: unordered, one call per element in order and the results stacked
 #   (JAX maps the call with lax.map); ordered, JAX's ValueError (except over
 #   a reference pmap's devices: once per device).
@@ -154,6 +163,11 @@ def _io_impl(*values: Any, callback, result_avals, ordered):
 @io_callback_p.def_jvp
 def _io_jvp(primals, tangents, **params):
     raise ValueError("IO callbacks do not support JVP.")
+
+
+@io_callback_p.def_transpose
+def _io_transpose(cts, *args, **params):
+    raise ValueError("IO callbacks do not support transpose.")
 
 
 @io_callback_p.def_batch

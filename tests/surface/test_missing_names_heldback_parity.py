@@ -32,6 +32,8 @@ _PHRASES = (
     "Cannot `vmap` ordered IO callback.",
     "result_shape_dtypes cannot specify 64-bit types when `jax_enable_x64` is disabled",
     "IO effect not supported in vmap-of-cond.",
+    "IO callbacks do not support transpose.",
+    "Pure callbacks do not support transpose.",
     "Unordered IO effects not supported in while_loop with batched predicate",
     "Effects not supported in partial-eval of `checkpoint`/`remat`",
 )
@@ -80,6 +82,23 @@ def _io_programs(api: Any) -> dict[str, Callable[[], Any]]:
 
     def branch(p, x):
         return lax.cond(p, io, lambda x: x, x)
+
+    def note(x):  # an effect with no results
+        seen.append(np.asarray(x).tolist())
+
+    def two(x):
+        io_callback(note, None, x)
+        io_callback(note, None, 2 * x)
+
+    def no_operands(pred):
+        return lax.cond(pred, lambda: io_callback(note, None, 1.0), lambda: None)
+
+    def loop_effects(x):
+        def body(i):
+            io_callback(note, None, x)
+            return i + 1
+
+        return lax.while_loop(lambda i: i < 2, body, 0)
 
     def tree(x):
         def cb(a, b):
@@ -134,6 +153,17 @@ def _io_programs(api: Any) -> dict[str, Callable[[], Any]]:
         "vmap_unbatched_operand": lambda: api.vmap(lambda x, y: io(y) + x, in_axes=(0, None))(
             jnp.arange(2.0), 5.0
         ),
+        # python_callback_test's IOCallbackTest: transpose, linearize, two effects
+        # under vmap (all members' first, then all members' second), a cond of
+        # operand-less callbacks, a while whose predicate vmap leaves unbatched
+        "linear_transpose": lambda: api.linear_transpose(io, jnp.array(1.0))(jnp.array(1.0)),
+        "linearize": lambda: api.linearize(io, 0.0),
+        "vmap_two_effects": lambda: api.vmap(api.jit(two))(jnp.arange(3.0)),
+        "vmap_cond_no_operands": lambda: api.vmap(no_operands)(jnp.array([True, True])),
+        "vmap_while_unbatched_predicate": lambda: api.vmap(api.jit(loop_effects))(jnp.arange(3.0)),
+        "pure_callback_transpose": lambda: api.linear_transpose(
+            lambda x: api.pure_callback(np.negative, f32, x), jnp.array(1.0)
+        )(jnp.array(1.0)),
         # pmap runs an ordered one per device (JAX's process has one device here)
         "pmap_ordered": lambda: api.pmap(lambda x: io(x, ordered=True))(jnp.arange(1.0)),
         "pmap": lambda: api.pmap(io)(jnp.arange(1.0)),
