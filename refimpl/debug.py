@@ -28,7 +28,7 @@ import numpy as np
 
 from refimpl import tracing, tree_util
 from refimpl.array import Array
-from refimpl.primitives.debug import debug_callback_p
+from refimpl.primitives.debug import debug_callback_p, debug_print_p
 
 __all__ = ["callback", "log", "print"]
 
@@ -43,9 +43,19 @@ def dtypes_is_scalar(leaf: Any) -> bool:
     return isinstance(leaf, (bool, int, float, complex)) and not isinstance(leaf, np.generic)
 
 
-def _bind(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+def _bind(
+    name: str, fn: Callable[..., Any], args: tuple, kwargs: dict, shown: dict | None = None
+) -> None:
+    """Call ``fn`` on the runtime values: at once eagerly, else through a
+    callback equation (``debug_print`` with JAX's parameters ``shown``, or
+    ``debug_callback``)."""
     leaves, tree = tree_util.tree_flatten((args, kwargs))
-    arrays = [i for i, leaf in enumerate(leaves) if _is_array_leaf(leaf)]
+    # debug_print's operands are JAX's: Python numbers too (literals), not only arrays
+    arrays = [
+        i
+        for i, leaf in enumerate(leaves)
+        if _is_array_leaf(leaf) or (shown is not None and dtypes_is_scalar(leaf))
+    ]
     static = {i: leaf for i, leaf in enumerate(leaves) if i not in set(arrays)}
 
     def run(*values: Any) -> None:
@@ -62,6 +72,10 @@ def _bind(name: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
         and tracing.current_builder() is None
     ):
         run(*[np.asarray(x) for x in operands])  # eager: at once, no device round trip
+        return
+    if shown is not None:
+        static_args = tuple(static.items())
+        debug_print_p.bind(*operands, callback=run, in_tree=tree, static_args=static_args, **shown)
         return
     debug_callback_p.bind(*operands, callback=run, name=name)
 
@@ -108,7 +122,7 @@ def print(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:  
         # print's separate write of the newline could let another line in between
         _print(text + "\n", end="")
 
-    _formatted_call(fmt, args, kwargs, ordered, show)
+    _formatted_call(fmt, args, kwargs, ordered, show, as_print=True)
 
 
 def log(fmt: str, *args: Any, ordered: bool = False, **kwargs: Any) -> None:
@@ -126,7 +140,12 @@ _LOGGER = logging.getLogger(__name__)
 
 
 def _formatted_call(
-    fmt: str, args: tuple, kwargs: dict, ordered: bool, emit: Callable[[str], None]
+    fmt: str,
+    args: tuple,
+    kwargs: dict,
+    ordered: bool,
+    emit: Callable[[str], None],
+    as_print: bool = False,
 ) -> None:
     """``emit(fmt.format(...))`` with the runtime values (``print``, ``log``)."""
     if not isinstance(fmt, str):
@@ -149,4 +168,15 @@ def _formatted_call(
     def show(*call_args: Any, **call_kwargs: Any) -> None:
         emit(fmt.format(*call_args, **call_kwargs))
 
-    _bind("debug.print", show, args, kwargs)
+    # debug.print's equation is JAX's debug_print, with its parameters
+    shown = None
+    if as_print:
+        shown = {
+            "fmt": fmt,
+            "has_placeholders": bool(fields),
+            "logging_record": None,
+            "np_printoptions": tuple(np.get_printoptions().items()),
+            "ordered": ordered,
+            "partitioned": False,
+        }
+    _bind("debug.print", show, args, kwargs, shown)

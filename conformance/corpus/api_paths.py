@@ -309,6 +309,13 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
             lambda i, x: ns.api.lax.switch(i, [ns.api.numpy.sin, ns.api.numpy.cos], x)
         )(1, 1.0)
     ),
+    # jax.debug.print is a debug_print equation with JAX's parameters (a Python
+    # number a literal operand, a string a static argument)
+    "make_jaxpr_text_of_a_debug_print": lambda ns: str(
+        ns.api.make_jaxpr(
+            lambda x: (ns.api.debug.print("{} {n} {s}", x, n=2, s="s", ordered=True), x)[1]
+        )(np.int32(0))
+    ),
     # jnp products name the result type and hold Precision members (testPrecision)
     "make_jaxpr_text_of_a_jnp_dot": lambda ns: str(
         ns.api.make_jaxpr(

@@ -31,56 +31,64 @@ from refimpl.primitives import batch_rules
 from refimpl.primitives.base import Primitive
 from refimpl.primitives.call import jit_call_p
 
-__all__ = ["debug_callback_p", "has_callbacks", "inline_calls_with_callbacks"]
+__all__ = ["debug_callback_p", "debug_print_p", "has_callbacks", "inline_calls_with_callbacks"]
 
 debug_callback_p = Primitive("debug_callback", multiple_results=True)
-debug_callback_p.effectful = True  # type: ignore[attr-defined]
+#: ``jax.debug.print``'s own primitive, as JAX 0.10.2's: debug_callback's
+#: rules, with JAX's parameters (``fmt``, ``in_tree``, ``np_printoptions``,
+#: ...) for ``make_jaxpr`` to show; ``callback`` does the printing.
+debug_print_p = Primitive("debug_print", multiple_results=True)
 
 
-@debug_callback_p.def_abstract_eval
-def _abstract_eval(*avals: ShapedArray, callback: Any, name: str) -> list[ShapedArray]:
-    return []
+def _register(prim: Primitive) -> None:
+    """The rules both callbacks share; ``callback`` is the one parameter they
+    read (``name``, or debug_print's display parameters, ride along)."""
+    prim.effectful = True  # type: ignore[attr-defined]
+
+    @prim.def_abstract_eval
+    def _abstract_eval(*avals: ShapedArray, **params: Any) -> list[ShapedArray]:
+        return []
+
+    @prim.def_impl
+    def _impl(*values: Any, callback: Any, **params: Any) -> list[Any]:
+        callback(*values)
+        return []
+
+    @prim.def_jvp
+    def _jvp(primals, tangents, **params):
+        prim.bind(*primals, **params)
+        return [], []
+
+    @prim.def_batch
+    def _batch(args, dims, **params):
+        size = batch_rules.axis_size_of(args, dims)
+        leading = [a if d is None else batch_rules.moveaxis(a, d, 0) for a, d in zip(args, dims)]
+        for i in range(size):
+            row = [a if d is None else a[i] for a, d in zip(leading, dims, strict=True)]
+            prim.bind(*row, **params)
+        return [], []
+
+    @prim.def_lowering
+    def _lowering(ctx: Any, *args: Any, callback: Any, **params: Any) -> list:
+        def run(*values: np.ndarray) -> list:
+            callback(*values[:-1])  # the last operand only orders the call
+            return [np.zeros((), np.uint8)]
+
+        # a side effect: XLA keeps it and runs it once per execution of its block;
+        # the extra u8 operand and result chain the block's callbacks in program
+        # order (lowering.ModuleBuilder.effect_dependency)
+        u8 = ShapedArray((), np.dtype(np.uint8))
+        dependency = ctx.module.effect_dependency()
+        (done,) = ctx.host_callback(
+            [*args, dependency], run, params.get("name", prim.name), (u8,),
+            has_side_effect=True, avals_in=[*ctx.avals_in, u8],
+        )  # fmt: skip
+        ctx.module.effect_done([done])
+        return []
 
 
-@debug_callback_p.def_impl
-def _impl(*values: Any, callback: Any, name: str) -> list[Any]:
-    callback(*values)
-    return []
-
-
-@debug_callback_p.def_jvp
-def _jvp(primals, tangents, *, callback, name):
-    debug_callback_p.bind(*primals, callback=callback, name=name)
-    return [], []
-
-
-@debug_callback_p.def_batch
-def _batch(args, dims, *, callback, name):
-    size = batch_rules.axis_size_of(args, dims)
-    leading = [a if d is None else batch_rules.moveaxis(a, d, 0) for a, d in zip(args, dims)]
-    for i in range(size):
-        row = [a if d is None else a[i] for a, d in zip(leading, dims, strict=True)]
-        debug_callback_p.bind(*row, callback=callback, name=name)
-    return [], []
-
-
-@debug_callback_p.def_lowering
-def _lowering(ctx: Any, *args: Any, callback: Any, name: str) -> list:
-    def run(*values: np.ndarray) -> list:
-        callback(*values[:-1])  # the last operand only orders the call
-        return [np.zeros((), np.uint8)]
-
-    # a side effect: XLA keeps it and runs it once per execution of its block;
-    # the extra u8 operand and result chain the block's callbacks in program
-    # order (lowering.ModuleBuilder.effect_dependency)
-    u8 = ShapedArray((), np.dtype(np.uint8))
-    dependency = ctx.module.effect_dependency()
-    (done,) = ctx.host_callback(
-        [*args, dependency], run, name, (u8,), has_side_effect=True,
-        avals_in=[*ctx.avals_in, u8],
-    )  # fmt: skip
-    ctx.module.effect_done([done])
-    return []
+_register(debug_callback_p)
+_register(debug_print_p)
 
 
 # Calls whose value is their program applied to their inputs, with the name of

@@ -306,3 +306,43 @@ def test_products_name_precision_and_result_type_as_jax(backend, name):
         assert got and all(p == (rlax.Precision.HIGHEST,) * 2 for p, _ in got)
         plain = _dot_params(REF, PRODUCTS[name](REF), *args)
         assert [t for _, t in plain] == [t for _, t in _dot_params(JAX, PRODUCTS[name](JAX), *args)]
+
+
+def _debug_print_jaxpr(ns):
+    def f(x):
+        ns.api.debug.print("{}", x)
+        ns.api.debug.print("x={x} n={n} {s}", x=x, n=3, s="text", ordered=True)
+        return x
+
+    return ns.api.make_jaxpr(f)(np.int32(0))
+
+
+def test_debug_print_is_its_own_equation_as_jax(backend):
+    # JaxprTest.test_eqn_repr_with_no_lhs: str(eqn) starts "debug_print[";
+    # the whole listing (fmt, in_tree, static_args, np_printoptions, a Python
+    # number as a literal operand) is JAX's
+    got, want = _debug_print_jaxpr(REF), _debug_print_jaxpr(JAX)
+    assert str(got.eqns[0]).startswith("debug_print[")
+    assert str(got.eqns[0].primitive) == str(want.eqns[0].primitive) == "debug_print"
+    assert str(got) == str(want)
+
+
+def test_debug_print_runs_as_before(backend, capfd):
+    # the equation prints what debug.print printed: under jit, vmap, grad, scan
+    def f(x):
+        ri.debug.print("x={x} n={}", 3, x=x)
+        return x * 2
+
+    ri.jit(f)(1.0)
+    ri.vmap(f)(np.arange(2.0, dtype=np.float32))
+    ri.grad(f)(1.5)
+    rlax.scan(lambda c, _: (f(c), None), 1.0, None, length=2)
+    lines = capfd.readouterr().out.split("\n")
+    assert lines[:6] == [
+        "x=1.0 n=3",
+        "x=0.0 n=3",
+        "x=1.0 n=3",
+        "x=1.5 n=3",
+        "x=1.0 n=3",
+        "x=2.0 n=3",
+    ]

@@ -19,7 +19,7 @@ from refimpl.backends.pjrt import runtime as pjrt_runtime
 # them too), exported here
 from refimpl.backends.pjrt.runtime import client, local_platform
 from refimpl.primitives.callback import io_callback_p, pure_callback_p
-from refimpl.primitives.debug import debug_callback_p
+from refimpl.primitives.debug import debug_callback_p, debug_print_p
 
 __all__ = [
     "client",
@@ -170,7 +170,7 @@ class _Executables:
 def has_host_callbacks(program: Any) -> bool:
     """Whether ``program`` or a sub-program calls back to Python
     (``pure_callback``, ``io_callback``, ``debug.print``/``debug.callback``)."""
-    callbacks = (debug_callback_p, pure_callback_p, io_callback_p)
+    callbacks = (debug_callback_p, debug_print_p, pure_callback_p, io_callback_p)
     return any(eqn.primitive in callbacks for eqn in program.walk_eqns())
 
 
