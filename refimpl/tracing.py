@@ -120,9 +120,12 @@ class Tracer(ArrayOps):
         itself be a tracer of a lower level), or raise the concretization error."""
         raise self._concretization_error(what)
 
-    def _without_host_data(self) -> Tracer:
+    def _without_host_data(self, passes_through: bool = False) -> Tracer:
         """This value, made a new array where it holds the user's own host
-        data untouched (``BatchTracer``'s override); other tracers hold none."""
+        data untouched, as a ``jax.jit`` boundary computes new arrays
+        (``BatchTracer``'s and ``JVPTracer``'s overrides); other tracers hold
+        none. ``passes_through``: the function returning it is one ``vmap``
+        hands its argument back through (``asarray`` without a copy)."""
         return self
 
     def _concretization_error(self, what: str) -> ConcretizationTypeError:

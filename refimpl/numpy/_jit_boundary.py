@@ -103,27 +103,18 @@ def jit_boundary(function: Callable[..., Any]) -> Callable[..., Any]:
             if kwargs:
                 kwargs = {k: tangents_typed_as_primals(v) for k, v in kwargs.items()}
             out = function(*args, **kwargs)
-            return out if jitless else jit_outputs_made_arrays(out)
+            if jitless:
+                return out
+            return jit_outputs_made_arrays(out, _passes_through(name, args, kwargs))
         out = function(*args, **kwargs)
-        if not _stack.traces or _passes_through(name, args, kwargs):
+        if not _stack.traces:
             return out
-        return _without_host_data(out)
+        return jit_outputs_made_arrays(out, _passes_through(name, args, kwargs))
 
     name = getattr(function, "__name__", None)
     jitless = name in NOT_JITS
 
     return wrapper
-
-
-def _without_host_data(out: Any) -> Any:
-    """``out`` (an array, or a list or tuple of them: ``broadcast_arrays``)
-    with each tracer's untouched host data made an array
-    (``Tracer._without_host_data``: vmap's tracers hold the user's NumPy)."""
-    if isinstance(out, (list, tuple)):
-        items = [_without_host_data(o) for o in out]
-        # a NamedTuple (unique_all's UniqueAllResult, eigh's ...) takes its fields one by one
-        return type(out)(*items) if hasattr(out, "_fields") else type(out)(items)
-    return out._without_host_data() if isinstance(out, tracing.Tracer) else out
 
 
 # Found against JAX 0.10.2 (``jnp.<name>._jit_info.static_argnames``, less

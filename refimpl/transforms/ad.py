@@ -76,6 +76,20 @@ class JVPTracer(Tracer):
         # as in JAX. Inside jit it is a staging tracer, which raises.
         return self.primal
 
+    def _without_host_data(self, passes_through: bool = False) -> JVPTracer:
+        # The user's own NumPy array or Python number a jnp function passed
+        # through (primal or tangent) made an array, as a jax.jit computes
+        # new ones, even for a function vmap would pass through (asarray);
+        # a lower-level tracer is asked the same. linearize forwards such
+        # values through the jits it inlines, as JAX's.
+        if self._trace.linearize:
+            return self
+        primal = _host_made_array(self.primal, passes_through)
+        tangent = _host_made_array(self.tangent, passes_through)
+        if primal is self.primal and tangent is self.tangent:
+            return self
+        return JVPTracer(self._trace, primal, tangent)
+
 
 class JVPTrace(Trace):
     """Forward-mode differentiation; with ``linearize=True`` the tangents are
@@ -297,26 +311,27 @@ def _is_host(value: Any) -> bool:
     return dtypes.is_python_scalar(value) or isinstance(value, (np.ndarray, np.generic))
 
 
-def jit_outputs_made_arrays(value: Any) -> Any:
+def _host_made_array(value: Any, passes_through: bool) -> Any:
+    if isinstance(value, Tracer):
+        return value._without_host_data(passes_through)
+    return user_value(value) if _is_host(value) else value
+
+
+def jit_outputs_made_arrays(value: Any, passes_through: bool = False) -> Any:
     """``value`` (a jitted ``jnp`` function's result: an array, or
-    lists/tuples of them) as a ``jax.jit`` boundary returns it under an
-    eager ``jvp``: a forward-mode tracer still holding the user's own host
-    data (a NumPy array or Python number the function passed through, its
-    tangent included) holds arrays instead, as JAX's jit computes new ones
-    (``jvp(jnp.asarray, (a,), (t,))`` gives arrays, ``jvp(lambda x: x, ...)``
-    gives ``(a, t)`` back: :func:`_as_given`). ``linearize``'s tracers are
-    left as they are (JAX forwards such values through the jits it inlines)."""
-    kind = type(value)
-    if kind is JVPTracer and not value._trace.linearize:
-        primal = jit_outputs_made_arrays(value.primal)
-        tangent = value.tangent
-        primal = user_value(primal) if _is_host(primal) else primal
-        tangent = user_value(tangent) if _is_host(tangent) else tangent
-        if primal is value.primal and tangent is value.tangent:
-            return value
-        return JVPTracer(value._trace, primal, tangent)
-    if kind is list or kind is tuple:
-        return _items_mapped(jit_outputs_made_arrays, value)
+    lists/tuples of them) as a ``jax.jit`` boundary returns it under a
+    transformation: a tracer still holding the user's own host data (a NumPy
+    array or Python number the function passed through, a tangent, a
+    batched value below it included) holds arrays instead, as JAX's jit
+    computes new ones (``jvp(jnp.asarray, (a,), (t,))`` gives arrays,
+    ``jvp(lambda x: x, ...)`` gives ``(a, t)`` back: :func:`_as_given`).
+    One protocol for every tracer, each level deciding for its own data
+    (``Tracer._without_host_data``); ``passes_through``: the function hands
+    its argument back as it is under ``vmap`` (``asarray`` without a copy)."""
+    if isinstance(value, Tracer):
+        return value._without_host_data(passes_through)
+    if isinstance(value, (list, tuple)):
+        return _items_mapped(lambda v: jit_outputs_made_arrays(v, passes_through), value)
     return value
 
 
@@ -326,7 +341,8 @@ def _items_mapped(fn: Callable[[Any], Any], items: list[Any] | tuple[Any, ...]) 
     mapped = [fn(v) for v in items]
     if all(a is b for a, b in zip(mapped, items, strict=True)):
         return items
-    return type(items)(mapped)
+    # a NamedTuple (unique_all's UniqueAllResult, eigh's ...) takes its fields one by one
+    return type(items)(*mapped) if hasattr(items, "_fields") else type(items)(mapped)
 
 
 # --- linearize ------------------------------------------------------------------------------

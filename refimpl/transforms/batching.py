@@ -224,11 +224,14 @@ class BatchTracer(tracing.Tracer):
     def origin(self) -> str:
         return f"a value batched by {self._trace.name}"
 
-    def _without_host_data(self) -> BatchTracer:
+    def _without_host_data(self, passes_through: bool = False) -> BatchTracer:
         # vmap's NumPy argument, untouched, made a refimpl array (its dtype
         # canonical: float64 -> float32 without x64), as JAX's jitted
-        # jax.numpy functions return (numpy/_jit_boundary.py)
+        # jax.numpy functions return (numpy/_jit_boundary.py); a function
+        # that is no jit in JAX hands it back under vmap, levels below too
         val = self.val
+        if passes_through:
+            return self
         if isinstance(val, tracing.Tracer):
             new = val._without_host_data()
         elif isinstance(val, np.ndarray):

@@ -56,7 +56,6 @@ from refimpl.primitives import collectives, indexing, ref_context
 from refimpl.sharding import Mesh, NamedSharding, PartitionSpec, Shard, SingleDeviceSharding
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import batching, sharded
-from refimpl.transforms.ad import JVPTracer
 from refimpl.transforms.block_arrays import BlockArray
 from refimpl.transforms.jit import (
     MappedAxes,
@@ -1023,16 +1022,10 @@ def _host_data_made_array(value: Any) -> Any:
     ``vmap`` or ``jvp`` tracer still holds (an argument the body passed
     through untouched) made a new array: JAX 0.10.2's pmap always computes
     new arrays, so ``vmap(pmap(lambda x: x))(a)`` of a float64 NumPy ``a`` is
-    a float32 Array (the outer vmap would otherwise hand ``a`` itself back)."""
-    if isinstance(value, batching.BatchTracer):
-        val = _host_data_made_array(value.val)
-        return value if val is value.val else batching.BatchTracer(value._trace, val, value.bdim)
-    if isinstance(value, JVPTracer):
-        primal = _host_data_made_array(value.primal)
-        tangent = _host_data_made_array(value.tangent)
-        if primal is value.primal and tangent is value.tangent:
-            return value
-        return JVPTracer(value._trace, primal, tangent)  # type: ignore[arg-type]
+    a float32 Array (the outer vmap would otherwise hand ``a`` itself back).
+    The tracers' own protocol, as a jitted ``jnp`` function's outputs."""
+    if isinstance(value, tracing.Tracer):
+        return value._without_host_data()
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype != dtypes.float0:
         return batching.as_array(value)
     return value

@@ -162,3 +162,35 @@ def test_rule_constants_of_weak_arrays(backend, name, tangent_kind, shape):
         return api.jvp(_CONST_RULES[name](np_, lax), (x,), (t,))
 
     _check(run(ri, rnp, rlax), run(jax, jnp, jlax))
+
+
+def _host_data_programs(api, np_):
+    a = np.arange(3.0)  # float64: the user's own NumPy data
+    return {
+        # a jnp jit under vmap and jvp nested either way: every level's
+        # untouched host data comes back a new (float32) array
+        "squeeze_vmap_of_jvp": lambda: api.vmap(lambda x: api.jvp(np_.squeeze, (x,), (x,)))(a),
+        "squeeze_jvp_of_vmap": lambda: api.jvp(api.vmap(np_.squeeze), (a,), (a,)),
+        "ravel_vmap_of_jvp": lambda: api.vmap(lambda x: api.jvp(np_.ravel, (x,), (x,)))(a),
+        # asarray is no jit: under vmap it hands the user's array back, at
+        # every level below too; under jvp alone it makes arrays
+        "asarray_vmap_of_jvp": lambda: api.vmap(lambda x: api.jvp(np_.asarray, (x,), (x,)))(a),
+        "asarray_jvp_of_vmap": lambda: api.jvp(api.vmap(np_.asarray), (a,), (a,)),
+        "asarray_jvp": lambda: api.jvp(np_.asarray, (a,), (a,)),
+        # linearize forwards host data through the jits it inlines
+        "ravel_linearize": lambda: api.linearize(np_.ravel, a)[0],
+    }
+
+
+@pytest.mark.parametrize("case", list(_host_data_programs(jax, jnp)))
+def test_nested_levels_return_host_data_as_jax(backend, case):
+    ours = _host_data_programs(ri, rnp)[case]()
+    theirs = _host_data_programs(jax, jnp)[case]()
+    for a, b in zip(jax.tree.leaves(ours), jax.tree.leaves(theirs), strict=True):
+        if isinstance(b, np.ndarray):
+            assert type(a) is np.ndarray and a.dtype == b.dtype, (type(a), a, b)
+            np.testing.assert_array_equal(a, b)
+        else:
+            assert isinstance(a, ri.Array), (type(a), a)
+            assert (a.dtype, a.shape, a.weak_type) == (b.dtype, b.shape, b.weak_type)
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b))
