@@ -11,6 +11,7 @@ from refimpl import backends, dtypes, tracing, tree_util
 from refimpl.core import ShapedArray
 from refimpl.primitives.callback import VMAP_METHODS, call_host, io_callback_p, pure_callback_p
 from refimpl.primitives.elementwise import convert_element_type
+from refimpl.sharding import SingleDeviceSharding
 
 # --- host callbacks --------------------------------------------------------------------------
 
@@ -59,7 +60,8 @@ def pure_callback(
     wrong result or an exception in the callback is a ``RuntimeError``
     naming ``pure_callback``); eager calls run at once. Not
     differentiable (JAX's ValueError); ``vmap`` per ``vmap_method``
-    (refimpl.primitives.callback). ``sharding`` must be None.
+    (refimpl.primitives.callback). ``sharding``: None or a
+    ``SingleDeviceSharding``.
 
     "Pure" is a promise: the callback's results depend only on its
     arguments and it has no side effects that matter, so a call whose
@@ -73,7 +75,7 @@ def pure_callback(
         result_shape_dtypes: A pytree of ``ShapeDtypeStruct`` (anything with
             ``.shape`` and ``.dtype``) declaring the results.
         *args: Positional arguments for ``callback`` (pytrees of arrays).
-        sharding: Must be None.
+        sharding: None or a ``SingleDeviceSharding`` (the device it runs from).
         vmap_method: How ``vmap`` calls it: ``"sequential"``,
             ``"sequential_unrolled"``, ``"expand_dims"``, ``"broadcast_all"``,
             or None (vmap is then an error).
@@ -91,7 +93,8 @@ def pure_callback(
         ValueError: An unknown ``vmap_method``; differentiating through it
             (``Pure callbacks do not support JVP``); a 64-bit result dtype
             with x64 disabled (as JAX).
-        NotImplementedError: A ``sharding``, ``vmap_method=
+        NotImplementedError: A ``sharding`` other than a
+            ``SingleDeviceSharding``, ``vmap_method=
             "legacy_vectorized"``, or ``vmap`` with ``vmap_method=None``.
         RuntimeError: On pjrt, the callback raised or returned a wrong result
             inside a compiled program (the message names ``pure_callback``).
@@ -107,8 +110,7 @@ def pure_callback(
         Array([0.      , 0.841471], dtype=float32)
     """
 
-    if sharding is not None:
-        raise NotImplementedError("pure_callback: sharding is not supported by refimpl")
+    _check_sharding(sharding)
     if vmap_method is not None and vmap_method not in (*VMAP_METHODS, "legacy_vectorized"):
         raise ValueError(f"pure_callback: unknown vmap_method {vmap_method!r}")
     if vmap_method == "legacy_vectorized":
@@ -157,7 +159,7 @@ def io_callback(
             of ``result_shape_dtypes``.
         result_shape_dtypes: A pytree of ``ShapeDtypeStruct`` declaring the results.
         *args: Positional arguments for ``callback`` (pytrees of arrays).
-        sharding: Must be None.
+        sharding: None or a ``SingleDeviceSharding`` (the device it runs from).
         ordered: Whether calls must keep program order (they always do here).
         **kwargs: Keyword arguments for ``callback`` (pytrees of arrays).
 
@@ -171,7 +173,8 @@ def io_callback(
         ValueError: Differentiating through it (``IO callbacks do not support
             JVP.``); ``vmap`` of an ordered one; a 64-bit result dtype with
             x64 disabled.
-        NotImplementedError: A ``sharding``; ``vmap`` of a ``cond`` holding
+        NotImplementedError: A ``sharding`` other than a
+            ``SingleDeviceSharding``; ``vmap`` of a ``cond`` holding
             one; ``grad``/``linearize`` of a ``checkpoint`` holding one.
         Exception: ``vmap`` of a ``while`` holding an ordered one, or an
             unordered one with a batched predicate (JAX's class).
@@ -195,8 +198,7 @@ def io_callback(
         [3.0]
     """
 
-    if sharding is not None:
-        raise NotImplementedError("io_callback: sharding is not supported by refimpl")
+    _check_sharding(sharding)
     flat_callback, leaves, result_avals, result_tree = _flat_call(
         "io_callback", callback, result_shape_dtypes, args, kwargs
     )
@@ -208,6 +210,17 @@ def io_callback(
         *leaves, callback=flat_callback, result_avals=result_avals, ordered=bool(ordered)
     )
     return tree_util.tree_unflatten(result_tree, list(outs))
+
+
+def _check_sharding(sharding: Any) -> None:
+    """A callback's ``sharding`` names the device it runs from: one device is
+    what every refimpl program runs on, so a ``SingleDeviceSharding`` is
+    accepted (the callback runs on the host either way); any other is JAX
+    0.10.2's NotImplementedError."""
+    if sharding is not None and not isinstance(sharding, SingleDeviceSharding):
+        raise NotImplementedError(
+            f"pure_callback only supports SingleDeviceSharding, but got {type(sharding)}"
+        )
 
 
 def _flat_call(

@@ -205,8 +205,8 @@ def test_io_callback_errors_name_io_callback(backend):
         io_callback(lambda a: np.zeros(2, np.float32), f32, 1.0)
     with pytest.raises(TypeError, match="io_callback: callback must be callable"):
         io_callback(3, f32, 1.0)
-    with pytest.raises(NotImplementedError, match="sharding"):
-        io_callback(np.sin, f32, 1.0, sharding=ri.devices()[0])
+    with pytest.raises(NotImplementedError, match="only supports SingleDeviceSharding"):
+        io_callback(np.sin, f32, 1.0, sharding=ri.devices()[0])  # (a device, not a sharding)
     bad = ri.jit(lambda x: io_callback(lambda a: 1 / 0, f32, x), backend=backend)
     raised = ZeroDivisionError if backend == "ref" else RuntimeError
     with pytest.raises(raised, match="division by zero"):
@@ -473,3 +473,42 @@ def _another_value(default: Any) -> Any:
     if default is None:
         return "set"
     return f"{default}-other"
+
+
+@pytest.mark.parametrize("api_name", ["io_callback", "pure_callback"])
+@pytest.mark.parametrize("kind", ["single_device", "named"])
+def test_callback_sharding_as_jax(backend, api_name, kind):
+    """A SingleDeviceSharding (the device a callback runs from) is accepted,
+    eager and under jit; a NamedSharding is JAX's NotImplementedError."""
+
+    def run(api: Any) -> list:
+        f32 = api.ShapeDtypeStruct((), np.float32)
+        device = api.devices()[0]
+        mesh = api.sharding.Mesh(np.array([device]), ("x",))
+        sharding = {
+            "single_device": api.sharding.SingleDeviceSharding(device),
+            "named": api.sharding.NamedSharding(mesh, api.sharding.PartitionSpec()),
+        }[kind]
+        call = (
+            importlib.import_module(api.__name__ + ".experimental").io_callback
+            if api_name == "io_callback"
+            else api.pure_callback
+        )
+
+        def f(x):
+            return call(lambda v: np.asarray(v) * 2, f32, x, sharding=sharding)
+
+        out = []
+        for g in (f, api.jit(f)):
+            try:
+                out.append(float(g(1.5)))
+            except NotImplementedError as error:
+                out.append(str(error).split(", but")[0])
+        return out
+
+    want = run(jax)
+    with as_jax.aliased_jax(backend):
+        import jax as aliased
+
+        got = run(aliased)
+    assert got == want
