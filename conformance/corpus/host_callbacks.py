@@ -3,7 +3,7 @@
 vmap; ``debug.callback`` values and their order in and around loops and
 branches; ``io_callback``'s effects (kept unused, in order, per vmap element).
 On pjrt these are host callbacks inside the compiled program.
-Expectations are NumPy oracles and constants that JAX meets as well, so
+Expectations are NumPy oracles, constants and JAX's refusals that JAX meets as well, so
 nothing is recorded.
 """
 
@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from conformance.case import Case, fn_case, script_case
+from conformance.observe import Raises
 
 TAGS = ["host_callbacks"]
 
@@ -122,6 +123,24 @@ def _io_effects(ns: Any) -> Any:
     return seen, [np.asarray(o).tolist() for o in (*out, batched)]
 
 
+def _io_vmap_of_cond(ns: Any) -> Any:
+    """vmap of a cond whose branch holds an io_callback: JAX 0.10.2 refuses it."""
+    api, io_callback = _api(ns), _io_callback(ns)
+    spec = api.ShapeDtypeStruct((), np.float32)
+
+    def f(p, x):
+        return ns.lax_.cond(p, lambda v: io_callback(np.negative, spec, v), lambda v: v, x)
+
+    return api.vmap(f)(np.array([True, False]), np.float32([1, 2]))
+
+
+def _io_transpose(ns: Any) -> Any:
+    api, io_callback = _api(ns), _io_callback(ns)
+    spec = api.ShapeDtypeStruct((), np.float32)
+    x = np.float32(1)
+    return api.linear_transpose(lambda v: io_callback(np.negative, spec, v), x)(x)
+
+
 def cases() -> Iterator[Case]:
     yield fn_case("host_callbacks/pure_callback-jit", _top, [X], oracle=lambda x: np.cumsum(x) * 2,
                   tags=TAGS)  # fmt: skip
@@ -159,6 +178,18 @@ def cases() -> Iterator[Case]:
         "host_callbacks/debug-callback-order",
         _debug_order,
         expect=[("before", 1.0), ("while", 1.0), ("while", 2.0), ("cond", 4.0), ("after", 4.0)],
+        tags=TAGS,
+    )
+    yield script_case(
+        "host_callbacks/io-callback-vmap-of-cond",
+        _io_vmap_of_cond,
+        expect=Raises(NotImplementedError, "IO effect not supported in vmap-of-cond"),
+        tags=TAGS,
+    )
+    yield script_case(
+        "host_callbacks/io-callback-transpose",
+        _io_transpose,
+        expect=Raises(ValueError, "IO callbacks do not support transpose"),
         tags=TAGS,
     )
     yield script_case(
