@@ -2,10 +2,12 @@
 ``threefry_2x32`` (random_test checks it against the known values of the
 reference implementation) and its primitive ``threefry2x32_p``.
 
-``define_prng_impl``, ``seed_with_impl``, ``random_seed`` and the
-``*_prng_impl`` objects are JAX's PRNG implementation interface; refimpl
-has its fixed set of implementations (``impl=`` by name, docs/semantics.md
-15.1), so under ``refimpl.as_jax`` they are ``AttributeError``.
+``define_prng_impl`` makes a user's PRNG implementation one that
+``random.key(..., impl=)``, ``wrap_key_data``, ``split``, ``fold_in`` and
+every sampler dispatch on, beside refimpl's own (``impl=`` by name,
+docs/semantics.md 15.1). ``seed_with_impl``, ``random_seed`` and the
+``*_prng_impl`` objects (JAX's implementation objects) are not provided:
+under ``refimpl.as_jax`` they are ``AttributeError``.
 """
 
 from __future__ import annotations
@@ -19,8 +21,59 @@ from refimpl import numpy as _rnp
 from refimpl import tracing as _tracing
 from refimpl.primitives.prng import threefry2x32 as _threefry2x32
 from refimpl.primitives.prng import threefry2x32_p
+from refimpl.random import _keys
 
-__all__ = ["threefry2x32_p", "threefry_2x32"]
+__all__ = ["define_prng_impl", "threefry2x32_p", "threefry_2x32"]
+
+
+def define_prng_impl(
+    *,
+    key_shape: tuple[int, ...],
+    seed: _Any,
+    split: _Any,
+    random_bits: _Any,
+    fold_in: _Any,
+    name: str = "<unnamed>",
+    tag: str = "?",
+) -> _Any:
+    """A PRNG implementation of the user's functions, as JAX 0.10.2's.
+
+    Args:
+        key_shape: The key data's shape of one key: one dimension here
+            (``(n,)`` uint32 words).
+        seed: ``seed(seed) -> key data`` of an integer seed array.
+        split: ``split(key_data, shape) -> key data of shape + key_shape``.
+        random_bits: ``random_bits(key_data, bit_width, shape)`` -> unsigned
+            bits of ``bit_width`` (8, 16, 32 or 64) and ``shape``.
+        fold_in: ``fold_in(key_data, uint32 scalar) -> key data``.
+        name: The implementation's name.
+        tag: The key dtype's tag (``key<tag>``).
+
+    Returns:
+        The implementation (hashable, compared by identity): pass it as
+        ``impl=``; ``random.key_impl`` of its keys returns it.
+
+    Raises:
+        NotImplementedError: ``key_shape`` has more than one dimension.
+
+    Example:
+        >>> import numpy as np, refimpl as ri
+        >>> from refimpl.extend.random import define_prng_impl
+        >>> impl = define_prng_impl(
+        ...     key_shape=(1,),
+        ...     seed=lambda s: ri.numpy.reshape(ri.numpy.asarray(s, np.uint32), (1,)),
+        ...     split=lambda k, shape: ri.numpy.broadcast_to(k, (*shape, 1)) + 1,
+        ...     random_bits=lambda k, w, shape: ri.numpy.full(shape, k[0], np.uint32),
+        ...     fold_in=lambda k, d: k + d,
+        ...     name="counter", tag="ctr")
+        >>> k = ri.random.key(7, impl=impl)
+        >>> k.dtype, ri.random.key_data(ri.random.fold_in(k, 3))
+        (key<ctr>, Array([10], dtype=uint32))
+        >>> ri.random.key_impl(k) is impl
+        True
+    """
+    impl = _keys.PRNGImpl(key_shape, seed, split, random_bits, fold_in, name=name, tag=tag)
+    return _keys.register_impl(impl)
 
 
 def threefry_2x32(keypair: _Any, count: _Any) -> _Any:

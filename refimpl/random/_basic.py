@@ -26,6 +26,9 @@ from refimpl.random._keys import (
 
 
 def _random_bits(data: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
+    user = _keys._USER_IMPLS.get(_keys._state.active)
+    if user is not None:  # define_prng_impl's
+        return user.random_bits(data, bit_width, shape)
     if _keys._state.active in ("rbg", "unsafe_rbg"):  # XLA's generator
         _, out = lax.rng_bit_generator(data, shape, _UINT_OF_BITS[bit_width])
         return out

@@ -899,14 +899,19 @@ def _seed_data(name: str, seed: Any) -> Any:
 def PRNGKey(seed: Any, *, impl: Any = None) -> Any:  # noqa: N802 (JAX's name)
     """A raw key from an integer seed (``jax.random.PRNGKey``): ``uint32[2]``
     for threefry2x32, ``uint32[4]`` for rbg and unsafe_rbg."""
-    return _impl_seed(_check_impl("PRNGKey", impl), _seed_data("PRNGKey", seed))
+    impl = _check_impl("PRNGKey", impl)
+    halfkey = _seed_data("PRNGKey", seed)
+    return _user_seed(impl, seed) if impl in _USER_IMPLS else _impl_seed(impl, halfkey)
 
 
 def key(seed: Any, *, impl: Any = None) -> PRNGKeyArray:
     """A typed key from an integer seed (``jax.random.key``): dtype ``key<fry>``
     (threefry2x32, the default), ``key<rbg>`` or ``key<urbg>``."""
     impl = _check_impl("key", impl)
-    return _KEY_CLASSES[impl](_impl_seed(impl, _seed_data("key", seed)))
+    halfkey = _seed_data("key", seed)  # (its checks for every implementation)
+    if impl in _USER_IMPLS:
+        return _KEY_CLASSES[impl](_user_seed(impl, seed))
+    return _KEY_CLASSES[impl](_impl_seed(impl, halfkey))
 
 
 def _impl_seed(impl: str, halfkey: Any) -> Any:
@@ -1066,6 +1071,8 @@ def counter_bits(data: Any, bit_width: int, shape: tuple[int, ...]) -> Any:
 
 def _check_impl(name: str, impl: Any) -> str:
     """The implementation's canonical name (``None``: threefry2x32)."""
+    if isinstance(impl, PRNGImpl):  # (define_prng_impl's)
+        return impl.registered_name
     if impl is not None and not isinstance(impl, str):
         raise TypeError(
             f"{name}: unrecognized type {type(impl)} for specifying PRNG implementation."
@@ -1177,6 +1184,8 @@ def _split_data(data: Any, shape: tuple[int, ...]) -> Any:
     threefry hashes the counters; rbg splits each threefry half of its key;
     unsafe_rbg takes every tenth of ``10 * n`` draws of key-sized bits."""
     impl = _state.active
+    if impl in _USER_IMPLS:
+        return _USER_IMPLS[impl].split(data, shape)
     if impl in _COUNTER_HASHES:
         return _counter_split(data, shape)
     if impl == "rbg":
@@ -1216,6 +1225,8 @@ def _fold_in(kdata: Any, data: Any) -> Any:
     unsafe_rbg: the key xor the last of ten key-sized draws from the rbg key
     seeded with ``data``."""
     impl = _state.active
+    if impl in _USER_IMPLS:
+        return _USER_IMPLS[impl].fold_in(kdata, lax.convert_element_type(data, _U32))
     if impl in _COUNTER_HASHES:
         return _counter_fold_in(kdata, data)
     if impl == "rbg":
@@ -1257,9 +1268,11 @@ def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
     return _KEY_CLASSES[impl](data)
 
 
-def key_impl(keys: Any) -> str:
+def key_impl(keys: Any) -> Any:
+    """The implementation's name, or the ``define_prng_impl`` object of a user's."""
     _key_data_of("key_impl", keys, allow_batched=True)
-    return _impl_of(keys)
+    impl = _impl_of(keys)
+    return _USER_IMPLS.get(impl, impl)
 
 
 def clone(key: Any) -> Any:
@@ -1275,8 +1288,79 @@ def key_dtype(impl_spec: Any = None) -> KeyDtype:
     return _KEY_DTYPES[_check_impl("key_dtype", impl_spec)]
 
 
+# --- user-defined implementations (jax.extend.random.define_prng_impl) -----------------
+
+
+class PRNGImpl:
+    """A PRNG implementation given by its functions, as JAX 0.10.2's
+    ``define_prng_impl`` takes them: ``seed(seed) -> key data``,
+    ``split(data, shape) -> data of shape + key_shape``,
+    ``fold_in(data, uint32 scalar) -> data`` and
+    ``random_bits(data, bit_width, shape) -> unsigned bits``, on the uint32
+    key data of one key (``key_shape``). Compared by identity, as JAX's spec."""
+
+    def __init__(
+        self,
+        key_shape: tuple[int, ...],
+        seed: Any,
+        split: Any,
+        random_bits: Any,
+        fold_in: Any,
+        name: str = "<unnamed>",
+        tag: str = "?",
+    ) -> None:
+        self.key_shape = tuple(int(d) for d in key_shape)
+        self.seed, self.split, self.random_bits, self.fold_in = seed, split, random_bits, fold_in
+        self.name, self.tag = name, tag
+        self.registered_name = name
+
+    def __repr__(self) -> str:
+        return f"PRNGImpl({self.name!r}, key_shape={self.key_shape})"
+
+
+# refimpl's name of each user implementation -> the implementation
+_USER_IMPLS: dict[str, PRNGImpl] = {}
+
+
+def register_impl(impl: PRNGImpl) -> PRNGImpl:
+    """Make ``impl`` one of the implementations ``key``, ``wrap_key_data``,
+    ``split``, ``fold_in`` and every sampler dispatch on (under its name,
+    made unique when another implementation has it). Key data of one key is
+    one axis of words here, so ``key_shape`` must have one dimension."""
+    if len(impl.key_shape) != 1:
+        raise NotImplementedError(
+            f"define_prng_impl: key_shape {impl.key_shape}: refimpl's keys hold one axis of "
+            "uint32 words (a key_shape of one dimension)"
+        )
+    name = impl.name
+    if name in _IMPLS:
+        name = f"{impl.name}#{len(_USER_IMPLS)}"
+    impl.registered_name = name
+    _USER_IMPLS[name] = impl
+    _IMPLS[name] = (impl.tag, impl.key_shape[0])
+    cls = _key_class(name)
+    _KEY_CLASSES[name] = cls
+    _register_key_class(cls)
+    extended_arrays.register(cls, KeyDtype, _key_call)
+    _KEY_DTYPES[name] = KeyDtype(name)
+    return impl
+
+
+def _user_seed(impl: str, seed: Any) -> Any:
+    """A user implementation's key data of ``seed`` (an integer array)."""
+    user = _USER_IMPLS[impl]
+    data = rnp.asarray(user.seed(rnp.asarray(seed)))
+    if data.shape != user.key_shape:
+        raise TypeError(
+            f"define_prng_impl({user.name!r}): seed returned key data of shape {data.shape}, "
+            f"the implementation's key_shape is {user.key_shape}"
+        )
+    return data
+
+
 __all__ = [
     "KeyDtype",
+    "PRNGImpl",
     "PRNGKeyArray",
     "PRNGKey",
     "clone",
