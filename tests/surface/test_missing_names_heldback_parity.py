@@ -498,7 +498,7 @@ def test_callback_sharding_as_jax(backend, api_name, kind):
         def f(x):
             return call(lambda v: np.asarray(v) * 2, f32, x, sharding=sharding)
 
-        out = []
+        out: list[Any] = []
         for g in (f, api.jit(f)):
             try:
                 out.append(float(g(1.5)))
