@@ -2,7 +2,11 @@
 JAX's own tests count them: api_test.py's RematTest reads
 ``str(make_jaxpr(linearize(f, x)[1])(1.))`` and counts `` sin ``/`` cos ``/
 `` dot_`` in it, to check which values a ``checkpoint`` policy saves and which
-the backward pass recomputes, inside a scan, a cond or a jit call too.
+the backward pass recomputes, inside a scan, a cond or a jit call too;
+lax_numpy_test's testPrecision/testPreferredElementType read ``dot_general``'s
+``precision`` and ``preferred_element_type``; JaxprTest's
+test_eqn_repr_with_no_lhs reads ``jax.debug.print``'s ``debug_print``
+equation; and ``linearize(cos)``'s jaxpr negates last, as JAX's.
 
 Each program runs on JAX live and on refimpl (ref and pjrt); the counts are
 compared, not fixed numbers. The held-back run's tally is in
