@@ -29,7 +29,7 @@ Transpose (reverse mode, second half)
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -82,13 +82,14 @@ class JVPTracer(Tracer):
         # new ones, even for a function vmap would pass through (asarray);
         # a lower-level tracer is asked the same. linearize forwards such
         # values through the jits it inlines, as JAX's.
-        if self._trace.linearize:
+        trace = cast(JVPTrace, self._trace)
+        if trace.linearize:
             return self
         primal = _host_made_array(self.primal, passes_through)
         tangent = _host_made_array(self.tangent, passes_through)
         if primal is self.primal and tangent is self.tangent:
             return self
-        return JVPTracer(self._trace, primal, tangent)
+        return JVPTracer(trace, primal, tangent)
 
 
 class JVPTrace(Trace):
