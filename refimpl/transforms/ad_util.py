@@ -136,9 +136,16 @@ def constant_residual(r: Any) -> Any:
     Python number (bool, int, float, complex) as it is, as JAX 0.10.2 (its
     TypedInt/TypedFloat/TypedComplex, also under jit, scan and checkpoint).
     An int out of its canonical dtype's range stays an operand (and its
-    conversion error). NumPy data stays an operand too: JAX keeps it
-    constant only where the call is linearized directly (its TypedNdArray),
-    inside a differentiated jit, checkpoint or scan it is traced."""
+    conversion error). A NumPy scalar or 0-d array is a constant too, a 0-d
+    NumPy array of its canonical dtype (JAX's TypedNdArray: ``np.float64(4.)``
+    reaches bwd as float32 without x64), in every context. Larger NumPy
+    data stays an operand: JAX keeps it constant only where the call is
+    linearized directly; inside a differentiated jit, checkpoint or scan it
+    is traced."""
+    if isinstance(r, (np.generic, np.ndarray)):  # first: np.float64 is a float
+        if r.ndim != 0 or r.dtype.kind == "O" or r.dtype == dtypes.float0:
+            return None
+        return np.asarray(r, dtypes.canonicalize_dtype(r.dtype))
     if isinstance(r, (bool, float, complex)):
         return r
     if isinstance(r, int):

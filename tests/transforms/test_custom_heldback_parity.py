@@ -115,6 +115,45 @@ def test_custom_vjp_constant_residuals_reach_bwd_as_constants(backend, res_name,
     assert_same_as_jax(got, want)
 
 
+# NumPy scalars and 0-d arrays: JAX 0.10.2 keeps them constant in every
+# context (its TypedNdArray: a 0-d ndarray of the canonical dtype), so bwd
+# can branch on them; refimpl traced them inside a jit (TracerBoolConversionError)
+NUMPY_RESIDUALS = {
+    "np_bool": lambda: np.bool_(True),
+    "np_float32": lambda: np.float32(4.0),
+    "np_float64": lambda: np.float64(4.0),
+    "np_int64": lambda: np.int64(3),
+    "np_0d_array": lambda: np.array(3.0),
+}
+
+
+def _with_numpy_residual(n: Any, make: Any, seen: list) -> Any:
+    @n.lib.custom_vjp
+    def f(x):
+        return 2.0 * x
+
+    def bwd(r, ct):
+        seen.append((isinstance(r, np.ndarray), str(r.dtype), r.shape))
+        return (ct * 3.0 if r else ct,)  # Python reads the residual
+
+    f.defvjp(lambda x: (f(x), make()), bwd)
+    return f
+
+
+@pytest.mark.parametrize("mode", ["grad", "jit_grad", "grad_jit", "grad_checkpoint", "grad_cond"])
+@pytest.mark.parametrize("res_name", list(NUMPY_RESIDUALS))
+def test_numpy_scalar_residuals_reach_bwd_as_constants(backend, res_name, mode):
+    runs = {}
+    for n in (JAX, RI):
+        seen: list = []
+        out = MODES[mode](n, _with_numpy_residual(n, NUMPY_RESIDUALS[res_name], seen))
+        runs[n.lib.__name__] = (out, sorted(set(seen)))
+    (got, got_seen), (want, want_seen) = runs["refimpl"], runs["jax"]
+    assert want_seen and all(is_np for is_np, _, _ in want_seen)  # the oracle's premise
+    assert got_seen == want_seen
+    assert_same_as_jax(got, want)
+
+
 @pytest.mark.parametrize("mode", ["grad", "vmap_grad", "grad_vmap"])
 def test_optimize_remat_keeps_python_number_residuals(backend, mode):
     # optimize_remat traces fwd into a program: a Python-number residual is
