@@ -833,6 +833,30 @@ def _constant_residuals(ns: Any) -> Any:
     )
 
 
+def _numpy_scalar_residuals(ns: Any) -> Any:
+    """A NumPy scalar or 0-d array residual stays a constant too, a 0-d
+    NumPy array of its canonical dtype (JAX's TypedNdArray) in every
+    context: bwd can branch on it under jit(grad), grad(jit), checkpoint
+    (refimpl traced it there: TracerBoolConversionError)."""
+    api = ns.api
+
+    @api.custom_vjp
+    def f(x):
+        return 2.0 * x
+
+    def bwd(res, g):
+        flag, scale = res
+        return (g * scale if flag else g,)
+
+    f.defvjp(lambda x: (f(x), (np.bool_(True), np.float64(3.0))), bwd)
+    return (
+        api.grad(f)(1.5),
+        api.jit(api.grad(f))(1.5),
+        api.grad(api.jit(f))(1.5),
+        api.grad(api.checkpoint(f))(1.5),
+    )
+
+
 def _custom_call_binding(ns: Any) -> Any:
     """A custom_jvp call's arguments are bound to the function's signature
     before anything runs, as JAX's resolve_kwargs: a missing one is JAX's
@@ -875,6 +899,7 @@ def _jaxpr_pretty_print(ns: Any) -> Any:
 SCRIPTS.update(
     {
         "custom_vjp_constant_residuals": _constant_residuals,
+        "custom_vjp_numpy_scalar_residuals": _numpy_scalar_residuals,
         "custom_call_binds_its_arguments": _custom_call_binding,
         "jaxpr_pretty_print_and_literals": _jaxpr_pretty_print,
     }
