@@ -61,6 +61,18 @@ ROWS: list[tuple[str, Any]] = [
         "full_like/python_int_beyond_int32",
         lambda ns: ns.np_.full_like(_A.astype(np.uint32), 2**32 - 1),
     ),
+    # vander is x[:, None] ** iota(N, x.dtype): nan derivative of x ** 0 at 0,
+    # a strong result of a weak x
+    (
+        "vander/grad_at_zero_is_nan",
+        lambda ns: ns.api.grad(lambda x: ns.np_.vander(x, 3).sum())(
+            np.array([0.0, 1.0, -2.0], np.float32)
+        ),
+    ),
+    (
+        "vander/weak_input_strong",
+        lambda ns: ns.np_.vander(ns.api.lax.broadcast_in_dim(2.0, (2,), ())),
+    ),
 ]
 
 

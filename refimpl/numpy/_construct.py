@@ -302,16 +302,21 @@ def fromfunction(function: Callable[..., Any], shape: Any, *, dtype: Any = float
 
 
 def vander(x: ArrayLike, N: int | None = None, increasing: bool = False) -> Array:
-    """Columns ``x ** (N - 1), ..., x ** 0`` (reversed with ``increasing``)."""
+    """``x[:, None] ** p`` for the powers ``p = N - 1, ..., 0`` (``0, ..., N - 1``
+    with ``increasing``), as JAX 0.10.2: ``p`` is an array of x's own dtype
+    (an iota), so the result is strong, a bool ``x`` is iota's TypeError, and
+    the derivative at 0 is ``p * 0 ** (p - 1)``: nan in the ``p = 0`` column."""
     aval = aval_of(x, "vander", 0)
     if aval.ndim != 1:
         raise ValueError(f"vander: x must be 1-d, got shape {aval.shape}")
     n = aval.shape[0] if N is None else _concrete_int("vander", "N", N)
-    powers = np.arange(n)[:: 1 if increasing else -1]
-    columns = [power(x, int(p)) for p in powers]
-    if not columns:
-        return lax.broadcast_in_dim(scalar_like(x, 0), (aval.shape[0], 0), ())
-    return lax.concatenate([lax.expand_dims(c, (1,)) for c in columns], 1)
+    if n < 0:
+        raise ValueError(f"vander: N must be nonnegative, got {n}")
+    powers = lax.iota(aval.dtype, n)
+    if not increasing:
+        # N - 1 in x's dtype (NumPy's OverflowError for N = 0 of an unsigned x, as JAX's)
+        powers = lax.sub(np.array(n - 1, aval.dtype), powers)
+    return power(lax.expand_dims(x, (1,)), lax.expand_dims(powers, (0,)))
 
 
 __all__ = [

@@ -238,3 +238,28 @@ X64_CASES = {
 @pytest.mark.parametrize("name", sorted(X64_CASES))
 def test_lax_numpy_method_program_x64_modes(backend, x64_mode, name):
     _same(X64_CASES[name])
+
+
+# jnp.vander is x[:, None] ** iota(N, x.dtype) in JAX 0.10.2: a bool x is
+# iota's TypeError, the result is strong for a weak x, the derivative of the
+# power-0 column at 0 is 0 * 0 ** -1 = nan, N = 0 of an unsigned x overflows
+# (refimpl multiplied integer powers: int32 for bool, weak, 1.0, empty)
+_F = np.array([0.0, 1.0, -2.0], np.float32)
+VANDER = {
+    "bool": lambda api, np_: np_.vander(np.array([True, False, True])),
+    "bool_jit": lambda api, np_: api.jit(np_.vander)(np.array([True, False])),
+    "int_increasing": lambda api, np_: np_.vander(np.arange(4, dtype=np.int32), 3, True),
+    "weak_input": lambda api, np_: np_.vander(api.lax.broadcast_in_dim(2.0, (2,), ())),
+    "grad_at_zero": lambda api, np_: api.grad(lambda x: np_.vander(x, 3).sum())(_F),
+    "grad_at_zero_increasing": lambda api, np_: api.jit(
+        api.grad(lambda x: np_.vander(x, 4, True).sum())
+    )(_F),
+    "jacfwd_at_zero": lambda api, np_: api.jacfwd(lambda x: np_.vander(x, 3))(_F),
+    "uint8_no_columns": lambda api, np_: np_.vander(np.arange(3, dtype=np.uint8), 0),
+    "negative_N": lambda api, np_: np_.vander(np.ones(3), -1),
+}
+
+
+@pytest.mark.parametrize("name", list(VANDER))
+def test_vander_is_a_power_of_an_iota_as_jax(backend, name):
+    _same(VANDER[name])
