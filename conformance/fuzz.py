@@ -538,6 +538,12 @@ OP_LIST: list[Op] = [
        # over NaN, where refimpl's exact top-k does not (docs/semantics.md, approx_max_k)
        lambda draw, v: {"k": draw(__import__("hypothesis").strategies.integers(2, v.shape[-1]))},
        requires=("lax_.approx_max_k",)),
+    # x[:, None] ** iota(n, x.dtype) (issue 29): float pow, so inexact
+    Op("vander", 1, lambda v: _arrays(v) and v.dtype == F32,
+       lambda p, v: [Val((int(np.prod(v.shape)), p["n"]), F32, False)],
+       lambda a, p: f"ns.np_.vander(ns.np_.ravel({a[0]}), {p['n']}, {p['increasing']})",
+       lambda draw, v: {"n": draw(__import__("hypothesis").strategies.integers(0, 3)),
+                        "increasing": draw(__import__("hypothesis").strategies.booleans())}),
     Op("scan", 1, lambda v: _arrays(v) and v.dtype in (F32, BF16) and len(v.shape) >= 1,
        lambda p, v: [Val(v.shape[1:], v.dtype, False), Val(v.shape, v.dtype, False)],
        lambda a, p: (f"ns.lax_.scan(lambda c, x: (ns.np_.tanh(c + x), c * 0.5), "
