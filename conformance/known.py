@@ -268,15 +268,6 @@ KNOWN_DIFFERENCES: list[KnownDifference] = [
         differs=(r"^\[[01]\]: weak_type (True|False) != expected (True|False)$",),
     ),
     KnownDifference(
-        "ad/weak_primal_strong_tangent/vjp_jit_strong_ct",
-        "jax",
-        "A strong cotangent given to the pullback of a jitted function of a weakly typed primal: "
-        "refimpl transposes the jit's linear program once, typed by the primal (a weak input "
-        "cotangent); jax 0.10.2 traces the transpose with the cotangent it is given (a strong "
-        "input cotangent). Values and dtypes agree; only the weak flag differs.",
-        differs=(r"^\[0\]: weak_type (True|False) != expected (True|False)$",),
-    ),
-    KnownDifference(
         "ad/weak_tangent_at_jnp/linearize_where_strong_tangent",
         "jax",
         "A linearized function given a strong tangent for a weakly typed primal, through "

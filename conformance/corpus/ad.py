@@ -406,7 +406,7 @@ def cases() -> Iterator[Case]:
         "linearize_jit": lambda ns, t: _api(ns).linearize(ns.jit(_sin2(ns)), 1.0)[1](t),
         "linearize_cond": lambda ns, t: _api(ns).linearize(_cond2(ns), 1.0)[1](t),
         "vjp_jit_weak_ct": lambda ns, x: _api(ns).vjp(ns.jit(_sin2(ns)), x)[1](1.0),
-        # known.py: refimpl's cotangent is weak here, JAX's strong
+        # the transpose traced with the cotangent's own type (strong), as JAX's
         "vjp_jit_strong_ct": lambda ns, c: _api(ns).vjp(ns.jit(_sin2(ns)), 1.0)[1](c),
     }
     for name, fn in mixed.items():

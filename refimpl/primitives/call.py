@@ -150,8 +150,13 @@ def _jit_call_transpose(cts: list, *args: Any, program: Program, name: str) -> l
     # a custom_vjp bwd inside may write a Ref its fwd saved: the transposed
     # program threads the refs it touches (their values in, written ones out)
     ct_nonzero = [type(ct) is not Zero for ct in cts]
+    # traced with the cotangents' own weak types, as JAX's (a strong
+    # cotangent of a weak output gives strong input cotangents)
+    ct_weak = [
+        tracing.get_aval(ct, "jit", "cotangent").weak_type for ct in cts if type(ct) is not Zero
+    ]
     transposed, refs, written = rule_context.transpose_program(
-        program, linear, thread_refs=True, own_types=True, ct_nonzero=ct_nonzero
+        program, linear, thread_refs=True, own_types=True, ct_nonzero=ct_nonzero, ct_weak=ct_weak
     )
     outs = bind_call(
         *[a for a in args if not isinstance(a, UndefinedPrimal)],

@@ -1432,6 +1432,7 @@ def transpose_program(
     thread_refs: bool = False,
     own_types: bool = False,
     ct_nonzero: Sequence[bool] | None = None,
+    ct_weak: Sequence[bool] | None = None,
 ) -> Any:
     """The transpose of a linear Program w.r.t. its inputs marked ``linear``:
     inputs ``non-linear inputs + output cotangents``, outputs the cotangents
@@ -1450,16 +1451,25 @@ def transpose_program(
 
     ``ct_nonzero``: which output cotangents are inputs; the others are
     symbolic zeros inside, so they add no ``0 * x`` terms (as JAX's call
-    transposes: a +0 term would turn a -0 cotangent into +0). Default: all."""
+    transposes: a +0 term would turn a -0 cotangent into +0). Default: all.
+
+    ``ct_weak``: the weak types of the nonzero cotangents as given (a strong
+    cotangent of a weak output, as JAX's call transpose traces with the
+    cotangents' own types); default: the outputs' tangent types."""
     ct_nonzero = [True] * len(program.out_vars) if ct_nonzero is None else list(ct_nonzero)
     kind = "transpose_refs" if thread_refs else "transpose"
-    key = (kind, tuple(linear), own_types, tuple(ct_nonzero))
+    weak_key = None if ct_weak is None else tuple(ct_weak)
+    key = (kind, tuple(linear), own_types, tuple(ct_nonzero), weak_key)
     cache = _program_cache(program)
     if key in cache:
         return cache[key]
     nonlin_avals = [a for a, lin in zip(program.in_avals, linear, strict=True) if not lin]
     out_ct_avals = [tangent_aval(a) for a in program.out_avals]
     ct_avals = [a for a, nz in zip(out_ct_avals, ct_nonzero, strict=True) if nz]
+    if ct_weak is not None:
+        ct_avals = [a.update(weak_type=w) for a, w in zip(ct_avals, ct_weak, strict=True)]
+        it_ct = iter(ct_avals)
+        out_ct_avals = [next(it_ct) if nz else a for a, nz in zip(out_ct_avals, ct_nonzero)]
     touched: list[tuple[tuple, tuple]] = []
 
     def transpose(*args: Any) -> list[Any]:

@@ -209,14 +209,6 @@ def _claim_acosh_jvp_other_root():
         jax.config.update("jax_enable_x64", False)
 
 
-def _claim_vjp_jit_strong_cotangent():
-    f = jax.jit(lambda x: jnp.sin(x) * 2.0)
-    (ct,) = jax.vjp(f, 1.0)[1](np.float32(1))
-    assert not jax.typeof(ct).weak_type  # the cotangent's type, not the primal's
-    (ct,) = jax.vjp(f, 1.0)[1](1.0)
-    assert jax.typeof(ct).weak_type
-
-
 def _claim_linearize_where_retypes_tangent():
     f = jax.linearize(lambda x: jnp.where(x > 0, x, 0.0), 2.0)[1]
     assert jax.typeof(f(np.float32(1))).weak_type  # the primal's type, not the tangent's
@@ -362,7 +354,6 @@ JAX_CLAIMS = {
     "donation/unusable-partial-two-donated-one-output": _claim_unusable_partial,
     "donation/unusable-dtype-mismatch": _claim_unusable_dtype,
     "np.complex-derivatives/arccosh": _claim_acosh_jvp_other_root,
-    "ad/weak_primal_strong_tangent/vjp_jit_strong_ct": _claim_vjp_jit_strong_cotangent,
     "ad/weak_tangent_at_jnp/linearize_where_strong_tangent": (
         _claim_linearize_where_retypes_tangent
     ),

@@ -47,11 +47,8 @@ CASES: dict[str, Callable[[Any], Any]] = {}
 # issue names the wording)
 WORDS: dict[str, str] = {}
 # cases whose weak flags differ on purpose (values and dtypes compared):
-# docs/semantics.md section 5 (a ref holds its value strongly) and
-# 'Sub-programs' (the transpose of a jit is typed by the primal), with
-# conformance/known.py's ad/weak_primal_strong_tangent/vjp_jit_strong_ct
+# docs/semantics.md section 5 (a ref holds its value strongly)
 WEAK_KNOWN = {
-    "weak/transpose_of_jit_given_a_strong_cotangent",
     "weak/vjp_of_a_function_reading_a_ref",
 }
 
@@ -210,7 +207,7 @@ def _(L):
 
 @case("weak/transpose_of_jit_given_a_strong_cotangent")
 def _(L):
-    # runs as in JAX; the result's weak flag is a known difference (WEAK_KNOWN)
+    # runs as in JAX; the transpose is traced with the cotangent's own type
     t = L.jax.linear_transpose(L.jax.jit(lambda v: v * 3.0), 1.0)
     return t(F32(1.0)), L.jax.vjp(L.jax.jit(L.jnp.sin), 1.0)[1](F32(1.0))
 

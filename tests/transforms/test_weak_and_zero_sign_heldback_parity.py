@@ -10,6 +10,7 @@ docs/parity_audit.md).
 - asinh/acosh/atanh differentiate by JAX's jvp rules (signs of zeros of
   higher derivatives), and asinh(-0.0) is -0.0.
 - jnp.reshape hands a NumPy array or scalar to its own reshape method.
+- A jit's transpose traces with the cotangents' own weak types.
 """
 
 from __future__ import annotations
@@ -179,3 +180,35 @@ def _kind(value):
 def test_reshape_of_numpy_data_is_numpys_as_jax(backend):
     got, want = _reshapes(RJAX), _reshapes(jax)
     assert {k: _kind(v) for k, v in got.items()} == {k: _kind(v) for k, v in want.items()}
+
+
+# --- a jit's transpose: the cotangents' own weak types -------------------------
+
+_JITTED = {
+    "identity": lambda jx: lambda c: c,
+    "c * 2": lambda jx: lambda c: c * 2,
+    "sin": lambda jx: jx.numpy.sin,
+    "c + 0.0": lambda jx: lambda c: c + 0.0,
+    "scan forwarding its carry": lambda jx: (
+        lambda c: jx.lax.scan(lambda c, x: (c, c), c, jx.numpy.arange(3.0))[0]
+    ),
+}
+
+
+def _jit_pullbacks(jx, name):
+    f = jx.jit(_JITTED[name](jx))
+    out = {}
+    for primal_name, primal in (("weak", 1.0), ("strong", np.float32(1.0))):
+        for ct_name, ct in (("numpy", np.float32(2.0)), ("python", 2.0)):
+            out[f"{primal_name} primal, {ct_name} cotangent"] = jx.vjp(f, primal)[1](ct)
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(_JITTED))
+def test_jit_transpose_keeps_the_cotangents_weak_types(backend, name):
+    got, want = _jit_pullbacks(RJAX, name), _jit_pullbacks(jax, name)
+    for mode in want:
+        try:
+            _same(got[mode], want[mode])
+        except AssertionError as err:
+            raise AssertionError(f"mode {mode!r}") from err
