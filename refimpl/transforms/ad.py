@@ -1201,11 +1201,15 @@ def _value_and_grad(
             return [out, *aux_leaves]
 
         nonzero = [_differentiable(x) for x in leaves]
-        full = linearize_flat(flat_fun, leaves, nonzero)
+        # as vjp: the output tangent keeps the type its JVP computed, and the
+        # seed is a one of the output's type (JAX's _one(ans)), so a rule
+        # whose tangent is weak for a strong output gives a strong gradient
+        full = linearize_flat(flat_fun, leaves, nonzero, own_types=True)
         aux_leaves = full.primals_out[1:]
         lin = _drop_outputs(full, 1)
         value = lin.primals_out[0]
-        ct = _ones_like(lin.out_avals[0]) if lin.out_nonzero[0] else Zero(lin.out_avals[0])
+        seed = tangent_aval(_aval(value))
+        ct = _ones_like(seed) if lin.out_nonzero[0] else Zero(lin.out_avals[0])
         ct = _on_device_of(ct, value)
         cts = iter(transpose_linearized(lin, [ct]))
         grads = []
