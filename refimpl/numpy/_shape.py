@@ -147,7 +147,8 @@ def forwarding_to_numpy(reshape: Any) -> Any:
 
     def public_reshape(a: ArrayLike, shape: Any, order: str = "C", *, copy: Any = None) -> Any:
         if isinstance(a, (np.ndarray, np.generic)):
-            return a.reshape(shape, order=order)
+            own_method: Any = a.reshape  # (NumPy's stubs want a Literal order)
+            return own_method(shape, order=order)
         return reshape(a, shape, order, copy=copy)
 
     public_reshape.__name__ = public_reshape.__qualname__ = "reshape"
