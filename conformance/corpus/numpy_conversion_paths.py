@@ -76,9 +76,15 @@ ROWS: list[tuple[str, Any]] = [
     ("pickle/traced", lambda ns: ns.capture(ns.jit(lambda x: pickle.dumps(x) and x), 1.0)),
     ("asarray/array_protocol", lambda ns: ns.np_.asarray(_HostArray())),
     # jnp.reshape calls a NumPy array's (or scalar's) own method: NumPy results
-    ("reshape/numpy_forwards_to_its_method",
-     lambda ns: (ns.np_.reshape(np.arange(6.0), (3, 2)), ns.np_.reshape(np.float32(2), (1,)),
-                 ns.np_.ravel(np.arange(6.0)), ns.np_.reshape(2.0, (1,)))),
+    (
+        "reshape/numpy_forwards_to_its_method",
+        lambda ns: (
+            ns.np_.reshape(np.arange(6.0), (3, 2)),
+            ns.np_.reshape(np.float32(2), (1,)),
+            ns.np_.ravel(np.arange(6.0)),
+            ns.np_.reshape(2.0, (1,)),
+        ),
+    ),
     ("array/bytearray_ndmin", lambda ns: ns.np_.array(bytearray(b"\x2a\xf3"), ndmin=2)),
     ("asarray/memoryview", lambda ns: ns.np_.asarray(memoryview(b"\x01\x02"))),
     ("array/jax_array_protocol", lambda ns: ns.np_.array(_wrapped(ns))),

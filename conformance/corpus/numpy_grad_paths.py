@@ -32,8 +32,7 @@ ROWS: list[tuple[str, Any]] = [
     ("logaddexp/grad_inf", lambda ns: ns.api.grad(ns.np_.logaddexp, (0, 1))(float("inf"), 0.2)),
     ("logaddexp2/grad_weak", lambda ns: ns.api.grad(ns.np_.logaddexp2, (0, 1))(0.3, 0.2)),
     # JAX's asinh/acosh jvp rules: the signs of zeros and infinities of higher derivatives
-    ("arcsinh/grad_grad_at_0_is_minus_0",
-     lambda ns: ns.api.grad(ns.api.grad(ns.np_.arcsinh))(0.0)),
+    ("arcsinh/grad_grad_at_0_is_minus_0", lambda ns: ns.api.grad(ns.api.grad(ns.np_.arcsinh))(0.0)),
     ("arcsinh/of_minus_0", lambda ns: ns.np_.arcsinh(ns.np_.float32(-0.0))),
     ("arccosh/grad_grad_at_1", lambda ns: ns.api.grad(ns.api.grad(ns.np_.arccosh))(1.0)),
 ]
