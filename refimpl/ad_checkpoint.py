@@ -298,6 +298,30 @@ def _policy_split(eqns: list[Eqn], policy: Callable | None) -> tuple[list, list,
     return fwd, rec, saveable
 
 
+def _split_program(program: Program, policy: Callable) -> tuple[Program, Program, list] | None:
+    """``program`` split by the policy: the forward program also returns the
+    values the policy saves, the recomputation takes them as extra inputs
+    and recomputes the rest. None when it saves nothing."""
+    p_fwd, p_rec, p_saved = _policy_split(program.eqns, policy)
+    if not p_saved:
+        return None
+    fwd = Program(
+        in_vars=list(program.in_vars),
+        eqns=p_fwd,
+        out_vars=[*program.out_vars, *p_saved],
+        const_vars=program.const_vars,
+        consts=program.consts,
+    )
+    rec = Program(
+        in_vars=[*program.in_vars, *p_saved],
+        eqns=p_rec,
+        out_vars=list(program.out_vars),
+        const_vars=program.const_vars,
+        consts=program.consts,
+    )
+    return fwd, rec, p_saved
+
+
 def _split_scan(eqn: Eqn, policy: Callable) -> tuple[Eqn, Eqn, list] | None:
     """A scan split by the policy step by step, as JAX's scan partial
     evaluation: the forward loop also stacks, as extra ``ys``, each step's
@@ -308,27 +332,13 @@ def _split_scan(eqn: Eqn, policy: Callable) -> tuple[Eqn, Eqn, list] | None:
     its sines. None when the body saves nothing: the loop is recomputed
     whole."""
     params = eqn.params
-    body: Program = params["body"]
-    b_fwd, b_rec, b_saved = _policy_split(body.eqns, policy)
-    if not b_saved:
+    parts = _split_program(params["body"], policy)
+    if parts is None:
         return None
-    fwd_body = Program(
-        in_vars=list(body.in_vars),
-        eqns=b_fwd,
-        out_vars=[*body.out_vars, *b_saved],
-        const_vars=body.const_vars,
-        consts=body.consts,
-    )
+    fwd_body, rec_body, _ = parts
     fwd_params = dict(params, body=fwd_body)
     avals = scan_p.abstract_eval(*[a.aval for a in eqn.inputs], **fwd_params)
     stacked = [Var(a) for a in avals[len(eqn.outputs) :]]
-    rec_body = Program(
-        in_vars=[*body.in_vars, *b_saved],
-        eqns=b_rec,
-        out_vars=list(body.out_vars),
-        const_vars=body.const_vars,
-        consts=body.consts,
-    )
     rec = Eqn(scan_p, [*eqn.inputs, *stacked], list(eqn.outputs), dict(params, body=rec_body))
     fwd = Eqn(scan_p, list(eqn.inputs), [*eqn.outputs, *stacked], fwd_params)
     return fwd, rec, stacked
@@ -388,23 +398,10 @@ def _split_jit(eqn: Eqn, policy: Callable) -> tuple[Eqn, Eqn, list] | None:
     program = eqn.params.get("program")
     if not isinstance(program, Program):
         return None
-    p_fwd, p_rec, p_saved = _policy_split(program.eqns, policy)
-    if not p_saved:
+    parts = _split_program(program, policy)
+    if parts is None:
         return None
-    fwd_program = Program(
-        in_vars=list(program.in_vars),
-        eqns=p_fwd,
-        out_vars=[*program.out_vars, *p_saved],
-        const_vars=program.const_vars,
-        consts=program.consts,
-    )
-    rec_program = Program(
-        in_vars=[*program.in_vars, *p_saved],
-        eqns=p_rec,
-        out_vars=list(program.out_vars),
-        const_vars=program.const_vars,
-        consts=program.consts,
-    )
+    fwd_program, rec_program, p_saved = parts
     saved = [Var(v.aval) for v in p_saved]
     fwd = Eqn(
         jit_call_p, list(eqn.inputs), [*eqn.outputs, *saved], dict(eqn.params, program=fwd_program)
