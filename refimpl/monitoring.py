@@ -21,6 +21,7 @@ recorded: refimpl's persistent cache keeps no such statistics.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -70,8 +71,7 @@ def record_event(event: str, **kwargs: str | int) -> None:
         >>> seen
         [('/my/event', {'step': 3})]
     """
-    for listener in list(_event_listeners):
-        listener(event, **kwargs)
+    _deliver(_event_listeners, (event,), kwargs)
 
 
 def record_event_duration_secs(event: str, duration: float, **kwargs: str | int) -> None:
@@ -82,8 +82,7 @@ def record_event_duration_secs(event: str, duration: float, **kwargs: str | int)
         duration: Seconds (a float).
         **kwargs: Metadata passed on to the listeners.
     """
-    for listener in list(_duration_listeners):
-        listener(event, duration, **kwargs)
+    _deliver(_duration_listeners, (event, duration), kwargs)
 
 
 def record_event_time_span(
@@ -97,8 +96,7 @@ def record_event_time_span(
         end_time: Its end, in seconds.
         **kwargs: Metadata passed on to the listeners.
     """
-    for listener in list(_time_span_listeners):
-        listener(event, start_time, end_time, **kwargs)
+    _deliver(_time_span_listeners, (event, start_time, end_time), kwargs)
 
 
 def record_scalar(event: str, value: float | int, **kwargs: str | int) -> None:
@@ -109,8 +107,39 @@ def record_scalar(event: str, value: float | int, **kwargs: str | int) -> None:
         value: The scalar recorded.
         **kwargs: Metadata passed on to the listeners.
     """
-    for listener in list(_scalar_listeners):
-        listener(event, value, **kwargs)
+    _deliver(_scalar_listeners, (event, value), kwargs)
+
+
+# Records made inside ``listeners_after``, per thread, waiting for its end.
+_held = threading.local()
+
+
+def _deliver(listeners: list[Listener], args: tuple, kwargs: dict) -> None:
+    records = getattr(_held, "records", None)
+    if records is not None:
+        records.append((listeners, args, kwargs))
+        return
+    for listener in list(listeners):
+        listener(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def listeners_after() -> Iterator[None]:
+    """The records made inside reach their listeners when the block ends, in
+    order: a compile records its events while holding its executables' lock,
+    and a listener is user code (it may call the function being compiled),
+    so it must run after the lock is let go."""
+    if getattr(_held, "records", None) is not None:  # an outer block delivers
+        yield
+        return
+    _held.records = []
+    try:
+        yield
+    finally:
+        records, _held.records = _held.records, None
+        for listeners, args, kwargs in records:
+            for listener in list(listeners):
+                listener(*args, **kwargs)
 
 
 def register_event_listener(callback: Listener) -> None:

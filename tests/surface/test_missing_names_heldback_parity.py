@@ -614,3 +614,29 @@ def test_define_prng_impl_multi_dimensional_key_shape():
         define_prng_impl(
             key_shape=(4, 2, 7), seed=np.ones, split=None, fold_in=None, random_bits=None
         )
+
+
+def test_compile_listeners_run_after_the_compile_lock():
+    """A listener is user code: one that calls the function being compiled
+    (on the pjrt backend) finds it compiled, not a second compile nested in
+    the first under its executables' lock (which recursed, a compile per
+    call, until the listener stopped)."""
+    import refimpl as ri
+    from refimpl import monitoring
+
+    f = ri.jit(lambda x: x * 3.0, backend="pjrt")
+    compiles: list = []
+
+    def listener(event: str, duration: float, **kwargs: Any) -> None:
+        if event != monitoring.BACKEND_COMPILE_EVENT:
+            return
+        compiles.append(kwargs.get("fun_name"))
+        if len(compiles) < 5:
+            assert float(f(np.float32(2.0))) == 6.0
+
+    monitoring.register_event_duration_secs_listener(listener)
+    try:
+        assert float(f(np.float32(1.0))) == 3.0
+    finally:
+        monitoring.unregister_event_duration_listener(listener)
+    assert compiles == ["jit(<lambda>)"]

@@ -118,7 +118,8 @@ class _Executables:
     def module(self) -> Any:
         """The StableHLO module (lowered now if it was not yet)."""
         if self._module is None:
-            with self._lock:
+            # (the listeners of the lowering's events run after the lock is let go)
+            with monitoring.listeners_after(), self._lock:
                 if self._module is None:
                     with monitoring.timed(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, self._fun_name):
                         module = _lowering().lower_program(
@@ -148,7 +149,9 @@ class _Executables:
         index = index_of(device)
         executable = self._by_device.get(index)
         if executable is None:
-            with self._lock:  # two threads missing at once compile once
+            # two threads missing at once compile once; the compile's event
+            # listeners run after the lock is let go
+            with monitoring.listeners_after(), self._lock:
                 executable = self._by_device.get(index)
                 if executable is None:
                     if compilation_cache.cache_dir() is None:
