@@ -1,0 +1,48 @@
+"""A small test file written the way JAX's own test files are (``jtu.JaxTestCase``,
+absl ``parameterized``, ``jax._src`` imports), for tools/run_jax_tests.py's test.
+
+Our own code, not JAX's. Named so that pytest does not collect it: the runner
+runs it, on JAX and on refimpl. Each method's expected outcome is in its name.
+"""
+
+import jax
+import jax.numpy as jnp
+from absl.testing import absltest, parameterized
+from jax._src import core
+from jax._src import test_util as jtu
+
+config = jax.config
+
+
+class SampleTest(jtu.JaxTestCase):
+    @parameterized.parameters([1, 2])
+    def test_vmap_sum_passes(self, scale):
+        out = jax.vmap(lambda x: jnp.sum(x) * scale)(jnp.ones((3, 4)))
+        self.assertAllClose(out, 4.0 * scale * jnp.ones(3))
+
+    def test_planted_failure_fails(self):
+        self.assertAllClose(jnp.sin(0.0), 1.0)
+
+    def test_raises_passes(self):
+        with self.assertRaises(TypeError):
+            jax.jit(lambda x: x)(object())
+
+    def test_array_module_is_refimpl(self):
+        # passes on refimpl only: the runner really ran refimpl's jax.numpy
+        self.assertIn("refimpl", type(jnp.zeros(1)).__module__)
+
+    def test_internal_name_is_missing(self):
+        core.this_name_is_in_neither_jax_nor_refimpl(1)
+
+    def test_check_grads_passes(self):
+        jtu.check_grads(jnp.sin, (0.5,), order=2, modes=["fwd", "rev"])
+
+
+@jtu.with_config(jax_enable_x64=True)
+class X64Test(jtu.JaxTestCase):
+    def test_x64_mirrored_passes(self):
+        self.assertEqual(jnp.zeros(1).dtype, jnp.float64)
+
+
+if __name__ == "__main__":
+    absltest.main(testLoader=jtu.JaxTestLoader())

@@ -1,0 +1,724 @@
+"""Run one of JAX's own test files, unchanged, on refimpl (or on JAX itself).
+
+    python tools/run_jax_tests.py FILE.py [--backend ref|pjrt|jax] [-k EXPR]
+                                  [--json OUT] [--devices N] [--timeout S]
+    python tools/run_jax_tests.py --compare JAX.json REFIMPL.json [--markdown OUT]
+
+Issue 29's held-back check runs JAX's test files (``tests/random_test.py``,
+``tests/batching_test.py``, ...) against refimpl "with only call conventions
+adapted". This tool does that and writes one outcome per test method:
+``pass``, ``fail`` (an assertion failed), ``error`` (another exception),
+``skip``, or ``missing`` (the test needed a JAX-internal name refimpl has no
+equivalent for: not counted as a failure). ``--backend jax`` runs the same
+file on real JAX 0.10.2 with nothing aliased, to know which methods JAX
+itself passes; ``--compare`` lists, by class, the methods JAX passes and
+refimpl does not. Each run is best made in its own process (JAX reads
+``XLA_FLAGS`` once, at its import).
+
+How a file is run on refimpl:
+
+* Real JAX is imported first, with its test harness ``jax._src.test_util``
+  (``jtu``: ``JaxTestCase``, its assertions, ``parameterized``,
+  ``sample_product``) and ``jax._src.config``: these stay JAX's own.
+* The file is then loaded with ``jax`` and its public modules resolving to
+  refimpl (``refimpl.as_jax.MODULES``: ``jax.numpy`` -> ``refimpl.numpy``,
+  ``jax.lax``, ``jax.random``, ``jax.tree_util``, ``jax.sharding``, ...).
+* Its imports of other ``jax._src`` modules (``core``, ``prng``,
+  ``random``, ``dtypes``, ``state.types``, ...) get a stand-in whose names
+  resolve to refimpl's equivalents (:data:`INTERNAL_NAMES`, then the public
+  refimpl module of the same role, :data:`INTERNAL_MODULES`); a name with no
+  equivalent is a :class:`MissingName` when the test uses it, and that test
+  is reported ``missing``.
+* The methods run with unittest (absl's parameterized classes expand as
+  under pytest); ``-k`` selects ``Class.method`` ids as pytest's ``-k``
+  does (substrings joined by ``and``/``or``/``not``).
+
+The adaptations of call conventions, all of them:
+
+1. ``jtu.check_grads``, ``jtu.check_jvp``, ``jtu.check_vjp`` ->
+   ``refimpl.test_util``'s (JAX's call real JAX's ``jvp``/``vjp``).
+2. ``jtu.create_mesh``/``jtu.create_global_mesh`` -> ``refimpl.make_mesh``
+   with the same shape, names and axis types (JAX's builds a mesh of JAX's
+   devices); ``jax.config.parse_flags_with_absl`` (``from jax import
+   config``) -> JAX's own (the harness's flag parsing).
+3. JAX's configuration flags are mirrored into refimpl's where refimpl has
+   the flag (:data:`MIRRORED_FLAGS`): after every ``config.update``, every
+   entry and exit of a flag's context (``jtu.with_config``, the defaults
+   ``JaxTestCase.setUp`` enters, ``with config.x(v):`` in a test), refimpl's
+   value is set to JAX's. JaxTestCase's defaults
+   ``jax_numpy_dtype_promotion='strict'`` and
+   ``jax_numpy_rank_promotion='raise'`` and ``jax_enable_checks`` have no
+   refimpl flag and are not mirrored: refimpl runs with JAX's library
+   defaults ('standard', 'allow').
+4. JAX's registry ``jax._src.prng.prngs`` -> a dict, in JAX's order, of
+   implementation names to what ``refimpl.random.key_impl`` returns for a
+   key of that implementation (``random_test`` builds its cases from it at
+   import); ``jax._src.random.default_prng_impl()`` -> ``key_impl`` of a
+   key made now.
+5. ``sys.argv`` is the file alone while it is imported (its
+   ``config.parse_flags_with_absl()`` reads it).
+6. ``--devices N`` (default 4): ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
+   for JAX and ``REFIMPL_REF_NUM_DEVICES=N`` for refimpl's ref backend,
+   set before either is imported.
+7. JAX-internal modules that moved before JAX 0.10.2 (:data:`MOVED_MODULES`:
+   ``jax._src.prng`` is now ``jax._src.random.prng``, its Threefry functions
+   ``jax._src.random.threefry2x32``): on JAX too, the file's import of the
+   old module gets a stand-in that finds each name where it is now; a name
+   JAX 0.10.2 no longer has is ``missing`` there as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import importlib
+import importlib.util
+import json
+import os
+import re
+import signal
+import sys
+import time
+import types
+import unittest
+from collections.abc import Iterator
+from typing import Any
+
+# JAX-internal name -> refimpl's equivalent ("module:attribute")
+INTERNAL_NAMES: dict[str, str] = {
+    "jax._src.core.mutable_array": "refimpl.ref:new_ref",
+    "jax._src.core.new_ref": "refimpl.ref:new_ref",
+    "jax._src.core.freeze": "refimpl.ref:freeze",
+    "jax._src.core.ShapedArray": "refimpl.core_api:ShapedArray",
+    "jax._src.core.ConcretizationTypeError": "refimpl.errors:ConcretizationTypeError",
+    "jax._src.prng.PRNGKeyArray": "refimpl.random:PRNGKeyArray",
+    "jax._src.prng.PRNGImpl": "refimpl.random:PRNGImpl",
+    "jax._src.prng.KeyTy": "refimpl.random:KeyDtype",
+    "jax._src.prng.threefry_2x32": "refimpl.extend.random:threefry_2x32",
+}
+
+# JAX-internal module -> the refimpl modules looked in (in order) for a name
+# INTERNAL_NAMES does not list
+INTERNAL_MODULES: dict[str, tuple[str, ...]] = {
+    "jax._src.core": ("refimpl.core_api", "refimpl.errors", "refimpl.extend.core", "refimpl"),
+    "jax._src.prng": ("refimpl.random", "refimpl.extend.random"),
+    "jax._src.random": ("refimpl.random",),
+    "jax._src.dtypes": ("refimpl.dtypes_api",),
+    "jax._src.api": ("refimpl",),
+    "jax._src.lax.lax": ("refimpl.lax",),
+    "jax._src.numpy.lax_numpy": ("refimpl.numpy",),
+    "jax._src.tree_util": ("refimpl.tree_util",),
+    "jax._src.custom_derivatives": ("refimpl.custom_derivatives", "refimpl"),
+    "jax._src.ad_checkpoint": ("refimpl.ad_checkpoint",),
+    "jax._src.interpreters.batching": ("refimpl.interpreters.batching",),
+    "jax._src.interpreters.ad": ("refimpl.interpreters.ad",),
+}
+
+# JAX-internal modules that moved before JAX 0.10.2 -> where their names are
+# now (random_test of 2023 imports jax._src.prng; JAX 0.10.2 has
+# jax._src.random.prng and jax._src.random.threefry2x32)
+MOVED_MODULES: dict[str, tuple[str, ...]] = {
+    "jax._src.prng": (
+        "jax._src.random.prng",
+        "jax._src.random.threefry2x32",
+        "jax._src.random.core",
+    ),
+    "jax._src.random": ("jax._src.random", "jax._src.random.core", "jax._src.random.threefry2x32"),
+}
+
+# jax._src modules a test file gets as JAX's own: the test harness, the
+# installed jaxlib's version (tests compare with it in skipIf) and JAX's
+# pure-Python helpers (safe_map, safe_zip: no JAX semantics in them)
+HARNESS = ("jax._src.test_util", "jax._src.config", "jax._src.lib", "jax._src.util")
+
+# JAX flags (without "jax_") mirrored into refimpl's config of the same name
+MIRRORED_FLAGS = (
+    "enable_x64",
+    "legacy_prng_key",
+    "mutable_array_checks",
+    "default_prng_impl",
+    "disable_jit",
+    "check_tracer_leaks",
+    "traceback_filtering",
+    "explain_cache_misses",
+)
+
+OUTCOMES = ("pass", "fail", "error", "skip", "missing")
+
+
+class MissingName(AttributeError):
+    """A JAX-internal name the test used that refimpl has no equivalent for
+    (or, on JAX, that JAX 0.10.2 no longer has)."""
+
+
+def _raise_missing(qualname: str) -> Any:
+    raise MissingName(
+        f"{qualname}: JAX-internal name not found "
+        "(refimpl has no equivalent, or JAX 0.10.2 no longer has it)"
+    )
+
+
+class _MissingMeta(type):
+    """A stand-in for a missing name: any use (call, attribute, isinstance,
+    iteration) raises :class:`MissingName`; merely naming it does not, so a
+    file that only mentions the name at import still loads."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return _raise_missing(cls.__qualname__)
+
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _raise_missing(cls.__qualname__)
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return _raise_missing(cls.__qualname__)
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        return _raise_missing(cls.__qualname__)
+
+    def __iter__(cls) -> Iterator[Any]:
+        return _raise_missing(cls.__qualname__)
+
+
+def _missing(qualname: str) -> Any:
+    # named as the real object is, so that test ids built from the name
+    # (parameterized testcase_name) are JAX's
+    return _MissingMeta(qualname.rpartition(".")[2], (), {"__qualname__": qualname})
+
+
+def _resolve(spec: str) -> Any:
+    module, _, attr = spec.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _prng_registry() -> dict[str, Any]:
+    """Adaptation 4: JAX's ``prng.prngs`` as refimpl's implementations, in
+    JAX's order (the parameterized test ids number them in that order)."""
+    from jax._src.random import prng as jax_prng
+
+    import refimpl as ri
+
+    registry = {}
+    for name in jax_prng.prngs:
+        with contextlib.suppress(ValueError, TypeError):
+            registry[name] = ri.random.key_impl(ri.random.key(0, impl=name))
+    return registry
+
+
+def _default_prng_impl() -> Any:
+    """``jax._src.random.default_prng_impl()``: the implementation of a key
+    made now (what the registry holds for it)."""
+    import refimpl as ri
+
+    return ri.random.key_impl(ri.random.key(0))
+
+
+class _InternalModule(types.ModuleType):
+    """``jax._src.X`` as a test file sees it: each name from ``find``
+    (refimpl's equivalent, or JAX's own where the module moved); a name
+    ``find`` does not know is a missing-name stand-in."""
+
+    def __init__(self, name: str, find: Any) -> None:
+        super().__init__(name)
+        self.__dict__["__path__"] = []
+        self.__dict__["_find"] = find
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        qualname = f"{self.__name__}.{name}"
+        value = sys.modules.get(qualname)  # a submodule (jax._src.state.types)
+        if not isinstance(value, types.ModuleType):
+            value = self.__dict__["_find"](self.__name__, name)
+        if value is _ABSENT:
+            value = _missing(qualname)
+        self.__dict__[name] = value
+        return value
+
+
+_ABSENT = object()
+
+
+def _refimpl_equivalent(module: str, name: str) -> Any:
+    qualname = f"{module}.{name}"
+    if qualname == "jax._src.prng.prngs":
+        return _prng_registry()
+    if qualname == "jax._src.random.default_prng_impl":
+        return _default_prng_impl
+    if qualname in INTERNAL_NAMES:
+        return _resolve(INTERNAL_NAMES[qualname])
+    for target in INTERNAL_MODULES.get(module, ()):
+        found = getattr(importlib.import_module(target), name, _ABSENT)
+        if found is not _ABSENT:
+            return found
+    return _ABSENT
+
+
+# the real modules of MOVED_MODULES, found before any stand-in is installed
+_REAL_PLACES: dict[str, types.ModuleType] = {}
+
+
+def _moved_jax_name(module: str, name: str) -> Any:
+    for place in MOVED_MODULES[module]:
+        found = getattr(_REAL_PLACES.get(place), name, _ABSENT)
+        if found is not _ABSENT:
+            return found
+    return _ABSENT
+
+
+def _imported_internal_modules(source: str) -> set[str]:
+    """The ``jax._src`` modules a file imports (``from jax._src import x``
+    imports ``jax._src.x`` when it is a module)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names if a.name.startswith("jax._src"))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jax._src"):
+            names.add(node.module or "")
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+def _is_module(name: str) -> bool:
+    if name in MOVED_MODULES:
+        return True
+    try:
+        return isinstance(importlib.import_module(name), types.ModuleType)
+    except ImportError:
+        return False  # a name imported from a module (from jax._src.x import Y)
+
+
+@contextlib.contextmanager
+def _internal_stand_ins(source: str, on_refimpl: bool) -> Iterator[None]:
+    """While the file is imported: on refimpl, ``jax._src`` and the internal
+    modules it imports are stand-ins (the harness modules are JAX's own); on
+    JAX, only the modules that moved (:data:`MOVED_MODULES`)."""
+    wanted = {"jax._src"}
+    for name in _imported_internal_modules(source):
+        parts = name.split(".")
+        wanted.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
+    for place in {p for places in MOVED_MODULES.values() for p in places}:
+        with contextlib.suppress(ImportError):
+            _REAL_PLACES.setdefault(place, importlib.import_module(place))
+    stand_ins: dict[str, types.ModuleType] = {}
+    for name in sorted(wanted, key=len):
+        if name in HARNESS or not _is_module(name):
+            continue
+        if on_refimpl:
+            stand_ins[name] = _InternalModule(name, _refimpl_equivalent)
+        elif name in MOVED_MODULES:
+            stand_ins[name] = _InternalModule(name, _moved_jax_name)
+    saved = {name: sys.modules.get(name) for name in stand_ins}
+    attributes: list[tuple[types.ModuleType, str, Any]] = []
+    for name, module in stand_ins.items():
+        sys.modules[name] = module
+        parent, _, child = name.rpartition(".")
+        holder = sys.modules.get(parent)
+        if holder is not None and parent != name:
+            attributes.append((holder, child, holder.__dict__.get(child, _ABSENT)))
+            holder.__dict__[child] = module
+    try:
+        yield
+    finally:
+        for holder, child, value in reversed(attributes):
+            if value is _ABSENT:
+                holder.__dict__.pop(child, None)
+            else:
+                holder.__dict__[child] = value
+        for name, previous in saved.items():
+            if previous is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = previous
+
+
+@contextlib.contextmanager
+def _public_jax_is_refimpl(backend: str) -> Iterator[None]:
+    """``jax`` and its public modules are refimpl's (``refimpl.as_jax``);
+    the real ``jax._src`` modules stay in ``sys.modules`` for the harness."""
+    from refimpl import as_jax
+
+    real_internals = {n: m for n, m in sys.modules.items() if n.startswith("jax._src")}
+    with as_jax.aliased_jax(backend):
+        sys.modules.update(real_internals)
+        yield
+
+
+def _sync_flags() -> None:
+    """Adaptation 3: refimpl's flags take JAX's values."""
+    from jax._src import config as jax_config
+
+    import refimpl as ri
+
+    for short in MIRRORED_FLAGS:
+        try:
+            value = jax_config.config._read(f"jax_{short}")
+        except AttributeError:
+            continue
+        if short == "check_tracer_leaks":
+            value = bool(value)
+        if short == "traceback_filtering" and value is None:
+            continue
+        try:
+            if getattr(ri.config, short) != value:
+                ri.config.update(short, value)
+        except (ValueError, TypeError, NotImplementedError):
+            pass  # a value refimpl does not model: left at its own
+
+
+@contextlib.contextmanager
+def _mirrored_flags() -> Iterator[None]:
+    from jax._src import config as jax_config
+
+    manager = jax_config.StateContextManager
+    enter, exit_ = manager.__enter__, manager.__exit__
+    set_global = jax_config.State._set
+
+    def mirrored_enter(self: Any) -> Any:
+        out = enter(self)
+        _sync_flags()
+        return out
+
+    def mirrored_exit(self: Any, *exc: Any) -> Any:
+        out = exit_(self, *exc)
+        _sync_flags()
+        return out
+
+    def mirrored_set(self: Any, value: Any) -> None:
+        set_global(self, value)
+        _sync_flags()
+
+    manager.__enter__, manager.__exit__ = mirrored_enter, mirrored_exit  # type: ignore[method-assign]
+    jax_config.State._set = mirrored_set  # type: ignore[method-assign]
+    try:
+        _sync_flags()
+        yield
+    finally:
+        manager.__enter__, manager.__exit__ = enter, exit_  # type: ignore[method-assign]
+        jax_config.State._set = set_global  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def _harness_adapted() -> Iterator[None]:
+    """Adaptations 1 and 2 on JAX's ``jtu``."""
+    from jax._src import config as jax_config
+    from jax._src import test_util as jtu
+
+    import refimpl as ri
+    import refimpl.test_util as rtu
+    from refimpl import as_jax
+
+    def create_mesh(
+        mesh_shape: Any, axis_names: Any, iota_order: bool = False, axis_types: Any = None
+    ) -> Any:
+        if axis_types is None:
+            return ri.make_mesh(tuple(mesh_shape), tuple(axis_names))
+        return ri.make_mesh(tuple(mesh_shape), tuple(axis_names), axis_types=axis_types)
+
+    replaced = {
+        "check_grads": rtu.check_grads,
+        "check_jvp": rtu.check_jvp,
+        "check_vjp": rtu.check_vjp,
+        "create_mesh": create_mesh,
+        "create_global_mesh": create_mesh,
+    }
+    saved = {name: getattr(jtu, name, _ABSENT) for name in replaced}
+    for name, value in replaced.items():
+        setattr(jtu, name, value)
+    # jax.config is refimpl's translation (refimpl.as_jax); its absl flag
+    # parsing is the harness's
+    aliased_config = as_jax._CONFIG.__dict__
+    aliased_config["parse_flags_with_absl"] = jax_config.config.parse_flags_with_absl
+    try:
+        yield
+    finally:
+        aliased_config.pop("parse_flags_with_absl", None)
+        for name, before in saved.items():
+            if before is _ABSENT:
+                delattr(jtu, name)
+            else:
+                setattr(jtu, name, before)
+
+
+def _load(path: str, on_refimpl: bool) -> types.ModuleType:
+    """Import the test file as module ``jax_test_file``."""
+    with open(path) as f:
+        source = f.read()
+    spec = importlib.util.spec_from_file_location("jax_test_file", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    saved_argv = sys.argv
+    sys.argv = [path]  # adaptation 5
+    try:
+        sys.modules[spec.name] = module
+        with _internal_stand_ins(source, on_refimpl):
+            spec.loader.exec_module(module)
+    finally:
+        sys.argv = saved_argv
+    return module
+
+
+# -- selecting and running the methods
+
+
+def _matches(expr: str | None, test_id: str) -> bool:
+    """pytest's ``-k``: words are case-insensitive substrings of the id,
+    joined by ``and``, ``or``, ``not`` and parentheses."""
+    if not expr:
+        return True
+    tokens = re.findall(r"\(|\)|[^\s()]+", expr)
+    words = []
+    for token in tokens:
+        if token in ("and", "or", "not", "(", ")"):
+            words.append(token)
+        else:
+            words.append(repr(token.lower() in test_id.lower()))
+    return bool(eval(" ".join(words), {"__builtins__": {}}))  # noqa: S307 (True/False/and/or)
+
+
+def _tests(module: types.ModuleType, expr: str | None) -> list[unittest.TestCase]:
+    suite = unittest.TestLoader().loadTestsFromModule(module)
+    found: list[unittest.TestCase] = []
+
+    def walk(s: Any) -> None:
+        for t in s:
+            if isinstance(t, unittest.TestSuite):
+                walk(t)
+            elif _matches(expr, _test_id(t)):
+                found.append(t)
+
+    walk(suite)
+    return found
+
+
+def _test_id(test: unittest.TestCase) -> str:
+    return f"{type(test).__name__}.{getattr(test, '_testMethodName', str(test))}"
+
+
+def _chain(exc: BaseException | None) -> Iterator[BaseException]:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else ""
+
+
+class _Timeout(Exception):
+    """The test ran past ``--timeout`` seconds."""
+
+
+class _Recorder(unittest.TestResult):
+    """One record per test: outcome, exception class, message's first line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: dict[str, dict[str, Any]] = {}
+
+    def _put(self, test: Any, outcome: str, exc: BaseException | None = None, note: str = ""):
+        record: dict[str, Any] = {"outcome": outcome}
+        if exc is not None:
+            missing = next((e for e in _chain(exc) if isinstance(e, MissingName)), None)
+            if missing is not None:
+                record["outcome"] = "missing"
+                exc = missing
+            record["exc"] = type(exc).__name__
+            record["msg"] = _first_line(exc)
+        if note:
+            record["msg"] = note[:300]
+        key = _test_id(test) if isinstance(test, unittest.TestCase) else str(test)
+        previous = self.records.get(key)
+        if previous is None or previous["outcome"] == "pass":  # the first failure is kept
+            self.records[key] = record
+
+    def addSuccess(self, test: Any) -> None:  # noqa: N802 (unittest's names)
+        self._put(test, "pass")
+
+    def addFailure(self, test: Any, err: Any) -> None:  # noqa: N802
+        self._put(test, "fail", err[1])
+
+    def addError(self, test: Any, err: Any) -> None:  # noqa: N802
+        self._put(test, "error", err[1])
+
+    def addSkip(self, test: Any, reason: str) -> None:  # noqa: N802
+        self._put(test, "skip", note=reason)
+
+    def addExpectedFailure(self, test: Any, err: Any) -> None:  # noqa: N802
+        self._put(test, "pass")
+
+    def addUnexpectedSuccess(self, test: Any) -> None:  # noqa: N802
+        self._put(test, "fail", note="unexpected success")
+
+    def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:  # noqa: N802
+        if err is not None:
+            failed = issubclass(err[0], test.failureException)
+            self._put(test, "fail" if failed else "error", err[1])
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    if seconds <= 0 or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def alarm(signum: int, frame: Any) -> None:
+        raise _Timeout(f"ran past {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _run_tests(tests: list[unittest.TestCase], timeout: float, progress: bool) -> dict:
+    recorder = _Recorder()
+    for i, test in enumerate(tests):
+        start = time.perf_counter()
+        try:
+            with _time_limit(timeout):
+                test.run(recorder)
+        except _Timeout as e:  # raised outside the test's own try (setUp/tearDown)
+            recorder._put(test, "error", e)
+        record = recorder.records.setdefault(_test_id(test), {"outcome": "error", "msg": "?"})
+        record["seconds"] = round(time.perf_counter() - start, 3)
+        if progress:
+            print(f"[{i + 1}/{len(tests)}] {record['outcome']:7} {_test_id(test)}", flush=True)
+    return recorder.records
+
+
+def run_file(
+    path: str,
+    backend: str = "ref",
+    expr: str | None = None,
+    timeout: float = 120.0,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Run the test file's methods on ``backend`` (``ref``, ``pjrt`` or
+    ``jax``); the report: file, backend, and per test id its record."""
+    import jax  # real JAX first: its harness binds the real modules
+    from jax._src import config as jax_config  # noqa: F401
+    from jax._src import test_util as jtu  # noqa: F401
+
+    with contextlib.ExitStack() as stack:
+        on_refimpl = backend != "jax"
+        if on_refimpl:
+            stack.enter_context(_public_jax_is_refimpl(backend))
+            stack.enter_context(_harness_adapted())
+            stack.enter_context(_mirrored_flags())
+        try:
+            module = _load(path, on_refimpl)
+        except Exception as e:  # the file did not import: every test is unknown
+            missing = next((x for x in _chain(e) if isinstance(x, MissingName)), None)
+            return {
+                "file": path,
+                "backend": backend,
+                "import_error": f"{type(missing or e).__name__}: {_first_line(missing or e)}",
+                "tests": {},
+            }
+        records = _run_tests(_tests(module, expr), timeout, progress)
+    del jax
+    return {"file": path, "backend": backend, "tests": records}
+
+
+# -- comparing a refimpl run with JAX's
+
+
+def compare(jax_report: dict, ref_report: dict) -> dict[str, list[tuple[str, dict]]]:
+    """The tests JAX passes and refimpl does not pass, by class (a test
+    refimpl skips or reports ``missing`` is listed with that outcome)."""
+    by_class: dict[str, list[tuple[str, dict]]] = {}
+    for test_id, want in sorted(jax_report["tests"].items()):
+        if want["outcome"] != "pass":
+            continue
+        got = ref_report["tests"].get(test_id, {"outcome": "absent"})
+        if got["outcome"] == "pass":
+            continue
+        cls, _, method = test_id.partition(".")
+        by_class.setdefault(cls, []).append((method, got))
+    return by_class
+
+
+def summary(report: dict) -> dict[str, int]:
+    counts = dict.fromkeys(OUTCOMES, 0)
+    for record in report["tests"].values():
+        counts[record["outcome"]] = counts.get(record["outcome"], 0) + 1
+    return counts
+
+
+def markdown(jax_report: dict, ref_report: dict) -> str:
+    lines = [
+        f"### {os.path.basename(ref_report['file'])} on {ref_report['backend']}",
+        "",
+        f"JAX: {summary(jax_report)}; refimpl: {summary(ref_report)}",
+        "",
+        "| class | method | outcome | exception | message |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for cls, rows in compare(jax_report, ref_report).items():
+        for method, got in rows:
+            msg = got.get("msg", "").replace("|", "\\|")
+            lines.append(f"| {cls} | {method} | {got['outcome']} | {got.get('exc', '')} | {msg} |")
+    return "\n".join(lines) + "\n"
+
+
+def _set_devices(n: int) -> None:
+    """Adaptation 6, before JAX or refimpl is imported."""
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_force_host_platform_device_count" not in flags:
+        os.environ["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={n}".strip()
+    os.environ.setdefault("REFIMPL_REF_NUM_DEVICES", str(n))
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="tools/run_jax_tests.py", description=(__doc__ or "").split("\n")[0]
+    )
+    parser.add_argument("file", nargs="?")
+    parser.add_argument("--backend", choices=["ref", "pjrt", "jax"], default="ref")
+    parser.add_argument("-k", dest="expr", default=None)
+    parser.add_argument("--json", dest="json_out", default=None)
+    parser.add_argument("--devices", type=int, default=4)
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds per test")
+    parser.add_argument("--progress", action="store_true")
+    parser.add_argument("--compare", nargs=2, metavar=("JAX_JSON", "REFIMPL_JSON"))
+    parser.add_argument("--markdown", default=None, help="with --compare: write the table here")
+    options = parser.parse_args(argv)
+    if options.compare:
+        reports = []
+        for name in options.compare:
+            with open(name) as f:
+                reports.append(json.load(f))
+        text = markdown(*reports)
+        if options.markdown:
+            with open(options.markdown, "w") as f:
+                f.write(text)
+        print(text)
+        return 0
+    if not options.file:
+        parser.error("a test file (or --compare) is required")
+    _set_devices(options.devices)
+    report = run_file(
+        options.file, options.backend, options.expr, options.timeout, options.progress
+    )
+    if options.json_out:
+        with open(options.json_out, "w") as f:
+            json.dump(report, f, indent=1, sort_keys=True)
+    print(json.dumps({"file": options.file, "backend": options.backend, **summary(report)}))
+    if "import_error" in report:
+        print("import error:", report["import_error"])
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
