@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from refimpl import _wraps, tracing, tree_util
+from refimpl import _wraps, pytree, tracing
 from refimpl.config import config
 from refimpl.core import Atom, Eqn, Program, ShapedArray, Var, avals_str, subprograms
 from refimpl.interpreter import eval_program
@@ -94,7 +94,7 @@ def checkpoint_name(x: Any, name: str) -> Any:
     friends."""
     if not isinstance(name, str):
         raise TypeError(f"checkpoint_name: name must be a str, got {type(name).__name__}")
-    return tree_util.tree_map(lambda leaf: name_p.bind(leaf, name=name), x)
+    return pytree.tree_map(lambda leaf: name_p.bind(leaf, name=name), x)
 
 
 # --- policies -------------------------------------------------------------------------------
@@ -761,7 +761,7 @@ def checkpoint(
                     f"{len(args)} positional arguments"
                 )
         dyn = tuple(a for i, a in enumerate(args) if i not in nums)
-        all_leaves, in_tree = tree_util.tree_flatten((dyn, kwargs))
+        all_leaves, in_tree = pytree.tree_flatten((dyn, kwargs))
         # A Ref argument is not a value of the trace: the body gets the Ref
         # itself and its accesses are threaded like a closed-over ref's (JAX
         # passes Ref arguments of remat through as refs)
@@ -776,7 +776,7 @@ def checkpoint(
             full_leaves = [
                 ref_args[i] if i in ref_args else next(it_xs) for i in range(len(all_leaves))
             ]
-            dyn_args, kw = tree_util.tree_unflatten(in_tree, full_leaves)
+            dyn_args, kw = pytree.tree_unflatten(in_tree, full_leaves)
             it = iter(dyn_args)
             full = [args[i] if i in nums else next(it) for i in range(len(args))]
             # Refs made outside that the body touches are late inputs of its
@@ -785,7 +785,7 @@ def checkpoint(
                 out = fun(*full, **kw)
                 finals = scope.finish()
                 touched.append((tuple(scope.refs), scope.written_flags))
-            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_leaves, out_tree = pytree.tree_flatten(out)
             if any(type(leaf) is ref_context.Ref for leaf in out_leaves):
                 ref_context.check_no_refs(out, "checkpoint / remat")
             for i, leaf in enumerate(out_leaves):
@@ -839,7 +839,7 @@ def checkpoint(
                 differentiated=False,
                 policy=policy,
             )
-            return tree_util.tree_unflatten(out_tree, list(outs))
+            return pytree.tree_unflatten(out_tree, list(outs))
         # The touched refs' values are the last operands (read now, in the
         # enclosing context); the written ones take the last outputs.
         n_out = len(program.out_vars) - sum(written)
@@ -854,7 +854,7 @@ def checkpoint(
             ref_finals=tuple(range(n_out, len(program.out_vars))),
         )
         ref_context.write_back([r for r, w in zip(refs, written, strict=True) if w], outs[n_out:])
-        return tree_util.tree_unflatten(out_tree, list(outs[:n_out]))
+        return pytree.tree_unflatten(out_tree, list(outs[:n_out]))
 
     return remat_f
 
@@ -941,20 +941,20 @@ def _argument_names(fun: Callable, args: tuple, kwargs: dict) -> list[str]:
         values = list(args) + list(kwargs.values())
     out = []
     for name, value in zip(names, values):
-        for path, _ in tree_util.tree_flatten_with_path(value)[0]:
-            out.append(name + tree_util.keystr(path))
+        for path, _ in pytree.tree_flatten_with_path(value)[0]:
+            out.append(name + pytree.keystr(path))
     return out
 
 
 def residual_sources(fun: Callable, *args: Any, **kwargs: Any) -> list[tuple[ShapedArray, str]]:
     """``(type, source)`` of each residual of ``fun(*args, **kwargs)``'s
     linearization: an argument, a constant, a named value or an equation's output."""
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    leaves, in_tree = pytree.tree_flatten((args, kwargs))
     names = _argument_names(fun, args, kwargs)
 
     def flat_fun(*xs: Any) -> list[Any]:
-        call_args, call_kwargs = tree_util.tree_unflatten(in_tree, list(xs))
-        return tree_util.tree_leaves(fun(*call_args, **call_kwargs))
+        call_args, call_kwargs = pytree.tree_unflatten(in_tree, list(xs))
+        return pytree.tree_leaves(fun(*call_args, **call_kwargs))
 
     nonzero = [ad._differentiable(x) for x in leaves]
     avals = [tracing.get_aval(x, "saved_residuals", i) for i, x in enumerate(leaves)]

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import backends, dtypes, tracing, tree_util
+from refimpl import backends, dtypes, pytree, tracing
 from refimpl.core import ShapedArray
 from refimpl.primitives.callback import VMAP_METHODS, call_host, io_callback_p, pure_callback_p
 from refimpl.primitives.elementwise import convert_element_type
@@ -123,11 +123,11 @@ def pure_callback(
     )
     if not any(isinstance(x, tracing.Tracer) for x in leaves) and not tracing.current_builder():
         outs = call_host(flat_callback, [np.asarray(x) for x in leaves], result_avals)
-        return tree_util.tree_unflatten(result_tree, [backends.device_put(o) for o in outs])
+        return pytree.tree_unflatten(result_tree, [backends.device_put(o) for o in outs])
     outs = pure_callback_p.bind(
         *leaves, callback=flat_callback, result_avals=result_avals, vmap_method=vmap_method
     )
-    return tree_util.tree_unflatten(result_tree, list(outs))
+    return pytree.tree_unflatten(result_tree, list(outs))
 
 
 def io_callback(
@@ -205,11 +205,11 @@ def io_callback(
     if not any(isinstance(x, tracing.Tracer) for x in leaves) and not tracing.current_builder():
         values = [np.asarray(x) for x in leaves]
         outs = call_host(flat_callback, values, result_avals, "io_callback")
-        return tree_util.tree_unflatten(result_tree, [backends.device_put(o) for o in outs])
+        return pytree.tree_unflatten(result_tree, [backends.device_put(o) for o in outs])
     outs = io_callback_p.bind(
         *leaves, callback=flat_callback, result_avals=result_avals, ordered=bool(ordered)
     )
-    return tree_util.tree_unflatten(result_tree, list(outs))
+    return pytree.tree_unflatten(result_tree, list(outs))
 
 
 def _check_sharding(sharding: Any) -> None:
@@ -231,7 +231,7 @@ def _flat_call(
     result avals, the results' tree)."""
     if not callable(callback):
         raise TypeError(f"{name}: callback must be callable, got {type(callback).__name__}")
-    result_leaves, result_tree = tree_util.tree_flatten(result_shape_dtypes)
+    result_leaves, result_tree = pytree.tree_flatten(result_shape_dtypes)
     try:
         result_avals = tuple(ShapedArray(tuple(r.shape), np.dtype(r.dtype)) for r in result_leaves)
     except (AttributeError, TypeError):
@@ -241,12 +241,12 @@ def _flat_call(
         ) from None
     for k, aval in enumerate(result_avals):
         _check_result_dtype(name, aval.dtype, k, len(result_avals))
-    leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+    leaves, in_tree = pytree.tree_flatten((args, kwargs))
 
     def flat_callback(*values: Any) -> list:
-        call_args, call_kwargs = tree_util.tree_unflatten(in_tree, list(values))
+        call_args, call_kwargs = pytree.tree_unflatten(in_tree, list(values))
         outs = callback(*call_args, **call_kwargs)
-        out_leaves, out_tree = tree_util.tree_flatten(outs)
+        out_leaves, out_tree = pytree.tree_flatten(outs)
         if out_tree != result_tree:
             raise TypeError(
                 f"{name}: the callback returned structure {out_tree}, "

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing, tree_util
+from refimpl import dtypes, pytree, tracing
 from refimpl.core import Program, ShapedArray
 from refimpl.errors import UnexpectedTracerError
 from refimpl.interpreter import eval_program
@@ -107,7 +107,7 @@ def _over_devices(args, dims, call, rule, num_consts, in_tree, out_tree, name) -
     dev_dims = list(dims)
 
     def over_devices(fun: Callable[..., list], xs: list, axes: list, label: str) -> list:
-        tree = tree_util.tree_structure((tuple(xs), {}))
+        tree = pytree.tree_structure((tuple(xs), {}))
         with collectives.device_axis(axis_name, size):
             return batching._vmap_call(
                 fun, label, list(xs), tree, axes, size, 0, axis_name, device=True
@@ -124,7 +124,7 @@ def _over_devices(args, dims, call, rule, num_consts, in_tree, out_tree, name) -
                 f"custom_vmap({name}): the function closes over a value batched by an "
                 "enclosing vmap; pass it as an argument instead"
             )
-        user_batched = list(tree_util.tree_unflatten(in_tree, list(in_batched[num_consts:])))
+        user_batched = list(pytree.tree_unflatten(in_tree, list(in_batched[num_consts:])))
         # the vmap's batch axis is first: a device axis of a batched argument moved by one
         axes = [
             None if d is None else d + 1 if b else d
@@ -134,7 +134,7 @@ def _over_devices(args, dims, call, rule, num_consts, in_tree, out_tree, name) -
 
         def per_device(*ys: Any) -> list:
             out, out_batched = rule(
-                axis_size, user_batched, *tree_util.tree_unflatten(in_tree, list(ys[num_consts:]))
+                axis_size, user_batched, *pytree.tree_unflatten(in_tree, list(ys[num_consts:]))
             )
             leaves, batched = _checked_rule_output(rule, out, out_batched, out_tree)
             flags.append(batched)
@@ -155,8 +155,8 @@ def _checked_rule_output(rule, out, out_batched, out_tree) -> tuple[list, list]:
     """The leaves of a rule's ``(out, out_batched)``, checked against the
     function's output structure (JAX's errors)."""
     rule_name = getattr(rule, "__name__", "<unnamed rule>")
-    out_leaves, rule_tree = tree_util.tree_flatten(out)
-    batched_leaves, batched_tree = tree_util.tree_flatten(out_batched)
+    out_leaves, rule_tree = pytree.tree_flatten(out)
+    batched_leaves, batched_tree = pytree.tree_flatten(out_batched)
     if rule_tree != batched_tree:
         raise ValueError(
             "structure of output value and output batching specification returned by custom "
@@ -184,8 +184,8 @@ def _apply_rule(args, dims, call, rule, num_consts, in_tree, out_tree, name):
         for x, d in zip(args[num_consts:], dims[num_consts:], strict=True)
     ]
     batched = [d is not None for d in dims[num_consts:]]
-    call_args = tree_util.tree_unflatten(in_tree, leaves)
-    in_batched = list(tree_util.tree_unflatten(in_tree, batched))
+    call_args = pytree.tree_unflatten(in_tree, leaves)
+    in_batched = list(pytree.tree_unflatten(in_tree, batched))
     out, out_batched = rule(frame.size, in_batched, *call_args)
     rule_name = getattr(rule, "__name__", "<unnamed rule>")
     out_leaves, batched_leaves = _checked_rule_output(rule, out, out_batched, out_tree)
@@ -281,12 +281,12 @@ def _jvp(primals, tangents, *, call, rule, num_consts, in_tree, name, ref_writte
         n = len(ps)
 
         def primal_rule(*leaves: Any) -> list:
-            args = tree_util.tree_unflatten(in_tree, list(leaves))
+            args = pytree.tree_unflatten(in_tree, list(leaves))
             out, out_batched = rule(
-                axis_size, list(tree_util.tree_unflatten(in_tree, mutual)), *args
+                axis_size, list(pytree.tree_unflatten(in_tree, mutual)), *args
             )
             flags.append(out_batched)
-            return tree_util.tree_leaves(out)
+            return pytree.tree_leaves(out)
 
         def rule_jvp_flat(*xs: Any) -> list:
             ts_full = full(list(xs[n:]), t_avals, diff_in)
@@ -294,7 +294,7 @@ def _jvp(primals, tangents, *, call, rule, num_consts, in_tree, name, ref_writte
             return [*out_p, *only_diff(list(out_t), diff_out)]
 
         outs, dims = _vmap_unrestricted(rule_jvp_flat, [*ps, *ts], extra, axis_size)
-        out_flags = tree_util.tree_leaves(flags[0])
+        out_flags = pytree.tree_leaves(flags[0])
         m = len(out_flags)
         if m + sum(diff_out) != len(outs) or m != len(diff_out):
             raise ValueError(
@@ -431,7 +431,7 @@ class custom_vmap:  # noqa: N801  (JAX's name)
             raise AttributeError(
                 f"No batching rule defined for custom_vmap function {name} using def_vmap."
             )
-        leaves, in_tree = tree_util.tree_flatten(args)
+        leaves, in_tree = pytree.tree_flatten(args)
         avals = [tracing.get_aval(x, f"custom_vmap({name})", i) for i, x in enumerate(leaves)]
         out_trees: list[Any] = []
         touched: list[tuple[tuple, tuple]] = []
@@ -440,10 +440,10 @@ class custom_vmap:  # noqa: N801  (JAX's name)
             with ref_context.late_inputs(
                 lambda k: f"a Ref made outside custom_vmap {name}"
             ) as scope:
-                out = self.fun(*tree_util.tree_unflatten(in_tree, tracers))
+                out = self.fun(*pytree.tree_unflatten(in_tree, tracers))
                 finals = scope.finish()
                 touched.append((tuple(scope.refs), scope.written_flags))
-            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_leaves, out_tree = pytree.tree_flatten(out)
             if any(type(leaf) is ref_context.Ref for leaf in out_leaves):
                 ref_context.check_no_refs(out, f"custom_vmap {name}")
             out_trees.append(out_tree)
@@ -478,7 +478,7 @@ class custom_vmap:  # noqa: N801  (JAX's name)
         n_out = len(outs) - sum(written)
         if refs and not replaced:
             ref_context.write_back([r for r, w in zip(refs, written) if w], outs[n_out:])
-        return tree_util.tree_unflatten(out_trees[0], list(outs[:n_out]))
+        return pytree.tree_unflatten(out_trees[0], list(outs[:n_out]))
 
 
 def sequential_vmap(f: Callable[..., Any]) -> custom_vmap:
@@ -489,17 +489,17 @@ def sequential_vmap(f: Callable[..., Any]) -> custom_vmap:
 
     def rule(axis_size: int, in_batched: list, *args: Any) -> tuple[Any, Any]:
         del axis_size
-        flags = tree_util.tree_leaves(in_batched)
-        leaves, in_tree = tree_util.tree_flatten(list(args))
+        flags = pytree.tree_leaves(in_batched)
+        leaves, in_tree = pytree.tree_flatten(list(args))
         mapped = [x for x, b in zip(leaves, flags, strict=True) if b]
 
         def member(mapped_leaves: list) -> Any:
             it = iter(mapped_leaves)
             merged = [next(it) if b else x for x, b in zip(leaves, flags, strict=True)]
-            return wrapped(*tree_util.tree_unflatten(in_tree, merged))
+            return wrapped(*pytree.tree_unflatten(in_tree, merged))
 
         _, out = control_flow.scan(lambda c, xs: (c, member(xs)), None, mapped)
-        return out, tree_util.tree_map(lambda _: True, out)
+        return out, pytree.tree_map(lambda _: True, out)
 
     wrapped.def_vmap(rule)
     return wrapped

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing, tree_util
+from refimpl import dtypes, pytree, tracing, tree_util
 from refimpl.ad_checkpoint import remat_opt_fwd
 from refimpl.core import AbstractRef, Program, ShapedArray, avals_str
 from refimpl.custom_batching import forward_def
@@ -94,7 +94,26 @@ def custom_vjp_primal_tree_values(tree: Any) -> Any:
             raise TypeError(f"unexpected leaf type {type(leaf)}")
         return leaf.value
 
-    return tree_util.tree_map(value, tree, is_leaf=lambda x: type(x) is CustomVJPPrimal)
+    return pytree.tree_map(value, tree, is_leaf=lambda x: type(x) is CustomVJPPrimal)
+
+
+def _fwd_args_with_symbolic_zeros(split: Any, leaves: Sequence[Any], perturbed: Sequence[bool]):
+    """fwd's arguments under ``symbolic_zeros``: each leaf the user sees wrapped
+    in a ``CustomVJPPrimal``, as JAX's. The leaves given are physical
+    (refimpl.pytree), so a key array, one leaf to the user, is wrapped whole
+    (perturbed when its key data is)."""
+    wrapped = [CustomVJPPrimal(x, z) for x, z in zip(leaves, perturbed, strict=True)]
+
+    def whole(x: Any) -> Any:
+        if not pytree.is_extended_leaf(x):
+            return x
+        parts, treedef = pytree.tree_flatten(x)
+        if not parts or any(type(p) is not CustomVJPPrimal for p in parts):
+            return x
+        value = treedef.unflatten([p.value for p in parts])
+        return CustomVJPPrimal(value, any(p.perturbed for p in parts))
+
+    return tree_util.tree_map(whole, split.full_args(wrapped))
 
 
 def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
@@ -106,7 +125,7 @@ def zero_from_primal(val: Any, symbolic_zeros: bool = False) -> Any:
         aval = tangent_aval(tracing.get_aval(x, "zero_from_primal", 0))
         return SymbolicZero(aval) if symbolic_zeros else ad.zeros_like_aval(aval)
 
-    return tree_util.tree_map(zero, val)
+    return pytree.tree_map(zero, val)
 
 
 def _to_user_zero(x: Any) -> Any:
@@ -135,7 +154,7 @@ def _canonical_numpy(args: tuple, nondiff_argnums: Sequence[int]) -> tuple:
         return leaf
 
     return tuple(
-        arg if i in nondiff_argnums else tree_util.tree_map(canonical, arg)
+        arg if i in nondiff_argnums else pytree.tree_map(canonical, arg)
         for i, arg in enumerate(args)
     )
 
@@ -244,7 +263,7 @@ class _Split:
         self.nondiff_argnums = nondiff_argnums
         self.n_args = len(args)
         diff = tuple(args[i] for i in self.positions)
-        self.leaves, self.in_tree = tree_util.tree_flatten(diff)
+        self.leaves, self.in_tree = pytree.tree_flatten(diff)
         # Ref arguments (custom_vjp): kept out of the leaves, which are values;
         # the function and fwd get the Ref itself back in its place, and its
         # reads and writes are those of a ref made outside (late inputs)
@@ -274,7 +293,7 @@ class _Split:
         return merged
 
     def full_args(self, leaves: Sequence[Any]) -> list[Any]:
-        diff = tree_util.tree_unflatten(self.in_tree, self.with_refs(leaves))
+        diff = pytree.tree_unflatten(self.in_tree, self.with_refs(leaves))
         full: list[Any] = [None] * self.n_args
         for i, value in zip(self.nondiff_argnums, self.nondiff, strict=True):
             full[i] = value
@@ -283,7 +302,7 @@ class _Split:
         return full
 
     def diff_args(self, leaves: Sequence[Any]) -> tuple:
-        return tuple(tree_util.tree_unflatten(self.in_tree, self.with_refs(leaves)))
+        return tuple(pytree.tree_unflatten(self.in_tree, self.with_refs(leaves)))
 
     def ref_values(self) -> list[Any]:
         """The values the Ref arguments hold now."""
@@ -392,7 +411,7 @@ def _trace_primal(
                     w or id(r) in extra for r, w in zip(scope.refs, written, strict=True)
                 )
             touched.append(_Refs(tuple(scope.refs), written))
-        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out_leaves, out_tree = pytree.tree_flatten(out)
         if any(type(leaf) is ref_context.Ref for leaf in out_leaves):
             # JAX names the custom_vjp function its "primal function" (matched by regex)
             ref_context.check_no_refs(out, f"{kind} primal function {_name(fun)}")
@@ -433,7 +452,7 @@ def _jvp_traces(tree: Any) -> set[int]:
     """The differentiations (JVP traces, also below a vmap's) whose tracers
     are among ``tree``'s leaves."""
     found = set()
-    for leaf in tree_util.tree_leaves(tree):
+    for leaf in pytree.tree_leaves(tree):
         while isinstance(leaf, tracing.Tracer):
             if isinstance(leaf, ad.JVPTracer):
                 found.add(id(leaf._trace))
@@ -547,7 +566,7 @@ class _JVPRule:
         t_args = split.diff_args(tangents)
         if not owner.symbolic_zeros:
             # a key's tangent is float0[key.shape], as JAX's (not a key over float0 data)
-            t_args = ad.extended_cotangents(tree_util, t_args)
+            t_args = ad.extended_cotangents(pytree, t_args)
         assert owner.jvp is not None  # __call__ raised before binding without one
         out = owner.jvp(*split.nondiff, p_args, t_args)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
@@ -556,8 +575,8 @@ class _JVPRule:
                 f"representing primal and tangent outputs, but got {out!r:.200}."
             )
         primal_out, tangent_out = out
-        p_leaves, p_tree = tree_util.tree_flatten(primal_out)
-        t_leaves, t_tree = tree_util.tree_flatten(tangent_out, is_leaf=_is_zero)
+        p_leaves, p_tree = pytree.tree_flatten(primal_out)
+        t_leaves, t_tree = pytree.tree_flatten(tangent_out, is_leaf=_is_zero)
         t_leaves = [_from_user_zero(t) for t in t_leaves]
         if self.out_tree is None:  # the function was not traced: the rule's outputs say
             self.out_tree = p_tree
@@ -722,12 +741,12 @@ class _CustomFunction:
         )
         if not refs.n:
             outs = self._bind(captured, split.leaves, split, program, out_tree, refs)
-            return tree_util.tree_unflatten(out_tree, outs)
+            return pytree.tree_unflatten(out_tree, outs)
         ref_values = ref_context.outer_values(refs.refs, refs.written)
         outs = self._bind(captured, split.leaves + ref_values, split, program, out_tree, refs)
         n_out = len(outs) - refs.n_written
         ref_context.write_back([r for r, w in zip(refs.refs, refs.written) if w], outs[n_out:])
-        return tree_util.tree_unflatten(out_tree, outs[:n_out])
+        return pytree.tree_unflatten(out_tree, outs[:n_out])
 
     def _missing_rule(self, name: str) -> str | None:
         raise NotImplementedError
@@ -752,7 +771,7 @@ class _CustomFunction:
             # e.g. read from a Ref): the same error as the traced path's
             raise _closed_over_error(self._kind)
         outs = [trace.wrap(p, t) for p, t in zip(primals_out, tangents_out, strict=True)]
-        return tree_util.tree_unflatten(out_tree, outs)
+        return pytree.tree_unflatten(out_tree, outs)
 
     def _apply_rules(
         self, trace: ad.JVPTrace, split: _Split, primals: list, tangents: list
@@ -812,10 +831,10 @@ class custom_jvp(_CustomFunction):
                 total = (
                     contribution
                     if total is None
-                    else tree_util.tree_map(lambda a, b: a + b, total, contribution)
+                    else pytree.tree_map(lambda a, b: a + b, total, contribution)
                 )
             if total is None:
-                total = tree_util.tree_map(lambda p: p * 0, primal_out)
+                total = pytree.tree_map(lambda p: p * 0, primal_out)
             return primal_out, total
 
         self.defjvp(jvp)
@@ -918,9 +937,11 @@ class _VJPRules:
         owner, split = self.owner, self.split
         primals = [ad.user_value(p) for p in primals]
         if owner.symbolic_zeros:
-            primals = [CustomVJPPrimal(p, z) for p, z in zip(primals, perturbed, strict=True)]
+            args = _fwd_args_with_symbolic_zeros(split, primals, perturbed)
+        else:
+            args = split.full_args(primals)
         assert owner.fwd is not None  # __call__ raised before binding without one
-        out = owner.fwd(*split.full_args(primals))
+        out = owner.fwd(*args)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(
                 f"Custom VJP fwd rule {_name(owner.fwd)} for function {_name(owner.fun)} must "
@@ -931,8 +952,8 @@ class _VJPRules:
                 f"got {out!r:.200}."
             )
         primal_out, res = out
-        _check_ref_residuals(owner.fwd, split.full_args(primals), res)
-        p_leaves, p_tree = tree_util.tree_flatten(primal_out)
+        _check_ref_residuals(owner.fwd, args, res)
+        p_leaves, p_tree = pytree.tree_flatten(primal_out)
         if self.out_tree is None:  # the function was not traced: fwd's outputs say
             self.out_tree = p_tree
             self.out_avals = [tracing.get_aval(p, "custom_vjp", "fwd output") for p in p_leaves]
@@ -952,7 +973,7 @@ class _VJPRules:
                     f"types of the function's outputs; expected {aval.str_short()}, got "
                     f"{got.str_short()}."
                 )
-        res_leaves, res_tree = tree_util.tree_flatten(res)
+        res_leaves, res_tree = pytree.tree_flatten(res)
         return p_leaves, res_leaves, res_tree
 
     def bwd(self, res: list, res_tree: Any, cts: list) -> list:
@@ -970,13 +991,13 @@ class _VJPRules:
             cts = [ad.instantiate(c) for c in cts]
         cts = [_to_user_zero(c) if type(c) is Zero else ad.user_value(c) for c in cts]
         res = [r.value if type(r) is _Constant else ad.user_value(r) for r in res]
-        ct_tree = tree_util.tree_unflatten(self.out_tree, cts)
+        ct_tree = pytree.tree_unflatten(self.out_tree, cts)
         ct_tree = _key_cotangents(ct_tree)
         assert owner.bwd is not None  # __call__ raised before binding without one
-        out = owner.bwd(*split.nondiff, tree_util.tree_unflatten(res_tree, res), ct_tree)
+        out = owner.bwd(*split.nondiff, pytree.tree_unflatten(res_tree, res), ct_tree)
         n_diff = len(split.positions)
         if not isinstance(out, (tuple, list)) or len(out) != n_diff:
-            got = tree_util.tree_structure(out)
+            got = pytree.tree_structure(out)
             raise TypeError(
                 "Custom VJP bwd rule must produce an output with the same container (pytree) "
                 "structure as the args tuple of the primal function, and in particular must "
@@ -986,7 +1007,7 @@ class _VJPRules:
             )
         leaves: list[Any] = []
         for arg_ct, arg in zip(out, split.diff_args(split.leaves), strict=True):
-            arg_leaves = tree_util.tree_leaves(arg)
+            arg_leaves = pytree.tree_leaves(arg)
             if arg_ct is None:
                 leaves.extend([None] * len(arg_leaves))
                 continue
@@ -1004,11 +1025,11 @@ def _key_cotangents(tree: Any) -> Any:
         return isinstance(getattr(v, "dtype", None), dtypes.ExtendedDtype)
 
     def float0(key: Any) -> Any:
-        if any(type(d) is SymbolicZero for d in tree_util.tree_leaves(key)):
+        if any(type(d) is SymbolicZero for d in pytree.tree_leaves(key)):
             return SymbolicZero(ShapedArray(key.shape, dtypes.float0))
         return np.zeros(key.shape, dtypes.float0)
 
-    return tree_util.tree_map(lambda v: float0(v) if is_key(v) else v, tree, is_leaf=is_key)
+    return pytree.tree_map(lambda v: float0(v) if is_key(v) else v, tree, is_leaf=is_key)
 
 
 def _bwd_output_leaves(arg_ct: Any, arg: Any, n_leaves: int) -> list[Any]:
@@ -1019,26 +1040,26 @@ def _bwd_output_leaves(arg_ct: Any, arg: Any, n_leaves: int) -> list[Any]:
 
     def take(ct: Any, sub: Any) -> bool:
         if ct is None:
-            leaves.extend([None] * len(tree_util.tree_leaves(sub)))
+            leaves.extend([None] * len(pytree.tree_leaves(sub)))
         else:
             leaves.append(_from_user_zero(ct))
         # tree_map rebuilds arg_ct's containers from these results; a user
         # node's unflatten may refuse None children (JAX never rebuilds them)
         return True
 
-    places = tree_util.tree_unflatten(
-        tree_util.tree_structure(arg), [object() for _ in range(n_leaves)]
+    places = pytree.tree_unflatten(
+        pytree.tree_structure(arg), [object() for _ in range(n_leaves)]
     )
     try:
-        tree_util.tree_map(take, arg_ct, places, is_leaf=lambda x: x is None or _is_zero(x))
+        pytree.tree_map(take, arg_ct, places, is_leaf=lambda x: x is None or _is_zero(x))
     except (TypeError, ValueError):
         leaves = []
     if len(leaves) != n_leaves:
         raise TypeError(
             "Custom VJP bwd rule must produce an output with the same container (pytree) "
             f"structure as the args tuple of the primal function; got "
-            f"{tree_util.tree_structure(arg_ct, is_leaf=_is_zero)} for an argument of "
-            f"structure {tree_util.tree_structure(arg)}."
+            f"{pytree.tree_structure(arg_ct, is_leaf=_is_zero)} for an argument of "
+            f"structure {pytree.tree_structure(arg)}."
         )
     return leaves
 
@@ -1141,13 +1162,13 @@ def _custom_lin_batch(args, dims, **_):
 def _check_ref_residuals(fwd: Any, args: Any, res: Any) -> None:
     """JAX's rule: a Ref among fwd's residuals must be one of fwd's arguments
     (bwd may then write it); one made in fwd or closed over is refused."""
-    arg_refs = {id(leaf) for leaf in tree_util.tree_leaves(args) if _is_ref(leaf)}
-    for path, leaf in tree_util.tree_leaves_with_path(res):
+    arg_refs = {id(leaf) for leaf in pytree.tree_leaves(args) if _is_ref(leaf)}
+    for path, leaf in pytree.tree_leaves_with_path(res):
         if _is_ref(leaf) and id(leaf) not in arg_refs:
             raise ValueError(
                 f"custom_vjp fwd function {_name(fwd)} returned a mutable array reference of "
                 f"type {leaf.aval.str_short()} at output tree path [1]"
-                f"{tree_util.keystr(path)} that was not an argument."
+                f"{pytree.keystr(path)} that was not an argument."
             )
 
 
@@ -1256,7 +1277,7 @@ def _check_ref_aliases(fun: Callable, args: tuple, kwargs: dict) -> None:
     named += list(kwargs.items())
     seen: dict[int, str] = {}
     for name, arg in named:
-        for path, leaf in tree_util.flatten_with_path_strings(arg)[0]:
+        for path, leaf in pytree.flatten_with_path_strings(arg)[0]:
             if not _is_ref(leaf):
                 continue
             where = f"{name}{path}"
@@ -1309,7 +1330,7 @@ class custom_vjp(_CustomFunction):
 
     def _check_nondiff(self, split: _Split) -> None:
         # JAX's check: bwd runs later, outside the traces such a value lives in
-        if any(isinstance(x, tracing.Tracer) for x in tree_util.tree_leaves(split.nondiff)):
+        if any(isinstance(x, tracing.Tracer) for x in pytree.tree_leaves(split.nondiff)):
             raise UnexpectedTracerError(
                 f"Found a traced value passed as an argument to the custom_vjp function "
                 f"{_name(self.fun)} in a position indicated by nondiff_argnums as "
@@ -1338,8 +1359,10 @@ class custom_vjp(_CustomFunction):
 
             def flat(*xs: Any) -> list[Any]:
                 with ref_context.late_inputs(lambda k: f"a Ref made outside {_name(fwd)}") as scope:
-                    args = [CustomVJPPrimal(x, True) for x in xs] if symbolic_zeros else list(xs)
-                    fwd(*split.full_args(args))
+                    if symbolic_zeros:
+                        fwd(*_fwd_args_with_symbolic_zeros(split, xs, [True] * len(xs)))
+                    else:
+                        fwd(*split.full_args(list(xs)))
                     scope.finish()
                     found.update(id(r) for r, w in zip(scope.refs, scope.written_flags) if w)
                 return []
@@ -1357,14 +1380,14 @@ class custom_vjp(_CustomFunction):
         return writes
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves = tree_util.tree_leaves((args, kwargs))
+        leaves = pytree.tree_leaves((args, kwargs))
         if not any(_is_ref(leaf) for leaf in leaves):
             return super().__call__(*args, **kwargs)
         _check_ref_aliases(self.fun, args, kwargs)
         if tracing.current_builder() is not None:
             ref_context.bound_refs[0] += 1
         out = super().__call__(*args, **kwargs)
-        for leaf in tree_util.tree_leaves(out):
+        for leaf in pytree.tree_leaves(out):
             if _is_ref(leaf):  # JAX's error (a ref returned by the primal)
                 raise ValueError(
                     f"custom_vjp primal function {_name(self.fun)} returned a mutable array "
@@ -1554,8 +1577,8 @@ def _run_batched_rule(
             x if axis is None else batching.BatchTracer(trace, x, axis)
             for x, axis in zip(args, axes, strict=True)
         ]
-        return tree_util.tree_map(trace.unpack, fun(*wrapped))
-    leaves, in_tree = tree_util.tree_flatten((tuple(args), {}))
+        return pytree.tree_map(trace.unpack, fun(*wrapped))
+    leaves, in_tree = pytree.tree_flatten((tuple(args), {}))
     fresh = batching.BatchTrace(batching.AxisFrame(axis_name, size), "vmap(custom rule)")
     values, dims, _, out_tree = batching._run_batched(
         fresh, fun, "custom rule", leaves, in_tree, axes, size, axis_name
@@ -1798,9 +1821,9 @@ class _LinearTranspose:
             out_trees: list[Any] = []
 
             def flat(*leaves: Any) -> list[Any]:
-                res = tree_util.tree_unflatten(res_tree, leaves[:n_res])
-                cts = tree_util.tree_unflatten(ct_tree, leaves[n_res:])
-                out_leaves, out_tree = tree_util.tree_flatten(fun(res, cts))
+                res = pytree.tree_unflatten(res_tree, leaves[:n_res])
+                cts = pytree.tree_unflatten(ct_tree, leaves[n_res:])
+                out_leaves, out_tree = pytree.tree_flatten(fun(res, cts))
                 out_trees.append(out_tree)
                 return out_leaves
 
@@ -1828,15 +1851,15 @@ def linear_call(
             f"linear_call: fun and fun_transpose must be callable, got "
             f"{type(fun).__name__} and {type(fun_transpose).__name__}"
         )
-    res_leaves, res_tree = tree_util.tree_flatten(residual_args)
-    lin_leaves, lin_tree = tree_util.tree_flatten(linear_args)
+    res_leaves, res_tree = pytree.tree_flatten(residual_args)
+    lin_leaves, lin_tree = pytree.tree_flatten(linear_args)
     n_res = len(res_leaves)
     out_trees: list[Any] = []
 
     def flat(*leaves: Any) -> list[Any]:
-        res = tree_util.tree_unflatten(res_tree, leaves[:n_res])
-        lin = tree_util.tree_unflatten(lin_tree, leaves[n_res:])
-        out_leaves, out_tree = tree_util.tree_flatten(fun(res, lin))
+        res = pytree.tree_unflatten(res_tree, leaves[:n_res])
+        lin = pytree.tree_unflatten(lin_tree, leaves[n_res:])
+        out_leaves, out_tree = pytree.tree_flatten(fun(res, lin))
         out_trees.append(out_tree)
         return out_leaves
 
@@ -1858,7 +1881,7 @@ def linear_call(
         num_consts=len(captured),
         num_res=n_res,
     )
-    return tree_util.tree_unflatten(out_trees[0], list(outs))
+    return pytree.tree_unflatten(out_trees[0], list(outs))
 
 
 @linear_call_p.def_abstract_eval

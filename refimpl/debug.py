@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import tracing, tree_util
+from refimpl import pytree, tracing
 from refimpl.array import Array
 from refimpl.primitives.debug import debug_callback_p, debug_print_p
 
@@ -49,7 +49,7 @@ def _bind(
     """Call ``fn`` on the runtime values: at once eagerly, else through a
     callback equation (``debug_print`` with JAX's parameters ``shown``, or
     ``debug_callback``)."""
-    leaves, tree = tree_util.tree_flatten((args, kwargs))
+    leaves, tree = pytree.tree_flatten((args, kwargs))
     # debug_print's operands are JAX's: Python numbers too (literals), not only arrays
     arrays = [
         i
@@ -61,7 +61,7 @@ def _bind(
     def run(*values: Any) -> None:
         full = dict(static)
         full.update(zip(arrays, (_to_host(v) for v in values), strict=True))
-        call_args, call_kwargs = tree_util.tree_unflatten(
+        call_args, call_kwargs = pytree.tree_unflatten(
             tree, [full[i] for i in range(len(leaves))]
         )
         fn(*call_args, **call_kwargs)

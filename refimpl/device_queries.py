@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import backends, tracing, tree_util
+from refimpl import backends, pytree, tracing
 from refimpl.array import Array
 from refimpl.config import config
 
@@ -48,7 +48,7 @@ def block_until_ready(x: Any) -> Any:
         >>> ri.block_until_ready({"a": rnp.arange(3), "b": 1})
         {'a': Array([0, 1, 2], dtype=int32), 'b': 1}
     """
-    for leaf in tree_util.tree_leaves(x):
+    for leaf in pytree.tree_leaves(x):
         wait = getattr(leaf, "block_until_ready", None)
         if wait is not None and not isinstance(leaf, tracing.Tracer):
             wait()
@@ -90,7 +90,7 @@ def device_get(x: Any) -> Any:
             return np.asarray(leaf)
         return leaf
 
-    return tree_util.tree_map(get, x)
+    return pytree.tree_map(get, x)
 
 
 # --- devices -----------------------------------------------------------------------------

@@ -39,7 +39,7 @@ NUMPY_FUNCTIONS = (
     "broadcast_arrays", "append", "array", "asarray", "empty_like", "zeros_like",
     "ones_like", "full_like", "empty", "zeros", "ones", "full", "result_type",
     "transpose", "squeeze", "swapaxes", "moveaxis", "flip", "where", "equal", "not_equal",
-    "astype",
+    "astype", "shape", "ndim", "size",
 )  # fmt: skip
 LAX_FUNCTIONS = (
     "slice_in_dim", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim", "index_in_dim",

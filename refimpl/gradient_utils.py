@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import tree_util
+from refimpl import pytree
 from refimpl.callbacks import _match_weak
 from refimpl.core import Program
 from refimpl.custom_derivatives import custom_vjp
@@ -81,7 +81,7 @@ class _VjpResidual:
         self.float0_mask = float0_mask
 
 
-tree_util.register_pytree_node(
+pytree.register_pytree_node(
     _VjpResidual,
     lambda r: (r.consts, (r.rule, r.n_args, r.float0_mask)),
     lambda aux, consts: _VjpResidual(aux[0], aux[1], list(consts), aux[2]),
@@ -144,7 +144,7 @@ def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
 
     def fwd(*args: Any) -> Any:
         value, rule = split(args)
-        leaves, tree = tree_util.tree_flatten(value)
+        leaves, tree = pytree.tree_flatten(value)
         avals = [typeof(v) for v in leaves]
         # the cotangent has the value's tangent type, as JAX traces the rule:
         # a float leaf's type, weak type included (JAX's seed for a weakly
@@ -154,14 +154,14 @@ def custom_gradient(fun: Callable[..., Any]) -> Callable[..., Any]:
         def dense_rule(*dense: Any) -> Any:
             given = iter(dense)
             full = [np.zeros(a.shape, float0) if z else next(given) for a, z in zip(avals, mask)]
-            return rule(tree_util.tree_unflatten(tree, full))
+            return rule(pytree.tree_unflatten(tree, full))
 
         example = [_ShapeDtype(a) for a, z in zip(avals, mask) if not z]
         converted, consts = closure_convert(dense_rule, *example)
         return value, _VjpResidual(converted, len(args), consts, mask)
 
     def bwd(residual: _VjpResidual, ct: Any) -> tuple:
-        ct_leaves = tree_util.tree_leaves(ct)
+        ct_leaves = pytree.tree_leaves(ct)
         dense = [c for c, z in zip(ct_leaves, residual.float0_mask, strict=True) if not z]
         cts = residual.rule(*dense, *residual.consts)
         n_args = residual.n_args
@@ -253,7 +253,7 @@ def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callab
                 f"{len(consts)} constants, got {len(args_and_consts)} values"
             )
         args, closed = args_and_consts[:n_args], args_and_consts[n_args:]
-        leaves, tree = tree_util.tree_flatten((tuple(args), {}))
+        leaves, tree = pytree.tree_flatten((tuple(args), {}))
         if tree != in_tree:
             raise TypeError(
                 f"closure_convert({jitted.__name__}): arguments have structure {tree}, "
@@ -261,7 +261,7 @@ def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callab
             )
         leaves = [_match_weak(x, v.aval) for x, v in zip(leaves, program.in_vars[len(closed) :])]
         outs = jit_call_p.bind(*closed, *leaves, program=program, name=jitted.__name__)
-        return tree_util.tree_unflatten(entry.out_tree, outs)
+        return pytree.tree_unflatten(entry.out_tree, outs)
 
     return converted, consts
 

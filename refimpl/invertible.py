@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing, tree_util
+from refimpl import dtypes, pytree, tracing
 from refimpl.core import Eqn, Literal, Program, ShapedArray, avals_str
 from refimpl.interpreter import eval_program
 from refimpl.primitives import elementwise as ew
@@ -421,14 +421,14 @@ def _call_ivjp(eqn: Eqn, in_values: list, out_values: list, out_cts: list) -> tu
         ad.zeros_like_aval(tangent_aval(v.aval)) if ct is None or type(ct) is Zero else ct
         for ct, v in zip(out_cts, eqn.outputs, strict=True)
     ]
-    user_ins = tree_util.tree_unflatten(
+    user_ins = pytree.tree_unflatten(
         in_tree, [None if x is None else ad.user_value(x) for x in in_values]
     )
     assert owner.ivjp is not None  # custom_ivjp.__call__ binds only once defivjp gave it
     result = owner.ivjp(
         user_ins,
-        tree_util.tree_unflatten(out_tree, [ad.user_value(o) for o in out_values]),
-        tree_util.tree_unflatten(out_tree, [ad.user_value(c) for c in cts]),
+        pytree.tree_unflatten(out_tree, [ad.user_value(o) for o in out_values]),
+        pytree.tree_unflatten(out_tree, [ad.user_value(c) for c in cts]),
     )
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise TypeError(
@@ -436,8 +436,8 @@ def _call_ivjp(eqn: Eqn, in_values: list, out_values: list, out_cts: list) -> tu
             f"pair (inputs, input_cotangents), got {result!r:.200}"
         )
     ins, in_cts = result
-    ins_leaves = tree_util.tree_leaves(ins)
-    ct_leaves = tree_util.tree_leaves(in_cts)
+    ins_leaves = pytree.tree_leaves(ins)
+    ct_leaves = pytree.tree_leaves(in_cts)
     if len(ins_leaves) != len(eqn.inputs) or len(ct_leaves) != len(eqn.inputs):
         raise TypeError(
             f"custom_ivjp: ivjp must return {len(eqn.inputs)} inputs and {len(eqn.inputs)} "
@@ -491,7 +491,7 @@ class custom_ivjp:  # noqa: N801 -- JAX's spelling
             )
         if not tracing.is_tracing():
             return self.fun(*args)
-        leaves, in_tree = tree_util.tree_flatten(tuple(args))
+        leaves, in_tree = pytree.tree_flatten(tuple(args))
         program, captured, out_tree = _trace(self.fun, leaves, in_tree, "custom_ivjp")
         if captured:
             raise TypeError(
@@ -501,7 +501,7 @@ class custom_ivjp:  # noqa: N801 -- JAX's spelling
         outs = custom_ivjp_call_p.bind(
             *leaves, program=program, rule=self, in_tree=in_tree, out_tree=out_tree
         )
-        return tree_util.tree_unflatten(out_tree, list(outs))
+        return pytree.tree_unflatten(out_tree, list(outs))
 
 
 def _refusing_writes(name: str, fun: Callable) -> Any:
@@ -520,8 +520,8 @@ def _trace(fun: Callable, leaves: list, in_tree: Any, name: str) -> tuple[Progra
 
     def flat_fun(*xs: Any) -> list[Any]:
         with _refusing_writes(name, fun):
-            out = fun(*tree_util.tree_unflatten(in_tree, list(xs)))
-        out_leaves, out_tree = tree_util.tree_flatten(out)
+            out = fun(*pytree.tree_unflatten(in_tree, list(xs)))
+        out_leaves, out_tree = pytree.tree_flatten(out)
         out_trees.append(out_tree)
         return out_leaves
 
@@ -541,8 +541,8 @@ def _trace_hoisting_arrays(fun: Callable, leaves: list, in_tree: Any) -> tuple:
 
     def flat_fun(*xs: Any) -> list[Any]:
         with _refusing_writes("invertible", fun):
-            out = fun(*tree_util.tree_unflatten(in_tree, list(xs)))
-        out_leaves, out_tree = tree_util.tree_flatten(out)
+            out = fun(*pytree.tree_unflatten(in_tree, list(xs)))
+        out_leaves, out_tree = pytree.tree_flatten(out)
         out_trees.append(out_tree)
         return out_leaves
 
@@ -613,9 +613,9 @@ def invertible(fun: Callable) -> Callable:
     def invertible_f(*args: Any) -> Any:
         if not tracing.is_tracing():
             return fun(*args)
-        leaves, in_tree = tree_util.tree_flatten(tuple(args))
+        leaves, in_tree = pytree.tree_flatten(tuple(args))
         program, kept, out_tree = _trace_hoisting_arrays(fun, leaves, in_tree)
         outs = invertible_p.bind(*kept, *leaves, program=program, num_consts=len(kept))
-        return tree_util.tree_unflatten(out_tree, list(outs))
+        return pytree.tree_unflatten(out_tree, list(outs))
 
     return invertible_f

@@ -62,7 +62,7 @@ from typing import Any, cast
 import numpy as np
 
 import refimpl.numpy as rnp
-from refimpl import backends, traceback_util, tracing, tree_util
+from refimpl import backends, pytree, traceback_util, tracing
 from refimpl.core import AbstractRef, ShapedArray
 from refimpl.lax import convert_element_type
 from refimpl.primitives import ref_context
@@ -591,7 +591,7 @@ def _indexed_shape(ref: Ref, idx: Any) -> tuple[int, ...] | None:
 
 def _jit_eval_shape(ref: Ref, idx: Any) -> tuple[int, ...]:
     aval = _aval_of_value(ref._value)
-    leaves, tree = tree_util.tree_flatten(idx)
+    leaves, tree = pytree.tree_flatten(idx)
     traced = [leaf for leaf in leaves if _is_tracer(leaf)]
     struct = ShapeDtypeStruct(aval.shape, aval.dtype)
     if not traced:
@@ -674,7 +674,7 @@ def check_no_refs(
 ) -> None:
     """JAX's error for a ref among a traced function's outputs; ``arg_paths``
     names the Ref arguments (by id) for JAX's note on where the ref came from."""
-    paths = tree_util.flatten_with_path_strings(out)[0]
+    paths = pytree.flatten_with_path_strings(out)[0]
     for path, leaf in paths:
         if isinstance(leaf, Ref):
             if arg_paths and id(leaf) in arg_paths:
@@ -731,7 +731,7 @@ def closes_over_any(fun: Any, ids: builtins.set[int]) -> bool:
             if id(value) in ids:
                 return True
         elif isinstance(value, (list, tuple, dict)) and any(
-            id(leaf) in ids for leaf in tree_util.tree_leaves(value)
+            id(leaf) in ids for leaf in pytree.tree_leaves(value)
         ):
             return True
     return False
@@ -745,7 +745,7 @@ def _closed_over(fun: Any) -> list[Any]:
     found = []
     for cell in cells:
         try:
-            found.extend(tree_util.tree_leaves(cell.cell_contents))
+            found.extend(pytree.tree_leaves(cell.cell_contents))
         except (ValueError, TypeError):
             continue
     names = getattr(getattr(fun, "__code__", None), "co_names", ())

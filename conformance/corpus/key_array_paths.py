@@ -368,6 +368,24 @@ def _extend_threefry_2x32(ns: Any) -> Any:
     ]
 
 
+
+def _key_arrays_are_tree_leaves(ns: Any) -> Any:
+    # JnpWithKeyArrayTest's reference paths: tree_map hands over whole key arrays
+    api = _api(ns)
+    tu, k6 = api.tree_util, _keys(api, 6, (2, 3))
+    tree = {"a": k6, "b": [k6[0], 1.0]}
+    ones = tu.tree_map(lambda k: api.numpy.ones(k.shape), (k6, k6[1]))
+    data = tu.tree_map(lambda k: api.random.key_data(k), [k6[:, 1:]])
+    jitted = ns.jit(lambda t: tu.tree_map(lambda k: api.numpy.zeros(k.shape), t))([k6])
+    return [
+        len(tu.tree_leaves(tree)),
+        tu.tree_structure(k6).num_leaves,
+        api.numpy.shape(k6),
+        *ones,
+        *data,
+        *jitted,
+    ]
+
 ROWS: list[tuple[str, Any]] = [
     ("extend_threefry_2x32", _extend_threefry_2x32),
     ("too_many_key_indices", _too_many_key_indices),
@@ -395,6 +413,7 @@ ROWS: list[tuple[str, Any]] = [
     ("permutation_range_axis", _permutation_range_axis),
     ("categorical_array_axis", _categorical_array_axis),
     ("array_uint32_python_ints", _array_uint32_python_ints),
+    ("key_arrays_are_tree_leaves", _key_arrays_are_tree_leaves),
 ]
 
 

@@ -47,7 +47,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from refimpl import tracing, tree_util
+from refimpl import pytree, tracing
 from refimpl.config import config
 from refimpl.traceback_util import api_boundary
 
@@ -301,7 +301,7 @@ def _specialize(function: Callable[..., Any], args: tuple, kwargs: dict) -> Call
         call_kwargs = dict(static_kwargs, **{n: next(it) for n in names})
         try:
             out = function(*call_args, **call_kwargs)
-            for leaf in tree_util.tree_leaves(out):
+            for leaf in pytree.tree_leaves(out):
                 if not isinstance(leaf, tracing.Tracer) or any(leaf is o for o in operands):
                     raise _NotFast(function.__name__)
         except Exception:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from refimpl import backends, tracing, tree_util
+from refimpl import backends, pytree, tracing
 from refimpl.config import config
 from refimpl.sharding import PartitionSpec, Sharding
 from refimpl.transforms import sharded
@@ -144,25 +144,25 @@ def device_put(
         return _put_per_prefix(x, device, donate, may_alias)
     if isinstance(device, (Sharding, PartitionSpec)):
         sharding = sharded.as_sharding(device, "device_put", "device")
-        leaves, tree = tree_util.tree_flatten(x)
+        leaves, tree = pytree.tree_flatten(x)
         for i, leaf in enumerate(leaves):  # check every leaf before changing any
             aval = tracing.get_aval(leaf, "device_put", f"{i} of x")
             sharded.check_against(sharding, aval.shape, "device_put")
         if donate:
             _check_donated_once(leaves)
         alias = may_alias is None or may_alias
-        return tree_util.tree_unflatten(
+        return pytree.tree_unflatten(
             tree,
             [sharded.put_sharded(leaf, sharding, donate=donate, alias=alias) for leaf in leaves],
         )
     target = _target_backend(device)
-    leaves, tree = tree_util.tree_flatten(x)
+    leaves, tree = pytree.tree_flatten(x)
     for i, leaf in enumerate(leaves):  # check every leaf before changing any
         tracing.get_aval(leaf, "device_put", f"{i} of x")  # the deleted-array error comes here
     if donate:
         _check_donated_once(leaves)
     alias = may_alias is None or may_alias
-    return tree_util.tree_unflatten(
+    return pytree.tree_unflatten(
         tree, [_put_leaf(leaf, device, target, donate, alias) for leaf in leaves]
     )
 
@@ -178,8 +178,8 @@ def _is_one_target(d: Any) -> bool:
 
 def _is_device_tree(device: Any) -> bool:
     """A pytree of targets (``(s1, (s2, s3))``), not one target."""
-    return not _is_one_target(device) and not tree_util.treedef_is_leaf(
-        tree_util.tree_structure(device, is_leaf=_is_one_target)
+    return not _is_one_target(device) and not pytree.treedef_is_leaf(
+        pytree.tree_structure(device, is_leaf=_is_one_target)
     )
 
 
@@ -188,17 +188,17 @@ def _put_per_prefix(x: Any, device: Any, donate: bool, may_alias: bool | None) -
     JAX 0.10.2, a tree prefix of ``x`` whose every target places the subtree
     of ``x`` at its position (``device_put((a, (b, c)), (s1, s2))`` puts ``b``
     and ``c`` by ``s2``)."""
-    targets, spec = tree_util.tree_flatten(device, is_leaf=_is_one_target)
+    targets, spec = pytree.tree_flatten(device, is_leaf=_is_one_target)
     try:
         subtrees = spec.flatten_up_to(x)
     except ValueError:
         raise ValueError(  # JAX 0.10.2's words
             "device_put device specification must be a tree prefix of the corresponding "
             f"value; got specification {device!r} for value tree "
-            f"{tree_util.tree_structure(x)!r}."
+            f"{pytree.tree_structure(x)!r}."
         ) from None
     if donate:  # one array donated twice would be gone before its second use
-        _check_donated_once(tree_util.tree_leaves(x))
+        _check_donated_once(pytree.tree_leaves(x))
     return spec.unflatten(
         [
             device_put(sub, target, donate=donate, may_alias=may_alias)

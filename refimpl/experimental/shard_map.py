@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from refimpl import _wraps, tracing, tree_util
+from refimpl import _wraps, pytree, tracing
 from refimpl.primitives import structural
 from refimpl.sharding import Mesh, NamedSharding, PartitionSpec, get_mesh
 from refimpl.transforms import pmap as _pmap
@@ -132,7 +132,7 @@ def shard_map(
                 f"shard_map({name}): in_specs must be given (inferring them from the "
                 "arguments' shardings is not provided)"
             )
-        leaves = tree_util.tree_leaves(args)
+        leaves = pytree.tree_leaves(args)
         backend = sharded.spmd_backend_of(the_mesh) if the_mesh.size > 1 else None
         if backend is not None and not any(isinstance(v, tracing.Tracer) for v in leaves):
             return _partitioned(the_mesh, backend)(*args)
@@ -148,7 +148,7 @@ def shard_map(
         if jitted is None:
 
             def named(specs: Any) -> Any:
-                return tree_util.tree_map(
+                return pytree.tree_map(
                     lambda p: NamedSharding(the_mesh, p), specs, is_leaf=_is_spec
                 )
 
@@ -200,10 +200,10 @@ def _call(
     check_vma: bool,
     args: tuple,
 ) -> Any:
-    leaves, in_tree = tree_util.tree_flatten((args, {}))
+    leaves, in_tree = pytree.tree_flatten((args, {}))
     specs = sharded._broadcast_prefix(in_specs, args, f"shard_map({name})", "in_specs")
     _check_specs(name, mesh, specs, "in_specs")
-    out_spec_leaves = tree_util.tree_leaves(out_specs, is_leaf=_is_spec)
+    out_spec_leaves = pytree.tree_leaves(out_specs, is_leaf=_is_spec)
     _check_specs(name, mesh, out_spec_leaves, "out_specs")
     blocks = []
     for k, (leaf, spec) in enumerate(zip(leaves, specs, strict=True)):
@@ -233,14 +233,14 @@ def _call(
         axis = axes_order[j]
         size = mesh.shape[axis]
         in_axes = [0 if axis in _spec_axes(spec) else None for spec in specs]
-        out_axes = tree_util.tree_map(
+        out_axes = pytree.tree_map(
             lambda p: 0 if (not check_vma or axis in _spec_axes(p)) else None,
             out_specs,
             is_leaf=_is_spec,
         )
 
         def run(*level_args: Any) -> Any:
-            level_leaves, level_tree = tree_util.tree_flatten((level_args, {}))
+            level_leaves, level_tree = pytree.tree_flatten((level_args, {}))
             try:
                 return _pmap._lock_step(
                     inner, name, level_leaves, level_tree, in_axes, size, out_axes, axis
@@ -261,9 +261,9 @@ def _call(
 
         return run
 
-    in_args, _ = tree_util.tree_unflatten(in_tree, blocks)
+    in_args, _ = pytree.tree_unflatten(in_tree, blocks)
     out = level(0)(*in_args)
-    out_leaves, out_tree = tree_util.tree_flatten(out)
+    out_leaves, out_tree = pytree.tree_flatten(out)
     per_out = sharded._broadcast_prefix(out_specs, out, f"shard_map({name})", "out_specs")
     traced = any(isinstance(v, tracing.Tracer) for v in leaves) or any(
         isinstance(v, tracing.Tracer) for v in out_leaves

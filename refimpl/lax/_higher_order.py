@@ -10,7 +10,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from refimpl import dtypes, tracing, tree_util
+from refimpl import dtypes, pytree, tracing
 from refimpl.lax._elementwise import _aval
 from refimpl.primitives import ad_helpers, control_flow, reductions, structural
 from refimpl.primitives import elementwise as ew
@@ -41,7 +41,7 @@ def reduce(
     which folds each output's elements in order starting from the init.
     """
 
-    tree = tree_util
+    tree = pytree
     flat_operands, treedef = tree.tree_flatten(operands)
     flat_inits, init_tree = tree.tree_flatten(init_values)
     if treedef != init_tree:
@@ -81,7 +81,7 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
     results); with ``batch_size``, ``f`` is vmapped over chunks of that size
     and the remainder is vmapped on its own, as JAX."""
 
-    leaves, _ = tree_util.tree_flatten(xs)
+    leaves, _ = pytree.tree_flatten(xs)
     if not leaves:
         raise ValueError("map: xs must contain at least one array")
     n = _aval(leaves[0], "map").shape[0] if _aval(leaves[0], "map").ndim else None
@@ -102,7 +102,7 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
     if batch_size == 0:  # JAX: no chunks, the whole axis is the remainder
         return vmap(f)(xs)
 
-    tree = tree_util
+    tree = pytree
     batch_size = builtins.min(batch_size, n) if n else batch_size
     chunks, rest = divmod(n, batch_size) if n else (0, 0)
 
@@ -153,7 +153,7 @@ def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int 
     ``fn(fn(x[n-1], x[n-2]), ..., x[i])``."""
     if not callable(fn):
         raise TypeError("associative_scan: fn argument should be callable.")
-    tree = tree_util
+    tree = pytree
     flat, treedef = tree.tree_flatten(elems)
     if not flat:
         return elems

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import tree_util
+from refimpl import pytree
 from refimpl.primitives import collectives, structural
 from refimpl.transforms import sharded
 
@@ -50,7 +50,7 @@ def pbroadcast(x: Any, axis_name: Any, source: int) -> Any:
     source = int(source)
     if not 0 <= source < n:
         raise ValueError(f"pbroadcast: source {source} is outside range({n}) of axis {axis_name}")
-    tu = tree_util
+    tu = pytree
     return tu.tree_map(
         lambda leaf: structural.index_in_dim(
             collectives.all_gather(leaf, axis_name), source, 0, False

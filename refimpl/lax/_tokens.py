@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from refimpl import tree_util
+from refimpl import pytree
 
 __all__ = ["Token", "after_all", "create_token"]
 
@@ -28,7 +28,7 @@ class Token:
 
 
 # no children: flattening drops a token, unflattening makes a fresh one
-tree_util.register_pytree_node(Token, lambda token: ((), None), lambda aux, children: Token())
+pytree.register_pytree_node(Token, lambda token: ((), None), lambda aux, children: Token())
 
 
 def create_token(*_: Any) -> Token:

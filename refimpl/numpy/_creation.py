@@ -24,7 +24,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 
-from refimpl import backends, dtypes, lax, tracing, tree_util
+from refimpl import backends, dtypes, lax, pytree, tracing
 from refimpl.config import config
 from refimpl.core import ShapeError
 from refimpl.numpy._promote import (
@@ -721,9 +721,9 @@ def _to_backend(out: Any, name: str, arguments: Any) -> Any:
             return leaf
         return target.put_leaf(leaf, None, False, False)
 
-    if any(is_refimpl_array(leaf) for leaf in tree_util.tree_leaves(arguments)):
+    if any(is_refimpl_array(leaf) for leaf in pytree.tree_leaves(arguments)):
         return out
-    return tree_util.tree_map(move, out)
+    return pytree.tree_map(move, out)
 
 
 __all__ = [

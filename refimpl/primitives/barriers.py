@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing, tree_util
+from refimpl import dtypes, pytree, tracing
 from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers
 from refimpl.primitives.base import Primitive
@@ -19,7 +19,7 @@ from refimpl.transforms.ad_util import Zero
 
 
 def _tree():
-    return tree_util
+    return pytree
 
 
 def _passthrough_mask(ctx, *operands: Any, **params: Any):

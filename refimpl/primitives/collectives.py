@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing, tree_util
+from refimpl import dtypes, pytree, tracing
 from refimpl.core import Eqn, Program, ShapedArray
 from refimpl.errors import LoweringError
 from refimpl.primitives import (
@@ -664,7 +664,7 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     strong. Booleans are counted: a bool leaf is summed as int32 (JAX's psum),
     so the sum of bools is how many are true."""
     _check_no_keys("psum", x)
-    leaves, tree = tree_util.tree_flatten(x)
+    leaves, tree = pytree.tree_flatten(x)
     if any(_is_bool(leaf) for leaf in leaves):
         leaves = [
             elementwise.convert_element_type(leaf, np.dtype(np.int32), weak_type=False)
@@ -672,7 +672,7 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
             else leaf
             for leaf in leaves
         ]
-        x = tree_util.tree_unflatten(tree, leaves)
+        x = pytree.tree_unflatten(tree, leaves)
     if not any(_is_host_constant(leaf) for leaf in leaves):
         return _tree_collective(psum_p, "psum", x, axis_name, axis_index_groups)
     axes = _axes_tuple(axis_name)
@@ -685,7 +685,7 @@ def psum(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
         else []
     )
     outs = [next(summed) if i in at else _host_times(leaf, n) for i, leaf in enumerate(leaves)]
-    return tree_util.tree_unflatten(tree, outs)
+    return pytree.tree_unflatten(tree, outs)
 
 
 def _check_no_keys(api: str, x: Any) -> None:
@@ -694,7 +694,7 @@ def _check_no_keys(api: str, x: Any) -> None:
     flattening) are none of those, a TypeError as JAX 0.10.2's (whose
     ``add``, ``max``, ``min`` refuse the key dtype)."""
     is_key = lambda v: isinstance(getattr(v, "dtype", None), dtypes.ExtendedDtype)  # noqa: E731
-    for leaf in tree_util.tree_leaves(x, is_leaf=is_key):
+    for leaf in pytree.tree_leaves(x, is_leaf=is_key):
         dtype = getattr(leaf, "dtype", None)
         if isinstance(dtype, dtypes.ExtendedDtype):
             raise TypeError(
@@ -739,7 +739,7 @@ def pmean(x: Any, axis_name: Any, *, axis_index_groups: Any = None) -> Any:
     n = _scatter_count(axes, groups)
     summed = psum(x, axis_name, axis_index_groups=axis_index_groups)
 
-    return tree_util.tree_map(lambda v: _divide_by_count(v, n), summed)
+    return pytree.tree_map(lambda v: _divide_by_count(v, n), summed)
 
 
 def _divide_by_count(v: Any, n: int) -> Any:
@@ -1345,9 +1345,9 @@ def _tree_collective(prim: CollectivePrimitive, api: str, x: Any, axis_name: Any
     axes = _axes_tuple(axis_name)
     groups = _check_groups(api, groups, axes)
     _check_no_keys(api, x)
-    leaves, tree = tree_util.tree_flatten(x)
+    leaves, tree = pytree.tree_flatten(x)
     outs = _bind(prim, axes, *leaves, axes=axes, axis_index_groups=groups) if leaves else []
-    return tree_util.tree_unflatten(tree, list(outs))
+    return pytree.tree_unflatten(tree, list(outs))
 
 
 def _single_axis(api: str, axis_name: Any) -> Any:
@@ -1373,7 +1373,7 @@ def all_gather(
             axis=where, tiled=bool(tiled),
         )  # fmt: skip
 
-    return tree_util.tree_map(gather, x)
+    return pytree.tree_map(gather, x)
 
 
 def psum_scatter(
@@ -1398,7 +1398,7 @@ def psum_scatter(
             scatter_dimension=dim, tiled=bool(tiled),
         )  # fmt: skip
 
-    return tree_util.tree_map(scatter, x)
+    return pytree.tree_map(scatter, x)
 
 
 def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
@@ -1411,7 +1411,7 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
         raise ValueError(f"ppermute: perm sources and destinations must be unique, got {perm}")
     if any(not 0 <= i < n for i in sources + dests):
         raise ValueError(f"ppermute: perm {perm} has an index outside range({n})")
-    return tree_util.tree_map(
+    return pytree.tree_map(
         lambda leaf: _bind(ppermute_p, axes, leaf, axes=axes, axis_index_groups=None, perm=perm),
         x,
     )
@@ -1495,7 +1495,7 @@ def all_to_all(
             out = structural.squeeze(out, (split,))
         return out
 
-    return tree_util.tree_map(exchange, x)
+    return pytree.tree_map(exchange, x)
 
 
 __all__ = [

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import tracing, tree_util
+from refimpl import pytree, tracing
 from refimpl.core import Program, ShapedArray, avals_str
 from refimpl.errors import UnexpectedTracerError
 from refimpl.primitives import rule_context
@@ -95,7 +95,7 @@ def composite(decomposition: Callable[..., Any], name: str, version: int = 0) ->
 
     @functools.wraps(decomposition)
     def call(*args: Any, **attributes: Any) -> Any:
-        flat, in_tree = tree_util.tree_flatten(args)
+        flat, in_tree = pytree.tree_flatten(args)
         avals = [tracing.get_aval(x, name, i) for i, x in enumerate(flat)]
         if any(isinstance(v, tracing.Tracer) for v in attributes.values()):
             # an attribute is static: a traced one is refused up front, as in
@@ -110,8 +110,8 @@ def composite(decomposition: Callable[..., Any], name: str, version: int = 0) ->
         out_tree: list[Any] = []
 
         def flat_decomposition(*tracers: Any) -> list[Any]:
-            out = decomposition(*tree_util.tree_unflatten(in_tree, tracers), **attributes)
-            leaves, tree = tree_util.tree_flatten(out)
+            out = decomposition(*pytree.tree_unflatten(in_tree, tracers), **attributes)
+            leaves, tree = pytree.tree_flatten(out)
             out_tree.append(tree)
             return leaves
 
@@ -133,6 +133,6 @@ def composite(decomposition: Callable[..., Any], name: str, version: int = 0) ->
             version=version,
             attributes=tuple((k, _attribute(v)) for k, v in sorted(attributes.items())),
         )
-        return tree_util.tree_unflatten(out_tree[0], outs)
+        return pytree.tree_unflatten(out_tree[0], outs)
 
     return call

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing, tree_util
+from refimpl import dtypes, pytree, tracing
 from refimpl.primitives import bits, reductions
 from refimpl.primitives import elementwise as ew
 
@@ -25,7 +25,7 @@ def computation_program(name: str, computation: Any, init_avals: list, init_tree
     ``lax.add`` etc. on one operand in a pytree get the bare values (JAX's
     monoid path never calls them on the pytree)."""
 
-    tree = tree_util
+    tree = pytree
     n = len(init_avals)
     if n == 1 and _is_lax_function(computation):
         init_tree = tree.tree_structure(0)

@@ -38,7 +38,7 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from refimpl import dtypes, tracing, tree_util
+from refimpl import dtypes, pytree, tracing
 from refimpl.config import config
 from refimpl.core import Eqn, Literal, Program, ShapedArray, Var, avals_str
 from refimpl.errors import ShapeIndexError
@@ -78,7 +78,7 @@ class _Traced:
 
     program: Program
     captured: list[tracing.Tracer]
-    out_tree: tree_util.PyTreeDef
+    out_tree: pytree.PyTreeDef
     # Refs made outside that the function touched (refimpl.ref.late_inputs):
     # the program's last inputs are their values, its last outputs their
     # final values (one per ref, in this order); ``written`` says which it wrote.
@@ -145,9 +145,9 @@ def _cached_trace(funs: tuple[Callable, ...], key: tuple, trace: Callable[[], An
     return result
 
 
-def _flatten_operands(label: str, tree: Any) -> tuple[list, tree_util.PyTreeDef, list]:
+def _flatten_operands(label: str, tree: Any) -> tuple[list, pytree.PyTreeDef, list]:
     """Leaves, treedef and leaf paths of an operand pytree (``label`` prefixes paths)."""
-    path_leaves, treedef = tree_util.flatten_with_path_strings(tree)
+    path_leaves, treedef = pytree.flatten_with_path_strings(tree)
     paths = [f"{label}{path}" for path, _ in path_leaves]
     return [leaf for _, leaf in path_leaves], treedef, paths
 
@@ -156,9 +156,9 @@ def _avals_of(api: str, leaves: Sequence[Any], paths: Sequence[str]) -> list[Sha
     return [tracing.get_aval(leaf, api, path) for leaf, path in zip(leaves, paths)]
 
 
-def _output_leaves(api: str, label: str, out: Any) -> tuple[list[Any], tree_util.PyTreeDef]:
+def _output_leaves(api: str, label: str, out: Any) -> tuple[list[Any], pytree.PyTreeDef]:
     """Flatten a function's output; every leaf must be an array or Python scalar."""
-    path_leaves, treedef = tree_util.flatten_with_path_strings(out)
+    path_leaves, treedef = pytree.flatten_with_path_strings(out)
     for path, leaf in path_leaves:
         if not tracing.is_array_like(leaf):
             raise TypeError(
@@ -176,7 +176,7 @@ def _trace(
     out_label: str,
 ) -> _Traced:
     """Trace ``fun(*tracers)`` (one tracer per aval) into a Program with flat outputs."""
-    out_trees: list[tree_util.PyTreeDef] = []
+    out_trees: list[pytree.PyTreeDef] = []
 
     touched: list[tuple[tuple, tuple]] = []
 
@@ -266,12 +266,12 @@ def _promoted_carry(
 
 
 def _check_carry_tree(
-    api: str, init_tree: tree_util.PyTreeDef, out_tree: tree_util.PyTreeDef
+    api: str, init_tree: pytree.PyTreeDef, out_tree: pytree.PyTreeDef
 ) -> None:
     if init_tree != out_tree:
         raise TypeError(
             f"{api}: the body must return a carry with the same pytree structure as the "
-            f"initial carry, but they differ: {tree_util.treedef_difference(init_tree, out_tree)} "
+            f"initial carry, but they differ: {pytree.treedef_difference(init_tree, out_tree)} "
             f"(initial carry {init_tree!r}, body output {out_tree!r})"
         )
 
@@ -1157,7 +1157,7 @@ def _scan(
 
     init_avals = _avals_of(api, init_leaves, carry_paths)
 
-    def traced_body(ys_weak: tuple | None = None) -> tuple[_Traced, tree_util.PyTreeDef]:
+    def traced_body(ys_weak: tuple | None = None) -> tuple[_Traced, pytree.PyTreeDef]:
         return _cached_trace(
             (f,),
             (api, init_tree, tuple(init_avals), xs_tree, tuple(x_avals), ys_weak),
@@ -1384,7 +1384,7 @@ def _scan_in_python(
     f: Callable,
     init: Any,
     xs_leaves: list,
-    xs_tree: tree_util.PyTreeDef,
+    xs_tree: pytree.PyTreeDef,
     length: int,
     reverse: bool,
 ) -> tuple[Any, Any]:
@@ -1409,19 +1409,19 @@ def _scan_in_python(
     def stack(*leaves: Any) -> Any:
         return structural.concatenate([structural.expand_dims(y, (0,)) for y in leaves], 0)
 
-    return carry, tree_util.tree_map(stack, *ys)
+    return carry, pytree.tree_map(stack, *ys)
 
 
 def _check_carried_refs(f: Callable, init: Any) -> None:
     """JAX's errors for a ref in the initial carry passed twice or also
     closed over by ``f``, named by f's carry parameter (``c[0]`` and
     ``c[1]``); checked before the carry's refs are refused."""
-    path_leaves = tree_util.tree_flatten_with_path(init)[0]
+    path_leaves = pytree.tree_flatten_with_path(init)[0]
     leaves = [leaf for _, leaf in path_leaves]
     if not any(isinstance(leaf, ref_context.Ref) for leaf in leaves):
         return
     name = (_positional_names(f) or ["init"])[0]
-    paths = [name + tree_util.keystr(keys) for keys, _ in path_leaves]
+    paths = [name + pytree.keystr(keys) for keys, _ in path_leaves]
     ref_context.check_jit_refs(leaves, paths, f, _function_name(f), "scan")
 
 
@@ -1439,7 +1439,7 @@ def _scanning_refs(f: Callable, xs_leaves: list, xs_tree: Any) -> tuple[Callable
     leaves = [next(it) if k in refs else leaf for k, leaf in enumerate(xs_leaves)]
 
     def body(carry: Any, x: Any) -> Any:
-        x_leaves = tree_util.tree_leaves(x)
+        x_leaves = pytree.tree_leaves(x)
         views = [_ScannedRef(refs[k], i) if k in refs else i for k, i in enumerate(x_leaves)]
         return f(carry, xs_tree.unflatten(views))
 
@@ -1539,12 +1539,12 @@ def _scan_length(
 def _trace_scan_body(
     api: str,
     f: Callable,
-    init_tree: tree_util.PyTreeDef,
+    init_tree: pytree.PyTreeDef,
     init_avals: list[ShapedArray],
-    xs_tree: tree_util.PyTreeDef,
+    xs_tree: pytree.PyTreeDef,
     x_avals: list[ShapedArray],
     ys_weak: tuple | None = None,
-) -> tuple[_Traced, tree_util.PyTreeDef]:
+) -> tuple[_Traced, pytree.PyTreeDef]:
     """Trace ``f(carry, x)``; check it returns ``(carry, y)`` with the carry's
     structure. ``ys_weak``: weak types the y leaves take where only that differs."""
     num_carry = init_tree.num_leaves
@@ -1560,7 +1560,7 @@ def _trace_scan_body(
                 else f"a {type(out).__name__}"
             )
             raise TypeError(f"{api}: the body must return a pair (carry, y), got {shown}")
-        _check_carry_tree(api, init_tree, tree_util.tree_structure(out[0]))
+        _check_carry_tree(api, init_tree, pytree.tree_structure(out[0]))
         pair = (out[0], out[1] if ys_weak is None else _with_weak_types(out[1], ys_weak))
         return list(pair) if isinstance(out, list) else pair  # JAX returns f's container
 
@@ -1616,7 +1616,7 @@ def _retyped_scan_body(
 
 
 def _with_weak_types(ys: Any, weak: tuple) -> Any:
-    leaves, tree = tree_util.tree_flatten(ys)
+    leaves, tree = pytree.tree_flatten(ys)
     if len(leaves) != len(weak):  # a different structure this time: checked elsewhere
         return ys
     out = []
@@ -1996,7 +1996,7 @@ def _while_loop(api: str, cond_fun: Callable, body_fun: Callable, init_val: Any)
         # as JAX 0.10.2: a Python loop over the carry as arrays; a predicate
         # that cannot be a Python bool (traced, under vmap) falls back to the loop
         def arrays(tree: Any) -> Any:
-            return tree_util.tree_map(lambda leaf: _as_array(api, leaf), tree)
+            return pytree.tree_map(lambda leaf: _as_array(api, leaf), tree)
 
         try:
             val = arrays(init_val)
@@ -2178,7 +2178,7 @@ def _inlined(program: Program, args: Sequence[Any]) -> tuple[list, list, list, l
 
 
 def _trace_while(
-    api: str, cond_fun: Callable, body_fun: Callable, tree: tree_util.PyTreeDef, avals: list
+    api: str, cond_fun: Callable, body_fun: Callable, tree: pytree.PyTreeDef, avals: list
 ) -> tuple[_Traced, _Traced]:
     origins = [f"the carry of {api}"] * len(avals)
 
@@ -2514,11 +2514,11 @@ def _switch_with_ref_operands(
     over, named by the branch's parameters); then each operand Ref is a
     stand-in Ref closed over by the branches (threaded as a ref made outside
     them) whose final value the operand Ref takes afterwards."""
-    path_leaves = tree_util.tree_flatten_with_path(operands)[0]
+    path_leaves = pytree.tree_flatten_with_path(operands)[0]
     params = _positional_names(branches[-1])
     paths = [
         (params[keys[0].idx] if keys[0].idx < len(params) else f"operands[{keys[0].idx}]")
-        + tree_util.keystr(keys[1:])
+        + pytree.keystr(keys[1:])
         for keys, _ in path_leaves
     ]
     leaves = [leaf for _, leaf in path_leaves]
@@ -2532,7 +2532,7 @@ def _switch_with_ref_operands(
         id(r): ref_context.Ref(v, r._depth, r._memory_space, r._kind)
         for r, v in zip(outer, values, strict=True)
     }
-    tree = tree_util.tree_structure(operands)
+    tree = pytree.tree_structure(operands)
     with_stand_ins = tree.unflatten([stand_ins.get(id(leaf), leaf) for leaf in leaves])
 
     def closing(fun: Callable) -> Callable:
@@ -2664,10 +2664,10 @@ def _conforming_branch(api: str, fun: Callable, first: _Traced, first_name: str,
         if tree != first.out_tree:
             raise TypeError(
                 f"{api}: {first_name} and {name} must return the same pytree structure, but "
-                f"they differ: {tree_util.treedef_difference(first.out_tree, tree)} "
+                f"they differ: {pytree.treedef_difference(first.out_tree, tree)} "
                 f"({first_name}: {first.out_tree!r}, {name}: {tree!r})"
             )
-        paths = [p for p, _ in tree_util.flatten_with_path_strings(tree.unflatten(leaves))[0]]
+        paths = [p for p, _ in pytree.flatten_with_path_strings(tree.unflatten(leaves))[0]]
         matched = []
         for leaf, path, want in zip(leaves, paths, first.out_avals):
             got = tracing.get_aval(leaf, api, f"output{path}")

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing, tree_util
+from refimpl import dtypes, pytree, tracing
 from refimpl.core import Program, ShapedArray, avals_str
 from refimpl.primitives import batch_rules, rule_context
 from refimpl.primitives import elementwise as ew
@@ -35,7 +35,7 @@ from refimpl.transforms.ad_util import UndefinedPrimal, Zero, tangent_aval
 
 
 def _tree():
-    return tree_util
+    return pytree
 
 
 # --- tracing the user's functions -----------------------------------------------------------

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from refimpl import dtypes, tracing, tree_util
+from refimpl import dtypes, pytree, tracing
 from refimpl.core import ShapedArray
 from refimpl.primitives import (
     ad_helpers,
@@ -555,8 +555,8 @@ def reduce_window(
     whose computation is ``add``/``max``/``min`` with that monoid's identity
     as a concrete init is ``reduce_window_sum``/``max``/``min``; anything else
     is the general ``reduce_window`` primitive, whose padding holds the init."""
-    flat_operands, treedef = tree_util.tree_flatten(operand)
-    flat_inits, init_tree = tree_util.tree_flatten(init_value)
+    flat_operands, treedef = pytree.tree_flatten(operand)
+    flat_inits, init_tree = pytree.tree_flatten(init_value)
     if treedef != init_tree:
         raise ValueError(
             f"Operands must have the same tree structure as init_values: {treedef} vs. {init_tree}"
@@ -590,9 +590,9 @@ def reduce_window(
     if len(flat_operands) == 1:
         prim = _monoid_window_primitive(program, flat_inits[0])
         if prim is not None:
-            return tree_util.tree_unflatten(treedef, [prim.bind(flat_operands[0], **params)])
+            return pytree.tree_unflatten(treedef, [prim.bind(flat_operands[0], **params)])
     outs = reduce_window_p.bind(*flat_operands, *flat_inits, program=program, **params)
-    return tree_util.tree_unflatten(treedef, outs)
+    return pytree.tree_unflatten(treedef, outs)
 
 
 def _monoid_window_primitive(program: Any, init: Any) -> Primitive | None:

@@ -107,11 +107,21 @@ _OUT_SHARDING = (
 )  # fmt: skip
 
 
+def _no_layout(out_sharding: Any) -> bool:
+    """None, or the sharding of an unsharded array's type (``jax.typeof(x).sharding``,
+    over the empty abstract mesh), which JAX's samplers take as no layout (optax's
+    ``tree_random_like`` passes it) where ``reshard`` itself refuses it."""
+    if out_sharding is None:
+        return True
+    mesh = getattr(out_sharding, "mesh", None)
+    return isinstance(out_sharding, _sharding.NamedSharding) and bool(getattr(mesh, "empty", False))
+
+
 def _accepts_out_sharding(sampler: Any) -> Any:
     @functools.wraps(sampler)
     def laid_out(*args: Any, out_sharding: Any = None, **kwargs: Any) -> Any:
         sample = sampler(*args, **kwargs)
-        return sample if out_sharding is None else _sharding.reshard(sample, out_sharding)
+        return sample if _no_layout(out_sharding) else _sharding.reshard(sample, out_sharding)
 
     signature = inspect.signature(sampler)
     keyword = inspect.Parameter("out_sharding", inspect.Parameter.KEYWORD_ONLY, default=None)

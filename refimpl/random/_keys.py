@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import backends, dtypes, extended_arrays, lax, tracing, tree_util
+from refimpl import backends, dtypes, extended_arrays, lax, pytree, tracing
 from refimpl import numpy as rnp
 from refimpl.array import Array
 from refimpl.config import config
@@ -91,10 +91,10 @@ _KEY_DTYPES = {impl: KEY_DTYPE if impl == "threefry2x32" else KeyDtype(impl) for
 class PRNGKeyArray:
     """An array of typed PRNG keys over ``uint32[*shape, 2]`` key data.
 
-    It is a pytree node whose only leaf is the key data, so keys pass through
-    ``jit``, ``scan`` and the other transformations as their uint32 data and
-    come back as keys. (JAX makes typed keys leaves with an extended dtype;
-    here ``tree_leaves(key)`` is ``[key_data(key)]``.)
+    To the user it is a pytree leaf, as JAX's keys (``tree_util.tree_leaves(key)``
+    is ``[key]``); to the transformations (``refimpl.pytree``) it is a node
+    whose only leaf is the key data, so keys pass through ``jit``, ``scan``
+    and the others as their uint32 data and come back as keys.
     """
 
     __slots__ = ("_data",)
@@ -392,7 +392,9 @@ def _register_key_class(cls: type[PRNGKeyArray]) -> None:
     def unflatten(_: Any, children: Any) -> PRNGKeyArray:
         return cls(children[0])
 
-    tree_util.register_pytree_node(cls, lambda k: ((k._data,), None), unflatten)
+    pytree.register_pytree_node(cls, lambda k: ((k._data,), None), unflatten)
+    # a leaf to the user, as JAX's keys (refimpl/pytree.py's docstring)
+    pytree.register_extended_leaf(cls)
 
 
 for _cls in _KEY_CLASSES.values():
@@ -622,6 +624,13 @@ def _numpy_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
         if dtype is not None and not isinstance(dtype, KeyDtype):
             raise _refuse(short)  # a key fill value for a numeric dtype
         return cls(_key_fill(short, fill, _shape_arg(a["shape"]), cls._width))
+    if short in ("shape", "ndim"):
+        return getattr(_keys_arg(short, a["a"]), short)
+    if short == "size":
+        dims = _keys_arg(short, a["a"]).shape
+        axis = a["axis"]
+        axes = tuple(range(len(dims))) if axis is None else _axes(short, axis, len(dims))
+        return math.prod(dims[k] for k in axes)
     if short == "result_type":
         if all(isinstance(x, (PRNGKeyArray, KeyDtype)) for x in a["args"]):
             return _KEY_DTYPES[cls._impl]
@@ -823,7 +832,7 @@ def _run(name: str, body: Any, static: tuple, data: Any, *params: Any) -> Any:
     """
     backend = "ref"
     if not tracing._stack.traces:
-        for leaf in tree_util.tree_leaves((data, params)):
+        for leaf in pytree.tree_leaves((data, params)):
             owner = backends.backend_of_array(leaf)
             if owner is not None and owner.name != "ref":
                 backend = owner.name

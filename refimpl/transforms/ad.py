@@ -33,7 +33,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from refimpl import _wraps, backends, dtypes, tracing, tree_util
+from refimpl import _wraps, backends, dtypes, pytree, tracing
 from refimpl.array import as_array
 from refimpl.core import AbstractRef, Literal, Program, ShapedArray, Var
 from refimpl.primitives import elementwise, ref_context, rule_context, structural
@@ -550,7 +550,7 @@ def transpose_linearized(lin: Linearized, cts_out: Sequence[Any]) -> list[Any]:
 
 
 def _tree():
-    return tree_util
+    return pytree
 
 
 def _dtype_of(value: Any) -> np.dtype:
@@ -788,7 +788,7 @@ class _Pullback:
                 "unexpected tree structure.\n\nThe argument to a VJP function returned by "
                 "vjp must match the pytree structure of the differentiated function's output: "
                 f"got {ct_tree}, expected {self.out_tree} "
-                f"({tree_util.treedef_difference(ct_tree, self.out_tree)})."
+                f"({pytree.treedef_difference(ct_tree, self.out_tree)})."
             )
         for i, (leaf, aval) in enumerate(zip(ct_leaves, self.out_avals, strict=True)):
             if _shape_of(leaf) != aval.shape:
@@ -942,7 +942,7 @@ class GradRef:
         return "GradRef()"
 
 
-class VJPPullback(tree_util.Partial):
+class VJPPullback(pytree.Partial):
     """``vjp``'s pullback: a pytree of its residuals (so it can cross
     ``jit``) with JAX's ``with_refs``."""
 
@@ -987,7 +987,7 @@ def _is_ref(x: Any) -> bool:
     return isinstance(getattr(x, "aval", None), AbstractRef)
 
 
-tree_util.register_pytree_node(
+pytree.register_pytree_node(
     VJPPullback,
     lambda p: ((p.args, p.keywords), p.func),
     lambda func, xs: VJPPullback(func, *list(xs)[0], **list(xs)[1]),
@@ -1625,7 +1625,7 @@ def linearize(fun: Callable, *primals: Any, has_aux: bool = False) -> Any:
         user.out_tree,
     )  # fmt: skip
     # a pytree whose leaves are the residuals (JAX's Partial): it can leave a jit
-    return user.results(tree_util.Partial(f_jvp, residuals))
+    return user.results(pytree.Partial(f_jvp, residuals))
 
 
 def _residuals_as_inputs(linear: Program, residuals: list[Any]) -> tuple[Program, list[Any]]:
@@ -2140,7 +2140,7 @@ def linear_transpose(fun: Callable, *primals: Any, reduce_axes: Any = ()) -> Cal
         program, out_trees[0], in_tree, in_avals, used_inputs[n_captured:]
     )
     # a pytree whose leaves are the captured values (JAX's Partial): it can leave a jit
-    return tree_util.Partial(transposed, list(captured))
+    return pytree.Partial(transposed, list(captured))
 
 
 class _LinearTranspose:

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import _wraps, dtypes, tracing, tree_util
+from refimpl import _wraps, dtypes, pytree, tracing
 from refimpl.config import config
 from refimpl.core import Literal, Program
 from refimpl.primitives import batch_rules, collectives, elementwise, ref_context, rule_context
@@ -301,7 +301,7 @@ def _check_axes_types(in_axes: Any, out_axes: Any) -> Any:
             f"positional arguments passed to the function, but got {in_axes}."
         )
     for label, tree in (("in_axes", in_axes), ("out_axes", out_axes)):
-        leaves = tree_util.tree_leaves(tree, is_leaf=lambda x: x is None)
+        leaves = pytree.tree_leaves(tree, is_leaf=lambda x: x is None)
         if not all(leaf is None or type(leaf) is int for leaf in leaves):
             raise TypeError(
                 f"vmap {label} must be an int, None, or (nested) container with those types "
@@ -312,11 +312,11 @@ def _check_axes_types(in_axes: Any, out_axes: Any) -> Any:
 
 def _flatten_axes(label: str, axes: Any, tree: Any, what: str) -> list[int | None]:
     """``axes`` (a tree prefix of ``tree``, None leaves allowed) -> one entry per leaf."""
-    axes_leaves, axes_def = tree_util.tree_flatten(axes, is_leaf=lambda x: x is None)
+    axes_leaves, axes_def = pytree.tree_flatten(axes, is_leaf=lambda x: x is None)
     try:
         subtrees = axes_def.flatten_up_to(tree)
     except ValueError as e:
-        value_def = tree_util.tree_structure(tree)
+        value_def = pytree.tree_structure(tree)
         raise ValueError(
             f"vmap {label} specification must be a tree prefix of the corresponding value; "
             f"got specification {axes} (structure {axes_def}) for {what} (structure "
@@ -324,7 +324,7 @@ def _flatten_axes(label: str, axes: Any, tree: Any, what: str) -> list[int | Non
         ) from None
     flat: list[int | None] = []
     for axis, sub in zip(axes_leaves, subtrees, strict=True):
-        flat.extend([axis] * tree_util.tree_structure(sub).num_leaves)
+        flat.extend([axis] * pytree.tree_structure(sub).num_leaves)
     return flat
 
 
@@ -355,14 +355,14 @@ def _leaf_labels(fun: Callable[..., Any], args: tuple, kwargs: dict) -> list[str
     names = _arg_names(fun, len(args))
     labels = []
     for i, arg in enumerate(args):
-        for path, leaf in tree_util.flatten_with_path_strings(arg)[0]:
+        for path, leaf in pytree.flatten_with_path_strings(arg)[0]:
             if names is not None and i < len(names):
                 where = f"argument {names[i]}{path}"
             else:
                 where = f"args[{i}]{path}"
             labels.append(f"{where} of type {_describe_leaf(leaf)}")
     for key in sorted(kwargs):
-        for path, leaf in tree_util.flatten_with_path_strings(kwargs[key])[0]:
+        for path, leaf in pytree.flatten_with_path_strings(kwargs[key])[0]:
             labels.append(f"kwargs[{key!r}]{path} of type {_describe_leaf(leaf)}")
     return labels
 
@@ -480,7 +480,7 @@ def vmap(
                 "the positional arguments passed to the function, but got "
                 f"len(in_axes)={len(in_axes)}, len(args)={len(args)}"
             )
-        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        leaves, in_tree = pytree.tree_flatten((args, kwargs))
         axes = _flatten_axes("in_axes", in_axes, args, "the positional arguments")
         axes += [0] * (len(leaves) - len(axes))
         _check_mapped_types(leaves, axes)
@@ -552,7 +552,7 @@ def _vmap_call(
     fun: Callable[..., Any],
     name: str,
     leaves: list[Any],
-    in_tree: tree_util.PyTreeDef,
+    in_tree: pytree.PyTreeDef,
     axes: list[int | None],
     size: int,
     out_axes: Any,
@@ -578,11 +578,11 @@ def _run_batched(
     fun: Callable[..., Any],
     name: str,
     leaves: list[Any],
-    in_tree: tree_util.PyTreeDef,
+    in_tree: pytree.PyTreeDef,
     axes: list[int | None],
     size: int,
     axis_name: Any,
-) -> tuple[list[Any], list[int | None], dict[int, Any], tree_util.PyTreeDef]:
+) -> tuple[list[Any], list[int | None], dict[int, Any], pytree.PyTreeDef]:
     """Call ``fun`` on the mapped leaves under ``trace``: its flat outputs
     unpacked (values of the level below, with their batch axes), the mapped
     Ref arguments it returned (by output index), and its output tree."""
@@ -591,7 +591,7 @@ def _run_batched(
         stack.enter_context(tracing.new_main(trace))
         ref_axes: dict[int, int] = {}  # id of a mapped Ref argument -> its axis
         if any(type(leaf).__name__ == "Ref" for leaf in leaves):
-            args, kwargs = tree_util.tree_unflatten(in_tree, leaves)
+            args, kwargs = pytree.tree_unflatten(in_tree, leaves)
             paths = [label.split(" of type ")[0].removeprefix("argument ")
                      for label in _leaf_labels(fun, args, kwargs)]  # fmt: skip
             mapped = stack.enter_context(
@@ -602,9 +602,9 @@ def _run_batched(
             leaf if axis is None or id(leaf) in ref_axes else BatchTracer(trace, leaf, axis)
             for leaf, axis in zip(leaves, axes, strict=True)
         ]
-        call_args, call_kwargs = tree_util.tree_unflatten(in_tree, call_leaves)
+        call_args, call_kwargs = pytree.tree_unflatten(in_tree, call_leaves)
         out = fun(*call_args, **call_kwargs)
-        out_path_leaves, out_tree = tree_util.flatten_with_path_strings(out)
+        out_path_leaves, out_tree = pytree.flatten_with_path_strings(out)
         outs: list[Any] = []
         out_dims: list[int | None] = []
         ref_outs: dict[int, Any] = {}  # output index -> a mapped Ref argument returned
@@ -635,7 +635,7 @@ def _vmap_outputs(
     outs: list[Any],
     out_dims: list[int | None],
     ref_outs: dict[int, Any],
-    out_tree: tree_util.PyTreeDef,
+    out_tree: pytree.PyTreeDef,
     out_axes: Any,
     size: int,
     given: list[Any] | None = None,
@@ -650,7 +650,7 @@ def _vmap_outputs(
     function returned as a NumPy array or Python number; a NumPy argument
     whose axis moves is moved by NumPy (an ``ndarray``, as JAX's)."""
     flat_out_axes = _flatten_axes("out_axes", out_axes, out_tree.unflatten(outs), "the output")
-    paths = [path for path, _ in tree_util.flatten_with_path_strings(out_tree.unflatten(outs))[0]]
+    paths = [path for path, _ in pytree.flatten_with_path_strings(out_tree.unflatten(outs))[0]]
     results = []
     for index, (out, dim, want) in enumerate(zip(outs, out_dims, flat_out_axes, strict=True)):
         if index in ref_outs:  # a mapped Ref argument returned: the ref itself (as JAX)

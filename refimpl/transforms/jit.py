@@ -33,7 +33,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from refimpl import _wraps, backends, dtypes, monitoring, tracing, tree_util
+from refimpl import _wraps, backends, dtypes, monitoring, pytree, tracing
 from refimpl.config import config
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
 from refimpl.errors import NonHashableStaticArgumentError
@@ -423,7 +423,7 @@ class Signature(NamedTuple):
     """The call signature of jit and pmap (module docstring); a pmap call's
     has its ``mapped`` fields, a jit call's None there."""
 
-    in_tree: tree_util.PyTreeDef
+    in_tree: pytree.PyTreeDef
     avals: tuple[ShapedArray, ...]
     statics: tuple[tuple[str, bool, _Static], ...]  # (name, passed by keyword?, value)
     donated: tuple[bool, ...]
@@ -508,7 +508,7 @@ def leaf_avals(
 def hashable_axes(axes: Any) -> Any:
     """A pytree prefix of axes (ints and None, in tuples, lists, dicts) as a
     hashable value equal for equal prefixes: its structure and its leaves."""
-    leaves, tree = tree_util.tree_flatten(axes, is_leaf=lambda a: a is None)
+    leaves, tree = pytree.tree_flatten(axes, is_leaf=lambda a: a is None)
     return tree, tuple(leaves)
 
 
@@ -568,7 +568,7 @@ class CacheEntry:
     """
 
     program: Program
-    out_tree: tree_util.PyTreeDef
+    out_tree: pytree.PyTreeDef
     captured: list[Any] = field(default_factory=list)  # outer tracers (nested jit only)
     donation: DonationPlan = field(default_factory=lambda: DonationPlan(()))
     executable: Any = None  # backend-specific compiled form, filled in lazily
@@ -690,7 +690,7 @@ def float0_inner_call(entry: CacheEntry, call: CallArgs) -> CallArgs:
     sig = call.signature
     return CallArgs(
         sig._replace(
-            in_tree=tree_util.tree_structure([0] * len(kept)),
+            in_tree=pytree.tree_structure([0] * len(kept)),
             avals=tuple(sig.avals[i] for i in kept),
             donated=tuple(sig.donated[i] for i in kept),
         ),
@@ -707,7 +707,7 @@ def with_float0_outputs(entry: CacheEntry, outs: Sequence[Any]) -> Any:
     leaves = list(outs)
     for position, shape in entry.float0.outputs:
         leaves.insert(position, np.zeros(shape, dtypes.float0))
-    return tree_util.tree_unflatten(entry.out_tree, leaves)
+    return pytree.tree_unflatten(entry.out_tree, leaves)
 
 
 # --- how an entry's calls run -------------------------------------------------------
@@ -742,7 +742,7 @@ class CallPlan:
     def out_info(self, entry: CacheEntry) -> Any:
         """What a call returns: its pytree of ``ShapeDtypeStruct``."""
         structs = [aval_to_struct(a) for a in entry.program.out_avals]
-        return tree_util.tree_unflatten(entry.out_tree, structs)
+        return pytree.tree_unflatten(entry.out_tree, structs)
 
     def __call__(
         self, jitted: Jitted, entry: CacheEntry, call: CallArgs, args: tuple, kwargs: dict
@@ -791,7 +791,7 @@ class _PlainCall(CallPlan):
         outs = jit_call_p.bind(
             *entry.captured, *call.leaves, program=entry.program, name=jitted.__name__
         )
-        return tree_util.tree_unflatten(entry.out_tree, outs)
+        return pytree.tree_unflatten(entry.out_tree, outs)
 
     def run(
         self,
@@ -820,7 +820,7 @@ class _Float0Call(CallPlan):
         structs = [aval_to_struct(a) for a in entry.program.out_avals]
         for position, shape in entry.float0.outputs:
             structs.insert(position, ShapeDtypeStruct(shape, dtypes.float0))
-        return tree_util.tree_unflatten(entry.out_tree, structs)
+        return pytree.tree_unflatten(entry.out_tree, structs)
 
     def bind(self, jitted: Jitted, entry: CacheEntry, call: CallArgs) -> Any:
         assert entry.float0 is not None
@@ -882,7 +882,7 @@ class _RefCall(CallPlan):
         outs = jit_call_p.bind(
             *entry.captured, *leaves, program=entry.program, name=jitted.__name__
         )
-        out, finals = tree_util.tree_unflatten(entry.out_tree, outs)
+        out, finals = pytree.tree_unflatten(entry.out_tree, outs)
         pairs = [(r, v) for r, v, w in zip(refs, finals, entry.ref_written, strict=True) if w]
         ref_context.write_back([r for r, _ in pairs], [v for _, v in pairs])
         return out
@@ -963,7 +963,7 @@ class _RefCall(CallPlan):
             if key is not None:  # the next call with the same key skips _split_args
                 jitted._memo = _Memo(key, ("pjrt", call.signature.x64), entry, _cache_generation)
         if call.signature.backend == "pjrt":
-            out, finals = tree_util.tree_unflatten(
+            out, finals = pytree.tree_unflatten(
                 entry.out_tree, _ref_fast_call(entry, name)(*plain.leaves)
             )
         else:
@@ -992,7 +992,7 @@ class _RefCall(CallPlan):
         user_tree = entry.out_tree.children()[0]
         if user_tree == _NONE_TREE:  # a step returning nothing: no unflatten
             return None
-        return tree_util.tree_unflatten(user_tree, outs[:n_user])
+        return pytree.tree_unflatten(user_tree, outs[:n_user])
 
     def runs_natively(self, entry: CacheEntry) -> bool:
         return not entry.closed_refs  # the Python path passes their values
@@ -1000,7 +1000,7 @@ class _RefCall(CallPlan):
     def out_info(self, entry: CacheEntry) -> Any:
         out_tree = entry.out_tree.children()[0]  # (outputs, [final ref values]): the outputs
         structs = [aval_to_struct(a) for a in entry.program.out_avals[: out_tree.num_leaves]]
-        return tree_util.tree_unflatten(out_tree, structs)
+        return pytree.tree_unflatten(out_tree, structs)
 
 
 class _Bound(CallPlan):
@@ -1270,7 +1270,7 @@ class Jitted:
         dyn_args = tuple(a for i, a in enumerate(args) if i not in static_nums)
         dyn_kwargs = {k: v for k, v in kwargs.items() if k not in spec.static_names}
         try:
-            path_leaves, in_tree = tree_util.flatten_with_path_strings((dyn_args, dyn_kwargs))
+            path_leaves, in_tree = pytree.flatten_with_path_strings((dyn_args, dyn_kwargs))
         except RecursionError:  # the words of the pjrt fast path, which has the same limit
             raise RecursionError(
                 f"maximum recursion depth exceeded while flattening the arguments of a jitted "
@@ -1332,16 +1332,16 @@ class Jitted:
         flags: list[bool] = []
         for i, arg in enumerate(args):
             if i not in static_nums:
-                flags += [i in donate_nums] * len(tree_util.tree_leaves(arg))
+                flags += [i in donate_nums] * len(pytree.tree_leaves(arg))
         for key in sorted(k for k in kwargs if k not in self.spec.static_names):
-            flags += [key in self.spec.donate_names] * len(tree_util.tree_leaves(kwargs[key]))
+            flags += [key in self.spec.donate_names] * len(pytree.tree_leaves(kwargs[key]))
         return tuple(flags)
 
     # -- tracing --
 
     def _trace(self, call: CallArgs) -> CacheEntry:
         sig = call.signature
-        out_trees: list[tree_util.PyTreeDef] = []
+        out_trees: list[pytree.PyTreeDef] = []
         ref_leaves = tuple(i for i, a in enumerate(sig.avals) if type(a) is AbstractRef)
         trace_avals = [a.inner if type(a) is AbstractRef else a for a in sig.avals]
 
@@ -1360,7 +1360,7 @@ class Jitted:
                 if ref_leaves:
                     out, finals = _with_refs(list(tracers))
                 else:
-                    dyn_args, dyn_kwargs = tree_util.tree_unflatten(sig.in_tree, tracers)
+                    dyn_args, dyn_kwargs = pytree.tree_unflatten(sig.in_tree, tracers)
                     args = _merge_static(dyn_args, call.static_args)
                     out, finals = self.fun(*args, **dyn_kwargs, **call.static_kwargs), []
                 finals += scope.finish()
@@ -1377,7 +1377,7 @@ class Jitted:
             with ref_context.jit_arguments(refs, ref_tracers, self.__name__):
                 for i, ref in zip(ref_leaves, refs, strict=True):
                     tracers[i] = ref
-                dyn_args, dyn_kwargs = tree_util.tree_unflatten(sig.in_tree, tracers)
+                dyn_args, dyn_kwargs = pytree.tree_unflatten(sig.in_tree, tracers)
                 args = _merge_static(dyn_args, call.static_args)
                 out = self.fun(*args, **dyn_kwargs, **call.static_kwargs)
                 arg_paths = {id(r): call.paths[i] for i, r in zip(ref_leaves, refs, strict=True)}
@@ -1386,7 +1386,7 @@ class Jitted:
                 return out, [r._value for r in refs]
 
         def _flat_out(out: Any) -> list[Any]:
-            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_leaves, out_tree = pytree.tree_flatten(out)
             if any(type(leaf).__name__ == "Ref" for leaf in out_leaves):
                 ref_context.check_no_refs(out, "jit", self.__name__)
             for i, leaf in enumerate(out_leaves):
@@ -1591,10 +1591,10 @@ class Jitted:
         as JAX 0.10.2's ``trace``/``lower`` take them (a call does not)."""
         static = _resolve(self.spec.static_nums, len(args))
         args = tuple(
-            a if i in static else tree_util.tree_map(as_abstract, a) for i, a in enumerate(args)
+            a if i in static else pytree.tree_map(as_abstract, a) for i, a in enumerate(args)
         )
         kwargs = {
-            k: v if k in self.spec.static_names else tree_util.tree_map(as_abstract, v)
+            k: v if k in self.spec.static_names else pytree.tree_map(as_abstract, v)
             for k, v in kwargs.items()
         }
         call = self._split_args(args, kwargs)
@@ -1627,7 +1627,7 @@ def _drop_float0_outputs(outs: list[Any], float0_out: list) -> list[Any]:
 
 def _float0_entry(
     program: Program,
-    out_tree: tree_util.PyTreeDef,
+    out_tree: pytree.PyTreeDef,
     captured: list[Any],
     sig: Signature,
     paths: list[str],
@@ -1641,7 +1641,7 @@ def _float0_entry(
         program.out_avals,
         [paths[i] for i in kept],
     )
-    flat_tree = tree_util.tree_structure([0] * len(program.out_avals))
+    flat_tree = pytree.tree_structure([0] * len(program.out_avals))
     inner = CacheEntry(program, flat_tree, captured, plan)
     return CacheEntry(
         program, out_tree, captured, plan, float0=Float0Plan(float0_in, tuple(float0_out), inner)
@@ -1658,7 +1658,7 @@ def _shape_error_of(leaf: Any) -> ShapeError | None:
     return None
 
 
-_NONE_TREE = tree_util.tree_structure(None)
+_NONE_TREE = pytree.tree_structure(None)
 
 
 def _quick_key(args: tuple[Any, ...]) -> tuple | None:
@@ -1816,7 +1816,7 @@ class Traced:
     @property
     def out_avals(self) -> Any:
         """The output types as ``ShapedArray``s, in the output pytree."""
-        return tree_util.tree_map(
+        return pytree.tree_map(
             lambda s: (
                 s
                 if isinstance(s.dtype, dtypes.ExtendedDtype)
@@ -1911,7 +1911,7 @@ def explain_miss(call: CallArgs, previous: list[Signature], spec: ArgSpec) -> st
 def _differences(new: Signature, old: Signature, paths: list[str]) -> list[str]:
     """Every way ``new`` differs from ``old``, most important first."""
     if new.in_tree != old.in_tree:  # nothing else is comparable leaf by leaf
-        detail = tree_util.treedef_difference(old.in_tree, new.in_tree)
+        detail = pytree.treedef_difference(old.in_tree, new.in_tree)
         return [f"tree structure of the arguments changed: {detail}"]
     found = []
     if new.x64 != old.x64:
@@ -2221,7 +2221,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         ShapeDtypeStruct(shape=(3,), dtype=float32)
     """
     tracing.check_transform_fun(fun, "eval_shape")
-    args, kwargs = tree_util.tree_map(as_abstract, (args, kwargs))
+    args, kwargs = pytree.tree_map(as_abstract, (args, kwargs))
     try:
         # jit(fun)'s own cache, as JAX's eval_shape (jit(fun).trace): a later
         # jit(fun) call of these types traces nothing, nor another eval_shape
@@ -2229,7 +2229,7 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     except _NoValueError:
         out = Jitted(_structs_as_values(fun)).trace(*args, **kwargs).out_info
     # arrays of an extended dtype (typed keys over abstract key data) as one struct each
-    return tree_util.tree_map(
+    return pytree.tree_map(
         lambda x: ShapeDtypeStruct(x.shape, x.dtype) if _is_extended(x) else x,
         out,
         is_leaf=_is_extended,
@@ -2247,7 +2247,7 @@ def _structs_as_values(fun: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fun)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        return tree_util.tree_map(_struct_stand_in, fun(*args, **kwargs))
+        return pytree.tree_map(_struct_stand_in, fun(*args, **kwargs))
 
     return wrapped
 

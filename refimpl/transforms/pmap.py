@@ -47,7 +47,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from refimpl import _wraps, backends, dtypes, tracing, tree_util
+from refimpl import _wraps, backends, dtypes, pytree, tracing
 from refimpl.array import Array
 from refimpl.config import config
 from refimpl.core import Program, ShapedArray, subprograms
@@ -296,7 +296,7 @@ def pmap(
     tracing.check_transform_fun(fun, "pmap")
     for label, tree in (("in_axes", in_axes), ("out_axes", out_axes)):
         # when pmap is made, as JAX 0.10.2 (a bool is no axis: False is not 0)
-        leaves = tree_util.tree_leaves(tree, is_leaf=lambda x: x is None)
+        leaves = pytree.tree_leaves(tree, is_leaf=lambda x: x is None)
         if not all(leaf is None or type(leaf) is int for leaf in leaves):
             raise TypeError(
                 f"pmap {label} must be an int, None, or (nested) container with those types "
@@ -366,7 +366,7 @@ def pmap(
             return fun(*full, **kw)
 
         call_fun.__name__ = name
-        leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
+        leaves, in_tree = pytree.tree_flatten((dyn_args, kwargs))
         _check_no_ref_arguments(name, leaves, (dyn_args, kwargs))
         axes = batching._flatten_axes("in_axes", axes_spec, dyn_args, "the positional arguments")
         axes += [0] * (len(leaves) - len(axes))
@@ -428,7 +428,7 @@ def pmap(
         if not call.traced:  # concrete results: one shard per (virtual) device
             out = _shard_outputs(out, out_axes, call.devices, axis_name)
         else:
-            out = tree_util.tree_map(_host_data_made_array, out)
+            out = pytree.tree_map(_host_data_made_array, out)
         for leaf, is_donated in zip(leaves, donated, strict=True):
             if is_donated and isinstance(leaf, Array) and hasattr(leaf, "mark_donated"):
                 leaf.mark_donated(f"pmap({name})")
@@ -440,9 +440,9 @@ def pmap(
         n_args = len(args)
         statics = {i % n_args for i in static if -n_args <= i < n_args}
         args = tuple(
-            a if i in statics else tree_util.tree_map(as_abstract, a) for i, a in enumerate(args)
+            a if i in statics else pytree.tree_map(as_abstract, a) for i, a in enumerate(args)
         )
-        kwargs = tree_util.tree_map(as_abstract, kwargs)
+        kwargs = pytree.tree_map(as_abstract, kwargs)
         call = prepare(args, kwargs)
         if call.backend == "pjrt" and not call.traced:
             entry_of(call)  # trace and compile now: their errors belong to lower()
@@ -509,7 +509,7 @@ class PmapLowered:
         self._name = name
         self._statics = dict(call.statics)
         self._n_args = n_args
-        self.in_tree = tree_util.tree_structure(call.arguments)
+        self.in_tree = pytree.tree_structure(call.arguments)
         self._avals = [
             tracing.get_aval(leaf, f"pmap({name})", i) for i, leaf in enumerate(call.leaves)
         ]
@@ -530,14 +530,14 @@ class PmapLowered:
 
     @property
     def in_avals(self) -> Any:
-        return tree_util.tree_unflatten(self.in_tree, [a.strip_weak() for a in self._avals])
+        return pytree.tree_unflatten(self.in_tree, [a.strip_weak() for a in self._avals])
 
     @property
     def args_info(self) -> Any:
         infos = [
             PmapArgInfo(a.strip_weak(), d) for a, d in zip(self._avals, self._donated, strict=True)
         ]
-        return tree_util.tree_unflatten(self.in_tree, infos)
+        return pytree.tree_unflatten(self.in_tree, infos)
 
     @property
     def out_tree(self) -> Any:
@@ -555,7 +555,7 @@ class PmapLowered:
                 shape.insert(axis, self._size)
             sharding = output_sharding(self._devices, axis, self._axis_name)
             infos.append(ShapeDtypeStruct(tuple(shape), aval.dtype, sharding=sharding))
-        return tree_util.tree_unflatten(entry.out_tree, infos)
+        return pytree.tree_unflatten(entry.out_tree, infos)
 
     def as_text(self, dialect: str | None = None) -> str:
         """The StableHLO module, as text (``dialect="hlo"``: XLA's HLO text), as
@@ -604,7 +604,7 @@ class PmapCompiled:
             it = iter(args)
             args = tuple(statics[i] if i in statics else next(it) for i in range(low._n_args))
         dyn = tuple(a for i, a in enumerate(args) if i not in statics)
-        leaves, tree = tree_util.tree_flatten((dyn, kwargs))
+        leaves, tree = pytree.tree_flatten((dyn, kwargs))
         if tree != low.in_tree:
             raise TypeError(
                 f"Compiled(pmap({low._name})): Function compiled with input pytree does not match "
@@ -635,7 +635,7 @@ class PmapCompiled:
         in_axes entry, replicated for None), as the ``(args, kwargs)`` tree."""
         low = self._lowered
         shardings = [output_sharding(low._devices, axis, low._axis_name) for axis in low._in_axes]
-        return tree_util.tree_unflatten(low.in_tree, shardings)
+        return pytree.tree_unflatten(low.in_tree, shardings)
 
     @property
     def output_shardings(self) -> Any:
@@ -643,7 +643,7 @@ class PmapCompiled:
         low = self._lowered
         entry = low._module_entry()
         shardings = [output_sharding(low._devices, axis, low._axis_name) for axis in entry.out_axes]
-        return tree_util.tree_unflatten(entry.out_tree, shardings)
+        return pytree.tree_unflatten(entry.out_tree, shardings)
 
     def as_text(self) -> str:
         """The StableHLO module this executable was compiled from."""
@@ -846,8 +846,8 @@ def _donated_leaves(
     wanted = {i % n_args for i in donate if -n_args <= i < n_args}
     flags: list[bool] = []
     for pos, arg in zip(dyn_pos, dyn_args, strict=True):
-        flags += [pos in wanted] * len(tree_util.tree_leaves(arg))
-    flags += [False] * len(tree_util.tree_leaves(kwargs))
+        flags += [pos in wanted] * len(pytree.tree_leaves(arg))
+    flags += [False] * len(pytree.tree_leaves(kwargs))
     return flags
 
 
@@ -903,7 +903,7 @@ def _shard_outputs(out: Any, out_axes: Any, devices: Sequence[Any], axis_name: A
     """Each mapped output as a ShardedArray: block ``m`` (slice ``m`` with the
     mapped axis kept, size 1, as JAX 0.10.2's shards) put on ``devices[m]``;
     an ``out_axes=None`` output as one copy of it per device (replicated)."""
-    leaves, tree = tree_util.tree_flatten(out)
+    leaves, tree = pytree.tree_flatten(out)
     flat_axes = batching._flatten_axes("out_axes", out_axes, out, "the output")
     results = []
     for leaf, axis in zip(leaves, flat_axes, strict=True):
@@ -929,7 +929,7 @@ def _leaf_paths(args: Any) -> list[str]:
     """Readable paths (``args[0]['w']``, ``kwargs['b']``) of the leaves of
     ``(positional, keyword)`` arguments, in flatten order."""
     paths = []
-    for path, _ in tree_util.flatten_with_path_strings(args)[0]:
+    for path, _ in pytree.flatten_with_path_strings(args)[0]:
         paths.append(("args" if path.startswith("[0]") else "kwargs") + path[3:])
     return paths
 
@@ -942,7 +942,7 @@ def _check_no_ref_arguments(name: str, leaves: Sequence[Any], args: Any) -> None
 
     if not any(isinstance(leaf, Ref) for leaf in leaves):
         return
-    for path, leaf in tree_util.flatten_with_path_strings(args)[0]:
+    for path, leaf in pytree.flatten_with_path_strings(args)[0]:
         if isinstance(leaf, Ref):
             where = ("args" if path.startswith("[0]") else "kwargs") + path[3:]
             raise ValueError(
@@ -1237,9 +1237,9 @@ class _Entry:
         float0s: list[dict[int, tuple[int, ...]]] = []
 
         def flat_fun(*tracers: Any) -> list[Any]:
-            args, kwargs = tree_util.tree_unflatten(in_tree, list(tracers))
+            args, kwargs = pytree.tree_unflatten(in_tree, list(tracers))
             out = _refusing_outer_refs(fun, name)(*args, **kwargs)
-            flat, tree = tree_util.tree_flatten(out)
+            flat, tree = pytree.tree_flatten(out)
             out_trees.append(tree)
             # (as jit's Float0Plan: a float0 leaf is no program output)
             float0s.append({i: tuple(np.shape(v)) for i, v in enumerate(flat) if _is_float0(v)})
@@ -1519,13 +1519,13 @@ def _inner_replicas(
             leaf if axis is None else indexing.dynamic_index_in_dim(leaf, index, axis, False)
             for leaf, axis in zip(leaves, axes, strict=True)
         ]
-        args, kwargs = tree_util.tree_unflatten(in_tree, pieces)
+        args, kwargs = pytree.tree_unflatten(in_tree, pieces)
         # the inner body is traced inline, at the outer body's depth: refs the
         # outer body made before it are told apart by when they were made
         fun_name = getattr(fun, "__name__", type(fun).__name__)
         with ref_context.refuse_earlier(_outer_ref_message(fun_name)):
             out = fun(*args, **kwargs)
-        flat, tree = tree_util.tree_flatten(out)
+        flat, tree = pytree.tree_flatten(out)
         flat_axes = batching._flatten_axes("out_axes", out_axes, out, "the output")
         results = []
         for value, axis in zip(flat, flat_axes, strict=True):

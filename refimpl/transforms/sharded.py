@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import _wraps, backends, dtypes, tracing, tree_util
+from refimpl import _wraps, backends, dtypes, pytree, tracing
 from refimpl import sharding as _sharding_module
 from refimpl.array import Array, as_array
 from refimpl.config import config
@@ -355,7 +355,7 @@ def _reshard_on_devices(x: MeshArray, sharding: Sharding) -> Any:
     for name, runner in list(_SPMD_RUNNERS.items()):
         if owner is not None and backends.get(name) is owner:
             cache = _RESHARD_CACHES.setdefault(sharding, {})
-            _, in_tree = tree_util.tree_flatten((x,))
+            _, in_tree = pytree.tree_flatten((x,))
             out = runner(_identity, "reshard", [x], in_tree, [x.sharding], sharding, cache)
             return None if out is NotImplemented else out
     return None
@@ -394,12 +394,12 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """``lax.with_sharding_constraint``: the value of ``x`` (a pytree), laid
     out as ``shardings`` (a prefix tree of shardings) when concrete; under a
     trace, the checks only (the value is what matters inside a program)."""
-    if any(s is None for s in tree_util.tree_leaves(shardings, is_leaf=lambda v: v is None)):
+    if any(s is None for s in pytree.tree_leaves(shardings, is_leaf=lambda v: v is None)):
         raise ValueError(
             "with_sharding_constraint: one of the arguments got sharding None, which is not "
             "allowed; pass jax.sharding.Sharding instances"
         )
-    leaves, tree = tree_util.tree_flatten(x)
+    leaves, tree = pytree.tree_flatten(x)
     per_leaf = _broadcast_prefix(shardings, x, "with_sharding_constraint", "shardings")
     out = []
     for leaf, sharding in zip(leaves, per_leaf, strict=True):
@@ -460,9 +460,9 @@ def _broadcast_prefix(prefix: Any, full: Any, where: str, what: str) -> list[Any
     def is_leaf(v: Any) -> bool:
         return v is None or isinstance(v, (Sharding, PartitionSpec)) or hasattr(v, "device_set")
 
-    prefix_leaves, prefix_tree = tree_util.tree_flatten(prefix, is_leaf=is_leaf)
+    prefix_leaves, prefix_tree = pytree.tree_flatten(prefix, is_leaf=is_leaf)
     if prefix_tree.num_leaves == 1 and is_leaf(prefix):
-        return [prefix] * len(tree_util.tree_leaves(full))
+        return [prefix] * len(pytree.tree_leaves(full))
     out: list[Any] = []
     try:
         subtrees = prefix_tree.flatten_up_to(full)
@@ -471,7 +471,7 @@ def _broadcast_prefix(prefix: Any, full: Any, where: str, what: str) -> list[Any
             f"{where}: {what} must be a tree prefix of the values it annotates: {error}"
         ) from None
     for spec, sub in zip(prefix_leaves, subtrees, strict=True):
-        out += [spec] * len(tree_util.tree_leaves(sub))
+        out += [spec] * len(pytree.tree_leaves(sub))
     return out
 
 
@@ -578,7 +578,7 @@ class ShardedJit:
         if self._out is None:
             return out
         where = f"jit({self._name})"
-        leaves, tree = tree_util.tree_flatten(out)
+        leaves, tree = pytree.tree_flatten(out)
         per_leaf = _broadcast_prefix(self._out, out, where, "out_shardings")
         return tree.unflatten(
             [
@@ -603,7 +603,7 @@ class ShardedJit:
             x64 = config._values["enable_x64"]
             for arg in args:
                 if type(arg) is not MeshArray:
-                    leaves, in_tree = tree_util.tree_flatten(args)
+                    leaves, in_tree = pytree.tree_flatten(args)
                     plan = self._plans.get((in_tree, backend, x64))
                     break
             else:  # each argument is a leaf: no tree to flatten
@@ -619,7 +619,7 @@ class ShardedJit:
         dynamic = [i for i in range(n) if i not in static]
         arg_list = list(args)
         traced = any(
-            isinstance(leaf, tracing.Tracer) for leaf in tree_util.tree_leaves((arg_list, kwargs))
+            isinstance(leaf, tracing.Tracer) for leaf in pytree.tree_leaves((arg_list, kwargs))
         )
         donated_arrays: list[Any] = []
         leaf_shardings: list[Any] = []
@@ -627,7 +627,7 @@ class ShardedJit:
             leaves, paths, flags = [], [], []
             for i in dynamic:
                 flag = i in self._donate or (i - n) in self._donate
-                for path, leaf in tree_util.flatten_with_path_strings(arg_list[i])[0]:
+                for path, leaf in pytree.flatten_with_path_strings(arg_list[i])[0]:
                     leaves.append(leaf)
                     paths.append(f"args[{i}]{path}")
                     flags.append(flag)
@@ -659,10 +659,10 @@ class ShardedJit:
         if not traced:
             # unspecified leaves take their own sharding (a MeshArray's) or
             # are replicated over the arguments' mesh, as JAX 0.10.2
-            dyn_leaves = tree_util.tree_leaves([arg_list[i] for i in dynamic])
+            dyn_leaves = pytree.tree_leaves([arg_list[i] for i in dynamic])
             if kwargs:  # the program's inputs: the positional leaves, then the keywords'
                 statics = self._jitted.spec.static_names
-                dyn_leaves += tree_util.tree_leaves(
+                dyn_leaves += pytree.tree_leaves(
                     {k: v for k, v in kwargs.items() if k not in statics}
                 )
             given_shardings = leaf_shardings if self._in is not None else [None] * len(dyn_leaves)
@@ -687,13 +687,13 @@ class ShardedJit:
                 mesh_shardings, typed = inferred
         spmd = self._spmd_runner() if mesh_shardings and not (static or kwargs) else None
         if spmd is not None:
-            leaves, in_tree = tree_util.tree_flatten(tuple(arg_list))
+            leaves, in_tree = pytree.tree_flatten(tuple(arg_list))
             donated: list[bool] = []
             for i, arg in enumerate(arg_list):
                 flag = i in self._donate or (i - n) in self._donate
-                donated += [flag] * len(tree_util.tree_leaves(arg))
+                donated += [flag] * len(pytree.tree_leaves(arg))
             sink = None
-            given = tree_util.tree_leaves(args)
+            given = pytree.tree_leaves(args)
             if all(a is b for a, b in zip(leaves, given, strict=True)):
                 # the arguments were already laid out: later calls like
                 # this one may skip the work that does not depend on values
@@ -716,7 +716,7 @@ class ShardedJit:
         if not traced:
             for i in dynamic:
                 donate = i in self._donate or (i - n) in self._donate
-                leaves, tree = tree_util.tree_flatten(arg_list[i])
+                leaves, tree = pytree.tree_flatten(arg_list[i])
                 if any(map(is_split, leaves)):
                     if donate:
                         donated_arrays += [v for v in leaves if is_split(v)]  # pmap's too
@@ -729,7 +729,7 @@ class ShardedJit:
             array.mark_donated(where)
         if self._out is None and ruled is None:
             return out
-        leaves, tree = tree_util.tree_flatten(out)
+        leaves, tree = pytree.tree_flatten(out)
         if self._out is None:
             per_leaf: list[Any] = [None] * len(leaves)
         else:
@@ -808,7 +808,7 @@ class ShardedJit:
     ) -> tuple[Any, list[Any]]:
         """``arg`` checked against (and, when concrete, laid out as) ``spec``,
         a prefix of its tree; and the sharding of each leaf (None: unspecified)."""
-        leaves, tree = tree_util.tree_flatten(arg)
+        leaves, tree = pytree.tree_flatten(arg)
         per_leaf = _broadcast_prefix(spec, arg, where, "in_shardings")
         placed = []
         shardings: list[Any] = []
@@ -859,7 +859,7 @@ def _check_one_device(program: Any, mesh: Mesh, where: str) -> None:
 
 def _has_none(prefix: Any) -> bool:
     """Whether a prefix tree of shardings leaves some outputs unspecified."""
-    return any(v is None for v in tree_util.tree_leaves(prefix, is_leaf=lambda v: v is None))
+    return any(v is None for v in pytree.tree_leaves(prefix, is_leaf=lambda v: v is None))
 
 
 # array type -> None (every array of it is split over a mesh: MeshArray) or
@@ -1016,7 +1016,7 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
         >>> [s.data.shape for s in y.addressable_shards]
         [(2,), (2,), (2,), (2,)]
     """
-    leaves, tree = tree_util.tree_flatten(xs)
+    leaves, tree = pytree.tree_flatten(xs)
     per_leaf = _broadcast_prefix(out_shardings, xs, "reshard", "out_shardings")
     out = []
     for leaf, spec in zip(leaves, per_leaf, strict=True):
@@ -1161,7 +1161,7 @@ def make_array_from_single_device_arrays(
 def _extended_data(value: Any) -> Any:
     """The data under an array of an extended dtype (a typed key array is a
     pytree node over it)."""
-    (data,) = tree_util.tree_leaves(value)
+    (data,) = pytree.tree_leaves(value)
     return data
 
 

@@ -40,6 +40,7 @@ LAYERS: dict[str, int] = {
     "refimpl.errors": CORE,
     "refimpl.dtypes": CORE,
     "refimpl.core": CORE,
+    "refimpl.pytree": CORE,
     "refimpl.tree_util": CORE,
     "refimpl.traceback_util": CORE,
     # the registry of extended arrays (typed keys) in the public functions

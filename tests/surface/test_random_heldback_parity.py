@@ -416,3 +416,76 @@ def test_full_of_a_wide_python_int_without_dtype(backend, fill):
     # modulo 2**64 (2**64 and beyond: OverflowError); refimpl range-checked it
     # as asarray does (OverflowError for all)
     _check(lambda lib, np_: [np_.full((2,), fill), lib.jit(lambda: np_.full((2,), fill))()])
+
+
+def _key_leaf_programs():
+    """JnpWithKeyArrayTest's two reference paths (``check_shape`` maps each key
+    array to ``jnp.ones(keys.shape)``, ``check_against_reference`` to its key
+    data, both with ``tree_map``), and the pytree functions around them."""
+
+    def like(lib, np_):
+        keys = _make_keys(lib, np_, 3, 2)
+        args = (keys, (keys[0], {"k": keys[1, 0]}))
+        out = lib.tree_util.tree_map(lambda k: np_.ones(k.shape), args)
+        return [out[0], out[1][0], out[1][1]["k"]]
+
+    def against_reference(lib, np_):
+        keys = _make_keys(lib, np_, 4)
+        data = lib.tree_util.tree_map(lambda k: lib.random.key_data(k), (keys, [keys[1:]]))
+        return [np_.concatenate([data[0], data[1][0]]), lib.random.key_data(keys)]
+
+    def leaves_and_structure(lib, np_):
+        keys = _make_keys(lib, np_, 2)
+        tu = lib.tree_util
+        leaves = tu.tree_leaves({"a": keys, "b": [keys[0], 1.0]})
+        return [
+            len(leaves),
+            [tuple(x.shape) for x in leaves if hasattr(x, "shape")],
+            tu.tree_structure(keys) == tu.tree_structure(1.0),
+            tu.tree_structure((keys, keys)).num_leaves,
+            tu.all_leaves([keys, keys[0]]),
+            [tuple(x.shape) for _, x in tu.tree_leaves_with_path([keys])],
+            lib.tree.reduce(lambda a, k: a + k.size, [keys, keys[1:]], 0),
+        ]
+
+    def leaves_through_jit_and_vmap(lib, np_):
+        keys = _make_keys(lib, np_, 3)
+        shapes = lib.jit(lambda ks: lib.tree_util.tree_map(lambda k: np_.zeros(k.shape), ks))(
+            [keys]
+        )
+        per_key = lib.vmap(lambda k: lib.tree_util.tree_leaves(k)[0].shape == ())(keys)
+        return [shapes, per_key, np_.shape(keys), np_.ndim(keys), np_.size(keys)]
+
+    return {
+        "check_shape_like": like,
+        "check_against_reference": against_reference,
+        "leaves_and_structure": leaves_and_structure,
+        "leaves_through_jit_and_vmap": leaves_through_jit_and_vmap,
+    }
+
+
+KEY_LEAF_PROGRAMS = _key_leaf_programs()
+
+
+@pytest.mark.parametrize("name", sorted(KEY_LEAF_PROGRAMS))
+def test_key_arrays_are_pytree_leaves_as_jax(backend, name):
+    """A typed key array is a leaf of ``jax.tree_util`` (its key data is not),
+    on both backends; the transformations still see the key data inside."""
+    assert _outcome(lambda: KEY_LEAF_PROGRAMS[name](jax, jnp))[0] == "ok"  # JAX runs each
+    _check(KEY_LEAF_PROGRAMS[name])
+
+
+@pytest.mark.parametrize("sampler", ["normal", "uniform", "bits", "rademacher"])
+def test_sampler_takes_the_unsharded_type_sharding_as_no_layout(backend, sampler):
+    """``out_sharding=jax.typeof(x).sharding`` of an unsharded ``x`` (over the
+    empty abstract mesh, as optax's ``tree_random_like`` passes it) samples as
+    without it; ``reshard`` itself refuses that sharding, in JAX too."""
+
+    def program(lib, np_):
+        x = np_.ones((2, 3))
+        return getattr(lib.random, sampler)(
+            lib.random.key(3), (2, 3), out_sharding=lib.typeof(x).sharding
+        )
+
+    assert _outcome(lambda: program(jax, jnp))[0] == "ok"
+    _check(program)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from refimpl import tracing, tree_util
+from refimpl import pytree, tracing
 from refimpl.array import install_protocol
 from refimpl.backends.pjrt.runtime import native_module
 from refimpl.backends.ref.arrays import RefArray
@@ -44,7 +44,7 @@ def _aval_of_array(array: Any) -> ShapedArray:
 
 # The Python state the C++ side reads (for signatures and ``.aval``), once.
 _native._install_fast_path(
-    registry=tree_util._registry,
+    registry=pytree._registry,
     builders=tracing._builders,
     config_values=config._values,
     ref_array_type=RefArray,

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 import refimpl.numpy as rnp
-from refimpl import dtypes, stages, tracing, tree_util
+from refimpl import dtypes, pytree, stages, tracing
 from refimpl.array import placement_rule
 from refimpl.backends.pjrt import compilation_cache, fast_path, host_callbacks
 from refimpl.backends.pjrt import executables as executables_module
@@ -219,7 +219,7 @@ def _copy_on_device(x: PjrtArray) -> Any:
 def execute(jitted: Any, entry: Any, call: Any) -> Any:
     """Run one jit cache entry on PJRT for one call; the output pytree."""
     outs = _run(entry, call, jitted.__name__)
-    return tree_util.tree_unflatten(entry.out_tree, outs)
+    return pytree.tree_unflatten(entry.out_tree, outs)
 
 
 # Devices running a program with host callbacks (index -> how many): the
@@ -422,7 +422,7 @@ class Lowered:
     def in_avals(self) -> Any:
         """The argument types, as the ``(args, kwargs)`` pytree of the call."""
         signature = self._traced.call.signature
-        return tree_util.tree_unflatten(signature.in_tree, list(signature.avals))
+        return pytree.tree_unflatten(signature.in_tree, list(signature.avals))
 
     @property
     def args_info(self) -> Any:
@@ -432,13 +432,13 @@ class Lowered:
             ArgInfo(aval, donated)
             for aval, donated in zip(signature.avals, signature.donated, strict=True)
         ]
-        return tree_util.tree_unflatten(signature.in_tree, infos)
+        return pytree.tree_unflatten(signature.in_tree, infos)
 
     @property
     def donate_argnums(self) -> tuple[int, ...]:
         """The flat indices of the donated argument leaves (JAX's spelling: the
         positions in ``tree_leaves(args_info)``, static arguments not counted)."""
-        leaves = tree_util.tree_leaves(self.args_info)
+        leaves = pytree.tree_leaves(self.args_info)
         return tuple(i for i, info in enumerate(leaves) if info.donated)
 
     @property
@@ -448,7 +448,7 @@ class Lowered:
         Strongly typed, as JAX's ``Lowered.out_info``: a lowered module's
         results have no weak types (``Traced.out_info`` keeps them).
         """
-        return tree_util.tree_map(
+        return pytree.tree_map(
             lambda s: type(s)(s.shape, s.dtype) if s.weak_type else s, self._traced.out_info
         )
 
@@ -501,7 +501,7 @@ class Compiled:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         traced = self._traced
         name = traced.jitted.__name__
-        for leaf in tree_util.tree_leaves((args, kwargs)):
+        for leaf in pytree.tree_leaves((args, kwargs)):
             if isinstance(leaf, tracing.Tracer):
                 # compiled for one signature: vmap/grad/jit cannot trace into it
                 # (JAX 0.10.2's words)
@@ -555,7 +555,7 @@ class Compiled:
 
     def _execute(self, jitted: Any, entry: Any, call: Any) -> Any:
         outs = _run(entry, call, jitted.__name__, self._executables)
-        return tree_util.tree_unflatten(entry.out_tree, outs)
+        return pytree.tree_unflatten(entry.out_tree, outs)
 
     def _executable(self) -> Any:
         return self._executables.for_device(default_device())
@@ -591,7 +591,7 @@ def _describe(signature: Any) -> str:
     for ``c((x, y))``, so a structural difference shows (not only the leaves)."""
     shown = [_Shown(a.str_short()) for a in signature.avals]
     try:
-        args, kwargs = tree_util.tree_unflatten(signature.in_tree, shown)
+        args, kwargs = pytree.tree_unflatten(signature.in_tree, shown)
     except Exception:  # noqa: BLE001 -- a user node's unflatten may refuse stand-ins
         return "(" + ", ".join(a.text for a in shown) + ")"
     text = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])

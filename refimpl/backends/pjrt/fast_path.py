@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from refimpl import caches, tree_util
+from refimpl import caches, pytree
 from refimpl.array import placement_rule
 from refimpl.backends.pjrt.arrays import PjrtArray
 from refimpl.backends.pjrt.executables import default_device, has_host_callbacks
@@ -263,7 +263,7 @@ _LEAF, _TUPLE, _LIST, _DICT, _NONE, _NODE = (
 )
 
 
-def _out_tree_nodes(treedef: tree_util.PyTreeDef, nodes: list | None = None) -> list[OutNode]:
+def _out_tree_nodes(treedef: pytree.PyTreeDef, nodes: list | None = None) -> list[OutNode]:
     """The structure as :class:`OutNode` nodes in preorder.
 
     Tuples, lists, dicts and None are rebuilt in C++; other nodes
@@ -285,7 +285,7 @@ def _out_tree_nodes(treedef: tree_util.PyTreeDef, nodes: list | None = None) -> 
     elif node_type is type(None):
         nodes.append(OutNode(_NONE, 0))
     else:
-        kind = tree_util._kind_of(node_type)
+        kind = pytree._kind_of(node_type)
         assert kind is not None  # the tree was flattened, so its node types are registered
         nodes.append(OutNode(_NODE, len(children), data, kind.unflatten))
     for child in children:

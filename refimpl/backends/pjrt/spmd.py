@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from refimpl import caches, tracing, tree_util
+from refimpl import caches, pytree, tracing
 from refimpl.backends.pjrt import compilation_cache, executables
 from refimpl.backends.pjrt import runtime as pjrt_runtime
 from refimpl.backends.pjrt.arrays import PjrtArray
@@ -180,7 +180,7 @@ def _build(
     donated: tuple[bool, ...],
     typed: Sequence[Any],
 ) -> Any:
-    args = tree_util.tree_unflatten(in_tree, leaves)
+    args = pytree.tree_unflatten(in_tree, leaves)
     traced = Jitted(fun).trace(*args)
     program = traced.program
     if traced.entry.ref_leaves or traced.entry.float0 is not None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from refimpl import tracing, tree_util
+from refimpl import pytree, tracing
 from refimpl.backends.ref.arrays import RefArray, placement
 from refimpl.interpreter import run_program
 
@@ -78,7 +78,7 @@ def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> Any:
             RefArray(out, aval.weak_type, device, committed)
             for out, aval in zip(outs, entry.program.out_avals, strict=True)
         ]
-        tree = tree_util.tree_unflatten(entry.out_tree, arrays)
+        tree = pytree.tree_unflatten(entry.out_tree, arrays)
     except BaseException:
         for i, buffer in detached.items():  # inputs whose old contents still exist
             if not donated[i].is_deleted():
@@ -125,7 +125,7 @@ def _custom_out_tree(entry: CacheEntry) -> bool:
 _BUILTIN_NODES = (tuple, list, dict, type(None))
 
 
-def has_custom_nodes(treedef: tree_util.PyTreeDef) -> bool:
+def has_custom_nodes(treedef: pytree.PyTreeDef) -> bool:
     """Whether ``treedef`` has a node other than tuple, list, dict, None or a
     namedtuple: one whose ``unflatten`` is arbitrary user code."""
     stack = [treedef]

@@ -59,7 +59,7 @@ from typing import Any, NamedTuple, cast
 
 import numpy as np
 
-from refimpl import tracing, tree_util
+from refimpl import pytree, tracing
 from refimpl.core import Literal, Program, ShapedArray
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives import ref_context, structural
@@ -446,11 +446,11 @@ class MaskedFunction:
                 f"mask({self.__name__}): args must be a list of arguments (matching "
                 f"in_shapes), got {type(args).__name__}"
             )
-        leaves, tree = tree_util.tree_flatten(list(args))
+        leaves, tree = pytree.tree_flatten(list(args))
         if tree != self.in_tree:
             raise TypeError(
                 f"mask({self.__name__}): args do not match in_shapes: args are {tree}, "
-                f"in_shapes are {self.in_tree} ({tree_util.treedef_difference(tree, self.in_tree)})"
+                f"in_shapes are {self.in_tree} ({pytree.treedef_difference(tree, self.in_tree)})"
             )
         return leaves
 
@@ -523,7 +523,7 @@ class MaskedFunction:
         out_trees: list[Any] = []
 
         def flat_fun(*tracers: Any) -> list[Any]:
-            args = tree_util.tree_unflatten(self.in_tree, tracers)
+            args = pytree.tree_unflatten(self.in_tree, tracers)
             # A read is a value the masked program captures (the internal jit
             # passes the ref's current value at each call); a written value
             # would have a logical shape the ref cannot hold.
@@ -533,7 +533,7 @@ class MaskedFunction:
             )
             with ref_context.refuse_outer(message):
                 out = self.fun(*args)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_leaves, out_tree = pytree.tree_flatten(out)
             out_trees.append(out_tree)
             return out_leaves
 
@@ -547,14 +547,14 @@ class MaskedFunction:
         operands += [MaskedValue(v, s) for v, s in zip(leaves, logical, strict=True)]
         outs = mask_program(program, operands, _Sizes(sizes))
         self._check_outputs(out_trees[0], outs)
-        return tree_util.tree_unflatten(out_trees[0], [o.value for o in outs])
+        return pytree.tree_unflatten(out_trees[0], [o.value for o in outs])
 
     def _check_outputs(self, out_tree: Any, outs: list[MaskedValue]) -> None:
         name = f"mask({self.__name__})"
         if out_tree != self.out_tree:
             raise TypeError(
                 f"{name}: the output structure {out_tree} does not match out_shape "
-                f"{self.out_tree} ({tree_util.treedef_difference(out_tree, self.out_tree)})"
+                f"{self.out_tree} ({pytree.treedef_difference(out_tree, self.out_tree)})"
             )
         for index, (out, spec) in enumerate(zip(outs, self.out_specs, strict=True)):
             if not _fits_spec(out.logical, spec):
@@ -585,7 +585,7 @@ def _parse_specs(tree: Any, what: str, fun_name: str) -> tuple[list[ShapeSpec], 
         )
     if what == "in_shapes":
         tree = list(tree)
-    leaves, treedef = tree_util.tree_flatten(tree)
+    leaves, treedef = pytree.tree_flatten(tree)
     specs = []
     for leaf in leaves:
         if not isinstance(leaf, str):
