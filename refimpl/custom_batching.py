@@ -282,9 +282,7 @@ def _jvp(primals, tangents, *, call, rule, num_consts, in_tree, name, ref_writte
 
         def primal_rule(*leaves: Any) -> list:
             args = pytree.tree_unflatten(in_tree, list(leaves))
-            out, out_batched = rule(
-                axis_size, list(pytree.tree_unflatten(in_tree, mutual)), *args
-            )
+            out, out_batched = rule(axis_size, list(pytree.tree_unflatten(in_tree, mutual)), *args)
             flags.append(out_batched)
             return pytree.tree_leaves(out)
 

@@ -1047,9 +1047,7 @@ def _bwd_output_leaves(arg_ct: Any, arg: Any, n_leaves: int) -> list[Any]:
         # node's unflatten may refuse None children (JAX never rebuilds them)
         return True
 
-    places = pytree.tree_unflatten(
-        pytree.tree_structure(arg), [object() for _ in range(n_leaves)]
-    )
+    places = pytree.tree_unflatten(pytree.tree_structure(arg), [object() for _ in range(n_leaves)])
     try:
         pytree.tree_map(take, arg_ct, places, is_leaf=lambda x: x is None or _is_zero(x))
     except (TypeError, ValueError):

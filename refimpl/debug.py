@@ -61,9 +61,7 @@ def _bind(
     def run(*values: Any) -> None:
         full = dict(static)
         full.update(zip(arrays, (_to_host(v) for v in values), strict=True))
-        call_args, call_kwargs = pytree.tree_unflatten(
-            tree, [full[i] for i in range(len(leaves))]
-        )
+        call_args, call_kwargs = pytree.tree_unflatten(tree, [full[i] for i in range(len(leaves))])
         fn(*call_args, **call_kwargs)
 
     operands = [leaves[i] for i in arrays]

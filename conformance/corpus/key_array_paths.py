@@ -368,7 +368,6 @@ def _extend_threefry_2x32(ns: Any) -> Any:
     ]
 
 
-
 def _key_arrays_are_tree_leaves(ns: Any) -> Any:
     # JnpWithKeyArrayTest's reference paths: tree_map hands over whole key arrays
     api = _api(ns)
@@ -385,6 +384,7 @@ def _key_arrays_are_tree_leaves(ns: Any) -> Any:
         *data,
         *jitted,
     ]
+
 
 ROWS: list[tuple[str, Any]] = [
     ("extend_threefry_2x32", _extend_threefry_2x32),

@@ -265,9 +265,7 @@ def _promoted_carry(
     return promoted, changed
 
 
-def _check_carry_tree(
-    api: str, init_tree: pytree.PyTreeDef, out_tree: pytree.PyTreeDef
-) -> None:
+def _check_carry_tree(api: str, init_tree: pytree.PyTreeDef, out_tree: pytree.PyTreeDef) -> None:
     if init_tree != out_tree:
         raise TypeError(
             f"{api}: the body must return a carry with the same pytree structure as the "
