@@ -433,32 +433,29 @@ def test_missing_native_extension_is_an_error_naming_it():
 @pytest.mark.parametrize("kind", ["random", "pmap", "ref", "ref_arg", "checkpoint", "callback",
                                   "linear_solve", "random_more", "sharding_plain"])  # fmt: skip
 def test_fuzz_kind_smoke_on_ref_and_pjrt(kind, tmp_path):
-    """A fixed-seed run of programs of one kind: ref and pjrt agree, programs of that
-    kind were really drawn and run (not rejected), and one printed as a case file
-    replays on its own (``--case-file``) and passes."""
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import seed as hypothesis_seed
+    """Programs of one kind: ref and pjrt agree on the first three drawn (of 20) that
+    are of that kind and that both can run (not rejected), and one printed as a case
+    file replays on its own (``--case-file``) and passes. (Not the first examples of a
+    seed: which kinds those are depends on the order of the draws.)"""
+    from hypothesis.errors import UnsatisfiedAssumption
 
     from conformance import fuzz
 
     impls = [impls_mod.get("ref")] + ([impls_mod.get("pjrt")] if "pjrt" in _impls() else [])
     if len(impls) < 2:
         pytest.skip("pjrt cannot run here")
-    seen = []
-
-    @hypothesis_seed(7)
-    @settings(max_examples=5, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(fuzz.programs(fuzz.OP_LIST, max_steps=4, kinds=[kind], kind_odds=1))
-    def check(program):
-        assert fuzz.check_program(program, impls) == [], program.source()
-        seen.append(fuzz.kind_of(program))
-        if seen[-1] == kind:
-            found.append(program)
-
+    drawn = _drawn(fuzz.programs(fuzz.OP_LIST, max_steps=4, kinds=[kind], kind_odds=1), 20, 7)
     found = []
-    check()
-    assert seen.count(kind) >= 3, seen
+    for program in [p for p in drawn if fuzz.kind_of(p) == kind]:
+        try:
+            problems = fuzz.check_program(program, impls)
+        except UnsatisfiedAssumption:  # an implementation cannot run it
+            continue
+        assert problems == [], program.source()
+        found.append(program)
+        if len(found) == 3:
+            break
+    assert len(found) == 3, [fuzz.kind_of(p) for p in drawn]
     case_file = tmp_path / "found.py"
     case_file.write_text(found[-1].case_source(f"fuzz/{kind}"))
     (case,) = conformance.load_case_file(str(case_file))
@@ -631,6 +628,18 @@ def test_random_programs_are_compared_bit_for_bit(monkeypatch):
     assert fuzz.check_program(replace(program, exact=False), impls) == []
 
 
+def _first_finding(run, seeds=range(5)):
+    """The result of ``run(seed, stream)`` for the first of ``seeds`` whose fuzz run
+    finds a difference (or the last one's): a planted bug is to be found by a short run,
+    not by the one seed whose draws happen to reach it."""
+    for seed in seeds:
+        with open(os.devnull, "w") as quiet:
+            result = run(seed, quiet)
+        if not result.ok:
+            break
+    return result
+
+
 @pytest.mark.slow
 def test_a_fuzz_run_finds_a_sampler_one_ulp_off(monkeypatch):
     import refimpl as ri
@@ -650,9 +659,9 @@ def test_a_fuzz_run_finds_a_sampler_one_ulp_off(monkeypatch):
 
     monkeypatch.setitem(impls_mod._REGISTRY, "fake-ulp", OffByOneUlp)
     ops = ("random_uniform", "random_split", "negative")
-    with open(os.devnull, "w") as quiet:
-        result = fuzz.run_fuzz(15, ["ref", "fake-ulp"], seed=3, kinds=["random"], kind_odds=1,
-                               op_names=ops, stream=quiet)  # fmt: skip
+    result = _first_finding(lambda seed, quiet: fuzz.run_fuzz(
+        15, ["ref", "fake-ulp"], seed=seed, kinds=["random"], kind_odds=1, op_names=ops,
+        stream=quiet))  # fmt: skip
     assert not result.ok and "ns.api.random.uniform" in result.case_source
 
 
@@ -668,9 +677,9 @@ def test_checkpoint_programs_check_the_plain_grad_on_each_implementation(monkeyp
         return lambda *args: tuple(o * 2 for o in inner(*args))
 
     monkeypatch.setattr(ri, "checkpoint", doubling_checkpoint)
-    with open(os.devnull, "w") as quiet:
-        result = fuzz.run_fuzz(10, ["ref", "ref"], seed=1, kinds=["checkpoint"], kind_odds=1,
-                               stream=quiet)  # fmt: skip
+    result = _first_finding(lambda seed, quiet: fuzz.run_fuzz(
+        10, ["ref", "ref"], seed=seed, kinds=["checkpoint"], kind_odds=1,
+        stream=quiet))  # fmt: skip
     assert not result.ok
     assert "ref: checkpointed grad != plain grad" in result.failure
 
@@ -754,10 +763,11 @@ def _drawn(strategy, n, seed=3):
 
 def test_fuzz_vmap_programs_map_operands_on_negative_and_different_axes():
     """vmapped programs draw each operand's axis on its own, negative ones too, and
-    ref and pjrt agree on them."""
+    ref and pjrt agree on them. (300 programs, about 75 vmapped: enough whatever the
+    order of the draws.)"""
     from conformance import fuzz
 
-    programs = _drawn(fuzz.programs(fuzz.OP_LIST, max_steps=3, vmap=True), 80)
+    programs = _drawn(fuzz.programs(fuzz.OP_LIST, max_steps=3, vmap=True), 300)
     axes = [p.vmap_axes for p in programs if p.vmap_axes is not None]
     assert any(a is not None and a < 0 for t in axes for a in t), axes
     mapped = [[a for a in t if a is not None] for t in axes]
