@@ -60,7 +60,11 @@ The adaptations of call conventions, all of them:
 6. ``--devices N`` (default 4): ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
    for JAX and ``REFIMPL_REF_NUM_DEVICES=N`` for refimpl's ref backend,
    set before either is imported.
-7. JAX-internal modules that moved before JAX 0.10.2 (:data:`MOVED_MODULES`:
+7. A public module or name the file imports that is not there (refimpl has
+   no equivalent, or JAX 0.10.2 no longer has it: ``jax.custom_transpose``,
+   ``jax.ad_checkpoint.checkpoint``) is a missing-name stand-in on both
+   sides, so that the file loads and only the tests using it are ``missing``.
+8. JAX-internal modules that moved before JAX 0.10.2 (:data:`MOVED_MODULES`:
    ``jax._src.prng`` is now ``jax._src.random.prng``, its Threefry functions
    ``jax._src.random.threefry2x32``): on JAX too, the file's import of the
    old module gets a stand-in that finds each name where it is now; a name
@@ -334,6 +338,69 @@ def _internal_stand_ins(source: str, on_refimpl: bool) -> Iterator[None]:
                 sys.modules[name] = previous
 
 
+def _public_imports(source: str) -> list[tuple[str, str | None]]:
+    """The public ``jax`` modules a file imports, with the name it takes from
+    each (``from jax.m import name``) or None (``import jax.m``)."""
+    found: list[tuple[str, str | None]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(a.name, None) for a in node.names if _is_public_jax(a.name)]
+        elif isinstance(node, ast.ImportFrom) and _is_public_jax(node.module or ""):
+            found += [(node.module or "", a.name) for a in node.names]
+    return found
+
+
+def _is_public_jax(name: str) -> bool:
+    return (name == "jax" or name.startswith("jax.")) and not name.startswith("jax._src")
+
+
+def _importable(name: str) -> bool:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def _public_stand_ins(source: str) -> Iterator[None]:
+    """For the whole run: a public module or name the file imports that is
+    not there (refimpl has no equivalent, or JAX 0.10.2 no longer has it:
+    ``jax.custom_transpose``, ``jax.ad_checkpoint.checkpoint``) is a
+    missing-name stand-in, so that the file loads and only the tests that
+    use it are ``missing``."""
+    added_modules: list[str] = []
+    added_names: list[tuple[types.ModuleType, str]] = []
+
+    def attach(holder_name: str, child: str, value: Any) -> None:
+        holder = sys.modules.get(holder_name)
+        if holder is not None and child not in holder.__dict__:
+            holder.__dict__[child] = value
+            added_names.append((holder, child))
+
+    for module, name in _public_imports(source):
+        parts = module.split(".")
+        for i in range(2, len(parts) + 1):
+            prefix = ".".join(parts[:i])
+            if prefix in sys.modules or _importable(prefix):
+                continue
+            sys.modules[prefix] = _InternalModule(prefix, lambda m, n: _ABSENT)
+            added_modules.append(prefix)
+            attach(".".join(parts[: i - 1]), parts[i - 1], sys.modules[prefix])
+        target = sys.modules.get(module)
+        if name is None or target is None or name == "*":
+            continue
+        if not hasattr(target, name) and not _importable(f"{module}.{name}"):
+            attach(module, name, _missing(f"{module}.{name}"))
+    try:
+        yield
+    finally:
+        for holder, child in reversed(added_names):
+            holder.__dict__.pop(child, None)
+        for name in reversed(added_modules):
+            sys.modules.pop(name, None)
+
+
 @contextlib.contextmanager
 def _public_jax_is_refimpl(backend: str) -> Iterator[None]:
     """``jax`` and its public modules are refimpl's (``refimpl.as_jax``);
@@ -442,10 +509,8 @@ def _harness_adapted() -> Iterator[None]:
                 setattr(jtu, name, before)
 
 
-def _load(path: str, on_refimpl: bool) -> types.ModuleType:
+def _load(path: str, source: str, on_refimpl: bool) -> types.ModuleType:
     """Import the test file as module ``jax_test_file``."""
-    with open(path) as f:
-        source = f.read()
     spec = importlib.util.spec_from_file_location("jax_test_file", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -614,8 +679,11 @@ def run_file(
             stack.enter_context(_public_jax_is_refimpl(backend))
             stack.enter_context(_harness_adapted())
             stack.enter_context(_mirrored_flags())
+        with open(path) as f:
+            source = f.read()
+        stack.enter_context(_public_stand_ins(source))
         try:
-            module = _load(path, on_refimpl)
+            module = _load(path, source, on_refimpl)
         except Exception as e:  # the file did not import: every test is unknown
             missing = next((x for x in _chain(e) if isinstance(x, MissingName)), None)
             return {

@@ -6,6 +6,7 @@ runs it, on JAX and on refimpl. Each method's expected outcome is in its name.
 """
 
 import jax
+import jax.no_such_public_module
 import jax.numpy as jnp
 from absl.testing import absltest, parameterized
 from jax._src import core
@@ -33,6 +34,9 @@ class SampleTest(jtu.JaxTestCase):
 
     def test_internal_name_is_missing(self):
         core.this_name_is_in_neither_jax_nor_refimpl(1)
+
+    def test_public_module_is_missing(self):
+        jax.no_such_public_module.f(1)
 
     def test_check_grads_passes(self):
         jtu.check_grads(jnp.sin, (0.5,), order=2, modes=["fwd", "rev"])

@@ -51,6 +51,7 @@ def test_runner_reports_pass_planted_failure_and_missing_name(backend, tmp_path)
         "SampleTest.test_raises_passes": "pass",
         "SampleTest.test_array_module_is_refimpl": "pass",  # refimpl really ran
         "SampleTest.test_internal_name_is_missing": "missing",
+        "SampleTest.test_public_module_is_missing": "missing",
         "SampleTest.test_check_grads_passes": "pass",  # jtu.check_grads -> refimpl's
         "X64Test.test_x64_mirrored_passes": "pass",  # jtu.with_config mirrored
     }
@@ -63,6 +64,7 @@ def test_runner_on_jax_runs_jax_itself(tmp_path):
     assert got["SampleTest.test_planted_failure_fails"] == "fail"
     assert got["SampleTest.test_vmap_sum_passes0"] == "pass"
     assert got["X64Test.test_x64_mirrored_passes"] == "pass"
+    assert got["SampleTest.test_public_module_is_missing"] == "missing"
 
 
 @pytest.mark.parametrize(
