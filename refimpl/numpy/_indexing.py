@@ -173,8 +173,7 @@ def _normalize(x: Any, index: Any) -> tuple[Any, list[tuple[str, Any]]]:
     consumed = sum(kind not in ("none", "ellipsis", "bool") for kind, _ in items)
     if consumed > ndim:
         raise IndexError(
-            f"getitem: too many indices for array: array is {ndim}-dimensional, but "
-            f"{consumed} were indexed"
+            f"getitem: Too many indices: array is {ndim}-dimensional, but {consumed} were indexed"
         )
     ellipses = [i for i, (kind, _) in enumerate(items) if kind == "ellipsis"]
     if len(ellipses) > 1:

@@ -308,8 +308,7 @@ def _data_index(index: Any, ndim: int) -> tuple:
     consumed = sum(_indexed_axes(item) for item in index)
     if consumed > ndim:
         raise IndexError(
-            f"getitem: too many indices for array: array is {ndim}-dimensional, but "
-            f"{consumed} were indexed"
+            f"getitem: Too many indices: array is {ndim}-dimensional, but {consumed} were indexed"
         )
     return (*index, slice(None))
 
@@ -430,10 +429,17 @@ def _key_data_of(
             aval = tracing.get_aval(key, name, 0)
         except TypeError:
             raise TypeError(f"{name}: unexpected PRNG key type {type(key).__name__}") from None
-        if aval.dtype != _U32 or not aval.shape or aval.shape[-1] != width:
+        if aval.dtype != _U32:  # JAX's words (its tests match them)
             raise TypeError(
-                f"{name}: a raw PRNG key must be a uint32 array of shape (..., {width}), "
-                f"got {aval.str_short()}"
+                f"{name}: JAX encountered invalid PRNG key data: expected key_data.dtype = "
+                f"uint32; got dtype={aval.dtype.name} (a raw PRNG key is a uint32 array of "
+                f"shape (..., {width}))"
+            )
+        if not aval.shape or aval.shape[-1] != width:
+            raise TypeError(
+                f"{name}: JAX encountered invalid PRNG key data: expected key_data.shape to "
+                f"end with ({width},); got shape={aval.shape} (a raw PRNG key is a uint32 "
+                f"array of shape (..., {width}))"
             )
         data, typed = key, False
         if legacy_check:
@@ -872,7 +878,7 @@ def _words(data: Any) -> tuple[Any, Any]:
 
 def _seed_data(name: str, seed: Any) -> Any:
     if isinstance(seed, PRNGKeyArray):
-        raise TypeError(f"{name}: seed must be an integer, got a key array")
+        raise TypeError(f"{name} accepts a scalar seed, but was given a key array")
     if isinstance(seed, np.bool_):
         raise TypeError(f"{name}: seed must be an integer, got {seed!r}")
     if seed is None:  # JAX 0.10.2 converts the seed with jnp.asarray first: its words
@@ -889,7 +895,10 @@ def _seed_data(name: str, seed: Any) -> Any:
             seed = np.int32(np.uint32(seed % 2**32).view(np.int32))
     aval = tracing.get_aval(seed, name, 0)
     if aval.shape:
-        raise TypeError(f"{name}: PRNG key seed must be a scalar; got shape {aval.shape}")
+        raise TypeError(
+            f"{name} accepts a scalar seed, but was given an array of shape {aval.shape} != (). "
+            "Use vmap for batching"
+        )
     if not dtypes.is_integer(aval.dtype):
         raise TypeError(f"{name}: PRNG key seed must be an integer; got dtype {aval.dtype.name}")
     if aval.dtype.itemsize == 8:
@@ -1089,7 +1098,9 @@ def _check_impl(name: str, impl: Any) -> str:
     impl = _IMPL_ALIASES.get(impl, impl) if impl is not None else config.default_prng_impl
     if impl not in _IMPLS:
         raise ValueError(
-            f"{name}: unknown PRNG implementation {impl!r} (refimpl has {', '.join(_IMPLS)})"
+            f'{name}: unrecognized PRNG implementation "{impl}". Did you mean one of: '
+            + ", ".join(f'"{known}"' for known in _IMPLS)
+            + "?"
         )
     return impl
 

@@ -198,7 +198,7 @@ def test_result_types_follow_the_array():
 @pytest.mark.parametrize(
     "index, error, match",
     [
-        ((0, 0, 0, 0), IndexError, "too many indices"),
+        ((0, 0, 0, 0), IndexError, "Too many indices"),
         ((Ellipsis, 0, Ellipsis), IndexError, "single ellipsis"),
         ([0, 1], TypeError, "non-tuple sequence"),
         (1.5, TypeError, "index must be"),

@@ -489,3 +489,49 @@ def test_sampler_takes_the_unsharded_type_sharding_as_no_layout(backend, sampler
 
     assert _outcome(lambda: program(jax, jnp))[0] == "ok"
     _check(program)
+
+
+# (program, exception class, the regex JAX's random_test.py matches)
+_JAX_WORDED_ERRORS = {
+    "key_as_seed_PRNGKey": (
+        lambda lib, np_: lib.random.PRNGKey(lib.random.key(0)),
+        TypeError,
+        "PRNGKey accepts a scalar seed",
+    ),
+    "key_as_seed_key": (
+        lambda lib, np_: lib.random.key(lib.random.key(0)),
+        TypeError,
+        "key accepts a scalar seed",
+    ),
+    "non_scalar_seed": (
+        lambda lib, np_: lib.random.PRNGKey(np.arange(4)),
+        TypeError,
+        "PRNGKey accepts a scalar seed",
+    ),
+    "invalid_key_data": (
+        lambda lib, np_: lib.random.uniform(np_.zeros(3, np_.uint32)),
+        TypeError,
+        "JAX encountered invalid PRNG key data",
+    ),
+    "unrecognized_impl": (
+        lambda lib, np_: lib.random.key(42, impl="unlikely name"),
+        ValueError,
+        "unrecognized PRNG implementation",
+    ),
+    "too_many_key_indices": (
+        lambda lib, np_: _make_keys(lib, np_, 2, 3)[0, 1, None, 2],
+        IndexError,
+        "Too many indices.*",
+    ),
+    "too_many_array_indices": (lambda lib, np_: np_.ones(3)[0, 1], IndexError, "Too many indices"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_JAX_WORDED_ERRORS))
+def test_errors_random_test_matches_by_its_words(backend, name):
+    """random_test.py matches these errors with ``assertRaisesRegex``: the
+    class and JAX's words, on JAX and on both backends."""
+    program, cls, regex = _JAX_WORDED_ERRORS[name]
+    for lib, np_ in (LIBS["jax"], LIBS["ri"]):
+        with pytest.raises(cls, match=regex):
+            program(lib, np_)
