@@ -412,6 +412,32 @@ def cases() -> Iterator[Case]:
     for name, fn in mixed.items():
         yield _case(f"weak_primal_strong_tangent/{name}", fn, [np.float32(1.0)], mode="eager")
 
+    # cotangent sums as JAX's add_any: staged, typed as the first term (the
+    # outputs' cotangents first, then the equations in reverse); eagerly,
+    # add's promotion.
+    def _custom_times_2(ns):
+        f = _api(ns).custom_vjp(lambda c: c * 2.0)
+        f.defvjp(lambda c: (f(c), None), lambda _, g: (np.float32(2.0) * g,))
+        return f
+
+    sums = {
+        "jit_weak_then_strong": lambda ns, c: _api(ns).vjp(ns.jit(lambda v: (v, v)), c)[1](
+            (1.0, c)
+        ),
+        "jit_strong_then_weak": lambda ns, c: _api(ns).vjp(ns.jit(lambda v: (v, v)), 1.0)[1](
+            (c, 1.0)
+        ),
+        "jit_of_mul_python_cts": lambda ns, c: _api(ns).vjp(ns.jit(lambda v: (v, v * 2)), c)[1](
+            (1.0, 2.0)
+        ),
+        "eager_weak_then_strong": lambda ns, c: _api(ns).vjp(lambda v: (v, v), c)[1]((1.0, c)),
+        "custom_vjp_strong_bwd_jit_sum": lambda ns, c: _api(ns).vjp(
+            ns.jit(lambda v: (v, _custom_times_2(ns)(v))), 1.0
+        )[1]((1.0, 1.0)),
+    }
+    for name, fn in sums.items():
+        yield _case(f"cotangent_sums/{name}", fn, [np.float32(1.0)], mode="eager")
+
     # jnp functions are jits in JAX: under jvp they type their arguments'
     # tangents as the primals; lax functions keep the tangent's own weak type
     def _where(ns):

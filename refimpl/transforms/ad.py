@@ -248,13 +248,30 @@ def instantiate(tangent: Any) -> Any:
 
 
 def add_tangents(x: Any, y: Any) -> Any:
-    """Sum of two tangents (or cotangents), keeping zeros symbolic."""
+    """Sum of two tangents (or cotangents), keeping zeros symbolic: JAX
+    0.10.2's ``add_any`` (``add_jaxvals``), with which its backward pass
+    accumulates a variable's cotangent.
+
+    Its values are ``add``'s; its weak type is JAX's: staged (a ``jit``, a
+    loop or cond body, any program being traced) the sum is typed as its
+    first term, as ``add_any``'s abstract evaluation returns its first
+    operand's type (``vjp(jit(lambda c: (c, c)), f32(1))`` given a Python
+    float then a NumPy cotangent is weak); evaluated eagerly it is
+    ``add``'s, weak only when both terms are (``add_any``'s impl is
+    ``lax.add``). Terms of different dtypes (a custom_vjp bwd's float32
+    cotangent of a bfloat16 value) keep ``add``'s promotion."""
     if type(x) is Zero:
         return y
     if type(y) is Zero:
         return x
-
-    return add_p.bind(x, y)
+    total = add_p.bind(x, y)
+    if tracing.current_builder() is None:
+        return total
+    first = tracing.get_aval(x, "add_any", 0)
+    got = tracing.get_aval(total, "add_any", 0)
+    if got.weak_type == first.weak_type or got.strip_weak() != first.strip_weak():
+        return total
+    return convert_element_type_p.bind(total, new_dtype=first.dtype, weak_type=first.weak_type)
 
 
 def jvp_flat(
