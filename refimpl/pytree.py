@@ -156,6 +156,7 @@ def register_extended_leaf(nodetype: type) -> None:
     if _registry.get(nodetype) is None:
         raise ValueError(f"register_extended_leaf: {nodetype.__name__} is not a registered node")
     _EXTENDED_LEAVES.add(nodetype)
+    _user_registry[nodetype] = None
 
 
 def is_extended_leaf(x: Any) -> bool:
@@ -169,6 +170,9 @@ _BUILTIN_KINDS = (_TUPLE, _LIST, _DICT, _NONE, _ORDERED_DICT, _DEFAULTDICT)
 
 # type -> _NodeKind, or None for a known leaf type. Filled lazily for new types.
 _registry: dict[type, _NodeKind | None] = {k.type: k for k in _BUILTIN_KINDS}
+# The same for the user's view: the extended leaves map to None. Kept in step
+# by _kind_of and the registrations, so the hot path does one lookup either way.
+_user_registry: dict[type, _NodeKind | None] = dict(_registry)
 
 
 def _namedtuple_kind(cls: type) -> _NodeKind:
@@ -193,6 +197,7 @@ def _kind_of(cls: type) -> _NodeKind | None:
     except KeyError:
         kind = _namedtuple_kind(cls) if _is_namedtuple_class(cls) else None
         _registry[cls] = kind
+        _user_registry[cls] = None if cls in _EXTENDED_LEAVES else kind
         return kind
 
 
@@ -252,6 +257,7 @@ def register_pytree_node(
     _registry[nodetype] = _NodeKind(
         nodetype, "custom", flatten_func, unflatten_func, _index_keys, flatten_with_keys_func
     )
+    _user_registry[nodetype] = _registry[nodetype]
 
 
 def register_pytree_with_keys(
@@ -557,23 +563,24 @@ def _flatten_up_to(key: _Key, tree: Any, out: list[Any], path: str) -> None:
 # flatten / unflatten
 
 
-def _flatten(x: Any, leaves: list[Any], stop: set[type] | frozenset[type] = frozenset()) -> _Key:
+def _flatten(x: Any, leaves: list[Any], registry: dict[type, _NodeKind | None] = _registry) -> _Key:
     """Append the leaves of ``x`` to ``leaves``; return its structure key. The
-    hot path. Nodes of a type in ``stop`` are leaves (the user's view)."""
-    kind = _registry.get(type(x), _MISSING)
+    hot path. ``registry``: ``_registry`` or the user's view's ``_user_registry``."""
+    kind = registry.get(type(x), _MISSING)
     if kind is _MISSING:
-        kind = _kind_of(type(x))
-    if kind is None or type(x) in stop:
+        _kind_of(type(x))
+        kind = registry[type(x)]
+    if kind is None:
         leaves.append(x)
         return None
     children, data = kind.flatten(x)
     subkeys: list[_Key] = []
     for c in children:  # leaf children inline: saves a call per leaf
-        if _registry.get(type(c), _MISSING) is None:
+        if registry.get(type(c), _MISSING) is None:
             leaves.append(c)
             subkeys.append(None)
         else:
-            subkeys.append(_flatten(c, leaves, stop))
+            subkeys.append(_flatten(c, leaves, registry))
     return (kind, data, tuple(subkeys))
 
 
@@ -623,7 +630,7 @@ def tree_flatten(
     if is_leaf is None:
         key = _flatten(tree, leaves)
     elif is_leaf is is_extended_leaf:
-        key = _flatten(tree, leaves, _EXTENDED_LEAVES)
+        key = _flatten(tree, leaves, _user_registry)
     else:
         key = _flatten_is_leaf(tree, leaves, is_leaf)
     return leaves, PyTreeDef(key, len(leaves))
