@@ -572,7 +572,7 @@ def _chain(exc: BaseException | None) -> Iterator[BaseException]:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else ""
+    return text.splitlines()[0][:600] if text else ""
 
 
 class _Timeout(Exception):
