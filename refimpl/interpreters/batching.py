@@ -8,10 +8,11 @@ operand is batched, and the table can only be written (``primitive_batchers[p]``
 is JAX's TypeError). ``defvectorized``, ``defbroadcasting`` and ``defreducer``
 give the rules of elementwise, broadcasting and reducing primitives.
 
-Not provided: ``fancy_primitive_batchers`` and ``axis_primitive_batchers``
-(rules given JAX's axis data, for collectives), ``register_vmappable`` (custom
-vmappable types, docs/api.md); ``not_mapped`` is not public in JAX 0.10.2
-either (write ``None``).
+``register_vmappable``/``unregister_vmappable`` make a type vmappable (``vmap``
+takes its values whole, with a spec object as their axis; refimpl's
+transforms/batching.py). Not provided: ``fancy_primitive_batchers`` and
+``axis_primitive_batchers`` (rules given JAX's axis data, for collectives);
+``not_mapped`` is not public in JAX 0.10.2 either (write ``None``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from refimpl import tracing
 from refimpl.interpreters.ad import TupleArgs
 from refimpl.primitives import batch_rules, structural
 from refimpl.primitives.base import Primitive
+from refimpl.transforms.batching import register_vmappable, unregister_vmappable
 
 __all__ = [
     "bdim_at_front",
@@ -32,6 +34,8 @@ __all__ = [
     "defreducer",
     "defvectorized",
     "primitive_batchers",
+    "register_vmappable",
+    "unregister_vmappable",
 ]
 
 

@@ -295,14 +295,14 @@ class BatchTrace(tracing.Trace):
 def _check_axes_types(in_axes: Any, out_axes: Any) -> Any:
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)  # lists and tuples are interchangeable here, as in JAX
-    if not (in_axes is None or type(in_axes) in (int, tuple)):
+    if not (in_axes is None or type(in_axes) in (int, tuple) or _is_spec(in_axes)):
         raise TypeError(
             "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
             f"positional arguments passed to the function, but got {in_axes}."
         )
     for label, tree in (("in_axes", in_axes), ("out_axes", out_axes)):
         leaves = pytree.tree_leaves(tree, is_leaf=lambda x: x is None)
-        if not all(leaf is None or type(leaf) is int for leaf in leaves):
+        if not all(leaf is None or type(leaf) is int or _is_spec(leaf) for leaf in leaves):
             raise TypeError(
                 f"vmap {label} must be an int, None, or (nested) container with those types "
                 f"as leaves, but got {tree}."
@@ -480,6 +480,10 @@ def vmap(
                 "the positional arguments passed to the function, but got "
                 f"len(in_axes)={len(in_axes)}, len(args)={len(args)}"
             )
+        if _vmappables and _has_vmappable((args, kwargs)):
+            return _vmap_vmappables(
+                fun, name, args, kwargs, in_axes, out_axes, axis_size, axis_name
+            )
         leaves, in_tree = pytree.tree_flatten((args, kwargs))
         axes = _flatten_axes("in_axes", in_axes, args, "the positional arguments")
         axes += [0] * (len(leaves) - len(axes))
@@ -490,6 +494,123 @@ def vmap(
     # dressed as fun (vmap(f).__name__ == "f"), with JAX's docstring of a
     # vmapped function (the original one after it)
     return _wraps.wraps(fun, doc=_wraps.vmap_doc(fun))(vmap_f)
+
+
+# --- custom vmappable types (jax.interpreters.batching.register_vmappable) ---------------
+
+# data type -> (spec type, axis-size type, to_elt, from_elt)
+_vmappables: dict[type, tuple[type, type, Callable[..., Any], Callable[..., Any]]] = {}
+
+
+def register_vmappable(
+    data_type: type,
+    spec_type: type,
+    axis_size_type: type,
+    to_elt: Callable[..., Any],
+    from_elt: Callable[..., Any],
+    make_iota: Callable[..., Any] | None,
+) -> None:
+    """Make ``data_type`` a vmappable type, as JAX's: ``vmap`` takes such a
+    value whole (not its pytree leaves), with an instance of ``spec_type`` as
+    its ``in_axes``/``out_axes`` entry. On the way in, ``to_elt(cont, size,
+    value, spec)`` gives the per-member value, where ``cont(array, axis)`` maps
+    ``array`` along ``axis`` (None: unmapped); on the way out, ``from_elt(cont,
+    size, elt, spec)`` gives the batched value, where ``cont(size, elt, axis)``
+    puts ``elt``'s batch axis at ``axis``. ``make_iota`` (sizes of
+    ``axis_size_type``) is accepted and not used: refimpl's sizes are ints."""
+    _vmappables[data_type] = (spec_type, axis_size_type, to_elt, from_elt)
+
+
+def unregister_vmappable(data_type: type) -> None:
+    """Undo :func:`register_vmappable` (``KeyError`` for a type not registered)."""
+    del _vmappables[data_type]
+
+
+def _is_spec(x: Any) -> bool:
+    return any(type(x) is spec for spec, *_ in _vmappables.values())
+
+
+def _is_vmappable(x: Any) -> bool:
+    return type(x) in _vmappables
+
+
+def _has_vmappable(tree: Any) -> bool:
+    return any(_is_vmappable(x) for x in pytree.tree_leaves(tree, is_leaf=_is_vmappable))
+
+
+def _spec_axes(label: str, axes: Any, tree: Any) -> list[Any]:
+    """``axes`` (a tree prefix of ``tree``, whose vmappable values are leaves;
+    spec instances and None are leaves of ``axes``) -> one entry per leaf."""
+    is_axis_leaf = lambda x: x is None or _is_spec(x)  # noqa: E731
+    axes_leaves, axes_def = pytree.tree_flatten(axes, is_leaf=is_axis_leaf)
+    try:
+        subtrees = axes_def.flatten_up_to(tree)
+    except ValueError as e:
+        raise ValueError(
+            f"vmap {label} specification must be a tree prefix of the corresponding value; "
+            f"got specification {axes}: {e}"
+        ) from None
+    flat: list[Any] = []
+    for axis, sub in zip(axes_leaves, subtrees, strict=True):
+        flat.extend([axis] * len(pytree.tree_leaves(sub, is_leaf=_is_vmappable)))
+    return flat
+
+
+def _vmap_vmappables(
+    fun: Callable[..., Any],
+    name: str,
+    args: tuple,
+    kwargs: dict,
+    in_axes: Any,
+    out_axes: Any,
+    axis_size: int | None,
+    axis_name: Any,
+) -> Any:
+    """vmap of a call with vmappable values among its arguments: each is
+    taken apart by its ``to_elt`` and the results put back by ``from_elt``
+    (JAX's protocol), the arrays through the ordinary batch trace."""
+    leaves, in_tree = pytree.tree_flatten((args, kwargs), is_leaf=_is_vmappable)
+    axes = _spec_axes("in_axes", in_axes, args)
+    axes += [0] * (len(leaves) - len(axes))
+    plain = [(x, a) for x, a in zip(leaves, axes, strict=True) if not _is_vmappable(x)]
+    if axis_size is None:
+        raise ValueError(
+            f"vmap({name}): a vmappable argument of a registered type needs axis_size "
+            "(its size is not read from the value)"
+        )
+    size = _mapped_size(fun, args, kwargs, [x for x, _ in plain], [a for _, a in plain], axis_size)
+    trace = BatchTrace(AxisFrame(axis_name, size, False), f"vmap({name})")
+
+    def to_elt(x: Any, axis: Any) -> Any:
+        if axis is None:
+            return x
+        if _is_vmappable(x):
+            return _vmappables[type(x)][2](to_elt, size, x, axis)
+        ndim = len(np.shape(x))
+        return BatchTracer(trace, x, axis % ndim if ndim else axis)
+
+    def from_elt(n: int, x: Any, axis: Any) -> Any:
+        if _is_vmappable(x):
+            return _vmappables[type(x)][3](from_elt, n, x, axis)
+        value, dim = trace.unpack(x)
+        if axis is None:
+            if dim is not None:
+                raise ValueError(f"vmap({name}): an output batched on axis {dim} has out_axes None")
+            return as_array(value)
+        rank = tracing.get_aval(value, "vmap", 0).ndim + (1 if dim is None else 0)
+        return as_array(bdim_to(value, dim, n, axis % rank))
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(collectives.bound_axis(axis_name, size, trace))
+        stack.enter_context(tracing.new_main(trace))
+        call_args, call_kwargs = pytree.tree_unflatten(
+            in_tree, [to_elt(x, a) for x, a in zip(leaves, axes, strict=True)]
+        )
+        out = fun(*call_args, **call_kwargs)
+        out_leaves, out_tree = pytree.tree_flatten(out, is_leaf=_is_vmappable)
+        flat_out_axes = _spec_axes("out_axes", out_axes, out)
+        results = [from_elt(size, x, a) for x, a in zip(out_leaves, flat_out_axes, strict=True)]
+    return out_tree.unflatten(results)
 
 
 def _check_mapped_types(leaves: list[Any], axes: list[int | None]) -> None:

@@ -59,7 +59,7 @@ _NEW = {  # resolved here, missing before (the names test files reach)
     "deflinear2 defbilinear Zero UndefinedPrimal is_undefined_primal instantiate_zeros "
     "zeros_like_aval add_tangents add_jaxvals get_primitive_transpose JVPTrace JVPTracer",
     "jax.interpreters.batching": "primitive_batchers defvectorized defbroadcasting defreducer "
-    "bdim_at_front broadcast",
+    "bdim_at_front broadcast register_vmappable unregister_vmappable",
     "jax.interpreters.mlir": "register_lowering lower_fun",
 }
 
@@ -107,7 +107,6 @@ _MISSING = {
     ("jax.interpreters.ad", "jvp"): "JAX's internal linear_util transformation (use jax.jvp)",
     ("jax.interpreters.ad", "add_jaxvals_p"): "refimpl sums tangents with add (no add_any)",
     ("jax.interpreters.batching", "fancy_primitive_batchers"): "rules given JAX's axis data",
-    ("jax.interpreters.batching", "register_vmappable"): "custom vmappable types: not modelled",
     ("jax.interpreters.mlir", "LoweringRuleContext"): "refimpl emits StableHLO its own way",
     ("jax.interpreters.mlir", "ir_constant"): "JAX's MLIR emission helpers: not provided",
     ("jax.interpreters.xla", "Backend"): "XLA's client class: refimpl's backends are its own",

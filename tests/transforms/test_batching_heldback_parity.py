@@ -5,6 +5,8 @@ dtypes, weak types, shapes, and whether the result is the user's NumPy)."""
 
 from __future__ import annotations
 
+import importlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -249,3 +251,74 @@ def test_dot_of_one_term_keeps_the_sign_of_zero_as_jax(backend, name, jit):
     assert_same_as_jax(got, want)
     w, g = np.asarray(want), np.asarray(got)
     np.testing.assert_array_equal(np.signbit(g.real), np.signbit(w.real))
+
+
+# --- custom vmappable types (batching_test.py's VmappableTest) ------------------------
+
+
+class _Named:
+    """An array with a name per axis, a pytree node and (registered below) a
+    vmappable type whose spec names the axis to map."""
+
+    def __init__(self, names, data):
+        assert len(names) == data.ndim
+        self.names, self.data = list(names), data
+
+
+class _NamedSpec:
+    def __init__(self, name, axis):
+        self.name, self.axis = name, axis
+
+
+def _named_to_elt(cont, _, val, spec):
+    if spec.name is None:
+        return val
+    names = list(val.names)
+    assert names.pop(spec.axis) == spec.name
+    return _Named(names, cont(val.data, spec.axis))
+
+
+def _named_from_elt(cont, size, elt, spec):
+    data = cont(size, elt.data, spec.axis)
+    if spec.axis is None:
+        return _Named(elt.names, data)
+    names = list(elt.names)
+    names.insert(spec.axis, spec.name)
+    return _Named(names, data)
+
+
+def _named_programs(lib, np_):
+    batching = importlib.import_module(f"{lib.__name__}.interpreters.batching")
+    batching.register_vmappable(_Named, _NamedSpec, int, _named_to_elt, _named_from_elt, None)
+    try:
+        x = _Named(["i", "j"], np_.arange(12.0).reshape(3, 4))
+        sq = lambda v: _Named(v.names, lib.lax.mul(v.data, v.data))  # noqa: E731
+        a = lib.vmap(sq, in_axes=_NamedSpec("i", 0), out_axes=_NamedSpec("i", 1), axis_size=3)(x)
+        b = lib.jit(sq)(x)
+        c, d = lib.vmap(
+            lambda v, y: (sq(v), y * 2),
+            in_axes=(_NamedSpec("j", 1), 0),
+            out_axes=(_NamedSpec("k", 0), 1),
+            axis_size=4,
+        )(x, np_.ones((4, 2)))
+        return [(r.names, np.asarray(r.data)) for r in (a, b, c)] + [np.asarray(d)]
+    finally:
+        batching.unregister_vmappable(_Named)
+
+
+for _lib in (jax, ri):
+    _lib.tree_util.register_pytree_node(
+        _Named, lambda x: ((x.data,), tuple(x.names)), lambda n, xs: _Named(n, xs[0])
+    )
+
+
+def test_custom_vmappable_type_as_jax(backend):
+    """``jax.interpreters.batching.register_vmappable``: vmap takes a value of
+    the type whole, through its ``to_elt``/``from_elt`` with a spec object as
+    its axis (VmappableTest's NamedArray), mapped with other arguments."""
+    want = _named_programs(jax, jnp)
+    got = _named_programs(ri, ri.numpy)
+    for (gn, gd), (wn, wd) in zip(got[:3], want[:3], strict=True):
+        assert gn == wn
+        np.testing.assert_array_equal(gd, wd)
+    np.testing.assert_array_equal(got[3], want[3])
