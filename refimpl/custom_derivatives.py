@@ -569,30 +569,40 @@ class _JVPRule:
             t_args = ad.extended_cotangents(pytree, t_args)
         assert owner.jvp is not None  # __call__ raised before binding without one
         out = owner.jvp(*split.nondiff, p_args, t_args)
+        # JAX 0.10.2's checks, in its order and words (its test files match them)
+        rule, fun = _name(owner.jvp), _name(owner.fun)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(
-                "Custom JVP rule must produce a pair (list or tuple of length two) "
-                f"representing primal and tangent outputs, but got {out!r:.200}."
+                f"Custom JVP rule {rule} for function {fun} must produce a pair (list or tuple "
+                f"of length two) representing primal and tangent outputs, but got {out}."
             )
         primal_out, tangent_out = out
         p_leaves, p_tree = pytree.tree_flatten(primal_out)
         t_leaves, t_tree = pytree.tree_flatten(tangent_out, is_leaf=_is_zero)
         t_leaves = [_from_user_zero(t) for t in t_leaves]
-        if self.out_tree is None:  # the function was not traced: the rule's outputs say
-            self.out_tree = p_tree
-            self.out_avals = [tracing.get_aval(p, "custom_jvp", "primal") for p in p_leaves]
-        if p_tree != self.out_tree:
-            raise TypeError(
-                f"Custom JVP rule for function {_name(owner.fun)} must produce a primal output "
-                f"with the same container (pytree) structure as the function's output "
-                f"{self.out_tree}, but got {p_tree}."
-            )
         if p_tree != t_tree:
             raise TypeError(
-                f"Custom JVP rule for function {_name(owner.fun)} must produce primal and "
-                f"tangent outputs with equal container (pytree) structures, but got {p_tree} "
-                f"and {t_tree} respectively."
+                f"Custom JVP rule {rule} for function {fun} must produce primal and tangent "
+                f"outputs with equal container (pytree) structures, but got {p_tree} and "
+                f"{t_tree} respectively."
             )
+        p_avals = [tracing.get_aval(p, "custom_jvp", "primal") for p in p_leaves]
+        if self.out_tree is None:  # the function was not traced: the rule's outputs say
+            self.out_tree, self.out_avals = p_tree, p_avals
+        head = (
+            f"Custom JVP rule {rule} for function {fun} must produce a pair (list or tuple of "
+            "length two) where the first element represents the primal output (equal in value "
+            f"to the output of the custom_jvp-decorated function {fun}, and in particular "
+        )
+        _check_rule_primals(
+            (
+                f"{head}of the same container/pytree structure), but ",
+                f"{head}with leaves of the same shape/dtype), but ",
+            ),
+            ("JVP rule", "custom_jvp", fun),
+            (p_tree, p_avals),
+            (self.out_tree, self.out_avals),
+        )
         touts = []
         for t, aval in zip(t_leaves, self.out_avals, strict=True):
             expected = tangent_aval(aval)
@@ -618,18 +628,49 @@ class _JVPRule:
             if got.shape != expected.shape or got.dtype != expected.dtype:
                 raise TypeError(
                     "Custom JVP rule must produce primal and tangent outputs with "
-                    f"corresponding shapes and dtypes. Expected {expected.str_short()} (tangent "
-                    f"type of {aval.str_short()}) but got {got.str_short()}."
+                    f"corresponding shapes and dtypes. Expected {_aval_str(expected)} (tangent "
+                    f"type of {_aval_str(aval)}) but got {_aval_str(got)}."
                 )
             touts.append(t)
         return p_leaves, touts
 
 
-def _aval_str(aval: ShapedArray) -> str:
-    """``float32[2]``, as JAX's messages print a type (no weak mark; float0 too)."""
-    if aval.dtype == dtypes.float0:
-        return f"float0[{','.join(map(str, aval.shape))}]"
-    return aval.update(weak_type=False).str_short()
+def _aval_str(aval: Any) -> str:
+    """``float32[2]``, as JAX's messages print a type: the dtype's full name
+    (not the listings' ``f32[2]``), no weak mark; ``float0[]``, ``key<fry>[]``."""
+    return str(aval.update(weak_type=False) if isinstance(aval, ShapedArray) else aval)
+
+
+def _check_rule_primals(openings: tuple, who: tuple, rule_out: tuple, fun_out: tuple) -> None:
+    """A custom_jvp rule's or custom_vjp fwd rule's primal outputs against the
+    function's (``fun_out``: its tree and avals, once it was traced): the
+    same tree, then the same shapes and dtypes (weak types aside), as JAX
+    0.10.2 checks them and in its words. ``openings`` begin the two
+    messages (another tree, other types); ``who`` is ``(the rule's kind,
+    the decorator, the function's name)``."""
+    kind, decorator, fun = who
+    (tree, avals), (fun_tree, fun_avals) = rule_out, fun_out
+    if tree == fun_tree and all(
+        a.strip_weak() == b.strip_weak() for a, b in zip(avals, fun_avals, strict=True)
+    ):
+        return
+    got, expected = _types_text(tree, avals), _types_text(fun_tree, fun_avals)
+    if tree != fun_tree:
+        raise TypeError(
+            f"{openings[0]}instead the {kind} output's first element had container/pytree "
+            f"structure:\n    {got}\nwhile the {decorator}-decorated function {fun} had "
+            f"output container/pytree structure:\n    {expected}."
+        )
+    raise TypeError(
+        f"{openings[1]}instead the {kind} output's first element had shapes/dtypes of:\n"
+        f"    {got}\nwhile the {decorator}-decorated function {fun} had output "
+        f"shapes/dtypes of:\n    {expected}"
+    )
+
+
+def _types_text(tree: Any, avals: list) -> str:
+    """``(float32[], float32[])``: a tree of types, as JAX's rule checks print one."""
+    return str(pytree.tree_unflatten(tree, [_aval_str(a) for a in avals])).replace("'", "")
 
 
 def _is_zero(x: Any) -> bool:
@@ -942,37 +983,36 @@ class _VJPRules:
             args = split.full_args(primals)
         assert owner.fwd is not None  # __call__ raised before binding without one
         out = owner.fwd(*args)
+        # JAX 0.10.2's checks, in its order and words (its test files match them)
+        rule, fun = _name(owner.fwd), _name(owner.fun)
+        residuals = (
+            "and the second element represents residuals (i.e. values stored from the forward "
+            "pass for use on the backward pass), but "
+        )
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise TypeError(
-                f"Custom VJP fwd rule {_name(owner.fwd)} for function {_name(owner.fun)} must "
-                "produce a pair (list or tuple of length two) where the first element "
-                "represents the primal output (equal to the output of the custom_vjp-decorated "
-                f"function {_name(owner.fun)}) and the second element represents residuals "
-                f"(i.e. values stored from the forward pass for use on the backward pass), but "
-                f"got {out!r:.200}."
+                f"Custom VJP fwd rule {rule} for function {fun} must produce a pair (list or "
+                "tuple of length two) where the first element represents the primal output "
+                f"(equal to those of the custom_vjp-decorated function {fun}) {residuals}"
+                f"instead of a pair the fwd rule {rule} produced {out}."
             )
         primal_out, res = out
         _check_ref_residuals(owner.fwd, args, res)
         p_leaves, p_tree = pytree.tree_flatten(primal_out)
+        p_avals = [tracing.get_aval(p, "custom_vjp", "fwd output") for p in p_leaves]
         if self.out_tree is None:  # the function was not traced: fwd's outputs say
-            self.out_tree = p_tree
-            self.out_avals = [tracing.get_aval(p, "custom_vjp", "fwd output") for p in p_leaves]
-        if p_tree != self.out_tree:
-            raise TypeError(
-                f"Custom VJP fwd rule {_name(owner.fwd)} for function {_name(owner.fun)} must "
-                "produce a pair (list or tuple of length two) where the first element "
-                "represents the primal output (equal to the output of the custom_vjp-decorated "
-                f"function), but got primal output structure {p_tree} while the function "
-                f"outputs {self.out_tree}."
-            )
-        for p, aval in zip(p_leaves, self.out_avals, strict=True):
-            got = tracing.get_aval(p, "custom_vjp", "fwd output")
-            if got.strip_weak() != aval.strip_weak():
-                raise TypeError(
-                    f"Custom VJP fwd rule {_name(owner.fwd)} must produce primal outputs of the "
-                    f"types of the function's outputs; expected {aval.str_short()}, got "
-                    f"{got.str_short()}."
-                )
+            self.out_tree, self.out_avals = p_tree, p_avals
+        head = (
+            f"Custom VJP fwd rule {rule} for function {fun} must produce a pair (list or tuple "
+            "of length two) where the first element represents the primal output (equal to the "
+            f"output of the custom_vjp-decorated function {fun}) {residuals}"
+        )
+        _check_rule_primals(
+            (head, head),
+            ("fwd rule", "custom_vjp", fun),
+            (p_tree, p_avals),
+            (self.out_tree, self.out_avals),
+        )
         res_leaves, res_tree = pytree.tree_flatten(res)
         return p_leaves, res_leaves, res_tree
 

@@ -244,20 +244,25 @@ def closure_convert(fun: Callable[..., Any], *example_args: Any) -> tuple[Callab
     program: Program = entry.program
     consts = list(entry.captured)
     in_tree = call.signature.in_tree
-    n_args = len(example_args)
+    args_tree = pytree.tree_structure(tuple(example_args))
 
     def converted(*args_and_consts: Any) -> Any:
-        if len(args_and_consts) != n_args + len(consts):
-            raise TypeError(
-                f"closure_convert({jitted.__name__}): expected {n_args} arguments and "
-                f"{len(consts)} constants, got {len(args_and_consts)} values"
-            )
+        # as JAX's: the last len(consts) values are the constants, the rest
+        # the arguments, which must have the example arguments' tree
+        n_args = max(len(args_and_consts) - len(consts), 0)
         args, closed = args_and_consts[:n_args], args_and_consts[n_args:]
         leaves, tree = pytree.tree_flatten((tuple(args), {}))
         if tree != in_tree:
             raise TypeError(
-                f"closure_convert({jitted.__name__}): arguments have structure {tree}, "
-                f"the example arguments had {in_tree}"
+                f"closure_convert({jitted.__name__}): The inputs to the closure produced by "
+                "closure_convert must have the same Pytree structure as the example arguments "
+                f"passed when closure_convert was called. Expected {args_tree}, but got "
+                f"{pytree.tree_structure(tuple(args))}"
+            )
+        if len(closed) != len(consts):
+            raise TypeError(
+                f"closure_convert({jitted.__name__}): expected {len(consts)} constants after "
+                f"the arguments, got {len(closed)}"
             )
         leaves = [_match_weak(x, v.aval) for x, v in zip(leaves, program.in_vars[len(closed) :])]
         outs = jit_call_p.bind(*closed, *leaves, program=program, name=jitted.__name__)
