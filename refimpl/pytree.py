@@ -50,6 +50,7 @@ __all__ = [
     "tree_structure",
     "tree_unflatten",
     "treedef_difference",
+    "treedef_differences",
 ]
 
 
@@ -823,6 +824,54 @@ def _first_difference(a: _Key, b: _Key, path: str) -> tuple[str, str, str] | Non
     elif same_kind and a[0].tag == "dict":
         db = db.split(" keys ", 1)[1]  # "dict keys ['a', 'b'] vs ['a']"
     return da, db, path
+
+
+def treedef_differences(a: PyTreeDef, b: PyTreeDef) -> list[tuple[str, str, str, str]]:
+    """Every place ``a`` and ``b`` differ, as JAX 0.10.2's ``equality_errors``
+    describes them: ``(path, what a has, what b has, why they differ)``, e.g.
+    ``("[1]", "tuple of length 2", "tuple of length 3", "the lengths do not
+    match")``; none below a node that differs. Empty when they are equal."""
+    found: list[tuple[str, str, str, str]] = []
+    _differences(a._key, b._key, "", found)
+    return found
+
+
+def _differences(a: _Key, b: _Key, path: str, found: list) -> None:
+    if a is None and b is None:
+        return
+    what_a = "pytree leaf" if a is None else str(a[0].type)
+    what_b = "pytree leaf" if b is None else str(b[0].type)
+    if a is None or b is None or a[0] is not b[0]:
+        found.append((path, what_a, what_b, "their Python types differ"))
+        return
+    kind, n_a, n_b = a[0], len(a[2]), len(b[2])
+    if kind.tag in ("tuple", "list") and n_a != n_b:
+        name = kind.name
+        found.append(
+            (path, f"{name} of length {n_a}", f"{name} of length {n_b}", "the lengths do not match")
+        )
+        return
+    if n_a != n_b:
+        why = "the numbers of children do not match"
+        if kind.tag == "dict":
+            keys = set(a[1]).symmetric_difference(b[1])
+            why += f", with the symmetric difference of key sets: {{{' '.join(map(repr, keys))}}}"
+        children = (f"{what_a} with {n_a} child{'ren' if n_a > 1 else ''}",
+                    f"{what_b} with {n_b} child{'ren' if n_b > 1 else ''}")  # fmt: skip
+        found.append((path, *children, why))
+        return
+    if not _data_equal(a[1], b[1]):
+        found.append(
+            (
+                path,
+                f"{what_a} with pytree metadata {a[1]}",
+                f"{what_b} with pytree metadata {b[1]}",
+                "the pytree node metadata does not match",
+            )
+        )
+        return
+    for step, ca, cb in zip(_child_paths(a), a[2], b[2], strict=True):
+        _differences(ca, cb, path + step, found)
 
 
 # --------------------------------------------------------------------------

@@ -152,7 +152,7 @@ def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int 
     next even element. ``reverse`` scans from the end: element ``i`` is
     ``fn(fn(x[n-1], x[n-2]), ..., x[i])``."""
     if not callable(fn):
-        raise TypeError("associative_scan: fn argument should be callable.")
+        raise TypeError("lax.associative_scan: fn argument should be callable.")
     tree = pytree
     flat, treedef = tree.tree_flatten(elems)
     if not flat:

@@ -265,29 +265,84 @@ def _promoted_carry(
     return promoted, changed
 
 
-def _check_carry_tree(api: str, init_tree: pytree.PyTreeDef, out_tree: pytree.PyTreeDef) -> None:
-    if init_tree != out_tree:
-        raise TypeError(
-            f"{api}: the body must return a carry with the same pytree structure as the "
-            f"initial carry, but they differ: {pytree.treedef_difference(init_tree, out_tree)} "
-            f"(initial carry {init_tree!r}, body output {out_tree!r})"
+def _carry_component(body: Callable, path: str) -> str:
+    """How JAX 0.10.2 names a part of a loop's carry: by the body's first
+    parameter and the part's path (``the input carry component c[1]``)."""
+    names = _positional_names(body)
+    if names:
+        return (
+            f"the input carry component {names[0]}{path}" if path else f"the input carry {names[0]}"
         )
+    return f"the input carry at path {path}" if path else "the input carry"
+
+
+def _listed(differences: list[str]) -> str:
+    """One difference as a sentence; several as JAX lists them."""
+    if len(differences) == 1:
+        return f"{differences[0][0].upper()}{differences[0][1:]}.\n"
+    return "".join(f"  * {d};\n" for d in differences[:-1]) + f"  * {differences[-1]}.\n"
+
+
+def _check_carry_tree(
+    api: str, loop: str, body: Callable, init_tree: pytree.PyTreeDef, out_tree: pytree.PyTreeDef
+) -> None:
+    """The body's carry output has the initial carry's structure (JAX's words;
+    ``loop`` is ``"scan body"`` or ``"while_loop body"``)."""
+    if init_tree == out_tree:
+        return
+    differences = [
+        f"{_carry_component(body, path)} is a {a} but the corresponding component of the carry "
+        f"output is a {b}, so {why}"
+        for path, a, b, why in pytree.treedef_differences(init_tree, out_tree)
+    ]
+    raise TypeError(
+        f"{api}: {loop} function carry input and carry output must have the same pytree "
+        f"structure, but they differ:\n\n{_listed(differences)}\nRevise the function so that "
+        f"the carry output has the same pytree structure as the carry input. (The initial "
+        f"carry is {init_tree!r}, the body's output carry {out_tree!r}.)"
+    )
 
 
 def _check_carry_types(
     api: str,
+    loop: tuple[str, Callable],
     paths: Sequence[str],
     carry_in: Sequence[ShapedArray],
     carry_out: Sequence[ShapedArray],
 ) -> None:
-    for path, a_in, a_out in zip(paths, carry_in, carry_out):
-        if a_in != a_out:
-            only_weak = a_in.strip_weak() == a_out.strip_weak()
-            raise TypeError(
-                f"{api}: the carry must keep its type, but {path} has type {a_in.str_short()} "
-                f"on input and the body returns {a_out.str_short()} for it"
-                + (" (they differ only in weak_type)" if only_weak else "")
-            )
+    """The body's carry output has the initial carry's types (JAX's words;
+    refimpl also refuses a carry differing only in weak type here: the
+    promotions before this check leave none JAX accepts)."""
+    name, body = loop
+    differences = [
+        f"{_carry_component(body, path.removeprefix('carry'))} has type {_long(a_in)} but the "
+        f"corresponding output carry component has type {_long(a_out)}{_mismatch(a_in, a_out)}"
+        for path, a_in, a_out in zip(paths, carry_in, carry_out)
+        if a_in != a_out
+    ]
+    if differences:
+        raise TypeError(
+            f"{api}: {name} function carry input and carry output must have equal types, but "
+            f"they differ:\n\n{_listed(differences)}\nRevise the function so that all output "
+            "types match the corresponding input types."
+        )
+
+
+def _long(aval: ShapedArray) -> str:
+    """``float32[2]``: a type as JAX's messages print it (no weak mark)."""
+    return str(aval.strip_weak())
+
+
+def _mismatch(a: ShapedArray, b: ShapedArray) -> str:
+    """JAX's account of how two types differ (``, so the dtypes do not match``)."""
+    why = []
+    if a.dtype != b.dtype:
+        why.append("the dtypes do not match")
+    if a.shape != b.shape:
+        why.append("the shapes do not match")
+    if not why:
+        return ", so the weak types do not match"
+    return ", so " + (why[0] if len(why) == 1 else f"{why[0]}, and {why[1]}")
 
 
 # --- helpers shared by the rules of scan, while and cond --------------------------------
@@ -1044,8 +1099,9 @@ def _static_int(api: str, arg: str, value: Any) -> int:
     for a string that is no number)."""
     if isinstance(value, tracing.Tracer):
         raise tracing.ConcretizationTypeError(
-            f"{api}: {arg} must be a concrete int known while tracing, got a traced value "
-            f"{value.aval.str_short()} (it depends on {value.origin})"
+            f"{api}: The `{arg}` argument to `scan` expects a concrete `int` value. For "
+            "scan-like iteration with a dynamic length, use `while_loop` or `fori_loop`. "
+            f"Got a traced value {value.aval.str_short()} (it depends on {value.origin})"
         )
     try:
         return int(value)
@@ -1062,7 +1118,8 @@ def normalize_unroll(unroll: Any, length: int, api: str = "lax.scan") -> int:
     """
     if isinstance(unroll, tracing.Tracer):
         raise tracing.ConcretizationTypeError(
-            f"{api}: unroll must be a concrete int or bool, got a traced value"
+            f"{api}: The `unroll` argument to `scan` expects a concrete `int` or `bool` "
+            f"value; got a traced value {unroll.aval.str_short()}"
         )
     if isinstance(unroll, (bool, np.bool_)):
         return max(length, 1) if unroll else 1
@@ -1138,7 +1195,7 @@ def _scan(
     api: str, f: Callable, init: Any, xs: Any, length: Any, reverse: Any, unroll: Any
 ) -> Any:  # (carry, ys), a list when f returns one (as JAX)
     if not callable(f):
-        raise TypeError(f"{api}: f must be callable, got {type(f).__name__}")
+        raise TypeError(f"{api}: f argument should be a callable.")
     _check_carried_refs(f, init)
     ref_context.check_no_refs(init, "scan")
     init_leaves, init_tree, carry_paths = _flatten_operands("carry", init)
@@ -1182,7 +1239,7 @@ def _scan(
         init_avals = _avals_of(api, promoted, carry_paths)
         body = _retyped_scan_body(api, body, init_avals, ys_weak)
         carry_out = body.out_avals[:n_init]
-    _check_carry_types(api, carry_paths, init_avals, carry_out)
+    _check_carry_types(api, ("scan body", f), carry_paths, init_avals, carry_out)
 
     # Refs made outside that the body touched: the ones it reads are extra
     # consts, the ones it writes extra carries (after the carry), written back.
@@ -1495,6 +1552,15 @@ def _scan_threading_refs(body: _Traced, num_carry: int) -> Program:
     )
 
 
+def _types_of(tree: Any) -> Any:
+    """``tree`` with each leaf's type in its place, as JAX's messages show a
+    function's output (``float32[]``, ``(float32[], float32[])``)."""
+    try:
+        return pytree.tree_map(lambda x: tracing.get_aval(x, "scan", "output"), tree)
+    except TypeError:  # a leaf that is no array: shown as it is
+        return tree
+
+
 def _scan_length(
     api: str, xs_avals: Sequence[ShapedArray], xs_paths: Sequence[str], length: Any
 ) -> int:
@@ -1502,7 +1568,8 @@ def _scan_length(
     for aval, path in zip(xs_avals, xs_paths):
         if aval.ndim == 0:
             raise ShapeIndexError(
-                f"{api}: {path} is a scalar ({aval.str_short()}) with no leading axis to scan over"
+                f"{api}: scan got value with no leading axis to scan over: {path} is a "
+                f"scalar ({aval.str_short()})"
             )
     # Each message starts with JAX 0.10.2's own words (programs and tests
     # match them, e.g. "scan got values with different leading axis sizes:
@@ -1552,13 +1619,8 @@ def _trace_scan_body(
         out = f(carry, xs_tree.unflatten(tracers[num_carry:]))
         ref_context.check_no_refs(out, "scan")
         if not isinstance(out, (tuple, list)) or len(out) != 2:
-            shown = (
-                f"a {type(out).__name__} of length {len(out)}"
-                if isinstance(out, (tuple, list))
-                else f"a {type(out).__name__}"
-            )
-            raise TypeError(f"{api}: the body must return a pair (carry, y), got {shown}")
-        _check_carry_tree(api, init_tree, pytree.tree_structure(out[0]))
+            raise TypeError(f"{api}: scan body output must be a pair, got {_types_of(out)}.")
+        _check_carry_tree(api, "scan body", f, init_tree, pytree.tree_structure(out[0]))
         pair = (out[0], out[1] if ys_weak is None else _with_weak_types(out[1], ys_weak))
         return list(pair) if isinstance(out, list) else pair  # JAX returns f's container
 
@@ -1989,7 +2051,7 @@ def while_loop(
 
 def _while_loop(api: str, cond_fun: Callable, body_fun: Callable, init_val: Any) -> Any:
     if not (callable(cond_fun) and callable(body_fun)):
-        raise TypeError(f"{api}: cond_fun and body_fun must be callable")
+        raise TypeError(f"{api}: body_fun and cond_fun arguments should be callable.")
     if config.disable_jit:
         # as JAX 0.10.2: a Python loop over the carry as arrays; a predicate
         # that cannot be a Python bool (traced, under vmap) falls back to the loop
@@ -2019,7 +2081,7 @@ def _while_loop(api: str, cond_fun: Callable, body_fun: Callable, init_val: Any)
     if changed:  # trace again with the promoted carry (as JAX does)
         avals = _avals_of(api, leaves, paths)
         cond, body = traced_while()
-    _check_carry_types(api, paths, avals, body.out_avals)
+    _check_carry_types(api, ("while_loop body", body_fun), paths, avals, body.out_avals)
     if cond.refs or body.refs:
         return _while_threading_refs(cond, body, leaves, tree)
     outs = while_p.bind(
@@ -2191,13 +2253,16 @@ def _trace_while(
     cond_flat, body_flat = checked(cond_fun, "while_cond"), checked(body_fun, "while_body")
     cond = _trace(api, cond_flat, avals, origins, "the cond_fun output")
     pred = cond.out_avals
-    if not cond.out_tree.is_leaf or pred[0].strip_weak() != ShapedArray((), np.dtype(bool)):
+    if not cond.out_tree.is_leaf:
         raise TypeError(
-            f"{api}: cond_fun must return a bool scalar, got ({avals_str(pred)}) "
-            f"with structure {cond.out_tree!r}"
+            f"{api}: cond_fun must return a boolean scalar, but got pytree {cond.out_tree!r}."
+        )
+    if pred[0].strip_weak() != ShapedArray((), np.dtype(bool)):
+        raise TypeError(
+            f"{api}: cond_fun must return a boolean scalar, but got output type(s) {list(pred)!r}."
         )
     body = _trace(api, body_flat, avals, origins, "the body_fun output")
-    _check_carry_tree(api, tree, body.out_tree)
+    _check_carry_tree(api, "while_loop body", body_fun, tree, body.out_tree)
     return cond, body
 
 
@@ -2220,7 +2285,7 @@ def fori_loop(
     """
     api = "lax.fori_loop"
     if not callable(body_fun):
-        raise TypeError(f"{api}: body_fun must be callable, got {type(body_fun).__name__}")
+        raise TypeError(f"{api}: body_fun argument should be callable.")
     dtype = _fori_index_dtype(api, lower, upper)
     bounds = _concrete_bounds(lower, upper)
     wrappers = _ForiWrappers.of(body_fun)
@@ -2234,7 +2299,10 @@ def fori_loop(
         )  # fmt: skip
         return result
     if unroll is not None and unroll is not False and unroll != 1:
-        raise ValueError(f"{api}: unroll needs statically known bounds, got unroll={unroll!r}")
+        raise ValueError(
+            f"{api}: Can only use `unroll` in `fori_loop` if the loop bounds are statically "
+            f"known (got unroll={unroll!r})."
+        )
     lower = _as_index(lower, dtype)
     upper = _as_index(upper, dtype)
     _, _, result = _while_loop(api, wrappers.while_cond, wrappers.while_body,
@@ -2261,15 +2329,16 @@ class _ForiWrappers:
             else (lambda: body_fun)
         )
 
-        def scan_step(carry: tuple[Any, Any], _: Any) -> tuple[tuple[Any, Any], None]:
-            i, val = carry
+        # (named as JAX's: its carry errors name the parameter, loop_carry[1])
+        def scan_step(loop_carry: tuple[Any, Any], _: Any) -> tuple[tuple[Any, Any], None]:
+            i, val = loop_carry
             return (_plus_one(i), body()(i, val)), None
 
-        def while_cond(carry: tuple[Any, Any, Any]) -> Any:
-            return lt(carry[0], carry[1])
+        def while_cond(loop_carry: tuple[Any, Any, Any]) -> Any:
+            return lt(loop_carry[0], loop_carry[1])
 
-        def while_body(carry: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
-            i, stop, val = carry
+        def while_body(loop_carry: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+            i, stop, val = loop_carry
             return _plus_one(i), stop, body()(i, val)
 
         self.scan_step, self.while_cond, self.while_body = scan_step, while_cond, while_body
@@ -2311,7 +2380,8 @@ def _fori_index_dtype(api: str, lower: Any, upper: Any) -> np.dtype:
     if both_signed and lo.weak_type != hi.weak_type:
         return hi.dtype if lo.weak_type else lo.dtype
     raise TypeError(
-        f"{api}: lower and upper must have equal types, got {lo.str_short()} and {hi.str_short()}"
+        f"{api}: lower and upper arguments to fori_loop must have equal types, got "
+        f"{lo.dtype.name} and {hi.dtype.name}"
     )
 
 
@@ -2442,17 +2512,25 @@ def cond(
                 x_true,
                 x_false,
             )
-        raise TypeError(f"{api}: true_fun and false_fun must be callable")
+        raise TypeError(f"{api}: true_fun and false_fun arguments should be callable.")
     operands = _operand_keyword(api, operands, operand)
-    if pred is None or isinstance(pred, (list, tuple)):
-        raise TypeError(f"{api}: pred must be a bool or number scalar, got {pred!r}")
+    # JAX 0.10.2's checks, in its order and words
+    if pred is None:
+        raise TypeError(f"{api}: cond predicate is None")
+    if isinstance(pred, Sequence):  # a str too
+        raise TypeError(f"{api}: Pred must be a scalar, got {pred} of type {type(pred)}")
     if type(pred) is int:  # JAX's pred != 0 on the Python int itself: 2**40 is True
         pred = pred != 0
-    aval = tracing.get_aval(pred, api, "pred")
+    try:
+        aval = tracing.get_aval(pred, api, "pred")
+    except TypeError:  # not an array (a function, an object)
+        raise TypeError(f"{api}: Pred type must be either boolean or number, got {pred}.") from None
     if aval.shape != ():
-        raise TypeError(f"{api}: pred must be a scalar, got shape {aval.shape}")
+        raise TypeError(f"{api}: Pred must be a scalar, got {pred} of shape {aval.shape}.")
     if dtypes.is_complex(aval.dtype):
-        raise TypeError(f"{api}: pred must be a bool or a real number, got {aval.dtype.name}")
+        raise TypeError(
+            f"{api}: Pred type must be either boolean or number, got {aval.dtype.name}."
+        )
     if not dtypes.is_bool(aval.dtype):
         zero = tracing.TypedScalar(0, aval.dtype, weak_type=True)
         pred = (pred != 0) if dtypes.is_python_scalar(pred) else ne(pred, zero)
@@ -2479,18 +2557,17 @@ def switch(
     try:
         branches = tuple(branches)
     except TypeError:
-        raise TypeError(f"{api}: branches must be a sequence of callables") from None
+        raise TypeError(f"{api}: branches argument should be a sequence of callables.") from None
     if not all(callable(b) for b in branches):
-        raise TypeError(f"{api}: branches must be a sequence of callables")
+        raise TypeError(f"{api}: branches argument should be a sequence of callables.")
     if type(index) is int:  # JAX converts it to int32 as NumPy does: 2**40 + 1 wraps to 1
         index = convert_element_type(index, np.int32)
-    aval = tracing.get_aval(index, api, "index")
-    if aval.shape != ():
-        raise TypeError(f"{api}: index must be a scalar, got shape {aval.shape}")
+    # JAX 0.10.2's checks, in its order and words
+    aval = _switch_index_aval(api, index)
     if not dtypes.is_integer(aval.dtype):
-        raise TypeError(f"{api}: index must be an integer, got {aval.dtype.name}")
+        raise TypeError(f"{api}: Index type must be an integer, got {index} as {aval.dtype.name}")
     if not branches:
-        raise ValueError(f"{api}: branches is empty")
+        raise ValueError(f"{api}: Empty branch sequence")
     if len(branches) == 1:
         return branches[0](*operands)
     if aval.dtype != np.int32 or aval.weak_type:
@@ -2502,6 +2579,20 @@ def switch(
         return branches[int(index)](*operands)
     names = tuple(f"branch {i}" for i in range(len(branches)))
     return _switch(api, index, branches, operands, names)
+
+
+def _switch_index_aval(api: str, index: Any) -> ShapedArray:
+    """The type of ``switch``'s index, which must be a scalar."""
+    if isinstance(index, (list, tuple)):  # NumPy's shape of a nested sequence
+        shape: tuple = np.shape(np.asarray(index, dtype=object))
+    else:
+        try:
+            shape = tracing.get_aval(index, api, "index").shape
+        except TypeError:  # not an array (a function, a string)
+            raise TypeError(f"{api}: Index type must be an integer, got {index}.") from None
+    if shape != ():
+        raise TypeError(f"{api}: Branch index must be scalar, got {index} of shape {shape}.")
+    return tracing.get_aval(index, api, "index")
 
 
 def _switch_with_ref_operands(

@@ -53,7 +53,9 @@ def branch_for(platform: str, platforms: tuple[tuple[str, ...], ...], has_defaul
         return len(platforms)
     listed = sorted({name for names in platforms for name in names})
     raise NotImplementedError(
-        f"lax.platform_dependent: no branch for the platform {platform!r} (branches for "
+        # JAX 0.10.2's words: its platform_index has no lowering for the platform
+        f"lax.platform_dependent: translation rule for primitive 'platform_index' not found "
+        f"for platform {platform}: no branch for the platform {platform!r} (branches for "
         f"{listed}) and no default"
     )
 

@@ -17,6 +17,7 @@ import types
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import refimpl as ri
@@ -217,6 +218,164 @@ def _tangent_reshaped(ns):
 def test_errors_custom_api_test_matches_by_its_words(backend, name):
     """The class and JAX's words, on JAX 0.10.2 and on both backends."""
     program, cls, regex = _CASES[name]
+    for ns in (JAX, RI):
+        with pytest.raises(cls, match=regex):
+            program(ns)
+
+
+def _int_carry_scan(ns, body, n=2):
+    init = (ns.np.array(0, "int32"),) * n
+    return ns.lib.lax.scan(body, init if n > 1 else init[0], None, length=1)
+
+
+# lax_control_flow_test.py's (its test named in the comment)
+_CONTROL_FLOW_CASES = {
+    # testCallableErrors
+    "associative_scan_not_callable": (
+        lambda ns: ns.lib.lax.associative_scan(42, 0),
+        TypeError,
+        "lax.associative_scan.*callable.*",
+    ),
+    # testWhileTypeErrors
+    "while_cond_pytree": (
+        lambda ns: ns.lib.lax.while_loop(lambda c: (1.0, 1.0), lambda c: c, 0.0),
+        TypeError,
+        re.escape("cond_fun must return a boolean scalar, but got pytree PyTreeDef((*, *))."),
+    ),
+    "while_cond_float": (
+        lambda ns: ns.lib.lax.while_loop(lambda c: np.float32(1.0), lambda c: c, np.float32(0.0)),
+        TypeError,
+        re.escape(
+            "cond_fun must return a boolean scalar, but got output type(s) "
+            "[ShapedArray(float32[])]."
+        ),
+    ),
+    "while_carry_dtype": (
+        lambda ns: ns.lib.lax.while_loop(
+            lambda c: True, lambda c: (True, True), (np.bool_(True), np.float32(0.0))
+        ),
+        TypeError,
+        r"The input carry component c\[1\] has type float32\[\] but the corresponding output "
+        r"carry component has type bool\[\], so the dtypes do not match.",
+    ),
+    # testForiLoopErrors, test_fori_loop_with_dynamic_indices_cannot_unroll
+    "fori_bound_types": (
+        lambda ns: ns.lib.lax.fori_loop(
+            np.int16(0), ns.np.int32(10), lambda i, c: c, ns.np.float32(7)
+        ),
+        TypeError,
+        "arguments to fori_loop must have equal types",
+    ),
+    "fori_unroll_traced_bounds": (
+        lambda ns: ns.lib.jit(
+            lambda u: ns.lib.lax.fori_loop(np.int16(0), u, lambda i, c: c + 1, 1.0, unroll=3)
+        )(10),
+        ValueError,
+        "Can only use `unroll`",
+    ),
+    # testCondPredIsNone, testCondTypeErrors, testSwitchErrors
+    "cond_pred_none": (
+        lambda ns: ns.lib.lax.cond(None, lambda x: x + 1, lambda x: x + 2, 1.0),
+        TypeError,
+        "cond predicate is None",
+    ),
+    "cond_pred_function": (
+        lambda ns: ns.lib.lax.cond(lambda x: True, lambda t: 2.0, lambda f: 3.0, 1.0),
+        TypeError,
+        re.escape("Pred type must be either boolean or number, got <function"),
+    ),
+    "cond_pred_str": (
+        lambda ns: ns.lib.lax.cond("foo", lambda t: 2.0, lambda f: 3.0, 1.0),
+        TypeError,
+        re.escape("Pred must be a scalar, got foo of type <class 'str'>"),
+    ),
+    "switch_index_str": (
+        lambda ns: ns.lib.lax.switch("foo", [lambda _: 2.0, lambda _: 3.0], 1.0),
+        TypeError,
+        re.escape("Index type must be an integer, got foo."),
+    ),
+    "switch_index_tuple": (
+        lambda ns: ns.lib.lax.switch((1.0, 1.0), [lambda _: 2.0, lambda _: 3.0], 1.0),
+        TypeError,
+        re.escape("Branch index must be scalar, got (1.0, 1.0) of shape (2,)."),
+    ),
+    "switch_no_branches": (
+        lambda ns: ns.lib.lax.switch(0, [], 1.0),
+        ValueError,
+        "Empty branch sequence",
+    ),
+    # testIssue744, testScanBodyOutputError, testScanMetadataError
+    "scan_over_python_ints": (
+        lambda ns: ns.lib.lax.scan(lambda c, i: (c, i), ns.np.array(1), list(range(5))),
+        ValueError,
+        "scan got value with no leading axis to scan over.*",
+    ),
+    "scan_body_not_a_pair": (
+        lambda ns: ns.lib.lax.scan(lambda c, x: np.float32(0.0), 0, ns.np.arange(5.0)),
+        TypeError,
+        re.escape("scan body output must be a pair, got float32[]."),
+    ),
+    "fori_carry_metadata": (
+        lambda ns: ns.lib.lax.fori_loop(
+            0, 1, lambda i, x: {"T": ns.np.array([0.5])}, {"t": ns.np.array([1.0])}
+        ),
+        TypeError,
+        r".*with pytree metadata \('t',\).*with pytree metadata \('T',\)",
+    ),
+    # testScanBodyCarryPytreeMismatchErrors, testScanBodyCarryTypeMismatchErrors
+    "scan_carry_length": (
+        lambda ns: _int_carry_scan(ns, lambda x, _: ((x[0].astype("float32"),), None)),
+        TypeError,
+        re.escape(
+            "function carry input and carry output must have the same pytree structure, but "
+            "they differ:\n\nThe input carry x is a tuple of length 2"
+        ),
+    ),
+    "scan_carry_types": (
+        lambda ns: _int_carry_scan(
+            ns,
+            lambda x, _: (
+                (x[0].astype("float32"), x[1].astype("float32").reshape(1, 1), x[2]),
+                None,
+            ),
+            n=3,
+        ),
+        TypeError,
+        re.escape(
+            "function carry input and carry output must have equal types, but they differ:\n\n"
+            "  * the input carry component x[0] has type int32[] but the corresponding output "
+            "carry component has type float32[], so the dtypes do not match;\n"
+            "  * the input carry component x[1] has type int32[] but the corresponding output "
+            "carry component has type float32[1,1], so the dtypes do not match, and the shapes "
+            "do not match."
+        ),
+    ),
+    # test_platform_dependent_no_default (off TPU)
+    "platform_dependent_no_default": (
+        lambda ns: ns.lib.lax.platform_dependent(3.0, tpu=lambda x: x + 2.0),
+        NotImplementedError,
+        "translation rule .* not found for platform",
+    ),
+    # test_scan_length_concrete_error, test_scan_unroll_concrete_error
+    "scan_length_traced": (
+        lambda ns: ns.lib.jit(lambda n, x: ns.lib.lax.scan(lambda c, z: (c, z), x, (), n))(3, 1.0),
+        TypeError,  # a ConcretizationTypeError on both
+        "The `length` argument to `scan` expects a concrete `int` value.*",
+    ),
+    "scan_unroll_traced": (
+        lambda ns: ns.lib.jit(
+            lambda n, x: ns.lib.lax.scan(lambda c, z: (c, z), x, (), 10, unroll=n)
+        )(True, 1.0),
+        TypeError,
+        "The `unroll` argument to `scan` expects a concrete `int` or `bool` value.*",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CONTROL_FLOW_CASES))
+def test_errors_lax_control_flow_test_matches_by_its_words(backend, name):
+    """The class and JAX's words, on JAX 0.10.2 and on both backends."""
+    program, cls, regex = _CONTROL_FLOW_CASES[name]
     for ns in (JAX, RI):
         with pytest.raises(cls, match=regex):
             program(ns)

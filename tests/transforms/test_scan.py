@@ -415,11 +415,17 @@ def test_promoted_weak_int_carry_values_match_jax():
 def test_error_carry_tree_mismatch():
     with pytest.raises(TypeError, match="same pytree structure") as info:
         lax.scan(lambda c, x: ((c, c), x), 0.0, np.zeros(2, np.float32))
-    assert "tuple of 2" in str(info.value)
+    assert (
+        "pytree leaf but the corresponding component of the carry output is a <class 'tuple'>"
+        in str(info.value)
+    )
 
 
 def test_error_carry_dict_keys_mismatch():
-    with pytest.raises(TypeError, match=r"pytree structure.*\['a', 'b'\] vs \['a'\]"):
+    with pytest.raises(
+        TypeError,
+        match=r"(?s)pytree structure.*dict'> with 2 children but .* with 1 child.*key sets: \{'b'\}",
+    ):
         lax.scan(lambda c, x: ({"a": c["a"]}, x), {"a": 0.0, "b": 1.0}, None, length=2)
 
 
@@ -429,21 +435,20 @@ def test_error_carry_type_names_leaf_and_both_types():
         lax.scan(lambda c, x: ({"w": c["w"], "n": c["n"] * 1.5}, None), init, None, length=2)
     message = str(info.value)
     assert "lax.scan" in message
-    assert "carry['n']" in message
-    assert "i32[]" in message and "f32[]" in message
+    assert "c['n'] has type int32[]" in message and "has type float32[]" in message
 
 
 def test_error_carry_shape_names_leaf_and_both_shapes():
-    with pytest.raises(TypeError, match=re.escape("carry[1] has type f32[2]")) as info:
+    with pytest.raises(TypeError, match=re.escape("c[1] has type float32[2]")) as info:
         lax.scan(
             lambda c, x: ((c[0], rnp.zeros(3, np.float32)), x),
             (0.0, np.zeros(2, np.float32)), None, length=2,
         )  # fmt: skip
-    assert "f32[3]" in str(info.value)
+    assert "float32[3]" in str(info.value)
 
 
 def test_error_strong_int_carry_is_not_promoted():
-    with pytest.raises(TypeError, match=r"carry has type i32\[\].*returns ~?f32\[\]"):
+    with pytest.raises(TypeError, match=r"carry c has type int32\[\].*has type float32\[\]"):
         lax.scan(lambda c, x: (c * 1.5, None), np.int32(1), None, length=2)
 
 
@@ -509,7 +514,10 @@ def test_error_negative_length():
 
 
 def test_error_traced_length():
-    with pytest.raises(ConcretizationTypeError, match="length must be a concrete int"):
+    with pytest.raises(
+        ConcretizationTypeError,
+        match="The `length` argument to `scan` expects a concrete `int` value",
+    ):
         ri.jit(lambda n: lax.scan(lambda c, x: (c, x), 0.0, None, length=n))(3)
 
 
@@ -529,7 +537,7 @@ def test_error_bad_unroll(unroll, error, pattern):
 
 @pytest.mark.parametrize("out", [1.0, (1.0,), (1.0, 2.0, 3.0)])
 def test_error_body_not_a_pair(out):
-    with pytest.raises(TypeError, match=r"must return a pair \(carry, y\)"):
+    with pytest.raises(TypeError, match=r"scan body output must be a pair, got "):
         lax.scan(lambda c, x: out, 1.0, None, length=2)
 
 
@@ -539,7 +547,7 @@ def test_error_body_output_not_an_array():
 
 
 def test_error_f_not_callable():
-    with pytest.raises(TypeError, match="f must be callable"):
+    with pytest.raises(TypeError, match="f argument should be a callable"):
         lax.scan(3, 1.0, None, length=2)
 
 
