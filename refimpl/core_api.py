@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from refimpl import tracing
+from refimpl import ref_jaxpr, tracing
 from refimpl.array import as_array
 from refimpl.contexts import ensure_compile_time_eval
 from refimpl.core import Program, ShapedArray
@@ -84,5 +84,8 @@ def eval_jaxpr(jaxpr: Program, consts: Sequence[Any], *args: Any) -> list[Any]:
             f"eval_jaxpr: the program has {len(jaxpr.in_vars)} inputs, got {len(args)}"
         )
     program = dataclasses.replace(jaxpr, consts=list(consts))
-    outs = tracing.eval_program_bind(program, list(args))
+    if ref_jaxpr.has_refs(program):  # make_jaxpr's Ref constants or inputs: act on them
+        outs = ref_jaxpr.eval_with_refs(program, args)
+    else:
+        outs = tracing.eval_program_bind(program, list(args))
     return [as_array(v) if isinstance(v, tracing.TypedScalar) else v for v in outs]

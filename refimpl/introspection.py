@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import _wraps, dtypes, tracing
+from refimpl import _wraps, dtypes, ref_jaxpr, tracing
 from refimpl.core import AbstractRef, Program, ShapedArray
 from refimpl.jaxpr_text import jaxpr_text
 from refimpl.primitives import collectives
@@ -85,7 +85,8 @@ def make_jaxpr(
             for name, size in axes:
                 stack.enter_context(collectives.bound_axis(name, size))
             result = jitted.trace_abstract(*args, **kwargs)  # duck-typed inputs too, as JAX
-        program = ClosedJaxpr.of(_captured_as_consts(result.program, result.entry.captured))
+        program = _captured_as_consts(result.program, result.entry.captured)
+        program = ClosedJaxpr.of(_refs_as_jax(program, result.entry))
         if return_shape:
             return program, result.out_info
         return program
@@ -144,6 +145,19 @@ def _captured_as_consts(program: Program, captured: list[Any]) -> Program:
         consts=list(captured) + list(program.consts),
         const_shardings=[None] * k + list(shardings) if shardings else [],
     )
+
+
+def _refs_as_jax(program: Program, entry: Any) -> Program:
+    """The refs ``fun`` takes or closes over as JAX 0.10.2's ``make_jaxpr``
+    shows them (``refimpl.ref_jaxpr``): Ref-typed inputs, the closed-over
+    ones Ref-typed constants (``consts`` holds the ``Ref`` objects), no
+    write-back outputs. A program whose refs do not fit those rules keeps
+    refimpl's value-threaded form (the refs' values as inputs, their final
+    values as the last outputs)."""
+    if not entry.ref_leaves:
+        return program
+    shown = ref_jaxpr.with_refs(program, entry.ref_leaves, entry.closed_refs)
+    return program if shown is None else shown
 
 
 def _check_axis_env(axis_env: Any) -> list[tuple[Any, int]]:

@@ -35,6 +35,7 @@ import numpy as np
 
 from refimpl import core, dtypes
 from refimpl.core import Eqn, Literal, Program, Var, _letters, _print_precision
+from refimpl.primitives.ref_ops import format_indexer
 
 WIDTH = 80  # JAX's default format width
 
@@ -309,6 +310,8 @@ def _param_doc(key: str, value: Any, names: _Names, shared: dict[int, str]) -> A
 def _eqn(eqn: Eqn, names: _Names, shared: dict[int, str]) -> Any:
     lhs = _vars([_binder(v, names) for v in eqn.outputs])
     pp_rule = getattr(eqn.primitive, "pp_rule", None)  # refimpl's own (ref ops, callbacks)
+    if eqn.primitive.name == "swap" and type(eqn.inputs[0].aval) is core.AbstractRef:
+        return _Text(_swap_on_ref(eqn, names))
     if pp_rule is not None:
         outs = " ".join(f"{names(v)}:{_type(v.aval)}" for v in eqn.outputs)
         return _Text(str(pp_rule(outs, [_atom(a, names) for a in eqn.inputs], eqn.params)))
@@ -329,6 +332,18 @@ def _eqn(eqn: Eqn, names: _Names, shared: dict[int, str]) -> Any:
     if eqn.outputs:
         return _cat(lhs, _Text(" = "), *rhs)
     return _cat(*rhs)
+
+
+def _swap_on_ref(eqn: Eqn, names: _Names) -> str:
+    """A swap on a Ref as JAX prints it: ``a[...] <- c`` when its result (the
+    old value) is dropped, else ``d:f32[3], a[...] <- a[...], c``."""
+    ref, value = (_atom(a, names) for a in eqn.inputs)
+    where = f"{ref}[{format_indexer(eqn.params['indexer'])}]"
+    (old,) = eqn.outputs
+    name = names(old)
+    if name == "_":
+        return f"{where} <- {value}"
+    return f"{name}:{_type(old.aval)}, {where} <- {where}, {value}"
 
 
 def _jaxpr(program: Program, names: _Names, shared: dict[int, str]) -> Any:

@@ -29,7 +29,7 @@ from refimpl import backends, dtypes
 from refimpl import sharding as _sharding
 from refimpl.array_ops import ArrayOps
 from refimpl.config import config
-from refimpl.core import Atom, Eqn, Literal, Program, ShapedArray, Var
+from refimpl.core import AbstractRef, Atom, Eqn, Literal, Program, ShapedArray, Var
 
 # re-exported: refimpl and its modules import these two from here
 from refimpl.errors import ConcretizationTypeError as ConcretizationTypeError
@@ -767,7 +767,11 @@ def concrete_value(value: Any, aval: ShapedArray) -> np.ndarray:
 # --- evaluating a Program by binding ------------------------------------------------
 
 
-def eval_program_bind(program: Program, args: Sequence[Any]) -> list[Any]:
+def eval_program_bind(
+    program: Program,
+    args: Sequence[Any],
+    apply: Callable[[Eqn, list[Any]], list[Any] | None] | None = None,
+) -> list[Any]:
     """Evaluate ``program`` on ``args`` by re-applying each equation's primitive
     with ``bind`` (JAX's ``eval_jaxpr``).
 
@@ -775,7 +779,9 @@ def eval_program_bind(program: Program, args: Sequence[Any]) -> list[Any]:
     ``args`` it computes the program's JVP, inside a staging trace it copies
     the equations into the current trace (inlining), outside any trace it
     runs eagerly. Literals keep their weak type; weakly typed array constants
-    too.
+    too. ``apply(eqn, values)``, when given, evaluates an equation itself
+    (returning its outputs) or returns None to have it bound (the equations
+    on a ``Ref`` of ``refimpl.ref_jaxpr``).
     """
     if len(args) != len(program.in_vars):
         raise TypeError(
@@ -793,16 +799,19 @@ def eval_program_bind(program: Program, args: Sequence[Any]) -> list[Any]:
         return env[atom.id]
 
     for eqn in program.eqns:
-        outs = eqn.primitive.bind(*[read(a) for a in eqn.inputs], **eqn.params)
-        if not eqn.primitive.multiple_results:
-            outs = [outs]
+        values = [read(a) for a in eqn.inputs]
+        outs = None if apply is None else apply(eqn, values)
+        if outs is None:
+            outs = eqn.primitive.bind(*values, **eqn.params)
+            if not eqn.primitive.multiple_results:
+                outs = [outs]
         for var, value in zip(eqn.outputs, outs, strict=True):
             env[var.id] = value
     return [read(atom) for atom in program.out_vars]
 
 
 def _const_operand(value: np.ndarray, aval: ShapedArray) -> Any:
-    if isinstance(value, Tracer):
+    if isinstance(value, Tracer) or isinstance(aval, AbstractRef):
         # an outer tracer make_jaxpr's program closed over (under vmap, jit,
         # grad): its constant, bound as it is
         return value

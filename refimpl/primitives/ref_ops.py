@@ -287,7 +287,8 @@ def _pp_get(outs: str, args: list[str], params: dict[str, Any]) -> str:
 
 def _pp_update(op: str):
     def rule(outs: str, args: list[str], params: dict[str, Any]) -> str:
-        return f"{outs} = {args[0]}[{format_indexer(params['indexer'])}] {op} {args[1]}"
+        text = f"{args[0]}[{format_indexer(params['indexer'])}] {op} {args[1]}"
+        return f"{outs} = {text}" if outs else text  # on a Ref, addupdate has no output
 
     return rule
 
