@@ -29,12 +29,13 @@ a fixed order); while and cond keep the sections by rule.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 import numpy as np
 
@@ -276,10 +277,12 @@ def _carry_component(body: Callable, path: str) -> str:
     return f"the input carry at path {path}" if path else "the input carry"
 
 
-def _listed(differences: list[str]) -> str:
-    """One difference as a sentence; several as JAX lists them."""
+def _listed(differences: list[str], capitalized: bool = True) -> str:
+    """One difference as a sentence (its first letter capitalized unless
+    ``capitalized`` is false, as in JAX's message); several as JAX lists them."""
     if len(differences) == 1:
-        return f"{differences[0][0].upper()}{differences[0][1:]}.\n"
+        first = differences[0][0].upper() if capitalized else differences[0][0]
+        return f"{first}{differences[0][1:]}.\n"
     return "".join(f"  * {d};\n" for d in differences[:-1]) + f"  * {differences[-1]}.\n"
 
 
@@ -2673,7 +2676,9 @@ def _switch(
         by_function = {id(branches[0]): first}  # one function given twice is traced once
         for branch, name in zip(branches[1:], names[1:]):
             if id(branch) not in by_function:
-                conforming = taking_operands(_conforming_branch(api, branch, first, names[0], name))
+                conforming = taking_operands(
+                    _conforming_branch(api, first, (branches[0], names[0]), (branch, name))
+                )
                 by_function[id(branch)] = _trace(
                     api, conforming, avals, origins, f"the output of {name}"
                 )
@@ -2745,33 +2750,99 @@ def _check_no_vmap_of_cond_writes(index, leaves, refs, written, values) -> None:
         raise NotImplementedError("State effect not supported in vmap-of-cond.")
 
 
-def _conforming_branch(api: str, fun: Callable, first: _Traced, first_name: str, name: str):
-    """``fun`` with its outputs checked against the first branch's, weak types matched."""
+def _conforming_branch(
+    api: str, first: _Traced, first_branch: tuple[Callable, str], branch: tuple[Callable, str]
+):
+    """``branch``'s function with its outputs checked against the first
+    branch's (JAX 0.10.2's words), weak types matched to the first's."""
+    fun, _ = branch
 
-    def branch(*args: Any) -> Any:
-        leaves, tree = _output_leaves(api, f"the output of {name}", fun(*args))
+    def conforming(*args: Any) -> Any:
+        leaves, tree = _output_leaves(api, f"the output of {branch[1]}", fun(*args))
         if tree != first.out_tree:
-            raise TypeError(
-                f"{api}: {first_name} and {name} must return the same pytree structure, but "
-                f"they differ: {pytree.treedef_difference(first.out_tree, tree)} "
-                f"({first_name}: {first.out_tree!r}, {name}: {tree!r})"
-            )
+            _raise_branch_trees_differ(api, (first_branch, first.out_tree), (branch, tree))
         paths = [p for p, _ in pytree.flatten_with_path_strings(tree.unflatten(leaves))[0]]
-        matched = []
-        for leaf, path, want in zip(leaves, paths, first.out_avals):
-            got = tracing.get_aval(leaf, api, f"output{path}")
-            if got.strip_weak() != want.strip_weak():
-                raise TypeError(
-                    f"{api}: {first_name} and {name} must return the same types, but the "
-                    f"output{path} is {want.str_short()} in {first_name} and "
-                    f"{got.str_short()} in {name}"
-                )
-            if got.weak_type != want.weak_type:
-                leaf = convert_element_type(leaf, want.dtype, weak_type=want.weak_type)
-            matched.append(leaf)
-        return tree.unflatten(matched)
+        avals = [tracing.get_aval(leaf, api, f"output{path}") for leaf, path in zip(leaves, paths)]
+        if any(a.strip_weak() != b.strip_weak() for a, b in zip(first.out_avals, avals)):
+            _raise_branch_types_differ(api, paths, (first_branch, first.out_avals), (branch, avals))
+        return tree.unflatten(
+            [
+                convert_element_type(leaf, want.dtype, weak_type=want.weak_type)
+                if got.weak_type != want.weak_type
+                else leaf
+                for leaf, got, want in zip(leaves, avals, first.out_avals)
+            ]
+        )
 
-    return branch
+    return conforming
+
+
+def _as_jax_compares(api: str, first: tuple, other: tuple) -> tuple[tuple, tuple, str]:
+    """Two branches (each ``((function, name), outputs)``) in the order and
+    spelling of JAX 0.10.2's messages, and the API's name there: ``cond``
+    compares true_fun with false_fun (refimpl's first branch is false_fun,
+    JAX's branch 0), ``switch`` branch 0 with each other, spelt ``branch1``."""
+    if first[0][1] == "false_fun":
+        return other, first, "cond"
+    (fun, name), outputs = other
+    return first, ((fun, name.replace("branch ", "branch")), outputs), api.removeprefix("lax.")
+
+
+def _branches_named(one: tuple, two: tuple) -> str:
+    """The lines of JAX's messages saying where the two branches are defined."""
+    return "".join(f"{name} is {_source_info(fun)}\n" for (fun, name), _ in (one, two))
+
+
+def _raise_branch_trees_differ(api: str, first: tuple, other: tuple) -> NoReturn:
+    one, two, words = _as_jax_compares(api, first, other)
+    (_, name1), tree1 = one
+    (_, name2), tree2 = two
+    differences = [
+        f"{name1} output{_at_path(path)} is a {a} but {name2} output{_at_path(path)} is a {b}, "
+        f"so {why}"
+        for path, a, b, why in pytree.treedef_differences(tree1, tree2)
+    ]
+    raise TypeError(
+        f"{api}: {words} branch outputs must have the same pytree structure, but they differ:"
+        f"\n\n{_branches_named(one, two)}\n{_listed(differences, capitalized=False)}\nRevise "
+        f"{name1} and/or {name2} so that they have the same pytree structure. "
+        f"({name1}: {tree1!r}, {name2}: {tree2!r})"
+    )
+
+
+def _raise_branch_types_differ(
+    api: str, paths: Sequence[str], first: tuple, other: tuple
+) -> NoReturn:
+    one, two, words = _as_jax_compares(api, first, other)
+    (_, name1), avals1 = one
+    (_, name2), avals2 = two
+    differences = [
+        f"the output of {name1}{_at_path(path)} has type {_long(a)} but the corresponding "
+        f"output of {name2} has type {_long(b)}{_mismatch(a, b)}"
+        for path, a, b in zip(paths, avals1, avals2)
+        if a.strip_weak() != b.strip_weak()  # JAX's typematch: weak types aside
+    ]
+    raise TypeError(
+        f"{api}: {words} branches must have equal output types but they differ.\n\n"
+        f"{_branches_named(one, two)}\n{_listed(differences)}\nRevise {name1} and/or {name2} "
+        "so that all output types match."
+    )
+
+
+def _at_path(path: str) -> str:
+    return f" at path {path}" if path else ""
+
+
+def _source_info(fun: Callable) -> str:
+    """Where a function is defined, as JAX's messages say it
+    (``<lambda> at /path/file.py:12``)."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    fun = inspect.unwrap(fun)
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return "<unknown>"
+    return f"{_function_name(fun)} at {code.co_filename}:{code.co_firstlineno}"
 
 
 __all__ = ["cond", "fori_loop", "scan", "switch", "while_loop"]

@@ -304,6 +304,71 @@ _CONTROL_FLOW_CASES = {
         ValueError,
         "Empty branch sequence",
     ),
+    # testCondTypeErrors, testSwitchErrors: the branches' outputs (lane WORDING2)
+    "cond_branch_trees": (
+        lambda ns: ns.lib.lax.cond(True, lambda t: {"a": 2.0}, lambda f: {"a": (3.0, 3.0)}, 1.0),
+        TypeError,
+        re.compile(
+            r"cond branch outputs must have the same pytree structure, but they differ:.*"
+            r"true_fun output at path \['a'\] is a pytree leaf but false_fun output at path "
+            r"\['a'\] is a <class 'tuple'>",
+            re.DOTALL,
+        ),
+    ),
+    "cond_branch_types": (
+        lambda ns: ns.lib.lax.cond(
+            True, lambda t: ns.np.array([1.0], "float32"), lambda f: ns.np.float32(1.0), 1.0
+        ),
+        TypeError,
+        re.compile(
+            r"cond branches must have equal output types but they differ.*The output of true_fun "
+            r"has type float32\[1\] but the corresponding output of false_fun has type "
+            r"float32\[\], so the shapes do not match",
+            re.DOTALL,
+        ),
+    ),
+    "switch_branch_trees": (
+        lambda ns: ns.lib.lax.switch(1, [lambda _: {"a": 2.0}, lambda _: {"a": (3.0, 3.0)}], 1.0),
+        TypeError,
+        re.compile(
+            r"switch branch outputs must have the same pytree structure, but they differ.*"
+            r"branch 0 output at path \['a'\] is a pytree leaf but branch1 output at path "
+            r"\['a'\] is a <class 'tuple'>, so their Python types differ.",
+            re.DOTALL,
+        ),
+    ),
+    "switch_branch_types": (
+        lambda ns: ns.lib.lax.switch(
+            1,
+            [lambda _: {"a": ns.np.array([1.0], "float32")}, lambda _: {"a": ns.np.float32(1.0)}],
+            1.0,
+        ),
+        TypeError,
+        re.compile(
+            r"switch branches must have equal output types but they differ.*The output of "
+            r"branch 0 at path \['a'\] has type float32\[1\] but the corresponding output of "
+            r"branch1 has type float32\[\], so the shapes do not match",
+            re.DOTALL,
+        ),
+    ),
+    # not in the file: several differences listed, each named by its path
+    "cond_branch_types_listed": (
+        lambda ns: ns.lib.jit(
+            lambda p: ns.lib.lax.cond(
+                p,
+                lambda x: (ns.np.zeros(2, "float32"), ns.np.int32(1)),
+                lambda x: (x, x),
+                ns.np.float32(1.0),
+            )
+        )(True),
+        TypeError,
+        re.escape(
+            "  * the output of true_fun at path [0] has type float32[2] but the corresponding "
+            "output of false_fun has type float32[], so the shapes do not match;\n"
+            "  * the output of true_fun at path [1] has type int32[] but the corresponding "
+            "output of false_fun has type float32[], so the dtypes do not match.\n"
+        ),
+    ),
     # testIssue744, testScanBodyOutputError, testScanMetadataError
     "scan_over_python_ints": (
         lambda ns: ns.lib.lax.scan(lambda c, i: (c, i), ns.np.array(1), list(range(5))),
