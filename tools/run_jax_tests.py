@@ -62,8 +62,13 @@ The adaptations of call conventions, all of them:
    set before either is imported.
 7. A public module or name the file imports that is not there (refimpl has
    no equivalent, or JAX 0.10.2 no longer has it: ``jax.custom_transpose``,
-   ``jax.ad_checkpoint.checkpoint``) is a missing-name stand-in on both
-   sides, so that the file loads and only the tests using it are ``missing``.
+   ``jax.ad_checkpoint.checkpoint``; on JAX also ``jax._src`` names 0.10.2
+   dropped, ``for_loop``) is a missing-name stand-in, so that the file
+   loads and only the tests using it are ``missing``. While the file itself
+   is imported, using a stand-in gives another one (module-level
+   registrations with JAX internals do nothing); in a test it raises.
+   ``cache_clear()`` on a missing JAX-internal cache does nothing (refimpl
+   has none).
 8. JAX-internal modules that moved before JAX 0.10.2 (:data:`MOVED_MODULES`:
    ``jax._src.prng`` is now ``jax._src.random.prng``, its Threefry functions
    ``jax._src.random.threefry2x32``): on JAX too, the file's import of the
@@ -156,17 +161,31 @@ class MissingName(AttributeError):
     (or, on JAX, that JAX 0.10.2 no longer has)."""
 
 
+# while the file itself is being imported, a missing name's use gives another
+# stand-in instead of raising: module-level registrations with JAX internals
+# (lax_control_flow_test's mlir.register_lowering, batching.primitive_batchers)
+# do nothing, and only the tests that use the names report missing
+_LOADING = [False]
+
+
 def _raise_missing(qualname: str) -> Any:
+    if _LOADING[0]:
+        return _missing(qualname)
     raise MissingName(
         f"{qualname}: JAX-internal name not found "
         "(refimpl has no equivalent, or JAX 0.10.2 no longer has it)"
     )
 
 
+def _no_op(*args: Any, **kwargs: Any) -> None:
+    """A JAX-internal cache's ``cache_clear()`` (lax_control_flow_test's setUp
+    clears three): refimpl has no such cache."""
+
+
 class _MissingMeta(type):
-    """A stand-in for a missing name: any use (call, attribute, isinstance,
-    iteration) raises :class:`MissingName`; merely naming it does not, so a
-    file that only mentions the name at import still loads."""
+    """A stand-in for a missing name: any use (call, attribute, item,
+    isinstance, iteration) raises :class:`MissingName`; merely naming it does
+    not, so a file that only mentions the name at import still loads."""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         return _raise_missing(cls.__qualname__)
@@ -174,16 +193,26 @@ class _MissingMeta(type):
     def __getattr__(cls, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        if name == "cache_clear":
+            return _no_op
+        return _raise_missing(f"{cls.__qualname__}.{name}")
+
+    def __getitem__(cls, key: Any) -> Any:
         return _raise_missing(cls.__qualname__)
+
+    def __setitem__(cls, key: Any, value: Any) -> None:
+        _raise_missing(cls.__qualname__)
 
     def __instancecheck__(cls, obj: Any) -> bool:
-        return _raise_missing(cls.__qualname__)
+        _raise_missing(cls.__qualname__)
+        return False
 
     def __subclasscheck__(cls, sub: Any) -> bool:
-        return _raise_missing(cls.__qualname__)
+        _raise_missing(cls.__qualname__)
+        return False
 
     def __iter__(cls) -> Iterator[Any]:
-        return _raise_missing(cls.__qualname__)
+        raise MissingName(f"{cls.__qualname__}: JAX-internal name not found")
 
 
 def _missing(qualname: str) -> Any:
@@ -233,9 +262,15 @@ class _InternalModule(types.ModuleType):
         if name.startswith("__"):
             raise AttributeError(name)
         qualname = f"{self.__name__}.{name}"
+        find = self.__dict__["_find"]
         value = sys.modules.get(qualname)  # a submodule (jax._src.state.types)
-        if not isinstance(value, types.ModuleType):
-            value = self.__dict__["_find"](self.__name__, name)
+        if isinstance(value, types.ModuleType):
+            # a real JAX submodule is not the test's: a stand-in of it
+            if not isinstance(value, _InternalModule) and qualname not in HARNESS:
+                _REAL_PLACES.setdefault(qualname, value)
+                value = _InternalModule(qualname, find)
+        else:
+            value = find(self.__name__, name)
         if value is _ABSENT:
             value = _missing(qualname)
         self.__dict__[name] = value
@@ -264,8 +299,9 @@ def _refimpl_equivalent(module: str, name: str) -> Any:
 _REAL_PLACES: dict[str, types.ModuleType] = {}
 
 
-def _moved_jax_name(module: str, name: str) -> Any:
-    for place in MOVED_MODULES[module]:
+def _real_jax_name(module: str, name: str) -> Any:
+    """On JAX: the name where JAX 0.10.2 has it (a moved module's new places)."""
+    for place in MOVED_MODULES.get(module, (module,)):
         found = getattr(_REAL_PLACES.get(place), name, _ABSENT)
         if found is not _ABSENT:
             return found
@@ -296,24 +332,25 @@ def _is_module(name: str) -> bool:
 
 @contextlib.contextmanager
 def _internal_stand_ins(source: str, on_refimpl: bool) -> Iterator[None]:
-    """While the file is imported: on refimpl, ``jax._src`` and the internal
-    modules it imports are stand-ins (the harness modules are JAX's own); on
-    JAX, only the modules that moved (:data:`MOVED_MODULES`)."""
+    """While the file is imported, ``jax._src`` and the internal modules it
+    imports are stand-ins (the harness modules are JAX's own): on refimpl
+    naming refimpl's equivalents, on JAX naming JAX's own objects (where
+    :data:`MOVED_MODULES` says they are now); a name not found is missing."""
     wanted = {"jax._src"}
     for name in _imported_internal_modules(source):
         parts = name.split(".")
         wanted.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
-    for place in {p for places in MOVED_MODULES.values() for p in places}:
-        with contextlib.suppress(ImportError):
-            _REAL_PLACES.setdefault(place, importlib.import_module(place))
+    places = {p for places in MOVED_MODULES.values() for p in places} | wanted
+    for place in places:
+        if place not in MOVED_MODULES:
+            with contextlib.suppress(ImportError):
+                _REAL_PLACES.setdefault(place, importlib.import_module(place))
     stand_ins: dict[str, types.ModuleType] = {}
     for name in sorted(wanted, key=len):
         if name in HARNESS or not _is_module(name):
             continue
-        if on_refimpl:
-            stand_ins[name] = _InternalModule(name, _refimpl_equivalent)
-        elif name in MOVED_MODULES:
-            stand_ins[name] = _InternalModule(name, _moved_jax_name)
+        find = _refimpl_equivalent if on_refimpl else _real_jax_name
+        stand_ins[name] = _InternalModule(name, find)
     saved = {name: sys.modules.get(name) for name in stand_ins}
     attributes: list[tuple[types.ModuleType, str, Any]] = []
     for name, module in stand_ins.items():
@@ -338,20 +375,22 @@ def _internal_stand_ins(source: str, on_refimpl: bool) -> Iterator[None]:
                 sys.modules[name] = previous
 
 
-def _public_imports(source: str) -> list[tuple[str, str | None]]:
-    """The public ``jax`` modules a file imports, with the name it takes from
-    each (``from jax.m import name``) or None (``import jax.m``)."""
+def _jax_imports(source: str, internal: bool) -> list[tuple[str, str | None]]:
+    """The ``jax`` modules a file imports (the ``jax._src`` ones too when
+    ``internal``), with the name it takes from each (``from jax.m import
+    name``) or None (``import jax.m``)."""
+
+    def wanted(name: str) -> bool:
+        is_jax = name == "jax" or name.startswith("jax.")
+        return is_jax and (internal or not name.startswith("jax._src"))
+
     found: list[tuple[str, str | None]] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found += [(a.name, None) for a in node.names if _is_public_jax(a.name)]
-        elif isinstance(node, ast.ImportFrom) and _is_public_jax(node.module or ""):
+            found += [(a.name, None) for a in node.names if wanted(a.name)]
+        elif isinstance(node, ast.ImportFrom) and wanted(node.module or ""):
             found += [(node.module or "", a.name) for a in node.names]
     return found
-
-
-def _is_public_jax(name: str) -> bool:
-    return (name == "jax" or name.startswith("jax.")) and not name.startswith("jax._src")
 
 
 def _importable(name: str) -> bool:
@@ -363,7 +402,7 @@ def _importable(name: str) -> bool:
 
 
 @contextlib.contextmanager
-def _public_stand_ins(source: str) -> Iterator[None]:
+def _public_stand_ins(source: str, internal: bool) -> Iterator[None]:
     """For the whole run: a public module or name the file imports that is
     not there (refimpl has no equivalent, or JAX 0.10.2 no longer has it:
     ``jax.custom_transpose``, ``jax.ad_checkpoint.checkpoint``) is a
@@ -378,7 +417,7 @@ def _public_stand_ins(source: str) -> Iterator[None]:
             holder.__dict__[child] = value
             added_names.append((holder, child))
 
-    for module, name in _public_imports(source):
+    for module, name in _jax_imports(source, internal):
         parts = module.split(".")
         for i in range(2, len(parts) + 1):
             prefix = ".".join(parts[:i])
@@ -519,7 +558,11 @@ def _load(path: str, source: str, on_refimpl: bool) -> types.ModuleType:
     try:
         sys.modules[spec.name] = module
         with _internal_stand_ins(source, on_refimpl):
-            spec.loader.exec_module(module)
+            _LOADING[0] = True
+            try:
+                spec.loader.exec_module(module)
+            finally:
+                _LOADING[0] = False
     finally:
         sys.argv = saved_argv
     return module
@@ -681,7 +724,7 @@ def run_file(
             stack.enter_context(_mirrored_flags())
         with open(path) as f:
             source = f.read()
-        stack.enter_context(_public_stand_ins(source))
+        stack.enter_context(_public_stand_ins(source, internal=False))
         try:
             module = _load(path, source, on_refimpl)
         except Exception as e:  # the file did not import: every test is unknown

@@ -11,6 +11,11 @@ import jax.numpy as jnp
 from absl.testing import absltest, parameterized
 from jax._src import core
 from jax._src import test_util as jtu
+from jax._src.interpreters import mlir
+
+# a module-level registration with a JAX internal neither has: does nothing
+# while the file loads
+mlir.no_such_registration_function("sample")
 
 config = jax.config
 
@@ -40,6 +45,15 @@ class SampleTest(jtu.JaxTestCase):
 
     def test_check_grads_passes(self):
         jtu.check_grads(jnp.sin, (0.5,), order=2, modes=["fwd", "rev"])
+
+
+class CacheClearTest(jtu.JaxTestCase):
+    def setUp(self):
+        super().setUp()
+        core.no_such_internal_cache.cache_clear()  # as lax_control_flow_test's setUp
+
+    def test_after_cache_clear_passes(self):
+        self.assertEqual(jnp.add(1, 2), 3)
 
 
 @jtu.with_config(jax_enable_x64=True)

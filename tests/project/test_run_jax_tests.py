@@ -54,6 +54,7 @@ def test_runner_reports_pass_planted_failure_and_missing_name(backend, tmp_path)
         "SampleTest.test_public_module_is_missing": "missing",
         "SampleTest.test_check_grads_passes": "pass",  # jtu.check_grads -> refimpl's
         "X64Test.test_x64_mirrored_passes": "pass",  # jtu.with_config mirrored
+        "CacheClearTest.test_after_cache_clear_passes": "pass",
     }
 
 
@@ -65,6 +66,7 @@ def test_runner_on_jax_runs_jax_itself(tmp_path):
     assert got["SampleTest.test_vmap_sum_passes0"] == "pass"
     assert got["X64Test.test_x64_mirrored_passes"] == "pass"
     assert got["SampleTest.test_public_module_is_missing"] == "missing"
+    assert got["CacheClearTest.test_after_cache_clear_passes"] == "pass"
 
 
 @pytest.mark.parametrize(
