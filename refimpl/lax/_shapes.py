@@ -7,6 +7,7 @@ primitives: ``full``/``full_like``/``empty``, ``broadcast``, ``collapse``,
 from __future__ import annotations
 
 import builtins
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -143,10 +144,10 @@ def broadcast_to_rank(x: Any, rank: int) -> Any:
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
-    """The NumPy broadcast of ``shapes`` (a tuple of ints)."""
+    """The NumPy broadcast of ``shapes`` (each a tuple of ints, or an int)."""
     if not shapes:
         raise ValueError("broadcast_shapes: at least one shape is required")
-    dims = [_shape_tuple("broadcast_shapes", s, "shapes") for s in shapes]
+    dims = [_static_shape("broadcast_shapes", s) for s in shapes]
     rank = builtins.max((len(d) for d in dims), default=0)
     padded = [(1,) * (rank - len(d)) + d for d in dims]
     out = []
@@ -156,6 +157,27 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
             raise ValueError(f"Incompatible shapes for broadcasting: shapes={list(dims)}")
         out.append(big.pop() if big else 1)
     return tuple(out)
+
+
+def _static_shape(name: str, shape: Any) -> tuple[int, ...]:
+    """``shape`` (a sequence of integers, or a Python int) as a tuple of ints,
+    checked as JAX 0.10.2's ``broadcast_shapes`` checks it, in its order and
+    words: every dim an integer (``operator.index``: a bool or NumPy integer
+    is one, a float or a string is not), then none negative."""
+    if isinstance(shape, int):
+        shape = (shape,)
+    try:
+        dims = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(
+            f"{name}: Shapes must be 1D sequences of concrete values of integer type, got {shape}."
+        ) from None
+    if builtins.any(d < 0 for d in dims):
+        raise TypeError(
+            f"{name}: Only non-negative indices are allowed when broadcasting static shapes, "
+            f"but got shape {shape!r}."
+        )
+    return dims
 
 
 def stack(operands: Sequence[Any], axis: int = 0) -> Any:

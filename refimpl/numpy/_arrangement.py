@@ -26,8 +26,11 @@ def _aval(x: Any, name: str = "rnp", position: Any = 0) -> Any:
 
 
 def broadcast_shapes(*shapes: Any) -> tuple[int, ...]:
-    """NumPy's broadcast of the shapes."""
-    return tuple(int(d) for d in np.broadcast_shapes(*shapes))
+    """NumPy's broadcast of the shapes (a scalar is a shape of one dim), checked
+    by ``lax.broadcast_shapes`` as JAX's (a negative dim: TypeError)."""
+    if not shapes:
+        return ()
+    return lax.broadcast_shapes(*((s,) if np.ndim(s) == 0 else tuple(s) for s in shapes))
 
 
 def broadcast_arrays(*args: ArrayLike) -> list[Array]:

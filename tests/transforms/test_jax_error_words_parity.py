@@ -444,3 +444,41 @@ def test_errors_lax_control_flow_test_matches_by_its_words(backend, name):
     for ns in (JAX, RI):
         with pytest.raises(cls, match=regex):
             program(ns)
+
+
+# lax_vmap_test.py's testBroadcastShapesFaultyInputs (lane WORDING2), and
+# jnp.broadcast_shapes, which JAX 0.10.2 checks the same way
+_SHAPE_CASES = {
+    "broadcast_shapes_negative": (
+        lambda ns: ns.lib.lax.broadcast_shapes((-1,)),
+        TypeError,
+        re.escape(
+            "Only non-negative indices are allowed when broadcasting static shapes, but got "
+            "shape (-1,)."
+        ),
+    ),
+    "broadcast_shapes_str": (
+        lambda ns: ns.lib.lax.broadcast_shapes("hello"),
+        TypeError,
+        re.escape("Shapes must be 1D sequences of concrete values of integer type, got hello."),
+    ),
+    "broadcast_shapes_float_dim": (
+        lambda ns: ns.lib.lax.broadcast_shapes((2, 3), (2.0, 3)),
+        TypeError,
+        re.escape("Shapes must be 1D sequences of concrete values of integer type, got (2.0, 3)."),
+    ),
+    "jnp_broadcast_shapes_negative": (
+        lambda ns: ns.np.broadcast_shapes((2, 3), (-1, 3)),
+        TypeError,  # NumPy's is a ValueError
+        re.escape("Only non-negative indices are allowed when broadcasting static shapes"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SHAPE_CASES))
+def test_errors_lax_vmap_test_matches_by_its_words(backend, name):
+    """The class and JAX's words, on JAX 0.10.2 and on both backends."""
+    program, cls, regex = _SHAPE_CASES[name]
+    for ns in (JAX, RI):
+        with pytest.raises(cls, match=regex):
+            program(ns)
