@@ -34,13 +34,16 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import difflib
 import functools
+import textwrap
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 __all__ = [
     "PyTreeDef",
     "is_extended_leaf",
+    "prefix_errors",
     "register_extended_leaf",
     "register_pytree_node",
     "tree_flatten",
@@ -1091,6 +1094,99 @@ def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = 
     if is_leaf is None:
         return all(_kind_of(type(x)) is None for x in iterable)
     return all(tree_structure(x, is_leaf).is_leaf for x in iterable)
+
+
+# --------------------------------------------------------------------------
+# why a tree is not a prefix of another, in JAX 0.10.2's words
+
+
+def prefix_errors(
+    prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None
+) -> list[Callable[[str], ValueError]]:
+    """Every place ``prefix_tree`` is not a tree prefix of ``full_tree``, as
+    JAX 0.10.2's ``prefix_errors`` finds and words them: each a function of
+    the prefix's name (``pmap in_axes``) giving the ``ValueError`` (``pytree
+    structure error: different lengths of tuple at key path ...``); none below
+    a node that differs. Empty when it is a prefix."""
+    found: list[Callable[[str], ValueError]] = []
+    _prefix_errors((), prefix_tree, full_tree, is_leaf, found)
+    return found
+
+
+def _prefix_errors(path: tuple, prefix: Any, full: Any, is_leaf: Any, found: list) -> None:
+    if tree_structure(prefix, is_leaf).is_leaf:  # a leaf is a prefix of any tree
+        return
+    if type(prefix) is not type(full):
+        found.append(_structure_error(path, "different types", _types_differ(prefix, full)))
+        return
+    prefix_kind = _kind_of(type(prefix))
+    assert prefix_kind is not None  # not a leaf, so a node
+    keys, children, data = _flatten_one_with_keys(prefix, prefix_kind)
+    full_keys, full_children, full_data = _flatten_one_with_keys(full, prefix_kind)
+    if isinstance(prefix, (list, tuple)):
+        if len(prefix) != len(full):
+            what = f"different lengths of {type(prefix).__name__}"
+            found.append(_structure_error(path, what, _lengths_differ(prefix, full)))
+            return
+    elif len(children) != len(full_children):
+        why = _children_differ(type(prefix), keys, full_keys)
+        found.append(_structure_error(path, "different numbers of pytree children", why))
+        return
+    if not _data_equal(data, full_data):
+        why = _metadata_differs(type(prefix), data, full_data)
+        found.append(_structure_error(path, "different pytree metadata", why))
+        return
+    for key, a, b in zip(keys, children, full_children):
+        _prefix_errors((*path, key), a, b, is_leaf, found)
+
+
+def _structure_error(path: tuple, what: str, why: str) -> Callable[[str], ValueError]:
+    def error(name: str) -> ValueError:
+        return ValueError(
+            f"pytree structure error: {what} at key path\n    {name}{keystr(path)}\n"
+            f"At that key path, the prefix pytree {name} has a subtree of type{why}"
+        )
+
+    return error
+
+
+def _types_differ(prefix: Any, full: Any) -> str:
+    return (
+        f"\n    {type(prefix)}\nbut at the same key path the full pytree has a subtree of "
+        f"different type\n    {type(full)}."
+    )
+
+
+def _lengths_differ(prefix: Any, full: Any) -> str:
+    return (
+        f" {type(prefix).__name__} of length {len(prefix)}, but the full pytree has a subtree "
+        f"of the same type but of length {len(full)}."
+    )
+
+
+def _children_differ(node_type: type, keys: list, full_keys: list) -> str:
+    words = " ".join(_simple_key(k) for k in keys)
+    full_words = " ".join(_simple_key(k) for k in full_keys)
+    try:
+        diff = " ".join(_simple_key(k) for k in set(keys).symmetric_difference(full_keys))
+    except TypeError:  # unhashable keys
+        diff = None
+    return (
+        f"\n    {node_type}\nwith {len(keys)} child keys\n    {words}\nbut at the same key "
+        f"path the full pytree has a subtree of the same type but with {len(full_keys)} child "
+        f"keys\n    {full_words}\n"
+        + ("" if diff is None else f"so the symmetric difference on key sets is\n    {diff}")
+    )
+
+
+def _metadata_differs(node_type: type, data: Any, full_data: Any) -> str:
+    lines = difflib.ndiff(str(data).splitlines(), str(full_data).splitlines())
+    diff = textwrap.indent("\n".join(lines), "    ")
+    return (
+        f"\n    {node_type}\nwith metadata\n    {data}\nbut at the same key path the full "
+        f"pytree has a subtree of the same type but with metadata\n    {full_data}\nso the "
+        f"diff in the metadata at these pytree nodes is\n{diff}"
+    )
 
 
 def tree_broadcast(

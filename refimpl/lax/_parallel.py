@@ -38,7 +38,7 @@ def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:
     ``range(n)``): ``ppermute`` with the pairs ``(perm[i], i)``."""
     perm = [int(p) for p in perm]
     if set(perm) != set(range(len(perm))):
-        raise ValueError(f"pshuffle: perm does not represent a permutation: {perm}")
+        raise ValueError(f"pshuffle: `perm` does not represent a permutation: {perm}")
     return collectives.ppermute(x, axis_name, list(zip(perm, range(len(perm)), strict=True)))
 
 

@@ -343,22 +343,9 @@ def pmap(
             statics[i] = args[i]
         dyn_pos = [i for i in range(n_args) if i not in statics]
         dyn_args = tuple(args[i] for i in dyn_pos)
-        if isinstance(in_axes, list):
-            # JAX 0.10.2's pmap does not take a list for the tuple of arguments (vmap does)
-            raise ValueError(
-                f"pmap({name}): in_axes must be an int, None or a tuple (one entry per "
-                f"positional argument), got the list {in_axes!r}"
-            )
         axes_spec = in_axes
-        if isinstance(in_axes, tuple):
-            if len(in_axes) == n_args and statics:
-                axes_spec = tuple(in_axes[i] for i in dyn_pos)
-            if len(axes_spec) != len(dyn_args):
-                raise ValueError(
-                    "pmap in_axes must be an int, None, or a tuple of entries corresponding "
-                    "to the positional arguments passed to the function, but got "
-                    f"len(in_axes)={len(in_axes)}, len(args)={n_args}"
-                )
+        if isinstance(in_axes, tuple) and len(in_axes) == n_args and statics:
+            axes_spec = tuple(in_axes[i] for i in dyn_pos)
 
         def call_fun(*dyn: Any, **kw: Any) -> Any:
             it = iter(dyn)
@@ -368,8 +355,7 @@ def pmap(
         call_fun.__name__ = name
         leaves, in_tree = pytree.tree_flatten((dyn_args, kwargs))
         _check_no_ref_arguments(name, leaves, (dyn_args, kwargs))
-        axes = batching._flatten_axes("in_axes", axes_spec, dyn_args, "the positional arguments")
-        axes += [0] * (len(leaves) - len(axes))
+        axes = _flat_in_axes(axes_spec, dyn_args, kwargs)
         _check_axes_within_rank(leaves, axes)
         try:
             size = batching._mapped_size(call_fun, dyn_args, kwargs, leaves, axes, None)
@@ -820,6 +806,37 @@ def _is_float0(value: Any) -> bool:
     aval = getattr(value, "aval", None)
     dtype = aval.dtype if aval is not None else getattr(value, "dtype", None)
     return dtype == dtypes.float0
+
+
+def _flat_in_axes(in_axes: Any, dyn_args: tuple, kwargs: dict) -> list[int | None]:
+    """One axis per leaf of ``(dyn_args, kwargs)``: ``in_axes`` is a tree
+    prefix of the tuple of positional arguments (not a list), and each keyword
+    argument is mapped over its leading axis. Where it is not a prefix, JAX
+    0.10.2's error in its words (``pmap in_axes[0][0]``: the path in the tree
+    of ``(positional arguments, keyword arguments)``)."""
+    try:
+        return batching._flatten_axes("in_axes", (in_axes, 0), (dyn_args, kwargs), "the arguments")
+    except ValueError as error:
+        # as JAX's, without is_leaf: a None entry is a node there (its own error)
+        found = pytree.prefix_errors((in_axes, 0), (dyn_args, kwargs))
+        if not found:
+            raise error from None
+    message = str(found[0]("pmap in_axes")) + (
+        "\n\nThe 'full pytree' here is the tuple of arguments passed positionally to the "
+        "pmapped function, and the value of `in_axes` must be a tree prefix of that tuple. But "
+        "it was not a prefix."
+    )
+    if kwargs:
+        message += (
+            "\n\nWhen some arguments are passed by keyword to the pmapped function, they are "
+            "not included in the comparison to `in_axes`. Instead, each argument passed by "
+            "keyword is mapped over its leading axis. See the description of `in_axes` in the "
+            "`pmap` docstring."
+        )
+    raise ValueError(
+        message + "\n\nCheck that the value of the `in_axes` argument to `pmap` is a tree "
+        "prefix of the tuple of arguments passed positionally to the pmapped function."
+    )
 
 
 def _check_axes_within_rank(leaves: list[Any], axes: list[int | None]) -> None:

@@ -644,7 +644,7 @@ def test_pshuffle_and_pswapaxes():
     y = np.arange(4 * 3 * 4, dtype=np.float32).reshape(4, 3, 4)
     check(ri.vmap(lambda v: lax.pswapaxes(v, "i", 1), axis_name="i")(y),
           jax.vmap(lambda v: jlax.pswapaxes(v, "i", 1), axis_name="i")(y))  # fmt: skip
-    with pytest.raises(ValueError, match="pshuffle: perm does not represent a permutation"):
+    with pytest.raises(ValueError, match="pshuffle: `perm` does not represent a permutation"):
         ri.vmap(lambda v: lax.pshuffle(v, "i", [0, 0, 1, 2]), axis_name="i")(x)
 
 

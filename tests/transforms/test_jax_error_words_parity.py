@@ -12,6 +12,7 @@ checks, and ``closure_convert``'s closure given another tree.
 
 from __future__ import annotations
 
+import collections
 import re
 import types
 
@@ -482,3 +483,85 @@ def test_errors_lax_vmap_test_matches_by_its_words(backend, name):
     for ns in (JAX, RI):
         with pytest.raises(cls, match=regex):
             program(ns)
+
+
+def _pmap_kwargs(ns):
+    x = ns.np.array([3.14])
+    return ns.lib.pmap(lambda x, y: x, in_axes=((0, 0), 0))(x=(x, x), y=x)
+
+
+# pmap_test.py's (lane WORDING2): in_axes not a prefix of the positional
+# arguments (the path is in the tree of (positional, keyword) arguments), and
+# pshuffle's permutation check (under vmap here: one device is enough)
+_PMAP_CASES = {
+    # testInAxesPyTreePrefixMismatchError
+    "pmap_in_axes_not_a_prefix": (
+        lambda ns: ns.lib.pmap(lambda x, y: x, in_axes=((0, 0, 0), 0))(
+            (ns.np.array([3.14]),) * 2, ns.np.array([3.14])
+        ),
+        ValueError,
+        re.escape(
+            "pytree structure error: different lengths of tuple at key path\n"
+            "    pmap in_axes[0][0]\n"
+            "At that key path, the prefix pytree pmap in_axes has a subtree of type tuple of "
+            "length 3, but the full pytree has a subtree of the same type but of length 2."
+        ),
+    ),
+    # testInAxesPyTreePrefixMismatchErrorKwargs
+    "pmap_in_axes_keyword_arguments": (
+        _pmap_kwargs,
+        ValueError,
+        re.escape("each argument passed by keyword is mapped"),
+    ),
+    # not in the file: a list for the tuple of arguments
+    "pmap_in_axes_list": (
+        lambda ns: ns.lib.pmap(lambda x, y: x, in_axes=[0, 0])(ns.np.ones(1), ns.np.ones(1)),
+        ValueError,
+        re.escape(
+            "pytree structure error: different types at key path\n    pmap in_axes[0]\n"
+            "At that key path, the prefix pytree pmap in_axes has a subtree of type\n"
+            "    <class 'list'>\nbut at the same key path the full pytree has a subtree of "
+            "different type\n    <class 'tuple'>."
+        ),
+    ),
+    # testPShuffleWithBadPerm
+    "pshuffle_not_a_permutation": (
+        lambda ns: ns.lib.vmap(lambda v: ns.lib.lax.pshuffle(v, "i", [1, 1, 2, 3]), axis_name="i")(
+            ns.np.arange(4.0)
+        ),
+        ValueError,
+        r"`perm` does not represent a permutation: \[1.*\]",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PMAP_CASES))
+def test_errors_pmap_test_matches_by_its_words(backend, name):
+    """The class and JAX's words, on JAX 0.10.2 and on both backends."""
+    program, cls, regex = _PMAP_CASES[name]
+    for ns in (JAX, RI):
+        with pytest.raises(cls, match=regex):
+            program(ns)
+
+
+_PREFIX_CASES = [
+    ((1, 2), [1, 2, 3]),
+    ({"a": 1}, {"b": 1}),
+    ({"a": 1}, {"b": 1, "a": 2}),
+    ((0, None), (1, 2)),
+    ((0, (1, 2)), (1, (2, 3, 4))),
+    (collections.OrderedDict(a=1, b=2), collections.OrderedDict(b=1, a=2)),
+    ((0, [0, 1]), (1, [1])),
+    ([0, {"x": 0}, (0, 0)], [0, {"y": 1}, (1, 2, 3)]),
+    ((0, 0), (1, 2)),
+]
+
+
+@pytest.mark.parametrize("index", range(len(_PREFIX_CASES)))
+def test_prefix_errors_as_jax(index):
+    """pytree.prefix_errors gives JAX 0.10.2's prefix_errors, message for message."""
+    from jax._src.tree_util import prefix_errors
+
+    prefix, full = _PREFIX_CASES[index]
+    want = [str(e("in_axes")) for e in prefix_errors(prefix, full)]
+    assert [str(e("in_axes")) for e in ri.pytree.prefix_errors(prefix, full)] == want
