@@ -529,6 +529,13 @@ def _custom_jvp_call_lowering(ctx: Any, *args: Any, call: Program, jvp: Any, **p
     return _call_lowering(ctx, *args, call=call, **params)
 
 
+def _rule_value(value: Any) -> Any:
+    """A primal or tangent as a custom rule sees it: a Python number as it was
+    given (JAX's rules get the user's numbers, its TypedFloat/TypedInt being
+    their subclasses), anything else as user code computes with it."""
+    return value if dtypes.is_python_scalar(value) else ad.user_value(value)
+
+
 class _JVPRule:
     """The user's JVP rule for one call, flat in and flat out."""
 
@@ -560,8 +567,8 @@ class _JVPRule:
         owner, split = self.owner, self.split
         if not owner.symbolic_zeros:
             tangents = [ad.instantiate(t) for t in tangents]
-        primals = [ad.user_value(p) for p in primals]
-        tangents = [_to_user_zero(t) if type(t) is Zero else ad.user_value(t) for t in tangents]
+        primals = [_rule_value(p) for p in primals]
+        tangents = [_to_user_zero(t) if type(t) is Zero else _rule_value(t) for t in tangents]
         p_args = split.diff_args(primals)
         t_args = split.diff_args(tangents)
         if not owner.symbolic_zeros:
@@ -976,7 +983,7 @@ class _VJPRules:
 
     def _fwd(self, primals: list, perturbed: list[bool]) -> tuple[list, list, Any]:
         owner, split = self.owner, self.split
-        primals = [ad.user_value(p) for p in primals]
+        primals = [_rule_value(p) for p in primals]
         if owner.symbolic_zeros:
             args = _fwd_args_with_symbolic_zeros(split, primals, perturbed)
         else:
@@ -1029,7 +1036,7 @@ class _VJPRules:
         owner, split = self.owner, self.split
         if not owner.symbolic_zeros:
             cts = [ad.instantiate(c) for c in cts]
-        cts = [_to_user_zero(c) if type(c) is Zero else ad.user_value(c) for c in cts]
+        cts = [_to_user_zero(c) if type(c) is Zero else _rule_value(c) for c in cts]
         res = [r.value if type(r) is _Constant else ad.user_value(r) for r in res]
         ct_tree = pytree.tree_unflatten(self.out_tree, cts)
         ct_tree = _key_cotangents(ct_tree)

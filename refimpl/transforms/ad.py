@@ -222,7 +222,11 @@ def _primal_outputs(
     ``linearize``) a value that is one of the primals the user ``given`` as
     that object (:func:`_as_given`)."""
     return [
-        v if _is_given(v, given) else user_value(v) if h is _TRACED else h
+        v
+        if _is_given(v, given) or dtypes.is_python_scalar(v)
+        else user_value(v)
+        if h is _TRACED
+        else h
         for v, h in zip(values, host, strict=True)
     ]
 
@@ -626,6 +630,8 @@ def _output_tangent(tangent: Any) -> Any:
     """A tangent for the user: zeros instantiated (float0 for integer primals)."""
     if type(tangent) is Zero:
         return zeros_like_aval(tangent.aval)
+    if dtypes.is_python_scalar(tangent):  # a custom rule's own number, as JAX hands it back
+        return tangent
     return user_value(tangent)
 
 

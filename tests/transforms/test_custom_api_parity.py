@@ -29,8 +29,11 @@ def _close(got, want):
     got_leaves, want_leaves = ri.tree_leaves(got), jax.tree_util.tree_leaves(want)
     assert len(got_leaves) == len(want_leaves)
     for g, w in zip(got_leaves, want_leaves, strict=True):
-        # JAX returns a rule's Python float as it is: compare its canonical type
-        g, w = np.asarray(g), np.asarray(jnp.asarray(w))
+        # JAX returns a rule's Python float as it is (refimpl too, where the
+        # rule ran on the user's numbers): compare the canonical types
+        assert not isinstance(g, float) or isinstance(w, float), (g, w)
+        g = np.asarray(rnp.asarray(g) if isinstance(g, (int, float, complex)) else g)
+        w = np.asarray(jnp.asarray(w))
         assert g.dtype == w.dtype and g.shape == w.shape
         if w.dtype != jax.dtypes.float0:
             np.testing.assert_allclose(g, w, rtol=1e-6)
@@ -451,7 +454,8 @@ def test_a_rebound_collective_of_an_unbatched_value_stays_unbatched(backend, out
     # (JAX's vmap hands back psum's Python-float result of a Python float as
     # it is, an unbatched output; refimpl's is the weak array of that number)
     want = jax.tree_util.tree_map(jnp.asarray, _psum_rule_program(JAX, out_axes))
-    assert_same_as_jax(_psum_rule_program(RI, out_axes), want)
+    got = ri.tree_util.tree_map(rnp.asarray, _psum_rule_program(RI, out_axes))
+    assert_same_as_jax(got, want)
 
 
 def _float0_carry_grads(n):
@@ -518,3 +522,43 @@ def _rules_closing_over_a_vmap_value(n):
 def test_rules_closing_over_a_value_of_an_inner_vmap(backend):
     # JAX's custom_api tests test_closure_with_vmap2 (custom_jvp and custom_vjp)
     _close(_rules_closing_over_a_vmap_value(RI), _rules_closing_over_a_vmap_value(JAX))
+
+
+def _rules_on_python_numbers(n):
+    """custom_api_test's test_symbolic_zero_custom_jvp/_vjp, eager: the rules run
+    on the user's Python numbers, and what they compute from them comes back as
+    Python numbers (JAX: its rules see floats, or TypedFloats, float subclasses)."""
+    seen = []
+
+    @n.lib.custom_jvp
+    def f(a, x):
+        return a + x
+
+    def f_jvp(primals, tangents):
+        seen.append([isinstance(p, float) for p in primals])
+        return f(*primals), primals[0] + 90
+
+    f.defjvp(f_jvp, symbolic_zeros=True)
+
+    @n.lib.custom_vjp
+    def g(a, x):
+        return a, a + x
+
+    def g_fwd(a, x):
+        seen.append([isinstance(v.value, float) for v in (a, x)])
+        return g(a.value, x.value), a.value
+
+    def g_bwd(a, cts):
+        seen.append([isinstance(c, float) for c in cts if type(c) is not n.cd.SymbolicZero])
+        return a + 90, cts[1] + 92
+
+    g.defvjp(g_fwd, g_bwd, symbolic_zeros=True)
+    jvp_out = n.lib.jvp(lambda x: f(1.0, x), (4.0,), (7.0,))
+    outs, pullback = n.lib.vjp(lambda x: g(1.0, x)[1], 4.0)
+    cts = pullback(7.0)
+    results = [*jvp_out, outs, *cts]
+    return seen, [isinstance(r, float) for r in results], [float(r) for r in results]
+
+
+def test_custom_rules_run_on_python_numbers_as_jax(backend):
+    assert _rules_on_python_numbers(RI) == _rules_on_python_numbers(JAX)
