@@ -1,0 +1,154 @@
+"""The fuzzer's steps for issue 29's classes (roll by a traced or a static shift, diff with
+prepend/append, pad in its seven modes, lax.top_k along any axis): each finds a planted
+bug in its op within a short run of drawn programs, so a step whose check broke (not
+drawn, not compared, or too narrow to reach the bug) fails here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conformance import RefImplementation, fuzz
+from conformance import implementations as impls_mod
+
+
+class _Forward:
+    """A module stand-in: ``overrides`` first, then the wrapped module."""
+
+    def __init__(self, inner, **overrides):
+        self._inner, self._overrides = inner, overrides
+        self.__name__ = inner.__name__
+
+    def __getattr__(self, name):
+        return self._overrides.get(name) or getattr(self._inner, name)
+
+
+def _negated(shift):
+    return tuple(-s for s in shift) if isinstance(shift, (tuple, list)) else -shift
+
+
+def _roll_traced_wrong(a, shift, axis=None):
+    """roll the other way when the shift is a value of the program (an array, traced
+    under jit), not a Python int or tuple."""
+    import refimpl.numpy as rnp
+
+    static = isinstance(shift, (int, tuple, list))
+    return rnp.roll(a, shift if static else _negated(shift), axis=axis)
+
+
+def _roll_static_wrong(a, shift, axis=None):
+    """roll the other way when the shift is a Python int, a tuple or a NumPy array."""
+    import refimpl.numpy as rnp
+
+    static = isinstance(shift, (int, tuple, list, np.ndarray))
+    return rnp.roll(a, _negated(shift) if static else shift, axis=axis)
+
+
+def _pad_reflect_as_wrap(a, widths, mode="constant", **kwargs):
+    import refimpl.numpy as rnp
+
+    return rnp.pad(a, widths, mode="wrap" if mode == "reflect" else mode, **kwargs)
+
+
+def _diff_ends_swapped(a, n=1, axis=-1, prepend=None, append=None):
+    import refimpl.numpy as rnp
+
+    return rnp.diff(a, n, axis, prepend=append, append=prepend)
+
+
+def _top_k_of_negated(x, k, axis=-1):
+    import refimpl.lax as rlax
+
+    values, indices = rlax.top_k(-x, k, axis=axis)
+    return -values, indices
+
+
+# name: (the fuzz ops the programs are drawn from, the namespace part, its overrides)
+PLANTED = {
+    "roll": (["roll", "astype"], "np_",
+             {"roll": _roll_traced_wrong}),
+    "roll_static": (["roll_static", "negative"], "np_", {"roll": _roll_static_wrong}),
+    "pad": (["pad", "negative"], "np_", {"pad": _pad_reflect_as_wrap}),
+    "diff": (["diff", "negative"], "np_", {"diff": _diff_ends_swapped}),
+    "top_k": (["top_k", "astype"], "lax_", {"top_k": _top_k_of_negated}),
+}  # fmt: skip
+
+
+def _drawn(strategy, n, seed):
+    """``n`` examples of a hypothesis strategy, fixed seed (generation only)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    out = []
+
+    @hypothesis_seed(seed)
+    @settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @given(strategy)
+    def collect(example):
+        out.append(example)
+
+    collect()
+    return out
+
+
+def _planted(monkeypatch, name):
+    _, part, overrides = PLANTED[name]
+
+    class Planted(RefImplementation):
+        def make_namespace(self):
+            ns = RefImplementation.make_namespace(self)
+            setattr(ns, part, _Forward(getattr(ns, part), **overrides))
+            return ns
+
+    Planted.name = f"planted-{name}"
+    monkeypatch.setitem(impls_mod._REGISTRY, Planted.name, Planted)
+    return [impls_mod.get("ref"), impls_mod.get(Planted.name)]
+
+
+def _first_difference(programs, impls, op=None):
+    """The first program (with a step of ``op``, when given) on which ``impls`` differ,
+    with its problems and its position; None when none differs. Rejected programs and
+    repeats are skipped (hypothesis draws many a program twice)."""
+    from hypothesis.errors import UnsatisfiedAssumption
+
+    seen = set()
+    for n, program in enumerate(programs):
+        if program in seen or (op and not any(step.op == op for step in program.steps)):
+            continue
+        seen.add(program)
+        try:
+            problems = fuzz.check_program(program, impls)
+        except UnsatisfiedAssumption:
+            continue
+        if problems:
+            return n, program, problems
+    return None
+
+
+@pytest.mark.parametrize("name", list(PLANTED))
+def test_a_planted_bug_in_a_new_step_is_found_in_150_programs(name, monkeypatch):
+    """At each of seeds 0-2, one of the first 150 drawn programs with a step of the op
+    shows the bug (the first at 2 to 103 at seeds 0-4). Before: the FUZZ lane's steps
+    missed a negated roll shift (the shift only from an int32 0-d value) and reflect
+    padded as wrap (widths of at most 2, where the two coincide on short axes), and a
+    step whose result was not among the one or two values drawn as outputs checked
+    nothing: at seed 0, no planted bug in roll or pad showed in 30 programs with a dozen
+    such steps."""
+    ops, _, _ = PLANTED[name]
+    impls = _planted(monkeypatch, name)
+    strategy = fuzz.programs([op for op in fuzz.OP_LIST if op.name in ops], max_steps=4)
+    for seed in range(3):
+        found = _first_difference(_drawn(strategy, 150, seed), impls, name)
+        assert found is not None, (name, seed)
+        _, program, problems = found
+        assert any(step.op == name for step in program.steps), program.source()
+
+
+def test_the_unplanted_steps_agree_with_themselves():
+    """The programs those tests draw run and agree on ref twice (a difference there
+    would be the step's own, not the planted bug's)."""
+    impls = [impls_mod.get("ref"), impls_mod.get("ref")]
+    for name, (ops, _, _) in PLANTED.items():
+        strategy = fuzz.programs([op for op in fuzz.OP_LIST if op.name in ops], max_steps=4)
+        assert _first_difference(_drawn(strategy, 10, 0), impls) is None, name
