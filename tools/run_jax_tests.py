@@ -229,10 +229,11 @@ def _resolve(spec: str) -> Any:
 def _prng_registry() -> dict[str, Any]:
     """Adaptation 4: JAX's ``prng.prngs`` as refimpl's implementations, in
     JAX's order (the parameterized test ids number them in that order)."""
-    from jax._src.random import prng as jax_prng
-
     import refimpl as ri
 
+    # JAX's own module, as found before the file's stand-ins were installed
+    # (importing it now would give the stand-in of jax._src.random's submodule)
+    jax_prng = _REAL_PLACES["jax._src.random.prng"]
     registry = {}
     for name in jax_prng.prngs:
         with contextlib.suppress(ValueError, TypeError):
