@@ -68,12 +68,21 @@ The adaptations of call conventions, all of them:
    is imported, using a stand-in gives another one (module-level
    registrations with JAX internals do nothing); in a test it raises.
    ``cache_clear()`` on a missing JAX-internal cache does nothing (refimpl
-   has none).
+   has none). The same on both sides for the harness: a name taken from a
+   harness module that JAX 0.10.2 no longer has (``from jax._src.lib import
+   xla_extension``) and a ``jtu`` helper it no longer has (a decorator such
+   as ``jtu.skip_on_xla_cpu_mlir`` makes its test ``missing``).
 8. JAX-internal modules that moved before JAX 0.10.2 (:data:`MOVED_MODULES`:
    ``jax._src.prng`` is now ``jax._src.random.prng``, its Threefry functions
-   ``jax._src.random.threefry2x32``): on JAX too, the file's import of the
-   old module gets a stand-in that finds each name where it is now; a name
-   JAX 0.10.2 no longer has is ``missing`` there as well.
+   ``jax._src.random.threefry2x32``; ``jax._src.api.pmap`` is
+   ``jax._src.pmap.pmap``): on JAX too, the file's import of the old module
+   gets a stand-in that finds each name where it is now; a name JAX 0.10.2
+   no longer has is ``missing`` there as well.
+9. JAX's test-helper modules (``jax._src.internal_test_util.*``:
+   ``lax_test_util``'s op records, shapes, ``args_slicer``) are JAX's own
+   code, loaded on refimpl as a fresh copy whose ``jax._src`` imports
+   resolve as the file's do, so that what they build names refimpl's
+   functions.
 """
 
 from __future__ import annotations
@@ -81,10 +90,12 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import functools
 import importlib
 import importlib.util
 import json
 import os
+import pathlib
 import re
 import signal
 import sys
@@ -115,6 +126,7 @@ INTERNAL_MODULES: dict[str, tuple[str, ...]] = {
     "jax._src.random": ("refimpl.random",),
     "jax._src.dtypes": ("refimpl.dtypes_api",),
     "jax._src.api": ("refimpl",),
+    "jax._src.lax": ("refimpl.lax",),
     "jax._src.lax.lax": ("refimpl.lax",),
     "jax._src.numpy.lax_numpy": ("refimpl.numpy",),
     "jax._src.tree_util": ("refimpl.tree_util",),
@@ -134,12 +146,21 @@ MOVED_MODULES: dict[str, tuple[str, ...]] = {
         "jax._src.random.core",
     ),
     "jax._src.random": ("jax._src.random", "jax._src.random.core", "jax._src.random.threefry2x32"),
+    # pmap_test's src_api.pmap: JAX 0.10.2 has it in jax._src.pmap
+    "jax._src.api": ("jax._src.api", "jax._src.pmap"),
 }
 
 # jax._src modules a test file gets as JAX's own: the test harness, the
-# installed jaxlib's version (tests compare with it in skipIf) and JAX's
-# pure-Python helpers (safe_map, safe_zip: no JAX semantics in them)
-HARNESS = ("jax._src.test_util", "jax._src.config", "jax._src.lib", "jax._src.util")
+# installed jaxlib's version (tests compare with it in skipIf), JAX's
+# pure-Python helpers (safe_map, safe_zip: no JAX semantics in them) and the
+# NumPy reference implementations lax_test checks against
+HARNESS = (
+    "jax._src.test_util",
+    "jax._src.config",
+    "jax._src.lib",
+    "jax._src.util",
+    "jax._src.lax_reference",  # lax_test's NumPy reference implementations
+)
 
 # JAX flags (without "jax_") mirrored into refimpl's config of the same name
 MIRRORED_FLAGS = (
@@ -190,6 +211,9 @@ class _MissingMeta(type):
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         return _raise_missing(cls.__qualname__)
 
+    def __repr__(cls) -> str:
+        return f"<missing {cls.__qualname__} #{cls.__dict__.get('_serial')}>"
+
     def __getattr__(cls, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
@@ -212,13 +236,22 @@ class _MissingMeta(type):
         return False
 
     def __iter__(cls) -> Iterator[Any]:
+        if _LOADING[0]:  # cases built from it at import (lax_test's
+            return iter(())  # dtypes._float8_dtypes): none on this side
         raise MissingName(f"{cls.__qualname__}: JAX-internal name not found")
 
 
 def _missing(qualname: str) -> Any:
     # named as the real object is, so that test ids built from the name
-    # (parameterized testcase_name) are JAX's
-    return _MissingMeta(qualname.rpartition(".")[2], (), {"__qualname__": qualname})
+    # (parameterized testcase_name) are JAX's; numbered in its repr, so that
+    # ids built from stand-ins' reprs at import stay distinct (pmap_test's
+    # ShardArgsTest formats pxla.ShardingSpec(...) values into its names)
+    _SERIAL[0] += 1
+    namespace = {"__qualname__": qualname, "_serial": _SERIAL[0]}
+    return _MissingMeta(qualname.rpartition(".")[2], (), namespace)
+
+
+_SERIAL = [0]
 
 
 def _resolve(spec: str) -> Any:
@@ -331,21 +364,50 @@ def _is_module(name: str) -> bool:
         return False  # a name imported from a module (from jax._src.x import Y)
 
 
+# JAX's test-helper modules: on refimpl a test file's import of one is a
+# fresh copy of it whose own jax._src imports resolve as the file's do, so
+# that the cases it builds (lax_test_util's op records) name refimpl's
+# functions (adaptation 9)
+TEST_HELPERS = "jax._src.internal_test_util."
+
+
+def _test_helpers(source: str) -> dict[str, str]:
+    """The JAX test-helper modules a file imports, each with its file."""
+    helpers = {}
+    for name in _imported_internal_modules(source):
+        if name.startswith(TEST_HELPERS) and _is_module(name):
+            origin = importlib.import_module(name).__file__
+            assert origin is not None
+            helpers[name] = origin
+    return helpers
+
+
+def _load_helper(name: str, origin: str) -> types.ModuleType:
+    spec = importlib.util.spec_from_file_location(name, origin)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 @contextlib.contextmanager
 def _internal_stand_ins(source: str, on_refimpl: bool) -> Iterator[None]:
     """While the file is imported, ``jax._src`` and the internal modules it
     imports are stand-ins (the harness modules are JAX's own): on refimpl
     naming refimpl's equivalents, on JAX naming JAX's own objects (where
     :data:`MOVED_MODULES` says they are now); a name not found is missing."""
+    helpers = _test_helpers(source) if on_refimpl else {}
     wanted = {"jax._src"}
-    for name in _imported_internal_modules(source):
-        parts = name.split(".")
-        wanted.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
+    for text in (source, *(pathlib.Path(origin).read_text() for origin in helpers.values())):
+        for name in _imported_internal_modules(text):
+            parts = name.split(".")
+            wanted.update(".".join(parts[:i]) for i in range(2, len(parts) + 1))
+    wanted -= set(helpers)
     places = {p for places in MOVED_MODULES.values() for p in places} | wanted
     for place in places:
-        if place not in MOVED_MODULES:
-            with contextlib.suppress(ImportError):
-                _REAL_PLACES.setdefault(place, importlib.import_module(place))
+        with contextlib.suppress(ImportError):
+            _REAL_PLACES.setdefault(place, importlib.import_module(place))
     stand_ins: dict[str, types.ModuleType] = {}
     for name in sorted(wanted, key=len):
         if name in HARNESS or not _is_module(name):
@@ -361,6 +423,12 @@ def _internal_stand_ins(source: str, on_refimpl: bool) -> Iterator[None]:
         if holder is not None and parent != name:
             attributes.append((holder, child, holder.__dict__.get(child, _ABSENT)))
             holder.__dict__[child] = module
+    for name, origin in helpers.items():  # after the stand-ins it imports
+        saved[name] = sys.modules.get(name)
+        parent, _, child = name.rpartition(".")
+        holder = sys.modules[parent]
+        attributes.append((holder, child, holder.__dict__.get(child, _ABSENT)))
+        holder.__dict__[child] = _load_helper(name, origin)
     try:
         yield
     finally:
@@ -374,6 +442,18 @@ def _internal_stand_ins(source: str, on_refimpl: bool) -> Iterator[None]:
                 sys.modules.pop(name, None)
             else:
                 sys.modules[name] = previous
+
+
+def _harness_imports(source: str) -> list[tuple[str, str | None]]:
+    """The names a file takes from JAX's harness modules (``from
+    jax._src.lib import xla_extension``): one JAX 0.10.2 no longer has is a
+    missing-name stand-in on both sides (adaptation 7)."""
+    return [
+        (node.module, a.name)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and node.module in HARNESS
+        for a in node.names
+    ]
 
 
 def _jax_imports(source: str, internal: bool) -> list[tuple[str, str | None]]:
@@ -418,7 +498,7 @@ def _public_stand_ins(source: str, internal: bool) -> Iterator[None]:
             holder.__dict__[child] = value
             added_names.append((holder, child))
 
-    for module, name in _jax_imports(source, internal):
+    for module, name in _jax_imports(source, internal) + _harness_imports(source):
         parts = module.split(".")
         for i in range(2, len(parts) + 1):
             prefix = ".".join(parts[:i])
@@ -505,6 +585,41 @@ def _mirrored_flags() -> Iterator[None]:
     finally:
         manager.__enter__, manager.__exit__ = enter, exit_  # type: ignore[method-assign]
         jax_config.State._set = set_global  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def _harness_gaps() -> Iterator[None]:
+    """On both sides: a ``jtu`` helper JAX 0.10.2's harness no longer has
+    (pmap_test's ``jtu.skip_on_xla_cpu_mlir``, ``count_jit_and_pmap_compiles``)
+    is a missing-name stand-in, so that the file loads and the tests that
+    use it are ``missing`` (adaptation 7)."""
+    from jax._src import test_util as jtu
+
+    def missing_helper(name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        qualname = f"jax._src.test_util.{name}"
+
+        def helper(*args: Any, **kwargs: Any) -> Any:
+            if _LOADING[0] and len(args) == 1 and callable(args[0]) and not kwargs:
+                # a decorator of a test method: the test reports missing
+                @functools.wraps(args[0])
+                def test_needing_helper(*a: Any, **k: Any) -> Any:
+                    return _raise_missing(qualname)
+
+                return test_needing_helper
+            return _raise_missing(qualname)
+
+        return helper
+
+    if "__getattr__" in jtu.__dict__:
+        yield
+        return
+    jtu.__dict__["__getattr__"] = missing_helper
+    try:
+        yield
+    finally:
+        jtu.__dict__.pop("__getattr__", None)
 
 
 @contextlib.contextmanager
@@ -717,14 +832,19 @@ def run_file(
     from jax._src import config as jax_config  # noqa: F401
     from jax._src import test_util as jtu  # noqa: F401
 
+    with open(path) as f:
+        source = f.read()
+    for name in _imported_internal_modules(source):  # the test helpers too
+        if name.startswith(TEST_HELPERS) or name in HARNESS:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
     with contextlib.ExitStack() as stack:
+        stack.enter_context(_harness_gaps())
         on_refimpl = backend != "jax"
         if on_refimpl:
             stack.enter_context(_public_jax_is_refimpl(backend))
             stack.enter_context(_harness_adapted())
             stack.enter_context(_mirrored_flags())
-        with open(path) as f:
-            source = f.read()
         stack.enter_context(_public_stand_ins(source, internal=False))
         try:
             module = _load(path, source, on_refimpl)

@@ -9,9 +9,12 @@ import jax
 import jax.no_such_public_module
 import jax.numpy as jnp
 from absl.testing import absltest, parameterized
+from jax._src import api as src_api
 from jax._src import core
 from jax._src import test_util as jtu
+from jax._src.internal_test_util import lax_test_util
 from jax._src.interpreters import mlir
+from jax._src.lib import no_such_harness_name  # noqa: F401
 
 # a module-level registration with a JAX internal neither has: does nothing
 # while the file loads
@@ -45,6 +48,21 @@ class SampleTest(jtu.JaxTestCase):
 
     def test_check_grads_passes(self):
         jtu.check_grads(jnp.sin, (0.5,), order=2, modes=["fwd", "rev"])
+
+    def test_test_helper_is_refimpls(self):
+        # passes on refimpl only: JAX's test helper module slices with the
+        # lax its own import names, refimpl's
+        (row,) = lax_test_util.args_slicer([jnp.ones((2, 3))], [0])(1)
+        self.assertIn("refimpl", type(row).__module__)
+
+    @jtu.no_such_harness_helper
+    def test_harness_helper_is_missing(self):
+        pass
+
+    def test_moved_internal_name_passes(self):
+        # JAX 0.10.2 has api.pmap in jax._src.pmap
+        out = src_api.pmap(lambda x: x * 2)(jnp.ones(jax.device_count()))
+        self.assertAllClose(out, 2 * jnp.ones(jax.device_count()))
 
 
 class CacheClearTest(jtu.JaxTestCase):

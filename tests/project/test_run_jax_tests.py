@@ -53,6 +53,9 @@ def test_runner_reports_pass_planted_failure_and_missing_name(backend, tmp_path)
         "SampleTest.test_internal_name_is_missing": "missing",
         "SampleTest.test_public_module_is_missing": "missing",
         "SampleTest.test_check_grads_passes": "pass",  # jtu.check_grads -> refimpl's
+        "SampleTest.test_test_helper_is_refimpls": "pass",  # lax_test_util's lax
+        "SampleTest.test_harness_helper_is_missing": "missing",
+        "SampleTest.test_moved_internal_name_passes": "pass",
         "X64Test.test_x64_mirrored_passes": "pass",  # jtu.with_config mirrored
         "CacheClearTest.test_after_cache_clear_passes": "pass",
     }
@@ -67,6 +70,9 @@ def test_runner_on_jax_runs_jax_itself(tmp_path):
     assert got["X64Test.test_x64_mirrored_passes"] == "pass"
     assert got["SampleTest.test_public_module_is_missing"] == "missing"
     assert got["CacheClearTest.test_after_cache_clear_passes"] == "pass"
+    assert got["SampleTest.test_test_helper_is_refimpls"] == "fail"  # JAX's lax
+    assert got["SampleTest.test_harness_helper_is_missing"] == "missing"
+    assert got["SampleTest.test_moved_internal_name_passes"] == "pass"
 
 
 @pytest.mark.parametrize(
