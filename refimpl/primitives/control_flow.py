@@ -781,46 +781,57 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, un
     const_avals, carry_avals, x_avals = _split3(body_avals, nc, nk)
     nl_const_avals = [a for a, lin in zip(const_avals, lin_consts) if not lin]
     acc_avals = [tangent_aval(a) for a, lin in zip(const_avals, lin_consts) if lin]
-    # A carry cotangent differing from the carry's tangent type in weak type
-    # only (a strong one given for a weak carry) is carried with its own type,
-    # as JAX's transposed scan does, so the init's cotangent has it too
-    ct_carry_avals = [
-        got
-        if type(ct) is not Zero
-        and _weak_only_mismatch(got := tracing.get_aval(ct, "scan", "cotangent"), tangent_aval(a))
-        else tangent_aval(a)
-        for ct, a in zip(cts[:nk], carry_avals, strict=True)
-    ]
+    # The transposed body is traced with the cotangents' own types (JAX's
+    # transposed scan): a carry or y cotangent differing from its tangent type
+    # in weak type only (a strong one given for a weak carry) keeps it, and
+    # the body returns the carry cotangents it sums (typed by their first
+    # terms, add_tangents), so the init's cotangent has that type
+    ct_carry_avals = [_own_ct_aval(ct, a) for ct, a in zip(cts[:nk], carry_avals, strict=True)]
     nl_x_avals = [a for a, lin in zip(x_avals, lin_xs) if not lin]
-    ct_y_avals = [tangent_aval(a) for a in body.out_avals[nk:]]
+    # a y whose cotangent is a symbolic zero adds no term (JAX's transposed
+    # body has none: a term of zeros could change a sum's weak type)
+    ys_nonzero = [type(ct) is not Zero for ct in cts[nk:]]
+    ct_y_avals = [
+        _own_ct_aval(ct, a, stacked=True)
+        for ct, a, nz in zip(cts[nk:], body.out_avals[nk:], ys_nonzero, strict=True)
+        if nz
+    ]
+    zero_ys = [Zero(tangent_aval(a)) for a in body.out_avals[nk:]]
 
     def make_body() -> tuple[Program, tuple, tuple]:
         n1, n2, n3, n4 = len(nl_const_avals), len(acc_avals), nk, len(nl_x_avals)
+        carry_as_taken = _without_carry_retypes(body, nc, nk)
 
         def fun(*vals):
             nl_consts = list(vals[:n1])
             acc = list(vals[n1 : n1 + n2])
             ct_carry = list(vals[n1 + n2 : n1 + n2 + n3])
             nl_xs = list(vals[n1 + n2 + n3 : n1 + n2 + n3 + n4])
-            ct_ys = list(vals[n1 + n2 + n3 + n4 :])
+            given_ys = iter(vals[n1 + n2 + n3 + n4 :])
+            ct_ys = [next(given_ys) if nz else z for nz, z in zip(ys_nonzero, zero_ys, strict=True)]
             it_c, it_x = iter(nl_consts), iter(nl_xs)
             full = (
                 [None if lin else next(it_c) for lin in lin_consts]
                 + [None] * nk
                 + [None if lin else next(it_x) for lin in lin_xs]
             )
-            ct_in = rule_context.backward_pass(body, linear, full, ct_carry + ct_ys)
+            # the carries accumulate as their cotangents' types (JAX's
+            # transposed body types its carry accumulators as ct_carry)
+            acc_types = [None] * nc + list(ct_carry_avals) + [None] * len(x_avals)
+            ct_in = rule_context.backward_pass(
+                carry_as_taken, linear, full, ct_carry + ct_ys, acc_types
+            )
             c_cts, k_cts, x_cts = _split3(ct_in, nc, nk)
             c_cts = [c for c, lin in zip(c_cts, lin_consts) if lin]
             new_acc = [
                 rule_context.match_aval(rule_context.add_tangents(a, c), av)
                 for a, c, av in zip(acc, c_cts, acc_avals, strict=True)
             ]
-            new_carry = [
-                rule_context.match_aval(c, av) for c, av in zip(k_cts, ct_carry_avals, strict=True)
-            ]
+            # each carry's sum as it is (JAX's ValAccum.freeze: its first
+            # term's type), a zero of the cotangent's type
+            new_carry = [_own_type(c, av) for c, av in zip(k_cts, ct_carry_avals, strict=True)]
             x_out = [
-                rule_context.match_aval(c, tangent_aval(av))
+                _own_type(c, tangent_aval(av))
                 for c, av, lin in zip(x_cts, x_avals, lin_xs, strict=True)
                 if lin
             ]
@@ -850,7 +861,15 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, un
         return program, traced.refs, w
 
     body_t, refs, written = rule_context.memo(
-        body, ("scan_transpose", tuple(linear), tuple(ct_carry_avals)), make_body
+        body,
+        (
+            "scan_transpose",
+            tuple(linear),
+            tuple(ct_carry_avals),
+            tuple(ys_nonzero),
+            tuple(ct_y_avals),
+        ),
+        make_body,
     )
     read = [r for r, w in zip(refs, written, strict=True) if not w]
     written_refs = [r for r, w in zip(refs, written, strict=True) if w]
@@ -864,7 +883,10 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, un
         *[rule_context.match_aval(c, a) for c, a in zip(ct_carry, ct_carry_avals, strict=True)],
         *ref_context.outer_values(written_refs, [True] * len(written_refs)),
         *[x for x, lin in zip(xs, lin_xs) if not lin],
-        *[rule_context.match_aval(c, a) for c, a in zip(ct_ys, ys_avals, strict=True)],
+        *[
+            rule_context.match_aval(c, a)
+            for c, a in zip([c for c in ct_ys if type(c) is not Zero], ys_avals, strict=True)
+        ],
         body=body_t,
         num_consts=len(nl_const_avals) + len(read),
         num_carry=n_carry + len(written_refs),
@@ -876,17 +898,71 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse, un
         ref_context.write_back(written_refs, outs[n_carry : n_carry + len(written_refs)])
         outs = outs[:n_carry] + outs[n_carry + len(written_refs) :]
     acc_out, carry_out, xs_out = _split3(outs, len(acc_avals), nk)
-    # a weak init bound as it is, the body returning it strong and as a y:
-    # the ys' cotangents, known only now, decide its cotangent's weak type
-    carry_out = [
-        _typed_init_cotangent(ct, a, body, nc + k, ct_ys)
-        for k, (a, ct) in enumerate(zip(carry, carry_out, strict=True))
-    ]
     it_acc, it_xs = iter(acc_out), iter(xs_out)
     return (
         [next(it_acc) if lin else None for lin in lin_consts]
         + [ct if isinstance(a, UndefinedPrimal) else None for a, ct in zip(carry, carry_out)]
         + [next(it_xs) if lin else None for lin in lin_xs]
+    )
+
+
+def _own_ct_aval(ct: Any, aval: ShapedArray, stacked: bool = False) -> ShapedArray:
+    """The type a transposed scan body takes the cotangent ``ct`` of a value
+    of type ``aval`` with: its own where it differs in weak type only (a
+    symbolic zero's is the scan output's), else ``aval``'s tangent type.
+    ``stacked``: ``ct`` is a ys cotangent, one step of it is taken."""
+    want = tangent_aval(aval)
+    got = ct.aval if type(ct) is Zero else tracing.get_aval(ct, "scan", "cotangent")
+    if stacked:
+        got = got.update(shape=got.shape[1:])
+    return got if _weak_only_mismatch(got, want) else want
+
+
+def _own_type(ct: Any, aval: ShapedArray) -> Any:
+    """A cotangent a transposed scan body returns for a value of tangent type
+    ``aval``: as the backward pass computed it where it differs in weak type
+    only (JAX's transposed body returns its sums as they are), zeros and
+    anything else of ``aval``'s type."""
+    if type(ct) is not Zero and _weak_only_mismatch(
+        tracing.get_aval(ct, "scan", "cotangent"), aval
+    ):
+        return ct
+    return rule_context.match_aval(ct, aval)
+
+
+def _without_carry_retypes(body: Program, num_consts: int, num_carry: int) -> Program:
+    """``body`` as JAX's scan body takes its carry, for transposing: a carry
+    the body takes strong only to convert it to the weak type the user's
+    body was traced with (:func:`_retyped_scan_body`: JAX's body takes that
+    carry weak and returns it strong) is that conversion's output instead,
+    the conversion dropped. JAX's transposed body has no such conversion,
+    whose transpose would convert the carry's cotangent to the carry's type."""
+    uses = _uses(body)
+    outputs = {id(v) for v in body.out_vars}
+    in_vars, dropped = list(body.in_vars), set()
+    for k in range(num_consts, num_consts + num_carry):
+        var = in_vars[k]
+        var_uses = uses.get(id(var), [])
+        if len(var_uses) != 1 or id(var) in outputs:
+            continue
+        eqn, _ = var_uses[0]
+        out = eqn.outputs[0]
+        if (
+            eqn.primitive is convert_element_type_p
+            and eqn.params["weak_type"]
+            and not var.aval.weak_type
+            and out.aval.strip_weak() == var.aval.strip_weak()
+        ):
+            in_vars[k] = out
+            dropped.add(id(eqn))
+    if not dropped:
+        return body
+    return Program(
+        in_vars=in_vars,
+        eqns=[e for e in body.eqns if id(e) not in dropped],
+        out_vars=body.out_vars,
+        const_vars=body.const_vars,
+        consts=body.consts,
     )
 
 
@@ -1287,17 +1363,12 @@ def _carry_operands(body: _Traced, leaves: list, promoted: list) -> list:
     with the carry ``leaves`` and returns it as typed by ``promoted``.
 
     JAX's scan takes a weak init the body returns strong as it is (weak in,
-    strong out). Its cotangent is then the transposed body's: strong when the
-    uses that reach a nonzero cotangent only promote that carry to its strong
-    type (``c * x``: the linear body has only the strong tangent; or as the
-    init of an inner scan of that kind), weak when any weak value made from
-    it reaches one (``sin(c) * x``, or ``2 * c`` as a differentiated y); for
-    a carry returned as a y it is first the ys' cotangent's. Which ys have a
-    nonzero cotangent is known only at the transpose, so such an init is
-    bound as it is (C5 allows an operand differing from the body's carry in
-    weak type only) and the transposed scan decides
-    (:func:`_weak_init_cotangent`). Only a carry the body returns as another
-    carry is converted here.
+    strong out). Its cotangent is then what the transposed body returns (the
+    sum as it is, typed by its first term: strong for ``c * x``, weak for
+    ``sin(c) * x``), so such an init is bound as it is (C5 allows an operand
+    differing from the body's carry in weak type only; a conversion here
+    would transpose to one of the cotangent). Only a carry the body returns
+    as another carry is converted here.
     """
     program, n_cap = body.program, len(body.captured)
     carry_vars = program.in_vars[n_cap : n_cap + len(leaves)]
@@ -1327,115 +1398,6 @@ def _uses(program: Program, eqns: Sequence[Eqn] | None = None) -> dict[int, list
             if isinstance(atom, Var):
                 uses.setdefault(id(atom), []).append((eqn, k))
     return uses
-
-
-def _live_eqns(program: Program, live_outs: Sequence[bool]) -> tuple[list[Eqn], set[int]]:
-    """The equations of ``program`` (a scan body) that compute one of the
-    outputs marked in ``live_outs`` (backwards liveness), and the ids of the
-    variables they compute or read."""
-    live = {id(v) for v, k in zip(program.out_vars, live_outs, strict=True) if k}
-    kept = []
-    for eqn in reversed(program.eqns):
-        if any(id(v) in live for v in eqn.outputs):
-            kept.append(eqn)
-            live.update(id(a) for a in eqn.inputs if isinstance(a, Var))
-    return kept[::-1], live
-
-
-def _last_use_promotes(var: Var, uses: dict[int, list[tuple[Eqn, int]]], live: set[int]) -> bool:
-    """Whether the last use of the weak ``var`` promotes it to its strong type
-    (an operator's ``convert_element_type``, or the init of an inner scan
-    whose cotangent for it is strong), or nothing uses it. JAX's transposed
-    body accumulates ``var``'s cotangent from the last use back, and the sum
-    keeps its first term's type (``add_any``), so that use decides: a
-    promotion's term is strong, any other's weak (``sin(c) * x + c * x`` is
-    strong, ``c * x + sin(c) * x`` weak). ``uses`` are the uses that reach a
-    nonzero cotangent, ``live`` the variables they read or compute."""
-
-    def promoting(eqn: Eqn, k: int) -> bool:
-        if eqn.primitive is convert_element_type_p:
-            # an operator's promotion, not an inner scan's converted init
-            return (
-                not eqn.params["weak_type"]
-                and eqn.params["new_dtype"] == var.aval.dtype
-                and not any(e.primitive is scan_p for e, _ in uses.get(id(eqn.outputs[0]), []))
-            )
-        if eqn.primitive is scan_p:
-            # the init of an inner scan taking it as it is (weak in, strong
-            # out): promoting when that scan's cotangent for it is strong
-            nc, nk = eqn.params["num_consts"], eqn.params["num_carry"]
-            inner: Program = eqn.params["body"]
-            if not (nc <= k < nc + nk and _weak_only_mismatch(var.aval, inner.in_avals[k])):
-                return False
-            ys_weak = [
-                aval.weak_type if id(v) in live else None
-                for v, aval in zip(eqn.outputs[nk:], inner.out_avals[nk:], strict=True)
-            ]
-            return not _weak_carry_cotangent(inner, k, ys_weak)
-        return False
-
-    var_uses = uses.get(id(var), [])
-    if not var_uses:
-        return True
-    last = var_uses[-1][0]
-    return all(promoting(eqn, k) for eqn, k in var_uses if eqn is last)
-
-
-def _typed_init_cotangent(ct: Any, init: Any, body: Program, index: int, ct_ys: list) -> Any:
-    """The cotangent ``ct`` of the initial carry ``init`` (an operand of the
-    scan ``body`` at ``index``) with JAX's weak type (:func:`_weak_init_cotangent`)."""
-    if not isinstance(init, UndefinedPrimal) or not init.aval.weak_type:
-        return ct
-    taken = tangent_aval(body.in_avals[index])
-    if not _weak_only_mismatch(init.aval, taken):
-        return ct
-    weak = _weak_init_cotangent(body, index, ct_ys)
-    if weak is None or tracing.get_aval(ct, "scan", "cotangent").weak_type == weak:
-        return ct
-    return convert_element_type_p.bind(ct, new_dtype=taken.dtype, weak_type=weak)
-
-
-def _weak_init_cotangent(body: Program, index: int, ct_ys: Sequence[Any]) -> bool | None:
-    """The weak type of JAX's cotangent for a weak initial carry that ``body``
-    (a scan body, retyped: its carry strong, converted back to the weak type
-    the user's body was traced with) returns strong and was bound as it is
-    (:func:`_carry_operands`), given the ys' cotangents ``ct_ys``; None where
-    that carry is no such (:func:`_weak_carry_cotangent`)."""
-    ys_weak = [
-        None if type(ct) is Zero else tracing.get_aval(ct, "scan", "cotangent").weak_type
-        for ct in ct_ys
-    ]
-    return _weak_carry_cotangent(body, index, ys_weak)
-
-
-def _weak_carry_cotangent(body: Program, index: int, ys_weak: Sequence[bool | None]) -> bool | None:
-    """:func:`_weak_init_cotangent` given each y's cotangent's weak type, None
-    for a zero cotangent.
-
-    In JAX the cotangent of the weak carry accumulates in its transposed body
-    starting from the ys' cotangents (``add_any`` keeps its first operand's
-    type): it is weak as the first nonzero cotangent of a y that is the carry
-    itself, and, those all zero (the ys not differentiated, or dropped as
-    unused by dead-code elimination, as JAX's DCE drops them), weak unless
-    the last use that reaches a nonzero cotangent promotes it
-    (:func:`_last_use_promotes`): JAX's transposed body has no term for a y
-    of zero cotangent (``2 * c`` as an unused y leaves the cotangent strong).
-    """
-    carry_var = body.in_vars[index]
-    first = _uses(body).get(id(carry_var), [])
-    if len(first) != 1:
-        return None
-    eqn, _ = first[0]
-    if not (eqn.primitive is convert_element_type_p and eqn.params["weak_type"]):
-        return None
-    weak = eqn.outputs[0]
-    n_carry = len(body.out_vars) - len(ys_weak)
-    ys = body.out_vars[n_carry:]
-    for y, w in zip(ys, ys_weak, strict=True):
-        if y is weak and w is not None:
-            return w
-    eqns, live = _live_eqns(body, [True] * n_carry + [w is not None for w in ys_weak])
-    return not _last_use_promotes(weak, _uses(body, eqns), live)
 
 
 def _scan_in_python(
@@ -3058,15 +3020,60 @@ def _cond_transpose(cts, index, *operands, branches):
     if isinstance(index, UndefinedPrimal):
         raise TypeError("cond: the branch index cannot be a linear operand")
     linear = [isinstance(x, UndefinedPrimal) for x in operands]
-    transposed = tuple(rule_context.transpose_program(b, linear) for b in branches)
-    ct_avals = [tangent_aval(a) for a in branches[0].out_avals]
+    # JAX's cond transpose: the branches take the cotangents with their own
+    # weak types, accumulate each linear operand's cotangent as the caller's
+    # accumulator for it (the operand's type as the backward pass gives it:
+    # in a scan's transposed body a carry's is its cotangent's type) and
+    # return the sums as they are, zeros of the accumulator's type; the
+    # results have branch 0's types
+    ct_avals = [_own_ct_aval(c, a) for c, a in zip(cts, branches[0].out_avals, strict=True)]
+    acc_avals = [x.aval if isinstance(x, UndefinedPrimal) else a
+                 for x, a in zip(operands, branches[0].in_avals, strict=True)]  # fmt: skip
+    transposed = _typed_as_the_first(
+        [
+            rule_context.transpose_program(
+                b,
+                linear,
+                own_types=True,
+                ct_weak=[a.weak_type for a in ct_avals],
+                linear_avals=acc_avals,
+            )
+            for b in branches
+        ]
+    )
     outs = cond_p.bind(
         index,
         *[x for x, lin in zip(operands, linear) if not lin],
         *[rule_context.match_aval(c, a) for c, a in zip(cts, ct_avals, strict=True)],
         branches=transposed,
     )
-    return [None, *spread_cotangents(outs, linear, branches[0].in_avals)]
+    return [None, *spread_cotangents(outs, linear, acc_avals)]
+
+
+def _typed_as_the_first(branches: list[Program]) -> tuple[Program, ...]:
+    """The branches, each returning what it does with the first's types
+    where they differ in weak type only (JAX's cond types its results as its
+    first branch's)."""
+    want = branches[0].out_avals
+
+    def retyped(branch: Program) -> Program:
+        if branch.out_avals == want or any(
+            got != w and not _weak_only_mismatch(got, w)
+            for got, w in zip(branch.out_avals, want, strict=True)
+        ):
+            return branch
+
+        def fun(*xs: Any) -> list[Any]:
+            outs = tracing.eval_program_bind(branch, xs)
+            return [rule_context.match_aval(o, w) for o, w in zip(outs, want, strict=True)]
+
+        return rule_context.memo(
+            branch,
+            ("typed_as", tuple(want)),
+            lambda: rule_context.closed_program(fun, branch.in_avals, "cond transpose"),
+        )
+
+    return (branches[0], *(retyped(b) for b in branches[1:]))
 
 
 cond_p.def_jvp(_cond_jvp)

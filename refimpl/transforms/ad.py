@@ -471,7 +471,11 @@ def linearize_flat(
 
 
 def backward_pass(
-    program: Program, linear: Sequence[bool], args: Sequence[Any], cts_out: Sequence[Any]
+    program: Program,
+    linear: Sequence[bool],
+    args: Sequence[Any],
+    cts_out: Sequence[Any],
+    linear_avals: Sequence[ShapedArray | None] | None = None,
 ) -> list[Any]:
     """Transpose ``program`` w.r.t. its inputs marked ``linear``.
 
@@ -481,14 +485,24 @@ def backward_pass(
     nothing flows back) and None for the others. Equations whose inputs are
     all non-linear are evaluated forward first (with ``bind``); the others
     are transposed in reverse order.
+
+    ``linear_avals``: per input, the type its cotangent is accumulated as
+    (None: the input's own tangent type). A transpose rule sees a linear
+    input of that type (JAX's accumulator of the input: a transposed scan
+    body's carry is typed as its cotangent, so ``convert_element_type``'s
+    transpose converts to the cotangent's weak type), and a zero cotangent
+    has it.
     """
     env: dict[int, Any] = {}
     linear_ids: set[int] = set()
+    undefined: dict[int, ShapedArray] = {}  # the linear inputs' accumulator types
     for var, value in zip(program.const_vars, program.consts, strict=True):
         env[var.id] = tracing._const_operand(value, var.aval)
-    for var, value, lin in zip(program.in_vars, args, linear, strict=True):
+    given_avals = [None] * len(program.in_vars) if linear_avals is None else linear_avals
+    for var, value, lin, aval in zip(program.in_vars, args, linear, given_avals, strict=True):
         if lin:
             linear_ids.add(var.id)
+            undefined[var.id] = var.aval if aval is None else aval
         else:
             env[var.id] = value
 
@@ -536,7 +550,7 @@ def backward_pass(
                 f"'{eqn.primitive.name}' not implemented"
             )
         invals = [
-            UndefinedPrimal(a.aval)
+            UndefinedPrimal(undefined.get(a.id, a.aval))
             if not isinstance(a, Literal) and a.id in linear_ids
             else read(a)
             for a in eqn.inputs
@@ -552,7 +566,7 @@ def backward_pass(
             result.append(None)
         else:
             ct = cts.get(var.id)
-            result.append(Zero(tangent_aval(var.aval)) if ct is None else ct)
+            result.append(Zero(tangent_aval(undefined[var.id])) if ct is None else ct)
     return result
 
 
@@ -1460,6 +1474,7 @@ def transpose_program(
     own_types: bool = False,
     ct_nonzero: Sequence[bool] | None = None,
     ct_weak: Sequence[bool] | None = None,
+    linear_avals: Sequence[ShapedArray | None] | None = None,
 ) -> Any:
     """The transpose of a linear Program w.r.t. its inputs marked ``linear``:
     inputs ``non-linear inputs + output cotangents``, outputs the cotangents
@@ -1482,11 +1497,15 @@ def transpose_program(
 
     ``ct_weak``: the weak types of the nonzero cotangents as given (a strong
     cotangent of a weak output, as JAX's call transpose traces with the
-    cotangents' own types); default: the outputs' tangent types."""
+    cotangents' own types); default: the outputs' tangent types.
+
+    ``linear_avals``: per input, the type its cotangent accumulates as and is
+    returned with (:func:`backward_pass`; None: its own)."""
     ct_nonzero = [True] * len(program.out_vars) if ct_nonzero is None else list(ct_nonzero)
     kind = "transpose_refs" if thread_refs else "transpose"
     weak_key = None if ct_weak is None else tuple(ct_weak)
-    key = (kind, tuple(linear), own_types, tuple(ct_nonzero), weak_key)
+    acc_avals = [None] * len(linear) if linear_avals is None else list(linear_avals)
+    key = (kind, tuple(linear), own_types, tuple(ct_nonzero), weak_key, tuple(acc_avals))
     cache = _program_cache(program)
     if key in cache:
         return cache[key]
@@ -1504,11 +1523,11 @@ def transpose_program(
         full = [None if lin else next(it) for lin in linear]
         given = iter(args[len(nonlin_avals) :])
         out_cts = [next(given) if nz else Zero(a) for a, nz in zip(out_ct_avals, ct_nonzero)]
-        cts = backward_pass(program, linear, full, out_cts)
+        cts = backward_pass(program, linear, full, out_cts, acc_avals)
         emitted = transposed_outputs(linear, program.in_avals)
         return [
-            _transposed_ct(ct, tangent_aval(a), own_types)
-            for ct, out, a in zip(cts, emitted, program.in_avals, strict=True)
+            _transposed_ct(ct, tangent_aval(a if acc is None else acc), own_types)
+            for ct, out, a, acc in zip(cts, emitted, program.in_avals, acc_avals, strict=True)
             if out
         ]
 

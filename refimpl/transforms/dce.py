@@ -120,8 +120,7 @@ def _scan_rule(eqn: Eqn, used_outs: list[bool]) -> tuple[Eqn | None, list[bool]]
     output from it: grow the live carries until the body needs no other
     (JAX's fixpoint). Dead carries and unused ``ys`` leave the loop (a weak
     init returned as a dropped y keeps its weak cotangent: the scan's
-    transpose decides it from the body's other uses,
-    ``control_flow._weak_init_cotangent``)."""
+    transposed body sums it from the body's other uses, as JAX's)."""
     body: Program = eqn.params["body"]
     n_consts, n_carry = eqn.params["num_consts"], eqn.params["num_carry"]
     live_carry, used_ys = list(used_outs[:n_carry]), list(used_outs[n_carry:])
