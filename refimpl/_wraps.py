@@ -102,3 +102,20 @@ def wraps(wrapped: Any, doc: str | None = None) -> Callable[[F], F]:
         return wrapper
 
     return dress
+
+
+def pjit_repr(jitted: Any) -> str:
+    """A jitted function's repr, every kind of jit's: JAX 0.10.2's words (its
+    C++ jit wrapper's class) with the wrapped callable's own repr inside,
+    ``<PjitFunction of <function f at 0x...>>``; ``<PjitFunction>`` when that
+    repr raises or ``__wrapped__`` was deleted, as JAX's (a repr must not fail)."""
+    fun = getattr(jitted, "__wrapped__", _NO_FUNCTION)
+    if fun is _NO_FUNCTION:
+        return "<PjitFunction>"
+    try:
+        return f"<PjitFunction of {fun!r}>"
+    except Exception:  # noqa: BLE001 - the user's __repr__, whatever it raises
+        return "<PjitFunction>"
+
+
+_NO_FUNCTION: Any = object()

@@ -227,6 +227,12 @@ class Primitive:
             out = self.abstract_eval(*in_avals, **params)
         except ShapeError as error:  # an impossible output shape: say which primitive
             raise shape_error_at(error, self.name) from None
+        if isinstance(out, (tuple, list)) != self.multiple_results:
+            # a user primitive's rule of the other arity: JAX 0.10.2's ValueError and words
+            raise ValueError(
+                f"{self.name}.abstract_eval() method should return a tuple or a list iff "
+                f"{self.name}.multiple_results."
+            )
         return list(out) if self.multiple_results else [out]
 
     def bind(self, *args: Any, **params: Any) -> Any:

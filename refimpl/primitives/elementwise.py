@@ -1548,6 +1548,16 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
     folded = _fold_scalar_constant(x, new_dtype, bool(weak_type))
     if folded is not None:
         return folded
+    if (
+        isinstance(x, np.ndarray)
+        and x.dtype == new_dtype
+        and not weak_type
+        and tracing.current_builder() is not None
+    ):
+        # NumPy data already of the type, in a staging trace: a constant of
+        # the program as it is, no equation (JAX 0.10.2 elides the trivial
+        # conversion: api_test's test_elide_trivial_convert_element_types)
+        return x
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 

@@ -1225,9 +1225,7 @@ class Jitted:
         copy_wrapped_attributes(self, fun)
 
     def __repr__(self) -> str:
-        # JAX 0.10.2's words (its C++ jit wrapper's class), the wrapped
-        # callable's own repr inside: <PjitFunction of <function f at 0x...>>
-        return f"<PjitFunction of {self.fun!r}>"
+        return _wraps.pjit_repr(self)
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         """As a class attribute, bind ``self`` like a plain function would.

@@ -588,8 +588,7 @@ class ShardedJit:
         )
 
     def __repr__(self) -> str:
-        # as every jit's, JAX 0.10.2's words
-        return f"<PjitFunction of {self.__wrapped__!r}>"
+        return _wraps.pjit_repr(self)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if config._values["disable_jit"] and getattr(self._inner, "honours_disable_jit", True):
