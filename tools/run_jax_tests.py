@@ -83,6 +83,14 @@ The adaptations of call conventions, all of them:
    code, loaded on refimpl as a fresh copy whose ``jax._src`` imports
    resolve as the file's do, so that what they build names refimpl's
    functions.
+10. The harness's own jit (``JaxTestCase._CompileAndCheck``'s ``api.jit``,
+    ``jtu.JIT_IMPLEMENTATION``) is refimpl's, since it is applied to refimpl
+    functions; ``jax._src.ad_checkpoint.saved_residuals`` is
+    ``refimpl.ad_checkpoint.residual_sources`` (JAX's ``(aval, source)``
+    pairs), ``jax._src.core.Token`` refimpl's ``Token``,
+    ``jax._src.array.ArrayImpl`` ``refimpl.Array``; the public name JAX 0.10.2
+    moved, ``jax.ad_checkpoint.checkpoint``, is ``jax.checkpoint`` (the same
+    function) on both sides (:data:`RENAMED_PUBLIC`).
 """
 
 from __future__ import annotations
@@ -116,6 +124,10 @@ INTERNAL_NAMES: dict[str, str] = {
     "jax._src.prng.PRNGImpl": "refimpl.random:PRNGImpl",
     "jax._src.prng.KeyTy": "refimpl.random:KeyDtype",
     "jax._src.prng.threefry_2x32": "refimpl.extend.random:threefry_2x32",
+    # JAX's (aval, source) pairs; refimpl.ad_checkpoint.saved_residuals is avals only
+    "jax._src.ad_checkpoint.saved_residuals": "refimpl.ad_checkpoint:residual_sources",
+    "jax._src.core.Token": "refimpl.lax._tokens:Token",
+    "jax._src.array.ArrayImpl": "refimpl.array:Array",
 }
 
 # JAX-internal module -> the refimpl modules looked in (in order) for a name
@@ -173,6 +185,10 @@ MIRRORED_FLAGS = (
     "traceback_filtering",
     "explain_cache_misses",
 )
+
+# public names JAX 0.10.2 moved -> where they are now ("module:attribute");
+# jax.ad_checkpoint.checkpoint is jax.checkpoint (the same function)
+RENAMED_PUBLIC: dict[str, str] = {"jax.ad_checkpoint.checkpoint": "jax:checkpoint"}
 
 OUTCOMES = ("pass", "fail", "error", "skip", "missing")
 
@@ -511,7 +527,8 @@ def _public_stand_ins(source: str, internal: bool) -> Iterator[None]:
         if name is None or target is None or name == "*":
             continue
         if not hasattr(target, name) and not _importable(f"{module}.{name}"):
-            attach(module, name, _missing(f"{module}.{name}"))
+            renamed = RENAMED_PUBLIC.get(f"{module}.{name}")
+            attach(module, name, _resolve(renamed) if renamed else _missing(f"{module}.{name}"))
     try:
         yield
     finally:
@@ -639,7 +656,15 @@ def _harness_adapted() -> Iterator[None]:
             return ri.make_mesh(tuple(mesh_shape), tuple(axis_names))
         return ri.make_mesh(tuple(mesh_shape), tuple(axis_names), axis_types=axis_types)
 
+    # the harness's own jit (JaxTestCase._CompileAndCheck's api.jit,
+    # jtu.JIT_IMPLEMENTATION) is refimpl's: it is applied to refimpl functions
+    def refimpl_jit(*args: Any, **kwargs: Any) -> Any:
+        return ri.jit(*args, **kwargs)
+
+    refimpl_jit._name = "jit"  # type: ignore[attr-defined]
     replaced = {
+        "api": types.SimpleNamespace(**{**vars(jtu.api), "jit": ri.jit}),
+        "JIT_IMPLEMENTATION": (refimpl_jit, *jtu.JIT_IMPLEMENTATION[1:]),
         "check_grads": rtu.check_grads,
         "check_jvp": rtu.check_jvp,
         "check_vjp": rtu.check_vjp,

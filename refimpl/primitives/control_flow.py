@@ -1217,6 +1217,7 @@ def scan(
     length: int | None = None,
     reverse: bool = False,
     unroll: int | bool = 1,
+    _split_transpose: bool = False,
 ) -> tuple[Any, Any]:
     """``jax.lax.scan``: loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``.
 
@@ -1246,6 +1247,9 @@ def scan(
         unroll: ``1``/``False``: a plain loop; ``k > 1``: ``k`` steps per loop
             iteration (a remainder handled separately); ``True`` or ``0``:
             fully unrolled.
+        _split_transpose: JAX's private switch between two ways of
+            transposing the loop (its tests run both); accepted, and the
+            same program either way: the derivatives do not depend on it.
 
     Returns:
         ``(final carry, ys)``, the ``y``s stacked on a new leading axis of

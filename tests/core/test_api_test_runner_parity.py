@@ -72,3 +72,21 @@ def test_trivial_conversion_of_numpy_data_is_elided_in_a_trace(backend):
         ]
 
     assert counts(ri) == counts(jax)
+
+
+def test_scan_takes_jaxs_split_transpose_switch(backend):
+    """lax_control_flow_test.py runs 65 of its scan tests with JAX's private
+    ``_split_transpose=True``: accepted, and the derivatives are the same."""
+    xs = np.arange(1.0, 4.0, dtype=np.float32)
+
+    def grads(lib):
+        def loss(c, split):
+            body = lambda c, x: (lib.numpy.sin(c) * x, c * x)  # noqa: E731
+            carry, ys = lib.lax.scan(body, c, xs, _split_transpose=split)
+            return carry + ys.sum()
+
+        return [float(lib.grad(loss)(np.float32(0.5), split)) for split in (False, True)]
+
+    got, want = grads(ri), grads(jax)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert got[0] == got[1]
