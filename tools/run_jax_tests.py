@@ -138,6 +138,7 @@ INTERNAL_MODULES: dict[str, tuple[str, ...]] = {
     "jax._src.random": ("refimpl.random",),
     "jax._src.dtypes": ("refimpl.dtypes_api",),
     "jax._src.api": ("refimpl",),
+    "jax._src.errors": ("refimpl.errors",),
     "jax._src.lax": ("refimpl.lax",),
     "jax._src.lax.lax": ("refimpl.lax",),
     "jax._src.numpy.lax_numpy": ("refimpl.numpy",),

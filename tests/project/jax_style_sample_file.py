@@ -12,6 +12,7 @@ from absl.testing import absltest, parameterized
 from jax._src import api as src_api
 from jax._src import core
 from jax._src import test_util as jtu
+from jax._src.errors import UnexpectedTracerError
 from jax._src.internal_test_util import lax_test_util
 from jax._src.interpreters import mlir
 from jax._src.lib import no_such_harness_name  # noqa: F401
@@ -58,6 +59,10 @@ class SampleTest(jtu.JaxTestCase):
     @jtu.no_such_harness_helper
     def test_harness_helper_is_missing(self):
         pass
+
+    def test_internal_error_class_passes(self):
+        # jax._src.errors names refimpl's exception classes
+        self.assertTrue(issubclass(UnexpectedTracerError, Exception))
 
     def test_moved_internal_name_passes(self):
         # JAX 0.10.2 has api.pmap in jax._src.pmap

@@ -56,6 +56,7 @@ def test_runner_reports_pass_planted_failure_and_missing_name(backend, tmp_path)
         "SampleTest.test_test_helper_is_refimpls": "pass",  # lax_test_util's lax
         "SampleTest.test_harness_helper_is_missing": "missing",
         "SampleTest.test_moved_internal_name_passes": "pass",
+        "SampleTest.test_internal_error_class_passes": "pass",
         "X64Test.test_x64_mirrored_passes": "pass",  # jtu.with_config mirrored
         "CacheClearTest.test_after_cache_clear_passes": "pass",
     }
