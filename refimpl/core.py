@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes
+from refimpl.errors import JaxprTypeError
 from refimpl.sharding import abstract_sharding
 
 _INT64_MAX = 2**63 - 1
@@ -452,8 +453,9 @@ def _print_program(program: Program, name: _Namer, indent: int) -> str:
 # --- type checking -----------------------------------------------------------
 
 
-class ProgramTypeError(TypeError):
-    """A Program is ill-formed: an unbound variable or a wrong output type."""
+class ProgramTypeError(JaxprTypeError):
+    """A Program is ill-formed: an unbound variable, a wrong output type or a
+    parameter of the wrong kind (JAX's ``JaxprTypeError``, a ``TypeError``)."""
 
 
 def check_program(program: Program) -> None:

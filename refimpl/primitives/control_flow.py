@@ -41,7 +41,7 @@ import numpy as np
 
 from refimpl import dtypes, pytree, tracing
 from refimpl.config import config
-from refimpl.core import Eqn, Literal, Program, ShapedArray, Var, avals_str
+from refimpl.core import Eqn, Literal, Program, ProgramTypeError, ShapedArray, Var, avals_str
 from refimpl.errors import ShapeIndexError
 from refimpl.primitives import debug, elementwise, ref_context, rule_context, structural
 from refimpl.primitives.barriers import stop_gradient
@@ -486,15 +486,15 @@ def _check_scan_params(
         # unreachable from the public API (a check of the primitive's own invariants):
         # lax.scan binds parameters it computes itself
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:  # pragma: no cover
-            raise TypeError(f"scan: {name} must be a non-negative int (C1), got {value!r}")
+            raise _invalid_param("scan", name, value, "non-negative int")
     # unreachable from the public API (a check of the primitive's own invariants):
     # lax.scan binds parameters it computes itself
     if isinstance(unroll, bool) or not isinstance(unroll, int) or unroll < 1:  # pragma: no cover
-        raise TypeError(f"scan: unroll must be an int >= 1 (normalized) (C1), got {unroll!r}")
+        raise _invalid_param("scan", "unroll", unroll, "int >= 1")
     # unreachable from the public API (a check of the primitive's own invariants):
     # lax.scan binds parameters it computes itself
     if not isinstance(reverse, bool):  # pragma: no cover
-        raise TypeError(f"scan: reverse must be a bool (C1), got {reverse!r}")
+        raise _invalid_param("scan", "reverse", reverse, "bool")
     # unreachable from the public API (a check of the primitive's own invariants):
     # lax.scan binds parameters it computes itself
     if num_consts + num_carry > n_operands:  # pragma: no cover
@@ -512,6 +512,15 @@ def _check_scan_params(
 
 
 # --- scan: abstract_eval
+
+
+def _invalid_param(primitive: str, name: str, value: Any, required: str) -> ProgramTypeError:
+    """A loop or branch parameter of the wrong kind (a Program edited by hand:
+    ``check_jaxpr`` finds it), in JAX 0.10.2's class and words."""
+    return ProgramTypeError(
+        f"invalid {primitive} param {name} of type {type(value).__name__}, "
+        f"{required} required: {value!r}"
+    )
 
 
 @scan_p.def_abstract_eval
@@ -1749,11 +1758,11 @@ def _cond_abstract_eval(
     # unreachable from the public API (a check of the primitive's own invariants):
     # lax.cond/switch trace every branch at the operands' types and check them first
     if not isinstance(branches, tuple) or not branches:  # pragma: no cover
-        raise TypeError("cond: branches must be a non-empty tuple of Programs")
+        raise _invalid_param("cond", "branches", branches, "tuple of ClosedJaxpr")
     # unreachable from the public API (a check of the primitive's own invariants):
     # lax.cond/switch trace every branch at the operands' types and check them first
     if not all(isinstance(b, Program) for b in branches):  # pragma: no cover
-        raise TypeError("cond: branches must be a non-empty tuple of Programs")
+        raise _invalid_param("cond", "branches", branches, "tuple of ClosedJaxpr")
     # unreachable from the public API (a check of the primitive's own invariants):
     # lax.cond/switch trace every branch at the operands' types and check them first
     if index.shape != () or index.dtype != np.int32:  # pragma: no cover

@@ -90,3 +90,36 @@ def test_scan_takes_jaxs_split_transpose_switch(backend):
     got, want = grads(ri), grads(jax)
     np.testing.assert_allclose(got, want, rtol=1e-6)
     assert got[0] == got[1]
+
+
+def test_check_jaxpr_of_an_ill_typed_loop_or_branch_param(backend):
+    """lax_control_flow_test.py's test_scan_typecheck_param and
+    test_cond_typecheck_param: ``check_jaxpr`` of an equation whose param was
+    edited to the wrong kind is a ``JaxprTypeError`` (a ``TypeError``) in JAX's words."""
+    import jax._src.core as jax_core
+
+    from refimpl.errors import JaxprTypeError
+    from refimpl.extend.core import check_jaxpr
+
+    def outcomes(lib, check, error_class):
+        seen = []
+        scan_jaxpr = lib.make_jaxpr(
+            lambda c, xs: lib.lax.scan(lambda c, a: (lib.numpy.sin(c), a), c, xs)
+        )(np.ones(4, np.float32), np.ones((5, 4), np.float32)).jaxpr
+        switch_jaxpr = lib.make_jaxpr(
+            lambda x: lib.lax.switch(0, [lib.numpy.sin, lib.numpy.cos], x)
+        )(1.0).jaxpr
+        for jaxpr, name, param, value in (
+            (scan_jaxpr, "scan", "reverse", 4),
+            (switch_jaxpr, "cond", "branches", (4, 2)),
+        ):
+            eqn = next(e for e in jaxpr.eqns if e.primitive.name == name)
+            eqn.params[param] = value
+            with pytest.raises(error_class) as info:
+                check(jaxpr)
+            seen.append(str(info.value).splitlines()[0])
+        return seen
+
+    assert outcomes(ri, check_jaxpr, JaxprTypeError) == outcomes(
+        jax, jax_core.check_jaxpr, jax_core.JaxprTypeError
+    )
