@@ -62,7 +62,6 @@ LAYERS: dict[str, int] = {
     # the names and docstrings transformed functions carry (JAX's util.wraps): stdlib only
     "refimpl._wraps": CORE,
     # JAX's jaxpr text of a Program (make_jaxpr's str): reads only core and dtypes
-    "refimpl.jaxpr_text": CORE,
     # 2 tracing: the trace stack, Tracer and the operators every array-like shares
     "refimpl.array_ops": TRACING,
     "refimpl.tracing": TRACING,
@@ -98,6 +97,10 @@ LAYERS: dict[str, int] = {
     "refimpl.contexts": SURFACE,
     "refimpl.caches": SURFACE,
     "refimpl.introspection": SURFACE,
+    # make_jaxpr's JAX-style text and its presentation of refs (both read
+    # the ref primitives' indexers)
+    "refimpl.jaxpr_text": SURFACE,
+    "refimpl.ref_jaxpr": SURFACE,
     "refimpl.gradient_utils": SURFACE,
     "refimpl.device_queries": SURFACE,
     "refimpl.dlpack": SURFACE,
