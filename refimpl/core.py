@@ -68,6 +68,20 @@ def check_shape(shape: tuple[Any, ...], dtype: np.dtype) -> None:
         )
 
 
+def not_a_shape(shape: Any, traced: bool = False) -> str:
+    """JAX 0.10.2's words for a shape whose dimensions are not all concrete
+    integers (its ``canonicalize_shape``: each dimension read by
+    ``operator.index``); ``traced``: a dimension is a traced value, and JAX
+    adds how to make it static."""
+    message = f"Shapes must be 1D sequences of concrete values of integer type, got {shape}."
+    if traced:
+        message += (
+            "\nIf using `jit`, try using `static_argnums` or applying `jit` to smaller "
+            "subfunctions."
+        )
+    return message
+
+
 def shape_error_at(error: ShapeError, where: str) -> ShapeError:
     """``error`` naming ``where`` (the innermost name wins if it already has one)."""
     if error.where is not None:

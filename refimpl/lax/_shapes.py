@@ -15,6 +15,7 @@ import numpy as np
 
 from refimpl import dtypes, tracing
 from refimpl.array import as_array
+from refimpl.core import not_a_shape
 from refimpl.lax._elementwise import _aval
 from refimpl.primitives import elementwise as ew
 from refimpl.primitives import structural
@@ -22,16 +23,26 @@ from refimpl.primitives.base import normalize_axis
 
 
 def _shape_tuple(name: str, shape: Any, arg: str = "shape") -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+    dims = _integer_dims(name, shape)
+    if builtins.any(d < 0 for d in dims):
+        raise TypeError(f"{name}: {arg} must be a sequence of non-negative ints, got {shape!r}")
+    return dims
+
+
+def _integer_dims(name: str, shape: Any) -> tuple[int, ...]:
+    """``shape`` (a sequence of integers, or one integer) as a tuple of ints,
+    read as JAX 0.10.2's ``canonicalize_shape`` reads it: each dimension by
+    ``operator.index`` (a bool or NumPy integer is one; a float, a string's
+    characters, a traced value are not: TypeError in JAX's words)."""
+    if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     try:
-        dims = tuple(shape)
+        return tuple(operator.index(d) for d in shape)
     except TypeError:
-        raise TypeError(f"{name}: {arg} must be a sequence of ints, got {shape!r}") from None
-    for d in dims:
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0:
-            raise TypeError(f"{name}: {arg} must be a sequence of non-negative ints, got {shape!r}")
-    return tuple(int(d) for d in dims)
+        traced = isinstance(shape, Sequence) and builtins.any(
+            isinstance(d, tracing.Tracer) for d in shape
+        )
+        raise TypeError(f"{name}: {not_a_shape(shape, traced)}") from None
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, sharding: Any = None) -> Any:
@@ -160,18 +171,10 @@ def broadcast_shapes(*shapes: Sequence[int]) -> tuple[int, ...]:
 
 
 def _static_shape(name: str, shape: Any) -> tuple[int, ...]:
-    """``shape`` (a sequence of integers, or a Python int) as a tuple of ints,
+    """``shape`` (a sequence of integers, or an integer) as a tuple of ints,
     checked as JAX 0.10.2's ``broadcast_shapes`` checks it, in its order and
-    words: every dim an integer (``operator.index``: a bool or NumPy integer
-    is one, a float or a string is not), then none negative."""
-    if isinstance(shape, int):
-        shape = (shape,)
-    try:
-        dims = tuple(operator.index(d) for d in shape)
-    except TypeError:
-        raise TypeError(
-            f"{name}: Shapes must be 1D sequences of concrete values of integer type, got {shape}."
-        ) from None
+    words: every dim an integer (``_integer_dims``), then none negative."""
+    dims = _integer_dims(name, shape)
     if builtins.any(d < 0 for d in dims):
         raise TypeError(
             f"{name}: Only non-negative indices are allowed when broadcasting static shapes, "

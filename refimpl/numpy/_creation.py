@@ -26,7 +26,7 @@ import numpy as np
 
 from refimpl import backends, dtypes, lax, pytree, tracing
 from refimpl.config import config
-from refimpl.core import ShapeError
+from refimpl.core import ShapeError, not_a_shape
 from refimpl.numpy._promote import (
     as_array,
     aval_of,
@@ -95,23 +95,20 @@ def canonical_shape(fn_name: str, shape: Shape) -> tuple[int, ...]:
     # a 0-d NumPy array is one dimension (as in JAX), not a sequence of them
     sequence = isinstance(shape, Sequence) or (isinstance(shape, np.ndarray) and shape.ndim > 0)
     items = shape if sequence else (shape,)
-    if isinstance(items, str):
-        raise TypeError(f"{fn_name}: shape must be an int or a sequence of ints, got {shape!r}")
+    if isinstance(items, str):  # one dimension, as JAX's (shown as one)
+        raise TypeError(f"{fn_name}: {not_a_shape((items,))}")
     dims = []
     for item in items:
         if isinstance(item, (bool, np.bool_)):
             raise TypeError(f"{fn_name}: shape must contain ints, got {shape!r}")
-        if is_traced(item):
+        if is_traced(item):  # JAX's words (a TypeError there too)
             raise tracing.ConcretizationTypeError(
-                f"{fn_name}: the shape must be concrete, got a traced value {item!r}; "
-                "mark that argument static"
+                f"{fn_name}: {not_a_shape(tuple(items), traced=True)}"
             )
         try:
             dim = operator.index(item)
         except TypeError:
-            raise TypeError(
-                f"{fn_name}: shape must be an int or a sequence of concrete ints, got {shape!r}"
-            ) from None
+            raise TypeError(f"{fn_name}: {not_a_shape(tuple(items))}") from None
         if dim < 0:
             raise TypeError(f"{fn_name}: negative dimension in shape {tuple(items)}")
         dims.append(dim)

@@ -21,6 +21,7 @@ from refimpl import backends, dtypes, extended_arrays, lax, pytree, tracing
 from refimpl import numpy as rnp
 from refimpl.array import Array
 from refimpl.config import config
+from refimpl.core import not_a_shape
 from refimpl.numpy._shape import reshape as _reshape  # arrays, also of NumPy data
 from refimpl.transforms.jit import jit
 
@@ -1178,24 +1179,26 @@ def _concrete_int(d: Any) -> Any:
 
 
 def _as_shape(name: str, shape: Any) -> tuple[int, ...]:
-    if isinstance(shape, (int, np.integer)) and not isinstance(shape, bool):
+    """A sampler's shape: integers (JAX 0.10.2's ``canonicalize_shape`` and its
+    words for one that is not, e.g. a traced dimension), none negative."""
+    if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     try:
-        shape = tuple(shape)
+        dims = tuple(operator.index(d) for d in shape)
     except TypeError:
-        raise TypeError(f"{name}: shape must be a sequence of ints, got {shape!r}") from None
-    for d in shape:
-        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 0:
-            raise TypeError(f"{name}: shape must be non-negative ints, got {shape!r}")
-    return tuple(int(d) for d in shape)
+        traced = isinstance(shape, Sequence) and any(isinstance(d, tracing.Tracer) for d in shape)
+        raise TypeError(f"{name}: {not_a_shape(shape, traced)}") from None
+    if any(d < 0 for d in dims):
+        raise TypeError(f"{name}: shape must be non-negative ints, got {shape!r}")
+    return dims
 
 
 def split(key: Any, num: int | Sequence[int] = 2) -> Any:
     """``num`` new keys (a leading axis, or the shape ``num``) from one key."""
     data, typed = _key_data_of("split", key)
-    if isinstance(num, Sequence):
-        num = tuple(_concrete_int(d) for d in num)
-    shape = _as_shape("split", _concrete_int(num))
+    # as JAX's: a sequence is the shape, anything else its one dimension
+    num = tuple(num) if isinstance(num, Sequence) else (num,)
+    shape = _as_shape("split", tuple(_concrete_int(d) for d in num))
     return _wrap(_run("split", _split_data, (shape,), data), typed, _impl_of(key))
 
 

@@ -447,8 +447,9 @@ def test_errors_lax_control_flow_test_matches_by_its_words(backend, name):
             program(ns)
 
 
-# lax_vmap_test.py's testBroadcastShapesFaultyInputs (lane WORDING2), and
-# jnp.broadcast_shapes, which JAX 0.10.2 checks the same way
+# shapes (lane WORDING2): lax_vmap_test.py's testBroadcastShapesFaultyInputs
+# (and jnp.broadcast_shapes, which JAX 0.10.2 checks the same way), and JAX's
+# canonicalize_shape words where a sampler, lax.full or jnp.zeros reads one
 _SHAPE_CASES = {
     "broadcast_shapes_negative": (
         lambda ns: ns.lib.lax.broadcast_shapes((-1,)),
@@ -473,11 +474,47 @@ _SHAPE_CASES = {
         TypeError,  # NumPy's is a ValueError
         re.escape("Only non-negative indices are allowed when broadcasting static shapes"),
     ),
+    # random_lax_test.py's testStaticShapeErrors: a traced dimension
+    "random_normal_traced_shape": (
+        lambda ns: ns.lib.jit(lambda d: ns.lib.random.normal(ns.lib.random.key(0), (d, 2)))(3),
+        TypeError,
+        "Shapes must be 1D.*",
+    ),
+    # not in the files: JAX's canonicalize_shape words wherever a shape is read
+    "random_uniform_float_shape": (
+        lambda ns: ns.lib.random.uniform(ns.lib.random.key(0), (2.5,)),
+        TypeError,
+        re.escape("Shapes must be 1D sequences of concrete values of integer type, got (2.5,)."),
+    ),
+    "random_split_1d_array": (
+        lambda ns: ns.lib.random.split(ns.lib.random.key(0), ns.np.array([3])),
+        TypeError,
+        "",
+    ),
+    "lax_full_traced_shape": (
+        lambda ns: ns.lib.jit(lambda d: ns.lib.lax.full((d,), 1.0))(3),
+        TypeError,
+        re.escape(
+            "If using `jit`, try using `static_argnums` or applying `jit` to smaller subfunctions."
+        ),
+    ),
+    "jnp_zeros_traced_shape": (
+        lambda ns: ns.lib.jit(lambda d: ns.np.zeros((d,)))(3),
+        TypeError,
+        "Shapes must be 1D sequences of concrete values of integer type",
+    ),
+    "jnp_zeros_str_shape": (
+        lambda ns: ns.np.zeros("hello"),
+        TypeError,
+        re.escape(
+            "Shapes must be 1D sequences of concrete values of integer type, got ('hello',)."
+        ),
+    ),
 }
 
 
 @pytest.mark.parametrize("name", sorted(_SHAPE_CASES))
-def test_errors_lax_vmap_test_matches_by_its_words(backend, name):
+def test_errors_shapes_match_by_their_words(backend, name):
     """The class and JAX's words, on JAX 0.10.2 and on both backends."""
     program, cls, regex = _SHAPE_CASES[name]
     for ns in (JAX, RI):
