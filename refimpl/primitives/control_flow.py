@@ -40,7 +40,7 @@ from typing import Any, NoReturn, TypeVar, cast
 import numpy as np
 
 from refimpl import dtypes, pytree, tracing
-from refimpl.config import config
+from refimpl.config import config, matmul_precision
 from refimpl.core import Eqn, Literal, Program, ProgramTypeError, ShapedArray, Var, avals_str
 from refimpl.errors import ShapeIndexError
 from refimpl.primitives import debug, elementwise, ref_context, rule_context, structural
@@ -122,7 +122,8 @@ def _cached_trace(funs: tuple[Callable, ...], key: tuple, trace: Callable[[], An
 
     Calling ``while_loop``/``cond``/``switch`` again with the same function
     objects and operands of the same structure and types (and the same x64
-    flag, and the same named axes bound, since a function may read their
+    flag and default matmul precision, which products record, and the same
+    named axes bound, since a function may read their
     sizes: ``axis_size('i')`` is a constant of its trace, as in JAX, whose
     cache keys the axis environment too) reuses the Programs instead of
     tracing again. A trace that captured
@@ -130,7 +131,7 @@ def _cached_trace(funs: tuple[Callable, ...], key: tuple, trace: Callable[[], An
     kept. As in JAX, a function that reads mutable Python state is not
     re-read: its first trace stands (docs/semantics.md).
     """
-    full_key = (funs[1:], key, config.enable_x64, bound_axes())
+    full_key = (funs[1:], key, config.enable_x64, matmul_precision(), bound_axes())
     try:
         with _function_traces_lock:
             hit = _function_traces.get(funs[0], {}).get(full_key)
@@ -2981,6 +2982,28 @@ def _cond_jvp(primals, tangents, *, branches):
     return outs[:n_out], rule_context.fill_zeros(outs[n_out:], out_nz, branches[0].out_avals)
 
 
+def _shared_residual_slots(
+    res_avals: list[list[ShapedArray]],
+) -> tuple[list[ShapedArray], list[list[int]]]:
+    """The residual slots the branches of a linearized cond share, and each
+    branch's slot per residual: as JAX 0.10.2 merges them, a branch's k-th
+    residual of a type takes the k-th slot of that type, so there are as many
+    slots of a type as the branch with most residuals of it has (``switch``
+    of ``sin``, ``cos``, ``sinh`` keeps one f32 slot, not three); the slots
+    in the order the branches first need them. A branch not taken fills its
+    slots with zeros."""
+    order: dict[tuple[ShapedArray, int], int] = {}
+    slots: list[list[int]] = []
+    for avals in res_avals:
+        seen: dict[ShapedArray, int] = {}
+        mine = []
+        for aval in avals:
+            k = seen[aval] = seen.get(aval, -1) + 1
+            mine.append(order.setdefault((aval, k), len(order)))
+        slots.append(mine)
+    return [aval for aval, _ in order], slots
+
+
 def _cond_linearize(primals, tangents, *, branches):
     """Partial evaluation: a known cond returning the primal outputs and the
     residuals of every branch (zeros in the slots of the branches not taken),
@@ -2992,15 +3015,14 @@ def _cond_linearize(primals, tangents, *, branches):
     for b in branches:
         out_nz = [a or c for a, c in zip(out_nz, rule_context.linearize_program(b, nz).out_nonzero)]
     lps = [rule_context.linearize_program(b, nz, out_nz) for b in branches]
-    res_avals = [lp.known.out_avals[n_out:] for lp in lps]
-    all_res = [a for avals in res_avals for a in avals]
-    offsets = np.cumsum([0] + [len(r) for r in res_avals]).tolist()
+    all_res, slots = _shared_residual_slots([lp.known.out_avals[n_out:] for lp in lps])
 
     def known_branch(i: int) -> Program:
         def fun(*xs):
             outs = tracing.eval_program_bind(lps[i].known, xs)
             res = [rule_context.zeros_like_aval(a) for a in all_res]
-            res[offsets[i] : offsets[i + 1]] = outs[n_out:]
+            for slot, value in zip(slots[i], outs[n_out:], strict=True):
+                res[slot] = value
             return outs[:n_out] + res
 
         return rule_context.closed_program(fun, branches[i].in_avals, "cond known")
@@ -3009,7 +3031,7 @@ def _cond_linearize(primals, tangents, *, branches):
         t_avals = [tangent_aval(a) for a, z in zip(branches[i].in_avals, nz) if z]
 
         def fun(*xs):
-            res = list(xs[offsets[i] : offsets[i + 1]])
+            res = [xs[slot] for slot in slots[i]]
             return tracing.eval_program_bind(lps[i].linear, res + list(xs[len(all_res) :]))
 
         return rule_context.closed_program(fun, all_res + t_avals, "cond linear")

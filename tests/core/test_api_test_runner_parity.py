@@ -123,3 +123,32 @@ def test_check_jaxpr_of_an_ill_typed_loop_or_branch_param(backend):
     assert outcomes(ri, check_jaxpr, JaxprTypeError) == outcomes(
         jax, jax_core.check_jaxpr, jax_core.JaxprTypeError
     )
+
+
+def test_linearized_switch_shares_residual_slots_by_type(backend):
+    """lax_control_flow_test.py's testSwitchResidualsMerge: the forward cond
+    of ``grad`` of a switch has one residual slot per type and position, the
+    branches sharing them (2, 2, 3 outputs for 2, 3, 4 branches), and the
+    gradients are the branches'."""
+    all_branches = ["sin", "cos", "sinh", "sin+cos"]
+
+    def shapes(lib):
+        np_ = lib.numpy
+        table = {"sin": np_.sin, "cos": np_.cos, "sinh": np_.sinh}
+        table["sin+cos"] = lambda x: np_.sin(x) + np_.cos(x)
+        seen = []
+        for n in (2, 3, 4):
+            branches = [table[b] for b in all_branches[:n]]
+            fun = lambda x, i, branches=branches: lib.lax.switch(i + 1, branches, x)  # noqa: E731
+            conds = [
+                e for e in lib.make_jaxpr(lib.grad(fun))(0.0, 0).jaxpr.eqns
+                if e.primitive.name == "cond"
+            ]  # fmt: skip
+            grads = [float(lib.grad(fun)(0.7, i - 1)) for i in range(n)]
+            seen.append(([len(c.outvars) for c in conds], [len(c.invars) for c in conds], grads))
+        return seen
+
+    got, want = shapes(ri), shapes(jax)
+    for (g_out, g_in, g_grads), (w_out, w_in, w_grads) in zip(got, want, strict=True):
+        assert (g_out, g_in) == (w_out, w_in)
+        np.testing.assert_allclose(g_grads, w_grads, rtol=1e-6)
