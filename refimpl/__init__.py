@@ -7,6 +7,7 @@ unrolling and masking, with a PJRT fast path behind the same front door.
 """
 
 from refimpl import (
+    backends,
     custom_batching,
     debug,
     dlpack,
@@ -204,3 +205,21 @@ __all__ = [
     "effects_barrier",
     "typeof",
 ]
+
+
+def _load_selected_backend(name: str) -> None:
+    """Load the selected backend now, not at its first use. Loading PJRT puts
+    its native entries in place of the exported ``lax``/``numpy`` functions,
+    so done here every function taken from them before the program's first
+    call stays the same object (``f = lax.add; lax.add(x, y); f is lax.add``,
+    as JAX's: JAX's own tests compare ops by identity). Without the native
+    extension the backend's first use says what to install."""
+    if name != "ref":
+        try:
+            backends.get(name)
+        except ImportError:
+            pass
+
+
+config.observe("backend", _load_selected_backend)
+_load_selected_backend(config.backend)

@@ -152,3 +152,34 @@ def test_linearized_switch_shares_residual_slots_by_type(backend):
     for (g_out, g_in, g_grads), (w_out, w_in, w_grads) in zip(got, want, strict=True):
         assert (g_out, g_in) == (w_out, w_in)
         np.testing.assert_allclose(g_grads, w_grads, rtol=1e-6)
+
+
+@pytest.mark.parametrize("select", ["environment", "config_update"])
+def test_exported_functions_keep_their_identity_when_pjrt_is_selected(select, tmp_path):
+    """lax_autodiff_test.py compares ``op is lax.add`` with an op taken at
+    import: the pjrt backend's native entries replace the exported functions
+    when it loads, so it loads when selected, before the program takes any
+    (in a fresh process: in this one the backend may be loaded already)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers.pjrt_helpers import skip_without_pjrt
+
+    skip_without_pjrt()
+    select_code = "" if select == "environment" else "ri.config.update('backend', 'pjrt')\n"
+    code = (
+        "import refimpl as ri, refimpl.numpy as rnp\n" + select_code + "from refimpl import lax\n"
+        "f, g = lax.add, rnp.sin\n"
+        "lax.add(rnp.ones(3), rnp.ones(3)); rnp.sin(rnp.ones(3))\n"
+        "print(ri.config.backend, f is lax.add, g is rnp.sin)\n"
+    )
+    env = dict(os.environ)
+    env.pop("REFIMPL_BACKEND", None)
+    if select == "environment":
+        env["REFIMPL_BACKEND"] = "pjrt"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["pjrt", "True", "True"]
