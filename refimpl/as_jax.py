@@ -114,7 +114,7 @@ class _Config:
 
     _ACCEPTED = frozenset({
         "debug_nans", "debug_infs", "log_compiles",
-        "default_matmul_precision", "compilation_cache_dir",
+        "compilation_cache_dir",
         "persistent_cache_min_compile_time_secs", "persistent_cache_min_entry_size_bytes",
         "traceback_filtering",
         "enable_checks", "transfer_guard", "cpu_collectives_implementation",
@@ -194,7 +194,6 @@ _READ_DEFAULTS: dict[str, Any] = {
     "threefry_partitionable": True,
     "numpy_rank_promotion": "allow",
     "numpy_dtype_promotion": "standard",
-    "default_matmul_precision": None,
     "enable_checks": False,
     "transfer_guard": None,
     "debug_nans": False,

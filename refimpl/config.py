@@ -7,10 +7,31 @@ every jit signature; the others only change behaviour around it.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from typing import Any
 
 _GPU_ALLOCATORS = ("default", "platform", "bfc", "cuda_async")
+# JAX 0.10.2's values of jax_default_matmul_precision: the precision names, then
+# the lax.DotAlgorithmPreset names
+MATMUL_PRECISIONS = (
+    "default", "high", "highest", "bfloat16", "tensorfloat32", "float32",
+    "ANY_F8_ANY_F8_F32", "ANY_F8_ANY_F8_F32_FAST_ACCUM", "ANY_F8_ANY_F8_ANY",
+    "ANY_F8_ANY_F8_ANY_FAST_ACCUM", "F16_F16_F16", "F16_F16_F32", "BF16_BF16_BF16",
+    "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "BF16_BF16_F32_X9",
+    "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64",
+)  # fmt: skip
+
+
+def check_matmul_precision(value: Any) -> None:
+    """JAX's ValueError for a value ``jax_default_matmul_precision`` does not take."""
+    if value is not None and value not in MATMUL_PRECISIONS:
+        raise ValueError(
+            f"new enum value must be None or in {list(MATMUL_PRECISIONS)}, "
+            f"got {value} of type {type(value)}."
+        )
+
+
 # JAX 0.10.2's PRNG implementations (refimpl.random._keys._IMPLS)
 _PRNG_IMPLS = ("threefry2x32", "rbg", "unsafe_rbg", "threefry4x32", "philox2x32", "philox4x32")
 
@@ -81,6 +102,11 @@ class Config:
         # trace (a cache miss) raises RuntimeError instead; eager operations'
         # own jits are exempt.
         "no_tracing": False,
+        # jax_default_matmul_precision: the precision dot_general and the
+        # convolutions record when given none (None, or one of
+        # MATMUL_PRECISIONS); part of every jit signature. Read it with
+        # matmul_precision(): jax.default_matmul_precision overrides it in a thread.
+        "default_matmul_precision": None,
     }
 
     def __init__(self) -> None:
@@ -157,6 +183,8 @@ class Config:
                 "config.update: refimpl always checks mutable array references "
                 "(mutable_array_checks=False is not supported)"
             )
+        if name == "default_matmul_precision":
+            check_matmul_precision(value)
         if name in ("ref_num_devices", "ref_num_processes") and value < 1:
             raise ValueError(f"config.update: {name} must be >= 1, got {value!r}")
         if name == "compilation_cache_max_size" and value < 0:
@@ -188,3 +216,26 @@ class Config:
 
 
 config = Config()
+
+
+# jax.default_matmul_precision's value in this thread (refimpl.contexts), over
+# the flag: as JAX's, a config.update inside the block changes the flag, seen
+# once the block is left.
+_local = threading.local()
+_UNSET = object()
+
+
+def matmul_precision() -> Any:
+    """The default matmul precision in effect: the innermost
+    ``default_matmul_precision`` block's value in this thread, else the flag."""
+    value = getattr(_local, "matmul_precision", _UNSET)
+    return config._values["default_matmul_precision"] if value is _UNSET else value
+
+
+def set_local_matmul_precision(value: Any) -> Any:
+    """Set this thread's value (``_UNSET`` to clear it); return the previous one."""
+    previous = getattr(_local, "matmul_precision", _UNSET)
+    _local.matmul_precision = value
+    for callback in config._observers.get("default_matmul_precision", ()):
+        callback(matmul_precision())
+    return previous

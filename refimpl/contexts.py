@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from refimpl import tracing
-from refimpl.config import config
+from refimpl.config import check_matmul_precision, config, set_local_matmul_precision
 
 # --- configuration contexts ------------------------------------------------------------
 
@@ -154,25 +154,46 @@ def numpy_dtype_promotion(value: str) -> contextlib.AbstractContextManager:
 
 
 def default_matmul_precision(value: Any) -> contextlib.AbstractContextManager:
-    """``jax.default_matmul_precision``: any value; refimpl's CPU matmuls are
-    full precision, as JAX's on CPU for every setting.
+    """``jax.default_matmul_precision``: within the block, ``dot_general`` and
+    the convolutions given no ``precision`` record this one (their equations'
+    ``precision`` param: ``"float32"`` is ``(Precision.HIGHEST,
+    Precision.HIGHEST)``, a ``DotAlgorithmPreset`` name the preset), as JAX's.
+    Values are unchanged: refimpl's CPU matmuls are full precision, as JAX's
+    on CPU, for every setting but the presets' own types. It is part of every
+    jit signature, so a jit called under another setting traces again. It
+    overrides the ``default_matmul_precision`` flag in this thread; a
+    ``config.update`` of the flag inside the block is seen after it.
 
     Args:
-        value: any precision name (no effect).
+        value: None, or one of JAX 0.10.2's names (``"bfloat16"``,
+            ``"tensorfloat32"``, ``"float32"``, ``"default"``, ``"high"``,
+            ``"highest"``, a ``lax.DotAlgorithmPreset`` name).
 
     Returns:
         A context manager (use it in a ``with`` statement or as a decorator).
 
     Raises:
-        NotImplementedError: never (every value is accepted).
+        ValueError: another value (JAX's words), when the block is entered.
 
     Example:
         >>> import refimpl as ri
+        >>> x = ri.numpy.ones((2, 2))
         >>> with ri.default_matmul_precision("float32"):
-        ...     int(ri.numpy.add(1, 2))
-        3
+        ...     jaxpr = ri.make_jaxpr(ri.numpy.dot)(x, x)
+        >>> jaxpr.eqns[0].params["precision"]
+        (Precision.HIGHEST, Precision.HIGHEST)
     """
-    return _accepted("default_matmul_precision", value, lambda v: True, "")
+    return _matmul_precision_block(value)
+
+
+@contextlib.contextmanager
+def _matmul_precision_block(value: Any) -> Iterator[None]:
+    check_matmul_precision(value)
+    previous = set_local_matmul_precision(value)
+    try:
+        yield
+    finally:
+        set_local_matmul_precision(previous)
 
 
 def no_tracing(new_val: bool = True) -> contextlib.AbstractContextManager:

@@ -185,6 +185,7 @@ MIRRORED_FLAGS = (
     "check_tracer_leaks",
     "traceback_filtering",
     "explain_cache_misses",
+    "default_matmul_precision",
 )
 
 # public names JAX 0.10.2 moved -> where they are now ("module:attribute");

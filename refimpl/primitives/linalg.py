@@ -39,6 +39,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from refimpl import dtypes, tracing
 from refimpl import sharding as sharding_types
+from refimpl.config import matmul_precision
 from refimpl.core import ShapedArray
 from refimpl.errors import ShapeIndexError
 from refimpl.primitives import ad_helpers, batch_rules, dot_algorithms, structural
@@ -182,9 +183,12 @@ def _check_precision(name: str, precision: Any) -> Any:
 
 
 def _precision_names(name: str, precision: Any) -> Any:
-    """``_check_precision`` with the pair as names."""
+    """``_check_precision`` with the pair as names. None is the default matmul
+    precision in effect (``jax.default_matmul_precision``, the flag), recorded
+    in the equation as JAX's: None when none is set."""
     if precision is None:
-        return None
+        default = matmul_precision()
+        return None if default is None else _precision_names(name, default)
     if dot_algorithms.is_algorithm(precision):
         return precision
     if isinstance(precision, str):

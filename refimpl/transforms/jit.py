@@ -6,7 +6,8 @@ The signature of a call is exactly (SPEC "Tracing and the signature cache"):
 * per leaf: shape, dtype and weak_type;
 * the static arguments' values (by hash and equality);
 * which leaves are donated;
-* the backend and the ``enable_x64`` flag.
+* the backend, the ``enable_x64`` flag and the default matmul precision
+  (``default_matmul_precision``: the traced products record it).
 
 Nothing else: not the values of array arguments, not their device, not the
 Python identity of the function's globals.
@@ -34,7 +35,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from refimpl import _wraps, backends, dtypes, monitoring, pytree, tracing
-from refimpl.config import config
+from refimpl.config import config, matmul_precision
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
 from refimpl.errors import NonHashableStaticArgumentError
 from refimpl.primitives import base as primitive_base
@@ -431,6 +432,9 @@ class Signature(NamedTuple):
     x64: bool
     mapped: MappedAxes | None = None
     axes: tuple[tuple[Any, int], ...] = ()  # the named axes bound at the call (bound_axes)
+    # the default matmul precision in effect (config.matmul_precision): the
+    # traced dot_general and convolution equations record it
+    matmul_precision: Any = None
 
 
 @dataclass
@@ -961,7 +965,8 @@ class _RefCall(CallPlan):
         ):
             key = _quick_key(args)
             if key is not None:  # the next call with the same key skips _split_args
-                jitted._memo = _Memo(key, ("pjrt", call.signature.x64), entry, _cache_generation)
+                env = ("pjrt", call.signature.x64, call.signature.matmul_precision)
+                jitted._memo = _Memo(key, env, entry, _cache_generation)
         if call.signature.backend == "pjrt":
             out, finals = pytree.tree_unflatten(
                 entry.out_tree, _ref_fast_call(entry, name)(*plain.leaves)
@@ -1054,7 +1059,7 @@ class _Memo(NamedTuple):
     is the dominant cost of a repeated call (Ref arguments on pjrt)."""
 
     key: tuple
-    env: tuple[str, bool]
+    env: tuple[str, bool, Any]  # backend, enable_x64, default matmul precision
     entry: CacheEntry
     generation: int  # _cache_generation when made: clear_caches makes it stale
 
@@ -1063,7 +1068,11 @@ class _Memo(NamedTuple):
             return None
         if bound_axes():  # part of the signature, which the quick key leaves out
             return None
-        env = (jitted.backend or config.backend, config.enable_x64)
+        env = (
+            jitted.backend or config.backend,
+            config.enable_x64,
+            matmul_precision(),
+        )
         if _quick_key(args) != self.key or env != self.env:
             return None
         return self.entry
@@ -1296,7 +1305,15 @@ class Jitted:
         # to itself again.
         axes = bound_axes() if self.honours_disable_jit else ()
         signature = Signature(
-            in_tree, avals, statics, donated, backend, config.enable_x64, None, axes
+            in_tree,
+            avals,
+            statics,
+            donated,
+            backend,
+            config.enable_x64,
+            None,
+            axes,
+            matmul_precision(),
         )
         # Inside a staging trace, or applied to tracers of any transformation
         # (grad(jit(f))): one jit equation, handed to the top trace by bind.
@@ -1916,6 +1933,11 @@ def _differences(new: Signature, old: Signature, paths: list[str]) -> list[str]:
         found.append(f"enable_x64 changed from {old.x64} to {new.x64}")
     if new.backend != old.backend:
         found.append(f"backend changed from {old.backend!r} to {new.backend!r}")
+    if new.matmul_precision != old.matmul_precision:
+        found.append(
+            f"default_matmul_precision changed from {old.matmul_precision!r} "
+            f"to {new.matmul_precision!r}"
+        )
     if new.axes != old.axes:
         found.append(f"the bound named axes changed from {old.axes} to {new.axes}")
     found += _static_differences(new.statics, old.statics)
