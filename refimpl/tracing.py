@@ -674,14 +674,23 @@ def get_aval(value: Any, op_name: str, position: int | str) -> ShapedArray:
             raise masked_array_error(op_name, position)
         return ShapedArray(value.shape, _canonical_operand_dtype(value.dtype, op_name, position))
     if hasattr(value, "__jax_array__"):
-        # JAX 0.10.2 converts these only in asarray/array and the operators
-        raise ValueError(
-            f"{op_name}: argument at position {position} defines __jax_array__, which is "
-            "not called here (as JAX): convert it first with jnp.asarray"
-        )
+        # JAX 0.10.2 converts these in the jnp functions (refimpl/jax_array_protocol.py),
+        # the creation functions and the operators, never when abstracting one
+        raise jax_array_error(op_name, position)
     raise TypeError(
         f"{op_name}: argument at position {position} is not a valid array value: "
         f"got {type(value).__name__} {_short_repr(value)}"
+    )
+
+
+def jax_array_error(op_name: str, position: int | str) -> ValueError:
+    """The error for abstracting an object that defines ``__jax_array__`` (a
+    jit's argument, a primitive's operand), in JAX 0.10.2's words."""
+    return ValueError(
+        f"{op_name}: argument at position {position} defines __jax_array__. Triggering "
+        "__jax_array__() during abstractification is no longer supported. To avoid this "
+        "error, either explicitly convert your object using jax.numpy.array(), or register "
+        "your object as a pytree."
     )
 
 

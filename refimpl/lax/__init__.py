@@ -7,6 +7,7 @@ A primitive's binding function lives beside the primitive in
 """
 
 from refimpl import extended_arrays as _extended_arrays
+from refimpl import jax_array_protocol as _jax_array_protocol
 from refimpl.backends import fast_functions as _fast_functions
 
 # the functions JAX defines over the primitives
@@ -52,6 +53,11 @@ from refimpl.primitives.windowed import *  # noqa: F403
 # The structural functions take typed key arrays (refimpl/extended_arrays.py).
 for _name in _extended_arrays.LAX_FUNCTIONS:
     globals()[_name] = _extended_arrays.aware(f"lax.{_name}", globals()[_name])
+
+# convert_element_type converts an object defining __jax_array__, full_like reads
+# its shape and dtype, as JAX's (refimpl/jax_array_protocol.py); the others refuse it
+for _name in ("convert_element_type", "full_like"):
+    globals()[_name] = _jax_array_protocol.accepting(_name, globals()[_name])
 
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
 # arguments (docs/semantics.md 16.1); the reference backend is unaffected.

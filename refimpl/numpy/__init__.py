@@ -12,6 +12,7 @@ from typing import Any as _Any
 from refimpl import array_ops as _array_ops
 from refimpl import dlpack as _dlpack
 from refimpl import extended_arrays as _extended_arrays
+from refimpl import jax_array_protocol as _jax_array_protocol
 from refimpl import lax as _lax
 from refimpl import sharding as _sharding
 from refimpl._static_args import hashable_statics as _hashable_statics
@@ -161,6 +162,18 @@ for _name in _jit_boundary.STATIC_ARGNAMES:
 # jnp.reshape hands a NumPy array or scalar to its own reshape method, as JAX's
 reshape = _shape.forwarding_to_numpy(globals()["reshape"])
 
+# Objects defining __jax_array__ are converted where JAX's jnp functions convert
+# them, refused where JAX's jit boundary would abstract them (jax_array_protocol.py)
+_jax_array_protocol.install(globals(), __all__)
+_jax_array_protocol.install(vars(linalg), linalg.__all__, "linalg.")
+_jax_array_protocol.install(vars(fft), fft.__all__, "fft.")
+for _name in ("reduce", "accumulate", "reduceat", "at"):
+    setattr(
+        _ufunc_objects.ufunc,
+        _name,
+        _jax_array_protocol.accepting(f"ufunc.{_name}", getattr(_ufunc_objects.ufunc, _name)),
+    )
+
 # Eager calls on device (PJRT) arrays: one cached jit per function and static
 # arguments (docs/semantics.md 16.1); the reference backend is unaffected.
 _fast_functions.wrap_module(globals(), __all__)
@@ -177,9 +190,12 @@ class _UfuncCalls(dict):
 
 _calls = _UfuncCalls(
     {
-        _n: _jit_boundary.jit_boundary(globals()[_n]._call)
-        if _n in _jit_boundary.JIT_BOUNDARY
-        else globals()[_n]._call
+        _n: _jax_array_protocol.accepting(
+            _n,
+            _jit_boundary.jit_boundary(globals()[_n]._call)
+            if _n in _jit_boundary.JIT_BOUNDARY
+            else globals()[_n]._call,
+        )
         for _n in _ufunc_objects.MODULE_UFUNCS
     }
 )

@@ -82,6 +82,9 @@ def _classify(item: Any) -> tuple[str, Any]:
     if isinstance(item, list):
         # an empty list is an empty integer index (NumPy's asarray makes it float64)
         item = np.asarray(item) if item else np.zeros((0,), _INDEX_DTYPE)
+    if hasattr(type(item), "__jax_array__") and not tracing.is_array_like(item):
+        # JAX abstracts an index (a pytree node's too), never calling it
+        raise tracing.jax_array_error("getitem", "index")
     if isinstance(item, (float, complex)) or not tracing.is_array_like(item):
         # JAX: a float index is a TypeError, an object of no known kind an IndexError
         raise (TypeError if isinstance(item, (float, complex)) else IndexError)(

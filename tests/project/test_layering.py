@@ -73,6 +73,9 @@ LAYERS: dict[str, int] = {
     # functions and that backends register their jit factory or eager memo
     # into: the protocol side, not a backend (it imports only tracing and core)
     "refimpl.backends.fast_functions": TRACING,
+    # the wrapper `lax` and `numpy` put on their public functions for operands
+    # defining __jax_array__ (it imports only pytree and tracing)
+    "refimpl.jax_array_protocol": TRACING,
     # 3 primitives
     "refimpl.primitives": PRIMITIVES,
     # 4 the reference interpreter and the transformations
