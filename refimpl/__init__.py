@@ -207,19 +207,20 @@ __all__ = [
 ]
 
 
-def _load_selected_backend(name: str) -> None:
-    """Load the selected backend now, not at its first use. Loading PJRT puts
-    its native entries in place of the exported ``lax``/``numpy`` functions,
-    so done here every function taken from them before the program's first
-    call stays the same object (``f = lax.add; lax.add(x, y); f is lax.add``,
-    as JAX's: JAX's own tests compare ops by identity). Without the native
-    extension the backend's first use says what to install."""
-    if name != "ref":
-        try:
-            backends.get(name)
-        except ImportError:
-            pass
+def _load_native_backend() -> None:
+    """Load the PJRT backend with refimpl, whichever backend is selected, when
+    its native extension is there (import only: no client starts). Loading it
+    puts its native entries (C++ calls serving eager hits on PJRT arrays) in
+    place of the exported ``lax``/``numpy`` functions, so done here, before a
+    program takes any, every function stays the same object for the whole run
+    (``f = lax.add; lax.add(x, y); f is lax.add``, as JAX's; its tests compare
+    ops by identity), where a load at first use replaced them mid-program.
+    Without the extension the reference backend runs alone, and asking for
+    ``pjrt`` says what to install."""
+    try:
+        backends.get("pjrt")
+    except ImportError:
+        pass
 
 
-config.observe("backend", _load_selected_backend)
-_load_selected_backend(config.backend)
+_load_native_backend()

@@ -207,12 +207,6 @@ class Array(metaclass=abc.ABCMeta):
         length: int = self.shape[0]  # shape is an untyped property
         return length
 
-    def __iter__(self) -> Any:
-        self._check_live()
-        if self.ndim == 0:
-            raise TypeError("iteration over a 0-d array")
-        return (self[i] for i in range(self.shape[0]))
-
     def __repr__(self) -> str:
         if self.size == 0:  # as JAX 0.10.2 (and NumPy): an empty array names its shape
             body = f"[], shape={tuple(self.shape)}"

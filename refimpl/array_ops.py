@@ -78,13 +78,44 @@ def _unary(name: str) -> Callable[[Any], Any]:
     return method
 
 
+# Rows per chunk when an array is iterated (JAX's _chunk_iter size)
+_ITER_CHUNK = 100
+
+
+def _rows(x: Any) -> Any:
+    """The rows of ``x``, as JAX 0.10.2 iterates an array: on one device (an
+    array over several is gathered to its first device once, as JAX yields
+    single-device arrays), in chunks of up to 100 rows, each split into rows
+    by one operation; so iterating compiles per chunk and row shape, not per
+    row index (``list(x)`` of a 40-element pjrt array compiled 40 indexings)."""
+    rnp, lax = _rnp(), _installed["lax"]
+    sharding = getattr(x, "sharding", None)
+    devices = getattr(sharding, "device_set", ())
+    if len(devices) > 1:
+        x = rnp.asarray(x, device=min(devices, key=lambda d: d.id))
+    n = x.shape[0]
+    if n == 0:
+        return
+    sizes = [_ITER_CHUNK] * (n // _ITER_CHUNK) + ([n % _ITER_CHUNK] if n % _ITER_CHUNK else [])
+    row_shape = tuple(x.shape[1:])
+    for chunk in lax.split(x, sizes) if len(sizes) > 1 else [x]:
+        for row in lax.split(chunk, [1] * chunk.shape[0]):
+            yield row.reshape(row_shape)
+
+
 class ArrayOps:
     __slots__ = ()
+
+    def __iter__(self) -> Any:
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return _rows(self)
 
     if TYPE_CHECKING:
         # every array type given these methods has them
         dtype: Any
         size: Any
+        ndim: Any
 
     __add__ = _binary("add")
     __radd__ = _binary("add", reflected=True)

@@ -12,11 +12,11 @@ A backend is an object (here: a module) with
 
 ``ref`` (``backends/ref/``, NumPy) is registered when this package is
 imported; ``pjrt`` (``backends/pjrt/``, the native extension) is registered
-by name and loaded on first use, or as soon as it is the selected backend
-(``REFIMPL_BACKEND=pjrt``, ``config.update("backend", "pjrt")``: its native
-entries then replace the exported functions before a program takes them), so
-with the reference backend selected ``import refimpl`` loads no PJRT module
-and works without the extension. ``placement`` holds
+by name and loaded by ``import refimpl`` when the extension is there (modules
+only: its client starts at first use), because loading it puts its native
+entries in place of the exported functions and a function a program took
+must stay the same object; without the extension the reference backend works
+alone. ``placement`` holds
 ``devices`` and ``device_put``, which ask this registry which backend owns a
 device or an array; it installs them here (:func:`install_placement`) for
 the modules below it, which call :func:`device_put` and :func:`devices` of

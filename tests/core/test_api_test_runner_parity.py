@@ -154,12 +154,12 @@ def test_linearized_switch_shares_residual_slots_by_type(backend):
         np.testing.assert_allclose(g_grads, w_grads, rtol=1e-6)
 
 
-@pytest.mark.parametrize("select", ["environment", "config_update"])
+@pytest.mark.parametrize("select", ["environment", "config_update", "ref_lowering_with_pjrt"])
 def test_exported_functions_keep_their_identity_when_pjrt_is_selected(select, tmp_path):
     """lax_autodiff_test.py compares ``op is lax.add`` with an op taken at
     import: the pjrt backend's native entries replace the exported functions
-    when it loads, so it loads when selected, before the program takes any
-    (in a fresh process: in this one the backend may be loaded already)."""
+    when it loads, so it loads with refimpl, before a program takes any, with
+    pjrt or ref selected (in a fresh process: in this one it is loaded)."""
     import os
     import subprocess
     import sys
@@ -167,11 +167,21 @@ def test_exported_functions_keep_their_identity_when_pjrt_is_selected(select, tm
     from tests.helpers.pjrt_helpers import skip_without_pjrt
 
     skip_without_pjrt()
-    select_code = "" if select == "environment" else "ri.config.update('backend', 'pjrt')\n"
+    # pjrt selected before the program takes the functions (as as_jax does);
+    # or ref selected, and a lowering (pjrt's StableHLO) and a pjrt jit load
+    # the pjrt backend afterwards, which leaves the exported functions as they are
+    before = "ri.config.update('backend', 'pjrt')\n" if select == "config_update" else ""
+    after = (
+        "ri.jit(lambda x: x ** 2).lower(rnp.float32(2.0)).as_text()\n"
+        "x = ri.jit(lambda x: x + 1, backend='pjrt')(rnp.ones(3))\n"
+        if select == "ref_lowering_with_pjrt"
+        else ""
+    )
     code = (
-        "import refimpl as ri, refimpl.numpy as rnp\n" + select_code + "from refimpl import lax\n"
+        "import refimpl as ri, refimpl.numpy as rnp\n" + before + "from refimpl import lax\n"
         "f, g = lax.add, rnp.sin\n"
-        "lax.add(rnp.ones(3), rnp.ones(3)); rnp.sin(rnp.ones(3))\n"
+        + after
+        + "lax.add(rnp.ones(3), rnp.ones(3)); rnp.sin(rnp.ones(3))\n"
         "print(ri.config.backend, f is lax.add, g is rnp.sin)\n"
     )
     env = dict(os.environ)
@@ -182,4 +192,38 @@ def test_exported_functions_keep_their_identity_when_pjrt_is_selected(select, tm
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["pjrt", "True", "True"]
+    selected = "ref" if select == "ref_lowering_with_pjrt" else "pjrt"
+    assert done.stdout.split() == [selected, "True", "True"]
+
+
+def test_iterating_an_array_compiles_per_chunk_not_per_row(backend):
+    """Iterating an array yields single-device rows, as JAX 0.10.2's (a pmap
+    output laid over 4 devices too: JAX's rows have a SingleDeviceSharding,
+    checked with 4 host devices), split by chunk: on pjrt a second pass
+    compiles nothing and the first compiles a few programs, not one per row
+    (lane RUNNER2: list() of a pmap output cost 0.25 s per element each time)."""
+    from refimpl import monitoring
+
+    ri.config.update("ref_num_devices", 4)
+    compiles = []
+
+    def listener(event, seconds, **kwargs):
+        if event == monitoring.BACKEND_COMPILE_EVENT:
+            compiles.append(kwargs)
+
+    x = ri.numpy.arange(250.0, dtype=np.float32).reshape(125, 2)
+    y = ri.pmap(lambda v: v * 2)(np.arange(40.0, dtype=np.float32).reshape(4, 10)).ravel()
+    monitoring.register_event_duration_secs_listener(listener)
+    try:
+        rows, mesh_rows = list(x), list(y)
+        first = len(compiles)
+        again = list(x) + list(y)
+        second = len(compiles) - first
+    finally:
+        monitoring.unregister_event_duration_listener(listener)
+    np.testing.assert_array_equal(np.stack([np.asarray(r) for r in rows]), np.asarray(x))
+    np.testing.assert_array_equal(np.asarray([float(r) for r in mesh_rows]), np.asarray(y))
+    assert len(again) == 165
+    assert all(len(r.sharding.device_set) == 1 for r in mesh_rows)
+    if backend == "pjrt":
+        assert first <= 8 and second == 0, (first, second)
