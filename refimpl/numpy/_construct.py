@@ -111,9 +111,21 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     if length == 0:
         return lax.broadcast_in_dim(scalar_like(a, 0), (*lead, 0), ())
     flat = lax.reshape(a, (*lead, rows * cols))
-    rows_taken = np.arange(length) + first_row  # element (r, r + offset)
-    positions = rows_taken * (cols + 1) + offset
-    return lax.gather_along_axis(flat, positions.astype(np.int32), len(lead), mode="clip")
+    # element (r, r + offset) for r = first_row, first_row + 1, ...
+    positions = strided_positions(length, cols + 1, first_row * (cols + 1) + offset)
+    return lax.gather_along_axis(flat, positions, len(lead), mode="clip")
+
+
+def strided_positions(length: int, stride: int, start: int) -> Any:
+    """int32 ``start + stride * i`` for ``i < length``: the flat positions of a
+    diagonal. Computed from an iota, as JAX's diagonals are: equations on no
+    input, which ``checkpoint`` recomputes in the backward pass, where a
+    NumPy index array would be a constant saved as a residual."""
+    int32 = np.dtype(np.int32)
+    return lax.add(
+        lax.mul(lax.iota(int32, length), tracing.TypedScalar(stride, int32, False)),
+        tracing.TypedScalar(start, int32, False),
+    )
 
 
 def diag(v: ArrayLike, k: int = 0) -> Array:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, lax
+from refimpl.numpy._construct import strided_positions
 from refimpl.numpy._creation import canonical_dtype
 from refimpl.numpy._promote import as_array, aval_of, promote_dtypes
 from refimpl.numpy._shape import broadcast_to
@@ -344,7 +345,7 @@ def _diagonal(x: Any, first: int, second: int) -> Any:
     x = lax.transpose(x, (*others, first, second))
     x = lax.reshape(x, tuple(shape[d] for d in others) + (n * n,))
     if n:  # (a size-0 diagonal is already the flattened size-0 dim)
-        positions = np.arange(n, dtype=np.int32) * (n + 1)
+        positions = strided_positions(n, n + 1, 0)
         x = lax.gather_along_axis(x, positions, len(others), mode="clip")
     last = len(others)
     order = [*range(first), last, *range(first, last)]
