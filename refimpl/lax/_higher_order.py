@@ -46,8 +46,8 @@ def reduce(
     flat_inits, init_tree = tree.tree_flatten(init_values)
     if treedef != init_tree:
         raise ValueError(
-            "reduce: operands and init_values must have the same tree structure, got "
-            f"{treedef} and {init_tree}"
+            "reduce: Operands must have the same tree structure as init_values: "
+            f"{treedef} vs. {init_tree}"
         )
     if not flat_operands:
         raise ValueError("reduce: needs at least one operand")

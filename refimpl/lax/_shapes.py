@@ -129,12 +129,12 @@ def split(operand: Any, sizes: Sequence[int], axis: int = 0) -> list[Any]:
     listed = sizes if isinstance(sizes, (list, tuple, np.ndarray)) else ()
     if any(not isinstance(s, bool) and isinstance(s, (int, np.integer)) and s < 0 for s in listed):
         # a negative size is a bad value, not a bad type (JAX's ValueError)
-        raise ValueError(f"split: sizes must be nonnegative, got {list(sizes)}")
+        raise ValueError(f"split: Sizes passed to split must be nonnegative, got {list(sizes)}")
     sizes = _shape_tuple("split", sizes, "sizes")
     if sum(sizes) != shape[axis]:
         raise ValueError(
-            f"split: sizes {sizes} must sum to the size of axis {axis} of the operand, "
-            f"{shape[axis]}"
+            f"split: Sum of sizes {sum(sizes)} must be equal to dimension {axis} of the "
+            f"operand shape {list(shape)}"
         )
     pieces, start = [], 0
     for size in sizes:

@@ -424,7 +424,11 @@ def normalize_axis(name: str, axis: int, ndim: int, arg: str = "axis") -> int:
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
         raise TypeError(f"{name}: {arg} must be an int, got {axis!r}")
     if not -ndim <= axis < max(ndim, 1) or (ndim == 0 and axis not in (0, -1)):
-        raise ValueError(f"{name}: {arg} {axis} is out of bounds for rank {ndim}")
+        # JAX's words (its canonicalize_axis), the argument named when not "axis"
+        named = "" if arg == "axis" else f"{arg}: "
+        raise ValueError(
+            f"{name}: {named}axis {axis} is out of bounds for array of dimension {ndim}"
+        )
     return int(axis) % max(ndim, 1)
 
 
@@ -437,7 +441,12 @@ def as_int_tuple(name: str, value: Any, arg: str) -> tuple[int, ...]:
     for item in items:
         plain_int = isinstance(item, (int, np.integer)) and not isinstance(item, bool)
         if not plain_int and not _is_int_scalar_array(item):
-            raise TypeError(f"{name}: {arg} must be a sequence of ints, got {value!r}")
+            # Python's words for a non-integer too (JAX reads these with operator.index)
+            why = (
+                "" if isinstance(item, bool)
+                else f": '{type(item).__name__}' object cannot be interpreted as an integer"
+            )  # fmt: skip
+            raise TypeError(f"{name}: {arg} must be a sequence of ints, got {value!r}{why}")
     # a concrete integer array counts as its ints (JAX accepts jnp.array([1, 0]) as a
     # permutation or slice sizes); a traced one fails to convert, a TypeError as in JAX
     return tuple(operator.index(i) for i in items)

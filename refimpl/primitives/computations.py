@@ -34,6 +34,11 @@ def computation_program(name: str, computation: Any, init_avals: list, init_tree
         acc = tree.tree_unflatten(init_tree, list(args[:n]))
         elem = tree.tree_unflatten(init_tree, list(args[n:]))
         out_flat, out_tree = tree.tree_flatten(computation(acc, elem))
+        if out_tree != init_tree and name.startswith("reduce_window"):  # JAX's words
+            raise ValueError(
+                f"{name}: reduce_window output must have the same tree structure as the "
+                f"operands {init_tree} vs. {out_tree}"
+            )
         if out_tree != init_tree:
             raise ValueError(
                 f"{name}: the computation must return the init values' structure {init_tree}, "

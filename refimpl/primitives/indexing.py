@@ -69,7 +69,9 @@ def _check_start_indices(name: str, x: ShapedArray, starts: Sequence[ShapedArray
             )
     if len({start.dtype for start in starts}) > 1:
         listed = ", ".join(start.dtype.name for start in starts)
-        raise TypeError(f"{name}: start indices must all have the same dtype, got {listed}")
+        raise TypeError(
+            f"{name}: index arguments to {name} must be integers of the same type, got {listed}"
+        )
 
 
 def _clamped_starts(

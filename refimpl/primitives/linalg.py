@@ -922,8 +922,8 @@ def conv_dimension_numbers(
     if len(rhs_shape) != ndim and isinstance(dimension_numbers, ConvDimensionNumbers):
         # as JAX 0.10.2: given ConvDimensionNumbers, the shape rule's ValueError
         raise ValueError(
-            f"{_NAME}: lhs and rhs must have the same number of dimensions, got shapes "
-            f"{lhs_shape} and {rhs_shape}"
+            f"{_NAME} lhs and rhs must have the same number of dimensions, but got "
+            f"{lhs_shape} and {rhs_shape}."
         )
     if len(rhs_shape) != ndim or ndim < 2:
         # as JAX 0.10.2: ranks that differ a TypeError, equal ranks below 2 an IndexError
@@ -983,6 +983,11 @@ def _check_conv_dims(dims: Any, ndim: int) -> ConvDimensionNumbers:
 
 def _positive_ints(value: Any, arg: str, count: int) -> tuple[int, ...]:
     ints = as_int_tuple(_NAME, value, arg)
+    if len(ints) != count and arg == "window_strides":  # JAX's words
+        raise ValueError(
+            f"{_NAME} window and window_strides must have the same number of dimensions, but "
+            f"got {count} and {len(ints)}"
+        )
     if len(ints) != count:
         raise ValueError(f"{_NAME}: {arg} {ints} must have one entry per spatial dim ({count})")
     if any(i < 1 for i in ints):
@@ -1081,8 +1086,8 @@ def _check_padding(padding: Any, nspatial: int) -> tuple[tuple[int, int], ...]:
         pairs = tuple(as_int_tuple(_NAME, pair, "padding") for pair in pairs)
     except (TypeError, ValueError):
         raise ValueError(
-            f"{_NAME}: padding must be a string or a sequence of (low, high) int pairs, "
-            f"got {padding!r}"
+            f"padding argument to {_NAME} should be a string or a sequence of (low, high) "
+            f"int pairs, got {padding!r}"
         ) from None
     if len(pairs) != nspatial:
         raise TypeError(f"{_NAME}: padding {pairs} must have one pair per spatial dim ({nspatial})")

@@ -100,7 +100,7 @@ def check_axes(name: str, operand: ShapedArray, axes: Any) -> tuple[int, ...]:
                 "axes are not allowed)"
             )
     if len(set(axes)) != len(axes):
-        raise ValueError(f"{name}: duplicate axis in axes {axes}")
+        raise ValueError(f"{name}: duplicate value in 'axes' of reduction: {axes}")
     return axes
 
 
@@ -206,10 +206,16 @@ def arg_reduction(name: str, numpy_arg: Callable[..., np.ndarray]) -> Primitive:
         axes = as_int_tuple(name, axes, "axes")
         if len(axes) != 1:
             raise TypeError(f"{name}: axes must hold exactly one axis, got {axes}")
+        if isinstance(axes[0], int) and not 0 <= axes[0] < operand.ndim:  # JAX's words
+            raise ValueError(
+                f"{name}: Invalid axis {axes[0]} for operand shape {operand.shape} (it must be "
+                f"in [0, {operand.ndim}); negative values are not allowed)"
+            )
         axis = check_axis(name, operand, axes[0])
         if operand.shape[axis] == 0:
             raise ValueError(
-                f"{name}: the reduced dimension {axis} of operand shape {operand.shape} is empty"
+                f"{name}: argmin and argmax require non-empty reduced dimension. "
+                f"operand.shape={operand.shape} axis={axis}"
             )
         if not isinstance(index_dtype, np.dtype) or not dtypes.is_integer(index_dtype):
             raise TypeError(f"{name}: index_dtype must be an integer dtype, got {index_dtype!r}")
@@ -947,9 +953,14 @@ def check_reducer(name: str, operands: list, inits: list, program: Any) -> None:
     if not operands or len(operands) != len(inits):
         raise TypeError(f"{name}: takes n >= 1 operands and n init values")
     if any(i.shape != () for i in inits):
-        # JAX 0.10.2's classes: reduce's ValueError, reduce_window's TypeError
-        error = TypeError if name.startswith("reduce_window") else ValueError
-        raise error(f"{name} found non-scalar initial value: {[i.shape for i in inits]}")
+        # JAX 0.10.2's classes and words: reduce's ValueError, reduce_window's TypeError
+        shapes = [i.shape for i in inits]
+        if name.startswith("reduce_window"):
+            raise TypeError(
+                f"{name}: reduce_window expected init_values to be scalars but init_values "
+                f"have shapes {shapes}."
+            )
+        raise ValueError(f"{name} found non-scalar initial value: {shapes}")
     if [o.dtype for o in operands] != [i.dtype for i in inits]:
         raise TypeError(
             f"{name} operand dtypes should match corresponding initial value dtypes, got "

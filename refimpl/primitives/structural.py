@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes, tracing
-from refimpl.core import ShapedArray
+from refimpl.core import ShapedArray, not_a_shape
 from refimpl.primitives import ad_helpers, rule_context
 from refimpl.primitives.base import Primitive, all_weak, as_int_tuple, normalize_axis
 from refimpl.transforms.masking.shape_spec import Dim
@@ -75,8 +75,8 @@ def _broadcast_in_dim_abstract_eval(
         )
     if any(not 0 <= d < len(shape) for d in dims):
         raise TypeError(
-            "broadcast_in_dim: broadcast_dimensions must be a subset of output dimensions, "
-            f"got {dims} for output rank {len(shape)}"
+            "broadcast_in_dim broadcast_dimensions must be a subset of output dimensions, "
+            f"got {dims} for operand ndim {x.ndim} and shape {shape}."
         )
     for operand_dim, out_dim in enumerate(dims):
         if x.shape[operand_dim] not in (1, shape[out_dim]):
@@ -187,8 +187,8 @@ def _squeeze_abstract_eval(x: ShapedArray, *, dimensions: tuple[int, ...]) -> Sh
     for d in dims:
         if x.shape[d] != 1:
             raise ValueError(
-                f"squeeze: cannot remove dimension {d} of size {x.shape[d]} from an operand "
-                f"of shape {x.shape}; only size-1 dimensions can be squeezed"
+                "squeeze: cannot select an axis to squeeze out which has size not equal to "
+                f"one, got shape={x.shape} and dimensions={dims}"
             )
     shape = tuple(size for d, size in enumerate(x.shape) if d not in dims)
     return ShapedArray(shape, x.dtype, x.weak_type)
@@ -435,12 +435,15 @@ def _pad_abstract_eval(
             f"dimension of the operand of shape {x.shape} (C3)"
         )
     if any(interior < 0 for _, _, interior in config):
-        raise ValueError(f"pad: interior padding must be non-negative (C4), got {config}")
+        raise ValueError(
+            f"pad: interior padding in padding_config must be nonnegative, got padding_config "
+            f"{config} (C4)"
+        )
     shape = tuple(_padded_size(size, *dim) for size, dim in zip(x.shape, config, strict=True))
     if any(d < 0 for d in shape):
         raise ValueError(
-            f"pad: padding_config {config} gives negative result shape {shape} for "
-            f"the operand of shape {x.shape} (C5)"
+            f"pad: Dimension size after padding is not at least 0, got result shape {shape}, "
+            f"for padding_config {config} and operand shape {x.shape} (C5)"
         )
     return ShapedArray(shape, x.dtype, all_weak([x, padding_value]))
 
@@ -1002,7 +1005,13 @@ def _unchanged(operand: Any) -> bool:
 
 def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None):
     """Row-major reshape to ``new_sizes``; ``dimensions`` transposes the operand first."""
-    new_sizes = as_int_tuple("reshape", new_sizes, "new_sizes")
+    try:
+        new_sizes = as_int_tuple("reshape", new_sizes, "new_sizes")
+    except TypeError:  # JAX's words (its canonicalize_shape)
+        traced = isinstance(new_sizes, Sequence) and any(
+            isinstance(d, tracing.Tracer) for d in new_sizes
+        )
+        raise TypeError(f"reshape: {not_a_shape(new_sizes, traced)}") from None
     shape = tracing.get_aval(operand, "reshape", 0).shape
     same_dims = dimensions is None or tuple(dimensions) == tuple(range(len(shape)))
     if shape and new_sizes == shape and same_dims and _unchanged(operand):
@@ -1033,7 +1042,7 @@ def _normalized_unique(name: str, dims: Any, ndim: int, arg: str) -> tuple[int, 
     dims = as_int_tuple(name, dims, arg)
     normalized = tuple(normalize_axis(name, d, ndim, arg) for d in dims)
     if len(set(normalized)) != len(normalized):
-        raise ValueError(f"{name}: {arg} must be unique, got {dims}")
+        raise ValueError(f"{name}: {arg} are not unique: {dims}")
     return normalized
 
 

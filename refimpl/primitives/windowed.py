@@ -63,8 +63,12 @@ def _window_params(name: str, x: ShapedArray, params: dict[str, Any]) -> tuple[i
     fields = ("window_dimensions", "window_strides", "base_dilation", "window_dilation")
     values = {f: params[f] for f in fields}
     for field, value in values.items():
-        if len(value) != n or any(v < 1 for v in value):
-            raise TypeError(f"{name}: {field} must have {n} entries, all >= 1 (C1), got {value}")
+        if len(value) != n:
+            raise TypeError(f"{name}: {field} must have {n} entries (C1), got {value}")
+        if any(v < 1 for v in value):  # JAX's words
+            raise TypeError(
+                f"{name}: {field} must have every element be strictly positive, got {value} (C1)"
+            )
     padding = params["padding"]
     if len(padding) != n or any(len(p) != 2 for p in padding):
         raise TypeError(f"{name}: padding must be {n} (lo, hi) pairs of ints (C2), got {padding}")

@@ -253,7 +253,7 @@ def test_reduction_axes_errors():
         lax.reduce_max(x, (2,))
     with pytest.raises(ValueError, match=r"reduce_max.*negative"):
         lax.reduce_max(x, (-1,))
-    with pytest.raises(ValueError, match=r"reduce_sum: duplicate axis"):
+    with pytest.raises(ValueError, match=r"reduce_sum: duplicate value in 'axes'"):
         lax.reduce_sum(x, (0, 0))
     with pytest.raises(TypeError, match=r"reduce_sum: axes must be a sequence of ints"):
         lax.reduce_sum(x, 0)
@@ -348,13 +348,15 @@ def test_argmax_result_is_strong_int32_by_default():
 
 def test_argmax_errors():
     x = np.zeros((2, 3), np.float32)
-    with pytest.raises(ValueError, match=r"argmax: the reduced dimension 0 .*\(0, 3\) is empty"):
+    with pytest.raises(
+        ValueError, match=r"argmax: argmin and argmax require non-empty reduced dimension"
+    ):
         lax.argmax(np.zeros((0, 3), np.float32), 0)
-    with pytest.raises(ValueError, match=r"argmin: axis 2 is out of bounds.*\(2, 3\)"):
+    with pytest.raises(ValueError, match=r"argmin: Invalid axis 2 for operand shape \(2, 3\)"):
         lax.argmin(x, 2)
-    with pytest.raises(ValueError, match=r"argmax: axis -1 is out of bounds"):
+    with pytest.raises(ValueError, match=r"argmax: Invalid axis -1 for operand shape \(2, 3\)"):
         lax.argmax(x, -1)
-    with pytest.raises(ValueError, match=r"argmax: axis 0 is out of bounds.*\(\)"):
+    with pytest.raises(ValueError, match=r"argmax: Invalid axis 0 for operand shape \(\)"):
         lax.argmax(np.float32(1), 0)
     with pytest.raises(TypeError, match=r"argmax does not accept dtype complex64"):
         lax.argmax(np.zeros(3, np.complex64), 0)

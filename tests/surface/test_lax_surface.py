@@ -446,7 +446,7 @@ def test_reduce_errors():
         lax.reduce(x, np.int32(1), lambda a, b: a + b, (0,))
     with pytest.raises(TypeError, match="must return rank-0 values"):
         lax.reduce(x, np.float32(0), lambda a, b: (a + b).astype(np.int32), (0,))
-    with pytest.raises(ValueError, match="reduce: dimensions 5 is out of bounds"):
+    with pytest.raises(ValueError, match="reduce: dimensions: axis 5 is out of bounds"):
         lax.reduce(x, np.float32(0), lax.add, (5,))
 
 
@@ -711,7 +711,7 @@ def test_wrapper_errors():
         lax.dot(np.ones((2, 3, 4)), np.ones((4, 2)))
     with pytest.raises(ValueError, match="batch_matmul: lhs and rhs must have the same rank"):
         lax.batch_matmul(x, np.ones((1, 3, 2), np.float32))
-    with pytest.raises(ValueError, match="split: sizes .* must sum"):
+    with pytest.raises(ValueError, match="split: Sum of sizes .* must be equal to dimension"):
         lax.split(x, (1, 1), axis=1)
     with pytest.raises(ValueError, match="split: axis 2 is out of bounds"):
         lax.split(x, (1, 1), axis=2)
@@ -721,7 +721,7 @@ def test_wrapper_errors():
         lax.tile(x, (2,))
     with pytest.raises(TypeError, match="broadcast: sizes must be a sequence"):
         lax.broadcast(x, (-1,))
-    with pytest.raises(ValueError, match="collapse: start_dimension 3 is out of bounds"):
+    with pytest.raises(ValueError, match="collapse: start_dimension: axis 3 is out of bounds"):
         lax.collapse(x, 3)
     with pytest.raises(TypeError, match="full: fill_value must be a scalar"):
         lax.full((2,), np.ones(2))

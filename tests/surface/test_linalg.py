@@ -568,7 +568,10 @@ def test_conv_errors():
         r"\(2, 4, 5\) and \(6, 2\)",
     ):
         conv(lhs, np.zeros((6, 2), np.float32), (1,), "VALID")
-    with pytest.raises(ValueError, match=r"window_strides \(1, 1\) must have one entry per"):
+    with pytest.raises(
+        ValueError,
+        match=r"window and window_strides must have the same number of dimensions, but got 1 and 2",
+    ):
         conv(lhs, rhs, (1, 1), ((0, 0),), feature_group_count=2)
     with pytest.raises(ValueError, match=r"window_strides \(0,\) must be positive"):
         conv(lhs, rhs, (0,), ((0, 0),), feature_group_count=2)

@@ -602,3 +602,189 @@ def test_prefix_errors_as_jax(index):
     prefix, full = _PREFIX_CASES[index]
     want = [str(e("in_axes")) for e in prefix_errors(prefix, full)]
     assert [str(e("in_axes")) for e in ri.pytree.prefix_errors(prefix, full)] == want
+
+
+def _conv_ranks(ns):
+    lax = ns.lib.lax
+    numbers = lax.ConvDimensionNumbers(lhs_spec=(0, 1, 2), rhs_spec=(0, 1, 2), out_spec=(0, 1, 2))
+    return lax.conv_general_dilated(
+        np.ones((1, 1, 1)), np.ones((1, 1, 1, 1)), (1,), ((0, 0),), (1,), (1,), numbers
+    )
+
+
+def _reduce_window_sum(window, strides):
+    return lambda ns: ns.lib.lax.reduce_window(
+        np.ones((1,)), 0.0, ns.lib.lax.add, window, strides, "VALID"
+    )
+
+
+# lax_test.py's (lane WORDING2), each named by its test method
+_LAX_CASES = {
+    # testSplitErrors
+    "split_negative_size": (
+        lambda ns: ns.lib.lax.split(np.arange(5), [-1]),
+        ValueError,
+        "Sizes passed to split must be nonnegative",
+    ),
+    "split_sizes_sum": (
+        lambda ns: ns.lib.lax.split(np.arange(5), [6]),
+        ValueError,
+        "Sum of sizes 6 must be equal",
+    ),
+    # testConvInvalidPadding
+    "conv_patches_padding": (
+        lambda ns: ns.lib.lax.conv_general_dilated_patches(
+            ns.np.ones((1, 10, 10, 5)), (5, 5), window_strides=(1, 1), padding=(3, 3)
+        ),
+        ValueError,
+        r"padding argument.*, got \(3, 3\)",
+    ),
+    # testBroadcastInDimShapeCheck2
+    "broadcast_in_dim_not_a_subset": (
+        lambda ns: ns.lib.lax.broadcast_in_dim(np.ones(2, np.float32), (2, 3), (2,)),
+        TypeError,
+        "broadcast_in_dim broadcast_dimensions must be a subset of output dimensions",
+    ),
+    # testSqueezeShapeCheck0-4
+    "squeeze_repeated": (
+        lambda ns: ns.lib.lax.squeeze(np.ones((1, 2, 3)), (0, 0)),
+        ValueError,
+        "dimensions are not unique",
+    ),
+    "squeeze_out_of_bounds": (
+        lambda ns: ns.lib.lax.squeeze(np.ones((1, 2, 3)), (3,)),
+        ValueError,
+        "axis 3 is out of bounds",
+    ),
+    "squeeze_negative_out_of_bounds": (
+        lambda ns: ns.lib.lax.squeeze(np.ones((1, 2, 3)), (-4,)),
+        ValueError,
+        "axis -4 is out of bounds",
+    ),
+    "squeeze_not_size_one": (
+        lambda ns: ns.lib.lax.squeeze(np.ones((1, 2, 3)), (1,)),
+        ValueError,
+        "cannot select an axis to squeeze out",
+    ),
+    "squeeze_none": (
+        lambda ns: ns.lib.lax.squeeze(np.ones((1, 2, 3)), (None,)),
+        TypeError,
+        "cannot be interpreted as an integer",
+    ),
+    # testPadErrors
+    "pad_negative_interior": (
+        lambda ns: ns.lib.lax.pad(np.zeros(2), 0.0, [(0, 1, -1)]),
+        ValueError,
+        "interior padding in padding_config must be nonnegative",
+    ),
+    "pad_negative_size": (
+        lambda ns: ns.lib.lax.pad(np.zeros(2), 0.0, [(-4, 0, 1)]),
+        ValueError,
+        "Dimension size after padding is not at least 0",
+    ),
+    # testReduceWindowFailures
+    "reduce_window_empty_window": (
+        _reduce_window_sum((0,), (1,)),
+        TypeError,
+        "must have every element be",
+    ),
+    "reduce_window_zero_stride": (
+        _reduce_window_sum((1,), (0,)),
+        TypeError,
+        "must have every element be",
+    ),
+    "reduce_window_output_tree": (
+        lambda ns: ns.lib.lax.reduce_window(
+            np.ones((1,)), 0.0, lambda x, y: [x + y], (1,), (1,), "VALID"
+        ),
+        ValueError,
+        "reduce_window output must have the same tree structure as the operands.*",
+    ),
+    # testReshapeWithUnusualShapes
+    "reshape_array_size": (
+        lambda ns: ns.lib.lax.reshape(np.ones(3), (np.array([3, 1]),)),
+        TypeError,
+        "Shapes must be 1D sequences of concrete values of integer type.*",
+    ),
+    "reshape_float_sizes": (
+        lambda ns: ns.lib.lax.reshape(np.ones(3), (1.5, 2.0)),
+        TypeError,
+        "Shapes must be 1D sequences of concrete values of integer type.*",
+    ),
+    # testDynamicSliceTypeErrors, testDynamicUpdateSliceTypeErrors
+    "dynamic_slice_index_types": (
+        lambda ns: ns.lib.lax.dynamic_slice(
+            np.ones((3, 4), np.float32), (np.int32(1), np.int16(2)), (2, 2)
+        ),
+        TypeError,
+        "index arguments to dynamic_slice must be integers of the same type",
+    ),
+    "dynamic_update_slice_index_types": (
+        lambda ns: ns.lib.lax.dynamic_update_slice(
+            np.ones((3, 4), np.float32), np.zeros((2, 2), np.float32), (np.int32(1), np.int16(2))
+        ),
+        TypeError,
+        "index arguments to dynamic_update_slice must be integers of the same type",
+    ),
+    # test_reduction_with_repeated_axes_error
+    "reduce_repeated_axes": (
+        lambda ns: ns.lib.lax.reduce(np.arange(3), 0, ns.lib.lax.add, (0, 0)),
+        ValueError,
+        "duplicate value in 'axes' .*",
+    ),
+    # test_conv_general_dilated_different_input_ranks_error
+    "conv_input_ranks": (
+        _conv_ranks,
+        ValueError,
+        "conv_general_dilated lhs and rhs must have the same number of dimensions",
+    ),
+    # test_window_strides_dimension_shape_rule
+    "conv_window_strides": (
+        lambda ns: ns.lib.lax.conv(ns.np.zeros((1, 1, 3, 3)), np.zeros((1, 1, 1, 1)), [1], "SAME"),
+        ValueError,
+        "conv_general_dilated window and window_strides must have the same number of dimensions",
+    ),
+    # test_reduce_window_scalar_init_value_shape_rule
+    "reduce_window_init_shape": (
+        lambda ns: ns.lib.lax.reduce_window(
+            np.ones((4, 4), np.int32),
+            np.zeros((1,), np.int32),
+            ns.lib.lax.max,
+            (2, 2),
+            (2, 2),
+            "VALID",
+            (1, 1),
+            (1, 1),
+        ),  # fmt: skip
+        TypeError,
+        r"reduce_window expected init_values to be scalars but init_values have shapes \[\(1,\)\].",
+    ),
+    # test_reduce_with_mismatched_pytrees_errors
+    "reduce_trees": (
+        lambda ns: ns.lib.lax.reduce(
+            {"x": np.ones(5)}, {"y": 0.0}, lambda x, y: {"x": x["x"] + y["x"]}, [0]
+        ),
+        ValueError,
+        "Operands must have the same tree structure as init_values",
+    ),
+    # testArgMinMaxEmptyError, testArgMinMaxInvalidAxisError
+    "argmin_empty": (
+        lambda ns: ns.lib.lax.argmin(np.ones((0, 2)), axis=0, index_dtype=np.int32),
+        ValueError,
+        "require non-empty reduced dimension",
+    ),
+    "argmax_invalid_axis": (
+        lambda ns: ns.lib.lax.argmax(np.ones((2, 3)), axis=-1, index_dtype=np.int32),
+        ValueError,
+        "Invalid axis -1 for operand",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_LAX_CASES))
+def test_errors_lax_test_matches_by_its_words(backend, name):
+    """The class and JAX's words, on JAX 0.10.2 and on both backends."""
+    program, cls, regex = _LAX_CASES[name]
+    for ns in (JAX, RI):
+        with pytest.raises(cls, match=regex):
+            program(ns)
