@@ -154,7 +154,7 @@ def broadcast_shapes(fn_name: str, *shapes: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
         listed = ", ".join(str(tuple(s)) for s in shapes)
-        raise TypeError(f"{fn_name}: incompatible shapes for broadcasting: {listed}") from None
+        raise TypeError(f"{fn_name} got incompatible shapes for broadcasting: {listed}.") from None
 
 
 def broadcast_arrays(fn_name: str, *args: Any) -> list[Any]:

@@ -324,6 +324,12 @@ def pmap(
     def prepare(args: tuple, kwargs: dict) -> _Call:
         """The call's leaves, axes, devices and flags (errors as JAX's)."""
         n_args = len(args)
+        if static and max(static) >= n_args:  # JAX 0.10.2's words
+            raise ValueError(
+                f"pmap({name}): pmapped function has static_broadcasted_argnums={static} but "
+                f"was called with only {n_args} positional argument{'s' if n_args > 1 else ''}. "
+                "All static broadcasted arguments must be passed positionally."
+            )
         for i in static:  # JAX: out of range is an error, never taken modulo the count
             if not -n_args <= i < n_args:
                 raise ValueError(

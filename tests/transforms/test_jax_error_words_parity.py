@@ -788,3 +788,39 @@ def test_errors_lax_test_matches_by_its_words(backend, name):
     for ns in (JAX, RI):
         with pytest.raises(cls, match=regex):
             program(ns)
+
+
+# api_test.py's (lane WORDING2)
+_API_CASES = {
+    # test_binop_mismatch
+    "binop_shapes": (
+        lambda ns: ns.np.zeros(3) + ns.np.zeros(4),
+        TypeError,
+        re.escape("add got incompatible shapes for broadcasting: (3,), (4,)."),
+    ),
+    "binop_shapes_grad": (
+        lambda ns: ns.lib.grad(lambda x, y: (x + y).sum())(np.zeros(3), np.zeros(4)),
+        TypeError,
+        re.escape("add got incompatible shapes for broadcasting: (3,), (4,)."),
+    ),
+    # test_pmap_static_kwarg_error_message
+    "pmap_static_argument_by_keyword": (
+        lambda ns: ns.lib.pmap(lambda a, b: a + b, static_broadcasted_argnums=(1,))(
+            ns.np.ones((1, 1)), b=1
+        ),
+        ValueError,
+        re.escape(
+            "pmapped function has static_broadcasted_argnums=(1,) but was called with only 1 "
+            "positional argument. All static broadcasted arguments must be passed positionally."
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_API_CASES))
+def test_errors_api_test_matches_by_its_words(backend, name):
+    """The class and JAX's words, on JAX 0.10.2 and on both backends."""
+    program, cls, regex = _API_CASES[name]
+    for ns in (JAX, RI):
+        with pytest.raises(cls, match=regex):
+            program(ns)
