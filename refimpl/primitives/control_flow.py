@@ -515,12 +515,16 @@ def _check_scan_params(
 # --- scan: abstract_eval
 
 
-def _invalid_param(primitive: str, name: str, value: Any, required: str) -> ProgramTypeError:
+def _invalid_param(
+    primitive: str, name: str, value: Any, required: str, label: str | None = "C1"
+) -> ProgramTypeError:
     """A loop or branch parameter of the wrong kind (a Program edited by hand:
-    ``check_jaxpr`` finds it), in JAX 0.10.2's class and words."""
+    ``check_jaxpr`` finds it), in JAX 0.10.2's class and words, then the
+    primitive's constraint label, if it has one."""
+    cited = f" ({label})" if label else ""
     return ProgramTypeError(
         f"invalid {primitive} param {name} of type {type(value).__name__}, "
-        f"{required} required: {value!r}"
+        f"{required} required: {value!r}{cited}"
     )
 
 
@@ -1759,11 +1763,11 @@ def _cond_abstract_eval(
     # unreachable from the public API (a check of the primitive's own invariants):
     # lax.cond/switch trace every branch at the operands' types and check them first
     if not isinstance(branches, tuple) or not branches:  # pragma: no cover
-        raise _invalid_param("cond", "branches", branches, "tuple of ClosedJaxpr")
+        raise _invalid_param("cond", "branches", branches, "tuple of ClosedJaxpr", None)
     # unreachable from the public API (a check of the primitive's own invariants):
     # lax.cond/switch trace every branch at the operands' types and check them first
     if not all(isinstance(b, Program) for b in branches):  # pragma: no cover
-        raise _invalid_param("cond", "branches", branches, "tuple of ClosedJaxpr")
+        raise _invalid_param("cond", "branches", branches, "tuple of ClosedJaxpr", None)
     # unreachable from the public API (a check of the primitive's own invariants):
     # lax.cond/switch trace every branch at the operands' types and check them first
     if index.shape != () or index.dtype != np.int32:  # pragma: no cover

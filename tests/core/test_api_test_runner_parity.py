@@ -120,9 +120,10 @@ def test_check_jaxpr_of_an_ill_typed_loop_or_branch_param(backend):
             seen.append(str(info.value).splitlines()[0])
         return seen
 
-    assert outcomes(ri, check_jaxpr, JaxprTypeError) == outcomes(
-        jax, jax_core.check_jaxpr, jax_core.JaxprTypeError
-    )
+    got = outcomes(ri, check_jaxpr, JaxprTypeError)
+    want = outcomes(jax, jax_core.check_jaxpr, jax_core.JaxprTypeError)
+    # JAX's words inside refimpl's (its test searches them), refimpl's label after
+    assert all(w in g for g, w in zip(got, want, strict=True)), (got, want)
 
 
 def test_linearized_switch_shares_residual_slots_by_type(backend):
