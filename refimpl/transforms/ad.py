@@ -215,15 +215,20 @@ def _is_given(value: Any, given: Sequence[Any]) -> bool:
 
 
 def _primal_outputs(
-    values: Sequence[Any], host: Sequence[Any], given: Sequence[Any] = ()
+    values: Sequence[Any],
+    host: Sequence[Any],
+    given: Sequence[Any] = (),
+    inputs: Sequence[Any] = (),
 ) -> list[Any]:
     """``values`` as the user gets them: arrays, but the host data of
-    :func:`_host_outputs` as the function returned it, and (``jvp``,
+    :func:`_host_outputs` as the function returned it, (``jvp``,
     ``linearize``) a value that is one of the primals the user ``given`` as
-    that object (:func:`_as_given`)."""
+    that object (:func:`_as_given`), and a Python number a custom rule
+    computed as that number (not one of the user's ``inputs`` passed through:
+    ``vjp`` makes those arrays, as JAX's)."""
     return [
         v
-        if _is_given(v, given) or dtypes.is_python_scalar(v)
+        if _is_given(v, given) or (dtypes.is_python_scalar(v) and not _is_given(v, inputs))
         else user_value(v)
         if h is _TRACED
         else h
@@ -1055,7 +1060,7 @@ class _UserLinearization:
     def results(self, function: Callable) -> tuple:
         """``(primal_out, function)``, with ``aux`` appended under ``has_aux``."""
         outs, n_out = self.primals_out, self.n_out
-        primals = _primal_outputs(outs[:n_out], self.host, self.given)
+        primals = _primal_outputs(outs[:n_out], self.host, self.given, self.leaves)
         primal_out = self.tu.tree_unflatten(self.out_tree, primals)
         if self.has_aux:
             return primal_out, function, _aux_value(self.aux_tree, outs[n_out:], self.given)
