@@ -390,7 +390,9 @@ def test_switch_weak_types_follow_branch_zero_like_jax():
 
 
 def test_error_switch_output_types_name_both_branches():
-    with pytest.raises(TypeError, match=r"(?s)switch branches must have equal output types.*branch1"):
+    with pytest.raises(
+        TypeError, match=r"(?s)switch branches must have equal output types.*branch1"
+    ):
         lax.switch(1, [lambda: np.float32(0), lambda: np.int32(1)])
 
 

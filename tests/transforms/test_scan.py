@@ -424,7 +424,10 @@ def test_error_carry_tree_mismatch():
 def test_error_carry_dict_keys_mismatch():
     with pytest.raises(
         TypeError,
-        match=r"(?s)pytree structure.*dict'> with 2 children but .* with 1 child.*key sets: \{'b'\}",
+        match=(
+            r"(?s)pytree structure.*dict'> with 2 children but .* with 1 child"
+            r".*key sets: \{'b'\}"
+        ),
     ):
         lax.scan(lambda c, x: ({"a": c["a"]}, x), {"a": 0.0, "b": 1.0}, None, length=2)
 
