@@ -688,7 +688,7 @@ PARAM_ERRORS = [
     (lambda: lax.dynamic_slice(X, (0.5, 0), (1, 1)), TypeError, "dynamic_slice: start indices"),
     (lambda: lax.dynamic_slice(X, (True, 0), (1, 1)), TypeError, "dynamic_slice: start indices"),
     (lambda: lax.dynamic_slice(X, (I32, 0), (1, 1)), TypeError, "dynamic_slice: start index 0 "),
-    (lambda: lax.dynamic_slice(X, (np.int8(0), 0), (1, 1)), TypeError, "same dtype, got int8"),
+    (lambda: lax.dynamic_slice(X, (np.int8(0), 0), (1, 1)), TypeError, "same type, got int8"),
     (lambda: lax.dynamic_slice(X, np.zeros((2, 1), np.int32), (1, 1)), ValueError, "1-D"),
     (lambda: lax.dynamic_update_slice(X, X.astype(np.int32), (0, 0)), TypeError, "same dtype"),
     (lambda: lax.dynamic_update_slice(X, X, (0,)), ValueError, "dynamic_update_slice: got 1"),
