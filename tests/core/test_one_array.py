@@ -52,12 +52,20 @@ def test_one_pjrt_array_type(device):
     np.testing.assert_allclose(np.asarray(rnp.sin(x)), np.sin(np.arange(4, dtype=np.float32)))
 
 
-def test_import_refimpl_loads_no_pjrt_module():
+def test_import_refimpl_starts_no_pjrt_client():
+    """``import refimpl`` loads the PJRT backend's modules (its native entries
+    must be the exported functions from the start: refimpl/__init__.py) but
+    starts no client: no plugin is loaded until a program asks for pjrt."""
     import subprocess
 
-    code = "import sys, refimpl; print([m for m in sys.modules if 'pjrt' in m])"
+    code = (
+        "import sys, refimpl\n"
+        "from refimpl.backends.pjrt import runtime\n"
+        "print(runtime._client is None and not runtime._clients,"
+        " 'refimpl.backends.pjrt.backend' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert out.stdout.split() == ["True", "True"]
 
 
 def test_fast_path_hits_on_device_put_eager_and_previous_outputs(device):
