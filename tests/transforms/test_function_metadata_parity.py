@@ -243,5 +243,5 @@ def test_traced_fun_name_of_a_jit_of_vmap(backend):
 def test_refimpl_messages_still_name_the_transformation(backend):
     # the dress is JAX's; the words of refimpl's own errors keep saying which
     # transformation refused (here pmap's static-argument check)
-    with pytest.raises(ValueError, match=r"^pmap\(f\): static_broadcasted_argnums"):
+    with pytest.raises(ValueError, match=r"^pmap\(f\): pmapped function has static_broadcasted"):
         ri.pmap(f, static_broadcasted_argnums=(3,))(np.ones((1,), np.float32))
