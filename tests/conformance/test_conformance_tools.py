@@ -32,6 +32,7 @@ from conformance.case import AGREE
 from conformance.cli import main as cli_main
 from conformance.observe import ArrayObs, AvalObs, DeletedObs, ErrorObs, Observation
 from conformance.runner import run_cases
+from tests.helpers.fuzzing import Forward, drawn_examples
 
 
 def _impls() -> str:
@@ -444,7 +445,8 @@ def test_fuzz_kind_smoke_on_ref_and_pjrt(kind, tmp_path):
     impls = [impls_mod.get("ref")] + ([impls_mod.get("pjrt")] if "pjrt" in _impls() else [])
     if len(impls) < 2:
         pytest.skip("pjrt cannot run here")
-    drawn = _drawn(fuzz.programs(fuzz.OP_LIST, max_steps=4, kinds=[kind], kind_odds=1), 20, 7)
+    strategy = fuzz.programs(fuzz.OP_LIST, max_steps=4, kinds=[kind], kind_odds=1)
+    drawn = drawn_examples(strategy, 20, 7)
     found = []
     for program in [p for p in drawn if fuzz.kind_of(p) == kind]:
         try:
@@ -543,7 +545,7 @@ def test_sharding_plain_programs_compare_the_layout_and_run_eagerly(monkeypatch)
 
         def make_namespace(self):
             ns = RefImplementation.make_namespace(self)
-            ns.extras["api"] = _Forward(ri, jit=replicating_jit)
+            ns.extras["api"] = Forward(ri, jit=replicating_jit)
             return ns
 
     monkeypatch.setitem(impls_mod._REGISTRY, "fake-replicating", Replicating)
@@ -613,7 +615,7 @@ def test_random_programs_are_compared_bit_for_bit(monkeypatch):
 
         def make_namespace(self):
             ns = RefImplementation.make_namespace(self)
-            ns.extras["api"] = _Forward(ri, random=_Forward(ri.random, uniform=uniform))
+            ns.extras["api"] = Forward(ri, random=Forward(ri.random, uniform=uniform))
             return ns
 
     monkeypatch.setitem(impls_mod._REGISTRY, "fake-ulp", OffByOneUlp)
@@ -654,7 +656,7 @@ def test_a_fuzz_run_finds_a_sampler_one_ulp_off(monkeypatch):
 
         def make_namespace(self):
             ns = RefImplementation.make_namespace(self)
-            ns.extras["api"] = _Forward(ri, random=_Forward(ri.random, uniform=uniform))
+            ns.extras["api"] = Forward(ri, random=Forward(ri.random, uniform=uniform))
             return ns
 
     monkeypatch.setitem(impls_mod._REGISTRY, "fake-ulp", OffByOneUlp)
@@ -727,38 +729,7 @@ def test_pjrt_jit_closing_over_an_empty_constant():
     assert out.shape == (0, 2) and np.asarray(out).dtype == np.float32
 
 
-class _Forward:
-    """A module stand-in: ``overrides`` first, then the wrapped module."""
-
-    def __init__(self, module, **overrides):
-        self._module, self._overrides = module, overrides
-        self.__name__ = module.__name__
-
-    def __getattr__(self, name):
-        if name in self._overrides:
-            return self._overrides[name]
-        return getattr(self._module, name)
-
-
 # --- the fuzzer's draws of batch axes, mask sizes and checkpoint residuals (issue 36) --------
-
-
-def _drawn(strategy, n, seed=3):
-    """``n`` examples of a hypothesis strategy, fixed seed."""
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import seed as hypothesis_seed
-
-    out = []
-
-    @hypothesis_seed(seed)
-    @settings(max_examples=n, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(strategy)
-    def collect(example):
-        out.append(example)
-
-    collect()
-    return out
 
 
 def test_fuzz_vmap_programs_map_operands_on_negative_and_different_axes():
@@ -767,7 +738,7 @@ def test_fuzz_vmap_programs_map_operands_on_negative_and_different_axes():
     order of the draws.)"""
     from conformance import fuzz
 
-    programs = _drawn(fuzz.programs(fuzz.OP_LIST, max_steps=3, vmap=True), 300)
+    programs = drawn_examples(fuzz.programs(fuzz.OP_LIST, max_steps=3, vmap=True), 300, 3)
     axes = [p.vmap_axes for p in programs if p.vmap_axes is not None]
     assert any(a is not None and a < 0 for t in axes for a in t), axes
     mapped = [[a for a in t if a is not None] for t in axes]
@@ -782,7 +753,7 @@ def test_masked_programs_draw_empty_and_single_regions_and_padding_of_either_sig
     among the steps, and each such program's masked result equals the unmasked one."""
     from conformance import fuzz
 
-    drawn = _drawn(fuzz.masked_programs(), 60)
+    drawn = drawn_examples(fuzz.masked_programs(), 60, 3)
     assert {0, 1} <= {mp.logical for mp in drawn}
     assert min(mp.garbage for mp in drawn) < 0 < max(mp.garbage for mp in drawn)
     ops = {s.op for mp in drawn for s in mp.program.steps}

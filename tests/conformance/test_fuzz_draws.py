@@ -7,24 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 from conformance import fuzz
-
-
-def _drawn(strategy, n, seed):
-    """``n`` examples of a hypothesis strategy, fixed seed (generation only)."""
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as hypothesis_seed
-
-    out = []
-
-    @hypothesis_seed(seed)
-    @settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(strategy)
-    def collect(example):
-        out.append(example)
-
-    collect()
-    return out
+from tests.helpers.fuzzing import drawn_examples
 
 
 def _tally(programs, usable, keep=None, forced=0):
@@ -82,7 +65,7 @@ def test_a_drawn_op_keeps_its_program():
 
     fuzz._apply = counting
     try:
-        _drawn(fuzz.programs(fuzz.OP_LIST), 1000, 0)
+        drawn_examples(fuzz.programs(fuzz.OP_LIST), 1000, 0)
     finally:
         fuzz._apply = apply
     assert rejected == Counter()
@@ -100,7 +83,7 @@ def test_ci_fuzz_run_draws_every_kind():
     ran = Counter()
     for _, count, strategy in fuzz.planned_programs(fuzz.OP_LIST, 200, fuzz.KINDS, 4, 0,
                                                     vmap=True, ad=True):  # fmt: skip
-        ran.update(fuzz.kind_of(program) for program in _drawn(strategy, count, 0))
+        ran.update(fuzz.kind_of(program) for program in drawn_examples(strategy, count, 0))
     assert sum(ran.values()) == 200
     assert {kind: ran[kind] for kind in fuzz.KINDS if ran[kind] < 3} == {}, ran
     assert fuzz.kind_plan(200, fuzz.KINDS, 4) == [("", 150)] + [
@@ -115,7 +98,7 @@ def test_plain_programs_draw_their_ops_uniformly():
     draw ``sin``, the first op, was drawn 7.8 times its share, argmax, min, gather and
     astype 0.3 times."""
     plain = [op for op in fuzz.OP_LIST if not op.context]
-    programs = _drawn(fuzz.programs(fuzz.OP_LIST), 1000, 0)
+    programs = drawn_examples(fuzz.programs(fuzz.OP_LIST), 1000, 0)
     observed, expected = _tally(programs, plain)
     assert len([name for name, due in expected.items() if due >= 25]) >= 30, expected
     assert _off_shares(observed, expected) == {}
@@ -126,7 +109,7 @@ def test_random_programs_draw_their_ops_uniformly():
     those that apply), the other half any bit-exact op that applies; the first step, the
     key, is forced. (Before: negative 7.3 times its share, bernoulli and normal 0.45.)"""
     usable = [op for op in fuzz.OP_LIST if op.context in ("", "random")]
-    programs = _drawn(fuzz.programs(fuzz.OP_LIST, kinds=["random"], kind_odds=1), 600, 0)
+    programs = drawn_examples(fuzz.programs(fuzz.OP_LIST, kinds=["random"], kind_odds=1), 600, 0)
     observed, expected = _tally(programs, usable, keep=fuzz._bit_exact, forced=1)
     samplers = [name for name, due in expected.items() if fuzz.OPS[name].context and due >= 25]
     assert len(samplers) >= 10, expected

@@ -10,17 +10,7 @@ import pytest
 
 from conformance import RefImplementation, fuzz
 from conformance import implementations as impls_mod
-
-
-class _Forward:
-    """A module stand-in: ``overrides`` first, then the wrapped module."""
-
-    def __init__(self, inner, **overrides):
-        self._inner, self._overrides = inner, overrides
-        self.__name__ = inner.__name__
-
-    def __getattr__(self, name):
-        return self._overrides.get(name) or getattr(self._inner, name)
+from tests.helpers.fuzzing import Forward, drawn_examples
 
 
 def _negated(shift):
@@ -74,31 +64,13 @@ PLANTED = {
 }  # fmt: skip
 
 
-def _drawn(strategy, n, seed):
-    """``n`` examples of a hypothesis strategy, fixed seed (generation only)."""
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as hypothesis_seed
-
-    out = []
-
-    @hypothesis_seed(seed)
-    @settings(max_examples=n, deadline=None, database=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))  # fmt: skip
-    @given(strategy)
-    def collect(example):
-        out.append(example)
-
-    collect()
-    return out
-
-
 def _planted(monkeypatch, name):
     _, part, overrides = PLANTED[name]
 
     class Planted(RefImplementation):
         def make_namespace(self):
             ns = RefImplementation.make_namespace(self)
-            setattr(ns, part, _Forward(getattr(ns, part), **overrides))
+            setattr(ns, part, Forward(getattr(ns, part), **overrides))
             return ns
 
     Planted.name = f"planted-{name}"
@@ -139,7 +111,7 @@ def test_a_planted_bug_in_a_new_step_is_found_in_150_programs(name, monkeypatch)
     impls = _planted(monkeypatch, name)
     strategy = fuzz.programs([op for op in fuzz.OP_LIST if op.name in ops], max_steps=4)
     for seed in range(3):
-        found = _first_difference(_drawn(strategy, 150, seed), impls, name)
+        found = _first_difference(drawn_examples(strategy, 150, seed), impls, name)
         assert found is not None, (name, seed)
         _, program, problems = found
         assert any(step.op == name for step in program.steps), program.source()
@@ -151,4 +123,4 @@ def test_the_unplanted_steps_agree_with_themselves():
     impls = [impls_mod.get("ref"), impls_mod.get("ref")]
     for name, (ops, _, _) in PLANTED.items():
         strategy = fuzz.programs([op for op in fuzz.OP_LIST if op.name in ops], max_steps=4)
-        assert _first_difference(_drawn(strategy, 10, 0), impls) is None, name
+        assert _first_difference(drawn_examples(strategy, 10, 0), impls) is None, name
