@@ -215,15 +215,6 @@ def _tangent_reshaped(ns):
     return f
 
 
-@pytest.mark.parametrize("name", sorted(_CASES))
-def test_errors_custom_api_test_matches_by_its_words(backend, name):
-    """The class and JAX's words, on JAX 0.10.2 and on both backends."""
-    program, cls, regex = _CASES[name]
-    for ns in (JAX, RI):
-        with pytest.raises(cls, match=regex):
-            program(ns)
-
-
 def _int_carry_scan(ns, body, n=2):
     init = (ns.np.array(0, "int32"),) * n
     return ns.lib.lax.scan(body, init if n > 1 else init[0], None, length=1)
@@ -438,15 +429,6 @@ _CONTROL_FLOW_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(_CONTROL_FLOW_CASES))
-def test_errors_lax_control_flow_test_matches_by_its_words(backend, name):
-    """The class and JAX's words, on JAX 0.10.2 and on both backends."""
-    program, cls, regex = _CONTROL_FLOW_CASES[name]
-    for ns in (JAX, RI):
-        with pytest.raises(cls, match=regex):
-            program(ns)
-
-
 # shapes (lane WORDING2): lax_vmap_test.py's testBroadcastShapesFaultyInputs
 # (and jnp.broadcast_shapes, which JAX 0.10.2 checks the same way), and JAX's
 # canonicalize_shape words where a sampler, lax.full or jnp.zeros reads one
@@ -513,15 +495,6 @@ _SHAPE_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(_SHAPE_CASES))
-def test_errors_shapes_match_by_their_words(backend, name):
-    """The class and JAX's words, on JAX 0.10.2 and on both backends."""
-    program, cls, regex = _SHAPE_CASES[name]
-    for ns in (JAX, RI):
-        with pytest.raises(cls, match=regex):
-            program(ns)
-
-
 def _pmap_kwargs(ns):
     x = ns.np.array([3.14])
     return ns.lib.pmap(lambda x, y: x, in_axes=((0, 0), 0))(x=(x, x), y=x)
@@ -570,15 +543,6 @@ _PMAP_CASES = {
         r"`perm` does not represent a permutation: \[1.*\]",
     ),
 }
-
-
-@pytest.mark.parametrize("name", sorted(_PMAP_CASES))
-def test_errors_pmap_test_matches_by_its_words(backend, name):
-    """The class and JAX's words, on JAX 0.10.2 and on both backends."""
-    program, cls, regex = _PMAP_CASES[name]
-    for ns in (JAX, RI):
-        with pytest.raises(cls, match=regex):
-            program(ns)
 
 
 _PREFIX_CASES = [
@@ -781,15 +745,6 @@ _LAX_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(_LAX_CASES))
-def test_errors_lax_test_matches_by_its_words(backend, name):
-    """The class and JAX's words, on JAX 0.10.2 and on both backends."""
-    program, cls, regex = _LAX_CASES[name]
-    for ns in (JAX, RI):
-        with pytest.raises(cls, match=regex):
-            program(ns)
-
-
 # api_test.py's (lane WORDING2)
 _API_CASES = {
     # test_binop_mismatch
@@ -817,10 +772,23 @@ _API_CASES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(_API_CASES))
-def test_errors_api_test_matches_by_its_words(backend, name):
+# Every table above: the JAX test file its programs come from, and the cases.
+_TABLES = {
+    "custom_api_test": _CASES,
+    "lax_control_flow_test": _CONTROL_FLOW_CASES,
+    "shapes": _SHAPE_CASES,
+    "pmap_test": _PMAP_CASES,
+    "lax_test": _LAX_CASES,
+    "api_test": _API_CASES,
+}
+
+
+@pytest.mark.parametrize(
+    "table, name", [(table, name) for table, cases in _TABLES.items() for name in sorted(cases)]
+)
+def test_errors_match_jax_by_their_words(backend, table, name):
     """The class and JAX's words, on JAX 0.10.2 and on both backends."""
-    program, cls, regex = _API_CASES[name]
+    program, cls, regex = _TABLES[table][name]
     for ns in (JAX, RI):
         with pytest.raises(cls, match=regex):
             program(ns)
