@@ -11,6 +11,7 @@ from refimpl import (
     custom_batching,
     debug,
     dlpack,
+    effects,  # noqa: F401 (fills core.PROGRAM_EFFECTS: Program.effects)
     errors,
     lax,
     nn,

@@ -281,6 +281,10 @@ class Eqn:
 # it); a process that never imports it gets refimpl's listing line.
 EQN_TEXT: list[Callable[[Eqn], str]] = []
 
+# Program.effects: refimpl.effects reads them off the equations and fills the
+# slot when imported (the package imports it), as EQN_TEXT
+PROGRAM_EFFECTS: list[Callable[[Program], set[Any]]] = []
+
 
 @dataclass
 class Program:
@@ -321,6 +325,13 @@ class Program:
     @property
     def constvars(self) -> list[Var]:
         return self.const_vars
+
+    @property
+    def effects(self) -> set[Any]:
+        """JAX's ``ClosedJaxpr.effects``/``Jaxpr.effects``: the program's
+        reads and writes of the refs it takes or closes over and its
+        callbacks (:mod:`refimpl.effects`); empty for a pure program."""
+        return PROGRAM_EFFECTS[0](self) if PROGRAM_EFFECTS else set()
 
     @property
     def literals(self) -> list[np.ndarray]:

@@ -128,6 +128,10 @@ INTERNAL_NAMES: dict[str, str] = {
     "jax._src.ad_checkpoint.saved_residuals": "refimpl.ad_checkpoint:residual_sources",
     "jax._src.core.Token": "refimpl.lax._tokens:Token",
     "jax._src.array.ArrayImpl": "refimpl.array:Array",
+    # JAX's aval.weak_type of a value (True for a Python int/float/complex)
+    "jax._src.dtypes.is_weakly_typed": "refimpl.dtypes:weak_type_of_value",
+    # the class of a ClosedJaxpr's ref effects (refimpl.effects)
+    "jax._src.state.types.RefEffect": "refimpl.effects:RefEffect",
 }
 
 # JAX-internal module -> the refimpl modules looked in (in order) for a name

@@ -27,11 +27,14 @@ from typing import Any
 
 from refimpl.core import Eqn, Literal, Program, Var, check_program
 from refimpl.core_api import eval_jaxpr
+from refimpl.effects import Effect, Effects, no_effects
 from refimpl.extend.core import primitives
 from refimpl.primitives.base import Primitive
 
 __all__ = [
     "ClosedJaxpr",
+    "Effect",
+    "Effects",
     "Jaxpr",
     "JaxprEqn",
     "Literal",
@@ -39,6 +42,7 @@ __all__ = [
     "Var",
     "check_jaxpr",
     "jaxpr_as_fun",
+    "no_effects",
     "primitives",
 ]
 
