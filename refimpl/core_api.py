@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from refimpl import ref_jaxpr, tracing
+from refimpl import key_jaxpr, ref_jaxpr, tracing
 from refimpl.array import as_array
 from refimpl.contexts import ensure_compile_time_eval
 from refimpl.core import Program, ShapedArray
@@ -83,6 +83,8 @@ def eval_jaxpr(jaxpr: Program, consts: Sequence[Any], *args: Any) -> list[Any]:
         raise ValueError(
             f"eval_jaxpr: the program has {len(jaxpr.in_vars)} inputs, got {len(args)}"
         )
+    if isinstance(jaxpr, key_jaxpr.KeyView):  # make_jaxpr's typed keys: their data runs
+        return key_jaxpr.eval_view(jaxpr, consts, args, eval_jaxpr)
     program = dataclasses.replace(jaxpr, consts=list(consts))
     if ref_jaxpr.has_refs(program):  # make_jaxpr's Ref constants or inputs: act on them
         outs = ref_jaxpr.eval_with_refs(program, args)

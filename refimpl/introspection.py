@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import _wraps, dtypes, ref_jaxpr, tracing
-from refimpl.core import AbstractRef, Program, ShapedArray
+from refimpl import _wraps, dtypes, key_jaxpr, ref_jaxpr, tracing
+from refimpl.core import AbstractRef, Program, ShapedArray, Var
 from refimpl.jaxpr_text import jaxpr_text
 from refimpl.primitives import collectives
 from refimpl.ref import Ref
@@ -87,6 +87,7 @@ def make_jaxpr(
             result = jitted.trace_abstract(*args, **kwargs)  # duck-typed inputs too, as JAX
         program = _captured_as_consts(result.program, result.entry.captured)
         program = ClosedJaxpr.of(_refs_as_jax(program, result.entry))
+        program.key_view = _keys_as_jax(program, result)
         if return_shape:
             return program, result.out_info
         return program
@@ -110,12 +111,38 @@ class ClosedJaxpr(Program):
     (:func:`refimpl.jaxpr_text.jaxpr_text`: JAX's names, parameter
     rendering and layout, no weak-type mark) instead of refimpl's listing."""
 
+    # the program as JAX shows it when the function takes or returns typed
+    # keys (refimpl.key_jaxpr): its JAX spellings (``jaxpr``, ``invars``,
+    # ``outvars``, the avals) and text are the view's; refimpl's fields
+    # (``in_vars``, ``eqns``, ...) stay the program that runs
+    key_view: Program | None = None
+
     @classmethod
     def of(cls, program: Program) -> ClosedJaxpr:
         return cls(**{f.name: getattr(program, f.name) for f in dataclasses.fields(Program)})
 
+    @property
+    def jaxpr(self) -> Program:
+        return self if self.key_view is None else self.key_view
+
+    @property
+    def invars(self) -> list[Var]:
+        return self.jaxpr.in_vars
+
+    @property
+    def outvars(self) -> list[Any]:
+        return self.jaxpr.out_vars
+
+    @property
+    def in_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.jaxpr.in_vars]
+
+    @property
+    def out_avals(self) -> list[ShapedArray]:
+        return [v.aval for v in self.jaxpr.out_vars]
+
     def __str__(self) -> str:
-        return jaxpr_text(self)
+        return jaxpr_text(self.jaxpr)
 
     __repr__ = __str__
 
@@ -125,7 +152,7 @@ class ClosedJaxpr(Program):
         ``print_shapes``, ``name_stack``, ``width`` ...) are accepted;
         ``width`` sets the margin, the others change nothing (refimpl keeps
         no colours, source lines or name stacks)."""
-        return jaxpr_text(self, options.get("width", 80))
+        return jaxpr_text(self.jaxpr, options.get("width", 80))
 
 
 def _captured_as_consts(program: Program, captured: list[Any]) -> Program:
@@ -158,6 +185,19 @@ def _refs_as_jax(program: Program, entry: Any) -> Program:
         return program
     shown = ref_jaxpr.with_refs(program, entry.ref_leaves, entry.closed_refs)
     return program if shown is None else shown
+
+
+def _keys_as_jax(program: Program, traced: Any) -> Program | None:
+    """The view of ``program`` with the typed keys ``fun`` takes and returns
+    as JAX's jaxpr shows them (``refimpl.key_jaxpr``), or None when it takes
+    and returns none (or refs: their view is ``_refs_as_jax``'s)."""
+    if traced.entry.ref_leaves or ref_jaxpr.has_refs(program):
+        return None
+    in_keys = key_jaxpr.leaf_key_types(traced.in_tree, len(program.in_vars))
+    out_keys = key_jaxpr.leaf_key_types(traced.out_tree, len(program.out_vars))
+    if not any(k is not None for k in (*in_keys, *out_keys)):
+        return None
+    return key_jaxpr.with_keys(program, in_keys, out_keys)
 
 
 def _check_axis_env(axis_env: Any) -> list[tuple[Any, int]]:

@@ -322,6 +322,13 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
             lambda a, b: ns.api.numpy.dot(a, b, precision=ns.api.lax.Precision.HIGHEST)
         )(np.ones((2, 2), np.float32), np.ones((2, 3), np.float32))
     ),
+    # typed keys are variables of the key type (key<fry>[3,4,5]), and an
+    # equation on keys has the keys' parameters (random_test's test_scan_jaxpr)
+    "make_jaxpr_text_of_a_scan_over_keys": lambda ns: str(
+        ns.api.make_jaxpr(lambda ks: ns.api.lax.scan(lambda _, k: (None, k.T), None, ks))(
+            ns.api.vmap(ns.api.random.key)(np.arange(60, dtype=np.uint32)).reshape(3, 4, 5)
+        )
+    ),
 }
 
 
