@@ -324,6 +324,20 @@ def _composite(what: str):
             return api.jvp(square, (x,), (x,))
         if what == "grad":
             return api.grad(lambda v: square(v).sum())(x)
+        if what == "lowered":
+            # the stablehlo.composite ops (attributes of each kind, a version,
+            # a repeated name) and top_k's chlo.top_k, as JAX lowers them
+            top = L.composite(lambda v, *, k: L.top_k(v, k), "my.top_k", version=2)
+
+            def f(v):
+                attrs = {"s": "a", "i": 1, "f": 0.5, "b": True, "arr": np.arange(2)}
+                return square(v), square(top(v, k=1)[0]), L.composite(
+                    lambda u, **_: u, "my.id")(v, n=None, lst=[1, 2.5], **attrs)  # fmt: skip
+
+            text = ns.jit(f).lower(x).as_text()
+            ops = ("stablehlo.composite", "chlo.top_k", "func.func private @my")
+            return [line.split("= ", 1)[-1].strip() for line in text.splitlines()
+                    if any(op in line for op in ops)]  # fmt: skip
 
         if what == "traced_attribute":
             # an attribute is static: a traced one raises even unread (eager: runs)
@@ -504,7 +518,7 @@ def cases() -> Iterator[Case]:
         yield script_case(name, _primitive_bind(jit), tags=TAGS)
     yield script_case("public_names/primitive_objects/in_program", _primitive_in_program, tags=TAGS)
     # (vmap: unsupported on all three)
-    for what in ("values", "jvp", "grad", "closure", "traced_attribute"):
+    for what in ("values", "jvp", "grad", "closure", "traced_attribute", "lowered"):
         yield script_case(f"public_names/composite/{what}", _composite(what), tags=TAGS)
     for what in (
         "basic", "preferred", "grad", "vmap", "contracting", "batch", "noncontracting_batched",

@@ -13,9 +13,14 @@ types, with the call's keyword arguments as static attributes). As JAX
 * its decomposition may not close over a traced value (an argument of an
   enclosing ``jit``, ``vmap``...): JAX's ``UnexpectedTracerError``.
 
-JAX lowers it to ``stablehlo.composite`` (a backend may match the name); the
-pjrt backend lowers a ``func.call`` of the decomposition, which computes the
-same values (docs/semantics.md, "lax.composite").
+It lowers as JAX's: ``stablehlo.composite "name" %args {composite_attributes
+= {...}, decomposition = @name, version = v : i32}`` with the decomposition a
+private function ``@name`` (a backend may match the name; XLA's CPU plugin
+inlines the decomposition). The attributes become MLIR attributes as JAX
+converts them: a Python int an ``i64``, a float an ``f64``, a bool ``i1``, a
+NumPy scalar its own type, an array ``dense<...>``, a dtype a type, a string a
+string, a list/tuple an array, a dict a dictionary; a ``None`` attribute is
+left out; any other value is JAX's ``TypeError`` when lowered.
 """
 
 from __future__ import annotations
@@ -58,8 +63,57 @@ def _impl(*args: np.ndarray, program: Program, **_: Any) -> list[Any]:
 
 
 @composite_p.def_lowering
-def _lowering(ctx: Any, *args: Any, program: Program, name: str, **_: Any) -> list[Any]:
-    return ctx.call(program, name, args)
+def _lowering(
+    ctx: Any,
+    *args: Any,
+    program: Program,
+    name: str,
+    version: int,
+    attributes: tuple[tuple[str, _Attribute], ...],
+) -> list[Any]:
+    mlir = {k: _ir_attribute(ctx, a.value) for k, a in attributes if a.value is not None}
+    return ctx.composite(program, name, args, mlir, version)
+
+
+def _ir_attribute(ctx: Any, value: Any) -> Any:
+    """``value`` as an MLIR attribute, by JAX's rules (its ``mlir.ir_attribute``)."""
+    ir = ctx.ir
+    if isinstance(value, bool | int | float | complex) and not isinstance(value, np.generic):
+        # a Python scalar is a NumPy scalar of JAX's type for it (int: int64)
+        return _ir_scalar(ctx, np.array(value, _PYTHON_SCALAR_DTYPES[type(value)]))
+    if isinstance(value, str | bytes):
+        return ir.StringAttr.get(value)
+    if isinstance(value, np.ndarray | np.generic):
+        if value.size > 0 and 0 in np.asarray(value).strides:
+            raise ValueError("NumPy arrays with zero strides are not supported as MLIR attributes")
+        if np.isscalar(value):
+            return _ir_scalar(ctx, value)
+        element = ctx.tensor_type((), value.dtype).element_type
+        return ir.DenseElementsAttr.get(
+            np.ascontiguousarray(value), type=element, shape=value.shape
+        )
+    if isinstance(value, np.dtype):
+        return ir.TypeAttr.get(ctx.tensor_type((), value).element_type)
+    if isinstance(value, dict):
+        return ir.DictAttr.get({k: _ir_attribute(ctx, v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return ir.ArrayAttr.get([_ir_attribute(ctx, v) for v in value])
+    raise TypeError(f"No attribute handler defined for type: {type(value)}")
+
+
+# JAX's types for Python scalars, whatever enable_x64 says
+_PYTHON_SCALAR_DTYPES = {bool: np.bool_, int: np.int64, float: np.float64, complex: np.complex128}
+
+
+def _ir_scalar(ctx: Any, value: Any) -> Any:
+    """A NumPy scalar (or a rank-0 array made from a Python one) as an integer
+    or float attribute of its own type; JAX has none for complex numbers."""
+    element = ctx.tensor_type((), value.dtype).element_type
+    if isinstance(element, ctx.ir.IntegerType):
+        return ctx.ir.IntegerAttr.get(element, int(value))
+    if isinstance(element, ctx.ir.FloatType):
+        return ctx.ir.FloatAttr.get(element, float(value))
+    raise TypeError(f"Unsupported scalar attribute type: {type(value)}")
 
 
 @composite_p.def_jvp
@@ -74,17 +128,41 @@ def _linearize(primals: list, tangents: list, **_: Any) -> Any:
 composite_p.linearize_rule = _linearize
 
 
-def _attribute(value: Any) -> Any:
-    """A static attribute as an equation parameter (hashable: an array by its
-    dtype, shape and values)."""
+class _Attribute:
+    """A static attribute as an equation parameter: the value itself (an array
+    copied), equal to another by type and content (an array by its dtype,
+    shape and values: ``k=1`` and ``k=True`` differ, as their MLIR types do);
+    printed as the value."""
+
+    __slots__ = ("_key", "value")
+
+    def __init__(self, value: Any) -> None:
+        self.value = np.array(value) if isinstance(value, np.ndarray) else value
+        self._key = _content_key(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Attribute) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+def _content_key(value: Any) -> Any:
+    """A hashable key of ``value``'s type and content."""
     if isinstance(value, np.ndarray | np.generic):
-        array = np.asarray(value)
-        return ("array", array.dtype.name, array.shape, tuple(array.ravel().tolist()))
+        return (type(value).__name__, value.dtype.str, np.shape(value), np.asarray(value).tobytes())
+    if isinstance(value, list | tuple):
+        return (type(value).__name__, tuple(_content_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _content_key(v)) for k, v in value.items()))
     try:
         hash(value)
     except TypeError:
-        return repr(value)
-    return value
+        return ("object", id(value))  # the _Attribute keeps the value, so its id stays
+    return (type(value), value)
 
 
 def composite(decomposition: Callable[..., Any], name: str, version: int = 0) -> Callable[..., Any]:
@@ -131,7 +209,7 @@ def composite(decomposition: Callable[..., Any], name: str, version: int = 0) ->
             program=program,
             name=name,
             version=version,
-            attributes=tuple((k, _attribute(v)) for k, v in sorted(attributes.items())),
+            attributes=tuple((k, _Attribute(v)) for k, v in sorted(attributes.items())),
         )
         return pytree.tree_unflatten(out_tree[0], outs)
 

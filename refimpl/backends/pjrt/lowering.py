@@ -407,6 +407,41 @@ class RuleContext:
         call = func.CallOp(callee, list(args))  # type: ignore[call-arg, arg-type]
         return list(call.results)
 
+    def composite(
+        self,
+        program: Program,
+        name: str,
+        args: Sequence[ir.Value],
+        attributes: dict[str, ir.Attribute],
+        version: int,
+    ) -> list[ir.Value]:
+        """``stablehlo.composite "name"`` of ``args``, as JAX lowers ``lax.composite``:
+        its decomposition is the private function ``@name`` (the name kept as
+        given, dots and all; a later one of the same name is ``@name_0``, ...),
+        its non-empty ``attributes`` are ``composite_attributes`` and a
+        non-zero ``version`` an ``i32``. A compiler that does not know the name
+        (XLA's CPU plugin) inlines the decomposition."""
+        callee = self.module.function_for(program, name, verbatim=True)
+        if self.module.multi_platform:
+            args = [self.module.platform_index_value(), *args]
+        op_attributes: dict[str, ir.Attribute] = {
+            "name": ir.StringAttr.get(name),
+            "decomposition": ir.FlatSymbolRefAttr.get(
+                ir.StringAttr(callee.attributes["sym_name"]).value
+            ),
+        }
+        if attributes:
+            op_attributes["composite_attributes"] = ir.DictAttr.get(attributes)
+        if version:
+            i32 = ir.IntegerType.get_signless(32)
+            op_attributes["version"] = ir.IntegerAttr.get(i32, version)
+        op = hlo.CompositeOp.build_generic(
+            results=[ir_type(a) for a in program.out_avals],
+            operands=list(args),
+            attributes=op_attributes,
+        )
+        return list(op.results)
+
     def host_callback(
         self,
         operands: list[Any],
@@ -560,11 +595,25 @@ class ModuleBuilder:
                 self._platform_values.pop()
         return function
 
-    def function_for(self, program: Program, name: str) -> func.FuncOp:
-        """The private function computing ``program`` (built on first use)."""
+    def verbatim_name(self, name: str) -> str:
+        """``name`` as given if no function has it yet, else ``name_0``,
+        ``name_1``, ... (MLIR's symbol-table renaming, which JAX's modules
+        show: a composite's decomposition keeps its dotted name)."""
+        candidate, n = name, 0
+        while candidate in self._names:
+            candidate = f"{name}_{n}"
+            n += 1
+        self._names.add(candidate)
+        return candidate
+
+    def function_for(self, program: Program, name: str, *, verbatim: bool = False) -> func.FuncOp:
+        """The private function computing ``program`` (built on first use),
+        named after ``name`` (cleaned to letters, digits and ``_`` unless
+        ``verbatim``)."""
         found = self._functions.get(id(program))
         if found is None:
-            function = self.build_function(self.unique_name(name), program, public=False)
+            symbol = self.verbatim_name(name) if verbatim else self.unique_name(name)
+            function = self.build_function(symbol, program, public=False)
             found = (program, function)  # keeps the program alive, so its id stays unique
             self._functions[id(program)] = found
         return found[1]
