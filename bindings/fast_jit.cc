@@ -25,6 +25,7 @@
 #include "../native/small_vector.h"
 #include "host_callback.h"
 #include "launch_pins.h"
+#include "matmul_precision.h"
 #include "numpy_interop.h"
 #include "pjrt_array.h"
 #include "py_errors.h"
@@ -99,6 +100,7 @@ struct CallState {
   SmallVector<py::object, 8> owned;  // other references held for the call
   bool any_donated = false;
   bool x64 = false;
+  uint64_t precision = 0;  // the default matmul precision's key (matmul_precision.h)
 
   py::handle Keep(py::object object) {
     owned.push_back(std::move(object));
@@ -321,7 +323,7 @@ class SignatureBuilder {
     Signature& sig = state_->signature;
     const Py_ssize_t nargs = call.nargs;
     const Py_ssize_t nkw = call.num_keywords();
-    sig.Push(kHeader + (state_->x64 ? 1 : 0));
+    sig.Push(kHeader + (state_->x64 ? 1 : 0) + (state_->precision << 1));
     sig.Push(static_cast<uint64_t>(nargs));
     sig.Push(static_cast<uint64_t>(nkw));
     for (Py_ssize_t i = 0; i < nargs; ++i) {
@@ -1681,6 +1683,7 @@ py::object Call(FastJittedObject* fn, const CallArgs& call) {
   if (!fn->pmap && InHostCallback()) return SlowCall(fn, call);
   CallState state;
   state.x64 = DictItem(g_ctx.config_values, g_ctx.s_enable_x64).ptr() == Py_True;
+  state.precision = MatmulPrecisionKey();
   SignatureBuilder builder(fn, &state);
   if (!builder.Build(call)) {
     if (PyErr_Occurred()) return {};

@@ -15,6 +15,7 @@
 #include "../native/small_vector.h"
 #include "host_callback.h"
 #include "launch_pins.h"
+#include "matmul_precision.h"
 #include "numpy_interop.h"
 #include "pjrt_array.h"
 #include "py_errors.h"
@@ -99,6 +100,7 @@ struct ShardedEntry {
   OutShape out_shape = kOneLeaf;
   py::object unflatten;  // kOtherTree: the output PyTreeDef's unflatten(list)
   bool x64 = false;
+  uint64_t precision = 0;  // the default matmul precision's key (matmul_precision.h)
 };
 
 using EntryPtr = std::shared_ptr<ShardedEntry>;
@@ -181,13 +183,13 @@ bool FlattenArg(PyObject* x, int depth, FlatArgs* flat) {
   return true;
 }
 
-EntryPtr Find(const FastShardedObject* fn, const FlatArgs& flat, bool x64) {
+EntryPtr Find(const FastShardedObject* fn, const FlatArgs& flat, bool x64, uint64_t precision) {
   const std::size_t num_words = flat.words.size();
   const std::size_t num_leaves = flat.leaves.size();
   const std::vector<EntryPtr>& entries = *fn->entries;
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
     const ShardedEntry& entry = **it;
-    if (entry.x64 != x64 || entry.in_keys.size() != num_leaves ||
+    if (entry.x64 != x64 || entry.precision != precision || entry.in_keys.size() != num_leaves ||
         entry.structure.size() != num_words) {
       continue;
     }
@@ -390,7 +392,7 @@ PyObject* FastShardedCall(PyObject* self, PyObject* const* args, size_t nargsf, 
     if (!FlattenArg(args[i], 0, &flat)) return SlowCall(fn, args, nargsf, kwnames);
   }
   // (held: another thread may replace the entries while the GIL is released)
-  EntryPtr entry = Find(fn, flat, x64);
+  EntryPtr entry = Find(fn, flat, x64, MatmulPrecisionKey());
   if (!entry) return SlowCall(fn, args, nargsf, kwnames);
   // Held too: another thread may take a leaf out of a list argument meanwhile.
   SmallVector<py::object, 8> held;
@@ -491,6 +493,7 @@ EntryPtr EntryFromSpec(const py::handle spec) {
   entry->unflatten = tree.attr("unflatten");
   entry->x64 =
       PyDict_GetItemWithError(g_ctx.config_values.ptr(), g_ctx.s_enable_x64.ptr()) == Py_True;
+  entry->precision = MatmulPrecisionKey();
   return entry;
 }
 
@@ -504,7 +507,8 @@ PyObject* AddEntry(PyObject* self, PyObject* spec) {
     // e.g. after a call it had to handle) replaces the old entry.
     for (auto it = entries.begin(); it != entries.end(); ++it) {
       const ShardedEntry& old = **it;
-      if (old.x64 != entry->x64 || old.in_keys.size() != entry->in_keys.size() ||
+      if (old.x64 != entry->x64 || old.precision != entry->precision ||
+          old.in_keys.size() != entry->in_keys.size() ||
           old.structure != entry->structure) {
         continue;
       }

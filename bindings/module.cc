@@ -27,6 +27,7 @@
 #include "fast_sharded.h"
 #include "host_callback.h"
 #include "kv_store.h"
+#include "matmul_precision.h"
 #include "numpy_interop.h"
 #include "pjrt_array.h"
 #include "py_errors.h"
@@ -466,6 +467,7 @@ void Init(py::module_& m) {
   RegisterFastEager(m);
   InitHostCallbacks(m);
   RegisterKeyValueStore(m);
+  RegisterMatmulPrecision(m);
 
   m.def("live_buffer_count", &Buffer::LiveCount, "Number of Buffer objects alive in this process.");
   m.def("abi_info", &AbiInfo,

@@ -85,6 +85,30 @@ const ArrayMeta* InternArrayMeta(PJRT_Buffer_Type type, const int64_t* dims, std
 
 PyTypeObject* PjrtArrayType() { return g_array_type; }
 
+namespace {
+
+// The list of every PjrtArray alive (jax.live_arrays), newest first.
+PjrtArrayObject* g_live_head = nullptr;
+
+void LinkLive(PjrtArrayObject* array) {
+  array->live_prev = nullptr;
+  array->live_next = g_live_head;
+  if (g_live_head != nullptr) g_live_head->live_prev = array;
+  g_live_head = array;
+}
+
+void UnlinkLive(PjrtArrayObject* array) {
+  if (array->live_prev != nullptr) {
+    array->live_prev->live_next = array->live_next;
+  } else if (g_live_head == array) {
+    g_live_head = array->live_next;
+  }
+  if (array->live_next != nullptr) array->live_next->live_prev = array->live_prev;
+  array->live_prev = array->live_next = nullptr;
+}
+
+}  // namespace
+
 void SetAvalFactory(PyObject* factory) {
   Py_XINCREF(factory);
   Py_XSETREF(g_aval_factory, factory);
@@ -102,6 +126,7 @@ PyObject* MakePjrtArray(std::shared_ptr<Buffer> buffer, const ArrayMeta* meta, i
   new (&array->donated_to) py::object();
   array->weakrefs = nullptr;
   array->shards = nullptr;
+  LinkLive(array);
   return self;
 }
 
@@ -244,6 +269,7 @@ PyObject* ArrayNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
     new (&array->donated_to) py::object();
     array->weakrefs = nullptr;
     array->shards = nullptr;
+    LinkLive(array);
     return self;
   } catch (...) {
     SetPythonErrorFromCurrentException();
@@ -255,6 +281,7 @@ void ArrayDealloc(PyObject* self) {
   PyTypeObject* type = Py_TYPE(self);
   PjrtArrayObject* array = AsArray(self);
   if (array->weakrefs != nullptr) PyObject_ClearWeakRefs(self);
+  UnlinkLive(array);
   array->buffer.~shared_ptr<Buffer>();
   delete array->shards;
   array->donated_to.~object();
@@ -853,6 +880,17 @@ void RegisterPjrtArray(py::module_& m) {
     throw py::error_already_set();
   }
   m.add_object("PjrtArray", py::handle(type));
+  m.def(
+      "live_pjrt_arrays",
+      []() {
+        py::list out;
+        for (PjrtArrayObject* a = g_live_head; a != nullptr; a = a->live_next) {
+          out.append(py::handle(reinterpret_cast<PyObject*>(a)));
+        }
+        return out;
+      },
+      "Every PjrtArray alive in this process, deleted ones too, newest first "
+      "(jax.live_arrays filters them).");
   m.def(
       "_make_sharded",
       [](const py::sequence& shards, int axis, py::object axis_name) {

@@ -68,6 +68,10 @@ struct PjrtArrayObject {
   pybind11::object donated_to;  // name of the function the buffer was donated to, or null
   PyObject* weakrefs;
   ShardSet* shards;  // owned; null for an array on one device
+  // every PjrtArray alive, in a list threaded through them (live_pjrt_arrays:
+  // jax.live_arrays); changed with the GIL held
+  PjrtArrayObject* live_prev;
+  PjrtArrayObject* live_next;
 };
 
 PyTypeObject* PjrtArrayType();

@@ -35,7 +35,7 @@ enum class HandleCompare : std::uint8_t {
 
 // The words of the fast path's signature (jit and pmap, called from Python
 // or from C++: one encoding). A signature is
-//   kHeader + x64, #positional, #keyword,
+//   kHeader + x64 + 2 * the default matmul precision's key, #positional, #keyword,
 //   per positional argument: kPositional, position, then its value;
 //   per keyword argument (sorted by name): kKeyword, the name (a handle), its value;
 // a value is kStatic + the value (a handle), or its pytree in preorder:
@@ -43,7 +43,7 @@ enum class HandleCompare : std::uint8_t {
 // word (kLeaf + LeafKind, then that kind's words). Values are spaced so no
 // two kinds collide.
 enum SignatureWord : std::uint64_t {
-  kHeader = 0x5349470000000000ull,  // + x64 flag
+  kHeader = 0x5349470000000000ull,  // + x64 flag + 2 * precision key
   kPositional = 0x100,              // then: position
   kKeyword = 0x101,                 // (the name is a handle)
   kStatic = 0x102,                  // (the value is a handle)

@@ -29,11 +29,9 @@ def _clear_fast_caches(users_only: bool = False) -> None:
 
 
 # the C++ fast path cannot see disable_jit on a cache hit: empty its caches
-# whenever the flag changes (the functions that honour it)
+# whenever the flag changes (the functions that honour it). (The default
+# matmul precision it sees: its signatures carry it, refimpl.backends.pjrt.fast_path.)
 config.observe("disable_jit", lambda _value: _clear_fast_caches(users_only=True))
-# nor the default matmul precision, part of every jit signature (a new one traces
-# again, its products recording it): the caches of every jit, eager operations' too
-config.observe("default_matmul_precision", lambda _value: _clear_fast_caches())
 
 
 def clear_caches() -> None:

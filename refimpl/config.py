@@ -206,6 +206,8 @@ class Config:
         self._observers.setdefault(name, []).append(callback)
 
     def __getattr__(self, name: str) -> Any:
+        if name == "default_matmul_precision":  # this thread's block over the flag, as JAX's
+            return matmul_precision()
         try:
             return self.__dict__["_values"][name]
         except KeyError:
@@ -230,6 +232,13 @@ def matmul_precision() -> Any:
     ``default_matmul_precision`` block's value in this thread, else the flag."""
     value = getattr(_local, "matmul_precision", _UNSET)
     return config._values["default_matmul_precision"] if value is _UNSET else value
+
+
+def thread_matmul_precision() -> tuple[bool, Any]:
+    """Whether this thread is in a ``default_matmul_precision`` block, and
+    the innermost block's value (the PJRT fast path keys on both)."""
+    value = getattr(_local, "matmul_precision", _UNSET)
+    return (False, None) if value is _UNSET else (True, value)
 
 
 def set_local_matmul_precision(value: Any) -> Any:

@@ -1,6 +1,6 @@
 """Host transfer and device queries of JAX's top-level namespace:
 ``block_until_ready``, ``device_get``, ``local_devices``, ``device_count``,
-``local_device_count``, ``process_index``, ``process_count``,
+``local_device_count``, ``live_arrays``, ``process_index``, ``process_count``,
 ``print_environment_info`` and the ``default_device`` context (each with
 ``jax.<name>``'s signature in JAX 0.10.2; docs/api.md, "Top-level
 utilities").
@@ -149,6 +149,40 @@ def local_devices(
         )
     wanted = 0 if index is None else index
     return [d for d in devices if getattr(d, "process_index", 0) == wanted]
+
+
+def live_arrays(platform: str | None = None) -> list[Any]:
+    """The arrays alive on ``platform``'s devices, as ``jax.live_arrays``.
+
+    Every array of that backend that is referenced (not yet garbage) and not
+    deleted or donated; an array over several devices (a sharded array, a
+    pmap output) is one entry, its blocks none. Constants a compiled program
+    keeps are not arrays and are not listed (JAX's are not either). The
+    order is unspecified. Counting them finds leaks: after a function runs
+    and its results are dropped, the count is back where it was.
+
+    Args:
+        platform: ``"ref"``, ``"pjrt"``, ``"cpu"`` (the host backend, as
+            ``local_devices``) or None (the default backend).
+
+    Returns:
+        A list of ``refimpl.Array``.
+
+    Raises:
+        ValueError: An unknown ``platform``.
+
+    Example:
+        >>> import refimpl as ri, refimpl.numpy as rnp
+        >>> before = len(ri.live_arrays())
+        >>> x = rnp.ones(3)
+        >>> len(ri.live_arrays()) - before
+        1
+        >>> del x
+        >>> len(ri.live_arrays()) - before
+        0
+    """
+    chosen = _check_backend("live_arrays", platform)
+    return list(backends.get(chosen).live_arrays())
 
 
 def _process_count(devices: list[Any]) -> int:

@@ -13,6 +13,8 @@ every block.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -86,3 +88,14 @@ class BlockArray(Array):
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         value = self._value()
         return value if dtype is None else value.astype(dtype)
+
+
+def live_arrays(single_device: Iterable[Any], is_device: Callable[[Any], bool]) -> list[Any]:
+    """``jax.live_arrays`` of one backend: its arrays alive and not deleted,
+    from ``single_device`` (its one-device arrays alive) and the arrays over
+    several devices (found by the garbage collector's list: they are Python
+    objects) whose first device is the backend's. An array over several
+    devices counts once, as in JAX, and its blocks not at all."""
+    found = [*single_device, *(o for o in gc.get_objects() if isinstance(o, BlockArray))]
+    blocks = {id(b) for a in found if isinstance(a, BlockArray) for b in a._shards}
+    return [a for a in found if id(a) not in blocks and not a.is_deleted() and is_device(a.device)]

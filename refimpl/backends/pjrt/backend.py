@@ -53,7 +53,7 @@ from refimpl.backends.ref import eager
 from refimpl.core import ShapedArray
 from refimpl.primitives.base import check_impl_outputs, impl_function
 from refimpl.primitives.elementwise import copy_p
-from refimpl.transforms import donation
+from refimpl.transforms import block_arrays, donation
 from refimpl.transforms.jit import (
     _check_compiler_options,
     _differences,
@@ -71,6 +71,7 @@ __all__ = [
     "eager_dispatch",
     "execute",
     "is_device",
+    "live_arrays",
     "lower",
     "make_fast_jitted",
     "placement",
@@ -82,6 +83,15 @@ __all__ = [
 name = "pjrt"
 array_types = (PjrtArray,)
 is_device = is_pjrt_device
+
+
+def live_arrays() -> list[Any]:
+    """The arrays of this backend alive (``jax.live_arrays``): the C++ list
+    of every PjrtArray alive (bindings/pjrt_array.h) and the arrays over
+    several devices made of them."""
+    arrays = pjrt_runtime.native_module().live_pjrt_arrays()
+    return block_arrays.live_arrays(arrays, is_device)
+
 
 # --- what jit's and pmap's stages (Lowered, Compiled) read of a module and an executable ---
 

@@ -42,7 +42,7 @@ from refimpl.array import placement_rule
 from refimpl.backends.pjrt.arrays import PjrtArray
 from refimpl.backends.pjrt.executables import default_device, has_host_callbacks
 from refimpl.backends.pjrt.runtime import native_module
-from refimpl.config import config
+from refimpl.config import config, thread_matmul_precision
 from refimpl.ref import Ref
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import sharded
@@ -52,6 +52,31 @@ __all__ = ["make_fast_jitted", "on_miss"]
 
 _pjrt = native_module()
 _pjrt._install_ref_type(Ref)  # Ref arguments take the C++ path (read, alias, write back)
+
+
+# --- the default matmul precision ------------------------------------------------------
+
+# The setting in effect is part of every jit signature (the products traced
+# under it record it, as JAX's), so the C++ signatures carry it too, as a small
+# key per setting (bindings/matmul_precision.h): a setting seen before finds
+# its compiled entry again, as in JAX, instead of tracing anew.
+_precision_keys: dict[Any, int] = {None: 0}
+
+
+def _precision_key(value: Any) -> int:
+    return _precision_keys.setdefault(value, len(_precision_keys))
+
+
+def _sync_precision_keys(_value: Any = None) -> None:
+    """Tell C++ the flag's key and this thread's block's (-1: none); called
+    on every change of either (config.observe), in the changing thread."""
+    in_block, value = thread_matmul_precision()
+    flag = _precision_key(config._values["default_matmul_precision"])
+    _pjrt.set_matmul_precision_keys(flag, _precision_key(value) if in_block else -1)
+
+
+config.observe("default_matmul_precision", _sync_precision_keys)
+_sync_precision_keys()
 
 
 # --- the fast callable -----------------------------------------------------------------

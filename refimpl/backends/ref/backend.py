@@ -7,6 +7,7 @@ NumPy interpreter (``refimpl.backends.ref.execute.execute_ref``).
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ from refimpl.backends.ref import eager
 from refimpl.backends.ref.arrays import Device, RefArray, default_device, placement, ref_devices
 from refimpl.backends.ref.execute import execute_ref
 from refimpl.config import config
+from refimpl.transforms import block_arrays
 from refimpl.transforms.jit import eager_over_mesh
 from refimpl.transforms.pmap import ShardedArray
 from refimpl.transforms.sharded import MeshArray
@@ -28,6 +30,7 @@ __all__ = [
     "eager",
     "execute",
     "is_device",
+    "live_arrays",
     "make_fast_jitted",
     "placement",
     "put_leaf",
@@ -49,6 +52,13 @@ eager.register_eager_binder(ShardedArray, eager_over_mesh)
 
 def devices() -> list[Device]:
     return ref_devices()
+
+
+def live_arrays() -> list[Any]:
+    """The arrays of this backend alive (``jax.live_arrays``): its RefArrays
+    are Python objects, found by the garbage collector's list."""
+    arrays = (o for o in gc.get_objects() if type(o) is RefArray)
+    return block_arrays.live_arrays(arrays, is_device)
 
 
 def is_device(device: Any) -> bool:
