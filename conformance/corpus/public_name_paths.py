@@ -127,6 +127,25 @@ def _dot_preset_member(ns: Any) -> Any:
     return ns.lax_.dot(ns.asarray(_X), ns.asarray(_Y), precision=preset)
 
 
+def _dot_lowered_algorithm(ns: Any) -> Any:
+    """The algorithm attribute of the lowered dot_general (and the converts
+    around it), a preset given and by default_matmul_precision."""
+
+    def dots(text: str) -> list[str]:
+        keep = ("stablehlo.dot_general", "stablehlo.convert")
+        return [line.split(", algorithm = ", 1)[-1] if "dot_general" in line
+                else line.split(" : ", 1)[-1] for line in text.splitlines()
+                if any(k in line for k in keep)]  # fmt: skip
+
+    x16 = ns.asarray(_X.astype(np.float16))
+    out = dots(
+        ns.jit(lambda a: ns.lax_.dot(a, a.T, precision="BF16_BF16_F32")).lower(x16).as_text()
+    )
+    with ns.api.default_matmul_precision("F32_F32_F32"):
+        out += dots(ns.jit(ns.lax_.dot).lower(ns.asarray(_X), ns.asarray(_Y)).as_text())
+    return out
+
+
 def _dot_mixed_precision_pair(ns: Any) -> Any:
     precision = (ns.lax_.Precision.HIGH, "fastest")
     return ns.lax_.dot(ns.asarray(_X), ns.asarray(_Y), precision=precision)
@@ -499,6 +518,7 @@ def cases() -> Iterator[Case]:
         yield script_case(f"{name}/jit", _dot(precision, dtype, jit=True), tags=TAGS)
     yield script_case("public_names/dot_algorithm/member", _dot_preset_member, tags=TAGS)
     yield script_case("public_names/dot_algorithm/mixed_pair", _dot_mixed_precision_pair, tags=TAGS)
+    yield script_case("public_names/dot_algorithm/lowered", _dot_lowered_algorithm, tags=TAGS)
     yield script_case("public_names/checking_leaks/no_leak", _checking_leaks_no_leak, tags=TAGS)
     yield script_case("public_names/checking_leaks/outcomes", _checking_leaks_outcomes, tags=TAGS)
     yield script_case(

@@ -119,6 +119,26 @@ def compute_types(
     return lhs, rhs, pick(out, _output_types(preset, lhs, rhs))
 
 
+# The algorithm each preset names in the lowered dot_general (JAX's
+# ``algorithm = <lhs_precision_type, rhs_precision_type, accumulation_type,
+# lhs/rhs_component_count, num_primitive_operations,
+# allow_imprecise_accumulation>``): the CPU presets but DEFAULT, which names none.
+_HLO_FIELDS: dict[DotAlgorithmPreset, tuple[np.dtype, np.dtype, np.dtype, int, int, int, bool]] = {
+    _P.F16_F16_F16: (_F16, _F16, _F16, 1, 1, 1, False),
+    _P.BF16_BF16_F32: (_BF16, _BF16, _F32, 1, 1, 1, False),
+    _P.BF16_BF16_F32_X3: (_BF16, _BF16, _F32, 1, 1, 3, False),
+    _P.BF16_BF16_F32_X6: (_BF16, _BF16, _F32, 1, 1, 6, False),
+    _P.F32_F32_F32: (_F32, _F32, _F32, 1, 1, 1, False),
+    _P.F64_F64_F64: (_F64, _F64, _F64, 1, 1, 1, False),
+}
+
+
+def hlo_fields(preset: DotAlgorithmPreset) -> tuple | None:
+    """The fields of the ``algorithm`` attribute a CPU preset lowers with, as
+    JAX's (None for DEFAULT: no attribute)."""
+    return _HLO_FIELDS.get(preset)
+
+
 def from_name(name: str) -> DotAlgorithmPreset | None:
     """The preset a ``precision`` string names, if it names one."""
     return DotAlgorithmPreset.__members__.get(name)

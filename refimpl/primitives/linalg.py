@@ -765,13 +765,35 @@ def _dot_general_lowering(
 
 
 def _algorithm_lowering(ctx, lhs, rhs, dimension_numbers: DotDims, algorithm: Any):
-    """The impl's conversions around the plain lowering (XLA's CPU backend would
-    ignore an algorithm attribute, so none is emitted)."""
+    """As JAX's: the operands converted to the preset's storage types, one
+    ``stablehlo.dot_general`` into its accumulation type carrying the
+    ``algorithm = <...>`` attribute (XLA's CPU backend runs the presets it
+    accepts), the result converted to the dot's type. DEFAULT names no
+    algorithm: the impl's conversions around the plain lowering."""
     dot_algorithms.check_runs_on_cpu(algorithm)
     (lhs_aval, rhs_aval), (out_aval,) = ctx.avals_in, ctx.avals_out
     lhs_type, rhs_type, acc = dot_algorithms.compute_types(
         algorithm, lhs_aval.dtype, rhs_aval.dtype, out_aval.dtype
     )
+    fields = dot_algorithms.hlo_fields(algorithm)
+    if fields is not None:
+        (lc, rc), (lb, rb) = dimension_numbers
+        dims = ctx.hlo.DotDimensionNumbers.get(
+            lhs_batching_dimensions=list(lb),
+            rhs_batching_dimensions=list(rb),
+            lhs_contracting_dimensions=list(lc),
+            rhs_contracting_dimensions=list(rc),
+        )
+        element = [ctx.tensor_type((), t).element_type for t in fields[:3]]
+        attribute = ctx.hlo.DotAlgorithm.get(*element, *fields[3:])
+        product = ctx.hlo.dot_general(
+            ctx.tensor_type(out_aval.shape, acc),
+            ctx.convert(lhs, lhs_aval.dtype, lhs_type),
+            ctx.convert(rhs, rhs_aval.dtype, rhs_type),
+            dims,
+            algorithm=attribute,
+        )
+        return [ctx.convert(product, acc, out_aval.dtype)]
     inner = copy.copy(ctx)
     inner.avals_in = [lhs_aval.update(dtype=lhs_type), rhs_aval.update(dtype=rhs_type)]
     inner.avals_out = [out_aval.update(dtype=acc)]

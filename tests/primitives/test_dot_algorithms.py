@@ -7,6 +7,8 @@ Values against JAX on both backends, eagerly, under jit, grad and vmap."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import jax
 import numpy as np
 import pytest
@@ -113,3 +115,48 @@ def test_jnp_matmul_and_dot_take_a_preset(backend):
         lambda: rnp.dot(_X, _Y, precision=lax.DotAlgorithmPreset.TF32_TF32_F32),
         lambda: jax.numpy.dot(_X, _Y, precision=jax.lax.DotAlgorithmPreset.TF32_TF32_F32),
     )
+
+
+def _lowered_dots(text):
+    """Each dot_general's algorithm attribute and types, and the converts
+    around it (the lowering's decisions, without value names)."""
+    out = []
+    for line in text.splitlines():
+        if "stablehlo.dot_general" in line:
+            algorithm = (
+                line[line.find("algorithm = <") :].split(">", 1)[0] if "algorithm" in line else ""
+            )
+            out.append(("dot_general", algorithm, line.rsplit(" : ", 1)[1]))
+        elif "stablehlo.convert" in line:
+            out.append(("convert", line.rsplit(" : ", 1)[1]))
+    return out
+
+
+_CPU_PRESETS = [
+    "DEFAULT", "F16_F16_F16", "F32_F32_F32", "BF16_BF16_F32", "BF16_BF16_F32_X3",
+    "BF16_BF16_F32_X6",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("preset", _CPU_PRESETS)
+def test_lowered_dot_carries_jaxs_algorithm(backend, preset):
+    """jit(dot).lower(...).as_text(): a CPU preset's dot_general carries JAX's
+    ``algorithm = <lhs_precision_type = ..., ...>`` with JAX's converts around
+    it (lax_test's testDotAlgorithmConfig, by default_matmul_precision too);
+    DEFAULT names none. Each compiled result is JAX's."""
+    for dtype in (np.float32, np.float16, jax.numpy.bfloat16, np.int32):
+        for x, y in [(_X, _Y), (_X[:, :1], _Y[:1]), (_X[None], _Y[None])]:
+            x, y = x.astype(dtype), y.astype(dtype)
+            fn = "dot" if x.ndim == 2 else "batch_matmul"
+            ours = ri.jit(partial(getattr(lax, fn), precision=preset))
+            theirs = jax.jit(partial(getattr(jax.lax, fn), precision=preset))
+            want = _lowered_dots(theirs.lower(x, y).as_text())
+            if preset != "DEFAULT":
+                assert _lowered_dots(ours.lower(x, y).as_text()) == want
+            _same(partial(ours, x, y), partial(theirs, x, y))
+    if preset == "DEFAULT":
+        return
+    with jax.default_matmul_precision(preset), ri.default_matmul_precision(preset):
+        x, y = _X, _Y
+        want = _lowered_dots(jax.jit(jax.lax.dot).lower(x, y).as_text())
+        assert _lowered_dots(ri.jit(lax.dot).lower(x, y).as_text()) == want
