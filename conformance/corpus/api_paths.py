@@ -322,6 +322,13 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
             lambda a, b: ns.api.numpy.dot(a, b, precision=ns.api.lax.Precision.HIGHEST)
         )(np.ones((2, 2), np.float32), np.ones((2, 3), np.float32))
     ),
+    # a y that is an x is pruned from the scan's body, the xs given for it
+    # (lax_control_flow_test's test_scan_input_to_output_forwarding)
+    "make_jaxpr_text_of_a_scan_forwarding_an_x": lambda ns: str(
+        ns.api.make_jaxpr(lambda xs: ns.api.lax.scan(lambda c, x: (c + 1, x), 0, xs))(
+            np.arange(3, dtype=np.float32)
+        )
+    ),
     # typed keys are variables of the key type (key<fry>[3,4,5]), and an
     # equation on keys has the keys' parameters (random_test's test_scan_jaxpr)
     "make_jaxpr_text_of_a_scan_over_keys": lambda ns: str(

@@ -34,7 +34,7 @@ import inspect
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NoReturn, TypeVar, cast
 
 import numpy as np
@@ -1346,30 +1346,32 @@ def _scan(
     consts = [*body.captured, *ref_context.outer_values(read, [False] * len(read))]
     carried = ref_context.outer_values(written, [True] * len(written))
     n_carry = len(init_leaves) + len(carried)
+    nc = len(consts)
+    # JAX's forwarding of a y that is an x: the xs themselves, the body
+    # pruned of that output (so the scan does not stack a copy of them)
+    xs_ys = _ys_forwarded_from_xs(program, nc, n_carry, xs_leaves, length)
+    if xs_ys:
+        kept = [a for j, a in enumerate(program.out_vars) if j not in xs_ys]
+        program = replace(program, out_vars=kept)
     outs = scan_p.bind(
         *consts,
         *init_leaves,
         *carried,
         *xs_leaves,
         body=program,
-        num_consts=len(consts),
+        num_consts=nc,
         num_carry=n_carry,
         length=length,
         reverse=reverse,
         unroll=unroll,
     )
     ref_context.write_back(written, outs[len(init_leaves) : n_carry])
-    # JAX's forwarding: a carry the body returns unchanged is the init, a y
-    # that is an x the xs
-    outs = list(outs)
-    nc = len(consts)
+    # JAX's forwarding: a carry the body returns unchanged is the init
+    computed = iter(outs)
+    outs = [xs_ys[j] if j in xs_ys else next(computed) for j in range(len(outs) + len(xs_ys))]
     for j, leaf in enumerate(init_leaves):
         if _forwarding_index(program, j) == nc + j:
             outs[j] = _forwarded(outs[j], leaf, carry=True)
-    for j in range(n_carry, len(outs)):
-        k = _forwarding_index(program, j)
-        if k is not None and k >= nc + n_carry:
-            outs[j] = _forwarded(outs[j], xs_leaves[k - nc - n_carry])
     carry = init_tree.unflatten(outs[: len(init_leaves)])
     ys = y_tree.unflatten(outs[n_carry:])
     node = body.out_tree.node_data()
@@ -2422,6 +2424,33 @@ def _forwarded(out: Any, value: Any, *, carry: bool = False) -> Any:
             return value
         return convert_element_type(value, want.dtype, weak_type=want.weak_type)
     return value if got == want else out
+
+
+def _ys_forwarded_from_xs(
+    program: Program, nc: int, n_carry: int, xs_leaves: list, length: int
+) -> dict[int, Any]:
+    """The outputs of a scan body ``program`` (``nc`` consts, ``n_carry``
+    carries) that return an x as it is -> the xs to give for them, as JAX's
+    scan prunes such a y from its body and forwards the xs. Left in the scan:
+    xs of another type than the stacked y (a weak-typed array, say), which
+    JAX's forwarding leaves alone too."""
+    found = {}
+    for j in range(n_carry, len(program.out_vars)):
+        k = _forwarding_index(program, j)
+        if k is None or k < nc + n_carry:
+            continue
+        value = xs_leaves[k - nc - n_carry]
+        y = program.out_vars[j].aval
+        want = y.update(shape=(length, *y.shape))
+        try:
+            got = tracing.get_aval(value, "forwarding", 0)
+        except TypeError:
+            continue
+        if isinstance(value, (np.ndarray, np.generic)):  # JAX's lax.asarray of the xs
+            found[j] = convert_element_type(value, want.dtype, weak_type=want.weak_type)
+        elif got == want:
+            found[j] = value
+    return found
 
 
 def _forwarding_index(program: Program, out_index: int) -> int | None:

@@ -1,0 +1,62 @@
+"""A scan whose body returns an x as a y, compared with JAX 0.10.2 live on
+both backends (issue 29: JAX's lax_control_flow_test.py
+test_scan_input_to_output_forwarding).
+
+JAX's scan prunes such a y from its body and gives the xs themselves for it
+(no stacked copy): ``make_jaxpr`` shows a body without that output and the
+xs as the function's output; the values are the xs (as an array of the
+stacked y's type for NumPy xs).
+"""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+import refimpl as ri
+
+
+def _cases(ns):
+    """name -> (function, its arguments)."""
+    lax, jnp = ns.lax, ns.numpy
+
+    def count_and_pass(c, x):
+        return c + 1, x
+
+    def several_ys(c, x):
+        return c + x, (x, x * 2, x)
+
+    return {
+        "as_test": (lambda x: lax.scan(count_and_pass, 0, x), (jnp.arange(3.0),)),
+        "numpy_xs": (lambda x: lax.scan(count_and_pass, 0, x), (np.arange(3.0),)),
+        "reverse": (lambda x: lax.scan(count_and_pass, 0, x, reverse=True), (jnp.arange(3.0),)),
+        "several_ys": (lambda x: lax.scan(several_ys, 0.0, x), (jnp.arange(4.0),)),
+        "tree_xs": (
+            lambda x: lax.scan(lambda c, x: (c + x[0], x[1]), np.float32(0), x),
+            ((jnp.arange(3.0), jnp.ones((3, 2), jnp.int32)),),
+        ),
+        "inside_jit": (ns.jit(lambda x: lax.scan(count_and_pass, 0, x)), (jnp.arange(3.0),)),
+        "under_vmap": (ns.vmap(lambda x: lax.scan(count_and_pass, 0, x)), (jnp.ones((2, 3)),)),
+    }
+
+
+def _shown(ns, name):
+    fun, args = _cases(ns)[name]
+    closed = ns.make_jaxpr(fun)(*args)
+    scans = [e for e in closed.jaxpr.eqns if str(e.primitive) == "scan"]
+    # the scan's ys: its outputs after the carries (JAX's body also makes a
+    # carry it returns unchanged a const; refimpl's keeps it a carry)
+    ys = [len(e.outvars) - e.params["num_carry"] for e in scans]
+    values = [np.asarray(v) for v in ns.tree_util.tree_leaves(fun(*args))]
+    dtypes = [str(v.dtype) for v in ns.tree_util.tree_leaves(fun(*args))]
+    return str(closed), ys, dtypes, values
+
+
+def test_scan_forwards_xs_returned_as_ys_as_jax(backend):
+    for name in _cases(jax):
+        got, want = _shown(ri, name), _shown(jax, name)
+        if name != "several_ys":  # a carry returned unchanged: JAX's is a const
+            assert got[0] == want[0], name
+        assert got[1:3] == want[1:3], name
+        for g, w in zip(got[3], want[3], strict=True):
+            np.testing.assert_array_equal(g, w, err_msg=name)
