@@ -6,10 +6,12 @@
     JVP rule, instead of the derivative of ``P``.
 
 ``custom_vjp_call[call=P, fwd=F, bwd=B](args)``
-    evaluates ``P``; under linearize the known part is ``F(primals) ->
-    (outputs, residuals)`` and the tangent part is one ``custom_lin``
-    equation holding ``B``, whose transpose is ``B(residuals, cotangents)``.
-    Forward mode is a ``TypeError`` as in JAX.
+    evaluates ``P``; under linearize (and forward mode, as JAX's) the known
+    part is ``F(primals) -> (outputs, residuals)`` and the tangent part is one
+    ``custom_lin`` equation holding ``B``, whose transpose is
+    ``B(residuals, cotangents)``. Evaluating ``custom_lin`` (forward mode's
+    tangent, eagerly or returned by a jit) is JAX's ``TypeError``; a jit whose
+    tangent is dropped never evaluates it (``transforms.dce.live_program``).
 
 Outside any transformation the decorated function is simply called. Keyword
 arguments are resolved to positions from the signature of the function, as
@@ -1118,13 +1120,6 @@ def _perturbed(tangent: Any) -> bool:
     return tracing.get_aval(tangent, "custom_vjp", "tangent").dtype != dtypes.float0
 
 
-def _custom_vjp_call_jvp(primals, tangents, *, num_consts, **params):
-    # JAX runs fwd before its custom_lin refuses forward mode: a
-    # differentiated closed-over value is met first (an escaped tracer)
-    _check_no_closed_over_tangents("custom_vjp", tangents, num_consts)
-    raise no_forward_mode_error(_NO_JVP)
-
-
 def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, symbolic_zeros):
     _check_no_closed_over_tangents("custom_vjp", tangents, num_consts)
     refs: _Refs = getattr(rules, "refs", _NO_REFS)
@@ -1168,7 +1163,11 @@ def _custom_vjp_call_linearize(primals, tangents, *, call, rules, num_consts, sy
     ]
 
 
-custom_vjp_call_p.def_jvp(_custom_vjp_call_jvp)
+# Forward mode is linearize's rule, as JAX's JVP of a custom_vjp: fwd runs
+# and the tangents go through one ``custom_lin``, staged under jit (make_jaxpr
+# shows it; nothing runs it when its result is dropped) and a TypeError only
+# when it is evaluated (eagerly, or a jit that returns the tangent).
+custom_vjp_call_p.def_jvp(_custom_vjp_call_linearize)
 custom_vjp_call_p.linearize_rule = _custom_vjp_call_linearize
 
 #: The tangent part of a linearized custom_vjp call: ``outs = custom_lin(res,
@@ -1189,7 +1188,9 @@ def _custom_lin_impl(*args, **_):
 
 @custom_lin_p.def_jvp
 def _custom_lin_jvp(primals, tangents, **_):
-    raise no_forward_mode_error(_NO_JVP)
+    # differentiating the tangent program itself (grad of a jvp's tangent):
+    # JAX's custom_lin has no JVP rule, and says so in its generic words
+    raise NotImplementedError("Differentiation rule for 'custom_lin' not implemented")
 
 
 # evaluating the linear part under jit on pjrt, or under vmap, is forward mode
@@ -1444,11 +1445,8 @@ class custom_vjp(_CustomFunction):
     def _apply_rules(self, trace, split, primals, tangents):
         rules = _VJPRules(self, split, None, None, _NO_REFS)
         nonzero = [_perturbed(t) for t in tangents]
-        if not trace.linearize:
-            # as JAX's JVPTrace: fwd runs, then custom_lin refuses forward
-            # mode (so fwd's own errors, e.g. an escaped closed-over tracer, come first)
-            rules.fwd(primals, nonzero)
-            raise no_forward_mode_error(_NO_JVP)
+        # forward mode too, as JAX's JVPTrace: fwd runs, then the tangents go
+        # through custom_lin (which refuses to be evaluated)
         outs, res, res_tree = rules.fwd(primals, nonzero)
         res, static_res = _split_static_residuals(res)
         touts = custom_lin_p.bind(

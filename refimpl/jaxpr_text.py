@@ -228,6 +228,18 @@ def _custom_params(prim: str, params: dict[str, Any]) -> list[tuple[str, Any]]:
     return [("name", _fun_name(getattr(owner, "fun", None))), *sorted(params.items())]
 
 
+def _custom_lin_params(params: dict[str, Any]) -> list[tuple[str, Any]]:
+    """A custom_vjp's tangent equation as JAX prints it: its bwd by name,
+    which inputs have zero tangents, the residual count."""
+    owner = getattr(params["rules"], "owner", None)
+    return [
+        ("bwd", _fun_name(getattr(owner, "bwd", None))),
+        ("in_zeros", [not nz for nz in params["in_nonzero"]]),
+        ("num_res", params["num_res"]),
+        ("symbolic_zeros", bool(getattr(owner, "symbolic_zeros", False))),
+    ]
+
+
 def _jax_params(eqn: Eqn, names: _Names, shared: dict[int, str]) -> list[tuple[str, Any]]:
     """``eqn``'s parameters as JAX's printing rule lists them, in order."""
     prim = eqn.primitive.name
@@ -236,6 +248,8 @@ def _jax_params(eqn: Eqn, names: _Names, shared: dict[int, str]) -> list[tuple[s
         return _jit_params(eqn, names, shared)
     if prim in ("custom_jvp_call", "custom_vjp_call"):
         return _custom_params(prim, params)
+    if prim == "custom_lin":
+        return _custom_lin_params(params)
     for old, new in _RENAMED.get(prim, {}).items():
         if old in params:
             params[new] = params.pop(old)

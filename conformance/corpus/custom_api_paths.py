@@ -126,6 +126,10 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
     "float0_through_rule": _float0_through_rule,
     "float0_cotangent_of_a_scan_carry": lambda ns: _float0_scan_carry(ns),
     "rules_closing_over_an_inner_vmap_value": lambda ns: _closure_with_vmap(ns),
+    # jvp of a custom_vjp stages its tangent (custom_lin): a jit dropping it runs
+    "jvp_of_custom_vjp_primal_under_jit": lambda ns: ns.api.jit(
+        lambda x: ns.api.jvp(_sin_vjp(ns.api), (x,), (x,))[0]
+    )(ns.asarray(XX)),
 }
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from refimpl.core import Eqn, Literal, Program
+from refimpl.core import Eqn, Literal, Program, subprograms
 from refimpl.primitives.call import jit_call_p
 from refimpl.primitives.control_flow import cond_p, scan_p
 
@@ -58,7 +58,7 @@ def dce_program(
     new_eqns: list[Eqn] = []
     for eqn in reversed(program.eqns):
         used_outs = [v.id in live for v in eqn.outputs]
-        if not any(used_outs) and not getattr(eqn.primitive, "effectful", False):
+        if not any(used_outs) and not _has_effects(eqn):
             continue
         rule = dce_rules.get(eqn.primitive)
         new_eqn: Eqn | None
@@ -87,12 +87,56 @@ def dce_program(
     return new, used_inputs
 
 
+def live_program(program: Program) -> Program:
+    """``program`` without the equations none of its outputs needs (sub-programs
+    too, through the DCE rules), taking the same inputs and constants: what a
+    backend runs for a jit, as JAX 0.10.2 removes dead code when it lowers a
+    jit (``pe.dce_jaxpr``). So an equation whose result nothing reads is never
+    evaluated: a ``custom_lin`` of a ``custom_vjp`` under ``jvp`` whose tangent
+    is dropped (``jit(lambda x: jvp(f, (x,), (x,))[0])``) runs, as JAX's. The
+    program itself stays as traced (``make_jaxpr`` shows the dead code, as
+    JAX's); the result is kept on it (programs are not changed once traced)."""
+    held = program.__dict__.get("_live_program")
+    if held is not None and held[0] == id(program):
+        return held[1]
+    pruned, _ = dce_program(program)
+    live = program
+    if len(pruned.eqns) != len(program.eqns) or any(
+        a is not b for a, b in zip(pruned.eqns, program.eqns, strict=True)
+    ):
+        live = dataclasses.replace(program, eqns=pruned.eqns)
+    program.__dict__["_live_program"] = (id(program), live)
+    return live
+
+
+def _has_effects(eqn: Eqn) -> bool:
+    """Whether ``eqn`` is kept for its effect alone: its primitive is
+    ``effectful`` or a sub-program holds such an equation (a ``debug.print``
+    in a jit or checkpoint), as JAX's effects propagate to the equation."""
+    if getattr(eqn.primitive, "effectful", False):
+        return True
+    return any(
+        getattr(e.primitive, "effectful", False)
+        for sub in subprograms(eqn)
+        for e in sub.walk_eqns()
+    )
+
+
 def _call_rule(program_param: str) -> Callable:
     """The DCE rule of a call-like primitive whose sub-program is
     ``params[program_param]`` and whose operands are the sub-program's inputs."""
 
     def rule(eqn: Eqn, used_outs: list[bool]) -> tuple[Eqn | None, list[bool]]:
         sub = eqn.params[program_param]
+        if all(used_outs):
+            # the call whole: one live sub-program per sub-program, so the
+            # calls of one jit still share it (one private function on pjrt)
+            live = live_program(sub)
+            if live is sub:
+                return eqn, [True] * len(eqn.inputs)
+            return Eqn(
+                eqn.primitive, eqn.inputs, eqn.outputs, {**eqn.params, program_param: live}
+            ), [True] * len(eqn.inputs)
         new_sub, used_ins = dce_program(sub, used_outs)
         params = dict(eqn.params)
         params[program_param] = new_sub

@@ -280,14 +280,17 @@ def test_optimize_remat_runs_residual_computation_once(optimize_remat, expected)
     CALLS["impl"] = 0
     _close(ri.grad(loss)(XV), want)
     assert CALLS["impl"] == expected
-    # jit on ref: the interpreter runs the program once
+    # under jit the forward pass's primal computation is dead (grad drops the
+    # loss's value) and is removed before the program runs, as JAX's lowering
+    # removes it (JAX's jit(grad) of the same function emits one cosine and
+    # no sine, with or without optimize_remat): once, on ref (the interpreter
+    # runs the program once) and on pjrt (emitted into the executable once)
     CALLS["impl"] = 0
     _close(ri.jit(ri.grad(loss), backend="ref")(XV), want)
-    assert CALLS["impl"] == expected
-    # jit on pjrt: the op is emitted into the executable `expected` times
+    assert CALLS["impl"] == 1
     CALLS["lowering"] = 0
     _close(ri.jit(ri.grad(loss), backend="pjrt")(XV), want)
-    assert CALLS["lowering"] == expected
+    assert CALLS["lowering"] == 1
     # under vmap
     xs = np.stack([XV, XV[::-1]])
     _close(ri.vmap(ri.grad(loss))(xs), jax.vmap(jax.grad(_loss(jnp, jax.checkpoint, fj)))(xs))

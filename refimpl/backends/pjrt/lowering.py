@@ -62,6 +62,7 @@ from refimpl.primitives import debug
 
 # fills rule_context.unroll_scans, which scan's lowering rule (control_flow) uses
 from refimpl.transforms import scan as _scan  # noqa: F401
+from refimpl.transforms.dce import live_program
 
 try:  # jaxlib is only needed by the PJRT backend
     from jaxlib.mlir import ir
@@ -780,6 +781,7 @@ def lower_program(
     a leading ``tensor<i32>`` argument ``_platform_index``: the position of
     the platform the executable runs on in ``platforms``.
     """
+    program = live_program(program)  # dead code removed, as JAX's lowering
     # the callables of host callbacks the rules registered: kept with the module
     # until the owner of its executables adopts them (host_callbacks)
     with host_callbacks.collecting() as callbacks:

@@ -16,6 +16,7 @@ import numpy as np
 from refimpl import pytree, tracing
 from refimpl.backends.ref.arrays import RefArray, placement
 from refimpl.interpreter import run_program
+from refimpl.transforms.dce import live_program
 
 if TYPE_CHECKING:
     from refimpl.transforms.jit import CacheEntry, CallArgs
@@ -68,7 +69,7 @@ def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> Any:
             for i, (leaf, aval) in enumerate(zip(call.leaves, call.signature.avals, strict=True))
         ]
         outs = run_program(
-            entry.program,
+            live_program(entry.program),  # its dead code removed, as JAX's lowering
             values,
             reuse=reuse,
             on_overwrite=lambda i: donated[i].mark_donated(name),
