@@ -504,6 +504,7 @@ def _call_lowering(ctx: Any, *args: Any, call: Program, **params: Any) -> list[A
 # --- custom_jvp ---------------------------------------------------------------------------
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_jvp_call_p.jax_param_names = {"call_jaxpr": "call"}  # type: ignore[attr-defined]
 INLINABLE_CALLS[custom_jvp_call_p] = "call"  # lowering may inline it (primitives.debug)
 custom_jvp_call_p.def_abstract_eval(_call_abstract_eval)
 
@@ -914,6 +915,8 @@ class custom_jvp(_CustomFunction):
 # --- custom_vjp ---------------------------------------------------------------------------
 
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+# eqn.params["call_jaxpr"] is the primal program, as JAX's (refimpl.core.JaxNamedParams)
+custom_vjp_call_p.jax_param_names = {"call_jaxpr": "call"}  # type: ignore[attr-defined]
 INLINABLE_CALLS[custom_vjp_call_p] = "call"
 custom_vjp_call_p.def_abstract_eval(_call_abstract_eval)
 custom_vjp_call_p.def_impl(_call_impl)

@@ -132,6 +132,8 @@ INTERNAL_NAMES: dict[str, str] = {
     "jax._src.dtypes.is_weakly_typed": "refimpl.dtypes:weak_type_of_value",
     # the class of a ClosedJaxpr's ref effects (refimpl.effects)
     "jax._src.state.types.RefEffect": "refimpl.effects:RefEffect",
+    # JAX's dce_jaxpr(jaxpr, used_outputs) -> (jaxpr, used_inputs)
+    "jax._src.interpreters.partial_eval.dce_jaxpr": "refimpl.transforms.dce:dce_program",
 }
 
 # JAX-internal module -> the refimpl modules looked in (in order) for a name

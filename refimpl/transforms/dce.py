@@ -77,12 +77,17 @@ def dce_program(
     consts = [
         (v, c) for v, c in zip(program.const_vars, program.consts, strict=True) if v.id in live
     ]
-    new = Program(
+    # of the program's own class: make_jaxpr's ClosedJaxpr stays one (printed
+    # as JAX's jaxpr, as JAX's dce_jaxpr gives a Jaxpr); constants' shardings
+    # are not carried (as before)
+    new = dataclasses.replace(
+        program,
         in_vars=[v for v, u in zip(program.in_vars, used_inputs, strict=True) if u],
         eqns=new_eqns,
         out_vars=out_vars,
         const_vars=[v for v, _ in consts],
         consts=[c for _, c in consts],
+        const_shardings=[],
     )
     return new, used_inputs
 

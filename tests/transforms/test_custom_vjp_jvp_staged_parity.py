@@ -110,3 +110,37 @@ def test_custom_lin_shown_as_jax():
     want = program(jax, jnp)
     assert "custom_lin[\n      bwd=f_bwd\n      in_zeros=[False]\n      num_res=0" in want
     assert program(ri, rnp) == want
+
+
+def test_dce_of_make_jaxprs_result_prints_as_jaxs_dce_jaxpr():
+    """The whole of JAX's test_custom_lin_pretty_print: tools/run_jax_tests.py
+    gives ``pe.dce_jaxpr`` as refimpl's ``dce_program`` (same signature and
+    result), which keeps make_jaxpr's ClosedJaxpr class, so the pruned program
+    prints as JAX's jaxpr text (it printed refimpl's listing)."""
+    import importlib
+    import pathlib
+
+    from jax._src.interpreters import partial_eval as pe
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("run_jax_tests", root / "tools/run_jax_tests.py")
+    assert spec is not None and spec.loader is not None
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    module, attr = runner.INTERNAL_NAMES["jax._src.interpreters.partial_eval.dce_jaxpr"].split(":")
+    dce = getattr(importlib.import_module(module), attr)
+
+    def pruned(ns, np_, dce_jaxpr):
+        @ns.custom_vjp
+        def f(x):
+            return x + 1
+
+        f.defvjp(lambda x: (f(x), ()), lambda _, g: g)
+        x = np_.array([4.2], dtype=np_.float32)
+        jaxpr = ns.make_jaxpr(lambda x: ns.jvp(f, (x,), (x,)))(x)
+        out, used_inputs = dce_jaxpr(jaxpr.jaxpr, [False, True])
+        return out.pretty_print(use_color=False), list(used_inputs)
+
+    want = pruned(jax, jnp, pe.dce_jaxpr)
+    assert want[0].startswith("{ lambda ; a:f32[1]. let\n    b:f32[1] = custom_lin[")
+    assert pruned(ri, rnp, dce) == want
