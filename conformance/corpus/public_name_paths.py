@@ -146,6 +146,39 @@ def _dot_lowered_algorithm(ns: Any) -> Any:
     return out
 
 
+def _ragged_all_to_all_outcomes(ns: Any) -> Any:
+    """Where lax.ragged_all_to_all does not run (JAX's CPU backend never
+    compiles it): a float offsets array and a rank-2 sizes array when lowered
+    (JAX's ValueErrors, types before ranks), eagerly outside a named axis
+    (RuntimeError), under jit (NameError) and under vmap over its own name
+    (NotImplementedError): the exception class and first line of each."""
+    L = ns.lax_
+    ints = ns.asarray(np.array([0, 1, 3], np.int32))
+    args = [ns.asarray(np.arange(6.0, dtype=np.float32)), ns.asarray(np.zeros(7, np.float32))]
+    args += [ints] * 4
+
+    def ragged(*a: Any) -> Any:
+        return L.ragged_all_to_all(*a, axis_name="x")
+
+    def outcome(run: Any) -> Any:
+        try:
+            run()
+        except Exception as e:  # noqa: BLE001 - the outcome is the observation
+            return type(e).__name__, str(e).splitlines()[0]
+        return "ok"
+
+    floats = ns.asarray(np.array([0.0, 1.0, 3.0], np.float32))
+    rank2 = ns.asarray(np.array([[1, 2, 3]], np.int32))
+    stacked = [ns.np_.stack([a, a]) for a in args]
+    return [
+        outcome(lambda: ns.jit(ragged).lower(*args[:2], floats, *args[3:])),
+        outcome(lambda: ns.jit(ragged).lower(*args[:3], rank2, *args[4:])),
+        outcome(lambda: ragged(*args)),
+        outcome(lambda: ns.jit(ragged)(*args)),
+        outcome(lambda: ns.api.vmap(ragged, axis_name="x")(*stacked)),
+    ]
+
+
 def _dot_mixed_precision_pair(ns: Any) -> Any:
     precision = (ns.lax_.Precision.HIGH, "fastest")
     return ns.lax_.dot(ns.asarray(_X), ns.asarray(_Y), precision=precision)
@@ -519,6 +552,9 @@ def cases() -> Iterator[Case]:
     yield script_case("public_names/dot_algorithm/member", _dot_preset_member, tags=TAGS)
     yield script_case("public_names/dot_algorithm/mixed_pair", _dot_mixed_precision_pair, tags=TAGS)
     yield script_case("public_names/dot_algorithm/lowered", _dot_lowered_algorithm, tags=TAGS)
+    yield script_case(
+        "public_names/ragged_all_to_all/outcomes", _ragged_all_to_all_outcomes, tags=TAGS
+    )
     yield script_case("public_names/checking_leaks/no_leak", _checking_leaks_no_leak, tags=TAGS)
     yield script_case("public_names/checking_leaks/outcomes", _checking_leaks_outcomes, tags=TAGS)
     yield script_case(

@@ -56,6 +56,7 @@ from refimpl import dtypes, pytree, tracing
 from refimpl.core import Eqn, Program, ShapedArray
 from refimpl.errors import LoweringError
 from refimpl.primitives import (
+    ad_helpers,
     base,
     batch_rules,
     elementwise,
@@ -1338,6 +1339,286 @@ def _all_to_all_lowering(ctx, x, *, axes, axis_index_groups, split_axis, concat_
     return [op.results[0]]
 
 
+# === ragged_all_to_all: one block ======================================================
+#
+# ragged_all_to_all(operand, output, input_offsets, send_sizes, output_offsets,
+# recv_sizes, axis_name) over a named axis of n members, N = len(offsets) =
+# n * s (s slices per member). Member m sends its slice j (rows
+# input_offsets[j] : + send_sizes[j] of operand, along axis 0) to member j // s,
+# which writes it at rows output_offsets[j] : + recv_sizes[k] of its copy of
+# output, k = m * s + j % s being the slot the receiver keeps for it; later
+# slots overwrite earlier ones. So receiver r's slot k holds sender k // s's
+# slice r * s + k % s, and
+#
+#     result[r] = output[r] with, for k in 0..N-1 in order,
+#         rows start : start + recv_sizes[r][k] = operand[k // s][src : src + recv_sizes[r][k]]
+#     where start = output_offsets[k // s][r * s + k % s],
+#           src = input_offsets[k // s][r * s + k % s]
+#
+# (send_sizes[m][r * s + i] == recv_sizes[r][m * s + i] is the caller's
+# promise, as in JAX; rows past an array's end are not read or written).
+# Constraints, JAX 0.10.2's ValueErrors, in its order: (C1) the four offset
+# and size arrays have integer dtypes, (C2) rank 1 with a positive length,
+# then (C3) axis_name bound; (C4) N divisible by n (where it runs). The result
+# has output's type, strong.
+#
+# Where it runs, as in JAX 0.10.2: over a pmap's devices (shard_map too) the
+# reference computes the definition above; XLA's CPU backend has no
+# ragged-all-to-all (JAX's module does not compile there: "UNIMPLEMENTED: HLO
+# opcode `ragged-all-to-all` is not supported by XLA:CPU"), and pjrt lowers it
+# as JAX does, to the same custom call, so it fails the same way there. Under
+# vmap over its own axis name it is JAX's NotImplementedError; vmap over
+# another axis maps the members' data into one bigger exchange (JAX's rule).
+# Outside any named axis it is JAX's RuntimeError. Linear in operand and
+# output: the JVP exchanges the tangents with the same offsets and sizes.
+
+ragged_all_to_all_p = CollectivePrimitive("ragged_all_to_all")
+
+_RAGGED_ARGS = ("input_offsets", "send_sizes", "output_offsets", "recv_sizes")
+
+
+@ragged_all_to_all_p.def_abstract_eval
+def _ragged_abstract_eval(operand, output, *offsets_and_sizes, axes, axis_index_groups):
+    for name, aval in zip(_RAGGED_ARGS, offsets_and_sizes, strict=True):
+        if not dtypes.is_integer(aval.dtype):  # (C1)
+            raise ValueError(f"ragged_all_to_all {name} must be integer type.")
+    for name, aval in zip(_RAGGED_ARGS, offsets_and_sizes, strict=True):
+        if aval.ndim != 1 or aval.shape[0] < 1:  # (C2)
+            raise ValueError(
+                f"ragged_all_to_all {name} must be rank 1 with positive dimension size, "
+                f"but got shape {tuple(aval.shape)}"
+            )
+    return output.update(weak_type=False)
+
+
+def _ragged_impl(*args: Any, **params: Any) -> Any:
+    raise RuntimeError(
+        "ragged_all_to_all must be used within a mapped context like vmap or shard_map."
+    )
+
+
+ragged_all_to_all_p.def_impl(_ragged_impl)
+
+
+def _ragged_jvp(primals, tangents, **params):
+    """Linear in operand and output: the tangents exchanged the same way."""
+    out = _bind(ragged_all_to_all_p, params["axes"], *primals, **params)
+    operand_dot, output_dot = tangents[:2]
+    if ad_helpers.is_zero(operand_dot) and ad_helpers.is_zero(output_dot):
+        return out, ad_helpers.zero_tangent(ad_helpers.aval_of(out))
+    dots = [
+        ad_helpers.instantiate(t, ad_helpers.tangent_aval(ad_helpers.aval_of(x)))
+        for t, x in zip(tangents[:2], primals[:2], strict=True)
+    ]
+    return out, _bind(ragged_all_to_all_p, params["axes"], *dots, *primals[2:], **params)
+
+
+ragged_all_to_all_p.def_jvp(_ragged_jvp)
+
+
+@ragged_all_to_all_p.def_transpose
+def _ragged_transpose(ct, operand, output, input_offsets, send_sizes, output_offsets,
+                      recv_sizes, *, axes, axis_index_groups):  # fmt: skip
+    """JAX's rule: each received row's cotangent goes back to the row it was
+    read from (the exchange run backwards: offsets and sizes swap roles, the
+    received starts found by an all_to_all); the output rows a slice
+    overwrote get no cotangent."""
+    rest = [None] * 4
+    undefined = [isinstance(x, ad_helpers.UndefinedPrimal) for x in (operand, output)]
+    if isinstance(ct, Zero):  # pragma: no cover - a single-output rule gets no Zero
+        return [Zero(x.aval) if u else None for x, u in zip((operand, output), undefined)] + rest
+    params = {"axes": axes, "axis_index_groups": axis_index_groups}
+
+    def exchanged(table: Any) -> Any:  # the receiver's view: all_to_all, tiled
+        return _bind(all_to_all_p, axes, table, split_axis=0, concat_axis=0, **params)
+
+    starts = exchanged(output_offsets)
+    operand_ct = None
+    if undefined[0]:
+        zeros = ad_helpers.zeros(ad_helpers.aval_of(operand))
+        operand_ct = _bind(
+            ragged_all_to_all_p, axes, ct, zeros, starts, recv_sizes,
+            exchanged(input_offsets), send_sizes, **params,
+        )  # fmt: skip
+    output_ct = None
+    if undefined[1]:
+        aval = ad_helpers.aval_of(ct)
+        covered = _rows_written(starts, recv_sizes, aval.shape[0])
+        mask = structural.broadcast_in_dim(covered, aval.shape, (0,))
+        output_ct = elementwise.select(mask, ad_helpers.zeros(aval), ct)
+    return [operand_ct, output_ct, *rest]
+
+
+def _rows_written(starts: Any, sizes: Any, rows: int) -> Any:
+    """Whether each of ``rows`` output rows lies in some ``starts[k] : + sizes[k]``."""
+    index = np.dtype(np.int32)
+    big = batch_rules.shape_of(starts)[0]
+    row = structural.broadcast_in_dim(structural.iota(index, rows), (big, rows), (1,))
+    start = structural.broadcast_in_dim(
+        elementwise.convert_element_type(starts, index), (big, rows), (0,)
+    )
+    end = elementwise.add_p.bind(
+        start,
+        structural.broadcast_in_dim(
+            elementwise.convert_element_type(sizes, index), (big, rows), (0,)
+        ),
+    )
+    inside = elementwise.and_p.bind(
+        elementwise.ge_p.bind(row, start), elementwise.lt_p.bind(row, end)
+    )
+    return reductions.reduce_or_p.bind(inside, axes=(0,))
+
+
+def _received(a: Any, n: int, s: int) -> Any:
+    """``(senders, n * s)`` -> ``(receivers, n * s)``: receiver ``r``'s slot
+    ``k`` holds sender ``k // s``'s entry ``r * s + k % s``."""
+    a = structural.reshape(a, (n, n, s))
+    return structural.reshape(batch_rules.moveaxis(a, 1, 0), (n, n * s))
+
+
+def _pick(table: Any, k: Any) -> Any:
+    """``out[r, p] = table[r, k[r, p]]`` for an ``(n, N)`` table and in-range ``k``."""
+    n, big = batch_rules.shape_of(table)
+    index = tracing.get_aval(k, "ragged_all_to_all", 0).dtype
+    rows = structural.broadcast_in_dim(structural.iota(index, n), batch_rules.shape_of(k), (0,))
+    flat = elementwise.add_p.bind(
+        elementwise.mul_p.bind(rows, elementwise.convert_element_type(big, index)), k
+    )
+    return indexing.gather_along_axis(structural.reshape(table, (n * big,)), flat, 0)
+
+
+def _ragged_exchange(operand, output, input_offsets, output_offsets, recv_sizes, n: int):
+    """The definition over the members at once (every argument has the members
+    axis first): a gather of each output row's source row, where a slot covers it."""
+    rows_in, rows_out = batch_rules.shape_of(operand)[1], batch_rules.shape_of(output)[1]
+    big = batch_rules.shape_of(input_offsets)[1]
+    if big % n:  # (C4)
+        raise ValueError(
+            f"ragged_all_to_all: the number of offsets ({big}) must be divisible by the size "
+            f"of the named axis ({n})"
+        )
+    index = np.dtype(np.int32)
+    starts = _received(elementwise.convert_element_type(output_offsets, index), n, big // n)
+    sources = _received(elementwise.convert_element_type(input_offsets, index), n, big // n)
+    lengths = elementwise.convert_element_type(recv_sizes, index)
+    row = structural.broadcast_in_dim(structural.iota(index, rows_out), (n, big, rows_out), (2,))
+    start = structural.broadcast_in_dim(starts, (n, big, rows_out), (0, 1))
+    end = elementwise.add_p.bind(
+        start, structural.broadcast_in_dim(lengths, (n, big, rows_out), (0, 1))
+    )
+    covered = elementwise.and_p.bind(
+        elementwise.ge_p.bind(row, start), elementwise.lt_p.bind(row, end)
+    )
+    slot = structural.broadcast_in_dim(structural.iota(index, big), (n, big, rows_out), (1,))
+    minus_one = structural.broadcast_in_dim(
+        elementwise.convert_element_type(-1, index), (n, big, rows_out), ()
+    )
+    last = reductions.reduce_max_p.bind(elementwise.select(covered, slot, minus_one), axes=(1,))
+    written = elementwise.ge_p.bind(last, elementwise.convert_element_type(0, index))
+    k = elementwise.max_p.bind(last, elementwise.convert_element_type(0, index))  # (n, rows_out)
+    # the source row: sender k // s's operand, at its offset plus the row's distance
+    # from the slot's start (rows past the operand's end are not read)
+    offset = _pick(sources, k)
+    distance = elementwise.sub_p.bind(
+        structural.broadcast_in_dim(structural.iota(index, rows_out), (n, rows_out), (1,)),
+        _pick(starts, k),
+    )
+    sender = elementwise.div_p.bind(k, elementwise.convert_element_type(big // n, index))
+    source_row = elementwise.add_p.bind(offset, distance)
+    inside = elementwise.and_p.bind(
+        elementwise.ge_p.bind(source_row, elementwise.convert_element_type(0, index)),
+        elementwise.lt_p.bind(source_row, elementwise.convert_element_type(rows_in, index)),
+    )
+    written = elementwise.and_p.bind(written, inside)
+    flat_row = elementwise.add_p.bind(
+        elementwise.mul_p.bind(sender, elementwise.convert_element_type(rows_in, index)),
+        elementwise.clamp(
+            elementwise.convert_element_type(0, index),
+            source_row,
+            elementwise.convert_element_type(rows_in - 1, index),
+        ),
+    )
+    rest = tuple(batch_rules.shape_of(operand)[2:])
+    flat = structural.reshape(operand, (n * rows_in, *rest)) if rows_in else None
+    if flat is None:  # an empty operand: nothing is read
+        return output
+    values = indexing.gather_along_axis(flat, structural.reshape(flat_row, (n * rows_out,)), 0)
+    values = structural.reshape(values, (n, rows_out, *rest))
+    mask = structural.broadcast_in_dim(written, (n, rows_out, *rest), (0, 1))
+    return elementwise.select(mask, values, output)
+
+
+@ragged_all_to_all_p.def_batch
+def _ragged_batch(args, dims, *, axes, axis_index_groups):
+    frame_name, size = _frame_size()
+    if frame_name not in axes:
+        return _ragged_outer_axis(args, dims, size, axes, axis_index_groups)
+    if not on_device_axis():
+        raise NotImplementedError("Please open a feature request!")  # JAX 0.10.2's words
+    if axis_index_groups is not None or len(axes) > 1:
+        raise NotImplementedError(
+            "ragged_all_to_all: axis_index_groups and several axis names are not supported "
+            "by the reference backend"
+        )
+    operand, output, input_offsets, _, output_offsets, recv_sizes = (
+        batch_rules.bdim_to(x, d, size, 0) for x, d in zip(args, dims, strict=True)
+    )
+    out = _ragged_exchange(operand, output, input_offsets, output_offsets, recv_sizes, size)
+    return out, 0
+
+
+def _ragged_outer_axis(args, dims, size, axes, axis_index_groups):
+    """vmap over another axis (JAX's rule): the mapped instances' rows are
+    stacked into one operand and output per member, their offsets shifted to
+    their block, and one exchange moves every instance's slices."""
+    if all(d is None for d in dims):
+        return _bind(ragged_all_to_all_p, axes, *args, axes=axes,
+                     axis_index_groups=axis_index_groups), None  # fmt: skip
+    if axis_index_groups is not None:
+        raise NotImplementedError("Please open a feature request!")
+    operand, output = (batch_rules.bdim_to(x, d, size, 0) for x, d in zip(args[:2], dims[:2]))
+    rows_in, rows_out = batch_rules.shape_of(operand)[1], batch_rules.shape_of(output)[1]
+    # the offsets and sizes with the instances second: (N, size)
+    tables = [batch_rules.bdim_to(x, d, size, 1) for x, d in zip(args[2:], dims[2:])]
+    big = batch_rules.shape_of(tables[0])[0]
+
+    def shifted(table: Any, rows: int) -> Any:
+        dtype = tracing.get_aval(table, "ragged_all_to_all", 0).dtype
+        step = structural.iota(dtype, size)
+        block = elementwise.mul_p.bind(step, elementwise.convert_element_type(rows, dtype))
+        return elementwise.add_p.bind(table, structural.broadcast_in_dim(block, (big, size), (1,)))
+
+    tables[0], tables[2] = shifted(tables[0], rows_in), shifted(tables[2], rows_out)
+    merged = [
+        structural.reshape(operand, (size * rows_in, *batch_rules.shape_of(operand)[2:])),
+        structural.reshape(output, (size * rows_out, *batch_rules.shape_of(output)[2:])),
+        *(structural.reshape(t, (big * size,)) for t in tables),
+    ]
+    out = _bind(ragged_all_to_all_p, axes, *merged, axes=axes, axis_index_groups=None)
+    return structural.reshape(out, (size, rows_out, *batch_rules.shape_of(output)[2:])), 0
+
+
+@ragged_all_to_all_p.def_lowering
+def _ragged_lowering(ctx, *args, axes, axis_index_groups):
+    """JAX's custom call (which XLA's CPU backend does not implement)."""
+    groups = _replica_groups("ragged_all_to_all", axes, axis_index_groups)
+    i64 = ctx.ir.IntegerType.get_signless(64)
+    config = {
+        "replica_groups": ctx.ir.DenseIntElementsAttr.get(groups),
+        "channel_id": ctx.ir.IntegerAttr.get(i64, 1),
+    }
+    op = ctx.hlo.CustomCallOp.build_generic(
+        results=[ctx.ir_type(ctx.avals_out[0])],
+        operands=list(args),
+        attributes={
+            "call_target_name": ctx.ir.StringAttr.get("ragged_all_to_all"),
+            "api_version": ctx.ir.IntegerAttr.get(ctx.ir.IntegerType.get_signless(32), 4),
+            "backend_config": ctx.ir.DictAttr.get(config),
+        },
+    )
+    return [op.results[0]]
+
+
 # --- the public lax functions ------------------------------------------------------------
 
 
@@ -1498,7 +1779,39 @@ def all_to_all(
     return pytree.tree_map(exchange, x)
 
 
+def ragged_all_to_all(
+    operand: Any,
+    output: Any,
+    input_offsets: Any,
+    send_sizes: Any,
+    output_offsets: Any,
+    recv_sizes: Any,
+    *,
+    axis_name: Any,
+    axis_index_groups: Any = None,
+) -> Any:
+    """``jax.lax.ragged_all_to_all``: the members of ``axis_name`` exchange
+    ragged slices (rows of ``operand``) into their copies of ``output`` (the
+    ragged_all_to_all block above). Checked as JAX checks: the offsets' and
+    sizes' types and ranks first, then the axis name."""
+    args = (operand, output, input_offsets, send_sizes, output_offsets, recv_sizes)
+    avals = [tracing.get_aval(x, "ragged_all_to_all", i) for i, x in enumerate(args)]
+    _ragged_abstract_eval(*avals, axes=(), axis_index_groups=None)
+    names = tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+    unbound = [name for name in names if axis_size_or_none(name) is None]
+    if unbound and not any(isinstance(x, tracing.Tracer) for x in args):
+        _ragged_impl()  # eagerly, as JAX's impl: RuntimeError
+    if unbound:
+        raise NameError(  # (C3), JAX 0.10.2's words
+            f"Found an unbound axis name: {unbound[0]}. To fix this, please call "
+            "ragged_all_to_all under `jax.shard_map`."
+        )
+    axes = _axes_tuple(axis_name)
+    groups = _check_groups("ragged_all_to_all", axis_index_groups, axes)
+    return _bind(ragged_all_to_all_p, axes, *args, axes=axes, axis_index_groups=groups)
+
+
 __all__ = [
     "all_gather", "all_to_all", "axis_index", "pmax", "pmean", "pmin", "ppermute", "psum",
-    "psum_scatter",
+    "psum_scatter", "ragged_all_to_all",
 ]  # fmt: skip
