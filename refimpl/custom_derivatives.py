@@ -22,6 +22,7 @@ the rules as given (first, in order), as in JAX.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import weakref
@@ -32,7 +33,7 @@ import numpy as np
 
 from refimpl import dtypes, pytree, tracing, tree_util
 from refimpl.ad_checkpoint import remat_opt_fwd
-from refimpl.core import AbstractRef, Program, ShapedArray, avals_str
+from refimpl.core import AbstractRef, Eqn, Program, ShapedArray, avals_str
 from refimpl.custom_batching import forward_def
 from refimpl.errors import UnexpectedTracerError
 from refimpl.interpreter import eval_program
@@ -49,6 +50,7 @@ from refimpl.transforms.ad_util import (
     tangent_aval,
 )
 from refimpl.transforms.batching import vmap
+from refimpl.transforms.dce import dce_program, dce_rules, with_params
 
 
 class SymbolicZero:
@@ -1820,6 +1822,98 @@ custom_vjp_call_p.def_batch(
         # with refs written: their outputs follow the refs)
         natural_outs=lambda inner, in_batched: not getattr(inner, "refs", _NO_REFS).n_written,
     )
+)
+
+
+# --- dead code elimination -------------------------------------------------------------------
+# As JAX's dce rules for custom_jvp_call/custom_vjp_call: outputs nobody uses
+# are dropped from the call, its primal program pruned to the rest (so a jit
+# does not compute them), and the rules answer for the kept outputs only: the
+# JVP rule's pruned outputs are dropped, bwd gets zero cotangents for them.
+# Every input is kept (the rules take them all). Calls touching refs made
+# outside, with optimize_remat, or whose rules a transformation wrapped (vmap)
+# stay whole.
+
+
+class _PrunedJVPRule:
+    """A custom_jvp call's JVP rule for the outputs marked ``used``."""
+
+    def __init__(self, inner: _JVPRule, used: list[bool]) -> None:
+        self.inner = inner
+        self.used = used
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)  # owner, refs, lowering_key, ...
+
+    def __repr__(self) -> str:
+        return repr(self.inner)
+
+    def __call__(self, primals: list, tangents: list) -> tuple[list, list]:
+        p_out, t_out = self.inner(primals, tangents)
+        return _kept(p_out, self.used), _kept(t_out, self.used)
+
+
+class _PrunedVJPRules:
+    """A custom_vjp call's fwd and bwd for the outputs marked ``used``
+    (``out_avals``: all the call's outputs, for the zeros of the others)."""
+
+    def __init__(self, inner: _VJPRules, used: list[bool], out_avals: list) -> None:
+        self.inner = inner
+        self.used = used
+        self.all_out_avals = out_avals
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)  # owner, refs, optimize_remat, arg_ref_slots, ...
+
+    def __repr__(self) -> str:
+        return repr(self.inner)
+
+    def fwd(self, primals: list, perturbed: list[bool]) -> tuple[list, list, Any]:
+        outs, res, res_tree = self.inner.fwd(primals, perturbed)
+        return _kept(outs, self.used), res, res_tree
+
+    def bwd(self, res: list, res_tree: Any, cts: list) -> list:
+        given = iter(cts)
+        full = [
+            next(given) if u else Zero(tangent_aval(a))
+            for u, a in zip(self.used, self.all_out_avals, strict=True)
+        ]
+        return self.inner.bwd(res, res_tree, full)
+
+
+def _kept(values: list, used: list[bool]) -> list:
+    return [v for v, u in zip(values, used, strict=True) if u]
+
+
+def _custom_call_dce(rule_param: str, rules_type: type, prune: Callable) -> Callable:
+    """The DCE rule of a custom call whose rules are ``params[rule_param]``;
+    ``prune(rules, used_outs, call)`` gives the rules for the kept outputs."""
+
+    def rule(eqn: Any, used_outs: list[bool]) -> tuple[Any, list[bool]]:
+        inner: Any = eqn.params[rule_param]
+        all_inputs = [True] * len(eqn.inputs)
+        if (
+            all(used_outs)
+            or type(inner) is not rules_type
+            or inner.refs.n
+            or getattr(inner, "optimize_remat", False)
+        ):
+            return eqn, all_inputs
+        call: Program = eqn.params["call"]
+        pruned, _ = dce_program(call, used_outs)
+        pruned = dataclasses.replace(pruned, in_vars=list(call.in_vars))  # every input kept
+        params = with_params(eqn, call=pruned, **{rule_param: prune(inner, used_outs, call)})
+        outputs = _kept(eqn.outputs, used_outs)
+        return Eqn(eqn.primitive, list(eqn.inputs), outputs, params), all_inputs
+
+    return rule
+
+
+dce_rules[custom_jvp_call_p] = _custom_call_dce(
+    "jvp", _JVPRule, lambda inner, used, call: _PrunedJVPRule(inner, used)
+)
+dce_rules[custom_vjp_call_p] = _custom_call_dce(
+    "rules", _VJPRules, lambda inner, used, call: _PrunedVJPRules(inner, used, call.out_avals)
 )
 
 

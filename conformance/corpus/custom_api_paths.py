@@ -126,11 +126,34 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
     "float0_through_rule": _float0_through_rule,
     "float0_cotangent_of_a_scan_carry": lambda ns: _float0_scan_carry(ns),
     "rules_closing_over_an_inner_vmap_value": lambda ns: _closure_with_vmap(ns),
+    # checkpoint's DCE prunes a custom call to the output used: its rules
+    # then answer for that output (bwd gets a zero cotangent for the other)
+    "checkpoint_of_one_output_of_a_custom_vjp": lambda ns: _one_output_checkpointed(ns),
     # jvp of a custom_vjp stages its tangent (custom_lin): a jit dropping it runs
     "jvp_of_custom_vjp_primal_under_jit": lambda ns: ns.api.jit(
         lambda x: ns.api.jvp(_sin_vjp(ns.api), (x,), (x,))[0]
     )(ns.asarray(XX)),
 }
+
+
+def _one_output_checkpointed(ns: Any) -> Any:
+    api, jnp = ns.api, ns.api.numpy
+
+    @api.custom_vjp
+    def f(x, y):
+        return jnp.sin(x), x + jnp.cos(y)
+
+    f.defvjp(
+        lambda x, y: (f(x, y), (jnp.cos(x), jnp.sin(y))),
+        lambda r, c: (2.0 * r[0] * c[0] + 1.5 * c[1], -0.5 * r[1] * c[1]),
+    )
+    xs, ys = ns.asarray(XX[0]), ns.asarray(XX[1] - 2.0)
+
+    def grads(k: int) -> Any:
+        g = api.grad(lambda x, y: api.checkpoint(lambda a, b: f(a, b)[k])(x, y), (0, 1))
+        return api.vmap(g)(xs, ys)
+
+    return [grads(0), grads(1)]
 
 
 def _float0_scan_carry(ns: Any) -> Any:

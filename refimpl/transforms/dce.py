@@ -26,8 +26,10 @@ refimpl primitive has side effects.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from refimpl.core import Eqn, Literal, Program, subprograms
 from refimpl.primitives.call import jit_call_p
@@ -114,6 +116,14 @@ def live_program(program: Program) -> Program:
     return live
 
 
+def with_params(eqn: Eqn, **changed: Any) -> dict[str, Any]:
+    """``eqn``'s parameters with ``changed`` replaced, of the same mapping type
+    (parameters that also answer to JAX's names keep doing so)."""
+    params = copy.copy(eqn.params)
+    params.update(changed)
+    return params
+
+
 def _has_effects(eqn: Eqn) -> bool:
     """Whether ``eqn`` is kept for its effect alone: its primitive is
     ``effectful`` or a sub-program holds such an equation (a ``debug.print``
@@ -140,11 +150,10 @@ def _call_rule(program_param: str) -> Callable:
             if live is sub:
                 return eqn, [True] * len(eqn.inputs)
             return Eqn(
-                eqn.primitive, eqn.inputs, eqn.outputs, {**eqn.params, program_param: live}
+                eqn.primitive, eqn.inputs, eqn.outputs, with_params(eqn, **{program_param: live})
             ), [True] * len(eqn.inputs)
         new_sub, used_ins = dce_program(sub, used_outs)
-        params = dict(eqn.params)
-        params[program_param] = new_sub
+        params = with_params(eqn, **{program_param: new_sub})
         new_eqn = Eqn(
             eqn.primitive,
             [a for a, u in zip(eqn.inputs, used_ins, strict=True) if u],

@@ -15,6 +15,7 @@ raised the TypeError while tracing, in all of these.
 from __future__ import annotations
 
 import jax
+import jax.extend.core
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -144,3 +145,68 @@ def test_dce_of_make_jaxprs_result_prints_as_jaxs_dce_jaxpr():
     want = pruned(jax, jnp, pe.dce_jaxpr)
     assert want[0].startswith("{ lambda ; a:f32[1]. let\n    b:f32[1] = custom_lin[")
     assert pruned(ri, rnp, dce) == want
+
+
+def _two_output_rules(ns, np_):
+    """JAX's test_dce functions: a custom_jvp and a custom_vjp with two outputs."""
+
+    @ns.custom_jvp
+    def fj(x, y):
+        return np_.sin(x), x + np_.cos(y)
+
+    @fj.defjvp
+    def _(primals, tangents):
+        x, y = primals
+        dx, dy = tangents
+        return fj(x, y), (2.0 * np_.cos(x) * dx, 1.5 * dx - 0.5 * np_.sin(y) * dy)
+
+    @ns.custom_vjp
+    def fv(x, y):
+        return np_.sin(x), x + np_.cos(y)
+
+    def fwd(x, y):
+        return fv(x, y), (np_.cos(x), np_.sin(y))
+
+    def bwd(res, cts):
+        cos_x, sin_y = res
+        ct_a, ct_b = cts
+        return 2.0 * cos_x * ct_a + 1.5 * ct_b, -0.5 * sin_y * ct_b
+
+    fv.defvjp(fwd, bwd)
+    return {"custom_jvp": fj, "custom_vjp": fv}
+
+
+@pytest.mark.parametrize("kind", ["custom_jvp", "custom_vjp"])
+def test_dce_prunes_a_custom_call_and_its_rules_as_jaxs(kind):
+    """JAX's test_dce (CustomJVPTest, CustomVJPTest): DCE of a custom call
+    whose outputs are partly used prunes its primal program to them (no
+    ``cos`` left for the first output alone), and the pruned call still
+    differentiates by the user's rules (bwd gets a zero cotangent for the
+    dropped output), compared with JAX's pe.dce_jaxpr live."""
+    from jax._src.interpreters import partial_eval as pe
+
+    from refimpl.extend.core import jaxpr_as_fun
+    from refimpl.transforms.dce import dce_program
+
+    x, y = 0.1, -1.3
+    jf = _two_output_rules(jax, jnp)[kind]
+    rf = _two_output_rules(ri, rnp)[kind]
+    jaxpr_j = jax.make_jaxpr(jf)(x, y).jaxpr
+    jaxpr_r = ri.make_jaxpr(rf)(x, y).jaxpr
+    for used in ([True, True], [True, False], [False, True], [False, False]):
+        dj, uj = pe.dce_jaxpr(jaxpr_j, used)
+        dr, ur = dce_program(jaxpr_r, used)
+        assert list(ur) == list(uj)
+        assert len(dr.eqns) == len(dj.eqns)
+        if dj.eqns:
+            want = sorted(str(e.primitive) for e in dj.eqns[0].params["call_jaxpr"].eqns)
+            got = sorted(str(e.primitive) for e in dr.eqns[0].params["call"].eqns)
+            assert got == want
+        if any(used):  # the first kept output, differentiated (as JAX's test)
+            fj_ = jax.extend.core.jaxpr_as_fun(pe.close_jaxpr(dj))
+            fr_ = jaxpr_as_fun(dr)
+            want_g = jax.grad(lambda a, b, f=fj_: f(a, b)[0], argnums=(0, 1))(x, y)
+            got_g = ri.grad(lambda a, b, f=fr_: f(a, b)[0], argnums=(0, 1))(x, y)
+            np.testing.assert_allclose(np.array(got_g), np.array(want_g), rtol=1e-6)
+            want_v = fj_(x, y)[0]
+            np.testing.assert_allclose(np.asarray(fr_(x, y)[0]), np.asarray(want_v), rtol=1e-6)
