@@ -1891,11 +1891,12 @@ def _custom_call_dce(rule_param: str, rules_type: type, prune: Callable) -> Call
 
     def rule(eqn: Any, used_outs: list[bool]) -> tuple[Any, list[bool]]:
         inner: Any = eqn.params[rule_param]
+        refs: _Refs = getattr(inner, "refs", _NO_REFS)
         all_inputs = [True] * len(eqn.inputs)
         if (
             all(used_outs)
             or type(inner) is not rules_type
-            or inner.refs.n
+            or refs.n
             or getattr(inner, "optimize_remat", False)
         ):
             return eqn, all_inputs
