@@ -179,6 +179,16 @@ def _ragged_all_to_all_outcomes(ns: Any) -> Any:
     ]
 
 
+def _complex_sinh_cancellation(ns: Any) -> Any:
+    """Complex sinh's real part where |Re z| is tiny next to the exponentials:
+    JAX's chlo.sinh (exp(z + log 1/2) - exp(-z + log 1/2)) cancels it to 0 (or
+    to a few ulps of 1/2), NumPy's formula keeps sinh(a) cos(b); whether each
+    is exactly 0, eagerly and under jit, and the imaginary parts."""
+    z = ns.asarray(np.array([1e-20 + 1j, -1e-12 + 2j, 1e-30 - 0.5j], np.complex64))
+    out = [ns.lax_.sinh(z), ns.jit(ns.lax_.sinh)(z)]
+    return [[bool(v) for v in np.asarray(o).real == 0] for o in out], [o.imag for o in out]
+
+
 def _dot_mixed_precision_pair(ns: Any) -> Any:
     precision = (ns.lax_.Precision.HIGH, "fastest")
     return ns.lax_.dot(ns.asarray(_X), ns.asarray(_Y), precision=precision)
@@ -554,6 +564,9 @@ def cases() -> Iterator[Case]:
     yield script_case("public_names/dot_algorithm/lowered", _dot_lowered_algorithm, tags=TAGS)
     yield script_case(
         "public_names/ragged_all_to_all/outcomes", _ragged_all_to_all_outcomes, tags=TAGS
+    )
+    yield script_case(
+        "public_names/complex_sinh/cancellation", _complex_sinh_cancellation, tags=TAGS
     )
     yield script_case("public_names/checking_leaks/no_leak", _checking_leaks_no_leak, tags=TAGS)
     yield script_case("public_names/checking_leaks/outcomes", _checking_leaks_outcomes, tags=TAGS)

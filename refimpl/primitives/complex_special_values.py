@@ -256,6 +256,22 @@ def _log1p(x: np.ndarray) -> np.ndarray:
     return np.where(small, accurate, out)
 
 
+def _sinh(x: np.ndarray) -> np.ndarray:
+    """Complex ``sinh`` at finite parts as JAX 0.10.2's ``chlo.sinh`` expands it:
+    ``exp(z + log(1/2)) - exp(-z + log(1/2))`` in the input's precision, with
+    its cancellation where ``|Re z|`` is small (``sinh(1e-20 + 1j)`` has real
+    part 0, NumPy's 5.4e-21; ``sinh(0.001 + 0.001j)``'s is 0.0010000169 in
+    complex64, NumPy's 0.0009999997). Elsewhere (infinite or NaN parts, real
+    input) NumPy's, which the NaN and zero-sign rules then fix."""
+    out = np.sinh(x)
+    if not dtypes.is_complex(x.dtype):
+        return out
+    finite = np.isfinite(x.real) & np.isfinite(x.imag)
+    half = x.dtype.type(np.log(np.asarray(0.5, x.real.dtype)))
+    formula = np.exp(x + half) - np.exp(-x + half)
+    return np.where(finite, formula, out)
+
+
 # --- the functions ------------------------------------------------------------------------
 # NumPy's function and where XLA's result is NaN in both parts
 _NAN_WHERE: dict[str, tuple[Callable[..., np.ndarray], Callable[..., np.ndarray]]] = {
@@ -265,7 +281,7 @@ _NAN_WHERE: dict[str, tuple[Callable[..., np.ndarray], Callable[..., np.ndarray]
     "sin": (np.sin, _result_nan_off_imaginary_axis),
     "cos": (np.cos, _result_nan_off_imaginary_axis),
     "tan": (np.tan, _result_nan_off_imaginary_axis),
-    "sinh": (np.sinh, _result_nan_off_real_axis),
+    "sinh": (_sinh, _result_nan_off_real_axis),
     "cosh": (np.cosh, _result_nan_off_real_axis),
     "tanh": (np.tanh, _result_nan_off_real_axis),
 }
