@@ -428,6 +428,7 @@ _SPLITS: dict[Any, Callable[[Eqn, Callable], tuple[Eqn, Eqn, list] | None]] = {
 #: has the param ``ref_finals``: the positions of the outputs that are the
 #: written refs' final values (see ``_remat_linearize`` for why it matters).
 remat_p = Primitive("checkpoint", multiple_results=True)
+remat_p.jax_param_names = {"jaxpr": "program"}  # type: ignore[attr-defined]  # JAX's remat2's
 INLINABLE_CALLS[remat_p] = "program"  # lowering may inline it (primitives.debug)
 
 

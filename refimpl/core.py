@@ -252,6 +252,36 @@ class Literal:
 Atom = Var | Literal
 
 
+class JaxNamedParams(dict[str, Any]):
+    """An equation's parameters that also answer to JAX 0.10.2's names for
+    the ones refimpl names otherwise (``eqn.params['jaxpr']`` of a scan is
+    its ``body``, a while's ``cond_jaxpr`` its ``cond``), as JAX's tests and
+    users read a jaxpr's equations. Iteration, ``str`` and copies show
+    refimpl's names (the text printer renames them, refimpl.jaxpr_text)."""
+
+    __slots__ = ("jax_names",)
+
+    def __init__(self, params: dict[str, Any], jax_names: dict[str, str]) -> None:
+        super().__init__(params)
+        self.jax_names = jax_names  # JAX's name -> refimpl's
+
+    def __missing__(self, key: str) -> Any:
+        if key in self.jax_names:
+            return self[self.jax_names[key]]
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        if super().__contains__(key):
+            return True
+        name = self.jax_names.get(key) if isinstance(key, str) else None
+        return name is not None and super().__contains__(name)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if super().__contains__(key):
+            return super().__getitem__(key)
+        return super().get(self.jax_names.get(key, key), default)
+
+
 @dataclass(slots=True)
 class Eqn:
     """``outputs = primitive[params](inputs)``. (Slots: a program holds one
@@ -269,6 +299,12 @@ class Eqn:
     @property
     def outvars(self) -> list[Var]:
         return self.outputs
+
+    def __post_init__(self) -> None:
+        # the params answer to JAX's names too where the primitive has others
+        names = getattr(self.primitive, "jax_param_names", None)
+        if names and type(self.params) is not JaxNamedParams:
+            self.params = JaxNamedParams(self.params, names)
 
     def __str__(self) -> str:
         # JAX's str(eqn) (make_jaxpr's equations are JAX's API); refimpl's

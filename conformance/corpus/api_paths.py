@@ -84,6 +84,16 @@ def _eval_jaxpr(ns: Any) -> Any:
     return run(0.5), ns.api.grad(lambda x: run(x).sum())(0.5)
 
 
+def _loop_and_scan(ns: Any) -> Any:
+    lax = ns.api.lax
+
+    def f(x: Any) -> Any:
+        loop = lax.while_loop(lambda c: c[0] < 4, lambda c: (c[0] + 1, c[1] + 1), (0, x))
+        return loop, lax.scan(lambda c, x: (c + x, c), np.float32(0), x)
+
+    return f
+
+
 def _wrapped(api: Any) -> Any:
     def f(x: int) -> int:
         """The docstring."""
@@ -329,6 +339,16 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
             np.arange(3, dtype=np.float32)
         )
     ),
+    # an equation's params answer to JAX's names (a while's cond_jaxpr, a
+    # scan's jaxpr: lax_control_flow_test's testForiLoopBatchedIssue1190)
+    "eqn_params_by_jax_names": lambda ns: [
+        (str(e.primitive), [str(a) for a in e.params[k].in_avals], len(e.params[k].jaxpr.eqns))
+        for e, k in zip(
+            ns.api.make_jaxpr(_loop_and_scan(ns))(np.arange(3, dtype=np.float32)).jaxpr.eqns,
+            ("cond_jaxpr", "jaxpr"),
+            strict=True,
+        )
+    ],
     # typed keys are variables of the key type (key<fry>[3,4,5]), and an
     # equation on keys has the keys' parameters (random_test's test_scan_jaxpr)
     "make_jaxpr_text_of_a_scan_over_keys": lambda ns: str(

@@ -26,6 +26,8 @@ from refimpl.transforms.ad_util import (
 )
 
 jit_call_p = Primitive("jit", multiple_results=True)
+# eqn.params["jaxpr"] is the program, as JAX's pjit (refimpl.core.JaxNamedParams)
+jit_call_p.jax_param_names = {"jaxpr": "program"}  # type: ignore[attr-defined]
 
 
 def _strip(avals: Any) -> list[ShapedArray]:

@@ -470,6 +470,8 @@ def _weak_only_mismatch(given: ShapedArray, taken: ShapedArray) -> bool:
 # layer, new upward edges for tests/project/test_layering.py.
 
 scan_p = Primitive("scan", multiple_results=True)
+# eqn.params answers to JAX's name of the body too (refimpl.core.JaxNamedParams)
+scan_p.jax_param_names = {"jaxpr": "body"}  # type: ignore[attr-defined]
 
 
 _INT32_MAX = 2**31 - 1
@@ -1676,6 +1678,12 @@ def _with_weak_types(ys: Any, weak: tuple) -> Any:
 # --- while --------------------------------------------------------------------------------
 
 while_p = Primitive("while", multiple_results=True)
+while_p.jax_param_names = {  # type: ignore[attr-defined]
+    "cond_jaxpr": "cond",
+    "body_jaxpr": "body",
+    "cond_nconsts": "cond_num_consts",
+    "body_nconsts": "body_num_consts",
+}
 
 
 @while_p.def_abstract_eval
