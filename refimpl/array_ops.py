@@ -58,10 +58,12 @@ def _binary(name: str, reflected: bool = False) -> Callable[[Any, Any], Any]:
         if kind not in _NUMBERS and kind is not type(self) and not rnp.is_operand(other):
             symbol, rejected = _REJECTED.get(name, ("", frozenset()))
             if kind in rejected:
-                first, second = (kind, type(self)) if reflected else (type(self), kind)
+                # JAX's words name its array class, ArrayImpl; refimpl's arrays
+                # (RefArray, PjrtArray) stand for it, so the message says that
+                array, other_name = "ArrayImpl", kind.__name__
+                first, second = (other_name, array) if reflected else (array, other_name)
                 raise TypeError(
-                    f"unsupported operand type(s) for {symbol}: "
-                    f"{first.__name__!r} and {second.__name__!r}"
+                    f"unsupported operand type(s) for {symbol}: {first!r} and {second!r}"
                 )
             return NotImplemented
         fn = getattr(rnp, name)

@@ -91,6 +91,16 @@ The adaptations of call conventions, all of them:
     ``jax._src.array.ArrayImpl`` ``refimpl.Array``; the public name JAX 0.10.2
     moved, ``jax.ad_checkpoint.checkpoint``, is ``jax.checkpoint`` (the same
     function) on both sides (:data:`RENAMED_PUBLIC`).
+11. ``jtu.promote_like_jnp`` (the tests wrap a NumPy reference in it to
+    promote its arguments as ``jnp`` would) promotes with refimpl's
+    ``jax.numpy`` rules (:func:`_promote_like_refimpl`): the arguments are
+    refimpl's arrays, which JAX's own promotion does not take.
+12. JAX's dtype tables the tests compute their NumPy references' dtypes
+    with (:data:`HARNESS_DATA`: ``jax._src.dtypes.to_inexact_dtype``,
+    ``default_int_dtype``, ...; functions of dtypes and the mirrored x64
+    flag, no arrays) are JAX's own on both sides;
+    ``jax._src.lax.lax._convert_element_type`` (weak or strong inputs) is
+    refimpl's ``lax.convert_element_type`` with JAX's optional dtype.
 """
 
 from __future__ import annotations
@@ -135,6 +145,23 @@ INTERNAL_NAMES: dict[str, str] = {
     # JAX's dce_jaxpr(jaxpr, used_outputs) -> (jaxpr, used_inputs)
     "jax._src.interpreters.partial_eval.dce_jaxpr": "refimpl.transforms.dce:dce_program",
 }
+
+# JAX's dtype tables the tests build their NumPy references' dtypes from
+# (lax_numpy_test's x.astype(dtypes.to_inexact_dtype(x.dtype))): functions of
+# dtypes and of the x64 flag (mirrored), no arrays; JAX's own on both sides
+HARNESS_DATA = tuple(
+    f"jax._src.dtypes.{name}"
+    for name in (
+        "to_inexact_dtype",
+        "to_numeric_dtype",
+        "default_int_dtype",
+        "default_uint_dtype",
+        "default_float_dtype",
+        "default_complex_dtype",
+        "python_scalar_types_to_dtypes",
+        "_weak_types",
+    )
+)
 
 # JAX-internal module -> the refimpl modules looked in (in order) for a name
 # INTERNAL_NAMES does not list
@@ -298,6 +325,18 @@ def _prng_registry() -> dict[str, Any]:
     return registry
 
 
+def _convert_element_type(
+    operand: Any, new_dtype: Any = None, weak_type: bool = False, sharding: Any = None
+) -> Any:
+    """``jax._src.lax.lax._convert_element_type`` (lax_numpy_test makes weak
+    and strong inputs with it): refimpl's ``lax.convert_element_type``, the
+    dtype kept when none is given."""
+    import refimpl as ri
+
+    dtype = ri.numpy.result_type(operand) if new_dtype is None else new_dtype
+    return ri.lax.convert_element_type(operand, dtype, weak_type=weak_type)
+
+
 def _default_prng_impl() -> Any:
     """``jax._src.random.default_prng_impl()``: the implementation of a key
     made now (what the registry holds for it)."""
@@ -346,6 +385,10 @@ def _refimpl_equivalent(module: str, name: str) -> Any:
         return _default_prng_impl
     if qualname in INTERNAL_NAMES:
         return _resolve(INTERNAL_NAMES[qualname])
+    if qualname == "jax._src.lax.lax._convert_element_type":
+        return _convert_element_type
+    if qualname in HARNESS_DATA:
+        return _real_jax_name(module, name)
     for target in INTERNAL_MODULES.get(module, ()):
         found = getattr(importlib.import_module(target), name, _ABSENT)
         if found is not _ABSENT:
@@ -647,9 +690,30 @@ def _harness_gaps() -> Iterator[None]:
         jtu.__dict__.pop("__getattr__", None)
 
 
+def _promote_like_refimpl(fun: Any, inexact: bool = False) -> Any:
+    """Adaptation 11, ``jtu.promote_like_jnp`` on refimpl: every array in the
+    arguments becomes refimpl's array of their joined dtype (inexact if
+    asked; one argument alone is only made an array, as JAX's does)."""
+    import refimpl as ri
+    from refimpl.numpy import _promote
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        flat, tree = ri.tree_util.tree_flatten(args)
+        if len(flat) < 2 and not inexact:
+            promoted = [ri.numpy.asarray(x) for x in flat]
+        else:
+            dtype, weak = _promote.result_type("promote_like_jnp", *flat)
+            if inexact:
+                dtype = _promote.to_inexact_dtype(dtype)
+            promoted = [ri.lax.convert_element_type(x, dtype, weak_type=weak) for x in flat]
+        return fun(*ri.tree_util.tree_unflatten(tree, promoted), **kwargs)
+
+    return wrapper
+
+
 @contextlib.contextmanager
 def _harness_adapted() -> Iterator[None]:
-    """Adaptations 1 and 2 on JAX's ``jtu``."""
+    """Adaptations 1, 2, 10 and 11 on JAX's ``jtu``."""
     from jax._src import config as jax_config
     from jax._src import test_util as jtu
 
@@ -676,6 +740,7 @@ def _harness_adapted() -> Iterator[None]:
         "check_grads": rtu.check_grads,
         "check_jvp": rtu.check_jvp,
         "check_vjp": rtu.check_vjp,
+        "promote_like_jnp": _promote_like_refimpl,
         "create_mesh": create_mesh,
         "create_global_mesh": create_mesh,
     }

@@ -29,7 +29,7 @@ import numpy as np
 from refimpl import dtypes, lax, tracing
 from refimpl.numpy._creation import canonical_dtype
 from refimpl.numpy._promote import aval_of, broadcast_shapes, to_inexact_dtype
-from refimpl.numpy._shape import normalize_axes, normalize_axis, ravel
+from refimpl.numpy._shape import normalize_axis, ravel
 from refimpl.numpy._ufuncs import select, to_bool
 
 Array = Any
@@ -72,17 +72,25 @@ def reduction_axes(fn_name: str, axis: Any, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, (tuple, list)):
-        return tuple(sorted(normalize_axes(fn_name, axis, ndim)))
+        axes = tuple(normalize_axis(fn_name, a, ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            # JAX's words (its reductions' own check; expand_dims and
+            # average say 'repeated axis')
+            raise ValueError(f"duplicate value in 'axis': {axis}")
+        return tuple(sorted(axes))
     return (normalize_axis(fn_name, axis, ndim),)
 
 
 def check_where(name: str, where: Any) -> None:
-    """A reduction's ``where`` must be None or boolean (a ValueError, as JAX's)."""
+    """A reduction's ``where`` must be None or boolean (a ValueError in JAX's
+    words, naming the function called: ``jnp.nansum``, not the ``sum`` under it)."""
     if where is None:
         return
     dtype = aval_of(where, name, "where").dtype
     if not dtypes.is_bool(dtype):
-        raise ValueError(f"{name}: where must be None or a boolean array; got dtype {dtype}")
+        raise ValueError(
+            f"jnp.{name}: where must be None or a boolean array; got where.dtype={dtype!r}."
+        )
 
 
 class _Reduction:
@@ -161,7 +169,7 @@ class _Reduction:
             initial_aval = aval_of(initial, name, "initial")
             if initial_aval.shape != ():
                 raise ValueError(
-                    f"{name}: initial must be a scalar, got shape {initial_aval.shape}"
+                    f"initial value must be a scalar. Got array of shape {initial_aval.shape}"
                 )
             result = self.combine(lax.convert_element_type(initial, computation), result)
         if keepdims:

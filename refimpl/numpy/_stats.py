@@ -188,6 +188,7 @@ def std(
     """``sqrt(var(...))``."""
     a = checked_array("std", a)
     _no_out("std", out)
+    check_where("std", where)
     ddof = _correction("std", ddof, correction)
     return sqrt(var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean))
 
@@ -228,6 +229,11 @@ def average(
     the sum of weights (broadcast like the result)."""
     a = checked_array("average", a)
     aval = _aval(a, "average")
+    if isinstance(axis, (tuple, list)):
+        # JAX's average reads its axes first, in other words than its reductions'
+        axes = tuple(normalize_axis("average", d, aval.ndim) for d in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"repeated axis: {axis}")
     if weights is None:
         avg = mean(a, axis, keepdims=keepdims)
         if not returned:
@@ -550,6 +556,7 @@ def nansum(
 ) -> Array:
     """``sum`` with NaNs counted as 0."""
     _no_out("nansum", out)
+    check_where("nansum", where)
     return sum(_nan_replaced(a, 0, "nansum"), axis, dtype, None, keepdims, initial, where)
 
 
@@ -564,6 +571,7 @@ def nanprod(
 ) -> Array:
     """``prod`` with NaNs counted as 1."""
     _no_out("nanprod", out)
+    check_where("nanprod", where)
     return prod(_nan_replaced(a, 1, "nanprod"), axis, dtype, None, keepdims, initial, where)
 
 
@@ -578,6 +586,7 @@ def _nan_extreme(name: str, reduce: Any, identity: float) -> Any:
     ) -> Array:
         _no_out(name, out)
         a = checked_array(name, a)
+        check_where(name, where)
         if not dtypes.is_inexact(_aval(a).dtype):
             return reduce(a, axis, None, keepdims, initial, where)
         result = reduce(_nan_replaced(a, identity), axis, None, keepdims, initial, where)
@@ -705,6 +714,7 @@ def nanstd(
     """``sqrt(nanvar(...))``."""
     a = checked_array("nanstd", a)
     _no_out("nanstd", out)
+    check_where("nanstd", where)
     return sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, where, mean))
 
 
@@ -720,7 +730,9 @@ def nancumprod(a: ArrayLike, axis: int | None = None, dtype: Any = None, out: No
     return cumprod(_nan_replaced(a, 1, "nancumprod"), axis, dtype)
 
 
-def _cumulative(name: str, fn: Any, identity: int, promote_integers: bool = False) -> Any:
+def _cumulative(
+    name: str, fn: Any, identity: int, what: str, promote_integers: bool = False
+) -> Any:
     def cumulative(
         x: ArrayLike,
         /,
@@ -731,14 +743,20 @@ def _cumulative(name: str, fn: Any, identity: int, promote_integers: bool = Fals
     ) -> Array:
         x = checked_array(name, x)
         aval = _aval(x, name)
+        # JAX's words for both errors
+        if aval.ndim == 0:
+            raise ValueError(
+                f"The input must be non-scalar to take a {what}, however a scalar "
+                "value or scalar array was given."
+            )
         if axis is None:
             if aval.ndim > 1:
                 raise ValueError(
-                    f"{name}: axis must be specified for arrays of more than one dimension"
+                    f"The input array has rank {aval.ndim}, however axis was not set to "
+                    "an explicit value. The axis argument is only optional for "
+                    "one-dimensional arrays."
                 )
             axis = 0
-        if aval.ndim == 0:
-            raise ValueError(f"{name}: input must be at least 1-d")
         if dtype is None and promote_integers:
             # cumulative_sum counts narrow integers in the default int, as sum (JAX)
             dtype = _promote_integer(aval.dtype)
@@ -758,8 +776,8 @@ def _cumulative(name: str, fn: Any, identity: int, promote_integers: bool = Fals
     return cumulative
 
 
-cumulative_sum = _cumulative("cumulative_sum", cumsum, 0, promote_integers=True)
-cumulative_prod = _cumulative("cumulative_prod", cumprod, 1)
+cumulative_sum = _cumulative("cumulative_sum", cumsum, 0, "cumulative sum", promote_integers=True)
+cumulative_prod = _cumulative("cumulative_prod", cumprod, 1, "cumulative product")
 
 amax, amin = max, min
 

@@ -8,13 +8,15 @@ runs it, on JAX and on refimpl. Each method's expected outcome is in its name.
 import jax
 import jax.no_such_public_module
 import jax.numpy as jnp
+import numpy as np
 from absl.testing import absltest, parameterized
 from jax._src import api as src_api
-from jax._src import core
+from jax._src import core, dtypes
 from jax._src import test_util as jtu
 from jax._src.errors import UnexpectedTracerError
 from jax._src.internal_test_util import lax_test_util
 from jax._src.interpreters import mlir
+from jax._src.lax import lax as lax_internal
 from jax._src.lib import no_such_harness_name  # noqa: F401
 
 # a module-level registration with a JAX internal neither has: does nothing
@@ -63,6 +65,19 @@ class SampleTest(jtu.JaxTestCase):
     def test_internal_error_class_passes(self):
         # jax._src.errors names refimpl's exception classes
         self.assertTrue(issubclass(UnexpectedTracerError, Exception))
+
+    def test_promote_like_jnp_passes(self):
+        # jtu.promote_like_jnp promotes refimpl's arrays as jnp does
+        add = jtu.promote_like_jnp(np.add, inexact=True)
+        out = add(jnp.ones(2, jnp.int8), 2)
+        self.assertEqual(out.dtype, np.float32)
+
+    def test_dtype_tables_and_weak_conversion_pass(self):
+        # JAX's dtype tables; lax_internal._convert_element_type's weak flag
+        self.assertEqual(dtypes.to_inexact_dtype(np.int16), np.float32)
+        self.assertEqual(dtypes.default_int_dtype(), np.int32)
+        weak = lax_internal._convert_element_type(jnp.ones(2), weak_type=True)
+        self.assertTrue(dtypes.is_weakly_typed(weak))
 
     def test_moved_internal_name_passes(self):
         # JAX 0.10.2 has api.pmap in jax._src.pmap
