@@ -116,6 +116,19 @@ ROWS: list[tuple[str, Any]] = [
         "unravel_index/numpy_int_shape",
         lambda ns: ns.np_.unravel_index(np.array([5, 7], np.int8), np.array([3, 4])),
     ),
+    # classes lax_numpy_test.py run unchanged found (test_lax_numpy_files_heldback_parity.py)
+    (
+        "vecdot/axis_per_operand",
+        lambda ns: ns.np_.vecdot(_Y.reshape(4, 2, 3)[:, :1], _V.repeat(2), axis=0),
+    ),
+    (
+        "vecdot/batch_not_broadcastable",
+        lambda ns: ns.capture(lambda: ns.np_.vecdot(_Y.reshape(3, 2, 4), _Y[:1, :2, :3], axis=-2)),
+    ),
+    (
+        "unravel_index/traced_shape",
+        lambda ns: ns.jit(ns.np_.unravel_index)(np.array([5, -7, 30], np.int8), (3, 4)),
+    ),
     (
         "arccosh/complex_real_axis_jvp",
         lambda ns: ns.api.jvp(

@@ -120,8 +120,9 @@ for _name in (
     "zeros", "ones", "full", "arange", "empty", "zeros_like", "ones_like", "full_like",
     "empty_like", "eye", "linspace", "astype", "array", "asarray",
 ):  # fmt: skip
-    strong = _name in ("full", "zeros_like", "ones_like", "full_like", "empty_like")
-    globals()[_name] = _creation.accepts_device(globals()[_name], strong=strong)
+    like = _name in ("zeros_like", "ones_like", "full_like", "empty_like")
+    strong = like or _name == "full"
+    globals()[_name] = _creation.accepts_device(globals()[_name], strong=strong, like=like)
 
 # JAX's out_sharding= keyword, accepted where it leaves the result whole on
 # one device (refimpl.sharding.check_out_sharding). dot, matmul and einsum

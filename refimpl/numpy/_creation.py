@@ -677,17 +677,39 @@ def on_default_backend(fun: Callable[_P, _R]) -> Callable[_P, _R]:
     return creation
 
 
-def accepts_device(fun: Callable[..., Any], *, strong: bool = False) -> Callable[..., Any]:
+def _sharding_of_like(x: Any, out: Any) -> Any:
+    """Where JAX 0.10.2's ``*_like(x)`` without ``device`` puts its result
+    (lax.full_like's rule): on ``x``'s sharding when ``x`` is an array
+    committed to it (not a tracer), the result is not weakly typed, and it
+    has ``x``'s shape or ``x`` is replicated (one device, or all); else None
+    (the default device, uncommitted)."""
+    if not (is_refimpl_array(x) and getattr(x, "committed", False)):
+        return None
+    aval = aval_of(out, "full_like", 0)
+    if aval.weak_type:
+        return None
+    if aval.shape != x.shape and not x.sharding.is_fully_replicated:
+        return None
+    return x.sharding
+
+
+def accepts_device(
+    fun: Callable[..., Any], *, strong: bool = False, like: bool = False
+) -> Callable[..., Any]:
     """``fun`` with JAX's keyword-only ``device=`` (a device or a one-device
     sharding): given, the result is put there, committed, as JAX's creation
     functions and ``astype`` do; ``None`` leaves placement as it was. With
     ``strong``, a placed result is strongly typed (JAX's ``full`` and
     ``*_like`` build it with a sharding, which drops the weak type outside
-    a trace: ``full(2, 7, device=d)`` is int32, ``full(2, 7)`` weak int32)."""
+    a trace: ``full(2, 7, device=d)`` is int32, ``full(2, 7)`` weak int32).
+    With ``like`` (the ``*_like`` functions), ``device=None`` places the
+    result as its first argument when that is committed (``_sharding_of_like``)."""
 
     @functools.wraps(fun)
     def placed(*args: Any, device: Any = None, **kwargs: Any) -> Any:
         out = fun(*args, **kwargs)
+        if device is None and like and args and tracing.current_builder() is None:
+            device = _sharding_of_like(args[0], out)
         if device is None:
             return out
 

@@ -522,8 +522,10 @@ def unravel_index(indices: ArrayLike, shape: Sequence[int]) -> tuple[Array, ...]
         raise ValueError("unravel_index: shape should be a scalar or 1D sequence")
     # a NumPy integer (an element of an ndarray shape too) keeps its dtype and
     # joins the coordinates' promotion, as JAX's divmod by it: indices of
-    # int8 in shape np.array([3, 4]) come out in the default int
-    dims = [d if isinstance(d, np.integer) else operator.index(d) for d in given]
+    # int8 in shape np.array([3, 4]) come out in the default int. The sizes
+    # may be traced (jit(unravel_index)(i, (3, 4)) traces the 3 and 4), as
+    # JAX's: each is only divided by, compared and subtracted from
+    dims = [operator.index(d) if isinstance(d, int) else d for d in given]
     out: list[Any] = [0] * len(dims)
     rest = indices
     for i in reversed(range(len(dims))):

@@ -359,8 +359,12 @@ def vecdot(
     s1, s2 = aval_of(x1, "vecdot", 0).shape, aval_of(x2, "vecdot", 1).shape
     if s1[normalize_axis("vecdot", axis, len(s1))] != s2[normalize_axis("vecdot", axis, len(s2))]:
         raise ValueError(f"axes must match; got shapes {s1} and {s2} with axis={axis}")
-    x1, x2 = promote_args("vecdot", x1, x2)
+    # axis counts in each operand's own dimensions (x1 (4, 1, 3) and x2 (4,)
+    # with axis=0 contract the 4s), so it moves before the rest broadcast
+    x1, x2 = promote_dtypes("vecdot", x1, x2)
     x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
+    # the other dimensions broadcast (lax.broadcast_shapes' error, as JAX's)
+    lax.broadcast_shapes(aval_of(x1, "vecdot", 0).shape[:-1], aval_of(x2, "vecdot", 1).shape[:-1])
     return einsum(
         "...i,...i->...",
         conjugate(x1),
