@@ -68,6 +68,7 @@ from refimpl.experimental.shard_map import shard_map
 from refimpl.gradient_utils import closure_convert, custom_gradient, fwd_and_bwd, jacobian
 from refimpl.introspection import float0, make_jaxpr, typeof
 from refimpl.invertible import custom_ivjp, invertible
+from refimpl.primitives import base as _primitives_base
 from refimpl.ref import Ref, empty_ref, free_ref, freeze, new_ref
 from refimpl.sharding import NamedSharding, P, Shard, make_mesh, set_mesh
 from refimpl.tracing import ConcretizationTypeError, UnexpectedTracerError
@@ -227,3 +228,6 @@ def _load_native_backend() -> None:
 
 
 _load_native_backend()
+# the rules refimpl's primitives run with in programs (the reference backend's
+# compiled form): a later def_impl changes eager evaluation only, as in JAX
+_primitives_base.seal_library_rules()

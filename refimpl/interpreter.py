@@ -15,6 +15,7 @@ more, instead of holding a second copy until the end.
 from __future__ import annotations
 
 import operator
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -39,10 +40,21 @@ def eval_program(
     ``keep_plan=False`` for a program evaluated once: its plan (about a
     kilobyte per equation) is not kept with it.
     """
-    plan = _plan_of(program, keep=keep_plan)
+    plan = _plan_of(program, keep=keep_plan, compiled=_compiled_run.active)
     env = _bind_inputs(program, plan, args)
     _run_equations(plan, env, after_equation=None)
     return [_read(env, atom) for atom in program.out_vars]
+
+
+def eval_compiled(program: Program, args: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """:func:`eval_program` as a compiled program runs (a jit's impl): by
+    refimpl's own rules, nested programs too (:class:`_CompiledRun`)."""
+    outer = _compiled_run.active
+    _compiled_run.active = True
+    try:
+        return eval_program(program, args)
+    finally:
+        _compiled_run.active = outer
 
 
 def run_program(
@@ -67,7 +79,7 @@ def run_program(
     value stops existing. If an equation fails after that, the inputs already
     overwritten are gone; all others are untouched.
     """
-    plan = _plan_of(program)
+    plan = _plan_of(program, compiled=True)
     env = _bind_inputs(program, plan, args)
     usable = {
         i: j
@@ -77,8 +89,27 @@ def run_program(
     writer = _DonatedWriter(program, args, usable, on_overwrite or (lambda i: None))
     # the writer has nothing to do after any equation when nothing is donated
     after = writer.after_equation if writer.pending else None
-    _run_equations(plan, env, after_equation=after)
+    outer = _compiled_run.active
+    _compiled_run.active = True
+    try:
+        _run_equations(plan, env, after_equation=after)
+    finally:
+        _compiled_run.active = outer
     return writer.finish(env, plan.arrays)
+
+
+class _CompiledRun(threading.local):
+    """Whether this thread is running a compiled program (:func:`run_program`,
+    the reference backend's jit): its equations, and those of the programs
+    their impls evaluate (a checkpoint's, a custom rule's), run by refimpl's
+    own rules, as JAX's compiled code never calls ``Primitive.impl``; outside
+    one (a linearized function, a primitive's impl applied eagerly), by the
+    impls, which JAX's eval_jaxpr binds."""
+
+    active = False
+
+
+_compiled_run = _CompiledRun()
 
 
 # --- evaluation -------------------------------------------------------------------
@@ -137,8 +168,9 @@ def _store_checked(eqn: Eqn, raw: Any, env: Env) -> None:
 class _Plan:
     """What evaluating a Program needs besides its inputs' values."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, compiled: bool) -> None:
         self.program_id = id(program)
+        self.compiled = compiled
         self.impl_generation = base.impl_generation()
         # Literals are read like variables, under negative keys of their own.
         self.literals: Env = {}
@@ -163,7 +195,10 @@ class _Plan:
             out = shape = dtype = None
         else:
             out, shape, dtype = one.id, one.aval.shape, one.aval.dtype
-        impl = base.impl_function(eqn.primitive)
+        if self.compiled:
+            impl = base.program_function(eqn.primitive)
+        else:
+            impl = base.impl_function(eqn.primitive)
         return (eqn, impl, unary, operands, eqn.params, out, shape, dtype, tuple(dying))
 
     def _key(self, atom: Atom) -> int:
@@ -178,16 +213,18 @@ def _no_operands(env: Env) -> tuple:
     return ()
 
 
-def _plan_of(program: Program, keep: bool = True) -> _Plan:
-    plan = program.__dict__.get("_interpreter_plan")
+def _plan_of(program: Program, keep: bool = True, compiled: bool = False) -> _Plan:
+    # one plan per way of running (compiled: refimpl's rules; else the impls)
+    slot = "_interpreter_plan_compiled" if compiled else "_interpreter_plan"
+    plan = program.__dict__.get(slot)
     if (
         plan is None
         or plan.program_id != id(program)  # a copy of the Program holds other arrays
         or plan.impl_generation != base.impl_generation()
     ):
-        plan = _Plan(program)
+        plan = _Plan(program, compiled)
         if keep:
-            program.__dict__["_interpreter_plan"] = plan
+            program.__dict__[slot] = plan
     return plan
 
 
@@ -369,3 +406,4 @@ class _DonatedWriter:
 
 # the rules of sub-program primitives evaluate through this (primitives.rule_context)
 rule_context.eval_program = eval_program
+rule_context.eval_compiled = eval_compiled

@@ -100,9 +100,10 @@ def _dict_keys(data: tuple[Any, ...], n: int) -> list[str]:
 def _sorted_keys(d: dict[Any, Any]) -> tuple[Any, ...]:
     try:
         return tuple(sorted(d))
-    except TypeError as e:
+    except TypeError as e:  # JAX 0.10.2's words, then why
         raise ValueError(
-            f"pytree dict keys must be mutually orderable (they are sorted); got {list(d)!r}"
+            "Comparator raised exception while sorting pytree dictionary keys: the keys "
+            f"must be mutually orderable (they are sorted); got {list(d)!r}"
         ) from e
 
 

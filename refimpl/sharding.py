@@ -227,9 +227,11 @@ class Mesh:
         self.devices = np.asarray(devices, dtype=object)
         self.axis_names = (axis_names,) if isinstance(axis_names, str) else tuple(axis_names)
         if self.devices.ndim != len(self.axis_names):
-            raise ValueError(
-                f"Mesh: devices has {self.devices.ndim} dimensions but {len(self.axis_names)} "
-                f"axis names were given: {self.axis_names}"
+            raise ValueError(  # JAX 0.10.2's words, then the names
+                "Mesh requires the ndim of its first argument (`devices`) to equal the length "
+                "of its second argument (`axis_names`), but got devices.ndim == "
+                f"{self.devices.ndim} and len(axis_names) == {len(self.axis_names)} "
+                f"(axis_names {self.axis_names})."
             )
         if len(set(self.axis_names)) != len(self.axis_names):
             raise ValueError(f"Mesh: axis names must be distinct, got {self.axis_names}")

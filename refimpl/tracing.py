@@ -25,7 +25,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from refimpl import backends, dtypes
+from refimpl import backends, dtypes, leak_report
 from refimpl import sharding as _sharding
 from refimpl.array_ops import ArrayOps
 from refimpl.config import config
@@ -54,21 +54,37 @@ class Trace:
     level: int = -1
     active: bool = False
     name: str = "trace"
+    #: the names of JAX's trace and tracer classes of the same role, which
+    #: JAX's leak and escaped-tracer messages give
+    jax_trace_name: str = "Trace"
+    jax_tracer_name: str = "Tracer"
     #: weak references to the tracers this trace made, kept only by traces
     #: the leak checker will check (None otherwise, and then free): the check
     #: reads them instead of scanning the whole heap for referrers
+    #: and where each was created (leak_report.creation_site), in step
     _tracer_refs: list[weakref.ref[Tracer]] | None = None
+    _tracer_sites: list[str] | None = None
 
     def _watch_tracers(self) -> None:
         """Keep weak references to this trace's tracers if the leak checker is on."""
-        self._tracer_refs = [] if config._values["check_tracer_leaks"] else None
+        watching = config._values["check_tracer_leaks"]
+        self._tracer_refs = [] if watching else None
+        self._tracer_sites = [] if watching else None
 
     def _watch(self, tracer: Tracer) -> None:
-        """Record ``tracer``; its constructor calls this only while
-        ``_tracer_refs`` is a list (the check costs nothing otherwise)."""
-        refs = self._tracer_refs
-        assert refs is not None
+        """Record ``tracer`` and its creation site; its constructor calls this
+        only while ``_tracer_refs`` is a list (the check costs nothing otherwise)."""
+        refs, sites = self._tracer_refs, self._tracer_sites
+        assert refs is not None and sites is not None
         refs.append(weakref.ref(tracer))
+        sites.append(leak_report.creation_site())
+
+    def _site_of(self, tracer: Tracer) -> str | None:
+        """Where a watched tracer was created, or None."""
+        for ref, site in zip(self._tracer_refs or (), self._tracer_sites or (), strict=False):
+            if ref() is tracer:
+                return site
+        return None
 
     def process_primitive(
         self, primitive: Any, args: Sequence[Any], params: dict[str, Any]
@@ -131,9 +147,10 @@ class Tracer(ArrayOps):
     def _concretization_error(self, what: str) -> ConcretizationTypeError:
         return ConcretizationTypeError(
             f"Abstract tracer value encountered where concrete value is expected: {what} "
-            f"of a traced array {self.aval.str_short()}. The value depends on {self.origin}. "
-            "Mark that argument static (static_argnums/static_argnames) or use lax.cond / "
-            "lax.select / rnp.where instead of Python control flow."
+            f"of a traced array {self.aval.str_short()}.{_conversion_hint(what)} The value "
+            f"depends on {self.origin}. Mark that argument static (static_argnums/"
+            "static_argnames) or use lax.cond / lax.select / rnp.where instead of Python "
+            "control flow."
         )
 
     # A conversion the value's type rules out fails as it would on a concrete
@@ -304,6 +321,9 @@ class Builder(Trace):
     constant computation inside ``jit``) is staged too, as in JAX.
     """
 
+    jax_trace_name = "DynamicJaxprTrace"
+    jax_tracer_name = "DynamicJaxprTracer"
+
     def __init__(self, name: str) -> None:
         self.name = name
         self.in_vars: list[Var] = []
@@ -343,12 +363,7 @@ class Builder(Trace):
 
     def _capture(self, outer: Tracer) -> Var:
         if not outer._trace.active:
-            raise UnexpectedTracerError(
-                f"{_escaped_lead(outer)}A tracer from the finished trace of "
-                f"{outer._trace.name!r} was used in {self.name!r}: a traced value escaped (e.g. "
-                "stored in a global or a closure that outlived its jit/scan). Pass it as an "
-                "argument instead."
-            )
+            raise escaped_tracer_error(outer, f"was used in {self.name!r}")
         key = id(outer)
         if key not in self._capture_vars:
             self._capture_vars[key] = Var(outer.aval)
@@ -470,21 +485,37 @@ def find_top_trace(args: Sequence[Any]) -> Trace | None:
         if isinstance(arg, Tracer):
             trace = arg._trace
             if not trace.active:
-                raise UnexpectedTracerError(
-                    f"{_escaped_lead(arg)}A tracer from the finished trace of {trace.name!r} "
-                    "was used after that trace ended: a traced value escaped (e.g. stored in a "
-                    "global or a closure that outlived its jit/scan/grad). Pass it as an "
-                    "argument instead."
-                )
+                raise escaped_tracer_error(arg, "was used after that trace ended")
             if trace.level > level:
                 top, level = trace, trace.level
     return top
 
 
-def _escaped_lead(tracer: Tracer) -> str:
-    """JAX 0.10.2's first words for an escaped tracer, naming its type as JAX
-    prints it (``int32[4,3]``), which JAX's tests search for."""
-    return f"Encountered an unexpected tracer of type {tracer.aval}. "
+def escaped_tracer_error(tracer: Tracer, used: str) -> UnexpectedTracerError:
+    """JAX 0.10.2's error for a tracer used after its trace ended: its words
+    (the type as JAX prints it, ``int32[4,3]``; the tracer's kind under JAX's
+    name), then refimpl's (which trace, how it was used). JAX also gives the
+    line that created the tracer, which refimpl does not record (it would
+    cost every traced operation a walk of the stack); the leak checker
+    (``jax.checking_leaks``) records it."""
+    trace = tracer._trace
+    return UnexpectedTracerError(
+        "Encountered an unexpected tracer. A function transformed by JAX had a side effect, "
+        f"allowing for a reference to an intermediate value with type {jax_type(tracer.aval)} "
+        f"wrapped in a {trace.jax_tracer_name} to escape the scope of the transformation.\n"
+        "JAX transformations require that functions explicitly return their outputs, and "
+        "disallow saving intermediate values to global state.\n"
+        f"A tracer from the finished trace of {trace.name!r} {used}: a traced value escaped "
+        "(e.g. stored in a global or a closure that outlived its jit/scan/grad). Pass it as an "
+        "argument instead."
+    )
+
+
+def jax_type(aval: Any) -> str:
+    """A type as JAX's messages write it: ``float32[2,4]`` (no weak mark)."""
+    dtype = getattr(aval, "dtype", None)
+    name = np.dtype(dtype).name if dtype is not None else str(aval)
+    return f"{name}[{','.join(str(d) for d in getattr(aval, 'shape', ()))}]"
 
 
 class new_main:
@@ -588,17 +619,19 @@ def _live_tracers(trace: Trace) -> list[Tracer]:
 
 
 def _leaked_trace_error(trace: Trace, leaked: list[Tracer]) -> Exception:
-    # JAX raises a plain Exception with these first words
-    lines = []
+    # JAX raises a plain Exception with these words: its trace class's name,
+    # then per tracer where it was created and what keeps it alive
+    blocks: list[str] = []
     for tracer in leaked:
-        holders = [type(r).__name__ for r in gc.get_referrers(tracer) if r is not leaked]
-        held = f" (referred to by {', '.join(holders)})" if holders else ""
-        lines.append(f"{tracer!r} from {tracer.origin}{held}")
-    details = "\n".join(lines)
+        chain = leak_report.describe(
+            tracer, trace.jax_tracer_name, trace._site_of(tracer), [leaked, blocks]
+        )
+        blocks.append(f"{tracer!r} from {tracer.origin}\n{chain}")
+    details = "\n\n".join(blocks)
     return Exception(
-        f"Leaked trace {trace.name}. Leaked tracer(s):\n\n{details}\n\nA function transformed "
-        "by it stored a traced value where it outlives the transformation (a global, a "
-        "closure, an object attribute); return it instead."
+        f"Leaked trace {trace.jax_trace_name}. Leaked tracer(s):\n\n{details}\n\nA function "
+        f"transformed by {trace.name} stored a traced value where it outlives the "
+        "transformation (a global, a closure, an object attribute); return it instead."
     )
 
 
@@ -660,6 +693,18 @@ def is_array_like(value: Any) -> bool:
     )
 
 
+def _conversion_hint(what: str) -> str:
+    """JAX 0.10.2's sentence for ``float()``/``int()``/``complex()`` of a
+    traced value (its concretization_function_error): convert the dtype instead."""
+    name = what[:-2] if what.endswith("()") else ""
+    if name not in ("float", "int", "complex"):
+        return ""
+    return (
+        f" The problem arose with the `{name}` function. If trying to convert the data type "
+        f"of a value, try using `x.astype({name})` or `jnp.array(x, {name})` instead."
+    )
+
+
 def get_aval(value: Any, op_name: str, position: int | str) -> ShapedArray:
     """The abstract value of an operand; a clear TypeError for non-arrays."""
     if isinstance(value, Tracer):
@@ -677,9 +722,11 @@ def get_aval(value: Any, op_name: str, position: int | str) -> ShapedArray:
         # JAX 0.10.2 converts these in the jnp functions (refimpl/jax_array_protocol.py),
         # the creation functions and the operators, never when abstracting one
         raise jax_array_error(op_name, position)
+    # refimpl's words, then JAX 0.10.2's sentence (its get_aval's)
     raise TypeError(
-        f"{op_name}: argument at position {position} is not a valid array value: "
-        f"got {type(value).__name__} {_short_repr(value)}"
+        f"{op_name}: argument at position {position} is not a valid array value: got "
+        f"{type(value).__name__} {_short_repr(value)}. Argument '{_short_str(value)}' of type "
+        f"{type(value)} is not a valid JAX type."
     )
 
 
@@ -720,6 +767,14 @@ def masked_array_error(op_name: str, position: int | str) -> ValueError:
     )
 
 
+def _short_str(value: Any) -> str:
+    try:
+        text = str(value)
+    except Exception:  # a str() that fails: its type's default
+        text = object.__repr__(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _short_repr(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -729,6 +784,15 @@ def _canonical_operand_dtype(dtype: np.dtype, op_name: str, position: int | str)
     try:
         return dtypes.canonicalize_dtype(dtype)
     except TypeError:
+        if dtype == dtypes.float0:  # JAX 0.10.2's words (lax's check)
+            raise TypeError(
+                f"{op_name}: Called {op_name} with a float0 at position {position}. float0s do "
+                "not support any operations by design, because they are not compatible with "
+                "non-trivial vector spaces. No implicit dtype conversion is done. You can use "
+                "np.zeros_like(arr, dtype=np.float) to cast a float0 array to a regular zeros "
+                "array. \nIf you didn't expect to get a float0 you might have accidentally "
+                "taken a gradient with respect to an integer argument."
+            ) from None
         raise TypeError(
             f"{op_name}: argument at position {position} has unsupported dtype {dtype}"
         ) from None

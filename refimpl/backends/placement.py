@@ -213,10 +213,11 @@ def _target_backend(device: Any) -> Any | None:
         return None
     backend = backends.backend_of_device(device)
     if backend is None:
-        # JAX 0.10.2's class: "Received invalid value" is a ValueError
+        # JAX 0.10.2's class and words, then the value's type
         raise ValueError(
-            f"device_put: device must be a Device, a Sharding or None; received invalid value "
-            f"{device!r} of type {type(device).__name__}"
+            "device_put: `jax.device_put` only accepts `None`, `jax.sharding.Sharding`, "
+            "`jax.Device`, `Format`, `jax.memory.Space` or a pytree of these values. Received "
+            f"invalid value: {device} (of type {type(device).__name__})"
         )
     check = getattr(backend, "check_device", None)
     if check is not None:

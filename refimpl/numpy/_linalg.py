@@ -44,10 +44,12 @@ def _contract(
     """``dot_general`` with a ``fn_name``-level error for mismatched contractions."""
     (a_contract, b_contract), _ = dims
     a_shape, b_shape = aval_of(a, fn_name, 0).shape, aval_of(b, fn_name, 1).shape
-    if [a_shape[d] for d in a_contract] != [b_shape[d] for d in b_contract]:
+    a_sizes = tuple(a_shape[d] for d in a_contract)
+    b_sizes = tuple(b_shape[d] for d in b_contract)
+    if a_sizes != b_sizes:  # JAX 0.10.2's words (its dot_general's), then the operands
         raise TypeError(
-            f"{fn_name}: contracting dimensions must have the same size, got operand "
-            f"shapes {a_shape} and {b_shape}"
+            f"{fn_name}: dot_general requires contracting dimensions to have the same shape, "
+            f"got {a_sizes} and {b_sizes}. (operand shapes {a_shape} and {b_shape})"
         )
     if preferred is None:
         # as JAX 0.10.2's jnp products: the equation names the result type

@@ -37,11 +37,34 @@ def impl_generation() -> int:
 
 def impl_function(primitive: Primitive) -> Callable[..., Any]:
     """The function :attr:`Primitive.impl` is (no wrapper frame, for the
-    eager and interpreter loops); one that raises when there is none, or a
-    subclass's own ``impl``."""
+    eager loops); one that raises when there is none, or a subclass's own
+    ``impl``."""
     if type(primitive).impl is Primitive.impl and primitive._eval_rule is not None:
         return primitive._eval_rule
     return primitive.impl
+
+
+def program_function(primitive: Primitive) -> Callable[..., Any]:
+    """The function the interpreter runs an equation of ``primitive`` with
+    (the reference backend's compiled program, jit's included): refimpl's own
+    rule for its primitives (:func:`seal_library_rules`), as JAX's compiled
+    programs run its lowering rules and never ``Primitive.impl``, which a
+    user may replace (``sin_p.def_impl(counting)`` counts eager calls only);
+    the ``impl`` of a primitive defined later (a user's: its only rule)."""
+    rule = primitive._library_rule
+    if rule is not None and type(primitive).impl is Primitive.impl:
+        return rule
+    if primitive._eval_rule is None and type(primitive).impl is Primitive.impl:
+        return primitive._no_program_rule
+    return impl_function(primitive)
+
+
+def seal_library_rules() -> None:
+    """Record every primitive's impl now (refimpl's own, when its package has
+    been imported) as the rule its programs run with (:func:`program_function`)."""
+    for primitive in _all_primitives:
+        primitive._library_raw = primitive._raw_eval_rule
+        primitive._library_rule = primitive._eval_rule
 
 
 # Primitives whose impls take int4/uint4 arrays as they are (they reinterpret
@@ -131,6 +154,8 @@ def _activate_int4() -> None:
     for primitive in _all_primitives:
         if primitive._raw_eval_rule is not None:
             primitive._eval_rule = _int4_impl(primitive.name, primitive._raw_eval_rule)
+        if primitive._library_raw is not None:
+            primitive._library_rule = _int4_impl(primitive.name, primitive._library_raw)
     _impls_defined += 1  # the interpreter's plans hold impls: they are out of date
 
 
@@ -148,6 +173,9 @@ class Primitive:
         self._abstract_rule: Callable[..., Any] | None = None
         self._eval_rule: Callable[..., Any] | None = None
         self._raw_eval_rule: Callable[..., Any] | None = None  # _eval_rule before 4-bit widening
+        # refimpl's own rule, which programs run with (seal_library_rules), and raw
+        self._library_rule: Callable[..., Any] | None = None
+        self._library_raw: Callable[..., Any] | None = None
         self.mask_rule: Callable[..., Any] | None = None
         self.lowering: Callable[..., Any] | None = None
         # (x64, params, input avals) -> output avals of eager applications
@@ -220,6 +248,15 @@ class Primitive:
     def _no_impl(self, *values: np.ndarray, **params: Any) -> Any:
         raise NotImplementedError(f"Evaluation rule for '{self.name}' not implemented")
 
+    def _no_program_rule(self, *values: np.ndarray, **params: Any) -> Any:
+        # a program's equation (jit's): JAX's words for its compiled form's
+        # missing rule, then why the reference backend has none
+        raise NotImplementedError(
+            f"MLIR translation rule for primitive '{self.name}' not found for platform cpu: "
+            "the reference backend runs a program's equations by their primitives' impls, "
+            f"and '{self.name}' has none (Evaluation rule for '{self.name}' not implemented)"
+        )
+
     # -- application --
 
     def out_avals(self, in_avals: list[ShapedArray], params: dict[str, Any]) -> list[ShapedArray]:
@@ -245,6 +282,12 @@ class Primitive:
         if trace is not None:
             outs = trace.process_primitive(self, args, params)
         else:
+            if (
+                self._eval_rule is None
+                and self.lowering is None
+                and type(self).impl is Primitive.impl
+            ):
+                self._no_impl()  # JAX evaluates eagerly by the impl: its error comes first
             eager = _eager or _import_eager()
             for arg in args if eager.binders else ():
                 binder = eager.binders.get(type(arg))  # a device array's cached dispatch,

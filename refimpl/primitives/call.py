@@ -74,7 +74,8 @@ def _jit_call_abstract_eval(*avals: ShapedArray, program: Program, name: str) ->
 
 @jit_call_p.def_impl
 def _jit_call_impl(*args: np.ndarray, program: Program, name: str) -> list[Any]:
-    return rule_context.eval_program(program, args)
+    # a jit's program, compiled: refimpl's rules, never a user's def_impl (as JAX)
+    return rule_context.eval_compiled(program, args)
 
 
 @jit_call_p.def_lowering

@@ -411,10 +411,13 @@ def _check_dot_dims(lhs: ShapedArray, rhs: ShapedArray, dims: DotDims) -> None:
             )
         left_sizes = tuple(lhs.shape[d] for d in left)
         right_sizes = tuple(rhs.shape[d] for d in right)
-        if left_sizes != right_sizes:
+        if left_sizes != right_sizes:  # JAX 0.10.2's words, then the operands' shapes
+            named = {"contracting": "contracting dimensions"}.get(
+                what, "lhs batch dimensions and rhs batch dimensions"
+            )
             raise TypeError(
-                f"dot_general: {what} dimensions must have equal sizes, got {left_sizes} "
-                f"(lhs shape {lhs.shape}) and {right_sizes} (rhs shape {rhs.shape}) (C5)"
+                f"dot_general requires {named} to have the same shape, got {left_sizes} and "
+                f"{right_sizes}. (lhs shape {lhs.shape}, rhs shape {rhs.shape}) (C5)"
             )
 
 

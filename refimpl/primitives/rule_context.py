@@ -36,6 +36,7 @@ __all__ = [
     "current_frame",
     "dynamic_slice_p",
     "dynamic_update_slice_p",
+    "eval_compiled",
     "eval_program",
     "fill_zeros",
     "instantiate",
@@ -72,6 +73,7 @@ class _UnfilledPrimitive:
 
 # refimpl.interpreter
 eval_program: Callable[..., Any] = _unfilled("eval_program")
+eval_compiled: Callable[..., Any] = _unfilled("eval_compiled")
 # refimpl.transforms.ad
 jvp_program: Callable[..., Any] = _unfilled("jvp_program")
 linearize_program: Callable[..., Any] = _unfilled("linearize_program")

@@ -28,6 +28,7 @@ Transpose (reverse mode, second half)
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -97,6 +98,9 @@ class JVPTrace(Trace):
     tracers of a lower-level linear ``Builder`` and primitives holding
     sub-programs use their ``linearize_rule`` (partial evaluation)."""
 
+    jax_trace_name = "JVPTrace"
+    jax_tracer_name = "JVPTracer"
+
     def __init__(self, linearize: bool = False) -> None:
         self.linearize = linearize
         self.name = "linearize" if linearize else "jvp"
@@ -131,8 +135,10 @@ class JVPTrace(Trace):
         if rule is None:
             # Operands the primitive rejects are reported as such first (a
             # TypeError for complex nextafter), as JAX, which type-checks
-            # while tracing jnp's inline-jitted functions, before any rule
-            primitive.bind(*primals, **params)
+            # while tracing jnp's inline-jitted functions, before any rule; a
+            # primitive missing its other rules too is named for this one, as JAX
+            with contextlib.suppress(NotImplementedError):
+                primitive.bind(*primals, **params)
             raise NotImplementedError(
                 f"Differentiation rule for '{primitive.name}' not implemented"
             )
@@ -808,7 +814,10 @@ class _Pullback:
     can be returned from or passed into ``jit``; nothing here holds a value
     of the trace that made it."""
 
-    def __init__(self, lin: Linearized, in_tree: Any, in_leaves: list, out_tree: Any) -> None:
+    def __init__(
+        self, lin: Linearized, in_tree: Any, in_leaves: list, out_tree: Any, name: str = "fun"
+    ) -> None:
+        self.name = name  # the differentiated function's, for the arity error
         self.linear = lin.linear
         self.in_nonzero = lin.in_nonzero
         self.out_nonzero = lin.out_nonzero
@@ -819,7 +828,10 @@ class _Pullback:
         self.in_layouts = [_cotangent_layout(x) for x in in_leaves]
         self.out_tree = out_tree
 
-    def __call__(self, residuals: list, ct: Any) -> tuple[Any, ...]:
+    def __call__(self, residuals: list, *given: Any) -> tuple[Any, ...]:
+        if len(given) != 1:
+            raise TypeError(_pullback_arity_message(self.name, len(given)))
+        (ct,) = given
         tu = _tree()
         ct_leaves, ct_tree = tu.tree_flatten(ct)
         if ct_tree != self.out_tree:  # float0[key.shape] for a key?
@@ -833,10 +845,13 @@ class _Pullback:
                 f"({pytree.treedef_difference(ct_tree, self.out_tree)})."
             )
         for i, (leaf, aval) in enumerate(zip(ct_leaves, self.out_avals, strict=True)):
-            if _shape_of(leaf) != aval.shape:
+            if _shape_of(leaf) != aval.shape:  # JAX 0.10.2's words, then the leaf
+                got = _jax_type(getattr(leaf, "dtype", None), _shape_of(leaf))
+                want = _jax_type(aval.dtype, aval.shape)
                 raise ValueError(
-                    f"vjp: the cotangent leaf {i} has shape {_shape_of(leaf)}, but the "
-                    f"corresponding primal output has shape {aval.shape}"
+                    "unexpected JAX type (e.g. shape/dtype) for argument to VJP function: got "
+                    f"{got}, but expected {want} because the corresponding output of the "
+                    f"differentiated function had JAX type {want} (cotangent leaf {i})"
                 )
             # A differentiable output's cotangent has its dtype (a Python scalar
             # its default one), as JAX 0.10.2; an integer or bool output's
@@ -872,6 +887,28 @@ class _Pullback:
             else:
                 grads.append(zeros_like_aval(aval))
         return extended_cotangents(tu, tu.tree_unflatten(self.in_tree, grads))
+
+
+def _jax_type(dtype: Any, shape: tuple[int, ...]) -> str:
+    """A type as JAX's VJP errors write it: ``float32[2,4]`` (a Python
+    scalar's dtype is its default one)."""
+    name = np.dtype(dtype).name if dtype is not None else "float32"
+    return f"{name}[{','.join(str(d) for d in shape)}]"
+
+
+def _pullback_arity_message(name: str, count: int) -> str:
+    """JAX 0.10.2's words for a pullback called with other than one argument."""
+    return (
+        f"\nThe function returned by `jax.vjp` applied to {name} was called with {count} "
+        "arguments,\nbut functions returned by `jax.vjp` must be called with a single "
+        "argument\ncorresponding to the single value returned by the function being "
+        "differentiated\n(even if that returned value is a tuple or other container).\n\n"
+        "For example, if we have:\n\n  def f(x):\n    return (x, x)\n  _, f_vjp = "
+        "jax.vjp(f, 1.0)\n\nthe function `f` returns a single tuple as output, and so we "
+        "call `f_vjp` with a\nsingle tuple as its argument:\n\n  x_bar, = f_vjp((2.0, "
+        "2.0))\n\nIf we instead call `f_vjp(2.0, 2.0)`, with the values 'splatted out' as\n"
+        "arguments rather than in a tuple, this error can arise.\n"
+    )
 
 
 def extended_cotangents(tu: Any, tree: Any) -> Any:
@@ -972,7 +1009,8 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False, reduce_axes: Any = 
     """
     _refuse_reduce_axes(reduce_axes, "vjp")
     user = _UserLinearization(fun, primals, has_aux, "vjp")
-    pullback = _Pullback(user.lin, user.in_tree, user.leaves, user.out_tree)
+    name = getattr(fun, "__name__", str(fun))
+    pullback = _Pullback(user.lin, user.in_tree, user.leaves, user.out_tree, name)
     return user.results(VJPPullback(pullback, list(user.lin.residuals)))
 
 

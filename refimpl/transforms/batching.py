@@ -248,6 +248,9 @@ class BatchTrace(tracing.Trace):
     unbatched; a primitive none of whose operands is batched is bound on
     them unchanged -- except collectives over this trace's axis name."""
 
+    jax_trace_name = "BatchTrace"
+    jax_tracer_name = "BatchTracer"
+
     def __init__(self, frame: AxisFrame, name: str = "vmap") -> None:
         self.frame = frame
         self.name = name

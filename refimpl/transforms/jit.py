@@ -670,18 +670,19 @@ def _leaf_aval(leaf: Any, op_name: str, position: str) -> Any:
         # passed to a jitted function as if it were an array; JAX 0.10.2's
         # words first (its tests match them), then refimpl's advice
         path = position.strip("'") if isinstance(position, str) else position
+        words = str(error).rstrip(".")
         lead = (
             f"Error interpreting argument to {op_name} as an abstract array. The problematic "
             f"value is of type {type(leaf)} and was passed to the function at path {path}. "
         )
         if op_name.startswith("pmap"):
             raise TypeError(
-                f"{lead}{error}. A pmapped function's non-array arguments must be marked static "
+                f"{lead}{words}. A pmapped function's non-array arguments must be marked static "
                 "with pmap's static_broadcasted_argnums (hashable values; each new value "
                 "traces again)"
             ) from None
         raise TypeError(
-            f"{lead}{error}. A jitted function's non-array arguments must be marked static with "
+            f"{lead}{words}. A jitted function's non-array arguments must be marked static with "
             "jit's static_argnums or static_argnames (hashable values; each new value "
             "traces again)"
         ) from None

@@ -172,7 +172,9 @@ def test_device_put_inside_a_trace_returns_the_tracer():
 
 
 def test_bad_arguments(two_devices):
-    with pytest.raises(ValueError, match="device must be a Device"):  # JAX's class
+    with pytest.raises(
+        ValueError, match="only accepts .* Received invalid value: 1"
+    ):  # JAX's class
         ri.device_put(arr([1.0]), 1)
     with pytest.raises(ValueError, match="not one of devices"):
         ri.device_put(arr([1.0]), Device(2))

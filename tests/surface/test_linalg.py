@@ -245,14 +245,14 @@ def test_dot_general_errors():
             lax.dot_general(a, bad, (((1,), (1,)), ((), ())))
     with pytest.raises(
         TypeError,
-        match=r"dot_general: contracting dimensions must have equal "
-        r"sizes, got \(3,\) \(lhs shape \(2, 3\)\) and \(4,\) \(rhs shape \(4, 3\)\)",
+        match=r"dot_general requires contracting dimensions to have the same shape, got \(3,\) "
+        r"and \(4,\)\. \(lhs shape \(2, 3\), rhs shape \(4, 3\)\)",
     ):
         lax.dot_general(a, b, (((1,), (0,)), ((), ())))
     with pytest.raises(
         TypeError,
-        match=r"dot_general: batch dimensions must have equal sizes.*"
-        r"\(2, 3\).*\(4, 3\)",
+        match=r"dot_general requires lhs batch dimensions and rhs batch dimensions to have the same"
+        r" shape, got \(2,\) and \(4,\)\. \(lhs shape \(2, 3\), rhs shape \(4, 3\)\)",
     ):
         lax.dot_general(a, b, (((1,), (1,)), ((0,), (0,))))
     with pytest.raises(TypeError, match=r"dot_general: lhs dimension numbers must be in \[0, 2\)"):

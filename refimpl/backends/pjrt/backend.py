@@ -527,9 +527,9 @@ class Compiled:
             traced.call.signature
         )._replace(backend="pjrt"):
             raise TypeError(
-                f"Compiled({name}): called with arguments of another signature than it was "
-                f"compiled for: {_describe(call.signature)} instead of "
-                f"{_describe(traced.call.signature)}; {_difference(call, traced.call)}"
+                f"Compiled({name}): {_mismatch_words(call, traced.call)}Called with arguments "
+                f"of another signature than it was compiled for: {_describe(call.signature)} "
+                f"instead of {_describe(traced.call.signature)}; {_difference(call, traced.call)}"
             )
         check_call(call, name)
         # As the jit call, by the entry's plan (Ref arguments: their current
@@ -606,6 +606,32 @@ def _describe(signature: Any) -> str:
         return "(" + ", ".join(a.text for a in shown) + ")"
     text = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
     return f"({text},)" if len(args) == 1 and not kwargs else f"({text})"
+
+
+def _mismatch_words(call: Any, compiled: Any) -> str:
+    """JAX 0.10.2's sentence for a compiled function called with other
+    arguments (its tests match it): another pytree, or the arguments whose
+    types differ."""
+    new, old = call.signature, compiled.signature
+    if new.in_tree != old.in_tree:
+        return (
+            "Function compiled with input pytree does not match the input pytree it was "
+            "called with. "
+        )
+    lines = [
+        f"Argument '{path}' compiled with {_jax_type(b)} and called with {_jax_type(a)}"
+        for path, a, b in zip(call.paths, new.avals, old.avals, strict=True)
+        if (a.shape, a.dtype) != (b.shape, b.dtype)
+    ]
+    return (
+        "Argument types differ from the types for which this computation was compiled. "
+        "Perhaps you are calling the compiled executable with a different enable_x64 mode "
+        "than when it was AOT compiled? The mismatches are:\n" + "\n".join(lines) + "\n"
+    )
+
+
+def _jax_type(aval: Any) -> str:
+    return f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
 
 
 def _difference(call: Any, compiled: Any) -> str:

@@ -726,8 +726,9 @@ class ModuleBuilder:
     ) -> list[ir.Value]:
         rule = primitive.lowering
         if rule is None:
-            raise LoweringError(
-                f"lowering: the primitive {primitive.name!r} has no StableHLO lowering rule, "
+            raise LoweringError(  # JAX 0.10.2's words first
+                f"MLIR translation rule for primitive '{primitive.name}' not found for platform "
+                f"cpu: the primitive {primitive.name!r} has no StableHLO lowering rule, "
                 "so a program using it cannot run on the PJRT backend (use backend='ref')"
             )
         ctx = RuleContext(self, primitive.name, avals_in, avals_out)
