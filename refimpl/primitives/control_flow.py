@@ -1347,7 +1347,14 @@ def _scan(
     written = [r for r, w in zip(body.refs, body.written, strict=True) if w]
     consts = [*body.captured, *ref_context.outer_values(read, [False] * len(read))]
     carried = ref_context.outer_values(written, [True] * len(written))
-    n_carry = len(init_leaves) + len(carried)
+    # JAX's forwarding of a carry the body returns unchanged: a constant of
+    # the scan (first), its final value the init
+    fixed = _carries_forwarded(program, len(consts), init_leaves)
+    if fixed:
+        program = _carries_as_consts(program, len(consts), len(init_leaves) + len(carried), fixed)
+        consts = [*(init_leaves[j] for j in fixed), *consts]
+    looped = [leaf for j, leaf in enumerate(init_leaves) if j not in fixed]
+    n_carry = len(looped) + len(carried)
     nc = len(consts)
     # JAX's forwarding of a y that is an x: the xs themselves, the body
     # pruned of that output (so the scan does not stack a copy of them)
@@ -1357,7 +1364,7 @@ def _scan(
         program = replace(program, out_vars=kept)
     outs = scan_p.bind(
         *consts,
-        *init_leaves,
+        *looped,
         *carried,
         *xs_leaves,
         body=program,
@@ -1367,13 +1374,15 @@ def _scan(
         reverse=reverse,
         unroll=unroll,
     )
-    ref_context.write_back(written, outs[len(init_leaves) : n_carry])
-    # JAX's forwarding: a carry the body returns unchanged is the init
+    ref_context.write_back(written, outs[len(looped) : n_carry])
     computed = iter(outs)
-    outs = [xs_ys[j] if j in xs_ys else next(computed) for j in range(len(outs) + len(xs_ys))]
-    for j, leaf in enumerate(init_leaves):
-        if _forwarding_index(program, j) == nc + j:
-            outs[j] = _forwarded(outs[j], leaf, carry=True)
+    carries = [fixed[j] if j in fixed else next(computed) for j in range(len(init_leaves))]
+    ys_out = list(computed)[len(carried) :]
+    ys_in = iter(ys_out)
+    ys_all = [xs_ys[n_carry + i] if n_carry + i in xs_ys else next(ys_in)
+              for i in range(len(ys_out) + len(xs_ys))]  # fmt: skip
+    outs = [*carries, *ys_all]
+    n_carry = len(init_leaves)
     carry = init_tree.unflatten(outs[: len(init_leaves)])
     ys = y_tree.unflatten(outs[n_carry:])
     node = body.out_tree.node_data()
@@ -2421,17 +2430,61 @@ def _forwarded(out: Any, value: Any, *, carry: bool = False) -> Any:
     of the output's type (JAX's ``lax.asarray``)."""
     try:
         want = tracing.get_aval(out, "forwarding", 0)
-        got = tracing.get_aval(value, "forwarding", 0)
     except TypeError:
         return out
+    forwarded = _forwarded_as(want, value, carry=carry)
+    return out if forwarded is None else forwarded
+
+
+def _forwarded_as(want: ShapedArray, value: Any, *, carry: bool = False) -> Any:
+    """``value`` forwarded for an output of type ``want`` (``_forwarded``), or
+    None when it is not forwarded (another shape, or an array of another
+    type)."""
+    try:
+        got = tracing.get_aval(value, "forwarding", 0)
+    except TypeError:
+        return None
     if got.shape != want.shape:
-        return out
+        return None
     host = isinstance(value, (np.ndarray, np.generic, tracing.TypedScalar))
     if host or dtypes.is_python_scalar(value):
         if carry and not isinstance(value, tracing.TypedScalar):
             return value
         return convert_element_type(value, want.dtype, weak_type=want.weak_type)
-    return value if got == want else out
+    return value if got == want else None
+
+
+def _carries_forwarded(program: Program, nc: int, init_leaves: list) -> dict[int, Any]:
+    """The carries a scan body ``program`` (``nc`` consts first) returns as it
+    takes them -> the final value to give for each (the init, as JAX's
+    forwarding: ``_forwarded``), in order. JAX's scan makes such a carry a
+    constant of the scan. Left a carry: an init of another type than the
+    carry (``_forwarded`` would keep the computed one)."""
+    found = {}
+    for j, leaf in enumerate(init_leaves):
+        if _forwarding_index(program, j) != nc + j:
+            continue
+        value = _forwarded_as(program.in_vars[nc + j].aval, leaf, carry=True)
+        if value is not None:
+            found[j] = value
+    return found
+
+
+def _carries_as_consts(program: Program, nc: int, n_carry: int, fixed: dict[int, Any]) -> Program:
+    """Scan body ``program`` with its carries ``fixed`` taken as constants
+    (before its own ``nc``) and no longer returned."""
+    ins = program.in_vars
+    carry_ins = ins[nc : nc + n_carry]
+    return replace(
+        program,
+        in_vars=[
+            *(carry_ins[j] for j in fixed),
+            *ins[:nc],
+            *(v for j, v in enumerate(carry_ins) if j not in fixed),
+            *ins[nc + n_carry :],
+        ],
+        out_vars=[a for j, a in enumerate(program.out_vars) if j not in fixed],
+    )
 
 
 def _ys_forwarded_from_xs(
