@@ -20,6 +20,7 @@ from refimpl.numpy._creation import (
     asarray,
     canonical_dtype,
     canonical_shape,
+    check_forgot_shape_tuple,
     diagonal_offset,
     eye,
     full_like,
@@ -50,8 +51,12 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Array:
     default"), and ``k`` becomes an array of the default int, so a Python int
     beyond int32 is an OverflowError without x64 and runs with it (``eye``
     clips it instead)."""
-    n = _concrete_int("tri", "N", N)
-    m = n if M is None else _concrete_int("tri", "M", M)
+    # (N, M) is read as a shape: JAX's TypeError and words for a traced or
+    # non-integer one (canonical_shape's, less its prefix)
+    try:
+        n, m = canonical_shape("tri", (N, N if M is None else M))
+    except TypeError as error:
+        raise TypeError(str(error).removeprefix("tri: ")) from None
     k_type = np.iinfo(dtypes.canonicalize_dtype(np.int64))
     if isinstance(k, int) and not k_type.min <= k <= k_type.max:
         raise OverflowError(f"tri: Python int {k} too large to convert to {k_type.dtype}")
@@ -164,6 +169,7 @@ def identity(n: int, dtype: Any = None) -> Array:
 
 def empty(shape: Any, dtype: Any = None) -> Array:
     """Zeros (XLA has no uninitialized memory; JAX returns zeros too)."""
+    check_forgot_shape_tuple("empty", shape, dtype)
     return zeros(shape, None if dtype is None else canonical_dtype("empty", dtype))
 
 

@@ -53,7 +53,7 @@ def canonical_dtype(fn_name: str, dtype: DTypeLike) -> np.dtype:
     try:
         canonical = dtypes.canonicalize_dtype(dtype)
     except TypeError as error:
-        raise TypeError(f"{fn_name}: {error}") from None
+        raise _dtype_error(fn_name, dtype, error) from None
     if dtype is not None:
         requested = _requested_dtype(dtype)
         if requested is not None and requested != canonical:
@@ -67,6 +67,22 @@ def canonical_dtype(fn_name: str, dtype: DTypeLike) -> np.dtype:
                 stacklevel=_user_stacklevel(),
             )
     return canonical
+
+
+def _dtype_error(fn_name: str, dtype: Any, error: TypeError) -> TypeError:
+    """JAX's words for a dtype it refuses: NumPy's for a name NumPy does not
+    know; 'JAX only supports ...' for one NumPy knows that is not a number,
+    bool or string type (structured, object, datetime, str). A number type
+    refimpl lacks (ml_dtypes' float8 types) keeps refimpl's own words."""
+    try:
+        known = np.dtype(dtype)
+    except Exception as numpy_error:  # noqa: BLE001 - NumPy's TypeError or ValueError
+        return TypeError(str(numpy_error))
+    if known.type.__module__ == "ml_dtypes":
+        return TypeError(f"{fn_name}: {error}")
+    return TypeError(
+        f"JAX only supports number, bool, and string dtypes, got dtype {dtype} in {fn_name}"
+    )
 
 
 def _requested_dtype(dtype: DTypeLike) -> np.dtype | None:
@@ -324,7 +340,7 @@ def astype(x: ArrayLike, dtype: DTypeLike, /, *, copy: bool = False) -> Array:
     if dtypes.is_complex(aval.dtype) and not (dtypes.is_complex(target) or dtypes.is_bool(target)):
         # JAX 0.10.2's deprecation (a ValueError in later JAX)
         warnings.warn(
-            "astype: casting from complex to real dtypes will soon raise a ValueError. "
+            "Casting from complex to real dtypes will soon raise a ValueError. "
             "Please first use jnp.real or jnp.imag to take the real/imaginary component "
             "of your input.",
             DeprecationWarning,
@@ -364,8 +380,15 @@ def broadcast_to(array: ArrayLike, shape: Any) -> Array:
     lead = len(shape) - aval.ndim
     fits = lead >= 0 and all(d in (1, s) for d, s in zip(aval.shape, shape[lead:], strict=True))
     if not fits:
+        if lead < 0:  # JAX's words for both
+            raise ValueError(
+                "Cannot broadcast to shape with fewer dimensions: "
+                f"arr_shape={aval.shape} shape={shape}"
+            )
+        dims = (",".join(map(str, s)) for s in (aval.shape, shape))
         raise ValueError(
-            f"broadcast_to: cannot broadcast an array of shape {aval.shape} to shape {shape}"
+            f"Incompatible types for broadcasting: input type={aval.dtype.name}[{next(dims)}] "
+            f"and requested type={aval.dtype.name}[{next(dims)}]"
         )
     return as_array(array) if aval.shape == shape else broadcast_to_shape(array, aval.shape, shape)
 
@@ -403,8 +426,20 @@ def _float0_filled(shape: Shape, dtype: DTypeLike) -> np.ndarray | None:
     return np.zeros(canonical_shape("zeros", shape), dtypes.float0) if is_float0 else None
 
 
+def check_forgot_shape_tuple(fn_name: str, shape: Any, dtype: Any) -> None:
+    """``zeros(2, 3)`` meant ``zeros((2, 3))``: JAX's TypeError, with its hint."""
+    if isinstance(dtype, int) and isinstance(shape, int):
+        raise TypeError(
+            f"Cannot interpret '{dtype}' as a data type.\n\nDid you accidentally write "
+            f"`jax.numpy.{fn_name}({shape}, {dtype})` when you meant "
+            f"`jax.numpy.{fn_name}(({shape}, {dtype}))`, i.e. with a single tuple "
+            "argument for the shape?"
+        )
+
+
 def zeros(shape: Shape, dtype: DTypeLike = None) -> Array:
     """An array of zeros (default dtype: the default float)."""
+    check_forgot_shape_tuple("zeros", shape, dtype)
     if (float0 := _float0_filled(shape, dtype)) is not None:
         return float0
     dtype = dtypes.weak_default_dtype("f") if dtype is None else canonical_dtype("zeros", dtype)
@@ -413,6 +448,7 @@ def zeros(shape: Shape, dtype: DTypeLike = None) -> Array:
 
 def ones(shape: Shape, dtype: DTypeLike = None) -> Array:
     """An array of ones (default dtype: the default float)."""
+    check_forgot_shape_tuple("ones", shape, dtype)
     if (float0 := _float0_filled(shape, dtype)) is not None:
         return float0
     dtype = dtypes.weak_default_dtype("f") if dtype is None else canonical_dtype("ones", dtype)
@@ -455,8 +491,9 @@ def _concrete_scalar(fn_name: str, name: str, value: Any) -> Any:
     aval = aval_of(value, fn_name, name)
     if is_traced(value):
         raise tracing.ConcretizationTypeError(
-            f"{fn_name}: argument {name!r} must be concrete (not traced); it fixes the "
-            "result's shape. Mark it static."
+            "Abstract tracer value encountered where concrete value is expected: traced "
+            f"array {aval.str_short()}\nIt arose in the jnp.{fn_name} argument {name!r}: it "
+            "fixes the result's shape. Mark it static."
         )
     if aval.shape != ():
         raise ValueError(f"{fn_name}: {name} must be a scalar, got shape {aval.shape}")

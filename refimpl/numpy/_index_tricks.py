@@ -128,7 +128,7 @@ def _grid_from_slice(item: slice, op_name: str) -> Array:
     where = f"jnp.{op_name}"
     for what, bound in (("start", item.start), ("stop", item.stop), ("step", item.step)):
         if bound is not None:
-            require_concrete(where, f"the slice {what}", bound)
+            require_concrete(where, f"the slice {what}", bound, f"slice {what} of {where}")
     start = item.start or 0
     step = item.step or 1
     if np.iscomplex(step):

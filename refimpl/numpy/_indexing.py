@@ -675,7 +675,7 @@ def take(
     size = aval.shape[axis]
     if size == 0:
         if index_aval.size != 0:
-            raise IndexError(f"take: cannot take from an empty axis {axis} of shape {aval.shape}")
+            raise IndexError("Cannot do a non-empty jnp.take() from an empty axis.")
         shape = aval.shape[:axis] + index_aval.shape + aval.shape[axis + 1 :]
         return lax.broadcast_in_dim(tracing.TypedScalar(0, aval.dtype, aval.weak_type), shape, ())
     # JAX clamps ("clip") and takes the remainder ("wrap") in the indices' own

@@ -39,12 +39,15 @@ def is_traced(value: Any) -> bool:
     return isinstance(value, tracing.Tracer)
 
 
-def require_concrete(name: str, what: str, value: Any) -> np.ndarray:
-    """``value`` as a NumPy array, or ``ConcretizationTypeError`` under a trace."""
+def require_concrete(name: str, what: str, value: Any, context: str | None = None) -> np.ndarray:
+    """``value`` as a NumPy array, or ``ConcretizationTypeError`` under a trace
+    (JAX's first words, then ``context``: JAX's own line where it has one)."""
     if is_traced(value):
+        context = context or f"{name}: {what} must be concrete"
         raise tracing.ConcretizationTypeError(
-            f"{name}: {what} must be concrete (its value decides the result's shape); "
-            "it is traced here (jit, vmap, grad...)"
+            "Abstract tracer value encountered where concrete value is expected: traced "
+            f"array {value.aval.str_short()}\n{context} (its value decides the result's "
+            "shape); it is traced here (jit, vmap, grad...)"
         )
     return np.asarray(value)
 

@@ -190,8 +190,13 @@ def _along_axis(
     (``order``: see ``_indexing.index_as_int32``; a value outside ``[0, n)``
     is out of range)."""
     arr_aval, idx_aval = _aval(arr, name, 0), _aval(indices, name, 1)
-    if not dtypes.is_integer(idx_aval.dtype):
-        raise TypeError(f"{name}: indices must be integers, got {idx_aval.dtype.name}")
+    if not dtypes.is_integer(idx_aval.dtype):  # JAX's words for each
+        if name == "take_along_axis":
+            raise TypeError(f"{name} indices must be of integer type, got {idx_aval.dtype.name}")
+        raise TypeError(
+            "Indexer must have integer or boolean type, got indexer with type "
+            f"{idx_aval.dtype.name}"
+        )
     if axis is None:
         arr, axis = ravel(arr), 0
         arr_aval = _aval(arr)

@@ -312,6 +312,10 @@ def trace(
 
     if out is not None:
         raise NotImplementedError("trace: the out argument is not supported")
+    ndim = aval_of(a, "trace", 0).ndim
+    if normalize_axis("trace", axis1, ndim) == normalize_axis("trace", axis2, ndim):
+        # JAX's words (its diagonal's error is another one)
+        raise ValueError(f"axis1 and axis2 can not be same. axis1={axis1} and axis2={axis2}")
     return sum_(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
@@ -386,26 +390,36 @@ def tensordot(
     the first ``n`` of ``b``) or a pair of axis sequences."""
     a, b = promote_dtypes("tensordot", a, b)
     na, nb = _ndim(a), _ndim(b)
-    if isinstance(axes, (int, np.integer)):
-        n = int(axes)
-        if n < 0 or n > min(na, nb):
+    # JAX's forms and words: a Python int (exactly: not a NumPy int or a
+    # bool), a pair of ints, or a pair of lists/tuples of equal length
+    if type(axes) is int:
+        if axes > min(na, nb):
+            shapes = (aval_of(a, "tensordot", 0).shape, aval_of(b, "tensordot", 1).shape)
             raise TypeError(
-                f"tensordot: number of contracted axes {n} is out of range for ranks {na}, {nb}"
+                f"Number of tensordot axes (axes {axes}) exceeds input ranks "
+                f"({shapes[0]} and {shapes[1]})"
             )
-        a_axes, b_axes = tuple(range(na - n, na)), tuple(range(n))
-    else:
-        try:
-            first, second = axes
-        except (TypeError, ValueError):
+        a_axes, b_axes = tuple(range(na - axes, na)), tuple(range(axes))
+    elif isinstance(axes, (tuple, list)) and len(axes) == 2:
+        first, second = axes
+        if type(first) is int and type(second) is int:
+            first, second = [first], [second]
+        elif not (isinstance(first, (tuple, list)) and isinstance(second, (tuple, list))):
             raise TypeError(
-                f"tensordot: axes must be an int or a pair of sequences, got {axes!r}"
-            ) from None
-        first = [first] if isinstance(first, (int, np.integer)) else list(first)
-        second = [second] if isinstance(second, (int, np.integer)) else list(second)
-        if len(first) != len(second):
-            raise TypeError("tensordot: the two sequences of axes must have the same length")
+                "tensordot requires both axes lists to be either ints, tuples or lists, "
+                f"got {first} and {second}"
+            )
+        elif len(first) != len(second):
+            raise TypeError(
+                f"tensordot requires axes lists to have equal length, got {first} and {second}."
+            )
         a_axes = tuple(normalize_axis("tensordot", x, na) for x in first)
         b_axes = tuple(normalize_axis("tensordot", x, nb) for x in second)
+    else:
+        raise TypeError(
+            "tensordot axes argument must be an int, a pair of ints, or a pair of "
+            "lists/tuples of ints."
+        )
 
     preferred = _preferred("tensordot", preferred_element_type)
     return _contract("tensordot", a, b, ((a_axes, b_axes), ((), ())), precision, preferred)
@@ -616,21 +630,18 @@ def interp(
     for value, what in [(left, "left"), (right, "right")]:
         if isinstance(value, str) and value != "extrapolate":
             raise ValueError(
-                f"interp: the only valid string value of {what} is 'extrapolate', got {value!r}"
+                f"the only valid string value of `{what}` is 'extrapolate', but got: {value!r}"
             )
     x_aval, xp_aval, fp_aval = (aval_of(v, "interp", i) for i, v in enumerate([x, xp, fp]))
     if xp_aval.ndim != 1 or fp_aval.shape != xp_aval.shape:
-        raise ValueError(
-            f"interp: xp and fp must be one-dimensional arrays of equal size, got shapes "
-            f"{xp_aval.shape} and {fp_aval.shape}"
-        )
+        raise ValueError("xp and fp must be one-dimensional arrays of equal size")
     x, xp = (as_array(v) for v in promote_dtypes_inexact("interp", x, xp))
     fp = as_array(promote_dtypes_inexact("interp", fp)[0])
     if dtypes.is_complex(aval_of(x, "interp", 0).dtype):
-        raise ValueError("interp: complex x values are not supported")
+        raise ValueError("jnp.interp: complex x values not supported.")
     if period is not None:
         if np.ndim(period) != 0:
-            raise ValueError(f"interp: period must be a scalar, got {period!r}")
+            raise ValueError(f"period must be a scalar; got {period!r}")
         period = abs(asarray(period)) if not isinstance(period, (int, float)) else abs(period)
         x, xp = remainder(x, period), remainder(xp, period)
         xp, fp = lax.sort_key_val(xp, fp)

@@ -86,6 +86,113 @@ for _op in ["__eq__", "__ne__", "__add__", "__mul__", "__radd__", "__rmul__"]:
         )(other([(1, 2), (2, 3)]))
 
 
+# --- lax_numpy_test: JAX's words ---------------------------------------------------------------
+
+_M3 = np.ones((3, 2, 2))
+ERRORS.update(
+    {
+        # testTensordotErrors
+        "tensordot_axes_exceed_ranks": lambda lib, np_: np_.tensordot(_M3, np.ones(2), axes=2),
+        "tensordot_lists_differ": lambda lib, np_: np_.tensordot(
+            _M3, np.ones(2), axes=([0], [0, 1])
+        ),
+        "tensordot_strings": lambda lib, np_: np_.tensordot(_M3, np.ones(2), axes=("bad", "ax")),
+        "tensordot_not_a_pair": lambda lib, np_: np_.tensordot(_M3, np.ones(2), axes="bad"),
+        "tensordot_numpy_int": lambda lib, np_: np_.tensordot(_M3, _M3, axes=np.int32(1)),
+        "tensordot_int_and_list": lambda lib, np_: np_.tensordot(_M3, _M3, axes=([1], 0)),
+        # testInterpErrors
+        "interp_sizes": lambda lib, np_: np_.interp(0.0, np_.arange(2.0), np_.arange(3.0)),
+        "interp_left": lambda lib, np_: np_.interp(
+            0.0, np_.arange(3.0), np_.arange(3.0), left="interpolate"
+        ),
+        "interp_right": lambda lib, np_: np_.interp(
+            0.0, np_.arange(3.0), np_.arange(3.0), right="interpolate"
+        ),
+        "interp_complex_x": lambda lib, np_: np_.interp(1j, 1j * np.arange(3.0), np.arange(3.0)),
+        # testTakeAlongAxisRequiresIntIndices, testTakeEmpty
+        "take_along_axis_float_indices": lambda lib, np_: np_.take_along_axis(
+            np_.arange(5), np_.array([3.0], np_.float32), axis=0
+        ),
+        "put_along_axis_float_indices": lambda lib, np_: np_.put_along_axis(
+            np_.arange(5), np_.array([3.0]), 1, axis=0, inplace=False
+        ),
+        "take_from_empty_axis": lambda lib, np_: np_.take(
+            np_.ones((2, 0, 4)), np_.array([0], np_.int32), axis=1
+        ),
+        # testTraceSameAxesError
+        "trace_same_axes": lambda lib, np_: np_.trace(np_.ones((2, 3, 2)), axis1=1, axis2=-2),
+        # testBroadcastToInvalidShape (and the same rank's words)
+        "broadcast_to_fewer_dims": lambda lib, np_: np_.broadcast_to(np_.zeros((3, 4, 5)), (4, 5)),
+        "broadcast_to_incompatible": lambda lib, np_: np_.broadcast_to(np.ones((2, 3)), (4, 3)),
+        # test_error_hint
+        "zeros_2_3": lambda lib, np_: np_.zeros(2, 3),
+        "ones_2_3": lambda lib, np_: np_.ones(2, 3),
+        "empty_2_3": lambda lib, np_: np_.empty(2, 3),
+        # testArrayUnsupportedDtypeError (and the other creation functions)
+        "array_structured_dtype": lambda lib, np_: np_.array(3, [("a", "<i4"), ("b", "<i4")]),
+        "zeros_object_dtype": lambda lib, np_: np_.zeros(3, object),
+        "ones_str_dtype": lambda lib, np_: np_.ones(3, "U3"),
+        "asarray_datetime_dtype": lambda lib, np_: np_.asarray(3, "datetime64[s]"),
+        "astype_structured_dtype": lambda lib, np_: np_.arange(3).astype([("a", "<i4")]),
+        "zeros_unknown_dtype_name": lambda lib, np_: np_.zeros(3, "foo"),
+        "tri_float_size": lambda lib, np_: np_.tri(2.5),
+    }
+)
+
+# JAX's concretization errors go on to name the function traced: the phrase
+# the tests match is compared, and the class
+PHRASES = {
+    # testArangeConcretizationError
+    "arange_stop": (
+        lambda lib, np_: lib.jit(np_.arange)(3),
+        "It arose in the jnp.arange argument 'stop'",
+    ),
+    "arange_start": (
+        lambda lib, np_: lib.jit(lambda s: np_.arange(s, 3))(0),
+        "It arose in the jnp.arange argument 'start'",
+    ),
+    # testR_, testC_, testMgrid, testOgrid
+    **{
+        f"{name}_traced_slice": (
+            lambda lib, np_, name=name: lib.jit(lambda a, b: getattr(np_, name)[a:b])(0, 2),
+            f"slice start of jnp.{name}",
+        )
+        for name in ("r_", "c_", "mgrid", "ogrid")
+    },
+    # test_tri_bug_22751
+    "tri_traced_size": (
+        lambda lib, np_: lib.jit(np_.tri)(3, M=3, k=0),
+        "Shapes must be 1D sequences of concrete values of integer type",
+    ),
+    # testInterpErrors
+    "interp_period_array": (
+        lambda lib, np_: np_.interp(0.0, np_.arange(3.0), np_.arange(3.0), period=np.ones(1)),
+        "period must be a scalar; got",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PHRASES))
+def test_lax_numpy_files_error_phrases(backend, name):
+    program, phrase = PHRASES[name]
+    want = _raised(lambda: program(*LIBS["jax"]))
+    got = _raised(lambda: program(*LIBS["ri"]))
+    assert phrase in want[1], want
+    assert got[0] == want[0] and phrase in got[1], got
+
+
+def test_astype_complex_to_real_warns_in_jaxs_words(backend):
+    import warnings
+
+    words = []
+    for _, np_ in LIBS.values():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            np_.array(2.0 + 1.5j, dtype="complex64").astype("float32")
+        words.append([str(w.message) for w in caught if w.category is DeprecationWarning])
+    assert words[0] == words[1] and words[0]
+
+
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_lax_numpy_files_error_words(backend, name):
     program = ERRORS[name]
