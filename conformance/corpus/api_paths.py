@@ -849,3 +849,86 @@ def _primitive_impl_is_the_function(ns: Any) -> Any:
 
 
 SCRIPTS.update({"primitive_impl_is_the_function": _primitive_impl_is_the_function})
+
+
+# --- lane API of issue 29 (api_test.py run unchanged) -------------------------------
+
+
+def _compiled_programs_skip_a_users_impl(ns: Any) -> Any:
+    """RematTest.test_remat_no_redundant_flops: a jit's program is compiled,
+    so a later ``sin_p.def_impl(counting)`` sees no call from it (the remat
+    recomputation included); an eager ``lax.sin`` calls it once."""
+    api, sin_p = ns.api, ns.api.lax.sin_p
+    saved, calls = sin_p.impl, []
+
+    def counting(*args: Any, **params: Any) -> Any:
+        calls.append(1)
+        return saved(*args, **params)
+
+    f = api.remat(lambda x, y: api.numpy.sin(x) * y)
+    g = api.jit(lambda x: f(2.0, x))
+    try:
+        sin_p.def_impl(counting)
+        grad = api.grad(g)(np.float32(3.0))
+        under_jit = len(calls)
+        api.lax.sin(np.float32(1.0))
+    finally:
+        sin_p.def_impl(saved)
+    return [grad, under_jit, len(calls)]
+
+
+def _matmul_precision_settings_keep_their_traces(ns: Any) -> Any:
+    """A jit traced under each default matmul precision finds that trace
+    again when the setting comes back (the setting is part of its signature;
+    pjrt's C++ fast path keys on it too)."""
+    api, traces = ns.api, []
+
+    @api.jit
+    def f(x: Any) -> Any:
+        traces.append(1)
+        return api.numpy.dot(x, x)
+
+    x = np.eye(2, dtype=np.float32)
+    counts = []
+    for setting in [None, "float32", None, "float32", "bfloat16", None]:
+        if setting is None:
+            f(x)
+        else:
+            with api.default_matmul_precision(setting):
+                f(x)
+        counts.append(len(traces))
+    return counts
+
+
+def _live_array_counts(ns: Any) -> Any:
+    """``jax.live_arrays``: the arrays alive, not deleted, each once."""
+    api = ns.api
+    import gc
+
+    gc.collect()
+    before = len(api.live_arrays())
+    x = api.numpy.ones(3)
+    y = api.jit(lambda a: (a + 1, a * 2))(x)
+    gc.collect()
+    made = len(api.live_arrays()) - before
+    x.delete()
+    deleted = len(api.live_arrays()) - before
+    del x, y
+    gc.collect()
+    return [made, deleted, len(api.live_arrays()) - before]
+
+
+def _device_platform(ns: Any) -> Any:
+    """The platform of the default backend's devices: refimpl's reference
+    backend names its own ('ref'; known difference), pjrt's CPU plugin 'cpu'."""
+    return ns.api.local_devices()[0].platform
+
+
+SCRIPTS.update(
+    {
+        "compiled_programs_skip_a_users_impl": _compiled_programs_skip_a_users_impl,
+        "matmul_precision_settings_keep_their_traces": _matmul_precision_settings_keep_their_traces,
+        "live_array_counts": _live_array_counts,
+        "device_platform": _device_platform,
+    }
+)
