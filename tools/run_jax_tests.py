@@ -101,6 +101,10 @@ The adaptations of call conventions, all of them:
     flag, no arrays) are JAX's own on both sides;
     ``jax._src.lax.lax._convert_element_type`` (weak or strong inputs) is
     refimpl's ``lax.convert_element_type`` with JAX's optional dtype.
+13. ``jtu.assert_dot_precision`` and ``jtu.assert_dot_preferred_element_type``
+    (they read the ``dot_general`` equations of a function's jaxpr) trace
+    with refimpl's ``make_jaxpr`` and look for refimpl's ``dot_general_p``,
+    in nested jaxprs too, with JAX's assertions.
 """
 
 from __future__ import annotations
@@ -711,9 +715,46 @@ def _promote_like_refimpl(fun: Any, inexact: bool = False) -> Any:
     return wrapper
 
 
+def _iter_eqns(jaxpr: Any) -> Iterator[Any]:
+    """The equations of a refimpl jaxpr and of the jaxprs in their params."""
+    for eqn in jaxpr.eqns:
+        yield eqn
+        for value in eqn.params.values():
+            for sub in value if isinstance(value, (list, tuple)) else (value,):
+                inner = getattr(sub, "jaxpr", sub)
+                if hasattr(inner, "eqns"):
+                    yield from _iter_eqns(inner)
+
+
+def _dot_general_params(name: str, fun: Any, args: tuple) -> list[Any]:
+    import refimpl as ri
+
+    jaxpr = ri.make_jaxpr(fun)(*args)
+    dot_general_p = ri.lax.dot_general_p
+    return [e.params[name] for e in _iter_eqns(jaxpr.jaxpr) if e.primitive is dot_general_p]
+
+
+def _assert_dot_precision(expected_precision: Any, fun: Any, *args: Any) -> None:
+    """Adaptation 13: ``jtu.assert_dot_precision`` on refimpl's jaxprs."""
+    for precision in _dot_general_params("precision", fun, args):
+        msg = f"Unexpected precision: {expected_precision} != {precision}"
+        if isinstance(precision, tuple):
+            assert precision[0] == expected_precision, msg
+            assert precision[1] == expected_precision, msg
+        else:
+            assert precision == expected_precision, msg
+
+
+def _assert_dot_preferred_element_type(expected: Any, fun: Any, *args: Any, **kwargs: Any) -> None:
+    """Adaptation 13: ``jtu.assert_dot_preferred_element_type`` on refimpl's jaxprs."""
+    partial = functools.partial(fun, **kwargs)
+    for found in _dot_general_params("preferred_element_type", partial, args):
+        assert expected == found, f"Unexpected preferred_element_type: {expected} != {found}"
+
+
 @contextlib.contextmanager
 def _harness_adapted() -> Iterator[None]:
-    """Adaptations 1, 2, 10 and 11 on JAX's ``jtu``."""
+    """Adaptations 1, 2, 10, 11 and 13 on JAX's ``jtu``."""
     from jax._src import config as jax_config
     from jax._src import test_util as jtu
 
@@ -741,6 +782,8 @@ def _harness_adapted() -> Iterator[None]:
         "check_jvp": rtu.check_jvp,
         "check_vjp": rtu.check_vjp,
         "promote_like_jnp": _promote_like_refimpl,
+        "assert_dot_precision": _assert_dot_precision,
+        "assert_dot_preferred_element_type": _assert_dot_preferred_element_type,
         "create_mesh": create_mesh,
         "create_global_mesh": create_mesh,
     }

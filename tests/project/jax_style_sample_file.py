@@ -5,6 +5,8 @@ Our own code, not JAX's. Named so that pytest does not collect it: the runner
 runs it, on JAX and on refimpl. Each method's expected outcome is in its name.
 """
 
+import functools
+
 import jax
 import jax.no_such_public_module
 import jax.numpy as jnp
@@ -78,6 +80,12 @@ class SampleTest(jtu.JaxTestCase):
         self.assertEqual(dtypes.default_int_dtype(), np.int32)
         weak = lax_internal._convert_element_type(jnp.ones(2), weak_type=True)
         self.assertTrue(dtypes.is_weakly_typed(weak))
+
+    def test_dot_precision_helper_passes(self):
+        # jtu.assert_dot_precision reads the jaxpr of the library under test
+        highest = jax.lax.Precision.HIGHEST
+        dot = functools.partial(jnp.dot, precision=highest)
+        jtu.assert_dot_precision(highest, dot, np.ones(2), np.ones(2))
 
     def test_moved_internal_name_passes(self):
         # JAX 0.10.2 has api.pmap in jax._src.pmap

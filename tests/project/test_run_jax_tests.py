@@ -59,6 +59,7 @@ def test_runner_reports_pass_planted_failure_and_missing_name(backend, tmp_path)
         "SampleTest.test_internal_error_class_passes": "pass",
         "SampleTest.test_promote_like_jnp_passes": "pass",  # refimpl's promotion
         "SampleTest.test_dtype_tables_and_weak_conversion_pass": "pass",
+        "SampleTest.test_dot_precision_helper_passes": "pass",  # refimpl's jaxpr
         "X64Test.test_x64_mirrored_passes": "pass",  # jtu.with_config mirrored
         "CacheClearTest.test_after_cache_clear_passes": "pass",
     }
@@ -78,6 +79,7 @@ def test_runner_on_jax_runs_jax_itself(tmp_path):
     assert got["SampleTest.test_moved_internal_name_passes"] == "pass"
     assert got["SampleTest.test_promote_like_jnp_passes"] == "pass"
     assert got["SampleTest.test_dtype_tables_and_weak_conversion_pass"] == "pass"
+    assert got["SampleTest.test_dot_precision_helper_passes"] == "pass"
 
 
 @pytest.mark.parametrize(
