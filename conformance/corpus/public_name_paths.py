@@ -189,6 +189,17 @@ def _complex_sinh_cancellation(ns: Any) -> Any:
     return [[bool(v) for v in np.asarray(o).real == 0] for o in out], [o.imag for o in out]
 
 
+def _lgamma_float32_bits(ns: Any) -> Any:
+    """float32 lgamma's bits (bitcast to int32, compared exactly) on [1/2, 8]
+    and at large x, eagerly and under jit: XLA's Lanczos expansion, as JAX's."""
+    x = np.concatenate([np.linspace(0.5, 8, 61), [1e3, 1e6, 3e38]]).astype(np.float32)
+
+    def bits(v: Any) -> Any:
+        return ns.lax_.bitcast_convert_type(ns.lax_.lgamma(v), np.int32)
+
+    return bits(ns.asarray(x)), ns.jit(bits)(ns.asarray(x))
+
+
 def _dot_mixed_precision_pair(ns: Any) -> Any:
     precision = (ns.lax_.Precision.HIGH, "fastest")
     return ns.lax_.dot(ns.asarray(_X), ns.asarray(_Y), precision=precision)
@@ -568,6 +579,7 @@ def cases() -> Iterator[Case]:
     yield script_case(
         "public_names/complex_sinh/cancellation", _complex_sinh_cancellation, tags=TAGS
     )
+    yield script_case("public_names/lgamma/float32_bits", _lgamma_float32_bits, tags=TAGS)
     yield script_case("public_names/checking_leaks/no_leak", _checking_leaks_no_leak, tags=TAGS)
     yield script_case("public_names/checking_leaks/outcomes", _checking_leaks_outcomes, tags=TAGS)
     yield script_case(

@@ -114,6 +114,10 @@ def _lgamma_scalar(v: float) -> float:
 
 
 def _lgamma(x: np.ndarray) -> np.ndarray:
+    """float32 (and float16/bfloat16, computed in it): XLA's expansion
+    (``xla_math.lgamma``, JAX's bits); float64: the correctly rounded value."""
+    if x.dtype == np.float32:
+        return xla_math.lgamma(x)
     return np.vectorize(_lgamma_scalar, otypes=[np.float64])(x.astype(np.float64))
 
 
