@@ -66,7 +66,8 @@ def unrolled_and_checked(program, args):
 
 
 def sin_scan_program(length: int, unroll, reverse: bool = False):
-    """A scan whose body has one ``sin``: carry = sin(carry) * w + x; ys = (2 * carry, x)."""
+    """A scan whose body has one ``sin``: carry = sin(carry) * w + x; ys = (2 * carry, -x)
+    (not x itself: a y that is an x is no output of the scan, as JAX's forwarding)."""
     rng = np.random.default_rng(length)
     w = rng.uniform(-1, 1, 3).astype(np.float32)
     xs = rng.uniform(-1, 1, (length, 3)).astype(np.float32)
@@ -74,7 +75,7 @@ def sin_scan_program(length: int, unroll, reverse: bool = False):
 
     def fn(init, w, xs):
         def body(c, x):
-            return lax.sin(c) * w + x, (c * 2, x)
+            return lax.sin(c) * w + x, (c * 2, -x)
 
         return lax.scan(body, init, xs, unroll=unroll, reverse=reverse)
 
