@@ -78,6 +78,10 @@ def _lowering(
 def _ir_attribute(ctx: Any, value: Any) -> Any:
     """``value`` as an MLIR attribute, by JAX's rules (its ``mlir.ir_attribute``)."""
     ir = ctx.ir
+    if hasattr(value, "aval") and hasattr(value, "__array__"):
+        # a concrete refimpl array (an eager call's attribute: on pjrt the
+        # eager composite is lowered, where JAX's eager call runs the impl)
+        value = np.asarray(value)
     if isinstance(value, bool | int | float | complex) and not isinstance(value, np.generic):
         # a Python scalar is a NumPy scalar of JAX's type for it (int: int64)
         return _ir_scalar(ctx, np.array(value, _PYTHON_SCALAR_DTYPES[type(value)]))
