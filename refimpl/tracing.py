@@ -808,10 +808,7 @@ def _python_scalar_aval(value: Any, op_name: str, position: int | str) -> Shaped
     if kind is int:
         low, high = _int_bounds(aval.dtype)
         if not low <= value <= high:
-            raise OverflowError(
-                f"{op_name}: Python int {value} at position {position} is too large "
-                f"for {aval.dtype.name}"
-            )
+            raise OverflowError(f"Python int {value} too large to convert to {aval.dtype.name}")
     return aval
 
 

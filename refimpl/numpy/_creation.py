@@ -188,29 +188,48 @@ def _from_sequence(fn_name: str, seq: list | tuple, dtype: np.dtype | None) -> A
     if dtype is not None and any(type(leaf) is int for leaf in leaves):
         # Python ints are range-checked against the requested dtype, not the
         # default int (array([3200590325], dtype=uint32), as JAX)
-        for leaf in leaves:
-            if type(leaf) is int and dtypes.is_integer(dtype) and dtype not in dtypes.INT4_DTYPES:
-                info = np.iinfo(dtype)
-                if not info.min <= leaf <= info.max:
-                    raise OverflowError(
-                        f"{fn_name}: Python int {leaf} too large to convert to {dtype.name}"
-                    )
+        _check_int_leaves(leaves, dtype)
         leaves = [leaf if type(leaf) is not int else _as_target(leaf, dtype) for leaf in leaves]
         seq = _rebuild(seq, iter(leaves))
-    avals = [aval_of(leaf, fn_name, 0) for leaf in leaves]
+    # a Python int joins as the weak default int whatever its size: only the
+    # joined dtype bounds it ([1.5, 2**40] is float32, as JAX's)
+    avals = [
+        tracing.scalar_aval(dtypes.python_scalar_dtype(0), True)
+        if type(leaf) is int
+        else aval_of(leaf, fn_name, 0)
+        for leaf in leaves
+    ]
     if dtype is None:
         if avals:
             dtype = dtypes.result_type(*[(av.dtype, av.weak_type) for av in avals])[0]
         else:
             dtype = dtypes.weak_default_dtype("f")
+        _check_int_leaves(leaves, dtype)
     if any(is_traced(leaf) for leaf in leaves):
         return _stack_nested(seq, dtype)
-    values = [tracing.concrete_value(leaf, av) for leaf, av in zip(leaves, avals, strict=True)]
+    values = [
+        leaf if type(leaf) is int else tracing.concrete_value(leaf, av)
+        for leaf, av in zip(leaves, avals, strict=True)
+    ]
     try:
         nested = np.array(_rebuild(seq, iter(values)), dtype=dtype)
     except ValueError as error:
         raise ValueError(f"{fn_name}: {error}") from None
     return as_array(nested, weak_type=False)
+
+
+def _check_int_leaves(leaves: list, dtype: np.dtype) -> None:
+    """The Python ints of a sequence stored into an integer ``dtype``: one out
+    of its range is NumPy's OverflowError, in NumPy's words, as JAX's (which
+    lets NumPy convert the list)."""
+    if not dtypes.is_integer(dtype) or dtype in dtypes.INT4_DTYPES:
+        return
+    info = np.iinfo(dtype)
+    for leaf in leaves:
+        if type(leaf) is int and not info.min <= leaf <= info.max:
+            if not -(2**63) <= leaf < 2**63:
+                raise OverflowError("Python int too large to convert to C long")
+            raise OverflowError(f"Python integer {leaf} out of bounds for {dtype.name}")
 
 
 def _check_float_into_int(fn_name: str, value: float, dtype: np.dtype) -> None:

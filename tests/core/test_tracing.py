@@ -101,7 +101,10 @@ def test_eager_ops_return_reference_arrays():
 
 
 def test_python_int_overflow_is_a_clear_error():
-    with pytest.raises(OverflowError, match="too large for int32"):
+    # JAX's words for a Python int converted to its default int
+    with pytest.raises(
+        OverflowError, match="Python int 1099511627776 too large to convert to int32"
+    ):
         lax.add(2**40, 1)
 
 

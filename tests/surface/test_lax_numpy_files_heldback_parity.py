@@ -136,6 +136,12 @@ ERRORS.update(
         "astype_structured_dtype": lambda lib, np_: np_.arange(3).astype([("a", "<i4")]),
         "zeros_unknown_dtype_name": lambda lib, np_: np_.zeros(3, "foo"),
         "tri_float_size": lambda lib, np_: np_.tri(2.5),
+        # testArrayFromInteger / testArrayFromList: NumPy's words for a list
+        "array_int_too_large": lambda lib, np_: np_.array(2**31),
+        "add_int_too_large": lambda lib, np_: lib.lax.add(2**40, 1),
+        "array_list_beyond_int64": lambda lib, np_: np_.array([0, -(2**63) - 1]),
+        "array_list_beyond_int32": lambda lib, np_: np_.array([[1, 2], [3, 2**40]]),
+        "array_list_into_uint8": lambda lib, np_: np_.array([300], dtype="uint8"),
     }
 )
 
@@ -222,6 +228,12 @@ VALUES = {
         np_.vecdot(_A[:4], _A.reshape(4, 3), axis=0),
         np_.vecdot(_A.reshape(2, 2, 3), _A[:6].reshape(2, 3), axis=-1),
         lib.jit(lambda x, y: np_.vecdot(x, y, axis=0))(_A.reshape(4, 1, 3), _A[:4]),
+    ],
+    # testArrayFromList: a big Python int joins a list as an int, its dtype bounds it
+    "array_list_big_int_with_a_float": lambda lib, np_: [
+        np_.array([1.5, 2**40]),
+        np_.array([2**70, 1.0]),
+        np_.array([1, 2**40], dtype="float16"),
     ],
     # testUnravelIndex: the shape's sizes may be traced (jit of a shape tuple)
     "unravel_index_traced_shape": lambda lib, np_: [
