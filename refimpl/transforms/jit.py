@@ -1232,6 +1232,9 @@ class Jitted:
         # False for the backends' own jits of single operations (eager dispatch),
         # which ri.disable_jit must not turn into calls of themselves.
         self.honours_disable_jit = True
+        # a user's jax.jit (jit()): its function must be weakly referenceable,
+        # as JAX's (make_jaxpr, eval_shape and the library's own jits need not)
+        self.weakly_keyed = False
         copy_wrapped_attributes(self, fun)
 
     def __repr__(self) -> str:
@@ -1506,6 +1509,11 @@ class Jitted:
                 f"jit({self.__name__}): the jitted function must be hashable, got a "
                 f"{type(self.fun).__name__}: {err}"
             ) from None
+        if self.weakly_keyed:
+            # JAX 0.10.2's jit keys its trace cache on the function weakly: a
+            # callable without weak references (__slots__ without
+            # __weakref__) is Python's TypeError when called (it can be made)
+            weakref.ref(self.fun)
         if config._values["no_tracing"] and self.honours_disable_jit:  # ri.no_tracing()
             raise RuntimeError(  # JAX 0.10.2's words (less its source location)
                 f"re-tracing function {self.__name__} for `jit`, but 'no_tracing' is set"
@@ -2102,7 +2110,9 @@ def _make_jitted(fun: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
     if callable(fun):  # (Jitted's own check words a non-callable)
         tracing.check_transform_fun(fun, "jit")
     fast = backends.get(kwargs["backend"] or config.backend).make_fast_jitted(fun, kwargs)
-    return fast if fast is not None else Jitted(fun, **kwargs)
+    jitted = fast._jitted if fast is not None else Jitted(fun, **kwargs)
+    jitted.weakly_keyed = True
+    return fast if fast is not None else jitted
 
 
 # --- eager operations on sharded arrays ---------------------------------------------------
@@ -2245,8 +2255,11 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     args, kwargs = pytree.tree_map(as_abstract, (args, kwargs))
     try:
         # jit(fun)'s own cache, as JAX's eval_shape (jit(fun).trace): a later
-        # jit(fun) call of these types traces nothing, nor another eval_shape
-        out = Jitted(fun).trace(*args, **kwargs).out_info
+        # jit(fun) call of these types traces nothing, nor another eval_shape;
+        # so fun must be weakly referenceable, as there
+        jitted = Jitted(fun)
+        jitted.weakly_keyed = True
+        out = jitted.trace(*args, **kwargs).out_info
     except _NoValueError:
         out = Jitted(_structs_as_values(fun)).trace(*args, **kwargs).out_info
     # arrays of an extended dtype (typed keys over abstract key data) as one struct each

@@ -26,7 +26,8 @@ _NEW = {  # resolved here, missing before (the names test files reach)
     "jax": "fwd_and_bwd process_indices host_count host_id host_ids copy_to_host_async "
     "debug_nans debug_infs log_compiles explain_cache_misses transfer_guard_host_to_device "
     "transfer_guard_device_to_host transfer_guard_device_to_device no_tracing "
-    "interpreters",  # (lane INTERP, below)
+    "interpreters "  # (lane INTERP, below)
+    "live_arrays",  # (lane API)
     "jax.lax": "composite ragged_dot ragged_dot_general RaggedDotDimensionNumbers "
     "dynamic_slice_p scan_p reduce_sum_p reduce_prod_p reduce_max_p reduce_min_p reduce_and_p "
     "reduce_or_p reduce_xor_p add_p mul_p sin_p cos_p dot_general_p while_p cond_p gather_p "
@@ -95,7 +96,6 @@ _MISSING = {
     ("jax.lax", "rng_uniform"): "stateful, backend-defined bits: use jax.random",
     ("jax.lax", "scaled_dot"): "block-scaled low-precision matmuls: not modelled",
     ("jax.numpy", "float8_e4m3fn"): "the float8 types are not modelled (docs/numpy.md)",
-    ("jax", "live_arrays"): "refimpl keeps no registry of live arrays",
     ("jax", "make_user_context"): "refimpl's jit cache has no user contexts",
     ("jax", "smap"): "single-axis shard_map: not modelled",
     ("jax.extend", "linear_util"): "JAX's internal traceable-function wrappers",

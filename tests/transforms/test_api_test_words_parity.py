@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import types
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -130,7 +131,32 @@ def _foo_primitive(ns, *, abstract=False, impl=False, jvp=False):
     return foo
 
 
+def _jit_of_a_slots_callable(ns):
+    # a class of its own per call, as the JAX test's (JAX 0.10.2's C++ jit
+    # crashed when a second jit was made of an instance of the same class)
+    class CallableWithSlots:
+        __slots__ = []
+
+        def __call__(self, x):
+            return x + 1
+
+    return ns.lib.jit(CallableWithSlots())(3)
+
+
+class _TupleCallable(NamedTuple):
+    x: int
+
+    def __call__(self, y):
+        return self.x + y
+
+
 CASES = {
+    # JitTest.test_jit_of_nonweakreferenceable_function: made, then refused when called
+    "jit_of_a_callable_without_weakrefs": (
+        _jit_of_a_slots_callable,
+        TypeError,
+        "cannot create weak reference.*",
+    ),
     # APITest.test_abstract_error_message
     "cast_float": (_cast(float), TypeError, r"[Tt]ry using `x.astype\(float\)`"),
     "cast_complex": (_cast(complex), TypeError, r"[Tt]ry using `x.astype\(complex\)`"),
@@ -304,3 +330,12 @@ REMATS = {
 @pytest.mark.parametrize("remat", sorted(REMATS))
 def test_a_compiled_program_never_calls_a_users_impl(backend, remat):
     assert _sin_impl_calls(RI, REMATS[remat]) == _sin_impl_calls(JAX, REMATS[remat])
+
+
+def test_make_jaxpr_takes_a_callable_without_weakrefs(backend):
+    """APITest.test_make_jaxpr_weakref: make_jaxpr takes one; jit and
+    eval_shape (jit(fun).trace in JAX) refuse it, as JAX 0.10.2's."""
+    for ns in (JAX, RI):
+        assert "add" in str(ns.lib.make_jaxpr(_TupleCallable(1))(3))
+        with pytest.raises(TypeError, match="cannot create weak reference"):
+            ns.lib.eval_shape(_TupleCallable(1), 3)
