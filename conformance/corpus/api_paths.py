@@ -348,6 +348,15 @@ SCRIPTS: dict[str, Callable[[Any], Any]] = {
             )
         )(np.arange(3, dtype=np.float32))
     ),
+    # a while carry the body returns unchanged and cond_fun does not read is a
+    # constant of the body (body_nconsts), the init its final value
+    "make_jaxpr_text_of_a_while_with_a_fixed_carry": lambda ns: str(
+        ns.api.make_jaxpr(
+            lambda x: ns.api.lax.while_loop(
+                lambda c: c[1] < 3, lambda c: (c[0], c[1] + c[0], c[2]), (x, x, x)
+            )
+        )(np.float32(1))
+    ),
     # an equation's params answer to JAX's names (a while's cond_jaxpr, a
     # scan's jaxpr: lax_control_flow_test's testForiLoopBatchedIssue1190)
     "eqn_params_by_jax_names": lambda ns: [

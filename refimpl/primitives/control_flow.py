@@ -2086,25 +2086,37 @@ def _while_loop(api: str, cond_fun: Callable, body_fun: Callable, init_val: Any)
     _check_carry_types(api, ("while_loop body", body_fun), paths, avals, body.out_avals)
     if cond.refs or body.refs:
         return _while_threading_refs(cond, body, leaves, tree)
-    outs = while_p.bind(
-        *cond.captured,
-        *body.captured,
-        *leaves,
-        cond=cond.program,
-        body=body.program,
-        cond_num_consts=len(cond.captured),
-        body_num_consts=len(body.captured),
-    )
-    # a carry the body returns unchanged and cond_fun does not read is the
-    # initial value (JAX makes it a body constant)
+    # a carry the body returns unchanged and cond_fun does not read is a
+    # constant of the body (first), its final value the initial one, as JAX's
     nb, nc = len(body.captured), len(cond.captured)
-    outs = list(outs)
+    fixed = {}
     for j, leaf in enumerate(leaves):
         if _forwarding_index(body.program, j) == nb + j and not _reads(
             cond.program, cond.program.in_vars[nc + j]
         ):
-            outs[j] = _forwarded(outs[j], leaf, carry=True)
-    return tree.unflatten(outs)
+            value = _forwarded_as(body.program.in_vars[nb + j].aval, leaf, carry=True)
+            if value is not None:
+                fixed[j] = value
+    cond_program, body_program = cond.program, body.program
+    if fixed:
+        cond_ins = cond_program.in_vars
+        cond_program = replace(
+            cond_program,
+            in_vars=[*cond_ins[:nc], *(v for j, v in enumerate(cond_ins[nc:]) if j not in fixed)],
+        )
+        body_program = _carries_as_consts(body_program, nb, len(leaves), fixed)
+    outs = while_p.bind(
+        *cond.captured,
+        *(leaves[j] for j in fixed),
+        *body.captured,
+        *(leaf for j, leaf in enumerate(leaves) if j not in fixed),
+        cond=cond_program,
+        body=body_program,
+        cond_num_consts=nc,
+        body_num_consts=nb + len(fixed),
+    )
+    looped = iter(outs)
+    return tree.unflatten([fixed[j] if j in fixed else next(looped) for j in range(len(leaves))])
 
 
 def _while_threading_refs(cond: _Traced, body: _Traced, leaves: list, tree: Any) -> Any:
@@ -2471,8 +2483,9 @@ def _carries_forwarded(program: Program, nc: int, init_leaves: list) -> dict[int
 
 
 def _carries_as_consts(program: Program, nc: int, n_carry: int, fixed: dict[int, Any]) -> Program:
-    """Scan body ``program`` with its carries ``fixed`` taken as constants
-    (before its own ``nc``) and no longer returned."""
+    """Loop body ``program`` (a scan's or a while's) with its carries
+    ``fixed`` taken as constants (before its own ``nc``) and no longer
+    returned."""
     ins = program.in_vars
     carry_ins = ins[nc : nc + n_carry]
     return replace(

@@ -80,3 +80,42 @@ def test_scan_forwards_xs_returned_as_ys_as_jax(backend):
         assert got[1:3] == want[1:3], name
         for g, w in zip(got[3], want[3], strict=True):
             np.testing.assert_array_equal(g, w, err_msg=name)
+
+
+def _while_cases(ns):
+    """name -> (function, its arguments): while loops with carries the body returns unchanged."""
+    lax = ns.lax
+    one, two = np.float32(1), np.float32(2)
+
+    def fixed(x):  # c[0] and c[2] fixed, cond_fun reads c[1] only
+        return lax.while_loop(lambda c: c[1] < 3, lambda c: (c[0], c[1] + c[0], c[2]), (x, x, x))
+
+    def cond_reads(x):  # c[0] fixed but read by cond_fun: stays a carry
+        return lax.while_loop(lambda c: c[1] < c[0], lambda c: (c[0], c[1] + 1.0), (x, one))
+
+    def key(k):  # a typed key carried unchanged
+        return lax.while_loop(lambda c: c[1] < 3, lambda c: (c[0], c[1] + 1), (k, 0))
+
+    return {
+        "fixed": (fixed, (one,)),
+        "cond_reads": (cond_reads, (two * 3,)),
+        "fori": (lambda x: lax.fori_loop(0, 3, lambda i, c: (c[0], c[1] * c[0]), (x, x)), (two,)),
+        "key": (key, (ns.random.key(0),)),
+    }
+
+
+def _while_shown(ns, name):
+    fun, args = _while_cases(ns)[name]
+    leaves = ns.tree_util.tree_leaves(fun(*args))
+    data = [ns.random.key_data(v) if "key" in str(v.dtype) else v for v in leaves]
+    return str(ns.make_jaxpr(fun)(*args)), [np.asarray(v) for v in data]
+
+
+def test_while_loop_makes_a_fixed_carry_a_body_constant_as_jax(backend):
+    # JAX's while_loop: a carry the body returns unchanged and cond_fun does
+    # not read is a constant of the body (body_nconsts), the init returned
+    for name in _while_cases(jax):
+        (got, got_values), (want, want_values) = _while_shown(ri, name), _while_shown(jax, name)
+        assert got == want, name
+        for g, w in zip(got_values, want_values, strict=True):
+            np.testing.assert_array_equal(g, w, err_msg=name)
