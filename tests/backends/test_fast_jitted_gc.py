@@ -61,9 +61,9 @@ def test_cycle_through_a_cached_static_argument_is_collected():
         def __eq__(self, other):
             return isinstance(other, Static)
 
-    class Step:  # hashable (jit requires it) but not weakly referenceable: the
-        # Jitted keeps a private cache, not the process-wide one keyed on the function
-        __slots__ = ()
+    class Step:  # a callable object with slots: hashable and weakly referenceable,
+        # as jit requires (JAX 0.10.2's TypeError when called otherwise)
+        __slots__ = ("__weakref__",)
 
         def __call__(self, x, s):
             return x + 1
