@@ -83,8 +83,11 @@ def eval_jaxpr(jaxpr: Program, consts: Sequence[Any], *args: Any) -> list[Any]:
         raise ValueError(
             f"eval_jaxpr: the program has {len(jaxpr.in_vars)} inputs, got {len(args)}"
         )
-    if isinstance(jaxpr, key_jaxpr.KeyView):  # make_jaxpr's typed keys: their data runs
-        return key_jaxpr.eval_view(jaxpr, consts, args, eval_jaxpr)
+    # make_jaxpr's typed keys (its ClosedJaxpr, jaxpr_as_fun's, or its .jaxpr):
+    # key arrays in and out, their data run
+    view = getattr(jaxpr, "key_view", None) or jaxpr
+    if isinstance(view, key_jaxpr.KeyView):
+        return key_jaxpr.eval_view(view, consts, args, eval_jaxpr)
     program = dataclasses.replace(jaxpr, consts=list(consts))
     if ref_jaxpr.has_refs(program):  # make_jaxpr's Ref constants or inputs: act on them
         outs = ref_jaxpr.eval_with_refs(program, args)

@@ -64,7 +64,11 @@ def with_keys(program: Program, in_keys: Keys, out_keys: Keys) -> KeyView:
     ``out_keys`` (per position, a key type or None) are typed keys."""
     shown, _ = _show(program, in_keys, out_keys)
     view = KeyView(**{f.name: getattr(shown, f.name) for f in dataclasses.fields(Program)})
-    view.physical = program
+    # the program itself as a plain Program (not make_jaxpr's ClosedJaxpr,
+    # which answers with this view)
+    view.physical = Program(
+        **{f.name: getattr(program, f.name) for f in dataclasses.fields(Program)}
+    )
     return view
 
 

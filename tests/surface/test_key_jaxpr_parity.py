@@ -12,10 +12,13 @@ data. The program that runs is unchanged; evaluating the shown jaxpr runs it.
 from __future__ import annotations
 
 import jax
+import jax.extend.core
 import numpy as np
+import pytest
 
 import refimpl as ri
 import refimpl.core_api
+import refimpl.extend.core
 
 
 def _cases(ns):
@@ -108,12 +111,12 @@ def test_scan_jaxpr_of_keys_as_random_test(backend):
     assert type(b.aval.dtype) is ri.random.KeyDtype
 
 
-def _evaluated(ns, eval_jaxpr):
+def _evaluated(ns, eval_jaxpr, closed=False):
     out = {}
     for name, (fun, args) in _cases(ns).items():
         made = args()
-        closed = ns.make_jaxpr(fun)(*made)
-        results = eval_jaxpr(closed.jaxpr, closed.consts, *made)
+        program = ns.make_jaxpr(fun)(*made)
+        results = eval_jaxpr(program if closed else program.jaxpr, program.consts, *made)
         is_key = [ns.numpy.issubdtype(r.dtype, ns.dtypes.prng_key) for r in results]
         out[name] = [
             np.asarray(ns.random.key_data(r) if k else r)
@@ -122,9 +125,19 @@ def _evaluated(ns, eval_jaxpr):
     return out
 
 
-def test_evaluating_the_shown_jaxpr_gives_keys(backend):
-    got = _evaluated(ri, ri.core_api.eval_jaxpr)
-    want = _evaluated(jax, jax.core.eval_jaxpr)
+def _as_fun(ns):
+    # jaxpr_as_fun of the ClosedJaxpr itself (the constants its own)
+    return lambda jaxpr, consts, *args: ns.extend.core.jaxpr_as_fun(jaxpr)(*args)
+
+
+@pytest.mark.parametrize("how", ["eval_jaxpr", "jaxpr_as_fun"])
+def test_evaluating_the_shown_jaxpr_gives_keys(backend, how):
+    if how == "eval_jaxpr":
+        got = _evaluated(ri, ri.core_api.eval_jaxpr)
+        want = _evaluated(jax, jax.core.eval_jaxpr)
+    else:
+        got = _evaluated(ri, _as_fun(ri), closed=True)
+        want = _evaluated(jax, _as_fun(jax), closed=True)
     assert got.keys() == want.keys()
     for name in want:
         assert len(got[name]) == len(want[name]), name
