@@ -147,7 +147,8 @@ class Tracer(ArrayOps):
     def _concretization_error(self, what: str) -> ConcretizationTypeError:
         return ConcretizationTypeError(
             f"Abstract tracer value encountered where concrete value is expected: {what} "
-            f"of a traced array {self.aval.str_short()}.{_conversion_hint(what)} The value "
+            f"of a traced array {self.aval.str_short()}.{_conversion_hint(what)}"
+            f"{_method_hint(what, self.aval)} The value "
             f"depends on {self.origin}. Mark that argument static (static_argnums/"
             "static_argnames) or use lax.cond / lax.select / rnp.where instead of Python "
             "control flow."
@@ -691,6 +692,14 @@ def is_array_like(value: Any) -> bool:
         or type(value) in _aval_handlers
         or dtypes.is_python_scalar(value)
     )
+
+
+def _method_hint(what: str, aval: Any) -> str:
+    """JAX 0.10.2's sentence for ``tolist()``/``tobytes()`` of a traced array."""
+    if what not in ("tolist()", "tobytes()"):
+        return ""
+    shape = f"{aval.dtype.name}[{','.join(map(str, aval.shape))}]"
+    return f" The {what} method was called on traced array with shape {shape}."
 
 
 def _conversion_hint(what: str) -> str:

@@ -261,7 +261,7 @@ def test_x64_is_part_of_the_key():
     config.update("enable_x64", False)
     for _ in range(2):
         _same(i + 1, rnp.add.__wrapped__(i, 1))  # int32 now, as the normal path says
-        with pytest.raises(OverflowError, match="add: Python int 1099511627776 at position 1"):
+        with pytest.raises(OverflowError, match="Python int 1099511627776 too large to convert"):
             rnp.add(i, 2**40)
 
 
@@ -282,7 +282,7 @@ def test_errors_come_from_the_normal_path_every_time():
     b = rnp.asarray(np.ones(4, dtype=bool))
     size = len(rnp.subtract._eager_memo)
     for _ in range(3):
-        with pytest.raises(OverflowError, match="add: Python int 1099511627776 at position 1"):
+        with pytest.raises(OverflowError, match="Python int 1099511627776 too large to convert"):
             x + 2**40
         np.testing.assert_array_equal(np.asarray(x + 300), np.arange(4) + 44)  # wraps, as JAX
         with pytest.raises(TypeError, match="subtract does not accept dtype bool"):

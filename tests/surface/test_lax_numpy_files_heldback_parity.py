@@ -170,6 +170,15 @@ PHRASES = {
         lambda lib, np_: lib.jit(np_.tri)(3, M=3, k=0),
         "Shapes must be 1D sequences of concrete values of integer type",
     ),
+    # testToBytesJitError, testToListJitError
+    "tobytes_traced": (
+        lambda lib, np_: lib.jit(lambda x: x.tobytes())(np.ones((3, 4), np.int32)),
+        "The tobytes() method was called on traced array with shape int32[3,4].",
+    ),
+    "tolist_traced": (
+        lambda lib, np_: lib.jit(lambda x: x.tolist())(np.ones(3, np.float32)),
+        "The tolist() method was called on traced array with shape float32[3].",
+    ),
     # testInterpErrors
     "interp_period_array": (
         lambda lib, np_: np_.interp(0.0, np_.arange(3.0), np_.arange(3.0), period=np.ones(1)),
