@@ -508,8 +508,7 @@ PyObject* AddEntry(PyObject* self, PyObject* spec) {
     for (auto it = entries.begin(); it != entries.end(); ++it) {
       const ShardedEntry& old = **it;
       if (old.x64 != entry->x64 || old.precision != entry->precision ||
-          old.in_keys.size() != entry->in_keys.size() ||
-          old.structure != entry->structure) {
+          old.in_keys.size() != entry->in_keys.size() || old.structure != entry->structure) {
         continue;
       }
       bool same = true;
