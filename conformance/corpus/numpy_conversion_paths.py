@@ -29,6 +29,7 @@ from conformance.case import Case, script_case
 
 _I8 = np.array([0, 1, 5], np.int8)
 _VALS = np.array([-np.inf, -1.0, -0.0, 0.0, 1.0, np.inf, np.nan], np.float32)
+_BOOL_BYTES = np.array([0, 1, 2, 122, 255], np.uint8).view(bool)
 
 
 class _HostArray:
@@ -141,6 +142,20 @@ ROWS: list[tuple[str, Any]] = [
         lambda ns: ns.np_.select([np.array([2, 0, 1])], [np.arange(3.0, dtype=np.float32)]),
     ),
     ("block/mismatched_depth", lambda ns: ns.capture(lambda: ns.np_.block([[1, 2], 3]))),
+    # bool bytes other than 0 and 1 (NumPy bytes viewed as bool): a view keeps
+    # them; conversions read them as XLA does (unsigned, 4-bit and complex
+    # targets as a signed byte, the others as != 0)
+    (
+        "view/bool_bytes",
+        lambda ns: [
+            ns.asarray(_BOOL_BYTES).view(np.int8),
+            ns.jit(lambda x: x.view(np.uint8))(_BOOL_BYTES),
+            *(
+                ns.asarray(_BOOL_BYTES).astype(t)
+                for t in ["uint16", "uint4", "int4", "int32", "float32", "complex64"]
+            ),
+        ],
+    ),
     (
         "isclose/keys",
         lambda ns: ns.np_.isclose(

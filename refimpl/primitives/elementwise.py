@@ -621,6 +621,8 @@ def convert_values(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
     is ``!= 0``, float->int truncates toward zero, saturates, and maps NaN to 0."""
     if dtypes.is_complex(x.dtype) and not dtypes.is_complex(new_dtype):
         x = np.real(x)
+    if x.dtype == _BOOL and new_dtype != _BOOL:
+        x = _bool_bytes(x, new_dtype)
     if new_dtype == _BOOL:
         return np.asarray(x != 0)
     if x.dtype in dtypes.INT4_DTYPES:  # NumPy has few int4 casts (none to uint4): exact via int8
@@ -641,6 +643,25 @@ def convert_values(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
         return np.asarray(result, dtype=new_dtype)
     with np.errstate(all="ignore"):
         return np.asarray(x.astype(new_dtype))
+
+
+def _bool_bytes(x: np.ndarray, new_dtype: np.dtype) -> np.ndarray:
+    """What XLA converts a bool array's bytes from. A bool byte need not be 0 or 1
+    (NumPy bytes viewed as bool keep their bits, and so does every backend's
+    buffer). XLA on CPU, as JAX 0.10.2 and pjrt run it, reads such a byte as
+    a signed byte for unsigned, 4-bit and complex targets (255 -> uint16
+    65535, int4 -1, complex -1), and as ``!= 0`` for the others (signed
+    integers of 8 bits or more, real floats). So ``x.view(uint8)`` of bool
+    data, which JAX builds as ``astype(uint8)`` then a bitcast, keeps the
+    bytes."""
+    byte = x.view(np.uint8)
+    if (
+        dtypes.is_unsigned_int(new_dtype)
+        or new_dtype in dtypes.INT4_DTYPES
+        or dtypes.is_complex(new_dtype)
+    ):
+        return byte.view(np.int8)
+    return np.asarray(byte != 0)
 
 
 # --- masking rule (refimpl.transforms.masking) -----------------------------------------

@@ -229,6 +229,23 @@ def _leaves(out) -> list:
 
 
 _A = np.arange(12, dtype=np.float32)
+_BOOL_BYTES = np.array([0, 1, 2, 122, 255], np.uint8).view(bool)
+_BOOL_TARGETS = ["uint8", "uint16", "uint32", "int8", "int32", "float32", "bfloat16", "uint4"]
+_BOOL_TARGETS += ["int4", "complex64"]
+
+
+def _bool_bytes_program(lib, np_) -> list:
+    x = np_.asarray(_BOOL_BYTES)
+    return [
+        x.view(np.uint8),
+        x.view(np.int8),
+        lib.jit(lambda v: v.view(np.int8))(x),
+        np_.asarray(_BOOL_BYTES[3]).view(np.int8),
+        *(x.astype(t) for t in _BOOL_TARGETS),
+        *(lib.jit(lambda v: v.astype(t))(x) for t in _BOOL_TARGETS),
+    ]
+
+
 VALUES = {
     # testVecdot: axis counts in each operand's own dimensions, before the
     # other dimensions broadcast ((4, 1, 3) with (4,), axis=0 contracts the 4s)
@@ -252,6 +269,9 @@ VALUES = {
         lib.jit(lambda i, s: np_.unravel_index(i, s))(np.array([5, 7]), (3.0, 4)),
         np_.unravel_index(np.array([5, 7]), (True, 4)),
     ],
+    # testViewScalar (bool to int8): bool bytes other than 0 and 1 (NumPy bytes
+    # viewed as bool) survive a view; conversions read them as XLA does
+    "bool_bytes_view_and_convert": lambda lib, np_: _bool_bytes_program(lib, np_),
 }
 
 
