@@ -26,6 +26,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from refimpl import pytree
 from refimpl.core import Atom, Eqn, Literal, Program, ShapedArray, Var
 from refimpl.random import KeyDtype, PRNGKeyArray
 
@@ -354,7 +355,6 @@ def leaf_key_types(treedef: Any, count: int) -> Keys:
     """Per flat leaf of ``treedef`` (a transformation's tree, whose key
     arrays are nodes over their data), the key type of the key array it is
     the data of, or None."""
-    from refimpl import pytree
 
     found: Keys = [None] * count
     # each key array's data leaf numbered by its position; keys are leaves to tree_leaves

@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "refimpl.dtypes": CORE,
     "refimpl.core": CORE,
     "refimpl.pytree": CORE,
+    "refimpl.leak_report": CORE,  # objects and frames only (stdlib imports)
     "refimpl.tree_util": CORE,
     "refimpl.traceback_util": CORE,
     # the registry of extended arrays (typed keys) in the public functions
@@ -104,6 +105,7 @@ LAYERS: dict[str, int] = {
     # the ref primitives' indexers)
     "refimpl.jaxpr_text": SURFACE,
     "refimpl.ref_jaxpr": SURFACE,
+    "refimpl.key_jaxpr": SURFACE,  # shows refimpl.random's key types in jaxprs
     "refimpl.gradient_utils": SURFACE,
     "refimpl.device_queries": SURFACE,
     "refimpl.dlpack": SURFACE,
