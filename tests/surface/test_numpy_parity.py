@@ -215,7 +215,7 @@ def test_interp_period_extrapolate_and_types(backend, case):
 
 def test_interp_errors():
     for bad, match in [
-        (dict(left="x"), "left is 'extrapolate'"),
+        (dict(left="x"), "valid string value of `left` is 'extrapolate'"),
         (dict(period=np.array([1.0, 2.0])), "period must be a scalar"),
     ]:
         with pytest.raises(ValueError, match=match):
