@@ -551,8 +551,12 @@ class ModuleBuilder:
         return self._platform_values[-1]
 
     def unique_name(self, base: str) -> str:
-        name = _symbol_name(base)
-        candidate, n = name, 1
+        return self._claim(_symbol_name(base), first_suffix=1)
+
+    def _claim(self, name: str, *, first_suffix: int) -> str:
+        """``name``, or the first of ``name_<first_suffix>``, ... no function
+        has yet, recorded as taken."""
+        candidate, n = name, first_suffix
         while candidate in self._names:
             candidate = f"{name}_{n}"
             n += 1
@@ -600,12 +604,7 @@ class ModuleBuilder:
         """``name`` as given if no function has it yet, else ``name_0``,
         ``name_1``, ... (MLIR's symbol-table renaming, which JAX's modules
         show: a composite's decomposition keeps its dotted name)."""
-        candidate, n = name, 0
-        while candidate in self._names:
-            candidate = f"{name}_{n}"
-            n += 1
-        self._names.add(candidate)
-        return candidate
+        return self._claim(name, first_suffix=0)
 
     def function_for(self, program: Program, name: str, *, verbatim: bool = False) -> func.FuncOp:
         """The private function computing ``program`` (built on first use),
