@@ -98,7 +98,8 @@ The adaptations of call conventions, all of them:
 12. JAX's dtype tables the tests compute their NumPy references' dtypes
     with (:data:`HARNESS_DATA`: ``jax._src.dtypes.to_inexact_dtype``,
     ``default_int_dtype``, ...; functions of dtypes and the mirrored x64
-    flag, no arrays) are JAX's own on both sides;
+    flag, no arrays; its scalar types ``int_``, ``uint``, ``float_``,
+    ``complex_``) are JAX's own on both sides;
     ``jax._src.lax.lax._convert_element_type`` (weak or strong inputs) is
     refimpl's ``lax.convert_element_type`` with JAX's optional dtype.
 13. ``jtu.assert_dot_precision`` and ``jtu.assert_dot_preferred_element_type``
@@ -164,6 +165,12 @@ HARNESS_DATA = tuple(
         "default_complex_dtype",
         "python_scalar_types_to_dtypes",
         "_weak_types",
+        # NumPy's 64-bit scalar types JAX names its defaults by before
+        # canonicalization (lax_test's lax.iota(dtypes.int_, n))
+        "int_",
+        "uint",
+        "float_",
+        "complex_",
     )
 )
 

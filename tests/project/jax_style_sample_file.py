@@ -78,6 +78,7 @@ class SampleTest(jtu.JaxTestCase):
         # JAX's dtype tables; lax_internal._convert_element_type's weak flag
         self.assertEqual(dtypes.to_inexact_dtype(np.int16), np.float32)
         self.assertEqual(dtypes.default_int_dtype(), np.int32)
+        self.assertEqual(dtypes.int_, np.int64)  # the table's unconverted scalar type
         weak = lax_internal._convert_element_type(jnp.ones(2), weak_type=True)
         self.assertTrue(dtypes.is_weakly_typed(weak))
 
