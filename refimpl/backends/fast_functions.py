@@ -24,6 +24,9 @@ and that static key always does afterwards:
 * an output is not an array computed in the trace (a Python ``int`` from
   ``ndim``, a shape tuple, or an input returned as it is, as ``asarray(x)``
   returns ``x`` itself).
+* the function warns while tracing (``astype`` of complex to real): the
+  jit's hits would not run its Python body again, so would not warn where
+  the eager call warns every time, as JAX's does.
 
 A backend without jits (the reference backend) registers an *eager memo*
 instead (:func:`register_eager_memo`): for the functions of
@@ -42,6 +45,7 @@ from __future__ import annotations
 import copy
 import functools
 import struct
+import warnings
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -300,7 +304,14 @@ def _specialize(function: Callable[..., Any], args: tuple, kwargs: dict) -> Call
         call_args = [next(it) if a else v for a, v in zip(is_array, static_args, strict=True)]
         call_kwargs = dict(static_kwargs, **{n: next(it) for n in names})
         try:
-            out = function(*call_args, **call_kwargs)
+            # A warning would fire at this trace only, where the eager call warns
+            # every time (as JAX's): such a key takes the normal path, which warns
+            # itself, so the trace's warnings are held back, not shown twice.
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                out = function(*call_args, **call_kwargs)
+            if caught:
+                raise _NotFast(function.__name__)
             for leaf in pytree.tree_leaves(out):
                 if not isinstance(leaf, tracing.Tracer) or any(leaf is o for o in operands):
                     raise _NotFast(function.__name__)

@@ -200,17 +200,68 @@ def test_astype_complex_to_real_warns_in_jaxs_words(backend):
     import warnings
 
     words = []
-    # pjrt's eager astype is a cached jit whose Python body (and warning) runs only
-    # when it traces: an earlier test's same call in this worker would hide the
-    # warning (a known difference: JAX warns on every call). The words are what
-    # this test checks, so it starts from empty caches.
-    ri.clear_caches()
     for _, np_ in LIBS.values():
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             np_.array(2.0 + 1.5j, dtype="complex64").astype("float32")
         words.append([str(w.message) for w in caught if w.category is DeprecationWarning])
     assert words[0] == words[1] and words[0]
+
+
+_WARNING_PROGRAMS = {
+    "astype_complex_to_real": lambda np_: np_.array(2.0 + 1.5j, "complex64").astype("float32"),
+    "jnp_astype_complex_to_real": lambda np_: np_.astype(np_.array([1j], "complex64"), "int32"),
+    "astype_float64_x64_off": lambda np_: np_.ones(3, "float32").astype("float64"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_WARNING_PROGRAMS))
+def test_eager_calls_warn_every_time_as_jax(backend, name):
+    # pjrt runs an eager jnp call as a cached jit, whose Python body (and its
+    # warnings.warn) ran only at the trace: JAX warns on every call. Each
+    # call here is made three times in a row; each must warn as JAX's does,
+    # once per call, at the caller's line.
+    import warnings
+
+    program = _WARNING_PROGRAMS[name]
+    seen = []
+    for _, np_ in LIBS.values():
+        calls = []
+        for _ in range(3):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                program(np_)
+            # (the message up to its hint: refimpl's names its own x64 option)
+            calls.append([(w.category, str(w.message)[:80], w.filename) for w in caught])
+        seen.append(calls)
+    want, got = seen
+    assert all(len(call) == 1 for call in want), want
+    assert [[w[:2] for w in call] for call in got] == [[w[:2] for w in call] for call in want]
+    assert all(w[2] == __file__ for call in got for w in call), got
+
+
+def test_user_jit_warns_at_its_traces_as_jax(backend):
+    # JAX's jit runs the Python body only when it traces: a warning there
+    # fires once per new signature, not on every call (both backends alike).
+    import warnings
+
+    counts = []
+    for lib, np_ in LIBS.values():
+
+        def body(x):
+            warnings.warn("traced", UserWarning, stacklevel=2)
+            return x * 2
+
+        f = lib.jit(body)
+        calls = []
+        for arg in [np_.ones(3), np_.ones(3), np_.ones(4), np_.ones(4)]:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                f(arg)
+            calls.append(len(caught))
+        counts.append(calls)
+    assert counts[0] == [1, 0, 1, 0]
+    assert counts[1] == counts[0]
 
 
 @pytest.mark.parametrize("name", sorted(ERRORS))
