@@ -575,11 +575,13 @@ def _remat_linearize(primals: list, tangents: list, *, program: Program, **param
             "value at that time); refimpl does not. Write the ref outside the checkpointed "
             "function, or use policy=checkpoint_policies.everything_saveable (no recomputation)."
         )
-    known_params = dict(params, differentiated=False)
-    outs = remat_p.bind(
-        *[p for p, u in zip(primals, plan.known_used, strict=True) if u],
-        program=plan.known,
-        **known_params,
+    # The known part (primal outputs and saved residuals) is computed in
+    # place, not as a checkpoint call: JAX's remat partial-eval hoists it out
+    # of the remat primitive (eval_jaxpr of the known jaxpr), so a staged
+    # linearization shows its equations inline (and a scan body's DCE sees
+    # them one by one).
+    outs = tracing.eval_program_bind(
+        plan.known, [p for p, u in zip(primals, plan.known_used, strict=True) if u]
     )
     n_out = len(program.out_vars)
     saved = outs[n_out:]
