@@ -29,7 +29,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import dtypes, test_events
 from refimpl.transforms import ad
 from refimpl.tree_util import tree_leaves, tree_map, tree_structure
 
@@ -55,7 +55,29 @@ default_gradient_tolerance: dict[np.dtype, float] = {
     np.dtype(np.complex128): 1e-5,
 }
 
-__all__ = ["check_grads", "check_jvp", "check_vjp", "numerical_jvp"]
+__all__ = [
+    "check_grads",
+    "check_jvp",
+    "check_vjp",
+    "count_jit_and_pmap_lowerings",
+    "count_jit_tracing_cache_miss",
+    "count_pjit_cpp_cache_miss",
+    "numerical_jvp",
+]
+
+# What refimpl did inside a ``with`` block, by JAX's harness names
+# (``jax._src.test_util``'s counters): ``with count_x() as count: ...``, then
+# ``count()``. Each reads an event recorded where the work happens
+# (refimpl.test_events), in this thread.
+
+#: Traces of jitted functions (``jit``, ``eval_shape``, ``make_jaxpr``) for a
+#: signature their cache did not hold: JAX's ``trace_to_jaxpr`` misses.
+count_jit_tracing_cache_miss = functools.partial(test_events.count, test_events.JIT_TRACE)
+#: Programs lowered to StableHLO on the pjrt backend (the reference backend
+#: interprets programs and lowers none).
+count_jit_and_pmap_lowerings = functools.partial(test_events.count, test_events.PJRT_LOWERING)
+#: Calls of pjrt jitted functions whose signature the C++ fast path did not hold.
+count_pjit_cpp_cache_miss = functools.partial(test_events.count, test_events.PJRT_FAST_PATH_MISS)
 
 
 def _api() -> Any:

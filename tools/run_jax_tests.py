@@ -51,10 +51,11 @@ The adaptations of call conventions, all of them:
    refimpl flag and are not mirrored: refimpl runs with JAX's library
    defaults ('standard', 'allow').
 4. JAX's registry ``jax._src.prng.prngs`` -> a dict, in JAX's order, of
-   implementation names to what ``refimpl.random.key_impl`` returns for a
-   key of that implementation (``random_test`` builds its cases from it at
-   import); ``jax._src.random.default_prng_impl()`` -> ``key_impl`` of a
-   key made now.
+   implementation names to refimpl's implementation objects (a key's
+   ``_impl``, as JAX's registry holds its keys' ``_impl``; the public ones
+   are ``jax.extend.random.threefry_prng_impl``, ...; ``random_test``
+   builds its cases from it at import); ``jax._src.random.default_prng_impl()``
+   -> the object of a key made now.
 5. ``sys.argv`` is the file alone while it is imported (its
    ``config.parse_flags_with_absl()`` reads it).
 6. ``--devices N`` (default 4): ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
@@ -349,11 +350,11 @@ def _convert_element_type(
 
 
 def _default_prng_impl() -> Any:
-    """``jax._src.random.default_prng_impl()``: the implementation of a key
-    made now (what the registry holds for it)."""
+    """``jax._src.random.default_prng_impl()``: the implementation object of
+    a key made now (what the registry holds for it)."""
     import refimpl as ri
 
-    return ri.random.key_impl(ri.random.key(0))
+    return ri.random.key(0)._impl
 
 
 class _InternalModule(types.ModuleType):
@@ -612,6 +613,36 @@ def _public_jax_is_refimpl(backend: str) -> Iterator[None]:
         yield
 
 
+# JAX's (flag, block) values of each promotion flag at the last mirroring
+_SYNCED_PROMOTION: dict[str, tuple[Any, Any]] = {}
+
+
+def _sync_promotion(jax_config: Any, short: str) -> None:
+    """A promotion flag is JAX's at both levels: the flag (``config.update``)
+    and this thread's block (JaxTestCase's defaults 'strict' and 'raise' are
+    blocks: a test reading ``jax.numpy_rank_promotion.get_global()`` sees
+    the flag, 'allow', as on JAX). Each level is mirrored when JAX's changes,
+    so that refimpl's own blocks inside a test (``@jax.numpy_rank_promotion(
+    'allow')`` is refimpl's there) hold while the harness enters JAX's
+    contexts of other flags."""
+    from refimpl.config import UNSET, config, set_local_promotion
+
+    state = jax_config.config_states[f"jax_{short}"]
+
+    def plain(value: Any) -> Any:  # JAX's NumpyDtypePromotion enum: its string
+        return getattr(value, "value", value)
+
+    flag = plain(state.get_global())
+    local = state.get_local()
+    local = UNSET if local is jax_config.config_ext.unset else plain(local)
+    last_flag, last_local = _SYNCED_PROMOTION.get(short, (None, None))
+    _SYNCED_PROMOTION[short] = (flag, local)
+    if flag != last_flag and config._values[short] != flag:
+        config.update(short, flag)
+    if local is not last_local and local != last_local:
+        set_local_promotion(short, local)
+
+
 def _sync_flags() -> None:
     """Adaptation 3: refimpl's flags take JAX's values."""
     from jax._src import config as jax_config
@@ -619,6 +650,9 @@ def _sync_flags() -> None:
     import refimpl as ri
 
     for short in MIRRORED_FLAGS:
+        if short in ("numpy_rank_promotion", "numpy_dtype_promotion"):
+            _sync_promotion(jax_config, short)
+            continue
         try:
             value = jax_config.config._read(f"jax_{short}")
         except AttributeError:

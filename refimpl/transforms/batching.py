@@ -174,7 +174,40 @@ def batch_subprogram(
     Batched inputs (``in_batched``) gain a leading axis of ``frame.size``;
     outputs that are batched (or forced by ``force_out``) carry it at axis 0.
     Returns the new Program and which outputs are batched.
+
+    Memoized per Program (as the derived programs of ``ad``): a nested jit
+    called again under the same vmap gets the same batched Program, so its
+    backend's cache (a pjrt executable) is found again instead of the
+    program being traced and compiled anew on every call (JAX caches its
+    batched jaxprs likewise).
     """
+    key = (
+        "batch",
+        tuple(in_batched),
+        frame,
+        None if force_out is None else tuple(force_out),
+        name,
+        config.enable_x64,
+    )
+    try:
+        hash(key)
+    except TypeError:  # an unhashable axis name: not memoized
+        return _batch_subprogram(program, in_batched, frame, force_out, name)
+    cache = program.__dict__.setdefault("_batch_cache", {})
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = _batch_subprogram(program, in_batched, frame, force_out, name)
+    new_program, out_batched = found
+    return new_program, list(out_batched)
+
+
+def _batch_subprogram(
+    program: Program,
+    in_batched: Sequence[bool],
+    frame: AxisFrame,
+    force_out: Sequence[bool] | None,
+    name: str,
+) -> tuple[Program, list[bool]]:
     avals = [
         a.update(shape=(frame.size, *a.shape)) if b else a
         for a, b in zip(program.in_avals, in_batched, strict=True)

@@ -34,7 +34,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from refimpl import _wraps, backends, dtypes, monitoring, pytree, tracing
+from refimpl import _wraps, backends, dtypes, monitoring, pytree, test_events, tracing
 from refimpl.config import config, matmul_precision
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
 from refimpl.errors import NonHashableStaticArgumentError
@@ -1171,6 +1171,24 @@ def copy_wrapped_attributes(wrapper: Any, fun: Any) -> None:
             pass
 
 
+def jit_state(jitted: Jitted) -> dict[str, Any]:
+    """``__getstate__`` of a jitted function (a Jitted, or the pjrt fast
+    path's in front of one): its name (JAX's ``function_name``: a partial's
+    is its function's), the function, and its static and donated positions
+    and names."""
+    spec = jitted.spec
+    return {
+        "version": 1,
+        "function_name": spec.fun_name,
+        "fun": jitted.fun,
+        "static_argnums": sorted(spec.static_nums),
+        "static_argnames": sorted(spec.static_names),
+        "donate_argnums": sorted(spec.donate_nums),
+        "donate_argnames": sorted(spec.donate_names),
+        "backend": jitted.backend,
+    }
+
+
 class Jitted:
     """A function compiled per call signature: what ``jit(fun)`` returns.
 
@@ -1252,6 +1270,24 @@ class Jitted:
 
     def _cache_size(self) -> int:
         return len(self._cache) + len(self._own_cache)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What makes this jitted function (JAX's jitted functions' state
+        names ``function_name``, ``fun`` and the static arguments too); the
+        caches are not part of it: an unpickled copy traces afresh."""
+        return jit_state(self)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        Jitted.__init__(
+            self,
+            state["fun"],
+            static_argnums=tuple(state["static_argnums"]),
+            static_argnames=tuple(state["static_argnames"]),
+            donate_argnums=tuple(state["donate_argnums"]),
+            donate_argnames=tuple(state["donate_argnames"]),
+            backend=state["backend"],
+        )
+        self.weakly_keyed = True
 
     def clear_cache(self) -> None:
         """Forget every traced signature (the next call of each traces again)."""
@@ -1519,6 +1555,7 @@ class Jitted:
                 f"re-tracing function {self.__name__} for `jit`, but 'no_tracing' is set"
             )
         bound_refs = ref_context.bound_refs[0]
+        test_events.record(test_events.JIT_TRACE)  # the one place a jit traces
         if tracing.is_tracing():
             entry = self._trace(call)
         else:  # JAX's monitoring event for a trace at the top level only

@@ -58,6 +58,7 @@ LAYERS: dict[str, int] = {
     "refimpl.sharding": CORE,
     "refimpl.kv_store": CORE,  # the standard library only
     "refimpl.monitoring": CORE,  # jax.monitoring's listeners: the standard library only
+    "refimpl.test_events": CORE,  # counters of traces, lowerings, misses: stdlib only
     # which arguments JAX makes static (the unhashable-static-argument check): stdlib only
     "refimpl._static_args": CORE,
     # the names and docstrings transformed functions carry (JAX's util.wraps): stdlib only

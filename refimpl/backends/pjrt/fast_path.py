@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from refimpl import caches, pytree
+from refimpl import caches, pytree, test_events
 from refimpl.array import placement_rule
 from refimpl.backends.pjrt.arrays import PjrtArray
 from refimpl.backends.pjrt.executables import default_device, has_host_callbacks
@@ -46,7 +46,13 @@ from refimpl.config import config, thread_matmul_precision
 from refimpl.ref import Ref
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import sharded
-from refimpl.transforms.jit import Jitted, check_call, copy_wrapped_attributes, warn_unusable_once
+from refimpl.transforms.jit import (
+    Jitted,
+    check_call,
+    copy_wrapped_attributes,
+    jit_state,
+    warn_unusable_once,
+)
 
 __all__ = ["make_fast_jitted", "on_miss"]
 
@@ -98,6 +104,8 @@ def _repr(fast: Any) -> str:
 
 _pjrt.FastJitted.__get__ = _bind_method
 _pjrt.FastJitted.__repr__ = _repr
+# the Jitted's state (JAX's jitted functions' function_name, fun, static arguments)
+_pjrt.FastJitted.__getstate__ = lambda fast: jit_state(fast._jitted)
 
 
 def make_fast_jitted(
@@ -149,6 +157,7 @@ def on_miss(
     device). Errors (tracing, compiling, a repeated donated array) propagate
     before anything runs.
     """
+    test_events.record(test_events.PJRT_FAST_PATH_MISS)
     jitted = fast._jitted
     name = jitted.__name__
     if config.disable_jit and jitted.honours_disable_jit:  # the Jitted runs the function
