@@ -6,9 +6,10 @@ callers, so a count is what refimpl really did:
 * :data:`JIT_TRACE`: a jitted function traced for a signature its cache did
   not hold (``Jitted._lookup``; ``eval_shape`` and ``make_jaxpr`` trace
   through the same cache), on either backend;
-* :data:`PJRT_LOWERING`: a jit cache entry's program lowered to StableHLO on
-  the pjrt backend (the reference backend interprets programs: it lowers
-  nothing);
+* :data:`PJRT_LOWERING`: a program lowered to StableHLO on the pjrt backend
+  (``lowering.lower_program``: a jit cache entry's, a pmap's, a sharded
+  jit's, an AOT ``lower()``'s; the reference backend interprets programs: it
+  lowers nothing);
 * :data:`PJRT_FAST_PATH_MISS`: a call of a pjrt jitted function whose
   signature the C++ fast path did not hold (``fast_path.on_miss``).
 

@@ -88,6 +88,12 @@ def jax_answers() -> dict:
                 jax.vmap(jf)(x).block_until_ready()
         result["vmap_of_jit"] = [first > 0, count()]
 
+        p = jax.pmap(lambda v: v * 2)
+        with jtu.count_jit_and_pmap_lowerings() as count:
+            for _ in range(2):
+                p(np.ones((1, 3), np.float32)).block_until_ready()
+        result["pmap_twice"] = count()
+
         from functools import partial
 
         def my_function(x, y):
@@ -161,6 +167,16 @@ def test_grad_of_jit_lowers_fwd_and_bwd_once(pjrt, jax_answers):
         ri.grad(s)(3.0)
         ri.grad(s)(4.0)
     assert [first, count()] == jax_answers["grad_of_jit"] == [2, 0]
+
+
+def test_pmap_lowers_once(pjrt, jax_answers):
+    """A pmap called twice on the same types lowers its program once (the
+    count covers pmap's lowering as well as jit's, as JAX's)."""
+    p = ri.pmap(lambda v: v * 2)
+    with rtu.count_jit_and_pmap_lowerings() as count:
+        for _ in range(2):
+            p(np.ones((1, 3), np.float32)).block_until_ready()
+    assert count() == jax_answers["pmap_twice"] == 1
 
 
 def _matrix() -> object:

@@ -11,7 +11,7 @@ import functools
 import threading
 from typing import Any
 
-from refimpl import monitoring, test_events
+from refimpl import monitoring
 from refimpl.backends.pjrt import compilation_cache, host_callbacks
 from refimpl.backends.pjrt import runtime as pjrt_runtime
 
@@ -121,7 +121,6 @@ class _Executables:
             # (the listeners of the lowering's events run after the lock is let go)
             with monitoring.listeners_after(), self._lock:
                 if self._module is None:
-                    test_events.record(test_events.PJRT_LOWERING)
                     with monitoring.timed(monitoring.JAXPR_TO_MLIR_MODULE_EVENT, self._fun_name):
                         module = _lowering().lower_program(
                             self._program, platforms=self._platforms, **self._lowering

@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes
+from refimpl import dtypes, test_events
 from refimpl.backends.pjrt import host_callbacks
 from refimpl.backends.pjrt.runtime import local_platform
 from refimpl.core import Literal, Program, ShapedArray, Var, subprograms
@@ -781,6 +781,7 @@ def lower_program(
     a leading ``tensor<i32>`` argument ``_platform_index``: the position of
     the platform the executable runs on in ``platforms``.
     """
+    test_events.record(test_events.PJRT_LOWERING)  # jit's, pmap's and sharded jit's alike
     program = live_program(program)  # dead code removed, as JAX's lowering
     # the callables of host callbacks the rules registered: kept with the module
     # until the owner of its executables adopts them (host_callbacks)
