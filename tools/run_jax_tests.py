@@ -333,7 +333,7 @@ def _prng_registry() -> dict[str, Any]:
     registry = {}
     for name in jax_prng.prngs:
         with contextlib.suppress(ValueError, TypeError):
-            registry[name] = ri.random.key_impl(ri.random.key(0, impl=name))
+            registry[name] = ri.random.key(0, impl=name)._impl
     return registry
 
 

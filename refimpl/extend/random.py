@@ -5,9 +5,12 @@ reference implementation) and its primitive ``threefry2x32_p``.
 ``define_prng_impl`` makes a user's PRNG implementation one that
 ``random.key(..., impl=)``, ``wrap_key_data``, ``split``, ``fold_in`` and
 every sampler dispatch on, beside refimpl's own (``impl=`` by name,
-docs/semantics.md 15.1). ``seed_with_impl``, ``random_seed`` and the
-``*_prng_impl`` objects (JAX's implementation objects) are not provided:
-under ``refimpl.as_jax`` they are ``AttributeError``.
+docs/semantics.md 15.1). ``threefry_prng_impl``, ``rbg_prng_impl`` and
+``unsafe_rbg_prng_impl`` are refimpl's own implementations as JAX's objects
+(``key_shape``, ``name``, ``tag`` and the functions on key data; ``impl=``
+takes them; a key's ``_impl`` is one). ``seed_with_impl`` and
+``random_seed`` are not provided: under ``refimpl.as_jax`` they are
+``AttributeError``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,18 @@ from refimpl.primitives.prng import threefry2x32 as _threefry2x32
 from refimpl.primitives.prng import threefry2x32_p
 from refimpl.random import _keys
 
-__all__ = ["define_prng_impl", "threefry2x32_p", "threefry_2x32"]
+__all__ = [
+    "define_prng_impl",
+    "rbg_prng_impl",
+    "threefry2x32_p",
+    "threefry_2x32",
+    "threefry_prng_impl",
+    "unsafe_rbg_prng_impl",
+]
+
+threefry_prng_impl = _keys._BUILTIN_IMPLS["threefry2x32"]
+rbg_prng_impl = _keys._BUILTIN_IMPLS["rbg"]
+unsafe_rbg_prng_impl = _keys._BUILTIN_IMPLS["unsafe_rbg"]
 
 
 def define_prng_impl(

@@ -70,6 +70,7 @@ from refimpl.random import (
     _continuous,
     _discrete,
     _gamma,
+    _impls,  # noqa: F401  (fills _keys' implementation objects)
     _keys,
     _permutations,
     _transformed,

@@ -99,11 +99,20 @@ class PRNGKeyArray:
     """
 
     __slots__ = ("_data",)
-    _impl = "threefry2x32"
+    _impl_name = "threefry2x32"
     _width = 2
 
     def __init__(self, data: Any) -> None:
         self._data = data
+
+    @property
+    def _impl(self) -> PRNGImpl:
+        """The implementation object (JAX's ``key._impl``): for refimpl's
+        own, ``extend.random``'s ``threefry_prng_impl``, ... (what JAX's
+        tests compare a key's implementation with); for a user's, the
+        ``define_prng_impl`` object. ``key_impl`` gives its name instead,
+        as JAX's public function does."""
+        return _BUILTIN_IMPLS.get(self._impl_name) or _USER_IMPLS[self._impl_name]
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -119,7 +128,7 @@ class PRNGKeyArray:
 
     @property
     def dtype(self) -> KeyDtype:
-        return _KEY_DTYPES[self._impl]
+        return _KEY_DTYPES[self._impl_name]
 
     def __len__(self) -> int:
         if not self.shape:
@@ -270,7 +279,7 @@ class PRNGKeyArray:
         if not isinstance(other, PRNGKeyArray):
             _refuse_comparison("equal", self, other)
             return NotImplemented
-        if other._impl != self._impl:
+        if other._impl_name != self._impl_name:
             raise TypeError(f"cannot compare keys of dtypes {self.dtype} and {other.dtype}")
         return rnp.all(rnp.equal(self._data, other._data), axis=-1)
 
@@ -361,7 +370,7 @@ class _RbgKeyArray(PRNGKeyArray):
     """Typed ``rbg`` keys (``uint32[..., 4]`` key data)."""
 
     __slots__ = ()
-    _impl = "rbg"
+    _impl_name = "rbg"
     _width = 4
 
 
@@ -369,13 +378,13 @@ class _UnsafeRbgKeyArray(PRNGKeyArray):
     """Typed ``unsafe_rbg`` keys (``uint32[..., 4]`` key data)."""
 
     __slots__ = ()
-    _impl = "unsafe_rbg"
+    _impl_name = "unsafe_rbg"
     _width = 4
 
 
 def _key_class(impl: str) -> type[PRNGKeyArray]:
     """The typed key class of one more implementation (its name and width)."""
-    attrs = {"__slots__": (), "_impl": impl, "_width": _IMPLS[impl][1]}
+    attrs = {"__slots__": (), "_impl_name": impl, "_width": _IMPLS[impl][1]}
     attrs["__doc__"] = f"Typed ``{impl}`` keys (``uint32[..., {_IMPLS[impl][1]}]`` key data)."
     return type(f"_{impl.capitalize()}KeyArray", (PRNGKeyArray,), attrs)
 
@@ -421,7 +430,7 @@ def _key_data_of(
     """(uint32[..., 2] key data, whether ``key`` was typed), checking ``key``."""
     if isinstance(key, PRNGKeyArray):
         data, typed = key._data, True
-        _state.parsed = key._impl
+        _state.parsed = key._impl_name
     else:
         _state.parsed = config.default_prng_impl  # a raw key: the default implementation
         if width is None:
@@ -489,7 +498,7 @@ _state = _ImplState()
 
 
 def _impl_of(key: Any) -> str:
-    return key._impl if isinstance(key, PRNGKeyArray) else config.default_prng_impl
+    return key._impl_name if isinstance(key, PRNGKeyArray) else config.default_prng_impl
 
 
 # --- key arrays in the structural functions of numpy and lax ---------------------------
@@ -640,7 +649,7 @@ def _numpy_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
         return math.prod(dims[k] for k in axes)
     if short == "result_type":
         if all(isinstance(x, (PRNGKeyArray, KeyDtype)) for x in a["args"]):
-            return _KEY_DTYPES[cls._impl]
+            return _KEY_DTYPES[cls._impl_name]
         raise TypeError("result_type: typed PRNG keys do not promote with other types")
     if short == "transpose":
         keys = _keys_arg(short, a["a"])
@@ -666,9 +675,12 @@ def _numpy_rule(name: str, fn: Any, a: dict[str, Any]) -> Any:
         if a["x"] is None or a["y"] is None:
             raise _refuse("where")  # where(keys) compares keys with zero
         x, y = a["x"], a["y"]
-        if not (isinstance(x, PRNGKeyArray) and isinstance(y, PRNGKeyArray)) or x._impl != y._impl:
+        if (
+            not (isinstance(x, PRNGKeyArray) and isinstance(y, PRNGKeyArray))
+            or x._impl_name != y._impl_name
+        ):
             raise ValueError(
-                f"where: dtype={_KEY_DTYPES[cls._impl]} "
+                f"where: dtype={_KEY_DTYPES[cls._impl_name]} "
                 "is not a valid dtype for JAX type promotion (keys combine only with "
                 "keys of their own implementation)"
             )
@@ -1343,6 +1355,10 @@ class PRNGImpl:
 
 # refimpl's name of each user implementation -> the implementation
 _USER_IMPLS: dict[str, PRNGImpl] = {}
+
+# refimpl's own implementations as objects (JAX's jax.extend.random.threefry_prng_impl,
+# ...): name -> PRNGImpl over the public functions, filled by refimpl.random._impls
+_BUILTIN_IMPLS: dict[str, PRNGImpl] = {}
 
 
 def register_impl(impl: PRNGImpl) -> PRNGImpl:
