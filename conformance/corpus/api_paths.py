@@ -909,6 +909,34 @@ def _matmul_precision_settings_keep_their_traces(ns: Any) -> Any:
     return counts
 
 
+def _warm_transformed_jits_lower_nothing(ns: Any) -> Any:
+    """Once warm, ``hessian`` and ``vmap`` of a jitted function lower no
+    program again: JAX's ``jax.monitoring`` lowering events (pjrt records
+    them where it lowers; the reference backend lowers nothing). The batched
+    program of the nested jit is made once, not on every call."""
+    api = ns.api
+    event = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+    lowered: list[str] = []
+
+    def listener(name: str, duration: float, **kwargs: Any) -> None:
+        if name == event:
+            lowered.append(name)
+
+    jf = api.jit(lambda x: api.numpy.square(x).mean())
+    x = np.linspace(0.0, 1.0, 32, dtype=np.float32).reshape(8, 4)
+    for _ in range(2):
+        api.hessian(jf)(x)
+        api.vmap(jf)(x)
+    api.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        for _ in range(3):
+            api.hessian(jf)(x)
+            api.vmap(jf)(x)
+    finally:
+        api.monitoring.unregister_event_duration_listener(listener)
+    return len(lowered)
+
+
 def _live_array_counts(ns: Any) -> Any:
     """``jax.live_arrays``: the arrays alive, not deleted, each once."""
     api = ns.api
@@ -938,6 +966,7 @@ SCRIPTS.update(
         "compiled_programs_skip_a_users_impl": _compiled_programs_skip_a_users_impl,
         "matmul_precision_settings_keep_their_traces": _matmul_precision_settings_keep_their_traces,
         "live_array_counts": _live_array_counts,
+        "warm_transformed_jits_lower_nothing": _warm_transformed_jits_lower_nothing,
         "device_platform": _device_platform,
     }
 )
