@@ -191,16 +191,6 @@ def _jit_params(eqn: Eqn, names: _Names, shared: dict[int, str]) -> list[tuple[s
     return [("name", eqn.params.get("name")), *sorted({**rest, "jaxpr": program}.items())]
 
 
-_RENAMED = {
-    "scan": {"body": "jaxpr"},
-    "while": {
-        "body": "body_jaxpr",
-        "cond": "cond_jaxpr",
-        "body_num_consts": "body_nconsts",
-        "cond_num_consts": "cond_nconsts",
-    },
-    "checkpoint": {"program": "jaxpr"},
-}
 _PRIMITIVE_NAMES = {"checkpoint": "remat2"}
 # parameters JAX's primitives have and print, refimpl's have not (placement
 # is not refimpl's business): printed with the value JAX's tracing gives them
@@ -250,9 +240,12 @@ def _jax_params(eqn: Eqn, names: _Names, shared: dict[int, str]) -> list[tuple[s
         return _custom_params(prim, params)
     if prim == "custom_lin":
         return _custom_lin_params(params)
-    for old, new in _RENAMED.get(prim, {}).items():
-        if old in params:
-            params[new] = params.pop(old)
+    # a parameter refimpl names otherwise is printed under JAX's name: the
+    # primitive's own table (jax_param_names, JAX's name -> refimpl's), the
+    # one the equation's params answer to (core.JaxNamedParams)
+    for jax_name, ours in getattr(eqn.primitive, "jax_param_names", {}).items():
+        if ours in params:
+            params[jax_name] = params.pop(ours)
     for key, default in _SHOWN_DEFAULTS.get(prim, {}).items():
         params.setdefault(key, default)
     if prim == "top_k":  # JAX's axis: the last, which refimpl's top_k always takes
