@@ -281,7 +281,15 @@ class PRNGKeyArray:
             return NotImplemented
         if other._impl_name != self._impl_name:
             raise TypeError(f"cannot compare keys of dtypes {self.dtype} and {other.dtype}")
-        return rnp.all(rnp.equal(self._data, other._data), axis=-1)
+        mine, theirs = self._data, other._data
+        # JAX compares keys by their key shapes, where a scalar key is a scalar
+        # to jax_numpy_rank_promotion; its key data is not (shape (width,)),
+        # so it takes the other's data shape first
+        if not self.shape and other.shape:
+            mine = rnp.broadcast_to(mine, rnp.shape(theirs))
+        elif not other.shape and self.shape:
+            theirs = rnp.broadcast_to(theirs, rnp.shape(mine))
+        return rnp.all(rnp.equal(mine, theirs), axis=-1)
 
     def __ne__(self, other: Any) -> Any:
         if not isinstance(other, PRNGKeyArray):

@@ -48,3 +48,25 @@ def test_impl_object_functions_on_key_data(backend, name):
         np.testing.assert_array_equal(
             ours.random_bits(data, width, (4,)), theirs.random_bits(jdata, width, (4,))
         )
+
+
+@pytest.mark.parametrize("op", ["eq", "ne"])
+def test_scalar_key_compares_with_keys_under_rank_promotion_raise(backend, op):
+    # random_test's JnpWithKeyArrayTest.test_equality under JaxTestCase's
+    # jax_numpy_rank_promotion='raise': a scalar key against keys of shape (5,)
+    # is allowed (the key shapes are () and (5,)), though the key data's are
+    # (2,) and (5, 2)
+    if not hasattr(ri, "numpy_rank_promotion"):
+        pytest.skip("refimpl has no jax_numpy_rank_promotion flag here")
+
+    def compare(random, rank_promotion):
+        key = random.key(123)
+        keys = random.split(key, 5)
+        with rank_promotion("raise"):
+            out = (key == keys, keys == key) if op == "eq" else (key != keys, keys != key)
+        return [np.asarray(o) for o in out]
+
+    got = compare(ri.random, ri.numpy_rank_promotion)
+    want = compare(jax.random, jax.numpy_rank_promotion)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
