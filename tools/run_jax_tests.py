@@ -89,7 +89,13 @@ The adaptations of call conventions, all of them:
     functions; ``jax._src.ad_checkpoint.saved_residuals`` is
     ``refimpl.ad_checkpoint.residual_sources`` (JAX's ``(aval, source)``
     pairs), ``jax._src.core.Token`` refimpl's ``Token``,
-    ``jax._src.array.ArrayImpl`` ``refimpl.Array``; the public name JAX 0.10.2
+    ``jax._src.array.ArrayImpl`` ``refimpl.Array`` (the base of every
+    backend's arrays: ``isinstance`` answers as JAX's, ``type(x) is`` does
+    not); ``jax._src.interpreters.partial_eval.dce_jaxpr`` is refimpl's
+    ``dce_program`` with the program's constants kept (JAX's prunes an open
+    jaxpr, whose constvars stay), ``partial_eval.close_jaxpr`` the program
+    itself (refimpl's programs hold their constants), ``jax._src.core.subjaxprs``
+    refimpl's ``core.subprograms`` of each equation; the public name JAX 0.10.2
     moved, ``jax.ad_checkpoint.checkpoint``, is ``jax.checkpoint`` (the same
     function) on both sides (:data:`RENAMED_PUBLIC`).
 11. ``jtu.promote_like_jnp`` (the tests wrap a NumPy reference in it to
@@ -148,8 +154,6 @@ INTERNAL_NAMES: dict[str, str] = {
     "jax._src.dtypes.is_weakly_typed": "refimpl.dtypes:weak_type_of_value",
     # the class of a ClosedJaxpr's ref effects (refimpl.effects)
     "jax._src.state.types.RefEffect": "refimpl.effects:RefEffect",
-    # JAX's dce_jaxpr(jaxpr, used_outputs) -> (jaxpr, used_inputs)
-    "jax._src.interpreters.partial_eval.dce_jaxpr": "refimpl.transforms.dce:dce_program",
 }
 
 # JAX's dtype tables the tests build their NumPy references' dtypes from
@@ -337,6 +341,44 @@ def _prng_registry() -> dict[str, Any]:
     return registry
 
 
+def _subjaxprs(program: Any) -> Iterator[Any]:
+    """``jax._src.core.subjaxprs(jaxpr)`` (api_test's DCETest counts the
+    equations of a jaxpr and of the jaxprs in its equations' params, not
+    recursively): refimpl's ``core.subprograms`` of each equation."""
+    from refimpl import core
+
+    for eqn in program.eqns:
+        yield from core.subprograms(eqn)
+
+
+def _dce_jaxpr(jaxpr: Any, used_outputs: Any) -> tuple[Any, list[bool]]:
+    """``jax._src.interpreters.partial_eval.dce_jaxpr(jaxpr, used_outputs)``
+    -> (jaxpr, used_inputs): refimpl's ``dce_program``, on a program whose
+    constants are part of it. JAX's works on an open jaxpr, whose constvars
+    are its leading inputs and stay (its callers evaluate the result with
+    the original consts: api_test's DCETest); ``dce_program`` also drops
+    the constants no equation reads, so they are put back."""
+    import dataclasses
+
+    from refimpl.transforms.dce import dce_program
+
+    new, used_inputs = dce_program(jaxpr, used_outputs)
+    kept = dataclasses.replace(
+        new,
+        const_vars=list(jaxpr.const_vars),
+        consts=list(jaxpr.consts),
+        const_shardings=list(jaxpr.const_shardings),
+    )
+    return kept, used_inputs
+
+
+def _close_jaxpr(program: Any) -> Any:
+    """``jax._src.interpreters.partial_eval.close_jaxpr(jaxpr)`` (an open
+    jaxpr without constants as a ClosedJaxpr): a refimpl Program holds its
+    constants already, so it is its own closed form."""
+    return program
+
+
 def _convert_element_type(
     operand: Any, new_dtype: Any = None, weak_type: bool = False, sharding: Any = None
 ) -> Any:
@@ -399,6 +441,12 @@ def _refimpl_equivalent(module: str, name: str) -> Any:
         return _resolve(INTERNAL_NAMES[qualname])
     if qualname == "jax._src.lax.lax._convert_element_type":
         return _convert_element_type
+    if qualname == "jax._src.core.subjaxprs":
+        return _subjaxprs
+    if qualname == "jax._src.interpreters.partial_eval.dce_jaxpr":
+        return _dce_jaxpr
+    if qualname == "jax._src.interpreters.partial_eval.close_jaxpr":
+        return _close_jaxpr
     if qualname in HARNESS_DATA:
         return _real_jax_name(module, name)
     for target in INTERNAL_MODULES.get(module, ()):

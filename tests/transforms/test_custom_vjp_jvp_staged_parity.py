@@ -116,8 +116,9 @@ def test_custom_lin_shown_as_jax():
 def test_dce_of_make_jaxprs_result_prints_as_jaxs_dce_jaxpr():
     """The whole of JAX's test_custom_lin_pretty_print: tools/run_jax_tests.py
     gives ``pe.dce_jaxpr`` as refimpl's ``dce_program`` (same signature and
-    result), which keeps make_jaxpr's ClosedJaxpr class, so the pruned program
-    prints as JAX's jaxpr text (it printed refimpl's listing)."""
+    result, the constants kept), which keeps make_jaxpr's ClosedJaxpr class,
+    so the pruned program prints as JAX's jaxpr text (it printed refimpl's
+    listing)."""
     import importlib
     import pathlib
 
@@ -128,8 +129,7 @@ def test_dce_of_make_jaxprs_result_prints_as_jaxs_dce_jaxpr():
     assert spec is not None and spec.loader is not None
     runner = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(runner)
-    module, attr = runner.INTERNAL_NAMES["jax._src.interpreters.partial_eval.dce_jaxpr"].split(":")
-    dce = getattr(importlib.import_module(module), attr)
+    dce = runner._refimpl_equivalent("jax._src.interpreters.partial_eval", "dce_jaxpr")
 
     def pruned(ns, np_, dce_jaxpr):
         @ns.custom_vjp
