@@ -176,14 +176,11 @@ class _Config:
 
 # JAX flags refimpl behaves as at one value (refimpl.contexts checks it):
 # setting another is NotImplementedError, never recorded and ignored (the
-# others change results: threefry_partitionable=False draws other bits, the
-# promotion modes raise where refimpl would compute)
+# others change results: threefry_partitionable=False draws other bits)
 _MODELLED_VALUES = (
     "enable_custom_prng",
     "debug_key_reuse",
     "threefry_partitionable",
-    "numpy_rank_promotion",
-    "numpy_dtype_promotion",
 )
 
 # what reading a flag refimpl has no setting for gives: JAX 0.10.2's default,
@@ -192,8 +189,6 @@ _READ_DEFAULTS: dict[str, Any] = {
     "debug_key_reuse": False,
     "enable_custom_prng": False,
     "threefry_partitionable": True,
-    "numpy_rank_promotion": "allow",
-    "numpy_dtype_promotion": "standard",
     "enable_checks": False,
     "transfer_guard": None,
     "debug_nans": False,

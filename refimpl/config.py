@@ -6,9 +6,10 @@ every jit signature; the others only change behaviour around it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 _GPU_ALLOCATORS = ("default", "platform", "bfc", "cuda_async")
@@ -30,6 +31,22 @@ def check_matmul_precision(value: Any) -> None:
             f"new enum value must be None or in {list(MATMUL_PRECISIONS)}, "
             f"got {value} of type {type(value)}."
         )
+
+
+# jax_numpy_rank_promotion's and jax_numpy_dtype_promotion's values
+RANK_PROMOTIONS = ("allow", "warn", "raise")
+DTYPE_PROMOTIONS = ("standard", "strict")
+
+
+def check_promotion_mode(name: str, value: Any) -> None:
+    """JAX 0.10.2's ValueError for a mode the numpy promotion flags do not take
+    (the rank flag is a string enum, the dtype flag a Python enum: two wordings)."""
+    if name == "numpy_rank_promotion" and value not in RANK_PROMOTIONS:
+        raise ValueError(
+            f"new enum value must be in {list(RANK_PROMOTIONS)}, got {value} of type {type(value)}."
+        )
+    if name == "numpy_dtype_promotion" and value not in DTYPE_PROMOTIONS:
+        raise ValueError(f"{value!r} is not a valid NumpyDtypePromotion")
 
 
 # JAX 0.10.2's PRNG implementations (refimpl.random._keys._IMPLS)
@@ -107,6 +124,14 @@ class Config:
         # MATMUL_PRECISIONS); part of every jit signature. Read it with
         # matmul_precision(): jax.default_matmul_precision overrides it in a thread.
         "default_matmul_precision": None,
+        # jax_numpy_rank_promotion: what jnp's element-wise functions do with
+        # operands of different ranks (not scalars): "allow" broadcasts them,
+        # "warn" also warns, "raise" is a ValueError (refimpl.numpy._promote).
+        # jax_numpy_dtype_promotion: "standard" promotes by JAX's lattice,
+        # "strict" allows only weak values to take another's type (refimpl.dtypes).
+        # Both change what tracing produces: part of every jit signature.
+        "numpy_rank_promotion": "allow",
+        "numpy_dtype_promotion": "standard",
     }
 
     def __init__(self) -> None:
@@ -185,6 +210,7 @@ class Config:
             )
         if name == "default_matmul_precision":
             check_matmul_precision(value)
+        check_promotion_mode(name, value)
         if name in ("ref_num_devices", "ref_num_processes") and value < 1:
             raise ValueError(f"config.update: {name} must be >= 1, got {value!r}")
         if name == "compilation_cache_max_size" and value < 0:
@@ -208,6 +234,8 @@ class Config:
     def __getattr__(self, name: str) -> Any:
         if name == "default_matmul_precision":  # this thread's block over the flag, as JAX's
             return matmul_precision()
+        if name in _PROMOTION_FLAGS:  # the same
+            return _local.__dict__.get(name, self.__dict__["_values"][name])
         try:
             return self.__dict__["_values"][name]
         except KeyError:
@@ -224,7 +252,7 @@ config = Config()
 # the flag: as JAX's, a config.update inside the block changes the flag, seen
 # once the block is left.
 _local = threading.local()
-_UNSET = object()
+UNSET = _UNSET = object()
 
 
 def matmul_precision() -> Any:
@@ -232,6 +260,65 @@ def matmul_precision() -> Any:
     ``default_matmul_precision`` block's value in this thread, else the flag."""
     value = getattr(_local, "matmul_precision", _UNSET)
     return config._values["default_matmul_precision"] if value is _UNSET else value
+
+
+# jax.numpy_rank_promotion / jax.numpy_dtype_promotion blocks: this thread's
+# mode over the flag, as JAX's (its contexts are thread-local, config.update
+# sets the flag every thread sees; JaxTestCase sets its defaults in a block).
+_PROMOTION_FLAGS = ("numpy_rank_promotion", "numpy_dtype_promotion")
+
+
+def numpy_promotion() -> tuple[str, str]:
+    """``(numpy_rank_promotion, numpy_dtype_promotion)`` in effect in this
+    thread (its innermost blocks', else the flags): part of every jit
+    signature (a function traced under one mode may raise, warn or promote
+    differently under another)."""
+    local = _local.__dict__
+    values = config._values
+    return (
+        local.get("numpy_rank_promotion", values["numpy_rank_promotion"]),
+        local.get("numpy_dtype_promotion", values["numpy_dtype_promotion"]),
+    )
+
+
+def local_promotion(name: str) -> Any:
+    """This thread's block value of a promotion flag, ``UNSET`` outside blocks."""
+    return _local.__dict__.get(name, UNSET)
+
+
+def set_local_promotion(name: str, value: Any) -> Any:
+    """Set this thread's block value of a promotion flag (``UNSET`` to clear
+    it; the value is checked); return the previous one."""
+    previous = _local.__dict__.get(name, UNSET)
+    if value is UNSET:
+        _local.__dict__.pop(name, None)
+    else:
+        check_promotion_mode(name, value)
+        _local.__dict__[name] = value
+    for callback in config._observers.get(name, ()):
+        callback(value)
+    return previous
+
+
+@contextlib.contextmanager
+def promotion_block(name: str, value: str) -> Iterator[None]:
+    """This thread's mode of a promotion flag within the block (JAX's contexts
+    are thread-local; a ``config.update`` inside changes the flag, seen after).
+    ``jax.numpy_*_promotion`` are these; jnp functions that promote as JAX's
+    under a fixed mode (``mgrid``: "standard") use them too."""
+    previous = set_local_promotion(name, value)
+    try:
+        yield
+    finally:
+        set_local_promotion(name, previous)
+
+
+def in_local_block() -> bool:
+    """Whether this thread is in a block of the default matmul precision or
+    of a promotion flag (the PJRT fast path then keys on this thread's values)."""
+    local = _local.__dict__
+    in_precision_block = local.get("matmul_precision", _UNSET) is not _UNSET
+    return in_precision_block or any(name in local for name in _PROMOTION_FLAGS)
 
 
 def thread_matmul_precision() -> tuple[bool, Any]:

@@ -10,7 +10,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from refimpl import tracing
-from refimpl.config import check_matmul_precision, config, set_local_matmul_precision
+from refimpl.config import (
+    check_matmul_precision,
+    check_promotion_mode,
+    config,
+    promotion_block,
+    set_local_matmul_precision,
+)
 
 # --- configuration contexts ------------------------------------------------------------
 
@@ -104,53 +110,93 @@ def _accepted(
     yield
 
 
-def numpy_rank_promotion(value: str) -> contextlib.AbstractContextManager:
-    """``jax.numpy_rank_promotion``: only ``"allow"``, refimpl's broadcasting.
+class _PromotionMode:
+    """A jnp promotion flag as JAX's ``jax.numpy_rank_promotion`` /
+    ``jax.numpy_dtype_promotion`` objects: called with a mode it is a context
+    manager (or decorator) setting the flag within the block; ``.value`` is the
+    mode in effect, ``.get_global()`` the flag's (the same in refimpl, whose
+    thread-local blocks are over the process-wide flag, as JAX's)."""
+
+    def __init__(self, name: str, doc: str) -> None:
+        self._name = name
+        self.__name__ = name
+        self.__qualname__ = name
+        self.__doc__ = doc
+
+    def __call__(self, value: str) -> contextlib.AbstractContextManager:
+        check_promotion_mode(self._name, value)  # when called, as JAX's
+        return promotion_block(self._name, value)
+
+    @property
+    def value(self) -> str:
+        """The mode in effect in this thread: its innermost block's, else the flag."""
+        return getattr(config, self._name)
+
+    def get_global(self) -> str:
+        """The flag's mode (``config.update``), whatever this thread's blocks say."""
+        return config._values[self._name]
+
+    def __repr__(self) -> str:
+        return f"refimpl.{self._name}"
+
+
+numpy_rank_promotion = _PromotionMode(
+    "numpy_rank_promotion",
+    """``jax.numpy_rank_promotion``: within the block, what jnp's element-wise
+    functions do with operands of different ranks, none of them a scalar
+    (``ones(2) + ones((1, 2))``): "allow" broadcasts them (NumPy's rule, the
+    default), "warn" broadcasts them with a UserWarning, "raise" raises
+    ValueError, in JAX 0.10.2's words. Scalars and operands of one rank never
+    warn. The mode is part of every jit signature: a function traced under
+    one traces again under another.
 
     Args:
-        value: the rank promotion mode; ``"allow"``.
+        value: "allow", "warn" or "raise".
 
     Returns:
         A context manager (use it in a ``with`` statement or as a decorator).
+        ``numpy_rank_promotion.value`` reads the mode in effect.
 
     Raises:
-        NotImplementedError: a mode other than "allow" (when the block is entered).
+        ValueError: another mode (JAX's words), when called.
 
     Example:
         >>> import refimpl as ri
-        >>> with ri.numpy_rank_promotion("allow"):
-        ...     int(ri.numpy.add(1, 2))
-        3
-    """
-    return _accepted(
-        "numpy_rank_promotion", value, lambda v: v == "allow", "refimpl always allows it"
-    )
+        >>> with ri.numpy_rank_promotion("raise"):
+        ...     ri.numpy.ones(2) + ri.numpy.ones((1, 2))
+        Traceback (most recent call last):
+        ...
+        ValueError: Operands could not be broadcast together for add on shapes (2,) (1, 2) and with the config option jax_numpy_rank_promotion='raise'. For more information, see https://docs.jax.dev/en/latest/rank_promotion_warning.html.
+    """,  # noqa: E501
+)
 
-
-def numpy_dtype_promotion(value: str) -> contextlib.AbstractContextManager:
-    """``jax.numpy_dtype_promotion``: only ``"standard"``, refimpl's lattice.
+numpy_dtype_promotion = _PromotionMode(
+    "numpy_dtype_promotion",
+    """``jax.numpy_dtype_promotion``: within the block, how jnp promotes
+    operands of different dtypes: "standard" by JAX's lattice (the default),
+    "strict" not at all, except that a weakly typed value (a Python scalar)
+    takes the type of a strongly typed one of its kind or a higher kind
+    (int to float to complex, never bool); other mixes raise
+    ``TypePromotionError`` in JAX 0.10.2's words. Part of every jit
+    signature, as the rank mode.
 
     Args:
-        value: the promotion mode; ``"standard"``.
+        value: "standard" or "strict".
 
     Returns:
         A context manager (use it in a ``with`` statement or as a decorator).
+        ``numpy_dtype_promotion.value`` reads the mode in effect.
 
     Raises:
-        NotImplementedError: a mode other than "standard" (when the block is entered).
+        ValueError: another mode (JAX's words), when called.
 
     Example:
         >>> import refimpl as ri
-        >>> with ri.numpy_dtype_promotion("standard"):
-        ...     int(ri.numpy.add(1, 2))
-        3
-    """
-    return _accepted(
-        "numpy_dtype_promotion",
-        value,
-        lambda v: v == "standard",
-        "refimpl promotes by JAX's standard lattice",
-    )
+        >>> with ri.numpy_dtype_promotion("strict"):
+        ...     (ri.numpy.ones(2) + 1).dtype
+        dtype('float32')
+    """,
+)
 
 
 def default_matmul_precision(value: Any) -> contextlib.AbstractContextManager:

@@ -28,6 +28,15 @@ The 4-bit integers ``int4`` and ``uint4`` (ml_dtypes') hang below ``i*``
 with nothing above them (``i* -> u4, i4``), as in JAX 0.10.2: they combine
 only with themselves, ``bool`` and weakly typed ints (``int4_array + 1`` is
 ``int4``); a mix with no join is a :class:`TypePromotionError`.
+
+With ``jax_numpy_dtype_promotion="strict"`` (``config.numpy_dtype_promotion``)
+the lattice is JAX's strict one: no two strongly typed dtypes join, and the
+weak nodes are below every type of their kind and the higher kinds (``i* ->
+f* -> c*``, ``i*`` below every integer type, ``f*`` below every float, ``c*``
+below every complex; ``bool`` below nothing). So ``float32_array + 1`` is
+still ``float32``, but ``int32_array + float32_array`` and ``bool_array + 1``
+are :class:`TypePromotionError`; a mix of weak values joins at the higher weak
+node (``1 + 2.0`` is a weak float).
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from refimpl.config import config
+from refimpl.config import config, numpy_promotion
 
 __all__ = [
     "ALL_DTYPES",
@@ -454,22 +463,55 @@ def _upper_bounds(edges: dict[str, tuple[str, ...]]) -> dict[str, frozenset[str]
 _UB = {False: _upper_bounds(_EDGES_X32), True: _upper_bounds(_EDGES_X64)}
 
 
+# jax_numpy_dtype_promotion="strict": no two strong types join; a weak value
+# takes any type of its kind or a higher one (i* -> f* -> c*), bool none.
+_STRICT_EDGES: dict[str, tuple[str, ...]] = {name: () for name in _SHORT_NAMES.values()}
+_STRICT_EDGES.update(
+    {
+        "i*": ("f*", *(n for d, n in _SHORT_NAMES.items() if d.kind in "iu" or d in INT4_DTYPES)),
+        "f*": ("c*", *(n for d, n in _SHORT_NAMES.items() if d.kind == "f" or d == bfloat16)),
+        "c*": tuple(n for d, n in _SHORT_NAMES.items() if d.kind == "c"),
+    }
+)
+_UB_STRICT = _upper_bounds(_STRICT_EDGES)
+
+
+def strict_promotion() -> bool:
+    """Whether ``jax_numpy_dtype_promotion`` is "strict" now (in this thread)."""
+    return numpy_promotion()[1] == "strict"
+
+
 @functools.lru_cache(maxsize=1024)
-def _join(nodes: frozenset[str], x64: bool) -> str:
-    """Least upper bound of lattice nodes."""
-    ub = _UB[x64]
+def _join(nodes: tuple[str, ...], x64: bool, strict: bool = False) -> str:
+    """Least upper bound of lattice nodes (distinct, in the operands' order)."""
+    ub = _UB_STRICT if strict else _UB[x64]
     common = frozenset.intersection(*(ub[n] for n in nodes))
     least = [c for c in common if common <= ub[c]]
-    if len(least) != 1:  # only the 4-bit integers, which sit outside the rest, lack a join
-        names = ", ".join(sorted(repr(_NODE_NAMES.get(n) or _BY_SHORT_NAME[n].name) for n in nodes))
-        raise TypePromotionError(
-            f"Input dtypes ({names}) have no available implicit dtype promotion path: "
-            "4-bit integers (int4, uint4) promote only with themselves, bool and weakly "
-            "typed ints; convert explicitly (e.g. x.astype('int32')) to mix them"
-        )
+    if len(least) != 1:
+        raise TypePromotionError(_no_join_message(nodes, strict))
     return least[0]
 
 
+def _no_join_message(nodes: tuple[str, ...], strict: bool) -> str:
+    if strict:  # JAX 0.10.2's words, weak nodes named by their Python type
+        names = tuple(
+            str(_WEAK_TYPES[n]) if n in _WEAK_TYPES else _BY_SHORT_NAME[n].name for n in nodes
+        )
+        return (
+            f"Input dtypes {names} have no available implicit dtype promotion path when "
+            "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
+            "output type, or set jax_numpy_dtype_promotion=standard."
+        )
+    # standard: only the 4-bit integers, which sit outside the rest, lack a join
+    listed = ", ".join(sorted(repr(_NODE_NAMES.get(n) or _BY_SHORT_NAME[n].name) for n in nodes))
+    return (
+        f"Input dtypes ({listed}) have no available implicit dtype promotion path: "
+        "4-bit integers (int4, uint4) promote only with themselves, bool and weakly "
+        "typed ints; convert explicitly (e.g. x.astype('int32')) to mix them"
+    )
+
+
+_WEAK_TYPES: dict[str, type] = {node: kind for kind, node in _WEAK_NODES.items()}
 _NODE_NAMES = {"i*": "int", "f*": "float", "c*": "complex"}
 
 
@@ -526,13 +568,15 @@ def result_type(*operands: Any) -> tuple[np.dtype, bool]:
         raise ValueError("result_type: at least one operand is required")
     if all(type(op) is tuple for op in operands):
         # the common case on the tracing hot path: memoize the lattice walk
-        return _result_type_of_pairs(operands, config.enable_x64)
+        return _result_type_of_pairs(operands, config.enable_x64, strict_promotion())
     return _result_type(operands)
 
 
 @functools.lru_cache(maxsize=4096)
-def _result_type_of_pairs(pairs: tuple[tuple[Any, bool], ...], x64: bool) -> tuple[np.dtype, bool]:
-    del x64  # part of the cache key only: canonicalization reads the flag
+def _result_type_of_pairs(
+    pairs: tuple[tuple[Any, bool], ...], x64: bool, strict: bool
+) -> tuple[np.dtype, bool]:
+    del x64, strict  # part of the cache key only: _result_type reads the flags
     return _result_type(pairs)
 
 
@@ -540,17 +584,24 @@ def _result_type(operands: tuple[Any, ...]) -> tuple[np.dtype, bool]:
     pairs = [_operand(op) for op in operands]
     dtypes = {d for d, _ in pairs}
     all_weak = all(w for _, w in pairs)
+    strict = strict_promotion()
     if len(pairs) == 1:
         dtype, weak = pairs[0]
     elif len(dtypes) == 1 and not all_weak:
         dtype, weak = pairs[0][0], False
-    elif all_weak:
-        node = _join(frozenset(_SHORT_NAMES[d] for d in dtypes), config.enable_x64)
+    elif all_weak and not strict:  # (strict joins weak values at their weak nodes)
+        node = _join(_distinct(_SHORT_NAMES[d] for d in dtypes), config.enable_x64)
         dtype, weak = _node_dtype(node), True
     else:
-        node = _join(frozenset(_node(d, w) for d, w in pairs), config.enable_x64)
+        node = _join(_distinct(_node(d, w) for d, w in pairs), config.enable_x64, strict)
         dtype, weak = _node_dtype(node), node.endswith("*")
     return dtype, weak and not is_bool(dtype)
+
+
+def _distinct(nodes: Any) -> tuple[str, ...]:
+    """The distinct nodes, first occurrences in order (a cache key, and the
+    order an error names them in)."""
+    return tuple(dict.fromkeys(nodes))
 
 
 def jnp_result_type(*operands: Any) -> tuple[np.dtype, bool]:
@@ -584,11 +635,11 @@ def promote_types_uncanonical(a: Any, b: Any) -> np.dtype:
     int32`` still joins at ``int32`` there, the x32 lattice's edge). The
     Python types ``int``, ``float``, ``complex`` sit at their weak nodes; a
     weak join is its kind's 64-bit dtype."""
-    nodes = frozenset(
+    nodes = _distinct(
         _WEAK_NODES[x] if x in (int, float, complex) else _SHORT_NAMES[_to_supported_dtype(x)]
         for x in (a, b)
     )
-    node = _join(nodes, config.enable_x64)
+    node = _join(nodes, config.enable_x64, strict_promotion())
     if node.endswith("*"):
         return np.dtype({"i": np.int64, "f": np.float64, "c": np.complex128}[node[0]])
     return np.dtype(_BY_SHORT_NAME[node])

@@ -45,11 +45,10 @@ The adaptations of call conventions, all of them:
    the flag (:data:`MIRRORED_FLAGS`): after every ``config.update``, every
    entry and exit of a flag's context (``jtu.with_config``, the defaults
    ``JaxTestCase.setUp`` enters, ``with config.x(v):`` in a test), refimpl's
-   value is set to JAX's. JaxTestCase's defaults
+   value is set to JAX's. So JaxTestCase's defaults
    ``jax_numpy_dtype_promotion='strict'`` and
-   ``jax_numpy_rank_promotion='raise'`` and ``jax_enable_checks`` have no
-   refimpl flag and are not mirrored: refimpl runs with JAX's library
-   defaults ('standard', 'allow').
+   ``jax_numpy_rank_promotion='raise'`` hold on refimpl too, as on JAX;
+   ``jax_enable_checks`` has no refimpl flag and is not mirrored.
 4. JAX's registry ``jax._src.prng.prngs`` -> a dict, in JAX's order, of
    implementation names to refimpl's implementation objects (a key's
    ``_impl``, as JAX's registry holds its keys' ``_impl``; the public ones
@@ -235,6 +234,8 @@ MIRRORED_FLAGS = (
     "traceback_filtering",
     "explain_cache_misses",
     "default_matmul_precision",
+    "numpy_rank_promotion",
+    "numpy_dtype_promotion",
 )
 
 # public names JAX 0.10.2 moved -> where they are now ("module:attribute");

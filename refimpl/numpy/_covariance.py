@@ -81,14 +81,16 @@ def cov(
         c = einsum("ij,kj->ik", centered, conj(centered)) / (n - ddof)
     else:
         w_sum = sum(w)
-        centered = m - sum(m * w, axis=1, keepdims=True) / w_sum
+        # one weight per column, broadcast explicitly (as JAX's: no rank promotion)
+        w_row = w[None, :]
+        centered = m - sum(m * w_row, axis=1, keepdims=True) / w_sum
         if ddof == 0:
             divisor = w_sum
         elif aweights is None:
             divisor = w_sum - ddof
         else:
             divisor = w_sum - ddof * sum(w * abs(as_array(aweights))) / w_sum
-        c = einsum("ij,kj->ik", centered * w, conj(centered)) / divisor
+        c = einsum("ij,kj->ik", centered * w_row, conj(centered)) / divisor
     return reshape(c, ()) if _aval(c).shape == (1, 1) else c
 
 

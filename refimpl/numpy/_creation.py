@@ -538,8 +538,10 @@ def arange(
     stop = _concrete_scalar("arange", "stop", stop)
     step = _concrete_scalar("arange", "step", step)
     if dtype is None:
-        given = [v for v in (start, stop, step) if v is not None]
-        dtype = dtypes.result_type(*[(aval_of(v, "arange", 0).dtype, False) for v in given])[0]
+        # joined as JAX's result_type: Python scalars weak (arange(int16(2), 10) is
+        # int16; under strict promotion arange(1, 5, 0.5) is still float32)
+        avals = [aval_of(v, "arange", 0) for v in (start, stop, step) if v is not None]
+        dtype = dtypes.result_type(*[(av.dtype, av.weak_type) for av in avals])[0]
     else:
         dtype = canonical_dtype("arange", dtype)
     if stop is None:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import dtypes
+from refimpl.config import promotion_block
 from refimpl.numpy._construct import meshgrid
 from refimpl.numpy._creation import arange, array, asarray, linspace, ones
 from refimpl.numpy._promote import (
@@ -149,7 +150,8 @@ class _Grid:
         if isinstance(key, slice):
             return _grid_from_slice(key, self.op_name)
         ranges = [_grid_from_slice(item, self.op_name) for item in key]
-        ranges = promote_dtypes(self.op_name, *ranges) if ranges else []
+        with promotion_block("numpy_dtype_promotion", "standard"):  # as JAX's, in any mode
+            ranges = promote_dtypes(self.op_name, *ranges) if ranges else []
         grids = meshgrid(*ranges, indexing="ij", sparse=self.sparse)
         if self.sparse:
             return grids

@@ -373,9 +373,10 @@ def polyfit(
     rcond = float(rcond)
     scale = linalg.norm(lhs, axis=0)
     scale = where(scale == 0, 1, scale)
-    lhs = lhs / scale
+    # scale broadcast explicitly (as JAX's), so a rank promotion mode of "raise" allows it
+    lhs = lhs / scale[None, :]
     coefficients, residuals, rank, singular = linalg.lstsq(lhs, y, rcond)
-    coefficients = (coefficients.T / scale).T
+    coefficients = coefficients / (scale if _aval(coefficients).ndim == 1 else scale[:, None])
     if full:
         return coefficients, residuals, rank, singular, asarray(rcond)
     if not cov:

@@ -18,6 +18,7 @@ The weak flag survives each of them: ``rnp.sqrt(2)`` is a weak float32.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ import numpy as np
 from refimpl import dtypes, lax, tracing
 from refimpl.array import as_array as as_array  # (moved down: lax uses it too)
 from refimpl.array import is_refimpl_array as is_refimpl_array
-from refimpl.config import config
+from refimpl.config import config, numpy_promotion
 from refimpl.core import ShapedArray
 
 
@@ -100,7 +101,8 @@ def _promote(fn_name: str, args: tuple[Any, ...], adjust=None) -> tuple[list[Any
     return converted, [av.shape for av in avals]
 
 
-# (x64, adjust, (dtype, weak) of each operand) -> the promoted (dtype, weak). A
+# (x64, dtype promotion mode, adjust, (dtype, weak) of each operand) -> the
+# promoted (dtype, weak). A
 # few dozen keys in practice; bounded for calls with very many operands.
 _joined: dict[tuple, tuple[np.dtype, bool]] = {}
 
@@ -109,7 +111,7 @@ def _joined_type(avals: list[ShapedArray], adjust: Any) -> tuple[np.dtype, bool]
     """The operands' joined ``(dtype, weak)``, then ``adjust``ed: looked up
     per operand types, since every numpy-level operation promotes."""
     pairs = [(av.dtype, av.weak_type) for av in avals]
-    key = (config._values["enable_x64"], adjust, *pairs)
+    key = (config._values["enable_x64"], numpy_promotion()[1], adjust, *pairs)
     joined = _joined.get(key)
     if joined is None:
         dtype, weak = dtypes.result_type(*pairs)
@@ -187,19 +189,49 @@ def broadcast_to_shape(x: Any, from_shape: tuple[int, ...], shape: tuple[int, ..
     return lax.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
 
 
+def check_rank_promotion(fn_name: str, shapes: list[Any]) -> None:
+    """``jax_numpy_rank_promotion``: operands of different ranks, at least two
+    of them not scalars, warn ("warn") or raise ("raise") in JAX 0.10.2's words
+    before they are broadcast; "allow" (the default) says nothing."""
+    mode = numpy_promotion()[0]
+    if mode == "allow" or len({len(s) for s in shapes if s}) < 2:
+        return
+    listed = " ".join(str(tuple(s)) for s in shapes)
+    if mode == "warn":
+        warnings.warn(
+            f"Following NumPy automatic rank promotion for {fn_name} on shapes {listed}. "
+            "Set the jax_numpy_rank_promotion config option to 'allow' to disable this "
+            "warning; for more information, see "
+            "https://docs.jax.dev/en/latest/rank_promotion_warning.html.",
+            stacklevel=3,
+        )
+    else:
+        raise ValueError(
+            f"Operands could not be broadcast together for {fn_name} on shapes {listed} "
+            "and with the config option jax_numpy_rank_promotion='raise'. For more "
+            "information, see https://docs.jax.dev/en/latest/rank_promotion_warning.html."
+        )
+
+
+def _promote_shapes(fn_name: str, args: list[Any], shapes: list[Any]) -> list[Any]:
+    """jnp's ``promote_shapes``: the rank promotion check, then NumPy broadcasting."""
+    check_rank_promotion(fn_name, shapes)
+    return _broadcast_known(fn_name, args, shapes)
+
+
 def promote_args(fn_name: str, *args: Any) -> list[Any]:
     """jnp's ``promote_args``: join the dtypes, then broadcast the shapes."""
-    return _broadcast_known(fn_name, *_promote(fn_name, args))
+    return _promote_shapes(fn_name, *_promote(fn_name, args))
 
 
 def promote_args_inexact(fn_name: str, *args: Any) -> list[Any]:
     """:func:`promote_dtypes_inexact`, then broadcast the shapes."""
-    return _broadcast_known(fn_name, *_promote(fn_name, args, to_inexact_dtype))
+    return _promote_shapes(fn_name, *_promote(fn_name, args, to_inexact_dtype))
 
 
 def promote_args_numeric(fn_name: str, *args: Any) -> list[Any]:
     """:func:`promote_dtypes_numeric`, then broadcast the shapes."""
-    return _broadcast_known(fn_name, *_promote(fn_name, args, to_numeric_dtype))
+    return _promote_shapes(fn_name, *_promote(fn_name, args, to_numeric_dtype))
 
 
 def checked_array(fn_name: str, value: Any, position: int | str = 0) -> Any:

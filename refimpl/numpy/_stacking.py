@@ -720,7 +720,8 @@ def histogram(
     inside = (flat >= edges[0]) & (flat <= edges[-1])
     w = asarray(1, dtype=dtype) if weights is None else ravel(weights)
     w = where(inside, w, 0)
-    onehot = expand_dims(index, 1) == lax.iota(np.int32, nbins)
+    # (n, 1) against (1, nbins): both rank 2, no rank promotion (a mode of "raise" allows it)
+    onehot = expand_dims(index, 1) == lax.broadcasted_iota(np.int32, (1, nbins), 1)
     counts = sum_(where(onehot, expand_dims(w, 1), 0), axis=0)
     if density:
         widths = edges[1:] - edges[:-1]

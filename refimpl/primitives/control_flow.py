@@ -40,7 +40,7 @@ from typing import Any, NoReturn, TypeVar, cast
 import numpy as np
 
 from refimpl import dtypes, pytree, tracing
-from refimpl.config import config, matmul_precision
+from refimpl.config import config, matmul_precision, numpy_promotion
 from refimpl.core import Eqn, Literal, Program, ProgramTypeError, ShapedArray, Var, avals_str
 from refimpl.errors import ShapeIndexError
 from refimpl.primitives import debug, elementwise, ref_context, rule_context, structural
@@ -122,7 +122,8 @@ def _cached_trace(funs: tuple[Callable, ...], key: tuple, trace: Callable[[], An
 
     Calling ``while_loop``/``cond``/``switch`` again with the same function
     objects and operands of the same structure and types (and the same x64
-    flag and default matmul precision, which products record, and the same
+    flag, default matmul precision and numpy promotion modes, which the
+    traced equations depend on, and the same
     named axes bound, since a function may read their
     sizes: ``axis_size('i')`` is a constant of its trace, as in JAX, whose
     cache keys the axis environment too) reuses the Programs instead of
@@ -131,7 +132,14 @@ def _cached_trace(funs: tuple[Callable, ...], key: tuple, trace: Callable[[], An
     kept. As in JAX, a function that reads mutable Python state is not
     re-read: its first trace stands (docs/semantics.md).
     """
-    full_key = (funs[1:], key, config.enable_x64, matmul_precision(), bound_axes())
+    full_key = (
+        funs[1:],
+        key,
+        config.enable_x64,
+        matmul_precision(),
+        numpy_promotion(),
+        bound_axes(),
+    )
     try:
         with _function_traces_lock:
             hit = _function_traces.get(funs[0], {}).get(full_key)

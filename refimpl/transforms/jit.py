@@ -35,7 +35,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from refimpl import _wraps, backends, dtypes, monitoring, pytree, test_events, tracing
-from refimpl.config import config, matmul_precision
+from refimpl.config import config, matmul_precision, numpy_promotion
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
 from refimpl.errors import NonHashableStaticArgumentError
 from refimpl.primitives import base as primitive_base
@@ -435,6 +435,9 @@ class Signature(NamedTuple):
     # the default matmul precision in effect (config.matmul_precision): the
     # traced dot_general and convolution equations record it
     matmul_precision: Any = None
+    # (numpy_rank_promotion, numpy_dtype_promotion) (config.numpy_promotion):
+    # jnp functions traced under one may warn, raise or promote otherwise
+    promotion: tuple[str, str] = ("allow", "standard")
 
 
 @dataclass
@@ -966,7 +969,12 @@ class _RefCall(CallPlan):
         ):
             key = _quick_key(args)
             if key is not None:  # the next call with the same key skips _split_args
-                env = ("pjrt", call.signature.x64, call.signature.matmul_precision)
+                env = (
+                    "pjrt",
+                    call.signature.x64,
+                    call.signature.matmul_precision,
+                    call.signature.promotion,
+                )
                 jitted._memo = _Memo(key, env, entry, _cache_generation)
         if call.signature.backend == "pjrt":
             out, finals = pytree.tree_unflatten(
@@ -1060,7 +1068,8 @@ class _Memo(NamedTuple):
     is the dominant cost of a repeated call (Ref arguments on pjrt)."""
 
     key: tuple
-    env: tuple[str, bool, Any]  # backend, enable_x64, default matmul precision
+    # backend, enable_x64, default matmul precision, numpy promotion modes
+    env: tuple[str, bool, Any, tuple[str, str]]
     entry: CacheEntry
     generation: int  # _cache_generation when made: clear_caches makes it stale
 
@@ -1073,6 +1082,7 @@ class _Memo(NamedTuple):
             jitted.backend or config.backend,
             config.enable_x64,
             matmul_precision(),
+            numpy_promotion(),
         )
         if _quick_key(args) != self.key or env != self.env:
             return None
@@ -1354,6 +1364,7 @@ class Jitted:
             None,
             axes,
             matmul_precision(),
+            numpy_promotion(),
         )
         # Inside a staging trace, or applied to tracers of any transformation
         # (grad(jit(f))): one jit equation, handed to the top trace by bind.
@@ -1984,6 +1995,11 @@ def _differences(new: Signature, old: Signature, paths: list[str]) -> list[str]:
             f"default_matmul_precision changed from {old.matmul_precision!r} "
             f"to {new.matmul_precision!r}"
         )
+    for flag, new_mode, old_mode in zip(
+        ("numpy_rank_promotion", "numpy_dtype_promotion"), new.promotion, old.promotion, strict=True
+    ):
+        if new_mode != old_mode:
+            found.append(f"{flag} changed from {old_mode!r} to {new_mode!r}")
     if new.axes != old.axes:
         found.append(f"the bound named axes changed from {old.axes} to {new.axes}")
     found += _static_differences(new.statics, old.statics)

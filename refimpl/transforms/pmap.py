@@ -49,7 +49,7 @@ import numpy as np
 
 from refimpl import _wraps, backends, dtypes, pytree, tracing
 from refimpl.array import Array
-from refimpl.config import config
+from refimpl.config import config, numpy_promotion
 from refimpl.core import Program, ShapedArray, subprograms
 from refimpl.errors import NonHashableStaticArgumentError, ShapeIndexError
 from refimpl.primitives import collectives, indexing, ref_context
@@ -1075,6 +1075,7 @@ def _signature(call: _Call, name: str, axis_name: Any, out_axes_key: Any) -> Sig
         config.enable_x64,
         mapped,
         collectives.bound_axes(),
+        promotion=numpy_promotion(),
     )
 
 

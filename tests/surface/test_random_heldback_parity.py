@@ -312,15 +312,14 @@ def test_random_test_program_agrees(backend, name):
     "flag, value",
     [
         ("jax_threefry_partitionable", False),
-        ("jax_numpy_rank_promotion", "raise"),
-        ("jax_numpy_dtype_promotion", "strict"),
     ],
 )
 def test_as_jax_config_update_refuses_a_flag_value_refimpl_does_not_model(flag, value):
     # JAX 0.10.2 draws other bits with jax_threefry_partitionable=False (its
-    # random_test's known values) and raises under the strict promotion
-    # modes; refimpl follows one value of each, so setting another is
-    # NotImplementedError (was recorded and ignored: silently other results)
+    # random_test's known values); refimpl follows one value, so setting
+    # another is NotImplementedError (was recorded and ignored: silently other
+    # results). (The numpy promotion modes are modelled now: tests/numpy/
+    # test_promotion_modes_parity.py.)
     from refimpl import as_jax
 
     cfg = as_jax._Config()

@@ -70,8 +70,6 @@ def test_jax_configuration_contexts_random_tests_use(name, value):
 @pytest.mark.parametrize(
     "name, value",
     [
-        ("numpy_rank_promotion", "raise"),
-        ("numpy_dtype_promotion", "strict"),
         ("debug_key_reuse", True),
         ("threefry_partitionable", False),
     ],

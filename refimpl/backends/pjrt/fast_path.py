@@ -42,7 +42,7 @@ from refimpl.array import placement_rule
 from refimpl.backends.pjrt.arrays import PjrtArray
 from refimpl.backends.pjrt.executables import default_device, has_host_callbacks
 from refimpl.backends.pjrt.runtime import native_module
-from refimpl.config import config, thread_matmul_precision
+from refimpl.config import config, in_local_block, matmul_precision, numpy_promotion
 from refimpl.ref import Ref
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import sharded
@@ -60,28 +60,41 @@ _pjrt = native_module()
 _pjrt._install_ref_type(Ref)  # Ref arguments take the C++ path (read, alias, write back)
 
 
-# --- the default matmul precision ------------------------------------------------------
+# --- the default matmul precision and the numpy promotion modes ------------------------
 
-# The setting in effect is part of every jit signature (the products traced
-# under it record it, as JAX's), so the C++ signatures carry it too, as a small
-# key per setting (bindings/matmul_precision.h): a setting seen before finds
-# its compiled entry again, as in JAX, instead of tracing anew.
-_precision_keys: dict[Any, int] = {None: 0}
+# The settings in effect are part of every jit signature (the products traced
+# under a precision record it, as JAX's; jnp functions traced under a promotion
+# mode may warn, raise or promote otherwise), so the C++ signatures carry them
+# too, as a small key per combination (bindings/matmul_precision.h: the
+# precision's "key" covers the promotion modes as well): a combination seen
+# before finds its compiled entry again, as in JAX, instead of tracing anew.
+# The thread's key (a thread in a block of any of the three) is computed with
+# the flags' values when it is set: a flag changed by another thread while this
+# one is in a block is seen when this thread's next block starts or ends.
+_precision_keys: dict[Any, int] = {(None, "allow", "standard"): 0}
 
 
-def _precision_key(value: Any) -> int:
-    return _precision_keys.setdefault(value, len(_precision_keys))
+def _precision_key(settings: tuple[Any, str, str]) -> int:
+    return _precision_keys.setdefault(settings, len(_precision_keys))
 
 
 def _sync_precision_keys(_value: Any = None) -> None:
-    """Tell C++ the flag's key and this thread's block's (-1: none); called
-    on every change of either (config.observe), in the changing thread."""
-    in_block, value = thread_matmul_precision()
-    flag = _precision_key(config._values["default_matmul_precision"])
-    _pjrt.set_matmul_precision_keys(flag, _precision_key(value) if in_block else -1)
+    """Tell C++ the flags' key and this thread's blocks' (-1: none); called on
+    every change of a flag or a block (config.observe), in the changing thread."""
+    values = config._values
+    flag = _precision_key(
+        (
+            values["default_matmul_precision"],
+            values["numpy_rank_promotion"],
+            values["numpy_dtype_promotion"],
+        )
+    )
+    thread = _precision_key((matmul_precision(), *numpy_promotion())) if in_local_block() else -1
+    _pjrt.set_matmul_precision_keys(flag, thread)
 
 
-config.observe("default_matmul_precision", _sync_precision_keys)
+for _flag in ("default_matmul_precision", "numpy_rank_promotion", "numpy_dtype_promotion"):
+    config.observe(_flag, _sync_precision_keys)
 _sync_precision_keys()
 
 
