@@ -937,6 +937,41 @@ def _warm_transformed_jits_lower_nothing(ns: Any) -> Any:
     return len(lowered)
 
 
+def _warm_conds_lower_nothing(ns: Any) -> Any:
+    """Once warm, eager ``cond`` and ``switch`` of the same branch functions
+    lower no program again (``jax.monitoring``'s lowering events, as in
+    :func:`_warm_transformed_jits_lower_nothing`): the same branches make
+    the same equation."""
+    api = ns.api
+    event = "/jax/core/compile/jaxpr_to_mlir_module_duration"
+    lowered: list[str] = []
+
+    def listener(name: str, duration: float, **kwargs: Any) -> None:
+        if name == event:
+            lowered.append(name)
+
+    def inc(v: Any) -> Any:
+        return v + 1
+
+    def add2(v: Any) -> Any:
+        return v + 2
+
+    x = api.device_put(np.float32(1.0))
+
+    def calls() -> None:
+        for i in range(6):
+            api.lax.cond(i % 2, inc, add2, x)
+            api.lax.switch(i % 3, [inc, add2, inc], x)
+
+    calls()
+    api.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        calls()
+    finally:
+        api.monitoring.unregister_event_duration_listener(listener)
+    return len(lowered)
+
+
 def _live_array_counts(ns: Any) -> Any:
     """``jax.live_arrays``: the arrays alive, not deleted, each once."""
     api = ns.api
@@ -967,6 +1002,7 @@ SCRIPTS.update(
         "matmul_precision_settings_keep_their_traces": _matmul_precision_settings_keep_their_traces,
         "live_array_counts": _live_array_counts,
         "warm_transformed_jits_lower_nothing": _warm_transformed_jits_lower_nothing,
+        "warm_conds_lower_nothing": _warm_conds_lower_nothing,
         "device_platform": _device_platform,
     }
 )

@@ -210,7 +210,13 @@ def _with_leading_inputs(
 
     Branches of one ``cond`` capture different outer tracers but must all
     take the same operands; an input a branch does not use is just unread.
+    When ``union`` is ``own`` (no other branch captured anything more:
+    always so outside a trace), ``program`` itself: the same traced branches
+    then make the same ``cond`` equation, whose eager jit (pjrt) and derived
+    programs are found again rather than made anew on every call.
     """
+    if len(own) == len(union) and all(a is b for a, b in zip(own, union, strict=True)):
+        return program
     own_vars = {id(t): v for t, v in zip(own, program.in_vars[: len(own)])}
     leading = [own_vars[id(t)] if id(t) in own_vars else Var(t.aval) for t in union]
     return Program(

@@ -88,6 +88,24 @@ def jax_answers() -> dict:
                 jax.vmap(jf)(x).block_until_ready()
         result["vmap_of_jit"] = [first > 0, count()]
 
+        def inc(v):
+            return v + 1
+
+        def add2(v):
+            return v + 2
+
+        x0 = jax.device_put(np.float32(1.0))
+        for _ in range(2):
+            with jtu.count_jit_and_pmap_lowerings() as count:
+                for i in range(6):
+                    jax.lax.cond(i % 2, inc, add2, x0)
+                    jax.lax.switch(i % 3, [inc, add2, inc], x0)
+        result["cond_warm"] = count()
+        with jtu.count_jit_and_pmap_lowerings() as count:
+            for i in range(10):
+                jax.lax.cond(i, inc, add2, i)
+        result["cond_python_ints"] = count()
+
         p = jax.pmap(lambda v: v * 2)
         with jtu.count_jit_and_pmap_lowerings() as count:
             for _ in range(2):
@@ -177,6 +195,38 @@ def test_pmap_lowers_once(pjrt, jax_answers):
         for _ in range(2):
             p(np.ones((1, 3), np.float32)).block_until_ready()
     assert count() == jax_answers["pmap_twice"] == 1
+
+
+def _inc(v):
+    return v + 1
+
+
+def _add2(v):
+    return v + 2
+
+
+def test_warm_cond_lowers_nothing(pjrt, jax_answers):
+    """An eager ``cond``/``switch`` of the same branch functions on the same
+    types is one program, lowered once: refimpl rebuilt each branch program
+    on every call (to take the captured values first, even with none), so
+    every call was a new eager jit, traced and lowered again."""
+    x0 = ri.device_put(np.float32(1.0))
+    for _ in range(2):  # the second round is counted
+        with rtu.count_jit_and_pmap_lowerings() as count:
+            for i in range(6):
+                ri.lax.cond(i % 2, _inc, _add2, x0)
+                ri.lax.switch(i % 3, [_inc, _add2, _inc], x0)
+    assert count() == jax_answers["cond_warm"] == 0
+
+
+def test_cond_on_python_ints_compiles_a_few_programs(pjrt, jax_answers):
+    """lax_control_flow_test's test_cond_excessive_compilation: ten conds on
+    Python ints lower at most 4 programs (JAX: convert_element_type, the two
+    branches, cond); refimpl lowered 11, one per call."""
+    with rtu.count_jit_and_pmap_lowerings() as count:
+        for i in range(10):
+            ri.lax.cond(i, _inc, _add2, i)
+    assert count() <= jax_answers["cond_python_ints"] < 5
 
 
 def _matrix() -> object:
