@@ -15,7 +15,7 @@ import numpy as np
 
 from conformance.case import AGREE, SMALL, Case, fn_case, rng_for, sample
 from conformance.compare import Tolerance
-from conformance.corpus._tables import BF16, F16, F32, I8, I32, canonical, short
+from conformance.corpus._tables import BF16, F16, F32, I8, I32, U8, canonical, short
 from conformance.observe import Raises
 
 
@@ -95,6 +95,35 @@ def _dot_cases() -> Iterator[Case]:
             tolerance=product_tolerance(lhs, rhs, 4),
             tags=["linalg", "lax"],
         )
+    # operands of two dtypes: one product in the higher-precision type (JAX
+    # 0.10.2 converts neither operand in the jaxpr; XLA's CPU backend forms
+    # the product in the result type)
+    for lhs_dtype, rhs_dtype in ((F16, F32), (I8, F32), (BF16, F32), (U8, I8), (I8, I32)):
+        name = f"lax.dot_general/mixed-{short(lhs_dtype)}-{short(rhs_dtype)}"
+        rng = rng_for(name)
+        lhs, rhs = sample(rng, (3, 4), lhs_dtype, SMALL), sample(rng, (4, 2), rhs_dtype, SMALL)
+        dims = (((1,), (0,)), ((), ()))
+        out_dtype = I8 if (lhs_dtype, rhs_dtype) == (U8, I8) else rhs_dtype
+        yield fn_case(
+            name,
+            lambda ns, a, b: ns.lax_.dot_general(a, b, (((1,), (0,)), ((), ()))),
+            [lhs, rhs],
+            oracle=lambda a, b, _o=out_dtype, _d=dims: dot_general_oracle(a, b, _d, _o),
+            tolerance=product_tolerance(lhs.astype(F32), rhs.astype(F32), 4),
+            tags=["linalg", "lax", "promotion"],
+        )
+    rng = rng_for("lax.dot_general/mixed-f16-f32/vjp")
+    lhs, rhs = sample(rng, (3, 4), F16, SMALL), sample(rng, (4, 2), F32, SMALL)
+    yield fn_case(
+        "lax.dot_general/mixed-f16-f32/vjp",
+        lambda ns, a, b: ns.api.vjp(
+            lambda x, y: ns.lax_.dot_general(x, y, (((1,), (0,)), ((), ()))), a, b
+        )[1](ns.np_.ones((3, 2), np.float32)),
+        [lhs, rhs],
+        expect=AGREE,
+        tags=["linalg", "lax", "ad", "promotion"],
+        notes="each cotangent in its operand's dtype (float16, float32)",
+    )
     yield fn_case(
         "lax.dot_general/errors/contracting-size-mismatch",
         lambda ns, a, b: ns.lax_.dot_general(a, b, (((1,), (0,)), ((), ()))),
@@ -329,6 +358,7 @@ def _np_linalg_cases() -> Iterator[Case]:
         oracle=lambda a, b: (a.astype(np.float64) @ b).astype(np.float32),
         tags=["linalg", "numpy", "promotion"],
     )
+    yield from _mixed_product_cases()
     yield fn_case(
         "np.matmul/errors/shape-mismatch",
         lambda ns, a, b: ns.np_.matmul(a, b),
@@ -337,6 +367,37 @@ def _np_linalg_cases() -> Iterator[Case]:
         mode="eager",
         tags=["linalg", "numpy", "errors"],
     )
+
+
+# np_ products of an int8 and a float32 operand: one dot_general taking both
+# (JAX 0.10.2), no convert of the int8 operand first
+MIXED_PRODUCTS = {
+    "np.dot/mixed-dtypes-i8-f32": lambda ns, a, b: ns.np_.dot(a, b),
+    "np.tensordot/mixed-dtypes-i8-f32": lambda ns, a, b: ns.np_.tensordot(a, b, 1),
+    "np.einsum/mixed-dtypes-i8-f32/ij,jk->k": lambda ns, a, b: ns.np_.einsum("ij,jk->k", a, b),
+}
+
+
+def _mixed_product_oracle(name: str):
+    def oracle(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        product = a.astype(np.float64) @ b.astype(np.float64)
+        return (product.sum(0) if "einsum" in name else product).astype(F32)
+
+    return oracle
+
+
+def _mixed_product_cases() -> Iterator[Case]:
+    for case_name, fn in MIXED_PRODUCTS.items():
+        rng = rng_for(case_name)
+        a, b = sample(rng, (2, 3), I8, SMALL), sample(rng, (3, 2), F32, SMALL)
+        yield fn_case(
+            case_name,
+            fn,
+            [a, b],
+            oracle=_mixed_product_oracle(case_name),
+            tolerance=product_tolerance(a.astype(F32), b, 3),
+            tags=["linalg", "numpy", "promotion"],
+        )
 
 
 def cases() -> Iterator[Case]:

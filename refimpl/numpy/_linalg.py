@@ -1,9 +1,14 @@
 """Products: dot, matmul and einsum, all as ``dot_general`` (plus transposes,
 reshapes, reductions and broadcasts).
 
-The operands are promoted together first (JAX's rules, weak types included);
-the result has the promoted dtype (or ``preferred_element_type``) and is weak
-only if every operand is. bool products are logical (or of ands), as in JAX.
+As JAX 0.10.2's: the operands are not converted first. Each product is one
+``dot_general`` taking both operand dtypes, whose ``preferred_element_type``
+is the operands' promoted type (JAX's rules, weak types included) or the
+given ``preferred_element_type``: ``dot(int8[5], float32[5])`` is
+``dot_general[preferred_element_type=float32] a b``. The result has that
+dtype and is weak only if every operand is (a ``convert_element_type`` after
+the product sets the weak flag where it differs). bool products are logical
+(or of ands), as in JAX.
 """
 
 from __future__ import annotations
@@ -17,19 +22,31 @@ import numpy as np
 from refimpl import dtypes, lax
 from refimpl.numpy._construct import strided_positions
 from refimpl.numpy._creation import canonical_dtype
-from refimpl.numpy._promote import as_array, aval_of, promote_dtypes
+from refimpl.numpy._promote import as_array, aval_of, result_type
 from refimpl.numpy._shape import broadcast_to
-from refimpl.numpy._ufuncs import multiply
 from refimpl.primitives import linalg
 
 Array = Any
 ArrayLike = Any
 
 
-def _preferred(fn_name: str, preferred_element_type: Any) -> np.dtype | None:
+def product_type(fn_name: str, operands: Any, preferred_element_type: Any) -> tuple[Any, bool]:
+    """The ``(dtype, weak)`` of a product, as JAX 0.10.2's jnp products: the
+    operands' promoted type and weak flag, or ``preferred_element_type``
+    (strong). Every ``dot_general`` of the product takes this dtype as its
+    ``preferred_element_type`` and the operands as they are."""
     if preferred_element_type is None:
-        return None
-    return canonical_dtype(fn_name, preferred_element_type)
+        return result_type(fn_name, *operands)
+    return canonical_dtype(fn_name, preferred_element_type), False
+
+
+def with_type(x: Any, dtype: Any, weak: bool) -> Any:
+    """``x`` as ``dtype`` with weak flag ``weak``; no equation when it already is
+    (JAX's ``_convert_element_type`` at the end of each jnp product)."""
+    aval = aval_of(x, "convert_element_type", 0)
+    if aval.dtype == dtype and aval.weak_type == weak:
+        return x
+    return lax.convert_element_type(x, dtype, weak_type=weak)
 
 
 def _contract(
@@ -41,7 +58,8 @@ def _contract(
     preferred: Any,
     out_sharding: Any = None,
 ) -> Any:
-    """``dot_general`` with a ``fn_name``-level error for mismatched contractions."""
+    """``dot_general`` with a ``fn_name``-level error for mismatched
+    contractions; ``preferred`` is the product's dtype (``product_type``)."""
     (a_contract, b_contract), _ = dims
     a_shape, b_shape = aval_of(a, fn_name, 0).shape, aval_of(b, fn_name, 1).shape
     a_sizes = tuple(a_shape[d] for d in a_contract)
@@ -51,10 +69,6 @@ def _contract(
             f"{fn_name}: dot_general requires contracting dimensions to have the same shape, "
             f"got {a_sizes} and {b_sizes}. (operand shapes {a_shape} and {b_shape})"
         )
-    if preferred is None:
-        # as JAX 0.10.2's jnp products: the equation names the result type
-        # (``preferred_element_type=float32``; the operands are promoted alike)
-        preferred = aval_of(a, fn_name, 0).dtype
     return lax.dot_general(
         a, b, dims, precision=precision, preferred_element_type=preferred, out_sharding=out_sharding
     )
@@ -76,21 +90,19 @@ def dot(
     only, if ``b`` is a vector). Result shape ``a.shape[:-1] + b.shape[:-2] +
     b.shape[-1:]``. ``out_sharding``: the result's sharding over a mesh (see
     ``lax.dot_general``)."""
-    a, b = promote_dtypes("dot", a, b)
-    preferred = _preferred("dot", preferred_element_type)
+    dtype, weak = product_type("dot", (a, b), preferred_element_type)
     a_ndim, b_ndim = aval_of(a, "dot", 0).ndim, aval_of(b, "dot", 1).ndim
     if a_ndim == 0 or b_ndim == 0:
         if out_sharding is not None:
             raise NotImplementedError("dot: out_sharding with a scalar operand")
-        if preferred is None:
-            return multiply(a, b)
         # as JAX 0.10.2, a dot_general contracting nothing: the product is
-        # formed in the preferred type (int8 * float16 -> exact float32), not
+        # formed in the result type (int8 * float16 -> exact float32), not
         # rounded to the operands' type first
-        return _contract("dot", a, b, (((), ()), ((), ())), precision, preferred, None)
-    b_axis = 0 if b_ndim == 1 else b_ndim - 2
-    dims = (((a_ndim - 1,), (b_axis,)), ((), ()))
-    return _contract("dot", a, b, dims, precision, preferred, out_sharding)
+        dims: Any = (((), ()), ((), ()))
+    else:
+        b_axis = 0 if b_ndim == 1 else b_ndim - 2
+        dims = (((a_ndim - 1,), (b_axis,)), ((), ()))
+    return with_type(_contract("dot", a, b, dims, precision, dtype, out_sharding), dtype, weak)
 
 
 def matmul(
@@ -107,12 +119,11 @@ def matmul(
     ``out_sharding``: the result's sharding over a mesh (see
     ``lax.dot_general``), of the result's rank; matmul of a vector takes
     none (NotImplementedError)."""
-    a, b = promote_dtypes("matmul", a, b)
-    preferred = _preferred("matmul", preferred_element_type)
     a_shape, b_shape = aval_of(a, "matmul", 0).shape, aval_of(b, "matmul", 1).shape
     for position, shape in enumerate((a_shape, b_shape)):
         if len(shape) == 0:
             raise ValueError(f"matmul: operand {position} must have at least 1 dimension")
+    dtype, weak = product_type("matmul", (a, b), preferred_element_type)
     a_vector, b_vector = len(a_shape) == 1, len(b_shape) == 1
     if a_vector:
         a, a_shape = lax.expand_dims(a, (0,)), (1, *a_shape)
@@ -131,9 +142,9 @@ def matmul(
     dims = (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
     if out_sharding is not None and (a_vector or b_vector):
         raise NotImplementedError("matmul: out_sharding with a vector operand")
-    result = _contract("matmul", a, b, dims, precision, preferred, out_sharding)
+    result = _contract("matmul", a, b, dims, precision, dtype, out_sharding)
     squeezed = ((nb,) if a_vector else ()) + ((nb + 1,) if b_vector else ())
-    return lax.squeeze(result, squeezed) if squeezed else result
+    return with_type(lax.squeeze(result, squeezed) if squeezed else result, dtype, weak)
 
 
 # --- einsum -------------------------------------------------------------------------------
@@ -222,10 +233,10 @@ def einsum(
         raise ValueError("einsum: at least one operand is required")
     for position, operand in enumerate(operands):
         aval_of(operand, "einsum", position + 1)
-    operands = tuple(promote_dtypes("einsum", *operands))
+
     ndims = [aval_of(x, "einsum", i + 1).ndim for i, x in enumerate(operands)]
     inputs, output = _parse(subscripts, ndims)
-    preferred = _preferred("einsum", preferred_element_type)
+    preferred, weak = product_type("einsum", operands, preferred_element_type)
     arrays = _broadcast_ellipsis(list(operands), inputs)
     terms = []
     for x, labels in zip(arrays, inputs, strict=True):
@@ -240,12 +251,10 @@ def einsum(
     result, labels = _contract_greedily(
         terms, output, sizes, precision, preferred, path, out_sharding
     )
-    if preferred is not None and aval_of(result, "einsum", 0).dtype != preferred:
-        result = lax.convert_element_type(result, preferred)
     permutation = tuple(labels.index(label) for label in output)
     if permutation != tuple(range(len(permutation))):
         result = lax.transpose(result, permutation)
-    return as_array(result)
+    return as_array(with_type(result, preferred, weak))
 
 
 def _parse(subscripts: str, ndims: list[int]) -> tuple[list[str], str]:
@@ -425,7 +434,7 @@ def _contract_greedily(
         return [labels for _, labels in terms]
 
     terms = [
-        _sum_unused(x, labels, _needed(labels_of(), output, (k,)))
+        _sum_unused(x, labels, _needed(labels_of(), output, (k,)), preferred)
         for k, (x, labels) in enumerate(terms)
     ]
     while len(terms) > 1 or steps:
@@ -439,8 +448,8 @@ def _contract_greedily(
             combined = _contract_pair(
                 combined, other, needed_now, precision, preferred, out_sharding
             )
-        terms.append(_sum_unused(*combined, needed))
-    return _sum_unused(*terms[0], set(output))
+        terms.append(_sum_unused(*combined, needed, preferred))
+    return _sum_unused(*terms[0], set(output), preferred)
 
 
 def einsum_path(subscripts: str, /, *operands: ArrayLike, optimize: Any = "auto") -> tuple:
@@ -500,11 +509,17 @@ def _check_sizes(terms: list[tuple[Any, str]]) -> dict[str, int]:
     return sizes
 
 
-def _sum_unused(x: Any, labels: str, needed: set[str]) -> tuple[Any, str]:
-    """Sum away the dims whose labels are no longer needed (or-reduce for bool)."""
+def _sum_unused(x: Any, labels: str, needed: set[str], dtype: Any) -> tuple[Any, str]:
+    """Sum away the dims whose labels are no longer needed (or-reduce for
+    bool), in the einsum's result ``dtype`` where that promotes ``x``'s (as
+    JAX 0.10.2: an int8 operand is summed as the float32 of an int8 x
+    float32 einsum, not in int8)."""
     axes = tuple(i for i, label in enumerate(labels) if label not in needed)
     if not axes:
         return x, labels
+    aval = aval_of(x, "einsum", 0)
+    if dtypes.result_type((aval.dtype, aval.weak_type), (dtype, False))[0] != aval.dtype:
+        x = lax.convert_element_type(x, dtype)
     is_bool = dtypes.is_bool(aval_of(x, "einsum", 0).dtype)
     x = (lax.reduce_or if is_bool else lax.reduce_sum)(x, axes)
     return x, "".join(label for label in labels if label in needed)
@@ -521,7 +536,7 @@ def _contract_pair(
     """One ``dot_general``: shared labels still needed later are batch dims, the
     other shared labels are contracted."""
     (a, a_labels), (b, b_labels) = left, right
-    b, b_labels = _sum_unused(b, b_labels, needed | set(a_labels))
+    b, b_labels = _sum_unused(b, b_labels, needed | set(a_labels), preferred)
     shared = [label for label in a_labels if label in b_labels]
     batch = [label for label in shared if label in needed]
     contracted = [label for label in shared if label not in needed]

@@ -18,8 +18,8 @@ import numpy as np
 
 from refimpl import dtypes, lax
 from refimpl.numpy._construct import diagonal
-from refimpl.numpy._creation import asarray, linspace
-from refimpl.numpy._linalg import _contract, _preferred, dot, einsum
+from refimpl.numpy._creation import asarray, canonical_dtype, linspace
+from refimpl.numpy._linalg import _contract, dot, einsum, product_type, with_type
 from refimpl.numpy._promote import (
     as_array,
     aval_of,
@@ -320,16 +320,22 @@ def trace(
 
 
 def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
-    """``ravel(a)[:, None] * ravel(b)[None, :]``."""
+    """``ravel(a)[:, None] * ravel(b)[None, :]``, the operands promoted first (as JAX)."""
     if out is not None:
         raise NotImplementedError("outer: the out argument is not supported")
+    a, b = promote_dtypes("outer", a, b)
     return multiply(expand_dims(ravel(a), 1), expand_dims(ravel(b), 0))
 
 
 def inner(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None):
-    """Sum over the last axes of ``a`` and ``b`` (a product if either is a scalar)."""
-    a, b = promote_dtypes("inner", a, b)
+    """Sum over the last axes of ``a`` and ``b`` (a product if either is a
+    scalar, of both converted to ``preferred_element_type`` when given, as
+    JAX 0.10.2)."""
+    aval_of(a, "inner", 0), aval_of(b, "inner", 1)  # (checked; scalars stay literals)
     if _ndim(a) == 0 or _ndim(b) == 0:
+        if preferred_element_type is not None:
+            dtype = canonical_dtype("inner", preferred_element_type)
+            a, b = lax.convert_element_type(a, dtype), lax.convert_element_type(b, dtype)
         return multiply(a, b)
     return tensordot(
         a, b, ((-1,), (-1,)), precision=precision, preferred_element_type=preferred_element_type
@@ -337,11 +343,12 @@ def inner(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_elemen
 
 
 def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None):
-    """``dot(conj(ravel(a)), ravel(b))``."""
-
-    a, b = promote_dtypes("vdot", a, b)
+    """``dot(conj(ravel(a)), ravel(b))`` (``conj`` of a complex ``a`` only)."""
+    aval_of(a, "vdot", 0), aval_of(b, "vdot", 1)  # (checked; scalars stay literals)
+    if dtypes.is_complex(aval_of(a, "vdot", 0).dtype):
+        a = conjugate(a)
     return dot(
-        conjugate(ravel(a)),
+        ravel(a),
         ravel(b),
         precision=precision,
         preferred_element_type=preferred_element_type,
@@ -365,13 +372,15 @@ def vecdot(
         raise ValueError(f"axes must match; got shapes {s1} and {s2} with axis={axis}")
     # axis counts in each operand's own dimensions (x1 (4, 1, 3) and x2 (4,)
     # with axis=0 contract the 4s), so it moves before the rest broadcast
-    x1, x2 = promote_dtypes("vecdot", x1, x2)
+    # no promotion first: the einsum's dot_general takes both dtypes (as JAX's vdot)
     x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
     # the other dimensions broadcast (lax.broadcast_shapes' error, as JAX's)
     lax.broadcast_shapes(aval_of(x1, "vecdot", 0).shape[:-1], aval_of(x2, "vecdot", 1).shape[:-1])
+    if dtypes.is_complex(aval_of(x1, "vecdot", 0).dtype):
+        x1 = conjugate(x1)
     return einsum(
         "...i,...i->...",
-        conjugate(x1),
+        x1,
         x2,
         precision=precision,
         preferred_element_type=preferred_element_type,
@@ -387,8 +396,10 @@ def tensordot(
     preferred_element_type: Any = None,
 ) -> Array:
     """Sum of products over ``axes``: an int ``n`` (the last ``n`` of ``a`` with
-    the first ``n`` of ``b``) or a pair of axis sequences."""
-    a, b = promote_dtypes("tensordot", a, b)
+    the first ``n`` of ``b``) or a pair of axis sequences. One ``dot_general``
+    taking both operands' dtypes (as ``dot``)."""
+    aval_of(a, "tensordot", 0), aval_of(b, "tensordot", 1)  # (checked; scalars stay literals)
+    dtype, weak = product_type("tensordot", (a, b), preferred_element_type)
     na, nb = _ndim(a), _ndim(b)
     # JAX's forms and words: a Python int (exactly: not a NumPy int or a
     # bool), a pair of ints, or a pair of lists/tuples of equal length
@@ -421,8 +432,8 @@ def tensordot(
             "lists/tuples of ints."
         )
 
-    preferred = _preferred("tensordot", preferred_element_type)
-    return _contract("tensordot", a, b, ((a_axes, b_axes), ((), ())), precision, preferred)
+    product = _contract("tensordot", a, b, ((a_axes, b_axes), ((), ())), precision, dtype)
+    return with_type(product, dtype, weak)
 
 
 def kron(a: ArrayLike, b: ArrayLike) -> Array:

@@ -563,11 +563,15 @@ def _ranges_like(*lists: Sequence[int]) -> list[list[int]]:
     return out
 
 
-def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans=False):
+def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, precision, preferred, swap_ans=False):
     """The cotangent of ``x`` in ``out = dot_general(x, y)``: contract ``ct``
     with ``y`` over ``y``'s free dims (batch dims stay batch dims), then
-    permute the result into ``x``'s layout. ``swap_ans``: ``x`` is the rhs,
-    whose free dims come last in ``out``."""
+    permute the result into ``x``'s layout and convert it to ``x``'s dtype.
+    ``swap_ans``: ``x`` is the rhs, whose free dims come last in ``out``.
+    The product keeps the primal's ``preferred`` type, as JAX 0.10.2's rule
+    (with operands of two dtypes it is formed in that type: the cotangent of
+    ``x`` in a float32 x float32 product with a bfloat16 result is
+    ``ct @ bfloat16(y)``, converted to float32)."""
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     y_aval = ad_helpers.aval_of(y)
     x_kept = _free_dims(x_aval.ndim, x_contract, x_batch)
@@ -583,7 +587,7 @@ def _dot_transpose_lhs(ct, x_aval, y, dimension_numbers, precision, swap_ans=Fal
     layout = list(x_batch) + x_kept + x_contract_by_y
     swapped_layout = list(x_batch) + x_contract_by_y + x_kept
     # typed as x is (JAX passes x's sharding): the marker stands for it
-    params = _dot_params(precision, None, AS_PRIMAL)
+    params = _dot_params(precision, preferred, AS_PRIMAL)
     if layout != sorted(layout) and swapped_layout == sorted(swapped_layout):
         # dot_general(y, ct) is already in x's layout: no transpose. JAX
         # always contracts (ct, y) and transposes; for ``x @ w`` that is
@@ -618,14 +622,20 @@ def _dot_general_transpose(
         # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
         if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
             return [ad_helpers.Zero(lhs.aval), None]
-        return [_dot_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers, precision), None]
+        cotangent = _dot_transpose_lhs(
+            ct, lhs.aval, rhs, dimension_numbers, precision, preferred_element_type
+        )
+        return [cotangent, None]
     # unreachable from the public API: the backward pass skips an equation whose one output has
     # no cotangent and never passes a symbolic Zero to a single-output rule (ad.backward_pass)
     if isinstance(ct, ad_helpers.Zero):  # pragma: no cover
         return [None, ad_helpers.Zero(rhs.aval)]
     (lc, rc), (lb, rb) = dimension_numbers
     swapped = ((rc, lc), (rb, lb))
-    return [None, _dot_transpose_lhs(ct, rhs.aval, lhs, swapped, precision, swap_ans=True)]
+    cotangent = _dot_transpose_lhs(
+        ct, rhs.aval, lhs, swapped, precision, preferred_element_type, swap_ans=True
+    )
+    return [None, cotangent]
 
 
 # --- dot_general: batch
@@ -764,6 +774,14 @@ def _dot_general_lowering(
     def dot(x, y, result_type):
         return ctx.hlo.dot_general(result_type, x, y, dims)
 
+    (lhs_aval, rhs_aval), (out_aval,) = ctx.avals_in, ctx.avals_out
+    if lhs_aval.dtype == rhs_aval.dtype != out_aval.dtype and not dtypes.is_bool(lhs_aval.dtype):
+        # operands of one dtype and another result type (a preferred_element_type):
+        # one dot_general from the operands' type into the result's, as JAX
+        # 0.10.2 lowers it. XLA's CPU backend widens the operands itself; with
+        # explicit converts first, bfloat16 x bfloat16 -> float32 was summed in
+        # another order (last-bit differences from JAX's jit)
+        return [dot(lhs, rhs, ctx.tensor_type(out_aval.shape, out_aval.dtype))]
     return _contraction_lowering(ctx, lhs, rhs, dot)
 
 
