@@ -1006,3 +1006,42 @@ SCRIPTS.update(
         "device_platform": _device_platform,
     }
 )
+
+
+# --- lane PROMO of issue 29 (jax_numpy_rank_promotion, jax_numpy_dtype_promotion) ---
+
+
+def _numpy_promotion_modes(ns: Any) -> Any:
+    """Under each rank / dtype promotion mode, a jitted ``x + y`` of ranks 1
+    and 2 broadcasts, warns or raises, and traces again when the modes change
+    (they are part of its signature; pjrt's C++ fast path keys them too); a
+    mode seen before finds its trace. Under "strict" an int32 + float32 is a
+    TypePromotionError and a weak Python scalar still takes the array's type."""
+    api, traces = ns.api, []
+
+    @api.jit
+    def f(x: Any, y: Any) -> Any:
+        traces.append(1)
+        return x + y
+
+    def outcome(fn: Any, *args: Any) -> Any:
+        try:
+            out, said = ns.recording_warnings(fn, *args)
+        except Exception as exc:  # the class only: JAX names the dtypes in set order
+            return type(exc).__name__
+        return [out, [w.split(":")[0] for w in said]]
+
+    x, y = np.ones(2, np.float32), np.ones((1, 2), np.float32)
+    seen = []
+    modes = [("allow", "standard"), ("raise", "standard"), ("warn", "standard")]
+    for rank, dtype in modes + [("allow", "standard"), ("allow", "strict")]:
+        with api.numpy_rank_promotion(rank), api.numpy_dtype_promotion(dtype):
+            seen.append([outcome(f, x, y), len(traces)])
+    with api.numpy_dtype_promotion("strict"):
+        seen.append(outcome(api.numpy.add, np.ones(2, np.int32), np.ones(2, np.float32)))
+        seen.append(outcome(api.numpy.multiply, np.ones(2, np.float16), 3))
+        seen.append(outcome(api.numpy.add, np.ones(2, np.int32), 1.5))
+    return seen
+
+
+SCRIPTS.update({"numpy_promotion_modes": _numpy_promotion_modes})
