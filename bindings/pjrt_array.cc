@@ -937,6 +937,9 @@ void RegisterPjrtArray(py::module_& m) {
   m.def("transfer_count", &Buffer::TransferCount,
         "Host<->device copies made by this process so far (transfers to a device and "
         "ToHost reads; a NumPy view of CPU memory is no copy).");
+  m.def("to_device_count", &Buffer::ToDeviceCount,
+        "Host-to-device copies made by this process so far (one per device buffer "
+        "made from host data).");
 }
 
 }  // namespace bindings

@@ -15,6 +15,7 @@ namespace refimpl {
 namespace {
 std::atomic<int64_t> g_live_buffers{0};
 std::atomic<int64_t> g_transfers{0};
+std::atomic<int64_t> g_to_device{0};
 }  // namespace
 
 Buffer::Buffer(std::shared_ptr<Client> client, PJRT_Buffer* buffer)
@@ -45,6 +46,13 @@ int64_t Buffer::LiveCount() { return g_live_buffers.load(std::memory_order_relax
 void Buffer::CountTransfer() { g_transfers.fetch_add(1, std::memory_order_relaxed); }
 
 int64_t Buffer::TransferCount() { return g_transfers.load(std::memory_order_relaxed); }
+
+void Buffer::CountToDevice() {
+  CountTransfer();
+  g_to_device.fetch_add(1, std::memory_order_relaxed);
+}
+
+int64_t Buffer::ToDeviceCount() { return g_to_device.load(std::memory_order_relaxed); }
 
 void Buffer::LoadMetadata() const {
   std::call_once(metadata_once_, [this] {

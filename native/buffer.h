@@ -73,6 +73,10 @@ class Buffer {
   // read it to show that a sharded array fed back moves no data.
   static void CountTransfer();
   static int64_t TransferCount();
+  // Of those, the host-to-device ones (counted by CountToDevice, which counts
+  // a transfer too): refimpl.test_util.count_device_put reads it.
+  static void CountToDevice();
+  static int64_t ToDeviceCount();
 
  private:
   void LoadMetadata() const;

@@ -289,7 +289,7 @@ std::shared_ptr<Buffer> Client::BufferFromHost(const HostArray& array, int devic
   args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableUntilTransferCompletes;
   args.device = devices_[device_index].device;
   CheckPjrt(a, a->PJRT_Client_BufferFromHostBuffer(&args), "PJRT_Client_BufferFromHostBuffer");
-  Buffer::CountTransfer();
+  Buffer::CountToDevice();
   // Take ownership of both outputs before anything else can throw.
   Event done(a, args.done_with_host_buffer);
   auto buffer = std::make_shared<Buffer>(shared_from_this(), args.buffer);
@@ -314,7 +314,7 @@ std::shared_ptr<Buffer> Client::BufferFromHostNow(const void* data, PJRT_Buffer_
   args.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
   args.device = devices_.at(device_index).device;
   CheckPjrt(a, a->PJRT_Client_BufferFromHostBuffer(&args), "PJRT_Client_BufferFromHostBuffer");
-  Buffer::CountTransfer();
+  Buffer::CountToDevice();
   Event done(a, args.done_with_host_buffer);  // already complete: destroy it
   return std::make_shared<Buffer>(shared_from_this(), args.buffer);
 }

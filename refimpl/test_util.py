@@ -22,14 +22,15 @@ JAX's), scaled by the number of elements compared, as JAX does; ``atol`` /
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import ml_dtypes
 import numpy as np
 
-from refimpl import dtypes, test_events
+from refimpl import backends, dtypes, test_events
 from refimpl.transforms import ad
 from refimpl.tree_util import tree_leaves, tree_map, tree_structure
 
@@ -59,6 +60,7 @@ __all__ = [
     "check_grads",
     "check_jvp",
     "check_vjp",
+    "count_device_put",
     "count_jit_and_pmap_lowerings",
     "count_jit_tracing_cache_miss",
     "count_pjit_cpp_cache_miss",
@@ -78,6 +80,18 @@ count_jit_tracing_cache_miss = functools.partial(test_events.count, test_events.
 count_jit_and_pmap_lowerings = functools.partial(test_events.count, test_events.PJRT_LOWERING)
 #: Calls of pjrt jitted functions whose signature the C++ fast path did not hold.
 count_pjit_cpp_cache_miss = functools.partial(test_events.count, test_events.PJRT_FAST_PATH_MISS)
+
+
+@contextlib.contextmanager
+def count_device_put() -> Iterator[Callable[[], int]]:
+    """Host-to-device copies on the pjrt backend: one per device buffer made
+    from host data (JAX counts one per array, whatever its devices), counted
+    in C++ where PJRT is asked for the copy, in every thread. Loads the PJRT
+    runtime. The reference backend's devices are host memory: it copies
+    nothing to a device, and this does not count its work."""
+    native = backends.get("pjrt").pmap_support.native_module()
+    before = native.to_device_count()
+    yield lambda: native.to_device_count() - before
 
 
 def _api() -> Any:

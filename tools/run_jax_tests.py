@@ -112,6 +112,22 @@ The adaptations of call conventions, all of them:
     (they read the ``dot_general`` equations of a function's jaxpr) trace
     with refimpl's ``make_jaxpr`` and look for refimpl's ``dot_general_p``,
     in nested jaxprs too, with JAX's assertions.
+14. JAX's harness counters of JAX's own work (``jtu.count_*``: they read
+    events JAX's internals record) count refimpl's work where refimpl does
+    the same thing, recorded where it happens (``refimpl.test_events``):
+    ``count_jit_tracing_cache_miss`` -> ``refimpl.test_util``'s (a jitted
+    function traced for a new signature, ``eval_shape`` and ``make_jaxpr``
+    included; both backends); on pjrt also ``count_jit_and_pmap_lowerings``
+    (a program lowered to StableHLO; also behind
+    ``assert_num_jit_and_pmap_compilations``) and
+    ``count_pjit_cpp_cache_miss`` (a call the C++ fast path had no entry
+    for) and ``count_device_put`` (a device buffer made from host data; JAX
+    counts one per array). The reference backend lowers and transfers
+    nothing and has no C++ path: there these three, and everywhere the
+    counters of work refimpl does not do or does not count
+    (:data:`UNCOUNTED`: ``count_primitive_compiles``, ...), are missing-name
+    stand-ins, so their tests are ``missing`` rather than passing or failing
+    on JAX's count of nothing.
 """
 
 from __future__ import annotations
@@ -842,9 +858,51 @@ def _assert_dot_preferred_element_type(expected: Any, fun: Any, *args: Any, **kw
         assert expected == found, f"Unexpected preferred_element_type: {expected} != {found}"
 
 
+# jtu counters of JAX's work that refimpl does not count (adaptation 14):
+# host-to-device transfers, eager primitive compilations, XLA compilations
+# and the AOT, persistent-cache and sharding paths of JAX's dispatch
+UNCOUNTED = (
+    "count_device_put_fast_path_hit",
+    "count_primitive_compiles",
+    "count_jit_compilation_cache_miss",
+    "count_aot_jit_cpp_cache_miss",
+    "count_compilation_after_persistent_cache_miss",
+    "count_jax_array_shard_arg_calls",
+    "count_jit_infer_params_cache_miss",
+    "count_subjaxpr_to_hlo_conversion",
+    "count_internal_device_puts",
+)
+# counted on pjrt only: the reference backend lowers nothing, has no C++ path
+# and no device memory to copy to
+PJRT_COUNTERS = ("count_jit_and_pmap_lowerings", "count_pjit_cpp_cache_miss", "count_device_put")
+
+
+def _uncounted(name: str, why: str) -> Any:
+    """A jtu counter refimpl has no count for: using it reports the test missing."""
+
+    def counter(*args: Any, **kwargs: Any) -> Any:
+        raise MissingName(f"jax._src.test_util.{name}: {why}")
+
+    return counter
+
+
+def _counters(backend: str) -> dict[str, Any]:
+    """Adaptation 14: jtu's counters -> refimpl.test_util's, or missing."""
+    import refimpl.test_util as rtu
+
+    counters = {name: _uncounted(name, "refimpl does not count this") for name in UNCOUNTED}
+    counters["count_jit_tracing_cache_miss"] = rtu.count_jit_tracing_cache_miss
+    for name in PJRT_COUNTERS:
+        if backend == "pjrt":
+            counters[name] = getattr(rtu, name)
+        else:
+            counters[name] = _uncounted(name, "the ref backend lowers and transfers nothing")
+    return counters
+
+
 @contextlib.contextmanager
-def _harness_adapted() -> Iterator[None]:
-    """Adaptations 1, 2, 10, 11 and 13 on JAX's ``jtu``."""
+def _harness_adapted(backend: str) -> Iterator[None]:
+    """Adaptations 1, 2, 10, 11, 13 and 14 on JAX's ``jtu``."""
     from jax._src import config as jax_config
     from jax._src import test_util as jtu
 
@@ -876,6 +934,7 @@ def _harness_adapted() -> Iterator[None]:
         "assert_dot_preferred_element_type": _assert_dot_preferred_element_type,
         "create_mesh": create_mesh,
         "create_global_mesh": create_mesh,
+        **_counters(backend),
     }
     saved = {name: getattr(jtu, name, _ABSENT) for name in replaced}
     for name, value in replaced.items():
@@ -1074,7 +1133,7 @@ def run_file(
         on_refimpl = backend != "jax"
         if on_refimpl:
             stack.enter_context(_public_jax_is_refimpl(backend))
-            stack.enter_context(_harness_adapted())
+            stack.enter_context(_harness_adapted(backend))
             stack.enter_context(_mirrored_flags())
         stack.enter_context(_public_stand_ins(source, internal=False))
         try:

@@ -106,6 +106,24 @@ def jax_answers() -> dict:
                 jax.lax.cond(i, inc, add2, i)
         result["cond_python_ints"] = count()
 
+        puts = {}
+        with jtu.count_device_put() as count:
+            jax.make_jaxpr(lambda: jnp.array(3))()
+        puts["make_jaxpr_of_jnp_array"] = count()
+        with jtu.count_device_put() as count:
+            on_device = jax.device_put(np.ones(3, np.float32))
+        puts["device_put_of_host_array"] = count()
+        double = jax.jit(lambda a: a * 2)
+        double(on_device)
+        with jtu.count_device_put() as count:
+            double(on_device)
+            double(on_device)
+        puts["jit_of_device_arrays"] = count()
+        with jtu.count_device_put() as count:
+            double(np.full(3, 5.0, np.float32))
+        puts["jit_of_a_host_array"] = count()
+        result["device_puts"] = puts
+
         p = jax.pmap(lambda v: v * 2)
         with jtu.count_jit_and_pmap_lowerings() as count:
             for _ in range(2):
@@ -227,6 +245,30 @@ def test_cond_on_python_ints_compiles_a_few_programs(pjrt, jax_answers):
         for i in range(10):
             ri.lax.cond(i, _inc, _add2, i)
     assert count() <= jax_answers["cond_python_ints"] < 5
+
+
+def test_host_to_device_copies(pjrt, jax_answers):
+    """``count_device_put`` (api_test's test_jnp_array_doesnt_device_put and
+    its kin): tracing ``jnp.array(3)`` copies nothing to a device, a
+    ``device_put`` of host data and a jit call on a host array one copy each,
+    a jit call on device arrays none."""
+    puts = {}
+    with rtu.count_device_put() as count:
+        ri.make_jaxpr(lambda: rnp.array(3))()
+    puts["make_jaxpr_of_jnp_array"] = count()
+    with rtu.count_device_put() as count:
+        on_device = ri.device_put(np.ones(3, np.float32))
+    puts["device_put_of_host_array"] = count()
+    double = ri.jit(lambda a: a * 2)
+    double(on_device)
+    with rtu.count_device_put() as count:
+        double(on_device)
+        double(on_device)
+    puts["jit_of_device_arrays"] = count()
+    with rtu.count_device_put() as count:
+        double(np.full(3, 5.0, np.float32))
+    puts["jit_of_a_host_array"] = count()
+    assert puts == jax_answers["device_puts"]
 
 
 def _matrix() -> object:
