@@ -150,12 +150,7 @@ class _Unroller:
                 body.out_avals, body.in_avals[num_consts : num_consts + num_carry]
             )
         ]
-        carry = [
-            c
-            if _aval(c) == a
-            else convert_element_type_p.bind(c, new_dtype=a.dtype, weak_type=a.weak_type)
-            for c, a in zip(args[num_consts : num_consts + num_carry], carry_avals)
-        ]
+        carry = _as_types(args[num_consts : num_consts + num_carry], carry_avals)
         xs = args[num_consts + num_carry :]
         y_avals = body.out_avals[num_carry:]
 
@@ -167,7 +162,11 @@ class _Unroller:
 
         def run_step(carry: list[Any], rows: list[Any]) -> tuple[list[Any], list[Any]]:
             outs = self.inline(body, [*consts, *carry, *rows])
-            return outs[:num_carry], outs[num_carry:]
+            # the step's carry keeps the loop's types: replayed on operands
+            # of other weak types than the body was traced with, a carry the
+            # body returns unchanged (or computes from a weak constant) can
+            # come out of another weak type, which the while loop refuses
+            return _as_types(outs[:num_carry], carry_avals), outs[num_carry:]
 
         if unroll >= length:  # fully unrolled: static indices only
             ys_by_index: list[list[Any]] = [[] for _ in range(length)]
@@ -210,6 +209,16 @@ def _read(env: dict[int, Any], atom: Var | Literal) -> Any:
 
 def _aval(x: Any) -> ShapedArray:
     return tracing.get_aval(x, "unroll_scans", "operand")
+
+
+def _as_types(values: Sequence[Any], avals: Sequence[ShapedArray]) -> list[Any]:
+    """``values`` converted where their type (dtype or weak type) is not ``avals``'."""
+    return [
+        v
+        if _aval(v) == a
+        else convert_element_type_p.bind(v, new_dtype=a.dtype, weak_type=a.weak_type)
+        for v, a in zip(values, avals, strict=True)
+    ]
 
 
 def _shape(x: Any) -> tuple[int, ...]:
