@@ -194,6 +194,39 @@ def put_under_jit_expected() -> Any:
     return X8 * 2.0
 
 
+def _device_ids(*arrays: Any) -> np.ndarray:
+    return np.array([sorted(d.id for d in y.devices())[0] for y in arrays])
+
+
+def jit_unused_committed_argument(api: Any, L: Any) -> Any:
+    # JAX drops the arguments the program does not read before placing the
+    # call (keep_unused=False): an unused committed array moves nothing
+    on3 = api.device_put(X8, api.devices()[3])
+    on2 = api.device_put(X8, api.devices()[2])
+    alone = api.jit(lambda y: api.numpy.zeros(3))(on3)
+    other = api.jit(lambda y, z: z * 2.0)(on3, on2)
+    kept = api.jit(lambda y: api.numpy.zeros(3), keep_unused=True)(on3)
+    return [np.asarray(other), _device_ids(alone, other, kept)]
+
+
+def jit_unused_committed_argument_expected() -> Any:
+    return [X8 * 2.0, np.array([0, 2, 3])]
+
+
+def like_of_committed_arrays(api: Any, L: Any) -> Any:
+    # lax.full_like's rule: on a committed x's device when the result is not
+    # weakly typed; a weak result (weak x, no dtype) on the default device
+    weak = api.device_put(L.broadcast(3.0, (8,)), api.devices()[3])
+    strong = api.device_put(X8, api.devices()[3])
+    outs = [api.numpy.zeros_like(weak), api.numpy.zeros_like(strong)]
+    outs += [L.full_like(weak, 1), L.full_like(strong, 1), L.full_like(weak, 1, dtype="int32")]
+    return [np.asarray(outs[3]), _device_ids(*outs)]
+
+
+def like_of_committed_arrays_expected() -> Any:
+    return [np.ones(8, np.float32), np.array([0, 3, 0, 3, 3])]
+
+
 def eager_under_disable_jit(api: Any, L: Any) -> Any:
     # an eager operation on a sharded array is a jit over its mesh that
     # disable_jit does not reach: the result keeps the sharding (lane PMAPB)
@@ -441,6 +474,10 @@ VALUES: list[tuple[str, Any, Any]] = [
     ("jit/donated", jit_donated, jit_donated_expected),
     ("jit/donated_static", jit_donated_static, jit_donated_static_expected),
     ("jit/nested", jit_nested, jit_nested_expected),
+    ("jit/unused_committed_argument", jit_unused_committed_argument,
+     jit_unused_committed_argument_expected),
+    ("build/like_of_committed_arrays", like_of_committed_arrays,
+     like_of_committed_arrays_expected),
     ("build/reshard_explicit", reshard_explicit, reshard_explicit_expected),
     ("build/reshard_traced_under_set_mesh", reshard_traced_under_set_mesh,
      reshard_traced_under_set_mesh_expected),

@@ -328,7 +328,8 @@ def _specialize(function: Callable[..., Any], args: tuple, kwargs: dict) -> Call
 
 def wrap_module(namespace: dict[str, Any], names: list[str]) -> None:
     """Replace each plain function among ``names`` in ``namespace`` by its
-    :func:`fast_eager` wrapper (the one place the public functions get it)."""
+    :func:`fast_eager` wrapper (the one place the public functions get it);
+    one marked ``_places_by_its_argument`` behind :func:`_unless_committed`."""
     for name in names:
         value = namespace.get(name)
         if type(value) is type(wrap_module) and not hasattr(value, "_fast_cache"):
@@ -339,5 +340,35 @@ def wrap_module(namespace: dict[str, Any], names: list[str]) -> None:
                 plain = cast(Any, wrapper).__wrapped__  # set by functools.wraps
                 wrapper = api_boundary(wrapper)
                 cast(Any, wrapper).__wrapped__ = plain
+            if getattr(value, "_places_by_its_argument", False):
+                # install_native_entry replaces the wrapper in this slot
+                slot = {"fast": wrapper if _make_native is None else _native(wrapper)}
+                _wrapped.append((slot, "fast", wrapper))
+                guarded = _unless_committed(value, slot)
+                if getattr(value, "_refimpl_api_boundary", False):
+                    guarded = api_boundary(guarded)
+                    cast(Any, guarded).__wrapped__ = value
+                namespace[name] = guarded
+                continue
             _wrapped.append((namespace, name, wrapper))
             namespace[name] = wrapper if _make_native is None else _native(wrapper)
+
+
+def _unless_committed(function: Callable[..., Any], slot: dict[str, Any]) -> Callable[..., Any]:
+    """``function`` (``zeros_like``, ``lax.full_like``: placed where a committed
+    argument says, JAX's rule) by its fast path ``slot["fast"]`` unless an
+    argument is a committed array: the jit would see a tracer there and place
+    the result by its own rule (the default device: the argument is unused)."""
+
+    @functools.wraps(function)
+    def unless_committed(*args: Any, **kwargs: Any) -> Any:
+        for value in args:
+            if getattr(value, "committed", False):
+                return function(*args, **kwargs)
+        for value in kwargs.values():
+            if getattr(value, "committed", False):
+                return function(*args, **kwargs)
+        return slot["fast"](*args, **kwargs)
+
+    cast(Any, unless_committed)._fast_cache = cast(Any, slot["fast"])._fast_cache
+    return unless_committed

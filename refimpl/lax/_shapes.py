@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from refimpl import dtypes, tracing
+from refimpl import backends, dtypes, tracing
 from refimpl.array import as_array
 from refimpl.core import not_a_shape
 from refimpl.lax._elementwise import _aval
@@ -69,10 +69,36 @@ def full_like(
     x: Any, fill_value: Any, dtype: Any = None, shape: Any = None, sharding: Any = None
 ) -> Any:
     """``full(shape or x.shape, fill_value, dtype or x.dtype)``; weakly typed
-    when ``dtype`` is None and ``x`` is."""
+    when ``dtype`` is None and ``x`` is. Outside a trace the result is put on
+    ``sharding`` when given, else where :func:`like_sharding` says."""
     aval = _aval(x, "full_like")
     out_shape = aval.shape if shape is None else _shape_tuple("full_like", shape)
-    return _filled(fill_value, out_shape, aval, dtype)
+    out = _filled(fill_value, out_shape, aval, dtype)
+    if tracing.current_builder() is not None:
+        return out
+    if sharding is None:
+        sharding = like_sharding(x, out)
+    return out if sharding is None else backends.device_put(out, sharding)
+
+
+def like_sharding(x: Any, out: Any) -> Any:
+    """Where JAX 0.10.2's ``lax.full_like(x, ...)`` (and so ``jnp.zeros_like``
+    and the other ``*_like``) without a sharding puts its result ``out``: on
+    ``x``'s sharding when ``x`` is an array committed to it (not a tracer),
+    ``out`` is not weakly typed, and it has ``x``'s shape or ``x`` is
+    replicated (one device, or all); else None (the default device,
+    uncommitted, where a value made from host data lands)."""
+    if isinstance(x, tracing.Tracer) or not getattr(x, "committed", False):
+        return None
+    if _aval(out, "full_like").weak_type:
+        return None
+    same_shape = _aval(x, "full_like").shape == _aval(out, "full_like").shape
+    return x.sharding if same_shape or x.sharding.is_fully_replicated else None
+
+
+# Its placement reads the concrete argument: the eager fast path's jit would
+# see a tracer (refimpl.backends.fast_functions.wrap_module leaves it plain).
+full_like._places_by_its_argument = True  # type: ignore[attr-defined]
 
 
 def broadcast(operand: Any, sizes: Sequence[int], *, out_sharding: Any = None) -> Any:

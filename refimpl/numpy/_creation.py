@@ -27,6 +27,7 @@ import numpy as np
 from refimpl import backends, dtypes, lax, pytree, tracing
 from refimpl.config import config
 from refimpl.core import ShapeError, not_a_shape
+from refimpl.lax._shapes import like_sharding
 from refimpl.numpy._promote import (
     as_array,
     aval_of,
@@ -736,19 +737,9 @@ def on_default_backend(fun: Callable[_P, _R]) -> Callable[_P, _R]:
 
 
 def _sharding_of_like(x: Any, out: Any) -> Any:
-    """Where JAX 0.10.2's ``*_like(x)`` without ``device`` puts its result
-    (lax.full_like's rule): on ``x``'s sharding when ``x`` is an array
-    committed to it (not a tracer), the result is not weakly typed, and it
-    has ``x``'s shape or ``x`` is replicated (one device, or all); else None
-    (the default device, uncommitted)."""
-    if not (is_refimpl_array(x) and getattr(x, "committed", False)):
-        return None
-    aval = aval_of(out, "full_like", 0)
-    if aval.weak_type:
-        return None
-    if aval.shape != x.shape and not x.sharding.is_fully_replicated:
-        return None
-    return x.sharding
+    """Where JAX 0.10.2's ``*_like(x)`` without ``device`` puts its result:
+    ``lax.full_like``'s rule (:func:`refimpl.lax._shapes.like_sharding`)."""
+    return like_sharding(x, out)
 
 
 def accepts_device(
@@ -786,11 +777,25 @@ def accepts_device(
     at = len(params) - (params[-1].kind == inspect.Parameter.VAR_KEYWORD if params else 0)
     params.insert(at, extra)
     placed.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    if like:  # placed by the concrete argument: not the eager fast path's jit (a tracer there)
+        placed._places_by_its_argument = True  # type: ignore[attr-defined]
     return placed
 
 
 def _to_backend(out: Any, name: str, arguments: Any) -> Any:
+    """``out``'s uncommitted arrays of another backend moved to the default
+    device of ``name``'s backend, or of the backend of the first array
+    argument: a result computed from that array is already there, and a
+    constant made from host data alone (``zeros_like`` of a weak scalar, a
+    reference array) joins it, as JAX's lands on the default device."""
     target = backends.get(name)
+    for leaf in pytree.tree_leaves(arguments):
+        if is_refimpl_array(leaf):
+            owner = backends.backend_of_array(leaf)
+            if owner is None:  # a tracer: nothing moves
+                return out
+            target = owner
+            break
 
     def move(leaf: Any) -> Any:
         owner = backends.backend_of_array(leaf)
@@ -798,8 +803,6 @@ def _to_backend(out: Any, name: str, arguments: Any) -> Any:
             return leaf
         return target.put_leaf(leaf, None, False, False)
 
-    if any(is_refimpl_array(leaf) for leaf in pytree.tree_leaves(arguments)):
-        return out
     return pytree.tree_map(move, out)
 
 

@@ -103,17 +103,37 @@ def live_program(program: Program) -> Program:
     is dropped (``jit(lambda x: jvp(f, (x,), (x,))[0])``) runs, as JAX's. The
     program itself stays as traced (``make_jaxpr`` shows the dead code, as
     JAX's); the result is kept on it (programs are not changed once traced)."""
+    return _live(program)[0]
+
+
+def _live(program: Program) -> tuple[Program, list[bool]]:
+    """(:func:`live_program`, the inputs it reads), computed once per program."""
     held = program.__dict__.get("_live_program")
     if held is not None and held[0] == id(program):
-        return held[1]
-    pruned, _ = dce_program(program)
+        return held[1], held[2]
+    pruned, used = dce_program(program)
     live = program
     if len(pruned.eqns) != len(program.eqns) or any(
         a is not b for a, b in zip(pruned.eqns, program.eqns, strict=True)
     ):
         live = dataclasses.replace(program, eqns=pruned.eqns)
-    program.__dict__["_live_program"] = (id(program), live)
-    return live
+    program.__dict__["_live_program"] = (id(program), live, used)
+    return live, used
+
+
+def placed_leaves(program: Program, leaves: list[Any], keep_unused: bool) -> list[Any]:
+    """The argument leaves of a jit call of ``program`` that decide where it
+    runs: JAX 0.10.2 drops the arguments its program does not read before
+    placing the call (``jit``'s ``keep_unused=False``, the default), so an
+    unused committed array neither moves the computation to its device nor
+    clashes with another committed argument; the unused ones are None here.
+    With ``keep_unused`` every leaf counts."""
+    if keep_unused:
+        return leaves
+    used = _live(program)[1]
+    if len(used) != len(leaves) or all(used):
+        return leaves
+    return [leaf if u else None for leaf, u in zip(leaves, used, strict=True)]
 
 
 def with_params(eqn: Eqn, **changed: Any) -> dict[str, Any]:

@@ -1263,6 +1263,9 @@ class Jitted:
         # a user's jax.jit (jit()): its function must be weakly referenceable,
         # as JAX's (make_jaxpr, eval_shape and the library's own jits need not)
         self.weakly_keyed = False
+        # jit(keep_unused=True): the arguments the program does not read count
+        # for placement too (refimpl.transforms.dce.placed_leaves)
+        self.keep_unused = False
         copy_wrapped_attributes(self, fun)
 
     def __repr__(self) -> str:
@@ -1837,6 +1840,7 @@ def _ref_fast_call(entry: CacheEntry, name: str) -> Callable[..., Any]:
                 "static_argnames": (),
                 "donate_argnames": (),
             },
+            True,  # (every leaf places the call, as before keep_unused counted)
         )
 
         def call(*leaves: Any) -> list[Any]:
@@ -2076,8 +2080,12 @@ def jit(
         inline: Accepted for JAX's signature. A jitted function called while
             tracing becomes one call equation either way, and its results
             are the same inlined or not.
-        keep_unused: Accepted for JAX's signature: refimpl passes every
-            argument to the program, used or not (JAX's ``keep_unused=True``).
+        keep_unused: Whether the arguments the traced program does not read
+            count where the call runs. False (default, JAX's): they are
+            dropped before placing it, so an unused committed array leaves
+            the call on the default device (JAX drops them from the
+            program); True: a committed one fixes the device, as a used one
+            does. refimpl passes every argument to the program either way.
         in_shardings: None, one ``Sharding`` (or ``PartitionSpec`` over the
             current mesh) for every argument, or a tuple with an entry (a
             tree prefix, None: unspecified) per dynamic positional argument.
@@ -2119,7 +2127,7 @@ def jit(
         >>> x.is_deleted()
         True
     """
-    del inline, keep_unused  # no observable effect (see above)
+    del inline  # no observable effect (see above)
     _check_compiler_options("jit", compiler_options)
     if in_shardings is not None or out_shardings is not None:
         plain = jit(
@@ -2155,16 +2163,17 @@ def jit(
         backend=backend,
     )
     if fun is None:
-        return lambda f: _make_jitted(f, kwargs)
-    return _make_jitted(fun, kwargs)
+        return lambda f: _make_jitted(f, kwargs, keep_unused)
+    return _make_jitted(fun, kwargs, keep_unused)
 
 
-def _make_jitted(fun: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+def _make_jitted(fun: Callable[..., Any], kwargs: dict[str, Any], keep_unused: bool) -> Any:
     if callable(fun):  # (Jitted's own check words a non-callable)
         tracing.check_transform_fun(fun, "jit")
     fast = backends.get(kwargs["backend"] or config.backend).make_fast_jitted(fun, kwargs)
     jitted = fast._jitted if fast is not None else Jitted(fun, **kwargs)
     jitted.weakly_keyed = True
+    jitted.keep_unused = bool(keep_unused)
     return fast if fast is not None else jitted
 
 

@@ -54,6 +54,7 @@ from refimpl.core import ShapedArray
 from refimpl.primitives.base import check_impl_outputs, impl_function
 from refimpl.primitives.elementwise import copy_p
 from refimpl.transforms import block_arrays, donation
+from refimpl.transforms.dce import placed_leaves
 from refimpl.transforms.jit import (
     _check_compiler_options,
     _differences,
@@ -228,7 +229,7 @@ def _copy_on_device(x: PjrtArray) -> Any:
 
 def execute(jitted: Any, entry: Any, call: Any) -> Any:
     """Run one jit cache entry on PJRT for one call; the output pytree."""
-    outs = _run(entry, call, jitted.__name__)
+    outs = _run(entry, call, jitted.__name__, keep_unused=jitted.keep_unused)
     return pytree.tree_unflatten(entry.out_tree, outs)
 
 
@@ -262,8 +263,11 @@ def _away_from_callers(device: Any, committed: bool, name: str) -> Any:
     )
 
 
-def _run(entry: Any, call: Any, name: str, compiled: Any = None) -> list[PjrtArray]:
-    device, committed = placement(call.leaves, call.paths, f"jit({name})")
+def _run(
+    entry: Any, call: Any, name: str, compiled: Any = None, keep_unused: bool = False
+) -> list[PjrtArray]:
+    leaves = placed_leaves(entry.program, call.leaves, keep_unused)
+    device, committed = placement(leaves, call.paths, f"jit({name})")
     if _callback_devices:
         device = _away_from_callers(device, committed, name)
     compiled = compiled if compiled is not None else executables(entry, name)
@@ -564,7 +568,7 @@ class Compiled:
         return self._executable()
 
     def _execute(self, jitted: Any, entry: Any, call: Any) -> Any:
-        outs = _run(entry, call, jitted.__name__, self._executables)
+        outs = _run(entry, call, jitted.__name__, self._executables, jitted.keep_unused)
         return pytree.tree_unflatten(entry.out_tree, outs)
 
     def _executable(self) -> Any:
@@ -757,7 +761,26 @@ def _freeze(value: Any) -> Any:
     return (type(value), value)
 
 
+def eager_on_host_data(
+    primitive: Any,
+    args: tuple[Any, ...],
+    in_avals: list[ShapedArray],
+    out_avals: list[ShapedArray],
+    params: dict[str, Any],
+) -> list[Any]:
+    """A primitive applied eagerly to host data alone while pjrt is the
+    default backend: on the default device, as JAX's (its arrays, XLA's
+    values). Scalars go as the fast jit's scalar arguments; arrays are put
+    on the default device (uncommitted) first."""
+    operands = tuple(
+        arg if type(arg) in _SCALAR_OPERANDS else put_leaf(arg, None, False, False) for arg in args
+    )
+    return eager_dispatch(primitive, operands, in_avals, out_avals, params)
+
+
+_SCALAR_OPERANDS = (int, float, bool, complex, tracing.TypedScalar)
 eager.register_eager_dispatcher(PjrtArray, eager_dispatch)
+eager.register_host_dispatcher("pjrt", eager_on_host_data)
 
 
 # --- operators on PJRT arrays -----------------------------------------------------------------

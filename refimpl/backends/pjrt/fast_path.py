@@ -46,6 +46,7 @@ from refimpl.config import config, in_local_block, matmul_precision, numpy_promo
 from refimpl.ref import Ref
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import sharded
+from refimpl.transforms.dce import placed_leaves
 from refimpl.transforms.jit import (
     Jitted,
     check_call,
@@ -194,7 +195,11 @@ def on_miss(
         # A Ref argument runs on (and is written back into) the array it holds.
         leaves = [leaf._value if type(leaf) is Ref else leaf for leaf in call.leaves]
         device, committed = placement_rule(
-            leaves, call.paths, f"jit({name})", PjrtArray, default_device
+            placed_leaves(entry.program, leaves, jitted.keep_unused),
+            call.paths,
+            f"jit({name})",
+            PjrtArray,
+            default_device,
         )
         if any(isinstance(leaf, PjrtArray) and leaf.device != device for leaf in leaves):
             return None  # the Python path copies it over

@@ -83,7 +83,7 @@ def check_device(device: Device) -> None:
 
 def execute(jitted: Any, entry: Any, call: Any) -> Any:
     """Run one jit cache entry in the NumPy interpreter; the output pytree."""
-    return execute_ref(entry, call, jitted.__name__)
+    return execute_ref(entry, call, jitted.__name__, jitted.keep_unused)
 
 
 def make_fast_jitted(fun: Any, kwargs: dict[str, Any]) -> None:

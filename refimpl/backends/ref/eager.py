@@ -16,6 +16,7 @@ import numpy as np
 from refimpl import tracing
 from refimpl.backends import fast_functions
 from refimpl.backends.ref.arrays import RefArray, placement
+from refimpl.config import config
 from refimpl.core import ShapedArray
 from refimpl.primitives import base
 from refimpl.primitives.base import check_impl_outputs, impl_function
@@ -38,6 +39,18 @@ def register_eager_binder(cls: type, binder: Callable[..., Any]) -> None:
     binders[cls] = binder
 
 
+# backend name -> dispatcher (as above) of a primitive on host data alone
+# (NumPy arrays, Python and NumPy scalars, no operand at all) while that
+# backend is ``config.backend``: JAX runs such an operation on its default
+# device, so ``lax.iota`` or ``lax.betainc`` of NumPy arrays are that backend's
+# arrays and values (XLA's, on pjrt). The reference backend registers none.
+_host_dispatchers: dict[str, Callable[..., list[Any]]] = {}
+
+
+def register_host_dispatcher(backend: str, dispatcher: Callable[..., list[Any]]) -> None:
+    _host_dispatchers[backend] = dispatcher
+
+
 def apply(
     primitive: Any,
     args: tuple[Any, ...],
@@ -46,6 +59,7 @@ def apply(
     params: dict[str, Any],
 ) -> list[Any]:
     values = []
+    host_data = True  # no RefArray operand
     for arg, aval in zip(args, in_avals, strict=True):
         if isinstance(arg, tracing.Tracer):
             raise tracing.UnexpectedTracerError(
@@ -56,7 +70,15 @@ def apply(
         if dispatcher is not None:
             return dispatcher(primitive, args, in_avals, out_avals, params)
         # (a RefArray's buffer has its aval's dtype: no conversion to check)
-        values.append(arg._value() if type(arg) is RefArray else tracing.concrete_value(arg, aval))
+        if type(arg) is RefArray:
+            host_data = False
+            values.append(arg._value())
+        else:
+            values.append(tracing.concrete_value(arg, aval))
+    if host_data and _host_dispatchers:
+        host_dispatcher = _host_dispatchers.get(config._values["backend"])
+        if host_dispatcher is not None:
+            return host_dispatcher(primitive, args, in_avals, out_avals, params)
     device, committed = placement(args, _Labels(primitive.name), primitive.name)
     raw = _run_impl(impl_function(primitive), values, params)
     outs = check_impl_outputs(primitive, raw, out_avals)

@@ -16,7 +16,7 @@ import numpy as np
 from refimpl import pytree, tracing
 from refimpl.backends.ref.arrays import RefArray, placement
 from refimpl.interpreter import run_program
-from refimpl.transforms.dce import live_program
+from refimpl.transforms.dce import live_program, placed_leaves
 
 if TYPE_CHECKING:
     from refimpl.transforms.jit import CacheEntry, CallArgs
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["execute_ref", "has_custom_nodes"]
 
 
-def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> Any:
+def execute_ref(entry: CacheEntry, call: CallArgs, name: str, keep_unused: bool = False) -> Any:
     """Run a cached program on the reference interpreter, donation included;
     return the output pytree.
 
@@ -45,7 +45,8 @@ def execute_ref(entry: CacheEntry, call: CallArgs, name: str) -> Any:
       their ``unflatten`` is user code that may fail once the results exist,
       and the call must then leave every donated input intact.
     """
-    device, committed = placement(call.leaves, call.paths, f"jit({name})")
+    leaves = placed_leaves(entry.program, call.leaves, keep_unused)
+    device, committed = placement(leaves, call.paths, f"jit({name})")
     plan = entry.donation
     donated = {
         i: leaf
