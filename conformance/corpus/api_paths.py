@@ -1045,3 +1045,27 @@ def _numpy_promotion_modes(ns: Any) -> Any:
 
 
 SCRIPTS.update({"numpy_promotion_modes": _numpy_promotion_modes})
+
+
+# --- lane MISC of issue 29 ---
+
+
+def _key_equality_rank_promotion(ns: Any) -> Any:
+    """A scalar typed key compared with keys of shape (5,) under
+    jax_numpy_rank_promotion="raise": allowed, since keys compare by their
+    key shapes (() and (5,)), not by their key data's ((2,) and (5, 2));
+    keys of ranks 1 and 2 are refused (ValueError)."""
+    api = ns.api
+    key = api.random.key(123)
+    keys = api.random.split(key, 5).at[2:4].set(key)
+    seen = []
+    with api.numpy_rank_promotion("raise"):
+        seen.append([np.asarray(key == keys), np.asarray(keys != key)])
+        try:
+            api.random.split(key, (2, 5)) == keys  # noqa: B015 - the comparison raises
+        except ValueError as exc:
+            seen.append(type(exc).__name__)
+    return seen
+
+
+SCRIPTS.update({"key_equality_rank_promotion": _key_equality_rank_promotion})
