@@ -1069,3 +1069,31 @@ def _key_equality_rank_promotion(ns: Any) -> Any:
 
 
 SCRIPTS.update({"key_equality_rank_promotion": _key_equality_rank_promotion})
+
+
+def _eval_jaxpr_scan_on_strong_carries(ns: Any) -> Any:
+    """jax.core.eval_jaxpr of a scan traced with weak carries (Python floats),
+    run on float32 ones, eagerly and under jit: a carry the body returns
+    unchanged keeps the loop's type (pjrt replays the body in a while loop,
+    which refused the other weak type). (Under vjp the zero cotangent of an
+    unchanged carry is weak on refimpl, strong on JAX: left, see
+    docs/_lanes/MISC.md.)"""
+    try:  # refimpl's jax.core is refimpl.core_api
+        core = importlib.import_module(f"{ns.api.__name__}.core_api")
+    except ModuleNotFoundError:
+        core = ns.api.core
+    api = ns.api
+
+    def f(lst: Any) -> Any:
+        def body(c: Any, _: Any) -> Any:
+            return [c[0]] + [c1 + c2 for c1, c2 in zip(c[:-1], c[1:])], None
+
+        return api.lax.scan(body, lst, None, length=len(lst))[0]
+
+    p = api.make_jaxpr(f)([1.0, 2.0, 3.0, 4.0])
+    run = lambda *a: core.eval_jaxpr(p.jaxpr, p.consts, *a)  # noqa: E731
+    args = [np.float32(v) for v in (0.5, 1.5, -1.0, 2.0)]
+    return run(*args), api.jit(run)(*args)
+
+
+SCRIPTS.update({"eval_jaxpr_scan_on_strong_carries": _eval_jaxpr_scan_on_strong_carries})
