@@ -1184,8 +1184,8 @@ def copy_wrapped_attributes(wrapper: Any, fun: Any) -> None:
 def jit_state(jitted: Jitted) -> dict[str, Any]:
     """``__getstate__`` of a jitted function (a Jitted, or the pjrt fast
     path's in front of one): its name (JAX's ``function_name``: a partial's
-    is its function's), the function, and its static and donated positions
-    and names."""
+    is its function's), the function, its static and donated positions and
+    names, its backend and ``keep_unused``."""
     spec = jitted.spec
     return {
         "version": 1,
@@ -1196,6 +1196,7 @@ def jit_state(jitted: Jitted) -> dict[str, Any]:
         "donate_argnums": sorted(spec.donate_nums),
         "donate_argnames": sorted(spec.donate_names),
         "backend": jitted.backend,
+        "keep_unused": jitted.keep_unused,
     }
 
 
@@ -1301,6 +1302,7 @@ class Jitted:
             backend=state["backend"],
         )
         self.weakly_keyed = True
+        self.keep_unused = state["keep_unused"]
 
     def clear_cache(self) -> None:
         """Forget every traced signature (the next call of each traces again)."""

@@ -324,9 +324,10 @@ def test_jitted_getstate_names_the_function(backend, jax_answers):
 def test_jitted_pickles_by_its_state():
     """A reference Jitted of a module-level function pickles by that state
     and works after unpickling (its caches are not carried)."""
-    jitted = ri.jit(_double, backend="ref")
+    jitted = ri.jit(_double, backend="ref", keep_unused=True)
     copy = pickle.loads(pickle.dumps(jitted))
     assert copy.__getstate__() == jitted.__getstate__()
+    assert copy.keep_unused
     np.testing.assert_array_equal(np.asarray(copy(np.float32(2.0))), np.float32(4.0))
 
 
