@@ -11,7 +11,10 @@ callers, so a count is what refimpl really did:
   jit's, an AOT ``lower()``'s; the reference backend interprets programs: it
   lowers nothing);
 * :data:`PJRT_FAST_PATH_MISS`: a call of a pjrt jitted function whose
-  signature the C++ fast path did not hold (``fast_path.on_miss``).
+  signature the C++ fast path did not hold (``fast_path.on_miss``);
+* :data:`PJRT_EAGER_PRIMITIVE`: an eager primitive on the pjrt backend whose
+  (primitive, params) had no jit yet (``backend.eager_dispatch`` makes one,
+  compiled per operand signature).
 
 Counts are per thread, as JAX's: work done on another thread is not seen.
 ``refimpl.test_util``'s ``count_*`` context managers read them.
@@ -23,11 +26,19 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator
 
-__all__ = ["JIT_TRACE", "PJRT_FAST_PATH_MISS", "PJRT_LOWERING", "count", "record"]
+__all__ = [
+    "JIT_TRACE",
+    "PJRT_EAGER_PRIMITIVE",
+    "PJRT_FAST_PATH_MISS",
+    "PJRT_LOWERING",
+    "count",
+    "record",
+]
 
 JIT_TRACE = "jit_trace"
 PJRT_LOWERING = "pjrt_lowering"
 PJRT_FAST_PATH_MISS = "pjrt_fast_path_miss"
+PJRT_EAGER_PRIMITIVE = "pjrt_eager_primitive"
 
 
 class _Counts(threading.local):

@@ -64,6 +64,7 @@ __all__ = [
     "count_jit_and_pmap_lowerings",
     "count_jit_tracing_cache_miss",
     "count_pjit_cpp_cache_miss",
+    "count_primitive_compiles",
     "numerical_jvp",
 ]
 
@@ -80,6 +81,18 @@ count_jit_tracing_cache_miss = functools.partial(test_events.count, test_events.
 count_jit_and_pmap_lowerings = functools.partial(test_events.count, test_events.PJRT_LOWERING)
 #: Calls of pjrt jitted functions whose signature the C++ fast path did not hold.
 count_pjit_cpp_cache_miss = functools.partial(test_events.count, test_events.PJRT_FAST_PATH_MISS)
+
+
+@contextlib.contextmanager
+def count_primitive_compiles() -> Iterator[Callable[[], int]]:
+    """Eager primitives on the pjrt backend that needed a new (primitive,
+    params) jit (JAX's misses of its cache of primitive callables). As JAX's,
+    the cache is emptied first, so each (primitive, params) used in the block
+    counts once. Loads the PJRT runtime. The reference backend compiles no
+    eager primitive."""
+    backends.get("pjrt").clear_eager_primitives()
+    with test_events.count(test_events.PJRT_EAGER_PRIMITIVE) as count:
+        yield count
 
 
 @contextlib.contextmanager

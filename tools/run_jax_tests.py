@@ -121,13 +121,14 @@ The adaptations of call conventions, all of them:
     (a program lowered to StableHLO; also behind
     ``assert_num_jit_and_pmap_compilations``) and
     ``count_pjit_cpp_cache_miss`` (a call the C++ fast path had no entry
-    for) and ``count_device_put`` (a device buffer made from host data; JAX
-    counts one per array). The reference backend lowers and transfers
-    nothing and has no C++ path: there these three, and everywhere the
-    counters of work refimpl does not do or does not count
-    (:data:`UNCOUNTED`: ``count_primitive_compiles``, ...), are missing-name
-    stand-ins, so their tests are ``missing`` rather than passing or failing
-    on JAX's count of nothing.
+    for), ``count_device_put`` (a device buffer made from host data; JAX
+    counts one per array) and ``count_primitive_compiles`` (an eager
+    primitive needing a new (primitive, params) jit). The reference backend
+    lowers, transfers and compiles nothing and has no C++ path: there these
+    four, and everywhere the counters of work refimpl does not do or does
+    not count (:data:`UNCOUNTED`: ``count_jit_compilation_cache_miss``,
+    ...), are missing-name stand-ins, so their tests are ``missing`` rather
+    than passing or failing on JAX's count of nothing.
 """
 
 from __future__ import annotations
@@ -859,11 +860,10 @@ def _assert_dot_preferred_element_type(expected: Any, fun: Any, *args: Any, **kw
 
 
 # jtu counters of JAX's work that refimpl does not count (adaptation 14):
-# host-to-device transfers, eager primitive compilations, XLA compilations
-# and the AOT, persistent-cache and sharding paths of JAX's dispatch
+# XLA compilations and the AOT, persistent-cache and sharding paths of JAX's
+# dispatch
 UNCOUNTED = (
     "count_device_put_fast_path_hit",
-    "count_primitive_compiles",
     "count_jit_compilation_cache_miss",
     "count_aot_jit_cpp_cache_miss",
     "count_compilation_after_persistent_cache_miss",
@@ -872,9 +872,14 @@ UNCOUNTED = (
     "count_subjaxpr_to_hlo_conversion",
     "count_internal_device_puts",
 )
-# counted on pjrt only: the reference backend lowers nothing, has no C++ path
-# and no device memory to copy to
-PJRT_COUNTERS = ("count_jit_and_pmap_lowerings", "count_pjit_cpp_cache_miss", "count_device_put")
+# counted on pjrt only: the reference backend lowers and compiles nothing, has
+# no C++ path and no device memory to copy to
+PJRT_COUNTERS = (
+    "count_jit_and_pmap_lowerings",
+    "count_pjit_cpp_cache_miss",
+    "count_device_put",
+    "count_primitive_compiles",
+)
 
 
 def _uncounted(name: str, why: str) -> Any:
@@ -896,7 +901,7 @@ def _counters(backend: str) -> dict[str, Any]:
         if backend == "pjrt":
             counters[name] = getattr(rtu, name)
         else:
-            counters[name] = _uncounted(name, "the ref backend lowers and transfers nothing")
+            counters[name] = _uncounted(name, "the ref backend lowers, copies, compiles nothing")
     return counters
 
 

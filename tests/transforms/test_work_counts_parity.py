@@ -124,6 +124,12 @@ def jax_answers() -> dict:
         puts["jit_of_a_host_array"] = count()
         result["device_puts"] = puts
 
+        with jtu.count_primitive_compiles() as count:
+            jax.lax.add(1, 2)
+            jax.lax.add(2, 3)
+            jax.lax.mul(2.0, 3.0)
+        result["primitive_compiles"] = count()
+
         p = jax.pmap(lambda v: v * 2)
         with jtu.count_jit_and_pmap_lowerings() as count:
             for _ in range(2):
@@ -269,6 +275,17 @@ def test_host_to_device_copies(pjrt, jax_answers):
         double(np.full(3, 5.0, np.float32))
     puts["jit_of_a_host_array"] = count()
     assert puts == jax_answers["device_puts"]
+
+
+def test_eager_primitives_compile_once_per_params(pjrt, jax_answers):
+    """api_test's test_primitive_compilation_cache: an eager primitive
+    compiles once per (primitive, params), whatever its values (the count
+    starts from an empty cache, as JAX's)."""
+    with rtu.count_primitive_compiles() as count:
+        ri.lax.add(1, 2)
+        ri.lax.add(2, 3)
+        ri.lax.mul(2.0, 3.0)
+    assert count() == jax_answers["primitive_compiles"] == 2
 
 
 def _matrix() -> object:

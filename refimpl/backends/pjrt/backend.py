@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 import refimpl.numpy as rnp
-from refimpl import dtypes, pytree, stages, tracing
+from refimpl import dtypes, pytree, stages, test_events, tracing
 from refimpl.array import placement_rule
 from refimpl.backends.pjrt import compilation_cache, fast_path, host_callbacks
 from refimpl.backends.pjrt import executables as executables_module
@@ -678,9 +678,18 @@ def eager_dispatch(
         with _eager_lock:
             jitted = _eager_jitted.get(key)
             if jitted is None:
+                test_events.record(test_events.PJRT_EAGER_PRIMITIVE)
                 jitted = _eager_jitted[key] = _jit_primitive(primitive, params)
     outs = jitted(*[_fast_operand(arg) for arg in args])
     return list(outs) if primitive.multiple_results else [outs]
+
+
+def clear_eager_primitives() -> None:
+    """Forget the (primitive, params) jits of eager operations: the next use
+    of each makes and compiles one again (``refimpl.test_util.count_primitive_compiles``
+    empties them first, as JAX's empties its cache of primitive callables)."""
+    with _eager_lock:
+        _eager_jitted.clear()
 
 
 def _impl_on_host(
