@@ -1,6 +1,7 @@
 #include "numpy_interop.h"
 
 #include <string>
+#include <vector>
 
 namespace py = pybind11;
 
@@ -45,6 +46,35 @@ const py::dtype& Uint4Dtype() {
       .get_stored();
 }
 
+// ml_dtypes' 8-bit float types and their PJRT element types, the dtypes
+// imported on first use.
+struct Float8Type {
+  const char* name;
+  PJRT_Buffer_Type type;
+};
+constexpr Float8Type kFloat8Types[] = {
+    {"float8_e4m3fn", PJRT_Buffer_Type_F8E4M3FN},
+    {"float8_e5m2", PJRT_Buffer_Type_F8E5M2},
+    {"float8_e4m3fnuz", PJRT_Buffer_Type_F8E4M3FNUZ},
+    {"float8_e5m2fnuz", PJRT_Buffer_Type_F8E5M2FNUZ},
+};
+constexpr std::size_t kNumFloat8Types = sizeof(kFloat8Types) / sizeof(kFloat8Types[0]);
+
+const std::vector<py::dtype>& Float8Dtypes() {
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<std::vector<py::dtype>> storage;
+  return storage
+      .call_once_and_store_result([] {
+        py::module_ numpy = py::module_::import("numpy");
+        py::module_ ml_dtypes = py::module_::import("ml_dtypes");
+        std::vector<py::dtype> out;
+        for (const Float8Type& entry : kFloat8Types) {
+          out.push_back(py::dtype::from_args(numpy.attr("dtype")(ml_dtypes.attr(entry.name))));
+        }
+        return out;
+      })
+      .get_stored();
+}
+
 std::string DtypeName(const py::dtype& dtype) { return py::str(dtype).cast<std::string>(); }
 
 }  // namespace
@@ -68,7 +98,7 @@ PJRT_Buffer_Type ElementTypeFromDtype(const py::dtype& dtype) {
       if (size == 4) return PJRT_Buffer_Type_U32;
       if (size == 8) return PJRT_Buffer_Type_U64;
       break;
-    case 'f':
+    case 'f':  // (ml_dtypes.float8_e5m2 is of kind 'f' too: below)
       if (size == 2) return PJRT_Buffer_Type_F16;
       if (size == 4) return PJRT_Buffer_Type_F32;
       if (size == 8) return PJRT_Buffer_Type_F64;
@@ -78,15 +108,19 @@ PJRT_Buffer_Type ElementTypeFromDtype(const py::dtype& dtype) {
       if (size == 16) return PJRT_Buffer_Type_C128;
       break;
     default:
-      // ml_dtypes types are user-defined dtypes; compare by type number.
-      if (dtype.num() == Bfloat16Dtype().num()) return PJRT_Buffer_Type_BF16;
-      if (dtype.num() == Int4Dtype().num()) return PJRT_Buffer_Type_S4;
-      if (dtype.num() == Uint4Dtype().num()) return PJRT_Buffer_Type_U4;
       break;
+  }
+  // ml_dtypes types are user-defined dtypes; compare by type number.
+  if (dtype.num() == Bfloat16Dtype().num()) return PJRT_Buffer_Type_BF16;
+  if (dtype.num() == Int4Dtype().num()) return PJRT_Buffer_Type_S4;
+  if (dtype.num() == Uint4Dtype().num()) return PJRT_Buffer_Type_U4;
+  for (std::size_t i = 0; i < kNumFloat8Types; ++i) {
+    if (dtype.num() == Float8Dtypes()[i].num()) return kFloat8Types[i].type;
   }
   throw py::type_error("dtype " + DtypeName(dtype) +
                        " is not supported by the PJRT runtime (supported: bool, int8-64, "
-                       "uint8-64, int4, uint4, float16, bfloat16, float32, float64, complex64, "
+                       "uint8-64, int4, uint4, float16, bfloat16, float8_e4m3fn, float8_e5m2, "
+                       "float8_e4m3fnuz, float8_e5m2fnuz, float32, float64, complex64, "
                        "complex128)");
 }
 
@@ -122,6 +156,14 @@ py::dtype DtypeFromElementType(PJRT_Buffer_Type type) {
       return Int4Dtype();
     case PJRT_Buffer_Type_U4:
       return Uint4Dtype();
+    case PJRT_Buffer_Type_F8E4M3FN:
+    case PJRT_Buffer_Type_F8E5M2:
+    case PJRT_Buffer_Type_F8E4M3FNUZ:
+    case PJRT_Buffer_Type_F8E5M2FNUZ:
+      for (std::size_t i = 0; i < kNumFloat8Types; ++i) {
+        if (kFloat8Types[i].type == type) return Float8Dtypes()[i];
+      }
+      break;
     case PJRT_Buffer_Type_C64:
       return py::dtype("complex64");
     case PJRT_Buffer_Type_C128:

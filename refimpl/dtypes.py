@@ -54,6 +54,7 @@ __all__ = [
     "INT4_DTYPES",
     "TypePromotionError",
     "X64_SENSITIVE",
+    "FLOAT8_DTYPES",
     "bfloat16",
     "float0",
     "int4",
@@ -65,6 +66,10 @@ __all__ = [
     "canonicalize_dtype",
     "dtype_to_weak_python_kind",
     "finfo",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
     "iinfo",
     "is_bool",
     "is_complex",
@@ -92,6 +97,21 @@ __all__ = [
 bfloat16 = np.dtype(ml_dtypes.bfloat16)
 int4 = np.dtype(ml_dtypes.int4)
 uint4 = np.dtype(ml_dtypes.uint4)
+float8_e4m3fn = np.dtype(ml_dtypes.float8_e4m3fn)
+float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
+float8_e4m3fnuz = np.dtype(ml_dtypes.float8_e4m3fnuz)
+float8_e5m2fnuz = np.dtype(ml_dtypes.float8_e5m2fnuz)
+
+#: The 8-bit float dtypes (ml_dtypes'; NumPy files them under kind ``"V"``).
+#: As JAX 0.10.2's lattice has them, each promotes only with itself, bool,
+#: integers and weakly typed values: ``float8_e4m3fn + float32`` is a
+#: TypePromotionError (``x.astype`` converts explicitly).
+FLOAT8_DTYPES: tuple[np.dtype, ...] = (
+    float8_e4m3fn,
+    float8_e5m2,
+    float8_e4m3fnuz,
+    float8_e5m2fnuz,
+)
 
 #: The 4-bit integer dtypes; NumPy files them under kind ``"V"``, not ``"i"``/``"u"``.
 INT4_DTYPES: frozenset[np.dtype] = frozenset((int4, uint4))
@@ -169,6 +189,11 @@ _SHORT_NAMES: dict[np.dtype, str] = {
     np.dtype(np.uint64): "u64",
     np.dtype(np.float16): "f16",
     bfloat16: "bf16",
+    # (JAX's jaxpr names: the dtype's name with "float" shortened to "f")
+    float8_e4m3fn: "f8_e4m3fn",
+    float8_e5m2: "f8_e5m2",
+    float8_e4m3fnuz: "f8_e4m3fnuz",
+    float8_e5m2fnuz: "f8_e5m2fnuz",
     np.dtype(np.float32): "f32",
     np.dtype(np.float64): "f64",
     np.dtype(np.complex64): "c64",
@@ -232,8 +257,8 @@ def is_integer(dtype: np.dtype) -> bool:
 
 
 def is_floating(dtype: np.dtype) -> bool:
-    """True for real floating dtypes, including ``float16`` and ``bfloat16``."""
-    return dtype.kind == "f" or dtype == bfloat16
+    """True for real floating dtypes, including ``float16``, ``bfloat16`` and the float8s."""
+    return dtype.kind == "f" or dtype == bfloat16 or dtype in FLOAT8_DTYPES
 
 
 def is_complex(dtype: np.dtype) -> bool:
@@ -304,7 +329,8 @@ def canonicalize_dtype(dtype: Any) -> np.dtype:
     ml_dtypes types). Without x64, 64-bit types map to their 32-bit
     counterparts (int64->int32, uint64->uint32, float64->float32,
     complex128->complex64). A dtype outside :data:`ALL_DTYPES` (strings,
-    object, datetime, float8, ...) is a ``TypeError`` naming it.
+    object, datetime, the float8 types other than :data:`FLOAT8_DTYPES`, ...) is a
+    ``TypeError`` naming it.
     """
     x64 = config.enable_x64
     try:
@@ -430,7 +456,12 @@ _EDGES_X64: dict[str, tuple[str, ...]] = {
     "i16": ("i32",),
     "i32": ("i64",),
     "i64": ("f*",),
-    "f*": ("bf16", "f16", "c*"),
+    "f*": ("bf16", "f16", "c*", "f8_e4m3fn", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz"),
+    # the float8s are maximal: no implicit widening (JAX 0.10.2)
+    "f8_e4m3fn": (),
+    "f8_e5m2": (),
+    "f8_e4m3fnuz": (),
+    "f8_e5m2fnuz": (),
     "bf16": ("f32",),
     "f16": ("f32",),
     "f32": ("f64", "c64"),
@@ -469,7 +500,7 @@ _STRICT_EDGES: dict[str, tuple[str, ...]] = {name: () for name in _SHORT_NAMES.v
 _STRICT_EDGES.update(
     {
         "i*": ("f*", *(n for d, n in _SHORT_NAMES.items() if d.kind in "iu" or d in INT4_DTYPES)),
-        "f*": ("c*", *(n for d, n in _SHORT_NAMES.items() if d.kind == "f" or d == bfloat16)),
+        "f*": ("c*", *(n for d, n in _SHORT_NAMES.items() if is_floating(d))),
         "c*": tuple(n for d, n in _SHORT_NAMES.items() if d.kind == "c"),
     }
 )
@@ -502,7 +533,17 @@ def _no_join_message(nodes: tuple[str, ...], strict: bool) -> str:
             "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired "
             "output type, or set jax_numpy_dtype_promotion=standard."
         )
-    # standard: only the 4-bit integers, which sit outside the rest, lack a join
+    if any(_BY_SHORT_NAME.get(n) in FLOAT8_DTYPES for n in nodes):  # JAX 0.10.2's words
+        names = tuple(
+            _BY_SHORT_NAME[n].name if n in _BY_SHORT_NAME else _NODE_NAMES[n] for n in nodes
+        )
+        return (
+            f"Input dtypes {names} have no available implicit dtype promotion path. To avoid "
+            "unintended promotion, 8-bit floats do not support implicit promotion. If you'd "
+            "like your inputs to be promoted to another type, you can do so explicitly using "
+            "e.g. x.astype('float32')"
+        )
+    # standard: only the 4-bit integers and the float8s, which sit outside the rest, lack a join
     listed = ", ".join(sorted(repr(_NODE_NAMES.get(n) or _BY_SHORT_NAME[n].name) for n in nodes))
     return (
         f"Input dtypes ({listed}) have no available implicit dtype promotion path: "
@@ -613,7 +654,7 @@ def jnp_result_type(*operands: Any) -> tuple[np.dtype, bool]:
     dtype, weak = result_type(*operands)
     if weak:
         kind = "i" if dtype == int4 else "u" if dtype == uint4 else dtype.kind
-        dtype = weak_default_dtype("f" if dtype == bfloat16 else kind)
+        dtype = weak_default_dtype("f" if is_floating(dtype) else kind)
     return dtype, weak
 
 
@@ -655,23 +696,33 @@ def wrap_int4(value: int, dtype: np.dtype) -> int:
     return (value - low) % 16 + low
 
 
+def _has_inf(dtype: np.dtype) -> bool:
+    """Whether a float dtype has infinities (``float8_e4m3fn`` and the fnuz
+    float8s do not: their largest finite value stands in, as in JAX)."""
+    return not is_floating(dtype) or bool(np.isinf(np.array(np.inf, dtype).astype(np.float32)))
+
+
 def min_value(dtype: Any) -> Any:
-    """The identity of ``max`` reductions: ``-inf`` for inexact dtypes, the
-    minimum for integers, ``False`` for bool. A NumPy scalar of ``dtype``."""
+    """The identity of ``max`` reductions: ``-inf`` for inexact dtypes (the
+    lowest finite value for a float without infinities), the minimum for
+    integers, ``False`` for bool. A NumPy scalar of ``dtype``."""
     dt = np.dtype(dtype)
     if is_inexact(dt):
-        return np.array(-np.inf, dt)[()]
+        lowest = -np.inf if _has_inf(dt) else finfo(dt).min  # type: ignore[no-untyped-call]
+        return np.array(lowest, dt)[()]
     if is_integer(dt):
         return dt.type(iinfo(dt).min)
     return np.bool_(False)
 
 
 def max_value(dtype: Any) -> Any:
-    """The identity of ``min`` reductions: ``+inf`` for inexact dtypes, the
-    maximum for integers, ``True`` for bool. A NumPy scalar of ``dtype``."""
+    """The identity of ``min`` reductions: ``+inf`` for inexact dtypes (the
+    largest finite value for a float without infinities), the maximum for
+    integers, ``True`` for bool. A NumPy scalar of ``dtype``."""
     dt = np.dtype(dtype)
     if is_inexact(dt):
-        return np.array(np.inf, dt)[()]
+        highest = np.inf if _has_inf(dt) else finfo(dt).max  # type: ignore[no-untyped-call]
+        return np.array(highest, dt)[()]
     if is_integer(dt):
         return dt.type(iinfo(dt).max)
     return np.bool_(True)

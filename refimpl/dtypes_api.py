@@ -31,6 +31,10 @@ __all__ = [
     "extended",
     "finfo",
     "float0",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
     "iinfo",
     "issubdtype",
     "itemsize_bits",
@@ -40,6 +44,10 @@ __all__ = [
 ]
 
 bfloat16 = _dtypes.bfloat16
+float8_e4m3fn = _dtypes.float8_e4m3fn
+float8_e5m2 = _dtypes.float8_e5m2
+float8_e4m3fnuz = _dtypes.float8_e4m3fnuz
+float8_e5m2fnuz = _dtypes.float8_e5m2fnuz
 float0 = _dtypes.float0
 finfo = _scalars.finfo
 iinfo = _scalars.iinfo
@@ -97,8 +105,8 @@ def issubdtype(a: Any, b: Any) -> bool:
     if a in _dtypes.INT4_DTYPES and b in _ABSTRACT:  # ml_dtypes' int4 is no NumPy integer
         kind = np.signedinteger if a == _dtypes.int4 else np.unsignedinteger
         return b in (kind, np.integer, np.number, np.generic)
-    if b in _ABSTRACT:  # np.floating, np.integer, ...: bfloat16 is floating
-        if a == bfloat16:
+    if b in _ABSTRACT:  # np.floating, np.integer, ...: bfloat16 and the float8s are floating
+        if a == bfloat16 or a in _dtypes.FLOAT8_DTYPES:
             return b in (np.floating, np.inexact, np.number, np.generic)
         return bool(np.issubdtype(a, b))
     return a == np.dtype(b)

@@ -81,6 +81,7 @@ FAMILIES: Sequence[str] = (
     "elementwise_paths",
     "complex_parts_paths",
     "int4_paths",
+    "float8_paths",
     "reduction_paths",
     "partial_tangent_paths",
     "structural_paths",

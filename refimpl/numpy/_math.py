@@ -354,18 +354,12 @@ def nan_to_num(
         re = nan_to_num(real(x), nan=nan, posinf=posinf, neginf=neginf)
         im = nan_to_num(imag(x), nan=nan, posinf=posinf, neginf=neginf)
         return lax.complex(re, im)
-    info = np.finfo(dtype) if dtype != dtypes.bfloat16 else _bf16_info()
+    info = dtypes.finfo(dtype)  # (ml_dtypes': bfloat16 and the float8s too)
     posinf = float(info.max) if posinf is None else posinf
     neginf = float(info.min) if neginf is None else neginf
     out = select(isnan(x), full_like_shape(x, nan, dtype), x)
     out = select(lax.eq(x, scalar_like(x, np.inf)), full_like_shape(x, posinf, dtype), out)
     return select(lax.eq(x, scalar_like(x, -np.inf)), full_like_shape(x, neginf, dtype), out)
-
-
-def _bf16_info() -> Any:
-    import ml_dtypes
-
-    return ml_dtypes.finfo(ml_dtypes.bfloat16)
 
 
 # --- binary ---------------------------------------------------------------------------

@@ -91,6 +91,10 @@ uint32 = _scalar_type("uint32", np.uint32)
 uint64 = _scalar_type("uint64", np.uint64)
 float16 = _scalar_type("float16", np.float16)
 bfloat16 = _scalar_type("bfloat16", ml_dtypes.bfloat16)
+float8_e4m3fn = _scalar_type("float8_e4m3fn", ml_dtypes.float8_e4m3fn)
+float8_e5m2 = _scalar_type("float8_e5m2", ml_dtypes.float8_e5m2)
+float8_e4m3fnuz = _scalar_type("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz)
+float8_e5m2fnuz = _scalar_type("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz)
 float32 = _scalar_type("float32", np.float32)
 float64 = _scalar_type("float64", np.float64)
 complex64 = _scalar_type("complex64", np.complex64)
@@ -137,7 +141,7 @@ def _plain_dtype(fn_name: str, value: Any) -> np.dtype:
 
 
 def issubdtype(arg1: Any, arg2: Any) -> bool:
-    """``np.issubdtype`` that knows bfloat16 is a floating type and that a
+    """``np.issubdtype`` that knows bfloat16 and the float8s are floating types and that a
     typed key dtype is ``prng_key`` and ``extended`` (and nothing numeric)."""
     if (
         isinstance(arg1, dtypes.ExtendedDtype)
@@ -150,9 +154,9 @@ def issubdtype(arg1: Any, arg2: Any) -> bool:
         if not isinstance(arg1, type) or isinstance(arg1, _ScalarMeta)
         else arg1
     )
-    if isinstance(first, np.dtype) and first == dtypes.bfloat16:
+    if isinstance(first, np.dtype) and (first == dtypes.bfloat16 or first in dtypes.FLOAT8_DTYPES):
         if isinstance(arg2, (_ScalarMeta, np.dtype)):
-            return np.dtype(arg2) == dtypes.bfloat16
+            return np.dtype(arg2) == first
         return arg2 in (np.floating, np.inexact, np.number, np.generic)
     if isinstance(first, type) and first in (ml_dtypes.int4, ml_dtypes.uint4):
         first = np.dtype(first)
@@ -341,7 +345,8 @@ def size(a: Any, axis: int | Sequence[int] | None = None) -> int:
 __all__ = [
     "bfloat16", "bool", "bool_", "can_cast", "cdouble", "complex128", "complex64", "complex_",
     "complexfloating", "csingle", "double", "dtype", "e", "euler_gamma", "finfo", "float16",
-    "float32", "float64", "float_", "floating", "generic", "iinfo", "inexact", "inf",
+    "float32", "float64", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+    "float_", "floating", "generic", "iinfo", "inexact", "inf",
     "int16", "int32", "int4", "int64", "int8", "int_", "integer", "iscomplexobj", "isrealobj",
     "isdtype", "isscalar", "issubdtype", "nan", "ndim", "newaxis", "number", "pi", "promote_types",
     "result_type", "shape", "signedinteger", "single", "size", "uint", "uint16", "uint32",

@@ -124,6 +124,24 @@ def mlir_context() -> ir.Context:
 # --- types --------------------------------------------------------------------------
 
 
+_FLOAT8_TYPES: dict[np.dtype, Any] = {
+    dtypes.float8_e4m3fn: ir.Float8E4M3FNType,
+    dtypes.float8_e5m2: ir.Float8E5M2Type,
+    dtypes.float8_e4m3fnuz: ir.Float8E4M3FNUZType,
+    dtypes.float8_e5m2fnuz: ir.Float8E5M2FNUZType,
+}
+
+
+def _raw(array: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``array``'s bits as a NumPy type MLIR reads: ml_dtypes' float types as
+    unsigned integers of their width."""
+    if dtype == dtypes.bfloat16:
+        return array.view(np.uint16)
+    if dtype in _FLOAT8_TYPES:
+        return array.view(np.uint8)
+    return array
+
+
 def ir_element_type(dtype: np.dtype) -> ir.Type:
     """The MLIR element type of a refimpl dtype."""
     dtype = np.dtype(dtype)
@@ -139,6 +157,8 @@ def ir_element_type(dtype: np.dtype) -> ir.Type:
         return ir.IntegerType.get_unsigned(8 * dtype.itemsize)
     if dtype == dtypes.bfloat16:
         return ir.BF16Type.get()
+    if dtype in _FLOAT8_TYPES:
+        return _FLOAT8_TYPES[dtype].get()
     if dtype == np.float16:
         return ir.F16Type.get()
     if dtype == np.float32:
@@ -185,7 +205,7 @@ def constant(value: Any, dtype: np.dtype, shape: Sequence[int] = ()) -> ir.Value
         # MLIR packs i1 elements into bits; build the array as ui8 and convert
         as_bytes = constant(array.astype(np.uint8), np.dtype(np.uint8))
         return hlo.convert(_tensor_type(shape, dtype), as_bytes)
-    raw = array.view(np.uint16) if dtype == dtypes.bfloat16 else np.ascontiguousarray(array)
+    raw = _raw(np.ascontiguousarray(array), dtype)
     # jaxlib's stubs want a Buffer: numpy's stubs give ndarray one only on Python 3.12+
     attr = ir.DenseElementsAttr.get(raw, type=ir_element_type(dtype), shape=list(shape))  # type: ignore[call-overload]
     return hlo.constant(attr)
@@ -206,8 +226,8 @@ def _splat(scalar: Any, dtype: np.dtype, shape: tuple[int, ...]) -> ir.Value:
         attr = ir.DenseElementsAttr.get_splat(tensor, ir.BoolAttr.get(bool(scalar[0])))
     else:
         # a one-element buffer with a larger shape is read as a splat
-        raw = scalar.view(np.uint16) if dtype == dtypes.bfloat16 else scalar
-        attr = ir.DenseElementsAttr.get(raw, type=ir_element_type(dtype), shape=list(shape))
+        raw = _raw(scalar, dtype)
+        attr = ir.DenseElementsAttr.get(raw, type=ir_element_type(dtype), shape=list(shape))  # type: ignore[call-overload]
     return hlo.constant(attr)
 
 
