@@ -313,6 +313,17 @@ def promotion_block(name: str, value: str) -> Iterator[None]:
         set_local_promotion(name, previous)
 
 
+@contextlib.contextmanager
+def library_promotion() -> Iterator[None]:
+    """The promotion modes of JAX's defaults ("allow", "standard") in this
+    thread for the block: for programs refimpl builds from its own code (a
+    decomposition's lowering), whose meaning must not change with the
+    user's modes, as JAX's internal programs broadcast and cast explicitly."""
+    rank = promotion_block("numpy_rank_promotion", "allow")
+    with rank, promotion_block("numpy_dtype_promotion", "standard"):
+        yield
+
+
 def in_local_block() -> bool:
     """Whether this thread is in a block of the default matmul precision or
     of a promotion flag (the PJRT fast path then keys on this thread's values)."""

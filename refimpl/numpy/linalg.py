@@ -156,19 +156,44 @@ def _lu_solve(lu: Any, permutation: Any, b: Any) -> Any:
     return _dec.triangular_solve(lu, y, left_side=True, lower=False)
 
 
+def _check_solve_shapes(a_shape: tuple[int, ...], b_shape: tuple[int, ...]) -> None:
+    """JAX 0.10.2's solve is a vectorized ``(m,m),(m)->(m)`` when ``b`` is 1-d,
+    else ``(m,m),(m,n)->(m,n)``; a ``b`` one rank below ``a`` whose last axis
+    only fits ``a``'s is refused (it was a batch of vectors before JAX 0.5, and
+    reads as one). Its errors, in its words."""
+    reads_as_vectors = len(b_shape) > 1 and len(a_shape) == len(b_shape) + 1
+    if reads_as_vectors and a_shape[-1] == b_shape[-1] != b_shape[-2]:
+        raise ValueError(
+            f"Invalid shapes for solve: {a_shape}, {b_shape}. Prior to JAX v0.5.0, this "
+            "would have been treated as a batched 1-dimensional solve. To recover this "
+            "behavior, use solve(a, b[..., None]).squeeze(-1)."
+        )
+    vector = len(b_shape) == 1
+    m = b_shape[-1] if vector else b_shape[-2]
+    if m != a_shape[-1]:
+        signature = "(m,m),(m)->(m)" if vector else "(m,m),(m,n)->(m,n)"
+        raise ValueError(
+            f"inconsistent size for core dimension 'm': {m} vs {a_shape[-1]} on vectorized "
+            f"function with excluded=frozenset() and signature={signature!r}"
+        )
+
+
 def solve(a: ArrayLike, b: ArrayLike) -> Array:
     """``x`` with ``a @ x == b``; ``b`` is a vector if it is 1-d, else a batch of
     matrices (NumPy 2 rules); batch dims broadcast."""
+    a = checked_array("solve", a, 0)
+    if aval_of(a, "solve", 0).ndim < 2:  # JAX's words for solve's left-hand side
+        shape = aval_of(a, "solve", 0).shape
+        raise ValueError(f"left hand array must be at least two dimensional; got a.shape={shape}")
     a = _matrix("solve", a)
     b = checked_array("solve", b, 1)
     a, b = promote_dtypes_inexact("solve", a, b)
     a_shape, b_shape = aval_of(a, "solve", 0).shape, aval_of(b, "solve", 1).shape
+    _check_solve_shapes(a_shape, b_shape)
     vector = len(b_shape) == 1
     if vector:
         b = b[:, None]
         b_shape = aval_of(b, "solve", 1).shape
-    if b_shape[-2] != a_shape[-1]:
-        raise ValueError(f"solve: incompatible shapes {a_shape} and {b_shape}")
     batch = tuple(np.broadcast_shapes(a_shape[:-2], b_shape[:-2]))
     a = _broadcast_to(a, batch + a_shape[-2:])
     b = _broadcast_to(b, batch + b_shape[-2:])

@@ -46,6 +46,7 @@ from typing import Any, Literal
 import numpy as np
 
 from refimpl import dtypes, tracing
+from refimpl.config import library_promotion
 from refimpl.core import ShapedArray
 from refimpl.primitives import ad_helpers, batch_rules, complex_parts, control_flow, structural
 from refimpl.primitives import composite_ops as ops
@@ -86,9 +87,10 @@ def composite_lowering(
             out = fn(*tracers, **params)
             return list(out) if isinstance(out, (tuple, list)) else [out]
 
-        program, captured, _ = tracing.trace_to_program(
-            flat, ctx.avals_in, f"{name} lowering", [f"{name} operand"] * len(args)
-        )
+        with library_promotion():  # the user's numpy modes do not reach it
+            program, captured, _ = tracing.trace_to_program(
+                flat, ctx.avals_in, f"{name} lowering", [f"{name} operand"] * len(args)
+            )
         assert not captured, f"{name}: its lowering must not capture outer values"
         return ctx.lower_program(program, args)
 

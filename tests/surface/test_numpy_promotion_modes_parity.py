@@ -77,6 +77,10 @@ RANK_PROGRAMS = {
     "where": lambda np_: np_.where(np_.ones(2) > 0, np_.ones((2, 2)), 1.0),
     "histogram": lambda np_: np_.histogram(np_.arange(6.0), bins=3)[0],
     "polyfit": lambda np_: np_.polyfit(np_.arange(6.0), np_.arange(12.0).reshape(6, 2), 1),
+    # refimpl's own programs (a decomposition's lowering on pjrt) broadcast
+    # freely inside; the user's mode is not theirs
+    "det_batched": lambda np_: np_.linalg.det(np_.ones((5, 2, 2)) + np_.eye(2)),
+    "inv_batched": lambda np_: np_.linalg.inv(np_.eye(3) * 2 + np_.zeros((4, 3, 3))),
     "cov_weights": lambda np_: np_.cov(
         np_.arange(10.0).reshape(2, 5), fweights=np_.arange(1, 6), aweights=np_.ones(5)
     ),

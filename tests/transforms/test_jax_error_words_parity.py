@@ -772,6 +772,41 @@ _API_CASES = {
 }
 
 
+# jnp.linalg.solve's shape checks (JAX's is a vectorized function; lead, round 19)
+_SOLVE_CASES = {
+    "vector_size": (
+        lambda ns: ns.np.linalg.solve(ns.np.ones((3, 3)), ns.np.ones(2)),
+        ValueError,
+        re.escape(
+            "inconsistent size for core dimension 'm': 2 vs 3 on vectorized function with "
+            "excluded=frozenset() and signature='(m,m),(m)->(m)'"
+        ),
+    ),
+    "matrix_size": (
+        lambda ns: ns.np.linalg.solve(ns.np.ones((3, 3)), ns.np.ones((2, 3))),
+        ValueError,
+        re.escape(
+            "inconsistent size for core dimension 'm': 2 vs 3 on vectorized function with "
+            "excluded=frozenset() and signature='(m,m),(m,n)->(m,n)'"
+        ),
+    ),
+    "vector_matrix": (
+        lambda ns: ns.np.linalg.solve(ns.np.ones(3), ns.np.ones(3)),
+        ValueError,
+        re.escape("left hand array must be at least two dimensional; got a.shape=(3,)"),
+    ),
+    "batch_of_vectors": (
+        lambda ns: ns.np.linalg.solve(ns.np.ones((4, 3, 3)), ns.np.ones((4, 3))),
+        ValueError,
+        re.escape(
+            "Invalid shapes for solve: (4, 3, 3), (4, 3). Prior to JAX v0.5.0, this would have "
+            "been treated as a batched 1-dimensional solve. To recover this behavior, use "
+            "solve(a, b[..., None]).squeeze(-1)."
+        ),
+    ),
+}
+
+
 # Every table above: the JAX test file its programs come from, and the cases.
 _TABLES = {
     "custom_api_test": _CASES,
@@ -780,6 +815,7 @@ _TABLES = {
     "pmap_test": _PMAP_CASES,
     "lax_test": _LAX_CASES,
     "api_test": _API_CASES,
+    "linalg_solve": _SOLVE_CASES,
 }
 
 
