@@ -340,7 +340,9 @@ def as_array(value: Any, weak_type: bool | None = None) -> Any:
     """``value`` as a refimpl array: tracers and refimpl arrays pass through;
     NumPy data, Python scalars and TypedScalars become a concrete ``Array`` of
     the reference backend (its ``RefArray``, reached through the registry:
-    the backends sit above this module).
+    the backends sit above this module), then, outside a staging trace, moved
+    to ``config.backend``'s default device, uncommitted (JAX's arrays of host
+    data are on its default device); inside one it is a program constant.
 
     Used on results that needed no primitive (``rnp.positive(np_array)``), so
     every public function returns a refimpl array, as jax.numpy does.
@@ -365,6 +367,12 @@ def as_array(value: Any, weak_type: bool | None = None) -> Any:
     if builder is not None:
         assert memo is not None  # found or made above for this builder
         memo[(id(value), weak)] = (value, out)
+        return out
+    name = config._values["backend"]
+    if name != "ref" and tracing.current_builder() is None:
+        # outside a staging trace, host data lands on the default device of the
+        # default backend, as JAX's does (and as primitives on it run there)
+        return backends.get(name).put_leaf(out, None, False, False)
     return out
 
 
