@@ -518,7 +518,11 @@ def _concrete_scalar(fn_name: str, name: str, value: Any) -> Any:
     if aval.shape != ():
         raise ValueError(f"{fn_name}: {name} must be a scalar, got shape {aval.shape}")
     if dtypes.is_complex(aval.dtype):
-        raise ValueError(f"{fn_name}: complex {name} is not supported")
+        # JAX 0.10.2's words (only arange reads its scalars here)
+        raise ValueError(
+            f"Passing complex start/stop/step to jnp.{fn_name} is no longer supported"
+            " starting in JAX v0.10.0."
+        )
     return value if dtypes.is_python_scalar(value) else np.asarray(value)[()]
 
 
