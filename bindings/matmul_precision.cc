@@ -22,8 +22,11 @@ void SetKeys(uint64_t flag_key, int64_t thread_key) {
 }  // namespace
 
 uint64_t MatmulPrecisionKey() {
-  return t_thread_key >= 0 ? static_cast<uint64_t>(t_thread_key)
-                           : g_flag_key.load(std::memory_order_relaxed);
+  // A thread's block key names only the settings its blocks set; the flags'
+  // key completes it, so a flag that another thread changes while this one is
+  // in a block of another setting is seen at once.
+  const uint64_t flag = g_flag_key.load(std::memory_order_relaxed);
+  return t_thread_key >= 0 ? ((static_cast<uint64_t>(t_thread_key) + 1) << 32) | flag : flag;
 }
 
 void RegisterMatmulPrecision(py::module_& m) {

@@ -255,3 +255,26 @@ def test_a_mode_jax_does_not_take_is_its_value_error(flag, value):
         if lib is jax:
             want = (str(block_error.value), str(update_error.value))
     assert (str(block_error.value), str(update_error.value)) == want
+
+
+def _flag_changed_by_another_thread(lib, np_, update):
+    # a thread in a block of one setting still follows the flags of the others,
+    # also when another thread changes one between two calls of a warm jit
+    add = lib.jit(lambda x, y: x + y)
+    x, y = np_.ones(2, "int32"), np_.ones(2, "float32")
+    outcomes = []
+    with lib.numpy_rank_promotion("raise"):
+        outcomes.append(_outcome(np_, lambda _: add(x, y)))
+        worker = threading.Thread(target=update, args=("jax_numpy_dtype_promotion", "strict"))
+        worker.start()
+        worker.join()
+        try:
+            outcomes.append(_outcome(np_, lambda _: add(x, y)))
+        finally:
+            update("jax_numpy_dtype_promotion", "standard")
+    return outcomes
+
+
+def test_a_flag_another_thread_changes_reaches_a_thread_in_a_block(backend):
+    got = _flag_changed_by_another_thread(ri, rnp, as_jax._CONFIG.update)
+    assert got == _flag_changed_by_another_thread(jax, jnp, jax.config.update)

@@ -42,7 +42,13 @@ from refimpl.array import placement_rule
 from refimpl.backends.pjrt.arrays import PjrtArray
 from refimpl.backends.pjrt.executables import default_device, has_host_callbacks
 from refimpl.backends.pjrt.runtime import native_module
-from refimpl.config import config, in_local_block, matmul_precision, numpy_promotion
+from refimpl.config import (
+    UNSET,
+    config,
+    in_local_block,
+    local_promotion,
+    thread_matmul_precision,
+)
 from refimpl.ref import Ref
 from refimpl.traceback_util import api_boundary
 from refimpl.transforms import sharded
@@ -69,14 +75,24 @@ _pjrt._install_ref_type(Ref)  # Ref arguments take the C++ path (read, alias, wr
 # too, as a small key per combination (bindings/matmul_precision.h: the
 # precision's "key" covers the promotion modes as well): a combination seen
 # before finds its compiled entry again, as in JAX, instead of tracing anew.
-# The thread's key (a thread in a block of any of the three) is computed with
-# the flags' values when it is set: a flag changed by another thread while this
-# one is in a block is seen when this thread's next block starts or ends.
+# A thread in a block of any of the three has a key of its blocks' values only
+# (a setting no block sets is "the flag's"); C++ pairs it with the flags' key,
+# so a flag another thread changes is seen at once by a thread in a block.
 _precision_keys: dict[Any, int] = {(None, "allow", "standard"): 0}
 
 
 def _precision_key(settings: tuple[Any, str, str]) -> int:
     return _precision_keys.setdefault(settings, len(_precision_keys))
+
+
+def _block_settings() -> tuple[Any, ...]:
+    """This thread's blocks' settings (``"flag"`` where no block sets one)."""
+    in_block, precision = thread_matmul_precision()
+    promotion = [
+        local_promotion(name) for name in ("numpy_rank_promotion", "numpy_dtype_promotion")
+    ]
+    shown = [v if v is not UNSET else "flag" for v in promotion]
+    return ("block", precision if in_block else "flag", *shown)
 
 
 def _sync_precision_keys(_value: Any = None) -> None:
@@ -90,7 +106,7 @@ def _sync_precision_keys(_value: Any = None) -> None:
             values["numpy_dtype_promotion"],
         )
     )
-    thread = _precision_key((matmul_precision(), *numpy_promotion())) if in_local_block() else -1
+    thread = _precision_key(_block_settings()) if in_local_block() else -1
     _pjrt.set_matmul_precision_keys(flag, thread)
 
 
