@@ -57,6 +57,9 @@ constexpr Float8Type kFloat8Types[] = {
     {"float8_e5m2", PJRT_Buffer_Type_F8E5M2},
     {"float8_e4m3fnuz", PJRT_Buffer_Type_F8E4M3FNUZ},
     {"float8_e5m2fnuz", PJRT_Buffer_Type_F8E5M2FNUZ},
+    {"float8_e4m3b11fnuz", PJRT_Buffer_Type_F8E4M3B11FNUZ},
+    {"float8_e3m4", PJRT_Buffer_Type_F8E3M4},
+    {"float8_e4m3", PJRT_Buffer_Type_F8E4M3},
 };
 constexpr std::size_t kNumFloat8Types = sizeof(kFloat8Types) / sizeof(kFloat8Types[0]);
 
@@ -120,7 +123,8 @@ PJRT_Buffer_Type ElementTypeFromDtype(const py::dtype& dtype) {
   throw py::type_error("dtype " + DtypeName(dtype) +
                        " is not supported by the PJRT runtime (supported: bool, int8-64, "
                        "uint8-64, int4, uint4, float16, bfloat16, float8_e4m3fn, float8_e5m2, "
-                       "float8_e4m3fnuz, float8_e5m2fnuz, float32, float64, complex64, "
+                       "float8_e4m3fnuz, float8_e5m2fnuz, float8_e4m3b11fnuz, float8_e3m4, "
+                       "float8_e4m3, float32, float64, complex64, "
                        "complex128)");
 }
 
@@ -160,6 +164,9 @@ py::dtype DtypeFromElementType(PJRT_Buffer_Type type) {
     case PJRT_Buffer_Type_F8E5M2:
     case PJRT_Buffer_Type_F8E4M3FNUZ:
     case PJRT_Buffer_Type_F8E5M2FNUZ:
+    case PJRT_Buffer_Type_F8E4M3B11FNUZ:
+    case PJRT_Buffer_Type_F8E3M4:
+    case PJRT_Buffer_Type_F8E4M3:
       for (std::size_t i = 0; i < kNumFloat8Types; ++i) {
         if (kFloat8Types[i].type == type) return Float8Dtypes()[i];
       }

@@ -66,6 +66,9 @@ __all__ = [
     "canonicalize_dtype",
     "dtype_to_weak_python_kind",
     "finfo",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
     "float8_e4m3fn",
     "float8_e4m3fnuz",
     "float8_e5m2",
@@ -101,6 +104,9 @@ float8_e4m3fn = np.dtype(ml_dtypes.float8_e4m3fn)
 float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
 float8_e4m3fnuz = np.dtype(ml_dtypes.float8_e4m3fnuz)
 float8_e5m2fnuz = np.dtype(ml_dtypes.float8_e5m2fnuz)
+float8_e4m3b11fnuz = np.dtype(ml_dtypes.float8_e4m3b11fnuz)
+float8_e3m4 = np.dtype(ml_dtypes.float8_e3m4)
+float8_e4m3 = np.dtype(ml_dtypes.float8_e4m3)
 
 #: The 8-bit float dtypes (ml_dtypes'; NumPy files them under kind ``"V"``).
 #: As JAX 0.10.2's lattice has them, each promotes only with itself, bool,
@@ -111,6 +117,9 @@ FLOAT8_DTYPES: tuple[np.dtype, ...] = (
     float8_e5m2,
     float8_e4m3fnuz,
     float8_e5m2fnuz,
+    float8_e4m3b11fnuz,
+    float8_e3m4,
+    float8_e4m3,
 )
 
 #: The 4-bit integer dtypes; NumPy files them under kind ``"V"``, not ``"i"``/``"u"``.
@@ -194,6 +203,9 @@ _SHORT_NAMES: dict[np.dtype, str] = {
     float8_e5m2: "f8_e5m2",
     float8_e4m3fnuz: "f8_e4m3fnuz",
     float8_e5m2fnuz: "f8_e5m2fnuz",
+    float8_e4m3b11fnuz: "f8_e4m3b11fnuz",
+    float8_e3m4: "f8_e3m4",
+    float8_e4m3: "f8_e4m3",
     np.dtype(np.float32): "f32",
     np.dtype(np.float64): "f64",
     np.dtype(np.complex64): "c64",
@@ -456,12 +468,9 @@ _EDGES_X64: dict[str, tuple[str, ...]] = {
     "i16": ("i32",),
     "i32": ("i64",),
     "i64": ("f*",),
-    "f*": ("bf16", "f16", "c*", "f8_e4m3fn", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz"),
+    "f*": ("bf16", "f16", "c*", *(_SHORT_NAMES[d] for d in FLOAT8_DTYPES)),
     # the float8s are maximal: no implicit widening (JAX 0.10.2)
-    "f8_e4m3fn": (),
-    "f8_e5m2": (),
-    "f8_e4m3fnuz": (),
-    "f8_e5m2fnuz": (),
+    **{_SHORT_NAMES[d]: () for d in FLOAT8_DTYPES},
     "bf16": ("f32",),
     "f16": ("f32",),
     "f32": ("f64", "c64"),
@@ -697,9 +706,10 @@ def wrap_int4(value: int, dtype: np.dtype) -> int:
 
 
 def _has_inf(dtype: np.dtype) -> bool:
-    """Whether a float dtype has infinities (``float8_e4m3fn`` and the fnuz
-    float8s do not: their largest finite value stands in, as in JAX)."""
-    return not is_floating(dtype) or bool(np.isinf(np.array(np.inf, dtype).astype(np.float32)))
+    """JAX 0.10.2's ``supports_inf``: false for the float8s whose largest
+    finite value stands in for infinity in the max/min identities
+    (e4m3b11fnuz, e4m3fn, e4m3fnuz, e5m2fnuz)."""
+    return dtype not in (float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2fnuz)
 
 
 def min_value(dtype: Any) -> Any:

@@ -31,6 +31,9 @@ __all__ = [
     "extended",
     "finfo",
     "float0",
+    "float8_e3m4",
+    "float8_e4m3",
+    "float8_e4m3b11fnuz",
     "float8_e4m3fn",
     "float8_e4m3fnuz",
     "float8_e5m2",
@@ -44,10 +47,14 @@ __all__ = [
 ]
 
 bfloat16 = _dtypes.bfloat16
+# (JAX's dtypes module, jax._src.dtypes, has the float8 types; jax.dtypes not)
 float8_e4m3fn = _dtypes.float8_e4m3fn
 float8_e5m2 = _dtypes.float8_e5m2
 float8_e4m3fnuz = _dtypes.float8_e4m3fnuz
 float8_e5m2fnuz = _dtypes.float8_e5m2fnuz
+float8_e4m3b11fnuz = _dtypes.float8_e4m3b11fnuz
+float8_e3m4 = _dtypes.float8_e3m4
+float8_e4m3 = _dtypes.float8_e4m3
 float0 = _dtypes.float0
 finfo = _scalars.finfo
 iinfo = _scalars.iinfo

@@ -1,5 +1,6 @@
-"""The 8-bit floats ``float8_e4m3fn``, ``float8_e5m2``, ``float8_e4m3fnuz``
-and ``float8_e5m2fnuz`` (ml_dtypes'), as JAX 0.10.2 has them on CPU.
+"""The 8-bit floats ``float8_e4m3fn``, ``float8_e5m2``, ``float8_e4m3fnuz``,
+``float8_e5m2fnuz``, ``float8_e4m3b11fnuz``, ``float8_e3m4`` and
+``float8_e4m3`` (ml_dtypes'), as JAX 0.10.2 has them on CPU.
 
 ``float8.paths/*``: creation and casts both ways (round to nearest even; a
 value past the range is NaN for the types without infinities), arithmetic
@@ -26,7 +27,10 @@ import numpy as np
 from conformance.case import AGREE, Case, script_case
 from conformance.corpus._tables import on_lax, seen_leaves
 
-_NAMES = ["float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"]
+_NAMES = [
+    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+    "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3",
+]  # fmt: skip
 _VALUES = [1.3, -2.7, 0.375, -0.375, 3.0, 0.0]
 F32 = np.dtype(np.float32)
 
@@ -86,7 +90,9 @@ ROWS: list[tuple[str, Any]] = [
 
 
 def cases() -> Iterator[Case]:
-    helpers = "".join(inspect.getsource(h) for h in (_seen, _f8, _each))
+    # (the types and values the rows run over are part of each case's source)
+    helpers = f"_NAMES = {_NAMES!r}\n_VALUES = {_VALUES!r}\n"
+    helpers += "".join(inspect.getsource(h) for h in (_seen, _f8, _each))
     for name, fn in ROWS:
         case = script_case(f"float8.paths/{name}", on_lax(fn), expect=AGREE)
         yield replace(case, source=f"{case.source}\n{inspect.getsource(fn).strip()}\n{helpers}")

@@ -95,6 +95,9 @@ float8_e4m3fn = _scalar_type("float8_e4m3fn", ml_dtypes.float8_e4m3fn)
 float8_e5m2 = _scalar_type("float8_e5m2", ml_dtypes.float8_e5m2)
 float8_e4m3fnuz = _scalar_type("float8_e4m3fnuz", ml_dtypes.float8_e4m3fnuz)
 float8_e5m2fnuz = _scalar_type("float8_e5m2fnuz", ml_dtypes.float8_e5m2fnuz)
+float8_e4m3b11fnuz = _scalar_type("float8_e4m3b11fnuz", ml_dtypes.float8_e4m3b11fnuz)
+float8_e3m4 = _scalar_type("float8_e3m4", ml_dtypes.float8_e3m4)
+float8_e4m3 = _scalar_type("float8_e4m3", ml_dtypes.float8_e4m3)
 float32 = _scalar_type("float32", np.float32)
 float64 = _scalar_type("float64", np.float64)
 complex64 = _scalar_type("complex64", np.complex64)
@@ -345,8 +348,9 @@ def size(a: Any, axis: int | Sequence[int] | None = None) -> int:
 __all__ = [
     "bfloat16", "bool", "bool_", "can_cast", "cdouble", "complex128", "complex64", "complex_",
     "complexfloating", "csingle", "double", "dtype", "e", "euler_gamma", "finfo", "float16",
-    "float32", "float64", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
-    "float_", "floating", "generic", "iinfo", "inexact", "inf",
+    "float32", "float64", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn",
+    "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float_", "floating",
+    "generic", "iinfo", "inexact", "inf",
     "int16", "int32", "int4", "int64", "int8", "int_", "integer", "iscomplexobj", "isrealobj",
     "isdtype", "isscalar", "issubdtype", "nan", "ndim", "newaxis", "number", "pi", "promote_types",
     "result_type", "shape", "signedinteger", "single", "size", "uint", "uint16", "uint32",

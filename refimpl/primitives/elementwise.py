@@ -59,6 +59,17 @@ ORDERED = (lambda d: not dtypes.is_complex(d), "non-complex types")
 _LOW_PRECISION = (np.dtype(np.float16), dtypes.bfloat16)
 
 
+def _fits_float16(dtype: np.dtype) -> bool:
+    info = dtypes.finfo(dtype)
+    return float(info.max) <= 65504.0 and float(info.smallest_subnormal) >= 2.0**-24
+
+
+# the type XLA's CPU backend computes each float8 type in
+_FLOAT8_WORKING = {
+    d: np.dtype(np.float16 if _fits_float16(d) else np.float32) for d in dtypes.FLOAT8_DTYPES
+}
+
+
 def _in_float32(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
     """Run ``fn`` in float32 for f16/bf16 inputs and round the result back."""
 
@@ -72,7 +83,8 @@ def _in_float32(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
             # float32, rounded to float16), then rounded to float8. The double
             # rounding shows: float8_e5m2 exp(-0.375) = 0.6873 -> 0.6875 (f16)
             # -> 0.75 (the tie to even), not 0.625
-            return impl(*[a.astype(np.float16) for a in args]).astype(dtype)
+            working = _FLOAT8_WORKING[dtype]
+            return impl(*[a.astype(working) for a in args]).astype(dtype)
         out = fn(*args)
         if type(out) is np.ndarray and out.dtype == dtype:
             return out  # what the line below returns, without its two calls

@@ -245,7 +245,7 @@ def test_canonicalize_spellings(x64):
         object,
         "datetime64[ns]",
         "timedelta64",
-        ml_dtypes.float8_e4m3b11fnuz,
+        ml_dtypes.float4_e2m1fn,
         np.void,
         "foo",
     ],
@@ -267,13 +267,13 @@ def test_canonicalize_unhashable_spec():
 
 
 def test_all_dtypes_and_short_names():
-    assert len(rd.ALL_DTYPES) == 21
+    assert len(rd.ALL_DTYPES) == 24
     assert all(isinstance(d, np.dtype) for d in rd.ALL_DTYPES)
     assert rd.bfloat16 == np.dtype(ml_dtypes.bfloat16)
     assert NAMES == [
         "bool", "i4", "i8", "i16", "i32", "i64", "u4", "u8", "u16", "u32", "u64",
-        "f16", "bf16", "f8_e4m3fn", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz", "f32", "f64", "c64",
-        "c128",
+        "f16", "bf16", "f8_e4m3fn", "f8_e5m2", "f8_e4m3fnuz", "f8_e5m2fnuz", "f8_e4m3b11fnuz",
+        "f8_e3m4", "f8_e4m3", "f32", "f64", "c64", "c128",
     ]  # fmt: skip
     assert rd.short_name("float32") == "f32"
     with pytest.raises(TypeError):

@@ -129,6 +129,9 @@ _FLOAT8_TYPES: dict[np.dtype, Any] = {
     dtypes.float8_e5m2: ir.Float8E5M2Type,
     dtypes.float8_e4m3fnuz: ir.Float8E4M3FNUZType,
     dtypes.float8_e5m2fnuz: ir.Float8E5M2FNUZType,
+    dtypes.float8_e4m3b11fnuz: ir.Float8E4M3B11FNUZType,
+    dtypes.float8_e3m4: ir.Float8E3M4Type,
+    dtypes.float8_e4m3: ir.Float8E4M3Type,
 }
 
 
