@@ -52,7 +52,7 @@ _NEW = {  # resolved here, missing before (the names test files reach)
     "record_event_duration_secs record_event_time_span record_scalar clear_event_listeners "
     "unregister_event_listener unregister_event_duration_listener "
     "unregister_event_time_span_listener unregister_scalar_listener",
-    "jax.extend.random": "define_prng_impl",
+    "jax.extend.random": "define_prng_impl threefry_prng_impl rbg_prng_impl unsafe_rbg_prng_impl",
     # lane INTERP: a user primitive's rules (test_user_primitives_heldback_parity.py)
     "jax.interpreters": "ad batching mlir xla",
     "jax.interpreters.xla": "apply_primitive",
@@ -122,7 +122,6 @@ _MISSING = {
     # JAX traces (trace/lower only; running is a ValueError) under a device-less
     # mesh whose shardings type the values; refimpl's values live on one device
     ("jax.sharding", "use_abstract_mesh"): "tracing under a device-less mesh: not modelled",
-    ("jax.extend.random", "threefry_prng_impl"): "JAX's PRNGImpl objects: refimpl names impls",
 }
 
 
