@@ -44,6 +44,15 @@ def impl_function(primitive: Primitive) -> Callable[..., Any]:
     return primitive.impl
 
 
+def impl_replaced(primitive: Primitive) -> bool:
+    """Whether a user gave one of refimpl's own primitives another impl
+    (``sin_p.def_impl(counting)``): JAX's eager ``bind`` then calls it,
+    where a compiled program never does."""
+    if primitive._library_rule is None:
+        return False
+    return primitive._raw_eval_rule is not primitive._library_raw
+
+
 def program_function(primitive: Primitive) -> Callable[..., Any]:
     """The function the interpreter runs an equation of ``primitive`` with
     (the reference backend's compiled program, jit's included): refimpl's own
