@@ -44,13 +44,17 @@ def impl_function(primitive: Primitive) -> Callable[..., Any]:
     return primitive.impl
 
 
-def impl_replaced(primitive: Primitive) -> bool:
-    """Whether a user gave one of refimpl's own primitives another impl
-    (``sin_p.def_impl(counting)``): JAX's eager ``bind`` then calls it,
-    where a compiled program never does."""
-    if primitive._library_rule is None:
-        return False
-    return primitive._raw_eval_rule is not primitive._library_raw
+def library_impl(primitive: Primitive) -> bool:
+    """Whether ``primitive``'s impl is refimpl's own rule, not a user's: not a
+    user-defined primitive, not one of refimpl's given another impl
+    (``sin_p.def_impl(counting)``), not a subclass's ``impl``. JAX's eager
+    ``bind`` calls ``Primitive.impl``, so a user's impl runs eagerly on the
+    host, where a compiled program never calls it; only refimpl's own impls
+    may be replaced by the backend's compiled primitive."""
+    raw = primitive._raw_eval_rule
+    return (
+        raw is not None and raw is primitive._library_raw and type(primitive).impl is Primitive.impl
+    )
 
 
 def program_function(primitive: Primitive) -> Callable[..., Any]:

@@ -51,7 +51,8 @@ from refimpl.backends.pjrt.executables import (
 )
 from refimpl.backends.ref import eager
 from refimpl.core import ShapedArray
-from refimpl.primitives.base import check_impl_outputs, impl_function, impl_replaced
+from refimpl.primitives.base import check_impl_outputs, impl_function, library_impl
+from refimpl.primitives.debug import INLINABLE_CALLS, jit_call_p
 from refimpl.primitives.elementwise import copy_p
 from refimpl.transforms import block_arrays, donation
 from refimpl.transforms.dce import placed_leaves
@@ -670,9 +671,17 @@ def eager_dispatch(
     function binding just that primitive; its own cache then holds one
     executable per operand signature.
     """
-    if primitive.lowering is None or impl_replaced(primitive):
-        # (JAX's eager bind calls a replaced impl, a user's counting wrapper)
+    if primitive.lowering is None or not library_impl(primitive):
+        # (JAX's eager bind calls a user's impl: a counting wrapper, a user's primitive)
         return _impl_on_host(primitive, args, in_avals, out_avals, params)
+    body = INLINABLE_CALLS.get(primitive) if primitive is not jit_call_p else None
+    if body is not None:
+        # JAX evaluates an eager checkpoint or custom_jvp/custom_vjp call by
+        # binding its body's equations, each dispatched eagerly (remat's impl, the
+        # eval trace's custom rules); it compiles no program of the call. Neither
+        # does refimpl: a jit cached under these params would also keep each
+        # call's rule objects (and tracers they close over) alive for good.
+        return tracing.eval_program_bind(params[body], list(args))
     key = (primitive, _freeze(params))
     jitted = _eager_jitted.get(key)
     if jitted is None:

@@ -75,7 +75,7 @@ def apply(
             values.append(arg._value())
         else:
             values.append(tracing.concrete_value(arg, aval))
-    if host_data and _host_dispatchers and _library_impl(primitive):
+    if host_data and _host_dispatchers and base.library_impl(primitive):
         host_dispatcher = _host_dispatchers.get(config._values["backend"])
         if host_dispatcher is not None:
             return host_dispatcher(primitive, args, in_avals, out_avals, params)
@@ -94,18 +94,6 @@ def apply(
         RefArray(_own(out, values), aval.weak_type, device, committed, aval=aval)
         for out, aval in zip(outs, out_avals, strict=True)
     ]
-
-
-def _library_impl(primitive: Any) -> bool:
-    """Whether ``primitive``'s impl is refimpl's own rule. JAX's eager bind
-    calls ``Primitive.impl``: a user's impl (``sin_p.def_impl(counting)``, a
-    user-defined primitive) runs here, on the host, even on host data alone."""
-    raw = primitive._raw_eval_rule
-    return (
-        raw is not None
-        and raw is primitive._library_raw
-        and type(primitive).impl is base.Primitive.impl
-    )
 
 
 @np.errstate(all="ignore")  # nan/inf are results, as in interpreter._run_equations
