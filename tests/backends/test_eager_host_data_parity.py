@@ -161,3 +161,19 @@ def test_jit_places_by_the_arguments_it_uses_as_jax(backend):
     # and twice more: the second call is the C++ fast path's hit (pjrt)
     exec(_UNUSED_SETUP, scope)
     assert scope["result"] == want
+
+
+def test_eager_primitive_jits_are_bounded(monkeypatch):
+    # an eager cond of a fresh function each call is a new (primitive, params)
+    # key each time: the jits kept are bounded, and the values stay JAX's
+    from refimpl.backends.pjrt import backend as pjrt_backend
+
+    monkeypatch.setattr(pjrt_backend, "EAGER_JITS_KEPT", 8)
+    x = ri.device_put(np.arange(3.0, dtype=np.float32), ri.devices("pjrt")[0])
+    for i in range(20):
+        got = ri.lax.cond(True, lambda v, i=i: v + i, lambda v, i=i: v - i, x)
+        want = jax.lax.cond(
+            True, lambda v, i=i: v + i, lambda v, i=i: v - i, np.arange(3.0, dtype=np.float32)
+        )
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+        assert len(pjrt_backend._eager_jitted) <= 8

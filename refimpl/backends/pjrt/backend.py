@@ -27,6 +27,7 @@ made here is the C++ ``PjrtArray`` (``arrays``).
 
 from __future__ import annotations
 
+import collections
 import threading
 import types
 from collections.abc import Sequence
@@ -654,7 +655,12 @@ def lower(traced: Any, lowering_platforms: Any = None) -> Lowered:
 
 # --- eager operations on PJRT arrays ----------------------------------------------------------
 
-_eager_jitted: dict[Any, Any] = {}
+# At most this many (primitive, params) jits are kept, the oldest made first
+# out (JAX's cache of primitive callables is bounded alike):
+# params holding a program (an eager scan, cond or while of a fresh function
+# each call) are new keys each time, and each holds an executable.
+EAGER_JITS_KEPT = 4096
+_eager_jitted: collections.OrderedDict[Any, Any] = collections.OrderedDict()
 _eager_lock = threading.Lock()
 
 
@@ -690,6 +696,8 @@ def eager_dispatch(
             if jitted is None:
                 test_events.record(test_events.PJRT_EAGER_PRIMITIVE)
                 jitted = _eager_jitted[key] = _jit_primitive(primitive, params)
+                while len(_eager_jitted) > EAGER_JITS_KEPT:
+                    _eager_jitted.popitem(last=False)
     outs = jitted(*[_fast_operand(arg) for arg in args])
     return list(outs) if primitive.multiple_results else [outs]
 
