@@ -256,3 +256,15 @@ def test_lowering_a_reference_trace_works_too():
     out = traced.lower().compile()(np.ones(2, np.int32))
     assert type(out).__name__ == "PjrtArray"
     np.testing.assert_array_equal(np.asarray(out), [2, 2])
+
+
+def test_module_states_one_replica_and_one_partition_as_jax():
+    # api_test test_jit_replica_attributes: a jit's module names its counts
+    import jax
+
+    def attributes(text):
+        return re.search(r"^module @\S+ attributes \{(.*?)\} \{", text, re.M).group(1)
+
+    ours = ri.jit(lambda x: x + 4, backend="pjrt").lower(1.0).as_text()
+    theirs = jax.jit(lambda x: x + 4).lower(1.0).as_text()
+    assert attributes(ours) == attributes(theirs)

@@ -824,9 +824,13 @@ def _lower_program(
     with mlir_context(), ir.Location.unknown():
         module = ir.Module.create()
         module.operation.attributes["sym_name"] = ir.StringAttr.get(_symbol_name(f"jit_{name}"))
+        # one replica, one partition, as JAX's lowering states them (pmap and
+        # sharded jit set their own counts over these)
+        i32 = ir.IntegerType.get_signless(32)
+        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, 1)
+        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
         builder = ModuleBuilder(module, platforms)
         builder.unique_name("main")
-        i32 = ir.IntegerType.get_signless(32)
         arg_attrs: list[dict[str, ir.Attribute]] = []
         for i in range(len(program.in_vars)):
             attrs: dict[str, ir.Attribute] = {}
