@@ -35,7 +35,7 @@ from refimpl.config import config
 from refimpl.core import Atom, Eqn, Program, ShapedArray, Var, avals_str, subprograms
 from refimpl.interpreter import eval_program
 from refimpl.primitives import ref_context
-from refimpl.primitives.base import Primitive
+from refimpl.primitives.base import EAGER_BODIES, Primitive
 from refimpl.primitives.call import jit_call_p
 from refimpl.primitives.callback import io_callback_p
 from refimpl.primitives.control_flow import cond_p, scan_p
@@ -430,6 +430,7 @@ _SPLITS: dict[Any, Callable[[Eqn, Callable], tuple[Eqn, Eqn, list] | None]] = {
 remat_p = Primitive("checkpoint", multiple_results=True)
 remat_p.jax_param_names = {"jaxpr": "program"}  # type: ignore[attr-defined]  # JAX's remat2's
 INLINABLE_CALLS[remat_p] = "program"  # lowering may inline it (primitives.debug)
+EAGER_BODIES[remat_p] = "program"  # evaluated eagerly by binding, as JAX's
 
 
 @remat_p.def_abstract_eval

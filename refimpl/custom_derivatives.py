@@ -38,7 +38,7 @@ from refimpl.custom_batching import forward_def
 from refimpl.errors import UnexpectedTracerError
 from refimpl.interpreter import eval_program
 from refimpl.primitives import ref_context
-from refimpl.primitives.base import Primitive
+from refimpl.primitives.base import EAGER_BODIES, Primitive
 from refimpl.primitives.debug import INLINABLE_CALLS
 from refimpl.primitives.reductions import reduce_sum_p
 from refimpl.transforms import ad, batching
@@ -508,6 +508,7 @@ def _call_lowering(ctx: Any, *args: Any, call: Program, **params: Any) -> list[A
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_jvp_call_p.jax_param_names = {"call_jaxpr": "call"}  # type: ignore[attr-defined]
 INLINABLE_CALLS[custom_jvp_call_p] = "call"  # lowering may inline it (primitives.debug)
+EAGER_BODIES[custom_jvp_call_p] = "call"  # evaluated eagerly by binding, as JAX's
 custom_jvp_call_p.def_abstract_eval(_call_abstract_eval)
 
 
@@ -920,6 +921,7 @@ custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
 # eqn.params["call_jaxpr"] is the primal program, as JAX's (refimpl.core.JaxNamedParams)
 custom_vjp_call_p.jax_param_names = {"call_jaxpr": "call"}  # type: ignore[attr-defined]
 INLINABLE_CALLS[custom_vjp_call_p] = "call"
+EAGER_BODIES[custom_vjp_call_p] = "call"  # evaluated eagerly by binding, as JAX's
 custom_vjp_call_p.def_abstract_eval(_call_abstract_eval)
 custom_vjp_call_p.def_impl(_call_impl)
 custom_vjp_call_p.def_lowering(_call_lowering)

@@ -44,6 +44,16 @@ def impl_function(primitive: Primitive) -> Callable[..., Any]:
     return primitive.impl
 
 
+# Primitives JAX's eager ``bind`` evaluates by binding their body's equations
+# (each then dispatched eagerly) rather than compiling the call, mapped to the
+# parameter that holds that body: checkpoint (remat's impl), the custom_jvp and
+# custom_vjp calls (the eval trace's custom rules), composite (its impl). Their
+# modules register them. A backend that compiles eager primitives evaluates
+# these so too: the user's impls and callbacks inside run as in JAX, and no
+# compiled call is kept per call's params (rules, functions, tracers).
+EAGER_BODIES: dict[Primitive, str] = {}
+
+
 def library_impl(primitive: Primitive) -> bool:
     """Whether ``primitive``'s impl is refimpl's own rule, not a user's: not a
     user-defined primitive, not one of refimpl's given another impl

@@ -35,11 +35,12 @@ from refimpl import pytree, tracing
 from refimpl.core import Program, ShapedArray, avals_str
 from refimpl.errors import UnexpectedTracerError
 from refimpl.primitives import rule_context
-from refimpl.primitives.base import Primitive
+from refimpl.primitives.base import EAGER_BODIES, Primitive
 
 __all__ = ["composite"]
 
 composite_p = Primitive("composite", multiple_results=True)
+EAGER_BODIES[composite_p] = "program"  # evaluated eagerly by binding, as JAX's
 
 _NO_JVP = (
     "JVP rule for composite not implemented. You can use `jax.custom_jvp` to add support. "

@@ -37,7 +37,7 @@ import numpy as np
 
 import refimpl.numpy as rnp
 from refimpl import dtypes, pytree, stages, test_events, tracing
-from refimpl.array import placement_rule
+from refimpl.array import Array, placement_rule
 from refimpl.backends.pjrt import compilation_cache, fast_path, host_callbacks
 from refimpl.backends.pjrt import executables as executables_module
 from refimpl.backends.pjrt import runtime as pjrt_runtime
@@ -51,9 +51,14 @@ from refimpl.backends.pjrt.executables import (
     is_pjrt_device,
 )
 from refimpl.backends.ref import eager
+from refimpl.backends.ref.arrays import RefArray
 from refimpl.core import ShapedArray
-from refimpl.primitives.base import check_impl_outputs, impl_function, library_impl
-from refimpl.primitives.debug import INLINABLE_CALLS, jit_call_p
+from refimpl.primitives.base import (
+    EAGER_BODIES,
+    check_impl_outputs,
+    impl_function,
+    library_impl,
+)
 from refimpl.primitives.elementwise import copy_p
 from refimpl.transforms import block_arrays, donation
 from refimpl.transforms.dce import placed_leaves
@@ -680,14 +685,9 @@ def eager_dispatch(
     if primitive.lowering is None or not library_impl(primitive):
         # (JAX's eager bind calls a user's impl: a counting wrapper, a user's primitive)
         return _impl_on_host(primitive, args, in_avals, out_avals, params)
-    body = INLINABLE_CALLS.get(primitive) if primitive is not jit_call_p else None
-    if body is not None:
-        # JAX evaluates an eager checkpoint or custom_jvp/custom_vjp call by
-        # binding its body's equations, each dispatched eagerly (remat's impl, the
-        # eval trace's custom rules); it compiles no program of the call. Neither
-        # does refimpl: a jit cached under these params would also keep each
-        # call's rule objects (and tracers they close over) alive for good.
-        return tracing.eval_program_bind(params[body], list(args))
+    body = EAGER_BODIES.get(primitive)
+    if body is not None:  # (see EAGER_BODIES: as JAX's eager bind, no compiled call)
+        return _eager_body(primitive, params[body], args, out_avals)
     key = (primitive, _freeze(params))
     jitted = _eager_jitted.get(key)
     if jitted is None:
@@ -700,6 +700,33 @@ def eager_dispatch(
                     _eager_jitted.popitem(last=False)
     outs = jitted(*[_fast_operand(arg) for arg in args])
     return list(outs) if primitive.multiple_results else [outs]
+
+
+def _eager_body(
+    primitive: Any, body: Any, args: tuple[Any, ...], out_avals: list[ShapedArray]
+) -> list[Any]:
+    """``body`` evaluated by binding its equations on ``args``; an output no
+    equation made (a constant, a literal, an input of host data) is put where
+    the operands place the call, as the outputs of a compiled call."""
+    outs = tracing.eval_program_bind(body, list(args))
+    if all(_on_device(out) for out in outs):
+        return outs
+    labels = [f"{i} of {primitive.name}" for i in range(len(args))]
+    device, committed = placement(args, labels, primitive.name)
+    return [
+        out
+        if _on_device(out)
+        else wrap_buffer(
+            to_device(tracing.concrete_value(out, aval), device), aval.weak_type, device, committed
+        )
+        for out, aval in zip(outs, out_avals, strict=True)
+    ]
+
+
+def _on_device(value: Any) -> bool:
+    """An array of this backend (one device's, or over a mesh): not host data,
+    not a reference-backend constant."""
+    return isinstance(value, Array) and not isinstance(value, RefArray)
 
 
 def clear_eager_primitives() -> None:
