@@ -170,6 +170,17 @@ INTERNAL_NAMES: dict[str, str] = {
     "jax._src.dtypes.is_weakly_typed": "refimpl.dtypes:weak_type_of_value",
     # the class of a ClosedJaxpr's ref effects (refimpl.effects)
     "jax._src.state.types.RefEffect": "refimpl.effects:RefEffect",
+    # lax functions JAX 0.10.2 does not export from jax.lax (its tests call them)
+    "jax._src.lax.parallel.pargmax": "refimpl.lax._parallel:pargmax",
+    "jax._src.lax.parallel.pargmin": "refimpl.lax._parallel:pargmin",
+    "jax._src.lax.lax.asarray": "refimpl.lax._shapes:asarray",
+    "jax._src.lax.lax._delta": "refimpl.lax._shapes:delta",
+    "jax._src.lax.windowed_reductions._select_and_gather_add": (
+        "refimpl.lax._windowed:select_and_gather_add"
+    ),
+    "jax._src.lax.windowed_reductions._select_and_scatter_add": (
+        "refimpl.lax._windowed:select_and_scatter_add"
+    ),
 }
 
 # JAX's dtype tables the tests build their NumPy references' dtypes from

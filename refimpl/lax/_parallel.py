@@ -1,6 +1,8 @@
 """Named-axis ``jax.lax`` functions over the collective primitives:
 ``axis_size``, ``pshuffle``, ``pbroadcast``, ``pswapaxes``, and
-``with_sharding_constraint`` (refimpl.transforms.sharded).
+``with_sharding_constraint`` (refimpl.transforms.sharded); and ``pargmax`` /
+``pargmin``, which JAX 0.10.2 keeps in ``jax._src.lax.parallel`` (not exported
+from ``jax.lax``; its own tests call them), so they are not in ``__all__``.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import pytree
-from refimpl.primitives import collectives, structural
+from refimpl.primitives import collectives, elementwise, structural
 from refimpl.transforms import sharded
 
 
@@ -63,6 +65,35 @@ def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = Non
     """Swap the named axis with ``x``'s ``axis`` (their sizes must agree):
     ``all_to_all(x, axis_name, axis, axis)``."""
     return collectives.all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
+def pargmax(x: Any, axis_name: Any) -> Any:
+    """Elementwise, the position along the named axis of the member whose
+    ``x`` is largest (the lowest such position on ties), int32, the same on
+    every member: ``pmax`` finds the value, ``pmin`` of the positions that
+    hold it picks the first."""
+    return _position_of(x, collectives.pmax(x, axis_name), axis_name, "pargmax")
+
+
+def pargmin(x: Any, axis_name: Any) -> Any:
+    """As :func:`pargmax`, for the smallest ``x``."""
+    return _position_of(x, collectives.pmin(x, axis_name), axis_name, "pargmin")
+
+
+def _position_of(x: Any, chosen: Any, axis_name: Any, name: str) -> Any:
+    # one axis only: with several, "the position" would need a numbering of
+    # their product, which JAX's pargmax does not define either (JAX's words
+    # name pargmin for both)
+    if isinstance(axis_name, (tuple, list)):
+        raise TypeError(f"pargmin only accepts a single axis, got {axis_name}")
+    here = collectives.axis_index(axis_name)
+    holds = elementwise.eq(x, chosen)
+    shape = tuple(getattr(holds, "shape", ()))
+    mine = structural.broadcast_in_dim(here, shape, ())
+    # members that do not hold it offer the largest int32, which pmin never picks
+    # while some member holds it
+    none = structural.broadcast_in_dim(np.int32(np.iinfo(np.int32).max), shape, ())
+    return collectives.pmin(elementwise.select(holds, mine, none), axis_name)
 
 
 __all__ = [

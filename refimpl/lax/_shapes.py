@@ -1,7 +1,10 @@
 """Array-building and shape ``jax.lax`` functions over the structural
 primitives: ``full``/``full_like``/``empty``, ``broadcast``, ``collapse``,
 ``tile``, ``split``, ``stack``/``unstack``, ``broadcast_to_rank``,
-``broadcast_shapes``, ``broadcast_like``, ``index_take`` and ``dtype``.
+``broadcast_shapes``, ``broadcast_like``, ``index_take`` and ``dtype``; and
+two JAX 0.10.2 keeps in ``jax._src.lax.lax`` (not exported from ``jax.lax``;
+its own tests call them), so not in ``__all__``: ``asarray`` and ``delta``
+(JAX's ``_delta``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from refimpl import backends, dtypes, tracing
-from refimpl.array import as_array
+from refimpl.array import as_array, is_refimpl_array
 from refimpl.core import not_a_shape
 from refimpl.lax._elementwise import _aval
 from refimpl.primitives import elementwise as ew
@@ -299,6 +302,36 @@ def shape_as_value(shape: Sequence[int]) -> Any:
         return np.asarray(dims, dtype=np.int32)
     # bound (not wrapped), so the array is the current backend's
     return ew.convert_element_type(np.array(dims, dtype=np.int32), np.int32)
+
+
+def asarray(x: Any) -> Any:
+    """``x`` as an array, binding nothing: a refimpl array (or tracer) as it
+    is; NumPy data and a bool strongly typed, a Python number weakly (JAX's
+    lax-internal ``asarray``). Under a trace the result is a constant of the
+    program, never an equation."""
+    if is_refimpl_array(x):
+        return x
+    if isinstance(x, (bool, np.ndarray, np.generic)):
+        return as_array(x, weak_type=False)
+    if isinstance(x, (int, float, complex, tracing.TypedScalar)):
+        return as_array(x)
+    raise TypeError(f"asarray: expected ArrayLike, got {x} of type {type(x)}.")
+
+
+def delta(dtype: Any, shape: Sequence[int], axes: Sequence[int]) -> Any:
+    """The Kronecker delta of ``shape`` along ``axes``: 1 where the indices
+    along all of ``axes`` are equal, 0 elsewhere, constant along the other
+    axes, in ``dtype`` (strong). Example: ``delta(f32, (2, 3), (0, 1))`` is
+    ``[[1, 0, 0], [0, 1, 0]]``."""
+    axes = tuple(operator.index(a) for a in axes)
+    shape = _shape_tuple("delta", shape)
+    target = dtypes.canonicalize_dtype(np.dtype(dtype))
+    base = tuple(shape[a] for a in axes)
+    iotas = [structural.broadcasted_iota(np.uint32, base, i) for i in range(len(base))]
+    same: Any = np.ones(base, np.bool_)
+    for left, right in zip(iotas[:-1], iotas[1:], strict=True):
+        same = ew.bitwise_and(same, ew.eq(left, right))
+    return structural.broadcast_in_dim(ew.convert_element_type(same, target), shape, axes)
 
 
 __all__ = [

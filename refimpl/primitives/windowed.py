@@ -265,8 +265,7 @@ def _window_positions(
 def _chooser_jvp(prim: Primitive, arg_reduce: str):
     def rule(primals, tangents, **params):
         """The tangent of the element each window chose (the first one on ties,
-        as ``argmax``/``argmin``): windows are read as patches of the padded
-        operand (padding: the identity, whose tangent is 0)."""
+        as ``argmax``/``argmin``)."""
 
         (x,), (t,) = primals, tangents
         out = prim.bind(x, **params)
@@ -279,35 +278,44 @@ def _chooser_jvp(prim: Primitive, arg_reduce: str):
         if 0 in out_aval.shape:  # no window (negative padding may crop past the operand)
             return out, ad_helpers.zeros(ad_helpers.tangent_aval(out_aval))
         t = ad_helpers.instantiate(t, ad_helpers.tangent_aval(x_aval))
-        config = [
-            (lo, hi, b - 1)
-            for (lo, hi), b in zip(params["padding"], params["base_dilation"], strict=True)
-        ]
-        identity = _IDENTITY[prim.name](x_aval.dtype)
-        padded_x = structural.pad(x, np.asarray(identity, x_aval.dtype), config)
-        padded_t = structural.pad(t, ad_helpers.scalar(0, ad_helpers.aval_of(t)), config)
-        out_shape = out_aval.shape
-        positions = _window_positions(x_aval.shape, out_shape, params)
-        size = int(np.prod(ad_helpers.aval_of(padded_x).shape))
-        patches_x = indexing.gather_along_axis_p.bind(
-            structural.reshape(padded_x, (size,)), positions, axis=0, mode="clip", fill_value=None
-        )
-        patches_t = indexing.gather_along_axis_p.bind(
-            structural.reshape(padded_t, (size,)), positions, axis=0, mode="clip", fill_value=None
-        )
-        last = len(out_shape)
-        chosen = getattr(reductions, arg_reduce)(patches_x, last, np.int32)
-        window = positions.shape[-1]
-        flat_t = structural.reshape(patches_t, (int(np.prod(positions.shape, dtype=np.int64)),))
-        rows = structural.reshape(
-            structural.iota(np.int32, int(np.prod(out_shape, dtype=np.int64))), out_shape
-        )
-        index = elementwise.add(elementwise.mul(rows, np.int32(window)), chosen)
-        return out, indexing.gather_along_axis_p.bind(
-            flat_t, index, axis=0, mode="clip", fill_value=None
-        )
+        return out, chosen_values(x, t, prim.name, out_aval.shape, params)
 
     return rule
+
+
+def chosen_values(x: Any, t: Any, reduction: str, out_shape: tuple, params: dict) -> Any:
+    """For each window of ``x`` (``params`` as a window primitive's), the
+    element of ``t`` (``x``'s shape) at the place ``reduction``
+    (``reduce_window_max`` or ``_min``) chooses in ``x``: the first one on ties,
+    as ``argmax``/``argmin``. Windows are read as patches of the padded
+    operand (``x`` padded with the reduction's identity, ``t`` with 0). Linear
+    in ``t``: the max/min window's tangent, and JAX's ``select_and_gather_add``."""
+    x_aval, t_aval = ad_helpers.aval_of(x), ad_helpers.aval_of(t)
+    config = [
+        (lo, hi, b - 1)
+        for (lo, hi), b in zip(params["padding"], params["base_dilation"], strict=True)
+    ]
+    identity = _IDENTITY[reduction](x_aval.dtype)
+    padded_x = structural.pad(x, np.asarray(identity, x_aval.dtype), config)
+    padded_t = structural.pad(t, ad_helpers.scalar(0, t_aval), config)
+    positions = _window_positions(x_aval.shape, out_shape, params)
+    size = int(np.prod(ad_helpers.aval_of(padded_x).shape))
+    patches_x = indexing.gather_along_axis_p.bind(
+        structural.reshape(padded_x, (size,)), positions, axis=0, mode="clip", fill_value=None
+    )
+    patches_t = indexing.gather_along_axis_p.bind(
+        structural.reshape(padded_t, (size,)), positions, axis=0, mode="clip", fill_value=None
+    )
+    last = len(out_shape)
+    arg_reduce = "argmax" if reduction == "reduce_window_max" else "argmin"
+    chosen = getattr(reductions, arg_reduce)(patches_x, last, np.int32)
+    window = positions.shape[-1]
+    flat_t = structural.reshape(patches_t, (int(np.prod(positions.shape, dtype=np.int64)),))
+    rows = structural.reshape(
+        structural.iota(np.int32, int(np.prod(out_shape, dtype=np.int64))), out_shape
+    )
+    index = elementwise.add(elementwise.mul(rows, np.int32(window)), chosen)
+    return indexing.gather_along_axis_p.bind(flat_t, index, axis=0, mode="clip", fill_value=None)
 
 
 reduce_window_max_p.def_jvp(_chooser_jvp(reduce_window_max_p, "argmax"))
@@ -597,6 +605,23 @@ def reduce_window(
             return pytree.tree_unflatten(treedef, [prim.bind(flat_operands[0], **params)])
     outs = reduce_window_p.bind(*flat_operands, *flat_inits, program=program, **params)
     return pytree.tree_unflatten(treedef, outs)
+
+
+def window_params(
+    name: str,
+    operand: Any,
+    window_dimensions: Any,
+    window_strides: Any,
+    padding: Any,
+    base_dilation: Any = None,
+    window_dilation: Any = None,
+) -> tuple[dict[str, Any], tuple[int, ...]]:
+    """A window primitive's params for ``operand`` (checked, in the
+    primitive's own words under ``name``) and the output shape they give."""
+    params = _normalize(
+        name, operand, window_dimensions, window_strides, padding, base_dilation, window_dilation
+    )
+    return params, _window_params(name, tracing.get_aval(operand, name, 0), params)
 
 
 def _monoid_window_primitive(program: Any, init: Any) -> Primitive | None:
