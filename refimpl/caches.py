@@ -5,6 +5,7 @@ caches (which the PJRT backend registers here).
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from refimpl.config import config
@@ -20,6 +21,17 @@ _fast_jitted: weakref.WeakSet = weakref.WeakSet()
 def register_fast_jitted(fast: Any) -> None:
     """Called by the PJRT backend for each FastJitted it makes."""
     _fast_jitted.add(fast)
+
+
+# Other caches of compiled programs a backend keeps (pjrt's eager (primitive,
+# params) jits), emptied by clear_caches as JAX's empties its primitive callables.
+_clearers: list[Callable[[], None]] = []
+
+
+def register_clearer(clear: Callable[[], None]) -> None:
+    """Called by a backend for each cache of compiled programs it keeps
+    outside ``jit``'s: ``clear_caches`` calls ``clear()``."""
+    _clearers.append(clear)
 
 
 def _clear_fast_caches(users_only: bool = False) -> None:
@@ -38,7 +50,8 @@ def clear_caches() -> None:
     """Forget every traced and compiled ``jit`` signature, as ``jax.clear_caches``.
 
     Clears the signature caches every ``jit(f)`` shares (and with them the
-    compiled executables they hold) and the C++ fast path's caches; the next
+    compiled executables they hold), the C++ fast path's caches and the
+    programs the backends compiled for eager operations; the next
     call of each function traces and compiles again. The persistent
     compilation cache on disk (``config.compilation_cache_dir``) is kept, and
     so are ``pmap``'s per-function caches (not reachable from here yet).
@@ -72,6 +85,8 @@ def clear_caches() -> None:
             cache.clear()
     jit_module.forget_private_caches()
     _clear_fast_caches()
+    for clear in list(_clearers):
+        clear()
 
 
 __all__ = [

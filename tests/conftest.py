@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -19,6 +21,24 @@ def _restore_config():
     yield
     for name, value in saved.items():
         config.update(name, value)
+
+
+def pytest_runtest_teardown(item, nextitem):
+    """After each test file, empty refimpl's and JAX's caches of compiled
+    programs. Each live XLA CPU executable (the plugin's and jaxlib's alike)
+    holds 3 memory mappings, and Linux allows a process 65,530
+    (``vm.max_map_count``); a worker that runs a third of the suite keeps every
+    executable its files' module-level and parametrized functions compiled,
+    and past about 21,800 of them XLA's next compile segfaults (CI, round 19:
+    a worker died in JAX's compile; docs/semantics.md 16.1)."""
+    if nextitem is not None and nextitem.path == item.path:
+        return
+    import refimpl
+
+    refimpl.clear_caches()
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        jax.clear_caches()
 
 
 @pytest.fixture

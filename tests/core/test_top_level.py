@@ -164,6 +164,22 @@ def test_clear_caches_retraces(backend):
     assert len(calls) == 2
 
 
+def test_clear_caches_forgets_pjrt_eager_programs_as_jax_forgets_its_primitive_callables():
+    from refimpl import test_events
+
+    ri.config.update("backend", "pjrt")
+    x = ri.device_put(np.ones(3, np.float32))
+    with test_events.count(test_events.PJRT_EAGER_PRIMITIVE) as made:
+        ri.lax.sin_p.bind(x)  # (a primitive bound eagerly: pjrt's eager dispatch)
+        ri.lax.sin_p.bind(x)  # kept: the same (primitive, params)
+        assert made() <= 1
+        before = made()
+        ri.clear_caches()
+        out = ri.lax.sin_p.bind(x)
+        np.testing.assert_allclose(out, np.sin(np.ones(3, np.float32)), rtol=1e-6)
+        assert made() == before + 1  # made again after clear_caches
+
+
 def test_ensure_compile_time_eval_is_concrete(backend):
     seen = []
 

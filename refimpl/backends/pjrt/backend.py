@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 import refimpl.numpy as rnp
-from refimpl import dtypes, pytree, stages, test_events, tracing
+from refimpl import caches, dtypes, pytree, stages, test_events, tracing
 from refimpl.array import Array, placement_rule
 from refimpl.backends.pjrt import compilation_cache, fast_path, host_callbacks
 from refimpl.backends.pjrt import executables as executables_module
@@ -735,6 +735,9 @@ def clear_eager_primitives() -> None:
     empties them first, as JAX's empties its cache of primitive callables)."""
     with _eager_lock:
         _eager_jitted.clear()
+
+
+caches.register_clearer(clear_eager_primitives)
 
 
 def _impl_on_host(
