@@ -45,7 +45,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _is_refimpl(frame: types.FrameType) -> bool:
-    return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR)
+    return is_refimpl_file(frame.f_code.co_filename)
+
+
+def is_refimpl_file(filename: str) -> bool:
+    """``filename`` is one of refimpl's own source files."""
+    return os.path.abspath(filename).startswith(_PACKAGE_DIR)
 
 
 def user_site() -> str | None:

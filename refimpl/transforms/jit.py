@@ -34,7 +34,16 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from refimpl import _wraps, backends, dtypes, monitoring, pytree, test_events, tracing
+from refimpl import (
+    _wraps,
+    backends,
+    dtypes,
+    monitoring,
+    pytree,
+    test_events,
+    traceback_util,
+    tracing,
+)
 from refimpl.config import config, matmul_precision, numpy_promotion
 from refimpl.core import AbstractRef, Program, ShapedArray, ShapeError, shape_error_at
 from refimpl.errors import NonHashableStaticArgumentError
@@ -1548,12 +1557,14 @@ class Jitted:
         entry = cache.get(call.signature)
         if entry is not None:
             return entry
-        if config.explain_cache_misses and (self._cache or self._own_cache):
-            logger.warning(
-                "TRACING CACHE MISS for jit(%s): %s",
-                self.__name__,
-                explain_miss(call, [*self._cache, *self._own_cache], self.spec),
-            )
+        if config.explain_cache_misses:
+            why: str | None
+            if self._cache or self._own_cache:
+                why = explain_miss(call, [*self._cache, *self._own_cache], self.spec)
+            else:
+                why = explain_new_function(self.fun, self.__name__)
+            if why is not None:
+                logger.warning("TRACING CACHE MISS for jit(%s): %s", self.__name__, why)
         try:  # JAX 0.10.2 keys its cache on the function: an unhashable one is a TypeError
             hash(self.fun)
         except TypeError as err:
@@ -1968,6 +1979,33 @@ def _weak_stripped(signature: Signature) -> Signature:
 
 
 # --- explaining cache misses -----------------------------------------------------------
+
+
+# the call sites (file:line of the user's frame) where a function was traced for
+# the first time with explain_cache_misses on
+_new_function_sites: set[str] = set()
+
+
+def explain_new_function(fun: Callable, name: str) -> str | None:
+    """The first trace of a user's function, as JAX 0.10.2 explains it: "never
+    seen function", and a hint when a function was first traced at the same
+    call site before (a function defined anew on each call is never cached).
+    None for refimpl's own functions (JAX explains only a user's)."""
+    code = getattr(inspect.unwrap(fun), "__code__", None)
+    if code is not None and traceback_util.is_refimpl_file(code.co_filename):
+        return None
+    where = f" defined at {code.co_filename}:{code.co_firstlineno}" if code is not None else ""
+    line = f"never seen function: {name} id={id(fun)}{where}"
+    site = traceback_util.user_site()
+    if site is None:
+        return line
+    if site in _new_function_sites:
+        return (
+            f"{line}; but seen another function defined on the same line; maybe the "
+            "function is being re-defined repeatedly, preventing caching?"
+        )
+    _new_function_sites.add(site)
+    return line
 
 
 def explain_miss(call: CallArgs, previous: list[Signature], spec: ArgSpec) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import operator
 
 import jax
 import jax.numpy as jnp
@@ -233,12 +234,13 @@ def test_explain_cache_misses_names_argument_and_change(caplog):
     f = ri.jit(scale, static_argnames="factor")
     with caplog.at_level(logging.WARNING, logger="refimpl.jit"):
         f(np.ones(3, np.float32), factor=2)
-        assert caplog.records == []  # the first trace is not a miss worth explaining
+        (first,) = caplog.records  # the first trace: a function never seen, as JAX
+        assert "never seen function: scale" in first.getMessage()
         f(np.ones(4, np.float32), factor=2)
         f(np.ones(4, np.int32), factor=2)
         f(np.ones(4, np.int32), factor=5)
         f(1, factor=5)
-    messages = [r.getMessage() for r in caplog.records]
+    messages = [r.getMessage() for r in caplog.records][1:]
     assert len(messages) == 4
     assert "jit(scale)" in messages[0] and "x: shape changed from (3,) to (4,)" in messages[0]
     assert "x: dtype changed from float32 to int32" in messages[1]
@@ -252,7 +254,7 @@ def test_explain_weak_type_change(caplog):
     with caplog.at_level(logging.WARNING, logger="refimpl.jit"):
         f(np.float32(1))
         f(1.0)
-    (record,) = caplog.records
+    _, record = caplog.records
     assert "weak_type changed from False to True" in record.getMessage()
 
 
@@ -262,8 +264,45 @@ def test_explain_tree_change(caplog):
     with caplog.at_level(logging.WARNING, logger="refimpl.jit"):
         f((1.0, 2.0))
         f((1.0, 2.0, 3.0))
-    (record,) = caplog.records
+    _, record = caplog.records
     assert "tree structure" in record.getMessage()
+
+
+def _first_trace_logs(api, make_jit, caplog):
+    """The warnings the first traces of ``make_jit``'s functions log, each
+    function made anew on one line (JAX's test_cache_miss_explanations_new_function_in_loop)."""
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        for _ in range(2):
+            make_jit()(3)
+        api.jit(operator.add)(42, 24)  # no source: named without a place
+    return [r.getMessage() for r in caplog.records]
+
+
+def test_first_trace_of_a_function_is_explained_as_jax(backend, caplog):
+    import jax
+
+    ri.clear_caches()  # jit(operator.add) of an earlier case: a cache hit, or a retrace
+    jax.clear_caches()
+    ri.config.update("explain_cache_misses", True)
+    ours = _first_trace_logs(ri, lambda: ri.jit(lambda x: 2 * x), caplog)
+    with jax.explain_cache_misses(True):
+        theirs = _first_trace_logs(jax, lambda: jax.jit(lambda x: 2 * x), caplog)
+    assert len(ours) == len(theirs) == 3
+    for mine, jaxs in zip(ours, theirs, strict=True):
+        assert ("never seen function" in mine) == ("never seen function" in jaxs)
+        hint = "another function defined on the same line"
+        assert (hint in mine) == (hint in jaxs)
+    assert "another function defined on the same line" in ours[1]
+    assert "never seen function: add" in ours[2] and "defined at" not in ours[2]
+
+
+def test_refimpls_own_functions_are_not_explained(backend, caplog):
+    ri.config.update("explain_cache_misses", True)
+    with caplog.at_level(logging.WARNING, logger="refimpl.jit"):
+        rnp.cumsum(rnp.sin(np.ones(3, np.float32)) + 1)
+        ri.random.normal(ri.random.key(0), (3,))
+    assert caplog.records == []
 
 
 def test_nested_jit_is_one_equation_with_its_own_cache():
