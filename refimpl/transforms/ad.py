@@ -1741,6 +1741,14 @@ class _LinearizedJVP:
         self.in_tree, self.primal_avals, self.nonzero = in_tree, primal_avals, nonzero
         self.out_tree = out_tree
 
+    @property
+    def args(self) -> tuple[Any]:
+        """``(linear program,)``: the program this function evaluates (its
+        inputs the residuals, then the nonzero tangents), where JAX 0.10.2's
+        linearized function holds its linear jaxpr (``f_lin.func.args[0]``,
+        which programs read to see what the linear part recomputes)."""
+        return (self.linear,)
+
     def __call__(self, residuals: list, *tangents: Any) -> Any:
         tu = _tree()
         t_leaves, t_tree = tu.tree_flatten(tuple(tangents))
