@@ -22,6 +22,7 @@ inputs (``nothing_saveable``).
 from __future__ import annotations
 
 import inspect
+import logging
 import operator
 import threading
 import weakref
@@ -550,6 +551,51 @@ def remat_plan(program: Program, nonzero: Sequence[bool], policy: Callable | Non
     return RematPlan(fwd, known_used, linear, rec_used[:n_in], len(saved), lp.out_nonzero)
 
 
+# JAX 0.10.2 logs what a checkpoint's reverse-mode split saves (DEBUG) on
+# jax._src.ad_checkpoint; refimpl on refimpl.ad_checkpoint, in its words
+_logger = logging.getLogger("refimpl.ad_checkpoint")
+
+
+def _log_saved(program: Program, plan: RematPlan) -> None:
+    """One DEBUG record: the inputs the recomputation reads ("saving inputs
+    with shapes") and the values the policy saved ("saving these
+    intermediates", each with the equation that made it), as JAX's."""
+    if not _logger.isEnabledFor(logging.DEBUG):
+        return
+    inputs = [a for a, used in zip(program.in_avals, plan.linear_used, strict=True) if used]
+    n_out = len(program.out_vars)
+    known = plan.known
+    names = [""] * len(known.in_vars)
+    saved = [
+        (known.out_avals[n_out + i], _where(*_source_of_var(v, known.eqns, known.in_vars, names)))
+        for i, v in enumerate(known.out_vars[n_out:])
+    ]
+    head = "remat-decorated function"
+    lines: list[str] = []
+    if inputs:
+        head += " saving inputs with shapes:"
+        lines += [f"  {_short(a)}" for a in inputs]
+    if saved:
+        if inputs:
+            lines.append("and saving these intermediates:")
+        else:
+            head += " saving these intermediates:"
+        lines += [f"  {_short(a)} from {source}" for a, source in saved]
+    if lines:
+        _logger.debug("\n".join([head, *lines]))
+
+
+def _where(key: tuple, source: str) -> str:
+    # JAX names the equation's source line; refimpl's equations carry none, so
+    # the place is the equation's position in the checkpointed function
+    source = source.removeprefix("from ")
+    return f"{source} at equation {key[1]}" if key[0] == 2 else source
+
+
+def _short(aval: ShapedArray) -> str:
+    return f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
+
+
 def _remat_linearize(primals: list, tangents: list, *, program: Program, **params: Any):
     if any(eqn.primitive is io_callback_p for eqn in program.walk_eqns()):
         # the recomputation would repeat the callback's effects (JAX 0.10.2's words)
@@ -563,6 +609,7 @@ def _remat_linearize(primals: list, tangents: list, *, program: Program, **param
         ("remat_plan", tuple(nonzero), policy),
         lambda: remat_plan(program, nonzero, policy),
     )
+    _log_saved(program, plan)
     ref_finals = params.get("ref_finals", ())
     if (
         ref_finals
