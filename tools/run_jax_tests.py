@@ -170,6 +170,10 @@ INTERNAL_NAMES: dict[str, str] = {
     "jax._src.dtypes.is_weakly_typed": "refimpl.dtypes:weak_type_of_value",
     # the class of a ClosedJaxpr's ref effects (refimpl.effects)
     "jax._src.state.types.RefEffect": "refimpl.effects:RefEffect",
+    # JAX 0.10.2's key primitives as functions (not exported from jax.random)
+    "jax._src.prng.random_wrap": "refimpl.random._keys:random_wrap",
+    "jax._src.prng.random_unwrap": "refimpl.random._keys:random_unwrap",
+    "jax._src.prng.random_bits": "refimpl.random._basic:random_bits",
     # lax functions JAX 0.10.2 does not export from jax.lax (its tests call them)
     "jax._src.lax.parallel.pargmax": "refimpl.lax._parallel:pargmax",
     "jax._src.lax.parallel.pargmin": "refimpl.lax._parallel:pargmin",

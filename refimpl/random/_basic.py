@@ -55,6 +55,15 @@ def bits(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     return _run("bits", _random_bits, (dtype.itemsize * 8, _as_shape("bits", shape)), data)
 
 
+def random_bits(keys: Any, bit_width: int, shape: Sequence[int]) -> Any:
+    """``bit_width`` (8, 16, 32 or 64) random bits of ``shape`` as that
+    unsigned type (JAX 0.10.2's ``jax._src.prng.random_bits``, which its
+    tests call; not exported from jax.random, whose ``bits`` takes a dtype)."""
+    if bit_width not in _UINT_OF_BITS:
+        raise TypeError(f"random_bits: bit_width must be 8, 16, 32 or 64, got {bit_width}")
+    return bits(keys, shape, _UINT_OF_BITS[bit_width])
+
+
 # --- floats ---------------------------------------------------------------------------
 
 

@@ -1311,6 +1311,26 @@ def wrap_key_data(key_bits_array: Any, *, impl: Any = None) -> PRNGKeyArray:
     return _KEY_CLASSES[impl](data)
 
 
+# JAX 0.10.2's key primitives as functions (jax._src.prng.random_wrap /
+# random_unwrap; not exported from jax.random, which has wrap_key_data and
+# key_data): its own tests call them. Not in __all__.
+
+
+def random_wrap(base_arr: Any, *, impl: Any) -> PRNGKeyArray:
+    """Typed keys over the key data ``base_arr`` (``impl`` a PRNG
+    implementation object): ``wrap_key_data``."""
+    return wrap_key_data(base_arr, impl=impl)
+
+
+def random_unwrap(keys: Any) -> Any:
+    """The key data under the typed keys ``keys``; unlike ``key_data``, raw
+    key data (a uint32 array) is JAX's TypeError."""
+    if not isinstance(keys, PRNGKeyArray):
+        dtype = getattr(keys, "dtype", type(keys).__name__)
+        raise TypeError(f"random_unwrap takes key array operand, got {dtype}")
+    return key_data(keys)
+
+
 def key_impl(keys: Any) -> Any:
     """The implementation's name, or the ``define_prng_impl`` object of a user's."""
     _key_data_of("key_impl", keys, allow_batched=True)
