@@ -100,6 +100,7 @@ FAMILIES: Sequence[str] = (
     "numpy_grad_paths",
     "numpy_conversion_paths",
     "x64_dtype_paths",
+    "internal_helpers_paths",
 )
 
 
