@@ -1009,7 +1009,7 @@ def _all_to_all_batched(axes: Any, n_inputs: int, steps: Sequence[Step]) -> bool
         args = [varies[a] for a in step.args]
         if step.op == "all_to_all" and not all(args):
             return False
-        if step.op in ("psum", "pmean", "pmax", "pmin", "all_gather"):
+        if step.op in ("psum", "pmean", "pmax", "pmin", "pargmax", "pargmin", "all_gather"):
             out = False
         else:
             out = step.op in ("axis_index", "ppermute", "all_to_all") or any(args)
@@ -1066,6 +1066,11 @@ PMAP_OPS: list[Op] = [
        lambda a, p: f"ns.lax_.pmax({a[0]}, 'i')", context="pmap"),
     Op("pmin", 1, _f32_i32, lambda p, v: _same(v),
        lambda a, p: f"ns.lax_.pmin({a[0]}, 'i')", context="pmap"),
+    # JAX-internal (jax._src.lax.parallel): the first member holding the max/min
+    Op("pargmax", 1, _f32_i32, lambda p, v: _same(v, exact=True, dtype=I32),
+       lambda a, p: f"ns.internal.pargmax({a[0]}, 'i')", context="pmap"),
+    Op("pargmin", 1, _f32_i32, lambda p, v: _same(v, exact=True, dtype=I32),
+       lambda a, p: f"ns.internal.pargmin({a[0]}, 'i')", context="pmap"),
     Op("all_gather", 1, lambda v: _arrays(v) and _numeric(v) and len(v.shape) <= 2,
        lambda p, v: _same(v, shape=v.shape[: p["axis"]] + (PMAP_DEVICES,) + v.shape[p["axis"]:]),
        lambda a, p: f"ns.lax_.all_gather({a[0]}, 'i', axis={p['axis']})",

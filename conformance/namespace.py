@@ -88,6 +88,46 @@ class Namespace:
             return self.extras["api"]
         return importlib.import_module(self.lax_.__name__.split(".")[0])
 
+    @property
+    def internal(self) -> Any:
+        """The functions JAX 0.10.2 keeps out of its public modules that its own
+        tests call (``pargmax``, ``pargmin``, ``select_and_gather_add``,
+        ``select_and_scatter_add``, ``delta``, ``asarray``, ``random_unwrap``,
+        ``random_bits``): JAX's, or refimpl's equivalents (not in refimpl's
+        ``__all__`` either)."""
+        import types
+
+        if self.name == "jax":
+            from jax._src.lax import lax as jax_lax
+            from jax._src.lax import parallel, windowed_reductions
+            from jax._src.random import prng
+
+            found = {
+                "pargmax": parallel.pargmax,
+                "pargmin": parallel.pargmin,
+                "select_and_gather_add": windowed_reductions._select_and_gather_add,
+                "select_and_scatter_add": windowed_reductions._select_and_scatter_add,
+                "delta": jax_lax._delta,
+                "asarray": jax_lax.asarray,
+                "random_unwrap": prng.random_unwrap,
+                "random_bits": prng.random_bits,
+            }
+        else:
+            from refimpl.lax import _parallel, _shapes, _windowed
+            from refimpl.random import _basic, _keys
+
+            found = {
+                "pargmax": _parallel.pargmax,
+                "pargmin": _parallel.pargmin,
+                "select_and_gather_add": _windowed.select_and_gather_add,
+                "select_and_scatter_add": _windowed.select_and_scatter_add,
+                "delta": _shapes.delta,
+                "asarray": _shapes.asarray,
+                "random_unwrap": _keys.random_unwrap,
+                "random_bits": _basic.random_bits,
+            }
+        return types.SimpleNamespace(**found)
+
     # control flow lives in lax_; these are shortcuts so cases read naturally
     scan = property(lambda self: self.lax_.scan)
     while_loop = property(lambda self: self.lax_.while_loop)

@@ -28,41 +28,9 @@ POOL = _RNG.randn(3, 4, 6).astype(np.float32)
 TAN = _RNG.randn(3, 4, 6).astype(np.float32)
 
 
-def _helpers(ns: Any) -> dict[str, Any]:
-    """The implementation's own function of each name."""
-    if ns.name == "jax":
-        from jax._src.lax import lax as jax_lax
-        from jax._src.lax import parallel, windowed_reductions
-        from jax._src.random import prng
-
-        return {
-            "pargmax": parallel.pargmax,
-            "pargmin": parallel.pargmin,
-            "gather": windowed_reductions._select_and_gather_add,
-            "scatter": windowed_reductions._select_and_scatter_add,
-            "delta": jax_lax._delta,
-            "asarray": jax_lax.asarray,
-            "unwrap": prng.random_unwrap,
-            "bits": prng.random_bits,
-        }
-    from refimpl.lax import _parallel, _shapes, _windowed
-    from refimpl.random import _basic, _keys
-
-    return {
-        "pargmax": _parallel.pargmax,
-        "pargmin": _parallel.pargmin,
-        "gather": _windowed.select_and_gather_add,
-        "scatter": _windowed.select_and_scatter_add,
-        "delta": _shapes.delta,
-        "asarray": _shapes.asarray,
-        "unwrap": _keys.random_unwrap,
-        "bits": _basic.random_bits,
-    }
-
-
 def _parg(which: str, axis: int, dtype: str):
     def script(ns: Any) -> Any:
-        f = _helpers(ns)[which]
+        f = getattr(ns.internal, which)
         x = X.astype(dtype)
         return ns.api.vmap(lambda v: f(v, "i"), in_axes=axis, out_axes=None, axis_name="i")(x)
 
@@ -71,43 +39,46 @@ def _parg(which: str, axis: int, dtype: str):
 
 def _window(which: str, select: str, padding: str, strides: tuple):
     def script(ns: Any) -> Any:
-        h = _helpers(ns)
+        h = ns.internal
         prim = getattr(ns.api.lax, f"{select}_p")
         dims = (1, 2, 2)
         pads = ns.api.lax.padtype_to_pads(POOL.shape, dims, strides, padding)
-        gathered = h["gather"](TAN, POOL, prim, dims, strides, pads, (1, 1, 1), (1, 1, 1))
+        ones = (1, 1, 1)
+        gathered = h.select_and_gather_add(TAN, POOL, prim, dims, strides, pads, ones, ones)
         if which == "gather":
             return gathered
         source = np.arange(np.prod(np.shape(gathered)), dtype=np.float32).reshape(
             np.shape(gathered)
         )
-        return ns.jit(lambda s, x: h["scatter"](s, x, prim, dims, strides, pads))(source, POOL)
+        return ns.jit(lambda s, x: h.select_and_scatter_add(s, x, prim, dims, strides, pads))(
+            source, POOL
+        )
 
     return script
 
 
 def _delta(dtype: str, shape: tuple, axes: tuple):
     def script(ns: Any) -> Any:
-        return _helpers(ns)["delta"](np.dtype(dtype), shape, axes)
+        return ns.internal.delta(np.dtype(dtype), shape, axes)
 
     return script
 
 
 def _asarray(ns: Any) -> Any:
-    f = _helpers(ns)["asarray"]
+    f = ns.internal.asarray
     made = [f(1.0), f(np.float32(2.0)), f(np.array([1, 2], np.int32)), f(True)]
     eqns = len(ns.api.make_jaxpr(lambda: f(np.float32(2.0)))().eqns)
     return [*seen_leaves(ns, made, lambda v: v), eqns]
 
 
 def _unwrap_and_bits(ns: Any) -> Any:
-    h = _helpers(ns)
+    h = ns.internal
     keys = ns.api.random.split(ns.api.random.key(3), 2)
     return [
-        h["unwrap"](keys),
-        ns.api.vmap(h["unwrap"])(keys),
-        h["bits"](keys[0], bit_width=16, shape=(4,)),
-        ns.jit(lambda k: h["bits"](k, bit_width=8, shape=(3,)))(keys[1]),
+        h.random_unwrap(keys),
+        ns.api.vmap(h.random_unwrap)(keys),
+        h.random_bits(keys[0], bit_width=16, shape=(4,)),
+        ns.jit(lambda k: h.random_bits(k, bit_width=8, shape=(3,)))(keys[1]),
     ]
 
 

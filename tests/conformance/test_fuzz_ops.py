@@ -124,3 +124,41 @@ def test_the_unplanted_steps_agree_with_themselves():
     for name, (ops, _, _) in PLANTED.items():
         strategy = fuzz.programs([op for op in fuzz.OP_LIST if op.name in ops], max_steps=4)
         assert _first_difference(drawn_examples(strategy, 10, 0), impls) is None, name
+
+
+def _pargmax_last_on_ties(x, axis_name):
+    """pargmax that picks the last member holding the largest value (a wrong tie rule)."""
+    from refimpl.primitives import collectives, elementwise, structural
+
+    n = collectives.axis_size(axis_name)
+    here = collectives.axis_index(axis_name)
+    holds = elementwise.eq(x, collectives.pmax(x, axis_name))
+    shape = tuple(getattr(holds, "shape", ()))
+    mine = structural.broadcast_in_dim(np.int32(n - 1) - here, shape, ())
+    none = structural.broadcast_in_dim(np.int32(np.iinfo(np.int32).max), shape, ())
+    best = collectives.pmin(elementwise.select(holds, mine, none), axis_name)
+    return np.int32(n - 1) - best
+
+
+def test_a_planted_tie_rule_in_pargmax_is_found_in_pmap_programs(monkeypatch):
+    """pmap programs with a pargmax step (issue 29's JAX-internal collectives) show a
+    pargmax that takes the last member on ties: the step is drawn, compared, and its
+    int32 inputs tie often enough."""
+    import types
+
+    class Planted(RefImplementation):
+        def make_namespace(self):
+            ns = RefImplementation.make_namespace(self)
+            inner = ns.internal
+            fake = types.SimpleNamespace(**vars(inner))
+            fake.pargmax = _pargmax_last_on_ties
+            ns.__class__ = type("Planted", (type(ns),), {"internal": property(lambda _: fake)})
+            return ns
+
+    Planted.name = "planted-pargmax"
+    monkeypatch.setitem(impls_mod._REGISTRY, Planted.name, Planted)
+    impls = [impls_mod.get("ref"), impls_mod.get(Planted.name)]
+    ops = [op for op in fuzz.OP_LIST if op.name in ("pargmax", "psum", "negative", "astype")]
+    strategy = fuzz.programs(ops, max_steps=4, kinds=["pmap"], kind_odds=1)
+    found = _first_difference(drawn_examples(strategy, 200, 0), impls, "pargmax")
+    assert found is not None
