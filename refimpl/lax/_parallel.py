@@ -72,15 +72,15 @@ def pargmax(x: Any, axis_name: Any) -> Any:
     ``x`` is largest (the lowest such position on ties), int32, the same on
     every member: ``pmax`` finds the value, ``pmin`` of the positions that
     hold it picks the first."""
-    return _position_of(x, collectives.pmax(x, axis_name), axis_name, "pargmax")
+    return _position_of(x, collectives.pmax(x, axis_name), axis_name)
 
 
 def pargmin(x: Any, axis_name: Any) -> Any:
     """As :func:`pargmax`, for the smallest ``x``."""
-    return _position_of(x, collectives.pmin(x, axis_name), axis_name, "pargmin")
+    return _position_of(x, collectives.pmin(x, axis_name), axis_name)
 
 
-def _position_of(x: Any, chosen: Any, axis_name: Any, name: str) -> Any:
+def _position_of(x: Any, chosen: Any, axis_name: Any) -> Any:
     # one axis only: with several, "the position" would need a numbering of
     # their product, which JAX's pargmax does not define either (JAX's words
     # name pargmin for both)
