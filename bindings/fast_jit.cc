@@ -797,7 +797,9 @@ void FillEntry(Entry* entry, const py::handle spec, std::size_t num_leaves) {
   if (entry->outputs.size() != entry->executable->num_outputs()) {
     throw py::value_error("on_miss: the executable's output count differs from out_avals");
   }
-  entry->plan = CallPlan(donated, aliases, entry->outputs.size());
+  // the inputs the executable takes (empty: all; refimpl.transforms.dce.kept_inputs)
+  const std::vector<bool> kept = spec.attr("kept").cast<std::vector<bool>>();
+  entry->plan = CallPlan(donated, aliases, entry->outputs.size(), kept);
   entry->ref_outputs = spec.attr("ref_outputs").cast<std::vector<int>>();
   // Each Ref's final value is written back through its own buffer, after
   // the result's outputs (native/dispatch.h).
@@ -1060,6 +1062,12 @@ bool TransferHostInputs(const Entry& entry, const CallState& state, Launch* laun
     const py::handle leaf = state.leaves[i].object;
     const uint8_t kind = state.leaves[i].kind;
     if (kind == kPjrtLeaf || kind == kRefLeaf) continue;  // bound in step 2
+    if (!entry.plan.kept(i)) {  // the program does not read it: not transferred
+      if (kind == kRefArrayLeaf && leaf.attr(g_ctx.s_buffer).is_none()) {
+        leaf.attr(g_ctx.s_check_live)();  // deleted: its own error, as a read one's
+      }
+      continue;
+    }
     const LeafPlan& plan = entry.inputs[i];
     std::shared_ptr<Buffer> buffer;
     if (IsHostScalarLeaf(kind)) {
@@ -1204,10 +1212,11 @@ bool BindDeviceInputs(const Entry& entry, const CallState& state, Launch* launch
     }
     if (state.leaves[i].kind != kPjrtLeaf) continue;
     auto* array = reinterpret_cast<PjrtArrayObject*>(state.leaves[i].object.ptr());
-    if (!IsLive(array)) {
+    if (!IsLive(array)) {  // (an unread one too, as the Python path's signature)
       SetDeletedError(array);
       return false;
     }
+    if (!entry.plan.kept(i)) continue;  // the program does not read it: not passed
     if (array->buffer->client().get() != client) {
       *slow = true;
       return false;

@@ -35,14 +35,24 @@ std::size_t ResultOutputsBeforeWriteBacks(const std::vector<int>& written,
 }
 
 CallPlan::CallPlan(const std::vector<bool>& donated, const std::vector<int>& aliases,
-                   std::size_t num_outputs)
+                   std::size_t num_outputs, const std::vector<bool>& kept)
     : inputs_(donated.size()), output_sources_(num_outputs, -1) {
   if (aliases.size() != donated.size()) {
     throw std::invalid_argument("CallPlan: one alias per input is required");
   }
+  if (!kept.empty() && kept.size() != donated.size()) {
+    throw std::invalid_argument("CallPlan: one kept flag per input is required");
+  }
   for (std::size_t i = 0; i < donated.size(); ++i) {
     InputPlan& input = inputs_[i];
     input.donated = donated[i];
+    if (kept.empty() || kept[i]) {
+      input.param = static_cast<int>(num_params_++);
+    } else if (input.donated) {
+      // the caller deletes a donated input: the executable must take it
+      throw std::invalid_argument("CallPlan: input " + std::to_string(i) +
+                                  " is donated but not kept");
+    }
     any_donated_ = any_donated_ || input.donated;
     const int alias = aliases[i];
     if (alias < 0) continue;
@@ -90,8 +100,23 @@ bool Launch::MemoryTaken(const CallPlan& plan, std::size_t i) const {
 
 void Execute(const Executable& executable, const CallPlan& plan, Launch* launch) {
   launch->raw_outputs.resize(plan.num_outputs());
-  executable.ExecuteInto(launch->handles.data(), launch->handles.size(), launch->raw_outputs.data(),
-                         launch->non_donatable.data(), launch->non_donatable.size());
+  if (plan.num_params() == launch->handles.size()) {  // every input is a parameter
+    executable.ExecuteInto(launch->handles.data(), launch->handles.size(),
+                           launch->raw_outputs.data(), launch->non_donatable.data(),
+                           launch->non_donatable.size());
+    return;
+  }
+  SmallVector<PJRT_Buffer*, 16> params;
+  for (std::size_t i = 0; i < launch->handles.size(); ++i) {
+    if (plan.kept(i)) params.push_back(launch->handles[i]);
+  }
+  // the non-donatable inputs by their parameter positions (aliased ones are kept)
+  SmallVector<int64_t, 4> non_donatable;
+  for (int64_t i : launch->non_donatable) {
+    non_donatable.push_back(plan.inputs()[static_cast<std::size_t>(i)].param);
+  }
+  executable.ExecuteInto(params.data(), params.size(), launch->raw_outputs.data(),
+                         non_donatable.data(), non_donatable.size());
 }
 
 void OwnOutputs(const CallPlan& plan, const std::shared_ptr<Client>& client, Launch* launch) {

@@ -23,6 +23,10 @@ namespace refimpl {
 struct InputPlan {
   bool donated = false;
   bool aliased = false;  // the module writes an output into this input's buffer
+  // The executable's parameter this input is passed as, or -1: a jit's
+  // executable takes only the inputs its program reads (JAX's
+  // keep_unused=False), so an unread one is neither transferred nor passed.
+  int param = -1;
 };
 
 // The donation and aliasing plan of one compiled signature.
@@ -30,20 +34,28 @@ class CallPlan {
  public:
   CallPlan() = default;
   // `aliases[i]`: the output written into input i's buffer, or -1.
+  // `kept[i]`: whether input i is a parameter of the executable (empty:
+  // every input is, in order).
   // Throws std::invalid_argument on an alias that names no output, two
-  // inputs aliased to one output, or an aliased input that is not donated.
+  // inputs aliased to one output, an aliased input that is not donated, or
+  // a donated input that is not kept.
   CallPlan(const std::vector<bool>& donated, const std::vector<int>& aliases,
-           std::size_t num_outputs);
+           std::size_t num_outputs, const std::vector<bool>& kept = {});
 
   const std::vector<InputPlan>& inputs() const { return inputs_; }
   std::size_t num_outputs() const { return output_sources_.size(); }
   // The donated input whose buffer output j is written into, or -1.
   int output_source(std::size_t j) const { return output_sources_[j]; }
   bool any_donated() const { return any_donated_; }
+  // Whether input i is passed to the executable.
+  bool kept(std::size_t i) const { return inputs_[i].param >= 0; }
+  // How many parameters the executable takes (the kept inputs).
+  std::size_t num_params() const { return num_params_; }
 
  private:
   std::vector<InputPlan> inputs_;
   std::vector<int> output_sources_;
+  std::size_t num_params_ = 0;
   bool any_donated_ = false;
 };
 
@@ -83,7 +95,7 @@ std::size_t ResultOutputsBeforeWriteBacks(const std::vector<int>& written,
 
 class Executable;
 
-// Runs `executable` on the launch's inputs into launch->raw_outputs.
+// Runs `executable` on the launch's kept inputs into launch->raw_outputs.
 void Execute(const Executable& executable, const CallPlan& plan, Launch* launch);
 
 // Owns every output handle. An output written into a donated input's

@@ -136,6 +136,28 @@ def placed_leaves(program: Program, leaves: list[Any], keep_unused: bool) -> lis
     return [leaf if u else None for leaf, u in zip(leaves, used, strict=True)]
 
 
+def kept_inputs(
+    program: Program, donated: Sequence[bool], keep_unused: bool
+) -> tuple[bool, ...] | None:
+    """Which inputs of ``program`` a jit's executable takes, or None for all.
+
+    JAX 0.10.2 prunes the inputs its program does not read before lowering
+    (``keep_unused=False``, the default): its executable has no parameter
+    for them, so they are never copied to the device and the lowered text's
+    ``@main`` does not list them. Donated inputs are kept, whether read or
+    not: refimpl deletes every donated array after a call (SPEC "Donation"),
+    and only a buffer the executable takes can be given up to it. With
+    ``keep_unused`` every input is a parameter."""
+    if keep_unused:
+        return None
+    used = _live(program)[1]
+    if len(used) != len(program.in_vars) or all(used):
+        return None
+    donated = list(donated) if len(donated) == len(used) else [False] * len(used)
+    kept = tuple(bool(u or d) for u, d in zip(used, donated, strict=True))
+    return None if all(kept) else kept
+
+
 def with_params(eqn: Eqn, **changed: Any) -> dict[str, Any]:
     """``eqn``'s parameters with ``changed`` replaced, of the same mapping type
     (parameters that also answer to JAX's names keep doing so)."""

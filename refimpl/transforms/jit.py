@@ -588,6 +588,7 @@ class CacheEntry:
     captured: list[Any] = field(default_factory=list)  # outer tracers (nested jit only)
     donation: DonationPlan = field(default_factory=lambda: DonationPlan(()))
     executable: Any = None  # backend-specific compiled form, filled in lazily
+    executable_all: Any = None  # pjrt: one taking every input (jit(keep_unused=True))
     donation_warned: bool = False  # the "not usable" warning is given once per entry
     custom_out_tree: bool | None = None  # out_tree has user-defined nodes? (ref backend)
     # Input leaves that are Refs: the program takes their values and returns

@@ -61,7 +61,7 @@ from refimpl.primitives.base import (
 )
 from refimpl.primitives.elementwise import copy_p
 from refimpl.transforms import block_arrays, donation
-from refimpl.transforms.dce import placed_leaves
+from refimpl.transforms.dce import kept_inputs, placed_leaves
 from refimpl.transforms.jit import (
     _check_compiler_options,
     _differences,
@@ -277,7 +277,7 @@ def _run(
     device, committed = placement(leaves, call.paths, f"jit({name})")
     if _callback_devices:
         device = _away_from_callers(device, committed, name)
-    compiled = compiled if compiled is not None else executables(entry, name)
+    compiled = compiled if compiled is not None else executables(entry, name, keep_unused)
     if compiled.has_host_callbacks:
         index = index_of(device)
         with _callback_devices_lock:
@@ -294,10 +294,13 @@ def _launch(
     entry: Any, call: Any, name: str, compiled: Any, device: Any, committed: bool
 ) -> list[PjrtArray]:
     executable = compiled.for_device(device)
-    buffers = [
-        _input_buffer(leaf, aval, device)
-        for leaf, aval in zip(call.leaves, call.signature.avals, strict=True)
-    ]
+    kept = compiled.kept or (True,) * len(call.leaves)
+    buffers = []
+    for leaf, aval, keep in zip(call.leaves, call.signature.avals, kept, strict=True):
+        if keep:
+            buffers.append(_input_buffer(leaf, aval, device))
+        elif isinstance(leaf, Array):  # unread: not copied, but a deleted one is still an error
+            leaf._check_live()
     if compiled.platform_index is not None:  # lowered for several platforms
         index = np.asarray(compiled.platform_index, np.int32)
         buffers.insert(0, to_device(index, device))
@@ -332,8 +335,11 @@ def make_fast_jitted(fun: Any, kwargs: dict[str, Any]) -> Any:
     return fast_path.make_fast_jitted(fun, kwargs, _on_miss_compile)
 
 
-def _on_miss_compile(entry: Any, name: str, device: Any) -> Any:
-    return executables(entry, name).for_device(device)
+def _on_miss_compile(
+    entry: Any, name: str, device: Any, keep_unused: bool
+) -> tuple[Any, tuple[bool, ...] | None]:
+    compiled = executables(entry, name, keep_unused)
+    return compiled.for_device(device), compiled.kept
 
 
 # --- Traced.lower() and Lowered.compile() -------------------------------------------------
@@ -401,7 +407,9 @@ class Lowered:
         self._platforms = _check_platforms(name, lowering_platforms)
         local = (executables_module.local_platform(),) if self._platforms is not None else None
         if self._platforms is None or self._platforms == local:
-            self._executables = executables(traced.entry, traced.jitted.__name__)
+            self._executables = executables(
+                traced.entry, traced.jitted.__name__, traced.jitted.keep_unused
+            )
         else:
             entry = traced.entry
             assert local is not None  # set whenever self._platforms is
@@ -413,6 +421,7 @@ class Lowered:
                 donated=entry.donation.donated,
                 platforms=self._platforms,
                 platform_index=index,
+                kept=kept_inputs(entry.program, entry.donation.donated, traced.jitted.keep_unused),
             )
         _ = self._executables.module  # lower now: lowering errors belong to lower()
 
@@ -517,7 +526,9 @@ class Compiled:
 
     def __init__(self, traced: Any, compiled: Any = None) -> None:
         self._traced = traced
-        self._executables = compiled or executables(traced.entry, traced.jitted.__name__)
+        self._executables = compiled or executables(
+            traced.entry, traced.jitted.__name__, traced.jitted.keep_unused
+        )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         traced = self._traced

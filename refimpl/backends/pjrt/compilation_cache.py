@@ -236,12 +236,13 @@ def program_key(
     platforms: tuple[str, ...] | None,
     target: str,
     client: Any,
+    kept: tuple[bool, ...] | None = None,
 ) -> str | None:
     """The first-level key: hex SHA-256 of a traced Program and everything its
     lowering and compilation depend on, or None when the Program holds
     something without a stable content (see :func:`program_fingerprint`).
 
-    ``name``, ``aliases``, ``donated`` and ``platforms`` are the arguments of
+    ``name``, ``aliases``, ``donated``, ``platforms`` and ``kept`` are the arguments of
     ``lowering.lower_program``; ``target`` describes the compile options (the
     device assignment), which are then derived from it by refimpl's code.
     """
@@ -264,6 +265,7 @@ def program_key(
         repr(sorted((aliases or {}).items())),
         repr(None if donated is None else [bool(d) for d in donated]),
         repr(platforms),
+        repr(kept),
         text,
     ):
         encoded = part if isinstance(part, bytes) else part.encode()

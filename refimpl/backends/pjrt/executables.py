@@ -20,6 +20,7 @@ from refimpl.backends.pjrt import runtime as pjrt_runtime
 from refimpl.backends.pjrt.runtime import client, local_platform
 from refimpl.primitives.callback import io_callback_p, pure_callback_p
 from refimpl.primitives.debug import debug_callback_p, debug_print_p
+from refimpl.transforms.dce import kept_inputs
 
 __all__ = [
     "client",
@@ -96,11 +97,15 @@ class _Executables:
         platforms: tuple[str, ...] | None = None,
         platform_index: int | None = None,
         fun_name: str | None = None,
+        kept: tuple[bool, ...] | None = None,
     ) -> None:
         self._program = program
         # the name monitoring's lowering and compile events carry (JAX's "jit(f)")
         self._fun_name = f"jit({name})" if fun_name is None else fun_name
-        self._lowering = {"name": name, "aliases": aliases, "donated": donated}
+        self._lowering = {"name": name, "aliases": aliases, "donated": donated, "kept": kept}
+        # The inputs the executables take, one flag per program input (None:
+        # all): a call passes only these (refimpl.transforms.dce.kept_inputs).
+        self.kept = kept
         self._platforms = platforms
         self._module: Any = None
         self._host_callbacks: Any = None
@@ -180,17 +185,25 @@ def has_host_callbacks(program: Any) -> bool:
 _entry_lock = threading.Lock()
 
 
-def executables(entry: Any, name: str) -> _Executables:
-    found = entry.executable
+def executables(entry: Any, name: str, keep_unused: bool = False) -> _Executables:
+    """The executables of a jit cache entry, made on first use: they take the
+    inputs the program reads (and the donated ones), or every input for a
+    ``jit(keep_unused=True)`` (kept apart: entries are shared between jits of
+    one function with the same options otherwise)."""
+    pruned = kept_inputs(entry.program, entry.donation.donated, keep_unused=False)
+    kept = None if keep_unused else pruned
+    slot = "executable_all" if keep_unused and pruned is not None else "executable"
+    found = getattr(entry, slot)
     if found is None:
         with _entry_lock:
-            found = entry.executable
+            found = getattr(entry, slot)
             if found is None:
                 found = _Executables(
                     entry.program,
                     name=name,
                     aliases=entry.aliases,
                     donated=entry.donation.donated,
+                    kept=kept,
                 )
-                entry.executable = found
+                setattr(entry, slot, found)
     return found

@@ -141,12 +141,13 @@ _pjrt.FastJitted.__getstate__ = lambda fast: jit_state(fast._jitted)
 def make_fast_jitted(
     fun: Callable[..., Any],
     kwargs: dict[str, Any],
-    compile_executable: Callable[[Any, str, Any], Any],
+    compile_executable: Callable[[Any, str, Any, bool], Any],
 ) -> Any:
     """``jit(fun, **kwargs)`` on PJRT: a C++ FastJitted in front of a refimpl Jitted.
 
-    ``compile_executable(entry, name, device)`` gives the executable of a
-    Python cache entry on a device (the backend's compiler). With
+    ``compile_executable(entry, name, device, keep_unused)`` gives the
+    executable of a Python cache entry on a device (the backend's compiler)
+    and the input leaves it takes (None: all). With
     ``backend=None`` the callable follows ``config.backend``: it runs here
     while that is ``"pjrt"`` and hands every call to the Jitted otherwise.
     """
@@ -175,7 +176,7 @@ _miss_lock = threading.RLock()
 
 
 def on_miss(
-    compile_executable: Callable[[Any, str, Any], Any],
+    compile_executable: Callable[[Any, str, Any, bool], Any],
     fast: Any,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
@@ -219,8 +220,8 @@ def on_miss(
         )
         if any(isinstance(leaf, PjrtArray) and leaf.device != device for leaf in leaves):
             return None  # the Python path copies it over
-        executable = compile_executable(entry, name, device)
-        return entry_spec(entry, signature, executable, device, committed, jitted.fun)
+        executable, kept = compile_executable(entry, name, device, jitted.keep_unused)
+        return entry_spec(entry, signature, executable, device, committed, jitted.fun, kept)
 
 
 class LeafType(NamedTuple):
@@ -281,10 +282,19 @@ class EntrySpec(NamedTuple):
     ref_closure: tuple[Any, ...] | None = None
     ref_global_names: tuple[str, ...] = ()
     ref_globals: dict[str, Any] = {}  # noqa: RUF012 - read only, never mutated here
+    # Per input leaf, whether the executable takes it (() : every leaf); an
+    # unread one is neither copied nor passed (refimpl.transforms.dce.kept_inputs).
+    kept: tuple[bool, ...] = ()
 
 
 def entry_spec(
-    entry: Any, signature: Any, executable: Any, device: Any, committed: bool, fun: Any = None
+    entry: Any,
+    signature: Any,
+    executable: Any,
+    device: Any,
+    committed: bool,
+    fun: Any = None,
+    kept: tuple[bool, ...] | None = None,
 ) -> EntrySpec:
     """The :class:`EntrySpec` of a Python cache entry compiled for ``device``.
 
@@ -321,6 +331,7 @@ def entry_spec(
         ref_closure=closure,
         ref_global_names=global_names,
         ref_globals=module_globals,
+        kept=kept or (),
     )
 
 

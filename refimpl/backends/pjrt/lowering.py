@@ -46,6 +46,7 @@ register the dialects.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -790,6 +791,7 @@ def lower_program(
     aliases: dict[int, int] | None = None,
     donated: Sequence[bool] | None = None,
     platforms: Sequence[str] | None = None,
+    kept: Sequence[bool] | None = None,
 ) -> ir.Module:
     """The StableHLO module ``@name`` whose public ``@main`` computes ``program``.
 
@@ -803,15 +805,36 @@ def lower_program(
     ``lax.platform_dependent`` differs. With several platforms ``@main`` takes
     a leading ``tensor<i32>`` argument ``_platform_index``: the position of
     the platform the executable runs on in ``platforms``.
+
+    ``kept`` (one flag per input; None: all) are the inputs ``@main`` takes
+    (``refimpl.transforms.dce.kept_inputs``): the others are unread, and
+    ``aliases``/``donated`` are given by input and renumbered here.
     """
     test_events.record(test_events.PJRT_LOWERING)  # jit's, pmap's and sharded jit's alike
     program = live_program(program)  # dead code removed, as JAX's lowering
+    if kept is not None:
+        program, aliases, donated = _without_unread_inputs(program, kept, aliases, donated)
     # the callables of host callbacks the rules registered: kept with the module
     # until the owner of its executables adopts them (host_callbacks)
     with host_callbacks.collecting() as callbacks:
         module = _lower_program(program, name, aliases or {}, donated, platforms)
     host_callbacks.attach(module, callbacks)
     return module
+
+
+def _without_unread_inputs(
+    program: Program,
+    kept: Sequence[bool],
+    aliases: dict[int, int] | None,
+    donated: Sequence[bool] | None,
+) -> tuple[Program, dict[int, int], Sequence[bool] | None]:
+    """``program`` taking only its ``kept`` inputs, with the donation plan by
+    its new input positions (a donated input is always kept)."""
+    position = {i: k for k, i in enumerate(i for i, keep in enumerate(kept) if keep)}
+    new_aliases = {position[i]: j for i, j in (aliases or {}).items()}
+    new_donated = None if donated is None else [d for d, keep in zip(donated, kept) if keep]
+    in_vars = [v for v, keep in zip(program.in_vars, kept, strict=True) if keep]
+    return dataclasses.replace(program, in_vars=in_vars), new_aliases, new_donated
 
 
 def _lower_program(
