@@ -210,6 +210,13 @@ class PRNGKeyArray:
         return _KeyIndexUpdateHelper(self)
 
     # the device-array surface, answered by the key data
+    @property
+    def _base_array(self) -> Any:
+        """The key data array the key holds (JAX's ``key._base_array``): not a
+        copy, so deleting the key deletes it (what ``key_data`` gives is the
+        same data as a value)."""
+        return self._data
+
     def is_deleted(self) -> bool:
         return bool(self._data.is_deleted()) if hasattr(self._data, "is_deleted") else False
 

@@ -71,3 +71,14 @@ def test_random_bits_as_jax(backend, bit_width):
         lambda k: _basic.random_bits(k, bit_width=bit_width, shape=(5,)), ri.random.key(7)
     )
     assert (shape.shape, shape.dtype) == ((5,), np.asarray(theirs).dtype)
+
+
+def test_base_array_is_the_held_key_data_as_jax(backend):
+    ours, theirs = ri.random.split(ri.random.key(3), 10), jax.random.split(jax.random.key(3), 10)
+    np.testing.assert_array_equal(ours._base_array, theirs._base_array)
+    assert ours._base_array.shape == theirs._base_array.shape
+    assert len(ours.addressable_shards) == len(ours._base_array.addressable_shards)
+    for keys in (ours, theirs):  # random_test's test_delete
+        assert not keys.is_deleted()
+        keys.delete()
+        assert keys.is_deleted() and keys._base_array.is_deleted()
