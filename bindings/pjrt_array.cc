@@ -378,6 +378,7 @@ PyGetSetDef kGetSet[] = {
     {"aval", GetAval, nullptr, "The abstract value (refimpl.core.ShapedArray).", nullptr},
     {"device", GetDevice, nullptr, "The device holding the buffer.", nullptr},
     {"committed", GetCommitted, nullptr, "Whether the array is committed to its device.", nullptr},
+    {"_committed", GetCommitted, nullptr, "JAX's name for committed.", nullptr},
     {"_shard_axis", GetShardAxis, nullptr,
      "The axis split over the devices of a sharded array (a pmap output), or None.", nullptr},
     {"_shard_axis_name", GetShardAxisName, nullptr,

@@ -68,6 +68,8 @@ class Array(metaclass=abc.ABCMeta):
     weak_type = property(lambda self: self.aval.weak_type)
     ndim = property(lambda self: self.aval.ndim)
     size = property(lambda self: self.aval.size)
+    # JAX's name for ``committed`` (its arrays' attribute; JAX's tests read it)
+    _committed = property(lambda self: self.committed)
 
     if TYPE_CHECKING:
         # every backend's array type has a device; indexing and copy are
