@@ -37,6 +37,7 @@ from refimpl.numpy._promote import (
     is_traced,
     to_inexact_dtype,
 )
+from refimpl.primitives.elementwise import convert_keeping_real_part
 
 Array = Any
 ArrayLike = Any
@@ -368,6 +369,9 @@ def astype(x: ArrayLike, dtype: DTypeLike, /, *, copy: bool = False) -> Array:
         )
     if aval.dtype == target and not aval.weak_type and is_refimpl_array(x):
         return lax.copy(x) if copy and not is_traced(x) else x
+    if dtypes.is_complex(aval.dtype) and not dtypes.is_complex(target):
+        # no ComplexWarning besides the deprecation above, as JAX 0.10.2's astype
+        return convert_keeping_real_part(x, target)
     return lax.convert_element_type(x, target)
 
 

@@ -34,6 +34,7 @@ from refimpl.numpy._promote import (
 )
 from refimpl.numpy._ufuncs import (
     abs,
+    alias,
     const_like,
     floor_divide,
     full_like_shape,
@@ -63,37 +64,116 @@ def _inexact(name: str, *args: ArrayLike) -> list[Any]:
 
 
 def deg2rad(x: ArrayLike, /) -> Array:
-    """``x * (pi / 180)``."""
+    """Converts angles from degrees to radians: ``x * (pi / 180)``, elementwise.
+
+    Bool and integer inputs compute in the default float dtype.
+
+    Args:
+        x: The angles in degrees, an array or a scalar.
+
+    Returns:
+        An array of ``x``'s shape, in ``x``'s dtype if it is inexact, else the
+        default float dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.deg2rad(rnp.array([0.0, 90.0, 180.0]))
+        Array([0.       , 1.5707964, 3.1415927], dtype=float32)
+    """
     (x,) = promote_dtypes_inexact("deg2rad", x)
     return lax.mul(x, scalar_like(x, math.pi / 180))
 
 
 def rad2deg(x: ArrayLike, /) -> Array:
-    """``x * (180 / pi)``."""
+    """Converts angles from radians to degrees: ``x * (180 / pi)``, elementwise.
+
+    Bool and integer inputs compute in the default float dtype.
+
+    Args:
+        x: The angles in radians, an array or a scalar.
+
+    Returns:
+        An array of ``x``'s shape, in ``x``'s dtype if it is inexact, else the
+        default float dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.rad2deg(rnp.array([0.0, rnp.pi / 2, rnp.pi]))
+        Array([  0.,  90., 180.], dtype=float32)
+    """
     (x,) = promote_dtypes_inexact("rad2deg", x)
     return lax.mul(x, scalar_like(x, 180 / math.pi))
 
 
-radians, degrees = deg2rad, rad2deg
+radians, degrees = alias(deg2rad), alias(rad2deg)
 
 
 def exp2(x: ArrayLike, /) -> Array:
-    """``2 ** x`` as ``exp(x * log(2))`` (JAX's lowering of ``exp2``)."""
+    """The power of two ``2 ** x``, elementwise.
+
+    Computed as ``exp(x * log(2))`` (JAX's lowering of ``exp2``); bool and
+    integer inputs compute in the default float dtype.
+
+    Args:
+        x: The exponents, an array or a scalar.
+
+    Returns:
+        An array of ``x``'s shape, in ``x``'s dtype if it is inexact, else the
+        default float dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.exp2(rnp.array([0.0, 1.0, 3.0, -1.0]))
+        Array([1. , 2. , 8. , 0.5], dtype=float32)
+    """
     (x,) = promote_dtypes_inexact("exp2", x)
     return lax.exp(lax.mul(x, scalar_like(x, math.log(2))))
 
 
 def log2(x: ArrayLike, /) -> Array:
-    """``log(x) / log(2)``, as jnp computes it (complex: each part divided)."""
+    """The base-2 logarithm, elementwise.
+
+    Computed as ``log(x) / log(2)``, as jnp computes it (complex: each part
+    of ``log(x)`` divided); bool and integer inputs compute in the default
+    float dtype.
+
+    Args:
+        x: The input array, or a scalar.
+
+    Returns:
+        An array of ``x``'s shape, in ``x``'s dtype if it is inexact, else the
+        default float dtype; strongly typed (the constant is).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.log2(rnp.array([1.0, 2.0, 8.0]))
+        Array([0., 1., 3.], dtype=float32)
+    """
     (x,) = promote_dtypes_inexact("log2", x)
     return _scaled_log(x, lambda part: lax.div(part, lax.log(np.asarray(2, _dtype(part)))))
 
 
 def log10(x: ArrayLike, /) -> Array:
-    """``log(x) * log10(e)``, as jnp computes it: the constant rounded to x's
+    """The base-10 logarithm, elementwise.
+
+    Computed as ``log(x) * log10(e)``, as jnp computes it: the constant rounded to x's
     real dtype, a product and not a division by ``log(10)`` (the two differ in
     the last bit: float32 ``log10(2)`` is 0.30103 vs 0.30102998); complex:
-    each part multiplied."""
+    each part multiplied. Bool and integer inputs compute in the default
+    float dtype.
+
+    Args:
+        x: The input array, or a scalar.
+
+    Returns:
+        An array of ``x``'s shape, in ``x``'s dtype if it is inexact, else the
+        default float dtype; strongly typed (the constant is).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.log10(rnp.array([1.0, 10.0, 1000.0]))
+        Array([0., 1., 3.], dtype=float32)
+    """
     (x,) = promote_dtypes_inexact("log10", x)
     return _scaled_log(x, lambda part: lax.mul(part, np.asarray(math.log10(math.e), _dtype(part))))
 
@@ -110,10 +190,26 @@ def _scaled_log(x: Any, scale: Any) -> Array:
 
 
 def sinc(x: ArrayLike, /) -> Array:
-    """``sin(pi x) / (pi x)``, and 1 at ``x == 0`` (the weak type kept). At 0
+    """The normalized sinc function ``sin(pi x) / (pi x)``, elementwise.
+
+    1 at ``x == 0`` (the weak type kept). At 0
     the value and every derivative come from the Maclaurin series of
     ``sin(y) / y``, as JAX (the quotient's own derivatives there are 0/0
-    guarded to 0: ``grad(grad(sinc))(0.)`` would be 0, not ``-pi**2 / 3``)."""
+    guarded to 0: ``grad(grad(sinc))(0.)`` would be 0, not ``-pi**2 / 3``).
+    Bool and integer inputs compute in the default float dtype.
+
+    Args:
+        x: The input array, or a scalar.
+
+    Returns:
+        An array of ``x``'s shape, in ``x``'s dtype if it is inexact, else the
+        default float dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.sinc(rnp.array([0.0, 0.5]))
+        Array([1.        , 0.63661975], dtype=float32)
+    """
     (x,) = promote_dtypes_inexact("sinc", x)
     zero = lax.eq(x, scalar_like(x, 0))
     pi_x = lax.mul(scalar_like(x, math.pi), x)
@@ -149,15 +245,45 @@ def _sinc_term(k: int) -> Any:
 
 
 def trunc(x: ArrayLike, /) -> Array:
-    """Round toward zero; bool and integers unchanged."""
+    """Rounds toward zero, elementwise: the integer part of ``x``.
+
+    Bool and integer inputs are returned unchanged (in their own dtype).
+
+    Args:
+        x: The input array, or a scalar.
+
+    Returns:
+        An array of ``x``'s shape and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.trunc(rnp.array([-1.7, -0.5, 0.5, 1.7]))
+        Array([-1., -0.,  0.,  1.], dtype=float32)
+    """
     if not dtypes.is_inexact(_dtype(x, "trunc")):
         return as_array(x)
     return select(lax.lt(x, scalar_like(x, 0)), lax.ceil(x), lax.floor(x))
 
 
 def rint(x: ArrayLike, /) -> Array:
-    """Round to the nearest integer, halves to even (the dtype is kept; bool and
-    ints -> the default float, float64 under x64, as JAX's)."""
+    """Rounds to the nearest integer, elementwise, halves to even.
+
+    The dtype is kept; bool and
+    ints -> the default float, float64 under x64, as JAX's. Complex input
+    rounds the two parts separately.
+
+    Args:
+        x: The input array, or a scalar.
+
+    Returns:
+        An array of ``x``'s shape, in ``x``'s dtype if it is inexact, else the
+        default float dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.rint(rnp.array([0.5, 1.5, 2.5, -1.7]))
+        Array([ 0.,  2.,  2., -2.], dtype=float32)
+    """
     if not dtypes.is_inexact(_dtype(x, "rint")):
         return lax.convert_element_type(x, dtypes.weak_default_dtype("f"))
     (x,) = promote_dtypes_inexact("rint", x)
@@ -167,7 +293,23 @@ def rint(x: ArrayLike, /) -> Array:
 
 
 def fabs(x: ArrayLike, /) -> Array:
-    """``|x|`` in floating point (bool and integers go to the default float)."""
+    """The absolute value ``|x|``, elementwise, in floating point.
+
+    Bool and integers go to the default float dtype; complex input is a
+    TypeError (:func:`absolute` takes it).
+
+    Args:
+        x: The input array, or a scalar (not complex).
+
+    Returns:
+        An array of ``x``'s shape, in ``x``'s dtype if it is floating, else the
+        default float dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.fabs(rnp.array([-3, 2]))
+        Array([3., 2.], dtype=float32)
+    """
     (x,) = promote_dtypes_inexact("fabs", x)
     if dtypes.is_complex(_dtype(x)):
         raise TypeError("fabs does not support complex-valued inputs")
@@ -182,8 +324,23 @@ def _bits(x: Any) -> tuple[Any, Any]:
 
 
 def signbit(x: ArrayLike, /) -> Array:
-    """Whether the sign bit is set (also for ``-0.0`` and negative NaNs): the
-    bit pattern, read as a signed integer, is negative."""
+    """Whether the sign bit of ``x`` is set, elementwise.
+
+    Also for ``-0.0`` and negative NaNs: the bit pattern, read as a signed
+    integer, is negative. Signed integers test ``x < 0``; bool and unsigned
+    inputs give False; complex input is a ValueError, as in JAX 0.10.2.
+
+    Args:
+        x: The input array, or a scalar (not complex).
+
+    Returns:
+        A bool array of ``x``'s shape.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.signbit(rnp.array([-1.0, -0.0, 0.0, 2.0]))
+        Array([ True,  True, False, False], dtype=bool)
+    """
     dtype = _dtype(x, "signbit")
     if dtypes.is_bool(dtype) or dtypes.is_unsigned_int(dtype):
         return full_like_shape(x, False, np.dtype(bool))
@@ -197,9 +354,25 @@ def signbit(x: ArrayLike, /) -> Array:
 
 
 def frexp(x: ArrayLike, /) -> tuple[Array, Array]:
-    """``(m, e)`` with ``x = m * 2**e``, ``0.5 <= |m| < 1`` (``m = x``, ``e = 0``
+    """Splits ``x`` into mantissa and exponent: ``(m, e)`` with ``x = m * 2**e``.
+
+    ``0.5 <= |m| < 1`` (``m = x``, ``e = 0``
     for 0, inf and NaN), read from the bit pattern; subnormals are scaled
-    into the normal range first."""
+    into the normal range first. Bool and integer inputs compute in the
+    default float dtype; complex input is a TypeError.
+
+    Args:
+        x: The input array, or a scalar (not complex).
+
+    Returns:
+        A pair ``(m, e)`` of arrays of ``x``'s shape: ``m`` in ``x``'s float
+        dtype (the default float for bool and integers), ``e`` int32.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.frexp(rnp.array([8.0, 0.75, 0.0]))
+        (Array([0.5 , 0.75, 0.  ], dtype=float32), Array([4, 0, 0], dtype=int32))
+    """
 
     (x,) = promote_dtypes_inexact("frexp", x)
     if dtypes.is_complex(_dtype(x)):
@@ -258,7 +431,23 @@ def _frexp_value(x: Array) -> tuple[Array, Array]:
 
 
 def copysign(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``|x1|`` with the sign of ``x2`` (``-0.0`` counts as negative)."""
+    """``|x1|`` with the sign of ``x2``, elementwise (``-0.0`` counts as negative).
+
+    The operands are promoted to a common inexact dtype (bool and integers
+    to the default float) and broadcast together; complex is a TypeError.
+
+    Args:
+        x1: The magnitudes, an array or a scalar.
+        x2: The signs, broadcast against ``x1``.
+
+    Returns:
+        An array of the broadcast shape, in the promoted inexact dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.copysign(rnp.array([1.0, 2.0, 3.0]), rnp.array([-1.0, 0.0, -0.0]))
+        Array([-1.,  2., -3.], dtype=float32)
+    """
     x1, x2 = _inexact("copysign", x1, x2)
     if dtypes.is_complex(_dtype(x1)):
         raise TypeError("copysign does not support complex-valued inputs")
@@ -267,27 +456,94 @@ def copysign(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 
 def arcsinh(x: ArrayLike, /) -> Array:
-    """``sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2)))``; ``log(2|x|)`` once x^2
-    would overflow."""
+    """The inverse hyperbolic sine, elementwise.
+
+    Computed as ``sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2)))``; ``log(2|x|)``
+    once x^2 would overflow. Bool and integer inputs compute in the default
+    float dtype.
+
+    Args:
+        x: The input array, or a scalar.
+
+    Returns:
+        An array of ``x``'s shape, in ``x``'s dtype if it is inexact, else the
+        default float dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.arcsinh(rnp.array([0.0, 1.0]))
+        Array([0.        , 0.88137364], dtype=float32)
+    """
     (x,) = promote_dtypes_inexact("arcsinh", x)
     return arcsinh_of_inexact(x)
 
 
 def arccosh(x: ArrayLike, /) -> Array:
-    """``log(x + sqrt(x - 1) sqrt(x + 1))``; ``log(x) + log(2)`` once x^2 would
-    overflow; NaN below 1."""
+    """The inverse hyperbolic cosine, elementwise (NaN below 1 for real ``x``).
+
+    Computed as ``log(x + sqrt(x - 1) sqrt(x + 1))``; ``log(x) + log(2)`` once
+    x^2 would overflow. Bool and integer inputs compute in the default float
+    dtype.
+
+    Args:
+        x: The input array, or a scalar.
+
+    Returns:
+        An array of ``x``'s shape, in ``x``'s dtype if it is inexact, else the
+        default float dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.arccosh(rnp.array([1.0, 2.0]))
+        Array([0.      , 1.316958], dtype=float32)
+    """
     (x,) = promote_dtypes_inexact("arccosh", x)
     return arccosh_of_inexact(x)
 
 
 def arctanh(x: ArrayLike, /) -> Array:
-    """``log1p(2x / (1 - x)) / 2``."""
+    """The inverse hyperbolic tangent, elementwise (±inf at ±1, NaN beyond for real ``x``).
+
+    Computed as ``log1p(2x / (1 - x)) / 2``. Bool and integer inputs compute
+    in the default float dtype.
+
+    Args:
+        x: The input array, or a scalar.
+
+    Returns:
+        An array of ``x``'s shape, in ``x``'s dtype if it is inexact, else the
+        default float dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.arctanh(rnp.array([0.0, 0.5]))
+        Array([0.        , 0.54930615], dtype=float32)
+    """
     (x,) = promote_dtypes_inexact("arctanh", x)
     return arctanh_of_inexact(x)
 
 
 def angle(z: ArrayLike, deg: bool = False) -> Array:
-    """The argument ``atan2(imag(z), real(z))`` (in degrees with ``deg``)."""
+    """The angle (argument) of complex ``z``: ``atan2(imag(z), real(z))``, elementwise.
+
+    Real input has angle 0 (or pi where negative). Integers and real scalars
+    compute in the default float dtype (strongly typed), as JAX's.
+
+    Args:
+        z: The input array, or a scalar.
+        deg: Return degrees instead of radians.
+
+    Returns:
+        A real float array of ``z``'s shape (float32 for complex64 and for
+        integers without x64).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.angle(rnp.array([1.0, 1j, -1.0]))
+        Array([0.       , 1.5707964, 3.1415927], dtype=float32)
+        >>> rnp.angle(rnp.array([1 + 1j, -1j]), deg=True)
+        Array([ 45., -90.], dtype=float32)
+    """
     dtype = _dtype(z, "angle")
     if dtypes.is_complex(dtype) or (dtypes.is_floating(dtype) and aval_of(z, "angle", 0).ndim):
         (z,) = promote_dtypes_inexact("angle", z)
@@ -301,7 +557,21 @@ def angle(z: ArrayLike, deg: bool = False) -> Array:
 
 
 def isreal(x: ArrayLike, /) -> Array:
-    """``imag(x) == 0`` (True for non-complex input)."""
+    """Whether ``x`` has no imaginary part, elementwise: ``imag(x) == 0``.
+
+    True for non-complex input (weakly typed for a Python scalar, as JAX's).
+
+    Args:
+        x: The input array, or a scalar.
+
+    Returns:
+        A bool array of ``x``'s shape.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.isreal(rnp.array([1 + 0j, 1 + 2j]))
+        Array([ True, False], dtype=bool)
+    """
     x = checked_array("isreal", x)
     if not dtypes.is_complex(_dtype(x, "isreal")):
         # weak for a weak input (a Python int or float), as JAX's imag(x) == 0
@@ -313,20 +583,64 @@ def isreal(x: ArrayLike, /) -> Array:
 
 
 def iscomplex(x: ArrayLike, /) -> Array:
-    """``imag(x) != 0`` (False for non-complex input)."""
+    """Whether ``x`` has a nonzero imaginary part, elementwise: ``imag(x) != 0``.
+
+    False for non-complex input.
+
+    Args:
+        x: The input array, or a scalar.
+
+    Returns:
+        A bool array of ``x``'s shape.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.iscomplex(rnp.array([1 + 0j, 1 + 2j]))
+        Array([False,  True], dtype=bool)
+    """
     x = checked_array("iscomplex", x)
     return lax.bitwise_not(isreal(x))
 
 
 def isposinf(x: ArrayLike, /, out: None = None) -> Array:
-    """``x == +inf`` (``out`` is not supported, as in JAX)."""
+    """Whether ``x`` is positive infinity, elementwise: ``x == +inf``.
+
+    False for bool and integer inputs; complex input is a ValueError.
+
+    Args:
+        x: The input array, or a scalar (not complex).
+        out: Must be None (NotImplementedError otherwise, as in JAX).
+
+    Returns:
+        A bool array of ``x``'s shape.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.isposinf(rnp.array([rnp.inf, -rnp.inf, 1.0]))
+        Array([ True, False, False], dtype=bool)
+    """
     if out is not None:
         raise NotImplementedError("isposinf: the 'out' argument is not supported (as JAX)")
     return _isinf_sign("isposinf", x, np.inf)
 
 
 def isneginf(x: ArrayLike, /, out: None = None) -> Array:
-    """``x == -inf`` (``out`` is not supported, as in JAX)."""
+    """Whether ``x`` is negative infinity, elementwise: ``x == -inf``.
+
+    False for bool and integer inputs; complex input is a ValueError.
+
+    Args:
+        x: The input array, or a scalar (not complex).
+        out: Must be None (NotImplementedError otherwise, as in JAX).
+
+    Returns:
+        A bool array of ``x``'s shape.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.isneginf(rnp.array([rnp.inf, -rnp.inf, 1.0]))
+        Array([False,  True, False], dtype=bool)
+    """
     if out is not None:
         raise NotImplementedError("isneginf: the 'out' argument is not supported (as JAX)")
     return _isinf_sign("isneginf", x, -np.inf)
@@ -344,8 +658,29 @@ def _isinf_sign(name: str, x: ArrayLike, value: float) -> Array:
 def nan_to_num(
     x: ArrayLike, copy: bool = True, nan: float = 0.0, posinf: Any = None, neginf: Any = None
 ) -> Array:
-    """NaN -> ``nan``, +inf -> ``posinf`` (default the dtype's maximum), -inf ->
-    ``neginf`` (default its minimum); complex parts separately."""
+    """``x`` with NaN and infinities replaced by finite numbers, elementwise.
+
+    NaN -> ``nan``, +inf -> ``posinf`` (default the dtype's maximum), -inf ->
+    ``neginf`` (default its minimum); complex parts separately. Bool and
+    integer inputs are returned unchanged.
+
+    Args:
+        x: The input array, or a scalar.
+        copy: Accepted and ignored (arrays are immutable: the result is new).
+        nan: The value for NaN.
+        posinf: The value for +inf, or None for the dtype's largest value.
+        neginf: The value for -inf, or None for the dtype's lowest value.
+
+    Returns:
+        An array of ``x``'s shape and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.nan_to_num(rnp.array([rnp.nan, rnp.inf, -rnp.inf], dtype=rnp.float32))
+        Array([ 0.0000000e+00,  3.4028235e+38, -3.4028235e+38], dtype=float32)
+        >>> rnp.nan_to_num(rnp.array([rnp.nan, rnp.inf, 1.0]), nan=-1.0, posinf=9.0)
+        Array([-1.,  9.,  1.], dtype=float32)
+    """
     del copy
     dtype = _dtype(x, "nan_to_num")
     if not dtypes.is_inexact(dtype):
@@ -366,8 +701,25 @@ def nan_to_num(
 
 
 def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``sqrt(x1^2 + x2^2)`` without overflow: ``hi * sqrt(1 + (lo / hi)^2)``
-    with ``hi = max(|x1|, |x2|)``; 0 when both are 0; inf if either is."""
+    """The hypotenuse ``sqrt(x1**2 + x2**2)``, elementwise, without overflow.
+
+    Computed as ``hi * sqrt(1 + (lo / hi)^2)`` with ``hi = max(|x1|, |x2|)``;
+    0 when both are 0; inf if either is. The operands are promoted to a
+    common inexact dtype (bool and integers to the default float) and
+    broadcast together; complex is a ValueError.
+
+    Args:
+        x1: The first leg, an array or a scalar.
+        x2: The second leg, broadcast against ``x1``.
+
+    Returns:
+        An array of the broadcast shape, in the promoted inexact dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.hypot(rnp.array([3.0, 5.0]), rnp.array([4.0, 12.0]))
+        Array([ 5., 13.], dtype=float32)
+    """
     x1, x2 = _inexact("hypot", x1, x2)
     if dtypes.is_complex(_dtype(x1)):
         raise ValueError(
@@ -387,21 +739,56 @@ def hypot(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 
 def logaddexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``log(exp(x1) + exp(x2))`` as ``max + log1p(exp(-|x1 - x2|))`` (``x1 + x2``
+    """``log(exp(x1) + exp(x2))``, elementwise, without overflow.
+
+    Computed as ``max + log1p(exp(-|x1 - x2|))`` (``x1 + x2``
     where the difference is NaN, which keeps ``-inf, -inf -> -inf``).
 
     A ``custom_jvp`` as in JAX: ``d out = dx1 * exp(x1 - out) + dx2 * exp(x2 - out)``
     (``+inf`` read as 0 in the exponents), so ``x1 == x2`` gives 1/2 each,
     where the formula's ``max`` and ``|x1 - x2|`` would be differentiated at
-    their kinks."""
+    their kinks. The operands are promoted to a common inexact dtype and
+    broadcast together. ``rnp.logaddexp`` is a :class:`ufunc` object whose
+    ``reduce`` is a log-sum-exp.
+
+    Args:
+        x1: The first operand, an array or a scalar.
+        x2: The second operand, broadcast against ``x1``.
+
+    Returns:
+        An array of the broadcast shape, in the promoted inexact dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.logaddexp(rnp.array([0.0, 1.0]), rnp.array([0.0, 1.0]))
+        Array([0.6931472, 1.6931472], dtype=float32)
+        >>> rnp.logaddexp(rnp.array([0.0, -rnp.inf]), -rnp.inf)
+        Array([  0., -inf], dtype=float32)
+    """
     x1, x2 = _inexact("logaddexp", x1, x2)
     return _with_custom_jvp("logaddexp")(x1, x2)
 
 
 def logaddexp2(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``log2(2^x1 + 2^x2)`` as ``max + log1p(2^-|x1 - x2|) / log(2)``; a
+    """``log2(2**x1 + 2**x2)``, elementwise, without overflow.
+
+    Computed as ``max + log1p(2^-|x1 - x2|) / log(2)``; a
     ``custom_jvp`` ``d out = dx1 * 2^(x1 - out) + dx2 * 2^(x2 - out)`` as
-    ``logaddexp``'s."""
+    ``logaddexp``'s. The operands are promoted to a common inexact dtype and
+    broadcast together. ``rnp.logaddexp2`` is a :class:`ufunc` object.
+
+    Args:
+        x1: The first operand, an array or a scalar.
+        x2: The second operand, broadcast against ``x1``.
+
+    Returns:
+        An array of the broadcast shape, in the promoted inexact dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.logaddexp2(rnp.array([1.0, 3.0]), rnp.array([1.0, 3.0]))
+        Array([2., 4.], dtype=float32)
+    """
     x1, x2 = _inexact("logaddexp2", x1, x2)
     return _with_custom_jvp("logaddexp2")(x1, x2)
 
@@ -479,7 +866,24 @@ def _with_custom_jvp(name: str) -> Any:
 
 
 def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """0 where ``x1 < 0``, ``x2`` where ``x1 == 0``, 1 where ``x1 > 0`` (NaN stays)."""
+    """The Heaviside step function of ``x1``, elementwise, with ``x2`` at 0.
+
+    0 where ``x1 < 0``, ``x2`` where ``x1 == 0``, 1 where ``x1 > 0`` (NaN
+    stays). The operands are promoted to a common inexact dtype and broadcast
+    together.
+
+    Args:
+        x1: The input array, or a scalar.
+        x2: The value at ``x1 == 0``, broadcast against ``x1``.
+
+    Returns:
+        An array of the broadcast shape, in the promoted inexact dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.heaviside(rnp.array([-1.0, 0.0, 2.0]), 0.5)
+        Array([0. , 0.5, 1. ], dtype=float32)
+    """
     x1, x2 = _inexact("heaviside", x1, x2)
     # JAX's lax._const: the 0 and 1 are weak only for a weak scalar x1, so the
     # result is weak when x1 is a Python scalar and x2 weak too
@@ -489,7 +893,24 @@ def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 
 def fmod(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """C's ``fmod``: the remainder with the sign of ``x1``; integer ``x % 0`` is 0."""
+    """C's ``fmod``: the remainder of ``x1 / x2`` with the sign of ``x1``, elementwise.
+
+    Integer ``x % 0`` is 0 (the divisor 0 is replaced by 1), as in JAX. The
+    operands are promoted with JAX's rules (bool to the default int) and
+    broadcast together.
+
+    Args:
+        x1: The dividend, an array or a scalar.
+        x2: The divisor, broadcast against ``x1``.
+
+    Returns:
+        An array of the broadcast shape, in the promoted dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.fmod(rnp.array([7, -7, 7]), rnp.array([3, 3, -3]))
+        Array([ 1, -1,  1], dtype=int32)
+    """
     x1, x2 = promote_args_numeric("fmod", x1, x2)
     if dtypes.is_integer(_dtype(x2)):
         # JAX's lax._ones: weak for a weak x2
@@ -498,7 +919,23 @@ def fmod(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 
 
 def modf(x: ArrayLike, /, out: None = None) -> tuple[Array, Array]:
-    """(fractional part, integral part), both with the sign of ``x``."""
+    """Splits ``x`` into fractional and integral parts, both with the sign of ``x``.
+
+    Bool and integer inputs compute in the default float dtype.
+
+    Args:
+        x: The input array, or a scalar.
+        out: Must be None (NotImplementedError otherwise).
+
+    Returns:
+        A pair ``(fractional, integral)`` of arrays of ``x``'s shape, in ``x``'s
+        inexact dtype (the default float for bool and integers).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.modf(rnp.array([1.5, -2.25]))
+        (Array([ 0.5 , -0.25], dtype=float32), Array([ 1., -2.], dtype=float32))
+    """
     if out is not None:
         raise NotImplementedError("modf: the out argument is not supported")
     (x,) = promote_dtypes_inexact("modf", x)
@@ -507,23 +944,72 @@ def modf(x: ArrayLike, /, out: None = None) -> tuple[Array, Array]:
 
 
 def divmod(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:  # noqa: A001
-    """``(floor_divide(x1, x2), remainder(x1, x2))``."""
+    """The floor quotient and remainder: ``(x1 // x2, x1 % x2)``, elementwise.
+
+    ``(floor_divide(x1, x2), remainder(x1, x2))``: see those functions for
+    promotion and for integer division by zero.
+
+    Args:
+        x1: The dividend, an array or a scalar.
+        x2: The divisor, broadcast against ``x1``.
+
+    Returns:
+        A pair of arrays of the broadcast shape, in the promoted dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.divmod(rnp.array([7, -7]), 2)
+        (Array([ 3, -4], dtype=int32), Array([1, 1], dtype=int32))
+    """
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
 def float_power(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``x1 ** x2`` in the inexact dtype the two promote to (as JAX's, which
-    unlike NumPy's does not widen: float16 stays float16)."""
+    """The power ``x1 ** x2``, elementwise, in floating point.
+
+    Computed in the inexact dtype the two promote to (as JAX's, which
+    unlike NumPy's does not widen: float16 stays float16, and without x64
+    the result is float32 where NumPy's is float64).
+
+    Args:
+        x1: The base, an array or a scalar.
+        x2: The exponent, broadcast against ``x1``.
+
+    Returns:
+        An array of the broadcast shape, in the promoted inexact dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.float_power(rnp.array([2, 3]), 2)
+        Array([4., 9.], dtype=float32)
+    """
     x1, x2 = promote_args_inexact("float_power", x1, x2)
     return lax.pow(x1, x2)
 
 
 def ldexp(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``x1 * 2 ** x2`` for integer ``x2``, computed as JAX's: ``x1`` split by
+    """``x1 * 2 ** x2``, elementwise, for integer ``x2``.
+
+    Computed as JAX's: ``x1`` split by
     :func:`frexp` first, so a small ``x1`` with a large ``x2`` (or a large
     one with a negative ``x2``) stays finite where ``2 ** x2`` alone would
     overflow or underflow; ``x2`` is converted to ``x1``'s float dtype; 0 and
-    infinities are returned as they are."""
+    infinities are returned as they are. A complex ``x1`` or an inexact
+    ``x2`` is a ValueError.
+
+    Args:
+        x1: The mantissas, an array or a scalar (bool and integers compute in
+            the default float dtype).
+        x2: The integer exponents, broadcast against ``x1``.
+
+    Returns:
+        An array of the broadcast shape, in ``x1``'s inexact dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.ldexp(rnp.array([1.0, 0.5, 3.0]), rnp.array([3, 1, -1]))
+        Array([8. , 1. , 1.5], dtype=float32)
+    """
     d1, d2 = _dtype(x1, "ldexp"), aval_of(x2, "ldexp", 1).dtype
     if dtypes.is_complex(d1) or dtypes.is_inexact(d2):
         raise ValueError(f"ldexp: not supported for input types ({d1.name}, {d2.name})")
@@ -562,16 +1048,49 @@ def _finfo(dtype: np.dtype) -> Any:
 
 
 def fmax(x1: ArrayLike, x2: ArrayLike) -> Array:
-    """Elementwise maximum ignoring NaN: ``x1`` where ``x1 > x2`` or ``x2`` is
+    """The larger of ``x1`` and ``x2``, elementwise, ignoring NaN.
+
+    ``x1`` where ``x1 > x2`` or ``x2`` is
     NaN, else ``x2`` (JAX's formula; complex compares by real part, then
-    imaginary part, and is NaN when either part is)."""
+    imaginary part, and is NaN when either part is): NaN only where both are.
+    The operands are promoted with JAX's rules and broadcast together.
+
+    Args:
+        x1: The first operand, an array or a scalar.
+        x2: The second operand, broadcast against ``x1``.
+
+    Returns:
+        An array of the broadcast shape, in the promoted dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.fmax(rnp.array([1.0, rnp.nan, 3.0]), rnp.array([2.0, 0.0, rnp.nan]))
+        Array([2., 0., 3.], dtype=float32)
+    """
     x1, x2 = promote_args("fmax", x1, x2)
     return select(lax.bitwise_or(_greater(x1, x2), isnan(x2)), x1, x2)
 
 
 def fmin(x1: ArrayLike, x2: ArrayLike) -> Array:
-    """Elementwise minimum ignoring NaN: ``x1`` where ``x1 < x2`` or ``x2`` is
-    NaN, else ``x2`` (JAX's formula, complex ordered as in ``fmax``)."""
+    """The smaller of ``x1`` and ``x2``, elementwise, ignoring NaN.
+
+    ``x1`` where ``x1 < x2`` or ``x2`` is
+    NaN, else ``x2`` (JAX's formula, complex ordered as in ``fmax``): NaN only
+    where both are. The operands are promoted with JAX's rules and broadcast
+    together.
+
+    Args:
+        x1: The first operand, an array or a scalar.
+        x2: The second operand, broadcast against ``x1``.
+
+    Returns:
+        An array of the broadcast shape, in the promoted dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.fmin(rnp.array([1.0, rnp.nan, 3.0]), rnp.array([2.0, 0.0, rnp.nan]))
+        Array([1., 0., 3.], dtype=float32)
+    """
     x1, x2 = promote_args("fmin", x1, x2)
     return select(lax.bitwise_or(_greater(x2, x1), isnan(x2)), x1, x2)
 
@@ -584,7 +1103,25 @@ def _greater(x1: Any, x2: Any) -> Array:
 
 
 def nextafter(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """The next representable value after ``x1`` toward ``x2``."""
+    """The next representable value after ``x1`` toward ``x2``, elementwise.
+
+    The step is that of the promoted dtype (float32 without x64, where
+    NumPy's Python floats step in float64). The operands are promoted to a
+    common inexact dtype and broadcast together.
+
+    Args:
+        x1: The starting values, an array or a scalar.
+        x2: The directions, broadcast against ``x1``.
+
+    Returns:
+        An array of the broadcast shape, in the promoted inexact dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> ones = rnp.ones(2, dtype=rnp.float32)
+        >>> rnp.nextafter(ones, rnp.array([2.0, 0.0], dtype=rnp.float32))
+        Array([1.0000001 , 0.99999994], dtype=float32)
+    """
     x1, x2 = _inexact("nextafter", x1, x2)
     return lax.nextafter(x1, x2)
 
@@ -602,8 +1139,25 @@ def _require_integers(name: str, *args: ArrayLike) -> list[Any]:
 
 
 def gcd(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """Greatest common divisor of ``|x1|`` and ``|x2|`` by Euclid's algorithm (a
-    ``while_loop`` until every remainder is 0); ``gcd(0, 0) == 0``."""
+    """The greatest common divisor of ``|x1|`` and ``|x2|``, elementwise.
+
+    By Euclid's algorithm (a ``while_loop`` until every remainder is 0);
+    ``gcd(0, 0) == 0``. The operands are promoted with JAX's rules and
+    broadcast together; the promoted dtype must be an integer (a ValueError
+    otherwise; bool with an integer is fine).
+
+    Args:
+        x1: The first operand, an integer array or scalar.
+        x2: The second operand, broadcast against ``x1``.
+
+    Returns:
+        An array of the broadcast shape, in the promoted integer dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.gcd(rnp.array([12, -18, 0]), rnp.array([8, 12, 0]))
+        Array([4, 6, 0], dtype=int32)
+    """
     weak = _both_weak("gcd", x1, x2)
     x1, x2 = _require_integers("gcd", x1, x2)
     # the loop carries both at the full shape (promotion leaves rank-0 operands as they are)
@@ -643,8 +1197,24 @@ def _ndim(x: Any) -> int:
 
 
 def lcm(x1: ArrayLike, x2: ArrayLike, /) -> Array:
-    """``|x1| * (|x2| / gcd(x1, x2))``, and 0 when either is 0; the product
-    wraps in the dtype, sign included (JAX's order: no absolute value after it)."""
+    """The least common multiple of ``|x1|`` and ``|x2|``, elementwise.
+
+    Computed as ``|x1| * (|x2| / gcd(x1, x2))``, and 0 when either is 0; the
+    product wraps in the dtype, sign included (JAX's order: no absolute value
+    after it). The promoted dtype must be an integer, as for :func:`gcd`.
+
+    Args:
+        x1: The first operand, an integer array or scalar.
+        x2: The second operand, broadcast against ``x1``.
+
+    Returns:
+        An array of the broadcast shape, in the promoted integer dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.lcm(rnp.array([4, 6, 0]), rnp.array([6, -4, 5]))
+        Array([12, 12,  0], dtype=int32)
+    """
     weak = _both_weak("lcm", x1, x2)
     x1, x2 = _require_integers("lcm", x1, x2)
     x1, x2 = abs(x1), abs(x2)
@@ -659,12 +1229,30 @@ def lcm(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 def isclose(
     a: ArrayLike, b: ArrayLike, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False
 ) -> Array:
-    """``|a - b| <= atol + rtol |b|`` elementwise (infinities equal only to
-    themselves; NaNs equal only with ``equal_nan``). Integers and bools compare
-    exactly when ``a == b``, else in the default float. Equal values are
+    """Whether ``a`` and ``b`` are close, elementwise: ``|a - b| <= atol + rtol |b|``.
+
+    Infinities equal only to
+    themselves; NaNs equal only with ``equal_nan``. Bools compare
+    exactly; integers are compared in the default float. Equal values are
     close whatever the tolerances (``rtol=inf`` at 0); otherwise ``b`` must be
     finite, so an infinite ``a`` is within an infinite ``atol`` of a finite
-    ``b`` (JAX's formula, not NumPy's). Typed keys compare equal or not."""
+    ``b`` (JAX's formula, not NumPy's). Typed keys compare equal or not.
+
+    Args:
+        a: The first operand, an array or a scalar.
+        b: The second operand, broadcast against ``a``.
+        rtol: The relative tolerance (relative to ``|b|``).
+        atol: The absolute tolerance.
+        equal_nan: Whether NaN is close to NaN.
+
+    Returns:
+        A bool array of the broadcast shape.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.isclose(rnp.array([1.0, 1.0, rnp.nan]), rnp.array([1.0 + 1e-9, 1.1, rnp.nan]))
+        Array([ True, False, False], dtype=bool)
+    """
     if isinstance(getattr(a, "dtype", None), dtypes.ExtendedDtype) or isinstance(
         getattr(b, "dtype", None), dtypes.ExtendedDtype
     ):
@@ -691,13 +1279,48 @@ def isclose(
 def allclose(
     a: ArrayLike, b: ArrayLike, rtol: Any = 1e-05, atol: Any = 1e-08, equal_nan: bool = False
 ) -> Array:
-    """Whether :func:`isclose` holds everywhere (a rank-0 bool array)."""
+    """Whether ``a`` and ``b`` are close everywhere: :func:`isclose`, all true.
+
+    Args:
+        a: The first operand, an array or a scalar.
+        b: The second operand, broadcast against ``a``.
+        rtol: The relative tolerance (relative to ``|b|``).
+        atol: The absolute tolerance.
+        equal_nan: Whether NaN is close to NaN.
+
+    Returns:
+        A rank-0 bool array (NumPy returns a Python bool).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.allclose(rnp.array([1.0, 2.0]), rnp.array([1.0, 2.0 + 1e-9]))
+        Array(True, dtype=bool)
+    """
     close = isclose(a, b, rtol, atol, equal_nan)
     return lax.reduce_and(close, tuple(range(_ndim(close))))
 
 
 def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Array:
-    """Same shape and equal elements (NaNs equal with ``equal_nan``); a bool array."""
+    """Whether ``a1`` and ``a2`` have the same shape and equal elements.
+
+    The elements are compared after promotion; NaNs are equal only with
+    ``equal_nan``. Different shapes give False (no broadcasting).
+
+    Args:
+        a1: The first array, or a scalar.
+        a2: The second array, or a scalar.
+        equal_nan: Whether NaN equals NaN.
+
+    Returns:
+        A rank-0 bool array (NumPy returns a Python bool).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.array_equal(rnp.array([1, 2]), rnp.array([1, 2]))
+        Array(True, dtype=bool)
+        >>> rnp.array_equal(rnp.array([1, 2]), rnp.array([[1, 2]]))
+        Array(False, dtype=bool)
+    """
 
     a1, a2 = asarray(a1), asarray(a2)
     if aval_of(a1, "array_equal", 0).shape != aval_of(a2, "array_equal", 1).shape:
@@ -710,7 +1333,24 @@ def array_equal(a1: ArrayLike, a2: ArrayLike, equal_nan: bool = False) -> Array:
 
 
 def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Array:
-    """Equal after broadcasting together (False if they do not broadcast)."""
+    """Whether ``a1`` and ``a2`` are equal everywhere after broadcasting together.
+
+    False if the shapes do not broadcast together.
+
+    Args:
+        a1: The first array, or a scalar.
+        a2: The second array, or a scalar.
+
+    Returns:
+        A rank-0 bool array (NumPy returns a Python bool).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.array_equiv(rnp.array([1, 2]), rnp.array([[1, 2], [1, 2]]))
+        Array(True, dtype=bool)
+        >>> rnp.array_equiv(rnp.array([1, 2]), rnp.array([1, 2, 3]))
+        Array(False, dtype=bool)
+    """
 
     a1, a2 = asarray(a1), asarray(a2)
     try:
@@ -724,10 +1364,11 @@ def array_equiv(a1: ArrayLike, a2: ArrayLike) -> Array:
 
 
 # Array-API names jax.numpy also exports
-acos, asin, atan, atan2 = _ufuncs.arccos, _ufuncs.arcsin, _ufuncs.arctan, _ufuncs.arctan2
-acosh, asinh, atanh = arccosh, arcsinh, arctanh
-bitwise_invert = _ufuncs.invert
-bitwise_left_shift, bitwise_right_shift = _ufuncs.left_shift, _ufuncs.right_shift
+acos, asin, atan = alias(_ufuncs.arccos), alias(_ufuncs.arcsin), alias(_ufuncs.arctan)
+atan2 = alias(_ufuncs.arctan2)
+acosh, asinh, atanh = alias(arccosh), alias(arcsinh), alias(arctanh)
+bitwise_invert = alias(_ufuncs.invert)
+bitwise_left_shift, bitwise_right_shift = alias(_ufuncs.left_shift), alias(_ufuncs.right_shift)
 
 
 __all__ = [

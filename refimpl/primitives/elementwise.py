@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -1101,7 +1102,7 @@ def _convert_jvp(primals, tangents, *, new_dtype: np.dtype, weak_type: bool):
         return ans, ad_helpers.zero_tangent(out_aval)
     # the wrapper, as JAX's: a traced tangent already of the type is itself
     # (no equation in a linearized program, so vjp hands a cotangent back as given)
-    return ans, convert_element_type(t, new_dtype, weak_type)
+    return ans, _convert_element_type(t, new_dtype, weak_type)
 
 
 @convert_element_type_p.def_transpose
@@ -1568,10 +1569,44 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
 
     A Python int is converted on the host first, as JAX 0.10.2 does: one
     outside the target's range wraps (``2**32`` to int32 is 0) instead of
-    being refused as an operand too large for the default int type."""
+    being refused as an operand too large for the default int type. A
+    complex ``x`` converted to a real or integer type keeps its real part and
+    warns (NumPy's ``ComplexWarning``, as JAX 0.10.2 and NumPy do), also
+    while tracing: the function, not the primitive, warns, so a rule that
+    binds the primitive (the tangent of such a conversion) does not warn
+    again."""
     if new_dtype is None:
         raise ValueError("convert_element_type: dtype must be specified.")
     new_dtype = dtypes.canonicalize_dtype(new_dtype)
+    _warn_complex_to_real(x, new_dtype)
+    return _convert_element_type(x, new_dtype, weak_type)
+
+
+def _warn_complex_to_real(x: Any, new_dtype: np.dtype) -> None:
+    old = np.dtype(type(x)) if type(x) is complex else getattr(x, "dtype", None)
+    if (
+        isinstance(old, np.dtype)
+        and np.issubdtype(old, np.complexfloating)
+        and not isinstance(new_dtype, dtypes.ExtendedDtype)
+        and new_dtype != dtypes.float0
+        and not np.issubdtype(new_dtype, np.complexfloating)
+    ):
+        # JAX 0.10.2's words; stacklevel 3: the caller of convert_element_type
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part",
+            np.exceptions.ComplexWarning,
+            stacklevel=3,
+        )
+
+
+def convert_keeping_real_part(x: Any, new_dtype: Any) -> Any:
+    """``convert_element_type(x, new_dtype)`` without the complex-to-real
+    warning: for a caller that already said what happens to the imaginary
+    part (``astype``'s deprecation warning, as JAX 0.10.2's, which warns once)."""
+    return _convert_element_type(x, dtypes.canonicalize_dtype(new_dtype), False)
+
+
+def _convert_element_type(x: Any, new_dtype: np.dtype, weak_type: bool) -> Any:
     if type(x) is int:
         x = np.asarray(x).astype(new_dtype)
     if isinstance(x, tracing.Tracer) or backends.backend_of_array(x) is not None:
