@@ -64,12 +64,44 @@ def _atleast(name: str, arys: tuple[Any, ...], fix: Any) -> Any:
 
 
 def atleast_1d(*arys: ArrayLike) -> Any:
-    """Each input with at least one dim (a scalar becomes shape ``(1,)``)."""
+    """Each input as an array of at least one dimension.
+
+    A scalar becomes shape ``(1,)``; arrays with dimensions are returned as
+    they are.
+
+    Args:
+        *arys: Arrays or scalars.
+
+    Returns:
+        The one array for a single input; else a list of them (NumPy returns
+        a tuple).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.atleast_1d(3)
+        Array([3], dtype=int32, weak_type=True)
+        >>> rnp.atleast_1d(1, rnp.array([2, 3]))
+        [Array([1], dtype=int32, weak_type=True), Array([2, 3], dtype=int32)]
+    """
     return _atleast("atleast_1d", arys, lambda a: reshape(a, (1,)) if _ndim(a) == 0 else a)
 
 
 def atleast_2d(*arys: ArrayLike) -> Any:
-    """Each input with at least two dims (``(n,)`` becomes ``(1, n)``)."""
+    """Each input as an array of at least two dimensions.
+
+    A scalar becomes shape ``(1, 1)`` and ``(n,)`` becomes ``(1, n)``.
+
+    Args:
+        *arys: Arrays or scalars.
+
+    Returns:
+        The one array for a single input; else a list of them.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.atleast_2d(rnp.array([1, 2]))
+        Array([[1, 2]], dtype=int32)
+    """
 
     def fix(a: Any) -> Any:
         return lax.expand_dims(a, tuple(range(2 - _ndim(a)))) if _ndim(a) < 2 else a
@@ -78,8 +110,23 @@ def atleast_2d(*arys: ArrayLike) -> Any:
 
 
 def atleast_3d(*arys: ArrayLike) -> Any:
-    """Each input with at least three dims: ``()`` -> ``(1, 1, 1)``, ``(n,)`` ->
-    ``(1, n, 1)``, ``(m, n)`` -> ``(m, n, 1)``."""
+    """Each input as an array of at least three dimensions.
+
+    ``()`` -> ``(1, 1, 1)``, ``(n,)`` -> ``(1, n, 1)``, ``(m, n)`` -> ``(m, n, 1)``.
+
+    Args:
+        *arys: Arrays or scalars.
+
+    Returns:
+        The one array for a single input; else a list of them.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.atleast_3d(rnp.array([1, 2])).shape
+        (1, 2, 1)
+        >>> rnp.atleast_3d(rnp.ones((2, 3))).shape
+        (2, 3, 1)
+    """
 
     def fix(a: Any) -> Any:
         ndim = _ndim(a)
@@ -109,24 +156,90 @@ def _sequence(name: str, tup: Any) -> list[Any]:
 
 
 def hstack(tup: Any, dtype: Any = None) -> Array:
-    """Concatenate along axis 1 (axis 0 for 1-d inputs)."""
+    """Stacks arrays horizontally: concatenates them along axis 1 (axis 0 for 1-d).
+
+    Scalars become 1-d first; the arrays are promoted together.
+
+    Args:
+        tup: A sequence of arrays, or an array whose leading axis is
+            iterated over.
+        dtype: The result's dtype, or None for the promoted one.
+
+    Returns:
+        The concatenated array.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.hstack([rnp.array([1, 2]), rnp.array([3])])
+        Array([1, 2, 3], dtype=int32)
+        >>> rnp.hstack([rnp.array([[1], [2]]), rnp.array([[3], [4]])])
+        Array([[1, 3],
+               [2, 4]], dtype=int32)
+    """
     arrays = [atleast_1d(a) for a in _sequence("hstack", tup)]
     axis = 0 if arrays and _ndim(arrays[0]) == 1 else 1
     return concatenate(arrays, axis=axis, dtype=dtype)
 
 
 def vstack(tup: Any, dtype: Any = None) -> Array:
-    """Concatenate ``atleast_2d`` of each along axis 0."""
+    """Stacks arrays vertically: concatenates ``atleast_2d`` of each along axis 0.
+
+    Args:
+        tup: A sequence of arrays, or an array whose leading axis is
+            iterated over.
+        dtype: The result's dtype, or None for the promoted one.
+
+    Returns:
+        The concatenated array, of at least two dimensions.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.vstack([rnp.array([1, 2]), rnp.array([3, 4])])
+        Array([[1, 2],
+               [3, 4]], dtype=int32)
+    """
     return concatenate([atleast_2d(a) for a in _sequence("vstack", tup)], axis=0, dtype=dtype)
 
 
 def dstack(tup: Any, dtype: Any = None) -> Array:
-    """Concatenate ``atleast_3d`` of each along axis 2."""
+    """Stacks arrays depth-wise: concatenates ``atleast_3d`` of each along axis 2.
+
+    Args:
+        tup: A sequence of arrays, or an array whose leading axis is
+            iterated over.
+        dtype: The result's dtype, or None for the promoted one.
+
+    Returns:
+        The concatenated array, of at least three dimensions.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.dstack([rnp.array([1, 2]), rnp.array([3, 4])])
+        Array([[[1, 3],
+                [2, 4]]], dtype=int32)
+    """
     return concatenate([atleast_3d(a) for a in _sequence("dstack", tup)], axis=2, dtype=dtype)
 
 
 def column_stack(tup: Any) -> Array:
-    """1-d inputs become columns; then concatenate along axis 1."""
+    """Stacks 1-d arrays as the columns of a 2-d array.
+
+    Inputs of fewer than two dimensions become columns ``(n, 1)``; then all
+    are concatenated along axis 1.
+
+    Args:
+        tup: A sequence of arrays, or an array whose leading axis is
+            iterated over.
+
+    Returns:
+        The concatenated array.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.column_stack([rnp.array([1, 2]), rnp.array([3, 4])])
+        Array([[1, 3],
+               [2, 4]], dtype=int32)
+    """
     arrays = []
     for a in _sequence("column_stack", tup):
         arrays.append(reshape(a, (-1, 1)) if _ndim(a) < 2 else a)
@@ -134,8 +247,24 @@ def column_stack(tup: Any) -> Array:
 
 
 def array_split(ary: ArrayLike, indices_or_sections: Any, axis: int = 0) -> list[Array]:
-    """Like :func:`split`, but ``n`` sections need not divide the size: the first
-    ``size % n`` parts get one extra element."""
+    """Splits ``ary`` into parts along ``axis``; the sections need not be equal.
+
+    Like :func:`split`, but ``n`` sections need not divide the size: the first
+    ``size % n`` parts get one extra element.
+
+    Args:
+        ary: The array to split.
+        indices_or_sections: A number of sections, or the split points.
+        axis: The axis to split.
+
+    Returns:
+        A list of arrays.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.array_split(rnp.arange(5), 3)
+        [Array([0, 1], dtype=int32), Array([2, 3], dtype=int32), Array([4], dtype=int32)]
+    """
     if isinstance(indices_or_sections, (list, tuple)) or np.ndim(indices_or_sections) > 0:
         return split(ary, indices_or_sections, axis)
     aval = aval_of(ary, "array_split", 0)
@@ -161,55 +290,184 @@ def _split_axis(name: str, ary: ArrayLike, axis: int) -> int:
 
 
 def hsplit(ary: ArrayLike, indices_or_sections: Any) -> list[Array]:
-    """Split along axis 1 (axis 0 for 1-d)."""
+    """Splits ``ary`` horizontally: :func:`split` along axis 1 (axis 0 for 1-d).
+
+    Args:
+        ary: The array to split.
+        indices_or_sections: A number of equal sections, or the split points.
+
+    Returns:
+        A list of arrays.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.hsplit(rnp.arange(4), 2)
+        [Array([0, 1], dtype=int32), Array([2, 3], dtype=int32)]
+    """
     return split(ary, indices_or_sections, _split_axis("hsplit", ary, 0 if _ndim(ary) == 1 else 1))
 
 
 def vsplit(ary: ArrayLike, indices_or_sections: Any) -> list[Array]:
-    """Split along axis 0."""
+    """Splits ``ary`` vertically: :func:`split` along axis 0.
+
+    Args:
+        ary: The array to split (a 1-d one too, as JAX's).
+        indices_or_sections: A number of equal sections, or the split points.
+
+    Returns:
+        A list of arrays.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.vsplit(rnp.arange(4).reshape(2, 2), 2)
+        [Array([[0, 1]], dtype=int32), Array([[2, 3]], dtype=int32)]
+    """
     return split(ary, indices_or_sections, _split_axis("vsplit", ary, 0))
 
 
 def dsplit(ary: ArrayLike, indices_or_sections: Any) -> list[Array]:
-    """Split along axis 2."""
+    """Splits ``ary`` depth-wise: :func:`split` along axis 2.
+
+    Args:
+        ary: The array to split, of at least three dimensions.
+        indices_or_sections: A number of equal sections, or the split points.
+
+    Returns:
+        A list of arrays.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.dsplit(rnp.arange(4).reshape(1, 1, 4), 2)
+        [Array([[[0, 1]]], dtype=int32), Array([[[2, 3]]], dtype=int32)]
+    """
     return split(ary, indices_or_sections, _split_axis("dsplit", ary, 2))
 
 
 def append(arr: ArrayLike, values: ArrayLike, axis: int | None = None) -> Array:
-    """``concatenate([arr, values], axis)`` (both flattened when ``axis`` is None)."""
+    """``values`` appended to ``arr``: ``concatenate([arr, values], axis)``.
+
+    Both are flattened when ``axis`` is None; the two are promoted together.
+
+    Args:
+        arr: The array to append to.
+        values: The values to append; with an ``axis``, of ``arr``'s shape
+            except along it.
+        axis: The axis to append along, or None.
+
+    Returns:
+        The concatenated array (1-d when ``axis`` is None).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.append(rnp.array([1, 2]), rnp.array([[3, 4]]))
+        Array([1, 2, 3, 4], dtype=int32)
+        >>> rnp.append(rnp.array([[1, 2]]), rnp.array([[3, 4]]), axis=0)
+        Array([[1, 2],
+               [3, 4]], dtype=int32)
+    """
     if axis is None:
         return concatenate([ravel(arr), ravel(values)], axis=0)
     return concatenate([arr, values], axis=axis)
 
 
 def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Array, ...]:
-    """The slices of ``x`` along ``axis``."""
+    """Splits ``x`` into its slices along ``axis`` (the inverse of :func:`stack`).
+
+    Args:
+        x: The array to unstack.
+        axis: The axis to slice along (keyword-only).
+
+    Returns:
+        A tuple of ``x.shape[axis]`` arrays, each of ``x``'s shape without
+        ``axis``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.unstack(rnp.array([[1, 2], [3, 4]]))
+        (Array([1, 2], dtype=int32), Array([3, 4], dtype=int32))
+    """
     aval = aval_of(x, "unstack", 0)
     axis = normalize_axis("unstack", axis, aval.ndim)
     return tuple(lax.index_in_dim(x, i, axis, keepdims=False) for i in range(aval.shape[axis]))
 
 
 def fliplr(m: ArrayLike) -> Array:
-    """Reverse axis 1."""
+    """``m`` with its columns in reverse order: axis 1 reversed.
+
+    Args:
+        m: An array of at least two dimensions.
+
+    Returns:
+        An array of ``m``'s shape and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.fliplr(rnp.array([[1, 2], [3, 4]]))
+        Array([[2, 1],
+               [4, 3]], dtype=int32)
+    """
     m = checked_array("fliplr", m)
     return flip(m, 1)
 
 
 def flipud(m: ArrayLike) -> Array:
-    """Reverse axis 0."""
+    """``m`` with its rows in reverse order: axis 0 reversed.
+
+    Args:
+        m: An array of at least one dimension.
+
+    Returns:
+        An array of ``m``'s shape and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.flipud(rnp.array([[1, 2], [3, 4]]))
+        Array([[3, 4],
+               [1, 2]], dtype=int32)
+    """
     m = checked_array("flipud", m)
     return flip(m, 0)
 
 
 def permute_dims(a: ArrayLike, /, axes: Sequence[int]) -> Array:
-    """The array-API's transpose: ``axes`` must be a permutation of
-    ``range(ndim)`` (no negative axes: jnp hands them to lax.transpose)."""
+    """The axes of ``a`` permuted: the array API's transpose.
+
+    ``axes`` must be a permutation of
+    ``range(ndim)`` (no negative axes: jnp hands them to lax.transpose).
+
+    Args:
+        a: The input array.
+        axes: The new order of the axes: result axis ``i`` is ``a``'s axis
+            ``axes[i]``.
+
+    Returns:
+        An array of shape ``[a.shape[i] for i in axes]``, in ``a``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.permute_dims(rnp.ones((2, 3, 4)), (2, 0, 1)).shape
+        (4, 2, 3)
+    """
     a = checked_array("permute_dims", a)
     return lax.transpose(a, tuple(operator.index(i) for i in axes))
 
 
 def matrix_transpose(x: ArrayLike, /) -> Array:
-    """Swap the last two axes."""
+    """The transpose of each matrix in ``x``: its last two axes swapped.
+
+    Args:
+        x: An array of at least two dimensions (a ValueError otherwise).
+
+    Returns:
+        An array of ``x``'s shape with the last two sizes swapped.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.matrix_transpose(rnp.array([[1, 2, 3], [4, 5, 6]]))
+        Array([[1, 4],
+               [2, 5],
+               [3, 6]], dtype=int32)
+    """
     x = checked_array("matrix_transpose", x)
     if _ndim(x) < 2:
         raise ValueError(f"matrix_transpose: x must be at least 2-d, got {_ndim(x)}-d")
@@ -220,8 +478,29 @@ def matrix_transpose(x: ArrayLike, /) -> Array:
 
 
 def roll(a: ArrayLike, shift: Any, axis: Any = None) -> Array:
-    """Elements shifted by ``shift`` along ``axis`` (of the flattened array when
-    None), wrapping around: ``out[(i + shift) % n] = a[i]``."""
+    """``a``'s elements shifted by ``shift`` along ``axis``, wrapping around.
+
+    ``out[(i + shift) % n] = a[i]``; with ``axis`` None the flattened array
+    is rolled and the shape restored. ``shift`` may be traced (then a
+    ``dynamic_slice`` of the array concatenated with itself), and shifts and
+    axes given as sequences broadcast against each other.
+
+    Args:
+        a: The input array.
+        shift: The shift (an int, a traced scalar, or one per axis).
+        axis: The axis or axes to roll along, or None.
+
+    Returns:
+        An array of ``a``'s shape and dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.roll(rnp.array([1, 2, 3, 4]), 1)
+        Array([4, 1, 2, 3], dtype=int32)
+        >>> rnp.roll(rnp.array([[1, 2], [3, 4]]), -1, axis=1)
+        Array([[2, 1],
+               [4, 3]], dtype=int32)
+    """
     aval = aval_of(a, "roll", 0)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), aval.shape)
@@ -272,8 +551,26 @@ def _roll_one(a: Any, shift: Any, axis: int) -> Any:
 
 
 def rot90(m: ArrayLike, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Array:
-    """Rotate by 90 degrees ``k`` times in the plane ``axes`` (from the first
-    axis toward the second)."""
+    """``m`` rotated by 90 degrees ``k`` times in the plane ``axes``.
+
+    The rotation goes from the first axis toward the second (counterclockwise
+    for the default axes); a negative ``k`` rotates the other way.
+
+    Args:
+        m: An array of at least two dimensions.
+        k: The number of quarter turns (a static int).
+        axes: The two distinct axes of the plane of rotation.
+
+    Returns:
+        The rotated array, in ``m``'s dtype (the two sizes swapped for odd
+        ``k``).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.rot90(rnp.array([[1, 2], [3, 4]]))
+        Array([[2, 4],
+               [1, 3]], dtype=int32)
+    """
     m = checked_array("rot90", m)
     ndim = _ndim(m)
     if ndim < 2:
@@ -307,7 +604,26 @@ def trace(
     dtype: Any = None,
     out: None = None,
 ) -> Array:
-    """``sum(diagonal(a, offset, axis1, axis2), -1)``."""
+    """The sum along a diagonal of ``a``: ``sum(diagonal(a, offset, axis1, axis2), -1)``.
+
+    Args:
+        a: An array of at least two dimensions.
+        offset: Which diagonal: 0 the main one, positive above, negative below.
+        axis1: The first axis of the 2-d sub-arrays.
+        axis2: The second axis (a different one).
+        dtype: The dtype of the sum, or None for :func:`sum`'s default.
+        out: Must be None (NotImplementedError otherwise).
+
+    Returns:
+        An array of ``a``'s shape without ``axis1`` and ``axis2``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.trace(rnp.array([[1, 2], [3, 4]]))
+        Array(5, dtype=int32)
+        >>> rnp.trace(rnp.arange(9).reshape(3, 3), offset=1)
+        Array(6, dtype=int32)
+    """
     a = checked_array("trace", a)
 
     if out is not None:
@@ -320,7 +636,24 @@ def trace(
 
 
 def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
-    """``ravel(a)[:, None] * ravel(b)[None, :]``, the operands promoted first (as JAX)."""
+    """The outer product of two vectors: ``ravel(a)[:, None] * ravel(b)[None, :]``.
+
+    The operands are promoted together first (as JAX) and flattened.
+
+    Args:
+        a: The first array (flattened).
+        b: The second array (flattened).
+        out: Must be None (NotImplementedError otherwise).
+
+    Returns:
+        An array of shape ``(a.size, b.size)``, in the promoted dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.outer(rnp.array([1, 2]), rnp.array([1, 10, 100]))
+        Array([[  1,  10, 100],
+               [  2,  20, 200]], dtype=int32)
+    """
     if out is not None:
         raise NotImplementedError("outer: the out argument is not supported")
     a, b = promote_dtypes("outer", a, b)
@@ -328,9 +661,28 @@ def outer(a: ArrayLike, b: ArrayLike, out: None = None) -> Array:
 
 
 def inner(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None):
-    """Sum over the last axes of ``a`` and ``b`` (a product if either is a
+    """The inner product: the sum of products over the last axes of ``a`` and ``b``.
+
+    A product if either is a
     scalar, of both converted to ``preferred_element_type`` when given, as
-    JAX 0.10.2)."""
+    JAX 0.10.2; otherwise :func:`tensordot` over the two last axes.
+
+    Args:
+        a: The first array.
+        b: The second array; its last axis the size of ``a``'s.
+        precision: The ``lax`` precision of the contraction.
+        preferred_element_type: The dtype to accumulate and return in, or None.
+
+    Returns:
+        An array of shape ``a.shape[:-1] + b.shape[:-1]``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.inner(rnp.array([1, 2, 3]), rnp.array([4, 5, 6]))
+        Array(32, dtype=int32)
+        >>> rnp.inner(rnp.array([[1, 2], [3, 4]]), rnp.array([1, 1]))
+        Array([3, 7], dtype=int32)
+    """
     aval_of(a, "inner", 0), aval_of(b, "inner", 1)  # (checked; scalars stay literals)
     if _ndim(a) == 0 or _ndim(b) == 0:
         if preferred_element_type is not None:
@@ -343,7 +695,26 @@ def inner(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_elemen
 
 
 def vdot(a: ArrayLike, b: ArrayLike, *, precision: Any = None, preferred_element_type: Any = None):
-    """``dot(conj(ravel(a)), ravel(b))`` (``conj`` of a complex ``a`` only)."""
+    """The dot product of the flattened arrays, ``a`` conjugated.
+
+    ``dot(conj(ravel(a)), ravel(b))`` (``conj`` of a complex ``a`` only).
+
+    Args:
+        a: The first array (flattened, conjugated when complex).
+        b: The second array (flattened), of ``a``'s size.
+        precision: The ``lax`` precision of the contraction.
+        preferred_element_type: The dtype to accumulate and return in, or None.
+
+    Returns:
+        A rank-0 array.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.vdot(rnp.array([1 + 2j, 3j]), rnp.array([1, 1]))
+        Array(1.-5.j, dtype=complex64)
+        >>> rnp.vdot(rnp.array([[1, 2], [3, 4]]), rnp.array([[1, 1], [1, 1]]))
+        Array(10, dtype=int32)
+    """
     aval_of(a, "vdot", 0), aval_of(b, "vdot", 1)  # (checked; scalars stay literals)
     if dtypes.is_complex(aval_of(a, "vdot", 0).dtype):
         a = conjugate(a)
@@ -364,7 +735,28 @@ def vecdot(
     precision: Any = None,
     preferred_element_type: Any = None,
 ):
-    """``sum(conj(x1) * x2, axis)`` with the other axes broadcast."""
+    """The vector dot product along ``axis``: ``sum(conj(x1) * x2, axis)``.
+
+    The contracted axes must have equal sizes; the other axes broadcast.
+    ``axis`` counts in each operand's own dimensions.
+
+    Args:
+        x1: The first array (conjugated when complex).
+        x2: The second array.
+        axis: The axis to contract (keyword-only).
+        precision: The ``lax`` precision of the contraction.
+        preferred_element_type: The dtype to accumulate and return in, or None.
+
+    Returns:
+        An array of the broadcast shape of the other axes.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.vecdot(rnp.array([[1, 2], [3, 4]]), rnp.array([1, 1]))
+        Array([3, 7], dtype=int32)
+        >>> rnp.vecdot(rnp.array([1j, 1]), rnp.array([1j, 1]))
+        Array(2.+0.j, dtype=complex64)
+    """
 
     # the contracted axes must match (JAX 0.10.2's ValueError), before broadcasting
     s1, s2 = aval_of(x1, "vecdot", 0).shape, aval_of(x2, "vecdot", 1).shape
@@ -395,9 +787,31 @@ def tensordot(
     precision: Any = None,
     preferred_element_type: Any = None,
 ) -> Array:
-    """Sum of products over ``axes``: an int ``n`` (the last ``n`` of ``a`` with
+    """The tensor contraction of ``a`` and ``b``: the sum of products over ``axes``.
+
+    ``axes`` is an int ``n`` (the last ``n`` of ``a`` with
     the first ``n`` of ``b``) or a pair of axis sequences. One ``dot_general``
-    taking both operands' dtypes (as ``dot``)."""
+    taking both operands' dtypes (as ``dot``).
+
+    Args:
+        a: The first array.
+        b: The second array.
+        axes: A Python int ``n``, a pair of ints, or a pair of equal-length
+            sequences of axes of ``a`` and ``b``.
+        precision: The ``lax`` precision of the contraction.
+        preferred_element_type: The dtype to accumulate and return in, or None.
+
+    Returns:
+        An array of ``a``'s uncontracted axes followed by ``b``'s.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.tensordot(rnp.ones((2, 3, 4)), rnp.ones((3, 4, 5))).shape
+        (2, 5)
+        >>> rnp.tensordot(rnp.array([1, 2]), rnp.array([3, 4]), axes=0)
+        Array([[3, 4],
+               [6, 8]], dtype=int32)
+    """
     aval_of(a, "tensordot", 0), aval_of(b, "tensordot", 1)  # (checked; scalars stay literals)
     dtype, weak = product_type("tensordot", (a, b), preferred_element_type)
     na, nb = _ndim(a), _ndim(b)
@@ -437,8 +851,24 @@ def tensordot(
 
 
 def kron(a: ArrayLike, b: ArrayLike) -> Array:
-    """The Kronecker product: ``out[i*B + k, j*D + l] = a[i, j] * b[k, l]``
-    (generalized to any rank; the lower rank gets leading unit dims)."""
+    """The Kronecker product of ``a`` and ``b``: blocks of ``b`` scaled by ``a``.
+
+    ``out[i*B + k, j*D + l] = a[i, j] * b[k, l]``
+    (generalized to any rank; the lower rank gets leading unit dims). The
+    operands are promoted together; a bool product is a TypeError, as JAX's.
+
+    Args:
+        a: The first array.
+        b: The second array.
+
+    Returns:
+        An array whose shape is the product of the (rank-aligned) shapes.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.kron(rnp.array([1, 10]), rnp.array([1, 2, 3]))
+        Array([ 1,  2,  3, 10, 20, 30], dtype=int32)
+    """
     a, b = promote_dtypes("kron", a, b)
     na, nb = _ndim(a), _ndim(b)
     n = max(na, nb)
@@ -458,8 +888,29 @@ def kron(a: ArrayLike, b: ArrayLike) -> Array:
 def cross(
     a: ArrayLike, b: ArrayLike, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: Any = None
 ):
-    """The cross product of 3-vectors (2-vectors get a zero third component; two
-    2-vectors give the scalar z component)."""
+    """The cross product of 3-vectors along the vector axes of ``a`` and ``b``.
+
+    2-vectors get a zero third component; two 2-vectors give the scalar z
+    component. The operands are promoted together and the other axes broadcast.
+
+    Args:
+        a: The first vectors (their components along ``axisa``).
+        b: The second vectors (their components along ``axisb``).
+        axisa: The vector axis of ``a``.
+        axisb: The vector axis of ``b``.
+        axisc: The vector axis of the result.
+        axis: If given, used for all three axes.
+
+    Returns:
+        The cross products (the z components for two 2-vectors).
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.cross(rnp.array([1, 0, 0]), rnp.array([0, 1, 0]))
+        Array([0, 0, 1], dtype=int32)
+        >>> rnp.cross(rnp.array([1, 2]), rnp.array([3, 4]))
+        Array(-2, dtype=int32)
+    """
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = promote_dtypes("cross", a, b)
@@ -488,7 +939,30 @@ def cross(
 def diff(
     a: ArrayLike, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None
 ) -> Array:
-    """The ``n``-th difference ``a[1:] - a[:-1]`` along ``axis`` (bool: ``!=``)."""
+    """The ``n``-th discrete difference along ``axis``: ``a[1:] - a[:-1]``, ``n`` times.
+
+    Bool arrays compare instead (``a[1:] != a[:-1]``). ``n == 0`` returns ``a``
+    as it is.
+
+    Args:
+        a: The input array, of at least one dimension.
+        n: How many times to difference (a non-negative static int).
+        axis: The axis to difference along.
+        prepend: Values put before ``a`` along ``axis`` first (a scalar is
+            broadcast to one slice).
+        append: Values put after ``a`` along ``axis`` first.
+
+    Returns:
+        An array of ``a``'s shape with ``axis`` ``n`` shorter (after the
+        prepended and appended values), in ``a``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.diff(rnp.array([1, 4, 9, 16]))
+        Array([3, 5, 7], dtype=int32)
+        >>> rnp.diff(rnp.array([1, 4, 9, 16]), n=2)
+        Array([2, 2], dtype=int32)
+    """
     a = checked_array("diff", a)
     n = operator.index(n)
     if n == 0:  # as JAX: a as it is (prepend, append and axis unused, any rank)
@@ -528,7 +1002,26 @@ def diff(
 
 
 def ediff1d(ary: ArrayLike, to_end: Any = None, to_begin: Any = None) -> Array:
-    """``diff(ravel(ary))`` with ``to_begin``/``to_end`` attached (in ``ary``'s dtype)."""
+    """The differences of consecutive elements of the flattened array.
+
+    ``diff(ravel(ary))`` with ``to_begin``/``to_end`` attached (in ``ary``'s
+    dtype); bool input is a TypeError.
+
+    Args:
+        ary: The input array (flattened).
+        to_end: An array or scalar appended to the differences, or None.
+        to_begin: An array or scalar put before the differences, or None.
+
+    Returns:
+        A 1-d array in ``ary``'s dtype.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.ediff1d(rnp.array([1, 4, 9]))
+        Array([3, 5], dtype=int32)
+        >>> rnp.ediff1d(rnp.array([1, 4, 9]), to_begin=rnp.array([0]), to_end=rnp.array([100]))
+        Array([  0,   3,   5, 100], dtype=int32)
+    """
     ary = checked_array("ediff1d", ary)
     if dtypes.is_bool(aval_of(ary, "ediff1d", 0).dtype):
         # JAX (and NumPy) subtract, which bools do not support (diff compares them)
@@ -590,8 +1083,32 @@ def convolve(
     precision: Any = None,
     preferred_element_type: Any = None,
 ) -> Array:
-    """Discrete linear convolution ``out[k] = sum_i a[i] v[k - i]`` of 1-d arrays
-    (the longer one slides; ``mode`` as in NumPy)."""
+    """The discrete linear convolution of two 1-d arrays: ``out[k] = sum_i a[i] v[k - i]``.
+
+    The longer one slides; ``mode`` as in NumPy. Without
+    ``preferred_element_type`` the operands compute in their inexact dtype
+    (integers give floats, unlike NumPy); with it they only join. Empty and
+    bool inputs are errors.
+
+    Args:
+        a: The first 1-d array.
+        v: The second 1-d array.
+        mode: ``"full"`` (every overlap, length ``n + m - 1``), ``"same"``
+            (length ``max(n, m)``, centered) or ``"valid"`` (full overlaps
+            only, length ``max(n, m) - min(n, m) + 1``).
+        precision: The ``lax`` precision of the convolution.
+        preferred_element_type: The dtype to accumulate and return in, or None.
+
+    Returns:
+        A 1-d array of the length ``mode`` says.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.convolve(rnp.array([1, 2, 3]), rnp.array([0, 1, 0.5]))
+        Array([0. , 1. , 2.5, 4. , 1.5], dtype=float32)
+        >>> rnp.convolve(rnp.array([1, 2, 3]), rnp.array([0, 1, 0.5]), mode="same")
+        Array([1. , 2.5, 4. ], dtype=float32)
+    """
     a, v = _conv_operands("convolve", a, v, preferred_element_type)
     if aval_of(a, "convolve", 0).shape[0] < aval_of(v, "convolve", 1).shape[0]:
         a, v = v, a
@@ -606,7 +1123,29 @@ def correlate(
     precision: Any = None,
     preferred_element_type: Any = None,
 ) -> Array:
-    """Cross-correlation ``out[k] = sum_n a[n + k] conj(v[n])`` of 1-d arrays."""
+    """The cross-correlation of two 1-d arrays: ``out[k] = sum_n a[n + k] conj(v[n])``.
+
+    Promotion and ``mode`` are as in :func:`convolve` (but ``"valid"`` is the
+    default); when ``v`` is the longer one, the result is that of the swapped
+    operands reversed and conjugated, as NumPy's.
+
+    Args:
+        a: The first 1-d array.
+        v: The second 1-d array (conjugated when complex).
+        mode: ``"valid"``, ``"same"`` or ``"full"``.
+        precision: The ``lax`` precision of the convolution.
+        preferred_element_type: The dtype to accumulate and return in, or None.
+
+    Returns:
+        A 1-d array of the length ``mode`` says.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.correlate(rnp.array([1.0, 2.0, 3.0]), rnp.array([0.0, 1.0, 0.5]))
+        Array([3.5], dtype=float32)
+        >>> rnp.correlate(rnp.array([1.0, 2.0, 3.0]), rnp.array([0.0, 1.0, 0.5]), mode="full")
+        Array([0.5, 2. , 3.5, 3. , 0. ], dtype=float32)
+    """
 
     a, v = _conv_operands("correlate", a, v, preferred_element_type)
     if aval_of(a, "correlate", 0).shape[0] < aval_of(v, "correlate", 1).shape[0]:
@@ -636,7 +1175,26 @@ def interp(
     than the spacing of epsilon reads its left value. ``period`` takes
     ``x`` and ``xp`` modulo ``|period|``, sorts ``xp`` (``fp`` along) and closes
     the table with its last point one period left and its first one period
-    right; ``left``/``right`` are then unused."""
+    right; ``left``/``right`` are then unused.
+
+    Args:
+        x: The points to evaluate at (not complex).
+        xp: The increasing x coordinates of the table, 1-d.
+        fp: The values of the table, 1-d like ``xp``.
+        left: The value for ``x < xp[0]``, or ``"extrapolate"``.
+        right: The value for ``x > xp[-1]``, or ``"extrapolate"``.
+        period: The period of a periodic ``xp``, or None.
+
+    Returns:
+        An array of ``x``'s shape, in the inexact dtype ``fp`` promotes to
+        with ``x`` and ``xp``.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> xp, fp = rnp.array([0.0, 1.0, 2.0]), rnp.array([0.0, 10.0, 20.0])
+        >>> rnp.interp(rnp.array([0.5, 1.5, 3.0]), xp, fp)
+        Array([ 5., 15., 20.], dtype=float32)
+    """
 
     for value, what in [(left, "left"), (right, "right")]:
         if isinstance(value, str) and value != "extrapolate":
@@ -680,9 +1238,26 @@ def interp(
 def histogram_bin_edges(
     a: ArrayLike, bins: Any = 10, range: Any = None, weights: Any = None
 ) -> Array:  # noqa: A002
-    """``bins + 1`` evenly spaced edges over ``range`` (default ``[min(a), max(a)]``,
+    """The bin edges :func:`histogram` uses for ``a`` and ``bins``.
+
+    ``bins + 1`` evenly spaced edges over ``range`` (default ``[min(a), max(a)]``,
     widened by 0.5 each way when empty), or ``bins`` itself if it is 1-d; in
-    ``a``'s inexact dtype either way (integer edges become floats, as JAX)."""
+    ``a``'s inexact dtype either way (integer edges become floats, as JAX).
+
+    Args:
+        a: The data (flattened).
+        bins: A number of equal bins, or the edges (1-d, increasing).
+        range: ``(lo, hi)``, the span of the equal bins, or None.
+        weights: Accepted and ignored.
+
+    Returns:
+        A 1-d float array of the edges.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.histogram_bin_edges(rnp.array([1, 2, 3, 5]), bins=4)
+        Array([1., 2., 3., 4., 5.], dtype=float32)
+    """
     a = checked_array("histogram_bin_edges", a)
 
     del weights
@@ -711,9 +1286,29 @@ def histogram(
     weights: Any = None,
     density: Any = None,
 ) -> tuple[Array, Array]:
-    """(counts, edges): the (weighted) number of elements of ``a`` in each bin
+    """The histogram of ``a``: ``(counts, edges)``.
+
+    The (weighted) number of elements of ``a`` in each bin
     ``[edges[i], edges[i+1])``, the last bin closed; ``density`` divides by the
-    total and the bin widths."""
+    total and the bin widths. Elements outside the edges are not counted. The
+    counts are floats, as JAX's (NumPy counts in integers unless weighted).
+
+    Args:
+        a: The data (flattened).
+        bins: A number of equal bins, or the edges (1-d, increasing).
+        range: ``(lo, hi)``, the span of the equal bins, or None for
+            ``[min(a), max(a)]``.
+        weights: An array of ``a``'s shape weighting each element, or None.
+        density: Whether to normalize the counts to a probability density.
+
+    Returns:
+        A pair ``(counts, edges)`` of 1-d float arrays, ``edges`` one longer.
+
+    Examples:
+        >>> import refimpl.numpy as rnp
+        >>> rnp.histogram(rnp.array([1, 2, 2, 3, 5]), bins=4)
+        (Array([1., 2., 1., 1.], dtype=float32), Array([1., 2., 3., 4., 5.], dtype=float32))
+    """
 
     a = checked_array("histogram", a)
     if weights is not None:  # the counts are in the dtype a and weights join to, as JAX
